@@ -1,0 +1,32 @@
+"""The vocabulary the hardware prices: kinds of kernel and the dtypes their arithmetic runs in.
+
+An Op table (`simulator.ops.OpTable`) stores kinds and dtypes as small integer codes into these tuples so
+that one numpy call prices many thousands of ops. The hardware layer owns the vocabulary because it is
+the layer that must know how to price each entry; strategies only pick from it.
+"""
+from __future__ import annotations
+
+KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy")
+KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
+
+#: dtypes an op's arithmetic (tensor-core or vector) runs in
+DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4")
+DTYPE_CODE: dict[str, int] = {d: i for i, d in enumerate(DTYPES)}
+
+#: When a device has no rate for a dtype, its arithmetic runs on the next wider unit that it does have
+#: (e.g. fp8 weights on an A100 are dequantized and multiplied in bf16; int4 weight-only GEMMs run in bf16).
+DTYPE_FALLBACK: dict[str, tuple[str, ...]] = {
+    # a device that publishes no vector fp32 rate (SN40L) runs elementwise work on its bf16 units;
+    # such work is memory-bound, so the stand-in rarely matters
+    "fp32": ("fp32", "bf16"),
+    "bf16": ("bf16", "fp32"),
+    "fp16": ("fp16", "bf16", "fp32"),
+    "fp8": ("fp8", "bf16", "fp32"),
+    "fp4": ("fp4", "fp8", "bf16", "fp32"),
+    "int8": ("int8", "fp8", "bf16", "fp32"),
+    "int4": ("int4", "bf16", "fp32"),
+}
+
+COLLECTIVE = KIND_CODE["collective"]
+GEMM = KIND_CODE["gemm"]
+ATTENTION = KIND_CODE["attention"]

@@ -1,0 +1,93 @@
+"""Price an Op table on a device: seconds per op row, vectorized over the whole table.
+
+For every op row (one kernel, or `count` identical kernels in sequence):
+
+    units_eff   = U                          (the device's SMs / PCUs)
+    fill_c      = n / (ceil(n / U) * U)      when n = parallel_units > 0, else 1
+                  (wave quantization: a kernel of n CTAs keeps n of U units busy in its last wave;
+                   with fewer CTAs than units, only n units do arithmetic)
+    fill_m      = min(1, n / (s * U))        when n > 0, else 1
+                  (a kernel on too few units cannot pull full bandwidth; s = saturation_units_fraction,
+                   1.0 uncalibrated = bandwidth linear in occupied units)
+    compute_s   = flops / (peak[dtype] * eff_c[kind] * fill_c)
+    memory_s    = (bytes_read + bytes_written) / (bw_hbm * eff_m[kind] * fill_m)
+    kernel_s    = max(compute_s, memory_s) + launch        launch = eager or graph overhead per kernel
+    collective  = 2 (g-1)/g * bytes / bw_link + 2 (g-1) * latency_link + launch      (ring all-reduce over
+                  g = devices of the op; bytes = the message size per device, in `bytes_read`)
+    time_s      = count * kernel_s
+
+`peak[dtype]` is the dense datasheet rate for the op's arithmetic dtype, falling back to the next wider
+unit the device has (hwmodels.opkinds.DTYPE_FALLBACK). `eff_c`, `eff_m`, `s` come from the spec's
+Efficiency (1.0 until calibrated, see hwmodels/calibration). A collective with g == 1 costs nothing.
+
+Ops with parallel_units == 0 are library kernels assumed to pick a split that fills the device (cuBLAS
+split-K / stream-K GEMMs); they get fill = 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwmodels.opkinds import COLLECTIVE, KINDS
+from hwmodels.spec import HardwareSpec
+from hwmodels.errors import SparsesimError
+
+LAUNCH_MODES = ("graph", "eager")
+
+
+@dataclass
+class Priced:
+    """Per-row results of `price`. All arrays have one entry per op row; times are for all `count` kernels."""
+
+    time_s: np.ndarray
+    compute_s: np.ndarray
+    memory_s: np.ndarray
+    launch_s: np.ndarray
+    memory_bound: np.ndarray  # bool: memory_s >= compute_s
+
+
+def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
+    """Seconds for each op row of `ops` on `hw`.
+
+    ops: any object with numpy columns kind, dtype, flops, bytes_read, bytes_written, parallel_units,
+         count, devices (see simulator.ops.OpTable).
+    launch: 'graph' (CUDA graph replay / compiled static dataflow graph) or 'eager'.
+    detail: return a `Priced` with the terms instead of the total-time array.
+    """
+    if launch not in LAUNCH_MODES:
+        raise SparsesimError(f"launch mode {launch!r} unknown; allowed: {', '.join(LAUNCH_MODES)}")
+    eff = hw.efficiency
+    eff_c = np.array([eff.compute[k] for k in KINDS])[ops.kind]
+    eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
+    peak = hw.flops_table()[ops.dtype]
+    U = float(hw.units)
+    n = ops.parallel_units
+    has_n = n > 0
+    n_safe = np.where(has_n, n, 1.0)
+    fill_c = np.where(has_n, n_safe / (np.ceil(n_safe / U) * U), 1.0)
+    fill_m = np.where(has_n, np.minimum(1.0, n_safe / (eff.saturation_units_fraction * U)), 1.0)
+    compute_s = ops.flops / (peak * eff_c * fill_c)
+    memory_s = (ops.bytes_read + ops.bytes_written) / (hw.hbm_bw_bytes_s * eff_m * fill_m)
+    launch_one = hw.launch_graph_s if launch == "graph" else hw.launch_eager_s
+
+    is_coll = ops.kind == COLLECTIVE
+    if is_coll.any():
+        g = np.maximum(ops.devices, 1.0)
+        if hw.link_bw_bytes_s is None or hw.link_latency_s is None:
+            if (g[is_coll] > 1).any():
+                raise SparsesimError(f"{hw.name} has no sourced interconnect bandwidth/latency "
+                                     f"(interconnect.* is null in {hw.file}); collectives cannot be priced")
+        ring = (2.0 * (g - 1.0) / g * ops.bytes_read / (hw.link_bw_bytes_s or np.inf)
+                + 2.0 * (g - 1.0) * (hw.link_latency_s or 0.0))
+        memory_s = np.where(is_coll, ring, memory_s)
+        compute_s = np.where(is_coll, 0.0, compute_s)
+        launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)
+    else:
+        launch_row = np.full(ops.kind.shape, launch_one)
+    kernel_s = np.maximum(compute_s, memory_s) + launch_row
+    time_s = ops.count * kernel_s
+    if not detail:
+        return time_s
+    return Priced(time_s=time_s, compute_s=ops.count * compute_s, memory_s=ops.count * memory_s,
+                  launch_s=ops.count * launch_row, memory_bound=memory_s >= compute_s)

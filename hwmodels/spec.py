@@ -1,0 +1,298 @@
+"""HardwareSpec: what one device (or one node of identical devices) can do, loaded from `specs/<name>.yaml`.
+
+Every number in a spec file is written `{value: X, source: "..."}`; the loader keeps the source next to the
+value (`spec.sources[field]`) and the set of fields whose value is an assumption (`spec.assumed`). Units in
+the YAML are the datasheet's (GiB, GB/s, KiB, MiB, GHz, TFLOP/s, us); inside the code everything is SI
+(bytes, bytes/s, Hz, FLOP/s, s).
+
+Efficiency parameters (how much of each peak real kernels reach) are not in the spec file: they default to
+1.0 (pure datasheet roofline) and are replaced by `calibration/fitted/<name>.yaml` when that file exists,
+or by the fitted file of the device named in the spec's optional `calibration_from:` field.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hwmodels.errors import SpecError
+from hwmodels.opkinds import DTYPE_FALLBACK, DTYPES, KINDS
+
+SPEC_DIR = Path(__file__).parent / "specs"
+FITTED_DIR = Path(__file__).parent / "calibration" / "fitted"
+
+ARCHITECTURES = ("hopper", "blackwell", "ampere", "ada", "rdu")
+DEVICE_KINDS = ("gpu", "dataflow")
+LINK_KINDS = ("nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", "p2p")
+PEAK_DTYPES = ("fp32", "bf16", "fp16", "fp8", "fp4", "int8")
+
+GIB = 1024**3
+MIB = 1024**2
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Fractions of the datasheet peaks that kernels reach; 1.0 everywhere until calibrated.
+
+    compute[kind]: achieved / peak FLOP/s for a kernel of that kind that fills the device.
+    memory[kind]:  achieved / peak bytes/s for a kernel of that kind that fills the device.
+    saturation_units_fraction: fraction of the device's compute units a kernel must occupy to reach its
+        full memory bandwidth. 1.0 = bandwidth grows linearly with occupied units up to all of them
+        (the pessimistic, uncalibrated default); a calibrated Hopper value is typically well below 1.
+    source: where these numbers come from (a fitted file, or "uncalibrated default").
+    """
+
+    compute: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
+    memory: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
+    saturation_units_fraction: float = 1.0
+    source: str = "uncalibrated default: 1.0 (datasheet peaks)"
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """One device type, or a node of `devices` identical devices joined by `link_*`. All SI units."""
+
+    name: str
+    vendor: str
+    architecture: str
+    kind: str
+    devices: int
+    max_devices_per_node: int
+    unit_name: str
+    units: int
+    clock_hz: float | None
+    peak_flops: dict[str, float]
+    hbm_capacity_bytes: float
+    hbm_bw_bytes_s: float
+    ddr_capacity_bytes: float | None
+    ddr_bw_bytes_s: float | None
+    smem_per_unit_bytes: float | None
+    sram_total_bytes: float | None
+    l2_bytes: float | None
+    launch_eager_s: float
+    launch_graph_s: float
+    link_kind: str
+    link_bw_bytes_s: float | None
+    link_latency_s: float | None
+    sources: dict[str, str]
+    assumed: frozenset[str]
+    file: str
+    notes: str = ""
+    efficiency: Efficiency = field(default_factory=Efficiency)
+
+    def flops_for(self, dtype: str) -> float:
+        """Peak dense FLOP/s for arithmetic in `dtype`, falling back to the next wider unit the device has."""
+        for d in DTYPE_FALLBACK[dtype]:
+            if self.peak_flops.get(d):
+                return self.peak_flops[d]
+        raise SpecError(f"has no peak rate for {dtype} nor any fallback {DTYPE_FALLBACK[dtype]}",
+                        file=self.file, field="peak_tflops")
+
+    def flops_table(self):
+        """Peak FLOP/s indexed by dtype code (see hwmodels.opkinds.DTYPES), for vectorized pricing."""
+        import numpy as np
+
+        return np.array([self.flops_for(d) for d in DTYPES], dtype=np.float64)
+
+    def with_efficiency(self, eff: Efficiency) -> "HardwareSpec":
+        return replace(self, efficiency=eff)
+
+    def scaled(self, **changes: float) -> "HardwareSpec":
+        """A copy with some SI fields replaced (what-if studies, property tests)."""
+        return replace(self, **changes)
+
+
+class _Reader:
+    """Walks a parsed spec document, collecting values with their sources and precise error messages."""
+
+    def __init__(self, doc: dict, file: str):
+        self.doc, self.file = doc, file
+        self.sources: dict[str, str] = {}
+        self.assumed: set[str] = set()
+
+    def _node(self, path: str, required: bool) -> Any:
+        node: Any = self.doc
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if required:
+                    raise SpecError("is missing", file=self.file, field=path)
+                return None
+            node = node[part]
+        return node
+
+    def text(self, path: str, allowed: tuple[str, ...] | None = None, required: bool = True) -> str | None:
+        v = self._node(path, required)
+        if v is None:
+            return None
+        if not isinstance(v, str):
+            raise SpecError(f"must be a string, got {v!r}", file=self.file, field=path)
+        if allowed is not None and v not in allowed:
+            raise SpecError(f"is {v!r}; allowed: {', '.join(allowed)}", file=self.file, field=path)
+        return v
+
+    def integer(self, path: str) -> int:
+        v = self._node(path, True)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise SpecError(f"must be a positive integer, got {v!r}", file=self.file, field=path)
+        return v
+
+    def number(self, path: str, required: bool = True, nullable: bool = False) -> float | None:
+        """A `{value, source}` entry: returns the value (None when nullable and null)."""
+        node = self._node(path, required)
+        if node is None:
+            return None
+        if not isinstance(node, dict) or "value" not in node or "source" not in node:
+            raise SpecError("must be written {value: <number>, source: \"<where it comes from>\"}",
+                            file=self.file, field=path)
+        src = node["source"]
+        if not isinstance(src, str) or not src.strip():
+            raise SpecError("needs a non-empty source", file=self.file, field=path)
+        v = node["value"]
+        self.sources[path] = src
+        if node.get("assumed"):
+            self.assumed.add(path)
+        if v is None:
+            if nullable:
+                return None
+            raise SpecError("is null but the model needs it; give a value (mark it assumed: true if it "
+                            "is an assumption)", file=self.file, field=path)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise SpecError(f"value must be a positive number, got {v!r}", file=self.file, field=path)
+        return float(v)
+
+
+def _scaled(v: float | None, k: float) -> float | None:
+    return None if v is None else v * k
+
+
+def _read_spec(doc: Any, file: str) -> HardwareSpec:
+    if not isinstance(doc, dict):
+        raise SpecError("must be a YAML mapping of fields", file=file)
+    r = _Reader(doc, file)
+    name = r.text("name")
+    peak: dict[str, float] = {}
+    tflops = r._node("peak_tflops", True)
+    if not isinstance(tflops, dict) or not tflops:
+        raise SpecError(f"must map dtypes ({', '.join(PEAK_DTYPES)}) to {{value, source}}", file=file,
+                        field="peak_tflops")
+    for dt in tflops:
+        if dt not in PEAK_DTYPES:
+            raise SpecError(f"unknown dtype {dt!r}; allowed: {', '.join(PEAK_DTYPES)}", file=file,
+                            field=f"peak_tflops.{dt}")
+        v = r.number(f"peak_tflops.{dt}", nullable=True)
+        if v is not None:
+            peak[dt] = v * 1e12
+    if "bf16" not in peak and "fp16" not in peak:
+        raise SpecError("needs at least a bf16 or fp16 rate", file=file, field="peak_tflops")
+
+    units = int(r.number("compute_units.count"))
+    smem = r.number("onchip.smem_per_unit_kib", required=False, nullable=True)
+    sram_total = r.number("onchip.sram_total_mib", required=False, nullable=True)
+    l2 = r.number("onchip.l2_mib", required=False, nullable=True)
+    clock = r.number("compute_units.clock_ghz", nullable=True)
+    ddr_cap = r.number("memory.ddr.capacity_gib", required=False, nullable=True)
+    ddr_bw = r.number("memory.ddr.bandwidth_gbps", required=False, nullable=True)
+    max_dev = r.number("max_devices_per_node")
+    devices = r.integer("devices")
+    if devices > max_dev:
+        raise SpecError(f"is {devices}, more than max_devices_per_node ({int(max_dev)})", file=file,
+                        field="devices")
+    notes = doc.get("notes", "")
+    spec = HardwareSpec(
+        name=name,
+        vendor=r.text("vendor"),
+        architecture=r.text("architecture", ARCHITECTURES),
+        kind=r.text("kind", DEVICE_KINDS),
+        devices=devices,
+        max_devices_per_node=int(max_dev),
+        unit_name=r.text("compute_units.name"),
+        units=units,
+        clock_hz=None if clock is None else clock * 1e9,
+        peak_flops=peak,
+        hbm_capacity_bytes=r.number("memory.hbm.capacity_gib") * GIB,
+        hbm_bw_bytes_s=r.number("memory.hbm.bandwidth_gbps") * 1e9,
+        ddr_capacity_bytes=None if ddr_cap is None else ddr_cap * GIB,
+        ddr_bw_bytes_s=None if ddr_bw is None else ddr_bw * 1e9,
+        smem_per_unit_bytes=None if smem is None else smem * KIB,
+        sram_total_bytes=(sram_total * MIB if sram_total is not None
+                          else (smem * KIB * units if smem is not None else None)),
+        l2_bytes=None if l2 is None else l2 * MIB,
+        launch_eager_s=r.number("launch_overhead_us.eager") * 1e-6,
+        launch_graph_s=r.number("launch_overhead_us.graph") * 1e-6,
+        link_kind=r.text("interconnect.kind", LINK_KINDS),
+        link_bw_bytes_s=_scaled(r.number("interconnect.bandwidth_gbps", nullable=True), 1e9),
+        link_latency_s=_scaled(r.number("interconnect.latency_us", nullable=True), 1e-6),
+        sources=dict(r.sources),
+        assumed=frozenset(r.assumed),
+        file=file,
+        notes=notes if isinstance(notes, str) else str(notes),
+    )
+    calib_name = doc.get("calibration_from", name)
+    return spec.with_efficiency(load_efficiency(calib_name, spec))
+
+
+def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Efficiency:
+    """Fitted efficiencies for `device_name` from calibration/fitted/, or the 1.0 defaults if none exist."""
+    path = FITTED_DIR / f"{device_name}.yaml"
+    if not path.exists():
+        return Efficiency()
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise SpecError(f"is not valid YAML: {e}", file=str(path)) from None
+    return efficiency_from_dict(doc, str(path))
+
+
+def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
+    """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, saturation_units_fraction: f}."""
+    if not isinstance(doc, dict):
+        raise SpecError("must be a mapping", file=file)
+    base = Efficiency()
+    out = {}
+    for part in ("compute", "memory"):
+        table = dict(getattr(base, part))
+        given = doc.get(part, {}) or {}
+        if not isinstance(given, dict):
+            raise SpecError(f"must map op kinds ({', '.join(KINDS)}) to fractions", file=file, field=part)
+        for k, v in given.items():
+            if k not in KINDS:
+                raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file,
+                                field=f"{part}.{k}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1.5:
+                raise SpecError(f"must be a fraction in (0, 1.5], got {v!r}", file=file, field=f"{part}.{k}")
+            table[k] = float(v)
+        out[part] = table
+    sat = doc.get("saturation_units_fraction", 1.0)
+    if isinstance(sat, bool) or not isinstance(sat, (int, float)) or not 0 < sat <= 1:
+        raise SpecError(f"must be a fraction in (0, 1], got {sat!r}", file=file,
+                        field="saturation_units_fraction")
+    return Efficiency(compute=out["compute"], memory=out["memory"], saturation_units_fraction=float(sat),
+                      source=str(doc.get("source", file)))
+
+
+def list_hardware() -> list[str]:
+    """Names of the shipped hardware specs."""
+    return sorted(p.stem for p in SPEC_DIR.glob("*.yaml"))
+
+
+def load_hardware(name_or_path: str | Path) -> HardwareSpec:
+    """Load a shipped spec by name (e.g. 'H100-SXM') or any spec file by path."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        path = p
+    else:
+        path = SPEC_DIR / f"{name_or_path}.yaml"
+        if not path.exists():
+            raise SpecError(f"unknown hardware {str(name_or_path)!r}; known: {', '.join(list_hardware())} "
+                            "(or give a path to a spec YAML file)")
+    if not path.exists():
+        raise SpecError("no such file", file=str(path))
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise SpecError(f"is not valid YAML: {e}", file=str(path)) from None
+    return _read_spec(doc, str(path))

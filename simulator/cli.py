@@ -1,0 +1,256 @@
+"""Command line: `sparsesim run|sweep|hw|models`.
+
+    sparsesim run [SCENARIO]        price a scenario (default scenarios/quickstart.yaml): tables, CSV, plot
+    sparsesim sweep SCENARIO        price the whole strategy-tuple product, report skips, rank
+    sparsesim hw list | show NAME   hardware specs and the source of every number
+    sparsesim models list | show NAME
+
+Errors a user can cause print one clear message (no traceback) and exit with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_SCENARIO = "scenarios/quickstart.yaml"
+
+
+def _out_dir(args, name: str) -> Path:
+    return Path(args.out) / name if args.out else Path("results") / name
+
+
+def _write_outputs(sc, result, out_dir: Path, breakdown: bool) -> list[str]:
+    from simulator import report
+
+    lines = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if "csv" in sc.outputs:
+        p = out_dir / "results.csv"
+        result.results.to_csv(p, index=False)
+        lines.append(f"wrote {p}  ({len(result.results)} rows)")
+        if breakdown and result.breakdown is not None:
+            p = out_dir / "breakdown.csv"
+            result.breakdown.to_csv(p, index=False)
+            lines.append(f"wrote {p}  (time per op for every setting)")
+    if "plot" in sc.outputs:
+        p = out_dir / "tpot_throughput.png"
+        notes = report.write_plot(result.results, p, f"{sc.name}: TPOT and decode throughput vs context")
+        lines.append(f"wrote {p}")
+        lines += [f"note: {n}" for n in notes]
+    return lines
+
+
+def cmd_run(args) -> int:
+    from simulator import planner, report
+    from simulator.scenario import load_scenario
+
+    sc = load_scenario(args.scenario or DEFAULT_SCENARIO)
+    result = planner.evaluate(sc, breakdown=args.breakdown, progress=True)
+    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
+    print()
+    if result.results.empty:
+        print("nothing could be priced.")
+        print(report.skipped_text(result.skipped))
+        return 1
+    if "table" in sc.outputs:
+        print(report.run_tables(result.results))
+    print(report.skipped_text(result.skipped))
+    for line in _write_outputs(sc, result, _out_dir(args, sc.name), args.breakdown):
+        print(line)
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from simulator import planner, report
+    from simulator.scenario import load_scenario
+
+    sc = load_scenario(args.scenario)
+    result = planner.evaluate(sc, breakdown=False, progress=True)
+    n_combos = sum(1 for _ in planner.combos(sc))
+    total = len(result.results) + result.n_skipped
+    print(f"scenario {sc.name}: {n_combos} strategy tuples x {len(sc.batch) * len(sc.context) * len(sc.output_tokens)}"
+          f" workload settings = {total} settings; priced {len(result.results)}, skipped {result.n_skipped}")
+    print(report.skipped_text(result.skipped))
+    if result.results.empty:
+        return 1
+    df = result.results
+    n_oom = int((~df["fits"]).sum())
+    n_slo = int((df["fits"] & ~df["slo_ok"]).sum())
+    slo = ", ".join(f"{k} <= {v:g}" for k, v in sc.slo.items()) or "none"
+    print(f"not ranked: {n_oom} do not fit in memory, {n_slo} miss the SLO ({slo})")
+    print()
+    ranked = planner.rank(result, sc)
+    print(report.ranking_text(ranked, sc.top, f"Top {sc.top} by {sc.rank_by}"))
+    print()
+    print(report.ranking_text(planner.best_per_context(result, sc), 10**6, f"Best per context by {sc.rank_by}"))
+    print()
+    for line in _write_outputs(sc, result, _out_dir(args, sc.name), False):
+        print(line)
+    if "csv" in sc.outputs:
+        p = _out_dir(args, sc.name) / "ranked.csv"
+        ranked.to_csv(p, index=False)
+        print(f"wrote {p}")
+    return 0
+
+
+def _print_sourced(obj_sources: dict[str, str], assumed, values: dict[str, str]) -> None:
+    width = max(len(k) for k in values)
+    for k, v in values.items():
+        src = obj_sources.get(k, "")
+        mark = " [ASSUMED]" if k in assumed else ""
+        print(f"  {k:<{width}}  {v:<14} {src}{mark}")
+
+
+def cmd_hw(args) -> int:
+    from hwmodels.spec import list_hardware, load_hardware
+
+    if args.action == "list" or not args.name:
+        if args.action == "show":
+            raise _usage("hw show needs a NAME; see `sparsesim hw list`")
+        print(f"{'name':<11} {'units':>10} {'HBM GiB':>8} {'GB/s':>7} {'bf16 TF':>8} {'fp8 TF':>7} {'fp4 TF':>7}  link")
+        for n in list_hardware():
+            h = load_hardware(n)
+            pf = h.peak_flops
+            def tf(d):
+                return f"{pf[d] / 1e12:.0f}" if d in pf else "-"
+            print(f"{h.name:<11} {h.units:>6} {h.unit_name:<3} {h.hbm_capacity_bytes / 2**30:>8.0f} "
+                  f"{h.hbm_bw_bytes_s / 1e9:>7.0f} {tf('bf16'):>8} {tf('fp8'):>7} {tf('fp4'):>7}  "
+                  f"{h.link_kind} " + (f"{h.link_bw_bytes_s / 1e9:.0f} GB/s" if h.link_bw_bytes_s else "? GB/s") + (f"  (x{h.devices} devices)" if h.devices > 1 else ""))
+        return 0
+    h = load_hardware(args.name)
+    print(f"{h.name}: {h.vendor} {h.architecture} ({h.kind}), {h.devices} device(s) in this spec, up to "
+          f"{h.max_devices_per_node} per node   [{h.file}]")
+    vals = {
+        "compute_units.count": f"{h.units} {h.unit_name}",
+        "compute_units.clock_ghz": f"{h.clock_hz / 1e9:.3f} GHz" if h.clock_hz else "unknown",
+    }
+    for d, v in h.peak_flops.items():
+        vals[f"peak_tflops.{d}"] = f"{v / 1e12:,.1f} TFLOP/s"
+    vals["memory.hbm.capacity_gib"] = f"{h.hbm_capacity_bytes / 2**30:.1f} GiB"
+    vals["memory.hbm.bandwidth_gbps"] = f"{h.hbm_bw_bytes_s / 1e9:,.0f} GB/s"
+    if h.ddr_capacity_bytes:
+        vals["memory.ddr.capacity_gib"] = f"{h.ddr_capacity_bytes / 2**30:,.0f} GiB"
+    if h.ddr_bw_bytes_s:
+        vals["memory.ddr.bandwidth_gbps"] = f"{h.ddr_bw_bytes_s / 1e9:,.0f} GB/s"
+    if h.smem_per_unit_bytes:
+        vals["onchip.smem_per_unit_kib"] = f"{h.smem_per_unit_bytes / 1024:.0f} KiB"
+    if h.sram_total_bytes:
+        vals["onchip.sram_total_mib"] = f"{h.sram_total_bytes / 2**20:,.1f} MiB"
+    if h.l2_bytes is not None:
+        vals["onchip.l2_mib"] = f"{h.l2_bytes / 2**20:.1f} MiB"
+    vals["launch_overhead_us.eager"] = f"{h.launch_eager_s * 1e6:.1f} us"
+    vals["launch_overhead_us.graph"] = f"{h.launch_graph_s * 1e6:.1f} us"
+    vals["interconnect.bandwidth_gbps"] = (f"{h.link_bw_bytes_s / 1e9:,.0f} GB/s" if h.link_bw_bytes_s
+                                           else "unknown")
+    vals["interconnect.latency_us"] = f"{h.link_latency_s * 1e6:.1f} us" if h.link_latency_s else "unknown"
+    vals["max_devices_per_node"] = str(h.max_devices_per_node)
+    _print_sourced(h.sources, h.assumed, vals)
+    if "onchip.sram_total_mib" not in h.sources and h.sram_total_bytes:
+        print("  (onchip.sram_total_mib derived: smem per unit x units)")
+    e = h.efficiency
+    print(f"  efficiency: {e.source}; saturation_units_fraction={e.saturation_units_fraction:g}")
+    print("    compute: " + ", ".join(f"{k}={v:g}" for k, v in e.compute.items()))
+    print("    memory:  " + ", ".join(f"{k}={v:g}" for k, v in e.memory.items()))
+    if h.notes:
+        print(f"  notes: {h.notes.strip()}")
+    return 0
+
+
+def cmd_models(args) -> int:
+    from simulator.model import list_models, load_model
+
+    if args.action == "list" or not args.name:
+        if args.action == "show":
+            raise _usage("models show needs a NAME; see `sparsesim models list`")
+        print(f"{'name':<18} {'params':>8} {'attn':>4} {'layers':>6} {'hidden':>6} {'heads':>5} {'kv':>4} "
+              f"{'KV/token bf16':>13} {'max ctx':>8}  extras")
+        for n in list_models():
+            m = load_model(n)
+            extras = []
+            if m.moe:
+                extras.append(f"MoE {m.moe.experts}+{m.moe.shared_experts} top-{m.moe.top_k}")
+            if m.mtp_modules:
+                extras.append(f"MTP {m.mtp_modules}")
+            if m.dsa_indexer:
+                extras.append(f"DSA indexer top-{m.dsa_indexer.topk}")
+            print(f"{m.name:<18} {m.total_params() / 1e9:>7.2f}B {m.attention:>4} {m.layers:>6} {m.hidden:>6} "
+                  f"{m.heads:>5} {m.kv_heads:>4} {m.kv_bytes_per_token('bf16') / 1024:>10.1f} KiB {m.max_context:>8}  "
+                  + ", ".join(extras))
+        return 0
+    from simulator.report import fmt_bytes
+
+    m = load_model(args.name)
+    print(f"{m.name}   [{m.file}]")
+    print(f"  source: {m.source}")
+    for k in ("family", "attention", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "activation",
+              "norm", "vocab", "tie_embeddings", "max_context", "dtype"):
+        print(f"  {k:<15} {getattr(m, k)}")
+    for blk in ("mla", "moe", "dsa_indexer"):
+        v = getattr(m, blk)
+        if v:
+            print(f"  {blk:<15} " + ", ".join(f"{k}={getattr(v, k)}" for k in v.__dataclass_fields__))
+    if m.mtp_modules:
+        print(f"  mtp modules     {m.mtp_modules} ({m.mtp_params() / 1e9:.2f}B params, embedding/head shared)")
+    print("  parameters:")
+    for k, v in m.param_counts().items():
+        print(f"    {k:<12} {v / 1e9:10.3f}B")
+    print(f"    {'total':<12} {m.total_params() / 1e9:10.3f}B")
+    for dt in ("bf16", "fp8", "int4"):
+        print(f"  KV cache per token ({dt}): {fmt_bytes(m.kv_bytes_per_token(dt))}")
+    if m.notes:
+        print(f"  notes: {m.notes}")
+    return 0
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _usage(msg: str) -> _UsageError:
+    return _UsageError(msg)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sparsesim", description="Analytic performance model of long-context LLM "
+                                "decoding with sparse attention, top-k, KV compression and speculation.")
+    sub = p.add_subparsers(dest="command")
+    r = sub.add_parser("run", help="price a scenario and print tables, write CSV and a plot")
+    r.add_argument("scenario", nargs="?", help=f"scenario YAML (default {DEFAULT_SCENARIO})")
+    r.add_argument("--out", help="output folder (default results/<scenario name>)")
+    r.add_argument("--breakdown", action="store_true", help="also write breakdown.csv: time per op per setting")
+    r.set_defaults(func=cmd_run)
+    s = sub.add_parser("sweep", help="price the whole strategy-tuple product, report skips, rank")
+    s.add_argument("scenario")
+    s.add_argument("--out", help="output folder (default results/<scenario name>)")
+    s.set_defaults(func=cmd_sweep)
+    h = sub.add_parser("hw", help="hardware specs: list, or show NAME with sources")
+    h.add_argument("action", choices=["list", "show"])
+    h.add_argument("name", nargs="?")
+    h.set_defaults(func=cmd_hw)
+    m = sub.add_parser("models", help="model architectures: list, or show NAME")
+    m.add_argument("action", choices=["list", "show"])
+    m.add_argument("name", nargs="?")
+    m.set_defaults(func=cmd_models)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hwmodels.errors import SparsesimError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (SparsesimError, _UsageError) as e:
+        print(f"sparsesim: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""Op accounting for the model body: everything in a forward pass except the attention kernel itself.
+
+Per layer: input norm, QKV projections (or MLA's low-rank q/kv paths and absorbed per-head matrices),
+RoPE + KV-cache write, output projection, TP all-reduce, post-attention norm, MLP or MoE (router, experts,
+shared experts, combine), TP all-reduce. Per step: embedding gather, final norm, LM head, sampling.
+The attention kernel over the cache comes from the attention strategy (simulator/strategies/).
+
+All counts are per device under tensor parallelism `combo.tp` (heads, FFN columns, vocabulary split over
+ranks; the MLA latent cache and small replicated matrices are not split). `rows` = tokens the pass
+processes = batch x query rows per sequence.
+
+GEMM convention: x[M,K] @ W[K,N]: flops 2MKN; reads W (K*N weight bytes) + x (M*K activation bytes);
+writes M*N activation bytes. A multiply-add is 2 flops.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.combo import Combo
+from simulator.precision import ACT_BYTES, ACT_DTYPE, LOGIT_BYTES
+from simulator.ops import OpBuilder
+
+
+def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count: float,
+         weight_bytes: float | None = None, dtype: str | None = None) -> None:
+    """A weight GEMM of `rows` tokens: [rows, k] @ [k, n]."""
+    wb = combo.wbytes if weight_bytes is None else weight_bytes
+    b.add(name, "gemm", flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * ACT_BYTES,
+          bytes_written=rows * n * ACT_BYTES, dtype=dtype or combo.gemm_dtype, count=count)
+
+
+def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float, count: float,
+                flops_per_elem: float = 4.0, out_bytes: float = ACT_BYTES) -> None:
+    """A memory-bound vector kernel reading rows x width_in and writing rows x width_out elements."""
+    b.add(name, "elementwise", flops=flops_per_elem * rows * width_in, bytes_read=rows * width_in * ACT_BYTES,
+          bytes_written=rows * width_out * out_bytes, dtype="fp32", count=count)
+
+
+def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None:
+    """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM."""
+    if combo.tp > 1:
+        b.add(name, "collective", bytes_read=rows * combo.model.hidden * ACT_BYTES, dtype=ACT_DTYPE,
+              count=count, devices=combo.tp)
+
+
+def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str) -> None:
+    """Projections and cache writes before the attention kernel."""
+    m, h = combo.model, combo.model.hidden
+    elementwise(b, "attn_norm", rows, h, h, count)
+    if m.mla:
+        a = m.mla
+        hd = combo.heads_dev
+        # q_a and kv_a (with the shared rope key) fused into one replicated GEMM, as SGLang / vLLM do
+        gemm(b, "qkv_a_proj", combo, rows, h, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, count)
+        elementwise(b, "qkv_a_norm", rows, a.q_lora_rank + a.kv_lora_rank, a.q_lora_rank + a.kv_lora_rank, count)
+        gemm(b, "q_b_proj", combo, rows, a.q_lora_rank, hd * (a.qk_nope_head_dim + a.qk_rope_head_dim), count)
+        if phase == "decode":
+            # absorbed W_UK: per head q_nope[128] @ W_UK[128, 512] -> latent query
+            gemm(b, "q_absorb", combo, rows, a.qk_nope_head_dim, a.kv_lora_rank, count * hd)
+        else:
+            # prefill runs MHA on expanded keys/values: latent[512] -> per head K_nope[128] and V[128]
+            gemm(b, "kv_b_proj", combo, rows, a.kv_lora_rank, hd * (a.qk_nope_head_dim + a.v_head_dim), count)
+        lat = a.kv_lora_rank + a.qk_rope_head_dim
+        b.add("rope_kv_write", "elementwise", flops=4.0 * rows * (hd + 1) * a.qk_rope_head_dim,
+              bytes_read=rows * (hd * a.qk_rope_head_dim + lat) * ACT_BYTES,
+              bytes_written=rows * (hd * a.qk_rope_head_dim * ACT_BYTES + lat * combo.kvbytes),
+              dtype="fp32", count=count)
+    else:
+        hq, hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+        gemm(b, "qkv_proj", combo, rows, h, (hq + 2 * hkv) * d, count)
+        b.add("rope_kv_write", "elementwise", flops=4.0 * rows * (hq + hkv) * d,
+              bytes_read=rows * (hq + 2 * hkv) * d * ACT_BYTES,
+              bytes_written=rows * (hq * d * ACT_BYTES + 2 * hkv * d * combo.kvbytes),
+              dtype="fp32", count=count)
+
+
+def attention_out_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str) -> None:
+    """Output projection (and MLA's absorbed W_UV) after the attention kernel, and the TP all-reduce."""
+    m, h = combo.model, combo.model.hidden
+    hd = combo.heads_dev
+    if m.mla:
+        a = m.mla
+        if phase == "decode":
+            gemm(b, "v_absorb", combo, rows, a.kv_lora_rank, a.v_head_dim, count * hd)
+        gemm(b, "o_proj", combo, rows, hd * a.v_head_dim, h, count)
+    else:
+        gemm(b, "o_proj", combo, rows, hd * m.head_dim, h, count)
+    allreduce(b, "allreduce_attn", combo, rows, count)
+
+
+def mlp_ops(b: OpBuilder, combo: Combo, rows, ffn: int, count: float, prefix: str = "mlp") -> None:
+    """Dense MLP with its FFN width split over TP ranks: gated (gate+up fused, act*mul, down) or plain."""
+    m, h = combo.model, combo.model.hidden
+    f = ffn / combo.tp
+    if m.mlp_matrices == 3:
+        gemm(b, f"{prefix}_gate_up", combo, rows, h, 2 * f, count)
+        elementwise(b, f"{prefix}_act", rows, 2 * f, f, count)
+    else:
+        gemm(b, f"{prefix}_up", combo, rows, h, f, count)
+        elementwise(b, f"{prefix}_act", rows, f, f, count)
+    gemm(b, f"{prefix}_down", combo, rows, f, h, count)
+
+
+def expected_distinct_experts(experts: int, top_k: int, tokens) -> np.ndarray:
+    """Expected number of distinct routed experts that `tokens` tokens touch, each picking `top_k` of
+    `experts` uniformly at random: E * (1 - (1 - k/E)^tokens).
+
+    Uniform routing is an assumption (real routers are skewed, which touches fewer experts and makes
+    this an upper bound on expert weight traffic)."""
+    tokens = np.asarray(tokens, dtype=np.float64)
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
+    """One MoE FFN: router GEMM + top-k gating, routed experts (grouped GEMMs over the distinct experts
+    touched, each TP-sharded), shared experts (a dense MLP), weighted combine."""
+    m, h = combo.model, combo.model.hidden
+    e = m.moe
+    f = e.expert_ffn / combo.tp
+    gemm(b, "moe_router", combo, rows, h, e.experts, count, weight_bytes=ACT_BYTES, dtype=ACT_DTYPE)
+    elementwise(b, "moe_gating", rows, e.experts, e.top_k, count)
+    touched = expected_distinct_experts(e.experts, e.top_k, rows)
+    assign = rows * e.top_k  # token-expert pairs
+    gate_up_n = (m.mlp_matrices - 1) * f
+    b.add("moe_experts_gate_up", "gemm", flops=2.0 * assign * h * gate_up_n,
+          bytes_read=touched * h * gate_up_n * combo.wbytes + assign * h * ACT_BYTES,
+          bytes_written=assign * gate_up_n * ACT_BYTES, dtype=combo.gemm_dtype, count=count)
+    elementwise(b, "moe_experts_act", assign, gate_up_n, f, count)
+    b.add("moe_experts_down", "gemm", flops=2.0 * assign * f * h,
+          bytes_read=touched * f * h * combo.wbytes + assign * f * ACT_BYTES,
+          bytes_written=assign * h * ACT_BYTES, dtype=combo.gemm_dtype, count=count)
+    if e.shared_experts:
+        mlp_ops(b, combo, rows, e.shared_experts * e.expert_ffn, count, prefix="moe_shared")
+    b.add("moe_combine", "elementwise", flops=2.0 * assign * h, bytes_read=assign * h * ACT_BYTES,
+          bytes_written=rows * h * ACT_BYTES, dtype="fp32", count=count)
+
+
+def ffn_ops(b: OpBuilder, combo: Combo, rows, phase: str) -> None:
+    """Post-attention norm + FFN for every layer (dense layers and MoE layers counted separately)."""
+    m, h = combo.model, combo.model.hidden
+    if m.dense_layers:
+        elementwise(b, "mlp_norm", rows, h, h, m.dense_layers)
+        mlp_ops(b, combo, rows, m.ffn, m.dense_layers)
+        allreduce(b, "allreduce_mlp", combo, rows, m.dense_layers)
+    if m.moe and m.moe_layers:
+        elementwise(b, "moe_norm", rows, h, h, m.moe_layers)
+        moe_ops(b, combo, rows, m.moe_layers)
+        allreduce(b, "allreduce_moe", combo, rows, m.moe_layers)
+
+
+def head_ops(b: OpBuilder, combo: Combo, rows, logit_rows) -> None:
+    """Embedding gather, final norm, LM head (vocabulary split over TP ranks) and sampling.
+
+    rows: tokens embedded; logit_rows: tokens whose logits are needed (all rows in decode/verification,
+    the last token per sequence in prefill). Embedding and LM head stay bf16 whatever the weight dtype
+    (fp8 / int4 recipes keep them in bf16)."""
+    m, h = combo.model, combo.model.hidden
+    v = m.vocab / combo.tp
+    b.add("embedding", "gather", bytes_read=rows * h * ACT_BYTES, bytes_written=rows * h * ACT_BYTES,
+          dtype="fp32")
+    elementwise(b, "final_norm", logit_rows, h, h, 1.0)
+    b.add("lm_head", "gemm", flops=2.0 * logit_rows * h * v, bytes_read=h * v * ACT_BYTES + logit_rows * h * ACT_BYTES,
+          bytes_written=logit_rows * v * LOGIT_BYTES, dtype=ACT_DTYPE)
+    b.add("sampling", "elementwise", flops=4.0 * logit_rows * v, bytes_read=logit_rows * v * LOGIT_BYTES,
+          bytes_written=logit_rows * 8.0, dtype="fp32")
+
+
+def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention_kernel) -> None:
+    """All ops of one forward pass; `attention_kernel(b, count)` adds the attention kernel itself."""
+    m = combo.model
+    attention_in_ops(b, combo, rows, m.layers, phase)
+    attention_kernel(b, m.layers)
+    attention_out_ops(b, combo, rows, m.layers, phase)
+    ffn_ops(b, combo, rows, phase)
+    head_ops(b, combo, rows, logit_rows)

@@ -1,0 +1,221 @@
+"""Scenario files: hardware + model + workload + strategy space + objective + outputs.
+
+    name: quickstart
+    description: free text
+    hardware: H100-SXM                 # a name from hwmodels/specs, a path, or a list of them
+    model: Llama-3.1-8B                # a name from simulator/models, a path, or a list
+    workload:
+      batch: [1, 4, 16]                # sequences decoded together
+      context: [4096, 131072]          # KV length at the end of generation (prompt + output)
+      output_tokens: 256               # tokens generated per request (a number or a list)
+    strategies:                        # one list per axis; the sweep is their Cartesian product
+      attention: [dense]
+      topk: [none]
+      speculation: [none]
+      verify_kernel: [none]
+      kv_dtype: [bf16]                 # bf16 | fp16 | fp8 | int8 | int4
+      weight_dtype: [native]           # native (the model's released dtype) | bf16 | fp16 | fp8 | int8 | int4
+      parallelism: [{tp: 1}]           # tensor-parallel degree
+    runtime:
+      launch: graph                    # graph (CUDA graph / static dataflow graph) | eager
+    objective:                         # used by `sparsesim sweep` to rank
+      rank_by: tokens_per_s            # tokens_per_s | tpot_ms | ttft_ms
+      slo: {tpot_ms: 50, ttft_ms: 2000}   # optional limits; settings over them are not ranked
+      top: 10
+    outputs: [table, csv, plot]
+
+A name in a list may also be written as a path to a file of that kind.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from hwmodels.errors import ScenarioError, SparsesimError
+from hwmodels.spec import HardwareSpec, load_hardware
+from simulator.model import ModelSpec, load_model
+from simulator.precision import DTYPE_BYTES
+from simulator.strategies.base import AXES, Strategy, parse_axis
+
+TOP_KEYS = {"name", "description", "hardware", "model", "workload", "strategies", "runtime", "objective",
+            "outputs", "targets", "trace"}
+WORKLOAD_KEYS = {"batch", "context", "output_tokens"}
+STRATEGY_KEYS = set(AXES) | {"kv_dtype", "weight_dtype", "parallelism"}
+OUTPUTS = ("table", "csv", "plot")
+RANK_BY = {"tokens_per_s": False, "tpot_ms": True, "ttft_ms": True}  # metric -> ascending
+SLO_KEYS = ("tpot_ms", "ttft_ms")
+LAUNCH = ("graph", "eager")
+
+
+@dataclass
+class Scenario:
+    name: str
+    file: str
+    description: str
+    hardware: list[HardwareSpec]
+    models: list[ModelSpec]
+    batch: list[int]
+    context: list[int]
+    output_tokens: list[int]
+    axes: dict[str, list[Strategy]]
+    kv_dtype: list[str]
+    weight_dtype: list[str]
+    tp: list[int]
+    launch: str = "graph"
+    rank_by: str = "tokens_per_s"
+    slo: dict[str, float] = field(default_factory=dict)
+    top: int = 10
+    outputs: list[str] = field(default_factory=lambda: list(OUTPUTS))
+
+
+def _as_list(v: Any) -> list:
+    return v if isinstance(v, list) else [v]
+
+
+def _positive_ints(v: Any, file: str, fld: str) -> list[int]:
+    vals = _as_list(v)
+    if not vals:
+        raise ScenarioError("must list at least one value", file=file, field=fld)
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, int) or x < 1:
+            raise ScenarioError(f"values must be positive integers, got {x!r}", file=file, field=fld)
+    return sorted(set(vals))
+
+
+def _choices(v: Any, allowed: tuple[str, ...], file: str, fld: str) -> list[str]:
+    vals = _as_list(v)
+    for x in vals:
+        if x not in allowed:
+            raise ScenarioError(f"unknown value {x!r}; allowed: {', '.join(allowed)}", file=file, field=fld)
+    return list(dict.fromkeys(vals))
+
+
+def _mapping(doc: Any, key: str, file: str, allowed: set[str]) -> dict:
+    node = doc.get(key) or {}
+    if not isinstance(node, dict):
+        raise ScenarioError("must be a mapping", file=file, field=key)
+    unknown = set(node) - allowed
+    if unknown:
+        raise ScenarioError(f"unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}", file=file, field=key)
+    return node
+
+
+def _load_named(loader, names: Any, file: str, fld: str, base: Path):
+    out = []
+    for n in _as_list(names):
+        if not isinstance(n, str):
+            raise ScenarioError(f"must be a name or a path, got {n!r}", file=file, field=fld)
+        p = Path(n)
+        if p.suffix in (".yaml", ".yml") and not p.is_absolute() and not p.exists():
+            p = base / p
+            n = str(p)
+        try:
+            out.append(loader(n))
+        except SparsesimError as e:
+            raise ScenarioError(str(e), file=file, field=fld) from None
+    return out
+
+
+def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = None) -> Scenario:
+    """Validate a parsed scenario mapping and resolve its names."""
+    base = base or Path(".")
+    if not isinstance(doc, dict):
+        raise ScenarioError("must be a YAML mapping with at least hardware, model and workload", file=file)
+    unknown = set(doc) - TOP_KEYS
+    if unknown:
+        raise ScenarioError(f"unknown top-level keys {sorted(unknown)}; allowed: {sorted(TOP_KEYS)}", file=file)
+    for k in ("hardware", "model", "workload"):
+        if k not in doc:
+            raise ScenarioError("is missing", file=file, field=k)
+    name = doc.get("name") or Path(file).stem
+    if not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        raise ScenarioError(f"must be letters, digits, '-', '_' or '.', got {name!r}", file=file, field="name")
+
+    hardware = _load_named(load_hardware, doc["hardware"], file, "hardware", base)
+    models = _load_named(load_model, doc["model"], file, "model", base)
+
+    wl = _mapping(doc, "workload", file, WORKLOAD_KEYS)
+    for k in WORKLOAD_KEYS:
+        if k not in wl:
+            raise ScenarioError("is missing", file=file, field=f"workload.{k}")
+    batch = _positive_ints(wl["batch"], file, "workload.batch")
+    context = _positive_ints(wl["context"], file, "workload.context")
+    out_tokens = _positive_ints(wl["output_tokens"], file, "workload.output_tokens")
+    longest = max(m.max_context for m in models)
+    too_long = [c for c in context if c > longest]
+    if too_long:
+        limits = ", ".join(f"{m.name} {m.max_context}" for m in models)
+        raise ScenarioError(f"context {too_long} is beyond every model's limit ({limits})", file=file,
+                            field="workload.context")
+    if min(out_tokens) >= max(context):
+        raise ScenarioError(f"output_tokens {min(out_tokens)} leaves no prompt in any context (the context is "
+                            "prompt + output)", file=file, field="workload.output_tokens")
+
+    st = _mapping(doc, "strategies", file, STRATEGY_KEYS)
+    axes = {a: parse_axis(a, st.get(a), file) for a in AXES}
+    kv = _choices(st.get("kv_dtype", ["bf16"]), tuple(DTYPE_BYTES), file, "strategies.kv_dtype")
+    wd = _choices(st.get("weight_dtype", ["native"]), ("native",) + tuple(DTYPE_BYTES), file,
+                  "strategies.weight_dtype")
+    tp = []
+    for entry in _as_list(st.get("parallelism", [{"tp": 1}])):
+        if not isinstance(entry, dict) or set(entry) != {"tp"}:
+            raise ScenarioError(f"each entry must be {{tp: N}} (or {{tp: [N, M]}}), got {entry!r}", file=file,
+                                field="strategies.parallelism")
+        tp += _positive_ints(entry["tp"], file, "strategies.parallelism.tp")
+
+    rt = _mapping(doc, "runtime", file, {"launch"})
+    launch = rt.get("launch", "graph")
+    if launch not in LAUNCH:
+        raise ScenarioError(f"is {launch!r}; allowed: {', '.join(LAUNCH)}", file=file, field="runtime.launch")
+
+    obj = _mapping(doc, "objective", file, {"rank_by", "slo", "top"})
+    rank_by = obj.get("rank_by", "tokens_per_s")
+    if rank_by not in RANK_BY:
+        raise ScenarioError(f"is {rank_by!r}; allowed: {', '.join(RANK_BY)}", file=file, field="objective.rank_by")
+    slo = obj.get("slo") or {}
+    if not isinstance(slo, dict) or set(slo) - set(SLO_KEYS):
+        raise ScenarioError(f"must map some of {SLO_KEYS} to limits in ms, got {slo!r}", file=file,
+                            field="objective.slo")
+    for k, v in slo.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise ScenarioError(f"must be a positive number of ms, got {v!r}", file=file, field=f"objective.slo.{k}")
+    top = obj.get("top", 10)
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ScenarioError(f"must be a positive integer, got {top!r}", file=file, field="objective.top")
+
+    outputs = _choices(doc.get("outputs", list(OUTPUTS)), OUTPUTS, file, "outputs")
+    desc = doc.get("description", "")
+    return Scenario(name=name, file=file, description=str(desc).strip(), hardware=hardware, models=models,
+                    batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
+                    weight_dtype=wd, tp=sorted(set(tp)), launch=launch, rank_by=rank_by,
+                    slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs)
+
+
+def find_scenario(name_or_path: str) -> Path:
+    """A scenario path: as given, or a name under ./scenarios/ (run from the repository root)."""
+    p = Path(name_or_path)
+    for c in (p, Path("scenarios") / p, Path("scenarios") / f"{name_or_path}.yaml"):
+        if c.is_file():
+            return c
+    here = sorted(x.stem for x in Path("scenarios").glob("*.yaml"))
+    hint = f"scenarios here: {', '.join(here)}" if here else "no ./scenarios folder here: run from the repository root"
+    raise ScenarioError(f"no scenario file {name_or_path!r} ({hint})")
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    path = find_scenario(name_or_path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ScenarioError(f"is not valid YAML: {e}", file=str(path)) from None
+    return scenario_from_dict(doc, str(path), path.parent)
+
+
+def numeric_grid(sc: Scenario) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The batch x context x output_tokens product as three equal-length arrays."""
+    b, c, o = np.meshgrid(sc.batch, sc.context, sc.output_tokens, indexing="ij")
+    return b.ravel(), c.ravel(), o.ravel()

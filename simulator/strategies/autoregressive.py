@@ -1,0 +1,36 @@
+"""The 'none' values of the axes that later strategy families fill in:
+
+speculation: none    plain autoregressive decoding: one query row per sequence, one token per step.
+topk: none           no top-k selection (attention that selects nothing).
+verify_kernel: none  no speculative verification kernel.
+"""
+from __future__ import annotations
+
+from simulator.strategies.base import (RoundPlan, SpeculationStrategy, TopkStrategy, VerifyKernelStrategy,
+                                       register)
+
+
+@register
+class NoSpeculation(SpeculationStrategy):
+    name = "none"
+    description = "autoregressive decoding: one token per step"
+
+    def round_plan(self, combo, batch, context) -> RoundPlan:
+        return RoundPlan(query_rows=1, tokens_per_round=1.0)
+
+
+@register
+class NoTopk(TopkStrategy):
+    name = "none"
+    description = "no top-k selection"
+
+    def refuse(self, combo):
+        if getattr(combo.attention, "needs_topk", False):
+            return f"attention '{combo.attention.name}' selects tokens and needs a top-k algorithm"
+        return None
+
+
+@register
+class NoVerifyKernel(VerifyKernelStrategy):
+    name = "none"
+    description = "no speculative verification kernel"

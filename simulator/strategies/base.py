@@ -1,0 +1,193 @@
+"""Strategy axes and the registry every strategy module plugs into.
+
+A strategy module defines subclasses of `Strategy` decorated with `@register`; importing the module is
+all it takes (`simulator.strategies` imports every module in its folder). Each class declares:
+
+    axis    which axis it is a value of ('attention', 'topk', 'speculation', 'verify_kernel')
+    name    its value name in scenario YAML
+    params  {param: Param(default, source, check)} — defaults carry their source
+    refuse(combo) -> reason or None          combinations that make no sense, with the reason
+and the axis's hooks, which turn (model, setting) into Op rows:
+
+    attention      decode_ops(b, combo, shape), prefill_ops(b, combo, shape), cached_tokens(context)
+    speculation    round_plan(combo, batch, context) -> RoundPlan
+    topk           (used by selecting attention strategies in later modules)
+    verify_kernel  (used by speculation + sparse attention in later modules)
+
+Nothing here reads hardware numbers.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from hwmodels.errors import ScenarioError
+
+AXES = ("attention", "topk", "speculation", "verify_kernel")
+DEFAULT_VALUE = {"attention": "dense", "topk": "none", "speculation": "none", "verify_kernel": "none"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A strategy parameter: its default, where the default comes from, and a validity check."""
+
+    default: Any
+    source: str
+    check: Callable[[Any], bool] | None = None
+    allowed: str = ""  # what the check accepts, in words, for error messages
+
+
+class Strategy:
+    axis: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    params: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, **values: Any):
+        unknown = set(values) - set(self.params)
+        if unknown:
+            raise ScenarioError(
+                f"{self.axis} '{self.name}' has no parameter(s) {sorted(unknown)}; "
+                f"allowed: {sorted(self.params) or 'none'}", field=f"strategies.{self.axis}")
+        self.values: dict[str, Any] = {}
+        for p, spec in self.params.items():
+            v = values.get(p, spec.default)
+            if spec.check is not None and not spec.check(v):
+                raise ScenarioError(f"{self.axis} '{self.name}': {p}={v!r} is invalid; allowed: {spec.allowed}",
+                                    field=f"strategies.{self.axis}.{self.name}.{p}")
+            self.values[p] = v
+
+    def __getattr__(self, item):
+        values = self.__dict__.get("values")
+        if values is not None and item in values:
+            return values[item]
+        raise AttributeError(item)
+
+    def label(self) -> str:
+        changed = {k: v for k, v in self.values.items() if v != self.params[k].default}
+        if not changed:
+            return self.name
+        return self.name + "(" + ",".join(f"{k}={v}" for k, v in changed.items()) + ")"
+
+    def refuse(self, combo) -> str | None:  # noqa: ARG002 - hook
+        """A reason why this value cannot be combined with the rest of `combo`, or None."""
+        return None
+
+
+class AttentionStrategy(Strategy):
+    axis = "attention"
+
+    def decode_ops(self, b, combo, shape) -> None:
+        raise NotImplementedError
+
+    def prefill_ops(self, b, combo, shape) -> None:
+        raise NotImplementedError
+
+    def cached_tokens(self, combo, context: np.ndarray) -> np.ndarray:
+        """Tokens each sequence keeps in its KV cache at `context` (dense: all of them)."""
+        return context
+
+
+@dataclass
+class RoundPlan:
+    """One speculative round (or one plain decode step): how many query rows per sequence the target
+    model runs, how many tokens a round yields on average, and the extra ops (drafting) it costs."""
+
+    query_rows: int
+    tokens_per_round: np.ndarray | float
+    add_draft_ops: Callable | None = None
+
+
+class SpeculationStrategy(Strategy):
+    axis = "speculation"
+
+    def round_plan(self, combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
+        raise NotImplementedError
+
+
+class TopkStrategy(Strategy):
+    axis = "topk"
+
+
+class VerifyKernelStrategy(Strategy):
+    axis = "verify_kernel"
+
+
+_REGISTRY: dict[str, dict[str, type[Strategy]]] = {a: {} for a in AXES}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: make `cls` selectable as `<cls.axis>: <cls.name>` in scenarios."""
+    if cls.axis not in _REGISTRY:
+        raise ValueError(f"{cls.__name__}: unknown axis {cls.axis!r}")
+    if cls.name in _REGISTRY[cls.axis]:
+        raise ValueError(f"{cls.__name__}: {cls.axis} value {cls.name!r} registered twice")
+    _REGISTRY[cls.axis][cls.name] = cls
+    return cls
+
+
+def registry() -> dict[str, dict[str, type[Strategy]]]:
+    from simulator import strategies  # noqa: F401 - imports every strategy module
+
+    return _REGISTRY
+
+
+def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy]:
+    """Turn a scenario's list for one axis into Strategy instances.
+
+    Each entry is a value name ('dense') or a one-key mapping {name: {param: value or [values]}}; list-valued
+    parameters expand into one instance per combination.
+    """
+    reg = registry()[axis]
+    if values is None:
+        values = [DEFAULT_VALUE[axis]]
+    if not isinstance(values, list):
+        values = [values]
+    out: list[Strategy] = []
+    for entry in values:
+        if isinstance(entry, str):
+            name, params = entry, {}
+        elif isinstance(entry, dict) and len(entry) == 1:
+            name, params = next(iter(entry.items()))
+            params = params or {}
+            if not isinstance(params, dict):
+                raise ScenarioError(f"parameters of {name!r} must be a mapping", file=file,
+                                    field=f"strategies.{axis}")
+        else:
+            raise ScenarioError(f"each entry must be a name or {{name: {{params}}}}, got {entry!r}", file=file,
+                                field=f"strategies.{axis}")
+        if name not in reg:
+            raise ScenarioError(f"unknown {axis} strategy {name!r}; known: {', '.join(sorted(reg))}", file=file,
+                                field=f"strategies.{axis}")
+        keys = list(params)
+        grids = [v if isinstance(v, list) else [v] for v in params.values()]
+        for combo in itertools.product(*grids):
+            try:
+                out.append(reg[name](**dict(zip(keys, combo))))
+            except ScenarioError as e:
+                e.file = file
+                raise ScenarioError(str(e), file=file) from None
+    return out
+
+
+@dataclass
+class StepShape:
+    """The shape of one forward pass for `n` settings at once (arrays of length n).
+
+    batch: sequences in the batch; query_rows: rows each sequence feeds (1 for a decode step, the draft
+    tokens + 1 for verification, the prompt length for prefill); context: KV length each query attends to
+    (for prefill, the prompt length: attention is causal inside it).
+    """
+
+    batch: np.ndarray
+    query_rows: np.ndarray
+    context: np.ndarray
+    phase: str = "decode"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.batch * self.query_rows

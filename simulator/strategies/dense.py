@@ -1,0 +1,87 @@
+"""attention: dense — every query attends to the whole KV cache (FlashAttention / FlashDecoding / FlashMLA).
+
+Decode (and verification with q query rows per sequence), per device, per layer:
+  GQA/MHA  flops = 4 * B * q * Hq * T * d           (QK^T and PV, 2 flops per multiply-add)
+           bytes = B * T * 2 * Hkv * d * kv_bytes    (K and V read once per sequence and KV head; the
+                   Hq/Hkv query heads of a group share the load) + Q read + O written
+  MLA      flops = 2 * B * q * H * T * (r + p) + 2 * B * q * H * T * r     (absorbed: scores over the
+                   latent r=kv_lora_rank plus rope key p, values are the latent)
+           bytes = B * T * (r + p) * kv_bytes        (one latent shared by all heads)
+Parallel units: split-KV (FlashDecoding) chunks of `split_tokens` per (sequence, KV head) — or per
+(sequence, 64-head tile) for MLA (FlashMLA's head tile) — plus a combine kernel when T > split_tokens.
+
+Prefill over a prompt of P tokens (causal): flops = 4 * B * Hq * d * P(P+1)/2 (MLA: heads of 192-wide
+keys and 128-wide values, non-absorbed); bytes = Q, K, V read once and O written once (FlashAttention's
+re-reads of K/V across query tiles are assumed to hit L2); units = B * Hq * ceil(P / 128).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.precision import ACT_BYTES, ACT_DTYPE
+from simulator.strategies.base import AttentionStrategy, Param, register
+
+PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block sizes); also FA3's default
+
+
+@register
+class DenseAttention(AttentionStrategy):
+    name = "dense"
+    description = "full attention over the whole KV cache (FlashAttention / FlashDecoding / FlashMLA)"
+    params = {
+        "split_tokens": Param(
+            256, "ASSUMPTION until calibrated (issue 3): FlashDecoding-style split-KV chunk; 256 tokens per "
+                 "CTA lets one 8-KV-head sequence fill ~130 SMs at 4K context",
+            lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+    }
+
+    def decode_ops(self, b, combo, shape) -> None:
+        m = combo.model
+        B, q, T = shape.batch, shape.query_rows, shape.context
+        kvb = combo.kvbytes
+        splits = np.ceil(T / self.split_tokens)
+        if m.mla:
+            a = m.mla
+            lat = a.kv_lora_rank + a.qk_rope_head_dim
+            H = combo.heads_dev
+            flops = 2.0 * B * q * H * T * (lat + a.kv_lora_rank)
+            kv_read = B * T * lat * kvb
+            q_bytes = B * q * H * lat * ACT_BYTES
+            out = B * q * H * a.kv_lora_rank
+            heads_rows = B * q * H
+            units = B * splits * np.ceil(H * q / 64.0)
+        else:
+            Hq, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+            flops = 4.0 * B * q * Hq * T * d
+            kv_read = B * T * 2.0 * Hkv * d * kvb
+            q_bytes = B * q * Hq * d * ACT_BYTES
+            out = B * q * Hq * d
+            heads_rows = B * q * Hq
+            units = B * Hkv * splits
+        count = shape.extra["layers"]
+        # with split-KV, each split writes an fp32 partial output and one fp32 log-sum-exp per (row, head)
+        partials = splits * (out + heads_rows) * 4.0
+        b.add("attention", "attention", flops=flops, bytes_read=kv_read + q_bytes,
+              bytes_written=np.where(splits > 1, partials, out * ACT_BYTES), parallel_units=units,
+              dtype=ACT_DTYPE, count=count)
+        # ... which a second, small kernel merges
+        b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
+              bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=splits > 1)
+
+    def prefill_ops(self, b, combo, shape) -> None:
+        m = combo.model
+        B, P = shape.batch, shape.context
+        pairs = P * (P + 1) / 2.0  # causal (query, key) pairs per head
+        H = combo.heads_dev
+        if m.mla:
+            a = m.mla
+            dk, dv = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
+            flops = 2.0 * B * H * pairs * (dk + dv)
+            io = B * P * H * (2 * dk + 2 * dv) * ACT_BYTES
+        else:
+            d, Hkv = m.head_dim, combo.kv_heads_dev
+            flops = 4.0 * B * H * pairs * d
+            io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
+        b.add("attention", "attention", flops=flops, bytes_read=io * 0.5, bytes_written=io * 0.5,
+              parallel_units=B * H * np.ceil(P / PREFILL_Q_TILE), dtype=ACT_DTYPE,
+              count=shape.extra["layers"])
