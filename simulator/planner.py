@@ -8,6 +8,7 @@ counted in `SweepResult.skipped` — nothing is dropped silently.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -66,10 +67,10 @@ def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> S
     skipped: Counter = Counter()
     all_combos = list(combos(sc))
     it = all_combos
-    if progress and len(all_combos) > 20:
+    if progress and len(all_combos) > 20 and sys.stderr.isatty():
         from tqdm import tqdm
 
-        it = tqdm(all_combos, desc="pricing strategy tuples", unit="tuple")
+        it = tqdm(all_combos, desc="pricing strategy tuples", unit="tuple", leave=False)
     offset = 0
     for combo in it:
         reason = combo_refusal(combo)

@@ -9,10 +9,14 @@ Decode (and verification with q query rows per sequence), per device, per layer:
            bytes = B * T * (r + p) * kv_bytes        (one latent shared by all heads)
 Parallel units: split-KV (FlashDecoding) chunks of `split_tokens` per (sequence, KV head) — or per
 (sequence, 64-head tile) for MLA (FlashMLA's head tile) — plus a combine kernel when T > split_tokens.
+The unit count is the continuous T / split_tokens (at least 1), not its ceiling: split-KV kernels divide
+the KV range evenly over their splits, so a kernel's time follows the per-split chunk, which the
+continuous count tracks without the saw-tooth a ceiling would add (and time stays monotone in T).
 
 Prefill over a prompt of P tokens (causal): flops = 4 * B * Hq * d * P(P+1)/2 (MLA: heads of 192-wide
 keys and 128-wide values, non-absorbed); bytes = Q, K, V read once and O written once (FlashAttention's
-re-reads of K/V across query tiles are assumed to hit L2); units = B * Hq * ceil(P / 128).
+re-reads of K/V across query tiles are assumed to hit L2); units = B * Hq * max(1, P / 128) (continuous,
+as for decode).
 """
 from __future__ import annotations
 
@@ -39,7 +43,8 @@ class DenseAttention(AttentionStrategy):
         m = combo.model
         B, q, T = shape.batch, shape.query_rows, shape.context
         kvb = combo.kvbytes
-        splits = np.ceil(T / self.split_tokens)
+        splits = np.maximum(1.0, T / self.split_tokens)  # even split of the KV range (see docstring)
+        split = T > self.split_tokens
         if m.mla:
             a = m.mla
             lat = a.kv_lora_rank + a.qk_rope_head_dim
@@ -59,14 +64,15 @@ class DenseAttention(AttentionStrategy):
             heads_rows = B * q * Hq
             units = B * Hkv * splits
         count = shape.extra["layers"]
-        # with split-KV, each split writes an fp32 partial output and one fp32 log-sum-exp per (row, head)
+        # with split-KV, each split reads the queries and writes an fp32 partial output and one fp32
+        # log-sum-exp per (row, head)
         partials = splits * (out + heads_rows) * 4.0
-        b.add("attention", "attention", flops=flops, bytes_read=kv_read + q_bytes,
-              bytes_written=np.where(splits > 1, partials, out * ACT_BYTES), parallel_units=units,
+        b.add("attention", "attention", flops=flops, bytes_read=kv_read + splits * q_bytes,
+              bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=units,
               dtype=ACT_DTYPE, count=count)
         # ... which a second, small kernel merges
         b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
-              bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=splits > 1)
+              bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
 
     def prefill_ops(self, b, combo, shape) -> None:
         m = combo.model
@@ -83,5 +89,5 @@ class DenseAttention(AttentionStrategy):
             flops = 4.0 * B * H * pairs * d
             io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
         b.add("attention", "attention", flops=flops, bytes_read=io * 0.5, bytes_written=io * 0.5,
-              parallel_units=B * H * np.ceil(P / PREFILL_Q_TILE), dtype=ACT_DTYPE,
+              parallel_units=B * H * np.maximum(1.0, P / PREFILL_Q_TILE), dtype=ACT_DTYPE,
               count=shape.extra["layers"])

@@ -1,0 +1,130 @@
+"""Op accounting against hand-computed values (the arithmetic is written next to each number)."""
+import numpy as np
+import pytest
+
+from simulator.layers import expected_distinct_experts
+from simulator.memory import max_batch, weight_bytes, workspace_bytes
+from simulator.model import load_model
+from simulator.pricing import decode_ops, prefill_ops
+from tests.conftest import arr, make_combo
+
+
+def op(table, name, setting=0):
+    df = table.to_frame()
+    row = df[(df["name"] == name) & (df["setting"] == setting)]
+    assert len(row) == 1, f"{name}: {len(row)} rows"
+    return row.iloc[0]
+
+
+def test_llama31_8b_parameters_and_weight_bytes():
+    m = load_model("Llama-3.1-8B")
+    # embedding and untied LM head: 128256 * 4096 = 525,336,576 each
+    # per layer: q 4096*4096 + k,v 2*4096*1024 + o 4096*4096 = 41,943,040; MLP 3*4096*14336 = 176,160,768;
+    #            2 RMSNorm vectors 2*4096 = 8,192  -> 218,112,000; x 32 layers = 6,979,584,000
+    # + final norm 4096 -> 6,979,584,000 + 2*525,336,576 + 4,096 = 8,030,261,248
+    assert m.total_params() == 8_030_261_248
+    c = make_combo(model=m)
+    assert weight_bytes(c) == 2 * 8_030_261_248  # bf16: 16,060,522,496 bytes
+
+
+def test_kv_bytes_per_token():
+    # Llama-3.1-8B: K and V (2) x 8 KV heads x 128 dims x 2 bytes x 32 layers = 131,072 bytes
+    assert load_model("Llama-3.1-8B").kv_bytes_per_token("bf16") == 131_072
+    # Llama-2-7B (MHA): 2 x 32 x 128 x 2 x 32 = 524,288
+    assert load_model("Llama-2-7B").kv_bytes_per_token("bf16") == 524_288
+    # DeepSeek-V3 MLA latent cache: (kv_lora_rank 512 + rope key 64) x 2 bytes x 61 layers = 70,272
+    assert load_model("DeepSeek-V3").kv_bytes_per_token("bf16") == 70_272
+    # fp8 latent: 576 x 1 byte x 61 = 35,136 (+ a per-tensor scale, negligible)
+    assert load_model("DeepSeek-V3").kv_bytes_per_token("fp8") == pytest.approx(35_136, rel=1e-3)
+    # V3.2-Exp adds the indexer's fp8 keys: (128 + 4-byte scale) x 61 = 8,052 -> 78,324
+    assert load_model("DeepSeek-V3.2-Exp").kv_bytes_per_token("bf16") == 70_272 + 8_052
+    # int4 KV with an fp16 scale + zero per 128 values: 2*8*128*32 = 65,536 values x (0.5 + 4/128) = 34,816
+    assert load_model("Llama-3.1-8B").kv_bytes_per_token("int4") == pytest.approx(34_816)
+
+
+def test_deepseek_v3_total_parameters():
+    # DeepSeek-V3 report: 671B total parameters (MTP module excluded)
+    assert load_model("DeepSeek-V3").total_params() / 1e9 == pytest.approx(671, abs=1)
+
+
+def test_decode_projection_and_attention_ops_llama8b():
+    c = make_combo()
+    ops, plan = decode_ops(c, arr(1, 4), arr(8192, 8192))
+    assert plan.query_rows == 1 and plan.tokens_per_round == 1
+    q = op(ops, "qkv_proj", 0)
+    # [1, 4096] @ [4096, (32 + 2*8) * 128 = 6144]: flops 2*1*4096*6144 = 50,331,648
+    assert q.flops == 50_331_648
+    # reads 4096*6144*2 weight bytes + 4096*2 activation bytes; writes 6144*2
+    assert q.bytes_read == 4096 * 6144 * 2 + 4096 * 2
+    assert q.bytes_written == 6144 * 2
+    assert q["count"] == 32
+    a = op(ops, "attention", 1)
+    # B=4 sequences x 8192 tokens x K,V x 8 heads x 128 x 2 bytes = 67,108,864 bytes of KV per layer
+    # + the queries (4 x 32 heads x 128 x 2 bytes), read by each of the 8192/256 = 32 split-KV chunks
+    assert a.bytes_read == 4 * 8192 * 2 * 8 * 128 * 2 + 32 * 4 * 32 * 128 * 2
+    # each split writes fp32 partial outputs + one fp32 log-sum-exp per (sequence, head)
+    assert a.bytes_written == 32 * (4 * 32 * 128 + 4 * 32) * 4
+    # 4 flops per (query head, key, dim): 4 * 4 * 32 * 8192 * 128
+    assert a.flops == 4 * 4 * 32 * 8192 * 128
+    # weight traffic of a batch-1 step ~ all weights once: total bytes within 1% of weights + KV
+    total = ops.total("bytes_read")[0] + ops.total("bytes_written")[0]
+    expected = 2 * 8_030_261_248 - 2 * 525_336_576 + 8192 * 131_072  # embedding table is gathered, not read
+    assert total == pytest.approx(expected, rel=0.01)
+
+
+def test_tensor_parallel_splits_and_adds_allreduce():
+    c1, c2 = make_combo(tp=1), make_combo(tp=2)
+    o1, _ = decode_ops(c1, arr(8), arr(4096))
+    o2, _ = decode_ops(c2, arr(8), arr(4096))
+    assert op(o2, "qkv_proj").flops == op(o1, "qkv_proj").flops / 2
+    assert op(o2, "mlp_down").bytes_read == pytest.approx(op(o1, "mlp_down").bytes_read / 2, rel=1e-3)
+    ar = op(o2, "allreduce_attn")
+    assert ar.kind == "collective" and ar.devices == 2 and ar.bytes_read == 8 * 4096 * 2
+    assert "allreduce_attn" not in set(o1.to_frame()["name"])
+
+
+def test_mla_decode_reads_the_latent_once_for_all_heads():
+    c = make_combo(model="DeepSeek-V3", tp=8)
+    ops, _ = decode_ops(c, arr(2), arr(32768))
+    a = op(ops, "attention")
+    # latent (512 + 64) x 2 bytes x 32768 tokens x 2 sequences, replicated on every TP rank
+    # (+ 2 sequences x 16 heads x 576-wide latent queries x 2 bytes, read by each of 32768/256 splits)
+    assert a.bytes_read - 128 * 2 * 16 * 576 * 2 == 2 * 32768 * 576 * 2
+    # 16 heads per rank: scores over 576 dims + values over 512 dims, 2 flops per MAC
+    assert a.flops == 2 * 2 * 16 * 32768 * (576 + 512)
+    assert op(ops, "q_absorb")["count"] == 61 * 16
+
+
+def test_moe_expected_distinct_experts():
+    # one token touches exactly top_k experts; many tokens touch almost all
+    assert expected_distinct_experts(256, 8, 1) == pytest.approx(8)
+    assert expected_distinct_experts(256, 8, 2) == pytest.approx(256 * (1 - (1 - 8 / 256) ** 2))
+    assert expected_distinct_experts(256, 8, 4096) == pytest.approx(256, rel=1e-6)
+
+
+def test_moe_layer_counts_deepseek():
+    c = make_combo(model="DeepSeek-V3", tp=8)
+    ops, _ = decode_ops(c, arr(1), arr(4096))
+    assert op(ops, "mlp_gate_up")["count"] == 3  # first_k_dense_replace
+    assert op(ops, "moe_experts_gate_up")["count"] == 58
+    # batch 1: 8 experts x (7168 x 2*2048/8) fp8 weights per rank
+    g = op(ops, "moe_experts_gate_up")
+    assert g.bytes_read == pytest.approx(8 * 7168 * 512 * (1 + 4 / 16384) + 8 * 7168 * 2)
+
+
+def test_prefill_attention_is_causal():
+    c = make_combo()
+    ops = prefill_ops(c, arr(1000))
+    a = op(ops, "attention")
+    assert a.flops == 4 * 32 * 128 * (1000 * 1001 / 2)
+
+
+def test_max_batch_llama8b_h100():
+    c = make_combo()
+    # usable 0.9 * 80 GiB = 77,309,411,328; weights 16,060,522,496;
+    # workspace 8192 tokens * (2*4096 + 2*14336) * 2 bytes = 603,979,776
+    assert workspace_bytes(c) == 8192 * (2 * 4096 + 2 * 14336) * 2
+    free = 0.9 * 80 * 2**30 - 16_060_522_496 - 603_979_776
+    # per sequence at 32K: 32768 * 131072 KV bytes + 128256 * 4 logit bytes
+    per_seq = 32768 * 131072 + 128256 * 4
+    assert max_batch(c, arr(32768))[0] == int(free // per_seq) == 14
