@@ -64,6 +64,10 @@ class Combo:
     def gemm_dtype(self) -> str:
         return WEIGHT_COMPUTE_DTYPE[self.weight_dtype]
 
+    def strategies(self) -> tuple:
+        """The strategy values of the four axes."""
+        return (self.attention, self.topk, self.speculation, self.verify_kernel)
+
     def strategy_label(self) -> str:
         parts = [self.attention.label()]
         for s in (self.topk, self.speculation, self.verify_kernel):

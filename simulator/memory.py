@@ -27,13 +27,18 @@ MEMORY_UTILIZATION = 0.9
 PREFILL_CHUNK_TOKENS = 8192
 
 
-def weight_bytes(combo: Combo) -> float:
-    """Weight bytes stored on one device."""
+def model_weight_bytes(combo: Combo) -> float:
+    """Weight bytes of the combo's model stored on one device."""
     m = combo.model
     pc = m.param_counts()
     linear = pc["attention"] + pc["dense_mlp"] + pc["moe"]
     other = pc["embedding"] + pc["lm_head"] + pc["norms"]
     return (linear * DTYPE_BYTES[combo.weight_dtype] + other * ACT_BYTES) / combo.tp
+
+
+def weight_bytes(combo: Combo) -> float:
+    """Weight bytes stored on one device: the model plus what strategies add (draft models, ...)."""
+    return model_weight_bytes(combo) + sum(s.extra_weight_bytes(combo) for s in combo.strategies())
 
 
 def workspace_bytes(combo: Combo) -> float:
@@ -47,7 +52,9 @@ def workspace_bytes(combo: Combo) -> float:
 
 def kv_bytes_per_sequence(combo: Combo, cached_tokens: np.ndarray) -> np.ndarray:
     """KV-cache bytes one sequence of `cached_tokens` keeps on one device."""
-    return cached_tokens * combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
+    per_token = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
+    per_token += sum(s.extra_kv_bytes_per_token(combo) for s in combo.strategies())
+    return cached_tokens * per_token
 
 
 def max_batch(combo: Combo, cached_tokens: np.ndarray) -> np.ndarray:

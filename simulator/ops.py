@@ -125,3 +125,15 @@ class OpBuilder:
             n_settings=self.n,
             **cols,
         )
+
+
+class ScopedBuilder:
+    """Adds ops to another builder under a name prefix and with counts multiplied by `count_factor`
+    (e.g. 'draft.' ops of a draft model run K times per round)."""
+
+    def __init__(self, inner: "OpBuilder | ScopedBuilder", prefix: str, count_factor: float = 1.0):
+        self.inner, self.prefix, self.count_factor = inner, prefix, float(count_factor)
+        self.n = inner.n
+
+    def add(self, name: str, kind: str, *, count=1.0, **kw) -> None:
+        self.inner.add(self.prefix + name, kind, count=np.asarray(count, dtype=np.float64) * self.count_factor, **kw)

@@ -48,6 +48,7 @@ def prefill_ops(combo: Combo, prompt: np.ndarray) -> OpTable:
                       extra={"layers": combo.model.layers})
     b = OpBuilder(n)
     body_ops(b, combo, prompt, ones, "prefill", lambda bb, count: combo.attention.prefill_ops(bb, combo, shape))
+    combo.speculation.prefill_draft_ops(b, combo, prompt)
     return b.build()
 
 

@@ -38,6 +38,7 @@ class Param:
     source: str
     check: Callable[[Any], bool] | None = None
     allowed: str = ""  # what the check accepts, in words, for error messages
+    list_valued: bool = False  # the value itself is a list: only a list of lists expands into a grid
 
 
 class Strategy:
@@ -76,6 +77,14 @@ class Strategy:
         """A reason why this value cannot be combined with the rest of `combo`, or None."""
         return None
 
+    def extra_weight_bytes(self, combo) -> float:  # noqa: ARG002 - hook
+        """Weight bytes this strategy adds on each device (a draft model, an indexer, ...)."""
+        return 0.0
+
+    def extra_kv_bytes_per_token(self, combo) -> float:  # noqa: ARG002 - hook
+        """Cache bytes per context token this strategy adds on each device (a draft model's KV, ...)."""
+        return 0.0
+
 
 class AttentionStrategy(Strategy):
     axis = "attention"
@@ -106,6 +115,10 @@ class SpeculationStrategy(Strategy):
 
     def round_plan(self, combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
         raise NotImplementedError
+
+    def prefill_draft_ops(self, b, combo, prompt: np.ndarray) -> None:  # noqa: ARG002 - hook
+        """Ops the drafter adds to the prefill of a prompt (its own KV cache)."""
+        return None
 
 
 class TopkStrategy(Strategy):
@@ -138,8 +151,8 @@ def registry() -> dict[str, dict[str, type[Strategy]]]:
 def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy]:
     """Turn a scenario's list for one axis into Strategy instances.
 
-    Each entry is a value name ('dense') or a one-key mapping {name: {param: value or [values]}}; list-valued
-    parameters expand into one instance per combination.
+    Each entry is a value name ('dense') or a one-key mapping {name: {param: value or [values]}}; a list
+    expands into one instance per value (for a parameter whose value is itself a list, a list of lists).
     """
     reg = registry()[axis]
     if values is None:
@@ -163,7 +176,13 @@ def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy
             raise ScenarioError(f"unknown {axis} strategy {name!r}; known: {', '.join(sorted(reg))}", file=file,
                                 field=f"strategies.{axis}")
         keys = list(params)
-        grids = [v if isinstance(v, list) else [v] for v in params.values()]
+        specs = reg[name].params
+        grids = []
+        for k_, v in params.items():
+            if k_ in specs and specs[k_].list_valued:
+                grids.append(v if isinstance(v, list) and v and all(isinstance(x, list) for x in v) else [v])
+            else:
+                grids.append(v if isinstance(v, list) else [v])
         for combo in itertools.product(*grids):
             try:
                 out.append(reg[name](**dict(zip(keys, combo))))

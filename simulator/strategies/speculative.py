@@ -1,0 +1,264 @@
+"""speculation: draft_model | eagle3 | mtp — speculative decoding with a chain of K drafts or a draft tree.
+
+A round = drafting (the drafter's forwards, priced like any model: its own projections, MLP, attention
+over its own KV cache of the whole context, LM head) + one verification forward of the target with
+`K + 1` query rows per sequence (chain) or `nodes + 1` (tree: every node is a query row, plus the last
+accepted token) — GEMMs at M = batch x rows. Tokens per round come from simulator.acceptance.
+TPOT = (draft + verify time) / tokens per round; throughput = batch x tokens per round / round time.
+
+Drafters:
+  draft_model  a separate shipped model (e.g. TinyLlama-1.1B for Llama-2-7B), replicated on every TP rank
+               (TP 1), dense attention over its own KV cache. It must share the target's vocabulary.
+  eagle3       an EAGLE-3 head: one decoder layer of the target's shape on the target's fused low/mid/high
+               features (an fc 3h -> h per round), with its own one-layer KV cache and a reduced draft
+               vocabulary (draft_vocab, 32000 in the released EAGLE-3 Llama-3.1-8B head's config), under
+               the target's TP. Trees are drafted level by level: one forward per level over its frontier.
+  mtp          DeepSeek multi-token prediction: per draft token one MTP module = eh_proj (2h -> h) + one
+               MoE decoder layer + the shared LM head (full vocabulary), under the target's TP; K > modules
+               reuses the module recurrently (as SGLang/vLLM do for num_speculative_tokens > 1).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from simulator.acceptance import TreeShape, chain_tokens_per_round, lengths_tokens_per_round, tree_tokens_per_round
+from simulator.layers import body_ops, gemm
+from simulator.memory import model_weight_bytes
+from simulator.model import MoE, list_models, load_model
+from simulator.ops import ScopedBuilder
+from simulator.precision import ACT_BYTES
+from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register
+
+#: EAGLE-3 draft vocabulary: `draft_vocab_size: 32000` in the released EAGLE-3 head for Llama-3.1-8B-Instruct
+#: (HF yuhuili/EAGLE3-LLaMA3.1-Instruct-8B config.json).
+EAGLE3_DRAFT_VOCAB = 32000
+
+
+def _is_prob(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
+
+
+def _is_probs(v) -> bool:
+    return v is None or (isinstance(v, list) and bool(v) and all(_is_prob(x) for x in v))
+
+
+def _is_tree(v) -> bool:
+    if v is None:
+        return True
+    return (isinstance(v, dict) and set(v) <= {"branch", "depth", "nodes"} and {"branch", "depth"} <= set(v)
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v.values())
+            and v["branch"] >= 1 and v["depth"] >= 1)
+
+
+def _is_dist(v) -> bool:
+    return v is None or (isinstance(v, list) and len(v) >= 2 and _is_probs(v) and abs(sum(v) - 1.0) < 1e-6)
+
+
+COMMON_PARAMS = {
+    "k": Param(4, "SSV document's worked example (K = 4)", lambda v: isinstance(v, int) and 1 <= v <= 64,
+               "an integer 1..64 (chain length; ignored when a tree is given)"),
+    "tree": Param(None, "no tree: a chain of k drafts", _is_tree,
+                  "null or {branch: b, depth: d, nodes: budget (0 = unpruned)}"),
+    "per_position": Param(None, "not given: `acceptance` at every position", _is_probs,
+                          "null or a list of conditional acceptance probabilities, one per draft position "
+                          "(chain) or per tree level", list_valued=True),
+    "accept_lengths": Param(None, "not given: use `acceptance`", _is_dist,
+                            "null or P(L = 0..K accepted drafts), summing to 1", list_valued=True),
+}
+
+
+class _Speculative(SpeculationStrategy):
+    """Shared round arithmetic; subclasses say how one draft forward is priced."""
+
+    def tree_shape(self) -> TreeShape | None:
+        t = self.tree
+        return None if t is None else TreeShape(t["branch"], t["depth"], t.get("nodes", 0))
+
+    @property
+    def draft_tokens(self) -> int:
+        """Draft nodes verified per round (chain: k; tree: its pruned size)."""
+        t = self.tree_shape()
+        return self.k if t is None else t.size
+
+    def tokens_per_round(self) -> float:
+        if self.accept_lengths is not None:
+            return lengths_tokens_per_round(self.accept_lengths)
+        t = self.tree_shape()
+        alpha = self.acceptance if self.per_position is None else self.per_position
+        if t is None:
+            return chain_tokens_per_round(alpha, self.k)
+        return tree_tokens_per_round(alpha, t)
+
+    def draft_levels(self) -> list[int]:
+        """Rows per sequence of each sequential draft forward: chain k x 1; tree one per level over the
+        frontier (the root, then each level's nodes except the last)."""
+        t = self.tree_shape()
+        if t is None:
+            return [1] * self.k
+        w = t.widths()
+        return [1] + w[:-1]
+
+    def refuse(self, combo):
+        pp = self.per_position
+        if pp is not None and self.tree is not None and len(pp) != len(self.tree_shape().widths()):
+            return f"per_position lists {len(pp)} values for a tree of {len(self.tree_shape().widths())} levels"
+        if pp is not None and self.tree is None and len(pp) != self.k:
+            return f"per_position lists {len(pp)} values for k = {self.k}"
+        if self.accept_lengths is not None and self.tree is None and len(self.accept_lengths) != self.k + 1:
+            return f"accept_lengths needs k + 1 = {self.k + 1} probabilities (0..k accepted drafts)"
+        return None
+
+    # --- drafting cost ------------------------------------------------------------------------------
+    def draft_combo(self, combo):
+        raise NotImplementedError
+
+    def add_round_extras(self, b, combo, shape) -> None:
+        """Per-round ops besides the draft forwards (e.g. EAGLE-3's feature fusion)."""
+        return None
+
+    def round_plan(self, combo, batch, context) -> RoundPlan:
+        tokens = self.tokens_per_round()
+        rows = self.draft_tokens + 1
+        dc = self.draft_combo(combo)
+
+        def add_draft(b, c, shape: StepShape):
+            self.add_round_extras(b, c, shape)
+            for level, width in enumerate(self.draft_levels()):
+                sb = ScopedBuilder(b, f"draft.")
+                q = np.full(b.n, float(width))
+                dshape = StepShape(batch=shape.batch, query_rows=q, context=shape.context, phase="decode",
+                                   extra={"layers": dc.model.layers})
+                r = dshape.rows
+                body_ops(sb, dc, r, r, "decode", lambda bb, count: dc.attention.decode_ops(bb, dc, dshape))
+
+        return RoundPlan(query_rows=rows, tokens_per_round=tokens, add_draft_ops=add_draft)
+
+    def prefill_draft_ops(self, b, combo, prompt) -> None:
+        dc = self.draft_combo(combo)
+        ones = np.ones(b.n)
+        shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill",
+                          extra={"layers": dc.model.layers})
+        body_ops(ScopedBuilder(b, "draft."), dc, prompt, ones, "prefill",
+                 lambda bb, count: dc.attention.prefill_ops(bb, dc, shape))
+
+    def extra_weight_bytes(self, combo) -> float:
+        return model_weight_bytes(self.draft_combo(combo))
+
+    def extra_kv_bytes_per_token(self, combo) -> float:
+        dc = self.draft_combo(combo)
+        return dc.model.kv_bytes_per_token(dc.kv_dtype) * dc.kv_fraction_dev
+
+
+def _dense(combo):
+    from simulator.strategies.base import registry
+
+    return registry()["attention"]["dense"]()
+
+
+@register
+class DraftModel(_Speculative):
+    name = "draft_model"
+    description = "a separate small draft model proposes K tokens (or a tree), the target verifies them"
+    params = {
+        "model": Param("TinyLlama-1.1B", "SpecAttn paper: TinyLlama-1.1B drafts for Llama-2-7B",
+                       lambda v: isinstance(v, str), f"a shipped model name ({', '.join(list_models())}) or a path"),
+        "acceptance": Param(0.7, "ASSUMPTION: per-position acceptance 0.7 (typical of small draft models; "
+                                 "set it from measurements)", _is_prob, "a probability in [0, 1]"),
+        **COMMON_PARAMS,
+    }
+
+    def draft_model(self):
+        return load_model(self.model)
+
+    def refuse(self, combo):
+        r = super().refuse(combo)
+        if r:
+            return r
+        d = self.draft_model()
+        if d.vocab != combo.model.vocab:
+            return (f"draft model {d.name} (vocab {d.vocab}) does not share {combo.model.name}'s tokenizer "
+                    f"(vocab {combo.model.vocab})")
+        return None
+
+    def draft_combo(self, combo):
+        d = self.draft_model()
+        return replace(combo, model=d, tp=1, weight_dtype=d.dtype, attention=_dense(combo))
+
+
+@register
+class Eagle3(_Speculative):
+    name = "eagle3"
+    description = "an EAGLE-3 head (one decoder layer on the target's features) drafts a chain or a tree"
+    params = {
+        "acceptance": Param(0.7, "SSV document: 'EAGLE-3 achieves ~70% on typical tasks'", _is_prob,
+                            "a probability in [0, 1] (every position / tree level)"),
+        "draft_vocab": Param(EAGLE3_DRAFT_VOCAB, "EAGLE-3 Llama-3.1-8B head config: draft_vocab_size 32000",
+                             lambda v: isinstance(v, int) and v > 0, "a positive integer"),
+        **COMMON_PARAMS,
+    }
+
+    def refuse(self, combo):
+        r = super().refuse(combo)
+        if r:
+            return r
+        if combo.model.mla:
+            return "an EAGLE-3 head for MLA models is not modeled; use speculation 'mtp' for DeepSeek models"
+        return None
+
+    def draft_combo(self, combo):
+        m = combo.model
+        head = replace(m, name=f"{m.name}-EAGLE3", layers=1, vocab=self.draft_vocab, tie_embeddings=False,
+                       moe=None, mtp_modules=0, dsa_indexer=None)
+        return replace(combo, model=head, weight_dtype="bf16", attention=_dense(combo))
+
+    def add_round_extras(self, b, combo, shape) -> None:
+        # fuse the target's low/mid/high hidden states of each verified token: [rows, 3h] @ [3h, h]
+        h = combo.model.hidden
+        gemm(ScopedBuilder(b, "draft."), "eagle3_fc", combo, shape.batch * shape.query_rows, 3 * h, h, 1.0,
+             weight_bytes=ACT_BYTES, dtype="bf16")
+
+    def extra_weight_bytes(self, combo) -> float:
+        h = combo.model.hidden
+        # the head's layer + its LM head, minus the embedding it shares with the target, plus the fc
+        dc = self.draft_combo(combo)
+        shared_embedding = dc.model.vocab * h * ACT_BYTES / dc.tp
+        return model_weight_bytes(dc) - shared_embedding + 3 * h * h * ACT_BYTES / combo.tp
+
+
+@register
+class MultiTokenPrediction(_Speculative):
+    name = "mtp"
+    description = "DeepSeek MTP modules draft K tokens; the main model verifies them"
+    params = {
+        "acceptance": Param(0.8, "SnapStream sec. 5: 80% MTP acceptance (DeepSeek-V3 report: 85-90% for the "
+                                 "second token)", _is_prob, "a probability in [0, 1]"),
+        **{**COMMON_PARAMS, "k": Param(1, "DeepSeek-V3 ships one MTP module (num_nextn_predict_layers = 1)",
+                                       lambda v: isinstance(v, int) and 1 <= v <= 16, "an integer 1..16")},
+    }
+
+    def refuse(self, combo):
+        r = super().refuse(combo)
+        if r:
+            return r
+        if not combo.model.mtp_modules:
+            return f"{combo.model.name} has no MTP modules"
+        if self.tree is not None:
+            return "MTP drafts a chain; a tree is not supported"
+        return None
+
+    def draft_combo(self, combo):
+        m = combo.model
+        moe = replace(m.moe, first_dense_layers=0) if m.moe else None
+        module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0, dsa_indexer=None)
+        return replace(combo, model=module, attention=_dense(combo))
+
+    def add_round_extras(self, b, combo, shape) -> None:
+        # eh_proj of each draft step: [B, 2h] @ [2h, h] (norms of the two inputs are elementwise, small)
+        h = combo.model.hidden
+        gemm(ScopedBuilder(b, "draft.", count_factor=self.k), "mtp_eh_proj", combo, shape.batch, 2 * h, h, 1.0)
+
+    def extra_weight_bytes(self, combo) -> float:
+        # the module's decoder layer and eh_proj; embedding and LM head are shared with the main model
+        return combo.model.mtp_params() * combo.wbytes / combo.tp
