@@ -20,7 +20,7 @@ from hwmodels.spec import list_hardware, load_hardware  # noqa: E402
 from simulator.combo import Combo  # noqa: E402
 from simulator.model import list_models, load_model  # noqa: E402
 from simulator.pricing import price_combo  # noqa: E402
-from simulator.strategies.base import registry  # noqa: E402
+from simulator.strategies.base import AXES, DEFAULT_VALUE, registry  # noqa: E402
 
 
 def main() -> None:
@@ -32,8 +32,9 @@ def main() -> None:
     reg = registry()
     hws = [load_hardware(n) for n in list_hardware()]
     models = [load_model(n) for n in list_models()]
-    combos = [Combo(h, m, reg["attention"]["dense"](), reg["topk"]["none"](), reg["speculation"]["none"](),
-                    reg["verify_kernel"]["none"](), "bf16", m.dtype, 1) for h in hws for m in models]
+    defaults = {a: reg[a][DEFAULT_VALUE[a]]() for a in AXES}
+    combos = [Combo(hardware=h, model=m, kv_dtype="bf16", weight_dtype=m.dtype, tp=1, **defaults)
+              for h in hws for m in models]
     grids = {}
     for m in models:
         ctx = np.unique(np.geomspace(1024, m.max_context, args.contexts).astype(int))

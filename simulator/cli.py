@@ -4,6 +4,7 @@
     sparsesim sweep SCENARIO        price the whole strategy-tuple product, report skips, rank
     sparsesim hw list | show NAME   hardware specs and the source of every number
     sparsesim models list | show NAME
+    sparsesim figures list | run SCENARIO   paper reproductions (simulator/figures)
 
 Errors a user can cause print one clear message (no traceback) and exit with status 2.
 """
@@ -58,6 +59,44 @@ def cmd_run(args) -> int:
     print(report.skipped_text(result.skipped))
     for line in _write_outputs(sc, result, _out_dir(args, sc.name), args.breakdown):
         print(line)
+    _print_reproductions(sc, _out_dir(args, sc.name))
+    return 0
+
+
+def _print_reproductions(sc, out_dir: Path) -> None:
+    if not sc.targets:
+        return
+    import pandas as pd
+
+    from simulator.figures import run_reproduction
+
+    frames = []
+    for name in sc.targets:
+        rep = run_reproduction(name, sc)
+        print()
+        print(rep.text())
+        frames.append(rep.frame().assign(reproduction=name))
+    p = out_dir / "reproduction.csv"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pd.concat(frames, ignore_index=True).to_csv(p, index=False)
+    print(f"wrote {p}")
+
+
+def cmd_figures(args) -> int:
+    from simulator.figures import reproductions
+    from simulator.scenario import load_scenario
+
+    if args.action == "list":
+        for name, fn in sorted(reproductions().items()):
+            doc = (fn.__doc__ or "").strip().splitlines()
+            print(f"{name:<28} {doc[0] if doc else ''}")
+        return 0
+    if not args.scenario:
+        raise _usage("figures run needs a SCENARIO with targets:")
+    sc = load_scenario(args.scenario)
+    if not sc.targets:
+        raise _usage(f"{sc.file} names no reproductions (targets:)")
+    _print_reproductions(sc, _out_dir(args, sc.name))
     return 0
 
 
@@ -232,6 +271,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["list", "show"])
     m.add_argument("name", nargs="?")
     m.set_defaults(func=cmd_models)
+    f = sub.add_parser("figures", help="paper reproductions: list them, or run a scenario's targets only")
+    f.add_argument("action", choices=["list", "run"])
+    f.add_argument("scenario", nargs="?", help="scenario YAML with targets: (for run)")
+    f.add_argument("--out", help="output folder (default results/<scenario name>)")
+    f.set_defaults(func=cmd_figures)
     return p
 
 

@@ -26,6 +26,8 @@ class Combo:
     topk: Strategy
     speculation: Strategy
     verify_kernel: Strategy
+    schedule: Strategy
+    kv_policy: Strategy
     kv_dtype: str
     weight_dtype: str
     tp: int
@@ -65,12 +67,18 @@ class Combo:
         return WEIGHT_COMPUTE_DTYPE[self.weight_dtype]
 
     def strategies(self) -> tuple:
-        """The strategy values of the four axes."""
-        return (self.attention, self.topk, self.speculation, self.verify_kernel)
+        """The strategy values of every axis (simulator.strategies.base.AXES)."""
+        from simulator.strategies.base import AXES
+
+        return tuple(getattr(self, a) for a in AXES)
 
     def strategy_label(self) -> str:
+        """'dense', 'nsa+eagle3(k=4)+ssv', ...: the attention value plus every non-default value."""
+        from simulator.strategies.base import AXES, DEFAULT_VALUE
+
         parts = [self.attention.label()]
-        for s in (self.topk, self.speculation, self.verify_kernel):
-            if s.name != "none":
+        for a in AXES[1:]:
+            s = getattr(self, a)
+            if s.name != DEFAULT_VALUE[a] or s.label() != s.name:
                 parts.append(s.label())
         return "+".join(parts)

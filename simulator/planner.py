@@ -53,11 +53,10 @@ def combo_refusal(combo: Combo) -> str | None:
 
 def combos(sc: Scenario):
     """Every strategy tuple of the scenario, as Combo objects."""
-    for hw, m, att, tk, sp, vk, kv, wd, tp in itertools.product(
-            sc.hardware, sc.models, sc.axes["attention"], sc.axes["topk"], sc.axes["speculation"],
-            sc.axes["verify_kernel"], sc.kv_dtype, sc.weight_dtype, sc.tp):
-        yield Combo(hardware=hw, model=m, attention=att, topk=tk, speculation=sp, verify_kernel=vk, kv_dtype=kv,
-                    weight_dtype=m.dtype if wd == "native" else wd, tp=tp, launch=sc.launch)
+    for hw, m, kv, wd, tp, *values in itertools.product(
+            sc.hardware, sc.models, sc.kv_dtype, sc.weight_dtype, sc.tp, *(sc.axes[a] for a in AXES)):
+        yield Combo(hardware=hw, model=m, kv_dtype=kv, weight_dtype=m.dtype if wd == "native" else wd, tp=tp,
+                    launch=sc.launch, **dict(zip(AXES, values)))
 
 
 def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> SweepResult:
@@ -94,12 +93,11 @@ def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> S
         df.insert(0, "output_tokens", o)
         df.insert(0, "context", c)
         df.insert(0, "batch", b)
-        for name, value in reversed([
-                ("hardware", combo.hardware.name), ("model", m.name), ("strategy", combo.strategy_label()),
-                ("attention", combo.attention.label()), ("topk", combo.topk.label()),
-                ("speculation", combo.speculation.label()), ("verify_kernel", combo.verify_kernel.label()),
-                ("kv_dtype", combo.kv_dtype), ("weight_dtype", combo.weight_dtype), ("tp", combo.tp),
-                ("launch", combo.launch)]):
+        for name, value in reversed(
+                [("hardware", combo.hardware.name), ("model", m.name), ("strategy", combo.strategy_label())]
+                + [(a, getattr(combo, a).label()) for a in AXES]
+                + [("kv_dtype", combo.kv_dtype), ("weight_dtype", combo.weight_dtype), ("tp", combo.tp),
+                   ("launch", combo.launch)]):
             df.insert(0, name, value)
         frames.append(df)
         if bd is not None:

@@ -4,7 +4,8 @@ Definitions (per setting = one batch size B, context C, output length L):
   context C      the KV length a sequence reaches at the end of generation (prompt P = C - L tokens,
                  then L generated tokens), so C may go up to the model's max_context
   step time      one decode round at the mean KV length over the generation, C - (L + 1) / 2
-                 (step time is affine in KV length up to wave rounding, so this is the mean step time)
+                 (step time is affine in KV length up to wave rounding, so this is the mean step time);
+                 a KV policy (StreamingLLM, SnapKV, ...) may cap the tokens the kernel attends over
   TPOT           step time / tokens per round (1 without speculation)
   tokens/s       B / TPOT: the decode throughput of the whole batch
   TTFT           prefill of one prompt of P tokens at batch 1 (eager launches, no chunking)
@@ -27,10 +28,11 @@ from simulator.strategies.base import StepShape
 
 def decode_ops(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
     """Op table of one decode round (drafting + target forward) and the round's plan."""
-    plan = combo.speculation.round_plan(combo, batch, kv_len)
+    attended = combo.kv_policy.attended_tokens(combo, kv_len)
+    plan = combo.speculation.round_plan(combo, batch, attended)
     n = len(batch)
     q = np.full(n, float(plan.query_rows))
-    shape = StepShape(batch=batch, query_rows=q, context=kv_len, phase="decode",
+    shape = StepShape(batch=batch, query_rows=q, context=attended, phase="decode",
                       extra={"layers": combo.model.layers})
     b = OpBuilder(n)
     if plan.add_draft_ops is not None:
@@ -48,6 +50,7 @@ def prefill_ops(combo: Combo, prompt: np.ndarray) -> OpTable:
                       extra={"layers": combo.model.layers})
     b = OpBuilder(n)
     body_ops(b, combo, prompt, ones, "prefill", lambda bb, count: combo.attention.prefill_ops(bb, combo, shape))
+    combo.kv_policy.prefill_ops(b, combo, shape)
     combo.speculation.prefill_draft_ops(b, combo, prompt)
     return b.build()
 
@@ -96,7 +99,7 @@ def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = F
     pops = prefill_ops(combo, uniq)
     cols["ttft_ms"] = (_per_setting(pops, price(pops, hw, "eager")) * 1e3)[inv]
 
-    cached = combo.attention.cached_tokens(combo, context)
+    cached = combo.kv_policy.cached_tokens(combo, combo.attention.cached_tokens(combo, context))
     kv_seq = memory.kv_bytes_per_sequence(combo, cached)
     cols["kv_bytes_per_seq"] = kv_seq
     cols["kv_bytes"] = kv_seq * batch

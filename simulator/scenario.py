@@ -13,6 +13,8 @@
       topk: [none]
       speculation: [none]
       verify_kernel: [none]
+      schedule: [none]
+      kv_policy: [full]
       kv_dtype: [bf16]                 # bf16 | fp16 | fp8 | int8 | int4
       weight_dtype: [native]           # native (the model's released dtype) | bf16 | fp16 | fp8 | int8 | int4
       parallelism: [{tp: 1}]           # tensor-parallel degree
@@ -23,6 +25,7 @@
       slo: {tpot_ms: 50, ttft_ms: 2000}   # optional limits; settings over them are not ranked
       top: 10
     outputs: [table, csv, plot]
+    targets: [ssv_throughput]          # optional: reproductions (simulator/figures) printed after the run
 
 A name in a list may also be written as a path to a file of that kind.
 """
@@ -70,6 +73,8 @@ class Scenario:
     slo: dict[str, float] = field(default_factory=dict)
     top: int = 10
     outputs: list[str] = field(default_factory=lambda: list(OUTPUTS))
+    targets: list[str] = field(default_factory=list)
+    doc: dict = field(default_factory=dict)
 
 
 def _as_list(v: Any) -> list:
@@ -188,11 +193,15 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
         raise ScenarioError(f"must be a positive integer, got {top!r}", file=file, field="objective.top")
 
     outputs = _choices(doc.get("outputs", list(OUTPUTS)), OUTPUTS, file, "outputs")
+    targets = _as_list(doc.get("targets", []))
+    if not all(isinstance(t, str) for t in targets):
+        raise ScenarioError(f"must list reproduction names, got {targets!r}", file=file, field="targets")
     desc = doc.get("description", "")
     return Scenario(name=name, file=file, description=str(desc).strip(), hardware=hardware, models=models,
                     batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
                     weight_dtype=wd, tp=sorted(set(tp)), launch=launch, rank_by=rank_by,
-                    slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs)
+                    slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
+                    targets=targets, doc=doc)
 
 
 def find_scenario(name_or_path: str) -> Path:

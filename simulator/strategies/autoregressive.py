@@ -3,11 +3,13 @@
 speculation: none    plain autoregressive decoding: one query row per sequence, one token per step.
 topk: none           no top-k selection (attention that selects nothing).
 verify_kernel: none  no speculative verification kernel.
+schedule: none       every layer runs the same attention kernel (no refresh/reuse schedule).
+kv_policy: full      the KV cache keeps every token.
 """
 from __future__ import annotations
 
-from simulator.strategies.base import (RoundPlan, SpeculationStrategy, TopkStrategy, VerifyKernelStrategy,
-                                       register)
+from simulator.strategies.base import (KVPolicyStrategy, RoundPlan, ScheduleStrategy, SpeculationStrategy,
+                                       TopkStrategy, VerifyKernelStrategy, register)
 
 
 @register
@@ -34,3 +36,15 @@ class NoTopk(TopkStrategy):
 class NoVerifyKernel(VerifyKernelStrategy):
     name = "none"
     description = "no speculative verification kernel"
+
+
+@register
+class NoSchedule(ScheduleStrategy):
+    name = "none"
+    description = "every layer runs the same attention kernel"
+
+
+@register
+class FullKV(KVPolicyStrategy):
+    name = "full"
+    description = "the KV cache keeps every token"

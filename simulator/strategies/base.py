@@ -3,7 +3,7 @@
 A strategy module defines subclasses of `Strategy` decorated with `@register`; importing the module is
 all it takes (`simulator.strategies` imports every module in its folder). Each class declares:
 
-    axis    which axis it is a value of ('attention', 'topk', 'speculation', 'verify_kernel')
+    axis    which axis it is a value of (AXES below)
     name    its value name in scenario YAML
     params  {param: Param(default, source, check)} — defaults carry their source
     refuse(combo) -> reason or None          combinations that make no sense, with the reason
@@ -11,8 +11,11 @@ and the axis's hooks, which turn (model, setting) into Op rows:
 
     attention      decode_ops(b, combo, shape), prefill_ops(b, combo, shape), cached_tokens(context)
     speculation    round_plan(combo, batch, context) -> RoundPlan
-    topk           (used by selecting attention strategies in later modules)
-    verify_kernel  (used by speculation + sparse attention in later modules)
+    topk           (used by selecting attention strategies)
+    verify_kernel  (used by speculation + sparse attention)
+    schedule       per-layer refresh/reuse schedules of selecting attention
+    kv_policy      what the KV cache keeps: cached_tokens(combo, context) for memory,
+                   attended_tokens(combo, kv_len) for the decode kernel, prefill_ops(b, combo, shape)
 
 Nothing here reads hardware numbers.
 """
@@ -26,8 +29,9 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 
-AXES = ("attention", "topk", "speculation", "verify_kernel")
-DEFAULT_VALUE = {"attention": "dense", "topk": "none", "speculation": "none", "verify_kernel": "none"}
+AXES = ("attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy")
+DEFAULT_VALUE = {"attention": "dense", "topk": "none", "speculation": "none", "verify_kernel": "none",
+                 "schedule": "none", "kv_policy": "full"}
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,26 @@ class TopkStrategy(Strategy):
 
 class VerifyKernelStrategy(Strategy):
     axis = "verify_kernel"
+
+
+class ScheduleStrategy(Strategy):
+    axis = "schedule"
+
+
+class KVPolicyStrategy(Strategy):
+    axis = "kv_policy"
+
+    def cached_tokens(self, combo, context: np.ndarray) -> np.ndarray:
+        """Tokens a sequence keeps in its cache when its context is `context` (full: all of them)."""
+        return context
+
+    def attended_tokens(self, combo, kv_len: np.ndarray) -> np.ndarray:
+        """Tokens a decode query attends over when the sequence has `kv_len` tokens."""
+        return kv_len
+
+    def prefill_ops(self, b, combo, shape) -> None:
+        """Ops the policy adds to prefill (e.g. SnapKV's observation-window scoring)."""
+        return None
 
 
 _REGISTRY: dict[str, dict[str, type[Strategy]]] = {a: {} for a in AXES}
