@@ -6,7 +6,7 @@ the layer that must know how to price each entry; strategies only pick from it.
 """
 from __future__ import annotations
 
-KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy")
+KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in
@@ -27,6 +27,7 @@ DTYPE_FALLBACK: dict[str, tuple[str, ...]] = {
     "int4": ("int4", "bf16", "fp32"),
 }
 
-COLLECTIVE = KIND_CODE["collective"]
+COLLECTIVE = KIND_CODE["collective"]  # ring all-reduce
+ALLTOALL = KIND_CODE["alltoall"]      # all-to-all exchange (resharding between TP and DP layouts)
 GEMM = KIND_CODE["gemm"]
 ATTENTION = KIND_CODE["attention"]

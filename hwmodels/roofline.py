@@ -14,6 +14,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
     kernel_s    = max(compute_s, memory_s) + launch        launch = eager or graph overhead per kernel
     collective  = 2 (g-1)/g * bytes / bw_link + 2 (g-1) * latency_link + launch      (ring all-reduce over
                   g = devices of the op; bytes = the message size per device, in `bytes_read`)
+    alltoall    = (g-1)/g * bytes / bw_link + latency_link + launch    (each device sends the (g-1)/g of its
+                  `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
 
 `peak[dtype]` is the dense datasheet rate for the op's arithmetic dtype, falling back to the next wider
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwmodels.opkinds import COLLECTIVE, KINDS
+from hwmodels.opkinds import ALLTOALL, COLLECTIVE, KINDS
 from hwmodels.spec import HardwareSpec
 from hwmodels.errors import SparsesimError
 
@@ -71,16 +73,19 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     memory_s = (ops.bytes_read + ops.bytes_written) / (hw.hbm_bw_bytes_s * eff_m * fill_m)
     launch_one = hw.launch_graph_s if launch == "graph" else hw.launch_eager_s
 
-    is_coll = ops.kind == COLLECTIVE
+    is_ring = ops.kind == COLLECTIVE
+    is_a2a = ops.kind == ALLTOALL
+    is_coll = is_ring | is_a2a
     if is_coll.any():
         g = np.maximum(ops.devices, 1.0)
         if hw.link_bw_bytes_s is None or hw.link_latency_s is None:
             if (g[is_coll] > 1).any():
                 raise SparsesimError(f"{hw.name} has no sourced interconnect bandwidth/latency "
                                      f"(interconnect.* is null in {hw.file}); collectives cannot be priced")
-        ring = (2.0 * (g - 1.0) / g * ops.bytes_read / (hw.link_bw_bytes_s or np.inf)
-                + 2.0 * (g - 1.0) * (hw.link_latency_s or 0.0))
-        memory_s = np.where(is_coll, ring, memory_s)
+        bw, lat = hw.link_bw_bytes_s or np.inf, hw.link_latency_s or 0.0
+        ring = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + 2.0 * (g - 1.0) * lat
+        a2a = (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, lat, 0.0)
+        memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, memory_s))
         compute_s = np.where(is_coll, 0.0, compute_s)
         launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)
     else:

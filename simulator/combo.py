@@ -32,6 +32,9 @@ class Combo:
     weight_dtype: str
     tp: int
     launch: str = "graph"
+    ep: int = 1        # expert parallelism: 1 = experts TP-sharded; == tp = whole experts spread over the TP devices
+    attn_dp: int = 1   # attention data parallelism: the attention kernel and KV cache split by batch over
+                       # attn_dp groups of tp / attn_dp devices; projections and FFN stay TP
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property
@@ -49,10 +52,32 @@ class Combo:
 
     @property
     def kv_fraction_dev(self) -> float:
-        """Share of one token's KV bytes that one device stores."""
+        """Share of one token's KV bytes that one device stores, averaged over the batch (under attention
+        DP a device holds 1/attn_dp of the sequences)."""
+        return self.attn_kv_fraction_dev / self.attn_dp
+
+    # ---- the attention kernel's layout (differs from the projections' under attention DP) -------------
+    @property
+    def attn_tp(self) -> int:
+        """Devices that split one sequence's heads inside the attention kernel."""
+        return self.tp // self.attn_dp
+
+    @property
+    def attn_heads_dev(self) -> int:
+        return math.ceil(self.model.heads / self.attn_tp)
+
+    @property
+    def attn_kv_heads_dev(self) -> int:
+        if self.model.mla:
+            return 1
+        return max(1, math.ceil(self.model.kv_heads / self.attn_tp))
+
+    @property
+    def attn_kv_fraction_dev(self) -> float:
+        """Share of one sequence's per-token KV bytes held by a device that holds that sequence."""
         if self.model.mla:
             return 1.0
-        return self.kv_heads_dev / self.model.kv_heads
+        return self.attn_kv_heads_dev / self.model.kv_heads
 
     @property
     def wbytes(self) -> float:
@@ -65,6 +90,14 @@ class Combo:
     @property
     def gemm_dtype(self) -> str:
         return WEIGHT_COMPUTE_DTYPE[self.weight_dtype]
+
+    def parallel_label(self) -> str:
+        s = f"TP{self.tp}"
+        if self.ep > 1:
+            s += f" EP{self.ep}"
+        if self.attn_dp > 1:
+            s += f" attnDP{self.attn_dp}"
+        return s
 
     def strategies(self) -> tuple:
         """The strategy values of every axis (simulator.strategies.base.AXES)."""

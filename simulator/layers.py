@@ -113,14 +113,21 @@ def expected_distinct_experts(experts: int, top_k: int, tokens) -> np.ndarray:
 
 def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
     """One MoE FFN: router GEMM + top-k gating, routed experts (grouped GEMMs over the distinct experts
-    touched, each TP-sharded), shared experts (a dense MLP), weighted combine."""
+    touched), shared experts (a dense MLP, TP-sharded), weighted combine.
+
+    ep == 1: every expert is TP-sharded (each device holds 1/tp of every expert's columns and computes
+    every token-expert pair on its slice). ep == tp (TP attention + EP MoE, "TEP"): each device holds
+    E/ep whole experts and computes the pairs routed to them; hidden states are replicated after the
+    attention all-reduce, so no dispatch is needed and the partial outputs are summed by the same
+    all-reduce as under TP. Per device we price the expected (mean) load; routing imbalance makes the
+    busiest device slower than this (an assumption we state rather than hide)."""
     m, h = combo.model, combo.model.hidden
     e = m.moe
-    f = e.expert_ffn / combo.tp
+    f = e.expert_ffn / combo.tp if combo.ep == 1 else e.expert_ffn
     gemm(b, "moe_router", combo, rows, h, e.experts, count, weight_bytes=ACT_BYTES, dtype=ACT_DTYPE)
     elementwise(b, "moe_gating", rows, e.experts, e.top_k, count)
-    touched = expected_distinct_experts(e.experts, e.top_k, rows)
-    assign = rows * e.top_k  # token-expert pairs
+    touched = expected_distinct_experts(e.experts, e.top_k, rows) / combo.ep
+    assign = rows * e.top_k / combo.ep  # token-expert pairs computed on this device
     gate_up_n = (m.mlp_matrices - 1) * f
     b.add("moe_experts_gate_up", "gemm", flops=2.0 * assign * h * gate_up_n,
           bytes_read=touched * h * gate_up_n * combo.wbytes + assign * h * ACT_BYTES,
@@ -165,11 +172,25 @@ def head_ops(b: OpBuilder, combo: Combo, rows, logit_rows) -> None:
           bytes_written=logit_rows * 8.0, dtype="fp32")
 
 
+def attention_dp_reshard(b: OpBuilder, combo: Combo, rows, count: float, name: str, width: float) -> None:
+    """All-to-all between the projections' TP layout (heads split, all sequences) and the attention
+    kernel's DP layout (sequences split): each device exchanges its `width`-wide slice of every row."""
+    b.add(name, "alltoall", bytes_read=rows * width * ACT_BYTES, dtype=ACT_DTYPE, count=count,
+          devices=combo.attn_dp)
+
+
 def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention_kernel) -> None:
     """All ops of one forward pass; `attention_kernel(b, count)` adds the attention kernel itself."""
     m = combo.model
     attention_in_ops(b, combo, rows, m.layers, phase)
+    dp = combo.attn_dp > 1 and phase == "decode"
+    if dp:
+        q_width = combo.heads_dev * ((m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) if m.mla else m.head_dim)
+        attention_dp_reshard(b, combo, rows, m.layers, "attn_dp_reshard_in", q_width)
     attention_kernel(b, m.layers)
+    if dp:
+        o_width = combo.heads_dev * (m.mla.kv_lora_rank if m.mla else m.head_dim)
+        attention_dp_reshard(b, combo, rows, m.layers, "attn_dp_reshard_out", o_width)
     attention_out_ops(b, combo, rows, m.layers, phase)
     ffn_ops(b, combo, rows, phase)
     head_ops(b, combo, rows, logit_rows)

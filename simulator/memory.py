@@ -28,7 +28,8 @@ PREFILL_CHUNK_TOKENS = 8192
 
 
 def model_weight_bytes(combo: Combo) -> float:
-    """Weight bytes of the combo's model stored on one device."""
+    """Weight bytes of the combo's model stored on one device (experts: 1/tp of each under TP, or
+    E/ep whole experts under EP — the same bytes per device when ep == tp)."""
     m = combo.model
     pc = m.param_counts()
     linear = pc["attention"] + pc["dense_mlp"] + pc["moe"]

@@ -44,6 +44,10 @@ def combo_refusal(combo: Combo) -> str | None:
                 "unsourced (null)")
     if m.heads % combo.tp:
         return f"{m.name}: {m.heads} attention heads do not split evenly over TP{combo.tp}"
+    if combo.ep > 1 and not m.moe:
+        return f"EP{combo.ep}: {m.name} has no experts"
+    if combo.ep > 1 and m.moe.experts % combo.ep:
+        return f"EP{combo.ep}: {m.moe.experts} experts do not split evenly"
     for axis in AXES:
         reason = getattr(combo, axis).refuse(combo)
         if reason:
@@ -53,10 +57,10 @@ def combo_refusal(combo: Combo) -> str | None:
 
 def combos(sc: Scenario):
     """Every strategy tuple of the scenario, as Combo objects."""
-    for hw, m, kv, wd, tp, *values in itertools.product(
-            sc.hardware, sc.models, sc.kv_dtype, sc.weight_dtype, sc.tp, *(sc.axes[a] for a in AXES)):
+    for hw, m, kv, wd, (tp, ep, dp), *values in itertools.product(
+            sc.hardware, sc.models, sc.kv_dtype, sc.weight_dtype, sc.parallel, *(sc.axes[a] for a in AXES)):
         yield Combo(hardware=hw, model=m, kv_dtype=kv, weight_dtype=m.dtype if wd == "native" else wd, tp=tp,
-                    launch=sc.launch, **dict(zip(AXES, values)))
+                    ep=ep, attn_dp=dp, launch=sc.launch, **dict(zip(AXES, values)))
 
 
 def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> SweepResult:
@@ -97,6 +101,7 @@ def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> S
                 [("hardware", combo.hardware.name), ("model", m.name), ("strategy", combo.strategy_label())]
                 + [(a, getattr(combo, a).label()) for a in AXES]
                 + [("kv_dtype", combo.kv_dtype), ("weight_dtype", combo.weight_dtype), ("tp", combo.tp),
+                   ("ep", combo.ep), ("attn_dp", combo.attn_dp), ("parallel", combo.parallel_label()),
                    ("launch", combo.launch)]):
             df.insert(0, name, value)
         frames.append(df)

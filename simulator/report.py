@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-GROUP_COLS = ["hardware", "model", "strategy", "kv_dtype", "weight_dtype", "tp", "launch", "output_tokens"]
+GROUP_COLS = ["hardware", "model", "strategy", "kv_dtype", "weight_dtype", "parallel", "launch", "output_tokens"]
 
 
 def fmt_tokens(n: float) -> str:
@@ -26,8 +26,8 @@ def fmt_bytes(n: float) -> str:
 
 
 def group_title(key: tuple) -> str:
-    hw, model, strategy, kv, wd, tp, launch, out = key
-    return (f"{model} on {hw} | {strategy} | weights {wd}, KV {kv} | TP{tp} | "
+    hw, model, strategy, kv, wd, par, launch, out = key
+    return (f"{model} on {hw} | {strategy} | weights {wd}, KV {kv} | {par} | "
             f"{'CUDA graph' if launch == 'graph' else 'eager'} | {int(out)} output tokens")
 
 
@@ -67,7 +67,7 @@ def skipped_text(skipped: Counter) -> str:
     return "\n".join(lines)
 
 
-RANK_COLUMNS = ["hardware", "model", "strategy", "kv_dtype", "weight_dtype", "tp", "batch", "context",
+RANK_COLUMNS = ["hardware", "model", "strategy", "kv_dtype", "weight_dtype", "parallel", "batch", "context",
                 "tpot_ms", "tokens_per_s", "ttft_ms", "max_batch"]
 
 
@@ -104,7 +104,7 @@ def write_plot(df: pd.DataFrame, path: Path, title: str, max_groups: int = 6) ->
             gb = gb.sort_values("context")
             x = gb["context"].to_numpy()
             fit = gb["fits"].to_numpy()
-            lab = f"B={bsz}" + (f" | {key[2]} TP{key[5]} {key[3]}" if len(groups) > 1 else "")
+            lab = f"B={bsz}" + (f" | {key[2]} {key[5]} {key[3]}" if len(groups) > 1 else "")
             for ax, col in ((axes[0], "tpot_ms"), (axes[1], "tokens_per_s")):
                 y = gb[col].to_numpy()
                 ax.plot(x, np.where(fit, y, np.nan), styles[gi % 4], color=colors[bsz], marker="o", ms=3,

@@ -17,7 +17,10 @@
       kv_policy: [full]
       kv_dtype: [bf16]                 # bf16 | fp16 | fp8 | int8 | int4
       weight_dtype: [native]           # native (the model's released dtype) | bf16 | fp16 | fp8 | int8 | int4
-      parallelism: [{tp: 1}]           # tensor-parallel degree
+      parallelism: [{tp: 1}]           # {tp: N, ep: E, attn_dp: D}; each may be a list (their product)
+                                       #  tp: tensor-parallel devices; ep: 1 (experts TP-sharded) or tp
+                                       #  (whole experts spread over the tp devices); attn_dp: attention
+                                       #  data parallelism, divides tp (KV and attention split by batch)
     runtime:
       launch: graph                    # graph (CUDA graph / static dataflow graph) | eager
     objective:                         # used by `sparsesim sweep` to rank
@@ -67,7 +70,7 @@ class Scenario:
     axes: dict[str, list[Strategy]]
     kv_dtype: list[str]
     weight_dtype: list[str]
-    tp: list[int]
+    parallel: list[tuple[int, int, int]]  # (tp, ep, attn_dp)
     launch: str = "graph"
     rank_by: str = "tokens_per_s"
     slo: dict[str, float] = field(default_factory=dict)
@@ -165,12 +168,25 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     kv = _choices(st.get("kv_dtype", ["bf16"]), tuple(DTYPE_BYTES), file, "strategies.kv_dtype")
     wd = _choices(st.get("weight_dtype", ["native"]), ("native",) + tuple(DTYPE_BYTES), file,
                   "strategies.weight_dtype")
-    tp = []
+    parallel: list[tuple[int, int, int]] = []
     for entry in _as_list(st.get("parallelism", [{"tp": 1}])):
-        if not isinstance(entry, dict) or set(entry) != {"tp"}:
-            raise ScenarioError(f"each entry must be {{tp: N}} (or {{tp: [N, M]}}), got {entry!r}", file=file,
-                                field="strategies.parallelism")
-        tp += _positive_ints(entry["tp"], file, "strategies.parallelism.tp")
+        if not isinstance(entry, dict) or "tp" not in entry or set(entry) - {"tp", "ep", "attn_dp"}:
+            raise ScenarioError(f"each entry must be {{tp: N}} with optional ep: E, attn_dp: D (each a number or a "
+                                f"list), got {entry!r}", file=file, field="strategies.parallelism")
+        tps = _positive_ints(entry["tp"], file, "strategies.parallelism.tp")
+        eps = _positive_ints(entry.get("ep", 1), file, "strategies.parallelism.ep")
+        dps = _positive_ints(entry.get("attn_dp", 1), file, "strategies.parallelism.attn_dp")
+        for t in tps:
+            for e_ in eps:
+                if e_ not in (1, t):
+                    raise ScenarioError(f"ep={e_} with tp={t}: ep must be 1 (experts TP-sharded) or equal tp "
+                                        "(whole experts over the same devices)", file=file,
+                                        field="strategies.parallelism.ep")
+                for d_ in dps:
+                    if t % d_:
+                        raise ScenarioError(f"attn_dp={d_} must divide tp={t}", file=file,
+                                            field="strategies.parallelism.attn_dp")
+                    parallel.append((t, e_, d_))
 
     rt = _mapping(doc, "runtime", file, {"launch"})
     launch = rt.get("launch", "graph")
@@ -199,7 +215,7 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     desc = doc.get("description", "")
     return Scenario(name=name, file=file, description=str(desc).strip(), hardware=hardware, models=models,
                     batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
-                    weight_dtype=wd, tp=sorted(set(tp)), launch=launch, rank_by=rank_by,
+                    weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, rank_by=rank_by,
                     slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
                     targets=targets, doc=doc)
 

@@ -128,3 +128,31 @@ def test_max_batch_llama8b_h100():
     # per sequence at 32K: 32768 * 131072 KV bytes + 128256 * 4 logit bytes
     per_seq = 32768 * 131072 + 128256 * 4
     assert max_batch(c, arr(32768))[0] == int(free // per_seq) == 14
+
+
+def test_expert_parallel_moves_whole_experts():
+    tp8 = make_combo(model="DeepSeek-V3", tp=8, hw="H200")
+    tep8 = make_combo(model="DeepSeek-V3", tp=8, ep=8, hw="H200")
+    o_tp, _ = decode_ops(tp8, arr(1), arr(4096))
+    o_ep, _ = decode_ops(tep8, arr(1), arr(4096))
+    g_tp, g_ep = op(o_tp, "moe_experts_gate_up"), op(o_ep, "moe_experts_gate_up")
+    # batch 1 touches 8 experts: TP8 reads 1/8 of each of the 8 (7168 x 512); EP8 reads on average one
+    # whole expert (7168 x 4096) per device — the same mean bytes, over 8x fewer token-expert pairs
+    assert g_ep.bytes_read - 1 * 7168 * 2 == pytest.approx(g_tp.bytes_read - 8 * 7168 * 2)
+    assert g_ep.flops == pytest.approx(g_tp.flops)   # 8 pairs x 4096 cols / 8 devices = 8 pairs x 512 cols
+
+
+def test_attention_data_parallel_splits_the_batch():
+    tp = make_combo(model="DeepSeek-V3", tp=8, hw="H200")
+    dp = make_combo(model="DeepSeek-V3", tp=8, attn_dp=8, hw="H200")
+    o_tp, _ = decode_ops(tp, arr(64), arr(32768))
+    o_dp, _ = decode_ops(dp, arr(64), arr(32768))
+    # TP8: every device reads the latent of all 64 sequences (replicated); DP8: 8 sequences each, all heads
+    # (+ the 576-wide latent queries, re-read by each of the 32768 / 256 = 128 splits)
+    kv_tp = 64 * 32768 * 576 * 2 + 128 * 64 * 16 * 576 * 2
+    kv_dp = 8 * 32768 * 576 * 2 + 128 * 8 * 128 * 576 * 2
+    assert op(o_tp, "attention").bytes_read == kv_tp
+    assert op(o_dp, "attention").bytes_read == kv_dp
+    assert op(o_dp, "attention").flops == pytest.approx(op(o_tp, "attention").flops)
+    assert op(o_dp, "attn_dp_reshard_in").kind == "alltoall"
+    assert max_batch(dp, arr(32768))[0] > 7 * max_batch(tp, arr(32768))[0]

@@ -41,14 +41,15 @@ class DenseAttention(AttentionStrategy):
 
     def decode_ops(self, b, combo, shape) -> None:
         m = combo.model
-        B, q, T = shape.batch, shape.query_rows, shape.context
+        # under attention DP a device runs the kernel for its 1/attn_dp share of the sequences
+        B, q, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
         kvb = combo.kvbytes
         splits = np.maximum(1.0, T / self.split_tokens)  # even split of the KV range (see docstring)
         split = T > self.split_tokens
         if m.mla:
             a = m.mla
             lat = a.kv_lora_rank + a.qk_rope_head_dim
-            H = combo.heads_dev
+            H = combo.attn_heads_dev
             flops = 2.0 * B * q * H * T * (lat + a.kv_lora_rank)
             kv_read = B * T * lat * kvb
             q_bytes = B * q * H * lat * ACT_BYTES
@@ -56,7 +57,7 @@ class DenseAttention(AttentionStrategy):
             heads_rows = B * q * H
             units = B * splits * np.ceil(H * q / 64.0)
         else:
-            Hq, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+            Hq, Hkv, d = combo.attn_heads_dev, combo.attn_kv_heads_dev, m.head_dim
             flops = 4.0 * B * q * Hq * T * d
             kv_read = B * T * 2.0 * Hkv * d * kvb
             q_bytes = B * q * Hq * d * ACT_BYTES
@@ -76,7 +77,7 @@ class DenseAttention(AttentionStrategy):
 
     def prefill_ops(self, b, combo, shape) -> None:
         m = combo.model
-        B, P = shape.batch, shape.context
+        B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
         pairs = P * (P + 1) / 2.0  # causal (query, key) pairs per head
         H = combo.heads_dev
         if m.mla:
