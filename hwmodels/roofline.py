@@ -9,18 +9,30 @@ For every op row (one kernel, or `count` identical kernels in sequence):
     fill_m      = min(1, n / (s * U))        when n > 0, else 1
                   (a kernel on too few units cannot pull full bandwidth; s = saturation_units_fraction,
                    1.0 uncalibrated = bandwidth linear in occupied units)
-    compute_s   = flops / (peak[dtype] * eff_c[kind] * fill_c)
-    memory_s    = (bytes_read + bytes_written) / (bw_hbm * eff_m[kind] * fill_m)
-    kernel_s    = max(compute_s, memory_s) + launch        launch = eager or graph overhead per kernel
+    compute_s   = flops / (peak[dtype] * eff_c[kind] * eff_dtype[dtype] * fill_c)
+    hbm_bytes   = bytes_read + bytes_written - reread_bytes * hit
+                  hit = min(1, L2 * l2_fraction / working_set): re-reads of a working set that fits in L2
+                  come from L2 (no HBM traffic); of a larger one, the resident share does
+    memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
+    device_s    = max(compute_s, memory_s) + fixed[kind]   fixed = ramp/tail/sync time of one kernel
+                  (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
+    kernel_s    = device_s + launch_graph                  (graph: the gap between consecutive graph nodes)
+                = max(device_s, launch_eager)              (eager: the host issues kernels asynchronously,
+                                                            so a kernel costs whichever is slower, the
+                                                            device or the host's launch)
     collective  = 2 (g-1)/g * bytes / bw_link + 2 (g-1) * latency_link + launch      (ring all-reduce over
                   g = devices of the op; bytes = the message size per device, in `bytes_read`)
     alltoall    = (g-1)/g * bytes / bw_link + latency_link + launch    (each device sends the (g-1)/g of its
                   `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
+    spill       an op may declare `onchip_bytes` (working set per parallel unit) and `spill_bytes` (bytes
+                re-read per extra pass): passes = ceil(onchip_bytes / smem_per_unit) when it exceeds the
+                device's shared memory per unit, and (passes - 1) * spill_bytes join memory_s's bytes
 
 `peak[dtype]` is the dense datasheet rate for the op's arithmetic dtype, falling back to the next wider
-unit the device has (hwmodels.opkinds.DTYPE_FALLBACK). `eff_c`, `eff_m`, `s` come from the spec's
-Efficiency (1.0 until calibrated, see hwmodels/calibration). A collective with g == 1 costs nothing.
+unit the device has (hwmodels.opkinds.DTYPE_FALLBACK). `eff_c`, `eff_dtype`, `eff_m`, `fixed`, `s`
+come from the spec's Efficiency (1.0 / 0 until calibrated, see hwmodels/calibration). A collective with
+g == 1 costs nothing.
 
 Ops with parallel_units == 0 are library kernels assumed to pick a split that fills the device (cuBLAS
 split-K / stream-K GEMMs); they get fill = 1.
@@ -31,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwmodels.opkinds import ALLTOALL, COLLECTIVE, KINDS
+from hwmodels.opkinds import ALLTOALL, COLLECTIVE, DTYPES, KINDS
 from hwmodels.spec import HardwareSpec
 from hwmodels.errors import SparsesimError
 
@@ -45,8 +57,27 @@ class Priced:
     time_s: np.ndarray
     compute_s: np.ndarray
     memory_s: np.ndarray
-    launch_s: np.ndarray
+    launch_s: np.ndarray      # launch + fixed per-kernel time (the overhead beyond the roofline terms)
     memory_bound: np.ndarray  # bool: memory_s >= compute_s
+
+
+def spill_passes(ops, hw: HardwareSpec) -> np.ndarray:
+    """Passes each op row needs when its declared on-chip working set (`onchip_bytes` per parallel unit)
+    exceeds the device's shared memory per unit: ceil(onchip / smem), 1 when it fits, when nothing is
+    declared (0) or when the device publishes no per-unit shared memory."""
+    onchip = getattr(ops, "onchip_bytes", None)
+    smem = hw.smem_per_unit_bytes
+    if onchip is None or not smem:
+        return np.ones(len(ops.kind))
+    return np.where(onchip > 0, np.maximum(1.0, np.ceil(onchip / smem)), 1.0)
+
+
+def spill_bytes(ops, hw: HardwareSpec) -> np.ndarray | float:
+    """Extra bytes re-read because of a spill: (passes - 1) * the op's declared `spill_bytes` per pass."""
+    sb = getattr(ops, "spill_bytes", None)
+    if sb is None:
+        return 0.0
+    return (spill_passes(ops, hw) - 1.0) * sb
 
 
 def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
@@ -62,6 +93,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     eff = hw.efficiency
     eff_c = np.array([eff.compute[k] for k in KINDS])[ops.kind]
     eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
+    fixed = np.array([eff.fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
+    eff_c = eff_c * np.array([eff.compute_dtype.get(d, 1.0) for d in DTYPES])[ops.dtype]
     peak = hw.flops_table()[ops.dtype]
     U = float(hw.units)
     n = ops.parallel_units
@@ -70,8 +103,14 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     fill_c = np.where(has_n, n_safe / (np.ceil(n_safe / U) * U), 1.0)
     fill_m = np.where(has_n, np.minimum(1.0, n_safe / (eff.saturation_units_fraction * U)), 1.0)
     compute_s = ops.flops / (peak * eff_c * fill_c)
-    memory_s = (ops.bytes_read + ops.bytes_written) / (hw.hbm_bw_bytes_s * eff_m * fill_m)
-    launch_one = hw.launch_graph_s if launch == "graph" else hw.launch_eager_s
+    hbm_bytes = ops.bytes_read + ops.bytes_written + spill_bytes(ops, hw)
+    rr = getattr(ops, "reread_bytes", None)
+    if hw.l2_bytes and rr is not None and rr.any():
+        hit = np.minimum(1.0, hw.l2_bytes * eff.l2_fraction / np.maximum(ops.working_set, 1.0))
+        hbm_bytes = hbm_bytes - rr * hit
+    memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m * fill_m)
+    graph = launch == "graph"
+    launch_one = hw.launch_graph_s if graph else hw.launch_eager_s
 
     is_ring = ops.kind == COLLECTIVE
     is_a2a = ops.kind == ALLTOALL
@@ -88,11 +127,22 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, memory_s))
         compute_s = np.where(is_coll, 0.0, compute_s)
         launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)
+        fixed = np.where(is_coll & (g <= 1.0), 0.0, fixed)
     else:
         launch_row = np.full(ops.kind.shape, launch_one)
-    kernel_s = np.maximum(compute_s, memory_s) + launch_row
+    if eff.overlap_p:
+        p = eff.overlap_p
+        hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)
+        device_s = hi * ((compute_s / hi) ** p + (memory_s / hi) ** p) ** (1.0 / p) + fixed
+    else:
+        device_s = np.maximum(compute_s, memory_s) + fixed
+    if graph:
+        kernel_s = device_s + launch_row
+    else:
+        kernel_s = np.maximum(device_s, launch_row)
+        launch_row = kernel_s - device_s  # the part of the kernel's time the host's launch adds
     time_s = ops.count * kernel_s
     if not detail:
         return time_s
     return Priced(time_s=time_s, compute_s=ops.count * compute_s, memory_s=ops.count * memory_s,
-                  launch_s=ops.count * launch_row, memory_bound=memory_s >= compute_s)
+                  launch_s=ops.count * (launch_row + fixed), memory_bound=memory_s >= compute_s)

@@ -40,15 +40,31 @@ class Efficiency:
 
     compute[kind]: achieved / peak FLOP/s for a kernel of that kind that fills the device.
     memory[kind]:  achieved / peak bytes/s for a kernel of that kind that fills the device.
+    compute_dtype[dtype]: a further factor on compute[kind] for arithmetic in that dtype (fp8 GEMMs
+        reach a smaller share of their peak than bf16 ones); 1.0 when not given.
+    fixed_s[kind]: time every kernel of that kind spends beyond its roofline term (ramp-up, tail,
+        grid-wide synchronization), in seconds; 0 uncalibrated.
     saturation_units_fraction: fraction of the device's compute units a kernel must occupy to reach its
         full memory bandwidth. 1.0 = bandwidth grows linearly with occupied units up to all of them
         (the pessimistic, uncalibrated default); a calibrated Hopper value is typically well below 1.
+    overlap_p: how a kernel overlaps its compute and memory time: device time = (c^p + m^p)^(1/p);
+        None = perfect overlap, max(c, m) (the plain roofline). A fitted p (typically 2-4) rounds the
+        roofline's corner where real kernels are slower than either bound alone.
+    l2_fraction: share of the L2 that re-read data can occupy before it is evicted (1.0 uncalibrated).
+    launch_graph_s / launch_eager_s: measured launch costs that replace the spec's assumed ones (None =
+        keep the spec's).
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
     compute: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
     memory: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
+    compute_dtype: dict[str, float] = field(default_factory=dict)
+    fixed_s: dict[str, float] = field(default_factory=lambda: {k: 0.0 for k in KINDS})
     saturation_units_fraction: float = 1.0
+    overlap_p: float | None = None
+    l2_fraction: float = 1.0
+    launch_graph_s: float | None = None
+    launch_eager_s: float | None = None
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
 
@@ -232,7 +248,16 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
         notes=notes if isinstance(notes, str) else str(notes),
     )
     calib_name = doc.get("calibration_from", name)
-    return spec.with_efficiency(load_efficiency(calib_name, spec))
+    if not isinstance(calib_name, str) or not (FITTED_DIR / f"{calib_name}.yaml").exists() and calib_name != name:
+        raise SpecError(f"names {calib_name!r}, which has no fitted file in {FITTED_DIR}", file=file,
+                        field="calibration_from")
+    eff = load_efficiency(calib_name, spec)
+    if eff.launch_graph_s is not None or eff.launch_eager_s is not None:
+        spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
+                       launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)
+    if calib_name != name:
+        eff = replace(eff, source=f"borrowed from {calib_name} (not measured on {name}): {eff.source}")
+    return spec.with_efficiency(eff)
 
 
 def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Efficiency:
@@ -248,7 +273,8 @@ def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Effic
 
 
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
-    """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, saturation_units_fraction: f}."""
+    """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
+    fixed_us: {kind: us}, saturation_units_fraction: f, launch_us: {graph: us, eager: us}} (all optional)."""
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
     base = Efficiency()
@@ -270,7 +296,35 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     if isinstance(sat, bool) or not isinstance(sat, (int, float)) or not 0 < sat <= 1:
         raise SpecError(f"must be a fraction in (0, 1], got {sat!r}", file=file,
                         field="saturation_units_fraction")
-    return Efficiency(compute=out["compute"], memory=out["memory"], saturation_units_fraction=float(sat),
+    cd = doc.get("compute_dtype", {}) or {}
+    for k, v in cd.items():
+        if k not in DTYPES:
+            raise SpecError(f"unknown dtype {k!r}; allowed: {', '.join(DTYPES)}", file=file, field=f"compute_dtype.{k}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1.5:
+            raise SpecError(f"must be a factor in (0, 1.5], got {v!r}", file=file, field=f"compute_dtype.{k}")
+    fixed = dict(base.fixed_s)
+    for k, v in (doc.get("fixed_us", {}) or {}).items():
+        if k not in KINDS:
+            raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file, field=f"fixed_us.{k}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e4:
+            raise SpecError(f"must be microseconds in [0, 1e4), got {v!r}", file=file, field=f"fixed_us.{k}")
+        fixed[k] = float(v) * 1e-6
+    p = doc.get("overlap_p")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 1 <= p <= 64):
+        raise SpecError(f"must be a number in [1, 64] or absent, got {p!r}", file=file, field="overlap_p")
+    l2f = doc.get("l2_fraction", 1.0)
+    if isinstance(l2f, bool) or not isinstance(l2f, (int, float)) or not 0 < l2f <= 1:
+        raise SpecError(f"must be a fraction in (0, 1], got {l2f!r}", file=file, field="l2_fraction")
+    launch = doc.get("launch_us", {}) or {}
+    for k, v in launch.items():
+        if k not in ("graph", "eager") or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise SpecError(f"must map graph/eager to positive microseconds, got {k}: {v!r}", file=file,
+                            field="launch_us")
+    return Efficiency(compute=out["compute"], memory=out["memory"], compute_dtype={k: float(v) for k, v in cd.items()},
+                      fixed_s=fixed, saturation_units_fraction=float(sat),
+                      overlap_p=None if p is None else float(p), l2_fraction=float(l2f),
+                      launch_graph_s=launch["graph"] * 1e-6 if "graph" in launch else None,
+                      launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
                       source=str(doc.get("source", file)))
 
 

@@ -5,6 +5,7 @@
     sparsesim hw list | show NAME   hardware specs and the source of every number
     sparsesim models list | show NAME
     sparsesim figures list | run SCENARIO   paper reproductions (simulator/figures)
+    sparsesim calibrate fit DATA.csv | report [DEVICE]   fit / check roofline efficiencies
 
 Errors a user can cause print one clear message (no traceback) and exit with status 2.
 """
@@ -184,13 +185,21 @@ def cmd_hw(args) -> int:
                                            else "unknown")
     vals["interconnect.latency_us"] = f"{h.link_latency_s * 1e6:.1f} us" if h.link_latency_s else "unknown"
     vals["max_devices_per_node"] = str(h.max_devices_per_node)
-    _print_sourced(h.sources, h.assumed, vals)
+    sources, assumed = dict(h.sources), set(h.assumed)
+    e = h.efficiency
+    if e.launch_graph_s is not None or e.launch_eager_s is not None:
+        for k in ("launch_overhead_us.eager", "launch_overhead_us.graph"):
+            sources[k] = f"from calibration: {e.source.split(':')[0]}"
+            assumed.discard(k)
+    _print_sourced(sources, assumed, vals)
     if "onchip.sram_total_mib" not in h.sources and h.sram_total_bytes:
         print("  (onchip.sram_total_mib derived: smem per unit x units)")
-    e = h.efficiency
-    print(f"  efficiency: {e.source}; saturation_units_fraction={e.saturation_units_fraction:g}")
+    print(f"  efficiency: {e.source}; saturation_units_fraction={e.saturation_units_fraction:g}"
+          + (f", overlap_p={e.overlap_p:.2f}" if e.overlap_p else ""))
     print("    compute: " + ", ".join(f"{k}={v:g}" for k, v in e.compute.items()))
     print("    memory:  " + ", ".join(f"{k}={v:g}" for k, v in e.memory.items()))
+    if any(e.fixed_s.values()):
+        print("    fixed us per kernel: " + ", ".join(f"{k}={v * 1e6:.2f}" for k, v in e.fixed_s.items() if v))
     if h.notes:
         print(f"  notes: {h.notes.strip()}")
     return 0
@@ -242,6 +251,37 @@ def cmd_models(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    from hwmodels.calibration import fit as F
+    from hwmodels.calibration import report as R
+
+    if args.action == "fit":
+        if not args.target:
+            raise _usage("calibrate fit needs the measured CSV (from hwmodels/calibration/measure.py)")
+        err, table, e2e, eff, meta, hw = R.evaluate(args.target, args.device, refit=True)
+        out_dir = Path(args.fitted_dir) if args.fitted_dir else F.FITTED_DIR
+        p = F.write_fitted(eff, meta, hw, args.target, table, e2e, out_dir)
+        print(f"fitted {hw.name} from {args.target} ({len(err)} priced measured rows) -> {p}")
+    else:
+        name = args.target or args.device or "H100-SXM"
+        data = R.data_for_device(name)
+        err, table, e2e, eff, meta, hw = R.evaluate(data, name)
+        print(f"{hw.name}: committed fit ({eff.source}) against {data}")
+    print()
+    print("Absolute percentage error of predicted vs measured kernel time, per op kind")
+    print(R.table_text(table))
+    print()
+    print("End to end: Llama-3.1-8B decode step (CUDA graph) measured vs simulated")
+    print(R.e2e_text(e2e))
+    out = Path(args.out or "results/calibration")
+    png = out / f"{hw.name}_predicted_vs_measured.png"
+    R.plot(err, png, f"{hw.name}: roofline with fitted efficiencies vs measured kernels")
+    csv = out / f"{hw.name}_predicted_vs_measured.csv"
+    err.to_csv(csv, index=False)
+    print(f"\nwrote {png} and {csv}")
+    return 0
+
+
 class _UsageError(Exception):
     pass
 
@@ -271,6 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["list", "show"])
     m.add_argument("name", nargs="?")
     m.set_defaults(func=cmd_models)
+    c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit")
+    c.add_argument("action", choices=["fit", "report"])
+    c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM)")
+    c.add_argument("--device", help="spec name of the measured device (default: from the CSV's device name)")
+    c.add_argument("--fitted-dir", help="where fit writes <device>.yaml (default hwmodels/calibration/fitted)")
+    c.add_argument("--out", help="folder for the report plot and CSV (default results/calibration)")
+    c.set_defaults(func=cmd_calibrate)
     f = sub.add_parser("figures", help="paper reproductions: list them, or run a scenario's targets only")
     f.add_argument("action", choices=["list", "run"])
     f.add_argument("scenario", nargs="?", help="scenario YAML with targets: (for run)")

@@ -35,6 +35,8 @@ class Combo:
     ep: int = 1        # expert parallelism: 1 = experts TP-sharded; == tp = whole experts spread over the TP devices
     attn_dp: int = 1   # attention data parallelism: the attention kernel and KV cache split by batch over
                        # attn_dp groups of tp / attn_dp devices; projections and FFN stay TP
+    kernels: str = "fused"  # fused: an inference engine's fused norm/RoPE/activation kernels;
+                            # unfused: plain eager PyTorch ops (simulator.layers.UNFUSED_TORCH_KERNELS)
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property

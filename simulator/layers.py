@@ -21,6 +21,27 @@ from simulator.precision import ACT_BYTES, ACT_DTYPE, LOGIT_BYTES
 from simulator.ops import OpBuilder
 
 
+#: Kernels a plain-PyTorch decoder layer launches for each fused op of an inference engine, as in the
+#: reference step of hwmodels/calibration/measure.py (DecodeModel.step): RoPE on q and on k is 7 kernels
+#: each (two products, a difference, two products, a sum, a cat) plus two cache copies; SiLU and the
+#: gate product are two; F.rms_norm is one; and the two residual additions that engines fuse into the
+#: next norm are two more kernels per layer ("residual_add").
+UNFUSED_TORCH_KERNELS = {"rope_kv_write": 16, "mlp_act": 2, "moe_experts_act": 2, "moe_shared_act": 2}
+RESIDUAL_ADDS_PER_LAYER = 2
+
+
+class _Unfused:
+    """Forwards ops, multiplying the kernel count of ops that plain PyTorch splits into several kernels.
+    Each of those kernels is priced with the fused op's bytes (every eager kernel reads and writes tensors
+    of about the fused op's size), which matters at decode sizes only through the launch count."""
+
+    def __init__(self, inner):
+        self.inner, self.n = inner, inner.n
+
+    def add(self, name, kind, *, count=1.0, **kw):
+        self.inner.add(name, kind, count=np.asarray(count, dtype=np.float64) * UNFUSED_TORCH_KERNELS.get(name, 1), **kw)
+
+
 def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count: float,
          weight_bytes: float | None = None, dtype: str | None = None) -> None:
     """A weight GEMM of `rows` tokens: [rows, k] @ [k, n]."""
@@ -182,6 +203,10 @@ def attention_dp_reshard(b: OpBuilder, combo: Combo, rows, count: float, name: s
 def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention_kernel) -> None:
     """All ops of one forward pass; `attention_kernel(b, count)` adds the attention kernel itself."""
     m = combo.model
+    if combo.kernels == "unfused":
+        b = _Unfused(b)
+        b.add("residual_add", "elementwise", flops=rows * m.hidden, bytes_read=2 * rows * m.hidden * ACT_BYTES,
+              bytes_written=rows * m.hidden * ACT_BYTES, dtype="fp32", count=RESIDUAL_ADDS_PER_LAYER * m.layers)
     attention_in_ops(b, combo, rows, m.layers, phase)
     dp = combo.attn_dp > 1 and phase == "decode"
     if dp:

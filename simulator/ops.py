@@ -12,6 +12,14 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
     dtype           dtype of the arithmetic (hwmodels.opkinds.DTYPES)
     count           how many times the kernel runs per step (layers, passes)
     devices         devices taking part (collectives); 1 otherwise
+    onchip_bytes    optional: on-chip (shared-memory) working set one parallel unit needs resident; 0 = not
+                    declared. The roofline compares it with the device's shared memory per unit: a unit
+                    whose working set does not fit runs in passes = ceil(onchip_bytes / smem_per_unit)
+    spill_bytes     optional: extra device-memory bytes the whole kernel re-reads for each pass beyond the
+                    first (what a spill costs); 0 = nothing is re-read
+    reread_bytes    optional: part of bytes_read that re-reads data the same kernel already read (later
+                    passes of a multi-pass top-k, ...): served by L2 when `working_set` fits in it
+    working_set     optional: bytes those re-reads cycle through (0 = no re-reads)
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -25,7 +33,8 @@ import numpy as np
 
 from hwmodels.opkinds import DTYPE_CODE, KIND_CODE, KINDS, DTYPES
 
-_FLOAT_COLUMNS = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
+_FLOAT_COLUMNS = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices", "onchip_bytes",
+                  "spill_bytes", "reread_bytes", "working_set")
 
 
 @dataclass
@@ -44,6 +53,10 @@ class OpTable:
     devices: np.ndarray
     setting: np.ndarray
     n_settings: int
+    onchip_bytes: np.ndarray | None = None  # see module docstring (None = no op declared a footprint)
+    spill_bytes: np.ndarray | None = None
+    reread_bytes: np.ndarray | None = None
+    working_set: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -63,6 +76,8 @@ class OpTable:
             "parallel_units": self.parallel_units,
             "count": self.count,
             "devices": self.devices,
+            "onchip_bytes": self.onchip_bytes if self.onchip_bytes is not None else 0.0,
+            "spill_bytes": self.spill_bytes if self.spill_bytes is not None else 0.0,
         })
 
     def total(self, column: str) -> np.ndarray:
@@ -88,7 +103,8 @@ class OpBuilder:
         return a
 
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
-            parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None) -> None:
+            parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
+            onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -98,7 +114,8 @@ class OpBuilder:
         if dtype not in DTYPE_CODE:
             raise ValueError(f"unknown dtype {dtype!r}; allowed: {DTYPES}")
         nid = self._names.setdefault(name, len(self._names))
-        cols = [self._col(c) for c in (flops, bytes_read, bytes_written, parallel_units, count, devices)]
+        cols = [self._col(c) for c in (flops, bytes_read, bytes_written, parallel_units, count, devices,
+                                       onchip_bytes, spill_bytes, reread_bytes, working_set)]
         idx = np.arange(self.n)
         if where is not None:
             mask = np.broadcast_to(np.asarray(where, dtype=bool), (self.n,))

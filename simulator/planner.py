@@ -55,12 +55,31 @@ def combo_refusal(combo: Combo) -> str | None:
     return None
 
 
+def onchip_overflow(combo: Combo, batch: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, str]:
+    """Settings whose strategies' extra on-chip buffers (Strategy.onchip_bytes) exceed the on-chip memory of
+    one device, and the reason. Only static-graph dataflow devices (kind 'dataflow', e.g. SN40L) are
+    checked: their compiler allocates every buffer of a fused kernel on chip (SnapStream sec. 3.2.1 and
+    appendix A.1); on a GPU such buffers live in HBM and cost bandwidth instead."""
+    hw = combo.hardware
+    none = np.zeros(len(batch), dtype=bool)
+    if hw.kind != "dataflow" or hw.sram_total_bytes is None:
+        return none, ""
+    need = sum(np.broadcast_to(np.asarray(s.onchip_bytes(combo, batch, context), dtype=np.float64), batch.shape)
+               for s in combo.strategies())
+    over = need > hw.sram_total_bytes
+    if not over.any():
+        return none, ""
+    names = "+".join(s.label() for s in combo.strategies() if np.any(np.asarray(s.onchip_bytes(combo, batch, context)) > 0))
+    return over, (f"{names}: extra on-chip buffers exceed {hw.name}'s {hw.sram_total_bytes / 2**20:.0f} MiB of "
+                  "on-chip memory per device (static-graph mapping infeasible)")
+
+
 def combos(sc: Scenario):
     """Every strategy tuple of the scenario, as Combo objects."""
     for hw, m, kv, wd, (tp, ep, dp), *values in itertools.product(
             sc.hardware, sc.models, sc.kv_dtype, sc.weight_dtype, sc.parallel, *(sc.axes[a] for a in AXES)):
         yield Combo(hardware=hw, model=m, kv_dtype=kv, weight_dtype=m.dtype if wd == "native" else wd, tp=tp,
-                    ep=ep, attn_dp=dp, launch=sc.launch, **dict(zip(AXES, values)))
+                    ep=ep, attn_dp=dp, launch=sc.launch, kernels=sc.kernels, **dict(zip(AXES, values)))
 
 
 def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> SweepResult:
@@ -89,6 +108,12 @@ def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> S
             n_short = int(((C <= m.max_context) & (L >= C)).sum())
             if n_short:
                 skipped["output_tokens >= context leaves no prompt"] += n_short
+            if not ok.any():
+                continue
+        over, why = onchip_overflow(combo, B, C)
+        if (over & ok).any():
+            skipped[why] += int((over & ok).sum())
+            ok = ok & ~over
             if not ok.any():
                 continue
         b, c, o = B[ok], C[ok], L[ok]

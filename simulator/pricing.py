@@ -39,6 +39,7 @@ def decode_ops(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
         plan.add_draft_ops(b, combo, shape)
     rows = shape.rows
     body_ops(b, combo, rows, rows, "decode", lambda bb, count: combo.attention.decode_ops(bb, combo, shape))
+    combo.kv_policy.decode_ops(b, combo, shape)
     return b.build(), plan
 
 

@@ -23,6 +23,7 @@
                                        #  data parallelism, divides tp (KV and attention split by batch)
     runtime:
       launch: graph                    # graph (CUDA graph / static dataflow graph) | eager
+      kernels: fused                   # fused (an inference engine's fused kernels) | unfused (plain PyTorch)
     objective:                         # used by `sparsesim sweep` to rank
       rank_by: tokens_per_s            # tokens_per_s | tpot_ms | ttft_ms
       slo: {tpot_ms: 50, ttft_ms: 2000}   # optional limits; settings over them are not ranked
@@ -72,6 +73,7 @@ class Scenario:
     weight_dtype: list[str]
     parallel: list[tuple[int, int, int]]  # (tp, ep, attn_dp)
     launch: str = "graph"
+    kernels: str = "fused"
     rank_by: str = "tokens_per_s"
     slo: dict[str, float] = field(default_factory=dict)
     top: int = 10
@@ -188,10 +190,13 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
                                             field="strategies.parallelism.attn_dp")
                     parallel.append((t, e_, d_))
 
-    rt = _mapping(doc, "runtime", file, {"launch"})
+    rt = _mapping(doc, "runtime", file, {"launch", "kernels"})
     launch = rt.get("launch", "graph")
     if launch not in LAUNCH:
         raise ScenarioError(f"is {launch!r}; allowed: {', '.join(LAUNCH)}", file=file, field="runtime.launch")
+    kernels = rt.get("kernels", "fused")
+    if kernels not in ("fused", "unfused"):
+        raise ScenarioError(f"is {kernels!r}; allowed: fused, unfused", file=file, field="runtime.kernels")
 
     obj = _mapping(doc, "objective", file, {"rank_by", "slo", "top"})
     rank_by = obj.get("rank_by", "tokens_per_s")
@@ -215,7 +220,7 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     desc = doc.get("description", "")
     return Scenario(name=name, file=file, description=str(desc).strip(), hardware=hardware, models=models,
                     batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
-                    weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, rank_by=rank_by,
+                    weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels, rank_by=rank_by,
                     slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
                     targets=targets, doc=doc)
 

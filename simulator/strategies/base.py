@@ -89,6 +89,13 @@ class Strategy:
         """Cache bytes per context token this strategy adds on each device (a draft model's KV, ...)."""
         return 0.0
 
+    def onchip_bytes(self, combo, batch, context):  # noqa: ARG002 - hook
+        """Extra on-chip (SRAM / PMU) bytes per device this strategy's kernels need at (batch, context)
+        arrays, beyond the standard kernels' own buffers. The planner refuses a setting whose sum over the
+        tuple's strategies exceeds the device's on-chip memory on a static-graph dataflow device (where
+        such buffers are allocated on chip at compile time); 0 = nothing extra (the default)."""
+        return 0.0
+
 
 class AttentionStrategy(Strategy):
     axis = "attention"
@@ -150,6 +157,10 @@ class KVPolicyStrategy(Strategy):
 
     def prefill_ops(self, b, combo, shape) -> None:
         """Ops the policy adds to prefill (e.g. SnapKV's observation-window scoring)."""
+        return None
+
+    def decode_ops(self, b, combo, shape) -> None:
+        """Ops the policy adds to each decode step (e.g. a cache rebuilt by concatenation); none by default."""
         return None
 
 

@@ -37,6 +37,12 @@ class DenseAttention(AttentionStrategy):
             256, "ASSUMPTION until calibrated (issue 3): FlashDecoding-style split-KV chunk; 256 tokens per "
                  "CTA lets one 8-KV-head sequence fill ~130 SMs at 4K context",
             lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+        "gqa_packing": Param(
+            "always", "FlashInfer and FlashAttention-3 pack the query heads of a GQA group (and all query rows "
+                      "of a sequence) into one CTA that loads K/V once. 'decode_only' is FlashAttention-2 as "
+                      "called by torch SDPA: packed for one query row, but with several rows every query head "
+                      "streams K/V itself (measured: hwmodels/calibration/data, decode_attn q_rows > 1)",
+            lambda v: v in ("always", "decode_only"), "always | decode_only"),
     }
 
     def decode_ops(self, b, combo, shape) -> None:
@@ -59,11 +65,13 @@ class DenseAttention(AttentionStrategy):
         else:
             Hq, Hkv, d = combo.attn_heads_dev, combo.attn_kv_heads_dev, m.head_dim
             flops = 4.0 * B * q * Hq * T * d
-            kv_read = B * T * 2.0 * Hkv * d * kvb
+            # K/V streams: one per KV head when the group is packed, one per query head otherwise
+            streams = np.where((q > 1) & (self.gqa_packing == "decode_only"), Hq, Hkv)
+            kv_read = B * T * 2.0 * streams * d * kvb
             q_bytes = B * q * Hq * d * ACT_BYTES
             out = B * q * Hq * d
             heads_rows = B * q * Hq
-            units = B * Hkv * splits
+            units = B * streams * splits
         count = shape.extra["layers"]
         # with split-KV, each split reads the queries and writes an fp32 partial output and one fp32
         # log-sum-exp per (row, head)
