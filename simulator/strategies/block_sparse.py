@@ -1,0 +1,285 @@
+"""attention: quest | lserve | streaming — unified block-sparse attention (LServe, Yang et al. 2025;
+Quest, Tang et al. 2024; DuoAttention-style streaming heads).
+
+Source text: LServe = /work/shared/seeds/004_*.txt ("LServe: efficient long-sequence LLM serving with unified
+sparse attention"). Section numbers below are that paper's.
+
+Unified block sparsity (LServe sec. 3.1): a decode query iterates the KV cache page by page; a skipped page
+costs nothing, so a kernel's time follows the number of pages it iterates. Every token count here is
+therefore rounded up to whole pages of N_P tokens (the physical page size) before it becomes bytes.
+
+Per device, per layer, one decode step (B sequences on this device, Hkv KV heads and Hq query heads on it,
+head dim d, KV bytes per element kvb, T = KV length):
+  streaming heads  a fraction f of the KV heads (LServe sec. 3.3: half of the heads, DuoAttention's gates)
+                   keep `sink_pages` + `local_pages` pages (LServe Fig. 4(c): one sink block, two local
+                   blocks): pages_s = min(ceil(T / N_P), sink_pages + local_pages) — constant in T.
+  dense heads      the other (1 - f) Hkv heads. Without dynamic sparsity (`streaming`) they iterate all
+                   ceil(T / N_P) pages; with it (`lserve`, `quest`) they iterate the K = ceil(budget / N_P)
+                   pages the selector chose once T > budget (sec. 3.5; constant in T).
+  attention        one fused kernel for both kinds of heads (sec. 3.6):
+                   bytes = B * Hkv * [(1-f) pages_d + f pages_s] * N_P * 2 d * kvb / eff(N_P) + Q reads
+                   flops = 4 * B * Hq * [(1-f) pages_d + f pages_s] * N_P * d
+  eff(N_P)         the page-size effect on achieved bandwidth (LServe Table 1, QServe on A100): see
+                   PAGE_TABLE_MS and page_bw_efficiency(); expressed as an effective-bytes factor because a
+                   strategy may not read hardware numbers — only the roofline prices bytes.
+  page selector    (sec. 3.5.2, Eq. 2) for every logical page of N_L tokens of a dense head it reads the
+                   channel-wise key min and max (2 d values, stored in the page in the KV dtype, Fig. 7) and
+                   scores it against each query head of the group: bytes = B * (1-f) Hkv * ceil(T/N_L) *
+                   2 d * stat_bytes + Q, flops = 4 * B * (1-f) Hq * ceil(T/N_L) * d (two products, a max
+                   and an add per channel). Linear in T. It runs once every `reuse_interval` steps (sec.
+                   3.5.3, Reusable Page Selection), so its count per step is layers / reuse_interval.
+  top-k            over the ceil(T / N_P) physical-page scores (max over their logical pages) of each dense
+                   head: a 'topk' op reading the fp32 scores and writing K int32 indices, same count.
+KV memory (separate caches, sec. 3.2): dense heads keep every token plus their key statistics (2 d values
+per N_L tokens = 1/N_L of a token's K+V), streaming heads keep their sink + local pages:
+  cached = (1-f) * C * (1 + 1/N_L) + f * min(C, (sink_pages + local_pages) * N_P)      (token equivalents)
+Prefill (sec. 3.4): dense heads attend causally (P(P+1)/2 pairs), streaming heads to their sink + local
+window (~P * min(P, window) pairs); a min/max pooling kernel writes the key statistics (sec. 5.3 'Context
+Pooling'). KV quantization (KV8 / KV4 with scales and zeros) is the kv_dtype axis: its bytes per element
+(simulator.precision.DTYPE_BYTES) enter kvb and stat_bytes.
+
+Quest (Tang et al. 2024) is the baseline: no streaming heads, physical = logical page = 16, selection on
+every step for every head, its key statistics in fp16, dense attention in the first `dense_layers` layers,
+MHA only (LServe sec. 4.1: 'Quest only supports MHA models') — GQA and MLA models are refused.
+Not modeled: the per-step update of the current page's min/max (2 d values per head, negligible), the
+accuracy side of any budget.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simulator.precision import ACT_BYTES, ACT_DTYPE
+from simulator.strategies.base import AttentionStrategy, Param, register
+from simulator.strategies.dense import PREFILL_Q_TILE
+
+#: LServe Table 1 (QServe on one A100, Llama-3-8B architecture, batch 32): decode step time in ms at
+#: sequence lengths 512 and 8192 for page sizes 16, 32, 64, 128.
+PAGE_TABLE_MS = {16: (11.0, 77.1), 32: (10.7, 63.0), 64: (10.5, 51.0), 128: (10.5, 50.6)}
+
+
+def page_bw_efficiency(page: int) -> float:
+    """Achieved-bandwidth factor of a paged decode-attention kernel with `page` tokens per page, relative
+    to page >= 128, from LServe Table 1: the attention part of a step is (t(8192) - t(512)) (the 512-token
+    step is taken as the attention-free floor: GEMMs, norms, launches), and
+        eff(P) = (t128(8192) - t128(512)) / (tP(8192) - tP(512))
+    -> 16: 0.607, 32: 0.767, 64: 0.990, 128: 1.0. Linear in log2(page) between the table's sizes; pages
+    above 128 take 1.0 and pages below 16 take eff(16) (the table measures nothing smaller).
+    These are measurements of QServe's kernel, not of any number this module is compared against."""
+    ref = PAGE_TABLE_MS[128][1] - PAGE_TABLE_MS[128][0]
+    sizes = sorted(PAGE_TABLE_MS)
+    effs = [ref / (PAGE_TABLE_MS[p][1] - PAGE_TABLE_MS[p][0]) for p in sizes]
+    return float(np.interp(math.log2(page), [math.log2(p) for p in sizes], effs))
+
+
+def _pos_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
+def _frac(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0
+
+
+class _UnifiedBlockSparse(AttentionStrategy):
+    """Shared decode / prefill accounting; subclasses fix which sparsity they use (see module doc)."""
+
+    dynamic: bool = True            # dense heads select pages once T > budget
+    stats_in_kv_dtype: bool = True  # key min/max stored in the KV dtype (LServe) or fp16 (Quest)
+
+    # parameters a subclass may not have: defaults
+    def _p(self, name, default):
+        return self.values.get(name, default)
+
+    @property
+    def phys_page(self) -> int:
+        return self._p("page", 64)
+
+    @property
+    def logical_page(self) -> int:
+        return self._p("logical_page", self.phys_page)
+
+    @property
+    def stream_frac(self) -> float:
+        return float(self._p("streaming_fraction", 0.0))
+
+    @property
+    def stream_pages(self) -> int:
+        return self._p("sink_pages", 1) + self._p("local_pages", 2)
+
+    @property
+    def budget_pages(self) -> int:
+        return math.ceil(self._p("token_budget", 4096) / self.phys_page)
+
+    def refuse(self, combo):
+        m = combo.model
+        if m.mla:
+            return f"attention '{self.name}': block-sparse paged attention over MLA latents is not modeled ({m.name})"
+        if self.logical_page > self.phys_page or self.phys_page % self.logical_page:
+            return (f"attention '{self.name}': the physical page ({self.phys_page}) must be a multiple of the "
+                    f"logical page ({self.logical_page}) (LServe sec. 3.5.2: N_P = g * N_L)")
+        return None
+
+    # ---- token / page counts -------------------------------------------------------------------------
+    def pages(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pages a dense head iterates, pages a streaming head iterates, selection active) for KV length T."""
+        all_pages = np.ceil(np.asarray(T, dtype=np.float64) / self.phys_page)
+        active = (T > self.budget_pages * self.phys_page) if self.dynamic else np.zeros(np.shape(T), bool)
+        dense = np.where(active, float(self.budget_pages), all_pages)
+        stream = np.minimum(all_pages, float(self.stream_pages))
+        return dense, stream, active
+
+    def cached_tokens(self, combo, context):
+        C = np.asarray(context, dtype=np.float64)
+        f = self.stream_frac
+        stats = 1.0 / self.logical_page if self.dynamic else 0.0
+        return (1.0 - f) * C * (1.0 + stats) + f * np.minimum(C, self.stream_pages * self.phys_page)
+
+    # ---- decode -------------------------------------------------------------------------------------
+    def _dense_layers(self, combo) -> int:
+        return 0
+
+    def decode_ops(self, b, combo, shape) -> None:
+        m = combo.model
+        B, q, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
+        Hq, Hkv, d = combo.attn_heads_dev, combo.attn_kv_heads_dev, m.head_dim
+        group = Hq / Hkv
+        kvb = combo.kvbytes
+        f = self.stream_frac
+        P = self.phys_page
+        layers = shape.extra["layers"]
+        n_dense_layers = min(self._dense_layers(combo), layers)
+        sparse_layers = layers - n_dense_layers
+        eff = page_bw_efficiency(P)
+        split_tokens = self._p("split_tokens", 256)
+
+        pages_d, pages_s, active = self.pages(T)
+        head_pages = (1.0 - f) * pages_d + f * pages_s          # mean pages per KV head
+        tokens = head_pages * P
+        splits = np.maximum(1.0, pages_d * P / split_tokens)
+        q_bytes = B * q * Hq * d * ACT_BYTES
+        out = B * q * Hq * d
+        partials = splits * (out + B * q * Hq) * 4.0
+        split = splits > 1.0
+        b.add("attention", "attention", flops=4.0 * B * q * Hq * tokens * d,
+              bytes_read=B * Hkv * tokens * 2.0 * d * kvb / eff + splits * q_bytes,
+              bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=B * Hkv * splits,
+              dtype=ACT_DTYPE, count=sparse_layers)
+        b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
+              bytes_written=out * ACT_BYTES, dtype="fp32", count=sparse_layers, where=split)
+        if n_dense_layers:
+            # Quest keeps the first layers dense: every page of every head
+            full = np.ceil(T / P) * P
+            sp = np.maximum(1.0, full / split_tokens)
+            b.add("attention_dense_layers", "attention", flops=4.0 * B * q * Hq * full * d,
+                  bytes_read=B * Hkv * full * 2.0 * d * kvb / eff + sp * q_bytes,
+                  bytes_written=sp * (out + B * q * Hq) * 4.0, parallel_units=B * Hkv * sp, dtype=ACT_DTYPE,
+                  count=n_dense_layers)
+        if not self.dynamic:
+            return
+        # page selector over every logical page of the dense heads, once per reuse interval
+        reuse = self._p("reuse_interval", 1)
+        sel_count = sparse_layers / reuse
+        NL = self.logical_page
+        n_logical = np.ceil(T / NL)
+        n_phys = np.ceil(T / P)
+        Hd, Hqd = (1.0 - f) * Hkv, (1.0 - f) * Hq
+        sb = kvb if self.stats_in_kv_dtype else ACT_BYTES
+        b.add("page_selector", "attention", flops=4.0 * B * q * Hqd * n_logical * d,
+              bytes_read=B * Hd * n_logical * 2.0 * d * sb + B * q * Hqd * d * ACT_BYTES,
+              bytes_written=B * Hd * n_phys * 4.0,
+              parallel_units=B * np.maximum(Hd, 1.0) * np.maximum(1.0, n_logical * NL / split_tokens),
+              dtype="fp32", count=sel_count, where=active)
+        b.add("page_topk", "topk", flops=2.0 * B * Hd * n_phys, bytes_read=B * Hd * n_phys * 4.0,
+              bytes_written=B * Hd * self.budget_pages * 4.0, parallel_units=B * np.maximum(Hd, 1.0),
+              dtype="fp32", count=sel_count, where=active)
+
+    # ---- prefill ------------------------------------------------------------------------------------
+    def prefill_ops(self, b, combo, shape) -> None:
+        m = combo.model
+        B, Pn = shape.batch, shape.context
+        H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+        f = self.stream_frac
+        window = self.stream_pages * self.phys_page
+        pairs = (1.0 - f) * Pn * (Pn + 1) / 2.0 + f * Pn * np.minimum(Pn, window)
+        io = B * Pn * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
+        layers = shape.extra["layers"]
+        b.add("attention", "attention", flops=4.0 * B * H * pairs * d, bytes_read=io * 0.5, bytes_written=io * 0.5,
+              parallel_units=B * H * np.maximum(1.0, Pn / PREFILL_Q_TILE), dtype=ACT_DTYPE, count=layers)
+        if self.dynamic:
+            # min/max pooling of the dense heads' keys into per-logical-page statistics
+            Hd = (1.0 - f) * Hkv
+            sb = combo.kvbytes if self.stats_in_kv_dtype else ACT_BYTES
+            b.add("key_stats_pooling", "elementwise", flops=2.0 * B * Hd * Pn * d,
+                  bytes_read=B * Hd * Pn * d * combo.kvbytes,
+                  bytes_written=B * Hd * np.ceil(Pn / self.logical_page) * 2.0 * d * sb, dtype="fp32",
+                  count=layers)
+
+
+COMMON = {
+    "split_tokens": Param(256, "same split-KV chunk as attention 'dense' (ASSUMPTION until calibrated)",
+                          lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+}
+STREAMING_PARAMS = {
+    "streaming_fraction": Param(0.5, "LServe sec. 4.2 / 5.4: half of the attention heads are streaming heads "
+                                     "(DuoAttention gates, sec. 3.3)", _frac, "a fraction in [0, 1]"),
+    "sink_pages": Param(1, "LServe Fig. 4(c): one sink block", _pos_int, "an integer >= 1"),
+    "local_pages": Param(2, "LServe Fig. 4(c): two local blocks", _pos_int, "an integer >= 1"),
+}
+PAGE_PARAM = {"page": Param(64, "LServe Table 1 / sec. 5.2: physical page of 64 tokens (the smallest page "
+                                "without QServe's slowdown)", lambda v: _pos_int(v) and v >= 8,
+                            "an integer >= 8 (tokens per physical page)")}
+
+
+@register
+class StreamingHeads(_UnifiedBlockSparse):
+    name = "streaming"
+    description = ("static sparsity: a fraction of the heads are streaming heads (sink + local pages), the rest "
+                   "dense (DuoAttention / LServe without page selection)")
+    dynamic = False
+    params = {**PAGE_PARAM, **STREAMING_PARAMS, **COMMON}
+
+
+@register
+class LServe(_UnifiedBlockSparse):
+    name = "lserve"
+    description = "LServe: streaming heads + hierarchical, reusable page selection for the dense heads"
+    params = {
+        **PAGE_PARAM,
+        "logical_page": Param(16, "LServe sec. 3.5.2 / 5.2: min/max statistics work for pages <= 16 tokens; "
+                                  "Fig. 13 compares against Quest's granularity of 16", _pos_int,
+                              "an integer >= 1 dividing `page`"),
+        "token_budget": Param(4096, "LServe sec. 4.2: token budget 4096 for dynamic sparsity", _pos_int,
+                              "an integer >= 1 (tokens each dense head attends after selection)"),
+        "reuse_interval": Param(4, "LServe sec. 5.3 / Table 6: reuse interval 4 by default", _pos_int,
+                                "an integer >= 1 (decode steps sharing one page selection)"),
+        **STREAMING_PARAMS,
+        **COMMON,
+    }
+
+
+@register
+class Quest(_UnifiedBlockSparse):
+    name = "quest"
+    description = "Quest: query-aware page selection (min/max key statistics) every step, page 16, MHA only"
+    stats_in_kv_dtype = False
+    params = {
+        "page": Param(16, "Quest (Tang et al. 2024) page size 16; LServe sec. 3.5.1", lambda v: _pos_int(v) and v >= 8,
+                      "an integer >= 8"),
+        "token_budget": Param(4096, "ASSUMPTION: the same 4096-token budget as LServe's comparison (LServe "
+                                    "Table 5 does not state Quest's budget)", _pos_int, "an integer >= 1"),
+        "dense_layers": Param(2, "Quest sec. 4 (evaluation setup): Quest is not applied to the first two layers",
+                              lambda v: isinstance(v, int) and v >= 0, "an integer >= 0"),
+        **COMMON,
+    }
+
+    def _dense_layers(self, combo) -> int:
+        return self.dense_layers
+
+    def refuse(self, combo):
+        m = combo.model
+        if m.mla or m.kv_heads != m.heads:
+            return (f"attention 'quest' supports MHA models only (LServe sec. 4.1 and Table 5: 'Quest does not "
+                    f"support GQA'); {m.name} has {m.kv_heads} KV heads for {m.heads} query heads"
+                    + (" (MLA)" if m.mla else ""))
+        return super().refuse(combo)
