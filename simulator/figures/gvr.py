@@ -1,0 +1,141 @@
+"""GVR top-k (NVIDIA TensorRT LLM tech blog, arXiv:2604.22312): the single-operator ablation, the 1.88x
+average speedup on a 68,665-token row, parity on random data, and the end-to-end TPOT reductions on B200 x8
+(DeepSeek-V3.2-Exp, batch 1, OSL 1K) at MTP 0/1/3 — plus predictions at 128K/256K and index_topk 512/1024.
+
+Everything is priced by the roofline from the pass model of simulator/strategies/topk.py; nothing here is
+fitted to the paper values (which live in gvr.yaml).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from hwmodels.roofline import price
+from simulator.combo import Combo
+from simulator.figures import Reproduction, paper_values, reproduction
+from simulator.ops import OpBuilder
+from simulator.pricing import price_combo
+from simulator.strategies.base import AXES, DEFAULT_VALUE, parse_axis, registry
+
+
+def _combo(sc, topk, speculation="none", attention="dsa", model=None) -> Combo:
+    reg = registry()
+    m = model or sc.models[0]
+    axes = {a: reg[a][DEFAULT_VALUE[a]]() for a in AXES}
+    axes["attention"] = parse_axis("attention", [attention])[0]
+    axes["topk"] = parse_axis("topk", [topk])[0]
+    axes["speculation"] = parse_axis("speculation", [speculation])[0]
+    wd = sc.weight_dtype[0]
+    tp, ep, dp = sc.parallel[-1]
+    return Combo(hardware=sc.hardware[0], model=m, kv_dtype=sc.kv_dtype[0],
+                 weight_dtype=m.dtype if wd == "native" else wd, tp=tp, ep=ep, attn_dp=dp, launch=sc.launch, **axes)
+
+
+def kernel_us(combo: Combo, length, rows=1.0, k=2048) -> np.ndarray:
+    """Kernel time (launch excluded, as a profiler reports it) of one top-k over rows x length, in us."""
+    length = np.atleast_1d(np.asarray(length, dtype=np.float64))
+    b = OpBuilder(len(length))
+    combo.topk.add_ops(b, combo, np.full(len(length), float(rows)), length, k, 1, "decode")
+    ops = b.build()
+    p = price(ops, combo.hardware, combo.launch, detail=True)
+    return np.bincount(ops.setting, weights=p.time_s - p.launch_s, minlength=len(length)) * 1e6
+
+
+def tpot_reduction_pct(sc, context, mtp: int, topk_gvr="gvr", model=None, attention="dsa") -> np.ndarray:
+    spec = "none" if mtp == 0 else {"mtp": {"k": mtp}}
+    context = np.atleast_1d(np.asarray(context, dtype=np.float64))
+    ones = np.ones_like(context)
+    out = sc.output_tokens[0] * ones
+    r, _ = price_combo(_combo(sc, "radix", spec, attention, model), ones, context, out)
+    g, _ = price_combo(_combo(sc, topk_gvr, spec, attention, model), ones, context, out)
+    return 100.0 * (1.0 - g["tpot_ms"] / r["tpot_ms"])
+
+
+@reproduction("gvr_topk")
+def gvr_topk(sc) -> Reproduction:
+    pv = paper_values("gvr")
+    tol = pv["tolerance_speedup"]["value"]
+    n = pv["row_length"]["value"]
+    rep = Reproduction(f"GVR top-k on {sc.hardware[0].name}: single operator (row of {n:,} fp32 logits, k = 2048, "
+                       f"batch 1) and end-to-end TPOT ({sc.models[0].name}, TP{sc.parallel[-1][0]} EP{sc.parallel[-1][1]}, batch 1, "
+                       f"OSL {sc.output_tokens[0]})")
+    ab = pv["ablation_us"]
+    radix = float(kernel_us(_combo(sc, "radix"), n)[0])
+    rep.add("radix-select kernel", ab["radix"]["value"], radix, "us", "no preIdx", tol)
+    cases = {
+        "random": ({"gvr": {"preidx": "random"}}, "random preIdx (overlap k/N)"),
+        "previous_l20_60": ({"gvr": {"overlap": ab["previous_l20_60"]["overlap"]}}, "prev-step top-k, overlap 44 %"),
+        "previous_l0_1": ({"gvr": {"overlap": ab["previous_l0_1"]["overlap"]}}, "prev-step top-k, overlap 1.5 %"),
+    }
+    speed = {}
+    for key, (value, note) in cases.items():
+        t = float(kernel_us(_combo(sc, value), n)[0])
+        speed[key] = radix / t
+        rep.add(f"GVR kernel, {note}", ab[key]["value"], t, "us", "", tol)
+    for key, (value, note) in cases.items():
+        rep.add(f"speedup vs radix, {note}", ab["radix"]["value"] / ab[key]["value"], speed[key], "x", "", tol)
+    band = pv["speedup"]["overlap_band"]["value"]
+    band_speed = [radix / float(kernel_us(_combo(sc, {"gvr": {"overlap": a}}), n)[0]) for a in np.linspace(*band, 4)]
+    # 9 layers: 2 low-overlap (L0-1) + 7 in the 35-50 % band (ASSUMPTION: Fig. 9's layer list is not given)
+    avg = (2 * speed["previous_l0_1"] + 7 * float(np.mean(band_speed))) / 9
+    rep.add("average single-operator speedup (9 layers)", pv["speedup"]["average"]["value"], avg, "x",
+            "2 layers at 1.5 % + 7 at 35-50 % overlap", tol)
+    per_layer = [speed["previous_l0_1"]] + band_speed
+    rep.add("per-layer speedup, lowest", pv["speedup"]["per_layer_min"]["value"], min(per_layer), "x", "", tol)
+    rep.add("per-layer speedup, highest", pv["speedup"]["per_layer_max"]["value"], max(per_layer), "x", "", tol)
+
+    grid = np.unique(np.round(np.geomspace(4096, 199_999, 60)))
+    rr = kernel_us(_combo(sc, "radix"), grid)
+    gr = kernel_us(_combo(sc, {"gvr": {"preidx": "random", "min_length": 1024}}), grid)
+    slower = np.nonzero(gr > rr)[0]   # parity: the N from which on GVR(random preIdx) stays <= radix
+    ok = len(slower) == 0 or slower[-1] < len(grid) - 1
+    parity = float(grid[0] if len(slower) == 0 else grid[slower[-1] + 1]) if ok else float("nan")
+    rep.add("parity row length, random data", pv["parity_length_random"]["value"], parity, "tokens",
+            "N from which GVR(random preIdx) <= radix" if ok else
+            f"no parity: GVR(random) is {gr[-1] / rr[-1]:.2f}x radix's time at N = {grid[-1]:,.0f}", tol)
+
+    pts = pv["tolerance_tpot_points"]["value"]
+    red = pv["tpot_reduction_pct"]
+    out = sc.output_tokens[0]
+    for bucket, prompt in (("64K", 65536), ("100K", 102400)):
+        for mtp in (0, 1, 3):
+            sim = float(tpot_reduction_pct(sc, prompt + out, mtp)[0])
+            paper = red[bucket][f"mtp{mtp}"]
+            rep.add(f"TPOT reduction {bucket}, MTP={mtp}", paper, sim, "%",
+                    f"{sim - paper:+.2f} points (tolerance +-{pts} points)", pts / paper)
+    # beyond the paper
+    m = sc.models[0]
+    whatif = replace(m, name=f"{m.name}-whatif-320K", max_context=327680)
+    for prompt in (131072, 262144):
+        mdl = whatif if prompt + out > m.max_context else None
+        for mtp in (0, 3):
+            sim = float(tpot_reduction_pct(sc, prompt + out, mtp, model=mdl)[0])
+            rep.add(f"prediction: TPOT reduction {prompt // 1024}K, MTP={mtp}", None, sim, "%",
+                    ("what-if max_context 320K; " if mdl else "")
+                    + ("rows >= 200K take split-work radix: GVR falls back" if prompt >= 200_000 else ""))
+    for k in (512, 1024):
+        sim = float(tpot_reduction_pct(sc, 102400 + out, 0,
+                                       topk_gvr={"gvr": {"supported_topk": [512, 1024, 2048]}},
+                                       attention={"dsa": {"index_topk": k}})[0])
+        rep.add(f"prediction: TPOT reduction 100K, MTP=0, index_topk={k}", None, sim, "%",
+                "what-if: GVR enabled for this k")
+    rep.notes += [
+        "Pass model (simulator/strategies/topk.py): radix = 2 histogram steps x 2 sweeps with shared-atomic work; "
+        "GVR = k predicted reads + S secant count sweeps + 1 collect sweep + in-smem refine, one CTA per row.",
+        "S comes from a Monte Carlo of the secant search on Gaussian rows whose step-to-step correlation gives the "
+        "stated raw overlap (overlap <= k/N means no information): S = 1 at 44 %, ~4 for random or 1.5 %.",
+        "Absolute kernel times use the device's uncalibrated single-SM bandwidth (HBM / SMs); the speedups are "
+        "ratios of priced sweeps. The model has no latency term for GVR's fixed phases (the TensorRT-LLM "
+        "dispatcher comment puts P1 + P4 at ~11 us) nor for the radix kernel's per-sweep serialization beyond "
+        "its atomics, so random / low-overlap rows (where the real kernel still wins 1.44x / 1.65x on its "
+        "cheaper sweeps) are predicted SLOWER than radix: an honest miss, not tuned away.",
+        "Layers 0-1 (1.5 % raw overlap, below the random baseline 2.9 %) are modeled like random preIdx; the real "
+        "kernel is faster there (27.2 vs 30.9 us) because their shifted overlap / bounded score distribution "
+        "still helps - information the raw overlap does not carry.",
+        "TPOT: MTP drafts run the MTP module with dense MLA (speculative.py), the verify pass selects top-k for "
+        "all K+1 rows (one CTA each, in parallel), so MTP dilutes the gain only through the rest of the round "
+        "(Amdahl). The simulated step is dominated by launch and all-reduce latency terms of the uncalibrated "
+        "body model, which makes the dilution weaker than measured.",
+    ]
+    return rep

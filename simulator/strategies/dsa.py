@@ -1,0 +1,137 @@
+"""attention: dsa — DeepSeek Sparse Attention (DeepSeek-V3.2-Exp): a lightning indexer scores every past
+token, an exact top-k (the `topk` axis) keeps index_topk of them, and MLA attends only to those.
+
+Per layer, per device, one decode step of R = batch x query rows rows over a KV length N
+(indexer: heads Hi = index_n_heads, head dim di = index_head_dim, fp8, from the model file's dsa_indexer):
+  indexer_q_proj    wq_b: [R, q_lora_rank] @ [q_lora_rank, Hi*di]  (the query latent comes from MLA's q_a path)
+  indexer_k_proj    wk + weights_proj fused: [R, hidden] @ [hidden, di + Hi]
+  indexer_rope_quant RoPE on the first 64 dims of q and k, fp8 quantization, write the key cache
+                    (di fp8 bytes + one fp32 scale per 128 values per token: ModelSpec.kv_bytes_per_token)
+  indexer_logits    I[r, t] = sum_h w[r, h] * ReLU(q[r, h] . k[t]) over all N past tokens (MQA: one key head)
+                    flops = 2 R N Hi di + 3 R N Hi;   bytes = B N (di + 4) (key cache, once per sequence)
+                    + R Hi di (q) read, R N 4 (fp32 logits) written      -> O(N)  (the document's N . d_i term)
+  topk              the `topk` axis over each row of N fp32 logits        -> O(R_passes . N)
+  attention         sparse MLA over the k selected latent entries (absorbed, as dense MLA, with T = min(N, k)):
+                    flops = 2 R H k (r + p + r);  bytes = R k (r + p) kv_bytes (each row gathers its own
+                    entries) + R k 4 (the indices)                        -> constant in N
+The top-k share of the step therefore grows with N (tests/test_dsa.py checks it).
+
+Assumptions: the indexer is replicated on every TP rank (its 64 heads are not split; every rank selects the
+same k tokens: TensorRT-LLM / SGLang TP attention); the logits kernel (DeepGEMM fp8_paged_mqa_logits)
+schedules over all SMs (parallel_units = 0); FlashMLA's sparse kernel splits the k entries into chunks of
+`split_tokens` per (row, 64-head tile) like dense FlashMLA, plus a combine kernel.
+Prefill (P prompt tokens, causal): the indexer over P(P+1)/2 pairs, the top-k over P rows of mean length
+P/2 (GVR falls back to radix in prefill), sparse MLA in its absorbed (MQA) form over sum_i min(i, k) pairs,
+the latent read once (re-reads assumed to hit L2, as for dense prefill).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.layers import gemm
+from simulator.precision import ACT_BYTES, ACT_DTYPE, DTYPE_BYTES
+from simulator.strategies.base import AttentionStrategy, Param, register
+
+FLASHMLA_HEAD_TILE = 64   # FlashMLA processes 64 query heads per CTA (dense.py uses the same tile)
+LOGIT_BYTES = 4.0         # the indexer writes fp32 logits (indexer_topk_decode takes float logits)
+
+
+class _Masked:
+    """Adds ops through `inner` only for the settings where `mask` is True."""
+
+    def __init__(self, inner, mask):
+        self.inner, self.mask, self.n = inner, np.asarray(mask, dtype=bool), inner.n
+
+    def add(self, name, kind, *, where=None, **kw):
+        w = self.mask if where is None else self.mask & np.broadcast_to(np.asarray(where, dtype=bool), self.mask.shape)
+        self.inner.add(name, kind, where=w, **kw)
+
+
+@register
+class DSAAttention(AttentionStrategy):
+    name = "dsa"
+    description = "DeepSeek Sparse Attention: lightning indexer + exact top-k + sparse MLA over k entries"
+    needs_topk = True
+    params = {
+        "index_topk": Param(None, "the model file's dsa_indexer.topk (DeepSeek-V3.2-Exp index_topk = 2048)",
+                            lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1),
+                            "null (the model's index_topk) or a positive integer (e.g. 512, 1024, 2048)"),
+        "split_tokens": Param(256, "same split-KV chunk as attention: dense (ASSUMPTION until calibrated)",
+                              lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+    }
+
+    def refuse(self, combo):
+        if combo.model.dsa_indexer is None or combo.model.mla is None:
+            return (f"attention 'dsa' needs an MLA model with a DSA lightning indexer (dsa_indexer block); "
+                    f"{combo.model.name} has none (e.g. use DeepSeek-V3.2-Exp)")
+        return None
+
+    def k(self, combo) -> int:
+        return int(self.index_topk if self.index_topk is not None else combo.model.dsa_indexer.topk)
+
+    # ---- shared pieces ------------------------------------------------------------------------------
+    def _indexer_proj(self, b, combo, rows, count) -> None:
+        m = combo.model
+        ix, a = m.dsa_indexer, m.mla
+        gemm(b, "indexer_q_proj", combo, rows, a.q_lora_rank, ix.heads * ix.head_dim, count)
+        gemm(b, "indexer_k_proj", combo, rows, m.hidden, ix.head_dim + ix.heads, count)
+        rope = a.qk_rope_head_dim
+        key_bytes = ix.head_dim * DTYPE_BYTES["fp8"] + 4.0 * ix.head_dim / 128
+        b.add("indexer_rope_quant", "elementwise", flops=4.0 * rows * (ix.heads + 1) * (rope + ix.head_dim),
+              bytes_read=rows * (ix.heads + 1) * ix.head_dim * ACT_BYTES,
+              bytes_written=rows * (ix.heads * ix.head_dim + key_bytes), dtype="fp32", count=count)
+
+    def decode_ops(self, b, combo, shape) -> None:
+        m = combo.model
+        ix, a = m.dsa_indexer, m.mla
+        B, q, N = shape.batch, shape.query_rows, shape.context
+        R = B * q
+        count = shape.extra["layers"]
+        k = self.k(combo)
+        self._indexer_proj(b, combo, R, count)
+        key_bytes = ix.head_dim + 4.0 * ix.head_dim / 128
+        b.add("indexer_logits", "attention", flops=2.0 * R * N * ix.heads * ix.head_dim + 3.0 * R * N * ix.heads,
+              bytes_read=B * N * key_bytes + R * ix.heads * ix.head_dim + R * ix.heads * ACT_BYTES,
+              bytes_written=R * N * LOGIT_BYTES, parallel_units=0, dtype=ix.dtype, count=count)
+        select = N > k  # a row no longer than k keeps everything (indexerTopK.cu rowLen <= topK shortcut)
+        if np.any(select):
+            combo.topk.add_ops(_Masked(b, select), combo, R, N, k, count, "decode")
+        # sparse MLA over T = min(N, k) gathered latent entries per row
+        T = np.minimum(N, float(k))
+        lat = a.kv_lora_rank + a.qk_rope_head_dim
+        H = combo.heads_dev
+        splits = np.maximum(1.0, T / self.split_tokens)
+        split = T > self.split_tokens
+        out = R * H * a.kv_lora_rank
+        partials = splits * (out + R * H) * 4.0
+        b.add("attention", "attention", flops=2.0 * R * H * T * (lat + a.kv_lora_rank),
+              bytes_read=R * T * (lat * combo.kvbytes + 4.0) + splits * R * H * lat * ACT_BYTES,
+              bytes_written=np.where(split, partials, out * ACT_BYTES),
+              parallel_units=R * splits * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
+        b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
+              bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
+
+    def prefill_ops(self, b, combo, shape) -> None:
+        m = combo.model
+        ix, a = m.dsa_indexer, m.mla
+        B, P = shape.batch, shape.context
+        count = shape.extra["layers"]
+        k = float(self.k(combo))
+        rows = B * P
+        self._indexer_proj(b, combo, rows, count)
+        pairs = P * (P + 1) / 2.0
+        key_bytes = ix.head_dim + 4.0 * ix.head_dim / 128
+        b.add("indexer_logits", "attention", flops=B * pairs * (2.0 * ix.heads * ix.head_dim + 3.0 * ix.heads),
+              bytes_read=B * P * (key_bytes + ix.heads * ix.head_dim), bytes_written=B * pairs * LOGIT_BYTES,
+              parallel_units=0, dtype=ix.dtype, count=count)
+        select = P > k
+        if np.any(select):
+            combo.topk.add_ops(_Masked(b, select), combo, rows, np.maximum(P / 2.0, 1.0), int(k), count, "prefill")
+        # sum_{i=1..P} min(i, k)
+        sparse_pairs = np.where(P <= k, pairs, k * (k + 1) / 2.0 + (P - k) * k)
+        lat = a.kv_lora_rank + a.qk_rope_head_dim
+        H = combo.heads_dev
+        io = B * P * (lat * combo.kvbytes + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
+        b.add("attention", "attention", flops=2.0 * B * H * sparse_pairs * (lat + a.kv_lora_rank),
+              bytes_read=io * 0.6, bytes_written=io * 0.4,
+              parallel_units=B * H * np.maximum(1.0, P / 128.0) / FLASHMLA_HEAD_TILE, dtype=ACT_DTYPE, count=count)

@@ -1,0 +1,84 @@
+"""attention: dsa — indexer / top-k / sparse MLA accounting and the scaling the GVR document describes."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from simulator.cli import main
+from simulator.planner import combo_refusal
+from simulator.pricing import decode_ops, price_combo
+from simulator.strategies.base import parse_axis
+from tests.conftest import make_combo
+
+
+def _dsa(topk="radix", model="DeepSeek-V3.2-Exp", spec="none", attention="dsa"):
+    c = make_combo(hw="B200", model=model, tp=8, attention="dense", kv_dtype="fp8")
+    return replace(c, attention=parse_axis("attention", [attention])[0], topk=parse_axis("topk", [topk])[0],
+                   speculation=parse_axis("speculation", [spec])[0])
+
+
+def _op(df, name):
+    return df[df.name == name].iloc[0]
+
+
+def test_indexer_and_sparse_mla_formulas():
+    ops, _ = decode_ops(_dsa(), np.array([1.0]), np.array([65536.0]))
+    df = ops.to_frame()
+    ix = _op(df, "indexer_logits")
+    # 2 R N Hi di + 3 R N Hi = 2*65536*64*128 + 3*65536*64
+    assert ix.flops == 2 * 65536 * 64 * 128 + 3 * 65536 * 64
+    # key cache 128 B fp8 + 4 B scale per token, once per sequence (+ q fp8 + head weights bf16)
+    assert ix.bytes_read == 65536 * 132 + 64 * 128 + 64 * 2
+    assert ix.bytes_written == 65536 * 4 and ix["count"] == 61 and ix["dtype"] == "fp8"
+    att = _op(df, "attention")
+    # absorbed MLA over k = 2048 entries, 16 heads per device (128 / TP8): 2*16*2048*(576 + 512)
+    assert att.flops == 2 * 16 * 2048 * (576 + 512)
+    assert _op(df, "topk.radix").bytes_read == 4 * 65536 * 4          # 4 sweeps
+
+
+def test_scaling_table_and_topk_share_grows():
+    N = np.array([16384.0, 65536.0, 131072.0])
+    ops, _ = decode_ops(_dsa(), np.ones(3), N)
+    df = ops.to_frame()
+    by = lambda name: df[df.name == name].sort_values("setting")
+    ix = by("indexer_logits").bytes_read.to_numpy()
+    tk = by("topk.radix").bytes_read.to_numpy()
+    sm = by("attention").bytes_read.to_numpy()
+    assert ix[2] / ix[0] == pytest.approx(8.0, rel=0.01)      # indexer O(N)
+    assert tk[2] / tk[0] == pytest.approx(8.0)                # top-k O(R N)
+    assert sm[2] == sm[0]                                     # sparse MLA constant in N
+    r, bd = price_combo(_dsa(), np.ones(3), N + 1024, np.full(3, 1024.0), breakdown=True)
+    top = bd[bd.op.str.startswith("topk")].groupby("setting").time_ms.sum().to_numpy()
+    share = top / r["step_ms"]
+    assert share[0] < share[1] < share[2]
+
+
+def test_short_context_selects_nothing():
+    ops, _ = decode_ops(_dsa(), np.array([1.0]), np.array([1500.0]))
+    df = ops.to_frame()
+    assert not df.name.str.startswith("topk").any()
+    assert _op(df, "attention").flops == 2 * 16 * 1500 * (576 + 512)
+
+
+def test_index_topk_parameter():
+    ops, _ = decode_ops(_dsa(attention={"dsa": {"index_topk": 512}}), np.array([1.0]), np.array([65536.0]))
+    assert _op(ops.to_frame(), "attention").flops == 2 * 16 * 512 * (576 + 512)
+
+
+def test_mtp_rows_select_topk_each():
+    ops, plan = decode_ops(_dsa(spec={"mtp": {"k": 3}}), np.array([1.0]), np.array([65536.0]))
+    t = _op(ops.to_frame(), "topk.radix")
+    assert plan.query_rows == 4 and t.parallel_units == 4     # one CTA per verified row
+
+
+def test_refusals():
+    assert "DSA lightning indexer" in combo_refusal(_dsa(model="DeepSeek-V3"))
+    assert "needs a top-k" in combo_refusal(_dsa(topk="none"))
+    assert combo_refusal(_dsa()) is None
+
+
+def test_gvr_scenario_end_to_end(tmp_path, capsys):
+    assert main(["run", "scenarios/gvr_b200.yaml", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "GVR top-k on B200" in out and "TPOT reduction 100K, MTP=3" in out
+    assert (tmp_path / "gvr_b200" / "reproduction.csv").exists()
