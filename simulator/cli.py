@@ -4,6 +4,7 @@
     sparsesim sweep SCENARIO        price the whole strategy-tuple product, report skips, rank
     sparsesim hw list | show NAME   hardware specs and the source of every number
     sparsesim models list | show NAME
+    sparsesim strategies [AXIS] [--sources]   strategy values, parameters, defaults (and their sources)
     sparsesim figures list | run SCENARIO   paper reproductions (simulator/figures)
     sparsesim calibrate fit DATA.csv | report [DEVICE]   fit / check roofline efficiencies
 
@@ -251,6 +252,26 @@ def cmd_models(args) -> int:
     return 0
 
 
+def cmd_strategies(args) -> int:
+    from simulator.strategies.base import AXES, DEFAULT_VALUE, registry
+
+    reg = registry()
+    axes = [args.axis] if args.axis else list(AXES)
+    for a in axes:
+        if a not in reg:
+            raise _usage(f"unknown axis {a!r}; axes: {', '.join(AXES)}")
+        print(f"{a}:  (default {DEFAULT_VALUE[a]})")
+        for name, cls in sorted(reg[a].items()):
+            print(f"  {name:<14} {cls.description}")
+            for p, spec in cls.params.items():
+                print(f"      {p} = {spec.default!r}   [{spec.allowed}]" if spec.allowed else f"      {p} = {spec.default!r}")
+                if args.sources:
+                    print(f"          source: {spec.source}")
+        print()
+    print("Also per scenario: kv_dtype, weight_dtype, parallelism {tp, ep, attn_dp}; runtime launch/kernels.")
+    return 0
+
+
 def cmd_calibrate(args) -> int:
     from hwmodels.calibration import fit as F
     from hwmodels.calibration import report as R
@@ -311,6 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["list", "show"])
     m.add_argument("name", nargs="?")
     m.set_defaults(func=cmd_models)
+    st = sub.add_parser("strategies", help="list every strategy axis value with its parameters and defaults")
+    st.add_argument("axis", nargs="?", help="only this axis")
+    st.add_argument("--sources", action="store_true", help="also print where each default comes from")
+    st.set_defaults(func=cmd_strategies)
     c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit")
     c.add_argument("action", choices=["fit", "report"])
     c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM)")
