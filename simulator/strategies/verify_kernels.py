@@ -1,0 +1,224 @@
+"""verify_kernel: per_query | dense_union | ssv — how a speculative verification forward (query_rows > 1)
+loads the KV blocks that a selecting attention (attention: nsa) picked for each of its query rows.
+
+The attention strategy asks its combo's verify kernel for a `Loads` (what is loaded how often per
+sequence and KV head, per layer) and prices its branch kernels from it (simulator/strategies/nsa.py).
+With `verify_kernel: none` (or one query row) a selecting attention behaves like per_query.
+
+Notation (per sequence, KV head and layer): R query rows (draft tokens + 1), n blocks of l' tokens selected
+per row (S = n l' tokens, capped by the context T), Nc compressed tokens, W window tokens.
+
+  per_query    decoding-oriented kernel (SSV document, "decoding-oriented kernel"): every row is a separate
+               decode query and loads its own blocks, shared blocks are reloaded:
+               selected tokens loaded R * S; compressed and window KV loaded R times; routing per row.
+  dense_union  prefill-oriented kernel (SSV document, "prefill-oriented kernel ... loads the entire KV
+               cache"): the R rows form one query tile that streams the whole range once: T tokens loaded,
+               attention computed densely over T for every row (masked afterwards); compressed and window
+               KV loaded once; routing keys loaded once for all rows.
+  ssv          SSV's overlap-aware grouped kernel (SSV document, Algorithm 1): rows in traversal order are cut
+               into groups of C (the last one may be smaller); one CTA group loads
+                 exact:  the union of its rows' blocks, |I_merged(c)| = n (1 + (c - 1)(1 - gamma)) blocks
+                         (document: "|I_merged| ~ n (1 + (C-1)(1-rho))"; 16 (1 + 3 * 0.3) = 30.4 for
+                         C = 4, n = 16, rho = 0.7), capped by c n and by the blocks that exist;
+                 approx: one representative row's n blocks, shared by the group; only that row is routed.
+               Compressed and window KV are loaded once per group. Relative to per_query the selected-block
+               traffic is f_load(C, gamma) = (1 + (C-1)(1-gamma)) / C (document, "Computing the Expected
+               Verification Gain": 0.4375 at gamma 0.75, C 4). gamma is the adjacent-query block overlap
+               for the traversal order (BFS, DFS, position-sorted), a parameter until replayed traces
+               supply it.
+
+On-chip footprint and spill (ssv). The grouped kernel streams the merged blocks through a `kv_stages`-deep
+shared-memory pipeline of l'-token tiles and keeps, for every row of its group and every query head of
+the GQA group, the query (dk bf16) and the running online-softmax state (dv fp32 accumulator + max +
+sum): footprint = C G (2 dk + 4 (dv + 2)) + kv_stages l' (dk + dv) kv_bytes per CTA. (Holding the whole
+merged set resident, as Algorithm 1's wording suggests, needs |I_merged| l' (dk + dv) kv_bytes >= 512 KiB
+even for C = 1 at the NSA defaults, more than any GPU's shared memory per SM: a real kernel must stream.)
+When the footprint exceeds the device's shared memory per SM, the group runs as p = ceil(footprint / smem)
+sub-groups of C / p rows, each loading its own union: p |I_merged(C/p)| - |I_merged(C)| = (p - 1) n gamma
+blocks (exact; approx: (p - 1) n) and (p - 1) extra loads of the compressed and window KV are re-read.
+That is declared as op fields `onchip_bytes` / `spill_bytes` and judged by hwmodels.roofline, which alone
+knows the device (strategies never read hardware numbers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.precision import ACT_BYTES
+from simulator.strategies.base import Param, VerifyKernelStrategy, register
+
+ORDERS = ("bfs", "dfs", "position_sorted")
+
+#: ASSUMPTION: double-buffered K/V tiles (FlashAttention-2/3 and Triton kernels pipeline 2+ stages).
+KV_STAGES = 2
+
+
+def f_load(C, gamma):
+    """Selected-block traffic of a group of C rows relative to per-row loading (SSV document):
+    f_load = (1 + (C - 1)(1 - gamma)) / C = 1/C + (1 - 1/C)(1 - gamma)."""
+    C = np.asarray(C, dtype=np.float64)
+    return (1.0 + (C - 1.0) * (1.0 - gamma)) / C
+
+
+def merged_blocks(n, C, rho):
+    """Expected |I_merged| of a group of C rows that each select n blocks with pairwise overlap rho
+    (SSV document): n (1 + (C - 1)(1 - rho))."""
+    return n * (1.0 + (np.asarray(C, dtype=np.float64) - 1.0) * (1.0 - rho))
+
+
+@dataclass
+class Loads:
+    """What a verification (or decode) kernel loads, per sequence, KV head and layer (arrays per setting).
+
+    units            loading units per sequence: rows (per_query), groups (ssv), 1 (dense_union)
+    rows_per_unit    query rows one unit serves (for the on-chip footprint)
+    sel_tokens       selected-branch tokens loaded, all units together
+    sel_flop_tokens  tokens each row's selection attention computes over
+    shared_loads     how often the compressed and the window KV are loaded
+    route_rows       rows whose routing (scores + top-n) is computed
+    route_loads      how often the compressed keys are loaded for routing
+    onchip_bytes     footprint of one CTA (0 = not declared)
+    spill_sel_tokens selected tokens re-read per extra pass (all units together)
+    """
+
+    units: np.ndarray
+    rows_per_unit: np.ndarray
+    sel_tokens: np.ndarray
+    sel_flop_tokens: np.ndarray
+    shared_loads: np.ndarray
+    route_rows: np.ndarray
+    route_loads: np.ndarray
+    onchip_bytes: np.ndarray | float = 0.0
+    spill_sel_tokens: np.ndarray | float = 0.0
+
+
+def per_query_loads(R, S) -> Loads:
+    """Decoding-oriented loading: every row loads everything it needs itself."""
+    R = np.asarray(R, dtype=np.float64)
+    return Loads(units=R, rows_per_unit=np.ones_like(R), sel_tokens=R * S, sel_flop_tokens=S + 0 * R,
+                 shared_loads=R, route_rows=R, route_loads=R)
+
+
+def _is_gamma_map(v) -> bool:
+    return (isinstance(v, dict) and set(v) == set(ORDERS)
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in v.values()))
+
+
+class _VerifyKernel(VerifyKernelStrategy):
+    def refuse(self, combo):
+        if combo.speculation.name == "none":
+            return f"verify_kernel '{self.name}' needs speculative decoding (speculation is none)"
+        if not getattr(combo.attention, "supports_verify_kernels", False):
+            return (f"verify_kernel '{self.name}' applies to selecting attention (nsa); attention "
+                    f"'{combo.attention.name}' loads one KV range for all rows")
+        return None
+
+    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+        raise NotImplementedError
+
+
+@register
+class PerQuery(_VerifyKernel):
+    name = "per_query"
+    description = "decoding-oriented: each verification row loads its own selected blocks (shared ones reloaded)"
+
+    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+        return per_query_loads(R, S)
+
+
+@register
+class DenseUnion(_VerifyKernel):
+    name = "dense_union"
+    description = "prefill-oriented: the rows stream the whole KV range once (blocks no row selected included)"
+
+    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+        R = np.asarray(R, dtype=np.float64)
+        one = np.ones_like(R)
+        return Loads(units=one, rows_per_unit=R, sel_tokens=T * one, sel_flop_tokens=T * one, shared_loads=one,
+                     route_rows=R, route_loads=one)
+
+
+@register
+class SSVGrouped(_VerifyKernel):
+    name = "ssv"
+    description = "SSV overlap-aware grouped kernel: groups of C rows load their merged (exact) or shared (approx) blocks once"
+    params = {
+        "group": Param(4, "SSV document's worked f_load example (C = 4)",
+                       lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+        "mode": Param("exact", "SSV document Mode A (exact merged schedule; the only mode of strict precision)",
+                      lambda v: v in ("exact", "approx"), "exact | approx"),
+        "order": Param("position_sorted", "SSV document: position-sorted traversal places siblings next to each "
+                                          "other ('this motivates position-sorted traversal')",
+                       lambda v: v in ORDERS, " | ".join(ORDERS)),
+        "overlap": Param({"bfs": 0.7, "dfs": 0.7, "position_sorted": 0.7},
+                         "ASSUMPTION: SSV document Insight 1 measured adjacent-query overlap of 50-90 % (8K context); "
+                         "0.7 is the midpoint and the document's |I_merged| example (rho = 0.7). No per-order "
+                         "values are published, so all orders get the same gamma until traces supply them",
+                         _is_gamma_map, "a mapping {bfs, dfs, position_sorted} -> overlap in [0, 1]"),
+        "kv_stages": Param(KV_STAGES, "ASSUMPTION: double-buffered K/V tiles (FlashAttention-2/3 pipelines)",
+                           lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    }
+
+    @property
+    def gamma(self) -> float:
+        return float(self.overlap[self.order])
+
+    def refuse(self, combo):
+        if combo.attention.name != "nsa":
+            return f"verify_kernel 'ssv' groups NSA verification queries; attention is '{combo.attention.name}', not nsa"
+        r = super().refuse(combo)
+        if r:
+            return r
+        rows = getattr(combo.speculation, "draft_tokens", 0) + 1
+        if self.group > rows:
+            return f"ssv group C = {self.group} is larger than the {rows} verification rows (draft tokens + 1)"
+        if self.mode == "approx" and getattr(combo.attention, "precision", "") == "strict":
+            return "ssv mode 'approx' shares one row's blocks across the group: not allowed under strict precision"
+        return None
+
+    def label(self) -> str:
+        parts = [f"C{self.group}", self.mode]
+        if self.order != self.params["order"].default:
+            parts.append(self.order)
+        if self.overlap != self.params["overlap"].default:
+            parts.append(f"g{self.gamma:g}")
+        return "ssv(" + ",".join(parts) + ")"
+
+    def union_tokens(self, c, S, n_blocks, block_tokens, T):
+        """Expected selected tokens a group of c rows loads (exact: merged set; approx: one row's set)."""
+        c = np.asarray(c, dtype=np.float64)
+        if self.mode == "approx":
+            return np.where(c > 0, S, 0.0)
+        blocks = merged_blocks(n_blocks, c, self.gamma)
+        exist = np.ceil(T / block_tokens)
+        blocks = np.minimum(np.minimum(blocks, c * n_blocks), exist)
+        return np.where(c > 0, np.minimum(blocks * block_tokens, np.maximum(T, S)), 0.0)
+
+    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+        R = np.asarray(R, dtype=np.float64)
+        C = float(self.group)
+        full = np.floor(R / C)
+        rem = R - full * C
+        groups = full + (rem > 0)
+        sel = full * self.union_tokens(C, S, n_blocks, block_tokens, T) + self.union_tokens(rem, S, n_blocks,
+                                                                                         block_tokens, T)
+        m = combo.model
+        G = combo.attn_heads_dev / combo.attn_kv_heads_dev
+        dk = dv = m.head_dim
+        rows = np.minimum(R, C)
+        onchip = rows * G * (ACT_BYTES * dk + 4.0 * (dv + 2)) + self.kv_stages * block_tokens * (dk + dv) * combo.kvbytes
+        # re-read per extra pass (module docstring): the shared part of each group's union
+        spill_sel = groups * np.where(self.mode == "approx", S, n_blocks * block_tokens * self.gamma)
+        return Loads(units=groups, rows_per_unit=rows, sel_tokens=sel, sel_flop_tokens=S + 0 * R,
+                     shared_loads=groups, route_rows=groups if self.mode == "approx" else R, route_loads=groups,
+                     onchip_bytes=onchip, spill_sel_tokens=spill_sel)
+
+
+def loads_for(combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    """The Loads of the combo's verify kernel; per-row loading when it has none (verify_kernel: none, or a
+    plain decode step with one row)."""
+    vk = combo.verify_kernel
+    if hasattr(vk, "nsa_loads"):
+        return vk.nsa_loads(combo, R, S, T, n_blocks, block_tokens)
+    return per_query_loads(R, S)
