@@ -7,14 +7,16 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   (wave quantization: a kernel of n CTAs keeps n of U units busy in its last wave;
                    with fewer CTAs than units, only n units do arithmetic)
     fill_m      = min(1, n / (s * U))        when n > 0, else 1
-                  (a kernel on too few units cannot pull full bandwidth; s = saturation_units_fraction,
-                   1.0 uncalibrated = bandwidth linear in occupied units)
+                  (a kernel on too few units cannot pull full bandwidth; s = saturation[kind], the
+                   units (as a multiple of U) a kernel of that kind needs to saturate bandwidth;
+                   1.0 uncalibrated = bandwidth linear in occupied units up to one per SM)
     compute_s   = flops / (peak[dtype] * eff_c[kind] * eff_dtype[dtype] * fill_c)
     hbm_bytes   = bytes_read + bytes_written - reread_bytes * hit
                   hit = min(1, L2 * l2_fraction / working_set): re-reads of a working set that fits in L2
                   come from L2 (no HBM traffic); of a larger one, the resident share does
     memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
-    device_s    = max(compute_s, memory_s) + fixed[kind]   fixed = ramp/tail/sync time of one kernel
+    device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
+                  fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
     kernel_s    = device_s + launch_graph                  (graph: the gap between consecutive graph nodes)
                 = max(device_s, launch_eager)              (eager: the host issues kernels asynchronously,
@@ -94,6 +96,9 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     eff_c = np.array([eff.compute[k] for k in KINDS])[ops.kind]
     eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
     fixed = np.array([eff.fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
+    steps = getattr(ops, "sync_steps", None)
+    if steps is not None and steps.any():
+        fixed = fixed + steps * np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
     eff_c = eff_c * np.array([eff.compute_dtype.get(d, 1.0) for d in DTYPES])[ops.dtype]
     peak = hw.flops_table()[ops.dtype]
     U = float(hw.units)
@@ -101,7 +106,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     has_n = n > 0
     n_safe = np.where(has_n, n, 1.0)
     fill_c = np.where(has_n, n_safe / (np.ceil(n_safe / U) * U), 1.0)
-    fill_m = np.where(has_n, np.minimum(1.0, n_safe / (eff.saturation_units_fraction * U)), 1.0)
+    sat = np.array([eff.saturation.get(k, 1.0) for k in KINDS])[ops.kind]
+    fill_m = np.where(has_n, np.minimum(1.0, n_safe / (sat * U)), 1.0)
     compute_s = ops.flops / (peak * eff_c * fill_c)
     hbm_bytes = ops.bytes_read + ops.bytes_written + spill_bytes(ops, hw)
     rr = getattr(ops, "reread_bytes", None)

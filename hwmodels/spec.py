@@ -44,9 +44,13 @@ class Efficiency:
         reach a smaller share of their peak than bf16 ones); 1.0 when not given.
     fixed_s[kind]: time every kernel of that kind spends beyond its roofline term (ramp-up, tail,
         grid-wide synchronization), in seconds; 0 uncalibrated.
-    saturation_units_fraction: fraction of the device's compute units a kernel must occupy to reach its
-        full memory bandwidth. 1.0 = bandwidth grows linearly with occupied units up to all of them
-        (the pessimistic, uncalibrated default); a calibrated Hopper value is typically well below 1.
+    sync_s[kind]: latency of one synchronized phase inside a kernel (an op's `sync_steps`), in seconds;
+        0 uncalibrated.
+    saturation[kind]: parallel units (CTAs), as a multiple of the device's compute units, that a kernel
+        of that kind must run to reach its full memory bandwidth. 1.0 = bandwidth grows linearly with
+        occupied units up to one per SM (the uncalibrated default); below 1: a few deeply pipelined CTAs
+        saturate the memory system (split-KV attention); above 1: each CTA keeps little in flight, so
+        several per SM are needed (one-block-per-row kernels).
     overlap_p: how a kernel overlaps its compute and memory time: device time = (c^p + m^p)^(1/p);
         None = perfect overlap, max(c, m) (the plain roofline). A fitted p (typically 2-4) rounds the
         roofline's corner where real kernels are slower than either bound alone.
@@ -60,7 +64,8 @@ class Efficiency:
     memory: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
     compute_dtype: dict[str, float] = field(default_factory=dict)
     fixed_s: dict[str, float] = field(default_factory=lambda: {k: 0.0 for k in KINDS})
-    saturation_units_fraction: float = 1.0
+    sync_s: dict[str, float] = field(default_factory=lambda: {k: 0.0 for k in KINDS})
+    saturation: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
     overlap_p: float | None = None
     l2_fraction: float = 1.0
     launch_graph_s: float | None = None
@@ -274,7 +279,8 @@ def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Effic
 
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
-    fixed_us: {kind: us}, saturation_units_fraction: f, launch_us: {graph: us, eager: us}} (all optional)."""
+    fixed_us: {kind: us}, saturation: {kind: multiple of the SMs}, overlap_p: p, l2_fraction: f,
+    launch_us: {graph: us, eager: us}} (all optional)."""
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
     base = Efficiency()
@@ -292,10 +298,14 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                 raise SpecError(f"must be a fraction in (0, 1.5], got {v!r}", file=file, field=f"{part}.{k}")
             table[k] = float(v)
         out[part] = table
-    sat = doc.get("saturation_units_fraction", 1.0)
-    if isinstance(sat, bool) or not isinstance(sat, (int, float)) or not 0 < sat <= 1:
-        raise SpecError(f"must be a fraction in (0, 1], got {sat!r}", file=file,
-                        field="saturation_units_fraction")
+    sat = dict(base.saturation)
+    for k, v in (doc.get("saturation", {}) or {}).items():
+        if k not in KINDS:
+            raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file, field=f"saturation.{k}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 16:
+            raise SpecError(f"must be a multiple of the SM count in (0, 16], got {v!r}", file=file,
+                            field=f"saturation.{k}")
+        sat[k] = float(v)
     cd = doc.get("compute_dtype", {}) or {}
     for k, v in cd.items():
         if k not in DTYPES:
@@ -315,13 +325,20 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     l2f = doc.get("l2_fraction", 1.0)
     if isinstance(l2f, bool) or not isinstance(l2f, (int, float)) or not 0 < l2f <= 1:
         raise SpecError(f"must be a fraction in (0, 1], got {l2f!r}", file=file, field="l2_fraction")
+    sync = dict(base.sync_s)
+    for k, v in (doc.get("sync_us", {}) or {}).items():
+        if k not in KINDS:
+            raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file, field=f"sync_us.{k}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e3:
+            raise SpecError(f"must be microseconds in [0, 1e3), got {v!r}", file=file, field=f"sync_us.{k}")
+        sync[k] = float(v) * 1e-6
     launch = doc.get("launch_us", {}) or {}
     for k, v in launch.items():
         if k not in ("graph", "eager") or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
             raise SpecError(f"must map graph/eager to positive microseconds, got {k}: {v!r}", file=file,
                             field="launch_us")
     return Efficiency(compute=out["compute"], memory=out["memory"], compute_dtype={k: float(v) for k, v in cd.items()},
-                      fixed_s=fixed, saturation_units_fraction=float(sat),
+                      fixed_s=fixed, sync_s=sync, saturation=sat,
                       overlap_p=None if p is None else float(p), l2_fraction=float(l2f),
                       launch_graph_s=launch["graph"] * 1e-6 if "graph" in launch else None,
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,

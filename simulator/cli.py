@@ -195,10 +195,11 @@ def cmd_hw(args) -> int:
     _print_sourced(sources, assumed, vals)
     if "onchip.sram_total_mib" not in h.sources and h.sram_total_bytes:
         print("  (onchip.sram_total_mib derived: smem per unit x units)")
-    print(f"  efficiency: {e.source}; saturation_units_fraction={e.saturation_units_fraction:g}"
-          + (f", overlap_p={e.overlap_p:.2f}" if e.overlap_p else ""))
+    print(f"  efficiency: {e.source}" + (f"; overlap_p={e.overlap_p:.2f}" if e.overlap_p else ""))
     print("    compute: " + ", ".join(f"{k}={v:g}" for k, v in e.compute.items()))
     print("    memory:  " + ", ".join(f"{k}={v:g}" for k, v in e.memory.items()))
+    print("    saturation (units to saturate bandwidth, x SMs): "
+          + ", ".join(f"{k}={v:g}" for k, v in e.saturation.items()))
     if any(e.fixed_s.values()):
         print("    fixed us per kernel: " + ", ".join(f"{k}={v * 1e6:.2f}" for k, v in e.fixed_s.items() if v))
     if h.notes:

@@ -20,6 +20,8 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
     reread_bytes    optional: part of bytes_read that re-reads data the same kernel already read (later
                     passes of a multi-pass top-k, ...): served by L2 when `working_set` fits in it
     working_set     optional: bytes those re-reads cycle through (0 = no re-reads)
+    sync_steps      optional: block- or grid-wide synchronized phases inside one kernel (the passes of a
+                    single-block radix select, ...); each costs the device's sync latency for the kind
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -34,7 +36,7 @@ import numpy as np
 from hwmodels.opkinds import DTYPE_CODE, KIND_CODE, KINDS, DTYPES
 
 _FLOAT_COLUMNS = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices", "onchip_bytes",
-                  "spill_bytes", "reread_bytes", "working_set")
+                  "spill_bytes", "reread_bytes", "working_set", "sync_steps")
 
 
 @dataclass
@@ -57,6 +59,7 @@ class OpTable:
     spill_bytes: np.ndarray | None = None
     reread_bytes: np.ndarray | None = None
     working_set: np.ndarray | None = None
+    sync_steps: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -104,7 +107,7 @@ class OpBuilder:
 
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
-            onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0) -> None:
+            onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -115,7 +118,7 @@ class OpBuilder:
             raise ValueError(f"unknown dtype {dtype!r}; allowed: {DTYPES}")
         nid = self._names.setdefault(name, len(self._names))
         cols = [self._col(c) for c in (flops, bytes_read, bytes_written, parallel_units, count, devices,
-                                       onchip_bytes, spill_bytes, reread_bytes, working_set)]
+                                       onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps)]
         idx = np.arange(self.n)
         if where is not None:
             mask = np.broadcast_to(np.asarray(where, dtype=bool), (self.n,))

@@ -30,7 +30,7 @@ def test_fit_recovers_known_parameters():
     truth = F.efficiency_with(Efficiency(launch_graph_s=1.0e-6), {
         "memory.copy": 0.85, "fixed_us.copy": 3.0, "memory.gemm": 0.8, "compute.gemm": 0.7,
         "fixed_us.gemm": 4.0, "memory.attention": 0.9, "fixed_us.attention": 5.0,
-        "saturation_units_fraction": 0.3, "memory.topk": 0.3, "fixed_us.topk": 6.0})
+        "saturation.attention": 0.3, "memory.topk": 0.3, "fixed_us.topk": 6.0})
     df = synthetic(truth)
     df.loc[(df.family == "launch") & (df.op_kind == "launch_graph"), "median_us"] = 1.0
     eff, meta = F.fit(df, F.spec_for(df))

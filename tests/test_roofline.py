@@ -82,4 +82,4 @@ def test_bad_launch_mode_and_bad_efficiency():
 
 def test_uncalibrated_default_is_one():
     e = Efficiency()
-    assert set(e.compute.values()) == {1.0} and e.saturation_units_fraction == 1.0
+    assert set(e.compute.values()) == {1.0} and set(e.saturation.values()) == {1.0}

@@ -10,7 +10,7 @@ of predicted / measured time (relative error), on the fit part of the data only:
   copy         copy          memory[copy] (achieved / peak bandwidth), fixed_us[copy] (ramp/tail)
   gemm         gemm          memory[gemm], compute[gemm], compute_dtype[fp8], fixed_us[gemm]
   decode_attn  attention     memory[attention], compute[attention], fixed_us[attention],
-                             saturation_units_fraction (units needed to reach full bandwidth / SMs);
+                             saturation[attention] (units needed to reach full bandwidth / SMs);
                              fitted on one-query-row decode (cuDNN SDPA); rows with several query
                              rows (verification) are predicted, not fitted
   paged_attn   gather        memory[gather], fixed_us[gather]   (the attention part reuses the above)
@@ -165,48 +165,56 @@ def build_ops(df: pd.DataFrame):
 
 def torch_topk_ops(b, rows, L, dtype_bytes, k, sel) -> None:
     """Kernels of torch.topk(sorted=True) on `rows` rows of length `L`, following PyTorch's dispatch
-    (aten/src/ATen/native/cuda/TensorTopK.cpp should_use_sort, TensorTopK.cu should_use_multiblock):
+    (aten/src/ATen/native/cuda/TensorTopK.cpp should_use_sort, TensorTopK.cu should_use_multiblock).
+    Top-k kernels are bound by per-element instruction work (digit extraction, shared-memory histogram
+    atomics), not by bytes. That work is written as `flops` in the same flop-equivalent currency as the
+    top-k strategies (simulator/strategies/topk.py: one SM-cycle of vector work = 256; a plain sweep
+    SWEEP_FLOPS per element, a shared-memory histogram atomic HIST_ATOMIC_FLOPS per element), so the
+    fitted compute[topk] prices those strategies consistently.
 
-    sort path    rows <= 10 and L >= 100,000: a full segmented radix sort of (key, int64 index) pairs,
-                 8-bit digits -> bits/8 passes, each reading and writing keys and indices
+    sort path    rows <= 10 and L >= 100,000: a segmented radix sort of (key, int64 index) pairs, per 8-bit
+                 digit an upsweep, a scan and a downsweep kernel (CUB's radix-sort structure), plus the
+                 index fill and the copies of the first k
     multi-block  (rows, L) inside should_use_multiblock's bounds: per 8-bit digit (RADIX_BITS = 8) a
-                 counting kernel over all rows (parallel over rows x L/ (items per block)) and a small
-                 within-k-counts kernel; two prefix-sum kernels; a gather kernel reading the rows once
-    single-block otherwise: one CTA per row walks its row once per 2-bit digit (SortingRadixSelect.cuh
-                 RADIX_BITS = 2) -> bits/2 passes, then gathers
+                 counting kernel over all rows (rows x L / 4096 blocks) and a small within-k-counts kernel;
+                 two prefix-sum kernels; a gather kernel reading the rows once
+    single-block otherwise: one thread block per row sweeps its row once per 2-bit digit (SortingRadix-
+                 Select.cuh RADIX_BITS = 2) and once more to gather: one kernel whose sweeps are
+                 synchronized phases (sync_steps)
     and finally (sorted=True) a sort of the k selected (value, index) pairs per row.
     """
+    from simulator.strategies.topk import HIST_ATOMIC_FLOPS, SWEEP_FLOPS
+
     bits = dtype_bytes * 8
     rows = np.asarray(rows, float)
     L = np.asarray(L, float)
+    n = rows * L
+    count_work = n * (SWEEP_FLOPS + HIST_ATOMIC_FLOPS)   # a digit-counting pass: sweep + histogram atomic
     use_sort = sel & (rows <= 10) & (L >= 100_000)
     mb = sel & ~use_sort & (((rows <= 20) & (L >= 20000)) | ((rows > 20) & (rows <= 40) & (L >= 10000))
                             | ((rows > 40) & (rows <= 80) & (L >= 8000)) | ((rows > 80) & (rows < 200) & (L >= 5000))
                             | ((rows >= 200) & (rows < 800) & (L >= 3000)) | ((rows >= 800) & (L >= 800)))
     sb = sel & ~use_sort & ~mb
-    data = rows * L * dtype_bytes
-    # sort path: a segmented radix sort of (key, int64 index) pairs, bits/8 passes each reading and
-    # writing them
-    pairs = rows * L * (dtype_bytes + 8)
-    b.add("topk_sort", "topk", bytes_read=pairs, bytes_written=pairs, count=bits / 8, where=use_sort)
-    # multi-block radix select: a counting kernel per digit (reads the rows), a small counts kernel per digit
+    data = n * dtype_bytes
+    pairs = n * (dtype_bytes + 8)
+    passes8 = bits / 8
+    b.add("topk_sort_pass", "topk", flops=count_work, bytes_read=pairs, bytes_written=pairs, count=3 * passes8,
+          dtype="fp32", where=use_sort)
+    b.add("topk_sort_misc", "topk", bytes_written=n * 8, count=3.0, dtype="fp32", where=use_sort)
     units_mb = rows * np.ceil(L / 4096)  # blocks per slice: items per thread x 256 threads (TensorTopK.cu)
-    passes = bits / 8
-    # every digit pass reads the rows; passes after the first re-read them (from L2 when they fit)
-    b.add("topk_count", "topk", bytes_read=data, reread_bytes=data * (passes - 1) / passes, working_set=data,
-          parallel_units=units_mb, count=passes, where=mb)
-    b.add("topk_within_k", "topk", bytes_read=units_mb * 1024.0, count=bits / 8, where=mb)
-    b.add("topk_scan", "topk", bytes_read=units_mb * 8.0, count=2.0, where=mb)
-    b.add("topk_gather", "topk", bytes_read=data, bytes_written=rows * k * (dtype_bytes + 8),
-          parallel_units=units_mb, where=mb)
-    # single-block: one CTA per row sweeps its row once per 2-bit digit (each sweep a block-wide
-    # synchronized step, priced like a kernel), then gathers; sweeps after the first re-read the row
+    b.add("topk_count", "topk", flops=count_work, bytes_read=data, reread_bytes=data * (passes8 - 1) / passes8,
+          working_set=data, parallel_units=units_mb, count=passes8, dtype="fp32", where=mb)
+    b.add("topk_within_k", "topk", bytes_read=units_mb * 1024.0, count=passes8, dtype="fp32", where=mb)
+    b.add("topk_scan", "topk", bytes_read=units_mb * 8.0, count=2.0, dtype="fp32", where=mb)
+    b.add("topk_gather", "topk", flops=n * SWEEP_FLOPS, bytes_read=data, bytes_written=rows * k * (dtype_bytes + 8),
+          parallel_units=units_mb, dtype="fp32", where=mb)
     sweeps = bits / 2 + 1
-    b.add("topk_single_block", "topk", bytes_read=data, reread_bytes=data * (sweeps - 1) / sweeps, working_set=data,
-          parallel_units=rows, count=sweeps, where=sb)
-    # sorted=True: sort the k results per row
-    b.add("topk_sort_k", "topk", bytes_read=rows * k * (dtype_bytes + 8), bytes_written=rows * k * (dtype_bytes + 8),
-          parallel_units=rows, where=sel & ~use_sort)
+    # single-block digit counting uses warp ballots and block reductions (no atomics): 2 sweeps' work each
+    b.add("topk_single_block", "topk", flops=n * sweeps * 2 * SWEEP_FLOPS, bytes_read=data * sweeps,
+          reread_bytes=data * (sweeps - 1), working_set=data, parallel_units=rows, sync_steps=sweeps,
+          dtype="fp32", where=sb)
+    b.add("topk_sort_k", "topk", flops=rows * k * 8 * 16.0, bytes_read=rows * k * (dtype_bytes + 8),
+          bytes_written=rows * k * (dtype_bytes + 8), parallel_units=rows, dtype="fp32", where=sel & ~use_sort)
 
 
 def _add_attention(b, df: pd.DataFrame, sel: np.ndarray, ctx_col: str) -> None:
@@ -261,9 +269,10 @@ FAMILY_PARAMS = {
     "gemm": [("memory.gemm", 0.8, 0.2, 1.0), ("compute.gemm", 0.8, 0.2, 1.0), ("compute_dtype.fp8", 0.9, 0.3, 1.0),
              ("fixed_us.gemm", 2.0, 0.0, 50.0), ("overlap_p", 3.0, 1.0, 16.0)],
     "decode_attn": [("memory.attention", 0.8, 0.1, 1.0), ("compute.attention", 0.5, 0.05, 1.0),
-                    ("fixed_us.attention", 5.0, 0.0, 100.0), ("saturation_units_fraction", 0.5, 0.05, 1.0)],
+                    ("fixed_us.attention", 5.0, 0.0, 100.0), ("saturation.attention", 0.5, 0.05, 8.0)],
     "paged_attn": [("memory.gather", 0.5, 0.02, 1.0), ("fixed_us.gather", 2.0, 0.0, 100.0)],
-    "topk": [("memory.topk", 0.2, 0.005, 1.0), ("fixed_us.topk", 20.0, 0.0, 500.0)],
+    "topk": [("memory.topk", 0.8, 0.05, 1.0), ("compute.topk", 0.3, 0.01, 1.0), ("fixed_us.topk", 5.0, 0.0, 100.0),
+             ("sync_us.topk", 2.0, 0.0, 50.0)],
     "elementwise": [("memory.elementwise", 0.7, 0.05, 1.0), ("fixed_us.elementwise", 1.0, 0.0, 50.0)],
 }
 FIT_ORDER = ("copy", "gemm", "elementwise", "decode_attn", "paged_attn", "topk")
@@ -272,7 +281,7 @@ FIT_ORDER = ("copy", "gemm", "elementwise", "decode_attn", "paged_attn", "topk")
 def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
     compute, memory = dict(eff.compute), dict(eff.memory)
     cd, fixed = dict(eff.compute_dtype), dict(eff.fixed_s)
-    sat = eff.saturation_units_fraction
+    sat = dict(eff.saturation)
     for path, v in updates.items():
         part, _, key = path.partition(".")
         if part == "memory":
@@ -283,12 +292,13 @@ def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
             cd[key] = v
         elif part == "fixed_us":
             fixed[key] = v * 1e-6
-        elif part == "saturation_units_fraction":
-            sat = v
+        elif part == "sync_us":
+            eff = replace(eff, sync_s={**eff.sync_s, key: v * 1e-6})
+        elif part == "saturation":
+            sat[key] = v
         elif part == "overlap_p":
             eff = replace(eff, overlap_p=v)
-    return replace(eff, compute=compute, memory=memory, compute_dtype=cd, fixed_s=fixed,
-                   saturation_units_fraction=sat)
+    return replace(eff, compute=compute, memory=memory, compute_dtype=cd, fixed_s=fixed, saturation=sat)
 
 
 def predict_us(ops, hw: HardwareSpec, eff: Efficiency, families: np.ndarray) -> np.ndarray:
@@ -424,7 +434,8 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
         "memory": {k: round(v, 4) for k, v in eff.memory.items() if v != 1.0},
         "compute_dtype": {k: round(v, 4) for k, v in eff.compute_dtype.items()},
         "fixed_us": {k: round(v * 1e6, 3) for k, v in eff.fixed_s.items() if v},
-        "saturation_units_fraction": round(eff.saturation_units_fraction, 4),
+        "sync_us": {k: round(v * 1e6, 3) for k, v in eff.sync_s.items() if v},
+        "saturation": {k: round(v, 4) for k, v in eff.saturation.items() if v != 1.0},
         "overlap_p": None if eff.overlap_p is None else round(eff.overlap_p, 4),
         "l2_fraction": round(eff.l2_fraction, 4),
         "launch_us": {k: round(v * 1e6, 3) for k, v in (("graph", eff.launch_graph_s),
