@@ -46,3 +46,26 @@ def test_snapstream_scenario_end_to_end(tmp_path, capsys):
     assert "SnapStream (seeds/003) on SN40L-16" in out and "max batch, full KV, 128K" in out
     assert "static-graph mapping infeasible" in out        # naive update refused where it does not fit on chip
     assert (tmp_path / "snapstream_sn40l" / "reproduction.csv").is_file()
+
+
+def test_separate_kv_mla_cache_layout():
+    """SnapStream keeps MLA key (latent 512 + rope 64) and value (latent 512) caches as two tensors:
+    (576 + 512) x 2 bytes x 61 layers = 132,736 bytes per token, against 70,272 for the shared latent."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from simulator import memory
+    from simulator.strategies.base import parse_axis
+    from tests.conftest import make_combo
+
+    [sep] = parse_axis("attention", [{"dense": {"mla_cache": "separate_kv"}}])
+    shared = make_combo(hw="SN40L-16", model="DeepSeek-R1", tp=16, attn_dp=16)
+    split = replace(shared, attention=sep)
+    per_tok = memory.kv_bytes_per_sequence(split, np.array([1.0]))[0] * 16   # x attn_dp: one sequence's share
+    assert per_tok == pytest.approx(132_736, rel=1e-3)
+    assert memory.kv_bytes_per_sequence(shared, np.array([1.0]))[0] * 16 == pytest.approx(70_272, rel=1e-3)
+    # 128K tokens x 132,736 B = 17.4 GB per sequence: one per socket fits beside 42 GB of fp8 weights in
+    # 0.9 x 64 GiB, two do not -> 16 sequences on 16 sockets (SnapStream Table 5: 16)
+    assert 16 <= memory.max_batch(split, np.array([131072.0]))[0] < 32
+    assert "MLA models only" in split.attention.refuse(make_combo())

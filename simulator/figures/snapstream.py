@@ -118,8 +118,11 @@ def snapstream_sn40l(sc) -> Reproduction:
     scale = pv["mtp_tokens_per_forward"]["value"]
     dp = 16
 
+    # the scenario's attention value (its MLA cache layout) is used for every combo
+    att = sc.doc.get("strategies", {}).get("attention", ["dense"])[0] if sc.doc else "dense"
+
     def combo(policy="full", h=hw, tp=16, d=dp):
-        return make(h, model, kv_policy=policy, tp=tp, attn_dp=d)
+        return make(h, model, attention=att, kv_policy=policy, tp=tp, attn_dp=d)
 
     base = combo()
     mtp = chain_tokens_per_round(pv["mtp_acceptance"]["value"], 2)

@@ -6,7 +6,8 @@ Decode (and verification with q query rows per sequence), per device, per layer:
                    Hq/Hkv query heads of a group share the load) + Q read + O written
   MLA      flops = 2 * B * q * H * T * (r + p) + 2 * B * q * H * T * r     (absorbed: scores over the
                    latent r=kv_lora_rank plus rope key p, values are the latent)
-           bytes = B * T * (r + p) * kv_bytes        (one latent shared by all heads)
+           bytes = B * T * (r + p) * kv_bytes        (one latent shared by all heads; with
+                   mla_cache=separate_kv a separate value cache adds B * T * r * kv_bytes)
 Parallel units: split-KV (FlashDecoding) chunks of `split_tokens` per (sequence, KV head) — or per
 (sequence, 64-head tile) for MLA (FlashMLA's head tile) — plus a combine kernel when T > split_tokens.
 The unit count is the continuous T / split_tokens (at least 1), not its ceiling: split-KV kernels divide
@@ -43,7 +44,24 @@ class DenseAttention(AttentionStrategy):
                       "called by torch SDPA: packed for one query row, but with several rows every query head "
                       "streams K/V itself (measured: hwmodels/calibration/data, decode_attn q_rows > 1)",
             lambda v: v in ("always", "decode_only"), "always | decode_only"),
+        "mla_cache": Param(
+            "latent", "latent: one cache of kv_lora_rank + rope key per token shared by keys and values "
+                      "(FlashMLA / SGLang / vLLM absorbed MLA). separate_kv: a key cache (latent + rope key) and "
+                      "a value cache (latent) kept as two tensors, as the SnapStream SN40L implementation does "
+                      "(seeds/003 sec. 2.3 and Listings 2-5 treat key and value caches separately)",
+            lambda v: v in ("latent", "separate_kv"), "latent | separate_kv (MLA models only)"),
     }
+
+    def refuse(self, combo):
+        if self.mla_cache != "latent" and not combo.model.mla:
+            return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
+        return None
+
+    def extra_kv_bytes_per_token(self, combo) -> float:
+        """A separate value cache adds kv_lora_rank values per token per layer (MLA, separate_kv)."""
+        if self.mla_cache == "separate_kv" and combo.model.mla:
+            return combo.model.layers * combo.model.mla.kv_lora_rank * combo.kvbytes * combo.kv_fraction_dev
+        return 0.0
 
     def decode_ops(self, b, combo, shape) -> None:
         m = combo.model
@@ -57,7 +75,8 @@ class DenseAttention(AttentionStrategy):
             lat = a.kv_lora_rank + a.qk_rope_head_dim
             H = combo.attn_heads_dev
             flops = 2.0 * B * q * H * T * (lat + a.kv_lora_rank)
-            kv_read = B * T * lat * kvb
+            # the key cache (latent + rope key), plus the value cache when it is a separate tensor
+            kv_read = B * T * (lat + (a.kv_lora_rank if self.mla_cache == "separate_kv" else 0)) * kvb
             q_bytes = B * q * H * lat * ACT_BYTES
             out = B * q * H * a.kv_lora_rank
             heads_rows = B * q * H
