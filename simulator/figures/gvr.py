@@ -125,17 +125,17 @@ def gvr_topk(sc) -> Reproduction:
         "GVR = k predicted reads + S secant count sweeps + 1 collect sweep + in-smem refine, one CTA per row.",
         "S comes from a Monte Carlo of the secant search on Gaussian rows whose step-to-step correlation gives the "
         "stated raw overlap (overlap <= k/N means no information): S = 1 at 44 %, ~4 for random or 1.5 %.",
-        "Absolute kernel times use the device's uncalibrated single-SM bandwidth (HBM / SMs); the speedups are "
-        "ratios of priced sweeps. The model has no latency term for GVR's fixed phases (the TensorRT-LLM "
-        "dispatcher comment puts P1 + P4 at ~11 us) nor for the radix kernel's per-sweep serialization beyond "
-        "its atomics, so random / low-overlap rows (where the real kernel still wins 1.44x / 1.65x on its "
-        "cheaper sweeps) are predicted SLOWER than radix: an honest miss, not tuned away.",
+        "Absolute kernel times: B200 peaks scaled by the H200 calibration (borrowed: the top-k efficiency, "
+        "per-kernel fixed time and sync latency were fitted to torch.topk, a different kernel from TensorRT-LLM's "
+        "radix and GVR kernels, in the same instruction currency); the speedups are ratios of priced sweeps. "
+        "GVR's fixed phases (the TensorRT-LLM dispatcher comment puts P1 + P4 at ~11 us) have no latency term of "
+        "their own: an honest miss, not tuned away.",
         "Layers 0-1 (1.5 % raw overlap, below the random baseline 2.9 %) are modeled like random preIdx; the real "
         "kernel is faster there (27.2 vs 30.9 us) because their shifted overlap / bounded score distribution "
         "still helps - information the raw overlap does not carry.",
         "TPOT: MTP drafts run the MTP module with dense MLA (speculative.py), the verify pass selects top-k for "
         "all K+1 rows (one CTA each, in parallel), so MTP dilutes the gain only through the rest of the round "
-        "(Amdahl). The simulated step is dominated by launch and all-reduce latency terms of the uncalibrated "
-        "body model, which makes the dilution weaker than measured.",
+        "(Amdahl). The simulated step carries launch and all-reduce latency terms that do not grow with the "
+        "MTP rows, which makes the dilution weaker than measured.",
     ]
     return rep

@@ -175,7 +175,7 @@ def snapstream_sn40l(sc) -> Reproduction:
                 "Table 4" + ("" if snapk else " (context)"), 0.15 if snapk else None)
     rep.notes.append("Table 4: the prefill TP16 all-reduces are priced unoverlapped over the assumed 100 GB/s P2P "
                      "links (Output Proj, MoE FFN); the paper overlaps them with compute (sec. 4.1, Fig. 6), and its "
-                     "MHA runs below the 638 TFLOP/s peak the uncalibrated roofline assumes")
+                     "MHA runs below the 638 TFLOP/s peak (scaled only by the borrowed GPU attention efficiency)")
 
     # prefill overhead of SnapStream (TTFT with / without), one prompt
     bound = pv["prefill_overhead_max_pct"]["value"]
@@ -208,10 +208,14 @@ def snapstream_sn40l(sc) -> Reproduction:
     s2 = fused_step_s(combo(h=h2), 16, 131072.0)[0]
     rep.notes.append(f"P2P latency placeholder x2 (3 -> 6 us per ring step): full-KV 128K batch-16 step "
                      f"{s1 * 1e3:.1f} -> {s2 * 1e3:.1f} ms")
-    rep.notes.append("max batch: usable HBM = 0.9 x 64 GiB per socket (the project's convention); free KV memory per "
-                     f"socket = {(memory.memory_summary(base)['usable'] - memory.memory_summary(base)['weights'] - memory.memory_summary(base)['workspace']) / 1e9:.1f} GB "
-                     f"vs {131072 * model.kv_bytes_per_token('bf16') / 1e9:.2f} GB per 128K sequence: Table 5's "
-                     "batches imply 1 sequence per socket at 128K, i.e. less than 2 x 9.2 GB free per socket")
+    ms = memory.memory_summary(base)
+    free = ms["usable"] - ms["weights"] - ms["workspace"]
+    per_seq = float(memory.kv_bytes_per_sequence(base, np.array([131072.0]))[0]) * dp
+    rep.notes.append(f"max batch: usable HBM = 0.9 x 64 GiB per socket (the project's convention); free KV memory "
+                     f"per socket {free / 1e9:.1f} GB vs {per_seq / 1e9:.1f} GB per 128K sequence with the "
+                     f"scenario's cache layout ({att}); with the shared-latent layout "
+                     f"({model.kv_bytes_per_token('bf16'):,.0f} B/token) the 128K full-KV batch would be "
+                     f"{compiled_batch(max_batch(make(hw, model, tp=16, attn_dp=dp), 131072.0), dp)} instead")
 
     # beyond the paper: 8-GPU nodes
     for name in ("H100-SXM", "B200"):
