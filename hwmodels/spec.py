@@ -277,6 +277,22 @@ def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Effic
     return efficiency_from_dict(doc, str(path))
 
 
+def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], lo: float, hi: float,
+           allowed: str, scale: float = 1.0) -> dict[str, float]:
+    """`base` updated with the mapping doc[part] of key -> number in (lo, hi], each multiplied by `scale`."""
+    table = dict(base)
+    given = doc.get(part, {}) or {}
+    if not isinstance(given, dict):
+        raise SpecError(f"must map {', '.join(keys)} to numbers", file=file, field=part)
+    for k, v in given.items():
+        if k not in keys:
+            raise SpecError(f"unknown key {k!r}; allowed: {', '.join(keys)}", file=file, field=f"{part}.{k}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo < v <= hi:
+            raise SpecError(f"must be {allowed}, got {v!r}", file=file, field=f"{part}.{k}")
+        table[k] = float(v) * scale
+    return table
+
+
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
     fixed_us: {kind: us}, saturation: {kind: multiple of the SMs}, overlap_p: p, l2_fraction: f,
@@ -284,60 +300,24 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
     base = Efficiency()
-    out = {}
-    for part in ("compute", "memory"):
-        table = dict(getattr(base, part))
-        given = doc.get(part, {}) or {}
-        if not isinstance(given, dict):
-            raise SpecError(f"must map op kinds ({', '.join(KINDS)}) to fractions", file=file, field=part)
-        for k, v in given.items():
-            if k not in KINDS:
-                raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file,
-                                field=f"{part}.{k}")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1.5:
-                raise SpecError(f"must be a fraction in (0, 1.5], got {v!r}", file=file, field=f"{part}.{k}")
-            table[k] = float(v)
-        out[part] = table
-    sat = dict(base.saturation)
-    for k, v in (doc.get("saturation", {}) or {}).items():
-        if k not in KINDS:
-            raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file, field=f"saturation.{k}")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 16:
-            raise SpecError(f"must be a multiple of the SM count in (0, 16], got {v!r}", file=file,
-                            field=f"saturation.{k}")
-        sat[k] = float(v)
-    cd = doc.get("compute_dtype", {}) or {}
-    for k, v in cd.items():
-        if k not in DTYPES:
-            raise SpecError(f"unknown dtype {k!r}; allowed: {', '.join(DTYPES)}", file=file, field=f"compute_dtype.{k}")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1.5:
-            raise SpecError(f"must be a factor in (0, 1.5], got {v!r}", file=file, field=f"compute_dtype.{k}")
-    fixed = dict(base.fixed_s)
-    for k, v in (doc.get("fixed_us", {}) or {}).items():
-        if k not in KINDS:
-            raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file, field=f"fixed_us.{k}")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e4:
-            raise SpecError(f"must be microseconds in [0, 1e4), got {v!r}", file=file, field=f"fixed_us.{k}")
-        fixed[k] = float(v) * 1e-6
+    compute = _keyed(doc, "compute", file, base.compute, KINDS, 0.0, 1.5, "a fraction in (0, 1.5]")
+    memory = _keyed(doc, "memory", file, base.memory, KINDS, 0.0, 1.5, "a fraction in (0, 1.5]")
+    sat = _keyed(doc, "saturation", file, base.saturation, KINDS, 0.0, 16.0, "a multiple of the SM count in (0, 16]")
+    cd = _keyed(doc, "compute_dtype", file, {}, DTYPES, 0.0, 1.5, "a factor in (0, 1.5]")
+    fixed = _keyed(doc, "fixed_us", file, base.fixed_s, KINDS, -1e-12, 1e4, "microseconds in [0, 1e4)", 1e-6)
     p = doc.get("overlap_p")
     if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 1 <= p <= 64):
         raise SpecError(f"must be a number in [1, 64] or absent, got {p!r}", file=file, field="overlap_p")
     l2f = doc.get("l2_fraction", 1.0)
     if isinstance(l2f, bool) or not isinstance(l2f, (int, float)) or not 0 < l2f <= 1:
         raise SpecError(f"must be a fraction in (0, 1], got {l2f!r}", file=file, field="l2_fraction")
-    sync = dict(base.sync_s)
-    for k, v in (doc.get("sync_us", {}) or {}).items():
-        if k not in KINDS:
-            raise SpecError(f"unknown op kind {k!r}; allowed: {', '.join(KINDS)}", file=file, field=f"sync_us.{k}")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1e3:
-            raise SpecError(f"must be microseconds in [0, 1e3), got {v!r}", file=file, field=f"sync_us.{k}")
-        sync[k] = float(v) * 1e-6
+    sync = _keyed(doc, "sync_us", file, base.sync_s, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
     launch = doc.get("launch_us", {}) or {}
     for k, v in launch.items():
         if k not in ("graph", "eager") or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
             raise SpecError(f"must map graph/eager to positive microseconds, got {k}: {v!r}", file=file,
                             field="launch_us")
-    return Efficiency(compute=out["compute"], memory=out["memory"], compute_dtype={k: float(v) for k, v in cd.items()},
+    return Efficiency(compute=compute, memory=memory, compute_dtype=cd,
                       fixed_s=fixed, sync_s=sync, saturation=sat,
                       overlap_p=None if p is None else float(p), l2_fraction=float(l2f),
                       launch_graph_s=launch["graph"] * 1e-6 if "graph" in launch else None,

@@ -74,7 +74,7 @@ def test_count_multiplies_and_efficiency_divides():
 def test_bad_launch_mode_and_bad_efficiency():
     with pytest.raises(SparsesimError, match="launch mode"):
         price(one(bytes_read=1.0), H100, "warp")
-    with pytest.raises(SparsesimError, match="unknown op kind"):
+    with pytest.raises(SparsesimError, match="unknown key 'tensor'; allowed: gemm"):
         efficiency_from_dict({"memory": {"tensor": 0.5}}, "f.yaml")
     with pytest.raises(SparsesimError, match="fraction"):
         efficiency_from_dict({"compute": {"gemm": 0}}, "f.yaml")

@@ -427,7 +427,7 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = {
         "source": f"fitted by hwmodels/calibration/fit.py to {Path(data_file).name} (measured on "
-                  f"{hw.name}); held-out errors below",
+                  f"{hw.name}; its held-out errors are listed in the fitted file)",
         "device": hw.name,
         "data": Path(data_file).name,
         "compute": {k: round(v, 4) for k, v in eff.compute.items() if v != 1.0},
