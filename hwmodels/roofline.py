@@ -59,7 +59,8 @@ class Priced:
     time_s: np.ndarray
     compute_s: np.ndarray
     memory_s: np.ndarray
-    launch_s: np.ndarray      # launch + fixed per-kernel time (the overhead beyond the roofline terms)
+    launch_s: np.ndarray      # launch cost (graph gap, or what the host's launch adds in eager mode)
+    fixed_s: np.ndarray       # per-kernel fixed time + in-kernel sync latency (part of the kernel's device time)
     memory_bound: np.ndarray  # bool: memory_s >= compute_s
 
 
@@ -151,4 +152,4 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     if not detail:
         return time_s
     return Priced(time_s=time_s, compute_s=ops.count * compute_s, memory_s=ops.count * memory_s,
-                  launch_s=ops.count * (launch_row + fixed), memory_bound=memory_s >= compute_s)
+                  launch_s=ops.count * launch_row, fixed_s=ops.count * fixed, memory_bound=memory_s >= compute_s)

@@ -89,6 +89,7 @@ def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = F
         "bw_floor_ms": moved / hw.hbm_bw_bytes_s * 1e3,
         "launches_per_step": _per_setting(ops, ops.count),
         "launch_ms": _per_setting(ops, pr.launch_s) * 1e3,
+        "fixed_ms": _per_setting(ops, pr.fixed_s) * 1e3,
     }
     for code, kind in enumerate(KINDS):
         sel = ops.kind == code
@@ -119,6 +120,7 @@ def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = F
             "compute_ms": pr.compute_s * 1e3,
             "memory_ms": pr.memory_s * 1e3,
             "launch_ms": pr.launch_s * 1e3,
+            "fixed_ms": pr.fixed_s * 1e3,
             "bound": np.where(pr.memory_bound, "memory", "compute"),
             "launches": ops.count,
             "bytes": (ops.bytes_read + ops.bytes_written) * ops.count,

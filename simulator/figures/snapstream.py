@@ -98,7 +98,8 @@ def fused_step_s(combo: Combo, batch: float, context: float) -> tuple[float, flo
     """(decode step seconds with two fused kernels per layer, step seconds as priced op by op)."""
     cols, _ = price_combo(combo, [batch], [context], [1])
     step = cols["step_ms"][0] * 1e-3
-    fused = step - cols["launch_ms"][0] * 1e-3 + fused_launch_s(combo, 2 * combo.model.layers + 2)
+    overheads = (cols["launch_ms"][0] + cols["fixed_ms"][0]) * 1e-3   # launches + per-kernel fixed time
+    fused = step - overheads + fused_launch_s(combo, 2 * combo.model.layers + 2)
     return fused, step
 
 
