@@ -17,10 +17,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from hwmodels.spec import list_hardware, load_hardware  # noqa: E402
-from simulator.combo import Combo  # noqa: E402
+from simulator.combo import make_combo  # noqa: E402
 from simulator.model import list_models, load_model  # noqa: E402
 from simulator.pricing import price_combo  # noqa: E402
-from simulator.strategies.base import AXES, DEFAULT_VALUE, registry  # noqa: E402
 
 
 def main() -> None:
@@ -29,12 +28,9 @@ def main() -> None:
     ap.add_argument("--contexts", type=int, default=24, help="contexts per combo, log-spaced 1K..model max")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    reg = registry()
     hws = [load_hardware(n) for n in list_hardware()]
     models = [load_model(n) for n in list_models()]
-    defaults = {a: reg[a][DEFAULT_VALUE[a]]() for a in AXES}
-    combos = [Combo(hardware=h, model=m, kv_dtype="bf16", weight_dtype=m.dtype, tp=1, **defaults)
-              for h in hws for m in models]
+    combos = [make_combo(h, m) for h in hws for m in models]
     grids = {}
     for m in models:
         ctx = np.unique(np.geomspace(1024, m.max_context, args.contexts).astype(int))

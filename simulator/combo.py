@@ -117,3 +117,25 @@ class Combo:
             if s.name != DEFAULT_VALUE[a] or s.label() != s.name:
                 parts.append(s.label())
         return "+".join(parts)
+
+
+def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | None = None, tp: int = 1,
+               ep: int = 1, attn_dp: int = 1, launch: str = "graph", kernels: str = "fused", **axes) -> Combo:
+    """A Combo from names (or loaded specs) and axis values written as in a scenario ('dense',
+    {'eagle3': {'k': 4}}) or as Strategy instances; axes not given take their defaults. weight_dtype None
+    = the model's released dtype."""
+    from hwmodels.spec import load_hardware
+    from simulator.model import load_model
+    from simulator.strategies.base import AXES, DEFAULT_VALUE, Strategy, parse_axis
+
+    unknown = set(axes) - set(AXES)
+    if unknown:
+        raise ValueError(f"unknown axes {sorted(unknown)}; axes: {AXES}")
+    hw = load_hardware(hardware) if isinstance(hardware, str) else hardware
+    m = load_model(model) if isinstance(model, str) else model
+    values = {}
+    for a in AXES:
+        v = axes.get(a, DEFAULT_VALUE[a])
+        values[a] = v if isinstance(v, Strategy) else parse_axis(a, [v])[0]
+    return Combo(hardware=hw, model=m, kv_dtype=kv_dtype, weight_dtype=weight_dtype or m.dtype, tp=tp, ep=ep,
+                 attn_dp=attn_dp, launch=launch, kernels=kernels, **values)

@@ -397,18 +397,13 @@ def e2e_comparison(df: pd.DataFrame, hw: HardwareSpec) -> pd.DataFrame:
     """Measured CUDA-graph decode steps of measure.py's Llama-3.1-8B reference vs the simulator's step
     (same batch, KV length T + 1, bf16, graph launches, plain-PyTorch kernels (`unfused`, as the
     reference is written), `hw` with its efficiencies)."""
-    from simulator.combo import Combo
-    from simulator.model import load_model
+    from simulator.combo import make_combo
     from simulator.pricing import decode_ops
-    from simulator.strategies.base import AXES, DEFAULT_VALUE, registry
 
     rows = df[(df["family"] == "e2e_decode") & (df["op_kind"] == "decode_step_graph")]
     if rows.empty:
         return pd.DataFrame()
-    reg = registry()
-    axes = {a: reg[a][DEFAULT_VALUE[a]]() for a in AXES}
-    combo = Combo(hardware=hw, model=load_model("Llama-3.1-8B"), kv_dtype="bf16", weight_dtype="bf16", tp=1,
-                  launch="graph", kernels="unfused", **axes)
+    combo = make_combo(hw, "Llama-3.1-8B", kv_dtype="bf16", weight_dtype="bf16", launch="graph", kernels="unfused")
     B = rows["batch"].to_numpy(float)
     T = rows["context"].to_numpy(float) + 1
     ops, _ = decode_ops(combo, B, T)

@@ -12,24 +12,19 @@ from dataclasses import replace
 import numpy as np
 
 from hwmodels.roofline import price
-from simulator.combo import Combo
+from simulator.combo import Combo, make_combo
 from simulator.figures import Reproduction, paper_values, reproduction
 from simulator.ops import OpBuilder
 from simulator.pricing import price_combo
-from simulator.strategies.base import AXES, DEFAULT_VALUE, parse_axis, registry
+
 
 
 def _combo(sc, topk, speculation="none", attention="dsa", model=None) -> Combo:
-    reg = registry()
-    m = model or sc.models[0]
-    axes = {a: reg[a][DEFAULT_VALUE[a]]() for a in AXES}
-    axes["attention"] = parse_axis("attention", [attention])[0]
-    axes["topk"] = parse_axis("topk", [topk])[0]
-    axes["speculation"] = parse_axis("speculation", [speculation])[0]
     wd = sc.weight_dtype[0]
     tp, ep, dp = sc.parallel[-1]
-    return Combo(hardware=sc.hardware[0], model=m, kv_dtype=sc.kv_dtype[0],
-                 weight_dtype=m.dtype if wd == "native" else wd, tp=tp, ep=ep, attn_dp=dp, launch=sc.launch, **axes)
+    return make_combo(sc.hardware[0], model or sc.models[0], kv_dtype=sc.kv_dtype[0],
+                      weight_dtype=None if wd == "native" else wd, tp=tp, ep=ep, attn_dp=dp, launch=sc.launch,
+                      kernels=sc.kernels, attention=attention, topk=topk, speculation=speculation)
 
 
 def kernel_us(combo: Combo, length, rows=1.0, k=2048) -> np.ndarray:

@@ -34,7 +34,7 @@ from hwmodels.roofline import price
 from hwmodels.spec import load_hardware
 from simulator import memory
 from simulator.acceptance import chain_tokens_per_round
-from simulator.combo import Combo
+from simulator.combo import Combo, make_combo
 from simulator.figures import Reproduction, paper_values, reproduction
 from simulator.model import load_model
 from simulator.ops import OpBuilder
@@ -49,14 +49,8 @@ MIB = 2**20
 def make(hw, model, *, attention="dense", kv_policy="full", speculation="none", kv_dtype="bf16",
          weight_dtype=None, tp=1, attn_dp=1, ep=1, launch="graph") -> Combo:
     """A Combo from names (or loaded specs) and axis values written as in a scenario."""
-    h = load_hardware(hw) if isinstance(hw, str) else hw
-    m = load_model(model) if isinstance(model, str) else model
-    vals = {a: parse_axis(a, [DEFAULT_VALUE[a]])[0] for a in AXES}
-    vals["attention"] = parse_axis("attention", [attention])[0]
-    vals["kv_policy"] = parse_axis("kv_policy", [kv_policy])[0]
-    vals["speculation"] = parse_axis("speculation", [speculation])[0]
-    return Combo(hardware=h, model=m, kv_dtype=kv_dtype, weight_dtype=weight_dtype or m.dtype, tp=tp, ep=ep,
-                 attn_dp=attn_dp, launch=launch, **vals)
+    return make_combo(hw, model, attention=attention, kv_policy=kv_policy, speculation=speculation,
+                      kv_dtype=kv_dtype, weight_dtype=weight_dtype, tp=tp, attn_dp=attn_dp, ep=ep, launch=launch)
 
 
 def op_time_per_call(ops, hw, name, launch="graph") -> np.ndarray:
