@@ -1,5 +1,4 @@
 """The CLI as a user runs it: default scenario, sweep with refusals, hw/models listings."""
-import os
 from pathlib import Path
 
 import pandas as pd

@@ -1,5 +1,4 @@
 """Bad inputs give a SparsesimError naming the file and field; the CLI prints one line and exits 2."""
-import textwrap
 
 import pytest
 import yaml
@@ -8,7 +7,7 @@ from hwmodels.errors import ScenarioError, SpecError, SparsesimError
 from hwmodels.spec import load_hardware
 from simulator.cli import main
 from simulator.model import load_model
-from simulator.scenario import load_scenario, scenario_from_dict
+from simulator.scenario import scenario_from_dict
 
 GOOD = {
     "name": "t", "hardware": "H100-SXM", "model": "Llama-3.1-8B",

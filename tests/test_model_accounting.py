@@ -1,5 +1,4 @@
 """Op accounting against hand-computed values (the arithmetic is written next to each number)."""
-import numpy as np
 import pytest
 
 from simulator.layers import expected_distinct_experts

@@ -1,5 +1,4 @@
 """The roofline formula of hwmodels.roofline on hand-built op tables."""
-import numpy as np
 import pytest
 
 from hwmodels.errors import SparsesimError

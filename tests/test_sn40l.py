@@ -53,7 +53,6 @@ def test_separate_kv_mla_cache_layout():
     (576 + 512) x 2 bytes x 61 layers = 132,736 bytes per token, against 70,272 for the shared latent."""
     from dataclasses import replace
 
-    import numpy as np
 
     from simulator import memory
     from simulator.strategies.base import parse_axis

@@ -1,5 +1,4 @@
 """The strategy-tuple machinery: axis parsing, parameter grids, and plugging in a new strategy."""
-import numpy as np
 import pytest
 
 from hwmodels.errors import ScenarioError

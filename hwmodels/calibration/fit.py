@@ -37,7 +37,6 @@ import yaml
 from scipy.optimize import least_squares
 
 from hwmodels.errors import SparsesimError
-from hwmodels.opkinds import KINDS
 from hwmodels.roofline import price
 from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec, load_hardware
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from hwmodels.calibration import fit as F

@@ -40,7 +40,6 @@ from simulator.model import load_model
 from simulator.ops import OpBuilder
 from simulator.planner import onchip_overflow
 from simulator.pricing import prefill_ops, price_combo
-from simulator.strategies.base import AXES, DEFAULT_VALUE, parse_axis
 
 MIB = 2**20
 

@@ -246,7 +246,7 @@ def ssv_reproduction(sc) -> Reproduction:
                          + ", ".join(f"{int(c) // 1024}K {x:,.0f}/{y:,.0f}" for c, x, y in
                                      zip([c for c in CROSSOVER_GRID if c <= sc.models[0].max_context], ssv_g, den_g)
                                      if not (np.isnan(x) or np.isnan(y)))
-                         + f" (SSV/dense SD); SSV wins from "
+                         + " (SSV/dense SD); SSV wins from "
                          + (f"{int(cross)} tokens" if cross else "no context in the grid"))
 
     # attention share of a decode step at 64K

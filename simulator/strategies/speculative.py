@@ -26,7 +26,7 @@ import numpy as np
 from simulator.acceptance import TreeShape, chain_tokens_per_round, lengths_tokens_per_round, tree_tokens_per_round
 from simulator.layers import body_ops, gemm
 from simulator.memory import model_weight_bytes
-from simulator.model import MoE, list_models, load_model
+from simulator.model import list_models, load_model
 from simulator.ops import ScopedBuilder
 from simulator.precision import ACT_BYTES
 from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register
@@ -126,7 +126,7 @@ class _Speculative(SpeculationStrategy):
         def add_draft(b, c, shape: StepShape):
             self.add_round_extras(b, c, shape)
             for level, width in enumerate(self.draft_levels()):
-                sb = ScopedBuilder(b, f"draft.")
+                sb = ScopedBuilder(b, "draft.")
                 q = np.full(b.n, float(width))
                 dshape = StepShape(batch=shape.batch, query_rows=q, context=shape.context, phase="decode",
                                    extra={"layers": dc.model.layers})
