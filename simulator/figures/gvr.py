@@ -49,6 +49,7 @@ def tpot_reduction_pct(sc, context, mtp: int, topk_gvr="gvr", model=None, attent
 
 @reproduction("gvr_topk")
 def gvr_topk(sc) -> Reproduction:
+    """GVR top-k (TensorRT-LLM): radix vs GVR kernel ablation, TPOT reduction under MTP on B200 x8, predictions."""
     pv = paper_values("gvr")
     tol = pv["tolerance_speedup"]["value"]
     n = pv["row_length"]["value"]

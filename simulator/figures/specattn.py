@@ -43,6 +43,7 @@ def _tok_s(combo, context, out):
 
 @reproduction("specattn_throughput")
 def specattn_throughput(sc) -> Reproduction:
+    """SpecAttn Table 2 on RTX-4090: tokens/s without speculation, with SD, with SpecAttn; crossover contexts."""
     pv = paper_values("specattn")
     tol = pv["tolerance"]["value"]
     ctx = pv["context"]["value"]
