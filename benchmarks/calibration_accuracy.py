@@ -7,7 +7,7 @@ that were only predicted (other kernels run as cross-checks); then the end-to-en
 step, measured under CUDA-graph replay vs simulated.
 
 Targets (issue 3): held-out median <= 10 % per op kind, <= 5 % for GEMM and decode attention; end to end
-within 10 %.
+within 10 %. Last, the NCCL all-reduce / all-to-all measurements against the fitted interconnect terms.
 
     python benchmarks/calibration_accuracy.py [--refit]
 """
@@ -32,6 +32,19 @@ def main() -> None:
         if not e2e.empty:
             print(f"max |error| end to end: {e2e['error_pct'].abs().max():.1f} %")
         print()
+    links = sorted(F.DATA_DIR.glob("*_collectives_*.csv"))
+    if links:
+        from hwmodels.calibration import fit_links as FL
+        from hwmodels.spec import load_hardware
+
+        df = FL.load(links)
+        hw = load_hardware("H200")
+        eff = hw.efficiency
+        x = (eff.fixed_s["collective"] * 1e6, eff.fixed_s["alltoall"] * 1e6, (eff.link_latency_s or 0) * 1e6,
+             eff.memory["collective"], eff.memory["alltoall"])
+        err = (FL.model_us(df, hw, x) / df["median_us"] - 1) * 100
+        print(f"== NCCL collectives, H200 x2 / x4 ({len(df)} rows; committed link terms, all rows fitted): "
+              f"median |error| {err.abs().median():.1f} %, worst {err.abs().max():.1f} %")
 
 
 if __name__ == "__main__":

@@ -22,10 +22,11 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 = max(device_s, launch_eager)              (eager: the host issues kernels asynchronously,
                                                             so a kernel costs whichever is slower, the
                                                             device or the host's launch)
-    collective  = 2 (g-1)/g * bytes / bw_link + 2 (g-1) * latency_link + launch      (ring all-reduce over
-                  g = devices of the op; bytes = the message size per device, in `bytes_read`)
-    alltoall    = (g-1)/g * bytes / bw_link + latency_link + launch    (each device sends the (g-1)/g of its
-                  `bytes_read` that belongs to the others, over all its links at once)
+    collective  = 2 (g-1)/g * bytes / (bw_link * eff_m) + 2 (g-1) * latency_link + fixed + launch
+                  (ring all-reduce over g = devices of the op; bytes = the message size per device, in
+                  `bytes_read`; latency_link and eff_m, fixed calibrated from NCCL measurements when available)
+    alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
+                  the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
     spill       an op may declare `onchip_bytes` (working set per parallel unit) and `spill_bytes` (bytes
                 re-read per extra pass): passes = ceil(onchip_bytes / smem_per_unit) when it exceeds the
@@ -128,7 +129,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             if (g[is_coll] > 1).any():
                 raise SparsesimError(f"{hw.name} has no sourced interconnect bandwidth/latency "
                                      f"(interconnect.* is null in {hw.file}); collectives cannot be priced")
-        bw, lat = hw.link_bw_bytes_s or np.inf, hw.link_latency_s or 0.0
+        bw = (hw.link_bw_bytes_s or np.inf) * eff_m   # eff_m: memory[collective] / memory[alltoall]
+        lat = eff.link_latency_s if eff.link_latency_s is not None else (hw.link_latency_s or 0.0)
         ring = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + 2.0 * (g - 1.0) * lat
         a2a = (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, lat, 0.0)
         memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, memory_s))

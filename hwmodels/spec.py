@@ -55,6 +55,9 @@ class Efficiency:
         None = perfect overlap, max(c, m) (the plain roofline). A fitted p (typically 2-4) rounds the
         roofline's corner where real kernels are slower than either bound alone.
     l2_fraction: share of the L2 that re-read data can occupy before it is evicted (1.0 uncalibrated).
+    link_latency_s: measured latency per collective step, replacing the spec's (None = keep the spec's);
+        the achieved link bandwidth is memory[collective] / memory[alltoall] times the spec's bandwidth and
+        a collective's fixed software cost is fixed_s[collective] / fixed_s[alltoall].
     launch_graph_s / launch_eager_s: measured launch costs that replace the spec's assumed ones (None =
         keep the spec's).
     source: where these numbers come from (a fitted file, or "uncalibrated default").
@@ -68,6 +71,8 @@ class Efficiency:
     saturation: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
     overlap_p: float | None = None
     l2_fraction: float = 1.0
+    link_latency_s: float | None = None
+    link_kind: str | None = None   # the interconnect the link terms were measured on
     launch_graph_s: float | None = None
     launch_eager_s: float | None = None
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
@@ -262,6 +267,11 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
                        launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)
     if calib_name != name:
         eff = replace(eff, source=f"borrowed from {calib_name} (not measured on {name}): {eff.source}")
+    if eff.link_kind and eff.link_kind != spec.link_kind:
+        # interconnect terms measured on another kind of link do not transfer: keep the spec's
+        eff = replace(eff, link_latency_s=None, link_kind=None,
+                      memory={**eff.memory, "collective": 1.0, "alltoall": 1.0},
+                      fixed_s={**eff.fixed_s, "collective": 0.0, "alltoall": 0.0})
     return spec.with_efficiency(eff)
 
 
@@ -312,6 +322,9 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     if isinstance(l2f, bool) or not isinstance(l2f, (int, float)) or not 0 < l2f <= 1:
         raise SpecError(f"must be a fraction in (0, 1], got {l2f!r}", file=file, field="l2_fraction")
     sync = _keyed(doc, "sync_us", file, base.sync_s, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
+    lat = doc.get("link_latency_us")
+    if lat is not None and (isinstance(lat, bool) or not isinstance(lat, (int, float)) or not 0 <= lat < 1e3):
+        raise SpecError(f"must be microseconds in [0, 1e3) or absent, got {lat!r}", file=file, field="link_latency_us")
     launch = doc.get("launch_us", {}) or {}
     for k, v in launch.items():
         if k not in ("graph", "eager") or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
@@ -320,6 +333,8 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     return Efficiency(compute=compute, memory=memory, compute_dtype=cd,
                       fixed_s=fixed, sync_s=sync, saturation=sat,
                       overlap_p=None if p is None else float(p), l2_fraction=float(l2f),
+                      link_latency_s=None if lat is None else float(lat) * 1e-6,
+                      link_kind=(doc.get("links") or {}).get("kind"),
                       launch_graph_s=launch["graph"] * 1e-6 if "graph" in launch else None,
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
                       source=str(doc.get("source", file)))

@@ -192,6 +192,11 @@ def cmd_hw(args) -> int:
         for k in ("launch_overhead_us.eager", "launch_overhead_us.graph"):
             sources[k] = f"from calibration: {e.source.split(':')[0]}"
             assumed.discard(k)
+    if e.link_latency_s is not None:
+        vals["interconnect.latency_us"] = f"{e.link_latency_s * 1e6:.1f} us"
+        sources["interconnect.latency_us"] = ("from calibration (NCCL measurements, hwmodels/calibration/fit_links.py; "
+                                              "fixed per-collective cost below)")
+        assumed.discard("interconnect.latency_us")
     _print_sourced(sources, assumed, vals)
     if "onchip.sram_total_mib" not in h.sources and h.sram_total_bytes:
         print("  (onchip.sram_total_mib derived: smem per unit x units)")
@@ -277,6 +282,8 @@ def cmd_calibrate(args) -> int:
     from hwmodels.calibration import fit as F
     from hwmodels.calibration import report as R
 
+    if args.action == "fit-links":
+        return _fit_links(args)
     if args.action == "fit":
         if not args.target:
             raise _usage("calibrate fit needs the measured CSV (from hwmodels/calibration/measure.py)")
@@ -301,6 +308,30 @@ def cmd_calibrate(args) -> int:
     csv = out / f"{hw.name}_predicted_vs_measured.csv"
     err.to_csv(csv, index=False)
     print(f"\nwrote {png} and {csv}")
+    return 0
+
+
+def _fit_links(args) -> int:
+    from hwmodels.calibration import fit_links as FL
+    from hwmodels.spec import load_hardware
+
+    files = [args.target] + list(args.more or []) if args.target else []
+    if not files:
+        raise _usage("calibrate fit-links needs measure_collectives.py CSVs (several GPU counts)")
+    if not args.device:
+        raise _usage("calibrate fit-links needs --device NAME (the measured device's spec)")
+    df = FL.load(files)
+    hw = load_hardware(args.device)
+    params, out = FL.fit(df, hw)
+    targets = [args.device] + list(args.also or [])
+    for t in targets:
+        p = FL.write(params, t, files, args.device, hw.link_kind,
+                     Path(args.fitted_dir) if args.fitted_dir else FL.FITTED_DIR)
+        print(f"wrote interconnect terms into {p}")
+    print(", ".join(f"{k}={v:.3g}" for k, v in params.items()))
+    t = out[["gpus", "op", "bytes", "median_us", "predicted_us", "error_pct"]].copy()
+    print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    print(f"median |error| {t['error_pct'].abs().median():.1f} %, worst {t['error_pct'].abs().max():.1f} %")
     return 0
 
 
@@ -338,8 +369,11 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--sources", action="store_true", help="also print where each default comes from")
     st.set_defaults(func=cmd_strategies)
     c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit")
-    c.add_argument("action", choices=["fit", "report"])
-    c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM)")
+    c.add_argument("action", choices=["fit", "report", "fit-links"])
+    c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM); "
+                                             "fit-links: a measure_collectives.py CSV")
+    c.add_argument("more", nargs="*", help="fit-links: more collectives CSVs (other GPU counts)")
+    c.add_argument("--also", nargs="*", help="fit-links: also write the terms into these devices' fitted files")
     c.add_argument("--device", help="spec name of the measured device (default: from the CSV's device name)")
     c.add_argument("--fitted-dir", help="where fit writes <device>.yaml (default hwmodels/calibration/fitted)")
     c.add_argument("--out", help="folder for the report plot and CSV (default results/calibration)")

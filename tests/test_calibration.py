@@ -84,3 +84,25 @@ def test_bad_measurement_files(tmp_path):
     p.write_text("device,family,op_kind,dtype,backend,median_us\nAcme GPU,copy,d2d_copy,bf16,x,10\n")
     with pytest.raises(SparsesimError, match="--device"):
         F.spec_for(F.load_measurements(p))
+
+
+def test_link_fit_recovers_parameters_and_stays_on_its_link_kind(tmp_path):
+    from hwmodels.calibration import fit_links as FL
+
+    hw = load_hardware("H200")
+    rows = [{"device": "x", "gpus": g, "op": op, "bytes": b, "median_us": 0.0}
+            for g in (2, 4, 8) for op in ("all_reduce", "all_to_all") for b in (8192, 2**20, 2**24, 2**28)]
+    df = pd.DataFrame(rows)
+    truth = (20.0, 25.0, 2.0, 0.8, 0.6)   # fixed ar, fixed a2a, latency per step (us), bandwidth fractions
+    df["median_us"] = FL.model_us(df, hw, truth)
+    params, out = FL.fit(df, hw)
+    assert params["fixed_us_collective"] == pytest.approx(20.0, rel=0.02)
+    assert params["link_latency_us"] == pytest.approx(2.0, rel=0.05)
+    assert params["eff_alltoall"] == pytest.approx(0.6, rel=0.02)
+    assert out["error_pct"].abs().max() < 0.5
+    p = FL.write(params, "H200", ["synthetic.csv"], "H200", "nvlink4", tmp_path)
+    eff = efficiency_from_dict(yaml.safe_load(p.read_text()), str(p))
+    assert eff.link_latency_s == pytest.approx(2e-6, rel=0.05) and eff.link_kind == "nvlink4"
+    # the committed H100/H200 link terms are not lent to a device on another kind of link
+    assert load_hardware("SN40L-16").efficiency.fixed_s["collective"] == 0.0
+    assert load_hardware("H200").efficiency.fixed_s["collective"] > 0.0

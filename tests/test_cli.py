@@ -55,7 +55,10 @@ def test_hw_and_models_listings(capsys):
         assert n in out
     assert main(["hw", "show", "H100-SXM"]) == 0
     out = capsys.readouterr().out
-    assert "3,350 GB/s" in out and "whitepaper" in out and "[ASSUMED]" in out
+    assert "3,350 GB/s" in out and "whitepaper" in out and "from calibration" in out
+    assert main(["hw", "show", "B200"]) == 0
+    out = capsys.readouterr().out
+    assert "[ASSUMED]" in out and "borrowed from H200" in out
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out
     for n in ["Llama-3.1-8B", "Llama-3-8B", "Llama-2-7B", "Llama-3.1-70B", "Minitron-4B", "TinyLlama-1.1B",

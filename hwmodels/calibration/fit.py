@@ -441,6 +441,15 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
                        for r in e2e.to_dict("records")],
     }
     p = out_dir / f"{hw.name}.yaml"
+    if p.exists():  # keep what the interconnect fit (fit_links.py) wrote
+        old = yaml.safe_load(p.read_text()) or {}
+        for part in ("memory", "fixed_us"):
+            for k in ("collective", "alltoall"):
+                if k in (old.get(part) or {}):
+                    doc[part][k] = old[part][k]
+        for k in ("link_latency_us", "links"):
+            if k in old:
+                doc[k] = old[k]
     p.write_text("# Fitted roofline efficiencies. Regenerate: sparsesim calibrate fit "
                  f"hwmodels/calibration/data/{Path(data_file).name}\n"
                  + yaml.safe_dump(_plain(doc), sort_keys=False, width=110))
@@ -470,4 +479,4 @@ def fitted_efficiency(hw_name: str) -> Efficiency:
 def latest_data_files() -> list[Path]:
     """The committed measurement CSVs, newest per device."""
     files = sorted(DATA_DIR.glob("*.csv"))
-    return [f for f in files if not f.stem.endswith("_quick")]
+    return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem]
