@@ -457,12 +457,16 @@ def fam_launch(env, sink, bench, args, budget):
                   note="GPU time per tiny kernel when host runs ahead (kernel + inter-kernel gap)")
 
 
+def _bandwidth_sizes(env, args) -> list[int]:
+    """Buffer sizes of the bandwidth-ceiling families (copy, reduce): 16 MiB .. 4 GiB."""
+    if args.quick or not env.cuda:
+        return [16 * MiB, 64 * MiB]
+    return [16 * MiB, 64 * MiB, 256 * MiB, GiB, 4 * GiB]
+
+
 def fam_copy(env, sink, bench, args, budget):
     dev = env.device
-    sizes = [16 * MiB, 64 * MiB] if args.quick else [16 * MiB, 64 * MiB, 256 * MiB, GiB, 4 * GiB]
-    if not env.cuda:
-        sizes = [16 * MiB, 64 * MiB]
-    for nbytes in sizes:
+    for nbytes in _bandwidth_sizes(env, args):
         if budget.over():
             continue
         n = nbytes // 2
@@ -478,10 +482,7 @@ def fam_copy(env, sink, bench, args, budget):
 
 def fam_reduce(env, sink, bench, args, budget):
     dev = env.device
-    sizes = [16 * MiB, 64 * MiB] if args.quick else [16 * MiB, 64 * MiB, 256 * MiB, GiB, 4 * GiB]
-    if not env.cuda:
-        sizes = [16 * MiB, 64 * MiB]
-    for nbytes in sizes:
+    for nbytes in _bandwidth_sizes(env, args):
         if budget.over():
             continue
         n = nbytes // 4
