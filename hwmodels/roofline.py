@@ -18,6 +18,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
+    loop floor  device_s >= serial_iters * loop_iter + fixed: an op that declares `serial_iters` (iterations of
+                a synchronous load-then-compute loop on one CTA's critical path) cannot finish sooner than
+                that many measured loop iterations (Efficiency.loop_iter_s; no floor when uncalibrated)
     kernel_s    = device_s + launch_graph                  (graph: the gap between consecutive graph nodes)
                 = max(device_s, launch_eager)              (eager: the host issues kernels asynchronously,
                                                             so a kernel costs whichever is slower, the
@@ -145,6 +148,9 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         device_s = hi * ((compute_s / hi) ** p + (memory_s / hi) ** p) ** (1.0 / p) + fixed
     else:
         device_s = np.maximum(compute_s, memory_s) + fixed
+    iters = getattr(ops, "serial_iters", None)
+    if eff.loop_iter_s and iters is not None and iters.any():
+        device_s = np.maximum(device_s, iters * eff.loop_iter_s + fixed)
     if graph:
         kernel_s = device_s + launch_row
     else:

@@ -60,6 +60,12 @@ class Efficiency:
         a collective's fixed software cost is fixed_s[collective] / fixed_s[alltoall].
     launch_graph_s / launch_eager_s: measured launch costs that replace the spec's assumed ones (None =
         keep the spec's).
+    loop_iter_s: time of one iteration of a synchronous paged-scan loop (one CTA of 256 threads issues
+        one round of 16-B loads, ~32 KiB, through a block table and waits for them before computing),
+        measured by hwmodels/calibration/measure_latency.py (page_scan) at low occupancy; an op's
+        `serial_iters` times this is a floor on its device time. None = uncalibrated: no such floor.
+    dram_latency_s / l2_latency_s: measured dependent-load (pointer-chase) latency of device memory and
+        of L2, for reference and reports (the floor above is measured directly, not built from these).
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -75,6 +81,9 @@ class Efficiency:
     link_kind: str | None = None   # the interconnect the link terms were measured on
     launch_graph_s: float | None = None
     launch_eager_s: float | None = None
+    loop_iter_s: float | None = None
+    dram_latency_s: float | None = None
+    l2_latency_s: float | None = None
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
 
@@ -325,6 +334,15 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     lat = doc.get("link_latency_us")
     if lat is not None and (isinstance(lat, bool) or not isinstance(lat, (int, float)) or not 0 <= lat < 1e3):
         raise SpecError(f"must be microseconds in [0, 1e3) or absent, got {lat!r}", file=file, field="link_latency_us")
+    latency = doc.get("latency") or {}
+    if not isinstance(latency, dict):
+        raise SpecError("must map loop_iter_us / dram_us / l2_us to microseconds", file=file, field="latency")
+    lat_s = {}
+    for k in ("loop_iter_us", "dram_us", "l2_us"):
+        v = latency.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e3):
+            raise SpecError(f"must be microseconds in (0, 1e3), got {v!r}", file=file, field=f"latency.{k}")
+        lat_s[k] = None if v is None else float(v) * 1e-6
     launch = doc.get("launch_us", {}) or {}
     for k, v in launch.items():
         if k not in ("graph", "eager") or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
@@ -337,6 +355,8 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       link_kind=(doc.get("links") or {}).get("kind"),
                       launch_graph_s=launch["graph"] * 1e-6 if "graph" in launch else None,
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
+                      loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
+                      l2_latency_s=lat_s["l2_us"],
                       source=str(doc.get("source", file)))
 
 

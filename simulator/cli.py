@@ -207,6 +207,10 @@ def cmd_hw(args) -> int:
           + ", ".join(f"{k}={v:g}" for k, v in e.saturation.items()))
     if any(e.fixed_s.values()):
         print("    fixed us per kernel: " + ", ".join(f"{k}={v * 1e6:.2f}" for k, v in e.fixed_s.items() if v))
+    if e.loop_iter_s:
+        print(f"    latency: paged-scan loop iteration {e.loop_iter_s * 1e6:.2f} us, dependent load DRAM "
+              f"{(e.dram_latency_s or 0) * 1e6:.3f} us / L2 {(e.l2_latency_s or 0) * 1e6:.3f} us "
+              "(measure_latency.py; the floor of ops with serial_iters)")
     if h.notes:
         print(f"  notes: {h.notes.strip()}")
     return 0
@@ -284,6 +288,8 @@ def cmd_calibrate(args) -> int:
 
     if args.action == "fit-links":
         return _fit_links(args)
+    if args.action == "fit-latency":
+        return _fit_latency(args)
     if args.action == "fit":
         if not args.target:
             raise _usage("calibrate fit needs the measured CSV (from hwmodels/calibration/measure.py)")
@@ -335,6 +341,34 @@ def _fit_links(args) -> int:
     return 0
 
 
+def _fit_latency(args) -> int:
+    from hwmodels.calibration import fit_latency as FT
+    from hwmodels.spec import load_hardware
+
+    if not args.target:
+        raise _usage("calibrate fit-latency needs a measure_latency.py CSV")
+    if not args.device:
+        raise _usage("calibrate fit-latency needs --device NAME (the measured device's spec)")
+    df = FT.load(args.target)
+    params = FT.fit(df)
+    print(f"dram {params['dram_us']:.3f} us, L2 {params['l2_us']:.3f} us per dependent load; paged-scan loop "
+          f"{params['loop_iter_us']:.3f} us per iteration (intercept {params['intercept_us']:.1f} us, "
+          f"{params['fit_rows']} rows)")
+    out_dir = Path(args.fitted_dir) if args.fitted_dir else FT.FITTED_DIR
+    # the check prices the rows with the new floor on the measured device
+    hw = load_hardware(args.device)
+    from dataclasses import replace as _replace
+    hw = hw.with_efficiency(_replace(hw.efficiency, loop_iter_s=params["loop_iter_us"] * 1e-6,
+                                     dram_latency_s=params["dram_us"] * 1e-6, l2_latency_s=params["l2_us"] * 1e-6))
+    chk = FT.check(df, hw)
+    table = FT.error_table(chk)
+    for t in [args.device] + list(args.also or []):
+        p = FT.write(params, t, args.target, args.device, table, out_dir)
+        print(f"wrote latency terms into {p}")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    return 0
+
+
 class _UsageError(Exception):
     pass
 
@@ -369,11 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--sources", action="store_true", help="also print where each default comes from")
     st.set_defaults(func=cmd_strategies)
     c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit")
-    c.add_argument("action", choices=["fit", "report", "fit-links"])
+    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency"])
     c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM); "
-                                             "fit-links: a measure_collectives.py CSV")
+                                             "fit-links: a measure_collectives.py CSV; fit-latency: a "
+                                             "measure_latency.py CSV")
     c.add_argument("more", nargs="*", help="fit-links: more collectives CSVs (other GPU counts)")
-    c.add_argument("--also", nargs="*", help="fit-links: also write the terms into these devices' fitted files")
+    c.add_argument("--also", nargs="*", help="fit-links / fit-latency: also write the terms into these devices' "
+                                          "fitted files")
     c.add_argument("--device", help="spec name of the measured device (default: from the CSV's device name)")
     c.add_argument("--fitted-dir", help="where fit writes <device>.yaml (default hwmodels/calibration/fitted)")
     c.add_argument("--out", help="folder for the report plot and CSV (default results/calibration)")

@@ -22,6 +22,11 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
     working_set     optional: bytes those re-reads cycle through (0 = no re-reads)
     sync_steps      optional: block- or grid-wide synchronized phases inside one kernel (the passes of a
                     single-block radix select, ...); each costs the device's sync latency for the kind
+    serial_iters    optional: iterations of a synchronous load-then-compute loop on the kernel's critical
+                    path (per CTA): each waits for its loads to return before the next is issued, so the
+                    kernel cannot finish before serial_iters x the device's measured loop-iteration time
+                    (hwmodels.spec.Efficiency.loop_iter_s), whatever its bytes. MMHA-derived decode
+                    kernels that give a whole sequence to one CTA (LServe's page selector) are bound by it
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -36,7 +41,7 @@ import numpy as np
 from hwmodels.opkinds import DTYPE_CODE, KIND_CODE, KINDS, DTYPES
 
 _FLOAT_COLUMNS = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices", "onchip_bytes",
-                  "spill_bytes", "reread_bytes", "working_set", "sync_steps")
+                  "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters")
 
 
 @dataclass
@@ -60,6 +65,7 @@ class OpTable:
     reread_bytes: np.ndarray | None = None
     working_set: np.ndarray | None = None
     sync_steps: np.ndarray | None = None
+    serial_iters: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -81,6 +87,10 @@ class OpTable:
             "devices": self.devices,
             "onchip_bytes": self.onchip_bytes if self.onchip_bytes is not None else 0.0,
             "spill_bytes": self.spill_bytes if self.spill_bytes is not None else 0.0,
+            "reread_bytes": self.reread_bytes if self.reread_bytes is not None else 0.0,
+            "working_set": self.working_set if self.working_set is not None else 0.0,
+            "sync_steps": self.sync_steps if self.sync_steps is not None else 0.0,
+            "serial_iters": self.serial_iters if self.serial_iters is not None else 0.0,
         })
 
     def total(self, column: str) -> np.ndarray:
@@ -107,7 +117,8 @@ class OpBuilder:
 
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
-            onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0) -> None:
+            onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
+            serial_iters=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -118,7 +129,8 @@ class OpBuilder:
             raise ValueError(f"unknown dtype {dtype!r}; allowed: {DTYPES}")
         nid = self._names.setdefault(name, len(self._names))
         cols = [self._col(c) for c in (flops, bytes_read, bytes_written, parallel_units, count, devices,
-                                       onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps)]
+                                       onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps,
+                                       serial_iters)]
         idx = np.arange(self.n)
         if where is not None:
             mask = np.broadcast_to(np.asarray(where, dtype=bool), (self.n,))

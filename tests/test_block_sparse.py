@@ -43,13 +43,22 @@ def test_lserve_decode_bytes_and_selector():
     assert att.flops == pytest.approx(4 * 32 * tokens * 128)
     assert att["count"] == 32
     sel = df.loc["page_selector"]
-    # 131072 / 16 = 8192 logical pages x (k_min, k_max) x 128 channels of the 4 dense KV heads, in KV4
-    assert sel.bytes_read == pytest.approx(4 * 8192 * 2 * 128 * kvb + 16 * 128 * 2)
+    # OmniServe's selector: one CTA per dense query head (16 of 32) walking 131072 / 16 = 8192 logical pages
+    # of (k_min, k_max) x 128 fp16 channels of its KV head; the 4 query heads of a group each read them
+    stats = 4 * 8192 * 2 * 128 * 2
+    assert sel.bytes_read == pytest.approx(4 * stats + 16 * 128 * 2)
+    assert sel.parallel_units == 16
+    assert sel.serial_iters == 8192 / 64                     # 16 threads per page x 4 unrolled: 64 pages / iter
+    assert sel.reread_bytes == pytest.approx(3 * stats) and sel.working_set == pytest.approx(stats)
     assert sel["count"] == 32 / 4                            # once per reuse interval of 4 steps
-    assert df.loc["page_topk"].bytes_written == 4 * 64 * 4.0  # 64 page indices per dense head
+    assert df.loc["page_topk"].bytes_written == 32 * 63 * 12.0  # every query head: 64 - 1 pages (+ the newest)
+    assert df.loc["page_index_fixup"]["count"] == 4 * 32 / 4   # ones_like, mul, cat, cast per selector call
+    # multi-block attention (4096 attended tokens >= 2048): 4 zero-fills per layer per step
+    assert df.loc["attention_partials_zero"]["count"] == 4 * 32
     # the selector is linear in the context; the attention is constant once T > budget
     df2 = _ops(c, 262144)
     assert df2.loc["page_selector"].bytes_read - 16 * 128 * 2 == pytest.approx(2 * (sel.bytes_read - 16 * 128 * 2))
+    assert df2.loc["page_selector"].serial_iters == 2 * sel.serial_iters
     assert df2.loc["attention"].bytes_read == pytest.approx(att.bytes_read)
     # below the budget no page is selected
     assert "page_selector" not in _ops(c, 4096).index

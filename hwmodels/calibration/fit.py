@@ -447,7 +447,7 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
             for k in ("collective", "alltoall"):
                 if k in (old.get(part) or {}):
                     doc[part][k] = old[part][k]
-        for k in ("link_latency_us", "links"):
+        for k in ("link_latency_us", "links", "latency"):  # kept from fit_links.py / fit_latency.py
             if k in old:
                 doc[k] = old[k]
     p.write_text("# Fitted roofline efficiencies. Regenerate: sparsesim calibrate fit "

@@ -30,6 +30,23 @@ head dim d, KV bytes per element kvb, T = KV length):
                    3.5.3, Reusable Page Selection), so its count per step is layers / reuse_interval.
   top-k            over the ceil(T / N_P) physical-page scores (max over their logical pages) of each dense
                    head: a 'topk' op reading the fp32 scores and writing K int32 indices, same count.
+LServe's page selector as OmniServe implements it (public code, github.com/mit-han-lab/omniserve: kernels/
+csrc/fused_attention/sparse_utils/KVPageSelector and omniserve/modeling/layers/decoding_attention.py):
+  kernel           grid (query heads, batch), 256 threads, never split over the sequence ("multiblock_switch
+                   = 1000000 ... never activate it in page selector"); streaming heads' CTAs return at once.
+                   Each dense-head CTA walks all logical pages of its KV head: 16 threads per page (128 fp16
+                   values = 16 x 16 B), 4 pages per thread per loop iteration (K_LOOP_UNROLL = 4), the page's
+                   block found through the block table, then a __syncthreads and the q.max / q.min products:
+                   serial_iters = ceil(T / N_L / (4 * 256 / (d / 8))) synchronous loop iterations, priced by
+                   the roofline's loop floor (the measured paged-scan iteration time, hwmodels/calibration/
+                   measure_latency.py). The statistics are fp16 (`half *k_cache_stats_max_ptr`) whatever the
+                   KV dtype; the query heads of a group re-read their KV head's statistics (L2 re-reads).
+  after it         eager PyTorch in `dynamic_select_topk_pages`: a max over the logical pages of each
+                   physical page, a top-k over the physical pages of EVERY query head, then ones_like, a
+                   multiply, a cat and a cast to int32 (4 small kernels). torch.topk on rows this short is
+                   one single-block select kernel plus a sort of its k results.
+  attention        when the attended tokens reach `multiblock_switch` (2048, OmniServe's default) the decode
+                   kernel runs multi-block and allocates its partial buffers with 4 torch::zeros per call.
 KV memory (separate caches, sec. 3.2): dense heads keep every token plus their key statistics (2 d values
 per N_L tokens = 1/N_L of a token's K+V), streaming heads keep their sink + local pages:
   cached = (1-f) * C * (1 + 1/N_L) + f * min(C, (sink_pages + local_pages) * N_P)      (token equivalents)
@@ -58,6 +75,13 @@ from simulator.strategies.dense import PREFILL_Q_TILE
 #: sequence lengths 512 and 8192 for page sizes 16, 32, 64, 128.
 PAGE_TABLE_MS = {16: (11.0, 77.1), 32: (10.7, 63.0), 64: (10.5, 51.0), 128: (10.5, 50.6)}
 
+#: OmniServe page selector (KVPageSelectorTemplate.hpp): 256 threads per CTA, K_LOOP_UNROLL = 4 without
+#: shared-memory preload; a thread loads 16 B (8 fp16) of a page's max and min vectors.
+SELECTOR_THREADS = 256
+SELECTOR_UNROLL = 4
+#: OmniServe single_query_attention (fused_attention.cpp): max_seq_len_tile = 100 in multi-block mode
+OMNISERVE_MAX_SEQ_LEN_TILE = 100
+
 
 def page_bw_efficiency(page: int) -> float:
     """Achieved-bandwidth factor of a paged decode-attention kernel with `page` tokens per page, relative
@@ -85,7 +109,8 @@ class _UnifiedBlockSparse(AttentionStrategy):
     """Shared decode / prefill accounting; subclasses fix which sparsity they use (see module doc)."""
 
     dynamic: bool = True            # dense heads select pages once T > budget
-    stats_in_kv_dtype: bool = True  # key min/max stored in the KV dtype (LServe) or fp16 (Quest)
+    stats_in_kv_dtype: bool = False  # key min/max in fp16 (OmniServe's selector reads `half` statistics; Quest)
+    omniserve_kernels: bool = False  # LServe: the selector / attention launch structure of OmniServe (doc)
 
     # parameters a subclass may not have: defaults
     def _p(self, name, default):
@@ -132,7 +157,9 @@ class _UnifiedBlockSparse(AttentionStrategy):
     def cached_tokens(self, combo, context):
         C = np.asarray(context, dtype=np.float64)
         f = self.stream_frac
-        stats = 1.0 / self.logical_page if self.dynamic else 0.0
+        # 2 d statistics per logical page per dense head, i.e. 1/N_L of a token's K + V, in their own dtype
+        ratio = 1.0 if self.stats_in_kv_dtype else ACT_BYTES / combo.kvbytes
+        stats = ratio / self.logical_page if self.dynamic else 0.0
         return (1.0 - f) * C * (1.0 + stats) + f * np.minimum(C, self.stream_pages * self.phys_page)
 
     # ---- decode -------------------------------------------------------------------------------------
@@ -175,6 +202,14 @@ class _UnifiedBlockSparse(AttentionStrategy):
                   bytes_read=B * Hkv * full * 2.0 * d * kvb / eff + sp * q_bytes,
                   bytes_written=sp * (out + B * q * Hq) * 4.0, parallel_units=B * Hkv * sp, dtype=ACT_DTYPE,
                   count=n_dense_layers)
+        if self.omniserve_kernels:
+            # multi-block decode attention: 4 torch::zeros for its partial buffers on every call
+            attended = np.where(active, pages_d * P, np.minimum(T, pages_d * P))
+            mb = attended >= self._p("multiblock_switch", 2048)
+            tiles = float(OMNISERVE_MAX_SEQ_LEN_TILE)
+            b.add("attention_partials_zero", "elementwise",
+                  bytes_written=(tiles * B * Hq * d * ACT_BYTES + 2 * B * Hq * tiles * 4.0 + B * Hq * 4.0) / 4.0,
+                  dtype="fp32", count=4.0 * sparse_layers, where=mb)
         if not self.dynamic:
             return
         # page selector over every logical page of the dense heads, once per reuse interval
@@ -185,14 +220,37 @@ class _UnifiedBlockSparse(AttentionStrategy):
         n_phys = np.ceil(T / P)
         Hd, Hqd = (1.0 - f) * Hkv, (1.0 - f) * Hq
         sb = kvb if self.stats_in_kv_dtype else ACT_BYTES
+        stats = B * Hd * n_logical * 2.0 * d * sb
+        if not self.omniserve_kernels:
+            b.add("page_selector", "attention", flops=4.0 * B * q * Hqd * n_logical * d,
+                  bytes_read=stats + B * q * Hqd * d * ACT_BYTES, bytes_written=B * Hd * n_phys * 4.0,
+                  parallel_units=B * np.maximum(Hd, 1.0) * np.maximum(1.0, n_logical * NL / split_tokens),
+                  dtype="fp32", count=sel_count, where=active)
+            b.add("page_topk", "topk", flops=2.0 * B * Hd * n_phys, bytes_read=B * Hd * n_phys * 4.0,
+                  bytes_written=B * Hd * self.budget_pages * 4.0, parallel_units=B * np.maximum(Hd, 1.0),
+                  dtype="fp32", count=sel_count, where=active)
+            return
+        # OmniServe: one CTA per (query head, sequence); the group's query heads re-read the statistics
+        pages_per_iter = SELECTOR_UNROLL * SELECTOR_THREADS / max(1.0, d * ACT_BYTES / 16.0)
+        ctas = B * q * np.maximum(Hqd, 1.0)
         b.add("page_selector", "attention", flops=4.0 * B * q * Hqd * n_logical * d,
-              bytes_read=B * Hd * n_logical * 2.0 * d * sb + B * q * Hqd * d * ACT_BYTES,
-              bytes_written=B * Hd * n_phys * 4.0,
-              parallel_units=B * np.maximum(Hd, 1.0) * np.maximum(1.0, n_logical * NL / split_tokens),
+              bytes_read=q * group * stats + B * q * Hqd * d * ACT_BYTES,
+              reread_bytes=(q * group - 1.0) * stats, working_set=stats,
+              bytes_written=B * q * Hq * n_logical * ACT_BYTES, parallel_units=ctas,
+              serial_iters=np.ceil(n_logical / pages_per_iter), dtype="fp32", count=sel_count, where=active)
+        rows = B * q * Hq
+        b.add("page_stats_max", "elementwise", flops=rows * n_logical, bytes_read=rows * n_logical * ACT_BYTES,
+              bytes_written=rows * n_phys * ACT_BYTES, dtype="fp32", count=sel_count, where=active)
+        # torch.topk over each row of physical-page scores (one block per row for slices this short), then
+        # its sort of the k results (sorted=True, the default)
+        kk = float(self.budget_pages - 1)
+        b.add("page_topk", "topk", flops=2.0 * rows * n_phys, bytes_read=rows * n_phys * ACT_BYTES,
+              bytes_written=rows * kk * 12.0, parallel_units=rows, dtype="fp32", count=sel_count, where=active)
+        b.add("page_topk_sort", "elementwise", bytes_read=rows * kk * 12.0, bytes_written=rows * kk * 12.0,
               dtype="fp32", count=sel_count, where=active)
-        b.add("page_topk", "topk", flops=2.0 * B * Hd * n_phys, bytes_read=B * Hd * n_phys * 4.0,
-              bytes_written=B * Hd * self.budget_pages * 4.0, parallel_units=B * np.maximum(Hd, 1.0),
-              dtype="fp32", count=sel_count, where=active)
+        small = rows * self.budget_pages * 8.0
+        b.add("page_index_fixup", "elementwise", bytes_read=small, bytes_written=small, dtype="fp32",
+              count=4.0 * sel_count, where=active)
 
     # ---- prefill ------------------------------------------------------------------------------------
     def prefill_ops(self, b, combo, shape) -> None:
@@ -244,6 +302,7 @@ class StreamingHeads(_UnifiedBlockSparse):
 class LServe(_UnifiedBlockSparse):
     name = "lserve"
     description = "LServe: streaming heads + hierarchical, reusable page selection for the dense heads"
+    omniserve_kernels = True
     params = {
         **PAGE_PARAM,
         "logical_page": Param(16, "LServe sec. 3.5.2 / 5.2: min/max statistics work for pages <= 16 tokens; "
@@ -253,6 +312,9 @@ class LServe(_UnifiedBlockSparse):
                               "an integer >= 1 (tokens each dense head attends after selection)"),
         "reuse_interval": Param(4, "LServe sec. 5.3 / Table 6: reuse interval 4 by default", _pos_int,
                                 "an integer >= 1 (decode steps sharing one page selection)"),
+        "multiblock_switch": Param(2048, "OmniServe engine/arg_utils.py default multiblock_switch = 2048: the "
+                                         "decode kernel runs multi-block from this many attended tokens",
+                                   _pos_int, "an integer >= 1 (tokens)"),
         **STREAMING_PARAMS,
         **COMMON,
     }
