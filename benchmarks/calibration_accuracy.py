@@ -7,7 +7,9 @@ that were only predicted (other kernels run as cross-checks); then the end-to-en
 step, measured under CUDA-graph replay vs simulated.
 
 Targets (issue 3): held-out median <= 10 % per op kind, <= 5 % for GEMM and decode attention; end to end
-within 10 %. Last, the NCCL all-reduce / all-to-all measurements against the fitted interconnect terms.
+within 10 %. Then the NCCL all-reduce / all-to-all measurements against the fitted interconnect terms,
+the paged-scan loop (measure_latency.py) against the loop floor, and the single-CTA top-k kernels
+(measure_topk_cta.py) against the committed topk parameters.
 
     python benchmarks/calibration_accuracy.py [--refit]
 """
@@ -45,6 +47,24 @@ def main() -> None:
         err = (FL.model_us(df, hw, x) / df["median_us"] - 1) * 100
         print(f"== NCCL collectives, H200 x2 / x4 ({len(df)} rows; committed link terms, all rows fitted): "
               f"median |error| {err.abs().median():.1f} %, worst {err.abs().max():.1f} %")
+
+    from hwmodels.calibration import fit_latency as FT
+    from hwmodels.calibration import fit_topk_cta as FK
+    from hwmodels.spec import load_hardware
+    from simulator.strategies.topk import GVR_EXTRA_PHASES, HIST_ATOMIC_FLOPS
+
+    fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
+    for f in sorted(F.DATA_DIR.glob("latency_*.csv")):
+        df = FT.load(f)
+        hw = load_hardware(F.DEVICE_SPECS[df["device"].iloc[0]])
+        print(f"\n== {hw.name}: {f.name}, paged-scan loop vs the loop floor "
+              f"({hw.efficiency.loop_iter_s * 1e6:.2f} us per iteration)")
+        print(FT.error_table(FT.check(df, hw)).to_string(**fmt))
+    for f in sorted(F.DATA_DIR.glob("topk_cta_*.csv")):
+        df = FK.load(f)
+        hw = load_hardware(F.DEVICE_SPECS[df["device"].iloc[0]])
+        print(f"\n== {hw.name}: {f.name}, single-CTA radix / GVR top-k vs the topk kind")
+        print(FK.error_table(FK.check(df, hw, hw.efficiency, (HIST_ATOMIC_FLOPS, GVR_EXTRA_PHASES))).to_string(**fmt))
 
 
 if __name__ == "__main__":

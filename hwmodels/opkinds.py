@@ -6,7 +6,11 @@ the layer that must know how to price each entry; strategies only pick from it.
 """
 from __future__ import annotations
 
-KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall")
+#: topk      multi-kernel library top-k (torch.topk, sorts): calibrated on torch.topk
+#: topk_cta  one-thread-block-per-row selection kernels (DSA's radix-select and GVR): calibrated on our own
+#:           single-CTA kernels (hwmodels/calibration/measure_topk_cta.py)
+KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
+                          "topk_cta")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

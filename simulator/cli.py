@@ -290,6 +290,8 @@ def cmd_calibrate(args) -> int:
         return _fit_links(args)
     if args.action == "fit-latency":
         return _fit_latency(args)
+    if args.action == "fit-topk":
+        return _fit_topk(args)
     if args.action == "fit":
         if not args.target:
             raise _usage("calibrate fit needs the measured CSV (from hwmodels/calibration/measure.py)")
@@ -369,6 +371,31 @@ def _fit_latency(args) -> int:
     return 0
 
 
+def _fit_topk(args) -> int:
+    from hwmodels.calibration import fit_topk_cta as FK
+    from hwmodels.spec import load_hardware
+
+    if not args.target:
+        raise _usage("calibrate fit-topk needs a measure_topk_cta.py CSV")
+    if not args.device:
+        raise _usage("calibrate fit-topk needs --device NAME (the measured device's spec)")
+    df = FK.load(args.target)
+    hw = load_hardware(args.device)
+    eff, consts, meta = FK.fit(df, hw)
+    table = FK.error_table(FK.check(df, hw, eff, consts))
+    p = meta["params"]
+    print(f"{hw.name} (op kind topk_cta): compute {p['compute.topk_cta']:.4f}, memory {p['memory.topk_cta']:.3f}, "
+          f"saturation {p['saturation.topk_cta']:.3f}, fixed {p['fixed_us.topk_cta']:.2f} us, sync "
+          f"{p['sync_us.topk_cta']:.3f} us per "
+          f"phase, histogram atomic {consts[0]:.2f} flop-equivalents per element, GVR phases beyond its passes "
+          f"{consts[1]:.2f} ({meta['rows']} fit rows)")
+    out_dir = Path(args.fitted_dir) if args.fitted_dir else FK.FITTED_DIR
+    for t in [args.device] + list(args.also or []):
+        print(f"wrote top-k terms into {FK.write(eff, consts, meta, t, args.target, args.device, table, out_dir)}")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    return 0
+
+
 class _UsageError(Exception):
     pass
 
@@ -403,10 +430,10 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--sources", action="store_true", help="also print where each default comes from")
     st.set_defaults(func=cmd_strategies)
     c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit")
-    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency"])
+    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency", "fit-topk"])
     c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM); "
                                              "fit-links: a measure_collectives.py CSV; fit-latency: a "
-                                             "measure_latency.py CSV")
+                                             "measure_latency.py CSV; fit-topk: a measure_topk_cta.py CSV")
     c.add_argument("more", nargs="*", help="fit-links: more collectives CSVs (other GPU counts)")
     c.add_argument("--also", nargs="*", help="fit-links / fit-latency: also write the terms into these devices' "
                                           "fitted files")

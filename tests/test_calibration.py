@@ -39,6 +39,10 @@ def test_fit_recovers_known_parameters():
     assert eff.memory["gemm"] == pytest.approx(0.8, rel=0.05)
     assert eff.memory["attention"] == pytest.approx(0.9, rel=0.05)
     assert eff.fixed_s["topk"] == pytest.approx(6e-6, rel=0.1)
+    # the single-CTA kind topk_cta is not fitted here: the committed fit_topk_cta.py values are carried through
+    committed = load_efficiency("H100-SXM")
+    assert eff.compute["topk_cta"] == pytest.approx(committed.compute["topk_cta"])
+    assert eff.sync_s["topk_cta"] == pytest.approx(committed.sync_s["topk_cta"])
     # and the report on held-out families is then near zero error
     err = F.errors(df, F.spec_for(df), eff)
     held = err[err.held_out & err.family.isin(["gemm", "copy", "reduce"])]

@@ -320,6 +320,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
     hw_l = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
                    launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)
     meta = {}
+    cta = _topk_cta_terms(hw.name)
+    if cta:  # the topk_cta kind belongs to fit_topk_cta.py: carry the committed values through
+        eff = efficiency_with(eff, cta)
     for family in FIT_ORDER:
         params = FAMILY_PARAMS[family]
         rows = fit_rows(df, family) & ~hold & has_ops
@@ -339,6 +342,22 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
         meta[family] = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
                         "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
     return eff, meta
+
+
+def _topk_cta_terms(device: str, out_dir: Path | None = None) -> dict[str, float]:
+    """The topk_cta parameters a committed fit_topk_cta.py fit wrote for `device` ({} if none)."""
+    p = (out_dir or FITTED_DIR) / f"{device}.yaml"
+    if not p.exists():
+        return {}
+    doc = yaml.safe_load(p.read_text()) or {}
+    if "topk_cta" not in doc:
+        return {}
+    out = {}
+    for part in ("compute", "memory", "saturation", "fixed_us", "sync_us"):
+        v = (doc.get(part) or {}).get("topk_cta")
+        if v is not None:
+            out[f"{part}.topk_cta"] = float(v)
+    return out
 
 
 def fit_rows(df: pd.DataFrame, family: str) -> np.ndarray:
@@ -447,9 +466,12 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
             for k in ("collective", "alltoall"):
                 if k in (old.get(part) or {}):
                     doc[part][k] = old[part][k]
-        for k in ("link_latency_us", "links", "latency"):  # kept from fit_links.py / fit_latency.py
-            if k in old:
+        for k in ("link_latency_us", "links", "latency", "topk_cta"):  # kept: fit_links / fit_latency /
+            if k in old:                                                # fit_topk_cta own these
                 doc[k] = old[k]
+        for part in ("compute", "memory", "saturation", "fixed_us", "sync_us"):
+            if "topk_cta" in (old.get(part) or {}):
+                doc.setdefault(part, {})["topk_cta"] = old[part]["topk_cta"]
     p.write_text("# Fitted roofline efficiencies. Regenerate: sparsesim calibrate fit "
                  f"hwmodels/calibration/data/{Path(data_file).name}\n"
                  + yaml.safe_dump(_plain(doc), sort_keys=False, width=110))
@@ -479,4 +501,6 @@ def fitted_efficiency(hw_name: str) -> Efficiency:
 def latest_data_files() -> list[Path]:
     """The committed measurement CSVs, newest per device."""
     files = sorted(DATA_DIR.glob("*.csv"))
-    return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem]
+    # measure.py CSVs only: the collectives, latency and single-CTA top-k campaigns have their own fits
+    return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem
+            and not f.stem.startswith(("latency_", "topk_cta_"))]

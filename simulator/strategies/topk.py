@@ -66,9 +66,15 @@ from simulator.strategies.base import Param, TopkStrategy, register
 
 # ---- instruction work, flop-equivalents per element (see module docstring) ------------------------------
 SM_CYCLE_FLOPS = 256.0   # 128 FP32 lanes x 2 flops per SM-cycle (CUDA C++ Programming Guide, SM80-SM100)
-#: ASSUMPTION: a warp-wide shared-memory atomicAdd into a 2048-bin histogram with lanes on distinct banks
-#: retires in ~4 SM-cycles (8 elements per cycle) -> 256 / 8 = 32 flop-equivalents per element.
-HIST_ATOMIC_FLOPS = SM_CYCLE_FLOPS / 8.0
+#: Shared-memory histogram atomic, flop-equivalents per element on top of the sweep's own work: MEASURED,
+#: not assumed. hwmodels/calibration/fit_topk_cta.py fits it with the topk kind's efficiencies to our single-
+#: CTA radix-select / GVR kernels (measure_topk_cta.py): 3.60 on the H100, 3.53 on the H200 (2026-11-22).
+#: (It replaced the assumption of 4 SM-cycles per warp-wide atomic, 32 flop-equivalents, which priced the
+#: radix kernel's histogram sweep ~3x too slow against those measurements.)
+HIST_ATOMIC_FLOPS = 3.6
+#: GVR's synchronized phases outside its count passes: P1 (block reduction of pmin / pmax / pmean), P3 (the
+#: prefix sum of the per-thread counts), P4 (the in-shared-memory refinement): one each (pass model).
+GVR_EXTRA_PHASES = 3.0
 #: ASSUMPTION: atomics on ONE shared address (the radix kernel's output counters) serialize to ~1 per
 #: SM-cycle -> 256 flop-equivalents per selected element.
 SERIAL_ATOMIC_FLOPS = SM_CYCLE_FLOPS
@@ -115,12 +121,14 @@ class _Topk(TopkStrategy):
 
 
 # ---- radix ---------------------------------------------------------------------------------------------
-def radix_work(length, k, steps: float):
-    """(bytes_read, bytes_written, flops) of one row through the single-CTA radix-select kernel."""
+def radix_work(length, k, steps, hist_flops: float | None = None):
+    """(bytes_read, bytes_written, flops) of one row through the single-CTA radix-select kernel.
+    `hist_flops` overrides HIST_ATOMIC_FLOPS (the calibration fits it)."""
+    hist = HIST_ATOMIC_FLOPS if hist_flops is None else hist_flops
     n = np.asarray(length, dtype=np.float64)
-    sweeps = 2.0 * steps
+    sweeps = 2.0 * np.asarray(steps, dtype=np.float64)
     read = sweeps * n * SCORE_BYTES
-    flops = (steps * n * (HIST_ATOMIC_FLOPS + SWEEP_FLOPS)        # histogram sweeps (atomics)
+    flops = (steps * n * (hist + SWEEP_FLOPS)                     # histogram sweeps (atomics)
              + steps * n * SWEEP_FLOPS                             # scatter sweeps
              + k * SERIAL_ATOMIC_FLOPS                             # same-address output counter
              + FINAL_SORT_ITEMS * FINAL_SORT_FLOPS_PER_ITEM)       # final block sort of the threshold bin
@@ -134,16 +142,19 @@ def add_radix_ops(b, rows, length, k, layers, steps: float, where=None, name="to
     w = np.ones(b.n, dtype=bool) if where is None else np.broadcast_to(np.asarray(where, dtype=bool), (b.n,))
     split = n >= SPLIT_WORK_LENGTH
     read, written, flops = radix_work(n, k, steps)
-    b.add(name, "topk", flops=rows * flops, bytes_read=rows * read, bytes_written=rows * written,
-          parallel_units=rows, dtype="fp32", count=layers, where=w & ~split)
+    # the indexer kernel wrote the logits just before: every sweep re-reads them, from L2 while they fit
+    # (working set rows x N x 4 B); one block-wide reduction per sweep (sync_steps), as calibrated
+    b.add(name, "topk_cta", flops=rows * flops, bytes_read=rows * read, bytes_written=rows * written,
+          parallel_units=rows, reread_bytes=rows * read, working_set=rows * n * SCORE_BYTES,
+          sync_steps=2.0 * steps, dtype="fp32", count=layers, where=w & ~split)
     # split work: 10 CTAs per row, each a radix select over N/10 writing k (score, index) candidates ...
     r10, w10, f10 = radix_work(n / SPLIT_WORK_CTAS, k, steps)
-    b.add(name + "_split", "topk", flops=rows * SPLIT_WORK_CTAS * f10, bytes_read=rows * SPLIT_WORK_CTAS * r10,
+    b.add(name + "_split", "topk_cta", flops=rows * SPLIT_WORK_CTAS * f10, bytes_read=rows * SPLIT_WORK_CTAS * r10,
           bytes_written=rows * SPLIT_WORK_CTAS * 2 * k * SCORE_BYTES, parallel_units=rows * SPLIT_WORK_CTAS,
           dtype="fp32", count=layers, where=w & split)
     # ... then one 1024-thread CTA per row merges the 10 x k candidates
     rm, wm, fm = radix_work(SPLIT_WORK_CTAS * k, k, steps)
-    b.add(name + "_merge", "topk", flops=rows * fm, bytes_read=rows * SPLIT_WORK_CTAS * k * (SCORE_BYTES + INDEX_BYTES),
+    b.add(name + "_merge", "topk_cta", flops=rows * fm, bytes_read=rows * SPLIT_WORK_CTAS * k * (SCORE_BYTES + INDEX_BYTES),
           bytes_written=rows * wm, parallel_units=rows, dtype="fp32", count=layers, where=w & split)
 
 
@@ -260,14 +271,15 @@ def passes_for(overlap: float, source: str, k: int, length: np.ndarray, seed: in
     return np.interp(np.log2(n), np.log2(PASS_GRID), grid)
 
 
-def gvr_work(length, k, passes, capacity: int = GVR_CAPACITY) -> dict:
+def gvr_work(length, k, passes, capacity: int = GVR_CAPACITY, hist_flops: float | None = None) -> dict:
     """Per-row (bytes_read, bytes_written, flops) of each GVR phase (see the module docstring)."""
+    hist = HIST_ATOMIC_FLOPS if hist_flops is None else hist_flops
     n = np.asarray(length, dtype=np.float64)
     return {
         "guess": (k * (INDEX_BYTES + SECTOR_BYTES), 0.0, k * SWEEP_FLOPS),
         "verify": (passes * n * SCORE_BYTES, 0.0, passes * n * SWEEP_FLOPS),
         "collect": (n * SCORE_BYTES, 0.0, n * SWEEP_FLOPS),
-        "refine": (0.0, k * INDEX_BYTES, capacity * (HIST_ATOMIC_FLOPS + SWEEP_FLOPS)
+        "refine": (0.0, k * INDEX_BYTES, capacity * (hist + SWEEP_FLOPS)
                    + FINAL_SORT_ITEMS * SWEEP_FLOPS),
     }
 
@@ -345,12 +357,17 @@ class GVRTopk(_Topk):
             return
         start = 0
         for nl, ov in self.groups(int(layers)):
-            w = gvr_work(n, k, self.passes(ov, k, n))
+            passes = self.passes(ov, k, n)
+            w = gvr_work(n, k, passes)
             rd = sum(v[0] for v in w.values())
             wr = sum(v[1] for v in w.values())
             fl = sum(v[2] for v in w.values())
-            b.add(f"topk.gvr[L{start}-{start + nl - 1}]", "topk", flops=rows * fl, bytes_read=rows * rd,
-                  bytes_written=rows * wr, parallel_units=rows, dtype="fp32", count=nl, where=fast)
+            sweeps = w["verify"][0] + w["collect"][0]
+            # sweeps re-read the L2-resident logits (see radix); P2 passes + P3 sweep + P1 / P4 phases
+            b.add(f"topk.gvr[L{start}-{start + nl - 1}]", "topk_cta", flops=rows * fl, bytes_read=rows * rd,
+                  bytes_written=rows * wr, parallel_units=rows, reread_bytes=rows * sweeps,
+                  working_set=rows * n * SCORE_BYTES, sync_steps=passes + GVR_EXTRA_PHASES, dtype="fp32", count=nl,
+                  where=fast)
             start += nl
 
 

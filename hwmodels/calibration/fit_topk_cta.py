@@ -1,0 +1,169 @@
+"""Fit the op kind 'topk_cta' to measured single-CTA top-k kernels (measure_topk_cta.py).
+
+DSA decode ranks each row of indexer logits in ONE thread block (TensorRT-LLM indexer_topk_decode; the
+GVR document), a different kernel class from torch.topk's multi-kernel radix select (op kind 'topk',
+fitted by fit.py), so the op kind 'topk_cta' is calibrated on kernels of that class: our own radix-select and
+Guess-Verify-Refine kernels (hwmodels/calibration/topk_cta_kernels.cu), one CTA of 512 threads per row,
+timed on the device with the number of full-row sweeps each launch actually made (a launch lasts as long
+as its slowest row: `sweeps_max` in the note).
+
+Each measured row is priced with the same pass model the strategies use (simulator/strategies/topk.py:
+`radix_work` with steps = sweeps / 2, `gvr_work` with phase-2 passes = sweeps - 1), one CTA per row,
+every sweep's block-wide reduction a synchronized phase (`sync_steps`), and the logits served from L2
+when they fit (the indexer kernel wrote them just before: `reread_bytes` / `working_set`; 'cold' rows
+read the first sweep from DRAM).
+
+Fitted on: rows 1 and 64, k = 2048, 512 threads, both kernels, hot and cold, normal and 'narrow'
+logits. Parameters: compute.topk_cta (instruction rate of the sweeps, as a fraction of the SM's fp32
+rate), fixed_us, sync_us, saturation and memory of topk_cta (the DRAM reads of cold launches), and
+the relative cost of a shared-memory histogram atomic (`hist_flops`, flop-equivalents per element), which
+topk.py carries over as HIST_ATOMIC_FLOPS. GVR's phases outside its count passes (P1 guess, P3 prefix
+sums, P4 refinement) count as GVR_EXTRA_PHASES = 3 synchronized phases (topk.py), not fitted.
+Held out: 4, 16, 132 and 264 rows; k = 512 and 1024; 1024 threads and single-load variants are reported
+separately (another kernel configuration).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+from scipy.optimize import least_squares
+
+from hwmodels.calibration.fit import _plain, efficiency_with
+from hwmodels.errors import SparsesimError
+from hwmodels.roofline import price
+from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec
+
+PARAMS = [("compute.topk_cta", 0.3, 0.005, 1.0), ("fixed_us.topk_cta", 5.0, 0.0, 100.0),
+          ("sync_us.topk_cta", 0.5, 0.0, 20.0), ("saturation.topk_cta", 0.5, 0.02, 8.0),
+          ("memory.topk_cta", 0.8, 0.05, 1.0), ("hist_flops", 16.0, 1.0, 256.0)]
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    if not p.exists():
+        raise SparsesimError("no such file", file=str(p))
+    df = pd.read_csv(p)
+    need = {"kernel", "rows", "row_len", "topk_k", "sweeps_mean", "median_us", "cache", "threads", "note"}
+    if not need <= set(df.columns):
+        raise SparsesimError(f"is missing columns {sorted(need - set(df.columns))}; is it a "
+                             "measure_topk_cta.py CSV?", file=str(p))
+    df = df[df["kernel"].isin(["radix", "gvr"]) & (df["correct"] == 1)].reset_index(drop=True)
+    note = df["note"].fillna("")
+    smax = note.str.extract(r"sweeps_max=(\d+)")[0].astype(float)
+    df["sweeps_launch"] = np.where(df["rows"] > 1, smax.fillna(df["sweeps_mean"]), df["sweeps_mean"])
+    df["dist"] = note.str.extract(r"dist=(\w+)")[0].fillna("normal")
+    df["variant"] = np.where(note.str.contains("unroll=1"), "unroll1", "default")
+    return df
+
+
+def fit_mask(df: pd.DataFrame) -> np.ndarray:
+    return (df["rows"].isin([1, 64]) & (df["topk_k"] == 2048) & (df["threads"] == 512)
+            & (df["variant"] == "default")).to_numpy()
+
+
+def build_ops(df: pd.DataFrame, hist_flops: float, gvr_phases: float):
+    from simulator.ops import OpBuilder
+    from simulator.strategies import topk as T
+
+    n = len(df)
+    b = OpBuilder(n)
+    rows = df["rows"].to_numpy(float)
+    N = df["row_len"].to_numpy(float)
+    k = df["topk_k"].to_numpy(float)
+    sw = df["sweeps_launch"].to_numpy(float)
+    radix = (df["kernel"] == "radix").to_numpy()
+    cold = (df["cache"] == "cold").to_numpy()
+    ws = rows * N * T.SCORE_BYTES
+    rd, wr, fl = T.radix_work(N, k, sw / 2.0, hist_flops=hist_flops)
+    # hot: every sweep re-reads logits the previous kernel left in L2; cold: the first sweep comes from DRAM
+    rr = np.where(cold, rd - N * T.SCORE_BYTES, rd)
+    b.add("radix", "topk_cta", flops=rows * fl, bytes_read=rows * rd, bytes_written=rows * wr, parallel_units=rows,
+          reread_bytes=rows * rr, working_set=ws, sync_steps=sw, dtype="fp32", where=radix)
+    w = T.gvr_work(N, k, np.maximum(sw - 1.0, 1.0), hist_flops=hist_flops)
+    grd = sum(v[0] for v in w.values())
+    gwr = sum(v[1] for v in w.values())
+    gfl = sum(v[2] for v in w.values())
+    sweep_bytes = w["verify"][0] + w["collect"][0]
+    grr = np.where(cold, sweep_bytes - N * T.SCORE_BYTES, sweep_bytes)
+    b.add("gvr", "topk_cta", flops=rows * gfl, bytes_read=rows * grd, bytes_written=rows * gwr, parallel_units=rows,
+          reread_bytes=rows * grr, working_set=ws, sync_steps=np.maximum(sw - 1.0, 1.0) + gvr_phases, dtype="fp32",
+          where=~radix)
+    return b.build()
+
+
+def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, hist_flops: float,
+               gvr_phases: float) -> np.ndarray:
+    ops = build_ops(df, hist_flops, gvr_phases)
+    t = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
+    return np.bincount(ops.setting, weights=t, minlength=len(df)) * 1e6
+
+
+def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, tuple[float, float], dict]:
+    rows = fit_mask(df)
+    if rows.sum() < 6:
+        raise SparsesimError(f"needs >= 6 fit rows (rows 1/64, k 2048, 512 threads); found {int(rows.sum())}")
+    names = [p[0] for p in PARAMS]
+    x0 = np.array([p[1] for p in PARAMS])
+    lo = np.array([p[2] for p in PARAMS])
+    hi = np.array([p[3] for p in PARAMS])
+    sub = df[rows].reset_index(drop=True)
+    meas = sub["median_us"].to_numpy(float)
+    base = hw.efficiency
+
+    from simulator.strategies.topk import GVR_EXTRA_PHASES
+
+    def resid(x):
+        eff = efficiency_with(base, dict(zip(names[:-1], x[:-1])))
+        return np.log(predict_us(sub, hw, eff, x[-1], GVR_EXTRA_PHASES) / meas)
+
+    r = least_squares(resid, x0, bounds=(lo, hi))
+    eff = efficiency_with(base, dict(zip(names[:-1], r.x[:-1])))
+    meta = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
+            "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
+    return eff, (float(r.x[-1]), float(GVR_EXTRA_PHASES)), meta
+
+
+def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tuple[float, float]) -> pd.DataFrame:
+    pred = predict_us(df, hw, eff, *kernel_consts)
+    fm = fit_mask(df)
+    group = np.where(fm, "fit: rows 1/64, k 2048",
+                     np.where(df["variant"] != "default", "variant: one 16-B load per thread",
+                              np.where(df["threads"] != 512, "variant: 1024 threads",
+                                       np.where(df["topk_k"] != 2048, "held out: k 512/1024",
+                                                "held out: rows 4/16/132/264"))))
+    group = np.char.add(np.char.add(group.astype(str), " / "), df["kernel"].to_numpy().astype(str))
+    return df.assign(predicted_us=pred, error_pct=(pred / df["median_us"] - 1) * 100, group=group)
+
+
+def error_table(chk: pd.DataFrame) -> pd.DataFrame:
+    g = chk.groupby("group")["error_pct"]
+    return pd.DataFrame({"rows": g.size(), "median_ape_pct": g.apply(lambda e: e.abs().median()),
+                         "worst_ape_pct": g.apply(lambda e: e.abs().max()),
+                         "median_signed_pct": g.median()}).reset_index()
+
+
+def write(eff: Efficiency, kernel_consts: tuple[float, float], meta: dict, target: str, data_file: str, measured_on: str,
+          table: pd.DataFrame, out_dir: Path = FITTED_DIR) -> Path:
+    """Merge the topk_cta parameters into calibration/fitted/<target>.yaml; note where they came from."""
+    p = out_dir / f"{target}.yaml"
+    doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"top-k fit for {target}"}
+    for part, field in (("compute", eff.compute), ("memory", eff.memory), ("saturation", eff.saturation)):
+        doc.setdefault(part, {})["topk_cta"] = round(field["topk_cta"], 4)
+    doc.setdefault("fixed_us", {})["topk_cta"] = round(eff.fixed_s["topk_cta"] * 1e6, 3)
+    doc.setdefault("sync_us", {})["topk_cta"] = round(eff.sync_s["topk_cta"] * 1e6, 3)
+    borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
+    doc["topk_cta"] = {
+        "source": f"hwmodels/calibration/fit_topk_cta.py on {Path(data_file).name}{borrowed}: single-CTA radix / "
+                  "GVR top-k kernels (op kind topk_cta)",
+        "hist_flops": round(kernel_consts[0], 2),
+        "gvr_extra_phases": kernel_consts[1],
+        "fit": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in meta.items() if k != "params"},
+        "params": {k: round(v, 4) for k, v in meta["params"].items()},
+        "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else (int(v) if isinstance(v, np.integer) else v))
+                        for k, v in r.items()} for r in table.to_dict("records")],
+    }
+    p.write_text(yaml.safe_dump(_plain(doc), sort_keys=False, width=110))
+    return p
