@@ -50,6 +50,15 @@ def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count:
           bytes_written=rows * n * ACT_BYTES, dtype=dtype or combo.gemm_dtype, count=count)
 
 
+def head_bmm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, heads: float, count: float) -> None:
+    """A per-head weight product done as ONE batched GEMM over the heads on this device: for each of `heads`
+    heads, [rows, k] @ [k, n]. MLA's absorbed W_UK / W_UV run this way in every engine (torch.bmm over the
+    head dimension: SGLang / vLLM DeepSeek attention backends, TensorRT-LLM's MLA), one kernel per layer."""
+    wb = combo.wbytes
+    b.add(name, "gemm", flops=2.0 * rows * k * n * heads, bytes_read=heads * (k * n * wb + rows * k * ACT_BYTES),
+          bytes_written=heads * rows * n * ACT_BYTES, dtype=combo.gemm_dtype, count=count)
+
+
 def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float, count: float,
                 flops_per_elem: float = 4.0, out_bytes: float = ACT_BYTES) -> None:
     """A memory-bound vector kernel reading rows x width_in and writing rows x width_out elements."""
@@ -76,8 +85,8 @@ def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str)
         elementwise(b, "qkv_a_norm", rows, a.q_lora_rank + a.kv_lora_rank, a.q_lora_rank + a.kv_lora_rank, count)
         gemm(b, "q_b_proj", combo, rows, a.q_lora_rank, hd * (a.qk_nope_head_dim + a.qk_rope_head_dim), count)
         if phase == "decode":
-            # absorbed W_UK: per head q_nope[128] @ W_UK[128, 512] -> latent query
-            gemm(b, "q_absorb", combo, rows, a.qk_nope_head_dim, a.kv_lora_rank, count * hd)
+            # absorbed W_UK: per head q_nope[128] @ W_UK[128, 512] -> latent query, batched over the heads
+            head_bmm(b, "q_absorb", combo, rows, a.qk_nope_head_dim, a.kv_lora_rank, hd, count)
         else:
             # prefill runs MHA on expanded keys/values: latent[512] -> per head K_nope[128] and V[128]
             gemm(b, "kv_b_proj", combo, rows, a.kv_lora_rank, hd * (a.qk_nope_head_dim + a.v_head_dim), count)
@@ -102,7 +111,7 @@ def attention_out_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str
     if m.mla:
         a = m.mla
         if phase == "decode":
-            gemm(b, "v_absorb", combo, rows, a.kv_lora_rank, a.v_head_dim, count * hd)
+            head_bmm(b, "v_absorb", combo, rows, a.kv_lora_rank, a.v_head_dim, hd, count)
         gemm(b, "o_proj", combo, rows, hd * a.v_head_dim, h, count)
     else:
         gemm(b, "o_proj", combo, rows, hd * m.head_dim, h, count)

@@ -91,7 +91,13 @@ def test_mla_decode_reads_the_latent_once_for_all_heads():
     assert a.bytes_read - 128 * 2 * 16 * 576 * 2 == 2 * 32768 * 576 * 2
     # 16 heads per rank: scores over 576 dims + values over 512 dims, 2 flops per MAC
     assert a.flops == 2 * 2 * 16 * 32768 * (576 + 512)
-    assert op(ops, "q_absorb")["count"] == 61 * 16
+    # absorbed W_UK: one batched GEMM per layer over the 16 heads of the rank (torch.bmm), not 16 kernels
+    qa = op(ops, "q_absorb")
+    assert qa["count"] == 61
+    assert qa.flops == 2 * 2 * 128 * 512 * 16                        # 2 rows x [128] @ [128, 512] per head
+    # fp8 W_UK of every head (1 B + a 4-B scale per 128 x 128 block: c.wbytes) + the queries
+    assert c.wbytes == pytest.approx(1 + 4 / (128 * 128))
+    assert qa.bytes_read == pytest.approx(16 * (128 * 512 * c.wbytes + 2 * 128 * 2))
 
 
 def test_moe_expected_distinct_experts():
