@@ -161,3 +161,21 @@ def test_attention_data_parallel_splits_the_batch():
     assert op(o_dp, "attention").flops == pytest.approx(op(o_tp, "attention").flops)
     assert op(o_dp, "attn_dp_reshard_in").kind == "alltoall"
     assert max_batch(dp, arr(32768))[0] > 7 * max_batch(tp, arr(32768))[0]
+
+
+def test_dense_repeat_kv_expands_gqa_to_every_query_head():
+    from simulator.strategies.base import registry
+
+    c = make_combo(model="Llama-3.1-8B")
+    hf = c.__class__(**{**c.__dict__, "attention": registry()["attention"]["dense"](gqa_expand="repeat_kv")})
+    native, _ = decode_ops(c, arr(1), arr(65536))
+    rep, _ = decode_ops(hf, arr(1), arr(65536))
+    kv = 65536 * 2 * 8 * 128 * 2                     # one layer's K and V: 8 KV heads, bf16
+    cp = op(rep, "attention_repeat_kv")
+    assert cp.kind == "copy" and cp["count"] == 32
+    assert cp.bytes_read == kv and cp.bytes_written == 4 * kv      # 32 query heads / 8 KV heads
+    # the kernel then streams all 32 heads: 4x the K/V bytes of the native GQA kernel
+    assert op(rep, "attention").bytes_read - op(native, "attention").bytes_read == pytest.approx(3 * kv)
+    # the expanded layer is a transient per token: 2 x 32 heads x 128 x 2 B
+    assert hf.attention.extra_kv_bytes_per_token(hf) == 2 * 32 * 128 * 2
+    assert c.attention.extra_kv_bytes_per_token(c) == 0.0

@@ -269,6 +269,16 @@ def ssv_reproduction(sc) -> Reproduction:
                 break
         rep.notes.append(f"attention share 97.2 % at 64K ({label}): needs batch "
                          + (f">= {need}" if need else "> 8192") + f" on {sc.hardware[0].name}; only {mb} fit(s) in memory")
+    # the setting that agrees: HF transformers' GQA path (repeat_kv copies K/V out to all 32 query heads)
+    from simulator.strategies.base import registry as _registry
+    hf = replace(cf["ar_dense"], attention=_registry()["attention"]["dense"](gqa_expand="repeat_kv"))
+    mb_hf = int(_price(hf, 1, c64, out)["max_batch"][0])
+    for bb, lm in ((1, "graph"), (mb_hf, "eager")):
+        if bb >= 1:
+            sh = float(attention_share(replace(hf, launch=lm), bb, c64, out)[0])
+            rep.add(f"attention share at 64K, dense with HF repeat_kv, B={bb} ({lm})", P["attention_share_64k"], sh,
+                    "", "K/V expanded to every query head before SDPA" + (" (largest batch that fits)"
+                                                                          if bb == mb_hf else ""), TOL)
     # why the relative numbers depend on the batch: how much of an AR NSA step is weight streaming
     for b in batches:
         t = op_times(cf["ar_nsa"], b, c64, out)

@@ -44,6 +44,14 @@ class DenseAttention(AttentionStrategy):
                       "called by torch SDPA: packed for one query row, but with several rows every query head "
                       "streams K/V itself (measured: hwmodels/calibration/data, decode_attn q_rows > 1)",
             lambda v: v in ("always", "decode_only"), "always | decode_only"),
+        "gqa_expand": Param(
+            "native", "native: the kernel reads each KV head once for its query-head group (FlashAttention / "
+                      "FlashInfer / SDPA with enable_gqa). repeat_kv: HF transformers' GQA path (modeling_llama "
+                      "`repeat_kv`, used before eager and SDPA attention when SDPA's enable_gqa is not taken) "
+                      "copies K and V out to every query head first: a copy kernel reading Hkv and writing Hq "
+                      "heads per layer, and an attention kernel that streams Hq heads; the expanded layer is a "
+                      "transient of Hq/Hkv x one layer's K/V per token",
+            lambda v: v in ("native", "repeat_kv"), "native | repeat_kv (GQA models)"),
         "mla_cache": Param(
             "latent", "latent: one cache of kv_lora_rank + rope key per token shared by keys and values "
                       "(FlashMLA / SGLang / vLLM absorbed MLA). separate_kv: a key cache (latent + rope key) and "
@@ -53,14 +61,20 @@ class DenseAttention(AttentionStrategy):
     }
 
     def refuse(self, combo):
+        if self.gqa_expand == "repeat_kv" and combo.model.mla:
+            return f"gqa_expand=repeat_kv applies to GQA/MHA models; {combo.model.name} uses MLA"
         if self.mla_cache != "latent" and not combo.model.mla:
             return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
         return None
 
     def extra_kv_bytes_per_token(self, combo) -> float:
-        """A separate value cache adds kv_lora_rank values per token per layer (MLA, separate_kv)."""
-        if self.mla_cache == "separate_kv" and combo.model.mla:
-            return combo.model.layers * combo.model.mla.kv_lora_rank * combo.kvbytes * combo.kv_fraction_dev
+        """A separate value cache adds kv_lora_rank values per token per layer (MLA, separate_kv); repeat_kv
+        holds one layer's K and V expanded to every query head while that layer runs (a per-token transient)."""
+        m = combo.model
+        if self.mla_cache == "separate_kv" and m.mla:
+            return m.layers * m.mla.kv_lora_rank * combo.kvbytes * combo.kv_fraction_dev
+        if self.gqa_expand == "repeat_kv" and not m.mla:
+            return 2.0 * combo.attn_heads_dev * m.head_dim * combo.kvbytes
         return 0.0
 
     def decode_ops(self, b, combo, shape) -> None:
@@ -86,6 +100,11 @@ class DenseAttention(AttentionStrategy):
             flops = 4.0 * B * q * Hq * T * d
             # K/V streams: one per KV head when the group is packed, one per query head otherwise
             streams = np.where((q > 1) & (self.gqa_packing == "decode_only"), Hq, Hkv)
+            if self.gqa_expand == "repeat_kv" and Hq > Hkv:
+                # repeat_kv copies K and V to every query head, then the kernel streams all Hq heads
+                b.add("attention_repeat_kv", "copy", bytes_read=B * T * 2.0 * Hkv * d * kvb,
+                      bytes_written=B * T * 2.0 * Hq * d * kvb, dtype=ACT_DTYPE, count=shape.extra["layers"])
+                streams = np.full(np.shape(T), float(Hq))
             kv_read = B * T * 2.0 * streams * d * kvb
             q_bytes = B * q * Hq * d * ACT_BYTES
             out = B * q * Hq * d
