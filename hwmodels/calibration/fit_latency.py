@@ -85,6 +85,7 @@ def check(df: pd.DataFrame, hw: HardwareSpec) -> pd.DataFrame:
 
 
 def error_table(chk: pd.DataFrame) -> pd.DataFrame:
+    """Median / worst absolute and median signed error (%) per `group` of a check frame."""
     g = chk.groupby("group")["error_pct"]
     return pd.DataFrame({"rows": g.size(), "median_ape_pct": g.apply(lambda e: e.abs().median()),
                          "worst_ape_pct": g.apply(lambda e: e.abs().max()),

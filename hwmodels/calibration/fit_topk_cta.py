@@ -32,6 +32,7 @@ import yaml
 from scipy.optimize import least_squares
 
 from hwmodels.calibration.fit import _plain, efficiency_with
+from hwmodels.calibration.fit_latency import error_table  # noqa: F401 - same per-group error summary
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec
@@ -138,11 +139,6 @@ def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tu
     return df.assign(predicted_us=pred, error_pct=(pred / df["median_us"] - 1) * 100, group=group)
 
 
-def error_table(chk: pd.DataFrame) -> pd.DataFrame:
-    g = chk.groupby("group")["error_pct"]
-    return pd.DataFrame({"rows": g.size(), "median_ape_pct": g.apply(lambda e: e.abs().median()),
-                         "worst_ape_pct": g.apply(lambda e: e.abs().max()),
-                         "median_signed_pct": g.median()}).reset_index()
 
 
 def write(eff: Efficiency, kernel_consts: tuple[float, float], meta: dict, target: str, data_file: str, measured_on: str,
