@@ -51,7 +51,7 @@ def main() -> None:
     from hwmodels.calibration import fit_latency as FT
     from hwmodels.calibration import fit_topk_cta as FK
     from hwmodels.spec import load_hardware
-    from simulator.strategies.topk import GVR_EXTRA_PHASES, HIST_ATOMIC_FLOPS
+    from simulator.strategies.topk import GVR_FIXED_FLOPS, HIST_ATOMIC_FLOPS
 
     fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
     for f in sorted(F.DATA_DIR.glob("latency_*.csv")):
@@ -64,7 +64,7 @@ def main() -> None:
         df = FK.load(f)
         hw = load_hardware(F.DEVICE_SPECS[df["device"].iloc[0]])
         print(f"\n== {hw.name}: {f.name}, single-CTA radix / GVR top-k vs the topk kind")
-        print(FK.error_table(FK.check(df, hw, hw.efficiency, (HIST_ATOMIC_FLOPS, GVR_EXTRA_PHASES))).to_string(**fmt))
+        print(FK.error_table(FK.check(df, hw, hw.efficiency, (HIST_ATOMIC_FLOPS, GVR_FIXED_FLOPS))).to_string(**fmt))
 
 
 if __name__ == "__main__":

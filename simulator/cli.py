@@ -387,8 +387,8 @@ def _fit_topk(args) -> int:
     print(f"{hw.name} (op kind topk_cta): compute {p['compute.topk_cta']:.4f}, memory {p['memory.topk_cta']:.3f}, "
           f"saturation {p['saturation.topk_cta']:.3f}, fixed {p['fixed_us.topk_cta']:.2f} us, sync "
           f"{p['sync_us.topk_cta']:.3f} us per "
-          f"phase, histogram atomic {consts[0]:.2f} flop-equivalents per element, GVR phases beyond its passes "
-          f"{consts[1]:.2f} ({meta['rows']} fit rows)")
+          f"phase, histogram atomic {consts[0]:.2f} flop-equivalents per element, GVR work outside its sweeps "
+          f"{consts[1]:.3g} flop-equivalents per row ({meta['rows']} fit rows)")
     out_dir = Path(args.fitted_dir) if args.fitted_dir else FK.FITTED_DIR
     for t in [args.device] + list(args.also or []):
         print(f"wrote top-k terms into {FK.write(eff, consts, meta, t, args.target, args.device, table, out_dir)}")

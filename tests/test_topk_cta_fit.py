@@ -25,13 +25,13 @@ def test_fit_recovers_generated_parameters():
     truth = F.efficiency_with(hw.efficiency, {"compute.topk_cta": 0.2, "fixed_us.topk_cta": 2.0,
                                               "sync_us.topk_cta": 0.5, "saturation.topk_cta": 0.8,
                                               "memory.topk_cta": 0.7})
-    fake = df.assign(median_us=FK.predict_us(df, hw, truth, 6.0, 3.0))
-    eff, (hist, phases), meta = FK.fit(fake, hw)
+    fake = df.assign(median_us=FK.predict_us(df, hw, truth, 6.0, 3e5))
+    eff, (hist, gvr_fixed), meta = FK.fit(fake, hw)
     assert eff.compute["topk_cta"] == pytest.approx(0.2, rel=0.02)
     assert hist == pytest.approx(6.0, rel=0.05)
-    assert eff.sync_s["topk_cta"] == pytest.approx(0.5e-6, rel=0.05)
-    assert phases == 3.0 and meta["rms_log_error"] < 1e-3
-    chk = FK.check(fake, hw, eff, (hist, phases))
+    assert gvr_fixed == pytest.approx(3e5, rel=0.05)
+    assert meta["rms_log_error"] < 1e-3
+    chk = FK.check(fake, hw, eff, (hist, gvr_fixed))
     fit_rows = FK.fit_mask(fake)
     assert np.abs(chk["error_pct"][fit_rows]).max() < 1.0
     # the DRAM terms (memory / saturation) are only weakly pinned by the few cold rows: held-out rows of

@@ -16,9 +16,10 @@ read the first sweep from DRAM).
 Fitted on: rows 1 and 64, k = 2048, 512 threads, both kernels, hot and cold, normal and 'narrow'
 logits. Parameters: compute.topk_cta (instruction rate of the sweeps, as a fraction of the SM's fp32
 rate), fixed_us, sync_us, saturation and memory of topk_cta (the DRAM reads of cold launches), and
-the relative cost of a shared-memory histogram atomic (`hist_flops`, flop-equivalents per element), which
-topk.py carries over as HIST_ATOMIC_FLOPS. GVR's phases outside its count passes (P1 guess, P3 prefix
-sums, P4 refinement) count as GVR_EXTRA_PHASES = 3 synchronized phases (topk.py), not fitted.
+two constants of the kernels' structure that topk.py carries over: the relative cost of a shared-memory
+histogram atomic (`hist_flops`, flop-equivalents per element: HIST_ATOMIC_FLOPS) and GVR's work outside
+its row sweeps (`gvr_fixed_flops` per row: P1's scattered reads, P3's prefix sums, P4's refinement:
+GVR_FIXED_FLOPS). GVR's synchronized phases outside its passes count as GVR_EXTRA_PHASES = 3, not fitted.
 Held out: 4, 16, 132 and 264 rows; k = 512 and 1024; 1024 threads and single-load variants are reported
 separately (another kernel configuration).
 """
@@ -39,7 +40,8 @@ from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec
 
 PARAMS = [("compute.topk_cta", 0.3, 0.005, 1.0), ("fixed_us.topk_cta", 5.0, 0.0, 100.0),
           ("sync_us.topk_cta", 0.5, 0.0, 20.0), ("saturation.topk_cta", 0.5, 0.02, 8.0),
-          ("memory.topk_cta", 0.8, 0.05, 1.0), ("hist_flops", 16.0, 1.0, 256.0)]
+          ("memory.topk_cta", 0.8, 0.05, 1.0), ("hist_flops", 16.0, 1.0, 256.0),
+          ("gvr_fixed_flops", 2e5, 0.0, 1e7)]
 
 
 def load(path: str | Path) -> pd.DataFrame:
@@ -65,7 +67,7 @@ def fit_mask(df: pd.DataFrame) -> np.ndarray:
             & (df["variant"] == "default")).to_numpy()
 
 
-def build_ops(df: pd.DataFrame, hist_flops: float, gvr_phases: float):
+def build_ops(df: pd.DataFrame, hist_flops: float, gvr_fixed_flops: float):
     from simulator.ops import OpBuilder
     from simulator.strategies import topk as T
 
@@ -83,21 +85,22 @@ def build_ops(df: pd.DataFrame, hist_flops: float, gvr_phases: float):
     rr = np.where(cold, rd - N * T.SCORE_BYTES, rd)
     b.add("radix", "topk_cta", flops=rows * fl, bytes_read=rows * rd, bytes_written=rows * wr, parallel_units=rows,
           reread_bytes=rows * rr, working_set=ws, sync_steps=sw, dtype="fp32", where=radix)
-    w = T.gvr_work(N, k, np.maximum(sw - 1.0, 1.0), hist_flops=hist_flops)
+    w = T.gvr_work(N, k, np.maximum(sw - 1.0, 1.0), hist_flops=hist_flops, fixed_flops=gvr_fixed_flops)
     grd = sum(v[0] for v in w.values())
     gwr = sum(v[1] for v in w.values())
     gfl = sum(v[2] for v in w.values())
     sweep_bytes = w["verify"][0] + w["collect"][0]
     grr = np.where(cold, sweep_bytes - N * T.SCORE_BYTES, sweep_bytes)
     b.add("gvr", "topk_cta", flops=rows * gfl, bytes_read=rows * grd, bytes_written=rows * gwr, parallel_units=rows,
-          reread_bytes=rows * grr, working_set=ws, sync_steps=np.maximum(sw - 1.0, 1.0) + gvr_phases, dtype="fp32",
+          reread_bytes=rows * grr, working_set=ws, sync_steps=np.maximum(sw - 1.0, 1.0) + T.GVR_EXTRA_PHASES,
+          dtype="fp32",
           where=~radix)
     return b.build()
 
 
 def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, hist_flops: float,
-               gvr_phases: float) -> np.ndarray:
-    ops = build_ops(df, hist_flops, gvr_phases)
+               gvr_fixed_flops: float) -> np.ndarray:
+    ops = build_ops(df, hist_flops, gvr_fixed_flops)
     t = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=t, minlength=len(df)) * 1e6
 
@@ -114,17 +117,15 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, tuple[float, fl
     meas = sub["median_us"].to_numpy(float)
     base = hw.efficiency
 
-    from simulator.strategies.topk import GVR_EXTRA_PHASES
-
     def resid(x):
-        eff = efficiency_with(base, dict(zip(names[:-1], x[:-1])))
-        return np.log(predict_us(sub, hw, eff, x[-1], GVR_EXTRA_PHASES) / meas)
+        eff = efficiency_with(base, dict(zip(names[:-2], x[:-2])))
+        return np.log(predict_us(sub, hw, eff, x[-2], x[-1]) / meas)
 
-    r = least_squares(resid, x0, bounds=(lo, hi))
-    eff = efficiency_with(base, dict(zip(names[:-1], r.x[:-1])))
+    r = least_squares(resid, x0, bounds=(lo, hi), x_scale="jac")
+    eff = efficiency_with(base, dict(zip(names[:-2], r.x[:-2])))
     meta = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
             "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
-    return eff, (float(r.x[-1]), float(GVR_EXTRA_PHASES)), meta
+    return eff, (float(r.x[-2]), float(r.x[-1])), meta
 
 
 def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tuple[float, float]) -> pd.DataFrame:
@@ -155,7 +156,7 @@ def write(eff: Efficiency, kernel_consts: tuple[float, float], meta: dict, targe
         "source": f"hwmodels/calibration/fit_topk_cta.py on {Path(data_file).name}{borrowed}: single-CTA radix / "
                   "GVR top-k kernels (op kind topk_cta)",
         "hist_flops": round(kernel_consts[0], 2),
-        "gvr_extra_phases": kernel_consts[1],
+        "gvr_fixed_flops": round(kernel_consts[1], -2),
         "fit": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in meta.items() if k != "params"},
         "params": {k: round(v, 4) for k, v in meta["params"].items()},
         "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else (int(v) if isinstance(v, np.integer) else v))

@@ -133,12 +133,14 @@ def gvr_topk(sc) -> Reproduction:
         "GVR = k predicted reads + S secant count sweeps + 1 collect sweep + in-smem refine, one CTA per row.",
         "S comes from a Monte Carlo of the secant search on Gaussian rows whose step-to-step correlation gives the "
         "stated raw overlap (overlap <= k/N means no information): S = 1 at 44 %, ~4 for random or 1.5 %.",
-        "Absolute kernel times: B200 peaks scaled by the H200 calibration of the topk kind, fitted to our own "
-        "single-CTA radix-select and GVR kernels measured on the H200 (hwmodels/calibration/measure_topk_cta.py, "
-        "fit_topk_cta.py: 6.8 % / 12.8 % median error on the fit rows, 10 % held out) - not to TensorRT-LLM's "
-        "kernels and not to any number of this table. The fit prices our GVR at 2 sweeps ~22 % fast (its P1 + P4 "
-        "cost ~11 us, also the TensorRT-LLM dispatcher comment's figure, vs ~5 us in the pass model), which is "
-        "most of the 44 %-overlap miss; the rest is the pass count (S = 1 here, '1-2' on real data).",
+        "Absolute kernel times: B200 peaks scaled by the H200 calibration of the op kind topk_cta, fitted to our "
+        "own single-CTA radix-select and GVR kernels measured on the H200 (hwmodels/calibration/measure_topk_cta.py, "
+        "fit_topk_cta.py: 7 % / 13 % median error on the GVR / radix fit rows, 6-14 % held out), together with two "
+        "constants of those kernels (histogram atomic 5.4-5.5 flop-equivalents per element, GVR's work outside "
+        "its sweeps ~4e5 per row, the same on H100 and H200) - not fitted to TensorRT-LLM's kernels nor to any "
+        "number of this table. On our own GVR at 2 sweeps the fit is 10-16 % fast; the rest of the 44 %-overlap "
+        "miss is the pass count: the Gaussian Monte Carlo gives S = 1 where the document reports '1-2 "
+        "iterations' on real decode data.",
         "Layers 0-1 (1.5 % raw overlap, below the random baseline 2.9 %) are modeled like random preIdx; the real "
         "kernel is faster there (27.2 vs 30.9 us) because their shifted overlap / bounded score distribution "
         "still helps - information the raw overlap does not carry.",

@@ -68,10 +68,15 @@ from simulator.strategies.base import Param, TopkStrategy, register
 SM_CYCLE_FLOPS = 256.0   # 128 FP32 lanes x 2 flops per SM-cycle (CUDA C++ Programming Guide, SM80-SM100)
 #: Shared-memory histogram atomic, flop-equivalents per element on top of the sweep's own work: MEASURED,
 #: not assumed. hwmodels/calibration/fit_topk_cta.py fits it with the topk kind's efficiencies to our single-
-#: CTA radix-select / GVR kernels (measure_topk_cta.py): 3.60 on the H100, 3.53 on the H200 (2026-11-22).
+#: CTA radix-select / GVR kernels (measure_topk_cta.py): 5.55 on the H100, 5.39 on the H200 (2026-11-22).
 #: (It replaced the assumption of 4 SM-cycles per warp-wide atomic, 32 flop-equivalents, which priced the
 #: radix kernel's histogram sweep ~3x too slow against those measurements.)
-HIST_ATOMIC_FLOPS = 3.6
+HIST_ATOMIC_FLOPS = 5.5
+#: GVR's work outside its row sweeps that the phase formulas above do not cover (P1's scattered reads and
+#: reductions, P3's prefix sums, P4's histogram / scan / emit / in-bin ranking), flop-equivalents per row:
+#: MEASURED with HIST_ATOMIC_FLOPS by fit_topk_cta.py on our GVR kernel: 4.17e5 (H100), 4.00e5 (H200), i.e.
+#: ~6.5 us on one SM - the order of the "P1 + P4 ~ 11 us" of TensorRT-LLM's dispatcher comment.
+GVR_FIXED_FLOPS = 4.1e5
 #: GVR's synchronized phases outside its count passes: P1 (block reduction of pmin / pmax / pmean), P3 (the
 #: prefix sum of the per-thread counts), P4 (the in-shared-memory refinement): one each (pass model).
 GVR_EXTRA_PHASES = 3.0
@@ -271,16 +276,19 @@ def passes_for(overlap: float, source: str, k: int, length: np.ndarray, seed: in
     return np.interp(np.log2(n), np.log2(PASS_GRID), grid)
 
 
-def gvr_work(length, k, passes, capacity: int = GVR_CAPACITY, hist_flops: float | None = None) -> dict:
-    """Per-row (bytes_read, bytes_written, flops) of each GVR phase (see the module docstring)."""
+def gvr_work(length, k, passes, capacity: int = GVR_CAPACITY, hist_flops: float | None = None,
+             fixed_flops: float | None = None) -> dict:
+    """Per-row (bytes_read, bytes_written, flops) of each GVR phase (see the module docstring).
+    `hist_flops` / `fixed_flops` override HIST_ATOMIC_FLOPS / GVR_FIXED_FLOPS (the calibration fits them)."""
     hist = HIST_ATOMIC_FLOPS if hist_flops is None else hist_flops
+    fixed = GVR_FIXED_FLOPS if fixed_flops is None else fixed_flops
     n = np.asarray(length, dtype=np.float64)
     return {
         "guess": (k * (INDEX_BYTES + SECTOR_BYTES), 0.0, k * SWEEP_FLOPS),
         "verify": (passes * n * SCORE_BYTES, 0.0, passes * n * SWEEP_FLOPS),
         "collect": (n * SCORE_BYTES, 0.0, n * SWEEP_FLOPS),
         "refine": (0.0, k * INDEX_BYTES, capacity * (hist + SWEEP_FLOPS)
-                   + FINAL_SORT_ITEMS * SWEEP_FLOPS),
+                   + FINAL_SORT_ITEMS * SWEEP_FLOPS + fixed),
     }
 
 
