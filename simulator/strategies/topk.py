@@ -13,9 +13,13 @@ logits, the blog's "R . N . 4B" for radix). All kernels run one CTA per row (Ten
 `indexer_topk_decode`: gridDim = numRows, 512 threads), so `parallel_units = rows` and the roofline's
 occupancy term prices a batch-1 row on one SM. Work the roofline cannot see as bytes (shared-memory
 atomics, in-shared-memory refinement and sorts) is written as instruction work in flop-equivalents
-(`flops`, kind 'topk', fp32): one SM-cycle of vector work = 256 flop-equivalents (128 FP32 lanes x 2 per
-SM on SM80-SM100: CUDA C++ Programming Guide, arithmetic-instruction throughput table). The constants
-below are per element and marked ASSUMPTION where no measurement could be sourced.
+(`flops`, fp32): one SM-cycle of vector work = 256 flop-equivalents (128 FP32 lanes x 2 per SM on
+SM80-SM100: CUDA C++ Programming Guide, arithmetic-instruction throughput table). radix and gvr are op kind
+'topk_cta' (one-CTA-per-row kernels, calibrated on our own such kernels: hwmodels/calibration/
+measure_topk_cta.py, fit_topk_cta.py); sort and torch_topk are kind 'topk' (calibrated on torch.topk). The
+sweeps re-read logits the indexer just wrote, from L2 while rows x N x 4 B fits (`reread_bytes`). The
+constants below are per element; two are measured (HIST_ATOMIC_FLOPS, GVR_FIXED_FLOPS), the rest marked
+ASSUMPTION where no measurement could be sourced.
 
 radix (TensorRT-LLM topKPerRowDecode, indexerTopK.cu "half - 11 - 11 - 10 bit iterations"):
     `steps` histogram steps; each step = 2 sweeps: (1) every element -> atomicAdd into a 2048-bin
