@@ -292,6 +292,8 @@ def cmd_calibrate(args) -> int:
         return _fit_latency(args)
     if args.action == "fit-topk":
         return _fit_topk(args)
+    if args.action == "fit-prefill":
+        return _fit_prefill(args)
     if args.action == "fit":
         if not args.target:
             raise _usage("calibrate fit needs the measured CSV (from hwmodels/calibration/measure.py)")
@@ -396,6 +398,28 @@ def _fit_topk(args) -> int:
     return 0
 
 
+def _fit_prefill(args) -> int:
+    from hwmodels.calibration import fit_prefill as FP
+    from hwmodels.calibration.fit_latency import error_table
+    from hwmodels.spec import load_hardware
+
+    if not args.target:
+        raise _usage("calibrate fit-prefill needs a measure_prefill_attn.py CSV")
+    if not args.device:
+        raise _usage("calibrate fit-prefill needs --device NAME (the measured device's spec)")
+    df = FP.load(args.target)
+    c, chk = FP.fit(df, load_hardware(args.device))
+    table = error_table(chk)
+    print(f"{args.device}: compute.attention {c:.4f} (causal prefill, {FP.FIT_BACKEND}, prompts >= {FP.FIT_MIN_SEQ})")
+    out_dir = Path(args.fitted_dir) if args.fitted_dir else FP.FITTED_DIR
+    for t in [args.device] + list(args.also or []):
+        print(f"wrote compute.attention into {FP.write(c, t, args.target, args.device, table, out_dir)}")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    print("(run `sparsesim calibrate fit` on the device's measure.py CSV afterwards: the decode-attention fit keeps "
+          "this value)")
+    return 0
+
+
 class _UsageError(Exception):
     pass
 
@@ -430,10 +454,11 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--sources", action="store_true", help="also print where each default comes from")
     st.set_defaults(func=cmd_strategies)
     c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit")
-    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency", "fit-topk"])
+    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency", "fit-topk", "fit-prefill"])
     c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM); "
                                              "fit-links: a measure_collectives.py CSV; fit-latency: a "
-                                             "measure_latency.py CSV; fit-topk: a measure_topk_cta.py CSV")
+                                             "measure_latency.py CSV; fit-topk: a measure_topk_cta.py CSV; fit-prefill: a "
+                                             "measure_prefill_attn.py CSV")
     c.add_argument("more", nargs="*", help="fit-links: more collectives CSVs (other GPU counts)")
     c.add_argument("--also", nargs="*", help="fit-links / fit-latency: also write the terms into these devices' "
                                           "fitted files")

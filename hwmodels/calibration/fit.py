@@ -323,8 +323,13 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
     cta = _topk_cta_terms(hw.name)
     if cta:  # the topk_cta kind belongs to fit_topk_cta.py: carry the committed values through
         eff = efficiency_with(eff, cta)
+    pre = _prefill_compute(hw.name)
+    if pre is not None:  # compute.attention belongs to fit_prefill.py (decode rows cannot pin it)
+        eff = efficiency_with(eff, {"compute.attention": pre})
     for family in FIT_ORDER:
         params = FAMILY_PARAMS[family]
+        if pre is not None:
+            params = [p for p in params if p[0] != "compute.attention"]
         rows = fit_rows(df, family) & ~hold & has_ops
         if not rows.any():
             meta[family] = {"rows": 0}
@@ -358,6 +363,15 @@ def _topk_cta_terms(device: str, out_dir: Path | None = None) -> dict[str, float
         if v is not None:
             out[f"{part}.topk_cta"] = float(v)
     return out
+
+
+def _prefill_compute(device: str, out_dir: Path | None = None) -> float | None:
+    """compute.attention as a committed fit_prefill.py fit wrote it for `device` (None if none)."""
+    p = (out_dir or FITTED_DIR) / f"{device}.yaml"
+    if not p.exists():
+        return None
+    doc = yaml.safe_load(p.read_text()) or {}
+    return float(doc["prefill_attn"]["compute_attention"]) if "prefill_attn" in doc else None
 
 
 def fit_rows(df: pd.DataFrame, family: str) -> np.ndarray:
@@ -466,8 +480,8 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
             for k in ("collective", "alltoall"):
                 if k in (old.get(part) or {}):
                     doc[part][k] = old[part][k]
-        for k in ("link_latency_us", "links", "latency", "topk_cta"):  # kept: fit_links / fit_latency /
-            if k in old:                                                # fit_topk_cta own these
+        for k in ("link_latency_us", "links", "latency", "topk_cta", "prefill_attn"):  # kept: owned by
+            if k in old:                                       # fit_links / fit_latency / fit_topk_cta / fit_prefill
                 doc[k] = old[k]
         for part in ("compute", "memory", "saturation", "fixed_us", "sync_us"):
             if "topk_cta" in (old.get(part) or {}):
@@ -503,4 +517,4 @@ def latest_data_files() -> list[Path]:
     files = sorted(DATA_DIR.glob("*.csv"))
     # measure.py CSVs only: the collectives, latency and single-CTA top-k campaigns have their own fits
     return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem
-            and not f.stem.startswith(("latency_", "topk_cta_"))]
+            and not f.stem.startswith(("latency_", "topk_cta_", "prefill_attn_"))]

@@ -1,0 +1,117 @@
+"""Fit the compute efficiency of attention kernels to causal prefill measurements (measure_prefill_attn.py).
+
+Decode attention (measure.py's decode_attn family) is bandwidth-bound, so its fit leaves
+compute.attention at the bound it starts from; long causal prefills are compute-bound and pin it. Each
+row is priced as simulator/strategies/dense.py prices prefill (flops 4 B Hq d P(P+1)/2, Q/K/V read and O
+written once, B Hq P/128 CTAs) with the device's fitted attention memory efficiency and fixed time, and
+`compute.attention` is the one parameter fitted.
+
+Fitted on the cuDNN rows (the backend whose Hopper kernels are closest to what engines run there:
+FlashAttention-3 / FlashInfer; measure.py's decode fit uses cuDNN too) of prompts >= 4096 tokens;
+shorter prompts and the FlashAttention-2 / memory-efficient backends are reported as checks (other
+kernels: FA2 reaches ~55 % of cuDNN's rate on Hopper). The value goes into
+calibration/fitted/<device>.yaml as compute.attention, with a `prefill_attn` block saying where it came
+from; `sparsesim calibrate fit` then keeps it instead of refitting it from decode rows.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+from scipy.optimize import least_squares
+
+from hwmodels.calibration.fit import _plain, efficiency_with
+from hwmodels.calibration.fit_latency import error_table
+from hwmodels.errors import SparsesimError
+from hwmodels.roofline import price
+from hwmodels.spec import FITTED_DIR, HardwareSpec
+
+FIT_BACKEND = "cudnn"
+FIT_MIN_SEQ = 4096
+
+
+class _PrefillCombo:
+    """The Combo fields dense prefill accounting reads, for a bare attention kernel."""
+
+    def __init__(self, heads: int, kv_heads: int, head_dim: int):
+        class _M:
+            mla = None
+        self.model = _M()
+        self.model.head_dim = head_dim
+        self.heads_dev, self.kv_heads_dev, self.kvbytes = heads, kv_heads, 2.0
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    if not p.exists():
+        raise SparsesimError("no such file", file=str(p))
+    df = pd.read_csv(p)
+    need = {"backend", "batch", "heads", "kv_heads", "head_dim", "seq", "median_us"}
+    if not need <= set(df.columns):
+        raise SparsesimError(f"is missing columns {sorted(need - set(df.columns))}; is it a "
+                             "measure_prefill_attn.py CSV?", file=str(p))
+    return df[df["median_us"].notna()].reset_index(drop=True)
+
+
+def fit_mask(df: pd.DataFrame) -> np.ndarray:
+    return ((df["backend"] == FIT_BACKEND) & (df["seq"] >= FIT_MIN_SEQ)).to_numpy()
+
+
+def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff) -> np.ndarray:
+    from simulator.ops import OpBuilder
+    from simulator.strategies.base import StepShape
+    from simulator.strategies.dense import DenseAttention
+
+    b = OpBuilder(len(df))
+    kern = DenseAttention()
+    for (h, kv, d), g in df.groupby(["heads", "kv_heads", "head_dim"]):
+        mask = np.zeros(len(df), bool)
+        mask[g.index.to_numpy()] = True
+        from hwmodels.calibration.fit import _Masked
+
+        shape = StepShape(batch=np.where(mask, df["batch"], 1.0).astype(float), query_rows=np.ones(len(df)),
+                          context=np.where(mask, df["seq"], 1.0).astype(float), phase="prefill",
+                          extra={"layers": 1.0})
+        kern.prefill_ops(_Masked(b, mask), _PrefillCombo(int(h), int(kv), int(d)), shape)
+    ops = b.build()
+    t = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
+    return np.bincount(ops.setting, weights=t, minlength=len(df)) * 1e6
+
+
+def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[float, pd.DataFrame]:
+    rows = fit_mask(df)
+    if rows.sum() < 3:
+        raise SparsesimError(f"needs >= 3 {FIT_BACKEND} rows with seq >= {FIT_MIN_SEQ}; found {int(rows.sum())}")
+    sub = df[rows].reset_index(drop=True)
+    meas = sub["median_us"].to_numpy(float)
+    base = hw.efficiency
+
+    def resid(x):
+        return np.log(predict_us(sub, hw, efficiency_with(base, {"compute.attention": x[0]})) / meas)
+
+    r = least_squares(resid, np.array([0.6]), bounds=([0.05], [1.0]))
+    c = float(r.x[0])
+    pred = predict_us(df, hw, efficiency_with(base, {"compute.attention": c}))
+    group = np.where(rows, f"fit: {FIT_BACKEND}, prompts >= {FIT_MIN_SEQ}",
+                     np.where(df["backend"] == FIT_BACKEND, f"check: {FIT_BACKEND}, prompts < {FIT_MIN_SEQ}",
+                              "check: " + df["backend"].astype(str) + " (another kernel)"))
+    chk = df.assign(predicted_us=pred, error_pct=(pred / df["median_us"] - 1) * 100, group=group)
+    return c, chk
+
+
+def write(compute: float, target: str, data_file: str, measured_on: str, table: pd.DataFrame,
+          out_dir: Path = FITTED_DIR) -> Path:
+    p = out_dir / f"{target}.yaml"
+    doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"prefill fit for {target}"}
+    doc.setdefault("compute", {})["attention"] = round(compute, 4)
+    borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
+    doc["prefill_attn"] = {
+        "source": f"hwmodels/calibration/fit_prefill.py on {Path(data_file).name}{borrowed}: compute.attention "
+                  f"from causal prefill ({FIT_BACKEND}, prompts >= {FIT_MIN_SEQ})",
+        "compute_attention": round(compute, 4),
+        "errors_pct": table.to_dict("records"),
+    }
+    p.write_text(yaml.safe_dump(_plain(doc), sort_keys=False, width=110))
+    return p
