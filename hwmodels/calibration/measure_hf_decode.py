@@ -34,6 +34,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="also profile one eager step at B=1, 64K and write its kernels (name, calls, GPU time)")
     args = ap.parse_args(argv)
 
     import torch
@@ -111,6 +113,8 @@ def main(argv=None) -> int:
                 torch.cuda.empty_cache()
     os.makedirs(args.out, exist_ok=True)
     slug = env["device"].lower().replace(" ", "-")
+    if args.profile:
+        _profile(model, cfg, args.out, slug, env)
     path = os.path.join(args.out, f"hf_decode_{slug}_{env['date']}.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -119,6 +123,51 @@ def main(argv=None) -> int:
             w.writerow({c: r.get(c, "") for c in COLUMNS})
     print(f"wrote {path} ({len(rows)} rows)")
     return 0
+
+
+def _profile(model, cfg, out, slug, env) -> None:
+    """Kernel table of one eager decode step at B=1, 64K (torch.profiler, CUDA activities)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    from transformers import DynamicCache
+
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation("eager")
+    else:
+        model.config._attn_implementation = "eager"
+    T = 65536
+    try:
+        cache = DynamicCache(config=cfg)
+    except TypeError:
+        cache = DynamicCache()
+    for li in range(cfg.num_hidden_layers):
+        cache.update(torch.randn((1, 8, T, 128), device="cuda", dtype=torch.bfloat16),
+                     torch.randn((1, 8, T, 128), device="cuda", dtype=torch.bfloat16), li)
+    ids = torch.randint(0, cfg.vocab_size, (1, 1), device="cuda")
+    with torch.no_grad():
+        for pos in (T, T + 1):
+            model(input_ids=ids, past_key_values=cache, use_cache=True, position_ids=torch.full((1, 1), pos, device="cuda"),
+                  cache_position=torch.tensor([pos], device="cuda"))
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            model(input_ids=ids, past_key_values=cache, use_cache=True,
+                  position_ids=torch.full((1, 1), T + 2, device="cuda"), cache_position=torch.tensor([T + 2], device="cuda"))
+            torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0.0)
+        if t:
+            rows.append((e.key, e.count, t))
+    rows.sort(key=lambda r: -r[2])
+    path = os.path.join(out, f"hf_decode_profile_{slug}_{env['date']}.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "calls", "gpu_us_total", "note"])
+        for k, c, t in rows:
+            w.writerow([k[:200], c, round(t, 1), "eager, B=1, context 65536, one decode step"])
+    print(f"profile: {sum(r[2] for r in rows) / 1e3:.1f} ms of GPU time in {sum(r[1] for r in rows)} kernel calls")
+    for k, c, t in rows[:15]:
+        print(f"  {t / 1e3:8.2f} ms  {c:5d}  {k[:110]}")
 
 
 if __name__ == "__main__":

@@ -272,7 +272,7 @@ def ssv_reproduction(sc) -> Reproduction:
     # measured: an HF transformers eager decode step of this model shape on an H100 at 64K
     # (hwmodels/calibration/measure_hf_decode.py; benchmarks/hf_decode_check.py compares it with the model)
     from hwmodels.calibration.fit import DATA_DIR
-    for f in sorted(DATA_DIR.glob("hf_decode_*.csv")):
+    for f in sorted(DATA_DIR.glob("hf_decode_nvidia*.csv")):
         import pandas as pd
 
         m = pd.read_csv(f)
