@@ -182,7 +182,9 @@ def lserve_a100(sc) -> Reproduction:
             pay = first_crossing(grid, gain, 1.0)
             rep.notes.append(f"beyond: {name} batch {batch}, W8A8-KV4 dense vs LServe: speedup "
                              + ", ".join(f"{c // 1024}K {g:.2f}x" for c, g in zip(grid, gain))
-                             + f"; pays off from {pay // 1024 if pay else '-'}K"
+                             + (f"; pays off from {pay // 1024}K" if pay else
+                                f"; does not pay off up to {grid[-1] // 1024}K (the selector's loop chain does not "
+                                "shrink with bandwidth)")
                              + ("" if cd["fits"].all() else
                                 f" (dense KV does not fit beyond {int(C[cd['fits']].max()) // 1024}K)"))
     rep.notes.append("the page selector is one CTA per (query head, sequence) walking every logical page in "
