@@ -345,14 +345,19 @@ def _fit_links(args) -> int:
     return 0
 
 
+def _need_csv_and_device(args, cmd: str, what: str) -> None:
+    """The fit-* commands take one measurement CSV and the spec name of the device it was measured on."""
+    if not args.target:
+        raise _usage(f"calibrate {cmd} needs {what}")
+    if not args.device:
+        raise _usage(f"calibrate {cmd} needs --device NAME (the measured device's spec)")
+
+
 def _fit_latency(args) -> int:
     from hwmodels.calibration import fit_latency as FT
     from hwmodels.spec import load_hardware
 
-    if not args.target:
-        raise _usage("calibrate fit-latency needs a measure_latency.py CSV")
-    if not args.device:
-        raise _usage("calibrate fit-latency needs --device NAME (the measured device's spec)")
+    _need_csv_and_device(args, "fit-latency", "a measure_latency.py CSV")
     df = FT.load(args.target)
     params = FT.fit(df)
     print(f"dram {params['dram_us']:.3f} us, L2 {params['l2_us']:.3f} us per dependent load; paged-scan loop "
@@ -377,10 +382,7 @@ def _fit_topk(args) -> int:
     from hwmodels.calibration import fit_topk_cta as FK
     from hwmodels.spec import load_hardware
 
-    if not args.target:
-        raise _usage("calibrate fit-topk needs a measure_topk_cta.py CSV")
-    if not args.device:
-        raise _usage("calibrate fit-topk needs --device NAME (the measured device's spec)")
+    _need_csv_and_device(args, "fit-topk", "a measure_topk_cta.py CSV")
     df = FK.load(args.target)
     hw = load_hardware(args.device)
     eff, consts, meta = FK.fit(df, hw)
@@ -403,10 +405,7 @@ def _fit_prefill(args) -> int:
     from hwmodels.calibration.fit_latency import error_table
     from hwmodels.spec import load_hardware
 
-    if not args.target:
-        raise _usage("calibrate fit-prefill needs a measure_prefill_attn.py CSV")
-    if not args.device:
-        raise _usage("calibrate fit-prefill needs --device NAME (the measured device's spec)")
+    _need_csv_and_device(args, "fit-prefill", "a measure_prefill_attn.py CSV")
     df = FP.load(args.target)
     c, chk = FP.fit(df, load_hardware(args.device))
     table = error_table(chk)

@@ -23,7 +23,6 @@ import yaml
 from scipy.optimize import least_squares
 
 from hwmodels.calibration.fit import _plain, efficiency_with
-from hwmodels.calibration.fit_latency import error_table
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import FITTED_DIR, HardwareSpec

@@ -23,7 +23,11 @@ import csv
 import datetime as dt
 import os
 import statistics
-import subprocess
+
+try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
+    from csvout import driver_version, device_slug, write_rows
+except ImportError:  # pragma: no cover
+    from hwmodels.calibration.csvout import driver_version, device_slug, write_rows
 
 SCRIPT_VERSION = 1
 COLUMNS = ["device", "torch_version", "transformers_version", "driver_version", "date", "script_version",
@@ -42,11 +46,7 @@ def main(argv=None) -> int:
     import transformers
     from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
-    try:
-        drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
-    except Exception:  # noqa: BLE001 - informational
-        drv = ""
+    drv = driver_version()
     env = {"device": torch.cuda.get_device_properties(0).name, "torch_version": torch.__version__,
            "transformers_version": transformers.__version__, "driver_version": drv,
            "date": dt.date.today().isoformat(), "script_version": SCRIPT_VERSION}
@@ -111,17 +111,9 @@ def main(argv=None) -> int:
             finally:
                 cache = None
                 torch.cuda.empty_cache()
-    os.makedirs(args.out, exist_ok=True)
-    slug = env["device"].lower().replace(" ", "-")
     if args.profile:
-        _profile(model, cfg, args.out, slug, env)
-    path = os.path.join(args.out, f"hf_decode_{slug}_{env['date']}.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in COLUMNS})
-    print(f"wrote {path} ({len(rows)} rows)")
+        _profile(model, cfg, args.out, device_slug(env["device"]), env)
+    write_rows(args.out, "hf_decode", env["device"], env["date"], COLUMNS, rows)
     return 0
 
 

@@ -31,11 +31,13 @@ page_scan rows are a held-out check of the roofline's latency-chain term (hwmode
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
-import os
 import statistics
-import subprocess
+
+try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
+    from csvout import driver_version, write_rows
+except ImportError:  # pragma: no cover
+    from hwmodels.calibration.csvout import driver_version, write_rows
 
 SCRIPT_VERSION = 3
 
@@ -107,11 +109,7 @@ def _env():
 
     dev = cp.cuda.Device(0)
     props = cp.cuda.runtime.getDeviceProperties(0)
-    try:
-        drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
-    except Exception:  # noqa: BLE001 - the driver version is informational
-        drv = ""
+    drv = driver_version()
     return {"device": props["name"].decode(), "sm_count": dev.attributes["MultiProcessorCount"],
             "l2_bytes": props["l2CacheSize"], "cupy_version": cp.__version__,
             "cuda_version": cp.cuda.runtime.runtimeGetVersion(), "driver_version": drv,
@@ -244,15 +242,7 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     measure_chase(mod, env, rows, args.quick)
     measure_page_scan(mod, env, rows, args.quick)
-    os.makedirs(args.out, exist_ok=True)
-    slug = env["device"].lower().replace(" ", "-")
-    path = os.path.join(args.out, f"latency_{slug}_{env['date']}.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in COLUMNS})
-    print(f"wrote {path} ({len(rows)} rows)")
+    write_rows(args.out, "latency", env["device"], env["date"], COLUMNS, rows)
     return 0
 
 

@@ -16,11 +16,13 @@ back-to-back calls after warm-up, 7 samples). `sparsesim calibrate fit-prefill C
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
-import os
 import statistics
-import subprocess
+
+try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
+    from csvout import driver_version, write_rows
+except ImportError:  # pragma: no cover
+    from hwmodels.calibration.csvout import driver_version, write_rows
 
 SCRIPT_VERSION = 1
 COLUMNS = ["device", "sm_count", "torch_version", "cuda_version", "driver_version", "date", "script_version",
@@ -40,11 +42,7 @@ def main(argv=None) -> int:
 
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(0)
-    try:
-        drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
-    except Exception:  # noqa: BLE001 - informational
-        drv = ""
+    drv = driver_version()
     env = {"device": props.name, "sm_count": props.multi_processor_count, "torch_version": torch.__version__,
            "cuda_version": torch.version.cuda, "driver_version": drv, "date": dt.date.today().isoformat(),
            "script_version": SCRIPT_VERSION}
@@ -98,15 +96,7 @@ def main(argv=None) -> int:
                 print(f"{name:9s} B={B} {hq}/{hkv} P={P:6d} {med:10.1f} us {flops / med / 1e6:7.1f} TFLOP/s",
                       flush=True)
             del q, k, v
-    os.makedirs(args.out, exist_ok=True)
-    slug = env["device"].lower().replace(" ", "-")
-    path = os.path.join(args.out, f"prefill_attn_{slug}_{env['date']}.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in COLUMNS})
-    print(f"wrote {path} ({len(rows)} rows)")
+    write_rows(args.out, "prefill_attn", env["device"], env["date"], COLUMNS, rows)
     return 0
 
 
