@@ -375,7 +375,16 @@ def _fit_latency(args) -> int:
         p = FT.write(params, t, args.target, args.device, table, out_dir)
         print(f"wrote latency terms into {p}")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    _plot_check(args, chk, f"{args.device}_latency", f"{args.device}: paged-scan loop, roofline with the loop floor")
     return 0
+
+
+def _plot_check(args, chk, stem: str, title: str) -> None:
+    from hwmodels.calibration import report as R
+
+    png = Path(args.out or "results/calibration") / f"{stem}_predicted_vs_measured.png"
+    R.plot_groups(chk, png, title)
+    print(f"wrote {png}")
 
 
 def _fit_topk(args) -> int:
@@ -386,7 +395,8 @@ def _fit_topk(args) -> int:
     df = FK.load(args.target)
     hw = load_hardware(args.device)
     eff, consts, meta = FK.fit(df, hw)
-    table = FK.error_table(FK.check(df, hw, eff, consts))
+    chk = FK.check(df, hw, eff, consts)
+    table = FK.error_table(chk)
     p = meta["params"]
     print(f"{hw.name} (op kind topk_cta): compute {p['compute.topk_cta']:.4f}, memory {p['memory.topk_cta']:.3f}, "
           f"saturation {p['saturation.topk_cta']:.3f}, fixed {p['fixed_us.topk_cta']:.2f} us, sync "
@@ -397,6 +407,7 @@ def _fit_topk(args) -> int:
     for t in [args.device] + list(args.also or []):
         print(f"wrote top-k terms into {FK.write(eff, consts, meta, t, args.target, args.device, table, out_dir)}")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    _plot_check(args, chk, f"{args.device}_topk_cta", f"{args.device}: single-CTA radix / GVR top-k vs op kind topk_cta")
     return 0
 
 
@@ -416,6 +427,7 @@ def _fit_prefill(args) -> int:
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     print("(run `sparsesim calibrate fit` on the device's measure.py CSV afterwards: the decode-attention fit keeps "
           "this value)")
+    _plot_check(args, chk, f"{args.device}_prefill_attn", f"{args.device}: causal prefill attention (SDPA)")
     return 0
 
 

@@ -94,6 +94,7 @@ def error_table(chk: pd.DataFrame) -> pd.DataFrame:
 
 def write(params: dict, target: str, data_file: str, measured_on: str, table: pd.DataFrame,
           out_dir: Path = FITTED_DIR) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
     p = out_dir / f"{target}.yaml"
     doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"latency fit for {target}"}
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"

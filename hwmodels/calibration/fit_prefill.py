@@ -102,6 +102,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[float, pd.DataFrame]:
 
 def write(compute: float, target: str, data_file: str, measured_on: str, table: pd.DataFrame,
           out_dir: Path = FITTED_DIR) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
     p = out_dir / f"{target}.yaml"
     doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"prefill fit for {target}"}
     doc.setdefault("compute", {})["attention"] = round(compute, 4)

@@ -145,6 +145,7 @@ def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tu
 def write(eff: Efficiency, kernel_consts: tuple[float, float], meta: dict, target: str, data_file: str, measured_on: str,
           table: pd.DataFrame, out_dir: Path = FITTED_DIR) -> Path:
     """Merge the topk_cta parameters into calibration/fitted/<target>.yaml; note where they came from."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     p = out_dir / f"{target}.yaml"
     doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"top-k fit for {target}"}
     for part, field in (("compute", eff.compute), ("memory", eff.memory), ("saturation", eff.saturation)):

@@ -103,3 +103,34 @@ def plot(err: pd.DataFrame, path: Path, title: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_groups(chk: pd.DataFrame, path: Path, title: str, measured: str = "median_us",
+                predicted: str = "predicted_us", unit: str = "us") -> None:
+    """Predicted vs measured, one colour per `group` (the check frames of fit_latency / fit_topk_cta /
+    fit_prefill): rows whose group starts with 'fit' drawn as circles, the others as triangles."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 6.5))
+    cmap = plt.get_cmap("tab10")
+    for i, (g, d) in enumerate(chk.groupby("group")):
+        ax.scatter(d[measured], d[predicted], s=14, marker="o" if str(g).startswith("fit") else "^",
+                   color=cmap(i % 10), label=f"{g} ({len(d)})")
+    lo, hi = chk[measured].min() * 0.7, chk[measured].max() * 1.4
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    ax.plot([lo, hi], [lo * 1.15, hi * 1.15], "k:", lw=0.6)
+    ax.plot([lo, hi], [lo / 1.15, hi / 1.15], "k:", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"measured ({unit})")
+    ax.set_ylabel(f"predicted ({unit})")
+    ax.set_title(title + "\n(dotted: +-15 %; o fitted, ^ checked)", fontsize=9)
+    ax.legend(fontsize=6, loc="upper left")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
