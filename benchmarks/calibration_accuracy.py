@@ -51,8 +51,7 @@ def main() -> None:
     from hwmodels.calibration import fit_latency as FT
     from hwmodels.calibration import fit_topk_cta as FK
     from hwmodels.spec import load_hardware
-    from simulator.strategies.topk import GVR_FIXED_FLOPS, HIST_ATOMIC_FLOPS
-
+    
     fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
     for f in sorted(F.DATA_DIR.glob("latency_*.csv")):
         df = FT.load(f)
@@ -64,7 +63,7 @@ def main() -> None:
         df = FK.load(f)
         hw = load_hardware(F.DEVICE_SPECS[df["device"].iloc[0]])
         print(f"\n== {hw.name}: {f.name}, single-CTA radix / GVR top-k vs the topk kind")
-        print(FK.error_table(FK.check(df, hw, hw.efficiency, (HIST_ATOMIC_FLOPS, GVR_FIXED_FLOPS))).to_string(**fmt))
+        print(FK.error_table(FK.check(df, hw, hw.efficiency, FK.module_consts())).to_string(**fmt))
 
 
 if __name__ == "__main__":

@@ -394,15 +394,21 @@ def _fit_topk(args) -> int:
     _need_csv_and_device(args, "fit-topk", "a measure_topk_cta.py CSV")
     df = FK.load(args.target)
     hw = load_hardware(args.device)
-    eff, consts, meta = FK.fit(df, hw)
+    _, joint, jmeta = FK.fit(df, hw)
+    print(f"{hw.name}: kernel constants fitted jointly: histogram atomic {joint[0]:.2f}, GVR work outside its "
+          f"sweeps {joint[1]:.3g}, same-address atomic {joint[2]:.2f} flop-equivalents (rms log error "
+          f"{jmeta['rms_log_error']:.3f}); topk.py prices {FK.module_consts()}")
+    consts = FK.module_consts()
+    eff, consts, meta = FK.fit(df, hw, consts=consts)
+    meta["joint_constants"] = {"hist_flops": round(joint[0], 3), "gvr_fixed_flops": round(joint[1], -2),
+                               "serial_flops": round(joint[2], 3)}
     chk = FK.check(df, hw, eff, consts)
     table = FK.error_table(chk)
     p = meta["params"]
-    print(f"{hw.name} (op kind topk_cta): compute {p['compute.topk_cta']:.4f}, memory {p['memory.topk_cta']:.3f}, "
-          f"saturation {p['saturation.topk_cta']:.3f}, fixed {p['fixed_us.topk_cta']:.2f} us, sync "
-          f"{p['sync_us.topk_cta']:.3f} us per "
-          f"phase, histogram atomic {consts[0]:.2f} flop-equivalents per element, GVR work outside its sweeps "
-          f"{consts[1]:.3g} flop-equivalents per row ({meta['rows']} fit rows)")
+    print(f"{hw.name} (op kind topk_cta, with topk.py's constants): compute {p['compute.topk_cta']:.4f}, memory "
+          f"{p['memory.topk_cta']:.3f}, saturation {p['saturation.topk_cta']:.3f}, fixed {p['fixed_us.topk_cta']:.2f} "
+          f"us, sync {p['sync_us.topk_cta']:.3f} us per phase ({meta['rows']} fit rows, rms log error "
+          f"{meta['rms_log_error']:.3f})")
     out_dir = Path(args.fitted_dir) if args.fitted_dir else FK.FITTED_DIR
     for t in [args.device] + list(args.also or []):
         print(f"wrote top-k terms into {FK.write(eff, consts, meta, t, args.target, args.device, table, out_dir)}")

@@ -24,16 +24,17 @@ def _ops(combo, rows, n, k=2048, phase="decode", layers=1):
 
 
 def test_radix_work_formula():
-    # steps = 2: 4 sweeps of N x 4 B; flops = 2N(5.5 + 4) + 2N*4 + k*256 + 2048*128 (histogram atomic 5.5
-    # flop-equivalents: measured, fit_topk_cta.py)
+    # steps = 2: 4 sweeps of N x 4 B; flops = 2N(9.4 + 4) + 2N*4 + k*6.5 + 2048*128 (histogram atomic 9.4 and
+    # same-address atomic 6.5 flop-equivalents: measured, fit_topk_cta.py)
     n, k = 68665.0, 2048
     read, written, flops = T.radix_work(n, k, 2)
     assert read == 4 * n * 4
     assert written == k * 4
-    assert T.HIST_ATOMIC_FLOPS == 5.5
-    assert flops == pytest.approx(2 * n * 9.5 + 2 * n * 4 + k * 256 + 2048 * 128)
-    # the calibration can price the same structure with another atomic cost
-    assert T.radix_work(n, k, 2, hist_flops=10.0)[2] == pytest.approx(flops + 2 * n * 4.5)
+    assert T.HIST_ATOMIC_FLOPS == 9.4 and T.SERIAL_ATOMIC_FLOPS == 6.5
+    assert flops == pytest.approx(2 * n * 13.4 + 2 * n * 4 + k * 6.5 + 2048 * 128)
+    # the calibration can price the same structure with other atomic costs
+    assert T.radix_work(n, k, 2, hist_flops=10.0)[2] == pytest.approx(flops + 2 * n * 0.6)
+    assert T.radix_work(n, k, 2, serial_flops=256.0)[2] == pytest.approx(flops + k * 249.5)
 
 
 def test_radix_split_work_path_beyond_200k():

@@ -25,13 +25,17 @@ def test_fit_recovers_generated_parameters():
     truth = F.efficiency_with(hw.efficiency, {"compute.topk_cta": 0.2, "fixed_us.topk_cta": 2.0,
                                               "sync_us.topk_cta": 0.5, "saturation.topk_cta": 0.8,
                                               "memory.topk_cta": 0.7})
-    fake = df.assign(median_us=FK.predict_us(df, hw, truth, 6.0, 3e5))
-    eff, (hist, gvr_fixed), meta = FK.fit(fake, hw)
+    fake = df.assign(median_us=FK.predict_us(df, hw, truth, 6.0, 3e5, 40.0))
+    eff, (hist, gvr_fixed, serial), meta = FK.fit(fake, hw)
     assert eff.compute["topk_cta"] == pytest.approx(0.2, rel=0.02)
     assert hist == pytest.approx(6.0, rel=0.05)
     assert gvr_fixed == pytest.approx(3e5, rel=0.05)
+    assert serial == pytest.approx(40.0, rel=0.2)
     assert meta["rms_log_error"] < 1e-3
-    chk = FK.check(fake, hw, eff, (hist, gvr_fixed))
+    # with the constants fixed (what the CLI writes) only the efficiencies move
+    eff2, consts2, _ = FK.fit(fake, hw, consts=(6.0, 3e5, 40.0))
+    assert consts2 == (6.0, 3e5, 40.0) and eff2.compute["topk_cta"] == pytest.approx(0.2, rel=0.01)
+    chk = FK.check(fake, hw, eff, (hist, gvr_fixed, serial))
     fit_rows = FK.fit_mask(fake)
     assert np.abs(chk["error_pct"][fit_rows]).max() < 1.0
     # the DRAM terms (memory / saturation) are only weakly pinned by the few cold rows: held-out rows of

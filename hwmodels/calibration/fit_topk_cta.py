@@ -38,10 +38,21 @@ from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec
 
+#: efficiency parameters of op kind topk_cta: (name, start, lower, upper)
 PARAMS = [("compute.topk_cta", 0.3, 0.005, 1.0), ("fixed_us.topk_cta", 5.0, 0.0, 100.0),
           ("sync_us.topk_cta", 0.5, 0.0, 20.0), ("saturation.topk_cta", 0.5, 0.02, 8.0),
-          ("memory.topk_cta", 0.8, 0.05, 1.0), ("hist_flops", 16.0, 1.0, 256.0),
-          ("gvr_fixed_flops", 2e5, 0.0, 1e7)]
+          ("memory.topk_cta", 0.8, 0.05, 1.0)]
+#: constants of the kernels' structure, flop-equivalents (simulator/strategies/topk.py carries them):
+#: shared-histogram atomic per element, GVR's work outside its sweeps per row, same-address atomic per
+#: selected element
+CONSTS = [("hist_flops", 16.0, 0.5, 256.0), ("gvr_fixed_flops", 2e5, 0.0, 1e7), ("serial_flops", 64.0, 0.0, 2048.0)]
+
+
+def module_consts() -> tuple[float, float, float]:
+    """The constants as simulator/strategies/topk.py prices them."""
+    from simulator.strategies import topk as T
+
+    return T.HIST_ATOMIC_FLOPS, T.GVR_FIXED_FLOPS, T.SERIAL_ATOMIC_FLOPS
 
 
 def load(path: str | Path) -> pd.DataFrame:
@@ -67,7 +78,7 @@ def fit_mask(df: pd.DataFrame) -> np.ndarray:
             & (df["variant"] == "default")).to_numpy()
 
 
-def build_ops(df: pd.DataFrame, hist_flops: float, gvr_fixed_flops: float):
+def build_ops(df: pd.DataFrame, hist_flops: float, gvr_fixed_flops: float, serial_flops: float):
     from simulator.ops import OpBuilder
     from simulator.strategies import topk as T
 
@@ -80,7 +91,7 @@ def build_ops(df: pd.DataFrame, hist_flops: float, gvr_fixed_flops: float):
     radix = (df["kernel"] == "radix").to_numpy()
     cold = (df["cache"] == "cold").to_numpy()
     ws = rows * N * T.SCORE_BYTES
-    rd, wr, fl = T.radix_work(N, k, sw / 2.0, hist_flops=hist_flops)
+    rd, wr, fl = T.radix_work(N, k, sw / 2.0, hist_flops=hist_flops, serial_flops=serial_flops)
     # hot: every sweep re-reads logits the previous kernel left in L2; cold: the first sweep comes from DRAM
     rr = np.where(cold, rd - N * T.SCORE_BYTES, rd)
     b.add("radix", "topk_cta", flops=rows * fl, bytes_read=rows * rd, bytes_written=rows * wr, parallel_units=rows,
@@ -99,36 +110,46 @@ def build_ops(df: pd.DataFrame, hist_flops: float, gvr_fixed_flops: float):
 
 
 def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, hist_flops: float,
-               gvr_fixed_flops: float) -> np.ndarray:
-    ops = build_ops(df, hist_flops, gvr_fixed_flops)
+               gvr_fixed_flops: float, serial_flops: float) -> np.ndarray:
+    ops = build_ops(df, hist_flops, gvr_fixed_flops, serial_flops)
     t = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=t, minlength=len(df)) * 1e6
 
 
-def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, tuple[float, float], dict]:
+def fit(df: pd.DataFrame, hw: HardwareSpec, consts: tuple[float, float, float] | None = None
+        ) -> tuple[Efficiency, tuple[float, float, float], dict]:
+    """Fit the topk_cta efficiencies, and the kernel constants too unless `consts` fixes them (the CLI fits
+    all jointly to report the constants, then refits the efficiencies with the constants topk.py uses, so
+    that what is written is consistent with what the strategies price)."""
     rows = fit_mask(df)
     if rows.sum() < 6:
         raise SparsesimError(f"needs >= 6 fit rows (rows 1/64, k 2048, 512 threads); found {int(rows.sum())}")
-    names = [p[0] for p in PARAMS]
-    x0 = np.array([p[1] for p in PARAMS])
-    lo = np.array([p[2] for p in PARAMS])
-    hi = np.array([p[3] for p in PARAMS])
+    spec = PARAMS + ([] if consts is not None else CONSTS)
+    names = [p[0] for p in spec]
+    x0 = np.array([p[1] for p in spec])
+    lo = np.array([p[2] for p in spec])
+    hi = np.array([p[3] for p in spec])
     sub = df[rows].reset_index(drop=True)
     meas = sub["median_us"].to_numpy(float)
     base = hw.efficiency
+    ne = len(PARAMS)
+
+    def split(x):
+        return efficiency_with(base, dict(zip(names[:ne], x[:ne]))), (tuple(x[ne:]) if consts is None else consts)
 
     def resid(x):
-        eff = efficiency_with(base, dict(zip(names[:-2], x[:-2])))
-        return np.log(predict_us(sub, hw, eff, x[-2], x[-1]) / meas)
+        eff, c = split(x)
+        return np.log(predict_us(sub, hw, eff, *c) / meas)
 
     r = least_squares(resid, x0, bounds=(lo, hi), x_scale="jac")
-    eff = efficiency_with(base, dict(zip(names[:-2], r.x[:-2])))
+    eff, c = split(r.x)
     meta = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
             "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
-    return eff, (float(r.x[-2]), float(r.x[-1])), meta
+    return eff, tuple(float(v) for v in c), meta
 
 
-def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tuple[float, float]) -> pd.DataFrame:
+def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tuple[float, float, float]
+          ) -> pd.DataFrame:
     pred = predict_us(df, hw, eff, *kernel_consts)
     fm = fit_mask(df)
     group = np.where(fm, "fit: rows 1/64, k 2048",
@@ -142,7 +163,7 @@ def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tu
 
 
 
-def write(eff: Efficiency, kernel_consts: tuple[float, float], meta: dict, target: str, data_file: str, measured_on: str,
+def write(eff: Efficiency, kernel_consts: tuple[float, float, float], meta: dict, target: str, data_file: str, measured_on: str,
           table: pd.DataFrame, out_dir: Path = FITTED_DIR) -> Path:
     """Merge the topk_cta parameters into calibration/fitted/<target>.yaml; note where they came from."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -156,8 +177,8 @@ def write(eff: Efficiency, kernel_consts: tuple[float, float], meta: dict, targe
     doc["topk_cta"] = {
         "source": f"hwmodels/calibration/fit_topk_cta.py on {Path(data_file).name}{borrowed}: single-CTA radix / "
                   "GVR top-k kernels (op kind topk_cta)",
-        "hist_flops": round(kernel_consts[0], 2),
-        "gvr_fixed_flops": round(kernel_consts[1], -2),
+        "kernel_constants_priced": {"hist_flops": kernel_consts[0], "gvr_fixed_flops": kernel_consts[1],
+                                    "serial_flops": kernel_consts[2]},
         "fit": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in meta.items() if k != "params"},
         "params": {k: round(v, 4) for k, v in meta["params"].items()},
         "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else (int(v) if isinstance(v, np.integer) else v))

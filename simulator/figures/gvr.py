@@ -135,12 +135,12 @@ def gvr_topk(sc) -> Reproduction:
         "stated raw overlap (overlap <= k/N means no information): S = 1 at 44 %, ~4 for random or 1.5 %.",
         "Absolute kernel times: B200 peaks scaled by the H200 calibration of the op kind topk_cta, fitted to our "
         "own single-CTA radix-select and GVR kernels measured on the H200 (hwmodels/calibration/measure_topk_cta.py, "
-        "fit_topk_cta.py: 7 % / 13 % median error on the GVR / radix fit rows, 6-14 % held out), together with two "
-        "constants of those kernels (histogram atomic 5.4-5.5 flop-equivalents per element, GVR's work outside "
-        "its sweeps ~4e5 per row, the same on H100 and H200) - not fitted to TensorRT-LLM's kernels nor to any "
-        "number of this table. On our own GVR at 2 sweeps the fit is 10-16 % fast; the rest of the 44 %-overlap "
+        "fit_topk_cta.py: 5 % / 9 % median error on the GVR / radix fit rows, 6-15 % held out), with three "
+        "measured constants of those kernels (histogram atomic 9.4 and same-address atomic 6.5 flop-equivalents "
+        "per element, GVR's work outside its sweeps 2.6e5 per row) - not fitted to TensorRT-LLM's kernels nor to "
+        "any number of this table. On our own GVR at 2 sweeps the fit is 7-14 % fast; the rest of the 44 %-overlap "
         "miss is the pass count: the Gaussian Monte Carlo gives S = 1 where the document reports '1-2 "
-        "iterations' on real decode data.",
+        "iterations' on real decode data. Radix is priced at the document's upper '4 full-row passes' (2 steps).",
         "Layers 0-1 (1.5 % raw overlap, below the random baseline 2.9 %) are modeled like random preIdx; the real "
         "kernel is faster there (27.2 vs 30.9 us) because their shifted overlap / bounded score distribution "
         "still helps - information the raw overlap does not carry.",

@@ -18,8 +18,8 @@ SM80-SM100: CUDA C++ Programming Guide, arithmetic-instruction throughput table)
 'topk_cta' (one-CTA-per-row kernels, calibrated on our own such kernels: hwmodels/calibration/
 measure_topk_cta.py, fit_topk_cta.py); sort and torch_topk are kind 'topk' (calibrated on torch.topk). The
 sweeps re-read logits the indexer just wrote, from L2 while rows x N x 4 B fits (`reread_bytes`). The
-constants below are per element; two are measured (HIST_ATOMIC_FLOPS, GVR_FIXED_FLOPS), the rest marked
-ASSUMPTION where no measurement could be sourced.
+constants below are per element; three are measured (HIST_ATOMIC_FLOPS, GVR_FIXED_FLOPS,
+SERIAL_ATOMIC_FLOPS), the rest marked ASSUMPTION where no measurement could be sourced.
 
 radix (TensorRT-LLM topKPerRowDecode, indexerTopK.cu "half - 11 - 11 - 10 bit iterations"):
     `steps` histogram steps; each step = 2 sweeps: (1) every element -> atomicAdd into a 2048-bin
@@ -70,23 +70,23 @@ from simulator.strategies.base import Param, TopkStrategy, register
 
 # ---- instruction work, flop-equivalents per element (see module docstring) ------------------------------
 SM_CYCLE_FLOPS = 256.0   # 128 FP32 lanes x 2 flops per SM-cycle (CUDA C++ Programming Guide, SM80-SM100)
-#: Shared-memory histogram atomic, flop-equivalents per element on top of the sweep's own work: MEASURED,
-#: not assumed. hwmodels/calibration/fit_topk_cta.py fits it with the topk kind's efficiencies to our single-
-#: CTA radix-select / GVR kernels (measure_topk_cta.py): 5.55 on the H100, 5.39 on the H200 (2026-11-22).
-#: (It replaced the assumption of 4 SM-cycles per warp-wide atomic, 32 flop-equivalents, which priced the
-#: radix kernel's histogram sweep ~3x too slow against those measurements.)
-HIST_ATOMIC_FLOPS = 5.5
+#: Three constants of the kernels' structure are MEASURED, not assumed: `sparsesim calibrate fit-topk`
+#: (hwmodels/calibration/fit_topk_cta.py) fits them jointly with the topk_cta efficiencies to our single-CTA
+#: radix-select / GVR kernels (measure_topk_cta.py, 2026-11-22; H100 / H200 values in each comment).
+#: Shared-memory histogram atomic, flop-equivalents per element on top of the sweep's own work: 9.37 / 9.44.
+#: (It replaced an assumed 32, 4 SM-cycles per warp-wide atomic, which priced the histogram sweep too slow.)
+HIST_ATOMIC_FLOPS = 9.4
 #: GVR's work outside its row sweeps that the phase formulas above do not cover (P1's scattered reads and
-#: reductions, P3's prefix sums, P4's histogram / scan / emit / in-bin ranking), flop-equivalents per row:
-#: MEASURED with HIST_ATOMIC_FLOPS by fit_topk_cta.py on our GVR kernel: 4.17e5 (H100), 4.00e5 (H200), i.e.
-#: ~6.5 us on one SM - the order of the "P1 + P4 ~ 11 us" of TensorRT-LLM's dispatcher comment.
-GVR_FIXED_FLOPS = 4.1e5
+#: reductions, P3's prefix sums, P4's histogram / scan / emit / in-bin ranking), per row: 2.74e5 / 2.50e5,
+#: ~5 us on one SM - the order of the "P1 + P4 ~ 11 us" of TensorRT-LLM's dispatcher comment.
+GVR_FIXED_FLOPS = 2.6e5
 #: GVR's synchronized phases outside its count passes: P1 (block reduction of pmin / pmax / pmean), P3 (the
 #: prefix sum of the per-thread counts), P4 (the in-shared-memory refinement): one each (pass model).
 GVR_EXTRA_PHASES = 3.0
-#: ASSUMPTION: atomics on ONE shared address (the radix kernel's output counters) serialize to ~1 per
-#: SM-cycle -> 256 flop-equivalents per selected element.
-SERIAL_ATOMIC_FLOPS = SM_CYCLE_FLOPS
+#: Atomics on ONE shared address (the radix kernel's output counter), per selected element: 13.0 / 0.0 (the
+#: fit barely sees them: the warp aggregates same-address atomics), taken as their mean. It replaced the
+#: assumption of full serialization, one per SM-cycle = 256, which put ~8 us into every radix call.
+SERIAL_ATOMIC_FLOPS = 6.5
 #: ALU work of a plain streaming pass, per element: load-convert-compare-add (4 instructions; read off
 #: the kernels' inner loops: floatAsSortableUint, isPartialMatch, extractBinIdx / compare + counter).
 SWEEP_FLOPS = 4.0
@@ -130,16 +130,17 @@ class _Topk(TopkStrategy):
 
 
 # ---- radix ---------------------------------------------------------------------------------------------
-def radix_work(length, k, steps, hist_flops: float | None = None):
+def radix_work(length, k, steps, hist_flops: float | None = None, serial_flops: float | None = None):
     """(bytes_read, bytes_written, flops) of one row through the single-CTA radix-select kernel.
-    `hist_flops` overrides HIST_ATOMIC_FLOPS (the calibration fits it)."""
+    `hist_flops` / `serial_flops` override HIST_ATOMIC_FLOPS / SERIAL_ATOMIC_FLOPS (the calibration fits them)."""
     hist = HIST_ATOMIC_FLOPS if hist_flops is None else hist_flops
+    serial = SERIAL_ATOMIC_FLOPS if serial_flops is None else serial_flops
     n = np.asarray(length, dtype=np.float64)
     sweeps = 2.0 * np.asarray(steps, dtype=np.float64)
     read = sweeps * n * SCORE_BYTES
     flops = (steps * n * (hist + SWEEP_FLOPS)                     # histogram sweeps (atomics)
              + steps * n * SWEEP_FLOPS                             # scatter sweeps
-             + k * SERIAL_ATOMIC_FLOPS                             # same-address output counter
+             + k * serial                                          # same-address output counter
              + FINAL_SORT_ITEMS * FINAL_SORT_FLOPS_PER_ITEM)       # final block sort of the threshold bin
     written = k * INDEX_BYTES
     return read, written, flops
@@ -423,7 +424,7 @@ class TorchTopk(_Topk):
         b.add("topk.torch_count", "topk", flops=rows * n * (HIST_ATOMIC_FLOPS + SWEEP_FLOPS),
               bytes_read=rows * n * SCORE_BYTES, bytes_written=units * 256 * INDEX_BYTES,
               parallel_units=units, dtype="fp32", count=layers * self.digit_passes)
-        b.add("topk.torch_gather", "topk", flops=rows * n * SWEEP_FLOPS + rows * k * SERIAL_ATOMIC_FLOPS / 32,
+        b.add("topk.torch_gather", "topk", flops=rows * n * SWEEP_FLOPS + rows * k * SERIAL_ATOMIC_FLOPS,
               bytes_read=rows * n * SCORE_BYTES, bytes_written=rows * k * (SCORE_BYTES + 8.0),
               parallel_units=units, dtype="fp32", count=layers)
         b.add("topk.torch_sort", "topk", flops=rows * k * FINAL_SORT_FLOPS_PER_ITEM,
