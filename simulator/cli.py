@@ -419,7 +419,7 @@ def _fit_topk(args) -> int:
 
 def _fit_prefill(args) -> int:
     from hwmodels.calibration import fit_prefill as FP
-    from hwmodels.calibration.fit_latency import error_table
+    from hwmodels.calibration.report import group_error_table as error_table
     from hwmodels.spec import load_hardware
 
     _need_csv_and_device(args, "fit-prefill", "a measure_prefill_attn.py CSV")

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from hwmodels.calibration.report import group_error_table as error_table
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import FITTED_DIR, HardwareSpec
 
@@ -82,14 +83,6 @@ def check(df: pd.DataFrame, hw: HardwareSpec) -> pd.DataFrame:
                                        np.where(ps["ctas"] > FIT_MAX_CTAS, "check: 64-512 CTAs, cold",
                                                 "check: < 16 iterations, cold"))))
     return ps.assign(predicted_us=pred_us, error_pct=(pred_us / ps["median_us"] - 1) * 100, group=group)
-
-
-def error_table(chk: pd.DataFrame) -> pd.DataFrame:
-    """Median / worst absolute and median signed error (%) per `group` of a check frame."""
-    g = chk.groupby("group")["error_pct"]
-    return pd.DataFrame({"rows": g.size(), "median_ape_pct": g.apply(lambda e: e.abs().median()),
-                         "worst_ape_pct": g.apply(lambda e: e.abs().max()),
-                         "median_signed_pct": g.median()}).reset_index()
 
 
 def write(params: dict, target: str, data_file: str, measured_on: str, table: pd.DataFrame,

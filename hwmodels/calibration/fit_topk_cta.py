@@ -33,7 +33,7 @@ import yaml
 from scipy.optimize import least_squares
 
 from hwmodels.calibration.fit import _plain, efficiency_with
-from hwmodels.calibration.fit_latency import error_table  # noqa: F401 - same per-group error summary
+from hwmodels.calibration.report import group_error_table as error_table
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec

@@ -371,6 +371,23 @@ def probe_sdpa(q, k, v, be, env):
 # families
 # ----------------------------------------------------------------------------
 
+def _replay_times(g, reps: int, env, per: int = 1) -> tuple[list[float], list[float]]:
+    """`reps` replays of CUDA graph `g`, each after a sync: (GPU time by CUDA events, wall clock incl. the replay
+    call and the sync), in us, divided by `per` (the kernels in the graph, for a per-kernel time)."""
+    ev, wall = [], []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        env.sync()
+        t0 = time.perf_counter()
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        wall.append((time.perf_counter() - t0) * 1e6 / per)
+        ev.append(a.elapsed_time(b) * 1000.0 / per)
+    return ev, wall
+
+
 def fam_launch(env, sink, bench, args, budget):
     dev = env.device
     x = rnd((1,), torch.float32, dev)
@@ -413,17 +430,8 @@ def fam_launch(env, sink, bench, args, budget):
         g.replay()
         g1.replay()
     env.sync()
-    ev_times, wall_times, one_times = [], [], []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        env.sync()
-        t0 = time.perf_counter()
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        wall_times.append((time.perf_counter() - t0) * 1e6 / n)
-        ev_times.append(a.elapsed_time(b) * 1000.0 / n)
+    ev_times, wall_times = _replay_times(g, reps, env, per=n)
+    one_times = []
     for _ in range(reps * 4):
         env.sync()
         t0 = time.perf_counter()
@@ -1013,17 +1021,7 @@ def fam_e2e_decode(env, sink, bench, args, budget):
                         g.replay()
                     env.sync()
                     reps = 5 if args.quick else 15
-                    gt, wall = [], []
-                    for _ in range(reps):
-                        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        env.sync()
-                        t0 = time.perf_counter()
-                        a.record()
-                        g.replay()
-                        b.record()
-                        b.synchronize()
-                        wall.append((time.perf_counter() - t0) * 1e6)
-                        gt.append(a.elapsed_time(b) * 1000.0)
+                    gt, wall = _replay_times(g, reps, env)
                     assert torch.isfinite(static_out.float()).all().item(), "non-finite logits (graph)"
                     t = dict(median=_quantile(gt, .5), p20=_quantile(gt, .2), p80=_quantile(gt, .8), reps=reps,
                              inner=1)

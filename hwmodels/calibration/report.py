@@ -134,3 +134,12 @@ def plot_groups(chk: pd.DataFrame, path: Path, title: str, measured: str = "medi
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def group_error_table(chk: pd.DataFrame) -> pd.DataFrame:
+    """Median / worst absolute and median signed error (%) per `group` of a check frame (the fit_latency,
+    fit_topk_cta and fit_prefill checks)."""
+    g = chk.groupby("group")["error_pct"]
+    return pd.DataFrame({"rows": g.size(), "median_ape_pct": g.apply(lambda e: e.abs().median()),
+                         "worst_ape_pct": g.apply(lambda e: e.abs().max()),
+                         "median_signed_pct": g.median()}).reset_index()
