@@ -11,18 +11,39 @@ or by the fitted file of the device named in the spec's optional `calibration_fr
 """
 from __future__ import annotations
 
+import functools
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from hwmodels.errors import SpecError
+from hwmodels.errors import SparsesimError, SpecError
 from hwmodels.opkinds import DTYPE_FALLBACK, DTYPES, KINDS
+from hwmodels.yamlio import file_stamp, load_yaml, named_file
 
 SPEC_DIR = Path(__file__).parent / "specs"
+#: the fitted efficiency files shipped with the package (hwmodels/calibration/fitted/<device>.yaml)
 FITTED_DIR = Path(__file__).parent / "calibration" / "fitted"
+#: environment variable naming extra folders of fitted files (os.pathsep-separated), searched before the
+#: shipped ones: where `sparsesim calibrate fit --fitted-dir DIR` wrote a user's own fit
+FITTED_ENV = "SPARSESIM_FITTED_DIR"
+
+
+def fitted_dirs() -> list[Path]:
+    """Folders searched for `<device>.yaml` fitted files, first match wins: $SPARSESIM_FITTED_DIR's
+    entries in order, then the shipped FITTED_DIR."""
+    extra = [Path(p) for p in os.environ.get(FITTED_ENV, "").split(os.pathsep) if p.strip()]
+    return extra + [FITTED_DIR]
+
+
+def fitted_file(device_name: str) -> Path | None:
+    """The fitted file used for `device_name` (see fitted_dirs), or None when no folder has one."""
+    for d in fitted_dirs():
+        p = d / f"{device_name}.yaml"
+        if p.is_file():
+            return p
+    return None
 
 ARCHITECTURES = ("hopper", "blackwell", "ampere", "ada", "rdu")
 DEVICE_KINDS = ("gpu", "dataflow")
@@ -267,9 +288,9 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
         notes=notes if isinstance(notes, str) else str(notes),
     )
     calib_name = doc.get("calibration_from", name)
-    if not isinstance(calib_name, str) or not (FITTED_DIR / f"{calib_name}.yaml").exists() and calib_name != name:
-        raise SpecError(f"names {calib_name!r}, which has no fitted file in {FITTED_DIR}", file=file,
-                        field="calibration_from")
+    if not isinstance(calib_name, str) or (calib_name != name and fitted_file(calib_name) is None):
+        raise SpecError(f"names {calib_name!r}, which has no fitted file in "
+                        f"{', '.join(str(d) for d in fitted_dirs())}", file=file, field="calibration_from")
     eff = load_efficiency(calib_name, spec)
     if eff.launch_graph_s is not None or eff.launch_eager_s is not None:
         spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
@@ -285,14 +306,15 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
 
 
 def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Efficiency:
-    """Fitted efficiencies for `device_name` from calibration/fitted/, or the 1.0 defaults if none exist."""
-    path = FITTED_DIR / f"{device_name}.yaml"
-    if not path.exists():
+    """Fitted efficiencies for `device_name` (the first fitted file of fitted_dirs()), or the 1.0 defaults
+    if no folder has one."""
+    path = fitted_file(device_name)
+    if path is None:
         return Efficiency()
     try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SpecError(f"is not valid YAML: {e}", file=str(path)) from None
+        doc = load_yaml(path, "fitted efficiency file")
+    except SparsesimError as e:
+        raise SpecError(str(e)) from None
     return efficiency_from_dict(doc, str(path))
 
 
@@ -366,19 +388,19 @@ def list_hardware() -> list[str]:
 
 
 def load_hardware(name_or_path: str | Path) -> HardwareSpec:
-    """Load a shipped spec by name (e.g. 'H100-SXM') or any spec file by path."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        path = p
-    else:
-        path = SPEC_DIR / f"{name_or_path}.yaml"
-        if not path.exists():
-            raise SpecError(f"unknown hardware {str(name_or_path)!r}; known: {', '.join(list_hardware())} "
-                            "(or give a path to a spec YAML file)")
-    if not path.exists():
-        raise SpecError("no such file", file=str(path))
+    """Load a shipped spec by name (e.g. 'H100-SXM') or any spec file by path. Loads are memoized per
+    (file, modification time, fitted-file search path): specs are frozen, so sharing them is safe."""
     try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SpecError(f"is not valid YAML: {e}", file=str(path)) from None
-    return _read_spec(doc, str(path))
+        path = named_file(name_or_path, SPEC_DIR, "hardware")
+    except SparsesimError as e:
+        raise SpecError(str(e)) from None
+    return _load_hardware_cached(str(path), file_stamp(path), os.environ.get(FITTED_ENV, ""))
+
+
+@functools.lru_cache(maxsize=256)
+def _load_hardware_cached(path: str, stamp, fitted_env: str) -> HardwareSpec:  # noqa: ARG001 - cache keys
+    try:
+        doc = load_yaml(path, "hardware spec file")
+    except SparsesimError as e:
+        raise SpecError(str(e)) from None
+    return _read_spec(doc, path)

@@ -5,13 +5,13 @@ Sizes are in elements; `*_bytes` helpers take a dtype from `DTYPE_BYTES`.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from hwmodels.errors import SpecError
+from hwmodels.errors import SparsesimError, SpecError
+from hwmodels.yamlio import file_stamp, load_yaml, named_file
 from simulator.precision import DTYPE_BYTES
 
 MODEL_DIR = Path(__file__).parent / "models"
@@ -272,19 +272,20 @@ def list_models() -> list[str]:
 
 
 def load_model(name_or_path: str | Path) -> ModelSpec:
-    """Load a shipped model by name (e.g. 'Llama-3.1-8B') or any model file by path."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        path = p
-    else:
-        path = MODEL_DIR / f"{name_or_path}.yaml"
-        if not path.exists():
-            raise SpecError(f"unknown model {str(name_or_path)!r}; known: {', '.join(list_models())} "
-                            "(or give a path to a model YAML file)")
-    if not path.exists():
-        raise SpecError("no such file", file=str(path))
+    """Load a shipped model by name (e.g. 'Llama-3.1-8B') or any model file by path. Memoized per (file,
+    modification time): a ModelSpec is frozen, so sharing it is safe (a draft model is loaded once, not
+    once per use)."""
     try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SpecError(f"is not valid YAML: {e}", file=str(path)) from None
-    return model_from_dict(doc, str(path))
+        path = named_file(name_or_path, MODEL_DIR, "model")
+    except SparsesimError as e:
+        raise SpecError(str(e)) from None
+    return _load_model_cached(str(path), file_stamp(path))
+
+
+@functools.lru_cache(maxsize=256)
+def _load_model_cached(path: str, stamp) -> ModelSpec:  # noqa: ARG001 - cache key
+    try:
+        doc = load_yaml(path, "model file")
+    except SparsesimError as e:
+        raise SpecError(str(e)) from None
+    return model_from_dict(doc, path)

@@ -30,26 +30,41 @@
       top: 10
     outputs: [table, csv, plot]
     targets: [ssv_throughput]          # optional: reproductions (simulator/figures) printed after the run
+    trace: NAME-or-PATH                # optional: an attention/top-k trace whose statistics drive strategy
+                                       #  costs (simulator/traces; `sparsesim trace list`)
+    serving: {...}                     # optional: request source, replicas, scheduler, SLOs for
+                                       #  `sparsesim simulate` (simulator/engine)
+    plan: {...}                        # optional: candidates, prices and targets for `sparsesim plan`
 
-A name in a list may also be written as a path to a file of that kind.
+A name in a list may also be written as a path to a file of that kind. The sections trace, serving and
+plan are validated by the packages that use them (SECTION_PARSERS); a section is never accepted unread.
 """
 from __future__ import annotations
 
+import importlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from hwmodels.errors import ScenarioError, SparsesimError
+from hwmodels.yamlio import load_yaml
 from hwmodels.spec import HardwareSpec, load_hardware
 from simulator.model import ModelSpec, load_model
 from simulator.precision import DTYPE_BYTES
 from simulator.strategies.base import AXES, Strategy, parse_axis
 
 TOP_KEYS = {"name", "description", "hardware", "model", "workload", "strategies", "runtime", "objective",
-            "outputs", "targets", "trace"}
+            "outputs", "targets", "trace", "serving", "plan"}
+#: optional sections and the function that validates each: parse(value, file, base, doc) -> parsed object.
+#: The parsed object is stored on Scenario.sections[key]; a section whose package is missing is refused.
+SECTION_PARSERS = {
+    "trace": "simulator.traces.scenario:parse_trace_section",
+    "serving": "simulator.engine.config:parse_serving_section",
+    "plan": "simulator.planning.config:parse_plan_section",
+}
 WORKLOAD_KEYS = {"batch", "context", "output_tokens"}
 STRATEGY_KEYS = set(AXES) | {"kv_dtype", "weight_dtype", "parallelism"}
 OUTPUTS = ("table", "csv", "plot")
@@ -80,6 +95,22 @@ class Scenario:
     outputs: list[str] = field(default_factory=lambda: list(OUTPUTS))
     targets: list[str] = field(default_factory=list)
     doc: dict = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)  # parsed trace / serving / plan sections
+
+    @property
+    def trace(self):
+        """The parsed `trace:` section (simulator.traces), or None."""
+        return self.sections.get("trace")
+
+    @property
+    def serving(self):
+        """The parsed `serving:` section (simulator.engine), or None."""
+        return self.sections.get("serving")
+
+    @property
+    def plan(self):
+        """The parsed `plan:` section (simulator.planning), or None."""
+        return self.sections.get("plan")
 
 
 def _as_list(v: Any) -> list:
@@ -116,6 +147,9 @@ def _mapping(doc: Any, key: str, file: str, allowed: set[str]) -> dict:
 
 def _load_named(loader, names: Any, file: str, fld: str, base: Path):
     out = []
+    if not _as_list(names):
+        raise ScenarioError("must name at least one (a shipped name or a path to a YAML file)", file=file,
+                            field=fld)
     for n in _as_list(names):
         if not isinstance(n, str):
             raise ScenarioError(f"must be a name or a path, got {n!r}", file=file, field=fld)
@@ -207,7 +241,7 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
         raise ScenarioError(f"must map some of {SLO_KEYS} to limits in ms, got {slo!r}", file=file,
                             field="objective.slo")
     for k, v in slo.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise ScenarioError(f"must be a positive number of ms, got {v!r}", file=file, field=f"objective.slo.{k}")
     top = obj.get("top", 10)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
@@ -217,31 +251,79 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     targets = _as_list(doc.get("targets", []))
     if not all(isinstance(t, str) for t in targets):
         raise ScenarioError(f"must list reproduction names, got {targets!r}", file=file, field="targets")
+    if targets:
+        from simulator.figures import reproductions
+
+        known = reproductions()
+        bad = [t for t in targets if t not in known]
+        if bad:
+            raise ScenarioError(f"unknown reproduction(s) {bad}; known: {', '.join(sorted(known))}", file=file,
+                                field="targets")
     desc = doc.get("description", "")
-    return Scenario(name=name, file=file, description=str(desc).strip(), hardware=hardware, models=models,
+    if desc is None:
+        desc = ""
+    if not isinstance(desc, str) or len(desc) > 4000:
+        raise ScenarioError("must be a text of at most 4000 characters", file=file, field="description")
+    sections = {}
+    for key, target in SECTION_PARSERS.items():
+        if key in doc:
+            sections[key] = _parse_section(key, target, doc[key], file, base, doc)
+    return Scenario(name=name, file=file, description=desc.strip(), hardware=hardware, models=models,
                     batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
                     weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels, rank_by=rank_by,
                     slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
-                    targets=targets, doc=doc)
+                    targets=targets, doc=doc, sections=sections)
+
+
+def _parse_section(key: str, target: str, value: Any, file: str, base: Path, doc: dict):
+    """Validate one optional section with the parser of the package that owns it."""
+    mod_name, fn_name = target.split(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name and mod_name.startswith(e.name):
+            raise ScenarioError(f"this installation has no {mod_name.rsplit('.', 1)[0]} package to read it",
+                                file=file, field=key) from None
+        raise
+    try:
+        return getattr(mod, fn_name)(value, file, base, doc)
+    except ScenarioError as e:
+        if e.file is None:
+            raise ScenarioError(str(e), file=file, field=e.field or key) from None
+        raise
+    except SparsesimError as e:
+        raise ScenarioError(str(e), file=file, field=key) from None
 
 
 def find_scenario(name_or_path: str) -> Path:
-    """A scenario path: as given, or a name under ./scenarios/ (run from the repository root)."""
+    """A scenario file: a path to a file, or the name of a shipped scenario ('quickstart', also written
+    'quickstart.yaml' or 'scenarios/quickstart.yaml') from any folder."""
+    from simulator.shipped import shipped_scenarios
+
+    if not isinstance(name_or_path, str) or not name_or_path.strip():
+        raise ScenarioError(f"a scenario name or path must be a non-empty string, got {name_or_path!r}")
     p = Path(name_or_path)
-    for c in (p, Path("scenarios") / p, Path("scenarios") / f"{name_or_path}.yaml"):
-        if c.is_file():
-            return c
-    here = sorted(x.stem for x in Path("scenarios").glob("*.yaml"))
-    hint = f"scenarios here: {', '.join(here)}" if here else "no ./scenarios folder here: run from the repository root"
-    raise ScenarioError(f"no scenario file {name_or_path!r} ({hint})")
+    if p.is_file():
+        return p
+    if p.is_dir():
+        raise ScenarioError("is a directory; give a scenario YAML file or a shipped scenario name", file=str(p))
+    shipped = shipped_scenarios()
+    stem = p.stem if p.suffix in (".yaml", ".yml") else p.name
+    if stem in shipped and (len(p.parts) == 1 or p.parent.name == "scenarios"):
+        return shipped[stem]
+    raise ScenarioError(f"no scenario file {name_or_path!r}; shipped scenarios (`sparsesim scenarios list`): "
+                        f"{', '.join(shipped) or 'none'}")
 
 
 def load_scenario(name_or_path: str) -> Scenario:
+    """Find (find_scenario), read, validate and resolve a scenario file."""
     path = find_scenario(name_or_path)
     try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"is not valid YAML: {e}", file=str(path)) from None
+        doc = load_yaml(path, "scenario file")
+    except ScenarioError:
+        raise
+    except SparsesimError as e:
+        raise ScenarioError(str(e)) from None
     return scenario_from_dict(doc, str(path), path.parent)
 
 

@@ -42,7 +42,7 @@ def test_sweep_counts_refusals_and_ranks(tmp_path, capsys):
     assert "16  TP2 needs 2 devices; a RTX-4090 node has at most 1" in out
     # Llama-2-7B's 4K limit skips its 8K settings: 3 remaining tuples per hw... counted, not dropped
     assert "context beyond Llama-2-7B's limit of 4096 tokens" in out
-    assert "Top 5 by tokens_per_s" in out and "Best per context" in out
+    assert "Top 5 by tokens_per_s" in out and "Best per (hardware, model, context)" in out
     ranked = pd.read_csv(tmp_path / "mini" / "ranked.csv")
     assert (ranked["tpot_ms"] <= 30).all() and ranked["fits"].all()
     assert ranked["tokens_per_s"].is_monotonic_decreasing

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
-import yaml
 
-from hwmodels.errors import ScenarioError, SpecError
+from hwmodels.errors import ScenarioError, SparsesimError, SpecError
+from hwmodels.yamlio import load_yaml
 
 FIGURE_DIR = Path(__file__).parent
 _REPRODUCTIONS: dict[str, Callable] = {}
@@ -89,8 +89,21 @@ def paper_values(paper: str) -> dict:
     """The paper values of `simulator/figures/<paper>.yaml`."""
     path = FIGURE_DIR / f"{paper}.yaml"
     try:
-        return yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise SpecError("no such paper-values file", file=str(path)) from None
-    except yaml.YAMLError as e:
-        raise SpecError(f"is not valid YAML: {e}", file=str(path)) from None
+        return load_yaml(path, "paper-values file")
+    except SparsesimError as e:
+        raise SpecError(str(e)) from None
+
+
+def scenario_for(name: str) -> str | None:
+    """The shipped scenario that lists reproduction `name` among its targets, or None."""
+    from simulator.shipped import shipped_scenarios
+
+    for stem, path in shipped_scenarios().items():
+        try:
+            doc = load_yaml(path, "scenario file")
+        except SparsesimError:
+            continue
+        targets = doc.get("targets", []) if isinstance(doc, dict) else []
+        if name in (targets if isinstance(targets, list) else [targets]):
+            return stem
+    return None

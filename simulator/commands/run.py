@@ -1,0 +1,40 @@
+"""`sparsesim run [SCENARIO]`: price a scenario (default: the shipped quickstart) and print its tables."""
+from __future__ import annotations
+
+from simulator.commands._common import OutputDir, add_out_argument
+
+DEFAULT_SCENARIO = "quickstart"
+
+
+def register(sub) -> None:
+    r = sub.add_parser("run", help="price a scenario and print tables, write CSV and a plot")
+    r.add_argument("scenario", nargs="?", help=f"a scenario YAML path or a shipped name (default {DEFAULT_SCENARIO};"
+                                               " see `sparsesim scenarios list`)")
+    add_out_argument(r)
+    r.add_argument("--breakdown", action="store_true", help="also write breakdown.csv: time per op per setting")
+    r.set_defaults(func=cmd_run)
+
+
+def cmd_run(args) -> int:
+    from simulator import planner, report
+    from simulator.commands.outputs import print_reproductions, write_results
+    from simulator.scenario import load_scenario
+
+    sc = load_scenario(args.scenario or DEFAULT_SCENARIO)
+    out = OutputDir.prepare(args.out, sc.name)
+    result = planner.evaluate(sc, breakdown=args.breakdown, progress=True)
+    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
+    print()
+    if result.results.empty:
+        print("nothing could be priced: every strategy tuple or setting was skipped.")
+        print(report.skipped_text(result.skipped))
+        return 1
+    if "table" in sc.outputs:
+        print(report.run_tables(result.results))
+    print(report.skipped_text(result.skipped))
+    for line in write_results(sc, result, out, args.breakdown):
+        print(line)
+    print_reproductions(sc, out)
+    for line in out.finish():
+        print(line)
+    return 0
