@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hwmodels.spec import HardwareSpec
 from simulator.model import ModelSpec
@@ -16,6 +15,18 @@ from simulator.precision import DTYPE_BYTES, WEIGHT_COMPUTE_DTYPE
 
 if TYPE_CHECKING:
     from simulator.strategies.base import Strategy
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """The only hardware facts a strategy may read: what serving software itself queries at run time to
+    pick a kernel or a dispatch path (cudaGetDeviceProperties: architecture family, SM count, L2 size;
+    e.g. TensorRT-LLM's GVR top-k dispatcher bounds its batch by 3*SM - SM/8 and 0.9*L2). Never bandwidths,
+    peak rates or efficiencies: what an op costs is priced by hwmodels.roofline alone."""
+
+    architecture: str
+    sm_count: int
+    l2_bytes: float | None
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,14 @@ class Combo:
                        # attn_dp groups of tp / attn_dp devices; projections and FFN stay TP
     kernels: str = "fused"  # fused: an inference engine's fused norm/RoPE/activation kernels;
                             # unfused: plain eager PyTorch ops (simulator.layers.UNFUSED_TORCH_KERNELS)
+    trace: Any = None       # statistics of an attention/top-k trace (simulator.traces), or None: strategies
+                            # then use their parameters' (assumed or published) values
+
+    @property
+    def target(self) -> TargetFacts:
+        """The hardware facts strategies may read (see TargetFacts); strategies never read `hardware`."""
+        hw = self.hardware
+        return TargetFacts(architecture=hw.architecture, sm_count=hw.units, l2_bytes=hw.l2_bytes)
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property
@@ -120,7 +139,8 @@ class Combo:
 
 
 def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | None = None, tp: int = 1,
-               ep: int = 1, attn_dp: int = 1, launch: str = "graph", kernels: str = "fused", **axes) -> Combo:
+               ep: int = 1, attn_dp: int = 1, launch: str = "graph", kernels: str = "fused", trace: Any = None,
+               **axes) -> Combo:
     """A Combo from names (or loaded specs) and axis values written as in a scenario ('dense',
     {'eagle3': {'k': 4}}) or as Strategy instances; axes not given take their defaults. weight_dtype None
     = the model's released dtype."""
@@ -138,4 +158,4 @@ def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | N
         v = axes.get(a, DEFAULT_VALUE[a])
         values[a] = v if isinstance(v, Strategy) else parse_axis(a, [v])[0]
     return Combo(hardware=hw, model=m, kv_dtype=kv_dtype, weight_dtype=weight_dtype or m.dtype, tp=tp, ep=ep,
-                 attn_dp=attn_dp, launch=launch, kernels=kernels, **values)
+                 attn_dp=attn_dp, launch=launch, kernels=kernels, trace=trace, **values)

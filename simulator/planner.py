@@ -79,7 +79,8 @@ def combos(sc: Scenario):
     for hw, m, kv, wd, (tp, ep, dp), *values in itertools.product(
             sc.hardware, sc.models, sc.kv_dtype, sc.weight_dtype, sc.parallel, *(sc.axes[a] for a in AXES)):
         yield Combo(hardware=hw, model=m, kv_dtype=kv, weight_dtype=m.dtype if wd == "native" else wd, tp=tp,
-                    ep=ep, attn_dp=dp, launch=sc.launch, kernels=sc.kernels, **dict(zip(AXES, values)))
+                    ep=ep, attn_dp=dp, launch=sc.launch, kernels=sc.kernels, trace=sc.trace,
+                    **dict(zip(AXES, values)))
 
 
 def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False) -> SweepResult:

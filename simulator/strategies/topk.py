@@ -50,8 +50,9 @@ gvr (Guess-Verify-Refine, one fused kernel gvrTopKKernel, one CTA per row):
     Batch bound (TensorRT-LLM indexerTopK.cu getSchemeXBounds): GVR only while rows < min(kBsWave, kBsL2)
       kBsWave = 3*SM - SM/8   (3 CTAs of ~58 KB smem per SM; B200: 3*148 - 148//8 = 426)
       kBsL2   = 0.9 * L2_bytes / (4 * N)   (B200: L2 126.5 MiB -> 0.9 * 132,644,864 = 119,380,377 B)
-    Strategies cannot read hardware, so both are parameters (`wave_bound`, `l2_budget_bytes`) with the
-    B200 values as defaults; set them for another device (H100: 3*132 - 16 = 380, 0.9 * 50 MiB).
+    The dispatcher reads the SM count and L2 size at run time (cudaGetDeviceProperties), so the strategy
+    takes them from `combo.target` (simulator.combo.TargetFacts), the facts software may query; the
+    parameters `wave_bound` / `l2_budget_bytes` override them (None = from the target device).
 sort: a full segmented radix sort of the row (cub DeviceSegmentedRadixSort: 8-bit digits -> 4 passes over
     fp32 keys + int32 values, each reading and writing keys and values), then the first k are taken.
 torch_topk: PyTorch's radix-select (aten/src/ATen/native/cuda/TensorTopK.cu: RADIX_BITS = 2 ... for
@@ -102,8 +103,12 @@ INDEX_BYTES = 4.0         # int32 indices
 GVR_MIN_LENGTH = 12288
 SPLIT_WORK_LENGTH = 200_000
 SPLIT_WORK_CTAS = 10
-B200_WAVE_BOUND = 3 * 148 - 148 // 8           # 426
-B200_L2_BUDGET = 0.9 * 126.5 * 1024 * 1024     # 0.9 x L2 of B200 (spec: 126.5 MiB)
+L2_BUDGET_FRACTION = 0.9   # indexerTopK.cu getSchemeXBounds: kBsL2 = 0.9 * L2 / (4 N)
+
+
+def wave_bound_for(sm_count: int) -> int:
+    """indexerTopK.cu getSchemeXBounds: kBsWave = 3*SM - SM/8 (B200: 3*148 - 148//8 = 426)."""
+    return 3 * sm_count - sm_count // 8
 #: GVR's candidate capacity C. ASSUMPTION: the dispatcher comment gives ~58 KB of shared memory per CTA;
 #: 6144 candidates x 8 B (fp32 score + int32 index) + a 2048-bin int histogram = 57,344 B fits that.
 GVR_CAPACITY = 6144
@@ -315,10 +320,12 @@ class GVRTopk(_Topk):
         "supported_topk": Param([2048], "GVR document: 'currently supports index_topk=2048'; 512/1024 planned",
                                 lambda v: isinstance(v, list) and all(isinstance(x, int) and x > 0 for x in v),
                                 "a list of k values GVR handles (what-if: [512, 1024, 2048])", list_valued=True),
-        "wave_bound": Param(B200_WAVE_BOUND, "indexerTopK.cu kBsWave = 3*SM - SM/8; B200 148 SMs -> 426",
-                            lambda v: isinstance(v, int) and v >= 1, "a positive integer (rows per launch)"),
-        "l2_budget_bytes": Param(B200_L2_BUDGET, "indexerTopK.cu kBsL2 = 0.9*L2/(4N); B200 L2 126.5 MiB",
-                                 lambda v: isinstance(v, (int, float)) and v > 0, "a positive number of bytes"),
+        "wave_bound": Param(None, "indexerTopK.cu kBsWave = 3*SM - SM/8 of the target device (B200 148 SMs -> 426)",
+                            lambda v: v is None or (isinstance(v, int) and v >= 1),
+                            "null (from the target's SM count) or a positive integer (rows per launch)"),
+        "l2_budget_bytes": Param(None, "indexerTopK.cu kBsL2 budget = 0.9 x the target's L2 (B200 126.5 MiB)",
+                                 lambda v: v is None or (isinstance(v, (int, float)) and v > 0),
+                                 "null (0.9 x the target's L2) or a positive number of bytes"),
         "steps": RadixTopk.params["steps"],
         "seed": Param(0, "seed of the secant-pass Monte Carlo", lambda v: isinstance(v, int), "an integer"),
     }
@@ -350,11 +357,14 @@ class GVRTopk(_Topk):
         n = np.asarray(length, dtype=np.float64) * np.ones_like(rows)
         if phase != "decode" or self.preidx == "none":
             return np.zeros(n.shape, dtype=bool)
-        if combo.hardware.architecture not in BLACKWELL_AND_LATER:
+        target = combo.target
+        if target.architecture not in BLACKWELL_AND_LATER:
             return np.zeros(n.shape, dtype=bool)
         if int(k) not in self.supported_topk:
             return np.zeros(n.shape, dtype=bool)
-        batch_bound = np.minimum(self.wave_bound, np.floor(self.l2_budget_bytes / (SCORE_BYTES * n)))
+        wave = self.wave_bound if self.wave_bound is not None else wave_bound_for(target.sm_count)
+        l2 = self.l2_budget_bytes if self.l2_budget_bytes is not None else L2_BUDGET_FRACTION * (target.l2_bytes or 0.0)
+        batch_bound = np.minimum(wave, np.floor(l2 / (SCORE_BYTES * n)))
         return (n >= self.min_length) & (n < SPLIT_WORK_LENGTH) & (rows < batch_bound)
 
     def passes(self, overlap: float, k: int, length) -> np.ndarray:
