@@ -50,9 +50,9 @@ class Candidate:
     def survival(self, alpha: float) -> np.ndarray:
         """Probability that the accepted path survives each draft level (chain: each position)."""
         s = self.combo.speculation
-        t = s.tree_shape() if hasattr(s, "tree_shape") else None
+        t = s.tree_shape()
         if t is None:
-            return np.full(int(getattr(s, "k", 0)), float(alpha))
+            return np.full(s.chain_length(), float(alpha))
         w = np.array(t.widths(), dtype=np.float64)
         parents = np.concatenate([[1.0], w[:-1]])
         return 1.0 - (1.0 - alpha) ** (w / parents)
@@ -69,9 +69,9 @@ class Candidate:
         cumulative product of the per-level survival probabilities."""
         a = np.atleast_1d(np.asarray(alpha, dtype=np.float64))[:, None]
         s = self.combo.speculation
-        t = s.tree_shape() if hasattr(s, "tree_shape") else None
+        t = s.tree_shape()
         if t is None:
-            k = int(getattr(s, "k", 0))
+            k = s.chain_length()
             surv = np.repeat(a, k, axis=1)
         else:
             w = np.array(t.widths(), dtype=np.float64)
@@ -106,7 +106,7 @@ def offline_rank(base: Combo, tuples: list[dict], batch: int, regimes=REGIMES, o
             refused[reason] += 1
             continue
         cols, _ = price_combo(combo, np.full(len(ctx), float(batch)), ctx, np.full(len(ctx), float(output_tokens)))
-        alpha_hat = float(getattr(combo.speculation, "acceptance", 0.0))
+        alpha_hat = combo.speculation.acceptance_hat()
         for i, r in enumerate(regimes):
             if not bool(cols["fits"][i]):
                 refused[f"batch {batch} does not fit at {r} tokens"] += 1

@@ -177,8 +177,9 @@ def test_memory_and_prefill():
 
 def test_refusals():
     assert "speculation is none" in combo_refusal(mk(vk="per_query"))
-    assert "not nsa" in combo_refusal(mk(att="dense", spec="eagle3", vk="ssv"))
-    assert "selecting attention" in combo_refusal(mk(att="dense", spec="eagle3", vk="per_query"))
+    # dense attention loads one KV range for all rows: no verify kernel applies (the reason names it)
+    assert "attention 'dense' loads one KV range" in combo_refusal(mk(att="dense", spec="eagle3", vk="ssv"))
+    assert "rows load their own selected blocks" in combo_refusal(mk(att="dense", spec="eagle3", vk="per_query"))
     assert "larger than the 5 verification rows" in combo_refusal(mk(spec="eagle3", vk={"ssv": {"group": 8}}))
     assert combo_refusal(mk(spec="eagle3", vk={"ssv": {"group": 5}})) is None
     strict = {"nsa": {"precision": "strict"}}

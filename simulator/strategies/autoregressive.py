@@ -2,14 +2,14 @@
 
 speculation: none    plain autoregressive decoding: one query row per sequence, one token per step.
 topk: none           no top-k selection (attention that selects nothing).
-verify_kernel: none  no speculative verification kernel.
+verify_kernel: none  (in verify_kernels.py) every verification row loads its own selected blocks.
 schedule: none       every layer runs the same attention kernel (no refresh/reuse schedule).
 kv_policy: full      the KV cache keeps every token.
 """
 from __future__ import annotations
 
 from simulator.strategies.base import (KVPolicyStrategy, RoundPlan, ScheduleStrategy, SpeculationStrategy,
-                                       TopkStrategy, VerifyKernelStrategy, register)
+                                       TopkStrategy, register)
 
 
 @register
@@ -25,17 +25,7 @@ class NoSpeculation(SpeculationStrategy):
 class NoTopk(TopkStrategy):
     name = "none"
     description = "no top-k selection"
-
-    def refuse(self, combo):
-        if getattr(combo.attention, "needs_topk", False):
-            return f"attention '{combo.attention.name}' selects tokens and needs a top-k algorithm"
-        return None
-
-
-@register
-class NoVerifyKernel(VerifyKernelStrategy):
-    name = "none"
-    description = "no speculative verification kernel"
+    selects = False
 
 
 @register

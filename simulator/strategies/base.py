@@ -9,15 +9,23 @@ all it takes (`simulator.strategies` imports every module in its folder). Each c
     refuse(combo) -> reason or None          combinations that make no sense, with the reason
 and the axis's hooks, which turn (model, setting) into Op rows:
 
-    attention      decode_ops(b, combo, shape), prefill_ops(b, combo, shape), cached_tokens(context)
-    speculation    round_plan(combo, batch, context) -> RoundPlan
-    topk           (used by selecting attention strategies)
-    verify_kernel  (used by speculation + sparse attention)
-    schedule       per-layer refresh/reuse schedules of selecting attention
+    attention      decode_ops(b, combo, shape), prefill_ops(b, combo, shape), cached_tokens(combo, context);
+                   declares selects_tokens (needs a top-k algorithm), routes_blocks (per-row selected
+                   blocks: verify kernels and refresh/reuse schedules apply), precision_class()
+    speculation    round_plan(combo, batch, context) -> RoundPlan, prefill_draft_ops(b, combo, prompt);
+                   draft_tokens, tree_shape(), chain_length(), acceptance_hat()
+    topk           add_ops(b, combo, rows, length, k, layers, phase): the selection kernels of a
+                   selects_tokens attention; `selects` False only for 'none'
+    verify_kernel  loads(combo, R, S, T, n_blocks, block_tokens) -> Loads: how R verification rows load
+                   the blocks a routes_blocks attention selected ('none': each row its own)
+    schedule       refresh_layers(n_layers) -> int | None: layers that recompute their routing (None: no
+                   schedule, every layer runs its own unfused kernels); is_refresh(n_layers)
     kv_policy      what the KV cache keeps: cached_tokens(combo, context) for memory,
-                   attended_tokens(combo, kv_len) for the decode kernel, prefill_ops(b, combo, shape)
+                   attended_tokens(combo, kv_len) for the decode kernel, prefill_ops / decode_ops
 
-Nothing here reads hardware numbers.
+Axes never probe each other with getattr: a capability is a declared class attribute or method of the
+axis base class, with a default every value inherits. Nothing here reads hardware numbers (strategies
+may read `combo.target`, the facts software queries at run time; see simulator.combo.TargetFacts).
 """
 from __future__ import annotations
 
@@ -99,6 +107,16 @@ class Strategy:
 
 class AttentionStrategy(Strategy):
     axis = "attention"
+    #: the kernel ranks per-token scores and keeps the best k: it needs a top-k algorithm (topk axis)
+    selects_tokens: ClassVar[bool] = False
+    #: each query row loads the KV blocks it selected: a verification kernel (verify_kernel axis) can share
+    #: them across rows, and a refresh/reuse schedule (schedule axis) can reuse the routing across layers
+    routes_blocks: ClassVar[bool] = False
+
+    def precision_class(self) -> str:
+        """'strict' (exact per-query, per-layer semantics) or 'approximate' (shared or reused selections
+        allowed: SSV's approx mode, reuse layers)."""
+        return "strict"
 
     def decode_ops(self, b, combo, shape) -> None:
         raise NotImplementedError
@@ -127,6 +145,23 @@ class SpeculationStrategy(Strategy):
     def round_plan(self, combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
         raise NotImplementedError
 
+    @property
+    def draft_tokens(self) -> int:
+        """Draft tokens verified per round: a verification forward has draft_tokens + 1 query rows."""
+        return 0
+
+    def tree_shape(self):
+        """The draft tree (simulator.acceptance.TreeShape), or None for a chain."""
+        return None
+
+    def chain_length(self) -> int:
+        """Drafts of a chain (K); 0 without speculation."""
+        return 0
+
+    def acceptance_hat(self) -> float:
+        """The profiled per-position acceptance the strategy was configured with (0 without speculation)."""
+        return 0.0
+
     def prefill_draft_ops(self, b, combo, prompt: np.ndarray) -> None:  # noqa: ARG002 - hook
         """Ops the drafter adds to the prefill of a prompt (its own KV cache)."""
         return None
@@ -134,14 +169,42 @@ class SpeculationStrategy(Strategy):
 
 class TopkStrategy(Strategy):
     axis = "topk"
+    #: False only for 'none': an attention that selects tokens needs a value with selects = True
+    selects: ClassVar[bool] = True
+
+    def refuse(self, combo) -> str | None:
+        if self.selects and not combo.attention.selects_tokens:
+            return f"topk '{self.name}' selects from a score row; attention '{combo.attention.name}' has none"
+        if not self.selects and combo.attention.selects_tokens:
+            return f"attention '{combo.attention.name}' selects tokens and needs a top-k algorithm"
+        return None
+
+    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+        """Ops selecting the top `k` of `rows` score rows of `length` entries, `layers` times per step."""
+        raise NotImplementedError(f"topk '{self.name}' prices no selection")
 
 
 class VerifyKernelStrategy(Strategy):
     axis = "verify_kernel"
 
+    def loads(self, combo, R, S, T, n_blocks, block_tokens):
+        """How R verification rows load the blocks a routes_blocks attention selected (a
+        simulator.strategies.verify_kernels.Loads); S selected tokens per row of n_blocks blocks of
+        block_tokens tokens, context T."""
+        raise NotImplementedError
+
 
 class ScheduleStrategy(Strategy):
     axis = "schedule"
+
+    def refresh_layers(self, n_layers: int) -> int | None:
+        """Layers (of n_layers) that recompute their routing; None = no schedule (every layer runs its own
+        unfused kernels)."""
+        return None
+
+    def is_refresh(self, n_layers: int) -> list[bool]:
+        """Per layer: True where the layer recomputes its routing."""
+        return [True] * n_layers
 
 
 class KVPolicyStrategy(Strategy):

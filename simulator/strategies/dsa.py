@@ -51,7 +51,7 @@ class _Masked:
 class DSAAttention(AttentionStrategy):
     name = "dsa"
     description = "DeepSeek Sparse Attention: lightning indexer + exact top-k + sparse MLA over k entries"
-    needs_topk = True
+    selects_tokens = True
     params = {
         "index_topk": Param(None, "the model file's dsa_indexer.topk (DeepSeek-V3.2-Exp index_topk = 2048)",
                             lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1),

@@ -70,8 +70,7 @@ def _pos_int(v) -> bool:
 class NativeSparseAttention(AttentionStrategy):
     name = "nsa"
     description = "Native Sparse Attention: compression + top-n block selection + sliding window, gated"
-    supports_verify_kernels = True
-    supports_schedule = True
+    routes_blocks = True
     params = {
         "block": Param(32, f"{NSA_SEC41}: compression block size l = 32", _pos_int, "an integer >= 1"),
         "stride": Param(16, f"{NSA_SEC41}: sliding stride d = 16", _pos_int, "an integer >= 1"),
@@ -96,6 +95,9 @@ class NativeSparseAttention(AttentionStrategy):
         if self.stride > self.block:
             return f"nsa stride d = {self.stride} larger than the compression block l = {self.block} skips tokens"
         return None
+
+    def precision_class(self) -> str:
+        return "strict" if self.values["precision"] == "strict" else "approximate"
 
     def label(self) -> str:
         changed = {k: v for k, v in self.values.items() if v != self.params[k].default}
@@ -187,7 +189,8 @@ class NativeSparseAttention(AttentionStrategy):
              weight_bytes=ACT_BYTES, dtype=ACT_DTYPE)
 
         sched = combo.schedule
-        refresh = float(sched.refresh_layers(m.layers)) * L / m.layers if hasattr(sched, "refresh_layers") else None
+        refreshed = sched.refresh_layers(m.layers)
+        refresh = None if refreshed is None else float(refreshed) * L / m.layers
         n_route = L if refresh is None else refresh
         # routing: scores of the routed rows against the compressed keys (split over the compressed
         # range; head-summed and mapped to selection blocks in-kernel, NSA eq. 9-10), then top-n

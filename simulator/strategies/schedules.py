@@ -56,7 +56,7 @@ class RefreshReuse(ScheduleStrategy):
         return f"refresh_reuse(r={self.refresh_every})"
 
     def refuse(self, combo):
-        if not getattr(combo.attention, "supports_schedule", False):
+        if not combo.attention.routes_blocks:
             return (f"schedule 'refresh_reuse' reuses NSA routing across layers; attention "
                     f"'{combo.attention.name}' has no routing to reuse")
         L = combo.model.layers
@@ -65,7 +65,7 @@ class RefreshReuse(ScheduleStrategy):
                 return f"schedule lists {len(self.layers)} layers for {combo.model.name}'s {L}"
             if self.layers[0] not in _REFRESH:
                 return "the first layer must refresh (a reuse layer needs indices from an earlier refresh layer)"
-        if getattr(combo.attention, "precision", "") == "strict" and self.refresh_layers(L) < L:
+        if combo.attention.precision_class() == "strict" and self.refresh_layers(L) < L:
             return ("strict precision: reuse layers attend to another layer's selected blocks, not their own "
                     "(use refresh_every: 1)")
         return None

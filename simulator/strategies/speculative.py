@@ -91,6 +91,12 @@ class _Speculative(SpeculationStrategy):
             return chain_tokens_per_round(alpha, self.k)
         return tree_tokens_per_round(alpha, t)
 
+    def chain_length(self) -> int:
+        return int(self.k)
+
+    def acceptance_hat(self) -> float:
+        return float(self.acceptance)
+
     def draft_levels(self) -> list[int]:
         """Rows per sequence of each sequential draft forward: chain k x 1; tree one per level over the
         frontier (the root, then each level's nodes except the last)."""

@@ -125,13 +125,7 @@ def _is_groups(v) -> bool:
 
 
 class _Topk(TopkStrategy):
-    def refuse(self, combo):
-        if not getattr(combo.attention, "needs_topk", False):
-            return f"topk '{self.name}' selects from a score row; attention '{combo.attention.name}' has none"
-        return None
-
-    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
-        raise NotImplementedError
+    """Base of the selecting top-k values (refusal and the add_ops hook are TopkStrategy's)."""
 
 
 # ---- radix ---------------------------------------------------------------------------------------------

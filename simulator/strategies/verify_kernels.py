@@ -105,17 +105,23 @@ def _is_gamma_map(v) -> bool:
             and all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in v.values()))
 
 
+@register
+class NoVerifyKernel(VerifyKernelStrategy):
+    name = "none"
+    description = "no speculative verification kernel: each row loads its own selected blocks (as per_query)"
+
+    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+        return per_query_loads(R, S)
+
+
 class _VerifyKernel(VerifyKernelStrategy):
     def refuse(self, combo):
-        if combo.speculation.name == "none":
-            return f"verify_kernel '{self.name}' needs speculative decoding (speculation is none)"
-        if not getattr(combo.attention, "supports_verify_kernels", False):
-            return (f"verify_kernel '{self.name}' applies to selecting attention (nsa); attention "
-                    f"'{combo.attention.name}' loads one KV range for all rows")
+        if combo.speculation.draft_tokens == 0:
+            return f"verify_kernel '{self.name}' needs speculative decoding (speculation is {combo.speculation.name})"
+        if not combo.attention.routes_blocks:
+            return (f"verify_kernel '{self.name}' applies to attention whose rows load their own selected blocks "
+                    f"(nsa); attention '{combo.attention.name}' loads one KV range for all rows")
         return None
-
-    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
-        raise NotImplementedError
 
 
 @register
@@ -123,7 +129,7 @@ class PerQuery(_VerifyKernel):
     name = "per_query"
     description = "decoding-oriented: each verification row loads its own selected blocks (shared ones reloaded)"
 
-    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         return per_query_loads(R, S)
 
 
@@ -132,7 +138,7 @@ class DenseUnion(_VerifyKernel):
     name = "dense_union"
     description = "prefill-oriented: the rows stream the whole KV range once (blocks no row selected included)"
 
-    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         R = np.asarray(R, dtype=np.float64)
         one = np.ones_like(R)
         return Loads(units=one, rows_per_unit=R, sel_tokens=T * one, sel_flop_tokens=T * one, shared_loads=one,
@@ -165,15 +171,13 @@ class SSVGrouped(_VerifyKernel):
         return float(self.overlap[self.order])
 
     def refuse(self, combo):
-        if combo.attention.name != "nsa":
-            return f"verify_kernel 'ssv' groups NSA verification queries; attention is '{combo.attention.name}', not nsa"
         r = super().refuse(combo)
         if r:
             return r
-        rows = getattr(combo.speculation, "draft_tokens", 0) + 1
+        rows = combo.speculation.draft_tokens + 1
         if self.group > rows:
             return f"ssv group C = {self.group} is larger than the {rows} verification rows (draft tokens + 1)"
-        if self.mode == "approx" and getattr(combo.attention, "precision", "") == "strict":
+        if self.mode == "approx" and combo.attention.precision_class() == "strict":
             return "ssv mode 'approx' shares one row's blocks across the group: not allowed under strict precision"
         return None
 
@@ -195,7 +199,7 @@ class SSVGrouped(_VerifyKernel):
         blocks = np.minimum(np.minimum(blocks, c * n_blocks), exist)
         return np.where(c > 0, np.minimum(blocks * block_tokens, np.maximum(T, S)), 0.0)
 
-    def nsa_loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         R = np.asarray(R, dtype=np.float64)
         C = float(self.group)
         full = np.floor(R / C)
@@ -216,9 +220,5 @@ class SSVGrouped(_VerifyKernel):
 
 
 def loads_for(combo, R, S, T, n_blocks, block_tokens) -> Loads:
-    """The Loads of the combo's verify kernel; per-row loading when it has none (verify_kernel: none, or a
-    plain decode step with one row)."""
-    vk = combo.verify_kernel
-    if hasattr(vk, "nsa_loads"):
-        return vk.nsa_loads(combo, R, S, T, n_blocks, block_tokens)
-    return per_query_loads(R, S)
+    """The Loads of the combo's verify kernel (verify_kernel: none loads per row)."""
+    return combo.verify_kernel.loads(combo, R, S, T, n_blocks, block_tokens)
