@@ -6,6 +6,7 @@ Sizes are in elements; `*_bytes` helpers take a dtype from `DTYPE_BYTES`.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,10 @@ from hwmodels.yamlio import file_stamp, load_yaml, named_file
 from simulator.precision import DTYPE_BYTES
 
 MODEL_DIR = Path(__file__).parent / "models"
+
+#: Largest integer a model field may hold (layers, widths, vocabulary, context): 1e9 is 1,000x the largest
+#: released value of any of them; beyond it a number is a typo, not an architecture.
+MAX_MODEL_INT = 10**9
 
 ATTENTION_KINDS = ("gqa", "mha", "mla")
 ACTIVATIONS = {"silu_glu": 3, "relu2": 2, "gelu": 2}  # activation -> weight matrices per MLP
@@ -179,8 +184,8 @@ def _req(doc: dict, key: str, file: str, kind=int, allowed=None):
         raise SpecError("is missing", file=file, field=key)
     v = doc[key]
     if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise SpecError(f"must be a positive integer, got {v!r}", file=file, field=key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > MAX_MODEL_INT:
+            raise SpecError(f"must be an integer from 1 to {MAX_MODEL_INT:,}, got {v!r}", file=file, field=key)
     elif kind is str:
         if not isinstance(v, str) or not v:
             raise SpecError(f"must be a non-empty string, got {v!r}", file=file, field=key)
@@ -205,8 +210,9 @@ def _sub(doc: dict, key: str, cls, file: str, allowed_str: dict | None = None):
         if allowed_str and f in allowed_str:
             if v not in allowed_str[f]:
                 raise SpecError(f"is {v!r}; allowed: {', '.join(allowed_str[f])}", file=file, field=f"{key}.{f}")
-        elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise SpecError(f"must be a non-negative integer, got {v!r}", file=file, field=f"{key}.{f}")
+        elif isinstance(v, bool) or not isinstance(v, int) or v < 0 or v > MAX_MODEL_INT:
+            raise SpecError(f"must be an integer from 0 to {MAX_MODEL_INT:,}, got {v!r}", file=file,
+                            field=f"{key}.{f}")
         kw[f] = v
     unknown = set(node) - set(cls.__dataclass_fields__)
     if unknown:
@@ -237,8 +243,22 @@ def model_from_dict(doc: Any, file: str) -> ModelSpec:
     if attention == "mla" and mla is None:
         raise SpecError("attention 'mla' needs an 'mla' block", file=file, field="mla")
     mtp = doc.get("mtp") or {}
-    if not isinstance(mtp, dict) or not isinstance(mtp.get("modules", 0), int):
-        raise SpecError("must be {modules: <int>}", file=file, field="mtp")
+    if (not isinstance(mtp, dict) or set(mtp) - {"modules"} or isinstance(mtp.get("modules", 0), bool)
+            or not isinstance(mtp.get("modules", 0), int) or not 0 <= mtp.get("modules", 0) <= 64):
+        raise SpecError("must be {modules: <integer 0..64>}", file=file, field="mtp")
+    moe = _sub(doc, "moe", MoE, file)
+    if moe is not None:
+        if moe.experts < 1 or moe.top_k < 1 or moe.expert_ffn < 1:
+            raise SpecError("experts, top_k and expert_ffn must be >= 1", file=file, field="moe")
+        if moe.top_k > moe.experts:
+            raise SpecError(f"top_k ({moe.top_k}) exceeds experts ({moe.experts})", file=file, field="moe.top_k")
+    notes = doc.get("notes", "")
+    if notes is not None and not isinstance(notes, str):
+        raise SpecError(f"must be text, got {type(notes).__name__}", file=file, field="notes")
+    theta = doc.get("rope_theta")
+    if "rope_theta" in doc and (isinstance(theta, bool) or not isinstance(theta, (int, float))
+                                or not math.isfinite(theta) or theta <= 0):
+        raise SpecError(f"must be a positive number, got {theta!r}", file=file, field="rope_theta")
     dtype = _req(doc, "dtype", file, str, tuple(DTYPE_BYTES))
     return ModelSpec(
         name=_req(doc, "name", file, str),
@@ -259,10 +279,10 @@ def model_from_dict(doc: Any, file: str) -> ModelSpec:
         dtype=dtype,
         file=file,
         mla=mla,
-        moe=_sub(doc, "moe", MoE, file),
+        moe=moe,
         mtp_modules=int(mtp.get("modules", 0)),
         dsa_indexer=_sub(doc, "dsa_indexer", DSAIndexer, file, {"dtype": tuple(DTYPE_BYTES)}),
-        notes=str(doc.get("notes", "")),
+        notes=notes or "",
         extra={"rope_theta": doc["rope_theta"]} if "rope_theta" in doc else {},
     )
 

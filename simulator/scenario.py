@@ -129,6 +129,8 @@ def _positive_ints(v: Any, file: str, fld: str) -> list[int]:
 
 def _choices(v: Any, allowed: tuple[str, ...], file: str, fld: str) -> list[str]:
     vals = _as_list(v)
+    if not vals:
+        raise ScenarioError(f"must list at least one value; allowed: {', '.join(allowed)}", file=file, field=fld)
     for x in vals:
         if x not in allowed:
             raise ScenarioError(f"unknown value {x!r}; allowed: {', '.join(allowed)}", file=file, field=fld)
@@ -136,7 +138,9 @@ def _choices(v: Any, allowed: tuple[str, ...], file: str, fld: str) -> list[str]
 
 
 def _mapping(doc: Any, key: str, file: str, allowed: set[str]) -> dict:
-    node = doc.get(key) or {}
+    node = doc.get(key)
+    if node is None:
+        node = {}
     if not isinstance(node, dict):
         raise ScenarioError("must be a mapping", file=file, field=key)
     unknown = set(node) - allowed
@@ -175,9 +179,13 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     for k in ("hardware", "model", "workload"):
         if k not in doc:
             raise ScenarioError("is missing", file=file, field=k)
-    name = doc.get("name") or Path(file).stem
-    if not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        raise ScenarioError(f"must be letters, digits, '-', '_' or '.', got {name!r}", file=file, field="name")
+    name = doc.get("name")
+    if name is None:
+        name = Path(file).stem
+    if (not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum()
+            or len(name) > 100 or name.startswith(".")):
+        raise ScenarioError(f"must be 1-100 letters, digits, '-', '_' or '.' (not starting with '.'), got "
+                            f"{str(name)[:60]!r}", file=file, field="name")
 
     hardware = _load_named(load_hardware, doc["hardware"], file, "hardware", base)
     models = _load_named(load_model, doc["model"], file, "model", base)
@@ -205,7 +213,10 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     wd = _choices(st.get("weight_dtype", ["native"]), ("native",) + tuple(DTYPE_BYTES), file,
                   "strategies.weight_dtype")
     parallel: list[tuple[int, int, int]] = []
-    for entry in _as_list(st.get("parallelism", [{"tp": 1}])):
+    par_entries = _as_list(st.get("parallelism", [{"tp": 1}]))
+    if not par_entries:
+        raise ScenarioError("must list at least one {tp: N} entry", file=file, field="strategies.parallelism")
+    for entry in par_entries:
         if not isinstance(entry, dict) or "tp" not in entry or set(entry) - {"tp", "ep", "attn_dp"}:
             raise ScenarioError(f"each entry must be {{tp: N}} with optional ep: E, attn_dp: D (each a number or a "
                                 f"list), got {entry!r}", file=file, field="strategies.parallelism")
@@ -234,9 +245,11 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
 
     obj = _mapping(doc, "objective", file, {"rank_by", "slo", "top"})
     rank_by = obj.get("rank_by", "tokens_per_s")
-    if rank_by not in RANK_BY:
+    if not isinstance(rank_by, str) or rank_by not in RANK_BY:
         raise ScenarioError(f"is {rank_by!r}; allowed: {', '.join(RANK_BY)}", file=file, field="objective.rank_by")
-    slo = obj.get("slo") or {}
+    slo = obj.get("slo")
+    if slo is None:
+        slo = {}
     if not isinstance(slo, dict) or set(slo) - set(SLO_KEYS):
         raise ScenarioError(f"must map some of {SLO_KEYS} to limits in ms, got {slo!r}", file=file,
                             field="objective.slo")

@@ -113,7 +113,7 @@ def test_bad_model_spec(tmp_path):
         load_model(p)
     d["kv_heads"] = 0
     p.write_text(yaml.safe_dump(d))
-    with pytest.raises(SpecError, match="positive integer"):
+    with pytest.raises(SpecError, match="must be an integer from 1 to"):
         load_model(p)
     d["kv_heads"] = 8
     d["activation"] = "swish"

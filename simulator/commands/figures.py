@@ -21,7 +21,7 @@ def cmd_figures(args) -> int:
     reg = reproductions()
     if args.action == "list":
         if args.scenario:
-            raise UsageError("figures list takes no argument; use `sparsesim figures run NAME`")
+            raise UsageError(f"figures list takes no argument (got {args.scenario!r}); use `sparsesim figures run NAME`")
         print(f"{'reproduction':<28} {'shipped scenario':<24} what it compares")
         for name, fn in sorted(reg.items()):
             doc = (fn.__doc__ or "").strip().splitlines()

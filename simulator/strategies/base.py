@@ -53,6 +53,39 @@ class Param:
     list_valued: bool = False  # the value itself is a list: only a list of lists expands into a grid
 
 
+#: Largest magnitude any numeric strategy parameter may take: token counts, bytes, layers and probabilities
+#: are all far below it; a value beyond it is a typo or an overflow, never a setting.
+MAX_PARAM_MAGNITUDE = 1e12
+
+
+def _generic_problem(v: Any, spec: "Param") -> str:
+    """Problems every parameter shares, whatever its own check says: a boolean where the default is not
+    one, a non-finite number, a magnitude beyond MAX_PARAM_MAGNITUDE (also inside lists)."""
+    import math
+
+    def one(x) -> str:
+        if isinstance(x, bool):
+            return "" if isinstance(spec.default, bool) else " (true/false is not a number)"
+        if isinstance(x, float) and not math.isfinite(x):
+            return " (not a finite number)"
+        if isinstance(x, (int, float)) and abs(x) > MAX_PARAM_MAGNITUDE:
+            return f" (magnitude beyond {MAX_PARAM_MAGNITUDE:g})"
+        if isinstance(x, list):
+            for y in x:
+                r = one(y)
+                if r:
+                    return r
+        if isinstance(x, dict):
+            for y in x.values():
+                r = one(y)
+                if r:
+                    return r
+        return ""
+    if isinstance(v, list) and not v and spec.default != []:
+        return " (an empty list)"
+    return one(v)
+
+
 class Strategy:
     axis: ClassVar[str] = ""
     name: ClassVar[str] = ""
@@ -68,8 +101,10 @@ class Strategy:
         self.values: dict[str, Any] = {}
         for p, spec in self.params.items():
             v = values.get(p, spec.default)
-            if spec.check is not None and not spec.check(v):
-                raise ScenarioError(f"{self.axis} '{self.name}': {p}={v!r} is invalid; allowed: {spec.allowed}",
+            bad = _generic_problem(v, spec)
+            if bad or (spec.check is not None and not spec.check(v)):
+                raise ScenarioError(f"{self.axis} '{self.name}': {p}={v!r} is invalid{bad}; allowed: "
+                                    f"{spec.allowed or 'see `sparsesim strategies --sources`'}",
                                     field=f"strategies.{self.axis}.{self.name}.{p}")
             self.values[p] = v
 
@@ -257,6 +292,9 @@ def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy
         values = [DEFAULT_VALUE[axis]]
     if not isinstance(values, list):
         values = [values]
+    if not values:
+        raise ScenarioError(f"must list at least one value (default: [{DEFAULT_VALUE[axis]}])", file=file,
+                            field=f"strategies.{axis}")
     out: list[Strategy] = []
     for entry in values:
         if isinstance(entry, str):
@@ -280,6 +318,10 @@ def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy
             if k_ in specs and specs[k_].list_valued:
                 grids.append(v if isinstance(v, list) and v and all(isinstance(x, list) for x in v) else [v])
             else:
+                if isinstance(v, list) and not v:
+                    raise ScenarioError(f"{axis} '{name}': parameter {k_!r} lists no values (give a value or a "
+                                        "non-empty list of values)", file=file,
+                                        field=f"strategies.{axis}.{name}.{k_}")
                 grids.append(v if isinstance(v, list) else [v])
         for combo in itertools.product(*grids):
             try:

@@ -52,6 +52,19 @@ def _is_tree(v) -> bool:
             and v["branch"] >= 1 and v["depth"] >= 1)
 
 
+def _loadable_model(v) -> bool:
+    """A draft model name or path that loads (checked when the scenario is read, not when it is priced)."""
+    from hwmodels.errors import SparsesimError
+
+    if not isinstance(v, str) or not v.strip():
+        return False
+    try:
+        load_model(v)
+    except SparsesimError:
+        return False
+    return True
+
+
 def _is_dist(v) -> bool:
     return v is None or (isinstance(v, list) and len(v) >= 2 and _is_probs(v) and abs(sum(v) - 1.0) < 1e-6)
 
@@ -169,7 +182,8 @@ class DraftModel(_Speculative):
     description = "a separate small draft model proposes K tokens (or a tree), the target verifies them"
     params = {
         "model": Param("TinyLlama-1.1B", "SpecAttn paper: TinyLlama-1.1B drafts for Llama-2-7B",
-                       lambda v: isinstance(v, str), f"a shipped model name ({', '.join(list_models())}) or a path"),
+                       lambda v: _loadable_model(v), f"a shipped model name ({', '.join(list_models())}) or a path "
+                       "to a model YAML file"),
         "acceptance": Param(0.7, "ASSUMPTION: per-position acceptance 0.7 (typical of small draft models; "
                                  "set it from measurements)", _is_prob, "a probability in [0, 1]"),
         **COMMON_PARAMS,
