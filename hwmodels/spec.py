@@ -54,6 +54,21 @@ GIB = 1024**3
 MIB = 1024**2
 KIB = 1024
 
+#: Upper bounds of physical plausibility per spec field (in the file's units), checked on load: a value
+#: beyond them is a unit mistake or a typo (3.35e6 GB/s for 3.35 TB/s), never a device. They are 10-1000x
+#: above today's largest devices (B200: 8 TB/s, 192 GB, 2.25 PFLOP/s bf16 dense; SN40L: 1,040 PCUs).
+PLAUSIBLE_MAX = {
+    "max_devices_per_node": 1024, "compute_units.count": 1e5, "compute_units.clock_ghz": 10.0,
+    "peak_tflops": 1e6, "memory.hbm.capacity_gib": 1e5, "memory.hbm.bandwidth_gbps": 1e6,
+    "memory.ddr.capacity_gib": 1e7, "memory.ddr.bandwidth_gbps": 1e6, "onchip.smem_per_unit_kib": 1e5,
+    "onchip.sram_total_mib": 1e6, "onchip.l2_mib": 1e5, "launch_overhead_us": 1e4,
+    "interconnect.bandwidth_gbps": 1e6, "interconnect.latency_us": 1e4,
+}
+
+
+def _plausible_max(path: str) -> float:
+    return PLAUSIBLE_MAX.get(path, PLAUSIBLE_MAX.get(path.split(".")[0], math.inf))
+
 
 @dataclass(frozen=True)
 class Efficiency:
@@ -192,8 +207,8 @@ class _Reader:
 
     def integer(self, path: str) -> int:
         v = self._node(path, True)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise SpecError(f"must be a positive integer, got {v!r}", file=self.file, field=path)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > 1024:
+            raise SpecError(f"must be an integer from 1 to 1024, got {v!r}", file=self.file, field=path)
         return v
 
     def number(self, path: str, required: bool = True, nullable: bool = False) -> float | None:
@@ -218,6 +233,10 @@ class _Reader:
                             "is an assumption)", file=self.file, field=path)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise SpecError(f"value must be a positive number, got {v!r}", file=self.file, field=path)
+        hi = _plausible_max(path)
+        if v > hi:
+            raise SpecError(f"value {v:g} is beyond {hi:g}, the plausible maximum for this field (check its unit)",
+                            file=self.file, field=path)
         return float(v)
 
 
