@@ -1,7 +1,7 @@
 """Errors a user can cause. The CLI prints them without a traceback and exits non-zero.
 
-They live in the hardware package because it is the bottom layer: `simulator` imports them from here
-(and re-exports them as `simulator.errors`), `hwmodels` never imports from `simulator`.
+They live in the hardware package because it is the bottom layer: `simulator` imports them from here;
+`hwmodels` never imports from `simulator` (tests/test_layering.py).
 """
 
 
