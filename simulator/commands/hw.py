@@ -13,10 +13,11 @@ def register(sub) -> None:
 
 def _print_sourced(obj_sources: dict[str, str], assumed, values: dict[str, str]) -> None:
     width = max(len(k) for k in values)
+    vwidth = max(len(v) for v in values.values())
     for k, v in values.items():
         src = obj_sources.get(k, "")
         mark = " [ASSUMED]" if k in assumed else ""
-        print(f"  {k:<{width}}  {v:<14} {src}{mark}")
+        print(f"  {k:<{width}}  {v:<{vwidth}}  {src}{mark}")
 
 
 def cmd_hw(args) -> int:

@@ -17,9 +17,11 @@ def cmd_models(args) -> int:
     if args.action == "list" or not args.name:
         if args.action == "show":
             raise UsageError("models show needs a NAME; see `sparsesim models list`")
-        print(f"{'name':<18} {'params':>8} {'attn':>4} {'layers':>6} {'hidden':>6} {'heads':>5} {'kv':>4} "
+        names = list_models()
+        w = max(len(n) for n in names) if names else 18
+        print(f"{'name':<{w}} {'params':>8} {'attn':>4} {'layers':>6} {'hidden':>6} {'heads':>5} {'kv':>4} "
               f"{'KV/token bf16':>13} {'max ctx':>8}  extras")
-        for n in list_models():
+        for n in names:
             m = load_model(n)
             extras = []
             if m.moe:
@@ -28,7 +30,7 @@ def cmd_models(args) -> int:
                 extras.append(f"MTP {m.mtp_modules}")
             if m.dsa_indexer:
                 extras.append(f"DSA indexer top-{m.dsa_indexer.topk}")
-            print(f"{m.name:<18} {m.total_params() / 1e9:>7.2f}B {m.attention:>4} {m.layers:>6} {m.hidden:>6} "
+            print(f"{m.name:<{w}} {m.total_params() / 1e9:>7.2f}B {m.attention:>4} {m.layers:>6} {m.hidden:>6} "
                   f"{m.heads:>5} {m.kv_heads:>4} {m.kv_bytes_per_token('bf16') / 1024:>10.1f} KiB {m.max_context:>8}  "
                   + ", ".join(extras))
         return 0
