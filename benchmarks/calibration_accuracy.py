@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 
-from hwmodels.calibration import fit as F
-from hwmodels.calibration import report as R
+from simulator.calibration import fit as F
+from simulator.calibration import report as R
 
 
 def main() -> None:
@@ -36,7 +36,7 @@ def main() -> None:
         print()
     links = sorted(F.DATA_DIR.glob("*_collectives_*.csv"))
     if links:
-        from hwmodels.calibration import fit_links as FL
+        from simulator.calibration import fit_links as FL
         from hwmodels.spec import load_hardware
 
         df = FL.load(links)
@@ -48,8 +48,8 @@ def main() -> None:
         print(f"== NCCL collectives, H200 x2 / x4 ({len(df)} rows; committed link terms, all rows fitted): "
               f"median |error| {err.abs().median():.1f} %, worst {err.abs().max():.1f} %")
 
-    from hwmodels.calibration import fit_latency as FT
-    from hwmodels.calibration import fit_topk_cta as FK
+    from simulator.calibration import fit_latency as FT
+    from simulator.calibration import fit_topk_cta as FK
     from hwmodels.spec import load_hardware
     
     fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}

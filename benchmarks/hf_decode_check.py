@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from hwmodels.calibration.fit import DATA_DIR, DEVICE_SPECS
+from simulator.calibration.fit import DATA_DIR, DEVICE_SPECS
 from simulator.combo import make_combo
 from simulator.pricing import price_combo
 

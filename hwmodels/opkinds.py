@@ -9,8 +9,16 @@ from __future__ import annotations
 #: topk      multi-kernel library top-k (torch.topk, sorts): calibrated on torch.topk
 #: topk_cta  one-thread-block-per-row selection kernels (DSA's radix-select and GVR): calibrated on our own
 #:           single-CTA kernels (hwmodels/calibration/measure_topk_cta.py)
+#: attention the generic decode / prefill attention kernel (calibrated on cuDNN SDPA, continuous split-KV)
+#: attn_*    decode attention of a named kernel family, whose CTAs the strategy counts from the family's own
+#:           split heuristic (simulator/strategies/dense.py `kernel`): attn_cudnn (cuDNN SDPA), attn_fa2
+#:           (FlashAttention-2 split-KV, as SDPA's flash backend), attn_flex (FlexAttention's flex_decoding),
+#:           attn_triton (our Triton split-KV kernel with FA2's heuristic), attn_memeff (memory-efficient
+#:           SDPA: no split-KV, one CTA per query head walks the whole cache); calibrated on
+#:           hwmodels/calibration/measure_regimes.py
+#: indexer   a DSA-lightning-indexer-like logits kernel, one CTA per (query row, 64 keys)
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
-                          "topk_cta")
+                          "topk_cta", "attn_cudnn", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff", "indexer")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -15,6 +15,16 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   hit = min(1, L2 * l2_fraction / working_set): re-reads of a working set that fits in L2
                   come from L2 (no HBM traffic); of a larger one, the resident share does
     memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
+    waves       kinds with a calibrated occupancy (cta_slots[kind] = o resident CTAs per SM; decode attention of
+                a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
+                Each CTA walks its share of the work in `serial_iters` synchronous load-then-compute iterations
+                of iter[kind] each (the measured per-iteration latency of that kernel), so
+                  device_s = max(overlap(compute_s, memory_s'), waves * serial_iters * iter[kind])
+                             + fixed[kind] + waves * cta_fixed[kind]
+                with memory_s' = hbm_bytes / (bw_hbm * eff_m) (no fill_m: too few CTAs show up as the chain
+                instead). Few CTAs over a long range = one long serial chain per CTA (fp8 K/V halves the bytes
+                but not the iterations); a last partial wave costs a whole CTA's chain (the tail);
+                cta_fixed = the per-wave prologue / epilogue (load Q, write the partial output)
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
@@ -49,9 +59,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hwmodels.errors import SparsesimError
 from hwmodels.opkinds import ALLTOALL, COLLECTIVE, DTYPES, KINDS
 from hwmodels.spec import HardwareSpec
-from hwmodels.errors import SparsesimError
 
 LAUNCH_MODES = ("graph", "eager")
 
@@ -85,6 +95,29 @@ def spill_bytes(ops, hw: HardwareSpec) -> np.ndarray | float:
     if sb is None:
         return 0.0
     return (spill_passes(ops, hw) - 1.0) * sb
+
+
+def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n, has_n, U):
+    """device_s of the rows whose kind has a calibrated occupancy (module docstring, `waves`)."""
+    occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
+    wave = (occ > 0) & has_n
+    if not wave.any():
+        return device_s
+    slots = np.where(wave, U * occ, 1.0)
+    waves = np.ceil(n / slots)
+    eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
+    memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
+    if eff.overlap_p:
+        p = eff.overlap_p
+        hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)
+        body = hi * ((compute_s / hi) ** p + (memory_s / hi) ** p) ** (1.0 / p)
+    else:
+        body = np.maximum(compute_s, memory_s)
+    iters = getattr(ops, "serial_iters", None)
+    it = np.array([eff.iter_s.get(k, 0.0) for k in KINDS])[ops.kind]
+    chain = waves * (iters if iters is not None else 0.0) * it
+    cta_fixed = np.array([eff.cta_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
+    return np.where(wave, np.maximum(body, chain) + fixed + waves * cta_fixed, device_s)
 
 
 def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
@@ -151,6 +184,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     iters = getattr(ops, "serial_iters", None)
     if eff.loop_iter_s and iters is not None and iters.any():
         device_s = np.maximum(device_s, iters * eff.loop_iter_s + fixed)
+    if eff.cta_slots:
+        device_s = _waves(ops, hw, eff, device_s, compute_s, hbm_bytes, fixed, n_safe, has_n, U)
     if graph:
         kernel_s = device_s + launch_row
     else:

@@ -102,6 +102,15 @@ class Efficiency:
         `serial_iters` times this is a floor on its device time. None = uncalibrated: no such floor.
     dram_latency_s / l2_latency_s: measured dependent-load (pointer-chase) latency of device memory and
         of L2, for reference and reports (the floor above is measured directly, not built from these).
+    cta_slots[kind]: CTAs of a kernel of that kind resident on one SM at a time (its occupancy); when given,
+        the roofline prices the kind in waves of units x cta_slots CTAs (hwmodels.roofline `waves`): each CTA
+        walks its work in the op's `serial_iters` iterations of iter_s[kind], so a kernel of few CTAs runs one
+        long serial chain per CTA and a last partial wave costs a whole chain (the tail). Absent = the
+        continuous occupancy term (fill_m) only.
+    iter_s[kind]: time of one synchronous load-then-compute iteration of a kernel of that kind (one CTA's
+        K/V tile for decode attention), in seconds.
+    cta_fixed_s[kind]: time each wave of CTAs spends outside its streaming loop (loading Q, initializing,
+        reducing and writing its partial output), in seconds; counted once per wave.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -120,6 +129,9 @@ class Efficiency:
     loop_iter_s: float | None = None
     dram_latency_s: float | None = None
     l2_latency_s: float | None = None
+    cta_slots: dict[str, float] = field(default_factory=dict)
+    iter_s: dict[str, float] = field(default_factory=dict)
+    cta_fixed_s: dict[str, float] = field(default_factory=dict)
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
 
@@ -356,7 +368,8 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
     fixed_us: {kind: us}, saturation: {kind: multiple of the SMs}, overlap_p: p, l2_fraction: f,
-    launch_us: {graph: us, eager: us}} (all optional)."""
+    launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
+    cta_fixed_us: {kind: us}} (all optional)."""
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
     base = Efficiency()
@@ -384,7 +397,12 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e3):
             raise SpecError(f"must be microseconds in (0, 1e3), got {v!r}", file=file, field=f"latency.{k}")
         lat_s[k] = None if v is None else float(v) * 1e-6
+    slots = _keyed(doc, "cta_slots", file, {}, KINDS, 0.0, 64.0, "resident CTAs per SM in (0, 64]")
+    cta_fixed = _keyed(doc, "cta_fixed_us", file, {}, KINDS, -1e-12, 1e4, "microseconds in [0, 1e4)", 1e-6)
+    iters = _keyed(doc, "iter_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     launch = doc.get("launch_us", {}) or {}
+    if not isinstance(launch, dict):
+        raise SpecError("must map graph/eager to positive microseconds", file=file, field="launch_us")
     for k, v in launch.items():
         if k not in ("graph", "eager") or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
             raise SpecError(f"must map graph/eager to positive microseconds, got {k}: {v!r}", file=file,
@@ -397,7 +415,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       launch_graph_s=launch["graph"] * 1e-6 if "graph" in launch else None,
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
-                      l2_latency_s=lat_s["l2_us"],
+                      l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
                       source=str(doc.get("source", file)))
 
 

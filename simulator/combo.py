@@ -9,12 +9,23 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from hwmodels.spec import HardwareSpec
 from simulator.model import ModelSpec
 from simulator.precision import DTYPE_BYTES, WEIGHT_COMPUTE_DTYPE
 
 if TYPE_CHECKING:
     from simulator.strategies.base import Strategy
+
+
+def _ceil(x):
+    """math.ceil, or np.ceil where `x` is an array (array-valued combos: notes/VECTOR_COMBOS.md)."""
+    return np.ceil(x) if isinstance(x, np.ndarray) else math.ceil(x)
+
+
+def _at_least_1(x):
+    return np.maximum(1.0, x) if isinstance(x, np.ndarray) else max(1, x)
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,10 @@ class TargetFacts:
 
 @dataclass(frozen=True)
 class Combo:
+    """One strategy tuple. Inside a sweep, tuples that share a structure are priced together through ONE
+    combo whose `tp` and some strategy parameters are arrays with one value per setting (see
+    notes/VECTOR_COMBOS.md); the per-device properties below then return arrays too."""
+
     hardware: HardwareSpec
     model: ModelSpec
     attention: Strategy
@@ -61,7 +76,7 @@ class Combo:
     @property
     def heads_dev(self) -> int:
         """Query heads on one device (heads are split evenly over TP ranks)."""
-        return math.ceil(self.model.heads / self.tp)
+        return _ceil(self.model.heads / self.tp)
 
     @property
     def kv_heads_dev(self) -> int:
@@ -69,7 +84,7 @@ class Combo:
         (what vLLM and TensorRT-LLM do)."""
         if self.model.mla:
             return 1  # one shared latent, replicated on every rank
-        return max(1, math.ceil(self.model.kv_heads / self.tp))
+        return _at_least_1(_ceil(self.model.kv_heads / self.tp))
 
     @property
     def kv_fraction_dev(self) -> float:
@@ -85,13 +100,13 @@ class Combo:
 
     @property
     def attn_heads_dev(self) -> int:
-        return math.ceil(self.model.heads / self.attn_tp)
+        return _ceil(self.model.heads / self.attn_tp)
 
     @property
     def attn_kv_heads_dev(self) -> int:
         if self.model.mla:
             return 1
-        return max(1, math.ceil(self.model.kv_heads / self.attn_tp))
+        return _at_least_1(_ceil(self.model.kv_heads / self.attn_tp))
 
     @property
     def attn_kv_fraction_dev(self) -> float:

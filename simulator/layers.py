@@ -68,9 +68,14 @@ def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float
 
 def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None:
     """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM."""
-    if combo.tp > 1:
+    tp = combo.tp
+    if isinstance(tp, np.ndarray):  # an array-valued combo (notes/VECTOR_COMBOS.md): only where tp > 1
+        if (tp > 1).any():
+            b.add(name, "collective", bytes_read=rows * combo.model.hidden * ACT_BYTES, dtype=ACT_DTYPE,
+                  count=count, devices=tp, where=tp > 1)
+    elif tp > 1:
         b.add(name, "collective", bytes_read=rows * combo.model.hidden * ACT_BYTES, dtype=ACT_DTYPE,
-              count=count, devices=combo.tp)
+              count=count, devices=tp)
 
 
 def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str) -> None:

@@ -38,10 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwmodels.opkinds import DTYPE_CODE, KIND_CODE, KINDS, DTYPES
-
-_FLOAT_COLUMNS = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices", "onchip_bytes",
-                  "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters")
+from hwmodels.opkinds import DTYPE_CODE, DTYPES, KIND_CODE, KINDS
 
 
 @dataclass
@@ -95,22 +92,36 @@ class OpTable:
 
     def total(self, column: str) -> np.ndarray:
         """Per-setting sum of `column` times `count` (e.g. total bytes moved per step)."""
-        v = getattr(self, column) * self.count
+        col = getattr(self, column)
+        if col is None:
+            return np.zeros(self.n_settings)
+        v = col * self.count
         return np.bincount(self.setting, weights=v, minlength=self.n_settings)
 
 
+_REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
+_OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters")
+
+
 class OpBuilder:
-    """Accumulates blocks of op rows for `n` settings, then builds one OpTable."""
+    """Accumulates blocks of op rows for `n` settings, then builds one OpTable.
+
+    Scalar-lazy: a scalar argument stays a Python float until `build()`, which writes every column once
+    into one preallocated array (no per-op `np.full`); an optional column (onchip_bytes ... serial_iters)
+    that no op set is left out of the table (None), which the roofline reads as all zeros."""
 
     def __init__(self, n_settings: int):
         self.n = int(n_settings)
         self._blocks: list[tuple] = []
         self._names: dict[str, int] = {}
 
-    def _col(self, v) -> np.ndarray:
+    def _col(self, v):
+        """A float (scalar) or a float64 array of shape (n,)."""
+        if type(v) is float or type(v) is int:
+            return float(v)
         a = np.asarray(v, dtype=np.float64)
         if a.ndim == 0:
-            return np.full(self.n, float(a))
+            return float(a)
         if a.shape != (self.n,):
             raise ValueError(f"op column has shape {a.shape}, expected scalar or ({self.n},)")
         return a
@@ -127,36 +138,98 @@ class OpBuilder:
             raise ValueError(f"unknown op kind {kind!r}; allowed: {KINDS}")
         if dtype not in DTYPE_CODE:
             raise ValueError(f"unknown dtype {dtype!r}; allowed: {DTYPES}")
-        nid = self._names.setdefault(name, len(self._names))
-        cols = [self._col(c) for c in (flops, bytes_read, bytes_written, parallel_units, count, devices,
-                                       onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps,
-                                       serial_iters)]
-        idx = np.arange(self.n)
+        col = self._col
+        req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
+        opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters)
+        if all(type(c) is float and c == 0.0 for c in opt):
+            opt = None
+        else:
+            opt = tuple(col(c) for c in opt)
+            if all(type(c) is float and c == 0.0 for c in opt):
+                opt = None
+        idx = None
         if where is not None:
             mask = np.broadcast_to(np.asarray(where, dtype=bool), (self.n,))
             if not mask.any():
                 return
-            idx = idx[mask]
-            cols = [c[mask] for c in cols]
-        self._blocks.append((nid, KIND_CODE[kind], DTYPE_CODE[dtype], cols, idx))
+            if not mask.all():
+                idx = np.flatnonzero(mask)
+                req = tuple(c if type(c) is float else c[idx] for c in req)
+                if opt is not None:
+                    opt = tuple(c if type(c) is float else c[idx] for c in opt)
+        nid = self._names.setdefault(name, len(self._names))
+        self._blocks.append((nid, KIND_CODE[kind], DTYPE_CODE[dtype], req, opt, idx))
 
     def build(self) -> OpTable:
         if not self._blocks:
             raise ValueError("no ops were added")
-        sizes = [len(b[4]) for b in self._blocks]
-        cols = {c: np.concatenate([b[3][i] for b in self._blocks]) for i, c in enumerate(_FLOAT_COLUMNS)}
+        n = self.n
+        blocks = self._blocks
+        sizes = [n if b[5] is None else len(b[5]) for b in blocks]
+        total = sum(sizes)
+        starts = np.cumsum([0] + sizes[:-1]).tolist()
+
+        def column(pieces) -> np.ndarray:
+            out = np.empty(total)
+            for s, size, v in zip(starts, sizes, pieces):
+                out[s:s + size] = v
+            return out
+
+        cols = {c: column([b[3][i] for b in blocks]) for i, c in enumerate(_REQUIRED)}
+        if any(b[4] is not None for b in blocks):
+            for i, c in enumerate(_OPTIONAL):
+                pieces = [0.0 if b[4] is None else b[4][i] for b in blocks]
+                if any(type(v) is not float or v != 0.0 for v in pieces):
+                    cols[c] = column(pieces)
+        setting = np.empty(total, dtype=np.int64)
+        ar = np.arange(n, dtype=np.int64)
+        for s, size, b in zip(starts, sizes, blocks):
+            setting[s:s + size] = ar if b[5] is None else b[5]
         names = [None] * len(self._names)
         for k, v in self._names.items():
             names[v] = k
         return OpTable(
             names=names,
-            name_id=np.repeat(np.array([b[0] for b in self._blocks], dtype=np.int32), sizes),
-            kind=np.repeat(np.array([b[1] for b in self._blocks], dtype=np.int8), sizes),
-            dtype=np.repeat(np.array([b[2] for b in self._blocks], dtype=np.int8), sizes),
-            setting=np.concatenate([b[4] for b in self._blocks]),
-            n_settings=self.n,
+            name_id=np.repeat(np.array([b[0] for b in blocks], dtype=np.int32), sizes),
+            kind=np.repeat(np.array([b[1] for b in blocks], dtype=np.int8), sizes),
+            dtype=np.repeat(np.array([b[2] for b in blocks], dtype=np.int8), sizes),
+            setting=setting,
+            n_settings=n,
             **cols,
         )
+
+
+def concat_tables(tables: list[OpTable]) -> tuple[OpTable, np.ndarray]:
+    """One OpTable holding the settings of several tables one after the other (table i's settings are
+    offset by the settings of the tables before it). Returns the table and each table's setting offset.
+    Rows keep their order inside each table, so per-setting sums (np.bincount) add in the same order."""
+    if len(tables) == 1:
+        return tables[0], np.zeros(1, dtype=np.int64)
+    offsets = np.cumsum([0] + [t.n_settings for t in tables[:-1]])
+    names: dict[str, int] = {}
+    name_ids = []
+    for t in tables:
+        remap = np.array([names.setdefault(nm, len(names)) for nm in t.names], dtype=np.int32)
+        name_ids.append(remap[t.name_id])
+    cols = {}
+    for c in _REQUIRED:
+        cols[c] = np.concatenate([getattr(t, c) for t in tables])
+    for c in _OPTIONAL:
+        if any(getattr(t, c) is not None for t in tables):
+            cols[c] = np.concatenate([getattr(t, c) if getattr(t, c) is not None else np.zeros(len(t))
+                                      for t in tables])
+    name_list = [None] * len(names)
+    for k, v in names.items():
+        name_list[v] = k
+    return OpTable(
+        names=name_list,
+        name_id=np.concatenate(name_ids),
+        kind=np.concatenate([t.kind for t in tables]),
+        dtype=np.concatenate([t.dtype for t in tables]),
+        setting=np.concatenate([t.setting + o for t, o in zip(tables, offsets)]),
+        n_settings=int(sum(t.n_settings for t in tables)),
+        **cols,
+    ), offsets
 
 
 class ScopedBuilder:

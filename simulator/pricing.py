@@ -14,6 +14,8 @@ Definitions (per setting = one batch size B, context C, output length L):
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -22,7 +24,7 @@ from hwmodels.roofline import price
 from simulator import memory
 from simulator.combo import Combo
 from simulator.layers import body_ops
-from simulator.ops import OpBuilder, OpTable
+from simulator.ops import OpBuilder, OpTable, concat_tables
 from simulator.strategies.base import StepShape
 
 
@@ -60,22 +62,91 @@ def _per_setting(ops: OpTable, values: np.ndarray) -> np.ndarray:
     return np.bincount(ops.setting, weights=values, minlength=ops.n_settings)
 
 
-def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = False):
-    """Results for every (batch, context, output_tokens) triple (equal-length arrays) under `combo`.
+#: columns of a priced setting, in table order (kind columns f"{kind}_ms" follow fixed_ms, in KINDS order)
+RESULT_COLUMNS = ("step_ms", "tokens_per_round", "tpot_ms", "tokens_per_s", "bytes_per_step", "flops_per_step",
+                  "bw_floor_ms", "launches_per_step", "launch_ms", "fixed_ms")
+TAIL_COLUMNS = ("ttft_ms", "kv_bytes_per_seq", "kv_bytes", "max_batch", "fits")
+KIND_COLUMNS = tuple(f"{k}_ms" for k in KINDS)
 
-    Returns (columns dict of arrays, breakdown DataFrame or None). The breakdown has one row per
-    (setting, op name) with its time and bytes.
-    """
+
+@dataclass
+class PricedGroup:
+    """The Python half of pricing one combo (scalar, or array-valued over a group of tuples, see
+    notes/VECTOR_COMBOS.md) over `n` settings: its op tables, not yet priced on the hardware.
+
+    `prefill` holds one prefill per distinct (tuple, prompt) pair; `prefill_inv` maps each setting to its
+    row there. `tuple_of` gives each setting's tuple (0..n_tuples-1 inside the group)."""
+
+    combo: Combo
+    batch: np.ndarray
+    decode: OpTable
+    tokens_per_round: np.ndarray
+    prefill: OpTable
+    prefill_inv: np.ndarray
+    kv_bytes_per_seq: np.ndarray
+    max_batch: np.ndarray
+    tuple_of: np.ndarray
+    n_tuples: int
+
+
+def build_group(combo: Combo, batch, context, output_tokens, tuple_of=None, expand=None) -> PricedGroup:
+    """Op tables and memory columns of `combo` at (batch, context, output_tokens) (equal-length arrays).
+
+    For a group of tuples priced together: `tuple_of` (int array, one entry per setting) says which tuple of
+    the group a setting belongs to and `expand(tuple_index_array)` returns the combo whose array-valued fields
+    have one value per entry of that array (the decode pass uses expand(tuple_of), the prefill pass expands
+    over its distinct (tuple, prompt) pairs). Without them, `combo` itself prices every setting."""
     batch = np.asarray(batch, dtype=np.float64)
     context = np.asarray(context, dtype=np.float64)
     out_len = np.asarray(output_tokens, dtype=np.float64)
-    hw = combo.hardware
+    n = len(batch)
+    if tuple_of is None:
+        tuple_of = np.zeros(n, dtype=np.int64)
+    vc = combo if expand is None else expand(tuple_of)
     kv_mean = context - (out_len + 1.0) / 2.0
-
-    ops, plan = decode_ops(combo, batch, kv_mean)
-    pr = price(ops, hw, combo.launch, detail=True)
-    step_s = _per_setting(ops, pr.time_s)
+    ops, plan = decode_ops(vc, batch, kv_mean)
     tokens_per_round = np.broadcast_to(np.asarray(plan.tokens_per_round, dtype=np.float64), batch.shape)
+
+    prompt = context - out_len
+    if expand is None:
+        uniq, inv = np.unique(prompt, return_inverse=True)
+        pops = prefill_ops(vc, uniq)
+    else:  # one prefill per distinct (tuple, prompt) pair: TTFT does not depend on the batch
+        order = np.lexsort((prompt, tuple_of))
+        t_s, p_s = tuple_of[order], prompt[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (t_s[1:] != t_s[:-1]) | (p_s[1:] != p_s[:-1])
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = np.cumsum(new) - 1
+        first = order[new]
+        pops = prefill_ops(expand(tuple_of[first]), prompt[first])
+
+    cached = vc.kv_policy.cached_tokens(vc, vc.attention.cached_tokens(vc, context))
+    kv_seq = memory.kv_bytes_per_sequence(vc, cached)
+    mb = memory.max_batch(vc, cached)
+    return PricedGroup(combo=combo, batch=batch, decode=ops, tokens_per_round=tokens_per_round, prefill=pops,
+                       prefill_inv=inv, kv_bytes_per_seq=kv_seq, max_batch=mb, tuple_of=tuple_of,
+                       n_tuples=int(tuple_of.max()) + 1 if n else 0)
+
+
+def finish_groups(groups: list[PricedGroup], hw, launch: str) -> tuple[dict, np.ndarray]:
+    """Price the op tables of groups that share hardware and launch mode as ONE table each (decode, prefill)
+    and return (result columns over the groups' settings one after the other, kinds_present) where
+    kinds_present[t, k] says whether tuple t (numbered across the groups) has an op of kind k: a tuple
+    without one gets NaN in that kind's column (as a per-tuple table without the column would)."""
+    ops, _ = concat_tables([g.decode for g in groups])
+    pops, poff = concat_tables([g.prefill for g in groups])
+    batch = np.concatenate([g.batch for g in groups]) if len(groups) > 1 else groups[0].batch
+    tokens_per_round = (np.concatenate([g.tokens_per_round for g in groups]) if len(groups) > 1
+                        else groups[0].tokens_per_round)
+    tuple_off = np.cumsum([0] + [g.n_tuples for g in groups])
+    tuple_of = (np.concatenate([g.tuple_of + o for g, o in zip(groups, tuple_off[:-1])]) if len(groups) > 1
+                else groups[0].tuple_of)
+    n_tuples = int(tuple_off[-1])
+
+    pr = price_rows(ops, hw, launch, ("time_s", "launch_s", "fixed_s"))
+    time_s = pr["time_s"]
+    step_s = _per_setting(ops, time_s)
     tpot_s = step_s / tokens_per_round
     moved = _per_setting(ops, (ops.bytes_read + ops.bytes_written) * ops.count)
     flops = _per_setting(ops, ops.flops * ops.count)
@@ -88,42 +159,93 @@ def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = F
         "flops_per_step": flops,
         "bw_floor_ms": moved / hw.hbm_bw_bytes_s * 1e3,
         "launches_per_step": _per_setting(ops, ops.count),
-        "launch_ms": _per_setting(ops, pr.launch_s) * 1e3,
-        "fixed_ms": _per_setting(ops, pr.fixed_s) * 1e3,
+        "launch_ms": _per_setting(ops, pr["launch_s"]) * 1e3,
+        "fixed_ms": _per_setting(ops, pr["fixed_s"]) * 1e3,
     }
+    present = np.zeros((n_tuples, len(KINDS)), dtype=bool)
+    row_tuple = tuple_of[ops.setting]
     for code, kind in enumerate(KINDS):
         sel = ops.kind == code
         if sel.any():
-            cols[f"{kind}_ms"] = _per_setting(ops, np.where(sel, pr.time_s, 0.0)) * 1e3
+            cols[f"{kind}_ms"] = _per_setting(ops, np.where(sel, time_s, 0.0)) * 1e3
+            present[:, code] = np.bincount(row_tuple[sel], minlength=n_tuples) > 0
 
-    prompt = context - out_len
-    uniq, inv = np.unique(prompt, return_inverse=True)
-    pops = prefill_ops(combo, uniq)
-    cols["ttft_ms"] = (_per_setting(pops, price(pops, hw, "eager")) * 1e3)[inv]
-
-    cached = combo.kv_policy.cached_tokens(combo, combo.attention.cached_tokens(combo, context))
-    kv_seq = memory.kv_bytes_per_sequence(combo, cached)
+    ttft = _per_setting(pops, price_rows(pops, hw, "eager")["time_s"]) * 1e3
+    cols["ttft_ms"] = ttft[np.concatenate([g.prefill_inv + o for g, o in zip(groups, poff)])]
+    kv_seq = np.concatenate([np.broadcast_to(g.kv_bytes_per_seq, g.batch.shape) for g in groups])
     cols["kv_bytes_per_seq"] = kv_seq
     cols["kv_bytes"] = kv_seq * batch
-    mb = memory.max_batch(combo, cached)
+    mb = np.concatenate([np.broadcast_to(g.max_batch, g.batch.shape) for g in groups])
     cols["max_batch"] = mb
     cols["fits"] = batch <= mb
+    return cols, present
 
-    bd = None
-    if breakdown:
-        names = np.asarray(ops.names, dtype=object)
-        bd = pd.DataFrame({
-            "setting": ops.setting,
-            "op": names[ops.name_id],
-            "kind": np.asarray(KINDS, dtype=object)[ops.kind],
-            "time_ms": pr.time_s * 1e3,
-            "compute_ms": pr.compute_s * 1e3,
-            "memory_ms": pr.memory_s * 1e3,
-            "launch_ms": pr.launch_s * 1e3,
-            "fixed_ms": pr.fixed_s * 1e3,
-            "bound": np.where(pr.memory_bound, "memory", "compute"),
-            "launches": ops.count,
-            "bytes": (ops.bytes_read + ops.bytes_written) * ops.count,
-            "flops": ops.flops * ops.count,
-        }).groupby(["setting", "op", "kind", "bound"], as_index=False, sort=False).sum()
+
+#: Op rows priced per roofline call: the roofline makes ~50 passes over its arrays, which run several times
+#: faster while they stay in cache than over arrays of millions of rows (measured: 2.1M rows priced whole
+#: 1.3-2.8 s, in blocks of 65,536 rows 0.26 s, identical results — every row is priced on its own).
+PRICE_ROWS = 1 << 16
+
+
+class _Rows:
+    """A view of rows a:z of an OpTable (the columns the roofline reads)."""
+
+    def __init__(self, ops: OpTable, a: int, z: int):
+        for c in ("kind", "dtype", "flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices",
+                  "onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters"):
+            v = getattr(ops, c)
+            setattr(self, c, None if v is None else v[a:z])
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+
+def price_rows(ops: OpTable, hw, launch: str, fields=("time_s",)) -> dict[str, np.ndarray]:
+    """The roofline's per-row `fields` (of hwmodels.roofline.Priced) for every row of `ops`, priced in blocks
+    of PRICE_ROWS rows (the same numbers as one call over the whole table)."""
+    n = len(ops)
+    if n <= PRICE_ROWS:
+        pr = price(ops, hw, launch, detail=True)
+        return {f: getattr(pr, f) for f in fields}
+    out = {f: np.empty(n, dtype=bool if f == "memory_bound" else np.float64) for f in fields}
+    for a in range(0, n, PRICE_ROWS):
+        z = min(n, a + PRICE_ROWS)
+        pr = price(_Rows(ops, a, z), hw, launch, detail=True)
+        for f in fields:
+            out[f][a:z] = getattr(pr, f)
+    return out
+
+
+def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = False):
+    """Results for every (batch, context, output_tokens) triple (equal-length arrays) under `combo`.
+
+    Returns (columns dict of arrays, breakdown DataFrame or None). The breakdown has one row per
+    (setting, op name) with its time and bytes. A kind column (f"{kind}_ms") is present only when the
+    combo has an op of that kind."""
+    g = build_group(combo, batch, context, output_tokens)
+    cols, present = finish_groups([g], combo.hardware, combo.launch)
+    for code, kind in enumerate(KINDS):
+        if not present[:, code].any():
+            cols.pop(f"{kind}_ms", None)
+    bd = breakdown_frame(g.decode, combo.hardware, combo.launch) if breakdown else None
     return cols, bd
+
+
+def breakdown_frame(ops: OpTable, hw, launch: str) -> pd.DataFrame:
+    """One row per (setting, op name): time, compute/memory/launch/fixed parts, bound, launches, bytes, FLOPs."""
+    pr = price(ops, hw, launch, detail=True)
+    names = np.asarray(ops.names, dtype=object)
+    return pd.DataFrame({
+        "setting": ops.setting,
+        "op": names[ops.name_id],
+        "kind": np.asarray(KINDS, dtype=object)[ops.kind],
+        "time_ms": pr.time_s * 1e3,
+        "compute_ms": pr.compute_s * 1e3,
+        "memory_ms": pr.memory_s * 1e3,
+        "launch_ms": pr.launch_s * 1e3,
+        "fixed_ms": pr.fixed_s * 1e3,
+        "bound": np.where(pr.memory_bound, "memory", "compute"),
+        "launches": ops.count,
+        "bytes": (ops.bytes_read + ops.bytes_written) * ops.count,
+        "flops": ops.flops * ops.count,
+    }).groupby(["setting", "op", "kind", "bound"], as_index=False, sort=False).sum()

@@ -186,7 +186,7 @@ def strategy_param_cases() -> list[Case]:
         for name, cls in sorted(values.items()):
             for p, spec in cls.params.items():
                 for i, bad in enumerate(BAD_PARAM_VALUES):
-                    if _legal(p, bad):
+                    if _legal(p, spec, bad):
                         continue  # a value this parameter legitimately takes (e.g. seed -1): not a bad case
                     d = copy.deepcopy(BASE_SCENARIO)
                     d["strategies"] = {axis: [{name: {p: bad}}]}
@@ -195,9 +195,12 @@ def strategy_param_cases() -> list[Case]:
     return cases
 
 
-def _legal(param: str, v) -> bool:
-    """Values of BAD_PARAM_VALUES a parameter legitimately takes: any integer is a valid random seed."""
-    return param == "seed" and isinstance(v, int) and not isinstance(v, bool)
+def _legal(param: str, spec, v) -> bool:
+    """Values of BAD_PARAM_VALUES a parameter legitimately takes: any integer is a valid random seed, and
+    true/false is a value of a boolean parameter."""
+    if isinstance(v, bool):
+        return isinstance(spec.default, bool)
+    return param == "seed" and isinstance(v, int)
 
 
 # ---- hardware spec and model files, given as paths ------------------------------------------------------

@@ -2,6 +2,7 @@
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from simulator.cli import main
@@ -77,8 +78,59 @@ def test_refusals():
     assert combo_refusal(_dsa()) is None
 
 
+def test_mtp_module_runs_dsa_with_radix():
+    """DeepSeek-V3.2's MTP layer is a DSA layer: its draft forward runs the indexer and a radix top-k in both arms."""
+    ops, _ = decode_ops(_dsa(topk="gvr", spec={"mtp": {"k": 1}}), np.array([1.0]), np.array([65536.0]))
+    names = set(ops.to_frame().name)
+    assert "draft.indexer_logits" in names and "draft.topk.radix" in names
+    assert not any(n.startswith("draft.topk.gvr") for n in names)
+
+
 def test_gvr_scenario_end_to_end(tmp_path, capsys):
-    assert main(["run", "scenarios/gvr_b200.yaml", "--out", str(tmp_path)]) == 0
+    assert main(["run", "gvr_b200", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "GVR top-k on B200" in out and "TPOT reduction 100K, MTP=3" in out
-    assert (tmp_path / "gvr_b200" / "reproduction.csv").exists()
+    assert "gvr_topk: " in out and "16,384 held out" in out
+    rep = pd.read_csv(tmp_path / "gvr_b200" / "reproduction.csv")
+    assert set(rep["kind"]) == {"reproduction", "identity", "prediction", "not_reproducible"}
+    red = rep.set_index("quantity")["simulated"]
+    # MTP dilutes the saving (shared, staler preIdx): 64K reductions fall with MTP depth
+    assert red["TPOT reduction 64K, MTP=0"] > red["TPOT reduction 64K, MTP=1"] > red["TPOT reduction 64K, MTP=3"]
+    assert (tmp_path / "gvr_b200" / "gvr_topk_kernel_vs_row_length.png").exists()
+
+
+def test_gvr_figure_on_a_scenario_it_does_not_fit(tmp_path, capsys):
+    """A reproduction attached to a scenario it does not fit stops with one line (exit 2), no traceback."""
+    import yaml
+
+    doc = {"name": "gvr-on-llama", "hardware": "H100-SXM", "model": "Llama-3.1-8B",
+           "workload": {"batch": [1], "context": [8192], "output_tokens": 64}, "targets": ["gvr_topk"],
+           "outputs": ["csv"]}
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    assert main(["figures", "run", str(f), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "does not fit scenario 'gvr-on-llama'" in err and "DSA" in err and "Traceback" not in err
+
+
+def test_traced_scenario_changes_only_the_gvr_kernel():
+    """gvr_traced = gvr_b200 + a recorded trace: the GVR top-k takes the trace's shifted overlaps (so its pass counts
+    and time change); the radix baseline, the indexer and sparse MLA do not depend on the trace."""
+    from simulator.figures import common as C
+    from simulator.scenario import load_scenario
+
+    plain, traced = load_scenario("gvr_b200"), load_scenario("gvr_traced")
+    assert plain.trace is None and traced.trace is not None
+    kv = C.mean_kv([66560.0], 1024)
+    t = {}
+    for name, sc in (("plain", plain), ("traced", traced)):
+        t[name] = {k: C.op_times(C.combo(sc, attention="dsa", topk=k), 1.0, kv) for k in ("radix", "gvr")}
+    for op, v in t["plain"]["radix"].items():
+        assert t["traced"]["radix"][op] == pytest.approx(v)
+    g0, g1 = t["plain"]["gvr"], t["traced"]["gvr"]
+    for op in ("indexer_logits", "attention", "qkv_proj" if "qkv_proj" in g0 else "indexer_q_proj"):
+        assert g1[op] == pytest.approx(g0[op])
+    gvr = lambda d: sum(v[0] for k, v in d.items() if k.startswith("topk.gvr"))  # noqa: E731
+    assert gvr(g1) != pytest.approx(gvr(g0))
+    c = C.combo(traced, attention="dsa", topk="gvr")
+    assert "trace stories260K" in c.topk.layer_inputs(c, 61, 2048, 65536.0)[1]

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from simulator import memory
-from simulator.figures.snapstream import make
+from simulator.combo import make_combo as make
 from simulator.planner import combo_refusal, onchip_overflow
 from simulator.pricing import decode_ops, prefill_ops
 from simulator.strategies.kv_compression import prefill_ring_ranges, ring_buffer_index, ring_buffer_positions
@@ -83,3 +83,13 @@ def test_naive_update_onchip_rule():
     ops_n = decode_ops(naive, np.array([64.0]), np.array([65536.0]))[0]
     ops_r = decode_ops(ring, np.array([64.0]), np.array([65536.0]))[0]
     assert "kv_concat_update" in ops_n.names and "kv_concat_update" not in ops_r.names
+
+
+def test_separate_kv_latents_move_both_tensors_in_prefill():
+    """With key (576) and value (512) latents as two tensors, the ring buffer and the SnapKV gather move both:
+    (576 + 512) x 2 bytes per token per layer, against 576 x 2 for the shared latent."""
+    sep = make("SN40L-16", "DeepSeek-R1", attention={"dense": {"mla_cache": "separate_kv"}}, kv_policy="snapstream",
+               tp=16, attn_dp=16)
+    df = prefill_ops(sep, np.array([131072.0])).to_frame().set_index("name")
+    assert df.loc["ring_buffer"].bytes_read == pytest.approx((4 + 2 * 4096) * (576 + 512) * 2)
+    assert df.loc["snapkv_gather"].bytes_written == pytest.approx((32768 - 4 - 4096) * (576 + 512) * 2)

@@ -80,9 +80,21 @@ def test_verification_kernels_load_differently():
     approx = frame(mk(spec="eagle3", vk={"ssv": {"mode": "approx"}}))[0]
     kv = 8 * 256 * 2  # bytes of one token's K and V over the 8 KV heads
     q5, idx5 = 5 * 32 * 128 * 2, 5 * 8 * 16 * 4  # Q of 5 rows x 32 heads (read once per split); indices
-    sel_kv = lambda d: d.loc["nsa.select", "bytes_read"]  # noqa: E731
+    # bytes of one step (all launches): per_query launches each branch once per row (5 launches of 1/5)
+    sel_kv = lambda d: d.loc["nsa.select", "bytes_read"] * d.loc["nsa.select", "count"] / 32  # noqa: E731
     # eagle3 default: chain k = 4 -> 5 rows; per_query (and none) load 5 x 1024 selected tokens, 4 splits each
-    assert sel_kv(per) == sel_kv(none) == 5 * 1024 * kv + 4 * q5 + idx5
+    assert sel_kv(per) == pytest.approx(5 * 1024 * kv + 4 * q5 + idx5) and sel_kv(none) == pytest.approx(sel_kv(per))
+    # the document's naive path: "3 x K kernel launches" -> compress / select / window 5 launches per layer
+    for k in ("nsa.compress", "nsa.select", "nsa.window"):
+        assert per.loc[k, "count"] == 5 * 32 and ssv.loc[k, "count"] == 32
+    assert per.loc["nsa.select", "parallel_units"] == 8 * 4      # one row's launch: 8 KV heads x 4 splits of 256
+    assert per.loc["nsa.merge", "count"] == 32 and per.loc["nsa.route_scores", "count"] == 32
+    batched = frame(mk(spec="eagle3", vk={"per_query": {"launch_per_row": False}}))[0]
+    assert batched.loc["nsa.select", "count"] == 32
+    assert batched.loc["nsa.select", "bytes_read"] == pytest.approx(sel_kv(per))      # same bytes, 1 launch
+    t_per = price_combo(mk(spec="eagle3", vk="per_query"), [1], [8192], [256])[0]["step_ms"][0]
+    t_bat = price_combo(mk(spec="eagle3", vk={"per_query": {"launch_per_row": False}}), [1], [8192], [256])[0]
+    assert t_per > t_bat["step_ms"][0]                                                # launch + fixed cost x 5
     # ssv exact, C = 4, gamma = 0.7: groups of 4 + 1 rows -> 16 (1 + 3 * 0.3) + 16 = 46.4 blocks of 64;
     # each of the 2 groups streams 1484.8 tokens = 5.8 splits of 256
     assert sel_kv(ssv) == pytest.approx(46.4 * 64 * kv + 5.8 * q5 + idx5)
@@ -91,6 +103,8 @@ def test_verification_kernels_load_differently():
     # compressed and window KV: once per group (2) instead of once per row (5)
     # (Nc = floor((65536 - 32) / 16) + 1 = 4095; 4095 / 256 = 16.0 splits)
     cmp_kv = lambda d: d.loc["nsa.compress", "bytes_read"] - 4095 / 256 * q5  # noqa: E731
+    cmp_kv = lambda d: (d.loc["nsa.compress", "bytes_read"] * d.loc["nsa.compress", "count"] / 32  # noqa: E731
+                        - 4095 / 256 * q5)
     assert cmp_kv(per) == pytest.approx(5 * 4095 * kv) and cmp_kv(ssv) == pytest.approx(2 * 4095 * kv)
     # dense_union streams the whole range (65536 tokens) once for all rows
     assert sel_kv(union) > 60000 * kv

@@ -1,8 +1,8 @@
-"""Prefill-attention calibration (hwmodels/calibration/fit_prefill.py): compute.attention from causal prefill."""
+"""Prefill-attention calibration (simulator/calibration/fit_prefill.py): compute.attention from causal prefill."""
 import pytest
 
-from hwmodels.calibration import fit as F
-from hwmodels.calibration import fit_prefill as FP
+from simulator.calibration import fit as F
+from simulator.calibration import fit_prefill as FP
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import load_efficiency, load_hardware
 

@@ -1,13 +1,16 @@
-"""SN40L-16 node: interconnect assumption, attention DP16 mapping, static-graph batches, fused launches,
-the SnapStream scenario end to end."""
+"""SN40L-16 node: interconnect assumption, attention DP16 mapping, fused spatially pipelined kernels, the
+static-graph alternatives, the range rule of the prefill overhead, the SnapStream reproduction."""
 import numpy as np
 import pytest
 
 from hwmodels.spec import load_hardware
-from simulator.acceptance import chain_tokens_per_round
-from simulator.cli import main
-from simulator.figures.snapstream import compiled_batch, fused_step_s, make
+from simulator.combo import make_combo as make
+from simulator.figures.snapstream import all_experts, compiled_batch, decode_step_s, fused_s, prefill_overhead_pct
+from simulator.ops import OpBuilder
 from simulator.planner import combo_refusal
+from simulator.pricing import decode_ops
+
+SEP = {"dense": {"mla_cache": "separate_kv"}}
 
 
 def test_interconnect_is_an_explicit_assumption():
@@ -20,51 +23,96 @@ def test_interconnect_is_an_explicit_assumption():
 
 
 def test_compiled_batches():
-    assert compiled_batch(33, 16) == 32 and compiled_batch(31, 16) == 16 and compiled_batch(15, 16) == 0
-    assert compiled_batch(541, 16) == 512 and compiled_batch(256, 16) == 256
+    assert compiled_batch(33) == 32 and compiled_batch(31) == 16 and compiled_batch(15) == 0
+    assert compiled_batch(541) == 512 and compiled_batch(256) == 256
 
 
-def test_fused_kernels_cut_launches_and_mtp():
-    c = make("SN40L-16", "DeepSeek-R1", tp=16, attn_dp=16)
-    fused, op_by_op = fused_step_s(c, 16, 131072.0)
-    assert fused < op_by_op
-    # two fused kernels per layer (+2) instead of every op's launch: the saving is positive and below the
-    # whole step's launch time of 1.5 us per kernel
-    assert 0 < op_by_op - fused < op_by_op
-    assert chain_tokens_per_round(0.8, 2) == pytest.approx(1 + 0.8 + 0.64)   # ~2.4 tokens per forward
+def test_pipelined_fused_kernel_is_max_of_summed_resources():
+    """Two ops in one fused kernel: a memory-bound GEMM and a collective. Pipelined = max(compute, HBM, link)
+    summed over the members + one call; sequential = the members' device times summed + one call."""
+    hw = load_hardware("SN40L-16")
+    b = OpBuilder(1)
+    b.add("g", "gemm", flops=1e9, bytes_read=1.6e9 * 0.01, dtype="bf16", count=1.0)     # ~10 ms of HBM
+    b.add("ar", "collective", bytes_read=1e8, devices=16, count=1.0)                   # ~2.5 ms of link
+    ops = b.build()
+    from hwmodels.roofline import price
+
+    pr = price(ops, hw, "graph", detail=True)
+    pipe = fused_s(ops, hw, {"k": (("g", "ar"), 1.0)}, "pipelined")["k"][0]
+    seq = fused_s(ops, hw, {"k": (("g", "ar"), 1.0)}, "sequential")["k"][0]
+    assert pipe == pytest.approx(max(pr.memory_s[0], pr.compute_s[0], pr.memory_s[1]) + hw.launch_graph_s)
+    assert seq == pytest.approx((pr.time_s - pr.launch_s).sum() + hw.launch_graph_s)
+    assert pipe < seq                                   # the link time hides under the HBM time
+
+
+def test_static_graph_reads_every_expert():
+    c = make("SN40L-16", "DeepSeek-R1", attention=SEP, tp=16, attn_dp=16)
+    B = np.array([16.0])
+    ops, _ = decode_ops(c, B, np.array([131072.0]))
+    full = all_experts(ops, c, B)
+    names = np.asarray(ops.names, dtype=object)[ops.name_id]
+    sel = names == "moe_experts_down"
+    # 16 tokens x top-8 of 256 experts touch 256 (1 - (1 - 8/256)^16) = 101.7 distinct experts; the static graph
+    # reads all 256: (256 - 101.7) x 7168 x (2048 / 16) fp8 bytes more per down projection
+    from simulator.layers import expected_distinct_experts
+
+    touched = expected_distinct_experts(256, 8, 16.0)
+    assert float(touched) == pytest.approx(256 * (1 - (1 - 8 / 256) ** 16))
+    extra = (256 - touched) * 7168 * 2048 / 16 * c.wbytes
+    assert (full.bytes_read[sel] - ops.bytes_read[sel])[0] == pytest.approx(extra)
+    # a bigger batch touches more experts: the routed step grows more than the static one
+    grow_routed = decode_step_s(c, 256, 8192.0)[0] / decode_step_s(c, 16, 131072.0)[0]
+    grow_static = decode_step_s(c, 256, 8192.0, experts="all")[0] / decode_step_s(c, 16, 131072.0, experts="all")[0]
+    assert grow_static < grow_routed
 
 
 def test_attention_dp_splits_kv_by_batch():
     c = make("SN40L-16", "DeepSeek-R1", tp=16, attn_dp=16)
-    # MLA latent replicated under TP, but each socket holds 1/16 of the sequences
     assert c.kv_fraction_dev == pytest.approx(1 / 16)
 
 
-def test_snapstream_scenario_end_to_end(tmp_path, capsys):
-    assert main(["run", "scenarios/snapstream_sn40l.yaml", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "SnapStream (seeds/003) on SN40L-16" in out and "max batch, full KV, 128K" in out
-    assert "static-graph mapping infeasible" in out        # naive update refused where it does not fit on chip
-    assert (tmp_path / "snapstream_sn40l" / "reproduction.csv").is_file()
-
-
 def test_separate_kv_mla_cache_layout():
-    """SnapStream keeps MLA key (latent 512 + rope 64) and value (latent 512) caches as two tensors:
-    (576 + 512) x 2 bytes x 61 layers = 132,736 bytes per token, against 70,272 for the shared latent."""
-    from dataclasses import replace
-
-
+    """(576 + 512) x 2 bytes x 61 layers = 132,736 bytes per token, against 70,272 for the shared latent."""
     from simulator import memory
-    from simulator.strategies.base import parse_axis
-    from tests.conftest import make_combo
 
-    [sep] = parse_axis("attention", [{"dense": {"mla_cache": "separate_kv"}}])
-    shared = make_combo(hw="SN40L-16", model="DeepSeek-R1", tp=16, attn_dp=16)
-    split = replace(shared, attention=sep)
-    per_tok = memory.kv_bytes_per_sequence(split, np.array([1.0]))[0] * 16   # x attn_dp: one sequence's share
-    assert per_tok == pytest.approx(132_736, rel=1e-3)
+    split = make("SN40L-16", "DeepSeek-R1", attention=SEP, tp=16, attn_dp=16)
+    shared = make("SN40L-16", "DeepSeek-R1", tp=16, attn_dp=16)
+    assert memory.kv_bytes_per_sequence(split, np.array([1.0]))[0] * 16 == pytest.approx(132_736, rel=1e-3)
     assert memory.kv_bytes_per_sequence(shared, np.array([1.0]))[0] * 16 == pytest.approx(70_272, rel=1e-3)
-    # 128K tokens x 132,736 B = 17.4 GB per sequence: one per socket fits beside 42 GB of fp8 weights in
-    # 0.9 x 64 GiB, two do not -> 16 sequences on 16 sockets (SnapStream Table 5: 16)
+    # 128K x 132,736 B = 17.4 GB per sequence: one per socket fits beside 42 GB of fp8 weights in 0.9 x 64 GiB
     assert 16 <= memory.max_batch(split, np.array([131072.0]))[0] < 32
-    assert "MLA models only" in split.attention.refuse(make_combo())
+
+
+def test_prefill_overhead_grows_with_the_observation_window():
+    full = make("SN40L-16", "DeepSeek-R1", attention=SEP, tp=16, attn_dp=16)
+    snap = [make("SN40L-16", "DeepSeek-R1", attention=SEP, tp=16, attn_dp=16,
+                 kv_policy={"snapstream": {"budget_tokens": 32768, "window": w}}) for w in (32, 4096)]
+    o32, o4k = (prefill_overhead_pct(full, s, 131072.0) for s in snap)
+    assert 0 < o32 < o4k
+    assert o4k / o32 > 5                  # the recompute is linear in the window (Eq. 3)
+
+
+def test_range_rows_are_missed_below_the_range():
+    """The document's '2-5 %' is a range: a simulated 0.2 % is a miss, 3 % within (framework lower / upper)."""
+    from simulator.figures.framework import PaperValues, Quantity, evaluate
+
+    pv = PaperValues("t", {"values": {"o": {"value": 5, "lower": 2, "upper": 5, "ref": "r"}}}, "t.yaml")
+    rep = evaluate("t", "t", [Quantity("low", lambda: 0.2, paper="o"), Quantity("mid", lambda: 3.0, paper="o"),
+                              Quantity("high", lambda: 5.5, paper="o")], pv, draw_figures=False)
+    assert [r["status"] for r in rep.rows] == ["missed", "within", "missed"]
+    assert "range 2-5" in rep.rows[0]["note"]
+
+
+def test_snapstream_reproduction_rows():
+    from simulator.figures import run_reproduction
+    from simulator.scenario import load_scenario
+
+    rep = run_reproduction("snapstream_sn40l", load_scenario("snapstream_sn40l"))
+    df = rep.frame()
+    assert set(df.kind) >= {"reproduction", "identity", "not_reproducible", "prediction"}
+    assert df.set_index("quantity").loc["MTP tokens per forward (the paper's multiplier)", "kind"] == "identity"
+    gain = df[df.quantity == "Table 5 throughput gain, 128k"].iloc[0]
+    assert "all experts each step" in gain.alternatives and "sequential" in gain.alternatives
+    t4 = df[df.quantity.str.contains("SnapKV Compression")].iloc[0]
+    assert "window 4096" in t4.sensitivity
+    assert rep.summary_line().startswith("snapstream_sn40l:")

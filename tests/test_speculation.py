@@ -5,8 +5,14 @@ import numpy as np
 import pytest
 
 from hwmodels.errors import ScenarioError
-from simulator.acceptance import (TreeShape, chain_tokens_per_round, lengths_tokens_per_round,
-                                  tree_tokens_per_round)
+from simulator.acceptance import (
+    TreeShape,
+    accept_length_dist,
+    chain_tokens_per_round,
+    lengths_tokens_per_round,
+    sibling_probs,
+    tree_tokens_per_round,
+)
 from simulator.planner import combo_refusal
 from simulator.pricing import decode_ops, price_combo
 from simulator.strategies.base import parse_axis
@@ -27,13 +33,37 @@ def test_tree_reduces_to_chain_and_beats_it():
     assert tree_tokens_per_round(0.6, chain) == pytest.approx(chain_tokens_per_round(0.6, 4))
     t = TreeShape(branch=3, depth=3)
     assert t.widths() == [3, 9, 27] and t.size == 39   # the document's 1 + 3 + 9 + 27 = 40 incl. root
-    pruned = TreeShape(branch=3, depth=4, nodes=16)
-    assert pruned.widths() == [3, 9, 4] and pruned.size == 16
-    # level 1: 3 siblings -> 1 - 0.4^3 = 0.936; level 2: 3 children each -> 0.936; level 3: 4/9 child each
-    p1 = 1 - 0.4**3
-    p3 = 1 - 0.4 ** (4 / 9)
-    assert tree_tokens_per_round(0.6, pruned) == pytest.approx(1 + p1 + p1 * p1 + p1 * p1 * p3)
-    assert tree_tokens_per_round(0.6, pruned) > chain_tokens_per_round(0.6, 3)
+
+
+def test_siblings_are_mutually_exclusive():
+    # rank r matches with p_r = h_r prod_{i<r}(1 - h_i), h_r = a decay^(r-1): a = 0.6, decay 0.5 ->
+    # p = 0.6, 0.4 * 0.3 = 0.12, 0.4 * 0.7 * 0.15 = 0.042; they sum to P(rank <= 3) < 1
+    p = sibling_probs(0.6, 3, 0.5)
+    assert p == pytest.approx([0.6, 0.12, 0.042])
+    # decay 1 is the geometric model: P(rank <= 3) = 1 - 0.4^3 (the former "independent siblings" survival)
+    assert sibling_probs(0.6, 3, 1.0).sum() == pytest.approx(1 - 0.4 ** 3)
+    # a one-level tree of 3 siblings: E[tokens] = 1 + sum p_r
+    assert tree_tokens_per_round(0.6, TreeShape(3, 1, 0, 0.6, 0.5)) == pytest.approx(1 + 0.762)
+    # decay 0: siblings never match, a tree accepts like its best chain
+    t0 = TreeShape(3, 3, 12, 0.7, 0.0)
+    assert tree_tokens_per_round(0.7, t0) == pytest.approx(chain_tokens_per_round(0.7, 3))
+
+
+def test_pruned_tree_keeps_its_depth():
+    # SSV's "b = 3, d = 3 pruned to ~12 nodes": the 12 most probable nodes at a = 0.7, decay 0.5 reach depth 3
+    # (the former level-filling rule built [3, 9], depth 2, capping tokens per round at 3)
+    t = TreeShape(3, 3, 12, 0.7, 0.5)
+    assert t.size == 12 and len(t.widths()) == 3 and t.widths() == [3, 5, 4]
+    tok = tree_tokens_per_round(0.7, t)
+    assert chain_tokens_per_round(0.7, 3) < tok < 4.0
+    assert tree_tokens_per_round(0.9, t) > 3.5                       # above the former cap of 3
+    # P(L >= l) is the sum of path probabilities of level l; the distribution of L sums to 1
+    m = t.level_mass(0.7)
+    d = accept_length_dist(m)
+    assert d.sum() == pytest.approx(1.0) and 1 + (np.arange(4) * d).sum() == pytest.approx(tok)
+    assert np.all(np.diff(m) < 0)
+    grid = t.level_mass_grid(np.array([0.5, 0.7]))
+    assert grid[1] == pytest.approx(m) and grid.shape == (2, 3)
 
 
 def test_length_distribution():
@@ -59,6 +89,8 @@ def test_verification_runs_all_draft_rows():
     t = _spec({"eagle3": {"tree": {"branch": 3, "depth": 4, "nodes": 16}}})
     _, plan = decode_ops(t, np.array([1.0]), np.array([8192.0]))
     assert plan.query_rows == 17
+    draft_fwd = decode_ops(t, np.array([1.0]), np.array([8192.0]))[0].to_frame()
+    assert len(draft_fwd[draft_fwd.name == "draft.qkv_proj"]) == len(t.speculation.tree_shape().widths())
 
 
 def test_speculation_lowers_tpot_at_batch_one():

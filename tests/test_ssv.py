@@ -1,5 +1,5 @@
-"""SSV: the document's f_load and |I_merged| numbers, the planner (ranking, switching, determinism), and the
-shipped scenario end to end."""
+"""SSV: the document's f_load and |I_merged| numbers, online adaptation (ranking, switching, determinism, no
+thrashing at the profiled acceptance), group unions from a trace, and the shipped scenario end to end."""
 from dataclasses import replace
 
 import numpy as np
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from hwmodels.errors import ScenarioError
-from simulator import ssv_planner as sp
-from simulator.acceptance import TreeShape, chain_tokens_per_round, tree_tokens_per_round
+from simulator import adaptation as sp
+from simulator.acceptance import chain_tokens_per_round, tree_tokens_per_round
 from simulator.cli import main
 from simulator.strategies.base import parse_axis
 from simulator.strategies.verify_kernels import f_load, merged_blocks
@@ -55,7 +55,7 @@ def test_offline_rank_and_refusals():
         for x in c:
             t = x.combo.speculation.tree_shape()
             want = (chain_tokens_per_round(0.7, x.combo.speculation.k) if t is None
-                    else tree_tokens_per_round(0.7, TreeShape(t.branch, t.depth, t.nodes)))
+                    else tree_tokens_per_round(0.7, t))
             assert float(x.exact_tokens(0.7)[0]) == pytest.approx(want)
             assert float(x.tokens(0.7)[0]) == pytest.approx(want, abs=1e-4)
     assert sp.regime_of(10000) == 16384 and sp.regime_of(200000) == 65536 and sp.regime_of(8192) == 8192
@@ -96,14 +96,86 @@ def test_switching_is_deterministic_with_a_seed():
         sp.simulate_prompt([], 0.5, 256, np.random.default_rng(0))
 
 
+def test_estimator_does_not_thrash_at_the_profiled_acceptance():
+    """The former estimator (tau(alpha) inverted from the mean of 8 rounds) switched 118 times over 16 prompts
+    at alpha = alpha_hat and lost 5.5 %; the likelihood pooled over the prompt's rounds stays put."""
+    tuples = _tuples({"eagle3": {"tree": {"branch": 3, "depth": 3, "nodes": 12}}}, {"eagle3": {"k": [2, 6]}},
+                     vk={"ssv": {"group": 2}})
+    cands = sp.offline_rank(_base(), tuples, batch=1, regimes=(65536,)).by_regime[65536]
+    on = sp.planning_gain(cands, np.full(16, 0.7), 256, seed=3)
+    assert on.switches <= 16 and on.gain > -0.03
+    # the MLE of a chain's lengths: P(L = j) = a^j (1 - a), j < K; 0.6 is the grid point nearest the closed form
+    chain = next(c for c in cands if c.combo.speculation.tree_shape() is None and c.combo.speculation.k == 6)
+    lengths = [0, 1, 2, 6, 3, 1]         # 13 accepted of 13 + 5 trials (five rejections, one full chain)
+    assert chain.estimate_alpha(lengths) == pytest.approx(13 / 18, abs=0.003)
+    # the vectorized fixed run draws what the round-by-round simulation draws
+    one = sp.simulate_prompt(cands[:1], 0.7, 256, np.random.default_rng(5), adaptive=False)
+    tok, rounds = sp.fixed_prompts(cands[0], np.array([0.7]), 256, 5)
+    assert (one.tokens, one.rounds) == (tok[0], rounds[0])
+
+
+def _union_trace(ratio4: float):
+    from simulator.traces.stats import TraceStats
+
+    layers = 4
+    vals = {"ssv.union_ratio": np.full((3, 3, layers), ratio4), "ssv.gamma_eff": np.full((3, 3, layers), 0.5)}
+    return TraceStats(name="unit", file="<memory>", source="synthetic", meta={"model": {"layers": layers}},
+                      values=vals, coords={"order": ("bfs", "dfs", "position_sorted"), "C": (2, 4, 8)},
+                      digest="0" * 64)
+
+
+def test_group_unions_come_from_the_trace():
+    c = replace(_base(), speculation=parse_axis("speculation", ["eagle3"])[0],
+                verify_kernel=parse_axis("verify_kernel", [{"ssv": {"group": 4}}])[0])
+    R, T = np.array([5.0]), np.array([65536.0])
+    base = c.attention.loads(c, R, T)
+    # 5 rows = a group of 4 + a group of 1: formula 16 (1 + 3 x 0.3) = 30.4 blocks + 16
+    assert float(base.sel_tokens[0]) == pytest.approx((30.4 + 16) * 64)
+    traced = replace(c, trace=_union_trace(2.5))
+    ld = traced.attention.loads(traced, R, T)
+    # the trace's |I_merged| / n = 2.5 at C = 4 replaces the formula: 2.5 x 16 = 40 blocks, + 16 for the single row
+    assert float(ld.sel_tokens[0]) == pytest.approx((40 + 16) * 64)
+    assert "trace unit" in traced.verify_kernel.input_source(traced)
+    assert "assumed" in c.verify_kernel.input_source(c)
+    # a larger union costs more selected-KV bytes and time (and its extra split-KV partials in the merge);
+    # nothing else changes
+    from simulator.pricing import price_combo
+    a = price_combo(c, [1], [65536], [256], breakdown=True)[1]
+    b = price_combo(traced, [1], [65536], [256], breakdown=True)[1]
+    diff = b.set_index("op").time_ms - a.set_index("op").time_ms
+    assert diff["nsa.select"] > 0 and set(diff[diff.abs() > 1e-12].index) == {"nsa.select", "nsa.merge"}
+
+
 def test_scenario_runs_end_to_end(tmp_path, capsys):
-    assert main(["run", "scenarios/ssv_h100_pcie.yaml", "--out", str(tmp_path)]) == 0
+    assert main(["run", "ssv_h100_pcie", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "SSV reproduction" in out and "SSV wins from" in out and "attention share" in out
+    assert "ssv: " in out and " within / " in out and "not reproducible" in out          # the count line
+    assert "3.49/2.4 = 1.454" in out                                                       # computed, not typed
     rep = pd.read_csv(tmp_path / "ssv-h100-pcie" / "reproduction.csv")
-    for q in ("naive SD+NSA / AR NSA, B=1", "SSV full / AR NSA, B=1", "grouped kernel speedup over naive, max, B=1",
+    for q in ("naive SD+NSA / AR NSA", "SSV full / AR NSA", "grouped kernel speedup over naive, max",
               "planning gain", "verification-stage speedup", "dense SD"):
         assert rep["quantity"].str.contains(q, regex=False).any(), q
-    assert rep["simulated"].notna().all()
+    assert set(rep["kind"]) >= {"reproduction", "identity", "prediction", "not_reproducible"}
+    assert rep.loc[rep.kind == "identity", "within"].isna().all()                          # not counted
+    assert rep["sensitivity"].fillna("").str.contains("sibling decay").any()
+    assert rep["alternatives"].fillna("").str.contains("B=4").any()
+    assert list((tmp_path / "ssv-h100-pcie").glob("ssv_*.png"))
     res = pd.read_csv(tmp_path / "ssv-h100-pcie" / "results.csv")
     assert {"nsa", "dense"} <= set(res["attention"]) and res["verify_kernel"].str.startswith("ssv").any()
+
+
+def test_traced_scenario_changes_only_the_group_unions():
+    """ssv_traced = the SSV setting + a recorded trace: the grouped kernel's exact-mode unions come from the trace
+    (selected-KV bytes change); per_query, approx mode and every non-selection op do not."""
+    from simulator.figures import common as C
+    from simulator.pricing import price_combo
+    from simulator.scenario import load_scenario
+
+    plain, traced = load_scenario("ssv_h100_pcie"), load_scenario("ssv_traced")
+    nsa = C.scenario_value(plain, "attention", "nsa")
+    for vk, changes in (("ssv", True), ({"ssv": {"mode": "approx"}}, False), ("per_query", False)):
+        a, b = (price_combo(C.combo(sc, attention=nsa, speculation="eagle3", verify_kernel=vk), [1], [65536], [256],
+                            breakdown=True)[1].set_index("op").time_ms for sc in (plain, traced))
+        d = (b - a).abs()
+        assert set(d[d > 1e-12].index) == ({"nsa.select", "nsa.merge"} if changes else set()), vk

@@ -1,4 +1,5 @@
-"""Top-k algorithms: pass-model formulas, the GVR secant model and every GVR dispatch fallback."""
+"""Top-k algorithms: pass-model formulas, the GVR pass model (our kernel's secant rule, its table, its check
+against our measured kernel), MTP staleness, the TensorRT-LLM cost split, trace inputs, every dispatch fallback."""
 from dataclasses import replace
 
 import numpy as np
@@ -53,14 +54,96 @@ def test_gvr_phase_bytes():
     assert w["refine"][1] == 2048 * 4                # k indices written
 
 
-def test_secant_passes_fall_with_overlap():
-    n = 65536
-    rand = T.secant_passes(0.0, "random", 2048, n)
-    good = T.secant_passes(0.44, "previous", 2048, n)
-    assert good == 1.0                # pmean of a 44 %-overlap prediction lands in [k, C] at once
-    assert rand >= 3.0                # no information: several secant passes
-    assert T.overlap_correlation(2048 / n, 2048, n) == 0.0    # at/below the random baseline -> no information
-    assert 0.7 < T.overlap_correlation(0.44, 2048, 68665) < 0.85
+def test_kernel_passes_replicate_the_kernel_rule():
+    # a row where pmean of the prediction already lands in [k, C]: one pass
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 16384)).astype(np.float32)
+    pred = np.argsort(-x[0])[2048:4096][None, :]    # ranks 2049-4096: count(pmean) ~3000, inside [2048, 6144]
+    assert T.kernel_passes(x, pred, 2048)[0] == 1
+    # random preIdx on N(0, 1) rows: pmean ~ 0 counts ~N/2 > C, several secant passes
+    rand = rng.choice(16384, 2048, replace=False)[None, :]
+    assert T.kernel_passes(x, rand, 2048)[0] >= 3
+    assert T.secant_search(x[0], rand[0], 2048) == T.kernel_passes(x, rand, 2048)[0]
+    # degenerate prediction (all equal scores): straight to the bisection fallback, still terminates
+    flat = np.zeros((1, 8192), np.float32)
+    flat[0, :3000] = 1.0
+    assert 1 <= T.kernel_passes(flat, np.arange(2048)[None, :], 2048)[0] <= 40
+
+
+def test_pass_table_matches_our_measured_gvr_kernel():
+    """The shipped table (our kernel's secant rule on Gaussian AR(1) rows) against the kernel measured on the
+    H200 (hwmodels/calibration/data/topk_cta_*.csv): rows = 64 cells, mean passes within 0.25 each."""
+    import pandas as pd
+
+    from hwmodels.calibration import DATA_DIR
+
+    d = pd.read_csv(DATA_DIR / "topk_cta_nvidia-h200_2026-11-22.csv")
+    g = d[(d.kernel == "gvr") & (d.rows == 64) & (d.threads == 512) & (d.cache == "hot")
+          & d.note.str.startswith("dist=normal;sweeps")]
+    assert len(g) == 21
+    for r in g.itertuples():
+        src = "random" if r.preidx == "random" else "previous"
+        dist = T.pass_distribution(src, 2048, r.row_len, 0.0 if src == "random" else float(r.rho))
+        assert float(np.arange(len(dist)) @ dist) == pytest.approx(r.phase2_passes_mean, abs=0.25), r
+
+
+def test_pass_table_cell_is_reproducible():
+    # the table was built by pass_cell: rebuilding one small cell with the table's seed gives the same histogram
+    import pandas as pd
+
+    cells = T.pass_cell(8192, 2048, [0.8], rows=T.PASS_TABLE_ROWS)
+    df = pd.read_csv(T.PASS_TABLE)
+    row = df[(df.k == 2048) & (df.row_len == 8192) & (df.source == "previous") & (df.rho == 0.8)].iloc[0]
+    assert cells[1]["hist"] == row["hist"] and cells[1]["overlap"] == pytest.approx(row["overlap"])
+
+
+def test_overlap_to_passes():
+    n = 68665
+    assert T.rho_for_overlap(2048 / n, 2048, n) < 0.01               # at the random baseline: no information
+    assert T.rho_for_overlap(0.015, 2048, n) == 0.0                  # below it (L0-1's raw 1.5 %)
+    assert 0.75 < T.rho_for_overlap(0.44, 2048, n) < 0.85            # 44 % raw overlap ~ rho 0.8
+    assert T.passes_for(0.44, "previous", 2048, [n])[0] == pytest.approx(1.0, abs=0.05)   # measured: 1 pass
+    assert T.passes_for(0.0, "random", 2048, [n])[0] == pytest.approx(2.3, abs=0.2)      # measured: 2.28
+
+
+def test_mtp_rows_share_one_previous_topk():
+    """All next_n rows of a request share one preIdx (heuristicTopKDecode.cu); row j is j + 1 steps stale, and
+    the launch waits for its slowest row: the expected passes grow with MTP depth."""
+    n = 68665.0
+    one = T.launch_passes((0.44, None), 2048, n, 1.0, 1)
+    four = T.launch_passes((0.44, None), 2048, n, 1.0, 4)
+    assert one == pytest.approx(1.0, abs=0.05) and four > one + 1.0
+    c = _combo({"gvr": {"overlap": 0.44}})
+    mtp = replace(c, speculation=parse_axis("speculation", [{"mtp": {"k": 3}}])[0])
+    f1 = _ops(c, [1.0], [n])
+    f4 = _ops(mtp, [4.0], [n])
+    assert f4.sync_steps.iloc[0] > f1.sync_steps.iloc[0]
+
+
+def test_trtllm_split_constants_follow_their_fit():
+    """topk.GVR_KERNELS['trtllm'] = the fit of TensorRT-LLM's B200 random-data timings (8K, 32K, 128K; 16K held
+    out) through the B200 roofline and the pass table (simulator/figures/gvr.py fit_trtllm_split)."""
+    from simulator.figures.gvr import fit_trtllm_split
+
+    f = fit_trtllm_split()
+    assert T.GVR_KERNELS["trtllm"]["sweep_flops"] == pytest.approx(f["sweep_flops"], rel=0.02)
+    assert T.GVR_KERNELS["trtllm"]["fixed_flops"] == pytest.approx(f["fixed_flops"], rel=0.02)
+    assert f["rms_log_error"] < 0.1 and 16384 not in f["lengths"]
+
+
+def test_gvr_overlap_from_a_trace():
+    from simulator.traces.stats import TraceStats
+
+    ts = TraceStats(name="unit", file="<memory>", source="synthetic",
+                    meta={"model": {"layers": 2}, "mean_context": 68665.0},
+                    values={"topk.overlap_shifted": np.array([[0.10, 0.30], [0.20, 0.44]])},
+                    coords={"k": (512, 2048)}, digest="0" * 64)
+    c = replace(_combo("gvr"), trace=ts)
+    inputs, src = c.topk.layer_inputs(c, 61, 2048, 68665.0)
+    assert "trace unit" in src and "k 2048" in src
+    assert inputs[0] == (0.20, None) and inputs[-1] == (0.44, None)     # layers mapped by relative depth
+    df = _ops(c, [1.0], [68665.0], layers=61)
+    assert df["count"].sum() == 61 and df.name.str.startswith("topk.gvr").all()
 
 
 def test_gvr_beats_radix_with_good_prediction_on_b200():

@@ -1,9 +1,9 @@
-"""The single-CTA top-k calibration (hwmodels/calibration/fit_topk_cta.py) recovers what it generated."""
+"""The single-CTA top-k calibration (simulator/calibration/fit_topk_cta.py) recovers what it generated."""
 import numpy as np
 import pytest
 
-from hwmodels.calibration import fit as F
-from hwmodels.calibration import fit_topk_cta as FK
+from simulator.calibration import fit as F
+from simulator.calibration import fit_topk_cta as FK
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import load_hardware
 

@@ -33,6 +33,7 @@ independent random input sets.  Never zeros: all data is random.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime as _dt
 import gc
@@ -303,7 +304,6 @@ try:
 except Exception:  # noqa: BLE001
     _HAVE_SDPA_KERNEL = False
 
-import contextlib
 
 def _probe_gqa() -> bool:
     try:

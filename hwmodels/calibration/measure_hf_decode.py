@@ -25,9 +25,9 @@ import os
 import statistics
 
 try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
-    from csvout import driver_version, device_slug, write_rows
+    from csvout import device_slug, driver_version, write_rows
 except ImportError:  # pragma: no cover
-    from hwmodels.calibration.csvout import driver_version, device_slug, write_rows
+    from hwmodels.calibration.csvout import device_slug, driver_version, write_rows
 
 SCRIPT_VERSION = 1
 COLUMNS = ["device", "torch_version", "transformers_version", "driver_version", "date", "script_version",

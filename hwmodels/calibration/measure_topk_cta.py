@@ -50,9 +50,9 @@ import subprocess
 import sys
 import time
 
+import cupy as cp
 import numpy as np
 import torch
-import cupy as cp
 
 SCRIPT_VERSION = 1
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,80 +1,76 @@
-"""Reproductions of the source papers' tables and figures: one module per paper.
+"""Reproductions of the source papers' tables and figures: one module per paper, over one framework.
 
-A figure module defines functions decorated `@reproduction("name")` that take the loaded Scenario and
-return a `Reproduction`: rows of (quantity, paper value, simulated value) plus notes. Paper values live
-in YAML next to the module (`<paper>.yaml`, each value with its table/figure reference), never in code.
-A scenario names the reproductions it prints with `targets: [name, ...]`; `sparsesim run` prints them
-after its tables and writes `reproduction.csv`.
+    framework.py  Quantity / Value / Plot declarations, paper values (`<paper>.yaml`), evaluate -> Reproduction
+                  (printed table with a within / missed / not reproducible / identity count line,
+                  reproduction.csv rows, PNGs via render.py)
+    common.py     the shared helpers: one combo factory, one per-op timer, pricing over arrays
+    render.py     the PNG of each paper figure/table: paper value beside simulated, misses marked
+    <paper>.py    `@reproduction("name", needs=...)` functions: Scenario -> Reproduction
+
+A scenario names the reproductions it prints with `targets: [name, ...]`; `sparsesim run` and
+`sparsesim figures run` print them after the run, write reproduction.csv and each reproduction's PNGs.
+A reproduction attached to a scenario it does not fit stops with one line (ScenarioError) naming the
+scenario and what the reproduction needs. The contract is in notes/FIGURES_FRAMEWORK.md.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
-
-import pandas as pd
 
 from hwmodels.errors import ScenarioError, SparsesimError, SpecError
 from hwmodels.yamlio import load_yaml
+from simulator.figures.framework import (  # noqa: F401 - the public API of the package
+    FIGURE_DIR,
+    IDENTITY,
+    KINDS,
+    NOT_REPRODUCIBLE,
+    PREDICTION,
+    REPRODUCTION,
+    PaperValues,
+    Plot,
+    Quantity,
+    Reproduction,
+    Value,
+    evaluate,
+    load_paper,
+    misfit,
+)
 
-FIGURE_DIR = Path(__file__).parent
+#: modules of this package that are not paper reproductions
+_INFRASTRUCTURE = {"framework", "common", "render"}
 _REPRODUCTIONS: dict[str, Callable] = {}
+_NEEDS: dict[str, Callable] = {}
 
 
-@dataclass
-class Reproduction:
-    """A reproduction table: `rows` of dicts with quantity, paper, simulated, unit, and optional note."""
+def reproduction(name: str, needs: Callable | None = None):
+    """Decorator registering a reproduction function `fn(scenario) -> Reproduction` under `name`.
 
-    title: str
-    rows: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def add(self, quantity: str, paper: float | None, simulated: float, unit: str = "", note: str = "",
-            tolerance: float | None = None) -> None:
-        """One compared quantity. tolerance: the accepted relative error (e.g. 0.15), or None."""
-        self.rows.append({"quantity": quantity, "paper": paper, "simulated": simulated, "unit": unit,
-                          "note": note, "tolerance": tolerance})
-
-    def frame(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.rows, columns=["quantity", "paper", "simulated", "unit", "note", "tolerance"])
-        paper = pd.to_numeric(df["paper"], errors="coerce")
-        df["ratio"] = df["simulated"] / paper
-        within = (df["ratio"] - 1).abs() <= df["tolerance"].astype(float)
-        df["within"] = within.where(paper.notna() & df["tolerance"].notna(), other=pd.NA)
-        return df
-
-    def text(self) -> str:
-        df = self.frame()
-        t = pd.DataFrame({
-            "quantity": df["quantity"],
-            "paper": [("-" if pd.isna(p) else f"{p:,.4g}") for p in pd.to_numeric(df["paper"], errors="coerce")],
-            "simulated": [f"{s:,.4g}" for s in df["simulated"]],
-            "unit": df["unit"],
-            "sim/paper": [("-" if pd.isna(r) else f"{r:.3f}") for r in df["ratio"]],
-            "within tol.": [("-" if pd.isna(w) else ("yes" if w else "NO")) for w in df["within"]],
-            "note": df["note"],
-        })
-        out = [self.title, t.to_string(index=False)]
-        out += [f"note: {n}" for n in self.notes]
-        return "\n".join(out)
-
-
-def reproduction(name: str):
-    """Decorator registering a reproduction function under `name`."""
+    needs(scenario) -> None, or a phrase saying what the scenario lacks ("a model with a DSA indexer"); it runs
+    before the reproduction, which then stops with one line instead of a traceback."""
     def deco(fn):
         if name in _REPRODUCTIONS:
             raise ValueError(f"reproduction {name!r} registered twice")
         _REPRODUCTIONS[name] = fn
+        if needs is not None:
+            _NEEDS[name] = needs
         return fn
     return deco
 
 
 def reproductions() -> dict[str, Callable]:
     for m in pkgutil.iter_modules([str(FIGURE_DIR)]):
-        importlib.import_module(f"{__name__}.{m.name}")
+        if m.name not in _INFRASTRUCTURE:
+            importlib.import_module(f"{__name__}.{m.name}")
     return _REPRODUCTIONS
+
+
+def check_fit(name: str, scenario) -> None:
+    """Raise the one-line ScenarioError when reproduction `name` does not fit `scenario`."""
+    need = _NEEDS.get(name)
+    reason = need(scenario) if need else None
+    if reason:
+        raise misfit(name, scenario, reason)
 
 
 def run_reproduction(name: str, scenario) -> Reproduction:
@@ -82,11 +78,15 @@ def run_reproduction(name: str, scenario) -> Reproduction:
     if name not in reg:
         raise ScenarioError(f"unknown reproduction {name!r}; known: {', '.join(sorted(reg)) or 'none'}",
                             field="targets")
-    return reg[name](scenario)
+    check_fit(name, scenario)
+    rep = reg[name](scenario)
+    if not rep.name:
+        rep.name = name
+    return rep
 
 
 def paper_values(paper: str) -> dict:
-    """The paper values of `simulator/figures/<paper>.yaml`."""
+    """The raw document of `simulator/figures/<paper>.yaml` (modules not yet on `load_paper`)."""
     path = FIGURE_DIR / f"{paper}.yaml"
     try:
         return load_yaml(path, "paper-values file")

@@ -47,23 +47,56 @@ csrc/fused_attention/sparse_utils/KVPageSelector and omniserve/modeling/layers/d
                    one single-block select kernel plus a sort of its k results.
   attention        when the attended tokens reach `multiblock_switch` (2048, OmniServe's default) the decode
                    kernel runs multi-block and allocates its partial buffers with 4 torch::zeros per call.
+                   Its grid is (query heads, batch, seq_len_tile): seq_len_tile = 256 threads / threads per
+                   value (d x 2 B / 16 B: 16 at d = 128) CTAs split the attended tokens, each taking
+                   ceil(ceil(T_att / 16) / N_P) x N_P of them (multi_block_grid_setup in
+                   sparse_attention/decoderMaskedMultiheadAttention.cu); below the switch one CTA per query
+                   head walks every attended token. A CTA walks its tokens in synchronous loop iterations
+                   (decoderMaskedMultiheadAttentionTemplate.hpp): the K loop takes 256 / threads per key
+                   (16 at d = 128) keys x K_LOOP_UNROLL 4 = 64 tokens per iteration, each behind a page-table
+                   lookup; the V loop 256 / threads per value x V_LOOP_UNROLL 4 = 64 tokens; the logit-max
+                   and normalization loops 256 tokens each:
+                       serial_iters = 2 ceil(tokens_per_cta / 64) + 2 ceil(tokens_per_cta / 256)
+                   priced by the roofline's loop floor (the calibrated paged-scan iteration time; ASSUMPTION:
+                   an attention-loop iteration waits on its loads like the calibrated paged scan does). This
+                   per-page latency is why a 8192-token budget costs more than its bytes (LServe Table 3
+                   caption: 'up to 6 % slower than 4096'). With one CTA per query head, the Hq/Hkv query
+                   heads of a GQA group each stream their KV head's pages: Hq/Hkv x the KV bytes, the
+                   re-reads served by L2 as far as the layer's attended KV fits in it (the roofline's
+                   reread_bytes / working_set rule, as for the selector: ASSUMPTION, the group's CTAs may
+                   in practice share more through L2 when they run in step).
 KV memory (separate caches, sec. 3.2): dense heads keep every token plus their key statistics (2 d values
 per N_L tokens = 1/N_L of a token's K+V), streaming heads keep their sink + local pages:
   cached = (1-f) * C * (1 + 1/N_L) + f * min(C, (sink_pages + local_pages) * N_P)      (token equivalents)
 Prefill (sec. 3.4): dense heads attend causally (P(P+1)/2 pairs), streaming heads to their sink + local
-window (~P * min(P, window) pairs); a min/max pooling kernel writes the key statistics (sec. 5.3 'Context
+window (~P * min(P, window) pairs; the prefill window is `prefill_sink_tokens` + `prefill_local_tokens`,
+128 + 8192 in OmniServe's LServe benchmark, scripts/lserve_benchmark/benchmark.sh --ctx-sink-token /
+--ctx-local-token, not the decode window); a min/max pooling kernel writes the key statistics (sec. 5.3 'Context
 Pooling'). KV quantization (KV8 / KV4 with scales and zeros) is the kv_dtype axis: its bytes per element
 (simulator.precision.DTYPE_BYTES) enter kvb and stat_bytes.
 
 Quest (Tang et al. 2024) is the baseline: no streaming heads, physical = logical page = 16, selection on
 every step for every head, its key statistics in fp16, dense attention in the first `dense_layers` layers,
 MHA only (LServe sec. 4.1: 'Quest only supports MHA models') — GQA and MLA models are refused.
+
+paged is vLLM's PagedAttention decode as LServe's baseline ran it: dense attention over every page of N_P
+tokens (vLLM's default block_size 16), no sparsity; with an fp8 KV cache vLLM 0.6.x cannot use its
+FlashAttention-2 backend and decodes through the PagedAttention v1/v2 kernels (vllm/attention/selector.py:
+'Cannot use FlashAttention-2 backend for FP8 KV cache' -> XFORMERS; v2 splits the sequence into partitions of
+512 tokens, vllm/attention/ops/paged_attn.py _PARTITION_SIZE). Its page-size bandwidth efficiency is eff(N_P)
+of LServe Table 1 (measured on QServe's paged kernel: applying it to vLLM's kernel is an ASSUMPTION; the
+LServe reproduction shows the rows with eff = 1 beside).
+
+Values a strategy does not take as parameters (Quest has no streaming heads and selects every step; the
+streaming-heads value never selects pages) are class constants in FIXED with the reason, never defaults
+hidden at the call site: `_v(name)` reads a parameter or a FIXED value and fails loudly for anything else.
 Not modeled: the per-step update of the current page's min/max (2 d values per head, negligible), the
 accuracy side of any budget.
 """
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -81,6 +114,12 @@ SELECTOR_THREADS = 256
 SELECTOR_UNROLL = 4
 #: OmniServe single_query_attention (fused_attention.cpp): max_seq_len_tile = 100 in multi-block mode
 OMNISERVE_MAX_SEQ_LEN_TILE = 100
+#: OmniServe decode attention (sparse_attention/decoderMaskedMultiheadAttention[Template].{cu,hpp}): 256
+#: threads per CTA; K_LOOP_UNROLL = 4 (no shared-memory preload) and V_LOOP_UNROLL = 4; a thread loads 16 B
+#: of a key / value (fp16 queries: threads per key = threads per value = d x 2 / 16, keys capped at 32)
+ATTN_THREADS = 256
+ATTN_K_UNROLL = 4
+ATTN_V_UNROLL = 4
 
 
 def page_bw_efficiency(page: int) -> float:
@@ -97,6 +136,21 @@ def page_bw_efficiency(page: int) -> float:
     return float(np.interp(math.log2(page), [math.log2(p) for p in sizes], effs))
 
 
+def omniserve_attention_iters(attended, head_dim: int, page: int, multiblock_switch: int):
+    """(serial loop iterations per CTA, CTAs per (sequence, query head)) of OmniServe's decode attention
+    kernel for `attended` tokens (array): see the module docstring (multi_block_grid_setup; K / V loops)."""
+    T = np.asarray(attended, dtype=np.float64)
+    per_value = max(1, head_dim * ACT_BYTES // 16)
+    per_key = min(32, per_value)
+    tiles = ATTN_THREADS // per_value
+    multi = T >= multiblock_switch
+    per_cta = np.where(multi, np.ceil(np.ceil(T / tiles) / page) * page, T)
+    k_iter = ATTN_THREADS // per_key * ATTN_K_UNROLL
+    v_iter = ATTN_THREADS // per_value * ATTN_V_UNROLL
+    iters = np.ceil(per_cta / k_iter) + np.ceil(per_cta / v_iter) + 2.0 * np.ceil(per_cta / ATTN_THREADS)
+    return iters, np.where(multi, float(tiles), 1.0)
+
+
 def _pos_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1
 
@@ -108,33 +162,50 @@ def _frac(v) -> bool:
 class _UnifiedBlockSparse(AttentionStrategy):
     """Shared decode / prefill accounting; subclasses fix which sparsity they use (see module doc)."""
 
-    dynamic: bool = True            # dense heads select pages once T > budget
-    stats_in_kv_dtype: bool = False  # key min/max in fp16 (OmniServe's selector reads `half` statistics; Quest)
-    omniserve_kernels: bool = False  # LServe: the selector / attention launch structure of OmniServe (doc)
+    dynamic: ClassVar[bool] = True             # dense heads select pages once T > budget
+    stats_in_kv_dtype: ClassVar[bool] = False  # key min/max in fp16 (OmniServe's selector reads `half`; Quest)
+    #: values this strategy does not take as parameters: name -> (value, why). "page" as a value means "the
+    #: physical page" (a selector that scores whole pages).
+    FIXED: ClassVar[dict[str, tuple[Any, str]]] = {}
 
-    # parameters a subclass may not have: defaults
-    def _p(self, name, default):
-        return self.values.get(name, default)
+    def _v(self, name: str):
+        """A parameter's value, or the strategy's FIXED value for it; anything else is a bug (no hidden default)."""
+        if name in self.params:
+            return self.values[name]
+        if name in self.FIXED:
+            v = self.FIXED[name][0]
+            return self.phys_page if v == "page" else v
+        raise KeyError(f"attention '{self.name}' has neither a parameter nor a FIXED value {name!r}")
+
+    @property
+    def omniserve_kernels(self) -> bool:
+        """OmniServe's decode attention (and page selector) launch structure (module docstring), else split-KV."""
+        return self._v("kernel") == "omniserve"
 
     @property
     def phys_page(self) -> int:
-        return self._p("page", 64)
+        return self._v("page")
 
     @property
     def logical_page(self) -> int:
-        return self._p("logical_page", self.phys_page)
+        return self._v("logical_page")
 
     @property
     def stream_frac(self) -> float:
-        return float(self._p("streaming_fraction", 0.0))
+        return float(self._v("streaming_fraction"))
 
     @property
     def stream_pages(self) -> int:
-        return self._p("sink_pages", 1) + self._p("local_pages", 2)
+        return self._v("sink_pages") + self._v("local_pages")
 
     @property
     def budget_pages(self) -> int:
-        return math.ceil(self._p("token_budget", 4096) / self.phys_page)
+        return math.ceil(self._v("token_budget") / self.phys_page)
+
+    @property
+    def prefill_window(self) -> float:
+        """Tokens a streaming head attends to in prefill (sink + local window)."""
+        return float(self._v("prefill_sink_tokens") + self._v("prefill_local_tokens"))
 
     def refuse(self, combo):
         m = combo.model
@@ -149,7 +220,9 @@ class _UnifiedBlockSparse(AttentionStrategy):
     def pages(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pages a dense head iterates, pages a streaming head iterates, selection active) for KV length T."""
         all_pages = np.ceil(np.asarray(T, dtype=np.float64) / self.phys_page)
-        active = (T > self.budget_pages * self.phys_page) if self.dynamic else np.zeros(np.shape(T), bool)
+        if not self.dynamic:
+            return all_pages, np.minimum(all_pages, float(self.stream_pages)), np.zeros(np.shape(T), bool)
+        active = T > self.budget_pages * self.phys_page
         dense = np.where(active, float(self.budget_pages), all_pages)
         stream = np.minimum(all_pages, float(self.stream_pages))
         return dense, stream, active
@@ -178,20 +251,33 @@ class _UnifiedBlockSparse(AttentionStrategy):
         n_dense_layers = min(self._dense_layers(combo), layers)
         sparse_layers = layers - n_dense_layers
         eff = page_bw_efficiency(P)
-        split_tokens = self._p("split_tokens", 256)
+        split_tokens = self._v("split_tokens")
 
         pages_d, pages_s, active = self.pages(T)
         head_pages = (1.0 - f) * pages_d + f * pages_s          # mean pages per KV head
         tokens = head_pages * P
-        splits = np.maximum(1.0, pages_d * P / split_tokens)
+        # tokens a dense head's kernel walks: the selected pages, or the whole (not page-rounded) context
+        attended = np.where(active, pages_d * P, np.minimum(T, pages_d * P))
         q_bytes = B * q * Hq * d * ACT_BYTES
         out = B * q * Hq * d
+        if self.omniserve_kernels:
+            # OmniServe's MMHA-derived kernel: (query head, sequence, tile) CTAs, each a synchronous page loop
+            iters, splits = omniserve_attention_iters(attended, d, P, self._v("multiblock_switch"))
+            units = B * q * Hq * splits
+        else:
+            iters = 0.0
+            splits = np.maximum(1.0, pages_d * P / split_tokens)
+            units = B * Hkv * splits
         partials = splits * (out + B * q * Hq) * 4.0
         split = splits > 1.0
+        kv_bytes = B * Hkv * tokens * 2.0 * d * kvb / eff
+        # OmniServe's grid runs one CTA per QUERY head: the group's query heads each stream their KV head's pages
+        # (re-reads served by L2 as far as the layer's KV fits in it, the roofline's reread/working-set rule)
+        streams = group if self.omniserve_kernels else 1.0
         b.add("attention", "attention", flops=4.0 * B * q * Hq * tokens * d,
-              bytes_read=B * Hkv * tokens * 2.0 * d * kvb / eff + splits * q_bytes,
-              bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=B * Hkv * splits,
-              dtype=ACT_DTYPE, count=sparse_layers)
+              bytes_read=streams * kv_bytes + splits * q_bytes, reread_bytes=(streams - 1.0) * kv_bytes,
+              working_set=kv_bytes, bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=units,
+              serial_iters=iters, dtype=ACT_DTYPE, count=sparse_layers)
         b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
               bytes_written=out * ACT_BYTES, dtype="fp32", count=sparse_layers, where=split)
         if n_dense_layers:
@@ -204,16 +290,23 @@ class _UnifiedBlockSparse(AttentionStrategy):
                   count=n_dense_layers)
         if self.omniserve_kernels:
             # multi-block decode attention: 4 torch::zeros for its partial buffers on every call
-            attended = np.where(active, pages_d * P, np.minimum(T, pages_d * P))
-            mb = attended >= self._p("multiblock_switch", 2048)
+            mb = attended >= self._v("multiblock_switch")
             tiles = float(OMNISERVE_MAX_SEQ_LEN_TILE)
             b.add("attention_partials_zero", "elementwise",
                   bytes_written=(tiles * B * Hq * d * ACT_BYTES + 2 * B * Hq * tiles * 4.0 + B * Hq * 4.0) / 4.0,
                   dtype="fp32", count=4.0 * sparse_layers, where=mb)
-        if not self.dynamic:
-            return
-        # page selector over every logical page of the dense heads, once per reuse interval
-        reuse = self._p("reuse_interval", 1)
+        if self.dynamic:
+            self._selector_ops(b, combo, shape, sparse_layers, active)
+
+    def _selector_ops(self, b, combo, shape, sparse_layers, active) -> None:
+        """The page selector over every logical page of the dense heads, once per reuse interval, and what
+        follows it (module docstring: generic, or OmniServe's kernel and its PyTorch top-k)."""
+        m = combo.model
+        B, q, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
+        Hq, Hkv, d = combo.attn_heads_dev, combo.attn_kv_heads_dev, m.head_dim
+        group, kvb, f, P = Hq / Hkv, combo.kvbytes, self.stream_frac, self.phys_page
+        split_tokens = self._v("split_tokens")
+        reuse = self._v("reuse_interval")
         sel_count = sparse_layers / reuse
         NL = self.logical_page
         n_logical = np.ceil(T / NL)
@@ -258,7 +351,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
         B, Pn = shape.batch, shape.context
         H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
         f = self.stream_frac
-        window = self.stream_pages * self.phys_page
+        window = self.prefill_window
         pairs = (1.0 - f) * Pn * (Pn + 1) / 2.0 + f * Pn * np.minimum(Pn, window)
         io = B * Pn * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
         layers = shape.extra["layers"]
@@ -275,18 +368,48 @@ class _UnifiedBlockSparse(AttentionStrategy):
 
 
 COMMON = {
-    "split_tokens": Param(256, "same split-KV chunk as attention 'dense' (ASSUMPTION until calibrated)",
+    "split_tokens": Param(256, "same split-KV chunk as attention 'dense' (ASSUMPTION until calibrated); OmniServe's "
+                               "kernel splits by its own rule (module docstring) and ignores it",
                           lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
 }
+KERNEL_PARAM = {
+    "kernel": Param("split_kv", "split_kv: a FlashDecoding-style split-KV kernel over KV heads (vLLM, FlashInfer). "
+                                "omniserve: OmniServe's MMHA-derived kernel (what LServe's own dense / static-only "
+                                "ablations run: sec. 5.4-5.5), with its per-CTA page loop and zero-filled partials",
+                    lambda v: v in ("split_kv", "omniserve"), "split_kv | omniserve"),
+    "multiblock_switch": Param(2048, "OmniServe engine/arg_utils.py default multiblock_switch = 2048: the "
+                                     "omniserve kernel runs multi-block from this many attended tokens",
+                               _pos_int, "an integer >= 1 (tokens)"),
+}
+_BENCH = ("OmniServe scripts/lserve_benchmark/benchmark.sh (the artifact script LServe's appendix A.5.2 runs; "
+          "github.com/mit-han-lab/omniserve @ 02b2925)")
 STREAMING_PARAMS = {
     "streaming_fraction": Param(0.5, "LServe sec. 4.2 / 5.4: half of the attention heads are streaming heads "
                                      "(DuoAttention gates, sec. 3.3)", _frac, "a fraction in [0, 1]"),
-    "sink_pages": Param(1, "LServe Fig. 4(c): one sink block", _pos_int, "an integer >= 1"),
-    "local_pages": Param(2, "LServe Fig. 4(c): two local blocks", _pos_int, "an integer >= 1"),
+    "sink_pages": Param(2, f"{_BENCH}: --dec-sink-token 128 = 2 pages of 64 (LServe Fig. 4(c) draws one sink block "
+                           "as an illustration)", _pos_int, "an integer >= 1"),
+    "local_pages": Param(4, f"{_BENCH}: --dec-local-token 256 = 4 pages of 64 (Fig. 4(c) draws two)", _pos_int,
+                         "an integer >= 1"),
+    "prefill_sink_tokens": Param(128, f"{_BENCH}: --ctx-sink-token 128 (streaming heads in prefill)", _pos_int,
+                                 "an integer >= 1 (tokens)"),
+    "prefill_local_tokens": Param(8192, f"{_BENCH}: --ctx-local-token 8192 (streaming heads in prefill)", _pos_int,
+                                  "an integer >= 1 (tokens)"),
 }
 PAGE_PARAM = {"page": Param(64, "LServe Table 1 / sec. 5.2: physical page of 64 tokens (the smallest page "
                                 "without QServe's slowdown)", lambda v: _pos_int(v) and v >= 8,
                             "an integer >= 8 (tokens per physical page)")}
+_NO_SELECTION = {
+    "logical_page": ("page", "no page selection: statistics (if any) per physical page"),
+    "token_budget": (None, "no dynamic sparsity"),
+    "reuse_interval": (1, "no page selection"),
+}
+_NO_STREAMING = {
+    "streaming_fraction": (0.0, "no streaming heads"),
+    "sink_pages": (0, "no streaming heads"),
+    "local_pages": (0, "no streaming heads"),
+    "prefill_sink_tokens": (0, "no streaming heads"),
+    "prefill_local_tokens": (0, "no streaming heads"),
+}
 
 
 @register
@@ -295,14 +418,31 @@ class StreamingHeads(_UnifiedBlockSparse):
     description = ("static sparsity: a fraction of the heads are streaming heads (sink + local pages), the rest "
                    "dense (DuoAttention / LServe without page selection)")
     dynamic = False
-    params = {**PAGE_PARAM, **STREAMING_PARAMS, **COMMON}
+    params = {**PAGE_PARAM, **STREAMING_PARAMS, **KERNEL_PARAM, **COMMON}
+    FIXED = dict(_NO_SELECTION)
+
+
+@register
+class PagedDense(_UnifiedBlockSparse):
+    name = "paged"
+    description = ("dense attention over a paged KV cache (vLLM PagedAttention, block size 16) with the page-size "
+                   "bandwidth efficiency of LServe Table 1")
+    dynamic = False
+    params = {
+        "page": Param(16, "vLLM EngineArgs --block-size default 16 (vLLM 0.6.x, the LServe baseline's version)",
+                      lambda v: _pos_int(v) and v >= 8, "an integer >= 8 (tokens per block)"),
+        "split_tokens": Param(512, "vLLM paged_attention_v2: _PARTITION_SIZE = 512 (vllm/attention/ops/paged_attn.py)",
+                              lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+        **KERNEL_PARAM,
+    }
+    FIXED = {**_NO_SELECTION, **_NO_STREAMING}
 
 
 @register
 class LServe(_UnifiedBlockSparse):
     name = "lserve"
     description = "LServe: streaming heads + hierarchical, reusable page selection for the dense heads"
-    omniserve_kernels = True
+    FIXED = {"kernel": ("omniserve", "LServe runs OmniServe's kernels (github.com/mit-han-lab/omniserve)")}
     params = {
         **PAGE_PARAM,
         "logical_page": Param(16, "LServe sec. 3.5.2 / 5.2: min/max statistics work for pages <= 16 tokens; "
@@ -312,9 +452,7 @@ class LServe(_UnifiedBlockSparse):
                               "an integer >= 1 (tokens each dense head attends after selection)"),
         "reuse_interval": Param(4, "LServe sec. 5.3 / Table 6: reuse interval 4 by default", _pos_int,
                                 "an integer >= 1 (decode steps sharing one page selection)"),
-        "multiblock_switch": Param(2048, "OmniServe engine/arg_utils.py default multiblock_switch = 2048: the "
-                                         "decode kernel runs multi-block from this many attended tokens",
-                                   _pos_int, "an integer >= 1 (tokens)"),
+        "multiblock_switch": KERNEL_PARAM["multiblock_switch"],
         **STREAMING_PARAMS,
         **COMMON,
     }
@@ -329,10 +467,18 @@ class Quest(_UnifiedBlockSparse):
         "page": Param(16, "Quest (Tang et al. 2024) page size 16; LServe sec. 3.5.1", lambda v: _pos_int(v) and v >= 8,
                       "an integer >= 8"),
         "token_budget": Param(4096, "ASSUMPTION: the same 4096-token budget as LServe's comparison (LServe "
-                                    "Table 5 does not state Quest's budget)", _pos_int, "an integer >= 1"),
+                                    "Table 5 does not state Quest's budget; Quest's scripts/bench_textgen.py "
+                                    "defaults to 256 and bench_efficiency_e2e.sh sweeps 512-4096)", _pos_int,
+                              "an integer >= 1"),
         "dense_layers": Param(2, "Quest sec. 4 (evaluation setup): Quest is not applied to the first two layers",
                               lambda v: isinstance(v, int) and v >= 0, "an integer >= 0"),
         **COMMON,
+    }
+    FIXED = {
+        **_NO_STREAMING,
+        "logical_page": ("page", "Quest scores whole pages (its page is the selection granularity)"),
+        "reuse_interval": (1, "Quest selects pages for every query, at every decode step (Quest sec. 3)"),
+        "kernel": ("split_kv", "Quest's FlashInfer-based decode kernels (github.com/mit-han-lab/Quest kernels/)"),
     }
 
     def _dense_layers(self, combo) -> int:

@@ -17,7 +17,9 @@ continuous count tracks without the saw-tooth a ceiling would add (and time stay
 Prefill over a prompt of P tokens (causal): flops = 4 * B * Hq * d * P(P+1)/2 (MLA: heads of 192-wide
 keys and 128-wide values, non-absorbed); bytes = Q, K, V read once and O written once (FlashAttention's
 re-reads of K/V across query tiles are assumed to hit L2); units = B * Hq * max(1, P / 128) (continuous,
-as for decode).
+as for decode). A chunk of a chunked prefill (shape.extra["kv_prefix"] = O cached tokens, shape.context =
+O + P): P(P+1)/2 + P*O pairs, the prefix's K/V read once more (MLA: its expanded keys and values), units
+over the chunk's P query tokens; without kv_prefix (O = 0) the whole-prompt cost above is unchanged.
 """
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block si
 class DenseAttention(AttentionStrategy):
     name = "dense"
     description = "full attention over the whole KV cache (FlashAttention / FlashDecoding / FlashMLA)"
+    array_combo = True                 # hooks are array-safe (notes/VECTOR_COMBOS.md)
+    array_params = ("split_tokens",)
     params = {
         "split_tokens": Param(
             256, "ASSUMPTION until calibrated (issue 3): FlashDecoding-style split-KV chunk; 256 tokens per "
@@ -58,6 +62,17 @@ class DenseAttention(AttentionStrategy):
                       "a value cache (latent) kept as two tensors, as the SnapStream SN40L implementation does "
                       "(seeds/003 sec. 2.3 and Listings 2-5 treat key and value caches separately)",
             lambda v: v in ("latent", "separate_kv"), "latent | separate_kv (MLA models only)"),
+        # --- kernel model (calibration helper, issue 15): how the decode kernel parallelizes ---
+        "kernel": Param(
+            "generic", "generic: the calibrated continuous split-KV model above (split_tokens per CTA, op kind "
+                       "'attention'). A named family prices the decode kernel as that kernel launches it: its CTAs "
+                       "per batch x KV head x split from the family's split heuristic, each CTA's chain of K/V tiles, "
+                       "waves of resident CTAs (simulator/decode_kernels.py: fa2 = FlashAttention-2 / SDPA flash, "
+                       "triton_splitkv = our Triton kernel with FA2's split rule, flex = FlexAttention, cudnn = cuDNN "
+                       "SDPA, memeff = memory-efficient SDPA without split-KV); calibrated by "
+                       "hwmodels/calibration/measure_regimes.py (H100)",
+            lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff"),
+            "generic | fa2 | triton_splitkv | flex | cudnn | memeff"),
     }
 
     def refuse(self, combo):
@@ -65,6 +80,8 @@ class DenseAttention(AttentionStrategy):
             return f"gqa_expand=repeat_kv applies to GQA/MHA models; {combo.model.name} uses MLA"
         if self.mla_cache != "latent" and not combo.model.mla:
             return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
+        if self.kernel != "generic" and combo.model.mla:
+            return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {combo.model.name} uses MLA (kernel: generic)"
         return None
 
     def extra_kv_bytes_per_token(self, combo) -> float:
@@ -100,11 +117,16 @@ class DenseAttention(AttentionStrategy):
             flops = 4.0 * B * q * Hq * T * d
             # K/V streams: one per KV head when the group is packed, one per query head otherwise
             streams = np.where((q > 1) & (self.gqa_packing == "decode_only"), Hq, Hkv)
-            if self.gqa_expand == "repeat_kv" and Hq > Hkv:
+            if self.gqa_expand == "repeat_kv" and np.any(Hq > Hkv):
                 # repeat_kv copies K and V to every query head, then the kernel streams all Hq heads
+                expand = Hq > Hkv
                 b.add("attention_repeat_kv", "copy", bytes_read=B * T * 2.0 * Hkv * d * kvb,
-                      bytes_written=B * T * 2.0 * Hq * d * kvb, dtype=ACT_DTYPE, count=shape.extra["layers"])
-                streams = np.full(np.shape(T), float(Hq))
+                      bytes_written=B * T * 2.0 * Hq * d * kvb, dtype=ACT_DTYPE, count=shape.extra["layers"],
+                      where=expand)
+                streams = np.where(expand, np.full(np.shape(T), 1.0) * Hq, streams)
+            if self.kernel != "generic":  # a named kernel family (simulator/decode_kernels.py)
+                self._family_decode_ops(b, combo, shape, B, q, T, Hq, Hkv, d, kvb, flops)
+                return
             kv_read = B * T * 2.0 * streams * d * kvb
             q_bytes = B * q * Hq * d * ACT_BYTES
             out = B * q * Hq * d
@@ -121,20 +143,49 @@ class DenseAttention(AttentionStrategy):
         b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
               bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
 
+    def _family_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
+        """Decode attention as a named kernel family launches it (simulator/decode_kernels.py): CTAs from the
+        family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
+        combine kernel when it splits. Op kind = the family's (its own calibrated occupancy, iteration time,
+        per-wave and per-kernel fixed times)."""
+        from simulator.decode_kernels import decode_layout
+
+        kind, ctas, splits, iters, streams, comb_iters = decode_layout(self.kernel, B, q, Hq, Hkv, T,
+                                                                       combo.target.sm_count)
+        count = shape.extra["layers"]
+        out = B * q * Hq * d
+        split = splits > 1
+        partials = splits * (out + B * q * Hq) * 4.0
+        kv_once = B * T * 2.0 * Hkv * d * kvb
+        kv_read = B * T * 2.0 * streams * d * kvb
+        # heads of a GQA group that stream the group's K/V again re-read it, from L2 while it fits
+        b.add("attention", kind, flops=flops, bytes_read=kv_read + splits * B * q * Hq * d * ACT_BYTES,
+              bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=ctas, serial_iters=iters,
+              reread_bytes=kv_read - kv_once, working_set=np.where(kv_read > kv_once, kv_once, 0.0),
+              dtype=ACT_DTYPE, count=count)
+        b.add("attention_combine", kind, flops=3.0 * out * splits, bytes_read=partials, bytes_written=out * ACT_BYTES,
+              parallel_units=np.maximum(1.0, np.ceil(B * q * Hq / 64.0)), serial_iters=comb_iters, dtype="fp32",
+              count=count, where=split)
+
     def prefill_ops(self, b, combo, shape) -> None:
         m = combo.model
         B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
-        pairs = P * (P + 1) / 2.0  # causal (query, key) pairs per head
+        # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
+        O = shape.extra.get("kv_prefix", 0.0)
+        P = P - O
+        pairs = P * (P + 1) / 2.0 + P * O  # causal (query, key) pairs per head
         H = combo.heads_dev
         if m.mla:
             a = m.mla
             dk, dv = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
             flops = 2.0 * B * H * pairs * (dk + dv)
             io = B * P * H * (2 * dk + 2 * dv) * ACT_BYTES
+            prefix = B * O * H * (dk + dv) * ACT_BYTES  # the prefix's expanded keys and values
         else:
             d, Hkv = m.head_dim, combo.kv_heads_dev
             flops = 4.0 * B * H * pairs * d
             io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
-        b.add("attention", "attention", flops=flops, bytes_read=io * 0.5, bytes_written=io * 0.5,
+            prefix = B * O * 2 * Hkv * d * combo.kvbytes  # the cached prefix's keys and values
+        b.add("attention", "attention", flops=flops, bytes_read=io * 0.5 + prefix, bytes_written=io * 0.5,
               parallel_units=B * H * np.maximum(1.0, P / PREFILL_Q_TILE), dtype=ACT_DTYPE,
               count=shape.extra["layers"])

@@ -102,10 +102,15 @@ class _FixedBudget(KVPolicyStrategy):
     # ---- shapes --------------------------------------------------------------------------------------
     @staticmethod
     def _kv_tok_prefill(combo) -> float:
-        """Cached bytes of one token of one layer on one device in the prefill (TP) layout."""
+        """Cached bytes of one token of one layer on one device in the prefill (TP) layout; an MLA cache kept
+        as separate key and value latents (attention dense mla_cache=separate_kv) moves both."""
         m = combo.model
         frac = 1.0 if m.mla else combo.kv_heads_dev / m.kv_heads
-        return m.kv_elements_per_token_layer() * frac * combo.kvbytes
+        base = m.kv_elements_per_token_layer() * frac * combo.kvbytes
+        if m.mla:
+            # the attention's extra cache bytes per token (all layers, this device's share) -> per layer, per sequence
+            base += combo.attention.extra_kv_bytes_per_token(combo) / (m.layers * combo.kv_fraction_dev)
+        return base
 
     @staticmethod
     def _kv_elems_decode_kv_tensors(combo) -> float:
@@ -226,8 +231,12 @@ class SnapStream(_FixedBudget):
         "recent_tokens": Param(4096, "ASSUMPTION: the paper does not state the recent window for DeepSeek-R1; it "
                                      "only sizes the prefill ring-buffer gathers (the budget fixes decode cost)",
                                _pos_int, "an integer >= 1"),
-        "window": Param(32, "SnapKV default observation window (32)", _pos_int, "an integer >= 1"),
-        "kernel": Param(7, "SnapKV default pooling kernel (7)", _pos_int, "an integer >= 1"),
+        "window": Param(32, "ASSUMPTION: SnapKV's default observation window (32, Li et al. 2024); SnapStream does "
+                            "not state its window, and its Table 4 share of the SnapKV kernel (2.52 %) implies a "
+                            "window of thousands (the SnapStream reproduction prints the sensitivity)", _pos_int,
+                        "an integer >= 1"),
+        "kernel": Param(7, "SnapKV default pooling kernel (7); SnapStream does not state it", _pos_int,
+                        "an integer >= 1"),
         "decode_update": DECODE_UPDATE,
     }
 

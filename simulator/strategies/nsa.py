@@ -20,7 +20,9 @@ Per query row, KV head and layer (G = query heads per KV head, e = dk + dv, byte
   window       W e b, W = min(w, T)            2 G W e                   G (dv + 1) 4 B
   merge        (reads the three partials and 3 gates per head, writes o in bf16)
 (Nsel = ceil(T / l') selection blocks; with split-KV each split writes its own fp32 partial, and the merge
-kernel reduces the splits of all branches and applies the gates.) The verify kernel
+kernel reduces the splits of all branches and applies the gates.) With per-row launches (verify_kernel
+per_query, the SSV document's naive path: "3 x K kernel launches, 2 x K intermediate HBM writes/reads") the
+compress / select / window kernels run once per query row, each over 1/R of the work. The verify kernel
 (simulator/strategies/verify_kernels.py) says how often each branch's KV is loaded when a sequence has
 R > 1 query rows (speculative verification): per row (decoding-oriented / verify_kernel none), once for
 all rows over the whole range (prefill-oriented), or once per group of C rows (SSV).
@@ -71,6 +73,8 @@ class NativeSparseAttention(AttentionStrategy):
     name = "nsa"
     description = "Native Sparse Attention: compression + top-n block selection + sliding window, gated"
     routes_blocks = True
+    array_combo = True                  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_params = ("top_n", "window")
     params = {
         "block": Param(32, f"{NSA_SEC41}: compression block size l = 32", _pos_int, "an integer >= 1"),
         "stride": Param(16, f"{NSA_SEC41}: sliding stride d = 16", _pos_int, "an integer >= 1"),
@@ -113,9 +117,9 @@ class NativeSparseAttention(AttentionStrategy):
         T = np.asarray(T, dtype=np.float64)
         Nc = np.where(T >= self.block, np.floor((T - self.block) / self.stride) + 1.0, 0.0)
         Nsel = np.ceil(T / self.select_block)
-        n_eff = np.minimum(float(self.top_n), Nsel)
+        n_eff = np.minimum(self.top_n * 1.0, Nsel)
         S = np.minimum(n_eff * self.select_block, T)
-        W = np.minimum(float(self.window), T)
+        W = np.minimum(self.window * 1.0, T)
         return Nc, Nsel, S, W, n_eff
 
     def loads(self, combo, R, T) -> Loads:
@@ -152,7 +156,7 @@ class NativeSparseAttention(AttentionStrategy):
         B, R, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
         L = shape.extra["layers"]
         Hq, Hkv = combo.attn_heads_dev, combo.attn_kv_heads_dev
-        G, dk, dv, kvb = Hq / Hkv, m.head_dim, m.head_dim, combo.kvbytes
+        dk, dv, kvb = m.head_dim, m.head_dim, combo.kvbytes
         e = dk + dv
         Nc, Nsel, S, W, n_eff = self.sizes(T)
         ld = self.loads(combo, R, T)
@@ -190,7 +194,7 @@ class NativeSparseAttention(AttentionStrategy):
 
         sched = combo.schedule
         refreshed = sched.refresh_layers(m.layers)
-        refresh = None if refreshed is None else float(refreshed) * L / m.layers
+        refresh = None if refreshed is None else refreshed * 1.0 * L / m.layers
         n_route = L if refresh is None else refresh
         # routing: scores of the routed rows against the compressed keys (split over the compressed
         # range; head-summed and mapped to selection blocks in-kernel, NSA eq. 9-10), then top-n
@@ -199,25 +203,30 @@ class NativeSparseAttention(AttentionStrategy):
               bytes_read=BH * ld.route_loads * Nc * dk * kvb + rr * Hq * dk * ACT_BYTES,
               bytes_written=rr * Hkv * Nsel * FP32, parallel_units=BH * ld.route_loads * splits(Nc), dtype=ACT_DTYPE,
               count=n_route, onchip_bytes=onchip, spill_bytes=spill_route)
-        b.add("nsa.route_topn", "topk", flops=rr * Hkv * Nsel * np.log2(max(self.top_n, 2)) ** 2,
+        b.add("nsa.route_topn", "topk", flops=rr * Hkv * Nsel * np.log2(np.maximum(self.top_n, 2)) ** 2,
               bytes_read=rr * Hkv * Nsel * FP32, bytes_written=rr * Hkv * n_eff * IDX_BYTES,
               parallel_units=rr * Hkv, dtype="fp32", count=n_route)
         idx_read = B * R * Hkv * n_eff * IDX_BYTES  # every row's (or its representative's) indices
         gates = rowsH * 3 * ACT_BYTES
 
         if refresh is None:
-            # unfused branch kernels, each with its own split-KV partials, merged by one kernel
+            # unfused branch kernels, each with its own split-KV partials, merged by one kernel; a decoding-
+            # oriented verify kernel launches each branch once per query row (Loads.launches: the SSV
+            # document's "3 x K kernel launches"), each launch doing 1/launches of the work
             sc, ss, sw = splits(cmp_tok / units), splits(sel_tok / units), splits(win_tok / units)
-            b.add("nsa.compress", "attention", flops=cmp_flops, bytes_read=BH * cmp_tok * e * kvb + sc * q_bytes,
-                  bytes_written=sc * part, parallel_units=BH * units * sc, dtype=ACT_DTYPE, count=L,
-                  onchip_bytes=onchip, spill_bytes=spill_cmp)
-            b.add("nsa.select", "attention", flops=sel_flops,
-                  bytes_read=BH * sel_tok * e * kvb + ss * q_bytes + idx_read, bytes_written=ss * part,
-                  parallel_units=BH * units * ss, dtype=ACT_DTYPE, count=L, onchip_bytes=onchip,
-                  spill_bytes=spill_sel)
-            b.add("nsa.window", "attention", flops=win_flops, bytes_read=BH * win_tok * e * kvb + sw * q_bytes,
-                  bytes_written=sw * part, parallel_units=BH * units * sw, dtype=ACT_DTYPE, count=L,
-                  onchip_bytes=onchip, spill_bytes=spill_win)
+            nl = np.maximum(np.asarray(ld.launches, dtype=np.float64), 1.0)
+            b.add("nsa.compress", "attention", flops=cmp_flops / nl,
+                  bytes_read=(BH * cmp_tok * e * kvb + sc * q_bytes) / nl, bytes_written=sc * part / nl,
+                  parallel_units=BH * units * sc / nl, dtype=ACT_DTYPE, count=L * nl, onchip_bytes=onchip,
+                  spill_bytes=spill_cmp / nl)
+            b.add("nsa.select", "attention", flops=sel_flops / nl,
+                  bytes_read=(BH * sel_tok * e * kvb + ss * q_bytes + idx_read) / nl, bytes_written=ss * part / nl,
+                  parallel_units=BH * units * ss / nl, dtype=ACT_DTYPE, count=L * nl, onchip_bytes=onchip,
+                  spill_bytes=spill_sel / nl)
+            b.add("nsa.window", "attention", flops=win_flops / nl,
+                  bytes_read=(BH * win_tok * e * kvb + sw * q_bytes) / nl, bytes_written=sw * part / nl,
+                  parallel_units=BH * units * sw / nl, dtype=ACT_DTYPE, count=L * nl, onchip_bytes=onchip,
+                  spill_bytes=spill_win / nl)
             partials = (sc + ss + sw) * part
             b.add("nsa.merge", "elementwise", flops=5.0 * rowsH * dv * (sc + ss + sw),
                   bytes_read=partials + gates, bytes_written=out_bf16, dtype="fp32", count=L)
@@ -235,7 +244,7 @@ class NativeSparseAttention(AttentionStrategy):
               parallel_units=BH * units * sf, dtype=ACT_DTYPE, count=refresh, onchip_bytes=onchip, spill_bytes=spill)
         b.add("nsa.fused_reuse", "attention", flops=fused_flops, bytes_read=fused_bytes, bytes_written=fused_out,
               parallel_units=BH * units * sf, dtype=ACT_DTYPE, count=L - refresh, onchip_bytes=onchip,
-              spill_bytes=spill, where=np.full(b.n, L - refresh > 0))
+              spill_bytes=spill, where=np.broadcast_to(L - refresh > 0, (b.n,)))
         b.add("nsa.fused_combine", "elementwise", flops=3.0 * rowsH * dv * sf, bytes_read=sf * part,
               bytes_written=out_bf16, dtype="fp32", count=L, where=split)
 
@@ -255,8 +264,8 @@ class NativeSparseAttention(AttentionStrategy):
             return np.where(a < P, a - a * a / (2.0 * np.maximum(P, 1.0)), P / 2.0)
 
         Nc_mean = np.maximum(0.0, (P - self.block) / self.stride + 1.0) / 2.0
-        sel = mean_min(float(self.top_n * self.select_block))
-        win = mean_min(float(self.window))
+        sel = mean_min(self.top_n * self.select_block * 1.0)
+        win = mean_min(self.window * 1.0)
         pairs = B * P * H
         b.add("nsa.prefill_route", "attention", flops=pairs * Nc_mean * (2.0 * d + 5.0),
               bytes_read=B * P * H * d * ACT_BYTES + B * Nc_mean * 2 * Hkv * d * combo.kvbytes,

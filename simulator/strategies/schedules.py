@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from simulator.strategies.base import Param, ScheduleStrategy, register
 
 _REFRESH = {"R", "r", 1, True, "refresh"}
@@ -28,6 +30,8 @@ def _is_vector(v) -> bool:
 @register
 class RefreshReuse(ScheduleStrategy):
     name = "refresh_reuse"
+    array_combo = True                  # array-safe (notes/VECTOR_COMBOS.md)
+    array_params = ("refresh_every",)
     description = "SSV refresh/reuse: refresh layers route + partial fusion, reuse layers one fused kernel"
     params = {
         "refresh_every": Param(4, "ASSUMPTION: SSV document Insight 2 says selected-block layouts stay stable for "
@@ -48,7 +52,8 @@ class RefreshReuse(ScheduleStrategy):
     def refresh_layers(self, n_layers: int) -> int:
         if self.layers is not None:
             return sum(self.is_refresh(n_layers))
-        return math.ceil(n_layers / self.refresh_every)
+        r = self.refresh_every
+        return np.ceil(n_layers / r) if isinstance(r, np.ndarray) else math.ceil(n_layers / r)
 
     def label(self) -> str:
         if self.layers is not None:

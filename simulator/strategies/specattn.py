@@ -15,7 +15,19 @@ sequences), the ops this strategy adds to the target's verification forward:
   specattn.mask_csr       union of the gamma selections and conversion to the sparse (CSR / block) format
                           FlashInfer's BlockSparseAttention takes: read gamma B L mask bytes, write the kept
                           indices (4 B each, one per `chunk` tokens) and the row pointer
-  specattn.plan_copy      FlashInfer's plan(): host-built index arrays copied to the device, one per layer
+  specattn.plan_*         FlashInfer's BlockSparseAttentionWrapper.plan() runs on the HOST once per sparse layer
+                          per round (flashinfer/sparse.py @ b15947096, 2025-09-14, the version current when the
+                          paper appeared; unchanged in @ fb28d72): `indices.max().item()` (a reduction kernel,
+                          then a device-to-host read that waits for the device to drain), `torch.full(...,
+                          device)` for the last-page lengths (a kernel), `qo_indptr_host.to(device)` (a host-to-
+                          device copy), `indptr.to("cpu")` (a second device-to-host copy, synchronous), then the
+                          C++ DecodePlan / PrefillPlan (include/flashinfer/attention/scheduler.cuh), which ends in
+                          a cudaMemcpyAsync of the plan into the int workspace: per layer 2 kernels
+                          (plan_kernels), 2 host-to-device copies (plan_h2d) and 2 device-to-host reads
+                          (plan_d2h). Each is priced as an op by the roofline (eager: at least the host's launch
+                          cost). The drain itself (the host waits for all queued work, then issues the plan and
+                          the layer's kernels while the device idles) is the host time those ops carry; a
+                          roofline term for a host sync is requested in notes/ROOFLINE_REQUESTS.md.
   attention               verification over the kept fraction (1 - kv_reduction) of the KV for the sparse
                           layers (dense pricing over the kept tokens), full attention for the first
                           `full_layers` layers (paper sec. 4.1: the first 2 layers use full attention)
@@ -23,9 +35,16 @@ Those three mask ops run per target layer except the full ones (Algorithm 1, lin
 
 kv_reduction: Table 1 (PG-19): 44.3 % (p = 0.99), 68.8 % (0.97), 78.4 % (0.95); Table 2 (gov_report
 throughput run): 71.89 % at p = 0.97. Left null, it is interpolated in p from Table 1.
-The layer mapping (simulator/dtw.py) is offline; it only decides which draft layers are materialized: at most
-min(n, m - full_layers) distinct draft layers (`mapped_draft_layers`, default all the draft's layers, an upper
-bound — the paper's Fig. 2 mapping is not given as numbers).
+The layer mapping (paper sec. 3.3, appendix B) is offline; it only decides which draft layers are
+materialized (specattn.draft_weights' count): mapped_layers(combo) =
+  - `mapped_draft_layers` when the scenario sets it;
+  - else, with a trace that recorded draft and target attention (combo.trace has `specattn.kl`): the distinct
+    draft layers of simulator.dtw.monotonic_dtw(-KL) over the sparse target layers (the paper's Algorithm 3 on
+    S = -KL, Eq. 4), rescaled to the combo's draft depth when the trace's draft model has another depth
+    (ASSUMPTION: the mapped share of draft layers carries over);
+  - else every draft layer, min(n, m - full_layers): an upper bound (the paper's Fig. 2 map is not printed).
+kept fraction: `kv_reduction` when set; else the trace's `specattn.kept_fraction` at the strategy's p (mean over
+target layers) when recorded; else Table 1 interpolated in p.
 """
 from __future__ import annotations
 
@@ -41,6 +60,24 @@ TABLE1_REDUCTION = {0.95: 0.784, 0.97: 0.688, 0.99: 0.443}
 def reduction_for(p: float) -> float:
     ps = sorted(TABLE1_REDUCTION)
     return float(np.interp(p, ps, [TABLE1_REDUCTION[x] for x in ps]))
+
+
+def trace_layer_map(ts) -> np.ndarray:
+    """The draft layer of every target layer of the trace: monotonic DTW (paper Algorithm 3) on S = -KL
+    (`specattn.kl`, axes draft_layer x target_layer)."""
+    from simulator.dtw import monotonic_dtw
+
+    kl = np.asarray(ts.get("specattn.kl"), dtype=np.float64)
+    return monotonic_dtw(-kl)[0]
+
+
+def trace_mapped_layers(ts, dense_share: float) -> tuple[int, int]:
+    """(distinct draft layers the trace's map uses over its sparse target layers, the trace's draft layers);
+    the first round(dense_share x target layers) target layers use full attention and need no draft layer."""
+    mapping = trace_layer_map(ts)
+    skip = int(round(dense_share * len(mapping)))
+    used = len(set(mapping[skip:].tolist())) if skip < len(mapping) else 0
+    return used, int(np.asarray(ts.get("specattn.kl")).shape[0])
 
 
 def _dense():
@@ -71,9 +108,26 @@ class SpecAttn(AttentionStrategy):
                                      "null or a positive integer"),
     }
 
-    def keep(self) -> float:
-        r = self.kv_reduction if self.kv_reduction is not None else reduction_for(self.p)
-        return 1.0 - float(r)
+    def keep(self, combo=None) -> float:
+        """Kept fraction of the KV (module docstring: parameter, trace, Table 1)."""
+        if self.kv_reduction is not None:
+            return 1.0 - float(self.kv_reduction)
+        ts = None if combo is None else combo.trace
+        if ts is not None and ts.has("specattn.kept_fraction") and self.p in ts.coords.get("p", ()):
+            return float(np.nanmean(ts.select("specattn.kept_fraction", p=self.p)))
+        return 1.0 - reduction_for(self.p)
+
+    def mapped_layers(self, combo) -> int:
+        """Draft layers whose attention is materialized (module docstring)."""
+        d = combo.speculation.draft_combo(combo).model
+        sparse = combo.model.layers - self.full_layers
+        if self.mapped_draft_layers is not None:
+            return min(self.mapped_draft_layers, d.layers)
+        ts = combo.trace
+        if ts is not None and ts.has("specattn.kl"):
+            used, trace_draft = trace_mapped_layers(ts, self.full_layers / combo.model.layers)
+            return max(1, min(d.layers, round(used * d.layers / trace_draft)))
+        return min(d.layers, sparse)
 
     def refuse(self, combo):
         spec = combo.speculation
@@ -96,8 +150,7 @@ class SpecAttn(AttentionStrategy):
         d = dc.model
         B, L = shape.batch, shape.context
         sparse_layers = combo.model.layers - self.full_layers
-        mapped = min(d.layers, sparse_layers) if self.mapped_draft_layers is None else min(
-            self.mapped_draft_layers, d.layers)
+        mapped = self.mapped_layers(combo)
         Hd = d.heads
         b.add("specattn.draft_weights", "elementwise", flops=B * Hd * L,
               bytes_read=B * Hd * L * ACT_BYTES, bytes_written=B * Hd * L * ACT_BYTES + B * L * 4.0,
@@ -105,11 +158,17 @@ class SpecAttn(AttentionStrategy):
         rows = B * gamma
         b.add("specattn.topp_search", "topk", flops=rows * L * self.iterations * 3.0, bytes_read=rows * L * 4.0,
               bytes_written=rows * L * 1.0, parallel_units=rows, dtype="fp32", count=sparse_layers)
-        kept = B * L * self.keep() / self.chunk
+        kept = B * L * self.keep(combo) / self.chunk
         b.add("specattn.mask_csr", "elementwise", flops=rows * L, bytes_read=rows * L * 1.0,
               bytes_written=kept * 4.0 + (B + 1) * 4.0, parallel_units=B, dtype="fp32", count=sparse_layers)
-        b.add("specattn.plan_copy", "copy", bytes_read=kept * 4.0, bytes_written=kept * 4.0,
-              parallel_units=B, dtype="fp32", count=sparse_layers)
+        # FlashInfer plan() on the host (module docstring): indices.max() and torch.full kernels, two small
+        # host-to-device copies (qo_indptr, the plan info), two device-to-host reads (.item(), indptr.to("cpu"))
+        b.add("specattn.plan_kernels", "elementwise", flops=kept, bytes_read=kept * 4.0, bytes_written=B * 4.0,
+              parallel_units=1, dtype="fp32", count=2.0 * sparse_layers)
+        b.add("specattn.plan_h2d", "copy", bytes_read=(B + 1) * 4.0 + 1024.0, bytes_written=(B + 1) * 4.0 + 1024.0,
+              parallel_units=1, dtype="fp32", count=2.0 * sparse_layers)
+        b.add("specattn.plan_d2h", "copy", bytes_read=(B + 1) * 4.0, bytes_written=(B + 1) * 4.0,
+              parallel_units=1, dtype="fp32", count=2.0 * sparse_layers)
 
     def decode_ops(self, b, combo, shape) -> None:
         dense = _dense()
@@ -118,7 +177,7 @@ class SpecAttn(AttentionStrategy):
             full = StepShape(shape.batch, shape.query_rows, shape.context, shape.phase,
                              {**shape.extra, "layers": self.full_layers})
             dense.decode_ops(b, combo, full)
-        kept = np.maximum(1.0, shape.context * self.keep())
+        kept = np.maximum(1.0, shape.context * self.keep(combo))
         sparse = StepShape(shape.batch, shape.query_rows, kept, shape.phase, {**shape.extra, "layers": sparse_layers})
         from simulator.ops import ScopedBuilder
 

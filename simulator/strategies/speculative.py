@@ -23,7 +23,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from simulator.acceptance import TreeShape, chain_tokens_per_round, lengths_tokens_per_round, tree_tokens_per_round
+from simulator.acceptance import (
+    SIBLING_DECAY,
+    TreeShape,
+    chain_tokens_per_round,
+    lengths_tokens_per_round,
+    tree_tokens_per_round,
+)
 from simulator.layers import body_ops, gemm
 from simulator.memory import model_weight_bytes
 from simulator.model import list_models, load_model
@@ -79,15 +85,24 @@ COMMON_PARAMS = {
                           "(chain) or per tree level", list_valued=True),
     "accept_lengths": Param(None, "not given: use `acceptance`", _is_dist,
                             "null or P(L = 0..K accepted drafts), summing to 1", list_valued=True),
+    "sibling_decay": Param(SIBLING_DECAY, "ASSUMPTION (simulator.acceptance): trees only; the conditional match "
+                                          "of the draft's rank-r candidate decays by this factor per rank",
+                           _is_prob, "a number in [0, 1] (1: every sibling as likely as the first; 0: worthless)"),
 }
 
 
 class _Speculative(SpeculationStrategy):
     """Shared round arithmetic; subclasses say how one draft forward is priced."""
 
+    array_combo = True  # hooks accept array-valued combo.tp (notes/VECTOR_COMBOS.md)
+
     def tree_shape(self) -> TreeShape | None:
         t = self.tree
-        return None if t is None else TreeShape(t["branch"], t["depth"], t.get("nodes", 0))
+        if t is None:
+            return None
+        # the draft's confidence ranking that a node budget keeps: at the configured acceptance
+        a = self.acceptance if self.per_position is None else tuple(self.per_position)
+        return TreeShape(t["branch"], t["depth"], t.get("nodes", 0), alpha=a, decay=self.sibling_decay)
 
     @property
     def draft_tokens(self) -> int:
@@ -271,6 +286,14 @@ class MultiTokenPrediction(_Speculative):
     def draft_combo(self, combo):
         m = combo.model
         moe = replace(m.moe, first_dense_layers=0) if m.moe else None
+        if combo.attention.selects_tokens and m.dsa_indexer is not None:
+            # DeepSeek-V3.2's MTP module is a decoder layer of the model's own architecture, so it runs DSA
+            # (indexer + top-k + sparse MLA) too. ASSUMPTION: its top-k takes the production radix path (the GVR
+            # document describes preIdx plumbing for the main model's indexer_topk_decode only).
+            from simulator.strategies.base import registry
+
+            module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0)
+            return replace(combo, model=module, topk=registry()["topk"]["radix"]())
         module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0, dsa_indexer=None)
         return replace(combo, model=module, attention=_dense(combo))
 

@@ -24,8 +24,9 @@ per row (S = n l' tokens, capped by the context T), Nc compressed tokens, W wind
                Compressed and window KV are loaded once per group. Relative to per_query the selected-block
                traffic is f_load(C, gamma) = (1 + (C-1)(1-gamma)) / C (document, "Computing the Expected
                Verification Gain": 0.4375 at gamma 0.75, C 4). gamma is the adjacent-query block overlap
-               for the traversal order (BFS, DFS, position-sorted), a parameter until replayed traces
-               supply it.
+               for the traversal order (BFS, DFS, position-sorted), a parameter; with a scenario trace
+               (combo.trace) the measured union ratio |I_merged| / n per (order, C) replaces the formula
+               (simulator.traces statistic ssv.union_ratio; ssv.gamma_eff for a C it did not record).
 
 On-chip footprint and spill (ssv). The grouped kernel streams the merged blocks through a `kv_stages`-deep
 shared-memory pipeline of l'-token tiles and keeps, for every row of its group and every query head of
@@ -80,6 +81,8 @@ class Loads:
     route_loads      how often the compressed keys are loaded for routing
     onchip_bytes     footprint of one CTA (0 = not declared)
     spill_sel_tokens selected tokens re-read per extra pass (all units together)
+    launches         separate launches of each unfused branch kernel per layer (per_query: one per row, the
+                     SSV document's "3 x K kernel launches" of the naive path; others 1)
     """
 
     units: np.ndarray
@@ -91,13 +94,15 @@ class Loads:
     route_loads: np.ndarray
     onchip_bytes: np.ndarray | float = 0.0
     spill_sel_tokens: np.ndarray | float = 0.0
+    launches: np.ndarray | float = 1.0
 
 
-def per_query_loads(R, S) -> Loads:
-    """Decoding-oriented loading: every row loads everything it needs itself."""
+def per_query_loads(R, S, per_row_launches: bool = True) -> Loads:
+    """Decoding-oriented loading: every row loads everything it needs itself; a decode kernel takes one
+    query per sequence, so each row is its own launch of every branch kernel (per_row_launches)."""
     R = np.asarray(R, dtype=np.float64)
     return Loads(units=R, rows_per_unit=np.ones_like(R), sel_tokens=R * S, sel_flop_tokens=S + 0 * R,
-                 shared_loads=R, route_rows=R, route_loads=R)
+                 shared_loads=R, route_rows=R, route_loads=R, launches=R if per_row_launches else 1.0)
 
 
 def _is_gamma_map(v) -> bool:
@@ -109,12 +114,15 @@ def _is_gamma_map(v) -> bool:
 class NoVerifyKernel(VerifyKernelStrategy):
     name = "none"
     description = "no speculative verification kernel: each row loads its own selected blocks (as per_query)"
+    array_combo = True  # array-safe hooks (notes/VECTOR_COMBOS.md)
 
     def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         return per_query_loads(R, S)
 
 
 class _VerifyKernel(VerifyKernelStrategy):
+    array_combo = True  # hooks accept array-valued combo.tp (notes/VECTOR_COMBOS.md)
+
     def refuse(self, combo):
         if combo.speculation.draft_tokens == 0:
             return f"verify_kernel '{self.name}' needs speculative decoding (speculation is {combo.speculation.name})"
@@ -128,9 +136,16 @@ class _VerifyKernel(VerifyKernelStrategy):
 class PerQuery(_VerifyKernel):
     name = "per_query"
     description = "decoding-oriented: each verification row loads its own selected blocks (shared ones reloaded)"
+    params = {
+        "launch_per_row": Param(True, "SSV document 'Core Mechanism 2': for K verification queries the naive path "
+                                      "issues '3 x K kernel launches (compression, selection, window for each "
+                                      "position)' and '2 x K intermediate HBM writes/reads'; false = one launch of "
+                                      "each branch kernel for all rows (an engine that batches the rows)",
+                                lambda v: isinstance(v, bool), "true | false"),
+    }
 
     def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
-        return per_query_loads(R, S)
+        return per_query_loads(R, S, self.launch_per_row)
 
 
 @register
@@ -148,6 +163,7 @@ class DenseUnion(_VerifyKernel):
 @register
 class SSVGrouped(_VerifyKernel):
     name = "ssv"
+    array_params = ("group",)  # loads() is array-safe in C (notes/VECTOR_COMBOS.md)
     description = "SSV overlap-aware grouped kernel: groups of C rows load their merged (exact) or shared (approx) blocks once"
     params = {
         "group": Param(4, "SSV document's worked f_load example (C = 4)",
@@ -189,24 +205,58 @@ class SSVGrouped(_VerifyKernel):
             parts.append(f"g{self.gamma:g}")
         return "ssv(" + ",".join(parts) + ")"
 
-    def union_tokens(self, c, S, n_blocks, block_tokens, T):
+    def union_ratio(self, combo, c: int) -> float | None:
+        """|I_merged| / n of a group of c rows from the scenario's trace (ssv.union_ratio at this traversal
+        order and C = c, mean over the model's layers mapped by relative depth), else None. A C the trace did
+        not record uses its gamma_eff at the nearest recorded C in the formula."""
+        ts = combo.trace
+        if ts is None or c <= 1:
+            return None
+        orders = [str(o) for o in ts.coords.get("order", ())]
+        if self.order not in orders:
+            return None
+        Cs = [int(x) for x in ts.coords.get("C", ())]
+        if ts.has("ssv.union_ratio") and c in Cs:
+            return float(np.mean(ts.per_layer("ssv.union_ratio", combo.model.layers, order=self.order, C=c)))
+        if ts.has("ssv.gamma_eff") and Cs:
+            near = min(Cs, key=lambda x: abs(x - c))
+            g = float(np.mean(ts.per_layer("ssv.gamma_eff", combo.model.layers, order=self.order, C=near)))
+            return 1.0 + (c - 1.0) * (1.0 - g)
+        return None
+
+    def input_source(self, combo) -> str:
+        """Where the group unions come from (for reproduction tables)."""
+        ts = combo.trace
+        if self.mode == "approx":
+            return "approx mode: one row's n blocks per group (no overlap input)"
+        if self.union_ratio(combo, self.group) is not None:
+            return (f"trace {ts.name} ({ts.source}): ssv.union_ratio, order {self.order}, C {self.group} "
+                    f"(layers mapped by relative depth; ASSUMPTION: the trace's block fraction n/Nsel transfers)")
+        return f"assumed: adjacent-query overlap gamma {self.gamma:g} ({self.order}; document 50-90 %)"
+
+    def union_tokens(self, c, S, n_blocks, block_tokens, T, combo=None):
         """Expected selected tokens a group of c rows loads (exact: merged set; approx: one row's set)."""
-        c = np.asarray(c, dtype=np.float64)
+        c = np.asarray(c, dtype=np.float64) * np.ones(np.shape(T))
         if self.mode == "approx":
             return np.where(c > 0, S, 0.0)
         blocks = merged_blocks(n_blocks, c, self.gamma)
+        if combo is not None and combo.trace is not None:
+            for cv in np.unique(c):
+                r = self.union_ratio(combo, int(cv))
+                if r is not None:
+                    blocks = np.where(c == cv, n_blocks * r, blocks)
         exist = np.ceil(T / block_tokens)
         blocks = np.minimum(np.minimum(blocks, c * n_blocks), exist)
         return np.where(c > 0, np.minimum(blocks * block_tokens, np.maximum(T, S)), 0.0)
 
     def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         R = np.asarray(R, dtype=np.float64)
-        C = float(self.group)
+        C = self.group * 1.0  # float(group); an array of them in a sweep group (notes/VECTOR_COMBOS.md)
         full = np.floor(R / C)
         rem = R - full * C
         groups = full + (rem > 0)
-        sel = full * self.union_tokens(C, S, n_blocks, block_tokens, T) + self.union_tokens(rem, S, n_blocks,
-                                                                                         block_tokens, T)
+        sel = (full * self.union_tokens(C, S, n_blocks, block_tokens, T, combo)
+               + self.union_tokens(rem, S, n_blocks, block_tokens, T, combo))
         m = combo.model
         G = combo.attn_heads_dev / combo.attn_kv_heads_dev
         dk = dv = m.head_dim

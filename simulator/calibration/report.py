@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from hwmodels.calibration import fit as F
 from hwmodels.spec import load_efficiency
+from simulator.calibration import fit as F
 
 TARGET_MEDIAN_PCT = {"gemm bf16": 5.0, "gemm fp8": 5.0, "decode_attn q_rows=1, cuDNN": 5.0}
 DEFAULT_TARGET_PCT = 10.0
@@ -32,17 +32,22 @@ def data_for_device(name: str) -> Path:
     return sorted(candidates)[-1]
 
 
-def evaluate(data_file: str | Path, device: str | None = None, refit: bool = False):
-    """(errors per row, error table, end-to-end table, efficiency, fit metadata) for one CSV.
+def evaluate(data_file: str | Path, device: str | None = None, refit: bool = False, out_dir: Path | None = None):
+    """(errors per row, error table, end-to-end table, efficiency, fit metadata, datasheet spec) for one CSV.
 
-    refit=False uses the committed fitted file of the device; True fits afresh."""
+    refit=False uses the fitted file the spec loads for the device; True fits afresh from the datasheet
+    (never from an earlier fit) and, when `out_dir` is given, prices the rows with the fit merged into what
+    other fits own in out_dir's file (the efficiency that file will hold)."""
     df = F.load_measurements(data_file)
     hw = F.spec_for(df, device)
     if refit:
         eff, meta = F.fit(df, hw)
+        if out_dir is not None:
+            eff = F.merged_efficiency(eff, meta, hw, str(data_file), out_dir)
     else:
         eff, meta = load_efficiency(hw.name), {}
     err = F.errors(df, hw, eff)
+    err["group"] = err.apply(F.group_label, axis=1) if len(err) else []
     table = F.error_table(err)
     hwc = replace(hw.with_efficiency(eff), launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
                   launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)

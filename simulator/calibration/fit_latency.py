@@ -13,7 +13,11 @@ Every other page_scan row is a check, priced through hwmodels.roofline as a kind
 bytes, CTAs and `serial_iters` (no parameter is fitted to them): more CTAs (bandwidth contention), the
 variant without a block table, and the L2-hot launches. The report prints their errors by group.
 
-The values go into calibration/fitted/<device>.yaml under `latency:` (merged; other keys are kept).
+The values go into <fitted dir>/<device>.yaml under `latency:` (merged; other keys are kept).
+
+Refusal bound (`check_result`): the fit rows' median |error| <= 15 % (p90 <= 30 %) and the held-out
+64-512-CTA rows' median <= 25 % (p90 <= 45 %) (committed H100 / H200: 3.4 / 3.3 % and 9.4 / 7.3 %), plus the
+physical ranges: loop iteration, DRAM and L2 latency in (0, 100) us.
 """
 from __future__ import annotations
 
@@ -21,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from hwmodels.calibration.report import group_error_table as error_table
 from hwmodels.errors import SparsesimError
-from hwmodels.spec import FITTED_DIR, HardwareSpec
+from hwmodels.spec import HardwareSpec
+from simulator.calibration import checks as C
+from simulator.calibration.report import group_error_table as error_table  # noqa: F401 - used as FT.error_table
 
 REQUIRED = ("device", "family", "median_us")
 FIT_MAX_CTAS = 32
@@ -33,13 +37,18 @@ FIT_MIN_ITERS = 16
 
 
 def load(path: str | Path) -> pd.DataFrame:
-    p = Path(path)
-    if not p.exists():
-        raise SparsesimError("no such file", file=str(p))
-    df = pd.read_csv(p)
-    missing = [c for c in REQUIRED if c not in df.columns]
-    if missing or not {"chase", "page_scan"} <= set(df["family"]):
-        raise SparsesimError("is not a measure_latency.py CSV (needs chase and page_scan rows)", file=str(p))
+    """Read a measure_latency.py CSV strictly (one line per malformed file)."""
+    df, _ = C.read_csv(path, REQUIRED + ("footprint_bytes", "cache", "indirect", "ctas", "iterations",
+                                         "bytes_moved"), "a measure_latency.py CSV")
+    fam = df["family"].astype(str).str.strip()
+    if not {"chase", "page_scan"} <= set(fam):
+        raise C.CalibrationError("is not a measure_latency.py CSV (needs chase and page_scan rows)", file=str(path))
+    C.positive_columns(df, (fam == "chase").to_numpy(), ("footprint_bytes",), str(path), "chase")
+    C.positive_columns(df, (fam == "page_scan").to_numpy(), ("ctas", "iterations", "bytes_moved"), str(path),
+                       "page_scan")
+    df = C.numeric(df, ("footprint_bytes", "ctas", "iterations", "bytes_moved", "indirect")).assign(family=fam)
+    df["cache"] = df["cache"].astype(str).str.strip()
+    df.attrs["file"] = str(path)
     return df
 
 
@@ -53,11 +62,11 @@ def fit(df: pd.DataFrame) -> dict:
     dram = ch[ch["footprint_bytes"] >= 256 * 2**20]["median_us"]
     l2 = ch[ch["footprint_bytes"] <= 16 * 2**20]["median_us"]
     if dram.empty or l2.empty:
-        raise SparsesimError("needs chase rows both <= 16 MiB and >= 256 MiB")
+        raise SparsesimError("needs chase rows both <= 16 MiB and >= 256 MiB", file=df.attrs.get("file"))
     rows = df[fit_rows(df)]
     if len(rows) < 3:
         raise SparsesimError(f"needs >= 3 cold page_scan rows with indirect=1, <= {FIT_MAX_CTAS} CTAs and "
-                             f">= {FIT_MIN_ITERS} iterations; found {len(rows)}")
+                             f">= {FIT_MIN_ITERS} iterations; found {len(rows)}", file=df.attrs.get("file"))
     A = np.c_[np.ones(len(rows)), rows["iterations"].to_numpy(float)]
     (c, slope), *_ = np.linalg.lstsq(A, rows["median_us"].to_numpy(float), rcond=None)
     return {"loop_iter_us": float(slope), "intercept_us": float(c), "dram_us": float(dram.median()),
@@ -85,21 +94,38 @@ def check(df: pd.DataFrame, hw: HardwareSpec) -> pd.DataFrame:
     return ps.assign(predicted_us=pred_us, error_pct=(pred_us / ps["median_us"] - 1) * 100, group=group)
 
 
+def check_result(params: dict, chk: pd.DataFrame, file: str) -> None:
+    """Refuse unphysical latencies or a fit that misses its bounds (module docstring)."""
+    C.check_physical({"latency.loop_iter_us": params["loop_iter_us"], "latency.dram_us": params["dram_us"],
+                      "latency.l2_us": params["l2_us"]}, file)
+    for group, med_b, p90_b in (("fit: selector structure, <= 32 CTAs, cold", 15.0, 30.0),
+                                ("check: 64-512 CTAs, cold", 25.0, 45.0)):
+        e = chk[chk["group"] == group]["error_pct"].abs().to_numpy(float)
+        if len(e) == 0:
+            if group.startswith("fit"):
+                raise C.CalibrationError(f"no '{group}' rows to check the fit on", file=file)
+            continue
+        med, p90 = float(np.median(e)), float(np.percentile(e, 90))
+        if not (med <= med_b and p90 <= p90_b):
+            raise C.CalibrationError(f"the latency fit misses its bound on '{group}': median |error| {med:.3g} % "
+                                     f"(bound {med_b:g} %), p90 {p90:.3g} % (bound {p90_b:g} %); nothing was written",
+                                     file=file)
+
+
 def write(params: dict, target: str, data_file: str, measured_on: str, table: pd.DataFrame,
-          out_dir: Path = FITTED_DIR) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    p = out_dir / f"{target}.yaml"
-    doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"latency fit for {target}"}
+          out_dir: Path) -> Path:
+    p = Path(out_dir) / f"{target}.yaml"
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
-    doc["latency"] = {
+    own = {"latency": {
         "loop_iter_us": round(params["loop_iter_us"], 4),
         "dram_us": round(params["dram_us"], 4),
         "l2_us": round(params["l2_us"], 4),
-        "source": f"hwmodels/calibration/fit_latency.py on {Path(data_file).name}{borrowed}",
+        "source": f"simulator/calibration/fit_latency.py on {Path(data_file).name}{borrowed}",
         "intercept_us": round(params["intercept_us"], 3),
         "fit_rows": params["fit_rows"],
         "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else (int(v) if isinstance(v, np.integer) else v))
                         for k, v in r.items()} for r in table.to_dict("records")],
-    }
-    p.write_text(yaml.safe_dump(doc, sort_keys=False, width=110))
-    return p
+    }}
+    if not p.exists():
+        own["source"] = f"latency fit for {target}"
+    return C.write_checked(p, C.merge_into(p, own, {"latency": None}), "")

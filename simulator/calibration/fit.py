@@ -27,25 +27,55 @@ with the measured CUDA-graph replay of measure.py's reference step (e2e_decode f
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 from scipy.optimize import least_squares
 
+from hwmodels.calibration import DATA_DIR, DEVICE_SPECS
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
-from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec, load_hardware
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.calibration import checks as C
 
-DATA_DIR = Path(__file__).parent / "data"
-
-#: torch's device name -> shipped spec name
-DEVICE_SPECS = {"NVIDIA H100 80GB HBM3": "H100-SXM", "NVIDIA H200": "H200"}
+__all__ = ["DATA_DIR", "DEVICE_SPECS"]
 
 REQUIRED_COLUMNS = ("device", "family", "op_kind", "dtype", "backend", "median_us")
+#: the families measure.py writes, and the shape columns each must have as finite positive numbers
+FAMILY_SHAPES = {
+    "launch": (), "copy": ("bytes",), "reduce": ("bytes",), "gemm": ("m", "n", "k"),
+    "elementwise": (), "topk": ("batch", "row_len", "topk_k"),
+    "decode_attn": ("batch", "heads", "kv_heads", "head_dim", "context", "q_rows"),
+    "paged_attn": ("batch", "heads", "kv_heads", "head_dim", "context", "selected_tokens", "page_size"),
+    "e2e_decode": ("batch", "context"),
+}
+ELEMENTWISE_SHAPES = {"rmsnorm": ("batch", "n"), "silu_mul": ("batch", "n"), "add": ("bytes",)}
+NUMERIC_COLUMNS = ("m", "n", "k", "batch", "heads", "kv_heads", "head_dim", "context", "q_rows", "pages",
+                   "page_size", "selected_tokens", "row_len", "topk_k", "bytes", "layers", "n_kernels")
+
+#: Refusal bounds of `calibrate fit` (simulator.calibration.checks.check_bounds): op kind -> (the report
+#: group and part that checks it, bound on its median absolute error %, bound on its 90th percentile %).
+#: Reasoning: each bound is 3-5 x the held-out median the committed H100 / H200 fits reach (gemm 2.4 / 3.7 %,
+#: cuDNN decode attention 4.0 / 4.6 %, reduce 3.0 / 4.6 %, gather 2.2 / 4.4 %, torch.topk 8.0 / 8.0 %), so a
+#: fit on another GPU or library version that the model describes equally well passes, while data the model
+#: does not describe (times in the wrong unit, rows from another kernel, corrupted values: a x1000 CSV gives
+#: ~99 % errors) is refused. The p90 bounds allow the known weak corners (small reductions, tiny gathers)
+#: their 20-40 % without letting a whole family drift. Elementwise kernels have no held-out family of the
+#: same kernel structure (RMSNorm's one-block-per-row kernel is another class, reported only), so their fit
+#: rows are checked instead.
+REFUSAL_BOUNDS = {
+    "copy": ("reduce|held-out", 15.0, 45.0),
+    "gemm": ("gemm bf16|held-out", 12.0, 30.0),
+    "attention": ("decode_attn q_rows=1, cuDNN|held-out", 15.0, 35.0),
+    "gather": ("paged_attn:gather|held-out", 15.0, 60.0),
+    "topk": ("topk|held-out", 25.0, 45.0),
+    "elementwise": ("elementwise:silu_mul|fit", 15.0, 35.0),
+}
+#: the fit family -> the op kind its parameters set
+FAMILY_KIND = {"copy": "copy", "gemm": "gemm", "elementwise": "elementwise", "decode_attn": "attention",
+               "paged_attn": "gather", "topk": "topk"}
 DTYPE_BYTES = {"fp32": 4.0, "float32": 4.0, "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16": 2.0,
                "fp8": 1.0, "float8_e4m3fn": 1.0, "fp8_e4m3": 1.0}
 
@@ -71,31 +101,48 @@ def holdout_mask(df: pd.DataFrame) -> np.ndarray:
 
 
 def load_measurements(path: str | Path) -> pd.DataFrame:
-    """Read and validate a measure.py CSV; rows without a time (skipped/unavailable) are dropped."""
-    p = Path(path)
-    if not p.exists():
-        raise SparsesimError("no such file", file=str(p))
-    try:
-        df = pd.read_csv(p)
-    except Exception as e:  # pandas raises many kinds
-        raise SparsesimError(f"is not a readable CSV: {e}", file=str(p)) from None
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise SparsesimError(f"is missing columns {missing}; is it a measure.py CSV?", file=str(p))
-    df = df[pd.to_numeric(df["median_us"], errors="coerce") > 0].copy()
-    df["median_us"] = df["median_us"].astype(float)
+    """Read and validate a measure.py CSV (simulator.calibration.checks.read_csv: one line naming the file
+    and what is wrong for any malformed input). Rows without a time (skipped / unavailable kernels, an
+    empty median_us) are left out and counted in `df.attrs['untimed']`."""
+    df, untimed = C.read_csv(path, REQUIRED_COLUMNS, "a measure.py CSV")
+    file = str(path)
+    fam = df["family"].astype(str).str.strip().to_numpy()
+    unknown = sorted(set(fam) - set(FAMILY_SHAPES))
+    if unknown:
+        n = int(np.isin(fam, unknown).sum())
+        raise C.CalibrationError(f"column family: {n} row(s) of unknown families {unknown[:5]}; measure.py writes "
+                                 f"{', '.join(FAMILY_SHAPES)}", file=file, field="family")
+    df["family"] = fam
+    for family, cols in FAMILY_SHAPES.items():
+        C.positive_columns(df, fam == family, cols, file, family)
+    kind = df["op_kind"].astype(str).str.strip().to_numpy()
+    for op, cols in ELEMENTWISE_SHAPES.items():
+        C.positive_columns(df, (fam == "elementwise") & (kind == op), cols, file, f"elementwise {op}")
+    dt = df["dtype"].astype(str).str.strip()
+    priced_dtype = np.isin(fam, ["gemm", "topk"])
+    bad = priced_dtype & ~dt.isin(list(DTYPE_BYTES)).to_numpy()
+    if bad.any():
+        raise C.CalibrationError(f"column dtype: {int(bad.sum())} gemm/topk row(s) have a dtype outside "
+                                 f"{sorted(DTYPE_BYTES)} (first: {dt[bad].iloc[0]!r})", file=file, field="dtype")
+    if not (fam != "launch").any():
+        raise C.CalibrationError("has only launch rows: there are no kernels to fit", file=file)
+    df = C.numeric(df, NUMERIC_COLUMNS)
     if "note" not in df.columns:
         df["note"] = ""
-    return df.reset_index(drop=True)
+    df["op_kind"] = kind
+    df.attrs["untimed"] = untimed
+    df.attrs["file"] = file
+    return df
 
 
 def spec_for(df: pd.DataFrame, device: str | None = None) -> HardwareSpec:
+    """The measured device's spec with its DATASHEET values (simulator.calibration.checks.datasheet_spec):
+    a fit never starts from an earlier fit (D16)."""
     name = device or DEVICE_SPECS.get(str(df["device"].iloc[0]))
     if name is None:
         raise SparsesimError(f"measured device {df['device'].iloc[0]!r} has no spec mapping; pass --device NAME "
                              f"(a name from `sparsesim hw list` or a spec path)")
-    hw = load_hardware(name)
-    return hw.with_efficiency(Efficiency())  # fit from the datasheet, never from an earlier fit
+    return C.datasheet_spec(name)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -278,26 +325,23 @@ FIT_ORDER = ("copy", "gemm", "elementwise", "decode_attn", "paged_attn", "topk")
 
 
 def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
-    compute, memory = dict(eff.compute), dict(eff.memory)
-    cd, fixed = dict(eff.compute_dtype), dict(eff.fixed_s)
-    sat = dict(eff.saturation)
+    """`eff` with parameters replaced; names are 'part.key' as in a fitted file (memory.gemm, fixed_us.copy,
+    cta_slots.attn_fa2, iter_us.attn_fa2, cta_fixed_us.attn_fa2, overlap_p, ...)."""
+    parts = {"compute": dict(eff.compute), "memory": dict(eff.memory), "compute_dtype": dict(eff.compute_dtype),
+             "fixed_us": dict(eff.fixed_s), "sync_us": dict(eff.sync_s), "saturation": dict(eff.saturation),
+             "cta_slots": dict(eff.cta_slots), "iter_us": dict(eff.iter_s), "cta_fixed_us": dict(eff.cta_fixed_s)}
+    scale = {"fixed_us": 1e-6, "sync_us": 1e-6, "iter_us": 1e-6, "cta_fixed_us": 1e-6}
     for path, v in updates.items():
         part, _, key = path.partition(".")
-        if part == "memory":
-            memory[key] = v
-        elif part == "compute":
-            compute[key] = v
-        elif part == "compute_dtype":
-            cd[key] = v
-        elif part == "fixed_us":
-            fixed[key] = v * 1e-6
-        elif part == "sync_us":
-            eff = replace(eff, sync_s={**eff.sync_s, key: v * 1e-6})
-        elif part == "saturation":
-            sat[key] = v
-        elif part == "overlap_p":
+        if part == "overlap_p":
             eff = replace(eff, overlap_p=v)
-    return replace(eff, compute=compute, memory=memory, compute_dtype=cd, fixed_s=fixed, saturation=sat)
+        elif part in parts:
+            parts[part][key] = float(v) * scale.get(part, 1.0)
+        else:
+            raise KeyError(path)
+    return replace(eff, compute=parts["compute"], memory=parts["memory"], compute_dtype=parts["compute_dtype"],
+                   fixed_s=parts["fixed_us"], sync_s=parts["sync_us"], saturation=parts["saturation"],
+                   cta_slots=parts["cta_slots"], iter_s=parts["iter_us"], cta_fixed_s=parts["cta_fixed_us"])
 
 
 def predict_us(ops, hw: HardwareSpec, eff: Efficiency, families: np.ndarray) -> np.ndarray:
@@ -307,33 +351,40 @@ def predict_us(ops, hw: HardwareSpec, eff: Efficiency, families: np.ndarray) -> 
 
 
 def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
-    """Fit every family on its non-held-out rows. Returns the Efficiency and fit metadata."""
+    """Fit every family on its non-held-out rows, starting from `hw`'s datasheet values (spec_for) and the
+    uncalibrated Efficiency: nothing from an earlier fitted file enters (D16). Terms other campaigns own
+    stay at their uncalibrated values here (compute.attention: fit_prefill; topk_cta: fit_topk_cta; the
+    interconnect: fit_links) - decode rows cannot identify compute.attention (one query row: the kernel
+    is bandwidth-bound; at 4 flop/byte its compute term changes a decode row's price by < 0.01 %).
+    Returns the Efficiency and fit metadata; meta['fitted_kinds'] lists the op kinds set."""
     ops = build_ops(df)
     hold = holdout_mask(df)
     has_ops = np.bincount(ops.setting, minlength=len(df)) > 0
     fam = df["family"].to_numpy()
     meas = df["median_us"].to_numpy()
-    launch = df[df["family"] == "launch"].set_index("op_kind")["median_us"]
+    file = df.attrs.get("file", "")
+    launch = df[df["family"] == "launch"].groupby("op_kind")["median_us"].median()
     eff = Efficiency(source="")
     eff = replace(eff, launch_graph_s=float(launch["launch_graph"]) * 1e-6 if "launch_graph" in launch else None,
                   launch_eager_s=float(launch["launch_eager"]) * 1e-6 if "launch_eager" in launch else None)
+    C.check_physical({f"launch_us.{k}": v * 1e6 for k, v in (("graph", eff.launch_graph_s),
+                                                            ("eager", eff.launch_eager_s)) if v is not None}, file)
     hw_l = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
                    launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)
-    meta = {}
-    cta = _topk_cta_terms(hw.name)
-    if cta:  # the topk_cta kind belongs to fit_topk_cta.py: carry the committed values through
-        eff = efficiency_with(eff, cta)
-    pre = _prefill_compute(hw.name)
-    if pre is not None:  # compute.attention belongs to fit_prefill.py (decode rows cannot pin it)
-        eff = efficiency_with(eff, {"compute.attention": pre})
+    meta: dict = {"fitted_kinds": []}
     for family in FIT_ORDER:
-        params = FAMILY_PARAMS[family]
-        if pre is not None:
-            params = [p for p in params if p[0] != "compute.attention"]
         rows = fit_rows(df, family) & ~hold & has_ops
+        params = [p for p in FAMILY_PARAMS[family] if p[0] != "compute.attention"]
+        if family == "gemm" and not (rows & df["dtype"].astype(str).str.contains("8").to_numpy()).any():
+            params = [p for p in params if p[0] != "compute_dtype.fp8"]  # no fp8 rows: not identified
         if not rows.any():
             meta[family] = {"rows": 0}
             continue
+        need = max(3, 2 * len(params))
+        if rows.sum() < need:
+            raise C.CalibrationError(f"{family}: {int(rows.sum())} fit row(s) for {len(params)} parameters; a fit "
+                                     f"needs at least {need} (measure.py writes {family} rows over whole shape "
+                                     f"families)", file=file)
         names = [p[0] for p in params]
         x0 = np.array([p[1] for p in params])
         lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
@@ -342,36 +393,30 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
             e = efficiency_with(eff, dict(zip(names, x)))
             return np.log(predict_us(ops, hw_l, e, fam)[rows] / meas[rows])
 
+        if not np.all(np.isfinite(resid(x0))):
+            raise C.CalibrationError(f"{family}: the model gives no finite time for some fit rows (shape columns "
+                                     f"inconsistent with the family?)", file=file)
         r = least_squares(resid, x0, bounds=(lo, hi), x_scale="jac")
         eff = efficiency_with(eff, dict(zip(names, r.x)))
         meta[family] = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
                         "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
+        meta["fitted_kinds"].append(FAMILY_KIND[family])
+    if not meta["fitted_kinds"]:
+        raise C.CalibrationError("has no rows the fit can use (families copy, gemm, elementwise, decode_attn with "
+                                 f"backend {ATTN_BACKEND}, paged_attn gathers, topk)", file=file)
     return eff, meta
 
 
-def _topk_cta_terms(device: str, out_dir: Path | None = None) -> dict[str, float]:
-    """The topk_cta parameters a committed fit_topk_cta.py fit wrote for `device` ({} if none)."""
-    p = (out_dir or FITTED_DIR) / f"{device}.yaml"
-    if not p.exists():
-        return {}
-    doc = yaml.safe_load(p.read_text()) or {}
-    if "topk_cta" not in doc:
-        return {}
+def fitted_params(eff: Efficiency, meta: dict) -> dict[str, float]:
+    """The parameters this fit sets, as 'part.key' -> value in the fitted file's units (for the checks)."""
     out = {}
-    for part in ("compute", "memory", "saturation", "fixed_us", "sync_us"):
-        v = (doc.get(part) or {}).get("topk_cta")
+    for family in FIT_ORDER:
+        for name, v in (meta.get(family) or {}).get("params", {}).items():
+            out[name] = v
+    for k, v in (("graph", eff.launch_graph_s), ("eager", eff.launch_eager_s)):
         if v is not None:
-            out[f"{part}.topk_cta"] = float(v)
+            out[f"launch_us.{k}"] = v * 1e6
     return out
-
-
-def _prefill_compute(device: str, out_dir: Path | None = None) -> float | None:
-    """compute.attention as a committed fit_prefill.py fit wrote it for `device` (None if none)."""
-    p = (out_dir or FITTED_DIR) / f"{device}.yaml"
-    if not p.exists():
-        return None
-    doc = yaml.safe_load(p.read_text()) or {}
-    return float(doc["prefill_attn"]["compute_attention"]) if "prefill_attn" in doc else None
 
 
 def fit_rows(df: pd.DataFrame, family: str) -> np.ndarray:
@@ -449,61 +494,69 @@ def e2e_comparison(df: pd.DataFrame, hw: HardwareSpec) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------
 # files
 # ---------------------------------------------------------------------------------------------------
-def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, table: pd.DataFrame,
-                 e2e: pd.DataFrame, out_dir: Path = FITTED_DIR) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def fitted_doc(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str) -> dict:
+    """The part of a fitted file this fit owns."""
+    kinds = meta["fitted_kinds"]
+    p = fitted_params(eff, meta)
+
+    def pick(part: str, digits: int = 4) -> dict:
+        return {k.split(".", 1)[1]: round(v, digits) for k, v in p.items()
+                if k.startswith(part + ".") and k.split(".", 1)[1] in kinds}
+
     doc = {
-        "source": f"fitted by hwmodels/calibration/fit.py to {Path(data_file).name} (measured on "
-                  f"{hw.name}; its held-out errors are listed in the fitted file)",
+        "source": f"fitted by simulator/calibration/fit.py to {Path(data_file).name} (measured on {hw.name}; its "
+                  "held-out errors are listed in this file)",
         "device": hw.name,
         "data": Path(data_file).name,
-        "compute": {k: round(v, 4) for k, v in eff.compute.items() if v != 1.0},
-        "memory": {k: round(v, 4) for k, v in eff.memory.items() if v != 1.0},
-        "compute_dtype": {k: round(v, 4) for k, v in eff.compute_dtype.items()},
-        "fixed_us": {k: round(v * 1e6, 3) for k, v in eff.fixed_s.items() if v},
-        "sync_us": {k: round(v * 1e6, 3) for k, v in eff.sync_s.items() if v},
-        "saturation": {k: round(v, 4) for k, v in eff.saturation.items() if v != 1.0},
-        "overlap_p": None if eff.overlap_p is None else round(eff.overlap_p, 4),
-        "l2_fraction": round(eff.l2_fraction, 4),
-        "launch_us": {k: round(v * 1e6, 3) for k, v in (("graph", eff.launch_graph_s),
-                                                         ("eager", eff.launch_eager_s)) if v},
-        "fit": meta,
-        "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}
-                       for r in table.to_dict("records")],
-        "end_to_end": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
-                       for r in e2e.to_dict("records")],
+        "compute": pick("compute"),
+        "memory": pick("memory"),
+        "compute_dtype": {k.split(".", 1)[1]: round(v, 4) for k, v in p.items() if k.startswith("compute_dtype.")},
+        "fixed_us": pick("fixed_us", 3),
+        "sync_us": pick("sync_us", 3),
+        "saturation": pick("saturation"),
+        "launch_us": {k.split(".", 1)[1]: round(v, 3) for k, v in p.items() if k.startswith("launch_us.")},
+        "fit": {k: v for k, v in meta.items() if k != "fitted_kinds"},
     }
-    p = out_dir / f"{hw.name}.yaml"
-    if p.exists():  # keep what the interconnect fit (fit_links.py) wrote
-        old = yaml.safe_load(p.read_text()) or {}
-        for part in ("memory", "fixed_us"):
-            for k in ("collective", "alltoall"):
-                if k in (old.get(part) or {}):
-                    doc[part][k] = old[part][k]
-        for k in ("link_latency_us", "links", "latency", "topk_cta", "prefill_attn"):  # kept: owned by
-            if k in old:                                       # fit_links / fit_latency / fit_topk_cta / fit_prefill
-                doc[k] = old[k]
-        for part in ("compute", "memory", "saturation", "fixed_us", "sync_us"):
-            if "topk_cta" in (old.get(part) or {}):
-                doc.setdefault(part, {})["topk_cta"] = old[part]["topk_cta"]
-    p.write_text("# Fitted roofline efficiencies. Regenerate: sparsesim calibrate fit "
-                 f"hwmodels/calibration/data/{Path(data_file).name}\n"
-                 + yaml.safe_dump(_plain(doc), sort_keys=False, width=110))
-    return p
+    if "overlap_p" in p:
+        doc["overlap_p"] = round(p["overlap_p"], 4)
+    return doc
 
 
-def _plain(x):
-    if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, (np.floating,)):
-        return float(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    return x
+def owned_keys(meta: dict) -> dict:
+    """checks.merge_into's ownership map for a fit that set meta['fitted_kinds']."""
+    kinds = tuple(meta["fitted_kinds"])
+    own: dict = {part: kinds for part in ("memory", "fixed_us", "sync_us", "saturation")}
+    own["compute"] = tuple(k for k in kinds if k != "attention")  # compute.attention belongs to fit-prefill
+    if "gemm" in kinds:
+        own.update({"compute_dtype": ("fp8",), "overlap_p": None})
+    own["launch_us"] = ("graph", "eager")
+    return own
+
+
+def _doc_for(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, out_dir: Path) -> tuple[Path, dict]:
+    p = Path(out_dir) / f"{hw.name}.yaml"
+    return p, C.merge_into(p, fitted_doc(eff, meta, hw, data_file), owned_keys(meta))
+
+
+def merged_efficiency(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, out_dir: Path) -> Efficiency:
+    """The efficiency the written file will hold: this fit merged with what other fits own in out_dir's file
+    (prices the rows that use other campaigns' terms, e.g. verification attention's compute)."""
+    from hwmodels.spec import efficiency_from_dict
+
+    p, doc = _doc_for(eff, meta, hw, data_file, out_dir)
+    return efficiency_from_dict(C.plain(doc), str(p))
+
+
+def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, table: pd.DataFrame,
+                 e2e: pd.DataFrame, out_dir: Path) -> Path:
+    """Merge this fit into out_dir/<device>.yaml (other fits' terms in that file are kept), validate, write."""
+    p, doc = _doc_for(eff, meta, hw, data_file, out_dir)
+    doc["errors_pct"] = [{k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}
+                         for r in table.to_dict("records")]
+    doc["end_to_end"] = [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
+                         for r in e2e.to_dict("records")]
+    return C.write_checked(p, doc, "# Fitted roofline efficiencies. Regenerate: sparsesim calibrate fit "
+                                   f"<data>/{Path(data_file).name} --device {hw.name} --fitted-dir <this folder>\n")
 
 
 def fitted_efficiency(hw_name: str) -> Efficiency:
@@ -517,4 +570,4 @@ def latest_data_files() -> list[Path]:
     files = sorted(DATA_DIR.glob("*.csv"))
     # measure.py CSVs only: the collectives, latency and single-CTA top-k campaigns have their own fits
     return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem
-            and not f.stem.startswith(("latency_", "topk_cta_", "prefill_attn_", "hf_decode_"))]
+            and not f.stem.startswith(("latency_", "topk_cta_", "prefill_attn_", "hf_decode_", "regimes_"))]

@@ -22,6 +22,10 @@ its row sweeps (`gvr_fixed_flops` per row: P1's scattered reads, P3's prefix sum
 GVR_FIXED_FLOPS). GVR's synchronized phases outside its passes count as GVR_EXTRA_PHASES = 3, not fitted.
 Held out: 4, 16, 132 and 264 rows; k = 512 and 1024; 1024 threads and single-load variants are reported
 separately (another kernel configuration).
+
+Refusal bound (`check_result`): the held-out rows (row counts and k) of each kernel: median |error| <= 20 %,
+p90 <= 60 % (committed H100 / H200: 5.5-14.9 % medians, p90 47 % from the 132 / 264-row launches), plus the physical ranges of
+simulator.calibration.checks for the five efficiency terms.
 """
 from __future__ import annotations
 
@@ -29,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 from scipy.optimize import least_squares
 
-from hwmodels.calibration.fit import _plain, efficiency_with
-from hwmodels.calibration.report import group_error_table as error_table
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
-from hwmodels.spec import FITTED_DIR, Efficiency, HardwareSpec
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.calibration import checks as C
+from simulator.calibration.fit import efficiency_with
+from simulator.calibration.report import group_error_table as error_table  # noqa: F401 - used as FK.error_table
 
 #: efficiency parameters of op kind topk_cta: (name, start, lower, upper)
 PARAMS = [("compute.topk_cta", 0.3, 0.005, 1.0), ("fixed_us.topk_cta", 5.0, 0.0, 100.0),
@@ -56,20 +60,23 @@ def module_consts() -> tuple[float, float, float]:
 
 
 def load(path: str | Path) -> pd.DataFrame:
-    p = Path(path)
-    if not p.exists():
-        raise SparsesimError("no such file", file=str(p))
-    df = pd.read_csv(p)
-    need = {"kernel", "rows", "row_len", "topk_k", "sweeps_mean", "median_us", "cache", "threads", "note"}
-    if not need <= set(df.columns):
-        raise SparsesimError(f"is missing columns {sorted(need - set(df.columns))}; is it a "
-                             "measure_topk_cta.py CSV?", file=str(p))
-    df = df[df["kernel"].isin(["radix", "gvr"]) & (df["correct"] == 1)].reset_index(drop=True)
-    note = df["note"].fillna("")
+    """Read a measure_topk_cta.py CSV strictly; keeps the radix / gvr rows checked exact (correct == 1)."""
+    need = ("kernel", "rows", "row_len", "topk_k", "sweeps_mean", "median_us", "cache", "threads", "note", "correct")
+    df, _ = C.read_csv(path, need, "a measure_topk_cta.py CSV")
+    kern = df["kernel"].astype(str).str.strip()
+    ours = (kern.isin(["radix", "gvr"]) & (df["correct"].astype(str).str.strip() == "1")).to_numpy()
+    if not ours.any():
+        raise C.CalibrationError("has no radix / gvr rows checked exact (correct == 1)", file=str(path))
+    C.positive_columns(df, ours, ("rows", "row_len", "topk_k", "sweeps_mean", "threads"), str(path), "radix/gvr")
+    df = C.numeric(df[ours].reset_index(drop=True), ("rows", "row_len", "topk_k", "sweeps_mean", "threads"))
+    df["kernel"] = df["kernel"].astype(str).str.strip()
+    df["cache"] = df["cache"].astype(str).str.strip()
+    note = df["note"].fillna("").astype(str)
     smax = note.str.extract(r"sweeps_max=(\d+)")[0].astype(float)
     df["sweeps_launch"] = np.where(df["rows"] > 1, smax.fillna(df["sweeps_mean"]), df["sweeps_mean"])
     df["dist"] = note.str.extract(r"dist=(\w+)")[0].fillna("normal")
     df["variant"] = np.where(note.str.contains("unroll=1"), "unroll1", "default")
+    df.attrs["file"] = str(path)
     return df
 
 
@@ -123,7 +130,8 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, consts: tuple[float, float, float] |
     that what is written is consistent with what the strategies price)."""
     rows = fit_mask(df)
     if rows.sum() < 6:
-        raise SparsesimError(f"needs >= 6 fit rows (rows 1/64, k 2048, 512 threads); found {int(rows.sum())}")
+        raise SparsesimError(f"needs >= 6 fit rows (rows 1/64, k 2048, 512 threads); found {int(rows.sum())}",
+                             file=df.attrs.get("file"))
     spec = PARAMS + ([] if consts is not None else CONSTS)
     names = [p[0] for p in spec]
     x0 = np.array([p[1] for p in spec])
@@ -163,19 +171,32 @@ def check(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel_consts: tu
 
 
 
-def write(eff: Efficiency, kernel_consts: tuple[float, float, float], meta: dict, target: str, data_file: str, measured_on: str,
-          table: pd.DataFrame, out_dir: Path = FITTED_DIR) -> Path:
-    """Merge the topk_cta parameters into calibration/fitted/<target>.yaml; note where they came from."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    p = out_dir / f"{target}.yaml"
-    doc = (yaml.safe_load(p.read_text()) or {}) if p.exists() else {"source": f"top-k fit for {target}"}
-    for part, field in (("compute", eff.compute), ("memory", eff.memory), ("saturation", eff.saturation)):
-        doc.setdefault(part, {})["topk_cta"] = round(field["topk_cta"], 4)
-    doc.setdefault("fixed_us", {})["topk_cta"] = round(eff.fixed_s["topk_cta"] * 1e6, 3)
-    doc.setdefault("sync_us", {})["topk_cta"] = round(eff.sync_s["topk_cta"] * 1e6, 3)
+def check_result(meta: dict, chk: pd.DataFrame, file: str) -> None:
+    """Refuse unphysical terms or held-out rows beyond their bound (module docstring)."""
+    C.check_physical(meta["params"] if "params" in meta else {}, file)
+    held = chk[chk["group"].astype(str).str.startswith("held out")]
+    if held.empty:
+        raise C.CalibrationError("no held-out rows (rows 4/16/132/264 or k 512/1024) to check the fit on", file=file)
+    for kern, g in held.groupby("kernel"):
+        e = g["error_pct"].abs().to_numpy(float)
+        med, p90 = float(np.median(e)), float(np.percentile(e, 90))
+        if not (med <= 20.0 and p90 <= 60.0):
+            raise C.CalibrationError(f"the topk_cta fit misses its bound on held-out {kern} rows: median |error| "
+                                     f"{med:.3g} % (bound 20 %), p90 {p90:.3g} % (bound 60 %); nothing was written",
+                                     file=file)
+
+
+def write(eff: Efficiency, kernel_consts: tuple[float, float, float], meta: dict, target: str, data_file: str,
+          measured_on: str, table: pd.DataFrame, out_dir: Path) -> Path:
+    """Merge the topk_cta parameters into out_dir/<target>.yaml; note where they came from."""
+    p = Path(out_dir) / f"{target}.yaml"
+    own: dict = {part: {"topk_cta": round(field["topk_cta"], 4)}
+                 for part, field in (("compute", eff.compute), ("memory", eff.memory), ("saturation", eff.saturation))}
+    own["fixed_us"] = {"topk_cta": round(eff.fixed_s["topk_cta"] * 1e6, 3)}
+    own["sync_us"] = {"topk_cta": round(eff.sync_s["topk_cta"] * 1e6, 3)}
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
-    doc["topk_cta"] = {
-        "source": f"hwmodels/calibration/fit_topk_cta.py on {Path(data_file).name}{borrowed}: single-CTA radix / "
+    own["topk_cta"] = {
+        "source": f"simulator/calibration/fit_topk_cta.py on {Path(data_file).name}{borrowed}: single-CTA radix / "
                   "GVR top-k kernels (op kind topk_cta)",
         "kernel_constants_priced": {"hist_flops": kernel_consts[0], "gvr_fixed_flops": kernel_consts[1],
                                     "serial_flops": kernel_consts[2]},
@@ -184,5 +205,8 @@ def write(eff: Efficiency, kernel_consts: tuple[float, float, float], meta: dict
         "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else (int(v) if isinstance(v, np.integer) else v))
                         for k, v in r.items()} for r in table.to_dict("records")],
     }
-    p.write_text(yaml.safe_dump(_plain(doc), sort_keys=False, width=110))
-    return p
+    if not p.exists():
+        own["source"] = f"top-k fit for {target}"
+    owned = {part: ("topk_cta",) for part in ("compute", "memory", "saturation", "fixed_us", "sync_us")}
+    owned["topk_cta"] = None
+    return C.write_checked(p, C.merge_into(p, own, owned), "")

@@ -1,0 +1,180 @@
+"""Wall-clock serving loop of the harness (pure Python: no torch here, so tests run it on the CPU).
+
+A workload is a list of requests with nominal arrival times (seconds from the workload's start). The loop:
+
+1. admits every request whose nominal arrival time has passed (the scheduler sees it from then on; its
+   recorded arrival stays the nominal time: a request that arrives while a step runs waits for the step's end,
+   exactly what a discrete-event engine does with the same arrivals);
+2. if the scheduler has work, asks it for one step (``schedule``), hands the batch to the executor (the GPU
+   step: ``run(StepInput) -> (ids, StepTiming)``), and reports the step back (``update``); token times are
+   taken when the sampled ids are on the host;
+3. if not, sleeps until the next arrival.
+
+It stops when every request has finished, or at ``last arrival + drain_s`` (requests not finished by then
+are recorded with empty first-token / finish times and counted).
+
+Every step is recorded with its batch composition and its host timers (scheduler, input packing, launch,
+device sync, scheduler update), every request with its arrival, first-token and finish times.
+The scheduler is reached through a small adapter (``sched_adapter.py``) with this protocol:
+
+    add(rid, prompt_tokens, output_tokens, arrival_s)
+    schedule() -> list of (rid, num_computed, num_new, placement)     # placement: [slot start] (executor's)
+    update(scheduled, now_s) -> (first_token_rids, finished_rids)
+    has_work() -> bool;  counts() -> (running, waiting, kv_blocks_used);  preemptions(rid) -> int
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Workload:
+    """Requests of one load level: ids, nominal arrival (s from start), prompt and output lengths."""
+
+    name: str
+    arrival_s: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.arrival_s)
+
+
+@dataclass
+class StepIn:
+    """What the executor gets (mirrors model_torch.StepInput without importing torch)."""
+
+    req_ids: list
+    num_computed: np.ndarray
+    num_new: np.ndarray
+    block_tables: list
+
+    @property
+    def n(self) -> int:
+        return len(self.req_ids)
+
+    @property
+    def tokens(self) -> int:
+        return int(self.num_new.sum())
+
+    @property
+    def decode_only(self) -> bool:
+        return bool((self.num_new == 1).all())
+
+
+REQUEST_COLUMNS = ["workload", "rid", "arrival_s", "enqueue_s", "first_token_s", "finish_s", "input_tokens",
+                   "output_tokens", "preemptions"]
+STEP_COLUMNS = ["workload", "step", "t_start_s", "sched_s", "prep_s", "launch_s", "sync_s", "update_s", "wall_s",
+                "gpu_s", "path", "rows", "padded", "tokens", "n_decode", "decode_ctx_sum", "decode_ctx",
+                "prefill_chunks", "running", "waiting", "kv_blocks_used"]
+
+
+def composition(step: StepIn) -> dict:
+    """Batch composition of a step: decode rows with the KV length each attends (context after the step's
+    token is written = num_computed + 1) and prefill chunks as 'tokens:prefix' (prefix = tokens already in the
+    cache before the chunk)."""
+    dec = step.num_new == 1
+    # a 1-token prefill chunk (a prompt's last token alone) is counted as a decode row: same work
+    dctx = (step.num_computed[dec] + 1).astype(np.int64)
+    chunks = [f"{int(n)}:{int(c)}" for n, c in zip(step.num_new[~dec], step.num_computed[~dec])]
+    return {"n_decode": int(dec.sum()), "decode_ctx_sum": int(dctx.sum()),
+            "decode_ctx": " ".join(map(str, dctx.tolist())), "prefill_chunks": " ".join(chunks)}
+
+
+def serve(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=time.perf_counter,
+          sleep=time.sleep, log=None):
+    """Run one workload in real time. Returns (request rows, step rows, summary dict)."""
+    n = len(workload)
+    arr = np.asarray(workload.arrival_s, dtype=np.float64)
+    inp = np.asarray(workload.input_tokens, dtype=np.int64)
+    out = np.asarray(workload.output_tokens, dtype=np.int64)
+    enq = np.full(n, math.nan)
+    first = np.full(n, math.nan)
+    fin = np.full(n, math.nan)
+    steps = []
+    t0 = clock()
+    stop_at = (arr[-1] if n else 0.0) + drain_s
+    nxt = 0
+    done = 0
+    k = 0
+    error = ""
+    while True:
+        now = clock() - t0
+        while nxt < n and arr[nxt] <= now:
+            sched.add(nxt, int(inp[nxt]), int(out[nxt]), float(arr[nxt]))
+            enq[nxt] = now
+            nxt += 1
+        if done == n or now > stop_at:
+            break
+        if sched.has_work():
+            ts = clock()
+            try:
+                plan = sched.schedule()
+            except RuntimeError as ex:   # e.g. the executor's KV placement ran out: cut the level, say why
+                error = f"{type(ex).__name__}: {ex}"
+                if log:
+                    log(f"[{workload.name}] stopped: {error}")
+                break
+            tsch = clock()
+            if not plan:
+                # nothing schedulable (e.g. blocks exhausted and nothing to preempt): wait for a change
+                if nxt < n:
+                    sleep(max(0.0, min(0.001, arr[nxt] - (clock() - t0))))
+                else:
+                    sleep(0.001)
+                continue
+            rids = [p[0] for p in plan]
+            st = StepIn(rids, np.asarray([p[1] for p in plan], dtype=np.int64),
+                        np.asarray([p[2] for p in plan], dtype=np.int64),
+                        [p[3] for p in plan])
+            _ids, tm = executor.run(st)
+            tu0 = clock()
+            firsts, finished = sched.update(plan, tm.t_end - t0)
+            tu1 = clock()
+            for r in firsts:
+                first[r] = tm.t_end - t0
+            for r in finished:
+                fin[r] = tm.t_end - t0
+                if math.isnan(first[r]):
+                    first[r] = tm.t_end - t0
+                executor.forget(r)
+                done += 1
+            running, waiting, blocks = sched.counts()
+            row = {"workload": workload.name, "step": k, "t_start_s": ts - t0, "sched_s": tsch - ts,
+                   "prep_s": tm.t_prep_end - tsch, "launch_s": tm.t_launch_end - tm.t_prep_end,
+                   "sync_s": tm.t_end - tm.t_launch_end, "update_s": tu1 - tu0, "wall_s": tu1 - ts,
+                   "gpu_s": tm.gpu_s, "path": tm.path, "rows": st.n, "padded": tm.padded, "tokens": st.tokens,
+                   "running": running, "waiting": waiting, "kv_blocks_used": blocks}
+            row.update(composition(st))
+            steps.append(row)
+            k += 1
+        elif nxt < n:
+            sleep(max(0.0, arr[nxt] - (clock() - t0)))
+        else:
+            break
+    reqs = []
+    for i in range(n):
+        reqs.append({"workload": workload.name, "rid": i, "arrival_s": float(arr[i]), "enqueue_s": enq[i],
+                     "first_token_s": first[i], "finish_s": fin[i], "input_tokens": int(inp[i]),
+                     "output_tokens": int(out[i]), "preemptions": sched.preemptions(i) if nxt > i else 0})
+    summary = {"workload": workload.name, "requests": n, "admitted": int(nxt), "finished": int(done),
+               "unfinished": int(n - done), "steps": k, "wall_s": clock() - t0, "drain_s": drain_s, "error": error}
+    if log:
+        log(f"[{workload.name}] {done}/{n} finished in {summary['wall_s']:.1f} s, {k} steps")
+    return reqs, steps, summary
+
+
+def latency_stats(reqs: list[dict]) -> dict:
+    """TTFT = first token - nominal arrival; TPOT = (finish - first token) / (output tokens - 1), over
+    finished requests with at least 2 output tokens for TPOT."""
+    ttft = np.asarray([r["first_token_s"] - r["arrival_s"] for r in reqs if not math.isnan(r["finish_s"])])
+    tpot = np.asarray([(r["finish_s"] - r["first_token_s"]) / (r["output_tokens"] - 1) for r in reqs
+                       if not math.isnan(r["finish_s"]) and r["output_tokens"] > 1])
+    q = lambda a, p: float(np.percentile(a, p)) if len(a) else math.nan  # noqa: E731
+    return {"ttft_p50_s": q(ttft, 50), "ttft_p90_s": q(ttft, 90), "tpot_p50_s": q(tpot, 50), "tpot_p90_s": q(tpot, 90),
+            "n_ttft": len(ttft), "n_tpot": len(tpot)}

@@ -1,0 +1,75 @@
+"""`sparsesim simulate SCENARIO`: replay the scenario's `serving:` requests through the discrete-event engine.
+
+Prints the summary and writes, under OUT/<scenario name>/ (default results/<name>/):
+    requests.parquet, requests.csv      one row per request (simulator.engine.results)
+    timeseries.parquet                  one row per engine event (step, or run of identical decode steps)
+    summary.csv                         the summary as one row
+    latency_cdf.png, timeline.png       (simulator.engine.plots)
+"""
+from __future__ import annotations
+
+import math
+
+from simulator.commands._common import OutputDir, UsageError, add_out_argument
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="replay a scenario's serving: requests through the discrete-event engine")
+    p.add_argument("scenario", help="a scenario YAML path or shipped name with a serving: section "
+                                    "(e.g. serving_mooncake_h100)")
+    add_out_argument(p)
+    p.add_argument("--requests", type=int, metavar="N", help="simulate only N requests (first N of a trace; "
+                                                             "N generated)")
+    p.add_argument("--rate-scale", type=float, metavar="X", help="multiply the arrival rate by X (overrides "
+                                                                 "serving.requests.rate_scale)")
+    p.add_argument("--seed", type=int, metavar="S", help="random seed (overrides serving.seed)")
+    p.set_defaults(func=cmd_simulate)
+
+
+def cmd_simulate(args) -> int:
+    from simulator.engine.api import load_source, simulate
+    from simulator.engine.plots import latency_cdf, timeline
+    from simulator.engine.results import summary_text
+    from simulator.scenario import load_scenario
+
+    if args.requests is not None and not 1 <= args.requests <= 50_000_000:
+        raise UsageError(f"--requests must be between 1 and 50,000,000, got {args.requests}")
+    if args.rate_scale is not None and not (math.isfinite(args.rate_scale) and 0 < args.rate_scale <= 1e6):
+        raise UsageError(f"--rate-scale must be a positive number (<= 1e6), got {args.rate_scale}")
+    if args.seed is not None and not 0 <= args.seed < 2 ** 63:
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    sc = load_scenario(args.scenario)
+    cfg = sc.serving
+    if cfg is None:
+        raise UsageError(f"{sc.file}: has no serving: section; `sparsesim simulate` needs one (see "
+                         "simulator/engine/config.py or the shipped serving_*.yaml scenarios)")
+    out = OutputDir.prepare(args.out, sc.name)
+    seed = cfg.seed if args.seed is None else args.seed
+    trace = load_source(cfg.source, seed, requests=args.requests, rate_scale=args.rate_scale)
+    res = simulate(cfg, trace, seed=seed, progress=True)
+    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
+    print(f"requests: {trace.name} ({len(trace):,} requests over {trace.duration_s:,.0f} s; {trace.source})")
+    for lbl in dict.fromkeys(res.stats.replica_labels):
+        n = res.stats.replica_labels.count(lbl)
+        blocks = res.stats.num_blocks[res.stats.replica_labels.index(lbl)]
+        print(f"replicas: {n} x {lbl}  ({blocks:,} KV blocks each)")
+    print(f"router: {cfg.router}; seed {seed}")
+    print()
+    print(summary_text(res.summary))
+    print()
+    print(f"simulated {res.stats.sim_end_s:,.1f} s in {res.wall_s:.2f} s wall "
+          f"({res.summary['simulated_s_per_wall_s']:,.0f} simulated s per wall s, {res.stats.events:,} events)")
+    res.requests.to_parquet(out.file("requests.parquet"), index=False)
+    res.requests.to_csv(out.file("requests.csv"), index=False)
+    res.timeseries.to_parquet(out.file("timeseries.parquet"), index=False)
+    import pandas as pd
+
+    pd.DataFrame([{k: v for k, v in res.summary.items()}]).to_csv(out.file("summary.csv"), index=False)
+    title = f"{sc.name}: {len(trace):,} requests, {res.summary['replicas']} replicas"
+    latency_cdf(res.requests, cfg.slo, out.file("latency_cdf.png"), title)
+    timeline(res.requests, res.timeseries, res.stats.num_blocks, out.file("timeline.png"), title)
+    for name in out.written:
+        print(f"wrote {out.path / name}")
+    for line in out.finish():
+        print(line)
+    return 0

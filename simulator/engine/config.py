@@ -1,0 +1,472 @@
+"""The scenario's `serving:` section: request source, replicas, router, scheduler knobs, SLOs.
+
+    serving:
+      requests:                          # exactly one of trace / poisson / gamma
+        trace: mooncake_conversation     #  a shipped request trace (`simulator.traces.requests.SHIPPED`) or a path
+        poisson: {rate: 2.0, count: 1000}          # rate in requests/s
+        gamma: {rate: 2.0, cv: 2.0, count: 1000}   # burstier than Poisson when cv > 1
+        input_tokens: {lognormal: {mean: 2048, cv: 1.0}, max: 32768}   # generated sources only
+        output_tokens: {fixed: 256}                #  (simulator.traces.requests.length_dist_from_dict)
+        limit: 1000                      # optional: the first N requests
+        window_s: [0, 600]               # optional: requests arriving in [start, end) seconds of the trace
+        time_scale: 1.0                  # arrival times x time_scale / rate_scale
+        rate_scale: 1.0
+      replicas:                          # replica groups; default: one replica of the scenario's first
+        - count: 2                       #  hardware and model with each axis' first strategy value
+          hardware: H100-SXM             # default: the scenario's first hardware
+          model: Llama-3.1-8B            # default: the scenario's first model
+          parallelism: {tp: 1}           # {tp, ep, attn_dp}
+          strategies: {attention: dense, speculation: none, kv_policy: full, kv_dtype: bf16, weight_dtype: native}
+          role: mixed                    # mixed | prefill | decode (disaggregated pools)
+      router: least_outstanding_tokens   # round_robin | least_outstanding_tokens | prefix_aware
+      scheduler:                         # vLLM knobs (notes/SCHEDULER_POLICY.md); auto = vLLM's default
+        max_num_batched_tokens: auto     #  8192 on >= 70 GiB GPUs other than A100, else 2048
+        max_num_seqs: auto               #  1024 / 256 likewise
+        block_size: 16
+        enable_prefix_caching: true
+        long_prefill_token_threshold: 0
+        gpu_memory_utilization: 0.9
+        num_blocks: auto                 #  KV blocks per replica (auto: from memory)
+        cache_unit_tokens: auto          #  prefix-cache unit: the trace's hash-block size, else 512
+        mixed_launch: eager              #  launch mode of steps holding a prefill chunk (eager | graph)
+      acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
+                                         #  trace's spec.accept_len_samples) | {replay: FILE or [counts]}
+      kv_transfer: {bandwidth_gbps: null, latency_us: null}   # disaggregation link; null = the spec's interconnect
+      slo: {ttft_ms: 2000, tpot_ms: 100} # goodput counts requests within every given limit
+      seed: 0
+      decode_run_steps: 256              # fast path: pure-decode steps applied per event (0 = step by step)
+
+The runtime (launch, kernels) comes from the scenario's `runtime:`; the scenario's `trace:` statistics reach every
+replica's strategies as combo.trace (built into the step-cost surfaces). Every mistake stops with one line naming
+the file and the field (ScenarioError).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hwmodels.errors import ScenarioError, SparsesimError
+
+SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
+               "rate_scale"}
+TOP_KEYS = {"requests", "replicas", "router", "scheduler", "acceptance", "kv_transfer", "slo", "seed",
+            "decode_run_steps"}
+REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
+REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
+                         "weight_dtype"}
+ROLES = ("mixed", "prefill", "decode")
+ROUTERS = ("round_robin", "least_outstanding_tokens", "prefix_aware")
+SCHEDULER_KEYS = {"max_num_batched_tokens", "max_num_seqs", "block_size", "enable_prefix_caching",
+                  "long_prefill_token_threshold", "gpu_memory_utilization", "num_blocks", "cache_unit_tokens",
+                  "mixed_launch"}
+SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
+MAX_REPLICAS = 4096
+MAX_GENERATED = 50_000_000
+
+
+@dataclass
+class SourceConfig:
+    """Where requests come from (see module docstring)."""
+
+    kind: str                      # trace | poisson | gamma
+    trace: str | None = None
+    rate: float = 0.0
+    cv: float = 1.0
+    count: int = 0
+    input_len: Any = None          # LengthDist (generated sources)
+    output_len: Any = None
+    limit: int | None = None
+    window_s: tuple | None = None
+    time_scale: float = 1.0
+    rate_scale: float = 1.0
+
+
+@dataclass
+class ReplicaGroup:
+    count: int
+    combo: Any
+    role: str = "mixed"
+    label: str = ""
+
+
+@dataclass
+class ServingConfig:
+    """The parsed `serving:` section. `scheduler` holds the knobs as given ('auto' resolved per replica
+    by simulator.engine.sim)."""
+
+    source: SourceConfig
+    groups: list[ReplicaGroup]
+    router: str = "least_outstanding_tokens"
+    scheduler: dict = field(default_factory=dict)
+    acceptance: Any = "model"      # 'model' or a numpy int array replayed round by round
+    kv_bandwidth_bytes_s: float | None = None
+    kv_latency_s: float | None = None
+    slo: dict = field(default_factory=dict)
+    seed: int = 0
+    decode_run_steps: int = 256
+    file: str = "<scenario>"
+
+    @property
+    def disaggregated(self) -> bool:
+        return any(g.role != "mixed" for g in self.groups)
+
+    @property
+    def n_replicas(self) -> int:
+        return sum(g.count for g in self.groups)
+
+
+def _err(msg: str, file: str, fld: str) -> ScenarioError:
+    return ScenarioError(msg, file=file, field=fld)
+
+
+def _bare(e: SparsesimError) -> str:
+    """The message of an error without the 'file: field 'x': ' prefix its constructor added."""
+    msg = str(e)
+    if e.file and msg.startswith(f"{e.file}: "):
+        msg = msg[len(str(e.file)) + 2:]
+    if e.field and msg.startswith(f"field '{e.field}': "):
+        msg = msg[len(str(e.field)) + 10:]
+    return msg
+
+
+_FIELD_IN_MSG = re.compile(r"^field '([^']+)': ")
+
+
+def _reraise_length(e: SparsesimError, file: str, fld: str) -> ScenarioError:
+    """A length-distribution error (its message starts with field 'x': ...) as a ScenarioError on x."""
+    msg = _bare(e)
+    m = _FIELD_IN_MSG.match(msg)
+    if m:
+        return _err(msg[m.end():], file, m.group(1))
+    return _err(msg, file, fld)
+
+
+def _mapping(v: Any, allowed: set, file: str, fld: str) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise _err(f"must be a mapping, got {type(v).__name__}", file, fld)
+    bad = [k for k in v if not isinstance(k, str) or k not in allowed]
+    if bad:
+        raise _err(f"unknown key(s) {sorted(map(str, bad))}; allowed: {', '.join(sorted(allowed))}", file, fld)
+    return v
+
+
+def _num(v: Any, file: str, fld: str, lo: float = 0.0, hi: float = 1e12, strict_lo: bool = True,
+         integer: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise _err(f"must be a {'whole ' if integer else ''}number, got {v!r}", file, fld)
+    if integer and v != int(v):
+        raise _err(f"must be a whole number, got {v!r}", file, fld)
+    if (v <= lo if strict_lo else v < lo) or v > hi:
+        lo_s = f"> {lo:g}" if strict_lo else f">= {lo:g}"
+        raise _err(f"must be {lo_s} and <= {hi:g}, got {v!r}", file, fld)
+    return int(v) if integer else float(v)
+
+
+def _source(v: Any, file: str, base: Path) -> SourceConfig:
+    from simulator.traces.requests import SHIPPED, length_dist_from_dict
+
+    fld = "serving.requests"
+    if v is None:
+        raise _err("is missing: give a request source (trace: NAME, poisson: {...} or gamma: {...})", file, fld)
+    d = _mapping(v, SOURCE_KEYS, file, fld)
+    kinds = [k for k in ("trace", "poisson", "gamma") if k in d]
+    if len(kinds) != 1:
+        raise _err(f"give exactly one of trace, poisson, gamma; got {kinds or 'none'}", file, fld)
+    kind = kinds[0]
+    src = SourceConfig(kind=kind)
+    if kind == "trace":
+        t = d["trace"]
+        if not isinstance(t, str) or not t.strip():
+            raise _err(f"must be a shipped request trace ({', '.join(SHIPPED)}) or a path, got {t!r}", file,
+                       f"{fld}.trace")
+        if t not in SHIPPED:
+            p = Path(t)
+            if not p.is_absolute() and not p.exists():
+                p = base / p
+            if not p.is_file():
+                raise _err(f"no such request trace {t!r}; shipped: {', '.join(SHIPPED)} (or a path to a JSONL, CSV "
+                           "or Parquet file)", file, f"{fld}.trace")
+            t = str(p)
+        src.trace = t
+        for k in ("input_tokens", "output_tokens"):
+            if k in d:
+                raise _err("applies to generated sources (poisson, gamma) only; a trace has its own lengths", file,
+                           f"{fld}.{k}")
+    else:
+        g = _mapping(d[kind], {"rate", "count", "cv"} if kind == "gamma" else {"rate", "count"}, file,
+                     f"{fld}.{kind}")
+        for k in ("rate", "count"):
+            if k not in g:
+                raise _err("is missing", file, f"{fld}.{kind}.{k}")
+        src.rate = _num(g["rate"], file, f"{fld}.{kind}.rate", 0.0, 1e9)
+        src.count = _num(g["count"], file, f"{fld}.{kind}.count", 0, MAX_GENERATED, integer=True)
+        if kind == "gamma":
+            src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 0.0, 1e3)
+        for k, attr in (("input_tokens", "input_len"), ("output_tokens", "output_len")):
+            if k not in d:
+                raise _err("is missing: a generated source needs a length distribution ({fixed: N}, {uniform: [lo, "
+                           "hi]}, {lognormal: {mean: M, cv: C}} or {empirical: TRACE})", file, f"{fld}.{k}")
+            try:
+                setattr(src, attr, length_dist_from_dict(d[k], f"{fld}.{k}"))
+            except SparsesimError as e:
+                raise _reraise_length(e, file, f"{fld}.{k}") from None
+    if "limit" in d:
+        src.limit = _num(d["limit"], file, f"{fld}.limit", 0, MAX_GENERATED, integer=True)
+    if "window_s" in d:
+        w = d["window_s"]
+        if not isinstance(w, list) or len(w) != 2:
+            raise _err(f"must be [start, end] in seconds, got {w!r}", file, f"{fld}.window_s")
+        a = _num(w[0], file, f"{fld}.window_s", 0.0, 1e9, strict_lo=False)
+        b = _num(w[1], file, f"{fld}.window_s", 0.0, 1e9)
+        if b <= a:
+            raise _err(f"end {b:g} must be after start {a:g}", file, f"{fld}.window_s")
+        src.window_s = (a, b)
+    src.time_scale = _num(d.get("time_scale", 1.0), file, f"{fld}.time_scale", 0.0, 1e6)
+    src.rate_scale = _num(d.get("rate_scale", 1.0), file, f"{fld}.rate_scale", 0.0, 1e6)
+    return src
+
+
+def _one(axis: str, v: Any, file: str, fld: str):
+    from simulator.strategies.base import parse_axis
+
+    if isinstance(v, list):
+        raise _err("takes one value per replica group (use several groups to compare values)", file, fld)
+    try:
+        out = parse_axis(axis, [v], file)
+    except ScenarioError as e:
+        msg = _bare(e)
+        m = _FIELD_IN_MSG.match(msg)
+        if m and m.group(1).startswith(f"strategies.{axis}"):  # the parameter's own field, under this group
+            raise _err(msg[m.end():], file, fld + m.group(1)[len(f"strategies.{axis}"):]) from None
+        raise _err(msg, file, fld) from None
+    return out[0]
+
+
+def _scenario_trace(file: str, base: Path, doc: dict):
+    """The scenario's attention-trace statistics (its `trace:` section, already validated by its own parser;
+    load_stats is cached), or None: replicas' strategies read them as combo.trace, as in `sparsesim run`."""
+    if "trace" not in doc:
+        return None
+    from simulator.traces.scenario import parse_trace_section
+
+    return parse_trace_section(doc["trace"], file, base, doc)
+
+
+def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None) -> ReplicaGroup:
+    from hwmodels.spec import load_hardware
+    from simulator.combo import Combo
+    from simulator.model import load_model
+    from simulator.planner import combo_refusal
+    from simulator.precision import DTYPE_BYTES
+    from simulator.strategies.base import AXES, DEFAULT_VALUE
+
+    fld = f"serving.replicas[{i}]"
+    d = _mapping(v, REPLICA_KEYS, file, fld)
+    count = _num(d.get("count", 1), file, f"{fld}.count", 0, MAX_REPLICAS, integer=True)
+    role = d.get("role", "mixed")
+    if role not in ROLES:
+        raise _err(f"is {role!r}; allowed: {', '.join(ROLES)}", file, f"{fld}.role")
+
+    def first(key):
+        x = doc.get(key)
+        return x[0] if isinstance(x, list) and x else x
+
+    def load(loader, name, what):
+        if not isinstance(name, str) or not name.strip():
+            raise _err(f"must be a {what} name or a path, got {name!r}", file, f"{fld}.{what}")
+        p = Path(name)
+        if p.suffix in (".yaml", ".yml") and not p.is_absolute() and not p.exists():
+            name = str(base / p)
+        try:
+            return loader(name)
+        except SparsesimError as e:
+            raise _err(str(e), file, f"{fld}.{what}") from None
+
+    hw = load(load_hardware, d.get("hardware", first("hardware")), "hardware")
+    model = load(load_model, d.get("model", first("model")), "model")
+
+    par = _mapping(d.get("parallelism"), {"tp", "ep", "attn_dp"}, file, f"{fld}.parallelism")
+    tp = _num(par.get("tp", 1), file, f"{fld}.parallelism.tp", 0, 1024, integer=True)
+    ep = _num(par.get("ep", 1), file, f"{fld}.parallelism.ep", 0, 1024, integer=True)
+    dp = _num(par.get("attn_dp", 1), file, f"{fld}.parallelism.attn_dp", 0, 1024, integer=True)
+    if ep not in (1, tp):
+        raise _err(f"ep={ep} with tp={tp}: ep must be 1 (experts TP-sharded) or equal tp", file, f"{fld}.parallelism.ep")
+    if tp % dp:
+        raise _err(f"attn_dp={dp} must divide tp={tp}", file, f"{fld}.parallelism.attn_dp")
+
+    st = _mapping(d.get("strategies"), REPLICA_STRATEGY_KEYS, file, f"{fld}.strategies")
+    sc_st = doc.get("strategies") if isinstance(doc.get("strategies"), dict) else {}
+    values = {}
+    for a in AXES:
+        if a in st:
+            values[a] = _one(a, st[a], file, f"{fld}.strategies.{a}")
+        else:
+            dflt = sc_st.get(a, DEFAULT_VALUE[a])
+            dflt = dflt[0] if isinstance(dflt, list) and dflt else dflt
+            values[a] = _one(a, dflt, file, f"strategies.{a}")
+    kv = st.get("kv_dtype", (sc_st.get("kv_dtype") or ["bf16"]))
+    kv = kv[0] if isinstance(kv, list) and kv else kv
+    if kv not in DTYPE_BYTES:
+        raise _err(f"is {kv!r}; allowed: {', '.join(DTYPE_BYTES)}", file, f"{fld}.strategies.kv_dtype")
+    wd = st.get("weight_dtype", (sc_st.get("weight_dtype") or ["native"]))
+    wd = wd[0] if isinstance(wd, list) and wd else wd
+    if wd != "native" and wd not in DTYPE_BYTES:
+        raise _err(f"is {wd!r}; allowed: native, {', '.join(DTYPE_BYTES)}", file, f"{fld}.strategies.weight_dtype")
+    rt = doc.get("runtime") if isinstance(doc.get("runtime"), dict) else {}
+    combo = Combo(hardware=hw, model=model, kv_dtype=kv, weight_dtype=model.dtype if wd == "native" else wd, tp=tp,
+                  ep=ep, attn_dp=dp, launch=rt.get("launch", "graph"), kernels=rt.get("kernels", "fused"), trace=trace,
+                  **values)
+    reason = combo_refusal(combo)
+    if reason:
+        raise _err(f"this replica cannot run: {reason}", file, fld)
+    label = f"{hw.name} {model.name} {combo.parallel_label()} {combo.strategy_label()}"
+    return ReplicaGroup(count=count, combo=combo, role=role, label=label)
+
+
+def _scheduler(v: Any, file: str) -> dict:
+    fld = "serving.scheduler"
+    d = _mapping(v, SCHEDULER_KEYS, file, fld)
+    out: dict = {}
+    for k in ("max_num_batched_tokens", "max_num_seqs", "num_blocks", "cache_unit_tokens"):
+        x = d.get(k, "auto")
+        if x in ("auto", None):
+            out[k] = "auto"
+        else:
+            out[k] = _num(x, file, f"{fld}.{k}", 0, 1e9, integer=True)
+    out["block_size"] = _num(d.get("block_size", 16), file, f"{fld}.block_size", 0, 4096, integer=True)
+    out["long_prefill_token_threshold"] = _num(d.get("long_prefill_token_threshold", 0), file,
+                                               f"{fld}.long_prefill_token_threshold", 0, 1e9, strict_lo=False,
+                                               integer=True)
+    out["gpu_memory_utilization"] = _num(d.get("gpu_memory_utilization", 0.9), file, f"{fld}.gpu_memory_utilization",
+                                         0.0, 1.0)
+    pc = d.get("enable_prefix_caching", True)
+    if not isinstance(pc, bool):
+        raise _err(f"must be true or false, got {pc!r}", file, f"{fld}.enable_prefix_caching")
+    out["enable_prefix_caching"] = pc
+    ml = d.get("mixed_launch", "eager")
+    if ml not in ("eager", "graph"):
+        raise _err(f"is {ml!r}; allowed: eager, graph", file, f"{fld}.mixed_launch")
+    out["mixed_launch"] = ml
+    if out["cache_unit_tokens"] != "auto" and out["cache_unit_tokens"] % out["block_size"]:
+        raise _err(f"{out['cache_unit_tokens']} is not a multiple of block_size {out['block_size']}", file,
+                   f"{fld}.cache_unit_tokens")
+    return out
+
+
+def _acceptance(v: Any, file: str, base: Path):
+    fld = "serving.acceptance"
+    if v is None or v == "model":
+        return "model"
+    if v == "trace":
+        return "trace"
+    if not isinstance(v, dict):
+        raise _err(f"is {v!r}; allowed: model (the speculation strategy's acceptance), trace (the scenario trace's "
+                   "recorded rounds) or {replay: FILE or [accepted drafts per round, ...]}", file, fld)
+    d = _mapping(v, {"replay"}, file, fld)
+    if "replay" not in d:
+        raise _err("must be 'model' or {replay: FILE or [accepted drafts per round, ...]}", file, fld)
+    r = d["replay"]
+    if isinstance(r, list):
+        arr = r
+    elif isinstance(r, str) and r.strip():
+        p = Path(r)
+        if not p.is_absolute() and not p.exists():
+            p = base / p
+        arr = _read_acceptance(p, file, f"{fld}.replay")
+    else:
+        raise _err(f"must be a file (.npz with 'accepted', .npy, or a text/CSV column) or a list, got {r!r}", file,
+                   f"{fld}.replay")
+    if not arr or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0 for x in arr):
+        raise _err("must hold at least one whole number >= 0 (accepted drafts of each recorded round)", file,
+                   f"{fld}.replay")
+    return np.asarray(arr, dtype=np.int64)
+
+
+def _read_acceptance(p: Path, file: str, fld: str) -> list:
+    if not p.is_file():
+        raise _err(f"no such file {str(p)!r}", file, fld)
+    try:
+        if p.suffix == ".npz":
+            with np.load(p) as z:
+                if "accepted" not in z:
+                    raise _err(f"{p} has no array 'accepted'", file, fld)
+                a = z["accepted"]
+        elif p.suffix == ".npy":
+            a = np.load(p)
+        else:
+            rows = [x.strip().split(",")[0] for x in p.read_text().splitlines() if x.strip()]
+            if rows and not rows[0].lstrip("-").isdigit():
+                rows = rows[1:]  # a header
+            a = np.array([int(x) for x in rows])
+    except ScenarioError:
+        raise
+    except (ValueError, OSError, UnicodeDecodeError) as e:
+        raise _err(f"cannot read {p}: {' '.join(str(e).split())[:120]}", file, fld) from None
+    a = np.asarray(a)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise _err(f"{p}: accepted drafts must be a 1-D integer array", file, fld)
+    return [int(x) for x in a]
+
+
+def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> ServingConfig:
+    """Validate the `serving:` section (signature of simulator.scenario.SECTION_PARSERS)."""
+    base = Path(base) if base is not None else Path(".")
+    d = _mapping(value, TOP_KEYS, file, "serving")
+    if not d:
+        raise _err("is empty: give at least a request source under serving.requests", file, "serving")
+    source = _source(d.get("requests"), file, base)
+    reps = d.get("replicas", [{}])
+    if not isinstance(reps, list) or not reps:
+        raise _err("must be a non-empty list of replica groups ({count: N, hardware: ..., ...})", file,
+                   "serving.replicas")
+    stats = _scenario_trace(file, base, doc)
+    groups = [_replica_group(i, r, file, base, doc, stats) for i, r in enumerate(reps)]
+    total = sum(g.count for g in groups)
+    if total > MAX_REPLICAS:
+        raise _err(f"{total} replicas in all; at most {MAX_REPLICAS}", file, "serving.replicas")
+    roles = {g.role for g in groups}
+    if roles != {"mixed"}:
+        if "mixed" in roles or roles != {"prefill", "decode"}:
+            raise _err(f"disaggregated serving needs prefill and decode groups and no mixed ones; got roles "
+                       f"{sorted(roles)}", file, "serving.replicas")
+    router = d.get("router", "least_outstanding_tokens")
+    if router not in ROUTERS:
+        raise _err(f"is {router!r}; allowed: {', '.join(ROUTERS)}", file, "serving.router")
+    sched = _scheduler(d.get("scheduler"), file)
+    acc = _acceptance(d.get("acceptance"), file, base)
+    if isinstance(acc, str) and acc == "trace":
+        if stats is None or not stats.has("spec.accept_len_samples"):
+            raise _err("'trace' replays the scenario trace's spec.accept_len_samples; "
+                       + ("this scenario has no trace: section" if stats is None else
+                          f"trace {stats.name} has none (it records no draft/target pair)"), file,
+                       "serving.acceptance")
+        acc = np.asarray(stats.get("spec.accept_len_samples"), dtype=np.float64)
+        acc = acc[np.isfinite(acc)].astype(np.int64)
+        if not len(acc):
+            raise _err(f"trace {stats.name}: spec.accept_len_samples holds no rounds", file, "serving.acceptance")
+    kvt = _mapping(d.get("kv_transfer"), {"bandwidth_gbps", "latency_us"}, file, "serving.kv_transfer")
+    bw = kvt.get("bandwidth_gbps")
+    lat = kvt.get("latency_us")
+    bw = None if bw is None else _num(bw, file, "serving.kv_transfer.bandwidth_gbps", 0.0, 1e7) * 1e9
+    lat = None if lat is None else _num(lat, file, "serving.kv_transfer.latency_us", 0.0, 1e9, strict_lo=False) * 1e-6
+    if roles != {"mixed"}:
+        for g in groups:
+            hw = g.combo.hardware
+            if bw is None and hw.link_bw_bytes_s is None:
+                raise _err(f"{hw.name} has no sourced interconnect bandwidth to move KV between pools; give "
+                           "serving.kv_transfer.bandwidth_gbps", file, "serving.kv_transfer")
+    slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
+    slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
+    seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
+    drs = _num(d.get("decode_run_steps", 256), file, "serving.decode_run_steps", 0, 1_000_000, strict_lo=False,
+               integer=True)
+    return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
+                         kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
+                         file=file)

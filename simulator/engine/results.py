@@ -1,0 +1,159 @@
+"""What a simulation produces: the per-request table, the summary, the time series.
+
+Per-request columns (one row per request of the source, in arrival order; times in seconds from the first
+arrival; NaN where a request was rejected or a metric is undefined):
+    arrival_s          when it arrived
+    input_tokens, output_tokens
+    replica            replica it was routed to (the prefill replica under disaggregation; -1 = rejected)
+    decode_replica     the decode replica (disaggregated serving only, else -1)
+    queue_s            first scheduled - arrival (waiting for admission, first time)
+    ttft_s             first token - arrival (end of the step that computed the last prompt token)
+    tpot_s             (finish - first token) / (output_tokens - 1): the mean gap between later tokens,
+                       the definition of vLLM's benchmark_serving (NaN for a 1-token output)
+    e2e_s              finish - arrival
+    preemptions        times it was preempted (recompute)
+    prefix_hit_tokens  prompt tokens found in the prefix cache at its first admission
+    kv_transfer_s      prefill-to-decode KV transfer time (disaggregated serving)
+    rejected           True when it could never run (longer than the model's context or a replica's KV cache)
+
+Summary (`summarize`): counts; duration (first arrival to last finish); request, output-token and total
+token throughput over that duration; goodput = requests meeting every SLO given (ttft_ms, tpot_ms, e2e_ms;
+a request with a 1-token output meets any TPOT limit) per second; mean/p50/p90/p99 of TTFT, TPOT, E2E and
+queueing (ms); preemptions; prefix-cache hit rate (hit tokens / prompt tokens of admitted requests);
+mean running batch and KV use (time-weighted over busy time).
+
+Time series (one row per engine event: a step, or a run of identical decode steps): t_s (start), dt_s,
+replica, steps, running (requests in the batch), waiting (queue at the event's start), kv_used_blocks,
+tokens (rows computed in all its steps), prefill_tokens, decode_rows, preempted.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+PERCENTILES = (50, 90, 99)
+
+
+def request_table(engine) -> pd.DataFrame:
+    t = engine.trace
+    rec = engine.rec
+    arrival = t.arrival_s - (t.arrival_s[0] if len(t) else 0.0)
+    out = t.output_tokens.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(out > 1, (rec.finish - rec.first_token) / (out - 1), np.nan)
+    return pd.DataFrame({
+        "arrival_s": arrival,
+        "input_tokens": t.input_tokens,
+        "output_tokens": t.output_tokens,
+        "replica": rec.replica,
+        "decode_replica": rec.decode_replica,
+        "queue_s": rec.first_scheduled - arrival,
+        "ttft_s": rec.first_token - arrival,
+        "tpot_s": tpot,
+        "e2e_s": rec.finish - arrival,
+        "preemptions": rec.preemptions,
+        "prefix_hit_tokens": np.where(rec.prefix_hit >= 0, rec.prefix_hit, 0),
+        "kv_transfer_s": rec.kv_transfer,
+        "rejected": rec.rejected,
+    })
+
+
+def timeseries_table(engine) -> pd.DataFrame:
+    ts = engine.rec.ts
+    df = pd.DataFrame({k: np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0) for k, v in ts.items()})
+    df = df.rename(columns={"t": "t_s", "dt": "dt_s", "kv_used": "kv_used_blocks"})
+    for c in ("replica", "steps", "running", "waiting", "kv_used_blocks", "tokens", "prefill_tokens", "decode_rows",
+              "preempted"):
+        df[c] = df[c].astype(np.int64)
+    return df.sort_values(["t_s", "replica"], kind="stable").reset_index(drop=True)
+
+
+def _pct(x: np.ndarray, prefix: str, scale: float = 1e3) -> dict:
+    x = x[np.isfinite(x)]
+    out = {f"{prefix}_mean_ms": float(x.mean() * scale) if len(x) else np.nan}
+    for p in PERCENTILES:
+        out[f"{prefix}_p{p}_ms"] = float(np.percentile(x, p) * scale) if len(x) else np.nan
+    return out
+
+
+def slo_met(df: pd.DataFrame, slo: dict) -> np.ndarray:
+    ok = np.isfinite(df["e2e_s"].to_numpy())
+    if "ttft_ms" in slo:
+        ok &= df["ttft_s"].to_numpy() * 1e3 <= slo["ttft_ms"]
+    if "tpot_ms" in slo:
+        tp = df["tpot_s"].to_numpy()
+        ok &= ~(tp * 1e3 > slo["tpot_ms"])  # NaN (1-token outputs) passes
+    if "e2e_ms" in slo:
+        ok &= df["e2e_s"].to_numpy() * 1e3 <= slo["e2e_ms"]
+    return ok
+
+
+def summarize(df: pd.DataFrame, ts: pd.DataFrame, slo: dict, n_replicas: int, num_blocks: list) -> dict:
+    done = df[np.isfinite(df["e2e_s"])]
+    n = len(df)
+    start = float(df["arrival_s"].min()) if n else 0.0
+    end = float((df["arrival_s"] + df["e2e_s"]).max()) if len(done) else start
+    dur = max(end - start, 1e-12)
+    out_tok = float(done["output_tokens"].sum())
+    in_tok = float(done["input_tokens"].sum())
+    s = {
+        "requests": n,
+        "finished": int(len(done)),
+        "rejected": int(df["rejected"].sum()),
+        "replicas": n_replicas,
+        "duration_s": dur,
+        "request_rate_offered": (n - 1) / max(float(df["arrival_s"].max()) - start, 1e-12) if n > 1 else np.nan,
+        "throughput_req_s": len(done) / dur,
+        "output_tokens_per_s": out_tok / dur,
+        "total_tokens_per_s": (out_tok + in_tok) / dur,
+    }
+    if slo:
+        met = slo_met(df, slo)
+        s["slo"] = ", ".join(f"{k} <= {v:g}" for k, v in slo.items())
+        s["slo_attainment"] = float(met.sum() / max(n, 1))
+        s["goodput_req_s"] = float(met.sum()) / dur
+    s.update(_pct(done["ttft_s"].to_numpy(), "ttft"))
+    s.update(_pct(done["tpot_s"].to_numpy(), "tpot"))
+    s.update(_pct(done["e2e_s"].to_numpy(), "e2e"))
+    s.update(_pct(done["queue_s"].to_numpy(), "queue"))
+    s["preemptions"] = int(df["preemptions"].sum())
+    prompt = float(df.loc[df["replica"] >= 0, "input_tokens"].sum())
+    s["prefix_hit_rate"] = float(df["prefix_hit_tokens"].sum()) / prompt if prompt else 0.0
+    if len(ts):
+        w = ts["dt_s"].to_numpy()
+        busy = w.sum()
+        s["mean_running"] = float((ts["running"] * w).sum() / busy) if busy else 0.0
+        total_blocks = np.asarray(num_blocks, dtype=np.float64)[ts["replica"].to_numpy()]
+        s["mean_kv_use"] = float((ts["kv_used_blocks"] / total_blocks * w).sum() / busy) if busy else 0.0
+        s["steps"] = int(ts["steps"].sum())
+        s["engine_events"] = int(len(ts))
+        s["busy_fraction"] = float(busy / (dur * n_replicas))
+    return s
+
+
+SUMMARY_LINES = [
+    ("requests", "requests", "{:.0f}"), ("finished", "finished", "{:.0f}"), ("rejected", "rejected", "{:.0f}"),
+    ("replicas", "replicas", "{:.0f}"), ("duration_s", "duration (s)", "{:.1f}"),
+    ("request_rate_offered", "offered rate (req/s)", "{:.3f}"),
+    ("throughput_req_s", "throughput (req/s)", "{:.3f}"), ("output_tokens_per_s", "output tokens/s", "{:.1f}"),
+    ("total_tokens_per_s", "total tokens/s", "{:.1f}"), ("slo", "SLO", "{}"),
+    ("slo_attainment", "SLO attainment", "{:.3f}"), ("goodput_req_s", "goodput (req/s)", "{:.3f}"),
+    ("ttft", "TTFT ms", None), ("tpot", "TPOT ms", None), ("e2e", "E2E ms", None), ("queue", "queueing ms", None),
+    ("preemptions", "preemptions", "{:.0f}"), ("prefix_hit_rate", "prefix-cache hit rate", "{:.3f}"),
+    ("mean_running", "mean running batch", "{:.1f}"), ("mean_kv_use", "mean KV use", "{:.3f}"),
+    ("busy_fraction", "busy fraction", "{:.3f}"), ("steps", "engine steps", "{:.0f}"),
+    ("engine_events", "engine events", "{:.0f}"),
+]
+
+
+def summary_text(s: dict) -> str:
+    lines = []
+    for key, label, fmt in SUMMARY_LINES:
+        if fmt is None:
+            if f"{key}_mean_ms" not in s:
+                continue
+            vals = "  ".join(f"{q} {s[f'{key}_{q}_ms']:.1f}" for q in ("mean", "p50", "p90", "p99"))
+            lines.append(f"  {label:<24}{vals}")
+        elif key in s:
+            lines.append(f"  {label:<24}{fmt.format(s[key])}")
+    return "\n".join(lines)

@@ -1,0 +1,560 @@
+"""The simpy model: a request source, a router, and N replicas each running the vLLM-like scheduler over
+priced steps (optionally prefill and decode pools with the KV cache moved between them).
+
+    source process    one per run: waits for each arrival (trace replay or generated), routes it
+    replica process   one per replica: schedule a step (simulator.engine.scheduler), wait its price
+                      (simulator.engine.step_cost), apply it; or, when the next steps are pure decodes of the
+                      same requests, plan a run of them at once and wait for its end (cut short at the step in
+                      progress when a new request arrives, exactly where the step-by-step loop would admit it)
+
+The simulated clock advances only by priced step times and arrival gaps; host time never enters it.
+
+Routers (the replica a new request goes to; ties to the lowest index):
+    round_robin               in turn
+    least_outstanding_tokens  fewest tokens still to process among the requests it holds (prompt + output of
+                              every unfinished request assigned to it; updated at assignment and finish)
+    prefix_aware              longest prefix-cache hit now (Scheduler.match_tokens), then least outstanding
+Disaggregated pools (roles prefill/decode): a request runs its prefill (and first token) on a prefill replica,
+its KV cache (prompt tokens x KV bytes per token on each device, all devices in parallel) crosses the link in
+latency + bytes / bandwidth (the spec's interconnect unless serving.kv_transfer says otherwise; the prefill
+replica frees its blocks when the prefill ends), then the request joins a decode replica with its prompt
+already computed. TTFT is the prefill replica's first token.
+
+Speculative decoding: a decode step of b requests is one round each; accepted drafts per round are drawn
+from the speculation strategy's acceptance model (per-position survival probabilities s_l: P(L >= l) =
+s_1...s_l, chains with `acceptance`/`per_position`, trees with 1 - (1 - a_l)^children per level, or the
+`accept_lengths` distribution), or replayed in order from a recorded list (serving.acceptance.replay).
+"""
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass, field
+
+import numpy as np
+import simpy
+
+from hwmodels.errors import SparsesimError
+from simulator.engine.config import ServingConfig
+from simulator.engine.scheduler import (
+    DEFAULT_CACHE_UNIT_TOKENS,
+    VLLM_LARGE_GPU_BATCHED_TOKENS,
+    VLLM_LARGE_GPU_MAX_SEQS,
+    VLLM_SMALL_GPU_BATCHED_TOKENS,
+    VLLM_SMALL_GPU_MAX_SEQS,
+    Request,
+    Scheduler,
+    SchedulerConfig,
+)
+from simulator.engine.step_cost import Composition, StepCostModel, kv_cache_blocks
+
+GIB = 1024 ** 3
+
+
+class SimulationError(SparsesimError):
+    """A serving setup that cannot be simulated (no KV cache fits, a request can never run, ...)."""
+
+
+# ---- per-group setup ----------------------------------------------------------------------------------------
+def vllm_batch_defaults(hw) -> tuple[int, int]:
+    """vLLM's default (max_num_batched_tokens, max_num_seqs) for the OpenAI server on this GPU:
+    EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py): >= 70 GiB and not an A100 -> 8192, 1024;
+    otherwise 2048, 256."""
+    if hw.hbm_capacity_bytes >= 70 * GIB and "a100" not in hw.name.lower():
+        return VLLM_LARGE_GPU_BATCHED_TOKENS, VLLM_LARGE_GPU_MAX_SEQS
+    return VLLM_SMALL_GPU_BATCHED_TOKENS, VLLM_SMALL_GPU_MAX_SEQS
+
+
+def kv_cap_tokens(combo) -> int | None:
+    """A KV policy's fixed budget (tokens a request keeps), or None when it keeps everything."""
+    big = 1e12
+    kept = float(combo.kv_policy.cached_tokens(combo, np.array([big]))[0])
+    return int(kept) if kept < big else None
+
+
+def attention_kv_ratio(combo) -> float:
+    """Cached tokens per context token of the attention strategy at the model's longest context
+    (block-sparse LServe keeps fewer for its streaming heads, plus page statistics); 1 for most."""
+    C = float(combo.model.max_context)
+    return float(combo.attention.cached_tokens(combo, np.array([C]))[0]) / C
+
+
+def draft_tokens(combo) -> int:
+    plan = combo.speculation.round_plan(combo, np.ones(1), np.ones(1))
+    return int(plan.query_rows) - 1
+
+
+class Acceptance:
+    """Accepted drafts per speculative round: sampled from the strategy's model, or replayed in order."""
+
+    def __init__(self, combo, drafts: int, replay: np.ndarray | None, rng: np.random.Generator):
+        self.drafts = drafts
+        self.rng = rng
+        self.replay = None if replay is None else np.minimum(np.asarray(replay, dtype=np.int64), drafts)
+        self._pos = 0
+        self.dist = None
+        self.cum = None
+        s = combo.speculation
+        if self.replay is not None or drafts == 0:
+            return
+        if getattr(s, "accept_lengths", None) is not None:
+            p = np.asarray(s.accept_lengths, dtype=np.float64)
+            self.dist = np.cumsum(p / p.sum())
+            return
+        from simulator.acceptance import per_position
+
+        alpha = s.acceptance if getattr(s, "per_position", None) is None else s.per_position
+        t = s.tree_shape() if hasattr(s, "tree_shape") else None
+        if t is None:
+            surv = per_position(alpha, int(s.k))
+        else:
+            w = np.array(t.widths(), dtype=np.float64)
+            parents = np.concatenate([[1.0], w[:-1]])
+            surv = 1.0 - (1.0 - per_position(alpha, len(w))) ** (w / parents)
+        self.cum = np.cumprod(surv)  # P(L >= l), l = 1..depth
+
+    def expected_tokens(self) -> float:
+        if self.replay is not None:
+            return 1.0 + float(self.replay.mean())
+        if self.dist is not None:
+            p = np.diff(np.concatenate([[0.0], self.dist]))
+            return 1.0 + float((np.arange(len(p)) * p).sum())
+        return 1.0 + float(self.cum.sum()) if self.cum is not None else 1.0
+
+    def draw(self, shape) -> np.ndarray:
+        n = int(np.prod(shape))
+        if self.replay is not None:
+            idx = (self._pos + np.arange(n)) % len(self.replay)
+            self._pos = (self._pos + n) % len(self.replay)
+            return self.replay[idx].reshape(shape)
+        u = self.rng.random(n)
+        if self.dist is not None:
+            a = np.searchsorted(self.dist, u, side="right")
+        else:
+            a = (self.cum[None, :] > u[:, None]).sum(axis=1)
+        return np.minimum(a, self.drafts).reshape(shape)
+
+
+@dataclass
+class GroupSetup:
+    """What the replicas of one group share: the tuple, scheduler knobs, cost model, KV size."""
+
+    index: int
+    role: str
+    label: str
+    combo: object
+    sched_cfg: SchedulerConfig
+    cost: StepCostModel
+    kv_bytes_per_token_dev: float
+
+
+def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetup:
+    combo = group.combo
+    knobs = cfg.scheduler
+    d_tok, d_seqs = vllm_batch_defaults(combo.hardware)
+    mnbt = d_tok if knobs["max_num_batched_tokens"] == "auto" else knobs["max_num_batched_tokens"]
+    seqs = d_seqs if knobs["max_num_seqs"] == "auto" else knobs["max_num_seqs"]
+    bs = knobs["block_size"]
+    if cache_unit % bs:
+        raise SimulationError(f"prefix-cache unit of {cache_unit} tokens is not a multiple of block_size {bs}; set "
+                              "serving.scheduler.cache_unit_tokens", file=cfg.file, field="serving.scheduler")
+    spec = draft_tokens(combo)
+    if knobs["num_blocks"] == "auto":
+        nblocks = kv_cache_blocks(combo, bs, mnbt, knobs["gpu_memory_utilization"])
+        ratio = attention_kv_ratio(combo)
+        if 0 < ratio < 1:
+            nblocks = int(nblocks / ratio)
+    else:
+        nblocks = knobs["num_blocks"]
+    if nblocks < 2:
+        raise SimulationError(f"{group.label}: no KV cache fits beside the weights and workspace "
+                              f"({nblocks} blocks of {bs} tokens)", file=cfg.file, field=f"serving.replicas[{i}]")
+    if spec + 1 > mnbt:
+        raise SimulationError(f"{spec} drafts per round exceed max_num_batched_tokens {mnbt}", file=cfg.file,
+                              field="serving.scheduler.max_num_batched_tokens")
+    sc = SchedulerConfig(num_blocks=nblocks, block_size=bs, max_num_batched_tokens=mnbt, max_num_seqs=seqs,
+                         enable_prefix_caching=knobs["enable_prefix_caching"],
+                         long_prefill_token_threshold=knobs["long_prefill_token_threshold"],
+                         num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
+                         cache_unit_tokens=cache_unit)
+    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"])
+    per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
+    return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
+                      kv_bytes_per_token_dev=per_tok)
+
+
+_COST_CACHE: dict = {}
+
+
+def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str) -> StepCostModel:
+    """Cost surfaces, memoized per (tuple, knobs) within a process: re-runs at another rate, seed or request
+    count, and configs naming the same tuple again, reuse them. The key is the tuple's content (device and
+    model names and files, every strategy value, dtypes, parallelism, runtime, the trace object)."""
+    hw, m_ = combo.hardware, combo.model
+    key = (hw.name, getattr(hw, "file", None), m_.name, getattr(m_, "file", None), combo.strategy_label(),
+           tuple(sorted((a, repr(s.values)) for a, s in zip(("att", "topk", "spec", "verify", "sched", "kvp"),
+                                                              combo.strategies()))),
+           combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels,
+           id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch)
+    hit = _COST_CACHE.get(key)
+    if hit is not None and (combo.trace is None or hit[0].trace is combo.trace):
+        return hit[1]
+    if len(_COST_CACHE) > 64:
+        _COST_CACHE.clear()
+    m = StepCostModel(combo, mnbt, seqs, mixed_launch=mixed_launch)
+    _COST_CACHE[key] = (combo, m)
+    return m
+
+
+# ---- records ------------------------------------------------------------------------------------------------
+class Records:
+    """Per-request results (numpy arrays indexed by request id) and the time series of steps."""
+
+    def __init__(self, n: int, record_steps: bool = True):
+        nan = np.full(n, np.nan)
+        self.first_scheduled = nan.copy()
+        self.first_token = nan.copy()
+        self.finish = nan.copy()
+        self.preemptions = np.zeros(n, dtype=np.int32)
+        self.prefix_hit = np.full(n, -1, dtype=np.int64)
+        self.replica = np.full(n, -1, dtype=np.int32)
+        self.decode_replica = np.full(n, -1, dtype=np.int32)
+        self.kv_transfer = np.zeros(n)
+        self.rejected = np.zeros(n, dtype=bool)
+        self.record_steps = record_steps
+        # one row per event (a step, or a run of identical decode steps)
+        self.ts = {k: array("d") for k in ("t", "dt", "replica", "steps", "running", "waiting", "kv_used", "tokens",
+                                           "prefill_tokens", "decode_rows", "preempted")}
+
+
+class Replica:
+    """One replica: a scheduler, its group's cost model, a simpy process."""
+
+    def __init__(self, idx: int, group: GroupSetup, engine: "Engine"):
+        self.idx = idx
+        self.group = group
+        self.engine = engine
+        self.sched = Scheduler(group.sched_cfg)
+        self.cost = group.cost
+        self.wake: simpy.Event | None = None
+        self.outstanding = 0
+        spec = group.sched_cfg.num_spec_tokens
+        self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng) if spec else None
+        self.busy_s = 0.0
+        self.steps = 0
+        self.events = 0
+        self.last_dt = 0.0
+
+    def add(self, req: Request, now: float) -> None:
+        self.sched.add_request(req, now)
+        if self.wake is not None and not self.wake.triggered:
+            self.wake.succeed()
+
+    def loop(self):
+        env = self.engine.env
+        sched = self.sched
+        cost = self.cost
+        eng = self.engine
+        rec = eng.rec
+        ts = rec.ts if rec.record_steps else None
+        K = eng.cfg.decode_run_steps
+        spec = sched.cfg.num_spec_tokens
+        while True:
+            if sched.idle:
+                self.wake = env.event()
+                yield self.wake
+                self.wake = None
+                continue
+            if K and sched.decode_run_ready():
+                # plan no further than the next arrival (it may come here): a longer run would be cut anyway
+                k = K
+                if spec:  # draws for rounds past the next arrival (it may come here) would mostly be wasted
+                    gap = eng.next_arrival - env.now
+                    if gap < k * self.last_dt:
+                        k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
+                acc = self.acc.draw((k, len(sched.running))) if spec else None
+                run = sched.plan_decode_run(k, acc)
+                if run.steps > 1:
+                    dts = cost.decode_run_s(run.batch, run.rows, run.ctx_sum)
+                    ends = np.cumsum(dts)
+                    start = env.now
+                    self.wake = env.event()
+                    to = env.timeout(float(ends[-1]))
+                    yield to | self.wake
+                    self.wake = None
+                    if env.now < start + ends[-1]:
+                        j = int(np.searchsorted(ends, env.now - start, side="left"))
+                        end = start + float(ends[j])
+                        if end > env.now:
+                            yield env.timeout(end - env.now)
+                        done = j + 1
+                    else:
+                        done = run.steps
+                    ev = sched.apply_decode_run(run, done, env.now)
+                    self.last_dt = float(dts[done - 1])
+                    if eng.check:
+                        sched.check_invariants()
+                    dt = float(ends[done - 1])
+                    self.busy_s += dt
+                    self.steps += done
+                    self.events += 1
+                    if ts is not None:
+                        self._record(ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
+                    if eng.sample_every and self.events % eng.sample_every == 0:
+                        eng.plan_samples.append((self.group.index, Composition(
+                            total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
+                            decode_ctx_sum=float(run.ctx_sum[0])), float(dts[0])))
+                    if ev.finished:
+                        eng.on_finished(self, ev.finished)
+                    continue
+            plan = sched.schedule(env.now)
+            if plan.preempted:
+                for r in plan.preempted:
+                    rec.preemptions[r.rid] += 1
+            if plan.empty:
+                if plan.preempted:
+                    continue
+                raise SimulationError(f"replica {self.idx}: nothing can run although requests wait "
+                                      f"({len(sched.waiting)} waiting, {sched.pool.num_free} free blocks)")
+            start = env.now
+            waiting = len(sched.waiting)
+            dt = cost.step_s(plan)
+            yield env.timeout(dt)
+            acc = None
+            if spec and plan.n_decode:
+                acc = self.acc.draw((len(plan.reqs),))
+            ev = sched.step_done(plan, env.now, acc)
+            self.last_dt = dt
+            if eng.check:
+                sched.check_invariants()
+            self.busy_s += dt
+            self.steps += 1
+            self.events += 1
+            if ts is not None:
+                ptok = sum(c for c, _ in plan.chunks)
+                self._record(ts, start, dt, 1, len(plan.reqs), waiting,
+                             plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
+            if eng.sample_every and self.events % eng.sample_every == 0:
+                eng.plan_samples.append((self.group.index, Composition(
+                    total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
+                    decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes)),
+                    dt))
+            for r in ev.first_token:
+                eng.on_first_token(self, r)
+            if ev.finished:
+                eng.on_finished(self, ev.finished)
+
+    def _record(self, ts, t, dt, steps, running, waiting, tokens, ptok, drows, preempted):
+        ts["t"].append(t)
+        ts["dt"].append(dt)
+        ts["replica"].append(self.idx)
+        ts["steps"].append(steps)
+        ts["running"].append(running)
+        ts["waiting"].append(waiting)
+        ts["kv_used"].append(self.sched.pool.used)
+        ts["tokens"].append(tokens)
+        ts["prefill_tokens"].append(ptok)
+        ts["decode_rows"].append(drows)
+        ts["preempted"].append(preempted)
+
+
+# ---- the engine ------------------------------------------------------------------------------------------------
+class Engine:
+    """One simulation of `cfg` over the request trace `trace` (already scaled and cut)."""
+
+    def __init__(self, cfg: ServingConfig, trace, seed: int | None = None, progress: bool = False,
+                 record_steps: bool = True, check: bool = False, sample_every: int = 0):
+        self.cfg = cfg
+        self.trace = trace
+        self.seed = cfg.seed if seed is None else int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.replay = cfg.acceptance if isinstance(cfg.acceptance, np.ndarray) else None
+        self.env = simpy.Environment()
+        self.progress = progress
+        self.check = check  # tests: verify the scheduler's block accounting after every event
+        # validation: every `sample_every`-th event of each replica, (group, Composition, priced seconds)
+        self.sample_every = int(sample_every)
+        self.plan_samples: list = []
+        n = len(trace)
+        self.rec = Records(n, record_steps)
+        unit = cfg.scheduler.get("cache_unit_tokens", "auto")
+        if unit == "auto":
+            unit = int(trace.block_tokens) if trace.block_tokens else DEFAULT_CACHE_UNIT_TOKENS
+        self.cache_unit = unit
+        self.groups = [setup_group(i, g, cfg, unit) for i, g in enumerate(cfg.groups)]
+        self.replicas: list[Replica] = []
+        for g in self.groups:
+            for _ in range(cfg.groups[g.index].count):
+                self.replicas.append(Replica(len(self.replicas), g, self))
+        if not self.replicas:
+            raise SimulationError("no replicas (every group has count 0)", file=cfg.file, field="serving.replicas")
+        self.front = [r for r in self.replicas if r.group.role in ("mixed", "prefill")]
+        self.back = [r for r in self.replicas if r.group.role == "decode"]
+        self._back_by_group = list({id(r.group): r for r in self.back}.values())
+        self._rr = [0, 0]
+        self.finished = 0
+        self.n_rejected = 0
+        self._bar = None
+        self.next_arrival = 0.0  # time of the next request the source will emit (inf after the last)
+
+    # ---- routing ---------------------------------------------------------------------------------------------
+    def _choose(self, pool: list, req: Request, which: int) -> Replica:
+        router = self.cfg.router
+        if len(pool) == 1:
+            return pool[0]
+        if router == "round_robin":
+            r = pool[self._rr[which] % len(pool)]
+            self._rr[which] += 1
+            return r
+        if router == "prefix_aware" and which == 0 and req.hash_ids is not None:
+            best, key = None, None
+            for r in pool:
+                k = (-r.sched.match_tokens(req), r.outstanding)
+                if key is None or k < key:
+                    best, key = r, k
+            return best
+        best = pool[0]
+        for r in pool[1:]:
+            if r.outstanding < best.outstanding:
+                best = r
+        return best
+
+    def _back_fits(self, tokens: int) -> bool:
+        return all(b.sched.fits_tokens(tokens) for b in self._back_by_group)
+
+    # ---- processes -------------------------------------------------------------------------------------------
+    def source(self):
+        env = self.env
+        t = self.trace
+        arr = t.arrival_s
+        inp = t.input_tokens
+        out = t.output_tokens
+        hashed = t.hash_ids is not None
+        offs = t.hash_offsets
+        ids = t.hash_ids
+        bt = t.block_tokens
+        disagg = bool(self.back)
+        max_ctx = min(g.combo.model.max_context for g in self.groups)
+        rec = self.rec
+        t0 = float(arr[0]) if len(arr) else 0.0
+        n = len(t)
+        for i in range(n):
+            self.next_arrival = float(arr[i]) - t0
+            gap = self.next_arrival - env.now
+            if gap > 0:
+                yield env.timeout(gap)
+            self.next_arrival = float(arr[i + 1]) - t0 if i + 1 < n else math.inf
+            P, L = int(inp[i]), int(out[i])
+            h = ids[offs[i]:offs[i + 1]] if hashed else None
+            req = Request(i, P, 1 if disagg else L, float(arr[i]) - t0, hash_ids=h, hash_block_tokens=bt)
+            if P + L > max_ctx:
+                self._reject(i)
+                continue
+            rep = self._choose(self.front, req, 0)
+            if not rep.sched.fits_tokens(P + req.output) or (disagg and not self._back_fits(P + L)):
+                self._reject(i)
+                continue
+            req.replica = rep.idx
+            rec.replica[i] = rep.idx
+            rep.outstanding += P + (1 if disagg else L)
+            rep.add(req, env.now)
+
+    def _reject(self, i: int) -> None:
+        self.rec.rejected[i] = True
+        self.n_rejected += 1
+        self._tick()
+
+    def _tick(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def on_first_token(self, rep: Replica, r: Request) -> None:
+        rec = self.rec
+        if rep.group.role != "decode":
+            rec.first_token[r.rid] = r.first_token_time
+            rec.first_scheduled[r.rid] = r.first_scheduled
+            rec.prefix_hit[r.rid] = r.prefix_hit_tokens
+
+    def on_finished(self, rep: Replica, reqs: list) -> None:
+        rec = self.rec
+        role = rep.group.role
+        now = self.env.now
+        for r in reqs:
+            rep.outstanding -= r.prompt + r.output
+            if role == "prefill":
+                L = int(self.trace.output_tokens[r.rid])
+                if L <= 1:
+                    rec.finish[r.rid] = now
+                    self.finished += 1
+                    self._tick()
+                    continue
+                self._transfer(rep, r, L)
+                continue
+            rec.finish[r.rid] = now
+            if role == "decode":
+                rec.decode_replica[r.rid] = rep.idx
+            self.finished += 1
+            self._tick()
+
+    def _transfer(self, rep: Replica, r: Request, L: int) -> None:
+        """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode."""
+        g = rep.group
+        hw = g.combo.hardware
+        bw = self.cfg.kv_bandwidth_bytes_s or hw.link_bw_bytes_s
+        lat = self.cfg.kv_latency_s if self.cfg.kv_latency_s is not None else (hw.link_latency_s or 0.0)
+        dt = lat + r.prompt * g.kv_bytes_per_token_dev / bw
+        self.rec.kv_transfer[r.rid] = dt
+        ev = self.env.timeout(dt)
+
+        def arrive(_ev, r=r, L=L):
+            d = Request(r.rid, r.prompt, L, r.arrival, hash_ids=r.hash_ids, hash_block_tokens=r.hash_block_tokens)
+            d.out = 1
+            d.external = r.prompt
+            back = self._choose(self.back, d, 1)
+            d.replica = back.idx
+            self.rec.decode_replica[r.rid] = back.idx
+            back.outstanding += d.prompt + d.output
+            back.add(d, self.env.now)
+
+        ev.callbacks.append(arrive)
+
+    # ---- run -------------------------------------------------------------------------------------------------
+    def run(self):
+        import sys
+
+        env = self.env
+        n = len(self.trace)
+        if self.progress and sys.stderr.isatty() and n >= 2000:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=n, unit="req", desc="simulate", leave=False, mininterval=0.5)
+        for r in self.replicas:
+            env.process(r.loop())
+        env.process(self.source())
+        try:
+            env.run()
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+        busy = [r.sched for r in self.replicas if not r.sched.idle]
+        if busy:
+            raise SimulationError(f"the simulation stopped with {len(busy)} replica(s) still holding requests")
+        for i in np.flatnonzero(self.rec.preemptions < 0):  # pragma: no cover - defensive
+            raise SimulationError(f"request {i} has a negative preemption count")
+        return self
+
+
+@dataclass
+class RunStats:
+    """Engine-level counters of one run (filled by simulator.engine.api)."""
+
+    events: int = 0
+    steps: int = 0
+    busy_s: list = field(default_factory=list)
+    replica_labels: list = field(default_factory=list)
+    num_blocks: list = field(default_factory=list)
+    preemptions: int = 0
+    prefix_hit_tokens: int = 0
+    prefix_query_tokens: int = 0
+    evicted_units: int = 0
+    sim_end_s: float = math.nan

@@ -1,0 +1,442 @@
+"""The price of one engine step, for its exact batch composition, from the op/roofline model.
+
+A step is one forward pass over `R` rows (the tokens the scheduler gave every request: 1 per decode,
+1 + drafts per speculative round, the chunk of each prefill) with `L` logit rows (1 per prefill chunk,
+every row of a decode). Its ops, per device (simulator.layers.body_ops + the strategies' hooks), fall
+into groups whose roofline prices add up (every op row is priced on its own):
+
+    body(R)           every op of the forward pass except the attention kernel and the LM head: norms,
+                      projections, RoPE + KV write, MLP/MoE, TP all-reduces, embedding — one kernel each
+                      over all R rows, so weights are read once per step whatever the mix
+    head(L)           final norm, LM head, sampling over the L logit rows
+    decode(b, T)      what the b decoding requests add: the attention strategy's decode kernels at
+                      their mean attended KV length T (sum of context_before + 1 over the rows / b, capped
+                      by the KV policy), the KV policy's per-step ops, and the drafter of a speculative
+                      round (RoundPlan.add_draft_ops) — pricing.decode_ops minus body and head
+    chunk(c, o)       a prefill chunk of c tokens after o cached ones: the attention strategy's prefill
+                      kernel (shape.extra["kv_prefix"] = o; a strategy that ignores kv_prefix is priced as
+                      the difference of whole-prompt costs, A(o + c) - A(o)) and the drafter's own prefill of
+                      the c tokens (its attention over the prefix is not counted: drafters are small)
+    complete(P)       the KV policy's prefill ops (SnapKV / SnapStream compression) once, when a prompt
+                      of P tokens finishes its prefill
+
+so a step costs body(R) + head(L) + decode(b, T) + sum chunk(c_i, o_i) + sum complete(P_j).
+
+Launches: a decode-only step is priced with the combo's launch mode (CUDA graphs by default: engines
+replay decode batches as graphs); a step holding any prefill chunk with `mixed_launch` (default eager,
+the pricer's TTFT convention: simulator/pricing.py prices prefill with eager launches). Under MLA and
+attention-DP the body of a mixed step takes the prefill path for all its rows (the decode rows' absorbed
+projections and the DP reshard are not split out): an approximation for mixed steps of those models only.
+
+Speed: body and head are exact tables over every R, L = 1 .. max_num_batched_tokens; decode(b, T) is a
+bilinear interpolation on a grid (integers up to `exact_below`, then geometric with ratio `grid_ratio`);
+chunk(c, o) is exact in c (every chunk length: a prefill kernel's cost jumps where its CTAs start another
+wave, which no interpolation in c follows) and linear in o between prefixes a factor `prefix_ratio` apart
+(cost is linear in o between the kinks of the roofline maximum); for a strategy priced by difference, the
+whole-prompt cost A(P) is a table exact at every length up to max_context + max_num_batched_tokens (a
+difference of interpolated values would drown in A's own wave-quantization steps); complete(P) is exact at
+every prompt length and the drafter's chunk cost exact over c. Every interpolated grid is refined
+(refine_grid) until midpoints match direct pricing within 1e-4 on probe rows, which places grid points on
+both sides of each jump of the cost (split-KV combine kernels, waves). The
+interpolation error against direct pricing of the same composition is printed by
+benchmarks/des_speed.py and bounded in tests/test_engine_step_cost.py (dense, MLA, fp8, TP: < 1e-3; a
+strategy whose kernel shapes jump in both batch and context at once, LServe's page selector, keeps errors
+up to ~1e-2 on single steps, where a jump in batch moves with the context between probe rows). Building
+the surfaces prices a few ten thousand settings in one vectorized call per group (0.1-2 s); steps are then
+table lookups.
+
+Memory: kv_cache_blocks() sizes a replica's KV cache like vLLM: (gpu_memory_utilization x HBM - weights -
+activation workspace of the largest step) / (block_size x KV bytes per token), per device
+(simulator.memory's terms; the workspace scales with max_num_batched_tokens).
+"""
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwmodels.roofline import price
+from simulator import memory
+from simulator.combo import Combo
+from simulator.layers import body_ops
+from simulator.ops import OpBuilder
+from simulator.strategies.base import StepShape
+
+HEAD_OPS = ("final_norm", "lm_head", "sampling")
+
+
+def _geom_grid(lo: float, hi: float, exact_below: int, ratio: float) -> np.ndarray:
+    """Integers lo..exact_below, then geometric steps of `ratio` up to hi (hi included)."""
+    pts = list(range(int(lo), int(min(exact_below, hi)) + 1))
+    x = float(pts[-1]) if pts else float(lo)
+    while x < hi:
+        x = max(x + 1.0, math.floor(x * ratio))
+        pts.append(min(x, hi))
+    return np.unique(np.asarray(pts, dtype=np.float64))
+
+
+def refine_grid(grid: np.ndarray, f, tol: float = 1e-4, min_width: float = 1e-6, integer: bool = False,
+                max_rounds: int = 40) -> np.ndarray:
+    """Insert points into a sorted 1-D grid until linear interpolation between neighbours reproduces f at
+    every interval's midpoint within `tol` (relative), or the interval is narrower than `min_width` (1 for
+    integer grids). f(points) -> array (n_probe, len(points)) of values on a few probe rows. Finds the jumps
+    of a cost (a combine kernel that starts above a split size, a wave that fills up) wherever a strategy
+    has them, and brackets them tightly."""
+    g = np.asarray(grid, dtype=np.float64)
+    for _ in range(max_rounds):
+        lo, hi = g[:-1], g[1:]
+        wide = (hi - lo) > (1.0 if integer else min_width)
+        if not wide.any():
+            break
+        mid = np.floor((lo + hi) / 2) if integer else (lo + hi) / 2
+        cand = mid[wide]
+        if integer:
+            cand = cand[(cand > lo[wide]) & (cand < hi[wide])]
+            if not len(cand):
+                break
+        pts = np.concatenate([lo[wide], hi[wide], cand])
+        vals = np.atleast_2d(f(pts))
+        k = int(wide.sum())
+        if integer and len(cand) < k:  # recompute with the kept candidates aligned
+            keep = (mid[wide] > lo[wide]) & (mid[wide] < hi[wide])
+            a, b_, m_ = vals[:, :k][:, keep], vals[:, k:2 * k][:, keep], vals[:, 2 * k:]
+            lo_w, hi_w = lo[wide][keep], hi[wide][keep]
+        else:
+            a, b_, m_ = vals[:, :k], vals[:, k:2 * k], vals[:, 2 * k:]
+            lo_w, hi_w = lo[wide], hi[wide]
+        w = (cand - lo_w) / (hi_w - lo_w)
+        interp = a + (b_ - a) * w
+        bad = (np.abs(interp - m_) > tol * np.maximum(np.abs(m_), 1e-12)).any(axis=0)
+        if not bad.any():
+            break
+        g = np.unique(np.concatenate([g, cand[bad]]))
+    return g
+
+
+def kv_cache_blocks(combo: Combo, block_size: int, max_num_batched_tokens: int,
+                    gpu_memory_utilization: float = memory.MEMORY_UTILIZATION) -> int:
+    """KV blocks of `block_size` tokens that fit on each device of the replica beside the weights and
+    the activation workspace (simulator.memory.workspace_bytes, scaled from its 8192-token step to
+    max_num_batched_tokens). Under attention DP a device holds 1/attn_dp of the sequences, which
+    kv_fraction_dev already accounts for, so the count is the replica's."""
+    hw = combo.hardware
+    free = (hw.hbm_capacity_bytes * gpu_memory_utilization - memory.weight_bytes(combo)
+            - memory.workspace_bytes(combo) * max_num_batched_tokens / memory.PREFILL_CHUNK_TOKENS)
+    per_token = float(memory.kv_bytes_per_sequence(combo, np.ones(1))[0])
+    if free <= 0 or per_token <= 0:
+        return 0
+    return int(free // (per_token * block_size))
+
+
+def _sum_by_setting(ops, times, mask=None) -> np.ndarray:
+    w = times if mask is None else np.where(mask, times, 0.0)
+    return np.bincount(ops.setting, weights=w, minlength=ops.n_settings)
+
+
+@dataclass
+class Composition:
+    """A step's batch composition, as priced (a StepPlan carries the same fields)."""
+
+    total_tokens: int
+    logit_rows: int
+    n_decode: int = 0
+    decode_ctx_sum: float = 0.0
+    chunks: tuple = ()
+    completes: tuple = ()
+
+
+class StepCostModel:
+    """Step prices of one strategy tuple (see module docstring)."""
+
+    def __init__(self, combo: Combo, max_num_batched_tokens: int, max_num_seqs: int, max_context: int | None = None,
+                 mixed_launch: str = "eager", exact_below: int = 32, grid_ratio: float = 1.06,
+                 prefix_ratio: float = 1.25):
+        self.combo = combo
+        self.max_tokens = int(max_num_batched_tokens)
+        self.max_seqs = int(max_num_seqs)
+        self.max_context = int(max_context or combo.model.max_context)
+        self.decode_launch = combo.launch
+        self.mixed_launch = mixed_launch
+        layers = combo.model.layers
+        self._layers = layers
+        plan = combo.speculation.round_plan(combo, np.ones(1), np.ones(1))
+        self.query_rows = int(plan.query_rows)
+        self._has_draft = plan.add_draft_ops is not None
+
+        # --- exact tables over rows ---------------------------------------------------------------------
+        R = np.arange(1, self.max_tokens + 1, dtype=np.float64)
+        self.body_dec, self.head_dec = self._body_tables(R, "decode", self.decode_launch)
+        if mixed_launch == self.decode_launch and not self._phase_matters():
+            self.body_mix, self.head_mix = self.body_dec, self.head_dec
+        else:
+            self.body_mix, self.head_mix = self._body_tables(R, "prefill", mixed_launch)
+        self.draft_chunk = self._draft_prefill(R) if self._has_draft else None
+
+        # --- decode surface over (batch, mean attended context) ------------------------------------------
+        self.b_grid = _geom_grid(1, self.max_seqs, exact_below, grid_ratio)
+        t_hi = self.max_context + self.query_rows + 1
+        self.t_grid = np.concatenate([[1.0], _geom_grid(2, t_hi, exact_below, grid_ratio)[0:]])
+        self.t_grid = np.unique(self.t_grid)
+        probe_b = np.unique(np.array([1.0, 8.0, 32.0, 128.0, 512.0, float(self.max_seqs)]).clip(1, self.max_seqs))
+        probe_t = np.unique(np.array([64.0, 300.0, 1500.0, 5000.0, 20000.0, 60000.0]).clip(1, t_hi))
+
+        def dec_t(pts):
+            bb_, tt_ = np.meshgrid(probe_b, pts, indexing="ij")
+            return self.price_decode(bb_.ravel(), tt_.ravel(), self.decode_launch).reshape(bb_.shape)
+
+        def dec_b(pts):
+            tt_, bb_ = np.meshgrid(probe_t, pts, indexing="ij")
+            return self.price_decode(bb_.ravel(), tt_.ravel(), self.decode_launch).reshape(bb_.shape)
+
+        self.t_grid = refine_grid(self.t_grid, dec_t)
+        self.b_grid = refine_grid(self.b_grid, dec_b, integer=True)
+        bb, tt = np.meshgrid(self.b_grid, self.t_grid, indexing="ij")
+        self.dec_dec = self.price_decode(bb.ravel(), tt.ravel(), self.decode_launch).reshape(bb.shape)
+        if mixed_launch == self.decode_launch:
+            self.dec_mix = self.dec_dec
+        else:
+            self.dec_mix = self.price_decode(bb.ravel(), tt.ravel(), mixed_launch).reshape(bb.shape)
+
+        # --- prefill chunk surface over (chunk tokens, cached prefix): exact in c (wave quantization makes
+        # the kernel's cost jump where its CTAs fill another wave), interpolated in o (linear between kinks)
+        self.chunk_prefix_native = self._reads_kv_prefix()
+        if self.chunk_prefix_native:
+            self.o_grid = np.concatenate([[0.0], _geom_grid(1, self.max_context, 16, prefix_ratio)])
+            probe_c = np.unique(np.array([1.0, 64.0, 1000.0, float(self.max_tokens)]).clip(1, self.max_tokens))
+
+            def chunk_o(pts):
+                cc_, oo_ = np.meshgrid(probe_c, pts, indexing="ij")
+                return self.price_chunk_attention(cc_.ravel(), oo_.ravel()).reshape(cc_.shape)
+
+            self.o_grid = refine_grid(self.o_grid, chunk_o, integer=True)
+            cc, oo = np.meshgrid(R, self.o_grid, indexing="ij")
+            self.chunk = np.vstack([np.zeros((1, len(self.o_grid))),
+                                    self.price_chunk_attention(cc.ravel(), oo.ravel()).reshape(cc.shape)])
+            self.whole = None
+        else:
+            # chunk(c, o) = A(o + c) - A(o) of the whole-prompt cost A, A exact at every length (a difference
+            # of interpolated values would be swamped by A's own wave-quantization steps when c << o)
+            self.whole = self._exact_table(self._attn_prefill, self.max_context + self.max_tokens)
+            self.o_grid = self.chunk = None
+
+        # --- KV policy's compression at the end of a prompt: exact at every prompt length ----------------
+        probe = self.price_complete(np.array([1000.0, 50000.0]))
+        self.complete_tab = self._exact_table(self.price_complete, self.max_context) if probe.any() else None
+
+        # python lists for scalar lookups in the hot path
+        self._b_list = self.b_grid.tolist()
+        self._t_list = self.t_grid.tolist()
+        self._o_list = self.o_grid.tolist() if self.o_grid is not None else None
+        self._chunk = self.chunk.tolist() if self.chunk is not None else None
+        self._whole = self.whole.tolist() if self.whole is not None else None
+        self._complete = self.complete_tab.tolist() if self.complete_tab is not None else None
+        self._body_dec = self.body_dec.tolist()
+        self._head_dec = self.head_dec.tolist()
+        self._body_mix = self.body_mix.tolist()
+        self._head_mix = self.head_mix.tolist()
+        self._draft = self.draft_chunk.tolist() if self.draft_chunk is not None else None
+        self._exact_b = {int(b): i for i, b in enumerate(self._b_list) if b <= exact_below}
+
+    # ---- building blocks (vectorized, exact) -----------------------------------------------------------
+    def _phase_matters(self) -> bool:
+        c = self.combo
+        return bool(c.model.mla) or c.attn_dp > 1
+
+    def _body_tables(self, rows: np.ndarray, phase: str, launch: str):
+        """body(R) and head(L) for every R = L in `rows` (head ops split out by name)."""
+        b = OpBuilder(len(rows))
+        body_ops(b, self.combo, rows, rows, phase, lambda bb, count: None)
+        ops = b.build()
+        t = price(ops, self.combo.hardware, launch)
+        head_ids = [i for i, n in enumerate(ops.names) if n in HEAD_OPS]
+        is_head = np.isin(ops.name_id, head_ids)
+        return np.concatenate([[0.0], _sum_by_setting(ops, t, ~is_head)]), \
+            np.concatenate([[0.0], _sum_by_setting(ops, t, is_head)])
+
+    def _draft_prefill(self, rows: np.ndarray) -> np.ndarray:
+        b = OpBuilder(len(rows))
+        self.combo.speculation.prefill_draft_ops(b, self.combo, rows)
+        ops = b.build()
+        return np.concatenate([[0.0], _sum_by_setting(ops, price(ops, self.combo.hardware, self.mixed_launch))])
+
+    def price_decode(self, batch, context, launch: str) -> np.ndarray:
+        """decode(b, T): attention strategy + KV policy + drafter ops of b decoding rows at mean attended
+        KV length T (pricing.decode_ops without body and head), exact."""
+        c = self.combo
+        batch = np.asarray(batch, dtype=np.float64)
+        attended = c.kv_policy.attended_tokens(c, np.asarray(context, dtype=np.float64))
+        plan = c.speculation.round_plan(c, batch, attended)
+        n = len(batch)
+        shape = StepShape(batch=batch, query_rows=np.full(n, float(plan.query_rows)), context=attended,
+                          phase="decode", extra={"layers": self._layers})
+        b = OpBuilder(n)
+        if plan.add_draft_ops is not None:
+            plan.add_draft_ops(b, c, shape)
+        c.attention.decode_ops(b, c, shape)
+        c.kv_policy.decode_ops(b, c, shape)
+        if not b._blocks:
+            return np.zeros(n)
+        ops = b.build()
+        return _sum_by_setting(ops, price(ops, c.hardware, launch))
+
+    def _attn_prefill(self, prompt, prefix=None) -> np.ndarray:
+        c = self.combo
+        prompt = np.asarray(prompt, dtype=np.float64)
+        n = len(prompt)
+        extra = {"layers": self._layers}
+        if prefix is not None:
+            extra["kv_prefix"] = np.asarray(prefix, dtype=np.float64)
+            ctx = prompt + extra["kv_prefix"]
+            rows = prompt
+        else:
+            ctx = rows = prompt
+        shape = StepShape(batch=np.ones(n), query_rows=rows, context=ctx, phase="prefill", extra=extra)
+        b = OpBuilder(n)
+        c.attention.prefill_ops(b, c, shape)
+        if not b._blocks:
+            return np.zeros(n)
+        ops = b.build()
+        return _sum_by_setting(ops, price(ops, c.hardware, self.mixed_launch))
+
+    @staticmethod
+    def _exact_table(fn, hi: int, block: int = 200_000) -> np.ndarray:
+        """[0, fn(1), fn(2), ..., fn(hi)] priced in blocks (one vectorized call per block)."""
+        out = [np.zeros(1)]
+        for lo in range(1, int(hi) + 1, block):
+            out.append(fn(np.arange(lo, min(lo + block, int(hi) + 1), dtype=np.float64)))
+        return np.concatenate(out)
+
+    def _reads_kv_prefix(self) -> bool:
+        """Whether the attention strategy prices a chunk after a cached prefix itself (dense does)."""
+        chunk = self._attn_prefill(np.array([1024.0]), np.array([8192.0]))
+        whole = self._attn_prefill(np.array([9216.0]))
+        return bool(chunk[0] != whole[0])
+
+    def price_chunk_attention(self, chunk, prefix) -> np.ndarray:
+        """chunk(c, o) without the drafter: the attention strategy's prefill ops for c new tokens after o
+        cached ones, exact (native kv_prefix support, else A(o + c) - A(o), at least 0)."""
+        chunk = np.asarray(chunk, dtype=np.float64)
+        prefix = np.asarray(prefix, dtype=np.float64)
+        if self.chunk_prefix_native:
+            return self._attn_prefill(chunk, prefix)
+        full = self._attn_prefill(prefix + chunk)
+        pre = np.where(prefix > 0, self._attn_prefill(np.maximum(prefix, 1.0)), 0.0)
+        return np.maximum(full - pre, 0.0)
+
+    def price_complete(self, prompt) -> np.ndarray:
+        """complete(P): the KV policy's prefill ops for a prompt of P tokens, exact."""
+        c = self.combo
+        prompt = np.asarray(prompt, dtype=np.float64)
+        n = len(prompt)
+        shape = StepShape(batch=np.ones(n), query_rows=prompt, context=prompt, phase="prefill",
+                          extra={"layers": self._layers})
+        b = OpBuilder(n)
+        c.kv_policy.prefill_ops(b, c, shape)
+        if not b._blocks:
+            return np.zeros(n)
+        ops = b.build()
+        return _sum_by_setting(ops, price(ops, c.hardware, self.mixed_launch))
+
+    # ---- lookups (hot path) ------------------------------------------------------------------------------
+    @staticmethod
+    def _bilinear(tab, xs, ys, x, y) -> float:
+        i = bisect.bisect_right(xs, x) - 1
+        if i < 0:
+            i = 0
+        elif i >= len(xs) - 1:
+            i = len(xs) - 2
+        j = bisect.bisect_right(ys, y) - 1
+        if j < 0:
+            j = 0
+        elif j >= len(ys) - 1:
+            j = len(ys) - 2
+        x0, x1, y0, y1 = xs[i], xs[i + 1], ys[j], ys[j + 1]
+        fx = (x - x0) / (x1 - x0)
+        fy = (y - y0) / (y1 - y0)
+        r0 = tab[i]
+        r1 = tab[i + 1]
+        a = r0[j] + (r0[j + 1] - r0[j]) * fy
+        b = r1[j] + (r1[j + 1] - r1[j]) * fy
+        return a + (b - a) * fx
+
+    def decode_s(self, batch: int, mean_ctx: float, mixed: bool = False) -> float:
+        tab = self.dec_mix if mixed else self.dec_dec
+        i = self._exact_b.get(batch)
+        if i is not None:
+            return float(np.interp(mean_ctx, self.t_grid, tab[i]))
+        return self._bilinear(tab, self._b_list, self._t_list, float(batch), float(mean_ctx))
+
+    def chunk_s(self, c: int, o: int) -> float:
+        if self._chunk is None:
+            w = self._whole
+            t = w[o + c] - w[o]
+            t = t if t > 0.0 else 0.0
+            if self._draft is not None:
+                t += self._draft[c]
+            return t
+        row = self._chunk[c]
+        ol = self._o_list
+        j = bisect.bisect_right(ol, o) - 1
+        if j >= len(ol) - 1:
+            j = len(ol) - 2
+        o0 = ol[j]
+        t = row[j] + (row[j + 1] - row[j]) * (o - o0) / (ol[j + 1] - o0)
+        if self._draft is not None:
+            t += self._draft[c]
+        return t
+
+    def complete_s(self, prompt: int) -> float:
+        if self._complete is None:
+            return 0.0
+        return self._complete[prompt]
+
+    def step_s(self, plan) -> float:
+        """Seconds of one step (a StepPlan or Composition), from the tables and surfaces."""
+        R, L = plan.total_tokens, plan.logit_rows
+        if plan.chunks:
+            t = self._body_mix[R] + self._head_mix[L]
+            if plan.n_decode:
+                t += self.decode_s(plan.n_decode, plan.decode_ctx_sum / plan.n_decode, True)
+            for c, o in plan.chunks:
+                t += self.chunk_s(c, o)
+            if self.complete_tab is not None:
+                for p in plan.completes:
+                    t += self.complete_s(p)
+            return t
+        return self._body_dec[R] + self._head_dec[L] + self.decode_s(plan.n_decode,
+                                                                     plan.decode_ctx_sum / plan.n_decode)
+
+    def decode_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray) -> np.ndarray:
+        """Seconds of each step of a run of pure-decode steps (same batch, summed contexts per step)."""
+        tab = self.dec_dec
+        T = np.asarray(ctx_sums, dtype=np.float64) / batch
+        i = self._exact_b.get(batch)
+        if i is not None:
+            row = tab[i]
+        else:
+            k = min(max(int(np.searchsorted(self.b_grid, batch, side="right")) - 1, 0), len(self.b_grid) - 2)
+            f = (batch - self.b_grid[k]) / (self.b_grid[k + 1] - self.b_grid[k])
+            row = tab[k] + (tab[k + 1] - tab[k]) * f
+        return self._body_dec[rows] + self._head_dec[rows] + np.interp(T, self.t_grid, row)
+
+    # ---- direct pricing (validation) ---------------------------------------------------------------------
+    def direct_step_s(self, plan) -> float:
+        """The same step priced exactly (no interpolation): every group priced at the composition's own
+        values. Slow (several pricing calls); for validation and tests."""
+        R, L = plan.total_tokens, plan.logit_rows
+        mixed = bool(plan.chunks)
+        t = (self.body_mix[R] + self.head_mix[L]) if mixed else (self.body_dec[R] + self.head_dec[L])
+        if plan.n_decode:
+            t += float(self.price_decode(np.array([plan.n_decode]), np.array([plan.decode_ctx_sum / plan.n_decode]),
+                                         self.mixed_launch if mixed else self.decode_launch)[0])
+        if plan.chunks:
+            cs = np.array([c for c, _ in plan.chunks], dtype=np.float64)
+            os_ = np.array([o for _, o in plan.chunks], dtype=np.float64)
+            t += float(self.price_chunk_attention(cs, os_).sum())
+            if self.draft_chunk is not None:
+                t += float(sum(self.draft_chunk[int(c)] for c in cs))
+        if plan.completes and self.complete_tab is not None:
+            t += float(self.price_complete(np.array(plan.completes, dtype=np.float64)).sum())
+        return t

@@ -1,0 +1,104 @@
+"""Sweeps and plan searches past one core: chunks of strategy tuples as tasks on a Dask cluster.
+
+`client(workers=N)` starts a `dask.distributed.LocalCluster` of N single-threaded worker processes on this
+machine; `client(scheduler="tcp://host:8786")` joins an existing cluster (started with `dask scheduler` and
+`dask worker` on other machines, each with sparsesim installed at the same version). The scenario is sent
+to the workers once (scattered); each task prices one chunk of tuples (simulator.planner.price_chunk:
+a contiguous range of the enumeration) and returns its columns. The caller takes the chunks back in
+enumeration order, so the table equals the serial run's bit for bit (the same chunk boundaries, the same
+code per chunk); at most `in_flight` chunks wait in memory at a time.
+
+Dask is an optional extra: `pip install 'sparsesim[dask]'`. Without it these functions raise one
+SparsesimError saying so.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+
+from hwmodels.errors import SparsesimError
+
+
+def _distributed():
+    try:
+        import dask.distributed as dd
+    except ImportError:
+        raise SparsesimError("--workers / --scheduler need dask.distributed: pip install 'sparsesim[dask]'") from None
+    return dd
+
+
+@contextlib.contextmanager
+def client(workers: int | None = None, scheduler: str | None = None, processes: bool = True):
+    """A dask.distributed Client: on a new LocalCluster of `workers` single-threaded workers, or connected to
+    the scheduler at `scheduler`. Closed (and the local cluster shut down) on exit."""
+    dd = _distributed()
+    if scheduler:
+        try:
+            cl = dd.Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            raise SparsesimError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
+        try:
+            yield cl
+        finally:
+            cl.close()
+        return
+    if not workers or workers < 1:
+        raise SparsesimError(f"--workers must be a positive number of worker processes, got {workers!r}")
+    cluster = dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                              dashboard_address=None, silence_logs=40)
+    cl = dd.Client(cluster)
+    try:
+        yield cl
+    finally:
+        cl.close()
+        cluster.close()
+
+
+def add_arguments(parser) -> None:
+    """--workers / --scheduler on a command."""
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="price on a local Dask cluster of N worker processes (pip install 'sparsesim[dask]')")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="price on an existing Dask cluster (e.g. tcp://10.0.0.5:8786)")
+
+
+def client_from_args(args):
+    """A context manager yielding a Client for --workers / --scheduler, or None when neither is given."""
+    workers = getattr(args, "workers", None)
+    scheduler = getattr(args, "scheduler", None)
+    if workers is None and not scheduler:
+        return contextlib.nullcontext(None)
+    return client(workers=workers, scheduler=scheduler)
+
+
+def _price_chunk(sc, start, stop, breakdown):
+    from simulator.planner import price_chunk
+
+    return price_chunk(sc, start, stop, breakdown)
+
+
+def map_ordered(cl, fn, shared, items: list, in_flight: int | None = None):
+    """fn(shared, *item) for every item on the cluster, yielded in the order of `items`; `shared` is sent to
+    the workers once; at most `in_flight` results are pending at a time (default: 2 per worker)."""
+    if in_flight is None:
+        in_flight = max(2, 2 * len(cl.scheduler_info().get("workers", {})))
+    fut_shared = cl.scatter(shared, broadcast=True)
+    pending: deque = deque()
+    it = iter(items)
+    for item in it:
+        pending.append(cl.submit(fn, fut_shared, *item, pure=False))
+        if len(pending) >= in_flight:
+            break
+    while pending:
+        f = pending.popleft()
+        yield f.result()
+        f.release()
+        nxt = next(it, None)
+        if nxt is not None:
+            pending.append(cl.submit(fn, fut_shared, *nxt, pure=False))
+
+
+def map_chunks(cl, sc, bounds, breakdown: bool = False):
+    """simulator.planner.ChunkResult of every (start, stop) in `bounds`, computed on the cluster, in order."""
+    yield from map_ordered(cl, _price_chunk, sc, [(a, b, breakdown) for a, b in bounds])
