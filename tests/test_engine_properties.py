@@ -232,3 +232,29 @@ def test_random_small_traces(seed, n, blocks, router, spec, reps, runs):
     assert (df.e2e_s[fits] >= df.ttft_s[fits]).all()
     for r in res.engine.replicas:
         assert r.sched.idle and r.sched.pool.num_free == r.sched.pool.total
+
+
+def test_host_time_and_decode_context_knobs():
+    """serving.step_cost: a step takes max(host_floor, priced) + host_per_step; decode_context: max prices a
+    decode batch at its longest row. Two requests alone (prompts 1000 and 9000 tokens; 9000 > the 8192-token
+    budget, so its prefill takes two steps) decode together: the decode steps' mean attended KV and max KV
+    differ by ~4000 tokens."""
+    from dataclasses import replace
+
+    base = config()
+    tr = trace([0.0, 0.0], [1000, 9000], [200, 200])
+    plain = simulate(base, tr)
+    floor = simulate(replace(base, host_floor_s=0.05, host_per_step_s=1e-4), tr)
+    ts0, ts1 = plain.timeseries, floor.timeseries
+    steps0 = ts0.dt_s / ts0.steps
+    steps1 = ts1.dt_s / ts1.steps
+    assert len(ts0) == len(ts1)
+    np.testing.assert_allclose(steps1, np.maximum(steps0, 0.05) + 1e-4, rtol=1e-9)
+    mx = simulate(replace(base, decode_context="max"), tr, sample_every=1)
+    cost = mx.engine.groups[0].cost
+    dec = [(c, dt) for _, c, dt in mx.engine.plan_samples if c.n_decode == 2 and not c.chunks]
+    assert dec
+    for c, dt in dec:
+        assert c.decode_ctx_max > c.decode_ctx_sum / 2 + 3000
+        assert dt == pytest.approx(cost.body_dec[2] + cost.head_dec[2] + cost.decode_s(2, c.decode_ctx_max), rel=1e-9)
+    assert mx.requests.tpot_s.mean() > plain.requests.tpot_s.mean()

@@ -51,7 +51,7 @@ def test_running_first_then_waiting_with_the_rest_of_the_budget():
     s.add_request(c)
     p = s.schedule(1)
     assert [r.rid for r in p.reqs] == [0, 1, 2] and p.num_tokens == [1, 1, 98]
-    assert p.n_decode == 2 and p.decode_ctx_sum == (10 + 1) * 2 and p.chunks == [(98, 0)]
+    assert p.n_decode == 2 and p.decode_ctx_sum == (10 + 1) * 2 and p.decode_ctx_max == 11 and p.chunks == [(98, 0)]
     assert p.logit_rows == 3 and p.total_tokens == 100
 
 
@@ -251,6 +251,7 @@ def test_decode_run_stops_before_blocks_run_out():
     run = s.plan_decode_run(100)
     assert run.steps == 8
     assert run.ctx_sum[0] == 65 + 41 and run.ctx_sum[7] == run.ctx_sum[0] + 2 * 7
+    assert run.ctx_max[0] == 65 and run.ctx_max[7] == 72
     s.apply_decode_run(run, 8, 9)
     s.check_invariants()
     assert s.pool.num_free == 0 and a.computed == 72 and b.computed == 48

@@ -113,6 +113,10 @@ CASES = [
     (S + ("acceptance",), {"replay": [1, -1]}, "serving.acceptance.replay"),
     (S + ("acceptance",), {"sample": 1}, "serving.acceptance"),
     (S + ("acceptance",), "trace", "serving.acceptance"),  # the scenario has no trace: section
+    (S + ("step_cost",), {"decode_context": "median"}, "serving.step_cost.decode_context"),
+    (S + ("step_cost",), {"host_floor_ms": -1}, "serving.step_cost.host_floor_ms"),
+    (S + ("step_cost",), {"host_per_step_us": "x"}, "serving.step_cost.host_per_step_us"),
+    (S + ("step_cost",), {"launch_us": 5}, "serving.step_cost"),
     (S + ("kv_transfer",), {"speed": 1}, "serving.kv_transfer"),
     (S + ("kv_transfer",), {"bandwidth_gbps": 0}, "serving.kv_transfer.bandwidth_gbps"),
     (S + ("kv_transfer",), {"latency_us": -1}, "serving.kv_transfer.latency_us"),

@@ -297,7 +297,7 @@ def _synth(args) -> int:
     if not 2 <= args.steps <= 4096:
         raise UsageError(f"--steps must be in [2, 4096], got {args.steps}")
     src = read_trace(find_trace(args.source))
-    params = fit_synth(src)
+    params = fit_synth(src, progress=True)
     rng = np.random.default_rng(args.seed)
     name = Path(args.out).name[:-4]
     tr = synthesize(params, context=args.context, steps=args.steps, rng=rng, name=name, seed=args.seed)

@@ -29,6 +29,10 @@
         num_blocks: auto                 #  KV blocks per replica (auto: from memory)
         cache_unit_tokens: auto          #  prefix-cache unit: the trace's hash-block size, else 512
         mixed_launch: eager              #  launch mode of steps holding a prefill chunk (eager | graph)
+      step_cost:                         # how a step's price is formed (defaults: the op model alone)
+        decode_context: mean             #  mean | max: decode attention at the rows' mean or longest KV length
+        host_per_step_us: 0              #  host time added to every step (scheduler, input packing), measured
+        host_floor_ms: 0                 #  a step never takes less (a host-bound engine), measured
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
                                          #  trace's spec.accept_len_samples) | {replay: FILE or [counts]}
       kv_transfer: {bandwidth_gbps: null, latency_us: null}   # disaggregation link; null = the spec's interconnect
@@ -54,7 +58,7 @@ from hwmodels.errors import ScenarioError, SparsesimError
 
 SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
                "rate_scale"}
-TOP_KEYS = {"requests", "replicas", "router", "scheduler", "acceptance", "kv_transfer", "slo", "seed",
+TOP_KEYS = {"requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo", "seed",
             "decode_run_steps"}
 REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
@@ -109,6 +113,9 @@ class ServingConfig:
     slo: dict = field(default_factory=dict)
     seed: int = 0
     decode_run_steps: int = 256
+    decode_context: str = "mean"
+    host_per_step_s: float = 0.0
+    host_floor_s: float = 0.0
     file: str = "<scenario>"
 
     @property
@@ -462,6 +469,15 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
             if bw is None and hw.link_bw_bytes_s is None:
                 raise _err(f"{hw.name} has no sourced interconnect bandwidth to move KV between pools; give "
                            "serving.kv_transfer.bandwidth_gbps", file, "serving.kv_transfer")
+    sc_ = _mapping(d.get("step_cost"), {"decode_context", "host_per_step_us", "host_floor_ms"}, file,
+                   "serving.step_cost")
+    dctx = sc_.get("decode_context", "mean")
+    if dctx not in ("mean", "max"):
+        raise _err(f"is {dctx!r}; allowed: mean, max", file, "serving.step_cost.decode_context")
+    host_step = _num(sc_.get("host_per_step_us", 0), file, "serving.step_cost.host_per_step_us", 0.0, 1e9,
+                     strict_lo=False) * 1e-6
+    host_floor = _num(sc_.get("host_floor_ms", 0), file, "serving.step_cost.host_floor_ms", 0.0, 1e9,
+                      strict_lo=False) * 1e-3
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
     slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
@@ -469,4 +485,4 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
                integer=True)
     return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
-                         file=file)
+                         decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor, file=file)

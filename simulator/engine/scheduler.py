@@ -205,8 +205,8 @@ class StepPlan:
     Aggregates used to price the step:
         total_tokens    sum of num_tokens (rows of the forward pass; <= max_num_batched_tokens)
         logit_rows      rows whose logits are computed: 1 per prefill chunk, 1 + drafts per decode
-        n_decode        decoding requests; decode_ctx_sum: sum over them of the KV length their query
-                        attends to (context_before + 1, capped by the KV policy's budget)
+        n_decode        decoding requests; decode_ctx_sum / decode_ctx_max: sum / largest over them of the
+                        KV length their query attends to (context_before + 1, capped by the KV policy's budget)
         chunks          (tokens, prefix) of each prefill chunk; completes: prompt lengths of the chunks
                         that finish a prompt this step (KV policies price their compression there)
     preempted lists the requests preempted while building this plan (already back in WAITING)."""
@@ -220,6 +220,7 @@ class StepPlan:
     logit_rows: int = 0
     n_decode: int = 0
     decode_ctx_sum: int = 0
+    decode_ctx_max: int = 0
     chunks: list = field(default_factory=list)
     completes: list = field(default_factory=list)
     preempted: list = field(default_factory=list)
@@ -479,7 +480,7 @@ class Scheduler:
         reqs, ntok, ctx, dec, drafts = plan.reqs, plan.num_tokens, plan.context_before, plan.is_decode, plan.drafts
         running = self.running
         caching = cfg.caching
-        total = logits = n_dec = dsum = 0
+        total = logits = n_dec = dsum = dmax = 0
         i = 0
         while i < len(running) and budget > 0:
             r = running[i]
@@ -514,7 +515,11 @@ class Scheduler:
                 drafts.append(n - 1)
                 n_dec += 1
                 a = c + 1
-                dsum += a if cap is None or a < cap else cap
+                if cap is not None and a > cap:
+                    a = cap
+                dsum += a
+                if a > dmax:
+                    dmax = a
                 logits += n
             else:
                 dec.append(False)
@@ -591,6 +596,7 @@ class Scheduler:
         plan.logit_rows = logits
         plan.n_decode = n_dec
         plan.decode_ctx_sum = dsum
+        plan.decode_ctx_max = dmax
         if reqs:
             self.steps += 1
         return plan
@@ -693,7 +699,7 @@ class Scheduler:
         if cfg.kv_cap_tokens is not None:
             attended = np.minimum(attended, cfg.kv_cap_tokens)
         return DecodeRun(steps=k, batch=b, rows=b * (1 + spec), ctx_sum=attended.sum(axis=1),
-                         gen=gen[:k] if spec else None, need_blocks=need[:k])
+                         gen=gen[:k] if spec else None, need_blocks=need[:k], ctx_max=attended.max(axis=1))
 
     def _plan_plain_run(self, K: int) -> "DecodeRun":
         """plan_decode_run without speculation or a KV cap, in plain Python (runs are planned often and
@@ -707,11 +713,14 @@ class Scheduler:
         free = self.pool.num_free
         k = max(K, 0)
         s0 = 0
+        cmax = 0
         for r in run:
             left = r.output - r.out
             if left < k:
                 k = left
             s0 += r.computed
+            if r.computed > cmax:
+                cmax = r.computed
 
         def need(steps):  # new blocks all rows hold after `steps` steps
             n = 0
@@ -741,7 +750,7 @@ class Scheduler:
             steps = j[:, None]
             needs = np.maximum(0, (steps - first[None, :]) // bs + 1).sum(axis=1) if b else np.zeros(k, np.int64)
         return DecodeRun(steps=k, batch=b, rows=b, ctx_sum=ctx, gen=None,
-                         need_blocks=needs if needs is not None else np.zeros(0, np.int64))
+                         need_blocks=needs if needs is not None else np.zeros(0, np.int64), ctx_max=cmax + 1 + j)
 
     def apply_decode_run(self, run: "DecodeRun", steps: int, now: float = 0.0) -> StepEvents:
         """Apply the first `steps` steps of a planned run (all of them, or fewer when an arrival cut it);
@@ -815,8 +824,9 @@ class Scheduler:
 @dataclass
 class DecodeRun:
     """A planned run of pure-decode steps (Scheduler.plan_decode_run): `steps` steps of `batch` requests
-    (`rows` query rows each step); ctx_sum[j] = summed attended KV length of step j; gen[j, i] = tokens row
-    i yields in step j (speculation only); need_blocks[j] = new blocks the run has taken after step j."""
+    (`rows` query rows each step); ctx_sum[j] / ctx_max[j] = summed / largest attended KV length of step j;
+    gen[j, i] = tokens row i yields in step j (speculation only); need_blocks[j] = new blocks the run has
+    taken after step j."""
 
     steps: int
     batch: int
@@ -824,3 +834,4 @@ class DecodeRun:
     ctx_sum: np.ndarray
     gen: np.ndarray | None
     need_blocks: np.ndarray
+    ctx_max: np.ndarray | None = None   # largest attended KV length of step j

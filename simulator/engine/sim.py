@@ -178,6 +178,11 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
                          cache_unit_tokens=cache_unit)
     cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"])
+    if cfg.decode_context != cost.decode_context:
+        import copy
+
+        cost = copy.copy(cost)  # the same tables, looked up at another decode context
+        cost.decode_context = cfg.decode_context
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
                       kv_bytes_per_token_dev=per_tok)
@@ -259,6 +264,8 @@ class Replica:
         ts = rec.ts if rec.record_steps else None
         K = eng.cfg.decode_run_steps
         spec = sched.cfg.num_spec_tokens
+        host_step = eng.cfg.host_per_step_s  # measured host time per step (serving.step_cost)
+        host_floor = eng.cfg.host_floor_s
         while True:
             if sched.idle:
                 self.wake = env.event()
@@ -275,7 +282,11 @@ class Replica:
                 acc = self.acc.draw((k, len(sched.running))) if spec else None
                 run = sched.plan_decode_run(k, acc)
                 if run.steps > 1:
-                    dts = cost.decode_run_s(run.batch, run.rows, run.ctx_sum)
+                    dts = cost.decode_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
+                    if host_floor:
+                        dts = np.maximum(dts, host_floor)
+                    if host_step:
+                        dts = dts + host_step
                     ends = np.cumsum(dts)
                     start = env.now
                     self.wake = env.event()
@@ -303,7 +314,8 @@ class Replica:
                     if eng.sample_every and self.events % eng.sample_every == 0:
                         eng.plan_samples.append((self.group.index, Composition(
                             total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
-                            decode_ctx_sum=float(run.ctx_sum[0])), float(dts[0])))
+                            decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
+                            float(dts[0])))
                     if ev.finished:
                         eng.on_finished(self, ev.finished)
                     continue
@@ -319,6 +331,9 @@ class Replica:
             start = env.now
             waiting = len(sched.waiting)
             dt = cost.step_s(plan)
+            if dt < host_floor:
+                dt = host_floor
+            dt += host_step
             yield env.timeout(dt)
             acc = None
             if spec and plan.n_decode:
@@ -337,8 +352,8 @@ class Replica:
             if eng.sample_every and self.events % eng.sample_every == 0:
                 eng.plan_samples.append((self.group.index, Composition(
                     total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
-                    decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes)),
-                    dt))
+                    decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
+                    decode_ctx_max=plan.decode_ctx_max), dt))
             for r in ev.first_token:
                 eng.on_first_token(self, r)
             if ev.finished:

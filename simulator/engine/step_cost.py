@@ -11,7 +11,8 @@ into groups whose roofline prices add up (every op row is priced on its own):
     head(L)           final norm, LM head, sampling over the L logit rows
     decode(b, T)      what the b decoding requests add: the attention strategy's decode kernels at
                       their mean attended KV length T (sum of context_before + 1 over the rows / b, capped
-                      by the KV policy), the KV policy's per-step ops, and the drafter of a speculative
+                      by the KV policy; or the longest row's with decode_context = "max", for kernels
+                      without split-KV), the KV policy's per-step ops, and the drafter of a speculative
                       round (RoundPlan.add_draft_ops) — pricing.decode_ops minus body and head
     chunk(c, o)       a prefill chunk of c tokens after o cached ones: the attention strategy's prefill
                       kernel (shape.extra["kv_prefix"] = o; a strategy that ignores kv_prefix is priced as
@@ -145,6 +146,7 @@ class Composition:
     decode_ctx_sum: float = 0.0
     chunks: tuple = ()
     completes: tuple = ()
+    decode_ctx_max: float = 0.0
 
 
 class StepCostModel:
@@ -392,26 +394,39 @@ class StepCostModel:
             return 0.0
         return self._complete[prompt]
 
+    #: the KV length a decode batch is priced at: "mean" (the rows' mean attended length: split-KV kernels
+    #: balance work over the batch) or "max" (the longest row's: a kernel without split-KV, e.g. FlashAttention-2
+    #: varlen once batch x heads fills the SMs, lasts as long as its longest request — notes/ENGINE_REQUESTS.md 2)
+    decode_context = "mean"
+
+    def _dec_ctx(self, plan) -> float:
+        if self.decode_context == "max":
+            return plan.decode_ctx_max
+        return plan.decode_ctx_sum / plan.n_decode
+
     def step_s(self, plan) -> float:
         """Seconds of one step (a StepPlan or Composition), from the tables and surfaces."""
         R, L = plan.total_tokens, plan.logit_rows
         if plan.chunks:
             t = self._body_mix[R] + self._head_mix[L]
             if plan.n_decode:
-                t += self.decode_s(plan.n_decode, plan.decode_ctx_sum / plan.n_decode, True)
+                t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True)
             for c, o in plan.chunks:
                 t += self.chunk_s(c, o)
             if self.complete_tab is not None:
                 for p in plan.completes:
                     t += self.complete_s(p)
             return t
-        return self._body_dec[R] + self._head_dec[L] + self.decode_s(plan.n_decode,
-                                                                     plan.decode_ctx_sum / plan.n_decode)
+        return self._body_dec[R] + self._head_dec[L] + self.decode_s(plan.n_decode, self._dec_ctx(plan))
 
-    def decode_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray) -> np.ndarray:
-        """Seconds of each step of a run of pure-decode steps (same batch, summed contexts per step)."""
+    def decode_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None) -> np.ndarray:
+        """Seconds of each step of a run of pure-decode steps (same batch, summed and largest contexts per
+        step)."""
         tab = self.dec_dec
-        T = np.asarray(ctx_sums, dtype=np.float64) / batch
+        if self.decode_context == "max":
+            T = np.asarray(ctx_max, dtype=np.float64)
+        else:
+            T = np.asarray(ctx_sums, dtype=np.float64) / batch
         i = self._exact_b.get(batch)
         if i is not None:
             row = tab[i]
@@ -429,7 +444,7 @@ class StepCostModel:
         mixed = bool(plan.chunks)
         t = (self.body_mix[R] + self.head_mix[L]) if mixed else (self.body_dec[R] + self.head_dec[L])
         if plan.n_decode:
-            t += float(self.price_decode(np.array([plan.n_decode]), np.array([plan.decode_ctx_sum / plan.n_decode]),
+            t += float(self.price_decode(np.array([plan.n_decode]), np.array([self._dec_ctx(plan)]),
                                          self.mixed_launch if mixed else self.decode_launch)[0])
         if plan.chunks:
             cs = np.array([c for c, _ in plan.chunks], dtype=np.float64)

@@ -52,6 +52,7 @@ class SynthParams:
     rho: list[float]
     share: float
     sigma_tree: float
+    sigma_nsa: float
     layers: int
     kv_heads: int
     source: str
@@ -127,7 +128,15 @@ def fit_synth(tr: AttentionTrace, seed: int = 0, progress: bool = False) -> Synt
     L = tr.layers
     scale = np.array([0.03, 0.03, 0.5, 0.03, 0.02])   # tolerated misfit of each target (overlap weighs most)
     params, errs = [], []
-    for layer in range(L):
+    layers = range(L)
+    if progress:
+        import sys
+
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            layers = tqdm(layers, desc="fitting layers", unit="layer")
+    for layer in layers:
         def loss(y):
             x = (y[0], math.exp(y[1]), math.exp(y[2]), math.exp(y[3]), 1 / (1 + math.exp(-y[4])))
             return float((((_simulate_layer(x, N, k, seed + layer, local) - tgt[layer]) / scale) ** 2).sum())
@@ -143,27 +152,32 @@ def fit_synth(tr: AttentionTrace, seed: int = 0, progress: bool = False) -> Synt
         params.append((y[0], math.exp(y[1]), math.exp(y[2]), math.exp(y[3]), 1 / (1 + math.exp(-y[4]))))
         errs.append(float(math.sqrt(r.fun / 5)))
     p = SynthParams(a_sink=[q[0] for q in params], gamma=[q[1] for q in params], mu_h=[q[2] for q in params],
-                    sigma=[q[3] for q in params], rho=[q[4] for q in params], share=0.5, sigma_tree=0.5,
+                    sigma=[q[3] for q in params], rho=[q[4] for q in params], share=0.5, sigma_tree=0.5, sigma_nsa=0.0,
                     layers=L, kv_heads=tr.kv_heads, source=tr.name, source_context=N, fit_error=errs)
     # c (cross-layer share) and sigma_tree by bisection against the full recorder + statistics pipeline
     want_j = float(np.nanmean(ts.get("ssv.cross_layer_jaccard")[0])) if ts.has("ssv.cross_layer_jaccard") else None
     want_a = (float(np.nanmean(ts.select("ssv.adjacent_overlap", order="position_sorted")))
               if ts.has("ssv.adjacent_overlap") else None)
-    lo_c, hi_c, lo_t, hi_t = 0.0, 0.98, 0.0, 3.0
-    for _ in range(6):
+    want_s = float(np.nanmean(ts.get("nsa.overlap_step"))) if ts.has("nsa.overlap_step") else None
+    lo_c, hi_c, lo_t, hi_t, lo_n, hi_n = 0.0, 0.98, 0.0, 3.0, 0.0, 3.0
+    for _ in range(7):
         p.share = 0.5 * (lo_c + hi_c)
         p.sigma_tree = 0.5 * (lo_t + hi_t)
+        p.sigma_nsa = 0.5 * (lo_n + hi_n)
         got = _quick_stats(p, tr, N, seed)
         if want_j is not None:
             lo_c, hi_c = (p.share, hi_c) if got[0] < want_j else (lo_c, p.share)
         if want_a is not None:
             lo_t, hi_t = (p.sigma_tree, hi_t) if got[1] > want_a else (lo_t, p.sigma_tree)
+        if want_s is not None:
+            lo_n, hi_n = (p.sigma_nsa, hi_n) if got[2] > want_s else (lo_n, p.sigma_nsa)
     p.share = 0.5 * (lo_c + hi_c)
     p.sigma_tree = 0.5 * (lo_t + hi_t)
+    p.sigma_nsa = 0.5 * (lo_n + hi_n)
     return p
 
 
-def _quick_stats(p: SynthParams, tr: AttentionTrace, N: int, seed: int) -> tuple[float, float]:
+def _quick_stats(p: SynthParams, tr: AttentionTrace, N: int, seed: int) -> tuple[float, float, float]:
     from simulator.traces.analysis import compute_stats
 
     t = synthesize(p, context=N, steps=6, rng=np.random.default_rng(seed), name="fit", seed=seed,
@@ -172,7 +186,8 @@ def _quick_stats(p: SynthParams, tr: AttentionTrace, N: int, seed: int) -> tuple
     j = float(np.nanmean(ts.get("ssv.cross_layer_jaccard")[0])) if ts.has("ssv.cross_layer_jaccard") else 0.0
     a = float(np.nanmean(ts.select("ssv.adjacent_overlap", order="position_sorted"))) \
         if ts.has("ssv.adjacent_overlap") else 0.0
-    return j, a
+    s = float(np.nanmean(ts.get("nsa.overlap_step"))) if ts.has("nsa.overlap_step") else 0.0
+    return j, a, s
 
 
 def _config_like(tr: AttentionTrace, context: int) -> RecordConfig:
@@ -233,6 +248,8 @@ def synthesize(p: SynthParams, *, context: int, steps: int, rng: np.random.Gener
         B = cfg.nsa_block
         nbc = T // B
         nsa = P[..., :nbc * B].reshape(L, H, nbc, B).sum(-1)
+        if p.sigma_nsa > 0:   # compressed-key scores are noisy estimates of the block mass
+            nsa = nsa * np.exp(p.sigma_nsa * rng.standard_normal(nsa.shape))
         NL = cfg.page_logical
         npl = -(-T // NL)
         lp = np.log(P + 1e-30)
@@ -271,7 +288,7 @@ def side_by_side(recorded: AttentionTrace, synthetic_path, seed: int = 0) -> lis
     from simulator.traces.stats import load_stats
 
     syn = read_trace(synthetic_path)
-    p = SynthParams(**{k: v for k, v in syn.meta["synthetic"].items()})
+    p = SynthParams(**({"sigma_nsa": 0.0} | {k: v for k, v in syn.meta["synthetic"].items()}))
     N = int(round(float(np.mean(recorded.positions))))
     same = synthesize(p, context=N, steps=24, rng=np.random.default_rng(seed), name="check", seed=seed,
                       cfg=_config_like(recorded, N))
