@@ -21,8 +21,8 @@ replica frees its blocks when the prefill ends), then the request joins a decode
 already computed. TTFT is the prefill replica's first token.
 
 Speculative decoding: a decode step of b requests is one round each; accepted drafts per round are drawn
-from the speculation strategy's acceptance model (per-position survival probabilities s_l: P(L >= l) =
-s_1...s_l, chains with `acceptance`/`per_position`, trees with 1 - (1 - a_l)^children per level, or the
+from the speculation strategy's acceptance model (`accept_length_pmf()`: chains from `acceptance` /
+`per_position`, trees from simulator.acceptance's tree model with mutually exclusive siblings, or the
 `accept_lengths` distribution), or replayed in order from a recorded list (serving.acceptance.replay).
 """
 from __future__ import annotations
@@ -93,25 +93,10 @@ class Acceptance:
         self.replay = None if replay is None else np.minimum(np.asarray(replay, dtype=np.int64), drafts)
         self._pos = 0
         self.dist = None
-        self.cum = None
-        s = combo.speculation
         if self.replay is not None or drafts == 0:
             return
-        if getattr(s, "accept_lengths", None) is not None:
-            p = np.asarray(s.accept_lengths, dtype=np.float64)
-            self.dist = np.cumsum(p / p.sum())
-            return
-        from simulator.acceptance import per_position
-
-        alpha = s.acceptance if getattr(s, "per_position", None) is None else s.per_position
-        t = s.tree_shape() if hasattr(s, "tree_shape") else None
-        if t is None:
-            surv = per_position(alpha, int(s.k))
-        else:
-            w = np.array(t.widths(), dtype=np.float64)
-            parents = np.concatenate([[1.0], w[:-1]])
-            surv = 1.0 - (1.0 - per_position(alpha, len(w))) ** (w / parents)
-        self.cum = np.cumprod(surv)  # P(L >= l), l = 1..depth
+        pmf = combo.speculation.accept_length_pmf()  # P(L = j), j = 0..levels (the strategy's own model)
+        self.dist = np.cumsum(pmf / pmf.sum())
 
     def expected_tokens(self) -> float:
         if self.replay is not None:
@@ -119,7 +104,7 @@ class Acceptance:
         if self.dist is not None:
             p = np.diff(np.concatenate([[0.0], self.dist]))
             return 1.0 + float((np.arange(len(p)) * p).sum())
-        return 1.0 + float(self.cum.sum()) if self.cum is not None else 1.0
+        return 1.0
 
     def draw(self, shape) -> np.ndarray:
         n = int(np.prod(shape))
@@ -128,10 +113,7 @@ class Acceptance:
             self._pos = (self._pos + n) % len(self.replay)
             return self.replay[idx].reshape(shape)
         u = self.rng.random(n)
-        if self.dist is not None:
-            a = np.searchsorted(self.dist, u, side="right")
-        else:
-            a = (self.cum[None, :] > u[:, None]).sum(axis=1)
+        a = np.searchsorted(self.dist, u, side="right")
         return np.minimum(a, self.drafts).reshape(shape)
 
 

@@ -203,6 +203,12 @@ class SpeculationStrategy(Strategy):
         """The profiled per-position acceptance the strategy was configured with (0 without speculation)."""
         return 0.0
 
+    def accept_length_pmf(self) -> np.ndarray | None:
+        """P(L = j accepted drafts per round), j = 0..levels, of the strategy's acceptance model (None
+        without speculation); 1 + sum_j j P(L = j) equals the round plan's tokens per round. The serving
+        engine samples accepted lengths from it."""
+        return None
+
     def prefill_draft_ops(self, b, combo, prompt: np.ndarray) -> None:  # noqa: ARG002 - hook
         """Ops the drafter adds to the prefill of a prompt (its own KV cache)."""
         return None

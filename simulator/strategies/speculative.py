@@ -26,8 +26,10 @@ import numpy as np
 from simulator.acceptance import (
     SIBLING_DECAY,
     TreeShape,
+    accept_length_dist,
     chain_tokens_per_round,
     lengths_tokens_per_round,
+    per_position,
     tree_tokens_per_round,
 )
 from simulator.layers import body_ops, gemm
@@ -109,6 +111,17 @@ class _Speculative(SpeculationStrategy):
         """Draft nodes verified per round (chain: k; tree: its pruned size)."""
         t = self.tree_shape()
         return self.k if t is None else t.size
+
+    def accept_length_pmf(self) -> np.ndarray:
+        """P(L = j accepted drafts), j = 0..levels: the given distribution, or the chain's / tree's
+        acceptance model (simulator.acceptance)."""
+        if self.accept_lengths is not None:
+            p = np.asarray(self.accept_lengths, dtype=np.float64)
+            return p / p.sum()
+        alpha = self.acceptance if self.per_position is None else self.per_position
+        t = self.tree_shape()
+        mass = np.cumprod(per_position(alpha, self.k)) if t is None else t.level_mass(alpha)
+        return accept_length_dist(mass)
 
     def tokens_per_round(self) -> float:
         if self.accept_lengths is not None:
