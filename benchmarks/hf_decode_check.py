@@ -2,8 +2,8 @@
 
 Prints, per committed hf_decode_*.csv and per (attention implementation, batch, context >= 32K), the
 measured step and the simulator's step for the same setting priced as HF runs it: eager launches,
-unfused kernels, and for 'eager' attention K/V expanded to every query head (`dense: {gqa_expand:
-repeat_kv}`). Then the attention share of the measured step, bounded from below by subtracting the
+HF's module structure (`kernels: hf`: HF RMSNorm / rotary / separate projections, simulator.layers), and for
+'eager' attention K/V expanded to every query head (`dense: {gqa_expand: repeat_kv}`, a strided copy). Then the attention share of the measured step, bounded from below by subtracting the
 largest plausible attention-free GPU time (the simulator's non-attention ops), to set against the SSV
 document's "attention is 97.20 % of each decoding step at 64K".
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simulator.calibration.fit import DATA_DIR, DEVICE_SPECS
+from hwmodels.calibration import DATA_DIR, DEVICE_SPECS
 from simulator.combo import make_combo
 from simulator.pricing import price_combo
 
@@ -28,7 +28,7 @@ def main() -> None:
               f"{'sim. non-attn':>13s} {'attn share >=':>13s}")
         for _, r in df.iterrows():
             ge = "repeat_kv" if r["attn_implementation"] == "eager" else "native"
-            c = make_combo(hw, "Llama-3.1-8B", launch="eager", kernels="unfused",
+            c = make_combo(hw, "Llama-3.1-8B", launch="eager", kernels="hf",
                            attention={"dense": {"gqa_expand": ge}})
             cols, bd = price_combo(c, [float(r["batch"])], [float(r["context"])], [1.0], breakdown=True)
             sim = float(cols["step_ms"][0])

@@ -12,13 +12,20 @@ from __future__ import annotations
 #: attention the generic decode / prefill attention kernel (calibrated on cuDNN SDPA, continuous split-KV)
 #: attn_*    decode attention of a named kernel family, whose CTAs the strategy counts from the family's own
 #:           split heuristic (simulator/strategies/dense.py `kernel`): attn_cudnn (cuDNN SDPA), attn_fa2
-#:           (FlashAttention-2 split-KV, as SDPA's flash backend), attn_flex (FlexAttention's flex_decoding),
+#:           (FlashAttention-2 split-KV, as SDPA's flash backend), attn_cudnn_rows (cuDNN SDPA with several
+#:           query rows: another kernel, one CTA per query head, one resident per SM), attn_flex (FlexAttention's flex_decoding),
 #:           attn_triton (our Triton split-KV kernel with FA2's heuristic), attn_memeff (memory-efficient
 #:           SDPA: no split-KV, one CTA per query head walks the whole cache); calibrated on
 #:           hwmodels/calibration/measure_regimes.py
 #: indexer   a DSA-lightning-indexer-like logits kernel, one CTA per (query row, 64 keys)
+#: copy_strided  a broadcast / strided copy of plain PyTorch (HF repeat_kv's expand + reshape: the
+#:           non-vectorized elementwise_kernel<128, 4> direct_copy), which reaches a third of a contiguous copy's
+#:           bandwidth (measured: hwmodels/calibration/data/hf_decode_profile_*.csv)
+#: gemm_fp8_rowwise  fp8 GEMM with per-token x per-channel scales (CUTLASS rowwise: one CTA per output tile
+#:           walks all of K, no split-K), calibrated on torch._scaled_mm rowwise
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
-                          "topk_cta", "attn_cudnn", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff", "indexer")
+                          "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
+                          "indexer", "gemm_fp8_rowwise", "copy_strided")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -45,13 +45,19 @@ The split kernels' partial outputs are merged by a combine kernel (op `attention
 one CTA per 64 (row x head) outputs; FlashAttention-2's combine walks the splits in sequence
 (`serial_iters` = S: MEASURED, its time grows with the split count, ~25 us at 128 splits), ours reads them in
 one vectorized load (1 iteration).
-For several query rows FA2 (q > 1) streams K/V once per query head; the other heads of a GQA group re-read
-the same K/V, from L2 while the batch's K/V fits (`reread_bytes` / `working_set`).
+For several query rows FA2 and cuDNN (q > 1) stream K/V once per query head; the other heads of a GQA group
+re-read the same K/V (`reread_bytes`): FA2 from L2 while the batch's K/V fits (working set = all of it:
+MEASURED, its B = 1 / 4 / 16 rows reuse 100 / ~36 / ~0 % of the re-reads as 50 MiB of L2 predicts), cuDNN
+always (working set = the groups' tiles in flight: MEASURED, it moves 5.5 TB/s of per-head K/V at every batch,
+so the heads of a group run together).
 """
 from __future__ import annotations
 
 import numpy as np
 
+#: family -> op kind of its several-query-row kernel when it is another kernel (cuDNN: MEASURED one resident CTA
+#: per SM instead of two, a different chain)
+ROWS_KIND = {"cudnn": "attn_cudnn_rows"}
 #: family -> (op kind, keys per serial iteration of one CTA, source of the tile)
 FAMILIES = {
     "fa2": ("attn_fa2", 128.0, "flash_api.cpp set_params_splitkv: block_n = 128 for head dim <= 128"),
@@ -132,3 +138,11 @@ def decode_layout(family: str, B, q, Hq, Hkv, T, sms: int):
     iters = np.ceil(np.ceil(T / splits) / tile)
     combine_iters = splits if family == "fa2" else np.ones_like(splits)
     return kind, ctas, splits, iters, streams, combine_iters
+
+
+def reread_working_set(family: str, B, Hkv, T, d, kvb, tile: float = 128.0):
+    """Working set over which a family's per-query-head re-reads of a GQA group's K/V cycle (see docstring)."""
+    whole = np.asarray(B, dtype=np.float64) * T * 2.0 * Hkv * d * kvb
+    if family == "cudnn":
+        return np.asarray(B, dtype=np.float64) * Hkv * 2.0 * tile * d * kvb   # the groups' tiles in flight
+    return whole

@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.combo import Combo
-from simulator.precision import ACT_BYTES, ACT_DTYPE, LOGIT_BYTES
 from simulator.ops import OpBuilder
-
+from simulator.precision import ACT_BYTES, ACT_DTYPE, FP8_ACT_QUANT_KERNELS, FP8_GEMM_KIND, LOGIT_BYTES
 
 #: Kernels a plain-PyTorch decoder layer launches for each fused op of an inference engine, as in the
 #: reference step of hwmodels/calibration/measure.py (DecodeModel.step): RoPE on q and on k is 7 kernels
@@ -30,24 +29,87 @@ UNFUSED_TORCH_KERNELS = {"rope_kv_write": 16, "mlp_act": 2, "moe_experts_act": 2
 RESIDUAL_ADDS_PER_LAYER = 2
 
 
+#: `kernels: hf` - Hugging Face transformers' Llama modules (modeling_llama, transformers 5.17), MEASURED: the
+#: torch.profiler kernel list of one decode step (hwmodels/calibration/data/regimes_hf_profile_*.csv, 1,757
+#: kernels at B=1, T=2048, 32 layers): LlamaRMSNorm is 8 kernels (to fp32, pow, mean, + eps, rsqrt, mul, to
+#: bf16, weight mul: 65 of each = 2 per layer + the final norm); apply_rotary_pos_emb is 10 (q * cos, neg,
+#: cat, * sin, add; the same for k) and the StaticCache update 2 index_copy kernels -> rope_kv_write 12; the
+#: MLP activation 2 (silu, mul); residual adds 2 per layer; q / k / v and gate / up are separate GEMMs
+#: (nvjet: 7 per layer, HF_SPLIT_OPS) and cuBLAS adds a split-K reduce kernel to 5 of them at decode sizes
+#: (160 splitKreduce_kernel calls: a graph node each, HF_SPLITK_REDUCES_PER_LAYER); repeat_kv expands K and V in two copies (HF_SPLIT_OPS); the SDPA call with HF's attention mask adds 3 mask kernels per layer
+#: (where, 2 fills: 32 + 64 in the profile); 115 more per step build the rotary tables and the mask
+#: (arange, long adds, compares, cos / sin, casts). fp8 activation quantization is 8 eager kernels.
+HF_TORCH_KERNELS = {"attn_norm": 8, "mlp_norm": 8, "moe_norm": 8, "final_norm": 8, "qkv_a_norm": 8,
+                    "rope_kv_write": 12, "mlp_act": 2, "moe_experts_act": 2, "moe_shared_act": 2}
+HF_SPLIT_OPS = {"qkv_proj": 3, "mlp_gate_up": 2, "moe_shared_gate_up": 2, "attention_repeat_kv": 2}
+HF_MASK_KERNELS_PER_LAYER = 3
+HF_SPLITK_REDUCES_PER_LAYER = 5
+HF_STEP_KERNELS = 115
+
+
 class _Unfused:
     """Forwards ops, multiplying the kernel count of ops that plain PyTorch splits into several kernels.
     Each of those kernels is priced with the fused op's bytes (every eager kernel reads and writes tensors
-    of about the fused op's size), which matters at decode sizes only through the launch count."""
+    of about the fused op's size), which matters at decode sizes only through the launch count. Ops in
+    `split` are one fused GEMM that the module runs as several GEMMs: each gets an equal share of the
+    flops and bytes."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, table=None, split=None):
         self.inner, self.n = inner, inner.n
+        self.table = UNFUSED_TORCH_KERNELS if table is None else table
+        self.split = split or {}
 
     def add(self, name, kind, *, count=1.0, **kw):
-        self.inner.add(name, kind, count=np.asarray(count, dtype=np.float64) * UNFUSED_TORCH_KERNELS.get(name, 1), **kw)
+        k = self.split.get(name, 1)
+        if k > 1:
+            kw = {key: (np.asarray(v, dtype=np.float64) / k if key in ("flops", "bytes_read", "bytes_written") else v)
+                  for key, v in kw.items()}
+        self.inner.add(name, kind, count=np.asarray(count, dtype=np.float64) * self.table.get(name, 1) * k, **kw)
 
 
 def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count: float,
          weight_bytes: float | None = None, dtype: str | None = None) -> None:
-    """A weight GEMM of `rows` tokens: [rows, k] @ [k, n]."""
+    """A weight GEMM of `rows` tokens: [rows, k] @ [k, n].
+
+    fp8 arithmetic (fp8 weights): the activation is quantized to fp8 first by its own kernel (`act_quant`:
+    reads the bf16 rows, writes fp8 rows and one fp32 scale per row; simulator.precision FP8_ACT_QUANT_KERNELS
+    kernels) and the GEMM reads 1-byte activations, with op kind FP8_GEMM_KIND (per-tensor scales: the
+    cuBLASLt fp8 GEMM, kind gemm; per-token x per-channel: the CUTLASS rowwise kernel, gemm_fp8_rowwise)."""
     wb = combo.wbytes if weight_bytes is None else weight_bytes
+    dt = dtype or combo.gemm_dtype
+    if dt == "fp8":
+        act_quant(b, rows, k, count, kernels=FP8_ACT_QUANT_KERNELS.get(getattr(combo, "kernels", "fused"), 1))
+        fp8_gemm(b, name, rows, k, n, wb, count)
+        return
     b.add(name, "gemm", flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * ACT_BYTES,
-          bytes_written=rows * n * ACT_BYTES, dtype=dtype or combo.gemm_dtype, count=count)
+          bytes_written=rows * n * ACT_BYTES, dtype=dt, count=count)
+
+
+def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0) -> None:
+    """Per-token fp8 quantization of a [rows, k] bf16 activation: one CTA per row reads it twice (the row's amax,
+    then scale and cast: the structure of vLLM's per-token scaled_fp8_quant and of our Triton _quant_rowwise),
+    writes fp8 values and one fp32 scale per row; `kernels` = the kernels it takes (1 fused; the unfused
+    runtimes multiply, see FP8_ACT_QUANT_KERNELS)."""
+    if kernels == 1:
+        b.add("act_quant", "elementwise", flops=3.0 * rows * k, bytes_read=2.0 * rows * k * ACT_BYTES,
+              bytes_written=rows * k + rows * 4.0, parallel_units=rows, dtype="fp32", count=count)
+    else:  # eager PyTorch: `kernels` whole-tensor elementwise / reduction kernels, each over the activation
+        b.add("act_quant", "elementwise", flops=rows * k, bytes_read=rows * k * ACT_BYTES,
+              bytes_written=rows * k, dtype="fp32", count=np.asarray(count, dtype=np.float64) * kernels)
+
+
+def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count, kind: str | None = None) -> None:
+    """An fp8 GEMM on fp8 activations: [rows, k] (1 B) @ [k, n] (wb B) -> bf16. Kind FP8_GEMM_KIND unless given;
+    the rowwise kernel (gemm_fp8_rowwise) has no split-K: one CTA per 128 x 128 output tile walks all of K in
+    128-wide steps (CTAs and serial iterations for hwmodels.roofline's wave model; ASSUMPTION: torch's
+    f8f8bf16_rowwise default tile 128 x 128 x 128)."""
+    kind = kind or FP8_GEMM_KIND
+    extra = {}
+    if kind == "gemm_fp8_rowwise":
+        extra = {"parallel_units": np.ceil(np.asarray(rows, dtype=np.float64) / 128.0) * np.ceil(n / 128.0),
+                 "serial_iters": np.ceil(k / 128.0) * np.ones(np.shape(rows))}
+    b.add(name, kind, flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * 1.0,
+          bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, **extra)
 
 
 def head_bmm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, heads: float, count: float) -> None:
@@ -217,10 +279,19 @@ def attention_dp_reshard(b: OpBuilder, combo: Combo, rows, count: float, name: s
 def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention_kernel) -> None:
     """All ops of one forward pass; `attention_kernel(b, count)` adds the attention kernel itself."""
     m = combo.model
-    if combo.kernels == "unfused":
-        b = _Unfused(b)
+    if combo.kernels in ("unfused", "hf"):
+        b = _Unfused(b) if combo.kernels == "unfused" else _Unfused(b, HF_TORCH_KERNELS, HF_SPLIT_OPS)
         b.add("residual_add", "elementwise", flops=rows * m.hidden, bytes_read=2 * rows * m.hidden * ACT_BYTES,
               bytes_written=rows * m.hidden * ACT_BYTES, dtype="fp32", count=RESIDUAL_ADDS_PER_LAYER * m.layers)
+    if combo.kernels == "hf":
+        # HF's attention mask (where + fills over the cache length) per layer, the per-step rotary tables and
+        # mask construction (tiny kernels; see HF_TORCH_KERNELS)
+        b.add("hf_attn_mask", "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0,
+              dtype="fp32", count=HF_MASK_KERNELS_PER_LAYER * m.layers)
+        b.add("hf_splitk_reduce", "elementwise", flops=rows * m.hidden, bytes_read=rows * m.hidden * 4.0,
+              bytes_written=rows * m.hidden * ACT_BYTES, dtype="fp32", count=HF_SPLITK_REDUCES_PER_LAYER * m.layers)
+        b.add("hf_step_misc", "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0,
+              dtype="fp32", count=HF_STEP_KERNELS)
     attention_in_ops(b, combo, rows, m.layers, phase)
     dp = combo.attn_dp > 1 and phase == "decode"
     if dp:

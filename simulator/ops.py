@@ -163,40 +163,73 @@ class OpBuilder:
     def build(self) -> OpTable:
         if not self._blocks:
             raise ValueError("no ops were added")
-        n = self.n
-        blocks = self._blocks
-        sizes = [n if b[5] is None else len(b[5]) for b in blocks]
-        total = sum(sizes)
-        starts = np.cumsum([0] + sizes[:-1]).tolist()
-
-        def column(pieces) -> np.ndarray:
-            out = np.empty(total)
-            for s, size, v in zip(starts, sizes, pieces):
-                out[s:s + size] = v
-            return out
-
-        cols = {c: column([b[3][i] for b in blocks]) for i, c in enumerate(_REQUIRED)}
-        if any(b[4] is not None for b in blocks):
-            for i, c in enumerate(_OPTIONAL):
-                pieces = [0.0 if b[4] is None else b[4][i] for b in blocks]
-                if any(type(v) is not float or v != 0.0 for v in pieces):
-                    cols[c] = column(pieces)
-        setting = np.empty(total, dtype=np.int64)
-        ar = np.arange(n, dtype=np.int64)
-        for s, size, b in zip(starts, sizes, blocks):
-            setting[s:s + size] = ar if b[5] is None else b[5]
         names = [None] * len(self._names)
         for k, v in self._names.items():
             names[v] = k
-        return OpTable(
-            names=names,
-            name_id=np.repeat(np.array([b[0] for b in blocks], dtype=np.int32), sizes),
-            kind=np.repeat(np.array([b[1] for b in blocks], dtype=np.int8), sizes),
-            dtype=np.repeat(np.array([b[2] for b in blocks], dtype=np.int8), sizes),
-            setting=setting,
-            n_settings=n,
-            **cols,
-        )
+        return _table([(b, 0, self.n) for b in self._blocks], self.n, names)
+
+
+def _table(items: list[tuple], n_settings: int, names: list[str]) -> OpTable:
+    """An OpTable of blocks `items` = [(block, setting offset, settings of its builder)], rows in that order."""
+    sizes = [n if b[5] is None else len(b[5]) for b, _, n in items]
+    total = sum(sizes)
+    starts = np.cumsum([0] + sizes[:-1]).tolist()
+
+    def column(pieces) -> np.ndarray:
+        out = np.empty(total)
+        for s, size, v in zip(starts, sizes, pieces):
+            out[s:s + size] = v
+        return out
+
+    cols = {c: column([it[0][3][i] for it in items]) for i, c in enumerate(_REQUIRED)}
+    if any(it[0][4] is not None for it in items):
+        for i, c in enumerate(_OPTIONAL):
+            pieces = [0.0 if it[0][4] is None else it[0][4][i] for it in items]
+            if any(type(v) is not float or v != 0.0 for v in pieces):
+                cols[c] = column(pieces)
+    setting = np.empty(total, dtype=np.int64)
+    ranges: dict[tuple, np.ndarray] = {}
+    for s, size, (b, off, n) in zip(starts, sizes, items):
+        if b[5] is None:
+            r = ranges.get((off, n))
+            if r is None:
+                r = ranges[(off, n)] = np.arange(off, off + n, dtype=np.int64)
+            setting[s:s + size] = r
+        else:
+            setting[s:s + size] = b[5] + off if off else b[5]
+    return OpTable(
+        names=names,
+        name_id=np.repeat(np.array([it[0][0] for it in items], dtype=np.int32), sizes),
+        kind=np.repeat(np.array([it[0][1] for it in items], dtype=np.int8), sizes),
+        dtype=np.repeat(np.array([it[0][2] for it in items], dtype=np.int8), sizes),
+        setting=setting,
+        n_settings=n_settings,
+        **cols,
+    )
+
+
+def row_tables(builders: list[OpBuilder], max_rows: int):
+    """The op rows of several builders, their settings numbered one after the other (builder i's settings
+    are offset by the settings of the builders before it), as a sequence of small OpTables of at most about
+    `max_rows` rows (a single op block may exceed it), in order: builder by builder, block by block. Each
+    setting's rows come in the order its own builder's table would hold them, so per-setting sums
+    accumulated over the pieces in order (np.add.at) equal np.bincount over the whole table bit for bit.
+    The pieces carry no op names (name_id is the builder's own numbering)."""
+    n_total = sum(b.n for b in builders)
+    items: list[tuple] = []
+    rows = 0
+    off = 0
+    for bld in builders:
+        for blk in bld._blocks:
+            size = bld.n if blk[5] is None else len(blk[5])
+            if items and rows + size > max_rows:
+                yield _table(items, n_total, [])
+                items, rows = [], 0
+            items.append((blk, off, bld.n))
+            rows += size
+        off += bld.n
+    if items:
+        yield _table(items, n_total, [])
 
 
 def concat_tables(tables: list[OpTable]) -> tuple[OpTable, np.ndarray]:

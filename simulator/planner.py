@@ -184,15 +184,20 @@ def _group_ids(sc: Scenario, digits: list[np.ndarray]) -> np.ndarray:
     strategy of the tuple is array_combo."""
     lists = _axis_lists(sc)
     cols = [digits[0], digits[1], digits[2], digits[3]]
+    dims = [len(x) for x in lists[:4]]
     par = lists[4]
     cols.append(_codes(par, lambda v: (v[1], v[2]))[0][digits[4]])
+    dims.append(len(par))
     vec = np.ones(len(digits[0]), dtype=bool)
     for lst, d in zip(lists[5:], digits[5:]):
         cols.append(_codes(lst, _frozen_params)[0][d])
+        dims.append(len(lst))
         vec &= np.array([type(s).array_combo for s in lst], dtype=bool)[d]
-    tp = np.array([v[0] for v in par], dtype=np.int64)[digits[4]]
-    cols.append(np.where(vec, -1, tp))
-    _, ids = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+    cols.append(np.where(vec, 0, digits[4] + 1))  # TP (the parallelism entry) where not every axis is array-safe
+    dims.append(len(par) + 1)
+    # every code is below its list's length, so the mixed-radix number fits in int64 whenever the
+    # tuple space itself does (its size is the product of the same lengths, times len(par) + 1)
+    _, ids = np.unique(np.ravel_multi_index(cols, dims), return_inverse=True)
     return ids.ravel()
 
 
@@ -350,7 +355,7 @@ def price_chunk(sc: Scenario, start: int, stop: int, breakdown: bool = False) ->
             from simulator.pricing import breakdown_frame
 
             for m_, g in bucket:
-                bd = breakdown_frame(g.decode, c0.hardware, c0.launch)
+                bd = breakdown_frame(g.decode.build(), c0.hardware, c0.launch)
                 bd["setting"] += int(offsets[m_[0]])
                 bds.append((m_[0], bd))
     cols["slo_ok"] = _slo_ok(cols, sc.slo, rows)

@@ -23,3 +23,17 @@ ACT_BYTES = 2.0
 ACT_DTYPE = "bf16"
 #: logits are written in fp32 for sampling (vLLM / SGLang compute the LM head output in fp32)
 LOGIT_BYTES = 4.0
+
+#: fp8 GEMMs (simulator.layers.gemm with fp8 arithmetic): activations are quantized to fp8 per token by a
+#: kernel of their own before every fp8 GEMM. Kernels that quantization takes: `fused` runtime 1 (one
+#: amax + scale + cast kernel, as vLLM's scaled_fp8_quant / SGLang's per_token_group_quant_fp8 and our Triton
+#: _quant_rowwise in hwmodels/calibration/measure_regimes.py); `unfused` / `hf` runtimes 8 (eager PyTorch:
+#: abs, amax, float, clamp, / 448, x / scale, clamp, to(float8): measure_regimes.py _quant_eager). MEASURED on
+#: the H100 (data/regimes_*.csv, family gemm): 3-5 us one kernel, 16-24 us eager at decode sizes.
+FP8_ACT_QUANT_KERNELS = {"fused": 1, "unfused": 8, "hf": 8}
+#: The op kind of an fp8 GEMM: 'gemm' = per-tensor scales (torch._scaled_mm tensorwise -> cuBLASLt, split-K at
+#: small M; MEASURED 0.55-0.65 x the bf16 time at M <= 256) — ASSUMPTION: engines' default for fp8 checkpoints
+#: (vLLM Fp8LinearMethod: per-tensor weight scale, dynamic activation scale). 'gemm_fp8_rowwise' = per-token x
+#: per-channel scales (CUTLASS rowwise kernel, no split-K: MEASURED one CTA chain over K per output tile, up to
+#: 3 x the per-tensor kernel at small M).
+FP8_GEMM_KIND = "gemm"

@@ -24,12 +24,12 @@ from hwmodels.roofline import price
 from simulator import memory
 from simulator.combo import Combo
 from simulator.layers import body_ops
-from simulator.ops import OpBuilder, OpTable, concat_tables
+from simulator.ops import OpBuilder, OpTable, row_tables
 from simulator.strategies.base import StepShape
 
 
-def decode_ops(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
-    """Op table of one decode round (drafting + target forward) and the round's plan."""
+def decode_builder(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
+    """The ops of one decode round (drafting + target forward), not yet built, and the round's plan."""
     attended = combo.kv_policy.attended_tokens(combo, kv_len)
     plan = combo.speculation.round_plan(combo, batch, attended)
     n = len(batch)
@@ -42,11 +42,17 @@ def decode_ops(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
     rows = shape.rows
     body_ops(b, combo, rows, rows, "decode", lambda bb, count: combo.attention.decode_ops(bb, combo, shape))
     combo.kv_policy.decode_ops(b, combo, shape)
+    return b, plan
+
+
+def decode_ops(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
+    """Op table of one decode round (drafting + target forward) and the round's plan."""
+    b, plan = decode_builder(combo, batch, kv_len)
     return b.build(), plan
 
 
-def prefill_ops(combo: Combo, prompt: np.ndarray) -> OpTable:
-    """Op table of the prefill of one prompt per setting (batch 1)."""
+def prefill_builder(combo: Combo, prompt: np.ndarray) -> OpBuilder:
+    """The ops of the prefill of one prompt per setting (batch 1), not yet built."""
     n = len(prompt)
     ones = np.ones(n)
     shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill",
@@ -55,11 +61,12 @@ def prefill_ops(combo: Combo, prompt: np.ndarray) -> OpTable:
     body_ops(b, combo, prompt, ones, "prefill", lambda bb, count: combo.attention.prefill_ops(bb, combo, shape))
     combo.kv_policy.prefill_ops(b, combo, shape)
     combo.speculation.prefill_draft_ops(b, combo, prompt)
-    return b.build()
+    return b
 
 
-def _per_setting(ops: OpTable, values: np.ndarray) -> np.ndarray:
-    return np.bincount(ops.setting, weights=values, minlength=ops.n_settings)
+def prefill_ops(combo: Combo, prompt: np.ndarray) -> OpTable:
+    """Op table of the prefill of one prompt per setting (batch 1)."""
+    return prefill_builder(combo, prompt).build()
 
 
 #: columns of a priced setting, in table order (kind columns f"{kind}_ms" follow fixed_ms, in KINDS order)
@@ -68,20 +75,25 @@ RESULT_COLUMNS = ("step_ms", "tokens_per_round", "tpot_ms", "tokens_per_s", "byt
 TAIL_COLUMNS = ("ttft_ms", "kv_bytes_per_seq", "kv_bytes", "max_batch", "fits")
 KIND_COLUMNS = tuple(f"{k}_ms" for k in KINDS)
 
+#: Op rows priced per roofline call: the roofline makes ~50 passes over its arrays, which run several times
+#: faster while they stay in cache than over arrays of millions of rows (measured: 2.1M rows priced whole
+#: 1.3-2.8 s, in blocks of 65,536 rows 0.26 s, identical results — every row is priced on its own).
+PRICE_ROWS = 1 << 16
+
 
 @dataclass
 class PricedGroup:
     """The Python half of pricing one combo (scalar, or array-valued over a group of tuples, see
-    notes/VECTOR_COMBOS.md) over `n` settings: its op tables, not yet priced on the hardware.
+    notes/VECTOR_COMBOS.md) over `n` settings: its ops, not yet built or priced.
 
     `prefill` holds one prefill per distinct (tuple, prompt) pair; `prefill_inv` maps each setting to its
     row there. `tuple_of` gives each setting's tuple (0..n_tuples-1 inside the group)."""
 
     combo: Combo
     batch: np.ndarray
-    decode: OpTable
+    decode: OpBuilder
     tokens_per_round: np.ndarray
-    prefill: OpTable
+    prefill: OpBuilder
     prefill_inv: np.ndarray
     kv_bytes_per_seq: np.ndarray
     max_batch: np.ndarray
@@ -90,7 +102,7 @@ class PricedGroup:
 
 
 def build_group(combo: Combo, batch, context, output_tokens, tuple_of=None, expand=None) -> PricedGroup:
-    """Op tables and memory columns of `combo` at (batch, context, output_tokens) (equal-length arrays).
+    """Ops and memory columns of `combo` at (batch, context, output_tokens) (equal-length arrays).
 
     For a group of tuples priced together: `tuple_of` (int array, one entry per setting) says which tuple of
     the group a setting belongs to and `expand(tuple_index_array)` returns the combo whose array-valued fields
@@ -104,13 +116,13 @@ def build_group(combo: Combo, batch, context, output_tokens, tuple_of=None, expa
         tuple_of = np.zeros(n, dtype=np.int64)
     vc = combo if expand is None else expand(tuple_of)
     kv_mean = context - (out_len + 1.0) / 2.0
-    ops, plan = decode_ops(vc, batch, kv_mean)
+    ops, plan = decode_builder(vc, batch, kv_mean)
     tokens_per_round = np.broadcast_to(np.asarray(plan.tokens_per_round, dtype=np.float64), batch.shape)
 
     prompt = context - out_len
     if expand is None:
         uniq, inv = np.unique(prompt, return_inverse=True)
-        pops = prefill_ops(vc, uniq)
+        pops = prefill_builder(vc, uniq)
     else:  # one prefill per distinct (tuple, prompt) pair: TTFT does not depend on the batch
         order = np.lexsort((prompt, tuple_of))
         t_s, p_s = tuple_of[order], prompt[order]
@@ -119,7 +131,7 @@ def build_group(combo: Combo, batch, context, output_tokens, tuple_of=None, expa
         inv = np.empty(n, dtype=np.int64)
         inv[order] = np.cumsum(new) - 1
         first = order[new]
-        pops = prefill_ops(expand(tuple_of[first]), prompt[first])
+        pops = prefill_builder(expand(tuple_of[first]), prompt[first])
 
     cached = vc.kv_policy.cached_tokens(vc, vc.attention.cached_tokens(vc, context))
     kv_seq = memory.kv_bytes_per_sequence(vc, cached)
@@ -129,49 +141,75 @@ def build_group(combo: Combo, batch, context, output_tokens, tuple_of=None, expa
                        n_tuples=int(tuple_of.max()) + 1 if n else 0)
 
 
+def _sums(builders: list[OpBuilder], hw, launch: str, kinds: bool):
+    """Per-setting sums over the op rows of `builders` (settings numbered one builder after the other):
+    time, launch and fixed time, bytes moved, FLOPs and kernel launches, and (kinds=True) time per op kind
+    plus which kinds each setting has. The rows are built and priced in pieces of about PRICE_ROWS rows
+    and accumulated in row order (np.add.at), which equals np.bincount over the whole table bit for bit;
+    the full table is never held in memory."""
+    n = sum(b.n for b in builders)
+    acc = {k: np.zeros(n) for k in ("time", "launch", "fixed", "moved", "flops", "count")} if kinds else \
+        {"time": np.zeros(n)}
+    kind_t = np.zeros((len(KINDS), n)) if kinds else None
+    has = np.zeros((len(KINDS), n), dtype=bool) if kinds else None
+    for t in row_tables(builders, PRICE_ROWS):
+        pr = price(t, hw, launch, detail=kinds)
+        s = t.setting
+        if not kinds:
+            np.add.at(acc["time"], s, pr)
+            continue
+        np.add.at(acc["time"], s, pr.time_s)
+        np.add.at(acc["launch"], s, pr.launch_s)
+        np.add.at(acc["fixed"], s, pr.fixed_s)
+        np.add.at(acc["moved"], s, (t.bytes_read + t.bytes_written) * t.count)
+        np.add.at(acc["flops"], s, t.flops * t.count)
+        np.add.at(acc["count"], s, t.count)
+        for code in np.unique(t.kind).tolist():
+            sel = t.kind == code
+            np.add.at(kind_t[code], s[sel], pr.time_s[sel])   # rows of other kinds add 0.0: no change
+            has[code, s[sel]] = True
+    return acc, kind_t, has
+
+
 def finish_groups(groups: list[PricedGroup], hw, launch: str) -> tuple[dict, np.ndarray]:
-    """Price the op tables of groups that share hardware and launch mode as ONE table each (decode, prefill)
-    and return (result columns over the groups' settings one after the other, kinds_present) where
+    """Price the ops of groups that share hardware and launch mode together (decode with `launch`, prefill
+    eager) and return (result columns over the groups' settings one after the other, kinds_present) where
     kinds_present[t, k] says whether tuple t (numbered across the groups) has an op of kind k: a tuple
     without one gets NaN in that kind's column (as a per-tuple table without the column would)."""
-    ops, _ = concat_tables([g.decode for g in groups])
-    pops, poff = concat_tables([g.prefill for g in groups])
-    batch = np.concatenate([g.batch for g in groups]) if len(groups) > 1 else groups[0].batch
-    tokens_per_round = (np.concatenate([g.tokens_per_round for g in groups]) if len(groups) > 1
-                        else groups[0].tokens_per_round)
+    one = len(groups) == 1
+    batch = groups[0].batch if one else np.concatenate([g.batch for g in groups])
+    tokens_per_round = groups[0].tokens_per_round if one else np.concatenate([g.tokens_per_round for g in groups])
     tuple_off = np.cumsum([0] + [g.n_tuples for g in groups])
-    tuple_of = (np.concatenate([g.tuple_of + o for g, o in zip(groups, tuple_off[:-1])]) if len(groups) > 1
-                else groups[0].tuple_of)
+    tuple_of = groups[0].tuple_of if one else np.concatenate([g.tuple_of + o for g, o in zip(groups, tuple_off[:-1])])
     n_tuples = int(tuple_off[-1])
 
-    pr = price_rows(ops, hw, launch, ("time_s", "launch_s", "fixed_s"))
-    time_s = pr["time_s"]
-    step_s = _per_setting(ops, time_s)
+    acc, kind_t, has = _sums([g.decode for g in groups], hw, launch, kinds=True)
+    step_s = acc["time"]
     tpot_s = step_s / tokens_per_round
-    moved = _per_setting(ops, (ops.bytes_read + ops.bytes_written) * ops.count)
-    flops = _per_setting(ops, ops.flops * ops.count)
+    moved = acc["moved"]
     cols = {
         "step_ms": step_s * 1e3,
         "tokens_per_round": tokens_per_round,
         "tpot_ms": tpot_s * 1e3,
         "tokens_per_s": batch / tpot_s,
         "bytes_per_step": moved,
-        "flops_per_step": flops,
+        "flops_per_step": acc["flops"],
         "bw_floor_ms": moved / hw.hbm_bw_bytes_s * 1e3,
-        "launches_per_step": _per_setting(ops, ops.count),
-        "launch_ms": _per_setting(ops, pr["launch_s"]) * 1e3,
-        "fixed_ms": _per_setting(ops, pr["fixed_s"]) * 1e3,
+        "launches_per_step": acc["count"],
+        "launch_ms": acc["launch"] * 1e3,
+        "fixed_ms": acc["fixed"] * 1e3,
     }
     present = np.zeros((n_tuples, len(KINDS)), dtype=bool)
-    row_tuple = tuple_of[ops.setting]
     for code, kind in enumerate(KINDS):
-        sel = ops.kind == code
-        if sel.any():
-            cols[f"{kind}_ms"] = _per_setting(ops, np.where(sel, time_s, 0.0)) * 1e3
-            present[:, code] = np.bincount(row_tuple[sel], minlength=n_tuples) > 0
+        if has[code].any():
+            cols[f"{kind}_ms"] = kind_t[code] * 1e3
+            present[:, code] = np.bincount(tuple_of[has[code]], minlength=n_tuples) > 0
 
-    ttft = _per_setting(pops, price_rows(pops, hw, "eager")["time_s"]) * 1e3
-    cols["ttft_ms"] = ttft[np.concatenate([g.prefill_inv + o for g, o in zip(groups, poff)])]
+    pacc, _, _ = _sums([g.prefill for g in groups], hw, "eager", kinds=False)
+    ttft = pacc["time"] * 1e3
+    poff = np.cumsum([0] + [g.prefill.n for g in groups[:-1]])
+    cols["ttft_ms"] = ttft[groups[0].prefill_inv if one else
+                           np.concatenate([g.prefill_inv + o for g, o in zip(groups, poff)])]
     kv_seq = np.concatenate([np.broadcast_to(g.kv_bytes_per_seq, g.batch.shape) for g in groups])
     cols["kv_bytes_per_seq"] = kv_seq
     cols["kv_bytes"] = kv_seq * batch
@@ -179,41 +217,6 @@ def finish_groups(groups: list[PricedGroup], hw, launch: str) -> tuple[dict, np.
     cols["max_batch"] = mb
     cols["fits"] = batch <= mb
     return cols, present
-
-
-#: Op rows priced per roofline call: the roofline makes ~50 passes over its arrays, which run several times
-#: faster while they stay in cache than over arrays of millions of rows (measured: 2.1M rows priced whole
-#: 1.3-2.8 s, in blocks of 65,536 rows 0.26 s, identical results — every row is priced on its own).
-PRICE_ROWS = 1 << 16
-
-
-class _Rows:
-    """A view of rows a:z of an OpTable (the columns the roofline reads)."""
-
-    def __init__(self, ops: OpTable, a: int, z: int):
-        for c in ("kind", "dtype", "flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices",
-                  "onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters"):
-            v = getattr(ops, c)
-            setattr(self, c, None if v is None else v[a:z])
-
-    def __len__(self) -> int:
-        return len(self.kind)
-
-
-def price_rows(ops: OpTable, hw, launch: str, fields=("time_s",)) -> dict[str, np.ndarray]:
-    """The roofline's per-row `fields` (of hwmodels.roofline.Priced) for every row of `ops`, priced in blocks
-    of PRICE_ROWS rows (the same numbers as one call over the whole table)."""
-    n = len(ops)
-    if n <= PRICE_ROWS:
-        pr = price(ops, hw, launch, detail=True)
-        return {f: getattr(pr, f) for f in fields}
-    out = {f: np.empty(n, dtype=bool if f == "memory_bound" else np.float64) for f in fields}
-    for a in range(0, n, PRICE_ROWS):
-        z = min(n, a + PRICE_ROWS)
-        pr = price(_Rows(ops, a, z), hw, launch, detail=True)
-        for f in fields:
-            out[f][a:z] = getattr(pr, f)
-    return out
 
 
 def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = False):
@@ -227,7 +230,7 @@ def price_combo(combo: Combo, batch, context, output_tokens, breakdown: bool = F
     for code, kind in enumerate(KINDS):
         if not present[:, code].any():
             cols.pop(f"{kind}_ms", None)
-    bd = breakdown_frame(g.decode, combo.hardware, combo.launch) if breakdown else None
+    bd = breakdown_frame(g.decode.build(), combo.hardware, combo.launch) if breakdown else None
     return cols, bd
 
 

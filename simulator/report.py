@@ -41,7 +41,7 @@ def _pivot(g: pd.DataFrame, value: str, fmt: str) -> pd.DataFrame:
 def run_tables(df: pd.DataFrame) -> str:
     """Per strategy tuple: context x batch tables of TPOT and throughput, with TTFT and max batch."""
     out = []
-    for key, g in df.groupby(GROUP_COLS, sort=False):
+    for key, g in df.groupby(GROUP_COLS, sort=False, observed=True):
         lead = g.groupby("context").agg(max_batch=("max_batch", "first"), ttft_ms=("ttft_ms", "first"))
         lead["ttft_ms"] = lead["ttft_ms"].map(lambda v: f"{v:,.0f}")
         tp = _pivot(g, "tpot_ms", "{:.2f}")
@@ -81,53 +81,171 @@ def ranking_text(ranked: pd.DataFrame, top: int, title: str) -> str:
     return f"{title}\n" + t.to_string(index=False)
 
 
-def write_plot(df: pd.DataFrame, path: Path, title: str, max_groups: int = 6) -> list[str]:
-    """TPOT and throughput versus context, one line per (strategy tuple, batch); solid where the batch fits
-    in memory, dotted where it does not. Returns notes about what was left out."""
+def progress_bar(total: int, desc: str, unit: str, enabled: bool = True):
+    """A tqdm bar on stderr when it is a terminal (and `enabled`), else None."""
+    import sys
+
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=0.5)
+
+
+def write_csv(df: pd.DataFrame, path: Path, progress: bool = False, chunk_rows: int = 100_000) -> None:
+    """df.to_csv(path, index=False), written in chunks of rows with a progress bar on a terminal when the
+    table is large (the same bytes as one to_csv call)."""
+    n = len(df)
+    bar = progress_bar(n, f"writing {Path(path).name}", "row", progress and n > 2 * chunk_rows)
+    if bar is None:
+        df.to_csv(path, index=False)
+        return
+    with open(path, "w", newline="") as f:
+        for a in range(0, n, chunk_rows):
+            df.iloc[a:a + chunk_rows].to_csv(f, index=False, header=a == 0)
+            bar.update(min(chunk_rows, n - a))
+    bar.close()
+
+
+#: Tuples drawn at most in a sweep's plot (the best by throughput; every tuple is in the CSV)
+MAX_PLOT_TUPLES = 12
+
+
+def write_plot(df: pd.DataFrame, path: Path, title: str, max_groups: int = MAX_PLOT_TUPLES) -> list[str]:
+    """The TPOT / throughput figure of a priced scenario. One strategy tuple: one line per batch (solid where
+    the batch fits in memory, dotted where it does not). Several tuples: `sweep_plot`. Returns notes about
+    what was left out."""
+    groups = list(df.groupby(GROUP_COLS, sort=False, observed=True))
+    if len(groups) > 1:
+        return sweep_plot(df, path, title, max_groups)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    notes = []
-    groups = list(df.groupby(GROUP_COLS, sort=False))
-    if len(groups) > max_groups:
-        notes.append(f"plot shows the first {max_groups} of {len(groups)} strategy tuples; all are in the CSV")
-        groups = groups[:max_groups]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.2))
-    styles = ["-", "--", "-.", ":"]
     batches = sorted(df["batch"].unique())
     cmap = plt.get_cmap("viridis")
     colors = {b: cmap(i / max(1, len(batches) - 1)) for i, b in enumerate(batches)}
-    for gi, (key, g) in enumerate(groups):
-        for bsz, gb in g.groupby("batch"):
-            gb = gb.sort_values("context")
-            x = gb["context"].to_numpy()
-            fit = gb["fits"].to_numpy()
-            lab = f"B={bsz}" + (f" | {key[2]} {key[5]} {key[3]}" if len(groups) > 1 else "")
-            for ax, col in ((axes[0], "tpot_ms"), (axes[1], "tokens_per_s")):
-                y = gb[col].to_numpy()
-                ax.plot(x, np.where(fit, y, np.nan), styles[gi % 4], color=colors[bsz], marker="o", ms=3,
-                        label=lab if ax is axes[0] else None)
-                if (~fit).any():
-                    ax.plot(x, y, ":", color=colors[bsz], alpha=0.35)
-        if gi == 0:
-            g1 = g[g["batch"] == g["batch"].min()].sort_values("context")
-            axes[0].plot(g1["context"], g1["bw_floor_ms"], "k--", lw=1,
-                         label=f"bandwidth floor B={g1['batch'].iloc[0]}")
+    key, g = groups[0]
+    for bsz, gb in g.groupby("batch"):
+        gb = gb.sort_values("context")
+        x = gb["context"].to_numpy()
+        fit = gb["fits"].to_numpy()
+        for ax, col in ((axes[0], "tpot_ms"), (axes[1], "tokens_per_s")):
+            y = gb[col].to_numpy()
+            ax.plot(x, np.where(fit, y, np.nan), "-", color=colors[bsz], marker="o", ms=3,
+                    label=f"B={bsz}" if ax is axes[0] else None)
+            if (~fit).any():
+                ax.plot(x, y, ":", color=colors[bsz], alpha=0.35)
+    g1 = g[g["batch"] == g["batch"].min()].sort_values("context")
+    axes[0].plot(g1["context"], g1["bw_floor_ms"], "k--", lw=1, label=f"bandwidth floor B={g1['batch'].iloc[0]}")
     axes[0].set_ylabel("TPOT (ms)")
     axes[1].set_ylabel("decode throughput (tokens/s)")
+    _context_axes(axes, df)
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.suptitle(f"{title}\n{group_title(key)}\n(dotted: batch does not fit in memory)", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return []
+
+
+def _context_axes(axes, df: pd.DataFrame) -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
+
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("context (tokens)")
         ticks = sorted(df["context"].unique())
         ax.set_xticks(ticks, [fmt_tokens(t) for t in ticks])
         ax.grid(True, alpha=0.3)
-    axes[1].set_yscale("log")
-    axes[0].set_yscale("log")
-    axes[0].legend(fontsize=7, ncol=2)
-    fig.suptitle(title + "\n(dotted: batch does not fit in memory)", fontsize=10)
-    fig.tight_layout()
+        ax.set_yscale("log")
+        lo, hi = ax.get_ylim()
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _num(v)))
+        if hi / max(lo, 1e-300) < 10:  # less than a decade: evenly spaced ticks, all labelled
+            ax.yaxis.set_major_locator(FixedLocator([t for t in MaxNLocator(6).tick_values(lo, hi) if lo <= t <= hi]))
+            ax.yaxis.set_minor_locator(NullLocator())
+        else:
+            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: _num(v) if f"{v:e}"[0] in "235" else ""))
+        ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _num(v: float) -> str:
+    """Axis numbers: 12,000 / 300 / 12.5 / 0.25 (no exponent notation)."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def _tuple_labels(keys: list[tuple]) -> list[str]:
+    """Short labels for strategy tuples: only the fields (of GROUP_COLS) that differ between them."""
+    names = ["", "", "", "KV ", "W ", "", "", "out "]
+    varying = [i for i in range(len(GROUP_COLS)) if len({k[i] for k in keys}) > 1] or [0, 1]
+    out = []
+    for k in keys:
+        parts = []
+        for i in varying:
+            v = k[i]
+            if GROUP_COLS[i] == "launch":
+                v = "CUDA graph" if v == "graph" else v
+            parts.append(f"{names[i]}{fmt_tokens(v) if GROUP_COLS[i] == 'output_tokens' else v}")
+        out.append(" | ".join(parts))
+    return out
+
+
+def sweep_plot(df: pd.DataFrame, path: Path, title: str, max_groups: int = MAX_PLOT_TUPLES) -> list[str]:
+    """Several strategy tuples in one readable figure: per tuple, TPOT at the smallest batch (latency) and
+    the best decode throughput over the batches that fit in memory (capacity), versus context. Only the
+    `max_groups` tuples with the highest mean best throughput are drawn (named in the legend by what
+    differs between them, placed beside the axes); the rest are counted in a note and are in the CSV.
+    Colors distinguish tuples; line styles are never used for "does not fit" (those points are left out)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    notes = []
+    b_min = df["batch"].min()
+    lat = df[df["batch"] == b_min]
+    fit = df[df["fits"]]
+    best = (fit.groupby(GROUP_COLS + ["context"], sort=False, observed=True)["tokens_per_s"].max()
+            .reset_index())
+    score = best.groupby(GROUP_COLS, sort=False, observed=True)["tokens_per_s"].mean()
+    keys_all = list(df.groupby(GROUP_COLS, sort=False, observed=True).groups)
+    ranked = list(score.sort_values(ascending=False, kind="stable").index)
+    never = [k for k in keys_all if k not in set(ranked)]
+    keys = (ranked + never)[:max_groups]
+    if len(keys_all) > len(keys):
+        notes.append(f"plot shows the {len(keys)} of {len(keys_all)} strategy tuples with the highest mean decode "
+                     "throughput at the best batch that fits; all are in the CSV")
+    if never:
+        notes.append(f"{len(never)} strategy tuples fit no batch in memory at any context")
+    labels = _tuple_labels(keys)
+    cmap = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
+    markers = "osD^v<>pP*Xh"
+    fig, axes = plt.subplots(1, 2, figsize=(16, 5.6))
+    lat_g = dict(list(lat.groupby(GROUP_COLS, sort=False, observed=True)))
+    best_g = dict(list(best.groupby(GROUP_COLS, sort=False, observed=True)))
+    for i, (k, lab) in enumerate(zip(keys, labels)):
+        color, mk = cmap(i % cmap.N), markers[i % len(markers)]
+        g = lat_g.get(k)
+        if g is not None:
+            g = g.sort_values("context")
+            axes[0].plot(g["context"], np.where(g["fits"], g["tpot_ms"], np.nan), "-", color=color, marker=mk,
+                         ms=4, lw=1.4, label=lab)
+        g = best_g.get(k)
+        if g is not None:
+            g = g.sort_values("context")
+            axes[1].plot(g["context"], g["tokens_per_s"], "-", color=color, marker=mk, ms=4, lw=1.4)
+    axes[0].set_ylabel(f"TPOT at batch {b_min} (ms)")
+    axes[1].set_ylabel("decode throughput at the best batch that fits (tokens/s)")
+    _context_axes(axes, df)
+    same = [f"{c} {df[c].iloc[0]}" for c in ("hardware", "model", "strategy") if df[c].nunique() == 1]
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="center left", bbox_to_anchor=(0.735, 0.5), fontsize=8,
+               title="strategy tuple", title_fontsize=8, frameon=False)
+    fig.suptitle(title + (" — " + ", ".join(same) if same else "") +
+                 "\n(points where the batch does not fit in memory are left out)", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 0.73, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

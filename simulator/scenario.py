@@ -240,8 +240,8 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     if launch not in LAUNCH:
         raise ScenarioError(f"is {launch!r}; allowed: {', '.join(LAUNCH)}", file=file, field="runtime.launch")
     kernels = rt.get("kernels", "fused")
-    if kernels not in ("fused", "unfused"):
-        raise ScenarioError(f"is {kernels!r}; allowed: fused, unfused", file=file, field="runtime.kernels")
+    if kernels not in ("fused", "unfused", "hf"):
+        raise ScenarioError(f"is {kernels!r}; allowed: fused, unfused, hf", file=file, field="runtime.kernels")
 
     obj = _mapping(doc, "objective", file, {"rank_by", "slo", "top"})
     rank_by = obj.get("rank_by", "tokens_per_s")

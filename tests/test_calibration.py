@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from simulator.calibration import fit as F
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import Efficiency, efficiency_from_dict, load_efficiency, load_hardware
+from simulator.calibration import fit as F
 
 H100_CSV = F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"
 

@@ -22,6 +22,7 @@ H100 = DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"
 LAT = DATA_DIR / "latency_nvidia-h100-80gb-hbm3_2026-11-22.csv"
 PRE = DATA_DIR / "prefill_attn_nvidia-h100-80gb-hbm3_2026-11-22.csv"
 TOPK = DATA_DIR / "topk_cta_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+REG = DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22.csv"
 LINKS = [DATA_DIR / "nvidia-h200_x2_collectives_2026-11-22.csv", DATA_DIR / "nvidia-h200_x4_collectives_2026-11-22.csv"]
 
 
@@ -93,7 +94,15 @@ def _other_cases(tmp: Path) -> list[tuple[str, list[str], object]]:
     lat = pd.read_csv(LAT, dtype=str, keep_default_na=False)
     pre = pd.read_csv(PRE, dtype=str, keep_default_na=False)
     topk = pd.read_csv(TOPK, dtype=str, keep_default_na=False)
+    reg = pd.read_csv(REG, dtype=str, keep_default_na=False)
+    reg = reg[reg.family.isin(["decode_attn", "launch"])].head(80)
     out = []
+    rg = ["fit-regimes", "--device", "H100-SXM"]
+    out += [("regimes_header_only", rg, ",".join(reg.columns) + "\n"),
+            ("regimes_nan_time", rg, _mutate(reg, [3], "median_us", "NaN")),
+            ("regimes_negative_time", rg, _mutate(reg, [5], "median_us", "-1")),
+            ("regimes_missing_kernel", rg, reg.drop(columns=["kernel"])),
+            ("regimes_no_base_fit", rg, reg)]   # a valid CSV, but no `calibrate fit` file in --fitted-dir
     lk = ["fit-links", "--device", "H200"]
     out += [("links_header_only", lk, ",".join(links.columns) + "\n"),
             ("links_one_gpu_count", lk, links[links.gpus == "2"]),
@@ -165,12 +174,13 @@ def test_bad_measure_csv_is_refused(case, tmp_path, capsys):
 
 def test_other_fits_refuse_bad_csvs(tmp_path, capsys):
     cases = _other_cases(tmp_path)
-    assert len(cases) >= 24
+    assert len(cases) >= 29
     for case, argv, content in cases:
         p = _write(tmp_path / f"{case}.csv", content)
         files = [str(p)]
         line = _run_refused(capsys, [argv[0]] + files + argv[1:], tmp_path / "fitted")
-        assert p.name in line, (case, line)
+        # the message names the file at fault: the CSV, or the fitted folder that lacks the base fit
+        assert p.name in line or (case == "regimes_no_base_fit" and "--fitted-dir" in line), (case, line)
     assert _hashes() == COMMITTED
     assert len(MEASURE_CASES) + len(cases) >= 60
 

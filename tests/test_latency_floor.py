@@ -1,14 +1,13 @@
 """The roofline's loop floor (ops with serial_iters) and the latency fit (simulator/calibration/fit_latency.py)."""
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from simulator.calibration import fit_latency as FT
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import efficiency_from_dict, load_hardware
+from simulator.calibration import fit_latency as FT
 from simulator.ops import OpBuilder
 
 

@@ -172,7 +172,7 @@ def test_dense_repeat_kv_expands_gqa_to_every_query_head():
     rep, _ = decode_ops(hf, arr(1), arr(65536))
     kv = 65536 * 2 * 8 * 128 * 2                     # one layer's K and V: 8 KV heads, bf16
     cp = op(rep, "attention_repeat_kv")
-    assert cp.kind == "copy" and cp["count"] == 32
+    assert cp.kind == "copy_strided" and cp["count"] == 32   # a broadcast copy (issue 15)
     assert cp.bytes_read == kv and cp.bytes_written == 4 * kv      # 32 query heads / 8 KV heads
     # the kernel then streams all 32 heads: 4x the K/V bytes of the native GQA kernel
     assert op(rep, "attention").bytes_read - op(native, "attention").bytes_read == pytest.approx(3 * kv)

@@ -1,10 +1,10 @@
 """Prefill-attention calibration (simulator/calibration/fit_prefill.py): compute.attention from causal prefill."""
 import pytest
 
-from simulator.calibration import fit as F
-from simulator.calibration import fit_prefill as FP
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import load_efficiency, load_hardware
+from simulator.calibration import fit as F
+from simulator.calibration import fit_prefill as FP
 
 CSV = F.DATA_DIR / "prefill_attn_nvidia-h100-80gb-hbm3_2026-11-22.csv"
 

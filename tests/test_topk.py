@@ -200,3 +200,22 @@ def test_torch_topk_sanity_against_h100_measurement():
     c.topk.add_ops(b, c, np.array([1.0]), np.array([65536.0]), 2048, 1, "decode")
     t = price(b.build(), load_hardware("H100-SXM"), "eager").sum() * 1e6
     assert 79.96 / 3 < t < 79.96 * 3
+
+
+def test_recorded_pass_counts_only_at_a_matching_k_over_n():
+    """gvr.passes_rows (phase-2 passes on recorded score rows) are used only when the trace's k / N is within 1.5x of
+    the priced k / N (statistics depend on k/N); the pass DISTRIBUTION sets row 0's passes."""
+    from simulator.traces.stats import TraceStats
+
+    def ts(policy_k):
+        passes = np.array([[1.0, 2.0, 2.0, np.nan], [2.0, 2.0, 2.0, 2.0]])
+        return TraceStats(name="unit", file="<memory>", source="recorded",
+                          meta={"model": {"layers": 2}, "mean_context": 16384.0, "policies": {"topk": {"k": policy_k}}},
+                          values={"topk.overlap_shifted": np.array([[0.4, 0.45]]), "gvr.passes_rows": passes},
+                          coords={"k": (512,)}, digest="1" * 64)
+    c = replace(_combo("gvr"), trace=ts(512))                 # 512 / 16384 = 0.031 ~ 2048 / 68665 = 0.030
+    inputs, src = c.topk.layer_inputs(c, 61, 2048, 68665.0)
+    assert "gvr.passes_rows" in src
+    assert inputs[0][1][1] == pytest.approx(1 / 3) and inputs[0][1][2] == pytest.approx(2 / 3)   # layer 0: 1, 2, 2
+    far = replace(_combo("gvr"), trace=ts(2048))              # 0.125: four times the priced k / N
+    assert "gvr.passes_rows" not in far.topk.layer_inputs(far, 61, 2048, 68665.0)[1]

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from simulator.calibration import fit as F
-from simulator.calibration import fit_topk_cta as FK
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import load_hardware
+from simulator.calibration import fit as F
+from simulator.calibration import fit_topk_cta as FK
 
 CSV = F.DATA_DIR / "topk_cta_nvidia-h100-80gb-hbm3_2026-11-22.csv"
 

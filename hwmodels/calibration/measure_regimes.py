@@ -65,7 +65,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2  # 2: fp8kv_attn uses as many input sets as both K and V have (v1: IndexError)
 COLUMNS = ["device", "sm_count", "l2_bytes", "torch_version", "triton_version", "transformers_version",
            "driver_version", "date", "script_version", "family", "corner", "kernel", "timing", "dtype",
            "batch", "heads", "kv_heads", "head_dim", "context", "q_rows", "m", "n", "k", "rows", "row_len",
@@ -616,7 +616,7 @@ def fam_fp8kv_attn(env, sink, pool):
             return
         Hq, Hkv = HEADS[hk]
         ks, vs = _kv(env, pool, B, Hkv, T)
-        n = min(len(ks), 8)
+        n = min(len(ks), len(vs), 8)
         qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(n)]
         base = dict(corner="fp8kv", batch=B, heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1)
         try:

@@ -210,57 +210,11 @@ def build_ops(df: pd.DataFrame):
 
 
 def torch_topk_ops(b, rows, L, dtype_bytes, k, sel) -> None:
-    """Kernels of torch.topk(sorted=True) on `rows` rows of length `L`, following PyTorch's dispatch
-    (aten/src/ATen/native/cuda/TensorTopK.cpp should_use_sort, TensorTopK.cu should_use_multiblock).
-    Top-k kernels are bound by per-element instruction work (digit extraction, shared-memory histogram
-    atomics), not by bytes. That work is written as `flops` in the same flop-equivalent currency as the
-    top-k strategies (simulator/strategies/topk.py: one SM-cycle of vector work = 256; a plain sweep
-    SWEEP_FLOPS per element, a shared-memory histogram atomic HIST_ATOMIC_FLOPS per element), so the
-    fitted compute[topk] prices those strategies consistently.
+    """torch.topk's kernels as the `topk: torch_topk` strategy prices them (simulator.strategies.topk
+    torch_topk_dispatch_ops: PyTorch's own dispatch)."""
+    from simulator.strategies.topk import torch_topk_dispatch_ops
 
-    sort path    rows <= 10 and L >= 100,000: a segmented radix sort of (key, int64 index) pairs, per 8-bit
-                 digit an upsweep, a scan and a downsweep kernel (CUB's radix-sort structure), plus the
-                 index fill and the copies of the first k
-    multi-block  (rows, L) inside should_use_multiblock's bounds: per 8-bit digit (RADIX_BITS = 8) a
-                 counting kernel over all rows (rows x L / 4096 blocks) and a small within-k-counts kernel;
-                 two prefix-sum kernels; a gather kernel reading the rows once
-    single-block otherwise: one thread block per row sweeps its row once per 2-bit digit (SortingRadix-
-                 Select.cuh RADIX_BITS = 2) and once more to gather: one kernel whose sweeps are
-                 synchronized phases (sync_steps)
-    and finally (sorted=True) a sort of the k selected (value, index) pairs per row.
-    """
-    from simulator.strategies.topk import HIST_ATOMIC_FLOPS, SWEEP_FLOPS
-
-    bits = dtype_bytes * 8
-    rows = np.asarray(rows, float)
-    L = np.asarray(L, float)
-    n = rows * L
-    count_work = n * (SWEEP_FLOPS + HIST_ATOMIC_FLOPS)   # a digit-counting pass: sweep + histogram atomic
-    use_sort = sel & (rows <= 10) & (L >= 100_000)
-    mb = sel & ~use_sort & (((rows <= 20) & (L >= 20000)) | ((rows > 20) & (rows <= 40) & (L >= 10000))
-                            | ((rows > 40) & (rows <= 80) & (L >= 8000)) | ((rows > 80) & (rows < 200) & (L >= 5000))
-                            | ((rows >= 200) & (rows < 800) & (L >= 3000)) | ((rows >= 800) & (L >= 800)))
-    sb = sel & ~use_sort & ~mb
-    data = n * dtype_bytes
-    pairs = n * (dtype_bytes + 8)
-    passes8 = bits / 8
-    b.add("topk_sort_pass", "topk", flops=count_work, bytes_read=pairs, bytes_written=pairs, count=3 * passes8,
-          dtype="fp32", where=use_sort)
-    b.add("topk_sort_misc", "topk", bytes_written=n * 8, count=3.0, dtype="fp32", where=use_sort)
-    units_mb = rows * np.ceil(L / 4096)  # blocks per slice: items per thread x 256 threads (TensorTopK.cu)
-    b.add("topk_count", "topk", flops=count_work, bytes_read=data, reread_bytes=data * (passes8 - 1) / passes8,
-          working_set=data, parallel_units=units_mb, count=passes8, dtype="fp32", where=mb)
-    b.add("topk_within_k", "topk", bytes_read=units_mb * 1024.0, count=passes8, dtype="fp32", where=mb)
-    b.add("topk_scan", "topk", bytes_read=units_mb * 8.0, count=2.0, dtype="fp32", where=mb)
-    b.add("topk_gather", "topk", flops=n * SWEEP_FLOPS, bytes_read=data, bytes_written=rows * k * (dtype_bytes + 8),
-          parallel_units=units_mb, dtype="fp32", where=mb)
-    sweeps = bits / 2 + 1
-    # single-block digit counting uses warp ballots and block reductions (no atomics): 2 sweeps' work each
-    b.add("topk_single_block", "topk", flops=n * sweeps * 2 * SWEEP_FLOPS, bytes_read=data * sweeps,
-          reread_bytes=data * (sweeps - 1), working_set=data, parallel_units=rows, sync_steps=sweeps,
-          dtype="fp32", where=sb)
-    b.add("topk_sort_k", "topk", flops=rows * k * 8 * 16.0, bytes_read=rows * k * (dtype_bytes + 8),
-          bytes_written=rows * k * (dtype_bytes + 8), parallel_units=rows, dtype="fp32", where=sel & ~use_sort)
+    torch_topk_dispatch_ops(b, rows, L, dtype_bytes, k, sel)
 
 
 def _add_attention(b, df: pd.DataFrame, sel: np.ndarray, ctx_col: str) -> None:

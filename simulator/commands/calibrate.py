@@ -15,27 +15,37 @@ Every `fit*` action (the fitting code is simulator.calibration; the checks simul
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+
+import numpy as np
 
 from simulator.commands._common import UsageError
 
-BOUNDS_HELP = ("refusal bounds (held-out |error| median / p90): fit: gemm 12/30 %%, decode attention (cuDNN) 15/35 %%, "
-               "copy via reduce 15/45 %%, gather 15/60 %%, torch.topk 25/45 %%, elementwise fit rows 15/35 %%; "
-               "fit-prefill: cuDNN prompts >= 4K 15/30 %%; fit-topk: held-out rows/k 20/60 %%; fit-latency: fit rows "
-               "15/30 %%, 64-512 CTAs 25/45 %%; fit-links: all rows 25/60 %%. Parameters must stay physical: "
-               "efficiencies in (0, 1.2], fixed times < 1 ms, launch 0.5-50 us, latencies < 100 us.")
+BOUNDS_HELP = """refusal bounds (|error| on the rows that check a fit: median / p90):
+  fit          gemm 12/30 %, decode attention (cuDNN) 15/35 %, copy via reduce 15/45 %, gather 15/60 %,
+               torch.topk 25/45 %, elementwise fit rows 15/35 %
+  fit-prefill  cuDNN prompts >= 4K 15/30 %
+  fit-topk     held-out row counts and k 20/60 %
+  fit-latency  fit rows 15/30 %, 64-512 CTAs 25/45 %
+  fit-links    all rows 25/60 %
+  fit-regimes  every fitted decode-attention / fp8-rowwise / indexer kind on its held-out families 35/80 %
+and every parameter physical: efficiencies in (0, 1.2], fixed times < 1 ms, launch 0.5-50 us, latencies < 100 us."""
 
 
 def register(sub) -> None:
     c = sub.add_parser("calibrate", help="fit roofline efficiencies to GPU measurements, or report a fit",
-                       description=__doc__.split("\n\n", 1)[1].replace("%", "%%"), epilog=BOUNDS_HELP)
-    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency", "fit-topk", "fit-prefill"])
+                       description=__doc__.split("\n\n", 1)[1], epilog=BOUNDS_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("action", choices=["fit", "report", "fit-links", "fit-latency", "fit-topk", "fit-prefill",
+                                      "fit-regimes"])
     c.add_argument("target", nargs="?", help="fit: the measure.py CSV; report: a device name (default H100-SXM); "
                                              "fit-links: a measure_collectives.py CSV; fit-latency: a "
                                              "measure_latency.py CSV; fit-topk: a measure_topk_cta.py CSV; fit-prefill: a "
-                                             "measure_prefill_attn.py CSV")
+                                             "measure_prefill_attn.py CSV; fit-regimes: a measure_regimes.py CSV")
     c.add_argument("more", nargs="*", help="fit-links: more collectives CSVs (other GPU counts)")
-    c.add_argument("--also", nargs="*", help="fit-links / fit-latency / fit-topk / fit-prefill: also write the terms "
+    c.add_argument("--also", nargs="*", help="fit-links / fit-latency / fit-topk / fit-prefill / fit-regimes: also write "
+                                             "the terms "
                                              "into these devices' fitted files (borrowed, said so in the file)")
     c.add_argument("--device", help="spec name of the measured device (default: from the CSV's device name)")
     c.add_argument("--fitted-dir", help="where fit* writes <device>.yaml (default: fitted/ beside the CSV; never "
@@ -60,7 +70,8 @@ def cmd_calibrate(args) -> int:
         what = {"fit": "the measured CSV (from hwmodels/calibration/measure.py)",
                 "fit-links": "measure_collectives.py CSVs (several GPU counts)",
                 "fit-latency": "a measure_latency.py CSV", "fit-topk": "a measure_topk_cta.py CSV",
-                "fit-prefill": "a measure_prefill_attn.py CSV"}[args.action]
+                "fit-prefill": "a measure_prefill_attn.py CSV",
+                "fit-regimes": "a measure_regimes.py CSV"}[args.action]
         raise UsageError(f"calibrate {args.action} needs {what}")
     if args.action != "fit" and not args.device:
         raise UsageError(f"calibrate {args.action} needs --device NAME (the measured device's spec)")
@@ -70,7 +81,7 @@ def cmd_calibrate(args) -> int:
     fitted_dir = fitted_dir_for(args.fitted_dir, files)
     out = _prepare_out(args)  # output folders are checked before any work
     return {"fit": _fit, "fit-links": _fit_links, "fit-latency": _fit_latency, "fit-topk": _fit_topk,
-            "fit-prefill": _fit_prefill}[args.action](args, fitted_dir, out)
+            "fit-prefill": _fit_prefill, "fit-regimes": _fit_regimes}[args.action](args, fitted_dir, out)
 
 
 def _fit(args, fitted_dir: Path, out) -> int:
@@ -226,4 +237,45 @@ def _fit_prefill(args, fitted_dir: Path, out) -> int:
         print(C.how_to_use(FP.write(c, t, args.target, args.device, table, fitted_dir)))
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     _plot_check(out, chk, f"{args.device}_prefill_attn", f"{args.device}: causal prefill attention (SDPA)")
+    return 0
+
+
+def _fit_regimes(args, fitted_dir: Path, out) -> int:
+    """Decode attention per kernel family, fp8 rowwise GEMMs, the indexer (measure_regimes.py). The fit needs the
+    device's `calibrate fit` terms (GEMM, elementwise, launch) in the same fitted folder: it never reads another."""
+    from dataclasses import replace
+
+    from hwmodels.calibration import DATA_DIR
+    from hwmodels.spec import efficiency_from_dict
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+    from simulator.calibration import fit_regimes as FR
+
+    df = FR.load(args.target)
+    hw = C.datasheet_spec(args.device)
+    base_file = fitted_dir / f"{args.device}.yaml"
+    if not base_file.is_file():
+        raise C.CalibrationError(f"has no {args.device}.yaml: run `sparsesim calibrate fit <measure.py CSV> --device "
+                                 f"{args.device} --fitted-dir {fitted_dir}` first (this fit prices GEMMs, elementwise "
+                                 "kernels and launches with its terms)", file=str(fitted_dir), field="--fitted-dir")
+    base = efficiency_from_dict(load_yaml(base_file, "fitted efficiency file"), str(base_file))
+    hw = replace(hw, launch_graph_s=base.launch_graph_s or hw.launch_graph_s)
+    profiles = sorted(Path(args.target).parent.glob("hf_decode_profile_*.csv")) or \
+        sorted(DATA_DIR.glob("hf_decode_profile_*.csv"))
+    eff, meta = FR.fit(df, hw, base, profiles[0] if profiles else None)
+    ev = FR.evaluate(df, hw, eff, base)
+    table = FR.accuracy_table(ev)
+    checks = FR.check_result(eff, meta, ev, args.target)
+    print(f"{args.device}: fitted {', '.join(k for k in meta if 'params' in meta[k])} from {args.target}; held-out "
+          f"median / p90 per kind: {'; '.join(checks)}")
+    for t in _targets(args):
+        print(C.how_to_use(FR.write(eff, meta, t, args.target, args.device, table, fitted_dir)))
+    print(FR.table_text(table))
+    png = out.file(f"{args.device}_regimes_predicted_vs_measured.png")
+    from simulator.calibration import report as R
+
+    R.plot_groups(ev.assign(group=np.where(ev["part"] == "fit", "fit: ", "") + ev["regime"].str.split(":").str[0],
+                            error_pct=ev["after_err_pct"], predicted_us=ev["after_us"]), png,
+                  f"{args.device}: kernel model outside the bandwidth regime (measure_regimes.py)")
+    print(f"wrote {png}")
     return 0

@@ -11,7 +11,7 @@ def write_results(sc, result, out: OutputDir, breakdown: bool) -> list[str]:
     lines = []
     if "csv" in sc.outputs:
         p = out.file("results.csv")
-        result.results.to_csv(p, index=False)
+        report.write_csv(result.results, p, progress=True)
         lines.append(f"wrote {p}  ({len(result.results)} rows)")
         if breakdown and result.breakdown is not None:
             p = out.file("breakdown.csv")

@@ -12,6 +12,9 @@ def register(sub) -> None:
                                                " see `sparsesim scenarios list`)")
     add_out_argument(r)
     r.add_argument("--breakdown", action="store_true", help="also write breakdown.csv: time per op per setting")
+    from simulator.parallel import add_arguments
+
+    add_arguments(r)
     r.set_defaults(func=cmd_run)
 
 
@@ -22,7 +25,10 @@ def cmd_run(args) -> int:
 
     sc = load_scenario(args.scenario or DEFAULT_SCENARIO)
     out = OutputDir.prepare(args.out, sc.name)
-    result = planner.evaluate(sc, breakdown=args.breakdown, progress=True)
+    from simulator.parallel import client_from_args
+
+    with client_from_args(args) as cl:
+        result = planner.evaluate(sc, breakdown=args.breakdown, progress=True, client=cl)
     print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
     print()
     if result.results.empty:

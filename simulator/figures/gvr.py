@@ -248,8 +248,11 @@ def _real_data_rows(x: Ctx) -> list[Quantity]:
     a, b = AVG_LAYERS
 
     def avg():
-        v = (a * x.radix / x.l01 + b * float(np.mean(x.band))) / (a + b)
-        return Value(v, note=f"{a} layers at 1.5 % + {b} in the 35-50 % band (ASSUMPTION: Fig. 9's layers not listed)")
+        def mix(a, b):
+            return (a * x.radix / x.l01 + b * float(np.mean(x.band))) / (a + b)
+        return Value(mix(a, b), note=f"{a} layers at 1.5 % + {b} in the 35-50 % band",
+                     sensitivity={"layer mix of Fig. 9 (ASSUMPTION 2 + 7; its layers are not listed)": {
+                         f"{i} + {9 - i}": mix(i, 9 - i) for i in (1, 3)}})
     return [
         Quantity("average single-operator speedup (9 layers)", avg, paper="average_speedup", unit="x"),
         Quantity("per-layer speedup, lowest", lambda: min([x.radix / x.l01] + x.band), paper="per_layer_min", unit="x"),
@@ -291,10 +294,16 @@ def _tpot_rows(x: Ctx) -> list[Quantity]:
                 v = x.reduction(prompt, mtp)
                 alts = ({"without the trace (the document's overlaps)": x.reduction(prompt, mtp, trace=None)}
                         if x.sc.trace is not None else {})
+                sens = {} if x.sc.trace is not None else {
+                    "passes of the prev-step rows (document '1-2')": {
+                        f"S={s}": x.reduction(prompt, mtp, gvr_value(passes={s: 1.0})) for s in S_DOC},
+                    "overlap of layers 2-19 (ASSUMPTION: like L20-60)": {
+                        "like L0-1": x.reduction(prompt, mtp, gvr_value(overlap=[[[20, 0.015], [41, 0.44]]]))}}
+                if mtp and x.sc.trace is None:
+                    sens["MTP rows' staleness (ASSUMPTION rho^(j+1))"] = {
+                        "no staleness": x.reduction(prompt, mtp, gvr_value(stale_rows=False))}
                 return Value(v, note=f"{v - x.P.value(key):+.2f} points", inputs=x.inputs(prompt), alternatives=alts,
-                             sensitivity={} if x.sc.trace is not None else {
-                                 "passes of the prev-step rows (document '1-2')": {
-                                     f"S={s}": x.reduction(prompt, mtp, gvr_value(passes={s: 1.0})) for s in S_DOC}})
+                             sensitivity=sens)
             rows.append(Quantity(f"TPOT reduction {bucket.upper()}, MTP={mtp}", metric, paper=key, unit="%",
                                  config=cfg))
     return rows
@@ -309,8 +318,9 @@ def _prediction_rows(x: Ctx) -> list[Quantity]:
     for prompt in (131072, 262144):
         mdl = whatif if prompt + x.out > m.max_context else None
         for mtp in (0, 3):
-            note = ("what-if max_context 320K; " if mdl else "") + ("rows >= 200K take split-work radix: GVR falls "
-                                                                   "back" if prompt >= 200_000 else "")
+            note = ("what-if max_context 320K, beyond the model's trained context: accuracy there unknown; "
+                    if mdl else "") + ("rows >= 200K take split-work radix: GVR falls back" if prompt >= 200_000
+                                       else "")
             rows.append(Quantity(f"prediction: TPOT reduction {prompt // 1024}K, MTP={mtp}",
                                  lambda p=prompt, t=mtp, d=mdl, n=note: Value(x.reduction(p, t, model=d), note=n),
                                  unit="%", figure="predictions"))

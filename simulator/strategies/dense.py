@@ -120,12 +120,15 @@ class DenseAttention(AttentionStrategy):
             if self.gqa_expand == "repeat_kv" and np.any(Hq > Hkv):
                 # repeat_kv copies K and V to every query head, then the kernel streams all Hq heads
                 expand = Hq > Hkv
-                b.add("attention_repeat_kv", "copy", bytes_read=B * T * 2.0 * Hkv * d * kvb,
+                # kind copy_strided (calibration helper, issue 15): HF's expand + reshape is a broadcast copy
+                b.add("attention_repeat_kv", "copy_strided", bytes_read=B * T * 2.0 * Hkv * d * kvb,
                       bytes_written=B * T * 2.0 * Hq * d * kvb, dtype=ACT_DTYPE, count=shape.extra["layers"],
                       where=expand)
                 streams = np.where(expand, np.full(np.shape(T), 1.0) * Hq, streams)
             if self.kernel != "generic":  # a named kernel family (simulator/decode_kernels.py)
-                self._family_decode_ops(b, combo, shape, B, q, T, Hq, Hkv, d, kvb, flops)
+                # after repeat_kv the kernel sees Hq KV heads (MHA)
+                hkv = np.where(self.gqa_expand == "repeat_kv", Hq, Hkv) * np.ones_like(np.asarray(T, dtype=float))
+                self._family_decode_ops(b, combo, shape, B, q, T, Hq, hkv, d, kvb, flops)
                 return
             kv_read = B * T * 2.0 * streams * d * kvb
             q_bytes = B * q * Hq * d * ACT_BYTES
@@ -148,10 +151,11 @@ class DenseAttention(AttentionStrategy):
         family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
         combine kernel when it splits. Op kind = the family's (its own calibrated occupancy, iteration time,
         per-wave and per-kernel fixed times)."""
-        from simulator.decode_kernels import decode_layout
+        from simulator.decode_kernels import ROWS_KIND, decode_layout, reread_working_set
 
         kind, ctas, splits, iters, streams, comb_iters = decode_layout(self.kernel, B, q, Hq, Hkv, T,
                                                                        combo.target.sm_count)
+        rows_kind = ROWS_KIND.get(self.kernel, kind)
         count = shape.extra["layers"]
         out = B * q * Hq * d
         split = splits > 1
@@ -159,10 +163,12 @@ class DenseAttention(AttentionStrategy):
         kv_once = B * T * 2.0 * Hkv * d * kvb
         kv_read = B * T * 2.0 * streams * d * kvb
         # heads of a GQA group that stream the group's K/V again re-read it, from L2 while it fits
-        b.add("attention", kind, flops=flops, bytes_read=kv_read + splits * B * q * Hq * d * ACT_BYTES,
-              bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=ctas, serial_iters=iters,
-              reread_bytes=kv_read - kv_once, working_set=np.where(kv_read > kv_once, kv_once, 0.0),
-              dtype=ACT_DTYPE, count=count)
+        ws = np.where(kv_read > kv_once, reread_working_set(self.kernel, B, Hkv, T, d, kvb), 0.0)
+        for k_, w_ in ((kind, q <= 1), (rows_kind, q > 1)) if rows_kind != kind else ((kind, None),):
+            b.add("attention", k_, flops=flops, bytes_read=kv_read + splits * B * q * Hq * d * ACT_BYTES,
+                  bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=ctas,
+                  serial_iters=iters, reread_bytes=kv_read - kv_once, working_set=ws, dtype=ACT_DTYPE, count=count,
+                  where=w_)
         b.add("attention_combine", kind, flops=3.0 * out * splits, bytes_read=partials, bytes_written=out * ACT_BYTES,
               parallel_units=np.maximum(1.0, np.ceil(B * q * Hq / 64.0)), serial_iters=comb_iters, dtype="fp32",
               count=count, where=split)

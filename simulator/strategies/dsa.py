@@ -36,6 +36,26 @@ FLASHMLA_HEAD_TILE = 64   # FlashMLA processes 64 query heads per CTA (dense.py 
 LOGIT_BYTES = 4.0         # the indexer writes fp32 logits (indexer_topk_decode takes float logits)
 
 
+#: --- kernel model (calibration helper, issue 15) ---
+#: Keys per CTA of the decode indexer-logits kernel. ASSUMPTION: 64, the tile of the indexer kernel we measured
+#: (hwmodels/calibration/measure_regimes.py _indexer_fwd: one CTA per (query row, 64 keys), all heads) and of
+#: DeepGEMM's paged MQA-logits kernel's KV block (block_kv = 64, ASSUMPTION from its default config). At one
+#: query row and a short context the kernel has R x N / 64 CTAs - fewer than the SMs - so its time grows with
+#: N at low parallelism; op kind 'indexer' (calibrated on those measurements: wave model of hwmodels.roofline).
+INDEXER_KEYS_PER_CTA = 64.0
+
+
+def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count) -> None:
+    """I[r, t] = sum_h w[r, h] * ReLU(q[r, h] . k[t]) for R query rows over N keys (fp8 keys + one fp32 scale per
+    128 values): flops 2 R N H d + 3 R N H; reads the key cache once per sequence, q and w; writes fp32 logits.
+    CTAs = R x ceil(N / INDEXER_KEYS_PER_CTA), one key tile each (serial_iters 1)."""
+    key_bytes = head_dim + 4.0 * head_dim / 128
+    b.add("indexer_logits", "indexer", flops=2.0 * R * N * heads * head_dim + 3.0 * R * N * heads,
+          bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * ACT_BYTES,
+          bytes_written=R * N * LOGIT_BYTES, parallel_units=R * np.ceil(N / INDEXER_KEYS_PER_CTA),
+          serial_iters=1.0, dtype=dtype, count=count)
+
+
 class _Masked:
     """Adds ops through `inner` only for the settings where `mask` is True."""
 
@@ -89,10 +109,7 @@ class DSAAttention(AttentionStrategy):
         count = shape.extra["layers"]
         k = self.k(combo)
         self._indexer_proj(b, combo, R, count)
-        key_bytes = ix.head_dim + 4.0 * ix.head_dim / 128
-        b.add("indexer_logits", "attention", flops=2.0 * R * N * ix.heads * ix.head_dim + 3.0 * R * N * ix.heads,
-              bytes_read=B * N * key_bytes + R * ix.heads * ix.head_dim + R * ix.heads * ACT_BYTES,
-              bytes_written=R * N * LOGIT_BYTES, parallel_units=0, dtype=ix.dtype, count=count)
+        add_indexer_logits(b, R, B, N, ix.heads, ix.head_dim, ix.dtype, count)
         select = N > k  # a row no longer than k keeps everything (indexerTopK.cu rowLen <= topK shortcut)
         if np.any(select):
             combo.topk.add_ops(_Masked(b, select), combo, R, N, k, count, "decode")

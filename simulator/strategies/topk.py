@@ -34,13 +34,25 @@ radix (TensorRT-LLM topKPerRowDecode, indexerTopK.cu "half - 11 - 11 - 10 bit it
 gvr (Guess-Verify-Refine, one fused kernel gvrTopKKernel, one CTA per row):
     P1 guess     read the k predicted positions (preIdx, int32) and their scores: k random 4-B reads, each
                  costing a 32-B sector; block reduction to pmin / pmax / pmean
-    P2 verify    S secant count passes over the row (no atomics: per-thread counters + block reduce);
-                 S comes from `secant_passes` (below) and depends on the step-to-step overlap
+    P2 verify    S secant count passes over the row (no atomics: per-thread counters + block reduce).
+                 S is a DISTRIBUTION: `kernel_passes` replays our measured kernel's secant rule
+                 (hwmodels/calibration/topk_cta_kernels.cu, "the production's secant step"); run on Gaussian
+                 AR(1) rows it gives the shipped pass table (data/gvr_passes.csv, per row length, correlation
+                 and k; agrees with our kernel measured on H100/H200 to ~0.06 passes, tests/test_topk.py). The
+                 overlap the kernel sees (shifted: preIdx + 1; the raw one stands in when only it is known)
+                 maps to the correlation; a trace (combo.trace) gives per-layer overlaps and recorded pass
+                 counts; `passes` sets the prev-step distribution directly (the document's "1-2 iterations")
     P3 collect   one sweep writing the >= threshold elements to shared memory at prefix-sum offsets
                  (ballot-free; reuses P2's per-thread counts, so no extra count sweep)
     P4 refine    exact selection among <= C candidates in shared memory: one 2048-bin histogram over the
                  candidates (C shared atomics), then write k indices
     sweeps = S + 1 (the document: "1-2 full-row passes in the common case" for S, vs 3-4 for radix)
+    A launch runs its rows as parallel CTAs and lasts as long as the slowest: the op prices E[max S] over
+    the launch's rows. Under MTP all next_n rows of a request share ONE previous top-k (heuristicTopKDecode.cu:
+    rowPreIdx = preIdx + (rowIdx / next_n) * preIdxStride, preIdxOffset = (rowIdx % next_n) + 1): row j is
+    j + 1 steps stale (correlation rho^(j+1), ASSUMPTION), which dilutes the saving as MTP deepens.
+    Kernel variants (`kernel`): 'trtllm' (default) = TensorRT-LLM's kernel, its fixed work and per-sweep work
+    pinned by its dispatcher's own B200 random-data timings (GVR_KERNELS below); 'ours' = our measured kernel.
     Dispatch (the document's fallback list; each rule falls back to radix):
       prefill / no previous indices; row length < `min_length` (12,288: TRTLLM_HEURISTIC_NMIN default);
       rows in the launch >= the SM/L2-derived batch bound (below); k not in `supported_topk` (2048 only
@@ -74,7 +86,7 @@ from simulator.strategies.base import Param, TopkStrategy, register
 # ---- instruction work, flop-equivalents per element (see module docstring) ------------------------------
 SM_CYCLE_FLOPS = 256.0   # 128 FP32 lanes x 2 flops per SM-cycle (CUDA C++ Programming Guide, SM80-SM100)
 #: Three constants of the kernels' structure are MEASURED, not assumed: `sparsesim calibrate fit-topk`
-#: (hwmodels/calibration/fit_topk_cta.py) fits them jointly with the topk_cta efficiencies to our single-CTA
+#: (simulator/calibration/fit_topk_cta.py) fits them jointly with the topk_cta efficiencies to our single-CTA
 #: radix-select / GVR kernels (measure_topk_cta.py, 2026-11-22; H100 / H200 values in each comment).
 #: Shared-memory histogram atomic, flop-equivalents per element on top of the sweep's own work: 9.37 / 9.44.
 #: (It replaced an assumed 32, 4 SM-cycles per warp-wide atomic, which priced the histogram sweep too slow.)
@@ -473,7 +485,8 @@ def gvr_work(length, k, passes, capacity: int = GVR_CAPACITY, hist_flops: float 
 #: GVR kernel variants: per-element work of a row sweep and the work outside the sweeps, flop-equivalents.
 #:   ours    our own kernel (topk_cta_kernels.cu), measured on H100/H200 (SWEEP_FLOPS, GVR_FIXED_FLOPS above)
 #:   trtllm  TensorRT-LLM's gvrTopKKernel: pinned by its dispatcher's B200 random-data timings (longcheng-nv/
-#:           TensorRT-LLM@20727fc cpp/tensorrt_llm/kernels/indexerTopK.cu, invokeIndexerTopKDecode, comment
+#:           TensorRT-LLM@20727fcc89f359b5f22308be002a4b1df0655536 cpp/tensorrt_llm/kernels/indexerTopK.cu,
+#:           invokeIndexerTopKDecode, comment
 #:           "Scheme X v1.2 (2026-04-25)": N = 8192 / 16384 / 32768 / 131072 -> Heuristic 16.5 / 21.9 / 26.1 /
 #:           43.4 us at BS = 1). simulator/figures/gvr.py fit_trtllm_split() fits (sweep, fixed) to the 8K, 32K
 #:           and 128K timings through the B200 roofline with the pass table's random-preIdx pass counts; 16K
@@ -525,6 +538,9 @@ class GVRTopk(_Topk):
         "l2_budget_bytes": Param(None, "indexerTopK.cu kBsL2 budget = 0.9 x the target's L2 (B200 126.5 MiB)",
                                  lambda v: v is None or (isinstance(v, (int, float)) and v > 0),
                                  "null (0.9 x the target's L2) or a positive number of bytes"),
+        "stale_rows": Param(True, "heuristicTopKDecode.cu: the next_n rows of a request share one preIdx, row j is "
+                                  "j + 1 steps from it; ASSUMPTION: its correlation decays as rho^(j+1)",
+                            lambda v: isinstance(v, bool), "true | false (every row at the layer's overlap)"),
         "steps": RadixTopk.params["steps"],
         "seed": Param(0, "kept for scenario compatibility (the pass table replaced the seeded Monte Carlo)",
                       lambda v: isinstance(v, int), "an integer"),
@@ -576,7 +592,8 @@ class GVRTopk(_Topk):
         overlap None and distribution None = random preIdx. With a trace (combo.trace): its shifted (else raw)
         overlap per layer at the top-k tier whose fraction k_t / N_trace is closest to k / n (statistics depend
         on k/N; the layer transfer by relative depth is simulator.traces' ASSUMPTION), and its recorded pass
-        counts on full score rows (gvr.passes_rows) when present; otherwise the parameters (the overlap
+        counts on full score rows (gvr.passes_rows) when present and recorded at a k/N within 1.5x of k / n;
+        otherwise the parameters (the overlap
         groups, and an explicit `passes` distribution for the prev-step rows when given)."""
         if self.preidx == "random":
             return [(None, None)] * layers, "random preIdx"
@@ -588,7 +605,8 @@ class GVRTopk(_Topk):
             kt = min(tiers, key=lambda t: abs(t / ctx - k / n))
             ov = [float(o) for o in ts.per_layer(name, layers, k=kt)]
             src = f"trace {ts.name} ({ts.source}): {name} at k {kt} of mean context {ctx:,.0f} (k/N {kt / ctx:.3f})"
-            if ts.has("gvr.passes_rows"):
+            pk = float(((ts.meta.get("policies") or {}).get("topk") or {}).get("k") or 0.0)
+            if ts.has("gvr.passes_rows") and pk > 0 and 2.0 / 3.0 <= (pk / ctx) / (k / n) <= 1.5:
                 dists = []
                 for j in _trace_layers(ts, layers):
                     x = np.clip(np.asarray(ts.samples("gvr.passes_rows", layer=int(j)), dtype=int), 1, MAX_PASSES)
@@ -622,7 +640,8 @@ class GVRTopk(_Topk):
         for x in np.unique(n[fast]):
             inputs, _ = self.layer_inputs(combo, L, int(k), float(x))
             for i in np.nonzero(fast & (n == x))[0]:
-                passes[:, i] = [launch_passes(inp, int(k), float(x), float(rows[i]) / q, q) for inp in inputs]
+                passes[:, i] = [launch_passes(inp, int(k), float(x), float(rows[i]) / q, q, self.stale_rows)
+                                for inp in inputs]
         # one op per run of consecutive layers with the same pass counts (a few groups; more with a trace)
         start = 0
         while start < L:
@@ -644,7 +663,7 @@ class GVRTopk(_Topk):
 
 
 @functools.lru_cache(maxsize=4096)
-def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int) -> float:
+def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int, stale: bool = True) -> float:
     """E[max phase-2 passes] over the rows of one launch: `batch` sequences x `rows_per_seq` rows; inp =
     (overlap, distribution tuple or None), both None = random preIdx. All rows of a sequence share ONE
     previous top-k (heuristicTopKDecode.cu: rowPreIdx = preIdx + (rowIdx / next_n) * preIdxStride, offset
@@ -657,9 +676,11 @@ def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int)
     d0 = None if dist is None else np.asarray(dist, dtype=np.float64)
     rho = rho_for_overlap(float(overlap), k, n) if overlap is not None else \
         rho_for_overlap(overlap_of_dist(d0, k, n), k, n)
-    dists = [pass_distribution("previous", k, n, rho ** (j + 1)) for j in range(rows_per_seq)]
+    dists = [pass_distribution("previous", k, n, rho ** (j + 1 if stale else 1)) for j in range(rows_per_seq)]
     if d0 is not None and rho > 0:
         dists[0] = d0
+        if not stale:
+            dists = [d0] * rows_per_seq
     return expected_max_passes(dists, batch)
 
 
@@ -737,15 +758,65 @@ class TorchTopk(_Topk):
     }
 
     def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
-        n = np.asarray(length, dtype=np.float64)
-        units = rows * np.maximum(1.0, n / TILE_ELEMS)
-        b.add("topk.torch_count", "topk", flops=rows * n * (HIST_ATOMIC_FLOPS + SWEEP_FLOPS),
-              bytes_read=rows * n * SCORE_BYTES, bytes_written=units * 256 * INDEX_BYTES,
-              parallel_units=units, dtype="fp32", count=layers * self.digit_passes)
-        b.add("topk.torch_gather", "topk", flops=rows * n * SWEEP_FLOPS + rows * k * SERIAL_ATOMIC_FLOPS,
-              bytes_read=rows * n * SCORE_BYTES, bytes_written=rows * k * (SCORE_BYTES + 8.0),
-              parallel_units=units, dtype="fp32", count=layers)
-        b.add("topk.torch_sort", "topk", flops=rows * k * FINAL_SORT_FLOPS_PER_ITEM,
-              bytes_read=rows * k * (SCORE_BYTES + 8.0), bytes_written=rows * k * (SCORE_BYTES + 8.0),
-              parallel_units=rows, dtype="fp32", count=layers)
+        # --- kernel model (calibration helper, issue 15): torch.topk's own dispatch, see torch_topk_dispatch_ops
+        torch_topk_dispatch_ops(b, rows, length, SCORE_BYTES, k, None, count=layers)
+
+
+#: torch.topk's sort path (TensorTopK.cpp should_use_sort: <= 10 rows of >= 100,000). MEASURED against it on the
+#: H100 with torch 2.11 (hwmodels/calibration/data/regimes_*.csv): 2 and 8 rows of 256K-1M columns take 1.0-1.3 x
+#: the time of one row, which a segmented sort of all rows x L (key, index) pairs cannot; the multi-block
+#: path's cost scales as measured, so it prices them (False). True restores the sort path.
+USE_SORT_PATH = False
+
+
+def torch_topk_dispatch_ops(b, rows, L, dtype_bytes, k, sel, count=1.0) -> None:
+    """Kernels of torch.topk(sorted=True) on `rows` rows of length `L` (each a scalar or one value per
+    setting), following PyTorch's dispatch (aten/src/ATen/native/cuda/TensorTopK.cpp should_use_sort,
+    TensorTopK.cu should_use_multiblock). Its work is per-element instruction work (digit extraction,
+    shared-memory histogram atomics) in the flop-equivalent currency of this module (SWEEP_FLOPS,
+    HIST_ATOMIC_FLOPS), priced as op kind 'topk' (calibrated on torch.topk, simulator/calibration/fit.py).
+    (Moved here from the calibration so that `topk: torch_topk` prices what the calibration measures.)
+
+    sort path    rows <= 10 and L >= 100,000: a segmented radix sort of (key, int64 index) pairs, per 8-bit
+                 digit an upsweep, a scan and a downsweep kernel (CUB's radix-sort structure), plus the
+                 index fill and the copies of the first k
+    multi-block  (rows, L) inside should_use_multiblock's bounds: per 8-bit digit (RADIX_BITS = 8) a
+                 counting kernel over all rows (rows x L / 4096 blocks) and a small within-k-counts kernel;
+                 two prefix-sum kernels; a gather kernel reading the rows once
+    single-block otherwise: one thread block per row sweeps its row once per 2-bit digit (SortingRadix-
+                 Select.cuh RADIX_BITS = 2) and once more to gather: one kernel whose sweeps are
+                 synchronized phases (sync_steps)
+    and finally (sorted=True) a sort of the k selected (value, index) pairs per row."""
+    bits = dtype_bytes * 8
+    rows = np.asarray(rows, float) * np.ones(b.n)
+    L = np.asarray(L, float) * np.ones(b.n)
+    sel = np.ones(b.n, dtype=bool) if sel is None else np.broadcast_to(np.asarray(sel, dtype=bool), (b.n,))
+    n = rows * L
+    count_work = n * (SWEEP_FLOPS + HIST_ATOMIC_FLOPS)   # a digit-counting pass: sweep + histogram atomic
+    use_sort = sel & (rows <= 10) & (L >= 100_000) & USE_SORT_PATH
+    mb = sel & ~use_sort & (((rows <= 20) & (L >= 20000)) | ((rows > 20) & (rows <= 40) & (L >= 10000))
+                            | ((rows > 40) & (rows <= 80) & (L >= 8000)) | ((rows > 80) & (rows < 200) & (L >= 5000))
+                            | ((rows >= 200) & (rows < 800) & (L >= 3000)) | ((rows >= 800) & (L >= 800)))
+    sb = sel & ~use_sort & ~mb
+    data = n * dtype_bytes
+    pairs = n * (dtype_bytes + 8)
+    passes8 = bits / 8
+    b.add("topk_sort_pass", "topk", flops=count_work, bytes_read=pairs, bytes_written=pairs,
+          count=3 * passes8 * count, dtype="fp32", where=use_sort)
+    b.add("topk_sort_misc", "topk", bytes_written=n * 8, count=3.0 * count, dtype="fp32", where=use_sort)
+    units_mb = rows * np.ceil(L / 4096)  # blocks per slice: items per thread x 256 threads (TensorTopK.cu)
+    b.add("topk_count", "topk", flops=count_work, bytes_read=data, reread_bytes=data * (passes8 - 1) / passes8,
+          working_set=data, parallel_units=units_mb, count=passes8 * count, dtype="fp32", where=mb)
+    b.add("topk_within_k", "topk", bytes_read=units_mb * 1024.0, count=passes8 * count, dtype="fp32", where=mb)
+    b.add("topk_scan", "topk", bytes_read=units_mb * 8.0, count=2.0 * count, dtype="fp32", where=mb)
+    b.add("topk_gather", "topk", flops=n * SWEEP_FLOPS, bytes_read=data, bytes_written=rows * k * (dtype_bytes + 8),
+          parallel_units=units_mb, count=count, dtype="fp32", where=mb)
+    sweeps = bits / 2 + 1
+    # single-block digit counting uses warp ballots and block reductions (no atomics): 2 sweeps' work each
+    b.add("topk_single_block", "topk", flops=n * sweeps * 2 * SWEEP_FLOPS, bytes_read=data * sweeps,
+          reread_bytes=data * (sweeps - 1), working_set=data, parallel_units=rows, sync_steps=sweeps,
+          count=count, dtype="fp32", where=sb)
+    b.add("topk_sort_k", "topk", flops=rows * k * 8 * 16.0, bytes_read=rows * k * (dtype_bytes + 8),
+          bytes_written=rows * k * (dtype_bytes + 8), parallel_units=rows, count=count, dtype="fp32",
+          where=sel & ~use_sort)
 
