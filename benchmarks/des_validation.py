@@ -1,31 +1,40 @@
 #!/usr/bin/env python3
 """The discrete-event engine against two real engines measured on an H100 (issue 12's validation).
 
-    python benchmarks/des_validation.py [--data DIR] [--csv OUT.csv]
+    python benchmarks/des_validation.py [--data DIR] [--csv OUT.csv] [--quick]
 
 Reads the committed serving measurements (hwmodels/calibration/data/serving/, made by
 hwmodels/calibration/serving/run_server.py and hf_cb.py; records.py there describes the files) and, for
 every load level and the Azure slice, replays the SAME requests (the measured arrival times, prompt and output
-lengths) through `simulator.engine.api.simulate` with the configuration the GPU ran:
+lengths) through `simulator.engine.api.simulate` with the configuration the GPU ran, twice:
 
-  own server  Llama-3.1-8B on H100-SXM (the committed calibrated fit), dense attention, bf16 KV,
-              runtime {launch: graph, kernels: unfused} (the server's plain-PyTorch kernels; decode-only
-              steps replayed as CUDA graphs, steps with a prefill chunk eager: scheduler.mixed_launch eager),
-              the scheduler parameters of the run (block 16, max_num_batched_tokens 8192, max_num_seqs 1024,
-              prefix caching on) and its KV blocks (num_blocks from the run's config: the server sized its
-              cache from the device, so the simulator uses the same number).
-  HF CB       the same model and device, runtime {launch: eager, kernels: unfused}, dense attention with
-              gqa_expand repeat_kv (HF's paged|sdpa repeats K/V per query head), block 256, token budget
-              8192, the run's num_blocks: the closest the engine's knobs come; notes/HF_CB_MODEL.md lists what
-              it cannot express (the one mask over all queries and keys of a batch among them).
+BEFORE  the engine's defaults (what this script printed before the serving-validation round): Llama-3.1-8B on
+        H100-SXM with the shipped calibrated fit, dense attention (generic kernel), runtime {launch: graph,
+        kernels: unfused}, mixed steps eager, no host time; HF CB with runtime eager / unfused, repeat_kv.
+AFTER   the harness priced as it runs, every input from a measurement that is NOT the compared TTFT / TPOT:
+        * attention {dense: {kernel: fa2, fa2_call: varlen, fa2_graph_max_k: the run's max_model_len}}: torch's
+          varlen FlashAttention-2 call (simulator/strategies/dense.py): split count of the CUDA graph's capture,
+          whole-tile compute, the longest row's CTA chain, the swapped path's copies; decode rows beside a prefill
+          chunk in the unsplit kernel; prefill chunks in its 128x64 tiles. Its device terms (op kind attn_fa2)
+          come from hwmodels/calibration/serving/fit_parts.py: the FA2 tile rate from the committed prefill_attn
+          CSV (flash rows >= 4K), the rest from the separate micro-benchmark serving_parts_*.csv (measure_parts.py,
+          attn_decode rows); the shipped fit keeps every other term;
+        * serving.step_cost.graph_sizes = the run's capture sizes (decode batches padded to the replayed graph);
+        * serving.step_cost.launch_eager_us = the harness's host cost per eager kernel, measured by
+          measure_parts.py (launch span of an eager forward / its device ops, two sessions pooled, mean);
+        * serving.step_cost.host_per_step_us {decode, mixed} + host_per_row_us: the host time between device
+          spans (scheduler, input packing, sync, update: cycle - device span), least squares over the harness's
+          own host timers of the OTHER load levels (leave one level out: no timer of the compared level enters);
+        * HF CB: runtime {launch: eager, kernels: hf} (HF's module kernels) and serving.step_cost.host_floor_ms
+          from the separate measure_hf_decode.py CSV (its attention-free SDPA step).
 
 Printed per level: requests compared (finished in the measurement), measured and simulated TTFT / TPOT
 medians, and the per-request relative error |sim / measured - 1| at its median and 90th percentile (the
-goal for the own server: median <= 10 %, p90 <= 15 %), then the signed bias. Then the step-cost check: every
-measured step of the own server priced by the engine's step pricer (StepCostModel.step_s) for its recorded
-composition, against its measured device span (CUDA events) and its wall time, by composition class; and
-the host time per step the device span does not cover (scheduler, input packing, sync), which the engine
-does not model. Nothing is fitted here.
+goal for the own server: median <= 10 %, p90 <= 15 %), then the signed bias. Then the step-cost check by batch
+composition (engine price vs the measured device span, CUDA events; with the host model vs the measured step
+cycle), the same on the micro-benchmark's in-situ steps (not serving runs), the memo-grid error of the per-step
+decode pricing against direct pricing, and the sensitivity to the host's eager launch speed. Nothing is fitted
+to the compared runs' latencies.
 """
 from __future__ import annotations
 
@@ -39,7 +48,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "hwmodels" / "calibration" / "data" / "serving"
 sys.path.insert(0, str(ROOT / "hwmodels" / "calibration" / "serving"))
+import fit_parts  # noqa: E402
 import records  # noqa: E402
+
+#: the separate micro-benchmark runs (measure_parts.py): script version 2 (all parts) and version 1 (its host rows
+#: are a second session's sample of the host's launch speed; its other parts are superseded by version 2)
+PARTS_RUNS = (DATA / "serving_parts_nvidia-h100-80gb-hbm3_2026-11-22.csv",
+              DATA / "serving_parts_v1_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 def serving_config(run: dict, engine: str):
@@ -350,12 +365,302 @@ def hf_floor_check(cfg, run: dict) -> None:
               f"{cells[5]:+7.1%}")
 
 
+# ======================================================================================================================
+# AFTER: the harness priced as it runs (module docstring)
+# ======================================================================================================================
+def eager_launch(paths=PARTS_RUNS) -> dict:
+    """The harness's host cost per eager kernel: launch span / device ops of measure_parts.py's eager forwards
+    (`host` rows), pooled over the sessions given; mean (the host's speed is bimodal, see the modes)."""
+    per = []
+    sessions = []
+    for p in paths:
+        if not Path(p).is_file():
+            continue
+        rows = fit_parts.read_rows(p)
+        v = [float(r["host_us"]) / float(r["count"]) for r in rows if r["part"] == "host" and r["host_us"]]
+        if v:
+            sessions.append((Path(p).name, float(np.median(v)), len(v)))
+            per += v
+    if not per:
+        raise FileNotFoundError("no measure_parts.py host rows")
+    a = np.asarray(per)
+    return {"mean_us": float(a.mean()), "median_us": float(np.median(a)), "p10_us": float(np.percentile(a, 10)),
+            "p90_us": float(np.percentile(a, 90)), "n": len(a), "sessions": sessions}
+
+
+class Harness:
+    """The AFTER inputs: the attn_fa2 fit (written into a temporary fitted folder), the eager launch cost."""
+
+    def __init__(self, log=print):
+        import tempfile
+
+        self.fit = fit_parts.fit(log=lambda s: None)
+        self.launch = eager_launch()
+        self.dir = tempfile.mkdtemp(prefix="sparsesim_harness_fit_")
+        fit_parts.write_fitted(self.dir, self.fit)
+        t = self.fit["terms"]
+        log(f"  attn_fa2 (varlen call): tile rate {t['compute']:.4f} x peak (prefill_attn CSV, flash >= 4K), memory "
+            f"{t['memory']:.3f}, iteration {t['iter_us']:.2f} us, per wave {t['cta_fixed_us']:.2f} us, per call "
+            f"{t['fixed_us']:.2f} us, 2 CTAs/SM (FlashAttention-2's own)")
+        for k, v in self.fit["errors"].items():
+            log(f"    {k:<64} rows {v['rows']:>4}  |err| p50 {v['median_ape_pct']:6.2f} %  p90 {v['p90_ape_pct']:6.2f} %")
+        la = self.launch
+        log(f"  eager launch (host per kernel): mean {la['mean_us']:.2f} us over {la['n']} forwards "
+            f"(p10 {la['p10_us']:.1f}, median {la['median_us']:.1f}, p90 {la['p90_us']:.1f} us; sessions: "
+            + ", ".join(f"{n} median {m:.1f} us ({k})" for n, m, k in la["sessions"]) + ")")
+
+    def __enter__(self):
+        import os
+
+        self._old = os.environ.get("SPARSESIM_FITTED_DIR")
+        os.environ["SPARSESIM_FITTED_DIR"] = self.dir
+        return self
+
+    def __exit__(self, *exc):
+        import os
+
+        if self._old is None:
+            os.environ.pop("SPARSESIM_FITTED_DIR", None)
+        else:
+            os.environ["SPARSESIM_FITTED_DIR"] = self._old
+
+
+def step_cycles(run: dict) -> list[dict]:
+    """Serving steps with their cycle (start to the next step's start) where the next step followed at once
+    (no idle wait for an arrival in between); host = cycle - device span."""
+    out = []
+    by = {}
+    for s in run["steps"]:
+        if s["workload"] != "calib":
+            by.setdefault(s["workload"], []).append(s)
+    for w, ss in by.items():
+        ss = sorted(ss, key=lambda x: x["step"])
+        for a, b in zip(ss, ss[1:]):
+            cyc = b["t_start_s"] - a["t_start_s"]
+            if cyc < a["wall_s"] + 2e-3 and math.isfinite(a["gpu_s"]):
+                out.append({**a, "cycle_s": cyc, "host_s": cyc - a["gpu_s"]})
+    return out
+
+
+def host_model(cycles: list[dict], exclude: str | None = None) -> tuple[float, float, float]:
+    """host = a_graph [decode step] + a_eager [step with a chunk] + b x requests in the step, least squares over
+    the harness's host timers of every level but `exclude`."""
+    c = [x for x in cycles if x["workload"] != exclude]
+    A = np.asarray([[x["path"] == "graph", x["path"] == "eager", x["rows"]] for x in c], dtype=np.float64)
+    y = np.asarray([x["host_s"] for x in c])
+    a_g, a_e, b = np.linalg.lstsq(A, y, rcond=None)[0]
+    return float(a_g), float(a_e), float(b)
+
+
+def own_after_config(run: dict, harness: Harness, host: tuple, launch_us: float | None = None):
+    from simulator.engine.config import parse_serving_section
+
+    c = run["config"]
+    s = c["scheduler"]
+    sched = {"max_num_batched_tokens": int(s["max_num_batched_tokens"]), "max_num_seqs": int(s["max_num_seqs"]),
+             "block_size": int(s["block_size"]), "num_blocks": int(s["num_blocks"]),
+             "enable_prefix_caching": bool(s["enable_prefix_caching"]), "mixed_launch": "eager"}
+    doc = {"hardware": ["H100-SXM"], "model": "Llama-3.1-8B",
+           "strategies": {"attention": {"dense": {"kernel": "fa2", "fa2_call": "varlen",
+                                                  "fa2_graph_max_k": int(c["max_model_len"])}}},
+           "runtime": {"launch": "graph", "kernels": "unfused"}}
+    a_g, a_e, b = host
+    section = {"requests": {"poisson": {"rate": 1.0, "count": 1}, "input_tokens": {"fixed": 16},
+                            "output_tokens": {"fixed": 16}},
+               "replicas": [{"count": 1}], "scheduler": sched, "decode_run_steps": 256,
+               "step_cost": {"graph_sizes": [int(x) for x in c["capture_sizes"]], "eager_overlap": "step",
+                             "launch_eager_us": float(launch_us or harness.launch["mean_us"]),
+                             "host_per_step_us": {"decode": a_g * 1e6, "mixed": a_e * 1e6},
+                             "host_per_row_us": b * 1e6}}
+    with harness:
+        return parse_serving_section(section, file="<des_validation own after>", base=ROOT, doc=doc)
+
+
+def _comp(s: dict):
+    from simulator.engine.step_cost import Composition
+
+    chunks = tuple(records.parse_chunks(s["prefill_chunks"]))
+    dctx = records.parse_decode_ctx(s["decode_ctx"]) if s["n_decode"] else []
+    return Composition(total_tokens=int(s["tokens"]), logit_rows=int(s["rows"]), n_decode=int(s["n_decode"]),
+                       decode_ctx_sum=float(s["decode_ctx_sum"]), chunks=chunks,
+                       decode_ctx_max=float(max(dctx)) if dctx else 0.0), chunks
+
+
+def after_cost(cfg):
+    from simulator.engine.sim import setup_group
+
+    return setup_group(0, cfg.groups[0], cfg, 512).cost
+
+
+ORDER = ["decode b=1", "decode b=2-8", "decode b=9-32", "decode b=33-128", "decode b>128", "mixed p<=128",
+         "mixed p<=1024", "mixed p<=4096", "mixed p>4096"]
+
+
+def after_step_table(cfg, run: dict, cycles: list[dict], host: tuple) -> None:
+    """Serving steps priced by the AFTER model: device price vs the measured device span; price + host model vs the
+    measured cycle; calibration steps (the run's controlled steps, not compared) at the end."""
+    cost = after_cost(cfg)
+    a_g, a_e, b = host
+    cyc = {(x["workload"], x["step"]): x["cycle_s"] for x in cycles}
+    classes: dict = {}
+    for s in run["steps"]:
+        comp, chunks = _comp(s)
+        pred = cost.step_s(comp)
+        cls = step_class(s["n_decode"], chunks)
+        if s["workload"] == "calib":
+            cls = "calib " + cls
+        c = cyc.get((s["workload"], s["step"]), math.nan)
+        h = (a_e if chunks else a_g) + b * s["rows"]
+        classes.setdefault(cls, []).append((pred, s["gpu_s"], pred + h, c))
+    print(f"{'composition':<22} {'steps':>6} {'meas dev p50':>13} {'pred p50':>9} | {'pred/dev p50':>12} "
+          f"{'|err| p50':>9} {'|err| p90':>9} | {'cycle p50':>9} {'pred+host/cycle':>15} {'|err| p50':>9} {'p90':>6}")
+    for cls in ORDER + ["calib " + o for o in ORDER]:
+        v = classes.get(cls)
+        if not v:
+            continue
+        a = np.asarray(v, dtype=np.float64)
+        r = a[:, 0] / a[:, 1]
+        okc = np.isfinite(a[:, 3])
+        rc = a[okc, 2] / a[okc, 3]
+        print(f"{cls:<22} {len(a):>6} {np.median(a[:, 1]) * 1e3:11.2f}ms {np.median(a[:, 0]) * 1e3:7.2f}ms | "
+              f"{np.median(r):12.3f} {np.median(np.abs(r - 1)):9.1%} {np.percentile(np.abs(r - 1), 90):9.1%} | "
+              + (f"{np.median(a[okc, 3]) * 1e3:7.2f}ms {np.median(rc):15.3f} {np.median(np.abs(rc - 1)):9.1%} "
+                 f"{np.percentile(np.abs(rc - 1), 90):6.1%}" if okc.any() else f"{'-':>9} {'-':>15} {'-':>9} {'-':>6}"))
+
+
+def insitu_table(cfg) -> None:
+    """measure_parts.py's whole steps (graph decode batches over a grid of batch x context, mixed per-row
+    contexts, eager steps with a chunk): separate from the serving runs."""
+    from simulator.engine.step_cost import Composition
+
+    cost = after_cost(cfg)
+    rows = [r for r in fit_parts.read_rows(PARTS_RUNS[0]) if r["part"] == "step"]
+    groups: dict = {}
+    for r in rows:
+        dctx = fit_parts._parse_ctx(r["ctx"]) if r["ctx"] else np.zeros(0)
+        chunks = ((int(float(r["chunk"])), int(float(r["prefix"]))),) if float(r["chunk"] or 0) else ()
+        b = len(dctx)
+        comp = Composition(total_tokens=b + sum(c for c, _ in chunks), logit_rows=b + len(chunks), n_decode=b,
+                           decode_ctx_sum=float(dctx.sum()), chunks=chunks,
+                           decode_ctx_max=float(dctx.max()) if b else 0.0)
+        pred = cost.step_s(comp)
+        meas = float(r["device_us"]) * 1e-6
+        if chunks:
+            key = "eager: chunk " + ("<= 512" if chunks[0][0] <= 512 else "1K-2K" if chunks[0][0] <= 2048 else "4K+")
+        else:
+            het = len(set(dctx.tolist())) > 1
+            key = ("graph: " + ("mixed ctx, " if het else "equal ctx, ")
+                   + ("b<=24 (split-KV)" if cost.graph_batch(b) <= 24 else "b>=32 (no split)"))
+        groups.setdefault(key, []).append(pred / meas - 1.0)
+    print(f"{'in-situ step group':<40} {'steps':>6} {'|err| p50':>9} {'|err| p90':>9} {'bias':>7}")
+    for k in sorted(groups):
+        e = np.asarray(groups[k])
+        print(f"{k:<40} {len(e):>6} {np.median(np.abs(e)):9.1%} {np.percentile(np.abs(e), 90):9.1%} "
+              f"{np.median(e):+7.1%}")
+
+
+def memo_error(cfg, run: dict, every: int = 7) -> None:
+    """Per-step decode pricing (memo on a 1/256 logarithmic grid of mean and longest context) vs direct pricing
+    of the same compositions."""
+    cost = after_cost(cfg)
+    e = []
+    for s in run["steps"][::every]:
+        comp, _ = _comp(s)
+        d = cost.direct_step_s(comp)
+        e.append(cost.step_s(comp) / d - 1.0)
+    e = np.abs(np.asarray(e))
+    print(f"memo grid vs direct pricing over {len(e)} measured compositions: |err| median {np.median(e):.2e}, "
+          f"p99 {np.percentile(e, 99):.2e}, max {e.max():.2e}")
+
+
+def noise_floor(run: dict, harness: Harness, cycles: list[dict], by: dict, jitter: float = 0.03) -> None:
+    """How far per-request latencies move when only the host's speed moves: the AFTER model against itself with
+    every host term (per-step host time, eager launch cost) `jitter` slower. The measured host varies far more
+    than that (eager launch 15-29 us per kernel between and within sessions), so these figures are a floor under
+    any per-request comparison with one measured run, not a target."""
+    from simulator.engine.api import simulate
+
+    print(f"\nnoise floor: the AFTER model vs itself with the host {jitter:.0%} slower (per-request |difference|)")
+    print(f"{'level':<13} | {'TTFT p50':>8} {'p90':>7} | {'TPOT p50':>8} {'p90':>7}")
+    for name, rows in by.items():
+        rows = sorted(rows, key=lambda r: (r["arrival_s"], r["rid"]))
+        h = host_model(cycles, exclude=name)
+        tr = trace_of(rows, name)
+        a = simulate(own_after_config(run, harness, h), tr, seed=0).requests
+        b = simulate(own_after_config(run, harness, tuple(x * (1 + jitter) for x in h),
+                                      harness.launch["mean_us"] * (1 + jitter)), tr, seed=0).requests
+        cells = []
+        for col in ("ttft_s", "tpot_s"):
+            x, y = a[col].to_numpy(), b[col].to_numpy()
+            ok = np.isfinite(x) & np.isfinite(y) & (x > 0)
+            e = np.abs(y[ok] / x[ok] - 1.0)
+            cells += [np.median(e), np.percentile(e, 90)]
+        print(f"{name:<13} | {cells[0]:8.1%} {cells[1]:7.1%} | {cells[2]:8.1%} {cells[3]:7.1%}")
+
+
+def own_after(run: dict, harness: Harness, quick: bool) -> list[dict]:
+    cycles = step_cycles(run)
+    by: dict = {}
+    for r in run["requests"]:
+        by.setdefault(r["workload"], []).append(r)
+    print("  host model per level (fitted on the OTHER levels' host timers): host = a_decode | a_mixed + b x requests")
+    levels = []
+    for name, rows in by.items():
+        host = host_model(cycles, exclude=name)
+        print(f"    {name:<12} a_decode {host[0] * 1e6:6.1f} us  a_mixed {host[1] * 1e6:6.1f} us  b {host[2] * 1e6:5.2f} "
+              f"us/request")
+        cfg = own_after_config(run, harness, host)
+        res = compare_level(cfg, rows, name)
+        res["engine"] = "own-after"
+        levels.append(res)
+    print_levels("per-request error, own server, AFTER", levels, goal=True)
+    noise_floor(run, harness, cycles, by)
+    host_all = host_model(cycles)
+    cfg = own_after_config(run, harness, host_all)
+    print("\nstep cost AFTER: engine price vs measured device span, and price + host model (all levels' timers) vs "
+          "the measured step cycle, own server")
+    after_step_table(cfg, run, cycles, host_all)
+    print("\nin-situ steps of the micro-benchmark (measure_parts.py, not a serving run) priced by the AFTER model")
+    insitu_table(cfg)
+    memo_error(cfg, run, every=31 if quick else 7)
+    if not quick:
+        print("\nsensitivity: the host's eager launch speed is bimodal (sessions); per-request error with each mode")
+        print(f"{'launch us':>10} {'level':<13} | {'TTFT err p50':>12} {'p90':>7} {'bias':>7} | {'TPOT err p50':>12} "
+              f"{'p90':>7} {'bias':>7}")
+        for lu in (harness.launch["p10_us"], harness.launch["p90_us"]):
+            for name, rows in by.items():
+                r = compare_level(own_after_config(run, harness, host_model(cycles, exclude=name), lu), rows, name)
+                print(f"{lu:10.1f} {name:<13} | {r['ttft_err_p50']:12.1%} {r['ttft_err_p90']:7.1%} {r['ttft_bias']:+7.1%} | "
+                      f"{r['tpot_err_p50']:12.1%} {r['tpot_err_p90']:7.1%} {r['tpot_bias']:+7.1%}")
+    return levels
+
+
+def hf_after_config(run: dict):
+    from simulator.engine.config import parse_serving_section
+
+    c = run["config"]
+    s = c["scheduler"]
+    sched = {"max_num_batched_tokens": int(s["max_num_batched_tokens"]), "max_num_seqs": 1024,
+             "block_size": int(s["block_size"]), "num_blocks": int(s["num_blocks"]),
+             "enable_prefix_caching": False, "mixed_launch": "eager"}
+    doc = {"hardware": ["H100-SXM"], "model": "Llama-3.1-8B",
+           "strategies": {"attention": {"dense": {"gqa_expand": "repeat_kv"}}},
+           "runtime": {"launch": "eager", "kernels": "hf"}}
+    section = {"requests": {"poisson": {"rate": 1.0, "count": 1}, "input_tokens": {"fixed": 16},
+                            "output_tokens": {"fixed": 16}},
+               "replicas": [{"count": 1}], "scheduler": sched, "decode_run_steps": 256,
+               "step_cost": {"host_floor_ms": hf_host_floor_s() * 1e3}}
+    return parse_serving_section(section, file="<des_validation hf after>", base=ROOT, doc=doc)
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--data", default=str(DATA), help="folder of the serving measurements")
     ap.add_argument("--csv", default="", help="also write the per-level figures to this CSV")
+    ap.add_argument("--quick", action="store_true", help="skip the sensitivity runs and thin the memo check")
     a = ap.parse_args(argv)
     all_rows = []
+    harness = None
     for engine, title in (("own", "OWN SERVER (PyTorch, FlashAttention-2 varlen, CUDA-graph decode) vs engine"),
                           ("hf", "HF TRANSFORMERS CONTINUOUS BATCHING (paged|sdpa) vs engine")):
         try:
@@ -367,37 +672,71 @@ def main(argv=None) -> int:
         c = run["config"]
         print(f"\n=== {title}\n    {c['gpu']}, torch {c['torch_version']}"
               + (f", transformers {c.get('transformers_version')}" if engine == "hf" else "")
-              + f", {c['date']}; num_blocks {c['num_blocks']} x {c['block_size']} tokens; "
-              f"replayed on H100-SXM Llama-3.1-8B, runtime {cfg.groups[0].combo.launch}/{cfg.groups[0].combo.kernels}")
+              + f", {c['date']}; num_blocks {c['num_blocks']} x {c['block_size']} tokens")
         levels = []
         by = {}
         for r in run["requests"]:
             by.setdefault(r["workload"], []).append(r)
         for name, rows in by.items():
             res = compare_level(cfg, rows, name)
-            res["engine"] = engine
+            res["engine"] = f"{engine}-before"
             levels.append(res)
-        print_levels(f"per-request error, {engine}", levels, goal=(engine == "own"))
+        print(f"\n--- BEFORE: runtime {cfg.groups[0].combo.launch}/{cfg.groups[0].combo.kernels}, "
+              f"{cfg.groups[0].combo.strategy_label()}, no host time")
+        print_levels(f"per-request error, {engine}, BEFORE", levels, goal=(engine == "own"))
         all_rows += levels
         if engine == "own":
             serving = [s for s in run["steps"] if s["workload"] != "calib"]
             step_check(cfg, serving + [s for s in run["steps"] if s["workload"] == "calib"],
-                       "step cost: engine price vs measured device span (CUDA events) and wall time, own server")
+                       "step cost BEFORE: engine price vs measured device span (CUDA events) and wall time, own server")
             host = np.asarray([s["sched_s"] + s["prep_s"] + s["update_s"] for s in serving])
             gap = np.asarray([s["wall_s"] - s["gpu_s"] for s in serving])
             print(f"host time per serving step (scheduler + input packing + scheduler update): median "
                   f"{np.median(host) * 1e3:.3f} ms, p90 {np.percentile(host, 90) * 1e3:.3f} ms; wall - device span: "
-                  f"median {np.median(gap) * 1e3:.3f} ms (not in the engine's step price)")
-            queueing_check(cfg, run)
+                  f"median {np.median(gap) * 1e3:.3f} ms (not in the BEFORE step price)")
+            print("\n--- AFTER: the harness as it runs (inputs below; none from the compared TTFT / TPOT)")
+            harness = Harness()
+            all_rows += own_after(run, harness, a.quick)
         else:
             hf_step_check(cfg, run["steps"])
-            hf_floor_check(cfg, run)
+            cfg2 = hf_after_config(run)
+            print(f"\n--- AFTER: runtime {cfg2.groups[0].combo.launch}/{cfg2.groups[0].combo.kernels}, repeat_kv, host floor "
+                  f"{cfg2.host_floor_s * 1e3:.1f} ms (measure_hf_decode.py, separate)")
+            lv = []
+            for name, rows in by.items():
+                res = compare_level(cfg2, rows, name)
+                res["engine"] = "hf-after"
+                lv.append(res)
+            print_levels("per-request error, hf, AFTER", lv, goal=False)
+            hf_after_steps(cfg2, run["steps"])
+            all_rows += lv
     if a.csv and all_rows:
         import pandas as pd
 
         pd.DataFrame(all_rows).to_csv(a.csv, index=False)
         print(f"\nwrote {a.csv}")
     return 0
+
+
+def hf_after_steps(cfg, steps: list[dict]) -> None:
+    """HF CB steps (wall time: HF runs on its own stream, no device span) against the AFTER price, by class."""
+    cost = after_cost(cfg)
+    rows = []
+    for s in steps:
+        comp, chunks = _comp(s)
+        kv = s["decode_ctx_sum"] + sum(c + o for c, o in chunks)
+        rows.append((bool(chunks), s["rows"], kv, max(cost.step_s(comp), cfg.host_floor_s), s["wall_s"]))
+    a = np.asarray(rows, dtype=np.float64)
+    print(f"{'HF step class (AFTER)':<28} {'steps':>6} {'wall p50':>9} {'pred p50':>9} {'pred/wall p50':>13} "
+          f"{'|err| p90':>9}")
+    for name, sel in (("decode, rows 1-4", (a[:, 0] == 0) & (a[:, 1] <= 4)),
+                      ("decode, rows 5-16", (a[:, 0] == 0) & (a[:, 1] > 4)),
+                      ("with prefill, keys <= 8K", (a[:, 0] == 1) & (a[:, 2] <= 8192)),
+                      ("with prefill, keys > 8K", (a[:, 0] == 1) & (a[:, 2] > 8192))):
+        if sel.any():
+            r = a[sel, 3] / a[sel, 4]
+            print(f"{name:<28} {int(sel.sum()):>6} {np.median(a[sel, 4]) * 1e3:7.1f}ms {np.median(a[sel, 3]) * 1e3:7.1f}ms "
+                  f"{np.median(r):13.3f} {np.percentile(np.abs(r - 1), 90):9.1%}")
 
 
 if __name__ == "__main__":

@@ -18,14 +18,28 @@ from __future__ import annotations
 #:           SDPA: no split-KV, one CTA per query head walks the whole cache); calibrated on
 #:           hwmodels/calibration/measure_regimes.py
 #: indexer   a DSA-lightning-indexer-like logits kernel, one CTA per (query row, 64 keys)
-#: copy_strided  a broadcast / strided copy of plain PyTorch (HF repeat_kv's expand + reshape: the
-#:           non-vectorized elementwise_kernel<128, 4> direct_copy), which reaches a third of a contiguous copy's
-#:           bandwidth (measured: hwmodels/calibration/data/hf_decode_profile_*.csv)
-#: gemm_fp8_rowwise  fp8 GEMM with per-token x per-channel scales (CUTLASS rowwise: one CTA per output tile
-#:           walks all of K, no split-K), calibrated on torch._scaled_mm rowwise
+#: copy_strided  a broadcast / strided elementwise kernel of plain PyTorch (HF repeat_kv's expand + reshape, a
+#:           [M, K] x [M, 1] or [M, K] x [K] product, rotate_half's neg of a slice and its cat: TensorIterator's
+#:           non-vectorized elementwise_kernel<128, 4>), element-rate bound (one flop-equivalent per output element;
+#:           MEASURED 0.23-0.46 T elements/s on the H100, hwmodels/calibration/data/regimes_*_v3.csv ew_kernel)
+#: gemm_fp8_rowwise  fp8 GEMM with per-token x per-channel scales (torch 2.11 / CUDA 13: cuBLASLt's outer-vector-
+#:           scaled nvjet kernel, 128 x 128 tiles, one persistent CTA per SM walking whole tiles over all of K, no
+#:           split-K; MEASURED kernel names and grids), calibrated on torch._scaled_mm rowwise
+#: attn_combine_fa2 / attn_combine_triton / attn_combine_cudnn  the combine kernel of a split-KV decode family
+#:           (FlashAttention-2's splitkv_combine, our Triton combine, cuDNN's lean_reduction): its own fixed,
+#:           per-wave and per-split-load times (simulator/decode_kernels.py COMBINE_KIND)
+#: cast      a dtype-converting kernel of plain PyTorch that converts one element at a time: the up-casting copies
+#:           (fp8 -> bf16, bf16 -> fp32: TensorIterator's unrolled_elementwise_kernel) and broadcast arithmetic on
+#:           mixed dtypes (bf16 [M, K] / fp32 [M, 1]: elementwise_kernel with dynamic casting), element-rate bound
+#:           (MEASURED 0.21-0.33 T elements/s on the H100); narrowing casts are vectorized (kind elementwise)
+#: reduce    a row reduction of plain PyTorch (amax, mean over the last dim: reduce_kernel<512, 1>)
+#: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
+#:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
+#:           CTAs with a per-block chain (calibrated on _quant_rowwise)
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
-                          "indexer", "gemm_fp8_rowwise", "copy_strided")
+                          "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
+                          "attn_combine_cudnn", "cast", "reduce", "quant")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -26,25 +26,33 @@ flex            attn_flex    ceil(q*G/BLOCK_M) * B * Hkv * S          S = 1, MEA
                                                                      get_split_k would give SMs // (B*Hkv) * 2
                                                                      (torch/_inductor/kernel/flex_decoding.py);
                                                                      `flex_num_splits` keeps that rule for reference
-cudnn           attn_cudnn   q = 1: B * Hkv * S, S as fa2            ASSUMPTION: cuDNN's SDPA is closed source;
-                             q > 1: B * Hq * ceil(q/64), no split    its split rule is not published. One query
-                                                                     row: the FA2 rule (cuDNN's measured times
-                                                                     track our FA2-rule Triton kernel within a few
-                                                                     % from 16 to 1M tokens); several rows:
-                                                                     MEASURED one CTA per (sequence, query head)
-                                                                     walking the whole cache (time proportional to
-                                                                     T, independent of q_rows, doubling with the
-                                                                     query heads once they exceed one wave)
+cudnn           attn_cudnn   q = 1: B * Hkv * S                      MEASURED (regimes_grids_*.csv: the launch grid of
+                             q > 1: B * Hq * ceil(q/64), no split    cuDNN's SDPA kernel, torch.profiler, 27 shapes):
+                                                                     S = min(64, 2^floor(log2(2 SMs / (B Hkv))),
+                                                                     2^floor(log2(T / 128))), and S = 1 when that is
+                                                                     below 8 (`cudnn_num_splits`; cuDNN is closed
+                                                                     source). Several rows: MEASURED one persistent
+                                                                     CTA per SM (232 KB shared memory) walking one
+                                                                     (sequence, query head) tile after another over
+                                                                     the whole cache
 memeff          attn_memeff  B * Hq * ceil(q/64), no split           memory-efficient SDPA (xFormers cutlass
                                                                      FMHA, PyTorch's efficient backend): one
                                                                      CTA per (query head, 64 query rows) walks
                                                                      the whole cache; every query head streams
                                                                      its own K/V (no GQA sharing)
 
-The split kernels' partial outputs are merged by a combine kernel (op `attention_combine`, the family's kind):
-one CTA per 64 (row x head) outputs; FlashAttention-2's combine walks the splits in sequence
-(`serial_iters` = S: MEASURED, its time grows with the split count, ~25 us at 128 splits), ours reads them in
-one vectorized load (1 iteration).
+The split kernels' partial outputs are merged by a combine kernel of the family's own (op `attention_combine`,
+kind COMBINE_KIND[family]; MEASURED launch grids and durations in regimes_grids_*.csv):
+  fa2     flash_fwd_splitkv_combine_kernel: one CTA per kBlockM = 4 (row x head) outputs (d = 128), walking the
+          splits one after another (serial_iters = S: 3.2 us at S = 2, 25.7 us at S = 128)
+  triton  our _splitkv_combine: one program per (sequence, query head, row), all splits in one vectorized load
+  cudnn   cudnn::fusion::lean_reduction_kernel: one CTA of 256 threads per (sequence, query head); its duration grows
+          0.031 us per split (2.1 us at S = 8, 3.8 us at S = 64): one dependent L2 load per CUDNN_COMBINE_SPLITS
+          splits
+Resident CTAs per SM of every kernel (Efficiency.cta_slots) come from the launched kernel's registers and shared
+memory (regimes_grids_*.csv; simulator/calibration/fit_regimes.py `occupancy`), not from a fit.
+memeff has no GQA: the caller expands K/V to every query head (HF's repeat_kv, or the campaign outside its
+timing), so its Hq streams are distinct memory and none of them is served by L2.
 For several query rows FA2 and cuDNN (q > 1) stream K/V once per query head; the other heads of a GQA group
 re-read the same K/V (`reread_bytes`): FA2 from L2 while the batch's K/V fits (working set = all of it:
 MEASURED, its B = 1 / 4 / 16 rows reuse 100 / ~36 / ~0 % of the re-reads as 50 MiB of L2 predicts), cuDNN
@@ -58,6 +66,21 @@ import numpy as np
 #: family -> op kind of its several-query-row kernel when it is another kernel (cuDNN: MEASURED one resident CTA
 #: per SM instead of two, a different chain)
 ROWS_KIND = {"cudnn": "attn_cudnn_rows"}
+#: family -> op kind of its combine kernel (module docstring); families that never split have none
+COMBINE_KIND = {"fa2": "attn_combine_fa2", "triton_splitkv": "attn_combine_triton", "cudnn": "attn_combine_cudnn"}
+#: FlashAttention-2's combine kernel: (row x head) outputs per CTA for head dim 128 (flash_fwd_launch_template.h
+#: run_mha_fwd_splitkv_dispatch kBlockM = d % 128 == 0 ? 4 : ...; MEASURED grid = ceil(B Hq q / 4))
+FA2_COMBINE_ROWS = 4.0
+#: cuDNN's lean_reduction combine: splits per dependent L2 load, from its measured slope (0.031 us per split over
+#: S = 8..64 at 0.143 us per L2 load, latency_*.csv): ASSUMPTION that the slope is L2 round trips
+CUDNN_COMBINE_SPLITS = 4.0
+#: family -> how much longer one K/V tile iteration is when K/V are stored in fp8 and converted to bf16 in the
+#: kernel's registers (the op's serial_iters are scaled by it): MEASURED on the H100, our Triton kernel, fitted by
+#: simulator/calibration/fit_regimes.py (`fp8_kv_iter_factor`) on the fp8-KV rows of heads 8/1 and 32/8
+#: (regimes_*_v3.csv, 17 rows, 1.935; 64/8 held out): the fp8 kernel moves half the bytes but reaches ~2.2 TB/s
+FP8_KV_ITER_FACTOR = {"triton_splitkv": 1.94}
+#: cuDNN's decode split rule (MEASURED, module docstring): the CTA target 2 x SMs, at most 64 splits, at least 8
+CUDNN_MAX_SPLITS, CUDNN_MIN_SPLITS = 64.0, 8.0
 #: family -> (op kind, keys per serial iteration of one CTA, source of the tile)
 FAMILIES = {
     "fa2": ("attn_fa2", 128.0, "flash_api.cpp set_params_splitkv: block_n = 128 for head dim <= 128"),
@@ -100,6 +123,17 @@ def fa2_num_splits(bhm, sms: int, n_blocks, max_splits: int = FA2_MAX_SPLITS) ->
     return out[inv.ravel()].reshape(bhm.shape)
 
 
+def cudnn_num_splits(b_hkv, T, sms: int) -> np.ndarray:
+    """cuDNN SDPA's decode split count (one query row), MEASURED from its launch grids on the H100 (27 shapes of
+    regimes_grids_*.csv, all reproduced): the largest power of two <= 2 SMs / (B Hkv), at most 64 and at most the
+    largest power of two <= T / 128; no split (1) when that is below 8."""
+    bh = np.maximum(np.asarray(b_hkv, dtype=np.float64), 1.0)
+    T = np.maximum(np.asarray(T, dtype=np.float64), 1.0)
+    p2 = lambda x: 2.0 ** np.floor(np.log2(np.maximum(x, 1.0)))  # noqa: E731
+    s = np.minimum(np.minimum(CUDNN_MAX_SPLITS, p2(2.0 * sms / bh)), p2(T / 128.0))
+    return np.where(s < CUDNN_MIN_SPLITS, 1.0, s)
+
+
 def flex_num_splits(b_hkv, sms: int) -> np.ndarray:
     """flex_decoding get_split_k: SM // (B * Hkv) * 2, at least 1 (integer division)."""
     bh = np.maximum(np.asarray(b_hkv, dtype=np.float64), 1.0)
@@ -130,19 +164,34 @@ def decode_layout(family: str, B, q, Hq, Hkv, T, sms: int):
         # fa2 and cudnn pack the group only for one query row (seqlenq_ngroups_swapped); our Triton kernel always
         packed = (q <= 1) | (family == "triton_splitkv")
         rows_ctas = np.where(packed, B * Hkv * np.ceil(q * G / FA2_BLOCK_M), B * Hq * np.ceil(q / FA2_BLOCK_M))
-        splits = fa2_num_splits(rows_ctas, FA2_CTAS_PER_SM * sms, np.ceil(T / 128.0))
-        if family == "cudnn":
-            splits = np.where(packed, splits, 1.0)        # measured: no split for several rows (docstring)
+        if family == "cudnn":  # measured rule (cudnn_num_splits); no split for several rows (docstring)
+            splits = np.where(packed, cudnn_num_splits(B * Hkv, T, sms), 1.0)
+            tile = np.where(T <= 256, 64.0, tile)   # MEASURED: a 64 x 64 tile engine at T <= 256 (kernel names)
+        else:
+            splits = fa2_num_splits(rows_ctas, FA2_CTAS_PER_SM * sms, np.ceil(T / 128.0))
         ctas = rows_ctas * splits
         streams = np.where(packed, Hkv, Hq) * np.ones_like(splits)
     iters = np.ceil(np.ceil(T / splits) / tile)
-    combine_iters = splits if family == "fa2" else np.ones_like(splits)
+    _, combine_iters = combine_layout(family, B, q, Hq, splits)
     return kind, ctas, splits, iters, streams, combine_iters
+
+
+def combine_layout(family: str, B, q, Hq, splits):
+    """(CTAs, serial iterations) of a family's combine kernel (module docstring)."""
+    rows = np.asarray(B, dtype=np.float64) * q * Hq
+    S = np.asarray(splits, dtype=np.float64)
+    if family == "fa2":
+        return np.maximum(1.0, np.ceil(rows / FA2_COMBINE_ROWS)), S
+    if family == "cudnn":
+        return np.maximum(1.0, rows), np.ceil(S / CUDNN_COMBINE_SPLITS)
+    return np.maximum(1.0, rows), np.ones_like(S)
 
 
 def reread_working_set(family: str, B, Hkv, T, d, kvb, tile: float = 128.0):
     """Working set over which a family's per-query-head re-reads of a GQA group's K/V cycle (see docstring)."""
     whole = np.asarray(B, dtype=np.float64) * T * 2.0 * Hkv * d * kvb
+    if family == "memeff":   # no GQA: expanded K/V, every stream is its own memory (docstring): nothing fits L2
+        return np.full(np.shape(whole), np.inf)
     if family == "cudnn":
         return np.asarray(B, dtype=np.float64) * Hkv * 2.0 * tile * d * kvb   # the groups' tiles in flight
     return whole

@@ -39,8 +39,12 @@ RESIDUAL_ADDS_PER_LAYER = 2
 #: (160 splitKreduce_kernel calls: a graph node each, HF_SPLITK_REDUCES_PER_LAYER); repeat_kv expands K and V in two copies (HF_SPLIT_OPS); the SDPA call with HF's attention mask adds 3 mask kernels per layer
 #: (where, 2 fills: 32 + 64 in the profile); 115 more per step build the rotary tables and the mask
 #: (arange, long adds, compares, cos / sin, casts). fp8 activation quantization is 8 eager kernels.
-HF_TORCH_KERNELS = {"attn_norm": 8, "mlp_norm": 8, "moe_norm": 8, "final_norm": 8, "qkv_a_norm": 8,
-                    "rope_kv_write": 12, "mlp_act": 2, "moe_experts_act": 2, "moe_shared_act": 2}
+HF_TORCH_KERNELS = {"qkv_a_norm": 8, "mlp_act": 2, "moe_experts_act": 2, "moe_shared_act": 2}
+#: the RMSNorm ops that `kernels: hf` prices kernel by kernel (hf_rmsnorm_ops), and the rope / cache update
+#: (hf_rope_ops): each kernel with its own op kind and bytes, as the torch.profiler kernel list shows them
+#: (regimes_hf_profile_*.csv; regimes_grids_*_v3.csv hf_grid): casts up (kind cast), broadcast products and
+#: rotate_half's strided neg / cat (kind copy_strided), the mean (kind reduce), the rest vectorized (elementwise)
+HF_NORMS = ("attn_norm", "mlp_norm", "moe_norm", "final_norm")
 HF_SPLIT_OPS = {"qkv_proj": 3, "mlp_gate_up": 2, "moe_shared_gate_up": 2, "attention_repeat_kv": 2}
 HF_MASK_KERNELS_PER_LAYER = 3
 HF_SPLITK_REDUCES_PER_LAYER = 5
@@ -86,23 +90,95 @@ def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count:
 
 
 def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0) -> None:
-    """Per-token fp8 quantization of a [rows, k] bf16 activation: one CTA per row reads it twice (the row's amax,
-    then scale and cast: the structure of vLLM's per-token scaled_fp8_quant and of our Triton _quant_rowwise),
-    writes fp8 values and one fp32 scale per row; `kernels` = the kernels it takes (1 fused; the unfused
-    runtimes multiply, see FP8_ACT_QUANT_KERNELS)."""
+    """Per-token fp8 quantization of a [rows, k] bf16 activation.
+
+    fused (kernels = 1): one CTA per row reads it twice (the row's amax, then scale and cast: the structure of
+    vLLM's per-token scaled_fp8_quant and of our Triton _quant_rowwise), writes fp8 values and one fp32 scale per
+    row; the second pass re-reads what the first just read, from L2 while the activation fits (reread_bytes); each
+    pass walks the row in QUANT_BLOCK-element blocks, one after another (serial_iters, kind quant).
+    eager (kernels > 1): eager_quant_ops, the 8 kernels PyTorch runs (FP8_ACT_QUANT_KERNELS)."""
     if kernels == 1:
-        b.add("act_quant", "elementwise", flops=3.0 * rows * k, bytes_read=2.0 * rows * k * ACT_BYTES,
-              bytes_written=rows * k + rows * 4.0, parallel_units=rows, dtype="fp32", count=count)
-    else:  # eager PyTorch: `kernels` whole-tensor elementwise / reduction kernels, each over the activation
-        b.add("act_quant", "elementwise", flops=rows * k, bytes_read=rows * k * ACT_BYTES,
-              bytes_written=rows * k, dtype="fp32", count=np.asarray(count, dtype=np.float64) * kernels)
+        act = rows * k * ACT_BYTES
+        b.add("act_quant", "quant", flops=3.0 * rows * k, bytes_read=2.0 * act, bytes_written=rows * k + rows * 4.0,
+              reread_bytes=act, working_set=act, parallel_units=rows,
+              serial_iters=2.0 * np.ceil(k / QUANT_BLOCK) * np.ones(np.shape(rows)), dtype="fp32", count=count)
+    else:
+        eager_quant_ops(b, rows, k, count)
+
+
+#: elements one CTA of the fused quantization kernel handles per step (measure_regimes.py _quant_rowwise BLOCK = 1024)
+QUANT_BLOCK = 1024.0
+#: flop-equivalents per element of the mixed-dtype broadcast division x / scale (bf16 / fp32 -> fp32), in units of
+#: an up-cast's: MEASURED element rates 0.21-0.23 vs 0.32-0.33 T elements/s (regimes_*_v3.csv ew_kernel,
+#: bcast_rowscale_bf16_fp32 vs cast_bf16_fp32 / cast_fp8_bf16, M >= 4096)
+DIV_CAST_FLOPS = 1.5
+
+
+def eager_quant_ops(b: OpBuilder, rows, k: float, count) -> None:
+    """Eager per-token fp8 quantization, x.abs().amax(-1).float().clamp(min).div(448); (x / scale).clamp(-448, 448)
+    .to(float8) (hwmodels/calibration/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
+    regimes_grids_*_v3.csv quant_eager): abs (vectorized), the row amax (kind reduce), three tiny kernels on the
+    [rows, 1] scale, x / scale (a broadcast with promotion to fp32, converting element by element: kind cast,
+    DIV_CAST_FLOPS per element), clamp (fp32, vectorized) and the cast to fp8 (vectorized). A kernel reading the tensor the kernel
+    before it wrote (or read) reads it from L2 while it fits (reread_bytes, working set = that tensor)."""
+    e = rows * k
+    tiny = rows * 4.0
+    b.add("act_quant", "elementwise", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32", count=count)
+    b.add("act_quant", "reduce", flops=e, bytes_read=2.0 * e, bytes_written=rows * 2.0, reread_bytes=2.0 * e,
+          working_set=2.0 * e, dtype="fp32", count=count)
+    b.add("act_quant", "elementwise", flops=rows, bytes_read=tiny, bytes_written=tiny, dtype="fp32",
+          count=np.asarray(count, dtype=np.float64) * 3.0)
+    b.add("act_quant", "cast", flops=DIV_CAST_FLOPS * e, bytes_read=2.0 * e + tiny, bytes_written=4.0 * e,
+          reread_bytes=2.0 * e, working_set=4.0 * e, dtype="fp32", count=count)
+    b.add("act_quant", "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=4.0 * e, reread_bytes=4.0 * e,
+          working_set=4.0 * e, dtype="fp32", count=count)
+    b.add("act_quant", "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=e, reread_bytes=4.0 * e,
+          working_set=4.0 * e, dtype="fp32", count=count)
+
+
+def hf_rmsnorm_ops(b, name: str, rows, h: float, count) -> None:
+    """transformers' LlamaRMSNorm as its 8 kernels (MEASURED kernel list, regimes_hf_profile_*.csv): x.to(fp32)
+    (an up-cast: kind cast), pow(2) (vectorized), mean(-1) (kind reduce), + eps and rsqrt on [rows, 1] (tiny),
+    h * rsqrt (a [rows, h] x [rows, 1] broadcast in fp32: copy_strided), .to(bf16) (vectorized) and weight * h
+    (vectorized at one row, a broadcast over rows otherwise: copy_strided)."""
+    e = rows * h
+    c = np.asarray(count, dtype=np.float64)
+    b.add(name, "cast", flops=e, bytes_read=2.0 * e, bytes_written=4.0 * e, dtype="fp32", count=c)
+    b.add(name, "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=4.0 * e, dtype="fp32", count=c)
+    b.add(name, "reduce", flops=e, bytes_read=4.0 * e, bytes_written=rows * 4.0, dtype="fp32", count=c)
+    b.add(name, "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0, dtype="fp32", count=2.0 * c)
+    b.add(name, "copy_strided", flops=e, bytes_read=4.0 * e, bytes_written=4.0 * e, dtype="fp32", count=c)
+    b.add(name, "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=2.0 * e, dtype="fp32", count=c)
+    one = np.asarray(rows, dtype=np.float64) <= 1
+    b.add(name, "elementwise", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32", count=c, where=one)
+    b.add(name, "copy_strided", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32", count=c, where=~one)
+
+
+def hf_rope_ops(b, rows, hq: float, hkv: float, d: float, kvb: float, count) -> None:
+    """transformers' apply_rotary_pos_emb on q and k (per tensor: x * cos and rotate_half(x) * sin as broadcast
+    products, rotate_half's neg of a slice and its cat: copy_strided; the sum: vectorized) and the StaticCache
+    update (index_copy_ of k and v: copy_strided): 12 kernels, as the MEASURED kernel list shows."""
+    c = np.asarray(count, dtype=np.float64)
+    for heads in (hq, hkv):
+        e = rows * heads * d
+        b.add("rope_kv_write", "copy_strided", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32",
+              count=2.0 * c)                                   # x * cos, rotate_half(x) * sin
+        b.add("rope_kv_write", "copy_strided", flops=e / 2, bytes_read=e, bytes_written=e, dtype="fp32", count=c)  # neg
+        b.add("rope_kv_write", "copy_strided", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32",
+              count=c)                                         # cat
+        b.add("rope_kv_write", "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=2.0 * e, dtype="fp32", count=c)
+    e = rows * hkv * d
+    b.add("rope_kv_write", "copy_strided", flops=e, bytes_read=2.0 * e, bytes_written=e * kvb, dtype="fp32",
+          count=2.0 * c)                                       # index_copy_ of k and v into the cache
 
 
 def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count, kind: str | None = None) -> None:
     """An fp8 GEMM on fp8 activations: [rows, k] (1 B) @ [k, n] (wb B) -> bf16. Kind FP8_GEMM_KIND unless given;
-    the rowwise kernel (gemm_fp8_rowwise) has no split-K: one CTA per 128 x 128 output tile walks all of K in
-    128-wide steps (CTAs and serial iterations for hwmodels.roofline's wave model; ASSUMPTION: torch's
-    f8f8bf16_rowwise default tile 128 x 128 x 128)."""
+    the rowwise kernel (gemm_fp8_rowwise) has no split-K: a 128 x 128 output tile per CTA step, walking all of K
+    in 128-wide steps (CTAs and serial iterations for hwmodels.roofline's wave model). MEASURED (regimes_grids_*_v3
+    .csv): torch 2.11 / CUDA 13 runs rowwise scales as cuBLASLt's nvjet_sm90_qqtst_128x128_128x6_1x1_..._ovscale
+    kernel for every measured shape (M 1-4096; not the CUTLASS f8f8bf16_rowwise path), grid = min(tiles, SMs)
+    persistent CTAs of 214 KB shared memory (one per SM); the wave model with one slot per SM prices that."""
     kind = kind or FP8_GEMM_KIND
     extra = {}
     if kind == "gemm_fp8_rowwise":
@@ -140,10 +216,18 @@ def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None
               count=count, devices=tp)
 
 
+def norm(b, combo: Combo, name: str, rows, h: float, count) -> None:
+    """An RMSNorm: one kernel, or HF's 8 (kernels: hf, hf_rmsnorm_ops)."""
+    if getattr(combo, "kernels", "fused") == "hf":
+        hf_rmsnorm_ops(b, name, rows, h, count)
+    else:
+        elementwise(b, name, rows, h, h, count)
+
+
 def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str) -> None:
     """Projections and cache writes before the attention kernel."""
     m, h = combo.model, combo.model.hidden
-    elementwise(b, "attn_norm", rows, h, h, count)
+    norm(b, combo, "attn_norm", rows, h, count)
     if m.mla:
         a = m.mla
         hd = combo.heads_dev
@@ -165,6 +249,9 @@ def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str)
     else:
         hq, hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
         gemm(b, "qkv_proj", combo, rows, h, (hq + 2 * hkv) * d, count)
+        if getattr(combo, "kernels", "fused") == "hf":
+            hf_rope_ops(b, rows, hq, hkv, d, combo.kvbytes, count)
+            return
         b.add("rope_kv_write", "elementwise", flops=4.0 * rows * (hq + hkv) * d,
               bytes_read=rows * (hq + 2 * hkv) * d * ACT_BYTES,
               bytes_written=rows * (hq * d * ACT_BYTES + 2 * hkv * d * combo.kvbytes),
@@ -243,11 +330,11 @@ def ffn_ops(b: OpBuilder, combo: Combo, rows, phase: str) -> None:
     """Post-attention norm + FFN for every layer (dense layers and MoE layers counted separately)."""
     m, h = combo.model, combo.model.hidden
     if m.dense_layers:
-        elementwise(b, "mlp_norm", rows, h, h, m.dense_layers)
+        norm(b, combo, "mlp_norm", rows, h, m.dense_layers)
         mlp_ops(b, combo, rows, m.ffn, m.dense_layers)
         allreduce(b, "allreduce_mlp", combo, rows, m.dense_layers)
     if m.moe and m.moe_layers:
-        elementwise(b, "moe_norm", rows, h, h, m.moe_layers)
+        norm(b, combo, "moe_norm", rows, h, m.moe_layers)
         moe_ops(b, combo, rows, m.moe_layers)
         allreduce(b, "allreduce_moe", combo, rows, m.moe_layers)
 
@@ -262,7 +349,7 @@ def head_ops(b: OpBuilder, combo: Combo, rows, logit_rows) -> None:
     v = m.vocab / combo.tp
     b.add("embedding", "gather", bytes_read=rows * h * ACT_BYTES, bytes_written=rows * h * ACT_BYTES,
           dtype="fp32")
-    elementwise(b, "final_norm", logit_rows, h, h, 1.0)
+    norm(b, combo, "final_norm", logit_rows, h, 1.0)
     b.add("lm_head", "gemm", flops=2.0 * logit_rows * h * v, bytes_read=h * v * ACT_BYTES + logit_rows * h * ACT_BYTES,
           bytes_written=logit_rows * v * LOGIT_BYTES, dtype=ACT_DTYPE)
     b.add("sampling", "elementwise", flops=4.0 * logit_rows * v, bytes_read=logit_rows * v * LOGIT_BYTES,
@@ -286,8 +373,11 @@ def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention
     if combo.kernels == "hf":
         # HF's attention mask (where + fills over the cache length) per layer, the per-step rotary tables and
         # mask construction (tiny kernels; see HF_TORCH_KERNELS)
+        # the mask's where (a broadcast: copy_strided) and two fills (regimes_hf_profile_*.csv)
+        b.add("hf_attn_mask", "copy_strided", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0,
+              dtype="fp32", count=m.layers)
         b.add("hf_attn_mask", "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0,
-              dtype="fp32", count=HF_MASK_KERNELS_PER_LAYER * m.layers)
+              dtype="fp32", count=(HF_MASK_KERNELS_PER_LAYER - 1) * m.layers)
         b.add("hf_splitk_reduce", "elementwise", flops=rows * m.hidden, bytes_read=rows * m.hidden * 4.0,
               bytes_written=rows * m.hidden * ACT_BYTES, dtype="fp32", count=HF_SPLITK_REDUCES_PER_LAYER * m.layers)
         b.add("hf_step_misc", "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0,

@@ -45,7 +45,7 @@ def client(workers: int | None = None, scheduler: str | None = None, processes: 
     if not workers or workers < 1:
         raise SparsesimError(f"--workers must be a positive number of worker processes, got {workers!r}")
     cluster = dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                              dashboard_address=None, silence_logs=40)
+                              dashboard_address=":0", silence_logs=40)
     cl = dd.Client(cluster)
     try:
         yield cl

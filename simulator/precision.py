@@ -34,6 +34,7 @@ FP8_ACT_QUANT_KERNELS = {"fused": 1, "unfused": 8, "hf": 8}
 #: The op kind of an fp8 GEMM: 'gemm' = per-tensor scales (torch._scaled_mm tensorwise -> cuBLASLt, split-K at
 #: small M; MEASURED 0.55-0.65 x the bf16 time at M <= 256) — ASSUMPTION: engines' default for fp8 checkpoints
 #: (vLLM Fp8LinearMethod: per-tensor weight scale, dynamic activation scale). 'gemm_fp8_rowwise' = per-token x
-#: per-channel scales (CUTLASS rowwise kernel, no split-K: MEASURED one CTA chain over K per output tile, up to
-#: 3 x the per-tensor kernel at small M).
+#: per-channel scales (torch 2.11 / CUDA 13: cuBLASLt's outer-vector-scaled nvjet kernel, 128 x 128 tiles, one
+#: persistent CTA per SM, no split-K: MEASURED kernel names and grids, regimes_grids_*_v3.csv; one CTA chain over K
+#: per output tile, up to 3 x the per-tensor kernel at small M).
 FP8_GEMM_KIND = "gemm"

@@ -115,9 +115,9 @@ def write_plot(df: pd.DataFrame, path: Path, title: str, max_groups: int = MAX_P
     """The TPOT / throughput figure of a priced scenario. One strategy tuple: one line per batch (solid where
     the batch fits in memory, dotted where it does not). Several tuples: `sweep_plot`. Returns notes about
     what was left out."""
-    groups = list(df.groupby(GROUP_COLS, sort=False, observed=True))
-    if len(groups) > 1:
+    if df.groupby(GROUP_COLS, sort=False, observed=True).ngroups > 1:
         return sweep_plot(df, path, title, max_groups)
+    groups = list(df.groupby(GROUP_COLS, sort=False, observed=True))
     import matplotlib
 
     matplotlib.use("Agg")
@@ -206,44 +206,52 @@ def sweep_plot(df: pd.DataFrame, path: Path, title: str, max_groups: int = MAX_P
 
     notes = []
     b_min = df["batch"].min()
-    lat = df[df["batch"] == b_min]
     fit = df[df["fits"]]
     best = (fit.groupby(GROUP_COLS + ["context"], sort=False, observed=True)["tokens_per_s"].max()
             .reset_index())
     score = best.groupby(GROUP_COLS, sort=False, observed=True)["tokens_per_s"].mean()
-    keys_all = list(df.groupby(GROUP_COLS, sort=False, observed=True).groups)
-    ranked = list(score.sort_values(ascending=False, kind="stable").index)
-    never = [k for k in keys_all if k not in set(ranked)]
-    keys = (ranked + never)[:max_groups]
-    if len(keys_all) > len(keys):
-        notes.append(f"plot shows the {len(keys)} of {len(keys_all)} strategy tuples with the highest mean decode "
+    n_all = df.groupby(GROUP_COLS, sort=False, observed=True).ngroups
+    keys = list(score.sort_values(ascending=False, kind="stable").index[:max_groups])
+    n_never = n_all - len(score)
+    if len(keys) < max_groups and n_never:   # fill up with tuples that fit nowhere (drawn only where they fit)
+        rest = df[GROUP_COLS].drop_duplicates()
+        have = set(score.index)
+        keys += [k for k in map(tuple, rest.itertuples(index=False)) if k not in have][:max_groups - len(keys)]
+    if n_all > len(keys):
+        notes.append(f"plot shows the {len(keys)} of {n_all} strategy tuples with the highest mean decode "
                      "throughput at the best batch that fits; all are in the CSV")
-    if never:
-        notes.append(f"{len(never)} strategy tuples fit no batch in memory at any context")
+    if n_never:
+        notes.append(f"{n_never} strategy tuples fit no batch in memory at any context")
     labels = _tuple_labels(keys)
     cmap = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
     markers = "osD^v<>pP*Xh"
     fig, axes = plt.subplots(1, 2, figsize=(16, 5.6))
-    lat_g = dict(list(lat.groupby(GROUP_COLS, sort=False, observed=True)))
-    best_g = dict(list(best.groupby(GROUP_COLS, sort=False, observed=True)))
+
+    def rows_of(frame, k):
+        m = np.ones(len(frame), dtype=bool)
+        for c, v in zip(GROUP_COLS, k):
+            m &= (frame[c] == v).to_numpy()
+        return frame[m].sort_values("context")
+
     for i, (k, lab) in enumerate(zip(keys, labels)):
         color, mk = cmap(i % cmap.N), markers[i % len(markers)]
-        g = lat_g.get(k)
-        if g is not None:
-            g = g.sort_values("context")
+        g = rows_of(df, k)
+        g = g[g["batch"] == b_min]
+        if len(g):
             axes[0].plot(g["context"], np.where(g["fits"], g["tpot_ms"], np.nan), "-", color=color, marker=mk,
                          ms=4, lw=1.4, label=lab)
-        g = best_g.get(k)
-        if g is not None:
-            g = g.sort_values("context")
+        g = rows_of(best, k)
+        if len(g):
             axes[1].plot(g["context"], g["tokens_per_s"], "-", color=color, marker=mk, ms=4, lw=1.4)
     axes[0].set_ylabel(f"TPOT at batch {b_min} (ms)")
     axes[1].set_ylabel("decode throughput at the best batch that fits (tokens/s)")
     _context_axes(axes, df)
-    same = [f"{c} {df[c].iloc[0]}" for c in ("hardware", "model", "strategy") if df[c].nunique() == 1]
+    names = {"kv_dtype": "KV", "weight_dtype": "weights", "output_tokens": "output tokens"}
+    same = [f"{names.get(c, c)} {fmt_tokens(keys[0][i]) if c == 'output_tokens' else keys[0][i]}"
+            for i, c in enumerate(GROUP_COLS) if len({k[i] for k in keys}) == 1]
     fig.legend(*axes[0].get_legend_handles_labels(), loc="center left", bbox_to_anchor=(0.735, 0.5), fontsize=8,
                title="strategy tuple", title_fontsize=8, frameon=False)
-    fig.suptitle(title + (" — " + ", ".join(same) if same else "") +
+    fig.suptitle(title + ("\nevery tuple shown: " + ", ".join(same) if same else "") +
                  "\n(points where the batch does not fit in memory are left out)", fontsize=10)
     fig.tight_layout(rect=(0, 0, 0.73, 1))
     path.parent.mkdir(parents=True, exist_ok=True)

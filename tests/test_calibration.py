@@ -38,7 +38,8 @@ def test_fit_recovers_known_parameters():
     assert eff.fixed_s["copy"] == pytest.approx(3e-6, rel=0.05)
     assert eff.memory["gemm"] == pytest.approx(0.8, rel=0.05)
     assert eff.memory["attention"] == pytest.approx(0.9, rel=0.05)
-    assert eff.fixed_s["topk"] == pytest.approx(6e-6, rel=0.1)
+    # torch.topk's kind belongs to fit-regimes (one owner, issue 15): this fit leaves it uncalibrated
+    assert eff.fixed_s["topk"] == 0.0 and "topk" not in F.owned_keys(meta)["memory"]
     # the single-CTA kind topk_cta and compute.attention belong to other fits: this one leaves them at their
     # uncalibrated values (it never reads an earlier fitted file, D16) ...
     assert eff.compute["topk_cta"] == 1.0 and eff.compute["attention"] == 1.0

@@ -225,7 +225,7 @@ def test_refusal_bounds(tmp_path):
     with pytest.raises(C.CalibrationError, match="misses its bound"):
         C.check_bounds(err.assign(ape_pct=err.ape_pct + 10), REFUSAL_BOUNDS, "x.csv", ["gemm"])  # median 15.5
     with pytest.raises(C.CalibrationError, match="cannot be checked"):
-        C.check_bounds(err, REFUSAL_BOUNDS, "x.csv", ["gemm", "topk"])
+        C.check_bounds(err, REFUSAL_BOUNDS, "x.csv", ["gemm", "gather"])
     with pytest.raises(C.CalibrationError, match="physical range"):
         C.check_physical({"memory.gemm": 1.3}, "x.csv")
     with pytest.raises(C.CalibrationError, match="physical range"):

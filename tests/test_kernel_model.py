@@ -160,3 +160,142 @@ def test_regime_fit_refuses_data_it_does_not_describe(tmp_path):
     eff, meta = FR.fit(bad, hw, base)
     with pytest.raises(C.CalibrationError, match="misses its bound"):
         FR.check_result(eff, meta, FR.evaluate(bad, hw, eff, base), "x.csv")
+
+
+# --- round 2 (issue 15): measured split rules and occupancy, combine kernels, eager kinds, fp8 paths ---------------
+GRIDS = DATA_DIR / "regimes_grids_nvidia-h100-80gb-hbm3_2026-11-22_v3.csv"
+
+
+def test_cudnn_split_rule_reproduces_every_measured_launch_grid():
+    """cuDNN's decode split count (its launch grid's x, torch.profiler) equals cudnn_num_splits for all 27 one-row
+    shapes; by hand: B Hkv = 8 at T = 4096 -> 2 x 132 / 8 = 33 -> 32; T = 1024 -> 1024 / 128 = 8; T = 512 -> 4 < 8 -> 1;
+    B Hkv = 64 -> 264 / 64 = 4.1 -> 4 < 8 -> 1; B Hkv = 2 -> 128, capped at 64."""
+    from simulator.decode_kernels import cudnn_num_splits
+
+    assert list(cudnn_num_splits([8, 8, 8, 64, 2], [4096, 1024, 512, 4096, 1 << 20], 132)) == [32, 8, 1, 1, 64]
+    g = pd.read_csv(GRIDS)
+    d = g[(g.family == "decode_grid") & (g.kernel == "cudnn") & (g.q_rows == 1)
+          & g.kernel_name.str.startswith("cudnn_generated")]
+    assert len(d) >= 25
+    s = cudnn_num_splits((d.batch * d.kv_heads).to_numpy(), d.context.to_numpy(), 132)
+    assert (s == d.grid_x.to_numpy()).all()
+
+
+def test_combine_layouts_match_the_measured_grids():
+    """FlashAttention-2's combine: ceil(B Hq / 4) CTAs walking S splits; cuDNN's lean_reduction: B Hq CTAs,
+    ceil(S / 4) loads; ours: B Hq programs, one load."""
+    from simulator.decode_kernels import combine_layout
+
+    c, it = combine_layout("fa2", 1, 1, 32, 8)
+    assert c == 8 and it == 8
+    c, it = combine_layout("cudnn", 2, 1, 32, 64)
+    assert c == 64 and it == 16
+    c, it = combine_layout("triton_splitkv", 2, 1, 32, 64)
+    assert c == 64 and it == 1
+    g = pd.read_csv(GRIDS)
+    f = g[(g.family == "decode_grid") & g.kernel_name.str.contains("flash_fwd_splitkv_combine")]
+    assert len(f) >= 15
+    ctas, _ = combine_layout("fa2", f.batch.to_numpy(), f.q_rows.to_numpy(), f.heads.to_numpy(), 2.0)
+    assert (ctas == f.grid_x.to_numpy()).all()
+
+
+def test_occupancy_from_registers_and_shared_memory():
+    """CTAs per SM by hand (64 K registers in 256-register warp units, 228 KB shared memory + 1 KB per CTA):
+    cuDNN decode 183 regs x 128 threads: 23 x 256 x 4 = 23552 -> 2; 86336 + 1024 B -> 2. Our Triton kernel 80 regs
+    -> 6, 71680 + 1024 -> 3. cuBLASLt rowwise fp8: 168 x 384 -> 1, 214260 B -> 1."""
+    from simulator.calibration.fit_regimes import load_grids, measured_slots, occupancy
+
+    smem = 228 * 1024
+    assert list(occupancy([183, 80, 168], [86336, 71680, 214260], [128, 128, 384], smem)) == [2, 3, 1]
+    slots = measured_slots(load_grids(GRIDS), load_hardware("H100-SXM"))
+    assert {k: v for k, (v, _) in slots.items() if k in ("attn_cudnn", "attn_fa2", "attn_triton", "attn_memeff",
+                                                        "attn_cudnn_rows", "gemm_fp8_rowwise")} == \
+        {"attn_cudnn": 2, "attn_fa2": 2, "attn_triton": 3, "attn_memeff": 2, "attn_cudnn_rows": 1,
+         "gemm_fp8_rowwise": 1}
+
+
+def _attn_frame(kernel, B, q, T, heads=32, kv_heads=8, kv_dtype="bf16"):
+    c = make_combo("H100-SXM", "Llama-3.1-8B", kv_dtype=kv_dtype, attention={"dense": {"kernel": kernel}})
+    return decode_ops(c, np.array([float(B)]), np.array([float(T)]))[0].to_frame()
+
+
+def test_family_combine_kinds_and_memeff_streams():
+    f = _attn_frame("fa2", 1, 1, 32768)
+    comb = f[f.name == "attention_combine"].iloc[0]
+    # FA2 at B = 1, 8 KV heads, 256 key blocks: split count from its rule; 32 query heads / 4 = 8 CTAs
+    assert comb.kind == "attn_combine_fa2" and comb.parallel_units == 8
+    assert comb.serial_iters == f[f.name == "attention"].iloc[0].bytes_written / (32 * 129 * 4)
+    f = _attn_frame("cudnn", 1, 1, 4096)
+    assert f[f.name == "attention_combine"].iloc[0].kind == "attn_combine_cudnn"
+    assert f[f.name == "attention"].iloc[0].parallel_units == 8 * 32   # B Hkv x S = 8 x 32
+    # memeff: no GQA, every query head's K/V is its own memory: the re-reads get no L2 credit (infinite working set)
+    f = _attn_frame("memeff", 1, 1, 4096)
+    a = f[f.name == "attention"].iloc[0]
+    assert a.reread_bytes == pytest.approx(4096 * 2 * 24 * 128 * 2) and np.isinf(a.working_set)
+
+
+def test_fp8_kv_lengthens_the_triton_iteration():
+    from simulator.decode_kernels import FP8_KV_ITER_FACTOR
+
+    bf = _attn_frame("triton_splitkv", 8, 1, 65536).query("name == 'attention'").iloc[0]
+    f8 = _attn_frame("triton_splitkv", 8, 1, 65536, kv_dtype="fp8").query("name == 'attention'").iloc[0]
+    assert f8.serial_iters == pytest.approx(bf.serial_iters * FP8_KV_ITER_FACTOR["triton_splitkv"])
+    assert f8.bytes_read < 0.6 * bf.bytes_read
+
+
+def test_quantization_kernels():
+    """Fused: one kind-quant kernel, one CTA per row, 2 x ceil(k / 1024) serial blocks, its second pass from L2;
+    eager: the 8 measured kernels with their kinds (abs, amax, 3 tiny, x / scale converting, clamp, to fp8)."""
+    from simulator.layers import act_quant
+
+    b = OpBuilder(1)
+    act_quant(b, np.array([16.0]), 4096.0, 1.0, kernels=1)
+    f = b.build().to_frame()
+    assert list(f.kind) == ["quant"] and f.serial_iters[0] == 8 and f.reread_bytes[0] == 16 * 4096 * 2
+    b = OpBuilder(1)
+    act_quant(b, np.array([16.0]), 4096.0, 1.0, kernels=8)
+    f = b.build().to_frame()
+    assert f["count"].sum() == 8
+    assert list(f.kind) == ["elementwise", "reduce", "elementwise", "cast", "elementwise", "elementwise"]
+
+
+def test_hf_norm_and_rope_kernel_kinds():
+    c = make_combo("H100-SXM", "Llama-3.1-8B", kernels="hf", attention={"dense": {"kernel": "cudnn"}})
+    f = decode_ops(c, np.array([8.0]), np.array([1024.0]))[0].to_frame()
+    n = f[f.name == "attn_norm"].groupby("kind")["count"].sum()
+    # per layer: 1 up-cast, 1 mean, 2 broadcast products (8 rows: the weight product broadcasts too), 4 vectorized
+    assert dict(n) == {"cast": 32, "reduce": 32, "copy_strided": 64, "elementwise": 128}
+    r = f[f.name == "rope_kv_write"].groupby("kind")["count"].sum()
+    assert dict(r) == {"copy_strided": 10 * 32, "elementwise": 2 * 32}
+
+
+def test_indexer_key_bytes():
+    from simulator.strategies.dsa import add_indexer_logits
+
+    b = OpBuilder(2)
+    add_indexer_logits(b, np.array([1.0, 1.0]), 1.0, np.array([2048.0, 2048.0]), 64, 128, "bf16", 1.0,
+                       key_bytes=np.array([128.0, 256.0]))
+    f = b.build().to_frame()
+    assert f.bytes_read[1] - f.bytes_read[0] == 2048 * 128 and (f.dtype == "bf16").all()
+
+
+def test_regimes_loader_merges_passes(tmp_path):
+    from simulator.calibration.fit_regimes import load
+
+    base = pd.read_csv(REGIMES, nrows=1)
+    rows = []
+    for p, t in ((0, 4.0), (1, 30.0), (2, 5.0)):
+        r = base.iloc[0].to_dict()
+        r.update(family="decode_attn", kernel="cudnn", timing="graph", corner="short", median_us=t, **{"pass": p})
+        rows.append(r)
+    pth = tmp_path / "r.csv"
+    pd.DataFrame(rows).to_csv(pth, index=False)
+    df = load(pth)
+    assert len(df) == 1 and df.median_us[0] == 5.0 and df.passes[0] == 3   # the median of 4, 30, 5
+
+
+def test_topk_has_one_owner():
+    from simulator.calibration import fit as F
+    from simulator.calibration import fit_regimes as FR
+
+    assert "topk" not in F.FIT_ORDER and "topk" in FR.FIT_ORDER

@@ -37,6 +37,16 @@ Families (`family` column; `kernel` names the implementation):
                replay (timing=graph) and one eager forward (timing=eager); a torch.profiler kernel list of
                one graph-free step goes to the profile CSV.
   launch, copy the graph gap of a 1-kernel node and the copy bandwidth of this GPU (reference).
+  split_sweep  (v3) our Triton split-KV kernel with the split count forced to 1-64 at one query row, and
+               `combine`: its combine kernel alone (B x Hq programs merging S fp32 partials): a split's cost.
+  ew_kernel    (v3) single eager kernels on [M, 4096], M 1-32768: contiguous products, dtype casts (bf16 <-> fp32,
+               fp8 <-> bf16, fp32 -> fp8), broadcast products (row scale, weight), row reductions, rotate_half's
+               strided neg and cat, HF's repeat_kv expand copy.
+  grids        (v3) one recorded call (torch.profiler / CUPTI) per shape of the decode backends, fp8 GEMMs (the
+               CUTLASS rowwise tile is in the kernel name), eager quantization, fp8-KV dequantization and the HF
+               modules: kernel names, durations, launch grids, registers, shared memory -> regimes_grids_*.csv.
+Version 3 fixed the K / V input rotation (see SCRIPT_VERSION): v2's attention rows of 16-270 MB read part of
+their K / V from L2; the short corner is measured in SHORT_PASSES passes (`pass` column).
 
 Timing (`timing` column): `graph` = N calls captured back to back in one CUDA graph (rotating among input
 sets carved from one large random pool, so K/V and weights are not L2-resident between calls when they are
@@ -65,12 +75,18 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-SCRIPT_VERSION = 2  # 2: fp8kv_attn uses as many input sets as both K and V have (v1: IndexError)
+SCRIPT_VERSION = 3
+# 2: fp8kv_attn uses as many input sets as both K and V have (v1: IndexError)
+# 3: K and V input sets never share memory (v2 handed V views of the same pool prefix as K: on some calls V was
+#    K's own memory, read from L2 right after K, and call i's V was call i + 1's K, L2-hot when a set fits in L2;
+#    so v2's attention rows of 16-270 MB K/V read part of their bytes from L2, up to 3.7 "TB/s"); a (K, V) rotation
+#    spans KV_ROTATION_BYTES; the short corner is measured in SHORT_PASSES passes (column `pass`); new families
+#    split_sweep, combine, ew_kernel and the launch-grid profile (a second CSV, regimes_grids_*.csv)
 COLUMNS = ["device", "sm_count", "l2_bytes", "torch_version", "triton_version", "transformers_version",
            "driver_version", "date", "script_version", "family", "corner", "kernel", "timing", "dtype",
            "batch", "heads", "kv_heads", "head_dim", "context", "q_rows", "m", "n", "k", "rows", "row_len",
            "topk_k", "splits", "n_kernels", "calls", "bytes_moved", "flops", "median_us", "p20_us", "p80_us",
-           "repeats", "note"]
+           "repeats", "pass", "note"]
 MiB, GiB = 1 << 20, 1 << 30
 
 try:
@@ -236,12 +252,18 @@ class Pool:
     back-to-back calls read different memory (a fresh tensor when one set does not fit)."""
 
     def __init__(self, env: Env, nbytes: int):
-        self.env = env
-        self.buf = torch.empty(nbytes // 2, dtype=torch.bfloat16, device=env.dev)
-        self.buf.normal_()
+        self.env, self.nbytes = env, nbytes
+        self.buf = None
+        self._alloc()
         self.extra = []
 
+    def _alloc(self):
+        self.buf = torch.empty(self.nbytes // 2, dtype=torch.bfloat16, device=self.env.dev)
+        self.buf.normal_()
+
     def sets(self, shape, dtype=torch.bfloat16, want: int = 16, distinct_bytes: int = 192 * MiB):
+        if self.buf is None:  # freed for the HF model (fam_hf_step); families after it get it back
+            self._alloc()
         numel = math.prod(shape)
         esz = torch.tensor([], dtype=dtype).element_size()
         nbytes = numel * esz
@@ -465,7 +487,7 @@ def decode_grid(env: Env):
     g = []
     for hk in ("32/8", "16/2", "64/8"):
         for B in (1, 8, 64, 256):
-            for T in (16, 64, 256, 512):
+            for T in (16, 64, 128, 256, 512, 1024):   # v3: + 128, 1024 (more split points)
                 g.append(("short", hk, B, T))
     for hk in ("32/32", "32/8", "64/8"):
         for B in (128, 256, 512):
@@ -482,19 +504,39 @@ def decode_grid(env: Env):
     return g
 
 
+#: v3: bytes one rotation of (K, V) input sets spans before a set is read again: 5 x the H100's 50 MiB L2, so a set
+#: larger than ~1 MiB comes from HBM on every call (smaller ones stay L2-resident: those rows are latency-bound)
+KV_ROTATION_BYTES = 256 * MiB
+#: v3: the short-context corner is measured this many times, in passes separated by the rest of the grid (column
+#: `pass`); v2 showed isolated 7-16 us rows among ~4 us neighbours, at one shape for every kernel at once
+SHORT_PASSES = 3
+
+
 def _kv(env, pool, B, Hkv, T, dtype=torch.bfloat16):
+    """(K sets, V sets): n disjoint pairs of [B, Hkv, T, D] views of the pool (K and V never share memory), n such
+    that a rotation spans KV_ROTATION_BYTES (at most 32 pairs); two fresh tensors when they do not fit the pool."""
     shape = (B, Hkv, T, D)
-    ks = pool.sets(shape, want=16)
-    vs = pool.sets(shape, want=16, distinct_bytes=96 * MiB) if len(ks) > 1 else [ks[0].clone()]
-    if len(vs) > 1:  # V sets from the other half of the pool when it fits: shift by one set
-        vs = vs[1:] + vs[:1]
-    return ks, vs
+    nbytes = math.prod(shape) * 2
+    n = int(max(1, min(32, math.ceil(KV_ROTATION_BYTES / (2 * nbytes)))))
+    sets = pool.sets(shape, want=2 * n, distinct_bytes=2 * n * nbytes)
+    if len(sets) < 2:  # pragma: no cover - pool.sets returns 2n views or 2 fresh tensors
+        sets = sets + [sets[0].clone()]
+    return sets[0::2], sets[1::2]
+
+
+def decode_schedule(env, passes: int = SHORT_PASSES):
+    """(pass, corner, heads key, B, T): the whole grid once (pass 0), then the short corner again, passes - 1 times."""
+    g = decode_grid(env)
+    out = [(0,) + x for x in g]
+    for p in range(1, passes if not env.smoke else min(passes, 2)):
+        out += [(p,) + x for x in g if x[0] == "short"]
+    return out
 
 
 def fam_decode_attn(env, sink, pool, only_kernels=None):
     kernels = only_kernels or ["cudnn", "flash", "efficient", "triton_splitkv"]
     flex_budget = [0.0]
-    for corner, hk, B, T in decode_grid(env):
+    for pss, corner, hk, B, T in decode_schedule(env, 1 if only_kernels == ["flex"] else SHORT_PASSES):
         if env.late():
             sink.emit("decode_attn", "skipped", note="deadline", corner=corner)
             return
@@ -506,14 +548,14 @@ def fam_decode_attn(env, sink, pool, only_kernels=None):
         nq = max(len(ks), 1)
         qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(nq)]
         shape = dict(corner=corner, batch=B, heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1, dtype="bf16",
-                     bytes_moved=kv_bytes, flops=4 * B * Hq * T * D)
+                     bytes_moved=kv_bytes, flops=4 * B * Hq * T * D, **{"pass": pss})
         for kern in kernels:
             try:
                 if kern == "triton_splitkv":
                     if not HAVE_TRITON or not env.cuda:
                         raise RuntimeError("Triton unavailable on this device")
                     _, S = triton_splitkv(qs[0], ks[0], vs[0], env.sms)
-                    ref = reference_attn(qs[0][:1], ks[0][:1], vs[0][:1]) if T <= 65536 else None
+                    ref = reference_attn(qs[0][:1], ks[0][:1], vs[0][:1]) if T <= 65536 and pss == 0 else None
                     if ref is not None:
                         got = triton_splitkv(qs[0][:1], ks[0][:1], vs[0][:1], env.sms,
                                              splits=S)[0].float()
@@ -616,7 +658,7 @@ def fam_fp8kv_attn(env, sink, pool):
             return
         Hq, Hkv = HEADS[hk]
         ks, vs = _kv(env, pool, B, Hkv, T)
-        n = min(len(ks), len(vs), 8)
+        n = min(len(ks), len(vs), 32)   # v3: 32 (v2: 8 pairs, L2-resident below ~3 MiB a set)
         qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(n)]
         base = dict(corner="fp8kv", batch=B, heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1)
         try:
@@ -663,7 +705,7 @@ def fam_fp8kv_attn(env, sink, pool):
 # ----------------------------------------------------------------------------------------------------
 GEMM_SHAPES = [("qkv", 4096, 6144), ("gate_up", 4096, 28672), ("down", 14336, 4096), ("70b_tp8_qkv", 8192, 1280),
                ("o", 4096, 4096)]
-GEMM_M = [1, 4, 16, 64, 256, 1024, 4096]
+GEMM_M = [1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096]   # v3: + 128, 512, 2048 (rowwise tile choice)
 
 
 def _quant_eager(x):
@@ -689,7 +731,7 @@ def fam_gemm(env, sink, pool):
         w8t = []
         if f8 is not None:
             try:
-                w8t = [(w.t().contiguous() * 0.05).to(f8).t() for w in ws[:4]]   # column-major fp8 [K, N]
+                w8t = [(w.t().contiguous() * 0.05).to(f8).t() for w in ws]   # column-major fp8 [K, N] (v3: all sets)
             except Exception:  # noqa: BLE001
                 w8t = []
         sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
@@ -813,6 +855,364 @@ def fam_indexer(env, sink, pool):
 
 
 # ----------------------------------------------------------------------------------------------------
+# v3: the cost of a split (forced split counts, the combine kernel alone)
+# ----------------------------------------------------------------------------------------------------
+def fam_split_sweep(env, sink, pool):
+    """Our Triton split-KV kernel at one query row with the split count FORCED (1-64; `splits` = what was launched)
+    rather than FA2's rule, and its combine kernel timed alone (family `combine`: B x Hq programs merging S fp32
+    partial outputs of D values and their log-sum-exp): what splitting costs, measured directly."""
+    grid = [("32/8", B, T) for B in (1, 8) for T in (512, 2048, 8192, 32768)] + [("16/2", 1, 2048), ("16/2", 1, 32768)]
+    splits = (1, 2, 4, 8, 16, 32, 64)
+    if env.smoke:
+        grid, splits = [("32/8", 1, 256)], (1, 2)
+    if not HAVE_TRITON or not (env.cuda or os.environ.get("TRITON_INTERPRET") == "1"):
+        sink.emit("split_sweep", "triton_splitkv", note="unavailable: Triton unavailable on this device")
+        return
+    dt = torch.bfloat16 if env.cuda else torch.float32
+    for hk, B, T in grid:
+        Hq, Hkv = HEADS[hk]
+        ks, vs = _kv(env, pool, B, Hkv, T)
+        if not env.cuda:
+            ks, vs = [k.float() for k in ks[:2]], [v.float() for v in vs[:2]]
+        nq = len(ks)
+        qs = [torch.randn((B, Hq, 1, D), dtype=dt, device=env.dev) for _ in range(nq)]
+        for S in splits:
+            if env.late():
+                sink.emit("split_sweep", "skipped", note="deadline")
+                return
+            if S > math.ceil(T / 64):
+                continue
+            try:
+                _, got = triton_splitkv(qs[0], ks[0], vs[0], env.sms, splits=S)
+                t = time_graph(env, lambda i, S=S: triton_splitkv(qs[i % nq], ks[i % nq], vs[i % nq], env.sms,
+                                                                   splits=S))
+                sink.emit("split_sweep", "triton_splitkv", t, timing="graph", corner="forced_splits", batch=B,
+                          heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1, dtype="bf16", splits=got,
+                          bytes_moved=2 * B * Hkv * T * D * 2, flops=4 * B * Hq * T * D,
+                          note=f"splits forced to {S}")
+            except Exception as ex:  # noqa: BLE001
+                sink.emit("split_sweep", "triton_splitkv", note=f"unavailable: {_err(ex)}", batch=B, context=T,
+                          splits=S)
+        del ks, vs, qs
+    bhs, ss = ((32, 256, 2048), (2, 4, 8, 16, 32, 64, 128)) if not env.smoke else ((4,), (2, 4))
+    for BH in bhs:
+        for S in ss:
+            if env.late():
+                return
+            try:
+                part = torch.randn((BH, S, 1, D), dtype=torch.float32, device=env.dev)
+                ms = torch.randn((BH, S, 1), dtype=torch.float32, device=env.dev)
+                ls = torch.rand((BH, S, 1), dtype=torch.float32, device=env.dev) + 0.5
+                out = torch.empty((BH, 1, D), dtype=dt, device=env.dev)
+                run = lambda i, S=S, part=part, ms=ms, ls=ls, out=out: _splitkv_combine[(BH,)](  # noqa: E731
+                    part, ms, ls, out, S, 1, D=D, BLOCK_S=max(2, triton.next_power_of_2(S)), num_warps=4)
+                t = time_graph(env, run)
+                sink.emit("combine", "triton_combine", t, timing="graph", batch=BH, heads=1, head_dim=D, q_rows=1,
+                          splits=S, dtype="fp32", bytes_moved=BH * S * (D + 2) * 4 + BH * D * 2,
+                          note="B x Hq programs, partials written just before (L2-resident when they fit)")
+            except Exception as ex:  # noqa: BLE001
+                sink.emit("combine", "triton_combine", note=f"unavailable: {_err(ex)}", batch=BH, splits=S)
+
+
+# ----------------------------------------------------------------------------------------------------
+# v3: single eager PyTorch kernels (the pieces of HF modules, eager fp8 quantization and KV dequantization)
+# ----------------------------------------------------------------------------------------------------
+EW_K = 4096
+
+
+def _ew_cases(env, M, K, f8):
+    """(kernel, inputs builder, call on the inputs, bytes read + written, input dtype): one eager kernel each, on
+    [M, K] (K = 4096)."""
+    dev = env.dev
+    bf, f32 = torch.bfloat16, torch.float32
+    n = M * K
+    cases = [("vec_mul_bf16", lambda: _two(dev, (M, K), bf), lambda a: a[0] * a[1], 6 * n, "bf16"),
+             ("cast_bf16_fp32", lambda: [torch.randn((M, K), dtype=bf, device=dev)], lambda a: a[0].float(), 6 * n,
+              "bf16"),
+             ("cast_fp32_bf16", lambda: [torch.randn((M, K), dtype=f32, device=dev)], lambda a: a[0].to(bf), 6 * n,
+              "fp32"),
+             ("bcast_rowscale_bf16_fp32", lambda: [torch.randn((M, K), dtype=bf, device=dev),
+                                                   torch.rand((M, 1), dtype=f32, device=dev) + 0.5],
+              lambda a: a[0] / a[1], 6 * n, "bf16"),
+             ("bcast_rowscale_fp32", lambda: [torch.randn((M, K), dtype=f32, device=dev),
+                                              torch.rand((M, 1), dtype=f32, device=dev) + 0.5],
+              lambda a: a[0] * a[1], 8 * n, "fp32"),
+             ("bcast_weight_bf16", lambda: [torch.randn((K,), dtype=bf, device=dev),
+                                            torch.randn((M, K), dtype=bf, device=dev)],
+              lambda a: a[0] * a[1], 4 * n, "bf16"),
+             ("reduce_amax_bf16", lambda: [torch.randn((M, K), dtype=bf, device=dev)],
+              lambda a: a[0].amax(dim=-1, keepdim=True), 2 * n, "bf16"),
+             ("reduce_mean_fp32", lambda: [torch.randn((M, K), dtype=f32, device=dev)],
+              lambda a: a[0].mean(-1, keepdim=True), 4 * n, "fp32"),
+             ("neg_slice_bf16", lambda: [torch.randn((M * K // 128, 128), dtype=bf, device=dev)],
+              lambda a: -a[0][..., 64:], 2 * n, "bf16"),
+             ("cat_halves_bf16", lambda: [torch.randn((M * K // 128, 128), dtype=bf, device=dev)],
+              lambda a: torch.cat((a[0][..., 64:], a[0][..., :64]), dim=-1), 4 * n, "bf16")]
+    if f8 is not None and env.cuda:
+        cases += [("cast_fp8_bf16", lambda: [(torch.randn((M, K), dtype=bf, device=dev) * 0.5).to(f8)],
+                   lambda a: a[0].to(bf), 3 * n, "fp8"),
+                  ("cast_bf16_fp8", lambda: [torch.randn((M, K), dtype=bf, device=dev) * 0.5],
+                   lambda a: a[0].to(f8), 3 * n, "bf16"),
+                  ("cast_fp32_fp8", lambda: [torch.randn((M, K), dtype=f32, device=dev) * 0.5],
+                   lambda a: a[0].to(f8), 5 * n, "fp32")]
+    return cases
+
+
+def _two(dev, shape, dt):
+    return [torch.randn(shape, dtype=dt, device=dev), torch.randn(shape, dtype=dt, device=dev)]
+
+
+def fam_ew_kernels(env, sink, pool):
+    """One eager kernel per row (graph-timed) on [M, 4096] for M = 1 ... 32768: contiguous (vectorized) products,
+    dtype casts (bf16 <-> fp32, fp8 <-> bf16, fp32 -> fp8), broadcast products (a row scale [M, 1], a weight [K]:
+    TensorIterator's non-vectorized elementwise_kernel), row reductions, the strided neg and cat of rotate_half,
+    and HF's repeat_kv (expand + reshape of [B, 8, T, 128] to 32 heads). Inputs rotate over sets spanning >= 256
+    MiB when one is larger than 1 MiB (HBM-resident, as a KV cache); smaller ones stay L2-resident (as the
+    activations a decode step has just written)."""
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    Ms = (1, 8, 64, 512, 4096, 32768) if not env.smoke else (1, 4)
+    K = EW_K if not env.smoke else 256
+    for M in Ms:
+        for kern, make, call, nbytes, dt in _ew_cases(env, M, K, f8):
+            if env.late():
+                sink.emit("ew_kernel", "skipped", note="deadline")
+                return
+            try:
+                one = sum(x.numel() * x.element_size() for x in make())
+                nset = int(min(16, math.ceil(256 * MiB / one))) if one > MiB else 1
+                sets = [make() for _ in range(nset)]
+                t = time_graph(env, lambda i, sets=sets, call=call: call(sets[i % len(sets)]))
+                sink.emit("ew_kernel", kern, t, timing="graph", dtype=dt, m=M, n=K, bytes_moved=nbytes,
+                          n_kernels=count_kernels(env, lambda: call(sets[0])) if M in (1, 4096) else "")
+                del sets
+            except Exception as ex:  # noqa: BLE001
+                sink.emit("ew_kernel", kern, note=f"unavailable: {_err(ex)}", m=M, n=K, dtype=dt)
+    # HF repeat_kv: hidden_states[:, :, None, :, :].expand(B, Hkv, G, T, D).reshape(B, Hkv * G, T, D)
+    Hkv, G = (8, 4) if not env.smoke else (2, 2)
+    for BT in ((16, 256, 4096, 65536, 262144) if not env.smoke else (16, 64)):
+        try:
+            shape = (1, Hkv, BT, D)
+            one = math.prod(shape) * 2
+            nset = int(min(16, math.ceil(256 * MiB / one))) if one > MiB else 1
+            sets = [torch.randn(shape, dtype=torch.bfloat16, device=env.dev) for _ in range(nset)]
+            fn = lambda i, sets=sets: sets[i % len(sets)][:, :, None].expand(1, Hkv, G, BT, D).reshape(1, Hkv * G, BT, D)  # noqa: E731
+            t = time_graph(env, fn)
+            sink.emit("ew_kernel", "repeat_kv", t, timing="graph", dtype="bf16", batch=1, kv_heads=Hkv, heads=Hkv * G,
+                      head_dim=D, context=BT, bytes_moved=one * (1 + G), n_kernels=count_kernels(env, lambda: fn(0)))
+            del sets
+        except Exception as ex:  # noqa: BLE001
+            sink.emit("ew_kernel", "repeat_kv", note=f"unavailable: {_err(ex)}", context=BT)
+
+
+# ----------------------------------------------------------------------------------------------------
+# v3: launch grids (torch.profiler / CUPTI): what each library kernel launches, its registers and shared memory
+# ----------------------------------------------------------------------------------------------------
+GRID_COLUMNS = ["device", "sm_count", "torch_version", "triton_version", "driver_version", "date", "script_version",
+                "family", "label", "kernel", "corner", "batch", "heads", "kv_heads", "head_dim", "context", "q_rows",
+                "m", "n", "k", "dtype", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
+                "block_z", "regs", "smem", "blocks_per_sm", "warps_per_sm", "occupancy_pct"]
+
+
+class GridSink:
+    def __init__(self, path, env):
+        self.env = env
+        self.fh = open(path, "w", newline="")
+        self.w = csv.DictWriter(self.fh, fieldnames=GRID_COLUMNS, restval="", extrasaction="ignore")
+        self.w.writeheader()
+        self.n = 0
+
+    def emit(self, row):
+        r = {k: self.env.meta.get(k, "") for k in GRID_COLUMNS}
+        r.update(row)
+        self.w.writerow(r)
+        self.fh.flush()
+        self.n += 1
+
+
+def trace_kernels(env, calls):
+    """Run each (label, fn) of `calls` once under torch.profiler (after two calls outside it: cuDNN plans, Triton
+    compiles) and return [(label, kernel record)] from its chrome trace: name, duration, grid, block, registers per
+    thread, shared memory, blocks / warps per SM, estimated occupancy (CUPTI's kernel records as Kineto writes them).
+    A kernel belongs to the label whose record_function range holds its launch (matched by correlation id)."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile, record_function
+    for _, fn in calls:
+        fn()
+        fn()
+    env.sync()
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if env.cuda else [])
+    with profile(activities=acts) as prof:
+        for label, fn in calls:
+            with record_function(f"grid::{label}"):
+                fn()
+            env.sync()
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            doc = json.load(f)
+    finally:
+        os.remove(path)
+    return parse_trace(doc)
+
+
+def parse_trace(doc):
+    """[(label, kernel record dict)] of a Kineto chrome trace (see trace_kernels)."""
+    evs = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    ann = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), str(e["name"])[6:]) for e in evs
+                 if e.get("ph") == "X" and str(e.get("name", "")).startswith("grid::"))
+    launch = {}
+    for e in evs:
+        a = e.get("args") or {}
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in a:
+            launch[a["correlation"]] = float(e["ts"])
+    out = []
+    for e in evs:
+        if e.get("cat") != "kernel":
+            continue
+        a = e.get("args") or {}
+        ts = launch.get(a.get("correlation"))
+        if ts is None:
+            continue
+        lab = next((lb for s, t, lb in ann if s <= ts <= t), None)
+        if lab is None:
+            continue
+        g = list(a.get("grid", [""] * 3)) + [""] * 3
+        bl = list(a.get("block", [""] * 3)) + [""] * 3
+        out.append((lab, {"kernel_name": str(e.get("name", ""))[:240], "dur_us": e.get("dur", ""),
+                          "grid_x": g[0], "grid_y": g[1], "grid_z": g[2], "block_x": bl[0], "block_y": bl[1],
+                          "block_z": bl[2], "regs": a.get("registers per thread", ""),
+                          "smem": a.get("shared memory", ""), "blocks_per_sm": a.get("blocks per SM", ""),
+                          "warps_per_sm": a.get("warps per SM", ""),
+                          "occupancy_pct": a.get("est. achieved occupancy %", "")}))
+    return out
+
+
+def grid_shapes(env):
+    """(corner, heads key, B, q_rows, T) whose launches are recorded."""
+    if env.smoke:
+        return [("short", "32/8", 1, 1, 64), ("verify", "32/8", 1, 4, 64)]
+    s = [("short", "32/8", B, 1, T) for B, T in ((1, 64), (1, 256), (1, 512), (1, 1024), (8, 256), (8, 512),
+                                                    (64, 512), (256, 64))]
+    s += [("short", "16/2", 1, 1, 512), ("short", "64/8", 1, 1, 512), ("short", "64/8", 8, 1, 256)]
+    s += [("middle", "32/8", B, 1, T) for B, T in ((1, 4096), (4, 4096), (16, 4096), (1, 32768), (4, 32768))]
+    s += [("middle", "64/8", 1, 1, 4096), ("middle", "8/1", 16, 1, 4096), ("middle", "8/1", 1, 1, 32768)]
+    s += [("large_batch_heads", "32/32", 128, 1, 512), ("large_batch_heads", "32/8", 512, 1, 1024)]
+    s += [("fewheads", hk, B, 1, T) for hk, B, T in (("8/1", 1, 16384), ("8/1", 1, 262144), ("8/1", 4, 65536),
+                                                     ("1/1", 1, 65536), ("16/2", 1, 65536), ("16/2", 1, 1048576))]
+    s += [("verify", "32/8", B, R, 8192) for B, R in ((1, 2), (1, 4), (1, 8), (1, 16), (16, 4))]
+    s += [("verify", "64/8", 1, 4, 8192)]
+    return s
+
+
+def fam_grids(env, sink, pool, path):
+    """Launch grids of the decode-attention backends (SDPA cuDNN / flash / efficient, our Triton kernel), the fp8
+    GEMMs (rowwise CUTLASS: its tile shape is in the kernel name; tensorwise cuBLASLt), eager quantization, fp8-KV
+    dequantization and the HF modules: one recorded call each (regimes_grids_*.csv)."""
+    gs = GridSink(path, env)
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    try:
+        for kern in ("cudnn", "flash", "efficient", "triton_splitkv"):
+            if env.late():
+                break
+            calls, meta = [], {}
+            for corner, hk, B, R, T in grid_shapes(env):
+                Hq, Hkv = HEADS[hk]
+                if 2 * B * Hkv * T * D * 2 > 4 * GiB:
+                    continue
+                k = pool.sets((B, Hkv, T, D), want=1)[0]
+                v = torch.randn_like(k) if not env.cuda else pool.sets((B, Hkv, T, D), want=2,
+                                                                      distinct_bytes=2 * k.numel() * 2)[-1]
+                q = torch.randn((B, Hq, R, D), dtype=torch.bfloat16, device=env.dev)
+                if kern == "efficient" and Hq != Hkv:
+                    if 2 * B * Hq * T * D * 2 > 4 * GiB:
+                        continue
+                    k, v = k.repeat_interleave(Hq // Hkv, 1), v.repeat_interleave(Hq // Hkv, 1)
+                label = f"{kern}:{corner}:{hk}:{B}:{R}:{T}"
+                meta[label] = dict(family="decode_grid", kernel=kern, corner=corner, batch=B, heads=Hq, kv_heads=Hkv,
+                                   head_dim=D, context=T, q_rows=R, dtype="bf16")
+                if kern == "triton_splitkv":
+                    if not HAVE_TRITON or not env.cuda:
+                        continue
+                    calls.append((label, lambda q=q, k=k, v=v: triton_splitkv(q, k, v, env.sms)))
+                else:
+                    def sd(q=q, k=k, v=v, kern=kern):
+                        with _sdpa_ctx(kern):
+                            return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                    try:
+                        sd()
+                    except Exception:  # noqa: BLE001 - a backend that cannot run this shape
+                        continue
+                    calls.append((label, sd))
+            _emit_trace(env, gs, calls, meta)
+        if f8 is not None and env.cuda and not env.late():
+            calls, meta = [], {}
+            for name, K, N in GEMM_SHAPES:
+                w8 = (torch.randn((N, K), dtype=torch.bfloat16, device=env.dev) * 0.05).to(f8).t()
+                sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+                one = torch.ones((), dtype=torch.float32, device=env.dev)
+                for M in (1, 16, 64, 128, 256, 512, 1024, 4096):
+                    x = torch.randn((M, K), dtype=torch.bfloat16, device=env.dev)
+                    x8 = (x * 0.1).to(f8)
+                    sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+                    for kern, fn in (("fp8_rowwise", lambda x8=x8, w8=w8, sa=sa, sb=sb: torch._scaled_mm(
+                                         x8, w8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)),
+                                     ("fp8_tensorwise", lambda x8=x8, w8=w8: torch._scaled_mm(
+                                         x8, w8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)),
+                                     ("quant_eager", lambda x=x: _quant_eager(x))):
+                        if kern == "quant_eager" and (name != "qkv" or M not in (1, 1024)):
+                            continue
+                        if kern == "fp8_tensorwise" and M not in (1, 64, 1024):
+                            continue
+                        label = f"{kern}:{name}:{M}"
+                        meta[label] = dict(family="gemm_grid", kernel=kern, corner=name, m=M, n=N, k=K, dtype="fp8")
+                        calls.append((label, fn))
+            # fp8-KV dequantization before cuDNN (fp8kv_attn's eager path) and the HF modules (structure)
+            k8 = (torch.randn((8, 8, 8192, D), dtype=torch.bfloat16, device=env.dev) * 0.5).to(f8)
+            q = torch.randn((8, 32, 1, D), dtype=torch.bfloat16, device=env.dev)
+
+            def deq(k8=k8, q=q):
+                with _sdpa_ctx("cudnn"):
+                    return F.scaled_dot_product_attention(q, k8.to(torch.bfloat16) * 2.0, k8.to(torch.bfloat16) * 2.0,
+                                                          enable_gqa=True)
+            meta["dequant+cudnn:8:8192"] = dict(family="fp8kv_grid", kernel="dequant+cudnn", batch=8, heads=32,
+                                                kv_heads=8, head_dim=D, context=8192, q_rows=1, dtype="fp8")
+            calls.append(("dequant+cudnn:8:8192", deq))
+            for B in (1, 8, 64):
+                x = torch.randn((B, 4096), dtype=torch.bfloat16, device=env.dev)
+                w = torch.rand(4096, dtype=torch.bfloat16, device=env.dev) + 0.5
+                qh = torch.randn((B, 32, 1, D), dtype=torch.bfloat16, device=env.dev)
+                kh = torch.randn((B, 8, 1, D), dtype=torch.bfloat16, device=env.dev)
+                cos = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.dev)
+                sin = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.dev)
+                for kern, fn in (("hf_rmsnorm", lambda x=x, w=w: hf_rmsnorm(x, w)),
+                                 ("hf_rope", lambda qh=qh, kh=kh, cos=cos, sin=sin: hf_rope(qh, kh, cos, sin))):
+                    label = f"{kern}:{B}"
+                    meta[label] = dict(family="hf_grid", kernel=kern, batch=B, n=4096, dtype="bf16")
+                    calls.append((label, fn))
+            _emit_trace(env, gs, calls, meta)
+    finally:
+        gs.fh.close()
+    print(f"wrote {path} ({gs.n} kernel records)")
+    sink.emit("grids", "profile", note=f"{gs.n} kernel records in {os.path.basename(path)}")
+
+
+def _emit_trace(env, gs, calls, meta):
+    if not calls:
+        return
+    try:
+        recs = trace_kernels(env, calls)
+    except Exception as ex:  # noqa: BLE001
+        gs.emit({"family": "error", "kernel_name": f"trace failed: {_err(ex)}"})
+        return
+    for label, rec in recs:
+        gs.emit({**meta.get(label, {}), "label": label, **rec})
+
+
+# ----------------------------------------------------------------------------------------------------
 # HF-style elementwise modules and the HF decode step
 # ----------------------------------------------------------------------------------------------------
 def hf_rmsnorm(x, w, eps=1e-5):
@@ -853,7 +1253,7 @@ def count_kernels(env, fn) -> int | str:
 
 
 def fam_elementwise(env, sink, pool):
-    Bs = (1, 8, 64, 256) if not env.smoke else (1, 4)
+    Bs = (1, 2, 4, 8, 16, 32, 64, 256) if not env.smoke else (1, 4)   # v3: + 2, 4, 16, 32
     H = 4096 if not env.smoke else 256
     for B in Bs:
         xs = [torch.randn((B, H), dtype=torch.bfloat16, device=env.dev) for _ in range(8)]
@@ -1004,10 +1404,11 @@ def fam_reference(env, sink, pool):
 
 
 #: name -> (function, time budget in seconds on an H100); the order is the run order (hf_step frees the pool)
-FAMILIES = {"reference": (fam_reference, 5), "decode_attn": (fam_decode_attn, 120), "gemm": (fam_gemm, 50),
-            "verify_attn": (fam_verify_attn, 50), "fp8kv_attn": (fam_fp8kv_attn, 35), "topk": (fam_topk, 25),
-            "indexer": (fam_indexer, 30), "elementwise": (fam_elementwise, 10), "flex_attn": (fam_flex_attn, 55),
-            "hf_step": (fam_hf_step, 75)}
+FAMILIES = {"reference": (fam_reference, 5), "decode_attn": (fam_decode_attn, 150),
+            "split_sweep": (fam_split_sweep, 20), "gemm": (fam_gemm, 30), "verify_attn": (fam_verify_attn, 50),
+            "fp8kv_attn": (fam_fp8kv_attn, 35), "topk": (fam_topk, 15), "indexer": (fam_indexer, 20),
+            "ew_kernel": (fam_ew_kernels, 25), "elementwise": (fam_elementwise, 15), "grids": (fam_grids, 60),
+            "hf_step": (fam_hf_step, 60), "flex_attn": (fam_flex_attn, 60)}
 
 
 def main(argv=None) -> int:
@@ -1037,6 +1438,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"regimes_{env.slug}_{env.date}.csv")
     prof = os.path.join(args.out, f"regimes_hf_profile_{env.slug}_{env.date}.csv")
+    grids = os.path.join(args.out, f"regimes_grids_{env.slug}_{env.date}.csv")
     sink = Sink(path, env)
     print(f"device={env.name} sms={env.sms} l2={env.l2} torch={torch.__version__} triton="
           f"{env.meta['triton_version']} transformers={env.meta['transformers_version']} -> {path}", flush=True)
@@ -1056,6 +1458,8 @@ def main(argv=None) -> int:
             with torch.no_grad():
                 if name == "hf_step":
                     fam_hf_step(env, sink, pool, prof)
+                elif name == "grids":
+                    fam_grids(env, sink, pool, grids)
                 else:
                     fn(env, sink, pool)
         except Exception as ex:  # noqa: BLE001

@@ -14,7 +14,10 @@ of predicted / measured time (relative error), on the fit part of the data only:
                              fitted on one-query-row decode (cuDNN SDPA); rows with several query
                              rows (verification) are predicted, not fitted
   paged_attn   gather        memory[gather], fixed_us[gather]   (the attention part reuses the above)
-  topk         topk          memory[topk] (= 1 / effective full-row passes), fixed_us[topk]
+  topk         (not fitted)  torch.topk's kind `topk` belongs to `calibrate fit-regimes` (measure_regimes.py's rows,
+                             issue 15: one owner; its fit reaches 7.7 / 17.8 % held-out on its campaign and 17 / 36 % on
+                             this CSV's topk rows, a fresh fit here 17 / 28 % on its own rows and 12 / 19 % on the
+                             other campaign's held-out rows); this CSV's topk rows are not in this fit's tables
   elementwise  elementwise   memory[elementwise], fixed_us[elementwise]
   launch       -             launch_us graph / eager: taken directly from the measurement
 
@@ -70,7 +73,6 @@ REFUSAL_BOUNDS = {
     "gemm": ("gemm bf16|held-out", 12.0, 30.0),
     "attention": ("decode_attn q_rows=1, cuDNN|held-out", 15.0, 35.0),
     "gather": ("paged_attn:gather|held-out", 15.0, 60.0),
-    "topk": ("topk|held-out", 25.0, 45.0),
     "elementwise": ("elementwise:silu_mul|fit", 15.0, 35.0),
 }
 #: the fit family -> the op kind its parameters set
@@ -275,7 +277,7 @@ FAMILY_PARAMS = {
              ("sync_us.topk", 2.0, 0.0, 50.0)],
     "elementwise": [("memory.elementwise", 0.7, 0.05, 1.0), ("fixed_us.elementwise", 1.0, 0.0, 50.0)],
 }
-FIT_ORDER = ("copy", "gemm", "elementwise", "decode_attn", "paged_attn", "topk")
+FIT_ORDER = ("copy", "gemm", "elementwise", "decode_attn", "paged_attn")
 
 
 def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
@@ -397,7 +399,8 @@ def errors(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> pd.DataFrame:
     out = df.assign(predicted_us=np.where(has, pred, np.nan), held_out=hold,
                     part=np.where(hold, "held-out", np.where(fitted, "fit", "predicted")))
     out["ape_pct"] = (out["predicted_us"] / out["median_us"] - 1).abs() * 100
-    return out[has].reset_index(drop=True)
+    # torch.topk's terms belong to fit-regimes (module docstring): its rows here are checked there
+    return out[has & (df["family"].to_numpy() != "topk")].reset_index(drop=True)
 
 
 def group_label(r) -> str:

@@ -24,12 +24,13 @@ from simulator.commands._common import UsageError
 
 BOUNDS_HELP = """refusal bounds (|error| on the rows that check a fit: median / p90):
   fit          gemm 12/30 %, decode attention (cuDNN) 15/35 %, copy via reduce 15/45 %, gather 15/60 %,
-               torch.topk 25/45 %, elementwise fit rows 15/35 %
+               elementwise fit rows 15/35 %
   fit-prefill  cuDNN prompts >= 4K 15/30 %
   fit-topk     held-out row counts and k 20/60 %
   fit-latency  fit rows 15/30 %, 64-512 CTAs 25/45 %
   fit-links    all rows 25/60 %
-  fit-regimes  every fitted decode-attention / fp8-rowwise / indexer kind on its held-out families 35/80 %
+  fit-regimes  every fitted kind (decode attention and its combine kernels, fp8 rowwise, fused quantization,
+               indexer, eager casts / strided copies / reductions, torch.topk) on its held-out families 35/80 %
 and every parameter physical: efficiencies in (0, 1.2], fixed times < 1 ms, launch 0.5-50 us, latencies < 100 us."""
 
 

@@ -31,8 +31,20 @@
         mixed_launch: eager              #  launch mode of steps holding a prefill chunk (eager | graph)
       step_cost:                         # how a step's price is formed (defaults: the op model alone)
         decode_context: mean             #  mean | max: decode attention at the rows' mean or longest KV length
-        host_per_step_us: 0              #  host time added to every step (scheduler, input packing), measured
+                                         #   (an attention that reads the longest row itself, dense fa2_call:
+                                         #   varlen, gets both either way)
+        host_per_step_us: 0              #  host time added to every step (scheduler, input packing), measured;
+                                         #   or {decode: N, mixed: M} (pure decode steps / steps with a chunk)
+        host_per_row_us: 0               #  host time added per request scheduled in the step, measured
         host_floor_ms: 0                 #  a step never takes less (a host-bound engine), measured
+        launch_eager_us: null            #  the runtime's host cost per eagerly launched kernel (steps with a
+                                         #   prefill chunk), measured; null = the device's fitted bare launch
+        eager_overlap: kernel            #  kernel | step: an eager step costs the sum over its kernels of max(device,
+                                         #   launch) (the roofline's rule), or max(device time, host launch time)
+                                         #   of the whole step (the host runs ahead through the launch queue)
+        graph_sizes: none                #  none | vllm | [sizes]: pure decode steps run as the smallest captured
+                                         #   CUDA graph >= their batch (padding rows attend one token); vllm =
+                                         #   1, 2, 4, 8..248 by 8, 256..512 by 16, capped at max_num_seqs
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
                                          #  trace's spec.accept_len_samples) | {replay: FILE or [counts]}
       kv_transfer: {bandwidth_gbps: null, latency_us: null}   # disaggregation link; null = the spec's interconnect
@@ -116,6 +128,11 @@ class ServingConfig:
     decode_context: str = "mean"
     host_per_step_s: float = 0.0
     host_floor_s: float = 0.0
+    host_mixed_s: float | None = None      # host time of a step with a prefill chunk (None = host_per_step_s)
+    host_per_row_s: float = 0.0
+    launch_eager_s: float | None = None    # the runtime's eager launch cost (None = the device's)
+    graph_sizes: tuple | None = None       # CUDA-graph batch sizes pure decode steps are padded to
+    eager_overlap: str = "kernel"          # kernel | step (serving.step_cost.eager_overlap)
     file: str = "<scenario>"
 
     @property
@@ -367,6 +384,32 @@ def _scheduler(v: Any, file: str) -> dict:
     return out
 
 
+STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
+                  "graph_sizes", "eager_overlap"}
+#: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
+#: range(256, max_cudagraph_capture_size + 1, 16), max_cudagraph_capture_size = 512), cut at max_num_seqs
+VLLM_MAX_CAPTURE = 512
+
+
+def vllm_graph_sizes(max_num_seqs: int) -> tuple:
+    top = min(VLLM_MAX_CAPTURE, int(max_num_seqs))
+    sizes = [1, 2, 4] + list(range(8, 256, 8)) + list(range(256, VLLM_MAX_CAPTURE + 1, 16))
+    return tuple(sorted({x for x in sizes if x <= top} | {top}))
+
+
+def _graph_sizes(v: Any, sched: dict, file: str):
+    fld = "serving.step_cost.graph_sizes"
+    if v is None or v == "none":
+        return None
+    if v == "vllm":
+        seqs = sched.get("max_num_seqs", "auto")
+        return vllm_graph_sizes(VLLM_MAX_CAPTURE if seqs == "auto" else seqs)
+    if isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 1 << 20
+                                         for x in v):
+        return tuple(sorted(set(v)))
+    raise _err(f"is {v!r}; allowed: none, vllm, or a list of positive batch sizes", file, fld)
+
+
 def _acceptance(v: Any, file: str, base: Path):
     fld = "serving.acceptance"
     if v is None or v == "model":
@@ -469,15 +512,29 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
             if bw is None and hw.link_bw_bytes_s is None:
                 raise _err(f"{hw.name} has no sourced interconnect bandwidth to move KV between pools; give "
                            "serving.kv_transfer.bandwidth_gbps", file, "serving.kv_transfer")
-    sc_ = _mapping(d.get("step_cost"), {"decode_context", "host_per_step_us", "host_floor_ms"}, file,
-                   "serving.step_cost")
+    sc_ = _mapping(d.get("step_cost"), STEP_COST_KEYS, file, "serving.step_cost")
     dctx = sc_.get("decode_context", "mean")
     if dctx not in ("mean", "max"):
         raise _err(f"is {dctx!r}; allowed: mean, max", file, "serving.step_cost.decode_context")
-    host_step = _num(sc_.get("host_per_step_us", 0), file, "serving.step_cost.host_per_step_us", 0.0, 1e9,
-                     strict_lo=False) * 1e-6
+    hps = sc_.get("host_per_step_us", 0)
+    fld_h = "serving.step_cost.host_per_step_us"
+    if isinstance(hps, dict):
+        hd = _mapping(hps, {"decode", "mixed"}, file, fld_h)
+        host_step = _num(hd.get("decode", 0), file, f"{fld_h}.decode", 0.0, 1e9, strict_lo=False) * 1e-6
+        host_mixed = _num(hd.get("mixed", 0), file, f"{fld_h}.mixed", 0.0, 1e9, strict_lo=False) * 1e-6
+    else:
+        host_step = _num(hps, file, fld_h, 0.0, 1e9, strict_lo=False) * 1e-6
+        host_mixed = None
+    host_row = _num(sc_.get("host_per_row_us", 0), file, "serving.step_cost.host_per_row_us", 0.0, 1e9,
+                    strict_lo=False) * 1e-6
     host_floor = _num(sc_.get("host_floor_ms", 0), file, "serving.step_cost.host_floor_ms", 0.0, 1e9,
                       strict_lo=False) * 1e-3
+    le = sc_.get("launch_eager_us")
+    launch_eager = None if le is None else _num(le, file, "serving.step_cost.launch_eager_us", 0.0, 1e6) * 1e-6
+    graph_sizes = _graph_sizes(sc_.get("graph_sizes", "none"), sched, file)
+    eo = sc_.get("eager_overlap", "kernel")
+    if eo not in ("kernel", "step"):
+        raise _err(f"is {eo!r}; allowed: kernel, step", file, "serving.step_cost.eager_overlap")
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
     slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
@@ -485,4 +542,6 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
                integer=True)
     return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
-                         decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor, file=file)
+                         decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
+                         host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
+                         graph_sizes=graph_sizes, eager_overlap=eo, file=file)

@@ -159,7 +159,11 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          long_prefill_token_threshold=knobs["long_prefill_token_threshold"],
                          num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
                          cache_unit_tokens=cache_unit)
-    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"])
+    if cfg.launch_eager_s is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
+        from dataclasses import replace as _replace
+
+        combo = _replace(combo, hardware=_replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
+    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
     if cfg.decode_context != cost.decode_context:
         import copy
 
@@ -173,7 +177,8 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
 _COST_CACHE: dict = {}
 
 
-def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str) -> StepCostModel:
+def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None,
+                eager_overlap: str = "kernel") -> StepCostModel:
     """Cost surfaces, memoized per (tuple, knobs) within a process: re-runs at another rate, seed or request
     count, and configs naming the same tuple again, reuse them. The key is the tuple's content (device and
     model names and files, every strategy value, dtypes, parallelism, runtime, the trace object)."""
@@ -182,13 +187,16 @@ def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str) -> StepCostModel
            tuple(sorted((a, repr(s.values)) for a, s in zip(("att", "topk", "spec", "verify", "sched", "kvp"),
                                                               combo.strategies()))),
            combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels,
-           id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch)
+           id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch,
+           hw.launch_eager_s, hw.launch_graph_s, tuple(graph_sizes) if graph_sizes else None,
+           getattr(hw.efficiency, "source", None), eager_overlap)
     hit = _COST_CACHE.get(key)
     if hit is not None and (combo.trace is None or hit[0].trace is combo.trace):
         return hit[1]
     if len(_COST_CACHE) > 64:
         _COST_CACHE.clear()
-    m = StepCostModel(combo, mnbt, seqs, mixed_launch=mixed_launch)
+    m = StepCostModel(combo, mnbt, seqs, mixed_launch=mixed_launch, graph_sizes=graph_sizes,
+                      eager_overlap=eager_overlap)
     _COST_CACHE[key] = (combo, m)
     return m
 
@@ -247,6 +255,8 @@ class Replica:
         K = eng.cfg.decode_run_steps
         spec = sched.cfg.num_spec_tokens
         host_step = eng.cfg.host_per_step_s  # measured host time per step (serving.step_cost)
+        host_mixed = host_step if eng.cfg.host_mixed_s is None else eng.cfg.host_mixed_s
+        host_row = eng.cfg.host_per_row_s
         host_floor = eng.cfg.host_floor_s
         while True:
             if sched.idle:
@@ -267,8 +277,8 @@ class Replica:
                     dts = cost.decode_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
                     if host_floor:
                         dts = np.maximum(dts, host_floor)
-                    if host_step:
-                        dts = dts + host_step
+                    if host_step or host_row:
+                        dts = dts + (host_step + host_row * run.batch)
                     ends = np.cumsum(dts)
                     start = env.now
                     self.wake = env.event()
@@ -315,7 +325,7 @@ class Replica:
             dt = cost.step_s(plan)
             if dt < host_floor:
                 dt = host_floor
-            dt += host_step
+            dt += (host_mixed if plan.chunks else host_step) + host_row * len(plan.reqs)
             yield env.timeout(dt)
             acc = None
             if spec and plan.n_decode:

@@ -154,7 +154,7 @@ class StepCostModel:
 
     def __init__(self, combo: Combo, max_num_batched_tokens: int, max_num_seqs: int, max_context: int | None = None,
                  mixed_launch: str = "eager", exact_below: int = 32, grid_ratio: float = 1.06,
-                 prefix_ratio: float = 1.25):
+                 prefix_ratio: float = 1.25, graph_sizes=None, eager_overlap: str = "kernel"):
         self.combo = combo
         self.max_tokens = int(max_num_batched_tokens)
         self.max_seqs = int(max_num_seqs)
@@ -166,6 +166,28 @@ class StepCostModel:
         plan = combo.speculation.round_plan(combo, np.ones(1), np.ones(1))
         self.query_rows = int(plan.query_rows)
         self._has_draft = plan.add_draft_ops is not None
+        # CUDA-graph batch sizes a pure decode step is padded to (None: no padding)
+        self.graph_sizes = sorted({int(x) for x in graph_sizes}) if graph_sizes else None
+        # does the attention read the batch's longest context (StepShape.extra["ctx_max"]) or whether decode rows
+        # share their launch with a prefill chunk (extra["mixed"])? Then decode attention is priced per step
+        # (memoized, below) instead of from the (batch, mean context) surfaces
+        self.spread = self._reads_extra("ctx_max")
+        self.reads_mixed = self._reads_extra("mixed")
+        self._memo: dict = {}
+        # eager steps: "kernel" = the roofline's rule, each kernel costs max(device, host launch); "step" = the host
+        # issues ahead of the device through the launch queue, so a step costs max(its kernels' device time, its
+        # launches' host time) (serving.step_cost.eager_overlap)
+        if eager_overlap not in ("kernel", "step"):
+            raise ValueError(f"eager_overlap must be kernel or step, got {eager_overlap!r}")
+        self.eager_overlap = eager_overlap
+        self._dev = None
+        if eager_overlap == "step" and mixed_launch == "eager":
+            # the device side of a step whose kernels wait in the launch queue: back to back, each after the
+            # device's gap between consecutive launches (the graph gap): the same tables priced as graph launches
+            self._dev = StepCostModel(combo, max_num_batched_tokens, max_num_seqs, max_context, "graph", exact_below,
+                                      grid_ratio, prefix_ratio, graph_sizes, "kernel")
+            self._launch_eager = float(combo.hardware.launch_eager_s)
+            self._kernels = self._eager_kernel_counts()
 
         # --- exact tables over rows ---------------------------------------------------------------------
         R = np.arange(1, self.max_tokens + 1, dtype=np.float64)
@@ -177,6 +199,22 @@ class StepCostModel:
         self.draft_chunk = self._draft_prefill(R) if self._has_draft else None
 
         # --- decode surface over (batch, mean attended context) ------------------------------------------
+        if self.spread:
+            self._init_spread()
+        else:
+            self._init_surfaces(exact_below, grid_ratio)
+
+        # --- prefill chunk surface over (chunk tokens, cached prefix): exact in c (wave quantization makes
+        # the kernel's cost jump where its CTAs fill another wave), interpolated in o (linear between kinks)
+        self._init_chunks(R, prefix_ratio)
+
+    def _init_spread(self) -> None:
+        """Per-step decode attention (memoized on a 1/256 logarithmic grid of the mean and longest context)."""
+        self.b_grid = self.t_grid = self.dec_dec = self.dec_mix = None
+        self._b_list = self._t_list = None
+        self._exact_b = {}
+
+    def _init_surfaces(self, exact_below: int, grid_ratio: float) -> None:
         self.b_grid = _geom_grid(1, self.max_seqs, exact_below, grid_ratio)
         t_hi = self.max_context + self.query_rows + 1
         self.t_grid = np.concatenate([[1.0], _geom_grid(2, t_hi, exact_below, grid_ratio)[0:]])
@@ -196,13 +234,15 @@ class StepCostModel:
         self.b_grid = refine_grid(self.b_grid, dec_b, integer=True)
         bb, tt = np.meshgrid(self.b_grid, self.t_grid, indexing="ij")
         self.dec_dec = self.price_decode(bb.ravel(), tt.ravel(), self.decode_launch).reshape(bb.shape)
-        if mixed_launch == self.decode_launch:
+        if self.mixed_launch == self.decode_launch and not self.reads_mixed:
             self.dec_mix = self.dec_dec
         else:
-            self.dec_mix = self.price_decode(bb.ravel(), tt.ravel(), mixed_launch).reshape(bb.shape)
+            self.dec_mix = self.price_decode(bb.ravel(), tt.ravel(), self.mixed_launch, mixed=True).reshape(bb.shape)
+        self._b_list = self.b_grid.tolist()
+        self._t_list = self.t_grid.tolist()
+        self._exact_b = {int(b): i for i, b in enumerate(self._b_list) if b <= exact_below}
 
-        # --- prefill chunk surface over (chunk tokens, cached prefix): exact in c (wave quantization makes
-        # the kernel's cost jump where its CTAs fill another wave), interpolated in o (linear between kinks)
+    def _init_chunks(self, R: np.ndarray, prefix_ratio: float) -> None:
         self.chunk_prefix_native = self._reads_kv_prefix()
         if self.chunk_prefix_native:
             self.o_grid = np.concatenate([[0.0], _geom_grid(1, self.max_context, 16, prefix_ratio)])
@@ -228,8 +268,6 @@ class StepCostModel:
         self.complete_tab = self._exact_table(self.price_complete, self.max_context) if probe.any() else None
 
         # python lists for scalar lookups in the hot path
-        self._b_list = self.b_grid.tolist()
-        self._t_list = self.t_grid.tolist()
         self._o_list = self.o_grid.tolist() if self.o_grid is not None else None
         self._chunk = self.chunk.tolist() if self.chunk is not None else None
         self._whole = self.whole.tolist() if self.whole is not None else None
@@ -239,7 +277,6 @@ class StepCostModel:
         self._body_mix = self.body_mix.tolist()
         self._head_mix = self.head_mix.tolist()
         self._draft = self.draft_chunk.tolist() if self.draft_chunk is not None else None
-        self._exact_b = {int(b): i for i, b in enumerate(self._b_list) if b <= exact_below}
 
     # ---- building blocks (vectorized, exact) -----------------------------------------------------------
     def _phase_matters(self) -> bool:
@@ -263,16 +300,22 @@ class StepCostModel:
         ops = b.build()
         return np.concatenate([[0.0], _sum_by_setting(ops, price(ops, self.combo.hardware, self.mixed_launch))])
 
-    def price_decode(self, batch, context, launch: str) -> np.ndarray:
+    def price_decode(self, batch, context, launch: str, mixed: bool = False, ctx_max=None) -> np.ndarray:
         """decode(b, T): attention strategy + KV policy + drafter ops of b decoding rows at mean attended
-        KV length T (pricing.decode_ops without body and head), exact."""
+        KV length T (pricing.decode_ops without body and head), exact. `mixed`: the rows share their step with a
+        prefill chunk (StepShape.extra["mixed"]); `ctx_max`: the longest row's context (extra["ctx_max"];
+        default: every row at T)."""
         c = self.combo
         batch = np.asarray(batch, dtype=np.float64)
         attended = c.kv_policy.attended_tokens(c, np.asarray(context, dtype=np.float64))
         plan = c.speculation.round_plan(c, batch, attended)
         n = len(batch)
+        extra = {"layers": self._layers, "mixed": bool(mixed)}
+        if ctx_max is not None:
+            extra["ctx_max"] = np.maximum(c.kv_policy.attended_tokens(c, np.asarray(ctx_max, dtype=np.float64)),
+                                          attended)
         shape = StepShape(batch=batch, query_rows=np.full(n, float(plan.query_rows)), context=attended,
-                          phase="decode", extra={"layers": self._layers})
+                          phase="decode", extra=extra)
         b = OpBuilder(n)
         if plan.add_draft_ops is not None:
             plan.add_draft_ops(b, c, shape)
@@ -309,6 +352,41 @@ class StepCostModel:
         for lo in range(1, int(hi) + 1, block):
             out.append(fn(np.arange(lo, min(lo + block, int(hi) + 1), dtype=np.float64)))
         return np.concatenate(out)
+
+    def _decode_table(self, batch, context, mixed: bool = False, ctx_max=None):
+        c = self.combo
+        attended = c.kv_policy.attended_tokens(c, np.asarray(context, dtype=np.float64))
+        plan = c.speculation.round_plan(c, batch, attended)
+        extra = {"layers": self._layers, "mixed": bool(mixed)}
+        if ctx_max is not None:
+            extra["ctx_max"] = np.asarray(ctx_max, dtype=np.float64)
+        shape = StepShape(batch=batch, query_rows=np.full(len(batch), float(plan.query_rows)), context=attended,
+                          phase="decode", extra=extra)
+        b = OpBuilder(len(batch))
+        if plan.add_draft_ops is not None:
+            plan.add_draft_ops(b, c, shape)
+        c.attention.decode_ops(b, c, shape)
+        c.kv_policy.decode_ops(b, c, shape)
+        return b.build() if b._blocks else None
+
+    def _reads_extra(self, key: str) -> bool:
+        """Whether the decode ops depend on StepShape.extra[key] ("ctx_max": a batch whose longest row is 8x its
+        mean; "mixed": decode rows beside a prefill chunk): the op tables of a few shapes compared column by
+        column (not their prices, which a device's terms may leave unchanged)."""
+        b = np.array([1.0, 8.0, 64.0])
+        t = np.array([1000.0, 1000.0, 1000.0])
+        base = self._decode_table(b, t)
+        other = self._decode_table(b, t, ctx_max=8.0 * t) if key == "ctx_max" else self._decode_table(b, t, mixed=True)
+        if base is None or other is None:
+            return (base is None) != (other is None)
+        if base.names != other.names or len(base.kind) != len(other.kind):
+            return True
+        for col in ("kind", "name_id", "setting", "flops", "bytes_read", "bytes_written", "parallel_units", "count",
+                    "serial_iters", "sync_steps", "reread_bytes", "working_set"):
+            x, y = getattr(base, col, None), getattr(other, col, None)
+            if (x is None) != (y is None) or (x is not None and not np.array_equal(x, y)):
+                return True
+        return False
 
     def _reads_kv_prefix(self) -> bool:
         """Whether the attention strategy prices a chunk after a cached prefix itself (dense does)."""
@@ -363,7 +441,51 @@ class StepCostModel:
         b = r1[j] + (r1[j + 1] - r1[j]) * fy
         return a + (b - a) * fx
 
-    def decode_s(self, batch: int, mean_ctx: float, mixed: bool = False) -> float:
+    # memo grid of the per-step decode pricing (spread mode): contexts on a logarithmic grid of 1/256 (0.4 %)
+    MEMO_STEPS = 256.0
+
+    def _memo_key(self, b: int, mean_ctx: float, max_ctx: float, mixed: bool):
+        q = self.MEMO_STEPS
+        km = int(round(math.log(max(mean_ctx, 1.0)) * q))
+        kx = max(int(round(math.log(max(max_ctx, 1.0)) * q)), km)
+        return (int(b), km, kx, bool(mixed))
+
+    def _memo_price(self, keys: list) -> list:
+        """Prices of memo keys, pricing the missing ones in one vectorized call per launch mode."""
+        memo = self._memo
+        missing = [k for k in dict.fromkeys(keys) if k not in memo]
+        for mixed in (False, True):
+            ks = [k for k in missing if k[3] == mixed]
+            if not ks:
+                continue
+            a = np.asarray([(k[0], k[1], k[2]) for k in ks], dtype=np.float64)
+            v = self.price_decode(a[:, 0], np.exp(a[:, 1] / self.MEMO_STEPS),
+                                  self.mixed_launch if mixed else self.decode_launch, mixed=mixed,
+                                  ctx_max=np.exp(a[:, 2] / self.MEMO_STEPS))
+            for k, x in zip(ks, v.tolist()):
+                memo[k] = x
+        return [memo[k] for k in keys]
+
+    def spread_decode_s(self, batch: int, mean_ctx: float, max_ctx: float, mixed: bool = False) -> float:
+        """Decode attention of `batch` rows whose mean / longest attended context is mean_ctx / max_ctx (spread
+        mode: priced per step, memoized)."""
+        k = self._memo_key(batch, mean_ctx, max_ctx, mixed)
+        v = self._memo.get(k)
+        if v is None:
+            v = self._memo_price([k])[0]
+        return v
+
+    def graph_batch(self, batch: int) -> int:
+        """Rows a pure decode step of `batch` requests runs as: the smallest captured CUDA-graph size >= batch
+        (serving.step_cost.graph_sizes), or batch itself (no sizes, or beyond the largest)."""
+        gs = self.graph_sizes
+        if not gs or batch > gs[-1]:
+            return batch
+        return gs[bisect.bisect_left(gs, batch)]
+
+    def decode_s(self, batch: int, mean_ctx: float, mixed: bool = False, max_ctx: float | None = None) -> float:
+        if self.spread:
+            return self.spread_decode_s(batch, mean_ctx, mean_ctx if max_ctx is None else max_ctx, mixed)
         tab = self.dec_mix if mixed else self.dec_dec
         i = self._exact_b.get(batch)
         if i is not None:
@@ -404,29 +526,101 @@ class StepCostModel:
             return plan.decode_ctx_max
         return plan.decode_ctx_sum / plan.n_decode
 
+    def _dec_max(self, plan) -> float:
+        mx = getattr(plan, "decode_ctx_max", 0) or 0
+        return float(mx) if mx > 0 else plan.decode_ctx_sum / plan.n_decode
+
+    def _eager_kernel_counts(self) -> dict:
+        """Kernels one eager step launches, per group (constant in the rows: the op list does not change with
+        them): body + head, the decode rows' attention (beside a chunk), one chunk's attention, a prompt's
+        completion ops, a drafter's chunk."""
+        c = self.combo
+        one = np.ones(1)
+
+        def n(build) -> float:
+            b = OpBuilder(1)
+            build(b)
+            if not b._blocks:
+                return 0.0
+            return float(b.build().count.sum())
+
+        shape_d = StepShape(batch=np.array([8.0]), query_rows=np.full(1, float(self.query_rows)),
+                            context=np.array([1000.0]), phase="decode",
+                            extra={"layers": self._layers, "mixed": True, "ctx_max": np.array([1000.0])})
+        plan = c.speculation.round_plan(c, np.array([8.0]), np.array([1000.0]))
+
+        def dec(b):
+            if plan.add_draft_ops is not None:
+                plan.add_draft_ops(b, c, shape_d)
+            c.attention.decode_ops(b, c, shape_d)
+            c.kv_policy.decode_ops(b, c, shape_d)
+
+        shape_p = StepShape(batch=one, query_rows=np.array([512.0]), context=np.array([1024.0]), phase="prefill",
+                            extra={"layers": self._layers, "kv_prefix": np.array([512.0])})
+        return {"body": n(lambda b: body_ops(b, c, np.array([64.0]), np.array([2.0]), "prefill",
+                                             lambda bb, count: None)),
+                "decode": n(dec),
+                "chunk": n(lambda b: c.attention.prefill_ops(b, c, shape_p))
+                + n(lambda b: c.speculation.prefill_draft_ops(b, c, np.array([512.0]))) * (self._has_draft),
+                "complete": n(lambda b: c.kv_policy.prefill_ops(b, c, StepShape(
+                    batch=one, query_rows=np.array([1000.0]), context=np.array([1000.0]), phase="prefill",
+                    extra={"layers": self._layers})))}
+
     def step_s(self, plan) -> float:
         """Seconds of one step (a StepPlan or Composition), from the tables and surfaces."""
         R, L = plan.total_tokens, plan.logit_rows
+        if plan.chunks and self._dev is not None:
+            # eager_overlap = step: max(device time of the step's kernels, host time of their launches)
+            k = self._kernels
+            n = k["body"] + (k["decode"] if plan.n_decode else 0.0) + k["chunk"] * len(plan.chunks)
+            if self.complete_tab is not None:
+                n += k["complete"] * len(plan.completes)
+            dev = self._dev.step_s(plan)
+            host = n * self._launch_eager
+            return dev if dev > host else host
         if plan.chunks:
             t = self._body_mix[R] + self._head_mix[L]
             if plan.n_decode:
-                t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True)
+                t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True, self._dec_max(plan))
             for c, o in plan.chunks:
                 t += self.chunk_s(c, o)
             if self.complete_tab is not None:
                 for p in plan.completes:
                     t += self.complete_s(p)
             return t
-        return self._body_dec[R] + self._head_dec[L] + self.decode_s(plan.n_decode, self._dec_ctx(plan))
+        b = plan.n_decode
+        bp = self.graph_batch(b) if self.graph_sizes else b
+        if bp != b:   # padding rows of the captured graph: one query row each, attending one token
+            pad = bp - b
+            qr = R // b if b else 1
+            R, L = R + pad * qr, L + pad * qr
+            if self.decode_context == "max":
+                mean = plan.decode_ctx_max
+            else:
+                mean = (plan.decode_ctx_sum + pad) / bp
+            return self._body_dec[R] + self._head_dec[L] + self.decode_s(bp, mean, False, self._dec_max(plan))
+        return self._body_dec[R] + self._head_dec[L] + self.decode_s(b, self._dec_ctx(plan), False, self._dec_max(plan))
 
     def decode_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None) -> np.ndarray:
         """Seconds of each step of a run of pure-decode steps (same batch, summed and largest contexts per
         step)."""
+        ctx_sums = np.asarray(ctx_sums, dtype=np.float64)
+        bp = self.graph_batch(batch) if self.graph_sizes else batch
+        if bp != batch:
+            pad = bp - batch
+            rows = rows + pad * (rows // batch)
+            ctx_sums = ctx_sums + pad
+            batch = bp
+        if self.spread:
+            mx = ctx_sums / batch if ctx_max is None else np.asarray(ctx_max, dtype=np.float64)
+            means = (mx if self.decode_context == "max" else ctx_sums / batch).tolist()
+            keys = [self._memo_key(batch, m, x, False) for m, x in zip(means, mx.tolist())]
+            return self._body_dec[rows] + self._head_dec[rows] + np.asarray(self._memo_price(keys))
         tab = self.dec_dec
         if self.decode_context == "max":
             T = np.asarray(ctx_max, dtype=np.float64)
         else:
-            T = np.asarray(ctx_sums, dtype=np.float64) / batch
+            T = ctx_sums / batch
         i = self._exact_b.get(batch)
         if i is not None:
             row = tab[i]
@@ -442,10 +636,23 @@ class StepCostModel:
         values. Slow (several pricing calls); for validation and tests."""
         R, L = plan.total_tokens, plan.logit_rows
         mixed = bool(plan.chunks)
+        if mixed and self._dev is not None:   # eager_overlap = step (see step_s)
+            k = self._kernels
+            n = k["body"] + (k["decode"] if plan.n_decode else 0.0) + k["chunk"] * len(plan.chunks)
+            if self.complete_tab is not None:
+                n += k["complete"] * len(plan.completes)
+            return max(self._dev.direct_step_s(plan), n * self._launch_eager)
+        b, ctx_sum = plan.n_decode, plan.decode_ctx_sum
+        if not mixed and b and self.graph_sizes:
+            bp = self.graph_batch(b)
+            qr = R // b
+            R, L, ctx_sum, b = R + (bp - b) * qr, L + (bp - b) * qr, ctx_sum + (bp - b), bp
         t = (self.body_mix[R] + self.head_mix[L]) if mixed else (self.body_dec[R] + self.head_dec[L])
         if plan.n_decode:
-            t += float(self.price_decode(np.array([plan.n_decode]), np.array([self._dec_ctx(plan)]),
-                                         self.mixed_launch if mixed else self.decode_launch)[0])
+            mean = plan.decode_ctx_max if self.decode_context == "max" else ctx_sum / b
+            t += float(self.price_decode(np.array([b]), np.array([mean]),
+                                         self.mixed_launch if mixed else self.decode_launch, mixed=mixed,
+                                         ctx_max=np.array([self._dec_max(plan)]) if self.spread else None)[0])
         if plan.chunks:
             cs = np.array([c for c, _ in plan.chunks], dtype=np.float64)
             os_ = np.array([o for _, o in plan.chunks], dtype=np.float64)

@@ -73,6 +73,22 @@ class DenseAttention(AttentionStrategy):
                        "hwmodels/calibration/measure_regimes.py (H100)",
             lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff"),
             "generic | fa2 | triton_splitkv | flex | cudnn | memeff"),
+        # --- how FlashAttention-2 is called (serving-validation helper, issue 12; see _fa2_varlen_decode_ops) ---
+        "fa2_call": Param(
+            "sdpa", "sdpa: FlashAttention-2 as SDPA calls it (kernel: fa2 above). varlen: torch's varlen "
+                    "_flash_attention_forward over a token-packed batch, as vLLM-v1-style engines and our serving "
+                    "harness (hwmodels/calibration/serving/model_torch.py) call it: split-KV only for batches of one "
+                    "query row per sequence (GQA group swapped into the rows, 3 copy kernels), otherwise the "
+                    "unsplit forward kernel with one CTA per (sequence, query head, 128 query rows) even for a decode "
+                    "row beside a prefill chunk; every CTA iteration computes a whole 128x64 (64x128 split) tile "
+                    "(flash_api.cpp mha_varlen_fwd, flash_fwd_launch_template.h; MEASURED: hwmodels/calibration/data/"
+                    "serving/serving_parts_*.csv). Needs kernel: fa2",
+            lambda v: v in ("sdpa", "varlen"), "sdpa | varlen"),
+        "fa2_graph_max_k": Param(
+            0, "max_seqlen_k FlashAttention-2's split heuristic sees in a pure decode step (fa2_call: varlen): 0 = "
+               "the batch's longest context (an eager call); N = a CUDA graph captured with max_seqlen_k = N, whose "
+               "split count is then fixed by the captured batch size (our harness: max_model_len = 16384)",
+            lambda v: isinstance(v, int) and 0 <= v <= 1 << 24, "an integer in [0, 16777216]"),
     }
 
     def refuse(self, combo):
@@ -82,6 +98,8 @@ class DenseAttention(AttentionStrategy):
             return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
         if self.kernel != "generic" and combo.model.mla:
             return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {combo.model.name} uses MLA (kernel: generic)"
+        if self.fa2_call == "varlen" and (self.kernel != "fa2" or self.gqa_expand != "native"):
+            return "fa2_call=varlen prices FlashAttention-2's varlen call: it needs kernel: fa2 and gqa_expand: native"
         return None
 
     def extra_kv_bytes_per_token(self, combo) -> float:
@@ -121,10 +139,15 @@ class DenseAttention(AttentionStrategy):
                 # repeat_kv copies K and V to every query head, then the kernel streams all Hq heads
                 expand = Hq > Hkv
                 # kind copy_strided (calibration helper, issue 15): HF's expand + reshape is a broadcast copy
-                b.add("attention_repeat_kv", "copy_strided", bytes_read=B * T * 2.0 * Hkv * d * kvb,
-                      bytes_written=B * T * 2.0 * Hq * d * kvb, dtype=ACT_DTYPE, count=shape.extra["layers"],
+                # (element-rate bound: one flop-equivalent per element written, hwmodels.opkinds copy_strided)
+                b.add("attention_repeat_kv", "copy_strided", flops=B * T * 2.0 * Hq * d,
+                      bytes_read=B * T * 2.0 * Hkv * d * kvb,
+                      bytes_written=B * T * 2.0 * Hq * d * kvb, dtype="fp32", count=shape.extra["layers"],
                       where=expand)
                 streams = np.where(expand, np.full(np.shape(T), 1.0) * Hq, streams)
+            if self.fa2_call == "varlen":  # FlashAttention-2's varlen call (below)
+                self._fa2_varlen_decode_ops(b, combo, shape, B, q, T, Hq, Hkv, d, kvb)
+                return
             if self.kernel != "generic":  # a named kernel family (simulator/decode_kernels.py)
                 # after repeat_kv the kernel sees Hq KV heads (MHA)
                 hkv = np.where(self.gqa_expand == "repeat_kv", Hq, Hkv) * np.ones_like(np.asarray(T, dtype=float))
@@ -151,11 +174,20 @@ class DenseAttention(AttentionStrategy):
         family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
         combine kernel when it splits. Op kind = the family's (its own calibrated occupancy, iteration time,
         per-wave and per-kernel fixed times)."""
-        from simulator.decode_kernels import ROWS_KIND, decode_layout, reread_working_set
+        from simulator.decode_kernels import (
+            COMBINE_KIND,
+            FP8_KV_ITER_FACTOR,
+            ROWS_KIND,
+            combine_layout,
+            decode_layout,
+            reread_working_set,
+        )
 
         kind, ctas, splits, iters, streams, comb_iters = decode_layout(self.kernel, B, q, Hq, Hkv, T,
                                                                        combo.target.sm_count)
         rows_kind = ROWS_KIND.get(self.kernel, kind)
+        # K/V stored in fp8, converted in registers: each tile iteration takes longer (decode_kernels.FP8_KV_ITER_FACTOR)
+        iters = iters * np.where(np.asarray(kvb) < 2.0, FP8_KV_ITER_FACTOR.get(self.kernel, 1.0), 1.0)
         count = shape.extra["layers"]
         out = B * q * Hq * d
         split = splits > 1
@@ -169,12 +201,17 @@ class DenseAttention(AttentionStrategy):
                   bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=ctas,
                   serial_iters=iters, reread_bytes=kv_read - kv_once, working_set=ws, dtype=ACT_DTYPE, count=count,
                   where=w_)
-        b.add("attention_combine", kind, flops=3.0 * out * splits, bytes_read=partials, bytes_written=out * ACT_BYTES,
-              parallel_units=np.maximum(1.0, np.ceil(B * q * Hq / 64.0)), serial_iters=comb_iters, dtype="fp32",
+        # the family's own combine kernel (its CTAs and serial split loads: decode_kernels.combine_layout)
+        comb_ctas, _ = combine_layout(self.kernel, B, q, Hq, splits)
+        b.add("attention_combine", COMBINE_KIND.get(self.kernel, kind), flops=3.0 * out * splits, bytes_read=partials,
+              bytes_written=out * ACT_BYTES, parallel_units=comb_ctas, serial_iters=comb_iters, dtype="fp32",
               count=count, where=split)
 
     def prefill_ops(self, b, combo, shape) -> None:
         m = combo.model
+        if self.fa2_call == "varlen":
+            self._fa2_varlen_prefill_ops(b, combo, shape)
+            return
         B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
         O = shape.extra.get("kv_prefix", 0.0)
@@ -195,3 +232,116 @@ class DenseAttention(AttentionStrategy):
         b.add("attention", "attention", flops=flops, bytes_read=io * 0.5 + prefix, bytes_written=io * 0.5,
               parallel_units=B * H * np.maximum(1.0, P / PREFILL_Q_TILE), dtype=ACT_DTYPE,
               count=shape.extra["layers"])
+
+    # --- FlashAttention-2's varlen call (fa2_call: varlen; serving-validation helper, issue 12) ---------------------
+    # One launch of torch.ops.aten._flash_attention_forward over a token-packed batch (flash_api.cpp mha_varlen_fwd):
+    # * one query row per sequence and Hq > Hkv (a pure decode step): the GQA group is swapped into the query rows
+    #   (3 copy kernels: q in, out, q_padded) and the split count comes from FlashAttention-2's heuristic on
+    #   B * Hkv CTAs and max_seqlen_k (fa2_graph_max_k, or the longest row); S > 1 runs the split-KV kernel (64 x 128
+    #   tiles) and a combine kernel, S = 1 the forward kernel (128 x 64 tiles);
+    # * anything else (a decode row beside a prefill chunk, verification rows, MHA): no swap, no split: the forward
+    #   kernel, one CTA per (sequence, query head, 128 query rows), each walking its keys in 64-key tiles.
+    # Every iteration computes a whole tile (QK^T and PV over kBlockM x kBlockN x d) whatever rows are valid: the op's
+    # flops are tile flops. A CTA's iterations are its serial chain (serial_iters: the mean CTA's). FlashAttention-2
+    # assumes 2 resident CTAs per SM (flash_api.cpp: num_SMs * 2); its grid runs the heads last, so when the CTAs
+    # fill more than one wave of 2 x SMs, the longest row's (StepShape.extra["ctx_max"], default the mean) last CTA
+    # starts near the end and runs its excess tiles (longest - mean) alone after the others: each such tile is one
+    # serialized phase of the kernel (sync_steps, priced at sync_s[attn_fa2], the lone CTA's iteration). In one
+    # wave every CTA starts at once: the chain is the longest CTA's (serial_iters = its tiles). The roofline (kind
+    # attn_fa2, waves of cta_slots per SM) prices max(tile compute, bytes, waves x chain x iter_s) + fixed + the tail
+    # + waves x cta_fixed.
+    FA2_FWD_M, FA2_SPLIT_M = 128.0, 64.0   # query rows per tile: forward kernel / split-KV kernel (d <= 128, sm90)
+
+    @staticmethod
+    def _fa2_fwd_n(d):
+        """Keys per tile of the forward kernel: run_mha_fwd_hdim64 128 x 128, hdim128/256 128 x 64 (sm90)."""
+        return np.where(np.asarray(d) <= 64, 128.0, 64.0)
+
+    @staticmethod
+    def _fa2_split_n(d):
+        """Keys per tile of the split-KV kernel (set_params_splitkv block_n): 256 / 128 / 64 for d <= 64 / 128 / more."""
+        d = np.asarray(d)
+        return np.where(d <= 64, 256.0, np.where(d <= 128, 128.0, 64.0))
+
+    def _fa2_chain_op(self, b, combo, name, ctas, mean_it, max_it, flops, bytes_read, bytes_written, count,
+                      where=None):
+        from simulator.decode_kernels import FA2_CTAS_PER_SM
+
+        slots = float(FA2_CTAS_PER_SM * combo.target.sm_count)
+        waves = np.maximum(np.ceil(ctas / slots), 1.0)
+        longest = np.maximum(max_it, mean_it)
+        one_wave = waves <= 1.0
+        b.add(name, "attn_fa2", flops=flops, bytes_read=bytes_read, bytes_written=bytes_written,
+              parallel_units=np.maximum(ctas, 1.0), serial_iters=np.where(one_wave, longest, mean_it),
+              sync_steps=np.where(one_wave, 0.0, longest - mean_it), dtype=ACT_DTYPE, count=count, where=where)
+
+    def _fa2_varlen_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb) -> None:
+        from simulator.decode_kernels import FA2_CTAS_PER_SM, fa2_num_splits
+
+        count = shape.extra["layers"]
+        shp = np.broadcast(B, q, T, Hq, Hkv).shape
+        one = np.ones(shp)
+        B, q, T, Hq, Hkv = B * one, q * one, T * one, Hq * one, Hkv * one
+        Tmax = np.maximum(np.asarray(shape.extra.get("ctx_max", T), dtype=np.float64) * one, T)
+        G = Hq / Hkv
+        swapped = (q <= 1) & (G > 1) & (not shape.extra.get("mixed", False))
+        sms = combo.target.sm_count
+        kv_tok = 2.0 * Hkv * d * kvb                                   # K and V bytes of one cached token
+        qo = 2.0 * B * q * Hq * d * ACT_BYTES                          # Q read, O written
+        # split count (swapped path only): FlashAttention-2's heuristic on 2 x SMs
+        maxk = float(self.fa2_graph_max_k) if self.fa2_graph_max_k > 0 else Tmax
+        nsp = self._fa2_split_n(d)
+        S = np.where(swapped, fa2_num_splits(B * Hkv * np.ceil(G / self.FA2_SPLIT_M), FA2_CTAS_PER_SM * sms,
+                                             np.ceil(maxk / nsp) * one), 1.0)
+        split = S > 1
+        nf = self._fa2_fwd_n(d)
+        # forward kernel: CTAs per (sequence, head group) and 64-key tiles; swapped: the Hkv heads, G rows each
+        f_ctas = np.where(swapped, B * Hkv * np.ceil(G / self.FA2_FWD_M), B * Hq * np.ceil(q / self.FA2_FWD_M))
+        # the mean CTA's tiles continuous (over rows of different lengths the partial last tiles average out, and a
+        # price that jumps every 64 tokens of the MEAN context would defeat the engine's grids); the longest exact
+        f_mean, f_max = T / nf, np.ceil(Tmax / nf)
+        # split-KV kernel: B * Hkv * S CTAs; each split walks ceil(ceil(T / 128) / S) 128-key tiles
+        s_rows = B * Hkv * np.ceil(G / self.FA2_SPLIT_M)
+        s_ctas = s_rows * S
+        s_mean = T / nsp / S
+        s_max = np.ceil(np.ceil(Tmax / nsp) / S)
+        tile_f = np.where(split, 4.0 * self.FA2_SPLIT_M * nsp * d, 4.0 * self.FA2_FWD_M * nf * d)
+        ctas = np.where(split, s_ctas, f_ctas)
+        tiles = ctas * np.where(split, s_mean, f_mean)
+        # a CTA's chain in units of the forward kernel's 64-key iteration: a lone CTA streams its K/V at its own
+        # rate, so a split-KV iteration over 128 keys is two such units (MEASURED: serving_parts_*.csv, steps with one
+        # long row beside short ones take about twice as long per split tile as per forward tile)
+        unit = np.where(split, nsp / nf, 1.0)
+        mean_it = np.where(split, s_mean, f_mean) * unit
+        max_it = np.where(split, s_max, f_max) * unit
+        partials = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, 0.0)
+        self._fa2_chain_op(b, combo, "attention", ctas, mean_it, max_it, tiles * tile_f,
+                           B * T * kv_tok + qo / 2.0, np.where(split, partials, qo / 2.0), count)
+        # the swapped path's copies (q reshaped / transposed in, out and q_padded back) and the split combine
+        b.add("attention_swap_copy", "copy", bytes_read=qo / 2.0, bytes_written=qo / 2.0, dtype=ACT_DTYPE,
+              count=3.0 * count * one, where=swapped)
+        b.add("attention_combine", "copy", flops=3.0 * B * q * Hq * d * S, bytes_read=partials,
+              bytes_written=qo / 2.0, dtype="fp32", count=count, where=split)
+
+    def _fa2_varlen_prefill_ops(self, b, combo, shape) -> None:
+        """A prefill chunk of P tokens after O cached ones in the forward kernel: M = ceil(P / 128) query tiles per
+        head, tile j walks keys 0 .. O + min(128 (j + 1), P) in 64-key tiles (causal, bottom-right aligned)."""
+        m = combo.model
+        if m.mla:  # refused; kept for safety
+            raise ValueError("fa2_call=varlen on an MLA model")
+        B, ctx = shape.batch, shape.context
+        O = np.asarray(shape.extra.get("kv_prefix", 0.0), dtype=np.float64)
+        P = ctx - O
+        H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+        nf = self._fa2_fwd_n(d)
+        M = np.maximum(np.ceil(P / self.FA2_FWD_M), 1.0)
+        # sum over the query tiles of their key tiles: tiles 0 .. M-2 cover O + 128 (j + 1) keys, the last O + P
+        # (the cached prefix counted continuously, O / 64 tiles: its partial last tile is at most one per query tile,
+        # and a cost that jumps every 64 prefix tokens would defeat the engine's interpolation in the prefix)
+        per_head = (M - 1.0) * (O / nf) + (M - 1.0) * M / 2.0 * (self.FA2_FWD_M / nf) + np.ceil(P / nf) + O / nf
+        ctas = B * H * M
+        io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
+        prefix = B * O * 2 * Hkv * d * combo.kvbytes
+        self._fa2_chain_op(b, combo, "attention", ctas, per_head / M, np.ceil(P / nf) + O / nf,
+                           B * H * per_head * 4.0 * self.FA2_FWD_M * nf * d, io * 0.5 + prefix, io * 0.5,
+                           shape.extra["layers"])

@@ -45,11 +45,13 @@ LOGIT_BYTES = 4.0         # the indexer writes fp32 logits (indexer_topk_decode 
 INDEXER_KEYS_PER_CTA = 64.0
 
 
-def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count) -> None:
+def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None) -> None:
     """I[r, t] = sum_h w[r, h] * ReLU(q[r, h] . k[t]) for R query rows over N keys (fp8 keys + one fp32 scale per
-    128 values): flops 2 R N H d + 3 R N H; reads the key cache once per sequence, q and w; writes fp32 logits.
+    128 values, unless `key_bytes` per key says otherwise): flops 2 R N H d + 3 R N H in `dtype` arithmetic; reads
+    the key cache once per sequence, q and w; writes fp32 logits.
     CTAs = R x ceil(N / INDEXER_KEYS_PER_CTA), one key tile each (serial_iters 1)."""
-    key_bytes = head_dim + 4.0 * head_dim / 128
+    if key_bytes is None:
+        key_bytes = head_dim + 4.0 * head_dim / 128
     b.add("indexer_logits", "indexer", flops=2.0 * R * N * heads * head_dim + 3.0 * R * N * heads,
           bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * ACT_BYTES,
           bytes_written=R * N * LOGIT_BYTES, parallel_units=R * np.ceil(N / INDEXER_KEYS_PER_CTA),
