@@ -78,25 +78,56 @@ def _price_chunk(sc, start, stop, breakdown):
     return price_chunk(sc, start, stop, breakdown)
 
 
+#: objects installed on each worker by map_ordered (key -> object), read by _call_with_shared
+_SHARED: dict[str, object] = {}
+
+
+def _install_shared(key: str, obj) -> None:
+    _SHARED[key] = obj
+
+
+def _drop_shared(key: str) -> None:
+    _SHARED.pop(key, None)
+
+
+def _call_with_shared(fn, key: str, *item):
+    if key not in _SHARED:
+        raise RuntimeError("this Dask worker joined (or restarted) after the job started and lacks its shared "
+                           "scenario; keep the workers up for the whole sweep or plan")
+    return fn(_SHARED[key], *item)
+
+
 def map_ordered(cl, fn, shared, items: list, in_flight: int | None = None):
     """fn(shared, *item) for every item on the cluster, yielded in the order of `items`; `shared` is sent to
-    the workers once; at most `in_flight` results are pending at a time (default: 2 per worker)."""
+    each worker once; at most `in_flight` results are pending at a time (default: 2 per worker).
+
+    `shared` is installed on every worker with Client.run (a direct message from the client to each worker)
+    rather than Client.scatter(broadcast=True): the broadcast replicates through worker-to-worker gathers,
+    which livelocked in this project's CI (two workers spinning in Worker.gather for 10+ minutes)."""
+    import uuid
+
     if in_flight is None:
         in_flight = max(2, 2 * len(cl.scheduler_info().get("workers", {})))
-    fut_shared = cl.scatter(shared, broadcast=True)
+    key = uuid.uuid4().hex
+    cl.run(_install_shared, key, shared)
     pending: deque = deque()
     it = iter(items)
-    for item in it:
-        pending.append(cl.submit(fn, fut_shared, *item, pure=False))
-        if len(pending) >= in_flight:
-            break
-    while pending:
-        f = pending.popleft()
-        yield f.result()
-        f.release()
-        nxt = next(it, None)
-        if nxt is not None:
-            pending.append(cl.submit(fn, fut_shared, *nxt, pure=False))
+    try:
+        for item in it:
+            pending.append(cl.submit(_call_with_shared, fn, key, *item, pure=False))
+            if len(pending) >= in_flight:
+                break
+        while pending:
+            f = pending.popleft()
+            yield f.result()
+            f.release()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.append(cl.submit(_call_with_shared, fn, key, *nxt, pure=False))
+    finally:
+        for f in pending:
+            f.cancel()
+        cl.run(_drop_shared, key)
 
 
 def map_chunks(cl, sc, bounds, breakdown: bool = False):

@@ -204,3 +204,39 @@ def test_committed_h100_run_is_consistent():
         assert len(ctx) == s["n_decode"] and sum(ctx) == s["decode_ctx_sum"]
         assert s["tokens"] == s["n_decode"] + sum(t for t, _ in chunks) <= 8192
         assert s["path"] in ("graph", "eager") and s["wall_s"] > 0
+
+
+# ---- the separate micro-measurements (measure_parts.py) and their fit (fit_parts.py) ---------------------------
+PARTS = DATA / "serving_parts_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+
+
+@pytest.mark.skipif(not PARTS.is_file(), reason="micro-benchmark CSV not in this checkout")
+def test_parts_kernel_inventory_matches_the_unfused_table():
+    """One decode forward of the harness (graph path) launches 1065 device ops: per layer the 26 kernels of
+    simulator/layers.py's unfused table (norms 2, fused QKV and gate/up + o_proj + down GEMMs 4, RoPE 12 + KV
+    copies 2, SiLU + product 2, residual adds 2, ... = 26), cuBLAS's 2 split-K reduces at decode sizes, and
+    FlashAttention-2's varlen call: 3 copies + split kernel + combine = 5 -> 33 per layer; 32 x 33 = 1056, + 9 per
+    step (final norm, LM head, argmax, 4 gathers, fp32 cast, a memset)."""
+    fit_parts = importlib.import_module("fit_parts")
+    rows = [r for r in fit_parts.read_rows(PARTS) if r["part"] == "inventory" and r["name"] == "graph_decode_b4_c1024"]
+    total = [float(r["count"]) for r in rows if r["kernel"] == "TOTAL"]
+    assert total == [1065.0]
+    per = {r["kernel"][:40]: float(r["count"]) for r in rows if r["kernel"] != "TOTAL"}
+    splitk = sum(v for k, v in per.items() if "splitKreduce" in k)
+    flash = sum(v for k, v in per.items() if "flash_fwd" in k)
+    assert splitk == 64 and flash == 64                            # 2 per layer each
+    assert 32 * (26 + 2 + 5) + 9 == 1065
+
+
+@pytest.mark.skipif(not PARTS.is_file(), reason="micro-benchmark CSV not in this checkout")
+def test_fit_parts_terms_are_physical_and_fit():
+    fit_parts = importlib.import_module("fit_parts")
+    res = fit_parts.fit(log=lambda s: None)
+    t = res["terms"]
+    assert 0.2 < t["compute"] <= 0.6          # FlashAttention-2 forward: ~340 TFLOP/s of 989 (prefill_attn CSV)
+    assert 0.3 <= t["memory"] <= 1.0 and 0.5 < t["iter_us"] < 10.0 and t["cta_slots"] == 2.0
+    e = res["errors"]
+    assert e["fit: prefill_attn flash rows >= 4096 (compute)"]["median_ape_pct"] < 10.0
+    assert e["fit: attn_decode (decode call, graph and eager split counts)"]["median_ape_pct"] < 25.0
+    la = fit_parts.eager_launch_us(PARTS)
+    assert la["kernels"] == 908.0 and 5.0 < la["per_kernel_us"] < 60.0 and la["reps"] == 60

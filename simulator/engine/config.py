@@ -51,6 +51,11 @@
       slo: {ttft_ms: 2000, tpot_ms: 100} # goodput counts requests within every given limit
       seed: 0
       decode_run_steps: 256              # fast path: pure-decode steps applied per event (0 = step by step)
+      adaptation:                        # SSV's per-request switching between speculation tuples
+        candidates: [{speculation: ...}] #  (simulator/engine/adaptive.py; equal drafts per round only)
+        acceptance: {uniform: [0.2, 0.9]}
+        eps: 0.1
+        window: 8
 
 The runtime (launch, kernels) comes from the scenario's `runtime:`; the scenario's `trace:` statistics reach every
 replica's strategies as combo.trace (built into the step-cost surfaces). Every mistake stops with one line naming
@@ -71,7 +76,7 @@ from hwmodels.errors import ScenarioError, SparsesimError
 SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
                "rate_scale"}
 TOP_KEYS = {"requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo", "seed",
-            "decode_run_steps"}
+            "decode_run_steps", "adaptation"}
 REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
@@ -133,6 +138,8 @@ class ServingConfig:
     launch_eager_s: float | None = None    # the runtime's eager launch cost (None = the device's)
     graph_sizes: tuple | None = None       # CUDA-graph batch sizes pure decode steps are padded to
     eager_overlap: str = "kernel"          # kernel | step (serving.step_cost.eager_overlap)
+    adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
+    adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
     file: str = "<scenario>"
 
     @property
@@ -540,8 +547,18 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
     drs = _num(d.get("decode_run_steps", 256), file, "serving.decode_run_steps", 0, 1_000_000, strict_lo=False,
                integer=True)
+    from simulator.engine.adaptive import candidate_combos, parse_adaptation
+
+    adapt = parse_adaptation(d.get("adaptation"), file)
+    adapt_combos = []
+    if adapt is not None:
+        if not (isinstance(acc, str) and acc == "model"):
+            raise _err("per-request switching draws accepted drafts from each request's candidate; it cannot replay "
+                       "recorded acceptance (serving.acceptance: model)", file, "serving.adaptation")
+        adapt_combos = [candidate_combos(g.combo, adapt, file, "serving.adaptation") for g in groups]
     return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
                          decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
-                         graph_sizes=graph_sizes, eager_overlap=eo, file=file)
+                         graph_sizes=graph_sizes, eager_overlap=eo, adaptation=adapt,
+                         adaptation_combos=adapt_combos, file=file)

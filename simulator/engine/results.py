@@ -15,6 +15,7 @@ arrival; NaN where a request was rejected or a metric is undefined):
     prefix_hit_tokens  prompt tokens found in the prefix cache at its first admission
     kv_transfer_s      prefill-to-decode KV transfer time (disaggregated serving)
     rejected           True when it could never run (longer than the model's context or a replica's KV cache)
+    spec_switches      (only with serving.adaptation) times it switched speculation tuples
 
 Summary (`summarize`): counts; duration (first arrival to last finish); request, output-token and total
 token throughput over that duration; goodput = requests meeting every SLO given (ttft_ms, tpot_ms, e2e_ms;
@@ -41,7 +42,7 @@ def request_table(engine) -> pd.DataFrame:
     out = t.output_tokens.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out > 1, (rec.finish - rec.first_token) / (out - 1), np.nan)
-    return pd.DataFrame({
+    cols = {
         "arrival_s": arrival,
         "input_tokens": t.input_tokens,
         "output_tokens": t.output_tokens,
@@ -55,7 +56,15 @@ def request_table(engine) -> pd.DataFrame:
         "prefix_hit_tokens": np.where(rec.prefix_hit >= 0, rec.prefix_hit, 0),
         "kv_transfer_s": rec.kv_transfer,
         "rejected": rec.rejected,
-    })
+    }
+    adaptive = [r.adapt for r in getattr(engine, "replicas", []) if getattr(r, "adapt", None) is not None]
+    if adaptive:   # serving.adaptation: how often each request switched speculation tuples
+        sw = np.zeros(len(t), dtype=np.int64)
+        for a in adaptive:
+            for rid, st in a.state.items():
+                sw[rid] += st[5]
+        cols["spec_switches"] = sw
+    return pd.DataFrame(cols)
 
 
 def timeseries_table(engine) -> pd.DataFrame:

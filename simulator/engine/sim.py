@@ -128,6 +128,7 @@ class GroupSetup:
     sched_cfg: SchedulerConfig
     cost: StepCostModel
     kv_bytes_per_token_dev: float
+    adaptive: tuple | None = None   # (candidate combos, their cost models) under serving.adaptation
 
 
 def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetup:
@@ -170,8 +171,18 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
         cost = copy.copy(cost)  # the same tables, looked up at another decode context
         cost.decode_context = cfg.decode_context
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
+    adaptive = None
+    if cfg.adaptation is not None:
+        from dataclasses import replace as _replace
+
+        combos = [combo] + list(cfg.adaptation_combos[i][1:])
+        if cfg.launch_eager_s is not None:
+            combos = [combos[0]] + [_replace(c, hardware=combo.hardware) for c in combos[1:]]
+        costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
+                          for c in combos[1:]]
+        adaptive = (combos, costs)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
-                      kv_bytes_per_token_dev=per_tok)
+                      kv_bytes_per_token_dev=per_tok, adaptive=adaptive)
 
 
 _COST_CACHE: dict = {}
@@ -235,12 +246,19 @@ class Replica:
         self.outstanding = 0
         spec = group.sched_cfg.num_spec_tokens
         self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng) if spec else None
+        self.adapt = None
+        if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
+            from simulator.engine.adaptive import Adaptive
+
+            self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
         self.busy_s = 0.0
         self.steps = 0
         self.events = 0
         self.last_dt = 0.0
 
     def add(self, req: Request, now: float) -> None:
+        if self.adapt is not None:
+            self.adapt.admit(req.rid)
         self.sched.add_request(req, now)
         if self.wake is not None and not self.wake.triggered:
             self.wake.succeed()
@@ -254,6 +272,13 @@ class Replica:
         ts = rec.ts if rec.record_steps else None
         K = eng.cfg.decode_run_steps
         spec = sched.cfg.num_spec_tokens
+        adapt = self.adapt
+        if adapt is not None:
+            K = 0          # every round is a step: requests switch between rounds
+            qr = cost.query_rows
+
+            def body(b):
+                return cost._body_dec[b * qr] + cost._head_dec[b * qr]
         host_step = eng.cfg.host_per_step_s  # measured host time per step (serving.step_cost)
         host_mixed = host_step if eng.cfg.host_mixed_s is None else eng.cfg.host_mixed_s
         host_row = eng.cfg.host_per_row_s
@@ -322,15 +347,17 @@ class Replica:
                                       f"({len(sched.waiting)} waiting, {sched.pool.num_free} free blocks)")
             start = env.now
             waiting = len(sched.waiting)
-            dt = cost.step_s(plan)
+            dt = adapt.step_s(plan, cost) if adapt is not None else cost.step_s(plan)
             if dt < host_floor:
                 dt = host_floor
             dt += (host_mixed if plan.chunks else host_step) + host_row * len(plan.reqs)
             yield env.timeout(dt)
             acc = None
             if spec and plan.n_decode:
-                acc = self.acc.draw((len(plan.reqs),))
+                acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
             ev = sched.step_done(plan, env.now, acc)
+            if adapt is not None and plan.n_decode:
+                adapt.update(plan, acc, plan.n_decode, body)
             self.last_dt = dt
             if eng.check:
                 sched.check_invariants()

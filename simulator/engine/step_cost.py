@@ -46,6 +46,16 @@ up to ~1e-2 on single steps, where a jump in batch moves with the context betwee
 the surfaces prices a few ten thousand settings in one vectorized call per group (0.1-2 s); steps are then
 table lookups.
 
+Serving-harness terms (serving.step_cost, notes/ENGINE_API.md): `graph_sizes` pads a pure decode step to the
+smallest captured CUDA-graph batch (padding rows: one query row attending one token; body, head and attention at
+the padded batch). An attention whose decode ops read StepShape.extra["ctx_max"] (the batch's longest attended
+context; dense fa2_call: varlen) is priced per step instead of from the (batch, mean) surfaces, memoized on a
+logarithmic grid of 1/256 in the mean and the longest context (`spread_decode_s`; a decode run's steps in one
+vectorized call); extra["mixed"] tells decode rows that share a step with a prefill chunk. `eager_overlap="step"`
+prices a step holding a prefill chunk as max(its kernels back to back on the device, with the graph gap between
+them; its kernel launches on the host x launch_eager_s): the host runs ahead through the launch queue (the
+roofline's eager rule, "kernel", charges each kernel max(device, launch)).
+
 Memory: kv_cache_blocks() sizes a replica's KV cache like vLLM: (gpu_memory_utilization x HBM - weights -
 activation workspace of the largest step) / (block_size x KV bytes per token), per device
 (simulator.memory's terms; the workspace scales with max_num_batched_tokens).
