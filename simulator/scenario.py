@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 
 from hwmodels.errors import ScenarioError, SparsesimError
-from hwmodels.yamlio import load_yaml
 from hwmodels.spec import HardwareSpec, load_hardware
+from hwmodels.yamlio import load_yaml
 from simulator.model import ModelSpec, load_model
 from simulator.precision import DTYPE_BYTES
 from simulator.strategies.base import AXES, Strategy, parse_axis

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from hwmodels.errors import ScenarioError, SpecError, SparsesimError
+from hwmodels.errors import ScenarioError, SparsesimError, SpecError
 from hwmodels.spec import load_hardware
 from simulator.cli import main
 from simulator.model import load_model

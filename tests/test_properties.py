@@ -1,7 +1,8 @@
 """Properties of the priced step time (hypothesis): monotone in context and batch, never slower with more
 bandwidth, never NaN or negative."""
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hwmodels.spec import list_hardware, load_hardware
 from simulator.model import list_models, load_model

@@ -8,8 +8,14 @@ kv_policy: full      the KV cache keeps every token.
 """
 from __future__ import annotations
 
-from simulator.strategies.base import (KVPolicyStrategy, RoundPlan, ScheduleStrategy, SpeculationStrategy,
-                                       TopkStrategy, register)
+from simulator.strategies.base import (
+    KVPolicyStrategy,
+    RoundPlan,
+    ScheduleStrategy,
+    SpeculationStrategy,
+    TopkStrategy,
+    register,
+)
 
 
 @register
