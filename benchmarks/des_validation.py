@@ -57,6 +57,19 @@ PARTS_RUNS = (DATA / "serving_parts_nvidia-h100-80gb-hbm3_2026-11-22.csv",
               DATA / "serving_parts_v1_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
+def measured_by_workload(run):
+    """(workload, its requests sorted by arrival, measured TTFT s, measured TPOT s) per load level."""
+    by = {}
+    for r in run["requests"]:
+        by.setdefault(r["workload"], []).append(r)
+    for name, rows in by.items():
+        rows = sorted(rows, key=lambda r: (r["arrival_s"], r["rid"]))
+        m_ttft = np.asarray([r["first_token_s"] - r["arrival_s"] for r in rows])
+        m_tpot = np.asarray([(r["finish_s"] - r["first_token_s"]) / (r["output_tokens"] - 1) if r["output_tokens"] > 1
+                             else math.nan for r in rows])
+        yield name, rows, m_ttft, m_tpot
+
+
 def serving_config(run: dict, engine: str):
     """A ServingConfig replaying one measured run (one replica, the run's scheduler knobs and KV blocks)."""
     from simulator.engine.config import parse_serving_section
@@ -217,14 +230,7 @@ def queueing_check(cfg, run: dict) -> None:
     print("  class ratios measured/priced: " + ", ".join(f"{c} {r:.2f}" for c, r in sorted(ratio.items())))
     print(f"{'level':<13} | {'TTFT err p50 (a)':>16} {'(b)':>7} {'p90 (b)':>8} {'bias (b)':>8} | {'TPOT err p50 (a)':>16} "
           f"{'(b)':>7} {'p90 (b)':>8} {'bias (b)':>8}")
-    by = {}
-    for r in run["requests"]:
-        by.setdefault(r["workload"], []).append(r)
-    for name, rows in by.items():
-        rows = sorted(rows, key=lambda r: (r["arrival_s"], r["rid"]))
-        m_ttft = np.asarray([r["first_token_s"] - r["arrival_s"] for r in rows])
-        m_tpot = np.asarray([(r["finish_s"] - r["first_token_s"]) / (r["output_tokens"] - 1) if r["output_tokens"] > 1
-                             else math.nan for r in rows])
+    for name, rows, m_ttft, m_tpot in measured_by_workload(run):
         out = []
         for fn in (cost.step_s, corrected):
             tt, tp = replay(cfg, rows, fn)
@@ -347,14 +353,7 @@ def hf_floor_check(cfg, run: dict) -> None:
     print(f"\nHF CB with a per-step host floor of {floor * 1e3:.1f} ms (measure_hf_decode.py's attention-free SDPA "
           "step, a separate measurement): step = max(price, floor), same scheduler replay")
     print(f"{'level':<13} | {'TTFT err p50':>12} {'p90':>7} {'bias':>7} | {'TPOT err p50':>12} {'p90':>7} {'bias':>7}")
-    by = {}
-    for r in run["requests"]:
-        by.setdefault(r["workload"], []).append(r)
-    for name, rows in by.items():
-        rows = sorted(rows, key=lambda r: (r["arrival_s"], r["rid"]))
-        m_ttft = np.asarray([r["first_token_s"] - r["arrival_s"] for r in rows])
-        m_tpot = np.asarray([(r["finish_s"] - r["first_token_s"]) / (r["output_tokens"] - 1) if r["output_tokens"] > 1
-                             else math.nan for r in rows])
+    for name, rows, m_ttft, m_tpot in measured_by_workload(run):
         tt, tp = replay(cfg, rows, lambda plan: max(cost.step_s(plan), floor))
         cells = []
         for m, s_ in ((m_ttft, tt), (m_tpot, tp)):

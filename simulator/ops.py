@@ -275,3 +275,16 @@ class ScopedBuilder:
 
     def add(self, name: str, kind: str, *, count=1.0, **kw) -> None:
         self.inner.add(self.prefix + name, kind, count=np.asarray(count, dtype=np.float64) * self.count_factor, **kw)
+
+
+class MaskedBuilder:
+    """Adds ops to another builder only for the settings where `mask` is True (an op's own `where` is
+    combined with it): lets one code path price a subset of the settings, e.g. the rows one kernel family
+    or dispatch rule applies to."""
+
+    def __init__(self, inner: "OpBuilder | ScopedBuilder | MaskedBuilder", mask):
+        self.inner, self.mask, self.n = inner, np.asarray(mask, dtype=bool), inner.n
+
+    def add(self, name: str, kind: str, *, where=None, **kw) -> None:
+        w = self.mask if where is None else self.mask & np.broadcast_to(np.asarray(where, dtype=bool), self.mask.shape)
+        self.inner.add(name, kind, where=w, **kw)

@@ -5,7 +5,7 @@
      1 model core     simulator.{precision, model, ops, combo, layers, memory, acceptance, dtw, pricing,
                       decode_kernels, strategies.*, traces.*, shipped}  (what work a step does; traces are data the strategies
                       read; shipped locates the packaged data)
-     2 orchestration  simulator.{scenario, planner, report, parallel, adaptation, ssv_planner, engine.*,
+     2 orchestration  simulator.{scenario, sections, planner, report, parallel, adaptation, engine.*,
                       planning.*, calibration.*, figures.*}
      3 interface      simulator.{cli, commands.*}
    GPU measurement scripts under hwmodels/calibration/ that are not part of a package (no __init__.py
@@ -21,7 +21,7 @@ import simulator
 
 LAYER1 = {"precision", "model", "ops", "combo", "layers", "memory", "acceptance", "dtw", "pricing", "strategies",
           "traces", "shipped", "decode_kernels"}
-LAYER2 = {"scenario", "planner", "report", "parallel", "adaptation", "ssv_planner", "engine", "planning",
+LAYER2 = {"scenario", "sections", "planner", "report", "parallel", "adaptation", "engine", "planning",
           "calibration", "figures"}
 LAYER3 = {"cli", "commands"}
 

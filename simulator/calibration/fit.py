@@ -42,6 +42,7 @@ from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration import checks as C
+from simulator.ops import MaskedBuilder
 
 __all__ = ["DATA_DIR", "DEVICE_SPECS"]
 
@@ -240,7 +241,7 @@ def _add_attention(b, df: pd.DataFrame, sel: np.ndarray, ctx_col: str) -> None:
         combo = _AttnCombo(h, k, model)
         shape = StepShape(batch=np.where(g, _num(df, "batch", 1), 1.0), query_rows=np.where(g, _num(df, "q_rows", 1), 1.0),
                           context=np.where(g, _num(df, ctx_col, 1), 1.0), extra={"layers": 1.0})
-        kern.decode_ops(_Masked(b, g), combo, shape)
+        kern.decode_ops(MaskedBuilder(b, g), combo, shape)
 
 
 class _AttnCombo:
@@ -251,15 +252,6 @@ class _AttnCombo:
         self.attn_dp, self.kvbytes = 1, 2.0
 
 
-class _Masked:
-    """Forwards OpBuilder.add calls restricted to the settings in `mask`."""
-
-    def __init__(self, b, mask):
-        self.b, self.mask, self.n = b, mask, b.n
-
-    def add(self, *a, where=None, **kw):
-        m = self.mask if where is None else (self.mask & np.broadcast_to(np.asarray(where, bool), self.mask.shape))
-        self.b.add(*a, where=m, **kw)
 
 
 # ---------------------------------------------------------------------------------------------------

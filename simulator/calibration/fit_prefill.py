@@ -72,12 +72,12 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff) -> np.ndarray:
     for (h, kv, d), g in df.groupby(["heads", "kv_heads", "head_dim"]):
         mask = np.zeros(len(df), bool)
         mask[g.index.to_numpy()] = True
-        from simulator.calibration.fit import _Masked
+        from simulator.ops import MaskedBuilder
 
         shape = StepShape(batch=np.where(mask, df["batch"], 1.0).astype(float), query_rows=np.ones(len(df)),
                           context=np.where(mask, df["seq"], 1.0).astype(float), phase="prefill",
                           extra={"layers": 1.0})
-        kern.prefill_ops(_Masked(b, mask), _PrefillCombo(int(h), int(kv), int(d)), shape)
+        kern.prefill_ops(MaskedBuilder(b, mask), _PrefillCombo(int(h), int(kv), int(d)), shape)
     ops = b.build()
     t = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=t, minlength=len(df)) * 1e6

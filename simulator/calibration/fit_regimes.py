@@ -47,6 +47,7 @@ from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration import checks as C
 from simulator.combo import TargetFacts
+from simulator.ops import MaskedBuilder
 
 #: measured kernel -> dense `kernel` family
 KERNEL_FAMILY = {"cudnn": "cudnn", "flash": "fa2", "efficient": "memeff", "triton_splitkv": "triton_splitkv",
@@ -169,13 +170,6 @@ class _AttnCombo:
         self.target = TargetFacts(architecture="hopper", sm_count=sms, l2_bytes=None)
 
 
-class _Masked:
-    def __init__(self, b, mask):
-        self.b, self.mask, self.n = b, mask, b.n
-
-    def add(self, *a, where=None, **kw):
-        m = self.mask if where is None else (self.mask & np.broadcast_to(np.asarray(where, bool), self.mask.shape))
-        self.b.add(*a, where=m, **kw)
 
 
 def attention_ops(b, df: pd.DataFrame, sel: np.ndarray, family: str | None, sms: int) -> None:
@@ -195,7 +189,7 @@ def attention_ops(b, df: pd.DataFrame, sel: np.ndarray, family: str | None, sms:
             & (kvb == kb)
         shape = StepShape(batch=np.where(g, df["batch"], 1.0), query_rows=np.where(g, df["q_rows"].fillna(1), 1.0),
                           context=np.where(g, df["context"], 1.0), extra={"layers": 1.0})
-        kern.decode_ops(_Masked(b, g), _AttnCombo(float(h), float(k), float(d), float(kb), sms), shape)
+        kern.decode_ops(MaskedBuilder(b, g), _AttnCombo(float(h), float(k), float(d), float(kb), sms), shape)
 
 
 def predict_us(ops, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
@@ -349,9 +343,9 @@ def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
         if not sel.any():
             continue
         if quant:
-            act_quant(_Masked(b, sel), M, K, 1.0, kernels=quant)
+            act_quant(MaskedBuilder(b, sel), M, K, 1.0, kernels=quant)
         if kind:
-            fp8_gemm(_Masked(b, sel), "gemm", M, K, N, 1.0, 1.0, kind=kind)
+            fp8_gemm(MaskedBuilder(b, sel), "gemm", M, K, N, 1.0, 1.0, kind=kind)
     # --- torch.topk ---------------------------------------------------------------------------------------
     sel = _sel(df, "topk")
     if sel.any():
@@ -366,19 +360,19 @@ def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
 
         R, Nk, H, D = (df[c].fillna(1).to_numpy(float) for c in ("rows", "row_len", "heads", "head_dim"))
         kb = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0) * D
-        add_indexer_logits(_Masked(b, sel), R, 1.0, Nk, H, D, "bf16", 1.0, key_bytes=kb)
+        add_indexer_logits(MaskedBuilder(b, sel), R, 1.0, Nk, H, D, "bf16", 1.0, key_bytes=kb)
     # --- single eager kernels and HF modules ---------------------------------------------------------------
     ew_ops(b, df, _sel(df, "ew_kernel"))
     B_, H_ = df["batch"].fillna(1).to_numpy(float), df["n"].fillna(1).to_numpy(float)
     sel = _sel(df, "elementwise", "hf_rmsnorm")
     if sel.any():
-        hf_rmsnorm_ops(_Masked(b, sel), "hf_rmsnorm", B_, H_, 1.0)
+        hf_rmsnorm_ops(MaskedBuilder(b, sel), "hf_rmsnorm", B_, H_, 1.0)
     sel = _sel(df, "elementwise", "F.rms_norm")
     b.add("rms_norm", "elementwise", flops=4 * B_ * H_, bytes_read=2 * B_ * H_, bytes_written=2 * B_ * H_, dtype="fp32",
           where=sel)
     sel = _sel(df, "elementwise", "hf_rope")
     if sel.any():
-        hf_rope_module_ops(_Masked(b, sel), B_, df["heads"].fillna(1).to_numpy(float),
+        hf_rope_module_ops(MaskedBuilder(b, sel), B_, df["heads"].fillna(1).to_numpy(float),
                            df["kv_heads"].fillna(1).to_numpy(float), df["head_dim"].fillna(1).to_numpy(float))
     return b.build() if b._blocks else None
 

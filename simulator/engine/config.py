@@ -63,7 +63,6 @@ the file and the field (ScenarioError).
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +71,10 @@ from typing import Any
 import numpy as np
 
 from hwmodels.errors import ScenarioError, SparsesimError
+from simulator.sections import bare_message as _bare
+from simulator.sections import err as _err
+from simulator.sections import mapping as _mapping
+from simulator.sections import number as _num
 
 SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
                "rate_scale"}
@@ -151,18 +154,8 @@ class ServingConfig:
         return sum(g.count for g in self.groups)
 
 
-def _err(msg: str, file: str, fld: str) -> ScenarioError:
-    return ScenarioError(msg, file=file, field=fld)
 
 
-def _bare(e: SparsesimError) -> str:
-    """The message of an error without the 'file: field 'x': ' prefix its constructor added."""
-    msg = str(e)
-    if e.file and msg.startswith(f"{e.file}: "):
-        msg = msg[len(str(e.file)) + 2:]
-    if e.field and msg.startswith(f"field '{e.field}': "):
-        msg = msg[len(str(e.field)) + 10:]
-    return msg
 
 
 _FIELD_IN_MSG = re.compile(r"^field '([^']+)': ")
@@ -177,27 +170,8 @@ def _reraise_length(e: SparsesimError, file: str, fld: str) -> ScenarioError:
     return _err(msg, file, fld)
 
 
-def _mapping(v: Any, allowed: set, file: str, fld: str) -> dict:
-    if v is None:
-        return {}
-    if not isinstance(v, dict):
-        raise _err(f"must be a mapping, got {type(v).__name__}", file, fld)
-    bad = [k for k in v if not isinstance(k, str) or k not in allowed]
-    if bad:
-        raise _err(f"unknown key(s) {sorted(map(str, bad))}; allowed: {', '.join(sorted(allowed))}", file, fld)
-    return v
 
 
-def _num(v: Any, file: str, fld: str, lo: float = 0.0, hi: float = 1e12, strict_lo: bool = True,
-         integer: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _err(f"must be a {'whole ' if integer else ''}number, got {v!r}", file, fld)
-    if integer and v != int(v):
-        raise _err(f"must be a whole number, got {v!r}", file, fld)
-    if (v <= lo if strict_lo else v < lo) or v > hi:
-        lo_s = f"> {lo:g}" if strict_lo else f">= {lo:g}"
-        raise _err(f"must be {lo_s} and <= {hi:g}, got {v!r}", file, fld)
-    return int(v) if integer else float(v)
 
 
 def _source(v: Any, file: str, base: Path) -> SourceConfig:

@@ -633,11 +633,7 @@ class Scheduler:
             if r.out >= r.output:
                 r.finish_time = now
                 finished.append(r)
-        if finished:
-            done = set(id(r) for r in finished)
-            self.running = [r for r in self.running if id(r) not in done]
-            for r in finished:
-                self.pool.free_request(r)
+        self._retire(finished)
         return ev
 
     # ---- fast path: runs of identical decode steps -------------------------------------------------------
@@ -793,12 +789,16 @@ class Scheduler:
         if spec:
             self.tokens_rejected += run.rows * steps - int(run.gen[:steps].sum())
         ev.tokens_emitted = emitted
+        self._retire(finished)
+        return ev
+
+    def _retire(self, finished: list) -> None:
+        """Drop finished requests from RUNNING and free their blocks (prefix-cached ones stay evictable)."""
         if finished:
             done = set(id(r) for r in finished)
             self.running = [r for r in self.running if id(r) not in done]
             for r in finished:
                 self.pool.free_request(r)
-        return ev
 
     # ---- checks ----------------------------------------------------------------------------------------
     def check_invariants(self) -> None:

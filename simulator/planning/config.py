@@ -31,12 +31,14 @@ serves within the SLOs, then how many replicas (GPUs) the target rate needs, and
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hwmodels.errors import ScenarioError
+from simulator.sections import err as _err
+from simulator.sections import mapping as _mapping
+from simulator.sections import number as _num
 
 TOP_KEYS = {"workload", "slo", "target", "prices", "engine", "search", "quick"}
 PERCENTILES = ("p50", "p90", "p99")
@@ -84,28 +86,14 @@ class PlanConfig:
         return replace(self, search=s, serving=replace(self.serving, source=src))
 
 
-def _err(msg: str, file: str, fld: str) -> ScenarioError:
-    return ScenarioError(msg, file=file, field=fld)
 
 
-def _mapping(v: Any, allowed: set, file: str, fld: str) -> dict:
-    if v is None:
-        return {}
-    if not isinstance(v, dict):
-        raise _err(f"must be a mapping, got {type(v).__name__}", file, fld)
-    bad = [k for k in v if not isinstance(k, str) or k not in allowed]
-    if bad:
-        raise _err(f"unknown key(s) {sorted(map(str, bad))}; allowed: {', '.join(sorted(allowed))}", file, fld)
-    return v
+
+
 
 
 def _pos(v: Any, file: str, fld: str, integer: bool = False, hi: float = 1e12, lo: float = 0.0) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= lo or v > hi:
-        kind = "whole number" if integer else "number"
-        raise _err(f"must be a {kind} > {lo:g} and <= {hi:g}, got {v!r}", file, fld)
-    if integer and v != int(v):
-        raise _err(f"must be a whole number, got {v!r}", file, fld)
-    return int(v) if integer else float(v)
+    return _num(v, file, fld, lo=lo, hi=hi, integer=integer)
 
 
 def _engine_template(workload: dict, engine: dict, file: str, base: Path, doc: dict, seed: int):

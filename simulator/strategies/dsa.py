@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.layers import gemm
+from simulator.ops import MaskedBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE, DTYPE_BYTES
 from simulator.strategies.base import AttentionStrategy, Param, register
 
@@ -58,15 +59,6 @@ def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None
           serial_iters=1.0, dtype=dtype, count=count)
 
 
-class _Masked:
-    """Adds ops through `inner` only for the settings where `mask` is True."""
-
-    def __init__(self, inner, mask):
-        self.inner, self.mask, self.n = inner, np.asarray(mask, dtype=bool), inner.n
-
-    def add(self, name, kind, *, where=None, **kw):
-        w = self.mask if where is None else self.mask & np.broadcast_to(np.asarray(where, dtype=bool), self.mask.shape)
-        self.inner.add(name, kind, where=w, **kw)
 
 
 @register
@@ -114,7 +106,7 @@ class DSAAttention(AttentionStrategy):
         add_indexer_logits(b, R, B, N, ix.heads, ix.head_dim, ix.dtype, count)
         select = N > k  # a row no longer than k keeps everything (indexerTopK.cu rowLen <= topK shortcut)
         if np.any(select):
-            combo.topk.add_ops(_Masked(b, select), combo, R, N, k, count, "decode")
+            combo.topk.add_ops(MaskedBuilder(b, select), combo, R, N, k, count, "decode")
         # sparse MLA over T = min(N, k) gathered latent entries per row
         T = np.minimum(N, float(k))
         lat = a.kv_lora_rank + a.qk_rope_head_dim
@@ -145,7 +137,7 @@ class DSAAttention(AttentionStrategy):
               parallel_units=0, dtype=ix.dtype, count=count)
         select = P > k
         if np.any(select):
-            combo.topk.add_ops(_Masked(b, select), combo, rows, np.maximum(P / 2.0, 1.0), int(k), count, "prefill")
+            combo.topk.add_ops(MaskedBuilder(b, select), combo, rows, np.maximum(P / 2.0, 1.0), int(k), count, "prefill")
         # sum_{i=1..P} min(i, k)
         sparse_pairs = np.where(P <= k, pairs, k * (k + 1) / 2.0 + (P - k) * k)
         lat = a.kv_lora_rank + a.qk_rope_head_dim
