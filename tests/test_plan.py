@@ -192,3 +192,12 @@ def test_plan_command_needs_a_plan_section(capsys):
     assert main(["plan", "quickstart"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "plan" in err[0]
+
+
+def test_report_warns_that_accuracy_is_not_modeled():
+    from simulator.planning.report import _accuracy_caveat
+
+    lossless = {"strategy": "dense+eagle3(k=4)", "kv_dtype": "bf16", "weight_dtype": "bf16"}
+    assert _accuracy_caveat(lossless) == ""
+    text = _accuracy_caveat({"strategy": "lserve+snapkv", "kv_dtype": "fp8", "weight_dtype": "bf16"})
+    assert "`lserve`" in text and "`snapkv`" in text and "KV fp8" in text and "not modeled" in text

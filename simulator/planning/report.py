@@ -203,8 +203,28 @@ def _candidate_para(res: PlanResult, row, title: str) -> list[str]:
                f"({row['engine_runs']:.0f} engine runs). Analytic screen: up to {row['screen_max_batch']:.0f} sequences "
                f"of the mean context fit per replica; a lone sequence decodes at "
                f"{_fmt(row['screen_tpot_b1_ms'], '{:.1f}')} ms per token.")
+    caveat = _accuracy_caveat(row)
+    if caveat:
+        out.append(caveat)
     out.append("")
     return out
+
+
+#: strategy values that change which tokens the model attends to (sparse attention, KV compression)
+_LOSSY = ("nsa", "dsa", "quest", "lserve", "streaming", "specattn", "streamingllm", "snapkv", "snapstream")
+
+
+def _accuracy_caveat(row) -> str:
+    """A sentence when the candidate changes the model's outputs: a performance model prices time only."""
+    parts = [p.split("(")[0] for p in str(row.get("strategy", "")).split("+")]
+    lossy = [p for p in parts if p in _LOSSY]
+    low = [f"{what} {row[col]}" for col, what in (("kv_dtype", "KV"), ("weight_dtype", "weights"))
+           if str(row.get(col, "")) in ("fp8", "int8", "int4", "fp4")]
+    if not lossy and not low:
+        return ""
+    what = ", ".join([f"`{p}`" for p in lossy] + low)
+    return (f"**Accuracy is not modeled.** {what} change what the model computes; sparsesim prices time, not output "
+            "quality: check this candidate's accuracy on your workload before choosing it.")
 
 
 def report_markdown(res: PlanResult, images: list[str]) -> str:
