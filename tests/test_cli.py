@@ -1,16 +1,13 @@
 """The CLI as a user runs it: default scenario, sweep with refusals, hw/models listings."""
-from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from simulator.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def test_run_default_quickstart(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(tmp_path)  # the default scenario ships with the package: any folder works
     assert main(["run", "--out", str(tmp_path), "--breakdown"]) == 0
     out = capsys.readouterr().out
     assert "Llama-3.1-8B on H100-SXM" in out and "TPOT (ms)" in out and "128K" in out and "oom" in out
@@ -69,9 +66,13 @@ def test_hw_and_models_listings(capsys):
     assert "dsa_indexer" in out and "source:" in out
 
 
-def test_every_shipped_scenario_loads(monkeypatch):
+def test_every_shipped_scenario_loads(tmp_path, monkeypatch):
+    """Every shipped scenario loads by name from any folder (sections, traces and targets resolved)."""
     from simulator.scenario import load_scenario
+    from simulator.shipped import shipped_scenarios
 
-    monkeypatch.chdir(ROOT)
-    for p in sorted((ROOT / "scenarios").glob("*.yaml")):
-        load_scenario(str(p))
+    monkeypatch.chdir(tmp_path)
+    names = shipped_scenarios()
+    assert len(names) >= 10 and "quickstart" in names
+    for name in names:
+        assert load_scenario(name).name

@@ -3,19 +3,24 @@ arrival driving (driver.serve with a fake clock and a fake GPU step), the KV slo
 the workloads, and the measurement files (write/read, composition cells, the committed H100 run).
 
 The harness is a folder of GPU scripts run by path, not a package; its torch-free modules are loaded from the
-checkout beside this test file (CI runs the tests from the checkout). Nothing here imports torch."""
+checkout beside this test file, or from $SPARSESIM_HARNESS_DIR (.ci/run copies the scripts and their data
+there, beside the copied tests, so the suite runs against the installed package). Nothing here imports torch."""
 from __future__ import annotations
 
 import importlib
 import math
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-SERVING = Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "serving"
-DATA = Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "data" / "serving"
+_HARNESS = os.environ.get("SPARSESIM_HARNESS_DIR")
+SERVING = (Path(_HARNESS) / "serving" if _HARNESS
+           else Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "serving")
+DATA = (Path(_HARNESS) / "data" / "serving" if _HARNESS
+        else Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "data" / "serving")
 if not SERVING.is_dir():  # pragma: no cover - the harness is not part of the installed package
     raise RuntimeError(f"harness folder missing: {SERVING}")
 sys.path.insert(0, str(SERVING))
