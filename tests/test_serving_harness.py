@@ -235,8 +235,10 @@ def test_parts_kernel_inventory_matches_the_unfused_table():
 
 @pytest.mark.skipif(not PARTS.is_file(), reason="micro-benchmark CSV not in this checkout")
 def test_fit_parts_terms_are_physical_and_fit():
+    from hwmodels.calibration import DATA_DIR  # the shipped calibration data (the prefill_attn CSV)
+
     fit_parts = importlib.import_module("fit_parts")
-    res = fit_parts.fit(log=lambda s: None)
+    res = fit_parts.fit(parts_csv=PARTS, prefill_csv=DATA_DIR / fit_parts.PREFILL_CSV.name, log=lambda s: None)
     t = res["terms"]
     assert 0.2 < t["compute"] <= 0.6          # FlashAttention-2 forward: ~340 TFLOP/s of 989 (prefill_attn CSV)
     assert 0.3 <= t["memory"] <= 1.0 and 0.5 < t["iter_us"] < 10.0 and t["cta_slots"] == 2.0
