@@ -1,4 +1,4 @@
-"""LServe (seeds/004) on one A100 80GB: decode against vLLM (appendix Table 7) and Quest (Table 5), prefill
+"""LServe (Yang et al.) on one A100 80GB: decode against vLLM (appendix Table 7) and Quest (Table 5), prefill
 (Table 5, Fig. 11, sec. 5.3), the page selector (Fig. 14), static / dynamic sparsity on one layer (Fig. 15) and
 end to end (Fig. 16), the Table 3 caption's budget remark, the attention share (Fig. 2), the introduction's
 TensorRT-LLM example, Fig. 10 against vLLM; then LServe on H100 / B200 (predictions).
@@ -587,8 +587,8 @@ def _plot_fig15(x: Ctx):
 
 @reproduction("lserve_a100", needs=needs)
 def lserve_a100(sc):
-    """LServe (seeds/004) on A100: Tables 5 / 7, Figs. 2, 10-12, 14-16, Table 3 caption, sec. 1 / 5.3; H100/B200."""
+    """LServe (Yang et al.) on A100: Tables 5 / 7, Figs. 2, 10-12, 14-16, Table 3 caption, sec. 1 / 5.3; H100/B200."""
     x = Ctx(sc)
     rows = (table7_rows(x) + table5_rows(x) + analysis_rows(x) + system_rows(x) + trace_rows(x) + beyond_rows(x))
-    return evaluate("lserve_a100", "LServe (seeds/004) on A100-80GB: OmniServe W8A8KV8 vs vLLM 0.6.3 (fp8 KV) and Quest",
+    return evaluate("lserve_a100", "LServe (Yang et al.) on A100-80GB: OmniServe W8A8KV8 vs vLLM 0.6.3 (fp8 KV) and Quest",
                     rows, load_paper("lserve"), notes(x), plots=[_plot_table7(x), _plot_fig15(x)])

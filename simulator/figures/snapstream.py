@@ -1,4 +1,4 @@
-"""SnapStream (seeds/003) on a SambaNova SN40L-16 node: DeepSeek-R1, TP16 projections / FFN + attention DP16.
+"""SnapStream (SambaNova) on a SambaNova SN40L-16 node: DeepSeek-R1, TP16 projections / FFN + attention DP16.
 
 Rows: Table 5 (maximum decode batch, throughput and gain with / without SnapStream), Table 4 (the fused
 kernels' shares of a 128K MoE prefill layer), the '2-5 %' prefill overhead (sec. 5.2; abstract 'at most 5 %'),
@@ -413,8 +413,8 @@ def _plot_steps(x: Ctx):
 
 @reproduction("snapstream_sn40l", needs=needs)
 def snapstream_sn40l(sc):
-    """SnapStream (seeds/003) on SN40L-16: Tables 3-5, prefill overhead, naive on-chip buffers; H100/B200 nodes."""
+    """SnapStream (SambaNova) on SN40L-16: Tables 3-5, prefill overhead, naive on-chip buffers; H100/B200 nodes."""
     x = Ctx(sc)
     rows = table5_rows(x) + table4_rows(x) + onchip_rows(x) + workload_rows(x) + trace_rows(x) + beyond_rows(x)
-    return evaluate("snapstream_sn40l", "SnapStream (seeds/003) on SN40L-16: DeepSeek-R1, TP16 + attention DP16, "
+    return evaluate("snapstream_sn40l", "SnapStream (SambaNova) on SN40L-16: DeepSeek-R1, TP16 + attention DP16, "
                     "bf16 KV", rows, load_paper("snapstream"), notes(x), plots=[_plot_steps(x)])

@@ -1,4 +1,4 @@
-"""SpecAttn (seeds/002): Table 2 throughput on one RTX 4090 (TinyLlama-1.1B drafting for Llama-2-7B, 2048-token
+"""SpecAttn (Shah, CMU): Table 2 throughput on one RTX 4090 (TinyLlama-1.1B drafting for Llama-2-7B, 2048-token
 sequences, 10 % prefill / 90 % decode), the mask-generation and block-sparse kernel speedups (Figs. 3-4), the
 (k, alpha) surface that reaches Table 2, and beyond the paper: where SpecAttn overtakes dense speculation.
 
@@ -321,8 +321,8 @@ def notes(x: Ctx) -> list:
 
 @reproduction("specattn_throughput", needs=needs)
 def specattn_throughput(sc):
-    """SpecAttn (seeds/002) Table 2 on RTX-4090 with the (k, alpha) surface, Figs. 3-4, crossover predictions."""
+    """SpecAttn (Shah, CMU) Table 2 on RTX-4090 with the (k, alpha) surface, Figs. 3-4, crossover predictions."""
     x = Ctx(sc)
     rows = table2_rows(x) + inverse_rows(x) + kernel_rows(x) + trace_rows(x) + beyond_rows(x)
-    return evaluate("specattn_throughput", f"SpecAttn (seeds/002) Table 2 on {sc.hardware[0].name}: {sc.models[0].name} "
+    return evaluate("specattn_throughput", f"SpecAttn (Shah, CMU) Table 2 on {sc.hardware[0].name}: {sc.models[0].name} "
                     f"with {x.spec.model} drafting", rows, load_paper("specattn"), notes(x), plots=[_plot_surface(x)])

@@ -39,7 +39,7 @@ class DenseAttention(AttentionStrategy):
     array_params = ("split_tokens",)
     params = {
         "split_tokens": Param(
-            256, "ASSUMPTION until calibrated (issue 3): FlashDecoding-style split-KV chunk; 256 tokens per "
+            256, "ASSUMPTION (kernel: generic): FlashDecoding-style split-KV chunk; 256 tokens per "
                  "CTA lets one 8-KV-head sequence fill ~130 SMs at 4K context",
             lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
         "gqa_packing": Param(
@@ -60,7 +60,7 @@ class DenseAttention(AttentionStrategy):
             "latent", "latent: one cache of kv_lora_rank + rope key per token shared by keys and values "
                       "(FlashMLA / SGLang / vLLM absorbed MLA). separate_kv: a key cache (latent + rope key) and "
                       "a value cache (latent) kept as two tensors, as the SnapStream SN40L implementation does "
-                      "(seeds/003 sec. 2.3 and Listings 2-5 treat key and value caches separately)",
+                      "(SnapStream sec. 2.3 and Listings 2-5 treat key and value caches separately)",
             lambda v: v in ("latent", "separate_kv"), "latent | separate_kv (MLA models only)"),
         # --- kernel model (calibration helper, issue 15): how the decode kernel parallelizes ---
         "kernel": Param(
