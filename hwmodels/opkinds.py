@@ -33,13 +33,17 @@ from __future__ import annotations
 #:           mixed dtypes (bf16 [M, K] / fp32 [M, 1]: elementwise_kernel with dynamic casting), element-rate bound
 #:           (MEASURED 0.21-0.33 T elements/s on the H100); narrowing casts are vectorized (kind elementwise)
 #: reduce    a row reduction of plain PyTorch (amax, mean over the last dim: reduce_kernel<512, 1>)
+#: attn_triton_fp8kv  our Triton split-KV kernel reading K/V stored in fp8 and converting them in registers: another
+#:           compiled kernel (MEASURED 128 registers and 38 KB shared memory vs 90 / 70 KB: 4 resident CTAs per SM instead
+#:           of 3, regimes_grids_*_v4.csv) with its own iteration time and achieved bandwidth (issue 15 round 3; round 2
+#:           scaled the bf16 kernel's iterations by one factor, which could not fit its latency- and bandwidth-bound corners)
 #: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
 #:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
 #:           CTAs with a per-block chain (calibrated on _quant_rowwise)
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
                           "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
-                          "attn_combine_cudnn", "cast", "reduce", "quant")
+                          "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -18,13 +18,24 @@ For every op row (one kernel, or `count` identical kernels in sequence):
     waves       kinds with a calibrated occupancy (cta_slots[kind] = o resident CTAs per SM; decode attention of
                 a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
                 Each CTA walks its share of the work in `serial_iters` synchronous load-then-compute iterations
-                of iter[kind] each (the measured per-iteration latency of that kernel), so
-                  device_s = max(overlap(compute_s, memory_s'), waves * serial_iters * iter[kind])
-                             + fixed[kind] + waves * cta_fixed[kind]
-                with memory_s' = hbm_bytes / (bw_hbm * eff_m) (no fill_m: too few CTAs show up as the chain
-                instead). Few CTAs over a long range = one long serial chain per CTA (fp8 K/V halves the bytes
+                of iter[kind] each (the measured per-iteration latency of that kernel; iter_l2[kind] for the share
+                of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read), so
+                  device_s = max(body, chain) + min(body, chain) / (waves * serial_iters)
+                             + fixed[kind] + waves * cta_fixed[kind] + ceil(n / U) * cta_serial[kind]
+                  body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind]; the second term is
+                  the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
+                  of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
+                with memory_s' = max(hbm_bytes / (bw_hbm * eff_m), l2_bytes / bw_l2) (no fill_m: too few CTAs show up as the chain
+                instead). l2_bytes = bytes_read + bytes_written (+ spill): every byte, L2 hits included, passes
+                through the L2, whose measured bandwidth bw_l2 (Efficiency.l2_bw_bytes_s, a full-occupancy streaming
+                kernel's) bounds a kernel whose re-reads hit: they are not free (issue 15 round 3: FlashAttention-2
+                verification rows re-read a GQA group's K/V once per query head). Only here, in the wave model: a
+                full-chip streaming bandwidth says nothing of what one CTA draws from L2 (the single-CTA top-k kernels,
+                `topk_cta`, re-read their row from L2 at a rate their own fit measures); no L2 term when uncalibrated
+                or when the efficiencies are borrowed from another chip (hwmodels.spec). Few CTAs over a long range = one long serial chain per CTA (fp8 K/V halves the bytes
                 but not the iterations); a last partial wave costs a whole CTA's chain (the tail);
-                cta_fixed = the per-wave prologue / epilogue (load Q, write the partial output)
+                cta_fixed = the per-wave prologue / epilogue (load Q, write the partial output); cta_serial = the
+                part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted)
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
@@ -97,7 +108,7 @@ def spill_bytes(ops, hw: HardwareSpec) -> np.ndarray | float:
     return (spill_passes(ops, hw) - 1.0) * sb
 
 
-def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n, has_n, U):
+def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n, has_n, U, l2_bytes, hit_bytes):
     """device_s of the rows whose kind has a calibrated occupancy (module docstring, `waves`)."""
     occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
     wave = (occ > 0) & has_n
@@ -107,6 +118,8 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     waves = np.ceil(n / slots)
     eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
+    if eff.l2_bw_bytes_s:
+        memory_s = np.maximum(memory_s, l2_bytes / eff.l2_bw_bytes_s)
     if eff.overlap_p:
         p = eff.overlap_p
         hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)
@@ -115,9 +128,21 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         body = np.maximum(compute_s, memory_s)
     iters = getattr(ops, "serial_iters", None)
     it = np.array([eff.iter_s.get(k, 0.0) for k in KINDS])[ops.kind]
-    chain = waves * (iters if iters is not None else 0.0) * it
+    if eff.iter_l2_s:   # loads that hit in L2 iterate faster (Efficiency.iter_l2_s)
+        it_l2 = np.array([eff.iter_l2_s.get(k, eff.iter_s.get(k, 0.0)) for k in KINDS])[ops.kind]
+        share = np.clip(hit_bytes / np.maximum(ops.bytes_read, 1.0), 0.0, 1.0)
+        it = it + (it_l2 - it) * share
+    n_it = iters if iters is not None else 0.0
+    chain = waves * n_it * it
+    # pipeline fill: the first tiles are loaded before anything overlaps them, so one iteration's share of the
+    # shorter of the two terms adds to the longer, once per kernel (later waves start while earlier ones stream): a
+    # kernel of one wave of one-tile CTAs pays body + chain, a long chain or many waves max(body, chain)
+    fill = np.minimum(body, chain) / np.maximum(waves * n_it, 1.0)
     cta_fixed = np.array([eff.cta_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
-    return np.where(wave, np.maximum(body, chain) + fixed + waves * cta_fixed, device_s)
+    per_cta = 0.0
+    if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)
+        per_cta = np.ceil(n / U) * np.array([eff.cta_serial_s.get(k, 0.0) for k in KINDS])[ops.kind]
+    return np.where(wave, np.maximum(body, chain) + fill + fixed + waves * cta_fixed + per_cta, device_s)
 
 
 def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
@@ -148,10 +173,13 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     fill_m = np.where(has_n, np.minimum(1.0, n_safe / (sat * U)), 1.0)
     compute_s = ops.flops / (peak * eff_c * fill_c)
     hbm_bytes = ops.bytes_read + ops.bytes_written + spill_bytes(ops, hw)
+    l2_bytes = hbm_bytes
+    hit_bytes = 0.0
     rr = getattr(ops, "reread_bytes", None)
     if hw.l2_bytes and rr is not None and rr.any():
         hit = np.minimum(1.0, hw.l2_bytes * eff.l2_fraction / np.maximum(ops.working_set, 1.0))
-        hbm_bytes = hbm_bytes - rr * hit
+        hit_bytes = rr * hit
+        hbm_bytes = hbm_bytes - hit_bytes
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m * fill_m)
     graph = launch == "graph"
     launch_one = hw.launch_graph_s if graph else hw.launch_eager_s
@@ -185,7 +213,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     if eff.loop_iter_s and iters is not None and iters.any():
         device_s = np.maximum(device_s, iters * eff.loop_iter_s + fixed)
     if eff.cta_slots:
-        device_s = _waves(ops, hw, eff, device_s, compute_s, hbm_bytes, fixed, n_safe, has_n, U)
+        device_s = _waves(ops, hw, eff, device_s, compute_s, hbm_bytes, fixed, n_safe, has_n, U, l2_bytes,
+                          hit_bytes)
     if graph:
         kernel_s = device_s + launch_row
     else:

@@ -111,6 +111,18 @@ class Efficiency:
         K/V tile for decode attention), in seconds.
     cta_fixed_s[kind]: time each wave of CTAs spends outside its streaming loop (loading Q, initializing,
         reducing and writing its partial output), in seconds; counted once per wave.
+    cta_serial_s[kind]: time each CTA adds on its SM that co-resident CTAs do not overlap (launch, prologue and
+        epilogue of a small CTA), in seconds; counted ceil(CTAs / SMs) times (issue 15 round 3: our Triton decode
+        kernel at one or two K/V tiles per CTA costs ~1 us more per CTA per SM, MEASURED 8 to 2048 CTAs,
+        regimes_*_v4.csv short corner); absent = 0.
+    iter_l2_s[kind]: time of one such iteration when its loads hit in L2 (the share of an op's reads that are
+        L2-resident re-reads: its `reread_bytes` x hit / bytes_read); absent = iter_s[kind] whatever the source.
+        MEASURED for torch's row reductions (reduce_kernel: ~0.17 us per 4-value load from L2, ~0.35-0.45 from
+        HBM, hwmodels/calibration/data/regimes_*_v4.csv reduce_grid).
+    l2_bw_bytes_s: the L2 read bandwidth a full-occupancy streaming kernel reaches (bytes/s); when given, every
+        op's reads and writes, those served by L2 included, take at least (bytes_read + bytes_written +
+        spill) / l2_bw_bytes_s in the wave model (hwmodels.roofline): re-reads that hit in L2 are not free.
+        None = uncalibrated, or borrowed by another chip (an absolute rate does not transfer): hits cost nothing.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -132,6 +144,9 @@ class Efficiency:
     cta_slots: dict[str, float] = field(default_factory=dict)
     iter_s: dict[str, float] = field(default_factory=dict)
     cta_fixed_s: dict[str, float] = field(default_factory=dict)
+    iter_l2_s: dict[str, float] = field(default_factory=dict)
+    cta_serial_s: dict[str, float] = field(default_factory=dict)
+    l2_bw_bytes_s: float | None = None
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
 
@@ -327,7 +342,9 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
         spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
                        launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)
     if calib_name != name:
-        eff = replace(eff, source=f"borrowed from {calib_name} (not measured on {name}): {eff.source}")
+        # the L2 bandwidth is an absolute rate of the measured chip, not an efficiency: it does not transfer
+        eff = replace(eff, l2_bw_bytes_s=None,
+                      source=f"borrowed from {calib_name} (not measured on {name}): {eff.source}")
     if eff.link_kind and eff.link_kind != spec.link_kind:
         # interconnect terms measured on another kind of link do not transfer: keep the spec's
         eff = replace(eff, link_latency_s=None, link_kind=None,
@@ -369,7 +386,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
     fixed_us: {kind: us}, saturation: {kind: multiple of the SMs}, overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
-    cta_fixed_us: {kind: us}} (all optional)."""
+    cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us}, l2_bw_tbs: TB/s} (all optional)."""
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
     base = Efficiency()
@@ -400,6 +417,11 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     slots = _keyed(doc, "cta_slots", file, {}, KINDS, 0.0, 64.0, "resident CTAs per SM in (0, 64]")
     cta_fixed = _keyed(doc, "cta_fixed_us", file, {}, KINDS, -1e-12, 1e4, "microseconds in [0, 1e4)", 1e-6)
     iters = _keyed(doc, "iter_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
+    iters_l2 = _keyed(doc, "iter_l2_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
+    cta_serial = _keyed(doc, "cta_serial_us", file, {}, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
+    l2bw = doc.get("l2_bw_tbs")
+    if l2bw is not None and (isinstance(l2bw, bool) or not isinstance(l2bw, (int, float)) or not 0 < l2bw <= 100):
+        raise SpecError(f"must be TB/s in (0, 100] or absent, got {l2bw!r}", file=file, field="l2_bw_tbs")
     launch = doc.get("launch_us", {}) or {}
     if not isinstance(launch, dict):
         raise SpecError("must map graph/eager to positive microseconds", file=file, field="launch_us")
@@ -416,6 +438,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
+                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       source=str(doc.get("source", file)))
 
 

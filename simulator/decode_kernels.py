@@ -54,10 +54,11 @@ memory (regimes_grids_*.csv; simulator/calibration/fit_regimes.py `occupancy`), 
 memeff has no GQA: the caller expands K/V to every query head (HF's repeat_kv, or the campaign outside its
 timing), so its Hq streams are distinct memory and none of them is served by L2.
 For several query rows FA2 and cuDNN (q > 1) stream K/V once per query head; the other heads of a GQA group
-re-read the same K/V (`reread_bytes`): FA2 from L2 while the batch's K/V fits (working set = all of it:
-MEASURED, its B = 1 / 4 / 16 rows reuse 100 / ~36 / ~0 % of the re-reads as 50 MiB of L2 predicts), cuDNN
-always (working set = the groups' tiles in flight: MEASURED, it moves 5.5 TB/s of per-head K/V at every batch,
-so the heads of a group run together).
+re-read the same K/V (`reread_bytes`): FA2 from L2 when its launch splits the KV range (the heads of a group run
+together) and not at all when it does not (round 3, MEASURED on the v4 campaign: `reread_working_set`; round 2 took
+the whole batch's K/V as the working set), cuDNN always (working set = the groups' tiles in flight: MEASURED, it moves
+5.5 TB/s of per-head K/V at every batch, so the heads of a group run together). The re-reads that hit are not free:
+every byte passes through the L2 at its measured bandwidth (hwmodels.roofline, Efficiency.l2_bw_bytes_s).
 """
 from __future__ import annotations
 
@@ -74,11 +75,12 @@ FA2_COMBINE_ROWS = 4.0
 #: cuDNN's lean_reduction combine: splits per dependent L2 load, from its measured slope (0.031 us per split over
 #: S = 8..64 at 0.143 us per L2 load, latency_*.csv): ASSUMPTION that the slope is L2 round trips
 CUDNN_COMBINE_SPLITS = 4.0
-#: family -> how much longer one K/V tile iteration is when K/V are stored in fp8 and converted to bf16 in the
-#: kernel's registers (the op's serial_iters are scaled by it): MEASURED on the H100, our Triton kernel, fitted by
-#: simulator/calibration/fit_regimes.py (`fp8_kv_iter_factor`) on the fp8-KV rows of heads 8/1 and 32/8
-#: (regimes_*_v3.csv, 17 rows, 1.935; 64/8 held out): the fp8 kernel moves half the bytes but reaches ~2.2 TB/s
-FP8_KV_ITER_FACTOR = {"triton_splitkv": 1.94}
+#: family -> the op kind of its kernel when K/V are stored in fp8 and converted to bf16 in the kernel's registers: a
+#: kernel of its own (its resident CTAs from its registers and shared memory, its own iteration time and bandwidth,
+#: fitted by simulator/calibration/fit_regimes.py on the fp8-KV rows of heads 8/1 and 32/8, 64/8 held out). Round 2
+#: scaled the bf16 kernel's serial iterations by one fitted factor (1.94), which could not represent both the
+#: latency-bound corner (~1.1 x bf16) and the bandwidth-bound one (the fp8 kernel reaches ~2.5 TB/s on half the bytes)
+FP8_KV_KIND = {"triton_splitkv": "attn_triton_fp8kv"}
 #: cuDNN's decode split rule (MEASURED, module docstring): the CTA target 2 x SMs, at most 64 splits, at least 8
 CUDNN_MAX_SPLITS, CUDNN_MIN_SPLITS = 64.0, 8.0
 #: family -> (op kind, keys per serial iteration of one CTA, source of the tile)
@@ -88,7 +90,9 @@ FAMILIES = {
     "flex": ("attn_flex", 64.0, "flex_decoding default config: BLOCK_N = 64 (ASSUMPTION: the autotuned block of "
                                 "torch 2.11 is not recorded)"),
     "cudnn": ("attn_cudnn", 128.0, "ASSUMPTION: 128-key tiles, as FlashAttention-2"),
-    "memeff": ("attn_memeff", 64.0, "xFormers cutlass FMHA forward: kKeysPerBlock = 64 for head dim 128 on sm80+"),
+    "memeff": ("attn_memeff", 128.0, "MEASURED kernel name fmha_cutlassF_bf16_aligned_64x128_rf_sm80 (64 queries x 128 "
+                                     "keys per block, regimes_grids_*_v4.csv; round 2 assumed 64 keys): its times step "
+                                     "every 128 cached tokens"),
 }
 #: FlashAttention-2: query rows per CTA tile in the split-KV kernels (flash_api.cpp num_m_blocks: 64)
 FA2_BLOCK_M = 64.0
@@ -187,11 +191,75 @@ def combine_layout(family: str, B, q, Hq, splits):
     return np.maximum(1.0, rows), np.ones_like(S)
 
 
-def reread_working_set(family: str, B, Hkv, T, d, kvb, tile: float = 128.0):
+def reread_working_set(family: str, B, Hkv, T, d, kvb, tile: float = 128.0, splits=None):
     """Working set over which a family's per-query-head re-reads of a GQA group's K/V cycle (see docstring)."""
     whole = np.asarray(B, dtype=np.float64) * T * 2.0 * Hkv * d * kvb
+    inflight = np.asarray(B, dtype=np.float64) * Hkv * 2.0 * tile * d * kvb   # the groups' tiles in flight
     if family == "memeff":   # no GQA: expanded K/V, every stream is its own memory (docstring): nothing fits L2
         return np.full(np.shape(whole), np.inf)
     if family == "cudnn":
-        return np.asarray(B, dtype=np.float64) * Hkv * 2.0 * tile * d * kvb   # the groups' tiles in flight
+        return inflight
+    if family == "fa2" and splits is not None:
+        # FlashAttention-2 with several query rows (issue 15 round 3, MEASURED on regimes_*_v4.csv verify_attn): a
+        # split launch (grid z = batch x heads, heads fastest: the heads of a group start together) re-reads the
+        # group's K/V from L2 at any batch (32 / 8 heads at B = 4, T = 32K: 2.15 GB of per-head K/V in 420 us, 5.1
+        # TB/s, 4 x HBM's); an unsplit one (grid y = batch, z = heads) re-reads none of it, even when the batch's
+        # K/V would fit in L2 (64 / 8 at B = 4, T = 8K: 1.07 GB in 380 us, 2.8 TB/s)
+        return np.where(np.asarray(splits) > 1, inflight, np.inf) * np.ones(np.shape(whole))
     return whole
+
+
+# ---------------------------------------------------------------------------------------------------
+# PyTorch's row reductions (x.amax(-1), x.mean(-1), x.sum(-1)): reduce_kernel's launch configuration
+# ---------------------------------------------------------------------------------------------------
+#: aten/src/ATen/native/cuda/Reduce.cuh (github:pytorch/pytorch, PyTorch 2.x; torch 2.11 ran reduce_kernel<512, 1>:
+#: MEASURED kernel names, regimes_grids_*_v4.csv): ReduceConfig::input_vec_size = 4 values per vectorized load,
+#: mnt_wrapper<T>::MAX_NUM_THREADS = 512, setReduceConfig's min / max values per thread 16 / 256, warp 32, and its
+#: target grid of maxThreadsPerMultiProcessor (2048 on sm_80 / sm_90) / threads blocks per SM
+TORCH_REDUCE_VEC, TORCH_REDUCE_MAX_THREADS, TORCH_REDUCE_WARP = 4, 512, 32
+TORCH_REDUCE_MIN_VPT, TORCH_REDUCE_MAX_VPT, TORCH_MAX_THREADS_PER_SM = 16, 256, 2048
+
+
+def _last_pow2(x) -> np.ndarray:
+    """Reduce.cuh last_pow2: the largest power of two <= x (at least 1)."""
+    return 2.0 ** np.floor(np.log2(np.maximum(np.asarray(x, dtype=np.float64), 1.0)))
+
+
+def torch_reduce_layout(rows, length, sms: int):
+    """(CTAs, threads per CTA, serial iterations per thread) of torch's reduce_kernel over the last, contiguous dim
+    of a [rows, length] tensor, following setReduceConfig (Reduce.cuh) for one reduced dim on the fastest stride:
+      dim0 = length / 4 when length > 128 (vectorize_input: 4 values per load), else length; dim1 = rows;
+      set_block_dimension: block.x = min(pow2(dim0), 32), block.y = min(pow2(dim1), 512 / block.x), then block.x =
+      min(pow2(dim0), 512 / block.y) (pow2(d) = 512 for d >= 512, else the largest power of two <= d);
+      the lanes split the row (step block.x); the warps split it too (step block.x * block.y, one output per CTA)
+      when that leaves a thread >= 16 block.y values or >= 256 values, else each warp takes its own row (block.y
+      rows per CTA); CTAs = ceil(rows / rows per CTA) x ctas_per_output, where a row is split over several CTAs
+      (a global reduction) when the warps split it, a thread still has >= 256 values and the grid is below the
+      target (SMs x 2048 / threads): ctas_per_output = max(min(ceil(target / grid), ceil(vpt / 16)), ceil(vpt / 256)).
+    Serial iterations = each thread's values / 4 (vectorized loads, or the vt0 = 4 unrolled scalar loads).
+    MEASURED: all 72 launches of regimes_grids_*_v4.csv (reduce_grid: rows 1-16384 x length 1024 / 4096 / 14336,
+    amax bf16 and mean fp32) have this grid and block."""
+    R = np.maximum(np.asarray(rows, dtype=np.float64), 1.0)
+    L = np.maximum(np.asarray(length, dtype=np.float64), 1.0)
+    R, L = np.broadcast_arrays(R, L)
+    mt = float(TORCH_REDUCE_MAX_THREADS)
+    dim0 = np.where(L > 128, np.floor(L / TORCH_REDUCE_VEC), L)
+    p0 = np.where(dim0 < mt, _last_pow2(dim0), mt)
+    p1 = np.where(R < mt, _last_pow2(R), mt)
+    bw = np.minimum(p0, TORCH_REDUCE_WARP)
+    bh = np.minimum(p1, np.floor(mt / bw))
+    bw = np.minimum(p0, np.floor(mt / bh))
+    vpt = np.ceil(L / bw)
+    split_y = (vpt >= bh * TORCH_REDUCE_MIN_VPT) | (vpt >= TORCH_REDUCE_MAX_VPT)
+    step_in = np.where(split_y, bw * bh, bw)
+    rows_per_cta = np.where(split_y, 1.0, bh)
+    vpt = np.ceil(L / step_in)
+    grid = np.ceil(R / rows_per_cta)
+    threads = bw * bh
+    target = sms * np.floor(TORCH_MAX_THREADS_PER_SM / threads)
+    glob = split_y & (vpt >= TORCH_REDUCE_MAX_VPT) & (grid <= target)
+    cpo = np.maximum(np.minimum(np.ceil(target / grid), np.ceil(vpt / TORCH_REDUCE_MIN_VPT)),
+                     np.ceil(vpt / TORCH_REDUCE_MAX_VPT))
+    cpo = np.where(glob, cpo, 1.0)
+    vpt = np.ceil(L / (step_in * cpo))
+    return grid * cpo, threads, np.maximum(1.0, np.ceil(vpt / TORCH_REDUCE_VEC))

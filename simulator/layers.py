@@ -82,28 +82,50 @@ def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count:
     wb = combo.wbytes if weight_bytes is None else weight_bytes
     dt = dtype or combo.gemm_dtype
     if dt == "fp8":
-        act_quant(b, rows, k, count, kernels=FP8_ACT_QUANT_KERNELS.get(getattr(combo, "kernels", "fused"), 1))
+        act_quant(b, rows, k, count, kernels=FP8_ACT_QUANT_KERNELS.get(getattr(combo, "kernels", "fused"), 1),
+                  sms=combo.target.sm_count)
         fp8_gemm(b, name, rows, k, n, wb, count)
         return
     b.add(name, "gemm", flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * ACT_BYTES,
           bytes_written=rows * n * ACT_BYTES, dtype=dt, count=count)
 
 
-def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0) -> None:
+def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0, sms: int | None = None) -> None:
     """Per-token fp8 quantization of a [rows, k] bf16 activation.
 
     fused (kernels = 1): one CTA per row reads it twice (the row's amax, then scale and cast: the structure of
     vLLM's per-token scaled_fp8_quant and of our Triton _quant_rowwise), writes fp8 values and one fp32 scale per
     row; the second pass re-reads what the first just read, from L2 while the activation fits (reread_bytes); each
     pass walks the row in QUANT_BLOCK-element blocks, one after another (serial_iters, kind quant).
-    eager (kernels > 1): eager_quant_ops, the 8 kernels PyTorch runs (FP8_ACT_QUANT_KERNELS)."""
+    eager (kernels > 1): eager_quant_ops, the 8 kernels PyTorch runs (FP8_ACT_QUANT_KERNELS); `sms` = the target's SM
+    count (torch's reduction picks its launch configuration from it)."""
     if kernels == 1:
         act = rows * k * ACT_BYTES
         b.add("act_quant", "quant", flops=3.0 * rows * k, bytes_read=2.0 * act, bytes_written=rows * k + rows * 4.0,
               reread_bytes=act, working_set=act, parallel_units=rows,
               serial_iters=2.0 * np.ceil(k / QUANT_BLOCK) * np.ones(np.shape(rows)), dtype="fp32", count=count)
     else:
-        eager_quant_ops(b, rows, k, count)
+        eager_quant_ops(b, rows, k, count, sms)
+
+
+def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count, sms: int | None, l2_input: bool,
+                     flops_per_elem: float = 1.0) -> None:
+    """One torch row reduction (x.amax(-1) / x.mean(-1) over [rows, length], kind reduce) with the launch configuration
+    of Reduce.cuh's setReduceConfig (simulator.decode_kernels.torch_reduce_layout: its CTAs and each thread's serial
+    loads, priced in waves by the roofline; no layout when `sms` is None). l2_input: the input was just written by the
+    kernel before (an intermediate), so it is read from L2 while it fits (reread_bytes, working set = the input)."""
+    e = np.asarray(rows, dtype=np.float64) * length
+    inp = elem_bytes * e
+    extra = {}
+    if sms is not None:
+        from simulator.decode_kernels import torch_reduce_layout
+
+        ctas, _, iters = torch_reduce_layout(rows, length, sms)
+        extra = {"parallel_units": ctas, "serial_iters": iters}
+    if l2_input:
+        extra.update(reread_bytes=inp, working_set=inp)
+    b.add(name, "reduce", flops=flops_per_elem * e, bytes_read=inp, bytes_written=np.asarray(rows, dtype=np.float64) * 4.0,
+          dtype="fp32", count=count, **extra)
 
 
 #: elements one CTA of the fused quantization kernel handles per step (measure_regimes.py _quant_rowwise BLOCK = 1024)
@@ -114,7 +136,7 @@ QUANT_BLOCK = 1024.0
 DIV_CAST_FLOPS = 1.5
 
 
-def eager_quant_ops(b: OpBuilder, rows, k: float, count) -> None:
+def eager_quant_ops(b: OpBuilder, rows, k: float, count, sms: int | None = None) -> None:
     """Eager per-token fp8 quantization, x.abs().amax(-1).float().clamp(min).div(448); (x / scale).clamp(-448, 448)
     .to(float8) (hwmodels/calibration/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
     regimes_grids_*_v3.csv quant_eager): abs (vectorized), the row amax (kind reduce), three tiny kernels on the
@@ -124,8 +146,7 @@ def eager_quant_ops(b: OpBuilder, rows, k: float, count) -> None:
     e = rows * k
     tiny = rows * 4.0
     b.add("act_quant", "elementwise", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32", count=count)
-    b.add("act_quant", "reduce", flops=e, bytes_read=2.0 * e, bytes_written=rows * 2.0, reread_bytes=2.0 * e,
-          working_set=2.0 * e, dtype="fp32", count=count)
+    torch_row_reduce(b, "act_quant", rows, k, 2.0, count, sms, l2_input=True)
     b.add("act_quant", "elementwise", flops=rows, bytes_read=tiny, bytes_written=tiny, dtype="fp32",
           count=np.asarray(count, dtype=np.float64) * 3.0)
     b.add("act_quant", "cast", flops=DIV_CAST_FLOPS * e, bytes_read=2.0 * e + tiny, bytes_written=4.0 * e,
@@ -136,7 +157,7 @@ def eager_quant_ops(b: OpBuilder, rows, k: float, count) -> None:
           working_set=4.0 * e, dtype="fp32", count=count)
 
 
-def hf_rmsnorm_ops(b, name: str, rows, h: float, count) -> None:
+def hf_rmsnorm_ops(b, name: str, rows, h: float, count, sms: int | None = None) -> None:
     """transformers' LlamaRMSNorm as its 8 kernels (MEASURED kernel list, regimes_hf_profile_*.csv): x.to(fp32)
     (an up-cast: kind cast), pow(2) (vectorized), mean(-1) (kind reduce), + eps and rsqrt on [rows, 1] (tiny),
     h * rsqrt (a [rows, h] x [rows, 1] broadcast in fp32: copy_strided), .to(bf16) (vectorized) and weight * h
@@ -145,7 +166,7 @@ def hf_rmsnorm_ops(b, name: str, rows, h: float, count) -> None:
     c = np.asarray(count, dtype=np.float64)
     b.add(name, "cast", flops=e, bytes_read=2.0 * e, bytes_written=4.0 * e, dtype="fp32", count=c)
     b.add(name, "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=4.0 * e, dtype="fp32", count=c)
-    b.add(name, "reduce", flops=e, bytes_read=4.0 * e, bytes_written=rows * 4.0, dtype="fp32", count=c)
+    torch_row_reduce(b, name, rows, h, 4.0, c, sms, l2_input=True)   # mean(-1) of pow's output, just written
     b.add(name, "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0, dtype="fp32", count=2.0 * c)
     b.add(name, "copy_strided", flops=e, bytes_read=4.0 * e, bytes_written=4.0 * e, dtype="fp32", count=c)
     b.add(name, "elementwise", flops=e, bytes_read=4.0 * e, bytes_written=2.0 * e, dtype="fp32", count=c)
@@ -181,10 +202,15 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
     persistent CTAs of 214 KB shared memory (one per SM); the wave model with one slot per SM prices that."""
     kind = kind or FP8_GEMM_KIND
     extra = {}
+    flops = 2.0 * rows * k * n
     if kind == "gemm_fp8_rowwise":
-        extra = {"parallel_units": np.ceil(np.asarray(rows, dtype=np.float64) / 128.0) * np.ceil(n / 128.0),
-                 "serial_iters": np.ceil(k / 128.0) * np.ones(np.shape(rows))}
-    b.add(name, kind, flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * 1.0,
+        tiles = np.ceil(np.asarray(rows, dtype=np.float64) / 128.0) * np.ceil(n / 128.0)
+        extra = {"parallel_units": tiles, "serial_iters": np.ceil(k / 128.0) * np.ones(np.shape(rows))}
+        # every CTA step multiplies a whole 128 x 128 x 128 tile whatever rows are valid (issue 15 round 3: tile
+        # flops; MEASURED 0.35-0.40 us per K step of one CTA at M = 1 over 8-32 tiles, regimes_*_v4.csv gemm_small
+        # fp8_rowwise, about the tile's fp8 arithmetic on one SM: 4.2 MFLOP at 1/132 of 1979 TFLOP/s = 0.28 us)
+        flops = 2.0 * tiles * 128.0 * 128.0 * np.ceil(k / 128.0) * 128.0
+    b.add(name, kind, flops=flops, bytes_read=k * n * wb + rows * k * 1.0,
           bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, **extra)
 
 
@@ -219,7 +245,7 @@ def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None
 def norm(b, combo: Combo, name: str, rows, h: float, count) -> None:
     """An RMSNorm: one kernel, or HF's 8 (kernels: hf, hf_rmsnorm_ops)."""
     if getattr(combo, "kernels", "fused") == "hf":
-        hf_rmsnorm_ops(b, name, rows, h, count)
+        hf_rmsnorm_ops(b, name, rows, h, count, sms=combo.target.sm_count)
     else:
         elementwise(b, name, rows, h, h, count)
 

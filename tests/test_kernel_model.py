@@ -48,7 +48,7 @@ def test_family_layouts():
     kind, ctas, splits, iters, streams, _ = decode_layout("flex", 1, 1, 8, 1, 65536, 132)
     assert kind == "attn_flex" and splits == 1 and iters == 65536 / 64 and ctas == 1
     kind, ctas, splits, iters, streams, _ = decode_layout("memeff", 2, 1, 32, 8, 4096, 132)
-    assert ctas == 64 and streams == 32 and iters == 4096 / 64
+    assert ctas == 64 and streams == 32 and iters == 4096 / 128   # 64 x 128 tiles (measured kernel name, round 3)
     # cuDNN: one query row splits like FA2, several rows run one CTA per query head without a split
     _, ctas1, s1, _, st1, _ = decode_layout("cudnn", 1, 1, 32, 8, 32768, 132)
     _, ctas4, s4, _, st4, _ = decode_layout("cudnn", 1, 4, 32, 8, 32768, 132)
@@ -72,11 +72,19 @@ def test_wave_model_chain_tail_and_fp8():
     assert t[1] == pytest.approx(t[0])   # fp8 K/V: half the bytes, the same chain
     # 264 slots: 264 CTAs are one wave, 265 two (the tail costs a whole chain)
     t = price(_one_op(np.array([264.0, 265.0]), np.array([10.0, 10.0]), np.array([1e3, 1e3])), hw, "graph")
-    assert t[0] == pytest.approx(10e-6 + 2e-6 + hw.launch_graph_s)
-    assert t[1] == pytest.approx(2 * (10e-6 + 2e-6) + hw.launch_graph_s)
-    # many bytes: bandwidth-bound (3.35 TB/s x memory 1.0)
+    assert t[0] == pytest.approx(10e-6 + 2e-6 + hw.launch_graph_s, rel=1e-5)   # + a 0.3 ns pipeline fill
+    assert t[1] == pytest.approx(2 * (10e-6 + 2e-6) + hw.launch_graph_s, rel=1e-5)
+    # many bytes: bandwidth-bound (3.35 TB/s x memory 1.0), plus the pipeline fill: one wave of one-iteration CTAs
+    # pays its 1 us chain on top of the 1 ms of bytes (min(body, chain) / (waves x iterations) = 1 us)
     t = price(_one_op(np.array([264.0]), np.array([1.0]), np.array([3.35e9])), hw, "graph")
-    assert t[0] == pytest.approx(1e-3 + 2e-6 + hw.launch_graph_s, rel=1e-3)
+    assert t[0] == pytest.approx(1e-3 + 1e-6 + 2e-6 + hw.launch_graph_s, rel=1e-6)
+    # ... which a long chain spreads: 100 iterations of 1 us (a 100 us chain) against 1 ms of bytes -> the fill is
+    # one iteration's share of the shorter term, 100 us / 100 = 1 us
+    t = price(_one_op(np.array([264.0]), np.array([100.0]), np.array([3.35e9])), hw, "graph")
+    assert t[0] == pytest.approx(1e-3 + 100e-6 / 100 + 2e-6 + hw.launch_graph_s, rel=1e-6)
+    # 1000 iterations of 1 us against 1 ms of bytes (chain == body): the fill is 1 ms / 1000
+    t = price(_one_op(np.array([264.0]), np.array([1000.0]), np.array([3.35e9])), hw, "graph")
+    assert t[0] == pytest.approx(1e-3 + 1e-3 / 1000 + 2e-6 + hw.launch_graph_s, rel=1e-6)
 
 
 def test_efficiency_file_reads_the_wave_terms():
@@ -234,13 +242,16 @@ def test_family_combine_kinds_and_memeff_streams():
     assert a.reread_bytes == pytest.approx(4096 * 2 * 24 * 128 * 2) and np.isinf(a.working_set)
 
 
-def test_fp8_kv_lengthens_the_triton_iteration():
-    from simulator.decode_kernels import FP8_KV_ITER_FACTOR
-
+def test_fp8_kv_is_its_own_kernel_kind():
+    """fp8 K/V: our Triton kernel compiled for fp8 is another kernel (kind attn_triton_fp8kv: its own resident CTAs,
+    iteration and bandwidth); the bf16 cache keeps attn_triton; the layout (CTAs, iterations) is the same."""
     bf = _attn_frame("triton_splitkv", 8, 1, 65536).query("name == 'attention'").iloc[0]
     f8 = _attn_frame("triton_splitkv", 8, 1, 65536, kv_dtype="fp8").query("name == 'attention'").iloc[0]
-    assert f8.serial_iters == pytest.approx(bf.serial_iters * FP8_KV_ITER_FACTOR["triton_splitkv"])
+    assert bf.kind == "attn_triton" and f8.kind == "attn_triton_fp8kv"
+    assert f8.serial_iters == bf.serial_iters and f8.parallel_units == bf.parallel_units
     assert f8.bytes_read < 0.6 * bf.bytes_read
+    hw = load_hardware("H100-SXM")
+    assert hw.efficiency.cta_slots["attn_triton_fp8kv"] == 4   # 128 registers, 38 KB shared memory (measured)
 
 
 def test_quantization_kernels():
@@ -299,3 +310,106 @@ def test_topk_has_one_owner():
     from simulator.calibration import fit_regimes as FR
 
     assert "topk" not in F.FIT_ORDER and "topk" in FR.FIT_ORDER
+
+
+# --- round 3 (issue 15): v4 timing, torch's reductions, the L2 bandwidth, FA2's re-reads, small CTAs ---------------
+GRIDS4 = DATA_DIR / "regimes_grids_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv"
+REGIMES4 = DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv"
+
+
+def test_torch_reduce_layout_reproduces_every_measured_launch():
+    """Reduce.cuh's setReduceConfig for a last-dim row reduction, by hand: 1 x 4096 -> 1 CTA of 512 threads, 8 values
+    a thread (2 loads of 4); 16 x 4096 -> one CTA of 32 x 16 (a warp per row), 128 values (32 loads); 2 x 14336 ->
+    the warps split the row (56 values >= 2 x 16): 2 CTAs of 256 x 2; 4096 x 1024 -> 256 CTAs of 32 x 16. Then all 72
+    launches of the v4 grid profile (amax bf16 / mean fp32, rows 1-16384, length 1024 / 4096 / 14336)."""
+    from simulator.decode_kernels import torch_reduce_layout
+
+    c, t, it = torch_reduce_layout([1, 16, 2, 4096], [4096, 4096, 14336, 1024], 132)
+    assert list(c) == [1, 1, 2, 256] and list(t) == [512, 512, 512, 512] and list(it) == [2, 32, 7, 8]
+    g = pd.read_csv(GRIDS4)
+    r = g[g.family == "reduce_grid"]
+    assert len(r) == 72
+    c, t, _ = torch_reduce_layout(r.m.to_numpy(), r.n.to_numpy(), 132)
+    assert (c == r.grid_x * r.grid_y).all() and (t == r.block_x * r.block_y).all()
+
+
+def test_reduction_ops_carry_the_layout_and_l2_residency():
+    from simulator.layers import act_quant, hf_rmsnorm_ops
+
+    b = OpBuilder(1)
+    hf_rmsnorm_ops(b, "n", np.array([16.0]), 4096.0, 1.0, sms=132)
+    f = b.build().to_frame()
+    red = f[f.kind == "reduce"].iloc[0]
+    # mean over [16, 4096] fp32, the pow kernel's output: 1 CTA, 32 loads a thread, read from L2 while it fits
+    assert red.parallel_units == 1 and red.serial_iters == 32 and red.reread_bytes == red.bytes_read == 16 * 4096 * 4
+    b = OpBuilder(1)
+    act_quant(b, np.array([16.0]), 4096.0, 1.0, kernels=8)   # no SM count: no layout (continuous pricing)
+    assert b.build().to_frame().query("kind == 'reduce'").parallel_units.iloc[0] == 0
+
+
+def test_l2_bandwidth_is_measured_and_bounds_l2_hits():
+    """x.sum() over L2-resident buffers of 4-40 MiB: the slope is the L2 bandwidth (5.6 TB/s on the H100, vs
+    3.1 TB/s from HBM); an op whose re-reads all hit still moves every byte through the L2 at that rate."""
+    from simulator.calibration import fit_regimes as FR
+
+    df = FR.load(REGIMES4)
+    tbs, how = FR.measured_l2_bw(df, FR.hw_for(df, None))
+    assert 5.0 < tbs < 6.5 and "L2-resident" in how
+    hw = load_hardware("H100-SXM")
+    assert hw.efficiency.l2_bw_bytes_s == pytest.approx(tbs * 1e12, rel=1e-3)
+    # 40 MB once from HBM and re-read 3 times from L2 (working set 40 MB < 50 MB): 160 MB through the L2. The floor
+    # belongs to the wave model (kernels with a calibrated occupancy, full-chip streaming like the measurement) ...
+    eff = dict(cta_slots={"attn_fa2": 2.0}, iter_s={"attn_fa2": 1e-9}, fixed_s={"attn_fa2": 0.0})
+
+    def one(kind, **extra):
+        b = OpBuilder(1)
+        b.add("a", kind, bytes_read=160e6, reread_bytes=120e6, working_set=40e6, dtype="bf16",
+              parallel_units=264.0, serial_iters=1.0)
+        return price(b.build(), hw.with_efficiency(Efficiency(**eff, **extra)), "graph")[0] - hw.launch_graph_s
+
+    assert one("attn_fa2", l2_bw_bytes_s=5e12) == pytest.approx(160e6 / 5e12, rel=1e-3)   # not 40 MB / 3.35 TB/s
+    assert one("attn_fa2") == pytest.approx(40e6 / hw.hbm_bw_bytes_s, rel=1e-3)            # uncalibrated: hits free
+    # ... not to kernels priced without an occupancy (one CTA's L2 rate is not the chip's: topk_cta fits its own)
+    assert one("attention", l2_bw_bytes_s=5e12) == pytest.approx(one("attention"))
+    # an absolute rate does not transfer to a chip that borrows the H100's efficiencies
+    assert load_hardware("A100-80GB").efficiency.l2_bw_bytes_s is None
+    assert "borrowed" in load_hardware("A100-80GB").efficiency.source
+
+
+def test_iteration_from_l2_and_serial_cta_time():
+    hw = load_hardware("H100-SXM")
+    eff = Efficiency(cta_slots={"reduce": 4.0}, iter_s={"reduce": 0.4e-6}, iter_l2_s={"reduce": 0.2e-6},
+                     fixed_s={"reduce": 0.0}, cta_serial_s={"reduce": 1e-6})
+    b = OpBuilder(2)
+    b.add("r", "reduce", bytes_read=np.array([1e3, 1e3]), reread_bytes=np.array([0.0, 1e3]),
+          working_set=np.array([1e3, 1e3]), parallel_units=np.array([264.0, 264.0]), serial_iters=10.0, dtype="fp32")
+    t = price(b.build(), hw.with_efficiency(eff), "graph") - hw.launch_graph_s
+    # 264 CTAs on 132 SMs: 2 per SM x 1 us serial; 10 iterations of 0.4 us (HBM) or 0.2 us (L2)
+    assert t[0] == pytest.approx(10 * 0.4e-6 + 2e-6, rel=1e-3) and t[1] == pytest.approx(10 * 0.2e-6 + 2e-6, rel=1e-3)
+
+
+def test_fa2_several_rows_reuse_the_group_only_when_split():
+    """FlashAttention-2 with several query rows: a split launch re-reads the group's K/V from L2 (working set = the
+    groups' tiles in flight), an unsplit one not at all (infinite working set): measured, regimes_*_v4.csv."""
+    from simulator.decode_kernels import reread_working_set
+
+    ws = reread_working_set("fa2", 4, 8, 8192, 128, 2.0, splits=np.array([2.0, 1.0]))
+    assert ws[0] == 4 * 8 * 2 * 128 * 128 * 2 and np.isinf(ws[1])
+
+
+def test_v4_campaign_fixes_the_graph_timing():
+    """v1-v3 timed a graph replay from an idle GPU: the host's launch (~14 us for one node) was in every sample. v4
+    spins the GPU first: one tiny node then costs ~3 us, and 1000 of them ~1 us each (measure.py: 1.008 us)."""
+    df = pd.read_csv(REGIMES4)
+    assert (df.script_version == 4).all()
+    rep = df[df.family == "launch"].set_index(["kernel", "n_kernels"])["median_us"]
+    assert rep[("graph_replay_nospin", 1.0)] - rep[("graph_replay_spin", 1.0)] > 8.0
+    node = df[(df.family == "launch") & (df.kernel == "graph_node_1elem")].iloc[0]
+    assert node.median_us == pytest.approx(1.0, abs=0.1) and node.calls > 500
+
+
+def test_round3_ownership():
+    from simulator.calibration import fit_regimes as FR
+
+    assert FR.FIT_ORDER[:2] == ("reduce", "eager") and "attn_triton_fp8kv" in FR.FIT_ORDER
+    assert FR.SCALARS == ("l2_bw_tbs",) and "iter_l2_us" in FR.WAVE_PARTS and "cta_serial_us" in FR.WAVE_PARTS

@@ -75,13 +75,16 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-SCRIPT_VERSION = 3
+SCRIPT_VERSION = 4
 # 2: fp8kv_attn uses as many input sets as both K and V have (v1: IndexError)
 # 3: K and V input sets never share memory (v2 handed V views of the same pool prefix as K: on some calls V was
 #    K's own memory, read from L2 right after K, and call i's V was call i + 1's K, L2-hot when a set fits in L2;
 #    so v2's attention rows of 16-270 MB K/V read part of their bytes from L2, up to 3.7 "TB/s"); a (K, V) rotation
 #    spans KV_ROTATION_BYTES; the short corner is measured in SHORT_PASSES passes (column `pass`); new families
 #    split_sweep, combine, ew_kernel and the launch-grid profile (a second CSV, regimes_grids_*.csv)
+# 4: graph timing with a spin kernel before every timed replay and the call count from a first replay (time_graph:
+#    v1-v3 samples included the host's graph launch, ~7-12 us per replay over 2-16 calls); new families l2_bw,
+#    reduce_grid, gemm_small (+ their launch grids), the graph-replay overhead and the in-graph gap (reference)
 COLUMNS = ["device", "sm_count", "l2_bytes", "torch_version", "triton_version", "transformers_version",
            "driver_version", "date", "script_version", "family", "corner", "kernel", "timing", "dtype",
            "batch", "heads", "kv_heads", "head_dim", "context", "q_rows", "m", "n", "k", "rows", "row_len",
@@ -183,26 +186,20 @@ def _stats(xs, calls):
     return {"median": statistics.median(xs), "p20": _q(xs, 0.2), "p80": _q(xs, 0.8), "reps": len(xs), "calls": calls}
 
 
-def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: int = 7, max_calls: int = 128):
-    """Median device time of one call, calls captured back to back in a CUDA graph (module docstring).
-    fn(i) runs one call on input set i % n_sets."""
-    fn(0)
-    env.sync()
-    if not env.cuda:
-        xs = []
-        for r in range(3 if env.smoke else 5):
-            t0 = time.perf_counter()
-            fn(r)
-            xs.append((time.perf_counter() - t0) * 1e6)
-        return _stats(xs, 1)
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for i in range(3):
-        fn(i)
-    b.record()
-    b.synchronize()
-    est = max(a.elapsed_time(b) * 1000.0 / 3, 1.0)
-    calls = int(min(max_calls, max(2, math.ceil(target_us / est))))
+#: v4: cycles per microsecond of torch.cuda._sleep (only sizes the spin kernel: exactness does not matter; the H100 /
+#: H200 SM clock is 1.6-2.0 GHz under load) and the spin before every timed replay (much longer than the host's
+#: cudaGraphLaunch + event record, ~5-20 us on the lent machines)
+SPIN_CYCLES_PER_US, SPIN_US = 2000, 150.0
+
+
+def _spin(env, us: float = SPIN_US):
+    """v4: a spin kernel that keeps the GPU busy while the host enqueues the timed sample (measure.py does the same):
+    the sample's events then bracket device time only, not the host's graph launch."""
+    if env.cuda and hasattr(torch.cuda, "_sleep"):
+        torch.cuda._sleep(int(us * SPIN_CYCLES_PER_US))
+
+
+def _capture(env, fn, calls):
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -214,13 +211,56 @@ def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: in
             fn(i)
     g.replay()
     env.sync()
-    xs = []
-    for _ in range(reps):
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        xs.append(a.elapsed_time(b) * 1000.0 / calls)
+    return g
+
+
+def _replay_us(env, g, spin: bool = True) -> float:
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if spin:
+        _spin(env)
+    a.record()
+    g.replay()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) * 1000.0
+
+
+def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: int = 7, max_calls: int = 256):
+    """Median device time of one call, calls captured back to back in a CUDA graph (module docstring).
+    fn(i) runs one call on input set i % n_sets.
+
+    v4: every timed replay is preceded by a spin kernel (SPIN_US), so the events bracket the graph's device time
+    only (v1-v3 recorded the start event on an idle GPU and then launched the graph: each sample included the host's
+    cudaGraphLaunch, ~7-12 us per replay, divided by `calls`, which the eager estimate below made as small as 2-16
+    for kernels of 2-50 us: a +0.3..+5 us bias per call); and the call count comes from a first replay of the graph
+    (one call's device time), not from eager calls (host-bound on the lent machines: 30-100 us each), so a replay
+    spans ~target_us."""
+    fn(0)
+    env.sync()
+    if not env.cuda:
+        xs = []
+        for r in range(3 if env.smoke else 5):
+            t0 = time.perf_counter()
+            fn(r)
+            xs.append((time.perf_counter() - t0) * 1e6)
+        return _stats(xs, 1)
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    _spin(env)
+    a.record()
+    for i in range(3):
+        fn(i)
+    b.record()
+    b.synchronize()
+    est = max(a.elapsed_time(b) * 1000.0 / 3, 1.0)
+    calls = int(min(max_calls, max(2, math.ceil(target_us / est))))
+    g = _capture(env, fn, calls)
+    per = max(_replay_us(env, g) / calls, 0.05)
+    want = int(min(max_calls, max(2, math.ceil(target_us / per))))
+    if want > 1.5 * calls:   # the eager estimate was host-bound: recapture with enough calls
+        del g
+        calls = want
+        g = _capture(env, fn, calls)
+    xs = [_replay_us(env, g) / calls for _ in range(reps)]
     del g
     return _stats(xs, calls)
 
@@ -1194,6 +1234,9 @@ def fam_grids(env, sink, pool, path):
                     meta[label] = dict(family="hf_grid", kernel=kern, batch=B, n=4096, dtype="bf16")
                     calls.append((label, fn))
             _emit_trace(env, gs, calls, meta)
+        if not env.late():   # v4: the reduction grid and the small-M GEMMs
+            extra = grid_extra_calls(env)
+            _emit_trace(env, gs, [(lab, fn) for lab, fn, _ in extra], {lab: m for lab, _, m in extra})
     finally:
         gs.fh.close()
     print(f"wrote {path} ({gs.n} kernel records)")
@@ -1392,23 +1435,277 @@ def _profile_step(env, step, path):
 # ----------------------------------------------------------------------------------------------------
 # reference: launch gap, copy bandwidth
 # ----------------------------------------------------------------------------------------------------
+def _scaled(t: dict, n: float) -> dict:
+    return {**t, "median": t["median"] / n, "p20": t["p20"] / n, "p80": t["p80"] / n}
+
+
+def cupti_durations(env, fn) -> tuple[int, float]:
+    """(kernels, sum of their device durations in us) of one eager call of fn under torch.profiler (CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    env.sync()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        env.sync()
+    n, tot = 0, 0.0
+    for e in prof.events():
+        if e.device_type.name != "CUDA" or "Memcpy" in e.name or "Memset" in e.name:
+            continue
+        n += 1
+        tot += float(getattr(e, "device_time_total", 0.0) or 0.0)
+    return n, tot
+
+
 def fam_reference(env, sink, pool):
+    """The graph node time of a tiny kernel, the copy bandwidth and (v4) what one graph replay costs beyond its nodes
+    (graph_replay_spin / _nospin: N x.add_(1) nodes, whole replay, with and without the spin kernel before it: the
+    difference is the host-launch time v1-v3 samples included) and the gap between kernels inside a graph of HF
+    modules (hf_chain_graph: per-kernel replay time of 16 x (LlamaRMSNorm + apply_rotary_pos_emb) at one row;
+    hf_chain_cupti: the mean CUPTI duration of the same kernels run eagerly: the difference is the in-graph gap)."""
     x = torch.randn(1, device=env.dev)
     t = time_graph(env, lambda i: x.add_(1.0), target_us=1000.0, max_calls=1000)
-    sink.emit("launch", "graph_node_1elem", t, timing="graph", note="x.add_(1) on one element: graph gap + tiny kernel")
+    sink.emit("launch", "graph_node_1elem", t, timing="graph", n_kernels=t["calls"],
+              note="x.add_(1) on one element: graph gap + tiny kernel")
     n = (256 * MiB if env.cuda else 4 * MiB) // 2
     src = torch.randn(n, dtype=torch.bfloat16, device=env.dev)
     dst = torch.empty_like(src)
     t = time_graph(env, lambda i: dst.copy_(src))
     sink.emit("copy", "copy_", t, timing="graph", dtype="bf16", bytes_moved=4 * n)
+    del src, dst
+    if env.cuda:
+        for N in (1, 4, 16, 64, 256):
+            g = _capture(env, lambda i: x.add_(1.0), N)
+            for spin in (True, False):
+                xs = []
+                for _ in range(9):
+                    if not spin:
+                        env.sync()
+                    xs.append(_replay_us(env, g, spin))
+                sink.emit("launch", "graph_replay_spin" if spin else "graph_replay_nospin", _stats(xs, 1),
+                          timing="graph", n_kernels=N, note="whole replay of N x.add_(1) nodes; spin: events bracket "
+                          "device time only; nospin (v1-v3 timing): the host's graph launch included")
+            del g
+    H = 4096 if not env.smoke else 256
+    xb = torch.randn((1, H), dtype=torch.bfloat16, device=env.dev)
+    w = torch.rand(H, dtype=torch.bfloat16, device=env.dev) + 0.5
+    Hq, Hkv = (32, 8) if not env.smoke else (4, 2)
+    qh = torch.randn((1, Hq, 1, D), dtype=torch.bfloat16, device=env.dev)
+    kh = torch.randn((1, Hkv, 1, D), dtype=torch.bfloat16, device=env.dev)
+    cos = torch.randn((1, 1, D), dtype=torch.bfloat16, device=env.dev)
+    sin = torch.randn((1, 1, D), dtype=torch.bfloat16, device=env.dev)
+
+    def chain():
+        for _ in range(16):
+            hf_rmsnorm(xb, w)
+            hf_rope(qh, kh, cos, sin)
+    try:
+        nk, dur = cupti_durations(env, chain) if env.cuda else (0, 0.0)
+        t = time_graph(env, lambda i: chain(), target_us=1.0, reps=9, max_calls=1)
+        if nk:
+            sink.emit("launch", "hf_chain_graph", _scaled(t, nk), timing="graph", n_kernels=nk, batch=1,
+                      note="per kernel: replay of 16 x (LlamaRMSNorm + apply_rotary_pos_emb) at one row / kernels")
+            sink.emit("launch", "hf_chain_cupti", {"median": dur / nk, "p20": dur / nk, "p80": dur / nk, "reps": 1,
+                                                   "calls": 1}, timing="eager", n_kernels=nk, batch=1,
+                      note="mean CUPTI duration of the same kernels (one eager run under torch.profiler)")
+    except Exception as ex:  # noqa: BLE001
+        sink.emit("launch", "hf_chain_graph", note=f"unavailable: {_err(ex)}")
 
 
-#: name -> (function, time budget in seconds on an H100); the order is the run order (hf_step frees the pool)
-FAMILIES = {"reference": (fam_reference, 5), "decode_attn": (fam_decode_attn, 150),
-            "split_sweep": (fam_split_sweep, 20), "gemm": (fam_gemm, 30), "verify_attn": (fam_verify_attn, 50),
+# ----------------------------------------------------------------------------------------------------
+# v4: L2 bandwidth, row reductions over rows x length, small-M GEMMs (with their launch grids in fam_grids)
+# ----------------------------------------------------------------------------------------------------
+L2_SIZES_MIB = (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 128)
+
+
+def fam_l2_bw(env, sink, pool):
+    """x.sum() over one fp32 buffer of S MiB read by every call (L2-resident while it fits: sum_resident) and over
+    input sets rotated through >= 256 MiB (from HBM: sum_rotated), and dst.copy_(src) of S/2 MiB each way on one pair
+    (copy_resident): the L2 bandwidth a full-occupancy streaming kernel reaches, and where it falls to HBM's."""
+    sizes = L2_SIZES_MIB if not env.smoke else (1, 2)
+    for S in sizes:
+        if env.late():
+            sink.emit("l2_bw", "skipped", note="deadline")
+            return
+        n = S * MiB // 4
+        try:
+            x = torch.randn(n, dtype=torch.float32, device=env.dev)
+            t = time_graph(env, lambda i: x.sum())
+            sink.emit("l2_bw", "sum_resident", t, timing="graph", dtype="fp32", n=n, bytes_moved=S * MiB,
+                      note="one buffer every call")
+            nset = int(min(256, math.ceil(256 / S)))
+            xs = [x] + [torch.randn(n, dtype=torch.float32, device=env.dev) for _ in range(nset - 1)]
+            t = time_graph(env, lambda i: xs[i % nset].sum())
+            sink.emit("l2_bw", "sum_rotated", t, timing="graph", dtype="fp32", n=n, bytes_moved=S * MiB,
+                      note=f"{nset} sets rotated")
+            del xs
+            src = x[: n // 2]
+            dst = torch.empty_like(src)
+            t = time_graph(env, lambda i: dst.copy_(src))
+            sink.emit("l2_bw", "copy_resident", t, timing="graph", dtype="fp32", n=n // 2, bytes_moved=S * MiB,
+                      note="read S/2 + write S/2 MiB, one pair every call")
+            del x, src, dst
+        except Exception as ex:  # noqa: BLE001
+            sink.emit("l2_bw", "sum_resident", note=f"unavailable: {_err(ex)}", n=n)
+
+
+REDUCE_L = (1024, 4096, 14336)
+REDUCE_R = (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096, 16384)
+
+
+def _reduce_cases(env, R, L):
+    bf, f32 = torch.bfloat16, torch.float32
+    return [("amax_bf16", bf, lambda a: a.amax(dim=-1, keepdim=True)),
+            ("mean_fp32", f32, lambda a: a.mean(-1, keepdim=True))]
+
+
+def fam_reduce_grid(env, sink, pool):
+    """Row reductions x.amax(-1) (bf16) and x.mean(-1) (fp32) over [R, L]: torch's reduce_kernel whose launch
+    configuration (Reduce.cuh setReduceConfig) changes with the row count and length; inputs of <= 1 MiB stay
+    L2-resident (as the activations a decode step has just written), larger ones rotate over >= 256 MiB."""
+    Ls, Rs = (REDUCE_L, REDUCE_R) if not env.smoke else ((256,), (1, 8))
+    for L in Ls:
+        for R in Rs:
+            for kern, dt, call in _reduce_cases(env, R, L):
+                if env.late():
+                    sink.emit("reduce_grid", "skipped", note="deadline")
+                    return
+                try:
+                    esz = torch.tensor([], dtype=dt).element_size()
+                    one = R * L * esz
+                    nset = int(min(16, math.ceil(256 * MiB / one))) if one > MiB else 1
+                    sets = [torch.randn((R, L), dtype=torch.float32, device=env.dev).to(dt) for _ in range(nset)]
+                    t = time_graph(env, lambda i, sets=sets, call=call: call(sets[i % len(sets)]))
+                    sink.emit("reduce_grid", kern, t, timing="graph", dtype="bf16" if dt == torch.bfloat16 else "fp32",
+                              m=R, n=L, rows=R, row_len=L, bytes_moved=one,
+                              note="L2-resident" if nset == 1 else f"{nset} sets rotated")
+                    del sets
+                except Exception as ex:  # noqa: BLE001
+                    sink.emit("reduce_grid", kern, note=f"unavailable: {_err(ex)}", rows=R, row_len=L)
+
+
+SMALL_M = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+SMALL_SHAPES = [("qkv", 4096, 6144), ("o", 4096, 4096), ("kv", 4096, 1024), ("gate", 4096, 14336),
+                ("down", 14336, 4096), ("70b_tp8_qkv", 8192, 1280)]
+
+
+def _small_gemm_cases(env, K, N, f8):
+    """(kernel, dtype, builder(M, xs, ws) -> fn(i)) of the small-M GEMM family: bf16 F.linear (nn.Linear's layout,
+    W [N, K] row-major: cuBLAS TN), fp8 torch._scaled_mm tensorwise / rowwise on W^T column-major."""
+    cases = [("bf16_linear", "bf16")]
+    if f8 is not None and env.cuda:
+        cases += [("fp8_tensorwise", "fp8"), ("fp8_rowwise", "fp8")]
+    return cases
+
+
+def fam_gemm_small(env, sink, pool):
+    """v4: GEMMs at small M (1-256) over the projection shapes of Llama-3.1-8B (q/k/v fused and k / v alone, o, gate or
+    up alone, down) and Llama-3.1-70B / TP 8 (qkv): where cuBLAS / cuBLASLt choose their kernel (tile, split-K) by M;
+    the launches are recorded in fam_grids (family gemm_small_grid)."""
+    shapes, ms = (SMALL_SHAPES, SMALL_M) if not env.smoke else ([("tiny", 256, 512)], (1, 8))
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    for name, K, N in shapes:
+        ws = pool.sets((N, K), want=8)
+        nw = len(ws)
+        w8 = []
+        if f8 is not None and env.cuda:
+            w8 = [(w * 0.05).to(f8).t() for w in ws]
+        sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+        one = torch.ones((), dtype=torch.float32, device=env.dev)
+        for M in ms:
+            if env.late():
+                sink.emit("gemm_small", "skipped", note="deadline")
+                return
+            xs = [torch.randn((M, K), dtype=torch.bfloat16, device=env.dev) for _ in range(4)]
+            x8 = [(x * 0.1).to(f8) for x in xs] if w8 else []
+            sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+            fns = {"bf16_linear": lambda i: F.linear(xs[i % 4], ws[i % nw])}
+            if w8:
+                fns["fp8_tensorwise"] = lambda i: torch._scaled_mm(x8[i % 4], w8[i % nw], scale_a=one, scale_b=one,
+                                                                   out_dtype=torch.bfloat16)
+                fns["fp8_rowwise"] = lambda i: torch._scaled_mm(x8[i % 4], w8[i % nw], scale_a=sa, scale_b=sb,
+                                                                out_dtype=torch.bfloat16)
+            for kern, dt in _small_gemm_cases(env, K, N, f8):
+                wb = 2 if dt == "bf16" else 1
+                try:
+                    t = time_graph(env, fns[kern], n_sets=4)
+                    sink.emit("gemm_small", kern, t, timing="graph", dtype=dt, corner=name, m=M, n=N, k=K,
+                              bytes_moved=K * N * wb + M * K * wb + 2 * M * N, flops=2 * M * N * K)
+                except Exception as ex:  # noqa: BLE001
+                    sink.emit("gemm_small", kern, note=f"unavailable: {_err(ex)}", dtype=dt, corner=name, m=M, n=N, k=K)
+            del xs, x8
+        del ws, w8
+
+
+def grid_extra_calls(env):
+    """v4: (label, fn, meta) of the reduction grid and the small-M GEMMs, one recorded call each (fam_grids)."""
+    out = []
+    Ls, Rs = (REDUCE_L, REDUCE_R) if not env.smoke else ((256,), (1, 8))
+    for L in Ls:
+        for R in Rs:
+            for kern, dt, call in _reduce_cases(env, R, L):
+                a = torch.randn((R, L), dtype=torch.float32, device=env.dev).to(dt)
+                out.append((f"reduce:{kern}:{R}:{L}", lambda a=a, call=call: call(a),
+                            dict(family="reduce_grid", kernel=kern, m=R, n=L, dtype=str(dt).replace("torch.", ""))))
+    if not env.cuda:
+        return out
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    if HAVE_TRITON and f8 is not None:   # the Triton kernels' registers / shared memory (their resident CTAs)
+        for hk, B, T in (("32/8", 8, 8192), ("8/1", 1, 65536), ("64/8", 1, 32768)):
+            Hq, Hkv = HEADS[hk]
+            k8 = (torch.randn((B, Hkv, T, D), dtype=torch.bfloat16, device=env.dev) * 0.5).to(f8)
+            v8 = (torch.randn((B, Hkv, T, D), dtype=torch.bfloat16, device=env.dev) * 0.5).to(f8)
+            q = torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev)
+            out.append((f"fp8kv:triton_splitkv:{hk}:{B}:{T}", lambda q=q, k8=k8, v8=v8: triton_splitkv(
+                q, k8, v8, env.sms, kv_scale=2.0), dict(family="fp8kv_grid", kernel="triton_splitkv", batch=B,
+                                                         heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1,
+                                                         dtype="fp8")))
+        for M, K in ((1, 4096), (64, 14336), (1024, 4096)):
+            x = torch.randn((M, K), dtype=torch.bfloat16, device=env.dev)
+            out.append((f"quant_triton:{M}:{K}", lambda x=x: _quant_triton(x),
+                        dict(family="gemm_grid", kernel="quant_triton", m=M, k=K, dtype="fp8")))
+        for Hi, R, N, dt in ((16, 1, 8192, "fp8"), (64, 4, 32768, "fp8"), (32, 1, 8192, "bf16")):
+            qi = torch.randn((R, Hi, D), dtype=torch.bfloat16, device=env.dev)
+            wi = torch.rand((R, Hi), dtype=torch.float32, device=env.dev)
+            ki = torch.randn((N, D), dtype=torch.bfloat16, device=env.dev)
+            ki = ki.to(f8) if dt == "fp8" else ki
+
+            def idx(qi=qi, wi=wi, ki=ki, R=R, N=N, Hi=Hi, dt=dt):
+                o = torch.empty((R, N), dtype=torch.float32, device=env.dev)
+                _indexer_fwd[(R, triton.cdiv(N, 64))](qi, wi, ki, o, N, Hi=Hi, D=D, BLOCK_N=64, FP8=dt == "fp8",
+                                                       num_warps=4)
+                return o
+            out.append((f"indexer:{Hi}:{R}:{N}:{dt}", idx, dict(family="indexer_grid", kernel="triton_indexer",
+                                                                m=R, heads=Hi, n=N, head_dim=D, dtype=dt)))
+    one = torch.ones((), dtype=torch.float32, device=env.dev)
+    for name, K, N in (SMALL_SHAPES if not env.smoke else [("tiny", 256, 512)]):
+        w = torch.randn((N, K), dtype=torch.bfloat16, device=env.dev)
+        w8 = (w * 0.05).to(f8).t() if f8 is not None else None
+        sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+        for M in SMALL_M:
+            x = torch.randn((M, K), dtype=torch.bfloat16, device=env.dev)
+            meta = dict(family="gemm_small_grid", corner=name, m=M, n=N, k=K)
+            out.append((f"gemm_small:bf16_linear:{name}:{M}", lambda x=x, w=w: F.linear(x, w),
+                        {**meta, "kernel": "bf16_linear", "dtype": "bf16"}))
+            if w8 is not None:
+                x8 = (x * 0.1).to(f8)
+                sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+                out.append((f"gemm_small:fp8_tensorwise:{name}:{M}", lambda x8=x8, w8=w8: torch._scaled_mm(
+                    x8, w8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+                    {**meta, "kernel": "fp8_tensorwise", "dtype": "fp8"}))
+                out.append((f"gemm_small:fp8_rowwise:{name}:{M}", lambda x8=x8, w8=w8, sa=sa, sb=sb: torch._scaled_mm(
+                    x8, w8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16),
+                    {**meta, "kernel": "fp8_rowwise", "dtype": "fp8"}))
+    return out
+
+
+#: name -> (function, time budget in seconds on an H100); the order is the run order (hf_step frees the pool; the
+#: families after it allocate it again). v4: the small, cheap families and the HF step first, FlexAttention last
+FAMILIES = {"reference": (fam_reference, 10), "gemm_small": (fam_gemm_small, 30), "reduce_grid": (fam_reduce_grid, 20),
+            "l2_bw": (fam_l2_bw, 15), "ew_kernel": (fam_ew_kernels, 25), "elementwise": (fam_elementwise, 15),
+            "hf_step": (fam_hf_step, 60), "gemm": (fam_gemm, 30), "decode_attn": (fam_decode_attn, 150),
+            "split_sweep": (fam_split_sweep, 20), "verify_attn": (fam_verify_attn, 50),
             "fp8kv_attn": (fam_fp8kv_attn, 35), "topk": (fam_topk, 15), "indexer": (fam_indexer, 20),
-            "ew_kernel": (fam_ew_kernels, 25), "elementwise": (fam_elementwise, 15), "grids": (fam_grids, 60),
-            "hf_step": (fam_hf_step, 60), "flex_attn": (fam_flex_attn, 60)}
+            "grids": (fam_grids, 90), "flex_attn": (fam_flex_attn, 60)}
 
 
 def main(argv=None) -> int:

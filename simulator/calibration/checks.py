@@ -154,10 +154,12 @@ def check_physical(params: dict[str, float], file: str) -> None:
             ok, allowed = SATURATION_RANGE[0] < v <= SATURATION_RANGE[1], "in (0, 16] multiples of the SM count"
         elif part == "cta_slots":
             ok, allowed = 0.0 < v <= 64.0, "in (0, 64] resident CTAs per SM"
-        elif part in ("fixed_us", "sync_us", "iter_us", "cta_fixed_us"):
+        elif part in ("fixed_us", "sync_us", "iter_us", "cta_fixed_us", "iter_l2_us", "cta_serial_us"):
             ok, allowed = 0.0 <= v < FIXED_US_MAX, "in [0, 1000) us (under 1 ms per kernel)"
         elif part == "launch_us":
             ok, allowed = LAUNCH_US_RANGE[0] <= v <= LAUNCH_US_RANGE[1], "in [0.5, 50] us per kernel launch"
+        elif part == "l2_bw_tbs":
+            ok, allowed = 0.5 <= v <= 50.0, "in [0.5, 50] TB/s"
         elif part == "overlap_p":
             ok, allowed = OVERLAP_RANGE[0] <= v <= OVERLAP_RANGE[1], "in [1, 64]"
         elif part in ("latency", "link_latency_us"):

@@ -132,9 +132,13 @@ def _grid_kind(g: pd.DataFrame) -> np.ndarray:
     out[dec & (kern == "flash") & (has("flash_fwd_splitkv_kernel") | has("flash_fwd_kernel"))] = "attn_fa2"
     out[dec & (kern == "flash") & has("splitkv_combine")] = "attn_combine_fa2"
     out[dec & (kern == "triton_splitkv") & has("_splitkv_fwd") & q1] = "attn_triton"
+    out[(fam == "fp8kv_grid") & (kern == "triton_splitkv") & has("_splitkv_fwd")] = "attn_triton_fp8kv"   # v4
     out[dec & (kern == "triton_splitkv") & has("_splitkv_combine")] = "attn_combine_triton"
     out[dec & (kern == "efficient") & has("fmha_cutlassF")] = "attn_memeff"
     out[(fam == "gemm_grid") & (kern == "fp8_rowwise")] = "gemm_fp8_rowwise"
+    out[(fam == "gemm_grid") & (kern == "quant_triton") & has("_quant_rowwise")] = "quant"   # v4
+    out[(fam == "indexer_grid") & has("_indexer_fwd")] = "indexer"                           # v4
+    out[(fam == "reduce_grid") & has("reduce_kernel")] = "reduce"                            # v4
     return out
 
 
@@ -216,13 +220,13 @@ def _heads_out(df: pd.DataFrame) -> np.ndarray:
 
 
 def fp8kv_fit_rows(df: pd.DataFrame) -> np.ndarray:
-    """Our Triton kernel on fp8 K/V at the fit head configs: the rows fp8_kv_iter_factor is fitted on."""
+    """Our Triton kernel on fp8 K/V at the fit head configs: the fit rows of kind attn_triton_fp8kv."""
     return (_sel(df, "fp8kv_attn", "triton_splitkv") & (df["dtype"].to_numpy() == "fp8")) & ~_heads_out(df)
 
 
 def held_out(df: pd.DataFrame) -> np.ndarray:
     """Attention rows of the held-out head configs (every corner), verification rows of 64 heads, fp8-KV rows (but
-    those fp8_kv_iter_factor is fitted on)."""
+    those attn_triton_fp8kv is fitted on)."""
     fam = df["family"].to_numpy()
     att = np.isin(fam, ["decode_attn", "verify_attn", "split_sweep"])
     verify_out = (fam == "verify_attn") & (df["heads"].to_numpy() == 64)
@@ -281,8 +285,16 @@ EW_KERNELS = {"vec_mul_bf16": ("elementwise", 4, 2, 1), "cast_bf16_fp32": ("cast
               "cat_halves_bf16": ("copy_strided", 2, 2, 1), "repeat_kv": ("copy_strided", 0.5, 2, 1)}
 
 
-def ew_ops(b, df: pd.DataFrame, sel: np.ndarray) -> None:
-    """Single eager kernels (family ew_kernel) as simulator.layers prices them (EW_KERNELS)."""
+#: measure_regimes.py (ew_kernel, reduce_grid): an input set of at most this many bytes is not rotated (every call
+#: reads the same one, from L2); larger ones rotate over >= 256 MiB (from HBM)
+ROTATE_ABOVE = float(1 << 20)
+
+
+def ew_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> None:
+    """Single eager kernels (family ew_kernel) as simulator.layers prices them (EW_KERNELS; the reductions through
+    simulator.layers.torch_row_reduce: reduce_kernel's launch configuration, L2-resident inputs of <= 1 MiB)."""
+    from simulator.layers import torch_row_reduce
+
     kern = df["kernel"].to_numpy()
     M, K = df["m"].fillna(1).to_numpy(float), df["n"].fillna(1).to_numpy(float)
     rkv = kern == "repeat_kv"
@@ -291,12 +303,36 @@ def ew_ops(b, df: pd.DataFrame, sel: np.ndarray) -> None:
                  M * K)
     for name, (kind, r, w, f) in EW_KERNELS.items():
         m = sel & (kern == name)
+        if kind == "reduce":   # the L2-resident sizes (one input set) read their input from L2
+            for l2 in (False, True):
+                mm = m & ((M * K * r <= ROTATE_ABOVE) == l2)
+                if mm.any():
+                    torch_row_reduce(MaskedBuilder(b, mm), "ew", np.where(mm, M, 1.0), K, float(r), 1.0, sms,
+                                     l2_input=l2, flops_per_elem=f)
+            continue
         if name == "bcast_weight_bf16":
             b.add("ew", "elementwise", flops=f * e, bytes_read=r * e, bytes_written=w * e, dtype="fp32", where=m & (M <= 1))
             m = m & (M > 1)
         if m.any():
             b.add("ew", kind, flops=f * e, bytes_read=r * e, bytes_written=np.maximum(w * e, M * 4.0), dtype="fp32",
                   where=m)
+
+
+def reduce_grid_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> None:
+    """Row reductions of the reduce_grid family (v4): x.amax(-1) on bf16, x.mean(-1) on fp32, over [rows, row_len]
+    (simulator.layers.torch_row_reduce); inputs of <= 1 MiB are L2-resident (not rotated)."""
+    from simulator.layers import torch_row_reduce
+
+    if not sel.any():
+        return
+    R, L = (df[c].fillna(1).to_numpy(float) for c in ("rows", "row_len"))
+    esz = np.where(df["dtype"].to_numpy() == "bf16", 2.0, 4.0)
+    for e in (2.0, 4.0):
+        for l2 in (False, True):
+            m = sel & (esz == e) & ((R * L * e <= ROTATE_ABOVE) == l2)
+            if m.any():
+                torch_row_reduce(MaskedBuilder(b, m), "reduce", np.where(m, R, 1.0), np.where(m, L, 1.0), e, 1.0,
+                                 sms, l2_input=l2)
 
 
 def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
@@ -338,12 +374,21 @@ def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
                  "quant+fp8_rowwise_triton": ("gemm_fp8_rowwise", FP8_ACT_QUANT_KERNELS["fused"]),
                  "quant_eager": (None, FP8_ACT_QUANT_KERNELS["unfused"]),
                  "quant_triton": (None, FP8_ACT_QUANT_KERNELS["fused"])}
+    # v4: small-M GEMMs over more projection shapes (F.linear for bf16: the same op accounting)
+    gs = fam == "gemm_small"
+    sel = gs & (kern == "bf16_linear") & graph
+    b.add("gemm", "gemm", flops=2 * M * N * K, bytes_read=K * N * 2 + M * K * ACT_BYTES, bytes_written=M * N * 2,
+          dtype="bf16", where=sel)
+    for name, kind in (("fp8_tensorwise", "gemm"), ("fp8_rowwise", "gemm_fp8_rowwise")):
+        sel = gs & (kern == name) & graph
+        if sel.any():
+            fp8_gemm(MaskedBuilder(b, sel), "gemm", M, K, N, 1.0, 1.0, kind=kind)
     for name, (kind, quant) in fp8_paths.items():
         sel = g & (kern == name) & graph
         if not sel.any():
             continue
         if quant:
-            act_quant(MaskedBuilder(b, sel), M, K, 1.0, kernels=quant)
+            act_quant(MaskedBuilder(b, sel), M, K, 1.0, kernels=quant, sms=sms)
         if kind:
             fp8_gemm(MaskedBuilder(b, sel), "gemm", M, K, N, 1.0, 1.0, kind=kind)
     # --- torch.topk ---------------------------------------------------------------------------------------
@@ -362,11 +407,12 @@ def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
         kb = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0) * D
         add_indexer_logits(MaskedBuilder(b, sel), R, 1.0, Nk, H, D, "bf16", 1.0, key_bytes=kb)
     # --- single eager kernels and HF modules ---------------------------------------------------------------
-    ew_ops(b, df, _sel(df, "ew_kernel"))
+    ew_ops(b, df, _sel(df, "ew_kernel"), sms)
+    reduce_grid_ops(b, df, _sel(df, "reduce_grid"), sms)
     B_, H_ = df["batch"].fillna(1).to_numpy(float), df["n"].fillna(1).to_numpy(float)
     sel = _sel(df, "elementwise", "hf_rmsnorm")
     if sel.any():
-        hf_rmsnorm_ops(MaskedBuilder(b, sel), "hf_rmsnorm", B_, H_, 1.0)
+        hf_rmsnorm_ops(MaskedBuilder(b, sel), "hf_rmsnorm", B_, H_, 1.0, sms=sms)
     sel = _sel(df, "elementwise", "F.rms_norm")
     b.add("rms_norm", "elementwise", flops=4 * B_ * H_, bytes_read=2 * B_ * H_, bytes_written=2 * B_ * H_, dtype="fp32",
           where=sel)
@@ -457,7 +503,7 @@ def _ew_params(kind: str) -> list[tuple]:
 
 
 #: op kinds fitted here, in fit order (a later kind's rows may contain an earlier one's ops, priced with its terms)
-FIT_ORDER = ("eager", "attn_combine_triton", "attn_triton", "attn_fa2", "attn_cudnn",
+FIT_ORDER = ("reduce", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
              "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "quant", "indexer", "topk")
 
 
@@ -471,21 +517,35 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
     bcast1 = (kern == "bcast_weight_bf16") & (df["m"].fillna(1).to_numpy() <= 1)
     modules = _sel(df, "elementwise", "hf_rmsnorm") | _sel(df, "elementwise", "hf_rope")
     out = {
-        # the three eager kinds jointly: their single kernels and the HF modules built of them (the HF step, eager
-        # quantization and fp8-KV dequantization stay held out)
-        "eager": (ew & np.isin(ewk, ["cast", "copy_strided", "reduce"]) & ~bcast1 | modules,
-                  _ew_params("cast") + _ew_params("copy_strided") + _ew_params("reduce")),
+        # torch's row reductions (reduce_kernel, v4): the wave model over reduce_kernel's launch configuration, with
+        # an iteration time for loads that hit in L2 (reduce_grid at row lengths 1024 / 4096 and the single amax /
+        # mean kernels of ew_kernel; length 14336 held out)
+        "reduce": (_sel(df, "reduce_grid") | (ew & (ewk == "reduce")),
+                   _wave_params("reduce", 0.5) + [("iter_l2_us.reduce", 0.2, 0.01, 20.0)]),
+        # the two other eager kinds jointly: their single kernels and the HF modules built of them (the HF step,
+        # eager quantization and fp8-KV dequantization stay held out)
+        "eager": (ew & np.isin(ewk, ["cast", "copy_strided"]) & ~bcast1 | modules,
+                  _ew_params("cast") + _ew_params("copy_strided")),
         "attn_combine_triton": (rows["combine"], [("memory.attn_combine_triton", 0.8, 0.2, 1.0),
                                                   ("cta_fixed_us.attn_combine_triton", 0.5, 0.0, 20.0),
                                                   ("fixed_us.attn_combine_triton", 1.0, 0.0, 20.0)]),
         "attn_triton": (rows["decode:triton_splitkv"] | rows["verify:triton_splitkv"] | rows["split_sweep"],
-                        _wave_params("attn_triton")),
+                        _wave_params("attn_triton") + [("cta_serial_us.attn_triton", 0.5, 0.0, 10.0)]),
+        # the fp8-KV kernel (round 3: a kind of its own): its bandwidth, iteration and fixed times on the fp8 rows of
+        # heads 32/8 and 8/1 (64/8 held out); its tile arithmetic is the bf16 kernel's (compute copied from attn_triton)
+        "attn_triton_fp8kv": (fp8kv_fit_rows(df), [p for p in _wave_params("attn_triton_fp8kv")
+                                                   if not p[0].startswith("compute.")]),
         "attn_fa2": (rows["decode:fa2"] | rows["verify:fa2"], _wave_params("attn_fa2")),
         "attn_cudnn": (rows["decode:cudnn"] & q1, _wave_params("attn_cudnn")),
         "attn_cudnn_rows": (rows["verify:cudnn"], _wave_params("attn_cudnn_rows")),
         "attn_memeff": (rows["decode:memeff"], _wave_params("attn_memeff")),
         "attn_flex": (rows["decode:flex"], _wave_params("attn_flex") + [("cta_slots.attn_flex", 2.0, 0.5, 8.0)]),
-        "gemm_fp8_rowwise": (_sel(df, "gemm", "fp8_rowwise"), _wave_params("gemm_fp8_rowwise", 0.5)),
+        # the rowwise fp8 GEMM: its CTAs' chain is their tile arithmetic (tile flops at the compute efficiency, in
+        # waves of one CTA per SM: simulator.layers.fp8_gemm), so no separate iteration time (round 3; round 2 fitted
+        # one, which then duplicated the tile arithmetic)
+        "gemm_fp8_rowwise": (_sel(df, "gemm", "fp8_rowwise") | _sel(df, "gemm_small", "fp8_rowwise"),
+                             [p for p in _wave_params("gemm_fp8_rowwise", 0.5)
+                                                               if not p[0].startswith("iter_us.")]),
         "quant": (_sel(df, "gemm", "quant_triton"), _wave_params("quant", 0.3) + [("cta_slots.quant", 4.0, 1.0, 16.0)]),
         "indexer": (_sel(df, "indexer", "triton_indexer") & (df["dtype"].to_numpy() == "fp8"),
                     _wave_params("indexer", 0.3) + [("cta_slots.indexer", 2.0, 0.5, 8.0)]),
@@ -500,13 +560,14 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
 
 def held_out_extra(df: pd.DataFrame) -> np.ndarray:
     """Held-out shape families outside attention: GEMM shapes o and 70b_tp8_qkv, top-k rows 2 and 128, indexer 32
-    heads; never fitted: HF modules (elementwise family), the HF step."""
+    heads, row reductions of length 14336; never fitted: HF modules (elementwise family), the HF step."""
     fam = df["family"].to_numpy()
     corner = df["corner"].to_numpy()
-    m = (fam == "gemm") & np.isin(corner, ["o", "70b_tp8_qkv"])
+    m = np.isin(fam, ["gemm", "gemm_small"]) & np.isin(corner, ["o", "70b_tp8_qkv"])
     m |= (fam == "topk") & np.isin(df["rows"].to_numpy(), [2, 128])
     m |= (fam == "indexer") & (df["heads"].to_numpy() == 32)
     m |= fam == "hf_step"
+    m |= (fam == "reduce_grid") & (df["row_len"].to_numpy() == 14336)
     return m
 
 
@@ -548,6 +609,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
         for k, (v, how) in measured_slots(grids, hw).items():
             fixed[f"cta_slots.{k}"] = v
             src[f"cta_slots.{k}"] = how
+    l2bw = measured_l2_bw(df, hw)
+    if l2bw is not None:
+        fixed["l2_bw_tbs"], src["l2_bw_tbs"] = l2bw
     eff = efficiency_with(eff, fixed)
     meta["measured"] = {"params": dict(fixed), "source": src}
     if grids is not None and len(grids):
@@ -574,12 +638,15 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
                                                                f"cta_fixed_us.{kind}": 0.0},
                               "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2))),
                               "source": "profiled durations of the combine kernel (regimes_grids_*.csv, fit heads)"}
-    wave = ("attn_triton", "attn_fa2", "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "gemm_fp8_rowwise")
+    wave = ("attn_triton", "attn_fa2", "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "gemm_fp8_rowwise", "reduce",
+            "attn_triton_fp8kv")
     for kind, (rows, params) in fit_sets(df).items():
         if kind in wave and f"cta_slots.{kind}" not in fixed:   # no launch-grid profile: fitted, as in round 1
             params = params + [(f"cta_slots.{kind}", 2.0, 0.5, 8.0)]
-        if kind == "indexer":   # (after the attention kinds) the fp8-KV iteration factor of our Triton kernel
-            meta["fp8_kv_iter_factor"] = fit_fp8_kv_factor(df, ops, hw, eff, meas)
+        copied = {}
+        if kind == "attn_triton_fp8kv":   # the same tile arithmetic as the bf16 kernel
+            copied = {"compute.attn_triton_fp8kv": float(eff.compute["attn_triton"])}
+            eff = efficiency_with(eff, copied)
         rows = rows & has
         need = 2 * len(params)
         if rows.sum() < need:
@@ -592,32 +659,36 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
 
         r = _lsq(resid, params, kind in ROBUST)
         eff = efficiency_with(eff, dict(zip(names, r.x)))
-        meta[kind] = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
+        meta[kind] = {"rows": int(rows.sum()), "params": {**copied, **{n: float(v) for n, v in zip(names, r.x)}},
                       "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
     return eff, meta
 
 
-def fit_fp8_kv_factor(df, ops, hw, eff, meas) -> dict:
-    """The factor simulator.decode_kernels.FP8_KV_ITER_FACTOR['triton_splitkv'] stands for, fitted on
-    fp8kv_fit_rows with the attn_triton terms fixed (the ops carry the module's current factor F0; the fit rescales
-    the fp8 rows' serial iterations by x / F0). Reported, not written: the module carries the value."""
-    from hwmodels.opkinds import KIND_CODE
-    from simulator.decode_kernels import FP8_KV_ITER_FACTOR
+#: the L2-resident sizes the L2 bandwidth is measured over: from 4 MiB (the sum's fixed cost no longer dominates) to
+#: 0.8 x the L2 (the H100 / H200's L2 is two partitions; a buffer near the whole L2 partly falls to HBM: MEASURED, the
+#: resident and rotated sums take the same time from 48 MiB on, regimes_*_v4.csv l2_bw)
+L2_BW_MIN_BYTES, L2_BW_MAX_FRACTION = 4.0 * (1 << 20), 0.8
 
-    rows = fp8kv_fit_rows(df)
-    if rows.sum() < 4 or ops.serial_iters is None:
-        return {"rows": int(rows.sum()), "skipped": "too few fp8-KV fit rows"}
-    f0 = FP8_KV_ITER_FACTOR.get("triton_splitkv", 1.0)
-    m = rows[ops.setting] & (ops.kind == KIND_CODE["attn_triton"]) & (ops.name_id == ops.names.index("attention"))
 
-    def resid(x):
-        si = ops.serial_iters.copy()
-        si[m] *= x[0] / f0
-        return np.log(predict_us(replace(ops, serial_iters=si), hw, eff)[rows] / meas[rows])
-
-    r = least_squares(resid, np.array([1.2]), bounds=([0.5], [4.0]))
-    return {"rows": int(rows.sum()), "value": float(r.x[0]), "module_value": f0,
-            "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
+def measured_l2_bw(df: pd.DataFrame, hw: HardwareSpec) -> tuple[float, str] | None:
+    """(TB/s, how) of the L2 read bandwidth: the slope of x.sum() over one L2-resident fp32 buffer (family l2_bw,
+    sum_resident) against its bytes, between L2_BW_MIN_BYTES and L2_BW_MAX_FRACTION x the L2 (least squares: time =
+    fixed + bytes / bw); None without such rows."""
+    l2 = float(hw.l2_bytes or 0.0)
+    m = _sel(df, "l2_bw", "sum_resident")
+    if not m.any() or l2 <= 0:
+        return None
+    by = pd.to_numeric(df["bytes_moved"], errors="coerce").to_numpy(float) if "bytes_moved" in df.columns else \
+        df["n"].fillna(0).to_numpy(float) * 4.0
+    m &= (by >= L2_BW_MIN_BYTES) & (by <= L2_BW_MAX_FRACTION * l2)
+    if m.sum() < 3:
+        return None
+    slope, icpt = np.polyfit(by[m], df["median_us"].to_numpy(float)[m], 1)
+    if not slope > 0:
+        return None
+    tbs = 1e-6 / slope   # us per byte -> TB/s
+    return float(tbs), (f"slope of x.sum() over {int(m.sum())} L2-resident fp32 buffers of {by[m].min() / 2**20:g}-"
+                        f"{by[m].max() / 2**20:g} MiB (l2_bw sum_resident): {tbs:.2f} TB/s, {icpt:.2f} us fixed")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -633,6 +704,8 @@ def regime(r) -> str:
         return f"fp8-KV attention: {k} ({r['dtype']} KV)"
     if f == "gemm":
         return "GEMM bf16" if k == "bf16" else f"fp8 GEMM: {k}"
+    if f == "gemm_small":
+        return f"small-M GEMM: {k}"
     if f == "topk":
         return "top-k: torch.topk"
     if f == "indexer":
@@ -647,6 +720,8 @@ def regime(r) -> str:
         return f"eager kernel: {EW_KERNELS.get(k, ('?',))[0]} ({k})"
     if f == "elementwise":
         return f"HF module: {k}"
+    if f == "reduce_grid":
+        return f"torch row reduction ({k})"
     return f"{f}: {k}"
 
 
@@ -696,12 +771,16 @@ def accuracy_table(ev: pd.DataFrame, parts=("held-out",)) -> pd.DataFrame:
 #: corner) pass a fit the model describes as well on another GPU and refuse data it does not (wrong units, another
 #: kernel: a x1000 CSV gives ~100 %). The combine kinds are checked on their family's held-out decode rows, the
 #: eager kinds on the HF modules, eager quantization and fp8-KV dequantization built of them.
-REFUSAL_BOUNDS = {kind: (35.0, 80.0) for kind in ("attn_triton", "attn_fa2", "attn_cudnn", "attn_cudnn_rows",
+REFUSAL_BOUNDS = {kind: (35.0, 80.0) for kind in ("attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
+                                                   "attn_cudnn_rows",
                                                    "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "indexer",
                                                    "attn_combine_triton", "attn_combine_fa2", "attn_combine_cudnn",
-                                                   "eager", "quant", "topk")}
-OWN_KINDS = tuple(k for k in REFUSAL_BOUNDS if k != "eager") + ("cast", "copy_strided", "reduce")
-WAVE_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us")
+                                                   "eager", "quant", "topk", "reduce")}
+OWN_KINDS = tuple(k for k in REFUSAL_BOUNDS if k != "eager") + ("cast", "copy_strided")
+WAVE_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us", "iter_l2_us",
+              "cta_serial_us")
+#: device-wide terms this fit owns (measured, not fitted): the L2 bandwidth (measured_l2_bw)
+SCALARS = ("l2_bw_tbs",)
 #: the kinds whose held-out check rows are another kind's (combine kernels: their family's decode rows; eager
 #: kernels: the modules built of them)
 CHECKED_AS = {"attn_combine_triton": ("attn_triton",), "attn_combine_fa2": ("attn_fa2",),
@@ -723,10 +802,12 @@ def kind_of_row(df: pd.DataFrame) -> np.ndarray:
         if f in ROWS_KIND:
             out[att & (kern == k) & ~q1] = ROWS_KIND[f]
     out[(fam == "combine")] = "attn_combine_triton"
-    out[(fam == "gemm") & np.array(["rowwise" in str(k) for k in kern])] = "gemm_fp8_rowwise"
+    out[(fam == "fp8kv_attn") & (kern == "triton_splitkv") & (df["dtype"].to_numpy() == "fp8")] = "attn_triton_fp8kv"
+    out[np.isin(fam, ["gemm", "gemm_small"]) & np.array(["rowwise" in str(k) for k in kern])] = "gemm_fp8_rowwise"
     out[(fam == "gemm") & (kern == "quant_triton")] = "quant"
     out[(fam == "indexer") & (kern == "triton_indexer")] = "indexer"
     out[fam == "topk"] = "topk"
+    out[fam == "reduce_grid"] = "reduce"
     out[(fam == "ew_kernel")] = [EW_KERNELS.get(k, ("",))[0] for k in kern[fam == "ew_kernel"]]
     out[((fam == "elementwise") & (kern != "F.rms_norm")) | ((fam == "gemm") & (kern == "quant_eager"))
         | (kern == "dequant+cudnn") | (fam == "hf_step")] = "eager"
@@ -766,6 +847,8 @@ def write(eff: Efficiency, meta: dict, target: str, data_file: str, measured_on:
             part, _, k = name.partition(".")
             if part in own:
                 own[part][k] = round(float(v), 4)
+            elif part in SCALARS:
+                own[part] = round(float(v), 4)
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
     own["regimes"] = {
         "source": f"simulator/calibration/fit_regimes.py on {Path(data_file).name}{borrowed}: decode attention per "
@@ -776,6 +859,7 @@ def write(eff: Efficiency, meta: dict, target: str, data_file: str, measured_on:
         "accuracy_held_out": C.plain(table.round(2).to_dict("records")),
     }
     owned = {part: OWN_KINDS for part in WAVE_PARTS}
+    owned.update({k: None for k in SCALARS})
     owned["regimes"] = None
     return C.write_checked(p, C.merge_into(p, own, owned), "")
 

@@ -176,7 +176,7 @@ class DenseAttention(AttentionStrategy):
         per-wave and per-kernel fixed times)."""
         from simulator.decode_kernels import (
             COMBINE_KIND,
-            FP8_KV_ITER_FACTOR,
+            FP8_KV_KIND,
             ROWS_KIND,
             combine_layout,
             decode_layout,
@@ -186,8 +186,6 @@ class DenseAttention(AttentionStrategy):
         kind, ctas, splits, iters, streams, comb_iters = decode_layout(self.kernel, B, q, Hq, Hkv, T,
                                                                        combo.target.sm_count)
         rows_kind = ROWS_KIND.get(self.kernel, kind)
-        # K/V stored in fp8, converted in registers: each tile iteration takes longer (decode_kernels.FP8_KV_ITER_FACTOR)
-        iters = iters * np.where(np.asarray(kvb) < 2.0, FP8_KV_ITER_FACTOR.get(self.kernel, 1.0), 1.0)
         count = shape.extra["layers"]
         out = B * q * Hq * d
         split = splits > 1
@@ -195,8 +193,14 @@ class DenseAttention(AttentionStrategy):
         kv_once = B * T * 2.0 * Hkv * d * kvb
         kv_read = B * T * 2.0 * streams * d * kvb
         # heads of a GQA group that stream the group's K/V again re-read it, from L2 while it fits
-        ws = np.where(kv_read > kv_once, reread_working_set(self.kernel, B, Hkv, T, d, kvb), 0.0)
-        for k_, w_ in ((kind, q <= 1), (rows_kind, q > 1)) if rows_kind != kind else ((kind, None),):
+        ws = np.where(kv_read > kv_once, reread_working_set(self.kernel, B, Hkv, T, d, kvb, splits=splits), 0.0)
+        pairs = ((kind, q <= 1), (rows_kind, q > 1)) if rows_kind != kind else ((kind, None),)
+        if self.kernel in FP8_KV_KIND:   # K/V stored in fp8: another kernel, its own kind (decode_kernels.FP8_KV_KIND)
+            fp8 = np.asarray(kvb) < 2.0
+            both = lambda w, m: m if w is None else (w & m)  # noqa: E731
+            pairs = tuple((k_, both(w_, ~fp8)) for k_, w_ in pairs) + \
+                tuple((FP8_KV_KIND[self.kernel], both(w_, fp8)) for _, w_ in pairs)
+        for k_, w_ in pairs:
             b.add("attention", k_, flops=flops, bytes_read=kv_read + splits * B * q * Hq * d * ACT_BYTES,
                   bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=ctas,
                   serial_iters=iters, reread_bytes=kv_read - kv_once, working_set=ws, dtype=ACT_DTYPE, count=count,
