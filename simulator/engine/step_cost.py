@@ -348,10 +348,15 @@ class StepCostModel:
         else:
             ctx = rows = prompt
         shape = StepShape(batch=np.ones(n), query_rows=rows, context=ctx, phase="prefill", extra=extra)
-        b = OpBuilder(n)
-        c.attention.prefill_ops(b, c, shape)
+        return self._price_ops(c.attention.prefill_ops, shape)
+
+    def _price_ops(self, add_ops, shape: StepShape) -> np.ndarray:
+        """Seconds per setting of the ops `add_ops(builder, combo, shape)` adds (0 where it adds none)."""
+        c = self.combo
+        b = OpBuilder(len(shape.context))
+        add_ops(b, c, shape)
         if not b._blocks:
-            return np.zeros(n)
+            return np.zeros(len(shape.context))
         ops = b.build()
         return _sum_by_setting(ops, price(ops, c.hardware, self.mixed_launch))
 
@@ -422,12 +427,7 @@ class StepCostModel:
         n = len(prompt)
         shape = StepShape(batch=np.ones(n), query_rows=prompt, context=prompt, phase="prefill",
                           extra={"layers": self._layers})
-        b = OpBuilder(n)
-        c.kv_policy.prefill_ops(b, c, shape)
-        if not b._blocks:
-            return np.zeros(n)
-        ops = b.build()
-        return _sum_by_setting(ops, price(ops, c.hardware, self.mixed_launch))
+        return self._price_ops(c.kv_policy.prefill_ops, shape)
 
     # ---- lookups (hot path) ------------------------------------------------------------------------------
     @staticmethod
