@@ -13,7 +13,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
     compute_s   = flops / (peak[dtype] * eff_c[kind] * eff_dtype[dtype] * fill_c)
     hbm_bytes   = bytes_read + bytes_written - reread_bytes * hit
                   hit = min(1, L2 * l2_fraction / working_set): re-reads of a working set that fits in L2
-                  come from L2 (no HBM traffic); of a larger one, the resident share does
+                  come from L2 (no HBM traffic); of a larger one, the resident share does; for the plain-PyTorch
+                  streaming kinds (STREAM_REREAD: elementwise, cast, copy_strided, reduce) hit = 1 if the working set
+                  fits, else 0 (a later kernel re-streaming a tensor in the order it was written: LRU scan)
     memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
     waves       kinds with a calibrated occupancy (cta_slots[kind] = o resident CTAs per SM; decode attention of
                 a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
@@ -71,10 +73,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwmodels.errors import SparsesimError
-from hwmodels.opkinds import ALLTOALL, COLLECTIVE, DTYPES, KINDS
+from hwmodels.opkinds import ALLTOALL, COLLECTIVE, DTYPES, KIND_CODE, KINDS
 from hwmodels.spec import HardwareSpec
 
 LAUNCH_MODES = ("graph", "eager")
+#: kinds whose re-reads (`reread_bytes`) are a later kernel streaming a tensor that an earlier kernel streamed in the
+#: same address order (TensorIterator elementwise / cast / broadcast kernels and torch's row reductions reading the
+#: output of the kernel before them: eager fp8 quantization, fp8-KV dequantization, HF RMSNorm): all-or-nothing L2
+#: hits (module docstring, `hbm_bytes`). MEASURED on the H100 (regimes_*_v4.csv l2_bw): a resident x.sum() over a
+#: buffer of >= 48 MiB (of a 50 MiB L2) takes the rotated (HBM) time, i.e. a re-streamed buffer that does not fit
+#: keeps no useful share in L2; the other kinds (multi-pass top-k, GQA heads re-reading K/V concurrently) keep the
+#: resident-share rule.
+STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_strided", "reduce"))
 
 
 @dataclass
@@ -177,7 +187,13 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     hit_bytes = 0.0
     rr = getattr(ops, "reread_bytes", None)
     if hw.l2_bytes and rr is not None and rr.any():
-        hit = np.minimum(1.0, hw.l2_bytes * eff.l2_fraction / np.maximum(ops.working_set, 1.0))
+        cap = hw.l2_bytes * eff.l2_fraction
+        hit = np.minimum(1.0, cap / np.maximum(ops.working_set, 1.0))
+        # a plain-PyTorch streaming kernel re-reads what the kernel before it wrote, in the same address order: a
+        # working set larger than the L2 has had every line evicted before it is re-read (LRU scan), so it hits nothing
+        stream = np.isin(ops.kind, STREAM_REREAD)
+        if stream.any():
+            hit = np.where(stream, np.where(ops.working_set <= cap, 1.0, 0.0), hit)
         hit_bytes = rr * hit
         hbm_bytes = hbm_bytes - hit_bytes
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m * fill_m)
