@@ -157,12 +157,7 @@ class Adaptive:
                 g[2] = max(g[2], ctx)
         for k, (b, s, mx) in groups.items():
             t += self.costs[k].decode_s(b, s / b, mixed, mx)
-        for c, o in plan.chunks:
-            t += cost.chunk_s(c, o)
-        if cost.complete_tab is not None:
-            for p in plan.completes:
-                t += cost.complete_s(p)
-        return t
+        return cost.add_prefill_s(t, plan)
 
     # ---- rounds -------------------------------------------------------------------------------------------------
     def draw(self, plan) -> list:

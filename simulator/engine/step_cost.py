@@ -576,6 +576,16 @@ class StepCostModel:
                     batch=one, query_rows=np.array([1000.0]), context=np.array([1000.0]), phase="prefill",
                     extra={"layers": self._layers})))}
 
+    def add_prefill_s(self, t: float, plan) -> float:
+        """t plus the plan's prefill chunks and the KV policy's work on the prompts they complete (seconds; added
+        in plan order, so every caller sums the same floats in the same order)."""
+        for c, o in plan.chunks:
+            t += self.chunk_s(c, o)
+        if self.complete_tab is not None:
+            for p in plan.completes:
+                t += self.complete_s(p)
+        return t
+
     def step_s(self, plan) -> float:
         """Seconds of one step (a StepPlan or Composition), from the tables and surfaces."""
         R, L = plan.total_tokens, plan.logit_rows
@@ -592,12 +602,7 @@ class StepCostModel:
             t = self._body_mix[R] + self._head_mix[L]
             if plan.n_decode:
                 t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True, self._dec_max(plan))
-            for c, o in plan.chunks:
-                t += self.chunk_s(c, o)
-            if self.complete_tab is not None:
-                for p in plan.completes:
-                    t += self.complete_s(p)
-            return t
+            return self.add_prefill_s(t, plan)
         b = plan.n_decode
         bp = self.graph_batch(b) if self.graph_sizes else b
         if bp != b:   # padding rows of the captured graph: one query row each, attending one token

@@ -18,6 +18,16 @@ def _plt():
     return plt
 
 
+def _save(fig, ts, path):
+    """Title the figure with the trace, write it as a PNG and close it; returns the path."""
+    plt = _plt()
+    fig.suptitle(_title(ts), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _title(ts: TraceStats) -> str:
     m = ts.meta["model"]
     return (f"{ts.name} [{ts.source}] - {m['name']} ({m['layers']} layers, {m['kv_heads']} KV heads), "
@@ -56,11 +66,7 @@ def plot_stats(ts: TraceStats, out: Path) -> list[Path]:
             ax2.set_ylabel("passes", color="r")
             ax2.set_ylim(0, max(4, float(np.nanmax(ts.get("gvr.passes_rows"))) + 0.5))
             ax2.legend(loc="lower right", fontsize=7)
-        fig.suptitle(_title(ts), fontsize=9)
-        fig.tight_layout()
-        files.append(out / "overlap.png")
-        fig.savefig(files[-1], dpi=110)
-        plt.close(fig)
+        files.append(_save(fig, ts, out / "overlap.png"))
     if ts.has("ssv.adjacent_overlap"):
         fig, ax = plt.subplots(1, 3, figsize=(15, 4.2))
         for i, o in enumerate(ts.coords["order"]):
@@ -89,11 +95,7 @@ def plot_stats(ts: TraceStats, out: Path) -> list[Path]:
             ax[2].set(xlabel="layer l", ylabel="fraction", ylim=(0, 1.02),
                       title="cross-layer stability (refresh/reuse)")
             ax[2].legend(fontsize=7)
-        fig.suptitle(_title(ts), fontsize=9)
-        fig.tight_layout()
-        files.append(out / "ssv.png")
-        fig.savefig(files[-1], dpi=110)
-        plt.close(fig)
+        files.append(_save(fig, ts, out / "ssv.png"))
     if ts.has("lserve.interval_recall") or ts.has("snapkv.recall"):
         fig, ax = plt.subplots(1, 2, figsize=(12, 4.2))
         if ts.has("lserve.interval_recall"):
@@ -118,11 +120,7 @@ def plot_stats(ts: TraceStats, out: Path) -> list[Path]:
             ax[1].set(xlabel="SnapKV budget K (tokens)", ylabel="attention mass kept", ylim=(0, 1.02),
                       title="SnapKV: prompt-time selection vs later decode steps")
             ax[1].legend(fontsize=7)
-        fig.suptitle(_title(ts), fontsize=9)
-        fig.tight_layout()
-        files.append(out / "reuse.png")
-        fig.savefig(files[-1], dpi=110)
-        plt.close(fig)
+        files.append(_save(fig, ts, out / "reuse.png"))
     if ts.has("specattn.kl") or ts.has("spec.accept_hist"):
         fig, ax = plt.subplots(1, 2, figsize=(12, 4.2))
         if ts.has("specattn.kl"):
@@ -139,11 +137,7 @@ def plot_stats(ts: TraceStats, out: Path) -> list[Path]:
             ax[1].set(xlabel="accepted draft tokens per round", ylabel="fraction of rounds",
                       title=f"acceptance: alpha = {ts.scalar('spec.accept_rate'):.2f}, "
                             f"tokens/round = {ts.scalar('spec.tokens_per_round'):.2f}")
-        fig.suptitle(_title(ts), fontsize=9)
-        fig.tight_layout()
-        files.append(out / "speculation.png")
-        fig.savefig(files[-1], dpi=110)
-        plt.close(fig)
+        files.append(_save(fig, ts, out / "speculation.png"))
     return files
 
 
