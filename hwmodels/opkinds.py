@@ -37,13 +37,17 @@ from __future__ import annotations
 #:           compiled kernel (MEASURED 128 registers and 38 KB shared memory vs 90 / 70 KB: 4 resident CTAs per SM instead
 #:           of 3, regimes_grids_*_v4.csv) with its own iteration time and achieved bandwidth (issue 15 round 3; round 2
 #:           scaled the bf16 kernel's iterations by one factor, which could not fit its latency- and bandwidth-bound corners)
+#: gemm_fp8  fp8 GEMM with per-tensor scales (torch._scaled_mm tensorwise -> cuBLASLt's nvjet kernels, whose tile and
+#:           split-K cuBLASLt's heuristics pick per shape; the split-K reduce is its own op, simulator.layers.fp8_gemm):
+#:           issue 15 round 5 gave it terms of its own, fitted on torch._scaled_mm tensorwise (round 4 priced it with the
+#:           bf16 `gemm` kind's terms, 13 % median error on held-out shapes)
 #: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
 #:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
 #:           CTAs with a per-block chain (calibrated on _quant_rowwise)
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
                           "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
-                          "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv")
+                          "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

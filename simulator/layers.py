@@ -215,6 +215,30 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
         flops = 2.0 * tiles * 128.0 * 128.0 * np.ceil(k / 128.0) * 128.0
     b.add(name, kind, flops=flops, bytes_read=k * n * wb + rows * k * 1.0,
           bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, **extra)
+    if kind == "gemm_fp8":
+        splitk_reduce(b, name, rows, k, n, count)
+
+
+#: cuBLASLt's split-K choice for per-tensor-scaled fp8 GEMMs (torch 2.11 / CUDA 13 on the H100), MEASURED on the fit
+#: shapes of measure_regimes.py (regimes_grids_*_v4.csv kernel names: `..._splitK_...` plus a splitKreduce_kernel):
+#: the down projection (K 14336) splits at M <= 24 and not at M >= 32; no K = 4096 shape splits (N 1024, 4096 x 6144,
+#: 14336, 28672, any M). The thresholds are the geometric midpoints between those observations: split iff
+#: K > SPLITK_MIN_K and rows < SPLITK_MAX_ROWS. cuBLASLt's heuristic itself is not public; other shapes, GPUs and
+#: library versions may choose otherwise (the held-out 1280 x 8192 shape also splits at M 32-64).
+SPLITK_MIN_K = float(np.sqrt(4096.0 * 14336.0))
+SPLITK_MAX_ROWS = float(np.sqrt(24.0 * 32.0))
+
+
+def splitk_reduce(b: OpBuilder, name: str, rows, k: float, n: float, count) -> None:
+    """cuBLASLt's split-K reduce kernel after an fp8 GEMM where it splits K (SPLITK_MIN_K / SPLITK_MAX_ROWS): one small
+    kernel reading the fp32 partial outputs (two splits assumed: the partial count is not visible in the kernel name)
+    and writing bf16 [rows, n]; kind elementwise."""
+    r = np.asarray(rows, dtype=np.float64)
+    split = (k > SPLITK_MIN_K) & (r < SPLITK_MAX_ROWS)
+    if not np.any(split):
+        return
+    b.add(name, "elementwise", flops=2.0 * r * n, bytes_read=2.0 * r * n * 4.0, bytes_written=r * n * ACT_BYTES,
+          dtype="fp32", count=np.where(split, np.asarray(count, dtype=np.float64), 0.0))
 
 
 def head_bmm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, heads: float, count: float) -> None:

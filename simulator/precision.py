@@ -31,10 +31,10 @@ LOGIT_BYTES = 4.0
 #: abs, amax, float, clamp, / 448, x / scale, clamp, to(float8): measure_regimes.py _quant_eager). MEASURED on
 #: the H100 (data/regimes_*.csv, family gemm): 3-5 us one kernel, 16-24 us eager at decode sizes.
 FP8_ACT_QUANT_KERNELS = {"fused": 1, "unfused": 8, "hf": 8}
-#: The op kind of an fp8 GEMM: 'gemm' = per-tensor scales (torch._scaled_mm tensorwise -> cuBLASLt, split-K at
-#: small M; MEASURED 0.55-0.65 x the bf16 time at M <= 256) — ASSUMPTION: engines' default for fp8 checkpoints
+#: The op kind of an fp8 GEMM: 'gemm_fp8' = per-tensor scales (torch._scaled_mm tensorwise -> cuBLASLt, split-K at
+#: small M and long K: simulator.layers.fp8_gemm; MEASURED 0.55-0.65 x the bf16 time at M <= 256) — ASSUMPTION: engines' default for fp8 checkpoints
 #: (vLLM Fp8LinearMethod: per-tensor weight scale, dynamic activation scale). 'gemm_fp8_rowwise' = per-token x
 #: per-channel scales (torch 2.11 / CUDA 13: cuBLASLt's outer-vector-scaled nvjet kernel, 128 x 128 tiles, one
 #: persistent CTA per SM, no split-K: MEASURED kernel names and grids, regimes_grids_*_v3.csv; one CTA chain over K
 #: per output tile, up to 3 x the per-tensor kernel at small M).
-FP8_GEMM_KIND = "gemm"
+FP8_GEMM_KIND = "gemm_fp8"

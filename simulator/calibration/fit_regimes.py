@@ -79,6 +79,57 @@ def load(path: str | Path) -> pd.DataFrame:
         df = df[df["pass"].fillna(0) == 0].reset_index(drop=True)
     df.attrs["file"] = str(path)
     df.attrs["untimed"] = untimed
+    return with_remeasured_hf_step(df, path)
+
+
+#: measure_graph_chains.py (v2) re-timed the HF step after spins of 150, 2,000 and 20,000 us. The host spends 0.8-1.5 ms
+#: in cudaGraphLaunch for the step's ~1,750-node graph, so after measure_regimes.py's 150-us spin the start event fires
+#: before the graph reaches the GPU and up to 1.3 ms of host time lands in the sample (B 1, T 2048: 11.70 ms after
+#: 150 us, 10.43 / 10.46 ms after 2 / 20 ms); graphs of <= 1,024 small-kernel nodes show no such dependence (v3
+#: --spin-check: identical to 0.1 %). The spins of at least HF_MIN_SPIN_US bracket device time only; their mean is used.
+HF_MIN_SPIN_US = 2000.0
+
+
+def remeasured_hf_step(path: str | Path) -> pd.DataFrame | None:
+    """(batch, context, median_us, source) of the HF step re-timed by measure_graph_chains.py beside a
+    measure_regimes.py CSV of the same device (graph_chains_<device-slug>_*.csv), or None."""
+    import re
+
+    p = Path(path)
+    m = re.match(r"regimes_(.+?)_(\d{4}-\d{2}-\d{2})", p.name)
+    if not m:
+        return None
+    rows = []
+    for f in sorted(p.parent.glob(f"graph_chains_{m.group(1)}_*.csv")):
+        g = pd.read_csv(f)
+        for chain, us in zip(g["chain"].astype(str), pd.to_numeric(g["graph_us"], errors="coerce")):
+            c = re.fullmatch(r"hf_llama8b_B(\d+)_T(\d+):spin(\d+)", chain)
+            if c and int(c.group(3)) >= HF_MIN_SPIN_US and np.isfinite(us):
+                rows.append((float(c.group(1)), float(c.group(2)), float(us), f.name))
+    if not rows:
+        return None
+    d = pd.DataFrame(rows, columns=["batch", "context", "us", "source"])
+    return d.groupby(["batch", "context"], as_index=False).agg(median_us=("us", "mean"), source=("source", "first"))
+
+
+def with_remeasured_hf_step(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    """The HF step's graph rows timed again where measure_graph_chains.py re-timed them (remeasured_hf_step); the
+    replaced times are kept in `median_us_v4` and df.attrs['hf_step_remeasured'] names the file."""
+    r = remeasured_hf_step(path)
+    sel = _sel(df, "hf_step", "hf_llama")
+    if r is None or not sel.any():
+        return df
+    df = df.copy()
+    df["median_us_v4"] = np.nan
+    key = dict(zip(zip(r["batch"], r["context"]), r["median_us"]))
+    for i in np.flatnonzero(sel):
+        k = (float(df.at[i, "batch"]), float(df.at[i, "context"]))
+        if k in key:
+            df.at[i, "median_us_v4"] = df.at[i, "median_us"]
+            df.at[i, "median_us"] = key[k]
+            df.at[i, "note"] = (str(df.at[i, "note"]) + f"; re-timed after a >= {HF_MIN_SPIN_US:g}-us spin "
+                                f"({r['source'].iloc[0]})").lstrip("; ")
+    df.attrs["hf_step_remeasured"] = str(r["source"].iloc[0])
     return df
 
 
@@ -369,7 +420,7 @@ def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
     sel = g & (kern == "bf16") & graph
     b.add("gemm", "gemm", flops=2 * M * N * K, bytes_read=K * N * 2 + M * K * ACT_BYTES, bytes_written=M * N * 2,
           dtype="bf16", where=sel)
-    fp8_paths = {"fp8_tensorwise": ("gemm", 0), "fp8_rowwise": ("gemm_fp8_rowwise", 0),
+    fp8_paths = {"fp8_tensorwise": ("gemm_fp8", 0), "fp8_rowwise": ("gemm_fp8_rowwise", 0),
                  "quant+fp8_rowwise_eager": ("gemm_fp8_rowwise", FP8_ACT_QUANT_KERNELS["unfused"]),
                  "quant+fp8_rowwise_triton": ("gemm_fp8_rowwise", FP8_ACT_QUANT_KERNELS["fused"]),
                  "quant_eager": (None, FP8_ACT_QUANT_KERNELS["unfused"]),
@@ -379,7 +430,7 @@ def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
     sel = gs & (kern == "bf16_linear") & graph
     b.add("gemm", "gemm", flops=2 * M * N * K, bytes_read=K * N * 2 + M * K * ACT_BYTES, bytes_written=M * N * 2,
           dtype="bf16", where=sel)
-    for name, kind in (("fp8_tensorwise", "gemm"), ("fp8_rowwise", "gemm_fp8_rowwise")):
+    for name, kind in (("fp8_tensorwise", "gemm_fp8"), ("fp8_rowwise", "gemm_fp8_rowwise")):
         sel = gs & (kern == name) & graph
         if sel.any():
             fp8_gemm(MaskedBuilder(b, sel), "gemm", M, K, N, 1.0, 1.0, kind=kind)
@@ -504,7 +555,7 @@ def _ew_params(kind: str) -> list[tuple]:
 
 #: op kinds fitted here, in fit order (a later kind's rows may contain an earlier one's ops, priced with its terms)
 FIT_ORDER = ("reduce", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
-             "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "quant", "indexer", "topk")
+             "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8", "quant", "indexer", "topk")
 
 
 def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
@@ -524,7 +575,7 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
                    _wave_params("reduce", 0.5) + [("iter_l2_us.reduce", 0.2, 0.01, 20.0)]),
         # the two other eager kinds jointly: their single kernels and the HF modules built of them (the HF step,
         # eager quantization and fp8-KV dequantization stay held out)
-        "eager": (ew & np.isin(ewk, ["cast", "copy_strided"]) & ~bcast1 | modules,
+        "eager": (ew & np.isin(ewk, ["cast", "copy_strided"]) & ~bcast1 & ~beyond_32bit_indexing(df) | modules,
                   _ew_params("cast") + _ew_params("copy_strided")),
         "attn_combine_triton": (rows["combine"], [("memory.attn_combine_triton", 0.8, 0.2, 1.0),
                                                   ("cta_fixed_us.attn_combine_triton", 0.5, 0.0, 20.0),
@@ -546,6 +597,11 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
         "gemm_fp8_rowwise": (_sel(df, "gemm", "fp8_rowwise") | _sel(df, "gemm_small", "fp8_rowwise"),
                              [p for p in _wave_params("gemm_fp8_rowwise", 0.5)
                                                                if not p[0].startswith("iter_us.")]),
+        # the per-tensor fp8 GEMM (cuBLASLt, round 5: terms of its own, fitted on whole calls with the split-K reduce
+        # priced as its own kernel where simulator.layers.splitk_reduce says cuBLASLt splits)
+        "gemm_fp8": (_sel(df, "gemm", "fp8_tensorwise") | _sel(df, "gemm_small", "fp8_tensorwise"),
+                     [("compute.gemm_fp8", 0.6, 0.05, 1.0), ("memory.gemm_fp8", 0.8, 0.3, 1.0),
+                      ("fixed_us.gemm_fp8", 3.0, 0.0, 30.0)]),
         "quant": (_sel(df, "gemm", "quant_triton"), _wave_params("quant", 0.3) + [("cta_slots.quant", 4.0, 1.0, 16.0)]),
         "indexer": (_sel(df, "indexer", "triton_indexer") & (df["dtype"].to_numpy() == "fp8"),
                     _wave_params("indexer", 0.3) + [("cta_slots.indexer", 2.0, 0.5, 8.0)]),
@@ -556,6 +612,24 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
                                       ("fixed_us.topk", 5.0, 0.0, 100.0), ("sync_us.topk", 2.0, 0.0, 50.0)])
     hold = held_out(df) | held_out_extra(df)
     return {k: (out[k][0] & ~hold, out[k][1]) for k in FIT_ORDER}
+
+
+#: PyTorch's TensorIterator indexes with 32-bit offsets only while every operand's largest byte offset fits an int32
+#: (aten/src/ATen/TensorIterator.cpp can_use_32bit_indexing); beyond it gpu_kernel runs the op as several
+#: sub-iterators (aten/src/ATen/native/cuda/Loops.cuh: with_32bit_indexing), another launch structure
+INT32_MAX = float(2**31 - 1)
+
+
+def beyond_32bit_indexing(df: pd.DataFrame) -> np.ndarray:
+    """Single eager kernels (ew_kernel) with an operand of more than INT32_MAX bytes: PyTorch splits them into several
+    kernels, which the one-kernel accounting of EW_KERNELS does not describe; they are checked, never fitted (round 5:
+    repeat_kv at T 262144 writes exactly 2^31 bytes and ran 11 % slower than the fit of the other sizes, pulling the
+    copy_strided bandwidth down by ~5 % and the HF step at B 8, T 8192 up)."""
+    kern = df["kernel"].to_numpy()
+    e = np.where(kern == "repeat_kv", df["batch"].fillna(1) * df["heads"].fillna(1) * df["context"].fillna(1)
+                 * df["head_dim"].fillna(1), df["m"].fillna(1) * df["n"].fillna(1))
+    per_elem = np.array([max(EW_KERNELS.get(k, ("", 0, 0, 0))[1:3]) for k in kern], dtype=float)
+    return _sel(df, "ew_kernel") & (e * per_elem > INT32_MAX)
 
 
 def held_out_extra(df: pd.DataFrame) -> np.ndarray:
@@ -773,7 +847,8 @@ def accuracy_table(ev: pd.DataFrame, parts=("held-out",)) -> pd.DataFrame:
 #: eager kinds on the HF modules, eager quantization and fp8-KV dequantization built of them.
 REFUSAL_BOUNDS = {kind: (35.0, 80.0) for kind in ("attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
                                                    "attn_cudnn_rows",
-                                                   "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "indexer",
+                                                   "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8",
+                                                   "indexer",
                                                    "attn_combine_triton", "attn_combine_fa2", "attn_combine_cudnn",
                                                    "eager", "quant", "topk", "reduce")}
 OWN_KINDS = tuple(k for k in REFUSAL_BOUNDS if k != "eager") + ("cast", "copy_strided")
@@ -804,6 +879,7 @@ def kind_of_row(df: pd.DataFrame) -> np.ndarray:
     out[(fam == "combine")] = "attn_combine_triton"
     out[(fam == "fp8kv_attn") & (kern == "triton_splitkv") & (df["dtype"].to_numpy() == "fp8")] = "attn_triton_fp8kv"
     out[np.isin(fam, ["gemm", "gemm_small"]) & np.array(["rowwise" in str(k) for k in kern])] = "gemm_fp8_rowwise"
+    out[np.isin(fam, ["gemm", "gemm_small"]) & (kern == "fp8_tensorwise")] = "gemm_fp8"
     out[(fam == "gemm") & (kern == "quant_triton")] = "quant"
     out[(fam == "indexer") & (kern == "triton_indexer")] = "indexer"
     out[fam == "topk"] = "topk"
