@@ -294,15 +294,7 @@ def hf_rows(cuda: bool, meta: dict, trace: list) -> list[dict]:
                 host.append((time.perf_counter() - t0) * 1e6)
                 torch.cuda.synchronize()
             for spin in HF_SPINS:
-                xs = []
-                for _ in range(REPS):
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    _spin(cuda, spin)
-                    a.record()
-                    g.replay()
-                    b.record()
-                    b.synchronize()
-                    xs.append(a.elapsed_time(b) * 1000.0)
+                xs = replay_us(cuda, g, [step], spin)
                 rows.append(dict(meta, chain=f"{label}:spin{int(spin)}", calls=1, graph_us=statistics.median(xs),
                                  p20_us=sorted(xs)[len(xs) // 5], p80_us=sorted(xs)[(4 * len(xs)) // 5],
                                  host_launch_us=statistics.median(host)))
