@@ -96,6 +96,12 @@ def replay_us(cuda: bool, g, seq, spin: float = SPIN_US) -> list[float]:
     return xs
 
 
+def quantiles(xs: list[float]) -> dict:
+    """graph_us (median), p20_us, p80_us of replay times."""
+    s = sorted(xs)
+    return dict(graph_us=statistics.median(xs), p20_us=s[len(s) // 5], p80_us=s[(4 * len(s)) // 5])
+
+
 def profile_kernels(cuda: bool, g) -> list[tuple[str, float, float]]:
     """(name, start us, duration us) of every kernel of one graph replay, from CUPTI (torch.profiler's trace)."""
     if not cuda:
@@ -295,8 +301,7 @@ def hf_rows(cuda: bool, meta: dict, trace: list) -> list[dict]:
                 torch.cuda.synchronize()
             for spin in HF_SPINS:
                 xs = replay_us(cuda, g, [step], spin)
-                rows.append(dict(meta, chain=f"{label}:spin{int(spin)}", calls=1, graph_us=statistics.median(xs),
-                                 p20_us=sorted(xs)[len(xs) // 5], p80_us=sorted(xs)[(4 * len(xs)) // 5],
+                rows.append(dict(meta, chain=f"{label}:spin{int(spin)}", calls=1, **quantiles(xs),
                                  host_launch_us=statistics.median(host)))
                 print(f"{label} spin {spin:7.0f} us: graph {statistics.median(xs):9.1f} us (p20 {rows[-1]['p20_us']:.1f}"
                       f", p80 {rows[-1]['p80_us']:.1f}); host in g.replay() {statistics.median(host):.1f} us", flush=True)
@@ -346,8 +351,7 @@ def main() -> None:
             g = capture(cuda, seq)
             for spin in HF_SPINS:
                 xs = replay_us(cuda, g, seq, spin)
-                rows.append(dict(meta, chain=f"{chain}:spin{int(spin)}", calls=len(seq), graph_us=statistics.median(xs),
-                                 p20_us=sorted(xs)[len(xs) // 5], p80_us=sorted(xs)[(4 * len(xs)) // 5]))
+                rows.append(dict(meta, chain=f"{chain}:spin{int(spin)}", calls=len(seq), **quantiles(xs)))
                 print(f"{chain:24s} spin {spin:7.0f}: graph {statistics.median(xs):9.2f} us", flush=True)
             del g
     for chain, seq in ({} if (args.only_hf or args.spin_check) else chains(s)).items():
@@ -355,8 +359,7 @@ def main() -> None:
         xs = replay_us(cuda, g, seq)
         ks = profile_kernels(cuda, g)
         span = (ks[-1][1] + ks[-1][2] - ks[0][1]) if ks else float("nan")
-        rows.append(dict(meta, chain=chain, calls=len(seq), nodes=len(ks), graph_us=statistics.median(xs),
-                         p20_us=sorted(xs)[len(xs) // 5], p80_us=sorted(xs)[(4 * len(xs)) // 5],
+        rows.append(dict(meta, chain=chain, calls=len(seq), nodes=len(ks), **quantiles(xs),
                          prof_dur_us=sum(k[2] for k in ks), prof_span_us=span))
         if chain in TRACED:
             trace += [dict(meta, graph=chain, i=i, kernel=short(n), ts_us=ts, dur_us=du) for i, (n, ts, du) in
