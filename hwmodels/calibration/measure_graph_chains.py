@@ -22,6 +22,21 @@ sequences of such kernels and compares each with the same kernels timed alone:
                (B 1, T 2048: measure_regimes.py fam_hf_step's model and cache) and of a few chains: the gaps
                between consecutive kernels, by kernel pair.
 
+  context      (--context, version 4) graphs of t0 after ONE large kernel (does one GEMM raise every later gap?),
+               t0 alternating with kernels of other kinds (FlashAttention-2 and memory-efficient SDPA: no thread-block
+               clusters; a 64 MiB copy: long, no shared memory; a Triton GEMM with ~128 KB of shared memory), the eager
+               quantization chain next to an o_proj GEMM, and the same kernels issued eagerly with the queue
+               pre-filled (`eager:*`: GPU time per call; measure.py's timing of its elementwise / GEMM rows).
+  --trace-hf-all  the kernel trace of the HF step at every shape, not only B 1, T 2048.
+  quant_step   (--quant-step, version 5) measure_regimes.py's eager per-token fp8 quantization (_quant_eager, 8 kernels)
+               of [M, K] activations where a decode step runs it: after a GEMM that streams 32 MiB of weights (o_proj
+               shape, 8 rotating copies: the L2 is swept between two quantizations, as by a step's weights). Graph A
+               = n x (GEMM, quant), graph B = n x GEMM; `graph_us` of row quant_step:K<k>:M<m> = (A - B) / n, the
+               quantization's in-step cost; the medians of A and B are a_us and b_us.
+               With it, repeat_kv:B<b>:T<t>: transformers' repeat_kv (expand + reshape of a [B, 8, T + 16, 128]
+               bf16 cache slab to 32 heads) alone, 4 calls per graph over 2 rotating slabs: its time per call at
+               equal element counts (B 1 / T 65536, B 8 / T 8192, B 32 / T 2048) and at the HF step's other shapes.
+
 Writes DIR/graph_chains_<device-slug>_<date>.csv and DIR/graph_trace_<device-slug>_<date>.csv. Changes no GPU
 setting.
 """
@@ -40,7 +55,9 @@ import time
 import torch
 import torch.nn.functional as F
 
-SCRIPT_VERSION = 3   # 2: the HF step at six shapes after spins of 150 / 2000 / 20000 us; 3: --spin-check
+SCRIPT_VERSION = 5   # 2: the HF step at six shapes after spins of 150 / 2000 / 20000 us; 3: --spin-check;
+#                      4: --context (which kernels raise the gaps of a whole graph; eager vs graph) and --trace-hf-all;
+#                      5: --quant-step (the eager fp8 quantization's cost inside a graph that streams weights)
 REPS = 15
 SPIN_CYCLES_PER_US, SPIN_US = 2000, 200.0
 
@@ -77,7 +94,9 @@ def capture(cuda: bool, seq):
     return g
 
 
-def replay_us(cuda: bool, g, seq, spin: float = SPIN_US) -> list[float]:
+def replay_us(cuda: bool, g, seq, spin: float = SPIN_US, eager: bool = False) -> list[float]:
+    """REPS timed replays of graph `g` (or, eager=True, of the calls in `seq` issued one by one), each after a spin
+    of `spin` us; device time in us (wall clock on the CPU)."""
     xs = []
     for _ in range(REPS):
         if not cuda:
@@ -89,7 +108,11 @@ def replay_us(cuda: bool, g, seq, spin: float = SPIN_US) -> list[float]:
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         _spin(cuda, spin)
         a.record()
-        g.replay()
+        if eager:
+            for f in seq:
+                f()
+        else:
+            g.replay()
         b.record()
         b.synchronize()
         xs.append(a.elapsed_time(b) * 1000.0)
@@ -174,6 +197,15 @@ class Setup:
                    for _ in range(nrot)]
         self.ik = 0
         self.nrot = nrot
+        big = (32 << 20) if self.cuda else (1 << 16)      # 64 MiB of bf16 (from HBM: no L2 reuse)
+        bsrc, bdst = torch.randn(big, device=d, dtype=bf), torch.empty(big, device=d, dtype=bf)
+        self.bigcopy = lambda: bdst.copy_(bsrc)
+
+        def quant():   # measure_regimes.py _quant_eager on [1, H]: 8 kernels
+            sc = x.abs().amax(-1, keepdim=True).float().clamp(min=1e-12).div(448.0)
+            y = (x / sc).clamp(-448.0, 448.0)
+            return y.to(torch.float8_e4m3fn) if hasattr(torch, "float8_e4m3fn") else y
+        self.quant = quant
 
     def gA(self):
         self.ia = (self.ia + 1) % self.nrot
@@ -185,16 +217,23 @@ class Setup:
         w = self.WB[self.ib]
         return lambda: F.linear(self.x, w)
 
-    def attn(self):
+    def attn(self, backend: str = "cudnn"):
+        """SDPA decode over the next K/V set: cuDNN (GQA native), or FlashAttention-2 / memory-efficient (K/V
+        expanded to the query heads once, outside the graph: those backends take no enable_gqa here)."""
         self.ik = (self.ik + 1) % self.nrot
         k, v = self.kv[self.ik]
         q = self.q
+        if backend != "cudnn":
+            r = q.shape[1] // k.shape[1]
+            k, v = k.repeat_interleave(r, 1).contiguous(), v.repeat_interleave(r, 1).contiguous()
 
         def f():
             try:
                 from torch.nn.attention import SDPBackend, sdpa_kernel
-                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                be = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+                      "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]
+                with sdpa_kernel(be):
+                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=backend == "cudnn")
             except Exception:  # noqa: BLE001  (CPU / no cuDNN: the math backend)
                 return F.scaled_dot_product_attention(q, k.repeat_interleave(q.shape[1] // k.shape[1], 1),
                                                       v.repeat_interleave(q.shape[1] // v.shape[1], 1))
@@ -220,11 +259,7 @@ def chains(s: Setup) -> dict[str, list]:
     out["alt:gB,t0"] = [f for _ in range(48) for f in (s.gB(), t[0])]
     out["alt:attn,t0"] = [f for _ in range(48) for f in (s.attn(), t[0])]
     out["alt:attn,gA"] = [f for _ in range(32) for f in (s.attn(), s.gA())]
-    x = s.x
-
-    def quant():   # measure_regimes.py _quant_eager on [1, H]: 8 kernels
-        sc = x.abs().amax(-1, keepdim=True).float().clamp(min=1e-12).div(448.0)
-        return (x / sc).clamp(-448.0, 448.0).to(torch.float8_e4m3fn) if hasattr(torch, "float8_e4m3fn") else x / sc
+    quant = s.quant
     out["chain:quant_eager"] = [quant] * 16
     out["chain:quant_eager_x32"] = [quant] * 32
     out["chain:quant_eager_x128"] = [quant] * 128
@@ -232,6 +267,130 @@ def chains(s: Setup) -> dict[str, list]:
     return out
 
 
+def _triton_mm():
+    """A Triton bf16 GEMM [1024, 1024] x [1024, 1024] with 128 x 128 x 64 tiles over 4 stages (~128 KB of shared
+    memory per CTA, no clusters), or None where Triton is missing."""
+    try:
+        import triton
+        import triton.language as tl
+    except Exception:  # noqa: BLE001
+        return None
+
+    @triton.jit
+    def mm(a, b, c, K: tl.constexpr, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pm, pn = tl.program_id(0), tl.program_id(1)
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+            y = tl.load(b + (k + rk)[:, None] * N + rn[None, :])
+            acc += tl.dot(x, y)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16))
+
+    n = 1024
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    return lambda: mm[(n // 128, n // 128)](a, b, c, n, n, 128, 128, 64, num_stages=4, num_warps=8)
+
+
+def context_chains(s: Setup) -> dict[str, list]:
+    """(version 4) which kernels raise the gaps of a whole graph: t0 after one large kernel, t0 next to kernels of
+    other kinds, and the eager quantization chain next to a GEMM."""
+    t0 = s.tiny[0]
+    out = {"first:gA,t0x127": [s.gA()] + [t0] * 127, "first:attn,t0x127": [s.attn()] + [t0] * 127,
+           "alt:fa2,t0": [f for _ in range(48) for f in (s.attn("flash"), t0)],
+           "alt:memeff,t0": [f for _ in range(48) for f in (s.attn("efficient"), t0)],
+           "alt:bigcopy,t0": [f for _ in range(48) for f in (s.bigcopy, t0)],
+           "alt:gA,quant": [f for _ in range(16) for f in (s.gA(), s.quant)]}
+    mm = _triton_mm() if s.cuda else None
+    if mm is not None:
+        out["alt:tri_mm,t0"] = [f for _ in range(48) for f in (mm, t0)]
+        out["same:tri_mm"] = [mm] * 48
+    out["same:bigcopy"] = [s.bigcopy] * 48
+    out["same:fa2"] = [s.attn("flash") for _ in range(48)]
+    out["same:memeff"] = [s.attn("efficient") for _ in range(48)]
+    return out
+
+
+def eager_rows(s: Setup, meta: dict) -> list[dict]:
+    """(version 4) the same kernels issued eagerly after a spin long enough for the host to enqueue them all (the GPU
+    runs them back to back: measure.py's timing of its single-kernel rows): GPU time per call."""
+    seqs = {"eager:t0": [s.tiny[0]] * 128, "eager:cycle:t0-t7": s.tiny * 16, "eager:gA": [s.gA() for _ in range(48)],
+            "eager:alt:gA,t0": [f for _ in range(48) for f in (s.gA(), s.tiny[0])],
+            "eager:chain:quant_eager": [s.quant] * 16}
+    rows = []
+    for name, seq in seqs.items():
+        for f in seq[:16]:
+            f()
+        _sync(s.cuda)
+        xs = replay_us(s.cuda, None, seq, spin=5000.0, eager=True)
+        rows.append(dict(meta, chain=name, calls=len(seq), **quantiles(xs)))
+        print(f"{name:24s} calls {len(seq):4d} eager {statistics.median(xs):9.2f} us", flush=True)
+    return rows
+
+
+QUANT_STEP_SHAPES = tuple((k, m) for k in (4096, 8192) for m in (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096))
+
+
+def quant_step_rows(s: Setup, meta: dict) -> list[dict]:
+    """(version 5) the eager quantization's in-step cost per [M, K] (module docstring, quant_step)."""
+    dev = "cuda" if s.cuda else "cpu"
+    shapes = QUANT_STEP_SHAPES if s.cuda else ((256, 1), (256, 64))
+    rows = []
+    for K, M in shapes:
+        xs = [torch.randn(M, K, device=dev, dtype=torch.bfloat16) for _ in range(4)]
+
+        def q(i):
+            x = xs[i % 4]
+
+            def f():
+                sc = x.abs().amax(-1, keepdim=True).float().clamp(min=1e-12).div(448.0)
+                y = (x / sc).clamp(-448.0, 448.0)
+                return y.to(torch.float8_e4m3fn) if hasattr(torch, "float8_e4m3fn") else y
+            return f
+        n = 16 if M * K <= (1 << 20) else (8 if M * K <= (1 << 23) else 4)
+        gemms = [s.gA() for _ in range(n)]
+        seq_a = [f for i in range(n) for f in (gemms[i], q(i))]
+        ga, gb = capture(s.cuda, seq_a), capture(s.cuda, gemms)
+        a = statistics.median(replay_us(s.cuda, ga, seq_a, 3000.0))
+        b = statistics.median(replay_us(s.cuda, gb, gemms, 3000.0))
+        rows.append(dict(meta, chain=f"quant_step:K{K}:M{M}", calls=n, graph_us=(a - b) / n, a_us=a, b_us=b))
+        print(f"quant_step K {K:5d} M {M:5d}: n {n:2d}  A {a:9.2f}  B {b:9.2f}  in-step quant {(a - b) / n:8.3f} us",
+              flush=True)
+        del ga, gb, xs
+    return rows
+
+
+REPEAT_KV_SHAPES = ((1, 65536), (8, 8192), (32, 2048), (8, 2048), (1, 8192), (1, 2048))
+
+
+def repeat_kv_rows(s: Setup, meta: dict) -> list[dict]:
+    """(version 5) transformers' repeat_kv alone at the HF step's shapes (module docstring, quant_step)."""
+    dev = "cuda" if s.cuda else "cpu"
+    shapes = REPEAT_KV_SHAPES if s.cuda else ((1, 64), (2, 32))
+    rows = []
+    for B, T in shapes:
+        srcs = [torch.randn(B, 8, T + 16, 128, device=dev, dtype=torch.bfloat16) for _ in range(2)]
+
+        def rk(x):
+            b, h, t, d = x.shape
+            return lambda: x[:, :, None, :, :].expand(b, h, 4, t, d).reshape(b, h * 4, t, d)
+        seq = [rk(srcs[i % 2]) for i in range(4)]
+        g = capture(s.cuda, seq)
+        xs = replay_us(s.cuda, g, seq, 3000.0)
+        rows.append(dict(meta, chain=f"repeat_kv:B{B}:T{T}", calls=4, **{k: v / 4 for k, v in quantiles(xs).items()}))
+        print(f"repeat_kv B {B:3d} T {T:6d}: {rows[-1]['graph_us']:9.2f} us per call", flush=True)
+        del g, srcs
+        if s.cuda:
+            torch.cuda.empty_cache()
+    return rows
+
+
+TRACED_CONTEXT = ("first:gA,t0x127", "first:attn,t0x127", "alt:fa2,t0", "alt:memeff,t0", "alt:bigcopy,t0",
+                  "alt:gA,quant", "alt:tri_mm,t0")
 TRACED = ("chain:quant_eager", "same:t0", "cycle:t0-t7", "same:gA", "alt:gA,t0", "alt:gA,t0-t3", "same:gB", "alt:gB,t0", "alt:attn,t0")
 
 
@@ -280,7 +439,7 @@ def hf_step(cuda: bool, model, cfg, B: int, T: int):
     return step, cache
 
 
-def hf_rows(cuda: bool, meta: dict, trace: list) -> list[dict]:
+def hf_rows(cuda: bool, meta: dict, trace: list, trace_all: bool = False) -> list[dict]:
     """The HF step at HF_SHAPES: graph replay time after each spin of HF_SPINS, the host's time in g.replay(), and
     one profiled replay (CUPTI kernel durations and first-start-to-last-end span; the kernel trace at B 1, T 2048)."""
     model, cfg = hf_model(cuda)
@@ -314,7 +473,7 @@ def hf_rows(cuda: bool, meta: dict, trace: list) -> list[dict]:
                          prof_span_us=span))
         print(f"{label}: {len(ks)} kernels, CUPTI duration sum {rows[-1]['prof_dur_us']:.1f} us, span {span:.1f} us",
               flush=True)
-        if (B, T) == (1, 2048):
+        if trace_all or (B, T) == (1, 2048):
             trace += [dict(meta, graph=label, i=i, kernel=short(n), ts_us=ts, dur_us=du)
                       for i, (n, ts, du) in enumerate(ks)]
         del g, cache, step
@@ -331,6 +490,10 @@ def main() -> None:
     ap.add_argument("--only-hf", action="store_true", help="skip the chains (script version 2: the HF step alone)")
     ap.add_argument("--spin-check", action="store_true",
                     help="(version 3) a few chains of 128-1024 nodes replayed after spins of 150 / 2000 / 20000 us")
+    ap.add_argument("--context", action="store_true",
+                    help="(version 4) only the context chains and the eager timings (no HF step unless --trace-hf-all)")
+    ap.add_argument("--trace-hf-all", action="store_true", help="(version 4) trace the HF step at every shape")
+    ap.add_argument("--quant-step", action="store_true", help="(version 5) only the quant_step rows")
     args = ap.parse_args()
     cuda = args.device == "cuda"
     os.makedirs(args.out, exist_ok=True)
@@ -354,27 +517,33 @@ def main() -> None:
                 rows.append(dict(meta, chain=f"{chain}:spin{int(spin)}", calls=len(seq), **quantiles(xs)))
                 print(f"{chain:24s} spin {spin:7.0f}: graph {statistics.median(xs):9.2f} us", flush=True)
             del g
-    for chain, seq in ({} if (args.only_hf or args.spin_check) else chains(s)).items():
+    todo = {} if (args.only_hf or args.spin_check or args.quant_step) else (context_chains(s) if args.context else chains(s))
+    for chain, seq in todo.items():
         g = capture(cuda, seq)
-        xs = replay_us(cuda, g, seq)
+        # version 4: the context chains after a 2-ms spin (v1's 200 us let the host's launch of GEMM nodes leak in)
+        xs = replay_us(cuda, g, seq, 2000.0 if args.context else SPIN_US)
         ks = profile_kernels(cuda, g)
         span = (ks[-1][1] + ks[-1][2] - ks[0][1]) if ks else float("nan")
         rows.append(dict(meta, chain=chain, calls=len(seq), nodes=len(ks), **quantiles(xs),
                          prof_dur_us=sum(k[2] for k in ks), prof_span_us=span))
-        if chain in TRACED:
+        if chain in TRACED or chain in TRACED_CONTEXT:
             trace += [dict(meta, graph=chain, i=i, kernel=short(n), ts_us=ts, dur_us=du) for i, (n, ts, du) in
                       enumerate(ks)]
         print(f"{chain:22s} calls {len(seq):4d} nodes {len(ks):4d} graph {statistics.median(xs):9.2f} us  "
               f"per node {statistics.median(xs) / max(len(ks), 1):6.3f}  CUPTI dur sum {rows[-1]['prof_dur_us']:9.2f}",
               flush=True)
         del g
-    if not args.no_hf:
+    if args.context:
+        rows += eager_rows(s, meta)
+    if args.quant_step:
+        rows += quant_step_rows(s, meta) + repeat_kv_rows(s, meta)
+    if not args.no_hf and not args.quant_step and (args.trace_hf_all or not args.context):
         try:
-            rows += hf_rows(cuda, meta, trace)
+            rows += hf_rows(cuda, meta, trace, args.trace_hf_all)
         except Exception as ex:  # noqa: BLE001
             print(f"hf step failed: {type(ex).__name__}: {ex}", file=sys.stderr)
     cols = ["device", "torch_version", "date", "script_version", "chain", "calls", "nodes", "graph_us", "p20_us",
-            "p80_us", "prof_dur_us", "prof_span_us", "host_launch_us"]
+            "p80_us", "prof_dur_us", "prof_span_us", "host_launch_us", "a_us", "b_us"]
     with open(cpath, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
