@@ -107,12 +107,6 @@ MISS_DIAGNOSIS = {
         "cuBLASLt splits K (and adds a reduce kernel) for some shapes only: 9-18 % too slow where it does not split, "
         "4-15 % too fast where it does; the split choice is not predictable from the fitted shapes",
     "small-M GEMM: fp8_tensorwise": "as fp8 GEMM: fp8_tensorwise (cuBLASLt's split-K choice)",
-    "fp8 GEMM: quant_eager":
-        "these rows time the 8 quantization kernels in a graph of small kernels only, where each costs ~1.2 us (graph "
-        "chains v1: 1.02 us CUPTI + 0.26 us gap); in a graph with GEMMs the same kernels cost 1.4-1.7 us (+0.2 us each "
-        "next to an o_proj GEMM, gaps 0.42-0.45 us; HF step: 1.23 + 0.45 us), which is what the model prices (its "
-        "small kernels add to 2.6 ms of the HF step, as profiled) and where this quantization is met "
-        "(quant+fp8_rowwise_eager); the model has no term for a graph without large kernels",
     "torch row reduction (amax_bf16)":
         "one reduce iteration time serves amax on bf16 and mean on fp32; amax is slower per element (convert + "
         "NaN-propagating max), a per-op ALU term the kind does not carry",
@@ -181,7 +175,46 @@ def regimes(show_all: bool) -> None:
         for r in held.loc[held["goal"] == "MISSED", "regime"]:
             why = MISS_DIAGNOSIS.get(r.removesuffix(" (new)"))
             print(f"  missed: {r}: {why or 'no diagnosis recorded'}")
+        _context_lines(df, ev, f)
     _topk_check()
+
+
+def _context_lines(df, ev, path) -> None:
+    """What the timing context does to two regimes (measure_graph_chains.py v4 / v5): the eager quantization's
+    micro-benchmark rows (warm code) against the model's in-step price, and the HF step's largest error."""
+    import numpy as np
+    import pandas as pd
+
+    from simulator.calibration import fit_regimes as FR
+
+    q = ev[(ev["kernel"] == "quant_eager") & (ev["part"] == "held-out")]
+    if "median_us_warm" in q.columns and q["median_us_warm"].notna().any():
+        q = q[q["median_us_warm"].notna()]
+        e = (q["after_us"] / q["median_us_warm"] - 1).abs() * 100
+        r = q["median_us"] / q["median_us_warm"]
+        print(f"  fp8 GEMM: quant_eager is compared with its in-step time ({df.attrs.get('quant_in_step')}: after a GEMM "
+              f"that sweeps the L2, minus that GEMM), the timing the model prices. In a step the same {len(q)} held-out "
+              f"shapes take {r.min():.2f}-{r.max():.2f}x the time of the 8 kernels timed as a graph of nothing else "
+              f"(warm code: 0.26-0.29 us between kernels, against 0.42-0.45 us in a step); the model against that "
+              f"micro-benchmark: median {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} %")
+    hf = ev[ev["family"] == "hf_step"]
+    rk = []
+    for f in FR._chains_beside(path):
+        g = pd.read_csv(f)
+        rk += [(c, u) for c, u in zip(g["chain"].astype(str), g["graph_us"]) if c.startswith("repeat_kv:")]
+    if len(hf) and rk:
+        import re
+
+        w = hf.loc[hf["after_err_pct"].abs().idxmax()]
+        bt = {tuple(int(x) for x in re.findall(r"\d+", c)): u for c, u in rk}
+        wb, wt = int(w["batch"]), int(w["context"])
+        same = [u for (b, t), u in bt.items() if b * t == wb * wt and (b, t) != (wb, wt)]
+        txt = ", ".join(f"B {b} T {t} {u:.0f} us" for (b, t), u in bt.items())
+        print(f"  HF step: {int((hf['after_err_pct'].abs() <= 3).sum())} of {len(hf)} shapes within 3 %; largest error "
+              f"B {wb} T {wt}: {w['after_err_pct']:+.1f} %. Its repeat_kv copy (64 per step) timed alone per call: "
+              f"{txt}" + (f"; at B {wb} T {wt} the same elements take {(1 - bt[(wb, wt)] / np.mean(same)) * 100:.1f} % "
+                          f"less time than at the other shapes of that size, the model prices one rate per element "
+                          f"(an ALU-bound strided copy, kind copy_strided)" if same and (wb, wt) in bt else ""))
 
 
 def _topk_check() -> None:
