@@ -32,7 +32,11 @@ from __future__ import annotations
 #:           (fp8 -> bf16, bf16 -> fp32: TensorIterator's unrolled_elementwise_kernel) and broadcast arithmetic on
 #:           mixed dtypes (bf16 [M, K] / fp32 [M, 1]: elementwise_kernel with dynamic casting), element-rate bound
 #:           (MEASURED 0.21-0.33 T elements/s on the H100); narrowing casts are vectorized (kind elementwise)
-#: reduce    a row reduction of plain PyTorch (amax, mean over the last dim: reduce_kernel<512, 1>)
+#: reduce    a row reduction of plain PyTorch that adds (sum, mean over the last dim: reduce_kernel<512, 1>)
+#: reduce_max  the same reduce_kernel with a maximum (x.amax(-1), torch.max): the same launch configuration, more ALU
+#:           work per value (MaxOps propagates NaN: a compare, a NaN test and a select per value, after the bf16 ->
+#:           fp32 convert; MeanOps one add), so its own iteration / fixed terms (issue 15 round 6: one kind served
+#:           both and priced amax 8-16 % fast, mean 5-12 % slow at the same launch)
 #: attn_triton_fp8kv  our Triton split-KV kernel reading K/V stored in fp8 and converting them in registers: another
 #:           compiled kernel (MEASURED 128 registers and 38 KB shared memory vs 90 / 70 KB: 4 resident CTAs per SM instead
 #:           of 3, regimes_grids_*_v4.csv) with its own iteration time and achieved bandwidth (issue 15 round 3; round 2
@@ -47,7 +51,8 @@ from __future__ import annotations
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
                           "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
-                          "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8")
+                          "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8",
+                          "reduce_max")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -112,11 +112,12 @@ def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0, sms: in
 
 
 def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count, sms: int | None, l2_input: bool,
-                     flops_per_elem: float = 1.0) -> None:
+                     flops_per_elem: float = 1.0, kind: str = "reduce") -> None:
     """One torch row reduction (x.amax(-1) / x.mean(-1) over [rows, length], kind reduce) with the launch configuration
     of Reduce.cuh's setReduceConfig (simulator.decode_kernels.torch_reduce_layout: its CTAs and each thread's serial
     loads, priced in waves by the roofline; no layout when `sms` is None). l2_input: the input was just written by the
-    kernel before (an intermediate), so it is read from L2 while it fits (reread_bytes, working set = the input)."""
+    kernel before (an intermediate), so it is read from L2 while it fits (reread_bytes, working set = the input).
+    kind: 'reduce' for sums / means, 'reduce_max' for maxima (hwmodels.opkinds)."""
     e = np.asarray(rows, dtype=np.float64) * length
     inp = elem_bytes * e
     extra = {}
@@ -127,7 +128,7 @@ def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count
         extra = {"parallel_units": ctas, "serial_iters": iters}
     if l2_input:
         extra.update(reread_bytes=inp, working_set=inp)
-    b.add(name, "reduce", flops=flops_per_elem * e, bytes_read=inp, bytes_written=np.asarray(rows, dtype=np.float64) * 4.0,
+    b.add(name, kind, flops=flops_per_elem * e, bytes_read=inp, bytes_written=np.asarray(rows, dtype=np.float64) * 4.0,
           dtype="fp32", count=count, **extra)
 
 
@@ -142,14 +143,14 @@ DIV_CAST_FLOPS = 1.5
 def eager_quant_ops(b: OpBuilder, rows, k: float, count, sms: int | None = None) -> None:
     """Eager per-token fp8 quantization, x.abs().amax(-1).float().clamp(min).div(448); (x / scale).clamp(-448, 448)
     .to(float8) (hwmodels/calibration/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
-    regimes_grids_*_v3.csv quant_eager): abs (vectorized), the row amax (kind reduce), three tiny kernels on the
+    regimes_grids_*_v3.csv quant_eager): abs (vectorized), the row amax (kind reduce_max), three tiny kernels on the
     [rows, 1] scale, x / scale (a broadcast with promotion to fp32, converting element by element: kind cast,
     DIV_CAST_FLOPS per element), clamp (fp32, vectorized) and the cast to fp8 (vectorized). A kernel reading the tensor the kernel
     before it wrote (or read) reads it from L2 while it fits (reread_bytes, working set = that tensor)."""
     e = rows * k
     tiny = rows * 4.0
     b.add("act_quant", "elementwise", flops=e, bytes_read=2.0 * e, bytes_written=2.0 * e, dtype="fp32", count=count)
-    torch_row_reduce(b, "act_quant", rows, k, 2.0, count, sms, l2_input=True)
+    torch_row_reduce(b, "act_quant", rows, k, 2.0, count, sms, l2_input=True, kind="reduce_max")
     b.add("act_quant", "elementwise", flops=rows, bytes_read=tiny, bytes_written=tiny, dtype="fp32",
           count=np.asarray(count, dtype=np.float64) * 3.0)
     b.add("act_quant", "cast", flops=DIV_CAST_FLOPS * e, bytes_read=2.0 * e + tiny, bytes_written=4.0 * e,

@@ -268,7 +268,7 @@ def test_quantization_kernels():
     act_quant(b, np.array([16.0]), 4096.0, 1.0, kernels=8)
     f = b.build().to_frame()
     assert f["count"].sum() == 8
-    assert list(f.kind) == ["elementwise", "reduce", "elementwise", "cast", "elementwise", "elementwise"]
+    assert list(f.kind) == ["elementwise", "reduce_max", "elementwise", "cast", "elementwise", "elementwise"]
 
 
 def test_hf_norm_and_rope_kernel_kinds():
@@ -345,7 +345,7 @@ def test_reduction_ops_carry_the_layout_and_l2_residency():
     assert red.parallel_units == 1 and red.serial_iters == 32 and red.reread_bytes == red.bytes_read == 16 * 4096 * 4
     b = OpBuilder(1)
     act_quant(b, np.array([16.0]), 4096.0, 1.0, kernels=8)   # no SM count: no layout (continuous pricing)
-    assert b.build().to_frame().query("kind == 'reduce'").parallel_units.iloc[0] == 0
+    assert b.build().to_frame().query("kind == 'reduce_max'").parallel_units.iloc[0] == 0   # amax: round 6
 
 
 def test_l2_bandwidth_is_measured_and_bounds_l2_hits():
@@ -447,7 +447,7 @@ def test_v4_campaign_fixes_the_graph_timing():
 def test_round3_ownership():
     from simulator.calibration import fit_regimes as FR
 
-    assert FR.FIT_ORDER[:2] == ("reduce", "eager") and "attn_triton_fp8kv" in FR.FIT_ORDER
+    assert FR.FIT_ORDER[:3] == ("reduce", "reduce_max", "eager") and "attn_triton_fp8kv" in FR.FIT_ORDER
     assert FR.SCALARS == ("l2_bw_tbs",) and "iter_l2_us" in FR.WAVE_PARTS and "cta_serial_us" in FR.WAVE_PARTS
 
 

@@ -235,6 +235,7 @@ def _grid_kind(g: pd.DataFrame) -> np.ndarray:
     out[(fam == "gemm_grid") & (kern == "quant_triton") & has("_quant_rowwise")] = "quant"   # v4
     out[(fam == "indexer_grid") & has("_indexer_fwd")] = "indexer"                           # v4
     out[(fam == "reduce_grid") & has("reduce_kernel")] = "reduce"                            # v4
+    out[(fam == "reduce_grid") & has("reduce_kernel") & has("MaxNan")] = "reduce_max"        # round 6
     return out
 
 
@@ -376,7 +377,7 @@ EW_KERNELS = {"vec_mul_bf16": ("elementwise", 4, 2, 1), "cast_bf16_fp32": ("cast
               "cast_fp8_bf16": ("cast", 1, 2, 1), "cast_fp32_bf16": ("elementwise", 4, 2, 1),
               "cast_bf16_fp8": ("elementwise", 2, 1, 1), "cast_fp32_fp8": ("elementwise", 4, 1, 1),
               "bcast_rowscale_bf16_fp32": ("cast", 2, 4, 1.5), "bcast_rowscale_fp32": ("copy_strided", 4, 4, 1),
-              "bcast_weight_bf16": ("copy_strided", 2, 2, 1), "reduce_amax_bf16": ("reduce", 2, 0, 1),
+              "bcast_weight_bf16": ("copy_strided", 2, 2, 1), "reduce_amax_bf16": ("reduce_max", 2, 0, 1),
               "reduce_mean_fp32": ("reduce", 4, 0, 1), "neg_slice_bf16": ("copy_strided", 1, 1, 0.5),
               "cat_halves_bf16": ("copy_strided", 2, 2, 1), "repeat_kv": ("copy_strided", 0.5, 2, 1)}
 
@@ -399,12 +400,12 @@ def ew_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> None:
                  M * K)
     for name, (kind, r, w, f) in EW_KERNELS.items():
         m = sel & (kern == name)
-        if kind == "reduce":   # the L2-resident sizes (one input set) read their input from L2
+        if kind in ("reduce", "reduce_max"):   # the L2-resident sizes (one input set) read their input from L2
             for l2 in (False, True):
                 mm = m & ((M * K * r <= ROTATE_ABOVE) == l2)
                 if mm.any():
                     torch_row_reduce(MaskedBuilder(b, mm), "ew", np.where(mm, M, 1.0), K, float(r), 1.0, sms,
-                                     l2_input=l2, flops_per_elem=f)
+                                     l2_input=l2, flops_per_elem=f, kind=kind)
             continue
         if name == "bcast_weight_bf16":
             b.add("ew", "elementwise", flops=f * e, bytes_read=r * e, bytes_written=w * e, dtype="fp32", where=m & (M <= 1))
@@ -415,20 +416,23 @@ def ew_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> None:
 
 
 def reduce_grid_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> None:
-    """Row reductions of the reduce_grid family (v4): x.amax(-1) on bf16, x.mean(-1) on fp32, over [rows, row_len]
-    (simulator.layers.torch_row_reduce); inputs of <= 1 MiB are L2-resident (not rotated)."""
+    """Row reductions of the reduce_grid family (v4): x.amax(-1) on bf16 (kind reduce_max), x.mean(-1) on fp32 (kind
+    reduce), over [rows, row_len] (simulator.layers.torch_row_reduce); inputs of <= 1 MiB are L2-resident (not
+    rotated)."""
     from simulator.layers import torch_row_reduce
 
     if not sel.any():
         return
     R, L = (df[c].fillna(1).to_numpy(float) for c in ("rows", "row_len"))
     esz = np.where(df["dtype"].to_numpy() == "bf16", 2.0, 4.0)
+    amax = df["kernel"].to_numpy() == "amax_bf16"
     for e in (2.0, 4.0):
         for l2 in (False, True):
-            m = sel & (esz == e) & ((R * L * e <= ROTATE_ABOVE) == l2)
-            if m.any():
-                torch_row_reduce(MaskedBuilder(b, m), "reduce", np.where(m, R, 1.0), np.where(m, L, 1.0), e, 1.0,
-                                 sms, l2_input=l2)
+            for mx in (False, True):
+                m = sel & (esz == e) & ((R * L * e <= ROTATE_ABOVE) == l2) & (amax == mx)
+                if m.any():
+                    torch_row_reduce(MaskedBuilder(b, m), "reduce", np.where(m, R, 1.0), np.where(m, L, 1.0), e, 1.0,
+                                     sms, l2_input=l2, kind="reduce_max" if mx else "reduce")
 
 
 def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
@@ -599,7 +603,7 @@ def _ew_params(kind: str) -> list[tuple]:
 
 
 #: op kinds fitted here, in fit order (a later kind's rows may contain an earlier one's ops, priced with its terms)
-FIT_ORDER = ("reduce", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
+FIT_ORDER = ("reduce", "reduce_max", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
              "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8", "quant", "indexer", "topk")
 
 
@@ -616,8 +620,11 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
         # torch's row reductions (reduce_kernel, v4): the wave model over reduce_kernel's launch configuration, with
         # an iteration time for loads that hit in L2 (reduce_grid at row lengths 1024 / 4096 and the single amax /
         # mean kernels of ew_kernel; length 14336 held out)
-        "reduce": (_sel(df, "reduce_grid") | (ew & (ewk == "reduce")),
+        "reduce": (_sel(df, "reduce_grid", "mean_fp32") | (ew & (ewk == "reduce")),
                    _wave_params("reduce", 0.5) + [("iter_l2_us.reduce", 0.2, 0.01, 20.0)]),
+        # the maxima (round 6: a kind of their own, the same reduce_kernel launch with MaxOps' ALU work per value)
+        "reduce_max": (_sel(df, "reduce_grid", "amax_bf16") | (ew & (ewk == "reduce_max")),
+                       _wave_params("reduce_max", 0.5) + [("iter_l2_us.reduce_max", 0.2, 0.01, 20.0)]),
         # the two other eager kinds jointly: their single kernels and the HF modules built of them (the HF step,
         # eager quantization and fp8-KV dequantization stay held out)
         "eager": (ew & np.isin(ewk, ["cast", "copy_strided"]) & ~bcast1 & ~beyond_32bit_indexing(df) | modules,
@@ -758,7 +765,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
                               "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2))),
                               "source": "profiled durations of the combine kernel (regimes_grids_*.csv, fit heads)"}
     wave = ("attn_triton", "attn_fa2", "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "gemm_fp8_rowwise", "reduce",
-            "attn_triton_fp8kv")
+            "reduce_max", "attn_triton_fp8kv")
     for kind, (rows, params) in fit_sets(df).items():
         if kind in wave and f"cta_slots.{kind}" not in fixed:   # no launch-grid profile: fitted, as in round 1
             params = params + [(f"cta_slots.{kind}", 2.0, 0.5, 8.0)]
@@ -895,7 +902,7 @@ REFUSAL_BOUNDS = {kind: (35.0, 80.0) for kind in ("attn_triton", "attn_triton_fp
                                                    "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8",
                                                    "indexer",
                                                    "attn_combine_triton", "attn_combine_fa2", "attn_combine_cudnn",
-                                                   "eager", "quant", "topk", "reduce")}
+                                                   "eager", "quant", "topk", "reduce", "reduce_max")}
 OWN_KINDS = tuple(k for k in REFUSAL_BOUNDS if k != "eager") + ("cast", "copy_strided")
 WAVE_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us", "iter_l2_us",
               "cta_serial_us")
@@ -928,7 +935,7 @@ def kind_of_row(df: pd.DataFrame) -> np.ndarray:
     out[(fam == "gemm") & (kern == "quant_triton")] = "quant"
     out[(fam == "indexer") & (kern == "triton_indexer")] = "indexer"
     out[fam == "topk"] = "topk"
-    out[fam == "reduce_grid"] = "reduce"
+    out[fam == "reduce_grid"] = np.where(kern[fam == "reduce_grid"] == "amax_bf16", "reduce_max", "reduce")
     out[(fam == "ew_kernel")] = [EW_KERNELS.get(k, ("",))[0] for k in kern[fam == "ew_kernel"]]
     out[((fam == "elementwise") & (kern != "F.rms_norm")) | ((fam == "gemm") & (kern == "quant_eager"))
         | (kern == "dequant+cudnn") | (fam == "hf_step")] = "eager"
