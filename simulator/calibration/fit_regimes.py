@@ -116,17 +116,25 @@ def with_remeasured_hf_step(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     sel = _sel(df, "hf_step", "hf_llama")
     if r is None or not sel.any():
         return df
-    df = df.copy()
-    df["median_us_v4"] = np.nan
-    key = dict(zip(zip(r["batch"], r["context"]), r["median_us"]))
-    for i in np.flatnonzero(sel):
-        k = (float(df.at[i, "batch"]), float(df.at[i, "context"]))
-        if k in key:
-            df.at[i, "median_us_v4"] = df.at[i, "median_us"]
-            df.at[i, "median_us"] = key[k]
-            df.at[i, "note"] = (str(df.at[i, "note"]) + f"; re-timed after a >= {HF_MIN_SPIN_US:g}-us spin "
-                                f"({r['source'].iloc[0]})").lstrip("; ")
+    df = _replace_times(df, sel, r, ("batch", "context"), "median_us_v4",
+                        f"re-timed after a >= {HF_MIN_SPIN_US:g}-us spin ({r['source'].iloc[0]})")
     df.attrs["hf_step_remeasured"] = str(r["source"].iloc[0])
+    return df
+
+
+def _replace_times(df: pd.DataFrame, sel: np.ndarray, r: pd.DataFrame, cols: tuple[str, str], keep: str,
+                   note: str) -> pd.DataFrame:
+    """A copy of `df` whose `sel` rows take r's median_us where r has their `cols` values; the replaced times go to
+    column `keep` (NaN elsewhere) and `note` is appended to the row's note."""
+    df = df.copy()
+    df[keep] = np.nan
+    key = dict(zip(zip(r[cols[0]], r[cols[1]]), r["median_us"]))
+    for i in np.flatnonzero(sel):
+        k = (float(df.at[i, cols[0]]), float(df.at[i, cols[1]]))
+        if k in key:
+            df.at[i, keep] = df.at[i, "median_us"]
+            df.at[i, "median_us"] = key[k]
+            df.at[i, "note"] = (str(df.at[i, "note"]) + f"; {note}").lstrip("; ")
     return df
 
 
@@ -165,15 +173,7 @@ def with_in_step_quant(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     sel = _sel(df, "gemm", "quant_eager")
     if r is None or not sel.any():
         return df
-    df = df.copy()
-    df["median_us_warm"] = np.nan
-    key = dict(zip(zip(r["k"], r["m"]), r["median_us"]))
-    for i in np.flatnonzero(sel):
-        k = (float(df.at[i, "k"]), float(df.at[i, "m"]))
-        if k in key:
-            df.at[i, "median_us_warm"] = df.at[i, "median_us"]
-            df.at[i, "median_us"] = key[k]
-            df.at[i, "note"] = (str(df.at[i, "note"]) + f"; in-step time ({r['source'].iloc[0]})").lstrip("; ")
+    df = _replace_times(df, sel, r, ("k", "m"), "median_us_warm", f"in-step time ({r['source'].iloc[0]})")
     df.attrs["quant_in_step"] = str(r["source"].iloc[0])
     return df
 
