@@ -101,8 +101,8 @@ def _newest_regimes() -> list:
 MISS_DIAGNOSIS = {
     "HF Llama-3.1-8B step (CUDA graph)":
         "check that the step was timed after a spin longer than the host's launch of its ~1,750-node graph "
-        "(0.8-1.5 ms on the lent H100: measure_graph_chains.py --only-hf); the largest remaining error is B 8, T 8192 "
-        "(+5.7 %): its repeat_kv copy runs faster per element there (printed below)",
+        "(0.8-1.5 ms on the lent H100: measure_graph_chains.py --only-hf); the largest remaining error, at B 8, T 8192, "
+        "comes from its repeat_kv copy running faster per element there (printed below)",
     "fp8 GEMM: fp8_tensorwise":
         "cuBLASLt splits K (and adds a reduce kernel) for some shapes only: 9-18 % too slow where it does not split, "
         "4-15 % too fast where it does; the split choice is not predictable from the fitted shapes",

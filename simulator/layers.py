@@ -113,7 +113,7 @@ def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0, sms: in
 
 def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count, sms: int | None, l2_input: bool,
                      flops_per_elem: float = 1.0, kind: str = "reduce") -> None:
-    """One torch row reduction (x.amax(-1) / x.mean(-1) over [rows, length], kind reduce) with the launch configuration
+    """One torch row reduction (x.amax(-1) / x.mean(-1) over [rows, length], kind `kind`) with the launch configuration
     of Reduce.cuh's setReduceConfig (simulator.decode_kernels.torch_reduce_layout: its CTAs and each thread's serial
     loads, priced in waves by the roofline; no layout when `sms` is None). l2_input: the input was just written by the
     kernel before (an intermediate), so it is read from L2 while it fits (reread_bytes, working set = the input).

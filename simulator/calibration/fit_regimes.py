@@ -603,8 +603,8 @@ def _ew_params(kind: str) -> list[tuple]:
 
 
 #: op kinds fitted here, in fit order (a later kind's rows may contain an earlier one's ops, priced with its terms)
-FIT_ORDER = ("reduce", "reduce_max", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2", "attn_cudnn",
-             "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8", "quant", "indexer", "topk")
+FIT_ORDER = ("reduce", "reduce_max", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2",
+             "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8", "quant", "indexer", "topk")
 
 
 def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
@@ -618,11 +618,12 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
     modules = _sel(df, "elementwise", "hf_rmsnorm") | _sel(df, "elementwise", "hf_rope")
     out = {
         # torch's row reductions (reduce_kernel, v4): the wave model over reduce_kernel's launch configuration, with
-        # an iteration time for loads that hit in L2 (reduce_grid at row lengths 1024 / 4096 and the single amax /
-        # mean kernels of ew_kernel; length 14336 held out)
+        # an iteration time for loads that hit in L2 (reduce_grid at row lengths 1024 / 4096 and the single mean
+        # kernels of ew_kernel; length 14336 held out)
         "reduce": (_sel(df, "reduce_grid", "mean_fp32") | (ew & (ewk == "reduce")),
                    _wave_params("reduce", 0.5) + [("iter_l2_us.reduce", 0.2, 0.01, 20.0)]),
-        # the maxima (round 6: a kind of their own, the same reduce_kernel launch with MaxOps' ALU work per value)
+        # the maxima, the same way on their own rows (round 6: a kind of their own, the same reduce_kernel launch with
+        # MaxOps' ALU work per value)
         "reduce_max": (_sel(df, "reduce_grid", "amax_bf16") | (ew & (ewk == "reduce_max")),
                        _wave_params("reduce_max", 0.5) + [("iter_l2_us.reduce_max", 0.2, 0.01, 20.0)]),
         # the two other eager kinds jointly: their single kernels and the HF modules built of them (the HF step,
