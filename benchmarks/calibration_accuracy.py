@@ -101,8 +101,8 @@ def _newest_regimes() -> list:
 MISS_DIAGNOSIS = {
     "HF Llama-3.1-8B step (CUDA graph)":
         "check that the step was timed after a spin longer than the host's launch of its ~1,750-node graph "
-        "(0.8-1.5 ms on the lent H100: measure_graph_chains.py --only-hf); the largest remaining error, at B 8, T 8192, "
-        "comes from its repeat_kv copy running faster per element there (printed below)",
+        "(0.8-1.5 ms on the lent H100: measure_graph_chains.py --only-hf) and that its repeat_kv copies (kind "
+        "copy_broadcast, most of the step at B >= 8, T >= 8192) are priced with their broadcast terms (printed below)",
     "fp8 GEMM: fp8_tensorwise":
         "cuBLASLt splits K (and adds a reduce kernel) for some shapes only: 9-18 % too slow where it does not split, "
         "4-15 % too fast where it does; the split choice is not predictable from the fitted shapes",
@@ -153,8 +153,9 @@ def regimes(show_all: bool) -> None:
         print(f"\n== {hw.name}: kernel model outside the bandwidth regime (issue 15), CUDA-graph timing; |error| % per "
               f"regime, {'all rows' if show_all else 'held-out shape families'}; round 1 = "
               f"{r1f[0].name if r1f else '-'} (v2 campaign), round 2 = {r2f[0].name if r2f else '-'} (v3 campaign), "
-              f"r3 = now (rounds 3-5): {f.name}"
-              + (f", HF step re-timed in {df.attrs['hf_step_remeasured']}" if df.attrs.get("hf_step_remeasured") else ""))
+              f"r3 = now (rounds 3-7): {f.name}"
+              + (f", HF step re-timed in {df.attrs['hf_step_remeasured']}" if df.attrs.get("hf_step_remeasured") else "")
+              + (f", repeat_kv grid {df.attrs['repeat_kv_grid']}" if df.attrs.get("repeat_kv_grid") else ""))
         txt = table.copy()
         for c in txt.columns:
             if c.endswith(("med", "p90", "max")):
@@ -178,11 +179,9 @@ def regimes(show_all: bool) -> None:
 
 def _context_lines(df, ev, path) -> None:
     """What the timing context does to two regimes (measure_graph_chains.py v4 / v5): the eager quantization's
-    micro-benchmark rows (warm code) against the model's in-step price, and the HF step's largest error."""
+    micro-benchmark rows (warm code) against the model's in-step price; the HF step's largest error and its repeat_kv
+    copies (v6 grid)."""
     import numpy as np
-    import pandas as pd
-
-    from simulator.calibration import fit_regimes as FR
 
     q = ev[(ev["kernel"] == "quant_eager") & (ev["part"] == "held-out")]
     if "median_us_warm" in q.columns and q["median_us_warm"].notna().any():
@@ -195,23 +194,27 @@ def _context_lines(df, ev, path) -> None:
               f"(warm code: 0.26-0.29 us between kernels, against 0.42-0.45 us in a step); the model against that "
               f"micro-benchmark: median {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} %")
     hf = ev[ev["family"] == "hf_step"]
-    rk = []
-    for f in FR._chains_beside(path):
-        g = pd.read_csv(f)
-        rk += [(c, u) for c, u in zip(g["chain"].astype(str), g["graph_us"]) if c.startswith("repeat_kv:")]
-    if len(hf) and rk:
-        import re
-
+    if len(hf):
         w = hf.loc[hf["after_err_pct"].abs().idxmax()]
-        bt = {tuple(int(x) for x in re.findall(r"\d+", c)): u for c, u in rk}
-        wb, wt = int(w["batch"]), int(w["context"])
-        same = [u for (b, t), u in bt.items() if b * t == wb * wt and (b, t) != (wb, wt)]
-        txt = ", ".join(f"B {b} T {t} {u:.0f} us" for (b, t), u in bt.items())
         print(f"  HF step: {int((hf['after_err_pct'].abs() <= 3).sum())} of {len(hf)} shapes within 3 %; largest error "
-              f"B {wb} T {wt}: {w['after_err_pct']:+.1f} %. Its repeat_kv copy (64 per step) timed alone per call: "
-              f"{txt}" + (f"; at B {wb} T {wt} the same elements take {(1 - bt[(wb, wt)] / np.mean(same)) * 100:.1f} % "
-                          f"less time than at the other shapes of that size, the model prices one rate per element "
-                          f"(an ALU-bound strided copy, kind copy_strided)" if same and (wb, wt) in bt else ""))
+              f"B {int(w['batch'])} T {int(w['context'])}: {w['after_err_pct']:+.1f} %")
+    rk = ev[(ev["kernel"] == "repeat_kv") & ev["corner"].astype(str).str.startswith("grid")]
+    if len(rk):
+        per = rk["median_us"] / (rk["batch"] * rk["heads"] * rk["context"] * rk["head_dim"]) * 1e6
+        pb = per[rk["median_us"] > 100]
+        print(f"  repeat_kv (kind copy_broadcast, {df.attrs.get('repeat_kv_grid')}): {pb.min():.2f}-{pb.max():.2f} ps "
+              f"per element written over {len(pb)} shapes of > 100 us (one rate, kind copy_strided until round 6, "
+              f"priced them all alike); the broadcast terms (load latency: the copies of a source row in flight "
+              f"together, a row near the L2's size) give {_err_txt(rk[rk['part'] == 'fit'])} on the fit shapes and "
+              f"{_err_txt(rk[rk['part'] == 'held-out'])} at the HF step's (B, T)")
+
+
+def _err_txt(g) -> str:
+    """'median / max |error| % (n rows)' of evaluated rows."""
+    import numpy as np
+
+    e = g["after_err_pct"].abs()
+    return f"median {np.median(e):.1f} % / max {e.max():.1f} % ({len(e)} rows)" if len(e) else "no rows"
 
 
 def _topk_check() -> None:

@@ -45,6 +45,11 @@ from __future__ import annotations
 #:           split-K cuBLASLt's heuristics pick per shape; the split-K reduce is its own op, simulator.layers.fp8_gemm):
 #:           issue 15 round 5 gave it terms of its own, fitted on torch._scaled_mm tensorwise (round 4 priced it with the
 #:           bf16 `gemm` kind's terms, 13 % median error on held-out shapes)
+#: copy_broadcast  transformers' repeat_kv (expand + reshape of one K/V head's row to its query heads): the same
+#:           non-vectorized elementwise_kernel<128, 4> as copy_strided, but its time is set by load latency: each source
+#:           row is loaded from HBM once and re-read by its other copies, which wait on that load when they run at the
+#:           same time (hwmodels.roofline `broadcast`). Its own kind since issue 15 round 7 (as copy_strided, one rate
+#:           per element: 548-614 us for the same 268 M elements, MEASURED over B x T, graph_chains_*_v6.csv)
 #: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
 #:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
 #:           CTAs with a per-block chain (calibrated on _quant_rowwise)
@@ -52,7 +57,7 @@ KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", 
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
                           "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
                           "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8",
-                          "reduce_max")
+                          "reduce_max", "copy_broadcast")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

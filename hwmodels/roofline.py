@@ -84,7 +84,42 @@ LAUNCH_MODES = ("graph", "eager")
 #: buffer of >= 48 MiB (of a 50 MiB L2) takes the rotated (HBM) time, i.e. a re-streamed buffer that does not fit
 #: keeps no useful share in L2; the other kinds (multi-pass top-k, GQA heads re-reading K/V concurrently) keep the
 #: resident-share rule.
-STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_strided", "reduce"))
+STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_strided", "reduce", "copy_broadcast"))
+#: elements a chip keeps in flight in PyTorch's non-vectorized elementwise loop, per SM: 2048 resident threads (CUDA C++
+#: Programming Guide, "Features and Technical Specifications": max resident threads per SM for compute capability 8.0
+#: and 9.0) x 4 elements per thread (aten/src/ATen/native/cuda/Loops.cuh: elementwise_kernel<128, 4>, 128 threads of 4
+#: elements: the `at::native::elementwise_kernel<128, 4, ...>` repeat_kv runs, CUPTI names in graph_chains_*_v6.csv).
+#: 128-thread blocks at 2048 threads need 16 resident blocks per SM (the limit is 32 on sm_80 / sm_90).
+INFLIGHT_ELEMS_PER_UNIT = 2048.0 * 4.0
+#: the largest source row measured, as a share of the L2 (B 1 T 65536 hd 256: 33.6 MB of a 50 MiB L2,
+#: graph_chains_*_v6.csv): far() is held beyond it. The one larger row measured (repeat_kv at T 262144, 67 MB, split
+#: into 32-bit sub-kernels: regimes_*_v4.csv) runs at the same 2.5 ps per element as this one, no faster nor slower.
+FAR_MAX = 0.64
+_BROADCAST = KIND_CODE["copy_broadcast"]
+
+
+def broadcast_s(ops, hw: HardwareSpec, eff) -> np.ndarray | float:
+    """Device seconds a broadcast copy adds to its roofline time (module docstring, `broadcast`); 0 for every other op
+    and when the device has no broadcast_copy terms (uncalibrated)."""
+    b = eff.broadcast_copy
+    rr = getattr(ops, "reread_bytes", None)
+    if not b or rr is None or not hw.l2_bytes:
+        return 0.0
+    m = (ops.kind == _BROADCAST) & (rr > 0) & (ops.flops > 0) & (ops.bytes_read > rr)
+    if not m.any():
+        return 0.0
+    i = np.flatnonzero(m)
+    read, reread, ws, out = ops.bytes_read[i], rr[i], ops.working_set[i], ops.bytes_written[i]
+    uniq = read - reread                          # source bytes, each loaded first from HBM
+    G = (read / uniq) * ws / (read / ops.flops[i])   # rep x elements of one source row (flops = elements)
+    lg = np.log2(hw.units * INFLIGHT_ELEMS_PER_UNIT / np.maximum(G, 1.0))
+    near = (b.get("near_ps_per_byte", 0.0) * np.clip(1.0 + lg, 0.0, 1.0)
+            + b.get("near_slope_ps_per_byte", 0.0) * np.maximum(0.0, lg))
+    x = np.minimum(ws / hw.l2_bytes, FAR_MAX)
+    far = b.get("far_ps_per_byte", 0.0) * np.expm1(x / b.get("far_l2_scale", 1.0))
+    extra = np.zeros(len(m))
+    extra[i] = (uniq * b.get("lead_ps_per_byte", 0.0) + out * (near + far)) * 1e-12
+    return extra
 
 
 @dataclass
@@ -225,6 +260,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         device_s = hi * ((compute_s / hi) ** p + (memory_s / hi) ** p) ** (1.0 / p) + fixed
     else:
         device_s = np.maximum(compute_s, memory_s) + fixed
+    device_s = device_s + broadcast_s(ops, hw, eff)
     iters = getattr(ops, "serial_iters", None)
     if eff.loop_iter_s and iters is not None and iters.any():
         device_s = np.maximum(device_s, iters * eff.loop_iter_s + fixed)

@@ -123,6 +123,12 @@ class Efficiency:
         op's reads and writes, those served by L2 included, take at least (bytes_read + bytes_written +
         spill) / l2_bw_bytes_s in the wave model (hwmodels.roofline): re-reads that hit in L2 are not free.
         None = uncalibrated, or borrowed by another chip (an absolute rate does not transfer): hits cost nothing.
+    broadcast_copy: terms of a broadcast copy (kind copy_broadcast with `reread_bytes`: transformers' repeat_kv, PyTorch's
+        non-vectorized elementwise loop, whose time is set by load latency, not bandwidth; hwmodels.roofline
+        `broadcast_s`), in the fitted file's units: lead_ps_per_byte (each source byte's first load, from HBM),
+        near_ps_per_byte / near_slope_ps_per_byte (per byte written when the copies of one source row are in flight
+        together), far_ps_per_byte / far_l2_scale (per byte written as one source row approaches the L2's size).
+        Empty = uncalibrated: no such term. MEASURED: measure_graph_chains.py v6 (--repeat-kv-grid).
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -147,6 +153,7 @@ class Efficiency:
     iter_l2_s: dict[str, float] = field(default_factory=dict)
     cta_serial_s: dict[str, float] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
+    broadcast_copy: dict[str, float] = field(default_factory=dict)
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
 
@@ -342,7 +349,9 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
         spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
                        launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)
     if calib_name != name:
-        # the L2 bandwidth is an absolute rate of the measured chip, not an efficiency: it does not transfer
+        # the L2 bandwidth is an absolute rate of the measured chip, not an efficiency: it does not transfer.
+        # The broadcast copy's per-byte load-latency terms do (ASSUMPTION: HBM and L2 latencies of the same order on
+        # the chips that borrow them; the in-flight window they depend on is the target's SM count x 8192 elements)
         eff = replace(eff, l2_bw_bytes_s=None,
                       source=f"borrowed from {calib_name} (not measured on {name}): {eff.source}")
     if eff.link_kind and eff.link_kind != spec.link_kind:
@@ -382,11 +391,17 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
     return table
 
 
+#: Efficiency.broadcast_copy's terms and their allowed ranges (ps per byte; far_l2_scale: a share of the L2's size)
+BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 100.0),
+                   "near_slope_ps_per_byte": (0.0, 100.0), "far_ps_per_byte": (0.0, 100.0), "far_l2_scale": (0.01, 4.0)}
+
+
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
     fixed_us: {kind: us}, saturation: {kind: multiple of the SMs}, overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
-    cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us}, l2_bw_tbs: TB/s} (all optional)."""
+    cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us}, l2_bw_tbs: TB/s,
+    broadcast_copy: {term: value} (Efficiency.broadcast_copy)} (all optional)."""
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
     base = Efficiency()
@@ -422,6 +437,14 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     l2bw = doc.get("l2_bw_tbs")
     if l2bw is not None and (isinstance(l2bw, bool) or not isinstance(l2bw, (int, float)) or not 0 < l2bw <= 100):
         raise SpecError(f"must be TB/s in (0, 100] or absent, got {l2bw!r}", file=file, field="l2_bw_tbs")
+    bcast = doc.get("broadcast_copy") or {}
+    if not isinstance(bcast, dict):
+        raise SpecError(f"must map {', '.join(BROADCAST_TERMS)} to numbers", file=file, field="broadcast_copy")
+    for k, v in bcast.items():
+        lo, hi = BROADCAST_TERMS.get(k, (None, None))
+        if lo is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            allowed = "; ".join(f"{n} in [{a:g}, {b:g}]" for n, (a, b) in BROADCAST_TERMS.items())
+            raise SpecError(f"must be one of: {allowed}; got {k}: {v!r}", file=file, field=f"broadcast_copy.{k}")
     launch = doc.get("launch_us", {}) or {}
     if not isinstance(launch, dict):
         raise SpecError("must map graph/eager to positive microseconds", file=file, field="launch_us")
@@ -439,6 +462,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
                       iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
+                      broadcast_copy={k: float(v) for k, v in bcast.items()},
                       source=str(doc.get("source", file)))
 
 

@@ -40,7 +40,7 @@ RESIDUAL_ADDS_PER_LAYER = 2
 #: split-K reduce and its graph node included (measure.py / measure_regimes.py time F.linear, and the isolated
 #: o / down projections of the regimes campaign match the model within 2 %); pricing them again double-counted
 #: ~0.35 ms of a 11 ms step (issue 15 round 4, removed though the HF step's error grew: see
-#: benchmarks/calibration_accuracy.py); repeat_kv expands K and V in two copies (HF_SPLIT_OPS); the SDPA call with HF's attention mask adds 3 mask kernels per layer
+#: benchmarks/calibration_accuracy.py); repeat_kv expands K and V in two copies (repeat_kv_ops); the SDPA call with HF's attention mask adds 3 mask kernels per layer
 #: (where, 2 fills: 32 + 64 in the profile); 115 more per step build the rotary tables and the mask
 #: (arange, long adds, compares, cos / sin, casts). fp8 activation quantization is 8 eager kernels.
 HF_TORCH_KERNELS = {"qkv_a_norm": 8, "mlp_act": 2, "moe_experts_act": 2, "moe_shared_act": 2}
@@ -49,7 +49,7 @@ HF_TORCH_KERNELS = {"qkv_a_norm": 8, "mlp_act": 2, "moe_experts_act": 2, "moe_sh
 #: (regimes_hf_profile_*.csv; regimes_grids_*_v3.csv hf_grid): casts up (kind cast), broadcast products and
 #: rotate_half's strided neg / cat (kind copy_strided), the mean (kind reduce), the rest vectorized (elementwise)
 HF_NORMS = ("attn_norm", "mlp_norm", "moe_norm", "final_norm")
-HF_SPLIT_OPS = {"qkv_proj": 3, "mlp_gate_up": 2, "moe_shared_gate_up": 2, "attention_repeat_kv": 2}
+HF_SPLIT_OPS = {"qkv_proj": 3, "mlp_gate_up": 2, "moe_shared_gate_up": 2}
 HF_MASK_KERNELS_PER_LAYER = 3
 HF_STEP_KERNELS = 115
 
@@ -69,7 +69,8 @@ class _Unfused:
     def add(self, name, kind, *, count=1.0, **kw):
         k = self.split.get(name, 1)
         if k > 1:
-            kw = {key: (np.asarray(v, dtype=np.float64) / k if key in ("flops", "bytes_read", "bytes_written") else v)
+            kw = {key: (np.asarray(v, dtype=np.float64) / k if key in ("flops", "bytes_read", "bytes_written",
+                                                                      "reread_bytes") else v)
                   for key, v in kw.items()}
         self.inner.add(name, kind, count=np.asarray(count, dtype=np.float64) * self.table.get(name, 1) * k, **kw)
 
@@ -195,6 +196,18 @@ def hf_rope_ops(b, rows, hq: float, hkv: float, d: float, kvb: float, count) -> 
     e = rows * hkv * d
     b.add("rope_kv_write", "copy_strided", flops=e, bytes_read=2.0 * e, bytes_written=e * kvb, dtype="fp32",
           count=2.0 * c)                                       # index_copy_ of k and v into the cache
+
+
+def repeat_kv_ops(b, name: str, B, T, hq, hkv, d, kvb: float, count, where=None, tensors: float = 2.0) -> None:
+    """transformers' repeat_kv of K and V (expand + reshape of [B, hkv, T, d] to hq heads: one broadcast copy per
+    tensor, `count` of each of the `tensors`, kind copy_broadcast). Every element written is one load: bytes_read counts them all,
+    reread_bytes the (hq - hkv) / hq of them that re-read a source row another copy already read, and working_set
+    is one source row (one KV head's T x d): what hwmodels.roofline's broadcast term prices (load latency: the
+    copies of a row in flight together, a row near the L2's size). One flop-equivalent per element written."""
+    e = np.asarray(B, dtype=np.float64) * T * hq * d
+    b.add(name, "copy_broadcast", flops=e, bytes_read=e * kvb, bytes_written=e * kvb,
+          reread_bytes=e * kvb * (1.0 - np.asarray(hkv, dtype=np.float64) / hq), working_set=np.asarray(T) * d * kvb,
+          dtype="fp32", count=tensors * np.asarray(count, dtype=np.float64), where=where)
 
 
 def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count, kind: str | None = None) -> None:

@@ -172,8 +172,12 @@ def test_dense_repeat_kv_expands_gqa_to_every_query_head():
     rep, _ = decode_ops(hf, arr(1), arr(65536))
     kv = 65536 * 2 * 8 * 128 * 2                     # one layer's K and V: 8 KV heads, bf16
     cp = op(rep, "attention_repeat_kv")
-    assert cp.kind == "copy_strided" and cp["count"] == 32   # a broadcast copy (issue 15)
-    assert cp.bytes_read == kv and cp.bytes_written == 4 * kv      # 32 query heads / 8 KV heads
+    # one broadcast copy of K and one of V per layer (issue 15 round 7: kind copy_broadcast); every element written
+    # is one load, 3 of 4 of them re-read a source row (4 query heads per KV head); the working set is one row
+    assert cp.kind == "copy_broadcast" and cp["count"] == 64
+    assert cp.bytes_written == 4 * kv / 2 and cp.bytes_read == 4 * kv / 2 and cp.reread_bytes == 3 * kv / 2
+    assert cp.working_set == 65536 * 128 * 2
+    assert cp.bytes_read - cp.reread_bytes == kv / 2               # each source byte from HBM once
     # the kernel then streams all 32 heads: 4x the K/V bytes of the native GQA kernel
     assert op(rep, "attention").bytes_read - op(native, "attention").bytes_read == pytest.approx(3 * kv)
     # the expanded layer is a transient per token: 2 x 32 heads x 128 x 2 B

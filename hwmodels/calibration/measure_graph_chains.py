@@ -36,6 +36,13 @@ sequences of such kernels and compares each with the same kernels timed alone:
                With it, repeat_kv:B<b>:T<t>: transformers' repeat_kv (expand + reshape of a [B, 8, T + 16, 128]
                bf16 cache slab to 32 heads) alone, 4 calls per graph over 2 rotating slabs: its time per call at
                equal element counts (B 1 / T 65536, B 8 / T 8192, B 32 / T 2048) and at the HF step's other shapes.
+  repeat_kv grid  (--repeat-kv-grid, version 6) what repeat_kv's time per element depends on (v5: 5 % apart at equal
+               element counts). Rows rkv:B<b>:T<t>:kv<h>:rep<r>:hd<d>:<how>:off<o> (time per call, 4 calls per graph
+               over 2 rotating source slabs): B x T at fixed B*T (65536 and 16384 token rows; T + 16 as in the HF
+               step), the group size rep (2 / 4 / 8 query heads per KV head), the head dim, and `how` = hf
+               (transformers' expand + reshape: a clone into a fresh block of the graph's pool) or copy (the same
+               kernel, copy_ of the expanded view into a preallocated buffer at byte offset o of a larger one: does
+               the physical placement of source and output matter?). `nodes` and `kernel` name what CUPTI saw.
 
 Writes DIR/graph_chains_<device-slug>_<date>.csv and DIR/graph_trace_<device-slug>_<date>.csv. Changes no GPU
 setting.
@@ -55,9 +62,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-SCRIPT_VERSION = 5   # 2: the HF step at six shapes after spins of 150 / 2000 / 20000 us; 3: --spin-check;
+SCRIPT_VERSION = 6   # 2: the HF step at six shapes after spins of 150 / 2000 / 20000 us; 3: --spin-check;
 #                      4: --context (which kernels raise the gaps of a whole graph; eager vs graph) and --trace-hf-all;
-#                      5: --quant-step (the eager fp8 quantization's cost inside a graph that streams weights)
+#                      5: --quant-step (the eager fp8 quantization's cost inside a graph that streams weights);
+#                      6: --repeat-kv-grid (what repeat_kv's time per element depends on)
 REPS = 15
 SPIN_CYCLES_PER_US, SPIN_US = 2000, 200.0
 
@@ -389,6 +397,62 @@ def repeat_kv_rows(s: Setup, meta: dict) -> list[dict]:
     return rows
 
 
+#: (B, T) at 65536 and 16384 token rows (B * T), then the HF step's other shapes' neighbours
+RKV_BT = tuple((b, 65536 // b) for b in (1, 2, 4, 8, 16, 32, 64, 128)) + tuple((b, 16384 // b) for b in (1, 2, 4, 8, 16,
+                                                                                                   32, 64))
+#: (B, T, kv, rep, hd): group size and head dim at three shapes of 268 M output elements (rep 4, hd 128)
+RKV_VARIANTS = tuple((b, t, kv, rep, hd) for (b, t) in ((1, 65536), (8, 8192), (32, 2048))
+                     for (kv, rep, hd) in ((16, 2, 128), (4, 8, 128), (8, 4, 64), (8, 4, 256)))
+#: byte offsets (source, output) of the preallocated buffers: 0, one 64 KiB granule, half a 2 MiB page, a page + 4 KiB
+RKV_OFFSETS = ((0, 0), (65536, 65536), (1 << 20, 0), (0, 1 << 20), ((2 << 20) + 4096, (2 << 20) + 4096))
+
+
+def _rkv_case(s: Setup, meta: dict, B: int, T: int, kv: int, rep: int, hd: int, how: str, off=(0, 0)) -> dict:
+    """One rkv row (module docstring, repeat_kv grid): 4 calls per graph over 2 source slabs."""
+    dev = "cuda" if s.cuda else "cpu"
+    t = T + 16
+    n_src, n_out = B * kv * t * hd, B * kv * rep * t * hd
+    bf = torch.bfloat16
+    pad_s, pad_o = off[0] // 2, off[1] // 2
+    bufs = [torch.randn(pad_s + n_src, device=dev, dtype=bf) for _ in range(2)]
+    srcs = [b_[pad_s:].view(B, kv, t, hd) for b_ in bufs]
+    outb = [torch.empty(pad_o + n_out, device=dev, dtype=bf) for _ in range(2)] if how == "copy" else []
+    outs = [o_[pad_o:].view(B, kv, rep, t, hd) for o_ in outb]
+
+    def call(i):
+        x = srcs[i % 2]
+        if how == "hf":
+            return lambda: x[:, :, None, :, :].expand(B, kv, rep, t, hd).reshape(B, kv * rep, t, hd)
+        o = outs[i % 2]
+        return lambda: o.copy_(x[:, :, None, :, :].expand(B, kv, rep, t, hd))
+    seq = [call(i) for i in range(4)]
+    g = capture(s.cuda, seq)
+    xs = replay_us(s.cuda, g, seq, 3000.0)
+    ks = profile_kernels(s.cuda, g)
+    row = dict(meta, chain=f"rkv:B{B}:T{T}:kv{kv}:rep{rep}:hd{hd}:{how}:off{off[0]}-{off[1]}", calls=4, nodes=len(ks),
+               kernel=short(ks[0][0]) if ks else "", prof_dur_us=sum(k[2] for k in ks) / 4 if ks else float("nan"),
+               elements=n_out, **{k: v / 4 for k, v in quantiles(xs).items()})
+    print(f"{row['chain']:52s} {row['graph_us']:9.2f} us per call  {row['graph_us'] * 1e6 / n_out:7.4f} ps/element  "
+          f"nodes {len(ks)}", flush=True)
+    del g, bufs, srcs, outb, outs
+    if s.cuda:
+        torch.cuda.empty_cache()
+    return row
+
+
+def repeat_kv_grid_rows(s: Setup, meta: dict) -> list[dict]:
+    """(version 6) the repeat_kv grid (module docstring)."""
+    if not s.cuda:
+        return [_rkv_case(s, meta, 2, 32, 2, 4, 16, how) for how in ("hf", "copy")]
+    rows = [_rkv_case(s, meta, B, T, 8, 4, 128, "hf") for B, T in RKV_BT]
+    rows += [_rkv_case(s, meta, B, T, kv, rep, hd, "hf") for B, T, kv, rep, hd in RKV_VARIANTS]
+    for B, T in ((8, 8192), (32, 2048), (1, 65536)):
+        rows += [_rkv_case(s, meta, B, T, 8, 4, 128, "copy", off) for off in RKV_OFFSETS]
+    # repeatability: the first shapes again, last
+    rows += [_rkv_case(s, meta, B, T, 8, 4, 128, "hf") for B, T in RKV_BT[:4]]
+    return rows
+
+
 TRACED_CONTEXT = ("first:gA,t0x127", "first:attn,t0x127", "alt:fa2,t0", "alt:memeff,t0", "alt:bigcopy,t0",
                   "alt:gA,quant", "alt:tri_mm,t0")
 TRACED = ("chain:quant_eager", "same:t0", "cycle:t0-t7", "same:gA", "alt:gA,t0", "alt:gA,t0-t3", "same:gB", "alt:gB,t0", "alt:attn,t0")
@@ -494,6 +558,7 @@ def main() -> None:
                     help="(version 4) only the context chains and the eager timings (no HF step unless --trace-hf-all)")
     ap.add_argument("--trace-hf-all", action="store_true", help="(version 4) trace the HF step at every shape")
     ap.add_argument("--quant-step", action="store_true", help="(version 5) only the quant_step rows")
+    ap.add_argument("--repeat-kv-grid", action="store_true", help="(version 6) only the repeat_kv grid")
     args = ap.parse_args()
     cuda = args.device == "cuda"
     os.makedirs(args.out, exist_ok=True)
@@ -517,7 +582,8 @@ def main() -> None:
                 rows.append(dict(meta, chain=f"{chain}:spin{int(spin)}", calls=len(seq), **quantiles(xs)))
                 print(f"{chain:24s} spin {spin:7.0f}: graph {statistics.median(xs):9.2f} us", flush=True)
             del g
-    todo = {} if (args.only_hf or args.spin_check or args.quant_step) else (context_chains(s) if args.context else chains(s))
+    only = args.only_hf or args.spin_check or args.quant_step or args.repeat_kv_grid
+    todo = {} if only else (context_chains(s) if args.context else chains(s))
     for chain, seq in todo.items():
         g = capture(cuda, seq)
         # version 4: the context chains after a 2-ms spin (v1's 200 us let the host's launch of GEMM nodes leak in)
@@ -537,13 +603,15 @@ def main() -> None:
         rows += eager_rows(s, meta)
     if args.quant_step:
         rows += quant_step_rows(s, meta) + repeat_kv_rows(s, meta)
-    if not args.no_hf and not args.quant_step and (args.trace_hf_all or not args.context):
+    if args.repeat_kv_grid:
+        rows += repeat_kv_grid_rows(s, meta)
+    if not args.no_hf and not args.quant_step and not args.repeat_kv_grid and (args.trace_hf_all or not args.context):
         try:
             rows += hf_rows(cuda, meta, trace, args.trace_hf_all)
         except Exception as ex:  # noqa: BLE001
             print(f"hf step failed: {type(ex).__name__}: {ex}", file=sys.stderr)
     cols = ["device", "torch_version", "date", "script_version", "chain", "calls", "nodes", "graph_us", "p20_us",
-            "p80_us", "prof_dur_us", "prof_span_us", "host_launch_us", "a_us", "b_us"]
+            "p80_us", "prof_dur_us", "prof_span_us", "host_launch_us", "a_us", "b_us", "elements", "kernel"]
     with open(cpath, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()

@@ -162,6 +162,11 @@ def check_physical(params: dict[str, float], file: str) -> None:
             ok, allowed = 0.5 <= v <= 50.0, "in [0.5, 50] TB/s"
         elif part == "overlap_p":
             ok, allowed = OVERLAP_RANGE[0] <= v <= OVERLAP_RANGE[1], "in [1, 64]"
+        elif part == "broadcast_copy":
+            from hwmodels.spec import BROADCAST_TERMS
+
+            lo, hi = BROADCAST_TERMS.get(name.partition(".")[2], (0.0, 0.0))
+            ok, allowed = lo <= v <= hi, f"in [{lo:g}, {hi:g}]"
         elif part in ("latency", "link_latency_us"):
             ok, allowed = 0.0 < v < LATENCY_US_MAX, "in (0, 100) us"
         else:

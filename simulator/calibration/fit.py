@@ -11,9 +11,10 @@ of predicted / measured time (relative error), on the fit part of the data only:
   gemm         gemm          memory[gemm], compute[gemm], compute_dtype[fp8], fixed_us[gemm]
   decode_attn  attention     memory[attention], compute[attention], fixed_us[attention],
                              saturation[attention] (units needed to reach full bandwidth / SMs);
-                             fitted on one-query-row decode (cuDNN SDPA); rows with several query
-                             rows (verification) are predicted, not fitted
-  paged_attn   gather        memory[gather], fixed_us[gather]   (the attention part reuses the above)
+                             fitted on one-query-row decode (cuDNN SDPA, the generic dense model);
+                             every other attention row (verification, FA2) is checked, not fitted, as
+                             its own kernel family (attn_cudnn / attn_fa2 ..., fit-regimes' terms)
+  paged_attn   gather        memory[gather], fixed_us[gather]   (the attention part: FA2's family, as above)
   topk         (not fitted)  torch.topk's kind `topk` belongs to `calibrate fit-regimes` (measure_regimes.py's rows,
                              issue 15: one owner; its fit reaches 7.7 / 17.8 % held-out on its campaign and 17 / 36 % on
                              this CSV's topk rows, a fresh fit here 17 / 28 % on its own rows and 12 / 19 % on the
@@ -42,7 +43,6 @@ from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration import checks as C
-from simulator.ops import MaskedBuilder
 
 __all__ = ["DATA_DIR", "DEVICE_SPECS"]
 
@@ -84,10 +84,19 @@ DTYPE_BYTES = {"fp32": 4.0, "float32": 4.0, "bf16": 2.0, "bfloat16": 2.0, "fp16"
 
 #: The attention backend whose rows calibrate `attention`: cuDNN's SDPA kernel through torch, the most
 #: regular of the measured decode kernels (FlashAttention-2's rows are kept as a cross-kernel check:
-#: gathered attention ran on FA2). The dense strategy's accounting with gqa_packing='decode_only' is
-#: used for every SDPA row (one query row: the GQA group shares K/V; several rows: every head streams).
+#: gathered attention ran on FA2). Its one-query-row rows are priced by the dense strategy's generic model
+#: (kind `attention`, gqa_packing='decode_only'); every other priced SDPA row by its backend's kernel
+#: family (_add_attention).
 ATTN_BACKEND = "cudnn+gqa_native"
 CROSS_BACKEND = "flash+gqa_native"
+#: measure.py's SDPA backend (its name before '+gqa_...'; gathered attention: after 'index_select + ') -> the
+#: dense `kernel` family that prices its rows when they do not calibrate kind `attention`
+#: (simulator/decode_kernels.py, issue 15: each backend is its own kernel, with its own split rule, tiles and
+#: combine kernel; fitted by `calibrate fit-regimes`). The rows priced here are cudnn+gqa_native and
+#: flash+gqa_native (decode / verification) and flash+gqa_native (gathered attention); a backend not in this
+#: map would stay on the generic model. Not priced at all, as before: the *+gqa_none rows (K/V expanded to
+#: every query head, another memory traffic) and the 4 `efficient` rows (memeff family, never checked here).
+BACKEND_FAMILY = {"cudnn": "cudnn", "flash": "fa2", "efficient": "memeff"}
 
 
 def holdout_mask(df: pd.DataFrame) -> np.ndarray:
@@ -156,11 +165,14 @@ def _num(df, col, default=np.nan):
         if col in df.columns else np.full(len(df), default)
 
 
-def build_ops(df: pd.DataFrame):
+def build_ops(df: pd.DataFrame, sms: int | None = None):
     """An OpTable with one setting per row of `df` (families the fit understands), plus the families'
-    index. Unknown families get no ops and are reported as such."""
+    index. Unknown families get no ops and are reported as such. `sms`: the measured GPU's SM count (the
+    attention kernel families' split rules read it); default: the measured device's spec (spec_for)."""
     from simulator.ops import OpBuilder
 
+    if sms is None:
+        sms = spec_for(df).units
     n = len(df)
     b = OpBuilder(n)
     fam = df["family"].to_numpy()
@@ -197,13 +209,14 @@ def build_ops(df: pd.DataFrame):
     sel = fam == "topk"
     torch_topk_ops(b, _num(df, "batch", 0), _num(df, "row_len", 0), dt, _num(df, "topk_k", 0), sel)
 
-    # decode attention (and the attention half of gathered attention) through the dense strategy
+    # decode attention (and the attention half of gathered attention) through the dense strategy: the
+    # generic model for the rows that calibrate kind `attention`, the backend's kernel family for the others
     backend = df["backend"].fillna("").to_numpy()
     _add_attention(b, df, (fam == "decode_attn") & ((backend == ATTN_BACKEND) | (backend == CROSS_BACKEND)),
-                   "context")
+                   "context", sms)
     gathered = (fam == "paged_attn") & (kind != "gather")
-    _add_attention(b, df, gathered & (kind == "attn_gathered"), "selected_tokens")
-    _add_attention(b, df, gathered & (kind == "gather+attn"), "selected_tokens")
+    _add_attention(b, df, gathered & (kind == "attn_gathered"), "selected_tokens", sms)
+    _add_attention(b, df, gathered & (kind == "gather+attn"), "selected_tokens", sms)
     # the gather: two index_selects (K, then V) of the selected pages: each reads and writes its bytes
     Bh = _num(df, "batch", 0) * _num(df, "kv_heads", 0)
     sel_bytes = Bh * _num(df, "selected_tokens", 0) * _num(df, "head_dim", 0) * 2.0
@@ -220,36 +233,32 @@ def torch_topk_ops(b, rows, L, dtype_bytes, k, sel) -> None:
     torch_topk_dispatch_ops(b, rows, L, dtype_bytes, k, sel)
 
 
-def _add_attention(b, df: pd.DataFrame, sel: np.ndarray, ctx_col: str) -> None:
+def sdpa_family(backend) -> np.ndarray:
+    """The kernel family (BACKEND_FAMILY) of each row's SDPA backend; '' where it has none."""
+    names = (str(x).rsplit(" + ", 1)[-1].split("+", 1)[0].strip() for x in pd.Series(backend).fillna(""))
+    return np.array([BACKEND_FAMILY.get(x, "") for x in names], dtype=object)
+
+
+def _add_attention(b, df: pd.DataFrame, sel: np.ndarray, ctx_col: str, sms: int) -> None:
+    """SDPA rows `sel` (context = column `ctx_col`) through `attention: dense` (fit_regimes.attention_ops, as
+    the simulator emits them):
+      * the rows kind `attention` is fitted and checked on (fit_rows 'decode_attn': one query row, cuDNN): the
+        generic model (kernel 'generic', kind `attention`), as they were fitted;
+      * every other row (verification on cuDNN, the FA2 cross-check, FA2's gathered attention): its backend's
+        kernel family (BACKEND_FAMILY: kinds attn_cudnn / attn_cudnn_rows / attn_fa2 and their combine
+        kernels): another kernel than the one `attention` describes (issue 15's kernel families), priced by
+        the terms `calibrate fit-regimes` fitted for it; a backend without a family stays generic."""
     if not sel.any():
         return
-    from simulator.strategies.base import StepShape
-    from simulator.strategies.dense import DenseAttention
+    from simulator.calibration.fit_regimes import attention_ops
 
-    class _Model:  # the few ModelSpec fields the dense decode accounting reads
-        mla = None
-
-    heads, kvh = _num(df, "heads", 1), _num(df, "kv_heads", 1)
-    kern = DenseAttention(gqa_packing="decode_only")
-    # the accounting is per (heads, kv heads, head dim) group; price each group with its own combo
-    keys = sorted({(int(h), int(k), int(d)) for h, k, d, s in
-                   zip(heads, kvh, _num(df, "head_dim", 128), sel) if s})
-    for h, k, d in keys:
-        g = sel & (heads == h) & (kvh == k) & (_num(df, "head_dim", 128) == d)
-        model = _Model()
-        model.head_dim = d
-        combo = _AttnCombo(h, k, model)
-        shape = StepShape(batch=np.where(g, _num(df, "batch", 1), 1.0), query_rows=np.where(g, _num(df, "q_rows", 1), 1.0),
-                          context=np.where(g, _num(df, ctx_col, 1), 1.0), extra={"layers": 1.0})
-        kern.decode_ops(MaskedBuilder(b, g), combo, shape)
-
-
-class _AttnCombo:
-    """The Combo fields the dense decode accounting reads, for a bare attention kernel."""
-
-    def __init__(self, heads: int, kv_heads: int, model):
-        self.attn_heads_dev, self.attn_kv_heads_dev, self.model = heads, kv_heads, model
-        self.attn_dp, self.kvbytes = 1, 2.0
+    d = df.assign(context=_num(df, ctx_col, 1), q_rows=_num(df, "q_rows", 1))
+    generic = sel & fit_rows(df, "decode_attn")
+    family = sdpa_family(df["backend"])
+    generic |= sel & (family == "")
+    attention_ops(b, d, generic, None, sms)
+    for f in sorted(set(family[sel & ~generic])):
+        attention_ops(b, d, sel & ~generic & (family == f), f, sms)
 
 
 
@@ -310,7 +319,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
     interconnect: fit_links) - decode rows cannot identify compute.attention (one query row: the kernel
     is bandwidth-bound; at 4 flop/byte its compute term changes a decode row's price by < 0.01 %).
     Returns the Efficiency and fit metadata; meta['fitted_kinds'] lists the op kinds set."""
-    ops = build_ops(df)
+    ops = build_ops(df, hw.units)
     hold = holdout_mask(df)
     has_ops = np.bincount(ops.setting, minlength=len(df)) > 0
     fam = df["family"].to_numpy()
@@ -384,7 +393,7 @@ def fit_rows(df: pd.DataFrame, family: str) -> np.ndarray:
 
 def errors(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> pd.DataFrame:
     """Predicted vs measured per row, with fit/held-out split and absolute percentage error."""
-    ops = build_ops(df)
+    ops = build_ops(df, hw.units)
     hw_l = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
                    launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)
     pred = predict_us(ops, hw_l, eff, df["family"].to_numpy())

@@ -79,7 +79,7 @@ def load(path: str | Path) -> pd.DataFrame:
         df = df[df["pass"].fillna(0) == 0].reset_index(drop=True)
     df.attrs["file"] = str(path)
     df.attrs["untimed"] = untimed
-    return with_in_step_quant(with_remeasured_hf_step(df, path), path)
+    return with_repeat_kv_grid(with_in_step_quant(with_remeasured_hf_step(df, path), path), path)
 
 
 #: measure_graph_chains.py (v2) re-timed the HF step after spins of 150, 2,000 and 20,000 us. The host spends 0.8-1.5 ms
@@ -176,6 +176,55 @@ def with_in_step_quant(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     df = _replace_times(df, sel, r, ("k", "m"), "median_us_warm", f"in-step time ({r['source'].iloc[0]})")
     df.attrs["quant_in_step"] = str(r["source"].iloc[0])
     return df
+
+
+def repeat_kv_grid(path: str | Path) -> pd.DataFrame | None:
+    """transformers' repeat_kv timed alone by measure_graph_chains.py beside a measure_regimes.py CSV: v6 grid rows
+    rkv:B:T:kv:rep:hd:hf (the `copy` rows, the same kernel into buffers at other byte offsets, were a placement check:
+    within 0.1 %) and v5 rows repeat_kv:B:T (8 KV heads, 4 copies, head dim 128); their tensors hold T + 16 tokens
+    (the HF step's StaticCache). One row per shape: the mean of its repeats. None when there are none."""
+    import re
+
+    rows = []
+    for f in _chains_beside(path):
+        g = pd.read_csv(f)
+        for chain, us in zip(g["chain"].astype(str), pd.to_numeric(g["graph_us"], errors="coerce")):
+            c = re.fullmatch(r"rkv:B(\d+):T(\d+):kv(\d+):rep(\d+):hd(\d+):hf:off0-0", chain)
+            v = c.groups() if c else None
+            c5 = re.fullmatch(r"repeat_kv:B(\d+):T(\d+)", chain)
+            if c5:
+                v = (c5.group(1), c5.group(2), "8", "4", "128")
+            if v is not None and np.isfinite(us):
+                B, T, kv, rep, hd = map(float, v)
+                rows.append((B, T + 16.0, kv * rep, kv, hd, T, float(us), f.name))
+    if not rows:
+        return None
+    d = pd.DataFrame(rows, columns=["batch", "context", "heads", "kv_heads", "head_dim", "tokens", "us", "source"])
+    return d.groupby(["batch", "context", "heads", "kv_heads", "head_dim", "tokens"], as_index=False).agg(
+        median_us=("us", "mean"), repeats=("us", "size"), source=("source", lambda x: ", ".join(sorted(set(x)))))
+
+
+def with_repeat_kv_grid(df: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    """`df` with the repeat_kv grid rows (repeat_kv_grid) appended as graph-timed ew_kernel rows, corner 'grid', or
+    'grid_hf' for the shapes whose (B, T) is one of the HF step's (held out: the step prices its repeat_kv there);
+    df.attrs['repeat_kv_grid'] names the files."""
+    r = repeat_kv_grid(path)
+    if r is None:
+        return df
+    hf = {(float(b), float(t)) for b, t in zip(df.loc[_sel(df, "hf_step", "hf_llama"), "batch"],
+                                               df.loc[_sel(df, "hf_step", "hf_llama"), "context"])}
+    add = pd.DataFrame({"family": "ew_kernel", "kernel": "repeat_kv", "timing": "graph", "dtype": "bf16",
+                        "corner": ["grid_hf" if (b, t) in hf else "grid" for b, t in zip(r["batch"], r["tokens"])],
+                        "batch": r["batch"], "heads": r["heads"], "kv_heads": r["kv_heads"],
+                        "head_dim": r["head_dim"], "context": r["context"], "median_us": r["median_us"],
+                        "repeats": r["repeats"], "n_kernels": 1.0,
+                        "note": "measure_graph_chains.py: " + r["source"]})
+    out = pd.concat([df, add], ignore_index=True)
+    for c in ("family", "kernel", "timing", "corner", "dtype", "note"):
+        out[c] = out[c].astype(object).fillna("").astype(str)
+    out.attrs.update(df.attrs)
+    out.attrs["repeat_kv_grid"] = ", ".join(sorted({f for src in r["source"] for f in src.split(", ")}))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -379,7 +428,7 @@ EW_KERNELS = {"vec_mul_bf16": ("elementwise", 4, 2, 1), "cast_bf16_fp32": ("cast
               "bcast_rowscale_bf16_fp32": ("cast", 2, 4, 1.5), "bcast_rowscale_fp32": ("copy_strided", 4, 4, 1),
               "bcast_weight_bf16": ("copy_strided", 2, 2, 1), "reduce_amax_bf16": ("reduce_max", 2, 0, 1),
               "reduce_mean_fp32": ("reduce", 4, 0, 1), "neg_slice_bf16": ("copy_strided", 1, 1, 0.5),
-              "cat_halves_bf16": ("copy_strided", 2, 2, 1), "repeat_kv": ("copy_strided", 0.5, 2, 1)}
+              "cat_halves_bf16": ("copy_strided", 2, 2, 1), "repeat_kv": ("copy_broadcast", 0.5, 2, 1)}
 
 
 #: measure_regimes.py (ew_kernel, reduce_grid): an input set of at most this many bytes is not rotated (every call
@@ -390,15 +439,19 @@ ROTATE_ABOVE = float(1 << 20)
 def ew_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> None:
     """Single eager kernels (family ew_kernel) as simulator.layers prices them (EW_KERNELS; the reductions through
     simulator.layers.torch_row_reduce: reduce_kernel's launch configuration, L2-resident inputs of <= 1 MiB)."""
-    from simulator.layers import torch_row_reduce
+    from simulator.layers import repeat_kv_ops, torch_row_reduce
 
     kern = df["kernel"].to_numpy()
     M, K = df["m"].fillna(1).to_numpy(float), df["n"].fillna(1).to_numpy(float)
-    rkv = kern == "repeat_kv"
-    # repeat_kv: elements written = B x Hq x T x d
-    e = np.where(rkv, df["batch"].fillna(1) * df["heads"].fillna(1) * df["context"].fillna(1) * df["head_dim"].fillna(1),
-                 M * K)
+    e = M * K
+    rkv = sel & (kern == "repeat_kv")
+    if rkv.any():   # one broadcast copy (simulator.layers.repeat_kv_ops), as the HF step prices it
+        B, Hq, Hkv, T, d = (df[c].fillna(1).to_numpy(float) for c in ("batch", "heads", "kv_heads", "context",
+                                                                       "head_dim"))
+        repeat_kv_ops(b, "ew", B, T, Hq, np.where(rkv, Hkv, Hq), d, 2.0, 1.0, where=rkv, tensors=1.0)
     for name, (kind, r, w, f) in EW_KERNELS.items():
+        if name == "repeat_kv":
+            continue
         m = sel & (kern == name)
         if kind in ("reduce", "reduce_max"):   # the L2-resident sizes (one input set) read their input from L2
             for l2 in (False, True):
@@ -602,8 +655,29 @@ def _ew_params(kind: str) -> list[tuple]:
     return [(f"compute.{kind}", 0.01, 1e-4, 1.0), (f"memory.{kind}", 0.8, 0.2, 1.0), (f"fixed_us.{kind}", 1.5, 0.0, 20.0)]
 
 
+#: the broadcast copy's terms (hwmodels.roofline broadcast_s; Efficiency.broadcast_copy), fitted with the eager kinds
+#: on the repeat_kv rows (regimes v4 and the measure_graph_chains.py v6 grid; the HF step's (B, T) held out). Starts
+#: from a first look at the grid: ~0.26 ps per source byte, ~0.03 ps per byte written near the in-flight window
+BROADCAST_PARAMS = [("broadcast_copy.lead_ps_per_byte", 0.25, 0.0, 5.0),
+                    ("broadcast_copy.near_ps_per_byte", 0.03, 0.0, 2.0),
+                    ("broadcast_copy.near_slope_ps_per_byte", 0.02, 0.0, 2.0),
+                    ("broadcast_copy.far_ps_per_byte", 0.02, 0.0, 2.0),
+                    ("broadcast_copy.far_l2_scale", 0.25, 0.02, 4.0)]
+
+
+def with_terms(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
+    """simulator.calibration.fit.efficiency_with, plus this fit's broadcast_copy.* terms (Efficiency.broadcast_copy,
+    in the fitted file's units)."""
+    from simulator.calibration.fit import efficiency_with
+
+    bc = {k.partition(".")[2]: float(v) for k, v in updates.items() if k.startswith("broadcast_copy.")}
+    rest = {k: v for k, v in updates.items() if not k.startswith("broadcast_copy.")}
+    eff = efficiency_with(eff, rest) if rest else eff
+    return replace(eff, broadcast_copy={**eff.broadcast_copy, **bc}) if bc else eff
+
+
 #: op kinds fitted here, in fit order (a later kind's rows may contain an earlier one's ops, priced with its terms)
-FIT_ORDER = ("reduce", "reduce_max", "eager", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2",
+FIT_ORDER = ("reduce", "reduce_max", "eager", "copy_broadcast", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2",
              "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8", "quant", "indexer", "topk")
 
 
@@ -630,6 +704,9 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
         # eager quantization and fp8-KV dequantization stay held out)
         "eager": (ew & np.isin(ewk, ["cast", "copy_strided"]) & ~bcast1 & ~beyond_32bit_indexing(df) | modules,
                   _ew_params("cast") + _ew_params("copy_strided")),
+        # repeat_kv alone (regimes v4 and the graph_chains v6 grid): its own kind and broadcast terms
+        "copy_broadcast": (ew & (ewk == "copy_broadcast") & ~beyond_32bit_indexing(df),
+                           _ew_params("copy_broadcast") + BROADCAST_PARAMS),
         "attn_combine_triton": (rows["combine"], [("memory.attn_combine_triton", 0.8, 0.2, 1.0),
                                                   ("cta_fixed_us.attn_combine_triton", 0.5, 0.0, 20.0),
                                                   ("fixed_us.attn_combine_triton", 1.0, 0.0, 20.0)]),
@@ -687,7 +764,8 @@ def beyond_32bit_indexing(df: pd.DataFrame) -> np.ndarray:
 
 def held_out_extra(df: pd.DataFrame) -> np.ndarray:
     """Held-out shape families outside attention: GEMM shapes o and 70b_tp8_qkv, top-k rows 2 and 128, indexer 32
-    heads, row reductions of length 14336; never fitted: HF modules (elementwise family), the HF step."""
+    heads, row reductions of length 14336, repeat_kv at the HF step's (B, T) (every group size and head dim); never
+    fitted: HF modules (elementwise family), the HF step."""
     fam = df["family"].to_numpy()
     corner = df["corner"].to_numpy()
     m = np.isin(fam, ["gemm", "gemm_small"]) & np.isin(corner, ["o", "70b_tp8_qkv"])
@@ -695,12 +773,13 @@ def held_out_extra(df: pd.DataFrame) -> np.ndarray:
     m |= (fam == "indexer") & (df["heads"].to_numpy() == 32)
     m |= fam == "hf_step"
     m |= (fam == "reduce_grid") & (df["row_len"].to_numpy() == 14336)
+    m |= (fam == "ew_kernel") & (corner == "grid_hf")
     return m
 
 
 #: kinds fitted with a robust loss (soft L1 on log errors beyond 10 %): single eager kernels, where a few rows
 #: (one repeat_kv size 2.6 MB at 51.6 us between 4.2 us and 40 us neighbours) would otherwise pull the fit
-ROBUST = ("eager", "quant")
+ROBUST = ("eager", "quant", "copy_broadcast")
 
 
 def _lsq(resid, params, robust=False):
@@ -718,7 +797,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
     the launch-grid profile (`grids`, or the regimes_grids_*.csv beside the CSV when `grids` is not a frame): the
     cta_slots of every kind it recorded (measured_slots) and the FlashAttention-2 / cuDNN combine kernels fitted to
     their profiled durations."""
-    from simulator.calibration.fit import efficiency_with
+    efficiency_with = with_terms
 
     if not isinstance(grids, pd.DataFrame):
         g = grids_for(df.attrs.get("file", "")) if df.attrs.get("file") else None
@@ -843,6 +922,9 @@ def regime(r) -> str:
         return "split cost: triton_splitkv, forced splits"
     if f == "combine":
         return "split cost: triton combine alone"
+    if f == "ew_kernel" and str(r["corner"]).startswith("grid"):
+        return "broadcast copy: repeat_kv at the HF step's (B, T)" if r["corner"] == "grid_hf" else \
+            "broadcast copy: repeat_kv grid"
     if f == "ew_kernel":
         return f"eager kernel: {EW_KERNELS.get(k, ('?',))[0]} ({k})"
     if f == "elementwise":
@@ -903,7 +985,8 @@ REFUSAL_BOUNDS = {kind: (35.0, 80.0) for kind in ("attn_triton", "attn_triton_fp
                                                    "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8",
                                                    "indexer",
                                                    "attn_combine_triton", "attn_combine_fa2", "attn_combine_cudnn",
-                                                   "eager", "quant", "topk", "reduce", "reduce_max")}
+                                                   "eager", "quant", "topk", "reduce", "reduce_max",
+                                                   "copy_broadcast")}
 OWN_KINDS = tuple(k for k in REFUSAL_BOUNDS if k != "eager") + ("cast", "copy_strided")
 WAVE_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us", "iter_l2_us",
               "cta_serial_us")
@@ -976,6 +1059,8 @@ def write(eff: Efficiency, meta: dict, target: str, data_file: str, measured_on:
             part, _, k = name.partition(".")
             if part in own:
                 own[part][k] = round(float(v), 4)
+            elif part == "broadcast_copy":
+                own.setdefault(part, {})[k] = round(float(v), 5)
             elif part in SCALARS:
                 own[part] = round(float(v), 4)
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
@@ -990,6 +1075,7 @@ def write(eff: Efficiency, meta: dict, target: str, data_file: str, measured_on:
     owned = {part: OWN_KINDS for part in WAVE_PARTS}
     owned.update({k: None for k in SCALARS})
     owned["regimes"] = None
+    owned["broadcast_copy"] = None
     return C.write_checked(p, C.merge_into(p, own, owned), "")
 
 

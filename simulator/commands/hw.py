@@ -84,6 +84,9 @@ def cmd_hw(args) -> int:
           + ", ".join(f"{k}={v:g}" for k, v in e.saturation.items()))
     if any(e.fixed_s.values()):
         print("    fixed us per kernel: " + ", ".join(f"{k}={v * 1e6:.2f}" for k, v in e.fixed_s.items() if v))
+    if e.broadcast_copy:
+        print("    broadcast copy (kind copy_broadcast, load latency; hwmodels.roofline broadcast_s): "
+              + ", ".join(f"{k}={v:g}" for k, v in e.broadcast_copy.items()))
     if e.loop_iter_s:
         print(f"    latency: paged-scan loop iteration {e.loop_iter_s * 1e6:.2f} us, dependent load DRAM "
               f"{(e.dram_latency_s or 0) * 1e6:.3f} us / L2 {(e.l2_latency_s or 0) * 1e6:.3f} us "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.layers import repeat_kv_ops
 from simulator.precision import ACT_BYTES, ACT_DTYPE
 from simulator.strategies.base import AttentionStrategy, Param, register
 
@@ -138,12 +139,8 @@ class DenseAttention(AttentionStrategy):
             if self.gqa_expand == "repeat_kv" and np.any(Hq > Hkv):
                 # repeat_kv copies K and V to every query head, then the kernel streams all Hq heads
                 expand = Hq > Hkv
-                # kind copy_strided (calibration helper, issue 15): HF's expand + reshape is a broadcast copy
-                # (element-rate bound: one flop-equivalent per element written, hwmodels.opkinds copy_strided)
-                b.add("attention_repeat_kv", "copy_strided", flops=B * T * 2.0 * Hq * d,
-                      bytes_read=B * T * 2.0 * Hkv * d * kvb,
-                      bytes_written=B * T * 2.0 * Hq * d * kvb, dtype="fp32", count=shape.extra["layers"],
-                      where=expand)
+                # HF's expand + reshape: a broadcast copy of K and of V per layer (simulator.layers.repeat_kv_ops)
+                repeat_kv_ops(b, "attention_repeat_kv", B, T, Hq, Hkv, d, kvb, shape.extra["layers"], where=expand)
                 streams = np.where(expand, np.full(np.shape(T), 1.0) * Hq, streams)
             if self.fa2_call == "varlen":  # FlashAttention-2's varlen call (below)
                 self._fa2_varlen_decode_ops(b, combo, shape, B, q, T, Hq, Hkv, d, kvb)
