@@ -119,7 +119,8 @@ def plot_groups(chk: pd.DataFrame, path: Path, title: str, measured: str = "medi
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 6.5))
+    many = chk["group"].nunique() > 12    # a long legend goes beside the axes, where it hides no point
+    fig, ax = plt.subplots(figsize=(11.5, 6.5) if many else (8, 6.5))
     cmap = plt.get_cmap("tab10")
     for i, (g, d) in enumerate(chk.groupby("group")):
         ax.scatter(d[measured], d[predicted], s=14, marker="o" if str(g).startswith("fit") else "^",
@@ -133,7 +134,10 @@ def plot_groups(chk: pd.DataFrame, path: Path, title: str, measured: str = "medi
     ax.set_xlabel(f"measured ({unit})")
     ax.set_ylabel(f"predicted ({unit})")
     ax.set_title(title + "\n(dotted: +-15 %; o fitted, ^ checked)", fontsize=9)
-    ax.legend(fontsize=6, loc="upper left")
+    if many:
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize=6, loc="upper left")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
