@@ -283,7 +283,8 @@ FIT_ORDER = ("copy", "gemm", "elementwise", "decode_attn", "paged_attn")
 
 def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
     """`eff` with parameters replaced; names are 'part.key' as in a fitted file (memory.gemm, fixed_us.copy,
-    cta_slots.attn_fa2, iter_us.attn_fa2, cta_fixed_us.attn_fa2, iter_l2_us.reduce, overlap_p, l2_bw_tbs, ...)."""
+    cta_slots.attn_fa2, iter_us.attn_fa2, cta_fixed_us.attn_fa2, iter_l2_us.reduce, overlap_p, l2_bw_tbs,
+    broadcast_copy.lead_ps_per_byte (Efficiency.broadcast_copy, kept in the fitted file's units), ...)."""
     parts = {"compute": dict(eff.compute), "memory": dict(eff.memory), "compute_dtype": dict(eff.compute_dtype),
              "fixed_us": dict(eff.fixed_s), "sync_us": dict(eff.sync_s), "saturation": dict(eff.saturation),
              "cta_slots": dict(eff.cta_slots), "iter_us": dict(eff.iter_s), "cta_fixed_us": dict(eff.cta_fixed_s),
@@ -296,6 +297,8 @@ def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
             eff = replace(eff, overlap_p=v)
         elif part == "l2_bw_tbs":
             eff = replace(eff, l2_bw_bytes_s=float(v) * 1e12)
+        elif part == "broadcast_copy":
+            eff = replace(eff, broadcast_copy={**eff.broadcast_copy, key: float(v)})
         elif part in parts:
             parts[part][key] = float(v) * scale.get(part, 1.0)
         else:

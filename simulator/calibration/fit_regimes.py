@@ -665,17 +665,6 @@ BROADCAST_PARAMS = [("broadcast_copy.lead_ps_per_byte", 0.25, 0.0, 5.0),
                     ("broadcast_copy.far_l2_scale", 0.25, 0.02, 4.0)]
 
 
-def with_terms(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
-    """simulator.calibration.fit.efficiency_with, plus this fit's broadcast_copy.* terms (Efficiency.broadcast_copy,
-    in the fitted file's units)."""
-    from simulator.calibration.fit import efficiency_with
-
-    bc = {k.partition(".")[2]: float(v) for k, v in updates.items() if k.startswith("broadcast_copy.")}
-    rest = {k: v for k, v in updates.items() if not k.startswith("broadcast_copy.")}
-    eff = efficiency_with(eff, rest) if rest else eff
-    return replace(eff, broadcast_copy={**eff.broadcast_copy, **bc}) if bc else eff
-
-
 #: op kinds fitted here, in fit order (a later kind's rows may contain an earlier one's ops, priced with its terms)
 FIT_ORDER = ("reduce", "reduce_max", "eager", "copy_broadcast", "attn_combine_triton", "attn_triton", "attn_triton_fp8kv", "attn_fa2",
              "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "attn_flex", "gemm_fp8_rowwise", "gemm_fp8", "quant", "indexer", "topk")
@@ -797,7 +786,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
     the launch-grid profile (`grids`, or the regimes_grids_*.csv beside the CSV when `grids` is not a frame): the
     cta_slots of every kind it recorded (measured_slots) and the FlashAttention-2 / cuDNN combine kernels fitted to
     their profiled durations."""
-    efficiency_with = with_terms
+    from simulator.calibration.fit import efficiency_with
 
     if not isinstance(grids, pd.DataFrame):
         g = grids_for(df.attrs.get("file", "")) if df.attrs.get("file") else None
