@@ -27,7 +27,7 @@ from __future__ import annotations
 #:           split-K; MEASURED kernel names and grids), calibrated on torch._scaled_mm rowwise
 #: attn_combine_fa2 / attn_combine_triton / attn_combine_cudnn  the combine kernel of a split-KV decode family
 #:           (FlashAttention-2's splitkv_combine, our Triton combine, cuDNN's lean_reduction): its own fixed,
-#:           per-wave and per-split-load times (simulator/decode_kernels.py COMBINE_KIND)
+#:           per-wave and per-split-load times (simulator/kernels/decode_attention.py COMBINE_KIND)
 #: cast      a dtype-converting kernel of plain PyTorch that converts one element at a time: the up-casting copies
 #:           (fp8 -> bf16, bf16 -> fp32: TensorIterator's unrolled_elementwise_kernel) and broadcast arithmetic on
 #:           mixed dtypes (bf16 [M, K] / fp32 [M, 1]: elementwise_kernel with dynamic casting), element-rate bound

@@ -115,7 +115,7 @@ def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0, sms: in
 def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count, sms: int | None, l2_input: bool,
                      flops_per_elem: float = 1.0, kind: str = "reduce") -> None:
     """One torch row reduction (x.amax(-1) / x.mean(-1) over [rows, length], kind `kind`) with the launch configuration
-    of Reduce.cuh's setReduceConfig (simulator.decode_kernels.torch_reduce_layout: its CTAs and each thread's serial
+    of Reduce.cuh's setReduceConfig (simulator.kernels.decode_attention.torch_reduce_layout: its CTAs and each thread's serial
     loads, priced in waves by the roofline; no layout when `sms` is None). l2_input: the input was just written by the
     kernel before (an intermediate), so it is read from L2 while it fits (reread_bytes, working set = the input).
     kind: 'reduce' for sums / means, 'reduce_max' for maxima (hwmodels.opkinds)."""
@@ -123,7 +123,7 @@ def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count
     inp = elem_bytes * e
     extra = {}
     if sms is not None:
-        from simulator.decode_kernels import torch_reduce_layout
+        from simulator.kernels.decode_attention import torch_reduce_layout
 
         ctas, _, iters = torch_reduce_layout(rows, length, sms)
         extra = {"parallel_units": ctas, "serial_iters": iters}

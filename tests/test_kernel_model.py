@@ -12,7 +12,7 @@ from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, efficiency_from_dict, load_hardware
 from simulator.combo import make_combo
-from simulator.decode_kernels import decode_layout, fa2_num_splits
+from simulator.kernels.decode_attention import decode_layout, fa2_num_splits
 from simulator.ops import OpBuilder
 from simulator.pricing import decode_ops
 
@@ -179,7 +179,7 @@ def test_cudnn_split_rule_reproduces_every_measured_launch_grid():
     """cuDNN's decode split count (its launch grid's x, torch.profiler) equals cudnn_num_splits for all 27 one-row
     shapes; by hand: B Hkv = 8 at T = 4096 -> 2 x 132 / 8 = 33 -> 32; T = 1024 -> 1024 / 128 = 8; T = 512 -> 4 < 8 -> 1;
     B Hkv = 64 -> 264 / 64 = 4.1 -> 4 < 8 -> 1; B Hkv = 2 -> 128, capped at 64."""
-    from simulator.decode_kernels import cudnn_num_splits
+    from simulator.kernels.decode_attention import cudnn_num_splits
 
     assert list(cudnn_num_splits([8, 8, 8, 64, 2], [4096, 1024, 512, 4096, 1 << 20], 132)) == [32, 8, 1, 1, 64]
     g = pd.read_csv(GRIDS)
@@ -193,7 +193,7 @@ def test_cudnn_split_rule_reproduces_every_measured_launch_grid():
 def test_combine_layouts_match_the_measured_grids():
     """FlashAttention-2's combine: ceil(B Hq / 4) CTAs walking S splits; cuDNN's lean_reduction: B Hq CTAs,
     ceil(S / 4) loads; ours: B Hq programs, one load."""
-    from simulator.decode_kernels import combine_layout
+    from simulator.kernels.decode_attention import combine_layout
 
     c, it = combine_layout("fa2", 1, 1, 32, 8)
     assert c == 8 and it == 8
@@ -323,7 +323,7 @@ def test_torch_reduce_layout_reproduces_every_measured_launch():
     a thread (2 loads of 4); 16 x 4096 -> one CTA of 32 x 16 (a warp per row), 128 values (32 loads); 2 x 14336 ->
     the warps split the row (56 values >= 2 x 16): 2 CTAs of 256 x 2; 4096 x 1024 -> 256 CTAs of 32 x 16. Then all 72
     launches of the v4 grid profile (amax bf16 / mean fp32, rows 1-16384, length 1024 / 4096 / 14336)."""
-    from simulator.decode_kernels import torch_reduce_layout
+    from simulator.kernels.decode_attention import torch_reduce_layout
 
     c, t, it = torch_reduce_layout([1, 16, 2, 4096], [4096, 4096, 14336, 1024], 132)
     assert list(c) == [1, 1, 2, 256] and list(t) == [512, 512, 512, 512] and list(it) == [2, 32, 7, 8]
@@ -427,7 +427,7 @@ def test_streaming_rereads_hit_all_or_nothing():
 def test_fa2_several_rows_reuse_the_group_only_when_split():
     """FlashAttention-2 with several query rows: a split launch re-reads the group's K/V from L2 (working set = the
     groups' tiles in flight), an unsplit one not at all (infinite working set): measured, regimes_*_v4.csv."""
-    from simulator.decode_kernels import reread_working_set
+    from simulator.kernels.decode_attention import reread_working_set
 
     ws = reread_working_set("fa2", 4, 8, 8192, 128, 2.0, splits=np.array([2.0, 1.0]))
     assert ws[0] == 4 * 8 * 2 * 128 * 128 * 2 and np.isinf(ws[1])

@@ -91,7 +91,7 @@ ATTN_BACKEND = "cudnn+gqa_native"
 CROSS_BACKEND = "flash+gqa_native"
 #: measure.py's SDPA backend (its name before '+gqa_...'; gathered attention: after 'index_select + ') -> the
 #: dense `kernel` family that prices its rows when they do not calibrate kind `attention`
-#: (simulator/decode_kernels.py, issue 15: each backend is its own kernel, with its own split rule, tiles and
+#: (simulator/kernels/decode_attention.py, issue 15: each backend is its own kernel, with its own split rule, tiles and
 #: combine kernel; fitted by `calibrate fit-regimes`). The rows priced here are cudnn+gqa_native and
 #: flash+gqa_native (decode / verification) and flash+gqa_native (gathered attention); a backend not in this
 #: map would stay on the generic model. Not priced at all, as before: the *+gqa_none rows (K/V expanded to

@@ -389,7 +389,7 @@ def _sel(df, fam, kern=None, timing="graph"):
 def forced_split_ops(b, df: pd.DataFrame, sel: np.ndarray) -> None:
     """Our Triton split-KV kernel with its split count forced (family split_sweep: `splits` as launched): the
     attention op as dense.py builds it for triton_splitkv, with S given instead of FA2's rule."""
-    from simulator.decode_kernels import FAMILIES, combine_layout
+    from simulator.kernels.decode_attention import FAMILIES, combine_layout
     from simulator.precision import ACT_BYTES
 
     if not sel.any():
@@ -410,7 +410,7 @@ def forced_split_ops(b, df: pd.DataFrame, sel: np.ndarray) -> None:
 
 def combine_ops(b, df: pd.DataFrame, sel: np.ndarray) -> None:
     """Our Triton combine kernel alone (family combine: `batch` = B x Hq programs merging `splits` partials)."""
-    from simulator.decode_kernels import combine_layout
+    from simulator.kernels.decode_attention import combine_layout
 
     if not sel.any():
         return
@@ -602,7 +602,7 @@ def grid_combine_rows(grids: pd.DataFrame) -> pd.DataFrame:
 
 def grid_combine_ops(c: pd.DataFrame):
     """Op table of grid_combine_rows (one setting per row), as dense.py adds the combine kernel."""
-    from simulator.decode_kernels import combine_layout
+    from simulator.kernels.decode_attention import combine_layout
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(c))
@@ -994,7 +994,7 @@ def kind_of_row(df: pd.DataFrame) -> np.ndarray:
     q1 = df["q_rows"].fillna(1).to_numpy() <= 1
     fam, kern = df["family"].to_numpy(), df["kernel"].to_numpy()
     att = np.isin(fam, ["decode_attn", "verify_attn", "fp8kv_attn", "split_sweep"])
-    from simulator.decode_kernels import FAMILIES, ROWS_KIND
+    from simulator.kernels.decode_attention import FAMILIES, ROWS_KIND
 
     for k, f in KERNEL_FAMILY.items():
         kind = FAMILIES[f][0]

@@ -68,7 +68,7 @@ class DenseAttention(AttentionStrategy):
             "generic", "generic: the calibrated continuous split-KV model above (split_tokens per CTA, op kind "
                        "'attention'). A named family prices the decode kernel as that kernel launches it: its CTAs "
                        "per batch x KV head x split from the family's split heuristic, each CTA's chain of K/V tiles, "
-                       "waves of resident CTAs (simulator/decode_kernels.py: fa2 = FlashAttention-2 / SDPA flash, "
+                       "waves of resident CTAs (simulator/kernels/decode_attention.py: fa2 = FlashAttention-2 / SDPA flash, "
                        "triton_splitkv = our Triton kernel with FA2's split rule, flex = FlexAttention, cudnn = cuDNN "
                        "SDPA, memeff = memory-efficient SDPA without split-KV); calibrated by "
                        "hwmodels/calibration/measure_regimes.py (H100)",
@@ -145,7 +145,7 @@ class DenseAttention(AttentionStrategy):
             if self.fa2_call == "varlen":  # FlashAttention-2's varlen call (below)
                 self._fa2_varlen_decode_ops(b, combo, shape, B, q, T, Hq, Hkv, d, kvb)
                 return
-            if self.kernel != "generic":  # a named kernel family (simulator/decode_kernels.py)
+            if self.kernel != "generic":  # a named kernel family (simulator/kernels/decode_attention.py)
                 # after repeat_kv the kernel sees Hq KV heads (MHA)
                 hkv = np.where(self.gqa_expand == "repeat_kv", Hq, Hkv) * np.ones_like(np.asarray(T, dtype=float))
                 self._family_decode_ops(b, combo, shape, B, q, T, Hq, hkv, d, kvb, flops)
@@ -167,11 +167,11 @@ class DenseAttention(AttentionStrategy):
               bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
 
     def _family_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
-        """Decode attention as a named kernel family launches it (simulator/decode_kernels.py): CTAs from the
+        """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the
         family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
         combine kernel when it splits. Op kind = the family's (its own calibrated occupancy, iteration time,
         per-wave and per-kernel fixed times)."""
-        from simulator.decode_kernels import (
+        from simulator.kernels.decode_attention import (
             COMBINE_KIND,
             FP8_KV_KIND,
             ROWS_KIND,
@@ -192,7 +192,7 @@ class DenseAttention(AttentionStrategy):
         # heads of a GQA group that stream the group's K/V again re-read it, from L2 while it fits
         ws = np.where(kv_read > kv_once, reread_working_set(self.kernel, B, Hkv, T, d, kvb, splits=splits), 0.0)
         pairs = ((kind, q <= 1), (rows_kind, q > 1)) if rows_kind != kind else ((kind, None),)
-        if self.kernel in FP8_KV_KIND:   # K/V stored in fp8: another kernel, its own kind (decode_kernels.FP8_KV_KIND)
+        if self.kernel in FP8_KV_KIND:   # K/V stored in fp8: another kernel, its own kind (decode_attention.FP8_KV_KIND)
             fp8 = np.asarray(kvb) < 2.0
             both = lambda w, m: m if w is None else (w & m)  # noqa: E731
             pairs = tuple((k_, both(w_, ~fp8)) for k_, w_ in pairs) + \
@@ -202,7 +202,7 @@ class DenseAttention(AttentionStrategy):
                   bytes_written=np.where(split, partials, out * ACT_BYTES), parallel_units=ctas,
                   serial_iters=iters, reread_bytes=kv_read - kv_once, working_set=ws, dtype=ACT_DTYPE, count=count,
                   where=w_)
-        # the family's own combine kernel (its CTAs and serial split loads: decode_kernels.combine_layout)
+        # the family's own combine kernel (its CTAs and serial split loads: decode_attention.combine_layout)
         comb_ctas, _ = combine_layout(self.kernel, B, q, Hq, splits)
         b.add("attention_combine", COMBINE_KIND.get(self.kernel, kind), flops=3.0 * out * splits, bytes_read=partials,
               bytes_written=out * ACT_BYTES, parallel_units=comb_ctas, serial_iters=comb_iters, dtype="fp32",
@@ -266,7 +266,7 @@ class DenseAttention(AttentionStrategy):
 
     def _fa2_chain_op(self, b, combo, name, ctas, mean_it, max_it, flops, bytes_read, bytes_written, count,
                       where=None):
-        from simulator.decode_kernels import FA2_CTAS_PER_SM
+        from simulator.kernels.decode_attention import FA2_CTAS_PER_SM
 
         slots = float(FA2_CTAS_PER_SM * combo.target.sm_count)
         waves = np.maximum(np.ceil(ctas / slots), 1.0)
@@ -277,7 +277,7 @@ class DenseAttention(AttentionStrategy):
               sync_steps=np.where(one_wave, 0.0, longest - mean_it), dtype=ACT_DTYPE, count=count, where=where)
 
     def _fa2_varlen_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb) -> None:
-        from simulator.decode_kernels import FA2_CTAS_PER_SM, fa2_num_splits
+        from simulator.kernels.decode_attention import FA2_CTAS_PER_SM, fa2_num_splits
 
         count = shape.extra["layers"]
         shp = np.broadcast(B, q, T, Hq, Hkv).shape
