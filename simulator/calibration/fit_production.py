@@ -255,3 +255,65 @@ def first_look(shapes_csv: str | Path, hw: HardwareSpec, out: str | Path) -> pd.
     res["model"] = "first look: source structure; top-k loop round = measured load latency, block GEMM = rowwise terms"
     res.to_csv(out, index=False, float_format="%.4f")
     return res
+
+
+def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
+    """Fit the top-k (SGLang) and block-scaled GEMM kinds on their fit shapes and merge their terms into
+    out_dir/<target>.yaml (other terms kept)."""
+    from simulator.calibration import checks as C
+
+    df = load(data_csv)
+    tk = fit_topk(topk_frame(df), hw)
+    g = gemm_frame(df)
+    bk = fit_block(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    ks, kb = "topk_sglang", "gemm_fp8_block"
+    own = {"cta_slots": {ks: P.CTA_SLOTS["sglang"], kb: 1.0},
+           "iter_us": {ks: tk["iter_us"], kb: bk["iter_us"]}, "iter_l2_us": {ks: tk["iter_l2_us"]},
+           "fixed_us": {ks: tk["fixed_us"], kb: bk["fixed_us"]},
+           "cta_fixed_us": {ks: tk["cta_fixed_us"], kb: bk["cta_fixed_us"]},
+           "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
+           "production_kernels": {
+               "source": f"simulator/calibration/fit_production.py on {Path(data_csv).name} (lab/kernels/"
+                         "measure_production_kernels.py): SGLang's sgl-kernel top-k (kind topk_sglang; resident CTAs "
+                         "from its source) and torch._scaled_mm's 1x128 / 128x128 block-scaled path (cuBLASLt nvjet "
+                         "..._Ablk128_Bvec128 kernel; kind gemm_fp8_block, priced with DeepGEMM's tile structure)",
+               "fit_shapes": {"topk": {k: list(v) for k, v in FIT_TOPK.items()},
+                              "gemm_fp8_block": {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}},
+               "topk_sglang": tk, "gemm_fp8_block": bk}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": (ks, kb), "iter_us": (ks, kb), "iter_l2_us": (ks,), "fixed_us": (ks, kb),
+                                "cta_fixed_us": (ks, kb), "compute": (kb,), "memory": (kb,),
+                                "production_kernels": None})
+    return C.write_checked(p, doc, ""), tk, bk
+
+
+def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec) -> pd.DataFrame:
+    """Per regime: the first look's error (the committed predictions) and the held-out error of the fitted file's
+    terms (fit rows listed apart)."""
+    df = load(data_csv)
+    fl = pd.read_csv(first_look_csv)
+    out = []
+    t = topk_frame(df)
+    keys = ["kernel", "dist", "rows", "n"]
+    m = t.merge(fl[keys + ["pred_us"]], on=keys, how="left")
+    reg = topk_regime(t)
+    fit = topk_fit_mask(t)
+    first = error_table(m["pred_us"], t["median_us"], reg, np.zeros(len(t), bool)).rename(
+        columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
+    held = error_table(predict_topk_us(t, hw, hw.efficiency), t["median_us"], reg, fit)
+    out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
+                          how="left"))
+    g = gemm_frame(df)
+    g = g[g["kernel"] != "bf16"].reset_index(drop=True)
+    gk = ["kernel", "rows", "n", "k"]
+    mg = g.rename(columns={"m": "rows", "kk": "k"}).merge(fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")
+    reg = gemm_regime(g)
+    fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
+    first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
+        columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
+    held = error_table(predict_gemm_us(g, hw, hw.efficiency), g["median_us"], reg, fit)
+    out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
+                          how="left"))
+    res = pd.concat(out, ignore_index=True)
+    res.loc[res["part"] == "fit", ["first_look_med", "first_look_p90", "first_look_signed"]] = np.nan
+    return res
