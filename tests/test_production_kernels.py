@@ -51,3 +51,31 @@ def test_fitted_topk_terms_price_the_measurements():
     t = F.topk_frame(df[(df["family"] == "topk") & (df["n"] <= 65536)])
     err = np.abs(F.predict_topk_us(t, hw, hw.efficiency) / t["median_us"].to_numpy() - 1.0)
     assert np.median(err) < 0.25
+
+
+def test_custom_allreduce_beats_the_ring_at_decode_sizes():
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import allreduce as A
+    from simulator.ops import OpBuilder
+
+    assert list(A.choose("vllm", 8, [16384, 1 << 20, 16 << 20])) == ["oneshot", "twoshot", "nccl"]
+    assert list(A.choose("trtllm", 4, [1 << 19, 2 << 20])) == ["oneshot", "twoshot"]
+    hw = load_hardware("B200")
+    t = {}
+    for eng in ("nccl", "vllm"):
+        b = OpBuilder(1)
+        A.add_allreduce(b, "ar", eng, 16384.0, 8, 1.0)
+        t[eng] = price(b.build(), hw, "graph").sum()
+    assert t["vllm"] < t["nccl"] / 3
+
+
+def test_deepgemm_indexer_schedule():
+    from simulator.kernels import indexer as X
+
+    ctas, chain = X.paged_chain(1, 131072, 132)
+    assert ctas == 132 and chain == 4          # 512 splits over 132 SMs
+    ctas, chain = X.paged_chain(1, 4096, 132)
+    assert ctas == 16 and chain == 1
+    nq, per = X.prefill_chain(8192, 64, 132)
+    assert nq == 4096 and per > 4096 * 16 / 132 / 2
