@@ -53,11 +53,19 @@ from __future__ import annotations
 #: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
 #:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
 #:           CTAs with a per-block chain (calibrated on _quant_rowwise)
+#: topk_sglang  SGLang's sgl-kernel radix top-k (one 1024-thread CTA per row; simulator/kernels/topk_production.py)
+#: topk_trtllm  TensorRT-LLM's indexer top-k topKPerRowJob (512-thread CTAs, split-work on long rows; same module)
+#: gemm_fp8_block  fp8 GEMM with 1 x 128 activation and 128 x 128 weight scales (DeepGEMM's structure:
+#:           simulator/kernels/gemm_fp8.py), calibrated on torch._scaled_mm's blockwise path
+#: indexer_dg  DeepGEMM's fp8 (paged) MQA-logits kernel of the DSA indexer: persistent, one CTA per SM walking its share
+#:           of 256-key work items (simulator/kernels/indexer.py)
+#: allreduce_1shot / allreduce_2shot  engines' custom peer-memory all-reduce (simulator/kernels/allreduce.py)
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
                           "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
                           "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8",
-                          "reduce_max", "copy_broadcast")
+                          "reduce_max", "copy_broadcast", "topk_sglang", "topk_trtllm", "gemm_fp8_block", "indexer_dg",
+                          "allreduce_1shot", "allreduce_2shot")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

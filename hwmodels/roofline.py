@@ -51,6 +51,10 @@ For every op row (one kernel, or `count` identical kernels in sequence):
     collective  = 2 (g-1)/g * bytes / (bw_link * eff_m) + 2 (g-1) * latency_link + fixed + launch
                   (ring all-reduce over g = devices of the op; bytes = the message size per device, in
                   `bytes_read`; latency_link and eff_m, fixed calibrated from NCCL measurements when available)
+    custom all-reduce (kinds allreduce_1shot / allreduce_2shot: engines' peer-memory kernels, simulator/kernels/
+                allreduce.py): one-shot = 2 latency_link + (g-1) * bytes / (bw_link * eff_m) + fixed + launch; two-shot
+                = 3 latency_link + 2 (g-1)/g * bytes / (bw_link * eff_m) + fixed + launch (a barrier = one peer flag
+                store and poll, at least the spec's link latency; eff_m / fixed of the kind, 1.0 / 0 uncalibrated)
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
@@ -75,6 +79,8 @@ import numpy as np
 from hwmodels.errors import SparsesimError
 from hwmodels.opkinds import ALLTOALL, COLLECTIVE, DTYPES, KIND_CODE, KINDS
 from hwmodels.spec import HardwareSpec
+
+ONESHOT, TWOSHOT = KIND_CODE["allreduce_1shot"], KIND_CODE["allreduce_2shot"]
 
 LAUNCH_MODES = ("graph", "eager")
 #: kinds whose re-reads (`reread_bytes`) are a later kernel streaming a tensor that an earlier kernel streamed in the
@@ -237,7 +243,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
 
     is_ring = ops.kind == COLLECTIVE
     is_a2a = ops.kind == ALLTOALL
-    is_coll = is_ring | is_a2a
+    is_one, is_two = ops.kind == ONESHOT, ops.kind == TWOSHOT
+    is_coll = is_ring | is_a2a | is_one | is_two
     if is_coll.any():
         g = np.maximum(ops.devices, 1.0)
         if hw.link_bw_bytes_s is None or hw.link_latency_s is None:
@@ -248,7 +255,12 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         lat = eff.link_latency_s if eff.link_latency_s is not None else (hw.link_latency_s or 0.0)
         ring = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + 2.0 * (g - 1.0) * lat
         a2a = (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, lat, 0.0)
-        memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, memory_s))
+        # a custom kernel's barrier: the spec's link latency (the NCCL fit folds NCCL's own latency into its fixed
+        # term and may leave link_latency_s at 0, which would make a peer round trip free)
+        lat_c = max(lat, hw.link_latency_s or 0.0)
+        one = (g - 1.0) * ops.bytes_read / bw + np.where(g > 1.0, 2.0 * lat_c, 0.0)
+        two = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, 3.0 * lat_c, 0.0)
+        memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, np.where(is_one, one, np.where(is_two, two, memory_s))))
         compute_s = np.where(is_coll, 0.0, compute_s)
         launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)
         fixed = np.where(is_coll & (g <= 1.0), 0.0, fixed)

@@ -190,9 +190,17 @@ class RadixTopk(_Topk):
                           "(histogram + scatter) -> 2 steps = 4 sweeps",
                        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 1 <= v <= 4,
                        "a number of histogram steps in [1, 4] (half-11, 11, 11, 10 bits)"),
+        "kernel": Param("model", "'model' = this pass model (fixed `steps`); 'sglang' / 'trtllm' = the engines' "
+                                 "kernels, passes counted on recorded scores (simulator/kernels/topk_production.py)",
+                        lambda v: v in ("model", "sglang", "trtllm"), "one of model, sglang, trtllm"),
     }
 
     def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+        if self.kernel != "model":
+            from simulator.kernels import topk_production as TP
+            sweeps, gathers = TP.default_passes(self.kernel, length, int(k))
+            TP.add_topk_ops(b, self.kernel, rows, length, float(k), sweeps, gathers, count=layers)
+            return
         add_radix_ops(b, rows, length, k, layers, self.steps)
 
 

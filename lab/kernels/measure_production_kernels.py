@@ -1,0 +1,225 @@
+"""One-GPU campaign for production kernels the model prices from their sources: top-k selection over long score rows
+(torch.topk and SGLang's sgl-kernel radix top-k, built from a copy kept outside the repository) and fp8 GEMMs
+(torch._scaled_mm with per-tensor, per-row and 1x128 / 128x128 block scales) at decode and prefill shapes.
+
+    python lab/kernels/measure_production_kernels.py --out DIR [--lib DIR] [--smoke] [--only topk|gemm]
+
+--lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
+scores_<trace>.npy (recorded score rows: `measure.gvr_rows` of the shipped codegqa traces, log-probabilities, fp16).
+Rows longer than a recorded row are drawn from that row's values with replacement, each value dithered within its fp16
+rounding interval (x * (1 + u * 2^-11), u uniform in [-1, 1)) so that the fp32 rows have no ties that fp16 storage
+made. Writes DIR/production_kernels_<device>_<date>.csv (one row per measurement; family topk | gemm). Timing:
+lab/kernels/_timing.py (CUDA-graph replays after a spin kernel).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _timing as T  # noqa: E402
+
+SCRIPT_VERSION = 1
+TOPK_K = 2048
+#: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
+TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
+TOPK_PREFILL = [(1024, n) for n in (4096, 16384, 65536)]
+TOPK_DISTS = ("recorded", "gaussian", "uniform")
+#: (K, N) of weight GEMMs: Llama-3.1-8B qkv / down, Llama-70B TP8 o / gate-up, DeepSeek-V3 q_b (1536 x 24576) /
+#: kv_a (7168 x 576) / shared expert down (2048 x 7168)
+GEMM_KN = [(4096, 6144), (14336, 4096), (8192, 7168), (1536, 24576), (7168, 576), (2048, 7168)]
+GEMM_M = [1, 16, 64, 256, 1024, 4096]
+
+
+def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
+    rec = None
+    if kind == "recorded":
+        f = lib / "scores_codegqa_16k.npy" if lib else None
+        if f is None or not f.is_file():
+            return None
+        rec = torch.from_numpy(np.load(f).astype(np.float32)).to(dev)
+        rec = [r[~torch.isnan(r)] for r in rec]
+
+    def rows(R: int, N: int) -> torch.Tensor:
+        if kind == "gaussian":
+            return torch.randn(R, N, generator=gen, device=dev)
+        if kind == "uniform":
+            return torch.rand(R, N, generator=gen, device=dev)
+        out = torch.empty(R, N, device=dev)
+        for i in range(R):
+            base = rec[i % len(rec)]
+            idx = torch.randint(0, len(base), (N,), generator=gen, device=dev)
+            u = torch.rand(N, generator=gen, device=dev) * 2.0 - 1.0
+            out[i] = base[idx] * (1.0 + u * 2.0 ** -11)
+        return out
+    return rows
+
+
+def topk_phase(sink, lib: Path | None, smoke: bool):
+    dev = "cuda" if T.cuda() else "cpu"
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(0)
+    sgl = None
+    if T.cuda() and lib is not None and (lib / "sgl_topk.so").is_file():
+        sgl = ctypes.CDLL(str((lib / "sgl_topk.so").resolve()))
+        sgl.sgl_topk_setup.restype = ctypes.c_int
+        sgl.sgl_topk_launch.restype = ctypes.c_int
+        sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
+        rc = sgl.sgl_topk_setup()
+        print(f"sgl_topk setup rc={rc}", flush=True)
+    shapes = TOPK_DECODE + TOPK_PREFILL
+    if smoke:
+        shapes = [(1, 4096), (4, 16384)]
+    for dist in TOPK_DISTS:
+        rows_of = _row_sampler(dist, lib, gen, dev)
+        if rows_of is None:
+            print(f"topk: no recorded rows in {lib}; skipping {dist}", flush=True)
+            continue
+        for R, N in shapes:
+            if dist == "uniform" and (R, N) not in ((1, 16384), (1, 262144), (16, 65536), (128, 16384), (1024, 16384)):
+                continue
+            x = rows_of(R, N)
+            ok = True
+            if sgl is not None:
+                lens = torch.full((R,), N, dtype=torch.int32, device=dev)
+                idx = torch.empty(R, TOPK_K, dtype=torch.int32, device=dev)
+
+                def run_sgl(i, x=x, lens=lens, idx=idx, R=R, N=N):
+                    rc = sgl.sgl_topk_launch(x.data_ptr(), idx.data_ptr(), lens.data_ptr(), R, N,
+                                             torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"sgl_topk launch rc={rc}")
+                try:
+                    run_sgl(0)
+                    torch.cuda.synchronize()
+                    # correctness: the selected set's minimum equals the k-th largest value
+                    kth = torch.topk(x, TOPK_K, dim=1).values[:, -1]
+                    got = torch.gather(x, 1, idx.clamp(min=0).long()).min(dim=1).values
+                    ok = bool(torch.all(got >= kth - 1e-6 * kth.abs().clamp(min=1)).item())
+                    st = T.time_graph(run_sgl)
+                    sink.emit("topk", "sgl_topk", dist, R, N, TOPK_K, st, note="" if ok else "WRONG SELECTION")
+                except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+                    print(f"sgl_topk {dist} {R}x{N}: {e!r}", flush=True)
+            st = T.time_graph(lambda i, x=x: torch.topk(x, TOPK_K, dim=1, sorted=False))
+            sink.emit("topk", "torch_topk", dist, R, N, TOPK_K, st)
+            del x
+            if T.cuda():
+                torch.cuda.empty_cache()
+
+
+def gemm_phase(sink, smoke: bool):
+    dev = "cuda" if T.cuda() else "cpu"
+    if not T.cuda():
+        print("gemm: no CUDA; smoke only checks shapes", flush=True)
+    f8 = torch.float8_e4m3fn
+    kns = GEMM_KN[:1] if smoke else GEMM_KN
+    ms = [1, 64] if smoke else GEMM_M
+    for K, N in kns:
+        w = torch.randn(N, K, device=dev, dtype=torch.bfloat16) * 0.05
+        w8 = w.to(f8) if T.cuda() else None
+        for M in ms:
+            x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
+            st = T.time_graph(lambda i, x=x, w=w: torch.nn.functional.linear(x, w))
+            sink.emit("gemm", "bf16", "", M, N, K, st)
+            if not T.cuda():
+                continue
+            x8 = x.to(f8)
+            one = torch.ones((), device=dev)
+            wt = w8.t()
+            kerns = {
+                "fp8_tensorwise": lambda i: torch._scaled_mm(x8, wt, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+            }
+            sa = torch.ones(M, 1, device=dev)
+            sb = torch.ones(1, N, device=dev)
+            kerns["fp8_rowwise"] = lambda i: torch._scaled_mm(x8, wt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+            # block scales: activation 1 x 128 (M x K/128, K-major as the blockwise path wants: a column-major view),
+            # weight 128 x 128 (K/128 x N/128)
+            if K % 128 == 0 and N % 128 == 0:
+                sa_b = torch.ones(K // 128, M, device=dev).t()
+                sb_b = torch.ones(N // 128, K // 128, device=dev).t()
+                kerns["fp8_block"] = lambda i: torch._scaled_mm(x8, wt, scale_a=sa_b, scale_b=sb_b,
+                                                                out_dtype=torch.bfloat16)
+            for name, fn in kerns.items():
+                try:
+                    st = T.time_graph(fn)
+                    sink.emit("gemm", name, "", M, N, K, st)
+                except Exception as e:  # noqa: BLE001
+                    print(f"gemm {name} M{M} K{K} N{N}: {type(e).__name__}: {str(e)[:160]}", flush=True)
+        del w, w8
+    if T.cuda():
+        # the kernel each scaling mode runs (names only), one shape
+        from torch.profiler import ProfilerActivity, profile
+        K, N = GEMM_KN[0]
+        x8 = torch.randn(64, K, device=dev).to(f8)
+        w8t = torch.randn(N, K, device=dev).to(f8).t()
+        one = torch.ones((), device=dev)
+        tries = {"fp8_tensorwise": (one, one), "fp8_rowwise": (torch.ones(64, 1, device=dev), torch.ones(1, N, device=dev)),
+                 "fp8_block": (torch.ones(K // 128, 64, device=dev).t(), torch.ones(N // 128, K // 128, device=dev).t())}
+        for name, (a, b) in tries.items():
+            try:
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    torch._scaled_mm(x8, w8t, scale_a=a, scale_b=b, out_dtype=torch.bfloat16)
+                    torch.cuda.synchronize()
+                ks = [e.key for e in prof.key_averages() if e.device_type.name == "CUDA"]
+                sink.note(f"kernels {name} (M 64, K {K}, N {N}): {' | '.join(ks)}")
+            except Exception as e:  # noqa: BLE001
+                print(f"profile {name}: {e!r}", flush=True)
+
+
+class Sink:
+    FIELDS = ["family", "kernel", "dist", "rows", "n", "k", "median_us", "p20_us", "p80_us", "calls", "note",
+              "device", "torch", "cuda", "driver", "date", "script_version"]
+
+    def __init__(self, out: Path):
+        self.v = T.versions()
+        slug = self.v["device"].lower().replace(" ", "-")
+        self.path = out / f"production_kernels_{slug}_{dt.date.today().isoformat()}.csv"
+        self.f = open(self.path, "w", newline="")
+        self.w = csv.DictWriter(self.f, fieldnames=self.FIELDS)
+        self.w.writeheader()
+        self.notes = []
+        self.count = 0
+
+    def emit(self, family, kernel, dist, rows, n, k, st, note=""):
+        row = {"family": family, "kernel": kernel, "dist": dist, "rows": rows, "n": n, "k": k,
+               "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4), "p80_us": round(st["p80"], 4),
+               "calls": st["calls"], "note": note, "device": self.v["device"], "torch": self.v["torch"],
+               "cuda": self.v["cuda"], "driver": self.v["driver"], "date": dt.date.today().isoformat(),
+               "script_version": SCRIPT_VERSION}
+        self.w.writerow(row)
+        self.f.flush()
+        self.count += 1   # measurements go to the CSV only: predictions are committed before anyone reads them
+
+    def note(self, text):
+        self.notes.append(text)
+        (self.path.parent / (self.path.stem + "_notes.txt")).write_text("\n".join(self.notes) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--lib", type=Path, default=None)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--only", choices=("topk", "gemm"), default=None)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    sink = Sink(args.out)
+    print(f"versions: {sink.v}", flush=True)
+    if args.only in (None, "gemm"):
+        gemm_phase(sink, args.smoke)
+    if args.only in (None, "topk"):
+        topk_phase(sink, args.lib, args.smoke)
+    print(f"wrote {sink.path} ({sink.count} rows)")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

@@ -1,0 +1,324 @@
+"""Production kernels measured by lab/kernels/measure_production_kernels.py (H100): SGLang's radix top-k (kind
+topk_sglang) and fp8 GEMMs (per-tensor gemm_fp8, per-row gemm_fp8_rowwise: the kinds fitted before on other shapes;
+block-scaled gemm_fp8_block: new). Three steps, in this order:
+
+1. first look  every measured shape priced from the kernels' source structure alone (simulator/kernels/
+               topk_production.py, gemm_fp8.py) with rates the project had before these measurements: the top-k
+               kind's loop round = the measured dependent-load latency (DRAM / L2 pointer chase of the device's fitted
+               latency block), resident CTAs from the source; the block GEMM with the per-row fp8 kernel's fitted terms.
+               `first_look` writes those predictions (committed before the measurements were read).
+2. fit         the new kind's terms (loop round from DRAM / L2, per-launch fixed time, per-wave CTA time) fitted on
+               FIT_TOPK / FIT_GEMM shapes only (least squares on log time).
+3. held out    every other shape judged with the fitted terms, by regime (top-k: decode rows 1-128 / prefill rows 1024;
+               distributions gaussian (fit) / recorded / uniform; GEMM: per-tensor / per-row / block, decode M <= 64 /
+               prefill M >= 256).
+
+Score distributions per top-k shape come from the same recipe the measurement used (recorded rows resampled with
+fp16 dither, gaussian, uniform): `sample_rows` draws SAMPLE_ROWS rows on the CPU and the kernels' pass models count
+their sweeps and gathers (the slowest row of a one-wave launch sets its time; the mean otherwise).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.roofline import price
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.kernels import gemm_fp8 as G
+from simulator.kernels import topk_production as P
+from simulator.shipped import traces_dir
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data"
+SAMPLE_ROWS = 8
+#: the shapes the fit sees; everything else is held out
+FIT_TOPK = {"dist": ("gaussian",), "rows": (1, 128)}
+FIT_GEMM = {"m": (1, 64, 1024), "kn": ((4096, 6144), (14336, 4096), (7168, 576))}
+CSV_NAME = {"sglang": "sgl_topk"}
+TOPK_TERMS = ("iter_us", "iter_l2_us", "fixed_us", "cta_fixed_us")
+
+
+def _recorded_rows() -> list[np.ndarray]:
+    z = np.load(traces_dir() / "attention" / "codegqa_16k_h100_2026-11-22.npz")
+    rows = z["measure.gvr_rows"].astype(np.float32)
+    return [r[~np.isnan(r)] for r in rows]
+
+
+def sample_rows(dist: str, n: int, count: int, seed: int = 0) -> list[np.ndarray]:
+    """`count` rows of length n drawn as lab/kernels/measure_production_kernels.py draws them."""
+    rng = np.random.default_rng(seed)
+    out = []
+    rec = _recorded_rows() if dist == "recorded" else None
+    for i in range(count):
+        if dist == "gaussian":
+            out.append(rng.standard_normal(n).astype(np.float32))
+        elif dist == "uniform":
+            out.append(rng.random(n).astype(np.float32))
+        else:
+            base = rec[i % len(rec)]
+            v = base[rng.integers(0, len(base), n)] * (1.0 + rng.uniform(-1.0, 1.0, n) * 2.0 ** -11)
+            out.append(v.astype(np.float32))
+    return out
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    df = pd.read_csv(path)
+    return df
+
+
+def topk_frame(df: pd.DataFrame, kernel: str = "sglang") -> pd.DataFrame:
+    """The measured rows of one top-k kernel with their pass statistics (module docstring)."""
+    t = df[(df["family"] == "topk") & (df["kernel"] == CSV_NAME[kernel])].copy().reset_index(drop=True)
+    cache: dict = {}
+    sw, ga = [], []
+    for _, r in t.iterrows():
+        key = (r["dist"], int(r["n"]))
+        if key not in cache:
+            cache[key] = P.pass_stats(kernel, sample_rows(r["dist"], int(r["n"]), SAMPLE_ROWS), int(r["k"]))
+        st = cache[key]
+        one_wave = r["rows"] <= P.CTA_SLOTS[kernel] * 132
+        sw.append(st["sweeps_max"] if one_wave else st["sweeps_mean"])
+        ga.append(st["gathers_max"] if one_wave else st["gathers_mean"])
+    t["sweeps"], t["gathers"] = sw, ga
+    return t
+
+
+def topk_regime(t: pd.DataFrame) -> pd.Series:
+    phase = np.where(t["rows"] >= 1024, "prefill rows 1024", "decode rows 1-128")
+    return pd.Series([f"top-k sglang: {p}, {d}" for p, d in zip(phase, t["dist"])], index=t.index)
+
+
+def topk_fit_mask(t: pd.DataFrame) -> np.ndarray:
+    return (t["dist"].isin(FIT_TOPK["dist"]) & t["rows"].isin(FIT_TOPK["rows"])).to_numpy()
+
+
+def predict_topk_us(t: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kernel: str = "sglang") -> np.ndarray:
+    from simulator.ops import OpBuilder
+
+    b = OpBuilder(len(t))
+    P.add_topk_ops(b, kernel, t["rows"].to_numpy(float), t["n"].to_numpy(float), 2048.0, t["sweeps"].to_numpy(float),
+                   t["gathers"].to_numpy(float))
+    ops = b.build()
+    s = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
+    return np.bincount(ops.setting, weights=s, minlength=len(t)) * 1e6
+
+
+def first_look_eff(hw: HardwareSpec, kind: str = "topk_sglang", kernel: str = "sglang") -> Efficiency:
+    """Source-only terms: one resident CTA per SM (SGLang) / 4 (TensorRT-LLM), a loop round = one dependent load
+    (the device's measured DRAM latency; its L2 latency for reads that hit), no fixed time beyond the launch."""
+    e = hw.efficiency
+    return replace(e, cta_slots={**e.cta_slots, kind: P.CTA_SLOTS[kernel]},
+                   iter_s={**e.iter_s, kind: e.dram_latency_s or 0.35e-6},
+                   iter_l2_s={**e.iter_l2_s, kind: e.l2_latency_s or 0.15e-6},
+                   fixed_s={**e.fixed_s, kind: 0.0}, cta_fixed_s={**e.cta_fixed_s, kind: 0.0})
+
+
+def topk_eff_with(hw: HardwareSpec, x, kind: str = "topk_sglang", kernel: str = "sglang") -> Efficiency:
+    e = first_look_eff(hw, kind, kernel)
+    it, it_l2, fx, cf = x
+    return replace(e, iter_s={**e.iter_s, kind: it * 1e-6}, iter_l2_s={**e.iter_l2_s, kind: it_l2 * 1e-6},
+                   fixed_s={**e.fixed_s, kind: fx * 1e-6}, cta_fixed_s={**e.cta_fixed_s, kind: cf * 1e-6})
+
+
+def fit_topk(t: pd.DataFrame, hw: HardwareSpec) -> dict:
+    from scipy.optimize import least_squares
+
+    m = topk_fit_mask(t)
+    y = np.log(t["median_us"].to_numpy(float)[m])
+    sub = t[m]
+
+    def resid(x):
+        return np.log(np.maximum(predict_topk_us(sub, hw, topk_eff_with(hw, x)), 1e-3)) - y
+    r = least_squares(resid, [0.35, 0.15, 2.0, 1.0], bounds=([0.01, 0.01, 0.0, 0.0], [5.0, 5.0, 50.0, 50.0]))
+    return {k: round(float(v), 4) for k, v in zip(TOPK_TERMS, r.x)} | {"fit_rows": int(m.sum()),
+                                                                       "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+# ---- GEMMs --------------------------------------------------------------------------------------------------------
+
+GEMM_KIND = {"fp8_tensorwise": "gemm_fp8", "fp8_rowwise": "gemm_fp8_rowwise", "fp8_block": "gemm_fp8_block",
+             "bf16": "gemm"}
+BLOCK_TERMS = ("compute", "memory", "fixed_us", "cta_fixed_us", "iter_us")
+
+
+def gemm_frame(df: pd.DataFrame) -> pd.DataFrame:
+    g = df[df["family"] == "gemm"].copy().reset_index(drop=True)
+    g = g.rename(columns={"rows": "m", "k": "kk"})
+    g["K"] = g["kk"].astype(float)
+    g["N"] = g["n"].astype(float)
+    return g
+
+
+def gemm_regime(g: pd.DataFrame) -> pd.Series:
+    ph = np.where(g["m"] >= 256, "prefill M>=256", "decode M<=64")
+    return pd.Series([f"GEMM {k}: {p}" for k, p in zip(g["kernel"], ph)], index=g.index)
+
+
+def gemm_fit_mask(g: pd.DataFrame) -> np.ndarray:
+    kn = list(zip(g["K"].astype(int), g["N"].astype(int)))
+    return (g["m"].isin(FIT_GEMM["m"]).to_numpy() & np.array([x in FIT_GEMM["kn"] for x in kn]))
+
+
+def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
+    """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
+    the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8)."""
+    from simulator.layers import fp8_gemm
+    from simulator.ops import OpBuilder
+
+    out = np.zeros(len(g))
+    for kern in g["kernel"].unique():
+        idx = np.flatnonzero((g["kernel"] == kern).to_numpy())
+        sub = g.iloc[idx]
+        m, K, N = sub["m"].to_numpy(float), sub["K"].to_numpy(float), sub["N"].to_numpy(float)
+        if kern == "fp8_block":
+            for j in range(len(sub)):
+                bj = OpBuilder(1)
+                G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
+                ops = bj.build()
+                out[idx[j]] = (price(ops, hw.with_efficiency(eff), "graph").sum() - hw.launch_graph_s) * 1e6
+            continue
+        for j in range(len(sub)):
+            bj = OpBuilder(1)
+            if kern == "bf16":   # simulator.layers.gemm's bf16 op
+                bj.add("g", "gemm", flops=2.0 * m[j] * K[j] * N[j], bytes_read=K[j] * N[j] * 2.0 + m[j] * K[j] * 2.0,
+                       bytes_written=m[j] * N[j] * 2.0, dtype="bf16")
+            else:
+                fp8_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, 1.0, kind=GEMM_KIND[kern])
+            ops = bj.build()
+            t = price(ops, hw.with_efficiency(eff), "graph")
+            out[idx[j]] = (t.sum() - len(t) * hw.launch_graph_s) * 1e6
+    return out
+
+
+def block_first_look_eff(hw: HardwareSpec) -> Efficiency:
+    """The block kind priced with the per-row fp8 kernel's fitted terms (same tile walk, one CTA per SM)."""
+    e = hw.efficiency
+    src = "gemm_fp8_rowwise"
+    return replace(e, compute={**e.compute, "gemm_fp8_block": e.compute[src]},
+                   memory={**e.memory, "gemm_fp8_block": e.memory[src]},
+                   fixed_s={**e.fixed_s, "gemm_fp8_block": e.fixed_s.get(src, 0.0)},
+                   cta_slots={**e.cta_slots, "gemm_fp8_block": 1.0},
+                   cta_fixed_s={**e.cta_fixed_s, "gemm_fp8_block": e.cta_fixed_s.get(src, 0.0)},
+                   iter_s={**e.iter_s, "gemm_fp8_block": e.iter_s.get(src, 0.0) or 1e-9})
+
+
+def block_eff_with(hw: HardwareSpec, x) -> Efficiency:
+    e = block_first_look_eff(hw)
+    c, mem, fx, cf, it = x
+    k = "gemm_fp8_block"
+    return replace(e, compute={**e.compute, k: c}, memory={**e.memory, k: mem}, fixed_s={**e.fixed_s, k: fx * 1e-6},
+                   cta_fixed_s={**e.cta_fixed_s, k: cf * 1e-6}, iter_s={**e.iter_s, k: it * 1e-6})
+
+
+def fit_block(g: pd.DataFrame, hw: HardwareSpec) -> dict:
+    from scipy.optimize import least_squares
+
+    sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
+    sub = g[sel]
+    y = np.log(sub["median_us"].to_numpy(float))
+
+    def resid(x):
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, x)), 1e-3)) - y
+    r = least_squares(resid, [0.8, 0.8, 3.0, 2.0, 0.3], bounds=([0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 5.0]))
+    return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, r.x)} | {"fit_rows": int(sel.sum()),
+                                                                        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def error_table(pred, meas, regime: pd.Series, fit: np.ndarray) -> pd.DataFrame:
+    err = (np.asarray(pred) / np.asarray(meas) - 1.0) * 100.0
+    d = pd.DataFrame({"regime": regime.to_numpy(), "part": np.where(fit, "fit", "held-out"), "err": err})
+    rows = []
+    for (reg, part), s in d.groupby(["regime", "part"]):
+        a = s["err"].abs()
+        rows.append({"regime": reg, "part": part, "n": len(s), "median_abs_pct": round(a.median(), 1),
+                     "p90_abs_pct": round(a.quantile(0.9), 1), "median_signed_pct": round(s["err"].median(), 1)})
+    return pd.DataFrame(rows)
+
+
+def first_look(shapes_csv: str | Path, hw: HardwareSpec, out: str | Path) -> pd.DataFrame:
+    """Price every measured shape from the source structure alone (module docstring, step 1) and write the predictions.
+    Reads only the shape columns of `shapes_csv` (the timings are not loaded)."""
+    cols = ["family", "kernel", "dist", "rows", "n", "k", "device", "date"]
+    df = pd.read_csv(shapes_csv, usecols=cols)
+    df["median_us"] = np.nan
+    t = topk_frame(df)
+    t["pred_us"] = predict_topk_us(t, hw, first_look_eff(hw))
+    g = gemm_frame(df)
+    g = g[g["kernel"] != "bf16"].reset_index(drop=True)
+    eff = block_first_look_eff(hw)
+    g["pred_us"] = predict_gemm_us(g, hw, eff)
+    res = pd.concat([t[["family", "kernel", "dist", "rows", "n", "k", "sweeps", "gathers", "pred_us"]],
+                     g.rename(columns={"m": "rows", "kk": "k"})[["family", "kernel", "dist", "rows", "n", "k",
+                                                                  "pred_us"]]], ignore_index=True)
+    res["model"] = "first look: source structure; top-k loop round = measured load latency, block GEMM = rowwise terms"
+    res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
+    """Fit the top-k (SGLang) and block-scaled GEMM kinds on their fit shapes and merge their terms into
+    out_dir/<target>.yaml (other terms kept)."""
+    from simulator.calibration import checks as C
+
+    df = load(data_csv)
+    tk = fit_topk(topk_frame(df), hw)
+    g = gemm_frame(df)
+    bk = fit_block(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    ks, kb, kt = "topk_sglang", "gemm_fp8_block", "topk_trtllm"
+    # TensorRT-LLM's top-k was not measured: its resident CTAs come from its source, its loop round and fixed times are
+    # SGLang's (ASSUMPTION: the same dependent-load round per iteration; its float4 loads move 4x the values per round)
+    own = {"cta_slots": {ks: P.CTA_SLOTS["sglang"], kb: 1.0, kt: P.CTA_SLOTS["trtllm"]},
+           "iter_us": {ks: tk["iter_us"], kb: bk["iter_us"], kt: tk["iter_us"]},
+           "iter_l2_us": {ks: tk["iter_l2_us"], kt: tk["iter_l2_us"]},
+           "fixed_us": {ks: tk["fixed_us"], kb: bk["fixed_us"], kt: tk["fixed_us"]},
+           "cta_fixed_us": {ks: tk["cta_fixed_us"], kb: bk["cta_fixed_us"], kt: tk["cta_fixed_us"]},
+           "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
+           "production_kernels": {
+               "source": f"simulator/calibration/fit_production.py on {Path(data_csv).name} (lab/kernels/"
+                         "measure_production_kernels.py): SGLang's sgl-kernel top-k (kind topk_sglang; resident CTAs "
+                         "from its source) and torch._scaled_mm's 1x128 / 128x128 block-scaled path (cuBLASLt nvjet "
+                         "..._Ablk128_Bvec128 kernel; kind gemm_fp8_block, priced with DeepGEMM's tile structure)",
+               "fit_shapes": {"topk": {k: list(v) for k, v in FIT_TOPK.items()},
+                              "gemm_fp8_block": {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}},
+               "topk_sglang": tk, "gemm_fp8_block": bk,
+               "topk_trtllm": "not measured: cta_slots from indexerTopK.cu (512 threads, ~24 KiB), loop terms borrowed "
+                              "from topk_sglang (ASSUMPTION)"}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": (ks, kb, kt), "iter_us": (ks, kb, kt), "iter_l2_us": (ks, kt),
+                                "fixed_us": (ks, kb, kt), "cta_fixed_us": (ks, kb, kt), "compute": (kb,), "memory": (kb,),
+                                "production_kernels": None})
+    return C.write_checked(p, doc, ""), tk, bk
+
+
+def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec) -> pd.DataFrame:
+    """Per regime: the first look's error (the committed predictions) and the held-out error of the fitted file's
+    terms (fit rows listed apart)."""
+    df = load(data_csv)
+    fl = pd.read_csv(first_look_csv)
+    out = []
+    t = topk_frame(df)
+    keys = ["kernel", "dist", "rows", "n"]
+    m = t.merge(fl[keys + ["pred_us"]], on=keys, how="left")
+    reg = topk_regime(t)
+    fit = topk_fit_mask(t)
+    first = error_table(m["pred_us"], t["median_us"], reg, np.zeros(len(t), bool)).rename(
+        columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
+    held = error_table(predict_topk_us(t, hw, hw.efficiency), t["median_us"], reg, fit)
+    out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
+                          how="left"))
+    g = gemm_frame(df)
+    g = g[g["kernel"] != "bf16"].reset_index(drop=True)
+    gk = ["kernel", "rows", "n", "k"]
+    mg = g.rename(columns={"m": "rows", "kk": "k"}).merge(fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")
+    reg = gemm_regime(g)
+    fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
+    first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
+        columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
+    held = error_table(predict_gemm_us(g, hw, hw.efficiency), g["median_us"], reg, fit)
+    out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
+                          how="left"))
+    res = pd.concat(out, ignore_index=True)
+    res.loc[res["part"] == "fit", ["first_look_med", "first_look_p90", "first_look_signed"]] = np.nan
+    return res

@@ -1,0 +1,71 @@
+"""Engines' custom all-reduce at decode sizes, modelled from their sources (a kernel, not a ring of NCCL steps).
+
+vLLM (csrc/custom_all_reduce.cuh @ c9eabec7, vllm/distributed/device_communicators/custom_all_reduce.py):
+    one-shot  cross_device_reduce_1stage: a start barrier (each rank stores one flag into every peer's signal buffer,
+              then polls its own: one peer round trip), every rank reads the whole message from every peer over
+              NVLink (16-B loads, fp32 accumulation) and writes the sum; an end barrier (another round trip) before
+              the kernel exits
+    two-shot  cross_device_reduce_2stage: start barrier, reduce-scatter (each rank sums its 1/g slice from every
+              peer into its scratch), a grid-wide barrier across ranks, all-gather (each rank copies the g slices
+              from the peers' scratch): (g-1)/g of the message crosses the links twice
+    launch    512 threads x at most 36 blocks (block_limit = 36)
+    choice    custom all-reduce only below _MAX_CAR_SIZE = 8 MiB (else NCCL); one-shot always at 2 ranks, at <= 4
+              ranks below 512 KiB, at <= 8 ranks below 256 KiB; two-shot above (full NVLink only)
+SGLang runs vLLM's kernel (sgl-kernel's port, the same 8 MiB cap: python/sglang/srt/distributed/device_communicators/
+custom_all_reduce.py).
+TensorRT-LLM (cpp/tensorrt_llm/thop/allreduceOp.cpp, kernels/communicationKernels/allReduceFusionKernels.cu):
+    AUTO picks NCCL above the workspace (getMaxRequiredWorkspaceSize: 16 MB at 2 ranks, 8 MB above, in the versions
+    with that rule) or without NVLink P2P, else a tuned lookup table between one-shot and two-shot; the fused kernel
+    (allreduce_fusion_kernel_oneshot_lamport / _twoshot_sync) also adds the residual and applies RMSNorm, so the
+    next layer's norm kernel disappears. Its MIN_LATENCY rule is one-shot up to kOneShotMaxToken = 128 tokens.
+    The lookup table is not modelled: the older SelectImplementation rule stands in (one-shot at 2 ranks, at <= 4
+    ranks below 1 MiB, at <= 8 ranks below 512 KiB).
+
+Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_2shot):
+    one-shot  = 2 barriers + (g-1) x S / link bandwidth          (each rank pulls g-1 full messages)
+    two-shot  = 3 barriers + 2 (g-1)/g x S / link bandwidth
+    a barrier = one peer flag store and poll: the link latency (the spec's, or the fitted one)
+Not measured here (the campaign lab/kernels/measure_allreduce.py hung on the lent 4 x H100 and wrote nothing): the
+barrier latency and the achieved link bandwidth are the spec's / the NCCL fit's, an ASSUMPTION.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+ENGINES = ("nccl", "vllm", "sglang", "trtllm")
+VLLM_MAX_BYTES = 8 * 1024 * 1024
+
+
+def choose(engine: str, world, nbytes):
+    """'nccl', 'oneshot' or 'twoshot' per message, as each engine's source picks (module docstring)."""
+    g = np.asarray(world, float)
+    s = np.asarray(nbytes, float)
+    if engine == "nccl":
+        return np.full(np.broadcast(g, s).shape, "nccl", dtype=object)
+    if engine in ("vllm", "sglang"):
+        cap = VLLM_MAX_BYTES
+        one = (g <= 2) | ((g <= 4) & (s < 512 * 1024)) | ((g <= 8) & (s < 256 * 1024))
+    elif engine == "trtllm":
+        cap = np.where(g <= 2, 16e6, 8e6)
+        one = (g <= 2) | ((g <= 4) & (s < 1024 * 1024)) | ((g <= 8) & (s < 512 * 1024))
+    else:
+        raise ValueError(f"unknown all-reduce engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    out = np.where(one, "oneshot", "twoshot").astype(object)
+    return np.where(s >= cap, "nccl", out)
+
+
+def fuses_norm(engine: str) -> bool:
+    """TensorRT-LLM's all-reduce fusion adds the residual and applies RMSNorm inside the all-reduce kernel."""
+    return engine == "trtllm"
+
+
+def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None) -> None:
+    """The all-reduce of `nbytes` per rank over `world` ranks as `engine` runs it: one op of kind collective (NCCL's
+    ring), allreduce_1shot or allreduce_2shot per the engine's choice."""
+    pick = choose(engine, world, nbytes)
+    base = np.ones(np.shape(pick), bool) if where is None else np.broadcast_to(np.asarray(where, bool), np.shape(pick))
+    for impl, kind in (("nccl", "collective"), ("oneshot", "allreduce_1shot"), ("twoshot", "allreduce_2shot")):
+        m = (pick == impl) & base
+        if np.any(m):
+            b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world,
+                  where=m if np.ndim(m) else None)

@@ -1,0 +1,85 @@
+"""fp8 GEMMs with block scales (DeepSeek-V3's recipe: one fp32 scale per 1 x 128 activation slice and per 128 x 128
+weight block), modelled on DeepGEMM's SM90 kernel (deepseek-ai/DeepGEMM @ 54e22612: deep_gemm/include/deep_gemm/impls/
+sm90_fp8_gemm_1d2d.cuh, csrc/jit_kernels/heuristics/sm90.hpp).
+
+Structure read from the source:
+    persistent grid    one CTA per SM (get_launch_config: grid = num_sms), 128 TMA-producer threads + 128 (block_m
+                       <= 64) or 256 math threads, walking output tiles block_m x block_n in a tile schedule
+    tiles              block_k = 128 (fp8); block_m from {64, 128} (+16 / 32 when M <= 16 / 32, + 256 for bf16
+                       output), block_n from 16 to 192 in steps of 16 (1D2D kernel: register spills above 192); a
+                       candidate needs >= 3 pipeline stages in 232,448 B of shared memory (>= 4 below 128 x 192)
+    choice             get_layout_info's cost: L1 / L2 bytes per tile x tiles / wave efficiency (tiles / (waves x
+                       SMs)); the smallest wins (block_layout below re-implements that comparison); TMA multicast over
+                       a 2-CTA cluster only when there is more than one wave
+    K loop             every 128-wide K step is one WGMMA chain on the tile, then the math threads scale the partial
+                       sum by scale_a[m] x scale_b[n-block] and add it into fp32 registers ("promotion": block_m x
+                       block_n FMAs on the CUDA cores per K step, which the tensor cores do not overlap within a
+                       warpgroup), so a tile's critical path is ceil(K / 128) such steps; no split-K
+The roofline's wave model prices it (kind gemm_fp8_block): CTAs = tiles, one resident per SM, serial_iters = K steps,
+tile-padded flops (a partial tile multiplies the whole block).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+BLOCK_K = 128
+SMEM_CAPACITY = 232448        # SM90ArchSpec::smem_capacity
+MAX_STAGES = 16
+
+
+def _stages(m: float, n: float, k: float, bm: int, bn: int) -> int:
+    """get_pipeline_config's stage count for a bf16-output 1D2D kernel (smem for C/D, barriers, per-stage A/B/SFA,
+    the extra per-K SFB)."""
+    smem_cd = int(np.ceil(bm * bn * 2 / 1024.0) * 1024)
+    barriers = MAX_STAGES * 8 * 2
+    uniform = 1 if BLOCK_K % bn == 0 else 2
+    extra_sfb = int(np.ceil(np.ceil(k / BLOCK_K) * 4 * uniform / 8.0) * 8)
+    per_stage = bm * BLOCK_K + bn * BLOCK_K + int(np.ceil(bm * 4 / 128.0) * 128)
+    return int(min((SMEM_CAPACITY - smem_cd - barriers - extra_sfb) // per_stage, MAX_STAGES))
+
+
+def block_layout(m: float, n: float, k: float, sms: int) -> tuple[int, int, int]:
+    """(block_m, block_n, cluster) DeepGEMM's SM90 heuristic picks for an fp8 1D2D GEMM [m, k] x [k, n] -> bf16."""
+    bms = [64, 128, 256] + ([16] if m <= 16 else []) + ([32] if m <= 32 else [])
+    bns = [b for b in range(16, 193, 16) if not (b > BLOCK_K and BLOCK_K % (b - BLOCK_K) and b % (b - BLOCK_K))]
+    best, best_cost = (128, 128, 1), None
+    l2_bw = min(64.0 * sms, 8e6 / 1.3e3)
+    l1_bw = 128.0 * sms
+    for cluster in (1, 2):
+        for bm in bms:
+            for bn in bns:
+                if bm > 128 and bn > 128:
+                    continue
+                st = _stages(m, n, k, bm, bn)
+                if st < 3 or (bm * bn < 128 * 192 and st < 4):
+                    continue
+                blocks = np.ceil(m / bm) * np.ceil(n / bn)
+                waves = np.ceil(blocks / sms)
+                if cluster > 1 and waves <= 1:
+                    continue
+                l2_ab = k * (bm / (cluster if cluster == 2 else 1) + bn)
+                l1_ab = k * (bm + bn)
+                l1_tc = k * (max(64, bm) + bn) + bm * bn * 2
+                cd = bm * bn * 2
+                cyc = max((l1_ab + l1_tc + cd) * blocks / l1_bw, (l2_ab + cd) * blocks / l2_bw)
+                cost = cyc / (blocks / (waves * sms))
+                if best_cost is None or cost < best_cost:
+                    best, best_cost = (bm, bn, cluster), cost
+    return best
+
+
+def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0) -> None:
+    """An fp8 block-scaled GEMM [rows, k] x [k, n] -> bf16 as DeepGEMM runs it (module docstring); `sms` is the
+    device's SM count (the persistent grid and the layout heuristic read it at run time)."""
+    r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
+    lay = [block_layout(float(m), n, k, sms) for m in r]
+    bm = np.array([x[0] for x in lay], float)
+    bn = np.array([x[1] for x in lay], float)
+    tiles = np.ceil(r / bm) * np.ceil(n / bn)
+    ksteps = np.ceil(k / BLOCK_K)
+    flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
+    scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
+    shape = np.shape(rows)
+    b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
+          ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
+          serial_iters=np.full(shape, ksteps), dtype="fp8", count=count)

@@ -1,0 +1,53 @@
+"""DeepGEMM's DSA-indexer logits kernels (deepseek-ai/DeepGEMM @ 54e22612), their work decomposition read from the
+source: how query rows and key blocks map to CTAs.
+
+fp8_paged_mqa_logits (decode / verification; csrc/apis/attention.hpp, deep_gemm/include/deep_gemm/impls/
+sm90_fp8_paged_mqa_logits.cuh, scheduler/sm90_paged_mqa_logits.cuh):
+    grid        num_sms persistent CTAs; 128 TMA threads + split_kv / 64 = 4 math warpgroups (split_kv = 256)
+    work items  one (query atom, 256-key split) per item: atoms are next_n rows taken 2 at a time (next_n_atom = 2 when
+                next_n >= 2, else 1), splits = ceil(context / 256) per sequence; get_paged_mqa_logits_metadata (a
+                32-thread kernel SGLang / TensorRT-LLM launch once per step) prefix-sums the items over the batch and
+                gives every SM an equal contiguous share (q or q + 1 items)
+    per item    each math warpgroup takes one 64-key block (block_kv = 64, the cache page) of the split: a TMA load
+                (3-stage pipeline), one WGMMA [next_n x heads, d] x [64, d], ReLU x weight summed over the heads, fp32
+                stores of next_n x 64 logits
+    so          the critical path is ceil(items / SMs) items on one SM: at one query row it grows linearly with the
+                context (132 CTAs walk 512 splits at 128K on an H100) while only items / SMs of the device works at
+                short contexts
+fp8_mqa_logits (prefill, ragged keys per query row; impls/sm90_fp8_mqa_logits.cuh):
+    grid        num_sms persistent CTAs; 128 TMA threads + 512 math threads
+    work items  query blocks of block_q = 128 / heads rows (2 at 64 heads); CTA s takes blocks s, s + SMs, s + 2 SMs, ...
+                and walks each block's key range [min start, max end) in 256-key blocks (block_kv = 256): one WGMMA
+                [block_q x heads, d] x [256, d] per key block, the query block loaded once
+    so          many query rows per CTA (the prefill indexer is one persistent GEMM-like sweep, not one CTA per
+                (row, key block)); a CTA's chain = the key blocks of its query blocks
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SPLIT_KV = 256        # paged kernel: keys per work item (4 warpgroups x block_kv 64)
+BLOCK_KV_PREFILL = 256
+BLOCK_QH = 128        # prefill: block_q x heads
+
+
+def paged_items(batch, context, next_n=1):
+    """Work items of one paged-logits launch (module docstring)."""
+    atoms = np.ceil(np.asarray(next_n, float) / np.where(np.asarray(next_n) >= 2, 2.0, 1.0))
+    return np.asarray(batch, float) * np.ceil(np.asarray(context, float) / SPLIT_KV) * atoms
+
+
+def paged_chain(batch, context, sms: int, next_n=1):
+    """(CTAs with work, items on the busiest SM) of the paged kernel's schedule metadata split."""
+    items = paged_items(batch, context, next_n)
+    return np.minimum(items, sms), np.ceil(items / sms)
+
+
+def prefill_chain(prompt: int, heads: int, sms: int) -> tuple[int, int]:
+    """(query blocks, key blocks on the busiest CTA) of fp8_mqa_logits over one causal prompt: query block j (rows
+    j*bq .. j*bq+bq-1) walks ceil((j+1) * bq / 256) key blocks; CTA s takes blocks s, s + SMs, ..."""
+    bq = BLOCK_QH // heads
+    nq = int(np.ceil(prompt / bq))
+    kv_blocks = np.ceil((np.arange(nq) + 1) * bq / BLOCK_KV_PREFILL)
+    per_cta = np.bincount(np.arange(nq) % sms, weights=kv_blocks, minlength=sms)
+    return nq, int(per_cta.max())

@@ -1,0 +1,218 @@
+"""Production top-k kernels of DSA serving engines, modelled from their sources: how many passes over a row each one
+makes, as a function of the row's score distribution, and what one launch looks like.
+
+SGLang (sgl-kernel/csrc/elementwise/topk.cu, sgl-project/sglang @ 06c48ca8; adapted upstream from tilelang's
+deepseek_v32 topk_selector): k = 2048 fixed, ONE CTA of 1024 threads per row, 128 KiB of dynamic shared memory (one
+resident CTA per SM), scalar 4-byte loads.
+    stage 1   a full sweep: 256-bin histogram of the top byte of each value's fp16 key (sign + 5 exponent + 2 mantissa
+              bits); a prefix sum picks the threshold bin (the one that crosses k)
+    stage 1b  a second full sweep: values above the threshold bin are emitted; those IN it are staged in shared memory
+              (at most 16,384 candidates: SMEM_INPUT_SIZE = 128 KiB / 8) with a histogram of their fp32 key's top byte
+    rounds    up to 4 refinement rounds over the staged candidates, 8 key bits each (fp32 bits 31-24, 23-16, 15-8,
+              7-0): each round re-reads every candidate's score from global memory at its index (a gather) and stages
+              the new threshold bin's members for the next round; the loop ends as soon as the round's threshold bin
+              exactly fills k (`topk == 0`)
+    So: 2 full sweeps always, plus sum over rounds of the candidates gathered; a row no longer than k is copied.
+TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 07339e94): topKPerRowJob, "half - 11 - 11
+- 10 bit iterations", 2048 bins, 512 threads (256 for >= 256 rows of short rows), float4 loads.
+    step 0    histogram of the fp16 key's top 11 bits (a full sweep), prefix scan, threshold bin; a second full sweep
+              emits the values above it and stages the threshold bin's values for a final sort if it holds <= 2048
+    steps 1-3 only while the threshold bin holds > 2048 values (kNumFinalItems): the same two full sweeps over the
+              row on fp32 key bits 31-21, then (values matching the kept prefix only) 20-10, then 9-0
+    final     insertion sort of the staged items (<= 512) or a BlockRadixSort of 2048
+    So: 2 x steps full sweeps, steps = 1 + the number of times the threshold bin still holds more than 2048 values.
+    Dispatch (invokeIndexerTopKDecodeImpl): rows of >= the split-work threshold (65,536 columns at <= 8 rows;
+    200,000 at 9-63; 524,288 at 64-127; never at >= 128 rows) run the fused split-work kernel: numBlocksPerRow CTAs
+    per row (indexerTopKDecodeFusedAuxBlocksPerRow: 10, up to 32 at one row), each the same job on a 1/numBlocks
+    slice, then the last CTA merges numBlocks x k candidates; GVR (the heuristic kernel, simulator.strategies.topk)
+    only with previous indices, > 16,384 columns and > 32 rows; the multi-pass radix path only when the caller passes
+    scratch (not modelled).
+
+Both are priced as one op per launch in the roofline's wave model (hwmodels.roofline `waves`): CTAs = rows (x blocks per
+row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
+one round of loads (each waits for its loads before the next atomics): a full sweep of N values is ceil(N / (threads x
+values per load)) iterations, a gather round of c candidates ceil(c / threads). Bytes: each sweep reads the row (4 B per
+value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
+previous call), so every read is a re-read of a working set of rows x N x 4 B (L2 hits while it fits).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+KERNELS = ("sglang", "trtllm")
+SCORE_BYTES = 4.0
+SECTOR_BYTES = 32.0
+#: SGLang topk.cu constants (see module docstring)
+SGL_TOPK = 2048
+SGL_THREADS = 1024
+SGL_CAND_CAP = 16384          # SMEM_INPUT_SIZE = kSmem / (2 * sizeof(int)), kSmem = 128 KiB
+SGL_ROUNDS = 4
+#: TensorRT-LLM indexerTopK.cu constants
+TRT_THREADS = 512
+TRT_FINAL_ITEMS = 2048        # kNumFinalItems
+TRT_VEC = 4                   # float4 loads (vectorized_process)
+#: resident CTAs per SM, from each kernel's launch: SGLang 1024 threads + 128 KiB dynamic shared memory -> 1 per SM
+#: (228 KiB per SM on sm_90); TensorRT-LLM 512 threads and ~24 KiB -> 4 per SM (2048 resident threads per SM)
+CTA_SLOTS = {"sglang": 1.0, "trtllm": 4.0}
+OP_KIND = {"sglang": "topk_sglang", "trtllm": "topk_trtllm"}
+
+
+def _fp16_key(x: np.ndarray) -> np.ndarray:
+    """Ascending-order 16-bit key of fp16(x) (sign-flipped as both kernels do): larger value -> larger key."""
+    b = x.astype(np.float16).view(np.uint16).astype(np.uint32)
+    return np.where(b & 0x8000, (~b) & 0xFFFF, b | 0x8000)
+
+
+def _fp32_key(x: np.ndarray) -> np.ndarray:
+    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return np.where(b & 0x80000000, (~b) & 0xFFFFFFFF, b | 0x80000000)
+
+
+def _threshold(keys: np.ndarray, bins: int, k: int, past: bool = False) -> tuple[int, int, int]:
+    """Walking bins from the largest key down: (threshold bin, values strictly above it, values in it), the bin where
+    the running count first reaches k (TensorRT-LLM: prefix < k <= prefix + bin), or with `past` first exceeds k
+    (SGLang: suffix(bin) > k >= suffix(bin + 1), so the selection is complete once the values above it number k)."""
+    h = np.bincount(keys.astype(np.int64), minlength=bins)[::-1]
+    c = np.cumsum(h)
+    i = int(np.searchsorted(c, k, side="right" if past else "left"))
+    i = min(i, bins - 1)
+    above = int(c[i] - h[i])
+    return bins - 1 - i, above, int(h[i])
+
+
+def sglang_row(x: np.ndarray, k: int = SGL_TOPK) -> dict:
+    """The passes SGLang's topk.cu makes over one row x (fp32 scores): full sweeps, gathered candidates per round."""
+    n = len(x)
+    if n <= k:
+        return {"sweeps": 0, "gathers": 0, "rounds": 0, "candidates0": 0}
+    k8 = _fp16_key(x) >> 8
+    tb, above, inbin = _threshold(k8, 256, k, past=True)
+    remain = k - above
+    cand = x[k8 == tb]
+    cand0 = len(cand)
+    gathers = rounds = 0
+    if remain > 0:
+        k32 = _fp32_key(cand)
+        for r in range(SGL_ROUNDS):
+            num = min(len(cand), SGL_CAND_CAP)
+            gathers += num
+            rounds += 1
+            sub = ((k32[:num] >> (24 - 8 * r)) & 0xFF)
+            tb, above, inbin = _threshold(sub, 256, remain, past=True)
+            remain -= above
+            if remain == 0 or r == SGL_ROUNDS - 1:
+                break
+            keep = sub == tb
+            cand, k32 = cand[:num][keep], k32[:num][keep]
+    return {"sweeps": 2, "gathers": gathers, "rounds": rounds, "candidates0": cand0}
+
+
+def trtllm_row(x: np.ndarray, k: int = 2048) -> dict:
+    """The steps TensorRT-LLM's topKPerRowJob makes over one row: each step is two full sweeps; a step follows while the
+    threshold bin holds more than kNumFinalItems values; the final sort's item count."""
+    n = len(x)
+    if n <= k:
+        return {"sweeps": 0, "steps": 0, "final_items": 0}
+    k16 = _fp16_key(x) >> 5                          # step 0: fp16 key's top 11 bits
+    tb, above, inbin = _threshold(k16, 2048, k)
+    if inbin <= TRT_FINAL_ITEMS:
+        return {"sweeps": 2, "steps": 1, "final_items": inbin}
+    k32 = _fp32_key(x)
+    remain, mask = k, np.ones(n, bool)               # step 0 promoted nothing (step0WillContinue)
+    steps, final = 1, 0
+    for shift, width in ((21, 11), (10, 11), (0, 10)):
+        steps += 1
+        sub = (k32[mask] >> shift) & ((1 << width) - 1)
+        tb, above, inbin = _threshold(sub, 1 << width, remain)
+        remain -= above
+        if inbin <= TRT_FINAL_ITEMS or shift == 0:
+            final = min(inbin, TRT_FINAL_ITEMS)
+            break
+        sel = np.flatnonzero(mask)[sub == tb]
+        mask = np.zeros(n, bool)
+        mask[sel] = True
+    return {"sweeps": 2 * steps, "steps": steps, "final_items": final}
+
+
+ROW_MODELS = {"sglang": sglang_row, "trtllm": trtllm_row}
+
+
+def trtllm_blocks_per_row(rows, n):
+    """CTAs per row of TensorRT-LLM's decode dispatch (module docstring): 1 below the split-work threshold, else
+    indexerTopKDecodeFusedAuxBlocksPerRow's count."""
+    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    thr = np.where(rows >= 128, np.inf, np.where(rows >= 64, 524 * 1024, np.where(rows > 8, 200_000, 65 * 1024)))
+    nb = np.full(np.broadcast(rows, n).shape, 10.0)
+    one = rows == 1
+    nb = np.where(one, np.maximum(10.0, np.minimum(32.0, np.floor(n / 30000))), nb)
+    nb = np.where((rows == 2) & (n >= 400000), 16.0, nb)
+    nb = np.where((rows == 4) & (n >= 400000), 14.0, nb)
+    nb = np.where((rows == 8) & (n >= 500000), 12.0, nb)
+    return np.where(n >= thr, nb, 1.0)
+
+
+def pass_stats(kernel: str, sample_rows: list[np.ndarray], k: int = 2048) -> dict:
+    """Pass statistics of `kernel` over sampled rows: mean and max of sweeps and gathered candidates (a launch lasts as
+    long as its slowest row within a wave)."""
+    f = ROW_MODELS[kernel]
+    st = [f(x, k) for x in sample_rows]
+    sw = np.array([s["sweeps"] for s in st], float)
+    ga = np.array([s.get("gathers", 0) for s in st], float)
+    return {"sweeps_mean": sw.mean(), "sweeps_max": sw.max(), "gathers_mean": ga.mean(), "gathers_max": ga.max()}
+
+
+def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, where=None) -> None:
+    """One launch of a production top-k kernel as a wave-model op (module docstring): CTAs, serial load rounds on one
+    CTA's critical path, bytes (every read a re-read of the rows the indexer wrote), for `rows` rows of `n` scores
+    making `sweeps` full sweeps and gathering `gathers` candidates per row (from pass_stats or a trace)."""
+    rows = np.asarray(rows, float)
+    n = np.asarray(n, float)
+    if kernel == "sglang":
+        threads, per_load, nb = SGL_THREADS, 1.0, np.ones(np.broadcast(rows, n).shape)
+    elif kernel == "trtllm":
+        threads, per_load, nb = TRT_THREADS, TRT_VEC, trtllm_blocks_per_row(rows, n)
+    else:
+        raise ValueError(f"unknown production top-k kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
+    seg = n / nb
+    iters = sweeps * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
+    merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
+    rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
+    b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
+          bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
+          reread_bytes=rd, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where)
+
+
+#: the score rows production kernels are priced on when no trace is given: the recorded rows of the shipped codegqa
+#: 16K trace (log-probabilities, `measure.gvr_rows`), resampled to the row length with fp16 dither (as measured)
+DEFAULT_SCORE_TRACE = "codegqa_16k_h100_2026-11-22"
+_PASS_CACHE: dict = {}
+
+
+def default_passes(kernel: str, n, k: int = 2048, sample: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """(sweeps, gathers) per row for row lengths `n` on the default recorded scores (max over `sample` sampled rows;
+    lengths rounded to the nearest power of two for the statistic, which moves slowly with n)."""
+    from simulator.shipped import traces_dir
+
+    scalar = np.ndim(n) == 0
+    n = np.atleast_1d(np.asarray(n, float))
+    sw, ga = np.zeros(n.shape), np.zeros(n.shape)
+    for i, v in enumerate(n.flat):
+        p2 = int(2 ** np.clip(np.round(np.log2(max(v, 1.0))), 0, 24))
+        key = (kernel, p2, k)
+        if key not in _PASS_CACHE:
+            if "rows" not in _PASS_CACHE:
+                z = np.load(traces_dir() / "attention" / f"{DEFAULT_SCORE_TRACE}.npz")
+                _PASS_CACHE["rows"] = [r[~np.isnan(r)] for r in z["measure.gvr_rows"].astype(np.float32)]
+            rec = _PASS_CACHE["rows"]
+            rng = np.random.default_rng(p2)
+            rows = []
+            for j in range(sample):
+                base = rec[j % len(rec)]
+                rows.append((base[rng.integers(0, len(base), p2)] * (1.0 + rng.uniform(-1, 1, p2) * 2.0 ** -11))
+                            .astype(np.float32))
+            st = pass_stats(kernel, rows, k)
+            _PASS_CACHE[key] = (st["sweeps_max"], st["gathers_max"])
+        sw.flat[i], ga.flat[i] = _PASS_CACHE[key]
+    if scalar:
+        return float(sw[0]), float(ga[0])
+    return sw, ga

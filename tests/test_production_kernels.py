@@ -1,0 +1,81 @@
+"""Production kernels modelled from their sources: pass counts of the engines' top-k on score distributions, DeepGEMM's
+block-GEMM layout choice, and the fitted H100 terms reproducing the committed held-out accuracy."""
+import numpy as np
+
+from simulator.kernels import gemm_fp8 as G
+from simulator.kernels import topk_production as P
+
+
+def test_sglang_short_row_is_a_copy_and_long_rows_sweep_twice():
+    rng = np.random.default_rng(0)
+    assert P.sglang_row(rng.standard_normal(2048).astype(np.float32))["sweeps"] == 0
+    st = P.sglang_row(rng.standard_normal(65536).astype(np.float32))
+    assert st["sweeps"] == 2 and 1 <= st["rounds"] <= 4
+    # every refinement round gathers at most the staged candidates, and the first at most the shared-memory cap
+    assert 0 < st["gathers"] <= st["rounds"] * P.SGL_CAND_CAP
+
+
+def test_sglang_candidates_follow_the_distribution():
+    """A narrow distribution puts more values in the threshold bin of the fp16 key's top byte than a wide one."""
+    rng = np.random.default_rng(1)
+    wide = P.sglang_row((rng.standard_normal(262144) * 100).astype(np.float32))["candidates0"]
+    narrow = P.sglang_row(rng.random(262144).astype(np.float32))["candidates0"]
+    assert narrow > 4 * wide
+
+
+def test_trtllm_steps_depend_on_the_scores():
+    rng = np.random.default_rng(2)
+    assert P.trtllm_row(rng.standard_normal(16384).astype(np.float32))["steps"] == 1
+    u = P.trtllm_row(rng.random(1 << 18).astype(np.float32))
+    assert u["steps"] >= 2 and u["sweeps"] == 2 * u["steps"]
+
+
+def test_trtllm_split_work_dispatch():
+    nb = P.trtllm_blocks_per_row(np.array([1, 1, 16, 16, 128]), np.array([16384, 1 << 20, 100000, 300000, 1 << 20]))
+    assert list(nb) == [1.0, 32.0, 1.0, 10.0, 1.0]
+
+
+def test_deepgemm_layout_is_legal():
+    for m, n, k in ((1, 6144, 4096), (4096, 7168, 2048), (64, 24576, 1536)):
+        bm, bn, cl = G.block_layout(m, n, k, 132)
+        assert bm in (16, 32, 64, 128, 256) and bn % 16 == 0 and bn <= 192 and cl in (1, 2)
+        assert not (bm > 128 and bn > 128)
+
+
+def test_fitted_topk_terms_price_the_measurements():
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production as F
+
+    hw = load_hardware("H100-SXM")
+    df = F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv")
+    t = F.topk_frame(df[(df["family"] == "topk") & (df["n"] <= 65536)])
+    err = np.abs(F.predict_topk_us(t, hw, hw.efficiency) / t["median_us"].to_numpy() - 1.0)
+    assert np.median(err) < 0.25
+
+
+def test_custom_allreduce_beats_the_ring_at_decode_sizes():
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import allreduce as A
+    from simulator.ops import OpBuilder
+
+    assert list(A.choose("vllm", 8, [16384, 1 << 20, 16 << 20])) == ["oneshot", "twoshot", "nccl"]
+    assert list(A.choose("trtllm", 4, [1 << 19, 2 << 20])) == ["oneshot", "twoshot"]
+    hw = load_hardware("B200")
+    t = {}
+    for eng in ("nccl", "vllm"):
+        b = OpBuilder(1)
+        A.add_allreduce(b, "ar", eng, 16384.0, 8, 1.0)
+        t[eng] = price(b.build(), hw, "graph").sum()
+    assert t["vllm"] < t["nccl"] / 3
+
+
+def test_deepgemm_indexer_schedule():
+    from simulator.kernels import indexer as X
+
+    ctas, chain = X.paged_chain(1, 131072, 132)
+    assert ctas == 132 and chain == 4          # 512 splits over 132 SMs
+    ctas, chain = X.paged_chain(1, 4096, 132)
+    assert ctas == 16 and chain == 1
+    nq, per = X.prefill_chain(8192, 64, 132)
+    assert nq == 4096 and per > 4096 * 16 / 132 / 2
