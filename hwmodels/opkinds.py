@@ -8,7 +8,7 @@ from __future__ import annotations
 
 #: topk      multi-kernel library top-k (torch.topk, sorts): calibrated on torch.topk
 #: topk_cta  one-thread-block-per-row selection kernels (DSA's radix-select and GVR): calibrated on our own
-#:           single-CTA kernels (hwmodels/calibration/measure_topk_cta.py)
+#:           single-CTA kernels (lab/measure_topk_cta.py)
 #: attention the generic decode / prefill attention kernel (calibrated on cuDNN SDPA, continuous split-KV)
 #: attn_*    decode attention of a named kernel family, whose CTAs the strategy counts from the family's own
 #:           split heuristic (simulator/strategies/dense.py `kernel`): attn_cudnn (cuDNN SDPA), attn_fa2
@@ -16,7 +16,7 @@ from __future__ import annotations
 #:           query rows: another kernel, one CTA per query head, one resident per SM), attn_flex (FlexAttention's flex_decoding),
 #:           attn_triton (our Triton split-KV kernel with FA2's heuristic), attn_memeff (memory-efficient
 #:           SDPA: no split-KV, one CTA per query head walks the whole cache); calibrated on
-#:           hwmodels/calibration/measure_regimes.py
+#:           lab/measure_regimes.py
 #: indexer   a DSA-lightning-indexer-like logits kernel, one CTA per (query row, 64 keys)
 #: copy_strided  a broadcast / strided elementwise kernel of plain PyTorch (HF repeat_kv's expand + reshape, a
 #:           [M, K] x [M, 1] or [M, K] x [K] product, rotate_half's neg of a slice and its cat: TensorIterator's

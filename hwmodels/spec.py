@@ -98,7 +98,7 @@ class Efficiency:
         keep the spec's).
     loop_iter_s: time of one iteration of a synchronous paged-scan loop (one CTA of 256 threads issues
         one round of 16-B loads, ~32 KiB, through a block table and waits for them before computing),
-        measured by hwmodels/calibration/measure_latency.py (page_scan) at low occupancy; an op's
+        measured by lab/measure_latency.py (page_scan) at low occupancy; an op's
         `serial_iters` times this is a floor on its device time. None = uncalibrated: no such floor.
     dram_latency_s / l2_latency_s: measured dependent-load (pointer-chase) latency of device memory and
         of L2, for reference and reports (the floor above is measured directly, not built from these).

@@ -21,7 +21,7 @@ from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE, FP8_ACT_QUANT_KERNELS, FP8_GEMM_KIND, LOGIT_BYTES
 
 #: Kernels a plain-PyTorch decoder layer launches for each fused op of an inference engine, as in the
-#: reference step of hwmodels/calibration/measure.py (DecodeModel.step): RoPE on q and on k is 7 kernels
+#: reference step of lab/measure.py (DecodeModel.step): RoPE on q and on k is 7 kernels
 #: each (two products, a difference, two products, a sum, a cat) plus two cache copies; SiLU and the
 #: gate product are two; F.rms_norm is one; and the two residual additions that engines fuse into the
 #: next norm are two more kernels per layer ("residual_add").
@@ -143,7 +143,7 @@ DIV_CAST_FLOPS = 1.5
 
 def eager_quant_ops(b: OpBuilder, rows, k: float, count, sms: int | None = None) -> None:
     """Eager per-token fp8 quantization, x.abs().amax(-1).float().clamp(min).div(448); (x / scale).clamp(-448, 448)
-    .to(float8) (hwmodels/calibration/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
+    .to(float8) (lab/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
     regimes_grids_*_v3.csv quant_eager): abs (vectorized), the row amax (kind reduce_max), three tiny kernels on the
     [rows, 1] scale, x / scale (a broadcast with promotion to fp32, converting element by element: kind cast,
     DIV_CAST_FLOPS per element), clamp (fp32, vectorized) and the cast to fp8 (vectorized). A kernel reading the tensor the kernel

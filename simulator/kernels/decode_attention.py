@@ -16,7 +16,7 @@ fa2             attn_fa2     B * Hkv * ceil(q*G/64) * S            FlashAttentio
                              q > 1: B * Hq * ceil(q/64) * S          2 x SMs, 128-key blocks for d = 128; one
                                                                      split once the CTAs fill 80 % of 2 x SMs)
 triton_splitkv  attn_triton  B * Hkv * S (the q*G rows of a KV       the same heuristic on B * Hkv * ceil(q*G/64)
-                             head packed in one tile)                (hwmodels/calibration/measure_regimes.py)
+                             head packed in one tile)                (lab/measure_regimes.py)
 flex            attn_flex    ceil(q*G/BLOCK_M) * B * Hkv * S          S = 1, MEASURED: torch 2.11's compiled
                                                                      flex_attention ran every (batch, KV head)
                                                                      as one CTA chain over the whole cache
