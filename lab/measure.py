@@ -913,8 +913,9 @@ def summarize(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"),
-                    help="output folder for the CSV (default: data/ beside this script)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "hwmodels",
+                                                  "calibration", "data"),
+                    help="output folder for the CSV (default: the committed data, hwmodels/calibration/data/)")
     ap.add_argument("--only", default="", help="comma-separated families: " + ",".join(FAMILIES))
     ap.add_argument("--quick", action="store_true", help="tiny subset of every family (smoke test)")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (debug only)")

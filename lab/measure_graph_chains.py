@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a kernel costs inside a CUDA graph next to *other* kernels (issue 15 round 5), on one CUDA GPU.
+"""What a kernel costs inside a CUDA graph next to *other* kernels, on one CUDA GPU.
 
     python3 lab/measure_graph_chains.py --out DIR [--no-hf]
     python3 lab/measure_graph_chains.py --out /tmp/x --device cpu   # debug the script

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measurement campaign of issue 15: kernels outside the bandwidth regime, on one CUDA GPU.
+"""Measurement campaign: kernels outside the bandwidth regime, on one CUDA GPU.
 
     python3 lab/measure_regimes.py --out DIR [--only a,b] [--max-minutes 8.5]
     python3 lab/measure_regimes.py --out /tmp/x --device cpu --smoke   # debug the script

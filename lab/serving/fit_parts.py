@@ -24,7 +24,7 @@ builds, priced by hwmodels.roofline):
 The output is the device's shipped fitted file (hwmodels/calibration/fitted/<device>.yaml, kept whole) with the
 attn_fa2 terms replaced and a `serving_parts:` block saying where they come from; benchmarks/des_validation.py
 points SPARSESIM_FITTED_DIR at it. These terms are the varlen call's (padded-tile semantics); the shipped
-attn_fa2 terms belong to the SDPA-called family (notes/ROOFLINE_REQUESTS.md asks to reconcile them).
+attn_fa2 terms belong to the SDPA-called family (reconciling them is an open gap: docs/KNOWN_GAPS.md).
 It also reads the harness's host cost per eager kernel (the `host` rows: launch span / device ops of the same
 forward) for the engine's `serving.step_cost.launch_eager_us`.
 """

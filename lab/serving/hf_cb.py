@@ -14,7 +14,7 @@ per-token timestamps (``record_timestamps``) give first-token and finish times. 
 generation thread is recorded by wrapping ``ContinuousBatchProcessor.prepare_next_batch`` /
 ``update_batch`` and ``ContinuousBatchingManager._generation_step``: the scheduled requests with their query
 tokens and KV prefix, and the host times of scheduling + input/mask preparation, forward + sampling +
-device-to-host copy, and the request update. notes/HF_CB_MODEL.md describes what it does and how the
+device-to-host copy, and the request update. HF_CB_MODEL.md describes what it does and how the
 simulator can (and cannot) express it.
 
 Writes serving_hf_{requests,steps,config}_<gpu>_<date>.csv/json into --out (records.py).
