@@ -36,7 +36,7 @@ PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block si
 class DenseAttention(AttentionStrategy):
     name = "dense"
     description = "full attention over the whole KV cache (FlashAttention / FlashDecoding / FlashMLA)"
-    array_combo = True                 # hooks are array-safe (notes/VECTOR_COMBOS.md)
+    array_combo = True                 # hooks are array-safe (docs/VECTOR_COMBOS.md)
     array_params = ("split_tokens",)
     params = {
         "split_tokens": Param(
