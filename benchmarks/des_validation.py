@@ -4,7 +4,7 @@
     python benchmarks/des_validation.py [--data DIR] [--csv OUT.csv] [--quick]
 
 Reads the committed serving measurements (hwmodels/calibration/data/serving/, made by
-hwmodels/calibration/serving/run_server.py and hf_cb.py; records.py there describes the files) and, for
+lab/serving/run_server.py and hf_cb.py; records.py there describes the files) and, for
 every load level and the Azure slice, replays the SAME requests (the measured arrival times, prompt and output
 lengths) through `simulator.engine.api.simulate` with the configuration the GPU ran, twice:
 
@@ -16,7 +16,7 @@ AFTER   the harness priced as it runs, every input from a measurement that is NO
           varlen FlashAttention-2 call (simulator/strategies/dense.py): split count of the CUDA graph's capture,
           whole-tile compute, the longest row's CTA chain, the swapped path's copies; decode rows beside a prefill
           chunk in the unsplit kernel; prefill chunks in its 128x64 tiles. Its device terms (op kind attn_fa2)
-          come from hwmodels/calibration/serving/fit_parts.py: the FA2 tile rate from the committed prefill_attn
+          come from lab/serving/fit_parts.py: the FA2 tile rate from the committed prefill_attn
           CSV (flash rows >= 4K), the rest from the separate micro-benchmark serving_parts_*.csv (measure_parts.py,
           attn_decode rows); the shipped fit keeps every other term;
         * serving.step_cost.graph_sizes = the run's capture sizes (decode batches padded to the replayed graph);

@@ -1,4 +1,4 @@
-"""A measured HF transformers decode step (hwmodels/calibration/measure_hf_decode.py) against the simulator.
+"""A measured HF transformers decode step (lab/measure_hf_decode.py) against the simulator.
 
 Prints, per committed hf_decode_*.csv and per (attention implementation, batch, context >= 32K), the
 measured step and the simulator's step for the same setting priced as HF runs it: eager launches,

@@ -6,66 +6,45 @@ the layer that must know how to price each entry; strategies only pick from it.
 """
 from __future__ import annotations
 
-#: topk      multi-kernel library top-k (torch.topk, sorts): calibrated on torch.topk
-#: topk_cta  one-thread-block-per-row selection kernels (DSA's radix-select and GVR): calibrated on our own
-#:           single-CTA kernels (hwmodels/calibration/measure_topk_cta.py)
-#: attention the generic decode / prefill attention kernel (calibrated on cuDNN SDPA, continuous split-KV)
-#: attn_*    decode attention of a named kernel family, whose CTAs the strategy counts from the family's own
-#:           split heuristic (simulator/strategies/dense.py `kernel`): attn_cudnn (cuDNN SDPA), attn_fa2
-#:           (FlashAttention-2 split-KV, as SDPA's flash backend), attn_cudnn_rows (cuDNN SDPA with several
-#:           query rows: another kernel, one CTA per query head, one resident per SM), attn_flex (FlexAttention's flex_decoding),
-#:           attn_triton (our Triton split-KV kernel with FA2's heuristic), attn_memeff (memory-efficient
-#:           SDPA: no split-KV, one CTA per query head walks the whole cache); calibrated on
-#:           hwmodels/calibration/measure_regimes.py
-#: indexer   a DSA-lightning-indexer-like logits kernel, one CTA per (query row, 64 keys)
-#: copy_strided  a broadcast / strided elementwise kernel of plain PyTorch (HF repeat_kv's expand + reshape, a
-#:           [M, K] x [M, 1] or [M, K] x [K] product, rotate_half's neg of a slice and its cat: TensorIterator's
-#:           non-vectorized elementwise_kernel<128, 4>), element-rate bound (one flop-equivalent per output element;
-#:           MEASURED 0.23-0.46 T elements/s on the H100, hwmodels/calibration/data/regimes_*_v3.csv ew_kernel)
-#: gemm_fp8_rowwise  fp8 GEMM with per-token x per-channel scales (torch 2.11 / CUDA 13: cuBLASLt's outer-vector-
-#:           scaled nvjet kernel, 128 x 128 tiles, one persistent CTA per SM walking whole tiles over all of K, no
-#:           split-K; MEASURED kernel names and grids), calibrated on torch._scaled_mm rowwise
-#: attn_combine_fa2 / attn_combine_triton / attn_combine_cudnn  the combine kernel of a split-KV decode family
-#:           (FlashAttention-2's splitkv_combine, our Triton combine, cuDNN's lean_reduction): its own fixed,
-#:           per-wave and per-split-load times (simulator/kernels/decode_attention.py COMBINE_KIND)
-#: cast      a dtype-converting kernel of plain PyTorch that converts one element at a time: the up-casting copies
-#:           (fp8 -> bf16, bf16 -> fp32: TensorIterator's unrolled_elementwise_kernel) and broadcast arithmetic on
-#:           mixed dtypes (bf16 [M, K] / fp32 [M, 1]: elementwise_kernel with dynamic casting), element-rate bound
-#:           (MEASURED 0.21-0.33 T elements/s on the H100); narrowing casts are vectorized (kind elementwise)
-#: reduce    a row reduction of plain PyTorch that adds (sum, mean over the last dim: reduce_kernel<512, 1>)
-#: reduce_max  the same reduce_kernel with a maximum (x.amax(-1), torch.max): the same launch configuration, more ALU
-#:           work per value (MaxOps propagates NaN: a compare, a NaN test and a select per value, after the bf16 ->
-#:           fp32 convert; MeanOps one add), so its own iteration / fixed terms (issue 15 round 6: one kind served
-#:           both and priced amax 8-16 % fast, mean 5-12 % slow at the same launch)
-#: attn_triton_fp8kv  our Triton split-KV kernel reading K/V stored in fp8 and converting them in registers: another
-#:           compiled kernel (MEASURED 128 registers and 38 KB shared memory vs 90 / 70 KB: 4 resident CTAs per SM instead
-#:           of 3, regimes_grids_*_v4.csv) with its own iteration time and achieved bandwidth (issue 15 round 3; round 2
-#:           scaled the bf16 kernel's iterations by one factor, which could not fit its latency- and bandwidth-bound corners)
-#: gemm_fp8  fp8 GEMM with per-tensor scales (torch._scaled_mm tensorwise -> cuBLASLt's nvjet kernels, whose tile and
-#:           split-K cuBLASLt's heuristics pick per shape; the split-K reduce is its own op, simulator.layers.fp8_gemm):
-#:           issue 15 round 5 gave it terms of its own, fitted on torch._scaled_mm tensorwise (round 4 priced it with the
-#:           bf16 `gemm` kind's terms, 13 % median error on held-out shapes)
-#: copy_broadcast  transformers' repeat_kv (expand + reshape of one K/V head's row to its query heads): the same
-#:           non-vectorized elementwise_kernel<128, 4> as copy_strided, but its time is set by load latency: each source
-#:           row is loaded from HBM once and re-read by its other copies, which wait on that load when they run at the
-#:           same time (hwmodels.roofline `broadcast`). Its own kind since issue 15 round 7 (as copy_strided, one rate
-#:           per element: 548-614 us for the same 268 M elements, MEASURED over B x T, graph_chains_*_v6.csv)
-#: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
-#:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
-#:           CTAs with a per-block chain (calibrated on _quant_rowwise)
-#: topk_sglang  SGLang's sgl-kernel radix top-k (one 1024-thread CTA per row; simulator/kernels/topk_production.py)
-#: topk_trtllm  TensorRT-LLM's indexer top-k topKPerRowJob (512-thread CTAs, split-work on long rows; same module)
-#: gemm_fp8_block  fp8 GEMM with 1 x 128 activation and 128 x 128 weight scales (DeepGEMM's structure:
-#:           simulator/kernels/gemm_fp8.py), calibrated on torch._scaled_mm's blockwise path
-#: indexer_dg  DeepGEMM's fp8 (paged) MQA-logits kernel of the DSA indexer: persistent, one CTA per SM walking its share
-#:           of 256-key work items (simulator/kernels/indexer.py)
-#: allreduce_1shot / allreduce_2shot  engines' custom peer-memory all-reduce (simulator/kernels/allreduce.py)
-KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
-                          "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
-                          "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
-                          "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8",
-                          "reduce_max", "copy_broadcast", "topk_sglang", "topk_trtllm", "gemm_fp8_block", "indexer_dg",
-                          "allreduce_1shot", "allreduce_2shot")
+#: kind -> what a kernel of that kind is. How each kind is priced is hwmodels.roofline's; which measurement and fit
+#: its terms come from is listed in lab/README.md ("Op kinds").
+KIND_MEANING: dict[str, str] = {
+    "gemm": "a dense matrix multiply (cuBLAS / cuBLASLt in bf16 or fp16; the GEMM of any dtype without a kind of its own)",
+    "attention": "the generic decode / prefill attention kernel (continuous split-KV over the cache)",
+    "gather": "an index gather of selected K/V pages or tokens into a dense buffer",
+    "topk": "a multi-kernel library top-k (torch.topk, sorts)",
+    "elementwise": "a vectorized elementwise kernel (norms, activations, residual adds, narrowing casts)",
+    "collective": "a ring all-reduce over the GPUs of a tensor-parallel group",
+    "copy": "a memory copy (on the device, or between host and device)",
+    "alltoall": "an all-to-all exchange (resharding between TP and DP layouts, expert dispatch)",
+    "topk_cta": "a one-thread-block-per-row top-k selection kernel (DSA's radix select, Guess-Verify-Refine)",
+    "attn_cudnn": "decode attention through cuDNN SDPA, one query row per sequence",
+    "attn_cudnn_rows": "cuDNN SDPA with several query rows per sequence: another kernel, one CTA per query head",
+    "attn_fa2": "FlashAttention-2 decode attention (split-KV as SDPA's flash backend calls it, or the varlen call)",
+    "attn_flex": "FlexAttention's flex_decoding kernel",
+    "attn_triton": "a Triton split-KV decode kernel with FlashAttention-2's split heuristic (lab/measure_regimes.py)",
+    "attn_memeff": "memory-efficient SDPA: no split-KV, one CTA per query head walks the whole cache",
+    "indexer": "a DSA-lightning-indexer-like logits kernel, one CTA per (query row, 64 keys)",
+    "gemm_fp8_rowwise": "an fp8 GEMM with per-token x per-channel scales (persistent CTAs over whole tiles, no split-K)",
+    "copy_strided": "a non-vectorized broadcast / strided elementwise kernel of plain PyTorch, bound by its element rate",
+    "attn_combine_fa2": "FlashAttention-2's split-KV combine kernel (merges the splits' partial outputs)",
+    "attn_combine_triton": "the Triton split-KV kernel's combine kernel",
+    "attn_combine_cudnn": "cuDNN's split-KV combine kernel (lean_reduction)",
+    "cast": "a dtype-widening copy or mixed-dtype broadcast arithmetic of plain PyTorch, bound by its element rate",
+    "reduce": "a row reduction that adds (sum, mean over the last dim: torch's reduce_kernel)",
+    "quant": "a fused per-token fp8 activation quantization, one CTA per row (amax pass, then scale-and-cast pass)",
+    "attn_triton_fp8kv": "the Triton split-KV decode kernel reading fp8 K/V and converting it in registers",
+    "gemm_fp8": "an fp8 GEMM with per-tensor scales (cuBLASLt's kernels; their split-K reduce is an op of its own)",
+    "reduce_max": "a row reduction that takes a maximum (amax, max: torch's reduce_kernel with NaN-propagating compares)",
+    "copy_broadcast": "transformers' repeat_kv copy of one K/V head's rows to its query heads, bound by load latency",
+    "topk_sglang": "SGLang's sgl-kernel radix top-k, one 1024-thread CTA per row (simulator/kernels/topk_production.py)",
+    "topk_trtllm": "TensorRT-LLM's indexer top-k (512-thread CTAs, split work on long rows; simulator/kernels/topk_production.py)",
+    "gemm_fp8_block": "an fp8 GEMM with 1 x 128 activation and 128 x 128 weight scales (DeepGEMM's structure; kernels/gemm_fp8.py)",
+    "indexer_dg": "DeepGEMM's fp8 (paged) MQA-logits kernel of the DSA indexer: persistent CTAs over 256-key work items",
+    "allreduce_1shot": "an engine's custom one-shot peer-memory all-reduce (simulator/kernels/allreduce.py)",
+    "allreduce_2shot": "an engine's custom two-shot (reduce-scatter + all-gather) peer-memory all-reduce",
+}
+KINDS: tuple[str, ...] = tuple(KIND_MEANING)
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -30,8 +30,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 with memory_s' = max(hbm_bytes / (bw_hbm * eff_m), l2_bytes / bw_l2) (no fill_m: too few CTAs show up as the chain
                 instead). l2_bytes = bytes_read + bytes_written (+ spill): every byte, L2 hits included, passes
                 through the L2, whose measured bandwidth bw_l2 (Efficiency.l2_bw_bytes_s, a full-occupancy streaming
-                kernel's) bounds a kernel whose re-reads hit: they are not free (issue 15 round 3: FlashAttention-2
-                verification rows re-read a GQA group's K/V once per query head). Only here, in the wave model: a
+                kernel's) bounds a kernel whose re-reads hit: they are not free (FlashAttention-2 verification rows re-read a GQA
+                group's K/V once per query head). Only here, in the wave model: a
                 full-chip streaming bandwidth says nothing of what one CTA draws from L2 (the single-CTA top-k kernels,
                 `topk_cta`, re-read their row from L2 at a rate their own fit measures); no L2 term when uncalibrated
                 or when the efficiencies are borrowed from another chip (hwmodels.spec). Few CTAs over a long range = one long serial chain per CTA (fp8 K/V halves the bytes

@@ -98,7 +98,7 @@ class Efficiency:
         keep the spec's).
     loop_iter_s: time of one iteration of a synchronous paged-scan loop (one CTA of 256 threads issues
         one round of 16-B loads, ~32 KiB, through a block table and waits for them before computing),
-        measured by hwmodels/calibration/measure_latency.py (page_scan) at low occupancy; an op's
+        measured by lab/measure_latency.py (page_scan) at low occupancy; an op's
         `serial_iters` times this is a floor on its device time. None = uncalibrated: no such floor.
     dram_latency_s / l2_latency_s: measured dependent-load (pointer-chase) latency of device memory and
         of L2, for reference and reports (the floor above is measured directly, not built from these).
@@ -112,8 +112,8 @@ class Efficiency:
     cta_fixed_s[kind]: time each wave of CTAs spends outside its streaming loop (loading Q, initializing,
         reducing and writing its partial output), in seconds; counted once per wave.
     cta_serial_s[kind]: time each CTA adds on its SM that co-resident CTAs do not overlap (launch, prologue and
-        epilogue of a small CTA), in seconds; counted ceil(CTAs / SMs) times (issue 15 round 3: our Triton decode
-        kernel at one or two K/V tiles per CTA costs ~1 us more per CTA per SM, MEASURED 8 to 2048 CTAs,
+        epilogue of a small CTA), in seconds; counted ceil(CTAs / SMs) times (the Triton decode
+        kernel of lab/measure_regimes.py at one or two K/V tiles per CTA costs ~1 us more per CTA per SM, MEASURED 8 to 2048 CTAs,
         regimes_*_v4.csv short corner); absent = 0.
     iter_l2_s[kind]: time of one such iteration when its loads hit in L2 (the share of an op's reads that are
         L2-resident re-reads: its `reread_bytes` x hit / bytes_read); absent = iter_s[kind] whatever the source.

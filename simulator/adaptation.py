@@ -1,7 +1,7 @@
 """Online strategy adaptation for speculative decoding: rank strategy tuples offline, switch per prompt online.
 
-(Moved from simulator/ssv_planner.py: the mechanism is SSV's "profile-guided prompt-adaptive orchestration",
-SSV document "Core Mechanism 3", but nothing in it is specific to SSV's kernels.)
+The mechanism is SSV's "profile-guided prompt-adaptive orchestration" (SSV document "Core Mechanism 3"), but
+nothing in it is specific to SSV's kernels.
 
 Offline: every candidate strategy tuple (speculation x verify kernel x schedule ...) is priced with
 simulator.pricing for each context regime (8K/16K/32K/64K by default) and ranked by expected accepted tokens per

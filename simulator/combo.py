@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _ceil(x):
-    """math.ceil, or np.ceil where `x` is an array (array-valued combos: notes/VECTOR_COMBOS.md)."""
+    """math.ceil, or np.ceil where `x` is an array (array-valued combos: docs/VECTOR_COMBOS.md)."""
     return np.ceil(x) if isinstance(x, np.ndarray) else math.ceil(x)
 
 
@@ -44,7 +44,7 @@ class TargetFacts:
 class Combo:
     """One strategy tuple. Inside a sweep, tuples that share a structure are priced together through ONE
     combo whose `tp` and some strategy parameters are arrays with one value per setting (see
-    notes/VECTOR_COMBOS.md); the per-device properties below then return arrays too."""
+    docs/VECTOR_COMBOS.md); the per-device properties below then return arrays too."""
 
     hardware: HardwareSpec
     model: ModelSpec

@@ -21,7 +21,7 @@ from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE, FP8_ACT_QUANT_KERNELS, FP8_GEMM_KIND, LOGIT_BYTES
 
 #: Kernels a plain-PyTorch decoder layer launches for each fused op of an inference engine, as in the
-#: reference step of hwmodels/calibration/measure.py (DecodeModel.step): RoPE on q and on k is 7 kernels
+#: reference step of lab/measure.py (DecodeModel.step): RoPE on q and on k is 7 kernels
 #: each (two products, a difference, two products, a sum, a cat) plus two cache copies; SiLU and the
 #: gate product are two; F.rms_norm is one; and the two residual additions that engines fuse into the
 #: next norm are two more kernels per layer ("residual_add").
@@ -38,8 +38,8 @@ RESIDUAL_ADDS_PER_LAYER = 2
 #: (nvjet: 7 per layer, HF_SPLIT_OPS); cuBLAS adds a split-K reduce kernel to 5 of them at decode sizes (160
 #: splitKreduce_kernel calls), which are NOT separate ops: the `gemm` kind is fitted to whole torch GEMM calls,
 #: split-K reduce and its graph node included (measure.py / measure_regimes.py time F.linear, and the isolated
-#: o / down projections of the regimes campaign match the model within 2 %); pricing them again double-counted
-#: ~0.35 ms of a 11 ms step (issue 15 round 4, removed though the HF step's error grew: see
+#: o / down projections of the regimes campaign match the model within 2 %); pricing them again would double-count
+#: ~0.35 ms of a 11 ms step (the HF step's error is smaller with that double count: see
 #: benchmarks/calibration_accuracy.py); repeat_kv expands K and V in two copies (repeat_kv_ops); the SDPA call with HF's attention mask adds 3 mask kernels per layer
 #: (where, 2 fills: 32 + 64 in the profile); 115 more per step build the rotary tables and the mask
 #: (arange, long adds, compares, cos / sin, casts). fp8 activation quantization is 8 eager kernels.
@@ -143,7 +143,7 @@ DIV_CAST_FLOPS = 1.5
 
 def eager_quant_ops(b: OpBuilder, rows, k: float, count, sms: int | None = None) -> None:
     """Eager per-token fp8 quantization, x.abs().amax(-1).float().clamp(min).div(448); (x / scale).clamp(-448, 448)
-    .to(float8) (hwmodels/calibration/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
+    .to(float8) (lab/measure_regimes.py _quant_eager), as its 8 kernels (MEASURED kernel list,
     regimes_grids_*_v3.csv quant_eager): abs (vectorized), the row amax (kind reduce_max), three tiny kernels on the
     [rows, 1] scale, x / scale (a broadcast with promotion to fp32, converting element by element: kind cast,
     DIV_CAST_FLOPS per element), clamp (fp32, vectorized) and the cast to fp8 (vectorized). A kernel reading the tensor the kernel
@@ -223,7 +223,7 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
     if kind == "gemm_fp8_rowwise":
         tiles = np.ceil(np.asarray(rows, dtype=np.float64) / 128.0) * np.ceil(n / 128.0)
         extra = {"parallel_units": tiles, "serial_iters": np.ceil(k / 128.0) * np.ones(np.shape(rows))}
-        # every CTA step multiplies a whole 128 x 128 x 128 tile whatever rows are valid (issue 15 round 3: tile
+        # every CTA step multiplies a whole 128 x 128 x 128 tile whatever rows are valid (tile
         # flops; MEASURED 0.35-0.40 us per K step of one CTA at M = 1 over 8-32 tiles, regimes_*_v4.csv gemm_small
         # fp8_rowwise, about the tile's fp8 arithmetic on one SM: 4.2 MFLOP at 1/132 of 1979 TFLOP/s = 0.28 us)
         flops = 2.0 * tiles * 128.0 * 128.0 * np.ceil(k / 128.0) * 128.0
@@ -274,7 +274,7 @@ def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float
 def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None:
     """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM."""
     tp = combo.tp
-    if isinstance(tp, np.ndarray):  # an array-valued combo (notes/VECTOR_COMBOS.md): only where tp > 1
+    if isinstance(tp, np.ndarray):  # an array-valued combo (docs/VECTOR_COMBOS.md): only where tp > 1
         if (tp > 1).any():
             b.add(name, "collective", bytes_read=rows * combo.model.hidden * ACT_BYTES, dtype=ACT_DTYPE,
                   count=count, devices=tp, where=tp > 1)

@@ -11,7 +11,7 @@ How a sweep is priced (`evaluate`):
   groups   inside a chunk, tuples that share a structure (hardware, model, dtypes, ep, attention DP, launch,
            kernels, trace, every strategy's class and its non-array parameters; TP too unless every strategy
            is array-safe) are priced as ONE op table through one combo whose varying fields are arrays
-           with one value per setting (notes/VECTOR_COMBOS.md); the strategy hooks run once per group
+           with one value per setting (docs/VECTOR_COMBOS.md); the strategy hooks run once per group
   pricing  the groups of a chunk that share hardware and launch mode are priced by one roofline call
   table    each chunk yields numeric columns and per-tuple label codes; the result table is built once at
            the end (categorical label columns, np.repeat), or streamed to Parquet chunk by chunk
@@ -212,7 +212,7 @@ def _clone_with(s, arrays: dict):
 def vector_combo(combos_: list[Combo]):
     """For tuples that share a structure (same `_structure_key`): a function tuple_index_array -> Combo whose
     fields that differ between the tuples (tp, array_params) are arrays picked by the index array. Fields
-    that do not differ stay scalars (notes/VECTOR_COMBOS.md)."""
+    that do not differ stay scalars (docs/VECTOR_COMBOS.md)."""
     rep = combos_[0]
     tps = [c.tp for c in combos_]
     tp = np.array(tps, dtype=np.int64) if any(t != tps[0] for t in tps) else None

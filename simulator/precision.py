@@ -27,7 +27,7 @@ LOGIT_BYTES = 4.0
 #: fp8 GEMMs (simulator.layers.gemm with fp8 arithmetic): activations are quantized to fp8 per token by a
 #: kernel of their own before every fp8 GEMM. Kernels that quantization takes: `fused` runtime 1 (one
 #: amax + scale + cast kernel, as vLLM's scaled_fp8_quant / SGLang's per_token_group_quant_fp8 and our Triton
-#: _quant_rowwise in hwmodels/calibration/measure_regimes.py); `unfused` / `hf` runtimes 8 (eager PyTorch:
+#: _quant_rowwise in lab/measure_regimes.py); `unfused` / `hf` runtimes 8 (eager PyTorch:
 #: abs, amax, float, clamp, / 448, x / scale, clamp, to(float8): measure_regimes.py _quant_eager). MEASURED on
 #: the H100 (data/regimes_*.csv, family gemm): 3-5 us one kernel, 16-24 us eager at decode sizes.
 FP8_ACT_QUANT_KERNELS = {"fused": 1, "unfused": 8, "hf": 8}

@@ -84,7 +84,7 @@ PRICE_ROWS = 1 << 16
 @dataclass
 class PricedGroup:
     """The Python half of pricing one combo (scalar, or array-valued over a group of tuples, see
-    notes/VECTOR_COMBOS.md) over `n` settings: its ops, not yet built or priced.
+    docs/VECTOR_COMBOS.md) over `n` settings: its ops, not yet built or priced.
 
     `prefill` holds one prefill per distinct (tuple, prompt) pair; `prefill_inv` maps each setting to its
     row there. `tuple_of` gives each setting's tuple (0..n_tuples-1 inside the group)."""

@@ -8,10 +8,11 @@
      2 orchestration  simulator.{scenario, sections, planner, report, parallel, adaptation, engine.*,
                       planning.*, calibration.*, figures.*}
      3 interface      simulator.{cli, commands.*}
-   GPU measurement scripts under hwmodels/calibration/ that are not part of a package (no __init__.py
-   above them) are standalone tools, not modules of the package, and are not checked.
+   Every .py file under a package is a module of it (no script folders inside the packages).
 2. The seam: strategy modules never read `.hardware` (only `combo.target`, the facts software queries) and
    never import the hardware pricing (hwmodels.spec, hwmodels.roofline).
+3. The GPU lab (lab/ at the repository top: measurement scripts run by path, not installed) sits above
+   everything: nothing in `simulator` or `hwmodels` imports `lab` or one of its scripts' modules.
 """
 import ast
 from pathlib import Path
@@ -42,14 +43,14 @@ def layer_of(module: str) -> int | None:
 
 
 def package_modules(pkg) -> list[tuple[str, Path]]:
-    """(dotted name, file) of every module of the package, following only folders with __init__.py."""
+    """(dotted name, file) of every module of the package; a .py file in a folder without __init__.py fails."""
     root = Path(pkg.__file__).parent
     out = []
     for f in root.rglob("*.py"):
         rel = f.relative_to(root.parent)
         folders = [root.parent.joinpath(*rel.parts[:i]) for i in range(1, len(rel.parts))]
-        if not all((d / "__init__.py").is_file() for d in folders):
-            continue  # a standalone script folder
+        missing = [str(d) for d in folders if not (d / "__init__.py").is_file()]
+        assert not missing, f"{f} is in a folder without __init__.py ({missing[0]}): scripts belong in lab/"
         name = ".".join(rel.with_suffix("").parts)
         out.append((name.removesuffix(".__init__"), f))
     return out
@@ -98,6 +99,17 @@ def test_strategies_never_read_hardware():
         for imp in imports(path, name):
             if imp in ("hwmodels.spec", "hwmodels.roofline") or imp.startswith("hwmodels.calibration"):
                 bad.append(f"{path.name} imports {imp}")
+    assert not bad, "\n".join(bad)
+
+
+#: lab/ beside tests/ (in the checkout, and in .ci/run's copy of the suite)
+LAB = Path(__file__).resolve().parents[1] / "lab"
+
+
+def test_nothing_in_the_packages_imports_the_lab():
+    scripts = {f.stem for f in LAB.rglob("*.py")} if LAB.is_dir() else {"harness"}
+    bad = [f"{name} imports {imp}" for name, path in all_modules() for imp in imports(path, name)
+           if imp.split(".")[0] == "lab" or imp.split(".")[0] in scripts]
     assert not bad, "\n".join(bad)
 
 

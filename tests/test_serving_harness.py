@@ -1,26 +1,25 @@
-"""CPU tests of the serving-calibration harness parts that need no torch (hwmodels/calibration/serving/):
-arrival driving (driver.serve with a fake clock and a fake GPU step), the KV slot arena, the scheduler adapter,
-the workloads, and the measurement files (write/read, composition cells, the committed H100 run).
+"""CPU tests of the serving-calibration harness parts that need no torch (lab/serving/): arrival driving
+(driver.serve with a fake clock and a fake GPU step), the KV slot arena, the scheduler adapter, the workloads, and
+the measurement files (write/read, composition cells, the committed H100 run).
 
-The harness is a folder of GPU scripts run by path, not a package; its torch-free modules are loaded from the
-checkout beside this test file, or from $SPARSESIM_HARNESS_DIR (.ci/run copies the scripts and their data
-there, beside the copied tests, so the suite runs against the installed package). Nothing here imports torch."""
+The harness is a folder of GPU scripts run by path, not part of the package; its torch-free modules are loaded from
+lab/serving/ beside the tests folder (.ci/run copies lab/ beside its copy of the tests, so the suite runs against
+the installed package). The committed serving runs are package data (hwmodels.calibration.DATA_DIR / "serving").
+Nothing here imports torch."""
 from __future__ import annotations
 
 import importlib
 import math
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-_HARNESS = os.environ.get("SPARSESIM_HARNESS_DIR")
-SERVING = (Path(_HARNESS) / "serving" if _HARNESS
-           else Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "serving")
-DATA = (Path(_HARNESS) / "data" / "serving" if _HARNESS
-        else Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "data" / "serving")
+from hwmodels.calibration import DATA_DIR
+
+SERVING = Path(__file__).resolve().parents[1] / "lab" / "serving"
+DATA = DATA_DIR / "serving"
 if not SERVING.is_dir():  # pragma: no cover - the harness is not part of the installed package
     raise RuntimeError(f"harness folder missing: {SERVING}")
 sys.path.insert(0, str(SERVING))
@@ -235,8 +234,6 @@ def test_parts_kernel_inventory_matches_the_unfused_table():
 
 @pytest.mark.skipif(not PARTS.is_file(), reason="micro-benchmark CSV not in this checkout")
 def test_fit_parts_terms_are_physical_and_fit():
-    from hwmodels.calibration import DATA_DIR  # the shipped calibration data (the prefill_attn CSV)
-
     fit_parts = importlib.import_module("fit_parts")
     res = fit_parts.fit(parts_csv=PARTS, prefill_csv=DATA_DIR / fit_parts.PREFILL_CSV.name, log=lambda s: None)
     t = res["terms"]

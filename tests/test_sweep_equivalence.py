@@ -296,7 +296,7 @@ def test_parquet_stream_equals_table(tmp_path):
 
 def test_vector_combo_hooks():
     """An array-valued combo prices each setting as its scalar tuple does (what a strategy declaring
-    array_combo / array_params promises, notes/VECTOR_COMBOS.md)."""
+    array_combo / array_params promises, docs/VECTOR_COMBOS.md)."""
     from simulator.pricing import build_group, finish_groups, price_combo
 
     sc = _scenario("bench_dense")

@@ -1,9 +1,10 @@
-"""GPU measurements and fitted efficiency files (the hardware layer's part of calibration).
+"""Measured GPU data and the fitted efficiency files made from it (package data, no code).
 
-The measurement scripts (`measure*.py`, `csvout.py`, `topk_cta_kernels.cu`) run by path on a CUDA machine
-and need only PyTorch (and CuPy for the top-k kernels); their CSVs live in `data/`, the fitted efficiency
-files that `hwmodels.spec` loads in `fitted/`. Fitting needs the simulator's op accounting, so the fitting
-code lives one layer up, in `simulator.calibration` (`hwmodels` never imports `simulator`).
+`data/` holds the committed measurement CSVs (and the serving runs under `data/serving/`) that the lab's GPU
+scripts wrote (lab/ at the repository top, not part of the installed package; lab/README.md lists every campaign,
+its script, its files here and its fitter); `fitted/` holds the efficiency files that `hwmodels.spec` loads. The
+fitters (`sparsesim calibrate fit*`, simulator.calibration) and `sparsesim calibrate report` read `data/` through
+DATA_DIR, so a user of the installed package can refit and check every shipped number.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Self-contained CUDA timing for the lab/kernels campaigns (the method of hwmodels/calibration/measure_regimes.py v4):
+"""Self-contained CUDA timing for the lab/kernels campaigns (the method of lab/measure_regimes.py v4):
 calls captured back to back in a CUDA graph, a spin kernel before every timed replay so the events bracket device time
 only, the median of several replays divided by the calls. On a machine without CUDA it times the eager call on the CPU
 (smoke runs only: such numbers are never committed)."""

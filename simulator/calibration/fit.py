@@ -16,7 +16,7 @@ of predicted / measured time (relative error), on the fit part of the data only:
                              its own kernel family (attn_cudnn / attn_fa2 ..., fit-regimes' terms)
   paged_attn   gather        memory[gather], fixed_us[gather]   (the attention part: FA2's family, as above)
   topk         (not fitted)  torch.topk's kind `topk` belongs to `calibrate fit-regimes` (measure_regimes.py's rows,
-                             issue 15: one owner; its fit reaches 7.7 / 17.8 % held-out on its campaign and 17 / 36 % on
+                             its one owner; its fit reaches 7.7 / 17.8 % held-out on its campaign and 17 / 36 % on
                              this CSV's topk rows, a fresh fit here 17 / 28 % on its own rows and 12 / 19 % on the
                              other campaign's held-out rows); this CSV's topk rows are not in this fit's tables
   elementwise  elementwise   memory[elementwise], fixed_us[elementwise]
@@ -91,7 +91,7 @@ ATTN_BACKEND = "cudnn+gqa_native"
 CROSS_BACKEND = "flash+gqa_native"
 #: measure.py's SDPA backend (its name before '+gqa_...'; gathered attention: after 'index_select + ') -> the
 #: dense `kernel` family that prices its rows when they do not calibrate kind `attention`
-#: (simulator/kernels/decode_attention.py, issue 15: each backend is its own kernel, with its own split rule, tiles and
+#: (simulator/kernels/decode_attention.py: each backend is its own kernel, with its own split rule, tiles and
 #: combine kernel; fitted by `calibrate fit-regimes`). The rows priced here are cudnn+gqa_native and
 #: flash+gqa_native (decode / verification) and flash+gqa_native (gathered attention); a backend not in this
 #: map would stay on the generic model. Not priced at all, as before: the *+gqa_none rows (K/V expanded to
@@ -246,7 +246,7 @@ def _add_attention(b, df: pd.DataFrame, sel: np.ndarray, ctx_col: str, sms: int)
         generic model (kernel 'generic', kind `attention`), as they were fitted;
       * every other row (verification on cuDNN, the FA2 cross-check, FA2's gathered attention): its backend's
         kernel family (BACKEND_FAMILY: kinds attn_cudnn / attn_cudnn_rows / attn_fa2 and their combine
-        kernels): another kernel than the one `attention` describes (issue 15's kernel families), priced by
+        kernels): another kernel than the one `attention` describes (the kernel families), priced by
         the terms `calibrate fit-regimes` fitted for it; a backend without a family stays generic."""
     if not sel.any():
         return

@@ -1,4 +1,4 @@
-"""Fit and check the kernel model outside the bandwidth regime (issue 15) on measure_regimes.py CSVs.
+"""Fit and check the kernel model outside the bandwidth regime on measure_regimes.py CSVs.
 
 Every measured row is turned into the Op rows the simulator itself emits for that kernel (decode attention
 through `attention: dense` with `kernel: <family>`, GEMMs and quantization through simulator.layers, torch.topk
@@ -26,7 +26,7 @@ Fitted per op kind on its fit rows only; WHOLE shape families are held out of ev
                                     dequantization, the HF step
   gemm fp8                          fitted on the qkv / gate_up / down shapes; held out: o (4096 x 4096) and
                                     70b_tp8_qkv (8192 x 1280)
-  torch.topk                        kind topk (its one owner since issue 15 round 2): fitted on rows 1 / 8 / 32 / 512;
+  torch.topk                        kind topk (its one owner): fitted on rows 1 / 8 / 32 / 512;
                                     held out: rows 2 and 128; measure.py's topk rows are an independent check
   indexer                           fitted on 16 and 64 heads (fp8 keys); held out: 32 heads
   hf_step                           never fitted: the HF Llama step is priced from the other kinds' terms
@@ -284,7 +284,7 @@ def _grid_kind(g: pd.DataFrame) -> np.ndarray:
     out[(fam == "gemm_grid") & (kern == "quant_triton") & has("_quant_rowwise")] = "quant"   # v4
     out[(fam == "indexer_grid") & has("_indexer_fwd")] = "indexer"                           # v4
     out[(fam == "reduce_grid") & has("reduce_kernel")] = "reduce"                            # v4
-    out[(fam == "reduce_grid") & has("reduce_kernel") & has("MaxNan")] = "reduce_max"        # round 6
+    out[(fam == "reduce_grid") & has("reduce_kernel") & has("MaxNan")] = "reduce_max"        # v4
     return out
 
 
@@ -490,7 +490,8 @@ def reduce_grid_ops(b, df: pd.DataFrame, sel: np.ndarray, sms: int = 132) -> Non
 
 def build(df: pd.DataFrame, model: str = "after", sms: int = 132):
     """The Op table (one setting per row) of this module's kernel model (`model` is kept for callers; only
-    'after' exists: the round-1 numbers are a stored table, benchmarks/calibration_accuracy.py)."""
+    'after' exists: the first kernel model's accuracy is a stored table, regimes_round1_accuracy_*.csv, which
+    benchmarks/calibration_accuracy.py prints)."""
     from simulator.layers import act_quant, fp8_gemm, hf_rmsnorm_ops
     from simulator.ops import OpBuilder
     from simulator.precision import ACT_BYTES, FP8_ACT_QUANT_KERNELS
@@ -685,8 +686,8 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
         # kernels of ew_kernel; length 14336 held out)
         "reduce": (_sel(df, "reduce_grid", "mean_fp32") | (ew & (ewk == "reduce")),
                    _wave_params("reduce", 0.5) + [("iter_l2_us.reduce", 0.2, 0.01, 20.0)]),
-        # the maxima, the same way on their own rows (round 6: a kind of their own, the same reduce_kernel launch with
-        # MaxOps' ALU work per value)
+        # the maxima, the same way on their own rows (a kind of their own: the same reduce_kernel launch with more ALU
+        # work per value, MaxOps)
         "reduce_max": (_sel(df, "reduce_grid", "amax_bf16") | (ew & (ewk == "reduce_max")),
                        _wave_params("reduce_max", 0.5) + [("iter_l2_us.reduce_max", 0.2, 0.01, 20.0)]),
         # the two other eager kinds jointly: their single kernels and the HF modules built of them (the HF step,
@@ -701,7 +702,7 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
                                                   ("fixed_us.attn_combine_triton", 1.0, 0.0, 20.0)]),
         "attn_triton": (rows["decode:triton_splitkv"] | rows["verify:triton_splitkv"] | rows["split_sweep"],
                         _wave_params("attn_triton") + [("cta_serial_us.attn_triton", 0.5, 0.0, 10.0)]),
-        # the fp8-KV kernel (round 3: a kind of its own): its bandwidth, iteration and fixed times on the fp8 rows of
+        # the fp8-KV kernel (a kind of its own: another compiled kernel): its bandwidth, iteration and fixed times on the fp8 rows of
         # heads 32/8 and 8/1 (64/8 held out); its tile arithmetic is the bf16 kernel's (compute copied from attn_triton)
         "attn_triton_fp8kv": (fp8kv_fit_rows(df), [p for p in _wave_params("attn_triton_fp8kv")
                                                    if not p[0].startswith("compute.")]),
@@ -711,12 +712,12 @@ def fit_sets(df: pd.DataFrame) -> dict[str, tuple[np.ndarray, list[tuple]]]:
         "attn_memeff": (rows["decode:memeff"], _wave_params("attn_memeff")),
         "attn_flex": (rows["decode:flex"], _wave_params("attn_flex") + [("cta_slots.attn_flex", 2.0, 0.5, 8.0)]),
         # the rowwise fp8 GEMM: its CTAs' chain is their tile arithmetic (tile flops at the compute efficiency, in
-        # waves of one CTA per SM: simulator.layers.fp8_gemm), so no separate iteration time (round 3; round 2 fitted
-        # one, which then duplicated the tile arithmetic)
+        # waves of one CTA per SM: simulator.layers.fp8_gemm), so no separate iteration time (one would
+        # duplicate the tile arithmetic)
         "gemm_fp8_rowwise": (_sel(df, "gemm", "fp8_rowwise") | _sel(df, "gemm_small", "fp8_rowwise"),
                              [p for p in _wave_params("gemm_fp8_rowwise", 0.5)
                                                                if not p[0].startswith("iter_us.")]),
-        # the per-tensor fp8 GEMM (cuBLASLt, round 5: terms of its own, fitted on whole calls with the split-K reduce
+        # the per-tensor fp8 GEMM (cuBLASLt: terms of its own, fitted on whole calls with the split-K reduce
         # priced as its own kernel where simulator.layers.splitk_reduce says cuBLASLt splits)
         "gemm_fp8": (_sel(df, "gemm", "fp8_tensorwise") | _sel(df, "gemm_small", "fp8_tensorwise"),
                      [("compute.gemm_fp8", 0.6, 0.05, 1.0), ("memory.gemm_fp8", 0.8, 0.3, 1.0),
@@ -741,8 +742,8 @@ INT32_MAX = float(2**31 - 1)
 
 def beyond_32bit_indexing(df: pd.DataFrame) -> np.ndarray:
     """Single eager kernels (ew_kernel) with an operand of more than INT32_MAX bytes: PyTorch splits them into several
-    kernels, which the one-kernel accounting of EW_KERNELS does not describe; they are checked, never fitted (round 5:
-    repeat_kv at T 262144 writes exactly 2^31 bytes and ran 11 % slower than the fit of the other sizes, pulling the
+    kernels, which the one-kernel accounting of EW_KERNELS does not describe; they are checked, never fitted
+    (repeat_kv at T 262144 writes exactly 2^31 bytes and ran 11 % slower than the fit of the other sizes, pulling the
     copy_strided bandwidth down by ~5 % and the HF step at B 8, T 8192 up)."""
     kern = df["kernel"].to_numpy()
     e = np.where(kern == "repeat_kv", df["batch"].fillna(1) * df["heads"].fillna(1) * df["context"].fillna(1)
@@ -836,7 +837,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
     wave = ("attn_triton", "attn_fa2", "attn_cudnn", "attn_cudnn_rows", "attn_memeff", "gemm_fp8_rowwise", "reduce",
             "reduce_max", "attn_triton_fp8kv")
     for kind, (rows, params) in fit_sets(df).items():
-        if kind in wave and f"cta_slots.{kind}" not in fixed:   # no launch-grid profile: fitted, as in round 1
+        if kind in wave and f"cta_slots.{kind}" not in fixed:   # no launch-grid profile: fitted
             params = params + [(f"cta_slots.{kind}", 2.0, 0.5, 8.0)]
         copied = {}
         if kind == "attn_triton_fp8kv":   # the same tile arithmetic as the bf16 kernel
@@ -934,7 +935,7 @@ def part_of(df: pd.DataFrame) -> np.ndarray:
 
 def evaluate(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, _unused: Efficiency | None = None) -> pd.DataFrame:
     """Predicted vs measured per timed graph row, with regime, part (fit / held-out / check) and op kind (the
-    fourth argument, the round-1 `before` model, is gone: round 1's table is stored, calibration_accuracy.py)."""
+    fourth argument is unused: the first kernel model's table is stored, regimes_round1_accuracy_*.csv)."""
     out = df.copy()
     hw_m = replace(hw.with_efficiency(eff), launch_graph_s=eff.launch_graph_s or hw.launch_graph_s)
     ops = build(df, "after", hw.units)

@@ -3,7 +3,7 @@
 DSA decode ranks each row of indexer logits in ONE thread block (TensorRT-LLM indexer_topk_decode; the
 GVR document), a different kernel class from torch.topk's multi-kernel radix select (op kind 'topk',
 fitted by fit.py), so the op kind 'topk_cta' is calibrated on kernels of that class: our own radix-select and
-Guess-Verify-Refine kernels (hwmodels/calibration/topk_cta_kernels.cu), one CTA of 512 threads per row,
+Guess-Verify-Refine kernels (lab/topk_cta_kernels.cu), one CTA of 512 threads per row,
 timed on the device with the number of full-row sweeps each launch actually made (a launch lasts as long
 as its slowest row: `sweeps_max` in the note).
 

@@ -68,7 +68,7 @@ def cmd_calibrate(args) -> int:
     if args.action == "report":
         return _report(args)
     if not args.target:
-        what = {"fit": "the measured CSV (from hwmodels/calibration/measure.py)",
+        what = {"fit": "the measured CSV (from lab/measure.py)",
                 "fit-links": "measure_collectives.py CSVs (several GPU counts)",
                 "fit-latency": "a measure_latency.py CSV", "fit-topk": "a measure_topk_cta.py CSV",
                 "fit-prefill": "a measure_prefill_attn.py CSV",

@@ -71,7 +71,7 @@ def cmd_hw(args) -> int:
             assumed.discard(k)
     if e.link_latency_s is not None:
         vals["interconnect.latency_us"] = f"{e.link_latency_s * 1e6:.1f} us"
-        sources["interconnect.latency_us"] = ("from calibration (NCCL measurements, hwmodels/calibration/fit_links.py; "
+        sources["interconnect.latency_us"] = ("from calibration (NCCL measurements, simulator/calibration/fit_links.py; "
                                               "fixed per-collective cost below)")
         assumed.discard("interconnect.latency_us")
     _print_sourced(sources, assumed, vals)

@@ -7,5 +7,5 @@
     api.py         simulate(config, requests, seed) -> SimResult, for the CLI and the planner
     results.py     per-request table, summary, time series; plots.py: latency CDFs and timelines
 
-notes/SCHEDULER_POLICY.md and notes/ENGINE_API.md document the policy and the API.
+docs/SCHEDULER_POLICY.md and docs/ENGINE_API.md document the policy and the API.
 """

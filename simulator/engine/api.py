@@ -1,4 +1,4 @@
-"""The engine as a function, for `sparsesim simulate` and the capacity planner (notes/ENGINE_API.md).
+"""The engine as a function, for `sparsesim simulate` and the capacity planner (docs/ENGINE_API.md).
 
     from simulator.engine.api import simulate, load_source
     res = simulate(config, requests=None, seed=None)     # config: a ServingConfig (Scenario.serving)

@@ -19,7 +19,7 @@
           strategies: {attention: dense, speculation: none, kv_policy: full, kv_dtype: bf16, weight_dtype: native}
           role: mixed                    # mixed | prefill | decode (disaggregated pools)
       router: least_outstanding_tokens   # round_robin | least_outstanding_tokens | prefix_aware
-      scheduler:                         # vLLM knobs (notes/SCHEDULER_POLICY.md); auto = vLLM's default
+      scheduler:                         # vLLM knobs (docs/SCHEDULER_POLICY.md); auto = vLLM's default
         max_num_batched_tokens: auto     #  8192 on >= 70 GiB GPUs other than A100, else 2048
         max_num_seqs: auto               #  1024 / 256 likewise
         block_size: 16

@@ -9,7 +9,7 @@ Pure Python, no simpy, no pricing: the discrete-event engine (simulator.engine.s
     ... run (or price) the step ...
     events = sched.step_done(plan, now, accepted=None)   # first tokens, finished requests
 
-The policy, the API and every default with its source are written down in notes/SCHEDULER_POLICY.md.
+The policy, the API and every default with its source are written down in docs/SCHEDULER_POLICY.md.
 What was taken from vLLM (github.com/vllm-project/vllm; files read through the stored index, 2026):
 
   vllm/v1/core/sched/scheduler.py  Scheduler.schedule(): one token budget (max_num_batched_tokens) per step;
@@ -61,7 +61,7 @@ import numpy as np
 
 from hwmodels.errors import SparsesimError
 
-#: vLLM defaults (sources in notes/SCHEDULER_POLICY.md): CacheConfig.DEFAULT_BLOCK_SIZE = 16
+#: vLLM defaults (sources in docs/SCHEDULER_POLICY.md): CacheConfig.DEFAULT_BLOCK_SIZE = 16
 #: (vllm/config/cache.py); EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py) for the OpenAI API
 #: server on a GPU with >= 70 GiB that is not an A100 (H100, H200, B200, MI300X): max_num_batched_tokens
 #: 8192 and max_num_seqs 1024; on smaller GPUs and A100: 2048 and 256.

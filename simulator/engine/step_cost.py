@@ -46,7 +46,7 @@ up to ~1e-2 on single steps, where a jump in batch moves with the context betwee
 the surfaces prices a few ten thousand settings in one vectorized call per group (0.1-2 s); steps are then
 table lookups.
 
-Serving-harness terms (serving.step_cost, notes/ENGINE_API.md): `graph_sizes` pads a pure decode step to the
+Serving-harness terms (serving.step_cost, docs/ENGINE_API.md): `graph_sizes` pads a pure decode step to the
 smallest captured CUDA-graph batch (padding rows: one query row attending one token; body, head and attention at
 the padded batch). An attention whose decode ops read StepShape.extra["ctx_max"] (the batch's longest attended
 context; dense fa2_call: varlen) is priced per step instead of from the (batch, mean) surfaces, memoized on a
@@ -528,7 +528,7 @@ class StepCostModel:
 
     #: the KV length a decode batch is priced at: "mean" (the rows' mean attended length: split-KV kernels
     #: balance work over the batch) or "max" (the longest row's: a kernel without split-KV, e.g. FlashAttention-2
-    #: varlen once batch x heads fills the SMs, lasts as long as its longest request — notes/ENGINE_REQUESTS.md 2)
+    #: varlen once batch x heads fills the SMs, lasts as long as its longest request)
     decode_context = "mean"
 
     def _dec_ctx(self, plan) -> float:

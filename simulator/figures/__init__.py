@@ -10,7 +10,7 @@
 A scenario names the reproductions it prints with `targets: [name, ...]`; `sparsesim run` and
 `sparsesim figures run` print them after the run, write reproduction.csv and each reproduction's PNGs.
 A reproduction attached to a scenario it does not fit stops with one line (ScenarioError) naming the
-scenario and what the reproduction needs. The contract is in notes/FIGURES_FRAMEWORK.md.
+scenario and what the reproduction needs. The contract is in docs/FIGURES_FRAMEWORK.md.
 """
 from __future__ import annotations
 

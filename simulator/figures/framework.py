@@ -21,7 +21,7 @@ A reproduction is a declarative list of `Quantity` rows over the shared helpers 
                  marked (simulator/figures/render.py), plus the reproduction's own `plots`; returns the paths
                  written (the CLI prints them)
 Paper values are the document's printed numbers, never recomputed. Notes are callables evaluated with the
-quantities, so every number in them is computed. The contract is written out in notes/FIGURES_FRAMEWORK.md.
+quantities, so every number in them is computed. The contract is written out in docs/FIGURES_FRAMEWORK.md.
 """
 from __future__ import annotations
 

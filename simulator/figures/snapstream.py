@@ -18,8 +18,8 @@ How the SN40L deployment of sec. 4 is modeled (paper values in snapstream.yaml; 
                  sec. 4.2: 'both sections are implemented using fusion and spatial dataflow, as shown in Figure 6'):
                  its time is the largest of its summed demands on each resource - compute, HBM, P2P links - plus one
                  kernel call (PIPELINED); op by op in sequence is shown beside (SEQUENTIAL). This is op-level
-                 arithmetic on the roofline's per-op terms (hwmodels.roofline.Priced); the roofline request is in
-                 notes/ROOFLINE_REQUESTS.md.
+                 arithmetic on the roofline's per-op terms (hwmodels.roofline.Priced); a roofline term for it is
+                 a known gap (docs/KNOWN_GAPS.md).
   routed experts each TP16 socket reads its 1/16 slice of every expert the batch's tokens route to (the uniform-
                  routing expected distinct count, simulator.layers): sec. 4.2 'weights for each expert are loaded
                  only once'. A static graph that streams every expert each step (fixed shapes, sec. 2.3) is shown

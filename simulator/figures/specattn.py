@@ -312,8 +312,8 @@ def notes(x: Ctx) -> list:
     return [plan,
             "FlashInfer's plan() per sparse layer per round (flashinfer/sparse.py BlockSparseAttentionWrapper.plan @ "
             "b15947096): indices.max().item() and indptr.to('cpu') are device-to-host reads that drain the queue; "
-            "the model prices them as ops at the eager launch cost (a host-sync term is requested in "
-            "notes/ROOFLINE_REQUESTS.md)",
+            "the model prices them as ops at the eager launch cost (a host-sync term is a known gap: "
+            "docs/KNOWN_GAPS.md)",
             "absolute tokens/s: RTX-4090 peaks scaled by the H100 calibration, eager launches at the H100 host's "
             "measured cost, plain-PyTorch kernel counts (kernels: unfused); HF-style per-layer Python time beyond "
             "the launches is not modeled"]

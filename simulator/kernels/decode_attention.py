@@ -16,7 +16,7 @@ fa2             attn_fa2     B * Hkv * ceil(q*G/64) * S            FlashAttentio
                              q > 1: B * Hq * ceil(q/64) * S          2 x SMs, 128-key blocks for d = 128; one
                                                                      split once the CTAs fill 80 % of 2 x SMs)
 triton_splitkv  attn_triton  B * Hkv * S (the q*G rows of a KV       the same heuristic on B * Hkv * ceil(q*G/64)
-                             head packed in one tile)                (hwmodels/calibration/measure_regimes.py)
+                             head packed in one tile)                (lab/measure_regimes.py)
 flex            attn_flex    ceil(q*G/BLOCK_M) * B * Hkv * S          S = 1, MEASURED: torch 2.11's compiled
                                                                      flex_attention ran every (batch, KV head)
                                                                      as one CTA chain over the whole cache
@@ -55,8 +55,7 @@ memeff has no GQA: the caller expands K/V to every query head (HF's repeat_kv, o
 timing), so its Hq streams are distinct memory and none of them is served by L2.
 For several query rows FA2 and cuDNN (q > 1) stream K/V once per query head; the other heads of a GQA group
 re-read the same K/V (`reread_bytes`): FA2 from L2 when its launch splits the KV range (the heads of a group run
-together) and not at all when it does not (round 3, MEASURED on the v4 campaign: `reread_working_set`; round 2 took
-the whole batch's K/V as the working set), cuDNN always (working set = the groups' tiles in flight: MEASURED, it moves
+together) and not at all when it does not (MEASURED on the v4 campaign: `reread_working_set`), cuDNN always (working set = the groups' tiles in flight: MEASURED, it moves
 5.5 TB/s of per-head K/V at every batch, so the heads of a group run together). The re-reads that hit are not free:
 every byte passes through the L2 at its measured bandwidth (hwmodels.roofline, Efficiency.l2_bw_bytes_s).
 """
@@ -77,9 +76,9 @@ FA2_COMBINE_ROWS = 4.0
 CUDNN_COMBINE_SPLITS = 4.0
 #: family -> the op kind of its kernel when K/V are stored in fp8 and converted to bf16 in the kernel's registers: a
 #: kernel of its own (its resident CTAs from its registers and shared memory, its own iteration time and bandwidth,
-#: fitted by simulator/calibration/fit_regimes.py on the fp8-KV rows of heads 8/1 and 32/8, 64/8 held out). Round 2
-#: scaled the bf16 kernel's serial iterations by one fitted factor (1.94), which could not represent both the
-#: latency-bound corner (~1.1 x bf16) and the bandwidth-bound one (the fp8 kernel reaches ~2.5 TB/s on half the bytes)
+#: fitted by simulator/calibration/fit_regimes.py on the fp8-KV rows of heads 8/1 and 32/8, 64/8 held out). One
+#: factor on the bf16 kernel's serial iterations (fitted: 1.94) cannot represent both the latency-bound corner
+#: (~1.1 x bf16) and the bandwidth-bound one (the fp8 kernel reaches ~2.5 TB/s on half the bytes)
 FP8_KV_KIND = {"triton_splitkv": "attn_triton_fp8kv"}
 #: cuDNN's decode split rule (MEASURED, module docstring): the CTA target 2 x SMs, at most 64 splits, at least 8
 CUDNN_MAX_SPLITS, CUDNN_MIN_SPLITS = 64.0, 8.0
@@ -91,7 +90,7 @@ FAMILIES = {
                                 "torch 2.11 is not recorded)"),
     "cudnn": ("attn_cudnn", 128.0, "ASSUMPTION: 128-key tiles, as FlashAttention-2"),
     "memeff": ("attn_memeff", 128.0, "MEASURED kernel name fmha_cutlassF_bf16_aligned_64x128_rf_sm80 (64 queries x 128 "
-                                     "keys per block, regimes_grids_*_v4.csv; round 2 assumed 64 keys): its times step "
+                                     "keys per block, regimes_grids_*_v4.csv): its times step "
                                      "every 128 cached tokens"),
 }
 #: FlashAttention-2: query rows per CTA tile in the split-KV kernels (flash_api.cpp num_m_blocks: 64)
@@ -200,7 +199,7 @@ def reread_working_set(family: str, B, Hkv, T, d, kvb, tile: float = 128.0, spli
     if family == "cudnn":
         return inflight
     if family == "fa2" and splits is not None:
-        # FlashAttention-2 with several query rows (issue 15 round 3, MEASURED on regimes_*_v4.csv verify_attn): a
+        # FlashAttention-2 with several query rows (MEASURED on regimes_*_v4.csv verify_attn): a
         # split launch (grid z = batch x heads, heads fastest: the heads of a group start together) re-reads the
         # group's K/V from L2 at any batch (32 / 8 heads at B = 4, T = 32K: 2.15 GB of per-head K/V in 420 us, 5.1
         # TB/s, 4 x HBM's); an unsplit one (grid y = batch, z = heads) re-reads none of it, even when the batch's

@@ -22,7 +22,7 @@ from simulator.strategies.base import (
 class NoSpeculation(SpeculationStrategy):
     name = "none"
     description = "autoregressive decoding: one token per step"
-    array_combo = True  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)
 
     def round_plan(self, combo, batch, context) -> RoundPlan:
         return RoundPlan(query_rows=1, tokens_per_round=1.0)
@@ -32,7 +32,7 @@ class NoSpeculation(SpeculationStrategy):
 class NoTopk(TopkStrategy):
     name = "none"
     description = "no top-k selection"
-    array_combo = True  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)
     selects = False
 
 
@@ -40,11 +40,11 @@ class NoTopk(TopkStrategy):
 class NoSchedule(ScheduleStrategy):
     name = "none"
     description = "every layer runs the same attention kernel"
-    array_combo = True  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)
 
 
 @register
 class FullKV(KVPolicyStrategy):
     name = "full"
     description = "the KV cache keeps every token"
-    array_combo = True  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)

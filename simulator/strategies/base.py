@@ -91,7 +91,7 @@ class Strategy:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
-    #: Sweeps price tuples that share a structure as one op table (notes/VECTOR_COMBOS.md): with
+    #: Sweeps price tuples that share a structure as one op table (docs/VECTOR_COMBOS.md): with
     #: array_combo = True every hook accepts a combo whose `tp` (and per-device head counts) are arrays with one
     #: value per setting; the params named in array_params may be such arrays too. Off by default: the
     #: strategy is then priced one tuple at a time, as before.

@@ -38,7 +38,7 @@ csrc/fused_attention/sparse_utils/KVPageSelector and omniserve/modeling/layers/d
                    values = 16 x 16 B), 4 pages per thread per loop iteration (K_LOOP_UNROLL = 4), the page's
                    block found through the block table, then a __syncthreads and the q.max / q.min products:
                    serial_iters = ceil(T / N_L / (4 * 256 / (d / 8))) synchronous loop iterations, priced by
-                   the roofline's loop floor (the measured paged-scan iteration time, hwmodels/calibration/
+                   the roofline's loop floor (the measured paged-scan iteration time, lab/
                    measure_latency.py). The statistics are fp16 (`half *k_cache_stats_max_ptr`) whatever the
                    KV dtype; the query heads of a group re-read their KV head's statistics (L2 re-reads).
   after it         eager PyTorch in `dynamic_select_topk_pages`: a max over the logical pages of each

@@ -36,7 +36,7 @@ PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block si
 class DenseAttention(AttentionStrategy):
     name = "dense"
     description = "full attention over the whole KV cache (FlashAttention / FlashDecoding / FlashMLA)"
-    array_combo = True                 # hooks are array-safe (notes/VECTOR_COMBOS.md)
+    array_combo = True                 # hooks are array-safe (docs/VECTOR_COMBOS.md)
     array_params = ("split_tokens",)
     params = {
         "split_tokens": Param(
@@ -71,14 +71,14 @@ class DenseAttention(AttentionStrategy):
                        "waves of resident CTAs (simulator/kernels/decode_attention.py: fa2 = FlashAttention-2 / SDPA flash, "
                        "triton_splitkv = our Triton kernel with FA2's split rule, flex = FlexAttention, cudnn = cuDNN "
                        "SDPA, memeff = memory-efficient SDPA without split-KV); calibrated by "
-                       "hwmodels/calibration/measure_regimes.py (H100)",
+                       "lab/measure_regimes.py (H100)",
             lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff"),
             "generic | fa2 | triton_splitkv | flex | cudnn | memeff"),
         # --- how FlashAttention-2 is called (serving-validation helper, issue 12; see _fa2_varlen_decode_ops) ---
         "fa2_call": Param(
             "sdpa", "sdpa: FlashAttention-2 as SDPA calls it (kernel: fa2 above). varlen: torch's varlen "
                     "_flash_attention_forward over a token-packed batch, as vLLM-v1-style engines and our serving "
-                    "harness (hwmodels/calibration/serving/model_torch.py) call it: split-KV only for batches of one "
+                    "harness (lab/serving/model_torch.py) call it: split-KV only for batches of one "
                     "query row per sequence (GQA group swapped into the rows, 3 copy kernels), otherwise the "
                     "unsplit forward kernel with one CTA per (sequence, query head, 128 query rows) even for a decode "
                     "row beside a prefill chunk; every CTA iteration computes a whole 128x64 (64x128 split) tile "

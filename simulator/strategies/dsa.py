@@ -39,7 +39,7 @@ LOGIT_BYTES = 4.0         # the indexer writes fp32 logits (indexer_topk_decode 
 
 #: --- kernel model (calibration helper, issue 15) ---
 #: Keys per CTA of the decode indexer-logits kernel. ASSUMPTION: 64, the tile of the indexer kernel we measured
-#: (hwmodels/calibration/measure_regimes.py _indexer_fwd: one CTA per (query row, 64 keys), all heads) and of
+#: (lab/measure_regimes.py _indexer_fwd: one CTA per (query row, 64 keys), all heads) and of
 #: DeepGEMM's paged MQA-logits kernel's KV block (block_kv = 64, ASSUMPTION from its default config). At one
 #: query row and a short context the kernel has R x N / 64 CTAs - fewer than the SMs - so its time grows with
 #: N at low parallelism; op kind 'indexer' (calibrated on those measurements: wave model of hwmodels.roofline).

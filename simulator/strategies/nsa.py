@@ -73,7 +73,7 @@ class NativeSparseAttention(AttentionStrategy):
     name = "nsa"
     description = "Native Sparse Attention: compression + top-n block selection + sliding window, gated"
     routes_blocks = True
-    array_combo = True                  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_combo = True                  # array-safe hooks (docs/VECTOR_COMBOS.md)
     array_params = ("top_n", "window")
     params = {
         "block": Param(32, f"{NSA_SEC41}: compression block size l = 32", _pos_int, "an integer >= 1"),

@@ -30,7 +30,7 @@ def _is_vector(v) -> bool:
 @register
 class RefreshReuse(ScheduleStrategy):
     name = "refresh_reuse"
-    array_combo = True                  # array-safe (notes/VECTOR_COMBOS.md)
+    array_combo = True                  # array-safe (docs/VECTOR_COMBOS.md)
     array_params = ("refresh_every",)
     description = "SSV refresh/reuse: refresh layers route + partial fusion, reuse layers one fused kernel"
     params = {

@@ -27,7 +27,7 @@ sequences), the ops this strategy adds to the target's verification forward:
                           (plan_d2h). Each is priced as an op by the roofline (eager: at least the host's launch
                           cost). The drain itself (the host waits for all queued work, then issues the plan and
                           the layer's kernels while the device idles) is the host time those ops carry; a
-                          roofline term for a host sync is requested in notes/ROOFLINE_REQUESTS.md.
+                          roofline term for a host sync is a known gap (docs/KNOWN_GAPS.md).
   attention               verification over the kept fraction (1 - kv_reduction) of the KV for the sparse
                           layers (dense pricing over the kept tokens), full attention for the first
                           `full_layers` layers (paper sec. 4.1: the first 2 layers use full attention)

@@ -96,7 +96,7 @@ COMMON_PARAMS = {
 class _Speculative(SpeculationStrategy):
     """Shared round arithmetic; subclasses say how one draft forward is priced."""
 
-    array_combo = True  # hooks accept array-valued combo.tp (notes/VECTOR_COMBOS.md)
+    array_combo = True  # hooks accept array-valued combo.tp (docs/VECTOR_COMBOS.md)
 
     def tree_shape(self) -> TreeShape | None:
         t = self.tree

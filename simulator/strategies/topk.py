@@ -15,7 +15,7 @@ occupancy term prices a batch-1 row on one SM. Work the roofline cannot see as b
 atomics, in-shared-memory refinement and sorts) is written as instruction work in flop-equivalents
 (`flops`, fp32): one SM-cycle of vector work = 256 flop-equivalents (128 FP32 lanes x 2 per SM on
 SM80-SM100: CUDA C++ Programming Guide, arithmetic-instruction throughput table). radix and gvr are op kind
-'topk_cta' (one-CTA-per-row kernels, calibrated on our own such kernels: hwmodels/calibration/
+'topk_cta' (one-CTA-per-row kernels, calibrated on our own such kernels: lab/
 measure_topk_cta.py, fit_topk_cta.py); sort and torch_topk are kind 'topk' (calibrated on torch.topk). The
 sweeps re-read logits the indexer just wrote, from L2 while rows x N x 4 B fits (`reread_bytes`). The
 constants below are per element; three are measured (HIST_ATOMIC_FLOPS, GVR_FIXED_FLOPS,
@@ -36,7 +36,7 @@ gvr (Guess-Verify-Refine, one fused kernel gvrTopKKernel, one CTA per row):
                  costing a 32-B sector; block reduction to pmin / pmax / pmean
     P2 verify    S secant count passes over the row (no atomics: per-thread counters + block reduce).
                  S is a DISTRIBUTION: `kernel_passes` replays our measured kernel's secant rule
-                 (hwmodels/calibration/topk_cta_kernels.cu, "the production's secant step"); run on Gaussian
+                 (lab/topk_cta_kernels.cu, "the production's secant step"); run on Gaussian
                  AR(1) rows it gives the shipped pass table (data/gvr_passes.csv, per row length, correlation
                  and k; agrees with our kernel measured on H100/H200 to ~0.06 passes, tests/test_topk.py). The
                  overlap the kernel sees (shifted: preIdx + 1; the raw one stands in when only it is known)
@@ -206,7 +206,7 @@ class RadixTopk(_Topk):
 
 # ---- GVR -----------------------------------------------------------------------------------------------
 #: Phase-2 secant target count per k: TensorRT-LLM heuristic_topk.cuh GvrParams<float, K>::kFTarget, as quoted
-#: by hwmodels/calibration/measure_topk_cta.py GVR_TARGET (K=512: 512, K=1024: 3072, K=2048: 3072).
+#: by lab/measure_topk_cta.py GVR_TARGET (K=512: 512, K=1024: 3072, K=2048: 3072).
 GVR_TARGET = {512: 512, 1024: 3072, 2048: 3072}
 #: secant passes before the bisection fallback (topk_cta_kernels.cu GVR_MAX_SECANT)
 GVR_MAX_SECANT = 12
@@ -229,7 +229,7 @@ def _key_inv(key: np.ndarray) -> np.ndarray:
 def kernel_passes(rows, pred, k: int, capacity: int = GVR_CAPACITY, target: int | None = None,
                   max_secant: int = GVR_MAX_SECANT) -> np.ndarray:
     """Phase-2 count passes of GVR for each row of `rows` [R, N] (fp32 scores) with predicted indices `pred`
-    [R, M] — the rule of the project's measured kernel, hwmodels/calibration/topk_cta_kernels.cu gvr_topk
+    [R, M] — the rule of the project's measured kernel, lab/topk_cta_kernels.cu gvr_topk
     (P2, "the production's secant step"), vectorized over rows:
       T0 = pmean of the predicted scores, bracket [pmin, pmax] with initial counts c(pmin) = M + M/4,
       c(pmax) = 1; a pass counts c(T) = #{x >= T}; stop when k <= c <= capacity; otherwise move the bracket
@@ -311,7 +311,7 @@ def secant_search(scores: np.ndarray, predicted: np.ndarray, k: int, capacity: i
 
 # ---- the pass table: synthetic Gaussian rows through kernel_passes, precomputed and shipped -------------
 #: Rows are standard normal; the current step's scores are rho * prev + sqrt(1 - rho^2) * noise (the AR(1)
-#: drift ASSUMPTION; the same generator as hwmodels/calibration/measure_topk_cta.py), preIdx = the top-k of
+#: drift ASSUMPTION; the same generator as lab/measure_topk_cta.py), preIdx = the top-k of
 #: prev ('previous') or k uniform positions ('random'). Each cell holds the histogram of phase-2 passes over
 #: PASS_TABLE_ROWS rows and the measured mean raw overlap |top-k(cur) & preIdx| / k. Built by
 #: `python -c "from simulator.strategies.topk import build_pass_table; build_pass_table()"` (~2 min); read in ~10 ms.

@@ -114,14 +114,14 @@ def _is_gamma_map(v) -> bool:
 class NoVerifyKernel(VerifyKernelStrategy):
     name = "none"
     description = "no speculative verification kernel: each row loads its own selected blocks (as per_query)"
-    array_combo = True  # array-safe hooks (notes/VECTOR_COMBOS.md)
+    array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)
 
     def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         return per_query_loads(R, S)
 
 
 class _VerifyKernel(VerifyKernelStrategy):
-    array_combo = True  # hooks accept array-valued combo.tp (notes/VECTOR_COMBOS.md)
+    array_combo = True  # hooks accept array-valued combo.tp (docs/VECTOR_COMBOS.md)
 
     def refuse(self, combo):
         if combo.speculation.draft_tokens == 0:
@@ -163,7 +163,7 @@ class DenseUnion(_VerifyKernel):
 @register
 class SSVGrouped(_VerifyKernel):
     name = "ssv"
-    array_params = ("group",)  # loads() is array-safe in C (notes/VECTOR_COMBOS.md)
+    array_params = ("group",)  # loads() is array-safe in C (docs/VECTOR_COMBOS.md)
     description = "SSV overlap-aware grouped kernel: groups of C rows load their merged (exact) or shared (approx) blocks once"
     params = {
         "group": Param(4, "SSV document's worked f_load example (C = 4)",
@@ -251,7 +251,7 @@ class SSVGrouped(_VerifyKernel):
 
     def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
         R = np.asarray(R, dtype=np.float64)
-        C = self.group * 1.0  # float(group); an array of them in a sweep group (notes/VECTOR_COMBOS.md)
+        C = self.group * 1.0  # float(group); an array of them in a sweep group (docs/VECTOR_COMBOS.md)
         full = np.floor(R / C)
         rem = R - full * C
         groups = full + (rem > 0)

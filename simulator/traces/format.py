@@ -67,7 +67,7 @@ MAX_MEMBERS = 512
 MAX_META_BYTES = 1 << 20
 SOURCES = ("recorded", "synthetic")
 UNITS = ("token", "block", "page")
-#: policy kinds (what each selects: see simulator/traces/policies.py)
+#: policy kinds (what each selects: the recorder's policies, simulator/traces/recorder.py)
 KINDS = ("token_topk", "block_topn", "page_topk", "snapkv", "topp", "window")
 #: axis names a measure may use; their lengths come from the trace's shape or from meta["coords"]; an axis
 #: named free_* (e.g. free_row) may have any length

@@ -212,7 +212,7 @@ BY_NAME: dict[str, Stat] = {s.name: s for s in CATALOG}
 
 
 def catalog_markdown() -> str:
-    """The catalog as a Markdown table (notes/TRACE_STATS_API.md is generated from it)."""
+    """The catalog as a Markdown table (docs/TRACE_STATS_API.md is generated from it)."""
     lines = ["| name | axes | unit | meaning | seed document | consumer |", "|---|---|---|---|---|---|"]
     for s in CATALOG:
         lines.append(f"| `{s.name}` | {' x '.join(s.axes) or 'scalar'} | {s.unit} | {s.meaning} | {s.seed} | "

@@ -13,9 +13,9 @@ measurement; columns are described in README.md beside this file.
 
 Usage (on the GPU machine):
 
-    python3 hwmodels/calibration/measure.py --out OUTDIR
-    python3 hwmodels/calibration/measure.py --out OUTDIR --quick
-    python3 hwmodels/calibration/measure.py --out OUTDIR --only gemm,topk
+    python3 lab/measure.py --out OUTDIR
+    python3 lab/measure.py --out OUTDIR --quick
+    python3 lab/measure.py --out OUTDIR --only gemm,topk
 
 Only torch is needed.  ``--device cpu`` runs the code paths on the CPU with
 wall-clock timing and a scaled-down decode model; it exists to debug the
@@ -34,20 +34,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
-import datetime as _dt
-import gc
 import math
 import os
-import re
-import subprocess
 import sys
 import time
 import traceback
 import warnings
 
+import harness
 import torch
 import torch.nn.functional as F
+from harness import Bencher, Env, quantile, replay_times
 
 SCRIPT_VERSION = 1
 
@@ -75,83 +72,18 @@ ROTATE_TARGET_BYTES = 256 * MiB   # rotate input sets until this many bytes are 
 
 
 # ----------------------------------------------------------------------------
-# environment
+# output (the row format of this campaign; the CSV sink, Env and timers are lab/harness.py's)
 # ----------------------------------------------------------------------------
 
-class Env:
-    def __init__(self, device: str):
-        self.device = torch.device(device)
-        self.cuda = self.device.type == "cuda"
-        self.date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
-        if self.cuda:
-            props = torch.cuda.get_device_properties(self.device)
-            self.name = props.name
-            self.sm_count = props.multi_processor_count
-            self.l2 = getattr(props, "L2_cache_size", "")
-            self.mem = props.total_memory
-            self.driver = _driver_version()
-        else:
-            self.name = "cpu-debug"
-            self.sm_count = os.cpu_count()
-            self.l2 = ""
-            self.mem = ""
-            self.driver = ""
-        self.slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
-        self.meta = {
-            "device": self.name, "sm_count": self.sm_count, "l2_bytes": self.l2,
-            "gpu_mem_bytes": self.mem, "torch_version": torch.__version__,
-            "cuda_version": torch.version.cuda or "", "driver_version": self.driver,
-            "date": self.date, "script_version": SCRIPT_VERSION,
-        }
-
-    def sync(self):
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
-
-    def free(self, full=False):
-        if full:
-            gc.collect()
-        if self.cuda:
-            torch.cuda.empty_cache()
-
-    def mem_free(self) -> int:
-        if self.cuda:
-            free, _total = torch.cuda.mem_get_info(self.device)
-            return free
-        return 64 * GiB
-
-
-def _driver_version() -> str:
-    """Read-only nvidia-smi query."""
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=30)
-        return out.stdout.strip().splitlines()[0].strip() if out.stdout.strip() else ""
-    except Exception:  # noqa: BLE001
-        return ""
-
-
-# ----------------------------------------------------------------------------
-# output
-# ----------------------------------------------------------------------------
-
-class Sink:
-    """Appends rows to the CSV as they are produced (a killed run keeps its rows)."""
+class Sink(harness.Sink):
+    """The campaign's CSV (COLUMNS), one row per measurement, with its achieved GB/s and TFLOP/s."""
 
     def __init__(self, path: str, env: Env):
-        self.path = path
-        self.env = env
-        self.fh = open(path, "w", newline="")
-        self.w = csv.DictWriter(self.fh, fieldnames=COLUMNS, restval="", extrasaction="raise")
-        self.w.writeheader()
-        self.fh.flush()
-        self.rows: list[dict] = []
+        super().__init__(path, COLUMNS, SCRIPT_VERSION, env.facts(COLUMNS))
 
     def emit(self, family, op_kind, dtype="", *, shape=None, bytes_moved=None, flops=None,
              t=None, backend="", note=""):
-        row = dict(self.env.meta)
-        row.update(family=family, op_kind=op_kind, dtype=_dtname(dtype), backend=backend, note=note)
+        row = dict(family=family, op_kind=op_kind, dtype=_dtname(dtype), backend=backend, note=note)
         if shape:
             for k_, v_ in shape.items():
                 if k_ not in COLUMNS:
@@ -168,9 +100,7 @@ class Sink:
                 row["achieved_gbps"] = f"{bytes_moved / t['median'] / 1e3:.2f}"
             if flops:
                 row["achieved_tflops"] = f"{flops / t['median'] / 1e6:.3f}"
-        self.w.writerow(row)
-        self.fh.flush()
-        self.rows.append(row)
+        row = self.write(row)
         shp = " ".join(f"{k_}={v_}" for k_, v_ in (shape or {}).items())
         tm = f"{t['median']:10.2f} us" if t is not None else "        -- "
         extra = ""
@@ -182,9 +112,6 @@ class Sink:
               flush=True)
         return row
 
-    def close(self):
-        self.fh.close()
-
 
 def _dtname(dt) -> str:
     if isinstance(dt, torch.dtype):
@@ -194,80 +121,8 @@ def _dtname(dt) -> str:
 
 
 # ----------------------------------------------------------------------------
-# timing
+# timing helpers of this campaign
 # ----------------------------------------------------------------------------
-
-def _quantile(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    pos = (len(xs) - 1) * q
-    lo = int(math.floor(pos))
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-class Bencher:
-    def __init__(self, env: Env, scale: float = 1.0):
-        self.env = env
-        self.scale = scale
-        self.has_sleep = env.cuda and hasattr(torch.cuda, "_sleep")
-        self.cycles_per_us = 1800  # only sizes the spin kernel; exactness does not matter
-
-    def _spin(self, us):
-        if self.has_sleep and us > 0:
-            torch.cuda._sleep(int(us * self.cycles_per_us))
-
-    def run(self, fn, nrot=1, *, budget_s=0.06, min_reps=5, max_reps=40, warmup=2,
-            target_sample_us=150.0, max_inner=64):
-        """fn(i) runs one call on rotation set i % nrot. Returns per-call times in us."""
-        env = self.env
-        budget_s *= self.scale
-        for i in range(warmup):
-            fn(i)
-        env.sync()
-        if not env.cuda:
-            times = []
-            t_end = time.perf_counter() + budget_s
-            k = 0
-            while len(times) < max(min_reps, 1) or (time.perf_counter() < t_end and len(times) < max_reps):
-                t0 = time.perf_counter()
-                fn(k)
-                times.append((time.perf_counter() - t0) * 1e6)
-                k += 1
-            return dict(median=_quantile(times, 0.5), p20=_quantile(times, 0.2), p80=_quantile(times, 0.8),
-                        reps=len(times), inner=1, nrot=nrot)
-        # estimate one call
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        self._spin(200)
-        s.record()
-        h0 = time.perf_counter()
-        for i in range(3):
-            fn(i)
-        host_us = (time.perf_counter() - h0) * 1e6 / 3   # host cost to enqueue one call
-        e.record()
-        e.synchronize()
-        est = max(s.elapsed_time(e) * 1000.0 / 3, 0.5)
-        inner = int(min(max_inner, max(1, math.ceil(target_sample_us / est))))
-        sample_us = est * inner
-        reps = int(min(max_reps, max(min_reps, budget_s * 1e6 / (sample_us + 20.0))))
-        # spin long enough that the host enqueues the whole sample before the GPU reaches it
-        spin_us = min(30.0 + 1.5 * host_us * inner, 5000.0)
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        k = 0
-        for r in range(reps):
-            self._spin(spin_us)
-            starts[r].record()
-            for _ in range(inner):
-                fn(k)
-                k += 1
-            ends[r].record()
-        ends[-1].synchronize()
-        times = [starts[r].elapsed_time(ends[r]) * 1000.0 / inner for r in range(reps)]
-        return dict(median=_quantile(times, 0.5), p20=_quantile(times, 0.2), p80=_quantile(times, 0.8),
-                    reps=reps, inner=inner, nrot=nrot)
-
 
 def nrot_for(set_bytes: int, cap: int = 16) -> int:
     return int(max(1, min(cap, math.ceil(ROTATE_TARGET_BYTES / max(set_bytes, 1)))))
@@ -371,23 +226,6 @@ def probe_sdpa(q, k, v, be, env):
 # families
 # ----------------------------------------------------------------------------
 
-def _replay_times(g, reps: int, env, per: int = 1) -> tuple[list[float], list[float]]:
-    """`reps` replays of CUDA graph `g`, each after a sync: (GPU time by CUDA events, wall clock incl. the replay
-    call and the sync), in us, divided by `per` (the kernels in the graph, for a per-kernel time)."""
-    ev, wall = [], []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        env.sync()
-        t0 = time.perf_counter()
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        wall.append((time.perf_counter() - t0) * 1e6 / per)
-        ev.append(a.elapsed_time(b) * 1000.0 / per)
-    return ev, wall
-
-
 def fam_launch(env, sink, bench, args, budget):
     dev = env.device
     x = rnd((1,), torch.float32, dev)
@@ -405,7 +243,7 @@ def fam_launch(env, sink, bench, args, budget):
             x.add_(1)
         env.sync()
         walls.append((time.perf_counter() - t0) * 1e6 / n)
-    t = dict(median=_quantile(walls, 0.5), p20=_quantile(walls, 0.2), p80=_quantile(walls, 0.8), reps=reps,
+    t = dict(median=quantile(walls, 0.5), p20=quantile(walls, 0.2), p80=quantile(walls, 0.8), reps=reps,
              inner=n)
     sink.emit("launch", "launch_eager", torch.float32, shape={"n_kernels": n}, t=t,
               backend="eager x.add_(1) 1 elem",
@@ -430,7 +268,7 @@ def fam_launch(env, sink, bench, args, budget):
         g.replay()
         g1.replay()
     env.sync()
-    ev_times, wall_times = _replay_times(g, reps, env, per=n)
+    ev_times, wall_times = replay_times(g, reps, env, per=n)
     one_times = []
     for _ in range(reps * 4):
         env.sync()
@@ -438,7 +276,7 @@ def fam_launch(env, sink, bench, args, budget):
         g1.replay()
         env.sync()
         one_times.append((time.perf_counter() - t0) * 1e6)
-    q = lambda xs, r=reps, i=n: dict(median=_quantile(xs, .5), p20=_quantile(xs, .2), p80=_quantile(xs, .8),
+    q = lambda xs, r=reps, i=n: dict(median=quantile(xs, .5), p20=quantile(xs, .2), p80=quantile(xs, .8),
                                      reps=r, inner=i)
     sink.emit("launch", "launch_graph", torch.float32, shape={"n_kernels": n}, t=q(ev_times),
               backend="cuda graph replay", note="GPU time per kernel inside one replayed graph (CUDA events)")
@@ -1002,7 +840,7 @@ def fam_e2e_decode(env, sink, bench, args, budget):
                     model.step(tokens, cache, T, cos, sin)
                     env.sync()
                     times.append((time.perf_counter() - t0) * 1e6)
-                t = dict(median=_quantile(times, .5), p20=_quantile(times, .2), p80=_quantile(times, .8),
+                t = dict(median=quantile(times, .5), p20=quantile(times, .2), p80=quantile(times, .8),
                          reps=reps, inner=1)
                 sink.emit("e2e_decode", "decode_step_eager", torch.bfloat16, shape=shape, bytes_moved=bytes_moved,
                           flops=flops, t=t, backend="eager torch, SDPA default dispatch",
@@ -1021,11 +859,11 @@ def fam_e2e_decode(env, sink, bench, args, budget):
                         g.replay()
                     env.sync()
                     reps = 5 if args.quick else 15
-                    gt, wall = _replay_times(g, reps, env)
+                    gt, wall = replay_times(g, reps, env)
                     assert torch.isfinite(static_out.float()).all().item(), "non-finite logits (graph)"
-                    t = dict(median=_quantile(gt, .5), p20=_quantile(gt, .2), p80=_quantile(gt, .8), reps=reps,
+                    t = dict(median=quantile(gt, .5), p20=quantile(gt, .2), p80=quantile(gt, .8), reps=reps,
                              inner=1)
-                    wall_note = f"; wall median {_quantile(wall, .5):.1f} us"
+                    wall_note = f"; wall median {quantile(wall, .5):.1f} us"
                     sink.emit("e2e_decode", "decode_step_graph", torch.bfloat16, shape=shape,
                               bytes_moved=bytes_moved, flops=flops, t=t,
                               backend="CUDA graph replay, SDPA default dispatch",
@@ -1075,8 +913,9 @@ def summarize(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"),
-                    help="output folder for the CSV (default: data/ beside this script)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "hwmodels",
+                                                  "calibration", "data"),
+                    help="output folder for the CSV (default: the committed data, hwmodels/calibration/data/)")
     ap.add_argument("--only", default="", help="comma-separated families: " + ",".join(FAMILIES))
     ap.add_argument("--quick", action="store_true", help="tiny subset of every family (smoke test)")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (debug only)")
@@ -1101,7 +940,7 @@ def main(argv=None):
     path = os.path.join(args.out, f"{env.slug}_{env.date}{'_quick' if args.quick else ''}.csv")
     sink = Sink(path, env)
     bench = Bencher(env)
-    print(f"device={env.name} sms={env.sm_count} l2={env.l2} mem={env.mem} torch={torch.__version__} "
+    print(f"device={env.name} sms={env.sm_count} l2={env.l2_bytes} mem={env.mem_bytes} torch={torch.__version__} "
           f"cuda={torch.version.cuda} driver={env.driver} gqa={_HAVE_GQA} sleep={bench.has_sleep}", flush=True)
     print(f"writing {path}", flush=True)
 

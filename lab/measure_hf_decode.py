@@ -1,6 +1,6 @@
 """Measure one Hugging Face transformers decode step of a Llama-3.1-8B-shaped model at long context.
 
-    python3 hwmodels/calibration/measure_hf_decode.py --out DIR [--quick]
+    python3 lab/measure_hf_decode.py --out DIR [--quick]
 
 Why: research systems (the SSV document's among them, by its 97.2 % attention share at 64K) run models
 through HF transformers in eager PyTorch. This times that path on the GPU so the simulator's pricing of it
@@ -24,10 +24,7 @@ import datetime as dt
 import os
 import statistics
 
-try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
-    from csvout import device_slug, driver_version, write_rows
-except ImportError:  # pragma: no cover
-    from hwmodels.calibration.csvout import device_slug, driver_version, write_rows
+from harness import device_slug, driver_version, write_rows
 
 SCRIPT_VERSION = 1
 COLUMNS = ["device", "torch_version", "transformers_version", "driver_version", "date", "script_version",

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Hugging Face transformers' built-in continuous batching, driven by the harness's timed arrivals.
 
-    python hwmodels/calibration/serving/hf_cb.py --out DIR            # defaults: 0.1 and 0.3 req/s, Azure slice; ~5 min
-    python hwmodels/calibration/serving/hf_cb.py --out /tmp/h --smoke      # CPU, tiny model
+    python lab/serving/hf_cb.py --out DIR            # defaults: 0.1 and 0.3 req/s, Azure slice; ~5 min
+    python lab/serving/hf_cb.py --out /tmp/h --smoke      # CPU, tiny model
 
 LlamaForCausalLM built from the shape of a simulator model file (default Llama-3.1-8B), random bf16 weights,
 run by ``model.init_continuous_batching`` (transformers.generation.continuous_batching) with the settings
@@ -14,7 +14,7 @@ per-token timestamps (``record_timestamps``) give first-token and finish times. 
 generation thread is recorded by wrapping ``ContinuousBatchProcessor.prepare_next_batch`` /
 ``update_batch`` and ``ContinuousBatchingManager._generation_step``: the scheduled requests with their query
 tokens and KV prefix, and the host times of scheduling + input/mask preparation, forward + sampling +
-device-to-host copy, and the request update. notes/HF_CB_MODEL.md describes what it does and how the
+device-to-host copy, and the request update. HF_CB_MODEL.md describes what it does and how the
 simulator can (and cannot) express it.
 
 Writes serving_hf_{requests,steps,config}_<gpu>_<date>.csv/json into --out (records.py).
@@ -31,7 +31,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 try:
     import simulator  # noqa: F401
@@ -281,7 +281,7 @@ def main(argv=None) -> int:
     with rec.lock:
         steps = [r for r in rec.rows if r["workload"] != "warmup"]
     records.write_csv(p["steps"], driver.STEP_COLUMNS, steps)
-    out = {"engine": "hf", "script": "hwmodels/calibration/serving/hf_cb.py", "script_version": SCRIPT_VERSION,
+    out = {"engine": "hf", "script": "lab/serving/hf_cb.py", "script_version": SCRIPT_VERSION,
            "argv": sys.argv[1:] if argv is None else list(argv), "date": a.date, "gpu": gpu,
            "torch_version": torch.__version__, "transformers_version": transformers.__version__,
            "python": platform.python_version(), "model": "TINY" if a.smoke else a.model, "shape": shape,

@@ -2,7 +2,7 @@
 
 Run on one CUDA GPU (it changes no clock or GPU setting):
 
-    python3 hwmodels/calibration/measure_latency.py --out DIR [--quick]
+    python3 lab/measure_latency.py --out DIR [--quick]
 
 Two families, one CSV (DIR/latency_<device-slug>_<date>.csv):
 
@@ -34,10 +34,7 @@ import argparse
 import datetime as dt
 import statistics
 
-try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
-    from csvout import driver_version, write_rows
-except ImportError:  # pragma: no cover
-    from hwmodels.calibration.csvout import driver_version, write_rows
+from harness import driver_version, write_rows
 
 SCRIPT_VERSION = 3
 

@@ -34,25 +34,22 @@ Correctness: after timing, one more launch into a poisoned output; correct = 1 w
   ties are allowed); the note counts rows whose index SET differs from torch.topk's (ties only).
 
 Usage on the GPU machine:
-    python3 hwmodels/calibration/measure_topk_cta.py --out OUTDIR            # full campaign
-    python3 hwmodels/calibration/measure_topk_cta.py --out OUTDIR --selftest # correctness + smoke
+    python3 lab/measure_topk_cta.py --out OUTDIR            # full campaign
+    python3 lab/measure_topk_cta.py --out OUTDIR --selftest # correctness + smoke
 Needs torch and cupy (cupy-cuda12x/13x, NVRTC).
 """
 from __future__ import annotations
 
 import argparse
-import csv
-import datetime as _dt
 import math
 import os
-import re
-import subprocess
 import sys
 import time
 
 import cupy as cp
 import numpy as np
 import torch
+from harness import Env, LaunchTimer, Sink
 
 SCRIPT_VERSION = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,30 +77,6 @@ def log(*a):
     print(*a, flush=True)
 
 
-def _driver_version() -> str:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
-        return out.stdout.strip().splitlines()[0].strip() if out.stdout.strip() else ""
-    except Exception:  # noqa: BLE001
-        return ""
-
-
-class Env:
-    def __init__(self):
-        props = torch.cuda.get_device_properties(0)
-        self.name = props.name
-        self.sm_count = props.multi_processor_count
-        self.l2 = int(getattr(props, "L2_cache_size", 50 * MiB))
-        self.date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
-        self.slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
-        self.meta = {
-            "device": self.name, "sm_count": self.sm_count, "l2_bytes": self.l2,
-            "torch_version": torch.__version__, "cuda_version": torch.version.cuda or "",
-            "driver_version": _driver_version(), "date": self.date, "script_version": SCRIPT_VERSION,
-        }
-
-
 class Kernels:
     """One compiled module per (threads, unroll)."""
 
@@ -129,59 +102,6 @@ class Kernels:
         self.gvr((rows,), (self.tpb,), (logits, np.int64(n), np.int32(n), pre, np.int32(k), np.int32(k),
                                         np.int32(GVR_TARGET.get(k, k + 1024)), out, stats),
                  shared_mem=self.gvr_smem)
-
-
-def quantile(xs, q):
-    return float(np.quantile(np.asarray(xs, dtype=np.float64), q))
-
-
-class Timer:
-    def __init__(self, kern: Kernels, repeats: int, target_us: float = 2500.0):
-        self.k = kern
-        self.repeats = repeats
-        self.target_us = target_us
-        self.host_per_launch_us = 8.0
-
-    def run(self, launch, nrot: int = 1):
-        """launch(i) enqueues call i (i selects the rotation buffer). Returns (median, p20, p80, reps, note)."""
-        for i in range(3):
-            launch(i % nrot)
-        cp.cuda.Device().synchronize()
-        e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-        # estimate per-launch GPU time
-        self.k.spin(200 + 5 * 3 * self.host_per_launch_us)
-        e0.record()
-        t0 = time.perf_counter()
-        for i in range(5):
-            launch(i % nrot)
-        th = time.perf_counter() - t0
-        e1.record()
-        e1.synchronize()
-        est = cp.cuda.get_elapsed_time(e0, e1) * 1000.0 / 5
-        self.host_per_launch_us = max(2.0, min(60.0, 0.5 * self.host_per_launch_us + 0.5 * th * 1e6 / 5))
-        inner = int(max(10, min(200, round(self.target_us / max(est, 1.0)))))
-        samples, hostbound = [], 0
-        j = 0
-        for _ in range(self.repeats):
-            spin_us = 100.0 + 1.5 * inner * self.host_per_launch_us
-            self.k.spin(spin_us)
-            e0.record()
-            t0 = time.perf_counter()
-            for _i in range(inner):
-                launch(j % nrot)
-                j += 1
-            th = (time.perf_counter() - t0) * 1e6
-            e1.record()
-            e1.synchronize()
-            gpu_us = cp.cuda.get_elapsed_time(e0, e1) * 1000.0
-            if th > 0.9 * (spin_us + gpu_us):
-                hostbound += 1
-            self.host_per_launch_us = max(self.host_per_launch_us, th / inner)
-            samples.append(gpu_us / inner)
-        note = f"inner={inner}"
-        if hostbound:
-            note += f";host-bound {hostbound}/{self.repeats}"
-        return (float(np.median(samples)), quantile(samples, 0.2), quantile(samples, 0.8), len(samples), note)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -281,11 +201,8 @@ class Campaign:
         self.l2_factor = l2_factor
         self.kern = {}
         self.rows_out = []
-        self.f = open(out_path, "w", newline="") if out_path else None
-        self.w = csv.DictWriter(self.f, fieldnames=COLUMNS) if self.f else None
-        if self.w:
-            self.w.writeheader()
-            self.f.flush()
+        self.meta = {**env.facts(COLUMNS), "script_version": SCRIPT_VERSION}
+        self.sink = Sink(out_path, COLUMNS, SCRIPT_VERSION, self.meta, extras="ignore") if out_path else None
 
     def K(self, tpb, unroll=4):
         key = (tpb, unroll)
@@ -294,12 +211,8 @@ class Campaign:
         return self.kern[key]
 
     def emit(self, **row):
-        r = dict(self.env.meta)
-        r.update(row)
+        r = self.sink.write(row) if self.sink else {**self.meta, **row}
         self.rows_out.append(r)
-        if self.w:
-            self.w.writerow({c: r.get(c, "") for c in COLUMNS})
-            self.f.flush()
         log(f"  {r['kernel']:10s} t{r['threads']:<4} r{r['rows']:<4} n{r['row_len']:<7} k{r['topk_k']:<5} "
             f"{r['preidx']:8s} rho={r['rho']!s:5s} ov={r['overlap_measured']!s:6s} {r['cache']:4s} "
             f"{r['median_us']:9.2f} us  sw={r['sweeps_mean']!s:6s} p2={r['phase2_passes_mean']!s:6s} "
@@ -319,7 +232,7 @@ class Campaign:
         bufs = [logits]
         if cache == "cold":
             nbytes = rows * n * 4
-            nrot = max(2, math.ceil(self.l2_factor * self.env.l2 / nbytes))
+            nrot = max(2, math.ceil(self.l2_factor * self.env.l2_bytes / nbytes))
             big = logits.unsqueeze(0).expand(nrot, rows, n).contiguous()
             bufs = [big[i] for i in range(nrot)]
         note = [f"dist={dist}"]
@@ -333,7 +246,7 @@ class Campaign:
         if kernel == "torch_topk":
             def launch(i):
                 torch.topk(bufs[i], k, dim=1, sorted=True)
-            timer = Timer(self.K(tpb), self.repeats)
+            timer = LaunchTimer(self.K(tpb).spin, self.repeats)
             med, p20, p80, reps, tn = timer.run(launch, nrot)
             correct = 1
             note.append(tn)
@@ -351,7 +264,7 @@ class Campaign:
 
                 def launch(i):
                     kn.launch_gvr(cbufs[i], rows, n, k, pre_c, out, stats)
-            timer = Timer(kn, self.repeats)
+            timer = LaunchTimer(kn.spin, self.repeats)
             med, p20, p80, reps, tn = timer.run(launch, nrot)
             # correctness on a poisoned output
             out.fill(-7)
@@ -380,8 +293,8 @@ class Campaign:
         return med
 
     def close(self):
-        if self.f:
-            self.f.close()
+        if self.sink:
+            self.sink.close()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -622,9 +535,9 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
-    env = Env()
-    log(f"device {env.name} sms={env.sm_count} l2={env.l2} torch={torch.__version__} cuda={torch.version.cuda} "
-        f"cupy={cp.__version__} driver={env.meta['driver_version']}")
+    env = Env("cuda")
+    log(f"device {env.name} sms={env.sm_count} l2={env.l2_bytes} torch={torch.__version__} cuda={torch.version.cuda} "
+        f"cupy={cp.__version__} driver={env.driver}")
     fname = f"topk_cta_{env.slug}_{env.date}{'_selftest' if args.selftest else ''}.csv"
     c = Campaign(env, os.path.join(args.out, fname), args.repeats)
     k0 = c.K(512)

@@ -7,7 +7,7 @@ production engines do (vLLM v1's GPU model runner is the pattern):
   runs once over the T rows. Logits are computed only for the last token of each scheduled request (vLLM's
   ``logits_indices``), then greedy argmax; the sampled ids are copied to the host every step (a sync, as in
   every engine that streams tokens).
-* **Kernels.** Plain PyTorch ops with the structure of ``hwmodels/calibration/measure.py``'s ``DecodeModel``
+* **Kernels.** Plain PyTorch ops with the structure of ``lab/measure.py``'s ``DecodeModel``
   (the reference step the calibrated model reproduces with ``runtime: {kernels: unfused}``): ``F.rms_norm``,
   fused QKV and gate/up GEMMs ``x @ W``, RoPE as 7 eager kernels each for q and k, KV written with
   ``index_copy_`` through a slot mapping (2 kernels), SiLU and product (2), two residual adds.

@@ -1,6 +1,6 @@
 // topk_cta_kernels.cu -- single-CTA-per-row exact top-k kernels for calibrating sparsesim's
 // topk pass model (simulator/strategies/topk.py). Device code only; compiled at run time by
-// hwmodels/calibration/measure_topk_cta.py through CuPy (NVRTC), one module per (TPB, UNROLL).
+// lab/measure_topk_cta.py through CuPy (NVRTC), one module per (TPB, UNROLL).
 //
 // Both kernels: gridDim.x = rows, blockDim.x = TPB (512 by default; 1024 possible), row r reads
 // logits[r * stride .. r * stride + N) (fp32), writes k int32 indices to out[r * k ..] (unsorted;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Separate micro-measurements of the serving harness's parts (none of them is a serving run).
 
-    python hwmodels/calibration/serving/measure_parts.py --out DIR --date 2026-11-22     # ~40 s on an H100
-    python hwmodels/calibration/serving/measure_parts.py --out /tmp/p --smoke           # CPU, tiny model
+    python lab/serving/measure_parts.py --out DIR --date 2026-11-22     # ~40 s on an H100
+    python lab/serving/measure_parts.py --out /tmp/p --smoke           # CPU, tiny model
 
 benchmarks/des_validation.py prices the own server's steps (model_torch.py) with the simulator's mechanisms;
 the values those mechanisms need beyond the device's calibrated fit come from here, never from the compared
@@ -44,7 +44,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402

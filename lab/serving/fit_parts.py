@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The serving harness's kernel terms, fitted to SEPARATE micro-measurements (never to a serving run).
 
-    python hwmodels/calibration/serving/fit_parts.py --out DIR     # writes DIR/H100-SXM.yaml, prints the fit
+    python lab/serving/fit_parts.py --out DIR     # writes DIR/H100-SXM.yaml, prints the fit
 
 The own server (model_torch.py) calls FlashAttention-2 through torch's varlen `_flash_attention_forward`; the
 simulator prices that call with `attention: {dense: {kernel: fa2, fa2_call: varlen}}` (simulator/strategies/
@@ -24,7 +24,7 @@ builds, priced by hwmodels.roofline):
 The output is the device's shipped fitted file (hwmodels/calibration/fitted/<device>.yaml, kept whole) with the
 attn_fa2 terms replaced and a `serving_parts:` block saying where they come from; benchmarks/des_validation.py
 points SPARSESIM_FITTED_DIR at it. These terms are the varlen call's (padded-tile semantics); the shipped
-attn_fa2 terms belong to the SDPA-called family (notes/ROOFLINE_REQUESTS.md asks to reconcile them).
+attn_fa2 terms belong to the SDPA-called family (reconciling them is an open gap: docs/KNOWN_GAPS.md).
 It also reads the harness's host cost per eager kernel (the `host` rows: launch span / device ops of the same
 forward) for the engine's `serving.step_cost.launch_eager_us`.
 """
@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
+ROOT = HERE.parents[1]
 DATA = ROOT / "hwmodels" / "calibration" / "data"
 PARTS_CSV = DATA / "serving" / "serving_parts_nvidia-h100-80gb-hbm3_2026-11-22.csv"
 PREFILL_CSV = DATA / "prefill_attn_nvidia-h100-80gb-hbm3_2026-11-22.csv"
@@ -262,10 +262,10 @@ def write_fitted(out_dir, result: dict, device: str = DEVICE) -> Path:
     for part, key in (("compute", "compute"), ("memory", "memory"), ("iter_us", "iter_us"), ("sync_us", "iter_us"),
                       ("cta_fixed_us", "cta_fixed_us"), ("fixed_us", "fixed_us"), ("cta_slots", "cta_slots")):
         doc.setdefault(part, {})[k] = float(t[key])
-    doc["source"] = (f"{doc.get('source', src.name)}; attn_fa2 terms replaced by hwmodels/calibration/serving/"
+    doc["source"] = (f"{doc.get('source', src.name)}; attn_fa2 terms replaced by lab/serving/"
                      f"fit_parts.py (FlashAttention-2's varlen call, see serving_parts)")
     doc["serving_parts"] = {
-        "source": f"hwmodels/calibration/serving/fit_parts.py on {PARTS_CSV.name} (attn_decode rows) and "
+        "source": f"lab/serving/fit_parts.py on {PARTS_CSV.name} (attn_decode rows) and "
                   f"{PREFILL_CSV.name} (flash rows >= {FIT_MIN_SEQ}): attn_fa2 terms of FlashAttention-2's varlen "
                   f"call (dense fa2_call: varlen, tile flops); cta_slots = 2 (flash_api.cpp); the rest of this file "
                   f"is {src.name} as shipped",

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""What a kernel costs inside a CUDA graph next to *other* kernels (issue 15 round 5), on one CUDA GPU.
+"""What a kernel costs inside a CUDA graph next to *other* kernels, on one CUDA GPU.
 
-    python3 hwmodels/calibration/measure_graph_chains.py --out DIR [--no-hf]
-    python3 hwmodels/calibration/measure_graph_chains.py --out /tmp/x --device cpu   # debug the script
+    python3 lab/measure_graph_chains.py --out DIR [--no-hf]
+    python3 lab/measure_graph_chains.py --out /tmp/x --device cpu   # debug the script
 
 Why: measure_regimes.py times every kernel as N copies of itself back to back in one graph. A real decode step is a
 chain of different kernels: GEMMs (cuBLASLt nvjet kernels, thread-block clusters, ~200 KB of shared memory), cuDNN
@@ -61,6 +61,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from harness import device_slug, spin
 
 SCRIPT_VERSION = 6   # 2: the HF step at six shapes after spins of 150 / 2000 / 20000 us; 3: --spin-check;
 #                      4: --context (which kernels raise the gaps of a whole graph; eager vs graph) and --trace-hf-all;
@@ -71,8 +72,7 @@ SPIN_CYCLES_PER_US, SPIN_US = 2000, 200.0
 
 
 def _spin(cuda: bool, us: float = SPIN_US) -> None:
-    if cuda and hasattr(torch.cuda, "_sleep"):
-        torch.cuda._sleep(int(us * SPIN_CYCLES_PER_US))
+    spin(cuda, us, SPIN_CYCLES_PER_US)
 
 
 def _sync(cuda: bool) -> None:
@@ -563,7 +563,7 @@ def main() -> None:
     cuda = args.device == "cuda"
     os.makedirs(args.out, exist_ok=True)
     name = torch.cuda.get_device_name() if cuda else "cpu"
-    slug = name.lower().replace(" ", "-")
+    slug = device_slug(name)
     date = _dt.date.today().isoformat()
     meta = dict(device=name, torch_version=torch.__version__, date=date, script_version=SCRIPT_VERSION)
     cpath = os.path.join(args.out, f"graph_chains_{slug}_{date}.csv")

@@ -1,5 +1,5 @@
 """Adapter between the simulator's scheduler (simulator.engine.scheduler: the policy the simulator models,
-notes/SCHEDULER_POLICY.md) and the harness's serving loop (driver.serve). Pure Python.
+docs/SCHEDULER_POLICY.md) and the harness's serving loop (driver.serve). Pure Python.
 
 The scheduler counts KV blocks per request (its policy: admission, preemption); the GPU needs to know where
 each request's K/V live. The executor keeps K/V in one arena per layer (model_torch.py) and the adapter

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Measurement campaign of issue 15: kernels outside the bandwidth regime, on one CUDA GPU.
+"""Measurement campaign: kernels outside the bandwidth regime, on one CUDA GPU.
 
-    python3 hwmodels/calibration/measure_regimes.py --out DIR [--only a,b] [--max-minutes 8.5]
-    python3 hwmodels/calibration/measure_regimes.py --out /tmp/x --device cpu --smoke   # debug the script
+    python3 lab/measure_regimes.py --out DIR [--only a,b] [--max-minutes 8.5]
+    python3 lab/measure_regimes.py --out /tmp/x --device cpu --smoke   # debug the script
 
 Writes DIR/regimes_<device-slug>_<date>.csv (one row per measurement) and, for the Hugging Face step, a
 kernel profile DIR/regimes_hf_profile_<device-slug>_<date>.csv. It changes no GPU setting.
@@ -61,19 +61,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as _dt
 import math
 import os
-import re
-import statistics
-import subprocess
 import sys
 import time
 import traceback
 import warnings
 
+import harness
 import torch
 import torch.nn.functional as F
+from harness import capture_graph, cupti_durations, replay_us, stats, time_cold, time_graph
 
 SCRIPT_VERSION = 4
 # 2: fp8kv_attn uses as many input sets as both K and V have (v1: IndexError)
@@ -103,188 +101,34 @@ except Exception:  # noqa: BLE001 - optional
 # ----------------------------------------------------------------------------------------------------
 # environment, output, timing
 # ----------------------------------------------------------------------------------------------------
-class Env:
-    def __init__(self, device: str, smoke: bool, deadline: float):
-        self.dev = torch.device(device)
-        self.cuda = self.dev.type == "cuda"
-        self.smoke = smoke
-        self.deadline = deadline
-        self.date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
-        if self.cuda:
-            p = torch.cuda.get_device_properties(self.dev)
-            self.name, self.sms, self.l2 = p.name, p.multi_processor_count, getattr(p, "L2_cache_size", 50 * MiB)
-        else:
-            self.name, self.sms, self.l2 = "cpu-debug", os.cpu_count() or 1, 4 * MiB
-        self.slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
-        try:
-            import transformers
-            tv = transformers.__version__
-        except Exception:  # noqa: BLE001
-            tv = ""
-        self.meta = {"device": self.name, "sm_count": self.sms, "l2_bytes": self.l2,
-                     "torch_version": torch.__version__,
-                     "triton_version": triton.__version__ if HAVE_TRITON else "",
-                     "transformers_version": tv, "driver_version": _driver(), "date": self.date,
-                     "script_version": SCRIPT_VERSION}
-        self._flush = None
+class Env(harness.Env):
+    """lab/harness.py's Env with this campaign's deadlines: the run's (--max-minutes) and the running family's."""
 
-    def sync(self):
-        if self.cuda:
-            torch.cuda.synchronize()
+    family_deadline = float("inf")
+
+    def __init__(self, device: str, smoke: bool, deadline: float):
+        super().__init__(device, smoke=smoke)
+        self.deadline = deadline
 
     def late(self) -> bool:
         return time.time() > min(self.deadline, self.family_deadline)
 
-    family_deadline = float("inf")
 
-    def flush_l2(self):
-        if self._flush is None:
-            self._flush = torch.empty(int(2 * self.l2 // 4) + 1, dtype=torch.float32, device=self.dev)
-        self._flush.fill_(1.0)
+class Sink(harness.Sink):
+    """The campaign's CSV (COLUMNS), one row per measurement."""
 
-
-def _driver() -> str:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout
-        return out.strip().splitlines()[0] if out.strip() else ""
-    except Exception:  # noqa: BLE001
-        return ""
-
-
-class Sink:
     def __init__(self, path: str, env: Env):
-        self.env = env
-        self.fh = open(path, "w", newline="")
-        self.w = csv.DictWriter(self.fh, fieldnames=COLUMNS, restval="", extrasaction="raise")
-        self.w.writeheader()
-        self.n = 0
+        super().__init__(path, COLUMNS, SCRIPT_VERSION, env.facts(COLUMNS))
 
     def emit(self, family, kernel, t=None, note="", **shape):
-        row = dict(self.env.meta)
-        row.update(family=family, kernel=kernel, note=note, **shape)
+        row = dict(family=family, kernel=kernel, note=note, **shape)
         if t is not None:
             row.update(median_us=f"{t['median']:.3f}", p20_us=f"{t['p20']:.3f}", p80_us=f"{t['p80']:.3f}",
                        repeats=t["reps"], calls=t.get("calls", 1))
-        self.w.writerow(row)
-        self.fh.flush()
-        self.n += 1
+        self.write(row)
         tm = f"{t['median']:10.2f} us" if t is not None else "        --"
         shp = " ".join(f"{k}={v}" for k, v in shape.items() if v not in ("", None) and k not in ("bytes_moved", "flops"))
         print(f"[{family}] {kernel:<16} {shp:<90} {tm} {note}".rstrip(), flush=True)
-
-
-def _q(xs, q):
-    xs = sorted(xs)
-    pos = (len(xs) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def _stats(xs, calls):
-    return {"median": statistics.median(xs), "p20": _q(xs, 0.2), "p80": _q(xs, 0.8), "reps": len(xs), "calls": calls}
-
-
-#: v4: cycles per microsecond of torch.cuda._sleep (only sizes the spin kernel: exactness does not matter; the H100 /
-#: H200 SM clock is 1.6-2.0 GHz under load) and the spin before every timed replay (much longer than the host's
-#: cudaGraphLaunch + event record, ~5-20 us on the lent machines)
-SPIN_CYCLES_PER_US, SPIN_US = 2000, 150.0
-
-
-def _spin(env, us: float = SPIN_US):
-    """v4: a spin kernel that keeps the GPU busy while the host enqueues the timed sample (measure.py does the same):
-    the sample's events then bracket device time only, not the host's graph launch."""
-    if env.cuda and hasattr(torch.cuda, "_sleep"):
-        torch.cuda._sleep(int(us * SPIN_CYCLES_PER_US))
-
-
-def _capture(env, fn, calls):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn(1)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(calls):
-            fn(i)
-    g.replay()
-    env.sync()
-    return g
-
-
-def _replay_us(env, g, spin: bool = True) -> float:
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    if spin:
-        _spin(env)
-    a.record()
-    g.replay()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) * 1000.0
-
-
-def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: int = 7, max_calls: int = 256):
-    """Median device time of one call, calls captured back to back in a CUDA graph (module docstring).
-    fn(i) runs one call on input set i % n_sets.
-
-    v4: every timed replay is preceded by a spin kernel (SPIN_US), so the events bracket the graph's device time
-    only (v1-v3 recorded the start event on an idle GPU and then launched the graph: each sample included the host's
-    cudaGraphLaunch, ~7-12 us per replay, divided by `calls`, which the eager estimate below made as small as 2-16
-    for kernels of 2-50 us: a +0.3..+5 us bias per call); and the call count comes from a first replay of the graph
-    (one call's device time), not from eager calls (host-bound on the lent machines: 30-100 us each), so a replay
-    spans ~target_us."""
-    fn(0)
-    env.sync()
-    if not env.cuda:
-        xs = []
-        for r in range(3 if env.smoke else 5):
-            t0 = time.perf_counter()
-            fn(r)
-            xs.append((time.perf_counter() - t0) * 1e6)
-        return _stats(xs, 1)
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    _spin(env)
-    a.record()
-    for i in range(3):
-        fn(i)
-    b.record()
-    b.synchronize()
-    est = max(a.elapsed_time(b) * 1000.0 / 3, 1.0)
-    calls = int(min(max_calls, max(2, math.ceil(target_us / est))))
-    g = _capture(env, fn, calls)
-    per = max(_replay_us(env, g) / calls, 0.05)
-    want = int(min(max_calls, max(2, math.ceil(target_us / per))))
-    if want > 1.5 * calls:   # the eager estimate was host-bound: recapture with enough calls
-        del g
-        calls = want
-        g = _capture(env, fn, calls)
-    xs = [_replay_us(env, g) / calls for _ in range(reps)]
-    del g
-    return _stats(xs, calls)
-
-
-def time_cold(env: Env, fn, reps: int = 9):
-    """One eager call after an L2 flush, events around it (launch latency + device time)."""
-    fn(0)
-    env.sync()
-    xs = []
-    for r in range(reps):
-        env.flush_l2()
-        env.sync()
-        if env.cuda:
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn(r)
-            b.record()
-            b.synchronize()
-            xs.append(a.elapsed_time(b) * 1000.0)
-        else:
-            t0 = time.perf_counter()
-            fn(r)
-            xs.append((time.perf_counter() - t0) * 1e6)
-    return _stats(xs, 1)
 
 
 class Pool:
@@ -298,7 +142,7 @@ class Pool:
         self.extra = []
 
     def _alloc(self):
-        self.buf = torch.empty(self.nbytes // 2, dtype=torch.bfloat16, device=self.env.dev)
+        self.buf = torch.empty(self.nbytes // 2, dtype=torch.bfloat16, device=self.env.device)
         self.buf.normal_()
 
     def sets(self, shape, dtype=torch.bfloat16, want: int = 16, distinct_bytes: int = 192 * MiB):
@@ -315,7 +159,7 @@ class Pool:
         out = []
         for _ in range(min(n, 2)):
             t = torch.empty(shape, dtype=torch.float32 if dtype not in (torch.bfloat16, torch.float16) else dtype,
-                            device=self.env.dev)
+                            device=self.env.device)
             t.normal_()
             out.append(t.to(dtype))
         return out
@@ -586,7 +430,7 @@ def fam_decode_attn(env, sink, pool, only_kernels=None):
             continue
         ks, vs = _kv(env, pool, B, Hkv, T)
         nq = max(len(ks), 1)
-        qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(nq)]
+        qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.device) for _ in range(nq)]
         shape = dict(corner=corner, batch=B, heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1, dtype="bf16",
                      bytes_moved=kv_bytes, flops=4 * B * Hq * T * D, **{"pass": pss})
         for kern in kernels:
@@ -594,16 +438,16 @@ def fam_decode_attn(env, sink, pool, only_kernels=None):
                 if kern == "triton_splitkv":
                     if not HAVE_TRITON or not env.cuda:
                         raise RuntimeError("Triton unavailable on this device")
-                    _, S = triton_splitkv(qs[0], ks[0], vs[0], env.sms)
+                    _, S = triton_splitkv(qs[0], ks[0], vs[0], env.sm_count)
                     ref = reference_attn(qs[0][:1], ks[0][:1], vs[0][:1]) if T <= 65536 and pss == 0 else None
                     if ref is not None:
-                        got = triton_splitkv(qs[0][:1], ks[0][:1], vs[0][:1], env.sms,
+                        got = triton_splitkv(qs[0][:1], ks[0][:1], vs[0][:1], env.sm_count,
                                              splits=S)[0].float()
                         rel = ((got - ref).norm() / ref.norm()).item()
                         if not rel < 2e-2:
                             raise RuntimeError(f"wrong result: rel err {rel:.3g}")
                     t = time_graph(env, lambda i: triton_splitkv(qs[i % nq], ks[i % len(ks)], vs[i % len(vs)],
-                                                                 env.sms, splits=S))
+                                                                 env.sm_count, splits=S))
                     sink.emit("decode_attn", kern, t, timing="graph", splits=S, **shape)
                 elif kern == "flex":
                     wanted = (corner == "fewheads" or (corner == "short" and hk == "32/8" and T == 512 and B in (1, 64))
@@ -617,7 +461,7 @@ def fam_decode_attn(env, sink, pool, only_kernels=None):
                     t = time_graph(env, lambda i: fx(qs[i % nq], ks[i % len(ks)], vs[i % len(vs)], enable_gqa=True))
                     flex_budget[0] += time.time() - t0
                     sink.emit("decode_attn", kern, t, timing="graph",
-                              splits=max(1, env.sms // (B * Hkv) * 2), note="splits from flex_decoding get_split_k",
+                              splits=max(1, env.sm_count // (B * Hkv) * 2), note="splits from flex_decoding get_split_k",
                               **shape)
                 else:
                     note = ""
@@ -658,7 +502,7 @@ def fam_verify_attn(env, sink, pool):
             return
         Hq, Hkv = HEADS[hk]
         ks, vs = _kv(env, pool, B, Hkv, T)
-        qs = [torch.randn((B, Hq, R, D), dtype=torch.bfloat16, device=env.dev) for _ in range(len(ks))]
+        qs = [torch.randn((B, Hq, R, D), dtype=torch.bfloat16, device=env.device) for _ in range(len(ks))]
         shape = dict(corner="verify", batch=B, heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=R, dtype="bf16",
                      bytes_moved=2 * B * Hkv * T * D * 2, flops=4 * B * Hq * R * T * D)
         for kern in ("cudnn", "flash", "triton_splitkv"):
@@ -666,14 +510,14 @@ def fam_verify_attn(env, sink, pool):
                 if kern == "triton_splitkv":
                     if not HAVE_TRITON or not env.cuda:
                         raise RuntimeError("Triton unavailable on this device")
-                    _, S = triton_splitkv(qs[0], ks[0], vs[0], env.sms)
+                    _, S = triton_splitkv(qs[0], ks[0], vs[0], env.sm_count)
                     ref = reference_attn(qs[0][:1], ks[0][:1], vs[0][:1])
-                    rel = ((triton_splitkv(qs[0][:1], ks[0][:1], vs[0][:1], env.sms, splits=S)[0].float() - ref).norm()
+                    rel = ((triton_splitkv(qs[0][:1], ks[0][:1], vs[0][:1], env.sm_count, splits=S)[0].float() - ref).norm()
                            / ref.norm()).item()
                     if not rel < 2e-2:
                         raise RuntimeError(f"wrong result: rel err {rel:.3g}")
                     t = time_graph(env, lambda i: triton_splitkv(qs[i % len(qs)], ks[i % len(ks)], vs[i % len(vs)],
-                                                                 env.sms, splits=S))
+                                                                 env.sm_count, splits=S))
                     sink.emit("verify_attn", kern, t, timing="graph", splits=S, **shape)
                 else:
                     with _sdpa_ctx(kern):
@@ -699,7 +543,7 @@ def fam_fp8kv_attn(env, sink, pool):
         Hq, Hkv = HEADS[hk]
         ks, vs = _kv(env, pool, B, Hkv, T)
         n = min(len(ks), len(vs), 32)   # v3: 32 (v2: 8 pairs, L2-resident below ~3 MiB a set)
-        qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(n)]
+        qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.device) for _ in range(n)]
         base = dict(corner="fp8kv", batch=B, heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1)
         try:
             if f8 is None:
@@ -713,13 +557,13 @@ def fam_fp8kv_attn(env, sink, pool):
             try:
                 if not HAVE_TRITON or not env.cuda:
                     raise RuntimeError("Triton unavailable on this device")
-                _, S = triton_splitkv(qs[0], kk[0], vv[0], env.sms, kv_scale=sc)
+                _, S = triton_splitkv(qs[0], kk[0], vv[0], env.sm_count, kv_scale=sc)
                 ref = reference_attn(qs[0][:1], kk[0][:1], vv[0][:1], kv_scale=sc)
-                got = triton_splitkv(qs[0][:1], kk[0][:1], vv[0][:1], env.sms, kv_scale=sc, splits=S)[0].float()
+                got = triton_splitkv(qs[0][:1], kk[0][:1], vv[0][:1], env.sm_count, kv_scale=sc, splits=S)[0].float()
                 rel = ((got - ref).norm() / ref.norm()).item()
                 if not rel < 3e-2:
                     raise RuntimeError(f"wrong result: rel err {rel:.3g}")
-                t = time_graph(env, lambda i: triton_splitkv(qs[i % n], kk[i % n], vv[i % n], env.sms, kv_scale=sc,
+                t = time_graph(env, lambda i: triton_splitkv(qs[i % n], kk[i % n], vv[i % n], env.sm_count, kv_scale=sc,
                                                              splits=S))
                 sink.emit("fp8kv_attn", kern, t, timing="graph", splits=S, dtype=dt,
                           bytes_moved=2 * B * Hkv * T * D * (1 if dt == "fp8" else 2), **base)
@@ -774,18 +618,18 @@ def fam_gemm(env, sink, pool):
                 w8t = [(w.t().contiguous() * 0.05).to(f8).t() for w in ws]   # column-major fp8 [K, N] (v3: all sets)
             except Exception:  # noqa: BLE001
                 w8t = []
-        sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
-        one = torch.ones((), dtype=torch.float32, device=env.dev)
+        sb = torch.rand((1, N), dtype=torch.float32, device=env.device) * 0.01 + 0.001
+        one = torch.ones((), dtype=torch.float32, device=env.device)
         for M in ms:
             if env.late():
                 sink.emit("gemm", "skipped", note="deadline")
                 return
-            xs = [torch.randn((M, K), dtype=torch.bfloat16, device=env.dev) for _ in range(4)]
+            xs = [torch.randn((M, K), dtype=torch.bfloat16, device=env.device) for _ in range(4)]
             base = dict(corner=name, m=M, n=N, k=K)
             cases = [("bf16", "bf16", lambda i: xs[i % 4] @ ws[i % nw], 2 * (M * K + K * N + M * N))]
             if w8t and env.cuda:
                 x8 = [(x * 0.1).to(f8) for x in xs]
-                sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+                sa = torch.rand((M, 1), dtype=torch.float32, device=env.device) * 0.01 + 0.001
                 nw8 = len(w8t)
                 cases += [
                     ("fp8_tensorwise", "fp8", lambda i: torch._scaled_mm(x8[i % 4], w8t[i % nw8], scale_a=one,
@@ -836,7 +680,7 @@ def fam_topk(env, sink, pool):
                 sink.emit("topk", "skipped", note="deadline")
                 return
             n = int(max(1, min(8, math.ceil(256 * MiB / (R * L * 4)))))
-            xs = [torch.randn((R, L), dtype=torch.float32, device=env.dev) for _ in range(n)]
+            xs = [torch.randn((R, L), dtype=torch.float32, device=env.device) for _ in range(n)]
             for kk in ks:
                 try:
                     t = time_graph(env, lambda i: torch.topk(xs[i % n], kk, dim=-1), n_sets=n)
@@ -857,8 +701,8 @@ def fam_indexer(env, sink, pool):
             sink.emit("indexer", "skipped", note="deadline")
             return
         n = 8
-        qs = [torch.randn((R, Hi, D), dtype=torch.bfloat16, device=env.dev) for _ in range(n)]
-        wts = [torch.rand((R, Hi), dtype=torch.float32, device=env.dev) for _ in range(n)]
+        qs = [torch.randn((R, Hi, D), dtype=torch.bfloat16, device=env.device) for _ in range(n)]
+        wts = [torch.rand((R, Hi), dtype=torch.float32, device=env.device) for _ in range(n)]
         kb = pool.sets((N, D), want=n)
         nk = len(kb)
         base = dict(corner=f"heads{Hi}", rows=R, heads=Hi, kv_heads=1, head_dim=D, row_len=N,
@@ -871,7 +715,7 @@ def fam_indexer(env, sink, pool):
                 if not HAVE_TRITON or not env.cuda:
                     raise RuntimeError("Triton unavailable on this device")
                 def run(i, keys=keys):
-                    out = torch.empty((R, N), dtype=torch.float32, device=env.dev)
+                    out = torch.empty((R, N), dtype=torch.float32, device=env.device)
                     _indexer_fwd[(R, triton.cdiv(N, 64))](qs[i % n], wts[i % n], keys[i % nk], out, N, Hi=Hi, D=D,
                                                            BLOCK_N=64, FP8=dt == "fp8", num_warps=4)
                     return out
@@ -915,7 +759,7 @@ def fam_split_sweep(env, sink, pool):
         if not env.cuda:
             ks, vs = [k.float() for k in ks[:2]], [v.float() for v in vs[:2]]
         nq = len(ks)
-        qs = [torch.randn((B, Hq, 1, D), dtype=dt, device=env.dev) for _ in range(nq)]
+        qs = [torch.randn((B, Hq, 1, D), dtype=dt, device=env.device) for _ in range(nq)]
         for S in splits:
             if env.late():
                 sink.emit("split_sweep", "skipped", note="deadline")
@@ -923,8 +767,8 @@ def fam_split_sweep(env, sink, pool):
             if S > math.ceil(T / 64):
                 continue
             try:
-                _, got = triton_splitkv(qs[0], ks[0], vs[0], env.sms, splits=S)
-                t = time_graph(env, lambda i, S=S: triton_splitkv(qs[i % nq], ks[i % nq], vs[i % nq], env.sms,
+                _, got = triton_splitkv(qs[0], ks[0], vs[0], env.sm_count, splits=S)
+                t = time_graph(env, lambda i, S=S: triton_splitkv(qs[i % nq], ks[i % nq], vs[i % nq], env.sm_count,
                                                                    splits=S))
                 sink.emit("split_sweep", "triton_splitkv", t, timing="graph", corner="forced_splits", batch=B,
                           heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1, dtype="bf16", splits=got,
@@ -940,10 +784,10 @@ def fam_split_sweep(env, sink, pool):
             if env.late():
                 return
             try:
-                part = torch.randn((BH, S, 1, D), dtype=torch.float32, device=env.dev)
-                ms = torch.randn((BH, S, 1), dtype=torch.float32, device=env.dev)
-                ls = torch.rand((BH, S, 1), dtype=torch.float32, device=env.dev) + 0.5
-                out = torch.empty((BH, 1, D), dtype=dt, device=env.dev)
+                part = torch.randn((BH, S, 1, D), dtype=torch.float32, device=env.device)
+                ms = torch.randn((BH, S, 1), dtype=torch.float32, device=env.device)
+                ls = torch.rand((BH, S, 1), dtype=torch.float32, device=env.device) + 0.5
+                out = torch.empty((BH, 1, D), dtype=dt, device=env.device)
                 run = lambda i, S=S, part=part, ms=ms, ls=ls, out=out: _splitkv_combine[(BH,)](  # noqa: E731
                     part, ms, ls, out, S, 1, D=D, BLOCK_S=max(2, triton.next_power_of_2(S)), num_warps=4)
                 t = time_graph(env, run)
@@ -963,7 +807,7 @@ EW_K = 4096
 def _ew_cases(env, M, K, f8):
     """(kernel, inputs builder, call on the inputs, bytes read + written, input dtype): one eager kernel each, on
     [M, K] (K = 4096)."""
-    dev = env.dev
+    dev = env.device
     bf, f32 = torch.bfloat16, torch.float32
     n = M * K
     cases = [("vec_mul_bf16", lambda: _two(dev, (M, K), bf), lambda a: a[0] * a[1], 6 * n, "bf16"),
@@ -1034,7 +878,7 @@ def fam_ew_kernels(env, sink, pool):
             shape = (1, Hkv, BT, D)
             one = math.prod(shape) * 2
             nset = int(min(16, math.ceil(256 * MiB / one))) if one > MiB else 1
-            sets = [torch.randn(shape, dtype=torch.bfloat16, device=env.dev) for _ in range(nset)]
+            sets = [torch.randn(shape, dtype=torch.bfloat16, device=env.device) for _ in range(nset)]
             fn = lambda i, sets=sets: sets[i % len(sets)][:, :, None].expand(1, Hkv, G, BT, D).reshape(1, Hkv * G, BT, D)  # noqa: E731
             t = time_graph(env, fn)
             sink.emit("ew_kernel", "repeat_kv", t, timing="graph", dtype="bf16", batch=1, kv_heads=Hkv, heads=Hkv * G,
@@ -1053,20 +897,14 @@ GRID_COLUMNS = ["device", "sm_count", "torch_version", "triton_version", "driver
                 "block_z", "regs", "smem", "blocks_per_sm", "warps_per_sm", "occupancy_pct"]
 
 
-class GridSink:
+class GridSink(harness.Sink):
+    """The launch-grid CSV (GRID_COLUMNS), one row per kernel record; keys outside the columns are left out."""
+
     def __init__(self, path, env):
-        self.env = env
-        self.fh = open(path, "w", newline="")
-        self.w = csv.DictWriter(self.fh, fieldnames=GRID_COLUMNS, restval="", extrasaction="ignore")
-        self.w.writeheader()
-        self.n = 0
+        super().__init__(path, GRID_COLUMNS, SCRIPT_VERSION, env.facts(GRID_COLUMNS), extras="ignore")
 
     def emit(self, row):
-        r = {k: self.env.meta.get(k, "") for k in GRID_COLUMNS}
-        r.update(row)
-        self.w.writerow(r)
-        self.fh.flush()
-        self.n += 1
+        self.write(row)
 
 
 def trace_kernels(env, calls):
@@ -1166,7 +1004,7 @@ def fam_grids(env, sink, pool, path):
                 k = pool.sets((B, Hkv, T, D), want=1)[0]
                 v = torch.randn_like(k) if not env.cuda else pool.sets((B, Hkv, T, D), want=2,
                                                                       distinct_bytes=2 * k.numel() * 2)[-1]
-                q = torch.randn((B, Hq, R, D), dtype=torch.bfloat16, device=env.dev)
+                q = torch.randn((B, Hq, R, D), dtype=torch.bfloat16, device=env.device)
                 if kern == "efficient" and Hq != Hkv:
                     if 2 * B * Hq * T * D * 2 > 4 * GiB:
                         continue
@@ -1177,7 +1015,7 @@ def fam_grids(env, sink, pool, path):
                 if kern == "triton_splitkv":
                     if not HAVE_TRITON or not env.cuda:
                         continue
-                    calls.append((label, lambda q=q, k=k, v=v: triton_splitkv(q, k, v, env.sms)))
+                    calls.append((label, lambda q=q, k=k, v=v: triton_splitkv(q, k, v, env.sm_count)))
                 else:
                     def sd(q=q, k=k, v=v, kern=kern):
                         with _sdpa_ctx(kern):
@@ -1191,13 +1029,13 @@ def fam_grids(env, sink, pool, path):
         if f8 is not None and env.cuda and not env.late():
             calls, meta = [], {}
             for name, K, N in GEMM_SHAPES:
-                w8 = (torch.randn((N, K), dtype=torch.bfloat16, device=env.dev) * 0.05).to(f8).t()
-                sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
-                one = torch.ones((), dtype=torch.float32, device=env.dev)
+                w8 = (torch.randn((N, K), dtype=torch.bfloat16, device=env.device) * 0.05).to(f8).t()
+                sb = torch.rand((1, N), dtype=torch.float32, device=env.device) * 0.01 + 0.001
+                one = torch.ones((), dtype=torch.float32, device=env.device)
                 for M in (1, 16, 64, 128, 256, 512, 1024, 4096):
-                    x = torch.randn((M, K), dtype=torch.bfloat16, device=env.dev)
+                    x = torch.randn((M, K), dtype=torch.bfloat16, device=env.device)
                     x8 = (x * 0.1).to(f8)
-                    sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+                    sa = torch.rand((M, 1), dtype=torch.float32, device=env.device) * 0.01 + 0.001
                     for kern, fn in (("fp8_rowwise", lambda x8=x8, w8=w8, sa=sa, sb=sb: torch._scaled_mm(
                                          x8, w8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)),
                                      ("fp8_tensorwise", lambda x8=x8, w8=w8: torch._scaled_mm(
@@ -1211,8 +1049,8 @@ def fam_grids(env, sink, pool, path):
                         meta[label] = dict(family="gemm_grid", kernel=kern, corner=name, m=M, n=N, k=K, dtype="fp8")
                         calls.append((label, fn))
             # fp8-KV dequantization before cuDNN (fp8kv_attn's eager path) and the HF modules (structure)
-            k8 = (torch.randn((8, 8, 8192, D), dtype=torch.bfloat16, device=env.dev) * 0.5).to(f8)
-            q = torch.randn((8, 32, 1, D), dtype=torch.bfloat16, device=env.dev)
+            k8 = (torch.randn((8, 8, 8192, D), dtype=torch.bfloat16, device=env.device) * 0.5).to(f8)
+            q = torch.randn((8, 32, 1, D), dtype=torch.bfloat16, device=env.device)
 
             def deq(k8=k8, q=q):
                 with _sdpa_ctx("cudnn"):
@@ -1222,12 +1060,12 @@ def fam_grids(env, sink, pool, path):
                                                 kv_heads=8, head_dim=D, context=8192, q_rows=1, dtype="fp8")
             calls.append(("dequant+cudnn:8:8192", deq))
             for B in (1, 8, 64):
-                x = torch.randn((B, 4096), dtype=torch.bfloat16, device=env.dev)
-                w = torch.rand(4096, dtype=torch.bfloat16, device=env.dev) + 0.5
-                qh = torch.randn((B, 32, 1, D), dtype=torch.bfloat16, device=env.dev)
-                kh = torch.randn((B, 8, 1, D), dtype=torch.bfloat16, device=env.dev)
-                cos = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.dev)
-                sin = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.dev)
+                x = torch.randn((B, 4096), dtype=torch.bfloat16, device=env.device)
+                w = torch.rand(4096, dtype=torch.bfloat16, device=env.device) + 0.5
+                qh = torch.randn((B, 32, 1, D), dtype=torch.bfloat16, device=env.device)
+                kh = torch.randn((B, 8, 1, D), dtype=torch.bfloat16, device=env.device)
+                cos = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.device)
+                sin = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.device)
                 for kern, fn in (("hf_rmsnorm", lambda x=x, w=w: hf_rmsnorm(x, w)),
                                  ("hf_rope", lambda qh=qh, kh=kh, cos=cos, sin=sin: hf_rope(qh, kh, cos, sin))):
                     label = f"{kern}:{B}"
@@ -1238,7 +1076,7 @@ def fam_grids(env, sink, pool, path):
             extra = grid_extra_calls(env)
             _emit_trace(env, gs, [(lab, fn) for lab, fn, _ in extra], {lab: m for lab, _, m in extra})
     finally:
-        gs.fh.close()
+        gs.close()
     print(f"wrote {path} ({gs.n} kernel records)")
     sink.emit("grids", "profile", note=f"{gs.n} kernel records in {os.path.basename(path)}")
 
@@ -1299,8 +1137,8 @@ def fam_elementwise(env, sink, pool):
     Bs = (1, 2, 4, 8, 16, 32, 64, 256) if not env.smoke else (1, 4)   # v3: + 2, 4, 16, 32
     H = 4096 if not env.smoke else 256
     for B in Bs:
-        xs = [torch.randn((B, H), dtype=torch.bfloat16, device=env.dev) for _ in range(8)]
-        w = torch.rand(H, dtype=torch.bfloat16, device=env.dev) + 0.5
+        xs = [torch.randn((B, H), dtype=torch.bfloat16, device=env.device) for _ in range(8)]
+        w = torch.rand(H, dtype=torch.bfloat16, device=env.device) + 0.5
         for kern, fn in (("hf_rmsnorm", lambda i: hf_rmsnorm(xs[i % 8], w)),
                          ("F.rms_norm", lambda i: F.rms_norm(xs[i % 8], (H,), w, 1e-5))):
             try:
@@ -1310,10 +1148,10 @@ def fam_elementwise(env, sink, pool):
             except Exception as ex:  # noqa: BLE001
                 sink.emit("elementwise", kern, note=f"unavailable: {_err(ex)}", batch=B, n=H)
         Hq, Hkv = (32, 8) if not env.smoke else (4, 2)
-        qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(8)]
-        kq = [torch.randn((B, Hkv, 1, D), dtype=torch.bfloat16, device=env.dev) for _ in range(8)]
-        cos = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.dev)
-        sin = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.dev)
+        qs = [torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.device) for _ in range(8)]
+        kq = [torch.randn((B, Hkv, 1, D), dtype=torch.bfloat16, device=env.device) for _ in range(8)]
+        cos = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.device)
+        sin = torch.randn((B, 1, D), dtype=torch.bfloat16, device=env.device)
         fn = lambda i: hf_rope(qs[i % 8], kq[i % 8], cos, sin)  # noqa: E731
         try:
             t = time_graph(env, fn)
@@ -1345,7 +1183,7 @@ def fam_hf_step(env, sink, pool, profile_path):
     if env.cuda:
         torch.cuda.empty_cache()
     torch.manual_seed(0)
-    with torch.device(env.dev):
+    with torch.device(env.device):
         model = LlamaForCausalLM(cfg).to(torch.bfloat16)
     model.eval()
     if hasattr(model, "set_attn_implementation"):
@@ -1360,8 +1198,8 @@ def fam_hf_step(env, sink, pool, profile_path):
         shape = dict(batch=B, context=T, **shape0)
         try:
             cache = StaticCache(config=cfg, max_cache_len=T + 16)
-            ids = torch.randint(0, cfg.vocab_size, (B, 1), device=env.dev)
-            pos = torch.tensor([T], device=env.dev)
+            ids = torch.randint(0, cfg.vocab_size, (B, 1), device=env.device)
+            pos = torch.tensor([T], device=env.device)
             with torch.no_grad():
                 model(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True)  # lazy init
                 for lay in cache.layers:
@@ -1386,7 +1224,7 @@ def fam_hf_step(env, sink, pool, profile_path):
                         t0 = time.perf_counter()
                         step()
                         xs.append((time.perf_counter() - t0) * 1e6)
-                sink.emit("hf_step", "hf_llama", _stats(xs, 1), timing="eager", **shape)
+                sink.emit("hf_step", "hf_llama", stats(xs, 1), timing="eager", **shape)
                 if env.cuda:
                     try:
                         t = time_graph(env, lambda i: step(), target_us=1.0, reps=10, max_calls=1)
@@ -1439,60 +1277,43 @@ def _scaled(t: dict, n: float) -> dict:
     return {**t, "median": t["median"] / n, "p20": t["p20"] / n, "p80": t["p80"] / n}
 
 
-def cupti_durations(env, fn) -> tuple[int, float]:
-    """(kernels, sum of their device durations in us) of one eager call of fn under torch.profiler (CUPTI)."""
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    env.sync()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        env.sync()
-    n, tot = 0, 0.0
-    for e in prof.events():
-        if e.device_type.name != "CUDA" or "Memcpy" in e.name or "Memset" in e.name:
-            continue
-        n += 1
-        tot += float(getattr(e, "device_time_total", 0.0) or 0.0)
-    return n, tot
-
-
 def fam_reference(env, sink, pool):
     """The graph node time of a tiny kernel, the copy bandwidth and (v4) what one graph replay costs beyond its nodes
     (graph_replay_spin / _nospin: N x.add_(1) nodes, whole replay, with and without the spin kernel before it: the
     difference is the host-launch time v1-v3 samples included) and the gap between kernels inside a graph of HF
     modules (hf_chain_graph: per-kernel replay time of 16 x (LlamaRMSNorm + apply_rotary_pos_emb) at one row;
     hf_chain_cupti: the mean CUPTI duration of the same kernels run eagerly: the difference is the in-graph gap)."""
-    x = torch.randn(1, device=env.dev)
+    x = torch.randn(1, device=env.device)
     t = time_graph(env, lambda i: x.add_(1.0), target_us=1000.0, max_calls=1000)
     sink.emit("launch", "graph_node_1elem", t, timing="graph", n_kernels=t["calls"],
               note="x.add_(1) on one element: graph gap + tiny kernel")
     n = (256 * MiB if env.cuda else 4 * MiB) // 2
-    src = torch.randn(n, dtype=torch.bfloat16, device=env.dev)
+    src = torch.randn(n, dtype=torch.bfloat16, device=env.device)
     dst = torch.empty_like(src)
     t = time_graph(env, lambda i: dst.copy_(src))
     sink.emit("copy", "copy_", t, timing="graph", dtype="bf16", bytes_moved=4 * n)
     del src, dst
     if env.cuda:
         for N in (1, 4, 16, 64, 256):
-            g = _capture(env, lambda i: x.add_(1.0), N)
+            g = capture_graph(env, lambda i: x.add_(1.0), N)
             for spin in (True, False):
                 xs = []
                 for _ in range(9):
                     if not spin:
                         env.sync()
-                    xs.append(_replay_us(env, g, spin))
-                sink.emit("launch", "graph_replay_spin" if spin else "graph_replay_nospin", _stats(xs, 1),
+                    xs.append(replay_us(env, g, spin))
+                sink.emit("launch", "graph_replay_spin" if spin else "graph_replay_nospin", stats(xs, 1),
                           timing="graph", n_kernels=N, note="whole replay of N x.add_(1) nodes; spin: events bracket "
                           "device time only; nospin (v1-v3 timing): the host's graph launch included")
             del g
     H = 4096 if not env.smoke else 256
-    xb = torch.randn((1, H), dtype=torch.bfloat16, device=env.dev)
-    w = torch.rand(H, dtype=torch.bfloat16, device=env.dev) + 0.5
+    xb = torch.randn((1, H), dtype=torch.bfloat16, device=env.device)
+    w = torch.rand(H, dtype=torch.bfloat16, device=env.device) + 0.5
     Hq, Hkv = (32, 8) if not env.smoke else (4, 2)
-    qh = torch.randn((1, Hq, 1, D), dtype=torch.bfloat16, device=env.dev)
-    kh = torch.randn((1, Hkv, 1, D), dtype=torch.bfloat16, device=env.dev)
-    cos = torch.randn((1, 1, D), dtype=torch.bfloat16, device=env.dev)
-    sin = torch.randn((1, 1, D), dtype=torch.bfloat16, device=env.dev)
+    qh = torch.randn((1, Hq, 1, D), dtype=torch.bfloat16, device=env.device)
+    kh = torch.randn((1, Hkv, 1, D), dtype=torch.bfloat16, device=env.device)
+    cos = torch.randn((1, 1, D), dtype=torch.bfloat16, device=env.device)
+    sin = torch.randn((1, 1, D), dtype=torch.bfloat16, device=env.device)
 
     def chain():
         for _ in range(16):
@@ -1528,12 +1349,12 @@ def fam_l2_bw(env, sink, pool):
             return
         n = S * MiB // 4
         try:
-            x = torch.randn(n, dtype=torch.float32, device=env.dev)
+            x = torch.randn(n, dtype=torch.float32, device=env.device)
             t = time_graph(env, lambda i: x.sum())
             sink.emit("l2_bw", "sum_resident", t, timing="graph", dtype="fp32", n=n, bytes_moved=S * MiB,
                       note="one buffer every call")
             nset = int(min(256, math.ceil(256 / S)))
-            xs = [x] + [torch.randn(n, dtype=torch.float32, device=env.dev) for _ in range(nset - 1)]
+            xs = [x] + [torch.randn(n, dtype=torch.float32, device=env.device) for _ in range(nset - 1)]
             t = time_graph(env, lambda i: xs[i % nset].sum())
             sink.emit("l2_bw", "sum_rotated", t, timing="graph", dtype="fp32", n=n, bytes_moved=S * MiB,
                       note=f"{nset} sets rotated")
@@ -1573,7 +1394,7 @@ def fam_reduce_grid(env, sink, pool):
                     esz = torch.tensor([], dtype=dt).element_size()
                     one = R * L * esz
                     nset = int(min(16, math.ceil(256 * MiB / one))) if one > MiB else 1
-                    sets = [torch.randn((R, L), dtype=torch.float32, device=env.dev).to(dt) for _ in range(nset)]
+                    sets = [torch.randn((R, L), dtype=torch.float32, device=env.device).to(dt) for _ in range(nset)]
                     t = time_graph(env, lambda i, sets=sets, call=call: call(sets[i % len(sets)]))
                     sink.emit("reduce_grid", kern, t, timing="graph", dtype="bf16" if dt == torch.bfloat16 else "fp32",
                               m=R, n=L, rows=R, row_len=L, bytes_moved=one,
@@ -1609,15 +1430,15 @@ def fam_gemm_small(env, sink, pool):
         w8 = []
         if f8 is not None and env.cuda:
             w8 = [(w * 0.05).to(f8).t() for w in ws]
-        sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
-        one = torch.ones((), dtype=torch.float32, device=env.dev)
+        sb = torch.rand((1, N), dtype=torch.float32, device=env.device) * 0.01 + 0.001
+        one = torch.ones((), dtype=torch.float32, device=env.device)
         for M in ms:
             if env.late():
                 sink.emit("gemm_small", "skipped", note="deadline")
                 return
-            xs = [torch.randn((M, K), dtype=torch.bfloat16, device=env.dev) for _ in range(4)]
+            xs = [torch.randn((M, K), dtype=torch.bfloat16, device=env.device) for _ in range(4)]
             x8 = [(x * 0.1).to(f8) for x in xs] if w8 else []
-            sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+            sa = torch.rand((M, 1), dtype=torch.float32, device=env.device) * 0.01 + 0.001
             fns = {"bf16_linear": lambda i: F.linear(xs[i % 4], ws[i % nw])}
             if w8:
                 fns["fp8_tensorwise"] = lambda i: torch._scaled_mm(x8[i % 4], w8[i % nw], scale_a=one, scale_b=one,
@@ -1643,7 +1464,7 @@ def grid_extra_calls(env):
     for L in Ls:
         for R in Rs:
             for kern, dt, call in _reduce_cases(env, R, L):
-                a = torch.randn((R, L), dtype=torch.float32, device=env.dev).to(dt)
+                a = torch.randn((R, L), dtype=torch.float32, device=env.device).to(dt)
                 out.append((f"reduce:{kern}:{R}:{L}", lambda a=a, call=call: call(a),
                             dict(family="reduce_grid", kernel=kern, m=R, n=L, dtype=str(dt).replace("torch.", ""))))
     if not env.cuda:
@@ -1652,43 +1473,43 @@ def grid_extra_calls(env):
     if HAVE_TRITON and f8 is not None:   # the Triton kernels' registers / shared memory (their resident CTAs)
         for hk, B, T in (("32/8", 8, 8192), ("8/1", 1, 65536), ("64/8", 1, 32768)):
             Hq, Hkv = HEADS[hk]
-            k8 = (torch.randn((B, Hkv, T, D), dtype=torch.bfloat16, device=env.dev) * 0.5).to(f8)
-            v8 = (torch.randn((B, Hkv, T, D), dtype=torch.bfloat16, device=env.dev) * 0.5).to(f8)
-            q = torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.dev)
+            k8 = (torch.randn((B, Hkv, T, D), dtype=torch.bfloat16, device=env.device) * 0.5).to(f8)
+            v8 = (torch.randn((B, Hkv, T, D), dtype=torch.bfloat16, device=env.device) * 0.5).to(f8)
+            q = torch.randn((B, Hq, 1, D), dtype=torch.bfloat16, device=env.device)
             out.append((f"fp8kv:triton_splitkv:{hk}:{B}:{T}", lambda q=q, k8=k8, v8=v8: triton_splitkv(
-                q, k8, v8, env.sms, kv_scale=2.0), dict(family="fp8kv_grid", kernel="triton_splitkv", batch=B,
+                q, k8, v8, env.sm_count, kv_scale=2.0), dict(family="fp8kv_grid", kernel="triton_splitkv", batch=B,
                                                          heads=Hq, kv_heads=Hkv, head_dim=D, context=T, q_rows=1,
                                                          dtype="fp8")))
         for M, K in ((1, 4096), (64, 14336), (1024, 4096)):
-            x = torch.randn((M, K), dtype=torch.bfloat16, device=env.dev)
+            x = torch.randn((M, K), dtype=torch.bfloat16, device=env.device)
             out.append((f"quant_triton:{M}:{K}", lambda x=x: _quant_triton(x),
                         dict(family="gemm_grid", kernel="quant_triton", m=M, k=K, dtype="fp8")))
         for Hi, R, N, dt in ((16, 1, 8192, "fp8"), (64, 4, 32768, "fp8"), (32, 1, 8192, "bf16")):
-            qi = torch.randn((R, Hi, D), dtype=torch.bfloat16, device=env.dev)
-            wi = torch.rand((R, Hi), dtype=torch.float32, device=env.dev)
-            ki = torch.randn((N, D), dtype=torch.bfloat16, device=env.dev)
+            qi = torch.randn((R, Hi, D), dtype=torch.bfloat16, device=env.device)
+            wi = torch.rand((R, Hi), dtype=torch.float32, device=env.device)
+            ki = torch.randn((N, D), dtype=torch.bfloat16, device=env.device)
             ki = ki.to(f8) if dt == "fp8" else ki
 
             def idx(qi=qi, wi=wi, ki=ki, R=R, N=N, Hi=Hi, dt=dt):
-                o = torch.empty((R, N), dtype=torch.float32, device=env.dev)
+                o = torch.empty((R, N), dtype=torch.float32, device=env.device)
                 _indexer_fwd[(R, triton.cdiv(N, 64))](qi, wi, ki, o, N, Hi=Hi, D=D, BLOCK_N=64, FP8=dt == "fp8",
                                                        num_warps=4)
                 return o
             out.append((f"indexer:{Hi}:{R}:{N}:{dt}", idx, dict(family="indexer_grid", kernel="triton_indexer",
                                                                 m=R, heads=Hi, n=N, head_dim=D, dtype=dt)))
-    one = torch.ones((), dtype=torch.float32, device=env.dev)
+    one = torch.ones((), dtype=torch.float32, device=env.device)
     for name, K, N in (SMALL_SHAPES if not env.smoke else [("tiny", 256, 512)]):
-        w = torch.randn((N, K), dtype=torch.bfloat16, device=env.dev)
+        w = torch.randn((N, K), dtype=torch.bfloat16, device=env.device)
         w8 = (w * 0.05).to(f8).t() if f8 is not None else None
-        sb = torch.rand((1, N), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+        sb = torch.rand((1, N), dtype=torch.float32, device=env.device) * 0.01 + 0.001
         for M in SMALL_M:
-            x = torch.randn((M, K), dtype=torch.bfloat16, device=env.dev)
+            x = torch.randn((M, K), dtype=torch.bfloat16, device=env.device)
             meta = dict(family="gemm_small_grid", corner=name, m=M, n=N, k=K)
             out.append((f"gemm_small:bf16_linear:{name}:{M}", lambda x=x, w=w: F.linear(x, w),
                         {**meta, "kernel": "bf16_linear", "dtype": "bf16"}))
             if w8 is not None:
                 x8 = (x * 0.1).to(f8)
-                sa = torch.rand((M, 1), dtype=torch.float32, device=env.dev) * 0.01 + 0.001
+                sa = torch.rand((M, 1), dtype=torch.float32, device=env.device) * 0.01 + 0.001
                 out.append((f"gemm_small:fp8_tensorwise:{name}:{M}", lambda x8=x8, w8=w8: torch._scaled_mm(
                     x8, w8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
                     {**meta, "kernel": "fp8_tensorwise", "dtype": "fp8"}))
@@ -1737,8 +1558,8 @@ def main(argv=None) -> int:
     prof = os.path.join(args.out, f"regimes_hf_profile_{env.slug}_{env.date}.csv")
     grids = os.path.join(args.out, f"regimes_grids_{env.slug}_{env.date}.csv")
     sink = Sink(path, env)
-    print(f"device={env.name} sms={env.sms} l2={env.l2} torch={torch.__version__} triton="
-          f"{env.meta['triton_version']} transformers={env.meta['transformers_version']} -> {path}", flush=True)
+    print(f"device={env.name} sms={env.sm_count} l2={env.l2_bytes} torch={torch.__version__} triton="
+          f"{sink.base['triton_version']} transformers={sink.base['transformers_version']} -> {path}", flush=True)
     pool = Pool(env, 4 * GiB if env.cuda else 64 * MiB)
     names = [n for n in args.only.split(",") if n] or list(FAMILIES)
     bad = [n for n in names if n not in FAMILIES]
@@ -1766,7 +1587,7 @@ def main(argv=None) -> int:
             torch.cuda.empty_cache()
         counts[name] = (sink.n - n0, time.time() - t0)
         print(f"--- {name} done in {time.time() - t0:.1f} s ---", flush=True)
-    sink.fh.close()
+    sink.close()
     print("\nfamily        rows  seconds")
     for name, (n, sec) in counts.items():
         print(f"{name:<12} {n:5d} {sec:8.1f}")

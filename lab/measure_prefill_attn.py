@@ -1,6 +1,6 @@
 """Measure causal prefill attention (the compute-bound side of attention) on one CUDA GPU.
 
-    python3 hwmodels/calibration/measure_prefill_attn.py --out DIR [--quick]
+    python3 lab/measure_prefill_attn.py --out DIR [--quick]
 
 The decode-attention family of measure.py is bandwidth-bound, so it cannot pin how much of the tensor-core
 peak an attention kernel reaches; prefill attention over long prompts is compute-bound and does. This
@@ -19,10 +19,7 @@ import argparse
 import datetime as dt
 import statistics
 
-try:  # run by path on the GPU machine (this folder on sys.path) or imported as a package module
-    from csvout import driver_version, write_rows
-except ImportError:  # pragma: no cover
-    from hwmodels.calibration.csvout import driver_version, write_rows
+from harness import driver_version, write_rows
 
 SCRIPT_VERSION = 1
 COLUMNS = ["device", "sm_count", "torch_version", "cuda_version", "driver_version", "date", "script_version",

@@ -2,7 +2,7 @@
 
 Run on a machine with >= 2 CUDA GPUs (it changes no clock or GPU setting and leaves NVLink multicast off):
 
-    python hwmodels/calibration/measure_collectives.py --out DIR [--gpus N] [--quick]
+    python lab/measure_collectives.py --out DIR [--gpus N] [--quick]
 
 Writes DIR/<device-slug>_x<N>_collectives_<date>.csv with one row per (op, message bytes): the median
 time per collective over timed batches (CUDA events around `--inner` back-to-back collectives, after
@@ -18,6 +18,8 @@ import datetime as dt
 import os
 import statistics
 import subprocess
+
+from harness import device_slug, driver_version
 
 SCRIPT_VERSION = 1
 SIZES_KIB = [8, 32, 128, 512, 2048, 8192, 32768, 131072, 262144]
@@ -89,18 +91,14 @@ def main() -> None:
     port = 29500 + os.getpid() % 1000
     mp.spawn(_worker, args=(world, port, args, rows), nprocs=world, join=True)
     name = torch.cuda.get_device_name(0)
-    try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=20).stdout.split()[0]
-    except Exception:  # noqa: BLE001 - informational only
-        driver = ""
+    driver = driver_version()
     topo = ""
     try:
         topo = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=20).stdout
     except Exception:  # noqa: BLE001
         pass
     date = dt.date.today().isoformat()
-    slug = name.lower().replace(" ", "-")
+    slug = device_slug(name)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{slug}_x{world}_collectives_{date}.csv")
     meta = {"device": name, "gpus": world, "torch_version": torch.__version__,

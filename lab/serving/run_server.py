@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Serving-level calibration on one GPU: a small continuous-batching server driven by timed arrivals.
 
-    python hwmodels/calibration/serving/run_server.py --out DIR                     # defaults below, ~5 min on an H100
-    python hwmodels/calibration/serving/run_server.py --out DIR --rates 2,6,10 --duration 40 --azure none
-    python hwmodels/calibration/serving/run_server.py --out /tmp/s --smoke          # CPU, tiny model, ~20 s
+    python lab/serving/run_server.py --out DIR                     # defaults below, ~5 min on an H100
+    python lab/serving/run_server.py --out DIR --rates 2,6,10 --duration 40 --azure none
+    python lab/serving/run_server.py --out /tmp/s --smoke          # CPU, tiny model, ~20 s
 
 It builds a model of the shape of a simulator model file (default Llama-3.1-8B) with random bf16 weights
 (nothing is downloaded), runs the simulator's own scheduler (simulator.engine.scheduler, the vLLM-v1-like
@@ -30,7 +30,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 try:
     import simulator  # noqa: F401
@@ -260,7 +260,7 @@ def main(argv=None) -> int:
     records.write_csv(p["requests"], driver.REQUEST_COLUMNS, all_reqs)
     records.write_csv(p["steps"], driver.STEP_COLUMNS, all_steps)
     cfg = {
-        "engine": "own", "script": "hwmodels/calibration/serving/run_server.py", "script_version": SCRIPT_VERSION,
+        "engine": "own", "script": "lab/serving/run_server.py", "script_version": SCRIPT_VERSION,
         "argv": sys.argv[1:] if argv is None else list(argv), "date": a.date, "gpu": gpu,
         "torch_version": torch.__version__, "cuda_version": torch.version.cuda or "", "python": platform.python_version(),
         "model": "TINY" if a.smoke else a.model, "shape": shape, "dtype": "bf16", "weights_bytes": m.weight_bytes,
@@ -279,7 +279,8 @@ def main(argv=None) -> int:
         "wall_s": time.perf_counter() - t_start,
     }
     if dev.type == "cuda":
-        from hwmodels.calibration.csvout import driver_version
+        sys.path.insert(1, os.path.dirname(HERE))  # lab/, for harness.py
+        from harness import driver_version
 
         cfg["driver_version"] = driver_version()
     records.write_config(p["config"], cfg)

@@ -3,8 +3,8 @@
 source files of the machine's installed packages, then record attention/top-k traces at several contexts
 with sparsesim's recorder. ONE command: the weights never leave the machine (they are not shipped).
 
-    PYTHONPATH=. python3 traces/recording/train_and_record.py --out $OUT            # the GPU run
-    PYTHONPATH=. python3 traces/recording/train_and_record.py --out /tmp/x --smoke  # CPU check, ~1 minute
+    PYTHONPATH=. python3 lab/train_and_record.py --out $OUT            # the GPU run
+    PYTHONPATH=. python3 lab/train_and_record.py --out /tmp/x --smoke  # CPU check, ~1 minute
 
 What it writes into --out (names carry the date and the GPU's short name):
     codegqa_{4k,8k,16k}_<gpu>_<date>.npz   traces (simulator/traces/format.py), source "recorded"
@@ -46,7 +46,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 try:
@@ -469,12 +469,12 @@ def record(target, draft, held: bytes, N: int, seqs: int, steps: int, args, dev,
             tok = torch.multinomial((lg[0].float() / args.temperature).softmax(-1), 1, generator=gen)
     log(f"recorded {name}: {seqs} x {steps} steps at {N} tokens in {time.time() - t0:.1f} s; mean accepted "
         f"{np.mean(accs):.2f} of {CHAIN_K}")
-    tr = rec.finish(name=name, source="recorded", script="traces/recording/train_and_record.py", seed=args.seed,
+    tr = rec.finish(name=name, source="recorded", script="lab/train_and_record.py", seed=args.seed,
                     how=(f"codegqa target ({target.params():,} parameters) and draft ({draft.params():,}) trained "
                          f"{args.train_s:.0f} s on site-packages Python source (bytes), recorded {seqs} held-out "
                          f"prompts of {P} bytes + {steps} decode steps at temperature {args.temperature}; chain "
                          f"K={CHAIN_K} and tree 3/2/1 drafted by the draft, verified greedily by the target"),
-                    provenance=("trained and recorded in one run by traces/recording/train_and_record.py on "
+                    provenance=("trained and recorded in one run by lab/train_and_record.py on "
                                 f"{args.device_name} on {DATE}; data: the machine's installed Python packages' "
                                 "source (their own licenses; only attention indices and statistics are shipped, no "
                                 "text); weights not kept"), device=args.device_name, date=DATE)
