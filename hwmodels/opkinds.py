@@ -53,11 +53,25 @@ from __future__ import annotations
 #: quant     a fused per-token fp8 activation quantization (one CTA per row: amax pass, then scale-and-cast pass over
 #:           the row in 1024-element blocks; vLLM's scaled_fp8_quant, our Triton _quant_rowwise), priced in waves of
 #:           CTAs with a per-block chain (calibrated on _quant_rowwise)
+#: attn_fi_decode / attn_fi_decode_fp8kv  FlashInfer's CUDA-core paged decode kernel, bf16 / fp8 K/V (simulator/kernels/flashinfer.py)
+#: attn_fi_prefill / attn_fi_prefill_fp8kv  FlashInfer's FA2 paged prefill kernel: tensor-core decode and verification rows
+#: attn_fi_mla  FlashInfer's persistent MLA kernel (sm_90, backend fa3)
+#: attn_combine_fi  FlashInfer's VariableLengthMergeStates (persistent merge of split-KV partial states)
+#: attn_fa3 / attn_combine_fa3  FlashAttention-3 (hopper/) paged split-KV forward and its combine kernel (simulator/kernels/fa3.py)
+#: attn_fa4  FlashAttention-4 (flash_attn/cute, Blackwell) forward (simulator/kernels/fa3.py)
+#: attn_flashmla / attn_combine_flashmla  FlashMLA's sm_90 split-KV MLA decode and its combine kernel (simulator/kernels/flashmla.py)
+#: attn_xqa  TensorRT-LLM's XQA decode kernel, multi-block mode with in-kernel reduction (simulator/kernels/xqa.py)
+#: attn_triton_sgl / attn_combine_triton_sgl  SGLang's Triton grouped decode kernel (stage 1) and its stage-2 reduce
+#: attn_triton_vllm / attn_combine_triton_vllm  vLLM's Triton unified attention (2D / 3D) and its reduce_segments kernel
 KINDS: tuple[str, ...] = ("gemm", "attention", "gather", "topk", "elementwise", "collective", "copy", "alltoall",
                           "topk_cta", "attn_cudnn", "attn_cudnn_rows", "attn_fa2", "attn_flex", "attn_triton", "attn_memeff",
                           "indexer", "gemm_fp8_rowwise", "copy_strided", "attn_combine_fa2", "attn_combine_triton",
                           "attn_combine_cudnn", "cast", "reduce", "quant", "attn_triton_fp8kv", "gemm_fp8",
-                          "reduce_max", "copy_broadcast")
+                          "reduce_max", "copy_broadcast",
+                          "attn_fi_decode", "attn_fi_decode_fp8kv", "attn_fi_prefill", "attn_fi_prefill_fp8kv",
+                          "attn_fi_mla", "attn_combine_fi", "attn_fa3", "attn_combine_fa3", "attn_fa4", "attn_flashmla",
+                          "attn_combine_flashmla", "attn_xqa", "attn_triton_sgl", "attn_combine_triton_sgl",
+                          "attn_triton_vllm", "attn_combine_triton_vllm")
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 
 #: dtypes an op's arithmetic (tensor-core or vector) runs in

@@ -1,0 +1,335 @@
+"""Fit and judge the production attention families (simulator/kernels: FlashInfer, SGLang's Triton kernel, FlashMLA)
+on lab/kernels/measure_production_attention.py CSVs, and price them from their sources alone (the first look).
+
+Every measured row becomes the launches its family module returns (simulator.kernels.production.Launch: the
+kernel's CTAs and waves from the plan rules of the source, each CTA's serial K/V tiles, the dependent loads before its
+first tile, the merge kernel), priced by hwmodels.roofline under CUDA-graph launches, compared with the measured
+median. Resident CTAs per SM come from the measured launch profile (registers, threads, shared memory of each kernel:
+the `..._grids` CSV beside the data) where one exists, else from the source's threads and shared memory with assumed
+registers (the family module's constants).
+
+Held out BY REGIME, per family and KV dtype: the fit uses only the middle regime (1024 <= context <= 16384 tokens and
+batch <= 64, page size 16 for the paged families, one query row; verification rows fit on the same contexts at q = 4);
+every other row is held out: short contexts (<= 256) at every batch, long contexts (>= 65536), large batches (>= 256),
+other page sizes, q = 8, other head counts (Llama-3.1-70B's 64 / 8 and Qwen's 28 / 4 are never fitted: the terms fitted
+on Llama-3.1-8B's 32 / 8 price them). Parameters per kind: memory efficiency (>= 0.5), iteration time of one K/V tile,
+per-wave CTA time, per-kernel fixed time, the latency of one dependent load of the prologue (sync_us, between 0.5 and 4
+x the device's measured DRAM latency: the per-sequence term is priced from the source's load count and this latency,
+not from a free per-sequence constant), compute efficiency for the tensor-core kernels.
+
+First look (`borrowed`): the kinds' terms copied from the closest family of the existing H100 fit (FlashAttention-2
+split-KV, kind attn_fa2, and its combine kernel), sync_us = the measured DRAM latency, resident CTAs from the source.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from hwmodels.roofline import price
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.calibration.fit import efficiency_with
+from simulator.kernels import flashinfer as FI
+from simulator.kernels import flashmla as FM
+from simulator.kernels import triton_engines as TE
+from simulator.kernels.production import emit
+from simulator.ops import MaskedBuilder, OpBuilder
+
+DATA_GLOB = "production_attention_nvidia*.csv"
+#: measured family -> (op kinds it fits, the family whose fitted terms a never-measured one borrows)
+FAMILY_KINDS = {
+    "fi_decode": ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_combine_fi"),
+    "fi_tc": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
+    "fi_verify": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
+    "fi_mla": ("attn_fi_mla", "attn_combine_fi"),
+    "flashmla": ("attn_flashmla", "attn_combine_flashmla"),
+    "sgl_triton": ("attn_triton_sgl", "attn_combine_triton_sgl"),
+}
+#: kinds never measured here -> the measured kind whose fitted terms they borrow (simulator/kernels/data/
+#: attention_families.yaml says why)
+BORROWED = {"attn_fa3": "attn_fi_prefill", "attn_fa4": "attn_fi_prefill", "attn_combine_fa3": "attn_combine_fi",
+            "attn_xqa": "attn_fi_decode", "attn_triton_vllm": "attn_triton_sgl",
+            "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
+#: first look: each new kind borrows the terms of this kind of the existing H100 fit
+FIRST_LOOK_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2", "attn_fi_prefill": "attn_fa2",
+                   "attn_fi_prefill_fp8kv": "attn_fa2", "attn_combine_fi": "attn_combine_fa2"}
+NUMERIC = ("heads", "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "context", "page_size", "median_us")
+
+
+def load(path) -> pd.DataFrame:
+    """A campaign CSV: timed rows only (failed rows dropped, their count in attrs['failed'])."""
+    df = pd.read_csv(path)
+    for c in NUMERIC:
+        if c in df.columns:
+            df[c] = pd.to_numeric(df[c], errors="coerce")
+    bad = ~np.isfinite(df["median_us"].to_numpy(float))
+    out = df[~bad].reset_index(drop=True)
+    for c in ("family", "model", "dtype", "note"):
+        out[c] = out[c].astype(object).fillna("").astype(str)
+    out.attrs["file"] = str(path)
+    out.attrs["failed"] = int(bad.sum())
+    return out
+
+
+def _col(df, c, sel, default=1.0):
+    return np.where(sel, df[c].fillna(default).to_numpy(float), default)
+
+
+def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None = None):
+    """Op table of every row (one setting per row) as its family module launches it."""
+    b = OpBuilder(len(df))
+    fam = df["family"].to_numpy()
+    kvb_all = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0)
+    regs = regs or {}
+    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton"):
+        sel = fam == f
+        if not sel.any():
+            continue
+        B, q, T, Hq, Hkv, d, page = (_col(df, c, sel) for c in ("batch", "q_rows", "context", "heads", "kv_heads",
+                                                                 "head_dim", "page_size"))
+        kvb = np.where(sel, kvb_all, 2.0)
+        mb = MaskedBuilder(b, sel)
+        if f == "fi_decode":
+            launches, _ = FI.fi_decode(B, T, Hq, Hkv, d, kvb, page, sms, smem_per_sm, regs=regs.get("attn_fi_decode"))
+        elif f in ("fi_tc", "fi_verify"):
+            launches, _ = FI.fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms, smem_per_sm)
+        elif f == "fi_mla":
+            launches, _ = FI.fi_mla(B, q, T, Hq, 512.0, 64.0, kvb, page, sms)
+        elif f == "flashmla":
+            launches, _ = FM.flashmla(B, q, T, Hq, 512.0, 64.0, kvb, sms)
+        else:
+            launches, _ = TE.triton_sgl(B, T, Hq, Hkv, d, kvb, sms, smem_per_sm)
+        emit(mb, launches, sms)
+    return b.build()
+
+
+def predict_us(ops, hw: HardwareSpec, eff: Efficiency, n: int) -> np.ndarray:
+    hw2 = replace(hw.with_efficiency(eff), launch_graph_s=eff.launch_graph_s or hw.launch_graph_s)
+    t = price(ops, hw2, "graph")
+    return np.bincount(ops.setting, weights=t, minlength=n) * 1e6
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# regimes and the hold-out
+# ---------------------------------------------------------------------------------------------------------------------
+def context_regime(T):
+    T = np.asarray(T, dtype=float)
+    return np.where(T <= 256, "short (<=256)", np.where(T >= 65536, "long (>=64K)", "middle"))
+
+
+def batch_regime(B):
+    B = np.asarray(B, dtype=float)
+    return np.where(B <= 16, "small (<=16)", np.where(B >= 256, "large (>=256)", "mid (64)"))
+
+
+def fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The middle regime of Llama-3.1-8B's heads (module docstring)."""
+    T, B = df["context"].to_numpy(float), df["batch"].to_numpy(float)
+    fam, q = df["family"].to_numpy(), df["q_rows"].fillna(1).to_numpy(float)
+    page = df["page_size"].fillna(1).to_numpy(float)
+    mid = (T >= 1024) & (T <= 16384) & (B <= 64)
+    std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify"]), page == 16, True)
+    heads_fit = np.isin(df["model"].to_numpy(), ["llama8b", "mla16"])
+    q_fit = np.where(fam == "fi_verify", q == 4, q <= 1)
+    return mid & std_page & heads_fit & q_fit
+
+
+def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
+    fam = df["family"].to_numpy()
+    phase = np.where(fam == "fi_verify", "verify", "decode")
+    return pd.DataFrame({"family": fam, "phase": phase, "kv": df["dtype"].to_numpy(),
+                         "context": context_regime(df["context"]), "batch": batch_regime(df["batch"])})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# first look and fit
+# ---------------------------------------------------------------------------------------------------------------------
+def source_slots(sms: int, smem_per_sm: float) -> dict[str, float]:
+    """Resident CTAs per SM of each kind from the family modules' source geometry (typical shapes)."""
+    _, info = FI.fi_decode(1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, sms, smem_per_sm)
+    _, info8 = FI.fi_decode(1.0, 4096.0, 32.0, 8.0, 128.0, 1.0, 16.0, sms, smem_per_sm)
+    _, tc = FI.fi_tc(1.0, 1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, sms, smem_per_sm)
+    merge = FI._merge(np.array([1024.0]), 1.0, 32.0, 128.0, 2.0, sms, smem_per_sm, None)
+    _, sgl = TE.triton_sgl(1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, sms, smem_per_sm)
+    return {"attn_fi_decode": float(np.ravel(info["slots"])[0]), "attn_fi_decode_fp8kv": float(np.ravel(info8["slots"])[0]),
+            "attn_fi_prefill": float(np.ravel(tc["slots"])[0]), "attn_fi_prefill_fp8kv": float(np.ravel(tc["slots"])[0]),
+            "attn_combine_fi": float(np.ravel(merge.slots)[0]), "attn_fi_mla": 1.0, "attn_flashmla": 1.0,
+            "attn_combine_flashmla": 8.0, "attn_triton_sgl": float(np.ravel(sgl["slots"])[0]),
+            "attn_combine_triton_sgl": 16.0}
+
+
+def borrowed_efficiency(hw: HardwareSpec) -> Efficiency:
+    """The first look's terms (module docstring): every FlashInfer kind copies its closest family's fitted terms."""
+    eff = hw.efficiency
+    up = {}
+    for k, src in FIRST_LOOK_FROM.items():
+        up[f"memory.{k}"] = eff.memory[src]
+        up[f"compute.{k}"] = eff.compute[src]
+        up[f"fixed_us.{k}"] = eff.fixed_s.get(src, 0.0) * 1e6
+        up[f"iter_us.{k}"] = eff.iter_s.get(src, 0.0) * 1e6
+        up[f"cta_fixed_us.{k}"] = eff.cta_fixed_s.get(src, 0.0) * 1e6
+        up[f"sync_us.{k}"] = (eff.dram_latency_s or 0.35e-6) * 1e6
+    for k, v in source_slots(hw.units, float(hw.smem_per_unit_bytes or 233472)).items():
+        if k in FIRST_LOOK_FROM:
+            up[f"cta_slots.{k}"] = v
+    return efficiency_with(eff, up)
+
+
+def measured_slots(grids: pd.DataFrame, smem_per_sm: float) -> dict[str, tuple[float, str]]:
+    """kind -> (resident CTAs per SM, how) from the launch profile (kernel names -> kinds)."""
+    from simulator.calibration.fit_regimes import occupancy
+
+    if grids is None or grids.empty:
+        return {}
+    name = grids["kernel_name"].astype(str)
+    lab = grids["label"].astype(str)
+    fp8 = lab.str.contains(":fp8:")
+    kinds = np.full(len(grids), "", dtype=object)
+    kinds[name.str.contains("BatchDecodeWithPagedKVCacheKernel") & ~fp8] = "attn_fi_decode"
+    kinds[name.str.contains("BatchDecodeWithPagedKVCacheKernel") & fp8] = "attn_fi_decode_fp8kv"
+    kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & ~fp8] = "attn_fi_prefill"
+    kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & fp8] = "attn_fi_prefill_fp8kv"
+    kinds[name.str.contains("MergeStates")] = "attn_combine_fi"
+    kinds[name.str.contains("_fwd_grouped_kernel_stage1")] = "attn_triton_sgl"
+    kinds[name.str.contains("_fwd_kernel_stage2")] = "attn_combine_triton_sgl"
+    kinds[lab.str.startswith("fi_mla") & name.str.contains("MLA|Mla|mla", regex=True)
+          & ~name.str.contains("Merge")] = "attn_fi_mla"
+    kinds[lab.str.startswith("flashmla") & name.str.contains("flash_fwd|splitkv|mla", case=False, regex=True)
+          & ~name.str.contains("combine", case=False)] = "attn_flashmla"
+    kinds[lab.str.startswith("flashmla") & name.str.contains("combine", case=False)] = "attn_combine_flashmla"
+    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1) * pd.to_numeric(grids["block_y"], errors="coerce")
+               .fillna(1) * pd.to_numeric(grids["block_z"], errors="coerce").fillna(1)).to_numpy(float)
+    regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
+    smem = pd.to_numeric(grids["smem"], errors="coerce").fillna(0).to_numpy(float)
+    occ = occupancy(regs, smem, threads, smem_per_sm)
+    out = {}
+    for k in sorted(set(kinds) - {""}):
+        m = kinds == k
+        vals, counts = np.unique(occ[m], return_counts=True)
+        v = float(vals[np.argmax(counts)])
+        i = int(np.flatnonzero(m & (occ == v))[0])
+        out[k] = (max(v, 1.0), f"{int(m.sum())} launches; {int(regs[i])} registers x {int(threads[i])} threads, "
+                               f"{int(smem[i])} B shared memory -> {v:g} per SM")
+    return out
+
+
+def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
+    p = [(f"memory.{kind}", 0.85, 0.5, 1.0), (f"iter_us.{kind}", 0.3, 0.005, 20.0),
+         (f"cta_fixed_us.{kind}", 1.0, 0.0, 30.0), (f"fixed_us.{kind}", 2.0, 0.0, 30.0),
+         (f"sync_us.{kind}", dram_us, 0.5 * dram_us, 4.0 * dram_us)]
+    if tensor:
+        p.append((f"compute.{kind}", 0.3, 0.02, 1.0))
+    return p
+
+
+#: fit groups, in order: (name, families whose fit rows it uses, kinds' parameters, combine kind fitted with it)
+FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_fi"),
+              ("fi_decode_fp8kv", ("fi_decode",), ("attn_fi_decode_fp8kv",), None),
+              ("fi_prefill", ("fi_tc", "fi_verify"), ("attn_fi_prefill",), None),
+              ("fi_prefill_fp8kv", ("fi_tc", "fi_verify"), ("attn_fi_prefill_fp8kv",), None),
+              ("fi_mla", ("fi_mla",), ("attn_fi_mla",), None),
+              ("flashmla", ("flashmla",), ("attn_flashmla",), "attn_combine_flashmla"),
+              ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"))
+
+
+def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
+    """Fit every group on its fit rows (least squares on log(predicted / measured)); kinds without fit rows keep
+    the first look's borrowed terms. Returns the Efficiency and metadata (rows, parameters, rms log error)."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    eff = borrowed_efficiency(hw)
+    meta: dict = {"measured": {}}
+    slots = measured_slots(grids, smem)
+    up = {f"cta_slots.{k}": v for k, v in source_slots(hw.units, smem).items()}
+    for k, (v, how) in slots.items():
+        up[f"cta_slots.{k}"] = v
+        meta["measured"][f"cta_slots.{k}"] = how
+    # combine kinds: their per-split load starts at the L2 latency (they read partial outputs just written)
+    l2 = (hw.efficiency.l2_latency_s or 0.143e-6) * 1e6
+    for k in ("attn_combine_fi", "attn_combine_flashmla", "attn_combine_triton_sgl"):
+        up[f"iter_us.{k}"] = l2
+        up[f"memory.{k}"] = 0.8
+        up[f"sync_us.{k}"] = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    eff = efficiency_with(eff, up)
+    ops = build_ops(df, hw.units, smem)
+    meas = df["median_us"].to_numpy(float)
+    has = np.bincount(ops.setting, minlength=len(df)) > 0
+    base = fit_rows(df) & has
+    fp8 = df["dtype"].to_numpy() == "fp8"
+    fam = df["family"].to_numpy()
+    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    for name, fams, kinds, comb in FIT_GROUPS:
+        rows = base & np.isin(fam, fams) & (fp8 == name.endswith("fp8kv"))
+        params = []
+        for k in kinds:
+            params += _params(k, dram, tensor=k.startswith(("attn_fi_prefill", "attn_fi_mla", "attn_flashmla")))
+        if comb:
+            params.append((f"fixed_us.{comb}", 1.0, 0.0, 10.0))
+        if rows.sum() < 2 * len(params):
+            meta[name] = {"rows": int(rows.sum()), "skipped": f"fewer than {2 * len(params)} fit rows"}
+            continue
+        names = [p[0] for p in params]
+
+        def resid(x, rows=rows, names=names):
+            return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
+
+        x0 = np.array([p[1] for p in params])
+        lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
+        r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
+        eff = efficiency_with(eff, dict(zip(names, r.x)))
+        meta[name] = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
+                      "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
+    # the never-measured kinds borrow the nearest measured kind's terms (BORROWED)
+    up = {}
+    for k, src in BORROWED.items():
+        for part, d_ in (("memory", eff.memory), ("compute", eff.compute)):
+            up[f"{part}.{k}"] = d_[src]
+        for part, d_ in (("fixed_us", eff.fixed_s), ("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s),
+                         ("sync_us", eff.sync_s)):
+            up[f"{part}.{k}"] = d_.get(src, 0.0) * 1e6
+        up[f"cta_slots.{k}"] = {"attn_fa3": 1.0, "attn_fa4": 1.0, "attn_xqa": 2.0}.get(k, eff.cta_slots.get(src, 1.0))
+    eff = efficiency_with(eff, up)
+    meta["borrowed"] = dict(BORROWED)
+    return eff, meta
+
+
+def evaluate(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, first: Efficiency | None = None) -> pd.DataFrame:
+    """Every row with its prediction, error, part (fit / held-out) and regime labels; `first_err_pct` from the
+    first look's efficiency when given."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    ops = build_ops(df, hw.units, smem)
+    out = pd.concat([df.reset_index(drop=True), regime_labels(df).drop(columns=["family"])], axis=1)
+    pred = predict_us(ops, hw, eff, len(df))
+    out["pred_us"] = pred
+    out["err_pct"] = (pred / out["median_us"] - 1.0) * 100.0
+    if first is not None:
+        out["first_err_pct"] = (predict_us(ops, hw, first, len(df)) / out["median_us"] - 1.0) * 100.0
+    out["part"] = np.where(fit_rows(df), "fit", "held-out")
+    return out
+
+
+def accuracy(ev: pd.DataFrame, by=("family", "phase", "kv", "context", "batch"), col="err_pct",
+             part="held-out") -> pd.DataFrame:
+    g = ev[ev["part"] == part] if part else ev
+    rows = []
+    for key, x in g.groupby(list(by)):
+        e = x[col].abs()
+        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), "n": len(x),
+                     "median": float(np.median(e)), "p90": float(np.percentile(e, 90)),
+                     "signed": float(np.median(x[col]))})
+    t = pd.DataFrame(rows)
+    if len(t):
+        t["goal"] = np.where((t["median"] <= 10.0) & (t["p90"] <= 25.0), "met", "MISSED")
+    return t
+
+
+def latest(data_dir: Path) -> tuple[Path | None, Path | None]:
+    """The newest campaign CSV and its launch-profile CSV."""
+    fs = sorted(p for p in Path(data_dir).glob(DATA_GLOB) if "_grids" not in p.name)
+    if not fs:
+        return None, None
+    f = fs[-1]
+    g = f.with_name(f.name.replace("production_attention_", "production_attention_grids_", 1))
+    return f, (g if g.is_file() else None)
