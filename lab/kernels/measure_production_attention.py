@@ -66,15 +66,22 @@ def shapes(part: str) -> list[dict]:
         add("fi_tc", "qwen7b", "fp8", 16, bt_grid())
         add("fi_tc", "llama8b", "bf16", 1, SUB_GRID)
         add("fi_tc", "llama8b", "bf16", 64, SUB_GRID)
+    elif part == "fi_tc_big":   # the rows of fi_tc whose CUDA-graph plan needs more than 256 MiB of workspace
+        add("fi_tc", "llama8b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "llama70b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "qwen7b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "llama8b", "fp8", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "qwen7b", "fp8", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
     elif part == "fi_verify":    # verification rows through BatchPrefillWithPagedKVCacheWrapper(backend fa2), causal
         add("fi_verify", "llama8b", "bf16", 16, VERIFY_GRID, q=4)
         add("fi_verify", "llama8b", "bf16", 16, VERIFY_GRID, q=8)
         add("fi_verify", "llama70b", "bf16", 16, VERIFY_GRID, q=4)
         add("fi_verify", "llama8b", "fp8", 16, VERIFY_GRID, q=4)
     elif part == "sgl_triton":   # SGLang's Triton grouped decode kernel (token-level page table)
-        add("sgl_triton", "llama8b", "bf16", 1, bt_grid())
-        add("sgl_triton", "llama70b", "bf16", 1, bt_grid())
-        add("sgl_triton", "llama8b", "fp8", 1, bt_grid())
+        # at most 1 M tokens: the kernel indexes its token pool with 32-bit offsets (kv_loc x 1024 elements)
+        add("sgl_triton", "llama8b", "bf16", 1, bt_grid(1 << 20))
+        add("sgl_triton", "llama70b", "bf16", 1, bt_grid(1 << 20))
+        add("sgl_triton", "llama8b", "fp8", 1, bt_grid(1 << 20))
     elif part in ("fi_mla", "flashmla"):   # MLA 512 + 64, DeepSeek-V3 heads at TP8 (16) and TP1 (128)
         for h in (16, 128):
             for b, t in bt_grid(MAX_TOKENS // 2):
@@ -419,7 +426,7 @@ def main() -> None:
                                           "block_y", "block_z", "regs", "smem"])
     if new:
         gw.writeheader()
-    ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
+    ws = torch.zeros(1 << 30, dtype=torch.uint8, device="cuda")
     sgl = fm = None
     if "sgl_triton" in parts:
         try:
@@ -445,7 +452,7 @@ def main() -> None:
                 say(f"budget reached in {part} after {done} rows")
                 break
             try:
-                if part in ("fi_decode", "fi_tc", "fi_verify"):
+                if part in ("fi_decode", "fi_tc", "fi_tc_big", "fi_verify"):
                     if fi is None:
                         raise RuntimeError("no flashinfer")
                     fn, R, plan = run_fi_paged(torch, fi, s, ws, part != "fi_decode", part == "fi_verify")

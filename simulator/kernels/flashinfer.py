@@ -80,7 +80,8 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge"):
     ctas = sms * np.minimum(slots, ceil_div(rows, sms))
     per_cta = ceil_div(rows, ctas)
     rd, wr = combine_io(rows, S, d)
-    return Launch(name, "attn_combine_fi", ctas, slots, per_cta * (1.0 + ceil_div(S, 4.0)), FI_MERGE_PROLOGUE_LOADS,
+    # each of a CTA's (row, head) pairs walks its S partial states one after another (4 shared-memory stages ahead)
+    return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS,
                   3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows})
 
 
@@ -113,8 +114,9 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"):
         m = kind == k
         if m.any():
-            out.append(Launch("attention", k, grid, slots, iters, FI_PROLOGUE_LOADS, flops, kv + S * qb + pages_read,
-                              written, where=m))
+            # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
+            out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops, kv + S * qb + pages_read,
+                              written, dtype="fp32", where=m, idle=grid - active))
     out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
                  "keys_per_iter": keys, "split": split}
@@ -173,8 +175,9 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     out = []
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            out.append(Launch("attention", k, grid, per_sm, iters, FI_PROLOGUE_LOADS, np.maximum(tile_flops, flops),
-                              kv + S * qb + B * P * 4.0 * Hkv, written, where=m))
+            out.append(Launch("attention", k, new_batch * Hkv, per_sm, iters, FI_PROLOGUE_LOADS,
+                              np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
+                              idle=grid - new_batch * Hkv))
     out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split))
     return out, {"splits": S, "cta_tile_q": ctq, "cta_tile_kv": tile_kv, "ctas": grid, "active_ctas": new_batch * Hkv,
                  "slots": per_sm, "chunk_tokens": chunk_tok, "split": split}

@@ -8,7 +8,8 @@ get_decoding_sched_meta.cu, csrc/sm90/decode/dense/splitkv_mla.cuh, csrc/smxx/de
     request counts ceil(T / 64) + 5 blocks: fixed_overhead_num_blocks = 5 is the source's own price of a request's
     per-sequence work (loading its block table entry, Q, and writing its partial output), in units of K/V blocks.
     Each part's CTA walks its requests one after another; a request cut between parts is merged by the combine
-    kernel (one CTA per (request, 64 head rows) over its splits; total splits = B + num_sm_parts).
+    kernel (one CTA per (request, 64 head rows) over its splits; total splits = B + num_sm_parts); a request
+    kept inside one part is written directly (no partials, no combine work).
 Per request a CTA does 3 dependent loads before its first block (its seqlen / block-table row -> the page -> the
 block) and writes a partial output.
 """
@@ -29,21 +30,33 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     mblocks = ceil_div(q * H, BLOCK_M)
     parts = np.maximum(np.floor(sms / mblocks), 1.0)
     blocks = ceil_div(T, BLOCK_N)
-    total = B * (blocks + FIXED_OVERHEAD_BLOCKS)
+    per_req = blocks + FIXED_OVERHEAD_BLOCKS
+    total = B * per_req
     payload = ceil_div(total, parts) + FIXED_OVERHEAD_BLOCKS
-    per_part_reqs = np.minimum(B, ceil_div(payload, blocks + FIXED_OVERHEAD_BLOCKS) + 1.0)
-    iters = np.minimum(payload - FIXED_OVERHEAD_BLOCKS * np.maximum(per_part_reqs - 1.0, 1.0), B * blocks)
-    iters = np.maximum(iters, np.minimum(blocks, payload))
+    used = np.minimum(parts, ceil_div(total, payload - FIXED_OVERHEAD_BLOCKS))   # parts that get any work
+    # a part walks payload blocks' worth: its requests' K/V blocks plus 5 per request it starts (the scheduler's own
+    # price of a request); the K/V blocks it loads are the payload less those
+    per_part_reqs = np.minimum(B, ceil_div(payload, per_req) + 1.0)
+    # the chain of a part: its payload in the scheduler's own units, K/V blocks plus 5 block-times per request it
+    # starts (fixed_overhead_num_blocks: the source prices a request's setup and partial-output write as 5 blocks)
+    iters = np.minimum(payload, total)
+    # pieces of one request: the parts its blocks span
+    S = np.minimum(used, np.maximum(1.0, ceil_div(blocks, np.maximum(payload - FIXED_OVERHEAD_BLOCKS, 1.0))))
     lat = d_ckv + d_kpe
     flops = 2.0 * B * q * H * T * (lat + d_ckv)
     kv = B * T * lat * kvb * mblocks
-    splits_total = B + parts
-    written = splits_total * q * H * (d_ckv + 1.0) * 4.0
-    k1 = Launch("attention", "attn_flashmla", mblocks * parts, 1.0, iters, PROLOGUE_LOADS * per_part_reqs, flops,
-                kv + B * q * H * lat * 2.0, written)
+    # a request kept in one part writes its output directly; a split one writes fp32 partials for the combine kernel
+    split = S > 1
+    written = np.where(split, B * S * q * H * (d_ckv + 1.0) * 4.0, B * q * H * d_ckv * 2.0)
+    # the head blocks of one part walk the same K/V blocks side by side: every block after the first is an L2 hit
+    # (working set: the blocks in flight, 2 x 64 tokens per CTA)
+    reread = kv * (mblocks - 1.0) / mblocks
+    k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, PROLOGUE_LOADS, flops,
+                kv + B * q * H * lat * 2.0, written, idle=mblocks * (parts - used), reread_bytes=reread,
+                working_set=np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0))
     rows = B * q * H
-    S = splits_total / B
     rd, wr = combine_io(rows, S, d_ckv)
     k2 = Launch("attention_combine", "attn_combine_flashmla", B * mblocks, 8.0, ceil_div(S, 4.0), 2.0,
-                3.0 * rows * d_ckv * S, rd, wr, dtype="fp32")
-    return [k1, k2], {"parts": parts, "payload_blocks": payload, "requests_per_part": per_part_reqs}
+                3.0 * rows * d_ckv * S, rd, wr, dtype="fp32", where=split)
+    return [k1, k2], {"parts": parts, "used_parts": used, "payload_blocks": payload, "requests_per_part": per_part_reqs,
+                      "splits": S}

@@ -5,8 +5,10 @@ how a launch becomes op rows.
 One `Launch` is one kernel of a family's call (the attention kernel, its merge / combine kernel, a scheduler-
 metadata kernel), with, per priced setting (numpy arrays that broadcast):
     kind            its op kind (hwmodels.opkinds): the family's own fitted iteration / fixed / bandwidth terms
-    ctas            CTAs the launch starts (`parallel_units`), idle ones included: a CUDA-graph plan launches a fixed
-                    grid whose surplus CTAs exit after one load (FlashInfer's block_valid_mask)
+    ctas            CTAs that do work (`parallel_units`: their waves, chains and bytes)
+    idle            CTAs the launch also starts that exit after one load: a CUDA-graph plan's fixed grid beyond the
+                    batch (FlashInfer's block_valid_mask), SGLang's programs beyond a request's split count; each
+                    costs one dependent load in waves of the same resident slots
     slots           resident CTAs per SM from the kernel's own threads / shared memory (the source) or MEASURED
                     registers; the waves below count with it (the fitted file's cta_slots carry the same number)
     serial_iters    K/V tiles one CTA walks in sequence (its chain: serial_iters x iter_s[kind])
@@ -44,6 +46,7 @@ class Launch:
     reread_bytes: object = 0.0
     working_set: object = 0.0
     where: object = None
+    idle: object = 0.0
     info: dict = field(default_factory=dict)
 
 
@@ -54,9 +57,11 @@ def waves(ctas, slots, sms: int) -> np.ndarray:
 
 def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
     """Append every launch as one op row per setting (module docstring): the prologue's dependent loads become
-    `sync_steps` = waves x prologue_loads."""
+    `sync_steps` = waves x prologue_loads, plus one load per wave of idle CTAs."""
     for ln in launches:
         steps = waves(ln.ctas, ln.slots, sms) * np.asarray(ln.prologue_loads, dtype=np.float64)
+        idle = np.asarray(ln.idle, dtype=np.float64)
+        steps = steps + np.where(idle > 0, np.ceil(idle / (float(sms) * np.asarray(ln.slots, dtype=np.float64))), 0.0)
         b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
               parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
               sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,

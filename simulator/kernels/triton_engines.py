@@ -56,14 +56,15 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     S = sgl_num_kv_splits(B, T, Hq, Hkv, sms)
     per_split = ceil_div(ceil_div(T, S), SGL_MIN_BLOCK_KV) * SGL_MIN_BLOCK_KV
     iters = ceil_div(np.minimum(per_split, T), SGL_BLOCK_N)
-    ctas = B * head_progs * SGL_MAX_KV_SPLITS
+    ctas = B * head_progs * S                      # programs with a split to walk
+    idle = B * head_progs * SGL_MAX_KV_SPLITS - ctas   # the rest of the (B, heads, 8) grid exits after its loads
     slots = occupancy(SGL_THREADS, SGL_SMEM, SGL_REGS, smem_per_sm)
     flops, kv, qb, ob = attention_io(B, 1.0, T, Hq, Hkv, d, d, kvb)
     idx = B * T * 4.0 * head_progs
     part_w = B * Hq * S * (d + 1.0) * 4.0
     # each iteration's token-location load is a dependent load: prologue + one per iteration
     k1 = Launch("attention", "attn_triton_sgl", ctas, slots, iters, SGL_PROLOGUE_LOADS, flops,
-                kv + S * qb + idx, part_w, info={"splits": S})
+                kv + S * qb + idx, part_w, idle=idle, info={"splits": S})
     rd, wr = combine_io(B * Hq, S, d)
     k2 = Launch("attention_combine", "attn_combine_triton_sgl", B * Hq, 16.0, S, 2.0, 3.0 * B * Hq * d * S, rd, wr,
                 dtype="fp32")
