@@ -390,6 +390,19 @@ def own_kinds() -> tuple[str, ...]:
     return tuple(sorted(ks))
 
 
+def _pooled(ev: pd.DataFrame, col: str | None = None) -> dict:
+    """{family: {n, median, p90}} of |error| % (per-regime tables: benchmarks/calibration_accuracy.py)."""
+    if ev is None or not len(ev):
+        return {}
+    col = col or ("first_look_err_pct" if "first_look_err_pct" in ev.columns else "err_pct")
+    out = {}
+    for fam, g in ev.groupby("family"):
+        e = g[col].abs()
+        out[str(fam)] = {"n": int(len(g)), "median": round(float(np.median(e)), 1),
+                         "p90": round(float(np.percentile(e, 90)), 1)}
+    return out
+
+
 def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, first: pd.DataFrame, out_dir: Path,
           target: str = "H100-SXM") -> Path:
     """Merge the production kinds' terms into out_dir/<target>.yaml (other fits' terms kept)."""
@@ -411,8 +424,8 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
                   f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in BORROWED.items())}",
         "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}
                 for k, m in meta.items() if isinstance(m, dict) and k not in ("borrowed",)},
-        "accuracy_held_out": C.plain(table.round(2).to_dict("records")) if len(table) else [],
-        "first_look": C.plain(first.round(2).to_dict("records")) if len(first) else [],
+        "accuracy_held_out": _pooled(table),
+        "first_look": _pooled(first),
     }
     owned = {part: kinds for part in OWNED_PARTS}
     owned["production_attention"] = None
@@ -454,7 +467,7 @@ def main(argv=None) -> None:
         print("first look (priced from source before measuring):")
         print(ftab.round(1).to_string(index=False))
     if args.write:
-        print("wrote", write(eff, meta, str(f), table, ftab, FITTED_DIR))
+        print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPl
   32, 64, else a multiple of 256) handed to the least-loaded CTA; merge of the split pieces.
 
 Resident CTAs per SM (`slots`) come from the kernel's threads and shared memory (source) and its registers
-(FI_REGS: ASSUMPTION until measured, then MEASURED from the launch profile, hwmodels/calibration/data).
+(FI_DECODE_REGS / FI_REGS: MEASURED from the launch profile, hwmodels/calibration/data; the split rule needs them, since
+FlashInfer's plan sizes its grid with cudaOccupancyMaxActiveBlocksPerMultiprocessor).
 """
 from __future__ import annotations
 
@@ -45,9 +46,20 @@ from simulator.kernels.production import Launch, attention_io, ceil_div, combine
 FI_COMMIT = "f1e6fdcb8f65104047697f022b5d055ef022d763"
 #: GQA group sizes the CUDA-core decode kernel is compiled for (utils.cuh DISPATCH_GQA_GROUP_SIZE)
 FI_DECODE_GROUPS = (1, 2, 3, 4, 8)
-#: registers per thread, for occupancy: ASSUMPTION (not in the source: the compiler's); the measured launch profile
-#: (kernel attributes) replaces them: simulator/kernels/data/attention_families.yaml `registers`
-FI_REGS = {"decode": 64.0, "merge": 48.0, "prefill": 128.0}
+#: registers per thread, for occupancy (not in the source: the compiler's). MEASURED on the H100 for the compiled
+#: kernels of flashinfer 0.6.4 (hwmodels/calibration/data/production_attention_grids_*.csv, CUDA 13.0 JIT, sm_90a):
+#: decode (G, K/V bytes) -> registers; other decode variants: ASSUMPTION 64 (the first look used 64 for all)
+FI_DECODE_REGS = {(4.0, 2.0): 59.0, (8.0, 2.0): 56.0, (4.0, 1.0): 77.0}
+FI_REGS = {"decode": 64.0, "merge": 40.0, "prefill": 183.0}
+
+
+def fi_decode_regs(G, kvb):
+    """Registers per thread of the decode kernel for each (group size, K/V bytes): FI_DECODE_REGS, else 64."""
+    G, kvb = np.broadcast_arrays(np.asarray(G, dtype=np.float64), np.asarray(kvb, dtype=np.float64))
+    out = np.full(G.shape, FI_REGS["decode"])
+    for (g, b), r in FI_DECODE_REGS.items():
+        out = np.where((G == g) & (kvb == b), r, out)
+    return out
 #: dependent global loads before a CTA's first tile (module docstring)
 FI_PROLOGUE_LOADS = 3.0
 #: the merge kernel: one dependent load (the request's merge_indptr) before its partial states
@@ -92,7 +104,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
                                                         for x in (B, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
     threads, keys, smem = fi_decode_geometry(G, d, kvb)
-    slots = occupancy(threads, smem, FI_REGS["decode"] if regs is None else regs, smem_per_sm)
+    slots = occupancy(threads, smem, fi_decode_regs(G, kvb) if regs is None else regs, smem_per_sm)
     max_grid = slots * sms
     P = np.maximum(ceil_div(T, page), 1.0)
     lb = np.maximum(np.floor(128.0 / page), 1.0)

@@ -56,6 +56,9 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     S = sgl_num_kv_splits(B, T, Hq, Hkv, sms)
     per_split = ceil_div(ceil_div(T, S), SGL_MIN_BLOCK_KV) * SGL_MIN_BLOCK_KV
     iters = ceil_div(np.minimum(per_split, T), SGL_BLOCK_N)
+    # splits whose range starts past the sequence skip the loop and store nothing (stage 1's
+    # `if split_kv_end > split_kv_start`; stage 2 skips them too): the splits that do work
+    S = np.minimum(S, ceil_div(T, per_split))
     ctas = B * head_progs * S                      # programs with a split to walk
     idle = B * head_progs * SGL_MAX_KV_SPLITS - ctas   # the rest of the (B, heads, 8) grid exits after its loads
     slots = occupancy(SGL_THREADS, SGL_SMEM, SGL_REGS, smem_per_sm)
