@@ -150,6 +150,9 @@ def production_kernels() -> None:
               f"{np.median(e):.1f} %, p90 {np.percentile(e, 90):.1f} %, median signed {np.median(fl['first_look_err_pct']):+.1f} %")
         print(FP.accuracy(fl, by=("family", "kv", "ctx_regime", "batch_regime"), col="first_look_err_pct",
                           part=None).to_string(**fmt))
+    sdpa = sorted(F.DATA_DIR.glob("production_attention_sdpa_nvidia*.csv"))
+    if sdpa:
+        _sdpa_check(sdpa[-1], hw)
     tab = family_table()
     rows = [{"family": k, "measured": str(v.get("measured", ""))[:60], "kernel": v["kernel"][:70]} for k, v in tab.items()]
     print("\nfamilies and what was measured (simulator/kernels/data/attention_families.yaml):")
@@ -250,6 +253,31 @@ def regimes(show_all: bool) -> None:
             print(f"  missed: {r}: {why or 'no diagnosis recorded'}")
         _context_lines(df, ev, f)
     _topk_check()
+
+
+def _sdpa_check(path, hw) -> None:
+    """PyTorch SDPA's cuDNN and FlashAttention-2 decode kernels at the per-sequence corner (context 16-256, batch
+    64-1024; measure_production_attention.py part sdpa_short), priced by their existing families (decode_attention.py,
+    terms of the regimes fit): never fitted on these rows."""
+    import numpy as np
+    import pandas as pd
+
+    from simulator.calibration import fit_regimes as FR
+    from simulator.ops import OpBuilder
+
+    d = pd.read_csv(path)
+    d = d[np.isfinite(pd.to_numeric(d["median_us"], errors="coerce"))].reset_index(drop=True)
+    b = OpBuilder(len(d))
+    for k, fam in (("cudnn", "cudnn"), ("flash", "fa2")):
+        FR.attention_ops(b, d.assign(dtype="bf16"), (d["kernel"] == k).to_numpy(), fam, hw.units)
+    pred = FR.predict_us(b.build(), hw, hw.efficiency)
+    e = (pred / d["median_us"].to_numpy(float) - 1) * 100
+    parts = []
+    for k in ("cudnn", "flash"):
+        m = (d["kernel"] == k).to_numpy()
+        parts.append(f"{k}: median |error| {np.median(np.abs(e[m])):.1f} %, max {np.abs(e[m]).max():.1f} % ({m.sum()} rows)")
+    print(f"check, never fitted: SDPA decode at context 16-256 x batch 64-1024 ({path.name}) by the existing cudnn / fa2 "
+          f"families: " + "; ".join(parts))
 
 
 def _context_lines(df, ev, path) -> None:

@@ -82,6 +82,11 @@ def shapes(part: str) -> list[dict]:
         add("sgl_triton", "llama8b", "bf16", 1, bt_grid(1 << 20))
         add("sgl_triton", "llama70b", "bf16", 1, bt_grid(1 << 20))
         add("sgl_triton", "llama8b", "fp8", 1, bt_grid(1 << 20))
+    elif part == "sdpa_short":   # PyTorch SDPA (cuDNN, FlashAttention-2) at the per-sequence corner, contiguous K/V
+        for kern in ("cudnn", "flash"):
+            for b, t in [(1, 16)] + [(b, t) for t in (16, 64, 256) for b in (64, 256, 1024)]:
+                out.append(dict(family="sdpa", kernel=kern, model="llama8b", heads=32, kv_heads=8, head_dim=128,
+                                dtype="bf16", batch=b, q_rows=1, context=t, page_size=0))
     elif part in ("fi_mla", "flashmla"):   # MLA 512 + 64, DeepSeek-V3 heads at TP8 (16) and TP1 (128)
         for h in (16, 128):
             for b, t in bt_grid(MAX_TOKENS // 2):
@@ -285,6 +290,24 @@ def run_flashmla(torch, fm, s):
     return fn, R, ""
 
 
+def run_sdpa(torch, s):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    B, T, hq, hkv, d = s["batch"], s["context"], s["heads"], s["kv_heads"], s["head_dim"]
+    R = copies_for(B * T * hkv * d * 4)
+    ks = [torch.randn((B, hkv, T, d), device="cuda", dtype=torch.bfloat16) for _ in range(R)]
+    vs = [torch.randn_like(k) for k in ks]
+    q = torch.randn((B, hq, 1, d), device="cuda", dtype=torch.bfloat16)
+    be = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}[s["kernel"]]
+
+    def fn(i):
+        with sdpa_kernel([be]):
+            F.scaled_dot_product_attention(q, ks[i % R], vs[i % R], enable_gqa=True)
+
+    return fn, R, ""
+
+
 def sgl_num_kv_splits(lens, heads, kv_heads, max_splits, cores):
     """SGLang's get_num_kv_splits_triton (triton_backend.py), on the host (same arithmetic)."""
     mx, mn = max(lens), min(lens)
@@ -358,7 +381,8 @@ def profile_one(torch, fn, label):
     return rows
 
 
-COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "triton", "family", "model", "dtype", "heads",
+COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "triton", "family", "kernel", "model", "dtype",
+        "heads",
         "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "context", "page_size", "median_us", "p20_us",
         "p80_us", "calls", "kv_copies", "plan", "note"]
 
@@ -464,6 +488,8 @@ def main() -> None:
                     if fm is None:
                         raise RuntimeError("no flash_mla")
                     fn, R, plan = run_flashmla(torch, fm, s)
+                elif part == "sdpa_short":
+                    fn, R, plan = run_sdpa(torch, s)
                 elif part == "sgl_triton":
                     if sgl is None:
                         raise RuntimeError("no sglang kernel")
@@ -471,10 +497,11 @@ def main() -> None:
                 else:
                     raise RuntimeError(f"unknown part {part}")
                 med, p20, p80, calls = time_graph(torch, fn)
-                cfg = (part, s["model"], s["dtype"], s["page_size"], s["q_rows"])
+                cfg = (part, s.get("kernel", ""), s["model"], s["dtype"], s["page_size"], s["q_rows"])
                 if cfg not in seen_cfg or (s["batch"], s["context"]) in ((256, 16), (1, 65536)):
                     seen_cfg.add(cfg)
-                    lab = f"{part}:{s['model']}:{s['dtype']}:p{s['page_size']}:q{s['q_rows']}:B{s['batch']}:T{s['context']}"
+                    lab = (f"{part}:{s.get('kernel', '')}{s['model']}:{s['dtype']}:p{s['page_size']}:q{s['q_rows']}:"
+                           f"B{s['batch']}:T{s['context']}")
                     for r in profile_one(torch, fn, lab):
                         gw.writerow(r)
                     gcsv.flush()
