@@ -121,7 +121,7 @@ def production_kernels() -> None:
     from simulator.calibration import fit_production as FP
     from simulator.kernels.families import family_table
 
-    f, _ = FP.latest(F.DATA_DIR)
+    f, _ = FP.latest(FP.DATA_DIR)
     if f is None:
         return
     df = FP.load(f)
@@ -142,7 +142,7 @@ def production_kernels() -> None:
         why = PRODUCTION_DIAGNOSIS.get((fam, ctx))
         if why:
             print(f"  missed: {fam} {ctx}: {why}")
-    fl = FP.first_look_errors(df, F.DATA_DIR)
+    fl = FP.first_look_errors(df, FP.DATA_DIR)
     if len(fl):
         e = fl["first_look_err_pct"].abs()
         print(f"\nFIRST LOOK: FlashInfer decode priced from its source alone before any measurement "
@@ -150,7 +150,7 @@ def production_kernels() -> None:
               f"{np.median(e):.1f} %, p90 {np.percentile(e, 90):.1f} %, median signed {np.median(fl['first_look_err_pct']):+.1f} %")
         print(FP.accuracy(fl, by=("family", "kv", "ctx_regime", "batch_regime"), col="first_look_err_pct",
                           part=None).to_string(**fmt))
-    sdpa = sorted(F.DATA_DIR.glob("production_attention_sdpa_nvidia*.csv"))
+    sdpa = sorted(FP.DATA_DIR.glob("production_attention_sdpa_nvidia*.csv"))
     if sdpa:
         _sdpa_check(sdpa[-1], hw)
     tab = family_table()

@@ -3,7 +3,7 @@ the exact shapes lab/kernels/measure_production_attention.py measures (parts fi_
 simulator/kernels/flashinfer.py (plan rules of flashinfer v0.6.4), rates borrowed from the committed H100 fit of the
 closest family (FlashAttention-2 split-KV, kind attn_fa2, and its combine kernel; the per-CTA dependent loads at the
 measured DRAM latency): simulator/calibration/fit_production.py `borrowed_efficiency`. Writes
-hwmodels/calibration/data/first_look_flashinfer_decode.csv (committed before the device run).
+hwmodels/calibration/data/production_attention/first_look_flashinfer_decode.csv (committed before the device run).
 
     python lab/kernels/first_look_flashinfer_decode.py [--out PATH]
 """
@@ -31,7 +31,7 @@ def main() -> None:
     from simulator.calibration import fit_production as FP
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(ROOT / "hwmodels/calibration/data/first_look_flashinfer_decode.csv"))
+    ap.add_argument("--out", default=str(ROOT / "hwmodels/calibration/data/production_attention/first_look_flashinfer_decode.csv"))
     args = ap.parse_args()
     m = campaign()
     df = pd.DataFrame(m.shapes("fi_decode") + m.shapes("fi_tc"))

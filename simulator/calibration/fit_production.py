@@ -39,6 +39,8 @@ from simulator.kernels import triton_engines as TE
 from simulator.kernels.production import emit
 from simulator.ops import MaskedBuilder, OpBuilder
 
+#: the campaign's CSVs, the first look and the launch profiles (hwmodels/calibration/data/production_attention/)
+DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_attention"
 DATA_GLOB = "production_attention_nvidia*.csv"
 #: measured family -> (op kinds it fits, the family whose fitted terms a never-measured one borrows)
 FAMILY_KINDS = {
@@ -229,7 +231,13 @@ FIXED_US_MAX = 3.0
 #: epilogue): a per-wave CTA time of their own (cta_fixed_us). The CUDA-core / Triton decode kernels end in one store
 #: (decode.cuh sync_state over bdz <= 2 warps; SGLang stage 1): no such term, a CTA's time outside its loop is its
 #: prologue's dependent loads
-EPILOGUE_KINDS = ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_fi_mla", "attn_flashmla")
+EPILOGUE_KINDS = ("attn_fi_mla", "attn_flashmla")
+#: kinds whose per-wave CTA time the fit shapes (1-2 waves) cannot identify and that take it from the closest family
+#: of the committed regimes fit instead: FlashInfer's FA2 prefill kernel ends its CTAs as FlashAttention-2's split-KV
+#: kernel does (the 4 KV warps' partial outputs merged through shared memory, then the fp32 partial output and its
+#: log-sum-exp written: prefill.cuh threadblock_sync_mdo_states / write_o_reg_gmem, FlashAttention-2
+#: flash_fwd_kernel.h compute_attn_1rowblock_splitkv), MEASURED there as cta_fixed_us.attn_fa2 per wave
+CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_fa2"}
 
 
 def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
@@ -267,6 +275,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
         meta["measured"][f"cta_slots.{k}"] = how
     for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl"):
         up[f"cta_fixed_us.{k}"] = 0.0
+    for k, src in CTA_FIXED_FROM.items():
+        up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
+        meta["measured"][f"cta_fixed_us.{k}"] = f"cta_fixed_us.{src} of the regimes fit (CTA_FIXED_FROM)"
     # the prologue's dependent loads: one measured DRAM round trip each (not fitted: the per-sequence cost is the
     # source's load count x the device's pointer-chase latency, hwmodels/calibration/fitted latency.dram_us)
     dram_us = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
@@ -441,7 +452,7 @@ def main(argv=None) -> None:
     ap.add_argument("--data", default=None, help="campaign CSV (default: the newest in hwmodels/calibration/data)")
     ap.add_argument("--write", action="store_true", help="merge the fitted terms into the shipped H100-SXM file")
     args = ap.parse_args(argv)
-    data_dir = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data"
+    data_dir = DATA_DIR
     f, g = (Path(args.data), None) if args.data else latest(data_dir)
     if f is None:
         raise SystemExit("no production_attention_*.csv")

@@ -75,7 +75,14 @@ class DenseAttention(AttentionStrategy):
                        "waves of resident CTAs (simulator/kernels/decode_attention.py: fa2 = FlashAttention-2 / SDPA flash, "
                        "triton_splitkv = our Triton kernel with FA2's split rule, flex = FlexAttention, cudnn = cuDNN "
                        "SDPA, memeff = memory-efficient SDPA without split-KV); calibrated by "
-                       "hwmodels/calibration/measure_regimes.py (H100)",
+                       "hwmodels/calibration/measure_regimes.py (H100). Production kernels (simulator/kernels/families.py, "
+                       "plan rules read from each source, data/attention_families.yaml): fi_decode / fi_tc = FlashInfer "
+                       "0.6.4 CUDA-core / tensor-core paged decode (fi_tc also prices verification rows), flashinfer = "
+                       "SGLang's choice between them, fi_mla = FlashInfer's MLA kernel, flashmla = FlashMLA (MLA), "
+                       "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
+                       "measure_production_attention.py); fa3 / fa4 = FlashAttention-3 / -4 (vLLM, SGLang), xqa = "
+                       "TensorRT-LLM XQA, triton_vllm = vLLM's Triton unified attention (read, not run: rates borrowed "
+                       "from the nearest measured family)",
             lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff") + PRODUCTION_FAMILIES,
             "generic | fa2 | triton_splitkv | flex | cudnn | memeff | " + " | ".join(PRODUCTION_FAMILIES)),
         # --- production kernels (simulator/kernels/families.py): the page size of their paged K/V cache ---
