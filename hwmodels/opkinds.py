@@ -43,6 +43,22 @@ KIND_MEANING: dict[str, str] = {
     "indexer_dg": "DeepGEMM's fp8 (paged) MQA-logits kernel of the DSA indexer: persistent CTAs over 256-key work items",
     "allreduce_1shot": "an engine's custom one-shot peer-memory all-reduce (simulator/kernels/allreduce.py)",
     "allreduce_2shot": "an engine's custom two-shot (reduce-scatter + all-gather) peer-memory all-reduce",
+    "attn_fi_decode": "FlashInfer's CUDA-core paged decode kernel, bf16 K/V (simulator/kernels/flashinfer.py)",
+    "attn_fi_decode_fp8kv": "FlashInfer's CUDA-core paged decode kernel reading fp8 K/V",
+    "attn_fi_prefill": "FlashInfer's FA2 paged prefill kernel as it runs tensor-core decode and verification rows",
+    "attn_fi_prefill_fp8kv": "the same FlashInfer prefill kernel reading fp8 K/V",
+    "attn_fi_mla": "FlashInfer's persistent MLA kernel (sm_90, backend fa3)",
+    "attn_combine_fi": "FlashInfer's VariableLengthMergeStates (persistent merge of split-KV partial states)",
+    "attn_fa3": "FlashAttention-3 (hopper/) paged split-KV forward (simulator/kernels/fa3.py)",
+    "attn_combine_fa3": "FlashAttention-3's split-KV combine kernel",
+    "attn_fa4": "FlashAttention-4 (flash_attn/cute, Blackwell) forward (simulator/kernels/fa3.py)",
+    "attn_flashmla": "FlashMLA's sm_90 split-KV MLA decode (simulator/kernels/flashmla.py)",
+    "attn_combine_flashmla": "FlashMLA's split-KV combine kernel",
+    "attn_xqa": "TensorRT-LLM's XQA decode kernel, multi-block mode with in-kernel reduction (simulator/kernels/xqa.py)",
+    "attn_triton_sgl": "SGLang's Triton grouped decode kernel, stage 1 (simulator/kernels/triton_engines.py)",
+    "attn_combine_triton_sgl": "SGLang's Triton decode stage-2 reduce",
+    "attn_triton_vllm": "vLLM's Triton unified attention, 2D / 3D (simulator/kernels/triton_engines.py)",
+    "attn_combine_triton_vllm": "vLLM's Triton unified attention reduce_segments kernel",
 }
 KINDS: tuple[str, ...] = tuple(KIND_MEANING)
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}

@@ -38,6 +38,8 @@ class TargetFacts:
     architecture: str
     sm_count: int
     l2_bytes: float | None
+    smem_per_sm: float | None = None   # shared memory per SM (cudaDevAttrMaxSharedMemoryPerMultiprocessor): kernel
+                                       # plans size their tiles and occupancy on it (FlashInfer's prefill plan)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ class Combo:
     def target(self) -> TargetFacts:
         """The hardware facts strategies may read (see TargetFacts); strategies never read `hardware`."""
         hw = self.hardware
-        return TargetFacts(architecture=hw.architecture, sm_count=hw.units, l2_bytes=hw.l2_bytes)
+        return TargetFacts(architecture=hw.architecture, sm_count=hw.units, l2_bytes=hw.l2_bytes,
+                           smem_per_sm=hw.smem_per_unit_bytes)
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property

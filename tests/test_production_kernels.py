@@ -44,7 +44,7 @@ def test_deepgemm_layout_is_legal():
 
 def test_fitted_topk_terms_price_the_measurements():
     from hwmodels.spec import load_hardware
-    from simulator.calibration import fit_production as F
+    from simulator.calibration import fit_production_topk_gemm as F
 
     hw = load_hardware("H100-SXM")
     df = F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv")

@@ -30,6 +30,10 @@ from simulator.precision import ACT_BYTES, ACT_DTYPE
 from simulator.strategies.base import AttentionStrategy, Param, register
 
 PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block sizes); also FA3's default
+#: production kernel families (simulator/kernels/families.py): FlashInfer, FlashAttention-3/4, FlashMLA, XQA, the
+#: engines' Triton kernels, each priced from its plan rules and launch structure
+PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa4", "flashmla", "xqa", "triton_sgl",
+                       "triton_vllm")
 
 
 @register
@@ -71,9 +75,23 @@ class DenseAttention(AttentionStrategy):
                        "waves of resident CTAs (simulator/kernels/decode_attention.py: fa2 = FlashAttention-2 / SDPA flash, "
                        "triton_splitkv = our Triton kernel with FA2's split rule, flex = FlexAttention, cudnn = cuDNN "
                        "SDPA, memeff = memory-efficient SDPA without split-KV); calibrated by "
-                       "lab/measure_regimes.py (H100)",
-            lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff"),
-            "generic | fa2 | triton_splitkv | flex | cudnn | memeff"),
+                       "lab/measure_regimes.py (H100). Production kernels (simulator/kernels/families.py, "
+                       "plan rules read from each source, data/attention_families.yaml): fi_decode / fi_tc = FlashInfer "
+                       "0.6.4 CUDA-core / tensor-core paged decode (fi_tc also prices verification rows), flashinfer = "
+                       "SGLang's choice between them, fi_mla = FlashInfer's MLA kernel, flashmla = FlashMLA (MLA), "
+                       "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
+                       "measure_production_attention.py); fa3 / fa4 = FlashAttention-3 / -4 (vLLM, SGLang), xqa = "
+                       "TensorRT-LLM XQA, triton_vllm = vLLM's Triton unified attention (read, not run: rates borrowed "
+                       "from the nearest measured family)",
+            lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff") + PRODUCTION_FAMILIES,
+            "generic | fa2 | triton_splitkv | flex | cudnn | memeff | " + " | ".join(PRODUCTION_FAMILIES)),
+        # --- production kernels (simulator/kernels/families.py): the page size of their paged K/V cache ---
+        "page_size": Param(
+            16, "tokens per page of the paged K/V cache the production kernel families read (kernel: fi_decode, fi_tc, "
+                "flashinfer, fi_mla, fa3, fa4, flashmla, xqa, triton_sgl, triton_vllm): vLLM's default block size is 16, "
+                "SGLang's token-level pool is 1, FlashMLA's 64; it sets FlashInfer's smallest KV chunk (128 / page pages) "
+                "and so its split count",
+            lambda v: isinstance(v, int) and 1 <= v <= 4096, "an integer in [1, 4096]"),
         # --- how FlashAttention-2 is called (serving-validation helper, issue 12; see _fa2_varlen_decode_ops) ---
         "fa2_call": Param(
             "sdpa", "sdpa: FlashAttention-2 as SDPA calls it (kernel: fa2 above). varlen: torch's varlen "
@@ -97,6 +115,15 @@ class DenseAttention(AttentionStrategy):
             return f"gqa_expand=repeat_kv applies to GQA/MHA models; {combo.model.name} uses MLA"
         if self.mla_cache != "latent" and not combo.model.mla:
             return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
+        if self.kernel in PRODUCTION_FAMILIES:
+            from simulator.kernels.families import refuse
+
+            m = combo.model
+            G = None if m.mla else np.asarray(combo.attn_heads_dev, dtype=float) / np.asarray(combo.attn_kv_heads_dev)
+            why = refuse(self.kernel, G, mla=bool(m.mla))
+            if why is None and self.gqa_expand != "native":
+                why = f"kernel={self.kernel} reads the paged cache natively (gqa_expand: native)"
+            return f"{why} ({m.name})" if why else None
         if self.kernel != "generic" and combo.model.mla:
             return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {combo.model.name} uses MLA (kernel: generic)"
         if self.fa2_call == "varlen" and (self.kernel != "fa2" or self.gqa_expand != "native"):
@@ -118,6 +145,9 @@ class DenseAttention(AttentionStrategy):
         # under attention DP a device runs the kernel for its 1/attn_dp share of the sequences
         B, q, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
         kvb = combo.kvbytes
+        if self.kernel in PRODUCTION_FAMILIES:   # a production kernel family (simulator/kernels/families.py)
+            self._production_decode_ops(b, combo, shape, B, q, T, kvb)
+            return
         splits = np.maximum(1.0, T / self.split_tokens)  # even split of the KV range (see docstring)
         split = T > self.split_tokens
         if m.mla:
@@ -165,6 +195,27 @@ class DenseAttention(AttentionStrategy):
         # ... which a second, small kernel merges
         b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
               bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
+
+    def _production_decode_ops(self, b, combo, shape, B, q, T, kvb) -> None:
+        """Decode / verification attention as a production kernel launches it (simulator/kernels/families.py): the
+        family's plan rules give its CTAs, waves, serial K/V tiles, the dependent loads before each CTA's first tile
+        (the per-sequence cost) and its merge kernel; the op kinds carry the family's fitted terms."""
+        from simulator.kernels.families import gqa_launches, mla_launches
+        from simulator.kernels.production import emit
+
+        m = combo.model
+        t = combo.target
+        sms = t.sm_count
+        one = np.ones(np.broadcast(B, q, T).shape)
+        if m.mla:
+            a = m.mla
+            launches = mla_launches(self.kernel, B * one, q * one, T * one, combo.attn_heads_dev * one,
+                                    float(a.kv_lora_rank), float(a.qk_rope_head_dim), kvb, float(self.page_size), sms)
+        else:
+            launches = gqa_launches(self.kernel, B * one, q * one, T * one, combo.attn_heads_dev * one,
+                                    combo.attn_kv_heads_dev * one, float(m.head_dim), kvb * one, float(self.page_size),
+                                    sms, getattr(t, "smem_per_sm", None))
+        emit(b, launches, sms, count=shape.extra["layers"])
 
     def _family_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
         """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the

@@ -31,7 +31,7 @@ from simulator.kernels import gemm_fp8 as G
 from simulator.kernels import topk_production as P
 from simulator.shipped import traces_dir
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_kernels"
 SAMPLE_ROWS = 8
 #: the shapes the fit sees; everything else is held out
 FIT_TOPK = {"dist": ("gaussian",), "rows": (1, 128)}
@@ -276,7 +276,7 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
            "cta_fixed_us": {ks: tk["cta_fixed_us"], kb: bk["cta_fixed_us"], kt: tk["cta_fixed_us"]},
            "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
            "production_kernels": {
-               "source": f"simulator/calibration/fit_production.py on {Path(data_csv).name} (lab/kernels/"
+               "source": f"simulator/calibration/fit_production_topk_gemm.py on {Path(data_csv).name} (lab/kernels/"
                          "measure_production_kernels.py): SGLang's sgl-kernel top-k (kind topk_sglang; resident CTAs "
                          "from its source) and torch._scaled_mm's 1x128 / 128x128 block-scaled path (cuBLASLt nvjet "
                          "..._Ablk128_Bvec128 kernel; kind gemm_fp8_block, priced with DeepGEMM's tile structure)",

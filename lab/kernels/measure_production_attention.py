@@ -1,0 +1,532 @@
+"""Measure production decode / verification attention kernels on the lent GPU (CUDA-graph timing), one CSV row per
+shape: FlashInfer's CUDA-core decode, its tensor-core (FA2 prefill) decode and verification, its MLA kernel, SGLang's
+Triton grouped decode kernel, FlashMLA (when its wheel loads). Launch grids, registers and shared memory of one call per
+configuration come from torch.profiler (a second CSV).
+
+Runs from a copy outside the repository with the kernels' packages carried as wheels (flashinfer-python 0.6.4 and its
+small dependencies, sgl-flash-mla) and SGLang's Triton kernel file copied beside it (ext/sgl_decode_attention.py,
+never committed). Timing: fn(i) runs one call on K/V copy i % R (R copies so that R x the K/V bytes >= 128 MiB: every
+call reads its cache from HBM, as a decode layer does); calls are captured back to back in a CUDA graph, a spin kernel
+runs before every timed replay (the events bracket device time only), the median of the replays / calls is one call's
+time including the graph's gap between kernels (what the model prices as a graph launch).
+
+    python3 measure_production_attention.py --out DIR [--parts build,fi_decode,...] [--budget-s 520] [--smoke]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+SCRIPT_VERSION = 1
+HERE = os.path.dirname(os.path.abspath(__file__))
+#: (B, T) grid of decode rows: context 16 -> 256K, batch 1 -> 1024, at most 4 M cached tokens per call
+T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 262144)
+B_GRID = (1, 4, 16, 64, 256, 1024)
+MAX_TOKENS = 1 << 22
+#: heads (query, KV) of the models measured: Llama-3.1-8B, Llama-3.1-70B (TP1 shapes), Qwen2.5-7B (28 / 4)
+HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4)}
+
+
+def bt_grid(max_tokens=MAX_TOKENS, ts=T_GRID, bs=B_GRID):
+    return [(b, t) for t in ts for b in bs if b * t <= max_tokens]
+
+
+SUB_GRID = [(b, t) for t in (16, 256, 4096, 65536) for b in (1, 16, 256) if b * t <= MAX_TOKENS]
+VERIFY_GRID = [(b, t) for t in (64, 256, 1024, 4096, 16384, 65536) for b in (1, 4, 16, 64, 256) if b * t <= MAX_TOKENS]
+
+
+def shapes(part: str) -> list[dict]:
+    """Every shape a part measures (the first-look script prices the FlashInfer decode ones before any measurement)."""
+    out = []
+
+    def add(family, model, kv, page, grid, q=1, **kw):
+        hq, hkv = HEADS[model]
+        for b, t in grid:
+            out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv, batch=b,
+                            q_rows=q, context=t, page_size=page, **kw))
+
+    if part == "fi_decode":      # CUDA-core decode: group sizes 4 and 8 (7 is not compiled)
+        add("fi_decode", "llama8b", "bf16", 16, bt_grid())
+        add("fi_decode", "llama70b", "bf16", 16, bt_grid())
+        add("fi_decode", "llama8b", "fp8", 16, bt_grid())
+        add("fi_decode", "llama8b", "bf16", 1, SUB_GRID)
+        add("fi_decode", "llama8b", "bf16", 64, SUB_GRID)
+    elif part == "fi_tc":        # tensor-core decode (the FA2 prefill kernel at one row per sequence)
+        add("fi_tc", "llama8b", "bf16", 16, bt_grid())
+        add("fi_tc", "llama70b", "bf16", 16, bt_grid())
+        add("fi_tc", "qwen7b", "bf16", 16, bt_grid())
+        add("fi_tc", "llama8b", "fp8", 16, bt_grid())
+        add("fi_tc", "qwen7b", "fp8", 16, bt_grid())
+        add("fi_tc", "llama8b", "bf16", 1, SUB_GRID)
+        add("fi_tc", "llama8b", "bf16", 64, SUB_GRID)
+    elif part == "fi_tc_big":   # the rows of fi_tc whose CUDA-graph plan needs more than 256 MiB of workspace
+        add("fi_tc", "llama8b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "llama70b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "qwen7b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "llama8b", "fp8", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+        add("fi_tc", "qwen7b", "fp8", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
+    elif part == "fi_verify":    # verification rows through BatchPrefillWithPagedKVCacheWrapper(backend fa2), causal
+        add("fi_verify", "llama8b", "bf16", 16, VERIFY_GRID, q=4)
+        add("fi_verify", "llama8b", "bf16", 16, VERIFY_GRID, q=8)
+        add("fi_verify", "llama70b", "bf16", 16, VERIFY_GRID, q=4)
+        add("fi_verify", "llama8b", "fp8", 16, VERIFY_GRID, q=4)
+    elif part == "sgl_triton":   # SGLang's Triton grouped decode kernel (token-level page table)
+        # at most 1 M tokens: the kernel indexes its token pool with 32-bit offsets (kv_loc x 1024 elements)
+        add("sgl_triton", "llama8b", "bf16", 1, bt_grid(1 << 20))
+        add("sgl_triton", "llama70b", "bf16", 1, bt_grid(1 << 20))
+        add("sgl_triton", "llama8b", "fp8", 1, bt_grid(1 << 20))
+    elif part == "sdpa_short":   # PyTorch SDPA (cuDNN, FlashAttention-2) at the per-sequence corner, contiguous K/V
+        for kern in ("cudnn", "flash"):
+            for b, t in [(1, 16)] + [(b, t) for t in (16, 64, 256) for b in (64, 256, 1024)]:
+                out.append(dict(family="sdpa", kernel=kern, model="llama8b", heads=32, kv_heads=8, head_dim=128,
+                                dtype="bf16", batch=b, q_rows=1, context=t, page_size=0))
+    elif part in ("fi_mla", "flashmla"):   # MLA 512 + 64, DeepSeek-V3 heads at TP8 (16) and TP1 (128)
+        for h in (16, 128):
+            for b, t in bt_grid(MAX_TOKENS // 2):
+                out.append(dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512,
+                                dtype="bf16", batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# timing
+# ------------------------------------------------------------------------------------------------------------------
+SPIN_US = 150.0
+
+
+def _spin(torch):
+    torch.cuda._sleep(int(SPIN_US * 2000))
+
+
+def time_graph(torch, fn, target_us=250.0, reps=5, max_calls=128):
+    """(median, p20, p80, calls) of one call's device time, calls captured back to back in a CUDA graph."""
+    fn(0)
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    _spin(torch)
+    a.record()
+    for i in range(3):
+        fn(i)
+    b.record()
+    b.synchronize()
+    est = max(a.elapsed_time(b) * 1000.0 / 3, 1.0)
+    calls = int(min(max_calls, max(2, math.ceil(target_us / est))))
+
+    def capture(n):
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn(1)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for i in range(n):
+                fn(i)
+        g.replay()
+        torch.cuda.synchronize()
+        return g
+
+    def replay(g):
+        _spin(torch)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) * 1000.0
+
+    g = capture(calls)
+    per = max(replay(g) / calls, 0.05)
+    want = int(min(max_calls, max(2, math.ceil(target_us / per))))
+    if want > 1.5 * calls:
+        del g
+        calls = want
+        g = capture(calls)
+    xs = sorted(replay(g) / calls for _ in range(reps))
+    del g
+    q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]  # noqa: E731
+    return statistics.median(xs), q(0.2), q(0.8), calls
+
+
+def copies_for(nbytes: float) -> int:
+    return int(max(1, min(16, math.ceil((128 << 20) / max(nbytes, 1.0)))))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# kernels
+# ------------------------------------------------------------------------------------------------------------------
+def import_flashinfer():
+    """flashinfer, with import-time stand-ins for the CuTe-DSL / cuda-python packages its __init__ imports for
+    Blackwell kernels never called here (they are not carried: ~100 MB)."""
+    try:
+        import flashinfer
+        return flashinfer, ""
+    except ImportError as e:
+        missing = str(e)
+    import importlib.abc
+    import importlib.machinery
+    import types
+    from unittest import mock
+
+    class _Stub(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        roots = ("cutlass", "cuda.bindings", "cuda.bench", "cuda_tile")
+
+        def find_spec(self, name, path=None, target=None):
+            if any(name == r or name.startswith(r + ".") for r in self.roots):
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            m = mock.MagicMock(name=spec.name)
+            m.__path__, m.__spec__, m.__name__ = [], spec, spec.name
+            return m
+
+        def exec_module(self, module):
+            pass
+
+    sys.meta_path.insert(0, _Stub())
+    for k in [k for k in sys.modules if k.startswith("flashinfer")]:
+        del sys.modules[k]
+    _ = types
+    import flashinfer
+    return flashinfer, f"stubbed imports after: {missing}"
+
+
+def kv_dtype(torch, name):
+    return torch.float8_e4m3fn if name == "fp8" else torch.bfloat16
+
+
+def _pages(torch, B, T, page, copies_total_pages, device):
+    P = (T + page - 1) // page
+    idx = torch.randperm(copies_total_pages, device=device, dtype=torch.int64)[: B * P].to(torch.int32)
+    indptr = torch.arange(0, B + 1, device=device, dtype=torch.int32) * P
+    last = torch.full((B,), T - (P - 1) * page, device=device, dtype=torch.int32)
+    return P, idx, indptr, last
+
+
+def run_fi_paged(torch, fi, s, ws, tc: bool, verify: bool):
+    """FlashInfer decode (CUDA-core / tensor-core) or verification over a paged cache, CUDA-graph plan (engines')."""
+    dev = "cuda"
+    B, T, hq, hkv, d, page, q = s["batch"], s["context"], s["heads"], s["kv_heads"], s["head_dim"], s["page_size"], \
+        s["q_rows"]
+    kvd = kv_dtype(torch, s["dtype"])
+    P = (T + page - 1) // page
+    pool = B * P
+    kv_bytes = pool * page * hkv * d * 2 * (1 if s["dtype"] == "fp8" else 2)
+    R = copies_for(kv_bytes)
+    caches = []
+    for _ in range(R):
+        kc = torch.empty((pool, page, hkv, d), device=dev, dtype=torch.bfloat16).normal_(0, 0.5).to(kvd) \
+            if kv_bytes <= (1 << 30) else torch.empty((pool, page, hkv, d), device=dev, dtype=kvd)
+        vc = torch.empty_like(kc)
+        caches.append((kc, vc))
+    P_, idx, indptr, last = _pages(torch, B, T, page, pool, dev)
+    qt = torch.randn((B * q, hq, d), device=dev, dtype=torch.bfloat16)
+    out = torch.empty_like(qt)
+    if verify:
+        qo = torch.arange(0, B + 1, device=dev, dtype=torch.int32) * q
+        w = fi.BatchPrefillWithPagedKVCacheWrapper(ws, "NHD", use_cuda_graph=True, qo_indptr_buf=qo,
+                                                   paged_kv_indptr_buf=indptr, paged_kv_indices_buf=idx,
+                                                   paged_kv_last_page_len_buf=last, backend="fa2")
+        w.plan(qo, indptr, idx, last, hq, hkv, d, page, causal=True, q_data_type=torch.bfloat16, kv_data_type=kvd)
+    else:
+        w = fi.BatchDecodeWithPagedKVCacheWrapper(ws, "NHD", use_cuda_graph=True, use_tensor_cores=tc,
+                                                  paged_kv_indptr_buffer=indptr, paged_kv_indices_buffer=idx,
+                                                  paged_kv_last_page_len_buffer=last)
+        w.plan(indptr, idx, last, hq, hkv, d, page, q_data_type=torch.bfloat16, kv_data_type=kvd)
+
+    def fn(i):
+        w.run(qt, caches[i % R], out=out)
+
+    plan = getattr(w, "_plan_info", None)
+    return fn, R, str(list(plan)[:16]) if plan is not None else ""
+
+
+def run_fi_mla(torch, fi, s, ws):
+    dev = "cuda"
+    B, T, H, page = s["batch"], s["context"], s["heads"], s["page_size"]
+    P = (T + page - 1) // page
+    pool = B * P
+    R = copies_for(pool * page * 576 * 2)
+    caches = [(torch.randn((pool, page, 512), device=dev, dtype=torch.bfloat16),
+               torch.randn((pool, page, 64), device=dev, dtype=torch.bfloat16)) for _ in range(R)]
+    _, idx, indptr, _ = _pages(torch, B, T, page, pool, dev)
+    qo = torch.arange(0, B + 1, device=dev, dtype=torch.int32)
+    kv_len = torch.full((B,), T, device=dev, dtype=torch.int32)
+    qn = torch.randn((B, H, 512), device=dev, dtype=torch.bfloat16)
+    qp = torch.randn((B, H, 64), device=dev, dtype=torch.bfloat16)
+    out = torch.empty_like(qn)
+    w = fi.mla.BatchMLAPagedAttentionWrapper(ws, use_cuda_graph=True, qo_indptr=qo, kv_indptr=indptr, kv_indices=idx,
+                                             kv_len_arr=kv_len, backend="auto")
+    w.plan(qo, indptr, idx, kv_len, H, 512, 64, page, False, 1.0 / math.sqrt(576), torch.bfloat16, torch.bfloat16)
+
+    def fn(i):
+        w.run(qn, qp, caches[i % R][0], caches[i % R][1], out=out)
+
+    return fn, R, getattr(w, "_backend", "")
+
+
+def run_flashmla(torch, fm, s):
+    dev = "cuda"
+    B, T, H, page = s["batch"], s["context"], s["heads"], s["page_size"]
+    P = (T + page - 1) // page
+    pool = B * P
+    R = copies_for(pool * page * 576 * 2)
+    caches = [torch.randn((pool, page, 1, 576), device=dev, dtype=torch.bfloat16) for _ in range(R)]
+    bt = torch.randperm(pool, device=dev, dtype=torch.int64)[: B * P].to(torch.int32).view(B, P)
+    lens = torch.full((B,), T, device=dev, dtype=torch.int32)
+    qt = torch.randn((B, 1, H, 576), device=dev, dtype=torch.bfloat16)
+    meta, _ = fm.get_mla_metadata()   # filled by the first (eager) call, reused by every later one, as per layer
+
+    def fn(i):
+        fm.flash_mla_with_kvcache(qt, caches[i % R], bt, lens, 512, meta, causal=True, use_legacy=True)
+
+    return fn, R, ""
+
+
+def run_sdpa(torch, s):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    B, T, hq, hkv, d = s["batch"], s["context"], s["heads"], s["kv_heads"], s["head_dim"]
+    R = copies_for(B * T * hkv * d * 4)
+    ks = [torch.randn((B, hkv, T, d), device="cuda", dtype=torch.bfloat16) for _ in range(R)]
+    vs = [torch.randn_like(k) for k in ks]
+    q = torch.randn((B, hq, 1, d), device="cuda", dtype=torch.bfloat16)
+    be = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}[s["kernel"]]
+
+    def fn(i):
+        with sdpa_kernel([be]):
+            F.scaled_dot_product_attention(q, ks[i % R], vs[i % R], enable_gqa=True)
+
+    return fn, R, ""
+
+
+def sgl_num_kv_splits(lens, heads, kv_heads, max_splits, cores):
+    """SGLang's get_num_kv_splits_triton (triton_backend.py), on the host (same arithmetic)."""
+    mx, mn = max(lens), min(lens)
+    if mx * 8 < mn * 10:
+        mn = mx
+    s1 = min(-(-mx // mn), max_splits)
+    c1 = -(-mx // s1)
+    ext = int(cores * max(math.log2(mx / 64.0), 1.0))
+    g = heads // kv_heads
+    grid = len(lens) * (heads if g == 1 else -(-heads // min(16, g)))
+    s2 = min(-(-ext // grid), max_splits)
+    c2 = -(-mx // s2)
+    return [max(-(-t // c1), -(-t // c2)) for t in lens]
+
+
+def run_sgl_triton(torch, mod, s, cores):
+    dev = "cuda"
+    B, T, hq, hkv, d = s["batch"], s["context"], s["heads"], s["kv_heads"], s["head_dim"]
+    kvd = kv_dtype(torch, s["dtype"])
+    ntok = B * T
+    kv_bytes = ntok * hkv * d * 2 * (1 if s["dtype"] == "fp8" else 2)
+    R = copies_for(kv_bytes)
+    caches = []
+    for _ in range(R):
+        kb = torch.randn((ntok, hkv, d), device=dev, dtype=torch.bfloat16).to(kvd) if kv_bytes <= (1 << 30) else \
+            torch.empty((ntok, hkv, d), device=dev, dtype=kvd)
+        caches.append((kb, torch.empty_like(kb)))
+    idx = torch.randperm(ntok, device=dev, dtype=torch.int64).to(torch.int32)
+    indptr = torch.arange(0, B + 1, device=dev, dtype=torch.int32) * T
+    max_splits = 8
+    splits = torch.tensor(sgl_num_kv_splits([T] * B, hq, hkv, max_splits, cores), device=dev, dtype=torch.int32)
+    qt = torch.randn((B, hq, d), device=dev, dtype=torch.bfloat16)
+    o = torch.empty_like(qt)
+    logits = torch.empty((B, hq, max_splits, d), device=dev, dtype=torch.float32)
+    lse = torch.empty((B, hq, max_splits), device=dev, dtype=torch.float32)
+
+    def fn(i):
+        k, v = caches[i % R]
+        mod.decode_attention_fwd(qt, k, v, o, indptr, idx, logits, lse, splits, max_splits, 1.0 / math.sqrt(d))
+
+    return fn, R, f"num_kv_splits={int(splits[0])}"
+
+
+# ------------------------------------------------------------------------------------------------------------------
+def profile_one(torch, fn, label):
+    """Kernel records (name, grid, block, registers, shared memory, duration) of one call, from torch.profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn(0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(1)
+        torch.cuda.synchronize()
+    import json
+    import tempfile
+    path = tempfile.mktemp(suffix=".json")
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        doc = json.load(f)
+    os.remove(path)
+    rows = []
+    for e in doc.get("traceEvents", []):
+        if e.get("cat") != "kernel":
+            continue
+        a = e.get("args") or {}
+        g = list(a.get("grid", [""] * 3)) + [""] * 3
+        bl = list(a.get("block", [""] * 3)) + [""] * 3
+        rows.append({"label": label, "kernel_name": str(e.get("name", ""))[:200], "dur_us": e.get("dur", ""),
+                     "grid_x": g[0], "grid_y": g[1], "grid_z": g[2], "block_x": bl[0], "block_y": bl[1],
+                     "block_z": bl[2], "regs": a.get("registers per thread", ""), "smem": a.get("shared memory", "")})
+    return rows
+
+
+COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "triton", "family", "kernel", "model", "dtype",
+        "heads",
+        "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "context", "page_size", "median_us", "p20_us",
+        "p80_us", "calls", "kv_copies", "plan", "note"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--parts", default="build,fi_decode,fi_tc,sgl_triton,fi_verify,fi_mla,flashmla")
+    ap.add_argument("--budget-s", type=float, default=520.0)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    t0 = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    import torch
+    import triton
+
+    parts = args.parts.split(",")
+    dev = torch.cuda.get_device_properties(0)
+    cores = dev.multi_processor_count
+    meta = {"script_version": SCRIPT_VERSION, "date": datetime.date.today().isoformat(), "device": dev.name,
+            "torch": torch.__version__, "cuda": torch.version.cuda, "triton": triton.__version__}
+    log = open(os.path.join(args.out, f"log{args.tag}.txt"), "a")
+
+    def say(*a):
+        msg = " ".join(str(x) for x in a)
+        print(msg, flush=True)
+        log.write(msg + "\n")
+        log.flush()
+
+    fi = None
+    try:
+        fi, note = import_flashinfer()
+        meta["flashinfer"] = fi.__version__
+        say("flashinfer", fi.__version__, note)
+    except Exception as e:   # noqa: BLE001
+        meta["flashinfer"] = ""
+        say("flashinfer import failed:", repr(e)[:400])
+    say("env", meta, "SMs", cores, "L2", getattr(dev, "L2_cache_size", ""))
+    if fi is not None and "build" in parts:
+        t = time.time()
+        try:
+            from flashinfer.jit import attention as A
+            from flashinfer.jit.core import build_jit_specs
+            bf, f8, i32 = torch.bfloat16, torch.float8_e4m3fn, torch.int32
+            specs = [A.gen_batch_decode_module(bf, bf, bf, i32, 128, 128, 0, False, False),
+                     A.gen_batch_decode_module(bf, f8, bf, i32, 128, 128, 0, False, False),
+                     A.gen_batch_prefill_module("fa2", bf, bf, bf, i32, 128, 128, 0, False, False, False),
+                     A.gen_batch_prefill_module("fa2", bf, f8, bf, i32, 128, 128, 0, False, False, False),
+                     A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False)]
+            build_jit_specs(specs, verbose=False)
+            say(f"built {len(specs)} JIT modules in {time.time() - t:.0f} s")
+        except Exception as e:   # noqa: BLE001
+            say("JIT build failed:", repr(e)[:2000])
+            traceback.print_exc()
+    rows_path = os.path.join(args.out, f"production_attention{args.tag}.csv")
+    grids_path = os.path.join(args.out, f"production_attention_grids{args.tag}.csv")
+    new = not os.path.exists(rows_path)
+    fcsv = open(rows_path, "a", newline="")
+    w = csv.DictWriter(fcsv, fieldnames=COLS)
+    if new:
+        w.writeheader()
+    gcsv = open(grids_path, "a", newline="")
+    gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
+                                          "block_y", "block_z", "regs", "smem"])
+    if new:
+        gw.writeheader()
+    ws = torch.zeros(1 << 30, dtype=torch.uint8, device="cuda")
+    sgl = fm = None
+    if "sgl_triton" in parts:
+        try:
+            sys.path.insert(0, os.path.join(HERE, "ext"))
+            import sgl_decode_attention as sgl
+        except Exception as e:   # noqa: BLE001
+            say("sglang kernel import failed:", repr(e)[:400])
+    if "flashmla" in parts:
+        try:
+            import flash_mla as fm
+        except Exception as e:   # noqa: BLE001
+            say("flash_mla import failed:", repr(e)[:600])
+    summary = []
+    for part in [p for p in parts if p != "build"]:
+        shp = shapes(part)
+        if args.smoke:
+            shp = shp[:2]
+        done = fail = 0
+        seen_cfg = set()
+        tp = time.time()
+        for s in shp:
+            if time.time() - t0 > args.budget_s:
+                say(f"budget reached in {part} after {done} rows")
+                break
+            try:
+                if part in ("fi_decode", "fi_tc", "fi_tc_big", "fi_verify"):
+                    if fi is None:
+                        raise RuntimeError("no flashinfer")
+                    fn, R, plan = run_fi_paged(torch, fi, s, ws, part != "fi_decode", part == "fi_verify")
+                elif part == "fi_mla":
+                    if fi is None:
+                        raise RuntimeError("no flashinfer")
+                    fn, R, plan = run_fi_mla(torch, fi, s, ws)
+                elif part == "flashmla":
+                    if fm is None:
+                        raise RuntimeError("no flash_mla")
+                    fn, R, plan = run_flashmla(torch, fm, s)
+                elif part == "sdpa_short":
+                    fn, R, plan = run_sdpa(torch, s)
+                elif part == "sgl_triton":
+                    if sgl is None:
+                        raise RuntimeError("no sglang kernel")
+                    fn, R, plan = run_sgl_triton(torch, sgl, s, cores)
+                else:
+                    raise RuntimeError(f"unknown part {part}")
+                med, p20, p80, calls = time_graph(torch, fn)
+                cfg = (part, s.get("kernel", ""), s["model"], s["dtype"], s["page_size"], s["q_rows"])
+                if cfg not in seen_cfg or (s["batch"], s["context"]) in ((256, 16), (1, 65536)):
+                    seen_cfg.add(cfg)
+                    lab = (f"{part}:{s.get('kernel', '')}{s['model']}:{s['dtype']}:p{s['page_size']}:q{s['q_rows']}:"
+                           f"B{s['batch']}:T{s['context']}")
+                    for r in profile_one(torch, fn, lab):
+                        gw.writerow(r)
+                    gcsv.flush()
+                w.writerow({**meta, **{k: s.get(k, "") for k in COLS if k in s}, "median_us": f"{med:.3f}",
+                            "p20_us": f"{p20:.3f}", "p80_us": f"{p80:.3f}", "calls": calls, "kv_copies": R,
+                            "plan": plan, "note": ""})
+                fcsv.flush()
+                done += 1
+            except Exception as e:   # noqa: BLE001
+                fail += 1
+                w.writerow({**meta, **{k: s.get(k, "") for k in COLS if k in s}, "note": f"failed: {repr(e)[:300]}"})
+                fcsv.flush()
+                if fail <= 3:
+                    say(f"{part} {s} failed: {repr(e)[:600]}")
+                if fail >= 6 and done == 0:
+                    say(f"giving up {part}")
+                    break
+            finally:
+                torch.cuda.empty_cache()
+        summary.append((part, done, fail, time.time() - tp))
+    say("part        rows  failed  seconds")
+    for p, d, f, sec in summary:
+        say(f"{p:11s} {d:5d} {f:7d} {sec:8.0f}")
+    say(f"total {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

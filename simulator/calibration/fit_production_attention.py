@@ -1,0 +1,485 @@
+"""Fit and judge the production attention families (simulator/kernels: FlashInfer, SGLang's Triton kernel, FlashMLA)
+on lab/kernels/measure_production_attention.py CSVs, and price them from their sources alone (the first look).
+
+Every measured row becomes the launches its family module returns (simulator.kernels.production.Launch: the
+kernel's CTAs and waves from the plan rules of the source, each CTA's serial K/V tiles, the dependent loads before its
+first tile, the merge kernel), priced by hwmodels.roofline under CUDA-graph launches, compared with the measured
+median. Resident CTAs per SM come from the measured launch profile (registers, threads, shared memory of each kernel:
+the `..._grids` CSV beside the data) where one exists, else from the source's threads and shared memory with assumed
+registers (the family module's constants).
+
+Held out BY REGIME, per family and KV dtype: the fit uses only the middle regime (1024 <= context <= 16384 tokens and
+batch <= 64, page size 16 for the paged families, one query row; verification rows fit on the same contexts at q = 4);
+every other row is held out: short contexts (<= 256) at every batch, long contexts (>= 65536), large batches (>= 256),
+other page sizes, q = 8, other head counts (Llama-3.1-70B's 64 / 8 and Qwen's 28 / 4 are never fitted: the terms fitted
+on Llama-3.1-8B's 32 / 8 price them). Parameters per kind: memory efficiency (>= 0.5), iteration time of one K/V tile,
+per-kernel fixed time (at most FIXED_US_MAX), a per-wave CTA time for the kernels whose source ends a CTA in a cross-warp
+merge (EPILOGUE_KINDS), compute efficiency; NOT fitted: the latency of each dependent load of a CTA's prologue
+(sync_us = the device's measured DRAM latency, latency.dram_us): the per-sequence term is the source's load count x
+that latency, not a free per-sequence constant.
+
+First look (`borrowed`): the kinds' terms copied from the closest family of the existing H100 fit (FlashAttention-2
+split-KV, kind attn_fa2, and its combine kernel), sync_us = the measured DRAM latency, resident CTAs from the source.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from hwmodels.roofline import price
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.calibration.fit import efficiency_with
+from simulator.kernels import flashinfer as FI
+from simulator.kernels import flashmla as FM
+from simulator.kernels import triton_engines as TE
+from simulator.kernels.production import emit
+from simulator.ops import MaskedBuilder, OpBuilder
+
+#: the campaign's CSVs, the first look and the launch profiles (hwmodels/calibration/data/production_attention/)
+DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_attention"
+DATA_GLOB = "production_attention_nvidia*.csv"
+#: measured family -> (op kinds it fits, the family whose fitted terms a never-measured one borrows)
+FAMILY_KINDS = {
+    "fi_decode": ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_combine_fi"),
+    "fi_tc": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
+    "fi_verify": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
+    "fi_mla": ("attn_fi_mla", "attn_combine_fi"),
+    "flashmla": ("attn_flashmla", "attn_combine_flashmla"),
+    "sgl_triton": ("attn_triton_sgl", "attn_combine_triton_sgl"),
+}
+#: kinds never measured here -> the measured kind whose fitted terms they borrow (simulator/kernels/data/
+#: attention_families.yaml says why)
+BORROWED = {"attn_fa3": "attn_fi_prefill", "attn_fa4": "attn_fi_prefill", "attn_combine_fa3": "attn_combine_fi",
+            "attn_xqa": "attn_fi_decode", "attn_triton_vllm": "attn_triton_sgl",
+            "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
+#: first look: each new kind borrows the terms of this kind of the existing H100 fit
+FIRST_LOOK_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2", "attn_fi_prefill": "attn_fa2",
+                   "attn_fi_prefill_fp8kv": "attn_fa2", "attn_combine_fi": "attn_combine_fa2"}
+NUMERIC = ("heads", "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "context", "page_size", "median_us")
+
+
+def load(path) -> pd.DataFrame:
+    """A campaign CSV: timed rows only (failed rows dropped, their count in attrs['failed'])."""
+    df = pd.read_csv(path)
+    for c in NUMERIC:
+        if c in df.columns:
+            df[c] = pd.to_numeric(df[c], errors="coerce")
+    bad = ~np.isfinite(df["median_us"].to_numpy(float))
+    out = df[~bad].reset_index(drop=True)
+    for c in ("family", "model", "dtype", "note"):
+        out[c] = out[c].astype(object).fillna("").astype(str)
+    out.attrs["file"] = str(path)
+    out.attrs["failed"] = int(bad.sum())
+    return out
+
+
+def _col(df, c, sel, default=1.0):
+    return np.where(sel, df[c].fillna(default).to_numpy(float), default)
+
+
+def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None = None):
+    """Op table of every row (one setting per row) as its family module launches it."""
+    b = OpBuilder(len(df))
+    fam = df["family"].to_numpy()
+    kvb_all = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0)
+    regs = regs or {}
+    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton"):
+        sel = fam == f
+        if not sel.any():
+            continue
+        B, q, T, Hq, Hkv, d, page = (_col(df, c, sel) for c in ("batch", "q_rows", "context", "heads", "kv_heads",
+                                                                 "head_dim", "page_size"))
+        kvb = np.where(sel, kvb_all, 2.0)
+        mb = MaskedBuilder(b, sel)
+        if f == "fi_decode":
+            launches, _ = FI.fi_decode(B, T, Hq, Hkv, d, kvb, page, sms, smem_per_sm, regs=regs.get("attn_fi_decode"))
+        elif f in ("fi_tc", "fi_verify"):
+            launches, _ = FI.fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms, smem_per_sm)
+        elif f == "fi_mla":
+            launches, _ = FI.fi_mla(B, q, T, Hq, 512.0, 64.0, kvb, page, sms)
+        elif f == "flashmla":
+            launches, _ = FM.flashmla(B, q, T, Hq, 512.0, 64.0, kvb, sms)
+        else:
+            launches, _ = TE.triton_sgl(B, T, Hq, Hkv, d, kvb, sms, smem_per_sm)
+        emit(mb, launches, sms)
+    return b.build()
+
+
+def predict_us(ops, hw: HardwareSpec, eff: Efficiency, n: int) -> np.ndarray:
+    hw2 = replace(hw.with_efficiency(eff), launch_graph_s=eff.launch_graph_s or hw.launch_graph_s)
+    t = price(ops, hw2, "graph")
+    return np.bincount(ops.setting, weights=t, minlength=n) * 1e6
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# regimes and the hold-out
+# ---------------------------------------------------------------------------------------------------------------------
+def context_regime(T):
+    T = np.asarray(T, dtype=float)
+    return np.where(T <= 256, "short (<=256)", np.where(T >= 65536, "long (>=64K)", "middle"))
+
+
+def batch_regime(B):
+    B = np.asarray(B, dtype=float)
+    return np.where(B <= 16, "small (<=16)", np.where(B >= 256, "large (>=256)", "mid (64)"))
+
+
+def fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The middle regime of Llama-3.1-8B's heads (module docstring)."""
+    T, B = df["context"].to_numpy(float), df["batch"].to_numpy(float)
+    fam, q = df["family"].to_numpy(), df["q_rows"].fillna(1).to_numpy(float)
+    page = df["page_size"].fillna(1).to_numpy(float)
+    mid = (T >= 1024) & (T <= 16384) & (B <= 64)
+    std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify"]), page == 16, True)
+    heads_fit = np.isin(df["model"].to_numpy(), ["llama8b", "llama70b", "mla16", "mla128"])
+    q_fit = np.where(fam == "fi_verify", q == 4, q <= 1)
+    return mid & std_page & heads_fit & q_fit
+
+
+def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
+    fam = df["family"].to_numpy()
+    phase = np.where(fam == "fi_verify", "verify", "decode")
+    return pd.DataFrame({"family": fam, "phase": phase, "kv": df["dtype"].to_numpy(),
+                         "ctx_regime": context_regime(df["context"]),
+                         "batch_regime": batch_regime(df["batch"])})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# first look and fit
+# ---------------------------------------------------------------------------------------------------------------------
+def source_slots(sms: int, smem_per_sm: float) -> dict[str, float]:
+    """Resident CTAs per SM of each kind from the family modules' source geometry (typical shapes)."""
+    _, info = FI.fi_decode(1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, sms, smem_per_sm)
+    _, info8 = FI.fi_decode(1.0, 4096.0, 32.0, 8.0, 128.0, 1.0, 16.0, sms, smem_per_sm)
+    _, tc = FI.fi_tc(1.0, 1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, sms, smem_per_sm)
+    merge = FI._merge(np.array([1024.0]), 1.0, 32.0, 128.0, 2.0, sms, smem_per_sm, None)
+    _, sgl = TE.triton_sgl(1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, sms, smem_per_sm)
+    return {"attn_fi_decode": float(np.ravel(info["slots"])[0]), "attn_fi_decode_fp8kv": float(np.ravel(info8["slots"])[0]),
+            "attn_fi_prefill": float(np.ravel(tc["slots"])[0]), "attn_fi_prefill_fp8kv": float(np.ravel(tc["slots"])[0]),
+            "attn_combine_fi": float(np.ravel(merge.slots)[0]), "attn_fi_mla": 1.0, "attn_flashmla": 1.0,
+            "attn_combine_flashmla": 8.0, "attn_triton_sgl": float(np.ravel(sgl["slots"])[0]),
+            "attn_combine_triton_sgl": 16.0}
+
+
+def borrowed_efficiency(hw: HardwareSpec) -> Efficiency:
+    """The first look's terms (module docstring): every FlashInfer kind copies its closest family's fitted terms."""
+    eff = hw.efficiency
+    up = {}
+    for k, src in FIRST_LOOK_FROM.items():
+        up[f"memory.{k}"] = eff.memory[src]
+        up[f"compute.{k}"] = eff.compute[src]
+        up[f"fixed_us.{k}"] = eff.fixed_s.get(src, 0.0) * 1e6
+        up[f"iter_us.{k}"] = eff.iter_s.get(src, 0.0) * 1e6
+        up[f"cta_fixed_us.{k}"] = eff.cta_fixed_s.get(src, 0.0) * 1e6
+        up[f"sync_us.{k}"] = (eff.dram_latency_s or 0.35e-6) * 1e6
+    for k, v in source_slots(hw.units, float(hw.smem_per_unit_bytes or 233472)).items():
+        if k in FIRST_LOOK_FROM:
+            up[f"cta_slots.{k}"] = v
+    return efficiency_with(eff, up)
+
+
+def measured_slots(grids: pd.DataFrame, smem_per_sm: float) -> dict[str, tuple[float, str]]:
+    """kind -> (resident CTAs per SM, how) from the launch profile (kernel names -> kinds)."""
+    from simulator.calibration.fit_regimes import occupancy
+
+    if grids is None or grids.empty:
+        return {}
+    name = grids["kernel_name"].astype(str)
+    lab = grids["label"].astype(str)
+    fp8 = lab.str.contains(":fp8:")
+    kinds = np.full(len(grids), "", dtype=object)
+    kinds[name.str.contains("BatchDecodeWithPagedKVCacheKernel") & ~fp8] = "attn_fi_decode"
+    kinds[name.str.contains("BatchDecodeWithPagedKVCacheKernel") & fp8] = "attn_fi_decode_fp8kv"
+    kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & ~fp8] = "attn_fi_prefill"
+    kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & fp8] = "attn_fi_prefill_fp8kv"
+    kinds[name.str.contains("MergeStates")] = "attn_combine_fi"
+    kinds[name.str.contains("_fwd_grouped_kernel_stage1")] = "attn_triton_sgl"
+    kinds[name.str.contains("_fwd_kernel_stage2")] = "attn_combine_triton_sgl"
+    kinds[lab.str.startswith("fi_mla") & name.str.contains("MLA|Mla|mla", regex=True)
+          & ~name.str.contains("Merge")] = "attn_fi_mla"
+    kinds[lab.str.startswith("flashmla") & name.str.contains("flash_fwd|splitkv|mla", case=False, regex=True)
+          & ~name.str.contains("combine", case=False)] = "attn_flashmla"
+    kinds[lab.str.startswith("flashmla") & name.str.contains("combine", case=False)] = "attn_combine_flashmla"
+    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1) * pd.to_numeric(grids["block_y"], errors="coerce")
+               .fillna(1) * pd.to_numeric(grids["block_z"], errors="coerce").fillna(1)).to_numpy(float)
+    regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
+    smem = pd.to_numeric(grids["smem"], errors="coerce").fillna(0).to_numpy(float)
+    occ = occupancy(regs, smem, threads, smem_per_sm)
+    out = {}
+    for k in sorted(set(kinds) - {""}):
+        m = kinds == k
+        vals, counts = np.unique(occ[m], return_counts=True)
+        v = float(vals[np.argmax(counts)])
+        i = int(np.flatnonzero(m & (occ == v))[0])
+        out[k] = (max(v, 1.0), f"{int(m.sum())} launches; {int(regs[i])} registers x {int(threads[i])} threads, "
+                               f"{int(smem[i])} B shared memory -> {v:g} per SM")
+    return out
+
+
+#: upper bound of a production kernel's per-kernel fixed time (us): ASSUMPTION from the committed H100 fit, where the
+#: decode-attention kernels' fixed_us are 0-3.0 us (attn_fa2 0.0, attn_cudnn 0.0, attn_triton 0.94, attn_triton_fp8kv
+#: 3.0) and the combine kernels' 0.4-3.1 us
+FIXED_US_MAX = 3.0
+
+
+#: kinds whose CTA ends in a cross-warp merge of its partial output through shared memory before the store (FA2 prefill
+#: kernel: threadblock_sync_mdo_states over 4 KV warps at a 16-row tile, prefill.cuh; the MLA kernels' two-warpgroup
+#: epilogue): a per-wave CTA time of their own (cta_fixed_us). The CUDA-core / Triton decode kernels end in one store
+#: (decode.cuh sync_state over bdz <= 2 warps; SGLang stage 1): no such term, a CTA's time outside its loop is its
+#: prologue's dependent loads
+EPILOGUE_KINDS = ("attn_fi_mla", "attn_flashmla")
+#: kinds whose per-wave CTA time the fit shapes (1-2 waves) cannot identify and that take it from the closest family
+#: of the committed regimes fit instead: FlashInfer's FA2 prefill kernel ends its CTAs as FlashAttention-2's split-KV
+#: kernel does (the 4 KV warps' partial outputs merged through shared memory, then the fp32 partial output and its
+#: log-sum-exp written: prefill.cuh threadblock_sync_mdo_states / write_o_reg_gmem, FlashAttention-2
+#: flash_fwd_kernel.h compute_attn_1rowblock_splitkv), MEASURED there as cta_fixed_us.attn_fa2 per wave
+CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_fa2"}
+
+
+def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
+    # fixed_us (a kernel's ramp and tail) is bounded by FIXED_US_MAX: at the fit shapes a free per-kernel constant
+    # trades against the tile chain (every small-batch middle row walks the same 16-tile chunks)
+    p = [(f"memory.{kind}", 0.85, 0.5, 1.0), (f"iter_us.{kind}", 0.3, 0.005, 20.0),
+         (f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX)]
+    if kind in EPILOGUE_KINDS:
+        p.append((f"cta_fixed_us.{kind}", 0.5, 0.0, 20.0))
+    if tensor:
+        p.append((f"compute.{kind}", 0.3, 0.02, 1.0))
+    return p
+
+
+#: fit groups, in order: (name, families whose fit rows it uses, kinds' parameters, combine kind fitted with it)
+FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_fi"),
+              ("fi_decode_fp8kv", ("fi_decode",), ("attn_fi_decode_fp8kv",), None),
+              ("fi_prefill", ("fi_tc", "fi_verify"), ("attn_fi_prefill",), None),
+              ("fi_prefill_fp8kv", ("fi_tc", "fi_verify"), ("attn_fi_prefill_fp8kv",), None),
+              ("fi_mla", ("fi_mla",), ("attn_fi_mla",), None),
+              ("flashmla", ("flashmla",), ("attn_flashmla",), "attn_combine_flashmla"),
+              ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"))
+
+
+def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
+    """Fit every group on its fit rows (least squares on log(predicted / measured)); kinds without fit rows keep
+    the first look's borrowed terms. Returns the Efficiency and metadata (rows, parameters, rms log error)."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    eff = borrowed_efficiency(hw)
+    meta: dict = {"measured": {}}
+    slots = measured_slots(grids, smem)
+    up = {f"cta_slots.{k}": v for k, v in source_slots(hw.units, smem).items()}
+    for k, (v, how) in slots.items():
+        up[f"cta_slots.{k}"] = v
+        meta["measured"][f"cta_slots.{k}"] = how
+    for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl"):
+        up[f"cta_fixed_us.{k}"] = 0.0
+    for k, src in CTA_FIXED_FROM.items():
+        up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
+        meta["measured"][f"cta_fixed_us.{k}"] = f"cta_fixed_us.{src} of the regimes fit (CTA_FIXED_FROM)"
+    # the prologue's dependent loads: one measured DRAM round trip each (not fitted: the per-sequence cost is the
+    # source's load count x the device's pointer-chase latency, hwmodels/calibration/fitted latency.dram_us)
+    dram_us = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    for k in own_kinds():
+        up[f"sync_us.{k}"] = dram_us
+    # combine kinds: their per-split load starts at the L2 latency (they read partial outputs just written)
+    l2 = (hw.efficiency.l2_latency_s or 0.143e-6) * 1e6
+    for k in ("attn_combine_fi", "attn_combine_flashmla", "attn_combine_triton_sgl"):
+        up[f"iter_us.{k}"] = l2
+        up[f"memory.{k}"] = 0.8
+        up[f"sync_us.{k}"] = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    eff = efficiency_with(eff, up)
+    ops = build_ops(df, hw.units, smem)
+    meas = df["median_us"].to_numpy(float)
+    has = np.bincount(ops.setting, minlength=len(df)) > 0
+    base = fit_rows(df) & has
+    fp8 = df["dtype"].to_numpy() == "fp8"
+    fam = df["family"].to_numpy()
+    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    for name, fams, kinds, comb in FIT_GROUPS:
+        rows = base & np.isin(fam, fams) & (fp8 == name.endswith("fp8kv"))
+        params = []
+        for k in kinds:
+            params += _params(k, dram, tensor=k.startswith(("attn_fi_", "attn_flashmla", "attn_triton_sgl")))
+        if comb:
+            params += [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX), (f"iter_us.{comb}", 0.2, 0.02, 3.0)]
+        if rows.sum() < 2 * len(params):
+            meta[name] = {"rows": int(rows.sum()), "skipped": f"fewer than {2 * len(params)} fit rows"}
+            continue
+        names = [p[0] for p in params]
+
+        def resid(x, rows=rows, names=names):
+            return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
+
+        x0 = np.array([p[1] for p in params])
+        lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
+        r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
+        eff = efficiency_with(eff, dict(zip(names, r.x)))
+        meta[name] = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
+                      "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
+    # the never-measured kinds borrow the nearest measured kind's terms (BORROWED)
+    up = {}
+    for k, src in BORROWED.items():
+        for part, d_ in (("memory", eff.memory), ("compute", eff.compute)):
+            up[f"{part}.{k}"] = d_[src]
+        for part, d_ in (("fixed_us", eff.fixed_s), ("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s),
+                         ("sync_us", eff.sync_s)):
+            up[f"{part}.{k}"] = d_.get(src, 0.0) * 1e6
+        up[f"cta_slots.{k}"] = {"attn_fa3": 1.0, "attn_fa4": 1.0, "attn_xqa": 2.0}.get(k, eff.cta_slots.get(src, 1.0))
+    eff = efficiency_with(eff, up)
+    meta["borrowed"] = dict(BORROWED)
+    return eff, meta
+
+
+def evaluate(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, first: Efficiency | None = None) -> pd.DataFrame:
+    """Every row with its prediction, error, part (fit / held-out) and regime labels; `first_err_pct` from the
+    first look's efficiency when given."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    ops = build_ops(df, hw.units, smem)
+    out = pd.concat([df.reset_index(drop=True), regime_labels(df).drop(columns=["family"])], axis=1)
+    pred = predict_us(ops, hw, eff, len(df))
+    out["pred_us"] = pred
+    out["err_pct"] = (pred / out["median_us"] - 1.0) * 100.0
+    if first is not None:
+        out["first_err_pct"] = (predict_us(ops, hw, first, len(df)) / out["median_us"] - 1.0) * 100.0
+    out["part"] = np.where(fit_rows(df), "fit", "held-out")
+    return out
+
+
+def accuracy(ev: pd.DataFrame, by=("family", "phase", "kv", "ctx_regime", "batch_regime"), col="err_pct",
+             part="held-out") -> pd.DataFrame:
+    g = ev[ev["part"] == part] if part else ev
+    rows = []
+    for key, x in g.groupby(list(by)):
+        e = x[col].abs()
+        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), "n": len(x),
+                     "median": float(np.median(e)), "p90": float(np.percentile(e, 90)),
+                     "signed": float(np.median(x[col]))})
+    t = pd.DataFrame(rows)
+    if len(t):
+        t["goal"] = np.where((t["median"] <= 10.0) & (t["p90"] <= 25.0), "met", "MISSED")
+    return t
+
+
+def latest(data_dir: Path) -> tuple[Path | None, Path | None]:
+    """The newest campaign CSV and its launch-profile CSV."""
+    fs = sorted(p for p in Path(data_dir).glob(DATA_GLOB) if "_grids" not in p.name)
+    if not fs:
+        return None, None
+    f = fs[-1]
+    g = f.with_name(f.name.replace("production_attention_", "production_attention_grids_", 1))
+    return f, (g if g.is_file() else None)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# first-look error, writing, command line
+# ---------------------------------------------------------------------------------------------------------------------
+FIRST_LOOK_CSV = "first_look_flashinfer_decode.csv"
+SHAPE_KEYS = ("family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
+
+
+def first_look_errors(df: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
+    """The committed first look (priced before the measurement) joined with the measured rows: first_look_err_pct."""
+    p = Path(data_dir) / FIRST_LOOK_CSV
+    if not p.is_file():
+        return pd.DataFrame()
+    fl = pd.read_csv(p)
+    keys = [k for k in SHAPE_KEYS if k in fl.columns and k in df.columns]
+    m = df.merge(fl[keys + ["first_look_us"]], on=keys, how="inner")
+    m["first_look_err_pct"] = (m["first_look_us"] / m["median_us"] - 1.0) * 100.0
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+
+
+OWNED_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us")
+
+
+def own_kinds() -> tuple[str, ...]:
+    ks = set(BORROWED) | set(BORROWED.values()) | set(FIRST_LOOK_FROM)
+    for fam in FAMILY_KINDS.values():
+        ks |= set(fam)
+    return tuple(sorted(ks))
+
+
+def _pooled(ev: pd.DataFrame, col: str | None = None) -> dict:
+    """{family: {n, median, p90}} of |error| % (per-regime tables: benchmarks/calibration_accuracy.py)."""
+    if ev is None or not len(ev):
+        return {}
+    col = col or ("first_look_err_pct" if "first_look_err_pct" in ev.columns else "err_pct")
+    out = {}
+    for fam, g in ev.groupby("family"):
+        e = g[col].abs()
+        out[str(fam)] = {"n": int(len(g)), "median": round(float(np.median(e)), 1),
+                         "p90": round(float(np.percentile(e, 90)), 1)}
+    return out
+
+
+def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, first: pd.DataFrame, out_dir: Path,
+          target: str = "H100-SXM") -> Path:
+    """Merge the production kinds' terms into out_dir/<target>.yaml (other fits' terms kept)."""
+    from simulator.calibration import checks as C
+
+    p = Path(out_dir) / f"{target}.yaml"
+    kinds = own_kinds()
+    own: dict = {part: {} for part in OWNED_PARTS}
+    src = {"memory": eff.memory, "compute": eff.compute, "fixed_us": eff.fixed_s, "sync_us": eff.sync_s,
+           "cta_slots": eff.cta_slots, "iter_us": eff.iter_s, "cta_fixed_us": eff.cta_fixed_s}
+    scale = {"fixed_us": 1e6, "sync_us": 1e6, "iter_us": 1e6, "cta_fixed_us": 1e6}
+    for part, d_ in src.items():
+        for k in kinds:
+            if k in d_:
+                own[part][k] = round(float(d_[k]) * scale.get(part, 1.0), 4)
+    own["production_attention"] = {
+        "source": f"simulator/calibration/fit_production_attention.py on {Path(data_file).name}: FlashInfer / SGLang Triton / "
+                  "FlashMLA kernel families (simulator/kernels), fitted on the middle regime, every other regime held out; "
+                  f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in BORROWED.items())}",
+        "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}
+                for k, m in meta.items() if isinstance(m, dict) and k not in ("borrowed",)},
+        "accuracy_held_out": _pooled(table),
+        "first_look": _pooled(first),
+    }
+    owned = {part: kinds for part in OWNED_PARTS}
+    owned["production_attention"] = None
+    return C.write_checked(p, C.merge_into(p, own, owned), "")
+
+
+def main(argv=None) -> None:
+    import argparse
+
+    from hwmodels.spec import FITTED_DIR, load_hardware
+
+    ap = argparse.ArgumentParser(description="fit the production attention families (module docstring)")
+    ap.add_argument("--data", default=None, help="campaign CSV (default: the newest in hwmodels/calibration/data)")
+    ap.add_argument("--write", action="store_true", help="merge the fitted terms into the shipped H100-SXM file")
+    args = ap.parse_args(argv)
+    data_dir = DATA_DIR
+    f, g = (Path(args.data), None) if args.data else latest(data_dir)
+    if f is None:
+        raise SystemExit("no production_attention_*.csv")
+    if args.data:
+        gg = f.with_name(f.name.replace("production_attention_", "production_attention_grids_", 1))
+        g = gg if gg.is_file() else None
+    df = load(f)
+    grids = pd.read_csv(g) if g is not None else None
+    hw = load_hardware("H100-SXM")
+    eff, meta = fit(df, hw, grids)
+    ev = evaluate(df, hw, eff)
+    table = accuracy(ev)
+    fl = first_look_errors(df, data_dir)
+    ftab = accuracy(fl, col="first_look_err_pct", part=None) if len(fl) else pd.DataFrame()
+    pd.set_option("display.width", 200)
+    print(f"{f.name}: {len(df)} timed rows ({df.attrs['failed']} failed)")
+    for k, m in meta.items():
+        if isinstance(m, dict) and "rows" in m:
+            print(f"  {k}: {m.get('rows')} fit rows, rms log error {m.get('rms_log_error', float('nan')):.3f} "
+                  f"{m.get('skipped', '')}")
+    print(table.round(1).to_string(index=False))
+    if len(ftab):
+        print("first look (priced from source before measuring):")
+        print(ftab.round(1).to_string(index=False))
+    if args.write:
+        print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR))
+
+
+if __name__ == "__main__":
+    main()

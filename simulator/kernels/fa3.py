@@ -1,0 +1,81 @@
+"""FlashAttention-3 (Hopper) and FlashAttention-4 (Blackwell) paged decode / verification as they launch them
+(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; read, not run: no binary for torch 2.11
+/ CUDA 13 was carried).
+
+fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hopper/heuristics.h
+  (num_splits_heuristic, should_pack_gqa), hopper/tile_size.h (tile_size_fwd_sm90), hopper/flash_prepare_scheduler.cu
+  (dynamic splits of varlen calls), hopper/tile_scheduler.hpp:
+    tiles (bf16): d <= 64: 192 x 192 (128 keys with a page table without TMA); d <= 128: 128 x 176 (128 keys when
+    causal / local / paged without TMA); d <= 192: 128 x 128 (96 paged); else 128 x 80. The paged K/V uses TMA only
+    when the page size is a multiple of kBlockN and q x G > kBlockM, so decode reads pages with cp.async (128 keys).
+    PackGQA always for a split or a non-TMA page table: q x G rows per KV head in 128-row m-blocks.
+    num_splits_heuristic(total_mblocks, SMs, n_blocks, ...): 1 if the m-blocks fill 80 % of the SMs (or
+    n_blocks <= 4); else the smallest split count whose wave efficiency is >= 0.85 x the best, <= 128. A varlen call
+    (vLLM: cu_seqlens_q + seqused_k) evaluates it as if batch = 1 (an upper bound), then prepare_varlen_num_blocks
+    gives each request min(ceil(n_blocks / ceil(total_blocks x 1.1 x Hkv / SMs)), that bound) splits.
+    The kernel is persistent on sm_90 (one CTA per SM walking tiles handed out by an atomic tile counter:
+    scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h).
+    Per tile (request, head, m-block, split): its request's seqused_k / page-table row, then the pages: 3 dependent
+    loads before the first K/V block. Rates borrowed from FlashInfer's FA2 tensor-core kernel (fi_tc, MEASURED).
+fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
+    num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
+    (kind attn_fa4) and FA3's borrowed rates: ASSUMPTION, no Blackwell device here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.kernels.decode_attention import fa2_num_splits  # noqa: F401  (FA2's variant of the same rule)
+from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io
+
+FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
+FA3_PROLOGUE_LOADS = 3.0
+
+
+def fa3_tile(d, paged_no_tma=True, causal=False):
+    """(kBlockM, kBlockN) of tile_size_fwd_sm90 for bf16."""
+    d = np.asarray(d, dtype=np.float64)
+    n128 = np.where(paged_no_tma | causal, 128.0, 176.0)
+    return (np.where(d <= 64, 192.0, 128.0),
+            np.where(d <= 64, np.where(paged_no_tma | causal, 128.0, 192.0),
+                     np.where(d <= 128, n128, np.where(d <= 192, np.where(paged_no_tma, 96.0, 128.0), 80.0))))
+
+
+def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
+    """heuristics.h num_splits_heuristic (non-causal, K/V of one head below 50 MB)."""
+    tm = np.asarray(total_mblocks, dtype=np.float64)
+    nb = np.asarray(n_blocks, dtype=np.float64)
+    tm, nb = np.broadcast_arrays(tm, nb)
+    s = np.arange(1, int(max_splits) + 1, dtype=np.float64)[None, :]
+    cap = np.minimum(np.minimum(max_splits, float(sms)), nb.ravel()[:, None])
+    wv = tm.ravel()[:, None] * s / sms
+    eff = np.where(s <= cap, wv / np.ceil(wv), 0.0)
+    best = eff.max(axis=1, keepdims=True)
+    first = np.argmax(eff >= 0.85 * best, axis=1) + 1.0
+    out = np.where((tm.ravel() >= 0.8 * sms) | (nb.ravel() <= 4), 1.0, first)
+    return out.reshape(tm.shape)
+
+
+def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3"):
+    """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring)."""
+    B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                           for x in (B, q, T, Hq, Hkv, d, kvb, page)))
+    G = Hq / Hkv
+    bm, bn = fa3_tile(d, paged_no_tma=True)
+    mblocks = ceil_div(q * G, bm)
+    nblocks = ceil_div(T, bn)
+    bound = num_splits_heuristic(np.where(varlen, 1.0, B) * Hkv * mblocks, sms, nblocks)
+    per_sm = ceil_div(B * mblocks * nblocks * 1.1 * Hkv, sms)
+    S = np.where(varlen & (B <= 992), np.clip(ceil_div(nblocks, per_sm), 1.0, bound), bound)
+    tiles = B * Hkv * mblocks * S
+    per_cta_tiles = ceil_div(tiles, sms)
+    iters = per_cta_tiles * ceil_div(nblocks, S)
+    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    split = S > 1
+    k1 = Launch("attention", kind, np.full(B.shape, float(sms)), 1.0, iters, FA3_PROLOGUE_LOADS * per_cta_tiles,
+                np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d), kv + S * qb,
+                np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob))
+    rd, wr = combine_io(B * q * Hq, S, d)
+    k2 = Launch("attention_combine", "attn_combine_fa3", ceil_div(B * q * Hq, 4.0), 8.0, S, 2.0,
+                3.0 * B * q * Hq * d * S, rd, wr, dtype="fp32", where=split)
+    return [k1, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks}

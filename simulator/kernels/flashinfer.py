@@ -1,0 +1,227 @@
+"""FlashInfer's attention kernels as their `plan()` launches them (flashinfer-ai/flashinfer, tag v0.6.4, commit
+f1e6fdcb8f65104047697f022b5d055ef022d763; the version measured on the H100, `flashinfer-python` 0.6.4). Every rule
+below is cited by file; simulator/kernels/data/attention_families.yaml lists them again with the engines that run them.
+
+fi_decode  BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores=False): the CUDA-core decode kernel
+  (include/flashinfer/attention/decode.cuh BatchDecodeWithPagedKVCacheDispatched; scheduler.cuh
+  BatchDecodeWithPagedKVCacheWorkEstimationDispatched, DecodePlan):
+    vec = max(16 / kv bytes, d / 32), bdx = d / vec, bdy = G (query heads per KV head: 1, 2, 3, 4 or 8 only,
+    utils.cuh DISPATCH_GQA_GROUP_SIZE), threads = max(128, bdx bdy), bdz = threads / (bdx bdy),
+    tile_size_per_bdx = 1 (G > 1) or 4 (bf16) / 2 (fp8) for G = 1: keys per loop iteration = tile x bdy x bdz
+    (8 for d 128 bf16 at G 4 or 8), 2 shared-memory stages (sm_80+), grid (padded batch, Hkv), one CTA per
+    (request chunk, KV head); smem = 2 x 2 x tile bdy bdz d kvb + max(tile x threads x 8, 2 bdy bdz x 4)
+    split: max_grid = resident CTAs per SM x SMs; no split when B Hkv >= max_grid; otherwise the smallest chunk of
+    c >= max(128 / page, 1) pages with B ceil(pages / c) Hkv <= max_grid (binary search); split when that makes
+    more chunks than requests, or always under a CUDA-graph plan, which then launches max_grid / Hkv x Hkv CTAs
+    whose surplus exits at block_valid_mask. Merge: VariableLengthMergeStates (cascade.cuh), a persistent kernel
+    of SMs x resident CTAs (128 threads, 4 smem stages) walking the (row, head) pairs' partial states.
+    Per CTA before the first K/V tile (decode.cuh BatchDecodeWithPagedKVCacheDevice): request_indices[bx] ->
+    paged_kv.indptr / last_page_len of that request -> the page indices of the chunk -> the tile: 3 dependent loads.
+fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores=True) (decode.py plan: the
+  prefill module, backend fa2 for bf16), and BatchPrefillWithPagedKVCacheWrapper(backend="fa2") for
+  verification / chunked prefill (prefill.cuh BatchPrefillWithPagedKVCacheDispatched, scheduler.cuh
+  PrefillSplitQOKVIndptr / PrefillPlan):
+    rows are packed (q x G per KV head); cta_tile_q = 128 when the packed length > 64 (d < 256), 64 when > 16,
+    else 16 (utils.cuh FA2DetermineCtaTileQ); a CUDA-graph plan sizes it on the longest possible request,
+    (total rows - B + 1) x G; warps 4 x 1 (tile q > 16) or 1 x 4; CTA_TILE_KV = NUM_MMA_KV x warps_kv x 16 with
+    NUM_MMA_KV = the largest power of two <= min(8 / NUM_MMA_Q, the shared memory of one of the 2 CTAs per SM the
+    plan expects); split: max_batch_if_split = 2 SMs / Hkv; the smallest KV chunk of c >= max(128 / page, 1)
+    pages with sum(q tiles x ceil(pages / c)) <= that (PrefillBinarySearchKVChunkSize); split always under a
+    CUDA-graph plan, whose grid is max(max_batch_if_split, an upper bound of the q tiles) x Hkv; merge as fi_decode.
+fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan, mla_hopper.cuh): a persistent
+  kernel of one cluster (one CTA for decode) per SM; work items = (request, 64 packed q rows); each item's KV
+  range is cut into pieces of at most kv_len_limit = f(total KV / SMs) tokens (f: 32, 64, 128, 192 for <= 8, 16,
+  32, 64, else a multiple of 256) handed to the least-loaded CTA; merge of the split pieces.
+
+Resident CTAs per SM (`slots`) come from the kernel's threads and shared memory (source) and its registers
+(FI_DECODE_REGS / FI_REGS: MEASURED from the launch profile, hwmodels/calibration/data; the split rule needs them, since
+FlashInfer's plan sizes its grid with cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io, occupancy
+
+FI_COMMIT = "f1e6fdcb8f65104047697f022b5d055ef022d763"
+#: GQA group sizes the CUDA-core decode kernel is compiled for (utils.cuh DISPATCH_GQA_GROUP_SIZE)
+FI_DECODE_GROUPS = (1, 2, 3, 4, 8)
+#: registers per thread, for occupancy (not in the source: the compiler's). MEASURED on the H100 for the compiled
+#: kernels of flashinfer 0.6.4 (hwmodels/calibration/data/production_attention_grids_*.csv, CUDA 13.0 JIT, sm_90a):
+#: decode (G, K/V bytes) -> registers; other decode variants: ASSUMPTION 64 (the first look used 64 for all)
+FI_DECODE_REGS = {(4.0, 2.0): 59.0, (8.0, 2.0): 56.0, (4.0, 1.0): 77.0}
+FI_REGS = {"decode": 64.0, "merge": 40.0, "prefill": 183.0}
+
+
+def fi_decode_regs(G, kvb):
+    """Registers per thread of the decode kernel for each (group size, K/V bytes): FI_DECODE_REGS, else 64."""
+    G, kvb = np.broadcast_arrays(np.asarray(G, dtype=np.float64), np.asarray(kvb, dtype=np.float64))
+    out = np.full(G.shape, FI_REGS["decode"])
+    for (g, b), r in FI_DECODE_REGS.items():
+        out = np.where((G == g) & (kvb == b), r, out)
+    return out
+#: dependent global loads before a CTA's first tile (module docstring)
+FI_PROLOGUE_LOADS = 3.0
+#: the merge kernel: one dependent load (the request's merge_indptr) before its partial states
+FI_MERGE_PROLOGUE_LOADS = 2.0
+#: FlashInfer's MLA kernel (mla_hopper.cuh): 64 packed q rows per CTA tile, 64 KV tokens per pipeline stage
+#: (ASSUMPTION: KV tile of the sm_90 MLA kernel, not read), one CTA per SM
+FI_MLA_TILE_Q, FI_MLA_TILE_KV = 64.0, 64.0
+
+
+def fi_decode_geometry(G, d, kvb):
+    """(threads, keys per iteration, shared memory bytes) of the CUDA-core decode kernel (module docstring)."""
+    G, d, kvb = (np.asarray(x, dtype=np.float64) for x in (G, d, kvb))
+    vec = np.maximum(16.0 / kvb, d / 32.0)
+    bdx = d / vec
+    threads = np.maximum(128.0, bdx * G)
+    bdz = threads / (bdx * G)
+    tile = np.where(G == 1, np.where(kvb == 1, 2.0, 4.0), 1.0)
+    keys = tile * G * bdz
+    smem = 2.0 * 2.0 * tile * G * bdz * d * kvb + np.maximum(tile * threads * 8.0, 2.0 * G * bdz * 4.0)
+    return threads, keys, smem
+
+
+def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge"):
+    """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs."""
+    rows = B * q * Hq
+    vec = np.maximum(8.0, np.asarray(d, dtype=np.float64) / 32.0)
+    bdy = 128.0 / (np.asarray(d, dtype=np.float64) / vec)
+    smem = 4.0 * bdy * d * 2.0 + 128.0 * 4.0
+    slots = occupancy(128.0, smem, FI_REGS["merge"], smem_per_sm)
+    ctas = sms * np.minimum(slots, ceil_div(rows, sms))
+    per_cta = ceil_div(rows, ctas)
+    rd, wr = combine_io(rows, S, d)
+    # each of a CTA's (row, head) pairs walks its S partial states one after another (4 shared-memory stages ahead)
+    return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS,
+                  3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows})
+
+
+def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, regs=None):
+    """Launches of one CUDA-core decode call (one query row per sequence): the decode kernel and, when it splits,
+    the merge kernel (module docstring). Returns (launches, info)."""
+    B, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                        for x in (B, T, Hq, Hkv, d, kvb, page)))
+    G = Hq / Hkv
+    threads, keys, smem = fi_decode_geometry(G, d, kvb)
+    slots = occupancy(threads, smem, fi_decode_regs(G, kvb) if regs is None else regs, smem_per_sm)
+    max_grid = slots * sms
+    P = np.maximum(ceil_div(T, page), 1.0)
+    lb = np.maximum(np.floor(128.0 / page), 1.0)
+    big = B * Hkv >= max_grid
+    nmax = np.maximum(np.floor(max_grid / np.maximum(B * Hkv, 1.0)), 1.0)
+    c = np.where(lb >= P, lb, np.clip(ceil_div(P, nmax), lb, P))
+    chunks = ceil_div(P, c)
+    split = ~big & ((chunks > 1) | cuda_graph)
+    S = np.where(split, chunks, 1.0)
+    chunk_tok = np.where(split, np.minimum(c * page, T), T)
+    active = B * S * Hkv
+    grid = np.where(split & cuda_graph, np.floor(max_grid / Hkv) * Hkv, active)
+    iters = ceil_div(chunk_tok, keys)
+    flops, kv, qb, ob = attention_io(B, 1.0, T, Hq, Hkv, d, d, kvb)
+    pages_read = B * P * 4.0 * Hkv            # every KV head's CTAs read the request's page indices
+    written = np.where(split, S * B * Hq * (d * 2.0 + 4.0), ob)   # tmp_v in the output dtype + fp32 lse
+    kind = np.where(kvb < 2.0, "attn_fi_decode_fp8kv", "attn_fi_decode")
+    out = []
+    for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"):
+        m = kind == k
+        if m.any():
+            # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
+            out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops, kv + S * qb + pages_read,
+                              written, dtype="fp32", where=m, idle=grid - active))
+    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split))
+    return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
+                 "keys_per_iter": keys, "split": split}
+
+
+def fa2_cta_tile_q(packed, d):
+    """FA2DetermineCtaTileQ (utils.cuh): 128 / 64 / 16 query rows (packed with the GQA group) per CTA."""
+    packed = np.asarray(packed, dtype=np.float64)
+    return np.where((packed > 64) & (np.asarray(d) < 256), 128.0, np.where(packed > 16, 64.0, 16.0))
+
+
+def fa2_tile_kv(ctq, d, kvb, smem_per_sm):
+    """(CTA_TILE_KV, CTAs per SM the plan expects, threads, shared memory) of FlashInfer's FA2 prefill kernel."""
+    ctq, d, kvb = (np.asarray(x, dtype=np.float64) for x in (ctq, d, kvb))
+    nwq = np.where(ctq > 16, 4.0, 1.0)
+    nwkv = 4.0 / nwq
+    nmq = np.where(ctq > 64, 2.0, 1.0)
+    per = 2.0 * d * 16.0 * nwkv * kvb
+    per_sm = np.where(smem_per_sm >= 2.0 * (ctq * d * 2.0 + per), 2.0, 1.0)
+    max_smem = np.floor((smem_per_sm / per_sm - ctq * d * 2.0) / per)
+    m = np.minimum(max_smem, 8.0 / nmq)
+    nmkv = np.where(m >= 8, 8.0, np.where(m >= 4, 4.0, np.where(m >= 2, 2.0, 1.0)))
+    tile = nmkv * nwkv * 16.0
+    smem = np.maximum(ctq * d * 2.0 + 2.0 * tile * d * kvb, np.where(nwkv > 1, nwkv * ctq * d * 4.0 + nwkv * ctq * 8.0,
+                                                                      0.0))
+    return tile, per_sm, 32.0 * nwq * nwkv, smem
+
+
+def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None):
+    """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
+    verification rows q > 1): the kernel and its merge (module docstring). Returns (launches, info)."""
+    B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                           for x in (B, q, T, Hq, Hkv, d, kvb, page)))
+    G = Hq / Hkv
+    packed = q * G
+    ctq = fa2_cta_tile_q(np.where(cuda_graph, (B * q - B + 1.0) * G, packed), d)
+    tiles_q = ceil_div(packed, ctq)
+    total_tiles = np.where(cuda_graph, ceil_div(B * q * G, ctq) + B - 1.0, B * tiles_q)
+    M = np.floor(2.0 * sms / Hkv)
+    P = np.maximum(ceil_div(T, page), 1.0)
+    lb = np.maximum(np.floor(128.0 / page), 1.0)
+    n = np.floor(M / np.maximum(B * tiles_q, 1.0))
+    c = np.where(lb >= P, lb, np.where(n >= 1, np.clip(ceil_div(P, np.maximum(n, 1.0)), lb, P), P))
+    chunks = ceil_div(P, c)
+    split = np.asarray(cuda_graph | (c < P)) & np.ones_like(B, dtype=bool)
+    S = chunks
+    new_batch = B * tiles_q * S
+    padded = np.where(cuda_graph, np.maximum(M, total_tiles), new_batch)
+    grid = padded * Hkv
+    tile_kv, per_sm, threads, smem = fa2_tile_kv(ctq, d, kvb, smem_per_sm)
+    chunk_tok = np.minimum(c * page, T)
+    iters = ceil_div(chunk_tok, tile_kv)
+    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    tile_flops = new_batch * Hkv * iters * 4.0 * ctq * tile_kv * d     # whole tiles, padded rows included
+    written = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
+    out = []
+    for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
+        if m.any():
+            out.append(Launch("attention", k, new_batch * Hkv, per_sm, iters, FI_PROLOGUE_LOADS,
+                              np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
+                              idle=grid - new_batch * Hkv))
+    out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split))
+    return out, {"splits": S, "cta_tile_q": ctq, "cta_tile_kv": tile_kv, "ctas": grid, "active_ctas": new_batch * Hkv,
+                 "slots": per_sm, "chunk_tokens": chunk_tok, "split": split}
+
+
+def mla_kv_limit(x):
+    """MLAPlan's f (scheduler.cuh): the KV tokens one piece of work may hold, from the mean per CTA."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x <= 8, 32.0, np.where(x <= 16, 64.0, np.where(x <= 32, 128.0, np.where(x <= 64, 192.0,
+                                                                                          ceil_div(x, 256) * 256.0))))
+
+
+def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
+    """Launches of one BatchMLAPagedAttentionWrapper call (sm_90, decode / verification, module docstring)."""
+    B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
+    tiles_q = ceil_div(q * H, FI_MLA_TILE_Q)
+    total = B * tiles_q * T
+    limit = mla_kv_limit(np.maximum(ceil_div(total, sms), 1.0))
+    pieces = B * tiles_q * ceil_div(T, limit)
+    per_cta_items = ceil_div(pieces, sms)
+    per_cta_tok = np.minimum(limit, T) * np.maximum(1.0, np.floor(pieces / sms))
+    iters = ceil_div(np.maximum(per_cta_tok, np.minimum(limit, T)), FI_MLA_TILE_KV)
+    lat = d_ckv + d_kpe
+    flops = 2.0 * B * q * H * T * (lat + d_ckv)
+    kv = B * T * lat * kvb
+    written = pieces * FI_MLA_TILE_Q * (d_ckv + 1.0) * 4.0
+    split = T > limit
+    ln = Launch("attention", "attn_fi_mla", np.full(B.shape, float(sms)), 1.0, iters,
+                FI_PROLOGUE_LOADS * per_cta_items, flops, kv + B * q * H * lat * 2.0, written)
+    rows = B * q * H
+    rd, wr = combine_io(rows, ceil_div(T, limit), d_ckv)
+    merge = Launch("attention_merge", "attn_combine_fi", np.full(B.shape, float(sms)), 1.0,
+                   ceil_div(rows, sms) * (1.0 + ceil_div(ceil_div(T, limit), 4.0)), FI_MERGE_PROLOGUE_LOADS,
+                   3.0 * rows * d_ckv, rd, wr, dtype="fp32", where=split)
+    return [ln, merge], {"kv_len_limit": limit, "pieces": pieces, "ctas": np.full(B.shape, float(sms))}

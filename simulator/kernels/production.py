@@ -1,0 +1,99 @@
+"""Production attention kernels (FlashInfer, FlashAttention-3/4, FlashMLA, TensorRT-LLM XQA, SGLang's and vLLM's
+Triton kernels) as launches the roofline's wave model prices: what every family module of this package returns, and
+how a launch becomes op rows.
+
+One `Launch` is one kernel of a family's call (the attention kernel, its merge / combine kernel, a scheduler-
+metadata kernel), with, per priced setting (numpy arrays that broadcast):
+    kind            its op kind (hwmodels.opkinds): the family's own fitted iteration / fixed / bandwidth terms
+    ctas            CTAs that do work (`parallel_units`: their waves, chains and bytes)
+    idle            CTAs the launch also starts that exit after one load: a CUDA-graph plan's fixed grid beyond the
+                    batch (FlashInfer's block_valid_mask), SGLang's programs beyond a request's split count; each
+                    costs one dependent load in waves of the same resident slots
+    slots           resident CTAs per SM from the kernel's own threads / shared memory (the source) or MEASURED
+                    registers; the waves below count with it (the fitted file's cta_slots carry the same number)
+    serial_iters    K/V tiles one CTA walks in sequence (its chain: serial_iters x iter_s[kind])
+    prologue_loads  DEPENDENT global loads before a CTA's first K/V tile can be issued (request index -> its
+                    indptr / length -> its page index -> the tile), read from each kernel's source. This is the
+                    per-sequence cost: at short contexts every (sequence, KV head) is a CTA whose time is this chain
+                    of round trips, and those CTAs run in waves of `slots` per SM, so the kernel's time grows with
+                    the batch alone. Priced as sync_steps = waves x prologue_loads at sync_s[kind] (one dependent
+                    load's latency, fitted with the family, started from the device's measured DRAM latency)
+    flops, bytes_read, bytes_written, reread_bytes, working_set   as hwmodels.roofline prices them
+
+`emit` appends a family's launches to an OpBuilder, once per layer (`count`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Launch:
+    """One kernel launch of a production attention family (module docstring)."""
+
+    name: str
+    kind: str
+    ctas: object
+    slots: object
+    serial_iters: object
+    prologue_loads: object
+    flops: object
+    bytes_read: object
+    bytes_written: object
+    dtype: str = "bf16"
+    reread_bytes: object = 0.0
+    working_set: object = 0.0
+    where: object = None
+    idle: object = 0.0
+    info: dict = field(default_factory=dict)
+
+
+def waves(ctas, slots, sms: int) -> np.ndarray:
+    """Waves of a launch: ceil(CTAs / (SMs x resident CTAs per SM)), at least 1."""
+    return np.maximum(1.0, np.ceil(np.asarray(ctas, dtype=np.float64) / (float(sms) * np.asarray(slots, dtype=np.float64))))
+
+
+def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
+    """Append every launch as one op row per setting (module docstring): the prologue's dependent loads become
+    `sync_steps` = waves x prologue_loads, plus one load per wave of idle CTAs."""
+    for ln in launches:
+        steps = waves(ln.ctas, ln.slots, sms) * np.asarray(ln.prologue_loads, dtype=np.float64)
+        idle = np.asarray(ln.idle, dtype=np.float64)
+        steps = steps + np.where(idle > 0, np.ceil(idle / (float(sms) * np.asarray(ln.slots, dtype=np.float64))), 0.0)
+        b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
+              parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
+              sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,
+              count=count, where=ln.where)
+
+
+def occupancy(threads, smem_bytes, regs, smem_per_sm: float, max_blocks: int = 32) -> np.ndarray:
+    """Resident CTAs per SM from a kernel's threads, shared memory and registers per thread (the limits CUDA's
+    occupancy calculator applies on sm_90: 64 K registers in 256-register units per warp, 2048 threads, 32 blocks,
+    1 KB of shared memory reserved per block)."""
+    threads = np.asarray(threads, dtype=np.float64)
+    warps = np.ceil(threads / 32.0)
+    per_warp = np.ceil(np.maximum(np.asarray(regs, dtype=np.float64), 1.0) * 32.0 / 256.0) * 256.0
+    by_regs = np.floor(65536.0 / (per_warp * warps))
+    by_smem = np.floor(smem_per_sm / (np.asarray(smem_bytes, dtype=np.float64) + 1024.0))
+    by_threads = np.floor(2048.0 / threads)
+    return np.maximum(1.0, np.minimum(np.minimum(by_regs, by_smem), np.minimum(by_threads, float(max_blocks))))
+
+
+def ceil_div(a, b):
+    return np.ceil(np.asarray(a, dtype=np.float64) / np.asarray(b, dtype=np.float64))
+
+
+def attention_io(B, q, T, Hq, Hkv, dk, dv, kvb, act_bytes: float = 2.0):
+    """(flops, K/V bytes, Q bytes, O bytes) of one GQA attention call: every query row of B sequences attends to T
+    cached tokens (K of width dk, V of width dv, kvb bytes each), the query heads of a KV head share its loads."""
+    flops = 2.0 * B * q * Hq * T * (dk + dv)
+    kv = B * T * Hkv * (dk + dv) * kvb
+    return flops, kv, B * q * Hq * dk * act_bytes, B * q * Hq * dv * act_bytes
+
+
+def combine_io(rows_heads, splits, dv):
+    """(bytes read, bytes written) of a merge of `splits` fp32 partial outputs (+ one fp32 log-sum-exp) per
+    (row, head) into a bf16 output."""
+    return rows_heads * splits * (dv + 1.0) * 4.0, rows_heads * dv * 2.0

@@ -1,0 +1,97 @@
+"""The engines' Triton decode kernels as they launch them.
+
+triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/layers/attention/triton_ops/
+  decode_attention.py `_decode_grouped_att_m_fwd` / `_fwd_grouped_kernel_stage1`, and triton_backend.py
+  `get_num_kv_splits_triton`; MEASURED on the H100):
+    grid (B, ceil(Hq / min(16, G)), max_kv_splits) with max_kv_splits = 8 (server_args.triton_attention_num_kv_splits);
+    BLOCK_H = 16 query heads of one KV head per program, BLOCK_N = 32 keys per loop iteration, 4 warps, 2 stages;
+    every iteration first loads the 32 keys' token locations (kv_indices, a token-level page table) and then the
+    keys at those locations: the location load is a dependent load inside every iteration.
+    num_kv_splits per request: max(ceil(T / ceil(Tmax / s1)), ceil(T / ceil(Tmax / s2))), s1 = min(ceil(Tmax / Tmin),
+    8), s2 = min(ceil(SMs x max(log2(Tmax / 64), 1) / (B x ceil(Hq / min(16, G)))), 8); a split's KV range is
+    ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr.
+    Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
+    Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
+triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_attention.py, commit
+  001ceb3e98e7a19ebe33f542a368fa73bf6c76ad; vllm/v1/attention/backends/triton_attn.py): grid
+  (B // BLOCK_Q + B, Hkv) (2D) or (.., Hkv, 16 segments) (3D: decode only, when B <= seq_threshold_3D = 128 // Hkv),
+  BLOCK_M = 16 (max(16, next_pow2(G))) packed rows, BLOCK_Q = BLOCK_M / G sequences' rows per program, TILE_SIZE 16
+  (decode, bf16) / 32 keys per iteration; each program first finds its sequence by a binary search over
+  query_start_len (find_seq_idx: log2(B) dependent loads), then per tile loads the tile's block-table entries
+  and then the keys (a dependent load per iteration); 3D partial results merged by reduce_segments (one program per
+  (token, query head)). NOT MEASURED (no runnable copy carried): rates borrowed from triton_sgl.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io, occupancy
+
+SGL_MAX_KV_SPLITS, SGL_BLOCK_N, SGL_BLOCK_H, SGL_MIN_BLOCK_KV = 8.0, 32.0, 16.0, 32.0
+#: SGLang's grouped kernel: 4 warps; registers / shared memory: ASSUMPTION until the launch profile measures them
+SGL_THREADS, SGL_REGS, SGL_SMEM = 128.0, 128.0, 32768.0
+#: dependent loads before the first keys (module docstring) and inside every iteration (the token locations)
+SGL_PROLOGUE_LOADS = 3.0
+VLLM_BLOCK_M, VLLM_TILE_DECODE, VLLM_TILE_PREFILL, VLLM_SEGMENTS, VLLM_MIN_GRID_2D = 16.0, 16.0, 32.0, 16.0, 128.0
+
+
+def sgl_num_kv_splits(B, T, Hq, Hkv, sms):
+    """num_kv_splits of a batch of B requests of T tokens each (get_num_kv_splits_triton, uniform lengths)."""
+    B, T, Hq, Hkv = (np.asarray(x, dtype=np.float64) for x in (B, T, Hq, Hkv))
+    G = Hq / Hkv
+    s1 = np.minimum(1.0, SGL_MAX_KV_SPLITS)          # ceil(Tmax / Tmin) = 1 for uniform lengths
+    c1 = ceil_div(T, s1)
+    ext = np.floor(sms * np.maximum(np.log2(np.maximum(T, 1.0) / 64.0), 1.0))
+    grid = B * np.where(G == 1, Hq, ceil_div(Hq, np.minimum(SGL_BLOCK_H, G)))
+    s2 = np.minimum(ceil_div(ext, grid), SGL_MAX_KV_SPLITS)
+    c2 = ceil_div(T, s2)
+    return np.maximum(ceil_div(T, c1), ceil_div(T, c2))
+
+
+def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
+    """Launches of one SGLang Triton decode call (module docstring)."""
+    B, T, Hq, Hkv, d, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, T, Hq, Hkv, d, kvb)))
+    G = Hq / Hkv
+    head_progs = ceil_div(Hq, np.minimum(SGL_BLOCK_H, G))
+    S = sgl_num_kv_splits(B, T, Hq, Hkv, sms)
+    per_split = ceil_div(ceil_div(T, S), SGL_MIN_BLOCK_KV) * SGL_MIN_BLOCK_KV
+    iters = ceil_div(np.minimum(per_split, T), SGL_BLOCK_N)
+    # splits whose range starts past the sequence skip the loop and store nothing (stage 1's
+    # `if split_kv_end > split_kv_start`; stage 2 skips them too): the splits that do work
+    S = np.minimum(S, ceil_div(T, per_split))
+    ctas = B * head_progs * S                      # programs with a split to walk
+    idle = B * head_progs * SGL_MAX_KV_SPLITS - ctas   # the rest of the (B, heads, 8) grid exits after its loads
+    slots = occupancy(SGL_THREADS, SGL_SMEM, SGL_REGS, smem_per_sm)
+    flops, kv, qb, ob = attention_io(B, 1.0, T, Hq, Hkv, d, d, kvb)
+    idx = B * T * 4.0 * head_progs
+    part_w = B * Hq * S * (d + 1.0) * 4.0
+    # each iteration's token-location load is a dependent load: prologue + one per iteration
+    k1 = Launch("attention", "attn_triton_sgl", ctas, slots, iters, SGL_PROLOGUE_LOADS, flops,
+                kv + S * qb + idx, part_w, idle=idle, info={"splits": S})
+    rd, wr = combine_io(B * Hq, S, d)
+    k2 = Launch("attention_combine", "attn_combine_triton_sgl", B * Hq, 16.0, S, 2.0, 3.0 * B * Hq * d * S, rd, wr,
+                dtype="fp32")
+    return [k1, k2], {"splits": S, "ctas": ctas, "iters": iters, "slots": slots}
+
+
+def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
+    """Launches of one vLLM unified-attention call (module docstring; rates borrowed: see the family table)."""
+    B, q, T, Hq, Hkv, d, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb)))
+    G = Hq / Hkv
+    block_m = np.maximum(VLLM_BLOCK_M, 2.0 ** np.ceil(np.log2(np.maximum(G, 1.0))))
+    block_q = np.maximum(np.floor(block_m / G), 1.0)
+    progs = np.floor(B * q / block_q) + B
+    use_3d = (q <= 1) & (B <= np.floor(VLLM_MIN_GRID_2D / Hkv))
+    seg = np.where(use_3d, VLLM_SEGMENTS, 1.0)
+    tile = np.where(use_3d, VLLM_TILE_DECODE, VLLM_TILE_PREFILL)
+    iters = ceil_div(ceil_div(T, seg), tile)
+    ctas = progs * Hkv * seg
+    slots = occupancy(128.0, 32768.0, 128.0, smem_per_sm)
+    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    search = np.ceil(np.log2(np.maximum(B, 2.0)))
+    k1 = Launch("attention", "attn_triton_vllm", ctas, slots, iters, 2.0 + search, flops, kv + seg * qb,
+                np.where(use_3d, B * q * Hq * seg * (d + 2.0) * 4.0, ob))
+    rd, wr = combine_io(B * q * Hq, seg, d)
+    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, ceil_div(seg, 16.0), 1.0 + search,
+                3.0 * B * q * Hq * d * seg, rd, wr, dtype="fp32", where=use_3d)
+    return [k1, k2], {"segments": seg, "ctas": ctas, "use_3d": use_3d}

@@ -1,0 +1,115 @@
+"""Production attention families (simulator/kernels): their plan rules reproduce the launch grids measured on the H100
+(hwmodels/calibration/data/production_attention_grids_*.csv), and `attention: dense` prices them."""
+import numpy as np
+import pytest
+
+from simulator.kernels import families as FAM
+from simulator.kernels import flashinfer as FI
+from simulator.kernels import flashmla as FM
+from simulator.kernels import triton_engines as TE
+from simulator.kernels import xqa as XQ
+from simulator.kernels.production import emit
+
+SMS, SMEM = 132, 233472.0
+
+
+def test_fi_decode_plan_matches_the_measured_grids():
+    # padded batch x Hkv of a CUDA-graph plan = resident CTAs per SM x SMs (measured grid_x: 132, 148, 99)
+    for hq, kvb, grid_x in ((32, 2.0, 132), (64, 2.0, 148), (32, 1.0, 99)):
+        _, info = FI.fi_decode(np.array([1.0]), 16.0, hq, 8.0, 128.0, kvb, 16.0, SMS, SMEM)
+        assert info["ctas"][0] == grid_x * 8
+    # B = 1, T = 32K: the smallest chunk of >= 8 pages that keeps B x chunks x Hkv within the grid: 16 pages
+    _, info = FI.fi_decode(np.array([1.0]), 32768.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert info["splits"][0] == 128 and info["chunk_tokens"][0] == 256 and info["keys_per_iter"][0] == 8
+    # no split once B x Hkv fills the grid: one CTA per (request, KV head)
+    _, info = FI.fi_decode(np.array([1024.0]), 16.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert not info["split"][0] and info["active_ctas"][0] == 8192
+
+
+def test_fi_tc_plan_matches_the_measured_grids():
+    # measured grid_x (padded batch) of the tensor-core path at T = 16: B 1 -> 33; B 256 -> 319 / 383 / 367 for
+    # G = 4 / 8 / 7; B 1024 -> 1279 / 1535 / 1471
+    for B, cases in ((1, ((32, 8, 33),)), (256, ((32, 8, 319), (64, 8, 383), (28, 4, 367))),
+                     (1024, ((32, 8, 1279), (64, 8, 1535), (28, 4, 1471)))):
+        for hq, hkv, grid_x in cases:
+            _, info = FI.fi_tc(np.array([float(B)]), 1.0, 16.0, hq, hkv, 128.0, 2.0, 16.0, SMS, SMEM)
+            assert info["ctas"][0] == grid_x * hkv, (B, hq, hkv)
+
+
+def test_fa2_tiles_follow_the_dispatch():
+    tile, per_sm, threads, _ = FI.fa2_tile_kv(np.array([16.0, 16.0, 64.0, 128.0]), 128.0, np.array([2.0, 1.0, 2.0, 2.0]),
+                                             SMEM)
+    assert list(tile) == [128.0, 256.0, 128.0, 64.0] and set(per_sm) == {2.0} and set(threads) == {128.0}
+    assert list(FI.fa2_cta_tile_q(np.array([4, 8, 32, 65]), 128)) == [16.0, 16.0, 64.0, 128.0]
+
+
+def test_other_families_plan_rules():
+    # FlashMLA: 132 / 66 parts for 16 / 128 heads; a one-block request stays in one part (no split)
+    _, info = FM.flashmla(np.array([1.0, 1.0]), 1.0, 16.0, np.array([16.0, 128.0]), 512.0, 64.0, 2.0, SMS)
+    assert list(info["parts"]) == [132.0, 66.0] and list(info["splits"]) == [1.0, 1.0]
+    # XQA multi-block: T // 512 = 64 capped at round(sqrt(8 x 64)) = 23
+    assert XQ.xqa_multi_block(1.0, 32768.0, 8.0, SMS) == 23
+    # SGLang: 8 splits at B 1, but a 16-token request fills only the first
+    _, info = TE.triton_sgl(np.array([1.0, 1.0]), np.array([16.0, 32768.0]), 32.0, 8.0, 128.0, 2.0, SMS, SMEM)
+    assert list(info["splits"]) == [1.0, 8.0]
+
+
+def _step_attention_us(kernel, model, B, T, **kw):
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.combo import make_combo
+    from simulator.pricing import decode_ops
+
+    hw = load_hardware("H100-SXM")
+    combo = make_combo(hw, model, kv_dtype="bf16", weight_dtype="bf16", launch="graph",
+                       attention={"dense": {"kernel": kernel}}, **kw)
+    ops, _ = decode_ops(combo, np.asarray(B, float), np.asarray(T, float))
+    names = np.asarray(ops.names, dtype=object)[ops.name_id]
+    t = price(ops, hw, "graph") * np.isin(names, ["attention", "attention_merge", "attention_combine"])
+    return np.bincount(ops.setting, weights=t, minlength=len(B)) * 1e6
+
+
+def test_dense_prices_the_per_sequence_cost():
+    # at a 16-token context the tensor-core path's time grows with the batch alone (prologue loads in waves)
+    us = _step_attention_us("fi_tc", "Llama-3.1-8B", [256.0, 1024.0], [16.0, 16.0])
+    assert 3.0 < us[1] / us[0] < 4.5
+    for k in ("fa3", "fa4", "xqa", "triton_vllm", "triton_sgl", "flashinfer", "fi_decode"):
+        assert np.all(_step_attention_us(k, "Llama-3.1-8B", [1.0, 64.0], [4096.0, 4096.0]) > 0)
+    assert np.all(_step_attention_us("flashmla", "DeepSeek-V3", [1.0, 64.0], [4096.0, 4096.0], tp=8) > 0)
+
+
+def test_refusals():
+    from hwmodels.errors import SparsesimError
+    from hwmodels.spec import load_hardware
+    from simulator.combo import make_combo
+
+    hw = load_hardware("H100-SXM")
+    assert "fi_decode" in (FAM.refuse("fi_decode", 7.0) or "")
+    assert FAM.refuse("flashmla", 4.0, mla=False) and FAM.refuse("fa3", None, mla=True)
+    llama = make_combo(hw, "Llama-3.1-8B", kv_dtype="bf16", weight_dtype="bf16", attention={"dense": {"kernel": "flashmla"}})
+    assert "MLA" in llama.attention.refuse(llama)
+    ds = make_combo(hw, "DeepSeek-V3", kv_dtype="bf16", weight_dtype="fp8", tp=8, attention={"dense": {"kernel": "fi_mla"}})
+    assert ds.attention.refuse(ds) is None
+    with pytest.raises(SparsesimError):
+        make_combo(hw, "Llama-3.1-8B", kv_dtype="bf16", weight_dtype="bf16", attention={"dense": {"kernel": "fi_x"}})
+
+
+def test_emit_counts_idle_ctas_and_prologue_waves():
+    from simulator.ops import OpBuilder
+
+    b = OpBuilder(1)
+    launches, _ = FI.fi_decode(np.array([1.0]), 16.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    emit(b, launches, SMS)
+    ops = b.build()
+    att = np.asarray(ops.names, dtype=object)[ops.name_id] == "attention"
+    # 8 active CTAs in one wave: 3 prologue loads, plus one load for the wave of 1048 idle CTAs
+    assert ops.parallel_units[att][0] == 8 and ops.sync_steps[att][0] == 4
+
+
+def test_engine_defaults_and_family_table():
+    assert FAM.engine_default_kernel("vllm", "hopper", mla=False) == "fa3"
+    assert FAM.engine_default_kernel("tensorrt-llm", "hopper", mla=False) == "xqa"
+    table = FAM.family_table()
+    assert set(FAM.FAMILIES) - {"flashinfer"} <= set(table)
+    for fam in table.values():
+        assert fam["source"] and fam["rules"] and fam["measured"]
