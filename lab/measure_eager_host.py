@@ -280,7 +280,7 @@ def part_host(args) -> list[dict]:
                 pos[0] += 1
             emit("HF transformers", attn, T, _host_and_device(torch, args.device, step),
                  "LlamaForCausalLM forward, DynamicCache (grows by one token per step)")
-            del cache
+            cache = None  # noqa: F841 - free it before the next context
         layers = [PlainLayer(torch, cfg, T, args.device, dtype) for _ in range(L)]
         emb = torch.empty(cfg.vocab_size, cfg.hidden_size, device=args.device, dtype=dtype)
         head = torch.empty(cfg.vocab_size, cfg.hidden_size, device=args.device, dtype=dtype)
@@ -293,7 +293,7 @@ def part_host(args) -> list[dict]:
                 torch.nn.functional.linear(h, head).argmax(-1)
         emit("plain own-code layer", "sdpa", T, _host_and_device(torch, args.device, plain),
              "own decoder code (class PlainLayer), K/V cache preallocated, position fixed")
-        del layers
+        layers.clear()
         if args.device == "cuda":
             torch.cuda.empty_cache()
     return rows
