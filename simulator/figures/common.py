@@ -112,3 +112,77 @@ def with_params(strategy: Strategy, **kw) -> Strategy:
 def gmean(x) -> float:
     x = np.asarray(x, dtype=np.float64)
     return float(np.exp(np.log(x).mean()))
+
+
+# ---- measured eager-engine host costs (lab/measure_eager_host.py) ----------------------------------------------
+#: The kinds of eager engine code whose host time per launched kernel was measured (eager_host_*.csv):
+#: 'bare' one PyTorch op in a loop (what the roofline's eager launch cost stands for), 'hf' HF transformers'
+#: LlamaForCausalLM decode step, 'own' an engine's own decoder code (F.linear / torch ops, own KV cache).
+HOST_STYLES = ("bare", "hf", "own")
+
+
+def eager_host_us() -> dict:
+    """Host microseconds per launched kernel of each HOST_STYLES kind on the measured host, batch 1, from the
+    newest eager_host_*.csv (lab/measure_eager_host.py v1). The decode steps are host-bound (wall >> device),
+    so their host time is read from the synchronized wall time: HF (one blocking index copy at the step's
+    start, then the host runs ahead): wall / kernels; own code (two blocking index copies per layer serialize
+    host and device): (wall - device) / kernels. The bare op's host time was measured with the GPU held busy.
+    Returns {style: us per kernel, 'file': name, 'cpu': host CPU}."""
+    import pandas as pd
+
+    from hwmodels.calibration import DATA_DIR
+
+    files = sorted(DATA_DIR.glob("eager_host_*.csv"))
+    if not files:
+        raise ScenarioError("no eager_host_*.csv measurement shipped (lab/measure_eager_host.py)")
+    d = pd.read_csv(files[-1])
+    bare = d[d["style"] == "bare x.add_(1)"].iloc[0]
+    hf = d[(d["style"] == "HF transformers") & (d["attn"] == "eager")].iloc[0]
+    own = d[d["style"] == "plain own-code layer"].iloc[0]
+    return {"bare": float(bare["host_us_layer"]), "hf": float(hf["wall_us_step"] / hf["kernels_step"]),
+            "own": float((own["wall_us_step"] - own["device_us_step"]) / own["kernels_step"]),
+            "file": files[-1].name, "cpu": str(bare["cpu"])}
+
+
+#: Host launch cost of one bare PyTorch op measured on the lent hosts (us): the fitted H100-SXM and H200 files
+#: (hwmodels/calibration/fitted/*.yaml launch_us.eager) and today's eager_host_*.csv. Their spread is the
+#: ASSUMED range of another machine's host relative to the measured one (the papers' hosts were not measured).
+LENT_HOST_BARE_US = {"H100-SXM fit": 10.803, "H200 fit": 5.548}
+
+
+def host_ratio_range() -> dict[str, float]:
+    """ASSUMPTION: a paper's host runs eager code at the measured host's speed (ratio 1); its plausible range is
+    the spread of the bare-op launch cost over the hosts this project measured (fastest / slowest vs today's)."""
+    bare = eager_host_us()["bare"]
+    return {f"x{v / bare:.2f} ({k} host)": v / bare for k, v in LENT_HOST_BARE_US.items()}
+
+
+def with_eager_host(c: Combo, style: str, ratio: float = 1.0) -> Combo:
+    """The combo with the eager launch cost per kernel set to the measured host time of engine code `style`
+    (HOST_STYLES) times `ratio` (the host-transfer ASSUMPTION); a graph-launched combo is returned unchanged."""
+    from dataclasses import replace
+
+    if c.launch != "eager":
+        return c
+    us = eager_host_us()[style] * ratio
+    return replace(c, hardware=c.hardware.scaled(launch_eager_s=us * 1e-6))
+
+
+def quest_cold_start_s() -> dict[str, float]:
+    """Per-run cold cost of a fresh benchmark process (quest_prefill_runs_*.csv, lab/measure_eager_host.py): the
+    first timed prefill minus the median of the later ones, per run (the first process on a fresh machine and a
+    later one); mit-han-lab/Quest scripts/bench_textgen.py averages its iterations with no warm-up pass."""
+    import pandas as pd
+
+    from hwmodels.calibration import DATA_DIR
+
+    files = sorted(DATA_DIR.glob("quest_prefill_runs_*.csv"))
+    if not files:
+        raise ScenarioError("no quest_prefill_runs_*.csv measurement shipped (lab/measure_eager_host.py)")
+    d = pd.read_csv(files[-1])
+    d = d[d["phase"] == "script (empty_cache first)"]
+    out = {}
+    for i, (ctx, g) in enumerate(d.groupby("context", sort=False)):
+        w = g.sort_values("iteration")["wall_s"].to_numpy()
+        out["first process" if i == 0 else f"later process ({int(ctx) // 1024}K run)"] = float(w[0] - np.median(w[1:]))
+    return out
