@@ -30,6 +30,13 @@ cost is. Written: eager_host_<device>_<date>.csv.
 
 Nothing here is fitted to a paper number; it changes no GPU setting. Host identity (CPU model) is recorded:
 host times transfer to another host only through an assumption (the consumer says which).
+
+Known flaw of v1 (the run of 2026-11-26 is v1): the HF step builds cache_position with torch.tensor([pos]) and the
+own-code layer builds its position / index tensors with torch.tensor(scalar): blocking host-to-device copies, so
+with the GPU held busy those steps waited for the spin (`host_syncs` true) and their `host_us_*` columns are not
+host times. The synchronized wall times, device times and kernel counts are valid; the consumer
+(simulator/figures/common.py eager_host_us) reads the host time from them. A v2 would build those tensors on the
+device (torch.full) before the spin.
 """
 from __future__ import annotations
 
