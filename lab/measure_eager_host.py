@@ -31,12 +31,11 @@ cost is. Written: eager_host_<device>_<date>.csv.
 Nothing here is fitted to a paper number; it changes no GPU setting. Host identity (CPU model) is recorded:
 host times transfer to another host only through an assumption (the consumer says which).
 
-Known flaw of v1 (the run of 2026-11-26 is v1): the HF step builds cache_position with torch.tensor([pos]) and the
-own-code layer builds its position / index tensors with torch.tensor(scalar): blocking host-to-device copies, so
-with the GPU held busy those steps waited for the spin (`host_syncs` true) and their `host_us_*` columns are not
-host times. The synchronized wall times, device times and kernel counts are valid; the consumer
-(simulator/figures/common.py eager_host_us) reads the host time from them. A v2 would build those tensors on the
-device (torch.full) before the spin.
+Versions: v1 (2026-11-26, both parts): the HF step built cache_position with torch.tensor([pos]) and the own-code
+layer its position / index tensors with torch.tensor(scalar), blocking host-to-device copies, so with the GPU held
+busy those steps waited for the spin (`host_syncs` true) and their `host_us_*` columns are not host times (their
+synchronized wall times, device times and kernel counts are valid). v2 builds those tensors on the device
+(torch.full / a device counter), so nothing in a timed step blocks; `--parts host` runs the host part alone.
 """
 from __future__ import annotations
 
@@ -59,7 +58,8 @@ TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_atte
             rms_norm_eps=1e-5, tie_word_embeddings=False)
 PREFILL_COLS = ["device", "cpu", "torch_version", "transformers_version", "cuda_module_loading", "date", "part",
                 "context", "iterations", "iteration", "phase", "wall_s", "host_return_s", "note"]
-HOST_COLS = ["device", "cpu", "torch_version", "transformers_version", "date", "style", "attn", "batch",
+SCRIPT_VERSION = 2
+HOST_COLS = ["device", "cpu", "torch_version", "transformers_version", "date", "script_version", "style", "attn", "batch",
              "context", "layers", "host_us_step", "host_syncs", "kernels_step", "device_us_step", "wall_us_step",
              "host_us_layer", "kernels_layer", "device_us_layer", "note"]
 
@@ -226,9 +226,9 @@ class PlainLayer:
         r = x
         qkv = F.linear(self.norm(x, self.w["n1"]), self.w["qkv"]).view(1, 1, 3, n, d)
         q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
-        pos = t.tensor(float(self.pos), device=x.device)
+        pos = t.full((), float(self.pos), device=x.device)          # v2: no blocking copy
         q, k = self.rope(q, pos), self.rope(k, pos)
-        idx = t.tensor([self.pos], device=x.device)
+        idx = t.full((1,), self.pos, device=x.device, dtype=t.long)
         self.k.index_copy_(2, idx, k)
         self.v.index_copy_(2, idx, v)
         a = F.scaled_dot_product_attention(q, self.k[:, :, :self.pos + 1], self.v[:, :, :self.pos + 1])
@@ -246,7 +246,8 @@ def part_host(args) -> list[dict]:
 
     def emit(style, attn, T, res, note):
         h, s, k, d, w = res
-        rows.append({**env, "style": style, "attn": attn, "batch": 1, "context": T, "layers": L,
+        rows.append({**env, "script_version": SCRIPT_VERSION, "style": style, "attn": attn, "batch": 1, "context": T,
+                     "layers": L,
                      "host_us_step": h, "host_syncs": s, "kernels_step": k, "device_us_step": d, "wall_us_step": w,
                      "host_us_layer": h / L, "kernels_layer": k / L, "device_us_layer": d / L, "note": note})
         print(f"{style:22s} {attn:6s} T={T:6d}: host {h:9.1f} us/step ({h / L:7.1f}/layer, syncs {s}), "
@@ -255,7 +256,8 @@ def part_host(args) -> list[dict]:
     # the bare op: what the roofline's eager launch cost stands for
     x = torch.zeros(1, device=args.device)
     res = _host_and_device(torch, args.device, lambda: [x.add_(1) for _ in range(200)])
-    rows.append({**env, "style": "bare x.add_(1)", "attn": "-", "batch": 1, "context": 0, "layers": 200,
+    rows.append({**env, "script_version": SCRIPT_VERSION, "style": "bare x.add_(1)", "attn": "-", "batch": 1,
+                 "context": 0, "layers": 200,
                  "host_us_step": res[0], "host_syncs": res[1], "kernels_step": res[2], "device_us_step": res[3],
                  "wall_us_step": res[4], "host_us_layer": res[0] / 200, "kernels_layer": res[2] / 200,
                  "device_us_layer": res[3] / 200, "note": "200 ops per 'step'; per-op values in *_layer"})
@@ -280,10 +282,10 @@ def part_host(args) -> list[dict]:
             pos = [T]
 
             def step():
-                with torch.inference_mode():
+                with torch.inference_mode():   # v2: position tensors made on the device (no blocking copy)
                     model(input_ids=ids, past_key_values=cache, use_cache=True,
                           position_ids=torch.full((1, 1), pos[0], device=args.device),
-                          cache_position=torch.tensor([pos[0]], device=args.device))
+                          cache_position=torch.full((1,), pos[0], device=args.device, dtype=torch.long))
                 pos[0] += 1
             emit("HF transformers", attn, T, _host_and_device(torch, args.device, step),
                  "LlamaForCausalLM forward, DynamicCache (grows by one token per step)")
@@ -329,6 +331,7 @@ def main(argv=None) -> int:
     ap.add_argument("--context", type=int, default=4096)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--contexts", type=int, nargs="+", default=[4096])
+    ap.add_argument("--parts", nargs="+", choices=("prefill", "host"), default=["prefill", "host"])
     args = ap.parse_args(argv)
     if args.part:
         rows = part_prefill(args) if args.part == "prefill" else part_host(args)
@@ -339,6 +342,7 @@ def main(argv=None) -> int:
     runs = [("prefill", ["--context", str(c), "--iterations", "10"]) for c in ((4096,) if args.quick or args.tiny
                                                                                else (4096, 16384))]
     runs.append(("host", ["--contexts", *(["256"] if args.tiny else ["4096"])]))
+    runs = [r for r in runs if r[0] in args.parts]
     out = {"prefill": [], "host": []}
     for part, extra in runs:
         t0 = time.perf_counter()
@@ -357,7 +361,7 @@ def main(argv=None) -> int:
     if out["prefill"]:
         _write(args.out, "quest_prefill_runs", dev, PREFILL_COLS, out["prefill"])
     if out["host"]:
-        _write(args.out, "eager_host", dev, HOST_COLS, out["host"])
+        _write(args.out, f"eager_host_v{SCRIPT_VERSION}", dev, HOST_COLS, out["host"])
     _summary(out)
     return 0
 
