@@ -35,7 +35,9 @@ Versions: v1 (2026-11-26, both parts): the HF step built cache_position with tor
 layer its position / index tensors with torch.tensor(scalar), blocking host-to-device copies, so with the GPU held
 busy those steps waited for the spin (`host_syncs` true) and their `host_us_*` columns are not host times (their
 synchronized wall times, device times and kernel counts are valid). v2 builds those tensors on the device
-(torch.full / a device counter), so nothing in a timed step blocks; `--parts host` runs the host part alone.
+(torch.full / a device counter), so nothing in a timed step blocks; `--parts host` runs the host part alone. v2 still
+blocked: a 32-layer step launches 1,500-1,900 kernels, more than the launch queue holds while the GPU is busy. v3
+times the host part on an 8-layer model (the same layer shapes).
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_atte
             rms_norm_eps=1e-5, tie_word_embeddings=False)
 PREFILL_COLS = ["device", "cpu", "torch_version", "transformers_version", "cuda_module_loading", "date", "part",
                 "context", "iterations", "iteration", "phase", "wall_s", "host_return_s", "note"]
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 HOST_COLS = ["device", "cpu", "torch_version", "transformers_version", "date", "script_version", "style", "attn", "batch",
              "context", "layers", "host_us_step", "host_syncs", "kernels_step", "device_us_step", "wall_us_step",
              "host_us_layer", "kernels_layer", "device_us_layer", "note"]
@@ -239,7 +241,11 @@ class PlainLayer:
 
 def part_host(args) -> list[dict]:
     import torch
-    model, cfg, transformers = _model(torch, TINY if args.tiny else LLAMA2_7B, args.device)
+    # 8 layers: a step must launch fewer kernels than the device's launch queue holds (~1,000), or the host blocks
+    # on a full queue while the GPU is held busy (v2 showed it at 32 layers); host time per layer does not
+    # depend on the layer count
+    shapes = TINY if args.tiny else {**LLAMA2_7B, "num_hidden_layers": 8}
+    model, cfg, transformers = _model(torch, shapes, args.device)
     env = _env(torch, transformers, args.device)
     dtype = next(model.parameters()).dtype
     L, rows = cfg.num_hidden_layers, []

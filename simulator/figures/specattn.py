@@ -4,8 +4,8 @@ sequences, 10 % prefill / 90 % decode), the mask-generation and block-sparse ker
 
 What is published and what is not (paper values in specattn.yaml; nothing is fitted):
   runtime        HF transformers in an eager PyTorch loop (the scenario's launch eager, kernels unfused); each kernel
-                 costs at least the MEASURED host time per kernel of an HF decode step (lab/measure_eager_host.py,
-                 lent H100 host), times a host-transfer ratio (ASSUMPTION 1, range over the hosts measured here).
+                 costs at least the MEASURED host time per kernel of an HF decode step (lab/measure_eager_host.py:
+                 2.4x a bare op on the same host) on the median lent host (ASSUMPTION, range over the lent hosts).
   published      hardware, models, sequence length and split, p = 0.97 and its KV reduction 71.89 % (an input),
                  full attention in the first 2 layers, chunk 16, 10 top-p iterations, FlashInfer's
                  BlockSparseAttention (whose host-side plan() the strategy prices: simulator/strategies/specattn.py).
@@ -179,7 +179,7 @@ def _assumed(x: Ctx) -> str:
     return "; ".join(s for s in (f"assumed: k = {x.spec.k}, alpha = {x.spec.acceptance} (not published)", src) if s)
 
 
-HOST_SENS = "ASSUMPTION the paper's host runs eager code at the measured host's speed (range: the hosts measured here)"
+HOST_SENS = "ASSUMPTION the paper's host runs eager code like the median lent host (range: the lent hosts measured)"
 
 
 def table2_rows(x: Ctx) -> list[Quantity]:
@@ -332,8 +332,8 @@ def notes(x: Ctx) -> list:
             "notes/ROOFLINE_REQUESTS.md)",
             "absolute tokens/s: RTX-4090 peaks scaled by the H100 calibration, plain-PyTorch kernel counts (kernels: "
             "unfused), each kernel at least the host time per kernel measured for an HF transformers decode step "
-            f"({C.eager_host_us()['hf']:.1f} us on the lent H100's host; the RTX-4090 host was not measured: "
-            "sensitivity)"]
+            f"({C.eager_host_us()['hf']:.1f} us: {C.eager_host_us()['factor_hf']:.2f}x a bare op, on the median lent host; "
+            "the RTX-4090 host was not measured: sensitivity)"]
 
 
 @reproduction("specattn_throughput", needs=needs)
