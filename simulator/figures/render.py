@@ -153,4 +153,4 @@ def _panel(ax, unit: str, rows: list[dict]) -> None:
         handles.append(Patch(facecolor=PAPER_COLOR, hatch="..", label="value not from the paper (ref names it)"))
     if "bound" in present:
         handles.append(Line2D([], [], color="k", ls="--", label="bound (not counted)"))
-    ax.legend(handles=handles, fontsize=6, loc="lower right")
+    ax.legend(handles=handles, fontsize=6, loc="best", framealpha=0.8)
