@@ -362,6 +362,17 @@ def expected_distinct_experts(experts: int, top_k: int, tokens) -> np.ndarray:
     return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
 
 
+def streams_all_experts(combo: Combo) -> bool:
+    """Whether the runtime streams EVERY routed expert's weights each step: a compiled static dataflow graph
+    (a dataflow device run as a graph). The SN40L compiler "operates primarily on static graphs, where all
+    operations are executed on tensors with fixed shapes" (SnapStream sec. 2.3), so its fused FFN kernel holds
+    every expert's GEMM with a fixed token slot count and cannot skip an expert no token routes to; sec. 4.2:
+    samples routed to an expert are fused ("batch-sample fusion") and "the weights for each expert are loaded
+    only once": once per step, for every expert. A dynamic runtime (GPUs, eager or CUDA graphs over grouped
+    GEMMs) reads only the experts the step's tokens touch."""
+    return combo.hardware.kind == "dataflow" and combo.launch == "graph"
+
+
 def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
     """One MoE FFN: router GEMM + top-k gating, routed experts (grouped GEMMs over the distinct experts
     touched), shared experts (a dense MLP, TP-sharded), weighted combine.
@@ -371,13 +382,16 @@ def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
     E/ep whole experts and computes the pairs routed to them; hidden states are replicated after the
     attention all-reduce, so no dispatch is needed and the partial outputs are summed by the same
     all-reduce as under TP. Per device we price the expected (mean) load; routing imbalance makes the
-    busiest device slower than this (an assumption we state rather than hide)."""
+    busiest device slower than this (an assumption we state rather than hide). A static dataflow graph
+    (`streams_all_experts`) reads every expert's weights whatever the routing."""
     m, h = combo.model, combo.model.hidden
     e = m.moe
     f = e.expert_ffn / combo.tp if combo.ep == 1 else e.expert_ffn
     gemm(b, "moe_router", combo, rows, h, e.experts, count, weight_bytes=ACT_BYTES, dtype=ACT_DTYPE)
     elementwise(b, "moe_gating", rows, e.experts, e.top_k, count)
-    touched = expected_distinct_experts(e.experts, e.top_k, rows) / combo.ep
+    rows_arr = np.asarray(rows, dtype=np.float64)
+    touched = (np.full_like(rows_arr, float(e.experts)) if streams_all_experts(combo)
+               else expected_distinct_experts(e.experts, e.top_k, rows_arr)) / combo.ep
     assign = rows * e.top_k / combo.ep  # token-expert pairs computed on this device
     gate_up_n = (m.mlp_matrices - 1) * f
     b.add("moe_experts_gate_up", "gemm", flops=2.0 * assign * h * gate_up_n,

@@ -92,7 +92,11 @@ def test_gvr_scenario_end_to_end(tmp_path, capsys):
     assert "GVR top-k on B200" in out and "TPOT reduction 100K, MTP=3" in out
     assert "gvr_topk: " in out and "16,384 held out" in out
     rep = pd.read_csv(tmp_path / "gvr_b200" / "reproduction.csv")
-    assert set(rep["kind"]) == {"reproduction", "identity", "prediction", "not_reproducible"}
+    assert set(rep["kind"]) == {"reproduction", "check", "calibration", "identity", "prediction", "not_reproducible"}
+    cls = rep.set_index("quantity")["class"]
+    assert cls["speedup vs radix, prev-step L20-60"] == "check"                   # ratio of two counted rows
+    assert cls["GVR kernel, random data, N = 16,384 (held out of the split fit)"] == "calibration"
+    assert rep.set_index("quantity").loc["TPOT reduction 64K, MTP=3", "tolerance_kind"] == "relative"
     red = rep.set_index("quantity")["simulated"]
     # MTP dilutes the saving (shared, staler preIdx): 64K reductions fall with MTP depth
     assert red["TPOT reduction 64K, MTP=0"] > red["TPOT reduction 64K, MTP=1"] > red["TPOT reduction 64K, MTP=3"]

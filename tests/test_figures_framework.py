@@ -18,33 +18,62 @@ def _paper():
         "values": {
             "speed": {"value": 2.0, "ref": "Table 1", "figure": "Table 1"},
             "tpot": {"value": 5.0, "ref": "Table 2", "figure": "Table 2", "tolerance_abs": 1.5},
+            "floor": {"value": 4.0, "ref": "Fig. 3: at least 4x", "figure": "Fig. 3", "lower": 4.0},
+            "ratio": {"value": 1.5, "ref": "Table 1 speedup", "kind": "check", "of": "the two speed rows"},
+            "code": {"value": 21.9, "ref": "not the paper: a source-code comment", "kind": "calibration"},
+            "text": {"value": 7.7, "ref": "sec. 5", "contradicts": "the caption's 4.5x"},
             "echo": {"value": 0.44, "ref": "input", "kind": "identity"},
             "gone": {"value": 2.42, "ref": "Fig. 9", "kind": "not_reproducible", "missing": "per-step samples"},
             "unused": {"value": 7.0, "ref": "Fig. 1"},
         }}, "<unit>")
 
 
-def test_kinds_counts_and_tolerances():
+def test_counting_rule_classes_and_counts():
+    """THE COUNTING RULE: relative rows are within / conditional / missed / not reproducible (mechanically from
+    the printed sensitivity); bounds, absolute bands, checks and calibration checks are judged, not counted."""
+    sens_flip = {"launch (ASSUMPTION)": {"5 us": 2.5, "14 us": 2.1}}     # 2.5 is 25 % off: flips a within row
+    sens_span = {"window (ASSUMPTION)": {"32": 1.0, "4096": 2.05}}       # reaches the target: spans it
     rows = [
         Quantity("speed, within", lambda: 2.1, paper="speed", unit="x"),               # 5 % off, tol 10 %
         Quantity("speed, missed", lambda: 2.5, paper="speed", unit="x"),               # 25 % off
-        Quantity("tpot, absolute tolerance", lambda: 6.4, paper="tpot", unit="%"),     # +1.4 points <= 1.5
+        Quantity("speed, conditional", lambda: Value(2.1, sensitivity=sens_flip), paper="speed", unit="x"),
+        Quantity("speed, decided by a missing input", lambda: Value(1.2, sensitivity=sens_span), paper="speed"),
+        Quantity("tpot, absolute band", lambda: 6.4, paper="tpot", unit="%"),          # +1.4 points <= 1.5
+        Quantity("floor, bound", lambda: 3.0, paper="floor", unit="x"),
+        Quantity("ratio of two rows", lambda: 1.6, paper="ratio", unit="x"),
+        Quantity("source-code timing", lambda: 30.0, paper="code", unit="us"),
+        Quantity("self-contradicting text", lambda: 7.6, paper="text", unit="x"),
         Quantity("echo", lambda: 0.44, paper="echo"),
         Quantity("gone", None, paper="gone"),
         Quantity("beyond", lambda: Value(3.0, note="accuracy unknown"), unit="x"),
     ]
     rep = evaluate("unit", "Unit paper", rows, _paper(), notes=[lambda: f"computed {2 * 3}"], draw_figures=False)
     df = rep.frame()
-    assert list(df["status"]) == ["within", "missed", "within", "identity", "not reproducible", "prediction"]
-    assert rep.counts() == {"within": 2, "missed": 1, "not reproducible": 1, "identity": 1, "predictions": 1}
-    assert df.loc[2, "tolerance_abs"] == 1.5 and pd.isna(df.loc[2, "tolerance"])
-    assert df.loc[3, "within"] is None or pd.isna(df.loc[3, "within"])            # identity: not judged
-    assert "missing: per-step samples" in df.loc[4, "note"]
+    assert list(df["class"]) == ["within", "missed", "conditional", "not reproducible", "bound", "bound", "check",
+                                 "calibration", "not reproducible", "identity", "not reproducible", "prediction"]
+    assert list(df["status"][4:8]) == ["holds", "fails", "agrees", "differs"]
+    assert list(df["tolerance_kind"][:8]) == ["relative"] * 4 + ["absolute", "bound", "relative", "relative"]
+    assert "launch (ASSUMPTION) at 5 us" in df.loc[2, "class_reason"]
+    assert "window (ASSUMPTION)" in df.loc[3, "class_reason"] and "contradicts" in df.loc[8, "class_reason"]
+    assert "derived from the two speed rows" in df.loc[6, "note"]
+    c = rep.counts()
+    assert (c["within"], c["conditional"], c["missed"], c["not reproducible"]) == (1, 1, 1, 3)
+    assert (c["checks"], c["checks agreeing"], c["bounds"], c["bounds holding"]) == (1, 1, 2, 1)
+    assert (c["calibration checks"], c["calibration agreeing"], c["identity"], c["predictions"]) == (1, 0, 1, 1)
+    assert df.loc[9, "within"] is None or pd.isna(df.loc[9, "within"])            # identity: not judged
+    assert "missing: per-step samples" in df.loc[10, "note"]
     text = rep.text()
-    assert text.splitlines()[-1] == ("unit: 2 within / 1 missed / 1 not reproducible / 1 identity (not counted) "
-                                     "/ 1 predictions")
+    assert text.splitlines()[-1] == (
+        "unit: 1 within / 1 conditional / 1 missed / 3 not reproducible (3 counted, 33 % within); checks 1 (1 agree); "
+        "bounds 2 (1 hold); calibration checks 1 (0 agree); 1 identity (not counted); 1 predictions")
+    assert text.splitlines()[-2].startswith("counting rule:")
     assert "note: computed 6" in text and "paper values not compared by any row: unused" in text
     assert "out of scope" in text and "perplexity" in text
+
+
+def test_check_rows_need_their_source_rows():
+    with pytest.raises(SpecError, match="check"):
+        PaperValues("bad", {"values": {"r": {"value": 1.0, "ref": "x", "kind": "check"}}}, "<bad>")
 
 
 def test_alternatives_sensitivity_inputs():

@@ -70,13 +70,16 @@ def test_fixed_budget_raises_max_batch():
 def test_naive_update_onchip_rule():
     naive = make("SN40L-16", "DeepSeek-R1", kv_policy={"snapstream": {"decode_update": "naive"}}, tp=16, attn_dp=16)
     ring = make("SN40L-16", "DeepSeek-R1", kv_policy="snapstream", tp=16, attn_dp=16)
-    b = np.array([64.0, 128.0])
+    b = np.array([64.0, 256.0])
     need = naive.kv_policy.onchip_bytes(naive, b, np.full(2, 131072.0))
-    # 4 (8) sequences per socket x 32768 tokens x (576 key + 512 value latent elements) x 2 bytes
-    assert need.tolist() == [4 * 32768 * 1088 * 2, 8 * 32768 * 1088 * 2]
+    # 4 (16) sequences per socket x 32768 tokens x 576 elements of the shared latent (the cache layout) x 2 bytes
+    assert need.tolist() == [4 * 32768 * 576 * 2, 16 * 32768 * 576 * 2]
     over, why = onchip_overflow(naive, b, np.full(2, 131072.0))
-    assert over.tolist() == [False, True] and "520 MiB" in why and "naive" in why  # 285 MB fits, 570 MB does not
+    assert over.tolist() == [False, True] and "520 MiB" in why and "naive" in why  # 151 MB fits, 604 MB does not
     assert not onchip_overflow(ring, b, np.full(2, 131072.0))[0].any()
+    sep = make("SN40L-16", "DeepSeek-R1", attention={"dense": {"mla_cache": "separate_kv"}},
+               kv_policy={"snapstream": {"decode_update": "naive"}}, tp=16, attn_dp=16)
+    assert sep.kv_policy.onchip_bytes(sep, b[:1], np.full(1, 131072.0))[0] == 4 * 32768 * (576 + 512) * 2
     gpu = make("H100-SXM", "Llama-3.1-8B", kv_policy={"snapstream": {"decode_update": "naive"}})
     assert not onchip_overflow(gpu, np.array([4096.0]), np.array([131072.0]))[0].any()  # GPUs: HBM buffers
     # the naive update also copies the whole compressed cache every step; the ring adds nothing

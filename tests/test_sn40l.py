@@ -5,7 +5,7 @@ import pytest
 
 from hwmodels.spec import load_hardware
 from simulator.combo import make_combo as make
-from simulator.figures.snapstream import all_experts, compiled_batch, decode_step_s, fused_s, prefill_overhead_pct
+from simulator.figures.snapstream import compiled_batch, decode_step_s, fused_s, prefill_overhead_pct, routed_only
 from simulator.ops import OpBuilder
 from simulator.planner import combo_refusal
 from simulator.pricing import decode_ops
@@ -46,23 +46,26 @@ def test_pipelined_fused_kernel_is_max_of_summed_resources():
 
 
 def test_static_graph_reads_every_expert():
-    c = make("SN40L-16", "DeepSeek-R1", attention=SEP, tp=16, attn_dp=16)
+    """The SN40L's compiled static graph (a dataflow device run as a graph) streams every expert each step
+    (simulator.layers.streams_all_experts, SnapStream sec. 2.3 / 4.2); a GPU reads the experts its tokens touch."""
+    from simulator.layers import expected_distinct_experts, streams_all_experts
+
+    c = make("SN40L-16", "DeepSeek-R1", tp=16, attn_dp=16)
+    assert streams_all_experts(c) and not streams_all_experts(make("H100-SXM", "DeepSeek-R1", tp=8))
     B = np.array([16.0])
     ops, _ = decode_ops(c, B, np.array([131072.0]))
-    full = all_experts(ops, c, B)
+    routed = routed_only(ops, c, B)
     names = np.asarray(ops.names, dtype=object)[ops.name_id]
     sel = names == "moe_experts_down"
     # 16 tokens x top-8 of 256 experts touch 256 (1 - (1 - 8/256)^16) = 101.7 distinct experts; the static graph
     # reads all 256: (256 - 101.7) x 7168 x (2048 / 16) fp8 bytes more per down projection
-    from simulator.layers import expected_distinct_experts
-
     touched = expected_distinct_experts(256, 8, 16.0)
     assert float(touched) == pytest.approx(256 * (1 - (1 - 8 / 256) ** 16))
     extra = (256 - touched) * 7168 * 2048 / 16 * c.wbytes
-    assert (full.bytes_read[sel] - ops.bytes_read[sel])[0] == pytest.approx(extra)
+    assert (ops.bytes_read[sel] - routed.bytes_read[sel])[0] == pytest.approx(extra)
     # a bigger batch touches more experts: the routed step grows more than the static one
-    grow_routed = decode_step_s(c, 256, 8192.0)[0] / decode_step_s(c, 16, 131072.0)[0]
-    grow_static = decode_step_s(c, 256, 8192.0, experts="all")[0] / decode_step_s(c, 16, 131072.0, experts="all")[0]
+    grow_routed = decode_step_s(c, 256, 8192.0, experts="routed")[0] / decode_step_s(c, 16, 131072.0, experts="routed")[0]
+    grow_static = decode_step_s(c, 256, 8192.0)[0] / decode_step_s(c, 16, 131072.0)[0]
     assert grow_static < grow_routed
 
 
@@ -99,7 +102,8 @@ def test_range_rows_are_missed_below_the_range():
     pv = PaperValues("t", {"values": {"o": {"value": 5, "lower": 2, "upper": 5, "ref": "r"}}}, "t.yaml")
     rep = evaluate("t", "t", [Quantity("low", lambda: 0.2, paper="o"), Quantity("mid", lambda: 3.0, paper="o"),
                               Quantity("high", lambda: 5.5, paper="o")], pv, draw_figures=False)
-    assert [r["status"] for r in rep.rows] == ["missed", "within", "missed"]
+    assert [r["status"] for r in rep.rows] == ["fails", "holds", "fails"]
+    assert {r["class"] for r in rep.rows} == {"bound"}                                 # judged, not counted
     assert "range 2-5" in rep.rows[0]["note"]
 
 
@@ -112,7 +116,8 @@ def test_snapstream_reproduction_rows():
     assert set(df.kind) >= {"reproduction", "identity", "not_reproducible", "prediction"}
     assert df.set_index("quantity").loc["MTP tokens per forward (the paper's multiplier)", "kind"] == "identity"
     gain = df[df.quantity == "Table 5 throughput gain, 128k"].iloc[0]
-    assert "all experts each step" in gain.alternatives and "sequential" in gain.alternatives
+    assert "routed experts only" in gain.alternatives and "sequential" in gain.alternatives
+    assert gain["class"] == "check"                                     # the ratio of two counted rows
     t4 = df[df.quantity.str.contains("SnapKV Compression")].iloc[0]
     assert "window 4096" in t4.sensitivity
     assert rep.summary_line().startswith("snapstream_sn40l:")

@@ -158,6 +158,9 @@ def test_scenario_runs_end_to_end(tmp_path, capsys):
         assert rep["quantity"].str.contains(q, regex=False).any(), q
     assert set(rep["kind"]) >= {"reproduction", "identity", "prediction", "not_reproducible"}
     assert rep.loc[rep.kind == "identity", "within"].isna().all()                          # not counted
+    assert set(rep["class"]) >= {"within", "missed", "not reproducible", "identity"}
+    share = rep[rep.quantity.str.startswith("attention share")].iloc[0]
+    assert "the scenario's runtime" in share.quantity and "HF repeat_kv" in share.alternatives
     assert rep["sensitivity"].fillna("").str.contains("sibling decay").any()
     assert rep["alternatives"].fillna("").str.contains("B=4").any()
     assert list((tmp_path / "ssv-h100-pcie").glob("ssv_*.png"))

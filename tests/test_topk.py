@@ -131,6 +131,20 @@ def test_trtllm_split_constants_follow_their_fit():
     assert f["rms_log_error"] < 0.1 and 16384 not in f["lengths"]
 
 
+def test_trtllm_radix_constants_follow_their_fit():
+    """topk.RADIX_KERNELS['trtllm_b200'] = the fit of TensorRT-LLM's own B200 radix timings (8K, 32K, 128K; 16K held out)
+    through the B200 roofline (simulator/figures/gvr.py fit_trtllm_radix); the scenario's radix uses it and the GVR
+    dispatcher falls back to it. The affine work model misses the measured curve's bend (rms log error ~0.14)."""
+    from simulator.figures.gvr import fit_trtllm_radix
+
+    f = fit_trtllm_radix()
+    assert T.RADIX_KERNELS["trtllm_b200"]["hist_flops"] == pytest.approx(f["hist_flops"], rel=0.02)
+    assert T.RADIX_KERNELS["trtllm_b200"]["fixed_flops"] == pytest.approx(f["fixed_flops"], rel=0.02)
+    assert f["rms_log_error"] < 0.2 and 16384 not in f["lengths"]
+    ours, trt = _ops(_combo("radix"), [1.0], [68665]), _ops(_combo({"radix": {"kernel": "trtllm_b200"}}), [1.0], [68665])
+    assert trt.flops.iloc[0] != ours.flops.iloc[0]
+
+
 def test_gvr_overlap_from_a_trace():
     from simulator.traces.stats import TraceStats
 

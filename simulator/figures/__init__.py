@@ -21,6 +21,9 @@ from typing import Callable
 from hwmodels.errors import ScenarioError, SparsesimError, SpecError
 from hwmodels.yamlio import load_yaml
 from simulator.figures.framework import (  # noqa: F401 - the public API of the package
+    CALIBRATION,
+    CHECK,
+    COUNTING_RULE,
     FIGURE_DIR,
     IDENTITY,
     KINDS,

@@ -9,19 +9,43 @@ A reproduction is a declarative list of `Quantity` rows over the shared helpers 
                  document's printed value, its table/figure reference (`ref`), the figure it is drawn in
                  (`figure`) and optionally its tolerance and kind
     config       the configuration in words (hardware, model, batch, strategies; printed in the CSV)
-    kind         reproduction (compared, counted) | identity (an input or an echo of one: shown, not counted)
-                 | prediction (beyond the paper: no paper value) | not_reproducible (a paper value the model
-                 cannot produce; the YAML's `missing:` names the source that would be needed)
-`evaluate` runs the metrics in order, joins the paper values, decides within / missed, and returns a
-`Reproduction`, whose render step is
-    text()       the printed table, its notes and sensitivity lines, then the count line
-                 "<name>: N within / M missed / K not reproducible / I identity (not counted) / P predictions"
+    kind         reproduction (a printed paper number compared with a simulated value: counted) | check (derived
+                 from other counted rows - a ratio of two of them, a mean of the model's own rows, the same paper
+                 number compared twice, a row that follows from another: judged, NOT counted) | calibration (a
+                 value that is not the paper's, e.g. a timing from the authors' source code: judged, not counted)
+                 | identity (an input or an echo of one: shown, not counted) | prediction (beyond the paper: no
+                 paper value) | not_reproducible (a paper value the model cannot produce; the YAML's `missing:`
+                 names the source that would be needed)
+`evaluate` runs the metrics in order, joins the paper values, classes every row by THE COUNTING RULE below,
+and returns a `Reproduction`, whose render step is
+    text()       the printed table, its notes and sensitivity lines, the counting rule, then the count line
+                 "<name>: W within / C conditional / M missed / N not reproducible (K counted, x % within);
+                  checks ...; bounds ...; calibration checks ...; I identity (not counted); P predictions"
     frame()      one row per quantity (reproduction.csv; simulator/commands/outputs.py concatenates them)
     files(out)   PNGs of the paper's figures/tables, one per `figure` group: paper value beside simulated, misses
                  marked (simulator/figures/render.py), plus the reproduction's own `plots`; returns the paths
                  written (the CLI prints them)
 Paper values are the document's printed numbers, never recomputed. Notes are callables evaluated with the
 quantities, so every number in them is computed. The contract is written out in docs/FIGURES_FRAMEWORK.md.
+
+THE COUNTING RULE (COUNTING_RULE, printed with every table; the class is computed, never typed in):
+  counted      a `reproduction` row under a RELATIVE tolerance (the paper file's, +-15 %):
+                 within           |sim / paper - 1| <= tol, and no printed sensitivity setting misses
+                 conditional      within at the reference setting, but some setting of a printed sensitivity
+                                  (an unpublished or borrowed input: every `Value.sensitivity` entry is one)
+                                  misses: the verdict hinges on an input the paper does not fix
+                 missed           outside the tolerance, and no sensitivity setting reaches the target
+                 not reproducible outside, but the sensitivity of an unpublished input spans the paper value
+                                  (some setting within, or settings on both sides): decided by the missing
+                                  input, named in `class_reason`; also a paper value that contradicts another
+                                  printed number (YAML `contradicts:`) or a `not_reproducible` YAML entry
+  not counted  bound        a one-sided bound or a range (YAML lower / upper) or an absolute band
+                            (YAML tolerance_abs): "bound holds / fails", drawn on the figure
+               check        kind check: judged under the relative tolerance ("agrees / differs"), not counted
+               calibration  kind calibration: the same, for a value that is not the paper's (source named)
+               identity, prediction
+The `class` column carries the class, `tolerance_kind` relative / absolute / bound, `class_reason` why a row is
+conditional or not reproducible.
 """
 from __future__ import annotations
 
@@ -39,17 +63,29 @@ from hwmodels.yamlio import load_yaml
 FIGURE_DIR = Path(__file__).parent
 
 REPRODUCTION = "reproduction"
+CHECK = "check"
+CALIBRATION = "calibration"
 IDENTITY = "identity"
 PREDICTION = "prediction"
 NOT_REPRODUCIBLE = "not_reproducible"
-KINDS = (REPRODUCTION, IDENTITY, PREDICTION, NOT_REPRODUCIBLE)
+KINDS = (REPRODUCTION, CHECK, CALIBRATION, IDENTITY, PREDICTION, NOT_REPRODUCIBLE)
 
-#: status of an evaluated row (the `status` column)
-WITHIN, MISSED = "within", "missed"
-STATUS_OF_KIND = {IDENTITY: "identity", PREDICTION: "prediction", NOT_REPRODUCIBLE: "not reproducible"}
+#: classes of an evaluated row (the `class` column; module docstring: THE COUNTING RULE)
+WITHIN, CONDITIONAL, MISSED, NR = "within", "conditional", "missed", "not reproducible"
+COUNTED = (WITHIN, CONDITIONAL, MISSED)
+BOUND = "bound"
+STATUS_OF_KIND = {IDENTITY: "identity", PREDICTION: "prediction", NOT_REPRODUCIBLE: NR}
 
-COLUMNS = ["quantity", "kind", "status", "paper", "simulated", "unit", "ratio", "tolerance", "tolerance_abs",
-           "within", "ref", "figure", "config", "inputs", "note", "alternatives", "sensitivity"]
+COUNTING_RULE = ("counting rule: a row counts when it compares a number printed in the paper with a simulated value "
+                 "under the relative tolerance; within = inside it at the reference setting and at every printed "
+                 "sensitivity setting; conditional = inside it, but some setting of an unpublished or borrowed input "
+                 "misses; not reproducible = outside, but an unpublished input's sensitivity spans the paper value, "
+                 "or the document contradicts itself; bounds and absolute bands, checks derived from counted rows "
+                 "and calibration checks against values that are not the paper's are judged but not counted")
+
+COLUMNS = ["quantity", "kind", "class", "status", "paper", "simulated", "unit", "ratio", "tolerance_kind",
+           "tolerance", "tolerance_abs", "lower", "upper", "within", "class_reason", "ref", "figure", "config",
+           "inputs", "note", "alternatives", "sensitivity"]
 
 
 # ---- declarations ----------------------------------------------------------------------------------------
@@ -82,6 +118,7 @@ class Quantity:
     metric: Callable[[], Any] | None
     paper: str | None = None
     kind: str | None = None        # None: the YAML entry's kind, else reproduction (with paper) / prediction
+                                   # (check / calibration: judged, not counted; module docstring)
     config: str = ""
     unit: str = ""
     figure: str | None = None      # None: the YAML entry's `figure`
@@ -111,7 +148,9 @@ class PaperValues:
                 tolerance_abs: 1.5,     # optional: absolute (same unit as value), replaces the relative one
                 lower: 2, upper: 5,     # optional: the document prints a bound or a range ("at least 50 %",
                                         # "under 1 ms", "2-5 %"): within = lower <= simulated <= upper, no tolerance
-                kind: identity | not_reproducible,   # optional
+                kind: check | calibration | identity | not_reproducible,   # optional
+                of: "the rows a check derives from",  # check only
+                contradicts: "the printed number it disagrees with",   # the row is not reproducible
                 missing: "the source needed"}        # not_reproducible only
     """
 
@@ -131,6 +170,9 @@ class PaperValues:
             if kind == NOT_REPRODUCIBLE and not v.get("missing"):
                 raise SpecError(f"value {k!r} is not_reproducible: say what is `missing`", file=file,
                                 field=f"values.{k}.missing")
+            if kind == CHECK and not v.get("of"):
+                raise SpecError(f"value {k!r} is a check: say which rows it derives from (`of`)", file=file,
+                                field=f"values.{k}.of")
             self.values[k] = v
         self.tolerance = float(doc.get("tolerance", 0.15))
         self.out_of_scope = list(doc.get("out_of_scope", []))
@@ -193,15 +235,26 @@ class Reproduction:
         return pd.DataFrame(self.rows, columns=COLUMNS)
 
     def counts(self) -> dict[str, int]:
-        st = [r["status"] for r in self.rows]
-        return {"within": st.count(WITHIN), "missed": st.count(MISSED),
-                "not reproducible": st.count("not reproducible"), "identity": st.count("identity"),
-                "predictions": st.count("prediction")}
+        """Rows per class, and the judged-but-not-counted rows by verdict (module docstring)."""
+        cl = [r["class"] for r in self.rows]
+        judged = {k: [r["within"] for r in self.rows if r["class"] == k] for k in (CHECK, BOUND, CALIBRATION)}
+        c = {k: cl.count(k) for k in (WITHIN, CONDITIONAL, MISSED, NR)}
+        c.update({"checks": len(judged[CHECK]), "checks agreeing": sum(bool(w) for w in judged[CHECK]),
+                  "bounds": len(judged[BOUND]), "bounds holding": sum(bool(w) for w in judged[BOUND]),
+                  "calibration checks": len(judged[CALIBRATION]),
+                  "calibration agreeing": sum(bool(w) for w in judged[CALIBRATION]),
+                  "identity": cl.count(IDENTITY), "predictions": cl.count(PREDICTION)})
+        return c
 
     def summary_line(self) -> str:
         c = self.counts()
-        return (f"{self.name or self.title}: {c['within']} within / {c['missed']} missed / {c['not reproducible']} "
-                f"not reproducible / {c['identity']} identity (not counted) / {c['predictions']} predictions")
+        k = c[WITHIN] + c[CONDITIONAL] + c[MISSED]
+        share = f", {100.0 * c[WITHIN] / k:.0f} % within" if k else ""
+        return (f"{self.name or self.title}: {c[WITHIN]} within / {c[CONDITIONAL]} conditional / {c[MISSED]} missed / "
+                f"{c[NR]} not reproducible ({k} counted{share}); checks {c['checks']} ({c['checks agreeing']} agree); "
+                f"bounds {c['bounds']} ({c['bounds holding']} hold); calibration checks {c['calibration checks']} "
+                f"({c['calibration agreeing']} agree); {c['identity']} identity (not counted); "
+                f"{c['predictions']} predictions")
 
     def text(self) -> str:
         df = self.frame()
@@ -211,11 +264,13 @@ class Reproduction:
             "simulated": [_fmt(s) for s in df["simulated"]],
             "unit": df["unit"],
             "sim/paper": [_fmt(r) if r is not None and not pd.isna(r) else "-" for r in df["ratio"]],
-            "status": [("NO (missed)" if s == MISSED else s) for s in df["status"]],
+            "class": [_class_text(c, s) for c, s in zip(df["class"], df["status"])],
             "note": df["note"],
         })
         out = [self.title, t.to_string(index=False)]
         for r in self.rows:
+            if r["class_reason"]:
+                out.append(f"{r['class']}: {r['quantity']}: {r['class_reason']}")
             if r["alternatives"]:
                 out.append(f"alternatives: {r['quantity']}: {r['alternatives']}")
             if r["sensitivity"]:
@@ -223,6 +278,7 @@ class Reproduction:
         out += [f"note: {n}" for n in self.notes]
         if self.out_of_scope:
             out.append("out of scope (accuracy results, not a performance model's): " + "; ".join(self.out_of_scope))
+        out.append(COUNTING_RULE)
         out.append(self.summary_line())
         return "\n".join(out)
 
@@ -246,29 +302,76 @@ class Reproduction:
         return written
 
 
+def _class_text(cls: str, status: str) -> str:
+    if cls == MISSED:
+        return "NO (missed)"
+    if cls in (CHECK, BOUND, CALIBRATION):
+        return f"{cls}: {status}"
+    return cls
+
+
+def _judge(x, paper, tol, tol_abs, bounds) -> bool | None:
+    """The row's test on one simulated value x (None when there is no test)."""
+    if x is None or paper is None or (isinstance(x, float) and math.isnan(x)):
+        return False
+    if bounds != (None, None):
+        lo, hi = bounds
+        return (lo is None or x >= lo - 1e-12) and (hi is None or x <= hi + 1e-12)
+    if tol_abs is not None:
+        return abs(x - paper) <= tol_abs
+    if tol is not None and paper:
+        return abs(x / paper - 1.0) <= tol + 1e-12
+    return None
+
+
+def _sensitivity_class(within: bool, paper: float, tol: float, sensitivity: dict) -> tuple[str, str]:
+    """(class, reason) of a relative-tolerance row from its printed sensitivity (THE COUNTING RULE)."""
+    flips, spans = [], []
+    for name, settings in (sensitivity or {}).items():
+        vals = {k: float(v) for k, v in settings.items() if v is not None and not math.isnan(float(v))}
+        inside = [k for k, v in vals.items() if abs(v / paper - 1.0) <= tol + 1e-12]
+        outside = [k for k, v in vals.items() if abs(v / paper - 1.0) > tol + 1e-12]
+        if within and outside:
+            flips.append(f"{name} at {', '.join(outside)}")
+        lo, hi = (min(vals.values()), max(vals.values())) if vals else (None, None)
+        if not within and (inside or (vals and lo <= paper <= hi)):
+            spans.append(f"{name} ({', '.join(f'{k} {_fmt(v)}' for k, v in vals.items())})")
+    if within:
+        return (CONDITIONAL, "misses under " + "; ".join(flips)) if flips else (WITHIN, "")
+    if spans:
+        return NR, "decided by an unpublished input whose range spans the paper value: " + "; ".join(spans)
+    return MISSED, ""
+
+
 def _row(label, kind, paper, simulated, unit, tolerance, tolerance_abs, *, ref="", figure="", config="",
-         inputs="", note="", alternatives="", sensitivity="", bounds=(None, None)) -> dict:
+         inputs="", note="", alternatives="", sensitivity="", bounds=(None, None), sens_values=None,
+         contradicts="") -> dict:
     ratio = within = None
-    status = STATUS_OF_KIND.get(kind)
-    if kind == REPRODUCTION:
-        if paper is None or simulated is None or (isinstance(simulated, float) and math.isnan(simulated)):
-            within = False
+    cls = status = STATUS_OF_KIND.get(kind)
+    reason = ""
+    tkind = ("bound" if bounds != (None, None) else "absolute" if tolerance_abs is not None
+             else "relative" if tolerance is not None else "")
+    if kind in (REPRODUCTION, CHECK, CALIBRATION):
+        if paper and simulated is not None and not (isinstance(simulated, float) and math.isnan(simulated)):
+            ratio = simulated / paper
+        within = _judge(simulated, paper, tolerance, tolerance_abs, bounds)
+        if kind == CHECK or kind == CALIBRATION:
+            cls, status = kind, ("agrees" if within else "differs")
+        elif tkind in ("bound", "absolute"):
+            cls, status = BOUND, ("holds" if within else "fails")
+        elif contradicts:
+            cls, reason = NR, f"the document contradicts itself: {contradicts}"
         else:
-            ratio = simulated / paper if paper else None
-            if bounds != (None, None):
-                lo, hi = bounds
-                within = (lo is None or simulated >= lo - 1e-12) and (hi is None or simulated <= hi + 1e-12)
-            elif tolerance_abs is not None:
-                within = abs(simulated - paper) <= tolerance_abs
-            elif tolerance is not None and ratio is not None:
-                within = abs(ratio - 1.0) <= tolerance + 1e-12
-            else:
-                within = None
-        status = WITHIN if within else MISSED
+            cls, reason = (_sensitivity_class(bool(within), paper, tolerance, sens_values)
+                           if paper and tolerance is not None else (MISSED, ""))
+        if kind == REPRODUCTION and cls in COUNTED + (NR,):
+            status = cls
     elif kind == IDENTITY and paper and simulated is not None:
         ratio = simulated / paper
-    return {"quantity": label, "kind": kind, "status": status, "paper": paper, "simulated": simulated,
-            "unit": unit, "ratio": ratio, "tolerance": tolerance, "tolerance_abs": tolerance_abs, "within": within,
+    lo, hi = bounds
+    return {"quantity": label, "kind": kind, "class": cls, "status": status, "paper": paper,
+            "simulated": simulated, "unit": unit, "ratio": ratio, "tolerance_kind": tkind, "tolerance": tolerance,
+            "tolerance_abs": tolerance_abs, "lower": lo, "upper": hi, "within": within, "class_reason": reason,
             "ref": ref, "figure": figure, "config": config, "inputs": inputs, "note": note,
             "alternatives": alternatives, "sensitivity": sensitivity}
 
@@ -276,7 +379,7 @@ def _row(label, kind, paper, simulated, unit, tolerance, tolerance_abs, *, ref="
 def evaluate(name: str, title: str, quantities: list[Quantity], paper: PaperValues | None = None,
              notes: list[Callable[[], str] | str] = (), plots: list[Plot] = (), draw_figures: bool = True,
              ) -> Reproduction:
-    """Run every quantity's metric, join its paper value, decide within / missed; evaluate the notes.
+    """Run every quantity's metric, join its paper value, class it by THE COUNTING RULE; evaluate the notes.
 
     A paper value of `paper` that no quantity uses is listed in a note (nothing is dropped silently)."""
     rep = Reproduction(title=title, name=name, plots=list(plots), draw_figures=draw_figures,
@@ -289,8 +392,8 @@ def evaluate(name: str, title: str, quantities: list[Quantity], paper: PaperValu
         kind = q.kind or pv.get("kind") or (REPRODUCTION if q.paper else PREDICTION)
         if kind not in KINDS:
             raise ValueError(f"quantity {q.label!r}: kind {kind!r}")
-        if kind == REPRODUCTION and not q.paper:
-            raise ValueError(f"quantity {q.label!r}: a reproduction row needs a paper value")
+        if kind in (REPRODUCTION, CHECK, CALIBRATION) and not q.paper:
+            raise ValueError(f"quantity {q.label!r}: a {kind} row needs a paper value")
         val = None if (q.metric is None or kind == NOT_REPRODUCIBLE) else q.metric()
         v = val if isinstance(val, Value) else (None if val is None else Value(float(val)))
         tol_abs = pv.get("tolerance_abs")
@@ -302,17 +405,20 @@ def evaluate(name: str, title: str, quantities: list[Quantity], paper: PaperValu
                 if bounds[0] is not None else f"upper bound {bounds[1]:g}")) if x)})
         tol = None if tol_abs is not None else (q.tolerance if q.tolerance is not None
                                                  else pv.get("tolerance", paper.tolerance if paper else None))
-        note = "; ".join(x for x in (q.note, v.note if v else "",
+        of = f"derived from {pv['of']}" if kind == CHECK and pv.get("of") else ""
+        note = "; ".join(x for x in (of, q.note, v.note if v else "",
                                      f"missing: {pv['missing']}" if kind == NOT_REPRODUCIBLE else "") if x)
         alts = ""
         if v and v.alternatives:
             alts = _fmt_map(v.alternatives) + (f" ({v.reading})" if v.reading else "")
         sens = "; ".join(f"{k}: {_fmt_map(d)}" for k, d in v.sensitivity.items()) if v and v.sensitivity else ""
+        judged = kind in (REPRODUCTION, CHECK, CALIBRATION)
         rep.rows.append(_row(q.label, kind, pv.get("value"), None if v is None else v.value, q.unit,
-                             tol if kind == REPRODUCTION else None, tol_abs if kind == REPRODUCTION else None,
+                             tol if judged else None, tol_abs if judged else None,
                              ref=str(pv.get("ref", "")), figure=q.figure or str(pv.get("figure", "")),
                              config=q.config, inputs=v.inputs if v else "", note=note, alternatives=alts,
-                             sensitivity=sens, bounds=bounds))
+                             sensitivity=sens, bounds=bounds if judged else (None, None),
+                             sens_values=v.sensitivity if v else None, contradicts=str(pv.get("contradicts", ""))))
     for n in notes:
         rep.notes.append(n() if callable(n) else str(n))
     if paper is not None:

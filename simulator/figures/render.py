@@ -1,9 +1,14 @@
 """PNG rendering of an evaluated reproduction: one figure per paper figure/table (`figure` column).
 
 Each quantity is one horizontal row with two bars, the document's printed value (grey) beside the simulated
-one (green within tolerance, red and marked "MISSED" outside, blue for a prediction, hatched grey for an
-identity/input row); a not-reproducible row shows its missing source instead of a bar. Rows of one figure
-that carry different units are drawn in separate panels (each with its own axis), so bars are comparable.
+one, coloured by the row's class (simulator/figures/framework.py, THE COUNTING RULE): green within tolerance,
+orange conditional (inside, but an unpublished input's printed range misses), red and marked "MISSED" outside,
+purple not reproducible, blue a prediction, hatched grey an identity/input row. Rows that are judged but not
+counted are hatched and tagged: a check derived from counted rows ("check, not counted"), a calibration check
+against a value that is not the paper's (its bar labelled with its source, not "paper"), a bound or absolute
+band (the bound drawn as a dashed line or a shaded band, "bound holds / fails"). A not-reproducible row without
+a simulated value shows its missing source instead of a bar. Rows of one figure that carry different units are
+drawn in separate panels (each with its own axis), so bars are comparable.
 """
 from __future__ import annotations
 
@@ -12,8 +17,11 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
-COLORS = {"within": "#2e7d32", "missed": "#c62828", "prediction": "#1565c0", "identity": "#9e9e9e",
-          "not reproducible": "#ffffff"}
+COLORS = {"within": "#2e7d32", "conditional": "#ef6c00", "missed": "#c62828", "prediction": "#1565c0",
+          "identity": "#9e9e9e", "not reproducible": "#8e24aa", "check": "#9e9e9e", "calibration": "#9e9e9e",
+          "bound": "#9e9e9e"}
+#: not-counted classes: the bar is hatched; its colour says the verdict (green agrees / holds, red otherwise)
+JUDGED = ("check", "calibration", "bound")
 PAPER_COLOR = "#bdbdbd"
 
 
@@ -60,30 +68,61 @@ def draw_rows(rep, path_of: Callable[[str], Path]) -> list[Path]:
     return written
 
 
+def _bar_color(r) -> str:
+    cls = r.get("class") or r["status"]
+    if cls in JUDGED:
+        return COLORS["within"] if r.get("within") else COLORS["missed"]
+    return COLORS.get(cls, "#666")
+
+
+def _tag(r) -> str:
+    cls = r.get("class") or r["status"]
+    return {"missed": "  MISSED", "conditional": "  CONDITIONAL", "not reproducible": "  NOT REPRODUCIBLE",
+            "identity": "  (identity, not counted)", "prediction": "  (prediction)",
+            "check": f"  (check: {r['status']}, not counted)",
+            "calibration": f"  (calibration check: {r['status']}, not counted)",
+            "bound": f"  (bound {r['status']}, not counted)"}.get(cls, "")
+
+
+def _bound_marks(ax, yi, r) -> None:
+    """The bound (dashed line) or absolute band (shaded) of a bound row, at its bar."""
+    lo, hi, p, ta = _num(r.get("lower")), _num(r.get("upper")), _num(r["paper"]), _num(r.get("tolerance_abs"))
+    if lo is None and hi is None and ta is not None and p is not None:
+        lo, hi = p - ta, p + ta
+        ax.fill_betweenx([yi - 0.45, yi + 0.45], lo, hi, color="#ffe082", alpha=0.6, zorder=0)
+        return
+    for b in (lo, hi):
+        if b is not None:
+            ax.plot([b, b], [yi - 0.45, yi + 0.45], "k--", linewidth=1.2, zorder=3)
+
+
 def _panel(ax, unit: str, rows: list[dict]) -> None:
     n = len(rows)
     y = list(range(n))[::-1]
-    vals = [v for r in rows for v in (_num(r["paper"]), _num(r["simulated"])) if v is not None]
+    vals = [v for r in rows for v in (_num(r["paper"]), _num(r["simulated"]), _num(r.get("lower")),
+                                      _num(r.get("upper"))) if v is not None]
     top = max([abs(v) for v in vals] + [1e-12])
     for yi, r in zip(y, rows):
-        p, s, st = _num(r["paper"]), _num(r["simulated"]), r["status"]
+        p, s, st = _num(r["paper"]), _num(r["simulated"]), r.get("class") or r["status"]
         if p is not None:
-            ax.barh(yi + 0.2, p, height=0.38, color=PAPER_COLOR, edgecolor="k", linewidth=0.4)
-            ax.text(p, yi + 0.2, f" {_fmt(p)}", va="center", fontsize=7)
-        if st == "not reproducible":
-            ax.text(0.01, yi - 0.2, "not reproducible: " + textwrap.shorten(str(r["note"]), 110), va="center",
-                    fontsize=7, style="italic", transform=ax.get_yaxis_transform())
+            ax.barh(yi + 0.2, p, height=0.38, color=PAPER_COLOR, edgecolor="k", linewidth=0.4,
+                    hatch=".." if st == "calibration" else None)
+            ax.text(p, yi + 0.2, f" {_fmt(p)}" + (" (not the paper: see ref)" if st == "calibration" else ""),
+                    va="center", fontsize=7)
+        if st == "bound":
+            _bound_marks(ax, yi, r)
+        if s is None:
+            if st == "not reproducible":
+                ax.text(0.01, yi - 0.2, "not reproducible: " + textwrap.shorten(str(r["note"]), 110), va="center",
+                        fontsize=7, style="italic", transform=ax.get_yaxis_transform())
             continue
-        if s is not None:
-            ax.barh(yi - 0.2, s, height=0.38, color=COLORS.get(st, "#666"), edgecolor="k", linewidth=0.4,
-                    hatch="//" if st == "identity" else None)
-            tag = {"missed": "  MISSED", "identity": "  (identity, not counted)",
-                   "prediction": "  (prediction)"}.get(st, "")
-            ratio = _num(r.get("ratio"))
-            ax.text(s, yi - 0.2, f" {_fmt(s)}" + (f" ({ratio:.2f}x)" if ratio and st in ("within", "missed")
-                                                   else "") + tag,
-                    va="center", fontsize=7, color="#c62828" if st == "missed" else "k",
-                    fontweight="bold" if st == "missed" else "normal")
+        ax.barh(yi - 0.2, s, height=0.38, color=_bar_color(r), edgecolor="k", linewidth=0.4,
+                hatch="//" if st in ("identity",) + JUDGED else None, alpha=0.75 if st in JUDGED else 1.0)
+        ratio = _num(r.get("ratio"))
+        bad = st in ("missed", "not reproducible") or (st in JUDGED and not r.get("within"))
+        ax.text(s, yi - 0.2, f" {_fmt(s)}" + (f" ({ratio:.2f}x)" if ratio and st not in ("identity", "prediction")
+                                               else "") + _tag(r),
+                va="center", fontsize=7, color="#c62828" if bad else "k", fontweight="bold" if bad else "normal")
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_yticks(y)
     ax.set_yticklabels([textwrap.fill(textwrap.shorten(r["quantity"], 90), 48) for r in rows], fontsize=7)
@@ -96,12 +135,22 @@ def _panel(ax, unit: str, rows: list[dict]) -> None:
         ax.axvline(0, color="k", linewidth=0.5)
     ax.set_xlabel(unit or "value", fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=PAPER_COLOR, label="paper (printed)"), Patch(color=COLORS["within"], label="simulated, within"),
-               Patch(color=COLORS["missed"], label="simulated, missed")]
-    if any(r["status"] == "prediction" for r in rows):
-        handles.append(Patch(color=COLORS["prediction"], label="prediction (no paper value)"))
-    if any(r["status"] == "identity" for r in rows):
+    present = {r.get("class") or r["status"] for r in rows}
+    handles = [Patch(color=PAPER_COLOR, label="paper (printed)")]
+    for cls, lab in (("within", "simulated, within"), ("conditional", "within, but an unpublished input flips it"),
+                     ("missed", "simulated, missed"), ("not reproducible", "not reproducible (missing input)"),
+                     ("prediction", "prediction (no paper value)")):
+        if cls in present or cls in ("within", "missed"):
+            handles.append(Patch(color=COLORS[cls], label=lab))
+    if "identity" in present:
         handles.append(Patch(facecolor=COLORS["identity"], hatch="//", label="identity / input"))
-    ax.legend(handles=handles, fontsize=6, loc="lower right")
+    if present & {"check", "calibration"}:
+        handles.append(Patch(facecolor="#dddddd", hatch="//", label="check / calibration check (not counted)"))
+    if "calibration" in present:
+        handles.append(Patch(facecolor=PAPER_COLOR, hatch="..", label="value not from the paper (ref names it)"))
+    if "bound" in present:
+        handles.append(Line2D([], [], color="k", ls="--", label="bound (not counted)"))
+    ax.legend(handles=handles, fontsize=6, loc="best", framealpha=0.8)

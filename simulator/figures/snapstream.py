@@ -7,10 +7,11 @@ beyond the paper: the same model on 8-GPU H100 / B200 nodes (predictions).
 
 How the SN40L deployment of sec. 4 is modeled (paper values in snapstream.yaml; nothing is fitted):
   mapping        TP16 projections and FFN, attention DP16 (KV cache split by batch), experts TP-sharded.
-  weights / KV   the released fp8 checkpoint on bf16 units (SN40L has no fp8 arithmetic); bf16 KV cache with key
-                 and value latents as two tensors (attention dense mla_cache separate_kv: the listings keep keys
-                 and values as two tensors and sec. 6 says the latent vectors are what is compressed; the shared
-                 single-latent layout is shown beside).
+  weights / KV   the released fp8 checkpoint on bf16 units (SN40L has no fp8 arithmetic); bf16 KV cache of MLA's
+                 shared latent (the scenario's attention dense, mla_cache latent): sec. 6 "SnapStream already
+                 accommodates MLA by compressing the smaller, low-rank latent vectors". The appendix listings'
+                 separate key / value tensors (mla_cache separate_kv) are shown beside. (An earlier revision made
+                 the separate layout primary in a commit titled "Table 5 batch sizes now exact": undone.)
   fused kernels  the decode graph is two fused kernels per layer (sec. 4.2, Fig. 7): an MLA section (norms,
                  projections, attention, the all-to-all reshards of DP16, output projection, TP all-reduce, router)
                  and an FFN section (shared + routed experts, combine, all-reduce); the prefill graph is the seven
@@ -20,9 +21,10 @@ How the SN40L deployment of sec. 4 is modeled (paper values in snapstream.yaml; 
                  kernel call (PIPELINED); op by op in sequence is shown beside (SEQUENTIAL). This is op-level
                  arithmetic on the roofline's per-op terms (hwmodels.roofline.Priced); a roofline term for it is
                  a known gap (docs/KNOWN_GAPS.md).
-  routed experts each TP16 socket reads its 1/16 slice of every expert the batch's tokens route to (the uniform-
-                 routing expected distinct count, simulator.layers): sec. 4.2 'weights for each expert are loaded
-                 only once'. A static graph that streams every expert each step (fixed shapes, sec. 2.3) is shown
+  routed experts the SN40L runs a compiled static graph (sec. 2.3: fixed tensor shapes), so its fused FFN
+                 streams every expert's 1/16 slice each step, once (sec. 4.2: batch-sample fusion, "the weights
+                 for each expert are loaded only once"): a runtime property of the device in simulator.layers
+                 (streams_all_experts). Reading only the experts the batch routes to (a dynamic graph) is shown
                  beside.
   MTP            throughput = batch x 2.4 / forward time: the paper's multiplier (sec. 5.2), an input.
   capacity       the largest batch whose KV fits 0.9 x 64 GiB per socket beside the weights (simulator.memory);
@@ -99,27 +101,28 @@ def fused_s(ops, hw, groups: dict[str, tuple[tuple, float]], mode: str = "pipeli
     return out
 
 
-def all_experts(ops, c, rows: np.ndarray):
-    """The op table with every routed expert's weight slice read each step (static-shape graph, sec. 2.3)."""
+def routed_only(ops, c, rows: np.ndarray):
+    """The op table with only the routed experts' weight slices read (a dynamic graph; the static graph the
+    SN40L runs streams all of them: simulator.layers.streams_all_experts)."""
     m = c.model
     e, f = m.moe, m.moe.expert_ffn / c.tp
     from simulator.layers import expected_distinct_experts
 
-    missing = (e.experts - expected_distinct_experts(e.experts, e.top_k, rows)) * m.hidden * c.wbytes
+    missing = -(e.experts - expected_distinct_experts(e.experts, e.top_k, rows)) * m.hidden * c.wbytes
     names = np.asarray(ops.names, dtype=object)[ops.name_id]
     extra = np.where(names == "moe_experts_gate_up", (m.mlp_matrices - 1) * f, 0.0)
     extra = extra + np.where(names == "moe_experts_down", f, 0.0)
     return replace(ops, bytes_read=ops.bytes_read + extra * missing[ops.setting])
 
 
-def decode_step_s(c, batch, kv, mode="pipelined", experts="routed") -> np.ndarray:
+def decode_step_s(c, batch, kv, mode="pipelined", experts="all") -> np.ndarray:
     """Seconds of one decode forward (two fused kernels per layer + head kernels) per setting."""
     B, T = np.atleast_1d(np.asarray(batch, float)), np.atleast_1d(np.asarray(kv, float))
     n = max(len(B), len(T))
     B, T = np.broadcast_to(B, (n,)), np.broadcast_to(T, (n,))
     ops, _ = decode_ops(c, B.copy(), T.copy())
-    if experts == "all":
-        ops = all_experts(ops, c, B)
+    if experts == "routed":
+        ops = routed_only(ops, c, B)
     ffn = tuple(x for x in ops.names if x not in MLA_SECTION and x not in HEAD_OPS)
     L = float(c.model.layers)
     groups = {"mla": (MLA_SECTION, L), "ffn": (ffn, L), **{h: ((h,), 1.0) for h in HEAD_OPS}}
@@ -187,9 +190,9 @@ class Ctx:
 
     def alternatives(self, fn) -> dict[str, float]:
         """`fn(**kw)` under the readings the document leaves open (module docstring)."""
-        return {"all experts each step (static graph)": fn(experts="all"),
+        return {"routed experts only (a dynamic graph)": fn(experts="routed"),
                 "ops in sequence inside a fused kernel": fn(mode="sequential"),
-                "all experts, sequential": fn(mode="sequential", experts="all")}
+                "routed only, sequential": fn(mode="sequential", experts="routed")}
 
 
 def compiled_batch(max_batch: int, dp: int = DP) -> int:
@@ -202,9 +205,9 @@ def compiled_batch(max_batch: int, dp: int = DP) -> int:
 
 def table5_rows(x: Ctx) -> list[Quantity]:
     rows = []
-    cfg = "SN40L-16, DeepSeek-R1 fp8, TP16 + attention DP16, bf16 KV (separate K / V latents), x 2.4 MTP"
-    read = ("sec. 4.2: routed experts loaded once per step for the tokens that need them; Figs. 6-7: fused kernels "
-            "spatially pipelined")
+    cfg = "SN40L-16, DeepSeek-R1 fp8, TP16 + attention DP16, bf16 KV (shared MLA latent), x 2.4 MTP"
+    read = ("sec. 2.3 / 4.2: a static graph streams every expert once per step; Figs. 6-7: fused kernels spatially "
+            "pipelined")
     for key, (P, bud, bf, bs) in T5.items():
         for pol, b, tag in (("full", bf, "full"), (bud, bs, "snap")):
             c = x.full if pol == "full" else x.snap(bud)
@@ -223,13 +226,12 @@ def table5_rows(x: Ctx) -> list[Quantity]:
 
 def _batch_value(x: Ctx, c, P: float) -> Value:
     mb = x.max_batch(c, P)
-    latent = replace(c, attention=C.scenario_value(x.sc, "attention", "dense").__class__())
+    sep = replace(c, attention=C.with_params(c.attention, mla_cache="separate_kv"))
     return Value(float(mb), alternatives={"averaged over sockets (simulator.memory)": float(x.max_batch(c, P, False)),
                                           "compiled sizes 16 x 2^k": float(compiled_batch(mb)),
-                                          "shared-latent cache": float(x.max_batch(latent, P))},
-                 reading="whole sequences per socket under DP16 (sec. 4.2); the compiled batch sizes are not published "
-                         "(Table 5's own batches are 16 x 2^k); keys and values as two latent tensors follow the "
-                         "listings (sec. 6: the latents are what is compressed)")
+                                          "separate key / value latents (the listings)": float(x.max_batch(sep, P))},
+                 reading="whole sequences per socket under DP16 (sec. 4.2); MLA's shared latent is what sec. 6 says "
+                         "is compressed; the compiled batch sizes are not published")
 
 
 # ---- Table 4, prefill overhead, on-chip buffers --------------------------------------------------------------------
@@ -282,11 +284,16 @@ def table4_rows(x: Ctx) -> list[Quantity]:
 
 def onchip_rows(x: Ctx) -> list[Quantity]:
     naive = x.snap(32768, decode_update="naive")
-    need = float(naive.kv_policy.onchip_bytes(naive, np.array([64.0]), np.array([131072.0]))[0]) / 1e6
+
+    def mb(c) -> float:
+        return float(c.kv_policy.onchip_bytes(c, np.array([64.0]), np.array([131072.0]))[0]) / 1e6
+    sep = replace(naive, attention=C.with_params(naive.attention, mla_cache="separate_kv"))
     return [
-        Quantity("naive update: Listing 2 lines 24-29 buffers, 32K budget, batch 64 (4 per socket)", lambda: need,
+        Quantity("naive update: Listing 2 lines 24-29 buffers, 32K budget, batch 64 (4 per socket)", lambda: Value(
+            mb(naive), alternatives={"separate key / value latents (the listings' two tensors)": mb(sep)},
+            reading="the scenario's cache layout (sec. 6: the shared latent is what is compressed)"),
                  paper="naive_lines_24_29_mb", unit="MB",
-                 config="the socket's compressed K (576) + V (512) latents, bf16; 4 sequences per socket (Table 5)"),
+                 config="the socket's compressed latents (the scenario's layout), bf16; 4 sequences per socket"),
         Quantity("naive update: on-chip memory vs the standard decoding kernel", None, paper="naive_ratio"),
         Quantity("MTP tokens per forward (the paper's multiplier)", lambda: MTP_SCALE, paper="mtp_tokens",
                  unit="tokens", note="an input: DeepSeek-R1 ships one MTP module (1 + 0.8 = 1.8 at 80 %); "
@@ -372,7 +379,7 @@ def notes(x: Ctx) -> list:
                  for key in T5 for k in "fs"]
         return ("forward time at equal total KV (batch x KV = 2M tokens), paper -> model: "
                 + ", ".join(f"{p * 1e3:.0f} -> {m * 1e3:.0f} ms" for p, m in zip(paper, s))
-                + " (the paper's is flat in batch; the model's grows with the routed experts a bigger batch touches)")
+                + " (the static graph streams every expert each step, so the weight part is flat in batch)")
     return [flat, implied,
             "the P2P link bandwidth (100 GB/s) and latency (3 us) are spec placeholders: inside a pipelined kernel a "
             "collective costs only where its link time exceeds the kernel's compute and HBM time (Table 4's Output Proj "
@@ -387,13 +394,14 @@ def _plot_steps(x: Ctx):
         import matplotlib.pyplot as plt
 
         P = load_paper("snapstream")
-        labels, paper, sims = [], [], {"routed, pipelined": [], "all experts, pipelined": [], "routed, sequential": []}
+        labels, paper, sims = [], [], {"all experts, pipelined": [], "routed only, pipelined": [],
+                                       "all experts, sequential": []}
         for key, (ctx, bud, bf, bs) in T5.items():
             for tag, c, b in (("full", x.full, bf), ("snap", x.snap(bud), bs)):
                 labels.append(f"{key} {tag}\nB={b}")
                 paper.append(b * MTP_SCALE / P.value(f"t5_tps_{tag}_{key}") * 1e3)
-                for name, kw in (("routed, pipelined", {}), ("all experts, pipelined", {"experts": "all"}),
-                                 ("routed, sequential", {"mode": "sequential"})):
+                for name, kw in (("all experts, pipelined", {}), ("routed only, pipelined", {"experts": "routed"}),
+                                 ("all experts, sequential", {"mode": "sequential"})):
                     sims[name].append(decode_step_s(c, b, ctx, **kw)[0] * 1e3)
         fig, ax = plt.subplots(figsize=(9, 4.8))
         i = np.arange(len(labels))
@@ -417,4 +425,4 @@ def snapstream_sn40l(sc):
     x = Ctx(sc)
     rows = table5_rows(x) + table4_rows(x) + onchip_rows(x) + workload_rows(x) + trace_rows(x) + beyond_rows(x)
     return evaluate("snapstream_sn40l", "SnapStream (SambaNova) on SN40L-16: DeepSeek-R1, TP16 + attention DP16, "
-                    "bf16 KV", rows, load_paper("snapstream"), notes(x), plots=[_plot_steps(x)])
+                    "bf16 latent KV, static graph", rows, load_paper("snapstream"), notes(x), plots=[_plot_steps(x)])

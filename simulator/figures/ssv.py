@@ -27,6 +27,11 @@ sensitivity line):
   N_PROMPTS, SEED    64 prompts, seed 0 (sampling only)
   REF_BATCH          1: the document states no batch size; batch 1 is the usual speculative-decoding setting,
                      chosen before comparing. The scenario's other batches appear as alternatives.
+  runtime            the scenario's (CUDA graphs, fused kernels) for EVERY row, the 64K attention share included
+                     (the document names no runtime; an earlier revision priced that one row in an HF eager
+                     repeat_kv step because the target needed it: undone, that reading is an alternative)
+  naive kernel       per_query with one launch per query row and branch: the document's "3 x K kernel launches"
+                     for the decoding-oriented path; one launch per branch is shown beside
 """
 from __future__ import annotations
 
@@ -297,11 +302,11 @@ def _kernel_rows(x: Ctx) -> list[Quantity]:
                 "with refresh/reuse (full SSV)": agg(x.kernel_speedups(schedule=True)),
                 "over every ssv tuple of the scenario": agg(allv),
                 "naive with one launch per branch": agg(x.kernel_speedups(launch_per_row=False)),
-                **{f"B={b}": agg(x.kernel_speedups(b)) for b in x.batches if b != REF_BATCH}},
-                reading=f"the document's {label} is the overlap-aware kernel alone over 8K-64K",
-                sensitivity={"adjacent-query overlap gamma (ASSUMPTION 0.7; document 50-90 %), on the C4-exact "
-                             "default tuple (approx mode has no overlap input)": {
-                                 f"{g:g}": agg(x.kernel_speedups(gamma=g, tuples=[x.ssv_default])) for g in (0.5, 0.7, 0.9)}},
+                **{f"B={b}": agg(x.kernel_speedups(b)) for b in x.batches if b != REF_BATCH},
+                **{f"C4-exact default tuple at overlap gamma {g:g} (document 50-90 %)": agg(
+                    x.kernel_speedups(gamma=g, tuples=[x.ssv_default])) for g in (0.5, 0.7, 0.9)}},
+                reading=f"the document's {label} is the overlap-aware kernel alone over 8K-64K, on the tuple SSV "
+                        "runs (its approx mode has no overlap input, so the overlap varies another tuple: alternatives)",
                 inputs=x.run()["best_combo"][0].verify_kernel.input_source(x.run()["best_combo"][0])
                 if x.run()["best_combo"][0].verify_kernel.name == "ssv" else "")
         return metric
@@ -344,15 +349,15 @@ def _share_rows(x: Ctx) -> list[Quantity]:
         for label, c in (("dense", x.ar_dense), ("nsa", x.ar_nsa), ("dense + HF repeat_kv", hf)):
             for lm in ("graph", "eager"):
                 for b in sorted({1, mb(c)}):
-                    if b >= 1 and not (label == "dense + HF repeat_kv" and lm == "eager" and b == 1):
+                    if b >= 1 and not (label == "dense" and lm == x.sc.launch and b == REF_BATCH):
                         alts[f"{label}, B={b}, {lm}"] = _share(_replace(c, launch=lm), b, c64, x.out)
-        return Value(_share(_replace(hf, launch="eager"), 1, c64, x.out), alternatives=alts,
-                     reading="the document gives no batch or runtime; its 97.2 % needs an attention-bound step, which "
-                             "an HF-style eager step with K/V expanded to every head is (our HF measurement); batch 1 "
-                             "is the reference batch of every SSV row")
-    return [Quantity("attention share of a decode step at 64K: dense, HF repeat_kv, eager, B=1", share,
+        return Value(_share(x.ar_dense, REF_BATCH, c64, x.out), alternatives=alts,
+                     reading="priced like every other SSV row: the scenario's runtime and the reference batch; the "
+                             "document names neither for this sentence, and dense attention is what its 'load the "
+                             "entire cache' motivation describes")
+    return [Quantity(f"attention share of a decode step at 64K: dense, B={REF_BATCH}, the scenario's runtime", share,
                      paper="attention_share_64k", config=f"{x.sc.hardware[0].name}, Llama-3.1-8B dense (the "
-                     "document's model), 64K context")]
+                     f"document's model), 64K context, {x.sc.launch} launches, {x.sc.kernels} kernels")]
 
 
 def _prediction_rows(x: Ctx) -> list[Quantity]:
@@ -453,11 +458,38 @@ def _notes(x: Ctx) -> list:
                 f"(a well-behaved estimator stays near 0); over U{list(PROMPT_ALPHA)} even an oracle that knows each "
                 f"prompt's acceptance gains only {float(np.mean(r['oracle'])):.1%} with this scenario's tuples")
 
+    def kernel_shape():
+        """Why the modeled kernel speedup falls with context (the document's rises 2.1x -> 6.86x at 64K)."""
+        r = x.run()
+        i0, i1 = 0, len(r["contexts"]) - 1
+        parts = []
+        for i in (i0, i1):
+            c = r["best_combo"][i]
+            nv = _replace(c, verify_kernel=C.scenario_value(x.sc, "verify_kernel", "per_query"),
+                          schedule=C.scenario_value(x.sc, "schedule", "none"))
+            kv = C.mean_kv([r["contexts"][i]], x.out)
+            t, d = C.op_times(nv, REF_BATCH, kv), C.op_times(nv, REF_BATCH, kv, launch=False)
+            keep = lambda k: k.startswith("nsa.") and k not in ("nsa.gate_proj", "nsa.compress_kv")  # noqa: E731
+            tot = float(C.sum_ops(t, keep)[0])
+            scan = float(C.sum_ops(d, lambda k: k in ("nsa.compress", "nsa.route_scores"))[0])
+            parts.append(f"{int(r['contexts'][i]) // 1024}K: naive {tot * 1e3:.1f} ms per step, of which the "
+                         f"context-proportional scans (compressed KV and routing keys, reloaded per row) "
+                         f"{scan / tot:.0%}")
+        b = x.kernel_speedups(launch_per_row=False)
+        return ("kernel speedup shape (not fixed): with one launch of every branch per query row (the document's "
+                "'3 x K kernel launches') the naive path is a count of launch-floor-bound kernels whatever the "
+                "context (" + "; ".join(parts) + "), so the speedup is a launch-count ratio that falls as the "
+                "grouped kernel's context-proportional work grows; one launch per branch for all rows (off-the-shelf "
+                f"NSA kernels' grid over query positions) gives {b[0]:.2f}x -> {b[-1]:.2f}x, rising as the document "
+                "says but to half its 6.86x. The document's 2.1x at the short end and its 3 x K launches are "
+                "incompatible under any per-kernel floor of a few microseconds (39 launches per layer against 5)")
+
     def inputs():
         c = x.ssv_default
         return (f"inputs: group unions {c.verify_kernel.input_source(c)}; acceptance assumed "
                 f"(eagle3 {c.speculation.acceptance_hat():g}, prompts U{list(PROMPT_ALPHA)})")
-    return [inconsistent, weights, trees, planner, hf, inputs] + [lambda b=b: _crossover(x, b) for b in x.batches]
+    return [inconsistent, weights, trees, planner, kernel_shape, hf, inputs] + [
+        lambda b=b: _crossover(x, b) for b in x.batches]
 
 
 def _plot(x: Ctx) -> Plot:

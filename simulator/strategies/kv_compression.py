@@ -114,11 +114,13 @@ class _FixedBudget(KVPolicyStrategy):
 
     @staticmethod
     def _kv_elems_decode_kv_tensors(combo) -> float:
-        """K + V elements of one token of one layer on a device that holds the sequence, keys and values
-        as two tensors (MLA: latent + rope key, and the latent as values)."""
+        """K + V elements of one token of one layer on a device that holds the sequence, in the attention's
+        cache layout (MLA: the shared latent + rope key, plus the latent again as values when the attention
+        keeps keys and values as two tensors, mla_cache separate_kv)."""
         m = combo.model
         if m.mla:
-            return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) + m.mla.kv_lora_rank
+            sep = getattr(combo.attention, "values", {}).get("mla_cache") == "separate_kv"
+            return (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) + (m.mla.kv_lora_rank if sep else 0.0)
         return 2.0 * combo.attn_kv_heads_dev * m.head_dim
 
     # ---- decode update -------------------------------------------------------------------------------

@@ -143,40 +143,59 @@ class _Topk(TopkStrategy):
 
 
 # ---- radix ---------------------------------------------------------------------------------------------
-def radix_work(length, k, steps, hist_flops: float | None = None, serial_flops: float | None = None):
+def radix_work(length, k, steps, hist_flops: float | None = None, serial_flops: float | None = None,
+               fixed_flops: float | None = None):
     """(bytes_read, bytes_written, flops) of one row through the single-CTA radix-select kernel.
-    `hist_flops` / `serial_flops` override HIST_ATOMIC_FLOPS / SERIAL_ATOMIC_FLOPS (the calibration fits them)."""
+    `hist_flops` / `serial_flops` override HIST_ATOMIC_FLOPS / SERIAL_ATOMIC_FLOPS (the calibration fits them);
+    `fixed_flops` replaces the final block sort's work (a RADIX_KERNELS entry fits it)."""
     hist = HIST_ATOMIC_FLOPS if hist_flops is None else hist_flops
     serial = SERIAL_ATOMIC_FLOPS if serial_flops is None else serial_flops
+    fixed = FINAL_SORT_ITEMS * FINAL_SORT_FLOPS_PER_ITEM if fixed_flops is None else fixed_flops
     n = np.asarray(length, dtype=np.float64)
     sweeps = 2.0 * np.asarray(steps, dtype=np.float64)
     read = sweeps * n * SCORE_BYTES
     flops = (steps * n * (hist + SWEEP_FLOPS)                     # histogram sweeps (atomics)
              + steps * n * SWEEP_FLOPS                             # scatter sweeps
              + k * serial                                          # same-address output counter
-             + FINAL_SORT_ITEMS * FINAL_SORT_FLOPS_PER_ITEM)       # final block sort of the threshold bin
+             + fixed)                                              # final block sort of the threshold bin
     written = k * INDEX_BYTES
     return read, written, flops
 
 
-def add_radix_ops(b, rows, length, k, layers, steps: float, where=None, name="topk.radix") -> None:
-    """The production radix-select path; rows of >= 200K columns use the two-kernel split-work path."""
+#: radix-select kernels (RadixTopk `kernel`): 'ours' = our measured single-CTA kernel (the constants above);
+#: 'trtllm_b200' = TensorRT-LLM's production radix (indexerTopK.cu), its histogram work per element and its fixed
+#: work FITTED to TensorRT-LLM's own B200 random-data radix timings (longcheng-nv/TensorRT-LLM@20727fc
+#: indexerTopK.cu, "Scheme X v1.2": N = 8192 / 16384 / 32768 / 131072 -> Radix 11.2 / 22.0 / 32.9 / 76.1 us at
+#: BS = 1) at 8K / 32K / 128K with 16K held out, like the GVR split: simulator/figures/gvr.py fit_trtllm_radix();
+#: tests/test_topk.py re-derives the two numbers.
+RADIX_KERNELS = {
+    "ours": {"hist_flops": HIST_ATOMIC_FLOPS, "fixed_flops": FINAL_SORT_ITEMS * FINAL_SORT_FLOPS_PER_ITEM},
+    "trtllm_b200": {"hist_flops": 8.59, "fixed_flops": 3.67e5},
+}
+#: engines' radix kernels modelled from their sources (simulator/kernels/topk_production.py)
+PRODUCTION_RADIX = ("sglang", "trtllm")
+
+
+def add_radix_ops(b, rows, length, k, layers, steps: float, where=None, name="topk.radix", kernel="ours") -> None:
+    """The production radix-select path; rows of >= 200K columns use the two-kernel split-work path.
+    kernel: a RADIX_KERNELS key or {hist_flops, fixed_flops}."""
+    kern = kernel if isinstance(kernel, dict) else RADIX_KERNELS[kernel]
     n = np.asarray(length, dtype=np.float64) * np.ones(b.n)
     w = np.ones(b.n, dtype=bool) if where is None else np.broadcast_to(np.asarray(where, dtype=bool), (b.n,))
     split = n >= SPLIT_WORK_LENGTH
-    read, written, flops = radix_work(n, k, steps)
+    read, written, flops = radix_work(n, k, steps, kern["hist_flops"], fixed_flops=kern["fixed_flops"])
     # the indexer kernel wrote the logits just before: every sweep re-reads them, from L2 while they fit
     # (working set rows x N x 4 B); one block-wide reduction per sweep (sync_steps), as calibrated
     b.add(name, "topk_cta", flops=rows * flops, bytes_read=rows * read, bytes_written=rows * written,
           parallel_units=rows, reread_bytes=rows * read, working_set=rows * n * SCORE_BYTES,
           sync_steps=2.0 * steps, dtype="fp32", count=layers, where=w & ~split)
     # split work: 10 CTAs per row, each a radix select over N/10 writing k (score, index) candidates ...
-    r10, w10, f10 = radix_work(n / SPLIT_WORK_CTAS, k, steps)
+    r10, w10, f10 = radix_work(n / SPLIT_WORK_CTAS, k, steps, kern["hist_flops"], fixed_flops=kern["fixed_flops"])
     b.add(name + "_split", "topk_cta", flops=rows * SPLIT_WORK_CTAS * f10, bytes_read=rows * SPLIT_WORK_CTAS * r10,
           bytes_written=rows * SPLIT_WORK_CTAS * 2 * k * SCORE_BYTES, parallel_units=rows * SPLIT_WORK_CTAS,
           dtype="fp32", count=layers, where=w & split)
     # ... then one 1024-thread CTA per row merges the 10 x k candidates
-    rm, wm, fm = radix_work(SPLIT_WORK_CTAS * k, k, steps)
+    rm, wm, fm = radix_work(SPLIT_WORK_CTAS * k, k, steps, kern["hist_flops"], fixed_flops=kern["fixed_flops"])
     b.add(name + "_merge", "topk_cta", flops=rows * fm, bytes_read=rows * SPLIT_WORK_CTAS * k * (SCORE_BYTES + INDEX_BYTES),
           bytes_written=rows * wm, parallel_units=rows, dtype="fp32", count=layers, where=w & split)
 
@@ -190,18 +209,25 @@ class RadixTopk(_Topk):
                           "(histogram + scatter) -> 2 steps = 4 sweeps",
                        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 1 <= v <= 4,
                        "a number of histogram steps in [1, 4] (half-11, 11, 11, 10 bits)"),
-        "kernel": Param("model", "'model' = this pass model (fixed `steps`); 'sglang' / 'trtllm' = the engines' "
-                                 "kernels, passes counted on recorded scores (simulator/kernels/topk_production.py)",
-                        lambda v: v in ("model", "sglang", "trtllm"), "one of model, sglang, trtllm"),
+        "kernel": Param("ours", "'ours' = our measured single-CTA radix kernel (this pass model, fixed `steps`); "
+                                "'trtllm_b200' = the same pass model with TensorRT-LLM's histogram and fixed work fitted to "
+                                "its own B200 radix timings (RADIX_KERNELS); 'sglang' / 'trtllm' = the engines' kernels "
+                                "modelled from their sources, passes counted on recorded scores "
+                                "(simulator/kernels/topk_production.py)",
+                        lambda v: (isinstance(v, str) and v in tuple(RADIX_KERNELS) + PRODUCTION_RADIX) or (
+                            isinstance(v, dict) and set(v) == {"hist_flops", "fixed_flops"}
+                            and all(isinstance(x, (int, float)) and x >= 0 for x in v.values())),
+                        " | ".join(tuple(RADIX_KERNELS) + PRODUCTION_RADIX)
+                        + " | {hist_flops: F, fixed_flops: F} (what-if / fitting)"),
     }
 
     def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
-        if self.kernel != "model":
+        if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
             from simulator.kernels import topk_production as TP
             sweeps, gathers = TP.default_passes(self.kernel, length, int(k))
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), sweeps, gathers, count=layers)
             return
-        add_radix_ops(b, rows, length, k, layers, self.steps)
+        add_radix_ops(b, rows, length, k, layers, self.steps, kernel=self.kernel)
 
 
 # ---- GVR -----------------------------------------------------------------------------------------------
@@ -638,7 +664,9 @@ class GVRTopk(_Topk):
         rows = np.asarray(rows, dtype=np.float64) * np.ones(b.n)
         n = np.asarray(length, dtype=np.float64) * np.ones(b.n)
         fast = self.dispatch(combo, rows, n, k, phase)
-        add_radix_ops(b, rows, n, k, layers, self.steps, where=~fast)
+        # the dispatcher's fallback is the same library's radix (TensorRT-LLM's with its GVR kernel)
+        add_radix_ops(b, rows, n, k, layers, self.steps, where=~fast,
+                      kernel="trtllm_b200" if self.kernel == "trtllm" else "ours")
         if not fast.any():
             return
         q = int(combo.speculation.draft_tokens) + 1 if phase == "decode" else 1
