@@ -62,7 +62,7 @@ def cmd_trace(args) -> int:
 def _list(args) -> int:
     from simulator.traces.requests import SHIPPED, shipped_request_traces
     from simulator.traces.scenario import shipped_attention_traces
-    from simulator.traces.stats import load_stats
+    from simulator.traces.analysis import load_stats
 
     found = shipped_attention_traces()
     print("attention/top-k traces (traces/attention/; use with `trace: NAME` in a scenario):")
@@ -224,7 +224,7 @@ def _stats(args) -> int:
         return 0
     from simulator.traces.compare import published_rows
     from simulator.traces.scenario import find_trace
-    from simulator.traces.stats import load_stats
+    from simulator.traces.analysis import load_stats
 
     path = find_trace(target)
     out = OutputDir.prepare(args.out, f"trace_{path.name[:-4]}")
@@ -271,7 +271,7 @@ def _plot(args) -> int:
     else:
         from simulator.traces.plots import plot_stats
         from simulator.traces.scenario import find_trace
-        from simulator.traces.stats import load_stats
+        from simulator.traces.analysis import load_stats
 
         path = find_trace(target)
         out = OutputDir.prepare(args.out, f"trace_{path.name[:-4]}")
