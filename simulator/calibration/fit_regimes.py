@@ -46,6 +46,7 @@ from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration import checks as C
+from simulator.calibration.checks import efficiency_with
 from simulator.combo import TargetFacts
 from simulator.ops import MaskedBuilder
 
@@ -786,8 +787,6 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
     the launch-grid profile (`grids`, or the regimes_grids_*.csv beside the CSV when `grids` is not a frame): the
     cta_slots of every kind it recorded (measured_slots) and the FlashAttention-2 / cuDNN combine kernels fitted to
     their profiled durations."""
-    from simulator.calibration.fit import efficiency_with
-
     if not isinstance(grids, pd.DataFrame):
         g = grids_for(df.attrs.get("file", "")) if df.attrs.get("file") else None
         grids = load_grids(g) if g is not None else None
