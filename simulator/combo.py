@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hwmodels.spec import HardwareSpec
-from simulator.model import ModelSpec
+from simulator.model import MLA, ModelSpec
 from simulator.precision import DTYPE_BYTES, WEIGHT_COMPUTE_DTYPE
 
 if TYPE_CHECKING:
@@ -38,6 +38,42 @@ class TargetFacts:
     architecture: str
     sm_count: int
     l2_bytes: float | None
+
+
+@dataclass(frozen=True)
+class AttentionLayout:
+    """What attention kernels read about one step's attention on one device (dense attention's accounting and the
+    decode-kernel models of simulator.kernels): the model's attention geometry and the per-device head split.
+    `Combo.attn_layout` builds it from a tuple; fitting a bare kernel (simulator.calibration) builds it directly.
+    Inside a sweep the per-device counts may be arrays (one value per setting).
+
+    mla                                 the model's MLA dimensions, or None (GQA / MHA)
+    head_dim                            per-head dimension (GQA / MHA)
+    heads_dev, kv_heads_dev             query / KV heads on one device of the TP group (prefill runs one prompt on
+                                        the whole group)
+    attn_heads_dev, attn_kv_heads_dev   the same inside the decode kernel (under attention DP its sequences' heads
+                                        split over tp / attn_dp devices)
+    attn_dp                             attention data-parallel groups: a device runs the decode kernel for
+                                        1 / attn_dp of the batch
+    kvbytes                             bytes per cached K / V element
+    target                              the device facts a kernel's launch reads (TargetFacts)
+    """
+
+    mla: MLA | None
+    head_dim: int
+    heads_dev: Any
+    kv_heads_dev: Any
+    attn_heads_dev: Any
+    attn_kv_heads_dev: Any
+    attn_dp: int
+    kvbytes: Any
+    target: TargetFacts
+
+    @classmethod
+    def one_device(cls, heads, kv_heads, head_dim, kvbytes, target: TargetFacts) -> AttentionLayout:
+        """One bare GQA/MHA attention call on one device (no TP, no attention DP): a measured kernel in fitting."""
+        return cls(mla=None, head_dim=head_dim, heads_dev=heads, kv_heads_dev=kv_heads, attn_heads_dev=heads,
+                   attn_kv_heads_dev=kv_heads, attn_dp=1, kvbytes=kvbytes, target=target)
 
 
 @dataclass(frozen=True)
@@ -71,6 +107,14 @@ class Combo:
         """The hardware facts strategies may read (see TargetFacts); strategies never read `hardware`."""
         hw = self.hardware
         return TargetFacts(architecture=hw.architecture, sm_count=hw.units, l2_bytes=hw.l2_bytes)
+
+    @property
+    def attn_layout(self) -> AttentionLayout:
+        """What attention kernels read about this tuple's attention (see AttentionLayout)."""
+        return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,
+                               kv_heads_dev=self.kv_heads_dev, attn_heads_dev=self.attn_heads_dev,
+                               attn_kv_heads_dev=self.attn_kv_heads_dev, attn_dp=self.attn_dp, kvbytes=self.kvbytes,
+                               target=self.target)
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property

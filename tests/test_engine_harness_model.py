@@ -20,11 +20,10 @@ TILE_F = 4.0 * 128 * 64 * 128      # one 128x64 (or 64x128) tile of QK^T + PV at
 
 def _ops(combo, B, T, Tmax=None, mixed=False):
     b = OpBuilder(1)
-    extra = {"layers": 1.0, "mixed": mixed}
-    if Tmax is not None:
-        extra["ctx_max"] = np.array([float(Tmax)])
     combo.attention.decode_ops(b, combo, StepShape(batch=np.array([float(B)]), query_rows=np.ones(1),
-                                                   context=np.array([float(T)]), phase="decode", extra=extra))
+                                                   context=np.array([float(T)]), phase="decode", layers=1.0,
+                                                   mixed=mixed,
+                                                   ctx_max=None if Tmax is None else np.array([float(Tmax)])))
     ops = b.build()
     return {n: i for i, n in enumerate(ops.names)}, ops
 
@@ -85,7 +84,7 @@ def test_fa2_varlen_mixed_rows_and_prefill_chunk(fa2):
     b = OpBuilder(1)
     fa2.attention.prefill_ops(b, fa2, StepShape(batch=np.ones(1), query_rows=np.array([512.0]),
                                                 context=np.array([512.0]), phase="prefill",
-                                                extra={"layers": 1.0, "kv_prefix": np.zeros(1)}))
+                                                layers=1.0, kv_prefix=np.zeros(1)))
     ops = b.build()
     assert ops.flops[0] == pytest.approx(32 * 20 * TILE_F) and ops.parallel_units[0] == 32 * 4
     assert ops.serial_iters[0] == pytest.approx(8.0)               # 4 x 32 = 128 CTAs, one wave: the last tile's 8

@@ -63,7 +63,6 @@ the file and the field (ScenarioError).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,10 +70,16 @@ from typing import Any
 import numpy as np
 
 from hwmodels.errors import ScenarioError, SparsesimError
+from simulator.engine import plugins  # noqa: F401 - registers the routers and policies beyond the built-in ones
+from simulator.engine.adaptive import candidate_combos, parse_adaptation
+from simulator.engine.routers import routers
+from simulator.engine.scheduler import policies
+from simulator.sections import FIELD_IN_MSG as _FIELD_IN_MSG
 from simulator.sections import bare_message as _bare
 from simulator.sections import err as _err
 from simulator.sections import mapping as _mapping
 from simulator.sections import number as _num
+from simulator.sections import one_strategy as _one
 
 SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
                "rate_scale"}
@@ -84,10 +89,9 @@ REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
 ROLES = ("mixed", "prefill", "decode")
-ROUTERS = ("round_robin", "least_outstanding_tokens", "prefix_aware")
 SCHEDULER_KEYS = {"max_num_batched_tokens", "max_num_seqs", "block_size", "enable_prefix_caching",
                   "long_prefill_token_threshold", "gpu_memory_utilization", "num_blocks", "cache_unit_tokens",
-                  "mixed_launch"}
+                  "mixed_launch", "policy"}
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 MAX_REPLICAS = 4096
 MAX_GENERATED = 50_000_000
@@ -158,7 +162,6 @@ class ServingConfig:
 
 
 
-_FIELD_IN_MSG = re.compile(r"^field '([^']+)': ")
 
 
 def _reraise_length(e: SparsesimError, file: str, fld: str) -> ScenarioError:
@@ -236,22 +239,6 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
     src.time_scale = _num(d.get("time_scale", 1.0), file, f"{fld}.time_scale", 0.0, 1e6)
     src.rate_scale = _num(d.get("rate_scale", 1.0), file, f"{fld}.rate_scale", 0.0, 1e6)
     return src
-
-
-def _one(axis: str, v: Any, file: str, fld: str):
-    from simulator.strategies.base import parse_axis
-
-    if isinstance(v, list):
-        raise _err("takes one value per replica group (use several groups to compare values)", file, fld)
-    try:
-        out = parse_axis(axis, [v], file)
-    except ScenarioError as e:
-        msg = _bare(e)
-        m = _FIELD_IN_MSG.match(msg)
-        if m and m.group(1).startswith(f"strategies.{axis}"):  # the parameter's own field, under this group
-            raise _err(msg[m.end():], file, fld + m.group(1)[len(f"strategies.{axis}"):]) from None
-        raise _err(msg, file, fld) from None
-    return out[0]
 
 
 def _scenario_trace(file: str, base: Path, doc: dict):
@@ -359,6 +346,10 @@ def _scheduler(v: Any, file: str) -> dict:
     if ml not in ("eager", "graph"):
         raise _err(f"is {ml!r}; allowed: eager, graph", file, f"{fld}.mixed_launch")
     out["mixed_launch"] = ml
+    pol = d.get("policy", "fcfs")
+    if not isinstance(pol, str) or pol not in policies():
+        raise _err(f"is {pol!r}; allowed: {', '.join(policies())}", file, f"{fld}.policy")
+    out["policy"] = pol
     if out["cache_unit_tokens"] != "auto" and out["cache_unit_tokens"] % out["block_size"]:
         raise _err(f"{out['cache_unit_tokens']} is not a multiple of block_size {out['block_size']}", file,
                    f"{fld}.cache_unit_tokens")
@@ -468,8 +459,8 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
             raise _err(f"disaggregated serving needs prefill and decode groups and no mixed ones; got roles "
                        f"{sorted(roles)}", file, "serving.replicas")
     router = d.get("router", "least_outstanding_tokens")
-    if router not in ROUTERS:
-        raise _err(f"is {router!r}; allowed: {', '.join(ROUTERS)}", file, "serving.router")
+    if not isinstance(router, str) or router not in routers():
+        raise _err(f"is {router!r}; allowed: {', '.join(routers())}", file, "serving.router")
     sched = _scheduler(d.get("scheduler"), file)
     acc = _acceptance(d.get("acceptance"), file, base)
     if isinstance(acc, str) and acc == "trace":
@@ -521,8 +512,6 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
     drs = _num(d.get("decode_run_steps", 256), file, "serving.decode_run_steps", 0, 1_000_000, strict_lo=False,
                integer=True)
-    from simulator.engine.adaptive import candidate_combos, parse_adaptation
-
     adapt = parse_adaptation(d.get("adaptation"), file)
     adapt_combos = []
     if adapt is not None:

@@ -32,10 +32,11 @@ from simulator.acceptance import (
     per_position,
     tree_tokens_per_round,
 )
+from simulator.combo import Combo
 from simulator.layers import body_ops, gemm
 from simulator.memory import model_weight_bytes
 from simulator.model import list_models, load_model
-from simulator.ops import ScopedBuilder
+from simulator.ops import OpBuilder, ScopedBuilder
 from simulator.precision import ACT_BYTES
 from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register
 
@@ -147,7 +148,7 @@ class _Speculative(SpeculationStrategy):
         w = t.widths()
         return [1] + w[:-1]
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         pp = self.per_position
         if pp is not None and self.tree is not None and len(pp) != len(self.tree_shape().widths()):
             return f"per_position lists {len(pp)} values for a tree of {len(self.tree_shape().widths())} levels"
@@ -158,14 +159,14 @@ class _Speculative(SpeculationStrategy):
         return None
 
     # --- drafting cost ------------------------------------------------------------------------------
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         raise NotImplementedError
 
-    def add_round_extras(self, b, combo, shape) -> None:
+    def add_round_extras(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """Per-round ops besides the draft forwards (e.g. EAGLE-3's feature fusion)."""
         return None
 
-    def round_plan(self, combo, batch, context) -> RoundPlan:
+    def round_plan(self, combo: Combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
         tokens = self.tokens_per_round()
         rows = self.draft_tokens + 1
         dc = self.draft_combo(combo)
@@ -176,24 +177,24 @@ class _Speculative(SpeculationStrategy):
                 sb = ScopedBuilder(b, "draft.")
                 q = np.full(b.n, float(width))
                 dshape = StepShape(batch=shape.batch, query_rows=q, context=shape.context, phase="decode",
-                                   extra={"layers": dc.model.layers})
+                                   layers=dc.model.layers)
                 r = dshape.rows
-                body_ops(sb, dc, r, r, "decode", lambda bb, count: dc.attention.decode_ops(bb, dc, dshape))
+                body_ops(sb, dc, r, r, "decode",
+                         lambda bb, layers: dc.attention.decode_ops(bb, dc, replace(dshape, layers=layers)))
 
         return RoundPlan(query_rows=rows, tokens_per_round=tokens, add_draft_ops=add_draft)
 
-    def prefill_draft_ops(self, b, combo, prompt) -> None:
+    def prefill_draft_ops(self, b: OpBuilder, combo: Combo, prompt: np.ndarray) -> None:
         dc = self.draft_combo(combo)
         ones = np.ones(b.n)
-        shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill",
-                          extra={"layers": dc.model.layers})
+        shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=dc.model.layers)
         body_ops(ScopedBuilder(b, "draft."), dc, prompt, ones, "prefill",
-                 lambda bb, count: dc.attention.prefill_ops(bb, dc, shape))
+                 lambda bb, layers: dc.attention.prefill_ops(bb, dc, replace(shape, layers=layers)))
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         return model_weight_bytes(self.draft_combo(combo))
 
-    def extra_kv_bytes_per_token(self, combo) -> float:
+    def extra_kv_bytes_per_token(self, combo: Combo) -> float:
         dc = self.draft_combo(combo)
         return dc.model.kv_bytes_per_token(dc.kv_dtype) * dc.kv_fraction_dev
 
@@ -220,7 +221,7 @@ class DraftModel(_Speculative):
     def draft_model(self):
         return load_model(self.model)
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -230,7 +231,7 @@ class DraftModel(_Speculative):
                     f"(vocab {combo.model.vocab})")
         return None
 
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         d = self.draft_model()
         return replace(combo, model=d, tp=1, weight_dtype=d.dtype, attention=_dense(combo))
 
@@ -247,7 +248,7 @@ class Eagle3(_Speculative):
         **COMMON_PARAMS,
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -255,19 +256,19 @@ class Eagle3(_Speculative):
             return "an EAGLE-3 head for MLA models is not modeled; use speculation 'mtp' for DeepSeek models"
         return None
 
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         m = combo.model
         head = replace(m, name=f"{m.name}-EAGLE3", layers=1, vocab=self.draft_vocab, tie_embeddings=False,
                        moe=None, mtp_modules=0, dsa_indexer=None)
         return replace(combo, model=head, weight_dtype="bf16", attention=_dense(combo))
 
-    def add_round_extras(self, b, combo, shape) -> None:
+    def add_round_extras(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         # fuse the target's low/mid/high hidden states of each verified token: [rows, 3h] @ [3h, h]
         h = combo.model.hidden
         gemm(ScopedBuilder(b, "draft."), "eagle3_fc", combo, shape.batch * shape.query_rows, 3 * h, h, 1.0,
              weight_bytes=ACT_BYTES, dtype="bf16")
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         h = combo.model.hidden
         # the head's layer + its LM head, minus the embedding it shares with the target, plus the fc
         dc = self.draft_combo(combo)
@@ -286,7 +287,7 @@ class MultiTokenPrediction(_Speculative):
                                        lambda v: isinstance(v, int) and 1 <= v <= 16, "an integer 1..16")},
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -296,7 +297,7 @@ class MultiTokenPrediction(_Speculative):
             return "MTP drafts a chain; a tree is not supported"
         return None
 
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         m = combo.model
         moe = replace(m.moe, first_dense_layers=0) if m.moe else None
         if combo.attention.selects_tokens and m.dsa_indexer is not None:
@@ -310,11 +311,11 @@ class MultiTokenPrediction(_Speculative):
         module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0, dsa_indexer=None)
         return replace(combo, model=module, attention=_dense(combo))
 
-    def add_round_extras(self, b, combo, shape) -> None:
+    def add_round_extras(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         # eh_proj of each draft step: [B, 2h] @ [2h, h] (norms of the two inputs are elementwise, small)
         h = combo.model.hidden
         gemm(ScopedBuilder(b, "draft.", count_factor=self.k), "mtp_eh_proj", combo, shape.batch, 2 * h, h, 1.0)
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         # the module's decoder layer and eh_proj; embedding and LM head are shared with the main model
         return combo.model.mtp_params() * combo.wbytes / combo.tp

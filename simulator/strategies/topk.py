@@ -78,7 +78,9 @@ from __future__ import annotations
 import numpy as np
 
 from hwmodels.errors import ScenarioError
+from simulator.combo import Combo
 from simulator.kernels.gvr_passes import GVR_CAPACITY, MAX_PASSES, launch_passes
+from simulator.ops import OpBuilder
 from simulator.strategies.base import Param, TopkStrategy, register
 
 # ---- instruction work, flop-equivalents per element (see module docstring) ------------------------------
@@ -187,7 +189,8 @@ class RadixTopk(_Topk):
                        "a number of histogram steps in [1, 4] (half-11, 11, 11, 10 bits)"),
     }
 
-    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+    def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
+                phase: str) -> None:
         add_radix_ops(b, rows, length, k, layers, self.steps)
 
 
@@ -286,7 +289,7 @@ class GVRTopk(_Topk):
                                 field="strategies.topk.gvr.overlap")
         return [(int(g[0]), float(g[1])) for g in ov]
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -353,7 +356,8 @@ class GVRTopk(_Topk):
             out += [(ov, dist)] * nl
         return out, f"parameter: {which}" + (", passes" if dist is not None else "")
 
-    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+    def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
+                phase: str) -> None:
         rows = np.asarray(rows, dtype=np.float64) * np.ones(b.n)
         n = np.asarray(length, dtype=np.float64) * np.ones(b.n)
         fast = self.dispatch(combo, rows, n, k, phase)
@@ -426,7 +430,8 @@ class SortTopk(_Topk):
     name = "sort"
     description = "sort the whole row (segmented radix sort) and keep the first k"
 
-    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+    def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
+                phase: str) -> None:
         n = np.asarray(length, dtype=np.float64)
         kv = SCORE_BYTES + INDEX_BYTES
         b.add("topk.sort", "topk", flops=rows * SORT_PASSES * n * 2 * SWEEP_FLOPS,
@@ -446,7 +451,8 @@ class TorchTopk(_Topk):
                               "an integer 1..16"),
     }
 
-    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+    def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
+                phase: str) -> None:
         # --- kernel model (calibration helper, issue 15): torch.topk's own dispatch, see torch_topk_dispatch_ops
         torch_topk_dispatch_ops(b, rows, length, SCORE_BYTES, k, None, count=layers)
 
