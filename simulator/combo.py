@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from hwmodels.spec import HardwareSpec
-from simulator.model import MLA, ModelSpec
+from hwmodels.spec import HardwareSpec, load_hardware
+from simulator.model import MLA, ModelSpec, load_model
 from simulator.precision import DTYPE_BYTES, WEIGHT_COMPUTE_DTYPE
-
-if TYPE_CHECKING:
-    from simulator.strategies.base import Strategy
+from simulator.strategies.base import AXES, DEFAULT_VALUE, Strategy, parse_axis
 
 
 def _ceil(x):
@@ -181,14 +179,10 @@ class Combo:
 
     def strategies(self) -> tuple:
         """The strategy values of every axis (simulator.strategies.base.AXES)."""
-        from simulator.strategies.base import AXES
-
         return tuple(getattr(self, a) for a in AXES)
 
     def strategy_label(self) -> str:
         """'dense', 'nsa+eagle3(k=4)+ssv', ...: the attention value plus every non-default value."""
-        from simulator.strategies.base import AXES, DEFAULT_VALUE
-
         parts = [self.attention.label()]
         for a in AXES[1:]:
             s = getattr(self, a)
@@ -203,10 +197,6 @@ def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | N
     """A Combo from names (or loaded specs) and axis values written as in a scenario ('dense',
     {'eagle3': {'k': 4}}) or as Strategy instances; axes not given take their defaults. weight_dtype None
     = the model's released dtype."""
-    from hwmodels.spec import load_hardware
-    from simulator.model import load_model
-    from simulator.strategies.base import AXES, DEFAULT_VALUE, Strategy, parse_axis
-
     unknown = set(axes) - set(AXES)
     if unknown:
         raise ValueError(f"unknown axes {sorted(unknown)}; axes: {AXES}")

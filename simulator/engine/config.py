@@ -70,16 +70,24 @@ from typing import Any
 import numpy as np
 
 from hwmodels.errors import ScenarioError, SparsesimError
+from hwmodels.spec import load_hardware
+from simulator.combo import Combo
 from simulator.engine import plugins  # noqa: F401 - registers the routers and policies beyond the built-in ones
 from simulator.engine.adaptive import candidate_combos, parse_adaptation
 from simulator.engine.routers import routers
 from simulator.engine.scheduler import policies
+from simulator.model import load_model
+from simulator.planner import combo_refusal
+from simulator.precision import DTYPE_BYTES
 from simulator.sections import FIELD_IN_MSG as _FIELD_IN_MSG
 from simulator.sections import bare_message as _bare
 from simulator.sections import err as _err
 from simulator.sections import mapping as _mapping
 from simulator.sections import number as _num
 from simulator.sections import one_strategy as _one
+from simulator.strategies.base import AXES, DEFAULT_VALUE
+from simulator.traces.requests import SHIPPED, length_dist_from_dict
+from simulator.traces.scenario import parse_trace_section
 
 SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
                "rate_scale"}
@@ -178,8 +186,6 @@ def _reraise_length(e: SparsesimError, file: str, fld: str) -> ScenarioError:
 
 
 def _source(v: Any, file: str, base: Path) -> SourceConfig:
-    from simulator.traces.requests import SHIPPED, length_dist_from_dict
-
     fld = "serving.requests"
     if v is None:
         raise _err("is missing: give a request source (trace: NAME, poisson: {...} or gamma: {...})", file, fld)
@@ -246,19 +252,10 @@ def _scenario_trace(file: str, base: Path, doc: dict):
     load_stats is cached), or None: replicas' strategies read them as combo.trace, as in `sparsesim run`."""
     if "trace" not in doc:
         return None
-    from simulator.traces.scenario import parse_trace_section
-
     return parse_trace_section(doc["trace"], file, base, doc)
 
 
 def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None) -> ReplicaGroup:
-    from hwmodels.spec import load_hardware
-    from simulator.combo import Combo
-    from simulator.model import load_model
-    from simulator.planner import combo_refusal
-    from simulator.precision import DTYPE_BYTES
-    from simulator.strategies.base import AXES, DEFAULT_VALUE
-
     fld = f"serving.replicas[{i}]"
     d = _mapping(v, REPLICA_KEYS, file, fld)
     count = _num(d.get("count", 1), file, f"{fld}.count", 0, MAX_REPLICAS, integer=True)

@@ -25,8 +25,9 @@ from the speculation strategy's acceptance model (`accept_length_pmf()`: chains 
 from __future__ import annotations
 
 import math
+import sys
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import simpy
@@ -157,9 +158,7 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
                          cache_unit_tokens=cache_unit)
     if cfg.launch_eager_s is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
-        from dataclasses import replace as _replace
-
-        combo = _replace(combo, hardware=_replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
+        combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
     cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
                     floor_s=cfg.host_floor_s)
@@ -167,11 +166,9 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
     adaptive = None
     if cfg.adaptation is not None:
-        from dataclasses import replace as _replace
-
         combos = [combo] + list(cfg.adaptation_combos[i][1:])
         if cfg.launch_eager_s is not None:
-            combos = [combos[0]] + [_replace(c, hardware=combo.hardware) for c in combos[1:]]
+            combos = [combos[0]] + [replace(c, hardware=combo.hardware) for c in combos[1:]]
         costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
                           for c in combos[1:]]
         adaptive = (combos, costs)
@@ -517,8 +514,6 @@ class Engine:
 
     # ---- run -------------------------------------------------------------------------------------------------
     def run(self):
-        import sys
-
         env = self.env
         n = len(self.trace)
         if self.progress and sys.stderr.isatty() and n >= 2000:

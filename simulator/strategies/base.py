@@ -1,7 +1,7 @@
 """Strategy axes and the registry every strategy module plugs into.
 
 A strategy module defines subclasses of `Strategy` decorated with `@register`; importing the module is
-all it takes (`simulator.strategies` imports every module in its folder). Each class declares:
+all it takes (`registry()` imports every module in its folder the first time it is called). Each class declares:
 
     axis    which axis it is a value of (AXES below)
     name    its value name in scenario YAML
@@ -33,8 +33,11 @@ time; see simulator.combo.TargetFacts).
 """
 from __future__ import annotations
 
+import importlib
 import itertools
+import pkgutil
 from dataclasses import KW_ONLY, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
@@ -315,9 +318,18 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
-def registry() -> dict[str, dict[str, type[Strategy]]]:
-    from simulator import strategies  # noqa: F401 - imports every strategy module
+_LOADED = False
 
+
+def registry() -> dict[str, dict[str, type[Strategy]]]:
+    """Every registered strategy by axis and name. The first call imports every module of this folder (each
+    registers its classes), so a new strategy is one new file; importing this module alone loads none of them."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        for m in pkgutil.iter_modules([str(Path(__file__).parent)]):
+            if m.name != "base":
+                importlib.import_module(f"{__package__}.{m.name}")
     return _REGISTRY
 
 

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from hwmodels.errors import SparsesimError
 from simulator.acceptance import (
     SIBLING_DECAY,
     TreeShape,
@@ -38,7 +39,7 @@ from simulator.memory import model_weight_bytes
 from simulator.model import list_models, load_model
 from simulator.ops import OpBuilder, ScopedBuilder
 from simulator.precision import ACT_BYTES
-from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register
+from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register, registry
 
 #: EAGLE-3 draft vocabulary: `draft_vocab_size: 32000` in the released EAGLE-3 head for Llama-3.1-8B-Instruct
 #: (HF yuhuili/EAGLE3-LLaMA3.1-Instruct-8B config.json).
@@ -63,8 +64,6 @@ def _is_tree(v) -> bool:
 
 def _loadable_model(v) -> bool:
     """A draft model name or path that loads (checked when the scenario is read, not when it is priced)."""
-    from hwmodels.errors import SparsesimError
-
     if not isinstance(v, str) or not v.strip():
         return False
     try:
@@ -200,8 +199,6 @@ class _Speculative(SpeculationStrategy):
 
 
 def _dense(combo):
-    from simulator.strategies.base import registry
-
     return registry()["attention"]["dense"]()
 
 
@@ -304,8 +301,6 @@ class MultiTokenPrediction(_Speculative):
             # DeepSeek-V3.2's MTP module is a decoder layer of the model's own architecture, so it runs DSA
             # (indexer + top-k + sparse MLA) too. ASSUMPTION: its top-k takes the production radix path (the GVR
             # document describes preIdx plumbing for the main model's indexer_topk_decode only).
-            from simulator.strategies.base import registry
-
             module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0)
             return replace(combo, model=module, topk=registry()["topk"]["radix"]())
         module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0, dsa_indexer=None)
