@@ -18,7 +18,7 @@
           parallelism: {tp: 1}           # {tp, ep, attn_dp}
           strategies: {attention: dense, speculation: none, kv_policy: full, kv_dtype: bf16, weight_dtype: native}
           role: mixed                    # mixed | prefill | decode (disaggregated pools)
-      router: least_outstanding_tokens   # round_robin | least_outstanding_tokens | prefix_aware
+      router: least_outstanding_tokens   # round_robin | least_outstanding_tokens | prefix_aware (simulator.engine.routers)
       scheduler:                         # vLLM knobs (notes/SCHEDULER_POLICY.md); auto = vLLM's default
         max_num_batched_tokens: auto     #  8192 on >= 70 GiB GPUs other than A100, else 2048
         max_num_seqs: auto               #  1024 / 256 likewise
@@ -29,6 +29,7 @@
         num_blocks: auto                 #  KV blocks per replica (auto: from memory)
         cache_unit_tokens: auto          #  prefix-cache unit: the trace's hash-block size, else 512
         mixed_launch: eager              #  launch mode of steps holding a prefill chunk (eager | graph)
+        policy: fcfs                     #  a registered scheduler policy (simulator.engine.scheduler.policies())
       step_cost:                         # how a step's price is formed (defaults: the op model alone)
         decode_context: mean             #  mean | max: decode attention at the rows' mean or longest KV length
                                          #   (an attention that reads the longest row itself, dense fa2_call:
