@@ -253,17 +253,11 @@ class Replica:
             self.wake.succeed()
 
     def loop(self):
+        """The replica's simpy process: sleep while idle; run a planned run of identical decode steps when the
+        policy allows it (and not under per-request adaptation, where every round is a step); else one step."""
         env = self.engine.env
         sched = self.sched
-        cost = self.cost
-        eng = self.engine
-        rec = eng.rec
-        ts = rec.ts if rec.record_steps else None
-        K = eng.cfg.decode_run_steps
-        spec = sched.cfg.num_spec_tokens
-        adapt = self.adapt
-        if adapt is not None:
-            K = 0          # every round is a step: requests switch between rounds
+        K = 0 if self.adapt is not None else self.engine.cfg.decode_run_steps
         while True:
             if sched.idle:
                 self.wake = env.event()
@@ -271,86 +265,105 @@ class Replica:
                 self.wake = None
                 continue
             if K and decode_run.ready(sched):
-                # plan no further than the next arrival (it may come here): a longer run would be cut anyway
-                k = K
-                if spec:  # draws for rounds past the next arrival (it may come here) would mostly be wasted
-                    gap = eng.next_arrival - env.now
-                    if gap < k * self.last_dt:
-                        k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
-                acc = self.acc.draw((k, len(sched.running))) if spec else None
-                run = decode_run.plan(sched, k, acc)
+                run = self._plan_run(K)
                 if run.steps > 1:
-                    dts = cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
-                    ends = np.cumsum(dts)
-                    start = env.now
-                    self.wake = env.event()
-                    to = env.timeout(float(ends[-1]))
-                    yield to | self.wake
-                    self.wake = None
-                    if env.now < start + ends[-1]:
-                        j = int(np.searchsorted(ends, env.now - start, side="left"))
-                        end = start + float(ends[j])
-                        if end > env.now:
-                            yield env.timeout(end - env.now)
-                        done = j + 1
-                    else:
-                        done = run.steps
-                    ev = decode_run.apply(sched, run, done, env.now)
-                    self.last_dt = float(dts[done - 1])
-                    if eng.check:
-                        sched.check_invariants()
-                    dt = float(ends[done - 1])
-                    self.busy_s += dt
-                    self.steps += done
-                    self.events += 1
-                    if ts is not None:
-                        self._record(ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
-                    if eng.sample_every and self.events % eng.sample_every == 0:
-                        eng.plan_samples.append((self.group.index, Composition(
-                            total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
-                            decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
-                            float(dts[0])))
-                    if ev.finished:
-                        eng.on_finished(self, ev.finished)
+                    yield from self._decode_run(run)
                     continue
             plan = sched.schedule(env.now)
             if plan.preempted:
                 for r in plan.preempted:
-                    rec.preemptions[r.rid] += 1
+                    self.engine.rec.preemptions[r.rid] += 1
             if plan.empty:
                 if plan.preempted:
                     continue
                 raise SimulationError(f"replica {self.idx}: nothing can run although requests wait "
                                       f"({len(sched.waiting)} waiting, {sched.pool.num_free} free blocks)")
-            start = env.now
-            waiting = len(sched.waiting)
-            dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
-            yield env.timeout(dt)
-            acc = None
-            if spec and plan.n_decode:
-                acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
-            ev = sched.step_done(plan, env.now, acc)
-            if adapt is not None and plan.n_decode:
-                adapt.update(plan, acc, plan.n_decode, cost)
-            self.last_dt = dt
-            if eng.check:
-                sched.check_invariants()
-            self.busy_s += dt
-            self.steps += 1
-            self.events += 1
-            if ts is not None:
-                ptok = sum(c for c, _ in plan.chunks)
-                self._record(ts, start, dt, 1, len(plan.reqs), waiting,
-                             plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
-            if eng.sample_every and self.events % eng.sample_every == 0:
-                eng.plan_samples.append((self.group.index, Composition(
-                    total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
-                    decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
-                    decode_ctx_max=plan.decode_ctx_max), dt))
-            for r in ev.first_token:
-                eng.on_first_token(self, r)
-            if ev.finished:
-                eng.on_finished(self, ev.finished)
+            yield from self._step(plan)
+
+    def _plan_run(self, K: int) -> decode_run.DecodeRun:
+        """Plan up to K identical decode steps, no further than the next arrival when drafts are drawn."""
+        sched, eng = self.sched, self.engine
+        spec = sched.cfg.num_spec_tokens
+        k = K
+        if spec:  # draws for rounds past the next arrival (it may come here) would mostly be wasted
+            gap = eng.next_arrival - eng.env.now
+            if gap < k * self.last_dt:
+                k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
+        acc = self.acc.draw((k, len(sched.running))) if spec else None
+        return decode_run.plan(sched, k, acc)
+
+    def _decode_run(self, run: decode_run.DecodeRun):
+        """Wait out a planned run of decode steps, cut at the step in progress when a request arrives here, and
+        apply the steps that ran."""
+        eng = self.engine
+        env, sched, rec = eng.env, self.sched, eng.rec
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
+        ends = np.cumsum(dts)
+        start = env.now
+        self.wake = env.event()
+        to = env.timeout(float(ends[-1]))
+        yield to | self.wake
+        self.wake = None
+        if env.now < start + ends[-1]:
+            j = int(np.searchsorted(ends, env.now - start, side="left"))
+            end = start + float(ends[j])
+            if end > env.now:
+                yield env.timeout(end - env.now)
+            done = j + 1
+        else:
+            done = run.steps
+        ev = decode_run.apply(sched, run, done, env.now)
+        self.last_dt = float(dts[done - 1])
+        if eng.check:
+            sched.check_invariants()
+        dt = float(ends[done - 1])
+        self.busy_s += dt
+        self.steps += done
+        self.events += 1
+        if rec.record_steps:
+            self._record(rec.ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
+        if eng.sample_every and self.events % eng.sample_every == 0:
+            eng.plan_samples.append((self.group.index, Composition(
+                total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
+                decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
+                float(dts[0])))
+        if ev.finished:
+            eng.on_finished(self, ev.finished)
+
+    def _step(self, plan):
+        """Wait out one scheduled step (device + host time), then apply it (accepted drafts drawn for its decode
+        rows)."""
+        eng = self.engine
+        env, sched, rec, cost, adapt = eng.env, self.sched, eng.rec, self.cost, self.adapt
+        start = env.now
+        waiting = len(sched.waiting)
+        dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
+        yield env.timeout(dt)
+        acc = None
+        if sched.cfg.num_spec_tokens and plan.n_decode:
+            acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
+        ev = sched.step_done(plan, env.now, acc)
+        if adapt is not None and plan.n_decode:
+            adapt.update(plan, acc, plan.n_decode, cost)
+        self.last_dt = dt
+        if eng.check:
+            sched.check_invariants()
+        self.busy_s += dt
+        self.steps += 1
+        self.events += 1
+        if rec.record_steps:
+            ptok = sum(c for c, _ in plan.chunks)
+            self._record(rec.ts, start, dt, 1, len(plan.reqs), waiting,
+                         plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
+        if eng.sample_every and self.events % eng.sample_every == 0:
+            eng.plan_samples.append((self.group.index, Composition(
+                total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
+                decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
+                decode_ctx_max=plan.decode_ctx_max), dt))
+        for r in ev.first_token:
+            eng.on_first_token(self, r)
+        if ev.finished:
+            eng.on_finished(self, ev.finished)
 
     def _record(self, ts, t, dt, steps, running, waiting, tokens, ptok, drows, preempted):
         ts["t"].append(t)
