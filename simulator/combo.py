@@ -5,6 +5,7 @@ together under one Combo.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -106,7 +107,7 @@ class Combo:
         hw = self.hardware
         return TargetFacts(architecture=hw.architecture, sm_count=hw.units, l2_bytes=hw.l2_bytes)
 
-    @property
+    @functools.cached_property
     def attn_layout(self) -> AttentionLayout:
         """What attention kernels read about this tuple's attention (see AttentionLayout)."""
         return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,

@@ -28,6 +28,11 @@ from simulator.ops import OpBuilder, OpTable, row_tables
 from simulator.strategies.base import StepShape
 
 
+def _at(shape: StepShape, layers) -> StepShape:
+    """`shape` run in `layers` layers (the attention kernel's count, from layers.body_ops)."""
+    return shape if layers == shape.layers else replace(shape, layers=layers)
+
+
 def decode_builder(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
     """The ops of one decode round (drafting + target forward), not yet built, and the round's plan."""
     attended = combo.kv_policy.attended_tokens(combo, kv_len)
@@ -39,8 +44,7 @@ def decode_builder(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
     if plan.add_draft_ops is not None:
         plan.add_draft_ops(b, combo, shape)
     rows = shape.rows
-    body_ops(b, combo, rows, rows, "decode",
-             lambda bb, layers: combo.attention.decode_ops(bb, combo, replace(shape, layers=layers)))
+    body_ops(b, combo, rows, rows, "decode", lambda bb, layers: combo.attention.decode_ops(bb, combo, _at(shape, layers)))
     combo.kv_policy.decode_ops(b, combo, shape)
     return b, plan
 
@@ -57,8 +61,7 @@ def prefill_builder(combo: Combo, prompt: np.ndarray) -> OpBuilder:
     ones = np.ones(n)
     shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=combo.model.layers)
     b = OpBuilder(n)
-    body_ops(b, combo, prompt, ones, "prefill",
-             lambda bb, layers: combo.attention.prefill_ops(bb, combo, replace(shape, layers=layers)))
+    body_ops(b, combo, prompt, ones, "prefill", lambda bb, layers: combo.attention.prefill_ops(bb, combo, _at(shape, layers)))
     combo.kv_policy.prefill_ops(b, combo, shape)
     combo.speculation.prefill_draft_ops(b, combo, prompt)
     return b

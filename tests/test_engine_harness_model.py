@@ -108,7 +108,7 @@ def test_graph_padding_and_spread_pricing(harness_cost):
     assert m.graph_batch(5) == 8 and m.graph_batch(8) == 8 and m.graph_batch(33) == 33   # beyond 32: unpadded
     # 5 rows at contexts summing to 5000 (longest 2000) run as the 8-row graph: 3 padding rows of 1 token
     comp = Composition(total_tokens=5, logit_rows=5, n_decode=5, decode_ctx_sum=5000.0, decode_ctx_max=2000.0)
-    exp = m._body_dec[8] + m._head_dec[8] + m.spread_decode_s(8, 5003.0 / 8.0, 2000.0)
+    exp = m.base_s(8, 8) + m.spread_decode_s(8, 5003.0 / 8.0, 2000.0)
     assert m.step_s(comp) == pytest.approx(exp, rel=1e-12)
     # the memo grid (1/256 in log context) against direct pricing
     for b, s, mx in ((1, 1500.0, 1500.0), (7, 7000.0, 4000.0), (30, 45000.0, 9000.0), (100, 150000.0, 16000.0)):

@@ -175,20 +175,17 @@ class _Speculative(SpeculationStrategy):
             for level, width in enumerate(self.draft_levels()):
                 sb = ScopedBuilder(b, "draft.")
                 q = np.full(b.n, float(width))
-                dshape = StepShape(batch=shape.batch, query_rows=q, context=shape.context, phase="decode",
-                                   layers=dc.model.layers)
-                r = dshape.rows
-                body_ops(sb, dc, r, r, "decode",
-                         lambda bb, layers: dc.attention.decode_ops(bb, dc, replace(dshape, layers=layers)))
+                r = shape.batch * q
+                body_ops(sb, dc, r, r, "decode", lambda bb, layers, q=q: dc.attention.decode_ops(bb, dc, StepShape(
+                    batch=shape.batch, query_rows=q, context=shape.context, phase="decode", layers=layers)))
 
         return RoundPlan(query_rows=rows, tokens_per_round=tokens, add_draft_ops=add_draft)
 
     def prefill_draft_ops(self, b: OpBuilder, combo: Combo, prompt: np.ndarray) -> None:
         dc = self.draft_combo(combo)
         ones = np.ones(b.n)
-        shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=dc.model.layers)
-        body_ops(ScopedBuilder(b, "draft."), dc, prompt, ones, "prefill",
-                 lambda bb, layers: dc.attention.prefill_ops(bb, dc, replace(shape, layers=layers)))
+        body_ops(ScopedBuilder(b, "draft."), dc, prompt, ones, "prefill", lambda bb, layers: dc.attention.prefill_ops(
+            bb, dc, StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=layers)))
 
     def extra_weight_bytes(self, combo: Combo) -> float:
         return model_weight_bytes(self.draft_combo(combo))
