@@ -5,18 +5,17 @@ together under one Combo.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from hwmodels.spec import HardwareSpec
-from simulator.model import ModelSpec
+from hwmodels.spec import HardwareSpec, load_hardware
+from simulator.model import MLA, ModelSpec, load_model
 from simulator.precision import DTYPE_BYTES, WEIGHT_COMPUTE_DTYPE
-
-if TYPE_CHECKING:
-    from simulator.strategies.base import Strategy
+from simulator.strategies.base import AXES, DEFAULT_VALUE, Strategy, parse_axis
 
 
 def _ceil(x):
@@ -40,6 +39,42 @@ class TargetFacts:
     l2_bytes: float | None
     smem_per_sm: float | None = None   # shared memory per SM (cudaDevAttrMaxSharedMemoryPerMultiprocessor): kernel
                                        # plans size their tiles and occupancy on it (FlashInfer's prefill plan)
+
+
+@dataclass(frozen=True)
+class AttentionLayout:
+    """What attention kernels read about one step's attention on one device (dense attention's accounting and the
+    decode-kernel models of simulator.kernels): the model's attention geometry and the per-device head split.
+    `Combo.attn_layout` builds it from a tuple; fitting a bare kernel (simulator.calibration) builds it directly.
+    Inside a sweep the per-device counts may be arrays (one value per setting).
+
+    mla                                 the model's MLA dimensions, or None (GQA / MHA)
+    head_dim                            per-head dimension (GQA / MHA)
+    heads_dev, kv_heads_dev             query / KV heads on one device of the TP group (prefill runs one prompt on
+                                        the whole group)
+    attn_heads_dev, attn_kv_heads_dev   the same inside the decode kernel (under attention DP its sequences' heads
+                                        split over tp / attn_dp devices)
+    attn_dp                             attention data-parallel groups: a device runs the decode kernel for
+                                        1 / attn_dp of the batch
+    kvbytes                             bytes per cached K / V element
+    target                              the device facts a kernel's launch reads (TargetFacts)
+    """
+
+    mla: MLA | None
+    head_dim: int
+    heads_dev: Any
+    kv_heads_dev: Any
+    attn_heads_dev: Any
+    attn_kv_heads_dev: Any
+    attn_dp: int
+    kvbytes: Any
+    target: TargetFacts
+
+    @classmethod
+    def one_device(cls, heads, kv_heads, head_dim, kvbytes, target: TargetFacts) -> AttentionLayout:
+        """One bare GQA/MHA attention call on one device (no TP, no attention DP): a measured kernel in fitting."""
+        return cls(mla=None, head_dim=head_dim, heads_dev=heads, kv_heads_dev=kv_heads, attn_heads_dev=heads,
+                   attn_kv_heads_dev=kv_heads, attn_dp=1, kvbytes=kvbytes, target=target)
 
 
 @dataclass(frozen=True)
@@ -74,6 +109,14 @@ class Combo:
         hw = self.hardware
         return TargetFacts(architecture=hw.architecture, sm_count=hw.units, l2_bytes=hw.l2_bytes,
                            smem_per_sm=hw.smem_per_unit_bytes)
+
+    @functools.cached_property
+    def attn_layout(self) -> AttentionLayout:
+        """What attention kernels read about this tuple's attention (see AttentionLayout)."""
+        return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,
+                               kv_heads_dev=self.kv_heads_dev, attn_heads_dev=self.attn_heads_dev,
+                               attn_kv_heads_dev=self.attn_kv_heads_dev, attn_dp=self.attn_dp, kvbytes=self.kvbytes,
+                               target=self.target)
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property
@@ -140,14 +183,10 @@ class Combo:
 
     def strategies(self) -> tuple:
         """The strategy values of every axis (simulator.strategies.base.AXES)."""
-        from simulator.strategies.base import AXES
-
         return tuple(getattr(self, a) for a in AXES)
 
     def strategy_label(self) -> str:
         """'dense', 'nsa+eagle3(k=4)+ssv', ...: the attention value plus every non-default value."""
-        from simulator.strategies.base import AXES, DEFAULT_VALUE
-
         parts = [self.attention.label()]
         for a in AXES[1:]:
             s = getattr(self, a)
@@ -162,10 +201,6 @@ def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | N
     """A Combo from names (or loaded specs) and axis values written as in a scenario ('dense',
     {'eagle3': {'k': 4}}) or as Strategy instances; axes not given take their defaults. weight_dtype None
     = the model's released dtype."""
-    from hwmodels.spec import load_hardware
-    from simulator.model import load_model
-    from simulator.strategies.base import AXES, DEFAULT_VALUE, Strategy, parse_axis
-
     unknown = set(axes) - set(AXES)
     if unknown:
         raise ValueError(f"unknown axes {sorted(unknown)}; axes: {AXES}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.combo import Combo
+from simulator.kernels.decode_attention import torch_reduce_layout
 from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE, FP8_ACT_QUANT_KERNELS, FP8_GEMM_KIND, LOGIT_BYTES
 
@@ -123,8 +124,6 @@ def torch_row_reduce(b, name: str, rows, length: float, elem_bytes: float, count
     inp = elem_bytes * e
     extra = {}
     if sms is not None:
-        from simulator.kernels.decode_attention import torch_reduce_layout
-
         ctas, _, iters = torch_reduce_layout(rows, length, sms)
         extra = {"parallel_units": ctas, "serial_iters": iters}
     if l2_input:
@@ -445,7 +444,8 @@ def attention_dp_reshard(b: OpBuilder, combo: Combo, rows, count: float, name: s
 
 
 def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention_kernel) -> None:
-    """All ops of one forward pass; `attention_kernel(b, count)` adds the attention kernel itself."""
+    """All ops of one forward pass; `attention_kernel(b, layers)` adds the attention kernel itself, run in `layers`
+    layers (its StepShape.layers)."""
     m = combo.model
     if combo.kernels in ("unfused", "hf"):
         b = _Unfused(b) if combo.kernels == "unfused" else _Unfused(b, HF_TORCH_KERNELS, HF_SPLIT_OPS)

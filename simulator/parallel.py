@@ -3,10 +3,10 @@
 `client(workers=N)` starts a `dask.distributed.LocalCluster` of N single-threaded worker processes on this
 machine; `client(scheduler="tcp://host:8786")` joins an existing cluster (started with `dask scheduler` and
 `dask worker` on other machines, each with sparsesim installed at the same version). The scenario is sent
-to the workers once (scattered); each task prices one chunk of tuples (simulator.planner.price_chunk:
-a contiguous range of the enumeration) and returns its columns. The caller takes the chunks back in
-enumeration order, so the table equals the serial run's bit for bit (the same chunk boundaries, the same
-code per chunk); at most `in_flight` chunks wait in memory at a time.
+to the workers once; each task runs the function its caller hands to `map_ordered` on one item (the sweep:
+simulator.planner.price_chunk on a contiguous range of the enumeration) and returns its result. The caller
+takes the results back in item order, so the table equals the serial run's bit for bit (the same chunk
+boundaries, the same code per chunk); at most `in_flight` results wait in memory at a time.
 
 Dask is an optional extra: `pip install 'sparsesim[dask]'`. Without it these functions raise one
 SparsesimError saying so.
@@ -72,12 +72,6 @@ def client_from_args(args):
     return client(workers=workers, scheduler=scheduler)
 
 
-def _price_chunk(sc, start, stop, breakdown):
-    from simulator.planner import price_chunk
-
-    return price_chunk(sc, start, stop, breakdown)
-
-
 #: objects installed on each worker by map_ordered (key -> object), read by _call_with_shared
 _SHARED: dict[str, object] = {}
 
@@ -128,8 +122,3 @@ def map_ordered(cl, fn, shared, items: list, in_flight: int | None = None):
         for f in pending:
             f.cancel()
         cl.run(_drop_shared, key)
-
-
-def map_chunks(cl, sc, bounds, breakdown: bool = False):
-    """simulator.planner.ChunkResult of every (start, stop) in `bounds`, computed on the cluster, in order."""
-    yield from map_ordered(cl, _price_chunk, sc, [(a, b, breakdown) for a, b in bounds])

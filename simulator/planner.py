@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from simulator.combo import Combo
-from simulator.pricing import KIND_COLUMNS, RESULT_COLUMNS, TAIL_COLUMNS, build_group, finish_groups
+from simulator.parallel import map_ordered
+from simulator.pricing import KIND_COLUMNS, RESULT_COLUMNS, TAIL_COLUMNS, breakdown_frame, build_group, finish_groups
 from simulator.scenario import RANK_BY, Scenario, numeric_grid
 from simulator.strategies.base import AXES
 
@@ -352,8 +353,6 @@ def price_chunk(sc: Scenario, start: int, stop: int, breakdown: bool = False) ->
             else:
                 cols[name][dest] = v
         if breakdown:
-            from simulator.pricing import breakdown_frame
-
             for m_, g in bucket:
                 bd = breakdown_frame(g.decode.build(), c0.hardware, c0.launch)
                 bd["setting"] += int(offsets[m_[0]])
@@ -424,9 +423,7 @@ def _chunk_results(sc: Scenario, bounds, breakdown: bool, client, progress: bool
 
         bar = tqdm(total=n_tuples(sc), desc="pricing strategy tuples", unit="tuple", leave=False)
     if client is not None:
-        from simulator import parallel
-
-        it = parallel.map_chunks(client, sc, bounds, breakdown)
+        it = map_ordered(client, price_chunk, sc, [(a, b, breakdown) for a, b in bounds])
     else:
         it = (price_chunk(sc, a, b, breakdown) for a, b in bounds)
     try:

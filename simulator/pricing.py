@@ -14,7 +14,7 @@ Definitions (per setting = one batch size B, context C, output length L):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -28,19 +28,23 @@ from simulator.ops import OpBuilder, OpTable, row_tables
 from simulator.strategies.base import StepShape
 
 
+def _at(shape: StepShape, layers) -> StepShape:
+    """`shape` run in `layers` layers (the attention kernel's count, from layers.body_ops)."""
+    return shape if layers == shape.layers else replace(shape, layers=layers)
+
+
 def decode_builder(combo: Combo, batch: np.ndarray, kv_len: np.ndarray):
     """The ops of one decode round (drafting + target forward), not yet built, and the round's plan."""
     attended = combo.kv_policy.attended_tokens(combo, kv_len)
     plan = combo.speculation.round_plan(combo, batch, attended)
     n = len(batch)
     q = np.full(n, float(plan.query_rows))
-    shape = StepShape(batch=batch, query_rows=q, context=attended, phase="decode",
-                      extra={"layers": combo.model.layers})
+    shape = StepShape(batch=batch, query_rows=q, context=attended, phase="decode", layers=combo.model.layers)
     b = OpBuilder(n)
     if plan.add_draft_ops is not None:
         plan.add_draft_ops(b, combo, shape)
     rows = shape.rows
-    body_ops(b, combo, rows, rows, "decode", lambda bb, count: combo.attention.decode_ops(bb, combo, shape))
+    body_ops(b, combo, rows, rows, "decode", lambda bb, layers: combo.attention.decode_ops(bb, combo, _at(shape, layers)))
     combo.kv_policy.decode_ops(b, combo, shape)
     return b, plan
 
@@ -55,10 +59,9 @@ def prefill_builder(combo: Combo, prompt: np.ndarray) -> OpBuilder:
     """The ops of the prefill of one prompt per setting (batch 1), not yet built."""
     n = len(prompt)
     ones = np.ones(n)
-    shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill",
-                      extra={"layers": combo.model.layers})
+    shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=combo.model.layers)
     b = OpBuilder(n)
-    body_ops(b, combo, prompt, ones, "prefill", lambda bb, count: combo.attention.prefill_ops(bb, combo, shape))
+    body_ops(b, combo, prompt, ones, "prefill", lambda bb, layers: combo.attention.prefill_ops(bb, combo, _at(shape, layers)))
     combo.kv_policy.prefill_ops(b, combo, shape)
     combo.speculation.prefill_draft_ops(b, combo, prompt)
     return b

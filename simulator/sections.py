@@ -1,12 +1,14 @@
 """Validation helpers shared by the parsers of a scenario's optional sections (`serving:` in
-simulator.engine.config, `plan:` in simulator.planning.config): each problem becomes one ScenarioError that
-names the file and the field and says what is allowed."""
+simulator.engine.config and simulator.engine.adaptive, `plan:` in simulator.planning.config): each problem becomes
+one ScenarioError that names the file and the field and says what is allowed."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from hwmodels.errors import ScenarioError, SparsesimError
+from simulator.strategies.base import Strategy, parse_axis
 
 
 def err(msg: str, file: str, fld: str) -> ScenarioError:
@@ -47,3 +49,23 @@ def number(v: Any, file: str, fld: str, lo: float = 0.0, hi: float = 1e12, stric
         lo_s = f"> {lo:g}" if strict_lo else f">= {lo:g}"
         raise err(f"must be {lo_s} and <= {hi:g}, got {v!r}", file, fld)
     return int(v) if integer else float(v)
+
+
+#: a message that already names its field: "field 'x': ..."
+FIELD_IN_MSG = re.compile(r"^field '([^']+)': ")
+
+
+def one_strategy(axis: str, v: Any, file: str, fld: str) -> Strategy:
+    """One value of a strategy axis (a name or {name: {params}}), as a section gives it for one replica group or
+    candidate; an error names `fld` (and the parameter under it)."""
+    if isinstance(v, list):
+        raise err("takes one value per replica group (use several groups to compare values)", file, fld)
+    try:
+        out = parse_axis(axis, [v], file)
+    except ScenarioError as e:
+        msg = bare_message(e)
+        m = FIELD_IN_MSG.match(msg)
+        if m and m.group(1).startswith(f"strategies.{axis}"):  # the parameter's own field, under this group
+            raise err(msg[m.end():], file, fld + m.group(1)[len(f"strategies.{axis}"):]) from None
+        raise err(msg, file, fld) from None
+    return out[0]

@@ -16,7 +16,7 @@ L3 = "Llama-3-8B-Gradient-1048k"
 def _ops(combo, T, batch=1.0):
     n = 1
     shape = StepShape(batch=np.full(n, batch), query_rows=np.ones(n), context=np.full(n, float(T)),
-                      phase="decode", extra={"layers": combo.model.layers})
+                      phase="decode", layers=combo.model.layers)
     b = OpBuilder(n)
     combo.attention.decode_ops(b, combo, shape)
     return b.build().to_frame().set_index("name")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from simulator.combo import make_combo
-from simulator.engine.sim import Acceptance, draft_tokens
+from simulator.engine.sim import Acceptance
 
 
 @pytest.mark.parametrize("spec", [
@@ -15,7 +15,7 @@ from simulator.engine.sim import Acceptance, draft_tokens
 def test_sampled_acceptance_matches_tokens_per_round(spec):
     combo = make_combo("H100-SXM", "Llama-3.1-8B", speculation=spec)
     s = combo.speculation
-    acc = Acceptance(combo, draft_tokens(combo), None, np.random.default_rng(0))
+    acc = Acceptance(combo, int(combo.speculation.draft_tokens), None, np.random.default_rng(0))
     draws = acc.draw((200_000,))
     assert acc.expected_tokens() == pytest.approx(s.tokens_per_round(), rel=1e-12)
     # 200k draws of a variable with sd <= 2 tokens: the mean is within ~0.015 (5 sigma) of its expectation

@@ -20,11 +20,10 @@ TILE_F = 4.0 * 128 * 64 * 128      # one 128x64 (or 64x128) tile of QK^T + PV at
 
 def _ops(combo, B, T, Tmax=None, mixed=False):
     b = OpBuilder(1)
-    extra = {"layers": 1.0, "mixed": mixed}
-    if Tmax is not None:
-        extra["ctx_max"] = np.array([float(Tmax)])
     combo.attention.decode_ops(b, combo, StepShape(batch=np.array([float(B)]), query_rows=np.ones(1),
-                                                   context=np.array([float(T)]), phase="decode", extra=extra))
+                                                   context=np.array([float(T)]), phase="decode", layers=1.0,
+                                                   mixed=mixed,
+                                                   ctx_max=None if Tmax is None else np.array([float(Tmax)])))
     ops = b.build()
     return {n: i for i, n in enumerate(ops.names)}, ops
 
@@ -85,7 +84,7 @@ def test_fa2_varlen_mixed_rows_and_prefill_chunk(fa2):
     b = OpBuilder(1)
     fa2.attention.prefill_ops(b, fa2, StepShape(batch=np.ones(1), query_rows=np.array([512.0]),
                                                 context=np.array([512.0]), phase="prefill",
-                                                extra={"layers": 1.0, "kv_prefix": np.zeros(1)}))
+                                                layers=1.0, kv_prefix=np.zeros(1)))
     ops = b.build()
     assert ops.flops[0] == pytest.approx(32 * 20 * TILE_F) and ops.parallel_units[0] == 32 * 4
     assert ops.serial_iters[0] == pytest.approx(8.0)               # 4 x 32 = 128 CTAs, one wave: the last tile's 8
@@ -109,7 +108,7 @@ def test_graph_padding_and_spread_pricing(harness_cost):
     assert m.graph_batch(5) == 8 and m.graph_batch(8) == 8 and m.graph_batch(33) == 33   # beyond 32: unpadded
     # 5 rows at contexts summing to 5000 (longest 2000) run as the 8-row graph: 3 padding rows of 1 token
     comp = Composition(total_tokens=5, logit_rows=5, n_decode=5, decode_ctx_sum=5000.0, decode_ctx_max=2000.0)
-    exp = m._body_dec[8] + m._head_dec[8] + m.spread_decode_s(8, 5003.0 / 8.0, 2000.0)
+    exp = m.base_s(8, 8) + m.spread_decode_s(8, 5003.0 / 8.0, 2000.0)
     assert m.step_s(comp) == pytest.approx(exp, rel=1e-12)
     # the memo grid (1/256 in log context) against direct pricing
     for b, s, mx in ((1, 1500.0, 1500.0), (7, 7000.0, 4000.0), (30, 45000.0, 9000.0), (100, 150000.0, 16000.0)):

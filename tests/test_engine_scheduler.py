@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simulator.engine import decode_run
 from simulator.engine.scheduler import Request, Scheduler, SchedulerConfig, SchedulerError
 
 
@@ -211,7 +212,7 @@ def test_random_traces_finish_exactly_once_and_conserve_blocks_and_tokens(seed, 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31), blocks=st.integers(60, 300))
 def test_decode_runs_equal_step_by_step(seed, blocks):
-    """The fast path (plan_decode_run / apply_decode_run) gives the same finish steps as schedule/step_done."""
+    """The fast path (simulator.engine.decode_run: plan / apply) gives the same finish steps as schedule/step_done."""
     def run(fast):
         rng = np.random.default_rng(seed)
         s = Scheduler(SchedulerConfig(num_blocks=blocks, max_num_batched_tokens=256, cache_unit_tokens=64))
@@ -220,11 +221,11 @@ def test_decode_runs_equal_step_by_step(seed, blocks):
             s.add_request(r)
         t = 0
         while not s.idle:
-            if fast and s.decode_run_ready():
-                run_ = s.plan_decode_run(int(rng.integers(2, 40)))
+            if fast and decode_run.ready(s):
+                run_ = decode_run.plan(s, int(rng.integers(2, 40)))
                 if run_.steps > 0:
                     t += run_.steps
-                    s.apply_decode_run(run_, run_.steps, t)
+                    decode_run.apply(s, run_, run_.steps, t)
                     s.check_invariants()
                     continue
             p = s.schedule(t)
@@ -247,11 +248,11 @@ def test_decode_run_stops_before_blocks_run_out():
     s.add_request(a)
     s.add_request(b)
     s.step_done(s.schedule(0), 1)
-    assert s.pool.num_free == 1 and s.decode_run_ready()
-    run = s.plan_decode_run(100)
+    assert s.pool.num_free == 1 and decode_run.ready(s)
+    run = decode_run.plan(s, 100)
     assert run.steps == 8
     assert run.ctx_sum[0] == 65 + 41 and run.ctx_sum[7] == run.ctx_sum[0] + 2 * 7
     assert run.ctx_max[0] == 65 and run.ctx_max[7] == 72
-    s.apply_decode_run(run, 8, 9)
+    decode_run.apply(s, run, 8, 9)
     s.check_invariants()
     assert s.pool.num_free == 0 and a.computed == 72 and b.computed == 48

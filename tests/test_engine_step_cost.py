@@ -39,7 +39,7 @@ def test_chunk_attention_counts_the_prefix():
     c = make_combo("H100-SXM", "Llama-3.1-8B")
     b = OpBuilder(2)
     shape = StepShape(batch=np.ones(2), query_rows=np.array([512.0, 512.0]), context=np.array([512.0, 4608.0]),
-                      phase="prefill", extra={"layers": 32, "kv_prefix": np.array([0.0, 4096.0])})
+                      phase="prefill", layers=32, kv_prefix=np.array([0.0, 4096.0]))
     c.attention.prefill_ops(b, c, shape)
     ops = b.build()
     pairs = np.array([512 * 513 / 2, 512 * 513 / 2 + 512 * 4096])
@@ -47,8 +47,7 @@ def test_chunk_attention_counts_the_prefix():
     assert ops.bytes_read[1] - ops.bytes_read[0] == pytest.approx(4096 * 2 * 8 * 128 * 2)  # K,V x 8 heads x bf16
     # without kv_prefix the whole-prompt cost is unchanged (the pricer's TTFT)
     b2 = OpBuilder(1)
-    c.attention.prefill_ops(b2, c, StepShape(np.ones(1), np.array([512.0]), np.array([512.0]), "prefill",
-                                             {"layers": 32}))
+    c.attention.prefill_ops(b2, c, StepShape(np.ones(1), np.array([512.0]), np.array([512.0]), "prefill", layers=32))
     assert b2.build().flops[0] == pytest.approx(ops.flops[0])
 
 

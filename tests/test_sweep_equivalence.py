@@ -77,12 +77,12 @@ def _decode_ops(combo, batch, kv_len):
     plan = combo.speculation.round_plan(combo, batch, attended)
     n = len(batch)
     shape = StepShape(batch=batch, query_rows=np.full(n, float(plan.query_rows)), context=attended,
-                      phase="decode", extra={"layers": combo.model.layers})
+                      phase="decode", layers=combo.model.layers)
     b = EagerOpBuilder(n)
     if plan.add_draft_ops is not None:
         plan.add_draft_ops(b, combo, shape)
     rows = shape.rows
-    body_ops(b, combo, rows, rows, "decode", lambda bb, count: combo.attention.decode_ops(bb, combo, shape))
+    body_ops(b, combo, rows, rows, "decode", lambda bb, layers: combo.attention.decode_ops(bb, combo, shape))
     combo.kv_policy.decode_ops(b, combo, shape)
     return b.build(), plan
 
@@ -90,10 +90,9 @@ def _decode_ops(combo, batch, kv_len):
 def _prefill_ops(combo, prompt):
     n = len(prompt)
     ones = np.ones(n)
-    shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill",
-                      extra={"layers": combo.model.layers})
+    shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=combo.model.layers)
     b = EagerOpBuilder(n)
-    body_ops(b, combo, prompt, ones, "prefill", lambda bb, count: combo.attention.prefill_ops(bb, combo, shape))
+    body_ops(b, combo, prompt, ones, "prefill", lambda bb, layers: combo.attention.prefill_ops(bb, combo, shape))
     combo.kv_policy.prefill_ops(b, combo, shape)
     combo.speculation.prefill_draft_ops(b, combo, prompt)
     return b.build()

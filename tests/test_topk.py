@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from hwmodels.spec import load_hardware
+from simulator.kernels import gvr_passes as G
 from simulator.ops import OpBuilder
 from simulator.planner import combo_refusal
 from simulator.strategies import topk as T
@@ -59,15 +60,15 @@ def test_kernel_passes_replicate_the_kernel_rule():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 16384)).astype(np.float32)
     pred = np.argsort(-x[0])[2048:4096][None, :]    # ranks 2049-4096: count(pmean) ~3000, inside [2048, 6144]
-    assert T.kernel_passes(x, pred, 2048)[0] == 1
+    assert G.kernel_passes(x, pred, 2048)[0] == 1
     # random preIdx on N(0, 1) rows: pmean ~ 0 counts ~N/2 > C, several secant passes
     rand = rng.choice(16384, 2048, replace=False)[None, :]
-    assert T.kernel_passes(x, rand, 2048)[0] >= 3
-    assert T.secant_search(x[0], rand[0], 2048) == T.kernel_passes(x, rand, 2048)[0]
+    assert G.kernel_passes(x, rand, 2048)[0] >= 3
+    assert G.secant_search(x[0], rand[0], 2048) == G.kernel_passes(x, rand, 2048)[0]
     # degenerate prediction (all equal scores): straight to the bisection fallback, still terminates
     flat = np.zeros((1, 8192), np.float32)
     flat[0, :3000] = 1.0
-    assert 1 <= T.kernel_passes(flat, np.arange(2048)[None, :], 2048)[0] <= 40
+    assert 1 <= G.kernel_passes(flat, np.arange(2048)[None, :], 2048)[0] <= 40
 
 
 def test_pass_table_matches_our_measured_gvr_kernel():
@@ -83,7 +84,7 @@ def test_pass_table_matches_our_measured_gvr_kernel():
     assert len(g) == 21
     for r in g.itertuples():
         src = "random" if r.preidx == "random" else "previous"
-        dist = T.pass_distribution(src, 2048, r.row_len, 0.0 if src == "random" else float(r.rho))
+        dist = G.pass_distribution(src, 2048, r.row_len, 0.0 if src == "random" else float(r.rho))
         assert float(np.arange(len(dist)) @ dist) == pytest.approx(r.phase2_passes_mean, abs=0.25), r
 
 
@@ -91,27 +92,27 @@ def test_pass_table_cell_is_reproducible():
     # the table was built by pass_cell: rebuilding one small cell with the table's seed gives the same histogram
     import pandas as pd
 
-    cells = T.pass_cell(8192, 2048, [0.8], rows=T.PASS_TABLE_ROWS)
-    df = pd.read_csv(T.PASS_TABLE)
+    cells = G.pass_cell(8192, 2048, [0.8], rows=G.PASS_TABLE_ROWS)
+    df = pd.read_csv(G.PASS_TABLE)
     row = df[(df.k == 2048) & (df.row_len == 8192) & (df.source == "previous") & (df.rho == 0.8)].iloc[0]
     assert cells[1]["hist"] == row["hist"] and cells[1]["overlap"] == pytest.approx(row["overlap"])
 
 
 def test_overlap_to_passes():
     n = 68665
-    assert T.rho_for_overlap(2048 / n, 2048, n) < 0.01               # at the random baseline: no information
-    assert T.rho_for_overlap(0.015, 2048, n) == 0.0                  # below it (L0-1's raw 1.5 %)
-    assert 0.75 < T.rho_for_overlap(0.44, 2048, n) < 0.85            # 44 % raw overlap ~ rho 0.8
-    assert T.passes_for(0.44, "previous", 2048, [n])[0] == pytest.approx(1.0, abs=0.05)   # measured: 1 pass
-    assert T.passes_for(0.0, "random", 2048, [n])[0] == pytest.approx(2.3, abs=0.2)      # measured: 2.28
+    assert G.rho_for_overlap(2048 / n, 2048, n) < 0.01               # at the random baseline: no information
+    assert G.rho_for_overlap(0.015, 2048, n) == 0.0                  # below it (L0-1's raw 1.5 %)
+    assert 0.75 < G.rho_for_overlap(0.44, 2048, n) < 0.85            # 44 % raw overlap ~ rho 0.8
+    assert G.passes_for(0.44, "previous", 2048, [n])[0] == pytest.approx(1.0, abs=0.05)   # measured: 1 pass
+    assert G.passes_for(0.0, "random", 2048, [n])[0] == pytest.approx(2.3, abs=0.2)      # measured: 2.28
 
 
 def test_mtp_rows_share_one_previous_topk():
     """All next_n rows of a request share one preIdx (heuristicTopKDecode.cu); row j is j + 1 steps stale, and
     the launch waits for its slowest row: the expected passes grow with MTP depth."""
     n = 68665.0
-    one = T.launch_passes((0.44, None), 2048, n, 1.0, 1)
-    four = T.launch_passes((0.44, None), 2048, n, 1.0, 4)
+    one = G.launch_passes((0.44, None), 2048, n, 1.0, 1)
+    four = G.launch_passes((0.44, None), 2048, n, 1.0, 4)
     assert one == pytest.approx(1.0, abs=0.05) and four > one + 1.0
     c = _combo({"gvr": {"overlap": 0.44}})
     mtp = replace(c, speculation=parse_axis("speculation", [{"mtp": {"k": 3}}])[0])

@@ -10,11 +10,11 @@ import pytest
 from hwmodels.errors import ScenarioError
 from simulator.cli import main
 from simulator.shipped import traces_dir
-from simulator.traces.analysis import compute_stats, group_unions, pair_intersections
+from simulator.traces.analysis import compute_stats, group_unions, load_stats, pair_intersections
 from simulator.traces.format import AttentionTrace, Selection, read_trace, write_trace
 from simulator.traces.recorder import traversal_orders
 from simulator.traces.requests import TraceError
-from simulator.traces.stats import BY_NAME, CATALOG, TraceStats, layer_map, load_stats
+from simulator.traces.stats import BY_NAME, CATALOG, TraceStats, layer_map
 
 STORIES = traces_dir() / "attention" / "stories260K_2026-11-22.npz"
 MODEL = traces_dir() / "models" / "stories260K" / "stories260K.bin"

@@ -54,22 +54,11 @@ except ImportError:  # run from a clone without `pip install`
 import numpy as np  # noqa: E402
 
 
-class _Target:
-    def __init__(self, sms: int):
-        self.sm_count, self.architecture, self.l2_bytes = sms, "hopper", 50 * 2**20
+def _bare_layout(heads: int, kv_heads: int, head_dim: int, sms: int):
+    """The attention layout of one bare bf16 attention call on one device (H100: 50 MiB L2)."""
+    from simulator.combo import AttentionLayout, TargetFacts
 
-
-class _BareCombo:
-    """The Combo fields dense.py's decode / prefill accounting reads, for one bare attention call (1 device)."""
-
-    def __init__(self, heads: int, kv_heads: int, head_dim: int, sms: int):
-        class _M:
-            mla = None
-        self.model = _M()
-        self.model.head_dim = head_dim
-        self.heads_dev = self.attn_heads_dev = heads
-        self.kv_heads_dev = self.attn_kv_heads_dev = kv_heads
-        self.kvbytes, self.attn_dp, self.target = 2.0, 1, _Target(sms)
+    return AttentionLayout.one_device(heads, kv_heads, head_dim, 2.0, TargetFacts("hopper", sms, 50 * 2**20))
 
 
 def _parse_ctx(desc: str) -> np.ndarray:
@@ -120,12 +109,12 @@ def _build(items):
         b = OpBuilder(len(idx))
         if kind == "decode":
             sh = StepShape(batch=col["B"], query_rows=np.ones(len(idx)), context=col["T"], phase="decode",
-                           extra={"layers": 1.0, "ctx_max": col["Tmax"], "mixed": mixed})
-            att.decode_ops(b, combo, sh)
+                           layers=1.0, ctx_max=col["Tmax"], mixed=mixed)
+            att.layout_decode_ops(b, combo, sh)
         else:
             sh = StepShape(batch=col["B"], query_rows=col["P"] + col["O"], context=col["P"] + col["O"], phase="prefill",
-                           extra={"layers": 1.0, "kv_prefix": col["O"]})
-            att.prefill_ops(b, combo, sh)
+                           layers=1.0, kv_prefix=col["O"])
+            att.layout_prefill_ops(b, combo, sh)
         built.append((b.build(), np.asarray(idx)))
     return built
 
@@ -172,7 +161,7 @@ def fit(parts_csv=PARTS_CSV, prefill_csv=PREFILL_CSV, device: str = DEVICE, log=
     # --- compute: FA2 causal prefill rows (prefill_attn CSV), compute-bound prompts ----------------------------
     pre = [r for r in read_rows(prefill_csv) if r["backend"] == "flash" and r["median_us"]
            and int(r["seq"]) >= FIT_MIN_SEQ]
-    pre_items = [("prefill", _BareCombo(int(r["heads"]), int(r["kv_heads"]), int(r["head_dim"]), sms), _dense(0),
+    pre_items = [("prefill", _bare_layout(int(r["heads"]), int(r["kv_heads"]), int(r["head_dim"]), sms), _dense(0),
                   {"B": float(r["batch"]), "P": float(r["seq"]), "O": 0.0}) for r in pre]
     pre_meas = np.asarray([float(r["median_us"]) * 1e-6 for r in pre])
     base = _with(hw, compute=1.0, cta_slots=FA2_CTA_SLOTS, iter_us=1e-3, cta_fixed_us=0.0, fixed_us=0.0,
@@ -180,7 +169,7 @@ def fit(parts_csv=PARTS_CSV, prefill_csv=PREFILL_CSV, device: str = DEVICE, log=
     t1 = _price_rows(base, pre_items, "eager")      # time at compute efficiency 1 (compute-bound rows)
     compute = float(np.median(t1 / pre_meas))
     # --- decode-call terms: attn_decode rows ---------------------------------------------------------------------
-    llama = _BareCombo(32, 8, 128, sms)
+    llama = _bare_layout(32, 8, 128, sms)
     dec = [r for r in rows if r["part"] == "attn_decode"]
     atts = {}
     dec_items = []

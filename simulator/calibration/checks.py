@@ -18,6 +18,7 @@
 5. It is written next to the user's data or to `--fitted-dir`, never into an installed package
    (`fitted_dir_for`), merged with what other fits own in that file (`merge_into`), validated by the same
    reader the specs use before the file is replaced.
+Every fitter sets its parameters through `efficiency_with` (names as in a fitted file).
 """
 from __future__ import annotations
 
@@ -300,3 +301,31 @@ def plain(x):
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
+
+
+def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
+    """`eff` with parameters replaced; names are 'part.key' as in a fitted file (memory.gemm, fixed_us.copy,
+    cta_slots.attn_fa2, iter_us.attn_fa2, cta_fixed_us.attn_fa2, iter_l2_us.reduce, overlap_p, l2_bw_tbs,
+    broadcast_copy.lead_ps_per_byte (Efficiency.broadcast_copy, kept in the fitted file's units), ...)."""
+    parts = {"compute": dict(eff.compute), "memory": dict(eff.memory), "compute_dtype": dict(eff.compute_dtype),
+             "fixed_us": dict(eff.fixed_s), "sync_us": dict(eff.sync_s), "saturation": dict(eff.saturation),
+             "cta_slots": dict(eff.cta_slots), "iter_us": dict(eff.iter_s), "cta_fixed_us": dict(eff.cta_fixed_s),
+             "iter_l2_us": dict(eff.iter_l2_s), "cta_serial_us": dict(eff.cta_serial_s)}
+    scale = {"fixed_us": 1e-6, "sync_us": 1e-6, "iter_us": 1e-6, "cta_fixed_us": 1e-6, "iter_l2_us": 1e-6,
+             "cta_serial_us": 1e-6}
+    for path, v in updates.items():
+        part, _, key = path.partition(".")
+        if part == "overlap_p":
+            eff = replace(eff, overlap_p=v)
+        elif part == "l2_bw_tbs":
+            eff = replace(eff, l2_bw_bytes_s=float(v) * 1e12)
+        elif part == "broadcast_copy":
+            eff = replace(eff, broadcast_copy={**eff.broadcast_copy, key: float(v)})
+        elif part in parts:
+            parts[part][key] = float(v) * scale.get(part, 1.0)
+        else:
+            raise KeyError(path)
+    return replace(eff, compute=parts["compute"], memory=parts["memory"], compute_dtype=parts["compute_dtype"],
+                   fixed_s=parts["fixed_us"], sync_s=parts["sync_us"], saturation=parts["saturation"],
+                   cta_slots=parts["cta_slots"], iter_s=parts["iter_us"], cta_fixed_s=parts["cta_fixed_us"],
+                   iter_l2_s=parts["iter_l2_us"], cta_serial_s=parts["cta_serial_us"])

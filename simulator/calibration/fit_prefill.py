@@ -31,20 +31,13 @@ from hwmodels.roofline import price
 from hwmodels.spec import HardwareSpec
 from simulator.calibration import checks as C
 from simulator.calibration.fit import efficiency_with
+from simulator.combo import AttentionLayout, TargetFacts
+from simulator.ops import MaskedBuilder, OpBuilder
+from simulator.strategies.base import StepShape
+from simulator.strategies.dense import DenseAttention
 
 FIT_BACKEND = "cudnn"
 FIT_MIN_SEQ = 4096
-
-
-class _PrefillCombo:
-    """The Combo fields dense prefill accounting reads, for a bare attention kernel."""
-
-    def __init__(self, heads: int, kv_heads: int, head_dim: int):
-        class _M:
-            mla = None
-        self.model = _M()
-        self.model.head_dim = head_dim
-        self.heads_dev, self.kv_heads_dev, self.kvbytes = heads, kv_heads, 2.0
 
 
 def load(path: str | Path) -> pd.DataFrame:
@@ -63,21 +56,17 @@ def fit_mask(df: pd.DataFrame) -> np.ndarray:
 
 
 def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff) -> np.ndarray:
-    from simulator.ops import OpBuilder
-    from simulator.strategies.base import StepShape
-    from simulator.strategies.dense import DenseAttention
-
     b = OpBuilder(len(df))
     kern = DenseAttention()
     for (h, kv, d), g in df.groupby(["heads", "kv_heads", "head_dim"]):
         mask = np.zeros(len(df), bool)
         mask[g.index.to_numpy()] = True
-        from simulator.ops import MaskedBuilder
-
         shape = StepShape(batch=np.where(mask, df["batch"], 1.0).astype(float), query_rows=np.ones(len(df)),
                           context=np.where(mask, df["seq"], 1.0).astype(float), phase="prefill",
-                          extra={"layers": 1.0})
-        kern.prefill_ops(MaskedBuilder(b, mask), _PrefillCombo(int(h), int(kv), int(d)), shape)
+                          layers=1.0)
+        # a bare bf16 kernel (prefill reads no device facts)
+        lay = AttentionLayout.one_device(int(h), int(kv), int(d), 2.0, TargetFacts("hopper", 0, None))
+        kern.layout_prefill_ops(MaskedBuilder(b, mask), lay, shape)
     ops = b.build()
     t = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=t, minlength=len(df)) * 1e6

@@ -46,8 +46,11 @@ from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration import checks as C
-from simulator.combo import TargetFacts
+from simulator.calibration.checks import efficiency_with
+from simulator.combo import AttentionLayout, TargetFacts
 from simulator.ops import MaskedBuilder
+from simulator.strategies.base import StepShape
+from simulator.strategies.dense import DenseAttention
 
 #: measured kernel -> dense `kernel` family
 KERNEL_FAMILY = {"cudnn": "cudnn", "flash": "fa2", "efficient": "memeff", "triton_splitkv": "triton_splitkv",
@@ -306,28 +309,9 @@ def measured_slots(grids: pd.DataFrame, hw: HardwareSpec) -> dict[str, tuple[flo
     return out
 
 
-class _AttnCombo:
-    """The Combo fields dense decode accounting reads, for one bare attention kernel."""
-
-    class _Model:
-        mla = None
-
-    def __init__(self, heads: float, kv_heads: float, head_dim: float, kvbytes: float, sms: int):
-        self.model = self._Model()
-        self.model.head_dim = head_dim
-        self.attn_heads_dev, self.attn_kv_heads_dev = heads, kv_heads
-        self.attn_dp, self.kvbytes = 1, kvbytes
-        self.target = TargetFacts(architecture="hopper", sm_count=sms, l2_bytes=None)
-
-
-
-
 def attention_ops(b, df: pd.DataFrame, sel: np.ndarray, family: str | None, sms: int) -> None:
     """Decode / verification attention rows `sel` through `attention: dense` (`kernel: family`, or the
-    generic model when family is None), one combo per (heads, kv heads, head dim, kv bytes) group."""
-    from simulator.strategies.base import StepShape
-    from simulator.strategies.dense import DenseAttention
-
+    generic model when family is None), one attention layout per (heads, kv heads, head dim, kv bytes) group."""
     if not sel.any():
         return
     kern = DenseAttention(kernel=family or "generic", gqa_packing="decode_only")
@@ -338,8 +322,10 @@ def attention_ops(b, df: pd.DataFrame, sel: np.ndarray, family: str | None, sms:
         g = sel & (df["heads"].to_numpy() == h) & (df["kv_heads"].to_numpy() == k) & (df["head_dim"].to_numpy() == d) \
             & (kvb == kb)
         shape = StepShape(batch=np.where(g, df["batch"], 1.0), query_rows=np.where(g, df["q_rows"].fillna(1), 1.0),
-                          context=np.where(g, df["context"], 1.0), extra={"layers": 1.0})
-        kern.decode_ops(MaskedBuilder(b, g), _AttnCombo(float(h), float(k), float(d), float(kb), sms), shape)
+                          context=np.where(g, df["context"], 1.0), layers=1.0)
+        lay = AttentionLayout.one_device(float(h), float(k), float(d), float(kb),
+                                         TargetFacts(architecture="hopper", sm_count=sms, l2_bytes=None))
+        kern.layout_decode_ops(MaskedBuilder(b, g), lay, shape)
 
 
 def predict_us(ops, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
@@ -787,8 +773,6 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, base: Efficiency, grids: pd.DataFram
     the launch-grid profile (`grids`, or the regimes_grids_*.csv beside the CSV when `grids` is not a frame): the
     cta_slots of every kind it recorded (measured_slots) and the FlashAttention-2 / cuDNN combine kernels fitted to
     their profiled durations."""
-    from simulator.calibration.fit import efficiency_with
-
     if not isinstance(grids, pd.DataFrame):
         g = grids_for(df.attrs.get("file", "")) if df.attrs.get("file") else None
         grids = load_grids(g) if g is not None else None

@@ -60,9 +60,9 @@ def cmd_trace(args) -> int:
 
 
 def _list(args) -> int:
+    from simulator.traces.analysis import load_stats
     from simulator.traces.requests import SHIPPED, shipped_request_traces
     from simulator.traces.scenario import shipped_attention_traces
-    from simulator.traces.stats import load_stats
 
     found = shipped_attention_traces()
     print("attention/top-k traces (traces/attention/; use with `trace: NAME` in a scenario):")
@@ -222,9 +222,9 @@ def _stats(args) -> int:
             print(f"wrote {out.path / f}")
         out.finish()
         return 0
+    from simulator.traces.analysis import load_stats
     from simulator.traces.compare import published_rows
     from simulator.traces.scenario import find_trace
-    from simulator.traces.stats import load_stats
 
     path = find_trace(target)
     out = OutputDir.prepare(args.out, f"trace_{path.name[:-4]}")
@@ -269,9 +269,9 @@ def _plot(args) -> int:
         out = OutputDir.prepare(args.out, f"trace_{Path(target).name.split('.')[0]}")
         plot_requests(load_requests(target), out.file("requests.png"))
     else:
+        from simulator.traces.analysis import load_stats
         from simulator.traces.plots import plot_stats
         from simulator.traces.scenario import find_trace
-        from simulator.traces.stats import load_stats
 
         path = find_trace(target)
         out = OutputDir.prepare(args.out, f"trace_{path.name[:-4]}")

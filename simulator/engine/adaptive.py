@@ -34,6 +34,9 @@ from typing import Any
 import numpy as np
 
 from hwmodels.errors import ScenarioError
+from simulator.adaptation import ALPHA_GRID, Candidate
+from simulator.planner import combo_refusal
+from simulator.sections import one_strategy
 
 CANDIDATE_AXES = ("speculation", "verify_kernel", "schedule", "attention", "topk", "kv_policy")
 
@@ -92,23 +95,19 @@ def parse_adaptation(v: Any, file: str) -> AdaptationConfig | None:
 def candidate_combos(combo, cfg: AdaptationConfig, file: str, fld: str) -> list:
     """The replica's combo (candidate 0) and each candidate tuple applied to it; every one must verify the same
     number of drafts per round and not be refused."""
-    from simulator.engine.config import _one
-    from simulator.engine.sim import draft_tokens
-    from simulator.planner import combo_refusal
-
-    base = draft_tokens(combo)
+    base = int(combo.speculation.draft_tokens)
     if base < 1:
         raise ScenarioError("per-request switching needs a speculative replica (its speculation drafts tokens)",
                             file=file, field=fld)
     out = [combo]
     for i, c in enumerate(cfg.candidates):
-        axes = {a: _one(a, val, file, f"{fld}.candidates[{i}].{a}") for a, val in c.items()}
+        axes = {a: one_strategy(a, val, file, f"{fld}.candidates[{i}].{a}") for a, val in c.items()}
         cc = replace(combo, **axes)
         reason = combo_refusal(cc)
         if reason:
             raise ScenarioError(f"this candidate cannot run: {reason}", file=file, field=f"{fld}.candidates[{i}]")
-        if draft_tokens(cc) != base:
-            raise ScenarioError(f"verifies {draft_tokens(cc)} drafts per round, the replica's tuple {base}: "
+        if int(cc.speculation.draft_tokens) != base:
+            raise ScenarioError(f"verifies {int(cc.speculation.draft_tokens)} drafts per round, the replica's tuple {base}: "
                                 "per-request switching keeps the scheduler's per-replica draft count (equal drafts "
                                 "per round only)", file=file, field=f"{fld}.candidates[{i}]")
         out.append(cc)
@@ -120,8 +119,6 @@ class Adaptive:
     (candidate, true alpha, alpha_hat, likelihood, rounds since the last check, switches)."""
 
     def __init__(self, combos: list, costs: list, cfg: AdaptationConfig, rng: np.random.Generator):
-        from simulator.adaptation import Candidate
-
         self.cfg = cfg
         self.costs = costs
         self.cands = [Candidate(combo=c, label=c.strategy_label(), round_s=1.0, batch=1.0,
@@ -133,8 +130,6 @@ class Adaptive:
 
     def admit(self, rid: int) -> None:
         a = float(self.rng.uniform(self.cfg.low, self.cfg.high)) if self.cfg.high > self.cfg.low else self.cfg.low
-        from simulator.adaptation import ALPHA_GRID
-
         self.state[rid] = [0, a, self.cands[0].alpha_hat, np.zeros(len(ALPHA_GRID)), 0, 0]
 
     def switches(self, rid: int) -> int:
@@ -146,7 +141,7 @@ class Adaptive:
         """body + head (the replica's tables) + each candidate group's decode ops + the chunks."""
         R, L = plan.total_tokens, plan.logit_rows
         mixed = bool(plan.chunks)
-        t = (cost._body_mix[R] + cost._head_mix[L]) if mixed else (cost._body_dec[R] + cost._head_dec[L])
+        t = cost.base_s(R, L, mixed)
         groups: dict = {}
         for i, r in enumerate(plan.reqs):
             if plan.is_decode[i]:
@@ -176,11 +171,10 @@ class Adaptive:
             out.append(min(int(np.searchsorted(cdf, u[i], side="right")), plan.drafts[i]))
         return out
 
-    def update(self, plan, accepted: list, batch: int, body) -> None:
+    def update(self, plan, accepted: list, batch: int, cost) -> None:
         """Every decode row's round enters its request's likelihood; every `window` rounds the request may switch
-        (module docstring). body(b) = body + head seconds of a pure decode step of b requests."""
-        from simulator.adaptation import ALPHA_GRID
-
+        (module docstring), pricing a pure decode step of `batch` requests with the replica's cost model (its body
+        and head) and each candidate's decode ops."""
         cfg = self.cfg
         for i, r in enumerate(plan.reqs):
             if not plan.is_decode[i]:
@@ -195,7 +189,8 @@ class Adaptive:
             alpha_bar = float(ALPHA_GRID[int(np.argmax(st[3]))])
             if abs(alpha_bar - st[2]) > cfg.eps:
                 ctx = float(plan.context_before[i] + 1)
-                base = body(batch)
+                rows = batch * cost.query_rows
+                base = cost.base_s(rows, rows)
                 rates = [float(c.tokens(alpha_bar)[0]) / (base + self.costs[k].decode_s(batch, ctx, False, ctx))
                          for k, c in enumerate(self.cands)]
                 best = int(np.argmax(rates))

@@ -21,6 +21,7 @@ import pandas as pd
 from simulator.engine.config import ServingConfig, SourceConfig
 from simulator.engine.results import request_table, summarize, timeseries_table
 from simulator.engine.sim import Engine, RunStats
+from simulator.traces.requests import gamma_arrivals, load_requests, poisson
 
 
 @dataclass
@@ -48,8 +49,6 @@ class SimResult:
 def load_source(src: SourceConfig, seed: int, requests: int | None = None, rate_scale: float | None = None):
     """The RequestTrace a SourceConfig describes (trace replay cut and scaled, or generated with `seed`).
     requests: override the count (generated) or limit (trace); rate_scale: override the config's."""
-    from simulator.traces.requests import gamma_arrivals, load_requests, poisson
-
     rs = src.rate_scale if rate_scale is None else rate_scale
     if src.kind == "trace":
         t = load_requests(src.trace)

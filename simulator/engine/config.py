@@ -18,7 +18,7 @@
           parallelism: {tp: 1}           # {tp, ep, attn_dp}
           strategies: {attention: dense, speculation: none, kv_policy: full, kv_dtype: bf16, weight_dtype: native}
           role: mixed                    # mixed | prefill | decode (disaggregated pools)
-      router: least_outstanding_tokens   # round_robin | least_outstanding_tokens | prefix_aware
+      router: least_outstanding_tokens   # round_robin | least_outstanding_tokens | prefix_aware (simulator.engine.routers)
       scheduler:                         # vLLM knobs (docs/SCHEDULER_POLICY.md); auto = vLLM's default
         max_num_batched_tokens: auto     #  8192 on >= 70 GiB GPUs other than A100, else 2048
         max_num_seqs: auto               #  1024 / 256 likewise
@@ -29,6 +29,7 @@
         num_blocks: auto                 #  KV blocks per replica (auto: from memory)
         cache_unit_tokens: auto          #  prefix-cache unit: the trace's hash-block size, else 512
         mixed_launch: eager              #  launch mode of steps holding a prefill chunk (eager | graph)
+        policy: fcfs                     #  a registered scheduler policy (simulator.engine.scheduler.policies())
       step_cost:                         # how a step's price is formed (defaults: the op model alone)
         decode_context: mean             #  mean | max: decode attention at the rows' mean or longest KV length
                                          #   (an attention that reads the longest row itself, dense fa2_call:
@@ -63,7 +64,6 @@ the file and the field (ScenarioError).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,10 +71,24 @@ from typing import Any
 import numpy as np
 
 from hwmodels.errors import ScenarioError, SparsesimError
+from hwmodels.spec import load_hardware
+from simulator.combo import Combo
+from simulator.engine import plugins  # noqa: F401 - registers the routers and policies beyond the built-in ones
+from simulator.engine.adaptive import candidate_combos, parse_adaptation
+from simulator.engine.routers import routers
+from simulator.engine.scheduler import policies
+from simulator.model import load_model
+from simulator.planner import combo_refusal
+from simulator.precision import DTYPE_BYTES
+from simulator.sections import FIELD_IN_MSG as _FIELD_IN_MSG
 from simulator.sections import bare_message as _bare
 from simulator.sections import err as _err
 from simulator.sections import mapping as _mapping
 from simulator.sections import number as _num
+from simulator.sections import one_strategy as _one
+from simulator.strategies.base import AXES, DEFAULT_VALUE
+from simulator.traces.requests import SHIPPED, length_dist_from_dict
+from simulator.traces.scenario import parse_trace_section
 
 SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
                "rate_scale"}
@@ -84,10 +98,9 @@ REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
 ROLES = ("mixed", "prefill", "decode")
-ROUTERS = ("round_robin", "least_outstanding_tokens", "prefix_aware")
 SCHEDULER_KEYS = {"max_num_batched_tokens", "max_num_seqs", "block_size", "enable_prefix_caching",
                   "long_prefill_token_threshold", "gpu_memory_utilization", "num_blocks", "cache_unit_tokens",
-                  "mixed_launch"}
+                  "mixed_launch", "policy"}
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 MAX_REPLICAS = 4096
 MAX_GENERATED = 50_000_000
@@ -158,7 +171,6 @@ class ServingConfig:
 
 
 
-_FIELD_IN_MSG = re.compile(r"^field '([^']+)': ")
 
 
 def _reraise_length(e: SparsesimError, file: str, fld: str) -> ScenarioError:
@@ -175,8 +187,6 @@ def _reraise_length(e: SparsesimError, file: str, fld: str) -> ScenarioError:
 
 
 def _source(v: Any, file: str, base: Path) -> SourceConfig:
-    from simulator.traces.requests import SHIPPED, length_dist_from_dict
-
     fld = "serving.requests"
     if v is None:
         raise _err("is missing: give a request source (trace: NAME, poisson: {...} or gamma: {...})", file, fld)
@@ -238,40 +248,15 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
     return src
 
 
-def _one(axis: str, v: Any, file: str, fld: str):
-    from simulator.strategies.base import parse_axis
-
-    if isinstance(v, list):
-        raise _err("takes one value per replica group (use several groups to compare values)", file, fld)
-    try:
-        out = parse_axis(axis, [v], file)
-    except ScenarioError as e:
-        msg = _bare(e)
-        m = _FIELD_IN_MSG.match(msg)
-        if m and m.group(1).startswith(f"strategies.{axis}"):  # the parameter's own field, under this group
-            raise _err(msg[m.end():], file, fld + m.group(1)[len(f"strategies.{axis}"):]) from None
-        raise _err(msg, file, fld) from None
-    return out[0]
-
-
 def _scenario_trace(file: str, base: Path, doc: dict):
     """The scenario's attention-trace statistics (its `trace:` section, already validated by its own parser;
     load_stats is cached), or None: replicas' strategies read them as combo.trace, as in `sparsesim run`."""
     if "trace" not in doc:
         return None
-    from simulator.traces.scenario import parse_trace_section
-
     return parse_trace_section(doc["trace"], file, base, doc)
 
 
 def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None) -> ReplicaGroup:
-    from hwmodels.spec import load_hardware
-    from simulator.combo import Combo
-    from simulator.model import load_model
-    from simulator.planner import combo_refusal
-    from simulator.precision import DTYPE_BYTES
-    from simulator.strategies.base import AXES, DEFAULT_VALUE
-
     fld = f"serving.replicas[{i}]"
     d = _mapping(v, REPLICA_KEYS, file, fld)
     count = _num(d.get("count", 1), file, f"{fld}.count", 0, MAX_REPLICAS, integer=True)
@@ -359,6 +344,10 @@ def _scheduler(v: Any, file: str) -> dict:
     if ml not in ("eager", "graph"):
         raise _err(f"is {ml!r}; allowed: eager, graph", file, f"{fld}.mixed_launch")
     out["mixed_launch"] = ml
+    pol = d.get("policy", "fcfs")
+    if not isinstance(pol, str) or pol not in policies():
+        raise _err(f"is {pol!r}; allowed: {', '.join(policies())}", file, f"{fld}.policy")
+    out["policy"] = pol
     if out["cache_unit_tokens"] != "auto" and out["cache_unit_tokens"] % out["block_size"]:
         raise _err(f"{out['cache_unit_tokens']} is not a multiple of block_size {out['block_size']}", file,
                    f"{fld}.cache_unit_tokens")
@@ -468,8 +457,8 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
             raise _err(f"disaggregated serving needs prefill and decode groups and no mixed ones; got roles "
                        f"{sorted(roles)}", file, "serving.replicas")
     router = d.get("router", "least_outstanding_tokens")
-    if router not in ROUTERS:
-        raise _err(f"is {router!r}; allowed: {', '.join(ROUTERS)}", file, "serving.router")
+    if not isinstance(router, str) or router not in routers():
+        raise _err(f"is {router!r}; allowed: {', '.join(routers())}", file, "serving.router")
     sched = _scheduler(d.get("scheduler"), file)
     acc = _acceptance(d.get("acceptance"), file, base)
     if isinstance(acc, str) and acc == "trace":
@@ -521,8 +510,6 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
     drs = _num(d.get("decode_run_steps", 256), file, "serving.decode_run_steps", 0, 1_000_000, strict_lo=False,
                integer=True)
-    from simulator.engine.adaptive import candidate_combos, parse_adaptation
-
     adapt = parse_adaptation(d.get("adaptation"), file)
     adapt_combos = []
     if adapt is not None:

@@ -2,18 +2,15 @@
 priced steps (optionally prefill and decode pools with the KV cache moved between them).
 
     source process    one per run: waits for each arrival (trace replay or generated), routes it
-    replica process   one per replica: schedule a step (simulator.engine.scheduler), wait its price
-                      (simulator.engine.step_cost), apply it; or, when the next steps are pure decodes of the
-                      same requests, plan a run of them at once and wait for its end (cut short at the step in
-                      progress when a new request arrives, exactly where the step-by-step loop would admit it)
+    replica process   one per replica: schedule a step (its scheduler policy, simulator.engine.scheduler), wait its
+                      price (simulator.engine.step_cost: StepCostModel.engine_step_s, device time plus the
+                      runtime's measured host time), apply it; or, when the next steps are pure decodes of the
+                      same requests, plan a run of them at once (simulator.engine.decode_run) and wait for its end
+                      (cut short at the step in progress when a new request arrives, exactly where the
+                      step-by-step loop would admit it)
 
-The simulated clock advances only by priced step times and arrival gaps; host time never enters it.
-
-Routers (the replica a new request goes to; ties to the lowest index):
-    round_robin               in turn
-    least_outstanding_tokens  fewest tokens still to process among the requests it holds (prompt + output of
-                              every unfinished request assigned to it; updated at assignment and finish)
-    prefix_aware              longest prefix-cache hit now (Scheduler.match_tokens), then least outstanding
+The simulated clock advances only by priced step times and arrival gaps; the simulator's own host time never
+enters it. The router (simulator.engine.routers, one instance per pool) picks the replica a request goes to.
 Disaggregated pools (roles prefill/decode): a request runs its prefill (and first token) on a prefill replica,
 its KV cache (prompt tokens x KV bytes per token on each device, all devices in parallel) crosses the link in
 latency + bytes / bandwidth (the spec's interconnect unless serving.kv_transfer says otherwise; the prefill
@@ -28,14 +25,18 @@ from the speculation strategy's acceptance model (`accept_length_pmf()`: chains 
 from __future__ import annotations
 
 import math
+import sys
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import simpy
 
 from hwmodels.errors import SparsesimError
+from simulator.engine import decode_run
+from simulator.engine.adaptive import Adaptive
 from simulator.engine.config import ServingConfig
+from simulator.engine.routers import ARRIVAL, DECODE, router_class
 from simulator.engine.scheduler import (
     DEFAULT_CACHE_UNIT_TOKENS,
     VLLM_LARGE_GPU_BATCHED_TOKENS,
@@ -43,10 +44,10 @@ from simulator.engine.scheduler import (
     VLLM_SMALL_GPU_BATCHED_TOKENS,
     VLLM_SMALL_GPU_MAX_SEQS,
     Request,
-    Scheduler,
     SchedulerConfig,
+    policy_class,
 )
-from simulator.engine.step_cost import Composition, StepCostModel, kv_cache_blocks
+from simulator.engine.step_cost import Composition, HostTime, StepCostModel, kv_cache_blocks
 
 GIB = 1024 ** 3
 
@@ -77,11 +78,6 @@ def attention_kv_ratio(combo) -> float:
     (block-sparse LServe keeps fewer for its streaming heads, plus page statistics); 1 for most."""
     C = float(combo.model.max_context)
     return float(combo.attention.cached_tokens(combo, np.array([C]))[0]) / C
-
-
-def draft_tokens(combo) -> int:
-    plan = combo.speculation.round_plan(combo, np.ones(1), np.ones(1))
-    return int(plan.query_rows) - 1
 
 
 class Acceptance:
@@ -129,6 +125,7 @@ class GroupSetup:
     cost: StepCostModel
     kv_bytes_per_token_dev: float
     adaptive: tuple | None = None   # (candidate combos, their cost models) under serving.adaptation
+    policy: str = "fcfs"            # the scheduler policy (serving.scheduler.policy)
 
 
 def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetup:
@@ -141,7 +138,7 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
     if cache_unit % bs:
         raise SimulationError(f"prefix-cache unit of {cache_unit} tokens is not a multiple of block_size {bs}; set "
                               "serving.scheduler.cache_unit_tokens", file=cfg.file, field="serving.scheduler")
-    spec = draft_tokens(combo)
+    spec = int(combo.speculation.draft_tokens)
     if knobs["num_blocks"] == "auto":
         nblocks = kv_cache_blocks(combo, bs, mnbt, knobs["gpu_memory_utilization"])
         ratio = attention_kv_ratio(combo)
@@ -161,28 +158,22 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
                          cache_unit_tokens=cache_unit)
     if cfg.launch_eager_s is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
-        from dataclasses import replace as _replace
-
-        combo = _replace(combo, hardware=_replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
+        combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
     cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
-    if cfg.decode_context != cost.decode_context:
-        import copy
-
-        cost = copy.copy(cost)  # the same tables, looked up at another decode context
-        cost.decode_context = cfg.decode_context
+    host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
+                    floor_s=cfg.host_floor_s)
+    cost = cost.for_serving(cfg.decode_context, host)   # the same tables, at this config's decode context and host time
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
     adaptive = None
     if cfg.adaptation is not None:
-        from dataclasses import replace as _replace
-
         combos = [combo] + list(cfg.adaptation_combos[i][1:])
         if cfg.launch_eager_s is not None:
-            combos = [combos[0]] + [_replace(c, hardware=combo.hardware) for c in combos[1:]]
+            combos = [combos[0]] + [replace(c, hardware=combo.hardware) for c in combos[1:]]
         costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
                           for c in combos[1:]]
         adaptive = (combos, costs)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
-                      kv_bytes_per_token_dev=per_tok, adaptive=adaptive)
+                      kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"))
 
 
 _COST_CACHE: dict = {}
@@ -240,7 +231,7 @@ class Replica:
         self.idx = idx
         self.group = group
         self.engine = engine
-        self.sched = Scheduler(group.sched_cfg)
+        self.sched = policy_class(group.policy)(group.sched_cfg)
         self.cost = group.cost
         self.wake: simpy.Event | None = None
         self.outstanding = 0
@@ -248,8 +239,6 @@ class Replica:
         self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng) if spec else None
         self.adapt = None
         if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
-            from simulator.engine.adaptive import Adaptive
-
             self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
         self.busy_s = 0.0
         self.steps = 0
@@ -264,119 +253,117 @@ class Replica:
             self.wake.succeed()
 
     def loop(self):
+        """The replica's simpy process: sleep while idle; run a planned run of identical decode steps when the
+        policy allows it (and not under per-request adaptation, where every round is a step); else one step."""
         env = self.engine.env
         sched = self.sched
-        cost = self.cost
-        eng = self.engine
-        rec = eng.rec
-        ts = rec.ts if rec.record_steps else None
-        K = eng.cfg.decode_run_steps
-        spec = sched.cfg.num_spec_tokens
-        adapt = self.adapt
-        if adapt is not None:
-            K = 0          # every round is a step: requests switch between rounds
-            qr = cost.query_rows
-
-            def body(b):
-                return cost._body_dec[b * qr] + cost._head_dec[b * qr]
-        host_step = eng.cfg.host_per_step_s  # measured host time per step (serving.step_cost)
-        host_mixed = host_step if eng.cfg.host_mixed_s is None else eng.cfg.host_mixed_s
-        host_row = eng.cfg.host_per_row_s
-        host_floor = eng.cfg.host_floor_s
+        K = 0 if self.adapt is not None else self.engine.cfg.decode_run_steps
         while True:
             if sched.idle:
                 self.wake = env.event()
                 yield self.wake
                 self.wake = None
                 continue
-            if K and sched.decode_run_ready():
-                # plan no further than the next arrival (it may come here): a longer run would be cut anyway
-                k = K
-                if spec:  # draws for rounds past the next arrival (it may come here) would mostly be wasted
-                    gap = eng.next_arrival - env.now
-                    if gap < k * self.last_dt:
-                        k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
-                acc = self.acc.draw((k, len(sched.running))) if spec else None
-                run = sched.plan_decode_run(k, acc)
+            if K and decode_run.ready(sched):
+                run = self._plan_run(K)
                 if run.steps > 1:
-                    dts = cost.decode_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
-                    if host_floor:
-                        dts = np.maximum(dts, host_floor)
-                    if host_step or host_row:
-                        dts = dts + (host_step + host_row * run.batch)
-                    ends = np.cumsum(dts)
-                    start = env.now
-                    self.wake = env.event()
-                    to = env.timeout(float(ends[-1]))
-                    yield to | self.wake
-                    self.wake = None
-                    if env.now < start + ends[-1]:
-                        j = int(np.searchsorted(ends, env.now - start, side="left"))
-                        end = start + float(ends[j])
-                        if end > env.now:
-                            yield env.timeout(end - env.now)
-                        done = j + 1
-                    else:
-                        done = run.steps
-                    ev = sched.apply_decode_run(run, done, env.now)
-                    self.last_dt = float(dts[done - 1])
-                    if eng.check:
-                        sched.check_invariants()
-                    dt = float(ends[done - 1])
-                    self.busy_s += dt
-                    self.steps += done
-                    self.events += 1
-                    if ts is not None:
-                        self._record(ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
-                    if eng.sample_every and self.events % eng.sample_every == 0:
-                        eng.plan_samples.append((self.group.index, Composition(
-                            total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
-                            decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
-                            float(dts[0])))
-                    if ev.finished:
-                        eng.on_finished(self, ev.finished)
+                    yield from self._decode_run(run)
                     continue
             plan = sched.schedule(env.now)
             if plan.preempted:
                 for r in plan.preempted:
-                    rec.preemptions[r.rid] += 1
+                    self.engine.rec.preemptions[r.rid] += 1
             if plan.empty:
                 if plan.preempted:
                     continue
                 raise SimulationError(f"replica {self.idx}: nothing can run although requests wait "
                                       f"({len(sched.waiting)} waiting, {sched.pool.num_free} free blocks)")
-            start = env.now
-            waiting = len(sched.waiting)
-            dt = adapt.step_s(plan, cost) if adapt is not None else cost.step_s(plan)
-            if dt < host_floor:
-                dt = host_floor
-            dt += (host_mixed if plan.chunks else host_step) + host_row * len(plan.reqs)
-            yield env.timeout(dt)
-            acc = None
-            if spec and plan.n_decode:
-                acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
-            ev = sched.step_done(plan, env.now, acc)
-            if adapt is not None and plan.n_decode:
-                adapt.update(plan, acc, plan.n_decode, body)
-            self.last_dt = dt
-            if eng.check:
-                sched.check_invariants()
-            self.busy_s += dt
-            self.steps += 1
-            self.events += 1
-            if ts is not None:
-                ptok = sum(c for c, _ in plan.chunks)
-                self._record(ts, start, dt, 1, len(plan.reqs), waiting,
-                             plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
-            if eng.sample_every and self.events % eng.sample_every == 0:
-                eng.plan_samples.append((self.group.index, Composition(
-                    total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
-                    decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
-                    decode_ctx_max=plan.decode_ctx_max), dt))
-            for r in ev.first_token:
-                eng.on_first_token(self, r)
-            if ev.finished:
-                eng.on_finished(self, ev.finished)
+            yield from self._step(plan)
+
+    def _plan_run(self, K: int) -> decode_run.DecodeRun:
+        """Plan up to K identical decode steps, no further than the next arrival when drafts are drawn."""
+        sched, eng = self.sched, self.engine
+        spec = sched.cfg.num_spec_tokens
+        k = K
+        if spec:  # draws for rounds past the next arrival (it may come here) would mostly be wasted
+            gap = eng.next_arrival - eng.env.now
+            if gap < k * self.last_dt:
+                k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
+        acc = self.acc.draw((k, len(sched.running))) if spec else None
+        return decode_run.plan(sched, k, acc)
+
+    def _decode_run(self, run: decode_run.DecodeRun):
+        """Wait out a planned run of decode steps, cut at the step in progress when a request arrives here, and
+        apply the steps that ran."""
+        eng = self.engine
+        env, sched, rec = eng.env, self.sched, eng.rec
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
+        ends = np.cumsum(dts)
+        start = env.now
+        self.wake = env.event()
+        to = env.timeout(float(ends[-1]))
+        yield to | self.wake
+        self.wake = None
+        if env.now < start + ends[-1]:
+            j = int(np.searchsorted(ends, env.now - start, side="left"))
+            end = start + float(ends[j])
+            if end > env.now:
+                yield env.timeout(end - env.now)
+            done = j + 1
+        else:
+            done = run.steps
+        ev = decode_run.apply(sched, run, done, env.now)
+        self.last_dt = float(dts[done - 1])
+        if eng.check:
+            sched.check_invariants()
+        dt = float(ends[done - 1])
+        self.busy_s += dt
+        self.steps += done
+        self.events += 1
+        if rec.record_steps:
+            self._record(rec.ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
+        if eng.sample_every and self.events % eng.sample_every == 0:
+            eng.plan_samples.append((self.group.index, Composition(
+                total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
+                decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
+                float(dts[0])))
+        if ev.finished:
+            eng.on_finished(self, ev.finished)
+
+    def _step(self, plan):
+        """Wait out one scheduled step (device + host time), then apply it (accepted drafts drawn for its decode
+        rows)."""
+        eng = self.engine
+        env, sched, rec, cost, adapt = eng.env, self.sched, eng.rec, self.cost, self.adapt
+        start = env.now
+        waiting = len(sched.waiting)
+        dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
+        yield env.timeout(dt)
+        acc = None
+        if sched.cfg.num_spec_tokens and plan.n_decode:
+            acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
+        ev = sched.step_done(plan, env.now, acc)
+        if adapt is not None and plan.n_decode:
+            adapt.update(plan, acc, plan.n_decode, cost)
+        self.last_dt = dt
+        if eng.check:
+            sched.check_invariants()
+        self.busy_s += dt
+        self.steps += 1
+        self.events += 1
+        if rec.record_steps:
+            ptok = sum(c for c, _ in plan.chunks)
+            self._record(rec.ts, start, dt, 1, len(plan.reqs), waiting,
+                         plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
+        if eng.sample_every and self.events % eng.sample_every == 0:
+            eng.plan_samples.append((self.group.index, Composition(
+                total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
+                decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
+                decode_ctx_max=plan.decode_ctx_max), dt))
+        for r in ev.first_token:
+            eng.on_first_token(self, r)
+        if ev.finished:
+            eng.on_finished(self, ev.finished)
 
     def _record(self, ts, t, dt, steps, running, waiting, tokens, ptok, drows, preempted):
         ts["t"].append(t)
@@ -425,7 +412,8 @@ class Engine:
         self.front = [r for r in self.replicas if r.group.role in ("mixed", "prefill")]
         self.back = [r for r in self.replicas if r.group.role == "decode"]
         self._back_by_group = list({id(r.group): r for r in self.back}.values())
-        self._rr = [0, 0]
+        # one router per pool (a router may keep state, e.g. its turn)
+        self.routers = [router_class(cfg.router)(), router_class(cfg.router)()]
         self.finished = 0
         self.n_rejected = 0
         self._bar = None
@@ -433,25 +421,10 @@ class Engine:
 
     # ---- routing ---------------------------------------------------------------------------------------------
     def _choose(self, pool: list, req: Request, which: int) -> Replica:
-        router = self.cfg.router
+        """The replica of `pool` (0: the front pool, new requests; 1: the decode pool) that `req` goes to."""
         if len(pool) == 1:
             return pool[0]
-        if router == "round_robin":
-            r = pool[self._rr[which] % len(pool)]
-            self._rr[which] += 1
-            return r
-        if router == "prefix_aware" and which == 0 and req.hash_ids is not None:
-            best, key = None, None
-            for r in pool:
-                k = (-r.sched.match_tokens(req), r.outstanding)
-                if key is None or k < key:
-                    best, key = r, k
-            return best
-        best = pool[0]
-        for r in pool[1:]:
-            if r.outstanding < best.outstanding:
-                best = r
-        return best
+        return self.routers[which].choose(pool, req, DECODE if which else ARRIVAL)
 
     def _back_fits(self, tokens: int) -> bool:
         return all(b.sched.fits_tokens(tokens) for b in self._back_by_group)
@@ -554,8 +527,6 @@ class Engine:
 
     # ---- run -------------------------------------------------------------------------------------------------
     def run(self):
-        import sys
-
         env = self.env
         n = len(self.trace)
         if self.progress and sys.stderr.isatty() and n >= 2000:

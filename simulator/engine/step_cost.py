@@ -15,8 +15,8 @@ into groups whose roofline prices add up (every op row is priced on its own):
                       without split-KV), the KV policy's per-step ops, and the drafter of a speculative
                       round (RoundPlan.add_draft_ops) — pricing.decode_ops minus body and head
     chunk(c, o)       a prefill chunk of c tokens after o cached ones: the attention strategy's prefill
-                      kernel (shape.extra["kv_prefix"] = o; a strategy that ignores kv_prefix is priced as
-                      the difference of whole-prompt costs, A(o + c) - A(o)) and the drafter's own prefill of
+                      kernel (StepShape.kv_prefix = o, for an attention that declares prices_kv_prefix; any
+                      other is priced as the difference of whole-prompt costs, A(o + c) - A(o)) and the drafter's own prefill of
                       the c tokens (its attention over the prefix is not counted: drafters are small)
     complete(P)       the KV policy's prefill ops (SnapKV / SnapStream compression) once, when a prompt
                       of P tokens finishes its prefill
@@ -48,10 +48,10 @@ table lookups.
 
 Serving-harness terms (serving.step_cost, docs/ENGINE_API.md): `graph_sizes` pads a pure decode step to the
 smallest captured CUDA-graph batch (padding rows: one query row attending one token; body, head and attention at
-the padded batch). An attention whose decode ops read StepShape.extra["ctx_max"] (the batch's longest attended
-context; dense fa2_call: varlen) is priced per step instead of from the (batch, mean) surfaces, memoized on a
-logarithmic grid of 1/256 in the mean and the longest context (`spread_decode_s`; a decode run's steps in one
-vectorized call); extra["mixed"] tells decode rows that share a step with a prefill chunk. `eager_overlap="step"`
+the padded batch). An attention that declares reads_ctx_max (its decode ops read StepShape.ctx_max, the batch's
+longest attended context; dense fa2_call: varlen) is priced per step instead of from the (batch, mean) surfaces,
+memoized on a logarithmic grid of 1/256 in the mean and the longest context (`spread_decode_s`; a decode run's steps in one
+vectorized call); StepShape.mixed tells decode rows that share a step with a prefill chunk. `eager_overlap="step"`
 prices a step holding a prefill chunk as max(its kernels back to back on the device, with the graph gap between
 them; its kernel launches on the host x launch_eager_s): the host runs ahead through the launch queue (the
 roofline's eager rule, "kernel", charges each kernel max(device, launch)).
@@ -63,6 +63,7 @@ activation workspace of the largest step) / (block_size x KV bytes per token), p
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 from dataclasses import dataclass
 
@@ -146,6 +147,42 @@ def _sum_by_setting(ops, times, mask=None) -> np.ndarray:
     return np.bincount(ops.setting, weights=w, minlength=ops.n_settings)
 
 
+@dataclass(frozen=True)
+class HostTime:
+    """Host time a serving runtime adds to each step beyond its device time (serving.step_cost, measured by the
+    serving harness; docs/ENGINE_API.md). All zero by default: the op model alone.
+
+    per_step_s  every step (scheduler, input packing), or pure decode steps only when mixed_s is given
+    mixed_s     steps holding a prefill chunk (None: per_step_s)
+    per_row_s   per request scheduled in the step
+    floor_s     a step never takes less (a host-bound engine)"""
+
+    per_step_s: float = 0.0
+    mixed_s: float | None = None
+    per_row_s: float = 0.0
+    floor_s: float = 0.0
+
+    def step_s(self, device_s: float, requests: int, mixed: bool) -> float:
+        """Seconds of a step whose device part takes device_s, with `requests` scheduled, holding a prefill chunk
+        when `mixed`: max(device, floor) + the per-step and per-request host terms."""
+        dt = device_s
+        if dt < self.floor_s:
+            dt = self.floor_s
+        per_step = self.per_step_s if not mixed or self.mixed_s is None else self.mixed_s
+        return dt + (per_step + self.per_row_s * requests)
+
+    def run_s(self, device_s: np.ndarray, batch: int) -> np.ndarray:
+        """step_s for each step of a run of pure-decode steps of `batch` requests."""
+        if self.floor_s:
+            device_s = np.maximum(device_s, self.floor_s)
+        if self.per_step_s or self.per_row_s:
+            device_s = device_s + (self.per_step_s + self.per_row_s * batch)
+        return device_s
+
+
+NO_HOST_TIME = HostTime()
+
+
 @dataclass
 class Composition:
     """A step's batch composition, as priced (a StepPlan carries the same fields)."""
@@ -178,11 +215,11 @@ class StepCostModel:
         self._has_draft = plan.add_draft_ops is not None
         # CUDA-graph batch sizes a pure decode step is padded to (None: no padding)
         self.graph_sizes = sorted({int(x) for x in graph_sizes}) if graph_sizes else None
-        # does the attention read the batch's longest context (StepShape.extra["ctx_max"]) or whether decode rows
-        # share their launch with a prefill chunk (extra["mixed"])? Then decode attention is priced per step
-        # (memoized, below) instead of from the (batch, mean context) surfaces
-        self.spread = self._reads_extra("ctx_max")
-        self.reads_mixed = self._reads_extra("mixed")
+        # what the attention declares it reads: the batch's longest context (StepShape.ctx_max: decode attention is
+        # then priced per step, memoized below, instead of from the (batch, mean context) surfaces), whether decode
+        # rows share their launch with a prefill chunk (StepShape.mixed)
+        self.spread = combo.attention.reads_ctx_max
+        self.reads_mixed = combo.attention.reads_mixed
         self._memo: dict = {}
         # eager steps: "kernel" = the roofline's rule, each kernel costs max(device, host launch); "step" = the host
         # issues ahead of the device through the launch queue, so a step costs max(its kernels' device time, its
@@ -253,7 +290,7 @@ class StepCostModel:
         self._exact_b = {int(b): i for i, b in enumerate(self._b_list) if b <= exact_below}
 
     def _init_chunks(self, R: np.ndarray, prefix_ratio: float) -> None:
-        self.chunk_prefix_native = self._reads_kv_prefix()
+        self.chunk_prefix_native = self.combo.attention.prices_kv_prefix
         if self.chunk_prefix_native:
             self.o_grid = np.concatenate([[0.0], _geom_grid(1, self.max_context, 16, prefix_ratio)])
             probe_c = np.unique(np.array([1.0, 64.0, 1000.0, float(self.max_tokens)]).clip(1, self.max_tokens))
@@ -296,7 +333,7 @@ class StepCostModel:
     def _body_tables(self, rows: np.ndarray, phase: str, launch: str):
         """body(R) and head(L) for every R = L in `rows` (head ops split out by name)."""
         b = OpBuilder(len(rows))
-        body_ops(b, self.combo, rows, rows, phase, lambda bb, count: None)
+        body_ops(b, self.combo, rows, rows, phase, lambda bb, layers: None)
         ops = b.build()
         t = price(ops, self.combo.hardware, launch)
         head_ids = [i for i, n in enumerate(ops.names) if n in HEAD_OPS]
@@ -313,19 +350,17 @@ class StepCostModel:
     def price_decode(self, batch, context, launch: str, mixed: bool = False, ctx_max=None) -> np.ndarray:
         """decode(b, T): attention strategy + KV policy + drafter ops of b decoding rows at mean attended
         KV length T (pricing.decode_ops without body and head), exact. `mixed`: the rows share their step with a
-        prefill chunk (StepShape.extra["mixed"]); `ctx_max`: the longest row's context (extra["ctx_max"];
-        default: every row at T)."""
+        prefill chunk (StepShape.mixed); `ctx_max`: the longest row's context (StepShape.ctx_max; default: every
+        row at T)."""
         c = self.combo
         batch = np.asarray(batch, dtype=np.float64)
         attended = c.kv_policy.attended_tokens(c, np.asarray(context, dtype=np.float64))
         plan = c.speculation.round_plan(c, batch, attended)
         n = len(batch)
-        extra = {"layers": self._layers, "mixed": bool(mixed)}
         if ctx_max is not None:
-            extra["ctx_max"] = np.maximum(c.kv_policy.attended_tokens(c, np.asarray(ctx_max, dtype=np.float64)),
-                                          attended)
+            ctx_max = np.maximum(c.kv_policy.attended_tokens(c, np.asarray(ctx_max, dtype=np.float64)), attended)
         shape = StepShape(batch=batch, query_rows=np.full(n, float(plan.query_rows)), context=attended,
-                          phase="decode", extra=extra)
+                          phase="decode", layers=self._layers, ctx_max=ctx_max, mixed=bool(mixed))
         b = OpBuilder(n)
         if plan.add_draft_ops is not None:
             plan.add_draft_ops(b, c, shape)
@@ -340,14 +375,12 @@ class StepCostModel:
         c = self.combo
         prompt = np.asarray(prompt, dtype=np.float64)
         n = len(prompt)
-        extra = {"layers": self._layers}
         if prefix is not None:
-            extra["kv_prefix"] = np.asarray(prefix, dtype=np.float64)
-            ctx = prompt + extra["kv_prefix"]
-            rows = prompt
+            prefix = np.asarray(prefix, dtype=np.float64)
+            shape = StepShape(batch=np.ones(n), query_rows=prompt, context=prompt + prefix, phase="prefill",
+                              layers=self._layers, kv_prefix=prefix)
         else:
-            ctx = rows = prompt
-        shape = StepShape(batch=np.ones(n), query_rows=rows, context=ctx, phase="prefill", extra=extra)
+            shape = StepShape(batch=np.ones(n), query_rows=prompt, context=prompt, phase="prefill", layers=self._layers)
         return self._price_ops(c.attention.prefill_ops, shape)
 
     def _price_ops(self, add_ops, shape: StepShape) -> np.ndarray:
@@ -368,47 +401,6 @@ class StepCostModel:
             out.append(fn(np.arange(lo, min(lo + block, int(hi) + 1), dtype=np.float64)))
         return np.concatenate(out)
 
-    def _decode_table(self, batch, context, mixed: bool = False, ctx_max=None):
-        c = self.combo
-        attended = c.kv_policy.attended_tokens(c, np.asarray(context, dtype=np.float64))
-        plan = c.speculation.round_plan(c, batch, attended)
-        extra = {"layers": self._layers, "mixed": bool(mixed)}
-        if ctx_max is not None:
-            extra["ctx_max"] = np.asarray(ctx_max, dtype=np.float64)
-        shape = StepShape(batch=batch, query_rows=np.full(len(batch), float(plan.query_rows)), context=attended,
-                          phase="decode", extra=extra)
-        b = OpBuilder(len(batch))
-        if plan.add_draft_ops is not None:
-            plan.add_draft_ops(b, c, shape)
-        c.attention.decode_ops(b, c, shape)
-        c.kv_policy.decode_ops(b, c, shape)
-        return b.build() if b._blocks else None
-
-    def _reads_extra(self, key: str) -> bool:
-        """Whether the decode ops depend on StepShape.extra[key] ("ctx_max": a batch whose longest row is 8x its
-        mean; "mixed": decode rows beside a prefill chunk): the op tables of a few shapes compared column by
-        column (not their prices, which a device's terms may leave unchanged)."""
-        b = np.array([1.0, 8.0, 64.0])
-        t = np.array([1000.0, 1000.0, 1000.0])
-        base = self._decode_table(b, t)
-        other = self._decode_table(b, t, ctx_max=8.0 * t) if key == "ctx_max" else self._decode_table(b, t, mixed=True)
-        if base is None or other is None:
-            return (base is None) != (other is None)
-        if base.names != other.names or len(base.kind) != len(other.kind):
-            return True
-        for col in ("kind", "name_id", "setting", "flops", "bytes_read", "bytes_written", "parallel_units", "count",
-                    "serial_iters", "sync_steps", "reread_bytes", "working_set"):
-            x, y = getattr(base, col, None), getattr(other, col, None)
-            if (x is None) != (y is None) or (x is not None and not np.array_equal(x, y)):
-                return True
-        return False
-
-    def _reads_kv_prefix(self) -> bool:
-        """Whether the attention strategy prices a chunk after a cached prefix itself (dense does)."""
-        chunk = self._attn_prefill(np.array([1024.0]), np.array([8192.0]))
-        whole = self._attn_prefill(np.array([9216.0]))
-        return bool(chunk[0] != whole[0])
-
     def price_chunk_attention(self, chunk, prefix) -> np.ndarray:
         """chunk(c, o) without the drafter: the attention strategy's prefill ops for c new tokens after o
         cached ones, exact (native kv_prefix support, else A(o + c) - A(o), at least 0)."""
@@ -425,8 +417,7 @@ class StepCostModel:
         c = self.combo
         prompt = np.asarray(prompt, dtype=np.float64)
         n = len(prompt)
-        shape = StepShape(batch=np.ones(n), query_rows=prompt, context=prompt, phase="prefill",
-                          extra={"layers": self._layers})
+        shape = StepShape(batch=np.ones(n), query_rows=prompt, context=prompt, phase="prefill", layers=self._layers)
         return self._price_ops(c.kv_policy.prefill_ops, shape)
 
     # ---- lookups (hot path) ------------------------------------------------------------------------------
@@ -530,6 +521,35 @@ class StepCostModel:
     #: balance work over the batch) or "max" (the longest row's: a kernel without split-KV, e.g. FlashAttention-2
     #: varlen once batch x heads fills the SMs, lasts as long as its longest request)
     decode_context = "mean"
+    #: the runtime's host time per step (HostTime; none by default)
+    host = NO_HOST_TIME
+
+    def for_serving(self, decode_context: str = "mean", host: HostTime = NO_HOST_TIME) -> "StepCostModel":
+        """This model looked up at another decode context and with a runtime's host time: the same tables (a
+        shallow copy when anything differs; the memoized model itself is never changed)."""
+        if decode_context == self.decode_context and host == self.host:
+            return self
+        m = copy.copy(self)
+        m.decode_context = decode_context
+        m.host = host
+        return m
+
+    # ---- what a step costs (the engine's one entry point: a step plan in, seconds out) ---------------------------
+    def engine_step_s(self, plan, device_s: float | None = None) -> float:
+        """Seconds one step of `plan` takes in the engine: its device time (step_s, or `device_s` when another
+        pricer priced the device side: per-request adaptation) plus the runtime's host time (HostTime)."""
+        return self.host.step_s(self.step_s(plan) if device_s is None else device_s, len(plan.reqs), bool(plan.chunks))
+
+    def engine_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None) -> np.ndarray:
+        """engine_step_s of each step of a run of pure-decode steps (decode_run_s plus the host time)."""
+        return self.host.run_s(self.decode_run_s(batch, rows, ctx_sums, ctx_max), batch)
+
+    def base_s(self, rows: int, logit_rows: int, mixed: bool = False) -> float:
+        """body(rows) + head(logit_rows): everything of a step but the attention, KV policy and drafter (launched
+        as a step holding a prefill chunk when `mixed`)."""
+        if mixed:
+            return self._body_mix[rows] + self._head_mix[logit_rows]
+        return self._body_dec[rows] + self._head_dec[logit_rows]
 
     def _dec_ctx(self, plan) -> float:
         if self.decode_context == "max":
@@ -555,8 +575,8 @@ class StepCostModel:
             return float(b.build().count.sum())
 
         shape_d = StepShape(batch=np.array([8.0]), query_rows=np.full(1, float(self.query_rows)),
-                            context=np.array([1000.0]), phase="decode",
-                            extra={"layers": self._layers, "mixed": True, "ctx_max": np.array([1000.0])})
+                            context=np.array([1000.0]), phase="decode", layers=self._layers, mixed=True,
+                            ctx_max=np.array([1000.0]))
         plan = c.speculation.round_plan(c, np.array([8.0]), np.array([1000.0]))
 
         def dec(b):
@@ -566,15 +586,15 @@ class StepCostModel:
             c.kv_policy.decode_ops(b, c, shape_d)
 
         shape_p = StepShape(batch=one, query_rows=np.array([512.0]), context=np.array([1024.0]), phase="prefill",
-                            extra={"layers": self._layers, "kv_prefix": np.array([512.0])})
+                            layers=self._layers, kv_prefix=np.array([512.0]))
         return {"body": n(lambda b: body_ops(b, c, np.array([64.0]), np.array([2.0]), "prefill",
-                                             lambda bb, count: None)),
+                                             lambda bb, layers: None)),
                 "decode": n(dec),
                 "chunk": n(lambda b: c.attention.prefill_ops(b, c, shape_p))
                 + n(lambda b: c.speculation.prefill_draft_ops(b, c, np.array([512.0]))) * (self._has_draft),
                 "complete": n(lambda b: c.kv_policy.prefill_ops(b, c, StepShape(
                     batch=one, query_rows=np.array([1000.0]), context=np.array([1000.0]), phase="prefill",
-                    extra={"layers": self._layers})))}
+                    layers=self._layers)))}
 
     def add_prefill_s(self, t: float, plan) -> float:
         """t plus the plan's prefill chunks and the KV policy's work on the prompts they complete (seconds; added

@@ -50,7 +50,6 @@ conditional or not reproducible.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -59,6 +58,8 @@ import pandas as pd
 
 from hwmodels.errors import ScenarioError, SparsesimError, SpecError
 from hwmodels.yamlio import load_yaml
+from simulator.figures import render
+from simulator.figures.render import slug
 
 FIGURE_DIR = Path(__file__).parent
 
@@ -208,10 +209,6 @@ def _fmt_map(d: dict) -> str:
     return ", ".join(f"{k} {_fmt(v)}" for k, v in d.items())
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "figure"
-
-
 @dataclass
 class Reproduction:
     """An evaluated reproduction: rows (dicts with COLUMNS), notes, and what files() draws."""
@@ -286,8 +283,6 @@ class Reproduction:
         """Draw the PNGs next to reproduction.csv; `out` is a commands._common.OutputDir or a folder."""
         if not self.draw_figures:
             return []
-        from simulator.figures import render
-
         def path_of(fname: str) -> Path:
             if hasattr(out, "file"):
                 return out.file(fname)

@@ -165,7 +165,7 @@ class Ctx:
         return [self.radix / self.gvr(float(a)) for a in np.linspace(*self.ov["band_l20_60"], 4)]
 
     def passes_at(self, overlap) -> float:
-        from simulator.strategies import topk as T
+        from simulator.kernels import gvr_passes as T
 
         if overlap is None:
             return float(T.passes_for(0.0, "random", 2048, [self.n])[0])
@@ -230,7 +230,7 @@ class Ctx:
         import pandas as pd
 
         from hwmodels.calibration import DATA_DIR
-        from simulator.strategies import topk as T
+        from simulator.kernels import gvr_passes as T
 
         rows = []
         for f in sorted(DATA_DIR.glob("topk_cta_*.csv")):

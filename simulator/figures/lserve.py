@@ -230,7 +230,7 @@ def _layer_ms(c, contexts, names) -> dict[str, np.ndarray]:
     """Per-layer time of the attention-side ops `names` at batch 1 (per step: the selector amortized)."""
     T = np.asarray(list(contexts), dtype=np.float64)
     n = len(T)
-    shape = StepShape(batch=np.ones(n), query_rows=np.ones(n), context=T, phase="decode", extra={"layers": 1})
+    shape = StepShape(batch=np.ones(n), query_rows=np.ones(n), context=T, phase="decode", layers=1)
     b = OpBuilder(n)
     c.attention.decode_ops(b, c, shape)
     ops = b.build()

@@ -13,6 +13,7 @@ drawn in separate panels (each with its own axis), so bars are comparable.
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from pathlib import Path
 from typing import Callable
@@ -37,14 +38,17 @@ def _fmt(x) -> str:
     return "-" if x is None else f"{x:,.3g}"
 
 
+def slug(text: str) -> str:
+    """A file-name stem of `text`: runs of other characters become one underscore, lower case."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "figure"
+
+
 def draw_rows(rep, path_of: Callable[[str], Path]) -> list[Path]:
     """One PNG per figure group of `rep.rows` (rows without a figure go to 'other'); returns the paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from simulator.figures.framework import slug
 
     groups: dict[str, list[dict]] = {}
     for r in rep.rows:

@@ -1,8 +1,3 @@
-"""Strategy modules. Every module in this folder is imported here, so a new strategy is one new file
-that defines `@register`-ed classes (see base.py); no list elsewhere needs editing."""
-import importlib
-import pkgutil
-
-for _m in pkgutil.iter_modules(__path__):
-    if _m.name != "base":
-        importlib.import_module(f"{__name__}.{_m.name}")
+"""Strategy modules: one file per family of values of the strategy axes (base.py: the axes, the contract every
+value implements, the registry). simulator.strategies.base.registry() imports every module in this folder, so a new
+strategy is one new file that defines `@register`-ed classes; no list elsewhere needs editing."""

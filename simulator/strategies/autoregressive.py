@@ -8,6 +8,9 @@ kv_policy: full      the KV cache keeps every token.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from simulator.combo import Combo
 from simulator.strategies.base import (
     KVPolicyStrategy,
     RoundPlan,
@@ -24,7 +27,7 @@ class NoSpeculation(SpeculationStrategy):
     description = "autoregressive decoding: one token per step"
     array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)
 
-    def round_plan(self, combo, batch, context) -> RoundPlan:
+    def round_plan(self, combo: Combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
         return RoundPlan(query_rows=1, tokens_per_round=1.0)
 
 

@@ -1,7 +1,7 @@
 """Strategy axes and the registry every strategy module plugs into.
 
 A strategy module defines subclasses of `Strategy` decorated with `@register`; importing the module is
-all it takes (`simulator.strategies` imports every module in its folder). Each class declares:
+all it takes (`registry()` imports every module in its folder the first time it is called). Each class declares:
 
     axis    which axis it is a value of (AXES below)
     name    its value name in scenario YAML
@@ -11,7 +11,9 @@ and the axis's hooks, which turn (model, setting) into Op rows:
 
     attention      decode_ops(b, combo, shape), prefill_ops(b, combo, shape), cached_tokens(combo, context);
                    declares selects_tokens (needs a top-k algorithm), routes_blocks (per-row selected
-                   blocks: verify kernels and refresh/reuse schedules apply), precision_class()
+                   blocks: verify kernels and refresh/reuse schedules apply), precision_class(), and what of
+                   the StepShape it reads beyond batch / query_rows / context / layers: reads_ctx_max,
+                   reads_mixed, prices_kv_prefix
     speculation    round_plan(combo, batch, context) -> RoundPlan, prefill_draft_ops(b, combo, prompt);
                    draft_tokens, tree_shape(), chain_length(), acceptance_hat()
     topk           add_ops(b, combo, rows, length, k, layers, phase): the selection kernels of a
@@ -23,19 +25,28 @@ and the axis's hooks, which turn (model, setting) into Op rows:
     kv_policy      what the KV cache keeps: cached_tokens(combo, context) for memory,
                    attended_tokens(combo, kv_len) for the decode kernel, prefill_ops / decode_ops
 
-Axes never probe each other with getattr: a capability is a declared class attribute or method of the
-axis base class, with a default every value inherits. Nothing here reads hardware numbers (strategies
-may read `combo.target`, the facts software queries at run time; see simulator.combo.TargetFacts).
+Hooks take (b: simulator.ops.OpBuilder, combo: simulator.combo.Combo, shape: StepShape); an op a hook adds runs
+shape.layers times per step (`count=shape.layers`). Axes never probe each other with getattr: a capability is a
+declared class attribute, property or method of the axis base class, with a default every value inherits.
+Nothing here reads hardware numbers (strategies may read `combo.target`, the facts software queries at run
+time; see simulator.combo.TargetFacts).
 """
 from __future__ import annotations
 
+import importlib
 import itertools
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+import pkgutil
+from dataclasses import KW_ONLY, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 
 from hwmodels.errors import ScenarioError
+
+if TYPE_CHECKING:
+    from simulator.combo import Combo
+    from simulator.ops import OpBuilder
 
 AXES = ("attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy")
 DEFAULT_VALUE = {"attention": "dense", "topk": "none", "speculation": "none", "verify_kernel": "none",
@@ -126,19 +137,19 @@ class Strategy:
             return self.name
         return self.name + "(" + ",".join(f"{k}={v}" for k, v in changed.items()) + ")"
 
-    def refuse(self, combo) -> str | None:  # noqa: ARG002 - hook
+    def refuse(self, combo: Combo) -> str | None:  # noqa: ARG002 - hook
         """A reason why this value cannot be combined with the rest of `combo`, or None."""
         return None
 
-    def extra_weight_bytes(self, combo) -> float:  # noqa: ARG002 - hook
+    def extra_weight_bytes(self, combo: Combo) -> float:  # noqa: ARG002 - hook
         """Weight bytes this strategy adds on each device (a draft model, an indexer, ...)."""
         return 0.0
 
-    def extra_kv_bytes_per_token(self, combo) -> float:  # noqa: ARG002 - hook
+    def extra_kv_bytes_per_token(self, combo: Combo) -> float:  # noqa: ARG002 - hook
         """Cache bytes per context token this strategy adds on each device (a draft model's KV, ...)."""
         return 0.0
 
-    def onchip_bytes(self, combo, batch, context):  # noqa: ARG002 - hook
+    def onchip_bytes(self, combo: Combo, batch: np.ndarray, context: np.ndarray):  # noqa: ARG002 - hook
         """Extra on-chip (SRAM / PMU) bytes per device this strategy's kernels need at (batch, context)
         arrays, beyond the standard kernels' own buffers. The planner refuses a setting whose sum over the
         tuple's strategies exceeds the device's on-chip memory on a static-graph dataflow device (where
@@ -159,13 +170,32 @@ class AttentionStrategy(Strategy):
         allowed: SSV's approx mode, reuse layers)."""
         return "strict"
 
-    def decode_ops(self, b, combo, shape) -> None:
+    # what the strategy's ops read of a StepShape beyond batch, query_rows, context and layers (declared, so the
+    # engine never probes by pricing twice): properties, since a parameter may decide them
+    @property
+    def reads_ctx_max(self) -> bool:
+        """The decode ops depend on StepShape.ctx_max (the batch's longest row): the engine then prices decode
+        attention per step, not from its (batch, mean context) surfaces."""
+        return False
+
+    @property
+    def reads_mixed(self) -> bool:
+        """The decode ops depend on StepShape.mixed (decode rows beside a prefill chunk in one launch)."""
+        return False
+
+    @property
+    def prices_kv_prefix(self) -> bool:
+        """The prefill ops price a chunk after StepShape.kv_prefix cached tokens themselves; otherwise the engine
+        prices a chunk as the difference of whole-prompt costs, A(prefix + chunk) - A(prefix)."""
+        return False
+
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         raise NotImplementedError
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         raise NotImplementedError
 
-    def cached_tokens(self, combo, context: np.ndarray) -> np.ndarray:
+    def cached_tokens(self, combo: Combo, context: np.ndarray) -> np.ndarray:
         """Tokens each sequence keeps in its KV cache at `context` (dense: all of them)."""
         return context
 
@@ -183,7 +213,7 @@ class RoundPlan:
 class SpeculationStrategy(Strategy):
     axis = "speculation"
 
-    def round_plan(self, combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
+    def round_plan(self, combo: Combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
         raise NotImplementedError
 
     @property
@@ -209,7 +239,7 @@ class SpeculationStrategy(Strategy):
         engine samples accepted lengths from it."""
         return None
 
-    def prefill_draft_ops(self, b, combo, prompt: np.ndarray) -> None:  # noqa: ARG002 - hook
+    def prefill_draft_ops(self, b: OpBuilder, combo: Combo, prompt: np.ndarray) -> None:  # noqa: ARG002 - hook
         """Ops the drafter adds to the prefill of a prompt (its own KV cache)."""
         return None
 
@@ -219,14 +249,15 @@ class TopkStrategy(Strategy):
     #: False only for 'none': an attention that selects tokens needs a value with selects = True
     selects: ClassVar[bool] = True
 
-    def refuse(self, combo) -> str | None:
+    def refuse(self, combo: Combo) -> str | None:
         if self.selects and not combo.attention.selects_tokens:
             return f"topk '{self.name}' selects from a score row; attention '{combo.attention.name}' has none"
         if not self.selects and combo.attention.selects_tokens:
             return f"attention '{combo.attention.name}' selects tokens and needs a top-k algorithm"
         return None
 
-    def add_ops(self, b, combo, rows, length, k, layers, phase) -> None:
+    def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
+                phase: str) -> None:
         """Ops selecting the top `k` of `rows` score rows of `length` entries, `layers` times per step."""
         raise NotImplementedError(f"topk '{self.name}' prices no selection")
 
@@ -234,7 +265,7 @@ class TopkStrategy(Strategy):
 class VerifyKernelStrategy(Strategy):
     axis = "verify_kernel"
 
-    def loads(self, combo, R, S, T, n_blocks, block_tokens):
+    def loads(self, combo: Combo, R, S, T, n_blocks, block_tokens):
         """How R verification rows load the blocks a routes_blocks attention selected (a
         simulator.strategies.verify_kernels.Loads); S selected tokens per row of n_blocks blocks of
         block_tokens tokens, context T."""
@@ -257,19 +288,19 @@ class ScheduleStrategy(Strategy):
 class KVPolicyStrategy(Strategy):
     axis = "kv_policy"
 
-    def cached_tokens(self, combo, context: np.ndarray) -> np.ndarray:
+    def cached_tokens(self, combo: Combo, context: np.ndarray) -> np.ndarray:
         """Tokens a sequence keeps in its cache when its context is `context` (full: all of them)."""
         return context
 
-    def attended_tokens(self, combo, kv_len: np.ndarray) -> np.ndarray:
+    def attended_tokens(self, combo: Combo, kv_len: np.ndarray) -> np.ndarray:
         """Tokens a decode query attends over when the sequence has `kv_len` tokens."""
         return kv_len
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """Ops the policy adds to prefill (e.g. SnapKV's observation-window scoring)."""
         return None
 
-    def decode_ops(self, b, combo, shape) -> None:
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """Ops the policy adds to each decode step (e.g. a cache rebuilt by concatenation); none by default."""
         return None
 
@@ -287,9 +318,18 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
-def registry() -> dict[str, dict[str, type[Strategy]]]:
-    from simulator import strategies  # noqa: F401 - imports every strategy module
+_LOADED = False
 
+
+def registry() -> dict[str, dict[str, type[Strategy]]]:
+    """Every registered strategy by axis and name. The first call imports every module of this folder (each
+    registers its classes), so a new strategy is one new file; importing this module alone loads none of them."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        for m in pkgutil.iter_modules([str(Path(__file__).parent)]):
+            if m.name != "base":
+                importlib.import_module(f"{__package__}.{m.name}")
     return _REGISTRY
 
 
@@ -346,18 +386,33 @@ def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy
 
 @dataclass
 class StepShape:
-    """The shape of one forward pass for `n` settings at once (arrays of length n).
+    """The shape of one forward pass for `n` settings at once (arrays of length n, or scalars).
 
-    batch: sequences in the batch; query_rows: rows each sequence feeds (1 for a decode step, the draft
-    tokens + 1 for verification, the prompt length for prefill); context: KV length each query attends to
-    (for prefill, the prompt length: attention is causal inside it).
+    batch       sequences in the batch
+    query_rows  rows each sequence feeds: 1 for a decode step, the draft tokens + 1 for verification, the prompt
+                (or chunk) length for prefill
+    context     KV length each query attends to (for prefill, the prompt length: attention is causal inside it;
+                for a chunk of a chunked prefill, kv_prefix + the chunk)
+    phase       "decode" or "prefill"
+    layers      how many layers run the strategy's kernels this step: the ops' `count` (the model's layers, or a
+                part of them: SpecAttn's full and sparse layers, a drafter's own layers, 1 for a bare kernel)
+    ctx_max     the longest row's attended context, per setting (None: every row at `context`). Set by the
+                engine for attentions that declare reads_ctx_max
+    kv_prefix   tokens already cached before a prefill chunk (0: a whole prompt). Set by the engine's chunked
+                prefill for attentions that declare prices_kv_prefix
+    mixed       the decode rows share their step (and launch) with a prefill chunk (engine steps; read by
+                attentions that declare reads_mixed)
     """
 
     batch: np.ndarray
     query_rows: np.ndarray
     context: np.ndarray
     phase: str = "decode"
-    extra: dict = field(default_factory=dict)
+    _: KW_ONLY
+    layers: float | np.ndarray
+    ctx_max: np.ndarray | None = None
+    kv_prefix: float | np.ndarray = 0.0
+    mixed: bool = False
 
     @property
     def rows(self) -> np.ndarray:

@@ -100,8 +100,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from simulator.combo import Combo
+from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE
-from simulator.strategies.base import AttentionStrategy, Param, register
+from simulator.strategies.base import AttentionStrategy, Param, StepShape, register
 from simulator.strategies.dense import PREFILL_Q_TILE
 
 #: LServe Table 1 (QServe on one A100, Llama-3-8B architecture, batch 32): decode step time in ms at
@@ -207,7 +209,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
         """Tokens a streaming head attends to in prefill (sink + local window)."""
         return float(self._v("prefill_sink_tokens") + self._v("prefill_local_tokens"))
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         m = combo.model
         if m.mla:
             return f"attention '{self.name}': block-sparse paged attention over MLA latents is not modeled ({m.name})"
@@ -227,7 +229,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
         stream = np.minimum(all_pages, float(self.stream_pages))
         return dense, stream, active
 
-    def cached_tokens(self, combo, context):
+    def cached_tokens(self, combo: Combo, context: np.ndarray) -> np.ndarray:
         C = np.asarray(context, dtype=np.float64)
         f = self.stream_frac
         # 2 d statistics per logical page per dense head, i.e. 1/N_L of a token's K + V, in their own dtype
@@ -239,7 +241,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
     def _dense_layers(self, combo) -> int:
         return 0
 
-    def decode_ops(self, b, combo, shape) -> None:
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         m = combo.model
         B, q, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
         Hq, Hkv, d = combo.attn_heads_dev, combo.attn_kv_heads_dev, m.head_dim
@@ -247,7 +249,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
         kvb = combo.kvbytes
         f = self.stream_frac
         P = self.phys_page
-        layers = shape.extra["layers"]
+        layers = shape.layers
         n_dense_layers = min(self._dense_layers(combo), layers)
         sparse_layers = layers - n_dense_layers
         eff = page_bw_efficiency(P)
@@ -346,7 +348,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
               count=4.0 * sel_count, where=active)
 
     # ---- prefill ------------------------------------------------------------------------------------
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         m = combo.model
         B, Pn = shape.batch, shape.context
         H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
@@ -354,7 +356,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
         window = self.prefill_window
         pairs = (1.0 - f) * Pn * (Pn + 1) / 2.0 + f * Pn * np.minimum(Pn, window)
         io = B * Pn * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
-        layers = shape.extra["layers"]
+        layers = shape.layers
         b.add("attention", "attention", flops=4.0 * B * H * pairs * d, bytes_read=io * 0.5, bytes_written=io * 0.5,
               parallel_units=B * H * np.maximum(1.0, Pn / PREFILL_Q_TILE), dtype=ACT_DTYPE, count=layers)
         if self.dynamic:
@@ -484,7 +486,7 @@ class Quest(_UnifiedBlockSparse):
     def _dense_layers(self, combo) -> int:
         return self.dense_layers
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         m = combo.model
         if m.mla or m.kv_heads != m.heads:
             return (f"attention 'quest' supports MHA models only (LServe sec. 4.1 and Table 5: 'Quest does not "

@@ -17,7 +17,7 @@ continuous count tracks without the saw-tooth a ceiling would add (and time stay
 Prefill over a prompt of P tokens (causal): flops = 4 * B * Hq * d * P(P+1)/2 (MLA: heads of 192-wide
 keys and 128-wide values, non-absorbed); bytes = Q, K, V read once and O written once (FlashAttention's
 re-reads of K/V across query tiles are assumed to hit L2); units = B * Hq * max(1, P / 128) (continuous,
-as for decode). A chunk of a chunked prefill (shape.extra["kv_prefix"] = O cached tokens, shape.context =
+as for decode). A chunk of a chunked prefill (shape.kv_prefix = O cached tokens, shape.context =
 O + P): P(P+1)/2 + P*O pairs, the prefix's K/V read once more (MLA: its expanded keys and values), units
 over the chunk's P query tokens; without kv_prefix (O = 0) the whole-prompt cost above is unchanged.
 """
@@ -25,9 +25,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.combo import AttentionLayout, Combo
+from simulator.kernels.decode_attention import (
+    COMBINE_KIND,
+    FA2_CTAS_PER_SM,
+    FP8_KV_KIND,
+    ROWS_KIND,
+    combine_layout,
+    decode_layout,
+    fa2_num_splits,
+    reread_working_set,
+)
 from simulator.layers import repeat_kv_ops
+from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE
-from simulator.strategies.base import AttentionStrategy, Param, register
+from simulator.strategies.base import AttentionStrategy, Param, StepShape, register
 
 PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block sizes); also FA3's default
 #: production kernel families (simulator/kernels/families.py): FlashInfer, FlashAttention-3/4, FlashMLA, XQA, the
@@ -110,7 +122,7 @@ class DenseAttention(AttentionStrategy):
             lambda v: isinstance(v, int) and 0 <= v <= 1 << 24, "an integer in [0, 16777216]"),
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         if self.gqa_expand == "repeat_kv" and combo.model.mla:
             return f"gqa_expand=repeat_kv applies to GQA/MHA models; {combo.model.name} uses MLA"
         if self.mla_cache != "latent" and not combo.model.mla:
@@ -130,7 +142,7 @@ class DenseAttention(AttentionStrategy):
             return "fa2_call=varlen prices FlashAttention-2's varlen call: it needs kernel: fa2 and gqa_expand: native"
         return None
 
-    def extra_kv_bytes_per_token(self, combo) -> float:
+    def extra_kv_bytes_per_token(self, combo: Combo) -> float:
         """A separate value cache adds kv_lora_rank values per token per layer (MLA, separate_kv); repeat_kv
         holds one layer's K and V expanded to every query head while that layer runs (a per-token transient)."""
         m = combo.model
@@ -140,20 +152,38 @@ class DenseAttention(AttentionStrategy):
             return 2.0 * combo.attn_heads_dev * m.head_dim * combo.kvbytes
         return 0.0
 
-    def decode_ops(self, b, combo, shape) -> None:
-        m = combo.model
+    @property
+    def reads_ctx_max(self) -> bool:
+        return self.fa2_call == "varlen"   # the varlen call's longest row (_fa2_varlen_decode_ops)
+
+    @property
+    def reads_mixed(self) -> bool:
+        return self.fa2_call == "varlen"   # decode rows beside a chunk take the unswapped path
+
+    @property
+    def prices_kv_prefix(self) -> bool:
+        return True
+
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
+        self.layout_decode_ops(b, combo.attn_layout, shape)
+
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
+        self.layout_prefill_ops(b, combo.attn_layout, shape)
+
+    def layout_decode_ops(self, b: OpBuilder, lay: AttentionLayout, shape: StepShape) -> None:
+        """decode_ops for an attention layout (a tuple's, or a bare kernel's in fitting)."""
         # under attention DP a device runs the kernel for its 1/attn_dp share of the sequences
-        B, q, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
-        kvb = combo.kvbytes
+        B, q, T = shape.batch / lay.attn_dp, shape.query_rows, shape.context
+        kvb = lay.kvbytes
         if self.kernel in PRODUCTION_FAMILIES:   # a production kernel family (simulator/kernels/families.py)
-            self._production_decode_ops(b, combo, shape, B, q, T, kvb)
+            self._production_decode_ops(b, lay, shape, B, q, T, kvb)
             return
         splits = np.maximum(1.0, T / self.split_tokens)  # even split of the KV range (see docstring)
         split = T > self.split_tokens
-        if m.mla:
-            a = m.mla
+        if lay.mla:
+            a = lay.mla
             lat = a.kv_lora_rank + a.qk_rope_head_dim
-            H = combo.attn_heads_dev
+            H = lay.attn_heads_dev
             flops = 2.0 * B * q * H * T * (lat + a.kv_lora_rank)
             # the key cache (latent + rope key), plus the value cache when it is a separate tensor
             kv_read = B * T * (lat + (a.kv_lora_rank if self.mla_cache == "separate_kv" else 0)) * kvb
@@ -162,7 +192,7 @@ class DenseAttention(AttentionStrategy):
             heads_rows = B * q * H
             units = B * splits * np.ceil(H * q / 64.0)
         else:
-            Hq, Hkv, d = combo.attn_heads_dev, combo.attn_kv_heads_dev, m.head_dim
+            Hq, Hkv, d = lay.attn_heads_dev, lay.attn_kv_heads_dev, lay.head_dim
             flops = 4.0 * B * q * Hq * T * d
             # K/V streams: one per KV head when the group is packed, one per query head otherwise
             streams = np.where((q > 1) & (self.gqa_packing == "decode_only"), Hq, Hkv)
@@ -170,22 +200,22 @@ class DenseAttention(AttentionStrategy):
                 # repeat_kv copies K and V to every query head, then the kernel streams all Hq heads
                 expand = Hq > Hkv
                 # HF's expand + reshape: a broadcast copy of K and of V per layer (simulator.layers.repeat_kv_ops)
-                repeat_kv_ops(b, "attention_repeat_kv", B, T, Hq, Hkv, d, kvb, shape.extra["layers"], where=expand)
+                repeat_kv_ops(b, "attention_repeat_kv", B, T, Hq, Hkv, d, kvb, shape.layers, where=expand)
                 streams = np.where(expand, np.full(np.shape(T), 1.0) * Hq, streams)
             if self.fa2_call == "varlen":  # FlashAttention-2's varlen call (below)
-                self._fa2_varlen_decode_ops(b, combo, shape, B, q, T, Hq, Hkv, d, kvb)
+                self._fa2_varlen_decode_ops(b, lay, shape, B, q, T, Hq, Hkv, d, kvb)
                 return
             if self.kernel != "generic":  # a named kernel family (simulator/kernels/decode_attention.py)
                 # after repeat_kv the kernel sees Hq KV heads (MHA)
                 hkv = np.where(self.gqa_expand == "repeat_kv", Hq, Hkv) * np.ones_like(np.asarray(T, dtype=float))
-                self._family_decode_ops(b, combo, shape, B, q, T, Hq, hkv, d, kvb, flops)
+                self._family_decode_ops(b, lay, shape, B, q, T, Hq, hkv, d, kvb, flops)
                 return
             kv_read = B * T * 2.0 * streams * d * kvb
             q_bytes = B * q * Hq * d * ACT_BYTES
             out = B * q * Hq * d
             heads_rows = B * q * Hq
             units = B * streams * splits
-        count = shape.extra["layers"]
+        count = shape.layers
         # with split-KV, each split reads the queries and writes an fp32 partial output and one fp32
         # log-sum-exp per (row, head)
         partials = splits * (out + heads_rows) * 4.0
@@ -196,45 +226,35 @@ class DenseAttention(AttentionStrategy):
         b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
               bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
 
-    def _production_decode_ops(self, b, combo, shape, B, q, T, kvb) -> None:
+    def _production_decode_ops(self, b, lay, shape, B, q, T, kvb) -> None:
         """Decode / verification attention as a production kernel launches it (simulator/kernels/families.py): the
         family's plan rules give its CTAs, waves, serial K/V tiles, the dependent loads before each CTA's first tile
         (the per-sequence cost) and its merge kernel; the op kinds carry the family's fitted terms."""
         from simulator.kernels.families import gqa_launches, mla_launches
         from simulator.kernels.production import emit
 
-        m = combo.model
-        t = combo.target
+        t = lay.target
         sms = t.sm_count
         one = np.ones(np.broadcast(B, q, T).shape)
-        if m.mla:
-            a = m.mla
-            launches = mla_launches(self.kernel, B * one, q * one, T * one, combo.attn_heads_dev * one,
+        if lay.mla:
+            a = lay.mla
+            launches = mla_launches(self.kernel, B * one, q * one, T * one, lay.attn_heads_dev * one,
                                     float(a.kv_lora_rank), float(a.qk_rope_head_dim), kvb, float(self.page_size), sms)
         else:
-            launches = gqa_launches(self.kernel, B * one, q * one, T * one, combo.attn_heads_dev * one,
-                                    combo.attn_kv_heads_dev * one, float(m.head_dim), kvb * one, float(self.page_size),
+            launches = gqa_launches(self.kernel, B * one, q * one, T * one, lay.attn_heads_dev * one,
+                                    lay.attn_kv_heads_dev * one, float(lay.head_dim), kvb * one, float(self.page_size),
                                     sms, getattr(t, "smem_per_sm", None))
-        emit(b, launches, sms, count=shape.extra["layers"])
+        emit(b, launches, sms, count=shape.layers)
 
-    def _family_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
+    def _family_decode_ops(self, b, lay, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
         """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the
         family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
         combine kernel when it splits. Op kind = the family's (its own calibrated occupancy, iteration time,
         per-wave and per-kernel fixed times)."""
-        from simulator.kernels.decode_attention import (
-            COMBINE_KIND,
-            FP8_KV_KIND,
-            ROWS_KIND,
-            combine_layout,
-            decode_layout,
-            reread_working_set,
-        )
-
         kind, ctas, splits, iters, streams, comb_iters = decode_layout(self.kernel, B, q, Hq, Hkv, T,
-                                                                       combo.target.sm_count)
+                                                                       lay.target.sm_count)
         rows_kind = ROWS_KIND.get(self.kernel, kind)
-        count = shape.extra["layers"]
+        count = shape.layers
         out = B * q * Hq * d
         split = splits > 1
         partials = splits * (out + B * q * Hq) * 4.0
@@ -259,31 +279,31 @@ class DenseAttention(AttentionStrategy):
               bytes_written=out * ACT_BYTES, parallel_units=comb_ctas, serial_iters=comb_iters, dtype="fp32",
               count=count, where=split)
 
-    def prefill_ops(self, b, combo, shape) -> None:
-        m = combo.model
+    def layout_prefill_ops(self, b: OpBuilder, lay: AttentionLayout, shape: StepShape) -> None:
+        """prefill_ops for an attention layout (a tuple's, or a bare kernel's in fitting)."""
         if self.fa2_call == "varlen":
-            self._fa2_varlen_prefill_ops(b, combo, shape)
+            self._fa2_varlen_prefill_ops(b, lay, shape)
             return
         B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
-        O = shape.extra.get("kv_prefix", 0.0)
+        O = shape.kv_prefix
         P = P - O
         pairs = P * (P + 1) / 2.0 + P * O  # causal (query, key) pairs per head
-        H = combo.heads_dev
-        if m.mla:
-            a = m.mla
+        H = lay.heads_dev
+        if lay.mla:
+            a = lay.mla
             dk, dv = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
             flops = 2.0 * B * H * pairs * (dk + dv)
             io = B * P * H * (2 * dk + 2 * dv) * ACT_BYTES
             prefix = B * O * H * (dk + dv) * ACT_BYTES  # the prefix's expanded keys and values
         else:
-            d, Hkv = m.head_dim, combo.kv_heads_dev
+            d, Hkv = lay.head_dim, lay.kv_heads_dev
             flops = 4.0 * B * H * pairs * d
-            io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
-            prefix = B * O * 2 * Hkv * d * combo.kvbytes  # the cached prefix's keys and values
+            io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * lay.kvbytes)
+            prefix = B * O * 2 * Hkv * d * lay.kvbytes  # the cached prefix's keys and values
         b.add("attention", "attention", flops=flops, bytes_read=io * 0.5 + prefix, bytes_written=io * 0.5,
               parallel_units=B * H * np.maximum(1.0, P / PREFILL_Q_TILE), dtype=ACT_DTYPE,
-              count=shape.extra["layers"])
+              count=shape.layers)
 
     # --- FlashAttention-2's varlen call (fa2_call: varlen; serving-validation helper, issue 12) ---------------------
     # One launch of torch.ops.aten._flash_attention_forward over a token-packed batch (flash_api.cpp mha_varlen_fwd):
@@ -296,7 +316,7 @@ class DenseAttention(AttentionStrategy):
     # Every iteration computes a whole tile (QK^T and PV over kBlockM x kBlockN x d) whatever rows are valid: the op's
     # flops are tile flops. A CTA's iterations are its serial chain (serial_iters: the mean CTA's). FlashAttention-2
     # assumes 2 resident CTAs per SM (flash_api.cpp: num_SMs * 2); its grid runs the heads last, so when the CTAs
-    # fill more than one wave of 2 x SMs, the longest row's (StepShape.extra["ctx_max"], default the mean) last CTA
+    # fill more than one wave of 2 x SMs, the longest row's (StepShape.ctx_max, default the mean) last CTA
     # starts near the end and runs its excess tiles (longest - mean) alone after the others: each such tile is one
     # serialized phase of the kernel (sync_steps, priced at sync_s[attn_fa2], the lone CTA's iteration). In one
     # wave every CTA starts at once: the chain is the longest CTA's (serial_iters = its tiles). The roofline (kind
@@ -315,11 +335,9 @@ class DenseAttention(AttentionStrategy):
         d = np.asarray(d)
         return np.where(d <= 64, 256.0, np.where(d <= 128, 128.0, 64.0))
 
-    def _fa2_chain_op(self, b, combo, name, ctas, mean_it, max_it, flops, bytes_read, bytes_written, count,
+    def _fa2_chain_op(self, b, lay, name, ctas, mean_it, max_it, flops, bytes_read, bytes_written, count,
                       where=None):
-        from simulator.kernels.decode_attention import FA2_CTAS_PER_SM
-
-        slots = float(FA2_CTAS_PER_SM * combo.target.sm_count)
+        slots = float(FA2_CTAS_PER_SM * lay.target.sm_count)
         waves = np.maximum(np.ceil(ctas / slots), 1.0)
         longest = np.maximum(max_it, mean_it)
         one_wave = waves <= 1.0
@@ -327,17 +345,15 @@ class DenseAttention(AttentionStrategy):
               parallel_units=np.maximum(ctas, 1.0), serial_iters=np.where(one_wave, longest, mean_it),
               sync_steps=np.where(one_wave, 0.0, longest - mean_it), dtype=ACT_DTYPE, count=count, where=where)
 
-    def _fa2_varlen_decode_ops(self, b, combo, shape, B, q, T, Hq, Hkv, d, kvb) -> None:
-        from simulator.kernels.decode_attention import FA2_CTAS_PER_SM, fa2_num_splits
-
-        count = shape.extra["layers"]
+    def _fa2_varlen_decode_ops(self, b, lay, shape, B, q, T, Hq, Hkv, d, kvb) -> None:
+        count = shape.layers
         shp = np.broadcast(B, q, T, Hq, Hkv).shape
         one = np.ones(shp)
         B, q, T, Hq, Hkv = B * one, q * one, T * one, Hq * one, Hkv * one
-        Tmax = np.maximum(np.asarray(shape.extra.get("ctx_max", T), dtype=np.float64) * one, T)
+        Tmax = np.maximum(np.asarray(T if shape.ctx_max is None else shape.ctx_max, dtype=np.float64) * one, T)
         G = Hq / Hkv
-        swapped = (q <= 1) & (G > 1) & (not shape.extra.get("mixed", False))
-        sms = combo.target.sm_count
+        swapped = (q <= 1) & (G > 1) & (not shape.mixed)
+        sms = lay.target.sm_count
         kv_tok = 2.0 * Hkv * d * kvb                                   # K and V bytes of one cached token
         qo = 2.0 * B * q * Hq * d * ACT_BYTES                          # Q read, O written
         # split count (swapped path only): FlashAttention-2's heuristic on 2 x SMs
@@ -367,7 +383,7 @@ class DenseAttention(AttentionStrategy):
         mean_it = np.where(split, s_mean, f_mean) * unit
         max_it = np.where(split, s_max, f_max) * unit
         partials = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, 0.0)
-        self._fa2_chain_op(b, combo, "attention", ctas, mean_it, max_it, tiles * tile_f,
+        self._fa2_chain_op(b, lay, "attention", ctas, mean_it, max_it, tiles * tile_f,
                            B * T * kv_tok + qo / 2.0, np.where(split, partials, qo / 2.0), count)
         # the swapped path's copies (q reshaped / transposed in, out and q_padded back) and the split combine
         b.add("attention_swap_copy", "copy", bytes_read=qo / 2.0, bytes_written=qo / 2.0, dtype=ACT_DTYPE,
@@ -375,16 +391,15 @@ class DenseAttention(AttentionStrategy):
         b.add("attention_combine", "copy", flops=3.0 * B * q * Hq * d * S, bytes_read=partials,
               bytes_written=qo / 2.0, dtype="fp32", count=count, where=split)
 
-    def _fa2_varlen_prefill_ops(self, b, combo, shape) -> None:
+    def _fa2_varlen_prefill_ops(self, b, lay, shape) -> None:
         """A prefill chunk of P tokens after O cached ones in the forward kernel: M = ceil(P / 128) query tiles per
         head, tile j walks keys 0 .. O + min(128 (j + 1), P) in 64-key tiles (causal, bottom-right aligned)."""
-        m = combo.model
-        if m.mla:  # refused; kept for safety
+        if lay.mla:  # refused; kept for safety
             raise ValueError("fa2_call=varlen on an MLA model")
         B, ctx = shape.batch, shape.context
-        O = np.asarray(shape.extra.get("kv_prefix", 0.0), dtype=np.float64)
+        O = np.asarray(shape.kv_prefix, dtype=np.float64)
         P = ctx - O
-        H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+        H, Hkv, d = lay.heads_dev, lay.kv_heads_dev, lay.head_dim
         nf = self._fa2_fwd_n(d)
         M = np.maximum(np.ceil(P / self.FA2_FWD_M), 1.0)
         # sum over the query tiles of their key tiles: tiles 0 .. M-2 cover O + 128 (j + 1) keys, the last O + P
@@ -392,8 +407,8 @@ class DenseAttention(AttentionStrategy):
         # and a cost that jumps every 64 prefix tokens would defeat the engine's interpolation in the prefix)
         per_head = (M - 1.0) * (O / nf) + (M - 1.0) * M / 2.0 * (self.FA2_FWD_M / nf) + np.ceil(P / nf) + O / nf
         ctas = B * H * M
-        io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * combo.kvbytes)
-        prefix = B * O * 2 * Hkv * d * combo.kvbytes
-        self._fa2_chain_op(b, combo, "attention", ctas, per_head / M, np.ceil(P / nf) + O / nf,
+        io = B * P * (2 * H * d * ACT_BYTES + 2 * Hkv * d * lay.kvbytes)
+        prefix = B * O * 2 * Hkv * d * lay.kvbytes
+        self._fa2_chain_op(b, lay, "attention", ctas, per_head / M, np.ceil(P / nf) + O / nf,
                            B * H * per_head * 4.0 * self.FA2_FWD_M * nf * d, io * 0.5 + prefix, io * 0.5,
-                           shape.extra["layers"])
+                           shape.layers)

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.combo import Combo
 from simulator.layers import gemm
-from simulator.ops import MaskedBuilder
+from simulator.ops import MaskedBuilder, OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE, DTYPE_BYTES
-from simulator.strategies.base import AttentionStrategy, Param, register
+from simulator.strategies.base import AttentionStrategy, Param, StepShape, register
 
 FLASHMLA_HEAD_TILE = 64   # FlashMLA processes 64 query heads per CTA (dense.py uses the same tile)
 LOGIT_BYTES = 4.0         # the indexer writes fp32 logits (indexer_topk_decode takes float logits)
@@ -74,7 +75,7 @@ class DSAAttention(AttentionStrategy):
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         if combo.model.dsa_indexer is None or combo.model.mla is None:
             return (f"attention 'dsa' needs an MLA model with a DSA lightning indexer (dsa_indexer block); "
                     f"{combo.model.name} has none (e.g. use DeepSeek-V3.2-Exp)")
@@ -95,12 +96,12 @@ class DSAAttention(AttentionStrategy):
               bytes_read=rows * (ix.heads + 1) * ix.head_dim * ACT_BYTES,
               bytes_written=rows * (ix.heads * ix.head_dim + key_bytes), dtype="fp32", count=count)
 
-    def decode_ops(self, b, combo, shape) -> None:
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         m = combo.model
         ix, a = m.dsa_indexer, m.mla
         B, q, N = shape.batch, shape.query_rows, shape.context
         R = B * q
-        count = shape.extra["layers"]
+        count = shape.layers
         k = self.k(combo)
         self._indexer_proj(b, combo, R, count)
         add_indexer_logits(b, R, B, N, ix.heads, ix.head_dim, ix.dtype, count)
@@ -122,11 +123,11 @@ class DSAAttention(AttentionStrategy):
         b.add("attention_combine", "elementwise", flops=3.0 * out * splits, bytes_read=partials,
               bytes_written=out * ACT_BYTES, dtype="fp32", count=count, where=split)
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         m = combo.model
         ix, a = m.dsa_indexer, m.mla
         B, P = shape.batch, shape.context
-        count = shape.extra["layers"]
+        count = shape.layers
         k = float(self.k(combo))
         rows = B * P
         self._indexer_proj(b, combo, rows, count)

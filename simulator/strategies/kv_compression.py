@@ -43,8 +43,10 @@ import math
 
 import numpy as np
 
+from simulator.combo import Combo
+from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE
-from simulator.strategies.base import KVPolicyStrategy, Param, register
+from simulator.strategies.base import KVPolicyStrategy, Param, StepShape, register
 from simulator.strategies.dense import PREFILL_Q_TILE
 
 
@@ -93,10 +95,10 @@ class _FixedBudget(KVPolicyStrategy):
     def budget(self) -> int:
         raise NotImplementedError
 
-    def cached_tokens(self, combo, context):
+    def cached_tokens(self, combo: Combo, context: np.ndarray) -> np.ndarray:
         return np.minimum(np.asarray(context, dtype=np.float64), float(self.budget()))
 
-    def attended_tokens(self, combo, kv_len):
+    def attended_tokens(self, combo: Combo, kv_len: np.ndarray) -> np.ndarray:
         return np.minimum(np.asarray(kv_len, dtype=np.float64), float(self.budget()))
 
     # ---- shapes --------------------------------------------------------------------------------------
@@ -124,16 +126,16 @@ class _FixedBudget(KVPolicyStrategy):
         return 2.0 * combo.attn_kv_heads_dev * m.head_dim
 
     # ---- decode update -------------------------------------------------------------------------------
-    def decode_ops(self, b, combo, shape) -> None:
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         if self.values.get("decode_update", "ring") != "naive":
             return None
         B = shape.batch / combo.attn_dp
         nbytes = B * shape.context * self._kv_elems_decode_kv_tensors(combo) * combo.kvbytes
         # Listing 2 lines 24-32: slices + concatenation rebuild the whole compressed cache every step
         b.add("kv_concat_update", "copy", bytes_read=nbytes, bytes_written=nbytes, dtype=ACT_DTYPE,
-              count=shape.extra["layers"], where=shape.context >= self.budget())
+              count=shape.layers, where=shape.context >= self.budget())
 
-    def onchip_bytes(self, combo, batch, context):
+    def onchip_bytes(self, combo: Combo, batch: np.ndarray, context: np.ndarray):
         if self.values.get("decode_update", "ring") != "naive":
             return 0.0
         batch_dev = np.ceil(np.asarray(batch, dtype=np.float64) / combo.attn_dp)
@@ -145,11 +147,11 @@ class _FixedBudget(KVPolicyStrategy):
         kv = self._kv_tok_prefill(combo)
         B = shape.batch
         b.add("ring_buffer", "gather", bytes_read=B * (sink + 2.0 * recent) * kv,
-              bytes_written=B * (sink + recent) * kv, dtype=ACT_DTYPE, count=shape.extra["layers"])
+              bytes_written=B * (sink + recent) * kv, dtype=ACT_DTYPE, count=shape.layers)
 
     def _snapkv_ops(self, b, combo, shape, evict: np.ndarray, topk: int, window: int, kernel: int) -> None:
         m = combo.model
-        B, layers = shape.batch, shape.extra["layers"]
+        B, layers = shape.batch, shape.layers
         H = combo.heads_dev
         E = np.maximum(np.asarray(evict, dtype=np.float64), 0.0)
         K = np.minimum(E, float(topk))
@@ -191,7 +193,7 @@ class StreamingLLM(_FixedBudget):
     def budget(self) -> int:
         return self.sink_tokens + self.recent_tokens
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         self._ring_ops(b, combo, shape, self.sink_tokens, self.recent_tokens)
 
 
@@ -209,12 +211,12 @@ class SnapKV(_FixedBudget):
     def budget(self) -> int:
         return self.max_capacity
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         if self.window >= self.max_capacity:
             return f"kv_policy 'snapkv': window {self.window} must be smaller than max_capacity {self.max_capacity}"
         return None
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         P = shape.context
         self._snapkv_ops(b, combo, shape, np.where(P > self.max_capacity, P - self.window, 0.0),
                          self.max_capacity - self.window, self.window, self.kernel)
@@ -249,13 +251,13 @@ class SnapStream(_FixedBudget):
     def topk_tokens(self) -> int:
         return self.budget_tokens - self.sink_tokens - self.recent_tokens
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         if self.topk_tokens < 0:
             return (f"kv_policy 'snapstream': sink {self.sink_tokens} + recent {self.recent_tokens} exceed the budget "
                     f"{self.budget_tokens}")
         return None
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         P = shape.context
         self._ring_ops(b, combo, shape, self.sink_tokens, self.recent_tokens)
         # eviction candidates: between the sinks and the recent window (sec. 3.2.2)

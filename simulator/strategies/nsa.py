@@ -54,9 +54,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.combo import Combo
 from simulator.layers import gemm
+from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE
-from simulator.strategies.base import AttentionStrategy, Param, register
+from simulator.strategies.base import AttentionStrategy, Param, StepShape, register
 from simulator.strategies.verify_kernels import Loads, loads_for
 
 NSA_SEC41 = "NSA paper (Yuan et al. 2025, arXiv:2502.11089) sec. 4.1 pretraining setup"
@@ -90,7 +92,7 @@ class NativeSparseAttention(AttentionStrategy):
                            lambda v: v in ("strict", "approximate"), "strict | approximate"),
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         m = combo.model
         if m.mla:
             return f"nsa is modeled for GQA/MHA models; {m.name} uses MLA"
@@ -151,10 +153,10 @@ class NativeSparseAttention(AttentionStrategy):
         }
 
     # ---- decode / verification ----------------------------------------------------------------------
-    def decode_ops(self, b, combo, shape) -> None:
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         m = combo.model
         B, R, T = shape.batch / combo.attn_dp, shape.query_rows, shape.context
-        L = shape.extra["layers"]
+        L = shape.layers
         Hq, Hkv = combo.attn_heads_dev, combo.attn_kv_heads_dev
         dk, dv, kvb = m.head_dim, m.head_dim, combo.kvbytes
         e = dk + dv
@@ -249,14 +251,14 @@ class NativeSparseAttention(AttentionStrategy):
               bytes_written=out_bf16, dtype="fp32", count=L, where=split)
 
     # ---- prefill ------------------------------------------------------------------------------------
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """Prefill of P tokens: position t sees Nc(t) compressed tokens, min(n l', t) selected and
         min(w, t) window tokens. FLOPs use the averages over t in [0, P]; bytes read Q, K, V once and write
         O once (re-reads of selected blocks across query positions assumed to hit L2, as for dense
         prefill) plus the compressed KV and the routing indices."""
         m = combo.model
         B, P = shape.batch, shape.context
-        L = shape.extra["layers"]
+        L = shape.layers
         H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
         e = 2 * d
 
@@ -281,11 +283,11 @@ class NativeSparseAttention(AttentionStrategy):
         gemm(b, "nsa.gate_proj", combo, B * P, m.hidden, 3 * H, L, weight_bytes=ACT_BYTES, dtype=ACT_DTYPE)
 
     # ---- memory -------------------------------------------------------------------------------------
-    def extra_kv_bytes_per_token(self, combo) -> float:
+    def extra_kv_bytes_per_token(self, combo: Combo) -> float:
         """Compressed keys and values: one per d tokens."""
         return combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev / self.stride
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         """phi (keys and values: 2 x l dk x dk per layer) and the gate projection (hidden x 3 heads per
         layer), bf16 (ASSUMPTIONS in the module docstring)."""
         m = combo.model

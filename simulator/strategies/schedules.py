@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from simulator.combo import Combo
 from simulator.strategies.base import Param, ScheduleStrategy, register
 
 _REFRESH = {"R", "r", 1, True, "refresh"}
@@ -60,7 +61,7 @@ class RefreshReuse(ScheduleStrategy):
             return "refresh_reuse(" + "".join("R" if x else "U" for x in self.is_refresh(len(self.layers))) + ")"
         return f"refresh_reuse(r={self.refresh_every})"
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         if not combo.attention.routes_blocks:
             return (f"schedule 'refresh_reuse' reuses NSA routing across layers; attention "
                     f"'{combo.attention.name}' has no routing to reuse")

@@ -48,10 +48,15 @@ target layers) when recorded; else Table 1 interpolated in p.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from simulator.combo import Combo
+from simulator.dtw import monotonic_dtw
+from simulator.ops import OpBuilder, ScopedBuilder
 from simulator.precision import ACT_BYTES
-from simulator.strategies.base import AttentionStrategy, Param, StepShape, register
+from simulator.strategies.base import AttentionStrategy, Param, StepShape, register, registry
 
 #: SpecAttn Table 1 (PG-19, 2048 tokens): p -> KV-cache reduction
 TABLE1_REDUCTION = {0.95: 0.784, 0.97: 0.688, 0.99: 0.443}
@@ -65,8 +70,6 @@ def reduction_for(p: float) -> float:
 def trace_layer_map(ts) -> np.ndarray:
     """The draft layer of every target layer of the trace: monotonic DTW (paper Algorithm 3) on S = -KL
     (`specattn.kl`, axes draft_layer x target_layer)."""
-    from simulator.dtw import monotonic_dtw
-
     kl = np.asarray(ts.get("specattn.kl"), dtype=np.float64)
     return monotonic_dtw(-kl)[0]
 
@@ -81,8 +84,6 @@ def trace_mapped_layers(ts, dense_share: float) -> tuple[int, int]:
 
 
 def _dense():
-    from simulator.strategies.base import registry
-
     return registry()["attention"]["dense"]()
 
 
@@ -129,7 +130,7 @@ class SpecAttn(AttentionStrategy):
             return max(1, min(d.layers, round(used * d.layers / trace_draft)))
         return min(d.layers, sparse)
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         spec = combo.speculation
         if spec.name != "draft_model":
             return ("attention 'specattn' takes its token selection from a draft model's attention: it needs "
@@ -144,7 +145,7 @@ class SpecAttn(AttentionStrategy):
         spec = combo.speculation
         return spec.draft_combo(combo), spec.k if spec.tree is None else spec.draft_tokens
 
-    def mask_ops(self, b, combo, shape) -> None:
+    def mask_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """The per-round mask generation (see the module docstring)."""
         dc, gamma = self._draft(combo)
         d = dc.model
@@ -170,19 +171,19 @@ class SpecAttn(AttentionStrategy):
         b.add("specattn.plan_d2h", "copy", bytes_read=(B + 1) * 4.0, bytes_written=(B + 1) * 4.0,
               parallel_units=1, dtype="fp32", count=2.0 * sparse_layers)
 
-    def decode_ops(self, b, combo, shape) -> None:
+    @property
+    def prices_kv_prefix(self) -> bool:
+        return True   # its prefill is dense attention's (prefill_ops below)
+
+    def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         dense = _dense()
         sparse_layers = combo.model.layers - self.full_layers
         if self.full_layers:
-            full = StepShape(shape.batch, shape.query_rows, shape.context, shape.phase,
-                             {**shape.extra, "layers": self.full_layers})
-            dense.decode_ops(b, combo, full)
+            dense.decode_ops(b, combo, replace(shape, layers=self.full_layers))
         kept = np.maximum(1.0, shape.context * self.keep(combo))
-        sparse = StepShape(shape.batch, shape.query_rows, kept, shape.phase, {**shape.extra, "layers": sparse_layers})
-        from simulator.ops import ScopedBuilder
-
+        sparse = replace(shape, context=kept, layers=sparse_layers)
         dense.decode_ops(ScopedBuilder(b, "sparse_"), combo, sparse)
         self.mask_ops(b, combo, shape)
 
-    def prefill_ops(self, b, combo, shape) -> None:
+    def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         _dense().prefill_ops(b, combo, shape)

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from hwmodels.errors import SparsesimError
 from simulator.acceptance import (
     SIBLING_DECAY,
     TreeShape,
@@ -32,12 +33,13 @@ from simulator.acceptance import (
     per_position,
     tree_tokens_per_round,
 )
+from simulator.combo import Combo
 from simulator.layers import body_ops, gemm
 from simulator.memory import model_weight_bytes
 from simulator.model import list_models, load_model
-from simulator.ops import ScopedBuilder
+from simulator.ops import OpBuilder, ScopedBuilder
 from simulator.precision import ACT_BYTES
-from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register
+from simulator.strategies.base import Param, RoundPlan, SpeculationStrategy, StepShape, register, registry
 
 #: EAGLE-3 draft vocabulary: `draft_vocab_size: 32000` in the released EAGLE-3 head for Llama-3.1-8B-Instruct
 #: (HF yuhuili/EAGLE3-LLaMA3.1-Instruct-8B config.json).
@@ -62,8 +64,6 @@ def _is_tree(v) -> bool:
 
 def _loadable_model(v) -> bool:
     """A draft model name or path that loads (checked when the scenario is read, not when it is priced)."""
-    from hwmodels.errors import SparsesimError
-
     if not isinstance(v, str) or not v.strip():
         return False
     try:
@@ -147,7 +147,7 @@ class _Speculative(SpeculationStrategy):
         w = t.widths()
         return [1] + w[:-1]
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         pp = self.per_position
         if pp is not None and self.tree is not None and len(pp) != len(self.tree_shape().widths()):
             return f"per_position lists {len(pp)} values for a tree of {len(self.tree_shape().widths())} levels"
@@ -158,14 +158,14 @@ class _Speculative(SpeculationStrategy):
         return None
 
     # --- drafting cost ------------------------------------------------------------------------------
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         raise NotImplementedError
 
-    def add_round_extras(self, b, combo, shape) -> None:
+    def add_round_extras(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """Per-round ops besides the draft forwards (e.g. EAGLE-3's feature fusion)."""
         return None
 
-    def round_plan(self, combo, batch, context) -> RoundPlan:
+    def round_plan(self, combo: Combo, batch: np.ndarray, context: np.ndarray) -> RoundPlan:
         tokens = self.tokens_per_round()
         rows = self.draft_tokens + 1
         dc = self.draft_combo(combo)
@@ -175,32 +175,27 @@ class _Speculative(SpeculationStrategy):
             for level, width in enumerate(self.draft_levels()):
                 sb = ScopedBuilder(b, "draft.")
                 q = np.full(b.n, float(width))
-                dshape = StepShape(batch=shape.batch, query_rows=q, context=shape.context, phase="decode",
-                                   extra={"layers": dc.model.layers})
-                r = dshape.rows
-                body_ops(sb, dc, r, r, "decode", lambda bb, count: dc.attention.decode_ops(bb, dc, dshape))
+                r = shape.batch * q
+                body_ops(sb, dc, r, r, "decode", lambda bb, layers, q=q: dc.attention.decode_ops(bb, dc, StepShape(
+                    batch=shape.batch, query_rows=q, context=shape.context, phase="decode", layers=layers)))
 
         return RoundPlan(query_rows=rows, tokens_per_round=tokens, add_draft_ops=add_draft)
 
-    def prefill_draft_ops(self, b, combo, prompt) -> None:
+    def prefill_draft_ops(self, b: OpBuilder, combo: Combo, prompt: np.ndarray) -> None:
         dc = self.draft_combo(combo)
         ones = np.ones(b.n)
-        shape = StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill",
-                          extra={"layers": dc.model.layers})
-        body_ops(ScopedBuilder(b, "draft."), dc, prompt, ones, "prefill",
-                 lambda bb, count: dc.attention.prefill_ops(bb, dc, shape))
+        body_ops(ScopedBuilder(b, "draft."), dc, prompt, ones, "prefill", lambda bb, layers: dc.attention.prefill_ops(
+            bb, dc, StepShape(batch=ones, query_rows=prompt, context=prompt, phase="prefill", layers=layers)))
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         return model_weight_bytes(self.draft_combo(combo))
 
-    def extra_kv_bytes_per_token(self, combo) -> float:
+    def extra_kv_bytes_per_token(self, combo: Combo) -> float:
         dc = self.draft_combo(combo)
         return dc.model.kv_bytes_per_token(dc.kv_dtype) * dc.kv_fraction_dev
 
 
 def _dense(combo):
-    from simulator.strategies.base import registry
-
     return registry()["attention"]["dense"]()
 
 
@@ -220,7 +215,7 @@ class DraftModel(_Speculative):
     def draft_model(self):
         return load_model(self.model)
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -230,7 +225,7 @@ class DraftModel(_Speculative):
                     f"(vocab {combo.model.vocab})")
         return None
 
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         d = self.draft_model()
         return replace(combo, model=d, tp=1, weight_dtype=d.dtype, attention=_dense(combo))
 
@@ -247,7 +242,7 @@ class Eagle3(_Speculative):
         **COMMON_PARAMS,
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -255,19 +250,19 @@ class Eagle3(_Speculative):
             return "an EAGLE-3 head for MLA models is not modeled; use speculation 'mtp' for DeepSeek models"
         return None
 
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         m = combo.model
         head = replace(m, name=f"{m.name}-EAGLE3", layers=1, vocab=self.draft_vocab, tie_embeddings=False,
                        moe=None, mtp_modules=0, dsa_indexer=None)
         return replace(combo, model=head, weight_dtype="bf16", attention=_dense(combo))
 
-    def add_round_extras(self, b, combo, shape) -> None:
+    def add_round_extras(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         # fuse the target's low/mid/high hidden states of each verified token: [rows, 3h] @ [3h, h]
         h = combo.model.hidden
         gemm(ScopedBuilder(b, "draft."), "eagle3_fc", combo, shape.batch * shape.query_rows, 3 * h, h, 1.0,
              weight_bytes=ACT_BYTES, dtype="bf16")
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         h = combo.model.hidden
         # the head's layer + its LM head, minus the embedding it shares with the target, plus the fc
         dc = self.draft_combo(combo)
@@ -286,7 +281,7 @@ class MultiTokenPrediction(_Speculative):
                                        lambda v: isinstance(v, int) and 1 <= v <= 16, "an integer 1..16")},
     }
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -296,25 +291,23 @@ class MultiTokenPrediction(_Speculative):
             return "MTP drafts a chain; a tree is not supported"
         return None
 
-    def draft_combo(self, combo):
+    def draft_combo(self, combo: Combo) -> Combo:
         m = combo.model
         moe = replace(m.moe, first_dense_layers=0) if m.moe else None
         if combo.attention.selects_tokens and m.dsa_indexer is not None:
             # DeepSeek-V3.2's MTP module is a decoder layer of the model's own architecture, so it runs DSA
             # (indexer + top-k + sparse MLA) too. ASSUMPTION: its top-k takes the production radix path (the GVR
             # document describes preIdx plumbing for the main model's indexer_topk_decode only).
-            from simulator.strategies.base import registry
-
             module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0)
             return replace(combo, model=module, topk=registry()["topk"]["radix"]())
         module = replace(m, name=f"{m.name}-MTP", layers=1, moe=moe, mtp_modules=0, dsa_indexer=None)
         return replace(combo, model=module, attention=_dense(combo))
 
-    def add_round_extras(self, b, combo, shape) -> None:
+    def add_round_extras(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         # eh_proj of each draft step: [B, 2h] @ [2h, h] (norms of the two inputs are elementwise, small)
         h = combo.model.hidden
         gemm(ScopedBuilder(b, "draft.", count_factor=self.k), "mtp_eh_proj", combo, shape.batch, 2 * h, h, 1.0)
 
-    def extra_weight_bytes(self, combo) -> float:
+    def extra_weight_bytes(self, combo: Combo) -> float:
         # the module's decoder layer and eh_proj; embedding and LM head are shared with the main model
         return combo.model.mtp_params() * combo.wbytes / combo.tp

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.combo import Combo
 from simulator.precision import ACT_BYTES
 from simulator.strategies.base import Param, VerifyKernelStrategy, register
 
@@ -116,14 +117,14 @@ class NoVerifyKernel(VerifyKernelStrategy):
     description = "no speculative verification kernel: each row loads its own selected blocks (as per_query)"
     array_combo = True  # array-safe hooks (docs/VECTOR_COMBOS.md)
 
-    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo: Combo, R, S, T, n_blocks, block_tokens) -> Loads:
         return per_query_loads(R, S)
 
 
 class _VerifyKernel(VerifyKernelStrategy):
     array_combo = True  # hooks accept array-valued combo.tp (docs/VECTOR_COMBOS.md)
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         if combo.speculation.draft_tokens == 0:
             return f"verify_kernel '{self.name}' needs speculative decoding (speculation is {combo.speculation.name})"
         if not combo.attention.routes_blocks:
@@ -144,7 +145,7 @@ class PerQuery(_VerifyKernel):
                                 lambda v: isinstance(v, bool), "true | false"),
     }
 
-    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo: Combo, R, S, T, n_blocks, block_tokens) -> Loads:
         return per_query_loads(R, S, self.launch_per_row)
 
 
@@ -153,7 +154,7 @@ class DenseUnion(_VerifyKernel):
     name = "dense_union"
     description = "prefill-oriented: the rows stream the whole KV range once (blocks no row selected included)"
 
-    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo: Combo, R, S, T, n_blocks, block_tokens) -> Loads:
         R = np.asarray(R, dtype=np.float64)
         one = np.ones_like(R)
         return Loads(units=one, rows_per_unit=R, sel_tokens=T * one, sel_flop_tokens=T * one, shared_loads=one,
@@ -186,7 +187,7 @@ class SSVGrouped(_VerifyKernel):
     def gamma(self) -> float:
         return float(self.overlap[self.order])
 
-    def refuse(self, combo):
+    def refuse(self, combo: Combo) -> str | None:
         r = super().refuse(combo)
         if r:
             return r
@@ -249,7 +250,7 @@ class SSVGrouped(_VerifyKernel):
         blocks = np.minimum(np.minimum(blocks, c * n_blocks), exist)
         return np.where(c > 0, np.minimum(blocks * block_tokens, np.maximum(T, S)), 0.0)
 
-    def loads(self, combo, R, S, T, n_blocks, block_tokens) -> Loads:
+    def loads(self, combo: Combo, R, S, T, n_blocks, block_tokens) -> Loads:
         R = np.asarray(R, dtype=np.float64)
         C = self.group * 1.0  # float(group); an array of them in a sweep group (docs/VECTOR_COMBOS.md)
         full = np.floor(R / C)

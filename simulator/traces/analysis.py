@@ -1,4 +1,5 @@
-"""Compute the catalog's statistics (simulator.traces.stats.CATALOG) from an AttentionTrace.
+"""Compute the catalog's statistics (simulator.traces.stats.CATALOG) from an AttentionTrace, and load a trace
+file's statistics (load_stats: from the cache beside it, else computed).
 
 Set statistics (overlaps, unions, Jaccard) come from the stored selections, vectorized over rows: every
 element of a row set becomes a key (pair or group id) * U + unit index, and intersections / unions are
@@ -9,11 +10,17 @@ statistics; rows whose selection is shorter than k (a context shorter than k) ar
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-from simulator.traces.format import AttentionTrace, Selection
-from simulator.traces.stats import SAMPLES, TraceStats
+from hwmodels.errors import SparsesimError
+from simulator.dtw import monotonic_dtw
+from simulator.kernels.gvr_passes import passes_for, secant_search
+from simulator.traces.format import AttentionTrace, Selection, read_trace
+from simulator.traces.recorder import traversal_orders
+from simulator.traces.requests import TraceError
+from simulator.traces.stats import SAMPLES, TraceStats, file_digest, read_stats, stats_path
 
 ORDERS = ("bfs", "dfs", "position_sorted")
 GROUPS = (2, 4, 8)
@@ -141,8 +148,6 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
             v["attn.topk_mass"] = _nanmean(ms["mass_topk"], (0, 2)).T
     # ---- GVR on full rows ---------------------------------------------------------------------------
     if "gvr_rows" in ms:
-        from simulator.strategies.topk import secant_search
-
         rows, prev, key = ms["gvr_rows"], ms["gvr_prev"], ms["gvr_key"]
         ratio = np.full(len(rows), np.nan)
         passes = np.full(len(rows), np.nan)
@@ -161,9 +166,6 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
         notes.append(f"gvr: {int(np.isfinite(passes).sum())} full rows replayed through topk.secant_search "
                      f"(k = {prev.shape[1]}, capacity = {GVR_CAPACITY_PER_K}k)")
     if "topk.overlap_raw" in v and "gvr_rows" in ms:
-        from hwmodels.errors import SparsesimError
-        from simulator.strategies.topk import passes_for
-
         k = int(coords["k"][-1])
         try:
             pm = [float(passes_for(float(ov), "previous", k, np.array([T_mean]))[0]) if np.isfinite(ov) else np.nan
@@ -196,8 +198,6 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
             v["ssv.reuse_mass"] = rm[:nl]
     # ---- SSV: adjacent rows of a verification round -----------------------------------------------------
     if "nsa_tree" in tr.selections:
-        from simulator.traces.recorder import traversal_orders
-
         sel = tr.selections["nsa_tree"]
         S, _, _, Q = sel.shape
         parent = list(sel.params.get("tree_parent", [-1] + list(range(Q - 1))))
@@ -288,8 +288,6 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
         v["spec.tokens_per_round"] = np.array([acc.mean() + 1.0])
     # ---- SpecAttn --------------------------------------------------------------------------------------
     if "specattn_kl" in ms:
-        from simulator.dtw import monotonic_dtw
-
         kl = _nanmean(ms["specattn_kl"], 0)                                          # [Ld, L]
         v["specattn.kl"] = kl
         mapping, _ = monotonic_dtw(-kl)
@@ -315,3 +313,31 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
     return TraceStats(name=tr.name, file=tr.file, source=tr.source, meta=meta,
                       values={k: np.asarray(x, dtype=np.float64) for k, x in v.items()},
                       coords=coords, digest=digest, notes=tuple(notes))
+
+
+_MEMO: dict[tuple[str, str], TraceStats] = {}
+
+
+def load_stats(trace_path: str | Path, *, write_cache: bool = True, recompute: bool = False) -> TraceStats:
+    """TraceStats of a trace file: from the cache beside it when it matches the file's digest, else computed
+    (compute_stats) and the cache written when the folder is writable."""
+    trace_path = Path(trace_path)
+    if not trace_path.is_file():
+        raise TraceError("no such trace file", file=str(trace_path))
+    digest = file_digest(trace_path)
+    key = (str(trace_path.resolve()), digest)
+    if not recompute and key in _MEMO:
+        return _MEMO[key]
+    cached = None if recompute else read_stats(stats_path(trace_path), digest)
+    if cached is not None:
+        ts = TraceStats(name=cached.name, file=str(trace_path), source=cached.source, meta=cached.meta,
+                        values=cached.values, coords=cached.coords, digest=digest, notes=cached.notes)
+    else:
+        ts = compute_stats(read_trace(trace_path), digest=digest)
+        if write_cache:
+            try:
+                ts.save(stats_path(trace_path))
+            except OSError:
+                pass  # a read-only folder (an installed package): the statistics are still returned
+    _MEMO[key] = ts
+    return ts

@@ -53,7 +53,7 @@ def find_trace(name_or_path: str | Path, base_dir: Path | None = None) -> Path:
 
 def parse_trace_section(value: Any, file: str, base_dir: Path, doc: dict):
     """Validate `trace:` and return its TraceStats (raises ScenarioError with field 'trace')."""
-    from simulator.traces.stats import load_stats
+    from simulator.traces.analysis import load_stats
 
     if isinstance(value, dict):
         extra = set(value) - {"name"}

@@ -305,6 +305,10 @@ class TraceStats:
             axes.remove(axis)
         return arr
 
+    def layer_map(self, model_layers: int) -> np.ndarray:
+        """This trace's layer for each layer of a model of `model_layers` layers (nearest relative depth)."""
+        return layer_map(self.layers, model_layers)
+
     def per_layer(self, name: str, layers: int, **where) -> np.ndarray:
         """[layers] values for a model of `layers` layers: the statistic's layer axis (mean over any sample /
         kv_head axis left) mapped by nearest relative depth (module docstring)."""
@@ -405,34 +409,3 @@ def read_stats(path: str | Path, digest: str | None = None) -> TraceStats | None
     coords = {k: tuple(v) for k, v in head["coords"].items()}
     return TraceStats(name=head["name"], file=head.get("file", str(path)), source=head["source"], meta=head["meta"],
                       values=values, coords=coords, digest=head["digest"], notes=tuple(head.get("notes", [])))
-
-
-_MEMO: dict[tuple[str, str], TraceStats] = {}
-
-
-def load_stats(trace_path: str | Path, *, write_cache: bool = True, recompute: bool = False) -> TraceStats:
-    """TraceStats of a trace file: from the cache beside it when it matches the file's digest, else computed
-    (simulator.traces.analysis) and the cache written when the folder is writable."""
-    trace_path = Path(trace_path)
-    if not trace_path.is_file():
-        raise TraceError("no such trace file", file=str(trace_path))
-    digest = file_digest(trace_path)
-    key = (str(trace_path.resolve()), digest)
-    if not recompute and key in _MEMO:
-        return _MEMO[key]
-    cached = None if recompute else read_stats(stats_path(trace_path), digest)
-    if cached is not None:
-        ts = TraceStats(name=cached.name, file=str(trace_path), source=cached.source, meta=cached.meta,
-                        values=cached.values, coords=cached.coords, digest=digest, notes=cached.notes)
-    else:
-        from simulator.traces.analysis import compute_stats
-        from simulator.traces.format import read_trace
-
-        ts = compute_stats(read_trace(trace_path), digest=digest)
-        if write_cache:
-            try:
-                ts.save(stats_path(trace_path))
-            except OSError:
-                pass  # a read-only folder (an installed package): the statistics are still returned
-    _MEMO[key] = ts
-    return ts

@@ -284,8 +284,7 @@ SIDE_STATS = (("attn.sink_mass", {}), ("attn.local_mass", {}), ("attn.entropy_bi
 def side_by_side(recorded: AttentionTrace, synthetic_path, seed: int = 0) -> list[str]:
     """Lines comparing recorded statistics with the synthetic model at the recorded context (fit check) and
     with the synthetic trace at its own context (mean over layers; k and budgets as fractions of N)."""
-    from simulator.traces.analysis import compute_stats
-    from simulator.traces.stats import load_stats
+    from simulator.traces.analysis import compute_stats, load_stats
 
     syn = read_trace(synthetic_path)
     p = SynthParams(**({"sigma_nsa": 0.0} | {k: v for k, v in syn.meta["synthetic"].items()}))
