@@ -85,3 +85,29 @@ def published_rows(ts: TraceStats) -> list[dict]:
         rows.append({"statistic": e["stat"], "selection": label, "trace": val, "published": ptxt,
                      "kind": e["kind"], "verdict": verdict, "source": e["source"], "setting": e.get("setting", "")})
     return rows
+
+
+#: statistics shown beside the published ones in the all-traces summary (no published number): name, where, label
+SHAPE_ROWS = (("attn.sink_mass", {}, "attention mass on the first 4 tokens"),
+              ("attn.entropy_bits", {}, "attention entropy (bits)"),
+              ("lserve.mass", {}, "LServe pages: attention mass kept"),
+              ("quest.mass", {}, "Quest pages: attention mass kept"))
+
+
+def summary_rows(stats: list[TraceStats]) -> list[dict]:
+    """One row per published entry (plus SHAPE_ROWS), one value per trace: the all-traces table of
+    `sparsesim trace stats --all` (each value as `published_rows` computes it for that trace)."""
+    rows = []
+    per = [published_rows(ts) for ts in stats]
+    for i, e in enumerate(published_entries()):
+        pub = e.get("published")
+        ptxt = "-" if pub is None else (f"{pub['value']:g}" if "value" in pub else f"{pub['low']:g}-{pub['high']:g}")
+        where = ",".join(f"{k}={v}" for k, v in (e.get("where") or {}).items())
+        depth = e.get("depth")
+        label = e["stat"] + (f" {where}" if where else "") + (f" depth {depth[0]:g}-{depth[1]:g}" if depth else "")
+        rows.append({"statistic": label, "published": ptxt, "kind": e["kind"],
+                     "values": [p[i]["trace"] for p in per]})
+    for name, where, label in SHAPE_ROWS:
+        vals = [ts.summary(name) if ts.has(name) else float("nan") for ts in stats]
+        rows.append({"statistic": f"{name} ({label})", "published": "-", "kind": "shape", "values": vals})
+    return rows
