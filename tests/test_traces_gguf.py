@@ -352,3 +352,14 @@ def test_tiny_recording_holds_the_global_layers_and_every_policy(tmp_path):
     ts = compute_stats(back)
     assert ts.has("spec.accept_rate") and ts.has("specattn.kl") and ts.has("snapkv.recall")
     assert ts.layer_depths is not None and ts.layer_depths[0] == pytest.approx(5 / 6)
+
+
+def test_trace_info_shows_the_provenance_of_a_pretrained_recording(tmp_path, capsys):
+    from simulator.cli import main
+    from simulator.traces.format import write_trace
+
+    p = write_trace(tmp_path / "tiny_rec.npz", _tiny_recording(tmp_path))
+    assert main(["trace", "info", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "model file  g.gguf" in out and "SHA-256" in out and "text        tiny" in out
+    assert "model layers [5] of 7" in out and "perplexity" in out

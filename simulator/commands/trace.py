@@ -263,14 +263,15 @@ def _stats_all(args) -> int:
 
     found = shipped_attention_traces()
     stats = [load_stats(p, write_cache=False, recompute=args.recompute) for p in found.values()]
-    names = [n.split("_20")[0] for n in found]
+    names = [n.split("_20")[0].replace("_from_codegqa16k", "").replace("_h100", "").replace("stories260K", "stories")
+             for n in found]
     out = OutputDir.prepare(args.out, "trace_stats_all")
     rows = summary_rows(stats)
     kinds = ["SYNTH" if ts.source == "synthetic" else ("real" if "texts" in _trace_meta(p) else "toy")
              for ts, p in zip(stats, found.values())]
     print("every shipped attention trace beside the seed documents' published values (mean over the layers and "
           "coordinates each row names; 'proxy' = an accuracy ratio standing in, 'example' = a worked example):")
-    w = max(10, max(len(n) for n in names) if names else 10)
+    w = max(8, max(len(n) for n in names) if names else 8)
     print(f"{'statistic':<58} {'published':>10} {'kind':<8} " + " ".join(f"{n[:w]:>{w}}" for n in names))
     print(f"{'':<58} {'':>10} {'':<8} " + " ".join(f"{k:>{w}}" for k in kinds))
     for r in rows:

@@ -55,9 +55,11 @@ def _value(ts: TraceStats, e: dict) -> tuple[float, str]:
         ax = axes.index("layer" if "layer" in axes else "target_layer")
         n = arr.shape[ax]
         lo, hi = e.get("depth") or [0.0, 1.0]
-        depth = np.arange(n) / max(n - 1, 1)
+        depth = ts.layer_depths if ts.layer_depths is not None else np.arange(n) / max(n - 1, 1)
         keep = (depth >= lo - 1e-9) & (depth <= hi + 1e-9)
         if not keep.any():
+            if ts.layer_depths is not None:     # the trace holds no layer at that depth (e.g. Gemma's global layers)
+                return float("nan"), f"no recorded layer at depth {lo:g}-{hi:g}"
             keep[int(round(lo * (n - 1)))] = True
         arr = np.compress(keep, arr, axis=ax)
         layers = np.flatnonzero(keep)
