@@ -328,6 +328,7 @@ def config_of(tr: AttentionTrace) -> RecordConfig:
     rc = dict(tr.meta.get("record_config") or {})
     known = {f for f in RecordConfig.__dataclass_fields__}
     kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in rc.items() if k in known}
+    kw["chain_k"] = 0            # a synthetic trace has no draft model: no acceptance
     return RecordConfig(**kw)
 
 
