@@ -263,8 +263,9 @@ def _stats_all(args) -> int:
 
     found = shipped_attention_traces()
     stats = [load_stats(p, write_cache=False, recompute=args.recompute) for p in found.values()]
-    names = [n.split("_20")[0].replace("_from_codegqa16k", "").replace("_h100", "").replace("stories260K", "stories")
-             for n in found]
+    names = [n.split("_20")[0].replace("_from_codegqa16k", "_cg").replace("_from_gemma3_16k", "_G3").replace("_h100", "")
+             .replace("stories260K", "stories").replace("smollm2_135m", "SL2").replace("gemma3_270m", "G3")
+             .replace("codegqa", "cg") for n in found]
     out = OutputDir.prepare(args.out, "trace_stats_all")
     rows = summary_rows(stats)
     kinds = ["SYNTH" if ts.source == "synthetic" else ("real" if "texts" in _trace_meta(p) else "toy")
