@@ -38,6 +38,14 @@ meta.json (version 1; every key below is required unless marked optional):
                   params (mapping), meaning}},
     measures {M: {axes [names], unit, meaning}} (optional), coords {axis: [values]} (optional),
     spec {tree_parent [int], tokens_per_round(optional), draft_model(optional)} (optional).
+Optional, for traces recorded from a pretrained model (simulator/traces/gguf_record.py; all additive):
+    model.layer_ids [int]   the model layer of each trace layer (strictly increasing, one per trace layer): a
+                            trace may hold only some of its model's layers (Gemma 3: the global layers)
+    model.model_layers      the model's own layer count (> every layer_id)
+    model.arch, model.sliding_window, model.quantization   what the model is
+    source_model {package, file, sha256, bytes}   the GGUF file the trace was recorded from
+    texts [{name, files, sha256, chars, tokens_read, licence, kind}]   the real texts the sequences read
+    sanity {perplexity {text: {position range: perplexity}}}   the model's quality on those texts
 
 Every malformed file raises `TraceError` naming the file, the field and what is wrong (see `read_trace`).
 """
@@ -331,6 +339,20 @@ def validate_meta(meta: Any, f: str) -> dict:
     if model["heads"] % model["kv_heads"]:
         raise TraceError(f"heads {model['heads']} is not a multiple of kv_heads {model['kv_heads']}", file=f,
                          field="meta.model.kv_heads")
+    if "layer_ids" in model:
+        ids = model["layer_ids"]
+        total = model.get("model_layers")
+        if (not isinstance(ids, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ids)
+                or ids != sorted(set(ids))):
+            raise TraceError("must be a strictly increasing list of layer numbers >= 0", file=f,
+                             field="meta.model.layer_ids")
+        if len(ids) != model["layers"]:
+            raise TraceError(f"lists {len(ids)} layers but the trace holds {model['layers']} (meta.model.layers): the "
+                             "trace's layer count does not match its model's layer list", file=f,
+                             field="meta.model.layer_ids")
+        if total is not None and (isinstance(total, bool) or not isinstance(total, int) or (ids and ids[-1] >= total)):
+            raise TraceError(f"model_layers must be an integer above every layer id, got {total!r}", file=f,
+                             field="meta.model.model_layers")
     ctx = _need(meta, "context", dict, f, "meta")
     _pos_int(ctx, "prompt_tokens", f, "meta.context", hi=10**8)
     _pos_int(ctx, "max_tokens", f, "meta.context", hi=10**8)
