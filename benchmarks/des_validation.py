@@ -47,7 +47,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "hwmodels" / "calibration" / "data" / "serving"
-sys.path.insert(0, str(ROOT / "hwmodels" / "calibration" / "serving"))
+sys.path.insert(0, str(ROOT / "lab" / "serving"))
 import fit_parts  # noqa: E402
 import records  # noqa: E402
 
