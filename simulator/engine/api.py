@@ -129,9 +129,10 @@ def runtime_notes(config: ServingConfig) -> list[str]:
     return out
 
 
-def with_concurrency(config: ServingConfig, concurrency: int, warmup: int = 0) -> ServingConfig:
-    """The config with its request source run as a closed loop of `concurrency` requests in flight."""
-    return replace(config, source=closed_loop_source(config.source, concurrency, warmup))
+def with_concurrency(config: ServingConfig, concurrency: int, warmup: int = 0, think_s: float = 0.0) -> ServingConfig:
+    """The config with its request source run as a closed loop of `concurrency` requests in flight (the client
+    submits the next request think_s after a request's last token reached it)."""
+    return replace(config, source=closed_loop_source(config.source, concurrency, warmup, think_s))
 
 
 def with_overrides(config: ServingConfig, **changes) -> ServingConfig:

@@ -9,8 +9,9 @@
         trace: mooncake_conversation     #  a shipped request trace (`simulator.traces.requests.SHIPPED`) or a path
         poisson: {rate: 2.0, count: 1000}          # rate in requests/s
         gamma: {rate: 2.0, cv: 2.0, count: 1000}   # burstier than Poisson when cv > 1
-        closed_loop: {concurrency: 16, count: 500, warmup: 16}   # C requests in flight: the next is submitted when
-                                         #  one finishes (vLLM --max-concurrency, genai-perf, aiperf); the first
+        closed_loop: {concurrency: 16, count: 500, warmup: 16, think_ms: 0}   # C requests in flight: the next
+                                         #  is submitted when one finishes (vLLM --max-concurrency, genai-perf,
+                                         #  aiperf), think_ms after its last token reached the client; the first
                                          #  `warmup` finished requests are left out of the summary
         input_tokens: {lognormal: {mean: 2048, cv: 1.0}, max: 32768}   # generated sources only
         output_tokens: {fixed: 256}                #  (simulator.traces.requests.length_dist_from_dict)
@@ -129,6 +130,7 @@ class SourceConfig:
     rate: float = 0.0
     concurrency: int = 0           # closed_loop: requests in flight
     warmup: int = 0                # closed_loop: first finished requests left out of the summary
+    think_s: float = 0.0           # closed_loop: client time between a request's last token and the next submission
     cv: float = 1.0
     count: int = 0
     input_len: Any = None          # LengthDist (generated sources)
@@ -273,27 +275,31 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
 
 
 def _closed_loop(v: Any, src: SourceConfig, file: str, fld: str) -> None:
-    """serving.requests.closed_loop: {concurrency: C, count: N, warmup: W} (W < N, default 0)."""
-    g = _mapping(v, {"concurrency", "count", "warmup"}, file, fld)
+    """serving.requests.closed_loop: {concurrency: C, count: N, warmup: W, think_ms: T} (W < N, default 0; T >= 0,
+    default 0)."""
+    g = _mapping(v, {"concurrency", "count", "warmup", "think_ms"}, file, fld)
     for k in ("concurrency", "count"):
         if k not in g:
             raise _err("is missing", file, f"{fld}.{k}")
     src.concurrency = _num(g["concurrency"], file, f"{fld}.concurrency", 0, 1_000_000, integer=True)
     src.count = _num(g["count"], file, f"{fld}.count", 0, MAX_GENERATED, integer=True)
     src.warmup = _num(g.get("warmup", 0), file, f"{fld}.warmup", 0, MAX_GENERATED, strict_lo=False, integer=True)
+    src.think_s = _num(g.get("think_ms", 0), file, f"{fld}.think_ms", 0.0, 1e9, strict_lo=False) * 1e-3
     if src.warmup >= src.count:
         raise _err(f"warmup {src.warmup} must be below count {src.count} (the requests measured are count - warmup)",
                    file, f"{fld}.warmup")
 
 
-def closed_loop_source(src: SourceConfig, concurrency: int, warmup: int = 0) -> SourceConfig:
+def closed_loop_source(src: SourceConfig, concurrency: int, warmup: int = 0, think_s: float = 0.0) -> SourceConfig:
     """The same source run as a closed loop of `concurrency` requests in flight (`sparsesim simulate
     --concurrency`): generated sources keep their count and lengths, a trace its requests' lengths in order."""
     from dataclasses import replace
 
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ScenarioError(f"concurrency must be a positive integer, got {concurrency!r}")
-    return replace(src, concurrency=int(concurrency), warmup=int(warmup))
+    if not (isinstance(think_s, (int, float)) and 0 <= think_s < 1e6):
+        raise ScenarioError(f"think time must be a number of seconds >= 0, got {think_s!r}")
+    return replace(src, concurrency=int(concurrency), warmup=int(warmup), think_s=float(think_s))
 
 
 def _scenario_trace(file: str, base: Path, doc: dict):

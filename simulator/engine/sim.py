@@ -511,6 +511,7 @@ class Engine:
         self.api_per_request_s = prof.api_per_request_s if prof is not None else 0.0
         self.api_per_token_s = prof.api_per_token_s if prof is not None else 0.0
         self.closed = int(getattr(cfg.source, "concurrency", 0) or 0) > 0
+        self.think_s = float(getattr(cfg.source, "think_s", 0.0) or 0.0)
         self._next_closed = 0
         self._pending = 0
         self._submitting = False
@@ -558,8 +559,9 @@ class Engine:
 
     def closed_loop(self):
         """Closed loop (serving.requests.closed_loop, `--concurrency`): `concurrency` requests are submitted at once;
-        each time one finishes (its last token delivered to the client), the next request of the trace, in order, is
-        submitted (vLLM benchmarks/serve.py --max-concurrency, genai-perf and aiperf at a fixed concurrency)."""
+        each time one finishes (its last token delivered to the client, plus the client's think time), the next
+        request of the trace, in order, is submitted (vLLM benchmarks/serve.py --max-concurrency, genai-perf and
+        aiperf at a fixed concurrency). A request submitted after a step started waits for the next step."""
         self.next_arrival = math.inf
         c = min(int(self.cfg.source.concurrency), len(self.trace))
         for _ in range(c):
@@ -586,10 +588,10 @@ class Engine:
 
     def _client_done(self) -> None:
         """A request left the client's window (finished, or rejected): a closed loop submits the next one once the
-        last token has reached the client (the API path's per-token delay)."""
+        last token has reached the client (the API path's per-token delay) and the client's think time passed."""
         if not self.closed:
             return
-        d = self.api_per_token_s
+        d = self.api_per_token_s + self.think_s
         if d > 0:
             self.env.timeout(d).callbacks.append(lambda _ev: self._submit_next())
         else:

@@ -228,11 +228,14 @@ class HostTime:
                   + t.per_prefill_token_s * ptok + t.per_query_token_s * plan.total_tokens + t.per_key_s * keys
                   + t.per_new_request_s * getattr(plan, "n_new", 0)
                   + t.per_first_token_s * len(getattr(plan, "completes", ())))
-            if t.per_finished_s and reqs is not None:
-                fin = 0
-                for r, dec in zip(reqs, plan.is_decode):
-                    if (dec and r.output - r.out <= 1) or (not dec and r.output == 1 and r.computed >= r.prompt):
-                        fin += 1
+            if t.per_finished_s:
+                if reqs is None:
+                    fin = getattr(plan, "n_finished", 0)
+                else:
+                    fin = 0
+                    for r, dec in zip(reqs, plan.is_decode):
+                        if (dec and r.output - r.out <= 1) or (not dec and r.output == 1 and r.computed >= r.prompt):
+                            fin += 1
                 h += t.per_finished_s * fin
         return self._combine(float(dt), h)
 
@@ -292,6 +295,8 @@ class Composition:
     chunks: tuple = ()
     completes: tuple = ()
     decode_ctx_max: float = 0.0
+    n_new: int = 0            # requests admitted in the step (host terms only)
+    n_finished: int = 0       # requests finishing in the step (host terms only; a StepPlan counts them itself)
 
 
 class StepCostModel:
