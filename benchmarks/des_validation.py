@@ -955,7 +955,35 @@ def hf_profile_section(data: Path, quick: bool) -> list[dict]:
             rows.append(r)
         print_hf_table(title, rows)
         results += rows
+    hf_summary(results)
     return results
+
+
+def hf_summary(results: list[dict]) -> None:
+    """One line per held-out run: per-request |error| median / p90 of TTFT and TPOT, before and after."""
+    by: dict = {}
+    for r in results:
+        by.setdefault(r["run"], {})[r["engine"].removeprefix("hf-cb-")] = r
+    cols = (("before", "BEFORE (host floor)"), ("median", "AFTER profile (median launch)"),
+            ("sample", "AFTER profile (sampled launch)"), ("calibrated", "AFTER calibrated launch*"))
+    print("\nSUMMARY, HF-CB held-out runs (never fitted): per-request |error| median / p90 (TTFT | TPOT); overloaded "
+          "runs: median queueing error")
+    print(f"{'run':<22} " + " ".join(f"{t:>31}" for _, t in cols))
+    for run, d in by.items():
+        cells = []
+        for k, _ in cols:
+            r = d.get(k)
+            if r is None:
+                cells.append(f"{'-':>31}")
+            elif r["overloaded"]:
+                cells.append(f"{'queue ' + format(r['queue_sim'] / r['queue_meas'] - 1, '+.0%'):>24} "
+                             f"{'ok' if r['goal'] else 'MISS':>6}")
+            else:
+                cells.append(f"{r['ttft_p50']:5.0%}/{r['ttft_p90']:4.0%} | {r['tpot_p50']:5.0%}/{r['tpot_p90']:4.0%} "
+                             f"{'ok' if r['goal'] else 'MISS':>6}")
+        print(f"{run:<22} " + " ".join(cells))
+    print("  * the launch constant read from the run's own step timers (host-bound decode steps): a calibration of the "
+          "host, as a user would measure it on the machine; not a prediction from the profile")
 
 
 def main(argv=None) -> int:

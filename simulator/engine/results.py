@@ -76,7 +76,7 @@ def request_table(engine) -> pd.DataFrame:
                 sw[rid] += st[5]
         cols["spec_switches"] = sw
     if getattr(engine, "closed", False):   # the first `warmup` requests to finish
-        w = int(engine.cfg.source.warmup)
+        w = min(int(engine.cfg.source.warmup), max(len(t) - 1, 0))   # at least one request is measured
         warm = np.zeros(len(t), dtype=bool)
         if w:
             order = np.lexsort((np.arange(len(t)), np.nan_to_num(rec.finish, nan=np.inf)))
@@ -148,8 +148,10 @@ def slo_met(df: pd.DataFrame, slo: dict) -> np.ndarray:
 def summarize(df: pd.DataFrame, ts: pd.DataFrame, slo: dict, n_replicas: int, num_blocks: list,
               itl: tuple | None = None) -> dict:
     """The summary (module docstring). itl: (gaps s, weights) from itl_samples; None leaves the ITL figures out."""
-    if "warmup" in df.columns:
+    if "warmup" in df.columns and df["warmup"].any():   # closed loop: the measured window starts after warm-up
         df = df[~df["warmup"].to_numpy()]
+        if len(ts) and len(df):
+            ts = ts[ts["t_s"].to_numpy() >= float(df["arrival_s"].min())]
     done = df[np.isfinite(df["e2e_s"])]
     n = len(df)
     start = float(df["arrival_s"].min()) if n else 0.0

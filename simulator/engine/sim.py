@@ -377,7 +377,14 @@ class Replica:
         apply the steps that ran."""
         eng = self.engine
         env, sched, rec = eng.env, self.sched, eng.rec
-        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
+        t = self.cost.host.terms
+        fin = 0
+        if t is not None and t.per_finished_s and run.steps:   # requests finishing in the run's last step
+            if run.gen is None:
+                fin = sum(1 for r in sched.running if r.output - r.out <= run.steps)
+            else:
+                fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin)
         ends = np.cumsum(dts)
         start = env.now
         self.wake = env.event()
