@@ -28,6 +28,16 @@ AFTER   the harness priced as it runs, every input from a measurement that is NO
         * HF CB: runtime {launch: eager, kernels: hf} (HF's module kernels) and serving.step_cost.host_floor_ms
           from the separate measure_hf_decode.py CSV (its attention-free SDPA step).
 
+HF-CB UNDER ITS ENGINE PROFILE (serving.engine: hf-cb): the profile's host terms and launch distribution fitted
+        on the PROFILE runs only (serving_hfprof*, simulator.engine.runtime.fit_host_terms; equal to the shipped
+        profile), every step of the profile runs (FITTED) and of the held-out runs priced by the engine, then every
+        HELD-OUT run (serving_hfval_*, 2026-11-26: closed loop C = 1..64 at 2K / 8K / 16K, Poisson, a Mooncake slice;
+        serving_hf_*, 2026-11-22: Poisson and an Azure slice) simulated BEFORE (the engine as it was: eager, host
+        floor) and AFTER (the profile with its median launch; with per-step draws from its launch distribution;
+        and, labelled CALIBRATED, with the run's own median launch read from its step timers: the host's launch
+        regime, what a user's calibration on the machine gives, not a prediction). Per request: TTFT, TPOT, E2E
+        |error| median / p90 and signed bias, queueing; per step: count and duration p10 / p50 / p90.
+
 Printed per level: requests compared (finished in the measurement), measured and simulated TTFT / TPOT
 medians, and the per-request relative error |sim / measured - 1| at its median and 90th percentile (the
 goal for the own server: median <= 10 %, p90 <= 15 %), then the signed bias. Then the step-cost check by batch
@@ -613,7 +623,8 @@ def own_after(run: dict, harness: Harness, quick: bool) -> list[dict]:
         res = compare_level(cfg, rows, name)
         res["engine"] = "own-after"
         levels.append(res)
-    print_levels("per-request error, own server, AFTER", levels, goal=True)
+    print_levels("per-request error, own server, AFTER (held out: each level's host terms fitted on the other levels, "
+                 "device terms on the separate micro-benchmark)", levels, goal=True)
     noise_floor(run, harness, cycles, by)
     host_all = host_model(cycles)
     cfg = own_after_config(run, harness, host_all)
@@ -933,6 +944,8 @@ def hf_profile_section(data: Path, quick: bool) -> list[dict]:
         prof_rows += records.read_csv(str(data / f"serving_{e}_steps_{HF_TAG}.csv.gz"))
     hf_step_table(prof, _hf_sched(cfg_json), [("fitted (profile runs)", prof_rows),
                                                ("held out (validation runs)", val_rows)])
+    print("\nHELD OUT: every run below is simulated from its requests alone (closed loop at its concurrency, or its "
+          "measured submission times, lengths); none of them entered a fit")
     results = []
     variants = [("BEFORE: runtime eager/hf, repeat_kv, host floor (separate measure_hf_decode.py)", "before"),
                 ("AFTER: engine hf-cb, launch = the profile's median (a prediction)", "median"),

@@ -124,6 +124,9 @@ def runtime_notes(config: ServingConfig) -> list[str]:
     if prof.mask is not None and any(g.combo.hardware.name != prof.mask.gpu for g in config.groups):
         out.append(f"engine {config.engine}: batch-mask attention terms measured on {prof.mask.gpu}, scaled to the "
                    "replica's GPU by HBM bandwidth (per key) and bf16 peak (per Q x K): an assumption")
+    if prof.kernels is not None and any(g.combo.kernels != prof.kernels for g in config.groups):
+        out.append(f"engine {config.engine}: its steps are priced with the {prof.kernels} kernel set (the scenario's "
+                   "runtime.kernels is replaced)")
     for k in sorted(given):
         out.append(f"engine {config.engine}: serving.step_cost.{k} overrides the profile")
     return out

@@ -244,6 +244,7 @@ class RuntimeProfile:
     api_per_request_s: float = 0.0
     api_per_token_s: float = 0.0
     launch_eager_s: float | None = None   # the runtime's host cost per eagerly launched kernel (None: the device's)
+    kernels: str | None = None            # the engine's kernel set (runtime.kernels: fused | unfused | hf), None: the scenario's
     sources: tuple = ()
     notes: tuple = ()
 
@@ -397,6 +398,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0:
             raise ProfileError(f"must be a number >= 0, got {x!r}", file=file, field=f"runtime.{k}.value")
         api.append(float(x) * 1e-3)
+    kern = rv("kernels", allowed=("fused", "unfused", "hf"), default=None)
     le = rv("launch_eager_us", default=None)
     if le is not None and (isinstance(le, bool) or not isinstance(le, (int, float)) or le <= 0):
         raise ProfileError(f"must be a positive number, got {le!r}", file=file, field="runtime.launch_eager_us.value")
@@ -412,7 +414,8 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                           graphs=GraphRules(decode=decode, mixed=mixed, capture=cap, pad_decode=bool(pad),
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
-                          launch_eager_s=None if le is None else float(le) * 1e-6, sources=tuple(sources),
+                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern,
+                          sources=tuple(sources),
                           notes=tuple(notes))
 
 

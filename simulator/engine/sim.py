@@ -223,6 +223,8 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     dl = _DEVICE_LAUNCH[g.decode]
     if combo.launch != dl:
         combo = replace(combo, launch=dl)
+    if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
+        combo = replace(combo, kernels=prof.kernels)
     mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
     sizes = (cfg.graph_sizes if "graph_sizes" in given else
              g.capture_sizes(seqs, mnbt, combo.hardware, combo.tp, 1 + spec) if g.decode == "graph" else None)
