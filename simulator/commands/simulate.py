@@ -23,11 +23,14 @@ def register(sub) -> None:
     p.add_argument("--rate-scale", type=float, metavar="X", help="multiply the arrival rate by X (overrides "
                                                                  "serving.requests.rate_scale)")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (overrides serving.seed)")
+    p.add_argument("--concurrency", type=int, metavar="C", help="run the requests as a closed loop of C in flight "
+                                                                "(the next submitted when one finishes), as vLLM's "
+                                                                "--max-concurrency; overrides serving.requests")
     p.set_defaults(func=cmd_simulate)
 
 
 def cmd_simulate(args) -> int:
-    from simulator.engine.api import load_source, simulate
+    from simulator.engine.api import load_source, simulate, with_concurrency
     from simulator.engine.plots import latency_cdf, timeline
     from simulator.engine.results import summary_text
     from simulator.scenario import load_scenario
@@ -38,22 +41,33 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--rate-scale must be a positive number (<= 1e6), got {args.rate_scale}")
     if args.seed is not None and not 0 <= args.seed < 2 ** 63:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1_000_000:
+        raise UsageError(f"--concurrency must be between 1 and 1,000,000, got {args.concurrency}")
     sc = load_scenario(args.scenario)
     cfg = sc.serving
     if cfg is None:
         raise UsageError(f"{sc.file}: has no serving: section; `sparsesim simulate` needs one (see "
                          "simulator/engine/config.py or the shipped serving_*.yaml scenarios)")
+    if args.concurrency is not None:
+        src = cfg.source
+        cfg = with_concurrency(cfg, args.concurrency, src.warmup if src.concurrency else 0, src.think_s)
     out = OutputDir.prepare(args.out, sc.name)
     seed = cfg.seed if args.seed is None else args.seed
     trace = load_source(cfg.source, seed, requests=args.requests, rate_scale=args.rate_scale)
     res = simulate(cfg, trace, seed=seed, progress=True)
     print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
-    print(f"requests: {trace.name} ({len(trace):,} requests over {trace.duration_s:,.0f} s; {trace.source})")
+    if cfg.source.concurrency:
+        print(f"requests: {trace.name} ({len(trace):,} requests, closed loop of {cfg.source.concurrency} in flight, "
+              f"{cfg.source.warmup} warm-up; lengths: {trace.source})")
+    else:
+        print(f"requests: {trace.name} ({len(trace):,} requests over {trace.duration_s:,.0f} s; {trace.source})")
     for lbl in dict.fromkeys(res.stats.replica_labels):
         n = res.stats.replica_labels.count(lbl)
         blocks = res.stats.num_blocks[res.stats.replica_labels.index(lbl)]
         print(f"replicas: {n} x {lbl}  ({blocks:,} KV blocks each)")
-    print(f"router: {cfg.router}; seed {seed}")
+    print(f"router: {cfg.router}; seed {seed}; engine runtime profile: {cfg.engine}")
+    for line in res.notes:
+        print(f"note: {line}")
     print()
     print(summary_text(res.summary))
     print()

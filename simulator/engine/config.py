@@ -1,10 +1,18 @@
 """The scenario's `serving:` section: request source, replicas, router, scheduler knobs, SLOs.
 
     serving:
-      requests:                          # exactly one of trace / poisson / gamma
+      engine: vllm-v1                    # the engine runtime profile applied to every request and step:
+                                         #  vllm-v1 | sglang | trtllm | hf-cb | own | none (the op model alone,
+                                         #  the default) | a path to a profile YAML (simulator/engine/runtime.py,
+                                         #  simulator/engine/profiles/README.md)
+      requests:                          # exactly one of trace / poisson / gamma / closed_loop
         trace: mooncake_conversation     #  a shipped request trace (`simulator.traces.requests.SHIPPED`) or a path
         poisson: {rate: 2.0, count: 1000}          # rate in requests/s
         gamma: {rate: 2.0, cv: 2.0, count: 1000}   # burstier than Poisson when cv > 1
+        closed_loop: {concurrency: 16, count: 500, warmup: 16, think_ms: 0}   # C requests in flight: the next
+                                         #  is submitted when one finishes (vLLM --max-concurrency, genai-perf,
+                                         #  aiperf), think_ms after its last token reached the client; the first
+                                         #  `warmup` finished requests are left out of the summary
         input_tokens: {lognormal: {mean: 2048, cv: 1.0}, max: 32768}   # generated sources only
         output_tokens: {fixed: 256}                #  (simulator.traces.requests.length_dist_from_dict)
         limit: 1000                      # optional: the first N requests
@@ -46,8 +54,14 @@
         graph_sizes: none                #  none | vllm | [sizes]: pure decode steps run as the smallest captured
                                          #   CUDA graph >= their batch (padding rows attend one token); vllm =
                                          #   1, 2, 4, 8..248 by 8, 256..512 by 16, capped at max_num_seqs
+        host_launch_ms: null             #  the host time to issue a step's forward, measured on your machine
+                                         #   (replaces the engine profile's launch distribution)
+        host_launch: median              #  median | sample: the profile's launch distribution as its median, or
+                                         #   drawn per step (seeded)
+                                         # every step_cost knob given overrides the engine profile's term
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
-                                         #  trace's spec.accept_len_samples) | {replay: FILE or [counts]}
+                                         #  trace's spec.accept_len_samples) | {replay: FILE or [counts]} |
+                                         #  {per_position: [a1, ..., aK]}: P(draft j accepted | drafts < j accepted)
       kv_transfer: {bandwidth_gbps: null, latency_us: null}   # disaggregation link; null = the spec's interconnect
       slo: {ttft_ms: 2000, tpot_ms: 100} # goodput counts requests within every given limit
       seed: 0
@@ -90,10 +104,11 @@ from simulator.strategies.base import AXES, DEFAULT_VALUE
 from simulator.traces.requests import SHIPPED, length_dist_from_dict
 from simulator.traces.scenario import parse_trace_section
 
-SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
-               "rate_scale"}
-TOP_KEYS = {"requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo", "seed",
-            "decode_run_steps", "adaptation"}
+SOURCE_KEYS = {"trace", "poisson", "gamma", "closed_loop", "input_tokens", "output_tokens", "limit", "window_s",
+               "time_scale", "rate_scale"}
+SOURCE_KINDS = ("trace", "poisson", "gamma", "closed_loop")
+TOP_KEYS = {"engine", "requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo",
+            "seed", "decode_run_steps", "adaptation"}
 REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
@@ -110,9 +125,12 @@ MAX_GENERATED = 50_000_000
 class SourceConfig:
     """Where requests come from (see module docstring)."""
 
-    kind: str                      # trace | poisson | gamma
+    kind: str                      # trace | poisson | gamma | closed_loop
     trace: str | None = None
     rate: float = 0.0
+    concurrency: int = 0           # closed_loop: requests in flight
+    warmup: int = 0                # closed_loop: first finished requests left out of the summary
+    think_s: float = 0.0           # closed_loop: client time between a request's last token and the next submission
     cv: float = 1.0
     count: int = 0
     input_len: Any = None          # LengthDist (generated sources)
@@ -154,6 +172,11 @@ class ServingConfig:
     launch_eager_s: float | None = None    # the runtime's eager launch cost (None = the device's)
     graph_sizes: tuple | None = None       # CUDA-graph batch sizes pure decode steps are padded to
     eager_overlap: str = "kernel"          # kernel | step (serving.step_cost.eager_overlap)
+    engine: str = "none"                   # serving.engine: the runtime profile's name or path
+    runtime: Any = None                    # simulator.engine.runtime.RuntimeProfile (None: the op model alone)
+    step_cost_given: frozenset = frozenset()   # serving.step_cost knobs the user gave (they override the profile)
+    host_launch_s: float | None = None     # serving.step_cost.host_launch_ms (None: the profile's)
+    host_launch_mode: str = "median"       # median | sample (serving.step_cost.host_launch)
     adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
     adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
     file: str = "<scenario>"
@@ -191,9 +214,9 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
     if v is None:
         raise _err("is missing: give a request source (trace: NAME, poisson: {...} or gamma: {...})", file, fld)
     d = _mapping(v, SOURCE_KEYS, file, fld)
-    kinds = [k for k in ("trace", "poisson", "gamma") if k in d]
+    kinds = [k for k in SOURCE_KINDS if k in d]
     if len(kinds) != 1:
-        raise _err(f"give exactly one of trace, poisson, gamma; got {kinds or 'none'}", file, fld)
+        raise _err(f"give exactly one of {', '.join(SOURCE_KINDS)}; got {kinds or 'none'}", file, fld)
     kind = kinds[0]
     src = SourceConfig(kind=kind)
     if kind == "trace":
@@ -215,15 +238,18 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
                 raise _err("applies to generated sources (poisson, gamma) only; a trace has its own lengths", file,
                            f"{fld}.{k}")
     else:
-        g = _mapping(d[kind], {"rate", "count", "cv"} if kind == "gamma" else {"rate", "count"}, file,
-                     f"{fld}.{kind}")
-        for k in ("rate", "count"):
-            if k not in g:
-                raise _err("is missing", file, f"{fld}.{kind}.{k}")
-        src.rate = _num(g["rate"], file, f"{fld}.{kind}.rate", 0.0, 1e9)
-        src.count = _num(g["count"], file, f"{fld}.{kind}.count", 0, MAX_GENERATED, integer=True)
-        if kind == "gamma":
-            src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 0.0, 1e3)
+        if kind == "closed_loop":
+            _closed_loop(d[kind], src, file, f"{fld}.closed_loop")
+        else:
+            g = _mapping(d[kind], {"rate", "count", "cv"} if kind == "gamma" else {"rate", "count"}, file,
+                         f"{fld}.{kind}")
+            for k in ("rate", "count"):
+                if k not in g:
+                    raise _err("is missing", file, f"{fld}.{kind}.{k}")
+            src.rate = _num(g["rate"], file, f"{fld}.{kind}.rate", 0.0, 1e9)
+            src.count = _num(g["count"], file, f"{fld}.{kind}.count", 0, MAX_GENERATED, integer=True)
+            if kind == "gamma":
+                src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 0.0, 1e3)
         for k, attr in (("input_tokens", "input_len"), ("output_tokens", "output_len")):
             if k not in d:
                 raise _err("is missing: a generated source needs a length distribution ({fixed: N}, {uniform: [lo, "
@@ -246,6 +272,34 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
     src.time_scale = _num(d.get("time_scale", 1.0), file, f"{fld}.time_scale", 0.0, 1e6)
     src.rate_scale = _num(d.get("rate_scale", 1.0), file, f"{fld}.rate_scale", 0.0, 1e6)
     return src
+
+
+def _closed_loop(v: Any, src: SourceConfig, file: str, fld: str) -> None:
+    """serving.requests.closed_loop: {concurrency: C, count: N, warmup: W, think_ms: T} (W < N, default 0; T >= 0,
+    default 0)."""
+    g = _mapping(v, {"concurrency", "count", "warmup", "think_ms"}, file, fld)
+    for k in ("concurrency", "count"):
+        if k not in g:
+            raise _err("is missing", file, f"{fld}.{k}")
+    src.concurrency = _num(g["concurrency"], file, f"{fld}.concurrency", 0, 1_000_000, integer=True)
+    src.count = _num(g["count"], file, f"{fld}.count", 0, MAX_GENERATED, integer=True)
+    src.warmup = _num(g.get("warmup", 0), file, f"{fld}.warmup", 0, MAX_GENERATED, strict_lo=False, integer=True)
+    src.think_s = _num(g.get("think_ms", 0), file, f"{fld}.think_ms", 0.0, 1e9, strict_lo=False) * 1e-3
+    if src.warmup >= src.count:
+        raise _err(f"warmup {src.warmup} must be below count {src.count} (the requests measured are count - warmup)",
+                   file, f"{fld}.warmup")
+
+
+def closed_loop_source(src: SourceConfig, concurrency: int, warmup: int = 0, think_s: float = 0.0) -> SourceConfig:
+    """The same source run as a closed loop of `concurrency` requests in flight (`sparsesim simulate
+    --concurrency`): generated sources keep their count and lengths, a trace its requests' lengths in order."""
+    from dataclasses import replace
+
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ScenarioError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if not (isinstance(think_s, (int, float)) and 0 <= think_s < 1e6):
+        raise ScenarioError(f"think time must be a number of seconds >= 0, got {think_s!r}")
+    return replace(src, concurrency=int(concurrency), warmup=int(warmup), think_s=float(think_s))
 
 
 def _scenario_trace(file: str, base: Path, doc: dict):
@@ -344,6 +398,7 @@ def _scheduler(v: Any, file: str) -> dict:
     if ml not in ("eager", "graph"):
         raise _err(f"is {ml!r}; allowed: eager, graph", file, f"{fld}.mixed_launch")
     out["mixed_launch"] = ml
+    out["mixed_launch_given"] = "mixed_launch" in d   # an engine profile's own mixed-step launch applies otherwise
     pol = d.get("policy", "fcfs")
     if not isinstance(pol, str) or pol not in policies():
         raise _err(f"is {pol!r}; allowed: {', '.join(policies())}", file, f"{fld}.policy")
@@ -355,7 +410,7 @@ def _scheduler(v: Any, file: str) -> dict:
 
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
-                  "graph_sizes", "eager_overlap"}
+                  "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch"}
 #: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
 #: range(256, max_cudagraph_capture_size + 1, 16), max_cudagraph_capture_size = 512), cut at max_num_seqs
 VLLM_MAX_CAPTURE = 512
@@ -380,6 +435,20 @@ def _graph_sizes(v: Any, sched: dict, file: str):
     raise _err(f"is {v!r}; allowed: none, vllm, or a list of positive batch sizes", file, fld)
 
 
+def _engine(v: Any, file: str, base: Path):
+    """serving.engine: (name, RuntimeProfile or None)."""
+    from simulator.engine.runtime import ENGINES, load_profile
+
+    fld = "serving.engine"
+    if not isinstance(v, str) or not v.strip():
+        raise _err(f"must be an engine ({', '.join(ENGINES)}) or a path to a profile YAML, got {v!r}", file, fld)
+    try:
+        prof = load_profile(v, base)
+    except SparsesimError as e:
+        raise _err(_bare(e), file, fld) from None
+    return v, (None if prof.engine == "none" else prof)
+
+
 def _acceptance(v: Any, file: str, base: Path):
     fld = "serving.acceptance"
     if v is None or v == "model":
@@ -388,10 +457,19 @@ def _acceptance(v: Any, file: str, base: Path):
         return "trace"
     if not isinstance(v, dict):
         raise _err(f"is {v!r}; allowed: model (the speculation strategy's acceptance), trace (the scenario trace's "
-                   "recorded rounds) or {replay: FILE or [accepted drafts per round, ...]}", file, fld)
-    d = _mapping(v, {"replay"}, file, fld)
-    if "replay" not in d:
-        raise _err("must be 'model' or {replay: FILE or [accepted drafts per round, ...]}", file, fld)
+                   "recorded rounds), {replay: FILE or [accepted drafts per round, ...]} or {per_position: [a1, ..., "
+                   "aK]}", file, fld)
+    d = _mapping(v, {"replay", "per_position"}, file, fld)
+    if len(d) != 1:
+        raise _err("must be 'model', {replay: FILE or [accepted drafts per round, ...]} or {per_position: [...]}",
+                   file, fld)
+    if "per_position" in d:
+        pp = d["per_position"]
+        if (not isinstance(pp, list) or not pp or any(isinstance(x, bool) or not isinstance(x, (int, float))
+                                                        or not 0 <= x <= 1 for x in pp)):
+            raise _err(f"must list one probability in [0, 1] per draft position (draft j accepted given drafts "
+                       f"1..j-1 were), got {pp!r}", file, f"{fld}.per_position")
+        return {"per_position": tuple(float(x) for x in pp)}
     r = d["replay"]
     if isinstance(r, list):
         arr = r
@@ -471,6 +549,14 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
         acc = acc[np.isfinite(acc)].astype(np.int64)
         if not len(acc):
             raise _err(f"trace {stats.name}: spec.accept_len_samples holds no rounds", file, "serving.acceptance")
+    if isinstance(acc, dict):
+        k = len(acc["per_position"])
+        for i, g in enumerate(groups):
+            sp = g.combo.speculation
+            if int(sp.draft_tokens) != k or getattr(sp, "tree", None) is not None:
+                raise _err(f"lists {k} positions; replica group {i} verifies {int(sp.draft_tokens)} drafts per round"
+                           + (" in a tree (per-position chain acceptance needs a chain)" if getattr(sp, "tree", None)
+                              else ""), file, "serving.acceptance.per_position")
     kvt = _mapping(d.get("kv_transfer"), {"bandwidth_gbps", "latency_us"}, file, "serving.kv_transfer")
     bw = kvt.get("bandwidth_gbps")
     lat = kvt.get("latency_us")
@@ -505,6 +591,13 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     eo = sc_.get("eager_overlap", "kernel")
     if eo not in ("kernel", "step"):
         raise _err(f"is {eo!r}; allowed: kernel, step", file, "serving.step_cost.eager_overlap")
+    hl = sc_.get("host_launch_ms")
+    host_launch = None if hl is None else _num(hl, file, "serving.step_cost.host_launch_ms", 0.0, 1e6,
+                                               strict_lo=False) * 1e-3
+    hlm = sc_.get("host_launch", "median")
+    if hlm not in ("median", "sample"):
+        raise _err(f"is {hlm!r}; allowed: median, sample", file, "serving.step_cost.host_launch")
+    engine, runtime = _engine(d.get("engine", "none"), file, base)
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
     slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
@@ -522,4 +615,5 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
                          decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
                          graph_sizes=graph_sizes, eager_overlap=eo, adaptation=adapt,
-                         adaptation_combos=adapt_combos, file=file)
+                         adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
+                         step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm)

@@ -37,6 +37,7 @@ from simulator.engine import decode_run
 from simulator.engine.adaptive import Adaptive
 from simulator.engine.config import ServingConfig
 from simulator.engine.routers import ARRIVAL, DECODE, router_class
+from simulator.engine.runtime import LaunchModel
 from simulator.engine.scheduler import (
     DEFAULT_CACHE_UNIT_TOKENS,
     VLLM_LARGE_GPU_BATCHED_TOKENS,
@@ -47,7 +48,7 @@ from simulator.engine.scheduler import (
     SchedulerConfig,
     policy_class,
 )
-from simulator.engine.step_cost import Composition, HostTime, StepCostModel, kv_cache_blocks
+from simulator.engine.step_cost import Composition, HostTime, StepCostModel, StepRuntime, kv_cache_blocks
 
 GIB = 1024 ** 3
 
@@ -81,9 +82,12 @@ def attention_kv_ratio(combo) -> float:
 
 
 class Acceptance:
-    """Accepted drafts per speculative round: sampled from the strategy's model, or replayed in order."""
+    """Accepted drafts per speculative round: sampled from the strategy's model (or the serving section's
+    per-position chain acceptance: draft j accepted with probability a_j given drafts 1..j-1 were), or replayed in
+    order."""
 
-    def __init__(self, combo, drafts: int, replay: np.ndarray | None, rng: np.random.Generator):
+    def __init__(self, combo, drafts: int, replay: np.ndarray | None, rng: np.random.Generator,
+                 per_position: tuple | None = None):
         self.drafts = drafts
         self.rng = rng
         self.replay = None if replay is None else np.minimum(np.asarray(replay, dtype=np.int64), drafts)
@@ -91,7 +95,11 @@ class Acceptance:
         self.dist = None
         if self.replay is not None or drafts == 0:
             return
-        pmf = combo.speculation.accept_length_pmf()  # P(L = j), j = 0..levels (the strategy's own model)
+        if per_position is not None:   # P(L >= j) = a_1 ... a_j; P(L = j) = P(L >= j) - P(L >= j + 1)
+            reach = np.concatenate([[1.0], np.cumprod(np.asarray(per_position, dtype=np.float64))])
+            pmf = reach - np.concatenate([reach[1:], [0.0]])
+        else:
+            pmf = combo.speculation.accept_length_pmf()  # P(L = j), j = 0..levels (the strategy's own model)
         self.dist = np.cumsum(pmf / pmf.sum())
 
     def expected_tokens(self) -> float:
@@ -128,7 +136,7 @@ class GroupSetup:
     policy: str = "fcfs"            # the scheduler policy (serving.scheduler.policy)
 
 
-def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetup:
+def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.random.Generator | None = None) -> GroupSetup:
     combo = group.combo
     knobs = cfg.scheduler
     d_tok, d_seqs = vllm_batch_defaults(combo.hardware)
@@ -157,23 +165,90 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          long_prefill_token_threshold=knobs["long_prefill_token_threshold"],
                          num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
                          cache_unit_tokens=cache_unit)
-    if cfg.launch_eager_s is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
-        combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
-    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
-    host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                    floor_s=cfg.host_floor_s)
-    cost = cost.for_serving(cfg.decode_context, host)   # the same tables, at this config's decode context and host time
+    rs = resolve_runtime(cfg, combo, mnbt, seqs, spec, knobs, rng)
+    combo = rs.combo
+    cost = _cost_model(combo, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap)
+    # the same tables, at this config's decode context, with the runtime's host time and step rules
+    cost = cost.for_serving(cfg.decode_context, rs.host, rs.rt)
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
     adaptive = None
     if cfg.adaptation is not None:
         combos = [combo] + list(cfg.adaptation_combos[i][1:])
-        if cfg.launch_eager_s is not None:
-            combos = [combos[0]] + [replace(c, hardware=combo.hardware) for c in combos[1:]]
-        costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
+        combos = [combos[0]] + [replace(c, hardware=combo.hardware, launch=combo.launch) for c in combos[1:]]
+        costs = [cost] + [_cost_model(c, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap)
                           for c in combos[1:]]
         adaptive = (combos, costs)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
                       kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"))
+
+
+@dataclass
+class RuntimeSetup:
+    """An engine runtime profile resolved for one replica group, with the serving.step_cost overrides applied."""
+
+    combo: object
+    mixed_launch: str
+    graph_sizes: tuple | None
+    eager_overlap: str
+    host: HostTime
+    rt: StepRuntime | None
+
+
+#: how each profile launch mode prices the device side: graph and host_launch price the kernels back to back (the
+#: host's issuing is HostTime.launch for host_launch); piecewise mixed steps price their attention eagerly
+_DEVICE_LAUNCH = {"graph": "graph", "eager": "eager", "host_launch": "graph", "piecewise": "eager"}
+
+
+def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, knobs: dict,
+                    rng: np.random.Generator | None = None) -> RuntimeSetup:
+    """The engine runtime profile (cfg.runtime, simulator.engine.runtime) applied to one replica group: the launch
+    modes the step prices use, the CUDA-graph capture sizes, the host time (content terms, overlap, launch) and the
+    step rules. Every serving.step_cost knob the user gave (cfg.step_cost_given) overrides the profile's value;
+    without a profile, the knobs alone (the op model plus the measured terms given)."""
+    prof = cfg.runtime
+    given = cfg.step_cost_given
+    le = cfg.launch_eager_s
+    if prof is None:
+        if le is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
+            combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
+        host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
+                        floor_s=cfg.host_floor_s,
+                        launch=None if cfg.host_launch_s is None else LaunchModel(constant_s=cfg.host_launch_s))
+        return RuntimeSetup(combo, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap, host, None)
+    g = prof.graphs
+    if "launch_eager_us" not in given and prof.launch_eager_s is not None:
+        le = prof.launch_eager_s
+    if le is not None:
+        combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
+    dl = _DEVICE_LAUNCH[g.decode]
+    if combo.launch != dl:
+        combo = replace(combo, launch=dl)
+    if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
+        combo = replace(combo, kernels=prof.kernels)
+    mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
+    sizes = (cfg.graph_sizes if "graph_sizes" in given else
+             g.capture_sizes(seqs, mnbt, combo.hardware, combo.tp, 1 + spec) if g.decode == "graph" else None)
+    eo = cfg.eager_overlap if "eager_overlap" in given else (g.eager_overlap or "kernel")
+    terms = prof.host
+    if "host_per_step_us" in given:
+        terms = replace(terms, per_step_s=0.0, per_mixed_step_s=0.0)
+    if "host_per_row_us" in given:
+        terms = replace(terms, per_request_s=0.0)
+    if cfg.host_launch_s is not None:
+        launch = LaunchModel(constant_s=cfg.host_launch_s)
+    elif prof.launch is not None:
+        launch = replace(prof.launch, mode="sample" if cfg.host_launch_mode == "sample" else "constant")
+    else:
+        launch = None
+    host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
+                    floor_s=cfg.host_floor_s, terms=terms if terms.any() else None, overlap=prof.overlap_fraction,
+                    launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None)
+    mask = None
+    if prof.mask is not None:
+        m = prof.mask.on(combo.hardware)
+        mask = (m.per_key_s, m.per_qk_s)
+    rt = StepRuntime(piecewise=g.mixed == "piecewise", eager_above=g.eager_above, pad_decode=g.pad_decode, mask=mask)
+    return RuntimeSetup(combo, mixed, sizes, eo, host, rt)
 
 
 _COST_CACHE: dict = {}
@@ -218,6 +293,12 @@ class Records:
         self.decode_replica = np.full(n, -1, dtype=np.int32)
         self.kv_transfer = np.zeros(n)
         self.rejected = np.zeros(n, dtype=bool)
+        self.arrival = nan.copy()      # when each request was submitted (the source's clock: trace or closed loop)
+        # inter-token latencies as vLLM's benchmark pools them: one gap per request and step that emitted a later
+        # token (time since that request's previous token), with its emission time and weight (runs of decode steps
+        # add each step's gap once with weight = batch)
+        self.last_emit = nan.copy()
+        self.itl = {k: array("d") for k in ("t", "gap", "w")}
         self.record_steps = record_steps
         # one row per event (a step, or a run of identical decode steps)
         self.ts = {k: array("d") for k in ("t", "dt", "replica", "steps", "running", "waiting", "kv_used", "tokens",
@@ -236,7 +317,8 @@ class Replica:
         self.wake: simpy.Event | None = None
         self.outstanding = 0
         spec = group.sched_cfg.num_spec_tokens
-        self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng) if spec else None
+        pp = engine.cfg.acceptance.get("per_position") if isinstance(engine.cfg.acceptance, dict) else None
+        self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng, pp) if spec else None
         self.adapt = None
         if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
             self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
@@ -297,7 +379,14 @@ class Replica:
         apply the steps that ran."""
         eng = self.engine
         env, sched, rec = eng.env, self.sched, eng.rec
-        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
+        t = self.cost.host.terms
+        fin = 0
+        if t is not None and t.per_finished_s and run.steps:   # requests finishing in the run's last step
+            if run.gen is None:
+                fin = sum(1 for r in sched.running if r.output - r.out <= run.steps)
+            else:
+                fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin)
         ends = np.cumsum(dts)
         start = env.now
         self.wake = env.event()
@@ -312,6 +401,17 @@ class Replica:
             done = j + 1
         else:
             done = run.steps
+        rids = np.fromiter((r.rid for r in sched.running), dtype=np.int64, count=run.batch)
+        itl = rec.itl
+        g0 = start + float(ends[0])
+        itl["t"].extend(np.full(run.batch, g0).tolist())
+        itl["gap"].extend((g0 - rec.last_emit[rids]).tolist())
+        itl["w"].extend([1.0] * run.batch)
+        if done > 1:
+            itl["t"].extend((start + ends[1:done]).tolist())
+            itl["gap"].extend(dts[1:done].tolist())
+            itl["w"].extend([float(run.batch)] * (done - 1))
+        rec.last_emit[rids] = start + float(ends[done - 1])
         ev = decode_run.apply(sched, run, done, env.now)
         self.last_dt = float(dts[done - 1])
         if eng.check:
@@ -343,6 +443,17 @@ class Replica:
         if sched.cfg.num_spec_tokens and plan.n_decode:
             acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
         ev = sched.step_done(plan, env.now, acc)
+        if plan.n_decode:   # inter-token gaps of the decode rows (vLLM's ITL)
+            now = env.now
+            le, itl = rec.last_emit, rec.itl
+            for r, d in zip(plan.reqs, plan.is_decode):
+                if d:
+                    itl["t"].append(now)
+                    itl["gap"].append(now - le[r.rid])
+                    itl["w"].append(1.0)
+                    le[r.rid] = now
+        for r in ev.first_token:
+            rec.last_emit[r.rid] = env.now
         if adapt is not None and plan.n_decode:
             adapt.update(plan, acc, plan.n_decode, cost)
         self.last_dt = dt
@@ -402,7 +513,18 @@ class Engine:
         if unit == "auto":
             unit = int(trace.block_tokens) if trace.block_tokens else DEFAULT_CACHE_UNIT_TOKENS
         self.cache_unit = unit
-        self.groups = [setup_group(i, g, cfg, unit) for i, g in enumerate(cfg.groups)]
+        # launch times drawn per step (serving.step_cost.host_launch: sample) use their own stream
+        launch_rng = np.random.default_rng([self.seed, 0x1A])
+        self.groups = [setup_group(i, g, cfg, unit, launch_rng) for i, g in enumerate(cfg.groups)]
+        prof = cfg.runtime
+        self.api_per_request_s = prof.api_per_request_s if prof is not None else 0.0
+        self.api_per_token_s = prof.api_per_token_s if prof is not None else 0.0
+        self.closed = int(getattr(cfg.source, "concurrency", 0) or 0) > 0
+        self.think_s = float(getattr(cfg.source, "think_s", 0.0) or 0.0)
+        self._next_closed = 0
+        self._pending = 0
+        self._submitting = False
+        self.max_ctx = min(g.combo.model.max_context for g in self.groups)
         self.replicas: list[Replica] = []
         for g in self.groups:
             for _ in range(cfg.groups[g.index].count):
@@ -431,45 +553,91 @@ class Engine:
 
     # ---- processes -------------------------------------------------------------------------------------------
     def source(self):
+        """Open loop: each request of the trace is submitted at its arrival time."""
         env = self.env
-        t = self.trace
-        arr = t.arrival_s
-        inp = t.input_tokens
-        out = t.output_tokens
-        hashed = t.hash_ids is not None
-        offs = t.hash_offsets
-        ids = t.hash_ids
-        bt = t.block_tokens
-        disagg = bool(self.back)
-        max_ctx = min(g.combo.model.max_context for g in self.groups)
-        rec = self.rec
+        arr = self.trace.arrival_s
         t0 = float(arr[0]) if len(arr) else 0.0
-        n = len(t)
+        n = len(self.trace)
         for i in range(n):
             self.next_arrival = float(arr[i]) - t0
             gap = self.next_arrival - env.now
             if gap > 0:
                 yield env.timeout(gap)
             self.next_arrival = float(arr[i + 1]) - t0 if i + 1 < n else math.inf
-            P, L = int(inp[i]), int(out[i])
-            h = ids[offs[i]:offs[i + 1]] if hashed else None
-            req = Request(i, P, 1 if disagg else L, float(arr[i]) - t0, hash_ids=h, hash_block_tokens=bt)
-            if P + L > max_ctx:
-                self._reject(i)
-                continue
-            rep = self._choose(self.front, req, 0)
-            if not rep.sched.fits_tokens(P + req.output) or (disagg and not self._back_fits(P + L)):
-                self._reject(i)
-                continue
-            req.replica = rep.idx
-            rec.replica[i] = rep.idx
-            rep.outstanding += P + (1 if disagg else L)
+            self._submit(i, float(arr[i]) - t0)
+
+    def closed_loop(self):
+        """Closed loop (serving.requests.closed_loop, `--concurrency`): `concurrency` requests are submitted at once;
+        each time one finishes (its last token delivered to the client, plus the client's think time), the next
+        request of the trace, in order, is submitted (vLLM benchmarks/serve.py --max-concurrency, genai-perf and
+        aiperf at a fixed concurrency). A request submitted after a step started waits for the next step."""
+        self.next_arrival = math.inf
+        c = min(int(self.cfg.source.concurrency), len(self.trace))
+        for _ in range(c):
+            self._submit_next()
+        yield self.env.timeout(0)
+
+    def _submit_next(self) -> None:
+        """Submit the closed loop's next request (a rejection submits the one after it: iteratively, not by
+        recursion)."""
+        self._pending += 1
+        if self._submitting:
+            return
+        self._submitting = True
+        n = len(self.trace)
+        while self._pending:
+            self._pending -= 1
+            i = self._next_closed
+            if i >= n:
+                self._pending = 0
+                break
+            self._next_closed = i + 1
+            self._submit(i, self.env.now)
+        self._submitting = False
+
+    def _client_done(self) -> None:
+        """A request left the client's window (finished, or rejected): a closed loop submits the next one once the
+        last token has reached the client (the API path's per-token delay) and the client's think time passed."""
+        if not self.closed:
+            return
+        d = self.api_per_token_s + self.think_s
+        if d > 0:
+            self.env.timeout(d).callbacks.append(lambda _ev: self._submit_next())
+        else:
+            self._submit_next()
+
+    def _submit(self, i: int, arrival: float) -> None:
+        """Request i arrives (the client sends it) now: route it, or reject it; it reaches the scheduler after the
+        API path's per-request delay (tokenization, the hop to the engine)."""
+        env = self.env
+        t = self.trace
+        rec = self.rec
+        disagg = bool(self.back)
+        rec.arrival[i] = arrival
+        P, L = int(t.input_tokens[i]), int(t.output_tokens[i])
+        h = t.hash_ids[t.hash_offsets[i]:t.hash_offsets[i + 1]] if t.hash_ids is not None else None
+        req = Request(i, P, 1 if disagg else L, arrival, hash_ids=h, hash_block_tokens=t.block_tokens)
+        if P + L > self.max_ctx:
+            self._reject(i)
+            return
+        rep = self._choose(self.front, req, 0)
+        if not rep.sched.fits_tokens(P + req.output) or (disagg and not self._back_fits(P + L)):
+            self._reject(i)
+            return
+        req.replica = rep.idx
+        rec.replica[i] = rep.idx
+        rep.outstanding += P + (1 if disagg else L)
+        d = self.api_per_request_s
+        if d > 0:
+            env.timeout(d).callbacks.append(lambda _ev, rep=rep, req=req: rep.add(req, self.env.now))
+        else:
             rep.add(req, env.now)
 
     def _reject(self, i: int) -> None:
         self.rec.rejected[i] = True
         self.n_rejected += 1
         self._tick()
+        self._client_done()
 
     def _tick(self) -> None:
         if self._bar is not None:
@@ -494,6 +662,7 @@ class Engine:
                     rec.finish[r.rid] = now
                     self.finished += 1
                     self._tick()
+                    self._client_done()
                     continue
                 self._transfer(rep, r, L)
                 continue
@@ -502,6 +671,7 @@ class Engine:
                 rec.decode_replica[r.rid] = rep.idx
             self.finished += 1
             self._tick()
+            self._client_done()
 
     def _transfer(self, rep: Replica, r: Request, L: int) -> None:
         """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode."""
@@ -535,7 +705,7 @@ class Engine:
             self._bar = tqdm(total=n, unit="req", desc="simulate", leave=False, mininterval=0.5)
         for r in self.replicas:
             env.process(r.loop())
-        env.process(self.source())
+        env.process(self.closed_loop() if self.closed else self.source())
         try:
             env.run()
         finally:

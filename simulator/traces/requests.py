@@ -377,6 +377,17 @@ def poisson(rate_per_s: float, n: int, input_len: LengthDist, output_len: Length
                         input_tokens=input_len.draw(n, rng), output_tokens=output_len.draw(n, rng))
 
 
+def closed_loop(concurrency: int, n: int, input_len: LengthDist, output_len: LengthDist, rng: np.random.Generator,
+                name: str = "closed_loop") -> RequestTrace:
+    """n requests for a closed loop of `concurrency` in flight: lengths drawn in order, no arrival process (the
+    engine submits request i + concurrency when one finishes; arrival_s is 0 here)."""
+    if not (isinstance(n, (int, np.integer)) and n >= 1):
+        raise TraceError(f"count must be a positive integer, got {n!r}")
+    return RequestTrace(name=name, source=f"generated: closed loop, {concurrency} requests in flight",
+                        arrival_s=np.zeros(n), input_tokens=input_len.draw(n, rng),
+                        output_tokens=output_len.draw(n, rng))
+
+
 def gamma_arrivals(rate_per_s: float, cv: float, n: int, input_len: LengthDist, output_len: LengthDist,
                    rng: np.random.Generator, name: str = "gamma") -> RequestTrace:
     """n requests with gamma inter-arrival times of mean 1/rate and coefficient of variation cv (cv > 1:
