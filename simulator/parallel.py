@@ -37,6 +37,9 @@ def client(workers: int | None = None, scheduler: str | None = None, processes: 
             cl = dd.Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as e:
             raise SparsesimError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
+        except (ValueError, TypeError) as e:   # not an address: 'missing port number', 'invalid address', ...
+            raise SparsesimError(f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); give one like "
+                                 "tcp://10.0.0.5:8786") from None
         try:
             yield cl
         finally:

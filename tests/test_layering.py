@@ -3,8 +3,8 @@
 1. Layers. A module imports only modules of its own layer or a lower one (function-level imports count):
      0 hardware       hwmodels.*  (what a device can do, what an op costs on it)
      1 model core     simulator.{precision, model, ops, combo, layers, memory, acceptance, dtw, pricing,
-                      kernels.*, strategies.*, traces.*, shipped}  (what work a step does; traces are data the strategies
-                      read; shipped locates the packaged data)
+                      kernels.*, strategies.*, traces.*, shipped, progress}  (what work a step does; traces are data the
+                      strategies read; shipped locates the packaged data; progress reports long work on stderr)
      2 orchestration  simulator.{scenario, sections, planner, report, parallel, adaptation, engine.*,
                       planning.*, calibration.*, figures.*}
      3 interface      simulator.{cli, commands.*}
@@ -20,7 +20,7 @@ import hwmodels
 import simulator
 
 LAYER1 = {"precision", "model", "ops", "combo", "layers", "memory", "acceptance", "dtw", "pricing", "strategies",
-          "traces", "shipped", "kernels"}
+          "traces", "shipped", "kernels", "progress"}
 LAYER2 = {"scenario", "sections", "planner", "report", "parallel", "adaptation", "engine", "planning",
           "calibration", "figures"}
 LAYER3 = {"cli", "commands"}

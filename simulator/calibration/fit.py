@@ -337,6 +337,13 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
     hw_l = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
                    launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)
     meta: dict = {"fitted_kinds": []}
+    missing = [f for f in FIT_ORDER if not (fit_rows(df, f) & ~hold & has_ops).any()]
+    missing += [k for k in ("launch_graph", "launch_eager") if k not in launch]
+    if missing:
+        raise C.CalibrationError(f"has no fit rows of {', '.join(missing)}: `calibrate fit` sets every family's terms "
+                                 f"({', '.join(FIT_ORDER)} and the launch costs) from one measure.py campaign; a fit "
+                                 "without them would leave those terms at the datasheet peaks (a CSV cut short?)",
+                                 file=file, field="family")
     for family in FIT_ORDER:
         rows = fit_rows(df, family) & ~hold & has_ops
         params = [p for p in FAMILY_PARAMS[family] if p[0] != "compute.attention"]

@@ -48,6 +48,7 @@ class SimResult:
 def load_source(src: SourceConfig, seed: int, requests: int | None = None, rate_scale: float | None = None):
     """The RequestTrace a SourceConfig describes (trace replay cut and scaled, or generated with `seed`).
     requests: override the count (generated) or limit (trace); rate_scale: override the config's."""
+    from simulator.engine.config import check_request_volume, check_trace_run
     from simulator.traces.requests import gamma_arrivals, load_requests, poisson
 
     rs = src.rate_scale if rate_scale is None else rate_scale
@@ -58,18 +59,24 @@ def load_source(src: SourceConfig, seed: int, requests: int | None = None, rate_
         lim = requests if requests is not None else src.limit
         if lim is not None:
             t = t.head(lim)
-        return t.scaled(time_scale=src.time_scale, rate_scale=rs)
+        t = t.scaled(time_scale=src.time_scale, rate_scale=rs)
+        check_trace_run(t, src)
+        return t
     rng = np.random.default_rng(seed)
     n = requests if requests is not None else src.count
     if src.limit is not None and requests is None:
         n = min(n, src.limit)
+    # before drawing: --requests may ask for far more than the section did
+    check_request_volume(n, src.input_len.mean_tokens() + src.output_len.mean_tokens(), src.file)
     if src.kind == "poisson":
         t = poisson(src.rate, n, src.input_len, src.output_len, rng)
     else:
         t = gamma_arrivals(src.rate, src.cv, n, src.input_len, src.output_len, rng)
     if src.window_s is not None:
         t = t.window(*src.window_s)
-    return t.scaled(time_scale=src.time_scale, rate_scale=rs)
+    t = t.scaled(time_scale=src.time_scale, rate_scale=rs)
+    check_trace_run(t, src)
+    return t
 
 
 def simulate(config: ServingConfig, requests=None, seed: int | None = None, progress: bool = False,

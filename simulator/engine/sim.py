@@ -554,14 +554,13 @@ class Engine:
 
     # ---- run -------------------------------------------------------------------------------------------------
     def run(self):
-        import sys
 
         env = self.env
         n = len(self.trace)
-        if self.progress and sys.stderr.isatty() and n >= 2000:
-            from tqdm import tqdm
+        if self.progress:   # a tqdm bar on a terminal, else a line every few seconds (simulator.progress)
+            from simulator.progress import progress_bar
 
-            self._bar = tqdm(total=n, unit="req", desc="simulate", leave=False, mininterval=0.5)
+            self._bar = progress_bar(n, "simulate", "req")
         for r in self.replicas:
             env.process(r.loop())
         env.process(self.source())

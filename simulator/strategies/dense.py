@@ -92,15 +92,19 @@ class DenseAttention(AttentionStrategy):
             lambda v: isinstance(v, int) and 0 <= v <= 1 << 24, "an integer in [0, 16777216]"),
     }
 
-    def refuse(self, combo):
-        if self.gqa_expand == "repeat_kv" and combo.model.mla:
-            return f"gqa_expand=repeat_kv applies to GQA/MHA models; {combo.model.name} uses MLA"
-        if self.mla_cache != "latent" and not combo.model.mla:
-            return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
-        if self.kernel != "generic" and combo.model.mla:
-            return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {combo.model.name} uses MLA (kernel: generic)"
+    def model_problem(self, model):
+        if self.gqa_expand == "repeat_kv" and model.mla:
+            return f"gqa_expand=repeat_kv applies to GQA/MHA models; {model.name} uses MLA"
+        if self.mla_cache != "latent" and not model.mla:
+            return f"mla_cache={self.mla_cache} applies to MLA models only; {model.name} is not one"
+        if self.kernel != "generic" and model.mla:
+            return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {model.name} uses MLA (kernel: generic)"
+        return None
+
+    def param_problem(self):
         if self.fa2_call == "varlen" and (self.kernel != "fa2" or self.gqa_expand != "native"):
-            return "fa2_call=varlen prices FlashAttention-2's varlen call: it needs kernel: fa2 and gqa_expand: native"
+            return ("fa2_call", "fa2_call=varlen prices FlashAttention-2's varlen call: it needs kernel: fa2 and "
+                                "gqa_expand: native")
         return None
 
     def extra_kv_bytes_per_token(self, combo) -> float:

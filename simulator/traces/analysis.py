@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from simulator.traces.format import AttentionTrace, Selection
+from simulator.traces.format import AttentionTrace, Selection, spec_k
 from simulator.traces.stats import SAMPLES, TraceStats
 
 ORDERS = ("bfs", "dfs", "position_sorted")
@@ -277,7 +277,7 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
     # ---- speculation ----------------------------------------------------------------------------------
     if tr.accepted is not None and len(tr.accepted):
         acc = tr.accepted
-        K = int(tr.meta["spec"]["k"])
+        K = spec_k(tr.meta)
         v["spec.accept_len_samples"] = acc.astype(np.float64)
         coords["length"] = tuple(range(K + 1))
         coords["round"] = tuple()

@@ -415,7 +415,8 @@ def load_stats(trace_path: str | Path, *, write_cache: bool = True, recompute: b
     (simulator.traces.analysis) and the cache written when the folder is writable."""
     trace_path = Path(trace_path)
     if not trace_path.is_file():
-        raise TraceError("no such trace file", file=str(trace_path))
+        raise TraceError("is not a regular file (a device, a pipe or a folder?)" if trace_path.exists()
+                         else "no such trace file", file=str(trace_path))
     digest = file_digest(trace_path)
     key = (str(trace_path.resolve()), digest)
     if not recompute and key in _MEMO:
