@@ -94,7 +94,8 @@ def _check_keys(doc: dict, schema: dict, file: str, prefix: str = "") -> None:
     for k, v in doc.items():
         path = f"{prefix}{k}"
         if k not in schema:
-            raise SpecError(f"unknown key {k!r}; allowed here: {', '.join(schema)}", file=file,
+            what = "dtype" if prefix == "peak_tflops." else "key"
+            raise SpecError(f"unknown {what} {k!r}; allowed here: {', '.join(schema)}", file=file,
                             field=prefix[:-1] or None)
         sub = schema[k]
         if isinstance(sub, dict) and isinstance(v, dict):

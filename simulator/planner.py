@@ -85,7 +85,8 @@ def combo_refusal(combo: Combo) -> str | None:
         return f"EP{combo.ep}: {m.moe.experts} experts do not split evenly"
     for axis in AXES:
         s = getattr(combo, axis)
-        reason = s.model_problem(m) or s.refuse(combo)
+        pm = s.param_model_problem(m)
+        reason = s.model_problem(m) or (pm and pm[1]) or s.refuse(combo)
         if reason:
             return reason
     return None

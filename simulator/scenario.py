@@ -308,14 +308,16 @@ MAX_GRID_SETTINGS = 200_000
 
 
 def check_models_take(axes: dict, models: list, file: str) -> None:
-    """A strategy value that no model of the scenario can run (Strategy.model_problem) is a mistake in the list,
-    not a skip: stop naming it. Values some models take stay, and are skipped (counted) for the others."""
+    """A parameter choice that no model of the scenario can run (Strategy.param_model_problem) is a mistake in
+    the list, not a skip: stop naming the parameter. Choices some models take stay, and are skipped (counted) for
+    the others; strategies that cannot run on a model as such (Strategy.model_problem) are skips too."""
     for axis, values in axes.items():
         for s in values:
-            reasons = [s.model_problem(m) for m in models]
-            if all(reasons):
-                raise ScenarioError(f"{axis} '{s.label()}' cannot run on any model of the scenario: {reasons[0]}",
-                                    file=file, field=f"strategies.{axis}.{s.name}")
+            problems = [s.param_model_problem(m) for m in models]
+            if all(problems):
+                p, why = problems[0]
+                raise ScenarioError(f"{axis} '{s.label()}': no model of the scenario can take {p}: {why}", file=file,
+                                    field=f"strategies.{axis}.{s.name}.{p}")
 
 
 def check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, parallel, file: str) -> None:

@@ -489,7 +489,6 @@ def list_cases() -> list[ClassCase]:
          "strategies.attention.nsa"),
         ("repeat_kv_on_mla_only", {"attention": ["dense", {"dense": {"gqa_expand": "repeat_kv"}}]},
          "strategies.attention.dense"),
-        ("quest_on_gqa_only", {"attention": ["dense", "quest"]}, "strategies.attention.quest"),
     ]:
         doc = _scen(workload=long, strategies=st)
         if nm == "repeat_kv_on_mla_only":
@@ -506,6 +505,10 @@ def list_cases() -> list[ClassCase]:
     out.append(_run(c, "serving_replica_bad_member", _serving(replicas=[
         {"count": 1}, {"count": 1, "strategies": {"kv_policy": {"snapkv": {"window": 64, "max_capacity": 32}}}}]),
         fld="serving.replicas[1].strategies.kv_policy", cmd="simulate"))
+    # a strategy that cannot run on the model as such (not a parameter choice) stays a skip: exit 3 when alone
+    out.append(_run(c, "quest_alone_on_gqa", _scen(workload=long, strategies={"attention": ["quest"]}), expect="nofit"))
+    out.append(_run(c, "ok_quest_beside_dense_on_gqa", _scen(workload=long, strategies={"attention": ["dense", "quest"]}),
+                    expect="ok"))
     # everything refused by the hardware: nothing priced -> exit 3 with the reasons
     out.append(_run(c, "all_refused_tp16", _scen(strategies={"parallelism": [{"tp": [16, 32]}]}), expect="nofit"))
     out.append(_case(c, "sweep_all_refused", {"s.yaml": _scen(strategies={"parallelism": [{"tp": [3, 5, 6]}]},

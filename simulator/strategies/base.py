@@ -144,9 +144,16 @@ class Strategy:
         return None
 
     def model_problem(self, model) -> str | None:  # noqa: ARG002 - hook
-        """Why this value cannot run on `model` whatever else the tuple holds, or None. Checked when the
-        scenario is read: a value that no model of the scenario can take is an error naming its field; one
-        that only some models refuse is a counted skip for those (simulator.planner.combo_refusal)."""
+        """Why this strategy, as such, cannot run on `model` whatever else the tuple holds (e.g. Quest on a GQA
+        model), or None: a counted skip (simulator.planner.combo_refusal), like every refusal that depends on
+        the rest of the tuple; a run where everything is skipped exits 3 with the reasons."""
+        return None
+
+    def param_model_problem(self, model) -> tuple[str, str] | None:  # noqa: ARG002 - hook
+        """Why a PARAMETER choice of this value cannot run on `model` (the parameter, why), or None (e.g.
+        gqa_expand: repeat_kv on an MLA model). A skip for models that refuse it, but an error naming the
+        parameter's field when the scenario is read if no model of the scenario can take it: a mistyped
+        parameter in a list is a mistake, not a setting to skip."""
         return None
 
     def refuse(self, combo) -> str | None:  # noqa: ARG002 - hook

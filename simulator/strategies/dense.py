@@ -92,13 +92,14 @@ class DenseAttention(AttentionStrategy):
             lambda v: isinstance(v, int) and 0 <= v <= 1 << 24, "an integer in [0, 16777216]"),
     }
 
-    def model_problem(self, model):
+    def param_model_problem(self, model):
         if self.gqa_expand == "repeat_kv" and model.mla:
-            return f"gqa_expand=repeat_kv applies to GQA/MHA models; {model.name} uses MLA"
+            return "gqa_expand", f"gqa_expand=repeat_kv applies to GQA/MHA models; {model.name} uses MLA"
         if self.mla_cache != "latent" and not model.mla:
-            return f"mla_cache={self.mla_cache} applies to MLA models only; {model.name} is not one"
+            return "mla_cache", f"mla_cache={self.mla_cache} applies to MLA models only; {model.name} is not one"
         if self.kernel != "generic" and model.mla:
-            return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {model.name} uses MLA (kernel: generic)"
+            return ("kernel", f"kernel={self.kernel} is a GQA/MHA decode kernel family; {model.name} uses MLA "
+                              "(kernel: generic)")
         return None
 
     def param_problem(self):

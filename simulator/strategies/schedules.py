@@ -65,9 +65,9 @@ class RefreshReuse(ScheduleStrategy):
             return "layers", "the first layer must refresh (a reuse layer needs indices from an earlier refresh layer)"
         return None
 
-    def model_problem(self, model):
+    def param_model_problem(self, model):
         if self.layers is not None and len(self.layers) != model.layers:
-            return f"schedule lists {len(self.layers)} layers for {model.name}'s {model.layers}"
+            return "layers", f"lists {len(self.layers)} layers for {model.name}'s {model.layers}"
         return None
 
     def refuse(self, combo):

@@ -139,8 +139,11 @@ class SpecAttn(AttentionStrategy):
     def model_problem(self, model):
         if model.mla:
             return "attention 'specattn' is modeled for GQA/MHA targets only (not MLA)"
+        return None
+
+    def param_model_problem(self, model):
         if self.full_layers >= model.layers:
-            return f"full_layers={self.full_layers} leaves no sparse layer in {model.name}"
+            return "full_layers", f"full_layers={self.full_layers} leaves no sparse layer in {model.name}"
         return None
 
     def _draft(self, combo):

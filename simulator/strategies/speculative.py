@@ -242,11 +242,11 @@ class DraftModel(_Speculative):
     def draft_model(self):
         return load_model(self.model)
 
-    def model_problem(self, model):
+    def param_model_problem(self, model):
         d = self.draft_model()
         if d.vocab != model.vocab:
-            return (f"draft model {d.name} (vocab {d.vocab}) does not share {model.name}'s tokenizer "
-                    f"(vocab {model.vocab})")
+            return ("model", f"draft model {d.name} (vocab {d.vocab}) does not share {model.name}'s tokenizer "
+                             f"(vocab {model.vocab})")
         return None
 
     def draft_combo(self, combo):
