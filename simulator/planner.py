@@ -402,7 +402,7 @@ def check_priced(cols: dict, tuple_of_row: np.ndarray, combos_: list) -> None:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             who, at = where(i)
-            raise SparsesimError(f"pricing {who} gives {name} = {v[i]!r} at {at}: the inputs contradict each other "
+            raise SparsesimError(f"pricing {who} gives {name} = {float(v[i])!r} at {at}: the inputs contradict each other "
                                  "(check the hardware and model files); nothing is printed from it")
     b, c, o, t = cols["batch"], cols["context"], cols["output_tokens"], tuple_of_row
     if len(b) < 2:

@@ -89,9 +89,9 @@ def _plan(**more) -> dict:
 # ---- 1. memory and size bounds ---------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _gzip_bomb() -> bytes:
-    """~4 MB of gzip members that expand to ~4 GiB of zeros (a valid multi-member gzip file)."""
-    one = gzip.compress(b"\0" * (64 << 20), compresslevel=9)
-    return one * 64
+    """~4 MB of gzip members that expand to 4 GiB of zeros (a valid multi-member gzip file)."""
+    one = gzip.compress(b"\0" * (1 << 20), compresslevel=9)
+    return one * 4096
 
 
 def size_cases() -> list[ClassCase]:

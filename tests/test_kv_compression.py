@@ -4,7 +4,7 @@ import pytest
 
 from simulator import memory
 from simulator.combo import make_combo as make
-from simulator.planner import combo_refusal, onchip_overflow
+from simulator.planner import onchip_overflow
 from simulator.pricing import decode_ops, prefill_ops
 from simulator.strategies.kv_compression import prefill_ring_ranges, ring_buffer_index, ring_buffer_positions
 

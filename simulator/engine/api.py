@@ -85,9 +85,17 @@ def simulate(config: ServingConfig, requests=None, seed: int | None = None, prog
     seed = config.seed if seed is None else int(seed)
     if requests is None:
         requests = load_source(config.source, seed)
+    from hwmodels.errors import SparsesimError
+
     t0 = time.perf_counter()
-    eng = Engine(config, requests, seed=seed, progress=progress, record_steps=record_steps, check=check,
-                 sample_every=sample_every).run()
+    try:
+        eng = Engine(config, requests, seed=seed, progress=progress, record_steps=record_steps, check=check,
+                     sample_every=sample_every).run()
+    except SparsesimError as e:
+        if e.file is None:   # a bound the engine met (engine.config.check_surface): name the scenario too
+            msg = str(e).removeprefix(f"field '{e.field}': ") if e.field else str(e)
+            raise type(e)(msg, file=config.file, field=e.field) from None
+        raise
     wall = time.perf_counter() - t0
     df = request_table(eng)
     ts = timeseries_table(eng)

@@ -454,6 +454,35 @@ def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
                            f"{fld}.num_blocks")
 
 
+def check_surface(combo, points: int) -> None:
+    """The engine's decode cost surface (simulator.engine.step_cost: `points` (batch, context) grid points, each
+    priced as the step's decode ops) within ENGINE_TABLE_BUDGET, checked before it is allocated; a strategy whose
+    step cost has many kinks makes the grid refinement add points without bound."""
+    from simulator.ops import OpBuilder
+    from simulator.strategies.base import StepShape
+
+    one, ctx = np.ones(1), np.full(1, 4096.0)
+    plan = combo.speculation.round_plan(combo, one, ctx)
+    shape = StepShape(batch=one, query_rows=np.full(1, float(plan.query_rows)), context=ctx, phase="decode",
+                      extra={"layers": combo.model.layers, "mixed": False})
+    b = OpBuilder(1)
+    if plan.add_draft_ops is not None:
+        plan.add_draft_ops(b, combo, shape)
+    combo.attention.decode_ops(b, combo, shape)
+    combo.kv_policy.decode_ops(b, combo, shape)
+    try:
+        n_ops = max(1, len(b.build().flops))
+    except (ValueError, IndexError):   # no ops at all
+        n_ops = 1
+    need = 2.0 * points * n_ops * ENGINE_BYTES_PER_OP_ROW   # the grid itself, then its op table
+    if need > ENGINE_TABLE_BUDGET:
+        raise SparsesimError(f"the engine's decode cost surface for {combo.model.name} on {combo.hardware.name} "
+                             f"({combo.strategy_label()}) refined to {points:,} (batch, context) points x {n_ops} ops, "
+                             f"~{need / 2**30:.0f} GiB; the budget is {ENGINE_TABLE_BUDGET / 2**30:g} GiB (a step cost "
+                             "with many kinks: lower max_num_seqs or the model's context, or use another strategy)",
+                             field="serving.replicas")
+
+
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
                   "graph_sizes", "eager_overlap"}
 #: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
