@@ -98,6 +98,7 @@ def simulate(config: ServingConfig, requests=None, seed: int | None = None, prog
         raise
     wall = time.perf_counter() - t0
     df = request_table(eng)
+    check_finished(df, config)
     ts = timeseries_table(eng)
     nblocks = [r.sched.cfg.num_blocks for r in eng.replicas]
     summary = summarize(df, ts, config.slo, len(eng.replicas), nblocks)
@@ -112,6 +113,25 @@ def simulate(config: ServingConfig, requests=None, seed: int | None = None, prog
     summary["wall_s"] = wall
     return SimResult(summary=summary, requests=df, timeseries=ts, stats=stats, config=config, trace=requests,
                      seed=seed, engine=eng, wall_s=wall)
+
+
+def check_finished(df: pd.DataFrame, config: ServingConfig) -> None:
+    """The generic sanity check after a simulation: every finished request has finite, non-negative times in order
+    (queue <= TTFT <= end to end). Anything else means the inputs contradict each other (a hardware or model file
+    that validation let through), so it stops naming the replicas' files instead of printing NaN or negative
+    latencies."""
+    from hwmodels.errors import SparsesimError
+
+    done = np.isfinite(df["e2e_s"].to_numpy(float)) | ~df["rejected"].to_numpy(bool)
+    q, t, e = (df[c].to_numpy(float)[done] for c in ("queue_s", "ttft_s", "e2e_s"))
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(q) & np.isfinite(t) & np.isfinite(e) & (q >= -1e-9) & (t >= q - 1e-9) & (e >= t - 1e-9))
+    if bad.any():
+        i = int(np.flatnonzero(done)[np.argmax(bad)])
+        files = "; ".join(sorted({f"{g.combo.hardware.file}, {g.combo.model.file}" for g in config.groups}))
+        raise SparsesimError(f"request {i} finished with queue {q[np.argmax(bad)]!r} s, TTFT {t[np.argmax(bad)]!r} s, end "
+                             f"to end {e[np.argmax(bad)]!r} s: the engine priced nonsense, so the inputs contradict each "
+                             f"other (check {files})", file=config.file, field="serving.replicas")
 
 
 def with_overrides(config: ServingConfig, **changes) -> ServingConfig:

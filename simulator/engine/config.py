@@ -91,6 +91,8 @@ SCHEDULER_KEYS = {"max_num_batched_tokens", "max_num_seqs", "block_size", "enabl
                   "mixed_launch"}
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 MAX_REPLICAS = 4096
+#: most replica groups of one serving section: each builds its own step-cost tables (~1-3 s each)
+MAX_GROUPS = 64
 #: Bounds of work the engine is asked for, checked when the section is read (check_request_volume,
 #: check_engine_sizes); each refusal says the bound and why.
 #: most prompt + output tokens of all requests of one run: ~70x the shipped Mooncake hour (1.5e8 tokens,
@@ -101,12 +103,17 @@ MAX_REQUEST_TOKENS = 1e10
 MAX_HORIZON_S = 1e8
 #: most sequences a replica may batch (vLLM's defaults are 256 and 1024)
 MAX_NUM_SEQS = 1 << 20
-#: memory the engine's exact step tables of one replica group may take (bytes): it prices every step size from
-#: 1 to max_num_batched_tokens as one table row per op (simulator.engine.step_cost)
-ENGINE_TABLE_BUDGET = 2 * 2**30
-#: peak bytes per op row while such a table is priced, MEASURED: Llama-3.1-8B on H100-SXM with
+#: memory the engine's pricing tables of one replica group may take (bytes), checked before they are built: the
+#: exact step tables (every step size from 1 to max_num_batched_tokens, one row per op) and the decode cost
+#: surface over (batch, context) grid points (simulator.engine.step_cost). The shipped scenarios need up to
+#: ~2.9 GB (serving_poisson_h200's surface)
+ENGINE_TABLE_BUDGET = 4 * 2**30
+#: peak bytes per op row while the exact step tables are priced, MEASURED: Llama-3.1-8B on H100-SXM with
 #: max_num_batched_tokens 131,072 (14 body op rows per token row) peaked at 2.48 GB RSS (2026-11, this repo)
 ENGINE_BYTES_PER_OP_ROW = 1400
+#: peak bytes per op row of the decode cost surface, MEASURED: serving_poisson_h200 (Llama-3.1-8B + EAGLE-3 on
+#: H200: 214,370 grid points x 59 decode ops) peaked at 2.87 GB RSS (2026-11, this repo)
+ENGINE_SURFACE_BYTES_PER_OP_ROW = 230
 #: largest file of replayed accepted drafts read (bytes): millions of rounds; the cap is on what is read
 MAX_REPLAY_BYTES = 256 * 2**20
 MAX_GENERATED = 50_000_000
@@ -474,11 +481,11 @@ def check_surface(combo, points: int) -> None:
         n_ops = max(1, len(b.build().flops))
     except (ValueError, IndexError):   # no ops at all
         n_ops = 1
-    need = 2.0 * points * n_ops * ENGINE_BYTES_PER_OP_ROW   # the grid itself, then its op table
+    need = float(points) * n_ops * ENGINE_SURFACE_BYTES_PER_OP_ROW
     if need > ENGINE_TABLE_BUDGET:
         raise SparsesimError(f"the engine's decode cost surface for {combo.model.name} on {combo.hardware.name} "
                              f"({combo.strategy_label()}) refined to {points:,} (batch, context) points x {n_ops} ops, "
-                             f"~{need / 2**30:.0f} GiB; the budget is {ENGINE_TABLE_BUDGET / 2**30:g} GiB (a step cost "
+                             f"~{need / 2**30:.1f} GiB; the budget is {ENGINE_TABLE_BUDGET / 2**30:g} GiB (a step cost "
                              "with many kinks: lower max_num_seqs or the model's context, or use another strategy)",
                              field="serving.replicas")
 
@@ -598,6 +605,9 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     if not isinstance(reps, list) or not reps:
         raise _err("must be a non-empty list of replica groups ({count: N, hardware: ..., ...})", file,
                    "serving.replicas")
+    if len(reps) > MAX_GROUPS:
+        raise _err(f"lists {len(reps)} replica groups; at most {MAX_GROUPS} (each builds its own step-cost tables, ~1-3 s "
+                   "each): give identical replicas one group with a count", file, "serving.replicas")
     stats = _scenario_trace(file, base, doc)
     groups = [_replica_group(i, r, file, base, doc, stats) for i, r in enumerate(reps)]
     total = sum(g.count for g in groups)
