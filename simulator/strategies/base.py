@@ -56,8 +56,8 @@ class Param:
     path_valued: bool = False
 
 
-#: Most strategy values one entry of an axis may expand into through its parameter lists (their product): a
-#: bound of work, each value is a strategy tuple of its own (benchmarks/price_speed.py sweeps 2,084 dense values)
+#: Most strategy values one axis may list, its entries' parameter lists expanded (their products): a bound of
+#: work, each value is a strategy tuple of its own (benchmarks/price_speed.py sweeps 2,084 dense values)
 MAX_AXIS_VALUES = 10_000
 
 #: Largest magnitude any numeric strategy parameter may take: token counts, bytes, layers and probabilities
@@ -385,11 +385,11 @@ def parse_axis(axis: str, values: Any, file: str | None = None, base=None) -> li
         n_values = 1
         for g in grids:
             n_values *= len(g)
-        if n_values > MAX_AXIS_VALUES:
-            sizes = " x ".join(f"{k_} {len(g)}" for k_, g in zip(keys, grids) if len(g) > 1)
-            raise ScenarioError(f"{axis} '{name}': the parameter lists ({sizes}) expand to {n_values:,} values; at most "
-                                f"{MAX_AXIS_VALUES:,} per entry (each is priced as its own strategy tuple)", file=file,
-                                field=f"strategies.{axis}")
+        if len(out) + n_values > MAX_AXIS_VALUES:
+            sizes = " x ".join(f"{k_} {len(g)}" for k_, g in zip(keys, grids) if len(g) > 1) or "1"
+            raise ScenarioError(f"{axis} '{name}': its parameter lists ({sizes}) expand to {n_values:,} values, "
+                                f"{len(out) + n_values:,} on this axis; at most {MAX_AXIS_VALUES:,} per axis (each is "
+                                "priced as its own strategy tuple)", file=file, field=f"strategies.{axis}")
         for combo in itertools.product(*grids):
             try:
                 out.append(reg[name](**dict(zip(keys, combo))))
