@@ -339,3 +339,18 @@ def test_torch_recorder_parity():
     a = page_scores(q, K, 8)[0]
     b = mod.page_sc(qt, torch.tensor(K), 8).numpy()
     assert np.allclose(a, b, atol=1e-4)
+
+
+def test_a_trace_of_some_layers_maps_model_layers_by_their_depth():
+    """A trace recording only some of its model's layers (Gemma 3's global layers 5, 11, 17 of 18) maps a model's
+    layers by those layers' depths, the same way for per-layer statistics and for per-layer samples (GVR's
+    recorded pass counts read ts.layer_map)."""
+    import numpy as np
+
+    meta = {"model": {"layers": 3, "layer_ids": [5, 11, 17], "model_layers": 18}}
+    ts = TraceStats(name="t", file="t.npz", source="recorded", meta=meta,
+                    values={"x": np.array([1.0, 2.0, 3.0])}, coords={}, digest="0")
+    by_depth = layer_map(3, 18, ts.layer_depths).tolist()
+    assert ts.layer_map(18).tolist() == by_depth
+    assert by_depth != layer_map(3, 18).tolist()          # plain spacing would put model layer 3 on trace layer 0
+    assert by_depth[:9] == [0] * 9 and by_depth[-1] == 2

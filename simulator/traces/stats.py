@@ -306,8 +306,10 @@ class TraceStats:
         return arr
 
     def layer_map(self, model_layers: int) -> np.ndarray:
-        """This trace's layer for each layer of a model of `model_layers` layers (nearest relative depth)."""
-        return layer_map(self.layers, model_layers)
+        """This trace's layer for each layer of a model of `model_layers` layers (nearest relative depth; by the
+        trace layers' depths in their own model when the trace holds only some of its layers, e.g. Gemma 3's
+        global layers)."""
+        return layer_map(self.layers, model_layers, self.layer_depths)
 
     def per_layer(self, name: str, layers: int, **where) -> np.ndarray:
         """[layers] values for a model of `layers` layers: the statistic's layer axis (mean over any sample /
