@@ -406,7 +406,9 @@ class Harness:
 
         self.fit = fit_parts.fit(log=lambda s: None)
         self.launch = eager_launch()
-        self.dir = tempfile.mkdtemp(prefix="sparsesim_harness_fit_")
+        # removed when the harness is garbage-collected or the interpreter exits (never left in the temp folder)
+        self._tmp = tempfile.TemporaryDirectory(prefix="sparsesim_harness_fit_")
+        self.dir = self._tmp.name
         fit_parts.write_fitted(self.dir, self.fit)
         t = self.fit["terms"]
         log(f"  attn_fa2 (varlen call): tile rate {t['compute']:.4f} x peak (prefill_attn CSV, flash >= 4K), memory "
@@ -433,6 +435,10 @@ class Harness:
             os.environ.pop("SPARSESIM_FITTED_DIR", None)
         else:
             os.environ["SPARSESIM_FITTED_DIR"] = self._old
+
+    def close(self) -> None:
+        """Remove the temporary fitted folder now."""
+        self._tmp.cleanup()
 
 
 def step_cycles(run: dict) -> list[dict]:

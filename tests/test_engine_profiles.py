@@ -17,7 +17,7 @@ import yaml
 from hwmodels.calibration import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
-PROFILES = ROOT / "simulator" / "engine" / "profiles"
+PROFILES = Path(importlib.import_module("simulator.engine").__file__).parent / "profiles"   # the installed package's
 SERVING = ROOT / "lab" / "serving"
 DATA = DATA_DIR / "serving"
 sys.path.insert(0, str(SERVING))

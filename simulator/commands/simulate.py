@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from simulator.commands._common import OutputDir, UsageError, add_out_argument
+from simulator.commands._common import NOTHING_FITS, OutputDir, UsageError, add_out_argument, calibration_lines
 
 
 def register(sub) -> None:
@@ -65,6 +65,8 @@ def cmd_simulate(args) -> int:
         n = res.stats.replica_labels.count(lbl)
         blocks = res.stats.num_blocks[res.stats.replica_labels.index(lbl)]
         print(f"replicas: {n} x {lbl}  ({blocks:,} KV blocks each)")
+    for line in calibration_lines([g.combo.hardware for g in cfg.groups]):
+        print(line)
     print(f"router: {cfg.router}; seed {seed}; engine runtime profile: {cfg.engine}")
     for line in res.notes:
         print(f"note: {line}")
@@ -73,6 +75,15 @@ def cmd_simulate(args) -> int:
     print()
     print(f"simulated {res.stats.sim_end_s:,.1f} s in {res.wall_s:.2f} s wall "
           f"({res.summary['simulated_s_per_wall_s']:,.0f} simulated s per wall s, {res.stats.events:,} events)")
+    if not res.summary["finished"]:
+        res.requests.to_csv(out.file("requests.csv"), index=False)
+        print(f"nothing finished: all {len(trace):,} requests were rejected (prompt + output larger than a replica's KV "
+              f"cache: {', '.join(f'{b:,}' for b in dict.fromkeys(res.stats.num_blocks))} blocks of "
+              f"{cfg.scheduler['block_size']} tokens); no latency to report")
+        print(f"wrote {out.path / 'requests.csv'}")
+        for line in out.finish():
+            print(line)
+        return NOTHING_FITS
     res.requests.to_parquet(out.file("requests.parquet"), index=False)
     res.requests.to_csv(out.file("requests.csv"), index=False)
     res.timeseries.to_parquet(out.file("timeseries.parquet"), index=False)

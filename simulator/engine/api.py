@@ -21,7 +21,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from simulator.engine.config import ServingConfig, SourceConfig, closed_loop_source
+from simulator.engine.config import (
+    ServingConfig,
+    SourceConfig,
+    check_request_volume,
+    check_trace_run,
+    closed_loop_source,
+)
 from simulator.engine.results import itl_samples, request_table, summarize, timeseries_table
 from simulator.engine.sim import Engine, RunStats
 from simulator.traces.requests import closed_loop, gamma_arrivals, load_requests, poisson
@@ -60,11 +66,15 @@ def load_source(src: SourceConfig, seed: int, requests: int | None = None, rate_
         lim = requests if requests is not None else src.limit
         if lim is not None:
             t = t.head(lim)
-        return t.scaled(time_scale=src.time_scale, rate_scale=rs)
+        t = t.scaled(time_scale=src.time_scale, rate_scale=rs)
+        check_trace_run(t, src)
+        return t
     rng = np.random.default_rng(seed)
     n = requests if requests is not None else src.count
     if src.limit is not None and requests is None:
         n = min(n, src.limit)
+    # before drawing: --requests may ask for far more than the section did
+    check_request_volume(n, src.input_len.mean_tokens() + src.output_len.mean_tokens(), src.file)
     if src.kind == "closed_loop":
         return closed_loop(src.concurrency, n, src.input_len, src.output_len, rng)
     if src.kind == "poisson":
@@ -73,7 +83,9 @@ def load_source(src: SourceConfig, seed: int, requests: int | None = None, rate_
         t = gamma_arrivals(src.rate, src.cv, n, src.input_len, src.output_len, rng)
     if src.window_s is not None:
         t = t.window(*src.window_s)
-    return t.scaled(time_scale=src.time_scale, rate_scale=rs)
+    t = t.scaled(time_scale=src.time_scale, rate_scale=rs)
+    check_trace_run(t, src)
+    return t
 
 
 def simulate(config: ServingConfig, requests=None, seed: int | None = None, progress: bool = False,
@@ -82,11 +94,20 @@ def simulate(config: ServingConfig, requests=None, seed: int | None = None, prog
     seed = config.seed if seed is None else int(seed)
     if requests is None:
         requests = load_source(config.source, seed)
+    from hwmodels.errors import SparsesimError
+
     t0 = time.perf_counter()
-    eng = Engine(config, requests, seed=seed, progress=progress, record_steps=record_steps, check=check,
-                 sample_every=sample_every).run()
+    try:
+        eng = Engine(config, requests, seed=seed, progress=progress, record_steps=record_steps, check=check,
+                     sample_every=sample_every).run()
+    except SparsesimError as e:
+        if e.file is None:   # a bound the engine met (engine.config.check_surface): name the scenario too
+            msg = str(e).removeprefix(f"field '{e.field}': ") if e.field else str(e)
+            raise type(e)(msg, file=config.file, field=e.field) from None
+        raise
     wall = time.perf_counter() - t0
     df = request_table(eng)
+    check_finished(df, config)
     ts = timeseries_table(eng)
     nblocks = [r.sched.cfg.num_blocks for r in eng.replicas]
     warm_end = -math.inf
@@ -136,6 +157,25 @@ def with_concurrency(config: ServingConfig, concurrency: int, warmup: int = 0, t
     """The config with its request source run as a closed loop of `concurrency` requests in flight (the client
     submits the next request think_s after a request's last token reached it)."""
     return replace(config, source=closed_loop_source(config.source, concurrency, warmup, think_s))
+
+
+def check_finished(df: pd.DataFrame, config: ServingConfig) -> None:
+    """The generic sanity check after a simulation: every finished request has finite, non-negative times in order
+    (queue <= TTFT <= end to end). Anything else means the inputs contradict each other (a hardware or model file
+    that validation let through), so it stops naming the replicas' files instead of printing NaN or negative
+    latencies."""
+    from hwmodels.errors import SparsesimError
+
+    done = np.isfinite(df["e2e_s"].to_numpy(float)) | ~df["rejected"].to_numpy(bool)
+    q, t, e = (df[c].to_numpy(float)[done] for c in ("queue_s", "ttft_s", "e2e_s"))
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(q) & np.isfinite(t) & np.isfinite(e) & (q >= -1e-9) & (t >= q - 1e-9) & (e >= t - 1e-9))
+    if bad.any():
+        i = int(np.flatnonzero(done)[np.argmax(bad)])
+        files = "; ".join(sorted({f"{g.combo.hardware.file}, {g.combo.model.file}" for g in config.groups}))
+        raise SparsesimError(f"request {i} finished with queue {q[np.argmax(bad)]!r} s, TTFT {t[np.argmax(bad)]!r} s, end "
+                             f"to end {e[np.argmax(bad)]!r} s: the engine priced nonsense, so the inputs contradict each "
+                             f"other (check {files})", file=config.file, field="serving.replicas")
 
 
 def with_overrides(config: ServingConfig, **changes) -> ServingConfig:

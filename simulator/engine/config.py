@@ -78,6 +78,7 @@ the file and the field (ScenarioError).
 """
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,7 @@ from simulator.engine import plugins  # noqa: F401 - registers the routers and p
 from simulator.engine.adaptive import candidate_combos, parse_adaptation
 from simulator.engine.routers import routers
 from simulator.engine.scheduler import policies
+from simulator.engine.sizing import ENGINE_BYTES_PER_OP_ROW, ENGINE_TABLE_BUDGET
 from simulator.model import load_model
 from simulator.planner import combo_refusal
 from simulator.precision import DTYPE_BYTES
@@ -118,6 +120,20 @@ SCHEDULER_KEYS = {"max_num_batched_tokens", "max_num_seqs", "block_size", "enabl
                   "mixed_launch", "policy"}
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 MAX_REPLICAS = 4096
+#: most replica groups of one serving section: each builds its own step-cost tables (~1-3 s each)
+MAX_GROUPS = 64
+#: Bounds of work the engine is asked for, checked when the section is read (check_request_volume,
+#: check_engine_sizes); each refusal says the bound and why.
+#: most prompt + output tokens of all requests of one run: ~70x the shipped Mooncake hour (1.5e8 tokens,
+#: simulated in ~4 s); beyond it a run takes hours of wall time
+MAX_REQUEST_TOKENS = 1e10
+#: latest arrival a run may have (seconds; ~3 years): beyond it arrival times lose the precision of a float64
+#: (a tiny rate puts arrivals near 1e300 s, where adding a step time of milliseconds changes nothing)
+MAX_HORIZON_S = 1e8
+#: most sequences a replica may batch (vLLM's defaults are 256 and 1024)
+MAX_NUM_SEQS = 1 << 20
+#: largest file of replayed accepted drafts read (bytes): millions of rounds; the cap is on what is read
+MAX_REPLAY_BYTES = 256 * 2**20
 MAX_GENERATED = 50_000_000
 
 
@@ -139,6 +155,7 @@ class SourceConfig:
     window_s: tuple | None = None
     time_scale: float = 1.0
     rate_scale: float = 1.0
+    file: str = "<scenario>"
 
 
 @dataclass
@@ -248,16 +265,21 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
                     raise _err("is missing", file, f"{fld}.{kind}.{k}")
             src.rate = _num(g["rate"], file, f"{fld}.{kind}.rate", 0.0, 1e9)
             src.count = _num(g["count"], file, f"{fld}.{kind}.count", 0, MAX_GENERATED, integer=True)
+            if src.count / src.rate > MAX_HORIZON_S:
+                raise _err(f"{src.count:,} requests at {src.rate:g}/s arrive over ~{src.count / src.rate:.3g} s; at "
+                           f"most {MAX_HORIZON_S:g} s (~3 years: beyond it float64 arrival times lose the precision "
+                           "of a step)", file, f"{fld}.{kind}.rate")
             if kind == "gamma":
-                src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 0.0, 1e3)
+                src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 1e-3, 1e3, strict_lo=False)
         for k, attr in (("input_tokens", "input_len"), ("output_tokens", "output_len")):
             if k not in d:
                 raise _err("is missing: a generated source needs a length distribution ({fixed: N}, {uniform: [lo, "
                            "hi]}, {lognormal: {mean: M, cv: C}} or {empirical: TRACE})", file, f"{fld}.{k}")
             try:
-                setattr(src, attr, length_dist_from_dict(d[k], f"{fld}.{k}"))
+                setattr(src, attr, length_dist_from_dict(d[k], f"{fld}.{k}", base))
             except SparsesimError as e:
                 raise _reraise_length(e, file, f"{fld}.{k}") from None
+        check_request_volume(src.count, src.input_len.mean_tokens() + src.output_len.mean_tokens(), file, fld)
     if "limit" in d:
         src.limit = _num(d["limit"], file, f"{fld}.limit", 0, MAX_GENERATED, integer=True)
     if "window_s" in d:
@@ -271,6 +293,7 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
         src.window_s = (a, b)
     src.time_scale = _num(d.get("time_scale", 1.0), file, f"{fld}.time_scale", 0.0, 1e6)
     src.rate_scale = _num(d.get("rate_scale", 1.0), file, f"{fld}.rate_scale", 0.0, 1e6)
+    src.file = file
     return src
 
 
@@ -300,6 +323,32 @@ def closed_loop_source(src: SourceConfig, concurrency: int, warmup: int = 0, thi
     if not (isinstance(think_s, (int, float)) and 0 <= think_s < 1e6):
         raise ScenarioError(f"think time must be a number of seconds >= 0, got {think_s!r}")
     return replace(src, concurrency=int(concurrency), warmup=int(warmup), think_s=float(think_s))
+
+
+def check_request_volume(n: int, mean_tokens: float, file: str, fld: str = "serving.requests") -> None:
+    """Refuse a request source whose prompt + output tokens exceed MAX_REQUEST_TOKENS (n requests of
+    `mean_tokens` each)."""
+    total = float(n) * float(mean_tokens)
+    if total > MAX_REQUEST_TOKENS:
+        raise _err(f"{int(n):,} requests of ~{mean_tokens:,.0f} tokens (prompt + output) are ~{total:.3g} tokens; at "
+                   f"most {MAX_REQUEST_TOKENS:g} per run (~70x the shipped Mooncake hour; beyond it a run takes "
+                   "hours): use fewer or shorter requests", file, fld)
+
+
+def check_trace_run(trace, src: SourceConfig) -> None:
+    """The requests a run replays (after window, limit, --requests and scaling): at least one, a bounded volume
+    and horizon. Called where the trace is built (simulator.engine.api.load_source)."""
+    fld = "serving.requests"
+    if len(trace) == 0:
+        where = (f"the window {list(src.window_s)} s" if src.window_s is not None else "the source")
+        raise _err(f"{where} holds no requests (the trace's arrivals lie elsewhere); nothing to simulate", src.file,
+                   f"{fld}.window_s" if src.window_s is not None else fld)
+    check_request_volume(len(trace), float(trace.input_tokens.mean() + trace.output_tokens.mean()), src.file, fld)
+    last = float(trace.arrival_s[-1])
+    if not last <= MAX_HORIZON_S:
+        raise _err(f"the last request arrives at {last:.3g} s (after time_scale / rate_scale); at most "
+                   f"{MAX_HORIZON_S:g} s (~3 years: beyond it float64 arrival times lose the precision of a step)",
+                   src.file, fld)
 
 
 def _scenario_trace(file: str, base: Path, doc: dict):
@@ -350,11 +399,11 @@ def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None)
     values = {}
     for a in AXES:
         if a in st:
-            values[a] = _one(a, st[a], file, f"{fld}.strategies.{a}")
+            values[a] = _one(a, st[a], file, f"{fld}.strategies.{a}", base)
         else:
             dflt = sc_st.get(a, DEFAULT_VALUE[a])
             dflt = dflt[0] if isinstance(dflt, list) and dflt else dflt
-            values[a] = _one(a, dflt, file, f"strategies.{a}")
+            values[a] = _one(a, dflt, file, f"strategies.{a}", base)
     kv = st.get("kv_dtype", (sc_st.get("kv_dtype") or ["bf16"]))
     kv = kv[0] if isinstance(kv, list) and kv else kv
     if kv not in DTYPE_BYTES:
@@ -383,7 +432,7 @@ def _scheduler(v: Any, file: str) -> dict:
         if x in ("auto", None):
             out[k] = "auto"
         else:
-            out[k] = _num(x, file, f"{fld}.{k}", 0, 1e9, integer=True)
+            out[k] = _num(x, file, f"{fld}.{k}", 0, MAX_NUM_SEQS if k == "max_num_seqs" else 1e9, integer=True)
     out["block_size"] = _num(d.get("block_size", 16), file, f"{fld}.block_size", 0, 4096, integer=True)
     out["long_prefill_token_threshold"] = _num(d.get("long_prefill_token_threshold", 0), file,
                                                f"{fld}.long_prefill_token_threshold", 0, 1e9, strict_lo=False,
@@ -407,6 +456,43 @@ def _scheduler(v: Any, file: str) -> dict:
         raise _err(f"{out['cache_unit_tokens']} is not a multiple of block_size {out['block_size']}", file,
                    f"{fld}.cache_unit_tokens")
     return out
+
+
+def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
+    """Sizes the engine allocates per replica group, checked before it builds anything: the exact step tables
+    (max_num_batched_tokens rows x the step's op rows) within ENGINE_TABLE_BUDGET, and a given num_blocks within
+    what the device's memory holds beside the weights and workspace (at gpu_memory_utilization 1)."""
+    from simulator.engine.sizing import attention_kv_ratio, vllm_batch_defaults
+    from simulator.engine.step_cost import kv_cache_blocks
+    from simulator.layers import body_ops
+    from simulator.ops import OpBuilder
+
+    fld = "serving.scheduler"
+    for g in groups:
+        combo = g.combo
+        mnbt = sched["max_num_batched_tokens"]
+        if mnbt == "auto":
+            mnbt = vllm_batch_defaults(combo.hardware)[0]
+        b = OpBuilder(1)
+        body_ops(b, combo, np.ones(1), np.ones(1), "prefill", lambda bb, count: None)
+        n_ops = max(1, len(b.build().flops))
+        need = float(mnbt) * n_ops * ENGINE_BYTES_PER_OP_ROW
+        if need > ENGINE_TABLE_BUDGET:
+            most = int(ENGINE_TABLE_BUDGET // (n_ops * ENGINE_BYTES_PER_OP_ROW))
+            raise _err(f"{mnbt:,} tokens per step: the engine prices every step size up to it exactly, one row per op "
+                       f"({n_ops} ops per step for {g.label}), ~{need / 2**30:.1f} GiB; the budget is "
+                       f"{ENGINE_TABLE_BUDGET / 2**30:g} GiB, so at most {most:,} here", file,
+                       f"{fld}.max_num_batched_tokens")
+        nb = sched["num_blocks"]
+        if nb != "auto":
+            most = kv_cache_blocks(combo, sched["block_size"], mnbt, 1.0)
+            ratio = attention_kv_ratio(combo)
+            if 0 < ratio < 1:
+                most = int(most / ratio)
+            if nb > most:
+                raise _err(f"{nb:,} KV blocks of {sched['block_size']} tokens do not fit: {g.label} holds at most "
+                           f"{most:,} beside its weights and workspace (all of the device's memory)", file,
+                           f"{fld}.num_blocks")
 
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
@@ -487,25 +573,48 @@ def _acceptance(v: Any, file: str, base: Path):
     return np.asarray(arr, dtype=np.int64)
 
 
+def check_replay(acc: np.ndarray, groups: list, file: str) -> None:
+    """Replayed accepted drafts must be possible for every speculating replica: at most its drafts per round (a
+    chain's k, a tree's levels); a replay with no speculating replica would be ignored."""
+    fld = "serving.acceptance.replay"
+    spec = [g for g in groups if g.combo.speculation.accept_length_pmf() is not None]
+    if not spec:
+        raise _err("replays accepted drafts, but no replica group speculates (speculation: none)", file, fld)
+    for g in spec:
+        most = len(g.combo.speculation.accept_length_pmf()) - 1
+        if int(acc.max()) > most:
+            i = int(np.argmax(acc > most))
+            raise _err(f"round {i + 1} accepts {int(acc[i])} drafts; {g.label} drafts at most {most} per round", file,
+                       fld)
+
+
 def _read_acceptance(p: Path, file: str, fld: str) -> list:
+    import io
+
+    from hwmodels.yamlio import read_bytes
+
     if not p.is_file():
-        raise _err(f"no such file {str(p)!r}", file, fld)
+        raise _err(f"{str(p)!r} is not a regular file" if p.exists() else f"no such file {str(p)!r}", file, fld)
+    try:
+        raw = read_bytes(p, "file of accepted drafts", MAX_REPLAY_BYTES)
+    except SparsesimError as e:
+        raise _err(str(e), file, fld) from None
     try:
         if p.suffix == ".npz":
-            with np.load(p) as z:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as z:
                 if "accepted" not in z:
                     raise _err(f"{p} has no array 'accepted'", file, fld)
                 a = z["accepted"]
         elif p.suffix == ".npy":
-            a = np.load(p)
+            a = np.load(io.BytesIO(raw), allow_pickle=False)
         else:
-            rows = [x.strip().split(",")[0] for x in p.read_text().splitlines() if x.strip()]
+            rows = [x.strip().split(",")[0] for x in raw.decode("utf-8").splitlines() if x.strip()]
             if rows and not rows[0].lstrip("-").isdigit():
                 rows = rows[1:]  # a header
             a = np.array([int(x) for x in rows])
     except ScenarioError:
         raise
-    except (ValueError, OSError, UnicodeDecodeError) as e:
+    except (ValueError, OSError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as e:
         raise _err(f"cannot read {p}: {' '.join(str(e).split())[:120]}", file, fld) from None
     a = np.asarray(a)
     if a.ndim != 1 or a.dtype.kind not in "iu":
@@ -524,6 +633,9 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     if not isinstance(reps, list) or not reps:
         raise _err("must be a non-empty list of replica groups ({count: N, hardware: ..., ...})", file,
                    "serving.replicas")
+    if len(reps) > MAX_GROUPS:
+        raise _err(f"lists {len(reps)} replica groups; at most {MAX_GROUPS} (each builds its own step-cost tables, ~1-3 s "
+                   "each): give identical replicas one group with a count", file, "serving.replicas")
     stats = _scenario_trace(file, base, doc)
     groups = [_replica_group(i, r, file, base, doc, stats) for i, r in enumerate(reps)]
     total = sum(g.count for g in groups)
@@ -538,7 +650,10 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     if not isinstance(router, str) or router not in routers():
         raise _err(f"is {router!r}; allowed: {', '.join(routers())}", file, "serving.router")
     sched = _scheduler(d.get("scheduler"), file)
+    check_engine_sizes(groups, sched, file)
     acc = _acceptance(d.get("acceptance"), file, base)
+    if isinstance(acc, np.ndarray):
+        check_replay(acc, groups, file)
     if isinstance(acc, str) and acc == "trace":
         if stats is None or not stats.has("spec.accept_len_samples"):
             raise _err("'trace' replays the scenario trace's spec.accept_len_samples; "
@@ -549,6 +664,7 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
         acc = acc[np.isfinite(acc)].astype(np.int64)
         if not len(acc):
             raise _err(f"trace {stats.name}: spec.accept_len_samples holds no rounds", file, "serving.acceptance")
+        check_replay(acc, groups, file)
     if isinstance(acc, dict):
         k = len(acc["per_position"])
         for i, g in enumerate(groups):

@@ -218,8 +218,15 @@ def summary_text(s: dict) -> str:
         if fmt is None:
             if f"{key}_mean_ms" not in s:
                 continue
-            vals = "  ".join(f"{q} {s[f'{key}_{q}_ms']:.1f}" for q in ("mean", "p50", "p90", "p99"))
+            vals = "  ".join(f"{q} {_num_or_dash(s[f'{key}_{q}_ms'], '{:.1f}')}" for q in ("mean", "p50", "p90", "p99"))
             lines.append(f"  {label:<24}{vals}")
         elif key in s:
-            lines.append(f"  {label:<24}{fmt.format(s[key])}")
+            lines.append(f"  {label:<24}{_num_or_dash(s[key], fmt)}")
     return "\n".join(lines)
+
+
+def _num_or_dash(v, fmt: str) -> str:
+    """A summary value, or '–' where it is undefined (e.g. TPOT when every request generates one token)."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return "–"
+    return fmt.format(v)

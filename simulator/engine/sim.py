@@ -25,7 +25,6 @@ from the speculation strategy's acceptance model (`accept_length_pmf()`: chains 
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from dataclasses import dataclass, field, replace
 
@@ -40,14 +39,11 @@ from simulator.engine.routers import ARRIVAL, DECODE, router_class
 from simulator.engine.runtime import LaunchModel
 from simulator.engine.scheduler import (
     DEFAULT_CACHE_UNIT_TOKENS,
-    VLLM_LARGE_GPU_BATCHED_TOKENS,
-    VLLM_LARGE_GPU_MAX_SEQS,
-    VLLM_SMALL_GPU_BATCHED_TOKENS,
-    VLLM_SMALL_GPU_MAX_SEQS,
     Request,
     SchedulerConfig,
     policy_class,
 )
+from simulator.engine.sizing import attention_kv_ratio, vllm_batch_defaults
 from simulator.engine.step_cost import Composition, HostTime, StepCostModel, StepRuntime, kv_cache_blocks
 
 GIB = 1024 ** 3
@@ -58,27 +54,11 @@ class SimulationError(SparsesimError):
 
 
 # ---- per-group setup ----------------------------------------------------------------------------------------
-def vllm_batch_defaults(hw) -> tuple[int, int]:
-    """vLLM's default (max_num_batched_tokens, max_num_seqs) for the OpenAI server on this GPU:
-    EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py): >= 70 GiB and not an A100 -> 8192, 1024;
-    otherwise 2048, 256."""
-    if hw.hbm_capacity_bytes >= 70 * GIB and "a100" not in hw.name.lower():
-        return VLLM_LARGE_GPU_BATCHED_TOKENS, VLLM_LARGE_GPU_MAX_SEQS
-    return VLLM_SMALL_GPU_BATCHED_TOKENS, VLLM_SMALL_GPU_MAX_SEQS
-
-
 def kv_cap_tokens(combo) -> int | None:
     """A KV policy's fixed budget (tokens a request keeps), or None when it keeps everything."""
     big = 1e12
     kept = float(combo.kv_policy.cached_tokens(combo, np.array([big]))[0])
     return int(kept) if kept < big else None
-
-
-def attention_kv_ratio(combo) -> float:
-    """Cached tokens per context token of the attention strategy at the model's longest context
-    (block-sparse LServe keeps fewer for its streaming heads, plus page statistics); 1 for most."""
-    C = float(combo.model.max_context)
-    return float(combo.attention.cached_tokens(combo, np.array([C]))[0]) / C
 
 
 class Acceptance:
@@ -699,10 +679,10 @@ class Engine:
     def run(self):
         env = self.env
         n = len(self.trace)
-        if self.progress and sys.stderr.isatty() and n >= 2000:
-            from tqdm import tqdm
+        if self.progress:   # a tqdm bar on a terminal, else a line every few seconds (simulator.progress)
+            from simulator.progress import progress_bar
 
-            self._bar = tqdm(total=n, unit="req", desc="simulate", leave=False, mininterval=0.5)
+            self._bar = progress_bar(n, "simulate", "req")
         for r in self.replicas:
             env.process(r.loop())
         env.process(self.closed_loop() if self.closed else self.source())

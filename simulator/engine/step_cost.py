@@ -385,6 +385,8 @@ class StepCostModel:
 
         self.t_grid = refine_grid(self.t_grid, dec_t)
         self.b_grid = refine_grid(self.b_grid, dec_b, integer=True)
+        from simulator.engine.sizing import check_surface  # a stated memory budget, refused before allocating
+        check_surface(self.combo, len(self.b_grid) * len(self.t_grid))
         bb, tt = np.meshgrid(self.b_grid, self.t_grid, indexing="ij")
         self.dec_dec = self.price_decode(bb.ravel(), tt.ravel(), self.decode_launch).reshape(bb.shape)
         if self.mixed_launch == self.decode_launch and not self.reads_mixed:

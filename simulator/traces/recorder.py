@@ -534,13 +534,10 @@ def record_llama2c(model, *, sequences: int = 2, prompt_tokens: int = 128, max_t
                   "notes": model_source}
     rec = StepRecorder(cfg, meta_model)
     bar = None
-    if progress:
-        import sys
+    if progress:   # a tqdm bar on a terminal, else a line every few seconds (simulator.progress)
+        from simulator.progress import progress_bar
 
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            bar = tqdm(total=sequences * (T_end - prompt_tokens), desc="recording", unit="step")
+        bar = progress_bar(sequences * (T_end - prompt_tokens), "recording", "step")
     for _ in range(sequences):
         cache = KVCache(model)
         tok = 1
