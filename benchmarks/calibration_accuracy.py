@@ -368,6 +368,27 @@ def production_kernels() -> None:
         print(f"\n== {hw.name}: {f.name}, production kernels from source (first look = source only, before the "
               f"measurements; held-out = fitted terms on shapes the fit did not see; goal median <= 10 %, p90 <= 25 %)")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    production_allreduce()
+
+
+def production_allreduce() -> None:
+    """All-reduce at decode sizes (lab/kernels/measure_allreduce.py, 2 x H100): first look (the terms before the
+    measurement: NCCL's borrowed from the H200 eager fit, the custom kernels from source) and the fitted terms, per
+    implementation and size regime, fit rows apart from held-out rows (symmetric memory and NCCL eager never fitted)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_allreduce as FA
+
+    for f in sorted(FA.DATA_DIR.glob("allreduce_nvidia*.csv")):
+        if "_first_look_" in f.name:
+            continue
+        fl = f.with_name(f.name.replace("allreduce_", "allreduce_first_look_", 1))
+        hw = load_hardware("H100-SXM")
+        tab = FA.accuracy(f, fl if fl.is_file() else None, hw)
+        tab["goal"] = np.where(tab["part"] == "fit", "",
+                               np.where((tab["fitted_med"] <= 10) & (tab["fitted_p90"] <= 25), "met", "MISSED"))
+        print(f"\n== {hw.name}: {f.name}, all-reduce (first look = terms before the measurement; fitted = committed "
+              f"terms; goal median <= 10 %, p90 <= 25 % on held-out rows)")
+        print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 os.environ.setdefault("TORCH_SYMMMEM", "CUDA")   # peer-pointer backend (no NVSHMEM)
 
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 SIZES = [1 << s for s in range(10, 27, 2)]   # 1 KiB .. 64 MiB, x4
 REPS = 7
 BLOCK_LIMIT, THREADS = 36, 512                # vLLM CustomAllreduce::allreduce defaults (block_limit 36, 512 threads)
@@ -338,6 +338,7 @@ def _own_phase(lib: Path, world: int, smoke: bool, csv_path: Path, meta: dict, t
                 if rc:
                     raise RuntimeError(f"peer access {d}->{p}: rc {rc}")
     arr = ctypes.c_void_p * 8
+    cap_streams = [torch.cuda.Stream(device=r) for r in range(world)]
     for nbytes in (SIZES[:3] if smoke else SIZES):
         n16 = nbytes // 16
         gen = torch.Generator().manual_seed(nbytes)
@@ -368,7 +369,9 @@ def _own_phase(lib: Path, world: int, smoke: bool, csv_path: Path, meta: dict, t
                 for r in range(world):
                     with torch.cuda.device(r):
                         g = torch.cuda.CUDAGraph()
-                        with torch.cuda.graph(g, capture_error_mode="relaxed"):
+                        # a capture stream of this device: torch.cuda.graph's default capture stream is made once, on
+                        # the first device that captures, and capturing device r's launches on it fails
+                        with torch.cuda.graph(g, stream=cap_streams[r], capture_error_mode="relaxed"):
                             for _ in range(calls):
                                 rc = so.ar_launch(r, two, world, r, pin[0], pin[1], pin[2], outs[r].data_ptr(), n16,
                                                   blocks, torch.cuda.current_stream().cuda_stream)
@@ -395,6 +398,7 @@ def _own_phase(lib: Path, world: int, smoke: bool, csv_path: Path, meta: dict, t
             except Exception as e:  # noqa: BLE001
                 _say(tag, f"{name} bytes {nbytes}: {e!r}")
                 traceback.print_exc()
+                return   # a failed capture can leave a stream capturing: nothing after it on this device is sound
         del ins, outs, tmps, sigs
         for r in range(world):
             torch.cuda.synchronize(r)

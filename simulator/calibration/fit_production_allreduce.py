@@ -7,13 +7,19 @@ kinds, another implementation). Three steps, in this order:
                the H200-measured ring terms the H100 borrows; custom kernels: the source model of simulator/kernels/
                allreduce.py, barriers at the spec's link latency, the link's datasheet bandwidth, no fixed time).
                `first_look` writes those predictions; committed before the measurement was read.
-2. fit         per custom kind two terms, fitted on the OWN kernel's rows at FIT_SIZES only (least squares on log
-               time): fixed_us (the kernel's time at zero bytes: launch on the device + its barriers) and the link
-               efficiency (memory[kind]: achieved / datasheet NVLink bandwidth).
-3. held out    every other size of the own kernel, and every size of PyTorch's symmetric-memory kernels (another
-               implementation of the same structure, never fitted), by size regime.
-NCCL's ring terms (kind collective) belong to simulator/calibration/fit_links.py and are not refitted here: its rows are
-reported against them (measured vs first look = the committed terms).
+2. fit         per kind two terms, fitted on FIT_SIZES only (least squares on log time): fixed_us (the time at zero
+               bytes beyond the spec-latency barriers: launch on the device, barriers, NCCL's protocol) and the link
+               efficiency (memory[kind]: achieved / datasheet NVLink bandwidth). The custom kinds on the OWN kernel's
+               rows, the ring (kind collective) on NCCL's graph-captured rows (device time: what a CUDA-graph decode
+               step pays).
+3. held out    every other size of the fitted implementations, every size of PyTorch's symmetric-memory kernels
+               (another implementation of the same structure, never fitted) and of NCCL's eager calls (timed behind a
+               spin kernel: device time, never fitted), by size regime.
+The ring's terms replace, for the H100 only, those simulator/calibration/fit_links.py fitted on the H200 (eager calls
+timed back to back, so the host's ~30 us enqueue per call was in them). At 2 ranks the per-step latency cannot be told
+apart from the fixed time: link_latency_us stays as fit_links left it (0) and fixed_us[collective] carries both, so
+the ring's time does not grow with the rank count at small messages (an ASSUMPTION beyond 2 ranks; the H200 fit over
+2 and 4 ranks also found no growth).
 """
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ IMPL_KIND = {"nccl_eager": "collective", "nccl_graph": "collective", "own_onesho
              "own_twoshot": "allreduce_2shot", "symm_oneshot": "allreduce_1shot", "symm_twoshot": "allreduce_2shot"}
 #: the sizes the fit sees (own kernel only); every other size and every symmetric-memory row is held out
 FIT_SIZES = (4096, 1 << 20, 1 << 24)
-FIT_IMPLS = ("own_oneshot", "own_twoshot")
+FIT_IMPLS = ("own_oneshot", "own_twoshot", "nccl_graph")
 CUSTOM_KINDS = ("allreduce_1shot", "allreduce_2shot")
 SIZES = [1 << s for s in range(10, 27, 2)]
 
@@ -81,7 +87,7 @@ def eff_with(hw: HardwareSpec, x: dict) -> Efficiency:
 
 
 def fit(df: pd.DataFrame, hw: HardwareSpec) -> dict:
-    """Per custom kind: fixed_us and link efficiency on the own kernel's FIT_SIZES rows (module docstring, step 2)."""
+    """Per kind: fixed_us and link efficiency on FIT_IMPLS' FIT_SIZES rows (module docstring, step 2)."""
     from scipy.optimize import least_squares
 
     out = {}
@@ -110,8 +116,9 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
            "production_allreduce": {
                "source": f"simulator/calibration/fit_production_allreduce.py on {Path(data_csv).name} (lab/kernels/"
                          "measure_allreduce.py): the project's one-shot / two-shot peer-memory kernel (vLLM's "
-                         "structure, lab/kernels/ar_kernel.cu) on 2 GPUs over NVLink; memory = achieved / datasheet link "
-                         "bandwidth, fixed_us = the kernel's zero-byte time (its barriers included)",
+                         "structure, lab/kernels/ar_kernel.cu) and NCCL's ring (graph-captured, device time) on 2 GPUs "
+                         "over NVLink; memory = achieved / datasheet link bandwidth, fixed_us = the zero-byte time "
+                         "beyond the spec-latency barriers; collective replaces the H200-borrowed fit_links terms",
                "fit_sizes": list(FIT_SIZES), "terms": f}}
     p = Path(out_dir) / f"{target}.yaml"
     doc = C.merge_into(p, own, {"fixed_us": tuple(f), "memory": tuple(f), "production_allreduce": None})
@@ -130,8 +137,7 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path | None, hw: Hardwa
         df["pred_us"] = np.nan
     df["regime"] = size_regime(df["bytes"])
     fitted_row = df["impl"].isin(FIT_IMPLS) & df["bytes"].isin(FIT_SIZES)
-    custom = df["impl"].map(IMPL_KIND).isin(CUSTOM_KINDS)
-    df["part"] = np.where(~custom, "reported", np.where(fitted_row, "fit", "held-out"))
+    df["part"] = np.where(fitted_row, "fit", "held-out")
     rows = []
     for (impl, reg, part), s in df.groupby(["impl", "regime", "part"], sort=False):
         m = s["median_us"].to_numpy(float)
@@ -144,3 +150,27 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path | None, hw: Hardwa
                      "fitted_p90": round(float(np.quantile(np.abs(ft), 0.9)), 1),
                      "fitted_signed": round(float(np.median(ft)), 1)})
     return pd.DataFrame(rows)
+
+
+def main(argv=None) -> None:
+    """python -m simulator.calibration.fit_production_allreduce [--write]: the accuracy table (first look, then the
+    committed terms); --write refits and merges the terms into hwmodels/calibration/fitted/H100-SXM.yaml first."""
+    import argparse
+
+    from hwmodels.spec import fitted_dirs, load_hardware
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args(argv)
+    data = DATA_DIR / "allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-26.csv"
+    first = DATA_DIR / "allreduce_first_look_nvidia-h100-80gb-hbm3_x2_2026-11-26.csv"
+    if args.write:
+        path, terms = write(data, "H100-SXM", load_hardware("H100-SXM"), fitted_dirs()[0])
+        print(f"wrote {path}: {terms}\n(run again without --write for the accuracy of the written terms)")
+        return
+    with pd.option_context("display.width", 200):
+        print(accuracy(data, first, load_hardware("H100-SXM")).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
