@@ -356,7 +356,7 @@ def production_kernels() -> None:
     from simulator.calibration import fit_production_topk_gemm as FP
 
     for f in sorted(FP.DATA_DIR.glob("production_kernels_nvidia*.csv")):
-        if "_first_look_" in f.name:
+        if "_first_look_" in f.name or f.stem.endswith("_rotated"):
             continue
         fl = f.with_name(f.name.replace("production_kernels_", "production_kernels_first_look_"))
         if not fl.is_file():
@@ -367,6 +367,36 @@ def production_kernels() -> None:
                                np.where((tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED"))
         print(f"\n== {hw.name}: {f.name}, production kernels from source (first look = source only, before the "
               f"measurements; held-out = fitted terms on shapes the fit did not see; goal median <= 10 %, p90 <= 25 %)")
+        print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        rot = f.with_name(f.stem + "_rotated.csv")
+        if rot.is_file():
+            tab = FP.accuracy(f, fl, hw, gemm_csv=rot)
+            tab = tab[tab["regime"].str.startswith("GEMM")].copy()
+            tab["goal"] = np.where(tab["part"] == "fit", "", np.where(
+                (tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED"))
+            print(f"\n== {hw.name}: the GEMM rows re-measured with weights rotated past the L2 ({rot.name}; the rows "
+                  f"above re-read weights < 50 MB from the L2); same terms, same first look")
+            print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    production_allreduce()
+
+
+def production_allreduce() -> None:
+    """All-reduce at decode sizes (lab/kernels/measure_allreduce.py, 2 x H100): first look (the terms before the
+    measurement: NCCL's borrowed from the H200 eager fit, the custom kernels from source) and the fitted terms, per
+    implementation and size regime, fit rows apart from held-out rows (symmetric memory and NCCL eager never fitted)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_allreduce as FA
+
+    for f in sorted(FA.DATA_DIR.glob("allreduce_nvidia*.csv")):
+        if "_first_look_" in f.name:
+            continue
+        fl = f.with_name(f.name.replace("allreduce_", "allreduce_first_look_", 1))
+        hw = load_hardware("H100-SXM")
+        tab = FA.accuracy(f, fl if fl.is_file() else None, hw)
+        tab["goal"] = np.where(tab["part"] == "fit", "",
+                               np.where((tab["fitted_med"] <= 10) & (tab["fitted_p90"] <= 25), "met", "MISSED"))
+        print(f"\n== {hw.name}: {f.name}, all-reduce (first look = terms before the measurement; fitted = committed "
+              f"terms; goal median <= 10 %, p90 <= 25 % on held-out rows)")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 

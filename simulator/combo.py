@@ -100,6 +100,10 @@ class Combo:
                        # attn_dp groups of tp / attn_dp devices; projections and FFN stay TP
     kernels: str = "fused"  # fused: an inference engine's fused norm/RoPE/activation kernels;
                             # unfused: plain eager PyTorch ops (simulator.layers.UNFUSED_TORCH_KERNELS)
+    allreduce: str = "nccl"  # the tensor-parallel all-reduce as the serving engine runs it (simulator.kernels.
+                             # allreduce.ENGINES): nccl = NCCL's ring for every message; vllm / sglang / trtllm = that
+                             # engine's custom one-shot / two-shot peer-memory kernel below its size cap, NCCL above
+                             # (an engine profile's runtime.allreduce: RuntimeProfile.apply_collectives)
     trace: Any = None       # statistics of an attention/top-k trace (simulator.traces), or None: strategies
                             # then use their parameters' (assumed or published) values
 

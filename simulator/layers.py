@@ -271,15 +271,19 @@ def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float
 
 
 def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None:
-    """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM."""
+    """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM, as combo.allreduce's engine
+    runs it (simulator.kernels.allreduce: NCCL's ring, or the engine's custom one-shot / two-shot kernel below its
+    size cap)."""
+    from simulator.kernels.allreduce import add_allreduce
+
     tp = combo.tp
+    engine = getattr(combo, "allreduce", "nccl")
+    nbytes = rows * combo.model.hidden * ACT_BYTES
     if isinstance(tp, np.ndarray):  # an array-valued combo (docs/VECTOR_COMBOS.md): only where tp > 1
         if (tp > 1).any():
-            b.add(name, "collective", bytes_read=rows * combo.model.hidden * ACT_BYTES, dtype=ACT_DTYPE,
-                  count=count, devices=tp, where=tp > 1)
+            add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1)
     elif tp > 1:
-        b.add(name, "collective", bytes_read=rows * combo.model.hidden * ACT_BYTES, dtype=ACT_DTYPE,
-              count=count, devices=tp)
+        add_allreduce(b, name, engine, nbytes, tp, count)
 
 
 def norm(b, combo: Combo, name: str, rows, h: float, count) -> None:

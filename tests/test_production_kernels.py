@@ -79,3 +79,70 @@ def test_deepgemm_indexer_schedule():
     assert ctas == 16 and chain == 1
     nq, per = X.prefill_chain(8192, 64, 132)
     assert nq == 4096 and per > 4096 * 16 / 132 / 2
+
+
+def test_allreduce_fit_sees_only_its_sizes_and_matches_the_committed_terms():
+    """The committed H100 all-reduce terms are what fit() gives on the committed campaign, and rows outside FIT_SIZES
+    (held out) do not move them: scaling every held-out time by 3 leaves the fitted terms unchanged."""
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_allreduce as A
+
+    hw = load_hardware("H100-SXM")
+    df = pd.read_csv(A.DATA_DIR / "allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-26.csv")
+    got = A.fit(df, hw)
+    held = ~df["bytes"].isin(A.FIT_SIZES)
+    moved = A.fit(df.assign(median_us=np.where(held, 3.0 * df["median_us"], df["median_us"])), hw)
+    for kind, t in got.items():
+        assert moved[kind]["fixed_us"] == t["fixed_us"] and moved[kind]["link_eff"] == t["link_eff"]
+        assert abs(hw.efficiency.fixed_s[kind] * 1e6 - t["fixed_us"]) < 1e-3
+        assert abs(hw.efficiency.memory[kind] - t["link_eff"]) < 1e-3
+    # the ring at a decode-size message is now device time (~12 us measured), not the H200 eager fit's ~31 us
+    pred = A.predict_us(pd.DataFrame({"impl": ["nccl_graph"], "world": [2], "bytes": [16384]}), hw)[0]
+    assert 10.0 < pred < 16.0
+
+
+def test_engine_profiles_carry_their_allreduce_and_the_tp_layers_use_it():
+    import pytest
+
+    from hwmodels.opkinds import KINDS
+    from simulator.combo import make_combo
+    from simulator.engine.runtime import ProfileError, load_profile, parse_profile
+    from simulator.pricing import decode_ops
+
+    assert [load_profile(n).allreduce for n in ("vllm-v1", "sglang", "trtllm", "hf-cb")] == \
+        ["vllm", "sglang", "trtllm", None]
+    c = make_combo("H100-SXM", "Llama-3.1-70B", tp=8, attention="dense")
+    assert c.allreduce == "nccl" and load_profile("hf-cb").apply_collectives(c) is c
+    cv = load_profile("vllm-v1").apply_collectives(c)
+    assert cv.allreduce == "vllm"
+
+    def kinds(combo, batch):
+        ops, _ = decode_ops(combo, np.array([batch]), np.array([4096.0]))
+        return {KINDS[k] for k in np.unique(ops.kind)}
+    assert "collective" in kinds(c, 8.0) and not {"allreduce_1shot", "allreduce_2shot"} & kinds(c, 8.0)
+    assert "allreduce_1shot" in kinds(cv, 8.0) and "collective" not in kinds(cv, 8.0)
+    # 1024 rows x 8192 hidden x 2 B = 16 MiB: above vLLM's 8 MiB cap, NCCL again
+    assert "collective" in kinds(cv, 1024.0)
+    with pytest.raises(ProfileError, match="runtime.allreduce"):
+        parse_profile({"engine": "x", "runtime": {"allreduce": {"value": "gloo", "source": {"repo": "r"}}}}, "p.yaml")
+
+
+def test_dsa_indexer_deepgemm_schedule_in_the_step():
+    """DeepGEMM's paged logits at one query row: once the 256-key items outnumber the SMs the chain (items per SM)
+    grows with the context; `measured` keeps the project's kernel (kind indexer)."""
+    from hwmodels.opkinds import KIND_CODE
+    from simulator.combo import make_combo
+    from simulator.pricing import decode_ops
+
+    c = make_combo("H100-SXM", "DeepSeek-V3.2-Exp", tp=8, attention="dsa", topk="radix")
+    ops, _ = decode_ops(c, np.ones(3), np.array([16384.0, 131072.0, 262144.0]))
+    ix = ops.kind == KIND_CODE["gemm_fp8_block"]
+    sel = ix & (ops.parallel_units <= 132)
+    assert sel.sum() == 3
+    assert list(ops.serial_iters[sel]) == [1.0, 4.0, 8.0]
+    old = make_combo("H100-SXM", "DeepSeek-V3.2-Exp", tp=8, attention={"dsa": {"indexer_kernel": "measured"}},
+                     topk="radix")
+    ops2, _ = decode_ops(old, np.ones(1), np.array([16384.0]))
+    assert (ops2.kind == KIND_CODE["indexer"]).sum() == 1

@@ -17,6 +17,7 @@ import argparse
 import csv
 import ctypes
 import datetime as dt
+import math
 import os
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -115,7 +116,13 @@ def topk_phase(sink, lib: Path | None, smoke: bool):
                 torch.cuda.empty_cache()
 
 
-def gemm_phase(sink, smoke: bool):
+L2_BYTES = 50 * 1024 * 1024   # H100 SXM's L2 (the lent H100 reported 50 MB): weights smaller than it stay resident
+
+
+def gemm_phase(sink, smoke: bool, rotate: bool = False):
+    """Every GEMM shape x M through cuBLAS / cuBLASLt. rotate: each captured call reads the next of `copies` weight
+    copies (copies x weight bytes >= 2 x L2), so no call finds its weight in the L2 (without it, weights under ~50 MB
+    are re-read from the L2 by every call of the timed graph: decode rows then time the L2, not the HBM)."""
     dev = "cuda" if T.cuda() else "cpu"
     if not T.cuda():
         print("gemm: no CUDA; smoke only checks shapes", flush=True)
@@ -123,37 +130,41 @@ def gemm_phase(sink, smoke: bool):
     kns = GEMM_KN[:1] if smoke else GEMM_KN
     ms = [1, 64] if smoke else GEMM_M
     for K, N in kns:
-        w = torch.randn(N, K, device=dev, dtype=torch.bfloat16) * 0.05
-        w8 = w.to(f8) if T.cuda() else None
+        copies = max(2, min(16, math.ceil(2 * L2_BYTES / (N * K)))) if rotate else 1   # sized on the fp8 weight
+        ws = [torch.randn(N, K, device=dev, dtype=torch.bfloat16) * 0.05 for _ in range(copies)]
+        w8s = [w.to(f8) for w in ws] if T.cuda() else None
+        tag = f"rotated over {copies} weight copies" if rotate else ""
         for M in ms:
             x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
-            st = T.time_graph(lambda i, x=x, w=w: torch.nn.functional.linear(x, w))
-            sink.emit("gemm", "bf16", "", M, N, K, st)
+            st = T.time_graph(lambda i, x=x, ws=ws, c=copies: torch.nn.functional.linear(x, ws[i % c]))
+            sink.emit("gemm", "bf16", "", M, N, K, st, note=tag)
             if not T.cuda():
                 continue
             x8 = x.to(f8)
             one = torch.ones((), device=dev)
-            wt = w8.t()
+            wts = [w8.t() for w8 in w8s]
             kerns = {
-                "fp8_tensorwise": lambda i: torch._scaled_mm(x8, wt, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+                "fp8_tensorwise": lambda i: torch._scaled_mm(x8, wts[i % copies], scale_a=one, scale_b=one,
+                                                             out_dtype=torch.bfloat16),
             }
             sa = torch.ones(M, 1, device=dev)
             sb = torch.ones(1, N, device=dev)
-            kerns["fp8_rowwise"] = lambda i: torch._scaled_mm(x8, wt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+            kerns["fp8_rowwise"] = lambda i: torch._scaled_mm(x8, wts[i % copies], scale_a=sa, scale_b=sb,
+                                                              out_dtype=torch.bfloat16)
             # block scales: activation 1 x 128 (M x K/128, K-major as the blockwise path wants: a column-major view),
             # weight 128 x 128 (K/128 x N/128)
             if K % 128 == 0 and N % 128 == 0:
                 sa_b = torch.ones(K // 128, M, device=dev).t()
                 sb_b = torch.ones(N // 128, K // 128, device=dev).t()
-                kerns["fp8_block"] = lambda i: torch._scaled_mm(x8, wt, scale_a=sa_b, scale_b=sb_b,
+                kerns["fp8_block"] = lambda i: torch._scaled_mm(x8, wts[i % copies], scale_a=sa_b, scale_b=sb_b,
                                                                 out_dtype=torch.bfloat16)
             for name, fn in kerns.items():
                 try:
                     st = T.time_graph(fn)
-                    sink.emit("gemm", name, "", M, N, K, st)
+                    sink.emit("gemm", name, "", M, N, K, st, note=tag)
                 except Exception as e:  # noqa: BLE001
                     print(f"gemm {name} M{M} K{K} N{N}: {type(e).__name__}: {str(e)[:160]}", flush=True)
-        del w, w8
+        del ws, w8s
     if T.cuda():
         # the kernel each scaling mode runs (names only), one shape
         from torch.profiler import ProfilerActivity, profile
@@ -178,10 +189,10 @@ class Sink:
     FIELDS = ["family", "kernel", "dist", "rows", "n", "k", "median_us", "p20_us", "p80_us", "calls", "note",
               "device", "torch", "cuda", "driver", "date", "script_version"]
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, suffix: str = ""):
         self.v = T.versions()
         slug = self.v["device"].lower().replace(" ", "-")
-        self.path = out / f"production_kernels_{slug}_{dt.date.today().isoformat()}.csv"
+        self.path = out / f"production_kernels_{slug}_{dt.date.today().isoformat()}{suffix}.csv"
         self.f = open(self.path, "w", newline="")
         self.w = csv.DictWriter(self.f, fieldnames=self.FIELDS)
         self.w.writeheader()
@@ -209,12 +220,13 @@ def main():
     ap.add_argument("--lib", type=Path, default=None)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
+    ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    sink = Sink(args.out)
+    sink = Sink(args.out, "_rotated" if args.rotate else "")
     print(f"versions: {sink.v}", flush=True)
     if args.only in (None, "gemm"):
-        gemm_phase(sink, args.smoke)
+        gemm_phase(sink, args.smoke, args.rotate)
     if args.only in (None, "topk"):
         topk_phase(sink, args.lib, args.smoke)
     print(f"wrote {sink.path} ({sink.count} rows)")

@@ -519,4 +519,5 @@ def latest_data_files() -> list[Path]:
     # measure.py CSVs only: the collectives, latency and single-CTA top-k campaigns have their own fits
     return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem
             and not f.stem.startswith(("latency_", "topk_cta_", "prefill_attn_", "hf_decode_", "regimes_",
-                                       "graph_chains_", "graph_trace_"))]
+                                       "graph_chains_", "graph_trace_", "eager_host_",
+                                       "quest_prefill_runs_"))]

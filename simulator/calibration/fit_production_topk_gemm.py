@@ -292,12 +292,17 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
     return C.write_checked(p, doc, ""), tk, bk
 
 
-def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec) -> pd.DataFrame:
+def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
+             gemm_csv: str | Path | None = None) -> pd.DataFrame:
     """Per regime: the first look's error (the committed predictions) and the held-out error of the fitted file's
-    terms (fit rows listed apart)."""
+    terms (fit rows listed apart). gemm_csv: take the GEMM rows from that campaign instead (e.g. the _rotated one,
+    weights rotated past the L2; the terms stay those fitted on data_csv's rows)."""
     df = load(data_csv)
     fl = pd.read_csv(first_look_csv)
     out = []
+    if gemm_csv is not None:
+        dg = load(gemm_csv)
+        df = pd.concat([df[df["family"] != "gemm"], dg[dg["family"] == "gemm"]], ignore_index=True)
     t = topk_frame(df)
     keys = ["kernel", "dist", "rows", "n"]
     m = t.merge(fl[keys + ["pred_us"]], on=keys, how="left")

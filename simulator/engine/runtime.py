@@ -38,6 +38,7 @@ import numpy as np
 import yaml
 
 from hwmodels.errors import SparsesimError
+from simulator.kernels.allreduce import ENGINES as AR_ENGINES
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 #: serving.engine names -> profile files (None: the op model alone)
@@ -245,11 +246,20 @@ class RuntimeProfile:
     api_per_token_s: float = 0.0
     launch_eager_s: float | None = None   # the runtime's host cost per eagerly launched kernel (None: the device's)
     kernels: str | None = None            # the engine's kernel set (runtime.kernels: fused | unfused | hf), None: the scenario's
+    allreduce: str | None = None          # the engine's tensor-parallel all-reduce (runtime.allreduce: nccl | vllm | sglang |
+                                          # trtllm, simulator.kernels.allreduce), None: the scenario's (NCCL)
     sources: tuple = ()
     notes: tuple = ()
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)
+
+    def apply_collectives(self, combo):
+        """`combo` with this engine's tensor-parallel all-reduce (runtime.allreduce); unchanged when the profile names
+        none. (The step cost cache must key on combo.allreduce.)"""
+        if self.allreduce is None or getattr(combo, "allreduce", "nccl") == self.allreduce:
+            return combo
+        return replace(combo, allreduce=self.allreduce)
 
 
 NO_PROFILE = RuntimeProfile(engine="none", graphs=GraphRules(decode="graph", mixed="eager", capture=None))
@@ -399,6 +409,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
             raise ProfileError(f"must be a number >= 0, got {x!r}", file=file, field=f"runtime.{k}.value")
         api.append(float(x) * 1e-3)
     kern = rv("kernels", allowed=("fused", "unfused", "hf"), default=None)
+    ar = rv("allreduce", allowed=AR_ENGINES, default=None)
     le = rv("launch_eager_us", default=None)
     if le is not None and (isinstance(le, bool) or not isinstance(le, (int, float)) or le <= 0):
         raise ProfileError(f"must be a positive number, got {le!r}", file=file, field="runtime.launch_eager_us.value")
@@ -414,7 +425,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                           graphs=GraphRules(decode=decode, mixed=mixed, capture=cap, pad_decode=bool(pad),
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
-                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern,
+                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar,
                           sources=tuple(sources),
                           notes=tuple(notes))
 

@@ -25,8 +25,10 @@ Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_2shot):
     one-shot  = 2 barriers + (g-1) x S / link bandwidth          (each rank pulls g-1 full messages)
     two-shot  = 3 barriers + 2 (g-1)/g x S / link bandwidth
     a barrier = one peer flag store and poll: the link latency (the spec's, or the fitted one)
-Not measured here (the campaign lab/kernels/measure_allreduce.py hung on the lent 4 x H100 and wrote nothing): the
-barrier latency and the achieved link bandwidth are the spec's / the NCCL fit's, an ASSUMPTION.
+Measured on 2 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/allreduce_*):
+the H100's fixed_us / memory terms of both kinds are fitted on the project's kernel with vLLM's structure
+(simulator/calibration/fit_production_allreduce.py, held out 2-8 %); other devices keep the spec's link latency and
+bandwidth (an ASSUMPTION), and beyond 2 ranks the barriers stay the spec's link latency (not measured).
 """
 from __future__ import annotations
 

@@ -21,6 +21,14 @@ fp8_mqa_logits (prefill, ragged keys per query row; impls/sm90_fp8_mqa_logits.cu
                 [block_q x heads, d] x [256, d] per key block, the query block loaded once
     so          many query rows per CTA (the prefill indexer is one persistent GEMM-like sweep, not one CTA per
                 (row, key block)); a CTA's chain = the key blocks of its query blocks
+
+Priced (simulator/strategies/dsa.py, indexer_kernel deepgemm) as the roofline's kind gemm_fp8_block: DeepGEMM's own
+persistent fp8 WGMMA structure, the nearest kind with measured rates (H100: cuBLASLt's block-scaled fp8 GEMM,
+simulator/calibration/fit_production_topk_gemm.py). The indexer kernels themselves were NOT measured (DeepGEMM does not
+run on the lent machines without its JIT toolchain); ASSUMPTIONS: one paged work item (256 fp8 keys + scales, ~34 KB
+through TMA, four 64-row WGMMAs) costs one K step of the measured block GEMM (128 x 128 + 128 x 192 fp8 operands, ~41 KB,
+one WGMMA chain), and one prefill key block (a 128 x 256 x 128 WGMMA) costs ITERS_PER_PREFILL_BLOCK = 256 / 192 such
+steps (time proportional to the WGMMA's N; 192 is the measured kind's widest tile).
 """
 from __future__ import annotations
 
@@ -29,6 +37,7 @@ import numpy as np
 SPLIT_KV = 256        # paged kernel: keys per work item (4 warpgroups x block_kv 64)
 BLOCK_KV_PREFILL = 256
 BLOCK_QH = 128        # prefill: block_q x heads
+ITERS_PER_PREFILL_BLOCK = 256.0 / 192.0   # ASSUMPTION (module docstring)
 
 
 def paged_items(batch, context, next_n=1):
@@ -51,3 +60,20 @@ def prefill_chain(prompt: int, heads: int, sms: int) -> tuple[int, int]:
     kv_blocks = np.ceil((np.arange(nq) + 1) * bq / BLOCK_KV_PREFILL)
     per_cta = np.bincount(np.arange(nq) % sms, weights=kv_blocks, minlength=sms)
     return nq, int(per_cta.max())
+
+
+def prefill_blocks(prompt, heads: int):
+    """(query blocks, key blocks summed over them) of fp8_mqa_logits over causal prompts of `prompt` tokens
+    (vectorized): query block j walks ceil((j + 1) * block_q / 256) 256-key blocks; sum_{m=1..nq} ceil(m / c) with
+    c = 256 / block_q in closed form."""
+    bq = max(1, BLOCK_QH // int(heads))
+    p = np.asarray(prompt, float)
+    nq = np.ceil(p / bq)
+    c = BLOCK_KV_PREFILL / bq
+    if float(c).is_integer():
+        a = np.floor(nq / c)
+        r = nq - a * c
+        total = c * a * (a + 1.0) / 2.0 + r * (a + 1.0)
+    else:   # block_q does not divide 256: the mean of ceil(m / c) is m / c + 1/2
+        total = nq * (nq + 1.0) / (2.0 * c) + nq / 2.0
+    return nq, total
