@@ -103,7 +103,7 @@ def serving_config(run: dict, engine: str):
     section = {"requests": {"poisson": {"rate": 1.0, "count": 1}, "input_tokens": {"fixed": 16},
                             "output_tokens": {"fixed": 16}},
                "replicas": [{"count": 1}], "scheduler": sched, "decode_run_steps": 256}
-    return parse_serving_section(section, file=f"<des_validation {engine}>", base=ROOT, doc=doc)
+    return parse_serving_section(section, file=f"<des_validation {engine}>", base=ROOT, scenario=doc)
 
 
 def trace_of(rows: list[dict], name: str):
@@ -489,7 +489,7 @@ def own_after_config(run: dict, harness: Harness, host: tuple, launch_us: float 
                              "host_per_step_us": {"decode": a_g * 1e6, "mixed": a_e * 1e6},
                              "host_per_row_us": b * 1e6}}
     with harness:
-        return parse_serving_section(section, file="<des_validation own after>", base=ROOT, doc=doc)
+        return parse_serving_section(section, file="<des_validation own after>", base=ROOT, scenario=doc)
 
 
 def _comp(s: dict):
@@ -667,7 +667,7 @@ def hf_after_config(run: dict):
                             "output_tokens": {"fixed": 16}},
                "replicas": [{"count": 1}], "scheduler": sched, "decode_run_steps": 256,
                "step_cost": {"host_floor_ms": hf_host_floor_s() * 1e3}}
-    return parse_serving_section(section, file="<des_validation hf after>", base=ROOT, doc=doc)
+    return parse_serving_section(section, file="<des_validation hf after>", base=ROOT, scenario=doc)
 
 
 # ======================================================================================================================
@@ -740,7 +740,7 @@ def _hf_cfg(sched: dict, engine: str | None, profile=None, launch_s: float | Non
                "replicas": [{"count": 1}], "scheduler": dict(sched), "decode_run_steps": 0, "step_cost": sc}
     if engine is not None:
         section["engine"] = engine
-    cfg = parse_serving_section(section, file="<des_validation hf-cb>", base=ROOT, doc=doc)
+    cfg = parse_serving_section(section, file="<des_validation hf-cb>", base=ROOT, scenario=doc)
     if profile is not None:
         cfg = replace(cfg, runtime=profile)
     return cfg

@@ -7,7 +7,7 @@ Offline: every candidate strategy tuple (speculation x verify kernel x schedule 
 simulator.pricing for each context regime (8K/16K/32K/64K by default) and ranked by expected accepted tokens per
 second at its profiled acceptance (the speculation's `acceptance` parameter):
     tokens/s = batch x E[tokens per round](alpha_hat) / round time.
-Refused tuples (simulator.planner.combo_refusal) are counted with their reason, never dropped silently.
+Refused tuples (simulator.combo.combo_refusal) are counted with their reason, never dropped silently.
 
 Online: a prompt starts with its regime's top-ranked tuple. Every round draws the accepted length L of the
 current tuple from the prompt's true acceptance alpha_r (simulator.acceptance: P(L >= l) of its chain or tree).
@@ -37,8 +37,7 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 from simulator.acceptance import TreeShape, accept_length_dist
-from simulator.combo import Combo
-from simulator.planner import combo_refusal
+from simulator.combo import Combo, combo_refusal
 from simulator.pricing import price_combo
 
 REGIMES = (8192, 16384, 32768, 65536)

@@ -1,7 +1,15 @@
-"""Combo: one strategy tuple — a value on every categorical axis — plus the per-device shapes it implies.
+"""Combo: one strategy tuple — a value on every categorical axis — plus the per-device shapes it implies, and
+the rules that refuse a tuple.
 
 Numeric axes (batch, context, output tokens) are not part of a Combo: they are numpy arrays priced
 together under one Combo.
+
+    make_combo(hardware, model, ...)   the one Combo factory (names or loaded specs, axis values as written in a
+                                       scenario or Strategy instances); Scenario.combo(**overrides) and the
+                                       sweep's enumeration (simulator.planner.combos) build through it
+    combo_refusal(combo)               why a tuple cannot run (device count, interconnect, head / expert split,
+                                       every strategy's model and tuple rules), or None
+    onchip_overflow(combo, b, c)       settings whose extra on-chip buffers exceed a dataflow device's memory
 """
 from __future__ import annotations
 
@@ -202,9 +210,9 @@ class Combo:
 def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | None = None, tp: int = 1,
                ep: int = 1, attn_dp: int = 1, launch: str = "graph", kernels: str = "fused", trace: Any = None,
                **axes) -> Combo:
-    """A Combo from names (or loaded specs) and axis values written as in a scenario ('dense',
-    {'eagle3': {'k': 4}}) or as Strategy instances; axes not given take their defaults. weight_dtype None
-    = the model's released dtype."""
+    """The Combo factory: a Combo from names (or loaded specs) and axis values written as in a scenario ('dense',
+    {'eagle3': {'k': 4}}) or as Strategy instances; axes not given take their defaults. weight_dtype None or
+    'native' = the model's released dtype."""
     unknown = set(axes) - set(AXES)
     if unknown:
         raise ValueError(f"unknown axes {sorted(unknown)}; axes: {AXES}")
@@ -214,5 +222,59 @@ def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | N
     for a in AXES:
         v = axes.get(a, DEFAULT_VALUE[a])
         values[a] = v if isinstance(v, Strategy) else parse_axis(a, [v])[0]
-    return Combo(hardware=hw, model=m, kv_dtype=kv_dtype, weight_dtype=weight_dtype or m.dtype, tp=tp, ep=ep,
-                 attn_dp=attn_dp, launch=launch, kernels=kernels, trace=trace, **values)
+    return combo_of(hw, m, kv_dtype, weight_dtype, tp, ep, attn_dp, launch, kernels, trace, values)
+
+
+def combo_of(hardware: HardwareSpec, model: ModelSpec, kv_dtype: str, weight_dtype: str | None, tp, ep: int,
+             attn_dp: int, launch: str, kernels: str, trace: Any, axes: dict) -> Combo:
+    """A Combo from values already parsed (specs, Strategy instances on every axis): what make_combo ends in, and
+    what the sweep calls once per enumerated tuple (simulator.planner), so it skips the dataclass __init__'s
+    per-field setattr. weight_dtype None or 'native' = the model's released dtype."""
+    combo = object.__new__(Combo)
+    combo.__dict__.update(hardware=hardware, model=model, kv_dtype=kv_dtype,
+                          weight_dtype=model.dtype if weight_dtype in (None, "native") else weight_dtype, tp=tp,
+                          ep=ep, attn_dp=attn_dp, launch=launch, kernels=kernels, trace=trace, **axes)
+    return combo
+
+
+# ---- refusal rules: a tuple that cannot run is skipped with its reason, and the skip is counted ----------------
+def combo_refusal(combo: Combo) -> str | None:
+    """Why a strategy tuple cannot run, or None."""
+    hw, m = combo.hardware, combo.model
+    if combo.tp > hw.max_devices_per_node:
+        return f"TP{combo.tp} needs {combo.tp} devices; a {hw.name} node has at most {hw.max_devices_per_node}"
+    if combo.tp > 1 and (hw.link_bw_bytes_s is None or hw.link_latency_s is None):
+        return (f"TP{combo.tp} needs {hw.name}'s interconnect bandwidth and latency, which its spec leaves "
+                "unsourced (null)")
+    if m.heads % combo.tp:
+        return f"{m.name}: {m.heads} attention heads do not split evenly over TP{combo.tp}"
+    if combo.ep > 1 and not m.moe:
+        return f"EP{combo.ep}: {m.name} has no experts"
+    if combo.ep > 1 and m.moe.experts % combo.ep:
+        return f"EP{combo.ep}: {m.moe.experts} experts do not split evenly"
+    for axis in AXES:
+        s = getattr(combo, axis)
+        pm = s.param_model_problem(m)
+        reason = s.model_problem(m) or (pm and pm[1]) or s.refuse(combo)
+        if reason:
+            return reason
+    return None
+
+
+def onchip_overflow(combo: Combo, batch: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, str]:
+    """Settings whose strategies' extra on-chip buffers (Strategy.onchip_bytes) exceed the on-chip memory of
+    one device, and the reason. Only static-graph dataflow devices (kind 'dataflow', e.g. SN40L) are
+    checked: their compiler allocates every buffer of a fused kernel on chip (SnapStream sec. 3.2.1 and
+    appendix A.1); on a GPU such buffers live in HBM and cost bandwidth instead."""
+    hw = combo.hardware
+    none = np.zeros(len(batch), dtype=bool)
+    if hw.kind != "dataflow" or hw.sram_total_bytes is None:
+        return none, ""
+    need = sum(np.broadcast_to(np.asarray(s.onchip_bytes(combo, batch, context), dtype=np.float64), batch.shape)
+               for s in combo.strategies())
+    over = need > hw.sram_total_bytes
+    if not over.any():
+        return none, ""
+    names = "+".join(s.label() for s in combo.strategies() if np.any(np.asarray(s.onchip_bytes(combo, batch, context)) > 0))
+    return over, (f"{names}: extra on-chip buffers exceed {hw.name}'s {hw.sram_total_bytes / 2**20:.0f} MiB of "
+                  "on-chip memory per device (static-graph mapping infeasible)")

@@ -30,7 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simulator.combo import Combo
+# combo_refusal and onchip_overflow live in simulator.combo; they stay reachable as simulator.planner.combo_refusal /
+# onchip_overflow (their former home, public API)
+from simulator.combo import Combo, combo_of, combo_refusal, onchip_overflow
 from simulator.parallel import map_ordered
 from simulator.pricing import KIND_COLUMNS, RESULT_COLUMNS, TAIL_COLUMNS, breakdown_frame, build_group, finish_groups
 from simulator.scenario import RANK_BY, Scenario, numeric_grid
@@ -70,48 +72,6 @@ class SweepResult:
         return sum(self.skipped.values())
 
 
-def combo_refusal(combo: Combo) -> str | None:
-    """Why a strategy tuple cannot run, or None."""
-    hw, m = combo.hardware, combo.model
-    if combo.tp > hw.max_devices_per_node:
-        return f"TP{combo.tp} needs {combo.tp} devices; a {hw.name} node has at most {hw.max_devices_per_node}"
-    if combo.tp > 1 and (hw.link_bw_bytes_s is None or hw.link_latency_s is None):
-        return (f"TP{combo.tp} needs {hw.name}'s interconnect bandwidth and latency, which its spec leaves "
-                "unsourced (null)")
-    if m.heads % combo.tp:
-        return f"{m.name}: {m.heads} attention heads do not split evenly over TP{combo.tp}"
-    if combo.ep > 1 and not m.moe:
-        return f"EP{combo.ep}: {m.name} has no experts"
-    if combo.ep > 1 and m.moe.experts % combo.ep:
-        return f"EP{combo.ep}: {m.moe.experts} experts do not split evenly"
-    for axis in AXES:
-        s = getattr(combo, axis)
-        pm = s.param_model_problem(m)
-        reason = s.model_problem(m) or (pm and pm[1]) or s.refuse(combo)
-        if reason:
-            return reason
-    return None
-
-
-def onchip_overflow(combo: Combo, batch: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, str]:
-    """Settings whose strategies' extra on-chip buffers (Strategy.onchip_bytes) exceed the on-chip memory of
-    one device, and the reason. Only static-graph dataflow devices (kind 'dataflow', e.g. SN40L) are
-    checked: their compiler allocates every buffer of a fused kernel on chip (SnapStream sec. 3.2.1 and
-    appendix A.1); on a GPU such buffers live in HBM and cost bandwidth instead."""
-    hw = combo.hardware
-    none = np.zeros(len(batch), dtype=bool)
-    if hw.kind != "dataflow" or hw.sram_total_bytes is None:
-        return none, ""
-    need = sum(np.broadcast_to(np.asarray(s.onchip_bytes(combo, batch, context), dtype=np.float64), batch.shape)
-               for s in combo.strategies())
-    over = need > hw.sram_total_bytes
-    if not over.any():
-        return none, ""
-    names = "+".join(s.label() for s in combo.strategies() if np.any(np.asarray(s.onchip_bytes(combo, batch, context)) > 0))
-    return over, (f"{names}: extra on-chip buffers exceed {hw.name}'s {hw.sram_total_bytes / 2**20:.0f} MiB of "
-                  "on-chip memory per device (static-graph mapping infeasible)")
-
-
 def _axis_lists(sc: Scenario) -> list[list]:
     """The lists whose Cartesian product is the tuple space, in enumeration order."""
     return [sc.hardware, sc.models, sc.kv_dtype, sc.weight_dtype, sc.parallel, *(sc.axes[a] for a in AXES)]
@@ -124,8 +84,7 @@ def n_tuples(sc: Scenario) -> int:
 
 def _make_combo(sc: Scenario, values) -> Combo:
     hw, m, kv, wd, (tp, ep, dp), *axes = values
-    return Combo(hardware=hw, model=m, kv_dtype=kv, weight_dtype=m.dtype if wd == "native" else wd, tp=tp, ep=ep,
-                 attn_dp=dp, launch=sc.launch, kernels=sc.kernels, trace=sc.trace, **dict(zip(AXES, axes)))
+    return combo_of(hw, m, kv, wd, tp, ep, dp, sc.launch, sc.kernels, sc.trace, dict(zip(AXES, axes)))
 
 
 def combos(sc: Scenario, start: int = 0, stop: int | None = None):
@@ -274,12 +233,9 @@ def price_chunk(sc: Scenario, start: int, stop: int, breakdown: bool = False) ->
     priced: list[tuple[Combo, np.ndarray]] = []   # (combo, indices into the grid)
     tuple_index: list[int] = []
     groups: dict[int, list[int]] = {}
-    fields = {"launch": sc.launch, "kernels": sc.kernels, "trace": sc.trace}
     per_axis = [[lst[d] for d in dig.tolist()] for lst, dig in zip(lists, digits)]
     for i, (hw, m, kv, wd, (tp, ep, dp), *axes) in enumerate(zip(*per_axis)):
-        combo = object.__new__(Combo)   # Combo(...) without the dataclass __init__'s per-field setattr
-        combo.__dict__.update(hardware=hw, model=m, kv_dtype=kv, weight_dtype=m.dtype if wd == "native" else wd,
-                              tp=tp, ep=ep, attn_dp=dp, **fields, **dict(zip(AXES, axes)))
+        combo = combo_of(hw, m, kv, wd, tp, ep, dp, sc.launch, sc.kernels, sc.trace, dict(zip(AXES, axes)))
         reason = combo_refusal(combo)
         if reason:
             skipped[reason] += len(B)

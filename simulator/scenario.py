@@ -38,6 +38,15 @@
 
 A name in a list may also be written as a path to a file of that kind. The sections trace, serving and
 plan are validated by the packages that use them (SECTION_PARSERS); a section is never accepted unread.
+
+How a scenario is read (one way, top to bottom; docs/DESIGN.md, "Configuration flow"):
+  read_scenario_doc(path)       the YAML file -> a plain mapping (the one place the raw document is read)
+  scenario_from_dict(doc)       the mapping -> a typed Scenario: hardware and model specs, strategy instances per
+                                axis, dtypes, parallelism, runtime, workload, objective; then each optional section
+                                is parsed by its package's parser, which receives this Scenario (never the raw
+                                document) and reads the hardware, models, strategies and trace from it
+  Scenario.combo(**overrides)   a Combo on the scenario's first values (simulator.combo.make_combo, the one Combo
+                                factory); the sweep enumerates every tuple through the same factory
 """
 from __future__ import annotations
 
@@ -52,14 +61,16 @@ import numpy as np
 from hwmodels.errors import ScenarioError, SparsesimError
 from hwmodels.spec import HardwareSpec, load_hardware
 from hwmodels.yamlio import load_yaml
+from simulator.combo import Combo, make_combo
 from simulator.model import ModelSpec, load_model
 from simulator.precision import DTYPE_BYTES
 from simulator.strategies.base import AXES, Strategy, parse_axis
 
 TOP_KEYS = {"name", "description", "hardware", "model", "workload", "strategies", "runtime", "objective",
             "outputs", "targets", "trace", "serving", "plan"}
-#: optional sections and the function that validates each: parse(value, file, base, doc) -> parsed object.
-#: The parsed object is stored on Scenario.sections[key]; a section whose package is missing is refused.
+#: optional sections and the function that validates each: parse(value, file, base, scenario) -> parsed object,
+#: where `scenario` is the Scenario parsed so far (its top level, and the sections parsed before this one, in this
+#: order). The parsed object is stored on Scenario.sections[key]; a section whose package is missing is refused.
 SECTION_PARSERS = {
     "trace": "simulator.traces.scenario:parse_trace_section",
     "serving": "simulator.engine.config:parse_serving_section",
@@ -96,6 +107,27 @@ class Scenario:
     targets: list[str] = field(default_factory=list)
     doc: dict = field(default_factory=dict)
     sections: dict[str, Any] = field(default_factory=dict)  # parsed trace / serving / plan sections
+    base: Path = Path(".")  # the folder relative paths in the scenario resolve against (the file's own)
+
+    def combo(self, **overrides) -> Combo:
+        """A Combo on the scenario's first hardware, model, KV / weight dtype, parallelism entry and each axis' first
+        value, with its runtime (launch, kernels) and trace. `overrides`: hardware, model, kv_dtype, weight_dtype
+        ('native' = the model's own), tp, ep, attn_dp, launch, kernels, trace, and axis values (a name, a {name:
+        {param: value}} mapping, or a Strategy). Built by simulator.combo.make_combo; refusals are not checked
+        (simulator.combo.combo_refusal)."""
+        tp, ep, dp = self.parallel[0]
+        settings = {"hardware": self.hardware[0], "model": self.models[0], "kv_dtype": self.kv_dtype[0],
+                    "weight_dtype": self.weight_dtype[0], "tp": tp, "ep": ep, "attn_dp": dp, "launch": self.launch,
+                    "kernels": self.kernels, "trace": self.trace}
+        axes = {a: self.axes[a][0] for a in AXES}
+        for k, v in overrides.items():
+            if k in settings:
+                settings[k] = v
+            elif k in axes:
+                axes[k] = v
+            else:
+                raise ValueError(f"unknown combo setting {k!r}; settings: {sorted(settings)}, axes: {AXES}")
+        return make_combo(**settings, **axes)
 
     @property
     def trace(self):
@@ -176,28 +208,14 @@ def _load_named(loader, names: Any, file: str, fld: str, base: Path):
     return out
 
 
-def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = None) -> Scenario:
-    """Validate a parsed scenario mapping and resolve its names."""
-    base = base or Path(".")
-    if not isinstance(doc, dict):
-        raise ScenarioError("must be a YAML mapping with at least hardware, model and workload", file=file)
-    unknown = set(doc) - TOP_KEYS
-    if unknown:
-        raise ScenarioError(f"unknown top-level keys {sorted(unknown)}; allowed: {sorted(TOP_KEYS)}", file=file)
-    for k in ("hardware", "model", "workload"):
-        if k not in doc:
-            raise ScenarioError("is missing", file=file, field=k)
-    name = doc.get("name")
-    if name is None:
-        name = Path(file).stem
-    if (not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum()
-            or len(name) > 100 or name.startswith(".")):
-        raise ScenarioError(f"must be 1-100 letters, digits, '-', '_' or '.' (not starting with '.'), got "
-                            f"{str(name)[:60]!r}", file=file, field="name")
+def _specs(doc: dict, file: str, base: Path) -> tuple[list[HardwareSpec], list[ModelSpec]]:
+    """hardware: and model: as loaded specs."""
+    return (_load_named(load_hardware, doc["hardware"], file, "hardware", base),
+            _load_named(load_model, doc["model"], file, "model", base))
 
-    hardware = _load_named(load_hardware, doc["hardware"], file, "hardware", base)
-    models = _load_named(load_model, doc["model"], file, "model", base)
 
+def _workload(doc: dict, file: str, models: list[ModelSpec]) -> tuple[list[int], list[int], list[int]]:
+    """workload: batch, context and output_tokens lists (contexts within some model's limit)."""
     wl = _mapping(doc, "workload", file, WORKLOAD_KEYS)
     for k in WORKLOAD_KEYS:
         if k not in wl:
@@ -214,7 +232,11 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     if min(out_tokens) >= max(context):
         raise ScenarioError(f"output_tokens {min(out_tokens)} leaves no prompt in any context (the context is "
                             "prompt + output)", file=file, field="workload.output_tokens")
+    return batch, context, out_tokens
 
+
+def _strategy_space(doc: dict, file: str, base: Path, models: list[ModelSpec]):
+    """strategies: (axes, kv_dtype, weight_dtype, parallelism entries (tp, ep, attn_dp) in listed order)."""
     st = _mapping(doc, "strategies", file, STRATEGY_KEYS)
     axes = {a: parse_axis(a, st.get(a), file, base) for a in AXES}
     check_models_take(axes, models, file)
@@ -243,9 +265,11 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
                         raise ScenarioError(f"attn_dp={d_} must divide tp={t}", file=file,
                                             field="strategies.parallelism.attn_dp")
                     parallel.append((t, e_, d_))
+    return axes, kv, wd, parallel
 
-    check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, parallel, file)
 
+def _runtime(doc: dict, file: str) -> tuple[str, str]:
+    """runtime: (launch, kernels)."""
     rt = _mapping(doc, "runtime", file, {"launch", "kernels"})
     launch = rt.get("launch", "graph")
     if launch not in LAUNCH:
@@ -253,6 +277,34 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     kernels = rt.get("kernels", "fused")
     if kernels not in ("fused", "unfused", "hf"):
         raise ScenarioError(f"is {kernels!r}; allowed: fused, unfused, hf", file=file, field="runtime.kernels")
+    return launch, kernels
+
+
+def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = None) -> Scenario:
+    """Validate a parsed scenario mapping and resolve its names: the one parse of a scenario (module docstring).
+    The optional sections are parsed last, each by its package's parser, handed this Scenario."""
+    base = base or Path(".")
+    if not isinstance(doc, dict):
+        raise ScenarioError("must be a YAML mapping with at least hardware, model and workload", file=file)
+    unknown = set(doc) - TOP_KEYS
+    if unknown:
+        raise ScenarioError(f"unknown top-level keys {sorted(unknown)}; allowed: {sorted(TOP_KEYS)}", file=file)
+    for k in ("hardware", "model", "workload"):
+        if k not in doc:
+            raise ScenarioError("is missing", file=file, field=k)
+    name = doc.get("name")
+    if name is None:
+        name = Path(file).stem
+    if (not isinstance(name, str) or not name.replace("-", "").replace("_", "").replace(".", "").isalnum()
+            or len(name) > 100 or name.startswith(".")):
+        raise ScenarioError(f"must be 1-100 letters, digits, '-', '_' or '.' (not starting with '.'), got "
+                            f"{str(name)[:60]!r}", file=file, field="name")
+
+    hardware, models = _specs(doc, file, base)
+    batch, context, out_tokens = _workload(doc, file, models)
+    axes, kv, wd, parallel = _strategy_space(doc, file, base, models)
+    check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, parallel, file)
+    launch, kernels = _runtime(doc, file)
 
     obj = _mapping(doc, "objective", file, {"rank_by", "slo", "top"})
     rank_by = obj.get("rank_by", "tokens_per_s")
@@ -288,15 +340,40 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
         desc = ""
     if not isinstance(desc, str) or len(desc) > 4000:
         raise ScenarioError("must be a text of at most 4000 characters", file=file, field="description")
-    sections = {}
-    for key, target in SECTION_PARSERS.items():
-        if key in doc:
-            sections[key] = _parse_section(key, target, doc[key], file, base, doc)
-    return Scenario(name=name, file=file, description=desc.strip(), hardware=hardware, models=models,
-                    batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
-                    weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels, rank_by=rank_by,
-                    slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
-                    targets=targets, doc=doc, sections=sections)
+    sc = Scenario(name=name, file=file, description=desc.strip(), hardware=hardware, models=models,
+                  batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
+                  weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels,
+                  rank_by=rank_by, slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
+                  targets=targets, doc=doc, sections={}, base=base)
+    _parse_sections(sc, doc)
+    return sc
+
+
+def scenario_setup(doc: Any, file: str = "<scenario>", base: Path | None = None) -> Scenario:
+    """The part of a scenario that Combos are built from (hardware, model, strategies, runtime, trace), read from
+    a partial mapping by the same field parsers as scenario_from_dict: for library callers that hand a section
+    parser a mapping instead of a parsed Scenario (e.g. {"hardware": "H100-SXM", "model": "Llama-3.1-8B"}). The
+    workload lists are empty; the serving and plan sections, if present, are not read."""
+    base = Path(base) if base is not None else Path(".")
+    if not isinstance(doc, dict):
+        raise ScenarioError("must be a YAML mapping with at least hardware and model", file=file)
+    for k in ("hardware", "model"):
+        if k not in doc:
+            raise ScenarioError("is missing", file=file, field=k)
+    hardware, models = _specs(doc, file, base)
+    axes, kv, wd, parallel = _strategy_space(doc, file, base, models)
+    launch, kernels = _runtime(doc, file)
+    sc = Scenario(name=str(doc.get("name") or Path(file).stem), file=file, description="", hardware=hardware,
+                  models=models, batch=[], context=[], output_tokens=[], axes=axes, kv_dtype=kv, weight_dtype=wd,
+                  parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels, doc=doc, base=base)
+    _parse_sections(sc, {k: v for k, v in doc.items() if k == "trace"})
+    return sc
+
+
+def as_scenario(scenario: Any, file: str, base: Path | None) -> Scenario:
+    """A section parser's `scenario` argument as a Scenario: a parsed Scenario as is, a mapping through
+    scenario_setup (library callers)."""
+    return scenario if isinstance(scenario, Scenario) else scenario_setup(scenario, file, base)
 
 
 #: Most strategy tuples (hardware x model x dtypes x parallelism x every axis' values) one scenario may span: 100x
@@ -336,7 +413,15 @@ def check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, para
                             "even on a cluster)", file=file, field="strategies")
 
 
-def _parse_section(key: str, target: str, value: Any, file: str, base: Path, doc: dict):
+def _parse_sections(sc: Scenario, doc: dict) -> None:
+    """Parse the optional sections present in `doc`, in SECTION_PARSERS order, into sc.sections: each parser gets
+    the Scenario with the sections parsed before it."""
+    for key, target in SECTION_PARSERS.items():
+        if key in doc:
+            sc.sections[key] = _parse_section(key, target, doc[key], sc.file, sc.base, sc)
+
+
+def _parse_section(key: str, target: str, value: Any, file: str, base: Path, sc: Scenario):
     """Validate one optional section with the parser of the package that owns it."""
     mod_name, fn_name = target.split(":")
     try:
@@ -347,7 +432,7 @@ def _parse_section(key: str, target: str, value: Any, file: str, base: Path, doc
                                 file=file, field=key) from None
         raise
     try:
-        return getattr(mod, fn_name)(value, file, base, doc)
+        return getattr(mod, fn_name)(value, file, base, sc)
     except ScenarioError as e:
         if e.file is None:
             raise ScenarioError(str(e), file=file, field=e.field or key) from None
@@ -376,15 +461,21 @@ def find_scenario(name_or_path: str) -> Path:
                         f"{', '.join(shipped) or 'none'}")
 
 
-def load_scenario(name_or_path: str) -> Scenario:
-    """Find (find_scenario), read, validate and resolve a scenario file."""
-    path = find_scenario(name_or_path)
+def read_scenario_doc(path: Path) -> Any:
+    """The scenario file at `path` as the plain YAML document (a mapping when the file is well formed): the one
+    place a scenario's raw document is read; everything after works on the Scenario scenario_from_dict makes."""
     try:
-        doc = load_yaml(path, "scenario file")
+        return load_yaml(path, "scenario file")
     except ScenarioError:
         raise
     except SparsesimError as e:
         raise ScenarioError(str(e)) from None
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """Find (find_scenario), read (read_scenario_doc), validate and resolve a scenario file."""
+    path = find_scenario(name_or_path)
+    doc = read_scenario_doc(path)
     return scenario_from_dict(doc, str(path), path.parent)
 
 

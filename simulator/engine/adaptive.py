@@ -35,7 +35,7 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 from simulator.adaptation import ALPHA_GRID, Candidate
-from simulator.planner import combo_refusal
+from simulator.combo import combo_refusal
 from simulator.sections import one_strategy
 
 CANDIDATE_AXES = ("speculation", "verify_kernel", "schedule", "attention", "topk", "kv_policy")

@@ -72,9 +72,11 @@
         eps: 0.1
         window: 8
 
-The runtime (launch, kernels) comes from the scenario's `runtime:`; the scenario's `trace:` statistics reach every
-replica's strategies as combo.trace (built into the step-cost surfaces). Every mistake stops with one line naming
-the file and the field (ScenarioError).
+The parser receives the parsed Scenario (simulator.scenario), never the raw document: a replica group's defaults are
+the scenario's first hardware, model, axis values and dtypes, its runtime (launch, kernels) comes from the scenario's
+`runtime:`, and the scenario's `trace:` statistics (parsed before this section) reach every replica's strategies as
+combo.trace (built into the step-cost surfaces); its combo is built by Scenario.combo and checked by
+simulator.combo.combo_refusal. Every mistake stops with one line naming the file and the field (ScenarioError).
 """
 from __future__ import annotations
 
@@ -87,15 +89,15 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError, SparsesimError
 from hwmodels.spec import load_hardware
-from simulator.combo import Combo
+from simulator.combo import combo_refusal
 from simulator.engine import plugins  # noqa: F401 - registers the routers and policies beyond the built-in ones
 from simulator.engine.adaptive import candidate_combos, parse_adaptation
 from simulator.engine.routers import routers
 from simulator.engine.scheduler import policies
 from simulator.engine.sizing import ENGINE_BYTES_PER_OP_ROW, ENGINE_TABLE_BUDGET
 from simulator.model import load_model
-from simulator.planner import combo_refusal
 from simulator.precision import DTYPE_BYTES
+from simulator.scenario import Scenario, as_scenario
 from simulator.sections import FIELD_IN_MSG as _FIELD_IN_MSG
 from simulator.sections import bare_message as _bare
 from simulator.sections import err as _err
@@ -104,7 +106,6 @@ from simulator.sections import number as _num
 from simulator.sections import one_strategy as _one
 from simulator.strategies.base import AXES, DEFAULT_VALUE
 from simulator.traces.requests import SHIPPED, length_dist_from_dict
-from simulator.traces.scenario import parse_trace_section
 
 SOURCE_KEYS = {"trace", "poisson", "gamma", "closed_loop", "input_tokens", "output_tokens", "limit", "window_s",
                "time_scale", "rate_scale"}
@@ -351,25 +352,15 @@ def check_trace_run(trace, src: SourceConfig) -> None:
                    src.file, fld)
 
 
-def _scenario_trace(file: str, base: Path, doc: dict):
-    """The scenario's attention-trace statistics (its `trace:` section, already validated by its own parser;
-    load_stats is cached), or None: replicas' strategies read them as combo.trace, as in `sparsesim run`."""
-    if "trace" not in doc:
-        return None
-    return parse_trace_section(doc["trace"], file, base, doc)
-
-
-def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None) -> ReplicaGroup:
+def _replica_group(i: int, v: Any, file: str, base: Path, sc: Scenario, trace=None) -> ReplicaGroup:
+    """serving.replicas[i]: a count, a role and one strategy tuple; what the group does not give is the scenario's
+    first value (Scenario.combo)."""
     fld = f"serving.replicas[{i}]"
     d = _mapping(v, REPLICA_KEYS, file, fld)
     count = _num(d.get("count", 1), file, f"{fld}.count", 0, MAX_REPLICAS, integer=True)
     role = d.get("role", "mixed")
     if role not in ROLES:
         raise _err(f"is {role!r}; allowed: {', '.join(ROLES)}", file, f"{fld}.role")
-
-    def first(key):
-        x = doc.get(key)
-        return x[0] if isinstance(x, list) and x else x
 
     def load(loader, name, what):
         if not isinstance(name, str) or not name.strip():
@@ -382,8 +373,8 @@ def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None)
         except SparsesimError as e:
             raise _err(str(e), file, f"{fld}.{what}") from None
 
-    hw = load(load_hardware, d.get("hardware", first("hardware")), "hardware")
-    model = load(load_model, d.get("model", first("model")), "model")
+    hw = load(load_hardware, d["hardware"], "hardware") if "hardware" in d else sc.hardware[0]
+    model = load(load_model, d["model"], "model") if "model" in d else sc.models[0]
 
     par = _mapping(d.get("parallelism"), {"tp", "ep", "attn_dp"}, file, f"{fld}.parallelism")
     tp = _num(par.get("tp", 1), file, f"{fld}.parallelism.tp", 0, 1024, integer=True)
@@ -395,27 +386,23 @@ def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None)
         raise _err(f"attn_dp={dp} must divide tp={tp}", file, f"{fld}.parallelism.attn_dp")
 
     st = _mapping(d.get("strategies"), REPLICA_STRATEGY_KEYS, file, f"{fld}.strategies")
-    sc_st = doc.get("strategies") if isinstance(doc.get("strategies"), dict) else {}
-    values = {}
-    for a in AXES:
-        if a in st:
-            values[a] = _one(a, st[a], file, f"{fld}.strategies.{a}", base)
-        else:
-            dflt = sc_st.get(a, DEFAULT_VALUE[a])
-            dflt = dflt[0] if isinstance(dflt, list) and dflt else dflt
-            values[a] = _one(a, dflt, file, f"strategies.{a}", base)
-    kv = st.get("kv_dtype", (sc_st.get("kv_dtype") or ["bf16"]))
+    values = {a: _one(a, st[a], file, f"{fld}.strategies.{a}", base) for a in AXES if a in st}
+    kv = st.get("kv_dtype", sc.kv_dtype[0])
     kv = kv[0] if isinstance(kv, list) and kv else kv
     if kv not in DTYPE_BYTES:
         raise _err(f"is {kv!r}; allowed: {', '.join(DTYPE_BYTES)}", file, f"{fld}.strategies.kv_dtype")
-    wd = st.get("weight_dtype", (sc_st.get("weight_dtype") or ["native"]))
+    wd = st.get("weight_dtype", sc.weight_dtype[0])
     wd = wd[0] if isinstance(wd, list) and wd else wd
     if wd != "native" and wd not in DTYPE_BYTES:
         raise _err(f"is {wd!r}; allowed: native, {', '.join(DTYPE_BYTES)}", file, f"{fld}.strategies.weight_dtype")
-    rt = doc.get("runtime") if isinstance(doc.get("runtime"), dict) else {}
-    combo = Combo(hardware=hw, model=model, kv_dtype=kv, weight_dtype=model.dtype if wd == "native" else wd, tp=tp,
-                  ep=ep, attn_dp=dp, launch=rt.get("launch", "graph"), kernels=rt.get("kernels", "fused"), trace=trace,
-                  **values)
+    combo = sc.combo(hardware=hw, model=model, kv_dtype=kv, weight_dtype=wd, tp=tp, ep=ep, attn_dp=dp, trace=trace,
+                     **values)
+    return _group(combo, count, role, fld, file)
+
+
+def _group(combo, count: int, role: str, fld: str, file: str) -> ReplicaGroup:
+    """A replica group of `count` replicas running `combo` (refused with the tuple's reason)."""
+    hw, model = combo.hardware, combo.model
     reason = combo_refusal(combo)
     if reason:
         raise _err(f"this replica cannot run: {reason}", file, fld)
@@ -622,9 +609,12 @@ def _read_acceptance(p: Path, file: str, fld: str) -> list:
     return [int(x) for x in a]
 
 
-def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> ServingConfig:
-    """Validate the `serving:` section (signature of simulator.scenario.SECTION_PARSERS)."""
+def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario | dict) -> ServingConfig:
+    """Validate the `serving:` section (signature of simulator.scenario.SECTION_PARSERS): `scenario` is the parsed
+    Scenario (a library caller may hand a mapping of its hardware / model / strategies / runtime / trace instead:
+    simulator.scenario.scenario_setup reads it)."""
     base = Path(base) if base is not None else Path(".")
+    sc = as_scenario(scenario, file, base)
     d = _mapping(value, TOP_KEYS, file, "serving")
     if not d:
         raise _err("is empty: give at least a request source under serving.requests", file, "serving")
@@ -636,8 +626,8 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     if len(reps) > MAX_GROUPS:
         raise _err(f"lists {len(reps)} replica groups; at most {MAX_GROUPS} (each builds its own step-cost tables, ~1-3 s "
                    "each): give identical replicas one group with a count", file, "serving.replicas")
-    stats = _scenario_trace(file, base, doc)
-    groups = [_replica_group(i, r, file, base, doc, stats) for i, r in enumerate(reps)]
+    stats = sc.trace
+    groups = [_replica_group(i, r, file, base, sc, stats) for i, r in enumerate(reps)]
     total = sum(g.count for g in groups)
     if total > MAX_REPLICAS:
         raise _err(f"{total} replicas in all; at most {MAX_REPLICAS}", file, "serving.replicas")
@@ -733,3 +723,23 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
                          graph_sizes=graph_sizes, eager_overlap=eo, adaptation=adapt,
                          adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
                          step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm)
+
+
+def serving_template(requests: Any, scheduler: Any, router: Any, seed: int, scenario: Scenario, file: str,
+                     base: Path) -> ServingConfig:
+    """A ServingConfig with a request source (the keys of serving.requests), scheduler knobs, a router and a seed,
+    every other knob at its default, and one replica of dense attention at TP1 (bf16 KV, native weights, no trace)
+    on the scenario's first hardware and model: the template `sparsesim plan` replaces the group of per candidate
+    (simulator.planning.config). Errors name serving.* fields, as parse_serving_section's do."""
+    base = Path(base) if base is not None else Path(".")
+    source = _source(requests, file, base)
+    combo = scenario.combo(tp=1, ep=1, attn_dp=1, kv_dtype="bf16", weight_dtype="native", trace=None,
+                           **{a: DEFAULT_VALUE[a] for a in AXES})
+    groups = [_group(combo, 1, "mixed", "serving.replicas[0]", file)]
+    router = "least_outstanding_tokens" if router is None else router
+    if not isinstance(router, str) or router not in routers():
+        raise _err(f"is {router!r}; allowed: {', '.join(routers())}", file, "serving.router")
+    sched = _scheduler(scheduler, file)
+    check_engine_sizes(groups, sched, file)
+    seed = _num(seed, file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
+    return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, seed=seed, file=file)

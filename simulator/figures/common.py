@@ -26,10 +26,8 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 from hwmodels.roofline import price as _price_ops
-from simulator.combo import Combo, make_combo
-from simulator.strategies.base import Strategy, parse_axis
-
-_SETTINGS = ("hardware", "model", "kv_dtype", "weight_dtype", "tp", "ep", "attn_dp", "launch", "kernels", "trace")
+from simulator.combo import Combo, combo_refusal
+from simulator.strategies.base import AXES, DEFAULT_VALUE, Strategy, parse_axis
 
 
 def scenario_value(sc, axis: str, name: str) -> Strategy:
@@ -42,18 +40,10 @@ def scenario_value(sc, axis: str, name: str) -> Strategy:
 
 
 def combo(sc, *, label: str | None = None, **kw: Any) -> Combo:
-    """A Combo on the scenario's settings with the given overrides and axis values (module docstring)."""
-    settings = {k: kw.pop(k) for k in list(kw) if k in _SETTINGS}
-    m = settings.get("model", sc.models[0])
-    wd = settings.get("weight_dtype", sc.weight_dtype[0])
-    tp, ep, dp = sc.parallel[0]
-    c = make_combo(settings.get("hardware", sc.hardware[0]), m, kv_dtype=settings.get("kv_dtype", sc.kv_dtype[0]),
-                   weight_dtype=None if wd == "native" else wd, tp=settings.get("tp", tp), ep=settings.get("ep", ep),
-                   attn_dp=settings.get("attn_dp", dp), launch=settings.get("launch", sc.launch),
-                   kernels=settings.get("kernels", sc.kernels), trace=settings.get("trace", sc.trace), **kw)
+    """A Combo on the scenario's settings with the given overrides and axis values (module docstring): the
+    scenario's own factory (Scenario.combo) with every axis not given at its default value."""
+    c = sc.combo(**{**{a: DEFAULT_VALUE[a] for a in AXES}, **kw})
     if label is not None:
-        from simulator.planner import combo_refusal
-
         reason = combo_refusal(c)
         if reason:
             raise ScenarioError(f"configuration {label!r} ({c.strategy_label()}) is refused on scenario "

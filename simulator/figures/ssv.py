@@ -40,6 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from simulator import adaptation as ad
+from simulator.combo import combo_refusal
 from simulator.figures import Plot, Quantity, Value, evaluate, load_paper, reproduction
 from simulator.figures import common as C
 from simulator.strategies.verify_kernels import f_load, merged_blocks
@@ -201,8 +202,6 @@ class Ctx:
 
     @cached_property
     def all_ssv_tuples(self) -> list:
-        from simulator.planner import combo_refusal
-
         out = []
         for t in self.space():
             c = _replace(self.ar_nsa, **t)

@@ -1,6 +1,7 @@
 """The scenario's `plan:` section: workload, SLOs, target, prices and search knobs of `sparsesim plan`.
 
-The candidates are the scenario's strategy space — hardware x model x every strategy axis x KV / weight
+The parser receives the parsed Scenario (never the raw document): the candidates, the hardware named in price
+overrides and the engine template's replica come from it. The candidates are the scenario's strategy space — hardware x model x every strategy axis x KV / weight
 dtype x parallelism, the tuples `sparsesim sweep` enumerates (refusals counted the same way). One replica
 of a candidate is `tp` GPUs running that tuple; the plan finds how many requests per second one replica
 serves within the SLOs, then how many replicas (GPUs) the target rate needs, and what that costs.
@@ -96,45 +97,14 @@ def _pos(v: Any, file: str, fld: str, integer: bool = False, hi: float = 1e12, l
     return _num(v, file, fld, lo=lo, hi=hi, integer=integer)
 
 
-def _hardware_names(doc: dict, base: Path) -> set[str] | None:
-    """The device names of the scenario's hardware list (None when it cannot be read: the scenario's own
-    validation reports that)."""
-    from hwmodels.errors import SparsesimError
-    from hwmodels.spec import load_hardware
-
-    hw = doc.get("hardware")
-    names = set()
-    for n in hw if isinstance(hw, list) else [hw]:
-        if not isinstance(n, str):
-            return None
-        p = Path(n)
-        if p.suffix in (".yaml", ".yml") and not p.is_absolute() and not p.exists():
-            n = str(base / p)
-        try:
-            names.add(load_hardware(n).name)
-        except SparsesimError:
-            return None
-    return names
-
-
-def _engine_template(workload: dict, engine: dict, file: str, base: Path, doc: dict, seed: int):
+def _engine_template(workload: dict, engine: dict, file: str, base: Path, sc, seed: int):
     """A ServingConfig with the plan's request source and engine knobs (its replica group is replaced per
-    candidate). Errors of the engine's parser are re-labelled with the plan's field names."""
-    from simulator.engine.config import parse_serving_section
+    candidate: simulator.engine.config.serving_template). Errors of the engine's parser are re-labelled with the
+    plan's field names."""
+    from simulator.engine.config import serving_template
 
-    hw = doc.get("hardware")
-    model = doc.get("model")
-    first = lambda x: x[0] if isinstance(x, list) and x else x  # noqa: E731
-    section = {"requests": workload, "seed": seed,
-               "replicas": [{"count": 1, "hardware": first(hw), "model": first(model), "parallelism": {"tp": 1},
-                             "strategies": {"attention": "dense", "topk": "none", "speculation": "none",
-                                            "verify_kernel": "none", "schedule": "none", "kv_policy": "full",
-                                            "kv_dtype": "bf16", "weight_dtype": "native"}}]}
-    for k in ("scheduler", "router"):
-        if k in engine:
-            section[k] = engine[k]
     try:
-        return parse_serving_section(section, file, base, {k: v for k, v in doc.items() if k != "trace"})
+        return serving_template(workload, engine.get("scheduler"), engine.get("router"), seed, sc, file, base)
     except ScenarioError as e:
         fld = e.field or ""
         msg = str(e)
@@ -150,9 +120,13 @@ def _engine_template(workload: dict, engine: dict, file: str, base: Path, doc: d
         raise _err(msg, file, fld) from None
 
 
-def parse_plan_section(value: Any, file: str, base_dir, doc: dict) -> PlanConfig:
-    """Validate the `plan:` section (signature of simulator.scenario.SECTION_PARSERS)."""
+def parse_plan_section(value: Any, file: str, base_dir, scenario) -> PlanConfig:
+    """Validate the `plan:` section (signature of simulator.scenario.SECTION_PARSERS): `scenario` is the parsed
+    Scenario (or, from a library caller, a mapping: simulator.scenario.scenario_setup)."""
+    from simulator.scenario import as_scenario
+
     base = Path(base_dir) if base_dir is not None else Path(".")
+    sc = as_scenario(scenario, file, base)
     d = _mapping(value, TOP_KEYS, file, "plan")
     if "workload" not in d:
         raise _err("is missing: give the request source (trace: NAME, or poisson/gamma with lengths)", file,
@@ -195,11 +169,11 @@ def parse_plan_section(value: Any, file: str, base_dir, doc: dict) -> PlanConfig
     if not isinstance(over, dict):
         raise _err("must map hardware names to USD per GPU-hour", file, "plan.prices.override")
     override = {}
-    names = _hardware_names(doc, base)
+    names = {hw.name for hw in sc.hardware}
     for k, v in over.items():
         if not isinstance(k, str):
             raise _err(f"keys must be hardware names, got {k!r}", file, "plan.prices.override")
-        if names is not None and k not in names:
+        if k not in names:
             raise _err(f"names {k!r}, which is not a hardware of this scenario ({', '.join(sorted(names))}): the price "
                        "would never be used", file, f"plan.prices.override.{k}")
         override[k] = _pos(v, file, f"plan.prices.override.{k}", hi=1e5)
@@ -225,7 +199,7 @@ def parse_plan_section(value: Any, file: str, base_dir, doc: dict) -> PlanConfig
         quick["max_runs"] = _pos(q["max_runs"], file, "plan.quick.max_runs", integer=True, hi=100)
 
     engine = _mapping(d.get("engine"), {"scheduler", "router"}, file, "plan.engine")
-    serving = _engine_template(d["workload"], engine, file, base, doc, search.seed)
+    serving = _engine_template(d["workload"], engine, file, base, sc, search.seed)
     return PlanConfig(workload=d["workload"], serving=serving, slo_limits=limits, goodput=goodput, target_rate=rate,
                       budget_usd_h=budget, price_list=plist, price_override=override, search=search, quick=quick,
                       file=file)

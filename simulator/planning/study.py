@@ -101,6 +101,7 @@ def _bar(total: int, desc: str, progress: bool):
 def run_plan(sc, plan=None, quick: bool = False, client=None, progress: bool = False) -> PlanResult:
     """Run the study of scenario `sc` (its `plan:` section, or `plan`)."""
     from simulator import planner
+    from simulator.combo import combo_refusal
     from simulator.engine.api import load_source
     from simulator.planning.prices import alternative_lists, prices_for
     from simulator.planning.screen import Workload, screen
@@ -124,7 +125,7 @@ def run_plan(sc, plan=None, quick: bool = False, client=None, progress: bool = F
     skipped: Counter = Counter()
     cands = []
     for combo in planner.combos(sc):
-        reason = planner.combo_refusal(combo)
+        reason = combo_refusal(combo)
         if reason:
             skipped[reason] += 1
             continue

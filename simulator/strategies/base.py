@@ -156,7 +156,7 @@ class Strategy:
 
     def model_problem(self, model) -> str | None:  # noqa: ARG002 - hook
         """Why this strategy, as such, cannot run on `model` whatever else the tuple holds (e.g. Quest on a GQA
-        model), or None: a counted skip (simulator.planner.combo_refusal), like every refusal that depends on
+        model), or None: a counted skip (simulator.combo.combo_refusal), like every refusal that depends on
         the rest of the tuple; a run where everything is skipped exits 3 with the reasons."""
         return None
 

@@ -33,7 +33,7 @@ Decode update (`decode_update`):
           K and V of the device's sequences (onchip_bytes): batch_dev x budget x (K + V elements per token
           per layer) x KV bytes — MLA: K = latent + rope key (576), V = latent (512), as Listing 2 keeps keys
           and values as two tensors. The planner refuses settings whose buffers exceed the device's on-chip
-          memory (simulator.planner.onchip_overflow).
+          memory (simulator.combo.onchip_overflow).
 Ring-buffer index arithmetic of the paper's listings: ring_buffer_index (Listing 5), prefill_ring_ranges
 (Listing 3) and ring_buffer_positions (which token each slot holds) — exact integer functions, tested.
 """

@@ -51,8 +51,9 @@ def find_trace(name_or_path: str | Path, base_dir: Path | None = None) -> Path:
     raise TraceError(f"unknown trace {key!r}; shipped: {names} (or give a path to a .npz trace)")
 
 
-def parse_trace_section(value: Any, file: str, base_dir: Path, doc: dict):
-    """Validate `trace:` and return its TraceStats (raises ScenarioError with field 'trace')."""
+def parse_trace_section(value: Any, file: str, base_dir: Path, scenario: Any = None):  # noqa: ARG001 - parser signature
+    """Validate `trace:` and return its TraceStats (raises ScenarioError with field 'trace'); signature of
+    simulator.scenario.SECTION_PARSERS (the trace reads nothing else of the scenario)."""
     from simulator.traces.analysis import load_stats
 
     if isinstance(value, dict):
