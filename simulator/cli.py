@@ -56,8 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return BAD_INPUT
+    as_json = bool(getattr(args, "json", False))
     try:
-        return args.func(args)
+        if not as_json:
+            return args.func(args)
+        return _run_json(args)
     except SparsesimError as e:
         print(f"sparsesim: error: {e}", file=sys.stderr)
         return BAD_INPUT
@@ -66,6 +69,30 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _run_json(args) -> int:
+    """Run a command under --json: its text goes to stderr, progress is quiet, and the summary it hands over
+    (commands._common.emit_json) is printed as one JSON object on stdout."""
+    import contextlib
+    import json
+
+    from simulator import progress
+    from simulator.commands._common import json_safe
+
+    real = sys.stdout
+    progress.QUIET = True
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            rc = args.func(args)
+    finally:
+        progress.QUIET = False
+    summary = getattr(args, "_json_summary", None)
+    if summary is None:
+        summary = {"command": args.command, "exit_status": rc}
+    summary = {**json_safe(summary), "exit_status": rc}
+    print(json.dumps(summary, allow_nan=False), file=real, flush=True)
+    return rc
 
 
 if __name__ == "__main__":

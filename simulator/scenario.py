@@ -376,16 +376,35 @@ def find_scenario(name_or_path: str) -> Path:
                         f"{', '.join(shipped) or 'none'}")
 
 
-def load_scenario(name_or_path: str) -> Scenario:
-    """Find (find_scenario), read, validate and resolve a scenario file."""
+def load_scenario(name_or_path: str, overrides: list[str] | None = None) -> Scenario:
+    """Find (find_scenario), read, apply `--set PATH=VALUE` overrides (simulator.overrides) to the raw mapping,
+    validate and resolve a scenario file."""
     path = find_scenario(name_or_path)
+    doc = read_scenario_doc(path, overrides)
+    return scenario_from_doc(doc, str(path), path.parent, overrides)
+
+
+def read_scenario_doc(path: Path, overrides: list[str] | None = None) -> Any:
+    """The scenario file's raw YAML mapping with the `--set` overrides applied (the one place they are)."""
+    from simulator.overrides import apply_overrides
+
     try:
         doc = load_yaml(path, "scenario file")
     except ScenarioError:
         raise
     except SparsesimError as e:
         raise ScenarioError(str(e)) from None
-    return scenario_from_dict(doc, str(path), path.parent)
+    return apply_overrides(doc, overrides, str(path), TOP_KEYS)
+
+
+def scenario_from_doc(doc: Any, file: str, base: Path, overrides: list[str] | None = None) -> Scenario:
+    """scenario_from_dict; an error after --set overrides says which were applied (the flag may be the cause)."""
+    if not overrides:
+        return scenario_from_dict(doc, file, base)
+    try:
+        return scenario_from_dict(doc, file, base)
+    except ScenarioError as e:
+        raise ScenarioError(f"{e} (with --set {', '.join(overrides)})") from None
 
 
 def numeric_grid(sc: Scenario) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
