@@ -32,7 +32,11 @@ def compare_cdf(meas: dict, sim: dict, path, title: str = "") -> None:
     for ax, (key, label) in zip(axes, (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2e", "end-to-end"))):
         _cdf(ax, meas.get(key, []), "measured", lw=1.8, color="black")
         _cdf(ax, sim.get(key, []), "simulated", lw=1.6, color="tab:blue", ls="--")
-        ax.set_xscale("log")
+        both = np.concatenate([np.asarray(meas.get(key, []), dtype=np.float64),
+                               np.asarray(sim.get(key, []), dtype=np.float64)])
+        both = both[np.isfinite(both) & (both > 0)]
+        if len(both) and both.max() > 20 * both.min():   # a log axis only for a wide range (a narrow one gets
+            ax.set_xscale("log")                        # matplotlib's slow, crowded minor ticks)
         ax.set_xlabel(f"{label} (ms)")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
@@ -61,8 +65,9 @@ def compare_scatter(meas: dict, sim: dict, path, title: str = "") -> None:
             ax.plot(xs, xs / 1.2, color="gray", lw=0.8, ls=":")
             ax.set_xlim(lo, hi)
             ax.set_ylim(lo, hi)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
+            if hi > 20 * lo:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
         ax.set_xlabel(f"measured {label} (ms)")
         ax.set_ylabel(f"simulated {label} (ms)")
         ax.grid(alpha=0.3)
