@@ -84,8 +84,13 @@ def test_sglang_and_csv_readers_give_the_same_run(tmp_path):
 def test_real_hf_cb_run_parses_and_is_compared(tmp_path, capsys):
     run = read_result(REAL)
     assert len(run) == 20 and run.max_concurrency == 4 and math.isinf(run.request_rate) and run.itl_s is not None
-    rc, out, err = _run(capsys, "compare", REAL, "--scenario", "serving_hf_cb_h100", "--out", tmp_path)
+    rc, out, err = _run(capsys, "compare", REAL, "--scenario", "serving_hf_cb_h100", "--out", tmp_path, "--html")
     assert rc == 0, err
+    from tests.test_html_report import check_self_contained
+
+    check_self_contained(tmp_path / "compare_serving_hf_cb_h100" / "report.html", 4,
+                         ["Measured vs simulated", "Per request", "measured run: ", "workload: closed loop of 4",
+                          "Per-op breakdown of a step", "calibration: H100-SXM"])
     for line in ("ttft p50 (ms)", "tpot p90 (ms)", "itl p99 (ms)", "e2e mean (ms)", "output_throughput (tok/s)",
                  "goodput (req/s)", "closed loop of 4 in flight"):
         assert line in out

@@ -25,6 +25,8 @@ def register(sub) -> None:
     add_json_argument(p)
     p.add_argument("--quick", action="store_true",
                    help="fewer requests per engine run and a coarser search (the plan's quick: settings)")
+    p.add_argument("--html", action="store_true", help="also write report.html (interactive, self-contained: Pareto of "
+                                                       "throughput per GPU vs tokens/s per user, candidates, provenance)")
     from simulator.parallel import add_arguments
 
     add_arguments(p)
@@ -51,6 +53,11 @@ def cmd_plan(args) -> int:
     print()
     for line in write_outputs(res, out):
         print(line)
+    if args.html:
+        from simulator.html_report import plan_report
+
+        plan_report(out.file("report.html"), sc, res)
+        print(f"wrote {out.path / 'report.html'}")
     for line in out.finish():
         print(line)
     emit_json(args, {"command": "plan", "scenario": sc.name, "file": sc.file, **plan_summary(res),

@@ -37,6 +37,8 @@ def register(sub) -> None:
     p.add_argument("--concurrency", type=int, metavar="C", help="run the requests as a closed loop of C in flight "
                                                                 "(the next submitted when one finishes), as vLLM's "
                                                                 "--max-concurrency; overrides serving.requests")
+    p.add_argument("--html", action="store_true", help="also write report.html (interactive, self-contained: latency "
+                                                       "CDFs, timeline, a step's per-op breakdown, provenance)")
     from simulator.vllm_knobs import add_knob_arguments
 
     add_knob_arguments(p)
@@ -114,6 +116,10 @@ def cmd_simulate(args) -> int:
     title = f"{sc.name}: {len(trace):,} requests, {res.summary['replicas']} replicas"
     latency_cdf(res.requests, cfg.slo, out.file("latency_cdf.png"), title)
     timeline(res.requests, res.timeseries, res.stats.num_blocks, out.file("timeline.png"), title)
+    if args.html:
+        from simulator.html_report import simulate_report
+
+        simulate_report(out.file("report.html"), sc, cfg, res, trace)
     for name in out.written:
         print(f"wrote {out.path / name}")
     for line in out.finish():
