@@ -166,9 +166,29 @@ def _module(fmt: str):
     return importlib.import_module(READERS[fmt])
 
 
+def shipped_results() -> dict[str, Path]:
+    """The committed real runs in vLLM's format (hwmodels/calibration/data/serving/vllm_format), by file stem."""
+    import hwmodels
+
+    d = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "serving" / "vllm_format"
+    return {f.stem: f for f in sorted(d.glob("*.json"))} if d.is_dir() else {}
+
+
+def find_result(path: str | Path) -> Path:
+    """A result file: a path, or the stem of a committed run (shipped_results), with or without .json."""
+    p = Path(path)
+    if p.exists() or len(p.parts) > 1:
+        return p
+    stem = p.name.removesuffix(".json")
+    return shipped_results().get(stem, p)
+
+
 def read_text(path: str | Path) -> str:
     """The file's text (capped at MAX_RESULT_BYTES), or one line naming the file."""
     p = Path(path)
+    if not p.is_file() and not p.exists() and len(p.parts) == 1:
+        known = ", ".join(shipped_results()) or "none"
+        raise BenchmarkFileError(f"no such file, nor a committed run of that name (committed: {known})", file=str(p))
     if not p.is_file():
         raise BenchmarkFileError("no such file" if not p.exists() else "is not a file", file=str(p))
     try:
@@ -210,6 +230,7 @@ def read_result(path: str | Path, fmt: str | None = None, run_index: int = -1) -
     """A checked BenchmarkRun from a result file of format `fmt` (None: detected)."""
     if fmt is not None and fmt not in READERS:
         raise BenchmarkFileError(f"unknown result format {fmt!r}; known: {', '.join(READERS)}")
+    path = find_result(path)
     text = read_text(path)
     fmt = fmt or detect_format(path, text)
     return _module(fmt).read(str(path), text, run_index).check().in_send_order()

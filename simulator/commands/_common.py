@@ -12,7 +12,8 @@ MANIFEST = ".sparsesim-outputs"
 OK = 0
 BAD_INPUT = 2          # a SparsesimError: a file, a field, a flag; one line on stderr
 NOTHING_FITS = 3       # the input is valid but nothing fits / nothing could be priced / no request finished
-EXIT_STATUS_HELP = ("exit status: 0 ok; 2 bad input (one line naming the file and field, no traceback); "
+EXIT_STATUS_HELP = ("--json prints one JSON object on stdout (the summary, its exit_status; the text report goes to "
+                    "stderr). exit status: 0 ok; 2 bad input (one line naming the file and field, no traceback); "
                     "3 nothing fits (every setting skipped or out of memory, no plan candidate meets the SLO or the "
                     "budget, no simulated request finished); 130 interrupted")
 

@@ -35,7 +35,8 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="compare a measured serving benchmark (vLLM / SGLang result, request CSV) with "
                                        "the engine replaying its workload; optionally fit the host time")
     p.add_argument("result", help="the benchmark's result file: vLLM --save-result JSON, SGLang bench_serving JSONL, "
-                                  "or a per-request CSV")
+                                  "or a per-request CSV; or the name of a committed real run (e.g. "
+                                  "hfval_cc4_in2k_nvidia-h100-80gb-hbm3_2026-11-26)")
     p.add_argument("--format", choices=("vllm", "sglang", "csv"), help="the result file's format (default: detected)")
     p.add_argument("--run", type=int, default=-1, metavar="I", help="which run of an SGLang JSONL (0-based; default "
                                                                     "-1, the last)")
