@@ -54,8 +54,10 @@ def _with_value(cfg, kind: str, x: float):
     return replace(cfg, runtime=replace(prof, host=prof.host.plus(HostTerms(per_step_s=x))))
 
 
-def _tpot_p50(run: BenchmarkRun, cfg, seed: int, think_s: float) -> float:
+def _tpot_p50(run: BenchmarkRun, cfg, seed: int, think_s: float, bar=None) -> float:
     res, _ = replay(run, cfg, seed, think_s)
+    if bar is not None:
+        bar.update(1)
     return simulated_stats(res)["tpot_p50_ms"]
 
 
@@ -83,18 +85,21 @@ def fit_host(run: BenchmarkRun, cfg, out_path: str, seed: int = 0, think_s: floa
     if not math.isfinite(target):
         raise SparsesimError("--fit-host: the fit half has no request with more than one output token (no TPOT to fit)",
                              file=run.file)
+    from simulator.progress import progress_bar
+
+    bar = progress_bar(ITERATIONS + 5, "fitting the host time", "simulation")
     lo, hi = 0.0, 2.0 * target * 1e-3
-    f_lo = _tpot_p50(fit_run, _with_value(cfg, kind, lo), seed, think_s)
+    f_lo = _tpot_p50(fit_run, _with_value(cfg, kind, lo), seed, think_s, bar)
     if f_lo >= target:
         x = 0.0
     else:
-        f_hi = _tpot_p50(fit_run, _with_value(cfg, kind, hi), seed, think_s)
+        f_hi = _tpot_p50(fit_run, _with_value(cfg, kind, hi), seed, think_s, bar)
         if f_hi < target:
             x = hi
         else:
             for _ in range(ITERATIONS):
                 mid = 0.5 * (lo + hi)
-                if _tpot_p50(fit_run, _with_value(cfg, kind, mid), seed, think_s) < target:
+                if _tpot_p50(fit_run, _with_value(cfg, kind, mid), seed, think_s, bar) < target:
                     lo = mid
                 else:
                     hi = mid
@@ -106,6 +111,8 @@ def fit_host(run: BenchmarkRun, cfg, out_path: str, seed: int = 0, think_s: floa
         return error_rows(measured_stats(r), simulated_stats(res))
 
     fit_rows, held_rows, base_rows = rows(fit_run, fitted), rows(held_run, fitted), rows(held_run, cfg)
+    if bar is not None:
+        bar.close()
     held = {(r["metric"], r["stat"]): r["error"] for r in held_rows}
     what = ("host time to issue a forward" if kind == "launch" else "per-step host time added to the profile's terms")
     note = (f"sparsesim compare --fit-host on {run.file}: {what} = {x * 1e3:.3f} ms, fitted on requests "
