@@ -92,6 +92,9 @@ def apply_knobs(doc: Any, args, file: str = "<scenario>") -> Any:
         return doc
     if not isinstance(doc, dict) or not isinstance(doc.get("serving"), dict):
         raise ScenarioError("has no serving: section for the vLLM engine arguments to apply to", file=file)
+    import copy
+
+    doc = copy.deepcopy(doc)
     sv = doc["serving"]
     sched = sv.setdefault("scheduler", {}) or {}
     sv["scheduler"] = sched
