@@ -9,9 +9,10 @@ One number is fitted, the host time the profile leaves to the machine:
 Nothing else moves (no device efficiency, no kernel time, no scheduler knob).
 
 Split: the finished requests in the order they were sent; the first half (rounded up) is the FIT half, the rest the
-HELD-OUT half, each replayed on its own (a closed loop keeps its concurrency; measured arrivals keep their times).
-The fitted value makes the FIT half's simulated median TPOT equal its measured one (bisection; the simulated TPOT
-grows with the host time); the held-out half's errors are then what the fit predicts on requests it never saw.
+HELD-OUT half. The whole run is replayed every time (so every request sees the load it saw when measured: a closed
+loop split in two would run each half at a lower load), but only the FIT half's measured latencies enter the fit:
+the fitted value makes the FIT half's simulated median TPOT equal its measured one (bisection; the simulated TPOT
+grows with the host time). The HELD-OUT half's errors are then what the fit predicts for latencies it never saw.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import yaml
 
 from hwmodels.errors import SparsesimError
 from simulator.benchmark_results import BenchmarkRun
-from simulator.benchmark_results.replay import error_rows, measured_stats, replay, simulated_stats
+from simulator.benchmark_results.replay import replay, subset_rows
 
 ITERATIONS = 14
 
@@ -54,11 +55,14 @@ def _with_value(cfg, kind: str, x: float):
     return replace(cfg, runtime=replace(prof, host=prof.host.plus(HostTerms(per_step_s=x))))
 
 
-def _tpot_p50(run: BenchmarkRun, cfg, seed: int, think_s: float, bar=None) -> float:
+def _tpot_p50(run: BenchmarkRun, cfg, seed: int, think_s: float, pos: np.ndarray, bar=None) -> float:
+    """The simulated median TPOT (ms) of the requests at positions `pos` in a replay of the whole run."""
     res, _ = replay(run, cfg, seed, think_s)
     if bar is not None:
         bar.update(1)
-    return simulated_stats(res)["tpot_p50_ms"]
+    t = res.requests["tpot_s"].to_numpy(float)[pos]
+    t = t[np.isfinite(t)]
+    return float(np.median(t) * 1e3) if len(t) else math.nan
 
 
 def fit_host(run: BenchmarkRun, cfg, out_path: str, seed: int = 0, think_s: float = 0.0) -> HostFitResult:
@@ -79,9 +83,12 @@ def fit_host(run: BenchmarkRun, cfg, out_path: str, seed: int = 0, think_s: floa
                              "fit, half to judge the fit)", file=run.file)
     k = (len(idx) + 1) // 2
     fit_idx, held_idx = idx[:k], idx[k:]
-    fit_run, held_run = run.subset(fit_idx), run.subset(held_idx)
+    fit_pos, held_pos = np.arange(k), np.arange(k, len(idx))     # positions among the finished requests
     kind = "launch" if cfg.runtime.launch is not None else "per_step"
-    target = measured_stats(fit_run)["tpot_p50_ms"]
+    ok = run.ok
+    out_tok = run.output_tokens[ok][fit_pos]
+    m_tpot = (run.e2e_s[ok][fit_pos] - run.ttft_s[ok][fit_pos])[out_tok > 1] / (out_tok[out_tok > 1] - 1)
+    target = float(np.median(m_tpot) * 1e3) if len(m_tpot) else math.nan
     if not math.isfinite(target):
         raise SparsesimError("--fit-host: the fit half has no request with more than one output token (no TPOT to fit)",
                              file=run.file)
@@ -89,28 +96,27 @@ def fit_host(run: BenchmarkRun, cfg, out_path: str, seed: int = 0, think_s: floa
 
     bar = progress_bar(ITERATIONS + 5, "fitting the host time", "simulation")
     lo, hi = 0.0, 2.0 * target * 1e-3
-    f_lo = _tpot_p50(fit_run, _with_value(cfg, kind, lo), seed, think_s, bar)
+    f_lo = _tpot_p50(run, _with_value(cfg, kind, lo), seed, think_s, fit_pos, bar)
     if f_lo >= target:
         x = 0.0
     else:
-        f_hi = _tpot_p50(fit_run, _with_value(cfg, kind, hi), seed, think_s, bar)
+        f_hi = _tpot_p50(run, _with_value(cfg, kind, hi), seed, think_s, fit_pos, bar)
         if f_hi < target:
             x = hi
         else:
             for _ in range(ITERATIONS):
                 mid = 0.5 * (lo + hi)
-                if _tpot_p50(fit_run, _with_value(cfg, kind, mid), seed, think_s, bar) < target:
+                if _tpot_p50(run, _with_value(cfg, kind, mid), seed, think_s, fit_pos, bar) < target:
                     lo = mid
                 else:
                     hi = mid
             x = 0.5 * (lo + hi)
     fitted = _with_value(cfg, kind, x)
 
-    def rows(r, c):
-        res, _ = replay(r, c, seed, think_s)
-        return error_rows(measured_stats(r), simulated_stats(res))
-
-    fit_rows, held_rows, base_rows = rows(fit_run, fitted), rows(held_run, fitted), rows(held_run, cfg)
+    res_fit, _ = replay(run, fitted, seed, think_s)
+    res_base, _ = replay(run, cfg, seed, think_s)
+    fit_rows, held_rows = subset_rows(run, res_fit, fit_pos), subset_rows(run, res_fit, held_pos)
+    base_rows = subset_rows(run, res_base, held_pos)
     if bar is not None:
         bar.close()
     held = {(r["metric"], r["stat"]): r["error"] for r in held_rows}

@@ -182,6 +182,21 @@ def _row(metric, stat, unit, m, s) -> dict:
     return {"metric": metric, "stat": stat, "unit": unit, "measured": m, "simulated": s, "error": err}
 
 
+def subset_rows(run: BenchmarkRun, res, pos: np.ndarray) -> list[dict]:
+    """error_rows of TTFT, TPOT and E2E over the finished requests at positions `pos` (in send order) of a replay of
+    the whole run (ITL and the rates are not defined for a subset of requests: left out)."""
+    ok = run.ok
+    df = res.requests
+    m: dict = {}
+    s: dict = {}
+    mt, me, mo = run.ttft_s[ok][pos], run.e2e_s[ok][pos], run.output_tokens[ok][pos]
+    st, se = df["ttft_s"].to_numpy(float)[pos], df["e2e_s"].to_numpy(float)[pos]
+    for k, mv, sv in (("ttft", mt, st), ("tpot", _tpot(mt, me, mo), _tpot(st, se, mo)), ("e2e", me, se)):
+        _stats(k, mv, m)
+        _stats(k, sv, s)
+    return [_row(k, st_, "ms", m[f"{k}_{st_}_ms"], s[f"{k}_{st_}_ms"]) for k in ("ttft", "tpot", "e2e") for st_ in STATS]
+
+
 def per_request_errors(run: BenchmarkRun, res) -> dict:
     """Median and p90 of |simulated / measured - 1| per request (TTFT, TPOT, E2E), requests lined up in order."""
     ok = run.ok
