@@ -398,13 +398,15 @@ def read_scenario_doc(path: Path, overrides: list[str] | None = None) -> Any:
 
 
 def scenario_from_doc(doc: Any, file: str, base: Path, overrides: list[str] | None = None) -> Scenario:
-    """scenario_from_dict; an error after --set overrides says which were applied (the flag may be the cause)."""
+    """scenario_from_dict; an error after --set overrides (or other flags that edit the mapping, given as
+    "--flag value" text) says which were applied (the flag may be the cause)."""
     if not overrides:
         return scenario_from_dict(doc, file, base)
     try:
         return scenario_from_dict(doc, file, base)
     except ScenarioError as e:
-        raise ScenarioError(f"{e} (with --set {', '.join(overrides)})") from None
+        given = [o if o.startswith("--") else f"--set {o}" for o in overrides]
+        raise ScenarioError(f"{e} (with {', '.join(given)})") from None
 
 
 def numeric_grid(sc: Scenario) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -116,3 +116,15 @@ def apply_knobs(doc: Any, args, file: str = "<scenario>") -> Any:
         doc["strategies"] = st
         st["speculation"] = [value]
     return doc
+
+
+def knob_flags(args) -> list[str]:
+    """The vLLM flags given on the command line, as text (for error messages)."""
+    out = [f"--{k.replace('_', '-')} {getattr(args, k)}" for k in SCHEDULER_KNOBS if getattr(args, k, None) is not None]
+    for k in ("enable_prefix_caching", "enable_chunked_prefill"):
+        v = getattr(args, k, None)
+        if v is not None:
+            out.append(f"--{'' if v else 'no-'}{k.replace('_', '-')}")
+    if getattr(args, "speculative_config", None):
+        out.append(f"--speculative-config {args.speculative_config}")
+    return out

@@ -131,6 +131,7 @@ def cmd_compare(args) -> int:
         table_text,
     )
     from simulator.scenario import scenario_from_doc
+    from simulator.vllm_knobs import knob_flags
 
     if not (math.isfinite(args.think_ms) and 0 <= args.think_ms <= 1e6):
         raise UsageError(f"--think-ms must be a number of ms >= 0, got {args.think_ms}")
@@ -149,7 +150,7 @@ def cmd_compare(args) -> int:
             raise UsageError(f"--request-rate must be a positive number, got {args.request_rate}")
         run.request_rate = args.request_rate
     doc, file, base = scenario_doc(args, run)
-    sc = scenario_from_doc(doc, file, base, args.set)
+    sc = scenario_from_doc(doc, file, base, list(args.set) + knob_flags(args))
     cfg = sc.serving
     if cfg is None:
         raise UsageError(f"{sc.file}: has no serving: section; `sparsesim compare` needs one (its replicas and engine)")

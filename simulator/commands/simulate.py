@@ -50,7 +50,7 @@ def cmd_simulate(args) -> int:
     from simulator.engine.plots import latency_cdf, timeline
     from simulator.engine.results import summary_text
     from simulator.scenario import find_scenario, read_scenario_doc, scenario_from_doc
-    from simulator.vllm_knobs import apply_knobs
+    from simulator.vllm_knobs import apply_knobs, knob_flags
 
     if args.requests is not None and not 1 <= args.requests <= 50_000_000:
         raise UsageError(f"--requests must be between 1 and 50,000,000, got {args.requests}")
@@ -62,7 +62,7 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--concurrency must be between 1 and 1,000,000, got {args.concurrency}")
     path = find_scenario(args.scenario)
     doc = apply_knobs(read_scenario_doc(path, args.set), args, str(path))
-    sc = scenario_from_doc(doc, str(path), path.parent, args.set)
+    sc = scenario_from_doc(doc, str(path), path.parent, list(args.set) + knob_flags(args))
     cfg = sc.serving
     if cfg is None:
         raise UsageError(f"{sc.file}: has no serving: section; `sparsesim simulate` needs one (see "
