@@ -187,3 +187,20 @@ def test_speculative_config_and_vllm_knobs():
     assert doc["serving"]["replicas"][0]["strategies"]["speculation"] == {"mtp": {"k": 2}}
     with pytest.raises(ScenarioError):
         apply_knobs({"serving": {}}, argparse.Namespace(enable_chunked_prefill=False))
+
+
+def test_json_on_every_command(capsys):
+    """--json: one JSON object on stdout and nothing else, for a command without its own summary too, and for an
+    error (exit 2); every command's --help documents it with the exit statuses."""
+    rc, out, err = _run(capsys, "hw", "show", "H100-SXM", "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["exit_status"] == 0 and "H100-SXM" in d["text"] and "H100-SXM" in err
+    rc, out, err = _run(capsys, "run", "quickstart", "--set", "workload.batch=abc", "--json")
+    d = json.loads(out)
+    assert rc == 2 and d["exit_status"] == 2 and "workload.batch" in d["error"] and len(err.strip().splitlines()) == 1
+    from simulator.cli import build_parser
+
+    p = build_parser()
+    sub = next(a for a in p._actions if a.dest == "command")
+    for name, cmd in sub.choices.items():
+        assert "--json" in cmd._option_string_actions and "exit status: 0 ok; 2 bad input" in cmd.epilog, name
