@@ -45,10 +45,12 @@ def _run(capsys, *argv):
 
 
 @pytest.mark.parametrize("closed", [True, False])
-def test_engine_output_compares_to_itself(tmp_path, capsys, closed):
+def test_engine_output_compares_to_itself(tmp_path, capsys, closed, monkeypatch):
     p, _ = _engine_result(tmp_path, closed=closed)
+    monkeypatch.setenv("SPARSESIM_PROGRESS_EVERY_S", "0.0001")     # a progress line at every update, unless quiet
     rc, out, err = _run(capsys, "compare", p, "--scenario", "serving_hf_cb_h100", "--out", tmp_path / "o", "--json")
     assert rc == 0, err
+    assert "elapsed" not in err                                     # progress is quiet under --json
     d = json.loads(out)                                   # stdout: one JSON object, nothing else
     assert d["workload"].startswith("closed loop of 4" if closed else "8 requests arriving at their measured")
     for r in d["rows"]:
