@@ -20,6 +20,8 @@ import time
 #: seconds between two progress lines when stderr is not a terminal
 PROGRESS_EVERY_S = 5.0
 PROGRESS_ENV = "SPARSESIM_PROGRESS_EVERY_S"
+#: set by the CLI under --json: no progress at all (stdout carries one JSON object; stderr stays quiet too)
+QUIET = False
 
 
 def _every_s() -> float:
@@ -73,7 +75,7 @@ class LineProgress:
 def progress_bar(total: int | None, desc: str, unit: str, enabled: bool = True):
     """A progress reporter for `total` units of work, or None when not `enabled`: a tqdm bar when stderr is a
     terminal, else a LineProgress."""
-    if not enabled:
+    if not enabled or QUIET:
         return None
     if sys.stderr.isatty():
         from tqdm import tqdm

@@ -461,22 +461,38 @@ def find_scenario(name_or_path: str) -> Path:
                         f"{', '.join(shipped) or 'none'}")
 
 
-def read_scenario_doc(path: Path) -> Any:
-    """The scenario file at `path` as the plain YAML document (a mapping when the file is well formed): the one
-    place a scenario's raw document is read; everything after works on the Scenario scenario_from_dict makes."""
+def read_scenario_doc(path: Path, overrides: list[str] | None = None) -> Any:
+    """The scenario file at `path` as the plain YAML document (a mapping when the file is well formed) with the
+    `--set PATH=VALUE` overrides applied (simulator.overrides): the one place a scenario's raw document is read;
+    everything after works on the Scenario scenario_from_dict makes."""
+    from simulator.overrides import apply_overrides
+
     try:
-        return load_yaml(path, "scenario file")
+        doc = load_yaml(path, "scenario file")
     except ScenarioError:
         raise
     except SparsesimError as e:
         raise ScenarioError(str(e)) from None
+    return apply_overrides(doc, overrides, str(path), TOP_KEYS)
 
 
-def load_scenario(name_or_path: str) -> Scenario:
-    """Find (find_scenario), read (read_scenario_doc), validate and resolve a scenario file."""
+def load_scenario(name_or_path: str, overrides: list[str] | None = None) -> Scenario:
+    """Find (find_scenario), read with the overrides (read_scenario_doc), validate and resolve a scenario file."""
     path = find_scenario(name_or_path)
-    doc = read_scenario_doc(path)
-    return scenario_from_dict(doc, str(path), path.parent)
+    doc = read_scenario_doc(path, overrides)
+    return scenario_from_doc(doc, str(path), path.parent, overrides)
+
+
+def scenario_from_doc(doc: Any, file: str, base: Path, overrides: list[str] | None = None) -> Scenario:
+    """scenario_from_dict; an error after --set overrides (or other flags that edit the mapping, given as
+    "--flag value" text) says which were applied (the flag may be the cause)."""
+    if not overrides:
+        return scenario_from_dict(doc, file, base)
+    try:
+        return scenario_from_dict(doc, file, base)
+    except ScenarioError as e:
+        given = [o if o.startswith("--") else f"--set {o}" for o in overrides]
+        raise ScenarioError(f"{e} (with {', '.join(given)})") from None
 
 
 def numeric_grid(sc: Scenario) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

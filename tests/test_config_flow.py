@@ -105,7 +105,7 @@ def test_the_raw_document_is_read_in_one_place(monkeypatch):
 
     seen = []
 
-    def read(path):
+    def read(path, overrides=None):
         doc = S.load_yaml(path, "scenario file")
         doc["workload"]["batch"] = [3]
         seen.append(path)

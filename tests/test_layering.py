@@ -8,9 +8,9 @@
                       strategy contract and registry)
      2 strategies     simulator.strategies.*  (the values of the strategy axes)
      3 traces         simulator.traces.*  (attention and request traces, their statistics)
-     4 sweep          simulator.{scenario, sections, planner, report, parallel, adaptation}
+     4 sweep          simulator.{scenario, sections, planner, report, parallel, adaptation, overrides, vllm_knobs}
      5 engine         simulator.engine.*  (the discrete-event serving engine)
-     6 studies        simulator.{planning, calibration, figures}.*
+     6 studies        simulator.{planning, calibration, figures, benchmark_results, html_report}.*
      7 interface      simulator.{cli, commands.*}
    The one import that still runs back up is listed in UPWARD with its reason. Every .py file under a package
    is a module of it (no script folders inside the packages). Plug-in discovery by folder scan
@@ -39,9 +39,10 @@ LAYERS = {
     "simulator.strategies": 2,
     "simulator.traces": 3,
     "simulator.scenario": 4, "simulator.sections": 4, "simulator.planner": 4, "simulator.report": 4,
-    "simulator.parallel": 4, "simulator.adaptation": 4,
+    "simulator.parallel": 4, "simulator.adaptation": 4, "simulator.overrides": 4, "simulator.vllm_knobs": 4,
     "simulator.engine": 5,
-    "simulator.planning": 6, "simulator.calibration": 6, "simulator.figures": 6,
+    "simulator.planning": 6, "simulator.calibration": 6, "simulator.figures": 6, "simulator.benchmark_results": 6,
+    "simulator.html_report": 6,
     "simulator.cli": 7, "simulator.commands": 7,
 }
 LAYER_NAMES = ("hardware", "model core", "strategies", "traces", "sweep", "engine", "studies", "interface")

@@ -4,5 +4,5 @@
 each add its parser; a module sets `func` on its parser with `set_defaults(func=...)`. A new command is a
 new module here; nothing else needs editing.
 """
-COMMAND_ORDER = ("run", "sweep", "simulate", "plan", "scenarios", "trace", "figures", "hw", "models",
+COMMAND_ORDER = ("run", "sweep", "simulate", "compare", "plan", "scenarios", "trace", "figures", "hw", "models",
                  "strategies", "calibrate")

@@ -12,7 +12,8 @@ MANIFEST = ".sparsesim-outputs"
 OK = 0
 BAD_INPUT = 2          # a SparsesimError: a file, a field, a flag; one line on stderr
 NOTHING_FITS = 3       # the input is valid but nothing fits / nothing could be priced / no request finished
-EXIT_STATUS_HELP = ("exit status: 0 ok; 2 bad input (one line naming the file and field, no traceback); "
+EXIT_STATUS_HELP = ("--json prints one JSON object on stdout (the summary, its exit_status; the text report goes to "
+                    "stderr). exit status: 0 ok; 2 bad input (one line naming the file and field, no traceback); "
                     "3 nothing fits (every setting skipped or out of memory, no plan candidate meets the SLO or the "
                     "budget, no simulated request finished); 130 interrupted")
 
@@ -124,3 +125,42 @@ def calibration_lines(hardware) -> list[str]:
                   f"peaks): no fitted file {hw.name}.yaml; add `calibration_from: <a calibrated device>` to the spec or "
                   "fit it (`sparsesim calibrate fit`)", file=sys.stderr)
     return out
+
+
+def add_set_argument(parser) -> None:
+    """--set PATH=VALUE (repeatable): what-if overrides of the scenario's YAML (simulator.overrides)."""
+    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="set",
+                        help="override a scenario value by its dot path, typed as YAML, e.g. --set "
+                             "serving.scheduler.max_num_seqs=64 --set strategies.kv_dtype=[fp8] (repeatable; a list "
+                             "element by index: serving.replicas.0.count=2)")
+
+
+def add_json_argument(parser) -> None:
+    """--json: the summary as one JSON object on stdout; the human-readable text goes to stderr, progress is quiet."""
+    parser.add_argument("--json", action="store_true",
+                        help="print the summary as one JSON object on stdout (nothing else on stdout: the text "
+                             "report goes to stderr; progress is quiet); files are written as usual")
+
+
+def emit_json(args, obj: dict) -> None:
+    """Hand the command's JSON summary to the CLI, which prints it on stdout under --json."""
+    args._json_summary = obj
+
+
+def json_safe(v):
+    """A value JSON can hold: numpy scalars as numbers, NaN/inf as null, containers recursively."""
+    import math
+
+    import numpy as np
+
+    if isinstance(v, dict):
+        return {str(k): json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_safe(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)

@@ -1,7 +1,7 @@
 """`sparsesim figures list | run SCENARIO`: the paper reproductions."""
 from __future__ import annotations
 
-from simulator.commands._common import OutputDir, UsageError, add_out_argument
+from simulator.commands._common import OutputDir, UsageError, add_out_argument, add_set_argument
 
 
 def register(sub) -> None:
@@ -10,6 +10,7 @@ def register(sub) -> None:
     f.add_argument("scenario", nargs="?", help="run: a scenario with targets: (a path, a shipped name, or a "
                                                "reproduction name from `figures list`)")
     add_out_argument(f)
+    add_set_argument(f)
     f.set_defaults(func=cmd_figures)
 
 
@@ -32,7 +33,7 @@ def cmd_figures(args) -> int:
     target = args.scenario
     if target in reg and scenario_for(target):
         target = scenario_for(target)
-    sc = load_scenario(target)
+    sc = load_scenario(target, args.set)
     if not sc.targets:
         raise UsageError(f"{sc.file} names no reproductions (targets:)")
     out = OutputDir.prepare(args.out, sc.name)

@@ -1,7 +1,15 @@
 """`sparsesim run [SCENARIO]`: price a scenario (default: the shipped quickstart) and print its tables."""
 from __future__ import annotations
 
-from simulator.commands._common import NOTHING_FITS, OutputDir, add_out_argument, calibration_lines
+from simulator.commands._common import (
+    NOTHING_FITS,
+    OutputDir,
+    add_json_argument,
+    add_out_argument,
+    add_set_argument,
+    calibration_lines,
+    emit_json,
+)
 
 DEFAULT_SCENARIO = "quickstart"
 
@@ -11,6 +19,8 @@ def register(sub) -> None:
     r.add_argument("scenario", nargs="?", help=f"a scenario YAML path or a shipped name (default {DEFAULT_SCENARIO};"
                                                " see `sparsesim scenarios list`)")
     add_out_argument(r)
+    add_set_argument(r)
+    add_json_argument(r)
     r.add_argument("--breakdown", action="store_true", help="also write breakdown.csv: time per op per setting")
     from simulator.parallel import add_arguments
 
@@ -23,7 +33,7 @@ def cmd_run(args) -> int:
     from simulator.commands.outputs import print_reproductions, write_results
     from simulator.scenario import load_scenario
 
-    sc = load_scenario(args.scenario or DEFAULT_SCENARIO)
+    sc = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set)
     out = OutputDir.prepare(args.out, sc.name)
     from simulator.parallel import client_from_args
 
@@ -36,6 +46,7 @@ def cmd_run(args) -> int:
     if result.results.empty:
         print("nothing could be priced: every strategy tuple or setting was skipped.")
         print(report.skipped_text(result.skipped))
+        emit_json(args, {"command": "run", "scenario": sc.name, "priced": 0, "skipped": result.n_skipped})
         return NOTHING_FITS
     if "table" in sc.outputs:
         print(report.run_tables(result.results))
@@ -45,6 +56,11 @@ def cmd_run(args) -> int:
     print_reproductions(sc, out)
     for line in out.finish():
         print(line)
+    df = result.results
+    emit_json(args, {"command": "run", "scenario": sc.name, "file": sc.file, "priced": int(len(df)),
+                     "skipped": result.n_skipped, "fit_in_memory": int(df["fits"].sum()),
+                     "results": df.head(10_000).to_dict(orient="records"),
+                     "files": [str(out.path / n) for n in out.written]})
     if not result.results["fits"].any():
         print("nothing fits: no setting's batch fits in memory (the tables show 'oom')")
         return NOTHING_FITS

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import math
 
-from simulator.commands._common import NOTHING_FITS, OutputDir, UsageError, add_out_argument, calibration_lines
+from simulator.commands._common import (
+    NOTHING_FITS,
+    OutputDir,
+    UsageError,
+    add_json_argument,
+    add_out_argument,
+    add_set_argument,
+    calibration_lines,
+    emit_json,
+)
 
 
 def register(sub) -> None:
@@ -18,6 +27,8 @@ def register(sub) -> None:
     p.add_argument("scenario", help="a scenario YAML path or shipped name with a serving: section "
                                     "(e.g. serving_mooncake_h100)")
     add_out_argument(p)
+    add_set_argument(p)
+    add_json_argument(p)
     p.add_argument("--requests", type=int, metavar="N", help="simulate only N requests (first N of a trace; "
                                                              "N generated)")
     p.add_argument("--rate-scale", type=float, metavar="X", help="multiply the arrival rate by X (overrides "
@@ -26,6 +37,11 @@ def register(sub) -> None:
     p.add_argument("--concurrency", type=int, metavar="C", help="run the requests as a closed loop of C in flight "
                                                                 "(the next submitted when one finishes), as vLLM's "
                                                                 "--max-concurrency; overrides serving.requests")
+    p.add_argument("--html", action="store_true", help="also write report.html (interactive, self-contained: latency "
+                                                       "CDFs, timeline, a step's per-op breakdown, provenance)")
+    from simulator.vllm_knobs import add_knob_arguments
+
+    add_knob_arguments(p)
     p.set_defaults(func=cmd_simulate)
 
 
@@ -33,7 +49,8 @@ def cmd_simulate(args) -> int:
     from simulator.engine.api import load_source, simulate, with_concurrency
     from simulator.engine.plots import latency_cdf, timeline
     from simulator.engine.results import summary_text
-    from simulator.scenario import load_scenario
+    from simulator.scenario import find_scenario, read_scenario_doc, scenario_from_doc
+    from simulator.vllm_knobs import apply_knobs, knob_flags
 
     if args.requests is not None and not 1 <= args.requests <= 50_000_000:
         raise UsageError(f"--requests must be between 1 and 50,000,000, got {args.requests}")
@@ -43,7 +60,9 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.concurrency is not None and not 1 <= args.concurrency <= 1_000_000:
         raise UsageError(f"--concurrency must be between 1 and 1,000,000, got {args.concurrency}")
-    sc = load_scenario(args.scenario)
+    path = find_scenario(args.scenario)
+    doc = apply_knobs(read_scenario_doc(path, args.set), args, str(path))
+    sc = scenario_from_doc(doc, str(path), path.parent, list(args.set) + knob_flags(args))
     cfg = sc.serving
     if cfg is None:
         raise UsageError(f"{sc.file}: has no serving: section; `sparsesim simulate` needs one (see "
@@ -83,9 +102,13 @@ def cmd_simulate(args) -> int:
         print(f"wrote {out.path / 'requests.csv'}")
         for line in out.finish():
             print(line)
+        emit_json(args, {"command": "simulate", "scenario": sc.name, "file": sc.file, "requests": len(trace),
+                         "summary": res.summary, "files": [str(out.path / n) for n in out.written]})
         return NOTHING_FITS
     res.requests.to_parquet(out.file("requests.parquet"), index=False)
     res.requests.to_csv(out.file("requests.csv"), index=False)
+    with open(out.file("requests.jsonl"), "w") as f:
+        res.requests.to_json(f, orient="records", lines=True)
     res.timeseries.to_parquet(out.file("timeseries.parquet"), index=False)
     import pandas as pd
 
@@ -93,8 +116,15 @@ def cmd_simulate(args) -> int:
     title = f"{sc.name}: {len(trace):,} requests, {res.summary['replicas']} replicas"
     latency_cdf(res.requests, cfg.slo, out.file("latency_cdf.png"), title)
     timeline(res.requests, res.timeseries, res.stats.num_blocks, out.file("timeline.png"), title)
+    if args.html:
+        from simulator.html_report import simulate_report
+
+        simulate_report(out.file("report.html"), sc, cfg, res, trace)
     for name in out.written:
         print(f"wrote {out.path / name}")
     for line in out.finish():
         print(line)
+    emit_json(args, {"command": "simulate", "scenario": sc.name, "file": sc.file, "engine": cfg.engine, "seed": seed,
+                     "requests": len(trace), "summary": res.summary, "notes": res.notes,
+                     "files": [str(out.path / n) for n in out.written]})
     return 0

@@ -1,13 +1,23 @@
 """`sparsesim sweep SCENARIO`: price the whole strategy-tuple product, count skips, rank under the SLO."""
 from __future__ import annotations
 
-from simulator.commands._common import NOTHING_FITS, OutputDir, add_out_argument, calibration_lines
+from simulator.commands._common import (
+    NOTHING_FITS,
+    OutputDir,
+    add_json_argument,
+    add_out_argument,
+    add_set_argument,
+    calibration_lines,
+    emit_json,
+)
 
 
 def register(sub) -> None:
     s = sub.add_parser("sweep", help="price the whole strategy-tuple product, report skips, rank")
     s.add_argument("scenario", help="a scenario YAML path or a shipped name")
     add_out_argument(s)
+    add_set_argument(s)
+    add_json_argument(s)
     s.add_argument("--parquet", action="store_true",
                    help="stream every priced row to results.parquet chunk by chunk instead of holding the table in "
                         "memory (for sweeps too large for it); ranked.csv then holds the best 1,000 feasible rows")
@@ -23,7 +33,7 @@ def cmd_sweep(args) -> int:
     from simulator.parallel import client_from_args
     from simulator.scenario import load_scenario
 
-    sc = load_scenario(args.scenario)
+    sc = load_scenario(args.scenario, args.set)
     out = OutputDir.prepare(args.out, sc.name)
     parquet = out.file("results.parquet") if args.parquet else None
     with client_from_args(args) as cl:
@@ -71,6 +81,10 @@ def cmd_sweep(args) -> int:
         print(f"wrote {p}{what}")
     for line in out.finish():
         print(line)
+    emit_json(args, {"command": "sweep", "scenario": sc.name, "file": sc.file, "tuples": n_combos, "settings": total,
+                     "priced": result.rows, "skipped": result.n_skipped, "out_of_memory": n_oom, "miss_slo": n_slo,
+                     "rank_by": sc.rank_by, "top": ranked.head(sc.top).to_dict(orient="records"),
+                     "files": [str(out.path / n) for n in out.written]})
     if ranked.empty:
         print("nothing fits: no setting fits in memory within the SLO, so nothing is ranked")
         return NOTHING_FITS
