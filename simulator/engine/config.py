@@ -46,6 +46,7 @@
         graph_sizes: none                #  none | vllm | [sizes]: pure decode steps run as the smallest captured
                                          #   CUDA graph >= their batch (padding rows attend one token); vllm =
                                          #   1, 2, 4, 8..248 by 8, 256..512 by 16, capped at max_num_seqs
+        memory_budget_gb: 1              #  memory the step-cost tables of one replica group may hold (GiB)
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
                                          #  trace's spec.accept_len_samples) | {replay: FILE or [counts]}
       kv_transfer: {bandwidth_gbps: null, latency_us: null}   # disaggregation link; null = the spec's interconnect
@@ -154,6 +155,7 @@ class ServingConfig:
     launch_eager_s: float | None = None    # the runtime's eager launch cost (None = the device's)
     graph_sizes: tuple | None = None       # CUDA-graph batch sizes pure decode steps are padded to
     eager_overlap: str = "kernel"          # kernel | step (serving.step_cost.eager_overlap)
+    step_cost_budget_bytes: float | None = None   # serving.step_cost.memory_budget_gb (None = the engine's default)
     adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
     adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
     file: str = "<scenario>"
@@ -355,7 +357,7 @@ def _scheduler(v: Any, file: str) -> dict:
 
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
-                  "graph_sizes", "eager_overlap"}
+                  "graph_sizes", "eager_overlap", "memory_budget_gb"}
 #: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
 #: range(256, max_cudagraph_capture_size + 1, 16), max_cudagraph_capture_size = 512), cut at max_num_seqs
 VLLM_MAX_CAPTURE = 512
@@ -505,6 +507,8 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     eo = sc_.get("eager_overlap", "kernel")
     if eo not in ("kernel", "step"):
         raise _err(f"is {eo!r}; allowed: kernel, step", file, "serving.step_cost.eager_overlap")
+    mb = sc_.get("memory_budget_gb")
+    budget = None if mb is None else _num(mb, file, "serving.step_cost.memory_budget_gb", 0.0, 1024.0) * 2**30
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
     slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
@@ -521,5 +525,5 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
                          decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
-                         graph_sizes=graph_sizes, eager_overlap=eo, adaptation=adapt,
+                         graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,
                          adaptation_combos=adapt_combos, file=file)

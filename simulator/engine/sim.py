@@ -159,7 +159,8 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          cache_unit_tokens=cache_unit)
     if cfg.launch_eager_s is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
         combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
-    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
+    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap,
+                       cfg.step_cost_budget_bytes)
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
                     floor_s=cfg.host_floor_s)
     cost = cost.for_serving(cfg.decode_context, host)   # the same tables, at this config's decode context and host time
@@ -169,8 +170,8 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
         combos = [combo] + list(cfg.adaptation_combos[i][1:])
         if cfg.launch_eager_s is not None:
             combos = [combos[0]] + [replace(c, hardware=combo.hardware) for c in combos[1:]]
-        costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap)
-                          for c in combos[1:]]
+        costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap,
+                                      cfg.step_cost_budget_bytes) for c in combos[1:]]
         adaptive = (combos, costs)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
                       kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"))
@@ -180,7 +181,7 @@ _COST_CACHE: dict = {}
 
 
 def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None,
-                eager_overlap: str = "kernel") -> StepCostModel:
+                eager_overlap: str = "kernel", budget_bytes: float | None = None) -> StepCostModel:
     """Cost surfaces, memoized per (tuple, knobs) within a process: re-runs at another rate, seed or request
     count, and configs naming the same tuple again, reuse them. The key is the tuple's content (device and
     model names and files, every strategy value, dtypes, parallelism, runtime, the trace object)."""
@@ -191,14 +192,14 @@ def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None
            combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels,
            id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch,
            hw.launch_eager_s, hw.launch_graph_s, tuple(graph_sizes) if graph_sizes else None,
-           getattr(hw.efficiency, "source", None), eager_overlap)
+           getattr(hw.efficiency, "source", None), eager_overlap, budget_bytes)
     hit = _COST_CACHE.get(key)
     if hit is not None and (combo.trace is None or hit[0].trace is combo.trace):
         return hit[1]
     if len(_COST_CACHE) > 64:
         _COST_CACHE.clear()
     m = StepCostModel(combo, mnbt, seqs, mixed_launch=mixed_launch, graph_sizes=graph_sizes,
-                      eager_overlap=eager_overlap)
+                      eager_overlap=eager_overlap, memory_budget_bytes=budget_bytes)
     _COST_CACHE[key] = (combo, m)
     return m
 
@@ -290,14 +291,14 @@ class Replica:
             if gap < k * self.last_dt:
                 k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
         acc = self.acc.draw((k, len(sched.running))) if spec else None
-        return decode_run.plan(sched, k, acc)
+        return decode_run.plan(sched, k, acc, rows=self.cost.per_row)
 
     def _decode_run(self, run: decode_run.DecodeRun):
         """Wait out a planned run of decode steps, cut at the step in progress when a request arrives here, and
         apply the steps that ran."""
         eng = self.engine
         env, sched, rec = eng.env, self.sched, eng.rec
-        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max)
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, run.ctx_rows)
         ends = np.cumsum(dts)
         start = env.now
         self.wake = env.event()
@@ -325,7 +326,8 @@ class Replica:
         if eng.sample_every and self.events % eng.sample_every == 0:
             eng.plan_samples.append((self.group.index, Composition(
                 total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
-                decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
+                decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0]),
+                decode_ctx=() if run.ctx_rows is None else tuple(run.ctx_rows[0].tolist())),
                 float(dts[0])))
         if ev.finished:
             eng.on_finished(self, ev.finished)
@@ -359,7 +361,8 @@ class Replica:
             eng.plan_samples.append((self.group.index, Composition(
                 total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
                 decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
-                decode_ctx_max=plan.decode_ctx_max), dt))
+                decode_ctx_max=plan.decode_ctx_max,
+                decode_ctx=tuple(cost.plan_rows(plan).tolist()) if cost.per_row else ()), dt))
         for r in ev.first_token:
             eng.on_first_token(self, r)
         if ev.finished:

@@ -309,8 +309,10 @@ class DecodeSurface:
         fx = (x - x0) / (x1 - x0)
         fy = (y - y0) / (y1 - y0)
         r0 = self.row_list(i)
-        r1 = self.row_list(i + 1)
         a = r0[j] + (r0[j + 1] - r0[j]) * fy
+        if fx == 0.0:   # on a grid row: the next row has weight 0 (a + (b - a) * 0 is a), so it is not priced
+            return a
+        r1 = self.row_list(i + 1)
         b = r1[j] + (r1[j + 1] - r1[j]) * fy
         return a + (b - a) * fx
 
@@ -325,6 +327,8 @@ class DecodeSurface:
             k = min(max(int(np.searchsorted(bg, batch, side="right")) - 1, 0), len(bg) - 2)
             f = (batch - bg[k]) / (bg[k + 1] - bg[k])
             r0 = self.row(k)
+            if f == 0.0:   # on a grid row (see at)
+                return r0
             r1 = self.row(k + 1)
             row = r0 + (r1 - r0) * f
             if len(self._interp) > 64:

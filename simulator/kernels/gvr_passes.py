@@ -328,6 +328,10 @@ def overlap_of_dist(d: np.ndarray, k: int, n: float) -> float:
     return overlap_for_rho(float(t.rhos[int(np.argmin(np.abs(means - mean)))]), k, n)
 
 
+#: rho_for_overlap per (overlap, k) and row length, kept across calls (a surface prices the same lengths row after row)
+_RHO_MEMO: dict = {}
+
+
 def launch_passes_array(inp: tuple, k: int, n, batch, rows_per_seq: int, stale: bool = True) -> np.ndarray:
     """launch_passes for arrays of row lengths `n` and launch sizes `batch` (equal length), the same numbers
     (bit for bit): the table lookups and the E[max] are vectorized over the settings, for an overlap given as a
@@ -350,8 +354,15 @@ def launch_passes_array(inp: tuple, k: int, n, batch, rows_per_seq: int, stale: 
     ov = 0 + (1.0 - w)[:, None] * t.overlap[j] + w[:, None] * t.overlap[j + 1]
     ov = np.maximum.accumulate(ov, axis=1)
     uniq, first, inv = np.unique(n, return_index=True, return_inverse=True)
-    rho_u = np.array([0.0 if float(overlap) <= ov[i, 0] else float(np.interp(float(overlap), ov[i], t.rhos))
-                      for i in first])
+    memo = _RHO_MEMO.setdefault((float(overlap), int(k)), {})
+    if len(memo) > 1 << 20:
+        memo.clear()
+    rho_u = np.empty(len(uniq))
+    for u, (x_, i) in enumerate(zip(uniq.tolist(), first.tolist())):
+        r = memo.get(x_)
+        if r is None:
+            r = memo[x_] = 0.0 if float(overlap) <= ov[i, 0] else float(np.interp(float(overlap), ov[i], t.rhos))
+        rho_u[u] = r
     rho = rho_u[inv]
     dists = []
     for r_ in range(rows_per_seq):
