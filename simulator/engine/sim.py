@@ -24,13 +24,13 @@ from the speculation strategy's acceptance model (`accept_length_pmf()`: chains 
 """
 from __future__ import annotations
 
+import heapq
 import math
 import sys
 from array import array
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import simpy
 
 from hwmodels.errors import SparsesimError
 from simulator.engine import decode_run
@@ -225,8 +225,29 @@ class Records:
                                            "prefill_tokens", "decode_rows", "preempted")}
 
 
+# ---- the event loop ---------------------------------------------------------------------------------------------
+# What the replicas, the request source and the KV transfers wait for, as entries (time, seq, kind, target, wait) of
+# one heap. Entries at the same time run in the order they were scheduled (seq), which is simpy's order
+# (time, priority, event id) for these processes: the engine was a simpy model and keeps its event order exactly,
+# including simpy's extra hop through a condition event when a decode run ends or is cut (RUN_END / WAKE -> COND).
+SRC, STEP, RUN_END, WAKE, COND, CUT, XFER = range(7)
+
+
+class _Clock:
+    """The simulated clock (`engine.env.now`, seconds from the first arrival)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self):
+        self.now = 0.0
+
+
 class Replica:
-    """One replica: a scheduler, its group's cost model, a simpy process."""
+    """One replica: a scheduler, its group's cost model, and where it is in its loop (idle, a step, a decode run).
+
+    Its loop (proceed): sleep while idle; run a planned run of identical decode steps when the policy allows it (and
+    not under per-request adaptation, where every round is a step); else one step. A decode run is cut at the step in
+    progress when a request arrives here."""
 
     def __init__(self, idx: int, group: GroupSetup, engine: "Engine"):
         self.idx = idx
@@ -234,52 +255,86 @@ class Replica:
         self.engine = engine
         self.sched = policy_class(group.policy)(group.sched_cfg)
         self.cost = group.cost
-        self.wake: simpy.Event | None = None
         self.outstanding = 0
         spec = group.sched_cfg.num_spec_tokens
         self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng) if spec else None
         self.adapt = None
         if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
             self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
+        self.K = 0 if self.adapt is not None else engine.cfg.decode_run_steps
         self.busy_s = 0.0
         self.steps = 0
         self.events = 0
         self.last_dt = 0.0
+        # what a wake-up resumes: None (in a step, or waiting out the cut step of a run), "idle" or "run"
+        self.waiting_on: str | None = None
+        self.wake_triggered = False
+        self.wait = 0                 # id of the current wait (entries of an older wait are stale)
+        self.cond_pending = False     # a decode run whose end (or cut) has not been taken yet
+        self._plan = None
+        self._run = None
+        self._start = 0.0
+        self._dt = 0.0
+        self._queue = 0
+        self._dts = None
+        self._ends = None
+        self._cut = 0
 
     def add(self, req: Request, now: float) -> None:
         if self.adapt is not None:
             self.adapt.admit(req.rid)
         self.sched.add_request(req, now)
-        if self.wake is not None and not self.wake.triggered:
-            self.wake.succeed()
+        if self.waiting_on is not None and not self.wake_triggered:
+            self.wake_triggered = True
+            self.engine.push(now, WAKE, self, self.wait)
 
-    def loop(self):
-        """The replica's simpy process: sleep while idle; run a planned run of identical decode steps when the
-        policy allows it (and not under per-request adaptation, where every round is a step); else one step."""
-        env = self.engine.env
+    # ---- waiting ------------------------------------------------------------------------------------------------
+    def _sleep(self, what: str) -> None:
+        self.wait += 1
+        self.waiting_on = what
+        self.wake_triggered = False
+
+    def on_wake(self, wait: int) -> None:
+        if wait != self.wait or self.waiting_on is None:
+            return
+        if self.waiting_on == "idle":
+            self.waiting_on = None
+            self.proceed()
+        elif self.cond_pending:
+            self.cond_pending = False
+            self.engine.push(self.engine.env.now, COND, self, wait)
+
+    def on_run_end(self, wait: int) -> None:
+        if wait == self.wait and self.cond_pending:
+            self.cond_pending = False
+            self.engine.push(self.engine.env.now, COND, self, wait)
+
+    # ---- the loop -----------------------------------------------------------------------------------------------
+    def proceed(self) -> None:
+        """Start the next step or decode run, or sleep while idle (the body of the replica's loop)."""
+        eng = self.engine
         sched = self.sched
-        K = 0 if self.adapt is not None else self.engine.cfg.decode_run_steps
+        K = self.K
         while True:
             if sched.idle:
-                self.wake = env.event()
-                yield self.wake
-                self.wake = None
-                continue
+                self._sleep("idle")
+                return
             if K and decode_run.ready(sched):
                 run = self._plan_run(K)
                 if run.steps > 1:
-                    yield from self._decode_run(run)
-                    continue
-            plan = sched.schedule(env.now)
+                    self._start_run(run)
+                    return
+            plan = sched.schedule(eng.env.now)
             if plan.preempted:
                 for r in plan.preempted:
-                    self.engine.rec.preemptions[r.rid] += 1
+                    eng.rec.preemptions[r.rid] += 1
             if plan.empty:
                 if plan.preempted:
                     continue
                 raise SimulationError(f"replica {self.idx}: nothing can run although requests wait "
                                       f"({len(sched.waiting)} waiting, {sched.pool.num_free} free blocks)")
-            yield from self._step(plan)
+            self._start_step(plan)
+            return
 
     def _plan_run(self, K: int) -> decode_run.DecodeRun:
         """Plan up to K identical decode steps, no further than the next arrival when drafts are drawn."""
@@ -293,27 +348,43 @@ class Replica:
         acc = self.acc.draw((k, len(sched.running))) if spec else None
         return decode_run.plan(sched, k, acc, rows=self.cost.per_row)
 
-    def _decode_run(self, run: decode_run.DecodeRun):
-        """Wait out a planned run of decode steps, cut at the step in progress when a request arrives here, and
-        apply the steps that ran."""
-        eng = self.engine
-        env, sched, rec = eng.env, self.sched, eng.rec
+    # ---- a decode run -------------------------------------------------------------------------------------------
+    def _start_run(self, run: decode_run.DecodeRun) -> None:
+        """Wait out a planned run of decode steps (RUN_END), or until a request arrives here (WAKE)."""
         dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, run.ctx_rows)
         ends = np.cumsum(dts)
-        start = env.now
-        self.wake = env.event()
-        to = env.timeout(float(ends[-1]))
-        yield to | self.wake
-        self.wake = None
-        if env.now < start + ends[-1]:
-            j = int(np.searchsorted(ends, env.now - start, side="left"))
+        now = self.engine.env.now
+        self._run, self._dts, self._ends, self._start = run, dts, ends, now
+        self._sleep("run")
+        self.cond_pending = True
+        self.engine.push(now + float(ends[-1]), RUN_END, self, self.wait)
+
+    def on_cond(self, wait: int) -> None:
+        """The run ended, or a request arrived: cut it at the step in progress."""
+        self.waiting_on = None
+        now = self.engine.env.now
+        start, ends = self._start, self._ends
+        if now < start + ends[-1]:
+            j = int(np.searchsorted(ends, now - start, side="left"))
             end = start + float(ends[j])
-            if end > env.now:
-                yield env.timeout(end - env.now)
+            if end > now:
+                self._cut = j + 1
+                self.engine.push(now + (end - now), CUT, self, wait)
+                return
             done = j + 1
         else:
-            done = run.steps
-        ev = decode_run.apply(sched, run, done, env.now)
+            done = self._run.steps
+        self._finish_run(done)
+
+    def on_cut(self, wait: int) -> None:
+        self._finish_run(self._cut)
+
+    def _finish_run(self, done: int) -> None:
+        """Apply the `done` steps of the run that ran."""
+        eng = self.engine
+        sched, rec, run, dts, ends = self.sched, eng.rec, self._run, self._dts, self._ends
+        now = eng.env.now
+        ev = decode_run.apply(sched, run, done, now)
         self.last_dt = float(dts[done - 1])
         if eng.check:
             sched.check_invariants()
@@ -322,29 +393,38 @@ class Replica:
         self.steps += done
         self.events += 1
         if rec.record_steps:
-            self._record(rec.ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
+            self._record(rec.ts, self._start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
         if eng.sample_every and self.events % eng.sample_every == 0:
             eng.plan_samples.append((self.group.index, Composition(
                 total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
                 decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0]),
                 decode_ctx=() if run.ctx_rows is None else tuple(run.ctx_rows[0].tolist())),
                 float(dts[0])))
+        self._run = self._dts = self._ends = None
         if ev.finished:
             eng.on_finished(self, ev.finished)
+        self.proceed()
 
-    def _step(self, plan):
-        """Wait out one scheduled step (device + host time), then apply it (accepted drafts drawn for its decode
-        rows)."""
+    # ---- one step -----------------------------------------------------------------------------------------------
+    def _start_step(self, plan) -> None:
+        """Wait out one scheduled step (device + host time)."""
         eng = self.engine
-        env, sched, rec, cost, adapt = eng.env, self.sched, eng.rec, self.cost, self.adapt
-        start = env.now
-        waiting = len(sched.waiting)
+        cost, adapt = self.cost, self.adapt
+        now = eng.env.now
+        self._queue = len(self.sched.waiting)
         dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
-        yield env.timeout(dt)
+        self._plan, self._start, self._dt = plan, now, dt
+        eng.push(now + dt, STEP, self, self.wait)
+
+    def on_step(self, wait: int) -> None:
+        """Apply the step that ended (accepted drafts drawn for its decode rows)."""
+        eng = self.engine
+        sched, rec, cost, adapt, plan, dt = self.sched, eng.rec, self.cost, self.adapt, self._plan, self._dt
+        now = eng.env.now
         acc = None
         if sched.cfg.num_spec_tokens and plan.n_decode:
             acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
-        ev = sched.step_done(plan, env.now, acc)
+        ev = sched.step_done(plan, now, acc)
         if adapt is not None and plan.n_decode:
             adapt.update(plan, acc, plan.n_decode, cost)
         self.last_dt = dt
@@ -355,7 +435,7 @@ class Replica:
         self.events += 1
         if rec.record_steps:
             ptok = sum(c for c, _ in plan.chunks)
-            self._record(rec.ts, start, dt, 1, len(plan.reqs), waiting,
+            self._record(rec.ts, self._start, dt, 1, len(plan.reqs), self._queue,
                          plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
         if eng.sample_every and self.events % eng.sample_every == 0:
             eng.plan_samples.append((self.group.index, Composition(
@@ -363,10 +443,12 @@ class Replica:
                 decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
                 decode_ctx_max=plan.decode_ctx_max,
                 decode_ctx=tuple(cost.plan_rows(plan).tolist()) if cost.per_row else ()), dt))
+        self._plan = None
         for r in ev.first_token:
             eng.on_first_token(self, r)
         if ev.finished:
             eng.on_finished(self, ev.finished)
+        self.proceed()
 
     def _record(self, ts, t, dt, steps, running, waiting, tokens, ptok, drows, preempted):
         ts["t"].append(t)
@@ -393,7 +475,9 @@ class Engine:
         self.seed = cfg.seed if seed is None else int(seed)
         self.rng = np.random.default_rng(self.seed)
         self.replay = cfg.acceptance if isinstance(cfg.acceptance, np.ndarray) else None
-        self.env = simpy.Environment()
+        self.env = _Clock()
+        self._heap: list = []
+        self._seq = 0
         self.progress = progress
         self.check = check  # tests: verify the scheduler's block accounting after every event
         # validation: every `sample_every`-th event of each replica, (group, Composition, priced seconds)
@@ -421,6 +505,13 @@ class Engine:
         self.n_rejected = 0
         self._bar = None
         self.next_arrival = 0.0  # time of the next request the source will emit (inf after the last)
+        self._src_i = 0
+        self._src_waited = False
+
+    def push(self, t: float, kind: int, target, wait=0) -> None:
+        """Schedule an entry of the event loop at time t (after every entry already scheduled at t)."""
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, kind, target, wait))
 
     # ---- routing ---------------------------------------------------------------------------------------------
     def _choose(self, pool: list, req: Request, which: int) -> Replica:
@@ -432,11 +523,17 @@ class Engine:
     def _back_fits(self, tokens: int) -> bool:
         return all(b.sched.fits_tokens(tokens) for b in self._back_by_group)
 
-    # ---- processes -------------------------------------------------------------------------------------------
-    def source(self):
+    # ---- the request source ------------------------------------------------------------------------------------
+    def source(self) -> None:
+        """Emit the arrivals due now, up to the first later one (then wait for it: SRC)."""
         env = self.env
         t = self.trace
         arr = t.arrival_s
+        n = len(t)
+        t0 = self._t0
+        i = self._src_i
+        if i >= n:
+            return
         inp = t.input_tokens
         out = t.output_tokens
         hashed = t.hash_ids is not None
@@ -444,30 +541,35 @@ class Engine:
         ids = t.hash_ids
         bt = t.block_tokens
         disagg = bool(self.back)
-        max_ctx = min(g.combo.model.max_context for g in self.groups)
+        max_ctx = self._max_ctx
         rec = self.rec
-        t0 = float(arr[0]) if len(arr) else 0.0
-        n = len(t)
-        for i in range(n):
-            self.next_arrival = float(arr[i]) - t0
-            gap = self.next_arrival - env.now
-            if gap > 0:
-                yield env.timeout(gap)
+        while i < n:
+            if not self._src_waited:
+                self.next_arrival = float(arr[i]) - t0
+                gap = self.next_arrival - env.now
+                if gap > 0:
+                    self._src_waited = True
+                    self._src_i = i
+                    self.push(env.now + gap, SRC, self)
+                    return
+            self._src_waited = False
             self.next_arrival = float(arr[i + 1]) - t0 if i + 1 < n else math.inf
             P, L = int(inp[i]), int(out[i])
             h = ids[offs[i]:offs[i + 1]] if hashed else None
             req = Request(i, P, 1 if disagg else L, float(arr[i]) - t0, hash_ids=h, hash_block_tokens=bt)
+            i += 1
             if P + L > max_ctx:
-                self._reject(i)
+                self._reject(i - 1)
                 continue
             rep = self._choose(self.front, req, 0)
             if not rep.sched.fits_tokens(P + req.output) or (disagg and not self._back_fits(P + L)):
-                self._reject(i)
+                self._reject(i - 1)
                 continue
             req.replica = rep.idx
-            rec.replica[i] = rep.idx
+            rec.replica[i - 1] = rep.idx
             rep.outstanding += P + (1 if disagg else L)
             rep.add(req, env.now)
+        self._src_i = i
 
     def _reject(self, i: int) -> None:
         self.rec.rejected[i] = True
@@ -507,40 +609,59 @@ class Engine:
             self._tick()
 
     def _transfer(self, rep: Replica, r: Request, L: int) -> None:
-        """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode."""
+        """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode (XFER)."""
         g = rep.group
         hw = g.combo.hardware
         bw = self.cfg.kv_bandwidth_bytes_s or hw.link_bw_bytes_s
         lat = self.cfg.kv_latency_s if self.cfg.kv_latency_s is not None else (hw.link_latency_s or 0.0)
         dt = lat + r.prompt * g.kv_bytes_per_token_dev / bw
         self.rec.kv_transfer[r.rid] = dt
-        ev = self.env.timeout(dt)
+        self.push(self.env.now + dt, XFER, (r, L))
 
-        def arrive(_ev, r=r, L=L):
-            d = Request(r.rid, r.prompt, L, r.arrival, hash_ids=r.hash_ids, hash_block_tokens=r.hash_block_tokens)
-            d.out = 1
-            d.external = r.prompt
-            back = self._choose(self.back, d, 1)
-            d.replica = back.idx
-            self.rec.decode_replica[r.rid] = back.idx
-            back.outstanding += d.prompt + d.output
-            back.add(d, self.env.now)
-
-        ev.callbacks.append(arrive)
+    def _arrive(self, r: Request, L: int) -> None:
+        """A prompt's KV reached the decode pool: its decode joins a decode replica."""
+        d = Request(r.rid, r.prompt, L, r.arrival, hash_ids=r.hash_ids, hash_block_tokens=r.hash_block_tokens)
+        d.out = 1
+        d.external = r.prompt
+        back = self._choose(self.back, d, 1)
+        d.replica = back.idx
+        self.rec.decode_replica[r.rid] = back.idx
+        back.outstanding += d.prompt + d.output
+        back.add(d, self.env.now)
 
     # ---- run -------------------------------------------------------------------------------------------------
     def run(self):
-        env = self.env
         n = len(self.trace)
         if self.progress and sys.stderr.isatty() and n >= 2000:
             from tqdm import tqdm
 
             self._bar = tqdm(total=n, unit="req", desc="simulate", leave=False, mininterval=0.5)
-        for r in self.replicas:
-            env.process(r.loop())
-        env.process(self.source())
+        self._t0 = float(self.trace.arrival_s[0]) if n else 0.0
+        self._max_ctx = min(g.combo.model.max_context for g in self.groups)
+        heap = self._heap
+        pop = heapq.heappop
+        clock = self.env
         try:
-            env.run()
+            for r in self.replicas:   # every replica starts idle, then the source emits the first arrivals
+                r._sleep("idle")
+            self.source()
+            while heap:
+                t, _, kind, obj, wait = pop(heap)
+                clock.now = t
+                if kind == STEP:
+                    obj.on_step(wait)
+                elif kind == RUN_END:
+                    obj.on_run_end(wait)
+                elif kind == SRC:
+                    self.source()
+                elif kind == WAKE:
+                    obj.on_wake(wait)
+                elif kind == COND:
+                    obj.on_cond(wait)
+                elif kind == CUT:
+                    obj.on_cut(wait)
+                else:
+                    self._arrive(*obj)
         finally:
             if self._bar is not None:
                 self._bar.close()
