@@ -28,6 +28,16 @@ AFTER   the harness priced as it runs, every input from a measurement that is NO
         * HF CB: runtime {launch: eager, kernels: hf} (HF's module kernels) and serving.step_cost.host_floor_ms
           from the separate measure_hf_decode.py CSV (its attention-free SDPA step).
 
+HF-CB UNDER ITS ENGINE PROFILE (serving.engine: hf-cb): the profile's host terms and launch distribution fitted
+        on the PROFILE runs only (serving_hfprof*, simulator.engine.runtime.fit_host_terms; equal to the shipped
+        profile), every step of the profile runs (FITTED) and of the held-out runs priced by the engine, then every
+        HELD-OUT run (serving_hfval_*, 2026-11-26: closed loop C = 1..64 at 2K / 8K / 16K, Poisson, a Mooncake slice;
+        serving_hf_*, 2026-11-22: Poisson and an Azure slice) simulated BEFORE (the engine as it was: eager, host
+        floor) and AFTER (the profile with its median launch; with per-step draws from its launch distribution;
+        and, labelled CALIBRATED, with the run's own median launch read from its step timers: the host's launch
+        regime, what a user's calibration on the machine gives, not a prediction). Per request: TTFT, TPOT, E2E
+        |error| median / p90 and signed bias, queueing; per step: count and duration p10 / p50 / p90.
+
 Printed per level: requests compared (finished in the measurement), measured and simulated TTFT / TPOT
 medians, and the per-request relative error |sim / measured - 1| at its median and 90th percentile (the
 goal for the own server: median <= 10 %, p90 <= 15 %), then the signed bias. Then the step-cost check by batch
@@ -39,6 +49,7 @@ to the compared runs' latencies.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -47,7 +58,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "hwmodels" / "calibration" / "data" / "serving"
-sys.path.insert(0, str(ROOT / "hwmodels" / "calibration" / "serving"))
+sys.path.insert(0, str(ROOT / "lab" / "serving"))
 import fit_parts  # noqa: E402
 import records  # noqa: E402
 
@@ -395,7 +406,9 @@ class Harness:
 
         self.fit = fit_parts.fit(log=lambda s: None)
         self.launch = eager_launch()
-        self.dir = tempfile.mkdtemp(prefix="sparsesim_harness_fit_")
+        # removed when the harness is garbage-collected or the interpreter exits (never left in the temp folder)
+        self._tmp = tempfile.TemporaryDirectory(prefix="sparsesim_harness_fit_")
+        self.dir = self._tmp.name
         fit_parts.write_fitted(self.dir, self.fit)
         t = self.fit["terms"]
         log(f"  attn_fa2 (varlen call): tile rate {t['compute']:.4f} x peak (prefill_attn CSV, flash >= 4K), memory "
@@ -422,6 +435,10 @@ class Harness:
             os.environ.pop("SPARSESIM_FITTED_DIR", None)
         else:
             os.environ["SPARSESIM_FITTED_DIR"] = self._old
+
+    def close(self) -> None:
+        """Remove the temporary fitted folder now."""
+        self._tmp.cleanup()
 
 
 def step_cycles(run: dict) -> list[dict]:
@@ -612,7 +629,8 @@ def own_after(run: dict, harness: Harness, quick: bool) -> list[dict]:
         res = compare_level(cfg, rows, name)
         res["engine"] = "own-after"
         levels.append(res)
-    print_levels("per-request error, own server, AFTER", levels, goal=True)
+    print_levels("per-request error, own server, AFTER (held out: each level's host terms fitted on the other levels, "
+                 "device terms on the separate micro-benchmark)", levels, goal=True)
     noise_floor(run, harness, cycles, by)
     host_all = host_model(cycles)
     cfg = own_after_config(run, harness, host_all)
@@ -650,6 +668,341 @@ def hf_after_config(run: dict):
                "replicas": [{"count": 1}], "scheduler": sched, "decode_run_steps": 256,
                "step_cost": {"host_floor_ms": hf_host_floor_s() * 1e3}}
     return parse_serving_section(section, file="<des_validation hf after>", base=ROOT, doc=doc)
+
+
+# ======================================================================================================================
+# HF continuous batching under its engine runtime profile (serving.engine: hf-cb), judged on runs never fitted
+# ======================================================================================================================
+HF_TAG = "nvidia-h100-80gb-hbm3_2026-11-26"
+HF_PROFILE_RUNS = ("hfprof", "hfprofpin")     # fitted: controlled compositions, host timers per step
+HF_HELD_OUT = "hfval"                         # held out: closed loop, Poisson, Mooncake slice (never fitted)
+STEP_COLS = ("sched_s", "prep_s", "kwargs_s", "launch_s", "sync_s", "update_s", "wall_s", "gap_s", "rows", "tokens",
+             "keys", "n_decode", "n_prefill", "new_reqs", "first_tokens", "finished", "prefill_tokens")
+#: a held-out run is overloaded when its requests wait (submit to admission, median) longer than this: its goal is the
+#: queueing within 20 %, the others' per-request TTFT / TPOT within 10 % (median) and 20 % (p90)
+OVERLOAD_QUEUE_S = 0.5
+#: the measuring client's reaction between a finished request and the next submission in a closed loop: its poll loop
+#: waits up to 2 ms (lab/serving/hf_cb_runtime.py drive(): poll(0.002)), so ~1 ms on average: longer than HF's
+#: 0.47 ms between steps, so the next request misses the step that starts right after the finish
+HF_CLIENT_THINK_S = 1e-3
+
+
+def _steps_frame(rows: list[dict]) -> dict:
+    """Columns of a steps CSV as float arrays (records.read_csv converts only the older runs' columns)."""
+    def num(v):
+        if isinstance(v, (int, float)):
+            return float(v)
+        return float(v) if v not in ("", None) else math.nan
+    out = {k: np.asarray([num(r.get(k, "")) for r in rows], dtype=np.float64) for k in STEP_COLS}
+    out["workload"] = np.asarray([r["workload"] for r in rows])
+    return out
+
+
+def hf_profile_fit(data: Path):
+    """The hf-cb profile with its host terms and launch distribution refitted from the PROFILE runs only
+    (simulator.engine.runtime.fit_host_terms, the reusable fit), checked equal to the shipped profile's."""
+    from dataclasses import replace
+
+    from simulator.engine.runtime import fit_host_terms, load_profile
+
+    rows = []
+    for e in HF_PROFILE_RUNS:
+        rows += records.read_csv(str(data / f"serving_{e}_steps_{HF_TAG}.csv.gz"))
+    frame = _steps_frame(rows)
+    fit = fit_host_terms(frame)
+    shipped = load_profile("hf-cb")
+    prof = replace(shipped, host=fit.host, launch=replace(fit.launch, norm_p=shipped.launch.norm_p))
+    same = all(math.isclose(getattr(fit.host, k), getattr(shipped.host, k), rel_tol=2e-3, abs_tol=2e-7)
+               for k in fit.host.__dataclass_fields__)
+    return prof, fit, frame, same
+
+
+def _hf_cfg(sched: dict, engine: str | None, profile=None, launch_s: float | None = None, mode: str = "median",
+            floor_ms: float | None = None, runtime_launch: str = "eager"):
+    """A one-replica HF-CB ServingConfig: engine hf-cb (its profile replaced by `profile` when given) or the BEFORE
+    engine (runtime eager / hf kernels, repeat_kv, a host floor)."""
+    from dataclasses import replace
+
+    from simulator.engine.config import parse_serving_section
+
+    doc = {"hardware": ["H100-SXM"], "model": "Llama-3.1-8B",
+           "strategies": {"attention": {"dense": {"gqa_expand": "repeat_kv"}}},
+           "runtime": {"launch": runtime_launch, "kernels": "hf"}}
+    sc: dict = {}
+    if engine is None and floor_ms is not None:
+        sc["host_floor_ms"] = floor_ms
+    if engine is not None:
+        sc["host_launch"] = mode
+        if launch_s is not None:
+            sc["host_launch_ms"] = launch_s * 1e3
+    section = {"requests": {"poisson": {"rate": 1.0, "count": 1}, "input_tokens": {"fixed": 16},
+                            "output_tokens": {"fixed": 16}},
+               "replicas": [{"count": 1}], "scheduler": dict(sched), "decode_run_steps": 0, "step_cost": sc}
+    if engine is not None:
+        section["engine"] = engine
+    cfg = parse_serving_section(section, file="<des_validation hf-cb>", base=ROOT, doc=doc)
+    if profile is not None:
+        cfg = replace(cfg, runtime=profile)
+    return cfg
+
+
+def _hf_sched(config: dict) -> dict:
+    hf = config.get("hf") or {}
+    s = config.get("scheduler") or {}
+    return {"max_num_batched_tokens": int(hf.get("max_batch_tokens", s.get("max_num_batched_tokens", 8192))),
+            "max_num_seqs": 1024, "block_size": int(hf.get("block_size", s.get("block_size", 256))),
+            "num_blocks": int(hf.get("num_blocks", s.get("num_blocks", config.get("num_blocks", 0)))),
+            "enable_prefix_caching": False, "mixed_launch": "eager"}
+
+
+def _hf_runs(data: Path) -> list[dict]:
+    """The held-out runs: hfval (2026-11-26) and the 2026-11-22 HF levels (neither enters any fit). Per run:
+    name, requests (sorted by submission), concurrency (closed loop) or None, the steps, knobs."""
+    out = []
+    for eng in (HF_HELD_OUT, "hf"):
+        try:
+            run = records.load_run(str(data), eng)
+        except FileNotFoundError:
+            continue
+        conc = {}
+        for r in run["config"].get("runs", []):
+            w = r.get("workload") or {}
+            if w.get("kind") == "closed":
+                conc[r["name"]] = int(w["C"])
+        by: dict = {}
+        for r in run["requests"]:
+            r = dict(r)
+            r["submit"] = float(r["submit_s"]) if r.get("submit_s") not in (None, "") else float(r["arrival_s"])
+            r["admitted"] = (float(r["admitted_s"]) if r.get("admitted_s") not in (None, "") else
+                             float(r.get("enqueue_s", math.nan)))
+            r["gen"] = int(r["generated"]) if r.get("generated") not in (None, "") else int(r["output_tokens"])
+            by.setdefault(r["workload"], []).append(r)
+        steps: dict = {}
+        for s in run["steps"]:
+            steps.setdefault(s["workload"], []).append(s)
+        for name, rows in by.items():
+            c = conc.get(name)
+            rows = sorted(rows, key=lambda r: (r["rid"] if c else r["submit"], r["rid"]))
+            out.append({"name": name if eng == HF_HELD_OUT else f"{name} (11-22)", "rows": rows, "C": c,
+                        "steps": steps.get(name, []), "sched": _hf_sched(run["config"])})
+    return out
+
+
+def _run_launch_s(steps: list[dict]) -> float | None:
+    """The run's own median launch time of its host-bound pure-decode steps (its host regime)."""
+    v = [float(s["launch_s"]) for s in steps if not s["prefill_chunks"] and s["n_decode"]
+         and float(s.get("sync_s") or 0) < 0.002 and float(s["launch_s"]) < 0.3]
+    return float(np.median(v)) if v else None
+
+
+def _errs(sim: np.ndarray, meas: np.ndarray) -> tuple[float, float, float]:
+    ok = np.isfinite(sim) & np.isfinite(meas) & (meas > 0)
+    e = sim[ok] / meas[ok] - 1.0
+    if not len(e):
+        return math.nan, math.nan, math.nan
+    return float(np.median(np.abs(e))), float(np.percentile(np.abs(e), 90)), float(np.median(e))
+
+
+def hf_compare(cfg, run: dict, seed: int = 0) -> dict:
+    """Simulate one held-out run (closed loop with its concurrency, or its measured submission times) and compare
+    per request (TTFT, TPOT, E2E, queueing) and per step (count, duration quantiles)."""
+    from simulator.engine.api import simulate, with_concurrency
+    from simulator.traces.requests import RequestTrace
+
+    rows = run["rows"]
+    sub = np.asarray([r["submit"] for r in rows])
+    tr = RequestTrace(name=run["name"], source="measured", arrival_s=(np.zeros(len(rows)) if run["C"] else sub - sub[0]),
+                      input_tokens=np.asarray([r["input_tokens"] for r in rows], dtype=np.int64),
+                      output_tokens=np.asarray([r["gen"] if r["gen"] > 0 else r["output_tokens"] for r in rows],
+                                               dtype=np.int64))
+    if run["C"]:
+        cfg = with_concurrency(cfg, run["C"], think_s=HF_CLIENT_THINK_S)
+    res = simulate(cfg, tr, seed=seed)
+    df = res.requests
+    first = np.asarray([r["first_token_s"] for r in rows], dtype=np.float64)
+    fin = np.asarray([r["finish_s"] for r in rows], dtype=np.float64)
+    gen = np.asarray([r["gen"] for r in rows], dtype=np.float64)
+    m = {"ttft": first - sub, "e2e": fin - sub, "queue": np.asarray([r["admitted"] for r in rows]) - sub}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m["tpot"] = np.where(gen > 1, (fin - first) / (gen - 1), np.nan)
+    s = {"ttft": df["ttft_s"].to_numpy(), "tpot": df["tpot_s"].to_numpy(), "e2e": df["e2e_s"].to_numpy(),
+         "queue": df["queue_s"].to_numpy()}
+    out = {"run": run["name"], "n": len(rows), "C": run["C"]}
+    for k in ("ttft", "tpot", "e2e"):
+        out[f"{k}_meas"] = float(np.nanmedian(m[k]))
+        out[f"{k}_sim"] = float(np.nanmedian(s[k]))
+        out[f"{k}_p50"], out[f"{k}_p90"], out[f"{k}_bias"] = _errs(s[k], m[k])
+    out["queue_meas"] = float(np.nanmedian(m["queue"]))
+    out["queue_sim"] = float(np.nanmedian(s["queue"]))
+    ts = res.timeseries
+    meas_dt = np.asarray([float(x["wall_s"]) + (float(x["gap_s"]) if x.get("gap_s") not in (None, "") and
+                                                 math.isfinite(float(x["gap_s"])) and float(x["gap_s"]) < 0.1 else 0.0)
+                          for x in run["steps"]])
+    sim_dt = ts["dt_s"].to_numpy()[ts["steps"].to_numpy() == 1]
+    out["steps_meas"], out["steps_sim"] = len(meas_dt), int(res.summary.get("steps", len(sim_dt)))
+    for q in (10, 50, 90):
+        out[f"dt{q}_meas"] = float(np.percentile(meas_dt, q)) if len(meas_dt) else math.nan
+        out[f"dt{q}_sim"] = float(np.percentile(sim_dt, q)) if len(sim_dt) else math.nan
+    out["overloaded"] = out["queue_meas"] > OVERLOAD_QUEUE_S
+    if out["overloaded"]:
+        out["goal"] = abs(out["queue_sim"] / out["queue_meas"] - 1) <= 0.20
+    else:
+        out["goal"] = (out["ttft_p50"] <= 0.10 and out["tpot_p50"] <= 0.10 and out["ttft_p90"] <= 0.20
+                       and out["tpot_p90"] <= 0.20)
+    return out
+
+
+def print_hf_table(title: str, rows: list[dict]) -> None:
+    print(f"\n{title}")
+    print(f"{'run':<22} {'n':>3} | {'TTFT p50 meas':>13} {'sim':>7} {'|e|p50':>6} {'p90':>6} {'bias':>6} | "
+          f"{'TPOT meas':>9} {'sim':>6} {'|e|p50':>6} {'p90':>6} {'bias':>6} | {'E2E |e|p50':>10} {'p90':>6} "
+          f"{'bias':>6} | {'queue meas':>10} {'sim':>6} | {'steps':>9} | {'step p10/50/90 ms meas':>22} {'sim':>15}")
+    for r in rows:
+        flag = ("  queue ok" if r["goal"] else "  queue MISS") if r["overloaded"] else ("  ok" if r["goal"] else "  MISS")
+        print(f"{r['run']:<22} {r['n']:>3} | {r['ttft_meas'] * 1e3:11.0f}ms {r['ttft_sim'] * 1e3:5.0f}ms "
+              f"{r['ttft_p50']:6.0%} {r['ttft_p90']:6.0%} {r['ttft_bias']:+6.0%} | {r['tpot_meas'] * 1e3:7.1f}ms "
+              f"{r['tpot_sim'] * 1e3:6.1f} {r['tpot_p50']:6.0%} {r['tpot_p90']:6.0%} {r['tpot_bias']:+6.0%} | "
+              f"{r['e2e_p50']:10.0%} {r['e2e_p90']:6.0%} {r['e2e_bias']:+6.0%} | {r['queue_meas'] * 1e3:8.0f}ms "
+              f"{r['queue_sim'] * 1e3:5.0f} | {r['steps_meas']:>4}/{r['steps_sim']:<4} | "
+              f"{r['dt10_meas'] * 1e3:6.0f}{r['dt50_meas'] * 1e3:6.0f}{r['dt90_meas'] * 1e3:6.0f}        "
+              f"{r['dt10_sim'] * 1e3:5.0f}{r['dt50_sim'] * 1e3:5.0f}{r['dt90_sim'] * 1e3:5.0f}{flag}")
+    below = [r for r in rows if not r["overloaded"]]
+    over = [r for r in rows if r["overloaded"]]
+    print(f"  goal met: {sum(r['goal'] for r in below)}/{len(below)} runs below saturation (TTFT and TPOT |error| "
+          f"median <= 10 %, p90 <= 20 %), {sum(r['goal'] for r in over)}/{len(over)} overloaded runs (median queueing "
+          f"within 20 %; overloaded = measured median queueing > {OVERLOAD_QUEUE_S:g} s)")
+
+
+def hf_step_table(prof, sched: dict, groups: list) -> None:
+    """Every step of the fitted (profile) and held-out (validation) runs priced by the engine under the hf-cb
+    profile (device: op model + batch-mask terms; host: the fitted terms), launch = the profile's median or the
+    step's own measured launch (the rest of the model without the host's launch wander), against wall + gap."""
+    from dataclasses import replace
+
+    from simulator.engine.sim import setup_group
+    from simulator.engine.step_cost import Composition
+
+    print("\nsteps priced by the engine under the hf-cb profile against the measured wall + gap (|error| p50 / p90, "
+          "bias)")
+    print(f"{'steps':<34} {'n':>5} | {'launch = profile median':>30} | {'launch = the step measured':>30}")
+    cfg = _hf_cfg(sched, "hf-cb", prof)
+    cost = setup_group(0, cfg.groups[0], cfg, 512).cost
+    host = cost.host
+    for label, rows in groups:
+        pred_p, pred_s, meas, kind = [], [], [], []
+        for s in rows:
+            chunks = tuple(records.parse_chunks(s["prefill_chunks"]))
+            dctx = records.parse_decode_ctx(s["decode_ctx"]) if s["n_decode"] else []
+            comp = Composition(total_tokens=int(s["tokens"]), logit_rows=int(s["rows"]), n_decode=int(s["n_decode"]),
+                               decode_ctx_sum=float(s["decode_ctx_sum"]), chunks=chunks,
+                               decode_ctx_max=float(max(dctx)) if dctx else 0.0, n_new=int(float(s["new_reqs"])),
+                               n_finished=int(float(s["finished"])),
+                               completes=tuple([0] * int(float(s["first_tokens"]))))
+            la = float(s["launch_s"])
+            if not math.isfinite(la) or la >= 0.3:
+                continue
+            dev = cost.step_s(comp)
+            pred_p.append(host.plan_s(dev, comp))
+            pred_s.append(replace(host, launch=replace(host.launch, constant_s=la, mode="constant")).plan_s(dev, comp))
+            gap = float(s["gap_s"]) if s.get("gap_s") not in (None, "") else math.nan
+            meas.append(float(s["wall_s"]) + (gap if math.isfinite(gap) and gap < 0.1 else 0.0))
+            kind.append(bool(chunks))
+        pp, ps, mm, kk = (np.asarray(x) for x in (pred_p, pred_s, meas, kind))
+        for sel_lbl, sel in (("decode", ~kk), ("with a prefill chunk", kk)):
+            if not sel.any():
+                continue
+            a = _errs(pp[sel], mm[sel])
+            b = _errs(ps[sel], mm[sel])
+            print(f"{label + ', ' + sel_lbl:<34} {int(sel.sum()):>5} | {a[0]:8.1%} {a[1]:8.1%} {a[2]:+8.1%}     | "
+                  f"{b[0]:8.1%} {b[1]:8.1%} {b[2]:+8.1%}")
+
+
+def hf_profile_section(data: Path, quick: bool) -> list[dict]:
+    """HF-CB: the hf-cb engine profile fitted on the profile runs only, every held-out run simulated BEFORE (the
+    constant host floor) and AFTER (the profile: launch as its median, drawn from its distribution, and, labelled as
+    a calibration, the run's own median launch time)."""
+    try:
+        prof, fit, frame, same = hf_profile_fit(data)
+    except FileNotFoundError as e:
+        print(f"\nHF-CB runtime profile: no profile runs ({e})")
+        return []
+    runs = _hf_runs(data)
+    print("\n=== HF TRANSFORMERS CONTINUOUS BATCHING under its engine runtime profile (serving.engine: hf-cb)")
+    h = fit.host
+    print(f"  fitted on the PROFILE runs only ({' + '.join(HF_PROFILE_RUNS)}, {fit.n_steps} steps; "
+          f"simulator.engine.runtime.fit_host_terms): host per step {h.per_step_s * 1e3:.3f} ms + "
+          f"{h.per_request_s * 1e6:.1f} us/request + {h.per_key_s * 1e6:.4f} us/key + {h.per_query_token_s * 1e6:.3f} "
+          f"us/query token + {h.per_new_request_s * 1e6:.1f} us/new + {h.per_finished_s * 1e6:.1f} us/finished + "
+          f"{h.per_first_token_s * 1e6:.1f} us/first token; launch p5/p50/p95 "
+          + "/".join(f"{dict(fit.launch.quantiles)[q] * 1e3:.0f}" for q in (5, 50, 95))
+          + f" ms over {fit.n_launch} host-bound decode steps; forward = (launch^p + device^p)^(1/p), p = "
+          f"{prof.launch.norm_p:g}; batch mask {prof.mask.per_key_s * 1e6:.3f} us/key + "
+          f"{prof.mask.per_qk_s * 1e12:.0f} ms per 1e9 Q x K")
+    print(f"  shipped profile (simulator/engine/profiles/hf-cb-5.17.yaml) = this fit: {'yes' if same else 'NO'}")
+    val_rows = []
+    try:
+        val_rows = records.read_csv(str(data / f"serving_{HF_HELD_OUT}_steps_{HF_TAG}.csv.gz"))
+    except FileNotFoundError:
+        pass
+    cfg_json = json.loads((data / f"serving_{HF_HELD_OUT}_config_{HF_TAG}.json").read_text())
+    prof_rows = []
+    for e in HF_PROFILE_RUNS:
+        prof_rows += records.read_csv(str(data / f"serving_{e}_steps_{HF_TAG}.csv.gz"))
+    hf_step_table(prof, _hf_sched(cfg_json), [("fitted (profile runs)", prof_rows),
+                                               ("held out (validation runs)", val_rows)])
+    print("\nHELD OUT: every run below is simulated from its requests alone (closed loop at its concurrency, or its "
+          "measured submission times, lengths); none of them entered a fit")
+    results = []
+    variants = [("BEFORE: runtime eager/hf, repeat_kv, host floor (separate measure_hf_decode.py)", "before"),
+                ("AFTER: engine hf-cb, launch = the profile's median (a prediction)", "median"),
+                ("AFTER: engine hf-cb, launch drawn per step from the profile's distribution (seed 0)", "sample"),
+                ("AFTER, CALIBRATED: engine hf-cb, launch = the run's own median launch of its host-bound decode steps "
+                 "(its host regime, read from its step timers; not its latencies): what a user's calibration of the "
+                 "launch constant on the machine gives", "calibrated")]
+    floor = hf_host_floor_s() * 1e3
+    for title, v in variants:
+        rows = []
+        for run in runs:
+            if v == "before":
+                cfg = _hf_cfg(run["sched"], None, floor_ms=floor)
+            elif v == "calibrated":
+                cfg = _hf_cfg(run["sched"], "hf-cb", prof, launch_s=_run_launch_s(run["steps"]))
+            else:
+                cfg = _hf_cfg(run["sched"], "hf-cb", prof, mode="sample" if v == "sample" else "median")
+            r = hf_compare(cfg, run)
+            r["engine"] = f"hf-cb-{v}"
+            rows.append(r)
+        print_hf_table(title, rows)
+        results += rows
+    hf_summary(results)
+    return results
+
+
+def hf_summary(results: list[dict]) -> None:
+    """One line per held-out run: per-request |error| median / p90 of TTFT and TPOT, before and after."""
+    by: dict = {}
+    for r in results:
+        by.setdefault(r["run"], {})[r["engine"].removeprefix("hf-cb-")] = r
+    cols = (("before", "BEFORE (host floor)"), ("median", "AFTER profile (median launch)"),
+            ("sample", "AFTER profile (sampled launch)"), ("calibrated", "AFTER calibrated launch*"))
+    print("\nSUMMARY, HF-CB held-out runs (never fitted): per-request |error| median / p90 (TTFT | TPOT); overloaded "
+          "runs: median queueing error")
+    print(f"{'run':<22} " + " ".join(f"{t:>31}" for _, t in cols))
+    for run, d in by.items():
+        cells = []
+        for k, _ in cols:
+            r = d.get(k)
+            if r is None:
+                cells.append(f"{'-':>31}")
+            elif r["overloaded"]:
+                cells.append(f"{'queue ' + format(r['queue_sim'] / r['queue_meas'] - 1, '+.0%'):>24} "
+                             f"{'ok' if r['goal'] else 'MISS':>6}")
+            else:
+                cells.append(f"{r['ttft_p50']:5.0%}/{r['ttft_p90']:4.0%} | {r['tpot_p50']:5.0%}/{r['tpot_p90']:4.0%} "
+                             f"{'ok' if r['goal'] else 'MISS':>6}")
+        print(f"{run:<22} " + " ".join(cells))
+    print("  * the launch constant read from the run's own step timers (host-bound decode steps): a calibration of the "
+          "host, as a user would measure it on the machine; not a prediction from the profile")
 
 
 def main(argv=None) -> int:
@@ -709,6 +1062,7 @@ def main(argv=None) -> int:
             print_levels("per-request error, hf, AFTER", lv, goal=False)
             hf_after_steps(cfg2, run["steps"])
             all_rows += lv
+    all_rows += hf_profile_section(Path(a.data), a.quick)
     if a.csv and all_rows:
         import pandas as pd
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,47 @@ PLAUSIBLE_MAX = {
     "onchip.sram_total_mib": 1e6, "onchip.l2_mib": 1e5, "launch_overhead_us": 1e4,
     "interconnect.bandwidth_gbps": 1e6, "interconnect.latency_us": 1e4,
 }
+
+
+#: Every key a spec file may hold: nested mappings, and the leaves written {value, source[, assumed]} (VALUE) or
+#: as plain text / numbers (None). A key outside it is refused, as model files refuse theirs: a misspelled
+#: optional key (onchip.l2_mb) would otherwise silently switch its model off.
+VALUE = "value"
+SPEC_KEYS: dict = {
+    "name": None, "vendor": None, "architecture": None, "kind": None, "devices": None, "notes": None,
+    "calibration_from": None, "max_devices_per_node": VALUE,
+    "compute_units": {"name": None, "count": VALUE, "clock_ghz": VALUE},
+    "peak_tflops": {d: VALUE for d in PEAK_DTYPES},
+    "memory": {"hbm": {"capacity_gib": VALUE, "bandwidth_gbps": VALUE},
+               "ddr": {"capacity_gib": VALUE, "bandwidth_gbps": VALUE}},
+    "onchip": {"smem_per_unit_kib": VALUE, "sram_total_mib": VALUE, "l2_mib": VALUE},
+    "launch_overhead_us": {"eager": VALUE, "graph": VALUE},
+    "interconnect": {"kind": None, "bandwidth_gbps": VALUE, "latency_us": VALUE},
+}
+VALUE_KEYS = ("value", "source", "assumed")
+#: fields whose value counts whole things (SMs, devices): a fraction is a mistake, never truncated
+INTEGER_FIELDS = ("compute_units.count", "max_devices_per_node")
+#: a device name (and calibration_from) is also a file name (<fitted dir>/<name>.yaml): no path separators
+_DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+
+
+def _check_keys(doc: dict, schema: dict, file: str, prefix: str = "") -> None:
+    """Refuse keys the schema does not know, naming the mapping and listing what it allows."""
+    for k, v in doc.items():
+        path = f"{prefix}{k}"
+        if k not in schema:
+            what = "dtype" if prefix == "peak_tflops." else "key"
+            raise SpecError(f"unknown {what} {k!r}; allowed here: {', '.join(schema)}", file=file,
+                            field=prefix[:-1] or None)
+        sub = schema[k]
+        if isinstance(sub, dict) and isinstance(v, dict):
+            _check_keys(v, sub, file, path + ".")
+        elif sub == VALUE and isinstance(v, dict):
+            extra = [x for x in v if x not in VALUE_KEYS]
+            if extra:
+                raise SpecError(f"unknown key(s) {extra} in a {{value, source, assumed}} entry", file=file, field=path)
+            if "assumed" in v and not isinstance(v["assumed"], bool):
+                raise SpecError(f"assumed must be true or false, got {v['assumed']!r}", file=file, field=path)
 
 
 def _plausible_max(path: str) -> float:
@@ -188,6 +230,19 @@ class HardwareSpec:
     file: str
     notes: str = ""
     efficiency: Efficiency = field(default_factory=Efficiency)
+    #: where the efficiencies come from, in words: "fitted file PATH", "borrowed from NAME (fitted file PATH)",
+    #: or "" when none is found (the uncalibrated datasheet roofline; see `calibrated`)
+    calibration: str = ""
+
+    @property
+    def calibrated(self) -> bool:
+        """False when the spec runs on the uncalibrated defaults (efficiencies 1.0: datasheet peaks)."""
+        return bool(self.calibration)
+
+    def calibration_text(self) -> str:
+        """One phrase for outputs: which calibration prices this device."""
+        return self.calibration or ("UNCALIBRATED: efficiencies 1.0 (datasheet peaks); no fitted file "
+                                    f"{self.name}.yaml and no calibration_from")
 
     def flops_for(self, dtype: str) -> float:
         """Peak dense FLOP/s for arithmetic in `dtype`, falling back to the next wider unit the device has."""
@@ -267,6 +322,9 @@ class _Reader:
                             "is an assumption)", file=self.file, field=path)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise SpecError(f"value must be a positive number, got {v!r}", file=self.file, field=path)
+        if path in INTEGER_FIELDS and v != int(v):
+            raise SpecError(f"value must be a whole number (it counts {'SMs' if 'units' in path else 'devices'}), got "
+                            f"{v!r}", file=self.file, field=path)
         hi = _plausible_max(path)
         if v > hi:
             raise SpecError(f"value {v:g} is beyond {hi:g}, the plausible maximum for this field (check its unit)",
@@ -281,8 +339,12 @@ def _scaled(v: float | None, k: float) -> float | None:
 def _read_spec(doc: Any, file: str) -> HardwareSpec:
     if not isinstance(doc, dict):
         raise SpecError("must be a YAML mapping of fields", file=file)
+    _check_keys(doc, SPEC_KEYS, file)
     r = _Reader(doc, file)
     name = r.text("name")
+    if not _DEVICE_NAME.match(name) or set(name) == {"."}:
+        raise SpecError(f"must be 1-100 letters, digits, '.', '_', '+' or '-' without path separators (it names the "
+                        f"fitted file <name>.yaml), got {name!r}", file=file, field="name")
     peak: dict[str, float] = {}
     tflops = r._node("peak_tflops", True)
     if not isinstance(tflops, dict) or not tflops:
@@ -341,10 +403,17 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
         notes=notes if isinstance(notes, str) else str(notes),
     )
     calib_name = doc.get("calibration_from", name)
-    if not isinstance(calib_name, str) or (calib_name != name and fitted_file(calib_name) is None):
+    if not isinstance(calib_name, str) or not _DEVICE_NAME.match(calib_name) or set(calib_name) == {"."}:
+        raise SpecError(f"must be the name of a calibrated device (e.g. H100-SXM), without path separators, got "
+                        f"{calib_name!r}", file=file, field="calibration_from")
+    if calib_name != name and fitted_file(calib_name) is None:
         raise SpecError(f"names {calib_name!r}, which has no fitted file in "
                         f"{', '.join(str(d) for d in fitted_dirs())}", file=file, field="calibration_from")
     eff = load_efficiency(calib_name, spec)
+    ffile = fitted_file(calib_name)
+    if ffile is not None:
+        spec = replace(spec, calibration=(f"fitted file {ffile}" if calib_name == name else
+                                          f"borrowed from {calib_name} (fitted file {ffile})"))
     if eff.launch_graph_s is not None or eff.launch_eager_s is not None:
         spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
                        launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)

@@ -88,34 +88,44 @@ def _count_nodes(doc: Any, file: str) -> None:
             stack.extend((v, depth + 1) for v in node)
 
 
-def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of `path`, or a SparsesimError naming the file and what is wrong with it."""
+def read_bytes(path: str | Path, what: str = "file", max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of `path`, or a SparsesimError naming the file: missing, a directory, unreadable, or larger
+    than `max_bytes`. The cap is on what is actually read (at most max_bytes + 1 bytes), never on the size the
+    file system reports: a device or a pipe (/dev/zero, /dev/urandom, a process substitution) reports 0 and
+    would otherwise be read until memory runs out."""
     p = Path(path)
     f = str(p)
     try:
         if p.is_dir():
             raise SparsesimError(f"is a directory, not a {what}", file=f)
-        size = p.stat().st_size
+        with open(p, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise SparsesimError(f"no such {what}", file=f) from None
     except PermissionError:
         raise SparsesimError(f"cannot be read (permission denied); the {what} must be readable", file=f) from None
     except OSError as e:
         raise SparsesimError(f"cannot be read ({e.strerror or e})", file=f) from None
-    if size > max_bytes:
-        raise SparsesimError(f"is {size:,} bytes; a {what} is at most {max_bytes:,} bytes", file=f)
-    try:
-        raw = p.read_bytes()
-    except PermissionError:
-        raise SparsesimError(f"cannot be read (permission denied); the {what} must be readable", file=f) from None
-    except OSError as e:
-        raise SparsesimError(f"cannot be read ({e.strerror or e})", file=f) from None
+    if len(raw) > max_bytes:
+        raise SparsesimError(f"holds more than {max_bytes:,} bytes (read stopped there); a {what} is at most "
+                             f"{max_bytes:,} bytes (a device file or a data file given by mistake?)", file=f)
+    return raw
+
+
+def decode_utf8(raw: bytes, file: str, what: str = "file") -> str:
+    """`raw` as UTF-8 text, or a SparsesimError naming the file and the line of the first bad byte."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
         raise SparsesimError(f"is not UTF-8 text (byte 0x{raw[e.start]:02x} at line {line}); the {what} must "
-                             "be a UTF-8 YAML file", file=f) from None
+                             "be UTF-8 text", file=file) from None
+
+
+def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of `path` (read_bytes: at most max_bytes), or a SparsesimError naming the file and what is
+    wrong with it."""
+    return decode_utf8(read_bytes(path, what, max_bytes), str(path), what)
 
 
 def parse_yaml(text: str, file: str) -> Any:

@@ -10,7 +10,8 @@
     sparsesim calibrate fit DATA.csv | report [DEVICE]   fit / check roofline efficiencies
     (and simulate, plan, trace where their packages are installed)
 
-Errors a user can cause print one clear message (no traceback) and exit with status 2.
+Errors a user can cause print one clear message (no traceback) and exit with status 2; a valid input where nothing
+fits (nothing priced, nothing in memory, no plan candidate, no finished request) exits with status 3.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pkgutil
 import sys
 
 from simulator import commands
-from simulator.commands._common import UsageError
+from simulator.commands._common import BAD_INPUT, UsageError
 
 # kept for callers of the old module-level names
 _UsageError = UsageError
@@ -34,11 +35,16 @@ def _command_modules() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from simulator.commands._common import EXIT_STATUS_HELP
+
     p = argparse.ArgumentParser(prog="sparsesim", description="Performance model and simulator of long-context "
-                                "LLM serving with sparse attention, top-k, KV compression and speculation.")
+                                "LLM serving with sparse attention, top-k, KV compression and speculation.",
+                                epilog=EXIT_STATUS_HELP)
     sub = p.add_subparsers(dest="command")
     for name in _command_modules():
         importlib.import_module(f"{commands.__name__}.{name}").register(sub)
+    for cmd in sub.choices.values():   # every command's --help states the exit statuses too
+        cmd.epilog = f"{cmd.epilog}\n\n{EXIT_STATUS_HELP}" if cmd.epilog else EXIT_STATUS_HELP
     return p
 
 
@@ -49,12 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
-        return 2
+        return BAD_INPUT
     try:
         return args.func(args)
     except SparsesimError as e:
         print(f"sparsesim: error: {e}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
     except KeyboardInterrupt:
         print("sparsesim: interrupted", file=sys.stderr)
         return 130

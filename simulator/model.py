@@ -196,7 +196,7 @@ def _req(doc: dict, key: str, file: str, kind=int, allowed=None):
     return v
 
 
-def _sub(doc: dict, key: str, cls, file: str, allowed_str: dict | None = None):
+def _sub(doc: dict, key: str, cls, file: str, allowed_str: dict | None = None, lowest: dict | None = None):
     node = doc.get(key)
     if node is None:
         return None
@@ -210,9 +210,11 @@ def _sub(doc: dict, key: str, cls, file: str, allowed_str: dict | None = None):
         if allowed_str and f in allowed_str:
             if v not in allowed_str[f]:
                 raise SpecError(f"is {v!r}; allowed: {', '.join(allowed_str[f])}", file=file, field=f"{key}.{f}")
-        elif isinstance(v, bool) or not isinstance(v, int) or v < 0 or v > MAX_MODEL_INT:
-            raise SpecError(f"must be an integer from 0 to {MAX_MODEL_INT:,}, got {v!r}", file=file,
-                            field=f"{key}.{f}")
+        else:
+            lo = (lowest or {}).get(f, 1)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > MAX_MODEL_INT:
+                raise SpecError(f"must be an integer from {lo} to {MAX_MODEL_INT:,}, got {v!r}", file=file,
+                                field=f"{key}.{f}")
         kw[f] = v
     unknown = set(node) - set(cls.__dataclass_fields__)
     if unknown:
@@ -242,16 +244,29 @@ def model_from_dict(doc: Any, file: str) -> ModelSpec:
     mla = _sub(doc, "mla", MLA, file)
     if attention == "mla" and mla is None:
         raise SpecError("attention 'mla' needs an 'mla' block", file=file, field="mla")
+    if mla is not None and attention != "mla":
+        raise SpecError(f"an 'mla' block describes latent attention, but attention is {attention!r}: give attention: "
+                        "mla, or remove the block (it would replace the KV cache of a GQA/MHA model)", file=file,
+                        field="mla")
     mtp = doc.get("mtp") or {}
     if (not isinstance(mtp, dict) or set(mtp) - {"modules"} or isinstance(mtp.get("modules", 0), bool)
             or not isinstance(mtp.get("modules", 0), int) or not 0 <= mtp.get("modules", 0) <= 64):
         raise SpecError("must be {modules: <integer 0..64>}", file=file, field="mtp")
-    moe = _sub(doc, "moe", MoE, file)
+    moe = _sub(doc, "moe", MoE, file, lowest={"shared_experts": 0, "first_dense_layers": 0})
     if moe is not None:
         if moe.experts < 1 or moe.top_k < 1 or moe.expert_ffn < 1:
             raise SpecError("experts, top_k and expert_ffn must be >= 1", file=file, field="moe")
         if moe.top_k > moe.experts:
             raise SpecError(f"top_k ({moe.top_k}) exceeds experts ({moe.experts})", file=file, field="moe.top_k")
+        layers = doc.get("layers")
+        if isinstance(layers, int) and not isinstance(layers, bool) and moe.first_dense_layers >= layers:
+            raise SpecError(f"{moe.first_dense_layers} dense layers leave no MoE layer of the model's {layers}; "
+                            f"allowed: 0 to {layers - 1} (without MoE layers, remove the moe block)", file=file,
+                            field="moe.first_dense_layers")
+    dsa = _sub(doc, "dsa_indexer", DSAIndexer, file, {"dtype": tuple(DTYPE_BYTES)})
+    if dsa is not None and mla is None:
+        raise SpecError(f"the DSA lightning indexer selects over an MLA latent cache; attention is {attention!r} "
+                        "without an mla block (DeepSeek-V3.2-Exp is MLA)", file=file, field="dsa_indexer")
     notes = doc.get("notes", "")
     if notes is not None and not isinstance(notes, str):
         raise SpecError(f"must be text, got {type(notes).__name__}", file=file, field="notes")
@@ -263,7 +278,7 @@ def model_from_dict(doc: Any, file: str) -> ModelSpec:
     return ModelSpec(
         name=_req(doc, "name", file, str),
         source=_req(doc, "source", file, str),
-        family=_req(doc, "family", file, str, FAMILIES + ("nemotron",)),
+        family=_req(doc, "family", file, str, FAMILIES),
         attention=attention,
         layers=_req(doc, "layers", file),
         hidden=_req(doc, "hidden", file),
@@ -281,7 +296,7 @@ def model_from_dict(doc: Any, file: str) -> ModelSpec:
         mla=mla,
         moe=moe,
         mtp_modules=int(mtp.get("modules", 0)),
-        dsa_indexer=_sub(doc, "dsa_indexer", DSAIndexer, file, {"dtype": tuple(DTYPE_BYTES)}),
+        dsa_indexer=dsa,
         notes=notes or "",
         extra={"rope_theta": doc["rope_theta"]} if "rope_theta" in doc else {},
     )

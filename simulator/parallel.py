@@ -37,6 +37,9 @@ def client(workers: int | None = None, scheduler: str | None = None, processes: 
             cl = dd.Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as e:
             raise SparsesimError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
+        except (ValueError, TypeError) as e:   # not an address: 'missing port number', 'invalid address', ...
+            raise SparsesimError(f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); give one like "
+                                 "tcp://10.0.0.5:8786") from None
         try:
             yield cl
         finally:
@@ -44,14 +47,21 @@ def client(workers: int | None = None, scheduler: str | None = None, processes: 
         return
     if not workers or workers < 1:
         raise SparsesimError(f"--workers must be a positive number of worker processes, got {workers!r}")
-    cluster = dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                              dashboard_address=":0", silence_logs=40)
-    cl = dd.Client(cluster)
-    try:
-        yield cl
-    finally:
-        cl.close()
-        cluster.close()
+    import tempfile
+
+    import dask
+
+    # the workers' scratch space (dask's default: TMPDIR/dask-scratch-space, left behind) lives and dies with the run
+    with tempfile.TemporaryDirectory(prefix="sparsesim-dask-") as scratch, \
+            dask.config.set({"temporary-directory": scratch}):
+        cluster = dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                  dashboard_address=":0", silence_logs=40, local_directory=scratch)
+        cl = dd.Client(cluster)
+        try:
+            yield cl
+        finally:
+            cl.close()
+            cluster.close()
 
 
 def add_arguments(parser) -> None:

@@ -21,7 +21,7 @@ row order is the enumeration order, whatever the chunking or the number of Dask 
 from __future__ import annotations
 
 import itertools
-import sys
+import math
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -85,7 +85,9 @@ def combo_refusal(combo: Combo) -> str | None:
     if combo.ep > 1 and m.moe.experts % combo.ep:
         return f"EP{combo.ep}: {m.moe.experts} experts do not split evenly"
     for axis in AXES:
-        reason = getattr(combo, axis).refuse(combo)
+        s = getattr(combo, axis)
+        pm = s.param_model_problem(m)
+        reason = s.model_problem(m) or (pm and pm[1]) or s.refuse(combo)
         if reason:
             return reason
     return None
@@ -117,7 +119,7 @@ def _axis_lists(sc: Scenario) -> list[list]:
 
 def n_tuples(sc: Scenario) -> int:
     """Number of strategy tuples of the scenario (refused ones included)."""
-    return int(np.prod([len(x) for x in _axis_lists(sc)], dtype=np.int64))
+    return math.prod(len(x) for x in _axis_lists(sc))
 
 
 def _make_combo(sc: Scenario, values) -> Combo:
@@ -358,11 +360,64 @@ def price_chunk(sc: Scenario, start: int, stop: int, breakdown: bool = False) ->
                 bd["setting"] += int(offsets[m_[0]])
                 bds.append((m_[0], bd))
     cols["slo_ok"] = _slo_ok(cols, sc.slo, rows)
+    check_priced(cols, np.repeat(np.arange(len(priced)), n_per), [c for c, _ in priced])
     bd = None
     if bds:
         bd = pd.concat([b for _, b in sorted(bds, key=lambda x: x[0])], ignore_index=True)
     return ChunkResult(start=start, stop=stop, cols=cols, tuple_index=np.array(tuple_index, dtype=np.int64),
                        n_per_tuple=n_per, kinds_seen=kinds_seen, skipped=skipped, breakdown=bd)
+
+
+#: Columns every priced row must hold as finite numbers > 0, and (BATCH_MONOTONE) the columns that may not fall
+#: as the batch grows at a fixed tuple, context and output length: a step of more sequences does at least the
+#: arithmetic of fewer. Step TIME is not such a column: kernel launch heuristics legitimately make some batches
+#: faster than smaller ones (FlashAttention-2's and Triton's split-KV rules: up to ~20 % between neighbouring
+#: batches in a sweep of every kernel family, strategy and device, measured on this model); the arithmetic has
+#: no such heuristic (flops_per_step never fell in that sweep of 607,464 rows), so a drop there means negative
+#: or inconsistent work in the inputs (e.g. MoE layers beyond the layer count). Relative tolerance: float rounding.
+POSITIVE_COLUMNS = ("step_ms", "tpot_ms", "tokens_per_s", "ttft_ms", "kv_bytes_per_seq", "tokens_per_round",
+                    "flops_per_step", "bytes_per_step")
+BATCH_MONOTONE = ("flops_per_step",)
+MONOTONE_TOL = 1e-9
+
+
+def check_priced(cols: dict, tuple_of_row: np.ndarray, combos_: list) -> None:
+    """The generic sanity check after pricing: NaN, infinite, zero or negative times, or a step that is faster at
+    a larger batch, mean the inputs contradict each other (a model or hardware file validation let through), so
+    they stop with one line naming the hardware and model files, the strategy tuple and the setting, instead of
+    being printed as results."""
+    from hwmodels.errors import SparsesimError
+
+    def where(i: int) -> tuple[str, str]:
+        c = combos_[int(tuple_of_row[i])]
+        return (f"{c.hardware.name} ({c.hardware.file}) x {c.model.name} ({c.model.file}), {c.strategy_label()} "
+                f"{c.parallel_label()}", f"batch {int(cols['batch'][i])}, context {int(cols['context'][i])}")
+
+    for name in POSITIVE_COLUMNS:
+        v = cols.get(name)
+        if v is None or not len(v):
+            continue
+        bad = ~(np.isfinite(v) & (v > 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            who, at = where(i)
+            raise SparsesimError(f"pricing {who} gives {name} = {float(v[i])!r} at {at}: the inputs contradict each other "
+                                 "(check the hardware and model files); nothing is printed from it")
+    b, c, o, t = cols["batch"], cols["context"], cols["output_tokens"], tuple_of_row
+    if len(b) < 2:
+        return
+    order = np.lexsort((b, o, c, t))
+    same = ((t[order][1:] == t[order][:-1]) & (c[order][1:] == c[order][:-1]) & (o[order][1:] == o[order][:-1]))
+    for name in BATCH_MONOTONE:
+        v = cols[name][order]
+        drop = same & (v[1:] < v[:-1] * (1 - MONOTONE_TOL))
+        if drop.any():
+            j = int(np.flatnonzero(drop)[0])
+            lo, hi = order[j], order[j + 1]
+            who, at = where(int(lo))
+            raise SparsesimError(f"pricing {who} gives {name} {v[j]:.4g} at batch {int(b[lo])} but {v[j + 1]:.4g} at the "
+                                 f"larger batch {int(b[hi])} ({at.split(', ')[1]}): more sequences cannot need less "
+                                 "arithmetic, so the inputs contradict each other (check the hardware and model files)")
 
 
 def _label_columns(sc: Scenario, tuple_index: np.ndarray) -> dict:
@@ -417,11 +472,9 @@ def _slo_ok(cols: dict, slo: dict[str, float], rows: int) -> np.ndarray:
 # ---- the whole sweep ---------------------------------------------------------------------------------------
 def _chunk_results(sc: Scenario, bounds, breakdown: bool, client, progress: bool):
     """ChunkResults in order: computed here, or on a Dask cluster (simulator.parallel)."""
-    bar = None
-    if progress and n_tuples(sc) > 20 and sys.stderr.isatty():
-        from tqdm import tqdm
+    from simulator.progress import progress_bar
 
-        bar = tqdm(total=n_tuples(sc), desc="pricing strategy tuples", unit="tuple", leave=False)
+    bar = progress_bar(n_tuples(sc), "pricing strategy tuples", "tuple", progress and n_tuples(sc) > 20)
     if client is not None:
         it = map_ordered(client, price_chunk, sc, [(a, b, breakdown) for a, b in bounds])
     else:
@@ -444,6 +497,7 @@ def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False, parq
              (results is then None; SweepResult.ranked / .best hold the best feasible rows).
     client:  a dask.distributed Client (simulator.parallel.client): chunks run on its workers; the result
              is the same, bit for bit, as the serial run's."""
+    check_rows(sc, streamed=parquet is not None)
     bounds = chunk_bounds(sc, chunk_settings)
     chunks = _chunk_results(sc, bounds, breakdown, client, progress)
     if parquet is not None:
@@ -458,6 +512,27 @@ def evaluate(sc: Scenario, breakdown: bool = False, progress: bool = False, parq
     return SweepResult(results=results, skipped=skipped, breakdown=bd, rows=len(results))
 
 
+#: Most rows (settings) a result table held in memory may have: ~600 B per row (README: 1,000,320 rows in 608 MiB),
+#: so ~3 GiB; larger sweeps stream to Parquet (`sparsesim sweep --parquet`)
+MAX_TABLE_ROWS = 5_000_000
+#: Most settings a streamed sweep may price (time, not memory: ~170,000 settings/s on 2 cores for vectorized tuples)
+MAX_STREAM_ROWS = 10**10
+
+
+def check_rows(sc: Scenario, streamed: bool = False) -> None:
+    """Refuse, before any pricing, a sweep whose rows exceed MAX_TABLE_ROWS (in memory) or MAX_STREAM_ROWS."""
+    from hwmodels.errors import ScenarioError
+
+    rows = n_tuples(sc) * len(sc.batch) * len(sc.context) * len(sc.output_tokens)
+    limit = MAX_STREAM_ROWS if streamed else MAX_TABLE_ROWS
+    if rows > limit:
+        how = ("split the scenario along an outer axis (hardware or model)" if streamed else
+               "use `sparsesim sweep --parquet` (rows streamed to disk) or fewer values")
+        raise ScenarioError(f"{n_tuples(sc):,} strategy tuples x {rows // max(1, n_tuples(sc)):,} workload settings = "
+                            f"{rows:,} rows; at most {limit:,} {'streamed' if streamed else 'in memory (~600 B each)'}: "
+                            f"{how}", file=sc.file, field="strategies")
+
+
 def _table_columns(parts: list[ChunkResult], all_kinds: bool = False) -> list[str]:
     seen = set().union(*(p.kinds_seen for p in parts)) if parts else set()
     kinds = [k for k in KIND_COLUMNS if all_kinds or k in seen]
@@ -469,13 +544,11 @@ def assemble(sc: Scenario, parts: list[ChunkResult], progress: bool = False, all
     columns concatenated once (each chunk's arrays are released as they are consumed)."""
     if not parts:
         return pd.DataFrame(), None
-    bar = None
-    numeric = _table_columns(parts, all_kinds)
-    if progress and sys.stderr.isatty() and sum(p.rows for p in parts) > 200_000:
-        from tqdm import tqdm
+    from simulator.progress import progress_bar
 
-        bar = tqdm(total=len(LABEL_COLUMNS) + len(numeric), desc="assembling the result table", unit="column",
-                   leave=False)
+    numeric = _table_columns(parts, all_kinds)
+    bar = progress_bar(len(LABEL_COLUMNS) + len(numeric), "assembling the result table", "column",
+                       progress and sum(p.rows for p in parts) > 200_000)
     data: dict[str, object] = {}
     n = np.concatenate([p.n_per_tuple for p in parts])
     labels = _label_columns(sc, np.concatenate([p.tuple_index for p in parts]))

@@ -82,14 +82,11 @@ def ranking_text(ranked: pd.DataFrame, top: int, title: str) -> str:
 
 
 def progress_bar(total: int, desc: str, unit: str, enabled: bool = True):
-    """A tqdm bar on stderr when it is a terminal (and `enabled`), else None."""
-    import sys
+    """Progress on stderr when `enabled` (simulator.progress: a tqdm bar on a terminal, else a line every few
+    seconds), else None."""
+    from simulator.progress import progress_bar as bar
 
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=0.5)
+    return bar(total, desc, unit, enabled)
 
 
 def write_csv(df: pd.DataFrame, path: Path, progress: bool = False, chunk_rows: int = 100_000) -> None:

@@ -162,9 +162,17 @@ def _load_named(loader, names: Any, file: str, fld: str, base: Path):
             p = base / p
             n = str(p)
         try:
-            out.append(loader(n))
+            item = loader(n)
         except SparsesimError as e:
             raise ScenarioError(str(e), file=file, field=fld) from None
+        same = [x for x in out if Path(x.file).resolve() == Path(item.file).resolve() or x.name == item.name]
+        if same and Path(same[0].file).resolve() == Path(item.file).resolve():
+            raise ScenarioError(f"lists {item.name} ({item.file}) twice; each {fld} may appear once (as a name or a "
+                                "path)", file=file, field=fld)
+        if same:
+            raise ScenarioError(f"{same[0].file} and {item.file} are both named {item.name!r}; names label the results, "
+                                "so they must differ (rename one in its file)", file=file, field=fld)
+        out.append(item)
     return out
 
 
@@ -208,7 +216,8 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
                             "prompt + output)", file=file, field="workload.output_tokens")
 
     st = _mapping(doc, "strategies", file, STRATEGY_KEYS)
-    axes = {a: parse_axis(a, st.get(a), file) for a in AXES}
+    axes = {a: parse_axis(a, st.get(a), file, base) for a in AXES}
+    check_models_take(axes, models, file)
     kv = _choices(st.get("kv_dtype", ["bf16"]), tuple(DTYPE_BYTES), file, "strategies.kv_dtype")
     wd = _choices(st.get("weight_dtype", ["native"]), ("native",) + tuple(DTYPE_BYTES), file,
                   "strategies.weight_dtype")
@@ -234,6 +243,8 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
                         raise ScenarioError(f"attn_dp={d_} must divide tp={t}", file=file,
                                             field="strategies.parallelism.attn_dp")
                     parallel.append((t, e_, d_))
+
+    check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, parallel, file)
 
     rt = _mapping(doc, "runtime", file, {"launch", "kernels"})
     launch = rt.get("launch", "graph")
@@ -286,6 +297,43 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
                     weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels, rank_by=rank_by,
                     slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
                     targets=targets, doc=doc, sections=sections)
+
+
+#: Most strategy tuples (hardware x model x dtypes x parallelism x every axis' values) one scenario may span: 100x
+#: the 10M-tuple sweep the README describes for a Dask cluster; beyond it a sweep takes days
+MAX_TUPLES = 10**9
+#: Most workload settings (batch x context x output_tokens) under one strategy tuple: they are priced as one op
+#: table, ~2-4 KB per setting (MEASURED: 100,000 settings of Llama-3.1-8B dense in 220 MB, NSA + EAGLE-3 in 350 MB)
+MAX_GRID_SETTINGS = 200_000
+
+
+def check_models_take(axes: dict, models: list, file: str) -> None:
+    """A parameter choice that no model of the scenario can run (Strategy.param_model_problem) is a mistake in
+    the list, not a skip: stop naming the parameter. Choices some models take stay, and are skipped (counted) for
+    the others; strategies that cannot run on a model as such (Strategy.model_problem) are skips too."""
+    for axis, values in axes.items():
+        for s in values:
+            problems = [s.param_model_problem(m) for m in models]
+            if all(problems):
+                p, why = problems[0]
+                raise ScenarioError(f"{axis} '{s.label()}': no model of the scenario can take {p}: {why}", file=file,
+                                    field=f"strategies.{axis}.{s.name}.{p}")
+
+
+def check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, parallel, file: str) -> None:
+    """Refuse a scenario whose tuple space or per-tuple workload grid exceeds MAX_TUPLES / MAX_GRID_SETTINGS."""
+    grid = len(batch) * len(context) * len(out_tokens)
+    if grid > MAX_GRID_SETTINGS:
+        raise ScenarioError(f"batch {len(batch)} x context {len(context)} x output_tokens {len(out_tokens)} values = "
+                            f"{grid:,} settings per strategy tuple; at most {MAX_GRID_SETTINGS:,} (each tuple's "
+                            "settings are priced as one table in memory)", file=file, field="workload")
+    sizes = {"hardware": len(hardware), "model": len(models), "kv_dtype": len(kv), "weight_dtype": len(wd),
+             "parallelism": len(set(parallel)), **{a: len(v) for a, v in axes.items()}}
+    n = math.prod(sizes.values())
+    if n > MAX_TUPLES:
+        big = ", ".join(f"{k} {v:,}" for k, v in sizes.items() if v > 1)
+        raise ScenarioError(f"{big}: {n:,} strategy tuples; at most {MAX_TUPLES:,} (a sweep of that size takes days "
+                            "even on a cluster)", file=file, field="strategies")
 
 
 def _parse_section(key: str, target: str, value: Any, file: str, base: Path, doc: dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from hwmodels.errors import ScenarioError, SparsesimError
@@ -55,13 +56,14 @@ def number(v: Any, file: str, fld: str, lo: float = 0.0, hi: float = 1e12, stric
 FIELD_IN_MSG = re.compile(r"^field '([^']+)': ")
 
 
-def one_strategy(axis: str, v: Any, file: str, fld: str) -> Strategy:
+def one_strategy(axis: str, v: Any, file: str, fld: str, base: Path | None = None) -> Strategy:
     """One value of a strategy axis (a name or {name: {params}}), as a section gives it for one replica group or
-    candidate; an error names `fld` (and the parameter under it)."""
+    candidate; an error names `fld` (and the parameter under it). `base`: the folder relative paths in the value
+    (a draft model's file) resolve against, the scenario's."""
     if isinstance(v, list):
         raise err("takes one value per replica group (use several groups to compare values)", file, fld)
     try:
-        out = parse_axis(axis, [v], file)
+        out = parse_axis(axis, [v], file, base)
     except ScenarioError as e:
         msg = bare_message(e)
         m = FIELD_IN_MSG.match(msg)

@@ -132,8 +132,10 @@ def test_quest_baseline_and_refusal():
     assert "MHA models only" in r and "8 KV heads" in r
     assert "MLA" in combo_refusal(make("H100-SXM", "DeepSeek-R1", attention="quest", tp=8))
     assert "MLA" in combo_refusal(make("H100-SXM", "DeepSeek-R1", attention="lserve", tp=8))
-    bad = make("A100-80GB", L3, attention={"lserve": {"page": 64, "logical_page": 24}})
-    assert "multiple of the logical page" in combo_refusal(bad)
+    from hwmodels.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="lserve.page.*multiple of the logical page"):
+        make("A100-80GB", L3, attention={"lserve": {"page": 64, "logical_page": 24}})
 
 
 def test_lserve_reproduction_rows():

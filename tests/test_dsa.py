@@ -137,4 +137,4 @@ def test_traced_scenario_changes_only_the_gvr_kernel():
     gvr = lambda d: sum(v[0] for k, v in d.items() if k.startswith("topk.gvr"))  # noqa: E731
     assert gvr(g1) != pytest.approx(gvr(g0))
     c = C.combo(traced, attention="dsa", topk="gvr")
-    assert "trace codegqa_16k" in c.topk.layer_inputs(c, 61, 2048, 65536.0)[1]
+    assert "trace smollm2_135m_8k" in c.topk.layer_inputs(c, 61, 2048, 65536.0)[1]

@@ -91,10 +91,10 @@ def test_fa2_varlen_mixed_rows_and_prefill_chunk(fa2):
 
 
 def test_fa2_varlen_refused_without_kernel_fa2():
-    from simulator.planner import combo_refusal
+    from hwmodels.errors import ScenarioError
 
-    c = make_combo("H100-SXM", "Llama-3.1-8B", attention={"dense": {"fa2_call": "varlen"}})
-    assert "kernel: fa2" in combo_refusal(c)
+    with pytest.raises(ScenarioError, match="dense.fa2_call.*kernel: fa2"):   # when the value is read
+        make_combo("H100-SXM", "Llama-3.1-8B", attention={"dense": {"fa2_call": "varlen"}})
 
 
 @pytest.fixture(scope="module")

@@ -17,14 +17,15 @@ import yaml
 from hwmodels.calibration import DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
-PROFILES = ROOT / "simulator" / "engine" / "profiles"
+PROFILES = Path(importlib.import_module("simulator.engine").__file__).parent / "profiles"   # the installed package's
 SERVING = ROOT / "lab" / "serving"
 DATA = DATA_DIR / "serving"
 sys.path.insert(0, str(SERVING))
 vllm_result = importlib.import_module("vllm_result")
 fit_host = importlib.import_module("fit_host")
 
-SECTIONS = {"defaults", "graphs", "overlap", "api_path", "sampler", "scheduler", "attention_backend", "host_time"}
+SECTIONS = {"defaults", "graphs", "overlap", "api_path", "sampler", "scheduler", "attention_backend", "host_time",
+            "runtime"}
 PROVENANCE = ("source", "measured", "assumed", "unknown")
 
 
@@ -72,6 +73,7 @@ def test_hf_cb_measured_terms_are_the_fit_of_the_committed_profile_runs():
     assert doc["update"]["value"] == got["update"]
     assert doc["gap_ms"]["value"] == got["gap_ms"]
     assert doc["device"]["value"] == got["device"]
+    assert doc["launch_overlap"]["value"] == got["launch_overlap"]
     assert {k: v for k, v in doc["launch"]["value"].items() if not k.startswith("held_out")} == {
         f"{k}_ms": v for k, v in got["forward_launch_ms"].items()}
     assert doc["first_seen_shape"]["value"]["stalls_s"] == got["stalls_s"]

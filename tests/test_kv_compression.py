@@ -4,7 +4,7 @@ import pytest
 
 from simulator import memory
 from simulator.combo import make_combo as make
-from simulator.planner import combo_refusal, onchip_overflow
+from simulator.planner import onchip_overflow
 from simulator.pricing import decode_ops, prefill_ops
 from simulator.strategies.kv_compression import prefill_ring_ranges, ring_buffer_index, ring_buffer_positions
 
@@ -39,8 +39,11 @@ def test_budgets_cap_cache_and_kernel():
     ops, _ = decode_ops(s, np.array([1.0]), np.array([65536.0]))
     df = ops.to_frame().set_index("name")
     assert df.loc["attention"].flops == pytest.approx(4 * 32 * 8192 * 128)   # the budget, not the context
-    bad = make("H100-SXM", "Llama-3.1-8B", kv_policy={"snapstream": {"budget_tokens": 1024, "recent_tokens": 2048}})
-    assert "exceed the budget" in combo_refusal(bad)
+    # a rule between the value's own parameters is an error when the value is read (not a skip at pricing)
+    from hwmodels.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="snapstream.recent_tokens.*exceed the budget"):
+        make("H100-SXM", "Llama-3.1-8B", kv_policy={"snapstream": {"budget_tokens": 1024, "recent_tokens": 2048}})
 
 
 def test_snapstream_prefill_ops():

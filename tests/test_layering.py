@@ -4,7 +4,7 @@
    count; imports under `if TYPE_CHECKING:` count too: a type is a dependency):
      0 hardware       hwmodels.*  (what a device can do, what an op costs on it)
      1 model core     simulator (the package), simulator.{precision, model, ops, combo, layers, memory, acceptance,
-                      dtw, shipped, pricing}, simulator.kernels.* (kernel models), simulator.strategies.base (the
+                      dtw, shipped, pricing, progress}, simulator.kernels.* (kernel models), simulator.strategies.base (the
                       strategy contract and registry)
      2 strategies     simulator.strategies.*  (the values of the strategy axes)
      3 traces         simulator.traces.*  (attention and request traces, their statistics)
@@ -34,7 +34,8 @@ LAYERS = {
     "hwmodels": 0,
     "simulator": 1, "simulator.precision": 1, "simulator.model": 1, "simulator.ops": 1, "simulator.combo": 1,
     "simulator.layers": 1, "simulator.memory": 1, "simulator.acceptance": 1, "simulator.dtw": 1,
-    "simulator.shipped": 1, "simulator.pricing": 1, "simulator.kernels": 1, "simulator.strategies.base": 1,
+    "simulator.shipped": 1, "simulator.pricing": 1, "simulator.progress": 1, "simulator.kernels": 1,
+    "simulator.strategies.base": 1,
     "simulator.strategies": 2,
     "simulator.traces": 3,
     "simulator.scenario": 4, "simulator.sections": 4, "simulator.planner": 4, "simulator.report": 4,

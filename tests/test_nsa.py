@@ -203,9 +203,10 @@ def test_refusals():
     assert combo_refusal(mk(att=strict, spec="eagle3", vk="ssv", sch={"refresh_reuse": {"refresh_every": 1}})) is None
     assert "no routing" in combo_refusal(mk(att="dense", sch="refresh_reuse"))
     assert "32" in combo_refusal(mk(sch={"refresh_reuse": {"layers": [["R", "U"]]}}))
-    assert "first layer" in combo_refusal(mk(sch={"refresh_reuse": {"layers": [["U"] + ["R"] * 31]}}))
     assert "MLA" in combo_refusal(mk(model="DeepSeek-V3", tp=8))
     from hwmodels.errors import ScenarioError
+    with pytest.raises(ScenarioError, match="refresh_reuse.layers.*first layer"):   # read-time: own parameters
+        mk(sch={"refresh_reuse": {"layers": [["U"] + ["R"] * 31]}})
     with pytest.raises(ScenarioError, match="exact | approx"):
         parse_axis("verify_kernel", [{"ssv": {"mode": "fast"}}])
     with pytest.raises(ScenarioError, match="overlap"):

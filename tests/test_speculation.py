@@ -107,7 +107,8 @@ def test_refusals():
     assert "no MTP modules" in combo_refusal(_spec("mtp"))
     assert combo_refusal(_spec({"mtp": {"k": 3}}, model="DeepSeek-V3", tp=8)) is None
     assert "MLA" in combo_refusal(_spec("eagle3", model="DeepSeek-V3", tp=8))
-    assert "k = 4" in combo_refusal(_spec({"eagle3": {"per_position": [0.9, 0.8]}}))
+    with pytest.raises(ScenarioError, match="eagle3.per_position.*k = 4"):   # own parameters: when read
+        _spec({"eagle3": {"per_position": [0.9, 0.8]}})
     assert combo_refusal(_spec({"eagle3": {"k": 2, "per_position": [0.9, 0.8]}})) is None
     # a list of scalars sweeps; a list of lists sweeps a list-valued parameter
     assert len(parse_axis("speculation", [{"eagle3": {"acceptance": [0.6, 0.7, 0.8]}}])) == 3

@@ -288,13 +288,15 @@ def predict_us(ops, hw: HardwareSpec, eff: Efficiency, families: np.ndarray) -> 
     return np.bincount(ops.setting, weights=t, minlength=ops.n_settings) * 1e6
 
 
-def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
+def fit(df: pd.DataFrame, hw: HardwareSpec, complete: bool = True) -> tuple[Efficiency, dict]:
     """Fit every family on its non-held-out rows, starting from `hw`'s datasheet values (spec_for) and the
     uncalibrated Efficiency: nothing from an earlier fitted file enters (D16). Terms other campaigns own
     stay at their uncalibrated values here (compute.attention: fit_prefill; topk_cta: fit_topk_cta; the
     interconnect: fit_links) - decode rows cannot identify compute.attention (one query row: the kernel
     is bandwidth-bound; at 4 flop/byte its compute term changes a decode row's price by < 0.01 %).
-    Returns the Efficiency and fit metadata; meta['fitted_kinds'] lists the op kinds set."""
+    Returns the Efficiency and fit metadata; meta['fitted_kinds'] lists the op kinds set. `complete` (what
+    `sparsesim calibrate fit` uses): refuse data that lack a family of FIT_ORDER or the launch rows, instead of
+    leaving those terms uncalibrated in a file that would then be used as a whole fit."""
     ops = build_ops(df, hw.units)
     hold = holdout_mask(df)
     has_ops = np.bincount(ops.setting, minlength=len(df)) > 0
@@ -310,6 +312,13 @@ def fit(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict]:
     hw_l = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
                    launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)
     meta: dict = {"fitted_kinds": []}
+    missing = [f for f in FIT_ORDER if not (fit_rows(df, f) & ~hold & has_ops).any()]
+    missing += [k for k in ("launch_graph", "launch_eager") if k not in launch]
+    if missing and complete:
+        raise C.CalibrationError(f"has no fit rows of {', '.join(missing)}: `calibrate fit` sets every family's terms "
+                                 f"({', '.join(FIT_ORDER)} and the launch costs) from one measure.py campaign; a fit "
+                                 "without them would leave those terms at the datasheet peaks (a CSV cut short?)",
+                                 file=file, field="family")
     for family in FIT_ORDER:
         rows = fit_rows(df, family) & ~hold & has_ops
         params = [p for p in FAMILY_PARAMS[family] if p[0] != "compute.attention"]

@@ -1020,6 +1020,9 @@ def check_result(eff: Efficiency, meta: dict, ev: pd.DataFrame, file: str) -> li
                                      f"(bound {med_b:g} %), p90 {p90:.3g} % (bound {p90_b:g} %); nothing was written",
                                      file=file)
         lines.append(f"{kind} {med:.1f}/{p90:.1f} %")
+    if not lines:
+        raise C.CalibrationError(f"holds no fit rows of any kind this fit sets ({', '.join(REFUSAL_BOUNDS)}); nothing "
+                                 "was written", file=file)
     return lines
 
 

@@ -93,6 +93,8 @@ def _fit(args, fitted_dir: Path, out) -> int:
     err, table, e2e, eff, meta, hw = R.evaluate(args.target, args.device, refit=True, out_dir=fitted_dir)
     C.check_physical(F.fitted_params(eff, meta), args.target)
     checks = C.check_bounds(err, F.REFUSAL_BOUNDS, args.target, meta["fitted_kinds"])
+    checked = {b[0].partition("|")[0] for b in F.REFUSAL_BOUNDS.values()}
+    C.check_worst_row(err[(err["part"] == "fit") | err["group"].isin(checked)], args.target)
     p = F.write_fitted(eff, meta, hw, args.target, table, e2e, fitted_dir)
     untimed = err.attrs.get("untimed", 0)
     print(f"fitted {hw.name} from {args.target}: {len(err)} priced measured rows; op kinds {', '.join(meta['fitted_kinds'])}"

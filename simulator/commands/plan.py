@@ -3,7 +3,7 @@ serves the scenario's workload within its SLOs — analytic screen, engine capac
 Pareto plots and a one-page report (simulator.planning)."""
 from __future__ import annotations
 
-from simulator.commands._common import OutputDir, add_out_argument
+from simulator.commands._common import NOTHING_FITS, OutputDir, add_out_argument, calibration_lines
 
 
 def register(sub) -> None:
@@ -36,9 +36,11 @@ def cmd_plan(args) -> int:
     with client_from_args(args) as cl:
         res = run_plan(sc, quick=args.quick, client=cl, progress=True)
     print(summary_text(res))
+    for line in calibration_lines(sc.hardware):
+        print(line)
     print()
     for line in write_outputs(res, out):
         print(line)
     for line in out.finish():
         print(line)
-    return 0 if res.winner is not None else 1
+    return 0 if res.winner is not None else NOTHING_FITS

@@ -1,7 +1,7 @@
 """`sparsesim run [SCENARIO]`: price a scenario (default: the shipped quickstart) and print its tables."""
 from __future__ import annotations
 
-from simulator.commands._common import OutputDir, add_out_argument
+from simulator.commands._common import NOTHING_FITS, OutputDir, add_out_argument, calibration_lines
 
 DEFAULT_SCENARIO = "quickstart"
 
@@ -30,11 +30,13 @@ def cmd_run(args) -> int:
     with client_from_args(args) as cl:
         result = planner.evaluate(sc, breakdown=args.breakdown, progress=True, client=cl)
     print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
+    for line in calibration_lines(sc.hardware):
+        print(line)
     print()
     if result.results.empty:
         print("nothing could be priced: every strategy tuple or setting was skipped.")
         print(report.skipped_text(result.skipped))
-        return 1
+        return NOTHING_FITS
     if "table" in sc.outputs:
         print(report.run_tables(result.results))
     print(report.skipped_text(result.skipped))
@@ -43,4 +45,7 @@ def cmd_run(args) -> int:
     print_reproductions(sc, out)
     for line in out.finish():
         print(line)
+    if not result.results["fits"].any():
+        print("nothing fits: no setting's batch fits in memory (the tables show 'oom')")
+        return NOTHING_FITS
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from simulator.commands._common import OutputDir, UsageError, add_out_argument
+from simulator.commands._common import NOTHING_FITS, OutputDir, UsageError, add_out_argument, calibration_lines
 
 
 def register(sub) -> None:
@@ -23,11 +23,14 @@ def register(sub) -> None:
     p.add_argument("--rate-scale", type=float, metavar="X", help="multiply the arrival rate by X (overrides "
                                                                  "serving.requests.rate_scale)")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (overrides serving.seed)")
+    p.add_argument("--concurrency", type=int, metavar="C", help="run the requests as a closed loop of C in flight "
+                                                                "(the next submitted when one finishes), as vLLM's "
+                                                                "--max-concurrency; overrides serving.requests")
     p.set_defaults(func=cmd_simulate)
 
 
 def cmd_simulate(args) -> int:
-    from simulator.engine.api import load_source, simulate
+    from simulator.engine.api import load_source, simulate, with_concurrency
     from simulator.engine.plots import latency_cdf, timeline
     from simulator.engine.results import summary_text
     from simulator.scenario import load_scenario
@@ -38,27 +41,49 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--rate-scale must be a positive number (<= 1e6), got {args.rate_scale}")
     if args.seed is not None and not 0 <= args.seed < 2 ** 63:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.concurrency is not None and not 1 <= args.concurrency <= 1_000_000:
+        raise UsageError(f"--concurrency must be between 1 and 1,000,000, got {args.concurrency}")
     sc = load_scenario(args.scenario)
     cfg = sc.serving
     if cfg is None:
         raise UsageError(f"{sc.file}: has no serving: section; `sparsesim simulate` needs one (see "
                          "simulator/engine/config.py or the shipped serving_*.yaml scenarios)")
+    if args.concurrency is not None:
+        src = cfg.source
+        cfg = with_concurrency(cfg, args.concurrency, src.warmup if src.concurrency else 0, src.think_s)
     out = OutputDir.prepare(args.out, sc.name)
     seed = cfg.seed if args.seed is None else args.seed
     trace = load_source(cfg.source, seed, requests=args.requests, rate_scale=args.rate_scale)
     res = simulate(cfg, trace, seed=seed, progress=True)
     print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
-    print(f"requests: {trace.name} ({len(trace):,} requests over {trace.duration_s:,.0f} s; {trace.source})")
+    if cfg.source.concurrency:
+        print(f"requests: {trace.name} ({len(trace):,} requests, closed loop of {cfg.source.concurrency} in flight, "
+              f"{cfg.source.warmup} warm-up; lengths: {trace.source})")
+    else:
+        print(f"requests: {trace.name} ({len(trace):,} requests over {trace.duration_s:,.0f} s; {trace.source})")
     for lbl in dict.fromkeys(res.stats.replica_labels):
         n = res.stats.replica_labels.count(lbl)
         blocks = res.stats.num_blocks[res.stats.replica_labels.index(lbl)]
         print(f"replicas: {n} x {lbl}  ({blocks:,} KV blocks each)")
-    print(f"router: {cfg.router}; seed {seed}")
+    for line in calibration_lines([g.combo.hardware for g in cfg.groups]):
+        print(line)
+    print(f"router: {cfg.router}; seed {seed}; engine runtime profile: {cfg.engine}")
+    for line in res.notes:
+        print(f"note: {line}")
     print()
     print(summary_text(res.summary))
     print()
     print(f"simulated {res.stats.sim_end_s:,.1f} s in {res.wall_s:.2f} s wall "
           f"({res.summary['simulated_s_per_wall_s']:,.0f} simulated s per wall s, {res.stats.events:,} events)")
+    if not res.summary["finished"]:
+        res.requests.to_csv(out.file("requests.csv"), index=False)
+        print(f"nothing finished: all {len(trace):,} requests were rejected (prompt + output larger than a replica's KV "
+              f"cache: {', '.join(f'{b:,}' for b in dict.fromkeys(res.stats.num_blocks))} blocks of "
+              f"{cfg.scheduler['block_size']} tokens); no latency to report")
+        print(f"wrote {out.path / 'requests.csv'}")
+        for line in out.finish():
+            print(line)
+        return NOTHING_FITS
     res.requests.to_parquet(out.file("requests.parquet"), index=False)
     res.requests.to_csv(out.file("requests.csv"), index=False)
     res.timeseries.to_parquet(out.file("timeseries.parquet"), index=False)

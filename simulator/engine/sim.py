@@ -1,4 +1,4 @@
-"""The simpy model: a request source, a router, and N replicas each running the vLLM-like scheduler over
+"""The discrete-event model: a request source, a router, and N replicas each running the vLLM-like scheduler over
 priced steps (optionally prefill and decode pools with the KV cache moved between them).
 
     source process    one per run: waits for each arrival (trace replay or generated), routes it
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import sys
 from array import array
 from dataclasses import dataclass, field, replace
 
@@ -37,17 +36,15 @@ from simulator.engine import decode_run
 from simulator.engine.adaptive import Adaptive
 from simulator.engine.config import ServingConfig
 from simulator.engine.routers import ARRIVAL, DECODE, router_class
+from simulator.engine.runtime import LaunchModel
 from simulator.engine.scheduler import (
     DEFAULT_CACHE_UNIT_TOKENS,
-    VLLM_LARGE_GPU_BATCHED_TOKENS,
-    VLLM_LARGE_GPU_MAX_SEQS,
-    VLLM_SMALL_GPU_BATCHED_TOKENS,
-    VLLM_SMALL_GPU_MAX_SEQS,
     Request,
     SchedulerConfig,
     policy_class,
 )
-from simulator.engine.step_cost import Composition, HostTime, StepCostModel, kv_cache_blocks
+from simulator.engine.sizing import attention_kv_ratio, vllm_batch_defaults
+from simulator.engine.step_cost import Composition, HostTime, StepCostModel, StepRuntime, kv_cache_blocks
 
 GIB = 1024 ** 3
 
@@ -57,15 +54,6 @@ class SimulationError(SparsesimError):
 
 
 # ---- per-group setup ----------------------------------------------------------------------------------------
-def vllm_batch_defaults(hw) -> tuple[int, int]:
-    """vLLM's default (max_num_batched_tokens, max_num_seqs) for the OpenAI server on this GPU:
-    EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py): >= 70 GiB and not an A100 -> 8192, 1024;
-    otherwise 2048, 256."""
-    if hw.hbm_capacity_bytes >= 70 * GIB and "a100" not in hw.name.lower():
-        return VLLM_LARGE_GPU_BATCHED_TOKENS, VLLM_LARGE_GPU_MAX_SEQS
-    return VLLM_SMALL_GPU_BATCHED_TOKENS, VLLM_SMALL_GPU_MAX_SEQS
-
-
 def kv_cap_tokens(combo) -> int | None:
     """A KV policy's fixed budget (tokens a request keeps), or None when it keeps everything."""
     big = 1e12
@@ -73,17 +61,13 @@ def kv_cap_tokens(combo) -> int | None:
     return int(kept) if kept < big else None
 
 
-def attention_kv_ratio(combo) -> float:
-    """Cached tokens per context token of the attention strategy at the model's longest context
-    (block-sparse LServe keeps fewer for its streaming heads, plus page statistics); 1 for most."""
-    C = float(combo.model.max_context)
-    return float(combo.attention.cached_tokens(combo, np.array([C]))[0]) / C
-
-
 class Acceptance:
-    """Accepted drafts per speculative round: sampled from the strategy's model, or replayed in order."""
+    """Accepted drafts per speculative round: sampled from the strategy's model (or the serving section's
+    per-position chain acceptance: draft j accepted with probability a_j given drafts 1..j-1 were), or replayed in
+    order."""
 
-    def __init__(self, combo, drafts: int, replay: np.ndarray | None, rng: np.random.Generator):
+    def __init__(self, combo, drafts: int, replay: np.ndarray | None, rng: np.random.Generator,
+                 per_position: tuple | None = None):
         self.drafts = drafts
         self.rng = rng
         self.replay = None if replay is None else np.minimum(np.asarray(replay, dtype=np.int64), drafts)
@@ -91,7 +75,11 @@ class Acceptance:
         self.dist = None
         if self.replay is not None or drafts == 0:
             return
-        pmf = combo.speculation.accept_length_pmf()  # P(L = j), j = 0..levels (the strategy's own model)
+        if per_position is not None:   # P(L >= j) = a_1 ... a_j; P(L = j) = P(L >= j) - P(L >= j + 1)
+            reach = np.concatenate([[1.0], np.cumprod(np.asarray(per_position, dtype=np.float64))])
+            pmf = reach - np.concatenate([reach[1:], [0.0]])
+        else:
+            pmf = combo.speculation.accept_length_pmf()  # P(L = j), j = 0..levels (the strategy's own model)
         self.dist = np.cumsum(pmf / pmf.sum())
 
     def expected_tokens(self) -> float:
@@ -128,7 +116,7 @@ class GroupSetup:
     policy: str = "fcfs"            # the scheduler policy (serving.scheduler.policy)
 
 
-def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetup:
+def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.random.Generator | None = None) -> GroupSetup:
     combo = group.combo
     knobs = cfg.scheduler
     d_tok, d_seqs = vllm_batch_defaults(combo.hardware)
@@ -157,24 +145,91 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int) -> GroupSetu
                          long_prefill_token_threshold=knobs["long_prefill_token_threshold"],
                          num_spec_tokens=spec, num_lookahead_tokens=spec, kv_cap_tokens=kv_cap_tokens(combo),
                          cache_unit_tokens=cache_unit)
-    if cfg.launch_eager_s is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
-        combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(cfg.launch_eager_s)))
-    cost = _cost_model(combo, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap,
+    rs = resolve_runtime(cfg, combo, mnbt, seqs, spec, knobs, rng)
+    combo = rs.combo
+    cost = _cost_model(combo, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap,
                        cfg.step_cost_budget_bytes)
-    host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                    floor_s=cfg.host_floor_s)
-    cost = cost.for_serving(cfg.decode_context, host)   # the same tables, at this config's decode context and host time
+    # the same tables, at this config's decode context, with the runtime's host time and step rules
+    cost = cost.for_serving(cfg.decode_context, rs.host, rs.rt)
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
     adaptive = None
     if cfg.adaptation is not None:
         combos = [combo] + list(cfg.adaptation_combos[i][1:])
-        if cfg.launch_eager_s is not None:
-            combos = [combos[0]] + [replace(c, hardware=combo.hardware) for c in combos[1:]]
-        costs = [cost] + [_cost_model(c, mnbt, seqs, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap,
+        combos = [combos[0]] + [replace(c, hardware=combo.hardware, launch=combo.launch) for c in combos[1:]]
+        costs = [cost] + [_cost_model(c, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap,
                                       cfg.step_cost_budget_bytes) for c in combos[1:]]
         adaptive = (combos, costs)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
                       kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"))
+
+
+@dataclass
+class RuntimeSetup:
+    """An engine runtime profile resolved for one replica group, with the serving.step_cost overrides applied."""
+
+    combo: object
+    mixed_launch: str
+    graph_sizes: tuple | None
+    eager_overlap: str
+    host: HostTime
+    rt: StepRuntime | None
+
+
+#: how each profile launch mode prices the device side: graph and host_launch price the kernels back to back (the
+#: host's issuing is HostTime.launch for host_launch); piecewise mixed steps price their attention eagerly
+_DEVICE_LAUNCH = {"graph": "graph", "eager": "eager", "host_launch": "graph", "piecewise": "eager"}
+
+
+def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, knobs: dict,
+                    rng: np.random.Generator | None = None) -> RuntimeSetup:
+    """The engine runtime profile (cfg.runtime, simulator.engine.runtime) applied to one replica group: the launch
+    modes the step prices use, the CUDA-graph capture sizes, the host time (content terms, overlap, launch) and the
+    step rules. Every serving.step_cost knob the user gave (cfg.step_cost_given) overrides the profile's value;
+    without a profile, the knobs alone (the op model plus the measured terms given)."""
+    prof = cfg.runtime
+    given = cfg.step_cost_given
+    le = cfg.launch_eager_s
+    if prof is None:
+        if le is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
+            combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
+        host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
+                        floor_s=cfg.host_floor_s,
+                        launch=None if cfg.host_launch_s is None else LaunchModel(constant_s=cfg.host_launch_s))
+        return RuntimeSetup(combo, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap, host, None)
+    g = prof.graphs
+    if "launch_eager_us" not in given and prof.launch_eager_s is not None:
+        le = prof.launch_eager_s
+    if le is not None:
+        combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
+    dl = _DEVICE_LAUNCH[g.decode]
+    if combo.launch != dl:
+        combo = replace(combo, launch=dl)
+    if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
+        combo = replace(combo, kernels=prof.kernels)
+    mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
+    sizes = (cfg.graph_sizes if "graph_sizes" in given else
+             g.capture_sizes(seqs, mnbt, combo.hardware, combo.tp, 1 + spec) if g.decode == "graph" else None)
+    eo = cfg.eager_overlap if "eager_overlap" in given else (g.eager_overlap or "kernel")
+    terms = prof.host
+    if "host_per_step_us" in given:
+        terms = replace(terms, per_step_s=0.0, per_mixed_step_s=0.0)
+    if "host_per_row_us" in given:
+        terms = replace(terms, per_request_s=0.0)
+    if cfg.host_launch_s is not None:
+        launch = LaunchModel(constant_s=cfg.host_launch_s)
+    elif prof.launch is not None:
+        launch = replace(prof.launch, mode="sample" if cfg.host_launch_mode == "sample" else "constant")
+    else:
+        launch = None
+    host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
+                    floor_s=cfg.host_floor_s, terms=terms if terms.any() else None, overlap=prof.overlap_fraction,
+                    launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None)
+    mask = None
+    if prof.mask is not None:
+        m = prof.mask.on(combo.hardware)
+        mask = (m.per_key_s, m.per_qk_s)
+    rt = StepRuntime(piecewise=g.mixed == "piecewise", eager_above=g.eager_above, pad_decode=g.pad_decode, mask=mask)
+    return RuntimeSetup(combo, mixed, sizes, eo, host, rt)
 
 
 _COST_CACHE: dict = {}
@@ -219,6 +274,12 @@ class Records:
         self.decode_replica = np.full(n, -1, dtype=np.int32)
         self.kv_transfer = np.zeros(n)
         self.rejected = np.zeros(n, dtype=bool)
+        self.arrival = nan.copy()      # when each request was submitted (the source's clock: trace or closed loop)
+        # inter-token latencies as vLLM's benchmark pools them: one gap per request and step that emitted a later
+        # token (time since that request's previous token), with its emission time and weight (runs of decode steps
+        # add each step's gap once with weight = batch)
+        self.last_emit = nan.copy()
+        self.itl = {k: array("d") for k in ("t", "gap", "w")}
         self.record_steps = record_steps
         # one row per event (a step, or a run of identical decode steps)
         self.ts = {k: array("d") for k in ("t", "dt", "replica", "steps", "running", "waiting", "kv_used", "tokens",
@@ -226,11 +287,13 @@ class Records:
 
 
 # ---- the event loop ---------------------------------------------------------------------------------------------
-# What the replicas, the request source and the KV transfers wait for, as entries (time, seq, kind, target, wait) of
-# one heap. Entries at the same time run in the order they were scheduled (seq), which is simpy's order
-# (time, priority, event id) for these processes: the engine was a simpy model and keeps its event order exactly,
-# including simpy's extra hop through a condition event when a decode run ends or is cut (RUN_END / WAKE -> COND).
-SRC, STEP, RUN_END, WAKE, COND, CUT, XFER = range(7)
+# What the replicas, the request source, the API path and the KV transfers wait for are entries (kind, target, wait)
+# pushed `delay` seconds ahead. serving.event_loop picks what runs them: one binary heap of (time, seq, ...) (heap,
+# the default) or simpy timeouts in a simpy.Environment (simpy, the reference). Both run entries in time order and,
+# at one time, in the order they were pushed: simpy's (time, priority, event id) order. The callbacks keep the event
+# order of the engine's earlier simpy process model exactly, including its extra hop through a condition event when
+# a decode run ends or is cut (RUN_END / WAKE -> COND).
+SRC, STEP, RUN_END, WAKE, COND, CUT, XFER, ADD, CALL = range(9)
 
 
 class _Clock:
@@ -257,7 +320,8 @@ class Replica:
         self.cost = group.cost
         self.outstanding = 0
         spec = group.sched_cfg.num_spec_tokens
-        self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng) if spec else None
+        pp = engine.cfg.acceptance.get("per_position") if isinstance(engine.cfg.acceptance, dict) else None
+        self.acc = Acceptance(group.combo, spec, engine.replay, engine.rng, pp) if spec else None
         self.adapt = None
         if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
             self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
@@ -286,7 +350,7 @@ class Replica:
         self.sched.add_request(req, now)
         if self.waiting_on is not None and not self.wake_triggered:
             self.wake_triggered = True
-            self.engine.push(now, WAKE, self, self.wait)
+            self.engine.push(0.0, WAKE, self, self.wait)
 
     # ---- waiting ------------------------------------------------------------------------------------------------
     def _sleep(self, what: str) -> None:
@@ -302,12 +366,12 @@ class Replica:
             self.proceed()
         elif self.cond_pending:
             self.cond_pending = False
-            self.engine.push(self.engine.env.now, COND, self, wait)
+            self.engine.push(0.0, COND, self, wait)
 
     def on_run_end(self, wait: int) -> None:
         if wait == self.wait and self.cond_pending:
             self.cond_pending = False
-            self.engine.push(self.engine.env.now, COND, self, wait)
+            self.engine.push(0.0, COND, self, wait)
 
     # ---- the loop -----------------------------------------------------------------------------------------------
     def proceed(self) -> None:
@@ -351,13 +415,21 @@ class Replica:
     # ---- a decode run -------------------------------------------------------------------------------------------
     def _start_run(self, run: decode_run.DecodeRun) -> None:
         """Wait out a planned run of decode steps (RUN_END), or until a request arrives here (WAKE)."""
-        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, run.ctx_rows)
+        sched = self.sched
+        t = self.cost.host.terms
+        fin = 0
+        if t is not None and t.per_finished_s and run.steps:   # requests finishing in the run's last step
+            if run.gen is None:
+                fin = sum(1 for r in sched.running if r.output - r.out <= run.steps)
+            else:
+                fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin, run.ctx_rows)
         ends = np.cumsum(dts)
         now = self.engine.env.now
         self._run, self._dts, self._ends, self._start = run, dts, ends, now
         self._sleep("run")
         self.cond_pending = True
-        self.engine.push(now + float(ends[-1]), RUN_END, self, self.wait)
+        self.engine.push(float(ends[-1]), RUN_END, self, self.wait)
 
     def on_cond(self, wait: int) -> None:
         """The run ended, or a request arrived: cut it at the step in progress."""
@@ -369,7 +441,7 @@ class Replica:
             end = start + float(ends[j])
             if end > now:
                 self._cut = j + 1
-                self.engine.push(now + (end - now), CUT, self, wait)
+                self.engine.push(end - now, CUT, self, wait)
                 return
             done = j + 1
         else:
@@ -380,10 +452,21 @@ class Replica:
         self._finish_run(self._cut)
 
     def _finish_run(self, done: int) -> None:
-        """Apply the `done` steps of the run that ran."""
+        """Apply the `done` steps of the run that ran (and record its inter-token gaps)."""
         eng = self.engine
-        sched, rec, run, dts, ends = self.sched, eng.rec, self._run, self._dts, self._ends
+        sched, rec, run, dts, ends, start = self.sched, eng.rec, self._run, self._dts, self._ends, self._start
         now = eng.env.now
+        rids = np.fromiter((r.rid for r in sched.running), dtype=np.int64, count=run.batch)
+        itl = rec.itl
+        g0 = start + float(ends[0])
+        itl["t"].extend(np.full(run.batch, g0).tolist())
+        itl["gap"].extend((g0 - rec.last_emit[rids]).tolist())
+        itl["w"].extend([1.0] * run.batch)
+        if done > 1:
+            itl["t"].extend((start + ends[1:done]).tolist())
+            itl["gap"].extend(dts[1:done].tolist())
+            itl["w"].extend([float(run.batch)] * (done - 1))
+        rec.last_emit[rids] = start + float(ends[done - 1])
         ev = decode_run.apply(sched, run, done, now)
         self.last_dt = float(dts[done - 1])
         if eng.check:
@@ -414,7 +497,7 @@ class Replica:
         self._queue = len(self.sched.waiting)
         dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
         self._plan, self._start, self._dt = plan, now, dt
-        eng.push(now + dt, STEP, self, self.wait)
+        eng.push(dt, STEP, self, self.wait)
 
     def on_step(self, wait: int) -> None:
         """Apply the step that ended (accepted drafts drawn for its decode rows)."""
@@ -425,6 +508,16 @@ class Replica:
         if sched.cfg.num_spec_tokens and plan.n_decode:
             acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
         ev = sched.step_done(plan, now, acc)
+        if plan.n_decode:   # inter-token gaps of the decode rows (vLLM's ITL)
+            le, itl = rec.last_emit, rec.itl
+            for r, d in zip(plan.reqs, plan.is_decode):
+                if d:
+                    itl["t"].append(now)
+                    itl["gap"].append(now - le[r.rid])
+                    itl["w"].append(1.0)
+                    le[r.rid] = now
+        for r in ev.first_token:
+            rec.last_emit[r.rid] = now
         if adapt is not None and plan.n_decode:
             adapt.update(plan, acc, plan.n_decode, cost)
         self.last_dt = dt
@@ -469,8 +562,9 @@ class Engine:
     """One simulation of `cfg` over the request trace `trace` (already scaled and cut)."""
 
     def __init__(self, cfg: ServingConfig, trace, seed: int | None = None, progress: bool = False,
-                 record_steps: bool = True, check: bool = False, sample_every: int = 0):
+                 record_steps: bool = True, check: bool = False, sample_every: int = 0, event_loop: str | None = None):
         self.cfg = cfg
+        self.event_loop = cfg.event_loop if event_loop is None else event_loop   # heap | simpy (serving.event_loop)
         self.trace = trace
         self.seed = cfg.seed if seed is None else int(seed)
         self.rng = np.random.default_rng(self.seed)
@@ -489,7 +583,18 @@ class Engine:
         if unit == "auto":
             unit = int(trace.block_tokens) if trace.block_tokens else DEFAULT_CACHE_UNIT_TOKENS
         self.cache_unit = unit
-        self.groups = [setup_group(i, g, cfg, unit) for i, g in enumerate(cfg.groups)]
+        # launch times drawn per step (serving.step_cost.host_launch: sample) use their own stream
+        launch_rng = np.random.default_rng([self.seed, 0x1A])
+        self.groups = [setup_group(i, g, cfg, unit, launch_rng) for i, g in enumerate(cfg.groups)]
+        prof = cfg.runtime
+        self.api_per_request_s = prof.api_per_request_s if prof is not None else 0.0
+        self.api_per_token_s = prof.api_per_token_s if prof is not None else 0.0
+        self.closed = int(getattr(cfg.source, "concurrency", 0) or 0) > 0
+        self.think_s = float(getattr(cfg.source, "think_s", 0.0) or 0.0)
+        self._next_closed = 0
+        self._pending = 0
+        self._submitting = False
+        self.max_ctx = min(g.combo.model.max_context for g in self.groups)
         self.replicas: list[Replica] = []
         for g in self.groups:
             for _ in range(cfg.groups[g.index].count):
@@ -508,10 +613,11 @@ class Engine:
         self._src_i = 0
         self._src_waited = False
 
-    def push(self, t: float, kind: int, target, wait=0) -> None:
-        """Schedule an entry of the event loop at time t (after every entry already scheduled at t)."""
+    def push(self, delay: float, kind: int, target, wait=0) -> None:
+        """Schedule an entry of the event loop `delay` seconds from now (after every entry already scheduled at
+        that time; the simpy loop replaces this with a simpy timeout)."""
         self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, kind, target, wait))
+        heapq.heappush(self._heap, (self.env.now + delay, self._seq, kind, target, wait))
 
     # ---- routing ---------------------------------------------------------------------------------------------
     def _choose(self, pool: list, req: Request, which: int) -> Replica:
@@ -524,25 +630,22 @@ class Engine:
         return all(b.sched.fits_tokens(tokens) for b in self._back_by_group)
 
     # ---- the request source ------------------------------------------------------------------------------------
+    def _start_source(self) -> None:
+        """At time 0: the open-loop source emits the first arrivals, or the closed loop its first requests."""
+        if self.closed:
+            self.next_arrival = math.inf
+            for _ in range(min(int(self.cfg.source.concurrency), len(self.trace))):
+                self._submit_next()
+        else:
+            self.source()
+
     def source(self) -> None:
-        """Emit the arrivals due now, up to the first later one (then wait for it: SRC)."""
+        """Open loop: submit the arrivals due now, up to the first later one (then wait for it: SRC)."""
         env = self.env
-        t = self.trace
-        arr = t.arrival_s
-        n = len(t)
+        arr = self.trace.arrival_s
+        n = len(arr)
         t0 = self._t0
         i = self._src_i
-        if i >= n:
-            return
-        inp = t.input_tokens
-        out = t.output_tokens
-        hashed = t.hash_ids is not None
-        offs = t.hash_offsets
-        ids = t.hash_ids
-        bt = t.block_tokens
-        disagg = bool(self.back)
-        max_ctx = self._max_ctx
-        rec = self.rec
         while i < n:
             if not self._src_waited:
                 self.next_arrival = float(arr[i]) - t0
@@ -550,31 +653,76 @@ class Engine:
                 if gap > 0:
                     self._src_waited = True
                     self._src_i = i
-                    self.push(env.now + gap, SRC, self)
+                    self.push(gap, SRC, self)
                     return
             self._src_waited = False
             self.next_arrival = float(arr[i + 1]) - t0 if i + 1 < n else math.inf
-            P, L = int(inp[i]), int(out[i])
-            h = ids[offs[i]:offs[i + 1]] if hashed else None
-            req = Request(i, P, 1 if disagg else L, float(arr[i]) - t0, hash_ids=h, hash_block_tokens=bt)
             i += 1
-            if P + L > max_ctx:
-                self._reject(i - 1)
-                continue
-            rep = self._choose(self.front, req, 0)
-            if not rep.sched.fits_tokens(P + req.output) or (disagg and not self._back_fits(P + L)):
-                self._reject(i - 1)
-                continue
-            req.replica = rep.idx
-            rec.replica[i - 1] = rep.idx
-            rep.outstanding += P + (1 if disagg else L)
-            rep.add(req, env.now)
-        self._src_i = i
+            self._src_i = i
+            self._submit(i - 1, float(arr[i - 1]) - t0)
+
+    def _submit_next(self) -> None:
+        """Submit the closed loop's next request (serving.requests.closed_loop, `--concurrency`: `concurrency`
+        requests at once, then the next request of the trace, in order, each time one finishes (its last token
+        delivered to the client, plus the client's think time), as vLLM benchmarks/serve.py --max-concurrency,
+        genai-perf and aiperf do; a rejection submits the one after it: iteratively, not by recursion)."""
+        self._pending += 1
+        if self._submitting:
+            return
+        self._submitting = True
+        n = len(self.trace)
+        while self._pending:
+            self._pending -= 1
+            i = self._next_closed
+            if i >= n:
+                self._pending = 0
+                break
+            self._next_closed = i + 1
+            self._submit(i, self.env.now)
+        self._submitting = False
+
+    def _client_done(self) -> None:
+        """A request left the client's window (finished, or rejected): a closed loop submits the next one once the
+        last token has reached the client (the API path's per-token delay) and the client's think time passed."""
+        if not self.closed:
+            return
+        d = self.api_per_token_s + self.think_s
+        if d > 0:
+            self.push(d, CALL, self._submit_next)
+        else:
+            self._submit_next()
+
+    def _submit(self, i: int, arrival: float) -> None:
+        """Request i arrives (the client sends it) now: route it, or reject it; it reaches the scheduler after the
+        API path's per-request delay (tokenization, the hop to the engine: ADD)."""
+        t = self.trace
+        rec = self.rec
+        disagg = bool(self.back)
+        rec.arrival[i] = arrival
+        P, L = int(t.input_tokens[i]), int(t.output_tokens[i])
+        h = t.hash_ids[t.hash_offsets[i]:t.hash_offsets[i + 1]] if t.hash_ids is not None else None
+        req = Request(i, P, 1 if disagg else L, arrival, hash_ids=h, hash_block_tokens=t.block_tokens)
+        if P + L > self.max_ctx:
+            self._reject(i)
+            return
+        rep = self._choose(self.front, req, 0)
+        if not rep.sched.fits_tokens(P + req.output) or (disagg and not self._back_fits(P + L)):
+            self._reject(i)
+            return
+        req.replica = rep.idx
+        rec.replica[i] = rep.idx
+        rep.outstanding += P + (1 if disagg else L)
+        d = self.api_per_request_s
+        if d > 0:
+            self.push(d, ADD, rep, req)
+        else:
+            rep.add(req, self.env.now)
 
     def _reject(self, i: int) -> None:
         self.rec.rejected[i] = True
         self.n_rejected += 1
         self._tick()
+        self._client_done()
 
     def _tick(self) -> None:
         if self._bar is not None:
@@ -599,6 +747,7 @@ class Engine:
                     rec.finish[r.rid] = now
                     self.finished += 1
                     self._tick()
+                    self._client_done()
                     continue
                 self._transfer(rep, r, L)
                 continue
@@ -607,6 +756,7 @@ class Engine:
                 rec.decode_replica[r.rid] = rep.idx
             self.finished += 1
             self._tick()
+            self._client_done()
 
     def _transfer(self, rep: Replica, r: Request, L: int) -> None:
         """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode (XFER)."""
@@ -616,7 +766,7 @@ class Engine:
         lat = self.cfg.kv_latency_s if self.cfg.kv_latency_s is not None else (hw.link_latency_s or 0.0)
         dt = lat + r.prompt * g.kv_bytes_per_token_dev / bw
         self.rec.kv_transfer[r.rid] = dt
-        self.push(self.env.now + dt, XFER, (r, L))
+        self.push(dt, XFER, (r, L))
 
     def _arrive(self, r: Request, L: int) -> None:
         """A prompt's KV reached the decode pool: its decode joins a decode replica."""
@@ -632,36 +782,18 @@ class Engine:
     # ---- run -------------------------------------------------------------------------------------------------
     def run(self):
         n = len(self.trace)
-        if self.progress and sys.stderr.isatty() and n >= 2000:
-            from tqdm import tqdm
+        if self.progress:   # a tqdm bar on a terminal, else a line every few seconds (simulator.progress)
+            from simulator.progress import progress_bar
 
-            self._bar = tqdm(total=n, unit="req", desc="simulate", leave=False, mininterval=0.5)
+            self._bar = progress_bar(n, "simulate", "req")
         self._t0 = float(self.trace.arrival_s[0]) if n else 0.0
-        self._max_ctx = min(g.combo.model.max_context for g in self.groups)
-        heap = self._heap
-        pop = heapq.heappop
-        clock = self.env
         try:
             for r in self.replicas:   # every replica starts idle, then the source emits the first arrivals
                 r._sleep("idle")
-            self.source()
-            while heap:
-                t, _, kind, obj, wait = pop(heap)
-                clock.now = t
-                if kind == STEP:
-                    obj.on_step(wait)
-                elif kind == RUN_END:
-                    obj.on_run_end(wait)
-                elif kind == SRC:
-                    self.source()
-                elif kind == WAKE:
-                    obj.on_wake(wait)
-                elif kind == COND:
-                    obj.on_cond(wait)
-                elif kind == CUT:
-                    obj.on_cut(wait)
-                else:
-                    self._arrive(*obj)
+            if self.event_loop == "simpy":
+                self._run_simpy()
+            else:
+                self._run_heap()
         finally:
             if self._bar is not None:
                 self._bar.close()
@@ -671,6 +803,60 @@ class Engine:
         for i in np.flatnonzero(self.rec.preemptions < 0):  # pragma: no cover - defensive
             raise SimulationError(f"request {i} has a negative preemption count")
         return self
+
+    def _dispatch(self, kind: int, obj, wait) -> None:
+        """Run one entry of the event loop."""
+        if kind == STEP:
+            obj.on_step(wait)
+        elif kind == RUN_END:
+            obj.on_run_end(wait)
+        elif kind == SRC:
+            self.source()
+        elif kind == WAKE:
+            obj.on_wake(wait)
+        elif kind == COND:
+            obj.on_cond(wait)
+        elif kind == CUT:
+            obj.on_cut(wait)
+        elif kind == XFER:
+            self._arrive(*obj)
+        elif kind == ADD:
+            obj.add(wait, self.env.now)
+        else:
+            obj()
+
+    def _run_heap(self) -> None:
+        """serving.event_loop: heap (the default): the entries on one binary heap of (time, seq, kind, target,
+        wait), popped in time order and, at one time, in the order they were pushed."""
+        heap = self._heap
+        pop = heapq.heappop
+        clock = self.env
+        self._start_source()
+        while heap:
+            t, _, kind, obj, wait = pop(heap)
+            clock.now = t
+            if kind == STEP:   # the common entries first, without a call
+                obj.on_step(wait)
+            elif kind == RUN_END:
+                obj.on_run_end(wait)
+            else:
+                self._dispatch(kind, obj, wait)
+
+    def _run_simpy(self) -> None:
+        """serving.event_loop: simpy (the reference): every entry is a simpy timeout in a simpy.Environment, which
+        runs them in (time, priority, event id) order, the heap's order; the clock is the environment's."""
+        import simpy
+
+        env = simpy.Environment()
+        self.env = env
+        disp = self._dispatch
+
+        def push(delay: float, kind: int, target, wait=0) -> None:
+            env.timeout(delay).callbacks.append(lambda _ev: disp(kind, target, wait))
+
+        self.push = push
+        self._start_source()
+        env.run()
 
 
 @dataclass

@@ -66,13 +66,21 @@ import bisect
 import copy
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from hwmodels.roofline import price
 from simulator import memory
 from simulator.combo import Combo
+from simulator.engine.runtime import HostTerms, LaunchModel
+from simulator.engine.sizing import (
+    DEFAULT_MEMORY_BUDGET_BYTES,
+    PRICE_CHUNK_BYTES,
+    PRICING_BYTES_PER_OP_ROW,
+    ROW_BYTES_PER_POINT,
+    check_surface,
+)
 from simulator.layers import body_ops
 from simulator.ops import OpBuilder
 from simulator.strategies.base import StepShape
@@ -158,38 +166,140 @@ def _sum_by_setting(ops, times, mask=None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HostTime:
-    """Host time a serving runtime adds to each step beyond its device time (serving.step_cost, measured by the
-    serving harness; docs/ENGINE_API.md). All zero by default: the op model alone.
+    """Host time a serving runtime adds to each step beyond its device time: the engine runtime profile's terms
+    (simulator.engine.runtime) with the serving.step_cost knobs as overrides (docs/ENGINE_API.md). All zero by
+    default: the op model alone.
 
     per_step_s  every step (scheduler, input packing), or pure decode steps only when mixed_s is given
     mixed_s     steps holding a prefill chunk (None: per_step_s)
     per_row_s   per request scheduled in the step
-    floor_s     a step never takes less (a host-bound engine)"""
+    floor_s     a step's device part never takes less (a host-bound engine)
+    terms       HostTerms of the step's content (requests, decode rows, chunks, query tokens, keys, new / finished /
+                first-token requests), added to the above
+    overlap     share f of the host time the engine hides under the GPU (async scheduling)
+    launch      LaunchModel: host time to issue the forward, overlapping the device within the step
+    rng         the generator a sampled launch draws from (the engine's, seeded)
+
+    A step costs (1 - f) x H + max(max(device, floor), launch + f x H), H = per_step (decode | mixed) + per_row x
+    requests + terms(content); with neither overlap nor launch that is max(device, floor) + H. A launch model with
+    norm_p replaces the max by (device^p + (launch + f x H)^p)^(1/p) (LaunchModel.forward_s)."""
 
     per_step_s: float = 0.0
     mixed_s: float | None = None
     per_row_s: float = 0.0
     floor_s: float = 0.0
+    terms: HostTerms | None = None
+    overlap: float = 0.0
+    launch: LaunchModel | None = None
+    rng: object = field(default=None, compare=False, repr=False)
+
+    def _combine(self, dt, h, n: int = 1):
+        """(1 - f) h + max(dt, launch + f h) for scalars or arrays of n steps."""
+        lm = self.launch
+        f = self.overlap
+        if lm is None and not f:
+            return dt + h
+        if lm is None:
+            lau = 0.0
+        elif lm.mode == "sample" and self.rng is not None:
+            d = lm.draw(self.rng, n)
+            lau = float(d[0]) if isinstance(dt, float) else d
+        else:
+            lau = lm.constant_s
+        if lm is not None and lm.norm_p is not None:
+            return (1.0 - f) * h + lm.forward_s(dt, lau + f * h)
+        if isinstance(dt, float):
+            x = lau + f * h
+            return (1.0 - f) * h + (dt if dt > x else x)
+        return (1.0 - f) * h + np.maximum(dt, lau + f * h)
 
     def step_s(self, device_s: float, requests: int, mixed: bool) -> float:
         """Seconds of a step whose device part takes device_s, with `requests` scheduled, holding a prefill chunk
-        when `mixed`: max(device, floor) + the per-step and per-request host terms."""
+        when `mixed` (the per-step and per-request terms only; plan_s adds the content terms)."""
         dt = device_s
         if dt < self.floor_s:
             dt = self.floor_s
         per_step = self.per_step_s if not mixed or self.mixed_s is None else self.mixed_s
-        return dt + (per_step + self.per_row_s * requests)
+        return self._combine(float(dt), per_step + self.per_row_s * requests)
 
-    def run_s(self, device_s: np.ndarray, batch: int) -> np.ndarray:
-        """step_s for each step of a run of pure-decode steps of `batch` requests."""
+    def plan_s(self, device_s: float, plan) -> float:
+        """Seconds of one step of `plan` (a StepPlan or Composition) whose device part takes device_s."""
+        reqs = getattr(plan, "reqs", None)
+        chunks = plan.chunks
+        mixed = bool(chunks)
+        nreq = len(reqs) if reqs is not None else plan.n_decode + len(chunks)
+        dt = device_s
+        if dt < self.floor_s:
+            dt = self.floor_s
+        h = (self.per_step_s if not mixed or self.mixed_s is None else self.mixed_s) + self.per_row_s * nreq
+        t = self.terms
+        if t is not None:
+            ptok = 0
+            keys = plan.decode_ctx_sum
+            for c, o in chunks:
+                ptok += c
+                keys += c + o
+            h += (t.per_step_s + (t.per_mixed_step_s if mixed else 0.0) + t.per_request_s * nreq
+                  + t.per_decode_row_s * plan.n_decode + t.per_prefill_chunk_s * len(chunks)
+                  + t.per_prefill_token_s * ptok + t.per_query_token_s * plan.total_tokens + t.per_key_s * keys
+                  + t.per_new_request_s * getattr(plan, "n_new", 0)
+                  + t.per_first_token_s * len(getattr(plan, "completes", ())))
+            if t.per_finished_s:
+                if reqs is None:
+                    fin = getattr(plan, "n_finished", 0)
+                else:
+                    fin = 0
+                    for r, dec in zip(reqs, plan.is_decode):
+                        if (dec and r.output - r.out <= 1) or (not dec and r.output == 1 and r.computed >= r.prompt):
+                            fin += 1
+                h += t.per_finished_s * fin
+        return self._combine(float(dt), h)
+
+    def run_s(self, device_s: np.ndarray, batch: int, rows: int | None = None,
+              ctx_sums: np.ndarray | None = None, finished_last: int = 0) -> np.ndarray:
+        """step_s for each step of a run of pure-decode steps of `batch` requests (`rows` query rows each, keys
+        ctx_sums per step; `finished_last` requests finish in the run's last step)."""
         if self.floor_s:
             device_s = np.maximum(device_s, self.floor_s)
-        if self.per_step_s or self.per_row_s:
-            device_s = device_s + (self.per_step_s + self.per_row_s * batch)
-        return device_s
+        h = self.per_step_s + self.per_row_s * batch
+        t = self.terms
+        keys = 0.0
+        if t is not None:
+            rows = batch if rows is None else rows
+            h += t.per_step_s + (t.per_request_s + t.per_decode_row_s) * batch + t.per_query_token_s * rows
+            if t.per_key_s and ctx_sums is not None:
+                keys = t.per_key_s * np.asarray(ctx_sums, dtype=np.float64)
+            if finished_last and t.per_finished_s:
+                keys = keys + np.zeros(len(device_s))
+                keys[-1] += t.per_finished_s * finished_last
+        if self.launch is None and not self.overlap:
+            if h or t is not None:
+                device_s = device_s + (h + keys)
+            return device_s
+        return self._combine(np.asarray(device_s, dtype=np.float64), h + keys, len(device_s))
 
 
 NO_HOST_TIME = HostTime()
+
+
+@dataclass(frozen=True)
+class StepRuntime:
+    """How an engine's runtime shapes a step's device price (simulator.engine.runtime.GraphRules and MaskAttention,
+    resolved for one replica; the capture sizes are the model's graph_sizes):
+
+    piecewise    a step holding a prefill chunk of at most the largest captured size runs CUDA-graph pieces: body
+                 and head at the padded token count as a graph, the attention (decode rows and chunks) eagerly
+                 between them (vLLM's PIECEWISE mode); larger mixed steps stay eager
+    eager_above  a pure decode step of more tokens than the largest captured size runs eagerly
+    pad_decode   False: a decode batch whose size was not captured runs eagerly instead of padded
+    mask         (per_key_s, per_qk_s): the step's attention is one batch-wide masked attention, per_key x K +
+                 per_qk x Q x K (Q = the step's tokens, K = the keys it reads), replacing the per-request attention,
+                 KV-policy and drafter ops"""
+
+    piecewise: bool = False
+    eager_above: bool = False
+    pad_decode: bool = True
+    mask: tuple | None = None
 
 
 @dataclass
@@ -204,19 +314,10 @@ class Composition:
     completes: tuple = ()
     decode_ctx_max: float = 0.0
     decode_ctx: tuple = ()   # each decode row's attended context (per-row pricing; empty: not given)
+    n_new: int = 0            # requests admitted in the step (host terms only)
+    n_finished: int = 0       # requests finishing in the step (host terms only; a StepPlan counts them itself)
 
 
-#: What the step-cost tables of one replica group may hold in memory (bytes; serving.step_cost.memory_budget_gb):
-#: the decode surfaces' priced rows and the op table of one pricing call. ASSUMPTION: 1 GiB, an eighth of a laptop's
-#: memory; the shipped serving scenarios need at most a few hundred MB (`sparsesim simulate` prints what a run used).
-DEFAULT_MEMORY_BUDGET_BYTES = 1 << 30
-#: Bytes a pricing call holds per op row (the builder's columns, the built OpTable, the roofline's temporaries),
-#: MEASURED with tracemalloc on price_decode of DeepSeek-V3.2-Exp + DSA + GVR on B200 and Llama-3.1-8B dense
-#: (benchmarks/des_speed.py --memory prints it again): a pricing call is cut into pieces of
-#: PRICE_CHUNK_BYTES / (this x op rows per setting) settings.
-PRICING_BYTES_PER_OP_ROW = 900
-#: Bytes one pricing call may hold at once (a piece of at most this many bytes of op rows at a time).
-PRICE_CHUNK_BYTES = 64 << 20
 #: Context points of a decode surface at most from refinement to 1e-4 (dense attention needs at most ~7,000). A cost
 #: with more kinks than this, and every per-row cost (decode_cost_per_row: DSA's indexer and top-k change their wave
 #: count every few dozen tokens at large batches), gets instead a logarithmic grid of FALLBACK_T_STEPS points per factor e (spacing 0.4 %), refined to
@@ -226,10 +327,6 @@ MAX_T_POINTS = 8192
 FALLBACK_T_STEPS = 256
 FALLBACK_TOL = 1e-3
 FALLBACK_MAX_POINTS = 4096
-#: bytes a priced surface row holds per context point: the numpy row (8) and its Python list for scalar lookups
-#: (an 8-byte pointer + a 24-byte float)
-ROW_BYTES_PER_POINT = 40
-
 
 def _log_grid(lo: float, hi: float, steps: int) -> np.ndarray:
     """Integers lo..steps, then points exp(k / steps) up to hi (rounded to integers; hi included)."""
@@ -403,6 +500,7 @@ class StepCostModel:
         self._has_draft = plan.add_draft_ops is not None
         # CUDA-graph batch sizes a pure decode step is padded to (None: no padding)
         self.graph_sizes = sorted({int(x) for x in graph_sizes}) if graph_sizes else None
+        self._gs_set = frozenset(self.graph_sizes or ())
         # what the attention declares it reads: the batch's longest context (StepShape.ctx_max: decode attention is
         # then priced per step, memoized below, instead of from the (batch, mean context) surfaces), whether decode
         # rows share their launch with a prefill chunk (StepShape.mixed)
@@ -486,18 +584,8 @@ class StepCostModel:
         self.b_grid = refine_grid(b_grid, dec_b, integer=True)
         # rows of both surfaces (a Python list and a numpy row each) within what the budget leaves beside one pricing
         # call's op table
-        per_row = ROW_BYTES_PER_POINT * len(self.t_grid)
-        room = max(self.memory_budget - PRICE_CHUNK_BYTES, 0.0)
         twin = self.mixed_launch == self.decode_launch and not self.reads_mixed
-        max_rows = int(room // (per_row * (1 if twin else 2)))
-        if max_rows < 4:
-            from hwmodels.errors import SparsesimError
-
-            raise SparsesimError(f"the decode cost surface of {self.combo.model.name} on {self.combo.hardware.name} "
-                                 f"({self.combo.strategy_label()}) needs {per_row * 4 / 2**20:,.0f} MiB for its first "
-                                 f"rows ({len(self.t_grid):,} context points each), beyond the step-cost memory budget "
-                                 f"of {self.memory_budget / 2**20:,.0f} MiB; raise serving.step_cost.memory_budget_gb",
-                                 field="serving.step_cost.memory_budget_gb")
+        max_rows = check_surface(self.combo, len(self.t_grid), self.memory_budget, 1 if twin else 2)
         tg = self.t_grid
         self.dec = DecodeSurface(lambda b: self.price_decode(np.full(len(tg), b), tg, self.decode_launch),
                                  self.b_grid, tg, exact_below, max_rows)
@@ -829,27 +917,101 @@ class StepCostModel:
     decode_context = "mean"
     #: the runtime's host time per step (HostTime; none by default)
     host = NO_HOST_TIME
+    #: how the engine's runtime shapes a step's device price (StepRuntime; None: the op model's launch modes alone)
+    rt = None
 
-    def for_serving(self, decode_context: str = "mean", host: HostTime = NO_HOST_TIME) -> "StepCostModel":
-        """This model looked up at another decode context and with a runtime's host time: the same tables (a
-        shallow copy when anything differs; the memoized model itself is never changed)."""
-        if decode_context == self.decode_context and host == self.host:
+    def for_serving(self, decode_context: str = "mean", host: HostTime = NO_HOST_TIME,
+                    rt: "StepRuntime | None" = None) -> "StepCostModel":
+        """This model looked up at another decode context, with a runtime's host time and step rules: the same
+        tables (a shallow copy when anything differs; the memoized model itself is never changed)."""
+        if decode_context == self.decode_context and host == self.host and rt == self.rt and host.rng is None:
             return self
         m = copy.copy(self)
         m.decode_context = decode_context
         m.host = host
+        m.rt = rt
         return m
 
     # ---- what a step costs (the engine's one entry point: a step plan in, seconds out) ---------------------------
     def engine_step_s(self, plan, device_s: float | None = None) -> float:
         """Seconds one step of `plan` takes in the engine: its device time (step_s, or `device_s` when another
-        pricer priced the device side: per-request adaptation) plus the runtime's host time (HostTime)."""
-        return self.host.step_s(self.step_s(plan) if device_s is None else device_s, len(plan.reqs), bool(plan.chunks))
+        pricer priced the device side: per-request adaptation) plus the runtime's host time (HostTime.plan_s: the
+        runtime profile's content terms, overlap and launch)."""
+        return self.host.plan_s(self.step_s(plan) if device_s is None else device_s, plan)
 
     def engine_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None,
-                     ctx_rows: np.ndarray | None = None) -> np.ndarray:
-        """engine_step_s of each step of a run of pure-decode steps (decode_run_s plus the host time)."""
-        return self.host.run_s(self.decode_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows), batch)
+                     finished_last: int = 0, ctx_rows: np.ndarray | None = None) -> np.ndarray:
+        """engine_step_s of each step of a run of pure-decode steps (decode_run_s plus the host time;
+        finished_last: requests finishing in the run's last step, for a host term per finished request; ctx_rows:
+        each row's context per step, read by per-row pricing)."""
+        return self.host.run_s(self.decode_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows), batch, rows, ctx_sums,
+                               finished_last)
+
+    # ---- the runtime's step rules (StepRuntime) ---------------------------------------------------------------
+    def _rt_step_s(self, plan):
+        """The device seconds of a step under the runtime's rules, or None where the op model's own path applies."""
+        rt = self.rt
+        R, L = plan.total_tokens, plan.logit_rows
+        if rt.mask is not None:   # one attention over the batch: per_key x K + per_qk x Q x K
+            keys = plan.decode_ctx_sum
+            for c, o in plan.chunks:
+                keys += c + o
+            body = (self._body_mix[R] + self._head_mix[L]) if plan.chunks else (self._body_dec[R] + self._head_dec[L])
+            return body + keys * (rt.mask[0] + rt.mask[1] * R)
+        gs = self.graph_sizes
+        if plan.chunks:
+            if rt.piecewise and gs and R <= gs[-1]:
+                # piecewise CUDA graphs: body and head replay the graph of the padded token count, the attention
+                # (decode rows beside the chunk, the chunks) runs eagerly between the pieces
+                Rp = gs[bisect.bisect_left(gs, R)]
+                t = self._body_dec[Rp] + self._head_dec[L]
+                if plan.n_decode:
+                    t += self._plan_decode_s(plan, True)
+                return self.add_prefill_s(t, plan)
+            return None
+        b = plan.n_decode
+        if b and self._rt_eager_decode(b, R):
+            t = self._body_mix[R] + self._head_mix[L]
+            return t + self._plan_decode_s(plan, True)
+        return None
+
+    def _plan_decode_s(self, plan, mixed: bool) -> float:
+        """The decode term of a plan's decode rows at their own batch size: per row (row_mean_s) for per-row
+        tuples read at the mean context, else decode_s at the mean (or longest) context."""
+        if self.per_row and self.decode_context == "mean":
+            return self.row_mean_s(plan.n_decode, self.plan_rows(plan), mixed)
+        return self.decode_s(plan.n_decode, self._dec_ctx(plan), mixed, self._dec_max(plan))
+
+    def _rt_eager_decode(self, batch: int, rows: int) -> bool:
+        """Whether a pure decode step of `batch` requests (`rows` tokens) runs without a CUDA graph: more tokens
+        than the largest captured size (eager_above), or an uncaptured size without padding."""
+        rt, gs = self.rt, self.graph_sizes
+        if not gs:
+            return False
+        if rt.eager_above and batch > gs[-1]:
+            return True
+        return not rt.pad_decode and batch not in self._gs_set
+
+    def _rt_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max, ctx_rows=None):
+        """decode_run_s under the runtime's rules, or None where the op model's own path applies."""
+        rt = self.rt
+        if rt.mask is not None:
+            ctx = np.asarray(ctx_sums, dtype=np.float64)
+            return self._body_dec[rows] + self._head_dec[rows] + ctx * (rt.mask[0] + rt.mask[1] * rows)
+        if not self._rt_eager_decode(batch, rows):
+            return None
+        ctx = np.asarray(ctx_sums, dtype=np.float64)
+        if self.spread:
+            mx = ctx / batch if ctx_max is None else np.asarray(ctx_max, dtype=np.float64)
+            means = (mx if self.decode_context == "max" else ctx / batch).tolist()
+            keys = [self._memo_key(batch, m, x, True) for m, x in zip(means, mx.tolist())]
+            dec = np.asarray(self._memo_price(keys))
+        elif self.per_row and self.decode_context == "mean":
+            dec = self._rows_run_s(self.mix, batch, ctx_rows, 0)
+        else:
+            T = np.asarray(ctx_max, dtype=np.float64) if self.decode_context == "max" else ctx / batch
+            dec = self.mix.along(batch, T)
+        return self._body_mix[rows] + self._head_mix[rows] + dec
 
     def base_s(self, rows: int, logit_rows: int, mixed: bool = False) -> float:
         """body(rows) + head(logit_rows): everything of a step but the attention, KV policy and drafter (launched
@@ -915,6 +1077,10 @@ class StepCostModel:
 
     def step_s(self, plan) -> float:
         """Seconds of one step (a StepPlan or Composition), from the tables and surfaces."""
+        if self.rt is not None:
+            t = self._rt_step_s(plan)
+            if t is not None:
+                return t
         R, L = plan.total_tokens, plan.logit_rows
         if plan.chunks and self._dev is not None:
             # eager_overlap = step: max(device time of the step's kernels, host time of their launches)
@@ -956,6 +1122,10 @@ class StepCostModel:
                      ctx_rows: np.ndarray | None = None) -> np.ndarray:
         """Seconds of each step of a run of pure-decode steps (same batch, summed and largest contexts per
         step; ctx_rows[j, i]: row i's attended context in step j, read by per-row pricing)."""
+        if self.rt is not None:
+            t = self._rt_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows)
+            if t is not None:
+                return t
         ctx_sums = np.asarray(ctx_sums, dtype=np.float64)
         bp = self.graph_batch(batch) if self.graph_sizes else batch
         pad = 0
@@ -970,20 +1140,25 @@ class StepCostModel:
             keys = [self._memo_key(batch, m, x, False) for m, x in zip(means, mx.tolist())]
             return self._body_dec[rows] + self._head_dec[rows] + np.asarray(self._memo_price(keys))
         if self.per_row and self.decode_context == "mean":
-            if ctx_rows is None:
-                raise ValueError("per-row pricing of a decode run needs each row's context (ctx_rows)")
-            ctx = np.asarray(ctx_rows, dtype=np.float64)
-            if self.kv_cap is not None:
-                ctx = np.minimum(ctx, self.kv_cap)
-            d = self.dec.along(batch, ctx).sum(axis=1)
-            if pad:
-                d = d + pad * self.dec.along(batch, np.ones(1))[0]
-            return self._body_dec[rows] + self._head_dec[rows] + d / batch
+            return self._body_dec[rows] + self._head_dec[rows] + self._rows_run_s(self.dec, batch, ctx_rows, pad)
         if self.decode_context == "max":
             T = np.asarray(ctx_max, dtype=np.float64)
         else:
             T = ctx_sums / batch
         return self._body_dec[rows] + self._head_dec[rows] + self.dec.along(batch, T)
+
+    def _rows_run_s(self, surf, batch: int, ctx_rows, pad: int) -> np.ndarray:
+        """Per-row decode term of each step of a run: the mean over its rows (and `pad` graph padding rows
+        attending one token) of decode(batch, context_i) on surface `surf`."""
+        if ctx_rows is None:
+            raise ValueError("per-row pricing of a decode run needs each row's context (ctx_rows)")
+        ctx = np.asarray(ctx_rows, dtype=np.float64)
+        if self.kv_cap is not None:
+            ctx = np.minimum(ctx, self.kv_cap)
+        d = surf.along(batch, ctx).sum(axis=1)
+        if pad:
+            d = d + pad * surf.along(batch, np.ones(1))[0]
+        return d / batch
 
     # ---- direct pricing (validation) ---------------------------------------------------------------------
     def direct_decode_s(self, batch: int, plan, mixed: bool) -> float:

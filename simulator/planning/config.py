@@ -96,6 +96,27 @@ def _pos(v: Any, file: str, fld: str, integer: bool = False, hi: float = 1e12, l
     return _num(v, file, fld, lo=lo, hi=hi, integer=integer)
 
 
+def _hardware_names(doc: dict, base: Path) -> set[str] | None:
+    """The device names of the scenario's hardware list (None when it cannot be read: the scenario's own
+    validation reports that)."""
+    from hwmodels.errors import SparsesimError
+    from hwmodels.spec import load_hardware
+
+    hw = doc.get("hardware")
+    names = set()
+    for n in hw if isinstance(hw, list) else [hw]:
+        if not isinstance(n, str):
+            return None
+        p = Path(n)
+        if p.suffix in (".yaml", ".yml") and not p.is_absolute() and not p.exists():
+            n = str(base / p)
+        try:
+            names.add(load_hardware(n).name)
+        except SparsesimError:
+            return None
+    return names
+
+
 def _engine_template(workload: dict, engine: dict, file: str, base: Path, doc: dict, seed: int):
     """A ServingConfig with the plan's request source and engine knobs (its replica group is replaced per
     candidate). Errors of the engine's parser are re-labelled with the plan's field names."""
@@ -174,9 +195,13 @@ def parse_plan_section(value: Any, file: str, base_dir, doc: dict) -> PlanConfig
     if not isinstance(over, dict):
         raise _err("must map hardware names to USD per GPU-hour", file, "plan.prices.override")
     override = {}
+    names = _hardware_names(doc, base)
     for k, v in over.items():
         if not isinstance(k, str):
             raise _err(f"keys must be hardware names, got {k!r}", file, "plan.prices.override")
+        if names is not None and k not in names:
+            raise _err(f"names {k!r}, which is not a hardware of this scenario ({', '.join(sorted(names))}): the price "
+                       "would never be used", file, f"plan.prices.override.{k}")
         override[k] = _pos(v, file, f"plan.prices.override.{k}", hi=1e5)
 
     s = _mapping(d.get("search"), SEARCH_KEYS - {"limit"}, file, "plan.search")

@@ -44,10 +44,12 @@ def summary_text(res: PlanResult, top: int = 10) -> str:
     counts = t["status"].value_counts()
     lines.append("  " + ", ".join(f"{counts.get(s, 0)} {w}" for s, w in (
         ("ok", "meet the SLO"), ("slo", "miss the SLO"), ("memory", "do not fit in memory"),
-        ("cost", "pruned on cost (cannot beat the best)"))))
+        ("cost", "pruned on cost (cannot beat the best)"))) + (
+        f", {counts.get('budget', 0)} cost more than the budget for one replica" if counts.get("budget", 0) else ""))
     ok = t[t["status"] == "ok"].head(top)
     if ok.empty:
-        lines.append("no candidate meets the SLO; see report.md for why each failed")
+        what = ("meets the SLO within the budget" if counts.get("budget", 0) else "meets the SLO")
+        lines.append(f"nothing fits: no candidate {what}; see report.md for why each failed")
         return "\n".join(lines)
     cols = ["rank", "hardware", "model", "strategy", "parallel", "capacity_req_s", "engine_runs"]
     cols += ["replicas", "gpus", "usd_per_hour"] if res.objective in ("target", "budget") else []
@@ -260,7 +262,8 @@ def report_markdown(res: PlanResult, images: list[str]) -> str:
             lines += _candidate_para(res, r, "Runner-up")
     lines += ["## Why the others lost", ""]
     losers = t.iloc[2:] if w is not None else t
-    for status, title in (("ok", "Meet the SLO but cost more"), ("cost", "Pruned on cost (branch and bound)"),
+    for status, title in (("ok", "Meet the SLO but cost more"), ("budget", "One replica costs more than the budget"),
+                          ("cost", "Pruned on cost (branch and bound)"),
                           ("slo", "Miss the SLO"), ("memory", "Do not fit in memory")):
         g = losers[losers["status"] == status]
         if g.empty:

@@ -25,7 +25,6 @@ Steps:
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ import pandas as pd
 
 from hwmodels.errors import ScenarioError
 
-STATUS_ORDER = {"ok": 0, "cost": 1, "slo": 2, "memory": 3}
+STATUS_ORDER = {"ok": 0, "budget": 1, "cost": 2, "slo": 3, "memory": 4}
 
 
 @dataclass
@@ -94,11 +93,9 @@ def _search_task(shared, combo, rate_start, label):
 
 
 def _bar(total: int, desc: str, progress: bool):
-    if not progress or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
+    from simulator.progress import progress_bar
 
-    return tqdm(total=total, desc=desc, unit="candidate", leave=False)
+    return progress_bar(total, desc, "candidate", progress)
 
 
 def run_plan(sc, plan=None, quick: bool = False, client=None, progress: bool = False) -> PlanResult:
@@ -230,6 +227,13 @@ def run_plan(sc, plan=None, quick: bool = False, client=None, progress: bool = F
             r["usd_per_mtok"] = r["usd_per_hour"] / (3600.0 * plan.target_rate * wl.mean_output) * 1e6
         elif obj == "budget":
             reps = math.floor(plan.budget_usd_h / (tp * price) + 1e-9)
+            if reps == 0:   # not even one replica: nothing is served, so this is no deployment at all
+                r["status"] = "budget"
+                r["reason"] = (f"one replica ({tp} GPU(s) at ${price:,.2f}/h = ${tp * price:,.2f}/h) costs more than "
+                               f"the budget of ${plan.budget_usd_h:,.2f}/h")
+                r["replicas"], r["gpus"], r["usd_per_hour"], r["served_req_s"] = 0, 0, 0.0, 0.0
+                r["objective"] = math.inf
+                continue
             r["replicas"] = reps
             r["gpus"] = reps * tp
             r["usd_per_hour"] = reps * tp * price

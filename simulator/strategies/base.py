@@ -62,7 +62,14 @@ class Param:
     check: Callable[[Any], bool] | None = None
     allowed: str = ""  # what the check accepts, in words, for error messages
     list_valued: bool = False  # the value itself is a list: only a list of lists expands into a grid
+    #: the value may be a path to a file: a relative one resolves against the scenario's folder when it is not
+    #: found from the working folder (as hardware and model paths do)
+    path_valued: bool = False
 
+
+#: Most strategy values one axis may list, its entries' parameter lists expanded (their products): a bound of
+#: work, each value is a strategy tuple of its own (benchmarks/price_speed.py sweeps 2,084 dense values)
+MAX_AXIS_VALUES = 10_000
 
 #: Largest magnitude any numeric strategy parameter may take: token counts, bytes, layers and probabilities
 #: are all far below it; a value beyond it is a typo or an overflow, never a setting.
@@ -124,6 +131,10 @@ class Strategy:
                                     f"{spec.allowed or 'see `sparsesim strategies --sources`'}",
                                     field=f"strategies.{self.axis}.{self.name}.{p}")
             self.values[p] = v
+        problem = self.param_problem()
+        if problem:
+            p, why = problem
+            raise ScenarioError(f"{self.axis} '{self.name}': {why}", field=f"strategies.{self.axis}.{self.name}.{p}")
 
     def __getattr__(self, item):
         values = self.__dict__.get("values")
@@ -137,8 +148,29 @@ class Strategy:
             return self.name
         return self.name + "(" + ",".join(f"{k}={v}" for k, v in changed.items()) + ")"
 
+    def param_problem(self) -> tuple[str, str] | None:
+        """A rule between this value's own parameters, whatever the model and hardware: (the parameter at fault,
+        why) or None. Checked when the scenario is read, so a bad value stops with its file and field even
+        beside valid ones in a list; never a skip at pricing time."""
+        return None
+
+    def model_problem(self, model) -> str | None:  # noqa: ARG002 - hook
+        """Why this strategy, as such, cannot run on `model` whatever else the tuple holds (e.g. Quest on a GQA
+        model), or None: a counted skip (simulator.planner.combo_refusal), like every refusal that depends on
+        the rest of the tuple; a run where everything is skipped exits 3 with the reasons."""
+        return None
+
+    def param_model_problem(self, model) -> tuple[str, str] | None:  # noqa: ARG002 - hook
+        """Why a PARAMETER choice of this value cannot run on `model` (the parameter, why), or None (e.g.
+        gqa_expand: repeat_kv on an MLA model). A skip for models that refuse it, but an error naming the
+        parameter's field when the scenario is read if no model of the scenario can take it: a mistyped
+        parameter in a list is a mistake, not a setting to skip."""
+        return None
+
     def refuse(self, combo: Combo) -> str | None:  # noqa: ARG002 - hook
-        """A reason why this value cannot be combined with the rest of `combo`, or None."""
+        """A reason why this value cannot be combined with the rest of `combo` (another axis' value, the
+        hardware, the parallelism), or None. Rules on its own parameters belong in param_problem, rules on
+        the model alone in model_problem."""
         return None
 
     def extra_weight_bytes(self, combo: Combo) -> float:  # noqa: ARG002 - hook
@@ -345,11 +377,24 @@ def registry() -> dict[str, dict[str, type[Strategy]]]:
     return _REGISTRY
 
 
-def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy]:
+def _resolve_path(v: Any, base) -> Any:
+    """A relative path value that does not exist from the working folder but does under `base`: the latter."""
+    from pathlib import Path
+
+    if base is None or not isinstance(v, str) or not v.strip():
+        return v
+    p = Path(v)
+    if p.is_absolute() or p.exists() or not (Path(base) / p).exists():
+        return v
+    return str(Path(base) / p)
+
+
+def parse_axis(axis: str, values: Any, file: str | None = None, base=None) -> list[Strategy]:
     """Turn a scenario's list for one axis into Strategy instances.
 
     Each entry is a value name ('dense') or a one-key mapping {name: {param: value or [values]}}; a list
     expands into one instance per value (for a parameter whose value is itself a list, a list of lists).
+    `base`: the scenario's folder, against which path-valued parameters (Param.path_valued) resolve.
     """
     reg = registry()[axis]
     if values is None:
@@ -377,8 +422,10 @@ def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy
                                 field=f"strategies.{axis}")
         keys = list(params)
         specs = reg[name].params
-        grids = []
+        grids: list[list] = []
         for k_, v in params.items():
+            if k_ in specs and specs[k_].path_valued:
+                v = [_resolve_path(x, base) for x in v] if isinstance(v, list) else _resolve_path(v, base)
             if k_ in specs and specs[k_].list_valued:
                 grids.append(v if isinstance(v, list) and v and all(isinstance(x, list) for x in v) else [v])
             else:
@@ -387,6 +434,14 @@ def parse_axis(axis: str, values: Any, file: str | None = None) -> list[Strategy
                                         "non-empty list of values)", file=file,
                                         field=f"strategies.{axis}.{name}.{k_}")
                 grids.append(v if isinstance(v, list) else [v])
+        n_values = 1
+        for g in grids:
+            n_values *= len(g)
+        if len(out) + n_values > MAX_AXIS_VALUES:
+            sizes = " x ".join(f"{k_} {len(g)}" for k_, g in zip(keys, grids) if len(g) > 1) or "1"
+            raise ScenarioError(f"{axis} '{name}': its parameter lists ({sizes}) expand to {n_values:,} values, "
+                                f"{len(out) + n_values:,} on this axis; at most {MAX_AXIS_VALUES:,} per axis (each is "
+                                "priced as its own strategy tuple)", file=file, field=f"strategies.{axis}")
         for combo in itertools.product(*grids):
             try:
                 out.append(reg[name](**dict(zip(keys, combo))))

@@ -210,13 +210,15 @@ class _UnifiedBlockSparse(AttentionStrategy):
         """Tokens a streaming head attends to in prefill (sink + local window)."""
         return float(self._v("prefill_sink_tokens") + self._v("prefill_local_tokens"))
 
-    def refuse(self, combo: Combo) -> str | None:
-        m = combo.model
-        if m.mla:
-            return f"attention '{self.name}': block-sparse paged attention over MLA latents is not modeled ({m.name})"
+    def model_problem(self, model):
+        if model.mla:
+            return f"attention '{self.name}': block-sparse paged attention over MLA latents is not modeled ({model.name})"
+        return None
+
+    def param_problem(self):
         if self.logical_page > self.phys_page or self.phys_page % self.logical_page:
-            return (f"attention '{self.name}': the physical page ({self.phys_page}) must be a multiple of the "
-                    f"logical page ({self.logical_page}) (LServe sec. 3.5.2: N_P = g * N_L)")
+            return ("page", f"the physical page ({self.phys_page}) must be a multiple of the logical page "
+                            f"({self.logical_page}) (LServe sec. 3.5.2: N_P = g * N_L)")
         return None
 
     # ---- token / page counts -------------------------------------------------------------------------
@@ -488,10 +490,10 @@ class Quest(_UnifiedBlockSparse):
     def _dense_layers(self, combo) -> int:
         return self.dense_layers
 
-    def refuse(self, combo: Combo) -> str | None:
-        m = combo.model
+    def model_problem(self, model):
+        m = model
         if m.mla or m.kv_heads != m.heads:
             return (f"attention 'quest' supports MHA models only (LServe sec. 4.1 and Table 5: 'Quest does not "
                     f"support GQA'); {m.name} has {m.kv_heads} KV heads for {m.heads} query heads"
                     + (" (MLA)" if m.mla else ""))
-        return super().refuse(combo)
+        return super().model_problem(model)

@@ -122,24 +122,38 @@ class DenseAttention(AttentionStrategy):
             lambda v: isinstance(v, int) and 0 <= v <= 1 << 24, "an integer in [0, 16777216]"),
     }
 
+    def param_model_problem(self, model):
+        if self.gqa_expand == "repeat_kv" and model.mla:
+            return "gqa_expand", f"gqa_expand=repeat_kv applies to GQA/MHA models; {model.name} uses MLA"
+        if self.mla_cache != "latent" and not model.mla:
+            return "mla_cache", f"mla_cache={self.mla_cache} applies to MLA models only; {model.name} is not one"
+        if self.kernel in PRODUCTION_FAMILIES:   # MLA vs GQA kernels (simulator/kernels/families.py)
+            from simulator.kernels.families import MLA_FAMILIES, refuse
+
+            if (self.kernel in MLA_FAMILIES) != bool(model.mla):
+                return "kernel", f"{refuse(self.kernel, None, mla=bool(model.mla))} ({model.name})"
+            if self.gqa_expand != "native":
+                return "gqa_expand", f"kernel={self.kernel} reads the paged cache natively (gqa_expand: native)"
+            return None
+        if self.kernel != "generic" and model.mla:
+            return ("kernel", f"kernel={self.kernel} is a GQA/MHA decode kernel family; {model.name} uses MLA "
+                              "(kernel: generic)")
+        return None
+
     def refuse(self, combo: Combo) -> str | None:
-        if self.gqa_expand == "repeat_kv" and combo.model.mla:
-            return f"gqa_expand=repeat_kv applies to GQA/MHA models; {combo.model.name} uses MLA"
-        if self.mla_cache != "latent" and not combo.model.mla:
-            return f"mla_cache={self.mla_cache} applies to MLA models only; {combo.model.name} is not one"
-        if self.kernel in PRODUCTION_FAMILIES:
+        if self.kernel in PRODUCTION_FAMILIES and not combo.model.mla:
+            # the group size a device's kernel sees (KV heads replicate when TP exceeds them)
             from simulator.kernels.families import refuse
 
-            m = combo.model
-            G = None if m.mla else np.asarray(combo.attn_heads_dev, dtype=float) / np.asarray(combo.attn_kv_heads_dev)
-            why = refuse(self.kernel, G, mla=bool(m.mla))
-            if why is None and self.gqa_expand != "native":
-                why = f"kernel={self.kernel} reads the paged cache natively (gqa_expand: native)"
-            return f"{why} ({m.name})" if why else None
-        if self.kernel != "generic" and combo.model.mla:
-            return f"kernel={self.kernel} is a GQA/MHA decode kernel family; {combo.model.name} uses MLA (kernel: generic)"
+            G = np.asarray(combo.attn_heads_dev, dtype=float) / np.asarray(combo.attn_kv_heads_dev)
+            why = refuse(self.kernel, G, mla=False)
+            return f"{why} ({combo.model.name})" if why else None
+        return None
+
+    def param_problem(self):
         if self.fa2_call == "varlen" and (self.kernel != "fa2" or self.gqa_expand != "native"):
-            return "fa2_call=varlen prices FlashAttention-2's varlen call: it needs kernel: fa2 and gqa_expand: native"
+            return ("fa2_call", "fa2_call=varlen prices FlashAttention-2's varlen call: it needs kernel: fa2 and "
+                                "gqa_expand: native")
         return None
 
     def extra_kv_bytes_per_token(self, combo: Combo) -> float:

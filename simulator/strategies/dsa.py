@@ -76,10 +76,10 @@ class DSAAttention(AttentionStrategy):
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
     }
 
-    def refuse(self, combo: Combo) -> str | None:
-        if combo.model.dsa_indexer is None or combo.model.mla is None:
+    def model_problem(self, model):
+        if model.dsa_indexer is None or model.mla is None:
             return (f"attention 'dsa' needs an MLA model with a DSA lightning indexer (dsa_indexer block); "
-                    f"{combo.model.name} has none (e.g. use DeepSeek-V3.2-Exp)")
+                    f"{model.name} has none (e.g. use DeepSeek-V3.2-Exp)")
         return None
 
     def k(self, combo) -> int:

@@ -79,6 +79,12 @@ def _pos_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1
 
 
+def _odd_int(v) -> bool:
+    """An odd pooling kernel: SnapKV pools with stride 1 and padding kernel // 2, which keeps the score row's length
+    only for odd sizes."""
+    return _pos_int(v) and v % 2 == 1
+
+
 def _nonneg_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
@@ -208,7 +214,7 @@ class SnapKV(_FixedBudget):
     description = "SnapKV: observation-window attention, pooled, picks the top-K prompt tokens once at prefill"
     params = {
         "window": Param(32, "SnapKV (Li et al. 2024): observation window of 32 tokens", _pos_int, "an integer >= 1"),
-        "kernel": Param(7, "SnapKV (Li et al. 2024): pooling kernel size 7", _pos_int, "an odd integer >= 1"),
+        "kernel": Param(7, "SnapKV (Li et al. 2024): pooling kernel size 7", _odd_int, "an odd integer >= 1"),
         "max_capacity": Param(4096, "SnapKV (Li et al. 2024): max_capacity_prompt 4096 in its LongBench runs",
                               _pos_int, "an integer >= 1 (tokens kept, window included)"),
     }
@@ -216,9 +222,9 @@ class SnapKV(_FixedBudget):
     def budget(self) -> int:
         return self.max_capacity
 
-    def refuse(self, combo: Combo) -> str | None:
+    def param_problem(self):
         if self.window >= self.max_capacity:
-            return f"kv_policy 'snapkv': window {self.window} must be smaller than max_capacity {self.max_capacity}"
+            return "window", f"window {self.window} must be smaller than max_capacity {self.max_capacity}"
         return None
 
     def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
@@ -244,8 +250,8 @@ class SnapStream(_FixedBudget):
                             "not state its window, and its Table 4 share of the SnapKV kernel (2.52 %) implies a "
                             "window of thousands (the SnapStream reproduction prints the sensitivity)", _pos_int,
                         "an integer >= 1"),
-        "kernel": Param(7, "SnapKV default pooling kernel (7); SnapStream does not state it", _pos_int,
-                        "an integer >= 1"),
+        "kernel": Param(7, "SnapKV default pooling kernel (7); SnapStream does not state it", _odd_int,
+                        "an odd integer >= 1 (SnapKV's pooling)"),
         "decode_update": DECODE_UPDATE,
     }
 
@@ -256,10 +262,10 @@ class SnapStream(_FixedBudget):
     def topk_tokens(self) -> int:
         return self.budget_tokens - self.sink_tokens - self.recent_tokens
 
-    def refuse(self, combo: Combo) -> str | None:
+    def param_problem(self):
         if self.topk_tokens < 0:
-            return (f"kv_policy 'snapstream': sink {self.sink_tokens} + recent {self.recent_tokens} exceed the budget "
-                    f"{self.budget_tokens}")
+            return ("recent_tokens", f"sink {self.sink_tokens} + recent {self.recent_tokens} exceed the budget "
+                                     f"{self.budget_tokens}")
         return None
 
     def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:

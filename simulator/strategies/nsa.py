@@ -93,14 +93,19 @@ class NativeSparseAttention(AttentionStrategy):
                            lambda v: v in ("strict", "approximate"), "strict | approximate"),
     }
 
+    def model_problem(self, model):
+        if model.mla:
+            return f"nsa is modeled for GQA/MHA models; {model.name} uses MLA"
+        return None
+
+    def param_problem(self):
+        if self.stride > self.block:
+            return "stride", f"stride d = {self.stride} larger than the compression block l = {self.block} skips tokens"
+        return None
+
     def refuse(self, combo: Combo) -> str | None:
-        m = combo.model
-        if m.mla:
-            return f"nsa is modeled for GQA/MHA models; {m.name} uses MLA"
         if combo.kv_policy.name != "full":
             return f"nsa selects from the whole KV cache; kv_policy '{combo.kv_policy.name}' evicts tokens"
-        if self.stride > self.block:
-            return f"nsa stride d = {self.stride} larger than the compression block l = {self.block} skips tokens"
         return None
 
     def precision_class(self) -> str:

@@ -61,16 +61,21 @@ class RefreshReuse(ScheduleStrategy):
             return "refresh_reuse(" + "".join("R" if x else "U" for x in self.is_refresh(len(self.layers))) + ")"
         return f"refresh_reuse(r={self.refresh_every})"
 
+    def param_problem(self):
+        if self.layers is not None and self.layers[0] not in _REFRESH:
+            return "layers", "the first layer must refresh (a reuse layer needs indices from an earlier refresh layer)"
+        return None
+
+    def param_model_problem(self, model):
+        if self.layers is not None and len(self.layers) != model.layers:
+            return "layers", f"lists {len(self.layers)} layers for {model.name}'s {model.layers}"
+        return None
+
     def refuse(self, combo: Combo) -> str | None:
         if not combo.attention.routes_blocks:
             return (f"schedule 'refresh_reuse' reuses NSA routing across layers; attention "
                     f"'{combo.attention.name}' has no routing to reuse")
         L = combo.model.layers
-        if self.layers is not None:
-            if len(self.layers) != L:
-                return f"schedule lists {len(self.layers)} layers for {combo.model.name}'s {L}"
-            if self.layers[0] not in _REFRESH:
-                return "the first layer must refresh (a reuse layer needs indices from an earlier refresh layer)"
         if combo.attention.precision_class() == "strict" and self.refresh_layers(L) < L:
             return ("strict precision: reuse layers attend to another layer's selected blocks, not their own "
                     "(use refresh_every: 1)")

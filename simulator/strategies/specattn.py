@@ -135,10 +135,16 @@ class SpecAttn(AttentionStrategy):
         if spec.name != "draft_model":
             return ("attention 'specattn' takes its token selection from a draft model's attention: it needs "
                     f"speculation 'draft_model' (got '{spec.name}')")
-        if combo.model.mla:
+        return None
+
+    def model_problem(self, model):
+        if model.mla:
             return "attention 'specattn' is modeled for GQA/MHA targets only (not MLA)"
-        if self.full_layers >= combo.model.layers:
-            return f"full_layers={self.full_layers} leaves no sparse layer in {combo.model.name}"
+        return None
+
+    def param_model_problem(self, model):
+        if self.full_layers >= model.layers:
+            return "full_layers", f"full_layers={self.full_layers} leaves no sparse layer in {model.name}"
         return None
 
     def _draft(self, combo):

@@ -54,12 +54,32 @@ def _is_probs(v) -> bool:
     return v is None or (isinstance(v, list) and bool(v) and all(_is_prob(x) for x in v))
 
 
+#: Most draft nodes one round may verify (the pruned tree's size, or the full tree's sum of branch^level without a
+#: node budget). ASSUMPTION, a bound of work, not a published limit: published draft trees verify tens to a few
+#: hundred nodes per round (EAGLE-2: 60; Medusa: 64); 2048 leaves room for what-if studies while the node
+#: enumeration (simulator.acceptance) and a verification forward of batch x (nodes + 1) rows stay bounded.
+MAX_TREE_NODES = 2048
+
+
+def tree_size(branch: int, depth: int, nodes: int) -> int:
+    """Draft nodes a tree verifies per round: the node budget, or the full tree's sum of branch^level (counted
+    only up to MAX_TREE_NODES + 1: the exact size of a huge tree is never needed)."""
+    full, width = 0, 1
+    for _ in range(depth):
+        width *= branch
+        full += width
+        if full > MAX_TREE_NODES:
+            break
+    return min(full, nodes) if nodes else full
+
+
 def _is_tree(v) -> bool:
     if v is None:
         return True
     return (isinstance(v, dict) and set(v) <= {"branch", "depth", "nodes"} and {"branch", "depth"} <= set(v)
             and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v.values())
-            and v["branch"] >= 1 and v["depth"] >= 1)
+            and 1 <= v["branch"] <= MAX_TREE_NODES and 1 <= v["depth"] <= 64
+            and tree_size(v["branch"], v["depth"], v.get("nodes", 0)) <= MAX_TREE_NODES)
 
 
 def _loadable_model(v) -> bool:
@@ -81,7 +101,8 @@ COMMON_PARAMS = {
     "k": Param(4, "SSV document's worked example (K = 4)", lambda v: isinstance(v, int) and 1 <= v <= 64,
                "an integer 1..64 (chain length; ignored when a tree is given)"),
     "tree": Param(None, "no tree: a chain of k drafts", _is_tree,
-                  "null or {branch: b, depth: d, nodes: budget (0 = unpruned)}"),
+                  f"null or {{branch: b, depth: d (1..64), nodes: budget (0 = unpruned)}} verifying at most "
+                  f"{MAX_TREE_NODES} nodes per round (the budget, or b + b^2 + ... + b^d unpruned: a bound of work)"),
     "per_position": Param(None, "not given: `acceptance` at every position", _is_probs,
                           "null or a list of conditional acceptance probabilities, one per draft position "
                           "(chain) or per tree level", list_valued=True),
@@ -147,14 +168,15 @@ class _Speculative(SpeculationStrategy):
         w = t.widths()
         return [1] + w[:-1]
 
-    def refuse(self, combo: Combo) -> str | None:
+    def param_problem(self):
         pp = self.per_position
         if pp is not None and self.tree is not None and len(pp) != len(self.tree_shape().widths()):
-            return f"per_position lists {len(pp)} values for a tree of {len(self.tree_shape().widths())} levels"
+            return "per_position", f"lists {len(pp)} values for a tree of {len(self.tree_shape().widths())} levels"
         if pp is not None and self.tree is None and len(pp) != self.k:
-            return f"per_position lists {len(pp)} values for k = {self.k}"
+            return "per_position", f"lists {len(pp)} values for k = {self.k} (one per draft position)"
         if self.accept_lengths is not None and self.tree is None and len(self.accept_lengths) != self.k + 1:
-            return f"accept_lengths needs k + 1 = {self.k + 1} probabilities (0..k accepted drafts)"
+            return ("accept_lengths", f"lists {len(self.accept_lengths)} values; k = {self.k} needs k + 1 = "
+                                      f"{self.k + 1} probabilities (0..k accepted drafts)")
         return None
 
     # --- drafting cost ------------------------------------------------------------------------------
@@ -206,7 +228,7 @@ class DraftModel(_Speculative):
     params = {
         "model": Param("TinyLlama-1.1B", "SpecAttn paper: TinyLlama-1.1B drafts for Llama-2-7B",
                        lambda v: _loadable_model(v), f"a shipped model name ({', '.join(list_models())}) or a path "
-                       "to a model YAML file"),
+                       "to a model YAML file (relative: from the scenario's folder)", path_valued=True),
         "acceptance": Param(0.7, "ASSUMPTION: per-position acceptance 0.7 (typical of small draft models; "
                                  "set it from measurements)", _is_prob, "a probability in [0, 1]"),
         **COMMON_PARAMS,
@@ -215,14 +237,11 @@ class DraftModel(_Speculative):
     def draft_model(self):
         return load_model(self.model)
 
-    def refuse(self, combo: Combo) -> str | None:
-        r = super().refuse(combo)
-        if r:
-            return r
+    def param_model_problem(self, model):
         d = self.draft_model()
-        if d.vocab != combo.model.vocab:
-            return (f"draft model {d.name} (vocab {d.vocab}) does not share {combo.model.name}'s tokenizer "
-                    f"(vocab {combo.model.vocab})")
+        if d.vocab != model.vocab:
+            return ("model", f"draft model {d.name} (vocab {d.vocab}) does not share {model.name}'s tokenizer "
+                             f"(vocab {model.vocab})")
         return None
 
     def draft_combo(self, combo: Combo) -> Combo:
@@ -242,11 +261,8 @@ class Eagle3(_Speculative):
         **COMMON_PARAMS,
     }
 
-    def refuse(self, combo: Combo) -> str | None:
-        r = super().refuse(combo)
-        if r:
-            return r
-        if combo.model.mla:
+    def model_problem(self, model):
+        if model.mla:
             return "an EAGLE-3 head for MLA models is not modeled; use speculation 'mtp' for DeepSeek models"
         return None
 
@@ -281,15 +297,15 @@ class MultiTokenPrediction(_Speculative):
                                        lambda v: isinstance(v, int) and 1 <= v <= 16, "an integer 1..16")},
     }
 
-    def refuse(self, combo: Combo) -> str | None:
-        r = super().refuse(combo)
-        if r:
-            return r
-        if not combo.model.mtp_modules:
-            return f"{combo.model.name} has no MTP modules"
-        if self.tree is not None:
-            return "MTP drafts a chain; a tree is not supported"
+    def model_problem(self, model):
+        if not model.mtp_modules:
+            return f"{model.name} has no MTP modules"
         return None
+
+    def param_problem(self):
+        if self.tree is not None:
+            return "tree", "MTP drafts a chain; a tree is not supported"
+        return super().param_problem()
 
     def draft_combo(self, combo: Combo) -> Combo:
         m = combo.model

@@ -279,10 +279,10 @@ class GVRTopk(_Topk):
                                  list_valued=True),
         "passes": Param(None, "not given: the pass table at the overlap (Gaussian AR(1) rows)",
                         lambda v: v is None or (isinstance(v, dict) and bool(v) and all(
-                            isinstance(s, int) and 1 <= s <= MAX_PASSES and isinstance(p, (int, float)) and p >= 0
-                            for s, p in v.items()) and sum(v.values()) > 0),
-                        "null or {passes: probability} for the prev-step rows, e.g. {1: 0.5, 2: 0.5} (the "
-                        "document's '1-2 iterations on real decode data')"),
+                            isinstance(s, int) and 1 <= s <= MAX_PASSES and isinstance(p, (int, float)) and 0 <= p <= 1
+                            for s, p in v.items()) and abs(sum(v.values()) - 1.0) <= 1e-6),
+                        "null or {passes: probability} for the prev-step rows, probabilities summing to 1, e.g. "
+                        "{1: 0.5, 2: 0.5} (the document's '1-2 iterations on real decode data')"),
         "kernel": Param("trtllm", "TensorRT-LLM's kernel (the document's); 'ours' = our measured kernel",
                         lambda v: (isinstance(v, str) and v in GVR_KERNELS) or (isinstance(v, dict) and set(v) == {"sweep_flops", "fixed_flops"}
                                                        and all(isinstance(x, (int, float)) and x >= 0

@@ -17,7 +17,7 @@ import numpy as np
 from hwmodels.errors import SparsesimError
 from simulator.dtw import monotonic_dtw
 from simulator.kernels.gvr_passes import passes_for, secant_search
-from simulator.traces.format import AttentionTrace, Selection, read_trace
+from simulator.traces.format import AttentionTrace, Selection, read_trace, spec_k
 from simulator.traces.recorder import traversal_orders
 from simulator.traces.requests import TraceError
 from simulator.traces.stats import SAMPLES, TraceStats, file_digest, read_stats, stats_path
@@ -277,7 +277,7 @@ def compute_stats(tr: AttentionTrace, digest: str = "") -> TraceStats:
     # ---- speculation ----------------------------------------------------------------------------------
     if tr.accepted is not None and len(tr.accepted):
         acc = tr.accepted
-        K = int(tr.meta["spec"]["k"])
+        K = spec_k(tr.meta)
         v["spec.accept_len_samples"] = acc.astype(np.float64)
         coords["length"] = tuple(range(K + 1))
         coords["round"] = tuple()
@@ -323,7 +323,8 @@ def load_stats(trace_path: str | Path, *, write_cache: bool = True, recompute: b
     (compute_stats) and the cache written when the folder is writable."""
     trace_path = Path(trace_path)
     if not trace_path.is_file():
-        raise TraceError("no such trace file", file=str(trace_path))
+        raise TraceError("is not a regular file (a device, a pipe or a folder?)" if trace_path.exists()
+                         else "no such trace file", file=str(trace_path))
     digest = file_digest(trace_path)
     key = (str(trace_path.resolve()), digest)
     if not recompute and key in _MEMO:

@@ -55,9 +55,11 @@ def _value(ts: TraceStats, e: dict) -> tuple[float, str]:
         ax = axes.index("layer" if "layer" in axes else "target_layer")
         n = arr.shape[ax]
         lo, hi = e.get("depth") or [0.0, 1.0]
-        depth = np.arange(n) / max(n - 1, 1)
+        depth = ts.layer_depths if ts.layer_depths is not None else np.arange(n) / max(n - 1, 1)
         keep = (depth >= lo - 1e-9) & (depth <= hi + 1e-9)
         if not keep.any():
+            if ts.layer_depths is not None:     # the trace holds no layer at that depth (e.g. Gemma's global layers)
+                return float("nan"), f"no recorded layer at depth {lo:g}-{hi:g}"
             keep[int(round(lo * (n - 1)))] = True
         arr = np.compress(keep, arr, axis=ax)
         layers = np.flatnonzero(keep)
@@ -84,4 +86,30 @@ def published_rows(ts: TraceStats) -> list[dict]:
                 "within" if pub["low"] <= val <= pub["high"] else ("below" if val < pub["low"] else "above"))
         rows.append({"statistic": e["stat"], "selection": label, "trace": val, "published": ptxt,
                      "kind": e["kind"], "verdict": verdict, "source": e["source"], "setting": e.get("setting", "")})
+    return rows
+
+
+#: statistics shown beside the published ones in the all-traces summary (no published number): name, where, label
+SHAPE_ROWS = (("attn.sink_mass", {}, "attention mass on the first 4 tokens"),
+              ("attn.entropy_bits", {}, "attention entropy (bits)"),
+              ("lserve.mass", {}, "LServe pages: attention mass kept"),
+              ("quest.mass", {}, "Quest pages: attention mass kept"))
+
+
+def summary_rows(stats: list[TraceStats]) -> list[dict]:
+    """One row per published entry (plus SHAPE_ROWS), one value per trace: the all-traces table of
+    `sparsesim trace stats --all` (each value as `published_rows` computes it for that trace)."""
+    rows = []
+    per = [published_rows(ts) for ts in stats]
+    for i, e in enumerate(published_entries()):
+        pub = e.get("published")
+        ptxt = "-" if pub is None else (f"{pub['value']:g}" if "value" in pub else f"{pub['low']:g}-{pub['high']:g}")
+        where = ",".join(f"{k}={v}" for k, v in (e.get("where") or {}).items())
+        depth = e.get("depth")
+        label = e["stat"] + (f" {where}" if where else "") + (f" depth {depth[0]:g}-{depth[1]:g}" if depth else "")
+        rows.append({"statistic": label, "published": ptxt, "kind": e["kind"],
+                     "values": [p[i]["trace"] for p in per]})
+    for name, where, label in SHAPE_ROWS:
+        vals = [ts.summary(name) if ts.has(name) else float("nan") for ts in stats]
+        rows.append({"statistic": f"{name} ({label})", "published": "-", "kind": "shape", "values": vals})
     return rows

@@ -29,7 +29,7 @@ SnapKV selection has no fixed k (padding wastes most of the array), int32 costs 
 deltas fit in 2 B (uint16) and deflate to ~1 B, and one file holds several policies recorded from the same
 forward passes, so their statistics compare like with like. The tiers give several k from one recording.
 
-meta.json (version 1; every key below is required unless marked optional):
+meta.json (version 1; every key below is required unless marked optional; no other key is accepted):
     format "sparsesim.attention-trace", version 1, name, source "recorded" | "synthetic",
     model {name, layers, heads, kv_heads, head_dim, params, max_context, notes(optional)},
     context {prompt_tokens, max_tokens}, steps (= S),
@@ -37,9 +37,26 @@ meta.json (version 1; every key below is required unless marked optional):
     policies {P: {kind, unit, block_size, k (int or null), queries, tiers (list or null), scores (bool),
                   params (mapping), meaning}},
     measures {M: {axes [names], unit, meaning}} (optional), coords {axis: [values]} (optional),
-    spec {tree_parent [int], tokens_per_round(optional), draft_model(optional)} (optional).
+    spec {tree_parent [int], k (optional: accepted drafts per round at most; default the tree's depth),
+          tokens_per_round (optional number >= 1), verification (optional text)} (optional),
+    draft_model {name, layers, params, heads / kv_heads / head_dim / notes (optional), layer_ids /
+          skipped_layers (optional [int]: a self-speculative drafter's model layers run / skipped)} (optional: the
+          drafter whose rounds spec.accepted records),
+    record_config {...} (optional mapping: the recorder's settings), synthetic {...} (optional mapping: the
+          parameters a synthetic trace was generated with).
+Consistency: prompt_tokens <= max_tokens <= model.max_context; every position lies in [prompt_tokens,
+max_tokens]; every spec.accepted value lies in [0, spec k] (`spec_k`).
+Optional, for traces recorded from a pretrained model (simulator/traces/gguf_record.py; all additive):
+    model.layer_ids [int]   the model layer of each trace layer (strictly increasing, one per trace layer): a
+                            trace may hold only some of its model's layers (Gemma 3: the global layers)
+    model.model_layers      the model's own layer count (> every layer_id)
+    model.arch, model.sliding_window, model.quantization   what the model is
+    source_model {package, file, sha256, bytes}   the GGUF file the trace was recorded from
+    texts [{name, files, sha256, chars, tokens_read, licence, kind}]   the real texts the sequences read
+    sanity {perplexity {text: {position range: perplexity}}}   the model's quality on those texts
 
-Every malformed file raises `TraceError` naming the file, the field and what is wrong (see `read_trace`).
+Every malformed file raises `TraceError` naming the file, the field and what is wrong (see `read_trace`). What
+this docstring lists is exactly what `trace info`, `trace stats` and a scenario's `trace:` read.
 """
 from __future__ import annotations
 
@@ -229,17 +246,14 @@ def write_trace(path: str | Path, trace: AttentionTrace) -> Path:
 
 # ---- reading ----------------------------------------------------------------------------------------------
 def _zip_members(path: Path) -> dict[str, bytes]:
+    from hwmodels.errors import SparsesimError
+    from hwmodels.yamlio import read_bytes
+
     f = str(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise TraceError("no such trace file", file=f) from None
-    except IsADirectoryError:
-        raise TraceError("is a directory, not a trace file", file=f) from None
-    except PermissionError:
-        raise TraceError("cannot be read (permission denied)", file=f) from None
-    except OSError as e:
-        raise TraceError(f"cannot be read ({e.strerror or e})", file=f) from None
+        raw = read_bytes(path, "trace file", MAX_UNCOMPRESSED)   # capped: a device file reports size 0
+    except SparsesimError as e:
+        raise TraceError(str(e).removeprefix(f"{f}: "), file=f) from None
     if not raw:
         raise TraceError("is empty; a trace is a .npz zip archive (simulator/traces/format.py)", file=f)
     try:
@@ -308,10 +322,35 @@ def _pos_int(d, key, f, fld, lo=1, hi=10**9) -> int:
     return v
 
 
+META_KEYS = ("format", "version", "name", "source", "model", "context", "steps", "made", "provenance", "policies",
+             "measures", "coords", "spec", "draft_model", "record_config", "synthetic", "source_model", "texts",
+             "sanity")
+SPEC_KEYS = ("tree_parent", "k", "tokens_per_round", "verification")
+DRAFT_KEYS = {"name": str, "layers": int, "params": int, "heads": int, "kv_heads": int, "head_dim": int,
+              "notes": str, "layer_ids": list, "skipped_layers": list}
+
+
+def tree_depth(parent: list[int]) -> int:
+    """Depth of a draft tree given each node's parent (-1: the root's children are at depth 1)."""
+    depth: list[int] = []
+    for p in parent:
+        depth.append(1 if p < 0 else depth[p] + 1)
+    return max(depth, default=0)
+
+
+def spec_k(meta: dict) -> int:
+    """Most drafts a recorded round can accept: meta.spec.k when given, else the draft tree's depth."""
+    spec = meta["spec"]
+    return int(spec["k"]) if spec.get("k") is not None else tree_depth(spec["tree_parent"])
+
+
 def validate_meta(meta: Any, f: str) -> dict:
     """Check meta.json's keys and types (version 1); returns it."""
     if not isinstance(meta, dict):
         raise TraceError("must be a JSON object", file=f, field="meta.json")
+    unknown = [k for k in meta if k not in META_KEYS]
+    if unknown:
+        raise TraceError(f"unknown key(s) {unknown[:5]}; allowed: {', '.join(META_KEYS)}", file=f, field="meta")
     fmt = meta.get("format")
     if fmt != FORMAT:
         raise TraceError(f"must be {FORMAT!r}, got {fmt!r}", file=f, field="meta.format")
@@ -331,9 +370,29 @@ def validate_meta(meta: Any, f: str) -> dict:
     if model["heads"] % model["kv_heads"]:
         raise TraceError(f"heads {model['heads']} is not a multiple of kv_heads {model['kv_heads']}", file=f,
                          field="meta.model.kv_heads")
+    if "layer_ids" in model:
+        ids = model["layer_ids"]
+        total = model.get("model_layers")
+        if (not isinstance(ids, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ids)
+                or ids != sorted(set(ids))):
+            raise TraceError("must be a strictly increasing list of layer numbers >= 0", file=f,
+                             field="meta.model.layer_ids")
+        if len(ids) != model["layers"]:
+            raise TraceError(f"lists {len(ids)} layers but the trace holds {model['layers']} (meta.model.layers): the "
+                             "trace's layer count does not match its model's layer list", file=f,
+                             field="meta.model.layer_ids")
+        if total is not None and (isinstance(total, bool) or not isinstance(total, int) or (ids and ids[-1] >= total)):
+            raise TraceError(f"model_layers must be an integer above every layer id, got {total!r}", file=f,
+                             field="meta.model.model_layers")
     ctx = _need(meta, "context", dict, f, "meta")
-    _pos_int(ctx, "prompt_tokens", f, "meta.context", hi=10**8)
-    _pos_int(ctx, "max_tokens", f, "meta.context", hi=10**8)
+    prompt = _pos_int(ctx, "prompt_tokens", f, "meta.context", hi=10**8)
+    most = _pos_int(ctx, "max_tokens", f, "meta.context", hi=10**8)
+    if prompt > most:
+        raise TraceError(f"is {prompt}, more than max_tokens {most} (the prompt is part of the context)", file=f,
+                         field="meta.context.prompt_tokens")
+    if most > model["max_context"]:
+        raise TraceError(f"is {model['max_context']}, less than the context recorded (max_tokens {most})", file=f,
+                         field="meta.model.max_context")
     _pos_int(meta, "steps", f, "meta", hi=10**7)
     made = _need(meta, "made", dict, f, "meta")
     date = _need(made, "date", str, f, "meta.made")
@@ -395,12 +454,49 @@ def validate_meta(meta: Any, f: str) -> dict:
     if spec is not None:
         if not isinstance(spec, dict):
             raise TraceError("must be a mapping", file=f, field="meta.spec")
+        unknown = [k for k in spec if k not in SPEC_KEYS]
+        if unknown:
+            raise TraceError(f"unknown key(s) {unknown[:5]}; allowed: {', '.join(SPEC_KEYS)}", file=f, field="meta.spec")
         parent = _need(spec, "tree_parent", list, f, "meta.spec")
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in parent):
-            raise TraceError("must be a list of integers", file=f, field="meta.spec.tree_parent")
+        if not parent or len(parent) > 4096 or not all(isinstance(x, int) and not isinstance(x, bool) for x in parent):
+            raise TraceError("must be a list of 1 to 4096 integers", file=f, field="meta.spec.tree_parent")
         if any(not (-1 <= x < i) for i, x in enumerate(parent)):
             raise TraceError("each node's parent must be -1 (the root) or an earlier node", file=f,
                              field="meta.spec.tree_parent")
+        if spec.get("k") is not None:
+            _pos_int(spec, "k", f, "meta.spec", hi=tree_depth(parent))
+        if "tokens_per_round" in spec and (not check_finite_number(spec["tokens_per_round"])
+                                           or spec["tokens_per_round"] < 1):
+            raise TraceError(f"must be a number >= 1, got {spec['tokens_per_round']!r}", file=f,
+                             field="meta.spec.tokens_per_round")
+        if "verification" in spec:
+            _need(spec, "verification", str, f, "meta.spec")
+    dm = meta.get("draft_model")
+    if dm is not None:
+        if not isinstance(dm, dict):
+            raise TraceError(f"must be a mapping {{name, layers, params, ...}}, got {type(dm).__name__}", file=f,
+                             field="meta.draft_model")
+        unknown = [k for k in dm if k not in DRAFT_KEYS]
+        if unknown:
+            raise TraceError(f"unknown key(s) {unknown[:5]}; allowed: {', '.join(DRAFT_KEYS)}", file=f,
+                             field="meta.draft_model")
+        _need(dm, "name", str, f, "meta.draft_model")
+        for key in ("layers", "heads", "kv_heads", "head_dim"):
+            if key in dm or key == "layers":
+                _pos_int(dm, key, f, "meta.draft_model", hi=4096)
+        _pos_int(dm, "params", f, "meta.draft_model", hi=10**13)
+        if "notes" in dm:
+            _need(dm, "notes", str, f, "meta.draft_model")
+        for key in ("layer_ids", "skipped_layers"):
+            ids = dm.get(key)
+            if ids is not None and not (isinstance(ids, list) and len(ids) <= 4096 and all(
+                    isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 4096 for i in ids)
+                    and len(set(ids)) == len(ids)):
+                raise TraceError("must be a list of distinct layer indices in [0, 4096)", file=f,
+                                 field=f"meta.draft_model.{key}")
+    for key in ("record_config", "synthetic"):
+        if key in meta and not isinstance(meta[key], dict):
+            raise TraceError(f"must be a mapping, got {type(meta[key]).__name__}", file=f, field=f"meta.{key}")
     return meta
 
 
@@ -414,9 +510,11 @@ def _validate(t: AttentionTrace, f: str) -> None:
         if arr.dtype.kind not in "iu":
             raise TraceError(f"must be integers, got {arr.dtype}", file=f, field=key)
     maxtok = int(meta["context"]["max_tokens"])
-    if S and (t.positions.min() < 1 or t.positions.max() > maxtok):
-        raise TraceError(f"values must lie in [1, {maxtok}] (meta.context.max_tokens), got "
-                         f"[{t.positions.min()}, {t.positions.max()}]", file=f, field="positions")
+    prompt = int(meta["context"]["prompt_tokens"])
+    if S and (t.positions.min() < prompt or t.positions.max() > maxtok):
+        raise TraceError(f"values must lie in [{prompt}, {maxtok}] (meta.context prompt_tokens to max_tokens: a step "
+                         f"attends over the prompt and the tokens so far), got [{t.positions.min()}, "
+                         f"{t.positions.max()}]", file=f, field="positions")
     if S > 1 and (np.diff(t.step_index) <= 0).any():
         raise TraceError("must be strictly increasing", file=f, field="step_index")
     if S and t.step_index.min() < 0:
@@ -511,9 +609,10 @@ def _validate(t: AttentionTrace, f: str) -> None:
         spec = meta.get("spec")
         if spec is None:
             raise TraceError("spec.accepted present but meta.spec is missing", file=f, field="spec.accepted")
-        kmax = len(spec["tree_parent"])
+        kmax = spec_k(meta)
         if t.accepted.ndim != 1 or (len(t.accepted) and (t.accepted.min() < 0 or t.accepted.max() > kmax)):
-            raise TraceError(f"must be a 1-D array of accepted lengths in [0, {kmax}]", file=f, field="spec.accepted")
+            raise TraceError(f"must be a 1-D array of accepted lengths in [0, {kmax}] (meta.spec k, or the tree's "
+                             "depth)", file=f, field="spec.accepted")
 
 
 def read_trace(path: str | Path) -> AttentionTrace:

@@ -58,14 +58,22 @@ class Llama2cModel:
         return int(n + (0 if self.wcls is self.emb else self.wcls.size))
 
 
+#: largest llama2.c checkpoint read (bytes): the recorder runs these models in numpy on the CPU, so the few-MB
+#: tinyllamas checkpoints (stories260K: 1 MB) are what it is for; 2 GiB is a 500M-parameter fp32 model
+MAX_CHECKPOINT_BYTES = 2 * 2**30
+
+
 def load_llama2c(path: str | Path, name: str | None = None) -> Llama2cModel:
     """Read a llama2.c checkpoint (legacy version-0 format); TraceError for anything malformed."""
     path = Path(path)
     f = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise TraceError(f"cannot read the model ({e.strerror or e})", file=f) from None
+    from hwmodels.errors import SparsesimError
+    from hwmodels.yamlio import read_bytes
+
+    try:   # capped: a device file reports size 0 and never ends
+        raw = read_bytes(path, "llama2.c checkpoint", MAX_CHECKPOINT_BYTES)
+    except SparsesimError as e:
+        raise TraceError(str(e).removeprefix(f"{f}: "), file=f) from None
     if len(raw) < HEADER * 4:
         raise TraceError("too short for a llama2.c header (7 int32)", file=f)
     dim, hidden, L, H, Hkv, vocab, seq = (int(x) for x in np.frombuffer(raw[:28], dtype="<i4"))

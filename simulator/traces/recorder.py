@@ -4,7 +4,7 @@ distribution (attention mass each selection captures, reuse, SnapKV recall, draf
 
 Two parts:
   * `StepRecorder` — backend-free bookkeeping in numpy. A model (the numpy llama2.c forward here, or the
-    PyTorch model of traces/recording/) hands it per step the RAW SCORES below; it makes every selection,
+    PyTorch model of lab/train_and_record.py) hands it per step the RAW SCORES below; it makes every selection,
     measures it and builds the AttentionTrace (simulator.traces.format).
   * `record_llama2c` — the CPU path: sample sequences from a llama2.c model (stories260K) from BOS and record.
 
@@ -45,6 +45,8 @@ import numpy as np
 from simulator.traces.format import FORMAT, VERSION, AttentionTrace, Selection
 
 EPS = 1e-30
+#: optional meta.model keys carried into a trace when the model dict has them (simulator/traces/format.py)
+OPTIONAL_MODEL_KEYS = ("layer_ids", "model_layers", "arch", "sliding_window", "quantization")
 
 
 @dataclass
@@ -69,6 +71,7 @@ class RecordConfig:
     layer_lags: int = 4
     gvr_every: int = 0            # 0: no full score rows kept; n: keep rows every n-th step
     gvr_max_steps: int = 4        # at most this many steps' rows per trace
+    gvr_k: int | None = None      # k of the previous top-k kept with each gvr row (None: the largest tier)
     topp: tuple[float, ...] = (0.9, 0.95, 0.97, 0.99)
     local_tokens: int = 64
     sink_tokens: int = 4
@@ -81,12 +84,15 @@ class RecordConfig:
             raise ValueError("topk_tiers must be strictly increasing positive integers")
         if self.page_physical % self.page_logical:
             raise ValueError("page_physical must be a multiple of page_logical")
+        if self.gvr_k is not None and not 1 <= self.gvr_k <= self.topk_tiers[-1]:
+            raise ValueError("gvr_k must lie in [1, largest tier] (the previous step's top-gvr_k is a prefix of its "
+                             "ranking)")
         if self.tree_parent is not None and (self.tree_parent[0] != -1 or
                                              any(not 0 <= p < i for i, p in enumerate(self.tree_parent) if i)):
             raise ValueError("tree_parent: row 0 is the root (-1), every other row's parent is an earlier row")
 
 
-# ---- raw scores from queries and keys (numpy; traces/recording/ has the same three in PyTorch) ----------
+# ---- raw scores from queries and keys (numpy; lab/train_and_record.py has the same three in PyTorch) ----------
 def group_mean(p: np.ndarray, kv_heads: int) -> np.ndarray:
     """[..., H, T] per-query-head attention -> [..., Hkv, T] mean over each KV head's group."""
     *lead, H, T = p.shape
@@ -267,14 +273,15 @@ class StepRecorder:
             self.m["prevmass_topk"].append(np.stack(pm, -1))
         else:
             self.m["prevmass_topk"].append(np.full((L, H, len(tiers)), np.nan))
-        # full rows for GVR replay: this step's log-scores and the previous step's top-k (largest tier)
+        # full rows for GVR replay: this step's log-scores and the previous step's top-gvr_k (default: largest tier)
+        gk = int(c.gvr_k or tiers[-1])
         if (c.gvr_every and consecutive and self.step_no % c.gvr_every == 0 and self.gvr_steps < c.gvr_max_steps
-                and self.prev_top.shape[-1] == int(tiers[-1])):
+                and self.prev_top.shape[-1] >= gk):
             self.gvr_steps += 1
             for layer in range(L):
                 for h in range(H):
                     self.gvr_rows.append(np.log(P[layer, h] + EPS).astype(np.float16))
-                    self.gvr_prev.append(self.prev_top[layer, h].astype(np.int32))
+                    self.gvr_prev.append(self.prev_top[layer, h, :gk].astype(np.int32))
                     self.gvr_key.append((len(self.positions) - 1, layer, h))
         self.prev_top = ranked
         # -- NSA blocks (decode row)
@@ -462,7 +469,8 @@ class StepRecorder:
         meta = {
             "format": FORMAT, "version": VERSION, "name": name, "source": source,
             "model": {k: self.model[k] for k in ("name", "layers", "heads", "kv_heads", "head_dim", "params",
-                                                 "max_context")} | {"notes": self.model.get("notes", "")},
+                                                 "max_context")} | {"notes": self.model.get("notes", "")}
+                     | {k: self.model[k] for k in OPTIONAL_MODEL_KEYS if k in self.model},
             "context": {"prompt_tokens": int(max(self.prompt_tokens)), "max_tokens": int(max(self.positions))},
             "steps": S,
             "made": {"date": date or _dt.date.today().isoformat(), "script": script, "how": how, "seed": int(seed),
@@ -526,13 +534,10 @@ def record_llama2c(model, *, sequences: int = 2, prompt_tokens: int = 128, max_t
                   "notes": model_source}
     rec = StepRecorder(cfg, meta_model)
     bar = None
-    if progress:
-        import sys
+    if progress:   # a tqdm bar on a terminal, else a line every few seconds (simulator.progress)
+        from simulator.progress import progress_bar
 
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            bar = tqdm(total=sequences * (T_end - prompt_tokens), desc="recording", unit="step")
+        bar = progress_bar(sequences * (T_end - prompt_tokens), "recording", "step")
     for _ in range(sequences):
         cache = KVCache(model)
         tok = 1

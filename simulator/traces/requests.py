@@ -157,6 +157,15 @@ def _finish(name: str, source: str, file: str, arrival, inp, out, offs=None, ids
     if (arrival < 0).any():
         i = int(np.argmax(arrival < 0))
         raise TraceError(f"row {i + 2}: arrival time must be >= 0, got {arrival[i]:g}", file=file)
+    if offs is not None and block:
+        n_hash = np.diff(np.asarray(offs, dtype=np.int64))
+        most = np.ceil(inp / block)
+        over = n_hash > most
+        if over.any():
+            i = int(np.argmax(over))
+            raise TraceError(f"row {i + 2}: {int(n_hash[i])} prefix hash blocks of {block} tokens cover "
+                             f"{int(n_hash[i]) * block:,} tokens, more than the prompt's {int(inp[i]):,} (at most "
+                             f"{int(most[i])} blocks)", file=file)
     order = np.argsort(arrival, kind="stable")
     t = RequestTrace(name=name, source=source, arrival_s=arrival - 0.0, input_tokens=inp.astype(np.int64),
                      output_tokens=out.astype(np.int64), hash_offsets=offs, hash_ids=ids, block_tokens=block)
@@ -165,22 +174,38 @@ def _finish(name: str, source: str, file: str, arrival, inp, out, offs=None, ids
     return t
 
 
-def _open_text(path: Path) -> str:
+#: most bytes of a request-trace file read, compressed or not, and most bytes a .gz file may expand to: the
+#: largest shipped trace is ~3 MB of text; 1 GiB holds millions of requests and stays within a shared machine's
+#: memory when parsed
+MAX_TRACE_BYTES = 1 << 30
+
+
+def read_capped(path: Path, what: str = "request trace file") -> bytes:
+    """The bytes of a trace file, decompressed when gzip: at most MAX_TRACE_BYTES read from the file and at most
+    MAX_TRACE_BYTES after decompression (a device file never ends; a small .gz can expand to terabytes)."""
+    from hwmodels.yamlio import read_bytes
+
+    f = str(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise TraceError("no such request trace file", file=str(path)) from None
-    except IsADirectoryError:
-        raise TraceError("is a directory, not a request trace file", file=str(path)) from None
-    except PermissionError:
-        raise TraceError("cannot be read (permission denied)", file=str(path)) from None
-    except OSError as e:
-        raise TraceError(f"cannot be read ({e.strerror or e})", file=str(path)) from None
+        raw = read_bytes(path, what, MAX_TRACE_BYTES)
+    except TraceError:
+        raise
+    except SparsesimError as e:
+        raise TraceError(str(e).removeprefix(f"{f}: "), file=f) from None
     if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                raw = gz.read(MAX_TRACE_BYTES + 1)
         except (OSError, EOFError, gzip.BadGzipFile) as e:
-            raise TraceError(f"is not a readable gzip file ({e})", file=str(path)) from None
+            raise TraceError(f"is not a readable gzip file ({e})", file=f) from None
+        if len(raw) > MAX_TRACE_BYTES:
+            raise TraceError(f"expands to more than {MAX_TRACE_BYTES:,} bytes when decompressed (read stopped there); "
+                             "refused as a possible decompression bomb", file=f)
+    return raw
+
+
+def _open_text(path: Path) -> str:
+    raw = read_capped(path)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -243,7 +268,16 @@ def read_azure(path: Path, name: str | None = None, source: str = "") -> Request
     if missing:
         raise TraceError(f"missing column(s) {missing}; an Azure trace has TIMESTAMP, ContextTokens, "
                          "GeneratedTokens", file=f)
-    ts = pd.to_datetime(df["TIMESTAMP"], errors="coerce")
+    raw = df["TIMESTAMP"].astype(str).str.strip()
+    aware = raw.str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True).to_numpy()
+    if aware.any() and not aware.all():
+        i = int(np.argmax(aware != aware[0]))
+        raise TraceError(f"row {i + 2}: TIMESTAMP {raw.iloc[i]!r} {'has' if aware[i] else 'lacks'} a time-zone offset "
+                         f"and row 2 ({raw.iloc[0]!r}) {'does' if aware[0] else 'does not'}: times without an offset "
+                         "cannot be ordered against times with one; give every row an offset or none", file=f,
+                         field="TIMESTAMP")
+    # offsets may differ between rows (daylight saving, several regions): compare them in UTC
+    ts = pd.to_datetime(raw, errors="coerce", utc=bool(aware.all()), format="mixed")
     if ts.isna().any():
         i = int(np.argmax(ts.isna().to_numpy()))
         raise TraceError(f"row {i + 2}: TIMESTAMP {df['TIMESTAMP'].iloc[i]!r} is not a date-time", file=f)
@@ -345,6 +379,16 @@ class LengthDist:
     high: float = 1e7
     samples: np.ndarray | None = None
 
+    def mean_tokens(self) -> float:
+        """Expected length (before clipping to [low, high], an upper estimate for sizing a run)."""
+        if self.kind == "fixed":
+            return min(self.value, self.high)
+        if self.kind == "uniform":
+            return (self.low + self.high) / 2
+        if self.kind == "lognormal":
+            return min(self.mean, self.high)
+        return float(np.mean(self.samples)) if self.samples is not None and len(self.samples) else 0.0
+
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.kind == "fixed":
             x = np.full(n, self.value)
@@ -377,6 +421,17 @@ def poisson(rate_per_s: float, n: int, input_len: LengthDist, output_len: Length
                         input_tokens=input_len.draw(n, rng), output_tokens=output_len.draw(n, rng))
 
 
+def closed_loop(concurrency: int, n: int, input_len: LengthDist, output_len: LengthDist, rng: np.random.Generator,
+                name: str = "closed_loop") -> RequestTrace:
+    """n requests for a closed loop of `concurrency` in flight: lengths drawn in order, no arrival process (the
+    engine submits request i + concurrency when one finishes; arrival_s is 0 here)."""
+    if not (isinstance(n, (int, np.integer)) and n >= 1):
+        raise TraceError(f"count must be a positive integer, got {n!r}")
+    return RequestTrace(name=name, source=f"generated: closed loop, {concurrency} requests in flight",
+                        arrival_s=np.zeros(n), input_tokens=input_len.draw(n, rng),
+                        output_tokens=output_len.draw(n, rng))
+
+
 def gamma_arrivals(rate_per_s: float, cv: float, n: int, input_len: LengthDist, output_len: LengthDist,
                    rng: np.random.Generator, name: str = "gamma") -> RequestTrace:
     """n requests with gamma inter-arrival times of mean 1/rate and coefficient of variation cv (cv > 1:
@@ -391,12 +446,20 @@ def gamma_arrivals(rate_per_s: float, cv: float, n: int, input_len: LengthDist, 
                         arrival_s=arrival, input_tokens=input_len.draw(n, rng), output_tokens=output_len.draw(n, rng))
 
 
-def length_dist_from_dict(doc: Any, field: str) -> LengthDist:
+#: longest prompt or output a length distribution may give (tokens), as for request-trace files
+MAX_LENGTH_TOKENS = 10_000_000
+
+
+def length_dist_from_dict(doc: Any, field: str, base: Path | None = None) -> LengthDist:
     """Parse {fixed: N} | {uniform: [lo, hi]} | {lognormal: {mean: M, cv: C}, max: H} | {empirical: TRACE,
-    column: input|output} into a LengthDist; errors name `field`."""
-    def num(v, what):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 1:
-            raise TraceError(f"field '{field}': {what} must be a number >= 1, got {v!r}")
+    column: input|output} into a LengthDist; errors name `field`. Lengths are at most MAX_LENGTH_TOKENS (the
+    bound of the request-trace readers); a relative empirical trace path resolves against `base` (the scenario's
+    folder) when it is not found from the working folder."""
+    def num(v, what, sub=""):
+        if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 1
+                or v > MAX_LENGTH_TOKENS):
+            raise TraceError(f"field '{field}{sub}': {what} must be a number of tokens in [1, {MAX_LENGTH_TOKENS:,}], "
+                             f"got {v!r}")
         return float(v)
 
     if isinstance(doc, (int, float)) and not isinstance(doc, bool):
@@ -404,7 +467,7 @@ def length_dist_from_dict(doc: Any, field: str) -> LengthDist:
     if not isinstance(doc, dict):
         raise TraceError(f"field '{field}': must be a number or one of {{fixed: N}}, {{uniform: [lo, hi]}}, "
                          "{lognormal: {mean: M, cv: C}}, {empirical: TRACE}")
-    hi = num(doc.get("max", 1e7), "max")
+    hi = num(doc.get("max", 1e7), "max", ".max")
     kinds = [k for k in ("fixed", "uniform", "lognormal", "empirical") if k in doc]
     extra = set(doc) - {"fixed", "uniform", "lognormal", "empirical", "max", "column"}
     if len(kinds) != 1 or extra:
@@ -413,21 +476,35 @@ def length_dist_from_dict(doc: Any, field: str) -> LengthDist:
     k = kinds[0]
     v = doc[k]
     if k == "fixed":
-        return LengthDist("fixed", value=num(v, "fixed"), high=hi)
+        value = num(v, "fixed", ".fixed")
+        if value > hi:
+            raise TraceError(f"field '{field}.fixed': {value:g} is above max {hi:g} (every request would be clipped to "
+                             "max): give one of them")
+        return LengthDist("fixed", value=value, high=hi)
     if k == "uniform":
-        if not isinstance(v, list) or len(v) != 2 or num(v[0], "low") > num(v[1], "high"):
-            raise TraceError(f"field '{field}.uniform': must be [low, high] with 1 <= low <= high")
+        if not isinstance(v, list) or len(v) != 2 or num(v[0], "low", ".uniform") > num(v[1], "high", ".uniform"):
+            raise TraceError(f"field '{field}.uniform': must be [low, high] with 1 <= low <= high <= "
+                             f"{MAX_LENGTH_TOKENS:,}")
+        if float(v[0]) > hi:
+            raise TraceError(f"field '{field}.uniform': low {v[0]:g} is above max {hi:g}")
         return LengthDist("uniform", low=float(v[0]), high=min(hi, float(v[1])))
     if k == "lognormal":
         if not isinstance(v, dict) or set(v) - {"mean", "cv"} or "mean" not in v:
             raise TraceError(f"field '{field}.lognormal': must be {{mean: M, cv: C}}")
         cv = v.get("cv", 1.0)
-        if isinstance(cv, bool) or not isinstance(cv, (int, float)) or not math.isfinite(cv) or cv <= 0:
-            raise TraceError(f"field '{field}.lognormal.cv': must be a positive number, got {cv!r}")
-        return LengthDist("lognormal", mean=num(v["mean"], "mean"), cv=float(cv), high=hi)
+        if isinstance(cv, bool) or not isinstance(cv, (int, float)) or not math.isfinite(cv) or not 0 < cv <= 100:
+            raise TraceError(f"field '{field}.lognormal.cv': must be a positive number up to 100, got {cv!r}")
+        return LengthDist("lognormal", mean=num(v["mean"], "mean", ".lognormal.mean"), cv=float(cv), high=hi)
     col = doc.get("column", "input")
     if col not in ("input", "output"):
         raise TraceError(f"field '{field}.column': must be input or output, got {col!r}")
-    t = load_requests(v)
+    if isinstance(v, str) and v not in SHIPPED and base is not None:
+        p = Path(v)
+        if not p.is_absolute() and not p.exists() and (Path(base) / p).exists():
+            v = str(Path(base) / p)
+    try:
+        t = load_requests(v)
+    except TraceError as e:
+        raise TraceError(f"field '{field}.empirical': {e}") from None
     samples = (t.input_tokens if col == "input" else t.output_tokens).astype(np.float64)
     return LengthDist("empirical", samples=samples, high=hi)

@@ -324,7 +324,18 @@ class TraceStats:
         if len(axes) != 1:
             raise TraceError(f"statistic {name!r} still has axes {axes}: fix the others with keywords, e.g. "
                              f"per_layer({name!r}, {layers}, {axes[0] if axes[0] != lname else axes[-1]}=...)")
-        return np.asarray(arr, dtype=np.float64)[layer_map(arr.shape[0], layers)]
+        return np.asarray(arr, dtype=np.float64)[layer_map(arr.shape[0], layers, self.layer_depths)]
+
+    @property
+    def layer_depths(self) -> np.ndarray | None:
+        """Relative depth (0 = first, 1 = last model layer) of each trace layer when the trace records only some of
+        its model's layers (meta.model.layer_ids, e.g. Gemma 3's global layers), else None (trace layers are the
+        model's layers)."""
+        m = self.meta.get("model", {})
+        ids, total = m.get("layer_ids"), m.get("model_layers")
+        if not ids or not total or len(ids) != self.layers or total <= 1:
+            return None
+        return np.asarray(ids, dtype=np.float64) / (float(total) - 1.0)
 
     def samples(self, name: str, layer: int | None = None, **where) -> np.ndarray:
         """1-D distribution samples (NaN dropped) of a *_samples statistic, of one trace layer or pooled."""
@@ -366,11 +377,16 @@ def _json_default(o):
     raise TypeError(type(o).__name__)
 
 
-def layer_map(trace_layers: int, model_layers: int) -> np.ndarray:
-    """Trace layer for each model layer: nearest relative depth, first->first, last->last."""
+def layer_map(trace_layers: int, model_layers: int, depths: np.ndarray | None = None) -> np.ndarray:
+    """Trace layer for each model layer: nearest relative depth, first->first, last->last. `depths` (optional): the
+    relative depth in ITS model of each trace layer, when the trace holds only some layers (TraceStats.layer_depths);
+    each model layer then takes the trace layer of nearest depth (ties: the shallower)."""
     if model_layers <= 1 or trace_layers <= 1:
         return np.zeros(max(model_layers, 1), dtype=np.int64)[:model_layers]
     j = np.arange(model_layers)
+    if depths is not None and len(depths) == trace_layers:
+        d = j / (model_layers - 1)
+        return np.argmin(np.abs(d[:, None] - np.asarray(depths, np.float64)[None, :]), axis=1).astype(np.int64)
     return np.rint(j * (trace_layers - 1) / (model_layers - 1)).astype(np.int64)
 
 

@@ -58,6 +58,8 @@ class SynthParams:
     source: str
     source_context: int
     fit_error: list[float]
+    layer_ids: list[int] | None = None       # the source trace's model layers (meta.model.layer_ids), if any
+    model_layers: int | None = None
 
 
 def _fields(rng, L, H, N, share):
@@ -153,7 +155,8 @@ def fit_synth(tr: AttentionTrace, seed: int = 0, progress: bool = False) -> Synt
         errs.append(float(math.sqrt(r.fun / 5)))
     p = SynthParams(a_sink=[q[0] for q in params], gamma=[q[1] for q in params], mu_h=[q[2] for q in params],
                     sigma=[q[3] for q in params], rho=[q[4] for q in params], share=0.5, sigma_tree=0.5, sigma_nsa=0.0,
-                    layers=L, kv_heads=tr.kv_heads, source=tr.name, source_context=N, fit_error=errs)
+                    layers=L, kv_heads=tr.kv_heads, source=tr.name, source_context=N, fit_error=errs,
+                    layer_ids=tr.meta["model"].get("layer_ids"), model_layers=tr.meta["model"].get("model_layers"))
     # c (cross-layer share) and sigma_tree by bisection against the full recorder + statistics pipeline
     want_j = float(np.nanmean(ts.get("ssv.cross_layer_jaccard")[0])) if ts.has("ssv.cross_layer_jaccard") else None
     want_a = (float(np.nanmean(ts.select("ssv.adjacent_overlap", order="position_sorted")))
@@ -232,6 +235,8 @@ def synthesize(p: SynthParams, *, context: int, steps: int, rng: np.random.Gener
     meta_model = {"name": f"synthetic({p.source})", "layers": L, "heads": H, "kv_heads": H, "head_dim": 1,
                   "params": 1, "max_context": N, "notes": "synthetic: no model; attention drawn from the fitted "
                                                            "sink/locality/heavy-hitter/drift model"}
+    if p.layer_ids and p.model_layers:
+        meta_model.update(layer_ids=list(p.layer_ids), model_layers=int(p.model_layers))
     rec = StepRecorder(cfg, meta_model)
     votes = np.zeros((L, H, prompt))
     for t in range(cfg.snap_obs):                         # observation window before the prompt's end
@@ -309,4 +314,55 @@ def side_by_side(recorded: AttentionTrace, synthetic_path, seed: int = 0) -> lis
         sel = ",".join(f"{k}={v}" for k, v in where.items())
         lines.append(f"{(name + (' ' + sel if sel else ''))[:34]:<34} {val(a, name, where):9.3f} "
                      f"{val(b, name, where):11.3f} {val(c, name, where):13.3f}")
+    return lines
+
+
+HOLDOUT_STATS = SIDE_STATS + (("topk.overlap_raw", {"k": "min"}), ("ssv.union_ratio", {"order": "position_sorted", "C": 4}),
+                              ("lserve.mass", {}), ("quest.mass", {}), ("snapkv.recall", {"budget": "max"}))
+
+
+def config_of(tr: AttentionTrace) -> RecordConfig:
+    """The RecordConfig a trace was recorded with (meta.record_config), so a synthetic trace can be drawn with the
+    very same policies at the same context."""
+    rc = dict(tr.meta.get("record_config") or {})
+    known = {f for f in RecordConfig.__dataclass_fields__}
+    kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in rc.items() if k in known}
+    kw["chain_k"] = 0            # a synthetic trace has no draft model: no acceptance
+    return RecordConfig(**kw)
+
+
+def holdout_check(params: SynthParams, heldout: AttentionTrace, seed: int = 0, steps: int = 16) -> list[str]:
+    """Lines: the held-out recorded trace's statistics beside the synthetic model's at the held-out context, drawn
+    with the held-out trace's own policies (config_of), and the relative error of each (mean over layers)."""
+    from simulator.traces.analysis import compute_stats
+
+    N = int(round(float(np.mean(heldout.positions))))
+    syn = synthesize(params, context=N, steps=steps, rng=np.random.default_rng(seed), name="holdout", seed=seed,
+                     cfg=config_of(heldout))
+    a, b = compute_stats(heldout), compute_stats(syn)
+    lines = [f"held out: {heldout.name} at {N:,} tokens; synthetic model fitted to {params.source} at "
+             f"{params.source_context:,} tokens, drawn at {N:,} with the held-out trace's policies",
+             f"{'statistic (mean over layers)':<44} {'recorded':>9} {'synthetic':>9} {'error':>7}"]
+
+    def val(ts, name, where):
+        if not ts.has(name):
+            return float("nan")
+        w = {}
+        for kk, vv in where.items():
+            vals = list(ts.coords[kk])
+            w[kk] = {"mid": vals[len(vals) // 2], "min": vals[0], "max": vals[-1]}.get(vv, vv) \
+                if isinstance(vv, str) and vv in ("mid", "min", "max") else vv
+        with np.errstate(all="ignore"):
+            return float(np.nanmean(ts.select(name, **w)))
+
+    errs = []
+    for name, where in HOLDOUT_STATS:
+        x, y = val(a, name, where), val(b, name, where)
+        e = (y - x) / abs(x) if np.isfinite(x) and np.isfinite(y) and abs(x) > 1e-9 else float("nan")
+        if np.isfinite(e):
+            errs.append(abs(e))
+        sel = ",".join(f"{k}={v}" for k, v in where.items())
+        lines.append(f"{(name + (' ' + sel if sel else ''))[:44]:<44} {x:9.3f} {y:9.3f} {e:+7.0%}")
+    if errs:
+        lines.append(f"median |error| {np.median(errs):.0%}, largest {max(errs):.0%} over {len(errs)} statistics")
     return lines

@@ -1,0 +1,329 @@
+"""Engine runtime profiles as the event engine applies them (simulator/engine/runtime.py), closed-loop workloads,
+vLLM-style ITL, and speculative decoding's reservation / per-position acceptance in the scheduler."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hwmodels.errors import ScenarioError
+from simulator.engine.config import parse_serving_section
+from simulator.engine.runtime import (
+    ENGINES,
+    HostTerms,
+    LaunchModel,
+    ProfileError,
+    fit_host_terms,
+    fit_overlap_norm,
+    load_profile,
+    sglang_capture_sizes,
+    trtllm_capture_sizes,
+    vllm_capture_sizes,
+)
+from simulator.engine.scheduler import Request, Scheduler, SchedulerConfig
+from simulator.engine.step_cost import Composition, HostTime, StepRuntime
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = {"hardware": ["H100-SXM"], "model": "Llama-3.1-8B", "strategies": {"attention": "dense"},
+       "runtime": {"launch": "graph", "kernels": "hf"}}
+SCHED = {"max_num_batched_tokens": 2048, "max_num_seqs": 64, "block_size": 16, "num_blocks": 4000,
+         "enable_prefix_caching": False}
+
+
+def section(engine="none", requests=None, **kw):
+    s = {"requests": requests or {"poisson": {"rate": 4.0, "count": 30}, "input_tokens": {"fixed": 512},
+                                  "output_tokens": {"fixed": 24}},
+         "replicas": [{"count": 1}], "scheduler": dict(SCHED), "engine": engine}
+    s.update(kw)
+    return s
+
+
+def cfg_of(**kw):
+    return parse_serving_section(section(**kw), "<test>", ROOT, DOC)
+
+
+# ---- profiles ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", [n for n in ENGINES if n != "none"])
+def test_every_profile_loads_with_sources(name):
+    p = load_profile(name)
+    assert p.engine and p.sources, name
+    for line in p.notes:   # unknowns become notes, never values
+        assert "unknown" in line or "not applied" in line
+
+
+def test_hf_cb_profile_terms_are_its_yaml_numbers():
+    p = load_profile("hf-cb")
+    h = p.host
+    assert h.per_step_s == pytest.approx((1.159 + 0.207 + 0.465) * 1e-3)      # pre base + update base + gap
+    assert h.per_request_s == pytest.approx((54.2 + 2.6) * 1e-6)
+    assert h.per_key_s == pytest.approx(0.1202e-6) and h.per_new_request_s == pytest.approx(47.3e-6)
+    assert p.launch.median_s() == pytest.approx(0.0924) and p.launch.norm_p == 1.9
+    assert p.mask.per_qk_s == pytest.approx(1.73e-9) and p.mask.per_key_s == pytest.approx(1.5144e-6)
+    assert p.graphs.decode == "host_launch" and p.overlap_fraction == 0.0
+
+
+def test_vllm_profile_unknown_host_terms_are_zero_and_noted():
+    p = load_profile("vllm-v1")
+    assert not p.host.any() and p.launch is None and p.api_per_request_s == 0.0
+    assert any("per_step_s" in n for n in p.notes) and any("api_per_request_ms" in n for n in p.notes)
+    assert p.graphs.mixed == "piecewise" and p.graphs.capture == "vllm"
+
+
+def test_capture_size_rules():
+    v = vllm_capture_sizes(1024, 8192, "hopper")
+    assert v[:4] == (1, 2, 4, 8) and 248 in v and 256 in v and 272 in v and v[-1] == 512 and 260 not in v
+    assert vllm_capture_sizes(1024, 8192, "blackwell")[-1] == 1024
+    assert vllm_capture_sizes(64, 8192, "hopper")[-1] == 128          # 2 x max_num_seqs
+    s = sglang_capture_sizes("hopper", 1)
+    assert s[:5] == (1, 2, 4, 8, 12) and s[-1] == 256 and sglang_capture_sizes("hopper", 4)[-1] == 512
+    assert trtllm_capture_sizes() == tuple(range(1, 32)) + (32, 64, 128)
+
+
+def test_unknown_engine_and_bad_profile_are_named_errors(tmp_path):
+    with pytest.raises(ScenarioError, match="serving.engine"):
+        cfg_of(engine="nope")
+    bad = tmp_path / "p.yaml"
+    bad.write_text("engine: x\nhost_time:\n  per_step_s: {value: 0.001, assumed: true, reason: r}\n"
+                   "  weird: {value: {per_nothing_us: 3}, assumed: true, reason: r}\n")
+    with pytest.raises(ProfileError, match="unknown host term"):
+        load_profile(str(bad))
+
+
+# ---- host time ------------------------------------------------------------------------------------------------
+def test_host_time_formula_content_overlap_and_norm():
+    t = HostTerms(per_step_s=1e-3, per_request_s=1e-5, per_key_s=1e-7, per_query_token_s=1e-6,
+                  per_new_request_s=2e-5, per_first_token_s=3e-5, per_mixed_step_s=4e-4)
+    comp = Composition(total_tokens=130, logit_rows=3, n_decode=2, decode_ctx_sum=3000.0, chunks=((128, 64),),
+                       completes=(192,), n_new=1)
+    h = 1e-3 + 4e-4 + 3 * 1e-5 + 1e-7 * (3000 + 192) + 1e-6 * 130 + 2e-5 + 3e-5
+    assert HostTime(terms=t).plan_s(0.02, comp) == pytest.approx(0.02 + h)
+    f, L = 0.5, 0.004
+    got = HostTime(terms=t, overlap=f, launch=LaunchModel(constant_s=L)).plan_s(0.02, comp)
+    assert got == pytest.approx((1 - f) * h + max(0.02, L + f * h))
+    got = HostTime(terms=t, launch=LaunchModel(constant_s=0.03, norm_p=2.0)).plan_s(0.02, comp)
+    assert got == pytest.approx(h + math.hypot(0.02, 0.03))
+
+
+def test_host_time_run_equals_step_by_step():
+    t = HostTerms(per_step_s=1e-3, per_request_s=1e-5, per_decode_row_s=2e-6, per_key_s=1e-7, per_query_token_s=1e-6)
+    host = HostTime(per_row_s=3e-6, terms=t, launch=LaunchModel(constant_s=0.01, norm_p=1.9), overlap=0.2)
+    dev = np.array([0.004, 0.02, 0.012])
+    ctx = np.array([4000.0, 4008.0, 4016.0])
+    run = host.run_s(dev, 8, 8, ctx)
+    steps = [host.plan_s(float(d), Composition(total_tokens=8, logit_rows=8, n_decode=8, decode_ctx_sum=float(c)))
+             for d, c in zip(dev, ctx)]
+    assert np.allclose(run, steps, rtol=1e-12)
+
+
+def test_launch_sample_draws_from_quantiles():
+    lm = LaunchModel(constant_s=0.09, quantiles=((5, 0.06), (50, 0.09), (95, 0.14)), mode="sample")
+    d = lm.draw(np.random.default_rng(0), 20000)
+    assert d.min() >= 0.06 and d.max() <= 0.14 and np.median(d) == pytest.approx(0.09, abs=0.002)
+
+
+# ---- step rules ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cost():
+    from simulator.engine.sim import _cost_model
+
+    c = cfg_of().groups[0].combo
+    return _cost_model(c, 2048, 64, "eager", graph_sizes=vllm_capture_sizes(64, 2048, "hopper"))
+
+
+def test_batch_mask_attention_prices_q_times_k(cost):
+    m = cost.for_serving(rt=StepRuntime(mask=(1.5e-6, 1.73e-9)))
+    comp = Composition(total_tokens=1026, logit_rows=3, n_decode=2, decode_ctx_sum=4000.0, chunks=((1024, 512),))
+    K = 4000 + 1024 + 512
+    assert m.step_s(comp) == pytest.approx(cost.base_s(1026, 3, mixed=True) + K * (1.5e-6 + 1.73e-9 * 1026))
+    ctx = np.array([4000.0, 4004.0])
+    run = m.decode_run_s(4, 4, ctx)
+    one = [m.step_s(Composition(total_tokens=4, logit_rows=4, n_decode=4, decode_ctx_sum=float(c))) for c in ctx]
+    assert np.allclose(run, one)
+
+
+def test_piecewise_mixed_steps_and_eager_decode(cost):
+    pw = cost.for_serving(rt=StepRuntime(piecewise=True, eager_above=True))
+    small = Composition(total_tokens=100, logit_rows=3, n_decode=2, decode_ctx_sum=2000.0, chunks=((98, 0),),
+                        decode_ctx_max=1000.0)
+    # padded to the 104 graph (the largest is 2 x max_num_seqs = 128); body and head replay the graph, the
+    # attention is eager
+    want = cost.base_s(104, 3) + cost.decode_s(2, 1000.0, True, 1000.0) + cost.chunk_s(98, 0)
+    assert pw.step_s(small) == pytest.approx(want)
+    big = Composition(total_tokens=300, logit_rows=1, chunks=((300, 0),))
+    assert pw.step_s(big) == pytest.approx(cost.step_s(big))          # above the largest graph: eager, as before
+    nopad = cost.for_serving(rt=StepRuntime(pad_decode=False))
+    d33 = Composition(total_tokens=33, logit_rows=33, n_decode=33, decode_ctx_sum=33 * 900.0, decode_ctx_max=900.0)
+    d32 = Composition(total_tokens=32, logit_rows=32, n_decode=32, decode_ctx_sum=32 * 900.0, decode_ctx_max=900.0)
+    assert nopad.step_s(d32) == pytest.approx(cost.step_s(d32))        # a captured size: the graph
+    assert nopad.step_s(d33) == pytest.approx(cost.base_s(33, 33, mixed=True) + cost.decode_s(33, 900.0, True, 900.0))
+    run = nopad.decode_run_s(33, 33, np.array([33 * 900.0]), np.array([900.0]))
+    assert run[0] == pytest.approx(nopad.step_s(d33), rel=1e-9)
+
+
+# ---- the engine under a profile ----------------------------------------------------------------------------------
+def _sim(cfg, **kw):
+    from simulator.engine.api import simulate
+
+    return simulate(cfg, **kw)
+
+
+def test_profile_fast_path_equals_step_by_step():
+    """The decode-run fast path applies the profile's host terms per step exactly as the step-by-step loop."""
+    a = _sim(cfg_of(engine="hf-cb", decode_run_steps=256)).requests
+    b = _sim(cfg_of(engine="hf-cb", decode_run_steps=0)).requests
+    for c in ("ttft_s", "tpot_s", "e2e_s"):
+        assert np.allclose(a[c], b[c], rtol=1e-9), c
+
+
+def test_hf_cb_profile_makes_steps_host_bound():
+    base = _sim(cfg_of()).summary
+    hf = _sim(cfg_of(engine="hf-cb")).summary
+    # every step issues an eager forward: ~92 ms median launch, far above the op model's device time
+    assert hf["tpot_p50_ms"] > 80 and base["tpot_p50_ms"] < 40
+
+
+def test_step_cost_knobs_override_the_profile():
+    cfg = cfg_of(engine="hf-cb", step_cost={"host_launch_ms": 40})
+    s = _sim(cfg).summary
+    assert 40 < s["tpot_p50_ms"] < 60
+    from simulator.engine.api import runtime_notes
+
+    assert any("host_launch_ms overrides" in n for n in runtime_notes(cfg))
+
+
+# ---- closed loop and ITL ------------------------------------------------------------------------------------------
+CLOSED = {"closed_loop": {"concurrency": 3, "count": 12, "warmup": 3}, "input_tokens": {"fixed": 256},
+          "output_tokens": {"fixed": 16}}
+
+
+def test_closed_loop_keeps_c_in_flight_and_excludes_warmup():
+    res = _sim(cfg_of(requests=CLOSED))
+    df = res.requests
+    assert df["e2e_s"].notna().all() and df["warmup"].sum() == 3 and res.summary["requests"] == 9
+    arr = df["arrival_s"].to_numpy()
+    fin = (df["arrival_s"] + df["e2e_s"]).to_numpy()
+    assert (arr[:3] == 0).all()
+    # request i >= C is submitted exactly when an earlier request finished (think time 0), in order
+    for i in range(3, 12):
+        assert np.isclose(fin[:i], arr[i]).any() and arr[i] >= arr[i - 1]
+    # never more than C in flight
+    for t in arr:
+        assert ((arr <= t) & (fin > t)).sum() <= 3
+
+
+def test_closed_loop_think_time_delays_submission():
+    from simulator.engine.api import with_concurrency
+
+    cfg = with_concurrency(cfg_of(requests={"poisson": {"rate": 1.0, "count": 6}, "input_tokens": {"fixed": 128},
+                                            "output_tokens": {"fixed": 8}}), 1, think_s=0.05)
+    df = _sim(cfg).requests
+    fin = (df["arrival_s"] + df["e2e_s"]).to_numpy()
+    assert np.allclose(df["arrival_s"].to_numpy()[1:], fin[:-1] + 0.05)
+
+
+def test_itl_is_vllm_pooled_inter_token_gaps():
+    """At concurrency 1 every later token comes one decode step after the previous: the pooled ITL mean equals the
+    mean TPOT (vLLM benchmarks/serve.py: TPOT = (e2e - ttft) / (output - 1), ITL = every gap pooled)."""
+    res = _sim(cfg_of(requests={"closed_loop": {"concurrency": 1, "count": 4}, "input_tokens": {"fixed": 256},
+                                "output_tokens": {"fixed": 20}}))
+    s = res.summary
+    assert s["itl_mean_ms"] == pytest.approx(s["tpot_mean_ms"], rel=1e-9)
+    from simulator.engine.results import itl_samples
+
+    g, w = itl_samples(res.engine)
+    assert w.sum() == 4 * 19
+
+
+def test_closed_loop_config_errors():
+    with pytest.raises(ScenarioError, match="warmup"):
+        cfg_of(requests={"closed_loop": {"concurrency": 2, "count": 4, "warmup": 4}, "input_tokens": {"fixed": 8},
+                         "output_tokens": {"fixed": 8}})
+    with pytest.raises(ScenarioError, match="concurrency"):
+        cfg_of(requests={"closed_loop": {"count": 4}, "input_tokens": {"fixed": 8}, "output_tokens": {"fixed": 8}})
+
+
+# ---- speculation in the scheduler ----------------------------------------------------------------------------------
+def test_lookahead_reserved_for_every_running_request_and_kept_after_rejection():
+    """vLLM v1 (vllm/v1/core/sched/scheduler.py @ 00024d3): allocate_slots(request, num_new_tokens,
+    num_lookahead_tokens) for every RUNNING request; rejected drafts roll num_computed_tokens back, the blocks stay."""
+    cfg = SchedulerConfig(num_blocks=200, block_size=16, max_num_batched_tokens=64, num_spec_tokens=3,
+                          num_lookahead_tokens=3, enable_prefix_caching=False)
+    s = Scheduler(cfg)
+    s.add_request(Request(0, 100, 10))
+    p = s.schedule()                          # first chunk of 64 (a new request: no lookahead)
+    assert p.chunks == [(64, 0)] and s.running[0].blocks == 4
+    s.step_done(p)
+    p = s.schedule()                          # the rest of the prompt, a RUNNING request: + 3 lookahead slots
+    assert p.chunks == [(36, 64)] and s.running[0].blocks == -(-(100 + 3) // 16)
+    s.step_done(p)
+    r = s.running[0]
+    p = s.schedule()                          # a decode round: 1 + 3 drafts, slots for computed + 4 + 3
+    assert p.num_tokens == [4] and p.drafts == [3] and r.blocks == -(-(100 + 4 + 3) // 16)
+    held = r.blocks
+    s.step_done(p, accepted=[1])              # 2 drafts rejected: computed rolls back, blocks are kept
+    assert r.computed == 100 + 1 + 1 and r.blocks == held and r.out == 3
+    s.check_invariants()
+
+
+def test_per_position_acceptance():
+    from simulator.engine.sim import Acceptance
+
+    a = Acceptance(None, 2, None, np.random.default_rng(0), per_position=(0.8, 0.5))
+    pmf = np.diff(np.concatenate([[0.0], a.dist]))
+    assert pmf == pytest.approx([0.2, 0.4, 0.4])
+    d = a.draw((20000,))
+    assert np.bincount(d, minlength=3) / 20000 == pytest.approx([0.2, 0.4, 0.4], abs=0.015)
+
+
+def test_per_position_acceptance_must_match_the_drafts():
+    sec = section(acceptance={"per_position": [0.9, 0.7, 0.5]})
+    doc = dict(DOC, strategies={"attention": "dense", "speculation": {"eagle3": {"k": 4}}})
+    with pytest.raises(ScenarioError, match="per_position"):
+        parse_serving_section(sec, "<test>", ROOT, doc)
+    sec["acceptance"] = {"per_position": [0.9, 0.7, 0.5, 0.3]}
+    assert parse_serving_section(sec, "<test>", ROOT, doc).acceptance == {"per_position": (0.9, 0.7, 0.5, 0.3)}
+
+
+# ---- fitting host terms ------------------------------------------------------------------------------------------
+def test_fit_host_terms_recovers_synthetic_terms():
+    rng = np.random.default_rng(1)
+    n = 400
+    rows = rng.integers(1, 40, n).astype(float)
+    keys = rows * rng.integers(500, 9000, n)
+    tokens = rows + rng.integers(0, 2, n) * rng.integers(0, 4000, n)
+    new = rng.integers(0, 3, n).astype(float)
+    fin = rng.integers(0, 2, n).astype(float)
+    first = rng.integers(0, 2, n).astype(float)
+    pre = 1e-3 + 50e-6 * rows + 0.1e-6 * keys + 0.3e-6 * tokens + 40e-6 * new
+    frame = {"sched_s": pre * 0.2, "prep_s": pre * 0.7, "kwargs_s": pre * 0.1,
+             "update_s": 2e-4 + 3e-6 * rows + 60e-6 * fin + 30e-6 * first, "gap_s": np.full(n, 5e-4),
+             "rows": rows, "keys": keys, "tokens": tokens, "new_reqs": new, "finished": fin, "first_tokens": first,
+             "launch_s": np.full(n, 0.08), "sync_s": np.zeros(n), "n_prefill": np.zeros(n)}
+    f = fit_host_terms(frame)
+    h = f.host
+    assert h.per_step_s == pytest.approx(1e-3 + 2e-4 + 5e-4) and h.per_key_s == pytest.approx(0.1e-6)
+    assert h.per_request_s == pytest.approx(53e-6) and h.per_finished_s == pytest.approx(60e-6)
+    assert f.launch.median_s() == pytest.approx(0.08) and f.n_launch == n
+    L = rng.uniform(0.03, 0.15, n)
+    D = rng.uniform(0.01, 0.3, n)
+    assert fit_overlap_norm(L, D, (L ** 2.5 + D ** 2.5) ** 0.4) == pytest.approx(2.5)
+
+
+def test_shipped_serving_scenarios_name_an_engine():
+    from simulator.scenario import load_scenario
+    from simulator.shipped import shipped_scenarios
+
+    for n in shipped_scenarios():
+        if n.startswith("serving_"):
+            cfg = load_scenario(n).serving
+            assert cfg.engine in ENGINES and cfg.engine != "none", n
+
+
+def test_replace_profile_on_config():
+    cfg = cfg_of(engine="hf-cb")
+    p2 = replace(cfg.runtime, launch=LaunchModel(constant_s=0.02))
+    s = _sim(replace(cfg, runtime=p2)).summary
+    assert s["tpot_p50_ms"] < 60
