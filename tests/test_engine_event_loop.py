@@ -28,10 +28,15 @@ CONFIGS = {
     "disaggregated": lambda: _config(replicas=[{"count": 1, "role": "prefill"}, {"count": 2, "role": "decode"}]),
     "sparse_nsa": lambda: _config(replicas=[{"count": 1, "strategies": {"attention": "nsa"}}],
                                   scheduler={"max_num_seqs": 64}),
-    "closed_loop_api": lambda: _config(engine="vllm-v1", requests={
+    "closed_loop_api": lambda: _with_api(_config(engine="hf-cb", requests={
         "closed_loop": {"concurrency": 6, "count": 40, "think_ms": 50}, "input_tokens": {"fixed": 1500},
-        "output_tokens": {"fixed": 40}}),
+        "output_tokens": {"fixed": 40}})),
 }
+
+
+def _with_api(cfg):
+    """The runtime's API path with delays (per request and per token), so both loops schedule them."""
+    return replace(cfg, runtime=replace(cfg.runtime, api_per_request_s=2e-3, api_per_token_s=1e-3))
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
