@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels.errors import SparsesimError
 from simulator.engine.api import simulate
 from simulator.engine.config import parse_serving_section
-from hwmodels.errors import SparsesimError
 
 DOC = {"hardware": "H100-SXM", "model": "Llama-3.1-8B", "workload": {}, "runtime": {"launch": "graph"}}
 REQ = {"poisson": {"rate": 4.0, "count": 60}, "input_tokens": {"uniform": [200, 6000]},
