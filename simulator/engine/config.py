@@ -59,6 +59,7 @@
         host_launch: median              #  median | sample: the profile's launch distribution as its median, or
                                          #   drawn per step (seeded)
                                          # every step_cost knob given overrides the engine profile's term
+        memory_budget_gb: 1              #  memory the step-cost tables of one replica group may hold (GiB)
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
                                          #  trace's spec.accept_len_samples) | {replay: FILE or [counts]} |
                                          #  {per_position: [a1, ..., aK]}: P(draft j accepted | drafts < j accepted)
@@ -66,6 +67,8 @@
       slo: {ttft_ms: 2000, tpot_ms: 100} # goodput counts requests within every given limit
       seed: 0
       decode_run_steps: 256              # fast path: pure-decode steps applied per event (0 = step by step)
+      event_loop: heap                   # heap (fast, the default) | simpy (the reference: the same callbacks as
+                                         #  simpy timeouts in a simpy.Environment; identical results, slower)
       adaptation:                        # SSV's per-request switching between speculation tuples
         candidates: [{speculation: ...}] #  (simulator/engine/adaptive.py; equal drafts per round only)
         acceptance: {uniform: [0.2, 0.9]}
@@ -110,7 +113,7 @@ SOURCE_KEYS = {"trace", "poisson", "gamma", "closed_loop", "input_tokens", "outp
                "time_scale", "rate_scale"}
 SOURCE_KINDS = ("trace", "poisson", "gamma", "closed_loop")
 TOP_KEYS = {"engine", "requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo",
-            "seed", "decode_run_steps", "adaptation"}
+            "seed", "decode_run_steps", "adaptation", "event_loop"}
 REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
@@ -181,6 +184,7 @@ class ServingConfig:
     slo: dict = field(default_factory=dict)
     seed: int = 0
     decode_run_steps: int = 256
+    event_loop: str = "heap"               # serving.event_loop: heap | simpy (identical results; docs/DESIGN.md)
     decode_context: str = "mean"
     host_per_step_s: float = 0.0
     host_floor_s: float = 0.0
@@ -189,6 +193,7 @@ class ServingConfig:
     launch_eager_s: float | None = None    # the runtime's eager launch cost (None = the device's)
     graph_sizes: tuple | None = None       # CUDA-graph batch sizes pure decode steps are padded to
     eager_overlap: str = "kernel"          # kernel | step (serving.step_cost.eager_overlap)
+    step_cost_budget_bytes: float | None = None   # serving.step_cost.memory_budget_gb (None = the engine's default)
     engine: str = "none"                   # serving.engine: the runtime profile's name or path
     runtime: Any = None                    # simulator.engine.runtime.RuntimeProfile (None: the op model alone)
     step_cost_given: frozenset = frozenset()   # serving.step_cost knobs the user gave (they override the profile)
@@ -496,7 +501,8 @@ def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
 
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
-                  "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch"}
+                  "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch",
+                  "memory_budget_gb"}
 #: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
 #: range(256, max_cudagraph_capture_size + 1, 16), max_cudagraph_capture_size = 512), cut at max_num_seqs
 VLLM_MAX_CAPTURE = 512
@@ -707,6 +713,8 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     eo = sc_.get("eager_overlap", "kernel")
     if eo not in ("kernel", "step"):
         raise _err(f"is {eo!r}; allowed: kernel, step", file, "serving.step_cost.eager_overlap")
+    mb = sc_.get("memory_budget_gb")
+    budget = None if mb is None else _num(mb, file, "serving.step_cost.memory_budget_gb", 0.0, 1024.0) * 2**30
     hl = sc_.get("host_launch_ms")
     host_launch = None if hl is None else _num(hl, file, "serving.step_cost.host_launch_ms", 0.0, 1e6,
                                                strict_lo=False) * 1e-3
@@ -719,6 +727,9 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
     seed = _num(d.get("seed", 0), file, "serving.seed", 0, 2**63 - 1, strict_lo=False, integer=True)
     drs = _num(d.get("decode_run_steps", 256), file, "serving.decode_run_steps", 0, 1_000_000, strict_lo=False,
                integer=True)
+    loop = d.get("event_loop", "heap")
+    if loop not in ("heap", "simpy"):
+        raise _err(f"is {loop!r}; allowed: heap, simpy", file, "serving.event_loop")
     adapt = parse_adaptation(d.get("adaptation"), file)
     adapt_combos = []
     if adapt is not None:
@@ -728,8 +739,9 @@ def parse_serving_section(value: Any, file: str, base: Path, doc: dict) -> Servi
         adapt_combos = [candidate_combos(g.combo, adapt, file, "serving.adaptation") for g in groups]
     return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
+                         event_loop=loop,
                          decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
-                         graph_sizes=graph_sizes, eager_overlap=eo, adaptation=adapt,
+                         graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,
                          adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
                          step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm)

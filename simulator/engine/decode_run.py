@@ -35,6 +35,7 @@ class DecodeRun:
     gen: np.ndarray | None
     need_blocks: np.ndarray
     ctx_max: np.ndarray | None = None   # largest attended KV length of step j
+    ctx_rows: np.ndarray | None = None  # ctx_rows[j, i]: row i's attended KV length in step j (plan(rows=True))
 
 
 def ready(sched: Scheduler) -> bool:
@@ -50,8 +51,9 @@ def ready(sched: Scheduler) -> bool:
             return False
     return True
 
-def plan(sched: Scheduler, max_steps: int, accepted: np.ndarray | None = None) -> DecodeRun:
+def plan(sched: Scheduler, max_steps: int, accepted: np.ndarray | None = None, rows: bool = False) -> DecodeRun:
     """Plan up to `max_steps` consecutive pure-decode steps (call only when ready(sched)).
+    rows: also give each row's attended context in each step (DecodeRun.ctx_rows; per-row pricing).
 
     The run ends at the step in which the first request finishes, or earlier when the blocks all
     rows need would no longer be free (the step-by-step scheduler would then preempt). accepted:
@@ -63,7 +65,11 @@ def plan(sched: Scheduler, max_steps: int, accepted: np.ndarray | None = None) -
     spec = cfg.num_spec_tokens
     K = int(max_steps)
     if not spec and cfg.kv_cap_tokens is None:
-        return _plan_plain(sched, K)
+        run = _plan_plain(sched, K)
+        if rows:
+            comp = np.fromiter((r.computed for r in sched.running), dtype=np.int64, count=b)
+            run.ctx_rows = comp[None, :] + 1 + np.arange(run.steps, dtype=np.int64)[:, None]
+        return run
     if not spec:
         K = min(K, min(r.output - r.out for r in run))  # the first finish ends the run
     comp = np.fromiter((r.computed for r in run), dtype=np.int64, count=b)
@@ -95,7 +101,8 @@ def plan(sched: Scheduler, max_steps: int, accepted: np.ndarray | None = None) -
     if cfg.kv_cap_tokens is not None:
         attended = np.minimum(attended, cfg.kv_cap_tokens)
     return DecodeRun(steps=k, batch=b, rows=b * (1 + spec), ctx_sum=attended.sum(axis=1),
-                     gen=gen[:k] if spec else None, need_blocks=need[:k], ctx_max=attended.max(axis=1))
+                     gen=gen[:k] if spec else None, need_blocks=need[:k], ctx_max=attended.max(axis=1),
+                     ctx_rows=attended if rows else None)
 
 def _plan_plain(sched: Scheduler, K: int) -> DecodeRun:
     """plan() without speculation or a KV cap, in plain Python (runs are planned often and

@@ -1,4 +1,4 @@
-"""The simpy model: a request source, a router, and N replicas each running the vLLM-like scheduler over
+"""The discrete-event model: a request source, a router, and N replicas each running the vLLM-like scheduler over
 priced steps (optionally prefill and decode pools with the KV cache moved between them).
 
     source process    one per run: waits for each arrival (trace replay or generated), routes it
@@ -24,12 +24,12 @@ from the speculation strategy's acceptance model (`accept_length_pmf()`: chains 
 """
 from __future__ import annotations
 
+import heapq
 import math
 from array import array
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import simpy
 
 from hwmodels.errors import SparsesimError
 from simulator.engine import decode_run
@@ -147,7 +147,8 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.rand
                          cache_unit_tokens=cache_unit)
     rs = resolve_runtime(cfg, combo, mnbt, seqs, spec, knobs, rng)
     combo = rs.combo
-    cost = _cost_model(combo, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap)
+    cost = _cost_model(combo, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap,
+                       cfg.step_cost_budget_bytes)
     # the same tables, at this config's decode context, with the runtime's host time and step rules
     cost = cost.for_serving(cfg.decode_context, rs.host, rs.rt)
     per_tok = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.kv_fraction_dev
@@ -155,8 +156,8 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.rand
     if cfg.adaptation is not None:
         combos = [combo] + list(cfg.adaptation_combos[i][1:])
         combos = [combos[0]] + [replace(c, hardware=combo.hardware, launch=combo.launch) for c in combos[1:]]
-        costs = [cost] + [_cost_model(c, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap)
-                          for c in combos[1:]]
+        costs = [cost] + [_cost_model(c, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap,
+                                      cfg.step_cost_budget_bytes) for c in combos[1:]]
         adaptive = (combos, costs)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
                       kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"))
@@ -235,7 +236,7 @@ _COST_CACHE: dict = {}
 
 
 def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None,
-                eager_overlap: str = "kernel") -> StepCostModel:
+                eager_overlap: str = "kernel", budget_bytes: float | None = None) -> StepCostModel:
     """Cost surfaces, memoized per (tuple, knobs) within a process: re-runs at another rate, seed or request
     count, and configs naming the same tuple again, reuse them. The key is the tuple's content (device and
     model names and files, every strategy value, dtypes, parallelism, runtime, the trace object)."""
@@ -246,14 +247,14 @@ def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None
            combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels,
            id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch,
            hw.launch_eager_s, hw.launch_graph_s, tuple(graph_sizes) if graph_sizes else None,
-           getattr(hw.efficiency, "source", None), eager_overlap)
+           getattr(hw.efficiency, "source", None), eager_overlap, budget_bytes)
     hit = _COST_CACHE.get(key)
     if hit is not None and (combo.trace is None or hit[0].trace is combo.trace):
         return hit[1]
     if len(_COST_CACHE) > 64:
         _COST_CACHE.clear()
     m = StepCostModel(combo, mnbt, seqs, mixed_launch=mixed_launch, graph_sizes=graph_sizes,
-                      eager_overlap=eager_overlap)
+                      eager_overlap=eager_overlap, memory_budget_bytes=budget_bytes)
     _COST_CACHE[key] = (combo, m)
     return m
 
@@ -285,8 +286,31 @@ class Records:
                                            "prefill_tokens", "decode_rows", "preempted")}
 
 
+# ---- the event loop ---------------------------------------------------------------------------------------------
+# What the replicas, the request source, the API path and the KV transfers wait for are entries (kind, target, wait)
+# pushed `delay` seconds ahead. serving.event_loop picks what runs them: one binary heap of (time, seq, ...) (heap,
+# the default) or simpy timeouts in a simpy.Environment (simpy, the reference). Both run entries in time order and,
+# at one time, in the order they were pushed: simpy's (time, priority, event id) order. The callbacks keep the event
+# order of the engine's earlier simpy process model exactly, including its extra hop through a condition event when
+# a decode run ends or is cut (RUN_END / WAKE -> COND).
+SRC, STEP, RUN_END, WAKE, COND, CUT, XFER, ADD, CALL = range(9)
+
+
+class _Clock:
+    """The simulated clock (`engine.env.now`, seconds from the first arrival)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self):
+        self.now = 0.0
+
+
 class Replica:
-    """One replica: a scheduler, its group's cost model, a simpy process."""
+    """One replica: a scheduler, its group's cost model, and where it is in its loop (idle, a step, a decode run).
+
+    Its loop (proceed): sleep while idle; run a planned run of identical decode steps when the policy allows it (and
+    not under per-request adaptation, where every round is a step); else one step. A decode run is cut at the step in
+    progress when a request arrives here."""
 
     def __init__(self, idx: int, group: GroupSetup, engine: "Engine"):
         self.idx = idx
@@ -294,7 +318,6 @@ class Replica:
         self.engine = engine
         self.sched = policy_class(group.policy)(group.sched_cfg)
         self.cost = group.cost
-        self.wake: simpy.Event | None = None
         self.outstanding = 0
         spec = group.sched_cfg.num_spec_tokens
         pp = engine.cfg.acceptance.get("per_position") if isinstance(engine.cfg.acceptance, dict) else None
@@ -302,45 +325,80 @@ class Replica:
         self.adapt = None
         if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
             self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
+        self.K = 0 if self.adapt is not None else engine.cfg.decode_run_steps
         self.busy_s = 0.0
         self.steps = 0
         self.events = 0
         self.last_dt = 0.0
+        # what a wake-up resumes: None (in a step, or waiting out the cut step of a run), "idle" or "run"
+        self.waiting_on: str | None = None
+        self.wake_triggered = False
+        self.wait = 0                 # id of the current wait (entries of an older wait are stale)
+        self.cond_pending = False     # a decode run whose end (or cut) has not been taken yet
+        self._plan = None
+        self._run = None
+        self._start = 0.0
+        self._dt = 0.0
+        self._queue = 0
+        self._dts = None
+        self._ends = None
+        self._cut = 0
 
     def add(self, req: Request, now: float) -> None:
         if self.adapt is not None:
             self.adapt.admit(req.rid)
         self.sched.add_request(req, now)
-        if self.wake is not None and not self.wake.triggered:
-            self.wake.succeed()
+        if self.waiting_on is not None and not self.wake_triggered:
+            self.wake_triggered = True
+            self.engine.push(0.0, WAKE, self, self.wait)
 
-    def loop(self):
-        """The replica's simpy process: sleep while idle; run a planned run of identical decode steps when the
-        policy allows it (and not under per-request adaptation, where every round is a step); else one step."""
-        env = self.engine.env
+    # ---- waiting ------------------------------------------------------------------------------------------------
+    def _sleep(self, what: str) -> None:
+        self.wait += 1
+        self.waiting_on = what
+        self.wake_triggered = False
+
+    def on_wake(self, wait: int) -> None:
+        if wait != self.wait or self.waiting_on is None:
+            return
+        if self.waiting_on == "idle":
+            self.waiting_on = None
+            self.proceed()
+        elif self.cond_pending:
+            self.cond_pending = False
+            self.engine.push(0.0, COND, self, wait)
+
+    def on_run_end(self, wait: int) -> None:
+        if wait == self.wait and self.cond_pending:
+            self.cond_pending = False
+            self.engine.push(0.0, COND, self, wait)
+
+    # ---- the loop -----------------------------------------------------------------------------------------------
+    def proceed(self) -> None:
+        """Start the next step or decode run, or sleep while idle (the body of the replica's loop)."""
+        eng = self.engine
         sched = self.sched
-        K = 0 if self.adapt is not None else self.engine.cfg.decode_run_steps
+        K = self.K
         while True:
             if sched.idle:
-                self.wake = env.event()
-                yield self.wake
-                self.wake = None
-                continue
+                self._sleep("idle")
+                return
             if K and decode_run.ready(sched):
                 run = self._plan_run(K)
                 if run.steps > 1:
-                    yield from self._decode_run(run)
-                    continue
-            plan = sched.schedule(env.now)
+                    self._start_run(run)
+                    return
+            plan = sched.schedule(eng.env.now)
             if plan.preempted:
                 for r in plan.preempted:
-                    self.engine.rec.preemptions[r.rid] += 1
+                    eng.rec.preemptions[r.rid] += 1
             if plan.empty:
                 if plan.preempted:
                     continue
                 raise SimulationError(f"replica {self.idx}: nothing can run although requests wait "
                                       f"({len(sched.waiting)} waiting, {sched.pool.num_free} free blocks)")
-            yield from self._step(plan)
+            self._start_step(plan)
+            return
 
     def _plan_run(self, K: int) -> decode_run.DecodeRun:
         """Plan up to K identical decode steps, no further than the next arrival when drafts are drawn."""
@@ -352,13 +410,12 @@ class Replica:
             if gap < k * self.last_dt:
                 k = int(gap / self.last_dt) + 2 if self.last_dt > 0 else K
         acc = self.acc.draw((k, len(sched.running))) if spec else None
-        return decode_run.plan(sched, k, acc)
+        return decode_run.plan(sched, k, acc, rows=self.cost.per_row)
 
-    def _decode_run(self, run: decode_run.DecodeRun):
-        """Wait out a planned run of decode steps, cut at the step in progress when a request arrives here, and
-        apply the steps that ran."""
-        eng = self.engine
-        env, sched, rec = eng.env, self.sched, eng.rec
+    # ---- a decode run -------------------------------------------------------------------------------------------
+    def _start_run(self, run: decode_run.DecodeRun) -> None:
+        """Wait out a planned run of decode steps (RUN_END), or until a request arrives here (WAKE)."""
+        sched = self.sched
         t = self.cost.host.terms
         fin = 0
         if t is not None and t.per_finished_s and run.steps:   # requests finishing in the run's last step
@@ -366,21 +423,39 @@ class Replica:
                 fin = sum(1 for r in sched.running if r.output - r.out <= run.steps)
             else:
                 fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
-        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin)
+        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin, run.ctx_rows)
         ends = np.cumsum(dts)
-        start = env.now
-        self.wake = env.event()
-        to = env.timeout(float(ends[-1]))
-        yield to | self.wake
-        self.wake = None
-        if env.now < start + ends[-1]:
-            j = int(np.searchsorted(ends, env.now - start, side="left"))
+        now = self.engine.env.now
+        self._run, self._dts, self._ends, self._start = run, dts, ends, now
+        self._sleep("run")
+        self.cond_pending = True
+        self.engine.push(float(ends[-1]), RUN_END, self, self.wait)
+
+    def on_cond(self, wait: int) -> None:
+        """The run ended, or a request arrived: cut it at the step in progress."""
+        self.waiting_on = None
+        now = self.engine.env.now
+        start, ends = self._start, self._ends
+        if now < start + ends[-1]:
+            j = int(np.searchsorted(ends, now - start, side="left"))
             end = start + float(ends[j])
-            if end > env.now:
-                yield env.timeout(end - env.now)
+            if end > now:
+                self._cut = j + 1
+                self.engine.push(end - now, CUT, self, wait)
+                return
             done = j + 1
         else:
-            done = run.steps
+            done = self._run.steps
+        self._finish_run(done)
+
+    def on_cut(self, wait: int) -> None:
+        self._finish_run(self._cut)
+
+    def _finish_run(self, done: int) -> None:
+        """Apply the `done` steps of the run that ran (and record its inter-token gaps)."""
+        eng = self.engine
+        sched, rec, run, dts, ends, start = self.sched, eng.rec, self._run, self._dts, self._ends, self._start
+        now = eng.env.now
         rids = np.fromiter((r.rid for r in sched.running), dtype=np.int64, count=run.batch)
         itl = rec.itl
         g0 = start + float(ends[0])
@@ -392,7 +467,7 @@ class Replica:
             itl["gap"].extend(dts[1:done].tolist())
             itl["w"].extend([float(run.batch)] * (done - 1))
         rec.last_emit[rids] = start + float(ends[done - 1])
-        ev = decode_run.apply(sched, run, done, env.now)
+        ev = decode_run.apply(sched, run, done, now)
         self.last_dt = float(dts[done - 1])
         if eng.check:
             sched.check_invariants()
@@ -401,30 +476,39 @@ class Replica:
         self.steps += done
         self.events += 1
         if rec.record_steps:
-            self._record(rec.ts, start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
+            self._record(rec.ts, self._start, dt, done, run.batch, 0, run.rows * done, 0, run.batch * done, 0)
         if eng.sample_every and self.events % eng.sample_every == 0:
             eng.plan_samples.append((self.group.index, Composition(
                 total_tokens=run.rows, logit_rows=run.rows, n_decode=run.batch,
-                decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0])),
+                decode_ctx_sum=float(run.ctx_sum[0]), decode_ctx_max=float(run.ctx_max[0]),
+                decode_ctx=() if run.ctx_rows is None else tuple(run.ctx_rows[0].tolist())),
                 float(dts[0])))
+        self._run = self._dts = self._ends = None
         if ev.finished:
             eng.on_finished(self, ev.finished)
+        self.proceed()
 
-    def _step(self, plan):
-        """Wait out one scheduled step (device + host time), then apply it (accepted drafts drawn for its decode
-        rows)."""
+    # ---- one step -----------------------------------------------------------------------------------------------
+    def _start_step(self, plan) -> None:
+        """Wait out one scheduled step (device + host time)."""
         eng = self.engine
-        env, sched, rec, cost, adapt = eng.env, self.sched, eng.rec, self.cost, self.adapt
-        start = env.now
-        waiting = len(sched.waiting)
+        cost, adapt = self.cost, self.adapt
+        now = eng.env.now
+        self._queue = len(self.sched.waiting)
         dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
-        yield env.timeout(dt)
+        self._plan, self._start, self._dt = plan, now, dt
+        eng.push(dt, STEP, self, self.wait)
+
+    def on_step(self, wait: int) -> None:
+        """Apply the step that ended (accepted drafts drawn for its decode rows)."""
+        eng = self.engine
+        sched, rec, cost, adapt, plan, dt = self.sched, eng.rec, self.cost, self.adapt, self._plan, self._dt
+        now = eng.env.now
         acc = None
         if sched.cfg.num_spec_tokens and plan.n_decode:
             acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
-        ev = sched.step_done(plan, env.now, acc)
+        ev = sched.step_done(plan, now, acc)
         if plan.n_decode:   # inter-token gaps of the decode rows (vLLM's ITL)
-            now = env.now
             le, itl = rec.last_emit, rec.itl
             for r, d in zip(plan.reqs, plan.is_decode):
                 if d:
@@ -433,7 +517,7 @@ class Replica:
                     itl["w"].append(1.0)
                     le[r.rid] = now
         for r in ev.first_token:
-            rec.last_emit[r.rid] = env.now
+            rec.last_emit[r.rid] = now
         if adapt is not None and plan.n_decode:
             adapt.update(plan, acc, plan.n_decode, cost)
         self.last_dt = dt
@@ -444,17 +528,20 @@ class Replica:
         self.events += 1
         if rec.record_steps:
             ptok = sum(c for c, _ in plan.chunks)
-            self._record(rec.ts, start, dt, 1, len(plan.reqs), waiting,
+            self._record(rec.ts, self._start, dt, 1, len(plan.reqs), self._queue,
                          plan.total_tokens, ptok, plan.n_decode, len(plan.preempted))
         if eng.sample_every and self.events % eng.sample_every == 0:
             eng.plan_samples.append((self.group.index, Composition(
                 total_tokens=plan.total_tokens, logit_rows=plan.logit_rows, n_decode=plan.n_decode,
                 decode_ctx_sum=plan.decode_ctx_sum, chunks=tuple(plan.chunks), completes=tuple(plan.completes),
-                decode_ctx_max=plan.decode_ctx_max), dt))
+                decode_ctx_max=plan.decode_ctx_max,
+                decode_ctx=tuple(cost.plan_rows(plan).tolist()) if cost.per_row else ()), dt))
+        self._plan = None
         for r in ev.first_token:
             eng.on_first_token(self, r)
         if ev.finished:
             eng.on_finished(self, ev.finished)
+        self.proceed()
 
     def _record(self, ts, t, dt, steps, running, waiting, tokens, ptok, drows, preempted):
         ts["t"].append(t)
@@ -475,13 +562,16 @@ class Engine:
     """One simulation of `cfg` over the request trace `trace` (already scaled and cut)."""
 
     def __init__(self, cfg: ServingConfig, trace, seed: int | None = None, progress: bool = False,
-                 record_steps: bool = True, check: bool = False, sample_every: int = 0):
+                 record_steps: bool = True, check: bool = False, sample_every: int = 0, event_loop: str | None = None):
         self.cfg = cfg
+        self.event_loop = cfg.event_loop if event_loop is None else event_loop   # heap | simpy (serving.event_loop)
         self.trace = trace
         self.seed = cfg.seed if seed is None else int(seed)
         self.rng = np.random.default_rng(self.seed)
         self.replay = cfg.acceptance if isinstance(cfg.acceptance, np.ndarray) else None
-        self.env = simpy.Environment()
+        self.env = _Clock()
+        self._heap: list = []
+        self._seq = 0
         self.progress = progress
         self.check = check  # tests: verify the scheduler's block accounting after every event
         # validation: every `sample_every`-th event of each replica, (group, Composition, priced seconds)
@@ -520,6 +610,14 @@ class Engine:
         self.n_rejected = 0
         self._bar = None
         self.next_arrival = 0.0  # time of the next request the source will emit (inf after the last)
+        self._src_i = 0
+        self._src_waited = False
+
+    def push(self, delay: float, kind: int, target, wait=0) -> None:
+        """Schedule an entry of the event loop `delay` seconds from now (after every entry already scheduled at
+        that time; the simpy loop replaces this with a simpy timeout)."""
+        self._seq += 1
+        heapq.heappush(self._heap, (self.env.now + delay, self._seq, kind, target, wait))
 
     # ---- routing ---------------------------------------------------------------------------------------------
     def _choose(self, pool: list, req: Request, which: int) -> Replica:
@@ -531,35 +629,43 @@ class Engine:
     def _back_fits(self, tokens: int) -> bool:
         return all(b.sched.fits_tokens(tokens) for b in self._back_by_group)
 
-    # ---- processes -------------------------------------------------------------------------------------------
-    def source(self):
-        """Open loop: each request of the trace is submitted at its arrival time."""
+    # ---- the request source ------------------------------------------------------------------------------------
+    def _start_source(self) -> None:
+        """At time 0: the open-loop source emits the first arrivals, or the closed loop its first requests."""
+        if self.closed:
+            self.next_arrival = math.inf
+            for _ in range(min(int(self.cfg.source.concurrency), len(self.trace))):
+                self._submit_next()
+        else:
+            self.source()
+
+    def source(self) -> None:
+        """Open loop: submit the arrivals due now, up to the first later one (then wait for it: SRC)."""
         env = self.env
         arr = self.trace.arrival_s
-        t0 = float(arr[0]) if len(arr) else 0.0
-        n = len(self.trace)
-        for i in range(n):
-            self.next_arrival = float(arr[i]) - t0
-            gap = self.next_arrival - env.now
-            if gap > 0:
-                yield env.timeout(gap)
+        n = len(arr)
+        t0 = self._t0
+        i = self._src_i
+        while i < n:
+            if not self._src_waited:
+                self.next_arrival = float(arr[i]) - t0
+                gap = self.next_arrival - env.now
+                if gap > 0:
+                    self._src_waited = True
+                    self._src_i = i
+                    self.push(gap, SRC, self)
+                    return
+            self._src_waited = False
             self.next_arrival = float(arr[i + 1]) - t0 if i + 1 < n else math.inf
-            self._submit(i, float(arr[i]) - t0)
-
-    def closed_loop(self):
-        """Closed loop (serving.requests.closed_loop, `--concurrency`): `concurrency` requests are submitted at once;
-        each time one finishes (its last token delivered to the client, plus the client's think time), the next
-        request of the trace, in order, is submitted (vLLM benchmarks/serve.py --max-concurrency, genai-perf and
-        aiperf at a fixed concurrency). A request submitted after a step started waits for the next step."""
-        self.next_arrival = math.inf
-        c = min(int(self.cfg.source.concurrency), len(self.trace))
-        for _ in range(c):
-            self._submit_next()
-        yield self.env.timeout(0)
+            i += 1
+            self._src_i = i
+            self._submit(i - 1, float(arr[i - 1]) - t0)
 
     def _submit_next(self) -> None:
-        """Submit the closed loop's next request (a rejection submits the one after it: iteratively, not by
-        recursion)."""
+        """Submit the closed loop's next request (serving.requests.closed_loop, `--concurrency`: `concurrency`
+        requests at once, then the next request of the trace, in order, each time one finishes (its last token
+        delivered to the client, plus the client's think time), as vLLM benchmarks/serve.py --max-concurrency,
+        genai-perf and aiperf do; a rejection submits the one after it: iteratively, not by recursion)."""
         self._pending += 1
         if self._submitting:
             return
@@ -582,14 +688,13 @@ class Engine:
             return
         d = self.api_per_token_s + self.think_s
         if d > 0:
-            self.env.timeout(d).callbacks.append(lambda _ev: self._submit_next())
+            self.push(d, CALL, self._submit_next)
         else:
             self._submit_next()
 
     def _submit(self, i: int, arrival: float) -> None:
         """Request i arrives (the client sends it) now: route it, or reject it; it reaches the scheduler after the
-        API path's per-request delay (tokenization, the hop to the engine)."""
-        env = self.env
+        API path's per-request delay (tokenization, the hop to the engine: ADD)."""
         t = self.trace
         rec = self.rec
         disagg = bool(self.back)
@@ -609,9 +714,9 @@ class Engine:
         rep.outstanding += P + (1 if disagg else L)
         d = self.api_per_request_s
         if d > 0:
-            env.timeout(d).callbacks.append(lambda _ev, rep=rep, req=req: rep.add(req, self.env.now))
+            self.push(d, ADD, rep, req)
         else:
-            rep.add(req, env.now)
+            rep.add(req, self.env.now)
 
     def _reject(self, i: int) -> None:
         self.rec.rejected[i] = True
@@ -654,40 +759,41 @@ class Engine:
             self._client_done()
 
     def _transfer(self, rep: Replica, r: Request, L: int) -> None:
-        """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode."""
+        """Move the prompt's KV from a prefill replica to a decode replica, then queue the decode (XFER)."""
         g = rep.group
         hw = g.combo.hardware
         bw = self.cfg.kv_bandwidth_bytes_s or hw.link_bw_bytes_s
         lat = self.cfg.kv_latency_s if self.cfg.kv_latency_s is not None else (hw.link_latency_s or 0.0)
         dt = lat + r.prompt * g.kv_bytes_per_token_dev / bw
         self.rec.kv_transfer[r.rid] = dt
-        ev = self.env.timeout(dt)
+        self.push(dt, XFER, (r, L))
 
-        def arrive(_ev, r=r, L=L):
-            d = Request(r.rid, r.prompt, L, r.arrival, hash_ids=r.hash_ids, hash_block_tokens=r.hash_block_tokens)
-            d.out = 1
-            d.external = r.prompt
-            back = self._choose(self.back, d, 1)
-            d.replica = back.idx
-            self.rec.decode_replica[r.rid] = back.idx
-            back.outstanding += d.prompt + d.output
-            back.add(d, self.env.now)
-
-        ev.callbacks.append(arrive)
+    def _arrive(self, r: Request, L: int) -> None:
+        """A prompt's KV reached the decode pool: its decode joins a decode replica."""
+        d = Request(r.rid, r.prompt, L, r.arrival, hash_ids=r.hash_ids, hash_block_tokens=r.hash_block_tokens)
+        d.out = 1
+        d.external = r.prompt
+        back = self._choose(self.back, d, 1)
+        d.replica = back.idx
+        self.rec.decode_replica[r.rid] = back.idx
+        back.outstanding += d.prompt + d.output
+        back.add(d, self.env.now)
 
     # ---- run -------------------------------------------------------------------------------------------------
     def run(self):
-        env = self.env
         n = len(self.trace)
         if self.progress:   # a tqdm bar on a terminal, else a line every few seconds (simulator.progress)
             from simulator.progress import progress_bar
 
             self._bar = progress_bar(n, "simulate", "req")
-        for r in self.replicas:
-            env.process(r.loop())
-        env.process(self.closed_loop() if self.closed else self.source())
+        self._t0 = float(self.trace.arrival_s[0]) if n else 0.0
         try:
-            env.run()
+            for r in self.replicas:   # every replica starts idle, then the source emits the first arrivals
+                r._sleep("idle")
+            if self.event_loop == "simpy":
+                self._run_simpy()
+            else:
+                self._run_heap()
         finally:
             if self._bar is not None:
                 self._bar.close()
@@ -697,6 +803,60 @@ class Engine:
         for i in np.flatnonzero(self.rec.preemptions < 0):  # pragma: no cover - defensive
             raise SimulationError(f"request {i} has a negative preemption count")
         return self
+
+    def _dispatch(self, kind: int, obj, wait) -> None:
+        """Run one entry of the event loop."""
+        if kind == STEP:
+            obj.on_step(wait)
+        elif kind == RUN_END:
+            obj.on_run_end(wait)
+        elif kind == SRC:
+            self.source()
+        elif kind == WAKE:
+            obj.on_wake(wait)
+        elif kind == COND:
+            obj.on_cond(wait)
+        elif kind == CUT:
+            obj.on_cut(wait)
+        elif kind == XFER:
+            self._arrive(*obj)
+        elif kind == ADD:
+            obj.add(wait, self.env.now)
+        else:
+            obj()
+
+    def _run_heap(self) -> None:
+        """serving.event_loop: heap (the default): the entries on one binary heap of (time, seq, kind, target,
+        wait), popped in time order and, at one time, in the order they were pushed."""
+        heap = self._heap
+        pop = heapq.heappop
+        clock = self.env
+        self._start_source()
+        while heap:
+            t, _, kind, obj, wait = pop(heap)
+            clock.now = t
+            if kind == STEP:   # the common entries first, without a call
+                obj.on_step(wait)
+            elif kind == RUN_END:
+                obj.on_run_end(wait)
+            else:
+                self._dispatch(kind, obj, wait)
+
+    def _run_simpy(self) -> None:
+        """serving.event_loop: simpy (the reference): every entry is a simpy timeout in a simpy.Environment, which
+        runs them in (time, priority, event id) order, the heap's order; the clock is the environment's."""
+        import simpy
+
+        env = simpy.Environment()
+        self.env = env
+        disp = self._dispatch
+
+        def push(delay: float, kind: int, target, wait=0) -> None:
+            env.timeout(delay).callbacks.append(lambda _ev: disp(kind, target, wait))
+
+        self.push = push
+        self._start_source()
+        env.run()
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """How big the engine's per-replica allocations get, and the budgets they are held to: vLLM's default step
-and batch limits by GPU, the attention strategy's cached-token ratio, and the memory budget of the engine's
-pricing tables (the decode cost surface is checked here before it is allocated). Shared by the scenario
+and batch limits by GPU, the attention strategy's cached-token ratio, and the memory budgets of the engine's
+pricing tables (the exact step tables, checked at parse time; the lazily priced decode cost surfaces, whose rows
+are held within serving.step_cost.memory_budget_gb). Shared by the scenario
 checks (simulator.engine.config), the replica setup (simulator.engine.sim) and the cost model
 (simulator.engine.step_cost) without importing any of them.
 """
@@ -17,17 +18,30 @@ from simulator.engine.request import (
 )
 
 GIB = 1024 ** 3
-#: memory the engine's pricing tables of one replica group may take (bytes), checked before they are built: the
-#: exact step tables (every step size from 1 to max_num_batched_tokens, one row per op) and the decode cost
-#: surface over (batch, context) grid points (simulator.engine.step_cost). The shipped scenarios need up to
-#: ~2.9 GB (serving_poisson_h200's surface)
+#: memory the engine's exact step tables of one replica group may take (bytes), checked before they are built: every
+#: step size from 1 to max_num_batched_tokens, one row per op (simulator.engine.config checks it at parse time).
 ENGINE_TABLE_BUDGET = 4 * 2**30
 #: peak bytes per op row while the exact step tables are priced, MEASURED: Llama-3.1-8B on H100-SXM with
 #: max_num_batched_tokens 131,072 (14 body op rows per token row) peaked at 2.48 GB RSS (2026-11, this repo)
 ENGINE_BYTES_PER_OP_ROW = 1400
-#: peak bytes per op row of the decode cost surface, MEASURED: serving_poisson_h200 (Llama-3.1-8B + EAGLE-3 on
-#: H200: 214,370 grid points x 59 decode ops) peaked at 2.87 GB RSS (2026-11, this repo)
-ENGINE_SURFACE_BYTES_PER_OP_ROW = 230
+#: What the decode cost surfaces of one replica group may hold in memory (bytes; serving.step_cost.memory_budget_gb):
+#: their priced rows (simulator.engine.step_cost.DecodeSurface prices a row, one batch size at every context point,
+#: when a step first reads it, and drops the oldest beyond the budget) and the op table of one pricing call.
+#: ASSUMPTION: 1 GiB, an eighth of a laptop's memory; the shipped serving scenarios hold at most a few hundred MB
+#: (`sparsesim simulate` prints what a run used).
+DEFAULT_MEMORY_BUDGET_BYTES = 1 << 30
+#: Bytes a pricing call holds per op row (the builder's columns, the built OpTable, the roofline's temporaries),
+#: MEASURED with tracemalloc on price_decode of DeepSeek-V3.2-Exp + DSA + GVR on B200 and Llama-3.1-8B dense
+#: (2026-11, this repo): a pricing call is cut into pieces of PRICE_CHUNK_BYTES / (this x op rows per setting)
+#: settings.
+PRICING_BYTES_PER_OP_ROW = 900
+#: Bytes one pricing call may hold at once (a piece of at most this many bytes of op rows at a time).
+PRICE_CHUNK_BYTES = 64 << 20
+#: bytes a priced surface row holds per context point: the numpy row (8) and its Python list for scalar lookups
+#: (an 8-byte pointer + a 24-byte float)
+ROW_BYTES_PER_POINT = 40
+#: rows of a decode surface that must fit at once (a bilinear lookup reads two, a decode run two more)
+MIN_SURFACE_ROWS = 4
 
 
 def vllm_batch_defaults(hw) -> tuple[int, int]:
@@ -46,30 +60,18 @@ def attention_kv_ratio(combo) -> float:
     return float(combo.attention.cached_tokens(combo, np.array([C]))[0]) / C
 
 
-def check_surface(combo, points: int) -> None:
-    """The engine's decode cost surface (simulator.engine.step_cost: `points` (batch, context) grid points, each
-    priced as the step's decode ops) within ENGINE_TABLE_BUDGET, checked before it is allocated; a strategy whose
-    step cost has many kinks makes the grid refinement add points without bound."""
-    from simulator.ops import OpBuilder
-    from simulator.strategies.base import StepShape
-
-    one, ctx = np.ones(1), np.full(1, 4096.0)
-    plan = combo.speculation.round_plan(combo, one, ctx)
-    shape = StepShape(batch=one, query_rows=np.full(1, float(plan.query_rows)), context=ctx, phase="decode",
-                      layers=combo.model.layers, mixed=False)
-    b = OpBuilder(1)
-    if plan.add_draft_ops is not None:
-        plan.add_draft_ops(b, combo, shape)
-    combo.attention.decode_ops(b, combo, shape)
-    combo.kv_policy.decode_ops(b, combo, shape)
-    try:
-        n_ops = max(1, len(b.build().flops))
-    except (ValueError, IndexError):   # no ops at all
-        n_ops = 1
-    need = float(points) * n_ops * ENGINE_SURFACE_BYTES_PER_OP_ROW
-    if need > ENGINE_TABLE_BUDGET:
-        raise SparsesimError(f"the engine's decode cost surface for {combo.model.name} on {combo.hardware.name} "
-                             f"({combo.strategy_label()}) refined to {points:,} (batch, context) points x {n_ops} ops, "
-                             f"~{need / 2**30:.1f} GiB; the budget is {ENGINE_TABLE_BUDGET / 2**30:g} GiB (a step cost "
-                             "with many kinks: lower max_num_seqs or the model's context, or use another strategy)",
-                             field="serving.replicas")
+def check_surface(combo, points_per_row: int, budget: float = DEFAULT_MEMORY_BUDGET_BYTES, surfaces: int = 1) -> int:
+    """Rows (one batch size at every one of `points_per_row` context points) each of `surfaces` decode cost
+    surfaces of `combo` may hold within `budget` bytes beside one pricing call's op table (PRICE_CHUNK_BYTES);
+    refused before anything is allocated when not even MIN_SURFACE_ROWS fit (a step cost with many kinks refines
+    its context grid to many points)."""
+    per_row = ROW_BYTES_PER_POINT * points_per_row
+    room = max(float(budget) - PRICE_CHUNK_BYTES, 0.0)
+    rows = int(room // (per_row * surfaces))
+    if rows < MIN_SURFACE_ROWS:
+        raise SparsesimError(f"the decode cost surface of {combo.model.name} on {combo.hardware.name} "
+                             f"({combo.strategy_label()}) needs {per_row * MIN_SURFACE_ROWS * surfaces / 2**20:,.0f} "
+                             f"MiB for its first rows ({points_per_row:,} context points each), beyond the step-cost "
+                             f"memory budget of {budget / 2**20:,.0f} MiB; raise serving.step_cost.memory_budget_gb",
+                             field="serving.step_cost.memory_budget_gb")
+    return rows

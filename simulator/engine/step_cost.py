@@ -65,6 +65,7 @@ from __future__ import annotations
 import bisect
 import copy
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +74,13 @@ from hwmodels.roofline import price
 from simulator import memory
 from simulator.combo import Combo
 from simulator.engine.runtime import HostTerms, LaunchModel
+from simulator.engine.sizing import (
+    DEFAULT_MEMORY_BUDGET_BYTES,
+    PRICE_CHUNK_BYTES,
+    PRICING_BYTES_PER_OP_ROW,
+    ROW_BYTES_PER_POINT,
+    check_surface,
+)
 from simulator.layers import body_ops
 from simulator.ops import OpBuilder
 from simulator.strategies.base import StepShape
@@ -91,41 +99,49 @@ def _geom_grid(lo: float, hi: float, exact_below: int, ratio: float) -> np.ndarr
 
 
 def refine_grid(grid: np.ndarray, f, tol: float = 1e-4, min_width: float = 1e-6, integer: bool = False,
-                max_rounds: int = 40) -> np.ndarray:
+                max_rounds: int = 40, max_points: int | None = None) -> np.ndarray:
     """Insert points into a sorted 1-D grid until linear interpolation between neighbours reproduces f at
     every interval's midpoint within `tol` (relative), or the interval is narrower than `min_width` (1 for
     integer grids). f(points) -> array (n_probe, len(points)) of values on a few probe rows. Finds the jumps
     of a cost (a combine kernel that starts above a split size, a wave that fills up) wherever a strategy
-    has them, and brackets them tightly."""
+    has them, and brackets them tightly. `max_points`: stop before a round would grow the grid beyond it
+    (refine_grid_info says whether the grid converged)."""
+    return refine_grid_info(grid, f, tol, min_width, integer, max_rounds, max_points)[0]
+
+
+def refine_grid_info(grid: np.ndarray, f, tol: float = 1e-4, min_width: float = 1e-6, integer: bool = False,
+                     max_rounds: int = 40, max_points: int | None = None) -> tuple[np.ndarray, str]:
+    """refine_grid, and how it ended: "ok" (every interval met the tolerance), "rounds" (max_rounds ran out) or
+    "points" (the next round would have grown the grid beyond max_points).
+    f is called once on the initial grid and then only on new midpoints (the values at interval ends are
+    kept), so each point is priced once; the decisions are those of pricing every interval's ends again."""
     g = np.asarray(grid, dtype=np.float64)
+    vals = np.atleast_2d(f(g))
     for _ in range(max_rounds):
         lo, hi = g[:-1], g[1:]
         wide = (hi - lo) > (1.0 if integer else min_width)
         if not wide.any():
-            break
-        mid = np.floor((lo + hi) / 2) if integer else (lo + hi) / 2
-        cand = mid[wide]
+            return g, "ok"
+        idx = np.flatnonzero(wide)
+        mid = np.floor((lo[idx] + hi[idx]) / 2) if integer else (lo[idx] + hi[idx]) / 2
         if integer:
-            cand = cand[(cand > lo[wide]) & (cand < hi[wide])]
-            if not len(cand):
-                break
-        pts = np.concatenate([lo[wide], hi[wide], cand])
-        vals = np.atleast_2d(f(pts))
-        k = int(wide.sum())
-        if integer and len(cand) < k:  # recompute with the kept candidates aligned
-            keep = (mid[wide] > lo[wide]) & (mid[wide] < hi[wide])
-            a, b_, m_ = vals[:, :k][:, keep], vals[:, k:2 * k][:, keep], vals[:, 2 * k:]
-            lo_w, hi_w = lo[wide][keep], hi[wide][keep]
-        else:
-            a, b_, m_ = vals[:, :k], vals[:, k:2 * k], vals[:, 2 * k:]
-            lo_w, hi_w = lo[wide], hi[wide]
-        w = (cand - lo_w) / (hi_w - lo_w)
+            keep = (mid > lo[idx]) & (mid < hi[idx])
+            idx, mid = idx[keep], mid[keep]
+            if not len(mid):
+                return g, "ok"
+        m_ = np.atleast_2d(f(mid))
+        a, b_ = vals[:, idx], vals[:, idx + 1]
+        w = (mid - g[idx]) / (g[idx + 1] - g[idx])
         interp = a + (b_ - a) * w
         bad = (np.abs(interp - m_) > tol * np.maximum(np.abs(m_), 1e-12)).any(axis=0)
         if not bad.any():
-            break
-        g = np.unique(np.concatenate([g, cand[bad]]))
-    return g
+            return g, "ok"
+        if max_points is not None and len(g) + int(bad.sum()) > max_points:
+            return g, "points"
+        order = np.argsort(np.concatenate([g, mid[bad]]), kind="stable")
+        g = np.concatenate([g, mid[bad]])[order]
+        vals = np.concatenate([vals, m_[:, bad]], axis=1)[:, order]
+    return g, "rounds"
 
 
 def kv_cache_blocks(combo: Combo, block_size: int, max_num_batched_tokens: int,
@@ -297,8 +313,169 @@ class Composition:
     chunks: tuple = ()
     completes: tuple = ()
     decode_ctx_max: float = 0.0
+    decode_ctx: tuple = ()   # each decode row's attended context (per-row pricing; empty: not given)
     n_new: int = 0            # requests admitted in the step (host terms only)
     n_finished: int = 0       # requests finishing in the step (host terms only; a StepPlan counts them itself)
+
+
+#: Context points of a decode surface at most from refinement to 1e-4 (dense attention needs at most ~7,000). A cost
+#: with more kinks than this, and every per-row cost (decode_cost_per_row: DSA's indexer and top-k change their wave
+#: count every few dozen tokens at large batches), gets instead a logarithmic grid of FALLBACK_T_STEPS points per factor e (spacing 0.4 %), refined to
+#: FALLBACK_TOL at its larger jumps (the top-k threshold, GVR's dispatch bounds) within FALLBACK_MAX_POINTS points;
+#: its error against direct pricing is printed by benchmarks/des_speed.py.
+MAX_T_POINTS = 8192
+FALLBACK_T_STEPS = 256
+FALLBACK_TOL = 1e-3
+FALLBACK_MAX_POINTS = 4096
+
+def _log_grid(lo: float, hi: float, steps: int) -> np.ndarray:
+    """Integers lo..steps, then points exp(k / steps) up to hi (rounded to integers; hi included)."""
+    lo, hi = float(lo), float(hi)
+    base = np.arange(lo, min(float(steps), hi) + 1.0)
+    if hi > steps:
+        x = np.exp(np.arange(np.log(steps), np.log(hi), 1.0 / steps))
+        base = np.concatenate([base, np.round(x), [hi]])
+    return np.unique(base[(base >= lo) & (base <= hi)])
+
+
+class DecodeSurface:
+    """decode(b, T) of one launch mode on a (b_grid x t_grid) grid whose rows (one batch size, every context point)
+    are priced the first time a lookup reads them: a run prices only the batch sizes it visits. Lookups are those
+    of a fully priced surface (bilinear; linear in T at the exact batch sizes up to exact_below): a row's values do
+    not depend on when, or with which other rows, it is priced. Rows beyond `max_rows` (the memory budget) are
+    dropped oldest first and priced again when read."""
+
+    def __init__(self, price_row, b_grid: np.ndarray, t_grid: np.ndarray, exact_below: int, max_rows: int):
+        self.price_row = price_row          # b -> values over t_grid
+        self.b_grid, self.t_grid = b_grid, t_grid
+        self.b_list, self.t_list = b_grid.tolist(), t_grid.tolist()
+        self.exact = {int(b): i for i, b in enumerate(self.b_list) if b <= exact_below}
+        self.rows: list = [None] * len(b_grid)
+        self.lists: list = [None] * len(b_grid)
+        self.max_rows = max(2, int(max_rows))
+        self._order: list[int] = []
+        self._interp: dict = {}              # batch size off the grid -> its interpolated row (decode runs)
+        self.built = 0                        # rows priced (again, after a drop, counted again)
+        self.build_s = 0.0
+
+    @property
+    def rows_held(self) -> int:
+        return len(self._order)
+
+    def row(self, i: int) -> np.ndarray:
+        r = self.rows[i]
+        if r is None:
+            t0 = time.perf_counter()
+            r = self.price_row(self.b_list[i])
+            if len(self._order) >= self.max_rows:
+                old = self._order.pop(0)
+                self.rows[old] = self.lists[old] = None
+                self._interp.clear()
+            self.rows[i] = r
+            self.lists[i] = r.tolist()
+            self._order.append(i)
+            self.built += 1
+            self.build_s += time.perf_counter() - t0
+        return r
+
+    def row_list(self, i: int) -> list:
+        v = self.lists[i]
+        if v is None:
+            self.row(i)
+            v = self.lists[i]
+        return v
+
+    def at(self, batch: int, T: float) -> float:
+        """decode(batch, T): linear in T on an exact batch row, else bilinear."""
+        i = self.exact.get(batch)
+        if i is not None:
+            return float(np.interp(T, self.t_grid, self.row(i)))
+        xs, ys = self.b_list, self.t_list
+        x, y = float(batch), float(T)
+        i = bisect.bisect_right(xs, x) - 1
+        if i < 0:
+            i = 0
+        elif i >= len(xs) - 1:
+            i = len(xs) - 2
+        j = bisect.bisect_right(ys, y) - 1
+        if j < 0:
+            j = 0
+        elif j >= len(ys) - 1:
+            j = len(ys) - 2
+        x0, x1, y0, y1 = xs[i], xs[i + 1], ys[j], ys[j + 1]
+        fx = (x - x0) / (x1 - x0)
+        fy = (y - y0) / (y1 - y0)
+        r0 = self.row_list(i)
+        a = r0[j] + (r0[j + 1] - r0[j]) * fy
+        if fx == 0.0:   # on a grid row: the next row has weight 0 (a + (b - a) * 0 is a), so it is not priced
+            return a
+        r1 = self.row_list(i + 1)
+        b = r1[j] + (r1[j + 1] - r1[j]) * fy
+        return a + (b - a) * fx
+
+    def batch_row(self, batch: int) -> np.ndarray:
+        """decode(batch, .) over t_grid: the exact row, or the rows around `batch` interpolated linearly."""
+        i = self.exact.get(batch)
+        if i is not None:
+            return self.row(i)
+        row = self._interp.get(batch)
+        if row is None:
+            bg = self.b_grid
+            k = min(max(int(np.searchsorted(bg, batch, side="right")) - 1, 0), len(bg) - 2)
+            f = (batch - bg[k]) / (bg[k + 1] - bg[k])
+            r0 = self.row(k)
+            if f == 0.0:   # on a grid row (see at)
+                return r0
+            r1 = self.row(k + 1)
+            row = r0 + (r1 - r0) * f
+            if len(self._interp) > 64:
+                self._interp.clear()
+            self._interp[batch] = row
+        return row
+
+    def along(self, batch: int, T) -> np.ndarray:
+        """decode(batch, T) for an array of contexts T (one batch size)."""
+        return np.interp(T, self.t_grid, self.batch_row(batch))
+
+
+def _slice_shape(shape: StepShape, lo: int, hi: int, n: int) -> StepShape:
+    """Settings lo..hi of a StepShape of n settings (array fields sliced, scalars kept)."""
+    from dataclasses import fields, replace
+
+    kw = {}
+    for f in fields(shape):
+        v = getattr(shape, f.name)
+        if isinstance(v, np.ndarray) and v.ndim == 1 and len(v) == n:
+            kw[f.name] = v[lo:hi]
+    return replace(shape, **kw)
+
+
+_BODY_CACHE: dict = {}
+
+
+def body_tables(combo: Combo, max_tokens: int, phase: str, launch: str) -> tuple[np.ndarray, np.ndarray]:
+    """body(R) and head(L) for every R = L = 0 .. max_tokens (head ops split out by name), exact. They depend on
+    the deployment (device, model, parallelism, dtypes, kernels), not on the strategies, so the tuples of one
+    deployment (a plan's candidates, a sweep of attention strategies) share them: memoized within a process."""
+    hw, m = combo.hardware, combo.model
+    key = (id(hw), id(m), combo.tp, combo.ep, combo.attn_dp, combo.kv_dtype, combo.weight_dtype, combo.kernels,
+           int(max_tokens), phase, launch)
+    hit = _BODY_CACHE.get(key)
+    if hit is not None and hit[0] is hw and hit[1] is m:
+        return hit[2]
+    if len(_BODY_CACHE) > 32:
+        _BODY_CACHE.clear()
+    rows = np.arange(1, int(max_tokens) + 1, dtype=np.float64)
+    b = OpBuilder(len(rows))
+    body_ops(b, combo, rows, rows, phase, lambda bb, layers: None)
+    ops = b.build()
+    t = price(ops, hw, launch)
+    head_ids = [i for i, n in enumerate(ops.names) if n in HEAD_OPS]
+    is_head = np.isin(ops.name_id, head_ids)
+    out = (np.concatenate([[0.0], _sum_by_setting(ops, t, ~is_head)]),
+           np.concatenate([[0.0], _sum_by_setting(ops, t, is_head)]))
+    _BODY_CACHE[key] = (hw, m, out)
+    return out
 
 
 class StepCostModel:
@@ -306,13 +483,16 @@ class StepCostModel:
 
     def __init__(self, combo: Combo, max_num_batched_tokens: int, max_num_seqs: int, max_context: int | None = None,
                  mixed_launch: str = "eager", exact_below: int = 32, grid_ratio: float = 1.06,
-                 prefix_ratio: float = 1.25, graph_sizes=None, eager_overlap: str = "kernel"):
+                 prefix_ratio: float = 1.25, graph_sizes=None, eager_overlap: str = "kernel",
+                 memory_budget_bytes: float | None = None):
+        t_start = time.perf_counter()
         self.combo = combo
         self.max_tokens = int(max_num_batched_tokens)
         self.max_seqs = int(max_num_seqs)
         self.max_context = int(max_context or combo.model.max_context)
         self.decode_launch = combo.launch
         self.mixed_launch = mixed_launch
+        self.memory_budget = float(DEFAULT_MEMORY_BUDGET_BYTES if memory_budget_bytes is None else memory_budget_bytes)
         layers = combo.model.layers
         self._layers = layers
         plan = combo.speculation.round_plan(combo, np.ones(1), np.ones(1))
@@ -326,7 +506,15 @@ class StepCostModel:
         # rows share their launch with a prefill chunk (StepShape.mixed)
         self.spread = combo.attention.reads_ctx_max
         self.reads_mixed = combo.attention.reads_mixed
+        # a decode cost that is not linear in a row's context (decode_cost_per_row: a selection budget clips it, a
+        # dispatch switches with it): a batch of mixed contexts is priced per row (row_mean), not at its mean
+        self.per_row = (not self.spread) and bool(combo.attention.decode_cost_per_row
+                                                  or combo.kv_policy.decode_cost_per_row)
+        big = 1e12
+        cap = float(combo.kv_policy.attended_tokens(combo, np.array([big]))[0])
+        self.kv_cap = cap if cap < big else None   # a KV policy's budget caps the attended context
         self._memo: dict = {}
+        self._n_ops: dict = {}
         # eager steps: "kernel" = the roofline's rule, each kernel costs max(device, host launch); "step" = the host
         # issues ahead of the device through the launch queue, so a step costs max(its kernels' device time, its
         # launches' host time) (serving.step_cost.eager_overlap)
@@ -338,20 +526,20 @@ class StepCostModel:
             # the device side of a step whose kernels wait in the launch queue: back to back, each after the
             # device's gap between consecutive launches (the graph gap): the same tables priced as graph launches
             self._dev = StepCostModel(combo, max_num_batched_tokens, max_num_seqs, max_context, "graph", exact_below,
-                                      grid_ratio, prefix_ratio, graph_sizes, "kernel")
+                                      grid_ratio, prefix_ratio, graph_sizes, "kernel", memory_budget_bytes)
             self._launch_eager = float(combo.hardware.launch_eager_s)
             self._kernels = self._eager_kernel_counts()
 
-        # --- exact tables over rows ---------------------------------------------------------------------
+        # --- exact tables over rows (shared by the tuples of one deployment: body_tables) ------------------
         R = np.arange(1, self.max_tokens + 1, dtype=np.float64)
-        self.body_dec, self.head_dec = self._body_tables(R, "decode", self.decode_launch)
+        self.body_dec, self.head_dec = body_tables(combo, self.max_tokens, "decode", self.decode_launch)
         if mixed_launch == self.decode_launch and not self._phase_matters():
             self.body_mix, self.head_mix = self.body_dec, self.head_dec
         else:
-            self.body_mix, self.head_mix = self._body_tables(R, "prefill", mixed_launch)
+            self.body_mix, self.head_mix = body_tables(combo, self.max_tokens, "prefill", mixed_launch)
         self.draft_chunk = self._draft_prefill(R) if self._has_draft else None
 
-        # --- decode surface over (batch, mean attended context) ------------------------------------------
+        # --- decode surface over (batch, mean attended context), rows priced when first read -------------
         if self.spread:
             self._init_spread()
         else:
@@ -360,18 +548,17 @@ class StepCostModel:
         # --- prefill chunk surface over (chunk tokens, cached prefix): exact in c (wave quantization makes
         # the kernel's cost jump where its CTAs fill another wave), interpolated in o (linear between kinks)
         self._init_chunks(R, prefix_ratio)
+        self.setup_s = time.perf_counter() - t_start
 
     def _init_spread(self) -> None:
         """Per-step decode attention (memoized on a 1/256 logarithmic grid of the mean and longest context)."""
-        self.b_grid = self.t_grid = self.dec_dec = self.dec_mix = None
-        self._b_list = self._t_list = None
-        self._exact_b = {}
+        self.b_grid = self.t_grid = self.dec = self.mix = None
+        self.t_refine = "spread"
 
     def _init_surfaces(self, exact_below: int, grid_ratio: float) -> None:
-        self.b_grid = _geom_grid(1, self.max_seqs, exact_below, grid_ratio)
+        b_grid = _geom_grid(1, self.max_seqs, exact_below, grid_ratio)
         t_hi = self.max_context + self.query_rows + 1
-        self.t_grid = np.concatenate([[1.0], _geom_grid(2, t_hi, exact_below, grid_ratio)[0:]])
-        self.t_grid = np.unique(self.t_grid)
+        t_grid = np.unique(np.concatenate([[1.0], _geom_grid(2, t_hi, exact_below, grid_ratio)[0:]]))
         probe_b = np.unique(np.array([1.0, 8.0, 32.0, 128.0, 512.0, float(self.max_seqs)]).clip(1, self.max_seqs))
         probe_t = np.unique(np.array([64.0, 300.0, 1500.0, 5000.0, 20000.0, 60000.0]).clip(1, t_hi))
 
@@ -383,19 +570,48 @@ class StepCostModel:
             tt_, bb_ = np.meshgrid(probe_t, pts, indexing="ij")
             return self.price_decode(bb_.ravel(), tt_.ravel(), self.decode_launch).reshape(bb_.shape)
 
-        self.t_grid = refine_grid(self.t_grid, dec_t)
-        self.b_grid = refine_grid(self.b_grid, dec_b, integer=True)
-        from simulator.engine.sizing import check_surface  # a stated memory budget, refused before allocating
-        check_surface(self.combo, len(self.b_grid) * len(self.t_grid))
-        bb, tt = np.meshgrid(self.b_grid, self.t_grid, indexing="ij")
-        self.dec_dec = self.price_decode(bb.ravel(), tt.ravel(), self.decode_launch).reshape(bb.shape)
-        if self.mixed_launch == self.decode_launch and not self.reads_mixed:
-            self.dec_mix = self.dec_dec
+        # a per-row cost (selection budgets, dispatch bounds: kinks that move with the batch) goes straight to the
+        # logarithmic grid; any other refines to 1e-4 within MAX_T_POINTS first
+        self.t_refine = "per-row"
+        if not self.per_row:
+            t_grid, self.t_refine = refine_grid_info(t_grid, dec_t, max_points=MAX_T_POINTS)
+        if self.t_refine in ("points", "per-row"):
+            # more kinks than the budget: a 0.4 % logarithmic grid, refined at FALLBACK_TOL where it misses a jump
+            t_grid, st = refine_grid_info(_log_grid(1.0, t_hi, FALLBACK_T_STEPS), dec_t, tol=FALLBACK_TOL,
+                                          integer=True, max_points=FALLBACK_MAX_POINTS)
+            self.t_refine = f"fallback ({st})"
+        self.t_grid = t_grid
+        self.b_grid = refine_grid(b_grid, dec_b, integer=True)
+        # rows of both surfaces (a Python list and a numpy row each) within what the budget leaves beside one pricing
+        # call's op table
+        twin = self.mixed_launch == self.decode_launch and not self.reads_mixed
+        max_rows = check_surface(self.combo, len(self.t_grid), self.memory_budget, 1 if twin else 2)
+        tg = self.t_grid
+        self.dec = DecodeSurface(lambda b: self.price_decode(np.full(len(tg), b), tg, self.decode_launch),
+                                 self.b_grid, tg, exact_below, max_rows)
+        if twin:
+            self.mix = self.dec
         else:
-            self.dec_mix = self.price_decode(bb.ravel(), tt.ravel(), self.mixed_launch, mixed=True).reshape(bb.shape)
-        self._b_list = self.b_grid.tolist()
-        self._t_list = self.t_grid.tolist()
-        self._exact_b = {int(b): i for i, b in enumerate(self._b_list) if b <= exact_below}
+            self.mix = DecodeSurface(lambda b: self.price_decode(np.full(len(tg), b), tg, self.mixed_launch,
+                                                                 mixed=True), self.b_grid, tg, exact_below, max_rows)
+
+    def memory_bytes(self) -> int:
+        """Bytes the decode surfaces' priced rows hold now (the tables over rows and chunks are fixed beside them)."""
+        if self.dec is None:
+            return 0
+        n = self.dec.rows_held + (self.mix.rows_held if self.mix is not self.dec else 0)
+        return n * ROW_BYTES_PER_POINT * len(self.t_grid)
+
+    def surface_stats(self) -> dict:
+        """What the decode surfaces hold: grid sizes, rows priced, bytes, seconds spent pricing rows."""
+        if self.dec is None:
+            return {"mode": "spread", "memo": len(self._memo), "bytes": 0, "rows_built": 0, "build_s": 0.0,
+                    "setup_s": self.setup_s}
+        both = [self.dec] if self.mix is self.dec else [self.dec, self.mix]
+        return {"mode": "per_row" if self.per_row else "mean", "b_points": len(self.b_grid),
+                "t_points": len(self.t_grid), "t_refine": self.t_refine, "rows_built": sum(s.built for s in both),
+                "rows_held": sum(s.rows_held for s in both), "bytes": self.memory_bytes(),
+                "budget": self.memory_budget, "build_s": sum(s.build_s for s in both), "setup_s": self.setup_s}
 
     def _init_chunks(self, R: np.ndarray, prefix_ratio: float) -> None:
         self.chunk_prefix_native = self.combo.attention.prices_kv_prefix
@@ -438,28 +654,15 @@ class StepCostModel:
         c = self.combo
         return bool(c.model.mla) or c.attn_dp > 1
 
-    def _body_tables(self, rows: np.ndarray, phase: str, launch: str):
-        """body(R) and head(L) for every R = L in `rows` (head ops split out by name)."""
-        b = OpBuilder(len(rows))
-        body_ops(b, self.combo, rows, rows, phase, lambda bb, layers: None)
-        ops = b.build()
-        t = price(ops, self.combo.hardware, launch)
-        head_ids = [i for i, n in enumerate(ops.names) if n in HEAD_OPS]
-        is_head = np.isin(ops.name_id, head_ids)
-        return np.concatenate([[0.0], _sum_by_setting(ops, t, ~is_head)]), \
-            np.concatenate([[0.0], _sum_by_setting(ops, t, is_head)])
-
     def _draft_prefill(self, rows: np.ndarray) -> np.ndarray:
         b = OpBuilder(len(rows))
         self.combo.speculation.prefill_draft_ops(b, self.combo, rows)
         ops = b.build()
         return np.concatenate([[0.0], _sum_by_setting(ops, price(ops, self.combo.hardware, self.mixed_launch))])
 
-    def price_decode(self, batch, context, launch: str, mixed: bool = False, ctx_max=None) -> np.ndarray:
-        """decode(b, T): attention strategy + KV policy + drafter ops of b decoding rows at mean attended
-        KV length T (pricing.decode_ops without body and head), exact. `mixed`: the rows share their step with a
-        prefill chunk (StepShape.mixed); `ctx_max`: the longest row's context (StepShape.ctx_max; default: every
-        row at T)."""
+    def _decode_builder(self, batch, context, mixed: bool = False, ctx_max=None) -> OpBuilder:
+        """The ops of decode(b, T) (attention strategy + KV policy + drafter, pricing.decode_ops without body and
+        head) for arrays of batch sizes and mean attended KV lengths, not yet built."""
         c = self.combo
         batch = np.asarray(batch, dtype=np.float64)
         attended = c.kv_policy.attended_tokens(c, np.asarray(context, dtype=np.float64))
@@ -474,10 +677,78 @@ class StepCostModel:
             plan.add_draft_ops(b, c, shape)
         c.attention.decode_ops(b, c, shape)
         c.kv_policy.decode_ops(b, c, shape)
+        return b
+
+    def _chunk_settings(self, mixed: bool) -> int:
+        """Settings one pricing call of decode ops takes at a time (PRICE_CHUNK_BYTES of op rows)."""
+        n = self._n_ops.get(mixed)
+        if n is None:
+            b = self._decode_builder(np.array([8.0]), np.array([4096.0]), mixed)
+            n = self._n_ops[mixed] = max(1, len(b._blocks))
+        return max(256, int(PRICE_CHUNK_BYTES // (PRICING_BYTES_PER_OP_ROW * n)))
+
+    def price_decode(self, batch, context, launch: str, mixed: bool = False, ctx_max=None) -> np.ndarray:
+        """decode(b, T): attention strategy + KV policy + drafter ops of b decoding rows at mean attended
+        KV length T (pricing.decode_ops without body and head), exact. `mixed`: the rows share their step with a
+        prefill chunk (StepShape.mixed); `ctx_max`: the longest row's context (StepShape.ctx_max; default: every
+        row at T). Priced in pieces of _chunk_settings settings (each setting is priced on its own)."""
+        batch = np.asarray(batch, dtype=np.float64)
+        context = np.asarray(context, dtype=np.float64)
+        n = len(batch)
+        step = self._chunk_settings(mixed)
+        if n > step:
+            cm = None if ctx_max is None else np.asarray(ctx_max, dtype=np.float64)
+            return np.concatenate([self.price_decode(batch[i:i + step], context[i:i + step], launch, mixed,
+                                                     None if cm is None else cm[i:i + step])
+                                   for i in range(0, n, step)])
+        b = self._decode_builder(batch, context, mixed, ctx_max)
         if not b._blocks:
             return np.zeros(n)
         ops = b.build()
-        return _sum_by_setting(ops, price(ops, c.hardware, launch))
+        return _sum_by_setting(ops, price(ops, self.combo.hardware, launch))
+
+    def exact_decode_rows_s(self, batch: int, contexts, mixed: bool = False) -> float:
+        """The decode term of a batch of `batch` rows whose attended contexts are `contexts` (one per row), priced
+        exactly as ONE launch per op over rows of different contexts: each op's additive quantities (flops, bytes,
+        CTAs, re-reads and working set, spills) are the sums over the rows, each row contributing what it does in
+        a batch of `batch` rows all at its context (c_j / batch of that setting's values for the c_j rows at
+        context N_j: per-row terms add up exactly, per-launch terms, the drafter's and indexer's weights, stay
+        once); its per-CTA chain (serial_iters), synchronized phases, count and on-chip footprint are the longest
+        row's (the launch lasts as long as its slowest CTA). A uniform batch gives price_decode itself. The
+        reference the engine's per-row pricing (row_mean) is checked against (benchmarks/des_speed.py); slow."""
+        ctx = np.asarray(contexts, dtype=np.float64)
+        if self.kv_cap is not None:
+            ctx = np.minimum(ctx, self.kv_cap)
+        vals, counts = np.unique(ctx, return_counts=True)
+        G = len(vals)
+        launch = self.mixed_launch if mixed else self.decode_launch
+        cmax = np.full(G, float(ctx.max())) if self.spread else None
+        bld = self._decode_builder(np.full(G, float(batch)), vals, mixed, cmax)
+        if not bld._blocks:
+            return 0.0
+        w = counts / float(batch)
+        agg = OpBuilder(1)
+        names = {v: k for k, v in bld._names.items()}
+        from hwmodels.opkinds import DTYPES, KINDS
+
+        for nid, kind, dtype, req, opt, idx in bld._blocks:
+            sel = np.arange(G) if idx is None else idx
+            ww = w[sel]
+
+            def col(v, how):
+                a = np.broadcast_to(np.asarray(v, dtype=np.float64), (len(sel),))
+                return float(a.max()) if how == "max" else float((a * ww).sum())
+
+            fl, br, bw, pu, cnt, dev = req
+            kw = dict(flops=col(fl, "sum"), bytes_read=col(br, "sum"), bytes_written=col(bw, "sum"),
+                      parallel_units=col(pu, "sum"), count=col(cnt, "max"), devices=col(dev, "max"))
+            if opt is not None:
+                ob, sb, rr, ws, ss, si = opt
+                kw.update(onchip_bytes=col(ob, "max"), spill_bytes=col(sb, "sum"), reread_bytes=col(rr, "sum"),
+                          working_set=col(ws, "sum"), sync_steps=col(ss, "max"), serial_iters=col(si, "max"))
+            agg.add(names[nid], KINDS[kind], dtype=DTYPES[dtype], **kw)
+        ops = agg.build()
+        return float(price(ops, self.combo.hardware, launch).sum())
 
     def _attn_prefill(self, prompt, prefix=None) -> np.ndarray:
         c = self.combo
@@ -492,14 +763,30 @@ class StepCostModel:
         return self._price_ops(c.attention.prefill_ops, shape)
 
     def _price_ops(self, add_ops, shape: StepShape) -> np.ndarray:
-        """Seconds per setting of the ops `add_ops(builder, combo, shape)` adds (0 where it adds none)."""
+        """Seconds per setting of the ops `add_ops(builder, combo, shape)` adds (0 where it adds none), priced in
+        pieces of at most PRICE_CHUNK_BYTES of op rows (each setting is priced on its own)."""
         c = self.combo
-        b = OpBuilder(len(shape.context))
-        add_ops(b, c, shape)
-        if not b._blocks:
-            return np.zeros(len(shape.context))
-        ops = b.build()
-        return _sum_by_setting(ops, price(ops, c.hardware, self.mixed_launch))
+        n = len(shape.context)
+        key = ("ops", add_ops)
+        n_ops = self._n_ops.get(key)
+        if n_ops is None:
+            one = _slice_shape(shape, 0, 1, n)
+            b1 = OpBuilder(1)
+            add_ops(b1, c, one)
+            n_ops = self._n_ops[key] = max(1, len(b1._blocks))
+        step = max(256, int(PRICE_CHUNK_BYTES // (PRICING_BYTES_PER_OP_ROW * n_ops)))
+        out = []
+        for lo in range(0, n, step):
+            part = shape if (lo == 0 and n <= step) else _slice_shape(shape, lo, min(lo + step, n), n)
+            m = len(part.context)
+            b = OpBuilder(m)
+            add_ops(b, c, part)
+            if not b._blocks:
+                out.append(np.zeros(m))
+                continue
+            ops = b.build()
+            out.append(_sum_by_setting(ops, price(ops, c.hardware, self.mixed_launch)))
+        return out[0] if len(out) == 1 else np.concatenate(out)
 
     @staticmethod
     def _exact_table(fn, hi: int, block: int = 200_000) -> np.ndarray:
@@ -529,27 +816,6 @@ class StepCostModel:
         return self._price_ops(c.kv_policy.prefill_ops, shape)
 
     # ---- lookups (hot path) ------------------------------------------------------------------------------
-    @staticmethod
-    def _bilinear(tab, xs, ys, x, y) -> float:
-        i = bisect.bisect_right(xs, x) - 1
-        if i < 0:
-            i = 0
-        elif i >= len(xs) - 1:
-            i = len(xs) - 2
-        j = bisect.bisect_right(ys, y) - 1
-        if j < 0:
-            j = 0
-        elif j >= len(ys) - 1:
-            j = len(ys) - 2
-        x0, x1, y0, y1 = xs[i], xs[i + 1], ys[j], ys[j + 1]
-        fx = (x - x0) / (x1 - x0)
-        fy = (y - y0) / (y1 - y0)
-        r0 = tab[i]
-        r1 = tab[i + 1]
-        a = r0[j] + (r0[j + 1] - r0[j]) * fy
-        b = r1[j] + (r1[j + 1] - r1[j]) * fy
-        return a + (b - a) * fx
-
     # memo grid of the per-step decode pricing (spread mode): contexts on a logarithmic grid of 1/256 (0.4 %)
     MEMO_STEPS = 256.0
 
@@ -593,13 +859,33 @@ class StepCostModel:
         return gs[bisect.bisect_left(gs, batch)]
 
     def decode_s(self, batch: int, mean_ctx: float, mixed: bool = False, max_ctx: float | None = None) -> float:
+        """decode(batch, T) at the mean attended context T (the surfaces; spread mode: per step, memoized)."""
         if self.spread:
             return self.spread_decode_s(batch, mean_ctx, mean_ctx if max_ctx is None else max_ctx, mixed)
-        tab = self.dec_mix if mixed else self.dec_dec
-        i = self._exact_b.get(batch)
-        if i is not None:
-            return float(np.interp(mean_ctx, self.t_grid, tab[i]))
-        return self._bilinear(tab, self._b_list, self._t_list, float(batch), float(mean_ctx))
+        return (self.mix if mixed else self.dec).at(batch, mean_ctx)
+
+    def row_mean_s(self, batch: int, contexts, mixed: bool = False) -> float:
+        """The decode term of `batch` rows whose attended contexts are `contexts` (one per row), priced per row: the
+        mean over the rows of decode(batch, context_i) from the surface (each row as part of a batch of `batch` rows
+        at its own context; exact_decode_rows_s is the reference). For tuples whose decode cost is not linear in a
+        row's context (per_row); for every other tuple it equals decode_s at the mean context up to the roofline's
+        rounding."""
+        ctx = np.asarray(contexts, dtype=np.float64)
+        if self.kv_cap is not None:
+            ctx = np.minimum(ctx, self.kv_cap)
+        return float((self.mix if mixed else self.dec).along(batch, ctx).sum()) / batch
+
+    def plan_rows(self, plan) -> np.ndarray:
+        """Attended contexts of a plan's decode rows (Composition.decode_ctx, else context_before + 1 of each decode
+        row of a StepPlan), capped by the KV policy's budget."""
+        rows = getattr(plan, "decode_ctx", None)
+        if rows is not None and len(rows):
+            ctx = np.asarray(rows, dtype=np.float64)
+        else:
+            ctx = np.fromiter((c + 1 for c, d in zip(plan.context_before, plan.is_decode) if d), dtype=np.float64)
+        if self.kv_cap is not None:
+            ctx = np.minimum(ctx, self.kv_cap)
+        return ctx
 
     def chunk_s(self, c: int, o: int) -> float:
         if self._chunk is None:
@@ -654,10 +940,11 @@ class StepCostModel:
         return self.host.plan_s(self.step_s(plan) if device_s is None else device_s, plan)
 
     def engine_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None,
-                     finished_last: int = 0) -> np.ndarray:
+                     finished_last: int = 0, ctx_rows: np.ndarray | None = None) -> np.ndarray:
         """engine_step_s of each step of a run of pure-decode steps (decode_run_s plus the host time;
-        finished_last: requests finishing in the run's last step, for a host term per finished request)."""
-        return self.host.run_s(self.decode_run_s(batch, rows, ctx_sums, ctx_max), batch, rows, ctx_sums,
+        finished_last: requests finishing in the run's last step, for a host term per finished request; ctx_rows:
+        each row's context per step, read by per-row pricing)."""
+        return self.host.run_s(self.decode_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows), batch, rows, ctx_sums,
                                finished_last)
 
     # ---- the runtime's step rules (StepRuntime) ---------------------------------------------------------------
@@ -679,14 +966,21 @@ class StepCostModel:
                 Rp = gs[bisect.bisect_left(gs, R)]
                 t = self._body_dec[Rp] + self._head_dec[L]
                 if plan.n_decode:
-                    t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True, self._dec_max(plan))
+                    t += self._plan_decode_s(plan, True)
                 return self.add_prefill_s(t, plan)
             return None
         b = plan.n_decode
         if b and self._rt_eager_decode(b, R):
             t = self._body_mix[R] + self._head_mix[L]
-            return t + self.decode_s(b, self._dec_ctx(plan), True, self._dec_max(plan))
+            return t + self._plan_decode_s(plan, True)
         return None
+
+    def _plan_decode_s(self, plan, mixed: bool) -> float:
+        """The decode term of a plan's decode rows at their own batch size: per row (row_mean_s) for per-row
+        tuples read at the mean context, else decode_s at the mean (or longest) context."""
+        if self.per_row and self.decode_context == "mean":
+            return self.row_mean_s(plan.n_decode, self.plan_rows(plan), mixed)
+        return self.decode_s(plan.n_decode, self._dec_ctx(plan), mixed, self._dec_max(plan))
 
     def _rt_eager_decode(self, batch: int, rows: int) -> bool:
         """Whether a pure decode step of `batch` requests (`rows` tokens) runs without a CUDA graph: more tokens
@@ -698,7 +992,7 @@ class StepCostModel:
             return True
         return not rt.pad_decode and batch not in self._gs_set
 
-    def _rt_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max):
+    def _rt_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max, ctx_rows=None):
         """decode_run_s under the runtime's rules, or None where the op model's own path applies."""
         rt = self.rt
         if rt.mask is not None:
@@ -712,17 +1006,11 @@ class StepCostModel:
             means = (mx if self.decode_context == "max" else ctx / batch).tolist()
             keys = [self._memo_key(batch, m, x, True) for m, x in zip(means, mx.tolist())]
             dec = np.asarray(self._memo_price(keys))
+        elif self.per_row and self.decode_context == "mean":
+            dec = self._rows_run_s(self.mix, batch, ctx_rows, 0)
         else:
             T = np.asarray(ctx_max, dtype=np.float64) if self.decode_context == "max" else ctx / batch
-            i = self._exact_b.get(batch)
-            tab = self.dec_mix
-            if i is not None:
-                row = tab[i]
-            else:
-                k = min(max(int(np.searchsorted(self.b_grid, batch, side="right")) - 1, 0), len(self.b_grid) - 2)
-                f = (batch - self.b_grid[k]) / (self.b_grid[k + 1] - self.b_grid[k])
-                row = tab[k] + (tab[k + 1] - tab[k]) * f
-            dec = np.interp(T, self.t_grid, row)
+            dec = self.mix.along(batch, T)
         return self._body_mix[rows] + self._head_mix[rows] + dec
 
     def base_s(self, rows: int, logit_rows: int, mixed: bool = False) -> float:
@@ -803,10 +1091,14 @@ class StepCostModel:
             dev = self._dev.step_s(plan)
             host = n * self._launch_eager
             return dev if dev > host else host
+        rows_mode = self.per_row and self.decode_context == "mean"
         if plan.chunks:
             t = self._body_mix[R] + self._head_mix[L]
             if plan.n_decode:
-                t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True, self._dec_max(plan))
+                if rows_mode:
+                    t += self.row_mean_s(plan.n_decode, self.plan_rows(plan), True)
+                else:
+                    t += self.decode_s(plan.n_decode, self._dec_ctx(plan), True, self._dec_max(plan))
             return self.add_prefill_s(t, plan)
         b = plan.n_decode
         bp = self.graph_batch(b) if self.graph_sizes else b
@@ -814,22 +1106,29 @@ class StepCostModel:
             pad = bp - b
             qr = R // b if b else 1
             R, L = R + pad * qr, L + pad * qr
+            if rows_mode:
+                ctx = np.concatenate([self.plan_rows(plan), np.ones(pad)])
+                return self._body_dec[R] + self._head_dec[L] + self.row_mean_s(bp, ctx)
             if self.decode_context == "max":
                 mean = plan.decode_ctx_max
             else:
                 mean = (plan.decode_ctx_sum + pad) / bp
             return self._body_dec[R] + self._head_dec[L] + self.decode_s(bp, mean, False, self._dec_max(plan))
+        if rows_mode:
+            return self._body_dec[R] + self._head_dec[L] + self.row_mean_s(b, self.plan_rows(plan))
         return self._body_dec[R] + self._head_dec[L] + self.decode_s(b, self._dec_ctx(plan), False, self._dec_max(plan))
 
-    def decode_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None) -> np.ndarray:
+    def decode_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None,
+                     ctx_rows: np.ndarray | None = None) -> np.ndarray:
         """Seconds of each step of a run of pure-decode steps (same batch, summed and largest contexts per
-        step)."""
+        step; ctx_rows[j, i]: row i's attended context in step j, read by per-row pricing)."""
         if self.rt is not None:
-            t = self._rt_run_s(batch, rows, ctx_sums, ctx_max)
+            t = self._rt_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows)
             if t is not None:
                 return t
         ctx_sums = np.asarray(ctx_sums, dtype=np.float64)
         bp = self.graph_batch(batch) if self.graph_sizes else batch
+        pad = 0
         if bp != batch:
             pad = bp - batch
             rows = rows + pad * (rows // batch)
@@ -840,21 +1139,44 @@ class StepCostModel:
             means = (mx if self.decode_context == "max" else ctx_sums / batch).tolist()
             keys = [self._memo_key(batch, m, x, False) for m, x in zip(means, mx.tolist())]
             return self._body_dec[rows] + self._head_dec[rows] + np.asarray(self._memo_price(keys))
-        tab = self.dec_dec
+        if self.per_row and self.decode_context == "mean":
+            return self._body_dec[rows] + self._head_dec[rows] + self._rows_run_s(self.dec, batch, ctx_rows, pad)
         if self.decode_context == "max":
             T = np.asarray(ctx_max, dtype=np.float64)
         else:
             T = ctx_sums / batch
-        i = self._exact_b.get(batch)
-        if i is not None:
-            row = tab[i]
-        else:
-            k = min(max(int(np.searchsorted(self.b_grid, batch, side="right")) - 1, 0), len(self.b_grid) - 2)
-            f = (batch - self.b_grid[k]) / (self.b_grid[k + 1] - self.b_grid[k])
-            row = tab[k] + (tab[k + 1] - tab[k]) * f
-        return self._body_dec[rows] + self._head_dec[rows] + np.interp(T, self.t_grid, row)
+        return self._body_dec[rows] + self._head_dec[rows] + self.dec.along(batch, T)
+
+    def _rows_run_s(self, surf, batch: int, ctx_rows, pad: int) -> np.ndarray:
+        """Per-row decode term of each step of a run: the mean over its rows (and `pad` graph padding rows
+        attending one token) of decode(batch, context_i) on surface `surf`."""
+        if ctx_rows is None:
+            raise ValueError("per-row pricing of a decode run needs each row's context (ctx_rows)")
+        ctx = np.asarray(ctx_rows, dtype=np.float64)
+        if self.kv_cap is not None:
+            ctx = np.minimum(ctx, self.kv_cap)
+        d = surf.along(batch, ctx).sum(axis=1)
+        if pad:
+            d = d + pad * surf.along(batch, np.ones(1))[0]
+        return d / batch
 
     # ---- direct pricing (validation) ---------------------------------------------------------------------
+    def direct_decode_s(self, batch: int, plan, mixed: bool) -> float:
+        """The decode term of `plan` priced directly (no interpolation), with the semantics of step_s: at the mean
+        (or longest) context, or per row (the mean over the rows of decode(batch, context_i)) for per_row tuples."""
+        launch = self.mixed_launch if mixed else self.decode_launch
+        if self.per_row and self.decode_context == "mean":
+            ctx = self.plan_rows(plan)
+            if batch > len(ctx):   # graph padding rows
+                ctx = np.concatenate([ctx, np.ones(batch - len(ctx))])
+            vals, counts = np.unique(ctx, return_counts=True)
+            v = self.price_decode(np.full(len(vals), float(batch)), vals, launch, mixed=mixed)
+            return float((v * counts).sum()) / batch
+        ctx_sum = plan.decode_ctx_sum + (batch - plan.n_decode)
+        mean = plan.decode_ctx_max if self.decode_context == "max" else ctx_sum / batch
+        return float(self.price_decode(np.array([batch]), np.array([mean]), launch, mixed=mixed,
+                                       ctx_max=np.array([self._dec_max(plan)]) if self.spread else None)[0])
+
     def direct_step_s(self, plan) -> float:
         """The same step priced exactly (no interpolation): every group priced at the composition's own
         values. Slow (several pricing calls); for validation and tests."""
@@ -866,17 +1188,14 @@ class StepCostModel:
             if self.complete_tab is not None:
                 n += k["complete"] * len(plan.completes)
             return max(self._dev.direct_step_s(plan), n * self._launch_eager)
-        b, ctx_sum = plan.n_decode, plan.decode_ctx_sum
+        b = plan.n_decode
         if not mixed and b and self.graph_sizes:
             bp = self.graph_batch(b)
             qr = R // b
-            R, L, ctx_sum, b = R + (bp - b) * qr, L + (bp - b) * qr, ctx_sum + (bp - b), bp
+            R, L, b = R + (bp - b) * qr, L + (bp - b) * qr, bp
         t = (self.body_mix[R] + self.head_mix[L]) if mixed else (self.body_dec[R] + self.head_dec[L])
         if plan.n_decode:
-            mean = plan.decode_ctx_max if self.decode_context == "max" else ctx_sum / b
-            t += float(self.price_decode(np.array([b]), np.array([mean]),
-                                         self.mixed_launch if mixed else self.decode_launch, mixed=mixed,
-                                         ctx_max=np.array([self._dec_max(plan)]) if self.spread else None)[0])
+            t += self.direct_decode_s(b, plan, mixed)
         if plan.chunks:
             cs = np.array([c for c, _ in plan.chunks], dtype=np.float64)
             os_ = np.array([o for _, o in plan.chunks], dtype=np.float64)

@@ -328,3 +328,68 @@ def overlap_of_dist(d: np.ndarray, k: int, n: float) -> float:
     return overlap_for_rho(float(t.rhos[int(np.argmin(np.abs(means - mean)))]), k, n)
 
 
+#: rho_for_overlap per (overlap, k) and row length, kept across calls (a surface prices the same lengths row after row)
+_RHO_MEMO: dict = {}
+
+
+def launch_passes_array(inp: tuple, k: int, n, batch, rows_per_seq: int, stale: bool = True) -> np.ndarray:
+    """launch_passes for arrays of row lengths `n` and launch sizes `batch` (equal length), the same numbers
+    (bit for bit): the table lookups and the E[max] are vectorized over the settings, for an overlap given as a
+    number or a random preIdx (inp = (None, None)); a given pass distribution takes launch_passes setting by
+    setting."""
+    n = np.asarray(n, dtype=np.float64)
+    batch = np.asarray(batch, dtype=np.float64)
+    overlap, dist = inp
+    if dist is not None or len(n) == 0:
+        return np.array([launch_passes(inp, k, float(x), float(y), rows_per_seq, stale) for x, y in zip(n, batch)])
+    t = pass_table(k)
+    x = np.log2(np.clip(n, t.lengths[0], t.lengths[-1]))
+    g = np.log2(t.lengths)
+    j = np.clip(np.searchsorted(g, x) - 1, 0, len(g) - 2)
+    w = (x - g[j]) / (g[j + 1] - g[j])
+    if overlap is None:   # random preIdx: the 'random' cells
+        d = _mix(np.zeros((len(n), MAX_PASSES + 1)), j, w, lambda jj: t.random[jj])
+        return _expected_max_rows([d], batch * rows_per_seq)
+    # rho per setting (rho_for_overlap), one interpolation per distinct row length
+    ov = 0 + (1.0 - w)[:, None] * t.overlap[j] + w[:, None] * t.overlap[j + 1]
+    ov = np.maximum.accumulate(ov, axis=1)
+    uniq, first, inv = np.unique(n, return_index=True, return_inverse=True)
+    memo = _RHO_MEMO.setdefault((float(overlap), int(k)), {})
+    if len(memo) > 1 << 20:
+        memo.clear()
+    rho_u = np.empty(len(uniq))
+    for u, (x_, i) in enumerate(zip(uniq.tolist(), first.tolist())):
+        r = memo.get(x_)
+        if r is None:
+            r = memo[x_] = 0.0 if float(overlap) <= ov[i, 0] else float(np.interp(float(overlap), ov[i], t.rhos))
+        rho_u[u] = r
+    rho = rho_u[inv]
+    dists = []
+    for r_ in range(rows_per_seq):
+        r = rho ** (r_ + 1 if stale else 1)
+        r = np.clip(r, t.rhos[0], t.rhos[-1])
+        q = np.clip(np.searchsorted(t.rhos, r) - 1, 0, len(t.rhos) - 2)
+        a = ((r - t.rhos[q]) / (t.rhos[q + 1] - t.rhos[q]))[:, None]
+        dists.append(_mix(np.zeros((len(n), MAX_PASSES + 1)), j, w,
+                          lambda jj, q=q, a=a: (1 - a) * t.probs[jj, q] + a * t.probs[jj, q + 1]))
+    return _expected_max_rows(dists, batch)
+
+
+def _mix(out: np.ndarray, j: np.ndarray, w: np.ndarray, cell) -> np.ndarray:
+    """pass_distribution's sum over the two table lengths around n (weights 1 - w and w; a zero weight skipped)."""
+    for jj, ww in ((j, 1.0 - w), (j + 1, w)):
+        add = ww != 0.0
+        if add.any():
+            out = np.where(add[:, None], out + ww[:, None] * cell(jj), out)
+    return out
+
+
+def _expected_max_rows(dists: list, copies: np.ndarray) -> np.ndarray:
+    """expected_max_passes per setting: dists[i][s] is row i's distribution in setting s, copies[s] its copies."""
+    cdf = np.ones_like(dists[0])
+    c = np.asarray(copies, dtype=np.float64)[:, None]
+    for d in dists:
+        cdf = cdf * np.cumsum(d, axis=1) ** c
+    pmf = np.diff(np.concatenate([np.zeros((len(cdf), 1)), cdf], axis=1), axis=1)
+    return (np.arange(MAX_PASSES + 1) * pmf).sum(axis=1)
+

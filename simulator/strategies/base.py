@@ -216,6 +216,13 @@ class AttentionStrategy(Strategy):
         return False
 
     @property
+    def decode_cost_per_row(self) -> bool:
+        """The decode ops' work per row is not linear in the row's context (a selection budget clips it: min(N, k); a
+        dispatch or a mask switches with it): a batch of rows at different contexts is not a batch at their mean
+        context, and the engine prices such decode rows per row (simulator.engine.step_cost.row_mean_s)."""
+        return False
+
+    @property
     def prices_kv_prefix(self) -> bool:
         """The prefill ops price a chunk after StepShape.kv_prefix cached tokens themselves; otherwise the engine
         prices a chunk as the difference of whole-prompt costs, A(prefix + chunk) - A(prefix)."""
@@ -335,6 +342,11 @@ class KVPolicyStrategy(Strategy):
     def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         """Ops the policy adds to each decode step (e.g. a cache rebuilt by concatenation); none by default."""
         return None
+
+    @property
+    def decode_cost_per_row(self) -> bool:
+        """The policy's decode ops are not linear in a row's context (AttentionStrategy.decode_cost_per_row)."""
+        return False
 
 
 _REGISTRY: dict[str, dict[str, type[Strategy]]] = {a: {} for a in AXES}

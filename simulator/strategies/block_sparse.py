@@ -165,6 +165,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
     """Shared decode / prefill accounting; subclasses fix which sparsity they use (see module doc)."""
 
     dynamic: ClassVar[bool] = True             # dense heads select pages once T > budget
+    decode_cost_per_row = True                 # selected pages min(pages, budget), streaming heads min(T, window)
     stats_in_kv_dtype: ClassVar[bool] = False  # key min/max in fp16 (OmniServe's selector reads `half`; Quest)
     #: values this strategy does not take as parameters: name -> (value, why). "page" as a value means "the
     #: physical page" (a selector that scores whole pages).
@@ -432,6 +433,7 @@ class PagedDense(_UnifiedBlockSparse):
     description = ("dense attention over a paged KV cache (vLLM PagedAttention, block size 16) with the page-size "
                    "bandwidth efficiency of LServe Table 1")
     dynamic = False
+    decode_cost_per_row = False   # every page of every row: linear in the context (up to page rounding)
     params = {
         "page": Param(16, "vLLM EngineArgs --block-size default 16 (vLLM 0.6.x, the LServe baseline's version)",
                       lambda v: _pos_int(v) and v >= 8, "an integer >= 8 (tokens per block)"),

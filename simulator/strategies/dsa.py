@@ -67,6 +67,7 @@ class DSAAttention(AttentionStrategy):
     name = "dsa"
     description = "DeepSeek Sparse Attention: lightning indexer + exact top-k + sparse MLA over k entries"
     selects_tokens = True
+    decode_cost_per_row = True   # sparse MLA over min(N, k) entries; the top-k only on rows longer than k
     params = {
         "index_topk": Param(None, "the model file's dsa_indexer.topk (DeepSeek-V3.2-Exp index_topk = 2048)",
                             lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1),

@@ -132,6 +132,11 @@ class _FixedBudget(KVPolicyStrategy):
         return 2.0 * combo.attn_kv_heads_dev * m.head_dim
 
     # ---- decode update -------------------------------------------------------------------------------
+    @property
+    def decode_cost_per_row(self) -> bool:
+        # the naive update rebuilds the cache only of rows whose context reached the budget: a mask per row
+        return self.values.get("decode_update", "ring") == "naive"
+
     def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         if self.values.get("decode_update", "ring") != "naive":
             return None

@@ -75,6 +75,7 @@ class NativeSparseAttention(AttentionStrategy):
     name = "nsa"
     description = "Native Sparse Attention: compression + top-n block selection + sliding window, gated"
     routes_blocks = True
+    decode_cost_per_row = True   # selected tokens min(top_n x block, N), window min(w, N) per row
     array_combo = True                  # array-safe hooks (docs/VECTOR_COMBOS.md)
     array_params = ("top_n", "window")
     params = {

@@ -79,7 +79,7 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 from simulator.combo import Combo
-from simulator.kernels.gvr_passes import GVR_CAPACITY, MAX_PASSES, launch_passes
+from simulator.kernels.gvr_passes import GVR_CAPACITY, MAX_PASSES, launch_passes, launch_passes_array
 from simulator.ops import OpBuilder
 from simulator.strategies.base import Param, TopkStrategy, register
 
@@ -390,6 +390,12 @@ class GVRTopk(_Topk):
             out += [(ov, dist)] * nl
         return out, f"parameter: {which}" + (", passes" if dist is not None else "")
 
+    def _trace_inputs(self, combo) -> bool:
+        """Whether layer_inputs reads the trace (its inputs then depend on the row length)."""
+        ts = combo.trace
+        return self.preidx != "random" and ts is not None and any(ts.has(nm) for nm in ("topk.overlap_shifted",
+                                                                                        "topk.overlap_raw"))
+
     def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
                 phase: str) -> None:
         rows = np.asarray(rows, dtype=np.float64) * np.ones(b.n)
@@ -404,11 +410,20 @@ class GVRTopk(_Topk):
         kern = self.kernel if isinstance(self.kernel, dict) else GVR_KERNELS[self.kernel]
         L = int(layers)
         passes = np.zeros((L, b.n))
-        for x in np.unique(n[fast]):
-            inputs, _ = self.layer_inputs(combo, L, int(k), float(x))
-            for i in np.nonzero(fast & (n == x))[0]:
-                passes[:, i] = [launch_passes(inp, int(k), float(x), float(rows[i]) / q, q, self.stale_rows)
-                                for inp in inputs]
+        if not self._trace_inputs(combo):
+            # the layers' inputs do not depend on the row length: E[max passes] for every fast setting at once
+            inputs, _ = self.layer_inputs(combo, L, int(k), float(n[fast][0]))
+            idx = np.flatnonzero(fast)
+            for inp in dict.fromkeys(inputs):
+                p = launch_passes_array(inp, int(k), n[idx], rows[idx] / q, q, self.stale_rows)
+                for layer in [i for i, x in enumerate(inputs) if x == inp]:
+                    passes[layer, idx] = p
+        else:
+            for x in np.unique(n[fast]):
+                inputs, _ = self.layer_inputs(combo, L, int(k), float(x))
+                for i in np.nonzero(fast & (n == x))[0]:
+                    passes[:, i] = [launch_passes(inp, int(k), float(x), float(rows[i]) / q, q, self.stale_rows)
+                                    for inp in inputs]
         # one op per run of consecutive layers with the same pass counts (a few groups; more with a trace)
         start = 0
         while start < L:
