@@ -304,9 +304,18 @@ def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int,
     (rowIdx % next_n) + 1), so row j is j + 1 steps from it; under the AR(1) drift its correlation is
     rho^(j+1) (ASSUMPTION: staleness compounds like the drift); the launch lasts as long as its slowest row.
     A given distribution (trace, `passes`) replaces the table for row 0 where the overlap is above random."""
+    dists, copies = launch_dists(inp, k, n, rows_per_seq, stale)
+    return expected_max_passes(dists, batch * copies)
+
+
+def launch_dists(inp: tuple, k: int, n: float, rows_per_seq: int, stale: bool = True) -> tuple[list, int]:
+    """(pass distributions of the rows of ONE sequence, copies of them per sequence) in a launch (launch_passes'
+    model): the launch of `batch` sequences has the CDF prod_j cumsum(dists[j]) ** (batch x copies) of its slowest
+    row's passes, whose mean is launch_passes. Per-step trace replay draws from that CDF
+    (simulator/engine/trace_replay.py)."""
     overlap, dist = inp
     if overlap is None and dist is None:
-        return expected_max_passes([pass_distribution("random", k, n)], batch * rows_per_seq)
+        return [pass_distribution("random", k, n)], rows_per_seq
     d0 = None if dist is None else np.asarray(dist, dtype=np.float64)
     rho = rho_for_overlap(float(overlap), k, n) if overlap is not None else \
         rho_for_overlap(overlap_of_dist(d0, k, n), k, n)
@@ -315,7 +324,7 @@ def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int,
         dists[0] = d0
         if not stale:
             dists = [d0] * rows_per_seq
-    return expected_max_passes(dists, batch)
+    return dists, 1
 
 
 def overlap_of_dist(d: np.ndarray, k: int, n: float) -> float:

@@ -79,9 +79,15 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 from simulator.combo import Combo
-from simulator.kernels.gvr_passes import GVR_CAPACITY, MAX_PASSES, launch_passes, launch_passes_array
+from simulator.kernels.gvr_passes import (
+    GVR_CAPACITY,
+    MAX_PASSES,
+    launch_dists,
+    launch_passes,
+    launch_passes_array,
+)
 from simulator.ops import OpBuilder
-from simulator.strategies.base import Param, TopkStrategy, register
+from simulator.strategies.base import Param, ReplayInputs, TopkStrategy, register
 
 # ---- instruction work, flop-equivalents per element (see module docstring) ------------------------------
 SM_CYCLE_FLOPS = 256.0   # 128 FP32 lanes x 2 flops per SM-cycle (CUDA C++ Programming Guide, SM80-SM100)
@@ -430,18 +436,77 @@ class GVRTopk(_Topk):
             end = start + 1
             while end < L and np.array_equal(passes[end], passes[start]):
                 end += 1
-            p = passes[start]
-            w = gvr_work(n, k, p, sweep_flops=kern["sweep_flops"], fixed_flops=kern["fixed_flops"])
-            rd = sum(v[0] for v in w.values())
-            wr = sum(v[1] for v in w.values())
-            fl = sum(v[2] for v in w.values())
-            sweeps = w["verify"][0] + w["collect"][0]
-            # sweeps re-read the L2-resident logits (see radix); P2 passes + P3 sweep + P1 / P4 phases
-            b.add(f"topk.gvr[L{start}-{end - 1}]", "topk_cta", flops=rows * fl, bytes_read=rows * rd,
-                  bytes_written=rows * wr, parallel_units=rows, reread_bytes=rows * sweeps,
-                  working_set=rows * n * SCORE_BYTES, sync_steps=p + GVR_EXTRA_PHASES, dtype="fp32",
-                  count=end - start, where=fast)
+            _gvr_op(b, f"topk.gvr[L{start}-{end - 1}]", kern, rows, n, k, passes[start], end - start, fast)
             start = end
+
+    def trace_replay(self, combo) -> ReplayInputs | None:
+        """Per-step replay of the launch passes (simulator/engine/trace_replay.py). Each layer's launch of
+        `batch` sequences x q rows lasts as long as its slowest row: per step and layer, its passes are drawn
+        from that maximum's distribution (launch_dists: the trace's recorded pass counts gvr.passes_rows, or the
+        pass table at the trace's per-layer overlap), whose mean is the mean-statistics run's launch_passes.
+        ASSUMPTIONS: layers and rows draw independently (the statistics keep each layer's distribution over
+        (step, head), not the step order nor the correlation between layers)."""
+        k = combo.attention.selection_k(combo)
+        if not self._trace_inputs(combo) or not k:
+            return None
+        L = combo.model.layers
+        q = int(combo.speculation.draft_tokens) + 1
+        kern = self.kernel if isinstance(self.kernel, dict) else GVR_KERNELS[self.kernel]
+        levels = np.arange(MAX_PASSES + 1, dtype=np.float64)
+        cdfs: dict = {}
+
+        def layer_cdfs(batch: int, ctx: float) -> np.ndarray:   # [L, levels] CDF of each layer's launch passes
+            key = (int(batch), float(ctx))
+            if key not in cdfs:
+                inputs, _ = self.layer_inputs(combo, L, int(k), float(ctx))
+                out = np.empty((L, MAX_PASSES + 1))
+                for inp in dict.fromkeys(inputs):
+                    dists, copies = launch_dists(inp, int(k), float(ctx), q, self.stale_rows)
+                    c = np.ones(MAX_PASSES + 1)
+                    for d in dists:
+                        c = c * np.cumsum(d) ** (batch * copies)
+                    c[-1] = 1.0
+                    out[[i for i, x in enumerate(inputs) if x == inp]] = c
+                cdfs[key] = out
+            return cdfs[key]
+
+        def expected(batch, ctx):
+            c = layer_cdfs(batch, ctx)
+            return np.diff(np.concatenate([np.zeros((L, 1)), c], axis=1), axis=1).sum(axis=0)
+
+        def draws(batch, ctx, n, rng):
+            c = layer_cdfs(batch, ctx)
+            # stratified: each layer's n uniforms take every n-quantile once, in a seeded order
+            u = (rng.permuted(np.tile(np.arange(n), (L, 1)), axis=1) + rng.random((L, n))) / n
+            p = np.empty((L, n), dtype=np.int64)
+            for j in range(L):
+                p[j] = np.minimum(np.searchsorted(c[j], u[j], side="left"), MAX_PASSES)
+            w = np.zeros((n, MAX_PASSES + 1))
+            np.add.at(w, (np.tile(np.arange(n), L), p.reshape(-1)), 1.0)
+            return w
+
+        def level_ops(b, batch, ctx):
+            v = len(levels)
+            _gvr_op(b, "topk.gvr", kern, np.full(v, float(batch * q)), np.full(v, float(ctx)), int(k), levels, 1.0,
+                    np.ones(v, dtype=bool))
+
+        return ReplayInputs("GVR launch passes per layer (" + ("gvr.passes_rows" if
+                            combo.trace.has("gvr.passes_rows") else "pass table at the trace's overlap") + ")",
+                            ("topk.gvr",), levels, draws, expected, level_ops)
+
+
+def _gvr_op(b, name, kern, rows, n, k, p, count, where) -> None:
+    """One GVR launch of `rows` rows of length `n` with `p` phase-2 passes, `count` layers."""
+    w = gvr_work(n, k, p, sweep_flops=kern["sweep_flops"], fixed_flops=kern["fixed_flops"])
+    rd = sum(v[0] for v in w.values())
+    wr = sum(v[1] for v in w.values())
+    fl = sum(v[2] for v in w.values())
+    sweeps = w["verify"][0] + w["collect"][0]
+    # sweeps re-read the L2-resident logits (see radix); P2 passes + P3 sweep + P1 / P4 phases
+    b.add(name, "topk_cta", flops=rows * fl, bytes_read=rows * rd,
+          bytes_written=rows * wr, parallel_units=rows, reread_bytes=rows * sweeps,
+          working_set=rows * n * SCORE_BYTES, sync_steps=p + GVR_EXTRA_PHASES, dtype="fp32",
+          count=count, where=where)
 
 
 def _coords(ts, axis: str) -> list:
