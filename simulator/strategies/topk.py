@@ -465,7 +465,6 @@ class GVRTopk(_Topk):
                     c = np.ones(MAX_PASSES + 1)
                     for d in dists:
                         c = c * np.cumsum(d) ** (batch * copies)
-                    c[-1] = 1.0
                     out[[i for i, x in enumerate(inputs) if x == inp]] = c
                 cdfs[key] = out
             return cdfs[key]
