@@ -45,7 +45,7 @@ from simulator.strategies.base import AXES
 #: length of a factor sequence (steps) before it cycles
 SEQ_STEPS = 4096
 #: ratio between context points of the part-time grid (linear interpolation between them)
-CTX_RATIO = 1.05
+CTX_RATIO = 1.1
 #: batch sizes above this are replayed at the nearest level of ratio 2^(1/4) (factor sequences are per level)
 EXACT_BATCH = 8
 #: context levels of the factor sequences: ratio 2^(1/4)

@@ -250,6 +250,10 @@ class SSVGrouped(_VerifyKernel):
         rem_ratio = float(rem) if rem <= 1 else (self.union_ratio(combo, rem) or 1.0 + (rem - 1.0) * (1.0 - self.gamma))
         mean = np.array([samp[int(j)].mean() for j in lm])
         std = np.array([samp[int(j)].std() for j in lm])
+        lens = np.array([len(samp[int(j)]) for j in lm])
+        table = np.zeros((len(lm), int(lens.max())))
+        for i, j in enumerate(lm):
+            table[i, :lens[i]] = samp[int(j)]
         kv = float(np.max(combo.attn_kv_heads_dev))
 
         def expected(batch, ctx):  # noqa: ARG001
@@ -258,7 +262,8 @@ class SSVGrouped(_VerifyKernel):
         def draws(batch, ctx, n, rng):  # noqa: ARG001
             m = max(1, int(round(batch * kv * full)))
             if m <= 16:
-                xbar = np.stack([samp[int(j)][rng.integers(0, len(samp[int(j)]), (n, m))].mean(axis=1) for j in lm])
+                pick = (rng.random((len(lm), n, m)) * lens[:, None, None]).astype(np.int64)
+                xbar = np.take_along_axis(table, pick.reshape(len(lm), -1), axis=1).reshape(len(lm), n, m).mean(axis=2)
             else:
                 xbar = mean[:, None] + std[:, None] / np.sqrt(m) * rng.standard_normal((len(lm), n))
             return (full * xbar + rem_ratio).sum(axis=0)[:, None]
