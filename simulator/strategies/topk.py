@@ -83,7 +83,6 @@ from simulator.kernels.gvr_passes import (
     GVR_CAPACITY,
     MAX_PASSES,
     launch_dists,
-    launch_passes,
     launch_passes_array,
 )
 from simulator.ops import OpBuilder
@@ -373,17 +372,16 @@ class GVRTopk(_Topk):
             tiers = _coords(ts, "k")
             ctx = float(ts.meta.get("mean_context") or n)
             kt = min(tiers, key=lambda t: abs(t / ctx - k / n))
-            ov = [float(o) for o in ts.per_layer(name, layers, k=kt)]
-            src = f"trace {ts.name} ({ts.source}): {name} at k {kt} of mean context {ctx:,.0f} (k/N {kt / ctx:.3f})"
             pk = float(((ts.meta.get("policies") or {}).get("topk") or {}).get("k") or 0.0)
-            if ts.has("gvr.passes_rows") and pk > 0 and 2.0 / 3.0 <= (pk / ctx) / (k / n) <= 1.5:
-                dists = []
-                for j in ts.layer_map(layers):
-                    x = np.clip(np.asarray(ts.samples("gvr.passes_rows", layer=int(j)), dtype=int), 1, MAX_PASSES)
-                    h = np.bincount(x, minlength=MAX_PASSES + 1) / max(len(x), 1)
-                    dists.append(tuple(np.round(h, 6)))
-                return list(zip(ov, dists)), src + "; gvr.passes_rows (recorded score rows)"
-            return [(o, None) for o in ov], src
+            rows = ts.has("gvr.passes_rows") and pk > 0 and 2.0 / 3.0 <= (pk / ctx) / (k / n) <= 1.5
+            # the inputs depend on n only through the tier and whether the recorded rows apply: one build per choice
+            key = (ts.name, ts.digest, name, int(layers), int(kt), bool(rows))
+            hit = _TRACE_INPUTS.get(key)
+            if hit is None:
+                if len(_TRACE_INPUTS) > 256:
+                    _TRACE_INPUTS.clear()
+                hit = _TRACE_INPUTS[key] = self._trace_layer_inputs(ts, name, layers, kt, ctx, rows)
+            return list(hit[0]), hit[1]
         dist = None
         if self.passes is not None:
             d = np.zeros(MAX_PASSES + 1)
@@ -395,6 +393,20 @@ class GVRTopk(_Topk):
         for nl, ov in self.groups(layers):
             out += [(ov, dist)] * nl
         return out, f"parameter: {which}" + (", passes" if dist is not None else "")
+
+    @staticmethod
+    def _trace_layer_inputs(ts, name: str, layers: int, kt: int, ctx: float, use_rows: bool) -> tuple[tuple, str]:
+        """layer_inputs from a trace at top-k tier kt, with the recorded pass rows when use_rows (memoized)."""
+        ov = [float(o) for o in ts.per_layer(name, layers, k=kt)]
+        src = f"trace {ts.name} ({ts.source}): {name} at k {kt} of mean context {ctx:,.0f} (k/N {kt / ctx:.3f})"
+        if use_rows:
+            dists = []
+            for j in ts.layer_map(layers):
+                x = np.clip(np.asarray(ts.samples("gvr.passes_rows", layer=int(j)), dtype=int), 1, MAX_PASSES)
+                h = np.bincount(x, minlength=MAX_PASSES + 1) / max(len(x), 1)
+                dists.append(tuple(np.round(h, 6)))
+            return tuple(zip(ov, dists)), src + "; gvr.passes_rows (recorded score rows)"
+        return tuple((o, None) for o in ov), src
 
     def _trace_inputs(self, combo) -> bool:
         """Whether layer_inputs reads the trace (its inputs then depend on the row length)."""
@@ -425,11 +437,17 @@ class GVRTopk(_Topk):
                 for layer in [i for i, x in enumerate(inputs) if x == inp]:
                     passes[layer, idx] = p
         else:
-            for x in np.unique(n[fast]):
-                inputs, _ = self.layer_inputs(combo, L, int(k), float(x))
-                for i in np.nonzero(fast & (n == x))[0]:
-                    passes[:, i] = [launch_passes(inp, int(k), float(x), float(rows[i]) / q, q, self.stale_rows)
-                                    for inp in inputs]
+            # the trace's inputs change with the row length only where the tier or the recorded rows' use does:
+            # settings with the same inputs are priced together (launch_passes_array, vectorized over them)
+            by_inputs: dict = {}
+            for x in np.unique(n[fast]).tolist():
+                by_inputs.setdefault(tuple(self.layer_inputs(combo, L, int(k), float(x))[0]), []).append(x)
+            for inputs, xs in by_inputs.items():
+                idx = np.flatnonzero(fast & np.isin(n, xs))
+                for inp in dict.fromkeys(inputs):
+                    p = launch_passes_array(inp, int(k), n[idx], rows[idx] / q, q, self.stale_rows)
+                    for layer in [i for i, y in enumerate(inputs) if y == inp]:
+                        passes[layer, idx] = p
         # one op per run of consecutive layers with the same pass counts (a few groups; more with a trace)
         start = 0
         while start < L:
@@ -506,6 +524,10 @@ def _gvr_op(b, name, kern, rows, n, k, p, count, where) -> None:
           bytes_written=rows * wr, parallel_units=rows, reread_bytes=rows * sweeps,
           working_set=rows * n * SCORE_BYTES, sync_steps=p + GVR_EXTRA_PHASES, dtype="fp32",
           count=count, where=where)
+
+
+#: layer_inputs built from a trace, by (trace, statistic, layers, tier, recorded rows used)
+_TRACE_INPUTS: dict = {}
 
 
 def _coords(ts, axis: str) -> list:
