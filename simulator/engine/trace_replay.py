@@ -18,7 +18,7 @@ inputs its strategies read from the trace's per-step, per-layer distributions, c
 
                        where E[v] is the weights' expectation (what the mean-statistics run prices) and
                        part(b, T) the time of those ops in the step at batch b and mean context T (priced from
-                       the same op model, on a grid in T, interpolated; exact in b). E[f_i] = 1 by construction
+                       the same op model, on a grid in T from 256 tokens, interpolated; exact in b). E[f_i] = 1 by construction
                        of the draws: the mean-statistics run is the expectation of the per-step run (to first
                        order where the step cost is a max of host and device time).
     sequences          per (part, batch level, context level) a factor sequence of SEQ_STEPS steps, drawn once
@@ -46,6 +46,9 @@ from simulator.strategies.base import AXES
 SEQ_STEPS = 4096
 #: ratio between context points of the part-time grid (linear interpolation between them)
 CTX_RATIO = 1.1
+#: the grid's first context: shorter contexts take its value (the part's time changes little below it, and only
+#: its product with the factor's deviation from 1 enters a step)
+CTX_LOW = 256.0
 #: batch sizes above this are replayed at the nearest level of ratio 2^(1/4) (factor sequences are per level)
 EXACT_BATCH = 8
 #: context levels of the factor sequences: ratio 2^(1/4)
@@ -71,8 +74,9 @@ class ReplayPart:
         self.key = tuple(key)
         self.prefixes = tuple(inputs.ops)
         hi = max(float(cost.max_context) + cost.query_rows + 1.0, 2.0)
-        n = int(math.ceil(math.log(hi) / math.log(CTX_RATIO))) + 1
-        self.t_grid = np.unique(np.minimum(CTX_RATIO ** np.arange(n), hi))
+        lo = min(CTX_LOW, hi / 2.0)
+        n = int(math.ceil(math.log(hi / lo) / math.log(CTX_RATIO))) + 1
+        self.t_grid = np.unique(np.minimum(lo * CTX_RATIO ** np.arange(n), hi))
         self._log_t = np.log(self.t_grid)
         self._part: dict = {}
         self._seq: dict = {}
@@ -200,10 +204,10 @@ def replay_notes(engine) -> list[str]:
 def comparison_text(per_step: dict, mean: dict) -> str:
     """p50 / p99 TPOT and goodput of the per-step replay beside the mean-statistics run (two summaries)."""
     rows = (("TPOT p50 ms", "tpot_p50_ms"), ("TPOT p99 ms", "tpot_p99_ms"), ("goodput req/s", "goodput_req_s"))
-    lines = ["trace replay          per-step      mean   change",
-             "-" * 48]
+    lines = ["trace replay          per-step        mean      change",
+             "-" * 56]
     for label, key in rows:
         a, b = float(per_step.get(key, math.nan)), float(mean.get(key, math.nan))
         ch = (a / b - 1.0) * 100.0 if b else math.nan
-        lines.append(f"{label:<18}{a:>12.3f}{b:>10.3f}{ch:>+8.2f} %")
+        lines.append(f"{label:<18}{a:>12.4f}{b:>12.4f}{ch:>+10.4f} %")
     return "\n".join(lines)

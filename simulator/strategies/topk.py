@@ -495,12 +495,11 @@ class GVRTopk(_Topk):
             c = layer_cdfs(batch, ctx)
             # stratified: each layer's n uniforms take every n-quantile once, in a seeded order
             u = (rng.permuted(np.tile(np.arange(n), (L, 1)), axis=1) + rng.random((L, n))) / n
-            p = np.empty((L, n), dtype=np.int64)
+            V = MAX_PASSES + 1
+            key = np.empty((L, n), dtype=np.int64)
             for j in range(L):
-                p[j] = np.minimum(np.searchsorted(c[j], u[j], side="left"), MAX_PASSES)
-            w = np.zeros((n, MAX_PASSES + 1))
-            np.add.at(w, (np.tile(np.arange(n), L), p.reshape(-1)), 1.0)
-            return w
+                key[j] = np.arange(n) * V + np.minimum(np.searchsorted(c[j], u[j], side="left"), MAX_PASSES)
+            return np.bincount(key.reshape(-1), minlength=n * V).reshape(n, V).astype(np.float64)
 
         def level_ops(b, batch, ctx):
             v = len(levels)
