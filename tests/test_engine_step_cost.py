@@ -103,3 +103,40 @@ def test_kv_cache_blocks_is_the_memory_left_over():
     free = 0.9 * c.hardware.hbm_capacity_bytes - memory.weight_bytes(c) - memory.workspace_bytes(c)
     assert kv_cache_blocks(c, 16, 8192) == int(free // (16 * 131072))
     assert kv_cache_blocks(c, 16, 2048) > kv_cache_blocks(c, 16, 8192)  # smaller workspace
+
+
+def test_lazy_surface_rows_within_a_memory_budget_give_the_same_prices():
+    """Decode surface rows are priced when first read; a budget holding only a few rows drops and re-prices them
+    with the same values; a budget too small for the first rows is refused naming the knob."""
+    from hwmodels.errors import SparsesimError
+    from simulator.engine.sizing import PRICE_CHUNK_BYTES
+
+    c = make_combo("H100-SXM", "Llama-3.1-8B", attention="nsa")
+    big = StepCostModel(c, 2048, 64)
+    assert big.per_row
+    rows_bytes = 40 * len(big.t_grid)
+    small = StepCostModel(c, 2048, 64, memory_budget_bytes=PRICE_CHUNK_BYTES + 10 * rows_bytes)
+    assert small.dec.max_rows <= 5
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        b = int(rng.integers(1, 65))
+        ctx = np.exp(rng.uniform(np.log(100), np.log(100000), b)).round()
+        comp = Composition(total_tokens=b, logit_rows=b, n_decode=b, decode_ctx_sum=float(ctx.sum()),
+                           decode_ctx_max=float(ctx.max()), decode_ctx=tuple(ctx.tolist()))
+        assert small.step_s(comp) == big.step_s(comp)
+        # per row: the mean over the rows of decode(b, context_i), within 1e-3 of the rows priced directly
+        assert small.step_s(comp) == pytest.approx(big.direct_step_s(comp), rel=1e-3)
+    assert small.dec.rows_held <= small.dec.max_rows
+    with pytest.raises(SparsesimError, match="memory_budget_gb"):
+        StepCostModel(c, 2048, 64, memory_budget_bytes=PRICE_CHUNK_BYTES + rows_bytes)
+
+
+def test_a_decode_run_prices_each_step_per_row():
+    c = make_combo("H100-SXM", "Llama-3.1-8B", attention="nsa")
+    m = StepCostModel(c, 2048, 64)
+    ctx = np.array([[131000.0, 1000, 1000, 1000], [131001.0, 1001, 1001, 1001]])
+    run = m.decode_run_s(4, 4, ctx.sum(axis=1), ctx.max(axis=1), ctx)
+    for j in range(2):
+        comp = Composition(total_tokens=4, logit_rows=4, n_decode=4, decode_ctx_sum=float(ctx[j].sum()),
+                           decode_ctx_max=float(ctx[j].max()), decode_ctx=tuple(ctx[j].tolist()))
+        assert run[j] == pytest.approx(m.step_s(comp), rel=1e-12)

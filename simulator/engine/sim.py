@@ -238,6 +238,10 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
 
 
 _COST_CACHE: dict = {}
+#: cost models the memo keeps (least recently used dropped first): a plan searches its candidates one after the
+#: other, each over several runs, so a short memo keeps the memory of one candidate's tables, not of every one
+#: (ASSUMPTION: 8 covers a deployment's replica groups and their adaptation candidates)
+COST_CACHE_ENTRIES = 8
 
 
 def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None,
@@ -253,11 +257,12 @@ def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None
            id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch,
            hw.launch_eager_s, hw.launch_graph_s, tuple(graph_sizes) if graph_sizes else None,
            getattr(hw.efficiency, "source", None), eager_overlap, budget_bytes)
-    hit = _COST_CACHE.get(key)
+    hit = _COST_CACHE.pop(key, None)
     if hit is not None and (combo.trace is None or hit[0].trace is combo.trace):
+        _COST_CACHE[key] = hit   # the most recently used last
         return hit[1]
-    if len(_COST_CACHE) > 64:
-        _COST_CACHE.clear()
+    while len(_COST_CACHE) >= COST_CACHE_ENTRIES:
+        del _COST_CACHE[next(iter(_COST_CACHE))]
     m = StepCostModel(combo, mnbt, seqs, mixed_launch=mixed_launch, graph_sizes=graph_sizes,
                       eager_overlap=eager_overlap, memory_budget_bytes=budget_bytes)
     _COST_CACHE[key] = (combo, m)

@@ -100,10 +100,20 @@ class Replay:
 
         self.source, self.seed, self.min_span_s = source, seed, min_span_s
         self._load = load_source
-        base = load_source(source, seed=seed)
+        # the traces of every request count loaded so far, shared by the candidates of a plan (same source and seed)
+        key = (id(source), seed)
+        shared = _TRACES.get(key)
+        if shared is None or shared[0] is not source:
+            _TRACES.clear()
+            shared = (source, {}, [False])
+            _TRACES[key] = shared
+        self._cache, self._exhausted = shared[1], shared[2]
+        base = self._cache.get(-1)
+        if base is None:
+            base = load_source(source, seed=seed)
+            self._cache[-1] = base
         self.base_n = len(base)
-        self._cache = {self.base_n: base}
-        self.exhausted = False
+        self._cache.setdefault(self.base_n, base)
         span = _span(base)
         self.native = (self.base_n - 1) / span if span > 0 else 1.0
 
@@ -120,11 +130,20 @@ class Replay:
                 t = self._load(self.source, seed=self.seed, requests=want)
                 self._cache[want] = t
                 if len(t) < want:
-                    self.exhausted = True
+                    self._exhausted[0] = True
             if len(t) <= n:
                 break
             n = len(t)
         return t.scaled(rate_scale=x)
+
+    @property
+    def exhausted(self) -> bool:
+        """The source holds fewer requests than a longer replay asked for."""
+        return self._exhausted[0]
+
+
+#: (id(source), seed) -> (source, {request count: trace}, [exhausted]): the replays one plan's candidates share
+_TRACES: dict = {}
 
 
 def _span(t) -> float:
