@@ -94,6 +94,14 @@ def cmd_simulate(args) -> int:
     print()
     print(f"simulated {res.stats.sim_end_s:,.1f} s in {res.wall_s:.2f} s wall "
           f"({res.summary['simulated_s_per_wall_s']:,.0f} simulated s per wall s, {res.stats.events:,} events)")
+    if cfg.trace_replay == "per_step" and res.summary["finished"]:
+        # the same run at the trace's mean statistics (serving.trace_replay: mean), for its effect
+        from dataclasses import replace
+
+        from simulator.engine.trace_replay import comparison_text
+        mean = simulate(replace(cfg, trace_replay="mean"), trace, seed=seed)
+        print()
+        print(comparison_text(res.summary, mean.summary))
     if not res.summary["finished"]:
         res.requests.to_csv(out.file("requests.csv"), index=False)
         print(f"nothing finished: all {len(trace):,} requests were rejected (prompt + output larger than a replica's KV "

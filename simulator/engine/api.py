@@ -30,6 +30,7 @@ from simulator.engine.config import (
 )
 from simulator.engine.results import itl_samples, request_table, summarize, timeseries_table
 from simulator.engine.sim import Engine, RunStats
+from simulator.engine.trace_replay import replay_notes
 from simulator.traces.requests import closed_loop, gamma_arrivals, load_requests, poisson
 
 
@@ -123,7 +124,7 @@ def simulate(config: ServingConfig, requests=None, seed: int | None = None, prog
                      evicted_units=sum(r.sched.pool.evicted_units for r in eng.replicas), sim_end_s=eng.env.now)
     summary["simulated_s_per_wall_s"] = eng.env.now / wall if wall > 0 else math.inf
     summary["wall_s"] = wall
-    notes = list(runtime_notes(config))
+    notes = list(runtime_notes(config)) + replay_notes(eng)
     return SimResult(summary=summary, requests=df, timeseries=ts, stats=stats, config=config, trace=requests,
                      seed=seed, engine=eng, wall_s=wall, notes=notes)
 

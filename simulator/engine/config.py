@@ -69,6 +69,10 @@
       decode_run_steps: 256              # fast path: pure-decode steps applied per event (0 = step by step)
       event_loop: heap                   # heap (fast, the default) | simpy (the reference: the same callbacks as
                                          #  simpy timeouts in a simpy.Environment; identical results, slower)
+      trace_replay: per_step             # per_step (the default with a scenario trace:): each decode step draws
+                                         #  the inputs its strategies read from the trace's per-step, per-layer
+                                         #  distributions (simulator/engine/trace_replay.py) | mean: every step
+                                         #  at the trace's mean statistics
       adaptation:                        # SSV's per-request switching between speculation tuples
         candidates: [{speculation: ...}] #  (simulator/engine/adaptive.py; equal drafts per round only)
         acceptance: {uniform: [0.2, 0.9]}
@@ -114,7 +118,7 @@ SOURCE_KEYS = {"trace", "poisson", "gamma", "closed_loop", "input_tokens", "outp
                "time_scale", "rate_scale"}
 SOURCE_KINDS = ("trace", "poisson", "gamma", "closed_loop")
 TOP_KEYS = {"engine", "requests", "replicas", "router", "scheduler", "step_cost", "acceptance", "kv_transfer", "slo",
-            "seed", "decode_run_steps", "adaptation", "event_loop"}
+            "seed", "decode_run_steps", "adaptation", "event_loop", "trace_replay"}
 REPLICA_KEYS = {"count", "hardware", "model", "parallelism", "strategies", "role"}
 REPLICA_STRATEGY_KEYS = {"attention", "topk", "speculation", "verify_kernel", "schedule", "kv_policy", "kv_dtype",
                          "weight_dtype"}
@@ -186,6 +190,7 @@ class ServingConfig:
     seed: int = 0
     decode_run_steps: int = 256
     event_loop: str = "heap"               # serving.event_loop: heap | simpy (identical results; docs/DESIGN.md)
+    trace_replay: str = "mean"             # serving.trace_replay: per_step | mean (simulator/engine/trace_replay.py)
     decode_context: str = "mean"
     host_per_step_s: float = 0.0
     host_floor_s: float = 0.0
@@ -720,6 +725,12 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
     loop = d.get("event_loop", "heap")
     if loop not in ("heap", "simpy"):
         raise _err(f"is {loop!r}; allowed: heap, simpy", file, "serving.event_loop")
+    replay = d.get("trace_replay", "per_step" if stats is not None else "mean")
+    if replay not in ("per_step", "mean"):
+        raise _err(f"is {replay!r}; allowed: per_step, mean", file, "serving.trace_replay")
+    if replay == "per_step" and stats is None:
+        raise _err("per_step replays the scenario trace step by step; this scenario has no trace: section", file,
+                   "serving.trace_replay")
     adapt = parse_adaptation(d.get("adaptation"), file)
     adapt_combos = []
     if adapt is not None:
@@ -729,7 +740,7 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
         adapt_combos = [candidate_combos(g.combo, adapt, file, "serving.adaptation") for g in groups]
     return ServingConfig(source=source, groups=groups, router=router, scheduler=sched, acceptance=acc,
                          kv_bandwidth_bytes_s=bw, kv_latency_s=lat, slo=slo, seed=seed, decode_run_steps=drs,
-                         event_loop=loop,
+                         event_loop=loop, trace_replay=replay,
                          decode_context=dctx, host_per_step_s=host_step, host_floor_s=host_floor,
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
                          graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,

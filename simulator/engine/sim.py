@@ -45,6 +45,7 @@ from simulator.engine.scheduler import (
 )
 from simulator.engine.sizing import attention_kv_ratio, vllm_batch_defaults
 from simulator.engine.step_cost import Composition, HostTime, StepCostModel, StepRuntime, kv_cache_blocks
+from simulator.engine.trace_replay import group_replay
 
 GIB = 1024 ** 3
 
@@ -114,6 +115,7 @@ class GroupSetup:
     kv_bytes_per_token_dev: float
     adaptive: tuple | None = None   # (candidate combos, their cost models) under serving.adaptation
     policy: str = "fcfs"            # the scheduler policy (serving.scheduler.policy)
+    replay: object = None           # per-step trace replay (simulator.engine.trace_replay.GroupReplay) or None
 
 
 def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.random.Generator | None = None) -> GroupSetup:
@@ -159,8 +161,11 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.rand
         costs = [cost] + [_cost_model(c, mnbt, seqs, rs.mixed_launch, rs.graph_sizes, rs.eager_overlap,
                                       cfg.step_cost_budget_bytes) for c in combos[1:]]
         adaptive = (combos, costs)
+    # per-step trace replay (serving.trace_replay; not under per-request switching, whose candidates price apart)
+    replay = None if adaptive is not None else group_replay(combo, cost, cfg.trace_replay, cfg.seed, i)
     return GroupSetup(index=i, role=group.role, label=group.label, combo=combo, sched_cfg=sc, cost=cost,
-                      kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"))
+                      kv_bytes_per_token_dev=per_tok, adaptive=adaptive, policy=knobs.get("policy", "fcfs"),
+                      replay=replay)
 
 
 @dataclass
@@ -331,6 +336,7 @@ class Replica:
         if group.adaptive is not None:   # per-request switching (serving.adaptation, simulator/engine/adaptive.py)
             self.adapt = Adaptive(group.adaptive[0], group.adaptive[1], engine.cfg.adaptation, engine.rng)
         self.K = 0 if self.adapt is not None else engine.cfg.decode_run_steps
+        self.replay = None if group.replay is None else group.replay.cursor(idx)   # per-step trace replay
         self.busy_s = 0.0
         self.steps = 0
         self.events = 0
@@ -429,6 +435,8 @@ class Replica:
             else:
                 fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
         dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin, run.ctx_rows)
+        if self.replay is not None:
+            dts = dts + self.replay.run_delta(run.batch, np.asarray(run.ctx_sum, dtype=np.float64) / run.batch)
         ends = np.cumsum(dts)
         now = self.engine.env.now
         self._run, self._dts, self._ends, self._start = run, dts, ends, now
@@ -473,6 +481,8 @@ class Replica:
             itl["w"].extend([float(run.batch)] * (done - 1))
         rec.last_emit[rids] = start + float(ends[done - 1])
         ev = decode_run.apply(sched, run, done, now)
+        if self.replay is not None:
+            self.replay.advance(done)
         self.last_dt = float(dts[done - 1])
         if eng.check:
             sched.check_invariants()
@@ -501,6 +511,8 @@ class Replica:
         now = eng.env.now
         self._queue = len(self.sched.waiting)
         dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
+        if self.replay is not None and plan.n_decode:
+            dt += self.replay.step_delta(plan.n_decode, plan.decode_ctx_sum / plan.n_decode)
         self._plan, self._start, self._dt = plan, now, dt
         eng.push(dt, STEP, self, self.wait)
 
@@ -513,6 +525,8 @@ class Replica:
         if sched.cfg.num_spec_tokens and plan.n_decode:
             acc = adapt.draw(plan) if adapt is not None else self.acc.draw((len(plan.reqs),))
         ev = sched.step_done(plan, now, acc)
+        if self.replay is not None and plan.n_decode:
+            self.replay.advance(1)
         if plan.n_decode:   # inter-token gaps of the decode rows (vLLM's ITL)
             le, itl = rec.last_emit, rec.itl
             for r, d in zip(plan.reqs, plan.is_decode):

@@ -707,6 +707,17 @@ class StepCostModel:
         ops = b.build()
         return _sum_by_setting(ops, price(ops, self.combo.hardware, launch))
 
+    def price_decode_part(self, batch, context, prefixes: tuple) -> np.ndarray:
+        """The time of the decode ops whose names start with one of `prefixes` at arrays of batch sizes and mean
+        attended contexts (graph launches of a pure decode step): the trace-driven part a per-step trace replay
+        scales (simulator/engine/trace_replay.py)."""
+        b = self._decode_builder(np.asarray(batch, dtype=np.float64), np.asarray(context, dtype=np.float64))
+        if not b._blocks:
+            return np.zeros(len(np.atleast_1d(batch)))
+        ops = b.build()
+        hit = np.array([str(nm).startswith(tuple(prefixes)) for nm in ops.names], dtype=bool)
+        return _sum_by_setting(ops, price(ops, self.combo.hardware, self.decode_launch), hit[ops.name_id])
+
     def exact_decode_rows_s(self, batch: int, contexts, mixed: bool = False) -> float:
         """The decode term of a batch of `batch` rows whose attended contexts are `contexts` (one per row), priced
         exactly as ONE launch per op over rows of different contexts: each op's additive quantities (flops, bytes,

@@ -304,9 +304,18 @@ def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int,
     (rowIdx % next_n) + 1), so row j is j + 1 steps from it; under the AR(1) drift its correlation is
     rho^(j+1) (ASSUMPTION: staleness compounds like the drift); the launch lasts as long as its slowest row.
     A given distribution (trace, `passes`) replaces the table for row 0 where the overlap is above random."""
+    dists, copies = launch_dists(inp, k, n, rows_per_seq, stale)
+    return expected_max_passes(dists, batch * copies)
+
+
+def launch_dists(inp: tuple, k: int, n: float, rows_per_seq: int, stale: bool = True) -> tuple[list, int]:
+    """(pass distributions of the rows of ONE sequence, copies of them per sequence) in a launch (launch_passes'
+    model): the launch of `batch` sequences has the CDF prod_j cumsum(dists[j]) ** (batch x copies) of its slowest
+    row's passes, whose mean is launch_passes. Per-step trace replay draws from that CDF
+    (simulator/engine/trace_replay.py)."""
     overlap, dist = inp
     if overlap is None and dist is None:
-        return expected_max_passes([pass_distribution("random", k, n)], batch * rows_per_seq)
+        return [pass_distribution("random", k, n)], rows_per_seq
     d0 = None if dist is None else np.asarray(dist, dtype=np.float64)
     rho = rho_for_overlap(float(overlap), k, n) if overlap is not None else \
         rho_for_overlap(overlap_of_dist(d0, k, n), k, n)
@@ -315,7 +324,7 @@ def launch_passes(inp: tuple, k: int, n: float, batch: float, rows_per_seq: int,
         dists[0] = d0
         if not stale:
             dists = [d0] * rows_per_seq
-    return expected_max_passes(dists, batch)
+    return dists, 1
 
 
 def overlap_of_dist(d: np.ndarray, k: int, n: float) -> float:
@@ -335,12 +344,12 @@ _RHO_MEMO: dict = {}
 def launch_passes_array(inp: tuple, k: int, n, batch, rows_per_seq: int, stale: bool = True) -> np.ndarray:
     """launch_passes for arrays of row lengths `n` and launch sizes `batch` (equal length), the same numbers
     (bit for bit): the table lookups and the E[max] are vectorized over the settings, for an overlap given as a
-    number or a random preIdx (inp = (None, None)); a given pass distribution takes launch_passes setting by
-    setting."""
+    number (with or without a pass distribution for row 0) or a random preIdx (inp = (None, None)); a distribution
+    without an overlap takes launch_passes setting by setting."""
     n = np.asarray(n, dtype=np.float64)
     batch = np.asarray(batch, dtype=np.float64)
     overlap, dist = inp
-    if dist is not None or len(n) == 0:
+    if (dist is not None and overlap is None) or len(n) == 0:
         return np.array([launch_passes(inp, k, float(x), float(y), rows_per_seq, stale) for x, y in zip(n, batch)])
     t = pass_table(k)
     x = np.log2(np.clip(n, t.lengths[0], t.lengths[-1]))
@@ -372,6 +381,10 @@ def launch_passes_array(inp: tuple, k: int, n, batch, rows_per_seq: int, stale: 
         a = ((r - t.rhos[q]) / (t.rhos[q + 1] - t.rhos[q]))[:, None]
         dists.append(_mix(np.zeros((len(n), MAX_PASSES + 1)), j, w,
                           lambda jj, q=q, a=a: (1 - a) * t.probs[jj, q] + a * t.probs[jj, q + 1]))
+    if dist is not None:   # a given distribution (trace, `passes`) replaces row 0's where the overlap is above random
+        d0 = np.asarray(dist, dtype=np.float64)[None, :]
+        pos = (rho > 0)[:, None]
+        dists = [np.where(pos, d0, d) if (i == 0 or not stale) else d for i, d in enumerate(dists)]
     return _expected_max_rows(dists, batch)
 
 

@@ -181,12 +181,42 @@ class Strategy:
         """Cache bytes per context token this strategy adds on each device (a draft model's KV, ...)."""
         return 0.0
 
+    def trace_replay(self, combo: Combo) -> ReplayInputs | None:  # noqa: ARG002 - hook
+        """The per-step inputs this strategy reads from the scenario trace (combo.trace), for a serving run's
+        per-step replay (simulator/engine/trace_replay.py), or None: its cost has no trace-driven part that varies
+        from step to step (the default)."""
+        return None
+
     def onchip_bytes(self, combo: Combo, batch: np.ndarray, context: np.ndarray):  # noqa: ARG002 - hook
         """Extra on-chip (SRAM / PMU) bytes per device this strategy's kernels need at (batch, context)
         arrays, beyond the standard kernels' own buffers. The planner refuses a setting whose sum over the
         tuple's strategies exceeds the device's on-chip memory on a static-graph dataflow device (where
         such buffers are allocated on chip at compile time); 0 = nothing extra (the default)."""
         return 0.0
+
+
+@dataclass(frozen=True)
+class ReplayInputs:
+    """What a strategy's decode cost reads from a trace step by step (Strategy.trace_replay), in the form the
+    engine's per-step replay prices once per input level (simulator/engine/trace_replay.py):
+
+    label       what is replayed, for notes (e.g. "GVR launch passes per layer (gvr.passes_rows)")
+    ops         op-name prefixes of the decode step whose time the trace drives (e.g. ("topk.gvr",))
+    levels      [V] the input levels (e.g. pass counts 0..48, or (1.0,) for a cost linear in the input)
+    draws       draws(batch, context, n, rng) -> [n, V]: for each of n steps, the weight of each level (units,
+                e.g. layers, at that level; or the sum of drawn values when the cost is linear in them)
+    expected    expected(batch, context) -> [V]: the same weights in expectation, which is what the
+                mean-statistics run prices
+    level_ops   level_ops(b, batch, context): the ops of ONE unit at each of the V levels (an OpBuilder of V
+                settings), priced by the engine; None: the ops' time is proportional to the level value
+    """
+
+    label: str
+    ops: tuple[str, ...]
+    levels: np.ndarray
+    draws: Callable
+    expected: Callable
+    level_ops: Callable | None = None
 
 
 class AttentionStrategy(Strategy):
@@ -237,6 +267,11 @@ class AttentionStrategy(Strategy):
     def cached_tokens(self, combo: Combo, context: np.ndarray) -> np.ndarray:
         """Tokens each sequence keeps in its KV cache at `context` (dense: all of them)."""
         return context
+
+    def selection_k(self, combo: Combo) -> int | None:  # noqa: ARG002 - hook
+        """The k of the token top-k a selects_tokens attention hands its topk strategy per decode row (None: it
+        selects no tokens)."""
+        return None
 
 
 @dataclass

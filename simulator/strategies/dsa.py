@@ -132,6 +132,9 @@ class DSAAttention(AttentionStrategy):
     def k(self, combo) -> int:
         return int(self.index_topk if self.index_topk is not None else combo.model.dsa_indexer.topk)
 
+    def selection_k(self, combo) -> int:
+        return self.k(combo)
+
     # ---- shared pieces ------------------------------------------------------------------------------
     def _indexer_proj(self, b, combo, rows, count) -> None:
         m = combo.model

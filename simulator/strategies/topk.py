@@ -79,9 +79,14 @@ import numpy as np
 
 from hwmodels.errors import ScenarioError
 from simulator.combo import Combo
-from simulator.kernels.gvr_passes import GVR_CAPACITY, MAX_PASSES, launch_passes, launch_passes_array
+from simulator.kernels.gvr_passes import (
+    GVR_CAPACITY,
+    MAX_PASSES,
+    launch_dists,
+    launch_passes_array,
+)
 from simulator.ops import OpBuilder
-from simulator.strategies.base import Param, TopkStrategy, register
+from simulator.strategies.base import Param, ReplayInputs, TopkStrategy, register
 
 # ---- instruction work, flop-equivalents per element (see module docstring) ------------------------------
 SM_CYCLE_FLOPS = 256.0   # 128 FP32 lanes x 2 flops per SM-cycle (CUDA C++ Programming Guide, SM80-SM100)
@@ -367,17 +372,16 @@ class GVRTopk(_Topk):
             tiers = _coords(ts, "k")
             ctx = float(ts.meta.get("mean_context") or n)
             kt = min(tiers, key=lambda t: abs(t / ctx - k / n))
-            ov = [float(o) for o in ts.per_layer(name, layers, k=kt)]
-            src = f"trace {ts.name} ({ts.source}): {name} at k {kt} of mean context {ctx:,.0f} (k/N {kt / ctx:.3f})"
             pk = float(((ts.meta.get("policies") or {}).get("topk") or {}).get("k") or 0.0)
-            if ts.has("gvr.passes_rows") and pk > 0 and 2.0 / 3.0 <= (pk / ctx) / (k / n) <= 1.5:
-                dists = []
-                for j in ts.layer_map(layers):
-                    x = np.clip(np.asarray(ts.samples("gvr.passes_rows", layer=int(j)), dtype=int), 1, MAX_PASSES)
-                    h = np.bincount(x, minlength=MAX_PASSES + 1) / max(len(x), 1)
-                    dists.append(tuple(np.round(h, 6)))
-                return list(zip(ov, dists)), src + "; gvr.passes_rows (recorded score rows)"
-            return [(o, None) for o in ov], src
+            rows = ts.has("gvr.passes_rows") and pk > 0 and 2.0 / 3.0 <= (pk / ctx) / (k / n) <= 1.5
+            # the inputs depend on n only through the tier and whether the recorded rows apply: one build per choice
+            key = (ts.name, ts.digest, name, int(layers), int(kt), bool(rows))
+            hit = _TRACE_INPUTS.get(key)
+            if hit is None:
+                if len(_TRACE_INPUTS) > 256:
+                    _TRACE_INPUTS.clear()
+                hit = _TRACE_INPUTS[key] = self._trace_layer_inputs(ts, name, layers, kt, ctx, rows)
+            return list(hit[0]), hit[1]
         dist = None
         if self.passes is not None:
             d = np.zeros(MAX_PASSES + 1)
@@ -389,6 +393,20 @@ class GVRTopk(_Topk):
         for nl, ov in self.groups(layers):
             out += [(ov, dist)] * nl
         return out, f"parameter: {which}" + (", passes" if dist is not None else "")
+
+    @staticmethod
+    def _trace_layer_inputs(ts, name: str, layers: int, kt: int, ctx: float, use_rows: bool) -> tuple[tuple, str]:
+        """layer_inputs from a trace at top-k tier kt, with the recorded pass rows when use_rows (memoized)."""
+        ov = [float(o) for o in ts.per_layer(name, layers, k=kt)]
+        src = f"trace {ts.name} ({ts.source}): {name} at k {kt} of mean context {ctx:,.0f} (k/N {kt / ctx:.3f})"
+        if use_rows:
+            dists = []
+            for j in ts.layer_map(layers):
+                x = np.clip(np.asarray(ts.samples("gvr.passes_rows", layer=int(j)), dtype=int), 1, MAX_PASSES)
+                h = np.bincount(x, minlength=MAX_PASSES + 1) / max(len(x), 1)
+                dists.append(tuple(np.round(h, 6)))
+            return tuple(zip(ov, dists)), src + "; gvr.passes_rows (recorded score rows)"
+        return tuple((o, None) for o in ov), src
 
     def _trace_inputs(self, combo) -> bool:
         """Whether layer_inputs reads the trace (its inputs then depend on the row length)."""
@@ -419,29 +437,96 @@ class GVRTopk(_Topk):
                 for layer in [i for i, x in enumerate(inputs) if x == inp]:
                     passes[layer, idx] = p
         else:
-            for x in np.unique(n[fast]):
-                inputs, _ = self.layer_inputs(combo, L, int(k), float(x))
-                for i in np.nonzero(fast & (n == x))[0]:
-                    passes[:, i] = [launch_passes(inp, int(k), float(x), float(rows[i]) / q, q, self.stale_rows)
-                                    for inp in inputs]
+            # the trace's inputs change with the row length only where the tier or the recorded rows' use does:
+            # settings with the same inputs are priced together (launch_passes_array, vectorized over them)
+            by_inputs: dict = {}
+            for x in np.unique(n[fast]).tolist():
+                by_inputs.setdefault(tuple(self.layer_inputs(combo, L, int(k), float(x))[0]), []).append(x)
+            for inputs, xs in by_inputs.items():
+                idx = np.flatnonzero(fast & np.isin(n, xs))
+                for inp in dict.fromkeys(inputs):
+                    p = launch_passes_array(inp, int(k), n[idx], rows[idx] / q, q, self.stale_rows)
+                    for layer in [i for i, y in enumerate(inputs) if y == inp]:
+                        passes[layer, idx] = p
         # one op per run of consecutive layers with the same pass counts (a few groups; more with a trace)
         start = 0
         while start < L:
             end = start + 1
             while end < L and np.array_equal(passes[end], passes[start]):
                 end += 1
-            p = passes[start]
-            w = gvr_work(n, k, p, sweep_flops=kern["sweep_flops"], fixed_flops=kern["fixed_flops"])
-            rd = sum(v[0] for v in w.values())
-            wr = sum(v[1] for v in w.values())
-            fl = sum(v[2] for v in w.values())
-            sweeps = w["verify"][0] + w["collect"][0]
-            # sweeps re-read the L2-resident logits (see radix); P2 passes + P3 sweep + P1 / P4 phases
-            b.add(f"topk.gvr[L{start}-{end - 1}]", "topk_cta", flops=rows * fl, bytes_read=rows * rd,
-                  bytes_written=rows * wr, parallel_units=rows, reread_bytes=rows * sweeps,
-                  working_set=rows * n * SCORE_BYTES, sync_steps=p + GVR_EXTRA_PHASES, dtype="fp32",
-                  count=end - start, where=fast)
+            _gvr_op(b, f"topk.gvr[L{start}-{end - 1}]", kern, rows, n, k, passes[start], end - start, fast)
             start = end
+
+    def trace_replay(self, combo) -> ReplayInputs | None:
+        """Per-step replay of the launch passes (simulator/engine/trace_replay.py). Each layer's launch of
+        `batch` sequences x q rows lasts as long as its slowest row: per step and layer, its passes are drawn
+        from that maximum's distribution (launch_dists: the trace's recorded pass counts gvr.passes_rows, or the
+        pass table at the trace's per-layer overlap), whose mean is the mean-statistics run's launch_passes.
+        ASSUMPTIONS: layers and rows draw independently (the statistics keep each layer's distribution over
+        (step, head), not the step order nor the correlation between layers)."""
+        k = combo.attention.selection_k(combo)
+        if not self._trace_inputs(combo) or not k:
+            return None
+        L = combo.model.layers
+        q = int(combo.speculation.draft_tokens) + 1
+        kern = self.kernel if isinstance(self.kernel, dict) else GVR_KERNELS[self.kernel]
+        levels = np.arange(MAX_PASSES + 1, dtype=np.float64)
+        cdfs: dict = {}
+
+        def layer_cdfs(batch: int, ctx: float) -> np.ndarray:   # [L, levels] CDF of each layer's launch passes
+            key = (int(batch), float(ctx))
+            if key not in cdfs:
+                inputs, _ = self.layer_inputs(combo, L, int(k), float(ctx))
+                out = np.empty((L, MAX_PASSES + 1))
+                for inp in dict.fromkeys(inputs):
+                    dists, copies = launch_dists(inp, int(k), float(ctx), q, self.stale_rows)
+                    c = np.ones(MAX_PASSES + 1)
+                    for d in dists:
+                        c = c * np.cumsum(d) ** (batch * copies)
+                    out[[i for i, x in enumerate(inputs) if x == inp]] = c
+                cdfs[key] = out
+            return cdfs[key]
+
+        def expected(batch, ctx):
+            c = layer_cdfs(batch, ctx)
+            return np.diff(np.concatenate([np.zeros((L, 1)), c], axis=1), axis=1).sum(axis=0)
+
+        def draws(batch, ctx, n, rng):
+            c = layer_cdfs(batch, ctx)
+            # stratified: each layer's n uniforms take every n-quantile once, in a seeded order
+            u = (rng.permuted(np.tile(np.arange(n), (L, 1)), axis=1) + rng.random((L, n))) / n
+            V = MAX_PASSES + 1
+            key = np.empty((L, n), dtype=np.int64)
+            for j in range(L):
+                key[j] = np.arange(n) * V + np.minimum(np.searchsorted(c[j], u[j], side="left"), MAX_PASSES)
+            return np.bincount(key.reshape(-1), minlength=n * V).reshape(n, V).astype(np.float64)
+
+        def level_ops(b, batch, ctx):
+            v = len(levels)
+            _gvr_op(b, "topk.gvr", kern, np.full(v, float(batch * q)), np.full(v, float(ctx)), int(k), levels, 1.0,
+                    np.ones(v, dtype=bool))
+
+        return ReplayInputs("GVR launch passes per layer (" + ("gvr.passes_rows" if
+                            combo.trace.has("gvr.passes_rows") else "pass table at the trace's overlap") + ")",
+                            ("topk.gvr",), levels, draws, expected, level_ops)
+
+
+def _gvr_op(b, name, kern, rows, n, k, p, count, where) -> None:
+    """One GVR launch of `rows` rows of length `n` with `p` phase-2 passes, `count` layers."""
+    w = gvr_work(n, k, p, sweep_flops=kern["sweep_flops"], fixed_flops=kern["fixed_flops"])
+    rd = sum(v[0] for v in w.values())
+    wr = sum(v[1] for v in w.values())
+    fl = sum(v[2] for v in w.values())
+    sweeps = w["verify"][0] + w["collect"][0]
+    # sweeps re-read the L2-resident logits (see radix); P2 passes + P3 sweep + P1 / P4 phases
+    b.add(name, "topk_cta", flops=rows * fl, bytes_read=rows * rd,
+          bytes_written=rows * wr, parallel_units=rows, reread_bytes=rows * sweeps,
+          working_set=rows * n * SCORE_BYTES, sync_steps=p + GVR_EXTRA_PHASES, dtype="fp32",
+          count=count, where=where)
+
+
+#: layer_inputs built from a trace, by (trace, statistic, layers, tier, recorded rows used)
+_TRACE_INPUTS: dict = {}
 
 
 def _coords(ts, axis: str) -> list:

@@ -48,7 +48,7 @@ import numpy as np
 
 from simulator.combo import Combo
 from simulator.precision import ACT_BYTES
-from simulator.strategies.base import Param, VerifyKernelStrategy, register
+from simulator.strategies.base import Param, ReplayInputs, VerifyKernelStrategy, register
 
 ORDERS = ("bfs", "dfs", "position_sorted")
 
@@ -224,6 +224,52 @@ class SSVGrouped(_VerifyKernel):
             g = float(np.mean(ts.per_layer("ssv.gamma_eff", combo.model.layers, order=self.order, C=near)))
             return 1.0 + (c - 1.0) * (1.0 - g)
         return None
+
+    def trace_replay(self, combo) -> ReplayInputs | None:
+        """Per-step replay of the group unions (simulator/engine/trace_replay.py): each step, every layer's
+        selected-block loads take the mean of the union ratios |I_merged| / n of its groups of C rows (one per
+        sequence and KV head and full group), drawn from the trace's ssv.union_ratio_samples at this traversal
+        order and C (exactly for up to 16 groups, by the central limit theorem beyond); a last group of fewer rows
+        keeps its mean. The selected branch's kernel time (op nsa.select) is taken as proportional to the union
+        it loads (ASSUMPTION: its KV bytes dominate: the query and index bytes are ~1/(64 n) of them). Layers,
+        sequences and heads draw independently (the statistics keep the distribution, not the step order)."""
+        ts = combo.trace
+        c = int(self.group)
+        if (self.mode != "exact" or ts is None or not ts.has("ssv.union_ratio_samples") or c <= 1
+                or self.order not in [str(o) for o in ts.coords.get("order", ())]
+                or c not in [int(x) for x in ts.coords.get("C", ())]):
+            return None
+        full, rem = divmod(int(combo.speculation.draft_tokens) + 1, c)
+        if full == 0:
+            return None
+        lm = ts.layer_map(combo.model.layers)
+        samp = {int(j): ts.samples("ssv.union_ratio_samples", layer=int(j), order=self.order, C=c)
+                for j in np.unique(lm)}
+        if any(len(x) == 0 for x in samp.values()):
+            return None
+        rem_ratio = float(rem) if rem <= 1 else (self.union_ratio(combo, rem) or 1.0 + (rem - 1.0) * (1.0 - self.gamma))
+        mean = np.array([samp[int(j)].mean() for j in lm])
+        std = np.array([samp[int(j)].std() for j in lm])
+        lens = np.array([len(samp[int(j)]) for j in lm])
+        table = np.zeros((len(lm), int(lens.max())))
+        for i, j in enumerate(lm):
+            table[i, :lens[i]] = samp[int(j)]
+        kv = float(np.max(combo.attn_kv_heads_dev))
+
+        def expected(batch, ctx):  # noqa: ARG001
+            return np.array([float((full * mean + rem_ratio).sum())])
+
+        def draws(batch, ctx, n, rng):  # noqa: ARG001
+            m = max(1, int(round(batch * kv * full)))
+            if m <= 16:
+                pick = (rng.random((len(lm), n, m)) * lens[:, None, None]).astype(np.int64)
+                xbar = np.take_along_axis(table, pick.reshape(len(lm), -1), axis=1).reshape(len(lm), n, m).mean(axis=2)
+            else:
+                xbar = mean[:, None] + std[:, None] / np.sqrt(m) * rng.standard_normal((len(lm), n))
+            return (full * xbar + rem_ratio).sum(axis=0)[:, None]
+
+        return ReplayInputs(f"SSV group unions (ssv.union_ratio_samples, {self.order}, C {c})", ("nsa.select",),
+                            np.array([1.0]), draws, expected)
 
     def input_source(self, combo) -> str:
         """Where the group unions come from (for reproduction tables)."""
