@@ -327,3 +327,20 @@ def test_replace_profile_on_config():
     p2 = replace(cfg.runtime, launch=LaunchModel(constant_s=0.02))
     s = _sim(replace(cfg, runtime=p2)).summary
     assert s["tpot_p50_ms"] < 60
+
+
+def test_the_replica_prices_the_engine_profiles_allreduce():
+    """A tensor-parallel replica group runs the all-reduce its engine profile names (vLLM's custom all-reduce for
+    vllm-v1), and a replica without a profile keeps the scenario's NCCL; the step costs differ accordingly."""
+    from simulator.engine.sim import resolve_runtime
+
+    doc = dict(DOC, runtime={"launch": "graph"})
+    got = {}
+    for engine in ("none", "vllm-v1"):
+        sec = section(engine=engine, replicas=[{"count": 1, "parallelism": {"tp": 2}}])
+        cfg = parse_serving_section(sec, "<test>", ROOT, doc)
+        combo = cfg.groups[0].combo
+        assert combo.tp == 2
+        setup = resolve_runtime(cfg, combo, 2048, 64, 0, {"mixed_launch": "eager"})
+        got[engine] = setup.combo.allreduce
+    assert got == {"none": "nccl", "vllm-v1": "vllm"}

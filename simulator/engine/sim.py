@@ -211,6 +211,7 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         combo = replace(combo, launch=dl)
     if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
         combo = replace(combo, kernels=prof.kernels)
+    combo = prof.apply_collectives(combo)   # the engine's tensor-parallel all-reduce (runtime profile `allreduce`)
     mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
     sizes = (cfg.graph_sizes if "graph_sizes" in given else
              g.capture_sizes(seqs, mnbt, combo.hardware, combo.tp, 1 + spec) if g.decode == "graph" else None)
@@ -253,7 +254,7 @@ def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None
     key = (hw.name, getattr(hw, "file", None), m_.name, getattr(m_, "file", None), combo.strategy_label(),
            tuple(sorted((a, repr(s.values)) for a, s in zip(("att", "topk", "spec", "verify", "sched", "kvp"),
                                                               combo.strategies()))),
-           combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels,
+           combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels, combo.allreduce,
            id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch,
            hw.launch_eager_s, hw.launch_graph_s, tuple(graph_sizes) if graph_sizes else None,
            getattr(hw.efficiency, "source", None), eager_overlap, budget_bytes)

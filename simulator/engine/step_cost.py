@@ -459,6 +459,7 @@ def body_tables(combo: Combo, max_tokens: int, phase: str, launch: str) -> tuple
     deployment (a plan's candidates, a sweep of attention strategies) share them: memoized within a process."""
     hw, m = combo.hardware, combo.model
     key = (id(hw), id(m), combo.tp, combo.ep, combo.attn_dp, combo.kv_dtype, combo.weight_dtype, combo.kernels,
+           combo.allreduce,
            int(max_tokens), phase, launch)
     hit = _BODY_CACHE.get(key)
     if hit is not None and hit[0] is hw and hit[1] is m:
