@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from hwmodels.calibration import DATA_DIR  # noqa: E402
 from tests.fuzz_cases import BASE_SCENARIO, Case, _dump, _model_doc, _spec_doc
 
-REPO = Path(__file__).resolve().parents[1]
-CAL_DATA = REPO / "hwmodels" / "calibration" / "data"
+CAL_DATA = DATA_DIR          # the installed package's calibration data (CI runs the suite against the wheel)
 CLASSES = ("size", "crossfield", "trace", "calib", "list", "misc", "progress", "exitcode")
 
 
@@ -431,7 +431,7 @@ def calib_cases() -> list[ClassCase]:
     # fit-regimes on a handful of rows: nothing to fit; the fitted file must not be rewritten
     reg = (CAL_DATA / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv").read_text().splitlines()
     few = ("\n".join(reg[:1] + reg[200:203]) + "\n").encode()
-    fitted = (REPO / "hwmodels" / "calibration" / "fitted" / "H100-SXM.yaml").read_bytes()
+    fitted = (DATA_DIR.parent / "fitted" / "H100-SXM.yaml").read_bytes()
     out.append(_case(c, "fit_regimes_three_rows", {"r.csv": few, "F/H100-SXM.yaml": fitted},
                      ["calibrate", "fit-regimes", "r.csv", "--device", "H100-SXM", "--fitted-dir", "F", "--out", "co"],
                      "error", None, "r.csv", keep=["F/H100-SXM.yaml"]))

@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hwmodels.calibration import DATA_DIR  # noqa: E402
 from simulator.benchmark_results import read_result
 from simulator.benchmark_results.vllm_json import write_result
 from simulator.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-REAL = ROOT / "hwmodels/calibration/data/serving/vllm_format/hfval_cc4_in2k_nvidia-h100-80gb-hbm3_2026-11-26.json"
+REAL = DATA_DIR / "serving/vllm_format/hfval_cc4_in2k_nvidia-h100-80gb-hbm3_2026-11-26.json"   # installed package
 SMALL = ["serving.requests.closed_loop.count=8", "serving.requests.input_tokens.fixed=512",
          "serving.requests.output_tokens.fixed=12"]
 

@@ -19,6 +19,8 @@ from hwmodels.calibration import DATA_DIR
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = Path(importlib.import_module("simulator.engine").__file__).parent / "profiles"   # the installed package's
 SERVING = ROOT / "lab" / "serving"
+#: where the installed packages' data lie (site-packages, or the checkout): measured files under hwmodels/
+PKG_ROOT = Path(importlib.import_module("hwmodels").__file__).resolve().parents[1]
 DATA = DATA_DIR / "serving"
 sys.path.insert(0, str(SERVING))
 vllm_result = importlib.import_module("vllm_result")
@@ -54,7 +56,7 @@ def test_every_profile_entry_has_one_provenance(f):
             assert {"repo", "file", "ref"} <= set(e["source"]), f"{f.name}: {path}"
         elif p == "measured":
             assert {"file", "script", "date", "gpu"} <= set(e["measured"]), f"{f.name}: {path}"
-            assert (ROOT / e["measured"]["file"]).is_file(), f"{f.name}: {path}: {e['measured']['file']}"
+            assert (PKG_ROOT / e["measured"]["file"]).is_file(), f"{f.name}: {path}: {e['measured']['file']}"
             assert (ROOT / e["measured"]["script"]).is_file(), f"{f.name}: {path}"
         elif p == "assumed":
             assert e["assumed"] is True and e.get("reason"), f"{f.name}: {path}"
