@@ -20,7 +20,7 @@ TOL = 0.05
 @pytest.fixture(scope="module", params=sorted(CASES))
 def model(request):
     hw, mdl, kw = CASES[request.param]
-    return StepCostModel(make_combo(hw, mdl, **kw), 256, 32)
+    return StepCostModel(make_combo(hw, mdl, **kw), 256, 32, max_context=132000)
 
 
 def test_declares_longest_row_ops(model):
