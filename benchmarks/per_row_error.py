@@ -3,7 +3,10 @@ different contexts, priced (a) at the batch's mean context (decode_s: what the e
 cost is linear in a row's context), (b) per row from the surface (row_mean_s: the mean over the rows of
 decode(batch, context_i), what the engine does for per-row tuples), against (c) the exact price of the batch
 (exact_decode_rows_s: one launch per op over rows of different contexts, additive quantities summed over the rows,
-the per-CTA chain the longest row's).
+the per-CTA chain the longest row's; a one-CTA-per-row top-k (kind topk_cta) at its longest row's CTA, the persistent
+DeepGEMM indexer's chain summed over the rows). The last column is the exact price under the older rule (every op's
+additive quantities summed, its chain the longest row's setting's), which averaged the top-k CTAs over the rows and
+gave the persistent indexer the chain of a whole batch of longest rows.
 
     python benchmarks/per_row_error.py
 
@@ -16,9 +19,11 @@ Which moments of the rows' contexts each strategy's decode cost depends on:
         first moments again, priced per row
   GVR top-k              passes depend on each row's length (a rho per length): per row
 The mixed batches: one long row and seven 1K rows, and a 16-row batch spread log-uniformly over 1K-128K.
-Neither rule sees that a launch lasts as long as its slowest CTA: where one long row's chain (DSA's indexer and
-top-k over 128K keys, LServe's page scan) dominates a batch of short rows, both under-price it (the exact price
-keeps the longest row's chain); on batches of similar rows both are exact.
+The mean-context rule does not see that a launch lasts as long as its slowest CTA: where one long row's chain (DSA's
+top-k over 128K keys, LServe's page scan) dominates a batch of short rows, it under-prices it. The per-row rule
+charges the ops the strategies name in decode_longest_row_ops (top-k CTAs, LServe / Quest page selection and what
+runs only on long rows) at least their longest row alone, each op on its own; every other op at the mean over the
+rows (the sum of their work).
 """
 from __future__ import annotations
 
@@ -56,7 +61,8 @@ def batches(max_ctx: int) -> list[tuple[str, np.ndarray]]:
 
 
 def main() -> None:
-    print(f"{'strategy':<24}{'batch':<30}{'per_row':>8}{'mean-ctx err':>14}{'per-row err':>13}{'exact ms':>10}")
+    print(f"{'strategy':<24}{'batch':<30}{'per_row':>8}{'mean-ctx err':>14}{'per-row err':>13}{'exact ms':>10}"
+          f"{'old-rule ms':>13}")
     for label, hw, model, kw in CASES:
         c = make_combo(hw, model, **kw)
         t0 = time.perf_counter()
@@ -65,11 +71,12 @@ def main() -> None:
         for blabel, ctx in batches(int(m.max_context)):
             b = len(ctx)
             exact = m.exact_decode_rows_s(b, ctx)
+            old = m.exact_decode_rows_s(b, ctx, kind_rules=False)
             att = ctx if m.kv_cap is None else np.minimum(ctx, m.kv_cap)   # the scheduler's attended contexts
             mean = m.decode_s(b, float(att.mean()), False, float(att.max()))
             rows = m.row_mean_s(b, ctx)
             print(f"{label:<24}{blabel:<30}{str(m.per_row):>8}{mean / exact - 1:>+14.2%}{rows / exact - 1:>+13.2%}"
-                  f"{exact * 1e3:>10.3f}")
+                  f"{exact * 1e3:>10.3f}{old * 1e3:>13.3f}")
         print(f"{'':<24}(cost model built in {build:.1f} s)")
 
 

@@ -318,6 +318,13 @@ class Composition:
     n_finished: int = 0       # requests finishing in the step (host terms only; a StepPlan counts them itself)
 
 
+#: how exact_decode_rows_s combines rows of different contexts in one launch, by op kind (hwmodels.opkinds): kinds of
+#: one CTA per row whose time is that CTA's work (the longest row's CTA sets the launch), and kinds of a persistent
+#: schedule that deals the whole batch's work items over the SMs (DeepGEMM's paged indexer logits, simulator/kernels/
+#: indexer.py paged_chain: the busiest SM's items grow with the sum over the rows, not with the longest row)
+ROW_CTA_KINDS = frozenset({"topk_cta"})
+PERSISTENT_KINDS = frozenset({"gemm_fp8_block"})
+
 #: Context points of a decode surface at most from refinement to 1e-4 (dense attention needs at most ~7,000). A cost
 #: with more kinks than this, and every per-row cost (decode_cost_per_row: DSA's indexer and top-k change their wave
 #: count every few dozen tokens at large batches), gets instead a logarithmic grid of FALLBACK_T_STEPS points per factor e (spacing 0.4 %), refined to
@@ -511,6 +518,12 @@ class StepCostModel:
         # dispatch switches with it): a batch of mixed contexts is priced per row (row_mean), not at its mean
         self.per_row = (not self.spread) and bool(combo.attention.decode_cost_per_row
                                                   or combo.kv_policy.decode_cost_per_row)
+        # per-row tuples: the decode ops whose launch lasts as long as the longest row (the strategies'
+        # decode_longest_row_ops name prefixes), priced at least at the longest row alone (row_mean_s)
+        self.longest_ops = (tuple(combo.attention.decode_longest_row_ops) + tuple(combo.topk.decode_longest_row_ops)
+                            if self.per_row else ())
+        self.dec_L = self.mix_L = None   # one surface per longest-row op (name), beside the whole decode term's
+        self.long_names: tuple = ()
         big = 1e12
         cap = float(combo.kv_policy.attended_tokens(combo, np.array([big]))[0])
         self.kv_cap = cap if cap < big else None   # a KV policy's budget caps the attended context
@@ -586,21 +599,74 @@ class StepCostModel:
         # rows of both surfaces (a Python list and a numpy row each) within what the budget leaves beside one pricing
         # call's op table
         twin = self.mixed_launch == self.decode_launch and not self.reads_mixed
-        max_rows = check_surface(self.combo, len(self.t_grid), self.memory_budget, 1 if twin else 2)
+        self.long_names = self._longest_names() if self.longest_ops else ()
+        n_surf = (1 if twin else 2) * (1 + len(self.long_names))
+        max_rows = check_surface(self.combo, len(self.t_grid), self.memory_budget, n_surf)
         tg = self.t_grid
-        self.dec = DecodeSurface(lambda b: self.price_decode(np.full(len(tg), b), tg, self.decode_launch),
-                                 self.b_grid, tg, exact_below, max_rows)
+        if self.long_names:
+            # the longest-row ops' own surfaces (one per op name) beside the whole decode term's, all from one pricing
+            # call per row
+            all_d, long_d = self._pair_rows(self.decode_launch, False)
+            self.dec = DecodeSurface(all_d, self.b_grid, tg, exact_below, max_rows)
+            self.dec_L = [DecodeSurface(f, self.b_grid, tg, exact_below, max_rows) for f in long_d]
+        else:
+            self.dec = DecodeSurface(lambda b: self.price_decode(np.full(len(tg), b), tg, self.decode_launch),
+                                     self.b_grid, tg, exact_below, max_rows)
         if twin:
-            self.mix = self.dec
+            self.mix, self.mix_L = self.dec, self.dec_L
+        elif self.long_names:
+            all_m, long_m = self._pair_rows(self.mixed_launch, True)
+            self.mix = DecodeSurface(all_m, self.b_grid, tg, exact_below, max_rows)
+            self.mix_L = [DecodeSurface(f, self.b_grid, tg, exact_below, max_rows) for f in long_m]
         else:
             self.mix = DecodeSurface(lambda b: self.price_decode(np.full(len(tg), b), tg, self.mixed_launch,
                                                                  mixed=True), self.b_grid, tg, exact_below, max_rows)
+
+    def _longest_names(self) -> tuple:
+        """Names of the decode ops that match longest_ops, over every context up to the surface's end (an op a dispatch
+        adds only at some lengths included) and the smallest and largest batch."""
+        ctx = _log_grid(1.0, float(self.t_grid[-1]), 16)
+        names = set()
+        for bb in (1.0, float(self.max_seqs)):
+            ops = self._decode_builder(np.full(len(ctx), bb), ctx).build()
+            names.update(str(n) for n in ops.names if str(n).startswith(self.longest_ops))
+        return tuple(sorted(names))
+
+    def _pair_rows(self, launch: str, mixed: bool):
+        """Row pricers of the whole decode term and of each longest-row op at one batch size over t_grid, sharing one
+        pricing call: the first keeps the others' rows until they are read."""
+        tg = self.t_grid
+        kept: dict = {}
+
+        def whole(b):
+            a, lo = self.price_decode_split(np.full(len(tg), b), tg, launch, mixed)
+            if len(kept) > 64:
+                kept.clear()
+            kept[b] = {i: r for i, r in enumerate(lo)}
+            return a
+
+        def one(i):
+            def longest(b):
+                held = kept.get(b)
+                if held is None or i not in held:
+                    return self.price_decode_split(np.full(len(tg), b), tg, launch, mixed)[1][i]
+                r = held.pop(i)
+                if not held:
+                    kept.pop(b, None)
+                return r
+            return longest
+
+        return whole, [one(i) for i in range(len(self.long_names))]
 
     def memory_bytes(self) -> int:
         """Bytes the decode surfaces' priced rows hold now (the tables over rows and chunks are fixed beside them)."""
         if self.dec is None:
             return 0
         n = self.dec.rows_held + (self.mix.rows_held if self.mix is not self.dec else 0)
+        if self.dec_L is not None:
+            n += sum(s.rows_held for s in self.dec_L)
+            if self.mix_L is not self.dec_L:
+                n += sum(s.rows_held for s in self.mix_L)
         return n * ROW_BYTES_PER_POINT * len(self.t_grid)
 
     def surface_stats(self) -> dict:
@@ -708,6 +774,30 @@ class StepCostModel:
         ops = b.build()
         return _sum_by_setting(ops, price(ops, self.combo.hardware, launch))
 
+    def price_decode_split(self, batch, context, launch: str, mixed: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """price_decode, and what each longest-row op (long_names: one row each) takes of it, from one pricing
+        call."""
+        batch = np.asarray(batch, dtype=np.float64)
+        context = np.asarray(context, dtype=np.float64)
+        n = len(batch)
+        step = self._chunk_settings(mixed)
+        if n > step:
+            parts = [self.price_decode_split(batch[i:i + step], context[i:i + step], launch, mixed)
+                     for i in range(0, n, step)]
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
+        names = self.long_names
+        b = self._decode_builder(batch, context, mixed)
+        if not b._blocks:
+            return np.zeros(n), np.zeros((len(names), n))
+        ops = b.build()
+        t = price(ops, self.combo.hardware, launch)
+        op_names = [str(nm) for nm in ops.names]
+        parts = np.zeros((len(names), n))
+        for i, nm in enumerate(names):
+            if nm in op_names:
+                parts[i] = _sum_by_setting(ops, t, ops.name_id == op_names.index(nm))
+        return _sum_by_setting(ops, t), parts
+
     def price_decode_part(self, batch, context, prefixes: tuple) -> np.ndarray:
         """The time of the decode ops whose names start with one of `prefixes` at arrays of batch sizes and mean
         attended contexts (graph launches of a pure decode step): the trace-driven part a per-step trace replay
@@ -719,7 +809,7 @@ class StepCostModel:
         hit = np.array([str(nm).startswith(tuple(prefixes)) for nm in ops.names], dtype=bool)
         return _sum_by_setting(ops, price(ops, self.combo.hardware, self.decode_launch), hit[ops.name_id])
 
-    def exact_decode_rows_s(self, batch: int, contexts, mixed: bool = False) -> float:
+    def exact_decode_rows_s(self, batch: int, contexts, mixed: bool = False, kind_rules: bool = True) -> float:
         """The decode term of a batch of `batch` rows whose attended contexts are `contexts` (one per row), priced
         exactly as ONE launch per op over rows of different contexts: each op's additive quantities (flops, bytes,
         CTAs, re-reads and working set, spills) are the sums over the rows, each row contributing what it does in
@@ -727,7 +817,10 @@ class StepCostModel:
         context N_j: per-row terms add up exactly, per-launch terms, the drafter's and indexer's weights, stay
         once); its per-CTA chain (serial_iters), synchronized phases, count and on-chip footprint are the longest
         row's (the launch lasts as long as its slowest CTA). A uniform batch gives price_decode itself. The
-        reference the engine's per-row pricing (row_mean) is checked against (benchmarks/des_speed.py); slow."""
+        reference the engine's per-row pricing (row_mean) is checked against (benchmarks/des_speed.py); slow.
+        Two kinds combine otherwise (kind_rules; False: the rule above for every op): a one-CTA-per-row kind
+        (ROW_CTA_KINDS: its CTA's work is its chain) takes every CTA's work at the longest participating row's, a
+        persistent schedule (PERSISTENT_KINDS) adds its chain up over the rows and keeps the largest CTA count."""
         ctx = np.asarray(contexts, dtype=np.float64)
         if self.kv_cap is not None:
             ctx = np.minimum(ctx, self.kv_cap)
@@ -746,19 +839,33 @@ class StepCostModel:
         for nid, kind, dtype, req, opt, idx in bld._blocks:
             sel = np.arange(G) if idx is None else idx
             ww = w[sel]
+            kname = KINDS[kind]
+            # one CTA per row whose chain is its work (kind topk_cta, priced by its per-CTA rate): every CTA's work is
+            # the longest participating row's (its setting's per-row values x the participating rows)
+            per_cta = kind_rules and kname in ROW_CTA_KINDS
+            top = int(np.argmax(vals[sel]))
 
             def col(v, how):
                 a = np.broadcast_to(np.asarray(v, dtype=np.float64), (len(sel),))
-                return float(a.max()) if how == "max" else float((a * ww).sum())
+                if how == "max":
+                    return float(a.max())
+                if per_cta and how == "work":
+                    return float(a[top] * ww.sum())
+                return float((a * ww).sum())
 
+            # a persistent schedule (PERSISTENT_KINDS) deals the batch's total work over at most one CTA per SM:
+            # its chain (serial_iters) adds up over the rows, its CTAs are the largest setting's
+            shared = kind_rules and kname in PERSISTENT_KINDS
             fl, br, bw, pu, cnt, dev = req
-            kw = dict(flops=col(fl, "sum"), bytes_read=col(br, "sum"), bytes_written=col(bw, "sum"),
-                      parallel_units=col(pu, "sum"), count=col(cnt, "max"), devices=col(dev, "max"))
+            kw = dict(flops=col(fl, "work"), bytes_read=col(br, "work"), bytes_written=col(bw, "work"),
+                      parallel_units=col(pu, "max" if shared else "sum"), count=col(cnt, "max"),
+                      devices=col(dev, "max"))
             if opt is not None:
                 ob, sb, rr, ws, ss, si = opt
-                kw.update(onchip_bytes=col(ob, "max"), spill_bytes=col(sb, "sum"), reread_bytes=col(rr, "sum"),
-                          working_set=col(ws, "sum"), sync_steps=col(ss, "max"), serial_iters=col(si, "max"))
-            agg.add(names[nid], KINDS[kind], dtype=DTYPES[dtype], **kw)
+                kw.update(onchip_bytes=col(ob, "max"), spill_bytes=col(sb, "work"), reread_bytes=col(rr, "work"),
+                          working_set=col(ws, "work"), sync_steps=col(ss, "max"),
+                          serial_iters=col(si, "sum" if shared else "max"))
+            agg.add(names[nid], kname, dtype=DTYPES[dtype], **kw)
         ops = agg.build()
         return float(price(ops, self.combo.hardware, launch).sum())
 
@@ -881,11 +988,20 @@ class StepCostModel:
         mean over the rows of decode(batch, context_i) from the surface (each row as part of a batch of `batch` rows
         at its own context; exact_decode_rows_s is the reference). For tuples whose decode cost is not linear in a
         row's context (per_row); for every other tuple it equals decode_s at the mean context up to the roofline's
-        rounding."""
+        rounding. Each op the strategies name in decode_longest_row_ops (its launch lasts as long as its longest row:
+        one CTA per row, or only long rows run it) costs at least its longest row alone: max(mean over the rows of
+        op(batch, context_i), max over the rows of op(1, context_i)), from its own surface (dec_L / mix_L)."""
         ctx = np.asarray(contexts, dtype=np.float64)
         if self.kv_cap is not None:
             ctx = np.minimum(ctx, self.kv_cap)
-        return float((self.mix if mixed else self.dec).along(batch, ctx).sum()) / batch
+        v = float((self.mix if mixed else self.dec).along(batch, ctx).sum()) / batch
+        if self.dec_L is not None:   # each longest-row op: at least its longest row alone
+            for L in (self.mix_L if mixed else self.dec_L):
+                mean_l = float(L.along(batch, ctx).sum()) / batch
+                alone = float(L.along(1, ctx).max())
+                if alone > mean_l:
+                    v += alone - mean_l
+        return v
 
     def plan_rows(self, plan) -> np.ndarray:
         """Attended contexts of a plan's decode rows (Composition.decode_ctx, else context_before + 1 of each decode
@@ -1170,7 +1286,14 @@ class StepCostModel:
         d = surf.along(batch, ctx).sum(axis=1)
         if pad:
             d = d + pad * surf.along(batch, np.ones(1))[0]
-        return d / batch
+        d = d / batch
+        if self.dec_L is not None:   # each longest-row op at least at its longest row alone (row_mean_s)
+            for L in (self.dec_L if surf is self.dec else self.mix_L):
+                mean_l = L.along(batch, ctx).sum(axis=1)
+                if pad:
+                    mean_l = mean_l + pad * L.along(batch, np.ones(1))[0]
+                d = d + np.maximum(L.along(1, ctx).max(axis=1) - mean_l / batch, 0.0)
+        return d
 
     # ---- direct pricing (validation) ---------------------------------------------------------------------
     def direct_decode_s(self, batch: int, plan, mixed: bool) -> float:
@@ -1182,6 +1305,11 @@ class StepCostModel:
             if batch > len(ctx):   # graph padding rows
                 ctx = np.concatenate([ctx, np.ones(batch - len(ctx))])
             vals, counts = np.unique(ctx, return_counts=True)
+            if self.long_names:
+                v, lo = self.price_decode_split(np.full(len(vals), float(batch)), vals, launch, mixed)
+                alone = self.price_decode_split(np.ones(len(vals)), vals, launch, mixed)[1].max(axis=1)
+                mean_l = (lo * counts).sum(axis=1) / batch
+                return float((v * counts).sum()) / batch + float(np.maximum(alone - mean_l, 0.0).sum())
             v = self.price_decode(np.full(len(vals), float(batch)), vals, launch, mixed=mixed)
             return float((v * counts).sum()) / batch
         ctx_sum = plan.decode_ctx_sum + (batch - plan.n_decode)

@@ -253,6 +253,15 @@ class AttentionStrategy(Strategy):
         return False
 
     @property
+    def decode_longest_row_ops(self) -> tuple[str, ...]:
+        """Prefixes of the names of decode ops whose launch lasts as long as the batch's longest row (a per-row CTA
+        chain: one CTA or CTA group per row walking that row's context; or an op only rows above a length run, whose
+        launch the step pays once any row needs it). The engine's per-row pricing (row_mean_s) charges these ops at
+        least what the longest row alone costs; every other decode op is priced on the sum of the rows' work (the
+        mean over the rows). Read only for decode_cost_per_row strategies."""
+        return ()
+
+    @property
     def prices_kv_prefix(self) -> bool:
         """The prefill ops price a chunk after StepShape.kv_prefix cached tokens themselves; otherwise the engine
         prices a chunk as the difference of whole-prompt costs, A(prefix + chunk) - A(prefix)."""
@@ -329,6 +338,10 @@ class TopkStrategy(Strategy):
         if not self.selects and combo.attention.selects_tokens:
             return f"attention '{combo.attention.name}' selects tokens and needs a top-k algorithm"
         return None
+
+    #: prefixes of the names of decode selection ops whose launch lasts as long as the longest score row
+    #: (AttentionStrategy.decode_longest_row_ops; one CTA per row: kind topk_cta)
+    decode_longest_row_ops: ClassVar[tuple[str, ...]] = ()
 
     def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
                 phase: str) -> None:

@@ -166,6 +166,10 @@ class _UnifiedBlockSparse(AttentionStrategy):
 
     dynamic: ClassVar[bool] = True             # dense heads select pages once T > budget
     decode_cost_per_row = True                 # selected pages min(pages, budget), streaming heads min(T, window)
+    #: the page selector walks each row's logical pages on that row's own CTAs (serial_iters per row), and it, the
+    #: page top-k and its fix-ups run only on rows with more pages than the budget; the partial-buffer zeroing and the
+    #: split combine only on rows long enough to split: each launch lasts as long as the longest row that runs it
+    decode_longest_row_ops: ClassVar[tuple[str, ...]] = ("page_", "attention_partials_zero", "attention_combine")
     stats_in_kv_dtype: ClassVar[bool] = False  # key min/max in fp16 (OmniServe's selector reads `half`; Quest)
     #: values this strategy does not take as parameters: name -> (value, why). "page" as a value means "the
     #: physical page" (a selector that scores whole pages).

@@ -205,6 +205,8 @@ def add_radix_ops(b, rows, length, k, layers, steps: float, where=None, name="to
 @register
 class RadixTopk(_Topk):
     name = "radix"
+    #: one CTA per score row (kind topk_cta): the launch waits for the longest row's CTA
+    decode_longest_row_ops = ("topk.",)
     description = "production radix-select (TensorRT-LLM indexer top-k): histogram steps over the whole row"
     params = {
         "steps": Param(2, "GVR document: radix pays '3-4 full-row passes'; indexerTopK.cu passes come in pairs "
@@ -269,6 +271,8 @@ GVR_KERNELS = {
 @register
 class GVRTopk(_Topk):
     name = "gvr"
+    #: one CTA per score row (kind topk_cta): the launch waits for the longest row's CTA
+    decode_longest_row_ops = ("topk.",)
     description = "Guess-Verify-Refine exact top-k from the previous step's top-k (TensorRT-LLM, Blackwell)"
     params = {
         "overlap": Param([[2, 0.015], [59, 0.44]],
