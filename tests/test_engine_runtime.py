@@ -344,3 +344,21 @@ def test_the_replica_prices_the_engine_profiles_allreduce():
         setup = resolve_runtime(cfg, combo, 2048, 64, 0, {"mixed_launch": "eager"})
         got[engine] = setup.combo.allreduce
     assert got == {"none": "nccl", "vllm-v1": "vllm"}
+
+
+def test_group_breakdown_splits_requests_by_the_deployment_they_ran_on():
+    """simulate's per-group table: each request counted once under its replica's group (prefill -> decode pair for
+    disaggregated pools), percentiles over the group's finished requests, SLO attainment per group."""
+    import pandas as pd
+
+    from simulator.engine.results import group_breakdown, group_breakdown_text
+
+    df = pd.DataFrame({"replica": [0, 1, 1, 2], "decode_replica": [-1, -1, -1, 3],
+                       "ttft_s": [0.1, 0.2, 0.4, 0.3], "tpot_s": [0.01, 0.02, 0.04, 0.03],
+                       "e2e_s": [1.0, 2.0, np.nan, 3.0], "rejected": [False] * 4})
+    g = group_breakdown(df, ["mixed:a", "mixed:b", "prefill:p", "decode:d"], {"tpot_ms": 25})
+    assert g["group"].tolist() == ["mixed:a", "mixed:b", "prefill:p -> decode:d"]
+    assert g["requests"].tolist() == [1, 2, 1] and g["finished"].tolist() == [1, 1, 1]
+    assert g.loc[1, "tpot_p50_ms"] == pytest.approx(20.0)          # the unfinished request is left out
+    assert g["slo_attainment"].tolist() == [1.0, 0.5, 0.0]
+    assert "prefill:p -> decode:d" in group_breakdown_text(g)

@@ -91,6 +91,13 @@ def cmd_simulate(args) -> int:
         print(f"note: {line}")
     print()
     print(summary_text(res.summary))
+    groups = None
+    if len(set(res.stats.replica_labels)) > 1 and res.summary["finished"]:
+        from simulator.engine.results import group_breakdown, group_breakdown_text
+
+        groups = group_breakdown(res.requests, list(res.stats.replica_labels), cfg.slo)
+        print()
+        print(group_breakdown_text(groups))
     print()
     print(f"simulated {res.stats.sim_end_s:,.1f} s in {res.wall_s:.2f} s wall "
           f"({res.summary['simulated_s_per_wall_s']:,.0f} simulated s per wall s, {res.stats.events:,} events)")
@@ -121,6 +128,8 @@ def cmd_simulate(args) -> int:
     import pandas as pd
 
     pd.DataFrame([{k: v for k, v in res.summary.items()}]).to_csv(out.file("summary.csv"), index=False)
+    if groups is not None:
+        groups.to_csv(out.file("groups.csv"), index=False)
     title = f"{sc.name}: {len(trace):,} requests, {res.summary['replicas']} replicas"
     latency_cdf(res.requests, cfg.slo, out.file("latency_cdf.png"), title)
     timeline(res.requests, res.timeseries, res.stats.num_blocks, out.file("timeline.png"), title)
@@ -134,5 +143,6 @@ def cmd_simulate(args) -> int:
         print(line)
     emit_json(args, {"command": "simulate", "scenario": sc.name, "file": sc.file, "engine": cfg.engine, "seed": seed,
                      "requests": len(trace), "summary": res.summary, "notes": res.notes,
+                     "groups": None if groups is None else groups.to_dict(orient="records"),
                      "files": [str(out.path / n) for n in out.written]})
     return 0

@@ -230,3 +230,53 @@ def _num_or_dash(v, fmt: str) -> str:
     if isinstance(v, float) and not np.isfinite(v):
         return "–"
     return fmt.format(v)
+
+
+def group_breakdown(df: pd.DataFrame, labels: list[str], slo: dict) -> pd.DataFrame:
+    """One row per replica group (the deployment a request ran on: its replica's label, and its decode replica's
+    for disaggregated pools): requests, finished, TTFT / TPOT p50 and p90 (ms), SLO attainment. What a scenario
+    that sets strategies side by side compares; requests are split by the router, so each group sees its share
+    of the load."""
+    if "warmup" in df.columns and df["warmup"].any():
+        df = df[~df["warmup"].to_numpy()]
+    lab = np.asarray(labels, dtype=object)
+    rep = df["replica"].to_numpy()
+    key = np.where(rep >= 0, lab[np.clip(rep, 0, len(lab) - 1)], "(not placed)")
+    if "decode_replica" in df.columns:
+        dec = df["decode_replica"].to_numpy()
+        moved = dec >= 0
+        key = np.where(moved, key + " -> " + lab[np.clip(dec, 0, len(lab) - 1)].astype(str), key)
+    rows = []
+    met = slo_met(df, slo) if slo else None
+    for k in dict.fromkeys(key.tolist()):
+        sel = key == k
+        part = df[sel]
+        done = part[np.isfinite(part["e2e_s"])]
+        r = {"group": k, "requests": int(sel.sum()), "finished": int(len(done))}
+        for col, name in (("ttft_s", "ttft"), ("tpot_s", "tpot")):
+            v = done[col].to_numpy(dtype=np.float64)
+            v = v[np.isfinite(v)]
+            for q in (50, 90):
+                r[f"{name}_p{q}_ms"] = float(np.percentile(v, q)) * 1e3 if len(v) else np.nan
+        if met is not None:
+            r["slo_attainment"] = float(met[sel].sum() / max(sel.sum(), 1))
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def group_breakdown_text(g: pd.DataFrame) -> str:
+    """The per-group table as text (ms, two decimals for TPOT)."""
+    w = min(max([len(str(x)) for x in g["group"]] + [13]) + 2, 100)
+    head = f"  {'replica group':<{w}}{'requests':>9}{'TTFT p50':>10}{'p90':>9}{'TPOT p50':>10}{'p90':>8}"
+    has_slo = "slo_attainment" in g.columns
+    if has_slo:
+        head += f"{'SLO met':>9}"
+    lines = ["per replica group (ms):", head]
+    for r in g.itertuples(index=False):
+        line = (f"  {str(r.group)[:w - 1]:<{w}}{r.requests:>9,}{_num_or_dash(r.ttft_p50_ms, '{:.1f}'):>10}"
+                f"{_num_or_dash(r.ttft_p90_ms, '{:.1f}'):>9}{_num_or_dash(r.tpot_p50_ms, '{:.2f}'):>10}"
+                f"{_num_or_dash(r.tpot_p90_ms, '{:.2f}'):>8}")
+        if has_slo:
+            line += f"{r.slo_attainment:>9.3f}"
+        lines.append(line)
+    return "\n".join(lines)
