@@ -362,3 +362,17 @@ def test_group_breakdown_splits_requests_by_the_deployment_they_ran_on():
     assert g.loc[1, "tpot_p50_ms"] == pytest.approx(20.0)          # the unfinished request is left out
     assert g["slo_attainment"].tolist() == [1.0, 0.5, 0.0]
     assert "prefill:p -> decode:d" in group_breakdown_text(g)
+
+
+def test_latency_cdf_draws_one_curve_per_group(tmp_path):
+    import pandas as pd
+
+    from simulator.engine.plots import latency_cdf
+    from simulator.engine.results import short_group_names
+
+    keys = np.array(["mixed:H100 M dsa+radix", "mixed:H100 M dsa+gvr"] * 3, dtype=object)
+    assert short_group_names(keys).tolist()[:2] == ["dsa+radix", "dsa+gvr"]
+    df = pd.DataFrame({"ttft_s": np.linspace(0.1, 0.6, 6), "tpot_s": np.linspace(0.01, 0.06, 6),
+                       "e2e_s": np.linspace(1, 6, 6)})
+    latency_cdf(df, {"tpot_ms": 50}, tmp_path / "c.png", groups=short_group_names(keys))
+    assert (tmp_path / "c.png").stat().st_size > 10_000

@@ -131,7 +131,12 @@ def cmd_simulate(args) -> int:
     if groups is not None:
         groups.to_csv(out.file("groups.csv"), index=False)
     title = f"{sc.name}: {len(trace):,} requests, {res.summary['replicas']} replicas"
-    latency_cdf(res.requests, cfg.slo, out.file("latency_cdf.png"), title)
+    per_group = None
+    if groups is not None:
+        from simulator.engine.results import request_groups, short_group_names
+
+        per_group = short_group_names(request_groups(res.requests, list(res.stats.replica_labels)))
+    latency_cdf(res.requests, cfg.slo, out.file("latency_cdf.png"), title, groups=per_group)
     timeline(res.requests, res.timeseries, res.stats.num_blocks, out.file("timeline.png"), title)
     if args.html:
         from simulator.html_report import simulate_report

@@ -18,28 +18,44 @@ def _plt():
     return plt
 
 
-def latency_cdf(df, slo: dict, path, title: str = "") -> None:
+def latency_cdf(df, slo: dict, path, title: str = "", groups=None) -> None:
+    """TTFT, TPOT and end-to-end CDFs of the finished requests (log axes, p50/p99 marked, the SLO drawn). `groups`
+    (optional, one label per request row): one curve per replica group when there are several (strategies side by
+    side), the p50/p99 marks then left out."""
     plt = _plt()
     from matplotlib.ticker import NullFormatter
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    done = df[np.isfinite(df["e2e_s"])]
+    fin = np.isfinite(df["e2e_s"].to_numpy())
+    done = df[fin]
+    labels = None if groups is None else np.asarray(groups, dtype=object)[fin]
+    names = [None] if labels is None or len(set(labels.tolist())) < 2 else list(dict.fromkeys(labels.tolist()))
     for ax, (col, label, key) in zip(axes, (("ttft_s", "TTFT", "ttft_ms"), ("tpot_s", "TPOT", "tpot_ms"),
                                             ("e2e_s", "end-to-end", "e2e_ms"))):
-        x = np.sort(done[col].to_numpy() * 1e3)
-        x = x[np.isfinite(x) & (x > 0)]
-        if len(x):
-            ax.plot(x, np.arange(1, len(x) + 1) / len(x), lw=1.6)
+        drawn = False
+        for name in names:
+            v = done[col].to_numpy() * 1e3
+            if name is not None:
+                v = v[labels == name]
+            x = np.sort(v)
+            x = x[np.isfinite(x) & (x > 0)]
+            if not len(x):
+                continue
+            ax.plot(x, np.arange(1, len(x) + 1) / len(x), lw=1.6, label=name)
+            drawn = True
+            if name is None:
+                for q, ls, y in ((50, ":", 0.55), (99, "-.", 0.9)):
+                    p = np.percentile(x, q)
+                    ax.axvline(p, color="gray", ls=ls, lw=0.8)
+                    ax.text(p, y, f"p{q} {p:.0f} " if p >= 10 else f"p{q} {p:.2g} ", fontsize=8, color="dimgray",
+                            ha="right")
+        if drawn:
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(NullFormatter())
-            for q, ls, y in ((50, ":", 0.55), (99, "-.", 0.9)):
-                v = np.percentile(x, q)
-                ax.axvline(v, color="gray", ls=ls, lw=0.8)
-                ax.text(v, y, f"p{q} {v:.0f} " if v >= 10 else f"p{q} {v:.2g} ", fontsize=8, color="dimgray",
-                        ha="right")
         if key in slo:
             ax.axvline(slo[key], color="tab:red", ls="--", lw=1.2, label=f"SLO {slo[key]:g} ms")
-            ax.legend(loc="lower right", fontsize=8)
+        if key in slo or (drawn and names[0] is not None and ax is axes[0]):
+            ax.legend(loc="lower right", fontsize=7 if names[0] is not None else 8)
         ax.set_xlabel(f"{label} (ms)")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3, which="both")

@@ -232,6 +232,31 @@ def _num_or_dash(v, fmt: str) -> str:
     return fmt.format(v)
 
 
+def request_groups(df: pd.DataFrame, labels: list[str]) -> np.ndarray:
+    """Each request's replica group: its replica's label ("prefill -> decode" labels for disaggregated pools, "(not
+    placed)" for a rejected request)."""
+    lab = np.asarray(labels, dtype=object)
+    rep = df["replica"].to_numpy()
+    key = np.where(rep >= 0, lab[np.clip(rep, 0, len(lab) - 1)], "(not placed)")
+    if "decode_replica" in df.columns:
+        dec = df["decode_replica"].to_numpy()
+        key = np.where(dec >= 0, key + " -> " + lab[np.clip(dec, 0, len(lab) - 1)].astype(str), key)
+    return key
+
+
+def short_group_names(keys: np.ndarray) -> np.ndarray:
+    """Group labels without the words every group shares at their start (for plot legends)."""
+    names = list(dict.fromkeys(keys.tolist()))
+    if len(names) < 2:
+        return keys
+    words = [n.split(" ") for n in names]
+    common = 0
+    while all(len(w) > common + 1 for w in words) and len({w[common] for w in words}) == 1:
+        common += 1
+    short = {n: " ".join(w[common:]) for n, w in zip(names, words)}
+    return np.asarray([short[k] for k in keys.tolist()], dtype=object)
+
+
 def group_breakdown(df: pd.DataFrame, labels: list[str], slo: dict) -> pd.DataFrame:
     """One row per replica group (the deployment a request ran on: its replica's label, and its decode replica's
     for disaggregated pools): requests, finished, TTFT / TPOT p50 and p90 (ms), SLO attainment. What a scenario
@@ -239,13 +264,7 @@ def group_breakdown(df: pd.DataFrame, labels: list[str], slo: dict) -> pd.DataFr
     of the load."""
     if "warmup" in df.columns and df["warmup"].any():
         df = df[~df["warmup"].to_numpy()]
-    lab = np.asarray(labels, dtype=object)
-    rep = df["replica"].to_numpy()
-    key = np.where(rep >= 0, lab[np.clip(rep, 0, len(lab) - 1)], "(not placed)")
-    if "decode_replica" in df.columns:
-        dec = df["decode_replica"].to_numpy()
-        moved = dec >= 0
-        key = np.where(moved, key + " -> " + lab[np.clip(dec, 0, len(lab) - 1)].astype(str), key)
+    key = request_groups(df, labels)
     rows = []
     met = slo_met(df, slo) if slo else None
     for k in dict.fromkeys(key.tolist()):
