@@ -354,3 +354,13 @@ def test_a_trace_of_some_layers_maps_model_layers_by_their_depth():
     assert ts.layer_map(18).tolist() == by_depth
     assert by_depth != layer_map(3, 18).tolist()          # plain spacing would put model layer 3 on trace layer 0
     assert by_depth[:9] == [0] * 9 and by_depth[-1] == 2
+
+
+def test_trace_stats_all_runs_through_the_cli(tmp_path, capsys):
+    """`sparsesim trace stats --all` (a README command): every shipped attention trace in one table and a CSV."""
+    from simulator.cli import main
+
+    assert main(["trace", "stats", "--all", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "SL2_8k" in out and "G3_32k" in out and "attn.sink_mass" in out
+    assert (tmp_path / "trace_stats_all" / "stats_all.csv").is_file()

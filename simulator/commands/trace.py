@@ -257,9 +257,9 @@ def _stat_lines(ts) -> tuple[list[str], list[dict]]:
 def _stats_all(args) -> int:
     import pandas as pd
 
+    from simulator.traces.analysis import load_stats
     from simulator.traces.compare import summary_rows
     from simulator.traces.scenario import shipped_attention_traces
-    from simulator.traces.stats import load_stats
 
     found = shipped_attention_traces()
     stats = [load_stats(p, write_cache=False, recompute=args.recompute) for p in found.values()]
