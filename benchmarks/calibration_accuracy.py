@@ -97,9 +97,13 @@ PRODUCTION_DIAGNOSIS = {
         "iteration time cannot serve both; and a CUDA-graph plan's surplus CTAs are skipped in grid order, so the active "
         "CTAs of a small batch crowd a few SMs (B 1, T 4096: 256 CTAs, 30 us, against 17.7 us for 64 CTAs)",
     ("fi_tc", "short (<=256)"):
-        "FlashInfer's FA2 prefill kernel spends ~7 us per wave of CTAs on a single 16-key tile (profile: 56.8 us for 8 "
-        "waves at B 256, 217.8 us for 31 waves at B 1024, T 16), the model 4.2 us: its per-CTA epilogue (4 KV warps "
-        "merged through shared memory, the fp32 partial output) is not identifiable from the 1-2-wave fit shapes",
+        "with every wave's epilogue but the last hidden under the bandwidth-bound body (hwmodels.roofline "
+        "CTA_FIXED_HIDDEN) T 256 at B 256 / 1024 is within 7 % (was 28-36 % too slow), but T 16-64 at B >= 256 are "
+        "17-30 % too fast: a one-tile CTA's time per wave at 8-31 waves is ~7.6 us (61.3 us for 8 waves at B 256, T 16), "
+        "the model's ~6.2 us (the 4.3 us epilogue borrowed from attn_fa2, one tile, the prologue's loads), while the "
+        "one-wave shapes need the smaller value: fitted on T 16 x B >= 256 the epilogue comes out 5.8 us and the short "
+        "small-batch shapes miss (3.6 -> 14.5 %), so it stays borrowed; fp8 K/V adds ~55 % to that per-wave time "
+        "(95.3 vs 61.3 us) with nothing in the model to carry it",
     ("fi_verify", "short (<=256)"): "as fi_tc short: the FA2 prefill kernel's per-wave CTA time",
     ("sgl_triton", "short (<=256)"):
         "a one-iteration Triton program runs in ~1 us, the fitted steady-state tile (token locations, then keys: two "

@@ -36,7 +36,10 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 `topk_cta`, re-read their row from L2 at a rate their own fit measures); no L2 term when uncalibrated
                 or when the efficiencies are borrowed from another chip (hwmodels.spec). Few CTAs over a long range = one long serial chain per CTA (fp8 K/V halves the bytes
                 but not the iterations); a last partial wave costs a whole CTA's chain (the tail);
-                cta_fixed = the per-wave prologue / epilogue (load Q, write the partial output); cta_serial = the
+                cta_fixed = the per-wave prologue / epilogue (load Q, write the partial output); for the kinds of
+                CTA_FIXED_HIDDEN (on-chip epilogues) every wave's but the last's hides under the body:
+                max(body, chain + (waves - 1) * cta_fixed) + cta_fixed replaces max(body, chain) + waves * cta_fixed;
+                cta_serial = the
                 part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted)
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
@@ -91,6 +94,15 @@ LAUNCH_MODES = ("graph", "eager")
 #: keeps no useful share in L2; the other kinds (multi-pass top-k, GQA heads re-reading K/V concurrently) keep the
 #: resident-share rule.
 STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_strided", "reduce", "copy_broadcast"))
+#: kinds whose per-wave CTA time (cta_fixed) is on-chip work that the other CTAs' streaming hides: their CTAs end in a
+#: cross-warp merge through shared memory and a register -> global store, with no K/V load after the main loop, and the
+#: waves are not lock-stepped (a slot one CTA frees is refilled while its neighbours still stream), so every wave's
+#: CTA time but the last's adds to the tile chain, not to the bandwidth-bound body, and the last wave's is the tail:
+#:   max(body, chain + (waves - 1) x cta_fixed) + cta_fixed      (instead of max(body, chain) + waves x cta_fixed)
+#: FlashInfer's FA2 prefill kernel (include/flashinfer/attention/prefill.cuh @ 0d618712faff: after the K/V loop,
+#: threadblock_sync_mdo_states merges the KV warps' m / d / o through shared memory, then the output is normalized and
+#: written from registers, write_o_reg_gmem). One wave prices as before; the other kinds keep the additive form
+CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv"))
 #: elements a chip keeps in flight in PyTorch's non-vectorized elementwise loop, per SM: 2048 resident threads (CUDA C++
 #: Programming Guide, "Features and Technical Specifications": max resident threads per SM for compute capability 8.0
 #: and 9.0) x 4 elements per thread (aten/src/ATen/native/cuda/Loops.cuh: elementwise_kernel<128, 4>, 128 threads of 4
@@ -193,7 +205,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     per_cta = 0.0
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)
         per_cta = np.ceil(n / U) * np.array([eff.cta_serial_s.get(k, 0.0) for k in KINDS])[ops.kind]
-    return np.where(wave, np.maximum(body, chain) + fill + fixed + waves * cta_fixed + per_cta, device_s)
+    wave_s = np.maximum(body, chain) + fill + fixed + waves * cta_fixed + per_cta
+    if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
+        hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta
+        wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)
+    return np.where(wave, wave_s, device_s)
 
 
 def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):

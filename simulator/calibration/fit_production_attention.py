@@ -236,7 +236,11 @@ EPILOGUE_KINDS = ("attn_fi_mla", "attn_flashmla")
 #: of the committed regimes fit instead: FlashInfer's FA2 prefill kernel ends its CTAs as FlashAttention-2's split-KV
 #: kernel does (the 4 KV warps' partial outputs merged through shared memory, then the fp32 partial output and its
 #: log-sum-exp written: prefill.cuh threadblock_sync_mdo_states / write_o_reg_gmem, FlashAttention-2
-#: flash_fwd_kernel.h compute_attn_1rowblock_splitkv), MEASURED there as cta_fixed_us.attn_fa2 per wave
+#: flash_fwd_kernel.h compute_attn_1rowblock_splitkv), MEASURED there as cta_fixed_us.attn_fa2 per wave. The roofline
+#: prices it as the FA2 prefill kernel runs it (hwmodels.roofline.CTA_FIXED_HIDDEN): every wave's epilogue but the last
+#: is hidden under the bandwidth-bound body. Fitting it instead on the one-tile many-wave shapes (context 16, batch >=
+#: 256, where it would be identifiable) gives 5.8 us, and the one-wave short shapes then miss (fi_tc bf16 short small
+#: batch 3.6 -> 14.5 %): one per-wave constant does not serve both, so the borrowed value stays
 CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_fa2"}
 
 
