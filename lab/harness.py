@@ -246,9 +246,10 @@ def spin(cuda: bool, us: float = SPIN_US, cycles_per_us: float = SPIN_CYCLES_PER
         torch.cuda._sleep(int(us * cycles_per_us))
 
 
-def capture_graph(env: Env, fn, calls: int):
+def capture_graph(env: Env, fn, calls: int, error_mode: str | None = None):
     """A CUDA graph of fn(0) ... fn(calls - 1) back to back (fn(1) first runs once on a side stream, as CUDA graph
-    capture requires), replayed once."""
+    capture requires), replayed once. error_mode: torch.cuda.graph's capture_error_mode (None: torch's default;
+    "relaxed" for kernels that touch the legacy default stream while captured, e.g. a hand-written all-reduce)."""
     import torch
 
     s = torch.cuda.Stream()
@@ -257,7 +258,7 @@ def capture_graph(env: Env, fn, calls: int):
         fn(1)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, **({} if error_mode is None else {"capture_error_mode": error_mode})):
         for i in range(calls):
             fn(i)
     g.replay()
@@ -279,13 +280,15 @@ def replay_us(env: Env, g, spin_first: bool = True) -> float:
     return a.elapsed_time(b) * 1000.0
 
 
-def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: int = 7, max_calls: int = 256) -> dict:
+def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: int = 7, max_calls: int = 256,
+               error_mode: str | None = None) -> dict:
     """Median device time of one call, calls captured back to back in a CUDA graph and replayed: the kernel's device
     time plus the graph's gap between nodes. fn(i) runs one call on input set i % n_sets (the caller rotates).
 
     Every timed replay follows a spin (SPIN_US), so its events bracket device time only; the call count comes from
     a first replay of the graph (one call's device time, not an eager estimate, which is host-bound for short
-    kernels), so that one replay spans ~target_us. On the CPU: wall clock of single calls. Returns `stats`."""
+    kernels), so that one replay spans ~target_us. On the CPU: wall clock of single calls. error_mode: see
+    capture_graph. Returns `stats`."""
     fn(0)
     env.sync()
     if not env.cuda:
@@ -306,13 +309,13 @@ def time_graph(env: Env, fn, n_sets: int = 1, target_us: float = 400.0, reps: in
     b.synchronize()
     est = max(a.elapsed_time(b) * 1000.0 / 3, 1.0)
     calls = int(min(max_calls, max(2, math.ceil(target_us / est))))
-    g = capture_graph(env, fn, calls)
+    g = capture_graph(env, fn, calls, error_mode)
     per = max(replay_us(env, g) / calls, 0.05)
     want = int(min(max_calls, max(2, math.ceil(target_us / per))))
     if want > 1.5 * calls:   # the eager estimate was host-bound: recapture with enough calls
         del g
         calls = want
-        g = capture_graph(env, fn, calls)
+        g = capture_graph(env, fn, calls, error_mode)
     xs = [replay_us(env, g) / calls for _ in range(reps)]
     del g
     return stats(xs, calls)

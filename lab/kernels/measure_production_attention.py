@@ -19,7 +19,6 @@ import csv
 import datetime
 import math
 import os
-import statistics
 import sys
 import time
 import traceback
@@ -98,60 +97,19 @@ def shapes(part: str) -> list[dict]:
 # ------------------------------------------------------------------------------------------------------------------
 # timing
 # ------------------------------------------------------------------------------------------------------------------
-SPIN_US = 150.0
-
-
-def _spin(torch):
-    torch.cuda._sleep(int(SPIN_US * 2000))
+_ENV = []
 
 
 def time_graph(torch, fn, target_us=250.0, reps=5, max_calls=128):
-    """(median, p20, p80, calls) of one call's device time, calls captured back to back in a CUDA graph."""
-    fn(0)
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    _spin(torch)
-    a.record()
-    for i in range(3):
-        fn(i)
-    b.record()
-    b.synchronize()
-    est = max(a.elapsed_time(b) * 1000.0 / 3, 1.0)
-    calls = int(min(max_calls, max(2, math.ceil(target_us / est))))
+    """(median, p20, p80, calls) of one call's device time: the shared harness's CUDA-graph timer (lab/harness.py
+    time_graph: calls captured back to back, a spin before every timed replay) with this campaign's defaults."""
+    sys.path.insert(0, os.path.dirname(HERE))   # lab/, for the shared harness
+    import harness
 
-    def capture(n):
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn(1)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for i in range(n):
-                fn(i)
-        g.replay()
-        torch.cuda.synchronize()
-        return g
-
-    def replay(g):
-        _spin(torch)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        return a.elapsed_time(b) * 1000.0
-
-    g = capture(calls)
-    per = max(replay(g) / calls, 0.05)
-    want = int(min(max_calls, max(2, math.ceil(target_us / per))))
-    if want > 1.5 * calls:
-        del g
-        calls = want
-        g = capture(calls)
-    xs = sorted(replay(g) / calls for _ in range(reps))
-    del g
-    q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]  # noqa: E731
-    return statistics.median(xs), q(0.2), q(0.8), calls
+    if not _ENV:
+        _ENV.append(harness.Env(f"cuda:{torch.cuda.current_device()}"))
+    r = harness.time_graph(_ENV[0], fn, target_us=target_us, reps=reps, max_calls=max_calls)
+    return r["median"], r["p20"], r["p80"], r["calls"]
 
 
 def copies_for(nbytes: float) -> int:
