@@ -56,10 +56,9 @@ def kernel_us(sc, topk, length, batch: float = 1.0) -> np.ndarray:
     return C.sum_ops(t, lambda k: k.startswith("topk.")) / sc.models[0].layers * 1e6
 
 
-@lru_cache(maxsize=4)
-def _split_fit(hw_name: str, fit_lengths: tuple, fit_us: tuple) -> tuple[float, float, float]:
-    """(sweep_flops, fixed_flops, rms log error) of TensorRT-LLM's GVR kernel fitted to its B200 random-data
-    timings (least squares in log time, 2 parameters over the fit lengths)."""
+def _fit_b200_kernel(hw_name: str, fit_lengths: tuple, fit_us: tuple, value_of, x0, bounds) -> tuple[float, float, float]:
+    """Least squares in log time of a two-parameter top-k kernel (value_of(p) -> the strategy value) against
+    TensorRT-LLM's B200 random-data timings over the fit lengths: (p[0], p[1] * 1e5, rms log error)."""
     from scipy.optimize import least_squares
 
     from simulator.scenario import load_scenario
@@ -74,36 +73,28 @@ def _split_fit(hw_name: str, fit_lengths: tuple, fit_us: tuple) -> tuple[float, 
     y = np.log(np.array(fit_us))
 
     def resid(p):
-        v = gvr_value(preidx="random", min_length=1024, kernel={"sweep_flops": float(p[0]), "fixed_flops": float(p[1]) * 1e5})
-        return np.log(kernel_us(sc, v, n)) - y
+        return np.log(kernel_us(sc, value_of(p), n)) - y
 
-    r = least_squares(resid, x0=[4.0, 6.0], bounds=([0.1, 0.0], [40.0, 200.0]))
+    r = least_squares(resid, x0=x0, bounds=bounds)
     return float(r.x[0]), float(r.x[1]) * 1e5, float(np.sqrt(np.mean(r.fun ** 2)))
+
+
+@lru_cache(maxsize=4)
+def _split_fit(hw_name: str, fit_lengths: tuple, fit_us: tuple) -> tuple[float, float, float]:
+    """(sweep_flops, fixed_flops, rms log error) of TensorRT-LLM's GVR kernel fitted to its B200 random-data
+    timings (least squares in log time, 2 parameters over the fit lengths)."""
+    return _fit_b200_kernel(hw_name, fit_lengths, fit_us, lambda p: gvr_value(
+        preidx="random", min_length=1024, kernel={"sweep_flops": float(p[0]), "fixed_flops": float(p[1]) * 1e5}),
+        x0=[4.0, 6.0], bounds=([0.1, 0.0], [40.0, 200.0]))
 
 
 @lru_cache(maxsize=4)
 def _radix_fit(hw_name: str, fit_lengths: tuple, fit_us: tuple) -> tuple[float, float, float]:
     """(hist_flops, fixed_flops, rms log error) of TensorRT-LLM's radix-select fitted to its B200 random-data
     radix timings (least squares in log time, 2 parameters over the fit lengths, 2 histogram steps)."""
-    from scipy.optimize import least_squares
-
-    from simulator.scenario import load_scenario
-
-    sc = load_scenario("gvr_b200")
-    if sc.hardware[0].name != hw_name:
-        from dataclasses import replace
-
-        from hwmodels.spec import load_hardware
-        sc = replace(sc, hardware=[load_hardware(hw_name)])
-    n = np.array(fit_lengths, dtype=np.float64)
-    y = np.log(np.array(fit_us))
-
-    def resid(p):
-        v = {"radix": {"kernel": {"hist_flops": float(p[0]), "fixed_flops": float(p[1]) * 1e5}}}
-        return np.log(kernel_us(sc, v, n)) - y
-
-    r = least_squares(resid, x0=[10.0, 3.0], bounds=([0.0, 0.0], [200.0, 200.0]))
-    return float(r.x[0]), float(r.x[1]) * 1e5, float(np.sqrt(np.mean(r.fun ** 2)))
+    return _fit_b200_kernel(hw_name, fit_lengths, fit_us, lambda p: {
+        "radix": {"kernel": {"hist_flops": float(p[0]), "fixed_flops": float(p[1]) * 1e5}}},
+        x0=[10.0, 3.0], bounds=([0.0, 0.0], [200.0, 200.0]))
 
 
 def fit_trtllm_radix(hw_name: str = "B200") -> dict:

@@ -18,7 +18,6 @@ Weights are dequantized once, on first use, and kept in float32 (a 270M-paramete
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from simulator.traces.requests import TraceError
+from simulator.traces.stats import file_digest as sha256_file  # noqa: F401 - the GGUF's SHA-256 (trace provenance)
 
 #: architectures the forward implements (simulator/traces/gguf_forward.py)
 ARCHITECTURES = ("llama", "gemma3")
@@ -49,12 +49,6 @@ def _gguf():
     return gguf
 
 
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def resolve_gguf(spec: str | Path, cache_dir: str | Path | None = None) -> tuple[Path, str]:
