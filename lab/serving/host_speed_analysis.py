@@ -13,7 +13,8 @@ Inputs (H100 SXM, 2026-11-26, torch 2.11.0+cu130, transformers 5.17.0):
 
 Printed: the launch (c) against the probes in 4-s windows; the client-polling and gc checks; where a profiled
 step's host time goes; and, in the re-recorded runs, the launch per probe launch ("r": launch / (1,600 x probe's
-time per launch)), which separates the machine's host speed (the probe) from what the forward itself does.
+time per launch)), which separates the machine's host speed (the probe) from what the forward itself does, split
+by whether the step's attention shape (Q, K) ran before in the process (the tracer's seen_qk).
 """
 from __future__ import annotations
 
@@ -181,6 +182,13 @@ def runs_section(data: str) -> dict:
     print(f"all runs: {ms['n']} steps, {ms['fast_share']:.0%} in the fast mode (r {ms['fast_r']:.2f}), the rest "
           f"r {ms['slow_r']:.2f}: the launch per unit of host speed is bimodal (x{ms['slow_r'] / ms['fast_r']:.1f}) "
           f"while the probe stays put")
+    r = num(hb, "launch_s") / (num(hb, "probe_s") / n * N_LAUNCH)
+    sq = num(hb, "seen_qk")
+    for k, what in ((0, "new to the process"), (1, "run before in the process")):
+        m = sq == k
+        out[f"seen{k}"] = {"n": int(m.sum()), "r": float(np.median(r[m])), "fast_share": float(np.mean(r[m] < R_SPLIT))}
+        print(f"steps whose attention shape (Q, K) is {what:<26}: {int(m.sum()):>5}, r median {np.median(r[m]):.2f}, "
+              f"{np.mean(r[m] < R_SPLIT):.0%} in the fast mode")
     return out
 
 
@@ -190,14 +198,17 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     res = probe_section(a.data)
     modes = runs_section(a.data)
-    print("\nVERDICT: the launch is (host speed of the engine's vCPU) x (a bimodal per-step factor). Host speed: in the "
+    print("\nVERDICT: the launch is (host speed of the engine's vCPU) x (a two-level factor set by the step's attention shape). Host speed: in the "
           f"probe run the launch followed the probes (4-s windows: c varied {res['c_range']:.2f}x, c/add within "
           f"{res['c_add_p10']:.2f}-{res['c_add_p90']:.2f}); not steal, not the client's GIL hand-offs, not gc ({res['gc_share']:.2%} of the "
           f"launch time), not the GPU clock, and not machine-wide "
           f"(another vCPU's probe: rho {res['rho_c_mon']:.2f}). The factor: with the probe steady, the launch of the "
-          f"same step sits at r ~{modes['all']['fast_r']:.1f} or ~{modes['all']['slow_r']:.1f}; the profiled slow "
-          "steps spend ~55 % of their host time inside aten::_cudnn_attention_forward (1.4-2.3 ms per call), about "
-          "the difference between the two modes.")
+          f"same step sits at r ~{modes['all']['fast_r']:.1f} or ~{modes['all']['slow_r']:.1f}, and which one is "
+          f"set by whether the step's attention shape (Q, K) ran before in the process ({modes['seen1']['fast_share']:.0%} "
+          f"of seen shapes fast, {modes['seen0']['fast_share']:.0%} of new ones): the profiled steps (all new shapes) "
+          "spend ~55 % of their host time inside aten::_cudnn_attention_forward (1.4-2.3 ms per call), about the "
+          "difference between the two modes (likely cuDNN's SDPA graph, cached per shape and built again for a new one; "
+          "no seen-shape step was profiled to confirm it).")
     return 0
 
 
