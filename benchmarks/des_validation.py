@@ -36,7 +36,13 @@ HF-CB UNDER ITS ENGINE PROFILE (serving.engine: hf-cb): the profile's host terms
         floor) and AFTER (the profile with its median launch; with per-step draws from its launch distribution;
         and, labelled CALIBRATED, with the run's own median launch read from its step timers: the host's launch
         regime, what a user's calibration on the machine gives, not a prediction). Per request: TTFT, TPOT, E2E
-        |error| median / p90 and signed bias, queueing; per step: count and duration p10 / p50 / p90.
+        |error| median / p90 and signed bias, queueing; per step: count and duration p10 / p50 / p90. The profile's
+        launch is that of a step whose attention shape (Q, K) is new to the process, and seen_shape_p50_ms that of
+        one the process ran before (the engine keeps the shapes it ran). Then THE LAUNCH WANDER: per held-out run
+        the launch spread, new vs seen shapes, and per request how far its decodes' launch sits from the run's
+        median (what no constant launch follows); and the six runs re-recorded with a host-speed probe
+        (serving_hfvalprobe_*) scored apart, including GIVEN THE MEASURED HOST SPEED (the launch scaled by the
+        run's own probe: a calibration, not a prediction).
 
 Printed per level: requests compared (finished in the measurement), measured and simulated TTFT / TPOT
 medians, and the per-request relative error |sim / measured - 1| at its median and 90th percentile (the
@@ -676,7 +682,13 @@ def hf_after_config(run: dict):
 HF_TAG = "nvidia-h100-80gb-hbm3_2026-11-26"
 HF_PROFILE_RUNS = ("hfprof", "hfprofpin")     # fitted: controlled compositions, host timers per step
 HF_HELD_OUT = "hfval"                         # held out: closed loop, Poisson, Mooncake slice (never fitted)
-STEP_COLS = ("sched_s", "prep_s", "kwargs_s", "launch_s", "sync_s", "update_s", "wall_s", "gap_s", "rows", "tokens",
+#: held out too: six of those runs recorded again with a host-speed probe before every step (hf_cb_runtime.py
+#: --host-probe 128: probe_s = the launch loop of 128 tiny in-place adds); scored apart, never fitted
+HF_PROBED = "hfvalprobe"
+#: host_speed_probe.py's run (one one-row decode request, a 1,600-launch 'add' probe before every step): the
+#: launch per probe time, measured apart from every held-out run
+HF_HOST_PROBE = "hostprobe_iters_nvidia-h100-80gb-hbm3_2026-11-26.csv.gz"
+STEP_COLS = ("sched_s", "prep_s", "kwargs_s", "launch_s", "sync_s", "update_s", "wall_s", "gap_s", "rows", "tokens", "seen_qk",
              "keys", "n_decode", "n_prefill", "new_reqs", "first_tokens", "finished", "prefill_tokens")
 #: a held-out run is overloaded when its requests wait (submit to admission, median) longer than this: its goal is the
 #: queueing within 20 %, the others' per-request TTFT / TPOT within 10 % (median) and 20 % (p90)
@@ -755,11 +767,11 @@ def _hf_sched(config: dict) -> dict:
             "enable_prefix_caching": False, "mixed_launch": "eager"}
 
 
-def _hf_runs(data: Path) -> list[dict]:
+def _hf_runs(data: Path, engines=(HF_HELD_OUT, "hf")) -> list[dict]:
     """The held-out runs: hfval (2026-11-26) and the 2026-11-22 HF levels (neither enters any fit). Per run:
     name, requests (sorted by submission), concurrency (closed loop) or None, the steps, knobs."""
     out = []
-    for eng in (HF_HELD_OUT, "hf"):
+    for eng in engines:
         try:
             run = records.load_run(str(data), eng)
         except FileNotFoundError:
@@ -783,7 +795,8 @@ def _hf_runs(data: Path) -> list[dict]:
         for name, rows in by.items():
             c = conc.get(name)
             rows = sorted(rows, key=lambda r: (r["rid"] if c else r["submit"], r["rid"]))
-            out.append({"name": name if eng == HF_HELD_OUT else f"{name} (11-22)", "rows": rows, "C": c,
+            label = {HF_HELD_OUT: name, HF_PROBED: f"{name} (probe)"}.get(eng, f"{name} (11-22)")
+            out.append({"name": label, "rows": rows, "C": c,
                         "steps": steps.get(name, []), "sched": _hf_sched(run["config"])})
     return out
 
@@ -875,8 +888,9 @@ def print_hf_table(title: str, rows: list[dict]) -> None:
 
 def hf_step_table(prof, sched: dict, groups: list) -> None:
     """Every step of the fitted (profile) and held-out (validation) runs priced by the engine under the hf-cb
-    profile (device: op model + batch-mask terms; host: the fitted terms), launch = the profile's median or the
-    step's own measured launch (the rest of the model without the host's launch wander), against wall + gap."""
+    profile (device: op model + batch-mask terms; host: the fitted terms), launch = the profile's median (of a new
+    or an already-seen attention shape, by the step's measured seen_qk) or the step's own measured launch (the rest
+    of the model without the host's launch wander), against wall + gap."""
     from dataclasses import replace
 
     from simulator.engine.sim import setup_group
@@ -887,7 +901,10 @@ def hf_step_table(prof, sched: dict, groups: list) -> None:
     print(f"{'steps':<34} {'n':>5} | {'launch = profile median':>30} | {'launch = the step measured':>30}")
     cfg = _hf_cfg(sched, "hf-cb", prof)
     cost = setup_group(0, cfg.groups[0], cfg, 512).cost
-    host = cost.host
+    host = replace(cost.host, shapes=None, launch=replace(cost.host.launch, seen_s=None))
+    # the launch of a step whose attention shape ran before in its process (the step's measured seen_qk)
+    seen_s = cost.host.launch.seen_s
+    host_seen = host if seen_s is None else replace(host, launch=replace(host.launch, constant_s=seen_s))
     for label, rows in groups:
         pred_p, pred_s, meas, kind = [], [], [], []
         for s in rows:
@@ -902,7 +919,8 @@ def hf_step_table(prof, sched: dict, groups: list) -> None:
             if not math.isfinite(la) or la >= 0.3:
                 continue
             dev = cost.step_s(comp)
-            pred_p.append(host.plan_s(dev, comp))
+            seen = s.get("seen_qk") not in (None, "") and int(float(s["seen_qk"])) == 1
+            pred_p.append((host_seen if seen else host).plan_s(dev, comp))
             pred_s.append(replace(host, launch=replace(host.launch, constant_s=la, mode="constant")).plan_s(dev, comp))
             gap = float(s["gap_s"]) if s.get("gap_s") not in (None, "") else math.nan
             meas.append(float(s["wall_s"]) + (gap if math.isfinite(gap) and gap < 0.1 else 0.0))
@@ -975,7 +993,120 @@ def hf_profile_section(data: Path, quick: bool) -> list[dict]:
         print_hf_table(title, rows)
         results += rows
     hf_summary(results)
+    results += hf_host_speed_section(data, prof)
     return results
+
+
+def _hb_launch(steps: list[dict]) -> np.ndarray:
+    """Launch seconds of the host-bound pure-decode steps (the selection of _run_launch_s)."""
+    return np.asarray([float(s["launch_s"]) for s in steps if not s["prefill_chunks"] and s["n_decode"]
+                       and float(s.get("sync_s") or 0) < 0.002 and float(s["launch_s"]) < 0.3], dtype=np.float64)
+
+
+def request_launch_spread(run: dict) -> np.ndarray:
+    """Per request: the mean launch of the host-bound decode steps that started inside its decode window (first
+    token to finish; the step timers and the token times share the run's clock), divided by the run's median launch
+    (NaN where no such step). Its spread is what no constant launch can follow."""
+    st = [s for s in run["steps"] if not s["prefill_chunks"] and s["n_decode"] and float(s.get("sync_s") or 0) < 0.002
+          and float(s["launch_s"]) < 0.3]
+    if not st:
+        return np.full(len(run["rows"]), math.nan)
+    t = np.asarray([float(s["t_start_s"]) for s in st])
+    la = np.asarray([float(s["launch_s"]) for s in st])
+    med = float(np.median(la))
+    out = []
+    for r in run["rows"]:
+        a, b = float(r.get("first_token_s") or math.nan), float(r.get("finish_s") or math.nan)
+        m = (t >= a) & (t < b) if math.isfinite(a) and math.isfinite(b) else np.zeros(len(t), bool)
+        out.append(float(la[m].mean()) / med if m.any() else math.nan)
+    return np.asarray(out)
+
+
+def host_probe_ratio(data: Path) -> tuple[float, int]:
+    """Median launch per probe time (launch_s / add_s, the add probe = 1,600 launches) over the probe run's
+    host-bound one-row decode steps, and their count; measured apart from every held-out run."""
+    rows = records.read_csv(str(data / HF_HOST_PROBE))
+    r = [float(x["c_launch_s"]) / float(x["add_s"]) for x in rows
+         if not x.get("flag") and x.get("add_s") not in (None, "") and float(x["c_launch_s"]) < 0.3]
+    return float(np.median(r)), len(r)
+
+
+def hf_host_speed_section(data: Path, prof) -> list[dict]:
+    """What the goal would need from the launch (its spread within each held-out run, by attention-shape novelty),
+    and the re-recorded runs scored given their measured host speed."""
+    runs = _hf_runs(data)
+    print("\n=== HF-CB: THE LAUNCH WANDER (lab/serving/HF_CB_MODEL.md; lab/serving/host_speed_analysis.py)")
+    print("Within each held-out run: launch of its host-bound decode steps, all and split by whether the step's "
+          "attention shape (Q, K) ran before in the process (seen_qk; the profile prices new "
+          f"{prof.launch.median_s() * 1e3:.1f} ms, seen {(prof.launch.seen_s or math.nan) * 1e3:.1f} ms), the "
+          "spread left within each kind (the engine vCPU's host speed),\nand per request the mean launch over its "
+          "decodes / the run's median: a constant launch (the CALIBRATED column above is the best one) cannot follow "
+          "requests that sit in another regime")
+    print(f"{'run':<22} {'steps':>5} {'launch p10/p50/p90 ms':>22} | {'seen':>5} {'new p50':>7} {'seen p50':>8} "
+          f"{'p90/p10 within':>14} | {'requests':>8} {'req launch/median p10..p90':>27} {'|dev| > 20 %':>12}")
+    for run in runs:
+        hb = [s for s in run["steps"] if not s["prefill_chunks"] and s["n_decode"]
+              and float(s.get("sync_s") or 0) < 0.002 and float(s["launch_s"]) < 0.3]
+        if len(hb) < 5:
+            continue
+        la = np.asarray([float(s["launch_s"]) for s in hb])
+        sq = np.asarray([int(float(s["seen_qk"])) if s.get("seen_qk") not in (None, "") else -1 for s in hb])
+        within = [np.percentile(la[sq == k], 90) / np.percentile(la[sq == k], 10) for k in (0, 1)
+                  if (sq == k).sum() >= 5]
+        rq = request_launch_spread(run)
+        rq = rq[np.isfinite(rq)]
+        far = float(np.mean(np.abs(rq - 1) > 0.2)) if len(rq) else math.nan
+        med = lambda k: float(np.median(la[sq == k])) * 1e3 if (sq == k).any() else math.nan  # noqa: E731
+        print(f"{run['name']:<22} {len(la):>5} {np.percentile(la, 10) * 1e3:7.1f}{np.median(la) * 1e3:7.1f}"
+              f"{np.percentile(la, 90) * 1e3:7.1f}  | {np.mean(sq == 1) if (sq >= 0).all() else math.nan:5.0%} "
+              f"{med(0):7.1f} {med(1):8.1f} {max(within) if within else math.nan:14.2f} | "
+              f"{len(rq):>8} {np.percentile(rq, 10) if len(rq) else math.nan:13.2f} .. "
+              f"{np.percentile(rq, 90) if len(rq) else math.nan:5.2f}      {far:10.0%}")
+    print("  where more than ~10 % of a run's requests sit > 20 % off its median launch, a per-request p90 within 20 % "
+          "needs a launch that follows the regime: the shape rule follows part of it; the rest is the host's speed "
+          "(1.7x over seconds on one vCPU), which no profile constant follows")
+    try:
+        ratio, n_ratio = host_probe_ratio(data)
+        probed = _hf_runs(data, engines=(HF_PROBED,))
+    except FileNotFoundError as e:
+        print(f"\nno host-speed probe data ({e})")
+        return []
+    if not probed:
+        return []
+    seen_frac = prof.launch.seen_s / prof.launch.median_s() if prof.launch.seen_s is not None else 1.0
+    pc = json.loads((data / f"serving_{HF_PROBED}_config_{HF_TAG}.json").read_text())
+    n_probe = int(pc.get("host_probe_launches") or 128)
+    print(f"\nRE-RECORDED HELD-OUT RUNS with a {n_probe}-launch host-speed probe before every step ({HF_PROBED}; "
+          f"the probe adds ~1.3 ms to every step's gap, which the model does not carry). GIVEN THE MEASURED HOST SPEED: "
+          f"launch = {ratio:.2f} (launch per 1,600-launch probe time, host_speed_probe.py's run, {n_ratio} steps, "
+          f"separate; every step of that run was a new attention shape) x 1,600 x the run's median probe time per "
+          f"launch, and a step whose shape ran before {seen_frac:.3f} x that (the profile's seen / new launch). Not a "
+          f"prediction from the profile: the host speed is read from the run itself (the probe, not its latencies).")
+    out = []
+    variants = [("AFTER: engine hf-cb, launch = the profile's median (a prediction)", "median"),
+                ("GIVEN THE MEASURED HOST SPEED: new-shape launch = ratio x the run's probe, a seen shape's = that x "
+                 "the profile's seen / new launch", "hostspeed"),
+                ("AFTER, CALIBRATED: launch = the run's own median launch (the best constant)", "calibrated")]
+    from dataclasses import replace
+
+    for title, v in variants:
+        rows = []
+        for run in probed:
+            if v == "median":
+                cfg = _hf_cfg(run["sched"], "hf-cb", prof)
+            elif v == "hostspeed":
+                pr = [float(s["probe_s"]) / n_probe for s in run["steps"] if s.get("probe_s") not in (None, "")]
+                la = ratio * 1600 * float(np.median(pr))
+                lm = replace(prof.launch, constant_s=la, quantiles=(), seen_s=la * seen_frac)
+                cfg = _hf_cfg(run["sched"], "hf-cb", replace(prof, launch=lm))
+            else:
+                cfg = _hf_cfg(run["sched"], "hf-cb", prof, launch_s=_run_launch_s(run["steps"]))
+            r = hf_compare(cfg, run)
+            r["engine"] = f"hf-cb-probe-{v}"
+            rows.append(r)
+        print_hf_table(title, rows)
+        out += rows
+    return out
 
 
 def hf_summary(results: list[dict]) -> None:

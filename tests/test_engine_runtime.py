@@ -60,7 +60,8 @@ def test_hf_cb_profile_terms_are_its_yaml_numbers():
     assert h.per_step_s == pytest.approx((1.159 + 0.207 + 0.465) * 1e-3)      # pre base + update base + gap
     assert h.per_request_s == pytest.approx((54.2 + 2.6) * 1e-6)
     assert h.per_key_s == pytest.approx(0.1202e-6) and h.per_new_request_s == pytest.approx(47.3e-6)
-    assert p.launch.median_s() == pytest.approx(0.0924) and p.launch.norm_p == 1.9
+    assert p.launch.median_s() == pytest.approx(0.0951) and p.launch.norm_p == 1.9
+    assert p.launch.seen_s == pytest.approx(0.0384)          # a step whose attention shape ran before
     assert p.mask.per_qk_s == pytest.approx(1.73e-9) and p.mask.per_key_s == pytest.approx(1.5144e-6)
     assert p.graphs.decode == "host_launch" and p.overlap_fraction == 0.0
 

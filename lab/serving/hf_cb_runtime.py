@@ -68,7 +68,7 @@ STEP_COLUMNS = ["workload", "step", "t_start_s", "gap_s", "sched_s", "prep_s", "
                 "update_s", "wall_s", "gpu_span_s", "gpu_busy_s", "busy_ok", "replay_launch_s", "replay_sleep_s", "rows", "tokens", "keys", "q_x_k",
                 "n_decode", "decode_ctx_sum", "decode_ctx", "prefill_chunks", "n_prefill", "prefill_tokens",
                 "new_reqs", "first_tokens", "finished", "running", "waiting", "kv_blocks_used", "seen_q", "seen_k",
-                "seen_qk", "seg_alloc", "alloc_retries"]
+                "seen_qk", "seg_alloc", "alloc_retries", "probe_s"]
 REQUEST_COLUMNS = ["workload", "rid", "kind", "arrival_s", "submit_s", "admitted_s", "first_token_s", "finish_s",
                    "input_tokens", "output_tokens", "generated", "wave0", "token_times_ms"]
 
@@ -159,6 +159,21 @@ class StepTracer:
         self.mem0 = self._mem()
         self.in_replay = False
         self.spin_cycles_per_us = 1980.0
+        self.probe_n = 0                   # --host-probe: launches of the per-step host-speed probe (0: off)
+        self._probe_x = None
+        self._probe_s = math.nan
+
+    def host_probe(self) -> float:
+        """The per-step host-speed probe (host_speed_probe.py's 'add' probe, shorter): `probe_n` in-place adds on a
+        256-element CUDA tensor, the launch loop timed alone (no synchronize: the kernels are tiny and the GPU is
+        idle between steps). Runs in the gap before a step, so the step's gap_s includes it."""
+        if self._probe_x is None:
+            self._probe_x = self.torch.zeros(256, device="cuda")
+        x = self._probe_x
+        t = time.perf_counter()
+        for _ in range(self.probe_n):
+            x.add_(1.0)
+        return time.perf_counter() - t
 
     def _mem(self):
         if not self.cuda:
@@ -191,8 +206,10 @@ class StepTracer:
             return r
 
         def prepare_next_batch(self_):
+            if tr.probe_n and tr.cuda and not tr.in_replay:
+                tr._probe_s = tr.host_probe()
             t0 = time.perf_counter()
-            tr.cur = {"t0": t0, "sched_s": 0.0}
+            tr.cur = {"t0": t0, "sched_s": 0.0, "probe_s": tr._probe_s}
             r = o_prep(self_)
             t1 = time.perf_counter()
             if not r:
@@ -329,7 +346,7 @@ class StepTracer:
                "first_tokens": first, "finished": fin, "running": c["running"], "waiting": c["waiting"],
                "kv_blocks_used": c["blocks"], "seen_q": int(Q in self.seen_q), "seen_k": int(keys in self.seen_k),
                "seen_qk": int((Q, keys) in self.seen_qk), "seg_alloc": mem[0] - self.mem0[0],
-               "alloc_retries": mem[1] - self.mem0[1]}
+               "alloc_retries": mem[1] - self.mem0[1], "probe_s": c.get("probe_s", math.nan)}
         self.seen_q.add(Q)
         self.seen_k.add(keys)
         self.seen_qk.add((Q, keys))
@@ -637,6 +654,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tar", default="", help="also pack every output into this .tar.gz")
     ap.add_argument("--pin", default="", help="CPU ids for os.sched_setaffinity before the engine starts "
                     "(its threads inherit them), e.g. '3'")
+    ap.add_argument("--host-probe", type=int, default=0, help="launches of a per-step host-speed probe timed in "
+                    "the gap before every step (probe_s; 0: off); e.g. 128")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args(argv)
     if a.pin:
@@ -655,6 +674,7 @@ def main(argv=None) -> int:
         a.run_cap_s = min(a.run_cap_s, 20.0)
     manager, tracer, shape, gpu, info, sdpa, versions = build(a, log)
     client = Client(manager, shape["vocab"], a.seed)
+    tracer.probe_n = int(a.host_probe)
     phases = [p.strip() for p in a.phases.split(",") if p.strip()]
     deadline = t_start + a.max_minutes * 60
     slug = records.slug(gpu)
@@ -664,7 +684,8 @@ def main(argv=None) -> int:
             "versions": versions, "model": "TINY" if a.smoke else a.model, "shape": shape, "dtype": "bf16",
             "weights": "random (torch default init), nothing downloaded", "hf": info, "sdpa_backends_enabled": sdpa,
             "argv": sys.argv[1:] if argv is None else list(argv), "affinity": sorted(os.sched_getaffinity(0)),
-            "cpu_count": os.cpu_count(), "client": "in-process driver thread: "
+            "cpu_count": os.cpu_count(), "host_probe_launches": int(a.host_probe),
+            "client": "in-process driver thread: "
             "add_request / get_result, no HTTP, no tokenizer (token ids drawn uniformly), no detokenization"}
 
     # warm-up (not recorded): one short request through the whole path

@@ -102,7 +102,8 @@ TERM_NAMES = {"base": "per_step_s", "per_step": "per_step_s", "gap": "per_step_s
               "per_key": "per_key_s", "per_new_request": "per_new_request_s", "per_finished": "per_finished_s",
               "per_finished_request": "per_finished_s", "per_first_token": "per_first_token_s"}
 #: host_time entries that are not host terms
-NOT_HOST = {"launch", "launch_s", "launch_overlap", "device", "overlap_fraction", "first_seen_shape"}
+NOT_HOST = {"launch", "launch_s", "launch_overlap", "launch_host_speed", "launch_modes", "device", "overlap_fraction",
+            "first_seen_shape"}
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,10 @@ class LaunchModel:
     constant_s: float
     quantiles: tuple = ()
     mode: str = "constant"
+    #: host seconds of a step whose attention shape (query tokens Q, keys K of the whole step) the engine's process
+    #: has already run: measured ~2.4x faster than a new shape (HF-CB: cuDNN's SDPA graph is cached per shape), None =
+    #: no such rule. With it, constant_s / quantiles are the launch of a step whose shape is new
+    seen_s: float | None = None
     #: how issuing the forward and running it on the device overlap: a step's forward takes (launch^p + device^p)^(1/p)
     #: (p = inf: max(launch, device), the GPU fully hidden behind the host or the reverse; p = 1: one after the
     #: other); None = inf. Measured: the forwards of steps with a prefill chunk, where both are comparable
@@ -341,7 +346,11 @@ def _launch(doc: dict, file: str, sources: list) -> LaunchModel | None:
         if not p >= 1:
             raise ProfileError(f"norm_p must be >= 1, got {p!r}", file=file, field="host_time.launch_overlap")
         sources.append(("host_time.launch_overlap", _prov(ov)))
-    lm = LaunchModel(constant_s=dict(qs).get(50, qs[len(qs) // 2][1]), quantiles=tuple(qs), norm_p=p)
+    seen = e["value"].get("seen_shape_p50_ms")
+    if seen is not None and (isinstance(seen, bool) or not isinstance(seen, (int, float)) or not seen >= 0):
+        raise ProfileError(f"must be a number >= 0, got {seen!r}", file=file, field="host_time.launch.seen_shape_p50_ms")
+    lm = LaunchModel(constant_s=dict(qs).get(50, qs[len(qs) // 2][1]), quantiles=tuple(qs), norm_p=p,
+                     seen_s=None if seen is None else float(seen) * 1e-3)
     sources.append(("host_time.launch", _prov(e)))
     return lm
 
@@ -473,6 +482,8 @@ UPDATE_TERMS = ("rows", "finished", "first_tokens")
 HOST_BOUND_SYNC_S = 0.002
 STALL_S = 0.3
 LAUNCH_QUANTILES = (5, 10, 25, 50, 75, 90, 95)
+#: fewest host-bound decode steps of an already-seen attention shape for fit_host_terms to fit LaunchModel.seen_s
+SEEN_MIN = 5
 
 
 def fit_overlap_norm(launch_s, device_s, forward_s, grid=None) -> float:
@@ -525,7 +536,9 @@ def fit_host_terms(steps, pre_terms=PRE_TERMS, update_terms=UPDATE_TERMS) -> Hos
         pre    = a + sum b_i x content_i     sched_s + prep_s + kwargs_s (the host work before the forward)
         update = a + sum b_i x content_i     update_s (after the sampled ids reach the host)
         gap    = median of gap_s             (between two steps)
-        launch = quantiles of launch_s over host-bound pure-decode steps (sync_s < 2 ms), stalls > 0.3 s left out
+        launch = quantiles of launch_s over host-bound pure-decode steps (sync_s < 2 ms), stalls > 0.3 s left out;
+                 with a seen_qk column (1: the step's (Q, K) ran before in the process), the quantiles of the new
+                 shapes and the median of the seen ones (LaunchModel.seen_s; at least SEEN_MIN steps)
 
     steps: a mapping (dict of arrays or a pandas DataFrame) with those timer columns and the content columns of
     FIT_COLUMNS (rows, tokens, keys, new_reqs, finished, first_tokens, n_prefill, ...). Missing timer columns
@@ -564,7 +577,14 @@ def fit_host_terms(steps, pre_terms=PRE_TERMS, update_terms=UPDATE_TERMS) -> Hos
         lau, sync, npf = _col(steps, "launch_s"), _col(steps, "sync_s"), _col(steps, "n_prefill")
         hb = (sync < HOST_BOUND_SYNC_S) & (npf == 0) & np.isfinite(lau) & (lau < STALL_S)
         nl = int(hb.sum())
+        seen_s = None
+        if "seen_qk" in names:
+            sq = _col(steps, "seen_qk")
+            if int((hb & (sq == 1)).sum()) >= SEEN_MIN and (hb & (sq == 0)).any():
+                seen_s = float(np.median(lau[hb & (sq == 1)]))
+                hb = hb & (sq == 0)
+                nl = int(hb.sum())
         if nl:
             qs = tuple((q, float(np.percentile(lau[hb], q))) for q in LAUNCH_QUANTILES)
-            launch = LaunchModel(constant_s=dict(qs)[50], quantiles=qs)
+            launch = LaunchModel(constant_s=dict(qs)[50], quantiles=qs, seen_s=seen_s)
     return HostFit(host=HostTerms(**acc), launch=launch, n_steps=n, n_launch=nl, pre=pre, update=upd, gap_s=gap)

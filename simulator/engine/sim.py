@@ -229,7 +229,8 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         launch = None
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
                     floor_s=cfg.host_floor_s, terms=terms if terms.any() else None, overlap=prof.overlap_fraction,
-                    launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None)
+                    launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None,
+                    shapes=set() if launch is not None and launch.seen_s is not None else None)
     mask = None
     if prof.mask is not None:
         m = prof.mask.on(combo.hardware)
@@ -470,6 +471,8 @@ class Replica:
         eng = self.engine
         sched, rec, run, dts, ends, start = self.sched, eng.rec, self._run, self._dts, self._ends, self._start
         now = eng.env.now
+        if self.cost.host.shapes is not None:     # the attention shapes these steps ran (a launch with seen_s)
+            self.cost.host.note_shapes(run.rows, np.asarray(run.ctx_sum, dtype=np.float64)[:done])
         rids = np.fromiter((r.rid for r in sched.running), dtype=np.int64, count=run.batch)
         itl = rec.itl
         g0 = start + float(ends[0])

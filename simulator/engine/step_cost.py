@@ -192,9 +192,31 @@ class HostTime:
     overlap: float = 0.0
     launch: LaunchModel | None = None
     rng: object = field(default=None, compare=False, repr=False)
+    #: the attention shapes (Q, K) the replica's process has run, for a launch with seen_s (LaunchModel): a step
+    #: whose shape is in it launches in seen_s. One set per replica group: replicas of a group share it (assumed)
+    shapes: set | None = field(default=None, compare=False, repr=False)
 
-    def _combine(self, dt, h, n: int = 1):
-        """(1 - f) h + max(dt, launch + f h) for scalars or arrays of n steps."""
+    def _seen(self, q, keys):
+        """Whether the attention shape (q, keys) was run before (a scalar step: and record it); None without the
+        rule. Arrays (a planned run of decode steps, keys growing): one flag per step, recorded only once the steps
+        ran (note_shapes), since a run can be cut short."""
+        if self.shapes is None or self.launch is None or self.launch.seen_s is None:
+            return None
+        if np.ndim(keys) == 0:
+            k = (int(q), int(round(float(keys))))
+            seen = k in self.shapes
+            self.shapes.add(k)
+            return seen
+        return np.asarray([(int(q), int(round(float(x)))) in self.shapes for x in keys], dtype=bool)
+
+    def note_shapes(self, q, keys) -> None:
+        """Record the attention shapes (q, each of keys) of decode steps that ran."""
+        if self.shapes is not None:
+            self.shapes.update((int(q), int(round(float(x)))) for x in keys)
+
+    def _combine(self, dt, h, n: int = 1, seen=None):
+        """(1 - f) h + max(dt, launch + f h) for scalars or arrays of n steps; `seen`: the steps whose attention
+        shape ran before launch in launch.seen_s."""
         lm = self.launch
         f = self.overlap
         if lm is None and not f:
@@ -206,6 +228,11 @@ class HostTime:
             lau = float(d[0]) if isinstance(dt, float) else d
         else:
             lau = lm.constant_s
+        if seen is not None:
+            if isinstance(dt, float):
+                lau = lm.seen_s if seen else lau
+            else:
+                lau = np.where(seen, lm.seen_s, lau)
         if lm is not None and lm.norm_p is not None:
             return (1.0 - f) * h + lm.forward_s(dt, lau + f * h)
         if isinstance(dt, float):
@@ -231,6 +258,9 @@ class HostTime:
         dt = device_s
         if dt < self.floor_s:
             dt = self.floor_s
+        seen = None
+        if self.shapes is not None:
+            seen = self._seen(plan.total_tokens, plan.decode_ctx_sum + sum(c + o for c, o in chunks))
         h = (self.per_step_s if not mixed or self.mixed_s is None else self.mixed_s) + self.per_row_s * nreq
         t = self.terms
         if t is not None:
@@ -253,7 +283,7 @@ class HostTime:
                         if (dec and r.output - r.out <= 1) or (not dec and r.output == 1 and r.computed >= r.prompt):
                             fin += 1
                 h += t.per_finished_s * fin
-        return self._combine(float(dt), h)
+        return self._combine(float(dt), h, seen=seen)
 
     def run_s(self, device_s: np.ndarray, batch: int, rows: int | None = None,
               ctx_sums: np.ndarray | None = None, finished_last: int = 0) -> np.ndarray:
@@ -276,7 +306,10 @@ class HostTime:
             if h or t is not None:
                 device_s = device_s + (h + keys)
             return device_s
-        return self._combine(np.asarray(device_s, dtype=np.float64), h + keys, len(device_s))
+        seen = None
+        if self.shapes is not None and ctx_sums is not None:
+            seen = self._seen(batch if rows is None else rows, np.asarray(ctx_sums, dtype=np.float64))
+        return self._combine(np.asarray(device_s, dtype=np.float64), h + keys, len(device_s), seen=seen)
 
 
 NO_HOST_TIME = HostTime()
