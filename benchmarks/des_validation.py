@@ -58,6 +58,7 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -808,6 +809,42 @@ def _run_launch_s(steps: list[dict]) -> float | None:
     return float(np.median(v)) if v else None
 
 
+def process_history(data: Path, eng: str) -> dict:
+    """Per run of a step log: the attention shapes (query tokens, keys of each step) its engine PROCESS had run before
+    the run started, read from the measured step logs' content columns (never their timings): each harness call
+    (config argv_calls, else argv) is one process; with --phases profile it ran the profile plan first (its steps are
+    serving_hfprof_steps_*: the profile of the call that ran it), then its runs in the order of the step log. What the
+    engine's per-shape host caches held (serving.step_cost.host_warm_shapes); {} where the log lists no calls."""
+    cfg = json.loads((data / f"serving_{eng}_config_{HF_TAG}.json").read_text())
+    calls = cfg.get("argv_calls") or ([cfg["argv"]] if isinstance(cfg.get("argv"), list) else [])
+    if not calls:
+        return {}
+    steps = records.read_csv(str(data / f"serving_{eng}_steps_{HF_TAG}.csv.gz"))
+    order: list = []
+    by: dict = {}
+    for st in steps:
+        if st["workload"] not in by:
+            order.append(st["workload"])
+        by.setdefault(st["workload"], []).append((int(float(st["tokens"])), int(float(st["keys"]))))
+    named = set()
+    for argv in calls:
+        if "--runs" in argv:
+            named |= set(argv[argv.index("--runs") + 1].split(","))
+    out = {}
+    for argv in calls:
+        phases = argv[argv.index("--phases") + 1].split(",") if "--phases" in argv else ["profile", "validate"]
+        seen: set = set()
+        if "profile" in phases:
+            seen |= {(int(float(x["tokens"])), int(float(x["keys"])))
+                     for x in records.read_csv(str(data / f"serving_{HF_PROFILE_RUNS[0]}_steps_{HF_TAG}.csv.gz"))}
+        mine = argv[argv.index("--runs") + 1].split(",") if "--runs" in argv else [w for w in order if w not in named]
+        for w in order:
+            if w in mine:
+                out[w] = frozenset(seen)
+                seen |= set(by[w])
+    return out
+
+
 def _errs(sim: np.ndarray, meas: np.ndarray) -> tuple[float, float, float]:
     ok = np.isfinite(sim) & np.isfinite(meas) & (meas > 0)
     e = sim[ok] / meas[ok] - 1.0
@@ -974,14 +1011,20 @@ def hf_profile_section(data: Path, quick: bool) -> list[dict]:
     variants = [("BEFORE: runtime eager/hf, repeat_kv, host floor (separate measure_hf_decode.py)", "before"),
                 ("AFTER: engine hf-cb, launch = the profile's median (a prediction)", "median"),
                 ("AFTER: engine hf-cb, launch drawn per step from the profile's distribution (seed 0)", "sample"),
+                ("AFTER, WARM PROCESS: engine hf-cb, launch = the profile's median, the engine's shape memory holding "
+                 "the attention shapes the measured process had run before the run (its profile plan and earlier runs: "
+                 "step CONTENT of the logs, serving.step_cost.host_warm_shapes; 11-22 runs: no record, cold)", "warm"),
                 ("AFTER, CALIBRATED: engine hf-cb, launch = the run's own median launch of its host-bound decode steps "
                  "(its host regime, read from its step timers; not its latencies): what a user's calibration of the "
                  "launch constant on the machine gives", "calibrated")]
     floor = hf_host_floor_s() * 1e3
+    history = process_history(data, HF_HELD_OUT)
     for title, v in variants:
         rows = []
         for run in runs:
-            if v == "before":
+            if v == "warm":
+                cfg = replace(_hf_cfg(run["sched"], "hf-cb", prof), host_warm_shapes=history.get(run["name"], frozenset()))
+            elif v == "before":
                 cfg = _hf_cfg(run["sched"], None, floor_ms=floor)
             elif v == "calibrated":
                 cfg = _hf_cfg(run["sched"], "hf-cb", prof, launch_s=_run_launch_s(run["steps"]))
@@ -1083,17 +1126,21 @@ def hf_host_speed_section(data: Path, prof) -> list[dict]:
           f"launch, and a step whose shape ran before {seen_frac:.3f} x that (the profile's seen / new launch). Not a "
           f"prediction from the profile: the host speed is read from the run itself (the probe, not its latencies).")
     out = []
+    history = process_history(data, HF_PROBED)
     variants = [("AFTER: engine hf-cb, launch = the profile's median (a prediction)", "median"),
+                ("AFTER, WARM PROCESS: the profile's median, the shapes the process ran before each run in the "
+                 "engine's shape memory (serving.step_cost.host_warm_shapes)", "warm"),
                 ("GIVEN THE MEASURED HOST SPEED: new-shape launch = ratio x the run's probe, a seen shape's = that x "
                  "the profile's seen / new launch", "hostspeed"),
                 ("AFTER, CALIBRATED: launch = the run's own median launch (the best constant)", "calibrated")]
-    from dataclasses import replace
-
     for title, v in variants:
         rows = []
         for run in probed:
             if v == "median":
                 cfg = _hf_cfg(run["sched"], "hf-cb", prof)
+            elif v == "warm":
+                cfg = replace(_hf_cfg(run["sched"], "hf-cb", prof),
+                              host_warm_shapes=history.get(run["name"].removesuffix(" (probe)"), frozenset()))
             elif v == "hostspeed":
                 pr = [float(s["probe_s"]) / n_probe for s in run["steps"] if s.get("probe_s") not in (None, "")]
                 la = ratio * 1600 * float(np.median(pr))
@@ -1115,7 +1162,8 @@ def hf_summary(results: list[dict]) -> None:
     for r in results:
         by.setdefault(r["run"], {})[r["engine"].removeprefix("hf-cb-")] = r
     cols = (("before", "BEFORE (host floor)"), ("median", "AFTER profile (median launch)"),
-            ("sample", "AFTER profile (sampled launch)"), ("calibrated", "AFTER calibrated launch*"))
+            ("sample", "AFTER profile (sampled launch)"), ("warm", "AFTER profile, warm process"),
+            ("calibrated", "AFTER calibrated launch*"))
     print("\nSUMMARY, HF-CB held-out runs (never fitted): per-request |error| median / p90 (TTFT | TPOT); overloaded "
           "runs: median queueing error")
     print(f"{'run':<22} " + " ".join(f"{t:>31}" for _, t in cols))

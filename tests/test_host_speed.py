@@ -136,3 +136,58 @@ def test_request_launch_spread_reads_each_request_s_decode_window():
                                     {"first_token_s": 5.0, "finish_s": 6.0}]}
     r = dv.request_launch_spread(run)
     assert r[0] == pytest.approx(1.0) and r[1] == pytest.approx(3.0) and math.isnan(r[2])
+
+
+# ---- serving.step_cost.host_warm_shapes: the engine process's shape memory at the start ------------------------------
+
+def _hf_cb_cfg(tmp_path, warm=None, engine="hf-cb", count=3):
+    from simulator.engine.config import parse_serving_section
+
+    doc = {"hardware": ["H100-SXM"], "model": "Llama-3.1-8B",
+           "strategies": {"attention": {"dense": {"gqa_expand": "repeat_kv"}}}, "runtime": {"launch": "eager", "kernels": "hf"}}
+    sc = {} if warm is None else {"host_warm_shapes": warm}
+    sec = {"engine": engine, "requests": {"closed_loop": {"concurrency": 1, "count": count},
+                                          "input_tokens": {"fixed": 512}, "output_tokens": {"fixed": 8}},
+           "replicas": [{"count": 1}], "decode_run_steps": 0, "step_cost": sc,
+           "scheduler": {"max_num_batched_tokens": 8192, "max_num_seqs": 64, "block_size": 256, "num_blocks": 200,
+                         "enable_prefix_caching": False, "mixed_launch": "eager"}}
+    return parse_serving_section(sec, file="t.yaml", base=tmp_path, scenario=doc)
+
+
+def test_warm_shapes_parse_from_a_list_and_a_step_log(tmp_path):
+    import gzip
+
+    assert _hf_cb_cfg(tmp_path).host_warm_shapes == frozenset()
+    assert _hf_cb_cfg(tmp_path, [[1, 513], [1, 514]]).host_warm_shapes == {(1, 513), (1, 514)}
+    log = tmp_path / "steps.csv.gz"
+    with gzip.open(log, "wt") as f:
+        f.write("workload,tokens,keys,launch_s\nx,512,512,0.1\nx,1,513,0.04\n")
+    assert _hf_cb_cfg(tmp_path, "steps.csv.gz").host_warm_shapes == {(512, 512), (1, 513)}
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ([[1, -2]], "entry 0"), ([[1, 2, 3]], "entry 0"), ([[True, 2]], "entry 0"), (7, "list of \\[Q, K\\] pairs"),
+    ("missing.csv", "no such file"), ("cols.csv", "needs columns tokens and keys")])
+def test_warm_shapes_refused_with_the_field_named(tmp_path, bad, msg):
+    from hwmodels.errors import SparsesimError
+
+    (tmp_path / "cols.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SparsesimError, match=msg) as e:
+        _hf_cb_cfg(tmp_path, bad)
+    assert "host_warm_shapes" in str(e.value)
+
+
+def test_warm_shapes_make_a_repeated_workload_fast_and_need_a_seen_level(tmp_path):
+    from hwmodels.errors import SparsesimError
+    from simulator.engine.api import simulate
+    from simulator.traces.requests import RequestTrace
+
+    tr = RequestTrace(name="one", source="test", arrival_s=np.zeros(1), input_tokens=np.array([512]),
+                      output_tokens=np.array([8]))
+    cold = simulate(_hf_cb_cfg(tmp_path, count=1), tr, seed=0).requests["tpot_s"].iloc[0]
+    # the decode shapes of this request: one row at 513..519 keys (the context after each new token)
+    warm_cfg = _hf_cb_cfg(tmp_path, [[1, k] for k in range(500, 530)], count=1)
+    warm = simulate(warm_cfg, tr, seed=0).requests["tpot_s"].iloc[0]
+    assert warm < 0.6 * cold        # seen shapes launch at the profile's seen level (38 ms vs 95 ms)
+    with pytest.raises(SparsesimError, match="no seen-shape level"):
+        simulate(_hf_cb_cfg(tmp_path, [[1, 513]], engine="own", count=1), tr, seed=0)

@@ -58,6 +58,10 @@
                                          #   (replaces the engine profile's launch distribution)
         host_launch: median              #  median | sample: the profile's launch distribution as its median, or
                                          #   drawn per step (seeded)
+        host_warm_shapes: null           #  attention shapes the engine's process already ran (its per-shape
+                                         #   host caches are warm; profiles with a seen-shape launch level):
+                                         #   [[Q, K], ...] (query tokens, keys of a step) or a CSV FILE with
+                                         #   columns tokens, keys (a recorded step log)
                                          # every step_cost knob given overrides the engine profile's term
         memory_budget_gb: 1              #  memory the step-cost tables of one replica group may hold (GiB)
       acceptance: model                  # model (the speculation strategy's acceptance) | trace (the scenario
@@ -205,6 +209,7 @@ class ServingConfig:
     step_cost_given: frozenset = frozenset()   # serving.step_cost knobs the user gave (they override the profile)
     host_launch_s: float | None = None     # serving.step_cost.host_launch_ms (None: the profile's)
     host_launch_mode: str = "median"       # median | sample (serving.step_cost.host_launch)
+    host_warm_shapes: frozenset = frozenset()   # serving.step_cost.host_warm_shapes: (Q, K) already run
     adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
     adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
     file: str = "<scenario>"
@@ -493,8 +498,11 @@ def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
 
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
-                  "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch",
+                  "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch", "host_warm_shapes",
                   "memory_budget_gb"}
+#: most (Q, K) pairs serving.step_cost.host_warm_shapes may list, and the bytes its file may hold
+MAX_WARM_SHAPES = 5_000_000
+MAX_WARM_SHAPES_BYTES = 256 * 2**20
 #: vLLM's default CUDA-graph capture sizes (vllm/config/compilation.py: [1, 2, 4] + range(8, 256, 8) +
 #: range(256, max_cudagraph_capture_size + 1, 16), max_cudagraph_capture_size = 512), cut at max_num_seqs
 VLLM_MAX_CAPTURE = 512
@@ -620,6 +628,68 @@ def _read_acceptance(p: Path, file: str, fld: str) -> list:
     return [int(x) for x in a]
 
 
+def _warm_shapes(v: Any, file: str, base: Path) -> frozenset:
+    """serving.step_cost.host_warm_shapes: the (query tokens, keys) step shapes the engine's process has already run,
+    as a list of [Q, K] pairs or a CSV file with columns `tokens` and `keys` (.csv or .csv.gz; e.g. a step log of
+    lab/serving/hf_cb_runtime.py). Empty when absent."""
+    fld = "serving.step_cost.host_warm_shapes"
+    if v is None:
+        return frozenset()
+    if isinstance(v, str) and v.strip():
+        p = Path(v)
+        if not p.is_absolute() and not p.exists():
+            p = base / p
+        pairs = _read_warm_shapes(p, file, fld)
+    elif isinstance(v, list):
+        if len(v) > MAX_WARM_SHAPES:
+            raise _err(f"lists {len(v):,} shapes; at most {MAX_WARM_SHAPES:,}", file, fld)
+        pairs = v
+    else:
+        raise _err(f"must be a list of [Q, K] pairs (query tokens, keys of a step) or a CSV file with columns tokens, "
+                   f"keys, got {v!r}", file, fld)
+    out = set()
+    for i, x in enumerate(pairs):
+        if (not isinstance(x, (list, tuple)) or len(x) != 2
+                or any(isinstance(y, bool) or not isinstance(y, (int, np.integer)) or y < 0 for y in x)):
+            raise _err(f"entry {i} is {x!r}; each shape is [Q, K]: two whole numbers >= 0 (query tokens, keys of a "
+                       "step)", file, fld)
+        out.add((int(x[0]), int(x[1])))
+    return frozenset(out)
+
+
+def _read_warm_shapes(p: Path, file: str, fld: str) -> list:
+    import csv
+    import gzip
+    import io
+
+    from hwmodels.yamlio import read_bytes
+
+    if not p.is_file():
+        raise _err(f"{str(p)!r} is not a regular file" if p.exists() else f"no such file {str(p)!r}", file, fld)
+    try:
+        raw = read_bytes(p, "file of warm shapes", MAX_WARM_SHAPES_BYTES)
+        if p.name.endswith(".gz"):
+            raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read(MAX_WARM_SHAPES_BYTES + 1)
+            if len(raw) > MAX_WARM_SHAPES_BYTES:
+                raise _err(f"{p} unpacks to more than {MAX_WARM_SHAPES_BYTES // 2**20} MiB", file, fld)
+        rows = csv.DictReader(io.StringIO(raw.decode("utf-8")))
+        if not rows.fieldnames or not {"tokens", "keys"} <= set(rows.fieldnames):
+            raise _err(f"{p} needs columns tokens and keys (query tokens, keys of each step); it has "
+                       f"{', '.join(rows.fieldnames or []) or 'none'}", file, fld)
+        pairs = []
+        for r in rows:
+            pairs.append([int(float(r["tokens"])), int(float(r["keys"]))])
+            if len(pairs) > MAX_WARM_SHAPES:
+                raise _err(f"{p} lists more than {MAX_WARM_SHAPES:,} shapes", file, fld)
+    except ScenarioError:
+        raise
+    except SparsesimError as e:
+        raise _err(str(e), file, fld) from None
+    except (ValueError, OSError, UnicodeDecodeError, EOFError, TypeError) as e:
+        raise _err(f"cannot read {p}: {' '.join(str(e).split())[:120]}", file, fld) from None
+    return pairs
+
+
 def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario | dict) -> ServingConfig:
     """Validate the `serving:` section (signature of simulator.scenario.SECTION_PARSERS): `scenario` is the parsed
     Scenario (a library caller may hand a mapping of its hardware / model / strategies / runtime / trace instead:
@@ -716,6 +786,7 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
     hlm = sc_.get("host_launch", "median")
     if hlm not in ("median", "sample"):
         raise _err(f"is {hlm!r}; allowed: median, sample", file, "serving.step_cost.host_launch")
+    warm = _warm_shapes(sc_.get("host_warm_shapes"), file, base)
     engine, runtime = _engine(d.get("engine", "none"), file, base)
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
     slo = {k: _num(x, file, f"serving.slo.{k}", 0.0, 1e9) for k, x in slo.items()}
@@ -745,7 +816,8 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
                          host_mixed_s=host_mixed, host_per_row_s=host_row, launch_eager_s=launch_eager,
                          graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,
                          adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
-                         step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm)
+                         step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm,
+                         host_warm_shapes=warm)
 
 
 def serving_template(requests: Any, scheduler: Any, router: Any, seed: int, scenario: Scenario, file: str,

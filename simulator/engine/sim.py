@@ -230,7 +230,11 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
                     floor_s=cfg.host_floor_s, terms=terms if terms.any() else None, overlap=prof.overlap_fraction,
                     launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None,
-                    shapes=set() if launch is not None and launch.seen_s is not None else None)
+                    shapes=set(cfg.host_warm_shapes) if launch is not None and launch.seen_s is not None else None)
+    if cfg.host_warm_shapes and host.shapes is None:
+        raise SparsesimError(f"{cfg.file}: serving.step_cost.host_warm_shapes: the engine's launch has no seen-shape "
+                             f"level to apply them to (engine {cfg.engine!r}: its profile's host_time.launch needs "
+                             "seen_shape_p50_ms, and serving.step_cost.host_launch_ms replaces it)")
     mask = None
     if prof.mask is not None:
         m = prof.mask.on(combo.hardware)
