@@ -65,14 +65,19 @@ def size_regime(nbytes) -> np.ndarray:
                                                                   "large (>=16 MiB)"))
 
 
-def first_look(hw: HardwareSpec, world: int, out: str | Path, impls=tuple(IMPL_KIND)) -> pd.DataFrame:
-    """Predictions of every (impl, size) of the campaign from the committed terms (module docstring, step 1)."""
+FIRST_LOOK_X2 = ("first look: NCCL = committed collective terms (fit_links, H200-measured, borrowed); custom = "
+                 "simulator/kernels/allreduce.py: barriers at the spec's link latency, datasheet link bandwidth")
+
+
+def first_look(hw: HardwareSpec, world: int, out: str | Path, impls=tuple(IMPL_KIND),
+               note: str = FIRST_LOOK_X2) -> pd.DataFrame:
+    """Predictions of every (impl, size) of the campaign from the committed terms (module docstring, step 1); `note`
+    says which terms those were (the model column)."""
     df = pd.DataFrame([{"impl": i, "world": world, "bytes": s} for i in impls for s in SIZES])
     df["kind"] = df["impl"].map(IMPL_KIND)
     df["pred_us"] = np.round(predict_us(df, hw), 3)
     df["device"] = hw.name
-    df["model"] = ("first look: NCCL = committed collective terms (fit_links, H200-measured, borrowed); custom = "
-                   "simulator/kernels/allreduce.py: barriers at the spec's link latency, datasheet link bandwidth")
+    df["model"] = note
     df.to_csv(out, index=False)
     return df
 
