@@ -385,22 +385,36 @@ def production_kernels() -> None:
 
 
 def production_allreduce() -> None:
-    """All-reduce at decode sizes (lab/kernels/measure_allreduce.py, 2 x H100): first look (the terms before the
-    measurement: NCCL's borrowed from the H200 eager fit, the custom kernels from source) and the fitted terms, per
-    implementation and size regime, fit rows apart from held-out rows (symmetric memory and NCCL eager never fitted)."""
+    """All-reduce at decode sizes (lab/kernels/measure_allreduce.py, 2 and 4 x H100): per rank count, the first look
+    (the terms before that measurement: at 2 ranks NCCL's borrowed from the H200 eager fit and the custom kernels from
+    source, at 4 ranks the terms fitted on 2 ranks alone) and the committed terms (fitted on 4 KiB / 1 MiB / 16 MiB at 2
+    and 4 ranks), per implementation and size regime, fit rows apart from held-out rows (symmetric memory and NCCL eager
+    never fitted); then the 2-rank campaign rerun on the 4-GPU host, every row held out."""
     from hwmodels.spec import load_hardware
     from simulator.calibration import fit_production_allreduce as FA
 
+    hw = load_hardware("H100-SXM")
     for f in sorted(FA.DATA_DIR.glob("allreduce_nvidia*.csv")):
         if "_first_look_" in f.name:
             continue
         fl = f.with_name(f.name.replace("allreduce_", "allreduce_first_look_", 1))
-        hw = load_hardware("H100-SXM")
         tab = FA.accuracy(f, fl if fl.is_file() else None, hw)
         tab["goal"] = np.where(tab["part"] == "fit", "",
                                np.where((tab["fitted_med"] <= 10) & (tab["fitted_p90"] <= 25), "met", "MISSED"))
-        print(f"\n== {hw.name}: {f.name}, all-reduce (first look = terms before the measurement; fitted = committed "
-              f"terms; goal median <= 10 %, p90 <= 25 % on held-out rows)")
+        x4 = "_x4_" in f.name
+        first = ("the terms fitted on 2 ranks alone, priced before this measurement: every row held out from them"
+                 if x4 else "terms before the measurement")
+        print(f"\n== {hw.name}: {f.name}, all-reduce (first look = {first}; fitted = committed terms; goal median "
+              f"<= 10 %, p90 <= 25 % on held-out rows)")
+        print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        if x4 and fl.is_file():
+            print(f"-- first look at 4 ranks per implementation and size regime, every row ({fl.name}; "
+                  f"the fitted terms' structure was chosen after these rows were read)")
+            print(FA.first_look_accuracy(f, fl).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for f in sorted(FA.DATA_DIR.glob("allreduce_check_*.csv")):
+        tab = FA.accuracy(f, None, hw, fitted=False).drop(columns=["first_look_med", "first_look_p90"])
+        print(f"\n== {hw.name}: {f.name}, all-reduce at 2 ranks rerun on GPUs 0-1 of the 4-GPU host (never fitted; "
+              f"committed terms)")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 

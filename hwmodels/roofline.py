@@ -51,13 +51,20 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 = max(device_s, launch_eager)              (eager: the host issues kernels asynchronously,
                                                             so a kernel costs whichever is slower, the
                                                             device or the host's launch)
-    collective  = 2 (g-1)/g * bytes / (bw_link * eff_m) + 2 (g-1) * latency_link + fixed + launch
-                  (ring all-reduce over g = devices of the op; bytes = the message size per device, in
-                  `bytes_read`; latency_link and eff_m, fixed calibrated from NCCL measurements when available)
+    collective  = 2 (g-1)/g * bytes / (bw_link * eff_m) + 2 (g-1) * (latency_link + sync[collective]) + fixed
+                  + launch (ring all-reduce over g = devices of the op; bytes = the message size per device, in
+                  `bytes_read`; latency_link and eff_m, fixed calibrated from NCCL measurements when available;
+                  sync[collective] = the measured time of one ring step, 0 uncalibrated)
     custom all-reduce (kinds allreduce_1shot / allreduce_2shot: engines' peer-memory kernels, simulator/kernels/
-                allreduce.py): one-shot = 2 latency_link + (g-1) * bytes / (bw_link * eff_m) + fixed + launch; two-shot
-                = 3 latency_link + 2 (g-1)/g * bytes / (bw_link * eff_m) + fixed + launch (a barrier = one peer flag
-                store and poll, at least the spec's link latency; eff_m / fixed of the kind, 1.0 / 0 uncalibrated)
+                allreduce.py): one-shot = 2 barrier + max((g-1) * bytes / (bw_link * ceil), bytes / (bw_link * eff_m))
+                + fixed + launch; two-shot = 3 barrier + max(2 (g-1)/g * bytes / (bw_link * ceil), 2/g * bytes /
+                (bw_link * eff_m)) + fixed + launch. A barrier = one flag store into every peer and a poll of every
+                peer's flag: at least the spec's link latency, plus sync[kind] for each peer beyond the first
+                (barrier = latency_link + (g-2) * sync[kind]). eff_m = memory[kind]: the rate at which one peer's
+                data arrives (achieved / datasheet link bandwidth; a thread's loads from its g-1 peers are in flight
+                together, so at 2 ranks it is the whole rate); ceil = link_ceiling[kind]: the rate that every peer's
+                traffic together reaches on the device's links (absent = eff_m, which leaves (g-1) x bytes / eff_m,
+                the link-bound form). 1.0 / 0 uncalibrated
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
@@ -269,13 +276,18 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
                                      f"(interconnect.* is null in {hw.file}); collectives cannot be priced")
         bw = (hw.link_bw_bytes_s or np.inf) * eff_m   # eff_m: memory[collective] / memory[alltoall]
         lat = eff.link_latency_s if eff.link_latency_s is not None else (hw.link_latency_s or 0.0)
-        ring = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + 2.0 * (g - 1.0) * lat
+        sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
+        ring = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + 2.0 * (g - 1.0) * (lat + sync)
         a2a = (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, lat, 0.0)
         # a custom kernel's barrier: the spec's link latency (the NCCL fit folds NCCL's own latency into its fixed
-        # term and may leave link_latency_s at 0, which would make a peer round trip free)
+        # term and may leave link_latency_s at 0, which would make a peer round trip free), plus sync[kind] per peer
+        # beyond the first
         lat_c = max(lat, hw.link_latency_s or 0.0)
-        one = (g - 1.0) * ops.bytes_read / bw + np.where(g > 1.0, 2.0 * lat_c, 0.0)
-        two = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, 3.0 * lat_c, 0.0)
+        barrier = np.where(g > 1.0, lat_c + np.maximum(g - 2.0, 0.0) * sync, 0.0)
+        ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[ops.kind]
+        bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
+        one = np.maximum((g - 1.0) * ops.bytes_read / bw_all, ops.bytes_read / bw) + 2.0 * barrier
+        two = np.maximum(2.0 * (g - 1.0) / g * ops.bytes_read / bw_all, 2.0 / g * ops.bytes_read / bw) + 3.0 * barrier
         memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, np.where(is_one, one, np.where(is_two, two, memory_s))))
         compute_s = np.where(is_coll, 0.0, compute_s)
         launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)

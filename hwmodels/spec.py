@@ -133,6 +133,8 @@ class Efficiency:
         None = perfect overlap, max(c, m) (the plain roofline). A fitted p (typically 2-4) rounds the
         roofline's corner where real kernels are slower than either bound alone.
     l2_fraction: share of the L2 that re-read data can occupy before it is evicted (1.0 uncalibrated).
+    link_ceiling[kind]: achieved / datasheet link bandwidth that the traffic from every peer together reaches (the
+        custom all-reduce kinds, hwmodels.roofline); absent = memory[kind], the one-peer rate, is also the ceiling.
     link_latency_s: measured latency per collective step, replacing the spec's (None = keep the spec's);
         the achieved link bandwidth is memory[collective] / memory[alltoall] times the spec's bandwidth and
         a collective's fixed software cost is fixed_s[collective] / fixed_s[alltoall].
@@ -180,6 +182,7 @@ class Efficiency:
     fixed_s: dict[str, float] = field(default_factory=lambda: {k: 0.0 for k in KINDS})
     sync_s: dict[str, float] = field(default_factory=lambda: {k: 0.0 for k in KINDS})
     saturation: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in KINDS})
+    link_ceiling: dict[str, float] = field(default_factory=dict)
     overlap_p: float | None = None
     l2_fraction: float = 1.0
     link_latency_s: float | None = None
@@ -427,7 +430,8 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
         # interconnect terms measured on another kind of link do not transfer: keep the spec's
         eff = replace(eff, link_latency_s=None, link_kind=None,
                       memory={**eff.memory, "collective": 1.0, "alltoall": 1.0},
-                      fixed_s={**eff.fixed_s, "collective": 0.0, "alltoall": 0.0})
+                      fixed_s={**eff.fixed_s, "collective": 0.0, "alltoall": 0.0},
+                      sync_s={**eff.sync_s, "collective": 0.0})
     return spec.with_efficiency(eff)
 
 
@@ -467,7 +471,8 @@ BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 1
 
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
-    fixed_us: {kind: us}, saturation: {kind: multiple of the SMs}, overlap_p: p, l2_fraction: f,
+    fixed_us: {kind: us}, sync_us: {kind: us}, link_ceiling: {kind: f}, saturation: {kind: multiple of the SMs},
+    overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
     cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us}, l2_bw_tbs: TB/s,
     broadcast_copy: {term: value} (Efficiency.broadcast_copy)} (all optional)."""
@@ -486,6 +491,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     if isinstance(l2f, bool) or not isinstance(l2f, (int, float)) or not 0 < l2f <= 1:
         raise SpecError(f"must be a fraction in (0, 1], got {l2f!r}", file=file, field="l2_fraction")
     sync = _keyed(doc, "sync_us", file, base.sync_s, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
+    ceiling = _keyed(doc, "link_ceiling", file, {}, KINDS, 0.0, 1.5, "a fraction in (0, 1.5]")
     lat = doc.get("link_latency_us")
     if lat is not None and (isinstance(lat, bool) or not isinstance(lat, (int, float)) or not 0 <= lat < 1e3):
         raise SpecError(f"must be microseconds in [0, 1e3) or absent, got {lat!r}", file=file, field="link_latency_us")
@@ -522,7 +528,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
             raise SpecError(f"must map graph/eager to positive microseconds, got {k}: {v!r}", file=file,
                             field="launch_us")
     return Efficiency(compute=compute, memory=memory, compute_dtype=cd,
-                      fixed_s=fixed, sync_s=sync, saturation=sat,
+                      fixed_s=fixed, sync_s=sync, saturation=sat, link_ceiling=ceiling,
                       overlap_p=None if p is None else float(p), l2_fraction=float(l2f),
                       link_latency_s=None if lat is None else float(lat) * 1e-6,
                       link_kind=(doc.get("links") or {}).get("kind"),

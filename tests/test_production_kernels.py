@@ -1,6 +1,7 @@
 """Production kernels modelled from their sources: pass counts of the engines' top-k on score distributions, DeepGEMM's
 block-GEMM layout choice, and the fitted H100 terms reproducing the committed held-out accuracy."""
 import numpy as np
+import pandas as pd
 
 from simulator.kernels import gemm_fp8 as G
 from simulator.kernels import topk_production as P
@@ -82,25 +83,70 @@ def test_deepgemm_indexer_schedule():
 
 
 def test_allreduce_fit_sees_only_its_sizes_and_matches_the_committed_terms():
-    """The committed H100 all-reduce terms are what fit() gives on the committed campaign, and rows outside FIT_SIZES
-    (held out) do not move them: scaling every held-out time by 3 leaves the fitted terms unchanged."""
-    import pandas as pd
-
+    """The committed H100 all-reduce terms are what fit() gives on the committed 2- and 4-rank campaigns, and rows
+    outside FIT_SIZES (held out) do not move them: scaling every held-out time by 3 leaves the fitted terms unchanged."""
     from hwmodels.spec import load_hardware
     from simulator.calibration import fit_production_allreduce as A
 
     hw = load_hardware("H100-SXM")
-    df = pd.read_csv(A.DATA_DIR / "allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-26.csv")
+    df = A.campaign()
+    assert sorted(df["world"].unique()) == [2, 4]
     got = A.fit(df, hw)
     held = ~df["bytes"].isin(A.FIT_SIZES)
     moved = A.fit(df.assign(median_us=np.where(held, 3.0 * df["median_us"], df["median_us"])), hw)
     for kind, t in got.items():
-        assert moved[kind]["fixed_us"] == t["fixed_us"] and moved[kind]["link_eff"] == t["link_eff"]
+        for term in ("fixed_us", "link_eff", "sync_us", "link_ceiling"):
+            assert moved[kind].get(term) == t.get(term)
         assert abs(hw.efficiency.fixed_s[kind] * 1e6 - t["fixed_us"]) < 1e-3
         assert abs(hw.efficiency.memory[kind] - t["link_eff"]) < 1e-3
-    # the ring at a decode-size message is now device time (~12 us measured), not the H200 eager fit's ~31 us
-    pred = A.predict_us(pd.DataFrame({"impl": ["nccl_graph"], "world": [2], "bytes": [16384]}), hw)[0]
-    assert 10.0 < pred < 16.0
+        assert abs(hw.efficiency.sync_s[kind] * 1e6 - t["sync_us"]) < 1e-3
+        if kind in A.CUSTOM_KINDS:
+            assert abs(hw.efficiency.link_ceiling[kind] - t["link_ceiling"]) < 1e-3
+    # the 2-rank rows alone cannot separate the per-peer / per-step terms: they are left out, and the custom kinds'
+    # fixed time and one-peer rate come out as the committed ones (the 4-rank terms do not change 2-rank prices)
+    two = A.fit(A.campaign((2,)), hw)
+    assert "sync_us" not in two["allreduce_1shot"] and "link_ceiling" not in two["allreduce_2shot"]
+    for kind in A.CUSTOM_KINDS:
+        assert abs(two[kind]["fixed_us"] - got[kind]["fixed_us"]) < 0.05
+        assert abs(two[kind]["link_eff"] - got[kind]["link_eff"]) < 0.01
+    # the ring at a decode-size message is device time (~12 us measured at 2 ranks), and grows with the ring's steps
+    q = pd.DataFrame({"impl": ["nccl_graph"] * 2, "world": [2, 4], "bytes": [16384] * 2})
+    p2, p4 = A.predict_us(q, hw)
+    assert 10.0 < p2 < 16.0 and 2.0 < p4 - p2 < 5.0
+
+
+def test_custom_allreduce_barriers_and_link_ceiling():
+    """roofline: a custom all-reduce's barrier grows by sync[kind] per peer beyond the first; its transfer is the
+    larger of every peer's traffic at the link ceiling and one peer's at memory[kind]; without those terms the old
+    form stands ((g-1) x bytes at memory[kind], barriers at the spec's link latency)."""
+    import pytest
+
+    from hwmodels.roofline import price
+    from hwmodels.spec import efficiency_from_dict, load_hardware
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    B, lat, S = hw.link_bw_bytes_s, hw.link_latency_s, 8e6
+
+    def t(eff, kind, g, nbytes=S):
+        b = OpBuilder(1)
+        b.add("ar", kind, bytes_read=nbytes, dtype="bf16", devices=g)
+        return price(b.build(), hw.with_efficiency(eff), "graph")[0] - hw.launch_graph_s
+
+    plain = efficiency_from_dict({"memory": {"allreduce_1shot": 0.5, "allreduce_2shot": 0.5}}, "t")
+    assert t(plain, "allreduce_1shot", 4) == pytest.approx(3 * S / (0.5 * B) + 2 * lat)
+    assert t(plain, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.5 * B) + 3 * lat)
+    eff = efficiency_from_dict({"memory": {"allreduce_1shot": 0.5, "allreduce_2shot": 0.5},
+                                "link_ceiling": {"allreduce_1shot": 0.7, "allreduce_2shot": 0.6},
+                                "sync_us": {"allreduce_1shot": 1.0, "allreduce_2shot": 2.0}}, "t")
+    # 2 ranks: one peer, no extra barrier time, the one-peer rate binds (the 2-rank fit is untouched)
+    assert t(eff, "allreduce_1shot", 2) == pytest.approx(t(plain, "allreduce_1shot", 2))
+    assert t(eff, "allreduce_2shot", 2) == pytest.approx(t(plain, "allreduce_2shot", 2))
+    # 4 ranks: the ceiling binds the transfer, two further peers per barrier
+    assert t(eff, "allreduce_1shot", 4) == pytest.approx(3 * S / (0.7 * B) + 2 * (lat + 2e-6))
+    assert t(eff, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.6 * B) + 3 * (lat + 4e-6))
+    with pytest.raises(Exception, match="link_ceiling"):
+        efficiency_from_dict({"link_ceiling": {"allreduce_1shot": 0.0}}, "t")
 
 
 def test_engine_profiles_carry_their_allreduce_and_the_tp_layers_use_it():

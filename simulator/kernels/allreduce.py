@@ -22,13 +22,16 @@ TensorRT-LLM (cpp/tensorrt_llm/thop/allreduceOp.cpp, kernels/communicationKernel
     ranks below 1 MiB, at <= 8 ranks below 512 KiB).
 
 Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_2shot):
-    one-shot  = 2 barriers + (g-1) x S / link bandwidth          (each rank pulls g-1 full messages)
-    two-shot  = 3 barriers + 2 (g-1)/g x S / link bandwidth
-    a barrier = one peer flag store and poll: the link latency (the spec's, or the fitted one)
-Measured on 2 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/allreduce_*):
-the H100's fixed_us / memory terms of both kinds are fitted on the project's kernel with vLLM's structure
-(simulator/calibration/fit_production_allreduce.py, held out 2-8 %); other devices keep the spec's link latency and
-bandwidth (an ASSUMPTION), and beyond 2 ranks the barriers stay the spec's link latency (not measured).
+    one-shot  = 2 barriers + max((g-1) x S / (link bw x ceiling), S / (link bw x one-peer rate))
+                (each rank pulls g-1 full messages; the loads from every peer are in flight together)
+    two-shot  = 3 barriers + max(2 (g-1)/g x S / (link bw x ceiling), 2/g x S / (link bw x one-peer rate))
+    a barrier = one flag store into every peer and a poll of every peer's flag: the link latency (the spec's, or the
+                fitted one) plus a time per peer beyond the first (sync_us of the kind)
+Measured on 2 and 4 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/
+allreduce_*): the H100's fixed_us / memory (one-peer rate) / sync_us / link_ceiling terms of both kinds are fitted on
+the project's kernel with vLLM's structure (simulator/calibration/fit_production_allreduce.py; held out 2-8 % at 2
+ranks, 1-13 % median at 4); other devices keep the spec's link latency and bandwidth (an ASSUMPTION), and at 8 ranks
+the per-peer barrier time is extrapolated linearly (not measured).
 """
 from __future__ import annotations
 
