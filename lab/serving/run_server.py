@@ -255,7 +255,15 @@ def main(argv=None) -> int:
     cap_s = ex.capture(log)
 
     calib_rows = [] if a.no_calib else run_calib(ex, arena_tokens, a.smoke, 3 if a.smoke else 10, log)
-    feed_check = async_feed_check(ex, arena_tokens, shape, log) if True in modes else None
+    feed_check = None
+    if True in modes:
+        try:
+            feed_check = async_feed_check(ex, arena_tokens, shape, log)
+        except Exception as ex_:  # noqa: BLE001 - recorded in the config; the levels still run
+            if a.smoke:
+                raise
+            feed_check = {"ok": False, "error": f"{type(ex_).__name__}: {ex_}"}
+            log(f"async feed check FAILED: {feed_check['error']}")
 
     sched_cfg = SchedulerConfig(num_blocks=num_blocks, block_size=a.block_size,
                                 max_num_batched_tokens=a.max_num_batched_tokens, max_num_seqs=a.max_num_seqs,
@@ -271,14 +279,25 @@ def main(argv=None) -> int:
     res = {mode: ([], list(calib_rows) if mode == modes[0] else [], []) for mode in modes}
     deadline = t_start + a.max_minutes * 60
     for w in wls:
+        late = time.perf_counter() > deadline   # a level runs in every mode or in none
         for mode in modes:   # the same requests in each mode, one after the other
             all_reqs, all_steps, summaries = res[mode]
-            if time.perf_counter() > deadline:
+            if late:
                 log(f"[{w.name}] skipped: --max-minutes reached")
                 summaries.append({"workload": w.name, "skipped": "max-minutes reached"})
                 continue
             ad = SchedAdapter(sched_cfg, mt.SlotArena(arena_tokens), async_scheduling=mode)
-            reqs, steps, summ = driver.serve(w, ad, ex, drain_s=a.drain, log=log, async_scheduling=mode)
+            try:
+                reqs, steps, summ = driver.serve(w, ad, ex, drain_s=a.drain, log=log, async_scheduling=mode)
+            except Exception as ex_:  # noqa: BLE001 - keep the other mode's and levels' data; say what broke
+                import traceback
+
+                log(f"[{w.name}] async={mode} FAILED: {type(ex_).__name__}: {ex_}\n{traceback.format_exc()}")
+                summaries.append({"workload": w.name, "skipped": f"failed: {type(ex_).__name__}: {ex_}"})
+                if a.smoke:
+                    raise
+                ex.a_inflight = ex.a_last = None
+                continue
             summ.update(driver.latency_stats(reqs))
             summ["async_scheduling"] = mode
             if mode:
