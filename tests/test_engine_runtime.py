@@ -377,3 +377,17 @@ def test_latency_cdf_draws_one_curve_per_group(tmp_path):
                        "e2e_s": np.linspace(1, 6, 6)})
     latency_cdf(df, {"tpot_ms": 50}, tmp_path / "c.png", groups=short_group_names(keys))
     assert (tmp_path / "c.png").stat().st_size > 10_000
+
+
+def test_host_overlap_knob_hides_host_time_and_is_checked():
+    # 2 ms of host time per step: serialized it adds to every step, fully overlapped (f = 1) it hides under the
+    # device (decode steps here take longer than 2 ms), with or without an engine profile
+    serial = _sim(cfg_of(step_cost={"host_per_step_us": 2000})).summary["tpot_p50_ms"]
+    hidden = _sim(cfg_of(step_cost={"host_per_step_us": 2000, "host_overlap": 1.0})).summary["tpot_p50_ms"]
+    none = _sim(cfg_of()).summary["tpot_p50_ms"]
+    assert serial == pytest.approx(none + 2.0, rel=0.02)
+    assert hidden == pytest.approx(none, rel=0.02)
+    prof = cfg_of(engine="own", step_cost={"host_overlap": 0.5})
+    assert prof.host_overlap == 0.5
+    with pytest.raises(ScenarioError, match="host_overlap"):
+        cfg_of(step_cost={"host_overlap": 1.5})

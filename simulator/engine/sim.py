@@ -198,7 +198,7 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         if le is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
             combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
         host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                        floor_s=cfg.host_floor_s,
+                        floor_s=cfg.host_floor_s, overlap=cfg.host_overlap or 0.0,
                         launch=None if cfg.host_launch_s is None else LaunchModel(constant_s=cfg.host_launch_s))
         return RuntimeSetup(combo, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap, host, None)
     g = prof.graphs
@@ -228,7 +228,8 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     else:
         launch = None
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                    floor_s=cfg.host_floor_s, terms=terms if terms.any() else None, overlap=prof.overlap_fraction,
+                    floor_s=cfg.host_floor_s, terms=terms if terms.any() else None,
+                    overlap=prof.overlap_fraction if cfg.host_overlap is None else cfg.host_overlap,
                     launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None,
                     shapes=set(cfg.host_warm_shapes) if launch is not None and launch.seen_s is not None else None)
     if cfg.host_warm_shapes and host.shapes is None:
