@@ -51,7 +51,8 @@ OWN SERVER, ASYNC SCHEDULING: the harness run with async scheduling off and on i
         f H), serving.step_cost.host_overlap) fitted on poisson_8's async token intervals only, with the host terms
         from poisson_8's async-off cycles, against the engine's price and against the measured device spans; per
         request TTFT / TPOT |error| p50 / p90 and bias on every level, async off (f = 0) and on (f = 0 BEFORE, the
-        fits AFTER), poisson_8 marked FITTED, the others held out.
+        fits AFTER; and with serving.step_cost.async_admission, the structure the runs show: a request arriving
+        during step N joins step N + 2), poisson_8 marked FITTED, the others held out.
 
 Printed per level: requests compared (finished in the measurement), measured and simulated TTFT / TPOT
 medians, and the per-request relative error |sim / measured - 1| at its median and 90th percentile (the
@@ -485,7 +486,7 @@ def host_model(cycles: list[dict], exclude: str | None = None) -> tuple[float, f
 
 
 def own_after_config(run: dict, harness: Harness, host: tuple, launch_us: float | None = None,
-                     overlap: float | None = None):
+                     overlap: float | None = None, async_admission: bool = False):
     from simulator.engine.config import parse_serving_section
 
     c = run["config"]
@@ -507,6 +508,8 @@ def own_after_config(run: dict, harness: Harness, host: tuple, launch_us: float 
                              "host_per_row_us": b * 1e6}}
     if overlap is not None:
         section["step_cost"]["host_overlap"] = float(overlap)
+    if async_admission:
+        section["step_cost"]["async_admission"] = True
     with harness:
         return parse_serving_section(section, file="<des_validation own after>", base=ROOT, scenario=doc)
 
@@ -823,26 +826,33 @@ def own_async_section(data: Path, harness: Harness) -> list[dict]:
           "~3 % under this session's device spans, and the host term absorbs that)")
     print("  structure: an eager step's launch runs while the PREVIOUS step is on the device (graph->eager pair "
           "above), which no f of its own host time expresses; and a request arriving during step N joins step N + 2 "
-          "(N + 1 was scheduled when N started), one step later than synchronously: a TTFT the engine does not add")
+          "(N + 1 was scheduled when N started), one step later than synchronously: serving.step_cost.async_admission")
     cfg1 = own_after_config(off, harness, host, overlap=f)
     cfgd = own_after_config(off, harness, host, overlap=fd)
+    cfga = own_after_config(off, harness, host, overlap=f, async_admission=True)
+    cfgda = own_after_config(off, harness, host, overlap=fd, async_admission=True)
     out = []
     print(f"\nper-request error, own server, async off and on (host terms and overlap fitted on {ASYNC_FIT_LEVEL} only; "
           f"FITTED = that level, every other level held out); overlap 0 = BEFORE, {f:.2f} = AFTER (fitted against the "
-          f"price), {fd:.2f} = the device-span fit")
-    print(f"{'level':<11} {'':<7} {'mode':<4} {'overlap':>7} | {'TTFT meas':>9} {'sim':>7} {'|e|p50':>6} {'p90':>6} "
+          f"price), {fd:.2f} = the device-span fit; adm+1 = async admission (serving.step_cost.async_admission: a "
+          "request arriving during a step joins the step after next; a structure, nothing fitted)")
+    print(f"{'level':<11} {'':<7} {'mode':<4} {'overlap':>7} {'adm+1':>5} | {'TTFT meas':>9} {'sim':>7} {'|e|p50':>6} {'p90':>6} "
           f"{'bias':>6} | {'TPOT meas':>9} {'sim':>7} {'|e|p50':>6} {'p90':>6} {'bias':>6}")
     for lv in levels:
         tag = "FITTED" if lv == ASYNC_FIT_LEVEL else "held"
-        for mode, run, cfg, ff in (("off", off, cfg0, 0.0), ("on", on, cfg0, 0.0), ("on", on, cfg1, f),
-                                   ("on", on, cfgd, fd)):
+        for mode, run, cfg, ff, adm in (("off", off, cfg0, 0.0, False), ("on", on, cfg0, 0.0, False),
+                                        ("on", on, cfg1, f, False), ("on", on, cfgd, fd, False),
+                                        ("on", on, cfga, f, True), ("on", on, cfgda, fd, True)):
+            if any(o["level"] == lv and o["engine"] == f"own-async-{mode}" and o["overlap"] == ff
+                   and o["async_admission"] == adm for o in out):
+                continue
             rows = [r for r in run["requests"] if r["workload"] == lv]
             res = own_async_compare(cfg, rows, lv, _level_C(run, lv))
-            res.update({"engine": f"own-async-{mode}", "overlap": ff, "fitted": lv == ASYNC_FIT_LEVEL})
-            if any(o["level"] == lv and o["engine"] == res["engine"] and o["overlap"] == ff for o in out):
-                continue
+            res.update({"engine": f"own-async-{mode}", "overlap": ff, "fitted": lv == ASYNC_FIT_LEVEL,
+                        "async_admission": adm})
             out.append(res)
-            print(f"{lv:<11} {tag:<7} {mode:<4} {ff:7.2f} | {res['ttft_meas_p50'] * 1e3:7.1f}ms "
+            print(f"{lv:<11} {tag:<7} {mode:<4} {ff:7.2f} {'yes' if adm else 'no':>5} | "
+                  f"{res['ttft_meas_p50'] * 1e3:7.1f}ms "
                   f"{res['ttft_sim_p50'] * 1e3:5.1f}ms {res['ttft_err_p50']:6.1%} {res['ttft_err_p90']:6.1%} "
                   f"{res['ttft_bias']:+6.1%} | {res['tpot_meas_p50'] * 1e3:7.2f}ms {res['tpot_sim_p50'] * 1e3:5.2f}ms "
                   f"{res['tpot_err_p50']:6.1%} {res['tpot_err_p90']:6.1%} {res['tpot_bias']:+6.1%}")

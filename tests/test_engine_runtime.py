@@ -391,3 +391,23 @@ def test_host_overlap_knob_hides_host_time_and_is_checked():
     assert prof.host_overlap == 0.5
     with pytest.raises(ScenarioError, match="host_overlap"):
         cfg_of(step_cost={"host_overlap": 1.5})
+
+
+def test_async_admission_joins_the_step_after_next():
+    # one long request decoding alone; a second arrives mid-step: synchronously it joins the next step, with async
+    # admission (the next step was planned when the current one started) the one after: its TTFT grows by about one
+    # step, the decode of the first request does not change, and the books still balance
+    from simulator.engine.api import simulate
+    from simulator.traces.requests import RequestTrace
+
+    tr = RequestTrace(name="t", source="test", arrival_s=np.array([0.0, 0.2005]),
+                      input_tokens=np.array([64, 64]), output_tokens=np.array([400, 8]))
+    sync = simulate(cfg_of(), tr, seed=0)
+    asy = simulate(cfg_of(step_cost={"async_admission": True}), tr, seed=0)
+    step = float(sync.requests["tpot_s"].to_numpy()[0])
+    d = asy.requests["ttft_s"].to_numpy()[1] - sync.requests["ttft_s"].to_numpy()[1]
+    assert 0.5 * step < d < 1.6 * step
+    assert asy.requests["ttft_s"].to_numpy()[0] == pytest.approx(sync.requests["ttft_s"].to_numpy()[0])
+    assert asy.requests["e2e_s"].notna().all()
+    with pytest.raises(ScenarioError, match="async_admission"):
+        cfg_of(step_cost={"async_admission": "yes"})
