@@ -377,3 +377,37 @@ def test_latency_cdf_draws_one_curve_per_group(tmp_path):
                        "e2e_s": np.linspace(1, 6, 6)})
     latency_cdf(df, {"tpot_ms": 50}, tmp_path / "c.png", groups=short_group_names(keys))
     assert (tmp_path / "c.png").stat().st_size > 10_000
+
+
+def test_host_overlap_knob_hides_host_time_and_is_checked():
+    # 2 ms of host time per step: serialized it adds to every step, fully overlapped (f = 1) it hides under the
+    # device (decode steps here take longer than 2 ms), with or without an engine profile
+    serial = _sim(cfg_of(step_cost={"host_per_step_us": 2000})).summary["tpot_p50_ms"]
+    hidden = _sim(cfg_of(step_cost={"host_per_step_us": 2000, "host_overlap": 1.0})).summary["tpot_p50_ms"]
+    none = _sim(cfg_of()).summary["tpot_p50_ms"]
+    assert serial == pytest.approx(none + 2.0, rel=0.02)
+    assert hidden == pytest.approx(none, rel=0.02)
+    prof = cfg_of(engine="own", step_cost={"host_overlap": 0.5})
+    assert prof.host_overlap == 0.5
+    with pytest.raises(ScenarioError, match="host_overlap"):
+        cfg_of(step_cost={"host_overlap": 1.5})
+
+
+def test_async_admission_joins_the_step_after_next():
+    # one long request decoding alone; a second arrives mid-step: synchronously it joins the next step, with async
+    # admission (the next step was planned when the current one started) the one after: its TTFT grows by about one
+    # step, the decode of the first request does not change, and the books still balance
+    from simulator.engine.api import simulate
+    from simulator.traces.requests import RequestTrace
+
+    tr = RequestTrace(name="t", source="test", arrival_s=np.array([0.0, 0.2005]),
+                      input_tokens=np.array([64, 64]), output_tokens=np.array([400, 8]))
+    sync = simulate(cfg_of(), tr, seed=0)
+    asy = simulate(cfg_of(step_cost={"async_admission": True}), tr, seed=0)
+    step = float(sync.requests["tpot_s"].to_numpy()[0])
+    d = asy.requests["ttft_s"].to_numpy()[1] - sync.requests["ttft_s"].to_numpy()[1]
+    assert 0.5 * step < d < 1.6 * step
+    assert asy.requests["ttft_s"].to_numpy()[0] == pytest.approx(sync.requests["ttft_s"].to_numpy()[0])
+    assert asy.requests["e2e_s"].notna().all()
+    with pytest.raises(ScenarioError, match="async_admission"):
+        cfg_of(step_cost={"async_admission": "yes"})

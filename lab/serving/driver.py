@@ -13,6 +13,19 @@ A workload is a list of requests with nominal arrival times (seconds from the wo
 It stops when every request has finished, or at ``last arrival + drain_s`` (requests not finished by then
 are recorded with empty first-token / finish times and counted).
 
+A closed-loop workload (``Workload.concurrency`` = C > 0) has no arrival times: C requests are submitted at the
+start and the next one whenever one finishes (vLLM's ``--max-concurrency``); a request's recorded arrival is the
+moment it was submitted, and the level is cut at ``duration_s + drain_s`` (its meta).
+
+With ``async_scheduling=True`` (serve_async, vLLM v1's async scheduling: vllm/v1/engine/core.py
+``EngineCore.step_with_batch_queue`` @ ac3cb2e2 with a queue of two batches, and the AsyncScheduler's output
+placeholders, sched_adapter.py) the loop schedules step N+1, packs its inputs and launches it while step N is
+still on the GPU, and only then waits for step N's sampled ids and updates the scheduler with them: the
+executor takes ``launch(StepIn) -> handle`` and ``wait(handle) -> (ids, StepTiming)`` and feeds the input token
+of a decode row whose last token is still in flight from the previous step's sampled ids on the device. Finished
+requests are known one step late (their blocks and slots are freed at their step's update, after the next step
+was scheduled). Each step row then also says what overlapped the device (ASYNC_COLUMNS).
+
 Every step is recorded with its batch composition and its host timers (scheduler, input packing, launch,
 device sync, scheduler update), every request with its arrival, first-token and finish times.
 The scheduler is reached through a small adapter (``sched_adapter.py``) with this protocol:
@@ -40,6 +53,8 @@ class Workload:
     input_tokens: np.ndarray
     output_tokens: np.ndarray
     meta: dict = field(default_factory=dict)
+
+    concurrency: int = 0   # > 0: a closed loop of this many requests in flight (arrival_s ignored)
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -74,6 +89,16 @@ STEP_COLUMNS = ["workload", "step", "t_start_s", "sched_s", "prep_s", "launch_s"
                 "prefill_chunks", "running", "waiting", "kv_blocks_used"]
 
 
+#: extra step columns of an async-scheduling run (seconds from the workload's start, or spans): when the host
+#: finished launching the step, when it began to wait for the step's ids and when they were on the host;
+#: hidden_s = wait start - launch end: the host work done while the step was in flight (the next step's
+#: schedule, packing and launch, the previous step's update, admissions), i.e. what overlapped the device;
+#: gpu_gap_s: device time between the previous step's end and this step's start (CUDA events; nan after an idle
+#: wait); fed_rows: decode rows whose input token came from the previous step's ids on the device
+ASYNC_COLUMNS = ["t_launch_end_s", "t_wait_s", "t_ids_s", "hidden_s", "gpu_gap_s", "fed_rows"]
+ASYNC_STEP_COLUMNS = STEP_COLUMNS + ASYNC_COLUMNS
+
+
 def composition(step: StepIn) -> dict:
     """Batch composition of a step: decode rows with the KV length each attends (context after the step's
     token is written = num_computed + 1) and prefill chunks as 'tokens:prefix' (prefix = tokens already in the
@@ -87,8 +112,10 @@ def composition(step: StepIn) -> dict:
 
 
 def serve(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=time.perf_counter,
-          sleep=time.sleep, log=None):
+          sleep=time.sleep, log=None, async_scheduling: bool = False):
     """Run one workload in real time. Returns (request rows, step rows, summary dict)."""
+    if async_scheduling:
+        return serve_async(workload, sched, executor, drain_s=drain_s, clock=clock, sleep=sleep, log=log)
     n = len(workload)
     arr = np.asarray(workload.arrival_s, dtype=np.float64)
     inp = np.asarray(workload.input_tokens, dtype=np.int64)
@@ -98,14 +125,21 @@ def serve(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=t
     fin = np.full(n, math.nan)
     steps = []
     t0 = clock()
-    stop_at = (arr[-1] if n else 0.0) + drain_s
+    C = int(workload.concurrency)
+    if C:
+        arr = np.full(n, math.inf)
+        stop_at = float(workload.meta.get("duration_s", math.inf)) + drain_s
+    else:
+        stop_at = (arr[-1] if n else 0.0) + drain_s
     nxt = 0
     done = 0
     k = 0
     error = ""
     while True:
         now = clock() - t0
-        while nxt < n and arr[nxt] <= now:
+        while nxt < n and (nxt - done < C if C else arr[nxt] <= now):
+            if C:
+                arr[nxt] = now
             sched.add(nxt, int(inp[nxt]), int(out[nxt]), float(arr[nxt]))
             enq[nxt] = now
             nxt += 1
@@ -153,17 +187,117 @@ def serve(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=t
             row.update(composition(st))
             steps.append(row)
             k += 1
-        elif nxt < n:
+        elif nxt < n and not C:
             sleep(max(0.0, arr[nxt] - (clock() - t0)))
         else:
             break
+    return _finish(workload, sched, arr, inp, out, enq, first, fin, steps, nxt, done, k, clock() - t0, drain_s, error,
+                   log)
+
+
+def serve_async(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=time.perf_counter,
+                sleep=time.sleep, log=None):
+    """serve() with async scheduling (module docstring): at most one step in flight while the next is scheduled,
+    packed and launched; the scheduler adapter must run with async_scheduling=True."""
+    n = len(workload)
+    arr = np.asarray(workload.arrival_s, dtype=np.float64)
+    inp = np.asarray(workload.input_tokens, dtype=np.int64)
+    out = np.asarray(workload.output_tokens, dtype=np.int64)
+    enq = np.full(n, math.nan)
+    first = np.full(n, math.nan)
+    fin = np.full(n, math.nan)
+    steps = []
+    t0 = clock()
+    C = int(workload.concurrency)
+    if C:
+        arr = np.full(n, math.inf)
+        stop_at = float(workload.meta.get("duration_s", math.inf)) + drain_s
+    else:
+        stop_at = (arr[-1] if n else 0.0) + drain_s
+    nxt = 0
+    done = 0
+    k = 0
+    error = ""
+    pending = None     # the step on the device: dict(plan, st, handle, ts, tsch)
+    while True:
+        now = clock() - t0
+        while nxt < n and (nxt - done < C if C else arr[nxt] <= now):
+            if C:
+                arr[nxt] = now
+            sched.add(nxt, int(inp[nxt]), int(out[nxt]), float(arr[nxt]))
+            enq[nxt] = now
+            nxt += 1
+        stopping = done == n or now > stop_at or bool(error)
+        if stopping and pending is None:
+            break
+        new = None
+        idle = False
+        if not stopping and sched.has_work():
+            ts = clock()
+            try:
+                plan = sched.schedule()
+            except RuntimeError as ex:   # e.g. the executor's KV placement ran out: cut the level, say why
+                error = f"{type(ex).__name__}: {ex}"
+                if log:
+                    log(f"[{workload.name}] stopped: {error}")
+                plan = []
+            tsch = clock()
+            if plan:
+                st = StepIn([p[0] for p in plan], np.asarray([p[1] for p in plan], dtype=np.int64),
+                            np.asarray([p[2] for p in plan], dtype=np.int64), [p[3] for p in plan])
+                new = {"plan": plan, "st": st, "handle": executor.launch(st), "ts": ts, "tsch": tsch}
+            else:
+                idle = True
+        elif not stopping:
+            idle = True
+        if pending is not None:
+            tw = clock()
+            _ids, tm = executor.wait(pending["handle"])
+            tu0 = clock()
+            firsts, finished = sched.update(pending["plan"], tm.t_end - t0)
+            tu1 = clock()
+            for r in firsts:
+                first[r] = tm.t_end - t0
+            for r in finished:
+                fin[r] = tm.t_end - t0
+                if math.isnan(first[r]):
+                    first[r] = tm.t_end - t0
+                executor.forget(r)
+                done += 1
+            st, ts, tsch = pending["st"], pending["ts"], pending["tsch"]
+            running, waiting, blocks = sched.counts()
+            row = {"workload": workload.name, "step": k, "t_start_s": ts - t0, "sched_s": tsch - ts,
+                   "prep_s": tm.t_prep_end - tsch, "launch_s": tm.t_launch_end - tm.t_prep_end,
+                   "sync_s": tm.t_end - tw, "update_s": tu1 - tu0, "wall_s": tu1 - ts,
+                   "gpu_s": tm.gpu_s, "path": tm.path, "rows": st.n, "padded": tm.padded, "tokens": st.tokens,
+                   "running": running, "waiting": waiting, "kv_blocks_used": blocks,
+                   "t_launch_end_s": tm.t_launch_end - t0, "t_wait_s": tw - t0, "t_ids_s": tm.t_end - t0,
+                   "hidden_s": tw - tm.t_launch_end, "gpu_gap_s": getattr(tm, "gpu_gap_s", math.nan),
+                   "fed_rows": int(getattr(tm, "fed", 0))}
+            row.update(composition(st))
+            steps.append(row)
+            k += 1
+        pending = new
+        if pending is None and idle:
+            if sched.has_work() or nxt >= n:
+                if not sched.has_work() and nxt >= n and not C:
+                    break
+                sleep(0.001 if nxt >= n else max(0.0, min(0.001, arr[nxt] - (clock() - t0))))
+            elif not C:
+                sleep(max(0.0, arr[nxt] - (clock() - t0)))
+    return _finish(workload, sched, arr, inp, out, enq, first, fin, steps, nxt, done, k, clock() - t0, drain_s, error,
+                   log)
+
+
+def _finish(workload, sched, arr, inp, out, enq, first, fin, steps, nxt, done, k, wall_s, drain_s, error, log):
+    n = len(workload)
     reqs = []
     for i in range(n):
         reqs.append({"workload": workload.name, "rid": i, "arrival_s": float(arr[i]), "enqueue_s": enq[i],
                      "first_token_s": first[i], "finish_s": fin[i], "input_tokens": int(inp[i]),
                      "output_tokens": int(out[i]), "preemptions": sched.preemptions(i) if nxt > i else 0})
     summary = {"workload": workload.name, "requests": n, "admitted": int(nxt), "finished": int(done),
-               "unfinished": int(n - done), "steps": k, "wall_s": clock() - t0, "drain_s": drain_s, "error": error}
+               "unfinished": int(n - done), "steps": k, "wall_s": wall_s, "drain_s": drain_s, "error": error}
     if log:
         log(f"[{workload.name}] {done}/{n} finished in {summary['wall_s']:.1f} s, {k} steps")
     return reqs, steps, summary

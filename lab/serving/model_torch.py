@@ -32,6 +32,14 @@ production engines do (vLLM v1's GPU model runner is the pattern):
   less the activation peak of a profiling forward of ``max_num_batched_tokens`` tokens, less a reserve for
   graphs (``ASSUMPTION``: 2 GiB, checked after capture and reported), divided by the bytes of one token.
 
+* **Async scheduling** (``Executor.launch`` / ``wait``, driver.serve_async): a step is launched without waiting
+  for the previous one; a decode row whose last token is the previous step's (still on the device) gets its input
+  token from the previous step's sampled ids on the device (one ``index_select`` + ``index_copy_`` into the
+  step's token buffer, indices sent with the inputs: no host round trip, as vLLM v1's GPU model runner takes
+  the previous step's sampled token ids for async scheduling); every step's ids go to a pinned host buffer by a
+  non-blocking copy behind its forward and the host waits on that copy's event. Host input mirrors, id buffers
+  and events form a ring of ``ASYNC_RING`` so that no buffer is refilled while a queued copy may still read it.
+
 Nothing here decides what runs: the scheduler (``simulator.engine.scheduler``, driven by ``driver.py``) does.
 """
 from __future__ import annotations
@@ -71,6 +79,15 @@ class StepTiming:
     t_launch_end: float  # host clock when the forward was enqueued (graph replayed / last eager kernel issued)
     t_end: float         # host clock when the sampled ids were on the host
     gpu_s: float         # CUDA-event span of the step on the device (H2D copy to argmax); wall span on CPU
+    gpu_gap_s: float = math.nan   # async: device time from the previous step's end to this step's start
+    fed: int = 0                  # async: decode rows whose input token was taken from the device
+
+
+#: async scheduling: most rows a step may hold (its sampled ids live in device / pinned buffers of this size)
+ASYNC_MAX_ROWS = 8192
+#: async scheduling: ring of per-step buffers (host mirrors, ids, events): a step's host mirror is refilled two
+#: launches later, after the host waited for it; events of three consecutive steps are alive at once
+ASYNC_RING = 3
 
 
 class PagedLlama:
@@ -329,8 +346,39 @@ class Executor:
 
     # -- eager path -------------------------------------------------------------------------------------------
     def _eager(self, st, p):
+        dev = self.m.dev
+        n = p["n"]
+        t64, t32, gidx = self._eager_inputs(p)
+        t_prep_end = time.perf_counter()
+        if self.cuda:
+            self.ev0.record()
+            d64 = t64.to(dev, non_blocking=True)
+            d32 = t32.to(dev, non_blocking=True) if t32 is not None else None
+        else:
+            d64, d32 = t64, t32
+        out = self._eager_forward(st, p, d64, d32, gidx)
+        if self.cuda:
+            self.ev1.record()
+        t_launch_end = time.perf_counter()
+        ids = out.cpu().numpy()
+        t_end = time.perf_counter()
+        gpu_s = self.ev0.elapsed_time(self.ev1) / 1e3 if self.cuda else t_end - t_prep_end
+        return ids, StepTiming("eager", n, t_prep_end, t_launch_end, t_end, gpu_s)
+
+    def _eager_forward(self, st, p, d64, d32, gidx):
         m, dev = self.m, self.m.dev
         n, T = p["n"], p["T"]
+        toks, pos, slots, lidx = d64[:T], d64[T:2 * T], d64[2 * T:3 * T], d64[3 * T:3 * T + n]
+        if self.backend == "sdpa_loop":
+            attn = make_attn("sdpa_loop", None, m.s, host_meta=(p["cu_q"], p["ctx"], p["starts"]))
+        else:
+            meta = AttnMeta(d32[:n + 1], d32[n + 1:2 * n + 2], d32[2 * n + 2:3 * n + 2], int(st.num_new.max()),
+                            int(p["ctx"].max()), gather_idx=gidx.to(dev, non_blocking=True) if gidx is not None else None)
+            attn = make_attn(self.backend, meta, m.s)
+        return m.forward(toks, pos, slots, lidx, attn)
+
+    def _eager_inputs(self, p):
+        n = p["n"]
         t64 = torch.from_numpy(np.concatenate([p["toks"], p["pos"], p["slots"], p["last"]]))
         t32 = gidx = None
         if self.backend == "fa_seqused":
@@ -342,28 +390,7 @@ class Executor:
             t32 = torch.from_numpy(np.concatenate([p["cu_q"], cu_k, p["ctx"]]).astype(np.int32))
             ridx = np.repeat(np.arange(n), p["ctx"])
             gidx = torch.from_numpy(p["starts"][ridx] + np.arange(int(cu_k[-1])) - cu_k[:-1][ridx])
-        t_prep_end = time.perf_counter()
-        if self.cuda:
-            self.ev0.record()
-            d64 = t64.to(dev, non_blocking=True)
-            d32 = t32.to(dev, non_blocking=True) if t32 is not None else None
-        else:
-            d64, d32 = t64, t32
-        toks, pos, slots, lidx = d64[:T], d64[T:2 * T], d64[2 * T:3 * T], d64[3 * T:3 * T + n]
-        if self.backend == "sdpa_loop":
-            attn = make_attn("sdpa_loop", None, m.s, host_meta=(p["cu_q"], p["ctx"], p["starts"]))
-        else:
-            meta = AttnMeta(d32[:n + 1], d32[n + 1:2 * n + 2], d32[2 * n + 2:3 * n + 2], int(st.num_new.max()),
-                            int(p["ctx"].max()), gather_idx=gidx.to(dev, non_blocking=True) if gidx is not None else None)
-            attn = make_attn(self.backend, meta, m.s)
-        out = m.forward(toks, pos, slots, lidx, attn)
-        if self.cuda:
-            self.ev1.record()
-        t_launch_end = time.perf_counter()
-        ids = out.cpu().numpy()
-        t_end = time.perf_counter()
-        gpu_s = self.ev0.elapsed_time(self.ev1) / 1e3 if self.cuda else t_end - t_prep_end
-        return ids, StepTiming("eager", n, t_prep_end, t_launch_end, t_end, gpu_s)
+        return t64, t32, gidx
 
     # -- graph path -------------------------------------------------------------------------------------------
     def _graph_views(self, B):
@@ -374,11 +401,12 @@ class Executor:
         seq = g32[2 * gB + 2:2 * gB + 2 + B]
         return toks, pos, slots, lidx, AttnMeta(cu_q, cu_k, seq, 1, self.m.max_model_len)
 
-    def _fill_graph_host(self, p, B):
+    def _fill_graph_host(self, p, B, h64=None, h32=None):
         """Write step p (n rows) into the pinned host mirror for a graph of size B (rows n..B padded: they
         write to and attend one token of the null slot)."""
         gB, n = self.gB, p["n"]
-        h64, h32 = self.h64.numpy(), self.h32.numpy()
+        h64 = (self.h64 if h64 is None else h64).numpy()
+        h32 = (self.h32 if h32 is None else h32).numpy()
         h64[:n] = p["toks"]
         h64[n:B] = 0
         h64[gB:gB + n] = p["pos"]
@@ -464,3 +492,111 @@ class Executor:
 
     def forget(self, req_id) -> None:
         self.last_token.pop(req_id, None)
+
+    # -- async scheduling: launch now, collect later -----------------------------------------------------------
+    def _async_setup(self):
+        dev, pin = self.m.dev, self.cuda
+        R = ASYNC_MAX_ROWS
+        self.dprev = torch.zeros(R, dtype=torch.int64, device=dev)    # the last launched step's ids, on the device
+        self.a_out = [torch.zeros(R, dtype=torch.int64, pin_memory=pin) for _ in range(ASYNC_RING)]
+        self.a_feed = [torch.zeros(2 * R, dtype=torch.int64, pin_memory=pin) for _ in range(ASYNC_RING)]
+        if self.use_graphs:
+            self.a_h64 = [self.h64] + [torch.zeros_like(self.h64).pin_memory() for _ in range(ASYNC_RING - 1)]
+            self.a_h32 = [self.h32] + [torch.zeros_like(self.h32).pin_memory() for _ in range(ASYNC_RING - 1)]
+        if self.cuda:
+            self.a_ev = [[torch.cuda.Event(enable_timing=True) for _ in range(3)] for _ in range(ASYNC_RING)]
+        self.a_k = 0
+        self.a_inflight = None     # {req_id: row} of the last launched step, until it is waited for
+        self.a_last = None         # handle of the last launched step
+        self.a_prevk = None        # ring slot of the step launched before (its end event gives the device gap)
+
+    @torch.no_grad()
+    def launch(self, st) -> dict:
+        """Pack and launch step `st` without waiting for the step in flight; returns a handle for wait()."""
+        if not hasattr(self, "a_out"):
+            self._async_setup()
+        k = self.a_k
+        self.a_k = (k + 1) % ASYNC_RING
+        p = self._pack(st)
+        n = p["n"]
+        if n > ASYNC_MAX_ROWS:
+            raise RuntimeError(f"async step of {n} rows > ASYNC_MAX_ROWS {ASYNC_MAX_ROWS}")
+        inf = self.a_inflight or {}
+        dst, src = [], []
+        if inf:
+            for i, r in enumerate(st.req_ids):
+                if st.num_new[i] == 1 and r in inf:
+                    dst.append(int(p["last"][i]))
+                    src.append(inf[r])
+        m_ = len(dst)
+        if m_:
+            fb = self.a_feed[k]
+            fb[:m_] = torch.as_tensor(dst, dtype=torch.int64)
+            fb[m_:2 * m_] = torch.as_tensor(src, dtype=torch.int64)
+        B = self.graph_size_for(st.n) if (self.use_graphs and st.decode_only) else None
+        ev = self.a_ev[k] if self.cuda else None
+        dev = self.m.dev
+        if B is not None:
+            h64, h32 = self.a_h64[k], self.a_h32[k]
+            self._fill_graph_host(p, B, h64, h32)
+            t_prep_end = time.perf_counter()
+            ev[0].record()
+            self.g64.copy_(h64, non_blocking=True)
+            self.g32.copy_(h32, non_blocking=True)
+            if m_:
+                f = self.a_feed[k][:2 * m_].to(dev, non_blocking=True)
+                self.g64.index_copy_(0, f[:m_], self.dprev.index_select(0, f[m_:]))
+            self.graphs[B].replay()
+            out = self.gout[:n]
+            path, padded = "graph", B
+        else:
+            t64, t32, gidx = self._eager_inputs(p)
+            t_prep_end = time.perf_counter()
+            if self.cuda:
+                ev[0].record()
+                d64 = t64.to(dev, non_blocking=True)
+                d32 = t32.to(dev, non_blocking=True) if t32 is not None else None
+            else:
+                d64, d32 = t64, t32
+            if m_:
+                f = self.a_feed[k][:2 * m_].to(dev, non_blocking=True)
+                d64.index_copy_(0, f[:m_], self.dprev.index_select(0, f[m_:]))
+            out = self._eager_forward(st, p, d64, d32, gidx)
+            path, padded = "eager", n
+        if self.cuda:
+            ev[1].record()
+        self.dprev[:n].copy_(out)
+        self.a_out[k][:n].copy_(out, non_blocking=self.cuda)
+        if self.cuda:
+            ev[2].record()
+        t_launch_end = time.perf_counter()
+        h = {"k": k, "req_ids": list(st.req_ids), "n": n, "path": path, "padded": padded, "t_prep_end": t_prep_end,
+             "t_launch_end": t_launch_end, "fed": m_, "prevk": self.a_prevk}
+        self.a_prevk = k
+        self.a_inflight = {r: i for i, r in enumerate(st.req_ids)}
+        self.a_last = h
+        return h
+
+    def wait(self, h):
+        """Wait for a launched step's ids (a blocking wait on its copy's event); returns (ids, StepTiming)."""
+        k = h["k"]
+        if self.cuda:
+            ev = self.a_ev[k]
+            ev[2].synchronize()
+        t_end = time.perf_counter()
+        ids = self.a_out[k][:h["n"]].numpy().copy()
+        if self.cuda:
+            gpu_s = ev[0].elapsed_time(ev[1]) / 1e3
+            pk = h["prevk"]
+            gap = self.a_ev[pk][1].elapsed_time(ev[0]) / 1e3 if pk is not None else math.nan
+        else:
+            gpu_s = h["t_launch_end"] - h["t_prep_end"]
+            gap = math.nan
+        lt = self.last_token
+        for r, t in zip(h["req_ids"], ids.tolist()):
+            lt[r] = t
+        if self.a_last is h:      # nothing launched after it: the next step feeds from the host
+            self.a_inflight = None
+            self.a_last = None
+        return ids, StepTiming(h["path"], h["padded"], h["t_prep_end"], h["t_launch_end"], t_end, gpu_s, gap,
+                               h["fed"])

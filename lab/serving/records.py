@@ -13,7 +13,9 @@ spaces as dashes; ``DATE`` = YYYY-MM-DD):
   (scheduler, input packing, launch, device sync, scheduler update), the device span (CUDA events), the path
   (graph / eager), rows and padded graph size, and the batch composition (decode rows with the KV length each
   attends, prefill chunks as ``tokens:prefix``). Workload ``calib`` rows are the controlled steps of the
-  host-overhead calibration (no scheduler: a fixed batch repeated).
+  host-overhead calibration (no scheduler: a fixed batch repeated). A run with async scheduling
+  (``serving_ownasync_*``) adds driver.ASYNC_COLUMNS: launch end, wait start, ids on the host, the host work
+  hidden behind the step, the device gap before it, the decode rows fed on the device.
 * ``serving_ENGINE_config_SLUG_DATE.json``: everything needed to replay the run in the simulator (model shape,
   scheduler parameters, KV blocks, block size, capture sizes, attention backend, workloads with their
   generator parameters, software versions, per-workload summaries).
@@ -29,9 +31,9 @@ import os
 import re
 
 FLOAT_COLS = {"arrival_s", "enqueue_s", "first_token_s", "finish_s", "t_start_s", "sched_s", "prep_s", "launch_s",
-              "sync_s", "update_s", "wall_s", "gpu_s"}
+              "sync_s", "update_s", "wall_s", "gpu_s", "t_launch_end_s", "t_wait_s", "t_ids_s", "hidden_s", "gpu_gap_s"}
 INT_COLS = {"rid", "input_tokens", "output_tokens", "preemptions", "step", "rows", "padded", "tokens", "n_decode",
-            "decode_ctx_sum", "running", "waiting", "kv_blocks_used"}
+            "decode_ctx_sum", "running", "waiting", "kv_blocks_used", "fed_rows"}
 
 
 def slug(name: str) -> str:

@@ -3,7 +3,9 @@
 
     python lab/serving/run_server.py --out DIR                     # defaults below, ~5 min on an H100
     python lab/serving/run_server.py --out DIR --rates 2,6,10 --duration 40 --azure none
-    python lab/serving/run_server.py --out /tmp/s --smoke          # CPU, tiny model, ~20 s
+    python lab/serving/run_server.py --out /tmp/s --smoke          # CPU, tiny model, ~20 s (both schedulings)
+    python lab/serving/run_server.py --out DIR --async-scheduling  # vLLM-v1-style async scheduling
+    python lab/serving/run_server.py --out DIR --compare-async --rates 4,10 --closed-loop 32,400 --duration 30
 
 It builds a model of the shape of a simulator model file (default Llama-3.1-8B) with random bf16 weights
 (nothing is downloaded), runs the simulator's own scheduler (simulator.engine.scheduler, the vLLM-v1-like
@@ -17,6 +19,12 @@ device time of a step from the harness's host overhead (input packing, launch, s
 Writes three files into --out (records.py says what is in each):
 serving_own_{requests,steps,config}_<gpu>_<date>.csv/json. benchmarks/des_validation.py replays them in the
 simulator. It changes no GPU setting.
+
+--async-scheduling runs the loop of driver.serve_async (the next step scheduled, packed and launched while the
+previous one is on the GPU; decode input tokens fed from the previous step's ids on the device) and adds the
+columns driver.ASYNC_COLUMNS; the files are then serving_ownasync_*. --compare-async runs every level twice in one
+process, synchronous then async (same requests), into serving_ownsync_* and serving_ownasync_*. Before the levels,
+a run with async scheduling checks that device-fed decode steps sample the same ids as host-fed ones.
 """
 from __future__ import annotations
 
@@ -42,7 +50,7 @@ import numpy as np  # noqa: E402
 import records  # noqa: E402
 import workloads  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: --async-scheduling, --compare-async, --closed-loop, --engine-tag
 DEFAULT_RATES = "2,6,10,14,16"
 
 
@@ -81,6 +89,15 @@ def parse_args(argv=None):
     ap.add_argument("--no-graphs", action="store_true", help="run decode steps eagerly too")
     ap.add_argument("--no-calib", action="store_true", help="skip the controlled-step calibration")
     ap.add_argument("--max-minutes", type=float, default=8.0, help="start no new load level after this")
+    ap.add_argument("--async-scheduling", action="store_true",
+                    help="schedule, pack and launch step N+1 while step N runs (vLLM v1 async scheduling)")
+    ap.add_argument("--compare-async", action="store_true",
+                    help="run every level synchronously and then with async scheduling (two sets of files)")
+    ap.add_argument("--closed-loop", default="",
+                    help="C,N: add a closed-loop level of N requests, C in flight (cut at --duration + --drain)")
+    ap.add_argument("--engine-tag", default="",
+                    help="file name engine (default own; ownasync with --async-scheduling; --compare-async: TAG + "
+                         "sync / async, TAG default own)")
     ap.add_argument("--date", default=dt.date.today().isoformat())
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--smoke", action="store_true", help="CPU, tiny model, short levels: tests the script")
@@ -90,6 +107,8 @@ def parse_args(argv=None):
         if a.rates == DEFAULT_RATES:
             a.rates = "3,6"
         a.duration = min(a.duration, 3.0)
+        if not a.closed_loop:
+            a.closed_loop = "4,12"
         a.drain = min(a.drain, 5.0)
         a.max_model_len = min(a.max_model_len, 2048)
         a.max_num_batched_tokens = min(a.max_num_batched_tokens, 512)
@@ -178,6 +197,15 @@ def main(argv=None) -> int:
     azure = None if a.azure.strip().lower() == "none" else tuple(float(x) for x in a.azure.split(","))
     scale_len = 0.05 if a.smoke else 1.0
     wls = workloads.build(rates, a.duration, a.seed, azure, a.max_model_len, scale_len)
+    if a.closed_loop:
+        c_, n_ = (int(x) for x in a.closed_loop.split(","))
+        wls.append(workloads.closed_loop_level(c_, n_, a.duration, a.seed + 500, a.max_model_len, scale_len))
+    if a.smoke:
+        modes = [False, True]
+    elif a.compare_async:
+        modes = [False, True]
+    else:
+        modes = [bool(a.async_scheduling)]
     gpu = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu-smoke"
     log(f"device {gpu}; torch {torch.__version__}; model {a.model if not a.smoke else 'TINY'} {shape}")
     for w in wls:
@@ -227,40 +255,88 @@ def main(argv=None) -> int:
     cap_s = ex.capture(log)
 
     calib_rows = [] if a.no_calib else run_calib(ex, arena_tokens, a.smoke, 3 if a.smoke else 10, log)
+    feed_check = None
+    if True in modes:
+        try:
+            feed_check = async_feed_check(ex, arena_tokens, shape, log)
+        except Exception as ex_:  # noqa: BLE001 - recorded in the config; the levels still run
+            if a.smoke:
+                raise
+            feed_check = {"ok": False, "error": f"{type(ex_).__name__}: {ex_}"}
+            log(f"async feed check FAILED: {feed_check['error']}")
 
     sched_cfg = SchedulerConfig(num_blocks=num_blocks, block_size=a.block_size,
                                 max_num_batched_tokens=a.max_num_batched_tokens, max_num_seqs=a.max_num_seqs,
                                 enable_prefix_caching=not a.no_prefix_caching)
-    # warm-up level (not recorded): a few requests through the whole path
-    warm = workloads.poisson_level(rates[0], 2.0 if not a.smoke else 1.0, a.seed + 1000, a.max_model_len, scale_len)
-    warm.name = "warmup"
-    driver.serve(warm, SchedAdapter(sched_cfg, mt.SlotArena(arena_tokens)), ex, drain_s=10.0, log=log)
+    # warm-up level (not recorded): a few requests through the whole path, in every mode run
+    for mode in modes:
+        warm = workloads.poisson_level(rates[0], 2.0 if not a.smoke else 1.0, a.seed + 1000, a.max_model_len,
+                                       scale_len)
+        warm.name = "warmup"
+        driver.serve(warm, SchedAdapter(sched_cfg, mt.SlotArena(arena_tokens), async_scheduling=mode), ex,
+                     drain_s=10.0, log=log, async_scheduling=mode)
 
-    all_reqs, all_steps, summaries = [], list(calib_rows), []
+    res = {mode: ([], list(calib_rows) if mode == modes[0] else [], []) for mode in modes}
     deadline = t_start + a.max_minutes * 60
     for w in wls:
-        if time.perf_counter() > deadline:
-            log(f"[{w.name}] skipped: --max-minutes reached")
-            summaries.append({"workload": w.name, "skipped": "max-minutes reached"})
-            continue
-        reqs, steps, summ = driver.serve(w, SchedAdapter(sched_cfg, mt.SlotArena(arena_tokens)), ex, drain_s=a.drain,
-                                         log=log)
-        summ.update(driver.latency_stats(reqs))
-        st_ = [s for s in steps]
-        if st_:
-            host = np.asarray([s["sched_s"] + s["prep_s"] + s["update_s"] for s in st_])
-            summ["host_per_step_ms_p50"] = float(np.median(host) * 1e3)
-            summ["graph_steps"] = sum(s["path"] == "graph" for s in st_)
-        summ["meta"] = w.meta
-        summaries.append(summ)
-        all_reqs += reqs
-        all_steps += steps
+        late = time.perf_counter() > deadline   # a level runs in every mode or in none
+        for mode in modes:   # the same requests in each mode, one after the other
+            all_reqs, all_steps, summaries = res[mode]
+            if late:
+                log(f"[{w.name}] skipped: --max-minutes reached")
+                summaries.append({"workload": w.name, "skipped": "max-minutes reached"})
+                continue
+            ad = SchedAdapter(sched_cfg, mt.SlotArena(arena_tokens), async_scheduling=mode)
+            try:
+                reqs, steps, summ = driver.serve(w, ad, ex, drain_s=a.drain, log=log, async_scheduling=mode)
+            except Exception as ex_:  # noqa: BLE001 - keep the other mode's and levels' data; say what broke
+                import traceback
 
-    p = records.paths(a.out, "own", gpu, a.date)
+                log(f"[{w.name}] async={mode} FAILED: {type(ex_).__name__}: {ex_}\n{traceback.format_exc()}")
+                summaries.append({"workload": w.name, "skipped": f"failed: {type(ex_).__name__}: {ex_}"})
+                if a.smoke:
+                    raise
+                ex.a_inflight = ex.a_last = None
+                continue
+            summ.update(driver.latency_stats(reqs))
+            summ["async_scheduling"] = mode
+            if mode:
+                summ["skipped_finishing"] = ad.skipped
+            st_ = [s for s in steps]
+            if st_:
+                host = np.asarray([s["sched_s"] + s["prep_s"] + s["update_s"] for s in st_])
+                summ["host_per_step_ms_p50"] = float(np.median(host) * 1e3)
+                summ["graph_steps"] = sum(s["path"] == "graph" for s in st_)
+                summ["step_wall_ms_p50"] = float(np.median(np.diff([s["t_start_s"] for s in st_])) * 1e3) \
+                    if len(st_) > 1 else math.nan
+                summ["gpu_ms_p50"] = float(np.median([s["gpu_s"] for s in st_]) * 1e3)
+            summ["meta"] = w.meta
+            summaries.append(summ)
+            all_reqs += reqs
+            all_steps += steps
+
+    for mode in modes:
+        all_reqs, all_steps, summaries = res[mode]
+        if a.engine_tag and len(modes) == 1:
+            engine = a.engine_tag
+        elif len(modes) == 2:
+            engine = (a.engine_tag or "own") + ("async" if mode else "sync")
+        else:
+            engine = "ownasync" if mode else "own"
+        write_run(a, argv, engine, mode, gpu, torch, shape, m, backend, plog, tb, num_blocks, arena_tokens, act_peak,
+                  total, ex, caps, cap_s, sched_cfg, wls, summaries, all_reqs, all_steps, feed_check, t_start, log)
+    log(f"total {time.perf_counter() - t_start:.1f} s")
+    return 0
+
+
+def write_run(a, argv, engine, mode, gpu, torch, shape, m, backend, plog, tb, num_blocks, arena_tokens, act_peak,
+              total, ex, caps, cap_s, sched_cfg, wls, summaries, all_reqs, all_steps, feed_check, t_start, log):
+    dev = torch.device(a.device)
+    p = records.paths(a.out, engine, gpu, a.date)
     records.write_csv(p["requests"], driver.REQUEST_COLUMNS, all_reqs)
-    records.write_csv(p["steps"], driver.STEP_COLUMNS, all_steps)
+    records.write_csv(p["steps"], driver.ASYNC_STEP_COLUMNS if mode else driver.STEP_COLUMNS, all_steps)
     cfg = {
-        "engine": "own", "script": "lab/serving/run_server.py", "script_version": SCRIPT_VERSION,
+        "engine": engine, "script": "lab/serving/run_server.py", "script_version": SCRIPT_VERSION,
         "argv": sys.argv[1:] if argv is None else list(argv), "date": a.date, "gpu": gpu,
         "torch_version": torch.__version__, "cuda_version": torch.version.cuda or "", "python": platform.python_version(),
         "model": "TINY" if a.smoke else a.model, "shape": shape, "dtype": "bf16", "weights_bytes": m.weight_bytes,
@@ -278,6 +354,13 @@ def main(argv=None) -> int:
         "workloads": [w.meta | {"name": w.name} for w in wls], "summaries": summaries, "drain_s": a.drain,
         "wall_s": time.perf_counter() - t_start,
     }
+    if mode:
+        cfg["async_scheduling"] = {
+            "on": True, "loop": "lab/serving/driver.py serve_async: one step in flight; the next scheduled, packed "
+                                "and launched before the wait for the previous step's ids",
+            "placeholders": "lab/serving/sched_adapter.py (vLLM AsyncScheduler's output placeholders)",
+            "feed": "decode input tokens from the previous step's ids on the device (model_torch.Executor.launch)",
+            "feed_check": feed_check}
     if dev.type == "cuda":
         sys.path.insert(1, os.path.dirname(HERE))  # lab/, for harness.py
         from harness import driver_version
@@ -287,17 +370,51 @@ def main(argv=None) -> int:
     for k_, v in p.items():
         log(f"wrote {v}")
     log("")
-    log(f"{'workload':<14} {'req':>5} {'done':>5} {'TTFT p50':>9} {'p90':>8} {'TPOT p50':>9} {'p90':>8} {'steps':>6} "
-        f"{'host/step':>9}")
+    log(f"{engine}: {'workload':<14} {'req':>5} {'done':>5} {'TTFT p50':>9} {'p90':>8} {'TPOT p50':>9} {'p90':>8} "
+        f"{'steps':>6} {'host/step':>9} {'cycle p50':>9} {'gpu p50':>8}")
     for s in summaries:
         if "skipped" in s:
-            log(f"{s['workload']:<14} skipped")
+            log(f"{engine}: {s['workload']:<14} skipped")
             continue
-        log(f"{s['workload']:<14} {s['requests']:>5} {s['finished']:>5} {s['ttft_p50_s'] * 1e3:8.1f}m "
+        log(f"{engine}: {s['workload']:<14} {s['requests']:>5} {s['finished']:>5} {s['ttft_p50_s'] * 1e3:8.1f}m "
             f"{s['ttft_p90_s'] * 1e3:7.1f}m {s['tpot_p50_s'] * 1e3:8.2f}m {s['tpot_p90_s'] * 1e3:7.2f}m "
-            f"{s['steps']:>6} {s.get('host_per_step_ms_p50', math.nan):8.3f}m")
-    log(f"total {time.perf_counter() - t_start:.1f} s")
-    return 0
+            f"{s['steps']:>6} {s.get('host_per_step_ms_p50', math.nan):8.3f}m "
+            f"{s.get('step_wall_ms_p50', math.nan):8.3f}m {s.get('gpu_ms_p50', math.nan):7.3f}m")
+
+
+def async_feed_check(ex, arena_tokens: int, shape: dict, log) -> dict:
+    """Two requests through a prefill step and four decode steps, once host-fed (Executor.run, each step waited
+    for) and once with async scheduling (each decode step launched before the previous one was waited for, its
+    input tokens taken from the previous step's ids on the device): the sampled ids must agree."""
+    import model_torch as mt
+
+    base = mt.NULL_SLOT_TOKENS
+    slots = [[base], [base + 256]]
+    prompts = [40, 57]
+
+    def steps(rids):
+        yield driver.StepIn(rids, np.zeros(2, np.int64), np.asarray(prompts, np.int64), slots)
+        for j in range(4):
+            yield driver.StepIn(rids, np.asarray([p_ + j for p_ in prompts], np.int64), np.ones(2, np.int64), slots)
+
+    rs = ["fc_a", "fc_b"]
+    sync_ids = [ex.run(st)[0].tolist() for st in steps(rs)]
+    for r in rs:
+        ex.forget(r)
+    hs, async_ids = [], []
+    for st in steps(rs):
+        hs.append(ex.launch(st))
+        if len(hs) > 1:
+            async_ids.append(ex.wait(hs[-2])[0].tolist())
+    async_ids.append(ex.wait(hs[-1])[0].tolist())
+    fed = [h["fed"] for h in hs]
+    for r in rs:
+        ex.forget(r)
+    ok = sync_ids == async_ids and sum(fed) == 8
+    log(f"async feed check: host-fed {sync_ids} device-fed {async_ids} rows fed {fed}: {'ok' if ok else 'DIFFERENT'}")
+    if not ok:
+        raise RuntimeError("async scheduling feeds different decode tokens than the synchronous loop")
+    return {"sync_ids": sync_ids, "async_ids": async_ids, "fed_rows": fed, "ok": ok}
 
 
 if __name__ == "__main__":

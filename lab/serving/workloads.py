@@ -63,6 +63,25 @@ def azure_slice(start_s: float, window_s: float, rate_scale: float, max_model_le
                           "mean_rate_per_s": len(t) / (window_s / rate_scale)})
 
 
+def closed_loop_level(concurrency: int, count: int, duration_s: float, seed: int, max_model_len: int,
+                      scale_lengths: float = 1.0) -> Workload:
+    """`count` requests for a closed loop of `concurrency` in flight (``simulator.traces.requests.closed_loop``:
+    lengths drawn in order from the same Azure conversation distributions as the Poisson levels); the driver
+    submits the next one when one finishes and cuts the level at duration_s + drain."""
+    from simulator.traces.requests import closed_loop
+
+    li, lo = _lengths()
+    t = closed_loop(concurrency, count, li, lo, np.random.default_rng(seed), name=f"closed_{concurrency}")
+    inp = np.maximum(1, np.round(t.input_tokens * scale_lengths)).astype(np.int64)
+    out = np.maximum(2, np.round(t.output_tokens * scale_lengths)).astype(np.int64)
+    inp, out, cut = _fit(inp, out, max_model_len)
+    return Workload(f"closed_{concurrency}", np.zeros(count), inp, out, concurrency=int(concurrency),
+                    meta={"kind": "closed_loop", "concurrency": int(concurrency), "count": int(count),
+                          "duration_s": duration_s, "seed": seed, "n": int(count),
+                          "lengths": "empirical azure_conv input/output (independent draws, in order)",
+                          "scale_lengths": scale_lengths, "prompts_cut": cut, "max_model_len": max_model_len})
+
+
 def build(rates: list[float], duration_s: float, seed: int, azure: tuple | None, max_model_len: int,
           scale_lengths: float = 1.0) -> list[Workload]:
     wls = [poisson_level(r, duration_s, seed + i, max_model_len, scale_lengths) for i, r in enumerate(rates)]

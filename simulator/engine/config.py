@@ -58,6 +58,11 @@
                                          #   (replaces the engine profile's launch distribution)
         host_launch: median              #  median | sample: the profile's launch distribution as its median, or
                                          #   drawn per step (seeded)
+        host_overlap: null               #  share f of the host time hidden under the GPU (async scheduling):
+                                         #   a step costs (1 - f) H + max(device, f H); null = the engine
+                                         #   profile's overlap_fraction (0 without a profile)
+        async_admission: false           #  true: the engine plans step N+1 when step N starts (async
+                                         #   scheduling), so a request arriving during step N joins step N+2
         host_warm_shapes: null           #  attention shapes the engine's process already ran (its per-shape
                                          #   host caches are warm; profiles with a seen-shape launch level):
                                          #   [[Q, K], ...] (query tokens, keys of a step) or a CSV FILE with
@@ -209,6 +214,8 @@ class ServingConfig:
     step_cost_given: frozenset = frozenset()   # serving.step_cost knobs the user gave (they override the profile)
     host_launch_s: float | None = None     # serving.step_cost.host_launch_ms (None: the profile's)
     host_launch_mode: str = "median"       # median | sample (serving.step_cost.host_launch)
+    host_overlap: float | None = None      # serving.step_cost.host_overlap (None: the profile's overlap_fraction)
+    async_admission: bool = False          # serving.step_cost.async_admission: arrivals join the step after next
     host_warm_shapes: frozenset = frozenset()   # serving.step_cost.host_warm_shapes: (Q, K) already run
     adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
     adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
@@ -499,7 +506,7 @@ def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
                   "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch", "host_warm_shapes",
-                  "memory_budget_gb"}
+                  "host_overlap", "async_admission", "memory_budget_gb"}
 #: most (Q, K) pairs serving.step_cost.host_warm_shapes may list, and the bytes its file may hold
 MAX_WARM_SHAPES = 5_000_000
 MAX_WARM_SHAPES_BYTES = 256 * 2**20
@@ -786,6 +793,11 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
     hlm = sc_.get("host_launch", "median")
     if hlm not in ("median", "sample"):
         raise _err(f"is {hlm!r}; allowed: median, sample", file, "serving.step_cost.host_launch")
+    ho = sc_.get("host_overlap")
+    host_overlap = None if ho is None else _num(ho, file, "serving.step_cost.host_overlap", 0.0, 1.0, strict_lo=False)
+    aa = sc_.get("async_admission", False)
+    if not isinstance(aa, bool):
+        raise _err(f"is {aa!r}; allowed: true, false", file, "serving.step_cost.async_admission")
     warm = _warm_shapes(sc_.get("host_warm_shapes"), file, base)
     engine, runtime = _engine(d.get("engine", "none"), file, base)
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
@@ -817,7 +829,7 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
                          graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,
                          adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
                          step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm,
-                         host_warm_shapes=warm)
+                         host_warm_shapes=warm, host_overlap=host_overlap, async_admission=aa)
 
 
 def serving_template(requests: Any, scheduler: Any, router: Any, seed: int, scenario: Scenario, file: str,

@@ -198,7 +198,7 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         if le is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
             combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
         host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                        floor_s=cfg.host_floor_s,
+                        floor_s=cfg.host_floor_s, overlap=cfg.host_overlap or 0.0,
                         launch=None if cfg.host_launch_s is None else LaunchModel(constant_s=cfg.host_launch_s))
         return RuntimeSetup(combo, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap, host, None)
     g = prof.graphs
@@ -228,7 +228,8 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     else:
         launch = None
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                    floor_s=cfg.host_floor_s, terms=terms if terms.any() else None, overlap=prof.overlap_fraction,
+                    floor_s=cfg.host_floor_s, terms=terms if terms.any() else None,
+                    overlap=prof.overlap_fraction if cfg.host_overlap is None else cfg.host_overlap,
                     launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None,
                     shapes=set(cfg.host_warm_shapes) if launch is not None and launch.seen_s is not None else None)
     if cfg.host_warm_shapes and host.shapes is None:
@@ -326,7 +327,12 @@ class Replica:
 
     Its loop (proceed): sleep while idle; run a planned run of identical decode steps when the policy allows it (and
     not under per-request adaptation, where every round is a step); else one step. A decode run is cut at the step in
-    progress when a request arrives here."""
+    progress when a request arrives here.
+
+    With async admission (serving.step_cost.async_admission: an engine with async scheduling plans step N+1 when
+    step N starts, vLLM v1's EngineCore.step_with_batch_queue) a request that arrives while a step runs is held and
+    reaches the scheduler only at the next step boundary after the one that ends that step: it joins step N+2, not
+    N+1; while one is held the replica runs single steps, not decode runs. An idle replica takes it at once."""
 
     def __init__(self, idx: int, group: GroupSetup, engine: "Engine"):
         self.idx = idx
@@ -360,10 +366,19 @@ class Replica:
         self._dts = None
         self._ends = None
         self._cut = 0
+        self.async_admission = bool(engine.cfg.async_admission)
+        self.held: list = []           # async admission: (request, arrival) not yet visible to the scheduler
+        self._step_start = 0.0         # start of the last step that ended
 
     def add(self, req: Request, now: float) -> None:
         if self.adapt is not None:
             self.adapt.admit(req.rid)
+        if self.async_admission and self.waiting_on != "idle":
+            self.held.append((req, now))
+            if self.waiting_on == "run" and not self.wake_triggered:   # cut a decode run: single steps from here
+                self.wake_triggered = True
+                self.engine.push(0.0, WAKE, self, self.wait)
+            return
         self.sched.add_request(req, now)
         if self.waiting_on is not None and not self.wake_triggered:
             self.wake_triggered = True
@@ -396,11 +411,24 @@ class Replica:
         eng = self.engine
         sched = self.sched
         K = self.K
+        if self.held:   # async admission: requests that arrived before the last ended step started join now
+            keep = []
+            for req, t in self.held:
+                if t <= self._step_start or sched.idle:
+                    sched.add_request(req, t)
+                else:
+                    keep.append((req, t))
+            self.held = keep
         while True:
             if sched.idle:
+                if self.held:
+                    for req, t in self.held:
+                        sched.add_request(req, t)
+                    self.held = []
+                    continue
                 self._sleep("idle")
                 return
-            if K and decode_run.ready(sched):
+            if K and not self.held and decode_run.ready(sched):
                 run = self._plan_run(K)
                 if run.steps > 1:
                     self._start_run(run)
@@ -495,6 +523,7 @@ class Replica:
         if eng.check:
             sched.check_invariants()
         dt = float(ends[done - 1])
+        self._step_start = start + (float(ends[done - 2]) if done > 1 else 0.0)
         self.busy_s += dt
         self.steps += done
         self.events += 1
@@ -548,6 +577,7 @@ class Replica:
         if adapt is not None and plan.n_decode:
             adapt.update(plan, acc, plan.n_decode, cost)
         self.last_dt = dt
+        self._step_start = self._start
         if eng.check:
             sched.check_invariants()
         self.busy_s += dt
