@@ -47,7 +47,7 @@ FAMILY_KINDS = {
     "fi_decode": ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_combine_fi"),
     "fi_tc": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
     "fi_verify": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
-    "fi_mla": ("attn_fi_mla", "attn_combine_fi"),
+    "fi_mla": ("attn_fi_mla",),
     "flashmla": ("attn_flashmla", "attn_combine_flashmla"),
     "sgl_triton": ("attn_triton_sgl", "attn_combine_triton_sgl"),
 }
