@@ -395,6 +395,31 @@ def first_look_errors(df: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
     return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
 
 
+FRESH_PREDICTIONS_CSV = "production_attention_fresh_predictions.csv"
+FRESH_GLOB = "production_attention_fresh_nvidia*.csv"
+
+
+def fresh_errors(data_dir: Path = DATA_DIR) -> tuple[pd.DataFrame, str]:
+    """The fresh grid (measure_production_attention.py --grid fresh) measured, joined with its predictions committed
+    before the measurement (lab/kernels/predict_fresh_production_attention.py): err_pct = pred / measured - 1, with
+    regime labels. Returns (rows, the model commit that priced them); empty when either file is missing."""
+    p = Path(data_dir) / FRESH_PREDICTIONS_CSV
+    ms = sorted(p for p in Path(data_dir).glob(FRESH_GLOB) if "_grids" not in p.name)
+    if not p.is_file() or not ms:
+        return pd.DataFrame(), ""
+    pr = pd.read_csv(p)
+    meas = load(ms[-1])
+    keys = [k for k in SHAPE_KEYS if k in pr.columns and k in meas.columns]
+    for k in keys:
+        if k not in ("family", "model", "dtype"):
+            pr[k] = pd.to_numeric(pr[k], errors="coerce")
+    m = meas.merge(pr[keys + ["pred_us", "model_commit"]], on=keys, how="inner")
+    m["err_pct"] = (m["pred_us"] / m["median_us"] - 1.0) * 100.0
+    m["part"] = "fresh"
+    commit = str(pr["model_commit"].iloc[0]) if len(pr) else ""
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1), commit
+
+
 OWNED_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us")
 
 
