@@ -218,3 +218,16 @@ def test_sgl_triton_pipeline_prologue():
     k1 = launches[0]
     assert list(info["iters"]) == [1.0, 128.0] and list(np.asarray(k1.serial_iters)) == [0.0, 127.0]
     assert float(np.asarray(k1.prologue_loads)) == TE.SGL_PROLOGUE_LOADS + TE.SGL_PIPELINE_PROLOGUE_LOADS == 5.0
+
+
+def test_fresh_grid_predictions_join_every_measured_shape():
+    # the fresh grid's predictions (committed before the measurement) cover every measured fresh shape, and no fresh
+    # shape is one of the campaign's
+    from simulator.calibration import fit_production_attention as FP
+
+    fr, commit = FP.fresh_errors(FP.DATA_DIR)
+    meas = FP.load(sorted(FP.DATA_DIR.glob(FP.FRESH_GLOB))[-1])
+    assert commit and len(fr) == len(meas) > 0 and np.isfinite(fr["pred_us"]).all()
+    camp = FP.load(FP.latest(FP.DATA_DIR)[0])
+    keys = ["family", "model", "dtype", "batch", "context", "page_size", "q_rows"]
+    assert not set(map(tuple, fr[keys].to_numpy().tolist())) & set(map(tuple, camp[keys].to_numpy().tolist()))

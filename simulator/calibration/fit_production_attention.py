@@ -397,13 +397,17 @@ def first_look_errors(df: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
 
 FRESH_PREDICTIONS_CSV = "production_attention_fresh_predictions.csv"
 FRESH_GLOB = "production_attention_fresh_nvidia*.csv"
+#: the same shapes priced by the model before this revision (code at 4423c3e, fixed before the fresh grid existed;
+#: priced after the measurement, reproducible from that commit)
+FRESH_EARLIER_CSV = "production_attention_fresh_predictions_4423c3e.csv"
 
 
-def fresh_errors(data_dir: Path = DATA_DIR) -> tuple[pd.DataFrame, str]:
+def fresh_errors(data_dir: Path = DATA_DIR, predictions: str = FRESH_PREDICTIONS_CSV) -> tuple[pd.DataFrame, str]:
     """The fresh grid (measure_production_attention.py --grid fresh) measured, joined with its predictions committed
     before the measurement (lab/kernels/predict_fresh_production_attention.py): err_pct = pred / measured - 1, with
-    regime labels. Returns (rows, the model commit that priced them); empty when either file is missing."""
-    p = Path(data_dir) / FRESH_PREDICTIONS_CSV
+    regime labels. Returns (rows, the model commit that priced them); empty when either file is missing.
+    `predictions` may name another model's file (FRESH_EARLIER_CSV: the model before the rules were revised)."""
+    p = Path(data_dir) / predictions
     ms = sorted(p for p in Path(data_dir).glob(FRESH_GLOB) if "_grids" not in p.name)
     if not p.is_file() or not ms:
         return pd.DataFrame(), ""
