@@ -182,3 +182,52 @@ def test_hidden_epilogue_moves_fit_shapes_little_and_other_families_not(monkeypa
     assert fit.sum() == 72
     assert moved[fit].max() <= 0.06 and np.median(moved[fit]) < 1e-9
     assert moved[~prefill].max() < 1e-12
+
+
+def test_fi_mla_plan_follows_mla_plan_and_one_cooperative_launch():
+    # MLAPlan: 16 heads -> one CTA per cluster, 132 clusters; 128 heads -> clusters of 2 CTAs, 66 (measured grids
+    # (1, 132) and (2, 66)); the merge runs inside the same kernel after grid.sync(): one launch per call
+    launches, pl = FI.fi_mla(np.array([1.0, 1.0]), 1.0, 16.0, np.array([16.0, 128.0]), 512.0, 64.0, 2.0, 1.0, SMS)
+    assert list(pl["cluster"]) == [1.0, 2.0] and list(pl["clusters"]) == [132.0, 66.0] and len(launches) == 1
+    # B 1024, T 16, 16 heads: kv_len_limit f(ceil(16384 / 132) = 125) = 256, no split, 1024 one-stage items dealt
+    # round-robin by the min-heap: 8 on the busiest cluster
+    _, pl = FI.fi_mla(np.array([1024.0]), 1.0, 16.0, 16.0, 512.0, 64.0, 2.0, 1.0, SMS)
+    assert pl["kv_len_limit"][0] == 256.0 and not pl["split"][0] and pl["items"][0] == 8.0 and pl["stages"][0] == 8.0
+    # B 1, T 1024: limit 32 -> 32 pieces of 32 tokens on 32 clusters, each one 64-token stage, merged in-kernel
+    _, pl = FI.fi_mla(np.array([1.0]), 1.0, 1024.0, 16.0, 512.0, 64.0, 2.0, 1.0, SMS)
+    assert pl["pieces"][0] == 32.0 and pl["items"][0] == 1.0 and pl["stages"][0] == 1.0 and pl["split"][0]
+
+
+def test_flashmla_scheduler_replay_and_combine_launch():
+    # get_mla_metadata: 1024 one-block requests over 132 parts: payload ceil(6144 / 132) + 5 = 52 -> 8 whole requests
+    # per part (6 units each), none split, 128 parts used
+    assert FM.flashmla_schedule(1024, 1, 132)[:4] == (8, 8, 128, 1)
+    # one 16-block request over 132 parts: payload 6 -> 1 block per part, 16 parts, split 16 ways
+    assert FM.flashmla_schedule(1, 16, 132)[2:5] == (16, 16, 1)
+    launches, info = FM.flashmla(np.array([256.0, 256.0]), 1.0, np.array([16.0, 64.0]), 16.0, 512.0, 64.0, 2.0, SMS)
+    k1, k2 = launches
+    # a 16-token request loads its whole 64-token block (one TMA tile): the same K/V bytes as a 64-token one
+    assert k1.bytes_read[0] == k1.bytes_read[1]
+    # the combine kernel is launched on every call (grid B x ceil(16 / 8) = 512 CTAs, all exiting: nothing split)
+    assert k2.where is None and np.all(np.asarray(k2.idle) == 512.0) and np.all(np.asarray(k2.ctas) == 0.0)
+
+
+def test_sgl_triton_pipeline_prologue():
+    # a one-iteration program (T 16): no steady-state iteration, its tile's loads in the pipeline prologue
+    launches, info = TE.triton_sgl(np.array([1.0, 1.0]), np.array([16.0, 32768.0]), 32.0, 8.0, 128.0, 2.0, SMS, SMEM)
+    k1 = launches[0]
+    assert list(info["iters"]) == [1.0, 128.0] and list(np.asarray(k1.serial_iters)) == [0.0, 127.0]
+    assert float(np.asarray(k1.prologue_loads)) == TE.SGL_PROLOGUE_LOADS + TE.SGL_PIPELINE_PROLOGUE_LOADS == 5.0
+
+
+def test_fresh_grid_predictions_join_every_measured_shape():
+    # the fresh grid's predictions (committed before the measurement) cover every measured fresh shape, and no fresh
+    # shape is one of the campaign's
+    from simulator.calibration import fit_production_attention as FP
+
+    fr, commit = FP.fresh_errors(FP.DATA_DIR)
+    meas = FP.load(sorted(FP.DATA_DIR.glob(FP.FRESH_GLOB))[-1])
+    assert commit and len(fr) == len(meas) > 0 and np.isfinite(fr["pred_us"]).all()
+    camp = FP.load(FP.latest(FP.DATA_DIR)[0])
+    keys = ["family", "model", "dtype", "batch", "context", "page_size", "q_rows"]
+    assert not set(map(tuple, fr[keys].to_numpy().tolist())) & set(map(tuple, camp[keys].to_numpy().tolist()))

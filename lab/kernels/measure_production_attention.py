@@ -10,7 +10,13 @@ call reads its cache from HBM, as a decode layer does); calls are captured back 
 runs before every timed replay (the events bracket device time only), the median of the replays / calls is one call's
 time including the graph's gap between kernels (what the model prices as a graph launch).
 
-    python3 measure_production_attention.py --out DIR [--parts build,fi_decode,...] [--budget-s 520] [--smoke]
+    python3 measure_production_attention.py --out DIR [--parts build,fi_decode,...] [--grid campaign|fresh]
+                                            [--budget-s 520] [--smoke]
+
+--grid fresh measures a second grid of shapes that is in none of the campaign's rows (contexts 24 / 48 / 96 / 192 /
+384 / 768 / 3072 / 12288 / 49152, batches 2 / 8 / 32 / 128 / 512, the same head configurations, dtypes and page
+sizes): the honest test of a model whose rules were revised after the campaign's rows were looked at. Its predictions
+are written and committed BEFORE it is measured (lab/kernels/predict_fresh_production_attention.py).
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import sys
 import time
 import traceback
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: (B, T) grid of decode rows: context 16 -> 256K, batch 1 -> 1024, at most 4 M cached tokens per call
 T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 262144)
@@ -39,32 +45,56 @@ def bt_grid(max_tokens=MAX_TOKENS, ts=T_GRID, bs=B_GRID):
 
 SUB_GRID = [(b, t) for t in (16, 256, 4096, 65536) for b in (1, 16, 256) if b * t <= MAX_TOKENS]
 VERIFY_GRID = [(b, t) for t in (64, 256, 1024, 4096, 16384, 65536) for b in (1, 4, 16, 64, 256) if b * t <= MAX_TOKENS]
+#: the fresh grid (--grid fresh): no (context, batch) of it is in the campaign's grids above
+FRESH_T = (24, 48, 96, 192, 384, 768, 3072, 12288, 49152)
+FRESH_B = (2, 8, 32, 128, 512)
+FRESH_MAX_TOKENS = 1 << 21
+FRESH_SUB_T, FRESH_SUB_B = (48, 384, 3072), (2, 32, 512)
+FRESH_VERIFY_T, FRESH_VERIFY_B = (48, 192, 768, 3072, 12288), (2, 8, 32, 128)
 
 
-def shapes(part: str) -> list[dict]:
-    """Every shape a part measures (the first-look script prices the FlashInfer decode ones before any measurement)."""
+def grids(grid: str) -> dict:
+    """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
+    if grid == "campaign":
+        return {"bt": bt_grid(), "bt_half": bt_grid(MAX_TOKENS // 2), "bt_1m": bt_grid(1 << 20), "sub": SUB_GRID,
+                "verify": VERIFY_GRID}
+    if grid == "fresh":
+        return {"bt": bt_grid(FRESH_MAX_TOKENS, FRESH_T, FRESH_B),
+                "bt_half": bt_grid(FRESH_MAX_TOKENS // 2, FRESH_T, FRESH_B),
+                "bt_1m": bt_grid(1 << 20, FRESH_T, FRESH_B),
+                "sub": [(b, t) for t in FRESH_SUB_T for b in FRESH_SUB_B],
+                "verify": [(b, t) for t in FRESH_VERIFY_T for b in FRESH_VERIFY_B]}
+    raise ValueError(f"unknown grid {grid!r} (campaign, fresh)")
+
+
+def shapes(part: str, grid: str = "campaign") -> list[dict]:
+    """Every shape a part measures (the first-look script prices the FlashInfer decode ones before any measurement;
+    the fresh-grid predictions are priced from the same list)."""
     out = []
+    gr = grids(grid)
+    if grid == "fresh" and part in ("fi_tc_big", "sdpa_short"):
+        return []
 
-    def add(family, model, kv, page, grid, q=1, **kw):
+    def add(family, model, kv, page, bts, q=1, **kw):
         hq, hkv = HEADS[model]
-        for b, t in grid:
+        for b, t in bts:
             out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv, batch=b,
                             q_rows=q, context=t, page_size=page, **kw))
 
     if part == "fi_decode":      # CUDA-core decode: group sizes 4 and 8 (7 is not compiled)
-        add("fi_decode", "llama8b", "bf16", 16, bt_grid())
-        add("fi_decode", "llama70b", "bf16", 16, bt_grid())
-        add("fi_decode", "llama8b", "fp8", 16, bt_grid())
-        add("fi_decode", "llama8b", "bf16", 1, SUB_GRID)
-        add("fi_decode", "llama8b", "bf16", 64, SUB_GRID)
+        add("fi_decode", "llama8b", "bf16", 16, gr["bt"])
+        add("fi_decode", "llama70b", "bf16", 16, gr["bt"])
+        add("fi_decode", "llama8b", "fp8", 16, gr["bt"])
+        add("fi_decode", "llama8b", "bf16", 1, gr["sub"])
+        add("fi_decode", "llama8b", "bf16", 64, gr["sub"])
     elif part == "fi_tc":        # tensor-core decode (the FA2 prefill kernel at one row per sequence)
-        add("fi_tc", "llama8b", "bf16", 16, bt_grid())
-        add("fi_tc", "llama70b", "bf16", 16, bt_grid())
-        add("fi_tc", "qwen7b", "bf16", 16, bt_grid())
-        add("fi_tc", "llama8b", "fp8", 16, bt_grid())
-        add("fi_tc", "qwen7b", "fp8", 16, bt_grid())
-        add("fi_tc", "llama8b", "bf16", 1, SUB_GRID)
-        add("fi_tc", "llama8b", "bf16", 64, SUB_GRID)
+        add("fi_tc", "llama8b", "bf16", 16, gr["bt"])
+        add("fi_tc", "llama70b", "bf16", 16, gr["bt"])
+        add("fi_tc", "qwen7b", "bf16", 16, gr["bt"])
+        add("fi_tc", "llama8b", "fp8", 16, gr["bt"])
+        add("fi_tc", "qwen7b", "fp8", 16, gr["bt"])
+        add("fi_tc", "llama8b", "bf16", 1, gr["sub"])
+        add("fi_tc", "llama8b", "bf16", 64, gr["sub"])
     elif part == "fi_tc_big":   # the rows of fi_tc whose CUDA-graph plan needs more than 256 MiB of workspace
         add("fi_tc", "llama8b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
         add("fi_tc", "llama70b", "bf16", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
@@ -72,15 +102,15 @@ def shapes(part: str) -> list[dict]:
         add("fi_tc", "llama8b", "fp8", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
         add("fi_tc", "qwen7b", "fp8", 16, [(1024, t) for t in (16, 64, 256, 1024, 4096)])
     elif part == "fi_verify":    # verification rows through BatchPrefillWithPagedKVCacheWrapper(backend fa2), causal
-        add("fi_verify", "llama8b", "bf16", 16, VERIFY_GRID, q=4)
-        add("fi_verify", "llama8b", "bf16", 16, VERIFY_GRID, q=8)
-        add("fi_verify", "llama70b", "bf16", 16, VERIFY_GRID, q=4)
-        add("fi_verify", "llama8b", "fp8", 16, VERIFY_GRID, q=4)
+        add("fi_verify", "llama8b", "bf16", 16, gr["verify"], q=4)
+        add("fi_verify", "llama8b", "bf16", 16, gr["verify"], q=8)
+        add("fi_verify", "llama70b", "bf16", 16, gr["verify"], q=4)
+        add("fi_verify", "llama8b", "fp8", 16, gr["verify"], q=4)
     elif part == "sgl_triton":   # SGLang's Triton grouped decode kernel (token-level page table)
         # at most 1 M tokens: the kernel indexes its token pool with 32-bit offsets (kv_loc x 1024 elements)
-        add("sgl_triton", "llama8b", "bf16", 1, bt_grid(1 << 20))
-        add("sgl_triton", "llama70b", "bf16", 1, bt_grid(1 << 20))
-        add("sgl_triton", "llama8b", "fp8", 1, bt_grid(1 << 20))
+        add("sgl_triton", "llama8b", "bf16", 1, gr["bt_1m"])
+        add("sgl_triton", "llama70b", "bf16", 1, gr["bt_1m"])
+        add("sgl_triton", "llama8b", "fp8", 1, gr["bt_1m"])
     elif part == "sdpa_short":   # PyTorch SDPA (cuDNN, FlashAttention-2) at the per-sequence corner, contiguous K/V
         for kern in ("cudnn", "flash"):
             for b, t in [(1, 16)] + [(b, t) for t in (16, 64, 256) for b in (64, 256, 1024)]:
@@ -88,7 +118,7 @@ def shapes(part: str) -> list[dict]:
                                 dtype="bf16", batch=b, q_rows=1, context=t, page_size=0))
     elif part in ("fi_mla", "flashmla"):   # MLA 512 + 64, DeepSeek-V3 heads at TP8 (16) and TP1 (128)
         for h in (16, 128):
-            for b, t in bt_grid(MAX_TOKENS // 2):
+            for b, t in gr["bt_half"]:
                 out.append(dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512,
                                 dtype="bf16", batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1))
     return out
@@ -104,6 +134,7 @@ def time_graph(torch, fn, target_us=250.0, reps=5, max_calls=128):
     """(median, p20, p80, calls) of one call's device time: the shared harness's CUDA-graph timer (lab/harness.py
     time_graph: calls captured back to back, a spin before every timed replay) with this campaign's defaults."""
     sys.path.insert(0, os.path.dirname(HERE))   # lab/, for the shared harness
+    sys.path.insert(0, HERE)                    # or a copy beside this script (run from outside the repository)
     import harness
 
     if not _ENV:
@@ -352,6 +383,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=520.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -361,7 +393,7 @@ def main() -> None:
     parts = args.parts.split(",")
     dev = torch.cuda.get_device_properties(0)
     cores = dev.multi_processor_count
-    meta = {"script_version": SCRIPT_VERSION, "date": datetime.date.today().isoformat(), "device": dev.name,
+    meta = {"script_version": f"{SCRIPT_VERSION}{'' if args.grid == 'campaign' else '-fresh'}", "date": datetime.date.today().isoformat(), "device": dev.name,
             "torch": torch.__version__, "cuda": torch.version.cuda, "triton": triton.__version__}
     log = open(os.path.join(args.out, f"log{args.tag}.txt"), "a")
 
@@ -423,7 +455,7 @@ def main() -> None:
             say("flash_mla import failed:", repr(e)[:600])
     summary = []
     for part in [p for p in parts if p != "build"]:
-        shp = shapes(part)
+        shp = shapes(part, args.grid)
         if args.smoke:
             shp = shp[:2]
         done = fail = 0

@@ -47,7 +47,7 @@ FAMILY_KINDS = {
     "fi_decode": ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_combine_fi"),
     "fi_tc": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
     "fi_verify": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
-    "fi_mla": ("attn_fi_mla", "attn_combine_fi"),
+    "fi_mla": ("attn_fi_mla",),
     "flashmla": ("attn_flashmla", "attn_combine_flashmla"),
     "sgl_triton": ("attn_triton_sgl", "attn_combine_triton_sgl"),
 }
@@ -393,6 +393,35 @@ def first_look_errors(df: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
     m = df.merge(fl[keys + ["first_look_us"]], on=keys, how="inner")
     m["first_look_err_pct"] = (m["first_look_us"] / m["median_us"] - 1.0) * 100.0
     return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+
+
+FRESH_PREDICTIONS_CSV = "production_attention_fresh_predictions.csv"
+FRESH_GLOB = "production_attention_fresh_nvidia*.csv"
+#: the same shapes priced by the model before this revision (code at 4423c3e, fixed before the fresh grid existed;
+#: priced after the measurement, reproducible from that commit)
+FRESH_EARLIER_CSV = "production_attention_fresh_predictions_4423c3e.csv"
+
+
+def fresh_errors(data_dir: Path = DATA_DIR, predictions: str = FRESH_PREDICTIONS_CSV) -> tuple[pd.DataFrame, str]:
+    """The fresh grid (measure_production_attention.py --grid fresh) measured, joined with its predictions committed
+    before the measurement (lab/kernels/predict_fresh_production_attention.py): err_pct = pred / measured - 1, with
+    regime labels. Returns (rows, the model commit that priced them); empty when either file is missing.
+    `predictions` may name another model's file (FRESH_EARLIER_CSV: the model before the rules were revised)."""
+    p = Path(data_dir) / predictions
+    ms = sorted(p for p in Path(data_dir).glob(FRESH_GLOB) if "_grids" not in p.name)
+    if not p.is_file() or not ms:
+        return pd.DataFrame(), ""
+    pr = pd.read_csv(p)
+    meas = load(ms[-1])
+    keys = [k for k in SHAPE_KEYS if k in pr.columns and k in meas.columns]
+    for k in keys:
+        if k not in ("family", "model", "dtype"):
+            pr[k] = pd.to_numeric(pr[k], errors="coerce")
+    m = meas.merge(pr[keys + ["pred_us", "model_commit"]], on=keys, how="inner")
+    m["err_pct"] = (m["pred_us"] / m["median_us"] - 1.0) * 100.0
+    m["part"] = "fresh"
+    commit = str(pr["model_commit"].iloc[0]) if len(pr) else ""
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1), commit
 
 
 OWNED_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us")

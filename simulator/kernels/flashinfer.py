@@ -28,16 +28,25 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     plan expects); split: max_batch_if_split = 2 SMs / Hkv; the smallest KV chunk of c >= max(128 / page, 1)
     pages with sum(q tiles x ceil(pages / c)) <= that (PrefillBinarySearchKVChunkSize); split always under a
     CUDA-graph plan, whose grid is max(max_batch_if_split, an upper bound of the q tiles) x Hkv; merge as fi_decode.
-fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan, mla_hopper.cuh): a persistent
-  kernel of one cluster (one CTA for decode) per SM; work items = (request, 64 packed q rows); each item's KV
-  range is cut into pieces of at most kv_len_limit = f(total KV / SMs) tokens (f: 32, 64, 128, 192 for <= 8, 16,
-  32, 64, else a multiple of 256) handed to the least-loaded CTA; merge of the split pieces.
+fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan; mla_hopper.cuh
+  BatchMLAPageAttentionHopperKernel; mla.cuh DevicePersistentMergeStates; all read at FI_COMMIT): ONE cooperative
+  persistent launch, grid (cluster, SMs / cluster) of 256 threads: cluster = 2 CTAs when the mean packed rows
+  q x H > 64 (then a cluster tile is 128 rows, each CTA 64), else 1; work items = (request, cluster row tile, KV
+  piece): each tile's KV range is cut into pieces of at most kv_len_limit = f(total KV / clusters) tokens (f: 32, 64,
+  128, 192 for <= 8, 16, 32, 64, else a multiple of 256), each piece handed to the least-loaded cluster by a
+  min-heap on cost 2 x tile rows + tokens (cost_function); a CTA walks its items one after another: per item
+  work_indptr -> the item's coordinates -> its kv_indices -> the first 64-token stage (CTA_TILE_KV 64, 2 stages),
+  then the stages, then write_o (bf16 partial + fp32 lse when split, else the final output); after grid.sync() the
+  same CTAs merge the split pieces (<= SMs merge CTAs, 4 rows per iteration, split loop unrolled by 8).
 
 Resident CTAs per SM (`slots`) come from the kernel's threads and shared memory (source) and its registers
 (FI_DECODE_REGS / FI_REGS: MEASURED from the launch profile, hwmodels/calibration/data; the split rule needs them, since
 FlashInfer's plan sizes its grid with cudaOccupancyMaxActiveBlocksPerMultiprocessor).
 """
 from __future__ import annotations
+
+import functools
+import heapq
 
 import numpy as np
 
@@ -64,9 +73,9 @@ def fi_decode_regs(G, kvb):
 FI_PROLOGUE_LOADS = 3.0
 #: the merge kernel: one dependent load (the request's merge_indptr) before its partial states
 FI_MERGE_PROLOGUE_LOADS = 2.0
-#: FlashInfer's MLA kernel (mla_hopper.cuh): 64 packed q rows per CTA tile, 64 KV tokens per pipeline stage
-#: (ASSUMPTION: KV tile of the sm_90 MLA kernel, not read), one CTA per SM
-FI_MLA_TILE_Q, FI_MLA_TILE_KV = 64.0, 64.0
+#: FlashInfer's sm_90 MLA kernel (include/flashinfer/attention/mla_hopper.cuh @ FI_COMMIT, BatchMLAPageAttentionHopper):
+#: CTA_TILE_Q = 64 packed q rows, CTA_TILE_KV = 64 KV tokens per stage, NUM_STAGES = 2, 256 threads, one CTA per SM
+FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
 
 
 def fi_decode_geometry(G, d, kvb):
@@ -196,32 +205,92 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
 
 
 def mla_kv_limit(x):
-    """MLAPlan's f (scheduler.cuh): the KV tokens one piece of work may hold, from the mean per CTA."""
+    """MLAPlan's f (scheduler.cuh): the KV tokens one piece of work may hold, from the mean per cluster."""
     x = np.asarray(x, dtype=np.float64)
     return np.where(x <= 8, 32.0, np.where(x <= 16, 64.0, np.where(x <= 32, 128.0, np.where(x <= 64, 192.0,
                                                                                           ceil_div(x, 256) * 256.0))))
 
 
-def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
-    """Launches of one BatchMLAPagedAttentionWrapper call (sm_90, decode / verification, module docstring)."""
+@functools.lru_cache(maxsize=4096)
+def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters: int, tile_rows: float):
+    """MLAPlan's least-loaded assignment (scheduler.cuh: MinHeap of clusters, cost_function = 2 x tile rows +
+    tokens) of `tiles` identical (request, q tile) KV ranges of T tokens cut into pieces of <= limit tokens:
+    (items, KV tokens, 64-token stages) of the cluster that ends with the largest cost."""
+    heap = [(0.0, c) for c in range(clusters)]
+    items = [0] * clusters
+    stages = [0] * clusters
+    toks = [0.0] * clusters
+    for _ in range(tiles):
+        rem = T
+        for _ in range(pieces_per_tile):
+            n = min(rem, limit)
+            cost, c = heapq.heappop(heap)
+            heapq.heappush(heap, (cost + 2.0 * tile_rows + n, c))
+            items[c] += 1
+            toks[c] += n
+            stages[c] += int(np.ceil(n / FI_MLA_TILE_KV))
+            rem -= n
+    cost, c = max(heap)
+    return items[c], toks[c], stages[c]
+
+
+def fi_mla_plan(B, q, T, H, sms: int):
+    """MLAPlan (scheduler.cuh @ FI_COMMIT) for B requests of q rows and T cached tokens each (module docstring):
+    cluster size, clusters, kv_len_limit, pieces per (request, row tile), and the busiest cluster's work items and
+    64-token stages (the least-loaded greedy replayed, _mla_heap), the split flag and the merge phase's rounds."""
     B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
-    tiles_q = ceil_div(q * H, FI_MLA_TILE_Q)
-    total = B * tiles_q * T
-    limit = mla_kv_limit(np.maximum(ceil_div(total, sms), 1.0))
-    pieces = B * tiles_q * ceil_div(T, limit)
-    per_cta_items = ceil_div(pieces, sms)
-    per_cta_tok = np.minimum(limit, T) * np.maximum(1.0, np.floor(pieces / sms))
-    iters = ceil_div(np.maximum(per_cta_tok, np.minimum(limit, T)), FI_MLA_TILE_KV)
+    cluster = np.where(q * H > FI_MLA_TILE_Q, 2.0, 1.0)          # avg_packed_qo_len > 64 -> two CTAs per cluster
+    clusters = np.floor(sms / cluster)
+    tile_rows = FI_MLA_TILE_Q * cluster
+    tiles_q = ceil_div(q * H, tile_rows)
+    limit = mla_kv_limit(np.maximum(ceil_div(B * tiles_q * T, clusters), 1.0))
+    per_tile = np.maximum(ceil_div(T, limit), 1.0)                # pieces of one (request, q tile)
+    pieces = B * tiles_q * per_tile
+    items, stages = np.empty(B.shape), np.empty(B.shape)
+    for i in np.ndindex(B.shape):
+        items[i], _, stages[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]), float(T[i]),
+                                           int(clusters[i]), float(tile_rows[i]))
+    split = T > limit
+    rows = np.minimum(q * H, tile_rows)
+    chunks = np.maximum(np.floor(T * cluster / limit), 1.0)      # merge CTAs per split tile (num_qo_chunks)
+    merge_rows = ceil_div(rows, chunks)
+    # merge phase: ceil(rows / 4) row iterations of the 256 threads (64 per row), each ceil(pieces / 8) rounds of
+    # partial-state loads (the split loop is unrolled by 8); 0 when nothing is split
+    merge_rounds = np.where(split, ceil_div(merge_rows, 4.0) * ceil_div(per_tile, 8.0), 0.0)
+    return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
+            "pieces": pieces, "items": items, "stages": stages, "split": split, "merge_rows": merge_rows,
+            "merge_rounds": merge_rounds}
+
+
+def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
+    """Launches of one BatchMLAPagedAttentionWrapper call (sm_90, decode / verification, module docstring): ONE
+    cooperative launch (mla_hopper.cuh BatchMLAPageAttentionHopper: cudaLaunchCooperativeKernel, grid
+    (cluster size, SMs / cluster size), 256 threads) whose CTAs walk their work items and then, after grid.sync(),
+    merge the split pieces themselves (DevicePersistentMergeStates): no second kernel.
+
+    The busiest cluster's k work items are priced as k waves of one-item CTAs on one slot per SM (the same chain:
+    each item's 3 prologue loads, its 64-token stages, its epilogue: write_o through shared memory, the kind's
+    cta_fixed per wave); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and its
+    rounds of partial-state loads (fi_mla_plan merge_rounds), each priced as one stage of the chain. ASSUMPTION (the
+    price of a merge round, not in the source): on the fit rows (middle regime) a round priced as one stage fits at
+    rms log error 0.049, one load latency per round 0.114, one load latency per partial (no overlap) 0.082."""
+    B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
+    pl = fi_mla_plan(B, q, T, H, sms)
     lat = d_ckv + d_kpe
     flops = 2.0 * B * q * H * T * (lat + d_ckv)
-    kv = B * T * lat * kvb
-    written = pieces * FI_MLA_TILE_Q * (d_ckv + 1.0) * 4.0
-    split = T > limit
-    ln = Launch("attention", "attn_fi_mla", np.full(B.shape, float(sms)), 1.0, iters,
-                FI_PROLOGUE_LOADS * per_cta_items, flops, kv + B * q * H * lat * 2.0, written)
+    kv = B * T * lat * kvb * pl["tiles_q"]   # the two CTAs of a cluster share each stage's lines (second from L2)
     rows = B * q * H
-    rd, wr = combine_io(rows, ceil_div(T, limit), d_ckv)
-    merge = Launch("attention_merge", "attn_combine_fi", np.full(B.shape, float(sms)), 1.0,
-                   ceil_div(rows, sms) * (1.0 + ceil_div(ceil_div(T, limit), 4.0)), FI_MERGE_PROLOGUE_LOADS,
-                   3.0 * rows * d_ckv, rd, wr, dtype="fp32", where=split)
-    return [ln, merge], {"kv_len_limit": limit, "pieces": pieces, "ctas": np.full(B.shape, float(sms))}
+    split = pl["split"]
+    # a split piece writes its rows' partial output in the output dtype (bf16) + an fp32 log-sum-exp
+    # (partial_o is DTypeO*, MLAPlan sizes it with sizeof_dtype_o = 2); an unsplit one writes the final output
+    part_w = rows * pl["per_tile"] * (d_ckv * 2.0 + 4.0)
+    final = rows * d_ckv * 2.0
+    written = np.where(split, part_w + final, final)
+    read = kv + rows * lat * 2.0 + np.where(split, part_w, 0.0)
+    waves = np.maximum(pl["items"], 1.0)
+    iters = (pl["stages"] + pl["merge_rounds"]) / waves           # the busiest cluster's chain, per wave
+    loads = FI_PROLOGUE_LOADS + np.where(split, 2.0, 1.0) / waves  # + the grid barrier (and merge offsets), once
+    active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
+    ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
+    ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written)
+    return [ln], {**pl, "ctas": np.full(B.shape, float(sms)), "waves": waves}

@@ -1,19 +1,29 @@
 """FlashMLA's sm_90 dense MLA decode as it launches it (deepseek-ai/FlashMLA, commit
 9241ae3ef9bac614dd25e45e507e089f888280e0; csrc/api/dense_decode.h, csrc/smxx/decode/get_decoding_sched_meta/
-get_decoding_sched_meta.cu, csrc/sm90/decode/dense/splitkv_mla.cuh, csrc/smxx/decode/combine/combine.cu).
+get_decoding_sched_meta.cu, csrc/sm90/decode/dense/splitkv_mla.cuh, csrc/sm90/decode/dense/config.h,
+csrc/smxx/decode/combine/combine.cu).
 
     num_sm_parts = max(SMs / Hk / ceil(q x Hq / Hk / 64), 1) persistent CTAs per 64-row head block (Hk = 1);
-    grid (ceil(q Hq / 64), num_sm_parts); the scheduler (get_decoding_sched_meta) cuts the batch's 64-token blocks
-    (block_size_n = 64) into num_sm_parts contiguous pieces of payload = ceil(total / parts) + 5 blocks, where every
-    request counts ceil(T / 64) + 5 blocks: fixed_overhead_num_blocks = 5 is the source's own price of a request's
-    per-sequence work (loading its block table entry, Q, and writing its partial output), in units of K/V blocks.
-    Each part's CTA walks its requests one after another; a request cut between parts is merged by the combine
-    kernel (one CTA per (request, 64 head rows) over its splits; total splits = B + num_sm_parts); a request
-    kept inside one part is written directly (no partials, no combine work).
-Per request a CTA does 3 dependent loads before its first block (its seqlen / block-table row -> the page -> the
-block) and writes a partial output.
+    grid (ceil(q Hq / 64), 1, num_sm_parts). The scheduler (get_mla_metadata_kernel) counts every request as
+    ceil(T / 64) + 5 blocks (block_size_n = PAGE_BLOCK_SIZE = 64; fixed_overhead_num_blocks = 5: the scheduler's own
+    estimate of a request's per-sequence work, used ONLY to balance the parts), payload = ceil(total / parts) + 5,
+    and deals the requests to the parts in order: a part takes a whole request while its remaining payload covers the
+    request's remaining blocks + 5, else the first (payload - 5) blocks of it (a split) and stops.
+    The kernel (flash_fwd_splitkv_mla_kernel) then walks each part's requests one after another; per request:
+    seqlens_k[b] -> the block table entry -> the first K/V block's TMA load (3 dependent loads), its blocks, and the
+    epilogue: the row sums reduced through shared memory, the output stored by TMA and waited for
+    (store_o ... tma_store_wait<0>, then __syncthreads before the next request), while the next request's Q is
+    already prefetched (launch_q_copy(batch_idx + 1)). A request kept inside one part is written directly (no partials);
+    a split one writes fp32 partials merged by the combine kernel, which every call launches: grid (B x q, 1,
+    ceil(Hq / 8)), 256 threads; the CTAs of an unsplit request exit after reading num_splits.
+Modelled: the scheduler replayed (flashmla_schedule) for uniform requests; the busiest part (largest scheduler cost)
+walking R requests and N K/V blocks is priced as R waves of one-request CTAs on one slot per SM: per wave the 3
+prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the epilogue). The 5-block overhead is
+not charged as blocks: what a request costs is its prologue's loads and its epilogue.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -21,7 +31,51 @@ from simulator.kernels.production import Launch, ceil_div, combine_io
 
 FLASHMLA_COMMIT = "9241ae3ef9bac614dd25e45e507e089f888280e0"
 BLOCK_N, FIXED_OVERHEAD_BLOCKS, BLOCK_M = 64.0, 5.0, 64.0
+#: heads per CTA of the combine kernel (combine.cu: BLOCK_SIZE_M = 8, NUM_THREADS = 256)
+COMBINE_HEADS = 8.0
 PROLOGUE_LOADS = 3.0
+#: per request, the epilogue's TMA store of the output is waited for (store_o ... cute::tma_store_wait<0>) before the
+#: next request starts: one more round trip
+STORE_WAITS = 1.0
+
+
+@functools.lru_cache(maxsize=4096)
+def flashmla_schedule(B: int, blocks: int, parts: int):
+    """get_mla_metadata_kernel for B requests of `blocks` 64-token blocks each (module docstring): (requests and K/V
+    blocks of the busiest part by the scheduler's cost, parts used, the largest number of parts one request spans,
+    the requests split over several parts, their pieces in all)."""
+    fo = int(FIXED_OVERHEAD_BLOCKS)
+    payload = -(-(B * (blocks + fo)) // parts) + fo
+    req, now_block = 0, 0
+    best = (-1, 0, 0)           # (cost, requests, blocks)
+    used = 0
+    span = [0] * B
+    for _ in range(parts):
+        if req >= B:
+            break
+        used += 1
+        remain, nreq, nblk = payload, 0, 0
+        while req < B:
+            left = blocks - now_block
+            if remain >= left + fo:          # the rest of this request fits: take it whole
+                span[req] += 1
+                nreq += 1
+                nblk += left
+                remain -= left + fo
+                req += 1
+                now_block = 0
+            else:                            # take (remaining payload - 5) blocks of it, if any, and stop
+                if remain - fo > 0:
+                    span[req] += 1
+                    now_block += remain - fo
+                    nblk += remain - fo
+                    nreq += 1
+                break
+        cost = nblk + fo * nreq
+        if (cost, nreq) > best[:2]:
+            best = (cost, nreq, nblk)
+    split = [n for n in span if n > 1]
+    return best[1], best[2], used, max(span), len(split), sum(split)
 
 
 def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
@@ -29,34 +83,39 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
     mblocks = ceil_div(q * H, BLOCK_M)
     parts = np.maximum(np.floor(sms / mblocks), 1.0)
-    blocks = ceil_div(T, BLOCK_N)
-    per_req = blocks + FIXED_OVERHEAD_BLOCKS
-    total = B * per_req
-    payload = ceil_div(total, parts) + FIXED_OVERHEAD_BLOCKS
-    used = np.minimum(parts, ceil_div(total, payload - FIXED_OVERHEAD_BLOCKS))   # parts that get any work
-    # a part walks payload blocks' worth: its requests' K/V blocks plus 5 per request it starts (the scheduler's own
-    # price of a request); the K/V blocks it loads are the payload less those
-    per_part_reqs = np.minimum(B, ceil_div(payload, per_req) + 1.0)
-    # the chain of a part: its payload in the scheduler's own units, K/V blocks plus 5 block-times per request it
-    # starts (fixed_overhead_num_blocks: the source prices a request's setup and partial-output write as 5 blocks)
-    iters = np.minimum(payload, total)
-    # pieces of one request: the parts its blocks span
-    S = np.minimum(used, np.maximum(1.0, ceil_div(blocks, np.maximum(payload - FIXED_OVERHEAD_BLOCKS, 1.0))))
+    blocks = np.maximum(ceil_div(T, BLOCK_N), 1.0)
+    reqs, nblk, used, S, nsplit, pieces = (np.empty(B.shape) for _ in range(6))
+    for i in np.ndindex(B.shape):
+        reqs[i], nblk[i], used[i], S[i], nsplit[i], pieces[i] = flashmla_schedule(int(B[i]), int(blocks[i]),
+                                                                                  int(parts[i]))
     lat = d_ckv + d_kpe
     flops = 2.0 * B * q * H * T * (lat + d_ckv)
-    kv = B * T * lat * kvb * mblocks
+    # the K/V of a block is one TMA tile of PAGE_BLOCK_SIZE = 64 tokens x 576 (launch_kv_tiles_copy_tma): a request's
+    # last block is loaded whole however few of its tokens are valid (masked in the softmax)
+    kv = B * blocks * BLOCK_N * lat * kvb * mblocks
     # a request kept in one part writes its output directly; a split one writes fp32 partials for the combine kernel
     split = S > 1
-    written = np.where(split, B * S * q * H * (d_ckv + 1.0) * 4.0, B * q * H * d_ckv * 2.0)
+    written = (B - nsplit) * q * H * d_ckv * 2.0 + pieces * q * H * (d_ckv + 1.0) * 4.0
     # the head blocks of one part walk the same K/V blocks side by side: every block after the first is an L2 hit
     # (working set: the blocks in flight, 2 x 64 tokens per CTA)
     reread = kv * (mblocks - 1.0) / mblocks
-    k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, PROLOGUE_LOADS, flops,
+    # the busiest part's chain in the scheduler's own units: its K/V blocks + 5 per request it walks
+    # (fixed_overhead_num_blocks); and per request its dependent round trips: the 3 prologue loads and the output
+    # store it waits for (tma_store_wait<0>) before the next request
+    iters = nblk + FIXED_OVERHEAD_BLOCKS * reqs
+    loads = (PROLOGUE_LOADS + STORE_WAITS) * np.maximum(reqs, 1.0)
+    k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, loads, flops,
                 kv + B * q * H * lat * 2.0, written, idle=mblocks * (parts - used), reread_bytes=reread,
                 working_set=np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0))
-    rows = B * q * H
-    rd, wr = combine_io(rows, S, d_ckv)
-    k2 = Launch("attention_combine", "attn_combine_flashmla", B * mblocks, 8.0, ceil_div(S, 4.0), 2.0,
-                3.0 * rows * d_ckv * S, rd, wr, dtype="fp32", where=split)
-    return [k1, k2], {"parts": parts, "used_parts": used, "payload_blocks": payload, "requests_per_part": per_part_reqs,
-                      "splits": S}
+    # the combine kernel (combine.cu run_flash_mla_combine_kernel), launched on every call: grid (B x q, 1,
+    # ceil(Hq / 8)) of 256 threads (8 heads per CTA, one warp each); a CTA whose request is not split exits after
+    # loading num_splits (idle); a split request's CTAs load its partial outputs and log-sum-exps and merge them
+    act = nsplit * q * ceil_div(H, COMBINE_HEADS)
+    rows = nsplit * q * H
+    Sm = np.maximum(pieces / np.maximum(nsplit, 1.0), 1.0)
+    rd, wr = combine_io(rows, Sm, d_ckv)
+    k2 = Launch("attention_combine", "attn_combine_flashmla", act, 8.0, np.where(split, ceil_div(S, 4.0), 0.0),
+                np.where(split, 2.0, 0.0), 3.0 * rows * d_ckv * Sm, rd, wr, dtype="fp32",
+                idle=B * q * ceil_div(H, COMBINE_HEADS) - act)
+    return [k1, k2], {"parts": parts, "used_parts": used, "requests_per_part": reqs, "blocks_per_part": nblk,
+                      "splits": S, "split_requests": nsplit}

@@ -6,7 +6,10 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     grid (B, ceil(Hq / min(16, G)), max_kv_splits) with max_kv_splits = 8 (server_args.triton_attention_num_kv_splits);
     BLOCK_H = 16 query heads of one KV head per program, BLOCK_N = 32 keys per loop iteration, 4 warps, 2 stages;
     every iteration first loads the 32 keys' token locations (kv_indices, a token-level page table) and then the
-    keys at those locations: the location load is a dependent load inside every iteration.
+    keys at those locations: the location load is a dependent load inside every iteration. Triton's two-stage
+    pipeline (num_stages = 2) issues the keys / values of iteration i + 1 during iteration i and peels the first
+    iteration's loads (locations, then keys / values) into the loop prologue: a program of n iterations is its
+    prologue's 3 + 2 dependent loads and n - 1 steady-state iterations.
     num_kv_splits per request: max(ceil(T / ceil(Tmax / s1)), ceil(T / ceil(Tmax / s2))), s1 = min(ceil(Tmax / Tmin),
     8), s2 = min(ceil(SMs x max(log2(Tmax / 64), 1) / (B x ceil(Hq / min(16, G)))), 8); a split's KV range is
     ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr.
@@ -32,6 +35,12 @@ SGL_MAX_KV_SPLITS, SGL_BLOCK_N, SGL_BLOCK_H, SGL_MIN_BLOCK_KV = 8.0, 32.0, 16.0,
 SGL_THREADS, SGL_REGS, SGL_SMEM = 128.0, 128.0, 32768.0
 #: dependent loads before the first keys (module docstring) and inside every iteration (the token locations)
 SGL_PROLOGUE_LOADS = 3.0
+#: the first iteration's loads, peeled into the pipeline prologue by Triton's two-stage software pipeliner: the token
+#: locations (kept a synchronous tt.load), then the keys / values (async copies) -- triton-lang/triton
+#: test/TritonGPU/loop-pipeline-indirect-load.mlir @ d4d7f4587aceb52e0ec305a3529afb24dc28bbe6 (indirect_load_two_stages:
+#: in the loop the index load stays a tt.load, the loads it addresses become async_copy_global_to_local one iteration
+#: ahead); the version of the pass in Triton 3.6 (measured) not read
+SGL_PIPELINE_PROLOGUE_LOADS = 2.0
 VLLM_BLOCK_M, VLLM_TILE_DECODE, VLLM_TILE_PREFILL, VLLM_SEGMENTS, VLLM_MIN_GRID_2D = 16.0, 16.0, 32.0, 16.0, 128.0
 
 
@@ -65,8 +74,12 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     flops, kv, qb, ob = attention_io(B, 1.0, T, Hq, Hkv, d, d, kvb)
     idx = B * T * 4.0 * head_progs
     part_w = B * Hq * S * (d + 1.0) * 4.0
-    # each iteration's token-location load is a dependent load: prologue + one per iteration
-    k1 = Launch("attention", "attn_triton_sgl", ctas, slots, iters, SGL_PROLOGUE_LOADS, flops,
+    # Triton's two-stage software pipeline (num_stages = 2) peels the first iteration's loads into the loop
+    # prologue: its token locations (a plain load) and then its K / V (async copies), 2 dependent loads after the
+    # program's own 3; every later iteration is one steady-state tile of the chain (its location load synchronous,
+    # its K / V copies issued one iteration ahead)
+    k1 = Launch("attention", "attn_triton_sgl", ctas, slots, np.maximum(iters - 1.0, 0.0),
+                SGL_PROLOGUE_LOADS + SGL_PIPELINE_PROLOGUE_LOADS, flops,
                 kv + S * qb + idx, part_w, idle=idle, info={"splits": S})
     rd, wr = combine_io(B * Hq, S, d)
     k2 = Launch("attention_combine", "attn_combine_triton_sgl", B * Hq, 16.0, S, 2.0, 3.0 * B * Hq * d * S, rd, wr,

@@ -1,0 +1,62 @@
+"""Price the fresh grid of lab/kernels/measure_production_attention.py (--grid fresh) with the committed model BEFORE it
+is measured: every shape of every part, launches from the family modules (simulator/kernels), terms fitted on the
+campaign's middle rows (simulator/calibration/fit_production_attention.py `fit`, the newest campaign CSV and its launch
+profile). Writes hwmodels/calibration/data/production_attention/production_attention_fresh_predictions.csv with the
+commit of the code that priced it; that file is committed before the device run, so the fresh shapes' error is a test
+of rules that were revised after the campaign's rows had been looked at.
+
+    python lab/kernels/predict_fresh_production_attention.py [--out PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "hwmodels/calibration/data/production_attention/production_attention_fresh_predictions.csv"
+PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
+
+
+def campaign():
+    spec = importlib.util.spec_from_file_location("mpa", Path(__file__).with_name("measure_production_attention.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def main() -> None:
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
+    m = campaign()
+    shapes = pd.DataFrame([s for p in PARTS for s in m.shapes(p, "fresh")])
+    f, g = FP.latest(FP.DATA_DIR)
+    df = FP.load(f)
+    hw = load_hardware("H100-SXM")
+    eff, _ = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    shapes["median_us"] = np.nan
+    ops = FP.build_ops(shapes, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    shapes["pred_us"] = np.round(FP.predict_us(ops, hw, eff, len(shapes)), 3)
+    shapes = shapes.drop(columns=["median_us"])
+    shapes["fitted_on"] = f.name
+    shapes["model_commit"] = commit
+    shapes.to_csv(args.out, index=False)
+    print(f"{len(shapes)} fresh shapes priced at {commit[:10]} -> {args.out}")
+    print(shapes.groupby(["family", "model", "dtype"])["pred_us"].describe()[["count", "min", "50%", "max"]].to_string())
+
+
+if __name__ == "__main__":
+    main()
