@@ -78,6 +78,7 @@ DATA = ROOT / "hwmodels" / "calibration" / "data" / "serving"
 sys.path.insert(0, str(ROOT / "lab" / "serving"))
 import fit_parts  # noqa: E402
 import records  # noqa: E402
+from host_speed_analysis import request_launch_spread  # noqa: E402
 
 #: the separate micro-benchmark runs (measure_parts.py): script version 2 (all parts) and version 1 (its host rows
 #: are a second session's sample of the host's launch speed; its other parts are superseded by version 2)
@@ -1248,25 +1249,6 @@ def _hb_launch(steps: list[dict]) -> np.ndarray:
     """Launch seconds of the host-bound pure-decode steps (the selection of _run_launch_s)."""
     return np.asarray([float(s["launch_s"]) for s in steps if not s["prefill_chunks"] and s["n_decode"]
                        and float(s.get("sync_s") or 0) < 0.002 and float(s["launch_s"]) < 0.3], dtype=np.float64)
-
-
-def request_launch_spread(run: dict) -> np.ndarray:
-    """Per request: the mean launch of the host-bound decode steps that started inside its decode window (first
-    token to finish; the step timers and the token times share the run's clock), divided by the run's median launch
-    (NaN where no such step). Its spread is what no constant launch can follow."""
-    st = [s for s in run["steps"] if not s["prefill_chunks"] and s["n_decode"] and float(s.get("sync_s") or 0) < 0.002
-          and float(s["launch_s"]) < 0.3]
-    if not st:
-        return np.full(len(run["rows"]), math.nan)
-    t = np.asarray([float(s["t_start_s"]) for s in st])
-    la = np.asarray([float(s["launch_s"]) for s in st])
-    med = float(np.median(la))
-    out = []
-    for r in run["rows"]:
-        a, b = float(r.get("first_token_s") or math.nan), float(r.get("finish_s") or math.nan)
-        m = (t >= a) & (t < b) if math.isfinite(a) and math.isfinite(b) else np.zeros(len(t), bool)
-        out.append(float(la[m].mean()) / med if m.any() else math.nan)
-    return np.asarray(out)
 
 
 def host_probe_ratio(data: Path) -> tuple[float, int]:

@@ -128,13 +128,11 @@ def test_profile_and_fit_carry_the_seen_shape_launch():
 
 
 def test_request_launch_spread_reads_each_request_s_decode_window():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    dv = importlib.import_module("des_validation")
     steps = [{"prefill_chunks": "", "n_decode": 1, "sync_s": 0.0001, "launch_s": la, "t_start_s": t}
              for t, la in ((0.1, 0.04), (0.2, 0.04), (1.1, 0.12), (1.2, 0.12), (1.3, 0.04))]
     run = {"steps": steps, "rows": [{"first_token_s": 0.05, "finish_s": 0.5}, {"first_token_s": 1.0, "finish_s": 1.25},
                                     {"first_token_s": 5.0, "finish_s": 6.0}]}
-    r = dv.request_launch_spread(run)
+    r = analysis.request_launch_spread(run)
     assert r[0] == pytest.approx(1.0) and r[1] == pytest.approx(3.0) and math.isnan(r[2])
 
 

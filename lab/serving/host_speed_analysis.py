@@ -87,6 +87,25 @@ def host_bound_decode(steps: list[dict]) -> list[dict]:
             and float(s.get("sync_s") or 0) < 0.002 and float(s["launch_s"]) < 0.3]
 
 
+def request_launch_spread(run: dict) -> np.ndarray:
+    """Per request: the mean launch of the host-bound decode steps that started inside its decode window (first
+    token to finish; the step timers and the token times share the run's clock), divided by the run's median launch
+    (NaN where no such step). Its spread is what no constant launch can follow."""
+    st = [s for s in run["steps"] if not s["prefill_chunks"] and s["n_decode"] and float(s.get("sync_s") or 0) < 0.002
+          and float(s["launch_s"]) < 0.3]
+    if not st:
+        return np.full(len(run["rows"]), math.nan)
+    t = np.asarray([float(s["t_start_s"]) for s in st])
+    la = np.asarray([float(s["launch_s"]) for s in st])
+    med = float(np.median(la))
+    out = []
+    for r in run["rows"]:
+        a, b = float(r.get("first_token_s") or math.nan), float(r.get("finish_s") or math.nan)
+        m = (t >= a) & (t < b) if math.isfinite(a) and math.isfinite(b) else np.zeros(len(t), bool)
+        out.append(float(la[m].mean()) / med if m.any() else math.nan)
+    return np.asarray(out)
+
+
 def probe_section(data: str) -> dict:
     it = read_rows(os.path.join(data, f"hostprobe_iters_{TAG}.csv.gz"))
     mon = read_rows(os.path.join(data, f"hostprobe_monitor_{TAG}.csv.gz"))
