@@ -33,7 +33,10 @@ row), resident CTAs per SM from the source (cta_slots), and each CTA's critical 
 one round of loads (each waits for its loads before the next atomics): a full sweep of N values is ceil(N / (threads x
 values per load)) iterations, a gather round of c candidates ceil(c / threads). Bytes: each sweep reads the row (4 B per
 value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
-previous call), so every read is a re-read of a working set of rows x N x 4 B (L2 hits while it fits).
+previous call): the first sweep re-reads a tensor of rows x N x 4 B that the previous kernel streamed, the later sweeps
+and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so each hits in L2 only while its
+reuse distance fits (hwmodels.roofline SWEEP_REREAD: the whole tensor for the first sweep, the rows in flight for the
+rest; a cyclic scan longer than the cache keeps nothing under LRU, unlike the resident-share rule of random re-reads).
 """
 from __future__ import annotations
 
@@ -177,9 +180,10 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     iters = sweeps * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
     merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
     rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
+    again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
-          reread_bytes=rd, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where)
+          reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where)
 
 
 #: the score rows production kernels are priced on when no trace is given: the recorded rows of the shipped codegqa
