@@ -287,22 +287,31 @@ def predict_fresh(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFra
     return res
 
 
-def fresh_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
-    """Per regime, the committed predictions of the fresh shapes against their measurement (every row held out)."""
+def fresh_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec | None = None) -> pd.DataFrame:
+    """Per regime, the committed predictions of the fresh shapes against their measurement (every row held out); with
+    `hw`, also the error of the device's current terms (`now_*`: looked-at where a rule changed after the measurement)."""
     pr = pd.read_csv(pred_csv, keep_default_na=False)
     me = pd.read_csv(meas_csv, keep_default_na=False)
     keys = ["family", "kernel", "dist", "rows", "n", "k"]
     for d in (pr, me):
         d["dist"] = d["dist"].astype(str)
     m = pr.merge(me[keys + ["median_us"]], on=keys, how="inner")
-    reg = np.where(m["family"] == "topk",
-                   [f"top-k sglang: {'decode rows 2-32' if r <= 32 else 'multi-wave rows 256-512'}, {d}"
-                    for r, d in zip(m["rows"], m["dist"])],
-                   [f"GEMM {k}: decode M<=64, {'K 7168, N 256-2304' if kk == 7168 else 'N 576, K 2048-4096'}"
-                    for k, kk in zip(m["kernel"], m["k"])])
-    tab = error_table(m["pred_us"].astype(float), m["median_us"].astype(float), pd.Series(reg),
-                      np.zeros(len(m), bool))
-    return tab.drop(columns="part")
+    reg = pd.Series(np.where(m["family"] == "topk",
+                             [f"top-k sglang: {'decode rows 2-32' if r <= 32 else 'multi-wave rows 256-512'}, {d}"
+                              for r, d in zip(m["rows"], m["dist"])],
+                             [f"GEMM {k}: decode M<=64, {'K 7168, N 256-2304' if kk == 7168 else 'N 576, K 2048-4096'}"
+                              for k, kk in zip(m["kernel"], m["k"])]))
+    meas = m["median_us"].astype(float)
+    none = np.zeros(len(m), bool)
+    tab = error_table(m["pred_us"].astype(float), meas, reg, none).drop(columns="part")
+    if hw is not None:
+        now = predict_fresh(hw).rename(columns={"pred_us": "now_us"})
+        now["dist"] = now["dist"].fillna("").astype(str)
+        cur = m.merge(now[keys + ["now_us"]], on=keys, how="left")["now_us"]
+        t2 = error_table(cur, meas, reg, none).drop(columns=["part", "n"]).rename(
+            columns={"median_abs_pct": "now_med", "p90_abs_pct": "now_p90", "median_signed_pct": "now_signed"})
+        tab = tab.merge(t2, on="regime")
+    return tab
 
 
 def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
