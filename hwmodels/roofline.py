@@ -15,7 +15,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   hit = min(1, L2 * l2_fraction / working_set): re-reads of a working set that fits in L2
                   come from L2 (no HBM traffic); of a larger one, the resident share does; for the plain-PyTorch
                   streaming kinds (STREAM_REREAD: elementwise, cast, copy_strided, reduce) hit = 1 if the working set
-                  fits, else 0 (a later kernel re-streaming a tensor in the order it was written: LRU scan)
+                  fits, else 0 (a later kernel re-streaming a tensor in the order it was written: LRU scan); for the
+                  multi-sweep top-k kinds (SWEEP_REREAD) the first sweep hits iff the working set fits and the later
+                  sweeps iff the rows in flight fit
     memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
     waves       kinds with a calibrated occupancy (cta_slots[kind] = o resident CTAs per SM; decode attention of
                 a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
@@ -110,6 +112,17 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: threadblock_sync_mdo_states merges the KV warps' m / d / o through shared memory, then the output is normalized and
 #: written from registers, write_o_reg_gmem). One wave prices as before; the other kinds keep the additive form
 CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv"))
+#: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
+#: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
+#: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances,
+#: each all-or-nothing under LRU (a cyclic scan longer than the cache keeps nothing, the STREAM_REREAD rule):
+#:   first sweep   (bytes_read - reread_bytes) re-reads what the kernel before it wrote (the indexer; the previous call
+#:                 when timed back to back): between two touches of a value the whole tensor passes, so it hits iff
+#:                 working_set <= L2 x l2_fraction
+#:   re-sweeps     (reread_bytes: later sweeps and gathers of the same row by the same CTA): between two touches only
+#:                 the rows in flight pass, working_set x min(1, resident CTAs / CTAs), resident CTAs = U x
+#:                 cta_slots[kind]; hits iff that fits
+SWEEP_REREAD = tuple(KIND_CODE[k] for k in ("topk_sglang", "topk_trtllm"))
 #: elements a chip keeps in flight in PyTorch's non-vectorized elementwise loop, per SM: 2048 resident threads (CUDA C++
 #: Programming Guide, "Features and Technical Specifications": max resident threads per SM for compute capability 8.0
 #: and 9.0) x 4 elements per thread (aten/src/ATen/native/cuda/Loops.cuh: elementwise_kernel<128, 4>, 128 threads of 4
@@ -259,6 +272,13 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         if stream.any():
             hit = np.where(stream, np.where(ops.working_set <= cap, 1.0, 0.0), hit)
         hit_bytes = rr * hit
+        sweep = np.isin(ops.kind, SWEEP_REREAD)
+        if sweep.any():   # multi-sweep top-k (SWEEP_REREAD): first sweep and re-sweeps, each all-or-nothing
+            occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
+            inflight = np.where(occ > 0, np.minimum(1.0, U * occ / np.maximum(n, 1.0)), 1.0)
+            first = np.where(ops.working_set <= cap, ops.bytes_read - rr, 0.0)
+            again = np.where(ops.working_set * inflight <= cap, rr, 0.0)
+            hit_bytes = np.where(sweep, first + again, hit_bytes)
         hbm_bytes = hbm_bytes - hit_bytes
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m * fill_m)
     graph = launch == "graph"

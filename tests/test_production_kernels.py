@@ -192,3 +192,42 @@ def test_dsa_indexer_deepgemm_schedule_in_the_step():
                      topk="radix")
     ops2, _ = decode_ops(old, np.ones(1), np.array([16384.0]))
     assert (ops2.kind == KIND_CODE["indexer"]).sum() == 1
+
+
+def test_topk_sweeps_hit_l2_by_reuse_distance():
+    """SWEEP_REREAD: the first sweep hits only while the whole score tensor fits in L2, the later sweeps while the rows
+    in flight fit (sequential scans: all or nothing)."""
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import topk_production as P
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    cases = [(1024, 4096), (1024, 16384), (256, 1 << 20)]   # 16 MB fits; 64 MB with 8.6 MB in flight; 554 MB in flight
+    b = OpBuilder(len(cases))
+    P.add_topk_ops(b, "sglang", np.array([c[0] for c in cases], float), np.array([c[1] for c in cases], float), 2048.0,
+                   2.0, 0.0)
+    ops = b.build()
+    mem = price(ops, hw, "graph", detail=True).memory_s
+    bw = hw.hbm_bw_bytes_s * hw.efficiency.memory["topk_sglang"]
+    hbm = mem * bw
+    written = np.array([r * 2048 * 4.0 for r, _ in cases])
+    one_sweep = np.array([r * n * 4.0 for r, n in cases])
+    assert np.allclose(hbm - written, [0.0, one_sweep[1], 2 * one_sweep[2]], rtol=0.02, atol=1e4)
+
+
+def test_sglang_loop_rounds_per_sweep():
+    """SGLang's histogram sweep keeps 4 loads in flight per thread, its emit sweep and gathers 1 (SGL_LOADS_IN_FLIGHT)."""
+    from simulator.kernels import topk_production as P
+    from simulator.ops import OpBuilder
+
+    b = OpBuilder(1)
+    P.add_topk_ops(b, "sglang", 1.0, 65536.0, 2048.0, 2.0, 3000.0)
+    assert float(b.build().serial_iters[0]) == 65536 / 4096 + 65536 / 1024 + np.ceil(3000 / 1024)
+
+
+def test_fresh_predictions_cover_the_fresh_shapes():
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    pr = F.pd.read_csv(F.DATA_DIR / "production_kernels_fresh_prediction_2026-11-26.csv")
+    assert len(pr) == len(F.FRESH_TOPK) + len(F.FRESH_GEMM) and pr["pred_us"].gt(0).all()

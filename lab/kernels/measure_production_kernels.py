@@ -3,6 +3,13 @@
 (torch._scaled_mm with per-tensor, per-row and 1x128 / 128x128 block scales) at decode and prefill shapes.
 
     python lab/kernels/measure_production_kernels.py --out DIR [--lib DIR] [--smoke] [--only topk|gemm]
+                                                     [--rotate] [--grid committed|fresh] [--sass]
+
+--grid fresh: the shapes of the fresh hold-out (FRESH_*: top-k rows 2-512 over 8K-512K in all three distributions,
+SGLang's kernel only; bf16 / per-tensor / per-row fp8 GEMMs at K 7168 with N 256-2304 and at N 576 with K 2048 / 4096,
+M 1 / 16 / 64, weights rotated past the L2), CSV suffix _fresh, and for every GEMM shape the kernels the call launches
+(torch.profiler: name, grid, block, registers, shared memory) in the _notes file. --sass: the SASS of sgl_topk.so's
+kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
 --lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
 scores_<trace>.npy (recorded score rows: `measure.gvr_rows` of the shipped codegqa traces, log-probabilities, fp16).
@@ -28,7 +35,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -38,6 +45,10 @@ TOPK_DISTS = ("recorded", "gaussian", "uniform")
 #: kv_a (7168 x 576) / shared expert down (2048 x 7168)
 GEMM_KN = [(4096, 6144), (14336, 4096), (8192, 7168), (1536, 24576), (7168, 576), (2048, 7168)]
 GEMM_M = [1, 16, 64, 256, 1024, 4096]
+#: the fresh hold-out (shapes in none of the committed rows): top-k rows x length, every distribution; GEMM (K, N) and M
+FRESH_TOPK = [(r, n) for r in (2, 8, 32, 256, 512) for n in (8192, 32768, 131072, 524288)]
+FRESH_GEMM_KN = [(7168, n) for n in (256, 512, 1024, 1536, 2304)] + [(2048, 576), (4096, 576)]
+FRESH_GEMM_M = [1, 16, 64]
 
 
 def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
@@ -64,7 +75,7 @@ def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
     return rows
 
 
-def topk_phase(sink, lib: Path | None, smoke: bool):
+def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False):
     dev = "cuda" if T.cuda() else "cpu"
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
@@ -76,7 +87,7 @@ def topk_phase(sink, lib: Path | None, smoke: bool):
         sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
         rc = sgl.sgl_topk_setup()
         print(f"sgl_topk setup rc={rc}", flush=True)
-    shapes = TOPK_DECODE + TOPK_PREFILL
+    shapes = FRESH_TOPK if fresh else TOPK_DECODE + TOPK_PREFILL
     if smoke:
         shapes = [(1, 4096), (4, 16384)]
     for dist in TOPK_DISTS:
@@ -85,7 +96,7 @@ def topk_phase(sink, lib: Path | None, smoke: bool):
             print(f"topk: no recorded rows in {lib}; skipping {dist}", flush=True)
             continue
         for R, N in shapes:
-            if dist == "uniform" and (R, N) not in ((1, 16384), (1, 262144), (16, 65536), (128, 16384), (1024, 16384)):
+            if not fresh and dist == "uniform" and (R, N) not in ((1, 16384), (1, 262144), (16, 65536), (128, 16384), (1024, 16384)):
                 continue
             x = rows_of(R, N)
             ok = True
@@ -109,8 +120,9 @@ def topk_phase(sink, lib: Path | None, smoke: bool):
                     sink.emit("topk", "sgl_topk", dist, R, N, TOPK_K, st, note="" if ok else "WRONG SELECTION")
                 except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
                     print(f"sgl_topk {dist} {R}x{N}: {e!r}", flush=True)
-            st = T.time_graph(lambda i, x=x: torch.topk(x, TOPK_K, dim=1, sorted=False))
-            sink.emit("topk", "torch_topk", dist, R, N, TOPK_K, st)
+            if not fresh:   # the fresh hold-out times SGLang's kernel only
+                st = T.time_graph(lambda i, x=x: torch.topk(x, TOPK_K, dim=1, sorted=False))
+                sink.emit("topk", "torch_topk", dist, R, N, TOPK_K, st)
             del x
             if T.cuda():
                 torch.cuda.empty_cache()
@@ -119,7 +131,28 @@ def topk_phase(sink, lib: Path | None, smoke: bool):
 L2_BYTES = 50 * 1024 * 1024   # H100 SXM's L2 (the lent H100 reported 50 MB): weights smaller than it stay resident
 
 
-def gemm_phase(sink, smoke: bool, rotate: bool = False):
+def launched_kernels(fn) -> list[str]:
+    """The CUDA kernels one fn() call launches (torch.profiler): name, grid, block, registers and shared memory."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        ev = json.load(open(tf.name)).get("traceEvents", [])
+    out = []
+    for e in ev:
+        if e.get("cat") == "kernel":
+            a = e.get("args", {})
+            out.append(f"{e.get('name')} grid {a.get('grid')} block {a.get('block')} regs "
+                       f"{a.get('registers per thread')} smem {a.get('shared memory')} ({e.get('dur')} us)")
+    return out
+
+
+def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False):
     """Every GEMM shape x M through cuBLAS / cuBLASLt. rotate: each captured call reads the next of `copies` weight
     copies (copies x weight bytes >= 2 x L2), so no call finds its weight in the L2 (without it, weights under ~50 MB
     are re-read from the L2 by every call of the timed graph: decode rows then time the L2, not the HBM)."""
@@ -127,10 +160,11 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False):
     if not T.cuda():
         print("gemm: no CUDA; smoke only checks shapes", flush=True)
     f8 = torch.float8_e4m3fn
-    kns = GEMM_KN[:1] if smoke else GEMM_KN
-    ms = [1, 64] if smoke else GEMM_M
+    kns = GEMM_KN[:1] if smoke else (FRESH_GEMM_KN if fresh else GEMM_KN)
+    ms = [1, 64] if smoke else (FRESH_GEMM_M if fresh else GEMM_M)
     for K, N in kns:
-        copies = max(2, min(16, math.ceil(2 * L2_BYTES / (N * K)))) if rotate else 1   # sized on the fp8 weight
+        cap = 64 if fresh else 16   # fresh: small weights (N 256 at K 7168: 1.8 MB) need more copies to pass the L2
+        copies = max(2, min(cap, math.ceil(2 * L2_BYTES / (N * K)))) if rotate else 1   # sized on the fp8 weight
         ws = [torch.randn(N, K, device=dev, dtype=torch.bfloat16) * 0.05 for _ in range(copies)]
         w8s = [w.to(f8) for w in ws] if T.cuda() else None
         tag = f"rotated over {copies} weight copies" if rotate else ""
@@ -153,7 +187,7 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False):
                                                               out_dtype=torch.bfloat16)
             # block scales: activation 1 x 128 (M x K/128, K-major as the blockwise path wants: a column-major view),
             # weight 128 x 128 (K/128 x N/128)
-            if K % 128 == 0 and N % 128 == 0:
+            if K % 128 == 0 and N % 128 == 0 and not fresh:
                 sa_b = torch.ones(K // 128, M, device=dev).t()
                 sb_b = torch.ones(N // 128, K // 128, device=dev).t()
                 kerns["fp8_block"] = lambda i: torch._scaled_mm(x8, wts[i % copies], scale_a=sa_b, scale_b=sb_b,
@@ -162,10 +196,19 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False):
                 try:
                     st = T.time_graph(fn)
                     sink.emit("gemm", name, "", M, N, K, st, note=tag)
+                    if fresh:
+                        sink.note(f"kernels {name} (M {M}, K {K}, N {N}): "
+                                  + " | ".join(launched_kernels(lambda fn=fn: fn(0))))
                 except Exception as e:  # noqa: BLE001
                     print(f"gemm {name} M{M} K{K} N{N}: {type(e).__name__}: {str(e)[:160]}", flush=True)
+            if fresh:
+                try:
+                    sink.note(f"kernels bf16 (M {M}, K {K}, N {N}): " + " | ".join(
+                        launched_kernels(lambda x=x, w=ws[0]: torch.nn.functional.linear(x, w))))
+                except Exception as e:  # noqa: BLE001
+                    print(f"profile bf16 M{M} K{K} N{N}: {e!r}", flush=True)
         del ws, w8s
-    if T.cuda():
+    if T.cuda() and not fresh:
         # the kernel each scaling mode runs (names only), one shape
         from torch.profiler import ProfilerActivity, profile
         K, N = GEMM_KN[0]
@@ -221,14 +264,29 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
+    ap.add_argument("--grid", choices=("committed", "fresh"), default="committed",
+                    help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh)")
+    ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    sink = Sink(args.out, "_rotated" if args.rotate else "")
+    fresh = args.grid == "fresh"
+    sink = Sink(args.out, "_fresh" if fresh else ("_rotated" if args.rotate else ""))
     print(f"versions: {sink.v}", flush=True)
+    if args.sass and args.lib is not None:
+        import shutil
+        import subprocess
+        cands = list(Path("/usr/local").glob("cuda*/bin/cuobjdump")) + list(
+            Path(torch.__file__).resolve().parents[1].glob("nvidia/*/bin/cuobjdump"))
+        tool = shutil.which("cuobjdump") or next((str(p) for p in cands), None)
+        if tool:
+            r = subprocess.run([tool, "-sass", str(args.lib / "sgl_topk.so")], capture_output=True, text=True)
+            (args.out / "sgl_topk_sass.txt").write_text(r.stdout + r.stderr)
+        else:
+            print("no cuobjdump on this machine", flush=True)
     if args.only in (None, "gemm"):
-        gemm_phase(sink, args.smoke, args.rotate)
+        gemm_phase(sink, args.smoke, args.rotate or fresh, fresh)
     if args.only in (None, "topk"):
-        topk_phase(sink, args.lib, args.smoke)
+        topk_phase(sink, args.lib, args.smoke, fresh)
     print(f"wrote {sink.path} ({sink.count} rows)")
 
 

@@ -257,6 +257,63 @@ def first_look(shapes_csv: str | Path, hw: HardwareSpec, out: str | Path) -> pd.
     return res
 
 
+#: the fresh hold-out: shapes in none of the committed rows (lab/kernels/measure_production_kernels.py --grid fresh
+#: measures the same lists); predictions written by `predict_fresh` and committed before the measurement
+FRESH_TOPK = [(d, r, n) for d in ("gaussian", "recorded", "uniform") for r in (2, 8, 32, 256, 512)
+              for n in (8192, 32768, 131072, 524288)]
+FRESH_GEMM = [(kern, m, k, n) for kern in ("bf16", "fp8_tensorwise", "fp8_rowwise") for m in (1, 16, 64)
+              for k, n in [(7168, x) for x in (256, 512, 1024, 1536, 2304)] + [(2048, 576), (4096, 576)]]
+
+
+def fresh_shapes() -> pd.DataFrame:
+    """The fresh hold-out's shapes in the measurement CSV's columns (no timings)."""
+    rows = [{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048} for d, r, n in FRESH_TOPK]
+    rows += [{"family": "gemm", "kernel": kern, "dist": "", "rows": m, "n": n, "k": k} for kern, m, k, n in FRESH_GEMM]
+    return pd.DataFrame(rows)
+
+
+def predict_fresh(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """The model's time for every fresh shape with the device's committed terms (hw.efficiency), written to `out`."""
+    df = fresh_shapes()
+    t = topk_frame(df)
+    t["pred_us"] = predict_topk_us(t, hw, hw.efficiency)
+    g = gemm_frame(df)
+    g["pred_us"] = predict_gemm_us(g, hw, hw.efficiency)
+    res = pd.concat([t[["family", "kernel", "dist", "rows", "n", "k", "sweeps", "gathers", "pred_us"]],
+                     g.rename(columns={"m": "rows", "kk": "k"})[["family", "kernel", "dist", "rows", "n", "k",
+                                                                  "pred_us"]]], ignore_index=True)
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def fresh_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec | None = None) -> pd.DataFrame:
+    """Per regime, the committed predictions of the fresh shapes against their measurement (every row held out); with
+    `hw`, also the error of the device's current terms (`now_*`: looked-at where a rule changed after the measurement)."""
+    pr = pd.read_csv(pred_csv, keep_default_na=False)
+    me = pd.read_csv(meas_csv, keep_default_na=False)
+    keys = ["family", "kernel", "dist", "rows", "n", "k"]
+    for d in (pr, me):
+        d["dist"] = d["dist"].astype(str)
+    m = pr.merge(me[keys + ["median_us"]], on=keys, how="inner")
+    reg = pd.Series(np.where(m["family"] == "topk",
+                             [f"top-k sglang: {'decode rows 2-32' if r <= 32 else 'multi-wave rows 256-512'}, {d}"
+                              for r, d in zip(m["rows"], m["dist"])],
+                             [f"GEMM {k}: decode M<=64, {'K 7168, N 256-2304' if kk == 7168 else 'N 576, K 2048-4096'}"
+                              for k, kk in zip(m["kernel"], m["k"])]))
+    meas = m["median_us"].astype(float)
+    none = np.zeros(len(m), bool)
+    tab = error_table(m["pred_us"].astype(float), meas, reg, none).drop(columns="part")
+    if hw is not None:
+        now = predict_fresh(hw).rename(columns={"pred_us": "now_us"})
+        now["dist"] = now["dist"].fillna("").astype(str)
+        cur = m.merge(now[keys + ["now_us"]], on=keys, how="left")["now_us"]
+        t2 = error_table(cur, meas, reg, none).drop(columns=["part", "n"]).rename(
+            columns={"median_abs_pct": "now_med", "p90_abs_pct": "now_p90", "median_signed_pct": "now_signed"})
+        tab = tab.merge(t2, on="regime")
+    return tab
+
+
 def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
     """Fit the top-k (SGLang) and block-scaled GEMM kinds on their fit shapes and merge their terms into
     out_dir/<target>.yaml (other terms kept)."""

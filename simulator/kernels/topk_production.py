@@ -31,9 +31,13 @@ TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 073
 Both are priced as one op per launch in the roofline's wave model (hwmodels.roofline `waves`): CTAs = rows (x blocks per
 row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
 one round of loads (each waits for its loads before the next atomics): a full sweep of N values is ceil(N / (threads x
-values per load)) iterations, a gather round of c candidates ceil(c / threads). Bytes: each sweep reads the row (4 B per
+values per load x loads in flight)) iterations (SGLang's histogram sweep keeps 4 loads in flight, its emit sweep 1:
+SGL_LOADS_IN_FLIGHT, read from the compiled kernel), a gather round of c candidates ceil(c / threads). Bytes: each sweep reads the row (4 B per
 value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
-previous call), so every read is a re-read of a working set of rows x N x 4 B (L2 hits while it fits).
+previous call): the first sweep re-reads a tensor of rows x N x 4 B that the previous kernel streamed, the later sweeps
+and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so each hits in L2 only while its
+reuse distance fits (hwmodels.roofline SWEEP_REREAD: the whole tensor for the first sweep, the rows in flight for the
+rest; a cyclic scan longer than the cache keeps nothing under LRU, unlike the resident-share rule of random re-reads).
 """
 from __future__ import annotations
 
@@ -54,6 +58,12 @@ TRT_VEC = 4                   # float4 loads (vectorized_process)
 #: resident CTAs per SM, from each kernel's launch: SGLang 1024 threads + 128 KiB dynamic shared memory -> 1 per SM
 #: (228 KiB per SM on sm_90); TensorRT-LLM 512 threads and ~24 KiB -> 4 per SM (2048 resident threads per SM)
 CTA_SLOTS = {"sglang": 1.0, "trtllm": 4.0}
+#: loads each thread keeps in flight per loop round, per sweep, in SGLang's kernel as compiled (SASS of the measured
+#: build, `cuobjdump -sass sgl_topk.so`, nvcc for sm_90a): the histogram sweep is unrolled 4x with its four
+#: LDG.E.CONSTANT issued back to back before the four ATOMS.POPC.INC (a warp-aggregated shared-memory increment, so
+#: same-bin lanes do not serialize), while the emit / stage sweep and the gather rounds issue one load per iteration,
+#: each behind the previous iteration's branches, shared-memory atomics and stores
+SGL_LOADS_IN_FLIGHT = {"histogram": 4.0, "emit": 1.0, "gather": 1.0}
 OP_KIND = {"sglang": "topk_sglang", "trtllm": "topk_trtllm"}
 
 
@@ -174,12 +184,17 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     else:
         raise ValueError(f"unknown production top-k kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
     seg = n / nb
-    iters = sweeps * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
+    if kernel == "sglang":   # the histogram sweep keeps 4 loads in flight, the emit sweep 1 (SGL_LOADS_IN_FLIGHT)
+        first = np.minimum(sweeps, 1.0) * np.ceil(seg / (threads * per_load * SGL_LOADS_IN_FLIGHT["histogram"]))
+        iters = first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
+    else:
+        iters = sweeps * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
     merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
     rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
+    again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
-          reread_bytes=rd, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where)
+          reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where)
 
 
 #: the score rows production kernels are priced on when no trace is given: the recorded rows of the shipped codegqa
