@@ -231,3 +231,45 @@ def test_fresh_grid_predictions_join_every_measured_shape():
     camp = FP.load(FP.latest(FP.DATA_DIR)[0])
     keys = ["family", "model", "dtype", "batch", "context", "page_size", "q_rows"]
     assert not set(map(tuple, fr[keys].to_numpy().tolist())) & set(map(tuple, camp[keys].to_numpy().tolist()))
+
+
+def test_fi_mla_merge_is_a_serial_chain_of_partial_loads():
+    # 128 heads, B 12, T 72: MLAPlan limit f(ceil(12 x 72 / 66) = 14) = 64 -> 2 pieces per tile, num_qo_chunks
+    # = 72 x 2 // 64 = 2 merge CTAs per tile of 128 rows -> 64 rows each = 16 serial iterations of 4 rows, each a
+    # chain of 2 partial loads priced at the L2 latency's share of a dependent load
+    launches, pl = FI.fi_mla(np.array([12.0, 12.0]), 1.0, np.array([72.0, 16.0]), 128.0, 512.0, 64.0, 2.0, 1.0, SMS)
+    assert pl["per_tile"][0] == 2.0 and pl["merge_rows"][0] == 64.0 and pl["merge_iters"][0] == 16.0
+    assert pl["merge_loads"][0] == 32.0 and not pl["split"][1] and pl["merge_loads"][1] == 0.0
+    loads = np.asarray(launches[0].prologue_loads)
+    waves = np.asarray(pl["waves"])
+    merge = (loads - FI.FI_PROLOGUE_LOADS) * waves
+    assert merge[0] == pytest.approx(2.0 + 32.0 * FI.FI_MLA_MERGE_LOAD_SHARE) and merge[1] == pytest.approx(1.0)
+
+
+def test_mla_merge_grid_is_new_and_predicted():
+    # the MLA merge grid's shapes are in neither the campaign's nor the fresh grid's rows, all split into 2-4 pieces,
+    # and every one has a committed prediction
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    spec = importlib.util.spec_from_file_location(
+        "mpa", Path(__file__).resolve().parents[1] / "lab/kernels/measure_production_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    sh = pd.DataFrame(m.shapes("fi_mla", "mla_merge"))
+    keys = ["heads", "batch", "context"]
+    seen = set()
+    for f in (FP.latest(FP.DATA_DIR)[0], sorted(FP.DATA_DIR.glob(FP.FRESH_GLOB))[-1]):
+        d = FP.load(f)
+        d = d[d["family"] == "fi_mla"]
+        seen |= set(map(tuple, d[keys].astype(float).to_numpy().tolist()))
+    assert not set(map(tuple, sh[keys].astype(float).to_numpy().tolist())) & seen
+    pl = FI.fi_mla_plan(sh["batch"].to_numpy(float), 1.0, sh["context"].to_numpy(float), sh["heads"].to_numpy(float),
+                        SMS)
+    assert pl["split"].all() and (pl["per_tile"] >= 2).all() and (pl["per_tile"] <= 4).all()
+    pr = pd.read_csv(FP.DATA_DIR / "production_attention_mla_merge_predictions.csv")
+    assert len(pr.merge(sh, on=keys)) == len(sh) and np.isfinite(pr["pred_us"]).all()

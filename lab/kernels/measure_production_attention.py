@@ -53,6 +53,17 @@ FRESH_SUB_T, FRESH_SUB_B = (48, 384, 3072), (2, 32, 512)
 FRESH_VERIFY_T, FRESH_VERIFY_B = (48, 192, 768, 3072, 12288), (2, 8, 32, 128)
 
 
+#: the MLA merge grid (--grid mla_merge, fi_mla only): (heads, batch, context) that FlashInfer's MLAPlan splits into 2-4
+#: pieces per (request, row tile), with 2-16 serial merge row iterations per merge CTA; none in the campaign's or the
+#: fresh grid's rows
+MLA_MERGE = ([(128, b, t) for b, t in ((1, 40), (1, 100), (3, 72), (5, 900), (6, 100), (6, 200), (6, 640), (12, 72),
+                                       (12, 320), (12, 2000), (20, 900), (20, 2600), (24, 520), (24, 5000), (40, 320),
+                                       (40, 2000), (48, 640), (48, 5000))]
+             + [(16, b, t) for b, t in ((1, 40), (1, 100), (3, 72), (6, 200), (12, 100), (12, 640), (20, 160),
+                                        (20, 2000), (24, 40), (40, 900), (40, 5000), (48, 1300), (80, 320), (80, 2600),
+                                        (96, 900), (96, 5000))])
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -71,6 +82,11 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
     """Every shape a part measures (the first-look script prices the FlashInfer decode ones before any measurement;
     the fresh-grid predictions are priced from the same list)."""
     out = []
+    if grid == "mla_merge":
+        if part != "fi_mla":
+            return []
+        return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
+                     batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
     gr = grids(grid)
     if grid == "fresh" and part in ("fi_tc_big", "sdpa_short"):
         return []
@@ -383,7 +399,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=520.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
-    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh"))
+    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -393,7 +409,7 @@ def main() -> None:
     parts = args.parts.split(",")
     dev = torch.cuda.get_device_properties(0)
     cores = dev.multi_processor_count
-    meta = {"script_version": f"{SCRIPT_VERSION}{'' if args.grid == 'campaign' else '-fresh'}", "date": datetime.date.today().isoformat(), "device": dev.name,
+    meta = {"script_version": f"{SCRIPT_VERSION}{'' if args.grid == 'campaign' else '-' + args.grid}", "date": datetime.date.today().isoformat(), "device": dev.name,
             "torch": torch.__version__, "cuda": torch.version.cuda, "triton": triton.__version__}
     log = open(os.path.join(args.out, f"log{args.tag}.txt"), "a")
 
@@ -423,6 +439,8 @@ def main() -> None:
                      A.gen_batch_prefill_module("fa2", bf, bf, bf, i32, 128, 128, 0, False, False, False),
                      A.gen_batch_prefill_module("fa2", bf, f8, bf, i32, 128, 128, 0, False, False, False),
                      A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False)]
+            if parts == ["build", "fi_mla"]:   # only the MLA module
+                specs = specs[-1:]
             build_jit_specs(specs, verbose=False)
             say(f"built {len(specs)} JIT modules in {time.time() - t:.0f} s")
         except Exception as e:   # noqa: BLE001

@@ -5,7 +5,10 @@ profile). Writes hwmodels/calibration/data/production_attention/production_atten
 commit of the code that priced it; that file is committed before the device run, so the fresh shapes' error is a test
 of rules that were revised after the campaign's rows had been looked at.
 
-    python lab/kernels/predict_fresh_production_attention.py [--out PATH]
+    python lab/kernels/predict_fresh_production_attention.py [--out PATH] [--grid fresh|mla_merge]
+
+--grid mla_merge prices the MLA merge grid (FlashInfer MLA shapes split into 2-4 pieces) into
+production_attention_mla_merge_predictions.csv, committed before that grid is measured.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "hwmodels/calibration/data/production_attention/production_attention_fresh_predictions.csv"
+OUT_MLA_MERGE = OUT.with_name("production_attention_mla_merge_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -34,15 +38,17 @@ def main() -> None:
     from simulator.calibration import fit_production_attention as FP
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge"))
     args = ap.parse_args()
+    args.out = args.out or str(OUT if args.grid == "fresh" else OUT_MLA_MERGE)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
     m = campaign()
-    shapes = pd.DataFrame([s for p in PARTS for s in m.shapes(p, "fresh")])
+    shapes = pd.DataFrame([s for p in PARTS for s in m.shapes(p, args.grid)])
     f, g = FP.latest(FP.DATA_DIR)
     df = FP.load(f)
     hw = load_hardware("H100-SXM")
@@ -54,7 +60,7 @@ def main() -> None:
     shapes["fitted_on"] = f.name
     shapes["model_commit"] = commit
     shapes.to_csv(args.out, index=False)
-    print(f"{len(shapes)} fresh shapes priced at {commit[:10]} -> {args.out}")
+    print(f"{len(shapes)} {args.grid} shapes priced at {commit[:10]} -> {args.out}")
     print(shapes.groupby(["family", "model", "dtype"])["pred_us"].describe()[["count", "min", "50%", "max"]].to_string())
 
 

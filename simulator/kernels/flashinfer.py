@@ -37,7 +37,8 @@ fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPl
   min-heap on cost 2 x tile rows + tokens (cost_function); a CTA walks its items one after another: per item
   work_indptr -> the item's coordinates -> its kv_indices -> the first 64-token stage (CTA_TILE_KV 64, 2 stages),
   then the stages, then write_o (bf16 partial + fp32 lse when split, else the final output); after grid.sync() the
-  same CTAs merge the split pieces (<= SMs merge CTAs, 4 rows per iteration, split loop unrolled by 8).
+  same CTAs merge the split pieces (<= SMs merge CTAs, 4 rows per serial iteration, each row's pieces one dependent
+  load after another, read from L2).
 
 Resident CTAs per SM (`slots`) come from the kernel's threads and shared memory (source) and its registers
 (FI_DECODE_REGS / FI_REGS: MEASURED from the launch profile, hwmodels/calibration/data; the split rule needs them, since
@@ -76,6 +77,17 @@ FI_MERGE_PROLOGUE_LOADS = 2.0
 #: FlashInfer's sm_90 MLA kernel (include/flashinfer/attention/mla_hopper.cuh @ FI_COMMIT, BatchMLAPageAttentionHopper):
 #: CTA_TILE_Q = 64 packed q rows, CTA_TILE_KV = 64 KV tokens per stage, NUM_STAGES = 2, 256 threads, one CTA per SM
 FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
+#: the in-kernel merge (mla.cuh DevicePersistentMergeStates @ FI_COMMIT): 256 threads, 64 per row (VEC_SIZE 8 of
+#: HEAD_DIM_CKV 512: one 16-byte load of 8 bf16 partial outputs + the row's fp32 log-sum-exp per thread and piece), so
+#: 4 rows per iteration; the row loop is `#pragma unroll 1` (serial) and, per row, the loop over the row's pieces has a
+#: run-time trip count (merge_partial_packed_offset_end, stride = the tile's rows): each piece's load feeds st.merge
+#: before the next piece's load issues (in-order issue), so a row iteration is a chain of `pieces` dependent loads.
+#: The partial states were written just before grid.sync() and are read back from L2: each link is priced at the
+#: device's MEASURED L2 hit latency, as a share of the kind's dependent-load price (sync_us = the measured DRAM
+#: latency): hwmodels/calibration/fitted/H100-SXM.yaml latency block (fit_latency.py on
+#: latency_nvidia-h100-80gb-hbm3_2026-11-22.csv): l2 0.1431 us / dram 0.3494 us
+FI_MLA_MERGE_LOAD_SHARE = 0.1431 / 0.3494
+FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
 
 
 def fi_decode_geometry(G, d, kvb):
@@ -237,7 +249,8 @@ def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters
 def fi_mla_plan(B, q, T, H, sms: int):
     """MLAPlan (scheduler.cuh @ FI_COMMIT) for B requests of q rows and T cached tokens each (module docstring):
     cluster size, clusters, kv_len_limit, pieces per (request, row tile), and the busiest cluster's work items and
-    64-token stages (the least-loaded greedy replayed, _mla_heap), the split flag and the merge phase's rounds."""
+    64-token stages (the least-loaded greedy replayed, _mla_heap), the split flag and the merge phase's serial
+    row iterations and dependent loads."""
     B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
     cluster = np.where(q * H > FI_MLA_TILE_Q, 2.0, 1.0)          # avg_packed_qo_len > 64 -> two CTAs per cluster
     clusters = np.floor(sms / cluster)
@@ -254,12 +267,13 @@ def fi_mla_plan(B, q, T, H, sms: int):
     rows = np.minimum(q * H, tile_rows)
     chunks = np.maximum(np.floor(T * cluster / limit), 1.0)      # merge CTAs per split tile (num_qo_chunks)
     merge_rows = ceil_div(rows, chunks)
-    # merge phase: ceil(rows / 4) row iterations of the 256 threads (64 per row), each ceil(pieces / 8) rounds of
-    # partial-state loads (the split loop is unrolled by 8); 0 when nothing is split
-    merge_rounds = np.where(split, ceil_div(merge_rows, 4.0) * ceil_div(per_tile, 8.0), 0.0)
+    # merge phase (FI_MLA_MERGE_*): ceil(rows / 4) serial row iterations, each a chain of `per_tile` dependent loads of
+    # the partial states; 0 when nothing is split
+    merge_iters = np.where(split, ceil_div(merge_rows, FI_MLA_MERGE_ROWS_PER_ITER), 0.0)
+    merge_loads = merge_iters * per_tile
     return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
             "pieces": pieces, "items": items, "stages": stages, "split": split, "merge_rows": merge_rows,
-            "merge_rounds": merge_rounds}
+            "merge_iters": merge_iters, "merge_loads": merge_loads}
 
 
 def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
@@ -270,10 +284,12 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
 
     The busiest cluster's k work items are priced as k waves of one-item CTAs on one slot per SM (the same chain:
     each item's 3 prologue loads, its 64-token stages, its epilogue: write_o through shared memory, the kind's
-    cta_fixed per wave); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and its
-    rounds of partial-state loads (fi_mla_plan merge_rounds), each priced as one stage of the chain. ASSUMPTION (the
-    price of a merge round, not in the source): on the fit rows (middle regime) a round priced as one stage fits at
-    rms log error 0.049, one load latency per round 0.114, one load latency per partial (no overlap) 0.082."""
+    cta_fixed per wave); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
+    busiest merge CTA's chain of partial-state loads (fi_mla_plan merge_loads = ceil(merge rows / 4) x pieces), each
+    at the measured L2 latency (FI_MLA_MERGE_LOAD_SHARE of a dependent load). Alternatives tried on the fit rows
+    (middle regime; rms log error after the refit): this rule 0.065; a row iteration of up to 8 pieces priced as one
+    64-token stage (the earlier rule) 0.049 but +48..98 % on the 2-piece 128-head shapes of the fresh grid (8-11 row
+    iterations); 8 loads in flight per row (the unroll by 8) 0.133; a DRAM latency per load 0.082."""
     B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
     pl = fi_mla_plan(B, q, T, H, sms)
     lat = d_ckv + d_kpe
@@ -288,8 +304,10 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     written = np.where(split, part_w + final, final)
     read = kv + rows * lat * 2.0 + np.where(split, part_w, 0.0)
     waves = np.maximum(pl["items"], 1.0)
-    iters = (pl["stages"] + pl["merge_rounds"]) / waves           # the busiest cluster's chain, per wave
-    loads = FI_PROLOGUE_LOADS + np.where(split, 2.0, 1.0) / waves  # + the grid barrier (and merge offsets), once
+    iters = pl["stages"] / waves                                  # the busiest cluster's chain, per wave
+    # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads at the L2 latency
+    merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
+    loads = FI_PROLOGUE_LOADS + merge / waves
     active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
     ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
     ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written)
