@@ -453,7 +453,8 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     gk = ["kernel", "rows", "n", "k"]
     mg = g.rename(columns={"m": "rows", "kk": "k"}).merge(fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")
     reg = gemm_regime(g)
-    fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
+    # fit rows: the block kind's FIT_GEMM rows and the rows saturation[gemm_fp8] was fitted on (fit_small_m)
+    fit = (gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()) | small_m_fit_rows(g)
     first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
         columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
     held = error_table(predict_gemm_us(g, hw, hw.efficiency), g["median_us"], reg, fit)
