@@ -537,6 +537,7 @@ def production_kernels() -> None:
                   f"above re-read weights < 50 MB from the L2); same terms, same first look")
             print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         _fresh_table(f, hw)
+        _fresh2_table(f)
     production_allreduce()
 
 
@@ -558,7 +559,30 @@ def _fresh_table(f, hw) -> None:
     print(f"\n== {hw.name}: fresh shapes (predicted before measuring, commit {FRESH_PREDICTION_COMMIT}: {pred[-1].name}; "
           f"measured {meas.name}; GEMM weights rotated past the L2). median/p90/signed = the committed prediction "
           f"(goal median <= 10 %, p90 <= 25 %); now_* = the current terms, LOOKED-AT for top-k (SGLang's loads in "
-          f"flight per sweep, read from its SASS, were added after this measurement)")
+          f"flight per sweep, read from its SASS, were added after this measurement) and for the bf16 / per-tensor fp8 "
+          f"GEMMs (cuBLASLt's small-M selection table, simulator/kernels/data/cublaslt_small_m.yaml, was read off "
+          f"this measurement's kernel names)")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
+#: the commit that holds the second GEMM hold-out's predictions, made before it was measured
+FRESH2_PREDICTION_COMMIT = "98bc0e3"
+
+
+def _fresh2_table(f) -> None:
+    """The second GEMM hold-out (bf16 / per-tensor fp8 at shapes in no earlier campaign), predicted and committed
+    before it was measured: per regime (covered by cuBLASLt's small-M selection table or priced by the fallback)."""
+    from simulator.calibration import fit_production_topk_gemm as FP
+
+    meas = f.with_name(f.stem + "_fresh2.csv")
+    pred = sorted(FP.DATA_DIR.glob("production_kernels_fresh2_prediction_*.csv"))
+    if not meas.is_file() or not pred:
+        return
+    tab = FP.fresh2_accuracy(pred[-1], meas)
+    tab["goal"] = np.where((tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED")
+    print(f"\n== second GEMM hold-out (predicted before measuring, commit {FRESH2_PREDICTION_COMMIT}: {pred[-1].name}; "
+          f"measured {meas.name}; weights rotated past the L2; every row held out): selection table = the shape is "
+          f"inside an observed entry of simulator/kernels/data/cublaslt_small_m.yaml, fallback = full-device pricing")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 

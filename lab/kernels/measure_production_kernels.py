@@ -3,12 +3,14 @@
 (torch._scaled_mm with per-tensor, per-row and 1x128 / 128x128 block scales) at decode and prefill shapes.
 
     python lab/kernels/measure_production_kernels.py --out DIR [--lib DIR] [--smoke] [--only topk|gemm]
-                                                     [--rotate] [--grid committed|fresh] [--sass]
+                                                     [--rotate] [--grid committed|fresh|fresh2] [--sass]
 
 --grid fresh: the shapes of the fresh hold-out (FRESH_*: top-k rows 2-512 over 8K-512K in all three distributions,
 SGLang's kernel only; bf16 / per-tensor / per-row fp8 GEMMs at K 7168 with N 256-2304 and at N 576 with K 2048 / 4096,
 M 1 / 16 / 64, weights rotated past the L2), CSV suffix _fresh, and for every GEMM shape the kernels the call launches
-(torch.profiler: name, grid, block, registers, shared memory) in the _notes file. --sass: the SASS of sgl_topk.so's
+(torch.profiler: name, grid, block, registers, shared memory) in the _notes file. --grid fresh2: the second GEMM
+hold-out (FRESH2_*: bf16 / per-tensor fp8 at K 7168 and 5120 with N 384-3072, N 576 / 1024 at K 1536-6144, M 1 / 8 /
+32 / 64; weights rotated; kernels recorded likewise), CSV suffix _fresh2. --sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
 --lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
@@ -49,6 +51,10 @@ GEMM_M = [1, 16, 64, 256, 1024, 4096]
 FRESH_TOPK = [(r, n) for r in (2, 8, 32, 256, 512) for n in (8192, 32768, 131072, 524288)]
 FRESH_GEMM_KN = [(7168, n) for n in (256, 512, 1024, 1536, 2304)] + [(2048, 576), (4096, 576)]
 FRESH_GEMM_M = [1, 16, 64]
+#: the second fresh hold-out (GEMMs only, bf16 and per-tensor fp8; shapes in no earlier campaign): --grid fresh2
+FRESH2_GEMM_KN = [(k, n) for k in (7168, 5120) for n in (384, 768, 1280, 3072)] + [
+    (k, n) for n in (576, 1024) for k in (1536, 3072, 6144)]
+FRESH2_GEMM_M = [1, 8, 32, 64]
 
 
 def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
@@ -152,7 +158,7 @@ def launched_kernels(fn) -> list[str]:
     return out
 
 
-def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False):
+def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False, fresh2: bool = False):
     """Every GEMM shape x M through cuBLAS / cuBLASLt. rotate: each captured call reads the next of `copies` weight
     copies (copies x weight bytes >= 2 x L2), so no call finds its weight in the L2 (without it, weights under ~50 MB
     are re-read from the L2 by every call of the timed graph: decode rows then time the L2, not the HBM)."""
@@ -160,8 +166,9 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False):
     if not T.cuda():
         print("gemm: no CUDA; smoke only checks shapes", flush=True)
     f8 = torch.float8_e4m3fn
-    kns = GEMM_KN[:1] if smoke else (FRESH_GEMM_KN if fresh else GEMM_KN)
-    ms = [1, 64] if smoke else (FRESH_GEMM_M if fresh else GEMM_M)
+    kns = GEMM_KN[:1] if smoke else (FRESH2_GEMM_KN if fresh2 else (FRESH_GEMM_KN if fresh else GEMM_KN))
+    ms = [1, 64] if smoke else (FRESH2_GEMM_M if fresh2 else (FRESH_GEMM_M if fresh else GEMM_M))
+    fresh = fresh or fresh2
     for K, N in kns:
         cap = 64 if fresh else 16   # fresh: small weights (N 256 at K 7168: 1.8 MB) need more copies to pass the L2
         copies = max(2, min(cap, math.ceil(2 * L2_BYTES / (N * K)))) if rotate else 1   # sized on the fp8 weight
@@ -183,8 +190,9 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False):
             }
             sa = torch.ones(M, 1, device=dev)
             sb = torch.ones(1, N, device=dev)
-            kerns["fp8_rowwise"] = lambda i: torch._scaled_mm(x8, wts[i % copies], scale_a=sa, scale_b=sb,
-                                                              out_dtype=torch.bfloat16)
+            if not fresh2:
+                kerns["fp8_rowwise"] = lambda i: torch._scaled_mm(x8, wts[i % copies], scale_a=sa, scale_b=sb,
+                                                                  out_dtype=torch.bfloat16)
             # block scales: activation 1 x 128 (M x K/128, K-major as the blockwise path wants: a column-major view),
             # weight 128 x 128 (K/128 x N/128)
             if K % 128 == 0 and N % 128 == 0 and not fresh:
@@ -264,13 +272,15 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
-    ap.add_argument("--grid", choices=("committed", "fresh"), default="committed",
-                    help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh)")
+    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2"), default="committed",
+                    help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
+                         "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2)")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    fresh2 = args.grid == "fresh2"
     fresh = args.grid == "fresh"
-    sink = Sink(args.out, "_fresh" if fresh else ("_rotated" if args.rotate else ""))
+    sink = Sink(args.out, "_fresh2" if fresh2 else ("_fresh" if fresh else ("_rotated" if args.rotate else "")))
     print(f"versions: {sink.v}", flush=True)
     if args.sass and args.lib is not None:
         import shutil
@@ -284,8 +294,8 @@ def main():
         else:
             print("no cuobjdump on this machine", flush=True)
     if args.only in (None, "gemm"):
-        gemm_phase(sink, args.smoke, args.rotate or fresh, fresh)
-    if args.only in (None, "topk"):
+        gemm_phase(sink, args.smoke, args.rotate or fresh or fresh2, fresh, fresh2)
+    if args.only in (None, "topk") and not fresh2:
         topk_phase(sink, args.lib, args.smoke, fresh)
     print(f"wrote {sink.path} ({sink.count} rows)")
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.kernels import cublaslt as CL
 from simulator.kernels import gemm_fp8 as G
 from simulator.kernels import topk_production as P
 from simulator.shipped import traces_dir
@@ -141,6 +142,8 @@ def fit_topk(t: pd.DataFrame, hw: HardwareSpec) -> dict:
 GEMM_KIND = {"fp8_tensorwise": "gemm_fp8", "fp8_rowwise": "gemm_fp8_rowwise", "fp8_block": "gemm_fp8_block",
              "bf16": "gemm"}
 BLOCK_TERMS = ("compute", "memory", "fixed_us", "cta_fixed_us", "iter_us")
+#: the measured kernels cuBLASLt's small-M selection table (simulator/kernels/data/cublaslt_small_m.yaml) covers
+SMALL_M_DTYPE = {"fp8_tensorwise": "fp8", "bf16": "bf16"}
 
 
 def gemm_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -181,7 +184,11 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.nd
             continue
         for j in range(len(sub)):
             bj = OpBuilder(1)
-            if kern == "bf16":   # simulator.layers.gemm's bf16 op
+            if kern in SMALL_M_DTYPE and CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None:
+                # cuBLASLt's observed small-M selection (simulator.kernels.cublaslt): its CTAs + the split-K reduce
+                CL.add_gemm(bj, "g", GEMM_KIND[kern], SMALL_M_DTYPE[kern], np.array([m[j]]), K[j], N[j],
+                            1.0 if kern != "bf16" else 2.0, 1.0 if kern != "bf16" else 2.0, 1.0)
+            elif kern == "bf16":   # simulator.layers.gemm's bf16 op
                 bj.add("g", "gemm", flops=2.0 * m[j] * K[j] * N[j], bytes_read=K[j] * N[j] * 2.0 + m[j] * K[j] * 2.0,
                        bytes_written=m[j] * N[j] * 2.0, dtype="bf16")
             else:
@@ -189,6 +196,34 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.nd
             ops = bj.build()
             t = price(ops, hw.with_efficiency(eff), "graph")
             out[idx[j]] = (t.sum() - len(t) * hw.launch_graph_s) * 1e6
+    return out
+
+
+def small_m_fit_rows(g: pd.DataFrame) -> np.ndarray:
+    """FIT_GEMM rows of bf16 / per-tensor fp8 that cuBLASLt's small-M selection table covers (the rows a per-CTA
+    stream rate can be fitted on)."""
+    cov = np.array([k in SMALL_M_DTYPE and CL.select(SMALL_M_DTYPE[k], m, K, N) is not None
+                    for k, m, K, N in zip(g["kernel"], g["m"], g["K"], g["N"])], bool)
+    return gemm_fit_mask(g) & cov
+
+
+def fit_small_m(g: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """saturation[gemm] and saturation[gemm_fp8] (the CTAs, as a multiple of the SMs, a GEMM needs to stream its
+    weights at the full bandwidth: one CTA streams bw_hbm * eff_m / (s U)), each by least squares on log time over its
+    kind's small_m_fit_rows of `g` (a grid over s in [0.05, 4], 1 % steps): only the original campaign's FIT_GEMM rows."""
+    out = {}
+    grid = np.exp(np.arange(np.log(0.05), np.log(4.0), 0.01))
+    for kern, kind in (("bf16", "gemm"), ("fp8_tensorwise", "gemm_fp8")):
+        sub = g[small_m_fit_rows(g) & (g["kernel"] == kern).to_numpy()].reset_index(drop=True)
+        if sub.empty:
+            raise ValueError(f"no {kern} fit rows covered by the small-M selection table")
+        y = np.log(sub["median_us"].to_numpy(float))
+        sse = [float(np.sum((np.log(predict_gemm_us(sub, hw, replace(hw.efficiency, saturation={
+            **hw.efficiency.saturation, kind: float(s)}))) - y) ** 2)) for s in grid]
+        j = int(np.argmin(sse))
+        out[kind] = {"saturation": round(float(grid[j]), 4), "rows": len(sub),
+                     "rms_log_error": round(float(np.sqrt(sse[j] / len(sub))), 4),
+                     "shapes": [[int(m), int(k), int(n)] for m, k, n in zip(sub["m"], sub["K"], sub["N"])]}
     return out
 
 
@@ -314,6 +349,49 @@ def fresh_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec 
     return tab
 
 
+#: the second GEMM hold-out (lab/kernels/measure_production_kernels.py --grid fresh2 measures the same lists): bf16 and
+#: per-tensor fp8 at shapes in no earlier campaign; predictions written by `predict_fresh2`, committed before measuring
+FRESH2_GEMM = [(kern, m, k, n) for kern in ("bf16", "fp8_tensorwise") for m in (1, 8, 32, 64)
+               for k, n in [(k, n) for k in (7168, 5120) for n in (384, 768, 1280, 3072)]
+               + [(k, n) for n in (576, 1024) for k in (1536, 3072, 6144)]]
+
+
+def small_m_covered(g: pd.DataFrame) -> np.ndarray:
+    """Rows cuBLASLt's small-M selection table covers (the others are priced by the full-device fallback)."""
+    return np.array([k in SMALL_M_DTYPE and CL.select(SMALL_M_DTYPE[k], m, K, N) is not None
+                     for k, m, K, N in zip(g["kernel"], g["m"], g["K"], g["N"])], bool)
+
+
+def predict_fresh2(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """The model's time for every second-hold-out GEMM with the device's committed terms, and whether the selection
+    table covers it (`covered`), written to `out`."""
+    df = pd.DataFrame([{"family": "gemm", "kernel": kern, "dist": "", "rows": m, "n": n, "k": k}
+                       for kern, m, k, n in FRESH2_GEMM])
+    g = gemm_frame(df)
+    g["pred_us"] = predict_gemm_us(g, hw, hw.efficiency)
+    g["covered"] = small_m_covered(g).astype(int)
+    res = g.rename(columns={"m": "rows", "kk": "k"})[["family", "kernel", "dist", "rows", "n", "k", "covered",
+                                                       "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def fresh2_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
+    """Per regime (kernel x covered by the selection table or not), the committed predictions of the second hold-out
+    against their measurement (every row held out, predicted before it was measured)."""
+    pr = pd.read_csv(pred_csv, keep_default_na=False)
+    me = pd.read_csv(meas_csv, keep_default_na=False)
+    keys = ["family", "kernel", "dist", "rows", "n", "k"]
+    for d in (pr, me):
+        d["dist"] = d["dist"].astype(str)
+    m = pr.merge(me[keys + ["median_us"]], on=keys, how="inner")
+    reg = pd.Series([f"GEMM {k}: decode M<=64, {'selection table' if c else 'fallback (not in the table)'}"
+                     for k, c in zip(m["kernel"], m["covered"].astype(int))])
+    return error_table(m["pred_us"].astype(float), m["median_us"].astype(float), reg,
+                       np.zeros(len(m), bool)).drop(columns="part")
+
+
 def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
     """Fit the top-k (SGLang) and block-scaled GEMM kinds on their fit shapes and merge their terms into
     out_dir/<target>.yaml (other terms kept)."""
@@ -375,7 +453,8 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     gk = ["kernel", "rows", "n", "k"]
     mg = g.rename(columns={"m": "rows", "kk": "k"}).merge(fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")
     reg = gemm_regime(g)
-    fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
+    # fit rows: the block kind's FIT_GEMM rows and the rows saturation[gemm_fp8] was fitted on (fit_small_m)
+    fit = (gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()) | small_m_fit_rows(g)
     first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
         columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
     held = error_table(predict_gemm_us(g, hw, hw.efficiency), g["median_us"], reg, fit)
