@@ -111,140 +111,143 @@ def composition(step: StepIn) -> dict:
             "decode_ctx": " ".join(map(str, dctx.tolist())), "prefill_chunks": " ".join(chunks)}
 
 
+class _Run:
+    """The state one workload's serving loop keeps (both loops below): arrivals, admissions, token times, the step
+    rows, and how a finished step is reported to the scheduler and recorded."""
+
+    def __init__(self, workload: Workload, sched, executor, drain_s: float, clock, log):
+        self.w, self.sched, self.executor, self.clock, self.log, self.drain_s = (workload, sched, executor, clock,
+                                                                                 log, drain_s)
+        self.n = n = len(workload)
+        self.arr = np.asarray(workload.arrival_s, dtype=np.float64)
+        self.inp = np.asarray(workload.input_tokens, dtype=np.int64)
+        self.out = np.asarray(workload.output_tokens, dtype=np.int64)
+        self.enq = np.full(n, math.nan)
+        self.first = np.full(n, math.nan)
+        self.fin = np.full(n, math.nan)
+        self.steps: list = []
+        self.t0 = clock()
+        self.C = C = int(workload.concurrency)
+        if C:
+            self.arr = np.full(n, math.inf)
+            self.stop_at = float(workload.meta.get("duration_s", math.inf)) + drain_s
+        else:
+            self.stop_at = (self.arr[-1] if n else 0.0) + drain_s
+        self.nxt = self.done = self.k = 0
+        self.error = ""
+
+    def admit(self, now: float) -> None:
+        """Every request whose arrival has passed (closed loop: up to C in flight) goes to the scheduler."""
+        while self.nxt < self.n and (self.nxt - self.done < self.C if self.C else self.arr[self.nxt] <= now):
+            i = self.nxt
+            if self.C:
+                self.arr[i] = now
+            self.sched.add(i, int(self.inp[i]), int(self.out[i]), float(self.arr[i]))
+            self.enq[i] = now
+            self.nxt += 1
+
+    def schedule(self):
+        """The scheduler's next plan ([] when nothing is schedulable), or None when it raised (the level is cut and
+        `error` says why)."""
+        try:
+            return self.sched.schedule()
+        except RuntimeError as ex:   # e.g. the executor's KV placement ran out: cut the level, say why
+            self.error = f"{type(ex).__name__}: {ex}"
+            if self.log:
+                self.log(f"[{self.w.name}] stopped: {self.error}")
+            return None
+
+    def wait_s(self) -> float:
+        """Seconds until the next arrival (0 when it has passed)."""
+        return max(0.0, self.arr[self.nxt] - (self.clock() - self.t0))
+
+    def step_done(self, plan, st: StepIn, tm, ts: float, tsch: float, sync_from: float, extra: dict | None = None):
+        """Report a finished step to the scheduler, take its token times and record its row."""
+        t0, clock = self.t0, self.clock
+        tu0 = clock()
+        firsts, finished = self.sched.update(plan, tm.t_end - t0)
+        tu1 = clock()
+        for r in firsts:
+            self.first[r] = tm.t_end - t0
+        for r in finished:
+            self.fin[r] = tm.t_end - t0
+            if math.isnan(self.first[r]):
+                self.first[r] = tm.t_end - t0
+            self.executor.forget(r)
+            self.done += 1
+        running, waiting, blocks = self.sched.counts()
+        row = {"workload": self.w.name, "step": self.k, "t_start_s": ts - t0, "sched_s": tsch - ts,
+               "prep_s": tm.t_prep_end - tsch, "launch_s": tm.t_launch_end - tm.t_prep_end,
+               "sync_s": tm.t_end - sync_from, "update_s": tu1 - tu0, "wall_s": tu1 - ts,
+               "gpu_s": tm.gpu_s, "path": tm.path, "rows": st.n, "padded": tm.padded, "tokens": st.tokens,
+               "running": running, "waiting": waiting, "kv_blocks_used": blocks}
+        row.update(extra or {})
+        row.update(composition(st))
+        self.steps.append(row)
+        self.k += 1
+
+    def finish(self):
+        return _finish(self.w, self.sched, self.arr, self.inp, self.out, self.enq, self.first, self.fin, self.steps,
+                       self.nxt, self.done, self.k, self.clock() - self.t0, self.drain_s, self.error, self.log)
+
+
+def _step_in(plan) -> StepIn:
+    return StepIn([p[0] for p in plan], np.asarray([p[1] for p in plan], dtype=np.int64),
+                  np.asarray([p[2] for p in plan], dtype=np.int64), [p[3] for p in plan])
+
+
 def serve(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=time.perf_counter,
           sleep=time.sleep, log=None, async_scheduling: bool = False):
     """Run one workload in real time. Returns (request rows, step rows, summary dict)."""
     if async_scheduling:
         return serve_async(workload, sched, executor, drain_s=drain_s, clock=clock, sleep=sleep, log=log)
-    n = len(workload)
-    arr = np.asarray(workload.arrival_s, dtype=np.float64)
-    inp = np.asarray(workload.input_tokens, dtype=np.int64)
-    out = np.asarray(workload.output_tokens, dtype=np.int64)
-    enq = np.full(n, math.nan)
-    first = np.full(n, math.nan)
-    fin = np.full(n, math.nan)
-    steps = []
-    t0 = clock()
-    C = int(workload.concurrency)
-    if C:
-        arr = np.full(n, math.inf)
-        stop_at = float(workload.meta.get("duration_s", math.inf)) + drain_s
-    else:
-        stop_at = (arr[-1] if n else 0.0) + drain_s
-    nxt = 0
-    done = 0
-    k = 0
-    error = ""
+    run = _Run(workload, sched, executor, drain_s, clock, log)
     while True:
-        now = clock() - t0
-        while nxt < n and (nxt - done < C if C else arr[nxt] <= now):
-            if C:
-                arr[nxt] = now
-            sched.add(nxt, int(inp[nxt]), int(out[nxt]), float(arr[nxt]))
-            enq[nxt] = now
-            nxt += 1
-        if done == n or now > stop_at:
+        now = clock() - run.t0
+        run.admit(now)
+        if run.done == run.n or now > run.stop_at:
             break
         if sched.has_work():
             ts = clock()
-            try:
-                plan = sched.schedule()
-            except RuntimeError as ex:   # e.g. the executor's KV placement ran out: cut the level, say why
-                error = f"{type(ex).__name__}: {ex}"
-                if log:
-                    log(f"[{workload.name}] stopped: {error}")
+            plan = run.schedule()
+            if plan is None:
                 break
             tsch = clock()
             if not plan:
                 # nothing schedulable (e.g. blocks exhausted and nothing to preempt): wait for a change
-                if nxt < n:
-                    sleep(max(0.0, min(0.001, arr[nxt] - (clock() - t0))))
-                else:
-                    sleep(0.001)
+                sleep(min(0.001, run.wait_s()) if run.nxt < run.n else 0.001)
                 continue
-            rids = [p[0] for p in plan]
-            st = StepIn(rids, np.asarray([p[1] for p in plan], dtype=np.int64),
-                        np.asarray([p[2] for p in plan], dtype=np.int64),
-                        [p[3] for p in plan])
+            st = _step_in(plan)
             _ids, tm = executor.run(st)
-            tu0 = clock()
-            firsts, finished = sched.update(plan, tm.t_end - t0)
-            tu1 = clock()
-            for r in firsts:
-                first[r] = tm.t_end - t0
-            for r in finished:
-                fin[r] = tm.t_end - t0
-                if math.isnan(first[r]):
-                    first[r] = tm.t_end - t0
-                executor.forget(r)
-                done += 1
-            running, waiting, blocks = sched.counts()
-            row = {"workload": workload.name, "step": k, "t_start_s": ts - t0, "sched_s": tsch - ts,
-                   "prep_s": tm.t_prep_end - tsch, "launch_s": tm.t_launch_end - tm.t_prep_end,
-                   "sync_s": tm.t_end - tm.t_launch_end, "update_s": tu1 - tu0, "wall_s": tu1 - ts,
-                   "gpu_s": tm.gpu_s, "path": tm.path, "rows": st.n, "padded": tm.padded, "tokens": st.tokens,
-                   "running": running, "waiting": waiting, "kv_blocks_used": blocks}
-            row.update(composition(st))
-            steps.append(row)
-            k += 1
-        elif nxt < n and not C:
-            sleep(max(0.0, arr[nxt] - (clock() - t0)))
+            run.step_done(plan, st, tm, ts, tsch, tm.t_launch_end)
+        elif run.nxt < run.n and not run.C:
+            sleep(run.wait_s())
         else:
             break
-    return _finish(workload, sched, arr, inp, out, enq, first, fin, steps, nxt, done, k, clock() - t0, drain_s, error,
-                   log)
+    return run.finish()
 
 
 def serve_async(workload: Workload, sched, executor, *, drain_s: float = 30.0, clock=time.perf_counter,
                 sleep=time.sleep, log=None):
     """serve() with async scheduling (module docstring): at most one step in flight while the next is scheduled,
     packed and launched; the scheduler adapter must run with async_scheduling=True."""
-    n = len(workload)
-    arr = np.asarray(workload.arrival_s, dtype=np.float64)
-    inp = np.asarray(workload.input_tokens, dtype=np.int64)
-    out = np.asarray(workload.output_tokens, dtype=np.int64)
-    enq = np.full(n, math.nan)
-    first = np.full(n, math.nan)
-    fin = np.full(n, math.nan)
-    steps = []
-    t0 = clock()
-    C = int(workload.concurrency)
-    if C:
-        arr = np.full(n, math.inf)
-        stop_at = float(workload.meta.get("duration_s", math.inf)) + drain_s
-    else:
-        stop_at = (arr[-1] if n else 0.0) + drain_s
-    nxt = 0
-    done = 0
-    k = 0
-    error = ""
+    run = _Run(workload, sched, executor, drain_s, clock, log)
+    t0 = run.t0
     pending = None     # the step on the device: dict(plan, st, handle, ts, tsch)
     while True:
         now = clock() - t0
-        while nxt < n and (nxt - done < C if C else arr[nxt] <= now):
-            if C:
-                arr[nxt] = now
-            sched.add(nxt, int(inp[nxt]), int(out[nxt]), float(arr[nxt]))
-            enq[nxt] = now
-            nxt += 1
-        stopping = done == n or now > stop_at or bool(error)
+        run.admit(now)
+        stopping = run.done == run.n or now > run.stop_at or bool(run.error)
         if stopping and pending is None:
             break
         new = None
         idle = False
         if not stopping and sched.has_work():
             ts = clock()
-            try:
-                plan = sched.schedule()
-            except RuntimeError as ex:   # e.g. the executor's KV placement ran out: cut the level, say why
-                error = f"{type(ex).__name__}: {ex}"
-                if log:
-                    log(f"[{workload.name}] stopped: {error}")
-                plan = []
+            plan = run.schedule() or []
             tsch = clock()
             if plan:
-                st = StepIn([p[0] for p in plan], np.asarray([p[1] for p in plan], dtype=np.int64),
-                            np.asarray([p[2] for p in plan], dtype=np.int64), [p[3] for p in plan])
+                st = _step_in(plan)
                 new = {"plan": plan, "st": st, "handle": executor.launch(st), "ts": ts, "tsch": tsch}
             else:
                 idle = True
@@ -253,40 +256,19 @@ def serve_async(workload: Workload, sched, executor, *, drain_s: float = 30.0, c
         if pending is not None:
             tw = clock()
             _ids, tm = executor.wait(pending["handle"])
-            tu0 = clock()
-            firsts, finished = sched.update(pending["plan"], tm.t_end - t0)
-            tu1 = clock()
-            for r in firsts:
-                first[r] = tm.t_end - t0
-            for r in finished:
-                fin[r] = tm.t_end - t0
-                if math.isnan(first[r]):
-                    first[r] = tm.t_end - t0
-                executor.forget(r)
-                done += 1
-            st, ts, tsch = pending["st"], pending["ts"], pending["tsch"]
-            running, waiting, blocks = sched.counts()
-            row = {"workload": workload.name, "step": k, "t_start_s": ts - t0, "sched_s": tsch - ts,
-                   "prep_s": tm.t_prep_end - tsch, "launch_s": tm.t_launch_end - tm.t_prep_end,
-                   "sync_s": tm.t_end - tw, "update_s": tu1 - tu0, "wall_s": tu1 - ts,
-                   "gpu_s": tm.gpu_s, "path": tm.path, "rows": st.n, "padded": tm.padded, "tokens": st.tokens,
-                   "running": running, "waiting": waiting, "kv_blocks_used": blocks,
-                   "t_launch_end_s": tm.t_launch_end - t0, "t_wait_s": tw - t0, "t_ids_s": tm.t_end - t0,
-                   "hidden_s": tw - tm.t_launch_end, "gpu_gap_s": getattr(tm, "gpu_gap_s", math.nan),
-                   "fed_rows": int(getattr(tm, "fed", 0))}
-            row.update(composition(st))
-            steps.append(row)
-            k += 1
+            run.step_done(pending["plan"], pending["st"], tm, pending["ts"], pending["tsch"], tw, {
+                "t_launch_end_s": tm.t_launch_end - t0, "t_wait_s": tw - t0, "t_ids_s": tm.t_end - t0,
+                "hidden_s": tw - tm.t_launch_end, "gpu_gap_s": getattr(tm, "gpu_gap_s", math.nan),
+                "fed_rows": int(getattr(tm, "fed", 0))})
         pending = new
         if pending is None and idle:
-            if sched.has_work() or nxt >= n:
-                if not sched.has_work() and nxt >= n and not C:
+            if sched.has_work() or run.nxt >= run.n:
+                if not sched.has_work() and run.nxt >= run.n and not run.C:
                     break
-                sleep(0.001 if nxt >= n else max(0.0, min(0.001, arr[nxt] - (clock() - t0))))
-            elif not C:
-                sleep(max(0.0, arr[nxt] - (clock() - t0)))
-    return _finish(workload, sched, arr, inp, out, enq, first, fin, steps, nxt, done, k, clock() - t0, drain_s, error,
-                   log)
+                sleep(0.001 if run.nxt >= run.n else min(0.001, run.wait_s()))
+            elif not run.C:
+                sleep(run.wait_s())
+    return run.finish()
 
 
 def _finish(workload, sched, arr, inp, out, enq, first, fin, steps, nxt, done, k, wall_s, drain_s, error, log):
