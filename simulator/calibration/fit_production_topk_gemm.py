@@ -322,15 +322,23 @@ def predict_fresh(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFra
     return res
 
 
+#: the columns that name one measured shape of the campaign CSVs
+SHAPE_KEYS = ["family", "kernel", "dist", "rows", "n", "k"]
+
+
+def _predicted_and_measured(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
+    """The committed predictions joined with their measurements on the shape columns (shapes in both only)."""
+    pr = pd.read_csv(pred_csv, keep_default_na=False)
+    me = pd.read_csv(meas_csv, keep_default_na=False)
+    for d in (pr, me):
+        d["dist"] = d["dist"].astype(str)
+    return pr.merge(me[SHAPE_KEYS + ["median_us"]], on=SHAPE_KEYS, how="inner")
+
+
 def fresh_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec | None = None) -> pd.DataFrame:
     """Per regime, the committed predictions of the fresh shapes against their measurement (every row held out); with
     `hw`, also the error of the device's current terms (`now_*`: looked-at where a rule changed after the measurement)."""
-    pr = pd.read_csv(pred_csv, keep_default_na=False)
-    me = pd.read_csv(meas_csv, keep_default_na=False)
-    keys = ["family", "kernel", "dist", "rows", "n", "k"]
-    for d in (pr, me):
-        d["dist"] = d["dist"].astype(str)
-    m = pr.merge(me[keys + ["median_us"]], on=keys, how="inner")
+    m = _predicted_and_measured(pred_csv, meas_csv)
     reg = pd.Series(np.where(m["family"] == "topk",
                              [f"top-k sglang: {'decode rows 2-32' if r <= 32 else 'multi-wave rows 256-512'}, {d}"
                               for r, d in zip(m["rows"], m["dist"])],
@@ -342,7 +350,7 @@ def fresh_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec 
     if hw is not None:
         now = predict_fresh(hw).rename(columns={"pred_us": "now_us"})
         now["dist"] = now["dist"].fillna("").astype(str)
-        cur = m.merge(now[keys + ["now_us"]], on=keys, how="left")["now_us"]
+        cur = m.merge(now[SHAPE_KEYS + ["now_us"]], on=SHAPE_KEYS, how="left")["now_us"]
         t2 = error_table(cur, meas, reg, none).drop(columns=["part", "n"]).rename(
             columns={"median_abs_pct": "now_med", "p90_abs_pct": "now_p90", "median_signed_pct": "now_signed"})
         tab = tab.merge(t2, on="regime")
@@ -380,12 +388,7 @@ def predict_fresh2(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
 def fresh2_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
     """Per regime (kernel x covered by the selection table or not), the committed predictions of the second hold-out
     against their measurement (every row held out, predicted before it was measured)."""
-    pr = pd.read_csv(pred_csv, keep_default_na=False)
-    me = pd.read_csv(meas_csv, keep_default_na=False)
-    keys = ["family", "kernel", "dist", "rows", "n", "k"]
-    for d in (pr, me):
-        d["dist"] = d["dist"].astype(str)
-    m = pr.merge(me[keys + ["median_us"]], on=keys, how="inner")
+    m = _predicted_and_measured(pred_csv, meas_csv)
     reg = pd.Series([f"GEMM {k}: decode M<=64, {'selection table' if c else 'fallback (not in the table)'}"
                      for k, c in zip(m["kernel"], m["covered"].astype(int))])
     return error_table(m["pred_us"].astype(float), m["median_us"].astype(float), reg,
