@@ -130,7 +130,8 @@ def cmd_simulate(args) -> int:
     pd.DataFrame([{k: v for k, v in res.summary.items()}]).to_csv(out.file("summary.csv"), index=False)
     if groups is not None:
         groups.to_csv(out.file("groups.csv"), index=False)
-    title = f"{sc.name}: {len(trace):,} requests, {res.summary['replicas']} replicas"
+    nrep = res.summary['replicas']
+    title = f"{sc.name}: {len(trace):,} request{'s' if len(trace) != 1 else ''}, {nrep} replica{'s' if nrep != 1 else ''}"
     per_group = None
     if groups is not None:
         from simulator.engine.results import request_groups, short_group_names
