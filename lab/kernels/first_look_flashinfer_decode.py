@@ -10,20 +10,13 @@ hwmodels/calibration/data/production_attention/first_look_flashinfer_decode.csv 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 
+import measure_production_attention as campaign  # the campaign's shape grids (this script's folder)
 import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def campaign():
-    spec = importlib.util.spec_from_file_location("mpa", Path(__file__).with_name("measure_production_attention.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def main() -> None:
@@ -33,7 +26,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "hwmodels/calibration/data/production_attention/first_look_flashinfer_decode.csv"))
     args = ap.parse_args()
-    m = campaign()
+    m = campaign
     df = pd.DataFrame(m.shapes("fi_decode") + m.shapes("fi_tc"))
     df["median_us"] = np.nan
     hw = load_hardware("H100-SXM")

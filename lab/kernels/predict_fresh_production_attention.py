@@ -13,10 +13,10 @@ production_attention_mla_merge_predictions.csv, committed before that grid is me
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import subprocess
 from pathlib import Path
 
+import measure_production_attention as campaign  # the campaign's shape grids (this script's folder)
 import numpy as np
 import pandas as pd
 
@@ -24,13 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "hwmodels/calibration/data/production_attention/production_attention_fresh_predictions.csv"
 OUT_MLA_MERGE = OUT.with_name("production_attention_mla_merge_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
-
-
-def campaign():
-    spec = importlib.util.spec_from_file_location("mpa", Path(__file__).with_name("measure_production_attention.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def main() -> None:
@@ -47,7 +40,7 @@ def main() -> None:
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
-    m = campaign()
+    m = campaign
     shapes = pd.DataFrame([s for p in PARTS for s in m.shapes(p, args.grid)])
     f, g = FP.latest(FP.DATA_DIR)
     df = FP.load(f)
