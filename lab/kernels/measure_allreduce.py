@@ -93,6 +93,48 @@ def _row(impl, world, nbytes, xs, calls, note="") -> dict:
 
 # ---- phase nccl: torch.distributed, one process per GPU -----------------------------------------------------------
 
+def _graph_us(fn, x, calls: int, warmup: int, barrier_before_capture: bool) -> list:
+    """One all-reduce's device time (us) per replay of a CUDA graph of `calls` back-to-back fn(x) calls, max over the
+    ranks, REPS replays after one discarded: fn(x) runs `warmup` times on a side stream first (NCCL and symmetric memory
+    set up their buffers outside capture), each replay starts behind a barrier and a spin kernel, CUDA events
+    bracket it."""
+    import torch
+    import torch.distributed as dist
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _timing as T
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warmup):
+            fn(x)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    if barrier_before_capture:
+        dist.barrier()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, capture_error_mode="thread_local"):
+        for _ in range(calls):
+            fn(x)
+    torch.cuda.synchronize()
+    xs = []
+    for rep in range(REPS + 1):
+        dist.barrier()
+        torch.cuda.synchronize()
+        T.spin(300.0)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        t = torch.tensor([a.elapsed_time(b) * 1000.0 / calls], device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        if rep:
+            xs.append(float(t.item()))
+    del g
+    return xs
+
+
 def _nccl_worker(rank: int, world: int, port: int, smoke: bool, csv_path: str, meta: dict, timeout: float):
     _arm(timeout)
     import torch
@@ -145,35 +187,6 @@ def _nccl_worker(rank: int, world: int, port: int, smoke: bool, csv_path: str, m
                 xs.append(us)
         return xs
 
-    def graph(x, calls):
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                dist.all_reduce(x)
-        torch.cuda.current_stream().wait_stream(s)
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, capture_error_mode="thread_local"):
-            for _ in range(calls):
-                dist.all_reduce(x)
-        torch.cuda.synchronize()
-        xs = []
-        for rep in range(REPS + 1):
-            dist.barrier()
-            torch.cuda.synchronize()
-            T.spin(300.0)
-            a, b = ev_pair()
-            a.record()
-            g.replay()
-            b.record()
-            b.synchronize()
-            us = reduce_max(a.elapsed_time(b) * 1000.0 / calls)
-            if rep:
-                xs.append(us)
-        del g
-        return xs
-
     for mode in ("eager", "graph"):
         if mode == "graph" and not cuda:
             continue
@@ -182,7 +195,8 @@ def _nccl_worker(rank: int, world: int, port: int, smoke: bool, csv_path: str, m
             x = torch.ones(nbytes // 2, dtype=torch.bfloat16 if cuda else torch.float32, device=dev)
             _say(tag, f"{mode} bytes {nbytes} calls {calls}")
             try:
-                xs = eager_spin(x, calls) if mode == "eager" else graph(x, calls)
+                xs = (eager_spin(x, calls) if mode == "eager"
+                      else _graph_us(dist.all_reduce, x, calls, warmup=3, barrier_before_capture=False))
                 # correctness: one call on fresh ones sums to world
                 y = torch.ones(nbytes // 2, dtype=x.dtype, device=dev)
                 dist.all_reduce(y)
@@ -208,7 +222,6 @@ def _symm_worker(rank: int, world: int, port: int, smoke: bool, csv_path: str, m
     import torch.distributed as dist
     import torch.distributed._symmetric_memory as symm
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import _timing as T
 
     tag = f"symm r{rank}"
     torch.cuda.set_device(rank)
@@ -247,33 +260,7 @@ def _symm_worker(rank: int, world: int, port: int, smoke: bool, csv_path: str, m
                 torch.cuda.synchronize()
                 res = sx if out is None else out
                 ok = bool(torch.all(res == world).item())
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    fn(sx)
-                torch.cuda.current_stream().wait_stream(s)
-                torch.cuda.synchronize()
-                dist.barrier()
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g, capture_error_mode="thread_local"):
-                    for _ in range(calls):
-                        fn(sx)
-                torch.cuda.synchronize()
-                xs = []
-                for rep in range(REPS + 1):
-                    dist.barrier()
-                    torch.cuda.synchronize()
-                    T.spin(300.0)
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    g.replay()
-                    b.record()
-                    b.synchronize()
-                    t = torch.tensor([a.elapsed_time(b) * 1000.0 / calls], device="cuda")
-                    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-                    if rep:
-                        xs.append(float(t.item()))
-                del g
+                xs = _graph_us(fn, sx, calls, warmup=1, barrier_before_capture=True)
                 if sink:
                     sink.put(_row(name, world, nbytes, xs, calls, "" if ok else "WRONG SUM"))
             except Exception as e:  # noqa: BLE001
