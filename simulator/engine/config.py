@@ -63,6 +63,15 @@
                                          #   profile's overlap_fraction (0 without a profile)
         async_admission: false           #  true: the engine plans step N+1 when step N starts (async
                                          #   scheduling), so a request arriving during step N joins step N+2
+        async_launch: false              #  true: the host schedules, packs and launches step N+1 while step N
+                                         #   runs (async scheduling): a step's token interval = max(its device
+                                         #   time, the host's chain since step N-1's ids + its forward); an eager
+                                         #   step's launch hides under the previous step (replaces host_overlap,
+                                         #   which must then be absent or 0; simulator/engine/async_launch.py)
+        validation_host_speed_series: null   # VALIDATION ONLY, never a prediction: {t_s: [...], factor: [...]}, a
+                                         #   host-speed probe's series recorded in a run; each step's launch is
+                                         #   scaled by the factor measured nearest its start (needs a launch:
+                                         #   an engine profile's host_time.launch or host_launch_ms)
         host_warm_shapes: null           #  attention shapes the engine's process already ran (its per-shape
                                          #   host caches are warm; profiles with a seen-shape launch level):
                                          #   [[Q, K], ...] (query tokens, keys of a step) or a CSV FILE with
@@ -216,6 +225,9 @@ class ServingConfig:
     host_launch_mode: str = "median"       # median | sample (serving.step_cost.host_launch)
     host_overlap: float | None = None      # serving.step_cost.host_overlap (None: the profile's overlap_fraction)
     async_admission: bool = False          # serving.step_cost.async_admission: arrivals join the step after next
+    async_launch: bool = False             # serving.step_cost.async_launch: step N+1 launched while N runs
+    #: serving.step_cost.validation_host_speed_series (simulator.engine.runtime.HostSpeedSeries): validation only
+    host_speed_series: Any = field(default=None, compare=False)
     host_warm_shapes: frozenset = frozenset()   # serving.step_cost.host_warm_shapes: (Q, K) already run
     adaptation: Any = None                 # simulator.engine.adaptive.AdaptationConfig (serving.adaptation)
     adaptation_combos: list = field(default_factory=list)   # per group: [its combo, candidate combos...]
@@ -506,7 +518,8 @@ def check_engine_sizes(groups: list, sched: dict, file: str) -> None:
 
 STEP_COST_KEYS = {"decode_context", "host_per_step_us", "host_per_row_us", "host_floor_ms", "launch_eager_us",
                   "graph_sizes", "eager_overlap", "host_launch_ms", "host_launch", "host_warm_shapes",
-                  "host_overlap", "async_admission", "memory_budget_gb"}
+                  "host_overlap", "async_admission", "async_launch", "validation_host_speed_series",
+                  "memory_budget_gb"}
 #: most (Q, K) pairs serving.step_cost.host_warm_shapes may list, and the bytes its file may hold
 MAX_WARM_SHAPES = 5_000_000
 MAX_WARM_SHAPES_BYTES = 256 * 2**20
@@ -633,6 +646,40 @@ def _read_acceptance(p: Path, file: str, fld: str) -> list:
     if a.ndim != 1 or a.dtype.kind not in "iu":
         raise _err(f"{p}: accepted drafts must be a 1-D integer array", file, fld)
     return [int(x) for x in a]
+
+
+#: samples a validation host-speed series may hold
+MAX_HOST_SPEED_SAMPLES = 1_000_000
+
+
+def _host_speed_series(v: Any, file: str):
+    """serving.step_cost.validation_host_speed_series: {t_s: [...], factor: [...]} (engine seconds, increasing;
+    factors > 0), or None. Validation only (simulator.engine.runtime.HostSpeedSeries)."""
+    from simulator.engine.runtime import HostSpeedSeries
+
+    fld = "serving.step_cost.validation_host_speed_series"
+    if v is None:
+        return None
+    m = _mapping(v, {"t_s", "factor"}, file, fld)
+    out = {}
+    for k in ("t_s", "factor"):
+        x = m.get(k)
+        if not isinstance(x, (list, tuple)) or not x or len(x) > MAX_HOST_SPEED_SAMPLES:
+            raise _err(f"{k} must be a non-empty list of numbers (at most {MAX_HOST_SPEED_SAMPLES:,}), got "
+                       f"{type(x).__name__}", file, f"{fld}.{k}")
+        if any(isinstance(y, bool) or not isinstance(y, (int, float, np.integer, np.floating)) for y in x):
+            raise _err(f"{k} must hold numbers only", file, f"{fld}.{k}")
+        out[k] = np.asarray(x, dtype=np.float64)
+        if not np.isfinite(out[k]).all():
+            raise _err(f"{k} must hold finite numbers", file, f"{fld}.{k}")
+    t, f = out["t_s"], out["factor"]
+    if len(t) != len(f):
+        raise _err(f"t_s has {len(t)} samples and factor {len(f)}; allowed: one factor per time", file, fld)
+    if len(t) > 1 and not (np.diff(t) > 0).all():
+        raise _err("t_s must increase strictly", file, f"{fld}.t_s")
+    if not (f > 0).all():
+        raise _err("every factor must be > 0 (the host's time per unit of work / its level)", file, f"{fld}.factor")
+    return HostSpeedSeries(t_s=t, factor=f)
 
 
 def _warm_shapes(v: Any, file: str, base: Path) -> frozenset:
@@ -798,6 +845,13 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
     aa = sc_.get("async_admission", False)
     if not isinstance(aa, bool):
         raise _err(f"is {aa!r}; allowed: true, false", file, "serving.step_cost.async_admission")
+    al = sc_.get("async_launch", False)
+    if not isinstance(al, bool):
+        raise _err(f"is {al!r}; allowed: true, false", file, "serving.step_cost.async_launch")
+    if al and host_overlap:
+        raise _err(f"is {host_overlap!r} with async_launch: true; the async loop hides the host work itself "
+                   "(allowed with async_launch: absent, null or 0)", file, "serving.step_cost.host_overlap")
+    speed = _host_speed_series(sc_.get("validation_host_speed_series"), file)
     warm = _warm_shapes(sc_.get("host_warm_shapes"), file, base)
     engine, runtime = _engine(d.get("engine", "none"), file, base)
     slo = _mapping(d.get("slo"), set(SLO_KEYS), file, "serving.slo")
@@ -829,7 +883,8 @@ def parse_serving_section(value: Any, file: str, base: Path, scenario: Scenario 
                          graph_sizes=graph_sizes, eager_overlap=eo, step_cost_budget_bytes=budget, adaptation=adapt,
                          adaptation_combos=adapt_combos, file=file, engine=engine, runtime=runtime,
                          step_cost_given=frozenset(sc_), host_launch_s=host_launch, host_launch_mode=hlm,
-                         host_warm_shapes=warm, host_overlap=host_overlap, async_admission=aa)
+                         host_warm_shapes=warm, host_overlap=host_overlap, async_admission=aa, async_launch=al,
+                         host_speed_series=speed)
 
 
 def serving_template(requests: Any, scheduler: Any, router: Any, seed: int, scenario: Scenario, file: str,

@@ -153,6 +153,28 @@ class LaunchModel:
 
 
 @dataclass(frozen=True)
+class HostSpeedSeries:
+    """A measured host-speed series, for VALIDATION only (serving.step_cost.validation_host_speed_series): at engine
+    time t_s[i] the host ran factor[i] x slower than the launch model's level (a fixed-work probe timed before every
+    step of a recorded run, divided by its median). The engine scales a step's launch by the factor measured nearest
+    its start. It replays the exogenous host speed of one recorded run, to tell the model's structure apart from the
+    host's speed; no prediction can have it."""
+
+    t_s: np.ndarray
+    factor: np.ndarray
+
+    def at(self, t):
+        """The factor measured nearest engine time t (a float or an array)."""
+        ts = self.t_s
+        j = np.searchsorted(ts, t)
+        j = np.clip(j, 1, len(ts) - 1) if len(ts) > 1 else np.zeros_like(j)
+        if len(ts) > 1:
+            j = np.where(np.abs(ts[j - 1] - t) <= np.abs(ts[j] - t), j - 1, j)
+        out = self.factor[j]
+        return float(out) if np.ndim(out) == 0 else out
+
+
+@dataclass(frozen=True)
 class GraphRules:
     """How steps launch (DECODE_LAUNCH / MIXED_LAUNCH) and the CUDA-graph capture sizes decode batches are padded to.
 

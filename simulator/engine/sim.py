@@ -198,8 +198,10 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         if le is not None:   # the runtime's own eager launch cost (serving.step_cost.launch_eager_us)
             combo = replace(combo, hardware=replace(combo.hardware, launch_eager_s=float(le)))
         host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
-                        floor_s=cfg.host_floor_s, overlap=cfg.host_overlap or 0.0,
-                        launch=None if cfg.host_launch_s is None else LaunchModel(constant_s=cfg.host_launch_s))
+                        floor_s=cfg.host_floor_s, overlap=0.0 if cfg.async_launch else (cfg.host_overlap or 0.0),
+                        launch=None if cfg.host_launch_s is None else LaunchModel(constant_s=cfg.host_launch_s),
+                        pipeline=cfg.async_launch, speed=cfg.host_speed_series)
+        _check_speed(cfg, host)
         return RuntimeSetup(combo, knobs["mixed_launch"], cfg.graph_sizes, cfg.eager_overlap, host, None)
     g = prof.graphs
     if "launch_eager_us" not in given and prof.launch_eager_s is not None:
@@ -229,9 +231,12 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         launch = None
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
                     floor_s=cfg.host_floor_s, terms=terms if terms.any() else None,
-                    overlap=prof.overlap_fraction if cfg.host_overlap is None else cfg.host_overlap,
+                    overlap=(0.0 if cfg.async_launch else
+                             prof.overlap_fraction if cfg.host_overlap is None else cfg.host_overlap),
                     launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None,
-                    shapes=set(cfg.host_warm_shapes) if launch is not None and launch.seen_s is not None else None)
+                    shapes=set(cfg.host_warm_shapes) if launch is not None and launch.seen_s is not None else None,
+                    pipeline=cfg.async_launch, speed=cfg.host_speed_series)
+    _check_speed(cfg, host)
     if cfg.host_warm_shapes and host.shapes is None:
         raise SparsesimError(f"{cfg.file}: serving.step_cost.host_warm_shapes: the engine's launch has no seen-shape "
                              f"level to apply them to (engine {cfg.engine!r}: its profile's host_time.launch needs "
@@ -242,6 +247,14 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         mask = (m.per_key_s, m.per_qk_s)
     rt = StepRuntime(piecewise=g.mixed == "piecewise", eager_above=g.eager_above, pad_decode=g.pad_decode, mask=mask)
     return RuntimeSetup(combo, mixed, sizes, eo, host, rt)
+
+
+def _check_speed(cfg: ServingConfig, host: HostTime) -> None:
+    """A validation host-speed series scales a launch: refuse one the engine has none for."""
+    if cfg.host_speed_series is not None and host.launch is None:
+        raise SparsesimError(f"{cfg.file}: serving.step_cost.validation_host_speed_series: the engine has no host launch "
+                             f"to scale (engine {cfg.engine!r}); allowed with an engine profile whose host_time has a "
+                             "launch, or with serving.step_cost.host_launch_ms")
 
 
 _COST_CACHE: dict = {}
@@ -369,6 +382,17 @@ class Replica:
         self.async_admission = bool(engine.cfg.async_admission)
         self.held: list = []           # async admission: (request, arrival) not yet visible to the scheduler
         self._step_start = 0.0         # start of the last step that ended
+        # async launch (serving.step_cost.async_launch, simulator.engine.async_launch): the host's state the last
+        # step left (rho) and when that step ended; a step that does not follow it at once starts from rho = 0
+        self.pipeline = bool(group.cost.host.pipeline)
+        self._rho = 0.0
+        self._rho_next = 0.0
+        self._rhos = None
+        self._end = -math.inf
+
+    def _rho_in(self, now: float) -> float:
+        """The async loop's state a step starting now continues: the last step's, when it follows it at once."""
+        return self._rho if now <= self._end + 1e-12 else 0.0
 
     def add(self, req: Request, now: float) -> None:
         if self.adapt is not None:
@@ -468,11 +492,15 @@ class Replica:
                 fin = sum(1 for r in sched.running if r.output - r.out <= run.steps)
             else:
                 fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
-        dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin, run.ctx_rows)
+        now = self.engine.env.now
+        if self.pipeline:   # async launch: the run continues the host's state from the step before it
+            dts, self._rhos = self.cost.engine_run_async(run.batch, run.rows, run.ctx_sum, self._rho_in(now),
+                                                         run.ctx_max, fin, run.ctx_rows, now)
+        else:
+            dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin, run.ctx_rows, now)
         if self.replay is not None:
             dts = dts + self.replay.run_delta(run.batch, np.asarray(run.ctx_sum, dtype=np.float64) / run.batch)
         ends = np.cumsum(dts)
-        now = self.engine.env.now
         self._run, self._dts, self._ends, self._start = run, dts, ends, now
         self._sleep("run")
         self.cond_pending = True
@@ -524,6 +552,8 @@ class Replica:
             sched.check_invariants()
         dt = float(ends[done - 1])
         self._step_start = start + (float(ends[done - 2]) if done > 1 else 0.0)
+        if self.pipeline:
+            self._rho, self._end = float(self._rhos[done - 1]), start + dt
         self.busy_s += dt
         self.steps += done
         self.events += 1
@@ -547,7 +577,11 @@ class Replica:
         cost, adapt = self.cost, self.adapt
         now = eng.env.now
         self._queue = len(self.sched.waiting)
-        dt = cost.engine_step_s(plan) if adapt is None else cost.engine_step_s(plan, adapt.step_s(plan, cost))
+        dev = None if adapt is None else adapt.step_s(plan, cost)
+        if self.pipeline:   # async launch: this step's launch against the previous step's device time
+            dt, self._rho_next = cost.engine_step_async(plan, self._rho_in(now), dev, now)
+        else:
+            dt = cost.engine_step_s(plan, dev, now)
         if self.replay is not None and plan.n_decode:
             dt += self.replay.step_delta(plan.n_decode, plan.decode_ctx_sum / plan.n_decode)
         self._plan, self._start, self._dt = plan, now, dt
@@ -578,6 +612,8 @@ class Replica:
             adapt.update(plan, acc, plan.n_decode, cost)
         self.last_dt = dt
         self._step_start = self._start
+        if self.pipeline:
+            self._rho, self._end = self._rho_next, now
         if eng.check:
             sched.check_invariants()
         self.busy_s += dt

@@ -66,14 +66,15 @@ import bisect
 import copy
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hwmodels.roofline import price
 from simulator import memory
 from simulator.combo import Combo
-from simulator.engine.runtime import HostTerms, LaunchModel
+from simulator.engine import async_launch
+from simulator.engine.runtime import HostSpeedSeries, HostTerms, LaunchModel
 from simulator.engine.sizing import (
     DEFAULT_MEMORY_BUDGET_BYTES,
     PRICE_CHUNK_BYTES,
@@ -179,6 +180,11 @@ class HostTime:
     overlap     share f of the host time the engine hides under the GPU (async scheduling)
     launch      LaunchModel: host time to issue the forward, overlapping the device within the step
     rng         the generator a sampled launch draws from (the engine's, seeded)
+    pipeline    async launch (serving.step_cost.async_launch): the host issues step N+1 while step N runs on the
+                device; the engine prices a step from its parts (plan_parts / run_parts) through
+                simulator.engine.async_launch, with the previous step's state, instead of plan_s / run_s
+    speed       HostSpeedSeries: the launch scaled by a measured host-speed series at the step's start
+                (serving.step_cost.validation_host_speed_series; validation only, never a prediction)
 
     A step costs (1 - f) x H + max(max(device, floor), launch + f x H), H = per_step (decode | mixed) + per_row x
     requests + terms(content); with neither overlap nor launch that is max(device, floor) + H. A launch model with
@@ -195,6 +201,8 @@ class HostTime:
     #: the attention shapes (Q, K) the replica's process has run, for a launch with seen_s (LaunchModel): a step
     #: whose shape is in it launches in seen_s. One set per replica group: replicas of a group share it (assumed)
     shapes: set | None = field(default=None, compare=False, repr=False)
+    pipeline: bool = False
+    speed: HostSpeedSeries | None = field(default=None, compare=False, repr=False)
 
     def _seen(self, q, keys):
         """Whether the attention shape (q, keys) was run before (a scalar step: and record it); None without the
@@ -214,16 +222,13 @@ class HostTime:
         if self.shapes is not None:
             self.shapes.update((int(q), int(round(float(x)))) for x in keys)
 
-    def _combine(self, dt, h, n: int = 1, seen=None):
-        """(1 - f) h + max(dt, launch + f h) for scalars or arrays of n steps; `seen`: the steps whose attention
-        shape ran before launch in launch.seen_s."""
+    def _lau(self, dt, n: int = 1, seen=None, scale=None):
+        """The launch of a step (dt a float) or of n steps (dt an array): 0 without a launch model; drawn, constant
+        or the seen-shape level; times the host-speed scale when given."""
         lm = self.launch
-        f = self.overlap
-        if lm is None and not f:
-            return dt + h
         if lm is None:
-            lau = 0.0
-        elif lm.mode == "sample" and self.rng is not None:
+            return 0.0
+        if lm.mode == "sample" and self.rng is not None:
             d = lm.draw(self.rng, n)
             lau = float(d[0]) if isinstance(dt, float) else d
         else:
@@ -233,6 +238,18 @@ class HostTime:
                 lau = lm.seen_s if seen else lau
             else:
                 lau = np.where(seen, lm.seen_s, lau)
+        if scale is not None:
+            lau = lau * scale
+        return lau
+
+    def _combine(self, dt, h, n: int = 1, seen=None, scale=None):
+        """(1 - f) h + max(dt, launch + f h) for scalars or arrays of n steps; `seen`: the steps whose attention
+        shape ran before launch in launch.seen_s; `scale`: the host-speed factor of each step (HostSpeedSeries)."""
+        lm = self.launch
+        f = self.overlap
+        if lm is None and not f:
+            return dt + h
+        lau = self._lau(dt, n, seen, scale)
         if lm is not None and lm.norm_p is not None:
             return (1.0 - f) * h + lm.forward_s(dt, lau + f * h)
         if isinstance(dt, float):
@@ -249,15 +266,46 @@ class HostTime:
         per_step = self.per_step_s if not mixed or self.mixed_s is None else self.mixed_s
         return self._combine(float(dt), per_step + self.per_row_s * requests)
 
-    def plan_s(self, device_s: float, plan) -> float:
-        """Seconds of one step of `plan` (a StepPlan or Composition) whose device part takes device_s."""
+    def plan_s(self, device_s: float, plan, t: float | None = None) -> float:
+        """Seconds of one step of `plan` (a StepPlan or Composition) whose device part takes device_s, starting at
+        engine time t (read only by a host-speed series)."""
+        dt = device_s
+        if dt < self.floor_s:
+            dt = self.floor_s
+        h, seen = self._plan_host(plan)
+        scale = self.speed.at(t) if self.speed is not None and t is not None else None
+        return self._combine(float(dt), h, seen=seen, scale=scale)
+
+    def plan_parts(self, device_s: float, plan, dev_only_s: float | None = None, launch_s: float = 0.0,
+                   t: float | None = None) -> tuple[float, float, float, float]:
+        """(H, F, D, L) of one step for the async loop (simulator.engine.async_launch): host work H, the forward
+        from an idle device F (device_s with the launch model), the device time with the kernels queued D
+        (dev_only_s, default device_s) and the host's launch L (launch_s, the eager kernels' launches, plus the
+        launch model's)."""
+        h, seen = self._plan_host(plan)
+        scale = self.speed.at(t) if self.speed is not None and t is not None else None
+        f, d, la = self._parts(float(device_s), float(device_s if dev_only_s is None else dev_only_s), launch_s,
+                               seen, scale)
+        return h, f, d, la
+
+    def _parts(self, fwd, dev, launch_s, seen=None, scale=None, n: int = 1):
+        """(F, D, L) from the device side's forward, device-only time and kernel launches (module: async loop)."""
+        fl = self.floor_s
+        if fl:
+            fwd = np.maximum(fwd, fl) if not isinstance(fwd, float) else max(fwd, fl)
+            dev = np.maximum(dev, fl) if not isinstance(dev, float) else max(dev, fl)
+        lm = self.launch
+        if lm is None:
+            return fwd, dev, launch_s
+        lau = self._lau(fwd, n, seen, scale)
+        return lm.forward_s(fwd, lau), dev, launch_s + lau
+
+    def _plan_host(self, plan):
+        """(H, seen) of one step: its host work and whether its attention shape ran before (None: no such rule)."""
         reqs = getattr(plan, "reqs", None)
         chunks = plan.chunks
         mixed = bool(chunks)
         nreq = len(reqs) if reqs is not None else plan.n_decode + len(chunks)
-        dt = device_s
-        if dt < self.floor_s:
-            dt = self.floor_s
         seen = None
         if self.shapes is not None:
             seen = self._seen(plan.total_tokens, plan.decode_ctx_sum + sum(c + o for c, o in chunks))
@@ -283,14 +331,61 @@ class HostTime:
                         if (dec and r.output - r.out <= 1) or (not dec and r.output == 1 and r.computed >= r.prompt):
                             fin += 1
                 h += t.per_finished_s * fin
-        return self._combine(float(dt), h, seen=seen)
+        return h, seen
 
     def run_s(self, device_s: np.ndarray, batch: int, rows: int | None = None,
-              ctx_sums: np.ndarray | None = None, finished_last: int = 0) -> np.ndarray:
+              ctx_sums: np.ndarray | None = None, finished_last: int = 0, t0: float | None = None) -> np.ndarray:
         """step_s for each step of a run of pure-decode steps of `batch` requests (`rows` query rows each, keys
-        ctx_sums per step; `finished_last` requests finish in the run's last step)."""
+        ctx_sums per step; `finished_last` requests finish in the run's last step; t0: the run's start, read only
+        by a host-speed series)."""
         if self.floor_s:
             device_s = np.maximum(device_s, self.floor_s)
+        h, keys = self._run_host(len(device_s), batch, rows, ctx_sums, finished_last)
+        if self.launch is None and not self.overlap:
+            if h or self.terms is not None:
+                device_s = device_s + (h + keys)
+            return device_s
+        seen = None
+        if self.shapes is not None and ctx_sums is not None:
+            seen = self._seen(batch if rows is None else rows, np.asarray(ctx_sums, dtype=np.float64))
+        dev = np.asarray(device_s, dtype=np.float64)
+        if self.speed is None or t0 is None or self.launch is None:
+            return self._combine(dev, h + keys, len(dev), seen=seen)
+        # a host-speed series: each step's scale at its own start, which the scales move (a few fixed-point rounds;
+        # a sampled launch draws once)
+        lau0 = self._lau(dev, len(dev), seen)
+        plain = replace(self, launch=replace(self.launch, mode="constant"), rng=None)
+        scale = np.full(len(dev), self.speed.at(t0))
+        for _ in range(3):
+            dts = plain._combine_lau(dev, h + keys, lau0 * scale)
+            starts = t0 + np.concatenate([[0.0], np.cumsum(dts)[:-1]])
+            scale = self.speed.at(starts)
+        return plain._combine_lau(dev, h + keys, lau0 * scale)
+
+    def _combine_lau(self, dt, h, lau):
+        """_combine with the launch given."""
+        f = self.overlap
+        lm = self.launch
+        if lm.norm_p is not None:
+            return (1.0 - f) * h + lm.forward_s(dt, lau + f * h)
+        return (1.0 - f) * h + np.maximum(dt, lau + f * h)
+
+    def run_parts(self, device_s: np.ndarray, batch: int, rows: int | None = None,
+                  ctx_sums: np.ndarray | None = None, finished_last: int = 0, t0: float | None = None):
+        """(H, F, D, L) of each step of a run of pure-decode steps for the async loop (plan_parts' meaning; the
+        device side of a decode step is its forward and its device time at once, graph or not). A host-speed series
+        scales the run's launches at its start t0."""
+        dev = np.asarray(device_s, dtype=np.float64)
+        h, keys = self._run_host(len(dev), batch, rows, ctx_sums, finished_last)
+        seen = None
+        if self.shapes is not None and ctx_sums is not None:
+            seen = self._seen(batch if rows is None else rows, np.asarray(ctx_sums, dtype=np.float64))
+        scale = self.speed.at(t0) if self.speed is not None and t0 is not None else None
+        f, d, la = self._parts(dev, dev, 0.0, seen, scale, len(dev))
+        return h + keys, f, d, la
+
+    def _run_host(self, n: int, batch: int, rows: int | None, ctx_sums, finished_last: int):
+        """(H per step, per-step key / finished terms: 0 or an array) of a run of pure-decode steps."""
         h = self.per_step_s + self.per_row_s * batch
         t = self.terms
         keys = 0.0
@@ -300,16 +395,9 @@ class HostTime:
             if t.per_key_s and ctx_sums is not None:
                 keys = t.per_key_s * np.asarray(ctx_sums, dtype=np.float64)
             if finished_last and t.per_finished_s:
-                keys = keys + np.zeros(len(device_s))
+                keys = keys + np.zeros(n)
                 keys[-1] += t.per_finished_s * finished_last
-        if self.launch is None and not self.overlap:
-            if h or t is not None:
-                device_s = device_s + (h + keys)
-            return device_s
-        seen = None
-        if self.shapes is not None and ctx_sums is not None:
-            seen = self._seen(batch if rows is None else rows, np.asarray(ctx_sums, dtype=np.float64))
-        return self._combine(np.asarray(device_s, dtype=np.float64), h + keys, len(device_s), seen=seen)
+        return h, keys
 
 
 NO_HOST_TIME = HostTime()
@@ -1094,19 +1182,61 @@ class StepCostModel:
         return m
 
     # ---- what a step costs (the engine's one entry point: a step plan in, seconds out) ---------------------------
-    def engine_step_s(self, plan, device_s: float | None = None) -> float:
+    def engine_step_s(self, plan, device_s: float | None = None, t: float | None = None) -> float:
         """Seconds one step of `plan` takes in the engine: its device time (step_s, or `device_s` when another
         pricer priced the device side: per-request adaptation) plus the runtime's host time (HostTime.plan_s: the
         runtime profile's content terms, overlap and launch)."""
-        return self.host.plan_s(self.step_s(plan) if device_s is None else device_s, plan)
+        return self.host.plan_s(self.step_s(plan) if device_s is None else device_s, plan, t)
 
     def engine_run_s(self, batch: int, rows: int, ctx_sums: np.ndarray, ctx_max: np.ndarray | None = None,
-                     finished_last: int = 0, ctx_rows: np.ndarray | None = None) -> np.ndarray:
+                     finished_last: int = 0, ctx_rows: np.ndarray | None = None, t0: float | None = None) -> np.ndarray:
         """engine_step_s of each step of a run of pure-decode steps (decode_run_s plus the host time;
         finished_last: requests finishing in the run's last step, for a host term per finished request; ctx_rows:
-        each row's context per step, read by per-row pricing)."""
+        each row's context per step, read by per-row pricing; t0: the run's start, read by a host-speed series)."""
         return self.host.run_s(self.decode_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows), batch, rows, ctx_sums,
-                               finished_last)
+                               finished_last, t0)
+
+    # ---- async launch (serving.step_cost.async_launch; simulator.engine.async_launch) --------------------------
+    def step_parts(self, plan) -> tuple[float, float, float]:
+        """(F, D, L) of a step's device side: its forward from an idle device (step_s), its device time with the
+        kernels already queued, and the host's time to launch them. Only a step priced with eager_overlap = step
+        separates them (D = the kernels back to back, L = kernels x launch_eager_s); any other step's price is its
+        device time and its launch is in the host terms (graph replays), or not separable (eager_overlap = kernel:
+        the kernel-wise max(device, launch) is kept as the device time, nothing of it moves under the previous
+        step)."""
+        if self.rt is not None:
+            t = self._rt_step_s(plan)
+            if t is not None:
+                return t, t, 0.0
+        if plan.chunks and self._dev is not None:
+            k = self._kernels
+            n = k["body"] + (k["decode"] if plan.n_decode else 0.0) + k["chunk"] * len(plan.chunks)
+            if self.complete_tab is not None:
+                n += k["complete"] * len(plan.completes)
+            dev = self._dev.step_s(plan)
+            la = n * self._launch_eager
+            return (dev if dev > la else la), dev, la
+        t = self.step_s(plan)
+        return t, t, 0.0
+
+    def engine_step_async(self, plan, rho: float, device_s: float | None = None,
+                          t: float | None = None) -> tuple[float, float]:
+        """(token interval, carried state) of one step in the async loop, given the state the previous step left
+        (rho; 0 after an idle engine): simulator.engine.async_launch.step over HostTime.plan_parts."""
+        if device_s is None:
+            fwd, dev, la = self.step_parts(plan)
+        else:
+            fwd = dev = device_s
+            la = 0.0
+        return async_launch.step(rho, *self.host.plan_parts(fwd, plan, dev, la, t))
+
+    def engine_run_async(self, batch: int, rows: int, ctx_sums: np.ndarray, rho: float,
+                         ctx_max: np.ndarray | None = None, finished_last: int = 0,
+                         ctx_rows: np.ndarray | None = None, t0: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(token intervals, carried state after each step) of a run of pure-decode steps in the async loop."""
+        dev = self.decode_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows)
+        h, f, d, la = self.host.run_parts(dev, batch, rows, ctx_sums, finished_last, t0)
+        return async_launch.run(rho, h, f, d, la)
 
     # ---- the runtime's step rules (StepRuntime) ---------------------------------------------------------------
     def _rt_step_s(self, plan):
