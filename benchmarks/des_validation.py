@@ -487,7 +487,7 @@ def host_model(cycles: list[dict], exclude: str | None = None) -> tuple[float, f
 
 
 def own_after_config(run: dict, harness: Harness, host: tuple, launch_us: float | None = None,
-                     overlap: float | None = None, async_admission: bool = False):
+                     overlap: float | None = None, async_admission: bool = False, async_launch: bool = False):
     from simulator.engine.config import parse_serving_section
 
     c = run["config"]
@@ -511,6 +511,8 @@ def own_after_config(run: dict, harness: Harness, host: tuple, launch_us: float 
         section["step_cost"]["host_overlap"] = float(overlap)
     if async_admission:
         section["step_cost"]["async_admission"] = True
+    if async_launch:
+        section["step_cost"]["async_launch"] = True
     with harness:
         return parse_serving_section(section, file="<des_validation own after>", base=ROOT, scenario=doc)
 
@@ -716,6 +718,67 @@ def fit_overlap(cost, cycles: list[dict], host: tuple) -> tuple[float, np.ndarra
     return float(grid[int(np.argmin(sse))]), sse
 
 
+def async_loop_steps(cost, run: dict, level: str, host: tuple, f: float) -> list[dict]:
+    """Every back-to-back step of an async run's level priced two ways from its composition alone: BEFORE, the
+    overlap fraction f of its own host time ((1 - f) H + max(price, f H)); AFTER, the async loop
+    (simulator.engine.async_launch: the step's launch against the previous step's device time), its state carried
+    along the level's steps in order (reset to 0 after a step that did not follow at once). H = the host model
+    (a_decode | a_mixed + b x requests); price / parts from the engine's cost model (StepCostModel.step_parts)."""
+    from simulator.engine import async_launch
+
+    a_g, a_e, b = host
+    ss = sorted((s for s in run["steps"] if s["workload"] == level), key=lambda x: x["step"])
+    rho = 0.0
+    rows = []
+    for k, s in enumerate(ss):
+        comp = _comp(s)[0]
+        h = (a_e if s["prefill_chunks"] else a_g) + b * s["rows"]
+        fwd, dev, la = cost.step_parts(comp)
+        follows = k > 0 and s["t_start_s"] <= ss[k - 1]["t_ids_s"] + 2e-3
+        i, rho = async_launch.step(rho if follows else 0.0, h, fwd, dev, la)
+        rows.append({"s": s, "follows": follows, "h": h, "la": la, "i": i, "rho": rho, "fwd": fwd})
+    # a step's ids reach the host once the next step is launched: delay after its device end (0 before idle)
+    for k, r in enumerate(rows):
+        nxt = rows[k + 1] if k + 1 < len(rows) and rows[k + 1]["follows"] else None
+        r["delay"] = 0.0 if nxt is None else async_launch.emit_delay(r["rho"], nxt["h"], nxt["la"])
+    out = []
+    for a, r in zip(rows, rows[1:]):
+        if r["follows"]:
+            s, h = r["s"], r["h"]
+            out.append({"path": s["path"], "prev_path": a["s"]["path"], "cycle_s": s["t_ids_s"] - a["s"]["t_ids_s"],
+                        "before_s": (1 - f) * h + max(r["fwd"], f * h), "after_s": r["i"] + r["delay"] - a["delay"],
+                        "device_end_s": r["i"]})
+    return out
+
+
+def print_async_steps(levels: list[str], on: dict, cost, host: tuple, f: float) -> None:
+    """Per level (FITTED: the level of the host terms and f; held: the others) and step class: the measured token
+    interval against the engine's step, BEFORE (overlap f) and AFTER (the async loop)."""
+    print(f"\nper-step token interval, async on: engine step / measured (host terms from {ASYNC_FIT_LEVEL}'s async-off "
+          f"cycles; BEFORE = overlap f = {f:.2f} of the step's own host time, fitted on {ASYNC_FIT_LEVEL}'s async "
+          "intervals; AFTER = the async loop, serving.step_cost.async_launch: nothing fitted beyond the host terms)")
+    print(f"{'level':<11} {'':<7} {'steps':<14} {'n':>5} {'meas p50':>9} | {'BEFORE ratio':>12} {'|e|p50':>6} "
+          f"{'p90':>6} | {'AFTER ratio':>11} {'|e|p50':>6} {'p90':>6}")
+    classes = (("graph", lambda x: x["path"] == "graph"), ("eager", lambda x: x["path"] == "eager"),
+               ("graph->eager", lambda x: x["path"] == "eager" and x["prev_path"] == "graph"),
+               ("eager->eager", lambda x: x["path"] == "eager" and x["prev_path"] == "eager"),
+               ("eager->graph", lambda x: x["path"] == "graph" and x["prev_path"] == "eager"))
+    for lv in levels:
+        st = async_loop_steps(cost, on, lv, host, f)
+        tag = "FITTED" if lv == ASYNC_FIT_LEVEL else "held"
+        for name, sel in classes:
+            xs = [x for x in st if sel(x)]
+            if not xs:
+                continue
+            y = np.asarray([x["cycle_s"] for x in xs])
+            cols = []
+            for k in ("before_s", "after_s"):
+                r = np.asarray([x[k] for x in xs]) / y
+                cols.append((np.median(r), np.median(np.abs(r - 1)), np.percentile(np.abs(r - 1), 90)))
+            print(f"{lv:<11} {tag:<7} {name:<14} {len(xs):>5} {np.median(y) * 1e3:7.2f}ms | {cols[0][0]:12.3f} "
+                  f"{cols[0][1]:6.1%} {cols[0][2]:6.1%} | {cols[1][0]:11.3f} {cols[1][1]:6.1%} {cols[1][2]:6.1%}")
+
+
 def own_async_compare(cfg, rows: list[dict], name: str, C: int) -> dict:
     """compare_level for Poisson levels; a closed loop of C simulated as one (requests in submission order)."""
     if not C:
@@ -832,22 +895,28 @@ def own_async_section(data: Path, harness: Harness) -> list[dict]:
           f"with the same loop structure the host work between graph-launched decode steps hid almost entirely "
           f"({1 - gap_on / gap_off:.1%} here, ~0.7 ms a step); what hides in vLLM depends on its own per-step host "
           "work (its scheduler, input preparation, sampler, detokenizer), not measured here")
+    print_async_steps(levels, on, cost, host, f)
     cfg1 = own_after_config(off, harness, host, overlap=f)
     cfgd = own_after_config(off, harness, host, overlap=fd)
     cfga = own_after_config(off, harness, host, overlap=f, async_admission=True)
     cfgda = own_after_config(off, harness, host, overlap=fd, async_admission=True)
+    cfgl = own_after_config(off, harness, host, async_launch=True)
+    cfgla = own_after_config(off, harness, host, async_launch=True, async_admission=True)
     out = []
     print(f"\nper-request error, own server, async off and on (host terms and overlap fitted on {ASYNC_FIT_LEVEL} only; "
           f"FITTED = that level, every other level held out); overlap 0 = BEFORE, {f:.2f} = AFTER (fitted against the "
-          f"price), {fd:.2f} = the device-span fit; adm+1 = async admission (serving.step_cost.async_admission: a "
-          "request arriving during a step joins the step after next; a structure, nothing fitted)")
+          f"price), {fd:.2f} = the device-span fit, loop = the async loop (serving.step_cost.async_launch: step N+1's "
+          "launch against step N's device time; no overlap fraction); adm+1 = async admission "
+          "(serving.step_cost.async_admission: a request arriving during a step joins the step after next; a "
+          "structure, nothing fitted)")
     print(f"{'level':<11} {'':<7} {'mode':<4} {'overlap':>7} {'adm+1':>5} | {'TTFT meas':>9} {'sim':>7} {'|e|p50':>6} {'p90':>6} "
           f"{'bias':>6} | {'TPOT meas':>9} {'sim':>7} {'|e|p50':>6} {'p90':>6} {'bias':>6}")
     for lv in levels:
         tag = "FITTED" if lv == ASYNC_FIT_LEVEL else "held"
         for mode, run, cfg, ff, adm in (("off", off, cfg0, 0.0, False), ("on", on, cfg0, 0.0, False),
                                         ("on", on, cfg1, f, False), ("on", on, cfgd, fd, False),
-                                        ("on", on, cfga, f, True), ("on", on, cfgda, fd, True)):
+                                        ("on", on, cfga, f, True), ("on", on, cfgda, fd, True),
+                                        ("on", on, cfgl, "loop", False), ("on", on, cfgla, "loop", True)):
             if any(o["level"] == lv and o["engine"] == f"own-async-{mode}" and o["overlap"] == ff
                    and o["async_admission"] == adm for o in out):
                 continue
@@ -856,7 +925,8 @@ def own_async_section(data: Path, harness: Harness) -> list[dict]:
             res.update({"engine": f"own-async-{mode}", "overlap": ff, "fitted": lv == ASYNC_FIT_LEVEL,
                         "async_admission": adm})
             out.append(res)
-            print(f"{lv:<11} {tag:<7} {mode:<4} {ff:7.2f} {'yes' if adm else 'no':>5} | "
+            print(f"{lv:<11} {tag:<7} {mode:<4} {ff if isinstance(ff, str) else f'{ff:.2f}':>7} "
+                  f"{'yes' if adm else 'no':>5} | "
                   f"{res['ttft_meas_p50'] * 1e3:7.1f}ms "
                   f"{res['ttft_sim_p50'] * 1e3:5.1f}ms {res['ttft_err_p50']:6.1%} {res['ttft_err_p90']:6.1%} "
                   f"{res['ttft_bias']:+6.1%} | {res['tpot_meas_p50'] * 1e3:7.2f}ms {res['tpot_sim_p50'] * 1e3:5.2f}ms "

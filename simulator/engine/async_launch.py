@@ -50,6 +50,13 @@ def step(rho: float, h: float, f: float, d: float, launch: float) -> tuple[float
     return i, (y if y > 0.0 else 0.0) - i
 
 
+def emit_delay(rho: float, h_next: float, launch_next: float) -> float:
+    """How long after its device end a step's ids reach the host: the host launches the next step before it waits
+    (T_k = max(E_k, end of step k+1's launch)); 0 when no step follows at once."""
+    x = rho + h_next + launch_next
+    return x if x > 0.0 else 0.0
+
+
 def run(rho: float, h, f, d, launch) -> tuple[np.ndarray, np.ndarray]:
     """(I, rho) of each step of a run of steps (arrays; h, launch may be scalars). Steps without a host launch
     (launch 0, f == d: graph replays) in closed form, vectorized: I_1 = d_1 + max(0, rho + h_1),

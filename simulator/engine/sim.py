@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hwmodels.errors import SparsesimError
-from simulator.engine import decode_run
+from simulator.engine import async_launch, decode_run
 from simulator.engine.adaptive import Adaptive
 from simulator.engine.config import ServingConfig
 from simulator.engine.routers import ARRIVAL, DECODE, router_class
@@ -388,11 +388,41 @@ class Replica:
         self._rho = 0.0
         self._rho_next = 0.0
         self._rhos = None
+        self._delays = None
         self._end = -math.inf
+        self._pend = None              # the last step's emissions, until the next step's launch says how late
 
     def _rho_in(self, now: float) -> float:
         """The async loop's state a step starting now continues: the last step's, when it follows it at once."""
-        return self._rho if now <= self._end + 1e-12 else 0.0
+        return self._rho if now <= self._end + 1e-9 else 0.0
+
+    def _emit(self, rho_in: float, lead: float) -> None:
+        """Async launch: the last step's ids reached the host only once the step starting now was launched
+        (simulator.engine.async_launch.emit_delay; nothing moves when the engine idled in between: with no step to
+        launch the host waits for the ids at once): its first tokens, finishes and inter-token gaps move later.
+        A closed-loop client still submits its next request at the device end (not moved)."""
+        pend, self._pend = self._pend, None
+        if pend is None or self.engine.env.now > self._end + 1e-9:
+            return
+        d = async_launch.emit_delay(rho_in, lead, 0.0)
+        if d <= 0.0:
+            return
+        firsts, finished, i0, i1, rids = pend
+        rec = self.engine.rec
+        for r in firsts:
+            r.first_token_time += d
+            if not math.isnan(rec.first_token[r.rid]):
+                rec.first_token[r.rid] += d
+        for r in finished:
+            r.finish_time += d
+            if not math.isnan(rec.finish[r.rid]):
+                rec.finish[r.rid] += d
+        t, g = rec.itl["t"], rec.itl["gap"]
+        for j in range(i0, i1):
+            t[j] += d
+            g[j] += d
+        if len(rids):
+            rec.last_emit[rids] += d
 
     def add(self, req: Request, now: float) -> None:
         if self.adapt is not None:
@@ -494,8 +524,12 @@ class Replica:
                 fin = int(sum(r.out + int(g) >= r.output for r, g in zip(sched.running, run.gen.sum(axis=0))))
         now = self.engine.env.now
         if self.pipeline:   # async launch: the run continues the host's state from the step before it
-            dts, self._rhos = self.cost.engine_run_async(run.batch, run.rows, run.ctx_sum, self._rho_in(now),
-                                                         run.ctx_max, fin, run.ctx_rows, now)
+            rin = self._rho_in(now)
+            dts, self._rhos, lead = self.cost.engine_run_async(run.batch, run.rows, run.ctx_sum, rin,
+                                                               run.ctx_max, fin, run.ctx_rows, now)
+            self._emit(rin, float(lead[0]))
+            # each step's ids reach the host once the next step of the run is launched
+            self._delays = np.maximum(0.0, self._rhos[:-1] + lead[1:])
         else:
             dts = self.cost.engine_run_s(run.batch, run.rows, run.ctx_sum, run.ctx_max, fin, run.ctx_rows, now)
         if self.replay is not None:
@@ -535,16 +569,24 @@ class Replica:
             self.cost.host.note_shapes(run.rows, np.asarray(run.ctx_sum, dtype=np.float64)[:done])
         rids = np.fromiter((r.rid for r in sched.running), dtype=np.int64, count=run.batch)
         itl = rec.itl
-        g0 = start + float(ends[0])
-        itl["t"].extend(np.full(run.batch, g0).tolist())
-        itl["gap"].extend((g0 - rec.last_emit[rids]).tolist())
+        emit = start + ends[:done]
+        gaps = dts[1:done]
+        if self.pipeline and done > 1:   # async launch: ids of every step but the last reach the host late
+            dl = self._delays[:done - 1]
+            emit = emit + np.concatenate([dl, [0.0]])
+            gaps = gaps + dl - np.concatenate([[0.0], dl[:-1]])
+        itl["t"].extend(np.full(run.batch, emit[0]).tolist())
+        itl["gap"].extend((emit[0] - rec.last_emit[rids]).tolist())
         itl["w"].extend([1.0] * run.batch)
         if done > 1:
-            itl["t"].extend((start + ends[1:done]).tolist())
-            itl["gap"].extend(dts[1:done].tolist())
+            itl["t"].extend(emit[1:].tolist())
+            itl["gap"].extend(gaps.tolist())
             itl["w"].extend([float(run.batch)] * (done - 1))
-        rec.last_emit[rids] = start + float(ends[done - 1])
+        rec.last_emit[rids] = float(emit[-1])
         ev = decode_run.apply(sched, run, done, now)
+        if self.pipeline:   # the last step's emissions, delayed once the next step's launch is known
+            self._pend = (list(ev.first_token), list(ev.finished), len(itl["t"]) - (run.batch if done == 1 else 1),
+                          len(itl["t"]), rids)
         if self.replay is not None:
             self.replay.advance(done)
         self.last_dt = float(dts[done - 1])
@@ -579,7 +621,9 @@ class Replica:
         self._queue = len(self.sched.waiting)
         dev = None if adapt is None else adapt.step_s(plan, cost)
         if self.pipeline:   # async launch: this step's launch against the previous step's device time
-            dt, self._rho_next = cost.engine_step_async(plan, self._rho_in(now), dev, now)
+            rin = self._rho_in(now)
+            dt, self._rho_next, lead = cost.engine_step_async(plan, rin, dev, now)
+            self._emit(rin, lead)
         else:
             dt = cost.engine_step_s(plan, dev, now)
         if self.replay is not None and plan.n_decode:
@@ -598,6 +642,7 @@ class Replica:
         ev = sched.step_done(plan, now, acc)
         if self.replay is not None and plan.n_decode:
             self.replay.advance(1)
+        i0 = len(rec.itl["t"])
         if plan.n_decode:   # inter-token gaps of the decode rows (vLLM's ITL)
             le, itl = rec.last_emit, rec.itl
             for r, d in zip(plan.reqs, plan.is_decode):
@@ -614,6 +659,9 @@ class Replica:
         self._step_start = self._start
         if self.pipeline:
             self._rho, self._end = self._rho_next, now
+            rids = [r.rid for r, d in zip(plan.reqs, plan.is_decode) if d] + [r.rid for r in ev.first_token]
+            self._pend = (list(ev.first_token), list(ev.finished), i0, len(rec.itl["t"]),
+                          np.asarray(rids, dtype=np.int64))
         if eng.check:
             sched.check_invariants()
         self.busy_s += dt

@@ -1220,23 +1220,29 @@ class StepCostModel:
         return t, t, 0.0
 
     def engine_step_async(self, plan, rho: float, device_s: float | None = None,
-                          t: float | None = None) -> tuple[float, float]:
-        """(token interval, carried state) of one step in the async loop, given the state the previous step left
-        (rho; 0 after an idle engine): simulator.engine.async_launch.step over HostTime.plan_parts."""
+                          t: float | None = None) -> tuple[float, float, float]:
+        """(seconds from the previous step's device end to this step's, carried state, lead) of one step in the async
+        loop, given the state the previous step left (rho; 0 after an idle engine): simulator.engine.async_launch.step
+        over HostTime.plan_parts. lead = H + L: the previous step's ids reach the host
+        async_launch.emit_delay(rho, H, L) = max(0, rho + lead) after its device end."""
         if device_s is None:
             fwd, dev, la = self.step_parts(plan)
         else:
             fwd = dev = device_s
             la = 0.0
-        return async_launch.step(rho, *self.host.plan_parts(fwd, plan, dev, la, t))
+        h, f, d, la = self.host.plan_parts(fwd, plan, dev, la, t)
+        i, r = async_launch.step(rho, h, f, d, la)
+        return i, r, h + la
 
     def engine_run_async(self, batch: int, rows: int, ctx_sums: np.ndarray, rho: float,
                          ctx_max: np.ndarray | None = None, finished_last: int = 0,
-                         ctx_rows: np.ndarray | None = None, t0: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(token intervals, carried state after each step) of a run of pure-decode steps in the async loop."""
+                         ctx_rows: np.ndarray | None = None, t0: float | None = None):
+        """(device end to device end, carried state after each step, lead H + L of each step) of a run of
+        pure-decode steps in the async loop (engine_step_async's meaning, arrays)."""
         dev = self.decode_run_s(batch, rows, ctx_sums, ctx_max, ctx_rows)
         h, f, d, la = self.host.run_parts(dev, batch, rows, ctx_sums, finished_last, t0)
-        return async_launch.run(rho, h, f, d, la)
+        i, r = async_launch.run(rho, h, f, d, la)
+        return i, r, np.broadcast_to(np.asarray(h + la, dtype=np.float64), (len(dev),))
 
     # ---- the runtime's step rules (StepRuntime) ---------------------------------------------------------------
     def _rt_step_s(self, plan):
