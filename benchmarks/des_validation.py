@@ -1388,6 +1388,9 @@ def hf_host_speed_section(data: Path, prof) -> list[dict]:
                  "engine's shape memory (serving.step_cost.host_warm_shapes)", "warm"),
                 ("GIVEN THE MEASURED HOST SPEED: new-shape launch = ratio x the run's probe, a seen shape's = that x "
                  "the profile's seen / new launch", "hostspeed"),
+                ("GIVEN THE MEASURED HOST-SPEED SERIES (not a prediction): the launch above x the run's probe time per "
+                 "launch at the step's start / its median (serving.step_cost.validation_host_speed_series: each step's "
+                 "launch scaled by the probe measured nearest its start)", "series"),
                 ("AFTER, CALIBRATED: launch = the run's own median launch (the best constant)", "calibrated")]
     for title, v in variants:
         rows = []
@@ -1397,11 +1400,13 @@ def hf_host_speed_section(data: Path, prof) -> list[dict]:
             elif v == "warm":
                 cfg = replace(_hf_cfg(run["sched"], "hf-cb", prof),
                               host_warm_shapes=history.get(run["name"].removesuffix(" (probe)"), frozenset()))
-            elif v == "hostspeed":
+            elif v in ("hostspeed", "series"):
                 pr = [float(s["probe_s"]) / n_probe for s in run["steps"] if s.get("probe_s") not in (None, "")]
                 la = ratio * 1600 * float(np.median(pr))
                 lm = replace(prof.launch, constant_s=la, quantiles=(), seen_s=la * seen_frac)
                 cfg = _hf_cfg(run["sched"], "hf-cb", replace(prof, launch=lm))
+                if v == "series":
+                    cfg = replace(cfg, host_speed_series=host_speed_series(run, n_probe))
             else:
                 cfg = _hf_cfg(run["sched"], "hf-cb", prof, launch_s=_run_launch_s(run["steps"]))
             r = hf_compare(cfg, run)
@@ -1409,7 +1414,47 @@ def hf_host_speed_section(data: Path, prof) -> list[dict]:
             rows.append(r)
         print_hf_table(title, rows)
         out += rows
+    probe_summary(out)
     return out
+
+
+def host_speed_series(run: dict, n_probe: int):
+    """The run's host-speed probe as an engine input (VALIDATION ONLY): at each step's start (the engine's clock: the
+    run's, less its first submission) the probe's time per launch / the run's median."""
+    from simulator.engine.runtime import HostSpeedSeries
+
+    t0 = min(r["submit"] for r in run["rows"])
+    pts = sorted((float(s["t_start_s"]) - t0, float(s["probe_s"]) / n_probe) for s in run["steps"]
+                 if s.get("probe_s") not in (None, ""))
+    t = np.asarray([p[0] for p in pts])
+    pr = np.asarray([p[1] for p in pts])
+    keep = np.concatenate([[True], np.diff(t) > 0])
+    return HostSpeedSeries(t_s=t[keep], factor=pr[keep] / np.median(pr))
+
+
+def probe_summary(rows: list[dict]) -> None:
+    """The six probe runs side by side: the prediction (the profile's median launch) and, NOT predictions, the
+    launch given the run's median host speed and given its host-speed series."""
+    by = {(r["run"], r["engine"]): r for r in rows}
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    cols = (("hf-cb-probe-median", "prediction (profile median)"),
+            ("hf-cb-probe-hostspeed", "given the median host speed*"),
+            ("hf-cb-probe-series", "given the measured host-speed series (not a prediction)"))
+    print("\nSUMMARY, the six probe runs: per-request |error| median / p90, TTFT | TPOT (goal: median <= 10 %, "
+          "p90 <= 20 % for both)")
+    print(f"{'run':<26}" + "".join(f" | {name:<33}" for _, name in cols))
+    for run in runs:
+        line = f"{run:<26}"
+        for eng, _ in cols:
+            r = by.get((run, eng))
+            if r is None:
+                line += f" | {'-':<33}"
+                continue
+            line += (f" | {r['ttft_p50']:4.0%}/{r['ttft_p90']:4.0%} | {r['tpot_p50']:4.0%}/{r['tpot_p90']:4.0%} "
+                     f"{'ok' if r['goal'] else 'MISS':<12}")
+        print(line)
+    print("  * not predictions: the host speed is read from the run itself (its probe before every step, not its "
+          "latencies); the series column replays it step by step (serving.step_cost.validation_host_speed_series)")
 
 
 def hf_summary(results: list[dict]) -> None:
