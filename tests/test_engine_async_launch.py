@@ -95,3 +95,16 @@ def test_host_speed_series_is_checked_and_scales_the_launch():
     assert np.allclose(one.requests["tpot_s"], base.requests["tpot_s"], rtol=1e-12)
     assert slow.summary["tpot_p50_ms"] > 1.5 * base.summary["tpot_p50_ms"]
     assert np.allclose(run.requests["tpot_s"], slow.requests["tpot_s"], rtol=1e-9)
+
+
+def test_vllm_profile_runs_the_async_loop_and_the_knob_overrides_it():
+    from simulator.engine.runtime import load_profile
+    from simulator.engine.sim import setup_group
+
+    assert load_profile("vllm-v1").async_launch and not load_profile("hf-cb").async_launch
+    on = cfg_of(engine="vllm-v1", step_cost={"host_per_step_us": 300})
+    off = cfg_of(engine="vllm-v1", step_cost={"host_per_step_us": 300, "async_launch": False})
+    assert setup_group(0, on.groups[0], on, 64).cost.host.pipeline
+    assert not setup_group(0, off.groups[0], off, 64).cost.host.pipeline
+    # its host work hides under the device in the loop, and adds to every step without it
+    assert _sim(on).summary["tpot_p50_ms"] < _sim(off).summary["tpot_p50_ms"] - 0.2

@@ -273,6 +273,9 @@ class RuntimeProfile:
     api_per_token_s: float = 0.0
     launch_eager_s: float | None = None   # the runtime's host cost per eagerly launched kernel (None: the device's)
     kernels: str | None = None            # the engine's kernel set (runtime.kernels: fused | unfused | hf), None: the scenario's
+    #: runtime.async_launch: the engine launches step N+1 while step N runs (async scheduling's loop,
+    #: simulator.engine.async_launch); serving.step_cost.async_launch overrides it
+    async_launch: bool = False
     allreduce: str | None = None          # the engine's tensor-parallel all-reduce (runtime.allreduce: nccl | vllm | sglang |
                                           # trtllm, simulator.kernels.allreduce), None: the scenario's (NCCL)
     sources: tuple = ()
@@ -433,6 +436,10 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
     ov = rv("overlap_fraction", default=0.0)
     if isinstance(ov, bool) or not isinstance(ov, (int, float)) or not 0 <= ov <= 1:
         raise ProfileError(f"must be a number in [0, 1], got {ov!r}", file=file, field="runtime.overlap_fraction.value")
+    al = rv("async_launch", allowed=(True, False), default=False)
+    if al and ov:
+        raise ProfileError(f"async_launch true with overlap_fraction {ov!r}: the async loop hides the host work itself "
+                           "(allowed: overlap_fraction 0 or null)", file=file, field="runtime.overlap_fraction.value")
     api = []
     for k in ("api_per_request_ms", "api_per_token_ms"):
         x = rv(k, default=0.0)
@@ -457,7 +464,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
                           launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar,
-                          sources=tuple(sources),
+                          async_launch=bool(al), sources=tuple(sources),
                           notes=tuple(notes))
 
 

@@ -223,6 +223,12 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         terms = replace(terms, per_step_s=0.0, per_mixed_step_s=0.0)
     if "host_per_row_us" in given:
         terms = replace(terms, per_request_s=0.0)
+    # async launch: the user's serving.step_cost.async_launch, else the profile's runtime.async_launch; a user's
+    # host_overlap > 0 without async_launch given replaces the profile's loop by the overlap fraction
+    if "async_launch" in given:
+        pipe = cfg.async_launch
+    else:
+        pipe = prof.async_launch and not cfg.host_overlap
     if cfg.host_launch_s is not None:
         launch = LaunchModel(constant_s=cfg.host_launch_s)
     elif prof.launch is not None:
@@ -231,11 +237,11 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
         launch = None
     host = HostTime(per_step_s=cfg.host_per_step_s, mixed_s=cfg.host_mixed_s, per_row_s=cfg.host_per_row_s,
                     floor_s=cfg.host_floor_s, terms=terms if terms.any() else None,
-                    overlap=(0.0 if cfg.async_launch else
+                    overlap=(0.0 if pipe else
                              prof.overlap_fraction if cfg.host_overlap is None else cfg.host_overlap),
                     launch=launch, rng=rng if launch is not None and launch.mode == "sample" else None,
                     shapes=set(cfg.host_warm_shapes) if launch is not None and launch.seen_s is not None else None,
-                    pipeline=cfg.async_launch, speed=cfg.host_speed_series)
+                    pipeline=pipe, speed=cfg.host_speed_series)
     _check_speed(cfg, host)
     if cfg.host_warm_shapes and host.shapes is None:
         raise SparsesimError(f"{cfg.file}: serving.step_cost.host_warm_shapes: the engine's launch has no seen-shape "
