@@ -1415,7 +1415,33 @@ def hf_host_speed_section(data: Path, prof) -> list[dict]:
         print_hf_table(title, rows)
         out += rows
     probe_summary(out)
+    probe_check(probed, ratio, seen_frac, n_probe)
     return out
+
+
+def probe_check(probed: list[dict], ratio: float, seen_frac: float, n_probe: int) -> None:
+    """How well the per-step probe follows the launch WITHIN each probe run (a diagnosis of the series column, read
+    from the runs; nothing here enters the engine): launch / (1,600 x probe time per launch) of its host-bound decode
+    steps, new and seen attention shapes, against the ratio the engine uses; Spearman rank correlation of launch and
+    probe over those steps (0.92 in host_speed_probe.py's dedicated run)."""
+    print(f"\nthe probe within each run (diagnosis, not used): launch / (1,600 x probe per launch) of host-bound decode "
+          f"steps, against the engine's {ratio:.2f} (new shape) and {ratio * seen_frac:.2f} (seen); rank correlation "
+          "of launch and probe")
+    print(f"{'run':<26} {'new n':>5} {'ratio':>6} {'seen n':>6} {'ratio':>6} {'spearman':>8}")
+    rank = lambda v: np.argsort(np.argsort(v))  # noqa: E731
+    for run in probed:
+        hb = [s for s in run["steps"] if not s["prefill_chunks"] and s["n_decode"]
+              and float(s.get("sync_s") or 0) < 0.002 and float(s["launch_s"]) < 0.3
+              and s.get("probe_s") not in (None, "") and s.get("seen_qk") not in (None, "")]
+        if len(hb) < 5:
+            continue
+        la = np.asarray([float(s["launch_s"]) for s in hb])
+        pr = np.asarray([float(s["probe_s"]) / n_probe * 1600 for s in hb])
+        seen = np.asarray([int(float(s["seen_qk"])) for s in hb])
+        med = lambda m: float(np.median(la[m] / pr[m])) if m.any() else math.nan  # noqa: E731
+        rho = float(np.corrcoef(rank(la), rank(pr))[0, 1])
+        print(f"{run['name']:<26} {int((seen == 0).sum()):>5} {med(seen == 0):6.2f} {int((seen == 1).sum()):>6} "
+              f"{med(seen == 1):6.2f} {rho:8.2f}")
 
 
 def host_speed_series(run: dict, n_probe: int):
