@@ -42,7 +42,9 @@ HF-CB UNDER ITS ENGINE PROFILE (serving.engine: hf-cb): the profile's host terms
         the launch spread, new vs seen shapes, and per request how far its decodes' launch sits from the run's
         median (what no constant launch follows); and the six runs re-recorded with a host-speed probe
         (serving_hfvalprobe_*) scored apart, including GIVEN THE MEASURED HOST SPEED (the launch scaled by the
-        run's own probe: a calibration, not a prediction).
+        run's own probe: a calibration, not a prediction) and GIVEN THE MEASURED HOST-SPEED SERIES (each step's launch
+        scaled by the probe taken nearest its start: serving.step_cost.validation_host_speed_series, validation only),
+        a summary of the three side by side, and how well the probe follows the launch within each run (diagnosis).
 
 OWN SERVER, ASYNC SCHEDULING: the harness run with async scheduling off and on in one process on the same requests
         (serving_ownsync_* / serving_ownasync_*, 2026-11-26: Poisson 3, 8, 12 req/s for 15 s and a closed loop of
@@ -52,7 +54,10 @@ OWN SERVER, ASYNC SCHEDULING: the harness run with async scheduling off and on i
         from poisson_8's async-off cycles, against the engine's price and against the measured device spans; per
         request TTFT / TPOT |error| p50 / p90 and bias on every level, async off (f = 0) and on (f = 0 BEFORE, the
         fits AFTER; and with serving.step_cost.async_admission, the structure the runs show: a request arriving
-        during step N joins step N + 2), poisson_8 marked FITTED, the others held out.
+        during step N joins step N + 2), poisson_8 marked FITTED, the others held out; and the async loop
+        (serving.step_cost.async_launch, simulator/engine/async_launch.py: step N+1's launch against step N's device
+        time, step N's ids on the host once N+1 is launched; no fraction fitted): per-step token intervals by class
+        (graph, eager, graph->eager, ...) BEFORE (f) and AFTER (the loop) on every level, and per request.
 
 Printed per level: requests compared (finished in the measurement), measured and simulated TTFT / TPOT
 medians, and the per-request relative error |sim / measured - 1| at its median and 90th percentile (the
