@@ -342,6 +342,49 @@ def predict_fresh(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFra
     return res
 
 
+#: the blind top-k set (lab/kernels/measure_production_kernels.py --grid topk_blind measures the same list, BLIND_TOPK):
+#: SGLang's kernel at row lengths in none of the earlier grids, decode rows 1-64, multi-wave rows 160-2048, prefill rows
+#: 1536 / 4096, all three distributions; priced by this model and by the model before its barrier-phase rules (commit
+#: 1081e97), both committed before the measurement (`predict_topk_blind`)
+BLIND_TOPK_SHAPES = ([(r, n) for r in (1, 6, 24, 64) for n in (3072, 12288, 49152, 196608, 786432)]
+                     + [(r, n) for r in (160, 400, 1000, 2048) for n in (6144, 24576, 98304)]
+                     + [(r, 393216) for r in (400, 2048)]
+                     + [(r, n) for r in (1536, 4096) for n in (3072, 12288, 49152)])
+BLIND_TOPK = [(d, r, n) for d in ("recorded", "gaussian", "uniform") for r, n in BLIND_TOPK_SHAPES]
+BLIND_PREDICTION = "production_kernels_topk_blind_prediction_2026-11-26.csv"
+
+
+def blind_regime(rows) -> np.ndarray:
+    rows = np.asarray(rows)
+    return np.where(rows <= 64, "decode rows 1-64", np.where(rows >= 1536, "prefill rows 1536-4096",
+                                                              "multi-wave rows 160-2048"))
+
+
+def predict_topk_blind(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """This model's time for every blind top-k shape with the device's committed terms, written to `out`."""
+    df = pd.DataFrame([{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048}
+                       for d, r, n in BLIND_TOPK])
+    t = topk_frame(df)
+    t["pred_us"] = predict_topk_us(t, hw, hw.efficiency)
+    res = t[SHAPE_KEYS + ["sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
+    """Per regime x distribution, the committed predictions of the blind top-k set (this model: `pred_us`; the model
+    before the barrier-phase rules: `pred_1081e97_us`) against their measurement; every row held out."""
+    m = _predicted_and_measured(pred_csv, meas_csv)
+    reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(blind_regime(m["rows"]), m["dist"])])
+    meas = m["median_us"].astype(float)
+    none = np.zeros(len(m), bool)
+    new = error_table(m["pred_us"].astype(float), meas, reg, none).drop(columns="part")
+    old = error_table(m["pred_1081e97_us"].astype(float), meas, reg, none).drop(columns=["part", "n"]).rename(
+        columns={"median_abs_pct": "1081e97_med", "p90_abs_pct": "1081e97_p90", "median_signed_pct": "1081e97_signed"})
+    return new.merge(old, on="regime")
+
+
 #: the columns that name one measured shape of the campaign CSVs
 SHAPE_KEYS = ["family", "kernel", "dist", "rows", "n", "k"]
 
