@@ -593,8 +593,8 @@ TOPK_BLIND_PREDICTION_COMMIT = "3b34e0f"
 TOPK_BLIND_DIAGNOSIS = (
     "misses: (1) rows x length x 4 B at 48-50 MiB (64 x 196608, and the 132 rows in flight of 98304-long rows): the "
     "all-or-nothing L2 rule (SWEEP_REREAD, capacity = the 50 MiB L2) calls them hits, the kernel runs at HBM speed "
-    "(-35 to -41 %; the project's own x.sum() measurement already saw >= 48 MiB stream from HBM); (2) decode rows of "
-    "3072-12288 scores: +10 to +40 %, the per-round barrier phase fitted on longer rows is too long for short ones; "
+    "(-35 to -41 %; the project's own x.sum() measurement already saw >= 48 MiB stream from HBM); (2) rows of 3072-12288 "
+    "scores (decode and prefill): +10 to +40 %, the per-round barrier phase fitted on longer rows is too long for short ones; "
     "(3) one-wave rows of 786432: +5 to +19 %, the load round at long rows is shorter than the fitted one")
 
 

@@ -277,3 +277,28 @@ def test_fresh_predictions_cover_the_fresh_shapes():
 
     pr = F.pd.read_csv(F.DATA_DIR / "production_kernels_fresh_prediction_2026-11-26.csv")
     assert len(pr) == len(F.FRESH_TOPK) + len(F.FRESH_GEMM) and pr["pred_us"].gt(0).all()
+
+
+def test_topk_blind_set_predicted_for_every_shape_and_measured_the_same_list():
+    """The blind set's committed predictions cover BLIND_TOPK (both models), and the campaign script measures the same
+    shape list (it cannot import the package on the device, so the list is written twice)."""
+    import ast
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    pr = F.pd.read_csv(F.DATA_DIR / F.BLIND_PREDICTION, keep_default_na=False)
+    assert len(pr) == len(F.BLIND_TOPK) == 120
+    assert pr["pred_us"].gt(0).all() and pr["pred_1081e97_us"].gt(0).all()
+    assert set(zip(pr["dist"], pr["rows"], pr["n"])) == set(F.BLIND_TOPK)
+    src = (Path(__file__).resolve().parents[1] / "lab" / "kernels" / "measure_production_kernels.py").read_text()
+    node = next(n for n in ast.parse(src).body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "BLIND_TOPK")
+    assert eval(compile(ast.Expression(node.value), "BLIND_TOPK", "eval")) == F.BLIND_TOPK_SHAPES
+
+
+def test_topk_blind_regimes():
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    assert list(F.blind_regime([1, 64, 160, 2048, 1536, 4096])) == [
+        "decode rows 1-64", "decode rows 1-64", "multi-wave rows 160-2048", "multi-wave rows 160-2048",
+        "prefill rows 1536 / 4096", "prefill rows 1536 / 4096"]

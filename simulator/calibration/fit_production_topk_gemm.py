@@ -354,10 +354,14 @@ BLIND_TOPK = [(d, r, n) for d in ("recorded", "gaussian", "uniform") for r, n in
 BLIND_PREDICTION = "production_kernels_topk_blind_prediction_2026-11-26.csv"
 
 
+#: the blind set's prefill rows (rows 2048 belong to the multi-wave grid)
+BLIND_PREFILL_ROWS = (1536, 4096)
+
+
 def blind_regime(rows) -> np.ndarray:
     rows = np.asarray(rows)
-    return np.where(rows <= 64, "decode rows 1-64", np.where(rows >= 1536, "prefill rows 1536-4096",
-                                                              "multi-wave rows 160-2048"))
+    return np.where(rows <= 64, "decode rows 1-64", np.where(np.isin(rows, BLIND_PREFILL_ROWS),
+                                                              "prefill rows 1536 / 4096", "multi-wave rows 160-2048"))
 
 
 def predict_topk_blind(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
