@@ -524,8 +524,9 @@ def production_kernels() -> None:
         print(f"\n== {hw.name}: {f.name}, production kernels from source (first look = source only, before the "
               f"measurements; held-out = fitted terms on shapes the fit did not see; goal median <= 10 %, p90 <= 25 %)"
               f"\n   top-k held-out rows are LOOKED-AT: the multi-sweep L2 rule (hwmodels.roofline SWEEP_REREAD) and the "
-              f"loads in flight per sweep (topk_production.SGL_LOADS_IN_FLIGHT) were added after these rows were seen "
-              f"(the fit still sees FIT_TOPK only); the fresh-shape table below is the unseen check")
+              f"loads in flight per sweep (topk_production.SGL_LOADS_IN_FLIGHT), then the per-wave barrier phases and "
+              f"per-round gather loops (SGL_PHASES, SGL_GATHER_ROUNDS) were added after these rows were seen (the fit "
+              f"still sees FIT_TOPK only); the blind top-k table below is the unseen check")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         rot = f.with_name(f.stem + "_rotated.csv")
         if rot.is_file():
@@ -560,7 +561,7 @@ def _fresh_table(f, hw) -> None:
     print(f"\n== {hw.name}: fresh shapes (predicted before measuring, commit {FRESH_PREDICTION_COMMIT}: {pred[-1].name}; "
           f"measured {meas.name}; GEMM weights rotated past the L2). median/p90/signed = the committed prediction "
           f"(goal median <= 10 %, p90 <= 25 %); now_* = the current terms, LOOKED-AT for top-k (SGLang's loads in "
-          f"flight per sweep, read from its SASS, were added after this measurement) and for the bf16 / per-tensor fp8 "
+          f"flight per sweep, read from its SASS, and its per-wave barrier phases were added after this measurement) and for the bf16 / per-tensor fp8 "
           f"GEMMs (cuBLASLt's small-M selection table, simulator/kernels/data/cublaslt_small_m.yaml, was read off "
           f"this measurement's kernel names)")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
