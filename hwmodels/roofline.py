@@ -123,6 +123,12 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #:                 the rows in flight pass, working_set x min(1, resident CTAs / CTAs), resident CTAs = U x
 #:                 cta_slots[kind]; hits iff that fits
 SWEEP_REREAD = tuple(KIND_CODE[k] for k in ("topk_sglang", "topk_trtllm"))
+#: kinds whose `sync_steps` count one CTA's barrier phases rather than the kernel's: SGLang's top-k
+#: (sgl-kernel/csrc/elementwise/topk.cu @ 06c48ca8, simulator/kernels/topk_production.py SGL_PHASES) runs one CTA per
+#: row and one resident CTA per SM, and each CTA walks its own `run_cumsum` / threshold / clear phases (a dozen
+#: `__syncthreads()` each) after its first sweep and in every refinement round, so every wave pays them:
+#: waves x sync_steps x sync[kind] (the other kinds pay sync_steps x sync[kind] once per kernel)
+CTA_SYNC_PER_WAVE = (KIND_CODE["topk_sglang"],)
 #: elements a chip keeps in flight in PyTorch's non-vectorized elementwise loop, per SM: 2048 resident threads (CUDA C++
 #: Programming Guide, "Features and Technical Specifications": max resident threads per SM for compute capability 8.0
 #: and 9.0) x 4 elements per thread (aten/src/ATen/native/cuda/Loops.cuh: elementwise_kernel<128, 4>, 128 threads of 4
@@ -226,6 +232,10 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)
         per_cta = np.ceil(n / U) * np.array([eff.cta_serial_s.get(k, 0.0) for k in KINDS])[ops.kind]
     wave_s = np.maximum(body, chain) + fill + fixed + waves * cta_fixed + per_cta
+    steps = getattr(ops, "sync_steps", None)
+    if steps is not None and steps.any():   # per-CTA barrier phases recur in every wave (CTA_SYNC_PER_WAVE)
+        sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
+        wave_s = wave_s + np.where(np.isin(ops.kind, CTA_SYNC_PER_WAVE), (waves - 1.0) * steps * sync, 0.0)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta
         wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)

@@ -217,13 +217,59 @@ def test_topk_sweeps_hit_l2_by_reuse_distance():
 
 
 def test_sglang_loop_rounds_per_sweep():
-    """SGLang's histogram sweep keeps 4 loads in flight per thread, its emit sweep and gathers 1 (SGL_LOADS_IN_FLIGHT)."""
+    """SGLang's histogram sweep keeps 4 loads in flight per thread, its emit sweep 1 (SGL_LOADS_IN_FLIGHT); a gather
+    iteration costs SGL_GATHER_ROUNDS load rounds; the barrier phases (1 + rounds) go in sync_steps."""
     from simulator.kernels import topk_production as P
     from simulator.ops import OpBuilder
 
     b = OpBuilder(1)
-    P.add_topk_ops(b, "sglang", 1.0, 65536.0, 2048.0, 2.0, 3000.0)
-    assert float(b.build().serial_iters[0]) == 65536 / 4096 + 65536 / 1024 + np.ceil(3000 / 1024)
+    P.add_topk_ops(b, "sglang", 1.0, 65536.0, 2048.0, 2.0, 3000.0, gather_iters=4.0, rounds=3.0)
+    ops = b.build()
+    assert float(ops.serial_iters[0]) == 65536 / 4096 + 65536 / 1024 + P.SGL_GATHER_ROUNDS * 4.0
+    assert float(ops.sync_steps[0]) == 4.0
+
+
+def test_sglang_gather_loops_count_per_round():
+    """Each refinement round runs its own gather loop, ceil(candidates / 1024) iterations, and the first sweep's
+    threshold bin is gathered in round 0: a row whose threshold bin holds 1500 values gathers >= 2 iterations."""
+    from simulator.kernels import topk_production as P
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(1 << 16).astype(np.float32)
+    st = P.sglang_row(x)
+    assert st["rounds"] >= 1 and st["gather_iters"] >= np.ceil(st["gathers"] / 1024)
+    assert st["gather_iters"] <= st["rounds"] + st["gathers"] / 1024
+
+
+def test_expected_max_of_rows():
+    from simulator.kernels import topk_production as P
+
+    v = [1.0, 2.0, 3.0, 4.0]
+    assert P.expected_max(v, 1) == np.mean(v)
+    assert P.expected_max(v, 1000) > 3.99
+    assert np.mean(v) < P.expected_max(v, 2) < 4.0
+
+
+def test_sglang_phases_paid_every_wave():
+    """CTA_SYNC_PER_WAVE: a launch of 4 waves pays 4x one CTA's barrier phases; 1 wave pays them once."""
+    from dataclasses import replace
+
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import topk_production as P
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    eff = hw.efficiency
+    rows = np.array([132.0, 4 * 132.0])
+
+    def t(ph):
+        e = replace(eff, sync_s={**eff.sync_s, "topk_sglang": ph})
+        b = OpBuilder(2)
+        P.add_topk_ops(b, "sglang", rows, 8192.0, 2048.0, 2.0, 1000.0, gather_iters=1.0, rounds=3.0)
+        return price(b.build(), hw.with_efficiency(e), "graph")
+    d = t(1e-6) - t(0.0)
+    assert np.allclose(d, [4e-6, 16e-6], rtol=1e-6)
 
 
 def test_fresh_predictions_cover_the_fresh_shapes():
@@ -231,3 +277,28 @@ def test_fresh_predictions_cover_the_fresh_shapes():
 
     pr = F.pd.read_csv(F.DATA_DIR / "production_kernels_fresh_prediction_2026-11-26.csv")
     assert len(pr) == len(F.FRESH_TOPK) + len(F.FRESH_GEMM) and pr["pred_us"].gt(0).all()
+
+
+def test_topk_blind_set_predicted_for_every_shape_and_measured_the_same_list():
+    """The blind set's committed predictions cover BLIND_TOPK (both models), and the campaign script measures the same
+    shape list (it cannot import the package on the device, so the list is written twice)."""
+    import ast
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    pr = F.pd.read_csv(F.DATA_DIR / F.BLIND_PREDICTION, keep_default_na=False)
+    assert len(pr) == len(F.BLIND_TOPK) == 120
+    assert pr["pred_us"].gt(0).all() and pr["pred_1081e97_us"].gt(0).all()
+    assert set(zip(pr["dist"], pr["rows"], pr["n"])) == set(F.BLIND_TOPK)
+    src = (Path(__file__).resolve().parents[1] / "lab" / "kernels" / "measure_production_kernels.py").read_text()
+    node = next(n for n in ast.parse(src).body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "BLIND_TOPK")
+    assert eval(compile(ast.Expression(node.value), "BLIND_TOPK", "eval")) == F.BLIND_TOPK_SHAPES
+
+
+def test_topk_blind_regimes():
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    assert list(F.blind_regime([1, 64, 160, 2048, 1536, 4096])) == [
+        "decode rows 1-64", "decode rows 1-64", "multi-wave rows 160-2048", "multi-wave rows 160-2048",
+        "prefill rows 1536 / 4096", "prefill rows 1536 / 4096"]

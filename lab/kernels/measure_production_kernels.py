@@ -10,7 +10,9 @@ SGLang's kernel only; bf16 / per-tensor / per-row fp8 GEMMs at K 7168 with N 256
 M 1 / 16 / 64, weights rotated past the L2), CSV suffix _fresh, and for every GEMM shape the kernels the call launches
 (torch.profiler: name, grid, block, registers, shared memory) in the _notes file. --grid fresh2: the second GEMM
 hold-out (FRESH2_*: bf16 / per-tensor fp8 at K 7168 and 5120 with N 384-3072, N 576 / 1024 at K 1536-6144, M 1 / 8 /
-32 / 64; weights rotated; kernels recorded likewise), CSV suffix _fresh2. --sass: the SASS of sgl_topk.so's
+32 / 64; weights rotated; kernels recorded likewise), CSV suffix _fresh2. --grid topk_blind: the blind top-k set
+(BLIND_TOPK: SGLang's kernel over decode rows 1-64, multi-wave rows 160-2048 and prefill rows 1536 / 4096, row lengths
+3K-786K in none of the earlier grids, all three distributions), CSV suffix _topk_blind. --sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
 --lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
@@ -37,7 +39,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 3
+SCRIPT_VERSION = 4
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -51,6 +53,12 @@ GEMM_M = [1, 16, 64, 256, 1024, 4096]
 FRESH_TOPK = [(r, n) for r in (2, 8, 32, 256, 512) for n in (8192, 32768, 131072, 524288)]
 FRESH_GEMM_KN = [(7168, n) for n in (256, 512, 1024, 1536, 2304)] + [(2048, 576), (4096, 576)]
 FRESH_GEMM_M = [1, 16, 64]
+#: the blind top-k set (SGLang's kernel only, every distribution; shapes in none of the earlier CSVs): decode rows 1-64,
+#: multi-wave rows 160-2048, prefill rows 1536 / 4096 (--grid topk_blind, CSV suffix _topk_blind)
+BLIND_TOPK = ([(r, n) for r in (1, 6, 24, 64) for n in (3072, 12288, 49152, 196608, 786432)]
+              + [(r, n) for r in (160, 400, 1000, 2048) for n in (6144, 24576, 98304)]
+              + [(r, 393216) for r in (400, 2048)]
+              + [(r, n) for r in (1536, 4096) for n in (3072, 12288, 49152)])
 #: the second fresh hold-out (GEMMs only, bf16 and per-tensor fp8; shapes in no earlier campaign): --grid fresh2
 FRESH2_GEMM_KN = [(k, n) for k in (7168, 5120) for n in (384, 768, 1280, 3072)] + [
     (k, n) for n in (576, 1024) for k in (1536, 3072, 6144)]
@@ -81,7 +89,7 @@ def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
     return rows
 
 
-def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False):
+def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: bool = False):
     dev = "cuda" if T.cuda() else "cpu"
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
@@ -93,7 +101,8 @@ def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False):
         sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
         rc = sgl.sgl_topk_setup()
         print(f"sgl_topk setup rc={rc}", flush=True)
-    shapes = FRESH_TOPK if fresh else TOPK_DECODE + TOPK_PREFILL
+    shapes = BLIND_TOPK if blind else (FRESH_TOPK if fresh else TOPK_DECODE + TOPK_PREFILL)
+    fresh = fresh or blind
     if smoke:
         shapes = [(1, 4096), (4, 16384)]
     for dist in TOPK_DISTS:
@@ -272,15 +281,18 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
-    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2"), default="committed",
+    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "topk_blind"), default="committed",
                     help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
-                         "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2)")
+                         "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2); "
+                         "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind)")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     fresh2 = args.grid == "fresh2"
     fresh = args.grid == "fresh"
-    sink = Sink(args.out, "_fresh2" if fresh2 else ("_fresh" if fresh else ("_rotated" if args.rotate else "")))
+    blind = args.grid == "topk_blind"
+    sink = Sink(args.out, "_topk_blind" if blind else ("_fresh2" if fresh2 else (
+        "_fresh" if fresh else ("_rotated" if args.rotate else ""))))
     print(f"versions: {sink.v}", flush=True)
     if args.sass and args.lib is not None:
         import shutil
@@ -293,10 +305,10 @@ def main():
             (args.out / "sgl_topk_sass.txt").write_text(r.stdout + r.stderr)
         else:
             print("no cuobjdump on this machine", flush=True)
-    if args.only in (None, "gemm"):
+    if args.only in (None, "gemm") and not blind:
         gemm_phase(sink, args.smoke, args.rotate or fresh or fresh2, fresh, fresh2)
     if args.only in (None, "topk") and not fresh2:
-        topk_phase(sink, args.lib, args.smoke, fresh)
+        topk_phase(sink, args.lib, args.smoke, fresh, blind)
     print(f"wrote {sink.path} ({sink.count} rows)")
 
 

@@ -32,7 +32,13 @@ Both are priced as one op per launch in the roofline's wave model (hwmodels.roof
 row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
 one round of loads (each waits for its loads before the next atomics): a full sweep of N values is ceil(N / (threads x
 values per load x loads in flight)) iterations (SGLang's histogram sweep keeps 4 loads in flight, its emit sweep 1:
-SGL_LOADS_IN_FLIGHT, read from the compiled kernel), a gather round of c candidates ceil(c / threads). Bytes: each sweep reads the row (4 B per
+SGL_LOADS_IN_FLIGHT, read from the compiled kernel), a gather round of c candidates ceil(c / threads) iterations of
+SGL_GATHER_ROUNDS load rounds each (SGLang: counted per round, `gather_iters`). SGLang's CTA also walks 1 + rounds
+barrier phases (a 256-bin `run_cumsum` of 8 `__syncthreads()` plus the threshold search and clear: SGL_PHASES), priced
+as `sync_steps` x sync[topk_sglang] and paid by every wave (hwmodels.roofline CTA_SYNC_PER_WAVE: one CTA per SM, each
+row's CTA on its own); the kernel-level fixed time is the single-CTA radix kind's (fit_production_topk_gemm.FIXED_FROM).
+A one-wave launch lasts as long as its slowest row: its statistics are the expected largest of `rows` sampled rows
+(expected_max); a launch of several waves takes the average row. Bytes: each sweep reads the row (4 B per
 value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
 previous call): the first sweep re-reads a tensor of rows x N x 4 B that the previous kernel streamed, the later sweeps
 and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so each hits in L2 only while its
@@ -64,6 +70,19 @@ CTA_SLOTS = {"sglang": 1.0, "trtllm": 4.0}
 #: same-bin lanes do not serialize), while the emit / stage sweep and the gather rounds issue one load per iteration,
 #: each behind the previous iteration's branches, shared-memory atomics and stores
 SGL_LOADS_IN_FLIGHT = {"histogram": 4.0, "emit": 1.0, "gather": 1.0}
+#: load rounds one iteration of SGLang's gather loops costs, relative to a sweep iteration (ASSUMPTION, from the loop's
+#: dependent chain in topk.cu @ 06c48ca8: a sweep iteration is one global load; a gather iteration first reads the
+#: candidate's index from shared memory (`s_input_idx[r_idx][i]`), then loads `input[idx]`, then for a threshold-bin
+#: survivor (most candidates in the early rounds) makes `atomicAdd(&s_num_input[r_idx ^ 1], 1)` whose returned position
+#: addresses the next store: one global round trip plus two shared-memory round trips; 1.5 lies between the load alone
+#: (1) and a shared round trip as long as the load (2). Chosen after the looked-at fresh rows were seen: judged on the
+#: blind set, not on those)
+SGL_GATHER_ROUNDS = 1.5
+#: barrier phases of one SGLang CTA, each a `run_cumsum` (8 `__syncthreads()` steps over the 256-bin histogram) plus
+#: the threshold search and histogram clear around it (3-4 more barriers): one after the first sweep (stage1) and one
+#: per refinement round (`rounds` of sglang_row). The phase time is fitted (sync_us[topk_sglang]); the phases are
+#: per CTA, and one CTA per SM runs at a time, so every wave pays them (hwmodels.roofline CTA_SYNC_PER_WAVE)
+SGL_PHASES = {"stage1": 1.0}
 OP_KIND = {"sglang": "topk_sglang", "trtllm": "topk_trtllm"}
 
 
@@ -91,21 +110,24 @@ def _threshold(keys: np.ndarray, bins: int, k: int, past: bool = False) -> tuple
 
 
 def sglang_row(x: np.ndarray, k: int = SGL_TOPK) -> dict:
-    """The passes SGLang's topk.cu makes over one row x (fp32 scores): full sweeps, gathered candidates per round."""
+    """The passes SGLang's topk.cu makes over one row x (fp32 scores): full sweeps, gathered candidates per round, the
+    gather loops' iterations (each round's `for (i = tx; i < num_input; i += BLOCK_SIZE)`: ceil(candidates / 1024)
+    per round) and the refinement rounds run (each one more barrier phase of the CTA: SGL_PHASES)."""
     n = len(x)
     if n <= k:
-        return {"sweeps": 0, "gathers": 0, "rounds": 0, "candidates0": 0}
+        return {"sweeps": 0, "gathers": 0, "gather_iters": 0, "rounds": 0, "candidates0": 0}
     k8 = _fp16_key(x) >> 8
     tb, above, inbin = _threshold(k8, 256, k, past=True)
     remain = k - above
     cand = x[k8 == tb]
     cand0 = len(cand)
-    gathers = rounds = 0
+    gathers = rounds = giters = 0
     if remain > 0:
         k32 = _fp32_key(cand)
         for r in range(SGL_ROUNDS):
             num = min(len(cand), SGL_CAND_CAP)
             gathers += num
+            giters += int(np.ceil(num / SGL_THREADS))
             rounds += 1
             sub = ((k32[:num] >> (24 - 8 * r)) & 0xFF)
             tb, above, inbin = _threshold(sub, 256, remain, past=True)
@@ -114,7 +136,7 @@ def sglang_row(x: np.ndarray, k: int = SGL_TOPK) -> dict:
                 break
             keep = sub == tb
             cand, k32 = cand[:num][keep], k32[:num][keep]
-    return {"sweeps": 2, "gathers": gathers, "rounds": rounds, "candidates0": cand0}
+    return {"sweeps": 2, "gathers": gathers, "gather_iters": giters, "rounds": rounds, "candidates0": cand0}
 
 
 def trtllm_row(x: np.ndarray, k: int = 2048) -> dict:
@@ -161,20 +183,42 @@ def trtllm_blocks_per_row(rows, n):
     return np.where(n >= thr, nb, 1.0)
 
 
+STAT_NAMES = ("sweeps", "gathers", "gather_iters", "rounds")
+
+
+def expected_max(values, rows) -> float:
+    """The expected largest of `rows` draws (with replacement) from the sampled per-row values: a one-wave launch of
+    `rows` rows lasts as long as its slowest row, one row is an average row. Sorted values v_1 <= ... <= v_m weigh
+    (i / m)^rows - ((i - 1) / m)^rows."""
+    v = np.sort(np.asarray(values, float))
+    m = len(v)
+    i = np.arange(1, m + 1)
+    w = (i / m) ** float(rows) - ((i - 1) / m) ** float(rows)
+    return float(np.dot(w, v))
+
+
 def pass_stats(kernel: str, sample_rows: list[np.ndarray], k: int = 2048) -> dict:
-    """Pass statistics of `kernel` over sampled rows: mean and max of sweeps and gathered candidates (a launch lasts as
-    long as its slowest row within a wave)."""
+    """Pass statistics of `kernel` over sampled rows: mean and max of sweeps, gathered candidates, gather-loop
+    iterations and refinement rounds (a launch lasts as long as its slowest row within a wave), and
+    the per-row values themselves (`values`, for expected_max)."""
     f = ROW_MODELS[kernel]
     st = [f(x, k) for x in sample_rows]
-    sw = np.array([s["sweeps"] for s in st], float)
-    ga = np.array([s.get("gathers", 0) for s in st], float)
-    return {"sweeps_mean": sw.mean(), "sweeps_max": sw.max(), "gathers_mean": ga.mean(), "gathers_max": ga.max()}
+    out: dict = {"values": {}}
+    for name in STAT_NAMES:
+        v = np.array([s.get(name, 0) for s in st], float)
+        out[f"{name}_mean"], out[f"{name}_max"] = v.mean(), v.max()
+        out["values"][name] = v
+    return out
 
 
-def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, where=None) -> None:
+def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, where=None, gather_iters=None,
+                 rounds=None) -> None:
     """One launch of a production top-k kernel as a wave-model op (module docstring): CTAs, serial load rounds on one
     CTA's critical path, bytes (every read a re-read of the rows the indexer wrote), for `rows` rows of `n` scores
-    making `sweeps` full sweeps and gathering `gathers` candidates per row (from pass_stats or a trace)."""
+    making `sweeps` full sweeps and gathering `gathers` candidates per row (from pass_stats or a trace).
+    SGLang: `gather_iters` = the gather loops' iterations per row (default ceil(gathers / threads)), each
+    SGL_GATHER_ROUNDS load rounds long; `rounds` = refinement rounds per row: the CTA's barrier phases (1 + rounds,
+    SGL_PHASES) go in `sync_steps`, which hwmodels.roofline CTA_SYNC_PER_WAVE charges once per wave."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     if kernel == "sglang":
@@ -184,17 +228,23 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     else:
         raise ValueError(f"unknown production top-k kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
     seg = n / nb
+    g_it = np.ceil(np.asarray(gathers, float) / threads) if gather_iters is None else np.asarray(gather_iters, float)
+    extra = {}
     if kernel == "sglang":   # the histogram sweep keeps 4 loads in flight, the emit sweep 1 (SGL_LOADS_IN_FLIGHT)
         first = np.minimum(sweeps, 1.0) * np.ceil(seg / (threads * per_load * SGL_LOADS_IN_FLIGHT["histogram"]))
-        iters = first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
+        iters = (first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load))
+                 + SGL_GATHER_ROUNDS * g_it)
+        if rounds is not None:
+            ph = np.where(np.asarray(sweeps, float) > 0, SGL_PHASES["stage1"] + np.asarray(rounds, float), 0.0)
+            extra["sync_steps"] = np.broadcast_to(ph, np.broadcast(rows, n).shape).astype(float)
     else:
-        iters = sweeps * np.ceil(seg / (threads * per_load)) + np.ceil(gathers / threads)
+        iters = sweeps * np.ceil(seg / (threads * per_load)) + g_it
     merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
     rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
-          reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where)
+          reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where, **extra)
 
 
 #: the score rows production kernels are priced on when no trace is given: the recorded rows of the shipped codegqa
@@ -203,14 +253,15 @@ DEFAULT_SCORE_TRACE = "codegqa_16k_h100_2026-11-22"
 _PASS_CACHE: dict = {}
 
 
-def default_passes(kernel: str, n, k: int = 2048, sample: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """(sweeps, gathers) per row for row lengths `n` on the default recorded scores (max over `sample` sampled rows;
-    lengths rounded to the nearest power of two for the statistic, which moves slowly with n)."""
+def default_stats(kernel: str, n, k: int = 2048, sample: int = 4) -> dict:
+    """Per row, for row lengths `n` on the default recorded scores: sweeps, gathers, gather_iters and rounds (max over
+    `sample` sampled rows: a launch lasts as long as its slowest row; lengths rounded to the nearest power of two for
+    the statistic, which moves slowly with n). Scalars for a scalar n, else arrays shaped like n."""
     from simulator.shipped import traces_dir
 
     scalar = np.ndim(n) == 0
     n = np.atleast_1d(np.asarray(n, float))
-    sw, ga = np.zeros(n.shape), np.zeros(n.shape)
+    out = {c: np.zeros(n.shape) for c in STAT_NAMES}
     for i, v in enumerate(n.flat):
         p2 = int(2 ** np.clip(np.round(np.log2(max(v, 1.0))), 0, 24))
         key = (kernel, p2, k)
@@ -226,8 +277,9 @@ def default_passes(kernel: str, n, k: int = 2048, sample: int = 4) -> tuple[np.n
                 rows.append((base[rng.integers(0, len(base), p2)] * (1.0 + rng.uniform(-1, 1, p2) * 2.0 ** -11))
                             .astype(np.float32))
             st = pass_stats(kernel, rows, k)
-            _PASS_CACHE[key] = (st["sweeps_max"], st["gathers_max"])
-        sw.flat[i], ga.flat[i] = _PASS_CACHE[key]
+            _PASS_CACHE[key] = {c: st[f"{c}_max"] for c in STAT_NAMES}
+        for c in STAT_NAMES:
+            out[c].flat[i] = _PASS_CACHE[key][c]
     if scalar:
-        return float(sw[0]), float(ga[0])
-    return sw, ga
+        return {c: float(v[0]) for c, v in out.items()}
+    return out

@@ -229,8 +229,9 @@ class RadixTopk(_Topk):
                 phase: str) -> None:
         if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
             from simulator.kernels import topk_production as TP
-            sweeps, gathers = TP.default_passes(self.kernel, length, int(k))
-            TP.add_topk_ops(b, self.kernel, rows, length, float(k), sweeps, gathers, count=layers)
+            st = TP.default_stats(self.kernel, length, int(k))
+            TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
+                            gather_iters=st["gather_iters"], rounds=st["rounds"])
             return
         add_radix_ops(b, rows, length, k, layers, self.steps, kernel=self.kernel)
 
