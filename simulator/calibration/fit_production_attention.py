@@ -49,7 +49,7 @@ FAMILY_KINDS = {
     "fi_verify": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
     "fi_mla": ("attn_fi_mla",),
     "flashmla": ("attn_flashmla", "attn_combine_flashmla"),
-    "sgl_triton": ("attn_triton_sgl", "attn_combine_triton_sgl"),
+    "sgl_triton": ("attn_triton_sgl", "attn_triton_sgl_fp8kv", "attn_combine_triton_sgl"),
 }
 #: kinds never measured here -> the measured kind whose fitted terms they borrow (simulator/kernels/data/
 #: attention_families.yaml says why)
@@ -162,6 +162,7 @@ def source_slots(sms: int, smem_per_sm: float) -> dict[str, float]:
             "attn_fi_prefill": float(np.ravel(tc["slots"])[0]), "attn_fi_prefill_fp8kv": float(np.ravel(tc["slots"])[0]),
             "attn_combine_fi": float(np.ravel(merge.slots)[0]), "attn_fi_mla": 1.0, "attn_flashmla": 1.0,
             "attn_combine_flashmla": 8.0, "attn_triton_sgl": float(np.ravel(sgl["slots"])[0]),
+            "attn_triton_sgl_fp8kv": float(np.ravel(sgl["slots"])[0]),
             "attn_combine_triton_sgl": 16.0}
 
 
@@ -197,7 +198,8 @@ def measured_slots(grids: pd.DataFrame, smem_per_sm: float) -> dict[str, tuple[f
     kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & ~fp8] = "attn_fi_prefill"
     kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & fp8] = "attn_fi_prefill_fp8kv"
     kinds[name.str.contains("MergeStates")] = "attn_combine_fi"
-    kinds[name.str.contains("_fwd_grouped_kernel_stage1")] = "attn_triton_sgl"
+    kinds[name.str.contains("_fwd_grouped_kernel_stage1") & ~fp8] = "attn_triton_sgl"
+    kinds[name.str.contains("_fwd_grouped_kernel_stage1") & fp8] = "attn_triton_sgl_fp8kv"
     kinds[name.str.contains("_fwd_kernel_stage2")] = "attn_combine_triton_sgl"
     kinds[lab.str.startswith("fi_mla") & name.str.contains("MLA|Mla|mla", regex=True)
           & ~name.str.contains("Merge")] = "attn_fi_mla"
@@ -263,7 +265,8 @@ FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_f
               ("fi_prefill_fp8kv", ("fi_tc", "fi_verify"), ("attn_fi_prefill_fp8kv",), None),
               ("fi_mla", ("fi_mla",), ("attn_fi_mla",), None),
               ("flashmla", ("flashmla",), ("attn_flashmla",), "attn_combine_flashmla"),
-              ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"))
+              ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"),
+              ("triton_sgl_fp8kv", ("sgl_triton",), ("attn_triton_sgl_fp8kv",), None))
 
 
 def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
@@ -277,7 +280,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
     for k, (v, how) in slots.items():
         up[f"cta_slots.{k}"] = v
         meta["measured"][f"cta_slots.{k}"] = how
-    for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl"):
+    for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl", "attn_triton_sgl_fp8kv"):
         up[f"cta_fixed_us.{k}"] = 0.0
     for k, src in CTA_FIXED_FROM.items():
         up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
