@@ -339,6 +339,30 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
     return eff, meta
 
 
+MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
+
+
+def merge_share_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None,
+                     shares=MERGE_SHARES) -> list[tuple[float, float]]:
+    """FlashInfer MLA's merge link (simulator.kernels.flashinfer.FI_MLA_MERGE_LOAD_SHARE: one link of the in-kernel
+    merge's chain as a share of a dependent DRAM load) chosen on the fit rows: for each share the fi_mla group is
+    refitted on the campaign's fit rows (middle regime) and its rms log error recorded. Returns [(share, rms)]; the
+    module keeps the share with the smallest error (a one-dimensional fit of the same rows the other terms fit)."""
+    from simulator.kernels import flashinfer as fi
+
+    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
+    keep = fi.FI_MLA_MERGE_LOAD_SHARE
+    out = []
+    try:
+        for s in shares:
+            fi.FI_MLA_MERGE_LOAD_SHARE = float(s)
+            _, meta = fit(rows, hw, grids)
+            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
+    finally:
+        fi.FI_MLA_MERGE_LOAD_SHARE = keep
+    return out
+
+
 def evaluate(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, first: Efficiency | None = None) -> pd.DataFrame:
     """Every row with its prediction, error, part (fit / held-out) and regime labels; `first_err_pct` from the
     first look's efficiency when given."""
@@ -487,6 +511,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description="fit the production attention families (module docstring)")
     ap.add_argument("--data", default=None, help="campaign CSV (default: the newest in hwmodels/calibration/data)")
     ap.add_argument("--write", action="store_true", help="merge the fitted terms into the shipped H100-SXM file")
+    ap.add_argument("--scan-merge", action="store_true",
+                    help="print the FlashInfer MLA merge-link scan (merge_share_scan) on the fit rows")
     args = ap.parse_args(argv)
     data_dir = DATA_DIR
     f, g = (Path(args.data), None) if args.data else latest(data_dir)
@@ -513,6 +539,11 @@ def main(argv=None) -> None:
     if len(ftab):
         print("first look (priced from source before measuring):")
         print(ftab.round(1).to_string(index=False))
+    if args.scan_merge:
+        from simulator.kernels import flashinfer as fi
+        print(f"FlashInfer MLA merge link share (module: {fi.FI_MLA_MERGE_LOAD_SHARE}); rms log error on the fit rows:")
+        for s_, r_ in merge_share_scan(df, hw, grids):
+            print(f"  {s_:.2f}  {r_:.4f}")
     if args.write:
         print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR))
 
