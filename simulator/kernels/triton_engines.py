@@ -12,7 +12,9 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     prologue's 3 + 2 dependent loads and n - 1 steady-state iterations.
     num_kv_splits per request: max(ceil(T / ceil(Tmax / s1)), ceil(T / ceil(Tmax / s2))), s1 = min(ceil(Tmax / Tmin),
     8), s2 = min(ceil(SMs x max(log2(Tmax / 64), 1) / (B x ceil(Hq / min(16, G)))), 8); a split's KV range is
-    ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr.
+    ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr and
+    split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE). fp8 K/V is its own kind
+    (attn_triton_sgl_fp8kv): the program converts its fp8 tiles, and its tile time and occupancy are its own.
     Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
     Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
 triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_attention.py, commit
