@@ -56,6 +56,7 @@ KIND_MEANING: dict[str, str] = {
     "attn_combine_flashmla": "FlashMLA's split-KV combine kernel",
     "attn_xqa": "TensorRT-LLM's XQA decode kernel, multi-block mode with in-kernel reduction (simulator/kernels/xqa.py)",
     "attn_triton_sgl": "SGLang's Triton grouped decode kernel, stage 1 (simulator/kernels/triton_engines.py)",
+    "attn_triton_sgl_fp8kv": "SGLang's Triton grouped decode kernel, stage 1, reading fp8 K/V (simulator/kernels/triton_engines.py)",
     "attn_combine_triton_sgl": "SGLang's Triton decode stage-2 reduce",
     "attn_triton_vllm": "vLLM's Triton unified attention, 2D / 3D (simulator/kernels/triton_engines.py)",
     "attn_combine_triton_vllm": "vLLM's Triton unified attention reduce_segments kernel",

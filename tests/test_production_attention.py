@@ -273,3 +273,70 @@ def test_mla_merge_grid_is_new_and_predicted():
     assert pl["split"].all() and (pl["per_tile"] >= 2).all() and (pl["per_tile"] <= 4).all()
     pr = pd.read_csv(FP.DATA_DIR / "production_attention_mla_merge_predictions.csv")
     assert len(pr.merge(sh, on=keys)) == len(sh) and np.isfinite(pr["pred_us"]).all()
+
+
+def test_sgl_idle_programs_load_from_l2_and_fp8_is_its_own_kind():
+    from simulator.ops import OpBuilder
+
+    # B 256, T 16: one split per request, 256 x 8 working programs and 7 x that many idle ones
+    launches, info = TE.triton_sgl(np.array([256.0, 256.0]), 16.0, 32.0, 8.0, 128.0, np.array([2.0, 1.0]), SMS, SMEM)
+    kinds = [ln.kind for ln in launches if ln.name == "attention"]
+    assert kinds == ["attn_triton_sgl", "attn_triton_sgl_fp8kv"]
+    k1 = launches[0]
+    assert np.all(np.asarray(k1.idle) == 256.0 * 8.0 * 7.0)
+    assert k1.idle_share == pytest.approx(0.1431 / 0.3494)
+    b = OpBuilder(2)
+    emit(b, launches, SMS)
+    ops = b.build()
+    att = (np.asarray(ops.names, dtype=object)[ops.name_id] == "attention") & (ops.setting == 0)
+    slots = float(np.asarray(k1.slots).ravel()[0])
+    waves = np.ceil(2048.0 / (SMS * slots))
+    idle_waves = np.ceil(14336.0 / (SMS * slots))
+    assert ops.sync_steps[att][0] == pytest.approx(waves * 5.0 + idle_waves * TE.SGL_IDLE_LOAD_SHARE)
+
+
+def test_fi_mla_merge_link_share_is_the_fit_rows_minimum():
+    # the module's merge link share is the best of its neighbours on the campaign's fit rows (merge_share_scan)
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    f, g = FP.latest(FP.DATA_DIR)
+    df = FP.load(f)
+    s = FI.FI_MLA_MERGE_LOAD_SHARE
+    scan = dict(FP.merge_share_scan(df, load_hardware("H100-SXM"), pd.read_csv(g), shares=(s - 0.05, s, s + 0.05)))
+    assert scan[s] < scan[s - 0.05] and scan[s] < scan[s + 0.05] and FI.FI_MLA_MERGE_LOAD_SHARE == s
+
+
+def test_fresh_mla_grid_is_new_and_both_predictions_cover_it():
+    # the fresh_mla grid's shapes are in none of the earlier grids' rows, and each was priced (committed before the
+    # device run) by the revised model and by the model at 1081e97; the measured rows join both
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("mpa2", root / "lab/kernels/measure_production_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    sh = pd.DataFrame([s for p in ("fi_mla", "flashmla", "sgl_triton") for s in m.shapes(p, "fresh_mla")])
+    keys = ["family", "model", "dtype", "batch", "context", "q_rows"]
+    seen = set()
+    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+        if "_grids" in f.name or "fresh_mla" in f.name or "sdpa" in f.name:
+            continue
+        d = FP.load(f)
+        seen |= set(map(tuple, d[keys].astype({"batch": float, "context": float, "q_rows": float}).to_numpy().tolist()))
+    mine = set(map(tuple, sh[keys].astype({"batch": float, "context": float, "q_rows": float}).to_numpy().tolist()))
+    assert len(mine) == len(sh) == 192 and not mine & seen
+    sys.path.insert(0, str(root / "benchmarks"))
+    import calibration_accuracy as CA
+
+    j, name = CA.fresh_mla_errors(FP)
+    assert name and len(j) == len(sh) and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
+    assert j["model_commit"].nunique() == 1

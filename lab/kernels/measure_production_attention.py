@@ -64,6 +64,16 @@ MLA_MERGE = ([(128, b, t) for b, t in ((1, 40), (1, 100), (3, 72), (5, 900), (6,
                                         (96, 900), (96, 5000))])
 
 
+#: the FRESH MLA / Triton grid (--grid fresh_mla; parts fi_mla, flashmla, sgl_triton): batches in none of the campaign's
+#: (1, 4, 16, 64, 256, 1024), the fresh grid's (2, 8, 32, 128, 512) or the MLA merge grid's rows, so no shape of it was
+#: measured before: many requests per SM at short and middle contexts (the large-batch corner where the MLA kernels walk
+#: several requests per CTA and SGLang's grid carries idle programs) and small batches at short and middle contexts
+FRESH_MLA_BT = ([(b, t) for b in (96, 192, 384, 768) for t in (16, 32, 128, 320, 640, 2048)]
+                + [(b, t) for b in (3, 10, 40) for t in (32, 160, 1536, 6144)])
+FRESH_MLA_SGL_BT = [(b, t) for b in (192, 384, 768) for t in (16, 32, 128, 512)]
+FRESH_MLA_SGL_SMALL = [(b, t) for b in (3, 10, 40) for t in (1536, 6144)]
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -87,6 +97,21 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
+    if grid == "fresh_mla":
+        if part in ("fi_mla", "flashmla"):
+            return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
+                         batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
+                    for h in (16, 128) for b, t in FRESH_MLA_BT]
+        if part == "sgl_triton":
+            rows = []
+            for model, kv, bts in (("llama8b", "bf16", FRESH_MLA_SGL_BT + FRESH_MLA_SGL_SMALL),
+                                   ("llama8b", "fp8", FRESH_MLA_SGL_BT + FRESH_MLA_SGL_SMALL),
+                                   ("llama70b", "bf16", FRESH_MLA_SGL_BT)):
+                hq, hkv = HEADS[model]
+                rows += [dict(family="sgl_triton", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv, batch=b,
+                              q_rows=1, context=t, page_size=1) for b, t in bts]
+            return rows
+        return []
     gr = grids(grid)
     if grid == "fresh" and part in ("fi_tc_big", "sdpa_short"):
         return []
@@ -399,7 +424,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=520.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
-    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge"))
+    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -439,7 +464,7 @@ def main() -> None:
                      A.gen_batch_prefill_module("fa2", bf, bf, bf, i32, 128, 128, 0, False, False, False),
                      A.gen_batch_prefill_module("fa2", bf, f8, bf, i32, 128, 128, 0, False, False, False),
                      A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False)]
-            if parts == ["build", "fi_mla"]:   # only the MLA module
+            if not {"fi_decode", "fi_tc", "fi_verify"} & set(parts):   # no FlashInfer decode part: the MLA module only
                 specs = specs[-1:]
             build_jit_specs(specs, verbose=False)
             say(f"built {len(specs)} JIT modules in {time.time() - t:.0f} s")

@@ -8,7 +8,9 @@ of rules that were revised after the campaign's rows had been looked at.
     python lab/kernels/predict_fresh_production_attention.py [--out PATH] [--grid fresh|mla_merge]
 
 --grid mla_merge prices the MLA merge grid (FlashInfer MLA shapes split into 2-4 pieces) into
-production_attention_mla_merge_predictions.csv, committed before that grid is measured.
+production_attention_mla_merge_predictions.csv, committed before that grid is measured; --grid fresh_mla the fresh
+MLA / Triton grid (FlashMLA, FlashInfer MLA and SGLang Triton shapes at batches none of the earlier grids measured) into
+production_attention_fresh_mla_predictions.csv.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "hwmodels/calibration/data/production_attention/production_attention_fresh_predictions.csv"
 OUT_MLA_MERGE = OUT.with_name("production_attention_mla_merge_predictions.csv")
+OUT_FRESH_MLA = OUT.with_name("production_attention_fresh_mla_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -32,9 +35,9 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
-    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge"))
+    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla"))
     args = ap.parse_args()
-    args.out = args.out or str(OUT if args.grid == "fresh" else OUT_MLA_MERGE)
+    args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA}[args.grid])
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()

@@ -49,7 +49,7 @@ FAMILY_KINDS = {
     "fi_verify": ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi"),
     "fi_mla": ("attn_fi_mla",),
     "flashmla": ("attn_flashmla", "attn_combine_flashmla"),
-    "sgl_triton": ("attn_triton_sgl", "attn_combine_triton_sgl"),
+    "sgl_triton": ("attn_triton_sgl", "attn_triton_sgl_fp8kv", "attn_combine_triton_sgl"),
 }
 #: kinds never measured here -> the measured kind whose fitted terms they borrow (simulator/kernels/data/
 #: attention_families.yaml says why)
@@ -162,6 +162,7 @@ def source_slots(sms: int, smem_per_sm: float) -> dict[str, float]:
             "attn_fi_prefill": float(np.ravel(tc["slots"])[0]), "attn_fi_prefill_fp8kv": float(np.ravel(tc["slots"])[0]),
             "attn_combine_fi": float(np.ravel(merge.slots)[0]), "attn_fi_mla": 1.0, "attn_flashmla": 1.0,
             "attn_combine_flashmla": 8.0, "attn_triton_sgl": float(np.ravel(sgl["slots"])[0]),
+            "attn_triton_sgl_fp8kv": float(np.ravel(sgl["slots"])[0]),
             "attn_combine_triton_sgl": 16.0}
 
 
@@ -197,7 +198,8 @@ def measured_slots(grids: pd.DataFrame, smem_per_sm: float) -> dict[str, tuple[f
     kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & ~fp8] = "attn_fi_prefill"
     kinds[name.str.contains("BatchPrefillWithPagedKVCacheKernel") & fp8] = "attn_fi_prefill_fp8kv"
     kinds[name.str.contains("MergeStates")] = "attn_combine_fi"
-    kinds[name.str.contains("_fwd_grouped_kernel_stage1")] = "attn_triton_sgl"
+    kinds[name.str.contains("_fwd_grouped_kernel_stage1") & ~fp8] = "attn_triton_sgl"
+    kinds[name.str.contains("_fwd_grouped_kernel_stage1") & fp8] = "attn_triton_sgl_fp8kv"
     kinds[name.str.contains("_fwd_kernel_stage2")] = "attn_combine_triton_sgl"
     kinds[lab.str.startswith("fi_mla") & name.str.contains("MLA|Mla|mla", regex=True)
           & ~name.str.contains("Merge")] = "attn_fi_mla"
@@ -263,7 +265,8 @@ FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_f
               ("fi_prefill_fp8kv", ("fi_tc", "fi_verify"), ("attn_fi_prefill_fp8kv",), None),
               ("fi_mla", ("fi_mla",), ("attn_fi_mla",), None),
               ("flashmla", ("flashmla",), ("attn_flashmla",), "attn_combine_flashmla"),
-              ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"))
+              ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"),
+              ("triton_sgl_fp8kv", ("sgl_triton",), ("attn_triton_sgl_fp8kv",), None))
 
 
 def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
@@ -277,7 +280,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
     for k, (v, how) in slots.items():
         up[f"cta_slots.{k}"] = v
         meta["measured"][f"cta_slots.{k}"] = how
-    for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl"):
+    for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl", "attn_triton_sgl_fp8kv"):
         up[f"cta_fixed_us.{k}"] = 0.0
     for k, src in CTA_FIXED_FROM.items():
         up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
@@ -334,6 +337,30 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
     eff = efficiency_with(eff, up)
     meta["borrowed"] = dict(BORROWED)
     return eff, meta
+
+
+MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
+
+
+def merge_share_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None,
+                     shares=MERGE_SHARES) -> list[tuple[float, float]]:
+    """FlashInfer MLA's merge link (simulator.kernels.flashinfer.FI_MLA_MERGE_LOAD_SHARE: one link of the in-kernel
+    merge's chain as a share of a dependent DRAM load) chosen on the fit rows: for each share the fi_mla group is
+    refitted on the campaign's fit rows (middle regime) and its rms log error recorded. Returns [(share, rms)]; the
+    module keeps the share with the smallest error (a one-dimensional fit of the same rows the other terms fit)."""
+    from simulator.kernels import flashinfer as fi
+
+    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
+    keep = fi.FI_MLA_MERGE_LOAD_SHARE
+    out = []
+    try:
+        for s in shares:
+            fi.FI_MLA_MERGE_LOAD_SHARE = float(s)
+            _, meta = fit(rows, hw, grids)
+            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
+    finally:
+        fi.FI_MLA_MERGE_LOAD_SHARE = keep
+    return out
 
 
 def evaluate(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, first: Efficiency | None = None) -> pd.DataFrame:
@@ -484,6 +511,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description="fit the production attention families (module docstring)")
     ap.add_argument("--data", default=None, help="campaign CSV (default: the newest in hwmodels/calibration/data)")
     ap.add_argument("--write", action="store_true", help="merge the fitted terms into the shipped H100-SXM file")
+    ap.add_argument("--scan-merge", action="store_true",
+                    help="print the FlashInfer MLA merge-link scan (merge_share_scan) on the fit rows")
     args = ap.parse_args(argv)
     data_dir = DATA_DIR
     f, g = (Path(args.data), None) if args.data else latest(data_dir)
@@ -510,6 +539,11 @@ def main(argv=None) -> None:
     if len(ftab):
         print("first look (priced from source before measuring):")
         print(ftab.round(1).to_string(index=False))
+    if args.scan_merge:
+        from simulator.kernels import flashinfer as fi
+        print(f"FlashInfer MLA merge link share (module: {fi.FI_MLA_MERGE_LOAD_SHARE}); rms log error on the fit rows:")
+        for s_, r_ in merge_share_scan(df, hw, grids):
+            print(f"  {s_:.2f}  {r_:.4f}")
     if args.write:
         print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR))
 

@@ -47,6 +47,9 @@ class Launch:
     working_set: object = 0.0
     where: object = None
     idle: object = 0.0
+    #: the price of an idle CTA's load as a share of a dependent load (sync_s[kind]); 1 unless the family's source
+    #: says the idle CTAs read something every CTA of the launch reads (an L2 hit after the first)
+    idle_share: object = 1.0
     info: dict = field(default_factory=dict)
 
 
@@ -61,7 +64,8 @@ def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
     for ln in launches:
         steps = waves(ln.ctas, ln.slots, sms) * np.asarray(ln.prologue_loads, dtype=np.float64)
         idle = np.asarray(ln.idle, dtype=np.float64)
-        steps = steps + np.where(idle > 0, np.ceil(idle / (float(sms) * np.asarray(ln.slots, dtype=np.float64))), 0.0)
+        steps = steps + np.where(idle > 0, np.ceil(idle / (float(sms) * np.asarray(ln.slots, dtype=np.float64)))
+                                 * np.asarray(ln.idle_share, dtype=np.float64), 0.0)
         b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
               parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
               sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,

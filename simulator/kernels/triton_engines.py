@@ -12,7 +12,9 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     prologue's 3 + 2 dependent loads and n - 1 steady-state iterations.
     num_kv_splits per request: max(ceil(T / ceil(Tmax / s1)), ceil(T / ceil(Tmax / s2))), s1 = min(ceil(Tmax / Tmin),
     8), s2 = min(ceil(SMs x max(log2(Tmax / 64), 1) / (B x ceil(Hq / min(16, G)))), 8); a split's KV range is
-    ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr.
+    ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr and
+    split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE). fp8 K/V is its own kind
+    (attn_triton_sgl_fp8kv): the program converts its fp8 tiles, and its tile time and occupancy are its own.
     Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
     Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
 triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_attention.py, commit
@@ -41,6 +43,14 @@ SGL_PROLOGUE_LOADS = 3.0
 #: in the loop the index load stays a tt.load, the loads it addresses become async_copy_global_to_local one iteration
 #: ahead); the version of the pass in Triton 3.6 (measured) not read
 SGL_PIPELINE_PROLOGUE_LOADS = 2.0
+#: an idle program (split_kv_id beyond its request's num_kv_splits) loads kv_indptr[b], kv_indptr[b + 1] and
+#: num_kv_splits[b] (independent loads: one round trip), finds split_kv_end <= split_kv_start and stores nothing
+#: (decode_attention.py _fwd_grouped_kernel_stage1, sglang 0.5.6). Those words are read by all heads x 8 programs of
+#: the request, the working ones first (grid order: split_kv_id is the slowest grid dimension): an L2 hit, priced at
+#: the device's MEASURED L2 hit latency as a share of the dependent-load price (sync_us = the measured DRAM latency):
+#: hwmodels/calibration/fitted/H100-SXM.yaml latency block (fit_latency.py on latency_nvidia-h100-80gb-hbm3_2026-11-22
+#: .csv): l2 0.1431 us / dram 0.3494 us
+SGL_IDLE_LOAD_SHARE = 0.1431 / 0.3494
 VLLM_BLOCK_M, VLLM_TILE_DECODE, VLLM_TILE_PREFILL, VLLM_SEGMENTS, VLLM_MIN_GRID_2D = 16.0, 16.0, 32.0, 16.0, 128.0
 
 
@@ -78,13 +88,18 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     # prologue: its token locations (a plain load) and then its K / V (async copies), 2 dependent loads after the
     # program's own 3; every later iteration is one steady-state tile of the chain (its location load synchronous,
     # its K / V copies issued one iteration ahead)
-    k1 = Launch("attention", "attn_triton_sgl", ctas, slots, np.maximum(iters - 1.0, 0.0),
-                SGL_PROLOGUE_LOADS + SGL_PIPELINE_PROLOGUE_LOADS, flops,
-                kv + S * qb + idx, part_w, idle=idle, info={"splits": S})
+    # fp8 K/V: the program loads fp8 keys / values (half the bytes of a tile) and converts them to the query's dtype
+    # (k.to(q.dtype)): its own kind, whose tile time is fitted on the fp8 rows (as FlashInfer's attn_fi_decode_fp8kv)
+    kind = np.where(kvb < 2.0, "attn_triton_sgl_fp8kv", "attn_triton_sgl")
+    k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0),
+                  SGL_PROLOGUE_LOADS + SGL_PIPELINE_PROLOGUE_LOADS, flops,
+                  kv + S * qb + idx, part_w, idle=idle, idle_share=SGL_IDLE_LOAD_SHARE, where=kind == k,
+                  info={"splits": S})
+           for k in ("attn_triton_sgl", "attn_triton_sgl_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * Hq, S, d)
     k2 = Launch("attention_combine", "attn_combine_triton_sgl", B * Hq, 16.0, S, 2.0, 3.0 * B * Hq * d * S, rd, wr,
                 dtype="fp32")
-    return [k1, k2], {"splits": S, "ctas": ctas, "iters": iters, "slots": slots}
+    return [*k1s, k2], {"splits": S, "ctas": ctas, "iters": iters, "slots": slots}
 
 
 def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
