@@ -411,3 +411,16 @@ def test_async_admission_joins_the_step_after_next():
     assert asy.requests["e2e_s"].notna().all()
     with pytest.raises(ScenarioError, match="async_admission"):
         cfg_of(step_cost={"async_admission": "yes"})
+
+
+def test_profile_async_admission_applies_unless_the_user_overrides_it():
+    # vLLM v1's profile plans step N+1 when N is launched (runtime.async_admission); a scenario's
+    # serving.step_cost.async_admission wins either way; engines without async scheduling keep synchronous admission
+    from simulator.engine.sim import async_admission
+
+    assert load_profile("vllm-v1").async_admission and not load_profile("hf-cb").async_admission
+    assert not load_profile("own").async_admission
+    assert async_admission(cfg_of(engine="vllm-v1"))
+    assert not async_admission(cfg_of(engine="vllm-v1", step_cost={"async_admission": False}))
+    assert not async_admission(cfg_of())
+    assert async_admission(cfg_of(step_cost={"async_admission": True}))

@@ -276,6 +276,9 @@ class RuntimeProfile:
     #: runtime.async_launch: the engine launches step N+1 while step N runs (async scheduling's loop,
     #: simulator.engine.async_launch); serving.step_cost.async_launch overrides it
     async_launch: bool = False
+    #: runtime.async_admission: a request arriving while step N runs joins step N+2 (step N+1 was scheduled when N
+    #: was launched); serving.step_cost.async_admission overrides it
+    async_admission: bool = False
     allreduce: str | None = None          # the engine's tensor-parallel all-reduce (runtime.allreduce: nccl | vllm | sglang |
                                           # trtllm, simulator.kernels.allreduce), None: the scenario's (NCCL)
     sources: tuple = ()
@@ -440,6 +443,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
     if al and ov:
         raise ProfileError(f"async_launch true with overlap_fraction {ov!r}: the async loop hides the host work itself "
                            "(allowed: overlap_fraction 0 or null)", file=file, field="runtime.overlap_fraction.value")
+    adm = rv("async_admission", allowed=(True, False), default=False)
     api = []
     for k in ("api_per_request_ms", "api_per_token_ms"):
         x = rv(k, default=0.0)
@@ -464,7 +468,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
                           launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar,
-                          async_launch=bool(al), sources=tuple(sources),
+                          async_launch=bool(al), async_admission=bool(adm), sources=tuple(sources),
                           notes=tuple(notes))
 
 

@@ -255,6 +255,14 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     return RuntimeSetup(combo, mixed, sizes, eo, host, rt)
 
 
+def async_admission(cfg: ServingConfig) -> bool:
+    """Whether an arrival during a step joins the step after next: the user's serving.step_cost.async_admission, else
+    the engine profile's runtime.async_admission (vLLM v1's step_with_batch_queue), else no."""
+    if "async_admission" in cfg.step_cost_given or cfg.runtime is None:
+        return bool(cfg.async_admission)
+    return bool(cfg.runtime.async_admission)
+
+
 def _check_speed(cfg: ServingConfig, host: HostTime) -> None:
     """A validation host-speed series scales a launch: refuse one the engine has none for."""
     if cfg.host_speed_series is not None and host.launch is None:
@@ -348,10 +356,11 @@ class Replica:
     not under per-request adaptation, where every round is a step); else one step. A decode run is cut at the step in
     progress when a request arrives here.
 
-    With async admission (serving.step_cost.async_admission: an engine with async scheduling plans step N+1 when
-    step N starts, vLLM v1's EngineCore.step_with_batch_queue) a request that arrives while a step runs is held and
-    reaches the scheduler only at the next step boundary after the one that ends that step: it joins step N+2, not
-    N+1; while one is held the replica runs single steps, not decode runs. An idle replica takes it at once."""
+    With async admission (serving.step_cost.async_admission, else the profile's runtime.async_admission: an engine
+    with async scheduling plans step N+1 when step N starts, vLLM v1's EngineCore.step_with_batch_queue) a request
+    that arrives while a step runs is held and reaches the scheduler only at the next step boundary after the one that
+    ends that step: it joins step N+2, not N+1; while one is held the replica runs single steps, not decode runs. An
+    idle replica takes it at once."""
 
     def __init__(self, idx: int, group: GroupSetup, engine: "Engine"):
         self.idx = idx
@@ -385,7 +394,7 @@ class Replica:
         self._dts = None
         self._ends = None
         self._cut = 0
-        self.async_admission = bool(engine.cfg.async_admission)
+        self.async_admission = async_admission(engine.cfg)
         self.held: list = []           # async admission: (request, arrival) not yet visible to the scheduler
         self._step_start = 0.0         # start of the last step that ended
         # async launch (serving.step_cost.async_launch, simulator.engine.async_launch): the host's state the last
