@@ -244,11 +244,23 @@ EPILOGUE_KINDS = ("attn_fi_mla", "attn_flashmla")
 CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_fa2"}
 
 
+#: kinds whose per-kernel fixed time (ramp and tail) is taken from the closest family of the committed regimes fit
+#: instead of fitted: the CUDA-core decode kernel's fit rows cannot separate it from the tile chain (every small-batch
+#: middle row walks the same 16-tile chunks of 128 tokens) and, once the busiest SM's crowding prices the tiles'
+#: issue (simulator/kernels/flashinfer.py fi_decode_crowding), a free constant takes 2.1 us that the chain then lacks.
+#: FlashAttention-2's decode kernel (attn_fa2), whose fixed_us the regimes fit identified on shapes of every size, ends
+#: as a launch of independent CTAs with no per-kernel setup, as this kernel does (decode.cuh: no grid-wide sync, no
+#: persistent loop)
+FIXED_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2"}
+
+
 def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
     # fixed_us (a kernel's ramp and tail) is bounded by FIXED_US_MAX: at the fit shapes a free per-kernel constant
-    # trades against the tile chain (every small-batch middle row walks the same 16-tile chunks)
-    p = [(f"memory.{kind}", 0.85, 0.5, 1.0), (f"iter_us.{kind}", 0.3, 0.005, 20.0),
-         (f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX)]
+    # trades against the tile chain (every small-batch middle row walks the same 16-tile chunks); FIXED_FROM kinds
+    # take it from the regimes fit
+    p = [(f"memory.{kind}", 0.85, 0.5, 1.0), (f"iter_us.{kind}", 0.3, 0.005, 20.0)]
+    if kind not in FIXED_FROM:
+        p.append((f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX))
     if kind in EPILOGUE_KINDS:
         p.append((f"cta_fixed_us.{kind}", 0.5, 0.0, 20.0))
     if tensor:
@@ -279,6 +291,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
         meta["measured"][f"cta_slots.{k}"] = how
     for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_triton_sgl"):
         up[f"cta_fixed_us.{k}"] = 0.0
+    for k, src in FIXED_FROM.items():
+        up[f"fixed_us.{k}"] = hw.efficiency.fixed_s.get(src, 0.0) * 1e6
+        meta["measured"][f"fixed_us.{k}"] = f"fixed_us.{src} of the regimes fit (FIXED_FROM)"
     for k, src in CTA_FIXED_FROM.items():
         up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
         meta["measured"][f"cta_fixed_us.{k}"] = f"cta_fixed_us.{src} of the regimes fit (CTA_FIXED_FROM)"
