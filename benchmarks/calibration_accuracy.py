@@ -155,14 +155,16 @@ FRESH_DIAGNOSIS = {
 
 
 #: families whose rules were revised after the campaign's held-out rows had been looked at, and what was revised
-LOOKED_AT = {"fi_mla": "looked-at", "flashmla": "looked-at", "sgl_triton": "looked-at", "fi_tc": "looked-at",
+LOOKED_AT = {"fi_decode": "looked-at", "fi_mla": "looked-at", "flashmla": "looked-at", "sgl_triton": "looked-at", "fi_tc": "looked-at",
              "fi_verify": "looked-at"}
 LOOKED_AT_WHY = {
+    "fi_decode": "the tiles' issue priced on the busiest SM of the measured block dispatch (fi_decode_crowding); "
+                 "fixed_us 0 (FIXED_ZERO)",
     "fi_mla": "one cooperative launch with the merge in-kernel, replayed MLAPlan heap, per-item chain, the merge as "
               "a serial chain of L2-latency loads",
     "flashmla": "replayed scheduler, per-request store wait, whole 64-token blocks, combine on every call",
     "sgl_triton": "Triton two-stage pipeline prologue",
-    "fi_tc": "epilogues hidden under the body but the last wave's (CTA_FIXED_HIDDEN)",
+    "fi_tc": "epilogues hidden under the body but the last wave's (CTA_FIXED_HIDDEN); fixed_us 0 (FIXED_ZERO)",
     "fi_verify": "as fi_tc",
 }
 
@@ -263,6 +265,57 @@ def _mla_merge(FP, fmt) -> None:
           f"{m['err_before'].median():+.1f} %)")
 
 
+#: the FlashInfer check grid (lab/kernels/measure_production_attention.py --grid fresh_fi): CUDA-core decode, tensor-core
+#: decode and verification shapes in no earlier grid, priced BEFORE measuring by the model after the busiest-SM
+#: crowding rule and by the model at 1081e97 (before it); both files committed before the device run
+FRESH_FI_PRED = "production_attention_fresh_fi_predictions.csv"
+FRESH_FI_BEFORE = "production_attention_fresh_fi_predictions_1081e97.csv"
+FRESH_FI_GLOB = "production_attention_fresh_fi_nvidia*.csv"
+
+
+def _fresh_fi(FP, fmt) -> None:
+    """The FlashInfer check grid: per family, K/V dtype and regime, |error| of the committed predictions of both models."""
+    import numpy as np
+    import pandas as pd
+
+    ms = sorted(p for p in FP.DATA_DIR.glob(FRESH_FI_GLOB) if "_grids" not in p.name)
+    pp, pb = FP.DATA_DIR / FRESH_FI_PRED, FP.DATA_DIR / FRESH_FI_BEFORE
+    if not ms or not pp.is_file() or not pb.is_file():
+        print("\nFLASHINFER CHECK SHAPES: not measured yet (" + FRESH_FI_PRED + " holds the predictions)")
+        return
+    meas = FP.load(ms[-1])
+    keys = [k for k in FP.SHAPE_KEYS if k in meas.columns]
+    pr, bf = pd.read_csv(pp), pd.read_csv(pb)
+    m = meas.merge(pr[keys + ["pred_us", "model_commit"]], on=keys, how="inner")
+    m = m.merge(bf[keys + ["pred_us", "model_commit"]].rename(columns={"pred_us": "before_us",
+                                                                      "model_commit": "before_commit"}),
+                on=keys, how="inner")
+    m["err"] = (m["pred_us"] / m["median_us"] - 1.0) * 100.0
+    m["err_before"] = (m["before_us"] / m["median_us"] - 1.0) * 100.0
+    m = pd.concat([m.reset_index(drop=True), FP.regime_labels(m).drop(columns=["family"])], axis=1)
+    print(f"\nFLASHINFER CHECK SHAPES (fi_decode / fi_tc / fi_verify at contexts 32-98304 and batches 1-384 in no "
+          f"earlier grid; BLIND: both predictions committed before measuring: new = the model at "
+          f"{str(m['model_commit'].iloc[0])[:7]} ({FRESH_FI_PRED}), before = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({FRESH_FI_BEFORE}); measured {ms[-1].name}, {len(m)} of "
+          f"{len(meas) + meas.attrs.get('failed', 0)} shapes timed)")
+    rows = []
+    for key, x in m.groupby(["family", "kv", "ctx_regime", "batch_regime"]):
+        e, eb = x["err"].abs(), x["err_before"].abs()
+        rows.append({**dict(zip(("family", "kv", "ctx_regime", "batch_regime"), key)), "n": len(x),
+                     "median": e.median(), "p90": np.percentile(e, 90), "signed": x["err"].median(),
+                     "before median": eb.median(), "before p90": np.percentile(eb, 90),
+                     "before signed": x["err_before"].median()})
+    t = pd.DataFrame(rows)
+    t["goal"] = np.where((t["median"] <= 10.0) & (t["p90"] <= 25.0), "met", "MISSED")
+    t["goal before"] = np.where((t["before median"] <= 10.0) & (t["before p90"] <= 25.0), "met", "MISSED")
+    print(t.to_string(**fmt))
+    for fam, x in m.groupby("family"):
+        e, eb = x["err"].abs(), x["err_before"].abs()
+        print(f"  {fam}: {len(x)} shapes, median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (before: "
+              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %); regimes met {int((t.loc[t.family == fam, 'goal'] == 'met').sum())} "
+              f"of {int((t.family == fam).sum())} (before {int((t.loc[t.family == fam, 'goal before'] == 'met').sum())})")
+
+
 def production_attention() -> None:
     """Production attention kernel families (simulator/kernels, fit_production_attention.py) on their H100 campaign: held-out
     |error| per family and regime with the committed fitted file, the first look priced from the sources before the
@@ -301,6 +354,7 @@ def production_attention() -> None:
             print(f"  missed: {fam} {ctx}: {why}")
     _fresh(FP, hw, fmt)
     _mla_merge(FP, fmt)
+    _fresh_fi(FP, fmt)
     fl = FP.first_look_errors(df, FP.DATA_DIR)
     if len(fl):
         e = fl["first_look_err_pct"].abs()
