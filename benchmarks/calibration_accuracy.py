@@ -92,10 +92,18 @@ def main() -> None:
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)
 PRODUCTION_DIAGNOSIS = {
     ("fi_decode", "short (<=256)"):
-        "at <= 2 CTAs per SM a lone CTA's 8-key tile takes ~0.6-0.9 us (B 1: 2 tiles 4.6 us, 8 tiles 8.3 us, 16 tiles "
-        "16.5 us per call), while the fitted tile time (~1.1 us) comes from the middle shapes with 2-8 CTAs per SM: one "
-        "iteration time cannot serve both; and a CUDA-graph plan's surplus CTAs are skipped in grid order, so the active "
-        "CTAs of a small batch crowd a few SMs (B 1, T 4096: 256 CTAs, 30 us, against 17.7 us for 64 CTAs)",
+        "with the tiles' issue priced on the busiest SM of the measured dispatch (a (132, 8) graph grid puts the active "
+        "columns of its 8 rows on the same few SMs: B 1, T 1024: 64 CTAs, 4 on one SM; B 4: 256 CTAs, 8 on one), the "
+        "middle rows fit (rms 0.118 -> 0.077) and short mid batch improves, but T 16-64 at B 1-4 stay 25-70 % too "
+        "slow: 2-8 tiles take 4.6-8.3 us per call, i.e. ~0.6 us per 8-key tile with both cp.async stages in flight "
+        "(decode.cuh: 2 shared-memory stages, each tile's load issued two tiles ahead), while one fitted tile time "
+        "(0.89 us) serves the 16-tile chunks of the fit rows; the fp8 kernel (6 CTAs per SM) has no probed dispatch "
+        "and takes the even spread",
+    ("fi_decode", "middle"):
+        "large batch (B >= 256, no split, 2-8 waves) 13.9 % too slow in bf16, 18.8 % in fp8: the bandwidth-bound body "
+        "(2.86 TB/s measured) combines with the issue term through the committed overlap exponent (2.73), which charges "
+        "both when they are close; fp8 long / middle small batch 12-15 % (the fp8 kernel's even-spread crowding)",
+    ("fi_decode", "long (>=64K)"): "fp8 small batch +14 %: as fi_decode middle (the fp8 kernel's even-spread crowding)",
     ("fi_tc", "short (<=256)"):
         "with every wave's epilogue but the last hidden under the bandwidth-bound body (hwmodels.roofline "
         "CTA_FIXED_HIDDEN) T 256 at B 256 / 1024 is within 7 % (was 28-36 % too slow), but T 16-64 at B >= 256 are "
@@ -103,7 +111,12 @@ PRODUCTION_DIAGNOSIS = {
         "the model's ~6.2 us (the 4.3 us epilogue borrowed from attn_fa2, one tile, the prologue's loads), while the "
         "one-wave shapes need the smaller value: fitted on T 16 x B >= 256 the epilogue comes out 5.8 us and the short "
         "small-batch shapes miss (3.6 -> 14.5 %), so it stays borrowed; fp8 K/V adds ~55 % to that per-wave time "
-        "(95.3 vs 61.3 us) with nothing in the model to carry it",
+        "(95.3 vs 61.3 us) with nothing in the model to carry it. With fixed_us 0 (FIXED_ZERO) these are 13.8 % (bf16) and "
+        "19.5 % (fp8) too fast. Source: at a 16-row tile the fp8 kernel runs NUM_MMA_KV 4 (256-token tiles, the measured "
+        "template) against 2 for bf16, and converts every K / V fragment before its MMA (prefill.cuh @ f1e6fdcb "
+        "compute_qk / compute_sfm_v: half-width ldmatrix, frag_layout_swizzle_16b_to_8b, vec_cast), masked keys "
+        "included: a lone one-tile CTA's kernel is 11.8 us against 7.6 us in bf16 (launch profile, B 1, T 16), so "
+        "the fp8 cost is per tile and latency-like, not in the fitted per-tile time (fit rows mix 64-256-token tiles)",
     ("fi_verify", "short (<=256)"): "as fi_tc short: the FA2 prefill kernel's per-wave CTA time",
     ("sgl_triton", "short (<=256)"):
         "with the two-stage pipeline's prologue (a one-iteration program = 3 + 2 dependent loads, no steady-state "
@@ -124,16 +137,13 @@ PRODUCTION_DIAGNOSIS = {
 
 #: what the fresh shapes (predicted before measuring) show where a regime misses
 FRESH_DIAGNOSIS = {
-    ("fi_decode", "short (<=256)"): "as on the campaign's rows (fi_decode short): the lone-CTA tile time; the block "
-                                    "placement probe (block_placement_*.csv) shows the dispatch order is not linear "
-                                    "(CTAs 0-7 land on SMs 128-131, 124-127; the rows of a (132, 8) grid on different "
-                                    "SM pairs), so a grid-order crowding rule needs that measured map; a linear "
-                                    "x + y grid_x mod SMs rule was tried as a bandwidth cap on the fit rows and "
-                                    "contradicted them (B 1, T 1024: 64 CTAs on 8 SMs in 17.7 us; B 4: 256 CTAs on 32 "
-                                    "SMs in 29.4 us)",
-    ("fi_decode", "middle"): "middle small / large batch 13-17 %: the per-tile time's dependence on the number of "
-                             "working CTAs (0.6 us at 8 CTAs to 1.5 us per full wave at 1056) that one fitted "
-                             "iteration time cannot carry",
+    ("fi_decode", "short (<=256)"): "as on the campaign's rows (fi_decode short): the lone-CTA tile time at T <= 64 "
+                                    "and B <= 4 (the committed prediction predates the busiest-SM crowding rule; the "
+                                    "FlashInfer check grid below is its blind test)",
+    ("fi_decode", "middle"): "middle small / large batch 13-17 % in the committed prediction: one fitted iteration "
+                             "time for few and many working CTAs; the busiest-SM crowding rule (after this grid was "
+                             "looked at) gives small batch 8.2 / 14.5 % on these rows; large batch stays ~14 % (see "
+                             "the campaign's fi_decode middle)",
     ("fi_mla", "short (<=256)"): "split shapes of 128 heads (2 pieces, a merge CTA of 32-43 rows: 8-11 merge rounds) "
                                  "+48..98 % in the committed prediction (a merge round then priced as one 64-token "
                                  "stage, an ASSUMPTION); with the merge priced from mla.cuh (a chain of L2-latency "
