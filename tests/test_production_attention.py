@@ -340,3 +340,52 @@ def test_fresh_mla_grid_is_new_and_both_predictions_cover_it():
     j, name = CA.fresh_mla_errors(FP)
     assert name and len(j) == len(sh) and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
     assert j["model_commit"].nunique() == 1
+
+
+def test_fi_decode_crowding_follows_the_measured_dispatch():
+    # (132, 8) graph grid, 8 resident per SM (the probe's residency): 8 active columns -> 64 CTAs on 24 SMs, at most 4
+    # on one; 32 columns -> 256 CTAs, 8 on one (block_placement_*.csv); all 132 -> 8
+    k = FI.fi_decode_crowding(np.array([8.0, 32.0, 132.0]), 132.0, 8.0, 8.0, SMS)
+    assert list(k) == [4.0, 8.0, 8.0]
+    # a kernel of another residency (fp8 K/V: 6 per SM) or a grid never probed: the even spread ceil(CTAs / SMs)
+    k = FI.fi_decode_crowding(np.array([8.0, 32.0]), 99.0, 8.0, 6.0, SMS)
+    assert list(k) == [1.0, 2.0]
+    assert float(FI.fi_decode_crowding(40.0, 264.0, 4.0, 8.0, SMS)) == 2.0
+
+
+def test_fi_decode_prices_issue_on_the_busiest_sm():
+    # B 1, T 1024 bf16: 8 chunks x 8 KV heads = 64 CTAs, 4 on the busiest SM against 1 for an even spread: the kernel's
+    # arithmetic is charged 4x (crowd); B 256 (no split, 2 waves): no crowding
+    B = np.array([1.0, 256.0])
+    launches, info = FI.fi_decode(B, 1024.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert list(info["crowd"]) == [4.0, 1.0] and list(info["busiest_sm_ctas"])[0] == 4.0
+    flops = 2.0 * B * 32.0 * 1024.0 * 256.0
+    np.testing.assert_allclose(launches[0].flops, flops * info["crowd"])
+    # and the crowding makes the 64-CTA call slower than the same CTAs spread evenly would be
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.ops import MaskedBuilder, OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    ln = launches[0]
+    prices = []
+    for f in (ln.flops, flops):
+        b = OpBuilder(2)
+        ln.flops = f
+        emit(MaskedBuilder(b, np.array([True, True])), [ln], SMS)
+        prices.append(price(b.build(), hw, "graph"))
+    assert prices[0][0] > prices[1][0] and prices[0][1] == pytest.approx(prices[1][1])
+
+
+def test_flashinfer_fixed_terms_are_not_fitted():
+    # FIXED_ZERO: the FlashInfer kinds' per-kernel fixed time is 0 in the fit and in the shipped file, the other
+    # production kinds keep a fitted one
+    import pandas as pd
+
+    FP, df, g, hw = _campaign()
+    eff, meta = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    for kind in FP.FIXED_ZERO:
+        assert eff.fixed_s[kind] == 0.0 and hw.efficiency.fixed_s[kind] == 0.0
+        assert not any(p.startswith(f"fixed_us.{kind}") for m in meta.values() if isinstance(m, dict)
+                       for p in m.get("params", {}))
+    assert any(p == "fixed_us.attn_fi_mla" for p in meta["fi_mla"]["params"])

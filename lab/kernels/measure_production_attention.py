@@ -16,7 +16,9 @@ time including the graph's gap between kernels (what the model prices as a graph
 --grid fresh measures a second grid of shapes that is in none of the campaign's rows (contexts 24 / 48 / 96 / 192 /
 384 / 768 / 3072 / 12288 / 49152, batches 2 / 8 / 32 / 128 / 512, the same head configurations, dtypes and page
 sizes): the honest test of a model whose rules were revised after the campaign's rows were looked at. Its predictions
-are written and committed BEFORE it is measured (lab/kernels/predict_fresh_production_attention.py).
+are written and committed BEFORE it is measured (lab/kernels/predict_fresh_production_attention.py). --grid mla_merge
+(FlashInfer MLA shapes split into 2-4 pieces) and --grid fresh_fi (FlashInfer decode / tensor-core / verification
+shapes in none of the other grids, FI_DEC_*) are checks of the same kind.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import sys
 import time
 import traceback
 
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: (B, T) grid of decode rows: context 16 -> 256K, batch 1 -> 1024, at most 4 M cached tokens per call
 T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 262144)
@@ -74,6 +76,41 @@ FRESH_MLA_SGL_BT = [(b, t) for b in (192, 384, 768) for t in (16, 32, 128, 512)]
 FRESH_MLA_SGL_SMALL = [(b, t) for b in (3, 10, 40) for t in (1536, 6144)]
 
 
+#: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
+#: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
+#: for (short and middle contexts at small, mid and large batch, bf16 and fp8 K/V) and some they already met
+FI_DEC_T, FI_DEC_B = (32, 80, 160, 640, 1536, 6144, 24576, 98304), (1, 3, 6, 12, 24, 48, 96, 384)
+FI_CHECK_MAX_TOKENS = 1 << 21
+
+
+def fresh_fi_shapes(part: str) -> list[dict]:
+    """The shapes of one part of the FlashInfer check grid (FI_DEC_*)."""
+    out = []
+
+    def add(family, model, kv, page, ts, bs, q=1):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FI_CHECK_MAX_TOKENS:
+                    out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=page))
+
+    if part == "fi_decode":
+        add("fi_decode", "llama8b", "bf16", 16, FI_DEC_T, FI_DEC_B)
+        add("fi_decode", "llama70b", "bf16", 16, (32, 160, 1536, 6144, 24576), (3, 12, 48, 384))
+        add("fi_decode", "llama8b", "fp8", 16, (32, 80, 160, 640, 1536, 6144, 24576), (1, 6, 24, 96, 384))
+        add("fi_decode", "llama8b", "bf16", 1, (80, 1536), (3, 48))
+        add("fi_decode", "llama8b", "bf16", 64, (80, 1536), (3, 48))
+    elif part == "fi_tc":
+        add("fi_tc", "llama8b", "bf16", 16, (32, 80, 160, 1536, 6144), (3, 24, 96, 384))
+        add("fi_tc", "llama8b", "fp8", 16, (32, 80, 160, 1536, 6144), (3, 24, 96, 384))
+        add("fi_tc", "qwen7b", "bf16", 16, (32, 160, 1536), (12, 384))
+    elif part == "fi_verify":
+        add("fi_verify", "llama8b", "bf16", 16, (80, 640, 6144), (3, 24, 192), q=4)
+        add("fi_verify", "llama8b", "fp8", 16, (80, 640, 6144), (3, 24, 192), q=4)
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -92,6 +129,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
     """Every shape a part measures (the first-look script prices the FlashInfer decode ones before any measurement;
     the fresh-grid predictions are priced from the same list)."""
     out = []
+    if grid == "fresh_fi":
+        return fresh_fi_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -424,7 +463,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=520.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
-    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla"))
+    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -466,6 +505,8 @@ def main() -> None:
                      A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False)]
             if not {"fi_decode", "fi_tc", "fi_verify"} & set(parts):   # no FlashInfer decode part: the MLA module only
                 specs = specs[-1:]
+            elif "fi_mla" not in parts:        # no MLA module
+                specs = specs[:-1]
             build_jit_specs(specs, verbose=False)
             say(f"built {len(specs)} JIT modules in {time.time() - t:.0f} s")
         except Exception as e:   # noqa: BLE001

@@ -5,12 +5,15 @@ profile). Writes hwmodels/calibration/data/production_attention/production_atten
 commit of the code that priced it; that file is committed before the device run, so the fresh shapes' error is a test
 of rules that were revised after the campaign's rows had been looked at.
 
-    python lab/kernels/predict_fresh_production_attention.py [--out PATH] [--grid fresh|mla_merge]
+    python lab/kernels/predict_fresh_production_attention.py [--out PATH] [--grid fresh|mla_merge|fresh_mla|fresh_fi]
 
 --grid mla_merge prices the MLA merge grid (FlashInfer MLA shapes split into 2-4 pieces) into
 production_attention_mla_merge_predictions.csv, committed before that grid is measured; --grid fresh_mla the fresh
 MLA / Triton grid (FlashMLA, FlashInfer MLA and SGLang Triton shapes at batches none of the earlier grids measured) into
-production_attention_fresh_mla_predictions.csv.
+production_attention_fresh_mla_predictions.csv; --grid fresh_fi the FlashInfer check grid into
+production_attention_fresh_fi_predictions.csv. Each is committed before that grid is measured. With PYTHONPATH pointing
+at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
+from that checkout's model.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "hwmodels/calibration/data/production_attention/production_attention_fresh_predictions.csv"
 OUT_MLA_MERGE = OUT.with_name("production_attention_mla_merge_predictions.csv")
 OUT_FRESH_MLA = OUT.with_name("production_attention_fresh_mla_predictions.csv")
+OUT_FRESH_FI = OUT.with_name("production_attention_fresh_fi_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -35,11 +39,14 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
-    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla"))
+    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi"))
     args = ap.parse_args()
-    args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA}[args.grid])
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
+    args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
+                                "fresh_fi": OUT_FRESH_FI}[args.grid])
+    # the model is the simulator package imported (PYTHONPATH may point at an older checkout: its commit is recorded)
+    model_root = Path(FP.__file__).resolve().parents[2]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=model_root, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=model_root,
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")

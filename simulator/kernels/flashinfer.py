@@ -94,6 +94,67 @@ FI_MLA_MERGE_LOAD_SHARE = 0.65
 FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
 
 
+#: MEASURED block dispatch of the CUDA-graph decode grids (padded batch x Hkv): the SM (%smid) of every CTA of the
+#: (132, 8), (148, 8) and (99, 8) grids resident at once (lab/kernels/probe_block_placement.py on the H100, 2026-11-26,
+#: hwmodels/calibration/data/production_attention/block_placement_nvidia-h100-80gb-hbm3_2026-11-26.csv). Not in any
+#: kernel's source: the hardware's dispatcher. A plan's active CTAs are its first nb = B x splits columns in every row
+#: (block_valid_mask, decode.cuh), and the dispatcher puts the same column of different rows on the same few SMs:
+#: 64 active CTAs of the (132, 8) grid share 24 SMs (at most 4 on one), 256 share 48 (8 on one)
+FI_PLACEMENT_CSV = "block_placement_nvidia-h100-80gb-hbm3_2026-11-26.csv"
+#: resident CTAs per SM of the probe's kernel (256 threads: 8 by threads): the dispatch is only taken from the probe for
+#: a kernel with the same residency (the bf16 decode kernels, 8 per SM); a kernel with fewer slots (fp8 K/V: 6 per SM)
+#: fills the SMs in another pattern, which was not probed: even spread there (a first trial that took the (99, 8) probe
+#: for the fp8 kernel raised its fit rows' rms log error from 0.095 to 0.229)
+FI_PLACEMENT_SLOTS = 8.0
+
+
+@functools.lru_cache(maxsize=16)
+def _placement_table(grid_x: int, grid_y: int) -> tuple | None:
+    """k[nb] = the most active CTAs on one SM when columns 0..nb-1 of the measured (grid_x, grid_y) grid are active
+    (nb = 0..grid_x), or None when that grid was not probed (FI_PLACEMENT_CSV)."""
+    import csv
+    from pathlib import Path
+
+    import hwmodels
+    p = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention" / FI_PLACEMENT_CSV
+    if not p.is_file():
+        return None
+    sm = {}
+    with open(p, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["grid"] == f"{grid_x}x{grid_y}":
+                sm[(int(r["x"]), int(r["y"]))] = int(r["smid"])
+    if len(sm) != grid_x * grid_y:
+        return None
+    counts: dict[int, int] = {}
+    out = [0]
+    best = 0
+    for x in range(grid_x):
+        for y in range(grid_y):
+            s = sm[(x, y)]
+            counts[s] = counts.get(s, 0) + 1
+            best = max(best, counts[s])
+        out.append(best)
+    return tuple(out)
+
+
+def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
+    """CTAs on the busiest SM of a one-wave decode launch whose first `active_cols` columns (of grid_x x grid_y) do
+    work: the MEASURED dispatch (FI_PLACEMENT_CSV) where that grid was probed with the kernel's residency
+    (FI_PLACEMENT_SLOTS); otherwise the even spread min(slots, ceil(active CTAs / SMs))."""
+    nb, gx, gy, slots = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (active_cols, grid_x, grid_y,
+                                                                                        slots)))
+    k = np.minimum(slots, np.maximum(np.ceil(nb * gy / float(sms)), 1.0))
+    out = np.array(k, dtype=np.float64)
+    for i in np.ndindex(nb.shape):
+        if slots[i] != FI_PLACEMENT_SLOTS or gx[i] != int(gx[i]) or gy[i] != int(gy[i]):
+            continue
+        t = _placement_table(int(gx[i]), int(gy[i]))
+        if t is not None and 1 <= nb[i] <= gx[i]:
+            out[i] = min(float(slots[i]), float(t[int(nb[i])]))
+    return out
+
+
 def fi_decode_geometry(G, d, kvb):
     """(threads, keys per iteration, shared memory bytes) of the CUDA-core decode kernel (module docstring)."""
     G, d, kvb = (np.asarray(x, dtype=np.float64) for x in (G, d, kvb))
@@ -144,6 +205,20 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     grid = np.where(split & cuda_graph, np.floor(max_grid / Hkv) * Hkv, active)
     iters = ceil_div(chunk_tok, keys)
     flops, kv, qb, ob = attention_io(B, 1.0, T, Hq, Hkv, d, d, kvb)
+    # issue on the busiest SM: a tile's CUDA-core work (q.k, the shuffles over bdx, exp, p.v as fp32 FMAs on vec_t,
+    # decode.cuh compute_qk / update_local_state) is issued by the SM's warp schedulers, shared by every CTA resident
+    # there, so a one-wave launch lasts as long as its most crowded SM's k CTAs take to issue their tiles. The
+    # roofline's compute term spreads a launch evenly (ceil(n / SMs) per SM); `crowd` rescales the arithmetic to the
+    # busiest SM's k (fi_decode_crowding): flops x k x SMs x fill / n, 1 for an even spread or several waves
+    one_wave = active <= slots * sms
+    kb = fi_decode_crowding(np.where(split, B * S, B), np.where(split & cuda_graph, grid / Hkv, B), Hkv, slots, sms)
+    even = np.ceil(active / sms)
+    # the busiest SM's CTAs walk whole chunks (PartitionPagedKVCache: every chunk c pages but a request's last), not
+    # the mean chunk T / S the launch's flops spread: their share is chunk tokens x S / T of the mean's (added after
+    # the FlashInfer check grid was measured, from its T 160 rows: 2 chunks of 128 + 32 tokens, 25-45 % too fast
+    # blind; fit rows' rms log error 0.077 -> 0.078; those rows are looked-at since)
+    full = np.where(split, chunk_tok * S / np.maximum(T, 1.0), 1.0)
+    crowd = np.where(one_wave, np.maximum(kb / np.maximum(even, 1.0), 1.0) * full, 1.0)
     pages_read = B * P * 4.0 * Hkv            # every KV head's CTAs read the request's page indices
     written = np.where(split, S * B * Hq * (d * 2.0 + 4.0), ob)   # tmp_v in the output dtype + fp32 lse
     kind = np.where(kvb < 2.0, "attn_fi_decode_fp8kv", "attn_fi_decode")
@@ -152,11 +227,11 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
         m = kind == k
         if m.any():
             # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
-            out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops, kv + S * qb + pages_read,
-                              written, dtype="fp32", where=m, idle=grid - active))
+            out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops * crowd,
+                              kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active))
     out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
-                 "keys_per_iter": keys, "split": split}
+                 "keys_per_iter": keys, "split": split, "crowd": crowd, "busiest_sm_ctas": kb}
 
 
 def fa2_cta_tile_q(packed, d):
