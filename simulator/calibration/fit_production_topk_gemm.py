@@ -164,9 +164,11 @@ def gemm_fit_mask(g: pd.DataFrame) -> np.ndarray:
     return (g["m"].isin(FIT_GEMM["m"]).to_numpy() & np.array([x in FIT_GEMM["kn"] for x in kn]))
 
 
-def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
+def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True) -> np.ndarray:
     """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
-    the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8)."""
+    the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8). Small-M bf16 / per-tensor fp8: cuBLASLt's
+    selection table, and where no entry covers the shape its structural rule (simulator.kernels.cublaslt.derive;
+    rule=False: the full-device fallback instead)."""
     from simulator.layers import fp8_gemm
     from simulator.ops import OpBuilder
 
@@ -184,10 +186,11 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.nd
             continue
         for j in range(len(sub)):
             bj = OpBuilder(1)
-            if kern in SMALL_M_DTYPE and CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None:
-                # cuBLASLt's observed small-M selection (simulator.kernels.cublaslt): its CTAs + the split-K reduce
+            if kern in SMALL_M_DTYPE and (CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None or (
+                    rule and CL.derive(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None)):
+                # cuBLASLt's small-M selection (simulator.kernels.cublaslt): its CTAs + the split-K reduce
                 CL.add_gemm(bj, "g", GEMM_KIND[kern], SMALL_M_DTYPE[kern], np.array([m[j]]), K[j], N[j],
-                            1.0 if kern != "bf16" else 2.0, 1.0 if kern != "bf16" else 2.0, 1.0)
+                            1.0 if kern != "bf16" else 2.0, 1.0 if kern != "bf16" else 2.0, 1.0, rule=rule)
             elif kern == "bf16":   # simulator.layers.gemm's bf16 op
                 bj.add("g", "gemm", flops=2.0 * m[j] * K[j] * N[j], bytes_read=K[j] * N[j] * 2.0 + m[j] * K[j] * 2.0,
                        bytes_written=m[j] * N[j] * 2.0, dtype="bf16")
