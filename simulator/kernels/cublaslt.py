@@ -43,6 +43,8 @@ ACT_BYTES = 2.0
 #: 128x16 = K tile x pipeline stages) of a 64-row weight tile (the names' 64xM tiles, weights along the 64)
 K_TILE_BYTES = 128.0
 W_TILE_ROWS = 64.0
+#: the op kinds whose fitted chain terms the serving op model needs (priced_on)
+CHAIN_KINDS = ("gemm", "gemm_fp8")
 
 
 @dataclass(frozen=True)
@@ -159,19 +161,30 @@ def serial_steps(split, ctas, k, n, wb: float) -> np.ndarray:
     return np.where(np.asarray(split) > 0, tiles * ks / np.maximum(np.asarray(ctas, dtype=np.float64), 1.0), ks)
 
 
+def priced_on(hw) -> bool:
+    """Whether `hw`'s fitted terms carry the small-M chain (cta_slots and iter_us of both kinds gemm and gemm_fp8: the
+    H100's, fitted by simulator/calibration/fit_cublaslt_rule.py). Devices without them (H200, B200, A100, ...) keep
+    the full-device GEMM pricing: their cuBLASLt choices and per-step times were never measured."""
+    e = hw.efficiency
+    return all(e.cta_slots.get(k, 0.0) > 0 and e.iter_s.get(k, 0.0) > 0 for k in CHAIN_KINDS)
+
+
 def add_gemm(b, name: str, kind: str, dtype: str, rows, k, n, wb: float, ab: float, count,
              rule: bool = False) -> np.ndarray:
     """Emit a GEMM [rows, k] x [k, n] -> bf16 for the rows the table covers, and with rule=True also those the
     structural rule covers (module docstring): the GEMM with its CTAs, the split-K reduce where it splits. Returns the
     boolean mask of covered rows (the caller prices the others; covered rows get count 0 in the caller's op). kind:
     the op kind of the GEMM (gemm / gemm_fp8); wb / ab: weight / activation bytes per element."""
-    r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
+    shape = np.broadcast_shapes(np.shape(rows), np.shape(k), np.shape(n))
+    r = np.broadcast_to(np.asarray(rows, dtype=np.float64), shape)
+    k = np.broadcast_to(np.asarray(k, dtype=np.float64), shape)
+    n = np.broadcast_to(np.asarray(n, dtype=np.float64), shape)
     ctas, split, tab, der = plan(dtype, r, k, n, rule=rule)
+    ctas, split, tab, der = (np.reshape(x, shape) for x in (ctas, split, tab, der))
     cov = tab | der
     if not cov.any():
         return cov
-    shape = np.shape(r)
-    cnt = np.broadcast_to(np.asarray(count, dtype=np.float64), shape)
+    cnt = np.broadcast_to(np.asarray(count, dtype=np.float64), np.broadcast_shapes(shape, np.shape(count)))
     b.add(name, kind, flops=2.0 * r * k * n, bytes_read=k * n * wb + r * k * ab, bytes_written=r * n * ACT_BYTES,
           dtype=dtype, count=np.where(cov, cnt, 0.0), parallel_units=ctas,
           serial_iters=serial_steps(split, ctas, k, n, wb))
