@@ -162,11 +162,21 @@ def serial_steps(split, ctas, k, n, wb: float) -> np.ndarray:
 
 
 def priced_on(hw) -> bool:
-    """Whether `hw`'s fitted terms carry the small-M chain (cta_slots and iter_us of both kinds gemm and gemm_fp8: the
-    H100's, fitted by simulator/calibration/fit_cublaslt_rule.py). Devices without them (H200, B200, A100, ...) keep
-    the full-device GEMM pricing: their cuBLASLt choices and per-step times were never measured."""
+    """Whether `hw` is the device the selection table was observed on (its `device`: H100-SXM) with its own fitted
+    terms carrying the small-M chain (cta_slots and iter_us of both kinds gemm and gemm_fp8, fitted by
+    simulator/calibration/fit_cublaslt_rule.py). Every other device (H200, B200, A100, H100-PCIe and the chips that
+    borrow the H100-SXM's terms) keeps the full-device GEMM pricing: its cuBLASLt choices and per-step times were
+    never measured."""
+    if hw.name != _device() or not str(getattr(hw, "calibration", "")).startswith("fitted file"):
+        return False   # another chip, or this one's terms borrowed by another: its cuBLASLt picks were never seen
     e = hw.efficiency
     return all(e.cta_slots.get(k, 0.0) > 0 and e.iter_s.get(k, 0.0) > 0 for k in CHAIN_KINDS)
+
+
+@lru_cache(maxsize=None)
+def _device(path: str = str(TABLE)) -> str:
+    """The device the selection table and its rule were observed on (the table's `device`)."""
+    return str(yaml.safe_load(Path(path).read_text()).get("device", ""))
 
 
 def add_gemm(b, name: str, kind: str, dtype: str, rows, k, n, wb: float, ab: float, count,
