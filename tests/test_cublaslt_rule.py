@@ -55,3 +55,30 @@ def test_holdout_shapes_match_the_measurement_script_and_are_new():
             continue
         seen |= {(int(r["k"]), int(r["n"])) for r in csv.DictReader(f.open()) if r["family"] == "gemm"}
     assert not seen & set(H.FRESH3_KN)
+
+
+def _step(device: str, batch: float):
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.combo import make_combo
+    from simulator.pricing import decode_ops
+    hw = load_hardware(device)
+    combo = make_combo(hw, "Llama-3.1-8B", kv_dtype="bf16", weight_dtype="bf16", launch="graph", kernels="unfused")
+    ops, _ = decode_ops(combo, np.array([batch]), np.array([4097.0]))
+    t = price(ops, hw, "graph")
+    names = np.array(ops.names)[ops.name_id]
+    return combo, names, t
+
+
+def test_serving_op_model_uses_small_m_pricing_on_the_h100_only():
+    combo, names, t = _step("H100-SXM", 1.0)
+    assert combo.small_m_gemm
+    red = np.char.endswith(names.astype(str), "_splitk_reduce")
+    assert red.any() and t[red].sum() > 0                        # o_proj etc. split at M 1
+    for dev in ("H200", "H100-PCIe"):                             # measured elsewhere / borrowed terms: unchanged
+        combo2, names2, t2 = _step(dev, 1.0)
+        assert not combo2.small_m_gemm
+        assert not np.char.endswith(names2.astype(str), "_splitk_reduce").any()
+    _, names3, t3 = _step("H100-SXM", 128.0)                     # M > 64: one full-device kernel
+    red3 = np.char.endswith(names3.astype(str), "_splitk_reduce")
+    assert t3[red3].sum() == 0

@@ -17,9 +17,9 @@ over the observed kernels below the 72-CTA cap, max_ctas = 72, the split thresho
 the largest non-splitting and the smallest splitting K row, and the M-64 no-split N = the geometric midpoint between
 the largest splitting and the smallest non-splitting N. Public structure it stands on: CUTLASS's split-K GEMM
 (a separate reduction kernel adds the K slices' fp32 partials: NVIDIA/cutlass include/cutlass/gemm/device/
-gemm_splitk_parallel.h) and stream-K (CTAs take equal shares of the flattened (tile, K-iteration) space: Osama et al.,
-"Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp). cuBLASLt's own
-heuristic is not public.
+gemm_splitk_parallel.h @ 86931fe) and stream-K (CTAs take equal shares of the flattened (tile, K-iteration) space:
+Osama et al., "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp
+@ f2fee24, where one work unit's k_tile_count may span several output tiles). cuBLASLt's own heuristic is not public.
 """
 from __future__ import annotations
 

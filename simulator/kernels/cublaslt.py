@@ -4,11 +4,14 @@ reduce kernel; not one kernel filling the device.
 The selection (kernel, tile, CTA grid, split-K) is DATA: kernels/data/cublaslt_small_m.yaml, what torch.profiler
 showed cuBLASLt launching per shape (torch 2.11 / CUDA 13; its heuristic is not public, so only the observed ranges
 are covered). For a covered GEMM [M, K] x [K, N] the model emits
-    the GEMM      one op with parallel_units = the grid's CTAs: the roofline's fill_m = min(1, CTAs / (s U)) gives
-                  each CTA a bandwidth of bw_hbm * eff_m / (s U) (s = saturation[kind], FITTED per kind by
-                  simulator/calibration/fit_production_topk_gemm.py on the original campaign's GEMM fit rows, where
-                  the table covers them), so a GEMM of 8-80 CTAs streams its weights at 8-80 CTAs' rate; fill_c does
-                  the same for arithmetic (one CTA per SM)
+    the GEMM      one op with parallel_units = the grid's CTAs (one per SM: 164-213 KB of shared memory each) and
+                  serial_iters = the K steps each CTA walks one after another (serial_steps: all of K without
+                  split-K; its share of the (64-row tile, K step) work with it), priced by hwmodels.roofline's wave
+                  model: max(weight stream at the device's bandwidth, steps x iter_us[kind]) + fixed_us[kind].
+                  iter_us[gemm] / iter_us[gemm_fp8] (one K step: ~0.08 / ~0.11 us) are FITTED by
+                  simulator/calibration/fit_cublaslt_rule.py on the campaign the table was read from. The chain is
+                  what the measurements show: non-split fp8 kernels of 12 and 48 CTAs at K 5120 take the same ~6 us
+                  (40 K steps each), whatever bytes each CTA streams.
     the reduce    where split_k > 0: cuBLASLt's splitKreduce_kernel, kind elementwise, reading split_k fp32
                   partial outputs [M, N] and writing the bf16 result
 Shapes the table does not cover return None from `select`. `derive` is the STRUCTURAL fallback for them (the
@@ -18,12 +21,14 @@ from, and from nothing else):
                  rule.large_m_no_split_n), into split_count slices (the split kernels' cluster axis: 4 / 8)
     CTAs         min(max_ctas, ceil(weight bytes / bytes_per_cta)): cuBLASLt's split kernels hand every CTA about the
                  same weight bytes whatever N (a stream-K-like division of the (tile, K-step) work: Osama et al.,
-                 "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp),
-                 the largest weights stopping at 72 CTAs; the split-K partials are added by a separate reduce kernel
-                 as in CUTLASS's gemm_splitk_parallel (include/cutlass/gemm/device/gemm_splitk_parallel.h)
+                 "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp
+                 @ f2fee24: a work unit's k_tile_count may span several output tiles), the largest weights stopping
+                 at 72 CTAs; the split-K partials are added by a separate reduce kernel as in CUTLASS's parallel
+                 split-K GEMM (include/cutlass/gemm/device/gemm_splitk_parallel.h @ 86931fe)
 M above rule.max_m (64) gets no selection: the caller keeps its full-device pricing. `plan` returns both, vectorized
-over rows (and K, N arrays of vector combos), for the serving op model (simulator.layers.gemm), which uses it only on
-devices whose fitted terms carry the per-CTA stream rate (saturation[gemm] / saturation[gemm_fp8]: the H100's).
+over rows (and K, N arrays of vector combos), for the serving op model (simulator.layers.gemm / fp8_gemm), which uses
+it only where `priced_on` holds: the device the table was observed on (H100-SXM) with its own fitted chain terms.
+Checked blind on 156 real decode-layer shapes (production_kernels_*_fresh3.csv, predicted before measuring).
 """
 from __future__ import annotations
 
