@@ -96,12 +96,13 @@ def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count:
                   sms=combo.target.sm_count)
         fp8_gemm(b, name, rows, k, n, wb, count, small_m=small_m)
         return
+    where = None
     if small_m and dt == "bf16" and wb == ACT_BYTES:
         # decode-sized rows as cuBLASLt runs them (simulator.kernels.cublaslt); the other rows below
         cov = CL.add_gemm(b, name, "gemm", "bf16", rows, k, n, wb, ACT_BYTES, count, rule=True)
-        count = np.where(cov, 0.0, count) if cov.any() else count
+        where = ~cov if cov.any() else None
     b.add(name, "gemm", flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * ACT_BYTES,
-          bytes_written=rows * n * ACT_BYTES, dtype=dt, count=count)
+          bytes_written=rows * n * ACT_BYTES, dtype=dt, count=count, where=where)
 
 
 def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0, sms: int | None = None) -> None:
@@ -230,11 +231,12 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
     M <= 64 are priced as cuBLASLt's small-M kernels (simulator.kernels.cublaslt: selection table, else its
     structural rule; few CTAs walking serial K steps plus the split-K reduce); the other rows as below."""
     kind = kind or FP8_GEMM_KIND
+    where = None
     if small_m and kind == "gemm_fp8" and wb == 1.0:
         # decode-sized rows as cuBLASLt runs them (small_m: the device carries the chain terms, Combo.small_m_gemm)
         cov = CL.add_gemm(b, name, kind, "fp8", rows, k, n, wb, 1.0, count, rule=True)
         if cov.any():
-            count = np.where(cov, 0.0, count)
+            where = ~cov
     extra = {}
     flops = 2.0 * rows * k * n
     if kind == "gemm_fp8_rowwise":
@@ -245,9 +247,9 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
         # fp8_rowwise, about the tile's fp8 arithmetic on one SM: 4.2 MFLOP at 1/132 of 1979 TFLOP/s = 0.28 us)
         flops = 2.0 * tiles * 128.0 * 128.0 * np.ceil(k / 128.0) * 128.0
     b.add(name, kind, flops=flops, bytes_read=k * n * wb + rows * k * 1.0,
-          bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, **extra)
+          bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, where=where, **extra)
     if kind == "gemm_fp8":
-        splitk_reduce(b, name, rows, k, n, count)
+        splitk_reduce(b, name, rows, k, n, count if where is None else np.where(where, count, 0.0))
 
 
 #: cuBLASLt's split-K choice for per-tensor-scaled fp8 GEMMs (torch 2.11 / CUDA 13 on the H100), MEASURED on the fit

@@ -187,8 +187,9 @@ def _device(path: str = str(TABLE)) -> str:
 def add_gemm(b, name: str, kind: str, dtype: str, rows, k, n, wb: float, ab: float, count,
              rule: bool = False) -> np.ndarray:
     """Emit a GEMM [rows, k] x [k, n] -> bf16 for the rows the table covers, and with rule=True also those the
-    structural rule covers (module docstring): the GEMM with its CTAs, the split-K reduce where it splits. Returns the
-    boolean mask of covered rows (the caller prices the others; covered rows get count 0 in the caller's op). kind:
+    structural rule covers (module docstring): the GEMM with its CTAs, the split-K reduce where it splits, each only
+    for the settings it covers (`where`). Returns the boolean mask of covered rows (the caller prices the others,
+    where=~mask). kind:
     the op kind of the GEMM (gemm / gemm_fp8); wb / ab: weight / activation bytes per element."""
     shape = np.broadcast_shapes(np.shape(rows), np.shape(k), np.shape(n))
     r = np.broadcast_to(np.asarray(rows, dtype=np.float64), shape)
@@ -201,10 +202,9 @@ def add_gemm(b, name: str, kind: str, dtype: str, rows, k, n, wb: float, ab: flo
         return cov
     cnt = np.broadcast_to(np.asarray(count, dtype=np.float64), np.broadcast_shapes(shape, np.shape(count)))
     b.add(name, kind, flops=2.0 * r * k * n, bytes_read=k * n * wb + r * k * ab, bytes_written=r * n * ACT_BYTES,
-          dtype=dtype, count=np.where(cov, cnt, 0.0), parallel_units=ctas,
-          serial_iters=serial_steps(split, ctas, k, n, wb))
+          dtype=dtype, count=cnt, parallel_units=ctas, serial_iters=serial_steps(split, ctas, k, n, wb), where=cov)
     red = cov & (split > 0)
     if red.any():
         b.add(name + "_splitk_reduce", "elementwise", flops=split * r * n, bytes_read=split * r * n * 4.0,
-              bytes_written=r * n * ACT_BYTES, dtype="fp32", count=np.where(red, cnt, 0.0))
+              bytes_written=r * n * ACT_BYTES, dtype="fp32", count=cnt, where=red)
     return cov
