@@ -699,6 +699,7 @@ def production_kernels() -> None:
         _fresh_table(f, hw)
         _fresh2_table(f)
         _topk_blind_table(f)
+        _fresh3_table(f)
     production_allreduce()
 
 
@@ -720,9 +721,10 @@ def _fresh_table(f, hw) -> None:
     print(f"\n== {hw.name}: fresh shapes (predicted before measuring, commit {FRESH_PREDICTION_COMMIT}: {pred[-1].name}; "
           f"measured {meas.name}; GEMM weights rotated past the L2). median/p90/signed = the committed prediction "
           f"(goal median <= 10 %, p90 <= 25 %); now_* = the current terms, LOOKED-AT for top-k (SGLang's loads in "
-          f"flight per sweep, read from its SASS, and its per-wave barrier phases were added after this measurement) and for the bf16 / per-tensor fp8 "
-          f"GEMMs (cuBLASLt's small-M selection table, simulator/kernels/data/cublaslt_small_m.yaml, was read off "
-          f"this measurement's kernel names)")
+          f"flight per sweep, read from its SASS, and its per-wave barrier phases were added after this measurement) and "
+          f"for the bf16 / per-tensor fp8 GEMMs (cuBLASLt's small-M selection table, simulator/kernels/data/"
+          f"cublaslt_small_m.yaml, and its rule were read off this measurement's kernel names, and the K-step time "
+          f"iter_us[gemm|gemm_fp8] FITTED on its times: for those rows now_* is in-sample)")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 
@@ -774,6 +776,32 @@ def _topk_blind_table(f) -> None:
           f"10 %, p90 <= 25 %), 1081e97_* = the model before the per-wave barrier phases, priced from that commit")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     print("   " + TOPK_BLIND_DIAGNOSIS)
+
+
+#: the commit that holds the third GEMM hold-out's predictions (this model and the model before the small-M rule)
+FRESH3_PREDICTION_COMMIT = "9f00390"
+
+
+def _fresh3_table(f) -> None:
+    """The third GEMM hold-out (bf16 / per-tensor fp8 at 26 real models' decode-layer (K, N) x M 1 / 12 / 48), predicted
+    and committed before it was measured by two models: `rule` = cuBLASLt's selection table where it covers the shape,
+    its structural rule elsewhere, both priced as a K-step chain; `before` = the model at 1081e97 (the table with a
+    per-CTA stream rate, full-device pricing outside it)."""
+    from simulator.calibration import small_m_gemm_holdout as H
+
+    meas = f.with_name(f.stem + "_fresh3.csv")
+    d = meas.parent
+    pred, base = (d / "production_kernels_fresh3_prediction_2026-11-26.csv",
+                  d / "production_kernels_fresh3_prediction_1081e97_2026-11-26.csv")
+    if not (meas.is_file() and pred.is_file() and base.is_file()):
+        return
+    tab = H.accuracy(pred, base, meas)
+    tab["goal"] = np.where((tab["rule_med"] <= 10) & (tab["rule_p90"] <= 25), "met", "MISSED")
+    print(f"\n== third GEMM hold-out, real decode-layer shapes (predicted before measuring, commit "
+          f"{FRESH3_PREDICTION_COMMIT}: {pred.name} = the small-M rule + K-step chain, {base.name} = the model at "
+          f"1081e97; measured {meas.name}; weights rotated past the L2; every row held out); |error| median / p90 and "
+          f"signed median, %; selection table = inside an observed entry of cublaslt_small_m.yaml")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 
 def production_allreduce() -> None:

@@ -123,6 +123,14 @@ class Combo:
                            smem_per_sm=hw.smem_per_unit_bytes)
 
     @functools.cached_property
+    def small_m_gemm(self) -> bool:
+        """Whether decode-sized (M <= 64) bf16 / per-tensor fp8 weight GEMMs are priced as cuBLASLt runs them (few
+        CTAs walking serial K steps, plus the split-K reduce: simulator.kernels.cublaslt): only on a device whose
+        fitted terms carry that chain (cublaslt.priced_on: the H100); elsewhere one kernel filling the device."""
+        from simulator.kernels.cublaslt import priced_on
+        return priced_on(self.hardware)
+
+    @functools.cached_property
     def attn_layout(self) -> AttentionLayout:
         """What attention kernels read about this tuple's attention (see AttentionLayout)."""
         return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,

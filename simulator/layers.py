@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.combo import Combo
+from simulator.kernels import cublaslt as CL
 from simulator.kernels.decode_attention import torch_reduce_layout
 from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE, FP8_ACT_QUANT_KERNELS, FP8_GEMM_KIND, LOGIT_BYTES
@@ -83,16 +84,25 @@ def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count:
     fp8 arithmetic (fp8 weights): the activation is quantized to fp8 first by its own kernel (`act_quant`:
     reads the bf16 rows, writes fp8 rows and one fp32 scale per row; simulator.precision FP8_ACT_QUANT_KERNELS
     kernels) and the GEMM reads 1-byte activations, with op kind FP8_GEMM_KIND (per-tensor scales: the
-    cuBLASLt fp8 GEMM, kind gemm; per-token x per-channel: the CUTLASS rowwise kernel, gemm_fp8_rowwise)."""
+    cuBLASLt fp8 GEMM, kind gemm; per-token x per-channel: the CUTLASS rowwise kernel, gemm_fp8_rowwise).
+    Decode-sized rows (M <= 64) of bf16 and per-tensor fp8 GEMMs are priced as cuBLASLt runs them (a few CTAs walking
+    serial K steps, plus the split-K reduce: simulator.kernels.cublaslt) where the device's fitted terms carry that
+    chain (Combo.small_m_gemm: the H100 only); on other devices, and for M > 64, one kernel filling the device."""
     wb = combo.wbytes if weight_bytes is None else weight_bytes
     dt = dtype or combo.gemm_dtype
+    small_m = combo.small_m_gemm
     if dt == "fp8":
         act_quant(b, rows, k, count, kernels=FP8_ACT_QUANT_KERNELS.get(getattr(combo, "kernels", "fused"), 1),
                   sms=combo.target.sm_count)
-        fp8_gemm(b, name, rows, k, n, wb, count)
+        fp8_gemm(b, name, rows, k, n, wb, count, small_m=small_m)
         return
+    where = None
+    if small_m and dt == "bf16" and wb == ACT_BYTES:
+        # decode-sized rows as cuBLASLt runs them (simulator.kernels.cublaslt); the other rows below
+        cov = CL.add_gemm(b, name, "gemm", "bf16", rows, k, n, wb, ACT_BYTES, count, rule=True)
+        where = ~cov if cov.any() else None
     b.add(name, "gemm", flops=2.0 * rows * k * n, bytes_read=k * n * wb + rows * k * ACT_BYTES,
-          bytes_written=rows * n * ACT_BYTES, dtype=dt, count=count)
+          bytes_written=rows * n * ACT_BYTES, dtype=dt, count=count, where=where)
 
 
 def act_quant(b: OpBuilder, rows, k: float, count, kernels: float = 1.0, sms: int | None = None) -> None:
@@ -209,14 +219,24 @@ def repeat_kv_ops(b, name: str, B, T, hq, hkv, d, kvb: float, count, where=None,
           dtype="fp32", count=tensors * np.asarray(count, dtype=np.float64), where=where)
 
 
-def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count, kind: str | None = None) -> None:
+def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count, kind: str | None = None,
+             small_m: bool = False) -> None:
     """An fp8 GEMM on fp8 activations: [rows, k] (1 B) @ [k, n] (wb B) -> bf16. Kind FP8_GEMM_KIND unless given;
     the rowwise kernel (gemm_fp8_rowwise) has no split-K: a 128 x 128 output tile per CTA step, walking all of K
     in 128-wide steps (CTAs and serial iterations for hwmodels.roofline's wave model). MEASURED (regimes_grids_*_v3
     .csv): torch 2.11 / CUDA 13 runs rowwise scales as cuBLASLt's nvjet_sm90_qqtst_128x128_128x6_1x1_..._ovscale
     kernel for every measured shape (M 1-4096; not the CUTLASS f8f8bf16_rowwise path), grid = min(tiles, SMs)
-    persistent CTAs of 214 KB shared memory (one per SM); the wave model with one slot per SM prices that."""
+    persistent CTAs of 214 KB shared memory (one per SM); the wave model with one slot per SM prices that.
+    small_m (Combo.small_m_gemm: the device carries the fitted chain terms, the H100 only): per-tensor fp8 rows of
+    M <= 64 are priced as cuBLASLt's small-M kernels (simulator.kernels.cublaslt: selection table, else its
+    structural rule; few CTAs walking serial K steps plus the split-K reduce); the other rows as below."""
     kind = kind or FP8_GEMM_KIND
+    where = None
+    if small_m and kind == "gemm_fp8" and wb == 1.0:
+        # decode-sized rows as cuBLASLt runs them (small_m: the device carries the chain terms, Combo.small_m_gemm)
+        cov = CL.add_gemm(b, name, kind, "fp8", rows, k, n, wb, 1.0, count, rule=True)
+        if cov.any():
+            where = ~cov
     extra = {}
     flops = 2.0 * rows * k * n
     if kind == "gemm_fp8_rowwise":
@@ -227,9 +247,9 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
         # fp8_rowwise, about the tile's fp8 arithmetic on one SM: 4.2 MFLOP at 1/132 of 1979 TFLOP/s = 0.28 us)
         flops = 2.0 * tiles * 128.0 * 128.0 * np.ceil(k / 128.0) * 128.0
     b.add(name, kind, flops=flops, bytes_read=k * n * wb + rows * k * 1.0,
-          bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, **extra)
+          bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, where=where, **extra)
     if kind == "gemm_fp8":
-        splitk_reduce(b, name, rows, k, n, count)
+        splitk_reduce(b, name, rows, k, n, count if where is None else np.where(where, count, 0.0))
 
 
 #: cuBLASLt's split-K choice for per-tensor-scaled fp8 GEMMs (torch 2.11 / CUDA 13 on the H100), MEASURED on the fit

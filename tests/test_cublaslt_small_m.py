@@ -42,8 +42,8 @@ def test_reduce_only_where_split_and_few_ctas_cost_more():
     ops = b.build()
     assert ops.names == ["g", "g_splitk_reduce"]
     red = ops.name_id == 1                                      # the reduce runs for M 1 only (M 64 does not split)
-    assert ops.count[red].tolist() == [1.0, 0.0, 0.0]
-    assert ops.count[~red].tolist() == [1.0, 1.0, 0.0]          # M 256: not covered, the caller prices it
+    assert ops.setting[red].tolist() == [0]
+    assert ops.setting[~red].tolist() == [0, 1]                 # M 256: not covered, the caller prices it
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
     g = FP.gemm_frame(FP.pd.DataFrame([{"family": "gemm", "kernel": "fp8_tensorwise", "dist": "", "rows": 1,

@@ -3,14 +3,17 @@
 (torch._scaled_mm with per-tensor, per-row and 1x128 / 128x128 block scales) at decode and prefill shapes.
 
     python lab/kernels/measure_production_kernels.py --out DIR [--lib DIR] [--smoke] [--only topk|gemm]
-                                                     [--rotate] [--grid committed|fresh|fresh2] [--sass]
+                                                     [--rotate] [--grid committed|fresh|fresh2|fresh3] [--sass]
 
 --grid fresh: the shapes of the fresh hold-out (FRESH_*: top-k rows 2-512 over 8K-512K in all three distributions,
 SGLang's kernel only; bf16 / per-tensor / per-row fp8 GEMMs at K 7168 with N 256-2304 and at N 576 with K 2048 / 4096,
 M 1 / 16 / 64, weights rotated past the L2), CSV suffix _fresh, and for every GEMM shape the kernels the call launches
 (torch.profiler: name, grid, block, registers, shared memory) in the _notes file. --grid fresh2: the second GEMM
 hold-out (FRESH2_*: bf16 / per-tensor fp8 at K 7168 and 5120 with N 384-3072, N 576 / 1024 at K 1536-6144, M 1 / 8 /
-32 / 64; weights rotated; kernels recorded likewise), CSV suffix _fresh2. --grid topk_blind: the blind top-k set
+32 / 64; weights rotated; kernels recorded likewise), CSV suffix _fresh2. --grid fresh3: the third GEMM hold-out
+(FRESH3_*: bf16 / per-tensor fp8 at the (K, N) of Llama-3.1-8B / 70B at TP 1-8, Qwen2.5-7B and DeepSeek-V3 decode
+layers, M 1 / 12 / 48; weights rotated; kernels recorded likewise; the same lists as simulator/calibration/
+small_m_gemm_holdout.py), CSV suffix _fresh3. --grid topk_blind: the blind top-k set
 (BLIND_TOPK: SGLang's kernel over decode rows 1-64, multi-wave rows 160-2048 and prefill rows 1536 / 4096, row lengths
 3K-786K in none of the earlier grids, all three distributions), CSV suffix _topk_blind. --sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
@@ -39,7 +42,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 4
+SCRIPT_VERSION = 4   # 4: --grid fresh3 and --grid topk_blind added (timing unchanged)
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -63,6 +66,14 @@ BLIND_TOPK = ([(r, n) for r in (1, 6, 24, 64) for n in (3072, 12288, 49152, 1966
 FRESH2_GEMM_KN = [(k, n) for k in (7168, 5120) for n in (384, 768, 1280, 3072)] + [
     (k, n) for n in (576, 1024) for k in (1536, 3072, 6144)]
 FRESH2_GEMM_M = [1, 8, 32, 64]
+#: the third hold-out (GEMMs only, bf16 and per-tensor fp8; real models' decode-layer (K, N), in no earlier campaign):
+#: Llama-3.1-8B o/gate_up TP1, qkv/down TP2, qkv/o/gate_up/down TP4, qkv/o/down TP8; Llama-3.1-70B qkv/down TP1, o/down
+#: TP2, qkv/gate_up TP4, qkv/o/down TP8; Qwen2.5-7B qkv/down TP1; DeepSeek-V3 q_b TP8, dense down TP8, q_b/kv_b TP4
+FRESH3_GEMM_KN = [(4096, 4096), (4096, 28672), (4096, 3072), (7168, 4096), (4096, 1536), (1024, 4096), (4096, 7168),
+                  (3584, 4096), (4096, 768), (512, 4096), (1792, 4096), (8192, 10240), (28672, 8192), (4096, 8192),
+                  (14336, 8192), (8192, 2560), (8192, 14336), (8192, 1280), (1024, 8192), (3584, 8192), (3584, 4608),
+                  (18944, 3584), (1536, 3072), (2304, 7168), (1536, 6144), (512, 8192)]
+FRESH3_GEMM_M = [1, 12, 48]
 
 
 def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
@@ -167,7 +178,8 @@ def launched_kernels(fn) -> list[str]:
     return out
 
 
-def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False, fresh2: bool = False):
+def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False, fresh2: bool = False,
+               fresh3: bool = False):
     """Every GEMM shape x M through cuBLAS / cuBLASLt. rotate: each captured call reads the next of `copies` weight
     copies (copies x weight bytes >= 2 x L2), so no call finds its weight in the L2 (without it, weights under ~50 MB
     are re-read from the L2 by every call of the timed graph: decode rows then time the L2, not the HBM)."""
@@ -175,8 +187,11 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False, fre
     if not T.cuda():
         print("gemm: no CUDA; smoke only checks shapes", flush=True)
     f8 = torch.float8_e4m3fn
-    kns = GEMM_KN[:1] if smoke else (FRESH2_GEMM_KN if fresh2 else (FRESH_GEMM_KN if fresh else GEMM_KN))
-    ms = [1, 64] if smoke else (FRESH2_GEMM_M if fresh2 else (FRESH_GEMM_M if fresh else GEMM_M))
+    kns = GEMM_KN[:1] if smoke else (FRESH3_GEMM_KN if fresh3 else (
+        FRESH2_GEMM_KN if fresh2 else (FRESH_GEMM_KN if fresh else GEMM_KN)))
+    ms = [1, 64] if smoke else (FRESH3_GEMM_M if fresh3 else (
+        FRESH2_GEMM_M if fresh2 else (FRESH_GEMM_M if fresh else GEMM_M)))
+    fresh2 = fresh2 or fresh3   # bf16 + per-tensor fp8 only, as the second hold-out
     fresh = fresh or fresh2
     for K, N in kns:
         cap = 64 if fresh else 16   # fresh: small weights (N 256 at K 7168: 1.8 MB) need more copies to pass the L2
@@ -281,18 +296,20 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
-    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "topk_blind"), default="committed",
+    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind"), default="committed",
                     help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
                          "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2); "
+                         "fresh3: the third (FRESH3_*, real models' decode-layer shapes; suffix _fresh3); "
                          "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind)")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    fresh3 = args.grid == "fresh3"
     fresh2 = args.grid == "fresh2"
     fresh = args.grid == "fresh"
     blind = args.grid == "topk_blind"
-    sink = Sink(args.out, "_topk_blind" if blind else ("_fresh2" if fresh2 else (
-        "_fresh" if fresh else ("_rotated" if args.rotate else ""))))
+    sink = Sink(args.out, "_topk_blind" if blind else ("_fresh3" if fresh3 else ("_fresh2" if fresh2 else (
+        "_fresh" if fresh else ("_rotated" if args.rotate else "")))))
     print(f"versions: {sink.v}", flush=True)
     if args.sass and args.lib is not None:
         import shutil
@@ -306,8 +323,8 @@ def main():
         else:
             print("no cuobjdump on this machine", flush=True)
     if args.only in (None, "gemm") and not blind:
-        gemm_phase(sink, args.smoke, args.rotate or fresh or fresh2, fresh, fresh2)
-    if args.only in (None, "topk") and not fresh2:
+        gemm_phase(sink, args.smoke, args.rotate or fresh or fresh2 or fresh3, fresh, fresh2, fresh3)
+    if args.only in (None, "topk") and not (fresh2 or fresh3):
         topk_phase(sink, args.lib, args.smoke, fresh, blind)
     print(f"wrote {sink.path} ({sink.count} rows)")
 

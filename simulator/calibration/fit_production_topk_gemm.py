@@ -184,9 +184,11 @@ def gemm_fit_mask(g: pd.DataFrame) -> np.ndarray:
     return (g["m"].isin(FIT_GEMM["m"]).to_numpy() & np.array([x in FIT_GEMM["kn"] for x in kn]))
 
 
-def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
+def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True) -> np.ndarray:
     """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
-    the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8)."""
+    the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8). Small-M bf16 / per-tensor fp8: cuBLASLt's
+    selection table, and where no entry covers the shape its structural rule (simulator.kernels.cublaslt.derive;
+    rule=False: the full-device fallback instead)."""
     from simulator.layers import fp8_gemm
     from simulator.ops import OpBuilder
 
@@ -204,10 +206,11 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.nd
             continue
         for j in range(len(sub)):
             bj = OpBuilder(1)
-            if kern in SMALL_M_DTYPE and CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None:
-                # cuBLASLt's observed small-M selection (simulator.kernels.cublaslt): its CTAs + the split-K reduce
+            if kern in SMALL_M_DTYPE and (CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None or (
+                    rule and CL.derive(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None)):
+                # cuBLASLt's small-M selection (simulator.kernels.cublaslt): its CTAs + the split-K reduce
                 CL.add_gemm(bj, "g", GEMM_KIND[kern], SMALL_M_DTYPE[kern], np.array([m[j]]), K[j], N[j],
-                            1.0 if kern != "bf16" else 2.0, 1.0 if kern != "bf16" else 2.0, 1.0)
+                            1.0 if kern != "bf16" else 2.0, 1.0 if kern != "bf16" else 2.0, 1.0, rule=rule)
             elif kern == "bf16":   # simulator.layers.gemm's bf16 op
                 bj.add("g", "gemm", flops=2.0 * m[j] * K[j] * N[j], bytes_read=K[j] * N[j] * 2.0 + m[j] * K[j] * 2.0,
                        bytes_written=m[j] * N[j] * 2.0, dtype="bf16")
@@ -216,34 +219,6 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.nd
             ops = bj.build()
             t = price(ops, hw.with_efficiency(eff), "graph")
             out[idx[j]] = (t.sum() - len(t) * hw.launch_graph_s) * 1e6
-    return out
-
-
-def small_m_fit_rows(g: pd.DataFrame) -> np.ndarray:
-    """FIT_GEMM rows of bf16 / per-tensor fp8 that cuBLASLt's small-M selection table covers (the rows a per-CTA
-    stream rate can be fitted on)."""
-    cov = np.array([k in SMALL_M_DTYPE and CL.select(SMALL_M_DTYPE[k], m, K, N) is not None
-                    for k, m, K, N in zip(g["kernel"], g["m"], g["K"], g["N"])], bool)
-    return gemm_fit_mask(g) & cov
-
-
-def fit_small_m(g: pd.DataFrame, hw: HardwareSpec) -> dict:
-    """saturation[gemm] and saturation[gemm_fp8] (the CTAs, as a multiple of the SMs, a GEMM needs to stream its
-    weights at the full bandwidth: one CTA streams bw_hbm * eff_m / (s U)), each by least squares on log time over its
-    kind's small_m_fit_rows of `g` (a grid over s in [0.05, 4], 1 % steps): only the original campaign's FIT_GEMM rows."""
-    out = {}
-    grid = np.exp(np.arange(np.log(0.05), np.log(4.0), 0.01))
-    for kern, kind in (("bf16", "gemm"), ("fp8_tensorwise", "gemm_fp8")):
-        sub = g[small_m_fit_rows(g) & (g["kernel"] == kern).to_numpy()].reset_index(drop=True)
-        if sub.empty:
-            raise ValueError(f"no {kern} fit rows covered by the small-M selection table")
-        y = np.log(sub["median_us"].to_numpy(float))
-        sse = [float(np.sum((np.log(predict_gemm_us(sub, hw, replace(hw.efficiency, saturation={
-            **hw.efficiency.saturation, kind: float(s)}))) - y) ** 2)) for s in grid]
-        j = int(np.argmin(sse))
-        out[kind] = {"saturation": round(float(grid[j]), 4), "rows": len(sub),
-                     "rms_log_error": round(float(np.sqrt(sse[j] / len(sub))), 4),
-                     "shapes": [[int(m), int(k), int(n)] for m, k, n in zip(sub["m"], sub["K"], sub["N"])]}
     return out
 
 
@@ -557,8 +532,9 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     gk = ["kernel", "rows", "n", "k"]
     mg = g.rename(columns={"m": "rows", "kk": "k"}).merge(fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")
     reg = gemm_regime(g)
-    # fit rows: the block kind's FIT_GEMM rows and the rows saturation[gemm_fp8] was fitted on (fit_small_m)
-    fit = (gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()) | small_m_fit_rows(g)
+    # fit rows: the block kind's FIT_GEMM rows (the small-M chain of bf16 / per-tensor fp8 is fitted on another
+    # campaign, simulator/calibration/fit_cublaslt_rule.py: every row here is held out for it)
+    fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
     first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
         columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
     held = error_table(predict_gemm_us(g, hw, hw.efficiency), g["median_us"], reg, fit)

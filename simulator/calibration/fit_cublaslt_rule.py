@@ -1,0 +1,143 @@
+"""The structural small-M rule of simulator/kernels/cublaslt.py (its `rule:` block in kernels/data/cublaslt_small_m.yaml),
+derived from the observations the selection table itself was read from (the fresh campaign's torch.profiler kernel
+names and grids: production_kernels_nvidia-h100-80gb-hbm3_2026-11-26_fresh_notes.txt) and from nothing else.
+
+What the observations show (cuBLASLt's nvjet kernels, torch 2.11 / CUDA 13 on the H100):
+- split-K: every shape whose K row is 7168 B or more (bf16 K 4096 / 7168, fp8 K 7168) runs a `_splitK_` kernel plus
+  cublasLt::splitKreduce_kernel at M <= 32; no shape with a K row of 4096 B or less (fp8 K 2048 / 4096, bf16 K 2048)
+  splits. At M 64 the large-N shapes stop splitting (fp8 N >= 1536, bf16 N >= 2304): enough output tiles.
+- the split count: the split kernels launch grid_x = the cluster's first axis, 4 (tiles 64x8 / 64x16, M <= 32) or 8
+  (tile 64x32, cluster 4x2, M 64).
+- the CTAs: a split kernel gives every CTA about the same number of weight bytes whatever N (fp8 M <= 32: 224 KiB at
+  N 256-1536, 8-48 CTAs; bf16: 179 KiB at N 256-1024, 20-80 CTAs): a stream-K-like division of the (tile, K-step)
+  work over CTAs, not one CTA per output tile. Large weights stop at 72 CTAs (4 x 18 / 8 x 9: bf16 N 1536-2304,
+  fp8 N 2304), where each CTA takes more.
+The rule therefore reads, per dtype and M bucket (<= 32, 33-64): bytes_per_cta = the median of weight bytes / CTAs
+over the observed kernels below the 72-CTA cap, max_ctas = 72, the split threshold = the geometric midpoint between
+the largest non-splitting and the smallest splitting K row, and the M-64 no-split N = the geometric midpoint between
+the largest splitting and the smallest non-splitting N. Public structure it stands on: CUTLASS's split-K GEMM
+(a separate reduction kernel adds the K slices' fp32 partials: NVIDIA/cutlass include/cutlass/gemm/device/
+gemm_splitk_parallel.h @ 86931fe) and stream-K (CTAs take equal shares of the flattened (tile, K-iteration) space:
+Osama et al., "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp
+@ f2fee24, where one work unit's k_tile_count may span several output tiles). cuBLASLt's own heuristic is not public.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_kernels"
+NOTES = DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26_fresh_notes.txt"
+LINE = re.compile(r"kernels (bf16|fp8_tensorwise) \(M (\d+), K (\d+), N (\d+)\): (nvjet\S+) grid \[(\d+), (\d+), (\d+)\]")
+M_SMALL_MAX = 32
+MAX_CTAS = 72
+
+
+def observations(path: str | Path = NOTES) -> list[dict]:
+    """One dict per observed nvjet GEMM kernel (the per-row fp8 ovscale kernels of the same lines are skipped)."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        m = LINE.match(line)
+        if not m or "ovscale" in m.group(5):
+            continue
+        kern, M, K, N, name, gx, gy, gz = m.groups()
+        dt = "fp8" if kern == "fp8_tensorwise" else "bf16"
+        b = 1 if dt == "fp8" else 2
+        ctas = int(gx) * int(gy) * int(gz)
+        out.append({"dtype": dt, "m": int(M), "k": int(K), "n": int(N), "kernel": name, "ctas": ctas,
+                    "grid_x": int(gx), "split": "splitKreduce" in line, "weight_bytes": float(K) * float(N) * b,
+                    "row_bytes": float(K) * b})
+    return out
+
+
+def _gmid(a: float, b: float) -> float:
+    return float(np.sqrt(a * b))
+
+
+def fit(path: str | Path = NOTES) -> dict:
+    """The rule block (module docstring) from the observations in `path`."""
+    obs = observations(path)
+    small = [o for o in obs if o["m"] <= M_SMALL_MAX]
+    no_split_rows = max(o["row_bytes"] for o in small if not o["split"])
+    split_rows = min(o["row_bytes"] for o in small if o["split"])
+    rule: dict = {"max_m": 64, "m_small_max": M_SMALL_MAX, "max_ctas": MAX_CTAS,
+                  "split_row_bytes": round(_gmid(no_split_rows, split_rows), 1), "split_count": {}, "bytes_per_cta": {},
+                  "large_m_no_split_n": {}}
+    for dt in ("bf16", "fp8"):
+        per = {}
+        for bucket, sel in (("small", lambda o: o["m"] <= M_SMALL_MAX), ("large", lambda o: o["m"] > M_SMALL_MAX)):
+            rows = [o for o in obs if o["dtype"] == dt and sel(o) and o["ctas"] < MAX_CTAS]
+            per[bucket] = round(float(np.median([o["weight_bytes"] / o["ctas"] for o in rows])), 1)
+            sp = [o["grid_x"] for o in obs if o["dtype"] == dt and sel(o) and o["split"]]
+            rule["split_count"].setdefault(dt, {})[bucket] = int(np.bincount(sp).argmax())
+        rule["bytes_per_cta"][dt] = per
+        big = [o for o in obs if o["dtype"] == dt and o["m"] > M_SMALL_MAX and o["row_bytes"] > rule["split_row_bytes"]]
+        n_split = max(o["n"] for o in big if o["split"])
+        n_no = min(o["n"] for o in big if not o["split"])
+        rule["large_m_no_split_n"][dt] = round(_gmid(n_split, n_no), 1)
+    return rule
+
+
+if __name__ == "__main__":
+    import json
+    print(json.dumps(fit(), indent=1))
+
+
+# ---- the per-K-step time of the chain -----------------------------------------------------------------------------
+#: the campaign the selection table was read from (its timings: the chain's per-step time is fitted on these rows only)
+FRESH_CSV = DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26_fresh.csv"
+CHAIN_KINDS = {"bf16": "gemm", "fp8_tensorwise": "gemm_fp8"}
+#: one CTA per SM: the nvjet small-M kernels use 164-213 KB of shared memory (the notes' smem column) of the H100's 228
+CTA_SLOTS = 1.0
+
+
+def chain_eff(hw, iters: dict):
+    """hw's efficiency with the small-M kinds' wave model switched on (one CTA per SM) and per-step times `iters`
+    (kind -> seconds)."""
+    from dataclasses import replace
+    e = hw.efficiency
+    return replace(e, cta_slots={**e.cta_slots, **{k: CTA_SLOTS for k in CHAIN_KINDS.values()}},
+                   iter_s={**e.iter_s, **iters})
+
+
+def fit_chain(hw, csv: str | Path = FRESH_CSV) -> dict:
+    """iter_us[gemm] and iter_us[gemm_fp8]: the time of one K step of a small-M cuBLASLt GEMM's CTA, each by least
+    squares on log time over its kernel's rows of `csv` (M 1 / 16 / 64; grid 0.01-0.5 us, 1 % steps); every other
+    term is the device's committed one (fixed_us[kind], memory[kind], the split-K reduce's elementwise terms)."""
+    import pandas as pd
+
+    from simulator.calibration import fit_production_topk_gemm as FP
+
+    g = FP.gemm_frame(pd.read_csv(csv, keep_default_na=False))
+    g = g[g["kernel"].isin(list(CHAIN_KINDS))].reset_index(drop=True)
+    grid = np.exp(np.arange(np.log(0.01), np.log(0.5), 0.01))
+    out = {}
+    for kern, kind in CHAIN_KINDS.items():
+        sub = g[g["kernel"] == kern].reset_index(drop=True)
+        y = np.log(sub["median_us"].to_numpy(float))
+        sse = [float(np.sum((np.log(FP.predict_gemm_us(sub, hw, chain_eff(hw, {kind: t * 1e-6}))) - y) ** 2))
+               for t in grid]
+        j = int(np.argmin(sse))
+        out[kind] = {"iter_us": round(float(grid[j]), 4), "rows": len(sub),
+                     "rms_log_error": round(float(np.sqrt(sse[j] / len(sub))), 4)}
+    return out
+
+
+def write_chain(hw, target: str, out_dir: Path) -> tuple[Path, dict]:
+    """Fit the chain (fit_chain) and merge cta_slots / iter_us of gemm and gemm_fp8 into out_dir/<target>.yaml."""
+    from simulator.calibration import checks as C
+
+    ch = fit_chain(hw)
+    kinds = tuple(CHAIN_KINDS.values())
+    own = {"cta_slots": {k: CTA_SLOTS for k in kinds}, "iter_us": {k: ch[k]["iter_us"] for k in kinds},
+           "small_m_gemm": {
+               "source": f"simulator/calibration/fit_cublaslt_rule.py fit_chain on {FRESH_CSV.name} (the campaign "
+                         "simulator/kernels/data/cublaslt_small_m.yaml was read from): cuBLASLt small-M GEMMs priced "
+                         "as CTAs walking serial K steps (simulator.kernels.cublaslt.serial_steps); cta_slots 1 (164-213 "
+                         "KB shared memory per CTA); iter_us = one K step",
+               **ch}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": kinds, "iter_us": kinds, "small_m_gemm": None})
+    return C.write_checked(p, doc, ""), ch

@@ -1,0 +1,98 @@
+"""The structural small-M rule (simulator/kernels/cublaslt.py derive / plan / serial_steps) and its fit."""
+import numpy as np
+
+from simulator.calibration import fit_cublaslt_rule as R
+from simulator.calibration import small_m_gemm_holdout as H
+from simulator.kernels import cublaslt as CL
+
+
+def test_rule_block_is_what_the_fit_derives_from_the_table_source():
+    fitted = R.fit()
+    rule = CL._rule()
+    for key in ("max_m", "m_small_max", "max_ctas", "split_row_bytes"):
+        assert rule[key] == fitted[key], key
+    for key in ("split_count", "bytes_per_cta", "large_m_no_split_n"):
+        assert rule[key] == fitted[key], key
+
+
+def test_rule_splits_by_k_row_bytes_and_shares_weight_bytes():
+    # K row 14336 B (bf16 K 7168) splits into 4 at M <= 32; 2048 B (fp8 K 2048) does not
+    assert CL.derive("bf16", 1, 7168, 3072).split_k == 4
+    assert CL.derive("fp8", 1, 2048, 4096).split_k == 0
+    # the same weight bytes per CTA whatever N, until the 72-CTA cap
+    a, b = CL.derive("fp8", 1, 7168, 512).ctas, CL.derive("fp8", 1, 7168, 1024).ctas
+    assert b == 2 * a
+    assert CL.derive("bf16", 1, 8192, 57344).ctas == 72
+    assert CL.derive("bf16", 65, 4096, 4096) is None          # beyond M 64: full-device pricing
+
+
+def test_plan_prefers_the_table_and_covers_the_rest():
+    ctas, split, tab, der = CL.plan("fp8", np.array([1.0, 1.0, 128.0]), np.array([7168.0, 5120.0, 5120.0]),
+                                    np.array([256.0, 384.0, 384.0]))
+    assert tab.tolist() == [True, False, False] and der.tolist() == [False, True, False]
+    assert ctas[0] == CL.select("fp8", 1, 7168, 256).ctas
+    _, _, tab2, der2 = CL.plan("fp8", np.array([1.0]), 5120.0, 384.0, rule=False)
+    assert not tab2[0] and not der2[0]
+
+
+def test_serial_steps_without_split_walk_all_of_k():
+    s = CL.serial_steps(np.array([0, 4]), np.array([12, 32]), 7168.0, 1024.0, 1.0)
+    assert s[0] == 56                                          # 7168 / 128 fp8 K steps
+    assert s[1] == 16 * 56 / 32                                # 16 tiles x 56 steps over 32 CTAs
+
+
+def test_holdout_shapes_match_the_measurement_script_and_are_new():
+    import ast
+    src = (R.DATA_DIR.parents[3] / "lab" / "kernels" / "measure_production_kernels.py").read_text()
+    tree = ast.parse(src)
+    vals = {t.id: ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+            for t in n.targets if isinstance(t, ast.Name) and t.id in ("FRESH3_GEMM_KN", "FRESH3_GEMM_M")}
+    assert [tuple(x) for x in vals["FRESH3_GEMM_KN"]] == H.FRESH3_KN and vals["FRESH3_GEMM_M"] == H.FRESH3_M
+    import csv
+    seen = set()
+    for f in R.DATA_DIR.glob("production_kernels_nvidia*.csv"):
+        if "_fresh3" in f.name:
+            continue
+        seen |= {(int(r["k"]), int(r["n"])) for r in csv.DictReader(f.open()) if r["family"] == "gemm"}
+    assert not seen & set(H.FRESH3_KN)
+
+
+def _step(device: str, batch: float):
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.combo import make_combo
+    from simulator.pricing import decode_ops
+    hw = load_hardware(device)
+    combo = make_combo(hw, "Llama-3.1-8B", kv_dtype="bf16", weight_dtype="bf16", launch="graph", kernels="unfused")
+    ops, _ = decode_ops(combo, np.array([batch]), np.array([4097.0]))
+    t = price(ops, hw, "graph")
+    names = np.array(ops.names)[ops.name_id]
+    return combo, names, t
+
+
+def test_serving_op_model_switch_is_off_and_keeps_full_device_pricing():
+    # the data file's serving_op_model switch is off (its comment says why): no device prices small-M GEMMs by the
+    # table in the serving op model, and no split-K reduce kernel appears in a decode step
+    from simulator.kernels import cublaslt as CL
+    assert CL.serving_op_model() is False
+    for dev in ("H100-SXM", "H200"):
+        combo, names, _ = _step(dev, 1.0)
+        assert not combo.small_m_gemm
+        assert not np.char.endswith(names.astype(str), "_splitk_reduce").any()
+
+
+def test_serving_op_model_uses_small_m_pricing_on_the_h100_only(monkeypatch):
+    # with the switch on, the H100 (the table's device, its own fitted chain terms) and nothing else
+    from simulator.kernels import cublaslt as CL
+    monkeypatch.setattr(CL, "serving_op_model", lambda path=None: True)
+    combo, names, t = _step("H100-SXM", 1.0)
+    assert combo.small_m_gemm
+    red = np.char.endswith(names.astype(str), "_splitk_reduce")
+    assert red.any() and t[red].sum() > 0                        # o_proj etc. split at M 1
+    for dev in ("H200", "H100-PCIe"):                             # measured elsewhere / borrowed terms: unchanged
+        combo2, names2, t2 = _step(dev, 1.0)
+        assert not combo2.small_m_gemm
+        assert not np.char.endswith(names2.astype(str), "_splitk_reduce").any()
+    _, names3, t3 = _step("H100-SXM", 128.0)                     # M > 64: one full-device kernel
+    red3 = np.char.endswith(names3.astype(str), "_splitk_reduce")
+    assert t3[red3].sum() == 0
