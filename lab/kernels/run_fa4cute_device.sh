@@ -1,5 +1,9 @@
 #!/bin/bash
-# last call: assemble the payload chunks, install the FA4-CuTe wheels (only what is missing), then measure.
+# Device side of lab/kernels/measure_fa4cute_attention.py (run from the repository root of the device's copy). The
+# payload (a tar of the cu13 cutlass-dsl libs as .tar.xz + the flash-attn-4 / cutlass-dsl / quack / tvm-ffi wheels)
+# does not fit one call beside the working tree, so earlier back-to-back calls copied 12 MB chunks of it into
+# /tmp/i25fa_acc (outside the tree: ignored folders inside it did not survive between calls); this last call adds
+# the last chunk, checks the md5, installs only the missing packages, then measures.
 # $1: measuring budget (s)
 export PYTHONUNBUFFERED=1
 BUDGET=${1:-150}

@@ -1,6 +1,9 @@
 """FlashAttention-3 (Hopper) and FlashAttention-4 (Blackwell) paged decode / verification as they launch them
-(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; read, not run: no binary for torch 2.11
-/ CUDA 13 was carried).
+(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; the FA3 binary itself was not run: no
+build for torch 2.11 / CUDA 13). attn_fa3's rates are MEASURED through a stand-in, FA4-CuTe's sm_90 forward
+(flash-attn-4 4.0.0b36, `fa4cute_sm90` below: hopper/'s 128 x 128 paged tiles, stages and warpgroups, but no split-KV,
+no combine and no persistent scheduler on sm_90); FA3's split plan, scheduler and combine keep their structure from
+the source (data/attention_families.yaml `fa3.stand_in`).
 
 fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hopper/heuristics.h
   (num_splits_heuristic, should_pack_gqa), hopper/tile_size.h (tile_size_fwd_sm90), hopper/flash_prepare_scheduler.cu
@@ -16,10 +19,11 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     The kernel is persistent on sm_90 (one CTA per SM walking tiles handed out by an atomic tile counter:
     scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h).
     Per tile (request, head, m-block, split): its request's seqused_k / page-table row, then the pages: 3 dependent
-    loads before the first K/V block. Rates borrowed from FlashInfer's FA2 tensor-core kernel (fi_tc, MEASURED).
+    loads before the first K/V block. Rates fitted on the FA4-CuTe sm_90 measurement (simulator/calibration/
+    fit_production_attention.py fit_fa3); the combine kernel borrows FlashInfer's merge terms.
 fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
     num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
-    (kind attn_fa4) and FA3's borrowed rates: ASSUMPTION, no Blackwell device here.
+    (kind attn_fa4) and attn_fa3's rates (measured on Hopper): ASSUMPTION, no Blackwell device here.
 """
 from __future__ import annotations
 
