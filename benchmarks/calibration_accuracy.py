@@ -460,6 +460,7 @@ def production_attention() -> None:
     _mla_merge(FP, fmt)
     _fresh_mla(FP, fmt)
     _fresh_fi(FP, fmt)
+    _fa3(FP, hw, fmt)
     fl = FP.first_look_errors(df, FP.DATA_DIR)
     if len(fl):
         e = fl["first_look_err_pct"].abs()
@@ -475,6 +476,67 @@ def production_attention() -> None:
     rows = [{"family": k, "measured": str(v.get("measured", ""))[:60], "kernel": v["kernel"][:70]} for k, v in tab.items()]
     print("\nfamilies and what was measured (simulator/kernels/data/attention_families.yaml):")
     print(pd.DataFrame(rows).to_string(index=False))
+
+
+#: what the fa3 measurement shows where a regime misses (printed only while it misses)
+FA3_DIAGNOSIS = {
+    "short (<=256)":
+        "a one-tile CTA: small batches (<= 16) come out ~18 % too slow, large batches (>= 256, 8-31 waves) ~10 % too "
+        "fast: one per-wave CTA time (cta_fixed 0.94 us, fitted on the middle rows) plus the 3 dependent loads does not "
+        "serve both (measured per-wave time at B 512, T 16: 4.5 us; a lone CTA's whole call at B 1: 4.9 us)",
+    "contiguous / page 128":
+        "K/V by TMA (contiguous, or page == tile_n): a lone CTA streams a 128-key block in ~1.27 us against ~1.6 us "
+        "for cp.async paging (B 1, T 65536: 650 / 675 us against 819 us at page 16); the model has one tile time for "
+        "attn_fa3, fitted on page 16 (the paths FA3 takes for decode: get_pagedkv_tma needs q x G > kBlockM)",
+}
+
+
+def _fa3(FP, hw, fmt) -> None:
+    """The fa3 family measured through FA4-CuTe's sm_90 forward: the first look (the measured kernel's launch structure
+    with the attn_fa3 terms then borrowed from FlashInfer's FA2 prefill kernel, priced before the measurement) and the
+    held-out error after the fit (middle regime of Llama-3.1-8B, page 16, q 1), signed = predicted / measured - 1."""
+    import numpy as np
+
+    fa3 = FP.load_fa3(FP.DATA_DIR)
+    if not len(fa3):
+        return
+    ev = FP.evaluate(fa3, hw, hw.efficiency)
+    ev["layout"] = fa3["layout"].to_numpy()
+    fl = FP.fa3_first_look(fa3, FP.DATA_DIR)
+    f, rep, _ = FP.latest_fa3(FP.DATA_DIR)
+    print(f"\n== {hw.name}: fa3 family measured through FA4-CuTe's sm_90 forward (flash-attn-4 4.0.0b36, "
+          f"FlashAttentionForwardSm90; {f.name}{' + ' + rep.name if rep is not None else ''}: {len(fa3)} shapes, "
+          "bf16, heads 32/8, 8/1, 28/4, q 1 / 4 / 8, pages 1 / 16 / 64 / 128 and contiguous; CUDA-graph timing, each "
+          "shape the smaller median of two runs). Fit: attn_fa3 on Llama-3.1-8B, page 16, q 1, context 1024-16384, "
+          "batch <= 64 (12 rows); everything else held out")
+    if len(fl):
+        commit = str(fl["model_commit"].iloc[0])[:10]
+        for col, what in (("first_struct_err_pct", "the measured kernel's launch structure (fa3.fa4cute_sm90: no split, "
+                           "one CTA per (m-block, KV head, request))"),
+                          ("first_fa3_err_pct", "fa3 as the product priced it (FA3's split-KV plan and combine: a "
+                           "different launch from the one measured, shown for reference only)")):
+            e = fl[col]
+            print(f"FIRST LOOK ({FP.FA3_FIRST_LOOK_CSV}, priced at {commit} before the measurement, attn_fa3 terms "
+                  f"borrowed from attn_fi_prefill), {what}: median |error| {np.median(e.abs()):.1f} %, p90 "
+                  f"{np.percentile(e.abs(), 90):.1f} %, median signed {np.median(e):+.1f} %")
+        print(FP.accuracy(fl, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct",
+                          part=None).to_string(**fmt))
+    print("held out after the fit (committed fitted file), by phase, layout and regime:")
+    t = FP.accuracy(ev, by=("family", "phase", "layout", "ctx_regime", "batch_regime"))
+    print(t.to_string(**fmt))
+    t2 = FP.accuracy(ev, by=("family", "phase", "ctx_regime", "batch_regime"))
+    print("held out, pooled over layouts and heads:")
+    print(t2.to_string(**fmt))
+    e = ev[ev["part"] == "held-out"]["err_pct"]
+    fit = ev[ev["part"] == "fit"]["err_pct"].abs()
+    print(f"fa3 held out: {len(e)} shapes, median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} "
+          f"%, signed {np.median(e):+.1f} %; fit rows {len(fit)}, median |error| {np.median(fit):.1f} %; regimes met "
+          f"{int((t['goal'] == 'met').sum())} of {len(t)}")
+    missed = t[t["goal"] == "MISSED"]
+    if (missed["ctx_regime"] == "short (<=256)").any():
+        print(f"  missed: fa3 short (<=256): {FA3_DIAGNOSIS['short (<=256)']}")
+    if missed["layout"].isin(["contiguous", "page 128"]).any():
+        print(f"  missed: fa3 contiguous / page 128: {FA3_DIAGNOSIS['contiguous / page 128']}")
 
 
 def _newest_regimes() -> list:

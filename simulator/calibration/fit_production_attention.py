@@ -33,6 +33,7 @@ from scipy.optimize import least_squares
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration.fit import efficiency_with
+from simulator.kernels import fa3 as FA3
 from simulator.kernels import flashinfer as FI
 from simulator.kernels import flashmla as FM
 from simulator.kernels import triton_engines as TE
@@ -87,7 +88,7 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
     fam = df["family"].to_numpy()
     kvb_all = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0)
     regs = regs or {}
-    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton"):
+    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton", "fa3"):
         sel = fam == f
         if not sel.any():
             continue
@@ -103,6 +104,9 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
             launches, _ = FI.fi_mla(B, q, T, Hq, 512.0, 64.0, kvb, page, sms)
         elif f == "flashmla":
             launches, _ = FM.flashmla(B, q, T, Hq, 512.0, 64.0, kvb, sms)
+        elif f == "fa3":    # the measured stand-in: FA4-CuTe's sm_90 forward (page 0: contiguous K/V)
+            launches, _ = FA3.fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, np.where(sel, df["page_size"].fillna(0)
+                                                                               .to_numpy(float), 16.0), sms)
         else:
             launches, _ = TE.triton_sgl(B, T, Hq, Hkv, d, kvb, sms, smem_per_sm)
         emit(mb, launches, sms)
@@ -134,7 +138,7 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
     fam, q = df["family"].to_numpy(), df["q_rows"].fillna(1).to_numpy(float)
     page = df["page_size"].fillna(1).to_numpy(float)
     mid = (T >= 1024) & (T <= 16384) & (B <= 64)
-    std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify"]), page == 16, True)
+    std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify", "fa3"]), page == 16, True)
     heads_fit = np.isin(df["model"].to_numpy(), ["llama8b", "llama70b", "mla16", "mla128"])
     q_fit = np.where(fam == "fi_verify", q == 4, q <= 1)
     return mid & std_page & heads_fit & q_fit
@@ -142,7 +146,8 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
 
 def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
     fam = df["family"].to_numpy()
-    phase = np.where(fam == "fi_verify", "verify", "decode")
+    q = df["q_rows"].fillna(1).to_numpy(float) if "q_rows" in df.columns else np.ones(len(df))
+    phase = np.where((fam == "fi_verify") | ((fam == "fa3") & (q > 1)), "verify", "decode")
     return pd.DataFrame({"family": fam, "phase": phase, "kv": df["dtype"].to_numpy(),
                          "ctx_regime": context_regime(df["context"]),
                          "batch_regime": batch_regime(df["batch"])})
@@ -206,6 +211,7 @@ def measured_slots(grids: pd.DataFrame, smem_per_sm: float) -> dict[str, tuple[f
     kinds[lab.str.startswith("flashmla") & name.str.contains("flash_fwd|splitkv|mla", case=False, regex=True)
           & ~name.str.contains("combine", case=False)] = "attn_flashmla"
     kinds[lab.str.startswith("flashmla") & name.str.contains("combine", case=False)] = "attn_combine_flashmla"
+    kinds[name.str.contains("FlashAttentionForwardSm90")] = "attn_fa3"
     threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1) * pd.to_numeric(grids["block_y"], errors="coerce")
                .fillna(1) * pd.to_numeric(grids["block_z"], errors="coerce").fillna(1)).to_numpy(float)
     regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
@@ -283,9 +289,11 @@ FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_f
               ("triton_sgl_fp8kv", ("sgl_triton",), ("attn_triton_sgl_fp8kv",), None))
 
 
-def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
+def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, fa3: pd.DataFrame | None = None,
+        fa3_grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
     """Fit every group on its fit rows (least squares on log(predicted / measured)); kinds without fit rows keep
-    the first look's borrowed terms. Returns the Efficiency and metadata (rows, parameters, rms log error)."""
+    the first look's borrowed terms; with the fa3 measurement (load_fa3) attn_fa3 is fitted on its own rows
+    (fit_fa3) and attn_fa4 borrows it. Returns the Efficiency and metadata (rows, parameters, rms log error)."""
     smem = float(hw.smem_per_unit_bytes or 233472)
     eff = borrowed_efficiency(hw)
     meta: dict = {"measured": {}}
@@ -354,7 +362,106 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None) -
         up[f"cta_slots.{k}"] = {"attn_fa3": 1.0, "attn_fa4": 1.0, "attn_xqa": 2.0}.get(k, eff.cta_slots.get(src, 1.0))
     eff = efficiency_with(eff, up)
     meta["borrowed"] = dict(BORROWED)
+    if fa3 is not None and len(fa3):
+        eff, meta["fa3"] = fit_fa3(fa3, hw, eff, fa3_grids)
+        meta["borrowed"] = {k: v for k, v in BORROWED.items() if k != "attn_fa3"}
+        meta["borrowed"]["attn_fa4"] = "attn_fa3"
     return eff, meta
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the fa3 family, measured through FA4-CuTe's sm_90 forward
+# ---------------------------------------------------------------------------------------------------------------------
+#: lab/kernels/measure_fa4cute_attention.py's CSVs (a `_repeat` file: the same grid timed again on the same machine)
+FA3_GLOB = "fa3_fa4cute_nvidia*.csv"
+#: the fa3 family's first look, priced before the measurement (lab/kernels/predict_fa4cute_attention.py)
+FA3_FIRST_LOOK_CSV = "fa3_fa4cute_first_look.csv"
+FA3_KEYS = ("model", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
+
+
+def latest_fa3(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None, Path | None]:
+    """(the newest FA4-CuTe measurement, its repeat run, its launch profile), None where missing."""
+    fs = sorted(p for p in Path(data_dir).glob(FA3_GLOB) if not p.stem.endswith(("_repeat", "_nvidia-smi"))
+                and "_grids_" not in p.name)
+    if not fs:
+        return None, None, None
+    f = fs[-1]
+    rep = f.with_name(f.stem + "_repeat.csv")
+    g = f.with_name(f.name.replace("fa3_fa4cute_", "fa3_fa4cute_grids_", 1))
+    return f, (rep if rep.is_file() else None), (g if g.is_file() else None)
+
+
+def load_fa3(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fa3 family's measured rows. With a repeat run each shape's time is the smaller of the two runs' medians
+    (the same grid timed twice back to back on one machine; interference only adds time: 12 of 275 shapes differ by
+    > 3 %, the rest by a median 0.3 %); run1_us / run2_us keep both. Empty when nothing was measured."""
+    f, rep, _ = latest_fa3(data_dir)
+    if f is None:
+        return pd.DataFrame()
+    df = load(f)
+    df["run1_us"] = df["median_us"]
+    if rep is not None:
+        r = load(rep)[list(FA3_KEYS) + ["median_us"]].rename(columns={"median_us": "run2_us"})
+        df = df.merge(r, on=list(FA3_KEYS), how="left")
+        df["median_us"] = np.fmin(df["run1_us"], df["run2_us"].fillna(np.inf))
+    df["layout"] = np.where(df["page_size"] == 0, "contiguous", "page " + df["page_size"].astype(int).astype(str))
+    df.attrs["file"] = str(f)
+    return df
+
+
+def fit_fa3(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
+    """Fit attn_fa3's terms on the fa3 measurement's middle rows (fit_rows: Llama-3.1-8B heads, page 16, q 1,
+    context 1024-16384, batch <= 64), resident CTAs from its launch profile, the prologue's dependent loads at the
+    measured DRAM latency; attn_fa4 then borrows attn_fa3 (Blackwell not measured). Returns (Efficiency, meta)."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    up = {"sync_us.attn_fa3": dram}
+    meta: dict = {"measured": {}}
+    for k, (v, how) in measured_slots(grids, smem).items():
+        if k == "attn_fa3":
+            up["cta_slots.attn_fa3"] = v
+            meta["measured"]["cta_slots.attn_fa3"] = how
+    eff = efficiency_with(eff, up)
+    ops = build_ops(df, hw.units, smem)
+    meas = df["median_us"].to_numpy(float)
+    rows = fit_rows(df) & (df["family"].to_numpy() == "fa3")
+    # the CTA ends in an epilogue (O through shared memory, then stored: flash_fwd_sm90.py epilogue) after a Q load
+    # by TMA: a per-wave CTA time of its own, as the other epilogue kinds
+    params = _params("attn_fa3", dram, tensor=True) + [("cta_fixed_us.attn_fa3", 1.0, 0.0, 20.0)]
+    names = [p[0] for p in params]
+
+    def resid(x):
+        return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
+
+    x0 = np.array([p[1] for p in params])
+    lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
+    r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
+    eff = efficiency_with(eff, dict(zip(names, r.x)))
+    meta.update({"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
+                 "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2))), "data": Path(df.attrs.get("file", "")).name})
+    up = {}
+    for part, d_ in (("memory", eff.memory), ("compute", eff.compute)):
+        up[f"{part}.attn_fa4"] = d_["attn_fa3"]
+    for part, d_ in (("fixed_us", eff.fixed_s), ("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s),
+                     ("sync_us", eff.sync_s)):
+        up[f"{part}.attn_fa4"] = d_.get("attn_fa3", 0.0) * 1e6
+    up["cta_slots.attn_fa4"] = eff.cta_slots.get("attn_fa3", 1.0)
+    return efficiency_with(eff, up), meta
+
+
+def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fa3 first look (priced before the measurement) joined with the measured rows: first_struct_err_pct (the
+    measured kernel's launch structure, fa4cute_sm90) and first_fa3_err_pct (fa3 as the product priced it), with
+    regime labels; empty when either is missing."""
+    p = Path(data_dir) / FA3_FIRST_LOOK_CSV
+    if not p.is_file() or not len(df):
+        return pd.DataFrame()
+    fl = pd.read_csv(p)
+    keys = [k for k in FA3_KEYS if k in fl.columns]
+    m = df.merge(fl[keys + ["pred_fa3_us", "pred_struct_us", "model_commit"]], on=keys, how="inner")
+    m["first_struct_err_pct"] = (m["pred_struct_us"] / m["median_us"] - 1.0) * 100.0
+    m["first_fa3_err_pct"] = (m["pred_fa3_us"] / m["median_us"] - 1.0) * 100.0
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
 
 
 MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
@@ -493,7 +600,7 @@ def _pooled(ev: pd.DataFrame, col: str | None = None) -> dict:
 
 
 def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, first: pd.DataFrame, out_dir: Path,
-          target: str = "H100-SXM") -> Path:
+          target: str = "H100-SXM", fa3_table: pd.DataFrame | None = None, fa3_first: pd.DataFrame | None = None) -> Path:
     """Merge the production kinds' terms into out_dir/<target>.yaml (other fits' terms kept)."""
     from simulator.calibration import checks as C
 
@@ -510,12 +617,18 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
     own["production_attention"] = {
         "source": f"simulator/calibration/fit_production_attention.py on {Path(data_file).name}: FlashInfer / SGLang Triton / "
                   "FlashMLA kernel families (simulator/kernels), fitted on the middle regime, every other regime held out; "
-                  f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in BORROWED.items())}",
+                  f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in meta.get('borrowed', BORROWED).items())}"
+                  + ("; attn_fa3 fitted on " + meta["fa3"]["data"] + " (FA4-CuTe's sm_90 forward, flash-attn-4 4.0.0b36, "
+                     "lab/kernels/measure_fa4cute_attention.py), middle regime only" if "fa3" in meta else ""),
         "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}
                 for k, m in meta.items() if isinstance(m, dict) and k not in ("borrowed",)},
         "accuracy_held_out": _pooled(table),
         "first_look": _pooled(first),
     }
+    if fa3_table is not None and len(fa3_table):
+        own["production_attention"]["accuracy_held_out"].update(_pooled(fa3_table))
+    if fa3_first is not None and len(fa3_first):
+        own["production_attention"]["first_look"]["fa3"] = _pooled(fa3_first, "first_struct_err_pct").get("fa3", {})
     owned = {part: kinds for part in OWNED_PARTS}
     owned["production_attention"] = None
     return C.write_checked(p, C.merge_into(p, own, owned), "")
@@ -542,7 +655,9 @@ def main(argv=None) -> None:
     df = load(f)
     grids = pd.read_csv(g) if g is not None else None
     hw = load_hardware("H100-SXM")
-    eff, meta = fit(df, hw, grids)
+    fa3 = load_fa3(data_dir)
+    _, _, fg = latest_fa3(data_dir)
+    eff, meta = fit(df, hw, grids, fa3, pd.read_csv(fg) if fg is not None else None)
     ev = evaluate(df, hw, eff)
     table = accuracy(ev)
     fl = first_look_errors(df, data_dir)
@@ -562,8 +677,22 @@ def main(argv=None) -> None:
         print(f"FlashInfer MLA merge link share (module: {fi.FI_MLA_MERGE_LOAD_SHARE}); rms log error on the fit rows:")
         for s_, r_ in merge_share_scan(df, hw, grids):
             print(f"  {s_:.2f}  {r_:.4f}")
+    ev3 = fl3 = None
+    if len(fa3):
+        ev3 = evaluate(fa3, hw, eff)
+        ev3["layout"] = fa3["layout"].to_numpy()
+        fl3 = fa3_first_look(fa3, data_dir)
+        m3 = meta["fa3"]
+        print(f"fa3 (FA4-CuTe sm_90): {m3['rows']} fit rows, rms log error {m3['rms_log_error']:.3f}, "
+              + ", ".join(f"{k} {v:.4g}" for k, v in m3["params"].items()))
+        print(accuracy(ev3, by=("family", "phase", "layout", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
+        if fl3 is not None and len(fl3):
+            print("fa3 first look (launch structure of the measured kernel, borrowed attn_fa3 terms):")
+            print(accuracy(fl3, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct",
+                           part=None).round(1).to_string(index=False))
     if args.write:
-        print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR))
+        print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR,
+                             fa3_table=None if ev3 is None else ev3[ev3["part"] == "held-out"], fa3_first=fl3))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """FlashAttention-3 (Hopper) and FlashAttention-4 (Blackwell) paged decode / verification as they launch them
-(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; read, not run: no binary for torch 2.11
-/ CUDA 13 was carried).
+(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; the FA3 binary itself was not run: no
+build for torch 2.11 / CUDA 13). attn_fa3's rates are MEASURED through a stand-in, FA4-CuTe's sm_90 forward
+(flash-attn-4 4.0.0b36, `fa4cute_sm90` below: hopper/'s 128 x 128 paged tiles, stages and warpgroups, but no split-KV,
+no combine and no persistent scheduler on sm_90); FA3's split plan, scheduler and combine keep their structure from
+the source (data/attention_families.yaml `fa3.stand_in`).
 
 fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hopper/heuristics.h
   (num_splits_heuristic, should_pack_gqa), hopper/tile_size.h (tile_size_fwd_sm90), hopper/flash_prepare_scheduler.cu
@@ -16,10 +19,11 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     The kernel is persistent on sm_90 (one CTA per SM walking tiles handed out by an atomic tile counter:
     scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h).
     Per tile (request, head, m-block, split): its request's seqused_k / page-table row, then the pages: 3 dependent
-    loads before the first K/V block. Rates borrowed from FlashInfer's FA2 tensor-core kernel (fi_tc, MEASURED).
+    loads before the first K/V block. Rates fitted on the FA4-CuTe sm_90 measurement (simulator/calibration/
+    fit_production_attention.py fit_fa3); the combine kernel borrows FlashInfer's merge terms.
 fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
     num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
-    (kind attn_fa4) and FA3's borrowed rates: ASSUMPTION, no Blackwell device here.
+    (kind attn_fa4) and attn_fa3's rates (measured on Hopper): ASSUMPTION, no Blackwell device here.
 """
 from __future__ import annotations
 
@@ -79,3 +83,32 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     k2 = Launch("attention_combine", "attn_combine_fa3", ceil_div(B * q * Hq, 4.0), 8.0, S, 2.0,
                 3.0 * B * q * Hq * d * S, rd, wr, dtype="fp32", where=split)
     return [k1, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks}
+
+
+#: FA4-CuTe's sm_90 forward (flash-attn-4 4.0.0b36, flash_attn/cute/interface.py _flash_attn_fwd and
+#: flash_fwd_sm90.py, read before it was measured): the kernel this project measures as the fa3 family's stand-in
+FA4CUTE_VERSION = "flash-attn-4 4.0.0b36"
+
+
+def fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, page, sms: int, kind: str = "attn_fa3"):
+    """Launches of one FA4-CuTe sm_90 forward call with PackGQA (page = 0: contiguous K/V, no page table).
+
+    interface.py: _tile_size_fwd_sm90 gives 128 x 128 at 64 < d <= 128 (hopper/tile_size.h's 128 x 176 is kept by the
+    C++ kernel only; the CuTe port says it re-benchmarked); PackGQA when G > 1 (q x G rows in 128-row m-blocks);
+    `assert not is_split_kv, "SplitKV not supported on SM 9.0"`: num_splits = 1, no combine kernel.
+    flash_fwd_sm90.py: SingleTileScheduler (is_persistent=False): one CTA per (m-block, KV head, request), each walking
+    all ceil(T / 128) K/V blocks; K/V by TMA when contiguous or page_size == tile_n, else cp.async through the page
+    table (paged_kv.py PagedKVManager.load_page_table per block). Dependent loads before the first K/V block:
+    seqused_k -> page-table entries -> K (3) with a page table, the K TMA alone (1) without one."""
+    B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                           for x in (B, q, T, Hq, Hkv, d, kvb, page)))
+    G = Hq / Hkv
+    bm = np.where(d <= 64, 192.0, 128.0)
+    bn = np.where(d <= 64, 128.0, np.where(d <= 128, 128.0, np.where(d <= 192, 128.0, 80.0)))
+    mblocks = ceil_div(q * G, bm)
+    nblocks = ceil_div(T, bn)
+    tiles = B * Hkv * mblocks
+    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    k1 = Launch("attention", kind, tiles, 1.0, nblocks, np.where(page > 0, FA3_PROLOGUE_LOADS, 1.0),
+                np.maximum(flops, tiles * nblocks * 4.0 * bm * bn * d), kv + qb, ob)
+    return [k1], {"splits": np.ones_like(B), "kBlockN": bn, "mblocks": mblocks}
