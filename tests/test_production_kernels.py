@@ -135,7 +135,10 @@ def test_custom_allreduce_barriers_and_link_ceiling():
 
     plain = efficiency_from_dict({"memory": {"allreduce_1shot": 0.5, "allreduce_2shot": 0.5}}, "t")
     assert t(plain, "allreduce_1shot", 4) == pytest.approx(3 * S / (0.5 * B) + 2 * lat)
-    assert t(plain, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.5 * B) + 3 * lat)
+    # the engines' two-shot kernels have two barriers (no end barrier), TensorRT-LLM's Lamport one-shot none: only
+    # the data's own arrival, one link latency; it takes the pull one-shot's terms
+    assert t(plain, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.5 * B) + 2 * lat)
+    assert t(plain, "allreduce_1shot_lamport", 4) == pytest.approx(3 * S / (0.5 * B) + lat)
     eff = efficiency_from_dict({"memory": {"allreduce_1shot": 0.5, "allreduce_2shot": 0.5},
                                 "link_ceiling": {"allreduce_1shot": 0.7, "allreduce_2shot": 0.6},
                                 "sync_us": {"allreduce_1shot": 1.0, "allreduce_2shot": 2.0}}, "t")
@@ -144,7 +147,9 @@ def test_custom_allreduce_barriers_and_link_ceiling():
     assert t(eff, "allreduce_2shot", 2) == pytest.approx(t(plain, "allreduce_2shot", 2))
     # 4 ranks: the ceiling binds the transfer, two further peers per barrier
     assert t(eff, "allreduce_1shot", 4) == pytest.approx(3 * S / (0.7 * B) + 2 * (lat + 2e-6))
-    assert t(eff, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.6 * B) + 3 * (lat + 4e-6))
+    assert t(eff, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.6 * B) + 2 * (lat + 4e-6))
+    assert t(eff, "allreduce_1shot_lamport", 4, 4096) == pytest.approx(
+        t(eff, "allreduce_1shot", 4, 4096) - (lat + 2e-6))
     with pytest.raises(Exception, match="link_ceiling"):
         efficiency_from_dict({"link_ceiling": {"allreduce_1shot": 0.0}}, "t")
 
@@ -169,6 +174,8 @@ def test_engine_profiles_carry_their_allreduce_and_the_tp_layers_use_it():
         return {KINDS[k] for k in np.unique(ops.kind)}
     assert "collective" in kinds(c, 8.0) and not {"allreduce_1shot", "allreduce_2shot"} & kinds(c, 8.0)
     assert "allreduce_1shot" in kinds(cv, 8.0) and "collective" not in kinds(cv, 8.0)
+    ct = load_profile("trtllm").apply_collectives(c)
+    assert "allreduce_1shot_lamport" in kinds(ct, 8.0) and "allreduce_1shot" not in kinds(ct, 8.0)
     # 1024 rows x 8192 hidden x 2 B = 16 MiB: above vLLM's 8 MiB cap, NCCL again
     assert "collective" in kinds(cv, 1024.0)
     with pytest.raises(ProfileError, match="runtime.allreduce"):

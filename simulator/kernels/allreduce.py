@@ -21,6 +21,32 @@ TensorRT-LLM (cpp/tensorrt_llm/thop/allreduceOp.cpp, kernels/communicationKernel
     The lookup table is not modelled: the older SelectImplementation rule stands in (one-shot at 2 ranks, at <= 4
     ranks below 1 MiB, at <= 8 ranks below 512 KiB).
 
+The kernels as flashinfer-python 0.6.4 ships them (include/flashinfer/comm/vllm_custom_all_reduce.cuh, "refer to vllm
+v0.8.2 csrc/custom_all_reduce.cuh"; include/flashinfer/comm/trtllm_allreduce_fusion.cuh, TensorRT-LLM's
+allReduceFusionKernels.cu) give these structural rules (hwmodels.roofline AR_BARRIERS):
+    vLLM one-shot   start barrier + end barrier, both per block (each CTA syncs with the same CTA index of every
+                    peer: no grid-wide barrier), pull of g messages (g-1 over NVLink), 36 x 512 threads
+    vLLM two-shot   start barrier + one barrier between reduce-scatter and all-gather; NO end barrier (two alternating
+                    peer_counter sets make the next call's start barrier safe); all-gather pulls the peers' scratch
+    TRT-LLM one-shot (allreduce_fusion_kernel_oneshot_lamport; kind allreduce_1shot_lamport) no barrier at all: every
+                    rank stores its message into every peer's Lamport buffer (push, (g-1) x S out over NVLink) and
+                    polls its own buffer until no -0.0 is left, so the only wait is the data's own arrival (one link
+                    latency); it also clears the buffer used two calls ago (g x S local writes) and polls g x S
+                    locally (local HBM traffic, not priced: under the link time at every size here). Grid: one
+                    cluster per token, hidden/8 threads per token, up to one CTA per SM (132 on H100) instead of 36
+    TRT-LLM two-shot (allreduce_fusion_kernel_twoshot_sync) copy of the input into the own comm buffer, barrier,
+                    reduce-scatter (pull of the own token slice from every peer) with a PUSH of the sum into every
+                    peer's buffer, barrier, then the fused epilogue over the whole message from local memory: 2
+                    barriers, the same link bytes as vLLM's two-shot
+    fused epilogue  (pattern kARResidualRMSNorm) residual_in read, residual_out and norm_out written (one output more
+                    than the plain all-reduce's allreduce_out), the RMS reduction per token inside a CTA cluster:
+                    fused_epilogue_s prices the extra read + write at the elementwise HBM rate, added after the
+                    all-reduce (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
+                    epilogue interleaves with the polling)
+    flashinfer's own one-shot choice (comm/trtllm_ar.py _should_use_oneshot): one-shot while tokens x hidden x 2 x
+                    g x 2 bytes <= 512 / 64 / 42 MiB at 2 / 4 / 8 ranks (at 4 ranks: messages up to 8 MiB); the
+                    TensorRT-LLM kernel's MIN_LATENCY rule is kOneShotMaxToken = 128 tokens
+
 Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_2shot):
     one-shot  = 2 barriers + max((g-1) x S / (link bw x ceiling), S / (link bw x one-peer rate))
                 (each rank pulls g-1 full messages; the loads from every peer are in flight together)
@@ -39,6 +65,10 @@ import numpy as np
 
 ENGINES = ("nccl", "vllm", "sglang", "trtllm")
 VLLM_MAX_BYTES = 8 * 1024 * 1024
+#: the op kind of each engine's one-shot / two-shot kernel (module docstring)
+KIND = {("vllm", "oneshot"): "allreduce_1shot", ("vllm", "twoshot"): "allreduce_2shot",
+        ("sglang", "oneshot"): "allreduce_1shot", ("sglang", "twoshot"): "allreduce_2shot",
+        ("trtllm", "oneshot"): "allreduce_1shot_lamport", ("trtllm", "twoshot"): "allreduce_2shot"}
 
 
 def choose(engine: str, world, nbytes):
@@ -64,12 +94,21 @@ def fuses_norm(engine: str) -> bool:
     return engine == "trtllm"
 
 
+def fused_epilogue_s(nbytes, hw) -> np.ndarray:
+    """Seconds the residual-add + RMSNorm epilogue of TensorRT-LLM's fusion adds to its plain all-reduce: one more
+    read (residual_in) and one more write (residual_out and norm_out against allreduce_out) of the message, at the
+    device's HBM bandwidth x memory[elementwise] (module docstring)."""
+    return 2.0 * np.asarray(nbytes, float) / (hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"])
+
+
 def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None) -> None:
     """The all-reduce of `nbytes` per rank over `world` ranks as `engine` runs it: one op of kind collective (NCCL's
-    ring), allreduce_1shot or allreduce_2shot per the engine's choice."""
+    ring), or the engine's one-shot / two-shot kind (KIND) per the engine's choice."""
     pick = choose(engine, world, nbytes)
     base = np.ones(np.shape(pick), bool) if where is None else np.broadcast_to(np.asarray(where, bool), np.shape(pick))
-    for impl, kind in (("nccl", "collective"), ("oneshot", "allreduce_1shot"), ("twoshot", "allreduce_2shot")):
+    kinds = (("nccl", "collective"),) if engine == "nccl" else (
+        ("nccl", "collective"), ("oneshot", KIND[engine, "oneshot"]), ("twoshot", KIND[engine, "twoshot"]))
+    for impl, kind in kinds:
         m = (pick == impl) & base
         if np.any(m):
             b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world,
