@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import ctypes
 import datetime as dt
 import faulthandler
 import os
@@ -112,14 +113,55 @@ def _view(ptr: int, nbytes: int, typestr: str = "<i2"):
     return torch.as_tensor(_Cai(ptr, nbytes // item, typestr), device="cuda")
 
 
+_RT = None
+
+
+class _IpcHandle(ctypes.Structure):
+    _fields_ = [("reserved", ctypes.c_byte * 64)]
+
+
+def _cudart():
+    """The process's CUDA runtime (the libcudart torch loaded, found in /proc/self/maps as flashinfer's cuda_ipc
+    does; flashinfer.comm itself is not imported: its package pulls in pynvml / cuda-python / NVSHMEM helpers)."""
+    global _RT
+    if _RT is None:
+        path = None
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "libcudart" in line and "/" in line:
+                    path = line[line.index("/"):].strip()
+                    break
+        _RT = ctypes.CDLL(path or "libcudart.so")
+        _RT.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+        _RT.cudaIpcGetMemHandle.argtypes = [ctypes.POINTER(_IpcHandle), ctypes.c_void_p]
+        _RT.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(ctypes.c_void_p), _IpcHandle, ctypes.c_uint]
+        _say("ipc", f"cudart: {path}")
+    return _RT
+
+
 def _shared(nbytes: int, fill: int | None = 0):
-    """cudaMalloc + CUDA IPC handles exchanged over the group (flashinfer.comm.create_shared_buffer), own part filled."""
+    """cudaMalloc + CUDA IPC handles exchanged over the group (what flashinfer.comm.create_shared_buffer does): the
+    list of every rank's pointer, opened in this process; the own part filled (16-bit value) unless fill is None."""
     import torch
     import torch.distributed as dist
-    from flashinfer.comm import create_shared_buffer
-    ptrs = create_shared_buffer(nbytes)
+    rt, rank, world = _cudart(), dist.get_rank(), dist.get_world_size()
+    ptr = ctypes.c_void_p()
+    assert rt.cudaMalloc(ctypes.byref(ptr), nbytes) == 0, "cudaMalloc failed"
+    h = _IpcHandle()
+    assert rt.cudaIpcGetMemHandle(ctypes.byref(h), ptr) == 0, "cudaIpcGetMemHandle failed"
+    got = [None] * world
+    dist.all_gather_object(got, ctypes.string_at(ctypes.addressof(h), 64))
+    ptrs = []
+    for r, hb in enumerate(got):
+        if r == rank:
+            ptrs.append(ptr.value)
+            continue
+        o, hh = ctypes.c_void_p(), _IpcHandle()
+        ctypes.memmove(ctypes.byref(hh), hb, 64)
+        assert rt.cudaIpcOpenMemHandle(ctypes.byref(o), hh, 1) == 0, f"cudaIpcOpenMemHandle of rank {r} failed"
+        ptrs.append(o.value)
     if fill is not None:
-        _view(ptrs[dist.get_rank()], nbytes).fill_(fill)
+        _view(ptr.value, nbytes).fill_(fill)
         torch.cuda.synchronize()
     dist.barrier()
     return ptrs
@@ -283,6 +325,7 @@ def _worker(rank, world, port, impl, csv_path, meta, timeout):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                             device_id=torch.device(f"cuda:{rank}"))
+    torch.zeros(1, device="cuda")
     _say(f"{impl} r{rank}", f"start, world {world}")
     (_vllm if impl == "vllm" else _trtllm)(rank, world, csv_path, meta)
     torch.cuda.synchronize()
