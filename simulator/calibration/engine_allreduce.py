@@ -57,18 +57,24 @@ def grid() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def predict_us(df: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
-    """Device microseconds per row (impl, world, bytes): the kind's roofline price less the graph launch gap, plus
-    the fused epilogue for the arnorm rows."""
-    from simulator.kernels.allreduce import fused_epilogue_s
+def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.ndarray:
+    """Device microseconds per row (impl, world, tokens, hidden, bytes): the kind's roofline price less the graph launch
+    gap, plus the fused epilogue for the arnorm rows; with `flags` the TensorRT-LLM two-shot rows also pay their
+    barrier-flag stores (simulator/kernels/allreduce.py, a rule added after the measurement was read; the blind CSV
+    was priced without it)."""
+    from simulator.kernels.allreduce import fused_epilogue_s, trtllm_twoshot_flag_steps
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(df))
     kinds = df["impl"].map(IMPL_KIND).to_numpy()
+    steps = np.zeros(len(df))
+    if flags:
+        two = df["impl"].str.startswith("trtllm").to_numpy() & df["impl"].str.endswith("twoshot").to_numpy()
+        steps = np.where(two, trtllm_twoshot_flag_steps(df["tokens"], df["hidden"], df["world"], int(hw.units)), 0.0)
     for kind in np.unique(kinds):
         m = kinds == kind
         b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), dtype="bf16", devices=df["world"].to_numpy(float),
-              where=m)
+              sync_steps=steps, where=m)
     ops = b.build()
     s = np.bincount(ops.setting, weights=price(ops, hw, "graph") - hw.launch_graph_s, minlength=len(df))
     s = s + np.where(df["impl"].str.startswith("trtllm_arnorm"), fused_epilogue_s(df["bytes"].to_numpy(float), hw), 0.0)
@@ -85,16 +91,16 @@ def size_regime(nbytes) -> np.ndarray:
 def first_look(hw: HardwareSpec, out: str | Path, note: str) -> pd.DataFrame:
     df = grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_us"] = np.round(predict_us(df, hw), 3)
+    df["pred_us"] = np.round(predict_us(df, hw, flags=False), 3)
     df["device"] = hw.name
     df["model"] = note
     df.to_csv(out, index=False)
     return df
 
 
-def blind_table(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
-    """Signed error of the blind prediction per implementation x size regime x ranks: median, min, max of
-    pred / measured - 1 (rows the measurement marked WRONG are left out and counted)."""
+def blind_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
+    """pred (impl, world, tokens, hidden, bytes, pred_us) joined to the measured rows, with err = pred / measured - 1
+    and the size regime; rows the measurement marked WRONG are left out (counted in attrs['wrong'])."""
     key = ["impl", "world", "tokens", "hidden"]
     m = meas.copy()
     m["note"] = m["note"].fillna("")
@@ -103,10 +109,17 @@ def blind_table(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
     df = df[~bad].copy()
     df["err"] = df["pred_us"] / df["median_us"] - 1.0
     df["regime"] = size_regime(df["bytes"])
+    df.attrs["wrong"] = int(bad.sum())
+    return df
+
+
+def blind_table(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
+    """Signed error per implementation x size regime x ranks: median, min, max of pred / measured - 1 (blind_rows)."""
+    df = blind_rows(pred, meas)
     out = (df.groupby(["impl", "world", "regime"])
            .agg(n=("err", "size"), meas_us=("median_us", "median"), pred_us=("pred_us", "median"),
                 median=("err", "median"), lo=("err", "min"), hi=("err", "max")).reset_index())
-    out.attrs["wrong"] = int(bad.sum())
+    out.attrs["wrong"] = df.attrs["wrong"]
     return out
 
 

@@ -43,6 +43,13 @@ allReduceFusionKernels.cu) give these structural rules (hwmodels.roofline AR_BAR
                     fused_epilogue_s prices the extra read + write at the elementwise HBM rate, added after the
                     all-reduce (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
                     epilogue interleaves with the polling)
+    barrier flags    (added after the measurement below was read) TensorRT-LLM's Barrier::sync stores the new flag
+                    value into all kBarrierFlagCount = 256 flag slots of every peer, each CTA the slots blockIdx.x,
+                    blockIdx.x + gridDim.x, ...: ceil(256 / grid) st.global.release.sys stores in a row per thread,
+                    twice per call. With few tokens per rank the grid is small (one cluster per token of the rank's
+                    share) and the stores dominate: trtllm_twoshot_flag_steps charges the stores beyond the one per
+                    peer that the committed barrier holds at sync[allreduce_2shot] each (the time one more flag
+                    store adds to a barrier, fitted on the project's own kernel; no new term)
     flashinfer's own one-shot choice (comm/trtllm_ar.py _should_use_oneshot): one-shot while tokens x hidden x 2 x
                     g x 2 bytes <= 512 / 64 / 42 MiB at 2 / 4 / 8 ranks (at 4 ranks: messages up to 8 MiB); the
                     TensorRT-LLM kernel's MIN_LATENCY rule is kOneShotMaxToken = 128 tokens
@@ -94,6 +101,34 @@ def fuses_norm(engine: str) -> bool:
     return engine == "trtllm"
 
 
+TRTLLM_BARRIER_FLAGS = 256   # details::kBarrierFlagCount (trtllm_allreduce_fusion.cuh)
+
+
+def trtllm_grid(tokens, hidden, world, oneshot: bool, sms: int) -> np.ndarray:
+    """CTAs of TensorRT-LLM's fusion kernel (allreduce_fusion_kernel_launcher): hidden / 8 threads per token split
+    over a cluster of up to 8 CTAs of >= 128 threads, one cluster per token (two-shot: per token of the largest
+    rank share), clusters halved while they would exceed the SMs and a CTA can double (<= 1024 threads, register
+    limit taken as reached at 1024), grid = min(sms, clusters x size) rounded down to whole clusters."""
+    def one(t, h, g):
+        tpt, cs = int(h) // 8, 8
+        while tpt % cs and cs > 1:
+            cs //= 2
+        tpb = tpt // cs
+        while tpb < 128 and cs >= 2:
+            tpb, cs = tpb * 2, cs // 2
+        cn = int(t) if oneshot else -(-int(t) // int(g))
+        while cn * cs > sms and cs > 1 and tpb <= 512:
+            tpb, cs = tpb * 2, cs // 2
+        return (min(sms, cn * cs) // cs) * cs
+    return np.vectorize(one, otypes=[float])(tokens, hidden, world)
+
+
+def trtllm_twoshot_flag_steps(tokens, hidden, world, sms: int) -> np.ndarray:
+    """Flag stores per thread beyond one, over the two-shot kernel's two barriers (module docstring: barrier flags)."""
+    grid = np.maximum(trtllm_grid(tokens, hidden, world, False, sms), 1.0)
+    return 2.0 * (np.ceil(TRTLLM_BARRIER_FLAGS / grid) - 1.0)
+
+
 def fused_epilogue_s(nbytes, hw) -> np.ndarray:
     """Seconds the residual-add + RMSNorm epilogue of TensorRT-LLM's fusion adds to its plain all-reduce: one more
     read (residual_in) and one more write (residual_out and norm_out against allreduce_out) of the message, at the
@@ -101,9 +136,10 @@ def fused_epilogue_s(nbytes, hw) -> np.ndarray:
     return 2.0 * np.asarray(nbytes, float) / (hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"])
 
 
-def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None) -> None:
+def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, hidden=None, sms=None) -> None:
     """The all-reduce of `nbytes` per rank over `world` ranks as `engine` runs it: one op of kind collective (NCCL's
-    ring), or the engine's one-shot / two-shot kind (KIND) per the engine's choice."""
+    ring), or the engine's one-shot / two-shot kind (KIND) per the engine's choice. With `hidden` (elements per token,
+    bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps)."""
     pick = choose(engine, world, nbytes)
     base = np.ones(np.shape(pick), bool) if where is None else np.broadcast_to(np.asarray(where, bool), np.shape(pick))
     kinds = (("nccl", "collective"),) if engine == "nccl" else (
@@ -111,5 +147,9 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None) -
     for impl, kind in kinds:
         m = (pick == impl) & base
         if np.any(m):
-            b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world,
+            steps = 0.0
+            if engine == "trtllm" and impl == "twoshot" and hidden is not None and sms is not None:
+                tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
+                steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
+            b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world, sync_steps=steps,
                   where=m if np.ndim(m) else None)
