@@ -309,3 +309,60 @@ def test_topk_blind_regimes():
     assert list(F.blind_regime([1, 64, 160, 2048, 1536, 4096])) == [
         "decode rows 1-64", "decode rows 1-64", "multi-wave rows 160-2048", "multi-wave rows 160-2048",
         "prefill rows 1536 / 4096", "prefill rows 1536 / 4096"]
+
+
+def test_trtllm_fusion_grid_and_barrier_flag_stores_follow_the_source():
+    """allreduce_fusion_kernel_launcher's grid (hidden / 8 threads per token, clusters of up to 8 CTAs of >= 128
+    threads, one cluster per token, at most one CTA per SM) and Barrier::sync's 256 flag slots: ceil(256 / grid)
+    release stores per thread, twice per two-shot call, the one per peer the barrier already holds left out."""
+    from simulator.kernels.allreduce import trtllm_grid, trtllm_twoshot_flag_steps
+
+    assert trtllm_grid(1, 4096, 4, True, 132) == 4          # 512 threads: 4 CTAs of 128 (cluster 4)
+    assert trtllm_grid(1, 8192, 4, True, 132) == 8          # 1024 threads: 8 x 128
+    assert trtllm_grid(512, 4096, 4, True, 132) == 132      # CTAs widened to 512 threads, clusters of 1, SM-capped
+    assert trtllm_grid(4, 4096, 2, False, 132) == 8         # two-shot: 2 tokens per rank x cluster 4
+    assert trtllm_twoshot_flag_steps(4, 4096, 2, 132) == 2 * (32 - 1)
+    assert trtllm_twoshot_flag_steps(512, 8192, 4, 132) == 2 * (2 - 1)
+
+
+def test_engine_allreduce_grid_choice_and_blind_table():
+    import pandas as pd
+    import pytest
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import engine_allreduce as EA
+
+    assert EA.vllm_impl(2, 8 << 20) == "vllm_oneshot" and EA.vllm_impl(4, 256 << 10) == "vllm_oneshot"
+    assert EA.vllm_impl(4, 512 << 10) == "vllm_twoshot" and EA.vllm_impl(8, 256 << 10) == "vllm_twoshot"
+    g = EA.grid()
+    two = g[g["impl"].str.endswith("twoshot") & g["impl"].str.startswith("trtllm")]
+    assert (two["tokens"] > two["world"]).all() and len(g) == 148
+    hw = load_hardware("H100-SXM")
+    g["pred_us"] = EA.predict_us(g, hw)
+    plain = EA.predict_us(g, hw, flags=False)
+    # the flag stores only ever add, and only to TensorRT-LLM's two-shot rows
+    assert (g["pred_us"] >= plain - 1e-9).all()
+    assert (g["pred_us"] > plain + 1e-6).sum() == len(two)
+    # the residual + RMSNorm epilogue costs more than the plain all-reduce at the same size
+    k = ["world", "tokens", "hidden"]
+    a = g[g["impl"] == "trtllm_ar_oneshot"].set_index(k)["pred_us"]
+    n = g[g["impl"] == "trtllm_arnorm_oneshot"].set_index(k)["pred_us"]
+    assert (n > a).all()
+    meas = g[["impl", "world", "tokens", "hidden"]].assign(median_us=g["pred_us"] / 2.0, note="")
+    meas.loc[0, "note"] = "WRONG"
+    tab = EA.blind_table(g, meas)
+    assert tab.attrs["wrong"] == 1 and tab["median"].to_numpy() == pytest.approx(1.0)
+    assert set(pd.unique(tab["regime"].str[2:])) >= {"small (8-64 KiB)", "beyond the cap (16-32 MiB)"}
+
+
+def test_trtllm_layers_pay_the_twoshot_flag_stores():
+    from hwmodels.opkinds import KIND_CODE
+    from simulator.combo import make_combo
+    from simulator.engine.runtime import load_profile
+    from simulator.pricing import decode_ops
+
+    c = load_profile("trtllm").apply_collectives(make_combo("H100-SXM", "Llama-3.1-70B", tp=8, attention="dense"))
+    # 8 ranks, 64 rows x 8192 x 2 B = 1 MiB: two-shot (choose(): one-shot at 8 ranks only below 512 KiB)
+    ops, _ = decode_ops(c, np.array([64.0]), np.array([4096.0]))
+    m = ops.kind == KIND_CODE["allreduce_2shot"]
+    assert m.any() and (ops.sync_steps[m] > 0).all()
