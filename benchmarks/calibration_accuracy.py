@@ -898,6 +898,53 @@ def production_allreduce() -> None:
         print(f"\n== {hw.name}: {f.name}, all-reduce at 2 ranks rerun on GPUs 0-1 of the 4-GPU host (never fitted; "
               f"committed terms)")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    engine_allreduce_blind()
+
+
+#: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement
+ENGINE_AR_PREDICTION_COMMIT = "72e4cc9"
+
+
+def engine_allreduce_blind() -> None:
+    """The engines' own all-reduce kernels (flashinfer-python 0.6.4: vLLM's custom all-reduce, TensorRT-LLM's fusion
+    plain and with residual + RMSNorm; lab/kernels/measure_engine_allreduce.py), signed error (model / measured - 1)
+    per implementation x size regime x ranks: `blind` = the prediction committed before the measurement (H100 terms
+    fitted on the project's own kernel + the source's structure; nothing of these kernels fitted), `now` = the current
+    model (adds TensorRT-LLM's barrier-flag stores, a rule read from the source after this measurement was seen, priced
+    with a committed term: nothing refitted)."""
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import engine_allreduce as EA
+
+    meas_f = sorted(EA.DATA_DIR.glob("engine_allreduce_nvidia*.csv"))
+    pred_f = EA.DATA_DIR / EA.PRED_CSV
+    if not meas_f or not pred_f.is_file():
+        return
+    hw = load_hardware("H100-SXM")
+    for f in meas_f:
+        meas = pd.read_csv(f)
+        pred = pd.read_csv(pred_f)
+        blind = EA.blind_table(pred, meas)
+        cur = pred.drop(columns=["pred_us"]).copy()
+        cur["pred_us"] = EA.predict_us(cur, hw)
+        now = EA.blind_table(cur, meas)
+        tab = blind[["impl", "world", "regime", "n", "meas_us"]].copy()
+        tab["regime"] = tab["regime"].str[2:]
+        for name, t in (("blind", blind), ("now", now)):
+            tab[f"{name}_med%"] = 100 * t["median"]
+            tab[f"{name}_lo%"] = 100 * t["lo"]
+            tab[f"{name}_hi%"] = 100 * t["hi"]
+        dev = meas["device"].iloc[0]
+        print(f"\n== engines' all-reduce kernels on {dev} x4 ({f.name}; 2-rank rows on GPUs 0-1 of the same host), "
+              f"priced with the H100-SXM terms (the lent machine was H200s: same NVLink 4 x 18, same SM count): "
+              f"blind = {pred_f.name} (commit {ENGINE_AR_PREDICTION_COMMIT}, before measuring), now = current model; "
+              f"signed model/measured - 1; {blind.attrs['wrong']} rows marked WRONG left out")
+        print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        for name, t in (("blind", EA.blind_rows(pred, meas)), ("now", EA.blind_rows(cur, meas))):
+            e = t["err"].abs()
+            print(f"   {name}: all {len(t)} rows |error| median {100 * e.median():.1f} %, p90 {100 * e.quantile(0.9):.1f} %"
+                  f"; signed median {100 * t['err'].median():+.1f} %")
 
 
 if __name__ == "__main__":

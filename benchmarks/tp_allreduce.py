@@ -42,7 +42,8 @@ def step(model: str, tp: int, how: str, attention: str, topk: str):
     c = replace(c, allreduce="nccl" if how in ("before", "nccl") else how)
     ops, _ = decode_ops(c, BATCHES, np.full(len(BATCHES), CONTEXT))
     s = price(ops, hw, c.launch)   # seconds of each op row, its count included
-    coll = np.isin(ops.kind, [i for i, k in enumerate(KINDS) if k in ("collective", "allreduce_1shot", "allreduce_2shot")])
+    coll = np.isin(ops.kind, [i for i, k in enumerate(KINDS) if k in ("collective", "allreduce_1shot",
+                                                                         "allreduce_1shot_lamport", "allreduce_2shot")])
     total = np.bincount(ops.setting, weights=s, minlength=len(BATCHES)) * 1e3
     ar = np.bincount(ops.setting, weights=np.where(coll, s, 0.0), minlength=len(BATCHES)) * 1e3
     return total, ar

@@ -43,6 +43,8 @@ KIND_MEANING: dict[str, str] = {
     "indexer_dg": "DeepGEMM's fp8 (paged) MQA-logits kernel of the DSA indexer: persistent CTAs over 256-key work items",
     "allreduce_1shot": "an engine's custom one-shot peer-memory all-reduce (simulator/kernels/allreduce.py)",
     "allreduce_2shot": "an engine's custom two-shot (reduce-scatter + all-gather) peer-memory all-reduce",
+    "allreduce_1shot_lamport": "TensorRT-LLM's one-shot all-reduce (fusion) kernel: pushes into every peer's Lamport "
+                               "buffer, the data are the flags (no barrier round trip; simulator/kernels/allreduce.py)",
     "attn_fi_decode": "FlashInfer's CUDA-core paged decode kernel, bf16 K/V (simulator/kernels/flashinfer.py)",
     "attn_fi_decode_fp8kv": "FlashInfer's CUDA-core paged decode kernel reading fp8 K/V",
     "attn_fi_prefill": "FlashInfer's FA2 paged prefill kernel as it runs tensor-core decode and verification rows",

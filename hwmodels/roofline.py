@@ -57,16 +57,19 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   + launch (ring all-reduce over g = devices of the op; bytes = the message size per device, in
                   `bytes_read`; latency_link and eff_m, fixed calibrated from NCCL measurements when available;
                   sync[collective] = the measured time of one ring step, 0 uncalibrated)
-    custom all-reduce (kinds allreduce_1shot / allreduce_2shot: engines' peer-memory kernels, simulator/kernels/
-                allreduce.py): one-shot = 2 barrier + max((g-1) * bytes / (bw_link * ceil), bytes / (bw_link * eff_m))
-                + fixed + launch; two-shot = 3 barrier + max(2 (g-1)/g * bytes / (bw_link * ceil), 2/g * bytes /
-                (bw_link * eff_m)) + fixed + launch. A barrier = one flag store into every peer and a poll of every
+    custom all-reduce (kinds allreduce_1shot / allreduce_1shot_lamport / allreduce_2shot: engines' peer-memory
+                kernels, simulator/kernels/allreduce.py): one-shot = n_bar barrier + max((g-1) * bytes / (bw_link *
+                ceil), bytes / (bw_link * eff_m)) + fixed + launch; two-shot = n_bar barrier + max(2 (g-1)/g * bytes /
+                (bw_link * ceil), 2/g * bytes / (bw_link * eff_m)) + fixed + launch; n_bar = AR_BARRIERS from the
+                engines' sources (2 for the pull one-shot and both two-shots, 1 for TensorRT-LLM's Lamport one-shot:
+                the data's own arrival). A barrier = one flag store into every peer and a poll of every
                 peer's flag: at least the spec's link latency, plus sync[kind] for each peer beyond the first
                 (barrier = latency_link + (g-2) * sync[kind]). eff_m = memory[kind]: the rate at which one peer's
                 data arrives (achieved / datasheet link bandwidth; a thread's loads from its g-1 peers are in flight
                 together, so at 2 ranks it is the whole rate); ceil = link_ceiling[kind]: the rate that every peer's
                 traffic together reaches on the device's links (absent = eff_m, which leaves (g-1) x bytes / eff_m,
-                the link-bound form). 1.0 / 0 uncalibrated
+                the link-bound form). 1.0 / 0 uncalibrated. The Lamport kind takes the pull one-shot's terms
+                (AR_TERMS_FROM)
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
@@ -93,6 +96,30 @@ from hwmodels.opkinds import ALLTOALL, COLLECTIVE, DTYPES, KIND_CODE, KINDS
 from hwmodels.spec import HardwareSpec
 
 ONESHOT, TWOSHOT = KIND_CODE["allreduce_1shot"], KIND_CODE["allreduce_2shot"]
+LAMPORT = KIND_CODE["allreduce_1shot_lamport"]
+#: cross-rank barriers per call of each custom all-reduce kind, from the engines' sources (flashinfer-python 0.6.4's
+#: copies): vLLM cross_device_reduce_1stage = start + end barrier; cross_device_reduce_2stage = start + one barrier
+#: between reduce-scatter and all-gather (no end barrier: the two alternating peer_counter sets make a next call's
+#: start barrier safe); TensorRT-LLM allreduce_fusion_kernel_twoshot_sync = two Barrier::sync(); _oneshot_lamport =
+#: none: each rank stores its message into every peer's Lamport buffer and polls its own buffer until no -0.0 is left,
+#: so the data's own arrival (one link latency) is the only wait
+AR_BARRIERS = {ONESHOT: 2.0, TWOSHOT: 2.0, LAMPORT: 1.0}
+#: custom kinds priced with another kind's fitted terms (fixed, memory, sync, link_ceiling): the Lamport one-shot moves
+#: the same bytes over the same links as the pull one-shot and has no measurement of its own in the committed fit
+AR_TERMS_FROM = {LAMPORT: ONESHOT}
+
+
+
+def ar_barrier_s(hw: HardwareSpec, kind: str, world) -> np.ndarray:
+    """One custom all-reduce barrier of `kind` over `world` ranks on `hw` (the term `price` charges AR_BARRIERS
+    times): the link latency (the fitted one, at least the spec's) plus sync[kind] per peer beyond the first."""
+    eff = hw.efficiency
+    lat = eff.link_latency_s if eff.link_latency_s is not None else (hw.link_latency_s or 0.0)
+    lat_c = max(lat, hw.link_latency_s or 0.0)
+    k = KINDS[AR_TERMS_FROM.get(KIND_CODE[kind], KIND_CODE[kind])]
+    g = np.asarray(world, float)
+    return np.where(g > 1.0, lat_c + np.maximum(g - 2.0, 0.0) * eff.sync_s.get(k, 0.0), 0.0)
+
 
 LAUNCH_MODES = ("graph", "eager")
 #: kinds whose re-reads (`reread_bytes`) are a later kernel streaming a tensor that an earlier kernel streamed in the
@@ -254,8 +281,11 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         raise SparsesimError(f"launch mode {launch!r} unknown; allowed: {', '.join(LAUNCH_MODES)}")
     eff = hw.efficiency
     eff_c = np.array([eff.compute[k] for k in KINDS])[ops.kind]
-    eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
-    fixed = np.array([eff.fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
+    tkind = ops.kind
+    if np.isin(ops.kind, list(AR_TERMS_FROM)).any():
+        tkind = np.array([AR_TERMS_FROM.get(i, i) for i in range(len(KINDS))])[ops.kind]
+    eff_m = np.array([eff.memory[k] for k in KINDS])[tkind]
+    fixed = np.array([eff.fixed_s.get(k, 0.0) for k in KINDS])[tkind]
     steps = getattr(ops, "sync_steps", None)
     if steps is not None and steps.any():
         fixed = fixed + steps * np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
@@ -296,7 +326,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
 
     is_ring = ops.kind == COLLECTIVE
     is_a2a = ops.kind == ALLTOALL
-    is_one, is_two = ops.kind == ONESHOT, ops.kind == TWOSHOT
+    is_one, is_two = (ops.kind == ONESHOT) | (ops.kind == LAMPORT), ops.kind == TWOSHOT
     is_coll = is_ring | is_a2a | is_one | is_two
     if is_coll.any():
         g = np.maximum(ops.devices, 1.0)
@@ -306,7 +336,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
                                      f"(interconnect.* is null in {hw.file}); collectives cannot be priced")
         bw = (hw.link_bw_bytes_s or np.inf) * eff_m   # eff_m: memory[collective] / memory[alltoall]
         lat = eff.link_latency_s if eff.link_latency_s is not None else (hw.link_latency_s or 0.0)
-        sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
+        sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[tkind]
         ring = 2.0 * (g - 1.0) / g * ops.bytes_read / bw + 2.0 * (g - 1.0) * (lat + sync)
         a2a = (g - 1.0) / g * ops.bytes_read / bw + np.where(g > 1.0, lat, 0.0)
         # a custom kernel's barrier: the spec's link latency (the NCCL fit folds NCCL's own latency into its fixed
@@ -314,10 +344,11 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         # beyond the first
         lat_c = max(lat, hw.link_latency_s or 0.0)
         barrier = np.where(g > 1.0, lat_c + np.maximum(g - 2.0, 0.0) * sync, 0.0)
-        ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[ops.kind]
+        ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
-        one = np.maximum((g - 1.0) * ops.bytes_read / bw_all, ops.bytes_read / bw) + 2.0 * barrier
-        two = np.maximum(2.0 * (g - 1.0) / g * ops.bytes_read / bw_all, 2.0 / g * ops.bytes_read / bw) + 3.0 * barrier
+        nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
+        one = np.maximum((g - 1.0) * ops.bytes_read / bw_all, ops.bytes_read / bw) + nbar * barrier
+        two = np.maximum(2.0 * (g - 1.0) / g * ops.bytes_read / bw_all, 2.0 / g * ops.bytes_read / bw) + nbar * barrier
         memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, np.where(is_one, one, np.where(is_two, two, memory_s))))
         compute_s = np.where(is_coll, 0.0, compute_s)
         launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)

@@ -298,12 +298,14 @@ def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None
 
     tp = combo.tp
     engine = getattr(combo, "allreduce", "nccl")
-    nbytes = rows * combo.model.hidden * ACT_BYTES
+    h = combo.model.hidden
+    nbytes = rows * h * ACT_BYTES
+    sms = combo.target.sm_count
     if isinstance(tp, np.ndarray):  # an array-valued combo (docs/VECTOR_COMBOS.md): only where tp > 1
         if (tp > 1).any():
-            add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1)
+            add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1, hidden=h, sms=sms)
     elif tp > 1:
-        add_allreduce(b, name, engine, nbytes, tp, count)
+        add_allreduce(b, name, engine, nbytes, tp, count, hidden=h, sms=sms)
 
 
 def norm(b, combo: Combo, name: str, rows, h: float, count) -> None:

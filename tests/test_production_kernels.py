@@ -135,7 +135,10 @@ def test_custom_allreduce_barriers_and_link_ceiling():
 
     plain = efficiency_from_dict({"memory": {"allreduce_1shot": 0.5, "allreduce_2shot": 0.5}}, "t")
     assert t(plain, "allreduce_1shot", 4) == pytest.approx(3 * S / (0.5 * B) + 2 * lat)
-    assert t(plain, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.5 * B) + 3 * lat)
+    # the engines' two-shot kernels have two barriers (no end barrier), TensorRT-LLM's Lamport one-shot none: only
+    # the data's own arrival, one link latency; it takes the pull one-shot's terms
+    assert t(plain, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.5 * B) + 2 * lat)
+    assert t(plain, "allreduce_1shot_lamport", 4) == pytest.approx(3 * S / (0.5 * B) + lat)
     eff = efficiency_from_dict({"memory": {"allreduce_1shot": 0.5, "allreduce_2shot": 0.5},
                                 "link_ceiling": {"allreduce_1shot": 0.7, "allreduce_2shot": 0.6},
                                 "sync_us": {"allreduce_1shot": 1.0, "allreduce_2shot": 2.0}}, "t")
@@ -144,7 +147,9 @@ def test_custom_allreduce_barriers_and_link_ceiling():
     assert t(eff, "allreduce_2shot", 2) == pytest.approx(t(plain, "allreduce_2shot", 2))
     # 4 ranks: the ceiling binds the transfer, two further peers per barrier
     assert t(eff, "allreduce_1shot", 4) == pytest.approx(3 * S / (0.7 * B) + 2 * (lat + 2e-6))
-    assert t(eff, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.6 * B) + 3 * (lat + 4e-6))
+    assert t(eff, "allreduce_2shot", 4) == pytest.approx(1.5 * S / (0.6 * B) + 2 * (lat + 4e-6))
+    assert t(eff, "allreduce_1shot_lamport", 4, 4096) == pytest.approx(
+        t(eff, "allreduce_1shot", 4, 4096) - (lat + 2e-6))
     with pytest.raises(Exception, match="link_ceiling"):
         efficiency_from_dict({"link_ceiling": {"allreduce_1shot": 0.0}}, "t")
 
@@ -169,6 +174,8 @@ def test_engine_profiles_carry_their_allreduce_and_the_tp_layers_use_it():
         return {KINDS[k] for k in np.unique(ops.kind)}
     assert "collective" in kinds(c, 8.0) and not {"allreduce_1shot", "allreduce_2shot"} & kinds(c, 8.0)
     assert "allreduce_1shot" in kinds(cv, 8.0) and "collective" not in kinds(cv, 8.0)
+    ct = load_profile("trtllm").apply_collectives(c)
+    assert "allreduce_1shot_lamport" in kinds(ct, 8.0) and "allreduce_1shot" not in kinds(ct, 8.0)
     # 1024 rows x 8192 hidden x 2 B = 16 MiB: above vLLM's 8 MiB cap, NCCL again
     assert "collective" in kinds(cv, 1024.0)
     with pytest.raises(ProfileError, match="runtime.allreduce"):
@@ -302,3 +309,60 @@ def test_topk_blind_regimes():
     assert list(F.blind_regime([1, 64, 160, 2048, 1536, 4096])) == [
         "decode rows 1-64", "decode rows 1-64", "multi-wave rows 160-2048", "multi-wave rows 160-2048",
         "prefill rows 1536 / 4096", "prefill rows 1536 / 4096"]
+
+
+def test_trtllm_fusion_grid_and_barrier_flag_stores_follow_the_source():
+    """allreduce_fusion_kernel_launcher's grid (hidden / 8 threads per token, clusters of up to 8 CTAs of >= 128
+    threads, one cluster per token, at most one CTA per SM) and Barrier::sync's 256 flag slots: ceil(256 / grid)
+    release stores per thread, twice per two-shot call, the one per peer the barrier already holds left out."""
+    from simulator.kernels.allreduce import trtllm_grid, trtllm_twoshot_flag_steps
+
+    assert trtllm_grid(1, 4096, 4, True, 132) == 4          # 512 threads: 4 CTAs of 128 (cluster 4)
+    assert trtllm_grid(1, 8192, 4, True, 132) == 8          # 1024 threads: 8 x 128
+    assert trtllm_grid(512, 4096, 4, True, 132) == 132      # CTAs widened to 512 threads, clusters of 1, SM-capped
+    assert trtllm_grid(4, 4096, 2, False, 132) == 8         # two-shot: 2 tokens per rank x cluster 4
+    assert trtllm_twoshot_flag_steps(4, 4096, 2, 132) == 2 * (32 - 1)
+    assert trtllm_twoshot_flag_steps(512, 8192, 4, 132) == 2 * (2 - 1)
+
+
+def test_engine_allreduce_grid_choice_and_blind_table():
+    import pandas as pd
+    import pytest
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import engine_allreduce as EA
+
+    assert EA.vllm_impl(2, 8 << 20) == "vllm_oneshot" and EA.vllm_impl(4, 256 << 10) == "vllm_oneshot"
+    assert EA.vllm_impl(4, 512 << 10) == "vllm_twoshot" and EA.vllm_impl(8, 256 << 10) == "vllm_twoshot"
+    g = EA.grid()
+    two = g[g["impl"].str.endswith("twoshot") & g["impl"].str.startswith("trtllm")]
+    assert (two["tokens"] > two["world"]).all() and len(g) == 148
+    hw = load_hardware("H100-SXM")
+    g["pred_us"] = EA.predict_us(g, hw)
+    plain = EA.predict_us(g, hw, flags=False)
+    # the flag stores only ever add, and only to TensorRT-LLM's two-shot rows
+    assert (g["pred_us"] >= plain - 1e-9).all()
+    assert (g["pred_us"] > plain + 1e-6).sum() == len(two)
+    # the residual + RMSNorm epilogue costs more than the plain all-reduce at the same size
+    k = ["world", "tokens", "hidden"]
+    a = g[g["impl"] == "trtllm_ar_oneshot"].set_index(k)["pred_us"]
+    n = g[g["impl"] == "trtllm_arnorm_oneshot"].set_index(k)["pred_us"]
+    assert (n > a).all()
+    meas = g[["impl", "world", "tokens", "hidden"]].assign(median_us=g["pred_us"] / 2.0, note="")
+    meas.loc[0, "note"] = "WRONG"
+    tab = EA.blind_table(g, meas)
+    assert tab.attrs["wrong"] == 1 and tab["median"].to_numpy() == pytest.approx(1.0)
+    assert set(pd.unique(tab["regime"].str[2:])) >= {"small (8-64 KiB)", "beyond the cap (16-32 MiB)"}
+
+
+def test_trtllm_layers_pay_the_twoshot_flag_stores():
+    from hwmodels.opkinds import KIND_CODE
+    from simulator.combo import make_combo
+    from simulator.engine.runtime import load_profile
+    from simulator.pricing import decode_ops
+
+    c = load_profile("trtllm").apply_collectives(make_combo("H100-SXM", "Llama-3.1-70B", tp=8, attention="dense"))
+    # 8 ranks, 64 rows x 8192 x 2 B = 1 MiB: two-shot (choose(): one-shot at 8 ranks only below 512 KiB)
+    ops, _ = decode_ops(c, np.array([64.0]), np.array([4096.0]))
+    m = ops.kind == KIND_CODE["allreduce_2shot"]
+    assert m.any() and (ops.sync_steps[m] > 0).all()

@@ -21,17 +21,59 @@ TensorRT-LLM (cpp/tensorrt_llm/thop/allreduceOp.cpp, kernels/communicationKernel
     The lookup table is not modelled: the older SelectImplementation rule stands in (one-shot at 2 ranks, at <= 4
     ranks below 1 MiB, at <= 8 ranks below 512 KiB).
 
-Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_2shot):
-    one-shot  = 2 barriers + max((g-1) x S / (link bw x ceiling), S / (link bw x one-peer rate))
-                (each rank pulls g-1 full messages; the loads from every peer are in flight together)
-    two-shot  = 3 barriers + max(2 (g-1)/g x S / (link bw x ceiling), 2/g x S / (link bw x one-peer rate))
+The kernels as flashinfer-python 0.6.4 ships them (include/flashinfer/comm/vllm_custom_all_reduce.cuh, "refer to vllm
+v0.8.2 csrc/custom_all_reduce.cuh"; include/flashinfer/comm/trtllm_allreduce_fusion.cuh, TensorRT-LLM's
+allReduceFusionKernels.cu) give these structural rules (hwmodels.roofline AR_BARRIERS):
+    vLLM one-shot   start barrier + end barrier, both per block (each CTA syncs with the same CTA index of every
+                    peer: no grid-wide barrier), pull of g messages (g-1 over NVLink), 36 x 512 threads
+    vLLM two-shot   start barrier + one barrier between reduce-scatter and all-gather; NO end barrier (two alternating
+                    peer_counter sets make the next call's start barrier safe); all-gather pulls the peers' scratch
+    TRT-LLM one-shot (allreduce_fusion_kernel_oneshot_lamport; kind allreduce_1shot_lamport) no barrier at all: every
+                    rank stores its message into every peer's Lamport buffer (push, (g-1) x S out over NVLink) and
+                    polls its own buffer until no -0.0 is left, so the only wait is the data's own arrival (one link
+                    latency); it also clears the buffer used two calls ago (g x S local writes) and polls g x S
+                    locally (local HBM traffic, not priced: under the link time at every size here). Grid: one
+                    cluster per token, hidden/8 threads per token, up to one CTA per SM (132 on H100) instead of 36
+    TRT-LLM two-shot (allreduce_fusion_kernel_twoshot_sync) copy of the input into the own comm buffer, barrier,
+                    reduce-scatter (pull of the own token slice from every peer) with a PUSH of the sum into every
+                    peer's buffer, barrier, then the fused epilogue over the whole message from local memory: 2
+                    barriers, the same link bytes as vLLM's two-shot
+    fused epilogue  (pattern kARResidualRMSNorm) residual_in read, residual_out and norm_out written (one output more
+                    than the plain all-reduce's allreduce_out), the RMS reduction per token inside a CTA cluster:
+                    fused_epilogue_s prices the extra read + write at the elementwise HBM rate, added after the
+                    all-reduce (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
+                    epilogue interleaves with the polling)
+    barrier flags    (added after the measurement below was read) TensorRT-LLM's Barrier::sync stores the new flag
+                    value into all kBarrierFlagCount = 256 flag slots of every peer, each CTA the slots blockIdx.x,
+                    blockIdx.x + gridDim.x, ...: ceil(256 / grid) st.global.release.sys stores in a row per thread,
+                    twice per call. With few tokens per rank the grid is small (one cluster per token of the rank's
+                    share) and the stores dominate: trtllm_twoshot_flag_steps charges the stores beyond the one per
+                    peer that the committed barrier holds at sync[allreduce_2shot] each (the time one more flag
+                    store adds to a barrier, fitted on the project's own kernel; no new term)
+    flashinfer's own one-shot choice (comm/trtllm_ar.py _should_use_oneshot): one-shot while tokens x hidden x 2 x
+                    g x 2 bytes <= 512 / 64 / 42 MiB at 2 / 4 / 8 ranks (at 4 ranks: messages up to 8 MiB); the
+                    TensorRT-LLM kernel's MIN_LATENCY rule is kOneShotMaxToken = 128 tokens
+
+Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_1shot_lamport / allreduce_2shot):
+    one-shot  = n_bar barriers + max((g-1) x S / (link bw x ceiling), S / (link bw x one-peer rate))
+                (each rank pulls, or TensorRT-LLM pushes, g-1 full messages; the transfers to / from every peer are
+                in flight together); n_bar = 2 (vLLM: start + end), 1 (TensorRT-LLM's Lamport: the data's arrival)
+    two-shot  = 2 barriers + max(2 (g-1)/g x S / (link bw x ceiling), 2/g x S / (link bw x one-peer rate))
+                (+ TensorRT-LLM's barrier-flag stores, trtllm_twoshot_flag_steps x sync_us)
     a barrier = one flag store into every peer and a poll of every peer's flag: the link latency (the spec's, or the
                 fitted one) plus a time per peer beyond the first (sync_us of the kind)
-Measured on 2 and 4 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/
+Fitted on 2 and 4 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/
 allreduce_*): the H100's fixed_us / memory (one-peer rate) / sync_us / link_ceiling terms of both kinds are fitted on
-the project's kernel with vLLM's structure (simulator/calibration/fit_production_allreduce.py; held out 2-8 % at 2
-ranks, 1-13 % median at 4); other devices keep the spec's link latency and bandwidth (an ASSUMPTION), and at 8 ranks
-the per-peer barrier time is extrapolated linearly (not measured).
+the project's kernel with vLLM's structure (simulator/calibration/fit_production_allreduce.py, which prices that
+kernel's third, end barrier explicitly; held out 2-8 % at 2 ranks, 1-13 % median at 4); other devices keep the spec's
+link latency and bandwidth (an ASSUMPTION), and at 8 ranks the per-peer barrier time is extrapolated linearly.
+Checked against the engines' own kernels (flashinfer-python 0.6.4 JIT modules, lab/kernels/measure_engine_allreduce.py,
+4 x H200 lent for an H100 request, simulator/calibration/engine_allreduce.py; nothing of them fitted): blind |error|
+median 15 %, p90 64 % over 148 rows; >= 2 MiB at 4 ranks within -3..+13 %; every kernel's small messages priced too
+slow (vLLM one-shot +50-108 %: 5-6 us measured, its per-CTA barriers are cheaper than the assumed 3 us link latency +
+the own kernel's grid-wide barriers; TensorRT-LLM's Lamport one-shot +25-64 % at <= 1 MiB); the residual + RMSNorm
+epilogue adds a near-constant ~2 us at small sizes that the HBM-traffic term lacks; TensorRT-LLM's two-shot with few
+tokens per rank (up to 5x slower than priced) led to the barrier-flag rule above (read after the measurement).
 """
 from __future__ import annotations
 
@@ -39,6 +81,10 @@ import numpy as np
 
 ENGINES = ("nccl", "vllm", "sglang", "trtllm")
 VLLM_MAX_BYTES = 8 * 1024 * 1024
+#: the op kind of each engine's one-shot / two-shot kernel (module docstring)
+KIND = {("vllm", "oneshot"): "allreduce_1shot", ("vllm", "twoshot"): "allreduce_2shot",
+        ("sglang", "oneshot"): "allreduce_1shot", ("sglang", "twoshot"): "allreduce_2shot",
+        ("trtllm", "oneshot"): "allreduce_1shot_lamport", ("trtllm", "twoshot"): "allreduce_2shot"}
 
 
 def choose(engine: str, world, nbytes):
@@ -64,13 +110,55 @@ def fuses_norm(engine: str) -> bool:
     return engine == "trtllm"
 
 
-def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None) -> None:
+TRTLLM_BARRIER_FLAGS = 256   # details::kBarrierFlagCount (trtllm_allreduce_fusion.cuh)
+
+
+def trtllm_grid(tokens, hidden, world, oneshot: bool, sms: int) -> np.ndarray:
+    """CTAs of TensorRT-LLM's fusion kernel (allreduce_fusion_kernel_launcher): hidden / 8 threads per token split
+    over a cluster of up to 8 CTAs of >= 128 threads, one cluster per token (two-shot: per token of the largest
+    rank share), clusters halved while they would exceed the SMs and a CTA can double (<= 1024 threads, register
+    limit taken as reached at 1024), grid = min(sms, clusters x size) rounded down to whole clusters."""
+    def one(t, h, g):
+        tpt, cs = int(h) // 8, 8
+        while tpt % cs and cs > 1:
+            cs //= 2
+        tpb = tpt // cs
+        while tpb < 128 and cs >= 2:
+            tpb, cs = tpb * 2, cs // 2
+        cn = int(t) if oneshot else -(-int(t) // int(g))
+        while cn * cs > sms and cs > 1 and tpb <= 512:
+            tpb, cs = tpb * 2, cs // 2
+        return (min(sms, cn * cs) // cs) * cs
+    return np.vectorize(one, otypes=[float])(tokens, hidden, world)
+
+
+def trtllm_twoshot_flag_steps(tokens, hidden, world, sms: int) -> np.ndarray:
+    """Flag stores per thread beyond one, over the two-shot kernel's two barriers (module docstring: barrier flags)."""
+    grid = np.maximum(trtllm_grid(tokens, hidden, world, False, sms), 1.0)
+    return 2.0 * (np.ceil(TRTLLM_BARRIER_FLAGS / grid) - 1.0)
+
+
+def fused_epilogue_s(nbytes, hw) -> np.ndarray:
+    """Seconds the residual-add + RMSNorm epilogue of TensorRT-LLM's fusion adds to its plain all-reduce: one more
+    read (residual_in) and one more write (residual_out and norm_out against allreduce_out) of the message, at the
+    device's HBM bandwidth x memory[elementwise] (module docstring)."""
+    return 2.0 * np.asarray(nbytes, float) / (hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"])
+
+
+def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, hidden=None, sms=None) -> None:
     """The all-reduce of `nbytes` per rank over `world` ranks as `engine` runs it: one op of kind collective (NCCL's
-    ring), allreduce_1shot or allreduce_2shot per the engine's choice."""
+    ring), or the engine's one-shot / two-shot kind (KIND) per the engine's choice. With `hidden` (elements per token,
+    bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps)."""
     pick = choose(engine, world, nbytes)
     base = np.ones(np.shape(pick), bool) if where is None else np.broadcast_to(np.asarray(where, bool), np.shape(pick))
-    for impl, kind in (("nccl", "collective"), ("oneshot", "allreduce_1shot"), ("twoshot", "allreduce_2shot")):
+    kinds = (("nccl", "collective"),) if engine == "nccl" else (
+        ("nccl", "collective"), ("oneshot", KIND[engine, "oneshot"]), ("twoshot", KIND[engine, "twoshot"]))
+    for impl, kind in kinds:
         m = (pick == impl) & base
         if np.any(m):
-            b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world,
+            steps = 0.0
+            if engine == "trtllm" and impl == "twoshot" and hidden is not None and sms is not None:
+                tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
+                steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
+            b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world, sync_steps=steps,
                   where=m if np.ndim(m) else None)

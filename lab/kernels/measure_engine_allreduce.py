@@ -1,0 +1,404 @@
+"""Multi-GPU campaign: the engines' OWN custom all-reduce kernels at decode sizes, as flashinfer-python 0.6.4 ships them
+(JIT-built on the device): vLLM's custom all-reduce (flashinfer/data/include/flashinfer/comm/vllm_custom_all_reduce.cuh,
+"refer to vllm v0.8.2 csrc/custom_all_reduce.cuh": cross_device_reduce_1stage / _2stage, 36 blocks x 512 threads, the
+kernel's own one-/two-shot choice) and TensorRT-LLM's all-reduce fusion (include/flashinfer/comm/
+trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_sync, plain all-reduce and all-reduce +
+residual add + RMSNorm, one-shot and two-shot forced).
+
+    python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
+                                                   [--smoke]
+
+Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
+the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
+REPS timed replays (one more discarded) starts behind a host barrier and a spin kernel, CUDA events bracket it, the time
+per call is the MAX over the ranks; rows are appended to the CSV as soon as they are measured. A world of g ranks runs
+on GPUs 0..g-1. NVLink multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+NVSHMEM_DISABLE_NVLS=1 forced here and inherited by every worker); the workspaces are plain cudaMalloc + CUDA IPC.
+
+vLLM rows: the input tensor is registered the way vLLM's CUDA-graph path does it (captured unregistered, then
+get_graph_buffer_ipc_meta / all-gather / register_graph_buffers), so no staging copy is in the graph. TensorRT-LLM rows:
+the workspace is laid out as flashinfer's trtllm_create_ipc_workspace_for_all_reduce_fusion lays it out ([comm buffer,
+barrier flags, 3 Lamport buffers] per rank + 5 local ints), built here so that only trtllm_allreduce_fusion.cu is
+compiled (the Lamport buffers are filled with -0.0, as trtllm_lamport_initialize does); launch_with_pdl off,
+trigger_completion_at_end on, fp32 accumulation on.
+
+Writes DIR/engine_allreduce_<device>_<date>.csv: impl (vllm_oneshot / vllm_twoshot as the kernel picks,
+trtllm_ar_oneshot / trtllm_ar_twoshot / trtllm_arnorm_oneshot / trtllm_arnorm_twoshot), world, tokens, hidden, bytes
+(= tokens x hidden x 2, bf16), median / p20 / p80 microseconds per call, calls per replay, a note (WRONG when the
+result was checked and was not right), versions. --smoke (no CUDA) only checks the grid and the CSV writer.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import datetime as dt
+import faulthandler
+import os
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1"))
+for _k, _v in MULTICAST_OFF:
+    os.environ[_k] = _v
+
+SCRIPT_VERSION = 1
+TOKENS = (1, 4, 16, 64, 128, 256, 512)
+HIDDENS = (4096, 8192)
+LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
+REPS = 7
+VLLM_CTAS = 36                                # vLLM CustomAllreduce default block_limit (kMaxBlocks)
+MAX_BYTES = 2048 * 8192 * 2
+FIELDS = ["impl", "world", "tokens", "hidden", "bytes", "median_us", "p20_us", "p80_us", "calls", "note", "device",
+          "torch", "cuda", "flashinfer", "driver", "date", "script_version"]
+
+
+def grid():
+    return [(t, h) for h in HIDDENS for t in TOKENS] + list(LARGE)
+
+
+def _calls(nbytes: int) -> int:
+    return 40 if nbytes <= (1 << 20) else (10 if nbytes <= (1 << 24) else 4)
+
+
+def _say(tag: str, msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')} {tag}] {msg}", flush=True)
+
+
+def _row(impl, world, t, h, xs, calls, note="") -> dict:
+    xs = sorted(xs)
+    return {"impl": impl, "world": world, "tokens": t, "hidden": h, "bytes": t * h * 2,
+            "median_us": round(statistics.median(xs), 3), "p20_us": round(xs[len(xs) // 5], 3),
+            "p80_us": round(xs[(4 * len(xs)) // 5], 3), "calls": calls, "note": note}
+
+
+def _put(path: str, meta: dict, row: dict) -> None:
+    with open(path, "a", newline="") as f:
+        csv.DictWriter(f, fieldnames=FIELDS).writerow({**row, **meta})
+    _say("row", f"{row['impl']:22s} g{row['world']} T{row['tokens']:5d} H{row['hidden']} {row['bytes']:>9d} B: "
+                f"{row['median_us']:9.2f} us (p20 {row['p20_us']:.2f}, p80 {row['p80_us']:.2f}) {row['note']}")
+
+
+# ---- flashinfer modules ----------------------------------------------------------------------------------------------
+
+def vllm_module():
+    from flashinfer.jit.comm import gen_vllm_comm_module
+    return gen_vllm_comm_module().build_and_load()
+
+
+def fusion_module():
+    """trtllm_allreduce_fusion.cu alone (flashinfer's trtllm_comm spec also compiles the MoE fusion and the older
+    custom all-reduce, which this campaign does not run)."""
+    from flashinfer.jit import env as jit_env
+    from flashinfer.jit.core import current_compilation_context, gen_jit_spec
+    flags = current_compilation_context.get_nvcc_flags_list(supported_major_versions=[9, 10])
+    return gen_jit_spec("trtllm_ar_fusion_only", [jit_env.FLASHINFER_CSRC_DIR / "trtllm_allreduce_fusion.cu"],
+                        extra_cuda_cflags=flags).build_and_load()
+
+
+class _Cai:
+    """A raw device pointer as a torch tensor (__cuda_array_interface__), to fill IPC buffers."""
+
+    def __init__(self, ptr: int, n: int, typestr: str):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (ptr, False), "version": 3,
+                                         "strides": None}
+
+
+def _view(ptr: int, nbytes: int, typestr: str = "<i2"):
+    import torch
+    item = int(typestr[-1])
+    return torch.as_tensor(_Cai(ptr, nbytes // item, typestr), device="cuda")
+
+
+_RT = None
+
+
+class _IpcHandle(ctypes.Structure):
+    _fields_ = [("reserved", ctypes.c_byte * 64)]
+
+
+def _cudart():
+    """The process's CUDA runtime (the libcudart torch loaded, found in /proc/self/maps as flashinfer's cuda_ipc
+    does; flashinfer.comm itself is not imported: its package pulls in pynvml / cuda-python / NVSHMEM helpers)."""
+    global _RT
+    if _RT is None:
+        path = None
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "libcudart" in line and "/" in line:
+                    path = line[line.index("/"):].strip()
+                    break
+        _RT = ctypes.CDLL(path or "libcudart.so")
+        _RT.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+        _RT.cudaIpcGetMemHandle.argtypes = [ctypes.POINTER(_IpcHandle), ctypes.c_void_p]
+        _RT.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(ctypes.c_void_p), _IpcHandle, ctypes.c_uint]
+        _say("ipc", f"cudart: {path}")
+    return _RT
+
+
+def _shared(nbytes: int, fill: int | None = 0):
+    """cudaMalloc + CUDA IPC handles exchanged over the group (what flashinfer.comm.create_shared_buffer does): the
+    list of every rank's pointer, opened in this process; the own part filled (16-bit value) unless fill is None."""
+    import torch
+    import torch.distributed as dist
+    rt, rank, world = _cudart(), dist.get_rank(), dist.get_world_size()
+    ptr = ctypes.c_void_p()
+    assert rt.cudaMalloc(ctypes.byref(ptr), nbytes) == 0, "cudaMalloc failed"
+    h = _IpcHandle()
+    assert rt.cudaIpcGetMemHandle(ctypes.byref(h), ptr) == 0, "cudaIpcGetMemHandle failed"
+    got = [None] * world
+    dist.all_gather_object(got, ctypes.string_at(ctypes.addressof(h), 64))
+    ptrs = []
+    for r, hb in enumerate(got):
+        if r == rank:
+            ptrs.append(ptr.value)
+            continue
+        o, hh = ctypes.c_void_p(), _IpcHandle()
+        ctypes.memmove(ctypes.byref(hh), hb, 64)
+        assert rt.cudaIpcOpenMemHandle(ctypes.byref(o), hh, 1) == 0, f"cudaIpcOpenMemHandle of rank {r} failed"
+        ptrs.append(o.value)
+    if fill is not None:
+        _view(ptr.value, nbytes).fill_(fill)
+        torch.cuda.synchronize()
+    dist.barrier()
+    return ptrs
+
+
+# ---- timing ----------------------------------------------------------------------------------------------------------
+
+def _time_graph(capture_fn, calls: int, after_capture=None) -> list:
+    """Per-call device microseconds (max over ranks) of REPS replays of a graph of `calls` capture_fn() calls."""
+    import torch
+    import torch.distributed as dist
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _timing as T
+    torch.cuda.synchronize()
+    dist.barrier()
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+        for _ in range(calls):
+            capture_fn()
+    torch.cuda.synchronize()
+    if after_capture is not None:
+        after_capture()
+    xs = []
+    for rep in range(REPS + 1):
+        dist.barrier()
+        torch.cuda.synchronize()
+        T.spin(300.0)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        t = torch.tensor([a.elapsed_time(b) * 1000.0 / calls], device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        if rep:
+            xs.append(float(t.item()))
+    del g
+    return xs
+
+
+def _all_ok(ok: bool) -> bool:
+    import torch
+    import torch.distributed as dist
+    t = torch.tensor([0.0 if ok else 1.0], device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item() == 0.0
+
+
+def _inputs(rank: int, world: int, n: int, seed: int):
+    """Small integers (exact in bf16 sums, never -0.0) per rank, and their sum."""
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    xs = [torch.randint(-3, 4, (n,), generator=gen).to(torch.bfloat16) for _ in range(world)]
+    want = torch.stack([x.float() for x in xs]).sum(0)
+    return xs[rank].cuda(), want.cuda()
+
+
+# ---- vLLM ------------------------------------------------------------------------------------------------------------
+
+def _vllm(rank, world, csv_path, meta):
+    import torch
+    import torch.distributed as dist
+    mod = vllm_module()
+    meta_ptrs = _shared(int(mod.meta_size()) + MAX_BYTES, fill=0)
+    rank_data = torch.empty(8 << 20, dtype=torch.uint8, device="cuda")
+    fa = mod.init_custom_ar(meta_ptrs, rank_data, rank, True)
+    reg = _shared(MAX_BYTES, fill=None)
+    mod.register_buffer(fa, reg)
+    for t, h in grid():
+        n, nbytes = t * h, t * h * 2
+        # the kernel's own choice (vllm_custom_all_reduce.cuh CustomAllreduce::allreduce)
+        two = world > 2 and not ((world <= 4 and nbytes < 512 * 1024) or (world <= 8 and nbytes < 256 * 1024))
+        impl = "vllm_twoshot" if two else "vllm_oneshot"
+        x, want = _inputs(rank, world, n, seed=n + 1)
+        out = torch.full_like(x, float("nan"))
+        calls = _calls(nbytes)
+        try:
+            mod.all_reduce(fa, x, out, reg[rank], MAX_BYTES, VLLM_CTAS)     # eager: staged through the registered buffer
+            torch.cuda.synchronize()
+            ok = bool(torch.equal(out.float(), want))
+            out.fill_(float("nan"))
+
+            def reg_graph():
+                hd, off = mod.get_graph_buffer_ipc_meta(fa)
+                got = [None] * world
+                dist.all_gather_object(got, (list(hd), list(off)))
+                mod.register_graph_buffers(fa, [g[0] for g in got], [g[1] for g in got])
+            xs = _time_graph(lambda: mod.all_reduce(fa, x, out, 0, 0, VLLM_CTAS), calls, after_capture=reg_graph)
+            ok = _all_ok(ok and bool(torch.equal(out.float(), want)))
+            if rank == 0:
+                _put(csv_path, meta, _row(impl, world, t, h, xs, calls, "" if ok else "WRONG"))
+        except Exception as e:  # noqa: BLE001
+            _say(f"vllm r{rank}", f"T{t} H{h}: {type(e).__name__}: {str(e)[:300]}")
+            traceback.print_exc()
+            return
+    mod.dispose(fa)
+
+
+# ---- TensorRT-LLM all-reduce fusion ----------------------------------------------------------------------------------
+
+def _trtllm(rank, world, csv_path, meta):
+    import torch
+    mod = fusion_module()
+    elems = MAX_BYTES // 2
+    comm_size = world * elems * 2                           # lamport_comm_size (bf16)
+    buf = _shared(-(-world * elems * 2 // (1 << 21)) * (1 << 21), fill=0)
+    flags = _shared(1 << 21, fill=0)                        # world x kBarrierFlagCount ints, 2 MiB aligned
+    lam = _shared(-(-3 * comm_size // (1 << 21)) * (1 << 21), fill=-32768)   # -0.0 in 16-bit halves
+    local = torch.tensor([0, 0, 0, comm_size, 0], dtype=torch.int32, device="cuda")
+    ws = torch.tensor(buf + flags + lam + [local.data_ptr()], dtype=torch.int64, device="cuda")
+    import torch.distributed as dist
+    dist.barrier()
+    gamma = (torch.rand(8192, device="cuda") + 0.5).to(torch.bfloat16)
+    for t, h in grid():
+        n, nbytes = t * h, t * h * 2
+        x, want = _inputs(rank, world, n, seed=n + 7)
+        res = torch.randint(-2, 3, (n,), device="cuda").to(torch.bfloat16)
+        calls = _calls(nbytes)
+        for pattern, pname in ((0, "ar"), (1, "arnorm")):
+            for one in (True, False):
+                if not one and t <= world:    # the two-shot kernel splits tokens over ranks (flashinfer asserts >)
+                    continue
+                impl = f"trtllm_{pname}_{'oneshot' if one else 'twoshot'}"
+                ar_out = torch.empty_like(x) if pattern == 0 else None
+                r_out = torch.empty_like(x) if pattern == 1 else None
+                n_out = torch.empty_like(x) if pattern == 1 else None
+
+                def call():
+                    mod.trtllm_allreduce_fusion(x, world, rank, t, h, ws, False, one, True, True, pattern, ar_out,
+                                                res if pattern == 1 else None, r_out, n_out, None, None,
+                                                gamma[:h] if pattern == 1 else None, 1e-6 if pattern == 1 else None,
+                                                None, None)
+
+                def check() -> bool:
+                    if pattern == 0:
+                        return bool(torch.equal(ar_out.float(), want))
+                    s = want + res.float()
+                    ok = bool(torch.allclose(r_out.float(), s, atol=0.5))
+                    v = s.view(t, h)
+                    ref = v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-6) * gamma[:h].float()
+                    return ok and bool(torch.allclose(n_out.float().view(t, h), ref, rtol=0.05, atol=0.05))
+                try:
+                    call()
+                    torch.cuda.synchronize()
+                    ok = check()
+                    xs = _time_graph(call, calls)
+                    ok = _all_ok(ok and check())
+                    if rank == 0:
+                        _put(csv_path, meta, _row(impl, world, t, h, xs, calls, "" if ok else "WRONG"))
+                except Exception as e:  # noqa: BLE001
+                    _say(f"trtllm r{rank}", f"{impl} T{t} H{h}: {type(e).__name__}: {str(e)[:300]}")
+                    traceback.print_exc()
+                    return
+
+
+def _worker(rank, world, port, impl, csv_path, meta, timeout):
+    faulthandler.dump_traceback_later(timeout, exit=True)
+    import torch
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            device_id=torch.device(f"cuda:{rank}"))
+    torch.zeros(1, device="cuda")
+    _say(f"{impl} r{rank}", f"start, world {world}")
+    (_vllm if impl == "vllm" else _trtllm)(rank, world, csv_path, meta)
+    torch.cuda.synchronize()
+    dist.barrier()
+    dist.destroy_process_group()
+    faulthandler.cancel_dump_traceback_later()
+
+
+def _meta() -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _timing as T
+    v = T.versions()
+    try:
+        import flashinfer
+        fi = flashinfer.__version__
+    except Exception:  # noqa: BLE001
+        fi = "-"
+    return {"device": v["device"], "torch": v["torch"], "cuda": v["cuda"], "flashinfer": fi, "driver": v["driver"],
+            "date": dt.date.today().isoformat(), "script_version": SCRIPT_VERSION}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--worlds", default="4,2")
+    ap.add_argument("--impls", default="vllm,trtllm")
+    ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.smoke:
+        p = args.out / "smoke.csv"
+        with open(p, "w", newline="") as f:
+            csv.DictWriter(f, fieldnames=FIELDS).writeheader()
+        _put(str(p), {"device": "cpu (smoke)"}, _row("smoke", 2, 1, 4096, [1.0, 2.0, 3.0], 1))
+        print(len(grid()), "shapes")
+        return
+    impls = [i for i in args.impls.split(",") if i]
+    for i in impls:
+        t0 = time.time()
+        (vllm_module if i == "vllm" else fusion_module)()
+        _say("build", f"{i}: JIT build + load {time.time() - t0:.1f} s")
+    if args.build_only:
+        return
+    import torch.multiprocessing as mp
+    meta = _meta()
+    slug = meta["device"].lower().replace(" ", "-")
+    csv_path = args.out / f"engine_allreduce_{slug}_{meta['date']}.csv"
+    if not csv_path.exists():
+        with open(csv_path, "w", newline="") as f:
+            csv.DictWriter(f, fieldnames=FIELDS).writeheader()
+    ctx = mp.get_context("spawn")
+    port = 29600 + os.getpid() % 1000
+    for impl in impls:
+        for world in [int(w) for w in args.worlds.split(",")]:
+            port += 7
+            t0 = time.time()
+            procs = [ctx.Process(target=_worker, args=(r, world, port, impl, str(csv_path), meta, args.timeout))
+                     for r in range(world)]
+            for p in procs:
+                p.start()
+            deadline = time.time() + args.timeout + 5.0
+            for p in procs:
+                p.join(timeout=max(0.1, deadline - time.time()))
+            for p in procs:
+                if p.is_alive():
+                    _say("main", f"{impl} world {world}: worker {p.pid} still alive: killed")
+                    p.kill()
+                    p.join(2.0)
+            _say("main", f"{impl} world {world}: {time.time() - t0:.1f} s")
+    _say("main", f"wrote {csv_path}")
+
+
+if __name__ == "__main__":
+    main()
