@@ -304,27 +304,9 @@ FRESH_MLA_GLOB = "production_attention_fresh_mla_nvidia*.csv"
 
 
 def fresh_mla_errors(FP):
-    """The fresh_mla grid measured, joined with both committed predictions: err (revised model), err_before (1081e97),
-    with regime labels; None when either file is missing."""
-    import pandas as pd
-
-    ms = sorted(p for p in FP.DATA_DIR.glob(FRESH_MLA_GLOB) if "_grids" not in p.name)
-    pp, pb = FP.DATA_DIR / FRESH_MLA_PRED, FP.DATA_DIR / FRESH_MLA_BEFORE
-    if not ms or not pp.is_file() or not pb.is_file():
-        return None, ""
-    meas = FP.load(ms[-1])
-    keys = list(FP.SHAPE_KEYS)
-    pr, be = pd.read_csv(pp), pd.read_csv(pb)
-    for d in (pr, be):
-        for k in keys:
-            if k not in ("family", "model", "dtype"):
-                d[k] = pd.to_numeric(d[k], errors="coerce")
-    m = meas.merge(pr[keys + ["pred_us", "model_commit"]], on=keys, how="inner")
-    m = m.merge(be[keys + ["pred_us"]].rename(columns={"pred_us": "before_us"}), on=keys, how="inner")
-    m["err"] = (m["pred_us"] / m["median_us"] - 1.0) * 100.0
-    m["err_before"] = (m["before_us"] / m["median_us"] - 1.0) * 100.0
-    m = pd.concat([m.reset_index(drop=True), FP.regime_labels(m).drop(columns=["family"])], axis=1)
-    return m, ms[-1].name
+    """The fresh_mla grid measured, joined with both committed predictions (simulator.calibration.blind_grids)."""
+    from simulator.calibration.blind_grids import blind_errors
+    return blind_errors(FP, FRESH_MLA_GLOB, FRESH_MLA_PRED, FRESH_MLA_BEFORE)
 
 
 def _fresh_mla(FP, fmt) -> None:
@@ -375,26 +357,17 @@ def _fresh_fi(FP, fmt) -> None:
     import numpy as np
     import pandas as pd
 
-    ms = sorted(p for p in FP.DATA_DIR.glob(FRESH_FI_GLOB) if "_grids" not in p.name)
-    pp, pb = FP.DATA_DIR / FRESH_FI_PRED, FP.DATA_DIR / FRESH_FI_BEFORE
-    if not ms or not pp.is_file() or not pb.is_file():
+    from simulator.calibration.blind_grids import blind_errors
+
+    m, name = blind_errors(FP, FRESH_FI_GLOB, FRESH_FI_PRED, FRESH_FI_BEFORE)
+    if m is None:
         print("\nFLASHINFER CHECK SHAPES: not measured yet (" + FRESH_FI_PRED + " holds the predictions)")
         return
-    meas = FP.load(ms[-1])
-    keys = [k for k in FP.SHAPE_KEYS if k in meas.columns]
-    pr, bf = pd.read_csv(pp), pd.read_csv(pb)
-    m = meas.merge(pr[keys + ["pred_us", "model_commit"]], on=keys, how="inner")
-    m = m.merge(bf[keys + ["pred_us", "model_commit"]].rename(columns={"pred_us": "before_us",
-                                                                      "model_commit": "before_commit"}),
-                on=keys, how="inner")
-    m["err"] = (m["pred_us"] / m["median_us"] - 1.0) * 100.0
-    m["err_before"] = (m["before_us"] / m["median_us"] - 1.0) * 100.0
-    m = pd.concat([m.reset_index(drop=True), FP.regime_labels(m).drop(columns=["family"])], axis=1)
     print(f"\nFLASHINFER CHECK SHAPES (fi_decode / fi_tc / fi_verify at contexts 32-98304 and batches 1-384 in no "
           f"earlier grid; BLIND: both predictions committed before measuring: new = the model at "
           f"{str(m['model_commit'].iloc[0])[:7]} ({FRESH_FI_PRED}), before = the model at "
-          f"{str(m['before_commit'].iloc[0])[:7]} ({FRESH_FI_BEFORE}); measured {ms[-1].name}, {len(m)} of "
-          f"{len(meas) + meas.attrs.get('failed', 0)} shapes timed)")
+          f"{str(m['before_commit'].iloc[0])[:7]} ({FRESH_FI_BEFORE}); measured {name}, {len(m)} of "
+          f"{m.attrs['timed_of']} shapes timed)")
     rows = []
     for key, x in m.groupby(["family", "kv", "ctx_regime", "batch_regime"]):
         e, eb = x["err"].abs(), x["err_before"].abs()

@@ -313,7 +313,6 @@ def test_fresh_mla_grid_is_new_and_both_predictions_cover_it():
     # the fresh_mla grid's shapes are in none of the earlier grids' rows, and each was priced (committed before the
     # device run) by the revised model and by the model at 1081e97; the measured rows join both
     import importlib.util
-    import sys
     from pathlib import Path
 
     import pandas as pd
@@ -334,10 +333,10 @@ def test_fresh_mla_grid_is_new_and_both_predictions_cover_it():
         seen |= set(map(tuple, d[keys].astype({"batch": float, "context": float, "q_rows": float}).to_numpy().tolist()))
     mine = set(map(tuple, sh[keys].astype({"batch": float, "context": float, "q_rows": float}).to_numpy().tolist()))
     assert len(mine) == len(sh) == 192 and not mine & seen
-    sys.path.insert(0, str(root / "benchmarks"))
-    import calibration_accuracy as CA
+    from simulator.calibration.blind_grids import blind_errors
 
-    j, name = CA.fresh_mla_errors(FP)
+    j, name = blind_errors(FP, "production_attention_fresh_mla_nvidia*.csv", "production_attention_fresh_mla_predictions.csv",
+                           "production_attention_fresh_mla_predictions_1081e97.csv")
     assert name and len(j) == len(sh) and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
     assert j["model_commit"].nunique() == 1
 

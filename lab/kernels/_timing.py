@@ -51,3 +51,27 @@ def versions() -> dict:
     else:
         v["device"], v["driver"] = "cpu (smoke)", "-"
     return v
+
+
+def replay_max_over_ranks(g, calls: int, reps: int) -> list:
+    """Per-call device microseconds of `reps` replays (one more first, discarded) of a captured CUDA graph `g` of
+    `calls` back-to-back calls, each replay behind a torch.distributed barrier and a spin kernel, bracketed by CUDA
+    events; the max over the ranks (the all-reduce campaigns: lab/kernels/measure_allreduce.py,
+    measure_engine_allreduce.py)."""
+    import torch.distributed as dist
+
+    xs = []
+    for rep in range(reps + 1):
+        dist.barrier()
+        torch.cuda.synchronize()
+        spin(300.0)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        t = torch.tensor([a.elapsed_time(b) * 1000.0 / calls], device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        if rep:
+            xs.append(float(t.item()))
+    return xs

@@ -117,20 +117,7 @@ def _graph_us(fn, x, calls: int, warmup: int, barrier_before_capture: bool) -> l
         for _ in range(calls):
             fn(x)
     torch.cuda.synchronize()
-    xs = []
-    for rep in range(REPS + 1):
-        dist.barrier()
-        torch.cuda.synchronize()
-        T.spin(300.0)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        t = torch.tensor([a.elapsed_time(b) * 1000.0 / calls], device="cuda")
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        if rep:
-            xs.append(float(t.item()))
+    xs = T.replay_max_over_ranks(g, calls, REPS)
     del g
     return xs
 

@@ -185,20 +185,7 @@ def _time_graph(capture_fn, calls: int, after_capture=None) -> list:
     torch.cuda.synchronize()
     if after_capture is not None:
         after_capture()
-    xs = []
-    for rep in range(REPS + 1):
-        dist.barrier()
-        torch.cuda.synchronize()
-        T.spin(300.0)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        t = torch.tensor([a.elapsed_time(b) * 1000.0 / calls], device="cuda")
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        if rep:
-            xs.append(float(t.item()))
+    xs = T.replay_max_over_ranks(g, calls, REPS)
     del g
     return xs
 
