@@ -257,6 +257,13 @@ def fa2_tile_kv(ctq, d, kvb, smem_per_sm):
     return tile, per_sm, 32.0 * nwq * nwkv, smem
 
 
+def fa2_fp8_frags(ctq, tile_kv):
+    """NUM_MMA_KV of the FA2 prefill kernel: the 16-key fragment columns of a KV tile that one warp walks, each
+    converted from fp8 before its MMAs (module docstring, fi_tc fp8): CTA_TILE_KV / (warps along KV x 16)."""
+    nwkv = np.where(np.asarray(ctq, dtype=np.float64) > 16, 1.0, 4.0)
+    return np.asarray(tile_kv, dtype=np.float64) / (nwkv * 16.0)
+
+
 def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
     verification rows q > 1): the kernel and its merge (module docstring). Returns (launches, info)."""
@@ -285,9 +292,11 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     tile_flops = new_batch * Hkv * iters * 4.0 * ctq * tile_kv * d     # whole tiles, padded rows included
     written = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
     out = []
+    frags = fa2_fp8_frags(ctq, tile_kv)
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            out.append(Launch("attention", k, new_batch * Hkv, per_sm, iters, FI_PROLOGUE_LOADS,
+            steps = iters * frags if k == "attn_fi_prefill_fp8kv" else iters
+            out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv))
     out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split))
