@@ -28,6 +28,10 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     plan expects); split: max_batch_if_split = 2 SMs / Hkv; the smallest KV chunk of c >= max(128 / page, 1)
     pages with sum(q tiles x ceil(pages / c)) <= that (PrefillBinarySearchKVChunkSize); split always under a
     CUDA-graph plan, whose grid is max(max_batch_if_split, an upper bound of the q tiles) x Hkv; merge as fi_decode.
+    fp8 K/V (prefill.cuh compute_qk / compute_sfm_v): every warp walks a KV tile as NUM_MMA_KV 16-key fragment columns
+    (fa2_fp8_frags), each read by a half-width ldmatrix, swizzled (frag_layout_swizzle_16b_to_8b) and converted
+    (vec_cast) before its MMAs, for K and for V, masked keys included; the fp8 kind's chain is tiles x NUM_MMA_KV
+    columns (its iter_us is one column): 4 at a 16-row Q tile (256-token tiles), 8 at 64 rows, 4 at 128 rows.
 fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan; mla_hopper.cuh
   BatchMLAPageAttentionHopperKernel; mla.cuh DevicePersistentMergeStates; all read at FI_COMMIT): ONE cooperative
   persistent launch, grid (cluster, SMs / cluster) of 256 threads: cluster = 2 CTAs when the mean packed rows
