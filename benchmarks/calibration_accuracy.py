@@ -92,32 +92,32 @@ def main() -> None:
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)
 PRODUCTION_DIAGNOSIS = {
     ("fi_decode", "short (<=256)"):
-        "with the tiles' issue priced on the busiest SM of the measured dispatch (a (132, 8) graph grid puts the active "
-        "columns of its 8 rows on the same few SMs: B 1, T 1024: 64 CTAs, 4 on one SM; B 4: 256 CTAs, 8 on one), the "
-        "middle rows fit (rms 0.118 -> 0.078) and short mid batch improves, but T 16-64 at B 1-4 stay 25-70 % too "
-        "slow: 2-8 tiles take 4.6-8.3 us per call, i.e. ~0.6 us per 8-key tile with both cp.async stages in flight "
-        "(decode.cuh: 2 shared-memory stages, each tile's load issued two tiles ahead), while one fitted tile time "
-        "(0.89 us) serves the 16-tile chunks of the fit rows; the fp8 kernel (6 CTAs per SM) has no probed dispatch "
-        "and takes the even spread",
+        "with the tiles' issue priced on the busiest SM of the measured dispatch and the latency chain compounded with "
+        "it (roofline CHAIN_OVERLAP: iter_us 0.89 -> 0.71 us), T <= 64 at B 1-4 stay 15-45 % too slow, most at one or "
+        "two tiles: the fixed part of a call (3 prologue loads, idle CTAs' load, merge kernel). FlashInfer runs with "
+        "programmatic dependent launch on sm_90 (decode.py run: enable_pdl = device_support_pdl; decode.cuh reads "
+        "request_indices / block_valid_mask / indptr before griddepcontrol.wait), which would hide ~1.4 us of it; "
+        "priced, the fit rows' rms rose 0.078 -> 0.081 and short mid batch went -13 -> -19 %, so it is not in the "
+        "model; short mid batch (B 8-64) -12 %: Llama-70B's 9-slot kernel takes the even spread (its dispatch not "
+        "probed)",
     ("fi_decode", "middle"):
-        "large batch (B >= 256, no split, 2-8 waves) 13.9 % too slow in bf16, 18.8 % in fp8: the bandwidth-bound body "
+        "large batch (B >= 256, no split, 2-8 waves) 16.0 % too slow in bf16, 16.5 % in fp8: the bandwidth-bound body "
         "(2.86 TB/s measured) combines with the issue term through the committed overlap exponent (2.73), which charges "
         "both when they are close; fp8 long / middle small batch 12-15 % (the fp8 kernel's even-spread crowding)",
-    ("fi_decode", "long (>=64K)"): "fp8 small batch +14 %: as fi_decode middle (the fp8 kernel's even-spread crowding)",
+    ("fi_decode", "long (>=64K)"): "small batch +10 % (bf16) / +11 % (fp8), was +8 / +14 %: the compounded chain and "
+                                   "issue (CHAIN_OVERLAP) charge both where the long chunks' chain and the crowded issue "
+                                   "are close; fp8: the even-spread crowding",
+    ("fi_tc", "long (>=64K)"): "fp8 mid batch (2 shapes) +12.8 % (was +9.2 %): the per-column fp8 chain at 64-row "
+                               "tiles of long chains",
     ("fi_tc", "short (<=256)"):
-        "with every wave's epilogue but the last hidden under the bandwidth-bound body (hwmodels.roofline "
-        "CTA_FIXED_HIDDEN) T 256 at B 256 / 1024 is within 7 % (was 28-36 % too slow), but T 16-64 at B >= 256 are "
-        "17-30 % too fast: a one-tile CTA's time per wave at 8-31 waves is ~7.6 us (61.3 us for 8 waves at B 256, T 16), "
-        "the model's ~6.2 us (the 4.3 us epilogue borrowed from attn_fa2, one tile, the prologue's loads), while the "
-        "one-wave shapes need the smaller value: fitted on T 16 x B >= 256 the epilogue comes out 5.8 us and the short "
-        "small-batch shapes miss (3.6 -> 14.5 %), so it stays borrowed; fp8 K/V adds ~55 % to that per-wave time "
-        "(95.3 vs 61.3 us) with nothing in the model to carry it. With fixed_us 0 (FIXED_ZERO) these are 13.8 % (bf16) and "
-        "19.5 % (fp8) too fast. Source: at a 16-row tile the fp8 kernel runs NUM_MMA_KV 4 (256-token tiles, the measured "
-        "template) against 2 for bf16, and converts every K / V fragment before its MMA (prefill.cuh @ f1e6fdcb "
-        "compute_qk / compute_sfm_v: half-width ldmatrix, frag_layout_swizzle_16b_to_8b, vec_cast), masked keys "
-        "included: a lone one-tile CTA's kernel is 11.8 us against 7.6 us in bf16 (launch profile, B 1, T 16), so "
-        "the fp8 cost is per tile and latency-like, not in the fitted per-tile time (fit rows mix 64-256-token tiles)",
-    ("fi_verify", "short (<=256)"): "as fi_tc short: the FA2 prefill kernel's per-wave CTA time",
+        "bf16 T 16-64 at B >= 256 are 16 % too fast: a one-tile CTA's time per wave at 8-31 waves is ~7.6 us, the "
+        "model's ~6.2 us (the 4.3 us epilogue borrowed from attn_fa2, one tile, the prologue's loads); fitted on those "
+        "shapes the epilogue comes out 5.8 us and the one-wave short shapes miss (3.6 -> 14.5 %), so it stays borrowed. "
+        "fp8 (met since the fp8 kind's chain counts each warp's fp8 fragment columns, prefill.cuh compute_qk / "
+        "compute_sfm_v: 19.6 -> 4.6 % at short large batch)",
+    ("fi_verify", "short (<=256)"): "bf16 as fi_tc short (the per-wave CTA time); fp8 at B <= 16 13.6 % too slow: a "
+                                    "lone CTA's 64-row-tile fp8 tile (8 fragment columns per warp) priced at the "
+                                    "steady-state column time of CTAs sharing an SM (docs/KNOWN_GAPS.md)",
     ("sgl_triton", "short (<=256)"):
         "with the two-stage pipeline's prologue (a one-iteration program = 3 + 2 dependent loads, no steady-state "
         "tile), idle programs at one L2 hit per wave and fp8 its own kind, every regime is within 10 % median",
@@ -174,12 +174,13 @@ LOOKED_AT = {"fi_decode": "looked-at", "fi_mla": "looked-at", "flashmla": "looke
              "fi_verify": "looked-at"}
 LOOKED_AT_WHY = {
     "fi_decode": "the tiles' issue priced on the busiest SM of the measured block dispatch (fi_decode_crowding); "
-                 "fixed_us 0 (FIXED_ZERO)",
+                 "fixed_us 0 (FIXED_ZERO); latency chain and issue compounded (roofline CHAIN_OVERLAP)",
     "fi_mla": "one cooperative launch with the merge in-kernel, replayed MLAPlan heap, per-item chain, the merge as "
               "a serial chain of loads (L2 hit + st.merge, link share scanned on the fit rows)",
     "flashmla": "replayed scheduler, per-request store wait, whole 64-token blocks, combine on every call",
     "sgl_triton": "Triton two-stage pipeline prologue, idle programs' load an L2 hit, fp8 K/V its own kind",
-    "fi_tc": "epilogues hidden under the body but the last wave's (CTA_FIXED_HIDDEN); fixed_us 0 (FIXED_ZERO)",
+    "fi_tc": "epilogues hidden under the body but the last wave's (CTA_FIXED_HIDDEN); fixed_us 0 (FIXED_ZERO); fp8 "
+             "chain = per-warp fp8 fragment columns (NUM_MMA_KV)",
     "fi_verify": "as fi_tc",
 }
 
@@ -350,21 +351,46 @@ def _fresh_mla(FP, fmt) -> None:
 FRESH_FI_PRED = "production_attention_fresh_fi_predictions.csv"
 FRESH_FI_BEFORE = "production_attention_fresh_fi_predictions_1081e97.csv"
 FRESH_FI_GLOB = "production_attention_fresh_fi_nvidia*.csv"
+FRESH_FI_TITLE = ("FLASHINFER CHECK SHAPES", "fi_decode / fi_tc / fi_verify at contexts 32-98304 and batches 1-384 in no "
+                  "earlier grid")
+#: the second FlashInfer check grid (--grid fresh_fi2): short-context tensor-core / verification shapes at large batch
+#: and CUDA-core decode shapes at batch 1-7, priced BEFORE measuring by the model after the fp8 FA2 prefill tile chain
+#: (per-warp fp8 fragment columns) and the CUDA-core decode's compounded latency / issue (roofline CHAIN_OVERLAP), and
+#: by the model at a823ab8 (before them); both files committed before the device run
+FRESH_FI2 = ("production_attention_fresh_fi2_predictions.csv", "production_attention_fresh_fi2_predictions_a823ab8.csv",
+             "production_attention_fresh_fi2_nvidia*.csv",
+             ("FLASHINFER CHECK SHAPES 2", "fi_decode at contexts 8-112 x batches 1-7 (+ page 64, batch 40 and middle "
+              "controls), fi_tc / fi_verify at contexts 8-224 x batches 2-640 (+ middle controls), bf16 / fp8, in no "
+              "earlier grid"))
 
 
-def _fresh_fi(FP, fmt) -> None:
-    """The FlashInfer check grid: per family, K/V dtype and regime, |error| of the committed predictions of both models."""
+#: what the second FlashInfer check grid shows where a regime misses (printed only while it misses)
+FRESH_FI2_DIAGNOSIS = {
+    ("fi_decode", "short (<=256)"): "T 8-112 at B 1-7: 14-44 % too slow (25 % median before), largest at one or two "
+                                    "tiles (T 8: +25..44 %): the fixed part of a call (see the campaign's fi_decode "
+                                    "short: programmatic dependent launch not modelled)",
+    ("fi_tc", "short (<=256)"): "bf16 only (fp8 met): the per-wave CTA time at many waves, as on the campaign's rows",
+    ("fi_tc", "middle"): "fp8 controls at B 20 (T 2048 / 8192) 11 % too fast, as before (11.2 %)",
+    ("fi_verify", "short (<=256)"): "fp8 at B 2-5 (one 64-row Q tile, one 128-key tile per CTA, alone on its SM) "
+                                    "21-38 % too slow (2-7 % before): the fp8 chain's 8 fragment columns priced at the "
+                                    "column time fitted where 2 CTAs share each SM; bf16 at B 40-320 19-21 % too fast "
+                                    "(as fi_tc bf16 short)",
+}
+
+
+def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI_GLOB, title=FRESH_FI_TITLE) -> None:
+    """A FlashInfer check grid: per family, K/V dtype and regime, |error| of the committed predictions of both models."""
     import numpy as np
     import pandas as pd
 
     from simulator.calibration.blind_grids import blind_errors
 
-    m, name = blind_errors(FP, FRESH_FI_GLOB, FRESH_FI_PRED, FRESH_FI_BEFORE)
+    FRESH_FI_PRED, FRESH_FI_BEFORE = pred, before
+    m, name = blind_errors(FP, glob, FRESH_FI_PRED, FRESH_FI_BEFORE)
     if m is None:
-        print("\nFLASHINFER CHECK SHAPES: not measured yet (" + FRESH_FI_PRED + " holds the predictions)")
+        print(f"\n{title[0]}: not measured yet (" + FRESH_FI_PRED + " holds the predictions)")
         return
-    print(f"\nFLASHINFER CHECK SHAPES (fi_decode / fi_tc / fi_verify at contexts 32-98304 and batches 1-384 in no "
-          f"earlier grid; BLIND: both predictions committed before measuring: new = the model at "
+    print(f"\n{title[0]} ({title[1]}; BLIND: both predictions committed before measuring: new = the model at "
           f"{str(m['model_commit'].iloc[0])[:7]} ({FRESH_FI_PRED}), before = the model at "
           f"{str(m['before_commit'].iloc[0])[:7]} ({FRESH_FI_BEFORE}); measured {name}, {len(m)} of "
           f"{m.attrs['timed_of']} shapes timed)")
@@ -391,6 +417,10 @@ def _fresh_fi(FP, fmt) -> None:
               f"of {int((t.family == fam).sum())} (before {int((t.loc[t.family == fam, 'goal before'] == 'met').sum())})")
         print(f"    with the shipped model (looked-at: revised after this grid was measured): median |error| "
               f"{en.median():.1f} %, p90 {np.percentile(en, 90):.1f} %")
+    if pred == FRESH_FI2[0]:
+        for (fam, ctx), why in FRESH_FI2_DIAGNOSIS.items():
+            if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["goal"] == "MISSED")).any():
+                print(f"  missed (check grid 2): {fam} {ctx}: {why}")
 
 
 def production_attention() -> None:
@@ -433,6 +463,7 @@ def production_attention() -> None:
     _mla_merge(FP, fmt)
     _fresh_mla(FP, fmt)
     _fresh_fi(FP, fmt)
+    _fresh_fi(FP, fmt, *FRESH_FI2)
     _fa3(FP, hw, fmt)
     fl = FP.first_look_errors(df, FP.DATA_DIR)
     if len(fl):

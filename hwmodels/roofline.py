@@ -26,7 +26,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read), so
                   device_s = max(body, chain) + min(body, chain) / (waves * serial_iters)
                              + fixed[kind] + waves * cta_fixed[kind] + ceil(n / U) * cta_serial[kind]
-                  body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind]; the second term is
+                  body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
+                  CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is overlap_p(body, chain)); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
                   of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
                 with memory_s' = max(hbm_bytes / (bw_hbm * eff_m), l2_bytes / bw_l2) (no fill_m: too few CTAs show up as the chain
@@ -139,6 +140,16 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: threadblock_sync_mdo_states merges the KV warps' m / d / o through shared memory, then the output is normalized and
 #: written from registers, write_o_reg_gmem). One wave prices as before; the other kinds keep the additive form
 CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv"))
+#: kinds whose tile chain and body are not either / or but compound: FlashInfer's CUDA-core decode kernel
+#: (include/flashinfer/attention/decode.cuh @ f1e6fdcb, BatchDecodeWithPagedKVCacheDevice: num_stages_smem = 2, the
+#: K / V loads of tile i + 2 issued while tile i computes; its q.k, shuffles, exp and p.v are CUDA-core FMAs issued by
+#: the SM's schedulers). A CTA alone on its SM waits on its tile's latency chain (the chain term, iter[kind] per tile);
+#: k CTAs resident on the busiest SM share its issue slots (the body's compute term, which the family module prices on
+#: that SM: simulator/kernels/flashinfer.py fi_decode_crowding). A warp then waits for both, so a tile costs
+#: (chain^p + body^p)^(1/p) with the device's committed overlap exponent p (overlap_p, the regimes fit) instead of the
+#: larger of the two: the latency-bound tile at k = 1 grows smoothly into the issue-bound k x tile as k rises. Only
+#: the wave model's max(body, chain) changes for these kinds (nothing when overlap_p is uncalibrated)
+CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances,
@@ -263,6 +274,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if steps is not None and steps.any():   # per-CTA barrier phases recur in every wave (CTA_SYNC_PER_WAVE)
         sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
         wave_s = wave_s + np.where(np.isin(ops.kind, CTA_SYNC_PER_WAVE), (waves - 1.0) * steps * sync, 0.0)
+    if CHAIN_OVERLAP and eff.overlap_p:   # latency chain and shared issue compound (CHAIN_OVERLAP)
+        p = eff.overlap_p
+        top = np.maximum(np.maximum(body, chain), 1e-30)
+        both = top * ((body / top) ** p + (chain / top) ** p) ** (1.0 / p)
+        wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta
         wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)

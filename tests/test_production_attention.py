@@ -388,3 +388,83 @@ def test_flashinfer_fixed_terms_are_not_fitted():
         assert not any(p.startswith(f"fixed_us.{kind}") for m in meta.values() if isinstance(m, dict)
                        for p in m.get("params", {}))
     assert any(p == "fixed_us.attn_fi_mla" for p in meta["fi_mla"]["params"])
+
+
+def test_fa2_fp8_chain_counts_each_warps_fragment_columns():
+    # prefill.cuh: a warp converts NUM_MMA_KV 16-key fp8 fragment columns per KV tile: 4 at a 16-row Q tile (256-token
+    # tiles over 4 KV warps), 8 at 64 rows (128 tokens, one KV warp), 4 at 128 rows (64 tokens); bf16 keeps one step per
+    # tile
+    ctq = np.array([16.0, 64.0, 128.0])
+    tile, _, _, _ = FI.fa2_tile_kv(ctq, 128.0, 1.0, SMEM)
+    assert list(tile) == [256.0, 128.0, 64.0]
+    assert list(FI.fa2_fp8_frags(ctq, tile)) == [4.0, 8.0, 4.0]
+    # B 1 q 1 (16-row tile) and B 4 q 4 (64-row tile), T 4096: the fp8 launch walks tiles x columns
+    for B, q, cols in ((1.0, 1.0, 4.0), (4.0, 4.0, 8.0)):
+        l8, i8 = FI.fi_tc(B, q, 4096.0, 32.0, 8.0, 128.0, 1.0, 16.0, SMS, SMEM)
+        l16, i16 = FI.fi_tc(B, q, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+        iters8 = np.ceil(i8["chunk_tokens"] / i8["cta_tile_kv"])
+        assert l8[0].kind == "attn_fi_prefill_fp8kv" and float(l8[0].serial_iters) == float(iters8 * cols)
+        assert float(l16[0].serial_iters) == float(np.ceil(i16["chunk_tokens"] / i16["cta_tile_kv"]))
+
+
+def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypatch):
+    # roofline CHAIN_OVERLAP: the CUDA-core decode kinds combine body and chain through overlap_p (never below the
+    # larger, never above their sum); every other kind's rows price exactly as with the hard max
+    from hwmodels import roofline as R
+
+    FP, df, _, hw = _campaign()
+    ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
+    new = FP.predict_us(ops, hw, hw.efficiency, len(df))
+    with monkeypatch.context() as m:
+        m.setattr(R, "CHAIN_OVERLAP", ())
+        old = FP.predict_us(ops, hw, hw.efficiency, len(df))
+    dec = df["family"].to_numpy() == "fi_decode"
+    assert (new[dec] >= old[dec] - 1e-9).all() and (new[dec] > old[dec] * 1.01).any()
+    np.testing.assert_allclose(new[~dec], old[~dec], rtol=1e-12)
+
+
+def test_flashinfer_committed_terms_are_the_fit_of_the_committed_csv():
+    # the shipped CUDA-core decode and fp8 prefill terms are what the middle-regime fit gives under the revised rules
+    import pandas as pd
+
+    FP, df, g, hw = _campaign()
+    eff, meta = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    e = hw.efficiency
+    for kind in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_fi_prefill_fp8kv"):
+        assert e.iter_s[kind] * 1e6 == pytest.approx(eff.iter_s[kind] * 1e6, abs=1e-4)
+        assert e.compute[kind] == pytest.approx(eff.compute[kind], abs=1e-4)
+    assert meta["fi_prefill_fp8kv"]["rms_log_error"] < 0.07 and meta["fi_decode_fp8kv"]["rms_log_error"] < 0.08
+
+
+def test_fresh_fi2_grid_is_new_and_both_predictions_cover_it():
+    # the second FlashInfer check grid: 140 shapes in none of the earlier grids' rows, priced before the device run by
+    # the revised model and by the model at a823ab8; the measured rows join both
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("mpa3", root / "lab/kernels/measure_production_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    sh = pd.DataFrame([s for p in ("fi_decode", "fi_tc", "fi_verify") for s in m.shapes(p, "fresh_fi2")])
+    keys = ["family", "model", "dtype", "batch", "context", "q_rows", "page_size"]
+    cast = {"batch": float, "context": float, "q_rows": float, "page_size": float}
+    seen = set()
+    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+        if "_grids" in f.name or "fresh_fi2" in f.name:
+            continue
+        d = FP.load(f)
+        if set(keys) <= set(d.columns):
+            seen |= set(map(tuple, d[keys].astype(cast).to_numpy().tolist()))
+    mine = set(map(tuple, sh[keys].astype(cast).to_numpy().tolist()))
+    assert len(mine) == len(sh) == 140 and not mine & seen
+    meas = FP.load(next(FP.DATA_DIR.glob("production_attention_fresh_fi2_nvidia*.csv")))
+    for name, commit in (("production_attention_fresh_fi2_predictions.csv", "e9e2977"),
+                         ("production_attention_fresh_fi2_predictions_a823ab8.csv", "a823ab8")):
+        pr = pd.read_csv(FP.DATA_DIR / name)
+        j = meas.merge(pr, on=[k for k in FP.SHAPE_KEYS if k in pr.columns])
+        assert len(j) == 140 and np.isfinite(j["pred_us"]).all() and j["model_commit"].str.startswith(commit).all()

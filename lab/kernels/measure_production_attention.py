@@ -17,8 +17,9 @@ time including the graph's gap between kernels (what the model prices as a graph
 384 / 768 / 3072 / 12288 / 49152, batches 2 / 8 / 32 / 128 / 512, the same head configurations, dtypes and page
 sizes): the honest test of a model whose rules were revised after the campaign's rows were looked at. Its predictions
 are written and committed BEFORE it is measured (lab/kernels/predict_fresh_production_attention.py). --grid mla_merge
-(FlashInfer MLA shapes split into 2-4 pieces) and --grid fresh_fi (FlashInfer decode / tensor-core / verification
-shapes in none of the other grids, FI_DEC_*) are checks of the same kind.
+(FlashInfer MLA shapes split into 2-4 pieces), --grid fresh_fi (FlashInfer decode / tensor-core / verification
+shapes in none of the other grids, FI_DEC_*) and --grid fresh_fi2 (a second such grid at short contexts, FI2_*) are checks
+of the same kind.
 """
 from __future__ import annotations
 
@@ -111,6 +112,43 @@ def fresh_fi_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the second FlashInfer check grid (--grid fresh_fi2: fi_decode, fi_tc, fi_verify only): contexts 8 / 40 / 56 / 112 /
+#: 224 and batches in none of the earlier grids' rows, over the regimes the fp8 FA2 prefill tile chain and the CUDA-core
+#: decode's latency / issue rule were revised for (tensor-core and verification rows at T <= 224 x B 32-640, bf16 and
+#: fp8; decode rows at T <= 112 x B 1-7), with middle-context controls (T 2048 / 8192 at B 2 / 20)
+FI2_CTRL_T, FI2_CTRL_B = (2048, 8192), (2, 20)
+
+
+def fresh_fi2_shapes(part: str) -> list[dict]:
+    """The shapes of one part of the second FlashInfer check grid (FI2_*)."""
+    out = []
+
+    def add(family, model, kv, page, ts, bs, q=1):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                batch=b, q_rows=q, context=t, page_size=page))
+
+    if part == "fi_decode":
+        for kv in ("bf16", "fp8"):
+            add("fi_decode", "llama8b", kv, 16, (8, 40, 56, 112), (1, 2, 5, 7))
+            add("fi_decode", "llama8b", kv, 16, FI2_CTRL_T, FI2_CTRL_B)
+        add("fi_decode", "llama70b", "bf16", 16, (8, 40, 56, 112), (1, 2, 5))
+        add("fi_decode", "llama8b", "bf16", 64, (40, 112), (2, 5))
+        add("fi_decode", "llama8b", "bf16", 16, (40, 112), (40,))
+    elif part == "fi_tc":
+        for kv in ("bf16", "fp8"):
+            add("fi_tc", "llama8b", kv, 16, (8, 40, 112, 224), (40, 160, 320, 640))
+            add("fi_tc", "qwen7b", kv, 16, (40, 224), (160, 640))
+            add("fi_tc", "llama8b", kv, 16, FI2_CTRL_T, FI2_CTRL_B)
+        add("fi_tc", "llama70b", "fp8", 16, (8, 112), (48, 320))
+    elif part == "fi_verify":
+        for kv in ("bf16", "fp8"):
+            add("fi_verify", "llama8b", kv, 16, (40, 112, 224), (2, 5, 40, 160, 320), q=4)
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -131,6 +169,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
     out = []
     if grid == "fresh_fi":
         return fresh_fi_shapes(part)
+    if grid == "fresh_fi2":
+        return fresh_fi2_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -463,7 +503,8 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=520.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
-    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi"))
+    ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
+                                                               "fresh_fi2"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)

@@ -28,6 +28,10 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     plan expects); split: max_batch_if_split = 2 SMs / Hkv; the smallest KV chunk of c >= max(128 / page, 1)
     pages with sum(q tiles x ceil(pages / c)) <= that (PrefillBinarySearchKVChunkSize); split always under a
     CUDA-graph plan, whose grid is max(max_batch_if_split, an upper bound of the q tiles) x Hkv; merge as fi_decode.
+    fp8 K/V (prefill.cuh compute_qk / compute_sfm_v): every warp walks a KV tile as NUM_MMA_KV 16-key fragment columns
+    (fa2_fp8_frags), each read by a half-width ldmatrix, swizzled (frag_layout_swizzle_16b_to_8b) and converted
+    (vec_cast) before its MMAs, for K and for V, masked keys included; the fp8 kind's chain is tiles x NUM_MMA_KV
+    columns (its iter_us is one column): 4 at a 16-row Q tile (256-token tiles), 8 at 64 rows, 4 at 128 rows.
 fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan; mla_hopper.cuh
   BatchMLAPageAttentionHopperKernel; mla.cuh DevicePersistentMergeStates; all read at FI_COMMIT): ONE cooperative
   persistent launch, grid (cluster, SMs / cluster) of 256 threads: cluster = 2 CTAs when the mean packed rows
@@ -257,6 +261,13 @@ def fa2_tile_kv(ctq, d, kvb, smem_per_sm):
     return tile, per_sm, 32.0 * nwq * nwkv, smem
 
 
+def fa2_fp8_frags(ctq, tile_kv):
+    """NUM_MMA_KV of the FA2 prefill kernel: the 16-key fragment columns of a KV tile that one warp walks, each
+    converted from fp8 before its MMAs (module docstring, fi_tc fp8): CTA_TILE_KV / (warps along KV x 16)."""
+    nwkv = np.where(np.asarray(ctq, dtype=np.float64) > 16, 1.0, 4.0)
+    return np.asarray(tile_kv, dtype=np.float64) / (nwkv * 16.0)
+
+
 def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
     verification rows q > 1): the kernel and its merge (module docstring). Returns (launches, info)."""
@@ -285,9 +296,11 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     tile_flops = new_batch * Hkv * iters * 4.0 * ctq * tile_kv * d     # whole tiles, padded rows included
     written = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
     out = []
+    frags = fa2_fp8_frags(ctq, tile_kv)
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            out.append(Launch("attention", k, new_batch * Hkv, per_sm, iters, FI_PROLOGUE_LOADS,
+            steps = iters * frags if k == "attn_fi_prefill_fp8kv" else iters
+            out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv))
     out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split))
