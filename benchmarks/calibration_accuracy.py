@@ -939,11 +939,14 @@ def engine_allreduce_blind() -> None:
             tab[f"{name}_med%"] = 100 * t["median"]
             tab[f"{name}_lo%"] = 100 * t["lo"]
             tab[f"{name}_hi%"] = 100 * t["hi"]
-        dev = meas["device"].iloc[0]
-        print(f"\n== engines' all-reduce kernels on {dev} x4 ({f.name}; 2-rank rows on GPUs 0-1 of the same host), "
-              f"priced with the H100-SXM terms (the lent machine was H200s: same NVLink 4 x 18, same SM count): "
-              f"blind = {pred_f.name} (commit {ENGINE_AR_PREDICTION_COMMIT}, before measuring), now = current model; "
-              f"signed model/measured - 1; {blind.attrs['wrong']} rows marked WRONG left out")
+        dev, gpus = meas["device"].iloc[0], int(meas["world"].max())
+        where = (f"{dev} x{gpus} ({f.name}; 2-rank rows on GPUs 0-1 of the same host), priced with the H100-SXM "
+                 "terms (the lent machine was H200s: same NVLink 4 x 18, same SM count)" if "H200" in dev else
+                 f"{dev} x{gpus} ({f.name}; the device the terms were fitted on; the same committed predictions, "
+                 "measured the day after on another lent host)")
+        print(f"\n== engines' all-reduce kernels on {where}: blind = {pred_f.name} (commit "
+              f"{ENGINE_AR_PREDICTION_COMMIT}, before measuring), now = current model; signed model/measured - 1; "
+              f"{blind.attrs['wrong']} rows marked WRONG left out")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         for name, t in (("blind", EA.blind_rows(pred, meas)), ("now", EA.blind_rows(cur, meas))):
             e = t["err"].abs()
