@@ -4,6 +4,9 @@ Per layer: input norm, QKV projections (or MLA's low-rank q/kv paths and absorbe
 RoPE + KV-cache write, output projection, TP all-reduce, post-attention norm, MLP or MoE (router, experts,
 shared experts, combine), TP all-reduce. Per step: embedding gather, final norm, LM head, sampling.
 The attention kernel over the cache comes from the attention strategy (simulator/strategies/).
+Under TensorRT-LLM's all-reduce (combo.allreduce == 'trtllm'), Llama layers wider than 4096 fuse the residual add +
+RMSNorm into both all-reduces, as its PyTorch backend does (trtllm_fused_norm): those norm kernels leave the step
+wherever its strategy table picks a custom kernel (norm_in_allreduce).
 
 All counts are per device under tensor parallelism `combo.tp` (heads, FFN columns, vocabulary split over
 ranks; the MLA latent cache and small replicated matrices are not split). `rows` = tokens the pass

@@ -46,7 +46,8 @@ allReduceFusionKernels.cu) give these structural rules (hwmodels.roofline AR_BAR
     fused epilogue  (pattern kARResidualRMSNorm) residual_in read, residual_out and norm_out written (one output more
                     than the plain all-reduce's allreduce_out), the RMS reduction per token inside a CTA cluster:
                     fused_epilogue_s prices the extra read + write at the elementwise HBM rate, added after the
-                    all-reduce (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
+                    all-reduce (in the layers: the op's bytes_written = 2 x message, which hwmodels.roofline prices
+                    the same way) (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
                     epilogue interleaves with the polling)
     barrier flags    (added after the measurement below was read) TensorRT-LLM's Barrier::sync stores the new flag
                     value into all kBarrierFlagCount = 256 flag slots of every peer, each CTA the slots blockIdx.x,
