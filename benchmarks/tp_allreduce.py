@@ -7,7 +7,10 @@ all-reduces) and the step, priced with
   nccl     NCCL's ring with the H100 terms fitted on the 2 x H100 campaign (graph-captured device time;
            simulator/calibration/fit_production_allreduce.py)
   vllm     vLLM's / SGLang's custom one-shot / two-shot kernel below 8 MiB, NCCL above (simulator/kernels/allreduce.py)
-  trtllm   TensorRT-LLM's rule (16 MB workspace at 2 ranks, 8 MB above; one-shot / two-shot), NCCL above
+  trtllm   TensorRT-LLM's AUTO rule: its best-strategy table (one-shot / two-shot / NCCL by SM, TP, fusion, hidden,
+           tokens; simulator/kernels/data/trtllm_allreduce_strategy.yaml), NCCL above the 16 MB (2 ranks) / 8 MB
+           workspace; Llama-3.1-70B's all-reduces carry the residual add + RMSNorm (its norm kernels leave the step
+           where a custom kernel runs); DeepSeek's use the plain (NONE) column
 
     python benchmarks/tp_allreduce.py
 """

@@ -65,8 +65,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 engines' sources (2 for the pull one-shot and both two-shots, 1 for TensorRT-LLM's Lamport one-shot:
                 the data's own arrival). A barrier = one flag store into every peer and a poll of every
                 peer's flag: at least the spec's link latency, plus sync[kind] for each peer beyond the first
-                (barrier = latency_link + (g-2) * sync[kind]). eff_m = memory[kind]: the rate at which one peer's
-                data arrives (achieved / datasheet link bandwidth; a thread's loads from its g-1 peers are in flight
+                (barrier = latency_link + (g-2) * sync[kind]); a fused epilogue's bytes_written (the residual add +
+                RMSNorm's extra read + write) add bytes_written / (hbm_bw * memory[elementwise]). eff_m =
+                memory[kind]: the rate at which one peer's data arrives (achieved / datasheet link bandwidth; a thread's loads from its g-1 peers are in flight
                 together, so at 2 ranks it is the whole rate); ceil = link_ceiling[kind]: the rate that every peer's
                 traffic together reaches on the device's links (absent = eff_m, which leaves (g-1) x bytes / eff_m,
                 the link-bound form). 1.0 / 0 uncalibrated. The Lamport kind takes the pull one-shot's terms
@@ -365,6 +366,10 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
         one = np.maximum((g - 1.0) * ops.bytes_read / bw_all, ops.bytes_read / bw) + nbar * barrier
         two = np.maximum(2.0 * (g - 1.0) / g * ops.bytes_read / bw_all, 2.0 / g * ops.bytes_read / bw) + nbar * barrier
+        # a fused epilogue (TensorRT-LLM's residual add + RMSNorm): its extra HBM traffic in bytes_written, at the
+        # elementwise rate after the all-reduce (simulator.kernels.allreduce.fused_epilogue_s); 0 for a plain kernel
+        epi = ops.bytes_written / (hw.hbm_bw_bytes_s * eff.memory["elementwise"])
+        one, two = one + epi, two + epi
         memory_s = np.where(is_ring, ring, np.where(is_a2a, a2a, np.where(is_one, one, np.where(is_two, two, memory_s))))
         compute_s = np.where(is_coll, 0.0, compute_s)
         launch_row = np.where(is_coll & (g <= 1.0), 0.0, launch_one)

@@ -4,6 +4,9 @@ Per layer: input norm, QKV projections (or MLA's low-rank q/kv paths and absorbe
 RoPE + KV-cache write, output projection, TP all-reduce, post-attention norm, MLP or MoE (router, experts,
 shared experts, combine), TP all-reduce. Per step: embedding gather, final norm, LM head, sampling.
 The attention kernel over the cache comes from the attention strategy (simulator/strategies/).
+Under TensorRT-LLM's all-reduce (combo.allreduce == 'trtllm'), Llama layers wider than 4096 fuse the residual add +
+RMSNorm into both all-reduces, as its PyTorch backend does (trtllm_fused_norm): those norm kernels leave the step
+wherever its strategy table picks a custom kernel (norm_in_allreduce).
 
 All counts are per device under tensor parallelism `combo.tp` (heads, FFN columns, vocabulary split over
 ranks; the MLA latent cache and small replicated matrices are not split). `rows` = tokens the pass
@@ -290,22 +293,61 @@ def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float
           bytes_written=rows * width_out * out_bytes, dtype="fp32", count=count)
 
 
-def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float) -> None:
+def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float, fused=False):
     """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM, as combo.allreduce's engine
     runs it (simulator.kernels.allreduce: NCCL's ring, or the engine's custom one-shot / two-shot kernel below its
-    size cap)."""
-    from simulator.kernels.allreduce import add_allreduce
+    size cap). `fused` (trtllm_fused_norm): the call carries the residual add + RMSNorm; returns where (per setting)
+    the norm ran inside the all-reduce kernel, so the caller drops its own norm op there."""
+    from simulator.kernels.allreduce import add_allreduce, trtllm_sm
 
     tp = combo.tp
     engine = getattr(combo, "allreduce", "nccl")
     h = combo.model.hidden
     nbytes = rows * h * ACT_BYTES
-    sms = combo.target.sm_count
+    t = combo.target
+    kw = dict(hidden=h, sms=t.sm_count, fused=fused, sm=trtllm_sm(t.architecture))
     if isinstance(tp, np.ndarray):  # an array-valued combo (docs/VECTOR_COMBOS.md): only where tp > 1
         if (tp > 1).any():
-            add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1, hidden=h, sms=sms)
+            return add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1, **kw)
     elif tp > 1:
-        add_allreduce(b, name, engine, nbytes, tp, count, hidden=h, sms=sms)
+        return add_allreduce(b, name, engine, nbytes, tp, count, **kw)
+    return np.zeros(np.shape(rows), bool)
+
+
+def trtllm_fused_norm(combo: Combo, site: str):
+    """Whether TensorRT-LLM's PyTorch backend fuses a norm into this all-reduce (per setting where tp is an array):
+    tensorrt_llm/_torch/models/modeling_llama.py @ 3a5901cd, LlamaDecoderLayer: fusion only for hidden_size > 4096
+    ("accuracy issues" of small models) and tp > 1; site 'attn' (PRE_MLP_FUSION, not under attention DP): the
+    attention output's all-reduce carries the residual add + post_attention_layernorm; site 'mlp' (POST_MLP_FUSION):
+    the MLP's all-reduce carries the residual add + the next layer's input_layernorm (the last layer's: the final
+    norm). Only the Llama family's dense layers (the file read), the engine's fused kernels, bf16 activations
+    (fusion op RESIDUAL_RMS_NORM; fp8 / nvfp4 checkpoints fuse their quantization too, not modelled: their
+    act_quant kernel stays). Thresholds are in kernels/data/trtllm_allreduce_strategy.yaml (llama_fusion)."""
+    from simulator.kernels.allreduce import trtllm_rule
+
+    m = combo.model
+    rule = trtllm_rule()["fusion"]
+    ok = (getattr(combo, "allreduce", "nccl") == "trtllm" and getattr(combo, "kernels", "fused") == "fused"
+          and m.family == rule["family"] and not m.mla and not m.moe and m.hidden > rule["min_hidden_exclusive"])
+    if site == "attn":
+        ok = ok and combo.attn_dp == 1
+    return np.asarray(combo.tp, float) > 1 if ok else False
+
+
+def norm_in_allreduce(combo: Combo, rows, site: str) -> np.ndarray:
+    """Where (per setting) the all-reduce at `site` carries its norm: TensorRT-LLM fuses it there
+    (trtllm_fused_norm) and its table picks a custom kernel for the RESIDUAL_RMS_NORM call (an NCCL pick runs the
+    norm as its own kernel). The same mask `allreduce` returns when it adds that call."""
+    from simulator.kernels.allreduce import choose, trtllm_sm
+
+    f = np.asarray(trtllm_fused_norm(combo, site), bool)
+    shape = np.broadcast(np.asarray(rows, float), np.asarray(combo.tp, float)).shape
+    if not f.any():
+        return np.zeros(shape, bool)
+    h = combo.model.hidden
+    pick = choose("trtllm", combo.tp, np.asarray(rows, float) * h * ACT_BYTES, h, "residual_rms_norm",
+                  trtllm_sm(combo.target.architecture))
+    return np.broadcast_to(f & (pick != "nccl"), shape)
 
 
 def norm(b, combo: Combo, name: str, rows, h: float, count) -> None:
@@ -316,10 +358,11 @@ def norm(b, combo: Combo, name: str, rows, h: float, count) -> None:
         elementwise(b, name, rows, h, h, count)
 
 
-def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str) -> None:
-    """Projections and cache writes before the attention kernel."""
+def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str, norm_count=None) -> None:
+    """Projections and cache writes before the attention kernel; the input norm runs `norm_count` times (default
+    `count`; fewer where the previous layer's all-reduce carried it: trtllm_fused_norm)."""
     m, h = combo.model, combo.model.hidden
-    norm(b, combo, "attn_norm", rows, h, count)
+    norm(b, combo, "attn_norm", rows, h, count if norm_count is None else norm_count)
     if m.mla:
         a = m.mla
         hd = combo.heads_dev
@@ -350,8 +393,9 @@ def attention_in_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str)
               dtype="fp32", count=count)
 
 
-def attention_out_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str) -> None:
-    """Output projection (and MLA's absorbed W_UV) after the attention kernel, and the TP all-reduce."""
+def attention_out_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str):
+    """Output projection (and MLA's absorbed W_UV) after the attention kernel, and the TP all-reduce; returns where
+    (per setting) that all-reduce carried the post-attention norm (trtllm_fused_norm)."""
     m, h = combo.model, combo.model.hidden
     hd = combo.heads_dev
     if m.mla:
@@ -361,7 +405,7 @@ def attention_out_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str
         gemm(b, "o_proj", combo, rows, hd * a.v_head_dim, h, count)
     else:
         gemm(b, "o_proj", combo, rows, hd * m.head_dim, h, count)
-    allreduce(b, "allreduce_attn", combo, rows, count)
+    return allreduce(b, "allreduce_attn", combo, rows, count, fused=trtllm_fused_norm(combo, "attn"))
 
 
 def mlp_ops(b: OpBuilder, combo: Combo, rows, ffn: int, count: float, prefix: str = "mlp") -> None:
@@ -432,21 +476,27 @@ def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
           bytes_written=rows * h * ACT_BYTES, dtype="fp32", count=count)
 
 
-def ffn_ops(b: OpBuilder, combo: Combo, rows, phase: str) -> None:
-    """Post-attention norm + FFN for every layer (dense layers and MoE layers counted separately)."""
+def ffn_ops(b: OpBuilder, combo: Combo, rows, phase: str, attn_fused=False):
+    """Post-attention norm + FFN for every layer (dense layers and MoE layers counted separately). attn_fused: where
+    the attention's all-reduce carried the post-attention norm (no mlp_norm kernel there). Returns where the MLP's
+    all-reduce carried the next layer's input norm (trtllm_fused_norm)."""
     m, h = combo.model, combo.model.hidden
+    mlp_fused = False
     if m.dense_layers:
-        norm(b, combo, "mlp_norm", rows, h, m.dense_layers)
+        keep = np.where(np.asarray(attn_fused, bool), 0.0, 1.0)
+        norm(b, combo, "mlp_norm", rows, h, m.dense_layers * keep)
         mlp_ops(b, combo, rows, m.ffn, m.dense_layers)
-        allreduce(b, "allreduce_mlp", combo, rows, m.dense_layers)
+        mlp_fused = allreduce(b, "allreduce_mlp", combo, rows, m.dense_layers, fused=trtllm_fused_norm(combo, "mlp"))
     if m.moe and m.moe_layers:
         norm(b, combo, "moe_norm", rows, h, m.moe_layers)
         moe_ops(b, combo, rows, m.moe_layers)
         allreduce(b, "allreduce_moe", combo, rows, m.moe_layers)
+    return mlp_fused
 
 
-def head_ops(b: OpBuilder, combo: Combo, rows, logit_rows) -> None:
-    """Embedding gather, final norm, LM head (vocabulary split over TP ranks) and sampling.
+def head_ops(b: OpBuilder, combo: Combo, rows, logit_rows, final_fused=False) -> None:
+    """Embedding gather, final norm, LM head (vocabulary split over TP ranks) and sampling. final_fused: where the
+    last layer's all-reduce carried the final norm (trtllm_fused_norm; no final_norm kernel there).
 
     rows: tokens embedded; logit_rows: tokens whose logits are needed (all rows in decode/verification,
     the last token per sequence in prefill). Embedding and LM head stay bf16 whatever the weight dtype
@@ -455,7 +505,7 @@ def head_ops(b: OpBuilder, combo: Combo, rows, logit_rows) -> None:
     v = m.vocab / combo.tp
     b.add("embedding", "gather", bytes_read=rows * h * ACT_BYTES, bytes_written=rows * h * ACT_BYTES,
           dtype="fp32")
-    norm(b, combo, "final_norm", logit_rows, h, 1.0)
+    norm(b, combo, "final_norm", logit_rows, h, np.where(np.asarray(final_fused, bool), 0.0, 1.0))
     b.add("lm_head", "gemm", flops=2.0 * logit_rows * h * v, bytes_read=h * v * ACT_BYTES + logit_rows * h * ACT_BYTES,
           bytes_written=logit_rows * v * LOGIT_BYTES, dtype=ACT_DTYPE)
     b.add("sampling", "elementwise", flops=4.0 * logit_rows * v, bytes_read=logit_rows * v * LOGIT_BYTES,
@@ -487,7 +537,9 @@ def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention
               dtype="fp32", count=(HF_MASK_KERNELS_PER_LAYER - 1) * m.layers)
         b.add("hf_step_misc", "elementwise", flops=rows, bytes_read=rows * 4.0, bytes_written=rows * 4.0,
               dtype="fp32", count=HF_STEP_KERNELS)
-    attention_in_ops(b, combo, rows, m.layers, phase)
+    # layers 1 .. L-1 take their input norm from the previous layer's MLP all-reduce where that fuses it
+    mlp_fuses = norm_in_allreduce(combo, rows, "mlp")
+    attention_in_ops(b, combo, rows, m.layers, phase, norm_count=m.layers - np.where(mlp_fuses, m.layers - 1.0, 0.0))
     dp = combo.attn_dp > 1 and phase == "decode"
     if dp:
         q_width = combo.heads_dev * ((m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) if m.mla else m.head_dim)
@@ -496,6 +548,6 @@ def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention
     if dp:
         o_width = combo.heads_dev * (m.mla.kv_lora_rank if m.mla else m.head_dim)
         attention_dp_reshard(b, combo, rows, m.layers, "attn_dp_reshard_out", o_width)
-    attention_out_ops(b, combo, rows, m.layers, phase)
-    ffn_ops(b, combo, rows, phase)
-    head_ops(b, combo, rows, logit_rows)
+    attn_fused = attention_out_ops(b, combo, rows, m.layers, phase)
+    mlp_fused = ffn_ops(b, combo, rows, phase, attn_fused)
+    head_ops(b, combo, rows, logit_rows, final_fused=mlp_fused)

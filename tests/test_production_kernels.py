@@ -61,7 +61,9 @@ def test_custom_allreduce_beats_the_ring_at_decode_sizes():
     from simulator.ops import OpBuilder
 
     assert list(A.choose("vllm", 8, [16384, 1 << 20, 16 << 20])) == ["oneshot", "twoshot", "nccl"]
-    assert list(A.choose("trtllm", 4, [1 << 19, 2 << 20])) == ["oneshot", "twoshot"]
+    # TensorRT-LLM (SM 90 table, TP4, fusion NONE, hidden 4096): 4 tokens one-shot, 64 two-shot, 1024 tokens (8 MiB,
+    # above the 8 MB workspace) NCCL
+    assert list(A.choose("trtllm", 4, [1 << 15, 1 << 19, 8 << 20], hidden=4096)) == ["oneshot", "twoshot", "nccl"]
     hw = load_hardware("B200")
     t = {}
     for eng in ("nccl", "vllm"):
@@ -361,8 +363,8 @@ def test_trtllm_layers_pay_the_twoshot_flag_stores():
     from simulator.engine.runtime import load_profile
     from simulator.pricing import decode_ops
 
-    c = load_profile("trtllm").apply_collectives(make_combo("H100-SXM", "Llama-3.1-70B", tp=8, attention="dense"))
-    # 8 ranks, 64 rows x 8192 x 2 B = 1 MiB: two-shot (choose(): one-shot at 8 ranks only below 512 KiB)
+    c = load_profile("trtllm").apply_collectives(make_combo("H100-SXM", "Llama-3.1-8B", tp=8, attention="dense"))
+    # 8 ranks, 64 rows x hidden 4096 (no norm fusion at hidden <= 4096): the SM 90 table's TP8 / NONE entry is two-shot
     ops, _ = decode_ops(c, np.array([64.0]), np.array([4096.0]))
     m = ops.kind == KIND_CODE["allreduce_2shot"]
     assert m.any() and (ops.sync_steps[m] > 0).all()

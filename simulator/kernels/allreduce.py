@@ -14,12 +14,17 @@ vLLM (csrc/custom_all_reduce.cuh @ c9eabec7, vllm/distributed/device_communicato
 SGLang runs vLLM's kernel (sgl-kernel's port, the same 8 MiB cap: python/sglang/srt/distributed/device_communicators/
 custom_all_reduce.py).
 TensorRT-LLM (cpp/tensorrt_llm/thop/allreduceOp.cpp, kernels/communicationKernels/allReduceFusionKernels.cu):
-    AUTO picks NCCL above the workspace (getMaxRequiredWorkspaceSize: 16 MB at 2 ranks, 8 MB above, in the versions
-    with that rule) or without NVLink P2P, else a tuned lookup table between one-shot and two-shot; the fused kernel
-    (allreduce_fusion_kernel_oneshot_lamport / _twoshot_sync) also adds the residual and applies RMSNorm, so the
-    next layer's norm kernel disappears. Its MIN_LATENCY rule is one-shot up to kOneShotMaxToken = 128 tokens.
-    The lookup table is not modelled: the older SelectImplementation rule stands in (one-shot at 2 ranks, at <= 4
-    ranks below 1 MiB, at <= 8 ranks below 512 KiB).
+    AUTO picks NCCL above the workspace (getMaxRequiredWorkspaceSize: 16 MB at 2 ranks, 8 MB above) or without
+    NVLink P2P, else selectStrategyLookUpTable (common/customAllReduceUtils.h @ 005b299b): a best-strategy table
+    indexed by (SM 90 | 100, TP 2/4/8, fusion op, floor(log2 hidden) over 128..8192, floor(log2 tokens) over
+    1..16384) whose entries are ONESHOT / TWOSHOT / NCCL, NCCL_SYMMETRIC past the table. It is DATA here
+    (kernels/data/trtllm_allreduce_strategy.yaml, with the sources and the reading of out-of-table sizes;
+    trtllm_choose). The PyTorch backend's newest AUTO autotunes among the same strategies per power-of-2 token
+    bucket; the table stands for its pick (an ASSUMPTION stated in the YAML). The fused kernel
+    (allreduce_fusion_kernel_oneshot_lamport / _twoshot_sync) also adds the residual and applies RMSNorm where the
+    model asks for it (modeling_llama.py: Llama layers with hidden > 4096 under TP; simulator.layers
+    trtllm_fused_norm), so that norm kernel disappears; with an NCCL pick the norm runs as its own kernel
+    (fallbackRunSubsequentOps). Its MIN_LATENCY rule is one-shot up to kOneShotMaxToken = 128 tokens (not AUTO's).
 
 The kernels as flashinfer-python 0.6.4 ships them (include/flashinfer/comm/vllm_custom_all_reduce.cuh, "refer to vllm
 v0.8.2 csrc/custom_all_reduce.cuh"; include/flashinfer/comm/trtllm_allreduce_fusion.cuh, TensorRT-LLM's
@@ -41,7 +46,8 @@ allReduceFusionKernels.cu) give these structural rules (hwmodels.roofline AR_BAR
     fused epilogue  (pattern kARResidualRMSNorm) residual_in read, residual_out and norm_out written (one output more
                     than the plain all-reduce's allreduce_out), the RMS reduction per token inside a CTA cluster:
                     fused_epilogue_s prices the extra read + write at the elementwise HBM rate, added after the
-                    all-reduce (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
+                    all-reduce (in the layers: the op's bytes_written = 2 x message, which hwmodels.roofline prices
+                    the same way) (the two-shot runs it after its last barrier; an ASSUMPTION for the one-shot, whose
                     epilogue interleaves with the polling)
     barrier flags    (added after the measurement below was read) TensorRT-LLM's Barrier::sync stores the new flag
                     value into all kBarrierFlagCount = 256 flag slots of every peer, each CTA the slots blockIdx.x,
@@ -77,7 +83,11 @@ tokens per rank (up to 5x slower than priced) led to the barrier-flag rule above
 """
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import numpy as np
+import yaml
 
 ENGINES = ("nccl", "vllm", "sglang", "trtllm")
 VLLM_MAX_BYTES = 8 * 1024 * 1024
@@ -87,22 +97,72 @@ KIND = {("vllm", "oneshot"): "allreduce_1shot", ("vllm", "twoshot"): "allreduce_
         ("trtllm", "oneshot"): "allreduce_1shot_lamport", ("trtllm", "twoshot"): "allreduce_2shot"}
 
 
-def choose(engine: str, world, nbytes):
-    """'nccl', 'oneshot' or 'twoshot' per message, as each engine's source picks (module docstring)."""
+STRATEGY_FILE = Path(__file__).parent / "data" / "trtllm_allreduce_strategy.yaml"
+#: the fusion ops the strategy table holds (customAllReduceUtils.h mapFusionOpToIndex 0 and 1)
+FUSIONS = ("none", "residual_rms_norm")
+
+
+@functools.lru_cache(maxsize=4)
+def trtllm_rule(path: str = str(STRATEGY_FILE)) -> dict:
+    """TensorRT-LLM's AUTO strategy rule as the YAML records it: table[sm][tp][fusion] = int codes [hidden, tokens]."""
+    doc = yaml.safe_load(Path(path).read_text())
+    table = {int(sm): {int(tp): {f: np.asarray(rows, dtype=int) for f, rows in by_f.items()}
+                       for tp, by_f in by_sm.items()}
+             for sm, by_sm in doc["table"].items()}
+    return {"table": table, "codes": {int(k): v for k, v in doc["codes"].items()},
+            "hidden": np.asarray(doc["hidden"], float), "tokens": np.asarray(doc["tokens"], float),
+            "workspace": {str(k): float(v) for k, v in doc["workspace_bytes"].items()},
+            "out_of_table": doc["out_of_table"], "fusion": doc["llama_fusion"]}
+
+
+def trtllm_sm(architecture: str | None) -> int:
+    """The table's SM key: Blackwell and later read the SM 100 table, every earlier architecture the SM 90 one
+    (selectStrategyLookUpTable maps sm < 100 to 90, sm >= 100 to 100)."""
+    return 100 if architecture == "blackwell" else 90
+
+
+def trtllm_choose(world, tokens, hidden, fusion: str = "none", sm: int = 90) -> np.ndarray:
+    """'nccl', 'oneshot' or 'twoshot' per message of `tokens` x `hidden` bf16 elements over `world` ranks, as
+    TensorRT-LLM's AllreduceOp::selectImplementation picks under AUTO (kernels/data/trtllm_allreduce_strategy.yaml):
+    NCCL when the message exceeds the workspace, else the table entry at floor(log2) of TP, hidden and tokens, NCCL
+    (symmetric) past the table. Arrays broadcast."""
+    if fusion not in FUSIONS:
+        raise ValueError(f"unknown all-reduce fusion {fusion!r}; allowed: {', '.join(FUSIONS)}")
+    r = trtllm_rule()
+    g, t, h = np.broadcast_arrays(np.asarray(world, float), np.maximum(np.asarray(tokens, float), 1.0),
+                                  np.asarray(hidden, float))
+    nbytes = t * h * 2.0
+    cap = np.where(g <= 2, r["workspace"]["2"], r["workspace"]["default"])
+    out = np.full(g.shape, r["out_of_table"], dtype=object)
+    ti = np.floor(np.log2(t) + 1e-9).astype(int)
+    hi = np.floor(np.log2(np.maximum(h, 1.0)) + 1e-9).astype(int) - 7
+    tp_i = np.floor(np.log2(np.maximum(g, 1.0)) + 1e-9).astype(int)
+    by_tp = r["table"][sm]
+    for tp in by_tp:
+        m = (tp_i == int(np.log2(tp))) & (hi >= 0) & (hi < len(r["hidden"])) & (ti < len(r["tokens"]))
+        if m.any():
+            codes = by_tp[tp][fusion][hi[m], ti[m]]
+            out[m] = np.array([r["codes"][int(c)] for c in codes], dtype=object)
+    return np.where(nbytes > cap, "nccl", out).astype(object)
+
+
+def choose(engine: str, world, nbytes, hidden=None, fusion: str = "none", sm: int = 90):
+    """'nccl', 'oneshot' or 'twoshot' per message, as each engine's source picks (module docstring). TensorRT-LLM's
+    table needs the message's `hidden` (elements per token, bf16: tokens = nbytes / (2 hidden)), its `fusion` op and
+    the table's `sm` (trtllm_sm)."""
     g = np.asarray(world, float)
     s = np.asarray(nbytes, float)
     if engine == "nccl":
         return np.full(np.broadcast(g, s).shape, "nccl", dtype=object)
     if engine in ("vllm", "sglang"):
-        cap = VLLM_MAX_BYTES
         one = (g <= 2) | ((g <= 4) & (s < 512 * 1024)) | ((g <= 8) & (s < 256 * 1024))
-    elif engine == "trtllm":
-        cap = np.where(g <= 2, 16e6, 8e6)
-        one = (g <= 2) | ((g <= 4) & (s < 1024 * 1024)) | ((g <= 8) & (s < 512 * 1024))
-    else:
-        raise ValueError(f"unknown all-reduce engine {engine!r}; allowed: {', '.join(ENGINES)}")
-    out = np.where(one, "oneshot", "twoshot").astype(object)
-    return np.where(s >= cap, "nccl", out)
+        out = np.where(one, "oneshot", "twoshot").astype(object)
+        return np.where(s >= VLLM_MAX_BYTES, "nccl", out)
+    if engine == "trtllm":
+        if hidden is None:
+            raise ValueError("TensorRT-LLM's all-reduce choice needs the message's hidden size (elements per token)")
+        return trtllm_choose(g, s / (2.0 * np.asarray(hidden, float)), hidden, fusion, sm)
+    raise ValueError(f"unknown all-reduce engine {engine!r}; allowed: {', '.join(ENGINES)}")
 
 
 def fuses_norm(engine: str) -> bool:
@@ -145,11 +205,25 @@ def fused_epilogue_s(nbytes, hw) -> np.ndarray:
     return 2.0 * np.asarray(nbytes, float) / (hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"])
 
 
-def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, hidden=None, sms=None) -> None:
+def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, hidden=None, sms=None,
+                  fused=False, sm: int = 90):
     """The all-reduce of `nbytes` per rank over `world` ranks as `engine` runs it: one op of kind collective (NCCL's
     ring), or the engine's one-shot / two-shot kind (KIND) per the engine's choice. With `hidden` (elements per token,
-    bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps)."""
-    pick = choose(engine, world, nbytes)
+    bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps).
+    `fused` (TensorRT-LLM only; a bool or one per setting): the call carries the residual add + RMSNorm (fusion op
+    RESIDUAL_RMS_NORM: the table's fusion column, and where a custom kernel runs, its epilogue's extra read + write
+    as bytes_written = 2 x nbytes, which hwmodels.roofline prices at the elementwise HBM rate: fused_epilogue_s).
+    Returns where (per setting) the norm ran inside the custom kernel; with an NCCL pick the caller keeps its norm
+    kernel (fallbackRunSubsequentOps)."""
+    fz = np.asarray(fused, bool)
+    if engine != "trtllm" and fz.any():
+        raise ValueError(f"only TensorRT-LLM's all-reduce fuses the norm (engine {engine!r})")
+    if engine == "trtllm" and fz.any():
+        p_none = choose(engine, world, nbytes, hidden, "none", sm)
+        p_norm = choose(engine, world, nbytes, hidden, "residual_rms_norm", sm)
+        pick = np.where(np.broadcast_to(fz, np.shape(p_norm)), p_norm, p_none).astype(object)
+    else:
+        pick = choose(engine, world, nbytes, hidden, "none", sm)
     base = np.ones(np.shape(pick), bool) if where is None else np.broadcast_to(np.asarray(where, bool), np.shape(pick))
     kinds = (("nccl", "collective"),) if engine == "nccl" else (
         ("nccl", "collective"), ("oneshot", KIND[engine, "oneshot"]), ("twoshot", KIND[engine, "twoshot"]))
@@ -160,5 +234,7 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
             if engine == "trtllm" and impl == "twoshot" and hidden is not None and sms is not None:
                 tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
                 steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
-            b.add(name, kind, bytes_read=nbytes, dtype="bf16", count=count, devices=world, sync_steps=steps,
-                  where=m if np.ndim(m) else None)
+            written = 0.0 if impl == "nccl" else np.where(fz, 2.0, 0.0) * np.asarray(nbytes, float)
+            b.add(name, kind, bytes_read=nbytes, bytes_written=written, dtype="bf16", count=count, devices=world,
+                  sync_steps=steps, where=m if np.ndim(m) else None)
+    return fz & (pick != "nccl") & base
