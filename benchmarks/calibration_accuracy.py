@@ -304,25 +304,13 @@ FRESH_MLA_BEFORE = "production_attention_fresh_mla_predictions_1081e97.csv"
 FRESH_MLA_GLOB = "production_attention_fresh_mla_nvidia*.csv"
 
 
-def fresh_mla_errors(FP):
-    """The fresh_mla grid measured, joined with both committed predictions (simulator.calibration.blind_grids)."""
-    from simulator.calibration.blind_grids import blind_errors
-    return blind_errors(FP, FRESH_MLA_GLOB, FRESH_MLA_PRED, FRESH_MLA_BEFORE)
-
-
-def _fresh_mla(FP, fmt) -> None:
-    """The fresh_mla grid: per family, KV dtype and regime, the committed predictions' |error| and the 1081e97 model's."""
+def _blind_regimes(m):
+    """Per family, K/V dtype, context and batch regime of a blind grid (simulator.calibration.blind_grids): |error|
+    median / p90 and signed median of the revised model's committed prices and of the model before, each against
+    the goal (median <= 10 %, p90 <= 25 %)."""
     import numpy as np
     import pandas as pd
 
-    m, name = fresh_mla_errors(FP)
-    if m is None:
-        print("\nfresh MLA / Triton shapes: not measured yet (" + FRESH_MLA_PRED + " holds the predictions)")
-        return
-    print(f"\nFRESH MLA / TRITON SHAPES (BLIND: FlashMLA and FlashInfer MLA at 16 / 128 heads, batches 3-768, contexts "
-          f"16-6144; SGLang Triton bf16 / fp8 at batches 3-768; none in any earlier grid; predicted before measuring, "
-          f"commit {str(m['model_commit'].iloc[0])[:10]}: {FRESH_MLA_PRED} vs {name}, {len(m)} shapes). before = the "
-          "model at 1081e97 on the same shapes, also committed before measuring. Goal: median <= 10 %, p90 <= 25 %")
     rows = []
     for key, x in m.groupby(["family", "kv", "ctx_regime", "batch_regime"]):
         e, eb = x["err"].abs(), x["err_before"].abs()
@@ -333,6 +321,28 @@ def _fresh_mla(FP, fmt) -> None:
     t = pd.DataFrame(rows)
     t["goal"] = np.where((t["median"] <= 10.0) & (t["p90"] <= 25.0), "met", "MISSED")
     t["before goal"] = np.where((t["before median"] <= 10.0) & (t["before p90"] <= 25.0), "met", "MISSED")
+    return t
+
+
+def fresh_mla_errors(FP):
+    """The fresh_mla grid measured, joined with both committed predictions (simulator.calibration.blind_grids)."""
+    from simulator.calibration.blind_grids import blind_errors
+    return blind_errors(FP, FRESH_MLA_GLOB, FRESH_MLA_PRED, FRESH_MLA_BEFORE)
+
+
+def _fresh_mla(FP, fmt) -> None:
+    """The fresh_mla grid: per family, KV dtype and regime, the committed predictions' |error| and the 1081e97 model's."""
+    import numpy as np
+
+    m, name = fresh_mla_errors(FP)
+    if m is None:
+        print("\nfresh MLA / Triton shapes: not measured yet (" + FRESH_MLA_PRED + " holds the predictions)")
+        return
+    print(f"\nFRESH MLA / TRITON SHAPES (BLIND: FlashMLA and FlashInfer MLA at 16 / 128 heads, batches 3-768, contexts "
+          f"16-6144; SGLang Triton bf16 / fp8 at batches 3-768; none in any earlier grid; predicted before measuring, "
+          f"commit {str(m['model_commit'].iloc[0])[:10]}: {FRESH_MLA_PRED} vs {name}, {len(m)} shapes). before = the "
+          "model at 1081e97 on the same shapes, also committed before measuring. Goal: median <= 10 %, p90 <= 25 %")
+    t = _blind_regimes(m)
     print(t.to_string(**fmt))
     for fam, x in m.groupby("family"):
         e, eb = x["err"].abs(), x["err_before"].abs()
@@ -381,7 +391,6 @@ FRESH_FI2_DIAGNOSIS = {
 def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI_GLOB, title=FRESH_FI_TITLE) -> None:
     """A FlashInfer check grid: per family, K/V dtype and regime, |error| of the committed predictions of both models."""
     import numpy as np
-    import pandas as pd
 
     from simulator.calibration.blind_grids import blind_errors
 
@@ -394,16 +403,7 @@ def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI
           f"{str(m['model_commit'].iloc[0])[:7]} ({FRESH_FI_PRED}), before = the model at "
           f"{str(m['before_commit'].iloc[0])[:7]} ({FRESH_FI_BEFORE}); measured {name}, {len(m)} of "
           f"{m.attrs['timed_of']} shapes timed)")
-    rows = []
-    for key, x in m.groupby(["family", "kv", "ctx_regime", "batch_regime"]):
-        e, eb = x["err"].abs(), x["err_before"].abs()
-        rows.append({**dict(zip(("family", "kv", "ctx_regime", "batch_regime"), key)), "n": len(x),
-                     "median": e.median(), "p90": np.percentile(e, 90), "signed": x["err"].median(),
-                     "before median": eb.median(), "before p90": np.percentile(eb, 90),
-                     "before signed": x["err_before"].median()})
-    t = pd.DataFrame(rows)
-    t["goal"] = np.where((t["median"] <= 10.0) & (t["p90"] <= 25.0), "met", "MISSED")
-    t["goal before"] = np.where((t["before median"] <= 10.0) & (t["before p90"] <= 25.0), "met", "MISSED")
+    t = _blind_regimes(m)
     print(t.to_string(**fmt))
     from hwmodels.spec import load_hardware
 
@@ -414,7 +414,7 @@ def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI
         e, eb, en = x["err"].abs(), x["err_before"].abs(), x["err_now"].abs()
         print(f"  {fam}: {len(x)} shapes, median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (before: "
               f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %); regimes met {int((t.loc[t.family == fam, 'goal'] == 'met').sum())} "
-              f"of {int((t.family == fam).sum())} (before {int((t.loc[t.family == fam, 'goal before'] == 'met').sum())})")
+              f"of {int((t.family == fam).sum())} (before {int((t.loc[t.family == fam, 'before goal'] == 'met').sum())})")
         print(f"    with the shipped model (looked-at: revised after this grid was measured): median |error| "
               f"{en.median():.1f} %, p90 {np.percentile(en, 90):.1f} %")
     if pred == FRESH_FI2[0]:
