@@ -1197,6 +1197,16 @@ class StepCostModel:
                                finished_last, t0)
 
     # ---- async launch (serving.step_cost.async_launch; simulator.engine.async_launch) --------------------------
+    def _eager_step_parts(self, plan) -> tuple[float, float]:
+        """(device time of the kernels back to back, host time to launch them one by one) of a step priced with
+        eager_overlap = step: the kernel count of its body, decode rows, prefill chunks and completions x the runtime's
+        eager launch cost."""
+        k = self._kernels
+        n = k["body"] + (k["decode"] if plan.n_decode else 0.0) + k["chunk"] * len(plan.chunks)
+        if self.complete_tab is not None:
+            n += k["complete"] * len(plan.completes)
+        return self._dev.step_s(plan), n * self._launch_eager
+
     def step_parts(self, plan) -> tuple[float, float, float]:
         """(F, D, L) of a step's device side: its forward from an idle device (step_s), its device time with the
         kernels already queued, and the host's time to launch them. Only a step priced with eager_overlap = step
@@ -1209,12 +1219,7 @@ class StepCostModel:
             if t is not None:
                 return t, t, 0.0
         if plan.chunks and self._dev is not None:
-            k = self._kernels
-            n = k["body"] + (k["decode"] if plan.n_decode else 0.0) + k["chunk"] * len(plan.chunks)
-            if self.complete_tab is not None:
-                n += k["complete"] * len(plan.completes)
-            dev = self._dev.step_s(plan)
-            la = n * self._launch_eager
+            dev, la = self._eager_step_parts(plan)
             return (dev if dev > la else la), dev, la
         t = self.step_s(plan)
         return t, t, 0.0
@@ -1381,12 +1386,7 @@ class StepCostModel:
         R, L = plan.total_tokens, plan.logit_rows
         if plan.chunks and self._dev is not None:
             # eager_overlap = step: max(device time of the step's kernels, host time of their launches)
-            k = self._kernels
-            n = k["body"] + (k["decode"] if plan.n_decode else 0.0) + k["chunk"] * len(plan.chunks)
-            if self.complete_tab is not None:
-                n += k["complete"] * len(plan.completes)
-            dev = self._dev.step_s(plan)
-            host = n * self._launch_eager
+            dev, host = self._eager_step_parts(plan)
             return dev if dev > host else host
         rows_mode = self.per_row and self.decode_context == "mean"
         if plan.chunks:
