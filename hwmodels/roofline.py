@@ -109,6 +109,14 @@ AR_BARRIERS = {ONESHOT: 2.0, TWOSHOT: 2.0, LAMPORT: 1.0}
 #: custom kinds priced with another kind's fitted terms (fixed, memory, sync, link_ceiling): the Lamport one-shot moves
 #: the same bytes over the same links as the pull one-shot and has no measurement of its own in the committed fit
 AR_TERMS_FROM = {LAMPORT: ONESHOT}
+#: Efficiency.engine_ar's terms: the engines' kernels' own barrier, fixed time and flag-store time (fitted on their
+#: measurement, simulator/calibration/engine_allreduce.py fit_engine_terms), which replace for the custom kinds the
+#: own kernel's barrier (link latency + sync per further peer: grid-wide barriers), fixed_s and sync_s
+ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s")
+#: serialized peer-data phases per call (engines' sources): the one-shots pull (vLLM) or push (TensorRT-LLM's Lamport)
+#: once; the two-shots reduce-scatter, then all-gather (vLLM: pull the peers' scratch; TensorRT-LLM: push the sums),
+#: the second phase starting only after the first one's data arrived
+AR_PHASES = {ONESHOT: 1.0, TWOSHOT: 2.0, LAMPORT: 1.0}
 
 
 
@@ -120,6 +128,8 @@ def ar_barrier_s(hw: HardwareSpec, kind: str, world) -> np.ndarray:
     lat_c = max(lat, hw.link_latency_s or 0.0)
     k = KINDS[AR_TERMS_FROM.get(KIND_CODE[kind], KIND_CODE[kind])]
     g = np.asarray(world, float)
+    if eff.engine_ar:
+        return np.where(g > 1.0, eff.engine_ar.get("barrier_s", 0.0), 0.0)
     return np.where(g > 1.0, lat_c + np.maximum(g - 2.0, 0.0) * eff.sync_s.get(k, 0.0), 0.0)
 
 
@@ -361,6 +371,17 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         # beyond the first
         lat_c = max(lat, hw.link_latency_s or 0.0)
         barrier = np.where(g > 1.0, lat_c + np.maximum(g - 2.0, 0.0) * sync, 0.0)
+        if eff.engine_ar and (is_one | is_two).any():
+            # the engines' kernels (Efficiency.engine_ar): per-CTA flag barriers of one time whatever the rank count
+            # (each peer's flag is stored and polled by its own thread, in parallel), phase_s per serialized
+            # peer-data phase (AR_PHASES) in place of the own kernel's fixed time, and TensorRT-LLM's further flag
+            # stores (sync_steps) at flag_store_s each
+            cust = is_one | is_two
+            e = eff.engine_ar
+            barrier = np.where(cust, np.where(g > 1.0, e.get("barrier_s", 0.0), 0.0), barrier)
+            st = 0.0 if steps is None else steps * e.get("flag_store_s", 0.0)
+            nph = np.array([AR_PHASES.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
+            fixed = np.where(cust, nph * e.get("phase_s", 0.0) + st, fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]

@@ -173,6 +173,13 @@ class Efficiency:
         near_ps_per_byte / near_slope_ps_per_byte (per byte written when the copies of one source row are in flight
         together), far_ps_per_byte / far_l2_scale (per byte written as one source row approaches the L2's size).
         Empty = uncalibrated: no such term. MEASURED: measure_graph_chains.py v6 (--repeat-kv-grid).
+    engine_ar: the engines' own custom all-reduce kernels' terms (hwmodels.roofline ENGINE_AR_TERMS, seconds): barrier_s
+        = one per-CTA flag barrier (vLLM's multi_gpu_barrier, TensorRT-LLM's Barrier::sync; also the Lamport
+        one-shot's poll), phase_s = one serialized peer-data phase (hwmodels.roofline AR_PHASES: a one-shot has one,
+        a two-shot two; it replaces the own kernel's fixed_s), flag_store_s =
+        each further release store of TensorRT-LLM's barrier loop (an op's sync_steps). When given they replace, for
+        the custom kinds, the barrier (link latency + sync per peer), fixed_s and sync_s that the project's own kernel
+        fitted (its grid-wide barriers); the link terms stay. Empty = the own kernel's terms price the engines.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -198,6 +205,7 @@ class Efficiency:
     iter_l2_s: dict[str, float] = field(default_factory=dict)
     cta_serial_s: dict[str, float] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
+    engine_ar: dict[str, float] = field(default_factory=dict)
     broadcast_copy: dict[str, float] = field(default_factory=dict)
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
@@ -520,6 +528,14 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
         if lo is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
             allowed = "; ".join(f"{n} in [{a:g}, {b:g}]" for n, (a, b) in BROADCAST_TERMS.items())
             raise SpecError(f"must be one of: {allowed}; got {k}: {v!r}", file=file, field=f"broadcast_copy.{k}")
+    eng = doc.get("engine_allreduce_us") or {}
+    if not isinstance(eng, dict):
+        raise SpecError("must map barrier / phase / flag_store to microseconds", file=file, field="engine_allreduce_us")
+    for k, v in eng.items():
+        if k not in ("barrier", "phase", "flag_store") or isinstance(v, bool) or not isinstance(v, (int, float)) \
+                or not 0 <= v < 1e3:
+            raise SpecError(f"must map barrier / phase / flag_store to microseconds in [0, 1e3), got {k}: {v!r}",
+                            file=file, field="engine_allreduce_us")
     launch = doc.get("launch_us", {}) or {}
     if not isinstance(launch, dict):
         raise SpecError("must map graph/eager to positive microseconds", file=file, field="launch_us")
@@ -538,6 +554,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
                       iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},
+                      engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in eng.items()},
                       source=str(doc.get("source", file)))
 
 

@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--smoke]
+                                                   [--grid campaign|blind4] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
 the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
@@ -45,7 +45,7 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2                            # 2: --grid blind4 (the shapes only)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -56,7 +56,16 @@ FIELDS = ["impl", "world", "tokens", "hidden", "bytes", "median_us", "p20_us", "
           "torch", "cuda", "flashinfer", "driver", "date", "script_version"]
 
 
+#: --grid blind4: shapes in none of the earlier campaigns (token counts and hidden sizes not measured before), for the
+#: blind test of the engines' fitted terms at 4 ranks (simulator/calibration/engine_allreduce.py blind4_grid)
+BLIND4_TOKENS = (2, 8, 32, 96, 192, 384, 768)
+BLIND4_HIDDENS = (5120, 7168)
+GRID_ENV = "ENGINE_AR_GRID"
+
+
 def grid():
+    if os.environ.get(GRID_ENV) == "blind4":
+        return [(t, h) for h in BLIND4_HIDDENS for t in BLIND4_TOKENS]
     return [(t, h) for h in HIDDENS for t in TOKENS] + list(LARGE)
 
 
@@ -342,7 +351,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--grid", choices=("campaign", "blind4"), default="campaign",
+                    help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS")
     args = ap.parse_args()
+    os.environ[GRID_ENV] = args.grid          # read by grid() here and in the spawned workers
     args.out.mkdir(parents=True, exist_ok=True)
     if args.smoke:
         p = args.out / "smoke.csv"

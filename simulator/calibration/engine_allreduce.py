@@ -34,6 +34,17 @@ IMPL_KIND = {"vllm_oneshot": "allreduce_1shot", "vllm_twoshot": "allreduce_2shot
              "trtllm_ar_oneshot": "allreduce_1shot_lamport", "trtllm_ar_twoshot": "allreduce_2shot",
              "trtllm_arnorm_oneshot": "allreduce_1shot_lamport", "trtllm_arnorm_twoshot": "allreduce_2shot"}
 PRED_CSV = "engine_allreduce_blind_H100-SXM_2026-11-26.csv"
+#: the blind test (4 ranks, shapes measured in no campaign before) and its prediction, committed before the measurement
+BLIND4_WORLD = 4
+BLIND4_TOKENS = (2, 8, 32, 96, 192, 384, 768)
+BLIND4_HIDDENS = (5120, 7168)
+BLIND4_PRED_CSV = "engine_allreduce_blind4_prediction_H100-SXM_2026-11-27.csv"
+#: the measurement the engines' own terms are fitted on (the device whose terms they are); the 4 x H200 campaign is
+#: another device and another host and is held out entirely
+FIT_CSV = "engine_allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-27.csv"
+HELD_OUT_CSV = "engine_allreduce_nvidia-h200_x4_2026-11-26.csv"
+#: the engines' terms (Efficiency.engine_ar, microseconds): start, lower and upper bound of the fit
+TERMS = {"barrier": (1.0, 0.0, 20.0), "phase": (3.0, 0.0, 20.0), "flag_store": (1.0, 0.0, 20.0)}
 
 
 def vllm_impl(world: int, nbytes: int) -> str:
@@ -43,11 +54,13 @@ def vllm_impl(world: int, nbytes: int) -> str:
     return "vllm_oneshot" if one else "vllm_twoshot"
 
 
-def grid() -> pd.DataFrame:
-    """Every row the campaign measures (the two-shot fusion kernel needs more tokens than ranks)."""
+def grid(worlds=WORLDS, shapes=None) -> pd.DataFrame:
+    """Every row the campaign measures (the two-shot fusion kernel needs more tokens than ranks); `shapes` (tokens,
+    hidden) default to the first campaign's."""
     rows = []
-    for g in WORLDS:
-        for t, h in [(t, h) for h in HIDDENS for t in TOKENS] + list(LARGE):
+    shapes = [(t, h) for h in HIDDENS for t in TOKENS] + list(LARGE) if shapes is None else shapes
+    for g in worlds:
+        for t, h in shapes:
             nb = t * h * 2
             rows.append({"impl": vllm_impl(g, nb), "world": g, "tokens": t, "hidden": h, "bytes": nb})
             for p in ("ar", "arnorm"):
@@ -81,6 +94,54 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     return s * 1e6
 
 
+def with_engine_terms(hw: HardwareSpec, terms: dict) -> HardwareSpec:
+    """`hw` with the engines' kernel terms {barrier, fixed, flag_store} (microseconds) as Efficiency.engine_ar."""
+    from dataclasses import replace
+
+    return hw.with_efficiency(replace(hw.efficiency, engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in terms.items()}))
+
+
+def fit_engine_terms(meas: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """The engines' kernel terms (TERMS: one per-CTA flag barrier, the zero-byte time beyond it, one further
+    TensorRT-LLM flag store), least squares on log time over every row of `meas` (not WRONG); the link terms stay
+    the own kernel's (fit_production_allreduce.py)."""
+    from scipy.optimize import least_squares
+
+    m = meas[~meas["note"].fillna("").str.contains("WRONG")].reset_index(drop=True)
+    y = np.log(m["median_us"].to_numpy(float))
+    names = list(TERMS)
+
+    def resid(x):
+        return np.log(np.maximum(predict_us(m, with_engine_terms(hw, dict(zip(names, x)))), 1e-3)) - y
+    r = least_squares(resid, [TERMS[n][0] for n in names], bounds=([TERMS[n][1] for n in names],
+                                                                    [TERMS[n][2] for n in names]))
+    return {**{n: round(float(v), 4) for n, v in zip(names, r.x)}, "fit_rows": len(m),
+            "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def write_engine_terms(hw: HardwareSpec, out_dir: Path, target: str = "H100-SXM") -> tuple[Path, dict]:
+    """Fit the engines' terms on FIT_CSV and merge them into out_dir/<target>.yaml (engine_allreduce_us, with the
+    fit's record under engine_allreduce; other terms kept)."""
+    from simulator.calibration import checks as C
+    from simulator.calibration.fit_production_allreduce import own_kernel
+
+    f = fit_engine_terms(pd.read_csv(DATA_DIR / FIT_CSV), own_kernel(hw))
+    doc = {"engine_allreduce_us": {n: f[n] for n in TERMS},
+           "engine_allreduce": {
+               "source": f"simulator/calibration/engine_allreduce.py fit_engine_terms on {FIT_CSV} (lab/kernels/"
+                         "measure_engine_allreduce.py, flashinfer-python 0.6.4 JIT: vLLM's custom all-reduce and "
+                         "TensorRT-LLM's all-reduce fusion, plain and + RMSNorm, 2 x H100 NVLink): barrier = one "
+                         "per-CTA flag barrier (rank-count independent; not the Lamport one-shot's: it has none), phase = "
+                         "one serialized peer-data phase (one-shot 1, two-shot 2; replaces the own kernel's fixed_us), "
+                         "flag_store = each further release store of TensorRT-LLM's "
+                         "Barrier::sync loop; the link terms stay the own kernel's (production_allreduce); "
+                         f"{HELD_OUT_CSV} (another device and host) held out",
+               "terms": f}}
+    p = Path(out_dir) / f"{target}.yaml"
+    merged = C.merge_into(p, doc, {"engine_allreduce_us": None, "engine_allreduce": None})
+    return C.write_checked(p, merged, ""), f
+
+
 def size_regime(nbytes) -> np.ndarray:
     n = np.asarray(nbytes, float)
     return np.where(n <= 64 * 1024, "a small (8-64 KiB)",
@@ -94,6 +155,24 @@ def first_look(hw: HardwareSpec, out: str | Path, note: str) -> pd.DataFrame:
     df["pred_us"] = np.round(predict_us(df, hw, flags=False), 3)
     df["device"] = hw.name
     df["model"] = note
+    df.to_csv(out, index=False)
+    return df
+
+
+def blind4_grid() -> pd.DataFrame:
+    """The blind test's rows: 4 ranks, token counts and hidden sizes in none of the earlier campaigns
+    (lab/kernels/measure_engine_allreduce.py --grid blind4)."""
+    return grid((BLIND4_WORLD,), [(t, h) for h in BLIND4_HIDDENS for t in BLIND4_TOKENS])
+
+
+def blind4_prediction(hw: HardwareSpec, out: str | Path) -> pd.DataFrame:
+    """Write the blind test's prediction (the committed fitted terms, Efficiency.engine_ar) BEFORE it is measured."""
+    df = blind4_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_us"] = np.round(predict_us(df, hw), 3)
+    df["device"] = hw.name
+    df["model"] = (f"engines' terms {hw.efficiency.engine_ar} fitted on {FIT_CSV} only (fit_engine_terms) + the own "
+                   "kernel's link terms; nothing of these shapes or of 4 ranks of these kernels fitted")
     df.to_csv(out, index=False)
     return df
 

@@ -60,12 +60,20 @@ CUSTOM_KINDS = ("allreduce_1shot", "allreduce_2shot")
 SIZES = [1 << s for s in range(10, 27, 2)]
 
 
+def own_kernel(hw: HardwareSpec) -> HardwareSpec:
+    """`hw` without the engines' kernel terms (Efficiency.engine_ar): the project's own kernel and PyTorch's
+    symmetric-memory kernels keep the grid-wide barriers these kinds' terms were fitted with."""
+    from dataclasses import replace
+
+    return hw.with_efficiency(replace(hw.efficiency, engine_ar={})) if hw.efficiency.engine_ar else hw
+
+
 def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None) -> np.ndarray:
     """Device microseconds of one all-reduce per row (columns impl, world, bytes): the roofline's price less the graph
     launch gap (the measurements bracket device time only)."""
     from simulator.ops import OpBuilder
 
-    h = hw if eff is None else hw.with_efficiency(eff)
+    h = own_kernel(hw if eff is None else hw.with_efficiency(eff))
     b = OpBuilder(len(df))
     kinds = df["impl"].map(IMPL_KIND).to_numpy()
     nbytes = df["bytes"].to_numpy(float)
