@@ -903,6 +903,7 @@ def production_allreduce() -> None:
               f"committed terms)")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     engine_allreduce_blind()
+    engine_allreduce_blind4()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement
@@ -914,8 +915,8 @@ def engine_allreduce_blind() -> None:
     plain and with residual + RMSNorm; lab/kernels/measure_engine_allreduce.py), signed error (model / measured - 1)
     per implementation x size regime x ranks: `blind` = the prediction committed before the measurement (H100 terms
     fitted on the project's own kernel + the source's structure; nothing of these kernels fitted), `now` = the current
-    model (adds TensorRT-LLM's barrier-flag stores, a rule read from the source after this measurement was seen, priced
-    with a committed term: nothing refitted)."""
+    model: the engines' own terms (Efficiency.engine_ar) FITTED on the 2 x H100 rows (fit rows there; the 4 x H200 rows
+    held out: another device and host, priced with the H100-SXM terms)."""
     import pandas as pd
 
     from hwmodels.spec import load_hardware
@@ -941,9 +942,11 @@ def engine_allreduce_blind() -> None:
             tab[f"{name}_hi%"] = 100 * t["hi"]
         dev, gpus = meas["device"].iloc[0], int(meas["world"].max())
         where = (f"{dev} x{gpus} ({f.name}; 2-rank rows on GPUs 0-1 of the same host), priced with the H100-SXM "
-                 "terms (the lent machine was H200s: same NVLink 4 x 18, same SM count)" if "H200" in dev else
+                 "terms (the lent machine was H200s: same NVLink 4 x 18, same SM count); HELD OUT of the engines' fit" if
+                 "H200" in dev else
                  f"{dev} x{gpus} ({f.name}; the device the terms were fitted on; the same committed predictions, "
-                 "measured the day after on another lent host)")
+                 "measured the day after on another lent host); the engines' terms were FITTED on these rows (now = "
+                 "fit error)")
         print(f"\n== engines' all-reduce kernels on {where}: blind = {pred_f.name} (commit "
               f"{ENGINE_AR_PREDICTION_COMMIT}, before measuring), now = current model; signed model/measured - 1; "
               f"{blind.attrs['wrong']} rows marked WRONG left out")
@@ -952,6 +955,62 @@ def engine_allreduce_blind() -> None:
             e = t["err"].abs()
             print(f"   {name}: all {len(t)} rows |error| median {100 * e.median():.1f} %, p90 {100 * e.quantile(0.9):.1f} %"
                   f"; signed median {100 * t['err'].median():+.1f} %")
+
+
+#: the commit that holds the blind 4-rank prediction (engine_allreduce.BLIND4_PRED_CSV), made before the measurement
+ENGINE_AR_BLIND4_COMMIT = "012b9ed"
+
+
+def _regime_errors(df, part: str) -> list[dict]:
+    """Per implementation x size regime of blind_rows' frame: n, measured median, |error| median and p90, signed."""
+    rows = []
+    for (impl, reg), t in df.groupby(["impl", "regime"]):
+        e = 100 * t["err"]
+        rows.append({"part": part, "impl": impl, "regime": reg[2:], "n": len(t),
+                     "meas_us": t["median_us"].median(), "med%": e.abs().median(), "p90%": e.abs().quantile(0.9),
+                     "signed%": e.median()})
+    return rows
+
+
+def engine_allreduce_blind4() -> None:
+    """The engines' all-reduce kernels with their fitted terms (Efficiency.engine_ar, simulator/calibration/
+    engine_allreduce.py fit_engine_terms on the 2 x H100 rows only), per part: the fit rows, the 4 x H200 rows (held
+    out: another device and host, priced with the H100-SXM terms) and the BLIND 4 x H100 rows (4 ranks, shapes in no
+    earlier campaign; prediction committed before the measurement): |error| median, p90 and signed median per
+    implementation x size regime."""
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration.fit_production_allreduce import own_kernel
+
+    blind_f = sorted(EA.DATA_DIR.glob("engine_allreduce_blind4_nvidia*.csv"))
+    pred_f = EA.DATA_DIR / EA.BLIND4_PRED_CSV
+    if not blind_f or not pred_f.is_file():
+        return
+    hw = load_hardware("H100-SXM")
+    rows, totals = [], []
+    for part, f in (("fit 2xH100", EA.DATA_DIR / EA.FIT_CSV), ("held-out 4xH200", EA.DATA_DIR / EA.HELD_OUT_CSV)):
+        meas = pd.read_csv(f)
+        cur = EA.grid().assign(pred_us=lambda d: EA.predict_us(d, hw))
+        r = EA.blind_rows(cur, meas)
+        rows += _regime_errors(r, part)
+        totals.append((part, r))
+    meas = pd.read_csv(blind_f[-1])
+    r = EA.blind_rows(pd.read_csv(pred_f), meas)
+    rows += _regime_errors(r, "BLIND 4xH100")
+    totals.append(("BLIND 4xH100", r))
+    old = EA.blind4_grid().assign(pred_us=lambda d: EA.predict_us(d, own_kernel(hw)))
+    totals.append(("BLIND rows, own-kernel terms", EA.blind_rows(old, meas)))
+    print(f"\n== engines' all-reduce kernels, fitted terms {hw.efficiency.engine_ar} (fit_engine_terms on {EA.FIT_CSV} "
+          f"only): fit rows, held-out H200 rows, BLIND rows ({blind_f[-1].name}, 4 ranks, tokens "
+          f"{list(EA.BLIND4_TOKENS)} x hidden {list(EA.BLIND4_HIDDENS)}; prediction {pred_f.name}, commit "
+          f"{ENGINE_AR_BLIND4_COMMIT}, before measuring); |model/measured - 1| median / p90, signed median")
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for part, t in totals:
+        e = t["err"].abs()
+        print(f"   {part}: {len(t)} rows |error| median {100 * e.median():.1f} %, p90 {100 * e.quantile(0.9):.1f} %; "
+              f"signed median {100 * t['err'].median():+.1f} %; {t.attrs['wrong']} WRONG left out")
 
 
 if __name__ == "__main__":
