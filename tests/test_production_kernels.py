@@ -368,3 +368,41 @@ def test_trtllm_layers_pay_the_twoshot_flag_stores():
     ops, _ = decode_ops(c, np.array([64.0]), np.array([4096.0]))
     m = ops.kind == KIND_CODE["allreduce_2shot"]
     assert m.any() and (ops.sync_steps[m] > 0).all()
+
+
+def test_engine_allreduce_terms_are_the_fit_and_leave_the_own_kernel():
+    """The engines' kernel terms (Efficiency.engine_ar) are what fit_engine_terms gives on the 2 x H100 engine rows
+    (and move when those rows do); the engine kinds are priced with them (2 barriers + 1 phase for vLLM's one-shot,
+    1 phase for the Lamport one-shot, 2 barriers + 2 phases + flag stores for the two-shot); the project's own
+    kernel keeps its grid-wide barriers (link latency) and fixed time."""
+    import pytest
+
+    from hwmodels.spec import efficiency_from_dict, load_hardware
+    from simulator.calibration import engine_allreduce as E
+    from simulator.calibration import fit_production_allreduce as A
+    from simulator.kernels.allreduce import trtllm_twoshot_flag_steps
+
+    hw = load_hardware("H100-SXM")
+    meas = pd.read_csv(E.DATA_DIR / E.FIT_CSV)
+    got = E.fit_engine_terms(meas, A.own_kernel(hw))
+    assert got["fit_rows"] == len(meas) == 76
+    for k in E.TERMS:
+        assert hw.efficiency.engine_ar[f"{k}_s"] * 1e6 == pytest.approx(got[k], abs=1e-3)
+    slow = E.fit_engine_terms(meas.assign(median_us=meas["median_us"] + 3.0), A.own_kernel(hw))
+    assert slow["phase"] > got["phase"] + 1.0
+    e = hw.efficiency.engine_ar
+    S = 8192.0
+    rows = pd.DataFrame({"impl": ["vllm_oneshot", "trtllm_ar_oneshot", "trtllm_ar_twoshot"], "world": [2, 2, 2],
+                         "tokens": [1, 1, 256], "hidden": [4096, 4096, 16], "bytes": [S, S, S]})
+    us = E.predict_us(rows, hw)
+    data = S / (hw.link_bw_bytes_s * hw.efficiency.memory["allreduce_1shot"]) * 1e6
+    assert us[0] == pytest.approx(2 * e["barrier_s"] * 1e6 + e["phase_s"] * 1e6 + data)
+    assert us[1] == pytest.approx(e["phase_s"] * 1e6 + data)
+    steps = float(trtllm_twoshot_flag_steps(256, 16, 2, hw.units))
+    data2 = S / (hw.link_bw_bytes_s * hw.efficiency.memory["allreduce_2shot"]) * 1e6
+    assert us[2] == pytest.approx((2 * e["barrier_s"] + 2 * e["phase_s"] + steps * e["flag_store_s"]) * 1e6 + data2)
+    # the own kernel: 2 barriers at the link latency + its fitted fixed time, as before the engines' terms existed
+    own = A.predict_us(pd.DataFrame({"impl": ["own_oneshot"], "world": [2], "bytes": [S]}), hw)[0]
+    assert own == pytest.approx((2 * hw.link_latency_s + hw.efficiency.fixed_s["allreduce_1shot"]) * 1e6 + data)
+    with pytest.raises(Exception, match="engine_allreduce_us"):
+        efficiency_from_dict({"engine_allreduce_us": {"fixed": 1.0}}, "t")

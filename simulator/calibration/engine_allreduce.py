@@ -107,7 +107,7 @@ def fit_engine_terms(meas: pd.DataFrame, hw: HardwareSpec) -> dict:
     the own kernel's (fit_production_allreduce.py)."""
     from scipy.optimize import least_squares
 
-    m = meas[~meas["note"].fillna("").str.contains("WRONG")].reset_index(drop=True)
+    m = meas[~meas["note"].astype("string").fillna("").str.contains("WRONG")].reset_index(drop=True)
     y = np.log(m["median_us"].to_numpy(float))
     names = list(TERMS)
 
