@@ -71,7 +71,10 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 together, so at 2 ranks it is the whole rate); ceil = link_ceiling[kind]: the rate that every peer's
                 traffic together reaches on the device's links (absent = eff_m, which leaves (g-1) x bytes / eff_m,
                 the link-bound form). 1.0 / 0 uncalibrated. The Lamport kind takes the pull one-shot's terms
-                (AR_TERMS_FROM)
+                (AR_TERMS_FROM). With the engines' own terms (Efficiency.engine_ar, ENGINE_AR_TERMS) a custom kind's
+                barrier is engine_ar[barrier_s] at any rank count and its fixed time AR_PHASES x engine_ar[phase_s]
+                + sync_steps x engine_ar[flag_store_s] (the own kernel's grid-wide barrier, fixed and sync terms
+                are not used for it)
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s

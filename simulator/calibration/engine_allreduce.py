@@ -7,6 +7,12 @@ and the source's structure (simulator/kernels/allreduce.py), then compared with 
                  measurement: the kinds' terms are those fit_production_allreduce.py fitted on the project's own
                  kernel (vLLM's structure) and NCCL; nothing of the engines' kernels was fitted
     compare      `blind_table`: signed error (model / measured - 1) per implementation x size regime x ranks
+    fit          `fit_engine_terms` / `write_engine_terms`: the engines' own terms (Efficiency.engine_ar: barrier, phase,
+                 flag_store; hwmodels.roofline ENGINE_AR_TERMS) on FIT_CSV, the 2 x H100 rows only (least squares on
+                 log time); HELD_OUT_CSV (4 x H200, another device and host) is never read by the fit
+    blind        `blind4_prediction`: 4 ranks, BLIND4_TOKENS x BLIND4_HIDDENS (shapes in no earlier campaign), priced
+                 with the committed terms and committed before lab/kernels/measure_engine_allreduce.py --grid blind4
+                 measured them
 
 Implementations (the campaign's impl column) and the kinds that price them:
     vllm_oneshot / vllm_twoshot        allreduce_1shot / allreduce_2shot (the kernel's own choice: one-shot at 2 ranks,
@@ -202,7 +208,7 @@ def blind_table(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def main() -> None:  # pragma: no cover - writes the committed first-look CSV
+def main() -> None:  # pragma: no cover - writes the committed first-look CSV (see write_engine_terms for the fit)
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
     note = ("blind: committed H100 terms (fit_production_allreduce.py, own kernel + NCCL) + flashinfer-0.6.4 source "

@@ -68,6 +68,10 @@ Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_1shot_lamport /
                 (+ TensorRT-LLM's barrier-flag stores, trtllm_twoshot_flag_steps x sync_us)
     a barrier = one flag store into every peer and a poll of every peer's flag: the link latency (the spec's, or the
                 fitted one) plus a time per peer beyond the first (sync_us of the kind)
+    with the engines' own terms (Efficiency.engine_ar; the H100 only, hwmodels/calibration/fitted/H100-SXM.yaml
+    engine_allreduce_us): a barrier is one per-CTA flag barrier (`barrier`, the same at any rank count: every peer's
+    flag is stored and polled by its own thread), the fixed time is `phase` per serialized peer-data phase (one-shots
+    1, two-shots 2), and each further TensorRT-LLM flag store costs `flag_store`; the link terms stay the own kernel's
 Fitted on 2 and 4 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/
 allreduce_*): the H100's fixed_us / memory (one-peer rate) / sync_us / link_ceiling terms of both kinds are fitted on
 the project's kernel with vLLM's structure (simulator/calibration/fit_production_allreduce.py, which prices that
@@ -80,6 +84,12 @@ slow (vLLM one-shot +50-108 %: 5-6 us measured, its per-CTA barriers are cheaper
 the own kernel's grid-wide barriers; TensorRT-LLM's Lamport one-shot +25-64 % at <= 1 MiB); the residual + RMSNorm
 epilogue adds a near-constant ~2 us at small sizes that the HBM-traffic term lacks; TensorRT-LLM's two-shot with few
 tokens per rank (up to 5x slower than priced) led to the barrier-flag rule above (read after the measurement).
+The engines' own terms were then fitted on the 2 x H100 rows alone (simulator/calibration/engine_allreduce.py
+fit_engine_terms, 76 rows: barrier 0.0 us at its bound, phase 4.68 us, flag_store 1.81 us; |error| median 6.8 %, p90
+27 %); held out, the 4 x H200 rows: median 11.0 %, p90 37 % (was 13.4 / 49 %; the H200's few-token two-shot is faster
+than the H100's: +74 % there); BLIND on 4 x H100 (4 ranks, tokens 2-768 x hidden 5120 / 7168, 66 rows, prediction
+committed first): median 9.6 %, p90 22.8 %, signed -8.4 % (+ RMSNorm rows 8-26 % too fast; Lamport one-shot small
+13-29 % too slow). Beyond 4 ranks the engines' barrier and phase times are taken as at 4 ranks (an ASSUMPTION).
 """
 from __future__ import annotations
 
