@@ -246,20 +246,28 @@ def test_fi_mla_merge_is_a_serial_chain_of_partial_loads():
     assert merge[0] == pytest.approx(2.0 + 32.0 * FI.FI_MLA_MERGE_LOAD_SHARE) and merge[1] == pytest.approx(1.0)
 
 
+def _campaign_script():
+    """lab/kernels/measure_production_attention.py (beside tests/: a script run by path, not installed) as a module,
+    for its shape grids."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_production_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_production_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
 def test_mla_merge_grid_is_new_and_predicted():
     # the MLA merge grid's shapes are in neither the campaign's nor the fresh grid's rows, all split into 2-4 pieces,
     # and every one has a committed prediction
-    import importlib.util
-    from pathlib import Path
 
     import pandas as pd
 
     from simulator.calibration import fit_production_attention as FP
 
-    spec = importlib.util.spec_from_file_location(
-        "mpa", Path(__file__).resolve().parents[1] / "lab/kernels/measure_production_attention.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
+    m = _campaign_script()
     sh = pd.DataFrame(m.shapes("fi_mla", "mla_merge"))
     keys = ["heads", "batch", "context"]
     seen = set()
@@ -312,17 +320,12 @@ def test_fi_mla_merge_link_share_is_the_fit_rows_minimum():
 def test_fresh_mla_grid_is_new_and_both_predictions_cover_it():
     # the fresh_mla grid's shapes are in none of the earlier grids' rows, and each was priced (committed before the
     # device run) by the revised model and by the model at 1081e97; the measured rows join both
-    import importlib.util
-    from pathlib import Path
 
     import pandas as pd
 
     from simulator.calibration import fit_production_attention as FP
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("mpa2", root / "lab/kernels/measure_production_attention.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
+    m = _campaign_script()
     sh = pd.DataFrame([s for p in ("fi_mla", "flashmla", "sgl_triton") for s in m.shapes(p, "fresh_mla")])
     keys = ["family", "model", "dtype", "batch", "context", "q_rows"]
     seen = set()
@@ -439,17 +442,12 @@ def test_flashinfer_committed_terms_are_the_fit_of_the_committed_csv():
 def test_fresh_fi2_grid_is_new_and_both_predictions_cover_it():
     # the second FlashInfer check grid: 140 shapes in none of the earlier grids' rows, priced before the device run by
     # the revised model and by the model at a823ab8; the measured rows join both
-    import importlib.util
-    from pathlib import Path
 
     import pandas as pd
 
     from simulator.calibration import fit_production_attention as FP
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("mpa3", root / "lab/kernels/measure_production_attention.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
+    m = _campaign_script()
     sh = pd.DataFrame([s for p in ("fi_decode", "fi_tc", "fi_verify") for s in m.shapes(p, "fresh_fi2")])
     keys = ["family", "model", "dtype", "batch", "context", "q_rows", "page_size"]
     cast = {"batch": float, "context": float, "q_rows": float, "page_size": float}
