@@ -15,13 +15,16 @@ launchHopperF8MHAFlashInfer then, else launchMHAFlashInfer):
     threads; one CTA iteration covers ctaTile.x = warpTile.x (64) x 4 warps = 256 keys; query rows padded to
     warpTile.y = roundUp(G, 16) (decode) or 32 (verification: rowsPerBlock = M_TILESIZE 32, grid y = Hkv x
     ceil(q G / 32)); __launch_bounds__(256, nbCtaPerSM): 2 CTAs per SM on sm_90 for decode, 1 for verification
-    (M_TILESIZE 32). Two K and two V shared-memory buffers (nbKBuffers, nbVBuffers = 2).
+    (M_TILESIZE 32). Two K and two V shared-memory buffers (nbKBuffers, nbVBuffers = 2). MEASURED (launch profile,
+    hwmodels/calibration/data/production_attention/xqa_attention_grids_*.csv): 145 KB of shared memory per CTA (157 KB
+    for verification) at 128 (227) registers: 1 CTA per SM on the H100, not the 2 the launch bounds ask for.
   mha_sm90.cu (kind attn_xqa_fp8kv; fp8 K/V on sm_90): GMMA (wgmma) kernel, 3 warpgroups (gemm0, gemm1, I/O) = 384
     threads, K/V tiles by TMA from tensor maps of the paged cache; one iteration covers gemm0CtaTileNbTokens = 64
     keys; Q converted to fp8 and the products run in fp8 (MathElem = the cache's type); query rows padded to
     roundUp(G, 8) (swap-AB); verification with q G <= 32 compiles SPEC_Q_SEQ_LEN = q (flashinfer/jit/xqa.py): one CTA
     holds every query row of a KV head. __launch_bounds__(384) with no minimum (OPTIMIZE_FOR_LATENCY = 1): the
-    registers set the residency: XQA_GMMA_SLOTS (ASSUMPTION until a launch profile measures it).
+    registers set the residency: MEASURED 44 registers (42-56 for verification) x 384 threads, 35 KB of shared
+    memory: 3 CTAs per SM.
 
 Both walk a sequence's tiles interleaved: sub-sequence s of nbSub takes tiles s, s + nbSub, ... (seqIter +=
 nbSubSeqPerSeq): ceil(ceil(T / tile) / nbSub) serial tiles per CTA. Before its first tile a CTA makes 3 dependent
@@ -54,10 +57,13 @@ from simulator.kernels.production import Launch, attention_io, ceil_div
 MIN_HISTORY_PER_BLOCK, TARGET_WAVE_FACTOR = 512.0, 8.0
 #: keys per CTA iteration: mha.cu ctaTile.x (64 x 4 warps), mha_sm90.cu gemm0CtaTileNbTokens
 XQA_TILE, XQA_GMMA_TILE = 256.0, 64.0
-#: resident CTAs per SM: mha.cu nbCtaPerSM on sm_90 (decode 2, verification with M_TILESIZE 32: 1)
-XQA_SLOTS, XQA_SPEC_SLOTS = 2.0, 1.0
-#: mha_sm90.cu: no minimum in its launch bounds; ASSUMPTION: 1 (384 threads at up to 168 registers) until measured
-XQA_GMMA_SLOTS = 1.0
+#: resident CTAs per SM of mha.cu, decode / verification: its launch bounds ask for 2 on sm_90 (nbCtaPerSM) for
+#: decode, but its 145 KB of shared memory per CTA leave room for 1 (MEASURED launch profile, module docstring; the
+#: first look, xqa_first_look.csv, priced 2 as read from the launch bounds)
+XQA_SLOTS, XQA_SPEC_SLOTS = 1.0, 1.0
+#: mha_sm90.cu: no minimum in its launch bounds; MEASURED 3 per SM (44 registers x 384 threads; the first look priced
+#: an assumed 1)
+XQA_GMMA_SLOTS = 3.0
 #: dependent loads before a CTA's first tile (module docstring); the merging CTA's extra ones
 XQA_PROLOGUE_LOADS, XQA_MERGE_LOADS = 3.0, 2.0
 #: query rows of one verification CTA of mha.cu (M_TILESIZE) and of the GMMA kernel without swap-AB (Q_HEADS_PER_CTA)
@@ -109,8 +115,8 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     merge = np.where(mb > 1.0, 2.0 * mb * B * Hkv * blocks * rows * (d + 2.0) * 4.0, 0.0)
     loads = XQA_PROLOGUE_LOADS + np.where(mb > 1.0, XQA_MERGE_LOADS, 0.0)
     slots_g = XQA_GMMA_SLOTS if gmma_slots is None else float(gmma_slots)
-    # the roofline counts waves with one residency per kind (cta_slots.attn_xqa = XQA_SLOTS): a verification build's
-    # 1 CTA per SM is priced as twice the CTAs at 2 per SM (the same waves)
+    # the roofline counts waves with one residency per kind (cta_slots.attn_xqa): a residency of the verification
+    # build other than the decode build's is priced as more CTAs at the decode residency (the same waves)
     amp_units = ctas * XQA_SLOTS / np.where(spec, XQA_SPEC_SLOTS, XQA_SLOTS)
     out = []
     for sel, kind, units, slots, dtype in ((~gmma, "attn_xqa", amp_units, XQA_SLOTS, "bf16"),
