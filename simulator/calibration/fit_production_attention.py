@@ -37,6 +37,7 @@ from simulator.kernels import fa3 as FA3
 from simulator.kernels import flashinfer as FI
 from simulator.kernels import flashmla as FM
 from simulator.kernels import triton_engines as TE
+from simulator.kernels import xqa as XQ
 from simulator.kernels.production import emit
 from simulator.ops import MaskedBuilder, OpBuilder
 
@@ -55,7 +56,7 @@ FAMILY_KINDS = {
 #: kinds never measured here -> the measured kind whose fitted terms they borrow (simulator/kernels/data/
 #: attention_families.yaml says why)
 BORROWED = {"attn_fa3": "attn_fi_prefill", "attn_fa4": "attn_fi_prefill", "attn_combine_fa3": "attn_combine_fi",
-            "attn_xqa": "attn_fi_decode", "attn_triton_vllm": "attn_triton_sgl",
+            "attn_xqa": "attn_fi_decode", "attn_xqa_fp8kv": "attn_fi_decode_fp8kv", "attn_triton_vllm": "attn_triton_sgl",
             "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
 #: first look: each new kind borrows the terms of this kind of the existing H100 fit
 FIRST_LOOK_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2", "attn_fi_prefill": "attn_fa2",
@@ -88,7 +89,7 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
     fam = df["family"].to_numpy()
     kvb_all = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0)
     regs = regs or {}
-    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton", "fa3"):
+    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton", "fa3", "xqa"):
         sel = fam == f
         if not sel.any():
             continue
@@ -104,6 +105,8 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
             launches, _ = FI.fi_mla(B, q, T, Hq, 512.0, 64.0, kvb, page, sms)
         elif f == "flashmla":
             launches, _ = FM.flashmla(B, q, T, Hq, 512.0, 64.0, kvb, sms)
+        elif f == "xqa":    # the measured stand-in: FlashInfer's port, its own split rule
+            launches, _ = XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page, split="port")
         elif f == "fa3":    # the measured stand-in: FA4-CuTe's sm_90 forward (page 0: contiguous K/V)
             launches, _ = FA3.fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, np.where(sel, df["page_size"].fillna(0)
                                                                                .to_numpy(float), 16.0), sms)
@@ -138,7 +141,7 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
     fam, q = df["family"].to_numpy(), df["q_rows"].fillna(1).to_numpy(float)
     page = df["page_size"].fillna(1).to_numpy(float)
     mid = (T >= 1024) & (T <= 16384) & (B <= 64)
-    std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify", "fa3"]), page == 16, True)
+    std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify", "fa3", "xqa"]), page == 16, True)
     heads_fit = np.isin(df["model"].to_numpy(), ["llama8b", "llama70b", "mla16", "mla128"])
     q_fit = np.where(fam == "fi_verify", q == 4, q <= 1)
     return mid & std_page & heads_fit & q_fit
@@ -147,7 +150,7 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
 def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
     fam = df["family"].to_numpy()
     q = df["q_rows"].fillna(1).to_numpy(float) if "q_rows" in df.columns else np.ones(len(df))
-    phase = np.where((fam == "fi_verify") | ((fam == "fa3") & (q > 1)), "verify", "decode")
+    phase = np.where((fam == "fi_verify") | (np.isin(fam, ["fa3", "xqa"]) & (q > 1)), "verify", "decode")
     return pd.DataFrame({"family": fam, "phase": phase, "kv": df["dtype"].to_numpy(),
                          "ctx_regime": context_regime(df["context"]),
                          "batch_regime": batch_regime(df["batch"])})
@@ -290,7 +293,8 @@ FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_f
 
 
 def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, fa3: pd.DataFrame | None = None,
-        fa3_grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
+        fa3_grids: pd.DataFrame | None = None, xqa: pd.DataFrame | None = None,
+        xqa_grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
     """Fit every group on its fit rows (least squares on log(predicted / measured)); kinds without fit rows keep
     the first look's borrowed terms; with the fa3 measurement (load_fa3) attn_fa3 is fitted on its own rows
     (fit_fa3) and attn_fa4 borrows it. Returns the Efficiency and metadata (rows, parameters, rms log error)."""
@@ -359,13 +363,17 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         for part, d_ in (("fixed_us", eff.fixed_s), ("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s),
                          ("sync_us", eff.sync_s)):
             up[f"{part}.{k}"] = d_.get(src, 0.0) * 1e6
-        up[f"cta_slots.{k}"] = {"attn_fa3": 1.0, "attn_fa4": 1.0, "attn_xqa": 2.0}.get(k, eff.cta_slots.get(src, 1.0))
+        up[f"cta_slots.{k}"] = {"attn_fa3": 1.0, "attn_fa4": 1.0, "attn_xqa": XQ.XQA_SLOTS,
+                                "attn_xqa_fp8kv": XQ.XQA_GMMA_SLOTS}.get(k, eff.cta_slots.get(src, 1.0))
     eff = efficiency_with(eff, up)
     meta["borrowed"] = dict(BORROWED)
     if fa3 is not None and len(fa3):
         eff, meta["fa3"] = fit_fa3(fa3, hw, eff, fa3_grids)
         meta["borrowed"] = {k: v for k, v in BORROWED.items() if k != "attn_fa3"}
         meta["borrowed"]["attn_fa4"] = "attn_fa3"
+    if xqa is not None and len(xqa):
+        eff, meta["xqa"] = fit_xqa(xqa, hw, eff, xqa_grids)
+        meta["borrowed"] = {k: v for k, v in meta["borrowed"].items() if k not in XQA_KINDS}
     return eff, meta
 
 
@@ -461,6 +469,114 @@ def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     m = df.merge(fl[keys + ["pred_fa3_us", "pred_struct_us", "model_commit"]], on=keys, how="inner")
     m["first_struct_err_pct"] = (m["pred_struct_us"] / m["median_us"] - 1.0) * 100.0
     m["first_fa3_err_pct"] = (m["pred_fa3_us"] / m["median_us"] - 1.0) * 100.0
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the xqa family (TensorRT-LLM's XQA kernels), measured through FlashInfer's port
+# ---------------------------------------------------------------------------------------------------------------------
+XQA_GLOB = "xqa_attention_nvidia*.csv"
+XQA_FIRST_LOOK_CSV = "xqa_first_look.csv"
+XQA_KEYS = ("model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
+#: the family's kinds: mha.cu (bf16 K/V) and the sm_90 GMMA kernel mha_sm90.cu (fp8 K/V)
+XQA_KINDS = ("attn_xqa", "attn_xqa_fp8kv")
+
+
+def latest_xqa(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
+    """(the newest XQA measurement, its launch profile), None where missing."""
+    fs = sorted(p for p in Path(data_dir).glob(XQA_GLOB) if p.suffix == ".csv" and "_nvidia-smi" not in p.name)
+    if not fs:
+        return None, None
+    f = fs[-1]
+    g = f.with_name(f.name.replace("xqa_attention_", "xqa_attention_grids_", 1))
+    return f, (g if g.is_file() else None)
+
+
+def load_xqa(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The xqa family's measured rows (lab/kernels/measure_xqa_attention.py); empty when nothing was measured."""
+    f, _ = latest_xqa(data_dir)
+    return load(f) if f is not None else pd.DataFrame()
+
+
+def xqa_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[str, tuple[float, str]]:
+    """kind -> (resident CTAs per SM, how) from the XQA launch profile: both kernels are named kernel_mha; the GMMA
+    kernel is the one of 3 warpgroups (block z = 3), mha.cu's has z = 2 (its warp specialisation)."""
+    from simulator.calibration.fit_regimes import occupancy
+
+    if grids is None or grids.empty:
+        return {}
+    bz = pd.to_numeric(grids["block_z"], errors="coerce").fillna(0).to_numpy(float)
+    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1) * pd.to_numeric(grids["block_y"], errors="coerce")
+               .fillna(1) * bz).to_numpy(float)
+    regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
+    smem = pd.to_numeric(grids["smem"], errors="coerce").fillna(0).to_numpy(float)
+    occ = occupancy(regs, smem, threads, smem_per_sm)
+    name = grids["kernel_name"].astype(str).str.contains("kernel_mha").to_numpy()
+    out = {}
+    for kind, m in (("attn_xqa", name & (bz == 2)), ("attn_xqa_fp8kv", name & (bz == 3))):
+        if not m.any():
+            continue
+        vals, counts = np.unique(occ[m], return_counts=True)
+        v = float(vals[np.argmax(counts)])
+        i = int(np.flatnonzero(m & (occ == v))[0])
+        out[kind] = (max(v, 1.0), f"{int(m.sum())} launches; {int(regs[i])} registers x {int(threads[i])} threads, "
+                                  f"{int(smem[i])} B shared memory -> {v:g} per SM")
+    return out
+
+
+def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
+    """Fit attn_xqa (bf16 rows) and attn_xqa_fp8kv (fp8 rows) on the XQA measurement's fit rows (fit_rows: Llama-3.1-8B
+    heads, page 16, one query row, context 1024-16384, batch <= 64; chosen before the measurement), resident CTAs from
+    its launch profile, the prologue's dependent loads at the measured DRAM latency; no per-wave CTA term (the
+    multi-block merge is priced as the merging CTA's loads, simulator/kernels/xqa.py). mha.cu does end its CTA in a
+    merge of its two gemm1 warp groups through shared memory (mergeAndSaveOutTile), the EPILOGUE_KINDS rule, but a
+    per-wave term fitted on these rows comes out at 0 (tried after the held-out errors were seen: the fit rows are 1-4
+    waves of 4-64-tile CTAs, where it is not identifiable), so it is left out. Returns (Efficiency, meta)."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    up = {}
+    meta: dict = {"measured": {}, "groups": {}}
+    for k in XQA_KINDS:
+        up[f"sync_us.{k}"] = dram
+        up[f"cta_fixed_us.{k}"] = 0.0
+    for k, (v, how) in xqa_slots(grids, smem).items():
+        up[f"cta_slots.{k}"] = v
+        meta["measured"][f"cta_slots.{k}"] = how
+    eff = efficiency_with(eff, up)
+    ops = build_ops(df, hw.units, smem)
+    meas = df["median_us"].to_numpy(float)
+    fp8 = df["dtype"].to_numpy() == "fp8"
+    base = fit_rows(df) & (df["family"].to_numpy() == "xqa")
+    for kind, rows in (("attn_xqa", base & ~fp8), ("attn_xqa_fp8kv", base & fp8)):
+        params = _params(kind, dram, tensor=True)
+        names = [p[0] for p in params]
+
+        def resid(x, rows=rows, names=names):
+            return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
+
+        x0 = np.array([p[1] for p in params])
+        lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
+        r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
+        eff = efficiency_with(eff, dict(zip(names, r.x)))
+        meta.setdefault("params", {}).update({n: float(v) for n, v in zip(names, r.x)})
+        meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+    meta.update({"rows": int(base.sum()), "data": Path(df.attrs.get("file", "")).name,
+                 "rms_log_error": float(np.sqrt(np.mean([g["rms_log_error"] ** 2 for g in meta["groups"].values()])))})
+    return eff, meta
+
+
+def xqa_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The XQA first look (priced before the measurement, lab/kernels/predict_xqa_attention.py) joined with the
+    measured rows: first_main_err_pct ((a) the model at db3789c) and first_struct_err_pct ((b) the port's structure,
+    borrowed rates), with regime labels; empty when either is missing."""
+    p = Path(data_dir) / XQA_FIRST_LOOK_CSV
+    if not p.is_file() or not len(df):
+        return pd.DataFrame()
+    fl = pd.read_csv(p)
+    keys = [k for k in XQA_KEYS if k in fl.columns]
+    m = df.merge(fl[keys + ["pred_main_us", "pred_struct_us", "model_commit"]], on=keys, how="inner")
+    m["first_main_err_pct"] = (m["pred_main_us"] / m["median_us"] - 1.0) * 100.0
+    m["first_struct_err_pct"] = (m["pred_struct_us"] / m["median_us"] - 1.0) * 100.0
     return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
 
 
@@ -600,7 +716,8 @@ def _pooled(ev: pd.DataFrame, col: str | None = None) -> dict:
 
 
 def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, first: pd.DataFrame, out_dir: Path,
-          target: str = "H100-SXM", fa3_table: pd.DataFrame | None = None, fa3_first: pd.DataFrame | None = None) -> Path:
+          target: str = "H100-SXM", fa3_table: pd.DataFrame | None = None, fa3_first: pd.DataFrame | None = None,
+          xqa_table: pd.DataFrame | None = None, xqa_first: pd.DataFrame | None = None) -> Path:
     """Merge the production kinds' terms into out_dir/<target>.yaml (other fits' terms kept)."""
     from simulator.calibration import checks as C
 
@@ -619,7 +736,10 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
                   "FlashMLA kernel families (simulator/kernels), fitted on the middle regime, every other regime held out; "
                   f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in meta.get('borrowed', BORROWED).items())}"
                   + ("; attn_fa3 fitted on " + meta["fa3"]["data"] + " (FA4-CuTe's sm_90 forward, flash-attn-4 4.0.0b36, "
-                     "lab/kernels/measure_fa4cute_attention.py), middle regime only" if "fa3" in meta else ""),
+                     "lab/kernels/measure_fa4cute_attention.py), middle regime only" if "fa3" in meta else "")
+                  + ("; attn_xqa / attn_xqa_fp8kv fitted on " + meta["xqa"]["data"] + " (FlashInfer's port of "
+                     "TensorRT-LLM's XQA kernels, flashinfer-python 0.6.4, lab/kernels/measure_xqa_attention.py), "
+                     "Llama-3.1-8B page-16 decode rows of the middle regime only" if "xqa" in meta else ""),
         "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}
                 for k, m in meta.items() if isinstance(m, dict) and k not in ("borrowed",)},
         "accuracy_held_out": _pooled(table),
@@ -629,6 +749,11 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
         own["production_attention"]["accuracy_held_out"].update(_pooled(fa3_table))
     if fa3_first is not None and len(fa3_first):
         own["production_attention"]["first_look"]["fa3"] = _pooled(fa3_first, "first_struct_err_pct").get("fa3", {})
+    if xqa_table is not None and len(xqa_table):
+        own["production_attention"]["accuracy_held_out"].update(_pooled(xqa_table))
+    if xqa_first is not None and len(xqa_first):
+        own["production_attention"]["first_look"]["xqa_main"] = _pooled(xqa_first, "first_main_err_pct").get("xqa", {})
+        own["production_attention"]["first_look"]["xqa_struct"] = _pooled(xqa_first, "first_struct_err_pct").get("xqa", {})
     owned = {part: kinds for part in OWNED_PARTS}
     owned["production_attention"] = None
     return C.write_checked(p, C.merge_into(p, own, owned), "")
@@ -657,7 +782,10 @@ def main(argv=None) -> None:
     hw = load_hardware("H100-SXM")
     fa3 = load_fa3(data_dir)
     _, _, fg = latest_fa3(data_dir)
-    eff, meta = fit(df, hw, grids, fa3, pd.read_csv(fg) if fg is not None else None)
+    xq = load_xqa(data_dir)
+    _, xg = latest_xqa(data_dir)
+    eff, meta = fit(df, hw, grids, fa3, pd.read_csv(fg) if fg is not None else None, xq,
+                    pd.read_csv(xg) if xg is not None else None)
     ev = evaluate(df, hw, eff)
     table = accuracy(ev)
     fl = first_look_errors(df, data_dir)
@@ -690,9 +818,19 @@ def main(argv=None) -> None:
             print("fa3 first look (launch structure of the measured kernel, borrowed attn_fa3 terms):")
             print(accuracy(fl3, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct",
                            part=None).round(1).to_string(index=False))
+    evx = flx = None
+    if len(xq):
+        evx = evaluate(xq, hw, eff)
+        flx = xqa_first_look(xq, data_dir)
+        mx = meta["xqa"]
+        print(f"xqa (FlashInfer's port): {mx['rows']} fit rows, " + ", ".join(
+            f"{k} rms {g['rms_log_error']:.3f}" for k, g in mx["groups"].items()) + "; "
+              + ", ".join(f"{k} {v:.4g}" for k, v in mx["params"].items()))
+        print(accuracy(evx, by=("family", "phase", "kv", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
     if args.write:
         print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR,
-                             fa3_table=None if ev3 is None else ev3[ev3["part"] == "held-out"], fa3_first=fl3))
+                             fa3_table=None if ev3 is None else ev3[ev3["part"] == "held-out"], fa3_first=fl3,
+                             xqa_table=None if evx is None else evx[evx["part"] == "held-out"], xqa_first=flx))
 
 
 if __name__ == "__main__":

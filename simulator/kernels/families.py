@@ -92,7 +92,7 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
     if family in ("fa3", "fa4"):
         return FA3.fa3(B, q, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa4" if family == "fa4" else "attn_fa3")[0]
     if family == "xqa":
-        return XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms)[0]
+        return XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page)[0]
     if family == "triton_sgl":
         return TE.triton_sgl(B, T, Hq, Hkv, d, kvb, sms, smem)[0]
     if family == "triton_vllm":

@@ -1,16 +1,52 @@
-"""TensorRT-LLM's XQA decode kernel as it launches it (NVIDIA/TensorRT-LLM, cpp/tensorrt_llm/kernels/
-decoderMaskedMultiheadAttention/decoderXQAImplCommon.h `computeMultiBlockCount`, decoderXQAImplJIT.cpp launch;
-read through the code index, not run: XQA ships inside TensorRT-LLM's binaries).
+"""TensorRT-LLM's XQA decode / verification kernels as TensorRT-LLM launches them, and as FlashInfer's port (the
+measurable stand-in) launches the same kernels.
 
-    multi-block mode: blocks per sequence mb = T // 512 (kMinHistoryTokensPerBlock), mb = min(mb, round(sqrt(8 mb))),
-    at least 1; waves = B Hkv mb / SMs, and when waves / 8 (kTargetWaveFactor) > 1, mb = floor(mb / (waves / 8));
-    at least 1 (and at most the workspace's sub-sequences / B: not modelled, ASSUMPTION that it does not bind).
-    grid (mb, Hkv x token blocks, B), 128 x 1 x 2 threads (x 3 for the fp8 GMMA kernel on sm_90); the sub-sequences of
-    one sequence are reduced inside the kernel by the last CTA to finish (a semaphore per (sequence, KV head)): no
-    combine kernel, but a zeroed semaphore workspace (cudaMemsetAsync) before each launch.
-    ASSUMPTION (not read): 64 keys per CTA iteration and 2 resident CTAs per SM; 3 dependent loads per CTA before its
-    first tile (sequence length / page list -> page -> keys). Rates borrowed from FlashInfer's decode kernel (the
-    nearest measured CUDA-core, packed-group decode kernel).
+Sources. TensorRT-LLM's launcher: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/
+decoderXQAImplCommon.h `computeMultiBlockCount` and decoderXQAImplJIT.cpp (read through the code index; the repository is
+too large to fetch). The kernels themselves: FlashInfer's port, flashinfer-python 0.6.4 (PyPI wheel),
+flashinfer/data/csrc/xqa/mha.cu, mha_sm90.cu, defines.h, mha.h, xqa_wrapper.cu and flashinfer/xqa.py, flashinfer/jit/xqa.py;
+the kernel files carry NVIDIA's TensorRT-LLM copyright (they are TensorRT-LLM's cpp/kernels/xqa sources, which
+TensorRT-LLM JIT-compiles), so their tile, threads and residency are TensorRT-LLM's.
+
+Two kernels (flashinfer/xqa.py: run_sm90_fp8_mha = fp8 K/V on compute capability 9; xqa_wrapper.cu picks
+launchHopperF8MHAFlashInfer then, else launchMHAFlashInfer):
+
+  mha.cu (kind attn_xqa; bf16 / fp16 K/V on sm_90): warp-specialised mma.sync kernel, ctaShapeInWarps {4, 1, 2} = 256
+    threads; one CTA iteration covers ctaTile.x = warpTile.x (64) x 4 warps = 256 keys; query rows padded to
+    warpTile.y = roundUp(G, 16) (decode) or 32 (verification: rowsPerBlock = M_TILESIZE 32, grid y = Hkv x
+    ceil(q G / 32)); __launch_bounds__(256, nbCtaPerSM): 2 CTAs per SM on sm_90 for decode, 1 for verification
+    (M_TILESIZE 32). Two K and two V shared-memory buffers (nbKBuffers, nbVBuffers = 2). MEASURED (launch profile,
+    hwmodels/calibration/data/production_attention/xqa_attention_grids_*.csv): 145 KB of shared memory per CTA (157 KB
+    for verification) at 128 (227) registers: 1 CTA per SM on the H100, not the 2 the launch bounds ask for.
+  mha_sm90.cu (kind attn_xqa_fp8kv; fp8 K/V on sm_90): GMMA (wgmma) kernel, 3 warpgroups (gemm0, gemm1, I/O) = 384
+    threads, K/V tiles by TMA from tensor maps of the paged cache; one iteration covers gemm0CtaTileNbTokens = 64
+    keys; Q converted to fp8 and the products run in fp8 (MathElem = the cache's type); query rows padded to
+    roundUp(G, 8) (swap-AB); verification with q G <= 32 compiles SPEC_Q_SEQ_LEN = q (flashinfer/jit/xqa.py): one CTA
+    holds every query row of a KV head. __launch_bounds__(384) with no minimum (OPTIMIZE_FOR_LATENCY = 1): the
+    registers set the residency: MEASURED 44 registers (42-56 for verification) x 384 threads, 35 KB of shared
+    memory: 3 CTAs per SM.
+
+Both walk a sequence's tiles interleaved: sub-sequence s of nbSub takes tiles s, s + nbSub, ... (seqIter +=
+nbSubSeqPerSeq): ceil(ceil(T / tile) / nbSub) serial tiles per CTA. Before its first tile a CTA makes 3 dependent
+loads (sequence length -> page indices -> keys); the next tile's page indices are loaded with the current tile
+(loadCacheIndir / the TMA producer), so page size adds no per-tile round trip: it enters only through maxSeqLen =
+pages per sequence x page size (the page table's width), which the split rules read.
+
+Multi-block (nbSub > 1): every CTA writes its partial output tile with its row max and row sum to the scratch
+workspace, then increments one semaphore per (sequence, KV head[, token block]) with atom.inc (which wraps to 0: no reset
+kernel, no memset); the CTA that sees the last count merges all nbSub partials (mergeRowMax, then the tiles double-
+buffered): no combine kernel. Priced as 2 more dependent loads on the merging CTA (the atomic, the first partial) and
+the partials' bytes written and read back.
+
+Split rules:
+  TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
+    (kMinHistoryTokensPerBlock), mb = min(mb, round(sqrt(8 mb))), at least 1; waves = B Hkv mb / SMs, and when
+    waves / 8 (kTargetWaveFactor) > 1, mb = floor(mb / (waves / 8)); at least 1 (at most the workspace's
+    sub-sequences / B: ASSUMPTION that it does not bind).
+  FlashInfer's port (split="port", what the measurement runs; the rule of TensorRT-LLM's standalone launchers launchMHA /
+    launchHopperF8MHA in the same files, not of its production launcher):
+    mha.cu:      nbSub = min(max(1, SMs // (B Hkv)), ceil(maxSeqLen / 256))
+    mha_sm90.cu: nbSub = min(max(1, round((3 SMs // (B Hkv)) x 0.25)), ceil(maxSeqLen / 64))
 """
 from __future__ import annotations
 
@@ -19,11 +55,23 @@ import numpy as np
 from simulator.kernels.production import Launch, attention_io, ceil_div
 
 MIN_HISTORY_PER_BLOCK, TARGET_WAVE_FACTOR = 512.0, 8.0
-XQA_TILE, XQA_SLOTS, XQA_PROLOGUE_LOADS = 64.0, 2.0, 3.0
+#: keys per CTA iteration: mha.cu ctaTile.x (64 x 4 warps), mha_sm90.cu gemm0CtaTileNbTokens
+XQA_TILE, XQA_GMMA_TILE = 256.0, 64.0
+#: resident CTAs per SM of mha.cu, decode / verification: its launch bounds ask for 2 on sm_90 (nbCtaPerSM) for
+#: decode, but its 145 KB of shared memory per CTA leave room for 1 (MEASURED launch profile, module docstring; the
+#: first look, xqa_first_look.csv, priced 2 as read from the launch bounds)
+XQA_SLOTS, XQA_SPEC_SLOTS = 1.0, 1.0
+#: mha_sm90.cu: no minimum in its launch bounds; MEASURED 3 per SM (44 registers x 384 threads; the first look priced
+#: an assumed 1)
+XQA_GMMA_SLOTS = 3.0
+#: dependent loads before a CTA's first tile (module docstring); the merging CTA's extra ones
+XQA_PROLOGUE_LOADS, XQA_MERGE_LOADS = 3.0, 2.0
+#: query rows of one verification CTA of mha.cu (M_TILESIZE) and of the GMMA kernel without swap-AB (Q_HEADS_PER_CTA)
+SPEC_ROWS, GMMA_Q_HEADS = 32.0, 64.0
 
 
 def xqa_multi_block(B, T, Hkv, sms):
-    """computeMultiBlockCount (module docstring)."""
+    """TensorRT-LLM's computeMultiBlockCount (module docstring)."""
     mb = np.floor(np.asarray(T, dtype=np.float64) / MIN_HISTORY_PER_BLOCK)
     mb = np.maximum(np.minimum(mb, np.round(np.sqrt(mb * 8.0))), 1.0)
     adj = B * Hkv * mb / float(sms) / TARGET_WAVE_FACTOR
@@ -31,12 +79,51 @@ def xqa_multi_block(B, T, Hkv, sms):
     return np.maximum(mb, 1.0)
 
 
-def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int):
-    B, q, T, Hq, Hkv, d, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb)))
-    mb = xqa_multi_block(B, T, Hkv, sms)
-    ctas = mb * Hkv * B
-    iters = ceil_div(ceil_div(T, mb), XQA_TILE)
+def port_split(B, T, Hkv, sms, gmma, page=16.0):
+    """FlashInfer's port: sub-sequences per (sequence, KV head) of mha.cu (gmma False) / mha_sm90.cu (module
+    docstring); maxSeqLen = the page table's width in tokens."""
+    B, T, Hkv = (np.asarray(x, dtype=np.float64) for x in (B, T, Hkv))
+    max_t = ceil_div(T, page) * np.asarray(page, dtype=np.float64)
+    bh = np.maximum(B * Hkv, 1.0)
+    amp = np.maximum(1.0, np.floor(float(sms) / bh))
+    hop = np.maximum(1.0, np.floor(np.floor(3.0 * float(sms) / bh) * 0.25 + 0.5))   # C round(): half away from 0
+    return np.where(gmma, np.minimum(hop, ceil_div(max_t, XQA_GMMA_TILE)), np.minimum(amp, ceil_div(max_t, XQA_TILE)))
+
+
+def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gmma_slots=None):
+    """Launches of one XQA call: mha.cu for 2-byte K/V, mha_sm90.cu for fp8 K/V (each a Launch restricted by `where`
+    to its settings); split "trtllm" (the product) or "port" (FlashInfer's port, the measured stand-in)."""
+    B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(
+        *(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb, page)))
+    if split not in ("trtllm", "port"):
+        raise ValueError(f"split must be 'trtllm' or 'port', not {split!r}")
+    gmma = kvb < 2.0
+    G = Hq / np.maximum(Hkv, 1.0)
+    spec = q > 1.0
+    mb = xqa_multi_block(B, T, Hkv, sms) if split == "trtllm" else port_split(B, T, Hkv, sms, gmma, page)
+    # token blocks per KV head (grid y of mha.cu, grid x of mha_sm90.cu) and the padded rows each computes
+    blocks = np.where(gmma, np.where(q * G <= 32.0, 1.0, ceil_div(q * G, GMMA_Q_HEADS)),
+                      np.where(spec, ceil_div(q * G, SPEC_ROWS), 1.0))
+    spec_rows = np.where(q * G <= 8.0, 8.0, np.where(q * G <= 16.0, 16.0, 32.0))
+    rows = np.where(gmma, np.where(spec, np.where(q * G <= 32.0, spec_rows, GMMA_Q_HEADS), np.ceil(G / 8.0) * 8.0),
+                    np.where(spec, SPEC_ROWS, np.ceil(G / 16.0) * 16.0))
+    ctas = mb * Hkv * B * blocks
+    tile = np.where(gmma, XQA_GMMA_TILE, XQA_TILE)
+    iters = ceil_div(ceil_div(T, tile), mb)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
-    k1 = Launch("attention", "attn_xqa", ctas, XQA_SLOTS, iters, XQA_PROLOGUE_LOADS, flops, kv + mb * qb,
-                ob + np.where(mb > 1, 2.0 * mb * B * q * Hq * (d + 1.0) * 4.0, 0.0))
-    return [k1], {"multi_block": mb, "ctas": ctas}
+    flops_run = 2.0 * B * Hkv * blocks * rows * T * 2.0 * d      # padded rows, as the tensor cores run them
+    merge = np.where(mb > 1.0, 2.0 * mb * B * Hkv * blocks * rows * (d + 2.0) * 4.0, 0.0)
+    loads = XQA_PROLOGUE_LOADS + np.where(mb > 1.0, XQA_MERGE_LOADS, 0.0)
+    slots_g = XQA_GMMA_SLOTS if gmma_slots is None else float(gmma_slots)
+    # the roofline counts waves with one residency per kind (cta_slots.attn_xqa): a residency of the verification
+    # build other than the decode build's is priced as more CTAs at the decode residency (the same waves)
+    amp_units = ctas * XQA_SLOTS / np.where(spec, XQA_SPEC_SLOTS, XQA_SLOTS)
+    out = []
+    for sel, kind, units, slots, dtype in ((~gmma, "attn_xqa", amp_units, XQA_SLOTS, "bf16"),
+                                           (gmma, "attn_xqa_fp8kv", ctas, slots_g, "fp8")):
+        if not sel.any():
+            continue
+        out.append(Launch("attention", kind, units, slots, iters, loads, np.maximum(flops, flops_run),
+                          kv * blocks + mb * qb, ob + merge, dtype=dtype,
+                          where=None if sel.all() else sel))
+    return out, {"multi_block": mb, "ctas": ctas, "tile": tile, "rows": rows, "blocks": blocks, "gmma": gmma}

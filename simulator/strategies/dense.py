@@ -92,9 +92,10 @@ class DenseAttention(AttentionStrategy):
                        "0.6.4 CUDA-core / tensor-core paged decode (fi_tc also prices verification rows), flashinfer = "
                        "SGLang's choice between them, fi_mla = FlashInfer's MLA kernel, flashmla = FlashMLA (MLA), "
                        "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
-                       "measure_production_attention.py); fa3 / fa4 = FlashAttention-3 / -4 (vLLM, SGLang), xqa = "
-                       "TensorRT-LLM XQA, triton_vllm = vLLM's Triton unified attention (read, not run: rates borrowed "
-                       "from the nearest measured family)",
+                       "measure_production_attention.py); xqa = TensorRT-LLM XQA (its kernels MEASURED through "
+                       "FlashInfer's port, TensorRT-LLM's multi-block split read from its source); fa3 / fa4 = "
+                       "FlashAttention-3 / -4 (vLLM, SGLang), triton_vllm = vLLM's Triton unified attention (read, not "
+                       "run: rates borrowed from the nearest measured family or stand-in)",
             lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff") + PRODUCTION_FAMILIES,
             "generic | fa2 | triton_splitkv | flex | cudnn | memeff | " + " | ".join(PRODUCTION_FAMILIES)),
         # --- production kernels (simulator/kernels/families.py): the page size of their paged K/V cache ---

@@ -1,0 +1,293 @@
+"""Measure TensorRT-LLM's XQA kernels through FlashInfer's port (flashinfer-python 0.6.4, flashinfer/xqa.py and
+flashinfer/data/csrc/xqa) on the lent GPU: decode rows (one query row) and verification rows (q = 2, 4: the port's
+SPEC_DEC build with a causal draft mask), bf16 K/V (mha.cu) and fp8 K/V (mha_sm90.cu, the GMMA kernel), paged K/V
+(NHD, random page order). One CSV row per shape, CUDA-graph timing as measure_production_attention.py (the shared
+harness's time_graph: calls captured back to back, a spin before every timed replay; R copies of the cache so that the
+copies together are >= 128 MiB and every call reads its K/V from HBM), plus the launch profile of one call per
+configuration (torch.profiler: grid, block, registers, shared memory).
+
+The module of each configuration (K/V dtype, page size, query heads per KV head, query rows) is the port's JIT build
+(flashinfer/jit/xqa.py gen_xqa_module's sources and flags, sm_90a); a prebuilt copy (so/xqa_<kv>_g<G>_p<page>_q<q>.so
+beside the script, built with the same nvcc flags off the device) is loaded with tvm_ffi when present, else the port's
+JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
+fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
+
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke]
+
+--build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
+MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
+for the Blackwell-only packages its __init__ imports), from a copy beside this script when run outside the repository.
+
+The shapes (`shapes()`) were fixed, and priced by lab/kernels/predict_xqa_attention.py, before any was measured.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import math
+import os
+import sys
+import time
+import traceback
+
+SCRIPT_VERSION = 1
+HERE = os.path.dirname(os.path.abspath(__file__))
+#: models' (query heads, KV heads): Llama-3.1-8B, Llama-3.1-70B at tensor-parallel 8, Qwen2.5-7B
+HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "qwen7b": (28, 4)}
+T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 131072)
+B_GRID = (1, 4, 16, 64, 256, 512)
+SUB_T, SUB_B = (16, 256, 4096, 65536), (1, 16, 256)
+VERIFY_T, VERIFY_B = (64, 1024, 16384, 65536), (1, 16, 64, 256)
+#: at most this many bytes of K + V per call (one copy), and at most MAX_TOKENS cached tokens
+MAX_KV_BYTES, MAX_TOKENS = 8 << 30, 1 << 24
+D = 128
+
+
+def _fits(model, kv, b, t):
+    hq, hkv = HEADS[model]
+    kvb = 1 if kv == "fp8" else 2
+    return b * t <= MAX_TOKENS and b * t * hkv * D * 2 * kvb <= MAX_KV_BYTES
+
+
+def shapes() -> list[dict]:
+    """Every shape, in measuring order: the fit set's configuration first (Llama-3.1-8B, page 16, decode)."""
+    out = []
+
+    def add(model, kv, page, ts, bs, q=1):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if _fits(model, kv, b, t):
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": page})
+
+    for kv in ("bf16", "fp8"):
+        add("llama8b", kv, 16, T_GRID, B_GRID)
+    for q in (4, 2):
+        for kv in ("bf16", "fp8"):
+            add("llama8b", kv, 16, VERIFY_T, VERIFY_B, q=q)
+    for kv in ("bf16", "fp8"):
+        add("llama70b_tp8", kv, 16, tuple(t for t in T_GRID if t != 64), B_GRID)
+    for kv in ("bf16", "fp8"):
+        add("qwen7b", kv, 16, SUB_T, SUB_B)
+    for kv in ("bf16", "fp8"):
+        add("llama8b", kv, 64, SUB_T, SUB_B)
+    return out
+
+
+def module_name(s) -> str:
+    return f"xqa_{s['dtype']}_g{s['heads'] // s['kv_heads']}_p{s['page_size']}_q{s['q_rows']}"
+
+
+_MODS: dict = {}
+
+
+def load_module(torch, s, say):
+    name = module_name(s)
+    if name in _MODS:
+        return _MODS[name]
+    t = time.time()
+    path = os.path.join(HERE, "so", name + ".so")
+    if os.path.isfile(path):
+        import tvm_ffi
+        mod, how = tvm_ffi.load_module(path), "prebuilt"
+    else:
+        from flashinfer.jit.xqa import gen_xqa_module
+        kvd = torch.float8_e4m3fn if s["dtype"] == "fp8" else torch.bfloat16
+        mod = gen_xqa_module(torch.bfloat16, kvd, s["page_size"], D, s["heads"] // s["kv_heads"], False,
+                             torch.bfloat16, s["q_rows"]).build_and_load()
+        how = "JIT"
+    say(f"module {name}: {how} in {time.time() - t:.1f} s")
+    _MODS[name] = mod
+    return mod
+
+
+def build_all(torch, shp, say) -> None:
+    """The port's JIT modules of every configuration in `shp`, built in one parallel run."""
+    from flashinfer.jit.core import build_jit_specs
+    from flashinfer.jit.xqa import gen_xqa_module
+
+    t = time.time()
+    specs, seen = [], set()
+    for s in shp:
+        name = module_name(s)
+        if name in seen or os.path.isfile(os.path.join(HERE, "so", name + ".so")):
+            continue
+        seen.add(name)
+        kvd = torch.float8_e4m3fn if s["dtype"] == "fp8" else torch.bfloat16
+        specs.append(gen_xqa_module(torch.bfloat16, kvd, s["page_size"], D, s["heads"] // s["kv_heads"], False,
+                                    torch.bfloat16, s["q_rows"]))
+    build_jit_specs(specs, verbose=False)
+    say(f"built {len(specs)} XQA JIT modules in {time.time() - t:.0f} s")
+
+
+def run_xqa(torch, mod, s, sms, sem, ws):
+    """fn(i) for one shape: the port's xqa_wrapper on cache copy i % R."""
+    dev = "cuda"
+    B, T, hq, hkv, page, q = s["batch"], s["context"], s["heads"], s["kv_heads"], s["page_size"], s["q_rows"]
+    fp8 = s["dtype"] == "fp8"
+    kvd = torch.float8_e4m3fn if fp8 else torch.bfloat16
+    P = (T + page - 1) // page
+    pool = B * P
+    kv_bytes = pool * page * hkv * D * 2 * (1 if fp8 else 2)
+    R = int(max(1, min(16, math.ceil((128 << 20) / max(kv_bytes, 1.0)))))
+    caches = []
+    for _ in range(R):
+        kc = torch.empty((pool, page, hkv, D), device=dev, dtype=torch.bfloat16).normal_(0, 0.5).to(kvd)
+        vc = torch.empty_like(kc).copy_(kc)
+        caches.append((kc, vc))
+    table = torch.randperm(pool, device=dev, dtype=torch.int64).to(torch.int32).view(B, P).contiguous()
+    lens = torch.full((B, 1), T, device=dev, dtype=torch.int32)      # read as uint32
+    if q > 1:
+        qt = torch.randn((B, 1, q, hq, D), device=dev, dtype=torch.bfloat16)
+        rows = torch.tensor([(1 << (i + 1)) - 1 for i in range(q)], device=dev, dtype=torch.int32)
+        mask = rows.view(1, q, 1).expand(B, q, 1).contiguous()        # one 32-bit word per row, read as uint32
+    else:
+        qt = torch.randn((B, 1, hq, D), device=dev, dtype=torch.bfloat16)
+        mask = None
+    out = torch.empty_like(qt)
+
+    def fn(i):
+        kc, vc = caches[i % R]
+        mod.xqa_wrapper(fp8, sms, hkv, 0, 1.0, None, out, 1.0, qt, None, kc, vc, table, P * page, lens, B, 1.0,
+                        None, q, mask, sem, ws, True)
+
+    return fn, R
+
+
+def profile_one(torch, fn, label):
+    """Kernel records (name, grid, block, registers, shared memory, duration) of one call, from torch.profiler."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    fn(0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(1)
+        torch.cuda.synchronize()
+    path = tempfile.mktemp(suffix=".json")
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        doc = json.load(f)
+    os.remove(path)
+    rows = []
+    for e in doc.get("traceEvents", []):
+        if e.get("cat") != "kernel":
+            continue
+        a = e.get("args") or {}
+        g = list(a.get("grid", [""] * 3)) + [""] * 3
+        bl = list(a.get("block", [""] * 3)) + [""] * 3
+        rows.append({"label": label, "kernel_name": str(e.get("name", ""))[:200], "dur_us": e.get("dur", ""),
+                     "grid_x": g[0], "grid_y": g[1], "grid_z": g[2], "block_x": bl[0], "block_y": bl[1],
+                     "block_z": bl[2], "regs": a.get("registers per thread", ""), "smem": a.get("shared memory", "")})
+    return rows
+
+
+COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "family", "kernel", "model", "dtype", "heads",
+        "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size", "median_us", "p20_us", "p80_us", "calls",
+        "kv_copies", "note"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=170.0)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--build", action="store_true")
+    args = ap.parse_args()
+    t0 = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    import torch
+
+    sys.path.insert(0, os.path.dirname(HERE))   # lab/, for the shared harness
+    sys.path.insert(0, HERE)                    # or a copy beside this script
+    import harness
+
+    env = harness.Env("cuda:0")
+    dev = torch.cuda.get_device_properties(0)
+    sms = dev.multi_processor_count
+    log = open(os.path.join(args.out, "log.txt"), "a")
+
+    def say(*a):
+        msg = " ".join(str(x) for x in a)
+        print(msg, flush=True)
+        log.write(msg + "\n")
+        log.flush()
+
+    try:
+        from measure_production_attention import import_flashinfer
+        flashinfer, note = import_flashinfer()
+        fiv = flashinfer.__version__
+        say("flashinfer", fiv, note)
+    except Exception as e:   # noqa: BLE001
+        fiv = ""
+        say("flashinfer import failed (prebuilt modules only):", repr(e)[:300])
+    meta = {"script_version": SCRIPT_VERSION, "date": datetime.date.today().isoformat(), "device": dev.name,
+            "torch": torch.__version__, "cuda": torch.version.cuda, "flashinfer": fiv}
+    say("env", meta, "SMs", sms)
+    fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
+    w = csv.DictWriter(fcsv, fieldnames=COLS)
+    w.writeheader()
+    gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
+    gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
+                                          "block_y", "block_z", "regs", "smem"])
+    gw.writeheader()
+    sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
+    ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
+    shp = shapes()
+    if args.smoke:
+        seen, sm = set(), []
+        for s in shp:
+            if module_name(s) not in seen:
+                seen.add(module_name(s))
+                sm.append(s)
+        shp = sm
+    if args.build and fiv:
+        try:
+            build_all(torch, shp, say)
+        except Exception as e:   # noqa: BLE001
+            say("JIT build failed:", repr(e)[:3000])
+            traceback.print_exc()
+    done = fail = 0
+    seen_cfg, bad_cfg = set(), {}
+    for s in shp:
+        if time.time() - t0 > args.budget_s:
+            say(f"budget reached after {done} rows")
+            break
+        name = module_name(s)
+        if bad_cfg.get(name, 0) >= 2:
+            continue
+        try:
+            mod = load_module(torch, s, say)
+            fn, R = run_xqa(torch, mod, s, sms, sem, ws)
+            r = harness.time_graph(env, fn, target_us=250.0, reps=5, max_calls=128)
+            lab = f"{name}:{s['model']}:B{s['batch']}:T{s['context']}"
+            if name not in seen_cfg or (s["batch"], s["context"]) in ((256, 16), (1, 65536), (16, 4096)):
+                seen_cfg.add(name)
+                for row in profile_one(torch, fn, lab):
+                    gw.writerow(row)
+                gcsv.flush()
+            w.writerow({**meta, **{k: s[k] for k in COLS if k in s}, "kernel": name, "median_us": f"{r['median']:.3f}",
+                        "p20_us": f"{r['p20']:.3f}", "p80_us": f"{r['p80']:.3f}", "calls": r["calls"],
+                        "kv_copies": R, "note": ""})
+            fcsv.flush()
+            done += 1
+        except Exception as e:   # noqa: BLE001
+            fail += 1
+            bad_cfg[name] = bad_cfg.get(name, 0) + 1
+            w.writerow({**meta, **{k: s[k] for k in COLS if k in s}, "kernel": name,
+                        "note": f"failed: {repr(e)[:300]}"})
+            fcsv.flush()
+            if fail <= 4:
+                say(f"{s} failed: {repr(e)[:800]}")
+                traceback.print_exc()
+        finally:
+            torch.cuda.empty_cache()
+    say(f"rows {done} failed {fail} of {len(shp)}; total {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

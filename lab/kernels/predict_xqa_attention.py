@@ -1,0 +1,104 @@
+"""Price the XQA grid (lab/kernels/measure_xqa_attention.py shapes()) BEFORE it is measured (the xqa family's first
+look), each shape twice under the shipped H100 terms (hwmodels/calibration/fitted/H100-SXM.yaml):
+
+  pred_main_us    (a) simulator/kernels/xqa.py as it was at db3789c (read from git): TensorRT-LLM's
+                  computeMultiBlockCount, an assumed 64-key tile and 2 CTAs per SM, one kind attn_xqa for every K/V
+                  dtype, terms borrowed from FlashInfer's CUDA-core decode kernel (attn_fi_decode)
+  pred_struct_us  (b) the structure read from FlashInfer's port (simulator.kernels.xqa.xqa, split="port": the port's
+                  split rule, mha.cu 256-key tiles at 2 CTAs per SM for bf16 K/V, the GMMA kernel mha_sm90.cu with
+                  64-key tiles for fp8 K/V), rates still borrowed: attn_xqa <- attn_fi_decode (as shipped),
+                  attn_xqa_fp8kv <- attn_fi_decode_fp8kv, cta_slots.attn_xqa_fp8kv = XQA_GMMA_SLOTS (ASSUMPTION)
+
+Writes hwmodels/calibration/data/production_attention/xqa_first_look.csv with the commit of the code.
+
+    python lab/kernels/predict_xqa_attention.py
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_first_look.csv"
+MAIN_COMMIT = "db3789c"
+BORROW = {"attn_xqa_fp8kv": "attn_fi_decode_fp8kv"}
+
+
+def main_module():
+    """simulator/kernels/xqa.py as committed at MAIN_COMMIT."""
+    src = subprocess.run(["git", "show", f"{MAIN_COMMIT}:simulator/kernels/xqa.py"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    m = types.ModuleType("xqa_main")
+    exec(compile(src, f"xqa.py@{MAIN_COMMIT}", "exec"), m.__dict__)   # noqa: S102 - the repository's own file
+    return m
+
+
+def borrowed_efficiency(hw):
+    """The shipped terms plus the fp8 GMMA kind's borrowed ones (module docstring)."""
+    from simulator.calibration.fit import efficiency_with
+    from simulator.kernels import xqa as XQ
+
+    eff = hw.efficiency
+    up = {}
+    for k, src in BORROW.items():
+        up[f"memory.{k}"] = eff.memory[src]
+        up[f"compute.{k}"] = eff.compute[src]
+        for part, d_ in (("fixed_us", eff.fixed_s), ("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s),
+                         ("sync_us", eff.sync_s)):
+            up[f"{part}.{k}"] = d_.get(src, 0.0) * 1e6
+    up["cta_slots.attn_xqa_fp8kv"] = XQ.XQA_GMMA_SLOTS
+    up["cta_slots.attn_xqa"] = XQ.XQA_SLOTS
+    return efficiency_with(eff, up)
+
+
+def price(shapes: pd.DataFrame, how: str) -> np.ndarray:
+    from dataclasses import replace
+
+    from hwmodels.roofline import price as roof
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import xqa as XQ
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    b = OpBuilder(len(shapes))
+    a = {c: shapes[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim",
+                                                "page_size")}
+    kvb = np.where(shapes["dtype"].to_numpy() == "fp8", 1.0, 2.0)
+    args = (a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"], a["head_dim"], kvb)
+    if how == "main":
+        launches, _ = main_module().xqa(*args, hw.units)
+    else:
+        launches, _ = XQ.xqa(*args, hw.units, a["page_size"], split="port")
+        hw = replace(hw, efficiency=borrowed_efficiency(hw))
+    emit(b, launches, hw.units)
+    ops = b.build()
+    t = roof(ops, hw, "graph")
+    return np.bincount(ops.setting, weights=t, minlength=len(shapes)) * 1e6
+
+
+def main() -> None:
+    import measure_xqa_attention as M
+
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels/calibration/fitted",
+                            "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    if dirty:
+        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    s = pd.DataFrame(M.shapes())
+    s["pred_main_us"] = np.round(price(s, "main"), 3)
+    s["pred_struct_us"] = np.round(price(s, "struct"), 3)
+    s["model_commit"] = commit
+    s.to_csv(OUT, index=False)
+    print(f"{len(s)} shapes priced at {commit[:10]} -> {OUT}")
+    print(s.groupby(["model", "dtype", "q_rows", "page_size"])[["pred_main_us", "pred_struct_us"]].median().to_string())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The xqa family (simulator/kernels/xqa.py): the port's split rule reproduces the launch grids measured on the H100
+(hwmodels/calibration/data/production_attention/xqa_attention_grids_*.csv), the kernel choice and tiles follow the
+source, and the shipped attn_xqa / attn_xqa_fp8kv terms are the fit of the committed measurement."""
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simulator.calibration import fit_production_attention as FP
+from simulator.kernels import xqa as XQ
+
+SMS = 132
+
+
+def _grids():
+    f, g = FP.latest_xqa(FP.DATA_DIR)
+    assert f is not None and g is not None
+    return pd.read_csv(g)
+
+
+def test_port_split_reproduces_the_measured_grids():
+    g = _grids()
+    heads = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "qwen7b": (28, 4)}
+    n = 0
+    for r in g.itertuples():
+        m = re.match(r"xqa_(bf16|fp8)_g(\d+)_p(\d+)_q(\d+):(\w+):B(\d+):T(\d+)", r.label)
+        kv, G, page, q, model, B, T = m.group(1), *map(int, m.group(2, 3, 4)), m.group(5), *map(int, m.group(6, 7))
+        hq, hkv = heads[model]
+        assert hq // hkv == G
+        gmma = kv == "fp8"
+        assert int(r.block_z) == (3 if gmma else 2)       # mha_sm90.cu: 3 warpgroups; mha.cu: 4 x 1 x 2 warps
+        mb = float(XQ.port_split(B, T, hkv, SMS, gmma, page))
+        _, info = XQ.xqa(B, q, T, hq, hkv, 128.0, 1.0 if gmma else 2.0, SMS, page, split="port")
+        if gmma:
+            assert (int(r.grid_y), int(r.grid_z)) == (mb, hkv * B)
+        else:
+            assert (int(r.grid_x), int(r.grid_z)) == (mb, B)
+            assert int(r.grid_y) == hkv * float(np.ravel(info["blocks"])[0])
+        n += 1
+    assert n >= 40
+
+
+def test_kernel_choice_tiles_and_splits():
+    B, q, T = np.array([1.0, 1.0, 16.0]), np.array([1.0, 1.0, 4.0]), np.array([32768.0, 32768.0, 4096.0])
+    kvb = np.array([2.0, 1.0, 2.0])
+    launches, info = XQ.xqa(B, q, T, 32.0, 8.0, 128.0, kvb, SMS, 16.0, split="port")
+    assert [ln.kind for ln in launches] == ["attn_xqa", "attn_xqa_fp8kv"]
+    assert list(launches[0].where) == [True, False, True] and list(launches[1].where) == [False, True, False]
+    # mha.cu: 132 // 8 = 16 sub-sequences of 256-key tiles; GMMA: round((396 // 8) x 0.25) = 12 of 64-key tiles;
+    # B 16: 132 // 128 = 1
+    assert list(info["multi_block"]) == [16.0, 12.0, 1.0]
+    assert list(info["tile"]) == [256.0, 64.0, 256.0]
+    assert list(np.ravel(launches[0].serial_iters)[[0, 2]]) == [8.0, 16.0]
+    assert float(np.ravel(launches[1].serial_iters)[1]) == np.ceil(512.0 / 12.0)
+    # verification rows: mha.cu packs q x G = 16 (token, head) rows into one 32-row block; the GMMA kernel rounds
+    # G = 4 to 8 rows (swap-AB)
+    assert list(info["rows"]) == [16.0, 8.0, 32.0]
+    # the product prices TensorRT-LLM's own rule
+    _, trt = XQ.xqa(B, q, T, 32.0, 8.0, 128.0, kvb, SMS, 16.0)
+    assert list(trt["multi_block"]) == list(XQ.xqa_multi_block(B, T, 8.0, SMS))
+    with pytest.raises(ValueError):
+        XQ.xqa(B, q, T, 32.0, 8.0, 128.0, kvb, SMS, 16.0, split="other")
+
+
+def test_residency_is_the_launch_profile():
+    slots = FP.xqa_slots(_grids(), 233472.0)
+    assert slots["attn_xqa"][0] == XQ.XQA_SLOTS == 1.0
+    assert slots["attn_xqa_fp8kv"][0] == XQ.XQA_GMMA_SLOTS == 3.0
+
+
+def test_committed_terms_are_the_fit_of_the_committed_csv():
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    xq = FP.load_xqa(FP.DATA_DIR)
+    assert len(xq) == 260
+    eff, meta = FP.fit_xqa(xq, hw, hw.efficiency, _grids())
+    assert meta["groups"]["attn_xqa"]["rows"] == 12 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 12
+    e = hw.efficiency
+    for k in FP.XQA_KINDS:
+        assert e.memory[k] == pytest.approx(eff.memory[k], abs=1e-3)
+        assert e.iter_s[k] * 1e6 == pytest.approx(eff.iter_s[k] * 1e6, abs=1e-3)
+        assert e.fixed_s[k] * 1e6 == pytest.approx(eff.fixed_s[k] * 1e6, abs=1e-3)
+        assert e.cta_slots[k] == eff.cta_slots[k]
+    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime only
+    rows = FP.fit_rows(xq)
+    fit = xq[rows]
+    assert set(fit["model"]) == {"llama8b"} and set(fit["page_size"]) == {16} and set(fit["q_rows"]) == {1}
+    assert fit["context"].between(1024, 16384).all() and (fit["batch"] <= 64).all()
+
+
+def test_first_look_was_priced_before_and_covers_every_shape():
+    xq = FP.load_xqa(FP.DATA_DIR)
+    fl = FP.xqa_first_look(xq, FP.DATA_DIR)
+    assert len(fl) == len(xq) and fl["pred_main_us"].notna().all() and fl["pred_struct_us"].notna().all()
+    assert set(fl["phase"]) == {"decode", "verify"}
