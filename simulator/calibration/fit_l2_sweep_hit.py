@@ -88,12 +88,14 @@ def from_sweep(csv: str | Path, l2_bytes: float = 50 * MiB) -> dict[str, pd.Data
 
 def curve_doc(curves: dict[str, pd.DataFrame], source: str, lo: float = 0.3, hi: float = 2.0) -> dict:
     """The fitted file's l2_sweep_hit mapping: each pattern's points with lo <= set_over_l2 <= hi (outside, the curve
-    is held at its end values), rounded."""
+    is held at its end values), made non-increasing (a running minimum: a longer reuse distance cannot keep more of a
+    set; a point above the running minimum is timing noise, e.g. one short re-sweep sample), rounded."""
     doc: dict = {}
     for k, c in curves.items():
         c = c[(c["set_over_l2"] >= lo) & (c["set_over_l2"] <= hi)].sort_values("set_over_l2")
+        h = np.minimum.accumulate(c["hit"].to_numpy(float))
         doc[k] = {"set_over_l2": [round(float(v), 4) for v in c["set_over_l2"]],
-                  "hit": [round(float(v), 3) for v in c["hit"]]}
+                  "hit": [round(float(v), 3) for v in h]}
     doc["source"] = source
     return doc
 
