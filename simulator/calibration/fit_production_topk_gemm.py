@@ -38,11 +38,7 @@ SAMPLE_ROWS = 8
 FIT_TOPK = {"dist": ("gaussian",), "rows": (1, 128)}
 FIT_GEMM = {"m": (1, 64, 1024), "kn": ((4096, 6144), (14336, 4096), (7168, 576))}
 CSV_NAME = {"sglang": "sgl_topk"}
-#: the fitted top-k terms: a load round from DRAM / L2, one barrier phase of a CTA (SGL_PHASES); `fit_topk(l1=True)`
-#: adds TOPK_L1_TERM, a load round from the CTA's own L1 (a row within topk_production.SGL_L1_BYTES swept again: its
-#: `l1_iters`), which the committed file does not carry (the L1 variant of the second blind set, judged there)
 TOPK_TERMS = ("iter_us", "iter_l2_us", "phase_us")
-TOPK_L1_TERM = "iter_l1_us"
 
 
 def _recorded_rows() -> list[np.ndarray]:
@@ -136,20 +132,17 @@ def pinned_fixed_us(hw: HardwareSpec) -> float:
 
 
 def topk_eff_with(hw: HardwareSpec, x, kind: str = "topk_sglang", kernel: str = "sglang") -> Efficiency:
-    """Efficiency with the top-k terms x = (iter_us, iter_l2_us, phase_us[, iter_l1_us]); fixed = pinned_fixed_us, no
-    cta_fixed; without iter_l1_us the L1 iterations cost what the others do."""
+    """Efficiency with the top-k terms x = (iter_us, iter_l2_us, phase_us); fixed = pinned_fixed_us, no cta_fixed."""
     e = first_look_eff(hw, kind, kernel)
-    it, it_l2, ph = x[:3]
-    l1 = {**e.iter_l1_s, kind: x[3] * 1e-6} if len(x) > 3 else {k: v for k, v in e.iter_l1_s.items() if k != kind}
+    it, it_l2, ph = x
     return replace(e, iter_s={**e.iter_s, kind: it * 1e-6}, iter_l2_s={**e.iter_l2_s, kind: it_l2 * 1e-6},
                    fixed_s={**e.fixed_s, kind: pinned_fixed_us(hw) * 1e-6}, cta_fixed_s={**e.cta_fixed_s, kind: 0.0},
-                   sync_s={**e.sync_s, kind: ph * 1e-6}, iter_l1_s=l1)
+                   sync_s={**e.sync_s, kind: ph * 1e-6})
 
 
-def fit_topk(t: pd.DataFrame, hw: HardwareSpec, l1: bool = False) -> dict:
-    """iter_us, iter_l2_us, iter_l1_us (a load round from DRAM / L2 / the CTA's L1) and phase_us (one barrier phase of
-    a CTA, SGL_PHASES) by least squares on log time over the FIT_TOPK rows (iter_l1_us only with `l1`); fixed_us pinned
-    (FIXED_FROM), cta_fixed_us 0."""
+def fit_topk(t: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """iter_us, iter_l2_us (a load round from DRAM / L2) and phase_us (one barrier phase of a CTA, SGL_PHASES) by least
+    squares on log time over the FIT_TOPK rows; fixed_us pinned (FIXED_FROM), cta_fixed_us 0."""
     from scipy.optimize import least_squares
 
     m = topk_fit_mask(t)
@@ -158,11 +151,8 @@ def fit_topk(t: pd.DataFrame, hw: HardwareSpec, l1: bool = False) -> dict:
 
     def resid(x):
         return np.log(np.maximum(predict_topk_us(sub, hw, topk_eff_with(hw, x)), 1e-3)) - y
-    x0, lo, hi = [0.35, 0.15, 0.5], [0.01, 0.01, 0.0], [5.0, 5.0, 50.0]
-    if l1:
-        x0, lo, hi = x0 + [0.1], lo + [0.01], hi + [5.0]
-    r = least_squares(resid, x0, bounds=(lo, hi))
-    return {k: round(float(v), 4) for k, v in zip(TOPK_TERMS + ((TOPK_L1_TERM,) if l1 else ()), r.x)} | {
+    r = least_squares(resid, [0.35, 0.15, 0.5], bounds=([0.01, 0.01, 0.0], [5.0, 5.0, 50.0]))
+    return {k: round(float(v), 4) for k, v in zip(TOPK_TERMS, r.x)} | {
         "fixed_us": round(pinned_fixed_us(hw), 4), "fixed_from": f"fixed_us.{FIXED_FROM}", "cta_fixed_us": 0.0,
         "fit_rows": int(m.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
@@ -361,9 +351,11 @@ def predict_topk_blind(hw: HardwareSpec, out: str | Path | None = None) -> pd.Da
     return res
 
 
-def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
+def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec | None = None) -> pd.DataFrame:
     """Per regime x distribution, the committed predictions of the blind top-k set (this model: `pred_us`; the model
-    before the barrier-phase rules: `pred_1081e97_us`) against their measurement; every row held out."""
+    before the barrier-phase rules: `pred_1081e97_us`) against their measurement; every row held out. With `hw`, also
+    the device's current terms (`now_*`): LOOKED-AT, the L2 hit curve replaced the all-or-nothing rule after these
+    rows' L2-edge errors were seen."""
     m = _predicted_and_measured(pred_csv, meas_csv)
     reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(blind_regime(m["rows"]), m["dist"])])
     meas = m["median_us"].astype(float)
@@ -371,14 +363,22 @@ def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
     new = error_table(m["pred_us"].astype(float), meas, reg, none).drop(columns="part")
     old = error_table(m["pred_1081e97_us"].astype(float), meas, reg, none).drop(columns=["part", "n"]).rename(
         columns={"median_abs_pct": "1081e97_med", "p90_abs_pct": "1081e97_p90", "median_signed_pct": "1081e97_signed"})
-    return new.merge(old, on="regime")
+    tab = new.merge(old, on="regime")
+    if hw is not None:
+        now = predict_topk_blind(hw).rename(columns={"pred_us": "now_us"})
+        cur = m.merge(now[SHAPE_KEYS + ["now_us"]], on=SHAPE_KEYS, how="left")["now_us"].astype(float)
+        t2 = error_table(cur, meas, reg, none).drop(columns=["part", "n"]).rename(
+            columns={"median_abs_pct": "now_med", "p90_abs_pct": "now_p90", "median_signed_pct": "now_signed"})
+        tab = tab.merge(t2, on="regime")
+    return tab
 
 
 #: the second blind top-k set (lab/kernels/measure_production_kernels.py --grid topk_blind2 measures the same list):
 #: SGLang's kernel at row lengths in none of the earlier grids, every distribution; the L2's edge (score tensors of
 #: 38-56 MiB at one wave, rows 32 / 64 / 128; rows in flight of 38-57 MiB over several waves, rows 300 / 1200) and
 #: short rows (2.5K-14K scores at decode rows 1 / 8 / 40 and prefill rows 1024 / 3072). Priced before the measurement
-#: by the model at db3789c, by this model (the measured L2 hit curve) and by its L1 variant (`predict_topk_blind2`)
+#: by the model at db3789c, by this model (the L2 hit curve of regimes v4, then the one measured in the same call before
+#: the top-k rows were read) and by an L1 variant (rejected on this set): BLIND2_MODELS, `blind2_accuracy`
 BLIND2_EDGE_ONE_WAVE = [(r, n) for r, ns in ((32, (311296, 360448, 409600, 458752)),
                                              (64, (155648, 180224, 204800, 229376)),
                                              (128, (77824, 90112, 102400, 114688))) for n in ns]
@@ -398,21 +398,42 @@ def blind2_regime(rows, n) -> np.ndarray:
                              "L2 edge, waves (rows in flight 38-57 MiB)"))
 
 
-def predict_topk_blind2(hw: HardwareSpec, committed_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
-    """This model's time for every second-blind shape with the device's committed terms (`pred_us`), and its L1
-    variant's (`pred_l1_us`: SGLang's re-reads of a row within topk_production.SGL_L1_BYTES at iter_l1_us, the top-k
-    terms refitted with it on committed_csv's FIT_TOPK rows alone), written to `out`."""
+BLIND2_FINE_CURVE = "production_kernels_topk_blind2_prediction_fine_curve_2026-11-27.csv"
+BLIND2_MODELS = {"pred_db3789c_us": "db3789c", "pred_us": "coarse", "pred_curve_us": "fine", "pred_l1_us": "L1"}
+
+
+def predict_topk_blind2(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """The device's committed model's time for every second-blind shape (`pred_us`), written to `out`. The committed
+    predictions were made with it before the measurement: at 425564a (coarse L2 curve; with the L1 variant
+    `pred_l1_us`, whose code that commit holds) and at 8366ada (the fine curve, `pred_curve_us`)."""
     df = pd.DataFrame([{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048}
                        for d, r, n in BLIND2_TOPK])
     t = topk_frame(df)
     t["pred_us"] = predict_topk_us(t, hw, hw.efficiency)
-    tk = fit_topk(topk_frame(load(committed_csv)), hw, l1=True)
-    x = [tk[c] for c in TOPK_TERMS + (TOPK_L1_TERM,)]
-    t["pred_l1_us"] = predict_topk_us(t, hw, topk_eff_with(hw, x))
-    res = t[SHAPE_KEYS + ["sweeps", "gathers", "gather_iters", "rounds", "pred_us", "pred_l1_us"]]
+    res = t[SHAPE_KEYS + ["sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
     if out is not None:
         res.to_csv(out, index=False, float_format="%.4f")
     return res
+
+
+def blind2_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = True) -> pd.DataFrame:
+    """Per regime (x distribution), the committed predictions of the second blind set against their measurement:
+    db3789c_* = the model at main db3789c, coarse_* = this model with the regimes-v4 L2 curve (the primary prediction,
+    commit 425564a), fine_* = with the L2 curve measured in the same call (commit 8366ada, before the top-k timings were
+    read), L1_* = the rejected L1 variant (425564a). Every row held out."""
+    m = _predicted_and_measured(pred_csv, meas_csv)
+    reg = blind2_regime(m["rows"], m["n"])
+    reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(reg, m["dist"])] if by_dist else
+                    [f"top-k sglang: {g}" for g in reg])
+    meas = m["median_us"].astype(float)
+    none = np.zeros(len(m), bool)
+    tab = None
+    for col, tag in BLIND2_MODELS.items():
+        e = error_table(m[col].astype(float), meas, reg, none).drop(columns="part")
+        e = e.rename(columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90",
+                              "median_signed_pct": f"{tag}_signed"})
+        tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
+    return tab
 
 
 #: the columns that name one measured shape of the campaign CSVs

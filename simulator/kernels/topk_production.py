@@ -41,9 +41,11 @@ A one-wave launch lasts as long as its slowest row: its statistics are the expec
 (expected_max); a launch of several waves takes the average row. Bytes: each sweep reads the row (4 B per
 value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
 previous call): the first sweep re-reads a tensor of rows x N x 4 B that the previous kernel streamed, the later sweeps
-and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so each hits in L2 only while its
-reuse distance fits (hwmodels.roofline SWEEP_REREAD: the whole tensor for the first sweep, the rows in flight for the
-rest; a cyclic scan longer than the cache keeps nothing under LRU, unlike the resident-share rule of random re-reads).
+and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so the share of each that hits in
+L2 is set by its reuse distance (hwmodels.roofline SWEEP_REREAD: the whole tensor for the first sweep, the rows in
+flight for the rest), through the device's measured hit curve of each pattern (Efficiency.l2_sweep_hit: on the H100 a
+re-read tensor hits to 40 MiB and is gone by 44 MiB, rows re-swept in flight fade from ~30 to ~46 MiB; production_
+kernels/l2_sweep_*.csv).
 """
 from __future__ import annotations
 
@@ -83,17 +85,6 @@ SGL_GATHER_ROUNDS = 1.5
 #: per refinement round (`rounds` of sglang_row). The phase time is fitted (sync_us[topk_sglang]); the phases are
 #: per CTA, and one CTA per SM runs at a time, so every wave pays them (hwmodels.roofline CTA_SYNC_PER_WAVE)
 SGL_PHASES = {"stage1": 1.0}
-#: bytes of a row SGLang's CTA keeps in its own L1 between its sweeps: the kernel reads `input` through a
-#: `const float* __restrict__` (LDG.E.CONSTANT in the measured build's SASS: cached in L1), and the SM's 256 KiB of
-#: unified L1 / shared memory (H100: NVIDIA H100 Tensor Core GPU Architecture whitepaper) loses to shared memory the
-#: carveout that holds the CTA's 128 KiB of dynamic shared memory + ~3.6 KiB static (s_histogram_buf 2 x 384 ints, the
-#: counters at 128-B alignment) + 1 KiB reserved per CTA: 132.6 KiB, which the next supported carveout on sm_90 (0, 8,
-#: 16, 32, 64, 100, 132, 164, 196, 228 KiB: CUDA C++ Programming Guide, compute capability 9.0) rounds to 164 KiB, so
-#: 256 - 164 = 92 KiB stay L1. A row no longer than that (23,552 fp32 scores) is swept by the emit / stage sweep and
-#: gathered by the refinement rounds from the L1 the first sweep filled (`l1_iters`, priced at iter_l1[topk_sglang]);
-#: a longer row's cyclic sweep keeps nothing there (LRU). ASSUMPTION: all or nothing at 92 KiB (the L1's policy is not
-#: published); sm_90 devices only (the H200 has the same SM)
-SGL_L1_BYTES = 92.0 * 1024
 OP_KIND = {"sglang": "topk_sglang", "trtllm": "topk_trtllm"}
 
 
@@ -229,8 +220,7 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     making `sweeps` full sweeps and gathering `gathers` candidates per row (from pass_stats or a trace).
     SGLang: `gather_iters` = the gather loops' iterations per row (default ceil(gathers / threads)), each
     SGL_GATHER_ROUNDS load rounds long; `rounds` = refinement rounds per row: the CTA's barrier phases (1 + rounds,
-    SGL_PHASES) go in `sync_steps`, which hwmodels.roofline CTA_SYNC_PER_WAVE charges once per wave; a row within
-    SGL_L1_BYTES has its second sweep and gathers as `l1_iters`."""
+    SGL_PHASES) go in `sync_steps`, which hwmodels.roofline CTA_SYNC_PER_WAVE charges once per wave."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     if kernel == "sglang":
@@ -244,10 +234,8 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     extra = {}
     if kernel == "sglang":   # the histogram sweep keeps 4 loads in flight, the emit sweep 1 (SGL_LOADS_IN_FLIGHT)
         first = np.minimum(sweeps, 1.0) * np.ceil(seg / (threads * per_load * SGL_LOADS_IN_FLIGHT["histogram"]))
-        again = np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load)) + SGL_GATHER_ROUNDS * g_it
-        iters = first + again
-        # a row that fits the CTA's L1 is swept again and gathered from there (SGL_L1_BYTES)
-        extra["l1_iters"] = np.where(seg * SCORE_BYTES <= SGL_L1_BYTES, again, 0.0) * np.ones(np.broadcast(rows, n).shape)
+        iters = (first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load))
+                 + SGL_GATHER_ROUNDS * g_it)
         if rounds is not None:
             ph = np.where(np.asarray(sweeps, float) > 0, SGL_PHASES["stage1"] + np.asarray(rounds, float), 0.0)
             extra["sync_steps"] = np.broadcast_to(ph, np.broadcast(rows, n).shape).astype(float)
@@ -255,10 +243,10 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
         iters = sweeps * np.ceil(seg / (threads * per_load)) + g_it
     merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
     rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
-    reread = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
+    again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
-          reread_bytes=reread, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where, **extra)
+          reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where, **extra)
 
 
 #: the score rows production kernels are priced on when no trace is given: the recorded rows of the shipped codegqa
