@@ -167,8 +167,7 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
-#: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances,
-#: each all-or-nothing under LRU (a cyclic scan longer than the cache keeps nothing, the STREAM_REREAD rule):
+#: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
 #:   first sweep   (bytes_read - reread_bytes) re-reads what the kernel before it wrote (the indexer; the previous call
 #:                 when timed back to back): between two touches of a value the whole tensor passes, reuse distance =
 #:                 working_set
@@ -176,8 +175,10 @@ CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_f
 #:                 the rows in flight pass, reuse distance = working_set x min(1, resident CTAs / CTAs), resident CTAs
 #:                 = U x cta_slots[kind]
 #: The share of each that hits is the device's measured curve for that reuse pattern at distance / (L2 x l2_fraction)
-#: (Efficiency.l2_sweep_hit "first" / "again", `sweep_hit`: the H100's edge is partial, from ~0.8 to ~1.0 of the L2,
-#: not a step); uncalibrated, all-or-nothing at the L2's size (a cyclic scan longer than an LRU cache keeps nothing)
+#: (Efficiency.l2_sweep_hit "first" / "again", `sweep_hit`; on the H100 partial, not a step, and short of the nominal
+#: size: a re-read tensor hits fully to 0.80 of the L2 and ~nothing past 0.88, rows re-swept in flight fade from 0.97
+#: at 0.6 to ~0.05 at 0.92); uncalibrated, all-or-nothing at the L2's size (a cyclic scan longer than an LRU cache
+#: keeps nothing)
 SWEEP_REREAD = tuple(KIND_CODE[k] for k in ("topk_sglang", "topk_trtllm"))
 #: kinds whose `sync_steps` count one CTA's barrier phases rather than the kernel's: SGLang's top-k
 #: (sgl-kernel/csrc/elementwise/topk.cu @ 06c48ca8, simulator/kernels/topk_production.py SGL_PHASES) runs one CTA per

@@ -168,7 +168,8 @@ class Efficiency:
         (hwmodels.roofline SWEEP_REREAD): "first" = a kernel re-reading, in the same order, the set the kernel before
         it read; "again" = CTAs re-sweeping their own rows within one kernel (reuse distance = the rows in flight).
         {pattern: (sizes over L2, ascending; hit shares in [0, 1])}, interpolated linearly, held at the ends.
-        Empty = uncalibrated: all-or-nothing (a set that fits hits, a larger one does not).
+        Empty = uncalibrated: all-or-nothing (a set that fits hits, a larger one does not). A chip that borrows
+        another's efficiencies borrows its curve too (ASSUMPTION: the edge scales with the L2's size).
     l2_bw_bytes_s: the L2 read bandwidth a full-occupancy streaming kernel reaches (bytes/s); when given, every
         op's reads and writes, those served by L2 included, take at least (bytes_read + bytes_written +
         spill) / l2_bw_bytes_s in the wave model (hwmodels.roofline): re-reads that hit in L2 are not free.
