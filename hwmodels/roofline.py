@@ -16,8 +16,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   come from L2 (no HBM traffic); of a larger one, the resident share does; for the plain-PyTorch
                   streaming kinds (STREAM_REREAD: elementwise, cast, copy_strided, reduce) hit = 1 if the working set
                   fits, else 0 (a later kernel re-streaming a tensor in the order it was written: LRU scan); for the
-                  multi-sweep top-k kinds (SWEEP_REREAD) the first sweep hits iff the working set fits and the later
-                  sweeps iff the rows in flight fit
+                  multi-sweep top-k kinds (SWEEP_REREAD) the first sweep's and the later sweeps' hit shares come
+                  from the device's measured hit curve (Efficiency.l2_sweep_hit) at the working set and at the rows in
+                  flight, each over the L2 (all-or-nothing uncalibrated)
     memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
     waves       kinds with a calibrated occupancy (cta_slots[kind] = o resident CTAs per SM; decode attention of
                 a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
@@ -166,14 +167,18 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
-#: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances,
-#: each all-or-nothing under LRU (a cyclic scan longer than the cache keeps nothing, the STREAM_REREAD rule):
+#: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
 #:   first sweep   (bytes_read - reread_bytes) re-reads what the kernel before it wrote (the indexer; the previous call
-#:                 when timed back to back): between two touches of a value the whole tensor passes, so it hits iff
-#:                 working_set <= L2 x l2_fraction
+#:                 when timed back to back): between two touches of a value the whole tensor passes, reuse distance =
+#:                 working_set
 #:   re-sweeps     (reread_bytes: later sweeps and gathers of the same row by the same CTA): between two touches only
-#:                 the rows in flight pass, working_set x min(1, resident CTAs / CTAs), resident CTAs = U x
-#:                 cta_slots[kind]; hits iff that fits
+#:                 the rows in flight pass, reuse distance = working_set x min(1, resident CTAs / CTAs), resident CTAs
+#:                 = U x cta_slots[kind]
+#: The share of each that hits is the device's measured curve for that reuse pattern at distance / (L2 x l2_fraction)
+#: (Efficiency.l2_sweep_hit "first" / "again", `sweep_hit`; on the H100 partial, not a step, and short of the nominal
+#: size: a re-read tensor hits fully to 0.80 of the L2 and ~nothing past 0.88, rows re-swept in flight fade from 0.97
+#: at 0.6 to ~0.05 at 0.92); uncalibrated, all-or-nothing at the L2's size (a cyclic scan longer than an LRU cache
+#: keeps nothing)
 SWEEP_REREAD = tuple(KIND_CODE[k] for k in ("topk_sglang", "topk_trtllm"))
 #: kinds whose `sync_steps` count one CTA's barrier phases rather than the kernel's: SGLang's top-k
 #: (sgl-kernel/csrc/elementwise/topk.cu @ 06c48ca8, simulator/kernels/topk_production.py SGL_PHASES) runs one CTA per
@@ -192,6 +197,17 @@ INFLIGHT_ELEMS_PER_UNIT = 2048.0 * 4.0
 #: into 32-bit sub-kernels: regimes_*_v4.csv) runs at the same 2.5 ps per element as this one, no faster nor slower.
 FAR_MAX = 0.64
 _BROADCAST = KIND_CODE["copy_broadcast"]
+
+
+def sweep_hit(eff, pattern: str, set_over_l2):
+    """Share of a re-scanned set's re-reads that come from the L2, for sets of `set_over_l2` times the usable L2
+    (array): the device's measured curve for `pattern` (Efficiency.l2_sweep_hit, linear between its points, held at
+    the ends), else 1 where the set fits and 0 where it does not (SWEEP_REREAD)."""
+    x = np.asarray(set_over_l2, dtype=float)
+    curve = eff.l2_sweep_hit.get(pattern)
+    if curve is None:
+        return np.where(x <= 1.0, 1.0, 0.0)
+    return np.interp(x, curve[0], curve[1])
 
 
 def broadcast_s(ops, hw: HardwareSpec, eff) -> np.ndarray | float:
@@ -343,11 +359,11 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             hit = np.where(stream, np.where(ops.working_set <= cap, 1.0, 0.0), hit)
         hit_bytes = rr * hit
         sweep = np.isin(ops.kind, SWEEP_REREAD)
-        if sweep.any():   # multi-sweep top-k (SWEEP_REREAD): first sweep and re-sweeps, each all-or-nothing
+        if sweep.any():   # multi-sweep top-k (SWEEP_REREAD): first sweep and re-sweeps, each on its reuse distance
             occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
             inflight = np.where(occ > 0, np.minimum(1.0, U * occ / np.maximum(n, 1.0)), 1.0)
-            first = np.where(ops.working_set <= cap, ops.bytes_read - rr, 0.0)
-            again = np.where(ops.working_set * inflight <= cap, rr, 0.0)
+            first = (ops.bytes_read - rr) * sweep_hit(eff, "first", ops.working_set / cap)
+            again = rr * sweep_hit(eff, "again", ops.working_set * inflight / cap)
             hit_bytes = np.where(sweep, first + again, hit_bytes)
         hbm_bytes = hbm_bytes - hit_bytes
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m * fill_m)

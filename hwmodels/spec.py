@@ -163,6 +163,13 @@ class Efficiency:
         L2-resident re-reads: its `reread_bytes` x hit / bytes_read); absent = iter_s[kind] whatever the source.
         MEASURED for torch's row reductions (reduce_kernel: ~0.17 us per 4-value load from L2, ~0.35-0.45 from
         HBM, hwmodels/calibration/data/regimes_*_v4.csv reduce_grid).
+    l2_sweep_hit: the measured share of a re-scanned set that still comes from the L2, as a function of the set's
+        size over the L2 (L2 bytes x l2_fraction), for the two reuse patterns of a multi-sweep kernel
+        (hwmodels.roofline SWEEP_REREAD): "first" = a kernel re-reading, in the same order, the set the kernel before
+        it read; "again" = CTAs re-sweeping their own rows within one kernel (reuse distance = the rows in flight).
+        {pattern: (sizes over L2, ascending; hit shares in [0, 1])}, interpolated linearly, held at the ends.
+        Empty = uncalibrated: all-or-nothing (a set that fits hits, a larger one does not). A chip that borrows
+        another's efficiencies borrows its curve too (ASSUMPTION: the edge scales with the L2's size).
     l2_bw_bytes_s: the L2 read bandwidth a full-occupancy streaming kernel reaches (bytes/s); when given, every
         op's reads and writes, those served by L2 included, take at least (bytes_read + bytes_written +
         spill) / l2_bw_bytes_s in the wave model (hwmodels.roofline): re-reads that hit in L2 are not free.
@@ -204,6 +211,7 @@ class Efficiency:
     cta_fixed_s: dict[str, float] = field(default_factory=dict)
     iter_l2_s: dict[str, float] = field(default_factory=dict)
     cta_serial_s: dict[str, float] = field(default_factory=dict)
+    l2_sweep_hit: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
     engine_ar: dict[str, float] = field(default_factory=dict)
     broadcast_copy: dict[str, float] = field(default_factory=dict)
@@ -477,12 +485,41 @@ BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 1
                    "near_slope_ps_per_byte": (0.0, 100.0), "far_ps_per_byte": (0.0, 100.0), "far_l2_scale": (0.01, 4.0)}
 
 
+#: the reuse patterns of Efficiency.l2_sweep_hit
+SWEEP_PATTERNS = ("first", "again")
+
+
+def _sweep_hit(doc: Any, file: str) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+    """Efficiency.l2_sweep_hit from {pattern: {set_over_l2: [x ascending, > 0], hit: [h in [0, 1]]}, source: text}."""
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise SpecError("must map first / again to {set_over_l2: [...], hit: [...]}", file=file, field="l2_sweep_hit")
+    out = {}
+    for k, v in doc.items():
+        if k == "source":
+            continue
+        f = f"l2_sweep_hit.{k}"
+        if k not in SWEEP_PATTERNS:
+            raise SpecError(f"unknown pattern {k!r}; allowed: {', '.join(SWEEP_PATTERNS)}, source", file=file, field=f)
+        xs, hs = (v.get("set_over_l2"), v.get("hit")) if isinstance(v, dict) else (None, None)
+        ok = (isinstance(xs, list) and isinstance(hs, list) and len(xs) == len(hs) >= 2
+              and all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in xs + hs))
+        if not ok or any(a <= 0 for a in xs) or any(b <= a for a, b in zip(xs, xs[1:])) \
+                or any(not 0 <= h <= 1 for h in hs):
+            raise SpecError("must be {set_over_l2: [>= 2 sizes over the L2, > 0, ascending], hit: [as many shares in "
+                            f"[0, 1]]}}, got {v!r}", file=file, field=f)
+        out[k] = (tuple(float(a) for a in xs), tuple(float(h) for h in hs))
+    return out
+
+
 def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     """Read an efficiency mapping {compute: {kind: f}, memory: {kind: f}, compute_dtype: {dtype: f},
     fixed_us: {kind: us}, sync_us: {kind: us}, link_ceiling: {kind: f}, saturation: {kind: multiple of the SMs},
     overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
-    cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us}, l2_bw_tbs: TB/s,
+    cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us},
+    l2_sweep_hit: {first | again: {set_over_l2: [...], hit: [...]}}, l2_bw_tbs: TB/s,
     broadcast_copy: {term: value} (Efficiency.broadcast_copy)} (all optional)."""
     if not isinstance(doc, dict):
         raise SpecError("must be a mapping", file=file)
@@ -517,6 +554,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     iters = _keyed(doc, "iter_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     iters_l2 = _keyed(doc, "iter_l2_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     cta_serial = _keyed(doc, "cta_serial_us", file, {}, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
+    sweep_hit = _sweep_hit(doc.get("l2_sweep_hit"), file)
     l2bw = doc.get("l2_bw_tbs")
     if l2bw is not None and (isinstance(l2bw, bool) or not isinstance(l2bw, (int, float)) or not 0 < l2bw <= 100):
         raise SpecError(f"must be TB/s in (0, 100] or absent, got {l2bw!r}", file=file, field="l2_bw_tbs")
@@ -552,7 +590,8 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
-                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
+                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_sweep_hit=sweep_hit,
+                      l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},
                       engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in eng.items()},
                       source=str(doc.get("source", file)))

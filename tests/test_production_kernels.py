@@ -204,8 +204,8 @@ def test_dsa_indexer_deepgemm_schedule_in_the_step():
 
 
 def test_topk_sweeps_hit_l2_by_reuse_distance():
-    """SWEEP_REREAD: the first sweep hits only while the whole score tensor fits in L2, the later sweeps while the rows
-    in flight fit (sequential scans: all or nothing)."""
+    """SWEEP_REREAD: the first sweep hits while the whole score tensor fits in L2, the later sweeps while the rows in
+    flight fit (far inside / past the edge of the measured hit curve: all or nothing there)."""
     from hwmodels.roofline import price
     from hwmodels.spec import load_hardware
     from simulator.kernels import topk_production as P
@@ -223,6 +223,56 @@ def test_topk_sweeps_hit_l2_by_reuse_distance():
     written = np.array([r * 2048 * 4.0 for r, _ in cases])
     one_sweep = np.array([r * n * 4.0 for r, n in cases])
     assert np.allclose(hbm - written, [0.0, one_sweep[1], 2 * one_sweep[2]], rtol=0.02, atol=1e4)
+
+
+def test_sweep_hit_curve_interpolates_the_measured_edge():
+    """sweep_hit: the device's measured curve per reuse pattern, linear between its points, held at its ends; the
+    all-or-nothing step when uncalibrated. The H100's committed curves are partial across the edge, non-increasing,
+    and the in-kernel re-sweep pattern fades earlier than the re-read tensor."""
+    from dataclasses import replace
+
+    from hwmodels.roofline import sweep_hit
+    from hwmodels.spec import Efficiency, load_hardware
+
+    x = np.array([0.1, 0.8, 0.85, 0.9, 1.0, 2.0])
+    assert list(sweep_hit(Efficiency(), "first", x)) == [1.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+    e = replace(Efficiency(), l2_sweep_hit={"first": ((0.8, 0.9), (1.0, 0.0))})
+    assert np.allclose(sweep_hit(e, "first", x), [1.0, 1.0, 0.5, 0.0, 0.0, 0.0])
+    assert list(sweep_hit(e, "again", x)) == [1.0, 1.0, 1.0, 1.0, 1.0, 0.0]   # no curve for that pattern: the step
+    hw = load_hardware("H100-SXM")
+    grid = np.linspace(0.3, 2.0, 60)
+    for pat in ("first", "again"):
+        h = sweep_hit(hw.efficiency, pat, grid)
+        assert h[0] == 1.0 and h[-1] == 0.0 and np.all(np.diff(h) <= 0)
+    assert 0.2 < sweep_hit(hw.efficiency, "first", 0.84) < 0.8          # 42 MiB of a 50 MiB L2: partial
+    assert sweep_hit(hw.efficiency, "again", 0.8) < sweep_hit(hw.efficiency, "first", 0.8)
+
+
+def test_sweep_hit_curve_is_validated_and_fitted_from_times():
+    """A malformed l2_sweep_hit is refused naming its field; the hit share implied by all-hit / all-miss times is
+    recovered exactly from synthetic re-sweep times."""
+    import pytest
+
+    from hwmodels.errors import SparsesimError
+    from hwmodels.spec import efficiency_from_dict
+    from simulator.calibration import fit_l2_sweep_hit as F
+
+    ok = efficiency_from_dict({"l2_sweep_hit": {"first": {"set_over_l2": [0.8, 0.9], "hit": [1, 0]}, "source": "x"}}, "f")
+    assert ok.l2_sweep_hit["first"] == ((0.8, 0.9), (1.0, 0.0))
+    for bad in ({"first": {"set_over_l2": [0.9, 0.8], "hit": [1, 0]}}, {"first": {"set_over_l2": [0.8, 0.9],
+                                                                                 "hit": [1, 1.5]}},
+                {"later": {"set_over_l2": [0.8, 0.9], "hit": [1, 0]}}, {"first": [1, 0]}):
+        with pytest.raises(SparsesimError, match="l2_sweep_hit"):
+            efficiency_from_dict({"l2_sweep_hit": bad}, "f")
+    mib = np.array([8, 16, 20, 40, 44, 80, 96, 128], float) * F.MiB
+    hit_true = np.array([1, 1, 1, 0.7, 0.25, 0, 0, 0])
+    per_hit, per_miss = mib * 1e-7, mib * 4e-7            # us per re-sweep from L2 / HBM, linear in the set
+    one = 3.0 + per_miss                                  # the first sweep streams from HBM
+    three = one + 2 * (hit_true * per_hit + (1 - hit_true) * per_miss)
+    c = F.again_from_resweeps(mib, one, three, 50 * F.MiB)
+    assert np.allclose(c["hit"], hit_true, atol=1e-9)
+    doc = F.curve_doc({"again": c.assign(hit=[1, 1, 1, 0.7, 0.8, 0, 0, 0])}, "synthetic")
+    assert doc["again"]["hit"] == [1.0, 1.0, 0.7, 0.7, 0.0, 0.0]   # 0.3-2.0 of the L2 kept, made non-increasing
 
 
 def test_sglang_loop_rounds_per_sweep():
@@ -303,6 +353,29 @@ def test_topk_blind_set_predicted_for_every_shape_and_measured_the_same_list():
     src = (Path(__file__).resolve().parents[1] / "lab" / "kernels" / "measure_production_kernels.py").read_text()
     node = next(n for n in ast.parse(src).body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "BLIND_TOPK")
     assert eval(compile(ast.Expression(node.value), "BLIND_TOPK", "eval")) == F.BLIND_TOPK_SHAPES
+
+
+def test_topk_blind2_set_predicted_before_measuring_and_measured_the_same_list():
+    """The second blind set: its committed predictions (db3789c, coarse and fine curve, L1 variant) cover BLIND2_TOPK,
+    the campaign script measures the same list, and no shape repeats a row length of an earlier grid."""
+    import ast
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    pr = F.pd.read_csv(F.DATA_DIR / F.BLIND2_FINE_CURVE, keep_default_na=False)
+    assert len(pr) == len(F.BLIND2_TOPK) == 114
+    assert all(pr[c].gt(0).all() for c in F.BLIND2_MODELS)
+    assert set(zip(pr["dist"], pr["rows"], pr["n"])) == set(F.BLIND2_TOPK)
+    src = (Path(__file__).resolve().parents[1] / "lab" / "kernels" / "measure_production_kernels.py").read_text()
+    node = next(n for n in ast.parse(src).body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") ==
+                "BLIND2_TOPK")
+    assert set(eval(compile(ast.Expression(node.value), "BLIND2_TOPK", "eval"))) == {(r, n) for _, r, n in F.BLIND2_TOPK}
+    earlier = {n for _, _, n in F.BLIND_TOPK} | {n for _, _, n in F.FRESH_TOPK} | {4096, 16384, 65536, 262144, 1048576}
+    assert not earlier & {n for _, _, n in F.BLIND2_TOPK}
+    assert list(F.blind2_regime([32, 1200, 8, 3072], [311296, 75776, 2560, 14336])) == [
+        "L2 edge, one wave (tensor 38-56 MiB)", "L2 edge, waves (rows in flight 38-57 MiB)", "short rows, decode 1-40",
+        "short rows, prefill 1024 / 3072"]
 
 
 def test_topk_blind_regimes():

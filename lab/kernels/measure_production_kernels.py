@@ -15,7 +15,9 @@ hold-out (FRESH2_*: bf16 / per-tensor fp8 at K 7168 and 5120 with N 384-3072, N 
 layers, M 1 / 12 / 48; weights rotated; kernels recorded likewise; the same lists as simulator/calibration/
 small_m_gemm_holdout.py), CSV suffix _fresh3. --grid topk_blind: the blind top-k set
 (BLIND_TOPK: SGLang's kernel over decode rows 1-64, multi-wave rows 160-2048 and prefill rows 1536 / 4096, row lengths
-3K-786K in none of the earlier grids, all three distributions), CSV suffix _topk_blind. --sass: the SASS of sgl_topk.so's
+3K-786K in none of the earlier grids, all three distributions), CSV suffix _topk_blind. --grid topk_blind2: the second
+(BLIND2_TOPK: score tensors / rows in flight of 38-57 MiB around the L2's edge, short rows of 2.5K-14K at decode and
+prefill), CSV suffix _topk_blind2. --sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
 --lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
@@ -42,7 +44,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 4   # 4: --grid fresh3 and --grid topk_blind added (timing unchanged)
+SCRIPT_VERSION = 5   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2 (timing unchanged)
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -62,6 +64,15 @@ BLIND_TOPK = ([(r, n) for r in (1, 6, 24, 64) for n in (3072, 12288, 49152, 1966
               + [(r, n) for r in (160, 400, 1000, 2048) for n in (6144, 24576, 98304)]
               + [(r, 393216) for r in (400, 2048)]
               + [(r, n) for r in (1536, 4096) for n in (3072, 12288, 49152)])
+#: the second blind top-k set (--grid topk_blind2, CSV suffix _topk_blind2; SGLang's kernel, every distribution; row
+#: lengths in none of the earlier grids): score tensors of 38-56 MiB at one wave (rows 32 / 64 / 128) and rows in flight
+#: of 38-57 MiB over several waves (rows 300 / 1200), both around the L2's edge; short rows of 2.5K-14K at decode (rows 1 /
+#: 8 / 40) and prefill (rows 1024 / 3072). The same list as simulator/calibration/fit_production_topk_gemm.py BLIND2_TOPK
+BLIND2_TOPK = ([(r, n) for r, ns in ((32, (311296, 360448, 409600, 458752)), (64, (155648, 180224, 204800, 229376)),
+                                     (128, (77824, 90112, 102400, 114688))) for n in ns]
+               + [(r, n) for r in (300, 1200) for n in (75776, 88064, 100352, 112640)]
+               + [(r, n) for r in (1, 8, 40) for n in (2560, 5120, 10240, 14336)]
+               + [(r, n) for r in (1024, 3072) for n in (2560, 7168, 14336)])
 #: the second fresh hold-out (GEMMs only, bf16 and per-tensor fp8; shapes in no earlier campaign): --grid fresh2
 FRESH2_GEMM_KN = [(k, n) for k in (7168, 5120) for n in (384, 768, 1280, 3072)] + [
     (k, n) for n in (576, 1024) for k in (1536, 3072, 6144)]
@@ -100,7 +111,7 @@ def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
     return rows
 
 
-def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: bool = False):
+def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: bool = False, blind2: bool = False):
     dev = "cuda" if T.cuda() else "cpu"
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
@@ -112,8 +123,8 @@ def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: 
         sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
         rc = sgl.sgl_topk_setup()
         print(f"sgl_topk setup rc={rc}", flush=True)
-    shapes = BLIND_TOPK if blind else (FRESH_TOPK if fresh else TOPK_DECODE + TOPK_PREFILL)
-    fresh = fresh or blind
+    shapes = BLIND2_TOPK if blind2 else (BLIND_TOPK if blind else (FRESH_TOPK if fresh else TOPK_DECODE + TOPK_PREFILL))
+    fresh = fresh or blind or blind2
     if smoke:
         shapes = [(1, 4096), (4, 16384)]
     for dist in TOPK_DISTS:
@@ -296,11 +307,13 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
-    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind"), default="committed",
+    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind", "topk_blind2"),
+                    default="committed",
                     help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
                          "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2); "
                          "fresh3: the third (FRESH3_*, real models' decode-layer shapes; suffix _fresh3); "
-                         "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind)")
+                         "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind); "
+                         "topk_blind2: the second (BLIND2_TOPK; suffix _topk_blind2)")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -308,7 +321,8 @@ def main():
     fresh2 = args.grid == "fresh2"
     fresh = args.grid == "fresh"
     blind = args.grid == "topk_blind"
-    sink = Sink(args.out, "_topk_blind" if blind else ("_fresh3" if fresh3 else ("_fresh2" if fresh2 else (
+    blind2 = args.grid == "topk_blind2"
+    sink = Sink(args.out, "_topk_blind2" if blind2 else "_topk_blind" if blind else ("_fresh3" if fresh3 else ("_fresh2" if fresh2 else (
         "_fresh" if fresh else ("_rotated" if args.rotate else "")))))
     print(f"versions: {sink.v}", flush=True)
     if args.sass and args.lib is not None:
@@ -322,10 +336,10 @@ def main():
             (args.out / "sgl_topk_sass.txt").write_text(r.stdout + r.stderr)
         else:
             print("no cuobjdump on this machine", flush=True)
-    if args.only in (None, "gemm") and not blind:
+    if args.only in (None, "gemm") and not (blind or blind2):
         gemm_phase(sink, args.smoke, args.rotate or fresh or fresh2 or fresh3, fresh, fresh2, fresh3)
     if args.only in (None, "topk") and not (fresh2 or fresh3):
-        topk_phase(sink, args.lib, args.smoke, fresh, blind)
+        topk_phase(sink, args.lib, args.smoke, fresh, blind, blind2)
     print(f"wrote {sink.path} ({sink.count} rows)")
 
 

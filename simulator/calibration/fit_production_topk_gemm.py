@@ -351,9 +351,11 @@ def predict_topk_blind(hw: HardwareSpec, out: str | Path | None = None) -> pd.Da
     return res
 
 
-def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
+def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec | None = None) -> pd.DataFrame:
     """Per regime x distribution, the committed predictions of the blind top-k set (this model: `pred_us`; the model
-    before the barrier-phase rules: `pred_1081e97_us`) against their measurement; every row held out."""
+    before the barrier-phase rules: `pred_1081e97_us`) against their measurement; every row held out. With `hw`, also
+    the device's current terms (`now_*`): LOOKED-AT, the L2 hit curve replaced the all-or-nothing rule after these
+    rows' L2-edge errors were seen."""
     m = _predicted_and_measured(pred_csv, meas_csv)
     reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(blind_regime(m["rows"]), m["dist"])])
     meas = m["median_us"].astype(float)
@@ -361,7 +363,77 @@ def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
     new = error_table(m["pred_us"].astype(float), meas, reg, none).drop(columns="part")
     old = error_table(m["pred_1081e97_us"].astype(float), meas, reg, none).drop(columns=["part", "n"]).rename(
         columns={"median_abs_pct": "1081e97_med", "p90_abs_pct": "1081e97_p90", "median_signed_pct": "1081e97_signed"})
-    return new.merge(old, on="regime")
+    tab = new.merge(old, on="regime")
+    if hw is not None:
+        now = predict_topk_blind(hw).rename(columns={"pred_us": "now_us"})
+        cur = m.merge(now[SHAPE_KEYS + ["now_us"]], on=SHAPE_KEYS, how="left")["now_us"].astype(float)
+        t2 = error_table(cur, meas, reg, none).drop(columns=["part", "n"]).rename(
+            columns={"median_abs_pct": "now_med", "p90_abs_pct": "now_p90", "median_signed_pct": "now_signed"})
+        tab = tab.merge(t2, on="regime")
+    return tab
+
+
+#: the second blind top-k set (lab/kernels/measure_production_kernels.py --grid topk_blind2 measures the same list):
+#: SGLang's kernel at row lengths in none of the earlier grids, every distribution; the L2's edge (score tensors of
+#: 38-56 MiB at one wave, rows 32 / 64 / 128; rows in flight of 38-57 MiB over several waves, rows 300 / 1200) and
+#: short rows (2.5K-14K scores at decode rows 1 / 8 / 40 and prefill rows 1024 / 3072). Priced before the measurement
+#: by the model at db3789c, by this model (the L2 hit curve of regimes v4, then the one measured in the same call before
+#: the top-k rows were read) and by an L1 variant (rejected on this set): BLIND2_MODELS, `blind2_accuracy`
+BLIND2_EDGE_ONE_WAVE = [(r, n) for r, ns in ((32, (311296, 360448, 409600, 458752)),
+                                             (64, (155648, 180224, 204800, 229376)),
+                                             (128, (77824, 90112, 102400, 114688))) for n in ns]
+BLIND2_EDGE_WAVES = [(r, n) for r in (300, 1200) for n in (75776, 88064, 100352, 112640)]
+BLIND2_SHORT_DECODE = [(r, n) for r in (1, 8, 40) for n in (2560, 5120, 10240, 14336)]
+BLIND2_SHORT_PREFILL = [(r, n) for r in (1024, 3072) for n in (2560, 7168, 14336)]
+BLIND2_TOPK = [(d, r, n) for d in ("recorded", "gaussian", "uniform")
+               for r, n in BLIND2_EDGE_ONE_WAVE + BLIND2_EDGE_WAVES + BLIND2_SHORT_DECODE + BLIND2_SHORT_PREFILL]
+BLIND2_PREDICTION = "production_kernels_topk_blind2_prediction_2026-11-27.csv"
+
+
+def blind2_regime(rows, n) -> np.ndarray:
+    """The second blind set's regimes (BLIND2_TOPK's four groups)."""
+    rows, n = np.asarray(rows), np.asarray(n)
+    return np.where(n <= 16384, np.where(rows <= 64, "short rows, decode 1-40", "short rows, prefill 1024 / 3072"),
+                    np.where(rows <= 132, "L2 edge, one wave (tensor 38-56 MiB)",
+                             "L2 edge, waves (rows in flight 38-57 MiB)"))
+
+
+BLIND2_FINE_CURVE = "production_kernels_topk_blind2_prediction_fine_curve_2026-11-27.csv"
+BLIND2_MODELS = {"pred_db3789c_us": "db3789c", "pred_us": "coarse", "pred_curve_us": "fine", "pred_l1_us": "L1"}
+
+
+def predict_topk_blind2(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """The device's committed model's time for every second-blind shape (`pred_us`), written to `out`. The committed
+    predictions were made with it before the measurement: at 425564a (coarse L2 curve; with the L1 variant
+    `pred_l1_us`, whose code that commit holds) and at 8366ada (the fine curve, `pred_curve_us`)."""
+    df = pd.DataFrame([{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048}
+                       for d, r, n in BLIND2_TOPK])
+    t = topk_frame(df)
+    t["pred_us"] = predict_topk_us(t, hw, hw.efficiency)
+    res = t[SHAPE_KEYS + ["sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def blind2_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = True) -> pd.DataFrame:
+    """Per regime (x distribution), the committed predictions of the second blind set against their measurement:
+    db3789c_* = the model at main db3789c, coarse_* = this model with the regimes-v4 L2 curve (the primary prediction,
+    commit 425564a), fine_* = with the L2 curve measured in the same call (commit 8366ada, before the top-k timings were
+    read), L1_* = the rejected L1 variant (425564a). Every row held out."""
+    m = _predicted_and_measured(pred_csv, meas_csv)
+    reg = blind2_regime(m["rows"], m["n"])
+    reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(reg, m["dist"])] if by_dist else
+                    [f"top-k sglang: {g}" for g in reg])
+    meas = m["median_us"].astype(float)
+    none = np.zeros(len(m), bool)
+    tab = None
+    for col, tag in BLIND2_MODELS.items():
+        e = error_table(m[col].astype(float), meas, reg, none).drop(columns="part")
+        e = e.rename(columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90",
+                              "median_signed_pct": f"{tag}_signed"})
+        tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
+    return tab
 
 
 #: the columns that name one measured shape of the campaign CSVs
