@@ -94,10 +94,11 @@ def select(dtype: str, m: float, k: float, n: float) -> Selection | None:
 def _rule(path: str = str(TABLE)) -> dict:
     doc = yaml.safe_load(Path(path).read_text())
     r = doc.get("rule")
-    need = ("max_m", "m_small_max", "max_ctas", "split_row_bytes", "split_count", "bytes_per_cta", "large_m_no_split_n")
+    need = ("max_m", "m_small_max", "max_ctas", "split_row_bytes", "split_count", "bytes_per_cta", "no_split_tiles",
+            "unsplit_max_ctas")
     if not isinstance(r, dict) or any(k not in r for k in need):
         raise SparsesimError(f"{path}: rule needs {', '.join(need)}")
-    for key in ("split_count", "bytes_per_cta"):
+    for key in ("split_count", "bytes_per_cta", "no_split_tiles"):
         for dt in ("bf16", "fp8"):
             if not isinstance(r[key].get(dt), dict) or {"small", "large"} - set(r[key][dt]):
                 raise SparsesimError(f"{path}: rule.{key}.{dt} needs small and large")
@@ -117,10 +118,12 @@ def _derive_arrays(dtype: str, rows, k, n) -> tuple[np.ndarray, np.ndarray, np.n
     k = np.broadcast_to(np.asarray(k, dtype=np.float64), rows.shape)
     n = np.broadcast_to(np.asarray(n, dtype=np.float64), rows.shape)
     small = rows <= r["m_small_max"]
-    per = np.where(small, r["bytes_per_cta"][dtype]["small"], r["bytes_per_cta"][dtype]["large"])
-    ctas = np.clip(np.ceil(k * n * wb / per - 1e-9), 1.0, float(r["max_ctas"]))
-    splits = (k * wb > r["split_row_bytes"]) & (small | (n < r["large_m_no_split_n"][dtype]))
-    split = np.where(splits, np.where(small, r["split_count"][dtype]["small"], r["split_count"][dtype]["large"]), 0)
+    bucket = lambda key: np.where(small, r[key][dtype]["small"], r[key][dtype]["large"])  # noqa: E731
+    tiles = np.ceil(n / W_TILE_ROWS - 1e-9)
+    splits = (k * wb > r["split_row_bytes"]) & (tiles < bucket("no_split_tiles"))
+    split_ctas = np.clip(np.ceil(k * n * wb / bucket("bytes_per_cta") - 1e-9), 1.0, float(r["max_ctas"]))
+    ctas = np.where(splits, split_ctas, np.clip(tiles, 1.0, float(r["unsplit_max_ctas"])))
+    split = np.where(splits, bucket("split_count"), 0)
     ok = (rows >= 1) & (rows <= r["max_m"])
     return ctas, split.astype(np.float64), ok
 
@@ -157,13 +160,15 @@ def plan(dtype: str, rows, k, n, rule: bool = True) -> tuple[np.ndarray, np.ndar
 def serial_steps(split, ctas, k, n, wb: float) -> np.ndarray:
     """The K steps one CTA walks one after another (the chain of hwmodels.roofline's wave model): a K step loads a
     128-byte-deep slice of a 64-row weight tile (K_TILE_BYTES; the nvjet names' 64x16 / 128x16 = K tile x stages for
-    bf16 / fp8). Without split-K every CTA walks all of K for its output tile: ceil(K / k_tile) steps. With split-K
-    cuBLASLt shares the (64-row tile, K step) work out over its CTAs (a stream-K-like division, module docstring):
-    ceil(N / 64) ceil(K / k_tile) / CTAs steps each."""
+    bf16 / fp8). Without split-K every CTA walks all of K for each output tile it owns: ceil(tiles / CTAs) ceil(K /
+    k_tile) steps (one tile each where the CTAs cover the tiles; the persistent unsplit kernels of large N hold 132
+    CTAs for up to 448 tiles). With split-K cuBLASLt shares the (64-row tile, K step) work out over its CTAs (a
+    stream-K-like division, module docstring): ceil(N / 64) ceil(K / k_tile) / CTAs steps each."""
     kt = K_TILE_BYTES / wb
     ks = np.ceil(np.asarray(k, dtype=np.float64) / kt)
     tiles = np.ceil(np.asarray(n, dtype=np.float64) / W_TILE_ROWS)
-    return np.where(np.asarray(split) > 0, tiles * ks / np.maximum(np.asarray(ctas, dtype=np.float64), 1.0), ks)
+    c = np.maximum(np.asarray(ctas, dtype=np.float64), 1.0)
+    return np.where(np.asarray(split) > 0, tiles * ks / c, np.maximum(np.ceil(tiles / c - 1e-9), 1.0) * ks)
 
 
 def priced_on(hw) -> bool:
