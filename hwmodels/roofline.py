@@ -279,6 +279,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     # shorter of the two terms adds to the longer, once per kernel (later waves start while earlier ones stream): a
     # kernel of one wave of one-tile CTAs pays body + chain, a long chain or many waves max(body, chain)
     fill = np.minimum(body, chain) / np.maximum(waves * n_it, 1.0)
+    if eff.wave_fixed_s:   # the wave-priced kernels' own fixed time where the kind has one (Efficiency.wave_fixed_s)
+        own = np.array([k in eff.wave_fixed_s for k in KINDS])[ops.kind]
+        fixed = np.where(own, np.array([eff.wave_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind], fixed)
     cta_fixed = np.array([eff.cta_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
     per_cta = 0.0
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)

@@ -72,9 +72,11 @@ def predict(hw: HardwareSpec, rule: bool = True, out: str | Path | None = None, 
     return res
 
 
-def accuracy(pred_csv: str | Path, base_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
+def accuracy(pred_csv: str | Path, base_csv: str | Path, meas_csv: str | Path, m_label: str = "M<=48",
+             tags: tuple[str, str] = ("rule", "before")) -> pd.DataFrame:
     """Per kernel x (selection table | rule), the committed predictions of the current model (`pred_csv`) and of the
-    model before the rule (`base_csv`) against the measurement: median / p90 |error| and median signed error, %."""
+    model before the rule (`base_csv`) against the measurement: median / p90 |error| and median signed error, %
+    (columns named by `tags`)."""
     cur = FP._predicted_and_measured(pred_csv, meas_csv)
     base = pd.read_csv(base_csv, keep_default_na=False).rename(columns={"pred_us": "base_us"})
     base["dist"] = base["dist"].astype(str)
@@ -83,11 +85,28 @@ def accuracy(pred_csv: str | Path, base_csv: str | Path, meas_csv: str | Path) -
     rows = []
     for (kern, cov), x in m.groupby(["kernel", "covered"]):
         y = meas[x.index]
-        row = {"regime": f"GEMM {kern}: decode M<=48, {'selection table' if cov else 'not in the table'}",
+        row = {"regime": f"GEMM {kern}: decode {m_label}, {'selection table' if cov else 'not in the table'}",
                "n": len(x)}
-        for tag, col in (("rule", "pred_us"), ("before", "base_us")):
+        for tag, col in ((tags[0], "pred_us"), (tags[1], "base_us")):
             e = (x[col].astype(float) / y - 1.0) * 100.0
             row.update({f"{tag}_med": float(np.median(np.abs(e))), f"{tag}_p90": float(np.percentile(np.abs(e), 90)),
                         f"{tag}_signed": float(np.median(e))})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def split_agreement(choices_csv: str | Path, notes: str | Path) -> pd.DataFrame:
+    """Per kernel: of the shapes in `choices_csv` (a model's predicted split_k per shape), how many the profiler's
+    kernel list in `notes` (a splitKreduce kernel or not) agrees with."""
+    from simulator.calibration import fit_cublaslt_rule as R
+
+    obs = {(("fp8_tensorwise" if o["dtype"] == "fp8" else "bf16"), o["m"], o["k"], o["n"]): o["split"]
+           for o in R.observations(notes)}
+    ch = pd.read_csv(choices_csv)
+    ch["observed"] = [obs.get((k, int(m), int(kk), int(n))) for k, m, kk, n in
+                      zip(ch["kernel"], ch["rows"], ch["k"], ch["n"])]
+    ch = ch[ch["observed"].notna()]
+    ok = (ch["split_k"] > 0) == ch["observed"].astype(bool)
+    return pd.DataFrame([{"kernel": k, "shapes": int(len(x)), "agree": int(ok[x.index].sum()),
+                          "observed_split": int(x["observed"].astype(bool).sum()),
+                          "predicted_split": int((x["split_k"] > 0).sum())} for k, x in ch.groupby("kernel")])
