@@ -151,7 +151,6 @@ def gemm_fn(dtype: str, M: int, K: int, N: int, copies_cap: int = 32):
     if dtype == "bf16":
         return (lambda i: torch.nn.functional.linear(x, ws[i % copies])), copies
     w8t = [w.to(torch.float8_e4m3fn).t() for w in ws]
-    del ws
     x8 = x.to(torch.float8_e4m3fn)
     one = torch.ones((), device="cuda")
     return (lambda i: torch._scaled_mm(x8, w8t[i % copies], scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), copies
@@ -197,7 +196,7 @@ def chain_phase(o: Out, smoke: bool):
         o.note(f"chain {dtype} M {M} K {K} N {N}: graph {us:.3f} us/GEMM, kernels/GEMM {len(ks) / N_CALLS:.2f}, "
                f"gemm {med([k['dur'] for k in gem])} reduce {med([k['dur'] for k in red])} gaps gemm->reduce "
                f"{med(gr)} other {med(go)} | " + " | ".join(f"{short(k['name'])} grid {k['grid']}" for k in ks[:2]))
-        del g, fn
+        del g
         torch.cuda.empty_cache()
 
 

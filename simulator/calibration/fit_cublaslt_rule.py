@@ -141,9 +141,8 @@ def graph_price_us(hw, eff, kern: str, m, k, n) -> np.ndarray:
     subtracted. A CUDA-graph campaign's per-call time is the same sum: device times plus the gaps the graph leaves
     between the kernels (GRAPH_CSV: 0.29-0.48 us after a GEMM, 0.62-0.67 us between a GEMM and its reduce)."""
     from hwmodels.roofline import price
-    from simulator.ops import OpBuilder
-
     from simulator.kernels import cublaslt as CL
+    from simulator.ops import OpBuilder
 
     m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
     b = OpBuilder(len(m))
