@@ -26,6 +26,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read), so
                   device_s = max(body, chain) + min(body, chain) / (waves * serial_iters)
                              + fixed[kind] + waves * cta_fixed[kind] + ceil(n / U) * cta_serial[kind]
+                  (fixed[kind] = wave_fixed[kind] where the kind has one: Efficiency.wave_fixed_s, the wave-priced
+                  kernels' own fixed time, e.g. cuBLASLt's small-M GEMMs against the full-device GEMMs)
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
                   CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is overlap_p(body, chain)); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave

@@ -1,11 +1,15 @@
 """The structural small-M rule of simulator/kernels/cublaslt.py (its `rule:` block in kernels/data/cublaslt_small_m.yaml),
-derived from the observations the selection table itself was read from (the fresh campaign's torch.profiler kernel
-names and grids: production_kernels_nvidia-h100-80gb-hbm3_2026-11-26_fresh_notes.txt) and from nothing else.
+derived from observed kernel choices only: the fresh campaign's torch.profiler kernel names and grids (the selection
+table's own source: production_kernels_nvidia-h100-80gb-hbm3_2026-11-26_fresh_notes.txt), and for the tile-count cut
+of the split decision also the _fresh2 and _fresh3 campaigns' (TILE_NOTES; both looked at since they were blind
+checks; the _blind4 set of 2026-11-27 judges the cut). Also the chain's terms (fit_chain, below).
 
 What the observations show (cuBLASLt's nvjet kernels, torch 2.11 / CUDA 13 on the H100):
 - split-K: every shape whose K row is 7168 B or more (bf16 K 4096 / 7168, fp8 K 7168) runs a `_splitK_` kernel plus
   cublasLt::splitKreduce_kernel at M <= 32; no shape with a K row of 4096 B or less (fp8 K 2048 / 4096, bf16 K 2048)
-  splits. At M 64 the large-N shapes stop splitting (fp8 N >= 1536, bf16 N >= 2304): enough output tiles.
+  splits. Many output tiles stop the split (enough tiles to fill the SMs): at M <= 32 bf16 splits up to N 4096 (64
+  tiles of 64) and runs N >= 4608 unsplit on one CTA per tile up to 132 (grid 2 x 66 at N 14336 / 28672), fp8 stops
+  at N ~4096; at M 33-64 both stop splitting near N 1536 (24 tiles), with exceptions at K >= 7168.
 - the split count: the split kernels launch grid_x = the cluster's first axis, 4 (tiles 64x8 / 64x16, M <= 32) or 8
   (tile 64x32, cluster 4x2, M 64).
 - the CTAs: a split kernel gives every CTA about the same number of weight bytes whatever N (fp8 M <= 32: 224 KiB at
@@ -14,8 +18,8 @@ What the observations show (cuBLASLt's nvjet kernels, torch 2.11 / CUDA 13 on th
   fp8 N 2304), where each CTA takes more.
 The rule therefore reads, per dtype and M bucket (<= 32, 33-64): bytes_per_cta = the median of weight bytes / CTAs
 over the observed kernels below the 72-CTA cap, max_ctas = 72, the split threshold = the geometric midpoint between
-the largest non-splitting and the smallest splitting K row, and the M-64 no-split N = the geometric midpoint between
-the largest splitting and the smallest non-splitting N. Public structure it stands on: CUTLASS's split-K GEMM
+the largest non-splitting and the smallest splitting K row, the no-split tile count = the cut that misclassifies the
+fewest observed choices (tile_rule), unsplit_max_ctas = the most CTAs an unsplit kernel launched. Public structure it stands on: CUTLASS's split-K GEMM
 (a separate reduction kernel adds the K slices' fp32 partials: NVIDIA/cutlass include/cutlass/gemm/device/
 gemm_splitk_parallel.h @ 86931fe) and stream-K (CTAs take equal shares of the flattened (tile, K-iteration) space:
 Osama et al., "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp
