@@ -826,6 +826,7 @@ def production_kernels() -> None:
         _topk_blind_table(f, hw)
         _topk_blind2_table()
         _fresh3_table(f)
+        _blind4_table(f)
     production_allreduce()
 
 
@@ -870,7 +871,8 @@ def _fresh2_table(f) -> None:
     tab = FP.fresh2_accuracy(pred[-1], meas)
     tab["goal"] = np.where((tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED")
     print(f"\n== second GEMM hold-out (predicted before measuring, commit {FRESH2_PREDICTION_COMMIT}: {pred[-1].name}; "
-          f"measured {meas.name}; weights rotated past the L2; every row held out): selection table = the shape is "
+          f"measured {meas.name}; weights rotated past the L2; every row held out from that model; the current chain "
+          f"terms and tile-count split cut are FITTED on these rows since): selection table = the shape is "
           f"inside an observed entry of simulator/kernels/data/cublaslt_small_m.yaml, fallback = full-device pricing")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
@@ -962,9 +964,55 @@ def _fresh3_table(f) -> None:
     tab["goal"] = np.where((tab["rule_med"] <= 10) & (tab["rule_p90"] <= 25), "met", "MISSED")
     print(f"\n== third GEMM hold-out, real decode-layer shapes (predicted before measuring, commit "
           f"{FRESH3_PREDICTION_COMMIT}: {pred.name} = the small-M rule + K-step chain, {base.name} = the model at "
-          f"1081e97; measured {meas.name}; weights rotated past the L2; every row held out); |error| median / p90 and "
+          f"1081e97; measured {meas.name}; weights rotated past the L2; every row held out from both; the current "
+          f"chain terms and tile-count split cut are FITTED on these rows since: the fourth set below judges them); "
+          f"|error| median / p90 and "
           f"signed median, %; selection table = inside an observed entry of cublaslt_small_m.yaml")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
+#: the commit that holds the fourth GEMM set's predictions (made before it was measured)
+BLIND4_PREDICTION_COMMIT = "35f0ab1"
+
+
+def _blind4_table(f) -> None:
+    """The fourth small-M GEMM set (bf16 / per-tensor fp8 at 17 decode-layer (K, N) of Qwen2.5-14B / 32B, Llama-3.2-3B
+    and Mistral-Nemo-12B x M 1 / 24 / 40), BLIND: `tile` = the committed predictions of the tile-count split rule with
+    the chain terms of that commit, `db3789c` = the model before it (both made before the measurement); `now` = the
+    current terms (the chain refitted on the in-graph price after this set was measured, on the three earlier
+    campaigns only: held out, not blind). Then how often each model's split choice matches the profiler's."""
+    import os
+    import tempfile
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import small_m_gemm_holdout as H
+
+    d = f.parent
+    meas = d / f.name.replace("2026-11-26", "2026-11-27").replace(".csv", "_blind4.csv")
+    pred, base = (d / "production_kernels_blind4_prediction_2026-11-27.csv",
+                  d / "production_kernels_blind4_prediction_db3789c_2026-11-27.csv")
+    if not (meas.is_file() and pred.is_file() and base.is_file()):
+        return
+    tab = H.accuracy(pred, base, meas, "M<=64 (M 1/24/40)", ("tile", "db3789c"))
+    with tempfile.TemporaryDirectory() as tmp:
+        now_csv = os.path.join(tmp, "now.csv")
+        H.predict(load_hardware("H100-SXM"), out=now_csv, blind4=True)
+        now = H.accuracy(now_csv, pred, meas, "M<=64 (M 1/24/40)", ("now", "tile"))
+    tab = tab.merge(now[["regime", "now_med", "now_p90", "now_signed"]], on="regime")
+    tab["goal"] = np.where((tab["tile_med"] <= 10) & (tab["tile_p90"] <= 25), "met", "MISSED")
+    print(f"\n== fourth GEMM set, BLIND: decode layers of Qwen2.5-14B (TP 1-4), Qwen2.5-32B, Llama-3.2-3B, Mistral-Nemo-12B "
+          f"(predicted before measuring, commit {BLIND4_PREDICTION_COMMIT}: tile = {pred.name}, db3789c = {base.name}; "
+          f"measured {meas.name}); now = the current terms (held out, fitted after the measurement without these rows); "
+          f"|error| median / p90 and signed median, %; goal judged on the blind first look")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    notes = meas.with_name(meas.stem + "_notes.txt")
+    for tag, ch in (("tile", pred.with_name(pred.stem + "_choices.csv")),
+                    ("db3789c", base.with_name(base.stem + "_choices.csv"))):
+        if notes.is_file() and ch.is_file():
+            a = H.split_agreement(ch, notes)
+            print(f"  split-K choice, {tag}: " + "; ".join(
+                f"{r.kernel} {r.agree} of {r.shapes} agree (observed {r.observed_split} split, predicted "
+                f"{r.predicted_split})" for r in a.itertuples()))
 
 
 def production_allreduce() -> None:

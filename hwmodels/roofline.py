@@ -27,6 +27,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read), so
                   device_s = max(body, chain) + min(body, chain) / (waves * serial_iters)
                              + fixed[kind] + waves * cta_fixed[kind] + ceil(n / U) * cta_serial[kind]
+                  (fixed[kind] = wave_fixed[kind] where the kind has one: Efficiency.wave_fixed_s, the wave-priced
+                  kernels' own fixed time, e.g. cuBLASLt's small-M GEMMs against the full-device GEMMs)
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
                   CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is overlap_p(body, chain)); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
@@ -295,6 +297,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     # shorter of the two terms adds to the longer, once per kernel (later waves start while earlier ones stream): a
     # kernel of one wave of one-tile CTAs pays body + chain, a long chain or many waves max(body, chain)
     fill = np.minimum(body, chain) / np.maximum(waves * n_it, 1.0)
+    if eff.wave_fixed_s:   # the wave-priced kernels' own fixed time where the kind has one (Efficiency.wave_fixed_s)
+        own = np.array([k in eff.wave_fixed_s for k in KINDS])[ops.kind]
+        fixed = np.where(own, np.array([eff.wave_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind], fixed)
     cta_fixed = np.array([eff.cta_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
     per_cta = 0.0
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)

@@ -155,6 +155,10 @@ class Efficiency:
         K/V tile for decode attention), in seconds.
     cta_fixed_s[kind]: time each wave of CTAs spends outside its streaming loop (loading Q, initializing,
         reducing and writing its partial output), in seconds; counted once per wave.
+    wave_fixed_s[kind]: the fixed time (ramp / tail) of the kind's kernels that the wave model prices (ops with
+        parallel_units under a cta_slots[kind]), in seconds, where it differs from fixed_s[kind]: cuBLASLt's small-M
+        GEMM kernels (kinds gemm / gemm_fp8 on the H100, simulator.kernels.cublaslt) are other kernels than the
+        full-device GEMMs fixed_s[gemm] was fitted on. Absent = fixed_s[kind].
     cta_serial_s[kind]: time each CTA adds on its SM that co-resident CTAs do not overlap (launch, prologue and
         epilogue of a small CTA), in seconds; counted ceil(CTAs / SMs) times (the Triton decode
         kernel of lab/measure_regimes.py at one or two K/V tiles per CTA costs ~1 us more per CTA per SM, MEASURED 8 to 2048 CTAs,
@@ -209,6 +213,7 @@ class Efficiency:
     cta_slots: dict[str, float] = field(default_factory=dict)
     iter_s: dict[str, float] = field(default_factory=dict)
     cta_fixed_s: dict[str, float] = field(default_factory=dict)
+    wave_fixed_s: dict[str, float] = field(default_factory=dict)
     iter_l2_s: dict[str, float] = field(default_factory=dict)
     cta_serial_s: dict[str, float] = field(default_factory=dict)
     l2_sweep_hit: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
@@ -518,7 +523,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     fixed_us: {kind: us}, sync_us: {kind: us}, link_ceiling: {kind: f}, saturation: {kind: multiple of the SMs},
     overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
-    cta_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us},
+    cta_fixed_us: {kind: us}, wave_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us},
     l2_sweep_hit: {first | again: {set_over_l2: [...], hit: [...]}}, l2_bw_tbs: TB/s,
     broadcast_copy: {term: value} (Efficiency.broadcast_copy)} (all optional)."""
     if not isinstance(doc, dict):
@@ -551,6 +556,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
         lat_s[k] = None if v is None else float(v) * 1e-6
     slots = _keyed(doc, "cta_slots", file, {}, KINDS, 0.0, 64.0, "resident CTAs per SM in (0, 64]")
     cta_fixed = _keyed(doc, "cta_fixed_us", file, {}, KINDS, -1e-12, 1e4, "microseconds in [0, 1e4)", 1e-6)
+    wave_fixed = _keyed(doc, "wave_fixed_us", file, {}, KINDS, -1e-12, 1e4, "microseconds in [0, 1e4)", 1e-6)
     iters = _keyed(doc, "iter_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     iters_l2 = _keyed(doc, "iter_l2_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     cta_serial = _keyed(doc, "cta_serial_us", file, {}, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
@@ -590,6 +596,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       launch_eager_s=launch["eager"] * 1e-6 if "eager" in launch else None,
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
+                      wave_fixed_s=wave_fixed,
                       iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_sweep_hit=sweep_hit,
                       l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},

@@ -11,8 +11,36 @@ def test_rule_block_is_what_the_fit_derives_from_the_table_source():
     rule = CL._rule()
     for key in ("max_m", "m_small_max", "max_ctas", "split_row_bytes"):
         assert rule[key] == fitted[key], key
-    for key in ("split_count", "bytes_per_cta", "large_m_no_split_n"):
+    for key in ("split_count", "bytes_per_cta", "no_split_tiles", "unsplit_max_ctas"):
         assert rule[key] == fitted[key], key
+
+
+def test_tile_cut_is_the_fewest_misclassified_observations(tmp_path):
+    # a synthetic notes file: at M 1, splits at N 256-4096 (4-64 tiles), none at N 8192+; one contrary row at N 10240
+    lines = []
+    for kern in ("bf16", "fp8_tensorwise"):
+        for m in (1, 48):
+            for n, split in ((256, True), (1024, True), (4096, True), (8192, False), (10240, True), (14336, False),
+                             (28672, False)):
+                red = " | void cublasLt::splitKreduce_kernel<32>(x) grid [1, 1, 1]" if split else ""
+                lines.append(f"kernels {kern} (M {m}, K 8192, N {n}): nvjet_sm90_tst_64x8_64x16_4x1_v_bz"
+                             f"{'_splitK' if split else ''}_TNT grid [4, 8, 1] block [384, 1, 1]{red}")
+    lines.append("kernels bf16 (M 1, K 8192, N 57344): nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT grid [2, 66, 1] x")
+    f = tmp_path / "notes.txt"
+    f.write_text("\n".join(lines) + "\n")
+    r = R.tile_rule([f], split_row_bytes=5418.5)
+    assert r["no_split_tiles"]["fp8"]["large"] == 128      # split iff tiles < 128: 1 miss (N 10240)
+    assert r["unsplit_max_ctas"] == 132
+
+
+def test_rule_stops_splitting_at_many_tiles_and_fills_the_sms_unsplit():
+    # cuBLASLt runs large-N decode GEMMs unsplit on ~132 CTAs (fresh3: bf16 K 4096 x N 28672 at M 1, grid 2 x 66)
+    big = CL.derive("bf16", 1, 4096, 28672)
+    assert big.split_k == 0 and big.ctas == CL._rule()["unsplit_max_ctas"]
+    # few tiles, long K row: split, weight bytes shared over the CTAs
+    assert CL.derive("bf16", 1, 7168, 1024).split_k == 4
+    # unsplit, fewer tiles than SMs: one CTA per 64-wide tile (fresh3: bf16 K 512 x N 4096 at M 1, 64 CTAs)
+    assert CL.derive("bf16", 1, 512, 4096).ctas == 64
 
 
 def test_rule_splits_by_k_row_bytes_and_shares_weight_bytes():
@@ -22,7 +50,7 @@ def test_rule_splits_by_k_row_bytes_and_shares_weight_bytes():
     # the same weight bytes per CTA whatever N, until the 72-CTA cap
     a, b = CL.derive("fp8", 1, 7168, 512).ctas, CL.derive("fp8", 1, 7168, 1024).ctas
     assert b == 2 * a
-    assert CL.derive("bf16", 1, 8192, 57344).ctas == 72
+    assert CL.derive("bf16", 1, 8192, 4096).ctas == 72
     assert CL.derive("bf16", 65, 4096, 4096) is None          # beyond M 64: full-device pricing
 
 
@@ -36,9 +64,11 @@ def test_plan_prefers_the_table_and_covers_the_rest():
 
 
 def test_serial_steps_without_split_walk_all_of_k():
-    s = CL.serial_steps(np.array([0, 4]), np.array([12, 32]), 7168.0, 1024.0, 1.0)
-    assert s[0] == 56                                          # 7168 / 128 fp8 K steps
+    s = CL.serial_steps(np.array([0, 4]), np.array([16, 32]), 7168.0, 1024.0, 1.0)
+    assert s[0] == 56                                          # 7168 / 128 fp8 K steps, one tile per CTA
     assert s[1] == 16 * 56 / 32                                # 16 tiles x 56 steps over 32 CTAs
+    # unsplit with more tiles than CTAs (persistent 132 CTAs over 448 tiles): 4 tiles' K walks each
+    assert CL.serial_steps(np.array([0]), np.array([132]), 4096.0, 28672.0, 2.0)[0] == 4 * 64
 
 
 def test_holdout_shapes_match_the_measurement_script_and_are_new():
@@ -98,3 +128,38 @@ def test_serving_op_model_uses_small_m_pricing_on_the_h100_only(monkeypatch):
     _, names3, t3 = _step("H100-SXM", 128.0)                     # M > 64: one full-device kernel
     red3 = np.char.endswith(names3.astype(str), "_splitk_reduce")
     assert t3[red3].sum() == 0
+
+
+def test_wave_fixed_time_replaces_the_kinds_fixed_time_for_wave_priced_ops_only():
+    from dataclasses import replace
+
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.ops import OpBuilder
+    hw = load_hardware("H100-SXM")
+    b = OpBuilder(1)
+    b.add("small", "gemm", flops=2.0 * 4096 * 4096, bytes_read=4096 * 4096 * 2.0, bytes_written=8192.0,
+          parallel_units=64.0, serial_iters=64.0)
+    b.add("full", "gemm", flops=2.0 * 4096 * 4096, bytes_read=4096 * 4096 * 2.0, bytes_written=8192.0)
+    ops = b.build()
+    e = hw.efficiency
+    assert e.wave_fixed_s.get("gemm", 0) > 0 and e.cta_slots.get("gemm", 0) > 0   # the fitted small-M terms
+    t1 = price(ops, hw, "graph")
+    t0 = price(ops, hw.with_efficiency(replace(e, wave_fixed_s={})), "graph")
+    assert np.isclose(t0[0] - t1[0], e.fixed_s["gemm"] - e.wave_fixed_s["gemm"])   # the wave-priced op's own
+    assert t0[1] == t1[1]                                                         # the full-device op unchanged
+
+
+def test_blind4_shapes_match_the_measurement_script_and_are_new():
+    import ast
+    import csv
+    from pathlib import Path
+    src = (Path(__file__).resolve().parents[1] / "lab" / "kernels" / "measure_gemm_graph_launch.py").read_text()
+    vals = {t.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.Assign)
+            for t in n.targets if isinstance(t, ast.Name) and t.id in ("BLIND4_KN", "BLIND4_M")}
+    assert [tuple(x) for x in vals["BLIND4_KN"]] == H.BLIND4_KN and vals["BLIND4_M"] == H.BLIND4_M
+    seen = set()
+    for f in R.DATA_DIR.glob("production_kernels_nvidia*.csv"):
+        if "_blind4" not in f.name:
+            seen |= {(int(r["k"]), int(r["n"])) for r in csv.DictReader(f.open()) if r["family"] == "gemm"}
+    assert not seen & set(H.BLIND4_KN)

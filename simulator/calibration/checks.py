@@ -197,7 +197,8 @@ def check_physical(params: dict[str, float], file: str) -> None:
             ok, allowed = SATURATION_RANGE[0] < v <= SATURATION_RANGE[1], "in (0, 16] multiples of the SM count"
         elif part == "cta_slots":
             ok, allowed = 0.0 < v <= 64.0, "in (0, 64] resident CTAs per SM"
-        elif part in ("fixed_us", "sync_us", "iter_us", "cta_fixed_us", "iter_l2_us", "cta_serial_us"):
+        elif part in ("fixed_us", "sync_us", "iter_us", "cta_fixed_us", "iter_l2_us", "cta_serial_us",
+                      "wave_fixed_us"):
             ok, allowed = 0.0 <= v < FIXED_US_MAX, "in [0, 1000) us (under 1 ms per kernel)"
         elif part == "launch_us":
             ok, allowed = LAUNCH_US_RANGE[0] <= v <= LAUNCH_US_RANGE[1], "in [0.5, 50] us per kernel launch"
@@ -379,9 +380,10 @@ def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
     parts = {"compute": dict(eff.compute), "memory": dict(eff.memory), "compute_dtype": dict(eff.compute_dtype),
              "fixed_us": dict(eff.fixed_s), "sync_us": dict(eff.sync_s), "saturation": dict(eff.saturation),
              "cta_slots": dict(eff.cta_slots), "iter_us": dict(eff.iter_s), "cta_fixed_us": dict(eff.cta_fixed_s),
-             "iter_l2_us": dict(eff.iter_l2_s), "cta_serial_us": dict(eff.cta_serial_s)}
+             "iter_l2_us": dict(eff.iter_l2_s), "cta_serial_us": dict(eff.cta_serial_s),
+             "wave_fixed_us": dict(eff.wave_fixed_s)}
     scale = {"fixed_us": 1e-6, "sync_us": 1e-6, "iter_us": 1e-6, "cta_fixed_us": 1e-6, "iter_l2_us": 1e-6,
-             "cta_serial_us": 1e-6}
+             "cta_serial_us": 1e-6, "wave_fixed_us": 1e-6}
     for path, v in updates.items():
         part, _, key = path.partition(".")
         if part == "overlap_p":
@@ -397,4 +399,5 @@ def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
     return replace(eff, compute=parts["compute"], memory=parts["memory"], compute_dtype=parts["compute_dtype"],
                    fixed_s=parts["fixed_us"], sync_s=parts["sync_us"], saturation=parts["saturation"],
                    cta_slots=parts["cta_slots"], iter_s=parts["iter_us"], cta_fixed_s=parts["cta_fixed_us"],
-                   iter_l2_s=parts["iter_l2_us"], cta_serial_s=parts["cta_serial_us"])
+                   iter_l2_s=parts["iter_l2_us"], cta_serial_s=parts["cta_serial_us"],
+                   wave_fixed_s=parts["wave_fixed_us"])

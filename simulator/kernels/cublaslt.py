@@ -5,30 +5,39 @@ The selection (kernel, tile, CTA grid, split-K) is DATA: kernels/data/cublaslt_s
 showed cuBLASLt launching per shape (torch 2.11 / CUDA 13; its heuristic is not public, so only the observed ranges
 are covered). For a covered GEMM [M, K] x [K, N] the model emits
     the GEMM      one op with parallel_units = the grid's CTAs (one per SM: 164-213 KB of shared memory each) and
-                  serial_iters = the K steps each CTA walks one after another (serial_steps: all of K without
-                  split-K; its share of the (64-row tile, K step) work with it), priced by hwmodels.roofline's wave
-                  model: max(weight stream at the device's bandwidth, steps x iter_us[kind]) + fixed_us[kind].
-                  iter_us[gemm] / iter_us[gemm_fp8] (one K step: ~0.08 / ~0.11 us) are FITTED by
-                  simulator/calibration/fit_cublaslt_rule.py on the campaign the table was read from. The chain is
-                  what the measurements show: non-split fp8 kernels of 12 and 48 CTAs at K 5120 take the same ~6 us
-                  (40 K steps each), whatever bytes each CTA streams.
+                  serial_iters = the K steps each CTA walks one after another (serial_steps: all of K for each
+                  output tile it owns without split-K; its share of the (64-row tile, K step) work with it), priced by
+                  hwmodels.roofline's wave model: max(weight stream at the device's bandwidth, steps x iter_us[kind])
+                  + wave_fixed_us[kind] (the small-M kernels' own fixed time, not the full-device GEMMs' fixed_us).
+                  iter_us / wave_fixed_us of gemm and gemm_fp8 (0.0885 / 0.0833 us per K step, 1.96 / 2.13 us) are
+                  FITTED by simulator/calibration/fit_cublaslt_rule.py fit_chain on the three fresh campaigns, on the
+                  in-graph price (every kernel's device time + one graph launch each, as a decode step's graph pays
+                  it) against the campaigns' per-call CUDA-graph times, which hold the gaps between the kernels.
     the reduce    where split_k > 0: cuBLASLt's splitKreduce_kernel, kind elementwise, reading split_k fp32
-                  partial outputs [M, N] and writing the bf16 result
+                  partial outputs [M, N] and writing the bf16 result; in a graph it is priced at 2.2-2.5 us (its
+                  elementwise device time + one launch), MEASURED at 1.9-3.0 us (its device time 1.6-2.4 us + the
+                  0.62-0.67 us gap after its GEMM: production_kernels/gemm_graph_launch_nvidia-h100-80gb-hbm3_
+                  2026-11-27.csv, lab/kernels/measure_gemm_graph_launch.py)
 Shapes the table does not cover return None from `select`. `derive` is the STRUCTURAL fallback for them (the
-table's `rule:` block, derived by simulator/calibration/fit_cublaslt_rule.py from the observations the table was read
-from, and from nothing else):
-    split-K      iff the K row (K x element bytes) exceeds rule.split_row_bytes (at M > 32 also N below
-                 rule.large_m_no_split_n), into split_count slices (the split kernels' cluster axis: 4 / 8)
-    CTAs         min(max_ctas, ceil(weight bytes / bytes_per_cta)): cuBLASLt's split kernels hand every CTA about the
-                 same weight bytes whatever N (a stream-K-like division of the (tile, K-step) work: Osama et al.,
-                 "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp
-                 @ f2fee24: a work unit's k_tile_count may span several output tiles), the largest weights stopping
-                 at 72 CTAs; the split-K partials are added by a separate reduce kernel as in CUTLASS's parallel
-                 split-K GEMM (include/cutlass/gemm/device/gemm_splitk_parallel.h @ 86931fe)
+table's `rule:` block, derived by simulator/calibration/fit_cublaslt_rule.py from observed kernel choices only):
+    split-K      iff the K row (K x element bytes) exceeds rule.split_row_bytes AND the output tiles ceil(N / 64)
+                 are fewer than rule.no_split_tiles[dtype][M bucket] (cuBLASLt runs large-N decode GEMMs unsplit:
+                 enough tiles to fill the SMs), into split_count slices (the split kernels' cluster axis: 4 / 8)
+    CTAs         split: min(max_ctas, ceil(weight bytes / bytes_per_cta)): cuBLASLt's split kernels hand every CTA
+                 about the same weight bytes whatever N (a stream-K-like division of the (tile, K-step) work: Osama et
+                 al., "Stream-K", PPoPP 2023; NVIDIA/cutlass include/cutlass/gemm/kernel/
+                 sm90_tile_scheduler_stream_k.hpp @ f2fee24: a work unit's k_tile_count may span several output
+                 tiles), the largest weights stopping at 72 CTAs; the split-K partials are added by a separate reduce
+                 kernel as in CUTLASS's parallel split-K GEMM (include/cutlass/gemm/device/gemm_splitk_parallel.h @
+                 86931fe). Unsplit: one CTA per 64-wide output tile up to rule.unsplit_max_ctas (132: the persistent
+                 large-N kernels observed, grid 2 x 66)
 M above rule.max_m (64) gets no selection: the caller keeps its full-device pricing. `plan` returns both, vectorized
 over rows (and K, N arrays of vector combos), for the serving op model (simulator.layers.gemm / fp8_gemm), which uses
-it only where `priced_on` holds: the device the table was observed on (H100-SXM) with its own fitted chain terms.
-Checked blind on 156 real decode-layer shapes (production_kernels_*_fresh3.csv, predicted before measuring).
+it only where `priced_on` holds: the device the table was observed on (H100-SXM) with its own fitted chain terms,
+and only while the table's serving_op_model switch is on (off: the data file says why).
+Checked blind on 156 real decode-layer shapes (production_kernels_*_fresh3.csv, the rule before the tile cut) and on
+102 more (production_kernels_*_blind4.csv: Qwen2.5-14B / 32B, Llama-3.2-3B, Mistral-Nemo-12B; predicted before
+measuring, benchmarks/calibration_accuracy.py).
 """
 from __future__ import annotations
 
@@ -94,10 +103,11 @@ def select(dtype: str, m: float, k: float, n: float) -> Selection | None:
 def _rule(path: str = str(TABLE)) -> dict:
     doc = yaml.safe_load(Path(path).read_text())
     r = doc.get("rule")
-    need = ("max_m", "m_small_max", "max_ctas", "split_row_bytes", "split_count", "bytes_per_cta", "large_m_no_split_n")
+    need = ("max_m", "m_small_max", "max_ctas", "split_row_bytes", "split_count", "bytes_per_cta", "no_split_tiles",
+            "unsplit_max_ctas")
     if not isinstance(r, dict) or any(k not in r for k in need):
         raise SparsesimError(f"{path}: rule needs {', '.join(need)}")
-    for key in ("split_count", "bytes_per_cta"):
+    for key in ("split_count", "bytes_per_cta", "no_split_tiles"):
         for dt in ("bf16", "fp8"):
             if not isinstance(r[key].get(dt), dict) or {"small", "large"} - set(r[key][dt]):
                 raise SparsesimError(f"{path}: rule.{key}.{dt} needs small and large")
@@ -117,10 +127,12 @@ def _derive_arrays(dtype: str, rows, k, n) -> tuple[np.ndarray, np.ndarray, np.n
     k = np.broadcast_to(np.asarray(k, dtype=np.float64), rows.shape)
     n = np.broadcast_to(np.asarray(n, dtype=np.float64), rows.shape)
     small = rows <= r["m_small_max"]
-    per = np.where(small, r["bytes_per_cta"][dtype]["small"], r["bytes_per_cta"][dtype]["large"])
-    ctas = np.clip(np.ceil(k * n * wb / per - 1e-9), 1.0, float(r["max_ctas"]))
-    splits = (k * wb > r["split_row_bytes"]) & (small | (n < r["large_m_no_split_n"][dtype]))
-    split = np.where(splits, np.where(small, r["split_count"][dtype]["small"], r["split_count"][dtype]["large"]), 0)
+    bucket = lambda key: np.where(small, r[key][dtype]["small"], r[key][dtype]["large"])  # noqa: E731
+    tiles = np.ceil(n / W_TILE_ROWS - 1e-9)
+    splits = (k * wb > r["split_row_bytes"]) & (tiles < bucket("no_split_tiles"))
+    split_ctas = np.clip(np.ceil(k * n * wb / bucket("bytes_per_cta") - 1e-9), 1.0, float(r["max_ctas"]))
+    ctas = np.where(splits, split_ctas, np.clip(tiles, 1.0, float(r["unsplit_max_ctas"])))
+    split = np.where(splits, bucket("split_count"), 0)
     ok = (rows >= 1) & (rows <= r["max_m"])
     return ctas, split.astype(np.float64), ok
 
@@ -157,18 +169,20 @@ def plan(dtype: str, rows, k, n, rule: bool = True) -> tuple[np.ndarray, np.ndar
 def serial_steps(split, ctas, k, n, wb: float) -> np.ndarray:
     """The K steps one CTA walks one after another (the chain of hwmodels.roofline's wave model): a K step loads a
     128-byte-deep slice of a 64-row weight tile (K_TILE_BYTES; the nvjet names' 64x16 / 128x16 = K tile x stages for
-    bf16 / fp8). Without split-K every CTA walks all of K for its output tile: ceil(K / k_tile) steps. With split-K
-    cuBLASLt shares the (64-row tile, K step) work out over its CTAs (a stream-K-like division, module docstring):
-    ceil(N / 64) ceil(K / k_tile) / CTAs steps each."""
+    bf16 / fp8). Without split-K every CTA walks all of K for each output tile it owns: ceil(tiles / CTAs) ceil(K /
+    k_tile) steps (one tile each where the CTAs cover the tiles; the persistent unsplit kernels of large N hold 132
+    CTAs for up to 448 tiles). With split-K cuBLASLt shares the (64-row tile, K step) work out over its CTAs (a
+    stream-K-like division, module docstring): ceil(N / 64) ceil(K / k_tile) / CTAs steps each."""
     kt = K_TILE_BYTES / wb
     ks = np.ceil(np.asarray(k, dtype=np.float64) / kt)
     tiles = np.ceil(np.asarray(n, dtype=np.float64) / W_TILE_ROWS)
-    return np.where(np.asarray(split) > 0, tiles * ks / np.maximum(np.asarray(ctas, dtype=np.float64), 1.0), ks)
+    c = np.maximum(np.asarray(ctas, dtype=np.float64), 1.0)
+    return np.where(np.asarray(split) > 0, tiles * ks / c, np.maximum(np.ceil(tiles / c - 1e-9), 1.0) * ks)
 
 
 def priced_on(hw) -> bool:
     """Whether `hw` is the device the selection table was observed on (its `device`: H100-SXM) with its own fitted
-    terms carrying the small-M chain (cta_slots and iter_us of both kinds gemm and gemm_fp8, fitted by
+    terms carrying the small-M chain (cta_slots, iter_us and wave_fixed_us of both kinds gemm and gemm_fp8, fitted by
     simulator/calibration/fit_cublaslt_rule.py). Every other device (H200, B200, A100, H100-PCIe and the chips that
     borrow the H100-SXM's terms) keeps the full-device GEMM pricing: its cuBLASLt choices and per-step times were
     never measured. And nothing while the table's serving_op_model switch is off (serving_op_model())."""
@@ -177,7 +191,7 @@ def priced_on(hw) -> bool:
     if hw.name != _device() or not str(getattr(hw, "calibration", "")).startswith("fitted file"):
         return False   # another chip, or this one's terms borrowed by another: its cuBLASLt picks were never seen
     e = hw.efficiency
-    return all(e.cta_slots.get(k, 0.0) > 0 and e.iter_s.get(k, 0.0) > 0 for k in CHAIN_KINDS)
+    return all(e.cta_slots.get(k, 0.0) > 0 and e.iter_s.get(k, 0.0) > 0 and k in e.wave_fixed_s for k in CHAIN_KINDS)
 
 
 @lru_cache(maxsize=None)
