@@ -525,7 +525,8 @@ def _fa3(FP, hw, fmt) -> None:
                   f"{np.percentile(e.abs(), 90):.1f} %, median signed {np.median(e):+.1f} %")
         print(FP.accuracy(fl, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct",
                           part=None).to_string(**fmt))
-    print("held out after the fit (committed fitted file), by phase, layout and regime:")
+    print("held out after the fit (committed fitted file), by phase, layout and regime (LOOKED-AT: these rows' errors "
+          "were seen under the earlier rules before the one-CTA-per-SM rules and the TMA kind were chosen):")
     t = FP.accuracy(ev, by=("family", "phase", "layout", "ctx_regime", "batch_regime"))
     print(t.to_string(**fmt))
     t2 = FP.accuracy(ev, by=("family", "phase", "ctx_regime", "batch_regime"))
@@ -536,11 +537,49 @@ def _fa3(FP, hw, fmt) -> None:
     print(f"fa3 held out: {len(e)} shapes, median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} "
           f"%, signed {np.median(e):+.1f} %; fit rows {len(fit)}, median |error| {np.median(fit):.1f} %; regimes met "
           f"{int((t['goal'] == 'met').sum())} of {len(t)}")
+    _fa3_blind(FP, hw, fmt)
     missed = t[t["goal"] == "MISSED"]
     if (missed["ctx_regime"] == "short (<=256)").any():
         print(f"  missed: fa3 short (<=256): {FA3_DIAGNOSIS['short (<=256)']}")
     if missed["layout"].isin(["contiguous", "page 128"]).any():
         print(f"  missed: fa3 contiguous / page 128: {FA3_DIAGNOSIS['contiguous / page 128']}")
+
+
+def _fa3_blind(FP, hw, fmt) -> None:
+    """The fa3 blind grid: shapes in none of the campaign's rows, priced with the model before and after the
+    one-CTA-per-SM rules and the TMA kind (both prices committed before the measurement), then measured."""
+    from pathlib import Path
+
+    import numpy as np
+    import pandas as pd
+
+    b = FP.load_fa3_blind(FP.DATA_DIR)
+    if not len(b):
+        return
+    ev = FP.evaluate(b.drop(columns=[c for c in b.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
+                     hw, hw.efficiency)
+    b["now_err_pct"] = ev["err_pct"].to_numpy()
+    print(f"BLIND ({Path(b.attrs['file']).name}: {len(b)} shapes in none of the campaign's rows; heads 32/8, 8/1, "
+          "28/4, 64/8; q 1, 2, 3; page 16, contiguous, page 128), FIRST LOOK = prices committed before the "
+          f"measurement ({FP.FA3_BLIND_PRED_CSV}): base = the model at {str(b['base_commit'].iloc[0])[:7]}, new = "
+          f"the model at {str(b['model_commit'].iloc[0])[:7]}; now = the committed fitted file")
+    rows = []
+    for key, g in b.groupby(["phase", "kv_path", "ctx_regime", "batch_regime"]):
+        r = dict(zip(("phase", "kv_path", "ctx_regime", "batch_regime"), key), n=len(g))
+        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
+            e = g[c].abs()
+            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
+                      f"{lab}_sgn": float(np.median(g[c]))})
+        r["base_goal"] = "met" if r["base_med"] <= 10 and r["base_p90"] <= 25 else "MISSED"
+        r["new_goal"] = "met" if r["new_med"] <= 10 and r["new_p90"] <= 25 else "MISSED"
+        rows.append(r)
+    t = pd.DataFrame(rows)
+    print(t.to_string(**fmt))
+    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
+        e = b[c]
+        print(f"fa3 blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, "
+              f"signed {np.median(e):+.1f} %" + (f"; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}"
+                                                 if lab + "_goal" in t else ""))
 
 
 def _newest_regimes() -> list:

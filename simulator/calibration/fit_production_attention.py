@@ -501,6 +501,33 @@ def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
 
 
+#: the fa3 blind grid (lab/kernels/measure_fa4cute_attention.py --grid blind) and its prices, committed before it was
+#: measured (lab/kernels/predict_fa4cute_attention.py --grid blind)
+FA3_BLIND_GLOB = "fa3_fa4cute_blind_nvidia*.csv"
+FA3_BLIND_PRED_CSV = "fa3_fa4cute_blind_predictions.csv"
+
+
+def load_fa3_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The blind grid's measured rows joined with the prices committed before the measurement: base_err_pct (the
+    model at base_commit) and new_err_pct (the model at model_commit), with regime labels and the K/V path (`kv_path`:
+    TMA or cp.async); empty when either is missing."""
+    fs = sorted(p for p in Path(data_dir).glob(FA3_BLIND_GLOB) if "_grids_" not in p.name
+                and not p.stem.endswith("_nvidia-smi"))
+    pp = Path(data_dir) / FA3_BLIND_PRED_CSV
+    if not fs or not pp.is_file():
+        return pd.DataFrame()
+    df = load(fs[-1])
+    pr = pd.read_csv(pp)
+    keys = list(FA3_KEYS)
+    m = df.merge(pr[keys + ["pred_new_us", "pred_base_us", "model_commit", "base_commit"]], on=keys, how="inner")
+    m["new_err_pct"] = (m["pred_new_us"] / m["median_us"] - 1.0) * 100.0
+    m["base_err_pct"] = (m["pred_base_us"] / m["median_us"] - 1.0) * 100.0
+    m["layout"] = np.where(m["page_size"] == 0, "contiguous", "page " + m["page_size"].astype(int).astype(str))
+    m["kv_path"] = np.where(FA3.fa4cute_kv_tma(m["page_size"].to_numpy(float)), "TMA", "cp.async")
+    m.attrs["file"] = str(fs[-1])
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+
+
 MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
 
 
