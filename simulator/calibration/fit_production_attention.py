@@ -512,20 +512,27 @@ def load_fa3_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     model at base_commit) and new_err_pct (the model at model_commit), with regime labels and the K/V path (`kv_path`:
     TMA or cp.async); empty when either is missing."""
     fs = sorted(p for p in Path(data_dir).glob(FA3_BLIND_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
+                and not p.stem.endswith(("_nvidia-smi", "_repeat")))
     pp = Path(data_dir) / FA3_BLIND_PRED_CSV
     if not fs or not pp.is_file():
         return pd.DataFrame()
-    df = load(fs[-1])
-    pr = pd.read_csv(pp)
     keys = list(FA3_KEYS)
+    df = load(fs[-1])
+    df["run1_us"] = df["median_us"]
+    rep = fs[-1].with_name(fs[-1].stem + "_repeat.csv")
+    if rep.is_file():   # the same grid timed again back to back: the smaller median, as load_fa3
+        r = load(rep)[keys + ["median_us"]].rename(columns={"median_us": "run2_us"})
+        df = df.merge(r, on=keys, how="left")
+        df["median_us"] = np.fmin(df["run1_us"], df["run2_us"].fillna(np.inf))
+    pr = pd.read_csv(pp)
     m = df.merge(pr[keys + ["pred_new_us", "pred_base_us", "model_commit", "base_commit"]], on=keys, how="inner")
     m["new_err_pct"] = (m["pred_new_us"] / m["median_us"] - 1.0) * 100.0
     m["base_err_pct"] = (m["pred_base_us"] / m["median_us"] - 1.0) * 100.0
     m["layout"] = np.where(m["page_size"] == 0, "contiguous", "page " + m["page_size"].astype(int).astype(str))
     m["kv_path"] = np.where(FA3.fa4cute_kv_tma(m["page_size"].to_numpy(float)), "TMA", "cp.async")
-    m.attrs["file"] = str(fs[-1])
-    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    out = pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    out.attrs["file"] = str(fs[-1])
+    return out
 
 
 MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
