@@ -20,7 +20,9 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h).
     Per tile (request, head, m-block, split): its request's seqused_k / page-table row, then the pages: 3 dependent
     loads before the first K/V block. Rates fitted on the FA4-CuTe sm_90 measurement (simulator/calibration/
-    fit_production_attention.py fit_fa3); the combine kernel borrows FlashInfer's merge terms.
+    fit_production_attention.py fit_fa3, the cp.async page walk: the path hopper/'s decode takes); the combine kernel
+    borrows FlashInfer's merge terms. The persistent launch is one wave (hwmodels.roofline CTA_ALONE: no CTA turnover,
+    one pipeline fill).
 fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
     num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
     (kind attn_fa4) and attn_fa3's rates (measured on Hopper): ASSUMPTION, no Blackwell device here.
