@@ -157,6 +157,20 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: threadblock_sync_mdo_states merges the KV warps' m / d / o through shared memory, then the output is normalized and
 #: written from registers, write_o_reg_gmem). One wave prices as before; the other kinds keep the additive form
 CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv"))
+#: kinds whose CTAs run alone on their SM, one wave after another (FlashAttention's CuTe sm_90 forward: 384 threads x 168
+#: registers and 164,864 B of shared memory per CTA, so one resident CTA per SM; SingleTileScheduler, not persistent:
+#: flash-attn-4 4.0.0b36 flash_attn/cute/flash_fwd_sm90.py). Two rules follow from that structure:
+#:   fill      a CTA's first K/V block is loaded (after its prologue's dependent loads) before its first MMA can start,
+#:             and no co-resident CTA overlaps that wait, so EVERY wave pays the pipeline fill: waves x fill (a wave of
+#:             one-block CTAs pays load + MMA in sequence)
+#:   turnover  the next CTA on an SM is dispatched only after the previous one has stored its output and exited (its
+#:             shared memory and registers are the whole SM's), so every wave after the first adds one CTA turnover
+#:             (epilogue, exit, dispatch and setup: mbarrier init, TMA descriptor prefetch, register reallocation), while
+#:             the first wave's setup and the last wave's epilogue are part of the kernel's fixed time:
+#:             fixed + (waves - 1) x cta_fixed replaces fixed + waves x cta_fixed (cta_fixed = that turnover)
+#: A persistent launch of these kinds (one CTA per SM walking tiles: FA3's hopper/ scheduler) is one wave: only its
+#: fixed time and one fill
+CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4"))
 #: kinds whose tile chain and body are not either / or but compound: FlashInfer's CUDA-core decode kernel
 #: (include/flashinfer/attention/decode.cuh @ f1e6fdcb, BatchDecodeWithPagedKVCacheDevice: num_stages_smem = 2, the
 #: K / V loads of tile i + 2 issued while tile i computes; its q.k, shuffles, exp and p.v are CUDA-core FMAs issued by
@@ -314,6 +328,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         top = np.maximum(np.maximum(body, chain), 1e-30)
         both = top * ((body / top) ** p + (chain / top) ** p) ** (1.0 / p)
         wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)
+    if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover (CTA_ALONE)
+        alone = np.maximum(body, chain) + waves * fill + fixed + (waves - 1.0) * cta_fixed + per_cta
+        wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta
         wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)

@@ -14,9 +14,12 @@ Timing: the lab harness's CUDA-graph timer (lab/harness.py time_graph, as lab/ke
 in one pool per call shape far larger than L2; call i reads through page table / pool offset i % R, R copies so that
 R x the K/V bytes >= 128 MiB: every call reads its cache from HBM (as the campaign does).
 
-    python3 measure_fa4cute_attention.py --out DIR [--budget-s 200] [--smoke]
+    python3 measure_fa4cute_attention.py --out DIR [--budget-s 200] [--smoke] [--grid campaign|blind]
 
-`shapes()` is importable without torch: lab/kernels/predict_fa4cute_attention.py prices the same list before the run.
+`shapes()` / `blind_shapes()` are importable without torch: lab/kernels/predict_fa4cute_attention.py prices the same
+lists before the run. `--grid blind` (script version 2) measures blind_shapes(): shapes in none of the campaign's rows
+(contexts 24-240 and 320-3000 at batches 2-12 and 96-900, K/V by TMA at 2000-50000, Llama-3.1-70B's 64 / 8 heads,
+verification at q 2 and 3), priced with the model before they are measured.
 """
 from __future__ import annotations
 
@@ -28,10 +31,10 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: heads (query, KV): Llama-3.1-8B, Llama-3.1-70B at tensor parallel 8, Qwen2.5-7B
-HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "qwen7b": (28, 4)}
+HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "qwen7b": (28, 4), "llama70b": (64, 8)}
 T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 131072)
 B_GRID = (1, 4, 16, 64, 256, 512)
 MAX_TOKENS = 1 << 22
@@ -68,6 +71,39 @@ def shapes() -> list[dict]:
     return out
 
 
+#: the blind grid: contexts and batches in none of shapes()' rows
+BLIND_SHORT_T = (24, 100, 240)
+BLIND_MID_T = (320, 1500, 3000)
+BLIND_B = (2, 12, 96, 400, 900)
+BLIND_VERIFY_T = (48, 200, 700, 3000)
+BLIND_VERIFY_B = (6, 96, 400)
+BLIND_TMA_T = (2000, 8000, 32768, 50000)
+BLIND_TMA_B = (2, 12, 96)
+
+
+def blind_shapes() -> list[dict]:
+    """The blind grid, in measuring order (decode on the cp.async page walk first, then K/V by TMA, then verification),
+    tagged `blind`."""
+    out = []
+
+    def add(model, page, bts, q=1):
+        hq, hkv = HEADS[model]
+        for b, t in bts:
+            out.append(dict(family="fa3", kernel="fa4cute_sm90", model=model, heads=hq, kv_heads=hkv, head_dim=128,
+                            dtype="bf16", batch=b, q_rows=q, context=t, page_size=page, causal=int(q > 1),
+                            tag="blind"))
+
+    for model in ("llama8b", "llama70b_tp8", "qwen7b", "llama70b"):
+        add(model, 16, _bt(BLIND_SHORT_T + BLIND_MID_T, BLIND_B))
+    for model in ("llama8b", "llama70b"):
+        for page in (0, 128):
+            add(model, page, _bt(BLIND_TMA_T, BLIND_TMA_B))
+    for model in ("llama8b", "llama70b"):
+        for q in (2, 3):
+            add(model, 16, _bt(BLIND_VERIFY_T, BLIND_VERIFY_B), q=q)
+    return out
+
+
 def copies_for(nbytes: float) -> int:
     return int(max(1, min(16, math.ceil((128 << 20) / max(nbytes, 1.0)))))
 
@@ -82,6 +118,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--grid", choices=("campaign", "blind"), default="campaign")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -191,7 +228,7 @@ def main() -> None:
     sys.path.insert(0, HERE)
     from measure_production_attention import profile_one
 
-    shp = shapes()
+    shp = shapes() if args.grid == "campaign" else blind_shapes()
     if args.smoke:
         shp = shp[:3]
     seen, done, fail, compiled = set(), 0, 0, 0

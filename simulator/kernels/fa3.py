@@ -20,7 +20,9 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h).
     Per tile (request, head, m-block, split): its request's seqused_k / page-table row, then the pages: 3 dependent
     loads before the first K/V block. Rates fitted on the FA4-CuTe sm_90 measurement (simulator/calibration/
-    fit_production_attention.py fit_fa3); the combine kernel borrows FlashInfer's merge terms.
+    fit_production_attention.py fit_fa3, the cp.async page walk: the path hopper/'s decode takes); the combine kernel
+    borrows FlashInfer's merge terms. The persistent launch is one wave (hwmodels.roofline CTA_ALONE: no CTA turnover,
+    one pipeline fill).
 fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
     num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
     (kind attn_fa4) and attn_fa3's rates (measured on Hopper): ASSUMPTION, no Blackwell device here.
@@ -99,7 +101,15 @@ def fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, page, sms: int, kind: str = "attn_fa3
     flash_fwd_sm90.py: SingleTileScheduler (is_persistent=False): one CTA per (m-block, KV head, request), each walking
     all ceil(T / 128) K/V blocks; K/V by TMA when contiguous or page_size == tile_n, else cp.async through the page
     table (paged_kv.py PagedKVManager.load_page_table per block). Dependent loads before the first K/V block:
-    seqused_k -> page-table entries -> K (3) with a page table, the K TMA alone (1) without one."""
+    seqused_k -> page-table entries -> K (3) with a page table, the K TMA alone (1) without one.
+
+    The two K/V paths are two kinds: `kind` (cp.async page walk: the producer warpgroup's 128 threads load a block's
+    page-table entries, then issue its K and V rows by cp.async, block after block, 224 / 40 registers for the consumer
+    / producer warpgroups) and `kind`_tma for kind attn_fa3 (contiguous K/V, or page_size == tile_n: one producer warp
+    issues one K and one V TMA per block, the next block's K before this block's V (intra-warpgroup overlap), a scalar
+    page-table read per block when paged, 240 / 24 registers): the TMA path has its own rate of a lone CTA's blocks
+    (fit_production_attention.py fit_fa3). Each launch carries the rows of its path (`where`). A CTA is alone on its SM
+    (hwmodels.roofline CTA_ALONE: every wave pays its fill, every wave after the first one CTA turnover)."""
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                            for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -109,6 +119,19 @@ def fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, page, sms: int, kind: str = "attn_fa3
     nblocks = ceil_div(T, bn)
     tiles = B * Hkv * mblocks
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
-    k1 = Launch("attention", kind, tiles, 1.0, nblocks, np.where(page > 0, FA3_PROLOGUE_LOADS, 1.0),
-                np.maximum(flops, tiles * nblocks * 4.0 * bm * bn * d), kv + qb, ob)
-    return [k1], {"splits": np.ones_like(B), "kBlockN": bn, "mblocks": mblocks}
+    tma = fa4cute_kv_tma(page, bn)
+    args = (tiles, 1.0, nblocks, np.where(page > 0, FA3_PROLOGUE_LOADS, 1.0),
+            np.maximum(flops, tiles * nblocks * 4.0 * bm * bn * d), kv + qb, ob)
+    if kind != "attn_fa3":   # only attn_fa3 has a TMA kind of its own (the one measured)
+        return [Launch("attention", kind, *args)], {"splits": np.ones_like(B), "kBlockN": bn, "mblocks": mblocks,
+                                                     "kv_tma": tma}
+    k1 = Launch("attention", kind, *args, where=~tma)
+    k2 = Launch("attention", kind + "_tma", *args, where=tma)
+    return [k1, k2], {"splits": np.ones_like(B), "kBlockN": bn, "mblocks": mblocks, "kv_tma": tma}
+
+
+def fa4cute_kv_tma(page, tile_n=128.0) -> np.ndarray:
+    """True where FA4-CuTe's sm_90 forward reads K/V by TMA: no page table (page 0) or page_size == tile_n
+    (interface.py _flash_attn_fwd: paged_kv_non_tma = page_size not in (None, tile_n)); else the cp.async page walk."""
+    page = np.asarray(page, dtype=np.float64)
+    return (page <= 0) | (page == np.asarray(tile_n, dtype=np.float64))
