@@ -41,7 +41,8 @@ COLS = ["family", "model", "dtype", "batch", "q_rows", "context", "page_size", "
 
 
 def graph_edges(torch, fn) -> tuple[int, int]:
-    """(programmatic edges, all edges) of a CUDA graph of two calls, read with cudaGraphGetEdges_v2 (CUDA >= 12.3)."""
+    """(programmatic edges, all edges) of a CUDA graph of two calls, read with cudaGraphGetEdges_v2 (CUDA 12.3-12.x) or
+    cudaGraphGetEdges (CUDA 13, the same arguments)."""
     try:
         g = torch.cuda.CUDAGraph(keep_graph=True)
         s = torch.cuda.Stream()
@@ -66,7 +67,10 @@ def graph_edges(torch, fn) -> tuple[int, int]:
                 for p in glob.glob(os.path.join(d, "nvidia", "**", "libcudart.so*"), recursive=True):
                     lib = lib or ctypes.CDLL(p)
         n = ctypes.c_size_t(0)
-        f = lib.cudaGraphGetEdges_v2
+        try:   # CUDA 12.3-12.x: the _v2 entry point has the edge data; CUDA 13: cudaGraphGetEdges itself
+            f = lib.cudaGraphGetEdges_v2
+        except AttributeError:
+            f = lib.cudaGraphGetEdges
         rc = f(raw, None, None, None, ctypes.byref(n))
         if rc != 0:
             return -1, -rc
