@@ -96,8 +96,15 @@ FI_MERGE_PROLOGUE_LOADS = 2.0
 #:   prefill  block_valid_mask[bx] -> request_indices[bx] -> the kv length (variant constructor): the model's first 2
 #:            (its 3 loads are request index -> indptr -> page index; the page indices after the wait)
 #:   merge    *seq_len_ptr: 1 of its 2
-#: Whether that overlap survives the timing harness (calls captured back to back in a CUDA graph: does capture keep
-#: the programmatic edge?) is MEASURED by lab/kernels/probe_fi_pdl.py; FI_PDL_GRAPH says what the model assumes
+#: Whether that overlap survives the timing harness (calls captured back to back in a CUDA graph) is MEASURED by
+#: lab/kernels/probe_fi_pdl.py (H100, 2026-11-27, hwmodels/calibration/data/production_attention/fi_pdl_probe_*.csv): it
+#: does: every edge of a captured two-call graph is programmatic, and a call in the chain takes 0.45-1.04 us less with
+#: enable_pdl than without (decode + merge; 0.2 us for one unsplit decode kernel, 0.4-1.8 us for the prefill kernel
+#: and its merge). Priced as the hidden pre-wait loads above (FI_PDL_GRAPH = True, the families refitted), the third
+#: FlashInfer check grid (committed before it was measured) came out worse: regimes met 12 of 25 against 16 without
+#: it (decode short small batch 25 -> 16 %, but the refit raises the prefill kinds' serial CTA time 0.89 -> 1.44 us
+#: and their short shapes go 4 -> 12 % too slow), and the loads it hides (1.05 us per split call) exceed the measured
+#: saving at most shapes. So FI_PDL_GRAPH stays False: the model does not price PDL (docs/KNOWN_GAPS.md)
 FI_PDL_PREWAIT_LOADS = 2.0
 FI_MERGE_PDL_PREWAIT_LOADS = 1.0
 FI_PDL_GRAPH = False
