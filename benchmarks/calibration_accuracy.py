@@ -94,12 +94,16 @@ PRODUCTION_DIAGNOSIS = {
     ("fi_decode", "short (<=256)"):
         "with the tiles' issue priced on the busiest SM of the measured dispatch and the latency chain compounded with "
         "it (roofline CHAIN_OVERLAP: iter_us 0.89 -> 0.71 us), T <= 64 at B 1-4 stay 15-45 % too slow, most at one or "
-        "two tiles: the fixed part of a call (3 prologue loads, idle CTAs' load, merge kernel). FlashInfer runs with "
-        "programmatic dependent launch on sm_90 (decode.py run: enable_pdl = device_support_pdl; decode.cuh reads "
-        "request_indices / block_valid_mask / indptr before griddepcontrol.wait), which would hide ~1.4 us of it; "
-        "priced, the fit rows' rms rose 0.078 -> 0.081 and short mid batch went -13 -> -19 %, so it is not in the "
-        "model; short mid batch (B 8-64) -12 %: Llama-70B's 9-slot kernel takes the even spread (its dispatch not "
-        "probed)",
+        "two tiles. MEASURED (lab/kernels/probe_fi_pdl.py, fi_pdl_probe_*_2026-11-27.csv): the CUDA-graph chain keeps "
+        "FlashInfer's programmatic dependent launch (every edge of a captured two-call graph is programmatic) and it "
+        "saves 0.45-1.04 us per split call (decode + merge; 0.2 us for one unsplit kernel), but with it off the chain "
+        "is still 12-14 % faster than the model at B 1, T 8-64; the rest is the lone CTA's tile: Llama-70B at TP8 "
+        "(one KV head, one CTA per request, alone on its SM) walks a 8-key iteration in ~0.45 us (T 20 -> 72: 4.6 -> "
+        "7.5 us) against the fitted 0.71 us (a middle-row value: 16-tile chunks on crowded SMs). PDL priced as "
+        "hidden pre-wait loads (FI_PDL_GRAPH) was tested blind on the third check grid: decode short small 25 -> "
+        "16 % but the refit moves the prefill kinds' serial CTA time and regimes met fall 16 -> 12 of 25, so it is "
+        "not in the model; short mid batch (B 8-64) -12 %: Llama-70B's 9-slot kernel takes the even spread (its "
+        "dispatch not probed)",
     ("fi_decode", "middle"):
         "large batch (B >= 256, no split, 2-8 waves) 16.0 % too slow in bf16, 16.5 % in fp8: the bandwidth-bound body "
         "(2.86 TB/s measured) combines with the issue term through the committed overlap exponent (2.73), which charges "
@@ -110,14 +114,11 @@ PRODUCTION_DIAGNOSIS = {
     ("fi_tc", "long (>=64K)"): "fp8 mid batch (2 shapes) +12.8 % (was +9.2 %): the per-column fp8 chain at 64-row "
                                "tiles of long chains",
     ("fi_tc", "short (<=256)"):
-        "bf16 T 16-64 at B >= 256 are 16 % too fast: a one-tile CTA's time per wave at 8-31 waves is ~7.6 us, the "
-        "model's ~6.2 us (the 4.3 us epilogue borrowed from attn_fa2, one tile, the prologue's loads); fitted on those "
-        "shapes the epilogue comes out 5.8 us and the one-wave short shapes miss (3.6 -> 14.5 %), so it stays borrowed. "
-        "fp8 (met since the fp8 kind's chain counts each warp's fp8 fragment columns, prefill.cuh compute_qk / "
-        "compute_sfm_v: 19.6 -> 4.6 % at short large batch)",
-    ("fi_verify", "short (<=256)"): "bf16 as fi_tc short (the per-wave CTA time); fp8 at B <= 16 13.6 % too slow: a "
-                                    "lone CTA's 64-row-tile fp8 tile (8 fragment columns per warp) priced at the "
-                                    "steady-state column time of CTAs sharing an SM (docs/KNOWN_GAPS.md)",
+        "met since the FA2 prefill CTA carries a serial time co-resident CTAs do not overlap (cta_serial_us 0.89 us, "
+        "fitted on the fp8 kind's fit rows, the bf16 kind takes it): bf16 T 16-64 at B >= 256 were 16 % too fast (a "
+        "one-tile CTA's time per wave ~7 us with 2 CTAs per SM, ~5.8 us alone)",
+    ("fi_verify", "short (<=256)"): "met since the fp8 fragment columns are shared by the busiest SM's CTAs (a lone CTA "
+                                    "takes k / slots of the column time) and the serial CTA time (fi_tc short)",
     ("sgl_triton", "short (<=256)"):
         "with the two-stage pipeline's prologue (a one-iteration program = 3 + 2 dependent loads, no steady-state "
         "tile), idle programs at one L2 hit per wave and fp8 its own kind, every regime is within 10 % median",
@@ -180,7 +181,8 @@ LOOKED_AT_WHY = {
     "flashmla": "replayed scheduler, per-request store wait, whole 64-token blocks, combine on every call",
     "sgl_triton": "Triton two-stage pipeline prologue, idle programs' load an L2 hit, fp8 K/V its own kind",
     "fi_tc": "epilogues hidden under the body but the last wave's (CTA_FIXED_HIDDEN); fixed_us 0 (FIXED_ZERO); fp8 "
-             "chain = per-warp fp8 fragment columns (NUM_MMA_KV)",
+             "chain = per-warp fp8 fragment columns (NUM_MMA_KV), shared by the busiest SM's CTAs (k / slots); a serial "
+             "CTA time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8 fit rows, bf16 takes it)",
     "fi_verify": "as fi_tc",
 }
 
@@ -423,6 +425,102 @@ def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI
                 print(f"  missed (check grid 2): {fam} {ctx}: {why}")
 
 
+#: the third FlashInfer check grid (--grid fresh_fi3): contexts 20-200 and 300-2800 at batches 1-6 and 144-900, Llama-8B /
+#: 70B / 70B-TP8 / Qwen2.5-7B heads, bf16 / fp8, decode q 1 and verification q 2-6; THREE price files committed before
+#: the device run: the revised model (fp8 prefill columns shared by the busiest SM's CTAs, the fitted serial CTA time),
+#: the same with PDL's pre-wait loads hidden (FI_PDL_GRAPH = True, refitted), and the model at main (db3789c)
+FRESH_FI3 = ("production_attention_fresh_fi3_predictions.csv", "production_attention_fresh_fi3_predictions_db3789c.csv",
+             "production_attention_fresh_fi3_nvidia*.csv", "production_attention_fresh_fi3_predictions_pdl.csv")
+
+
+def _fresh_fi3(FP, fmt) -> None:
+    """The third FlashInfer check grid: per family, K/V dtype and regime, |error| of the three committed price files
+    (first look: all three were committed before the measurement)."""
+    import numpy as np
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob, pdl = FRESH_FI3
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None or not (FP.DATA_DIR / pdl).is_file():
+        print("\nFLASHINFER CHECK SHAPES 3: not measured yet (" + pred + " holds the predictions)")
+        return
+    timed_of = m.attrs["timed_of"]
+    keys = [k for k in FP.SHAPE_KEYS if k in m.columns]
+    pp = pd.read_csv(FP.DATA_DIR / pdl)
+    for k in keys:
+        if k not in ("family", "model", "dtype"):
+            pp[k] = pd.to_numeric(pp[k], errors="coerce")
+    m = m.merge(pp[keys + ["pred_us"]].rename(columns={"pred_us": "pdl_us"}), on=keys, how="inner")
+    m["err_pdl"] = (m["pdl_us"] / m["median_us"] - 1.0) * 100.0
+    print(f"\nFLASHINFER CHECK SHAPES 3 (fi_decode / fi_tc / fi_verify at contexts 20-200 and 300-2800 x batches 1-6 and "
+          f"144-900, Llama-8B / 70B / 70B-TP8 (8 / 1 heads) / Qwen2.5-7B heads, bf16 / fp8, q 1-6, in no earlier grid; "
+          f"BLIND: all three price files committed before measuring: new = the model at "
+          f"{str(m['model_commit'].iloc[0])[:7]} ({pred}), new+PDL = the same with programmatic dependent launch's "
+          f"pre-wait loads hidden ({pdl}), main = the model at {str(m['before_commit'].iloc[0])[:7]} ({before}); "
+          f"measured {name}, {len(m)} of {timed_of} shapes timed)")
+    rows = []
+    for key, x in m.groupby(["family", "kv", "ctx_regime", "batch_regime"]):
+        r = dict(zip(("family", "kv", "ctx_regime", "batch_regime"), key), n=len(x))
+        for lab, col in (("new", "err"), ("new+PDL", "err_pdl"), ("main", "err_before")):
+            e = x[col].abs()
+            r[f"{lab} med"], r[f"{lab} p90"], r[f"{lab} sgn"] = e.median(), np.percentile(e, 90), x[col].median()
+            r[f"{lab} goal"] = "met" if (e.median() <= 10.0 and np.percentile(e, 90) <= 25.0) else "MISSED"
+        rows.append(r)
+    t = pd.DataFrame(rows)
+    print(t.to_string(**fmt))
+    for lab, col in (("new", "err"), ("new+PDL", "err_pdl"), ("main", "err_before")):
+        e = m[col].abs()
+        print(f"  {lab}: median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} %, signed "
+              f"{m[col].median():+.1f} %; regimes met {int((t[f'{lab} goal'] == 'met').sum())} of {len(t)}; "
+              + ", ".join(f"{fam} {x[col].abs().median():.1f} / {np.percentile(x[col].abs(), 90):.1f}"
+                          for fam, x in m.groupby("family")))
+    for (fam, ctx), why in FRESH_FI3_DIAGNOSIS.items():
+        if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["new goal"] == "MISSED")).any():
+            print(f"  missed (check grid 3): {fam} {ctx}: {why}")
+
+
+def _fi_pdl_probe(FP) -> None:
+    """lab/kernels/probe_fi_pdl.py's measurement: one call's time in the CUDA-graph chain with programmatic dependent
+    launch on and off, a lone call (a graph of one call after a spin), and the captured graph's programmatic edges."""
+    import pandas as pd
+
+    fs = sorted(FP.DATA_DIR.glob("fi_pdl_probe_nvidia*.csv"))
+    if not fs:
+        return
+    d = pd.read_csv(fs[-1])
+    d = d[pd.to_numeric(d["chain_us"], errors="coerce").notna()]
+    on, off = d[d["pdl"] == 1].set_index(["family", "model", "dtype", "batch", "context"]), \
+        d[d["pdl"] == 0].set_index(["family", "model", "dtype", "batch", "context"])
+    t = pd.DataFrame({"chain PDL on": on["chain_us"], "chain PDL off": off["chain_us"],
+                      "saved": off["chain_us"] - on["chain_us"], "lone PDL on": on["lone_us"],
+                      "lone - chain": on["lone_us"] - on["chain_us"], "kernels": on["kernels"],
+                      "programmatic edges": on["prog_edges"].astype(str) + " of " + on["edges"].astype(str)}).reset_index()
+    print(f"\nFLASHINFER PDL PROBE ({fs[-1].name}, lab/kernels/probe_fi_pdl.py; us per call): the CUDA-graph chain keeps "
+          "the programmatic edges FlashInfer's enable_pdl launches create, and the chain with PDL on is faster; a lone "
+          "call (a one-call graph after a spin) costs 2-3 us more than the same call in the chain")
+    print(t.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+#: what the third FlashInfer check grid shows where a regime misses (printed only while it misses)
+FRESH_FI3_DIAGNOSIS = {
+    ("fi_decode", "short (<=256)"):
+        "B 1-6 at T 20-200 +25 % median in bf16 (Llama-70B at TP8, one KV head: +36..48 %), +15 % in fp8, the same "
+        "with the model at main: the lone CTA's iteration (~0.45 us measured at one KV head vs the fitted 0.71 us) "
+        "and programmatic dependent launch, which the probe shows in effect in the graph chain (0.45-1.0 us per "
+        "call); priced as hidden pre-wait loads (new+PDL) bf16 short small is 15.5 %; fp8 at B 144-480 (1 shape "
+        "each) 17-19 % too fast, as on the campaign's rows",
+    ("fi_decode", "middle"): "bf16 B 144-480 (no split, several waves) +16.5 %, as on the campaign's rows (the "
+                             "bandwidth-bound body and the issue term compounded)",
+    ("fi_tc", "short (<=256)"): "fp8 at B 144 (T 20: one 16-row tile, 1152 CTAs in 4.4 waves) +17 %: two serial CTA "
+                                "times per wave of two co-resident CTAs where the measured wave costs less (main: -4 "
+                                "%); bf16 met in every regime (main: 17 / 14 % too fast at large / mid batch)",
+    ("fi_verify", "short (<=256)"): "bf16 at B 144 (q 2-6, 64-row tiles) 14-20 % too fast: the one-tile 64-row CTA's "
+                                    "per-wave time (main: -25 %); fp8 B 144 T 28 +24 % (one shape of two)",
+}
+
+
 def production_attention() -> None:
     """Production attention kernel families (simulator/kernels, fit_production_attention.py) on their H100 campaign: held-out
     |error| per family and regime with the committed fitted file, the first look priced from the sources before the
@@ -464,6 +562,8 @@ def production_attention() -> None:
     _fresh_mla(FP, fmt)
     _fresh_fi(FP, fmt)
     _fresh_fi(FP, fmt, *FRESH_FI2)
+    _fresh_fi3(FP, fmt)
+    _fi_pdl_probe(FP)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     fl = FP.first_look_errors(df, FP.DATA_DIR)

@@ -166,6 +166,43 @@ def test_fa2_prefill_committed_fit_is_the_fit_of_the_committed_csv():
         assert e.iter_s[kind] * 1e6 == pytest.approx(eff.iter_s[kind] * 1e6, abs=1e-4)
         assert e.fixed_s[kind] * 1e6 == pytest.approx(eff.fixed_s[kind] * 1e6, abs=1e-4)
         assert e.cta_fixed_s[kind] == pytest.approx(e.cta_fixed_s["attn_fa2"], rel=1e-3)
+        assert e.cta_serial_s[kind] * 1e6 == pytest.approx(eff.cta_serial_s[kind] * 1e6, abs=1e-4)
+    # the serial CTA time is fitted on the fp8 kind's rows and the bf16 kind takes it (CTA_SERIAL_FROM)
+    assert eff.cta_serial_s["attn_fi_prefill_fp8kv"] > 0.0
+    assert eff.cta_serial_s["attn_fi_prefill"] == pytest.approx(eff.cta_serial_s["attn_fi_prefill_fp8kv"], rel=1e-12)
+    assert "cta_serial_us.attn_fi_prefill_fp8kv" in meta["fi_prefill_fp8kv"]["params"]
+    assert "cta_serial_us.attn_fi_prefill" not in meta["fi_prefill"]["params"]
+
+
+def test_fp8_prefill_columns_shared_by_the_busiest_sms_ctas():
+    # fp8 K/V: a CTA alone on its SM walks its fragment columns in half the full-residency time (k / slots, 2 slots);
+    # a launch with at least 2 CTAs per SM pays the whole column chain; bf16 tiles are not scaled
+    B = np.array([2.0, 400.0])
+    for kvb, fp8 in ((1.0, True), (2.0, False)):
+        launches, info = FI.fi_tc(B, 4.0, 72.0, 32.0, 8.0, 128.0, kvb, 16.0, SMS, SMEM)
+        ln = launches[0]
+        iters = np.ceil(info["chunk_tokens"] / info["cta_tile_kv"])
+        frags = FI.fa2_fp8_frags(info["cta_tile_q"], info["cta_tile_kv"]) if fp8 else 1.0
+        assert list(info["busiest_sm_ctas"]) == [1.0, 2.0]
+        share = np.array([0.5, 1.0]) if fp8 else np.ones(2)
+        assert np.allclose(ln.serial_iters, iters * frags * share)
+
+
+def test_pdl_hides_the_first_waves_pre_wait_loads_only_when_asked():
+    # FI_PDL_GRAPH is off (measured in effect, but priced it did worse on the blind grid: flashinfer.py); with pdl the
+    # decode kernel hides 2 of its 3 prologue loads and the merge 1 of 2, once per launch (the first wave's)
+    from simulator.ops import MaskedBuilder, OpBuilder
+
+    assert FI.FI_PDL_GRAPH is False
+    B = np.array([1.0, 2048.0])
+    steps = {}
+    for pdl in (False, True):
+        launches, _ = FI.fi_decode(B, 64.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM, pdl=pdl)
+        assert [ln.hidden_loads for ln in launches] == ([0.0, 0.0] if not pdl else [2.0, 1.0])
+        b = OpBuilder(2)
+        emit(MaskedBuilder(b, np.array([True, True])), launches[:1], SMS)
+        steps[pdl] = b.build().sync_steps
+    assert np.allclose(steps[False] - steps[True], 2.0)
 
 
 def test_hidden_epilogue_moves_fit_shapes_little_and_other_families_not(monkeypatch):

@@ -18,8 +18,8 @@ time including the graph's gap between kernels (what the model prices as a graph
 sizes): the honest test of a model whose rules were revised after the campaign's rows were looked at. Its predictions
 are written and committed BEFORE it is measured (lab/kernels/predict_fresh_production_attention.py). --grid mla_merge
 (FlashInfer MLA shapes split into 2-4 pieces), --grid fresh_fi (FlashInfer decode / tensor-core / verification
-shapes in none of the other grids, FI_DEC_*) and --grid fresh_fi2 (a second such grid at short contexts, FI2_*) are checks
-of the same kind.
+shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such grid at short contexts, FI2_*) and --grid
+fresh_fi3 (a third, FI3_*) are checks of the same kind.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 B_GRID = (1, 4, 16, 64, 256, 1024)
 MAX_TOKENS = 1 << 22
 #: heads (query, KV) of the models measured: Llama-3.1-8B, Llama-3.1-70B (TP1 shapes), Qwen2.5-7B (28 / 4)
-HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4)}
+HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1)}
 
 
 def bt_grid(max_tokens=MAX_TOKENS, ts=T_GRID, bs=B_GRID):
@@ -149,6 +149,51 @@ def fresh_fi2_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the third FlashInfer check grid (--grid fresh_fi3: fi_decode, fi_tc, fi_verify only): contexts 20 / 28 / 72 / 136 /
+#: 200 / 300 / 1200 / 2800, in none of the earlier grids' rows, at batches 1-6 and 144-900, with Llama-3.1-70B's heads
+#: at TP8 (8 query heads, 1 KV head) beside Llama-3.1-8B / 70B and Qwen2.5-7B, bf16 / fp8, decode q 1 and verification q
+#: 2 / 3 / 4 / 6: the regimes of the lone short decode call (PDL), the one-tile FA2 prefill CTA at many waves, and the
+#: lone fp8 prefill CTA
+FI3_SHORT, FI3_MID, FI3_SMALL_B, FI3_LARGE_B = (20, 72, 136, 200), (300, 1200, 2800), (1, 3, 6), (144, 480, 900)
+FI3_MAX_TOKENS = 1 << 20
+
+
+def fresh_fi3_shapes(part: str) -> list[dict]:
+    """The shapes of one part of the third FlashInfer check grid (FI3_*)."""
+    out = []
+
+    def add(family, model, kv, ts, bs, q=1, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FI3_MAX_TOKENS:
+                    out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=page))
+
+    if part == "fi_decode":
+        add("fi_decode", "llama8b", "bf16", (20, 28) + FI3_SHORT[1:], FI3_SMALL_B)
+        add("fi_decode", "llama8b", "fp8", FI3_SHORT[:3], FI3_SMALL_B)
+        add("fi_decode", "llama70b", "bf16", (20, 72, 200), FI3_SMALL_B)
+        add("fi_decode", "llama70b_tp8", "bf16", (20, 72, 200), FI3_SMALL_B)
+        add("fi_decode", "llama8b", "bf16", FI3_MID, FI3_SMALL_B)
+        add("fi_decode", "llama8b", "bf16", (28, 136, 300, 1200), FI3_LARGE_B)
+        add("fi_decode", "llama8b", "fp8", (28, 300), FI3_LARGE_B[:2])
+    elif part == "fi_tc":
+        add("fi_tc", "llama8b", "bf16", FI3_SHORT, (3,) + FI3_LARGE_B)
+        add("fi_tc", "llama8b", "fp8", (20, 136), (3,) + FI3_LARGE_B)
+        add("fi_tc", "qwen7b", "bf16", (28, 200), (144, 900))
+        add("fi_tc", "llama70b_tp8", "bf16", (28, 136), (144, 900))
+        add("fi_tc", "llama8b", "bf16", FI3_MID, (6, 144))
+    elif part == "fi_verify":
+        add("fi_verify", "llama8b", "bf16", (20, 72, 200), (3, 144, 480), q=3)
+        add("fi_verify", "llama8b", "bf16", (28, 136), (6, 144), q=6)
+        add("fi_verify", "llama8b", "fp8", (20, 72, 200), FI3_SMALL_B, q=4)
+        add("fi_verify", "llama8b", "fp8", (28, 136), (144, 480), q=4)
+        add("fi_verify", "llama8b", "bf16", (72, 300, 1200), (3, 144), q=2)
+        add("fi_verify", "qwen7b", "bf16", (72, 200), (6, 144), q=4)
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -171,6 +216,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fresh_fi_shapes(part)
     if grid == "fresh_fi2":
         return fresh_fi2_shapes(part)
+    if grid == "fresh_fi3":
+        return fresh_fi3_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -504,7 +551,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
-                                                               "fresh_fi2"))
+                                                               "fresh_fi2", "fresh_fi3"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)

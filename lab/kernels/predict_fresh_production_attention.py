@@ -12,7 +12,10 @@ production_attention_mla_merge_predictions.csv, committed before that grid is me
 MLA / Triton grid (FlashMLA, FlashInfer MLA and SGLang Triton shapes at batches none of the earlier grids measured) into
 production_attention_fresh_mla_predictions.csv; --grid fresh_fi the FlashInfer check grid into
 production_attention_fresh_fi_predictions.csv; --grid fresh_fi2 the second FlashInfer check grid into
-production_attention_fresh_fi2_predictions.csv. Each is committed before that grid is measured. With PYTHONPATH pointing
+production_attention_fresh_fi2_predictions.csv; --grid fresh_fi3 the third into production_attention_fresh_fi3_predictions.csv
+(with --pdl: the model priced as if the CUDA-graph chain kept FlashInfer's programmatic dependent launch,
+simulator/kernels/flashinfer.py FI_PDL_GRAPH = True, refitted so, into ..._predictions_pdl.csv). Each is committed before
+that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
 from that checkout's model.
 """
@@ -32,6 +35,7 @@ OUT_MLA_MERGE = OUT.with_name("production_attention_mla_merge_predictions.csv")
 OUT_FRESH_MLA = OUT.with_name("production_attention_fresh_mla_predictions.csv")
 OUT_FRESH_FI = OUT.with_name("production_attention_fresh_fi_predictions.csv")
 OUT_FRESH_FI2 = OUT.with_name("production_attention_fresh_fi2_predictions.csv")
+OUT_FRESH_FI3 = OUT.with_name("production_attention_fresh_fi3_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -41,10 +45,19 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
-    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2"))
+    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
+                                                        "fresh_fi3"))
+    ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
     args = ap.parse_args()
     args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
-                                "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2}[args.grid])
+                                "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
+                                "fresh_fi3": OUT_FRESH_FI3}[args.grid])
+    if args.pdl:
+        from simulator.kernels import flashinfer as FI
+        if not hasattr(FI, "FI_PDL_GRAPH"):
+            raise SystemExit("this model has no PDL rule")
+        FI.FI_PDL_GRAPH = True
+        args.out = args.out.replace(".csv", "_pdl.csv")
     # the model is the simulator package imported (PYTHONPATH may point at an older checkout: its commit is recorded)
     model_root = Path(FP.__file__).resolve().parents[2]
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=model_root, capture_output=True, text=True).stdout.strip()
@@ -63,7 +76,7 @@ def main() -> None:
     shapes["pred_us"] = np.round(FP.predict_us(ops, hw, eff, len(shapes)), 3)
     shapes = shapes.drop(columns=["median_us"])
     shapes["fitted_on"] = f.name
-    shapes["model_commit"] = commit
+    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "")
     shapes.to_csv(args.out, index=False)
     print(f"{len(shapes)} {args.grid} shapes priced at {commit[:10]} -> {args.out}")
     print(shapes.groupby(["family", "model", "dtype"])["pred_us"].describe()[["count", "min", "50%", "max"]].to_string())

@@ -265,6 +265,17 @@ CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_
 #: 3.1 us (attn_combine_fa2). Cost on the fit rows: rms log error fi_decode 0.073 -> 0.077, fp8 0.093 -> 0.100,
 #: prefill 0.065 -> 0.064, prefill fp8 0.110 -> 0.110
 FIXED_ZERO = ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi")
+#: kinds with a fitted per-CTA time that co-resident CTAs do not overlap (cta_serial_us: hwmodels.roofline prices
+#: ceil(CTAs / SMs) x it, so a CTA sharing its SM pays it twice per wave, a lone CTA once): FlashInfer's FA2 prefill
+#: kernel with fp8 K/V, whose fit rows run 1 to 4 CTAs per SM (batch 1-16 split into 64-512 CTAs, batch 64 at 512 and
+#: more); the bf16 kind's fit rows cannot identify it (fitted, it goes to 0 while the one-tile many-wave shapes stay
+#: 15 % too fast) and it takes the fp8 kind's value (CTA_SERIAL_FROM)
+SERIAL_KINDS = ("attn_fi_prefill_fp8kv",)
+#: kinds whose cta_serial_us is the one fitted for another kind of the same kernel: the FA2 prefill kernel's CTA outside
+#: its K/V loop (prefill.cuh BatchPrefillWithPagedKVCacheKernel: block_valid_mask, request / tile indices, the kv length,
+#: Q to shared memory, the page offsets; after the loop threadblock_sync_mdo_states, transform_output, write_o_reg_gmem
+#: and the log-sum-exp) is the same code for bf16 and fp8 K/V: only the loop's fragment loads differ
+CTA_SERIAL_FROM = {"attn_fi_prefill": "attn_fi_prefill_fp8kv"}
 
 
 def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
@@ -276,6 +287,8 @@ def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
         p.append((f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX))
     if kind in EPILOGUE_KINDS:
         p.append((f"cta_fixed_us.{kind}", 0.5, 0.0, 20.0))
+    if kind in SERIAL_KINDS:
+        p.append((f"cta_serial_us.{kind}", 0.5, 0.0, 10.0))
     if tensor:
         p.append((f"compute.{kind}", 0.3, 0.02, 1.0))
     return p
@@ -284,8 +297,8 @@ def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
 #: fit groups, in order: (name, families whose fit rows it uses, kinds' parameters, combine kind fitted with it)
 FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_fi"),
               ("fi_decode_fp8kv", ("fi_decode",), ("attn_fi_decode_fp8kv",), None),
-              ("fi_prefill", ("fi_tc", "fi_verify"), ("attn_fi_prefill",), None),
               ("fi_prefill_fp8kv", ("fi_tc", "fi_verify"), ("attn_fi_prefill_fp8kv",), None),
+              ("fi_prefill", ("fi_tc", "fi_verify"), ("attn_fi_prefill",), None),
               ("fi_mla", ("fi_mla",), ("attn_fi_mla",), None),
               ("flashmla", ("flashmla",), ("attn_flashmla",), "attn_combine_flashmla"),
               ("triton_sgl", ("sgl_triton",), ("attn_triton_sgl",), "attn_combine_triton_sgl"),
@@ -334,6 +347,12 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
     fam = df["family"].to_numpy()
     dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
     for name, fams, kinds, comb in FIT_GROUPS:
+        borrow = {f"cta_serial_us.{k}": eff.cta_serial_s.get(src, 0.0) * 1e6 for k, src in CTA_SERIAL_FROM.items()
+                  if k in kinds}
+        if borrow:   # CTA_SERIAL_FROM: the same kernel's fitted serial CTA time, before this group's fit
+            eff = efficiency_with(eff, borrow)
+            meta["measured"].update({f"cta_serial_us.{k}": f"cta_serial_us.{src} of this fit (CTA_SERIAL_FROM)"
+                                     for k, src in CTA_SERIAL_FROM.items() if k in kinds})
         rows = base & np.isin(fam, fams) & (fp8 == name.endswith("fp8kv"))
         params = []
         for k in kinds:
@@ -764,7 +783,7 @@ def fresh_errors(data_dir: Path = DATA_DIR, predictions: str = FRESH_PREDICTIONS
     return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1), commit
 
 
-OWNED_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us")
+OWNED_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us", "cta_fixed_us", "cta_serial_us")
 
 
 def own_kinds() -> tuple[str, ...]:
@@ -797,8 +816,9 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
     kinds = own_kinds()
     own: dict = {part: {} for part in OWNED_PARTS}
     src = {"memory": eff.memory, "compute": eff.compute, "fixed_us": eff.fixed_s, "sync_us": eff.sync_s,
-           "cta_slots": eff.cta_slots, "iter_us": eff.iter_s, "cta_fixed_us": eff.cta_fixed_s}
-    scale = {"fixed_us": 1e6, "sync_us": 1e6, "iter_us": 1e6, "cta_fixed_us": 1e6}
+           "cta_slots": eff.cta_slots, "iter_us": eff.iter_s, "cta_fixed_us": eff.cta_fixed_s,
+           "cta_serial_us": eff.cta_serial_s}
+    scale = {"fixed_us": 1e6, "sync_us": 1e6, "iter_us": 1e6, "cta_fixed_us": 1e6, "cta_serial_us": 1e6}
     for part, d_ in src.items():
         for k in kinds:
             if k in d_:

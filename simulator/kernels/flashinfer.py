@@ -31,7 +31,13 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     fp8 K/V (prefill.cuh compute_qk / compute_sfm_v): every warp walks a KV tile as NUM_MMA_KV 16-key fragment columns
     (fa2_fp8_frags), each read by a half-width ldmatrix, swizzled (frag_layout_swizzle_16b_to_8b) and converted
     (vec_cast) before its MMAs, for K and for V, masked keys included; the fp8 kind's chain is tiles x NUM_MMA_KV
-    columns (its iter_us is one column): 4 at a 16-row Q tile (256-token tiles), 8 at 64 rows, 4 at 128 rows.
+    columns (its iter_us is one column at the kernel's full residency): 4 at a 16-row Q tile (256-token tiles), 8 at
+    64 rows, 4 at 128 rows, x k / slots for a CTA that shares its SM with k - 1 others (the columns' conversion work
+    is issued by the SM's schedulers for all of them; a lone CTA of a one-wave launch takes half a full SM's time).
+    Both kinds' CTAs carry a fitted serial time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8
+    kind's fit rows, the bf16 kind takes it: the CTA outside the K/V loop is the same code, fit_production_attention
+    CTA_SERIAL_FROM).
+    PDL: the calls are launched with programmatic dependent launch on sm_90 (FI_PDL_GRAPH below).
 fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan; mla_hopper.cuh
   BatchMLAPageAttentionHopperKernel; mla.cuh DevicePersistentMergeStates; all read at FI_COMMIT): ONE cooperative
   persistent launch, grid (cluster, SMs / cluster) of 256 threads: cluster = 2 CTAs when the mean packed rows
@@ -78,6 +84,34 @@ def fi_decode_regs(G, kvb):
 FI_PROLOGUE_LOADS = 3.0
 #: the merge kernel: one dependent load (the request's merge_indptr) before its partial states
 FI_MERGE_PROLOGUE_LOADS = 2.0
+#: programmatic dependent launch (PDL). On sm_90 FlashInfer launches its decode, prefill and merge kernels with
+#: cudaLaunchAttributeProgrammaticStreamSerialization (decode.py / prefill.py run: enable_pdl = device_support_pdl,
+#: compute capability >= 9; decode.cuh BatchDecodeWithPagedKVCacheDispatched, prefill.cuh
+#: BatchPrefillWithPagedKVCacheDispatched, cascade.cuh VariableLengthMergeStates), each kernel waits for its
+#: predecessor at `griddepcontrol.wait` and releases its dependant at `griddepcontrol.launch_dependents`, the last
+#: instruction after its output store. What a CTA reads before the wait (the plan's arrays, not the previous kernel's
+#: output) can run under the predecessor's tail, for the CTAs resident when it starts (the first wave):
+#:   decode   request_indices / kv_tile_indices / block_valid_mask[bx] -> the request's indptr / last_page_len (the kv
+#:            length): 2 of the 3 prologue loads (the page indices are read after the wait)
+#:   prefill  block_valid_mask[bx] -> request_indices[bx] -> the kv length (variant constructor): the model's first 2
+#:            (its 3 loads are request index -> indptr -> page index; the page indices after the wait)
+#:   merge    *seq_len_ptr: 1 of its 2
+#: Whether that overlap survives the timing harness (calls captured back to back in a CUDA graph) is MEASURED by
+#: lab/kernels/probe_fi_pdl.py (H100, 2026-11-27, hwmodels/calibration/data/production_attention/fi_pdl_probe_*.csv): it
+#: does: every edge of a captured two-call graph is programmatic, and a call in the chain takes 0.45-1.04 us less with
+#: enable_pdl than without (decode + merge; 0.2 us for one unsplit decode kernel, 0.4-1.8 us for the prefill kernel
+#: and its merge). Priced as the hidden pre-wait loads above (FI_PDL_GRAPH = True, the families refitted), the third
+#: FlashInfer check grid (committed before it was measured) came out worse: regimes met 12 of 25 against 16 without
+#: it (decode short small batch 25 -> 16 %, but the refit raises the prefill kinds' serial CTA time 0.89 -> 1.44 us
+#: and their short shapes go 4 -> 12 % too slow), and the loads it hides (1.05 us per split call) exceed the measured
+#: saving at most shapes. So FI_PDL_GRAPH stays False: the model does not price PDL (docs/KNOWN_GAPS.md)
+FI_PDL_PREWAIT_LOADS = 2.0
+FI_MERGE_PDL_PREWAIT_LOADS = 1.0
+FI_PDL_GRAPH = False
+
+
+def _pdl(pdl) -> bool:
+    return FI_PDL_GRAPH if pdl is None else bool(pdl)
 #: FlashInfer's sm_90 MLA kernel (include/flashinfer/attention/mla_hopper.cuh @ FI_COMMIT, BatchMLAPageAttentionHopper):
 #: CTA_TILE_Q = 64 packed q rows, CTA_TILE_KV = 64 KV tokens per stage, NUM_STAGES = 2, 256 threads, one CTA per SM
 FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
@@ -172,7 +206,7 @@ def fi_decode_geometry(G, d, kvb):
     return threads, keys, smem
 
 
-def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge"):
+def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None):
     """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs."""
     rows = B * q * Hq
     vec = np.maximum(8.0, np.asarray(d, dtype=np.float64) / 32.0)
@@ -184,12 +218,15 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge"):
     rd, wr = combine_io(rows, S, d)
     # each of a CTA's (row, head) pairs walks its S partial states one after another (4 shared-memory stages ahead)
     return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS,
-                  3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows})
+                  3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows},
+                  hidden_loads=FI_MERGE_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0)
 
 
-def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, regs=None):
+def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, regs=None,
+              pdl=None):
     """Launches of one CUDA-core decode call (one query row per sequence): the decode kernel and, when it splits,
-    the merge kernel (module docstring). Returns (launches, info)."""
+    the merge kernel (module docstring); pdl: launched with programmatic dependent launch in a chain (FI_PDL_GRAPH
+    when None). Returns (launches, info)."""
     B, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                         for x in (B, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -232,8 +269,9 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
         if m.any():
             # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
             out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops * crowd,
-                              kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active))
-    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split))
+                              kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active,
+                              hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
+    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
                  "keys_per_iter": keys, "split": split, "crowd": crowd, "busiest_sm_ctas": kb}
 
@@ -268,9 +306,11 @@ def fa2_fp8_frags(ctq, tile_kv):
     return np.asarray(tile_kv, dtype=np.float64) / (nwkv * 16.0)
 
 
-def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None):
+def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None,
+          pdl=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
-    verification rows q > 1): the kernel and its merge (module docstring). Returns (launches, info)."""
+    verification rows q > 1): the kernel and its merge (module docstring); pdl as fi_decode. Returns (launches,
+    info)."""
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                            for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -297,15 +337,22 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     written = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
     out = []
     frags = fa2_fp8_frags(ctq, tile_kv)
+    # fp8 K/V: the fragment columns' conversion work (half-width ldmatrix, swizzle, vec_cast before each column's MMAs)
+    # is issued by the SM's schedulers for every CTA resident there, so a column takes as long as the busiest SM's k
+    # CTAs take to issue theirs: iter_us[fp8 kind] is the column time at the kernel's full residency (slots) and a CTA
+    # with k - 1 neighbours takes k / slots of it (k = min(slots, ceil(CTAs / SMs)), even spread: the prefill grid's
+    # dispatch was not probed; the CUDA-core decode kernel's crowding rule, fi_decode_crowding, for the same reason)
+    k_sm = np.minimum(per_sm, np.maximum(np.ceil(new_batch * Hkv / float(sms)), 1.0))
+    share8 = k_sm / per_sm
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            steps = iters * frags if k == "attn_fi_prefill_fp8kv" else iters
+            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else iters
             out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
-                              idle=grid - new_batch * Hkv))
-    out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split))
+                              idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
+    out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split, pdl=pdl))
     return out, {"splits": S, "cta_tile_q": ctq, "cta_tile_kv": tile_kv, "ctas": grid, "active_ctas": new_batch * Hkv,
-                 "slots": per_sm, "chunk_tokens": chunk_tok, "split": split}
+                 "slots": per_sm, "chunk_tokens": chunk_tok, "split": split, "busiest_sm_ctas": k_sm}
 
 
 def mla_kv_limit(x):

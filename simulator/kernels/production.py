@@ -18,6 +18,11 @@ metadata kernel), with, per priced setting (numpy arrays that broadcast):
                     of round trips, and those CTAs run in waves of `slots` per SM, so the kernel's time grows with
                     the batch alone. Priced as sync_steps = waves x prologue_loads at sync_s[kind] (one dependent
                     load's latency, fitted with the family, started from the device's measured DRAM latency)
+    hidden_loads    of the prologue's dependent loads, those its first wave of CTAs runs before the kernel's
+                    `griddepcontrol.wait` while the kernel before it in the stream still runs: a kernel launched with
+                    programmatic dependent launch (PDL) after another such kernel starts early and finishes those
+                    loads under its predecessor's tail; later waves start when slots free up and pay them (0 unless
+                    the family says the call is launched with PDL and the graph keeps the programmatic edge)
     flops, bytes_read, bytes_written, reread_bytes, working_set   as hwmodels.roofline prices them
 
 `emit` appends a family's launches to an OpBuilder, once per layer (`count`).
@@ -50,6 +55,8 @@ class Launch:
     #: the price of an idle CTA's load as a share of a dependent load (sync_s[kind]); 1 unless the family's source
     #: says the idle CTAs read something every CTA of the launch reads (an L2 hit after the first)
     idle_share: object = 1.0
+    #: pre-wait dependent loads of the first wave hidden under the previous kernel (module docstring, PDL)
+    hidden_loads: object = 0.0
     info: dict = field(default_factory=dict)
 
 
@@ -60,9 +67,11 @@ def waves(ctas, slots, sms: int) -> np.ndarray:
 
 def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
     """Append every launch as one op row per setting (module docstring): the prologue's dependent loads become
-    `sync_steps` = waves x prologue_loads, plus one load per wave of idle CTAs."""
+    `sync_steps` = waves x prologue_loads (less the first wave's `hidden_loads`), plus one load per wave of idle
+    CTAs."""
     for ln in launches:
         steps = waves(ln.ctas, ln.slots, sms) * np.asarray(ln.prologue_loads, dtype=np.float64)
+        steps = np.maximum(steps - np.asarray(ln.hidden_loads, dtype=np.float64), 0.0)
         idle = np.asarray(ln.idle, dtype=np.float64)
         steps = steps + np.where(idle > 0, np.ceil(idle / (float(sms) * np.asarray(ln.slots, dtype=np.float64)))
                                  * np.asarray(ln.idle_share, dtype=np.float64), 0.0)
