@@ -38,6 +38,7 @@ import numpy as np
 
 from simulator.calibration import fit as F
 from simulator.calibration import report as R
+from simulator.calibration.scoreboard import BOARD
 
 
 def main() -> None:
@@ -87,6 +88,7 @@ def main() -> None:
     regimes(args.all)
     production_kernels()
     production_attention()
+    BOARD.print()
 
 
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)
@@ -187,6 +189,26 @@ LOOKED_AT_WHY = {
 }
 
 
+def _board(df, col: str, stage: str, rows: str, t=None, goal: str = "goal", by: str = "family") -> None:
+    """Add each family's pooled errors (column `col` of df, %) to the summary board, with the regimes met of its
+    per-regime table t (column `goal`)."""
+    for fam, x in df.groupby(by):
+        met = tot = None
+        if t is not None and len(t):
+            tt = t[t[by] == fam]
+            met, tot = int((tt[goal] == "met").sum()), len(tt)
+        BOARD.add(str(fam), stage, rows, x[col], met, tot)
+
+
+def _board_table(tab, stage: str, rows: str, goal: str = "goal", family: str | None = None) -> None:
+    """Add a per-regime table's row count and regimes met to the summary board, per family (the regime's text before
+    its first ':' unless `family` is given)."""
+    fam = tab["regime"].str.split(":").str[0].str.strip() if family is None else np.full(len(tab), family)
+    for f, x in tab.groupby(fam):
+        n = int(x["n"].sum()) if "n" in x else 0
+        BOARD.add_regimes(str(f), stage, rows, n, int((x[goal] == "met").sum()), len(x))
+
+
 def _fresh(FP, hw, fmt) -> None:
     """The fresh grid: shapes in none of the campaign's rows, priced by the committed model BEFORE they were measured
     (FP.fresh_errors); per family and regime median / p90 / signed |error| and the goal."""
@@ -211,6 +233,7 @@ def _fresh(FP, hw, fmt) -> None:
     print("pooled fresh per family" + (f" (before = the same shapes priced by the model at {old_commit}, whose rules "
                                        "predate the fresh grid: also blind)" if len(old) else "") + ":")
     print(pooled.to_string(**fmt))
+    _board(fr, "err_pct", "blind", "fresh grid (contexts 24-49K)", t)
     e = fr["err_pct"].abs()
     print(f"fresh regimes met: {int((t['goal'] == 'met').sum())} of {len(t)}; all fresh shapes: median |error| "
           f"{np.median(e):.1f} %, p90 {np.percentile(e, 90):.1f} %, median signed {np.median(fr['err_pct']):+.1f} %")
@@ -350,6 +373,7 @@ def _fresh_mla(FP, fmt) -> None:
         e, eb = x["err"].abs(), x["err_before"].abs()
         print(f"  {fam}: median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (1081e97: "
               f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %)")
+    _board(m, "err", "blind", "fresh MLA / Triton grid", t)
     print(f"fresh MLA / Triton regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (1081e97: "
           f"{int((t['before goal'] == 'met').sum())})")
     for (fam, ctx), why in FRESH_MLA_DIAGNOSIS.items():
@@ -419,6 +443,7 @@ def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI
               f"of {int((t.family == fam).sum())} (before {int((t.loc[t.family == fam, 'before goal'] == 'met').sum())})")
         print(f"    with the shipped model (looked-at: revised after this grid was measured): median |error| "
               f"{en.median():.1f} %, p90 {np.percentile(en, 90):.1f} %")
+    _board(m, "err", "blind", title[0].lower(), t)
     if pred == FRESH_FI2[0]:
         for (fam, ctx), why in FRESH_FI2_DIAGNOSIS.items():
             if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["goal"] == "MISSED")).any():
@@ -476,6 +501,7 @@ def _fresh_fi3(FP, fmt) -> None:
               f"{m[col].median():+.1f} %; regimes met {int((t[f'{lab} goal'] == 'met').sum())} of {len(t)}; "
               + ", ".join(f"{fam} {x[col].abs().median():.1f} / {np.percentile(x[col].abs(), 90):.1f}"
                           for fam, x in m.groupby("family")))
+    _board(m, "err", "blind", "flashinfer check shapes 3", t, goal="new goal")
     for (fam, ctx), why in FRESH_FI3_DIAGNOSIS.items():
         if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["new goal"] == "MISSED")).any():
             print(f"  missed (check grid 3): {fam} {ctx}: {why}")
@@ -553,6 +579,8 @@ def production_attention() -> None:
     print("pooled held-out / looked-at per family:")
     print(pooled.to_string(**fmt))
     print(f"regimes met: {int((t['goal'] == 'met').sum())} of {len(t)}")
+    for fam, x in ev[ev["part"] == "held-out"].groupby("family"):
+        _board(x, "err_pct", "looked-at" if fam in LOOKED_AT else "held out", f"campaign, {len(df)} shapes", t)
     for fam, ctx in sorted({(r.family, r.ctx_regime) for r in t.itertuples() if r.goal == "MISSED"}):
         why = PRODUCTION_DIAGNOSIS.get((fam, ctx))
         if why:
@@ -572,8 +600,9 @@ def production_attention() -> None:
         print(f"\nFIRST LOOK: FlashInfer decode priced from its source alone before any measurement "
               f"({FP.FIRST_LOOK_CSV}: terms borrowed from the attn_fa2 fit), {len(fl)} shapes: median |error| "
               f"{np.median(e):.1f} %, p90 {np.percentile(e, 90):.1f} %, median signed {np.median(fl['first_look_err_pct']):+.1f} %")
-        print(FP.accuracy(fl, by=("family", "kv", "ctx_regime", "batch_regime"), col="first_look_err_pct",
-                          part=None).to_string(**fmt))
+        tf = FP.accuracy(fl, by=("family", "kv", "ctx_regime", "batch_regime"), col="first_look_err_pct", part=None)
+        print(tf.to_string(**fmt))
+        _board(fl, "first_look_err_pct", "first look", "campaign, priced from source before measuring", tf)
     sdpa = sorted(FP.DATA_DIR.glob("production_attention_sdpa_nvidia*.csv"))
     if sdpa:
         _sdpa_check(sdpa[-1], hw)
@@ -687,8 +716,9 @@ def _fa3(FP, hw, fmt) -> None:
             print(f"FIRST LOOK ({FP.FA3_FIRST_LOOK_CSV}, priced at {commit} before the measurement, attn_fa3 terms "
                   f"borrowed from attn_fi_prefill), {what}: median |error| {np.median(e.abs()):.1f} %, p90 "
                   f"{np.percentile(e.abs(), 90):.1f} %, median signed {np.median(e):+.1f} %")
-        print(FP.accuracy(fl, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct",
-                          part=None).to_string(**fmt))
+        tf = FP.accuracy(fl, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct", part=None)
+        print(tf.to_string(**fmt))
+        _board(fl, "first_struct_err_pct", "first look", "FA4-CuTe sm_90 campaign, before measuring", tf)
     print("held out after the fit (committed fitted file), by phase, layout and regime (LOOKED-AT: these rows' errors "
           "were seen under the earlier rules before the one-CTA-per-SM rules and the TMA kind were chosen):")
     t = FP.accuracy(ev, by=("family", "phase", "layout", "ctx_regime", "batch_regime"))
@@ -697,6 +727,7 @@ def _fa3(FP, hw, fmt) -> None:
     print("held out, pooled over layouts and heads:")
     print(t2.to_string(**fmt))
     e = ev[ev["part"] == "held-out"]["err_pct"]
+    _board(ev[ev["part"] == "held-out"], "err_pct", "looked-at", "FA4-CuTe sm_90 campaign", t2)
     fit = ev[ev["part"] == "fit"]["err_pct"].abs()
     print(f"fa3 held out: {len(e)} shapes, median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} "
           f"%, signed {np.median(e):+.1f} %; fit rows {len(fit)}, median |error| {np.median(fit):.1f} %; regimes met "
@@ -739,6 +770,8 @@ def _fa3_blind(FP, hw, fmt) -> None:
         rows.append(r)
     t = pd.DataFrame(rows)
     print(t.to_string(**fmt))
+    BOARD.add("fa3", "blind", "fa3 blind grid (FA4-CuTe sm_90)", b["new_err_pct"], int((t["new_goal"] == "met").sum()),
+              len(t))
     for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
         e = b[c]
         print(f"fa3 blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, "
@@ -957,6 +990,10 @@ def production_kernels() -> None:
               f"SGL_GATHER_ROUNDS) were added after these rows were seen (the fit still sees FIT_TOPK only); the two "
               f"blind top-k tables below are the unseen checks")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        held = tab[tab["part"] != "fit"]
+        topk = held["regime"].str.startswith("top-k")
+        _board_table(held[topk], "looked-at", "production kernels campaign")
+        _board_table(held[~topk], "held out", "production kernels campaign")
         rot = f.with_name(f.stem + "_rotated.csv")
         if rot.is_file():
             tab = FP.accuracy(f, fl, hw, gemm_csv=rot)
@@ -1051,6 +1088,7 @@ def _topk_blind_table(f, hw) -> None:
           f"now_* = the current model, LOOKED-AT: its L2 hit curve (hwmodels.roofline SWEEP_REREAD, Efficiency."
           f"l2_sweep_hit) replaced the all-or-nothing rule after these rows' L2-edge errors were seen")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    _board_table(tab, "blind", "blind top-k set (120)")
     print("   " + TOPK_BLIND_DIAGNOSIS)
 
 
@@ -1085,6 +1123,8 @@ def _topk_blind2_table() -> None:
         tab = FP.blind2_accuracy(pred, meas[-1], by_dist=by)
         tab["goal"] = np.where((tab["fine_med"] <= 10) & (tab["fine_p90"] <= 25), "met", "MISSED")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        if by:
+            _board_table(tab, "blind", "second blind top-k set (114)", family="top-k sglang")
     print("   " + TOPK_BLIND2_DIAGNOSIS)
 
 
@@ -1145,6 +1185,7 @@ def _blind4_table(f) -> None:
         now = H.accuracy(now_csv, pred, meas, "M<=64 (M 1/24/40)", ("now", "tile"))
     tab = tab.merge(now[["regime", "now_med", "now_p90", "now_signed"]], on="regime")
     tab["goal"] = np.where((tab["tile_med"] <= 10) & (tab["tile_p90"] <= 25), "met", "MISSED")
+    _board_table(tab, "blind", "fourth small-M GEMM set (102)")
     print(f"\n== fourth GEMM set, BLIND: decode layers of Qwen2.5-14B (TP 1-4), Qwen2.5-32B, Llama-3.2-3B, Mistral-Nemo-12B "
           f"(predicted before measuring, commit {BLIND4_PREDICTION_COMMIT}: tile = {pred.name}, db3789c = {base.name}; "
           f"measured {meas.name}); now = the current terms (held out, fitted after the measurement without these rows); "
@@ -1290,6 +1331,11 @@ def engine_allreduce_blind4() -> None:
     r = EA.blind_rows(pd.read_csv(pred_f), meas)
     rows += _regime_errors(r, "BLIND 4xH100")
     totals.append(("BLIND 4xH100", r))
+    for part, stage in (("held-out 4xH200", "held out"), ("BLIND 4xH100", "blind")):
+        t = pd.DataFrame([x for x in rows if x["part"] == part])
+        ok = (t["med%"] <= 10) & (t["p90%"] <= 25)
+        BOARD.add("engines' all-reduce", stage, f"{part} (vLLM / TensorRT-LLM kernels)",
+                  100 * dict(totals)[part]["err"], int(ok.sum()), len(t))
     old = EA.blind4_grid().assign(pred_us=lambda d: EA.predict_us(d, own_kernel(hw)))
     totals.append(("BLIND rows, own-kernel terms", EA.blind_rows(old, meas)))
     print(f"\n== engines' all-reduce kernels, fitted terms {hw.efficiency.engine_ar} (fit_engine_terms on {EA.FIT_CSV} "
