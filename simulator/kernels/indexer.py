@@ -77,3 +77,34 @@ def prefill_blocks(prompt, heads: int):
     else:   # block_q does not divide 256: the mean of ceil(m / c) is m / c + 1/2
         total = nq * (nq + 1.0) / (2.0 * c) + nq / 2.0
     return nq, total
+
+
+def prefill_schedule(rows: int, keys: int, heads: int, sms: int) -> tuple[int, float, float, float]:
+    """fp8_mqa_logits over one ragged chunk: `rows` query rows at the end of a prompt of `keys` tokens, row i seeing
+    keys [0, keys - rows + i + 1). Returns (query blocks, key blocks summed over them, key blocks of the busiest
+    persistent CTA, (row, key) pairs). Query block j walks ceil((min start, aligned down to 4 = 0; max end) / 256)
+    key blocks; CTA s takes query blocks s, s + SMs, ... (impls/sm90_fp8_mqa_logits.cuh)."""
+    bq = max(1, BLOCK_QH // int(heads))
+    nq = int(np.ceil(rows / bq))
+    past = keys - rows
+    last_row = np.minimum((np.arange(nq) + 1) * bq, rows)        # rows of block j end at row last_row - 1
+    blocks = np.ceil((past + last_row) / BLOCK_KV_PREFILL)
+    per_cta = np.bincount(np.arange(nq) % sms, weights=blocks, minlength=sms)
+    pairs = rows * past + rows * (rows + 1) / 2.0
+    return nq, float(blocks.sum()), float(per_cta.max()), float(pairs)
+
+
+def prefill_busiest(rows, keys, heads: int, sms: int):
+    """Vectorized estimate of prefill_schedule's busiest-CTA key blocks (and the summed key blocks): the CTA that takes
+    the last query block walks w = ceil(nq / SMs) blocks, nq - 1, nq - 1 - SMs, ..., each ceil((past + end) / 256) key
+    blocks, a ceiling's mean excess taken as 1/2 (tests/test_indexer_deepgemm.py checks it against the exact count)."""
+    bq = max(1, BLOCK_QH // int(heads))
+    r = np.asarray(rows, float)
+    past = np.asarray(keys, float) - r
+    nq = np.ceil(r / bq)
+    w = np.ceil(nq / sms)
+    # ends of the busiest CTA's blocks: rows, rows - SMs*bq, ... (w terms, arithmetic)
+    mean_end = r - (w - 1.0) * sms * bq / 2.0
+    busiest = w * ((past + mean_end) / BLOCK_KV_PREFILL + 0.5)
+    total = nq * ((past + (r + bq) / 2.0) / BLOCK_KV_PREFILL + 0.5)
+    return np.maximum(busiest, 1.0), np.maximum(total, 1.0)
