@@ -87,6 +87,29 @@ def main() -> None:
     regimes(args.all)
     production_kernels()
     production_attention()
+    production_indexer()
+
+
+def production_indexer() -> None:
+    """DeepGEMM's DSA-indexer kernels (lab/kernels/measure_deepgemm_indexer.py, sgl-deep-gemm 0.2.5): first look (a)
+    the model before any measurement and (b) the structure re-read from 0.2.5 at borrowed rates, both blind
+    (deepgemm_indexer_first_look_h100.csv, committed before measuring); then the fitted kinds (indexer_dg,
+    indexer_dg_prefill) on their fit rows and on the held-out rows, per regime."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as FI
+
+    meas = FI.latest_csv()
+    fl = FI.DATA_DIR / "deepgemm_indexer_first_look_h100.csv"
+    if meas is None or not fl.is_file():
+        return
+    hw = load_hardware("H100-SXM")
+    tab = FI.accuracy(meas, fl, hw)
+    tab["goal"] = np.where(tab["set"] == "fit", "", np.where(
+        (tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED"))
+    print(f"\n== {hw.name}: DeepGEMM DSA-indexer kernels ({meas.name}; first look {fl.name}, predicted before the "
+          f"measurement; fitted kinds on fit rows {FI.FIT_DECODE} (decode) / {FI.FIT_PREFILL} (prefill) and held-out "
+          f"rows; |model / measured - 1| in %; goal median <= 10 %, p90 <= 25 %)")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)

@@ -178,3 +178,63 @@ def error_table(pred, meas, reg: pd.Series, fit: np.ndarray) -> pd.DataFrame:
                              "p90_abs_pct": np.quantile(a, 0.9), "max_abs_pct": a.max(),
                              "mean_signed_pct": err[sel].mean()})
     return pd.DataFrame(rows)
+
+
+def accuracy(meas_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
+             eff: Efficiency | None = None) -> pd.DataFrame:
+    """Per regime: first look (a) and (b) on every row (blind: predicted before the measurement), and the fitted
+    terms (`eff`, default the device's committed ones) on fit rows and held-out rows apart."""
+    m = load(meas_csv)
+    fl = load(first_look_csv)
+    key = ["part", "batch", "context", "next_n", "rows", "keys"]
+    d = m.merge(fl, on=key, how="inner")
+    reg = regime(d)
+    fit = fit_mask(d)
+    pred = predict_us(d, hw, eff or hw.efficiency)
+    out = []
+    for name, col, mask in (("first look (a) db3789c", d["pred_main_us"], np.ones(len(d), bool)),
+                            ("first look (b) 0.2.5 structure", d["pred_struct_us"], np.ones(len(d), bool))):
+        t = error_table(col, d["median_us"], reg, mask)
+        out.append(t.assign(model=name, set="blind (all rows)"))
+    t = error_table(pred, d["median_us"], reg, fit)
+    out.append(t.assign(model="fitted kinds"))
+    cols = ["model", "regime", "set", "n", "median_abs_pct", "p90_abs_pct", "max_abs_pct", "mean_signed_pct"]
+    return pd.concat(out, ignore_index=True)[cols]
+
+
+def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
+    """Fit both indexer kinds on their fit rows and merge their terms into out_dir/<target>.yaml (others kept)."""
+    from simulator.calibration import checks as C
+
+    df = load(data_csv)
+    _, fp, fq = fitted_eff(df, hw)
+    own = {"cta_slots": {PAGED: 1.0, PREFILL: 1.0},
+           "iter_us": {PAGED: fp["iter_us"], PREFILL: fq["iter_us"]},
+           "fixed_us": {PAGED: fp["fixed_us"], PREFILL: fq["fixed_us"]},
+           "cta_fixed_us": {PAGED: fp["cta_fixed_us"], PREFILL: fq["cta_fixed_us"]},
+           "compute": {PAGED: fp["compute"], PREFILL: fq["compute"]},
+           "memory": {PAGED: fp["memory"], PREFILL: fq["memory"]},
+           "deepgemm_indexer": {
+               "source": f"simulator/calibration/fit_deepgemm_indexer.py on {Path(data_csv).name} (lab/kernels/"
+                         "measure_deepgemm_indexer.py, sgl-deep-gemm 0.2.5): fp8_paged_mqa_logits (kind indexer_dg) "
+                         "and fp8_mqa_logits (kind indexer_dg_prefill), priced with simulator/kernels/indexer.py",
+               "fit_shapes": {"decode": {k: list(v) for k, v in FIT_DECODE.items()},
+                              "prefill": {k: list(v) for k, v in FIT_PREFILL.items()}},
+               PAGED: fp, PREFILL: fq}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "iter_us": (PAGED, PREFILL),
+                                "fixed_us": (PAGED, PREFILL), "cta_fixed_us": (PAGED, PREFILL),
+                                "compute": (PAGED, PREFILL), "memory": (PAGED, PREFILL), "deepgemm_indexer": None})
+    return C.write_checked(p, doc, ""), fp, fq
+
+
+if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_indexer [CSV]
+    import sys
+
+    from hwmodels.spec import load_hardware
+
+    csv_path = Path(sys.argv[1]) if len(sys.argv) > 1 else latest_csv()
+    hw0 = load_hardware("H100-SXM")
+    path, fp0, fq0 = write(csv_path, "H100-SXM", hw0, Path(__file__).resolve().parents[2] / "hwmodels" / "calibration"
+                           / "fitted")
+    print(path, fp0, fq0)

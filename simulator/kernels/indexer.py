@@ -1,34 +1,42 @@
-"""DeepGEMM's DSA-indexer logits kernels (deepseek-ai/DeepGEMM @ 54e22612), their work decomposition read from the
-source: how query rows and key blocks map to CTAs.
+"""DeepGEMM's DSA-indexer logits kernels, their work decomposition read from the source: how query rows and key blocks
+map to CTAs. First read at deepseek-ai/DeepGEMM @ 54e22612; re-read in sgl-deep-gemm 0.2.5 (SGLang's packaging of
+DeepGEMM, the version measured: deep_gemm/include/deep_gemm/impls/sm90_fp8_paged_mqa_logits.cuh,
+scheduler/sm90_paged_mqa_logits.cuh, impls/sm90_fp8_mqa_logits.cuh; host side sgl-project/DeepGEMM
+csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp @ 4305ab71, csrc/apis/attention.hpp). Every rule below holds in 0.2.5.
 
-fp8_paged_mqa_logits (decode / verification; csrc/apis/attention.hpp, deep_gemm/include/deep_gemm/impls/
-sm90_fp8_paged_mqa_logits.cuh, scheduler/sm90_paged_mqa_logits.cuh):
-    grid        num_sms persistent CTAs; 128 TMA threads + split_kv / 64 = 4 math warpgroups (split_kv = 256)
-    work items  one (query atom, 256-key split) per item: atoms are next_n rows taken 2 at a time (next_n_atom = 2 when
-                next_n >= 2, else 1), splits = ceil(context / 256) per sequence; get_paged_mqa_logits_metadata (a
-                32-thread kernel SGLang / TensorRT-LLM launch once per step) prefix-sums the items over the batch and
-                gives every SM an equal contiguous share (q or q + 1 items)
-    per item    each math warpgroup takes one 64-key block (block_kv = 64, the cache page) of the split: a TMA load
-                (3-stage pipeline), one WGMMA [next_n x heads, d] x [64, d], ReLU x weight summed over the heads, fp32
-                stores of next_n x 64 logits
+fp8_paged_mqa_logits (decode / verification):
+    grid        num_sms persistent CTAs; 128 TMA threads + split_kv / 64 = 4 math warpgroups (split_kv = 256: the
+                metadata's constexpr split_kv = 256, the kernel's SPLIT_KV == BLOCK_KV x math warpgroups, mma_m = 64)
+    work items  one (query atom, 256-key split) per item: splits = ceil(context / 256) per sequence;
+                get_paged_mqa_logits_metadata (one CTA of 32 threads) prefix-sums the splits over the batch and gives
+                every SM an equal contiguous share (q or q + 1 items). On sm_90 next_n is 1 or 2 (host assert) and the
+                kernel takes all next_n rows of a sequence in one atom (the metadata's next_n_atom = 2 for next_n >= 2
+                makes one atom of next_n = 2), so items = batch x ceil(context / 256) for both
+    per item    each math warpgroup takes one 64-key page (block_kv = 64) of the split: a TMA load of 64 x 128 fp8 keys
+                + 64 scales (3 KV stages, 3 Q stages), one WGMMA [64 keys, d] x [next_n x heads, d] (N = 64 or 128),
+                ReLU x weight summed over the heads, fp32 stores of next_n x 64 logits; the pages of a split past the
+                context are loaded and computed in full
     so          the critical path is ceil(items / SMs) items on one SM: at one query row it grows linearly with the
                 context (132 CTAs walk 512 splits at 128K on an H100) while only items / SMs of the device works at
                 short contexts
-fp8_mqa_logits (prefill, ragged keys per query row; impls/sm90_fp8_mqa_logits.cuh):
-    grid        num_sms persistent CTAs; 128 TMA threads + 512 math threads
+fp8_mqa_logits (prefill, ragged keys per query row):
+    grid        num_sms persistent CTAs; 128 TMA threads + 512 math threads (4 warpgroups), 3 Q and 3 KV stages
     work items  query blocks of block_q = 128 / heads rows (2 at 64 heads); CTA s takes blocks s, s + SMs, s + 2 SMs, ...
-                and walks each block's key range [min start, max end) in 256-key blocks (block_kv = 256): one WGMMA
-                [block_q x heads, d] x [256, d] per key block, the query block loaded once
-    so          many query rows per CTA (the prefill indexer is one persistent GEMM-like sweep, not one CTA per
-                (row, key block)); a CTA's chain = the key blocks of its query blocks
+                and walks each block's key range [min start aligned down to 4, max end) in 256-key blocks
+                (block_kv = 256, each warpgroup 64 of them): one WGMMA [64, d] x [block_q x heads, d] per warpgroup
+                per key block, the query block loaded once
+    so          a CTA's chain = the key blocks of its query blocks; for a causal chunk the CTA holding the last query
+                block is the busiest (prefill_schedule / prefill_busiest)
+get_paged_mqa_logits_metadata: one 32-thread CTA; measured alongside the paged kernel (the engine launches it once per
+step, simulator/strategies/dsa.py add_paged_logits_metadata).
 
-Priced (simulator/strategies/dsa.py, indexer_kernel deepgemm) as the roofline's kind gemm_fp8_block: DeepGEMM's own
-persistent fp8 WGMMA structure, the nearest kind with measured rates (H100: cuBLASLt's block-scaled fp8 GEMM,
-simulator/calibration/fit_production_topk_gemm.py). The indexer kernels themselves were NOT measured (DeepGEMM does not
-run on the lent machines without its JIT toolchain); ASSUMPTIONS: one paged work item (256 fp8 keys + scales, ~34 KB
-through TMA, four 64-row WGMMAs) costs one K step of the measured block GEMM (128 x 128 + 128 x 192 fp8 operands, ~41 KB,
-one WGMMA chain), and one prefill key block (a 128 x 256 x 128 WGMMA) costs ITERS_PER_PREFILL_BLOCK = 256 / 192 such
-steps (time proportional to the WGMMA's N; 192 is the measured kind's widest tile).
+Priced (simulator/strategies/dsa.py, indexer_kernel deepgemm) as kinds of their own, indexer_dg (paged: one item per
+chain iteration) and indexer_dg_prefill (one 256-key block per chain iteration), with terms fitted on measured launches
+(lab/kernels/measure_deepgemm_indexer.py, simulator/calibration/fit_deepgemm_indexer.py, H100). Before they were
+measured both were priced at the block-scaled fp8 GEMM kind's rates (gemm_fp8_block: one paged item = one K step of the
+measured block GEMM, one prefill key block = ITERS_PER_PREFILL_BLOCK = 256 / 192 such steps); that first look is kept
+in hwmodels/calibration/data/production_kernels/deepgemm_indexer_first_look_h100.csv and judged by
+benchmarks/calibration_accuracy.py.
 """
 from __future__ import annotations
 
@@ -37,7 +45,7 @@ import numpy as np
 SPLIT_KV = 256        # paged kernel: keys per work item (4 warpgroups x block_kv 64)
 BLOCK_KV_PREFILL = 256
 BLOCK_QH = 128        # prefill: block_q x heads
-ITERS_PER_PREFILL_BLOCK = 256.0 / 192.0   # ASSUMPTION (module docstring)
+ITERS_PER_PREFILL_BLOCK = 256.0 / 192.0   # the first look's borrowed-rate assumption (module docstring)
 
 
 def paged_items(batch, context, next_n=1):
