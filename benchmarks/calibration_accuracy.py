@@ -100,7 +100,16 @@ def production_indexer() -> None:
 
     meas = FI.latest_csv()
     fl = FI.DATA_DIR / "deepgemm_indexer_first_look_h100.csv"
-    if meas is None or not fl.is_file():
+    if not fl.is_file():
+        return
+    if meas is None:
+        d = FI.load(fl)
+        r = (d["pred_struct_us"] / d["pred_main_us"] - 1.0) * 100.0
+        print(f"\n== DeepGEMM DSA-indexer kernels: NOT MEASURED (sgl-deep-gemm 0.2.5's _C.so does not run on the lent "
+              f"machine's PyTorch; docs/KNOWN_GAPS.md). First look {fl.name} ({len(d)} shapes, committed before any "
+              f"measurement): (b) the 0.2.5 structure vs (a) the model before it, median change "
+              f"{r[d['part'] == 'decode'].median():+.1f} % decode, {r[d['part'] == 'prefill'].median():+.1f} % prefill; "
+              f"kinds indexer_dg / indexer_dg_prefill carry gemm_fp8_block's terms (borrowed)")
         return
     hw = load_hardware("H100-SXM")
     tab = FI.accuracy(meas, fl, hw)

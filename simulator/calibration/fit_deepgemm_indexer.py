@@ -228,13 +228,41 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
     return C.write_checked(p, doc, ""), fp, fq
 
 
-if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_indexer [CSV]
+def write_borrowed(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
+    """Until a measurement exists: both kinds carry the block-scaled fp8 GEMM kind's fitted terms (borrowed_eff: one
+    paged item = one K step, one prefill key block = ITERS_PER_PREFILL_BLOCK K steps), merged into out_dir/<target>.yaml
+    and labelled as borrowed. `write` replaces them with fitted terms once a measurement is committed."""
+    from simulator.calibration import checks as C
+
+    e = borrowed_eff(hw)
+    terms = {k: {"compute": e.compute[k], "memory": e.memory[k], "fixed_us": round(e.fixed_s[k] * 1e6, 4),
+                 "cta_fixed_us": round(e.cta_fixed_s[k] * 1e6, 4), "iter_us": round(e.iter_s[k] * 1e6, 4)}
+             for k in (PAGED, PREFILL)}
+    own = {"cta_slots": {PAGED: 1.0, PREFILL: 1.0},
+           **{t: {k: terms[k][t] for k in (PAGED, PREFILL)} for t in TERMS},
+           "deepgemm_indexer": {
+               "source": f"NOT MEASURED: the terms of {BORROWED_FROM} (fitted on cuBLASLt's block-scaled fp8 GEMM), "
+                         "one paged item = one K step, one prefill key block = 256 / 192 K steps (ASSUMPTION, "
+                         "simulator/calibration/fit_deepgemm_indexer.py borrowed_eff); the structure is sgl-deep-gemm "
+                         "0.2.5's (simulator/kernels/indexer.py)",
+               PAGED: terms[PAGED], PREFILL: terms[PREFILL]}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "iter_us": (PAGED, PREFILL),
+                                "fixed_us": (PAGED, PREFILL), "cta_fixed_us": (PAGED, PREFILL),
+                                "compute": (PAGED, PREFILL), "memory": (PAGED, PREFILL), "deepgemm_indexer": None})
+    return C.write_checked(p, doc, "")
+
+
+if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_indexer [CSV | --borrowed]
     import sys
 
     from hwmodels.spec import load_hardware
 
-    csv_path = Path(sys.argv[1]) if len(sys.argv) > 1 else latest_csv()
     hw0 = load_hardware("H100-SXM")
-    path, fp0, fq0 = write(csv_path, "H100-SXM", hw0, Path(__file__).resolve().parents[2] / "hwmodels" / "calibration"
-                           / "fitted")
-    print(path, fp0, fq0)
+    fitted_dir = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "fitted"
+    if sys.argv[1:] == ["--borrowed"]:
+        print(write_borrowed("H100-SXM", hw0, fitted_dir))
+    else:
+        csv_path = Path(sys.argv[1]) if len(sys.argv) > 1 else latest_csv()
+        path, fp0, fq0 = write(csv_path, "H100-SXM", hw0, fitted_dir)
+        print(path, fp0, fq0)

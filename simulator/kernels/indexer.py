@@ -30,13 +30,18 @@ fp8_mqa_logits (prefill, ragged keys per query row):
 get_paged_mqa_logits_metadata: one 32-thread CTA; measured alongside the paged kernel (the engine launches it once per
 step, simulator/strategies/dsa.py add_paged_logits_metadata).
 
-Priced (simulator/strategies/dsa.py, indexer_kernel deepgemm) as kinds of their own, indexer_dg (paged: one item per
-chain iteration) and indexer_dg_prefill (one 256-key block per chain iteration), with terms fitted on measured launches
-(lab/kernels/measure_deepgemm_indexer.py, simulator/calibration/fit_deepgemm_indexer.py, H100). Before they were
-measured both were priced at the block-scaled fp8 GEMM kind's rates (gemm_fp8_block: one paged item = one K step of the
-measured block GEMM, one prefill key block = ITERS_PER_PREFILL_BLOCK = 256 / 192 such steps); that first look is kept
-in hwmodels/calibration/data/production_kernels/deepgemm_indexer_first_look_h100.csv and judged by
-benchmarks/calibration_accuracy.py.
+Priced (simulator/strategies/dsa.py, indexer_kernel deepgemm) as kinds of their own, indexer_dg (paged: one 256-key
+item per chain iteration) and indexer_dg_prefill (one 256-key block per chain iteration). Their terms are NOT measured:
+hwmodels/calibration/fitted/H100-SXM.yaml gives them the block-scaled fp8 GEMM kind's fitted terms (gemm_fp8_block,
+cuBLASLt's 1x128 / 128x128 kernel; ASSUMPTIONS: one paged item (256 fp8 keys + scales, ~34 KB through TMA, four
+64-row WGMMAs) costs one K step of that GEMM (128 x 128 + 128 x 192 fp8 operands, ~41 KB, one WGMMA chain), one prefill
+key block (a 64-key x 128 x 128 WGMMA per warpgroup) costs ITERS_PER_PREFILL_BLOCK = 256 / 192 such steps;
+simulator/calibration/fit_deepgemm_indexer.py borrowed_eff). Both first-look prices of a measurement grid, (a) the
+model before the 0.2.5 re-read and (b) this structure at those rates, are committed
+(hwmodels/calibration/data/production_kernels/deepgemm_indexer_first_look_h100.csv); lab/kernels/
+measure_deepgemm_indexer.py times the grid and fit_deepgemm_indexer.py `write` fits the kinds from its CSV. The
+measurement did not run: sgl-deep-gemm 0.2.5's _C.so is built against a newer PyTorch than the lent machine's 2.11
+(docs/KNOWN_GAPS.md).
 """
 from __future__ import annotations
 

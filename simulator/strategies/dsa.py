@@ -18,16 +18,17 @@ The top-k share of the step therefore grows with N (tests/test_dsa.py checks it)
 
 Indexer kernel (parameter indexer_kernel): `deepgemm` (default: what SGLang and TensorRT-LLM run for
 DeepSeek-V3.2) prices DeepGEMM's fp8_paged_mqa_logits (decode / verification) and fp8_mqa_logits (prefill) with
-the work decomposition of their source (simulator/kernels/indexer.py, deepseek-ai/DeepGEMM @ 54e22612): decode =
-min(items, SMs) persistent CTAs walking ceil(items / SMs) 256-key items each, items = batch x ceil(N / 256) x
-query atoms; prefill = query blocks of 128 / Hi rows, each walking its causal key range in 256-key blocks. Rates
-are those of the measured kind closest in structure (gemm_fp8_block; see simulator/kernels/indexer.py for the
-assumptions). `measured` keeps the indexer kernel the project measured (one CTA per (query row, 64 keys), kind
-'indexer'; its prefill charged as one device-filling attention-kind sweep).
+the work decomposition of their source (simulator/kernels/indexer.py, sgl-deep-gemm 0.2.5 / deepseek-ai/DeepGEMM @
+54e22612): decode = min(items, SMs) persistent CTAs walking ceil(items / SMs) 256-key items each, items = batch x
+ceil(N / 256) (next_n <= 2 is one atom on sm_90), plus the schedule-metadata kernel once per step; prefill = persistent
+CTAs over query blocks of 128 / Hi rows, the chain the busiest CTA's 256-key blocks. Kinds indexer_dg /
+indexer_dg_prefill, whose terms are borrowed from the block-scaled fp8 GEMM kind until measured (see
+simulator/kernels/indexer.py). `measured` keeps the indexer kernel the project measured (one CTA per (query row, 64
+keys), kind 'indexer'; its prefill charged as one device-filling attention-kind sweep).
 
 Assumptions: the indexer is replicated on every TP rank (its 64 heads are not split; every rank selects the
-same k tokens: TensorRT-LLM / SGLang TP attention); the once-per-step scheduling-metadata kernel of the paged
-logits (get_paged_mqa_logits_metadata) is not priced; FlashMLA's sparse kernel splits the k entries into chunks of
+same k tokens: TensorRT-LLM / SGLang TP attention); the scheduling-metadata kernel of the paged logits
+(get_paged_mqa_logits_metadata) runs once per step, not per layer; FlashMLA's sparse kernel splits the k entries into chunks of
 `split_tokens` per (row, 64-head tile) like dense FlashMLA, plus a combine kernel.
 Prefill (P prompt tokens, causal): the indexer over P(P+1)/2 pairs, the top-k over P rows of mean length
 P/2 (GVR falls back to radix in prefill), sparse MLA in its absorbed (MQA) form over sum_i min(i, k) pairs,
@@ -74,7 +75,7 @@ def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None
 def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int) -> None:
     """DeepGEMM fp8_paged_mqa_logits for B sequences of q query rows (next_n) over N cached keys (simulator/kernels/
     indexer.py): min(items, SMs) persistent CTAs, each walking ceil(items / SMs) 256-key items (serial_iters), kind
-    indexer_dg (its terms measured: simulator/calibration/fit_deepgemm_indexer.py). Flops of whole 256-key items (a
+    indexer_dg (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole 256-key items (a
     partial split is computed in full); the key cache (fp8 + one fp32 scale per 128 values) read once per sequence;
     fp32 logits written."""
     from simulator.kernels import indexer as X
@@ -102,7 +103,7 @@ def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count, sms: int) -> No
     min(query blocks, SMs) persistent CTAs over query blocks of 128 / heads rows, CTA s taking blocks s, s + SMs, ...,
     each block walking its causal key range in 256-key blocks; the chain is the busiest CTA's key blocks
     (prefill_busiest: for B prompts the summed blocks spread over the CTAs plus one prompt's imbalance), kind
-    indexer_dg_prefill (its terms measured: simulator/calibration/fit_deepgemm_indexer.py). Flops of whole blocks; the
+    indexer_dg_prefill (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole blocks; the
     key cache read once per prompt (re-reads by later query blocks hit L2); fp32 logits of the causal pairs."""
     from simulator.kernels import indexer as X
 
