@@ -41,7 +41,15 @@ N_TABLES = 8
 
 
 def _dg():
-    from dg_load import deep_gemm
+    """deep_gemm through dg_load (the sgl-deep-gemm wheel on an older PyTorch), else a plain import (a build against the
+    machine's own PyTorch); the 0.2.x names fp8_fp4_(paged_)mqa_logits, else the upstream fp8_(paged_)mqa_logits."""
+    try:
+        from dg_load import deep_gemm
+    except (ImportError, OSError):
+        import deep_gemm
+    for new, old in (("fp8_fp4_paged_mqa_logits", "fp8_paged_mqa_logits"), ("fp8_fp4_mqa_logits", "fp8_mqa_logits")):
+        if not hasattr(deep_gemm, new):
+            setattr(deep_gemm, new, getattr(deep_gemm, old))
     return deep_gemm
 
 

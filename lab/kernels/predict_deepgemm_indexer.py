@@ -41,11 +41,16 @@ def shapes() -> pd.DataFrame:
 
 def main_model_us(df: pd.DataFrame, hw) -> np.ndarray:
     """(a): dsa.py's DeepGEMM indexer ops as committed (kind gemm_fp8_block at its fitted terms)."""
+    import inspect
+
     from hwmodels.roofline import price
     from simulator.kernels import indexer as X
     from simulator.ops import OpBuilder
     from simulator.strategies import dsa
 
+    if "sms" in inspect.signature(dsa.add_deepgemm_prefill_logits).parameters:
+        raise SystemExit("(a) is the model before the 0.2.5 re-read: run with PYTHONPATH at a checkout of db3789c "
+                         "(the committed CSV holds it)")
     H, D = 64, 128
     out = np.zeros(len(df))
     for i, r in enumerate(df.itertuples()):
