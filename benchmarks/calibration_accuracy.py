@@ -88,7 +88,39 @@ def main() -> None:
     regimes(args.all)
     production_kernels()
     production_attention()
+    production_indexer()
     BOARD.print()
+
+
+def production_indexer() -> None:
+    """DeepGEMM's DSA-indexer kernels (lab/kernels/measure_deepgemm_indexer.py, sgl-deep-gemm 0.2.5): first look (a)
+    the model before any measurement and (b) the structure re-read from 0.2.5 at borrowed rates, both blind
+    (deepgemm_indexer_first_look_h100.csv, committed before measuring); then the fitted kinds (indexer_dg,
+    indexer_dg_prefill) on their fit rows and on the held-out rows, per regime."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as FI
+
+    meas = FI.latest_csv()
+    fl = FI.DATA_DIR / "deepgemm_indexer_first_look_h100.csv"
+    if not fl.is_file():
+        return
+    if meas is None:
+        d = FI.load(fl)
+        r = (d["pred_struct_us"] / d["pred_main_us"] - 1.0) * 100.0
+        print(f"\n== DeepGEMM DSA-indexer kernels: NOT MEASURED (sgl-deep-gemm 0.2.5's _C.so does not run on the lent "
+              f"machine's PyTorch; docs/KNOWN_GAPS.md). First look {fl.name} ({len(d)} shapes, committed before any "
+              f"measurement): (b) the 0.2.5 structure vs (a) the model before it, median change "
+              f"{r[d['part'] == 'decode'].median():+.1f} % decode, {r[d['part'] == 'prefill'].median():+.1f} % prefill; "
+              f"kinds indexer_dg / indexer_dg_prefill carry gemm_fp8_block's terms (borrowed)")
+        return
+    hw = load_hardware("H100-SXM")
+    tab = FI.accuracy(meas, fl, hw)
+    tab["goal"] = np.where(tab["set"] == "fit", "", np.where(
+        (tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED"))
+    print(f"\n== {hw.name}: DeepGEMM DSA-indexer kernels ({meas.name}; first look {fl.name}, predicted before the "
+          f"measurement; fitted kinds on fit rows {FI.FIT_DECODE} (decode) / {FI.FIT_PREFILL} (prefill) and held-out "
+          f"rows; |model / measured - 1| in %; goal median <= 10 %, p90 <= 25 %)")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)

@@ -40,7 +40,8 @@ KIND_MEANING: dict[str, str] = {
     "topk_sglang": "SGLang's sgl-kernel radix top-k, one 1024-thread CTA per row (simulator/kernels/topk_production.py)",
     "topk_trtllm": "TensorRT-LLM's indexer top-k (512-thread CTAs, split work on long rows; simulator/kernels/topk_production.py)",
     "gemm_fp8_block": "an fp8 GEMM with 1 x 128 activation and 128 x 128 weight scales (DeepGEMM's structure; kernels/gemm_fp8.py)",
-    "indexer_dg": "DeepGEMM's fp8 (paged) MQA-logits kernel of the DSA indexer: persistent CTAs over 256-key work items",
+    "indexer_dg": "DeepGEMM's fp8_paged_mqa_logits (DSA indexer, decode / verification): persistent CTAs over 256-key "
+                  "work items (simulator/kernels/indexer.py)",
     "allreduce_1shot": "an engine's custom one-shot peer-memory all-reduce (simulator/kernels/allreduce.py)",
     "allreduce_2shot": "an engine's custom two-shot (reduce-scatter + all-gather) peer-memory all-reduce",
     "allreduce_1shot_lamport": "TensorRT-LLM's one-shot all-reduce (fusion) kernel: pushes into every peer's Lamport "
@@ -65,6 +66,8 @@ KIND_MEANING: dict[str, str] = {
     "attn_combine_triton_sgl": "SGLang's Triton decode stage-2 reduce",
     "attn_triton_vllm": "vLLM's Triton unified attention, 2D / 3D (simulator/kernels/triton_engines.py)",
     "attn_combine_triton_vllm": "vLLM's Triton unified attention reduce_segments kernel",
+    "indexer_dg_prefill": "DeepGEMM's fp8_mqa_logits (DSA indexer, prefill): persistent CTAs over 2-row query blocks, "
+                          "each walking its causal key range in 256-key blocks (simulator/kernels/indexer.py)",
 }
 KINDS: tuple[str, ...] = tuple(KIND_MEANING)
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}

@@ -193,7 +193,7 @@ def test_dsa_indexer_deepgemm_schedule_in_the_step():
 
     c = make_combo("H100-SXM", "DeepSeek-V3.2-Exp", tp=8, attention="dsa", topk="radix")
     ops, _ = decode_ops(c, np.ones(3), np.array([16384.0, 131072.0, 262144.0]))
-    ix = ops.kind == KIND_CODE["gemm_fp8_block"]
+    ix = ops.kind == KIND_CODE["indexer_dg"]
     sel = ix & (ops.parallel_units <= 132)
     assert sel.sum() == 3
     assert list(ops.serial_iters[sel]) == [1.0, 4.0, 8.0]

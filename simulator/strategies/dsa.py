@@ -18,16 +18,17 @@ The top-k share of the step therefore grows with N (tests/test_dsa.py checks it)
 
 Indexer kernel (parameter indexer_kernel): `deepgemm` (default: what SGLang and TensorRT-LLM run for
 DeepSeek-V3.2) prices DeepGEMM's fp8_paged_mqa_logits (decode / verification) and fp8_mqa_logits (prefill) with
-the work decomposition of their source (simulator/kernels/indexer.py, deepseek-ai/DeepGEMM @ 54e22612): decode =
-min(items, SMs) persistent CTAs walking ceil(items / SMs) 256-key items each, items = batch x ceil(N / 256) x
-query atoms; prefill = query blocks of 128 / Hi rows, each walking its causal key range in 256-key blocks. Rates
-are those of the measured kind closest in structure (gemm_fp8_block; see simulator/kernels/indexer.py for the
-assumptions). `measured` keeps the indexer kernel the project measured (one CTA per (query row, 64 keys), kind
-'indexer'; its prefill charged as one device-filling attention-kind sweep).
+the work decomposition of their source (simulator/kernels/indexer.py, sgl-deep-gemm 0.2.5 / deepseek-ai/DeepGEMM @
+54e22612): decode = min(items, SMs) persistent CTAs walking ceil(items / SMs) 256-key items each, items = batch x
+ceil(N / 256) (next_n <= 2 is one atom on sm_90), plus the schedule-metadata kernel once per step; prefill = persistent
+CTAs over query blocks of 128 / Hi rows, the chain the busiest CTA's 256-key blocks. Kinds indexer_dg /
+indexer_dg_prefill, whose terms are borrowed from the block-scaled fp8 GEMM kind until measured (see
+simulator/kernels/indexer.py). `measured` keeps the indexer kernel the project measured (one CTA per (query row, 64
+keys), kind 'indexer'; its prefill charged as one device-filling attention-kind sweep).
 
 Assumptions: the indexer is replicated on every TP rank (its 64 heads are not split; every rank selects the
-same k tokens: TensorRT-LLM / SGLang TP attention); the once-per-step scheduling-metadata kernel of the paged
-logits (get_paged_mqa_logits_metadata) is not priced; FlashMLA's sparse kernel splits the k entries into chunks of
+same k tokens: TensorRT-LLM / SGLang TP attention); the scheduling-metadata kernel of the paged logits
+(get_paged_mqa_logits_metadata) runs once per step, not per layer; FlashMLA's sparse kernel splits the k entries into chunks of
 `split_tokens` per (row, 64-head tile) like dense FlashMLA, plus a combine kernel.
 Prefill (P prompt tokens, causal): the indexer over P(P+1)/2 pairs, the top-k over P rows of mean length
 P/2 (GVR falls back to radix in prefill), sparse MLA in its absorbed (MQA) form over sum_i min(i, k) pairs,
@@ -73,37 +74,52 @@ def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None
 
 def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int) -> None:
     """DeepGEMM fp8_paged_mqa_logits for B sequences of q query rows (next_n) over N cached keys (simulator/kernels/
-    indexer.py): min(items, SMs) persistent CTAs, each walking ceil(items / SMs) 256-key items (serial_iters), priced
-    as kind gemm_fp8_block (one item = one K step of the measured block GEMM: ASSUMPTION, simulator/kernels/indexer.py).
-    Flops of whole 256-key items (a partial split is computed in full); the key cache (fp8 + one fp32 scale per 128
-    values) read once per sequence; fp32 logits written."""
+    indexer.py): min(items, SMs) persistent CTAs, each walking ceil(items / SMs) 256-key items (serial_iters), kind
+    indexer_dg (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole 256-key items (a
+    partial split is computed in full); the key cache (fp8 + one fp32 scale per 128 values) read once per sequence;
+    fp32 logits written."""
     from simulator.kernels import indexer as X
 
     R = B * q
     ctas, chain = X.paged_chain(B, N, sms, q)
     keys = np.ceil(np.asarray(N, float) / X.SPLIT_KV) * X.SPLIT_KV
     key_bytes = head_dim + 4.0 * head_dim / 128
-    b.add("indexer_logits", "gemm_fp8_block", flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
-          bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * ACT_BYTES,
+    b.add("indexer_logits", "indexer_dg", flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
+          bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * 4.0,
           bytes_written=R * N * LOGIT_BYTES, parallel_units=ctas, serial_iters=chain, dtype="fp8", count=count)
 
 
-def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count) -> None:
-    """DeepGEMM fp8_mqa_logits over B causal prompts of P tokens (simulator/kernels/indexer.py): one CTA per query
-    block of 128 / heads rows (a wave of SMs at a time, persistent), each walking its causal key range in 256-key
-    blocks; flops of whole blocks; kind gemm_fp8_block with ITERS_PER_PREFILL_BLOCK K steps per key block
-    (ASSUMPTION). The key cache is read once per prompt (re-reads by later query blocks assumed to hit L2)."""
+def add_paged_logits_metadata(b, B, sms: int, count=1.0) -> None:
+    """get_paged_mqa_logits_metadata: one 32-thread CTA (a prefix sum over the batch's 256-key splits and a binary
+    search per SM) that the engine launches once per step before the layers (ASSUMPTION: SGLang's DSA backend builds
+    the schedule with the step's metadata and every layer's indexer reuses it); priced as one small elementwise
+    launch."""
+    b.add("indexer_metadata", "elementwise", flops=0.0, bytes_read=4.0 * np.asarray(B, float),
+          bytes_written=8.0 * (sms + 1), parallel_units=1.0, dtype="fp32", count=count)
+
+
+def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count, sms: int) -> None:
+    """DeepGEMM fp8_mqa_logits over B causal prompts of P tokens in one ragged launch (simulator/kernels/indexer.py):
+    min(query blocks, SMs) persistent CTAs over query blocks of 128 / heads rows, CTA s taking blocks s, s + SMs, ...,
+    each block walking its causal key range in 256-key blocks; the chain is the busiest CTA's key blocks
+    (prefill_busiest: for B prompts the summed blocks spread over the CTAs plus one prompt's imbalance), kind
+    indexer_dg_prefill (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole blocks; the
+    key cache read once per prompt (re-reads by later query blocks hit L2); fp32 logits of the causal pairs."""
     from simulator.kernels import indexer as X
 
-    nq, kv_blocks = X.prefill_blocks(P, heads)
+    P = np.asarray(P, float)
+    Bf = np.asarray(B, float)
     bq = max(1, X.BLOCK_QH // int(heads))
+    nq = np.ceil(P / bq)
+    busiest1, total1 = X.prefill_busiest(P, P, heads, sms)
+    ctas = np.minimum(Bf * nq, sms)
+    chain = Bf * total1 / ctas + (busiest1 - total1 / np.minimum(nq, sms))
     key_bytes = head_dim + 4.0 * head_dim / 128
     pairs = P * (P + 1) / 2.0
     flops_block = 2.0 * bq * heads * head_dim * X.BLOCK_KV_PREFILL + 3.0 * bq * heads * X.BLOCK_KV_PREFILL
-    b.add("indexer_logits", "gemm_fp8_block", flops=B * kv_blocks * flops_block,
-          bytes_read=B * P * (key_bytes + heads * head_dim), bytes_written=B * pairs * LOGIT_BYTES,
-          parallel_units=B * nq, serial_iters=kv_blocks / np.maximum(nq, 1.0) * X.ITERS_PER_PREFILL_BLOCK,
-          dtype="fp8", count=count)
+    b.add("indexer_logits", "indexer_dg_prefill", flops=Bf * total1 * flops_block,
+          bytes_read=Bf * P * (key_bytes + heads * (head_dim + 4.0)), bytes_written=Bf * pairs * LOGIT_BYTES,
+          parallel_units=ctas, serial_iters=np.maximum(chain, 1.0), dtype="fp8", count=count)
 
 
 @register
@@ -157,6 +173,7 @@ class DSAAttention(AttentionStrategy):
         self._indexer_proj(b, combo, R, count)
         if self.indexer_kernel == "deepgemm":
             add_deepgemm_paged_logits(b, B, q, N, ix.heads, ix.head_dim, count, combo.target.sm_count)
+            add_paged_logits_metadata(b, B, combo.target.sm_count)
         else:
             add_indexer_logits(b, R, B, N, ix.heads, ix.head_dim, ix.dtype, count)
         select = N > k  # a row no longer than k keeps everything (indexerTopK.cu rowLen <= topK shortcut)
@@ -188,7 +205,7 @@ class DSAAttention(AttentionStrategy):
         pairs = P * (P + 1) / 2.0
         key_bytes = ix.head_dim + 4.0 * ix.head_dim / 128
         if self.indexer_kernel == "deepgemm":
-            add_deepgemm_prefill_logits(b, B, P, ix.heads, ix.head_dim, count)
+            add_deepgemm_prefill_logits(b, B, P, ix.heads, ix.head_dim, count, combo.target.sm_count)
         else:
             b.add("indexer_logits", "attention", flops=B * pairs * (2.0 * ix.heads * ix.head_dim + 3.0 * ix.heads),
                   bytes_read=B * P * (key_bytes + ix.heads * ix.head_dim), bytes_written=B * pairs * LOGIT_BYTES,

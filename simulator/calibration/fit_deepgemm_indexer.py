@@ -1,0 +1,268 @@
+"""DeepGEMM's DSA-indexer logits kernels measured by lab/kernels/measure_deepgemm_indexer.py (H100, sgl-deep-gemm
+0.2.5): fp8_paged_mqa_logits (decode / verification; kind indexer_dg) and fp8_mqa_logits (prefill; kind
+indexer_dg_prefill), each priced with the work decomposition of simulator/kernels/indexer.py. Three steps:
+
+1. first look  (a) the model as it was before any measurement (simulator/strategies/dsa.py at db3789c: kind
+               gemm_fp8_block, one paged item = one K step of the block GEMM, one prefill key block = 256 / 192 K steps,
+               prefill critical path = mean key blocks per query block over ceil(query blocks / SMs) waves) and (b) the
+               structure read again from sgl-deep-gemm 0.2.5 (busiest persistent CTA's key blocks in prefill, the
+               schedule-metadata kernel priced as one small launch) at the same borrowed rates (`borrowed_eff`).
+               lab/kernels/predict_deepgemm_indexer.py wrote both into deepgemm_indexer_first_look_*.csv, committed
+               before the measurement.
+2. fit         each kind's terms (compute, memory, fixed_us, cta_fixed_us, iter_us: the per-item / per-key-block time
+               on the busiest CTA's chain) by least squares on log time over FIT_DECODE / FIT_PREFILL rows only.
+3. held out    every other row, by regime (decode next_n 1 short / long context x small / large batch; verification
+               next_n 2; prefill).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.roofline import price
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.kernels import indexer as X
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_kernels"
+HEADS, HEAD_DIM = 64, 128              # DeepSeek-V3.2's indexer (index_n_heads, index_head_dim)
+PAGED, PREFILL = "indexer_dg", "indexer_dg_prefill"
+#: the rows the fit sees (chosen before the measurement was read); everything else is held out
+FIT_DECODE = {"batch": (16,)}
+FIT_PREFILL = {"rows": (4096,)}
+TERMS = ("compute", "memory", "fixed_us", "cta_fixed_us", "iter_us")
+BORROWED_FROM = "gemm_fp8_block"
+KEY_BYTES = HEAD_DIM + 4.0             # fp8 values + one fp32 scale per token
+
+
+def latest_csv(kind: str = "") -> Path | None:
+    fs = sorted(DATA_DIR.glob(f"deepgemm_indexer_nvidia-*{kind}.csv"))
+    fs = [f for f in fs if "first_look" not in f.name]
+    return fs[-1] if fs else None
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def regime(df: pd.DataFrame) -> pd.Series:
+    """decode next_n 1: short (<= 8K) / long context x small (<= 4) / large batch; verify next_n 2; prefill."""
+    dec = df["part"] == "decode"
+    ctx = np.where(df["context"] <= 8192, "short ctx", "long ctx")
+    bat = np.where(df["batch"] <= 4, "small batch", "large batch")
+    lab = np.where(df["next_n"] == 1, "decode 1-row " + pd.Series(ctx) + ", " + pd.Series(bat), "verify next_n 2")
+    return pd.Series(np.where(dec, lab, "prefill many-row"), index=df.index)
+
+
+def fit_mask(df: pd.DataFrame) -> np.ndarray:
+    dec = (df["part"] == "decode") & df["batch"].isin(FIT_DECODE["batch"])
+    pre = (df["part"] == "prefill") & df["rows"].isin(FIT_PREFILL["rows"])
+    return (dec | pre).to_numpy()
+
+
+def borrowed_eff(hw: HardwareSpec) -> Efficiency:
+    """Both indexer kinds at the block-scaled fp8 GEMM's fitted terms (first look (b)): one paged item = one K step,
+    one prefill key block (a 128 x 256 x 128 WGMMA) = ITERS_PER_PREFILL_BLOCK K steps of the measured 128 x 192 tile."""
+    e = hw.efficiency
+    s = BORROWED_FROM
+    it = e.iter_s.get(s, 0.0) or 1e-9
+    return replace(e, compute={**e.compute, PAGED: e.compute[s], PREFILL: e.compute[s]},
+                   memory={**e.memory, PAGED: e.memory[s], PREFILL: e.memory[s]},
+                   fixed_s={**e.fixed_s, PAGED: e.fixed_s.get(s, 0.0), PREFILL: e.fixed_s.get(s, 0.0)},
+                   cta_slots={**e.cta_slots, PAGED: 1.0, PREFILL: 1.0},
+                   cta_fixed_s={**e.cta_fixed_s, PAGED: e.cta_fixed_s.get(s, 0.0), PREFILL: e.cta_fixed_s.get(s, 0.0)},
+                   iter_s={**e.iter_s, PAGED: it, PREFILL: it * X.ITERS_PER_PREFILL_BLOCK})
+
+
+def eff_with(hw: HardwareSpec, kind: str, x, base: Efficiency | None = None) -> Efficiency:
+    e = base or borrowed_eff(hw)
+    c, mem, fx, cf, it = x
+    return replace(e, compute={**e.compute, kind: c}, memory={**e.memory, kind: mem},
+                   fixed_s={**e.fixed_s, kind: fx * 1e-6}, cta_fixed_s={**e.cta_fixed_s, kind: cf * 1e-6},
+                   cta_slots={**e.cta_slots, kind: 1.0}, iter_s={**e.iter_s, kind: it * 1e-6})
+
+
+def add_paged(b, B, q, N, count, sms: int, kind: str = PAGED, where=None) -> None:
+    """fp8_paged_mqa_logits (simulator/kernels/indexer.py): min(items, SMs) persistent CTAs, ceil(items / SMs) items
+    on the busiest one; flops of whole 256-key items; keys read once; fp32 logits written."""
+    R = B * q
+    ctas, chain = X.paged_chain(B, N, sms, q)
+    keys = np.ceil(np.asarray(N, float) / X.SPLIT_KV) * X.SPLIT_KV
+    b.add("indexer_logits", kind, flops=2.0 * R * keys * HEADS * HEAD_DIM + 3.0 * R * keys * HEADS,
+          bytes_read=B * N * KEY_BYTES + R * HEADS * (HEAD_DIM + 4.0), bytes_written=R * N * 4.0,
+          parallel_units=ctas, serial_iters=chain, dtype="fp8", count=count, where=where)
+
+
+def add_prefill(b, rows, keys, count, sms: int, kind: str = PREFILL, exact: bool = True, where=None) -> None:
+    """fp8_mqa_logits over a ragged chunk (simulator/kernels/indexer.py prefill_schedule): min(query blocks, SMs)
+    persistent CTAs, the busiest one's key blocks on the chain, flops of whole key blocks, fp32 logits of the pairs."""
+    rows, keys = np.atleast_1d(np.asarray(rows, float)), np.atleast_1d(np.asarray(keys, float))
+    if exact:
+        sch = np.array([X.prefill_schedule(int(r), int(k), HEADS, sms) for r, k in zip(rows, keys)])
+        nq, total, busiest, pairs = sch.T
+    else:
+        busiest, total = X.prefill_busiest(rows, keys, HEADS, sms)
+        nq = np.ceil(rows / (X.BLOCK_QH // HEADS))
+        pairs = rows * (keys - rows) + rows * (rows + 1) / 2.0
+    bq = X.BLOCK_QH // HEADS
+    fb = 2.0 * bq * HEADS * HEAD_DIM * X.BLOCK_KV_PREFILL + 3.0 * bq * HEADS * X.BLOCK_KV_PREFILL
+    b.add("indexer_logits", kind, flops=total * fb, bytes_read=keys * KEY_BYTES + rows * HEADS * (HEAD_DIM + 4.0),
+          bytes_written=pairs * 4.0, parallel_units=np.minimum(nq, sms), serial_iters=busiest, dtype="fp8",
+          count=count, where=where)
+
+
+def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
+    """Device microseconds of each measured launch (the graph gap between calls left out, as the timer's calls back
+    to back in a graph include only the kernel's device time and the gap the harness measures within it)."""
+    from simulator.ops import OpBuilder
+
+    h = hw.with_efficiency(eff)
+    out = np.zeros(len(df))
+    for i, r in enumerate(df.itertuples()):
+        b = OpBuilder(1)
+        if r.part == "decode":
+            add_paged(b, float(r.batch), float(r.next_n), float(r.context), 1.0, hw.units)
+        else:
+            add_prefill(b, r.rows, r.keys, 1.0, hw.units)
+        out[i] = (price(b.build(), h, "graph").sum() - h.launch_graph_s) * 1e6
+    return out
+
+
+def predict_meta_us(df: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
+    """The schedule-metadata kernel (get_paged_mqa_logits_metadata: one 32-thread CTA, a prefix sum over the batch and
+    a binary search per SM) priced as one elementwise launch of one CTA (its work is a few hundred instructions)."""
+    from simulator.ops import OpBuilder
+
+    b = OpBuilder(len(df))
+    b.add("indexer_metadata", "elementwise", flops=0.0, bytes_read=4.0 * df["batch"].to_numpy(float),
+          bytes_written=8.0 * (hw.units + 1), parallel_units=1.0, dtype="fp32")
+    return (price(b.build(), hw, "graph") - hw.launch_graph_s) * 1e6
+
+
+def fit_kind(df: pd.DataFrame, hw: HardwareSpec, kind: str, base: Efficiency | None = None) -> dict:
+    from scipy.optimize import least_squares
+
+    part = "decode" if kind == PAGED else "prefill"
+    sel = fit_mask(df) & (df["part"] == part).to_numpy()
+    sub = df[sel].reset_index(drop=True)
+    y = np.log(sub["median_us"].to_numpy(float))
+
+    def resid(x):
+        return np.log(np.maximum(predict_us(sub, hw, eff_with(hw, kind, x, base)), 1e-3)) - y
+    r = least_squares(resid, [0.8, 0.8, 3.0, 1.0, 1.0], bounds=([0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 20.0]))
+    return {k: round(float(v), 4) for k, v in zip(TERMS, r.x)} | {
+        "fit_rows": int(sel.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def fitted_eff(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict, dict]:
+    """Both kinds fitted on their fit rows (each kind's fit sees only its own part's fit rows)."""
+    fp = fit_kind(df, hw, PAGED)
+    e = eff_with(hw, PAGED, [fp[k] for k in TERMS])
+    fq = fit_kind(df, hw, PREFILL, e)
+    e = eff_with(hw, PREFILL, [fq[k] for k in TERMS], e)
+    return e, fp, fq
+
+
+def error_table(pred, meas, reg: pd.Series, fit: np.ndarray) -> pd.DataFrame:
+    """Median / p90 / max |error| per regime, fit rows and held-out rows apart."""
+    err = (np.asarray(pred) / np.asarray(meas) - 1.0) * 100.0
+    rows = []
+    for name in sorted(set(reg)):
+        for tag, m in (("fit", fit), ("held out", ~fit)):
+            sel = (reg == name).to_numpy() & m
+            if sel.any():
+                a = np.abs(err[sel])
+                rows.append({"regime": name, "set": tag, "n": int(sel.sum()), "median_abs_pct": np.median(a),
+                             "p90_abs_pct": np.quantile(a, 0.9), "max_abs_pct": a.max(),
+                             "mean_signed_pct": err[sel].mean()})
+    return pd.DataFrame(rows)
+
+
+def accuracy(meas_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
+             eff: Efficiency | None = None) -> pd.DataFrame:
+    """Per regime: first look (a) and (b) on every row (blind: predicted before the measurement), and the fitted
+    terms (`eff`, default the device's committed ones) on fit rows and held-out rows apart."""
+    m = load(meas_csv)
+    fl = load(first_look_csv)
+    key = ["part", "batch", "context", "next_n", "rows", "keys"]
+    d = m.merge(fl, on=key, how="inner")
+    reg = regime(d)
+    fit = fit_mask(d)
+    pred = predict_us(d, hw, eff or hw.efficiency)
+    out = []
+    for name, col, mask in (("first look (a) db3789c", d["pred_main_us"], np.ones(len(d), bool)),
+                            ("first look (b) 0.2.5 structure", d["pred_struct_us"], np.ones(len(d), bool))):
+        t = error_table(col, d["median_us"], reg, mask)
+        out.append(t.assign(model=name, set="blind (all rows)"))
+    t = error_table(pred, d["median_us"], reg, fit)
+    out.append(t.assign(model="fitted kinds"))
+    cols = ["model", "regime", "set", "n", "median_abs_pct", "p90_abs_pct", "max_abs_pct", "mean_signed_pct"]
+    return pd.concat(out, ignore_index=True)[cols]
+
+
+def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
+    """Fit both indexer kinds on their fit rows and merge their terms into out_dir/<target>.yaml (others kept)."""
+    from simulator.calibration import checks as C
+
+    df = load(data_csv)
+    _, fp, fq = fitted_eff(df, hw)
+    own = {"cta_slots": {PAGED: 1.0, PREFILL: 1.0},
+           "iter_us": {PAGED: fp["iter_us"], PREFILL: fq["iter_us"]},
+           "fixed_us": {PAGED: fp["fixed_us"], PREFILL: fq["fixed_us"]},
+           "cta_fixed_us": {PAGED: fp["cta_fixed_us"], PREFILL: fq["cta_fixed_us"]},
+           "compute": {PAGED: fp["compute"], PREFILL: fq["compute"]},
+           "memory": {PAGED: fp["memory"], PREFILL: fq["memory"]},
+           "deepgemm_indexer": {
+               "source": f"simulator/calibration/fit_deepgemm_indexer.py on {Path(data_csv).name} (lab/kernels/"
+                         "measure_deepgemm_indexer.py, sgl-deep-gemm 0.2.5): fp8_paged_mqa_logits (kind indexer_dg) "
+                         "and fp8_mqa_logits (kind indexer_dg_prefill), priced with simulator/kernels/indexer.py",
+               "fit_shapes": {"decode": {k: list(v) for k, v in FIT_DECODE.items()},
+                              "prefill": {k: list(v) for k, v in FIT_PREFILL.items()}},
+               PAGED: fp, PREFILL: fq}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "iter_us": (PAGED, PREFILL),
+                                "fixed_us": (PAGED, PREFILL), "cta_fixed_us": (PAGED, PREFILL),
+                                "compute": (PAGED, PREFILL), "memory": (PAGED, PREFILL), "deepgemm_indexer": None})
+    return C.write_checked(p, doc, ""), fp, fq
+
+
+def write_borrowed(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
+    """Until a measurement exists: both kinds carry the block-scaled fp8 GEMM kind's fitted terms (borrowed_eff: one
+    paged item = one K step, one prefill key block = ITERS_PER_PREFILL_BLOCK K steps), merged into out_dir/<target>.yaml
+    and labelled as borrowed. `write` replaces them with fitted terms once a measurement is committed."""
+    from simulator.calibration import checks as C
+
+    e = borrowed_eff(hw)
+    terms = {k: {"compute": e.compute[k], "memory": e.memory[k], "fixed_us": round(e.fixed_s[k] * 1e6, 4),
+                 "cta_fixed_us": round(e.cta_fixed_s[k] * 1e6, 4), "iter_us": round(e.iter_s[k] * 1e6, 4)}
+             for k in (PAGED, PREFILL)}
+    own = {"cta_slots": {PAGED: 1.0, PREFILL: 1.0},
+           **{t: {k: terms[k][t] for k in (PAGED, PREFILL)} for t in TERMS},
+           "deepgemm_indexer": {
+               "source": f"NOT MEASURED: the terms of {BORROWED_FROM} (fitted on cuBLASLt's block-scaled fp8 GEMM), "
+                         "one paged item = one K step, one prefill key block = 256 / 192 K steps (ASSUMPTION, "
+                         "simulator/calibration/fit_deepgemm_indexer.py borrowed_eff); the structure is sgl-deep-gemm "
+                         "0.2.5's (simulator/kernels/indexer.py)",
+               PAGED: terms[PAGED], PREFILL: terms[PREFILL]}}
+    p = Path(out_dir) / f"{target}.yaml"
+    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "iter_us": (PAGED, PREFILL),
+                                "fixed_us": (PAGED, PREFILL), "cta_fixed_us": (PAGED, PREFILL),
+                                "compute": (PAGED, PREFILL), "memory": (PAGED, PREFILL), "deepgemm_indexer": None})
+    return C.write_checked(p, doc, "")
+
+
+if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_indexer [CSV | --borrowed]
+    import sys
+
+    from hwmodels.spec import load_hardware
+
+    hw0 = load_hardware("H100-SXM")
+    fitted_dir = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "fitted"
+    if sys.argv[1:] == ["--borrowed"]:
+        print(write_borrowed("H100-SXM", hw0, fitted_dir))
+    else:
+        csv_path = Path(sys.argv[1]) if len(sys.argv) > 1 else latest_csv()
+        path, fp0, fq0 = write(csv_path, "H100-SXM", hw0, fitted_dir)
+        print(path, fp0, fq0)

@@ -1,0 +1,84 @@
+"""DeepGEMM DSA-indexer kernel rules (simulator/kernels/indexer.py) and their fitted kinds
+(simulator/calibration/fit_deepgemm_indexer.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simulator.kernels import indexer as X
+
+
+def test_next_n_two_is_one_atom_on_sm90():
+    # sm_90 takes next_n 1 or 2 in one atom: the same items, twice the rows per item
+    assert float(X.paged_items(16, 32768, 1)) == float(X.paged_items(16, 32768, 2)) == 16 * 128
+    ctas, chain = X.paged_chain(1, 131072, 132, 1)
+    assert (float(ctas), float(chain)) == (132.0, 4.0)          # 512 splits over 132 SMs
+
+
+@pytest.mark.parametrize("rows,keys", [(1024, 8192), (4096, 4096), (4096, 65536), (8192, 16384), (32768, 32768)])
+def test_prefill_busiest_tracks_the_exact_schedule(rows, keys):
+    nq, total, busiest, pairs = X.prefill_schedule(rows, keys, 64, 132)
+    b, t = X.prefill_busiest(rows, keys, 64, 132)
+    assert nq == rows // 2 and pairs == rows * (keys - rows) + rows * (rows + 1) / 2
+    assert abs(float(b) / busiest - 1) < 0.05 and abs(float(t) / total - 1) < 0.01   # ceilings: mean 1/2
+
+
+def test_prefill_schedule_small_cases():
+    # one row over 5000 keys: one query block of ceil(5000 / 256) key blocks
+    assert X.prefill_schedule(1, 5000, 64, 132)[1:3] == (20.0, 20.0)
+    # a causal 512-token prompt: block j (rows 2j, 2j+1) walks ceil((2j + 2) / 256) key blocks (1 for j < 128, else
+    # 2); CTA s <= 123 takes blocks s and s + 132: 1 + 2
+    nq, total, busiest, _ = X.prefill_schedule(512, 512, 64, 132)
+    assert nq == 256 and total == 128 * 1 + 128 * 2 and busiest == 3.0
+
+
+def test_fit_reproduces_from_committed_csv():
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as F
+
+    f = F.latest_csv()
+    if f is None:
+        pytest.skip("no DeepGEMM indexer measurement committed")
+    hw = load_hardware("H100-SXM")
+    df = F.load(f)
+    fp = F.fit_kind(df, hw, F.PAGED)
+    for k in F.TERMS:
+        got = {"compute": hw.efficiency.compute, "memory": hw.efficiency.memory}.get(k)
+        want = fp[k]
+        if got is not None:
+            assert got[F.PAGED] == pytest.approx(want, rel=2e-3, abs=2e-4)
+    assert hw.efficiency.iter_s[F.PAGED] * 1e6 == pytest.approx(fp["iter_us"], rel=2e-3)
+    assert hw.efficiency.cta_slots[F.PAGED] == 1.0
+    # the held-out rows are never among the fit rows
+    assert F.fit_mask(df).sum() == ((df.part == "decode") & (df.batch == 16)).sum() + \
+        ((df.part == "prefill") & (df.rows == 4096)).sum()
+
+
+def test_shipped_kinds_carry_the_borrowed_terms_until_measured():
+    """Until a measurement is committed the H100 file's indexer kinds hold gemm_fp8_block's terms (borrowed_eff), so
+    the strategy prices what the committed first look (b) priced."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as F
+
+    if F.latest_csv() is not None:
+        pytest.skip("measured: the fitted terms replace the borrowed ones")
+    hw = load_hardware("H100-SXM")
+    e, b = hw.efficiency, F.borrowed_eff(hw)
+    for k in (F.PAGED, F.PREFILL):
+        assert e.compute[k] == b.compute[k] and e.memory[k] == b.memory[k] and e.cta_slots[k] == 1.0
+        assert e.iter_s[k] == pytest.approx(b.iter_s[k], rel=1e-3)
+        assert e.fixed_s[k] == pytest.approx(b.fixed_s[k], rel=1e-3)
+
+
+def test_dsa_prefill_chain_is_the_busiest_cta():
+    from simulator.ops import OpBuilder
+    from simulator.strategies import dsa
+
+    b = OpBuilder(2)
+    dsa.add_deepgemm_prefill_logits(b, np.array([1.0, 3.0]), np.array([4096.0, 4096.0]), 64, 128, 61.0, 132)
+    df = b.build().to_frame()
+    busiest, total = X.prefill_busiest(4096.0, 4096.0, 64, 132)
+    assert df.serial_iters.iloc[0] == pytest.approx(float(busiest))
+    # three prompts in one launch: their blocks spread over the 132 CTAs, plus one prompt's imbalance
+    assert df.serial_iters.iloc[1] == pytest.approx(3 * float(total) / 132 + float(busiest) - float(total) / 132)
+    assert (df.kind == "indexer_dg_prefill").all()
