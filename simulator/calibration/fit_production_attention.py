@@ -517,6 +517,10 @@ XQA_FIRST_LOOK_CSV = "xqa_first_look.csv"
 XQA_KEYS = ("model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
 #: the family's kinds: mha.cu (bf16 K/V) and the sm_90 GMMA kernel mha_sm90.cu (fp8 K/V)
 XQA_KINDS = ("attn_xqa", "attn_xqa_fp8kv")
+#: the kinds whose CTA is alone on its SM (hwmodels.roofline CTA_ALONE): mha.cu at 145 KB of shared memory per CTA; its
+#: per-wave CTA turnover (cta_fixed_us: the previous CTA's warp-group merge through shared memory, output store and
+#: exit, this CTA's dispatch, barrier init, PDL wait and Q load) is fitted on xqa_fit_rows' one-tile short rows
+XQA_CTA_ALONE = ("attn_xqa",)
 
 
 def latest_xqa(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
@@ -601,6 +605,10 @@ def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
     base = xqa_fit_rows(df)
     for kind, rows in (("attn_xqa", base & ~fp8), ("attn_xqa_fp8kv", base & fp8)):
         params = _params(kind, dram, tensor=True)
+        # a per-wave CTA time: mha.cu's CTA is alone on its SM (every wave after the first pays one CTA turnover,
+        # CTA_ALONE); the GMMA kernel's 3 co-resident CTAs each pay their prologue chain and epilogue per wave
+        # (the additive per-wave form, waves = CTAs / (3 SMs))
+        params.append((f"cta_fixed_us.{kind}", 1.0, 0.0, 20.0))
         names = [p[0] for p in params]
 
         def resid(x, rows=rows, names=names):
