@@ -674,6 +674,32 @@ def load_fa3_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return out
 
 
+#: the xqa blind grid (lab/kernels/measure_xqa_attention.py --grid blind) and its prices, committed before it was
+#: measured (lab/kernels/predict_xqa_attention.py --grid blind)
+XQA_BLIND_GLOB = "xqa_blind_nvidia*.csv"
+XQA_BLIND_PRED_CSV = "xqa_blind_predictions.csv"
+
+
+def load_xqa_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The xqa blind grid's measured rows joined with the prices committed before the measurement: base_err_pct (the
+    model at base_commit) and new_err_pct (the model at model_commit), with regime labels; empty when either is
+    missing."""
+    fs = sorted(p for p in Path(data_dir).glob(XQA_BLIND_GLOB) if "_grids_" not in p.name
+                and not p.stem.endswith("_nvidia-smi"))
+    pp = Path(data_dir) / XQA_BLIND_PRED_CSV
+    if not fs or not pp.is_file():
+        return pd.DataFrame()
+    keys = list(XQA_KEYS)
+    df = load(fs[-1])
+    pr = pd.read_csv(pp)
+    m = df.merge(pr[keys + ["pred_new_us", "pred_base_us", "model_commit", "base_commit"]], on=keys, how="inner")
+    m["new_err_pct"] = (m["pred_new_us"] / m["median_us"] - 1.0) * 100.0
+    m["base_err_pct"] = (m["pred_base_us"] / m["median_us"] - 1.0) * 100.0
+    out = pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    out.attrs["file"] = str(fs[-1])
+    return out
+
+
 MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
 
 
@@ -837,7 +863,7 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
                      "<= 256), attn_fa3_tma's block rate on its contiguous middle rows (fa3_fit_rows)" if "fa3" in meta else "")
                   + ("; attn_xqa / attn_xqa_fp8kv fitted on " + meta["xqa"]["data"] + " (FlashInfer's port of "
                      "TensorRT-LLM's XQA kernels, flashinfer-python 0.6.4, lab/kernels/measure_xqa_attention.py), "
-                     "Llama-3.1-8B page-16 decode rows of the middle regime only" if "xqa" in meta else ""),
+                     "Llama-3.1-8B page-16 decode rows of the middle regime and of context <= 256 (xqa_fit_rows)" if "xqa" in meta else ""),
         "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}
                 for k, m in meta.items() if isinstance(m, dict) and k not in ("borrowed",)},
         "accuracy_held_out": _pooled(table),
