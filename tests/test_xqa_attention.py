@@ -76,7 +76,7 @@ def test_committed_terms_are_the_fit_of_the_committed_csv():
     xq = FP.load_xqa(FP.DATA_DIR)
     assert len(xq) == 260
     eff, meta = FP.fit_xqa(xq, hw, hw.efficiency, _grids())
-    assert meta["groups"]["attn_xqa"]["rows"] == 30 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 30
+    assert meta["groups"]["attn_xqa"]["rows"] == 30 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 12
     e = hw.efficiency
     for k in FP.XQA_KINDS:
         assert e.memory[k] == pytest.approx(eff.memory[k], abs=1e-3)
@@ -84,11 +84,13 @@ def test_committed_terms_are_the_fit_of_the_committed_csv():
         assert e.fixed_s[k] * 1e6 == pytest.approx(eff.fixed_s[k] * 1e6, abs=1e-3)
         assert e.cta_fixed_s[k] * 1e6 == pytest.approx(eff.cta_fixed_s[k] * 1e6, abs=1e-3)
         assert e.cta_slots[k] == eff.cta_slots[k]
-    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime and of context <= 256 at every batch
+    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime and (bf16 only) of context <= 256 at
+    # every batch
     fit = xq[FP.xqa_fit_rows(xq)]
     assert set(fit["model"]) == {"llama8b"} and set(fit["page_size"]) == {16} and set(fit["q_rows"]) == {1}
     mid = fit["context"].between(1024, 16384) & (fit["batch"] <= 64)
-    assert (mid | (fit["context"] <= 256)).all() and (fit["context"] <= 256).sum() == 36
+    short = fit["context"] <= 256
+    assert (mid | short).all() and short.sum() == 18 and set(fit[short]["dtype"]) == {"bf16"}
 
 
 def test_mha_cu_cta_is_alone_on_its_sm():
