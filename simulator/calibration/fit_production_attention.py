@@ -591,13 +591,13 @@ def xqa_fit_rows(df: pd.DataFrame) -> np.ndarray:
 
 
 def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
-    """Fit attn_xqa (bf16 rows) and attn_xqa_fp8kv (fp8 rows) on the XQA measurement's fit rows (fit_rows: Llama-3.1-8B
-    heads, page 16, one query row, context 1024-16384, batch <= 64; chosen before the measurement), resident CTAs from
-    its launch profile, the prologue's dependent loads at the measured DRAM latency; no per-wave CTA term (the
-    multi-block merge is priced as the merging CTA's loads, simulator/kernels/xqa.py). mha.cu does end its CTA in a
-    merge of its two gemm1 warp groups through shared memory (mergeAndSaveOutTile), the EPILOGUE_KINDS rule, but a
-    per-wave term fitted on these rows comes out at 0 (tried after the held-out errors were seen: the fit rows are 1-4
-    waves of 4-64-tile CTAs, where it is not identifiable), so it is left out. Returns (Efficiency, meta)."""
+    """Fit attn_xqa (bf16 rows) and attn_xqa_fp8kv (fp8 rows) on the XQA measurement's fit rows (xqa_fit_rows:
+    Llama-3.1-8B heads, page 16, one query row, context 1024-16384 at batch <= 64, and for bf16 context <= 256 at every
+    batch), resident CTAs from its launch profile, the prologue's dependent loads at the measured DRAM latency (the
+    multi-block merge is priced as the merging CTA's loads, simulator/kernels/xqa.py). mha.cu's CTA is alone on its SM
+    (hwmodels.roofline CTA_ALONE): its per-wave CTA turnover (cta_fixed_us: the warp-group merge through shared memory,
+    mergeAndSaveOutTile, the output store, exit, the next CTA's dispatch, barrier init, PDL wait and Q load) is fitted
+    on the one-tile short rows; the GMMA kernel has none (XQA_SHORT_FIT_KINDS, LOOKED-AT). Returns (Efficiency, meta)."""
     smem = float(hw.smem_per_unit_bytes or 233472)
     dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
     up = {}
