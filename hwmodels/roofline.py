@@ -170,7 +170,13 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #:             fixed + (waves - 1) x cta_fixed replaces fixed + waves x cta_fixed (cta_fixed = that turnover)
 #: A persistent launch of these kinds (one CTA per SM walking tiles: FA3's hopper/ scheduler) is one wave: only its
 #: fixed time and one fill
-CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4"))
+#: TensorRT-LLM's XQA mha.cu (attn_xqa, bf16 / fp16 K/V) runs the same way: 256 threads and 145 KB of shared memory per
+#: CTA (measured launch profile), so one resident CTA per SM although its launch bounds ask for 2; before its first
+#: tile a CTA initialises its barriers, waits on the previous grid (PDL) and loads Q, and after its last it merges its
+#: gemm1 warp groups' partial outputs through shared memory (mergeAndSaveOutTile: three CTA barriers) and stores the
+#: output tile, and only then can the next CTA take the SM (flashinfer-python 0.6.4 csrc/xqa/mha.cu kernel_mha_impl).
+#: The GMMA kernel (attn_xqa_fp8kv, mha_sm90.cu) keeps 3 CTAs per SM: not here
+CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4", "attn_xqa"))
 #: kinds whose tile chain and body are not either / or but compound: FlashInfer's CUDA-core decode kernel
 #: (include/flashinfer/attention/decode.cuh @ f1e6fdcb, BatchDecodeWithPagedKVCacheDevice: num_stages_smem = 2, the
 #: K / V loads of tile i + 2 issued while tile i computes; its q.k, shuffles, exp and p.v are CUDA-core FMAs issued by

@@ -76,18 +76,30 @@ def test_committed_terms_are_the_fit_of_the_committed_csv():
     xq = FP.load_xqa(FP.DATA_DIR)
     assert len(xq) == 260
     eff, meta = FP.fit_xqa(xq, hw, hw.efficiency, _grids())
-    assert meta["groups"]["attn_xqa"]["rows"] == 12 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 12
+    assert meta["groups"]["attn_xqa"]["rows"] == 30 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 12
     e = hw.efficiency
     for k in FP.XQA_KINDS:
         assert e.memory[k] == pytest.approx(eff.memory[k], abs=1e-3)
         assert e.iter_s[k] * 1e6 == pytest.approx(eff.iter_s[k] * 1e6, abs=1e-3)
         assert e.fixed_s[k] * 1e6 == pytest.approx(eff.fixed_s[k] * 1e6, abs=1e-3)
+        assert e.cta_fixed_s[k] * 1e6 == pytest.approx(eff.cta_fixed_s[k] * 1e6, abs=1e-3)
         assert e.cta_slots[k] == eff.cta_slots[k]
-    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime only
-    rows = FP.fit_rows(xq)
-    fit = xq[rows]
+    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime and (bf16 only) of context <= 256 at
+    # every batch
+    fit = xq[FP.xqa_fit_rows(xq)]
     assert set(fit["model"]) == {"llama8b"} and set(fit["page_size"]) == {16} and set(fit["q_rows"]) == {1}
-    assert fit["context"].between(1024, 16384).all() and (fit["batch"] <= 64).all()
+    mid = fit["context"].between(1024, 16384) & (fit["batch"] <= 64)
+    short = fit["context"] <= 256
+    assert (mid | short).all() and short.sum() == 18 and set(fit[short]["dtype"]) == {"bf16"}
+
+
+def test_mha_cu_cta_is_alone_on_its_sm():
+    """mha.cu (one CTA per SM) pays its per-wave CTA turnover in waves 2..W only (hwmodels.roofline CTA_ALONE); the
+    GMMA kernel (3 CTAs per SM) keeps the additive per-wave form."""
+    from hwmodels.opkinds import KIND_CODE
+    from hwmodels.roofline import CTA_ALONE
+
+    assert KIND_CODE["attn_xqa"] in CTA_ALONE and KIND_CODE["attn_xqa_fp8kv"] not in CTA_ALONE
 
 
 def test_first_look_was_priced_before_and_covers_every_shape():

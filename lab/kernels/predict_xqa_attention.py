@@ -11,7 +11,13 @@ look), each shape twice under the shipped H100 terms (hwmodels/calibration/fitte
 
 Writes hwmodels/calibration/data/production_attention/xqa_first_look.csv with the commit of the code.
 
-    python lab/kernels/predict_xqa_attention.py
+`--grid blind` prices measure_xqa_attention.blind_shapes() (the blind grid) BEFORE it is measured, twice with the
+shipped fitted terms and the port's launch (simulator.calibration.fit_production_attention build_ops / predict_us, as
+calibration_accuracy.py evaluates the campaign): pred_new_us with this checkout's committed model and pred_base_us with
+the model of `--base` (a commit, extracted with git archive into a temporary folder and imported from there in a
+subprocess), into xqa_blind_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind --base COMMIT]
 """
 from __future__ import annotations
 
@@ -83,14 +89,65 @@ def price(shapes: pd.DataFrame, how: str) -> np.ndarray:
     return np.bincount(ops.setting, weights=t, minlength=len(shapes)) * 1e6
 
 
+BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_blind_predictions.csv"
+
+
+def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
+    """Each shape's time (us) under the shipped fitted terms, the port's launch (fit_production_attention)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    hw = load_hardware("H100-SXM")
+    ops = FP.build_ops(shapes, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    return FP.predict_us(ops, hw, hw.efficiency, len(shapes))
+
+
+def price_at(commit: str, shapes: pd.DataFrame) -> np.ndarray:
+    """price_fitted with the model (hwmodels/, simulator/) as committed at `commit`."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        arc = subprocess.run(["git", "archive", commit, "hwmodels", "simulator"], cwd=ROOT, capture_output=True,
+                             check=True).stdout
+        subprocess.run(["tar", "-x", "-C", d], input=arc, check=True)
+        code = ("import sys, json, pandas as pd; sys.path.insert(0, sys.argv[1]); sys.path.insert(1, sys.argv[2]);"
+                "import hwmodels; assert hwmodels.__file__.startswith(sys.argv[1]), hwmodels.__file__;"
+                "import predict_xqa_attention as P; s = pd.read_json(sys.stdin);"
+                "print(json.dumps([float(x) for x in P.price_fitted(s)]))")
+        r = subprocess.run([sys.executable, "-c", code, d, str(Path(__file__).resolve().parent)],
+                           input=shapes.to_json(), capture_output=True, text=True, cwd=d)
+        if r.returncode:
+            raise SystemExit(r.stderr)
+        return np.array(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
 def main() -> None:
+    import argparse
+
     import measure_xqa_attention as M
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--grid", choices=("campaign", "blind"), default="campaign")
+    ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
+    args = ap.parse_args()
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels/calibration/fitted",
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    if args.grid == "blind":
+        base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        s = pd.DataFrame(M.blind_shapes())
+        s["pred_new_us"] = np.round(price_fitted(s), 3)
+        s["pred_base_us"] = np.round(price_at(base, s[list(M.blind_shapes()[0])]), 3)
+        s["model_commit"], s["base_commit"] = commit, base
+        s.to_csv(BLIND_OUT, index=False)
+        print(f"{len(s)} blind shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {BLIND_OUT}")
+        print(s.groupby(["model", "dtype", "q_rows", "page_size"])[["pred_new_us", "pred_base_us"]].median().to_string())
+        return
     s = pd.DataFrame(M.shapes())
     s["pred_main_us"] = np.round(price(s, "main"), 3)
     s["pred_struct_us"] = np.round(price(s, "struct"), 3)

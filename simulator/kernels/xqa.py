@@ -26,6 +26,17 @@ launchHopperF8MHAFlashInfer then, else launchMHAFlashInfer):
     registers set the residency: MEASURED 44 registers (42-56 for verification) x 384 threads, 35 KB of shared
     memory: 3 CTAs per SM.
 
+Waves. mha.cu's CTA is alone on its SM (145 KB of shared memory): before its first tile it initialises its barriers,
+waits on the previous grid (PDL: preExit / acqBulk) and loads Q into shared memory, and after its last it merges its
+gemm1 warp groups' partial outputs through shared memory (mergeAndSaveOutTile, three CTA barriers) and stores the
+output tile; only then can the next CTA take the SM. So attn_xqa takes hwmodels.roofline CTA_ALONE (every wave pays
+its pipeline fill, every wave after the first one CTA turnover, cta_fixed_us, fitted on one-tile short rows). The GMMA
+kernel's 3 co-resident CTAs overlap each other's prologue and epilogue: no per-wave CTA time (fitted with the one-tile
+many-wave rows, one took the place of the per-tile page walk the middle rows need: calibration_accuracy.py's xqa blind
+grid); a lone GMMA call is its fixed time, the prologue's dependent loads (sequence length -> page indices
+(KVTilePartLoader::loadPages, again for every 64-key tile) -> the first tile's TMA load; Q is loaded by the I/O warps at
+the same time) and one tile.
+
 Both walk a sequence's tiles interleaved: sub-sequence s of nbSub takes tiles s, s + nbSub, ... (seqIter +=
 nbSubSeqPerSeq): ceil(ceil(T / tile) / nbSub) serial tiles per CTA. Before its first tile a CTA makes 3 dependent
 loads (sequence length -> page indices -> keys); the next tile's page indices are loaded with the current tile
