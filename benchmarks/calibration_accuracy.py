@@ -698,6 +698,7 @@ def _xqa(FP, hw, fmt) -> None:
             t[f"{lab}_median"], t[f"{lab}_p90"], t[f"{lab}_signed"] = x["median"], x["p90"], x["signed"]
         print("first look per regime ((a) / (b): |error| median, p90, signed median):")
         print(t.to_string(**fmt))
+        _board(fl, "first_main_err_pct", "first look", "(a) TensorRT-LLM XQA from source, before measuring", ta)
     fit = ev[ev["part"] == "fit"]
     print(f"fit rows: {len(fit)}, median |error| {np.median(fit['err_pct'].abs()):.1f} %, max "
           f"{fit['err_pct'].abs().max():.1f} %")
@@ -705,6 +706,7 @@ def _xqa(FP, hw, fmt) -> None:
     print("LOOKED-AT rows after the fit (committed fitted file), per regime:")
     print(t.to_string(**fmt))
     e = ev[ev["part"] == "held-out"]["err_pct"]
+    _board(ev[ev["part"] == "held-out"], "err_pct", "looked-at", "XQA campaign (FlashInfer's port)", t)
     print(f"xqa looked-at: {len(e)} shapes, median |error| {np.median(e.abs()):.1f} %, p90 "
           f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
           f"{int((t['goal'] == 'met').sum())} of {len(t)}")
@@ -745,6 +747,11 @@ def _xqa_blind(FP, hw, fmt) -> None:
         rows.append(r)
     t = pd.DataFrame(rows)
     print(t.to_string(**fmt))
+    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
+        BOARD.add("xqa", "blind", f"xqa blind grid, {lab} model's committed prices", b[c],
+                  int((t[lab + "_goal"] == "met").sum()), len(t))
+    BOARD.add("xqa", "looked-at", "xqa blind grid, the shipped terms (chosen after it)", b["now_err_pct"],
+              int((t["now_goal"] == "met").sum()), len(t))
     for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
         e = b[c]
         print(f"xqa blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, "
