@@ -12,7 +12,9 @@ production_attention_mla_merge_predictions.csv, committed before that grid is me
 MLA / Triton grid (FlashMLA, FlashInfer MLA and SGLang Triton shapes at batches none of the earlier grids measured) into
 production_attention_fresh_mla_predictions.csv; --grid fresh_fi the FlashInfer check grid into
 production_attention_fresh_fi_predictions.csv; --grid fresh_fi2 the second FlashInfer check grid into
-production_attention_fresh_fi2_predictions.csv. Each is committed before that grid is measured. With PYTHONPATH pointing
+production_attention_fresh_fi2_predictions.csv; --grid mla_blind2 the MLA blind grid (MLA_BLIND2_BT: the per-request /
+per-item terms at short contexts with many requests and long contexts with few) into
+production_attention_mla_blind2_predictions.csv (with --out, e.g. one file per model priced). Each is committed before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
 from that checkout's model.
 """
@@ -32,6 +34,7 @@ OUT_MLA_MERGE = OUT.with_name("production_attention_mla_merge_predictions.csv")
 OUT_FRESH_MLA = OUT.with_name("production_attention_fresh_mla_predictions.csv")
 OUT_FRESH_FI = OUT.with_name("production_attention_fresh_fi_predictions.csv")
 OUT_FRESH_FI2 = OUT.with_name("production_attention_fresh_fi2_predictions.csv")
+OUT_MLA_BLIND2 = OUT.with_name("production_attention_mla_blind2_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -41,10 +44,12 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
-    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2"))
+    ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
+                                                             "mla_blind2"))
     args = ap.parse_args()
     args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
-                                "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2}[args.grid])
+                                "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
+                                "mla_blind2": OUT_MLA_BLIND2}[args.grid])
     # the model is the simulator package imported (PYTHONPATH may point at an older checkout: its commit is recorded)
     model_root = Path(FP.__file__).resolve().parents[2]
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=model_root, capture_output=True, text=True).stdout.strip()

@@ -96,6 +96,20 @@ FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
 #: 0.049 at 0.70, 0.057 at 0.80); the L2 latency alone (0.41) gives 0.065
 FI_MLA_MERGE_LOAD_SHARE = 0.65
 FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
+#: per work item, write_o (mla_hopper.cuh @ FI_COMMIT) stores the item's output tile (min(q x Hq, 64) rows x 512 in the
+#: output dtype, bf16, + an fp32 log-sum-exp per row when the item is a split piece) before the CTA starts its next
+#: item: exposed per item as the tile's bytes at one SM's share of the store stream, FI_MLA_O_RATE_SM bytes/s (fitted
+#: by a scan on the fit rows, simulator/calibration/fit_production_attention.py `rate_scan`), in dependent-load units
+#: (FI_MLA_LOAD_S: the kind's sync_us, which the fit sets to the device's MEASURED DRAM latency 0.3494 us; ASSUMPTION
+#: on other devices: the rate is an H100 measurement)
+FI_MLA_O_RATE_SM = 42.5e9
+FI_MLA_LOAD_S = 0.3494e-6
+
+
+def fi_mla_o_loads(q, H, split, rate=None):
+    """The exposed per-item output store in dependent-load units (FI_MLA_O_RATE_SM)."""
+    rows = np.minimum(np.asarray(q, dtype=np.float64) * np.asarray(H, dtype=np.float64), FI_MLA_TILE_Q)
+    return rows * (512.0 * 2.0 + np.where(split, 4.0, 0.0)) / (rate or FI_MLA_O_RATE_SM) / FI_MLA_LOAD_S
 
 
 #: MEASURED block dispatch of the CUDA-graph decode grids (padded batch x Hkv): the SM (%smid) of every CTA of the
@@ -376,7 +390,7 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
 
     The busiest cluster's k work items are priced as k waves of one-item CTAs on one slot per SM (the same chain:
     each item's 3 prologue loads, its 64-token stages, its epilogue: write_o through shared memory, the kind's
-    cta_fixed per wave); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
+    cta_fixed per wave, and the output tile's store at FI_MLA_O_RATE_SM, fi_mla_o_loads); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
     busiest merge CTA's chain of partial-state loads (fi_mla_plan merge_loads = ceil(merge rows / 4) x pieces), each
     link an L2 hit plus st.merge's arithmetic (FI_MLA_MERGE_LOAD_SHARE = 0.65 of a dependent load, scanned on the fit
     rows). Alternatives tried on the fit rows (middle regime; rms log error after the refit): this rule 0.048; a link
@@ -400,7 +414,7 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     iters = pl["stages"] / waves                                  # the busiest cluster's chain, per wave
     # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
     merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
-    loads = FI_PROLOGUE_LOADS + merge / waves
+    loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
     active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
     ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
     ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written)
