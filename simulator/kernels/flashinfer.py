@@ -98,18 +98,21 @@ FI_MLA_MERGE_LOAD_SHARE = 0.65
 FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
 #: per work item, write_o (mla_hopper.cuh @ FI_COMMIT) stores the item's output tile (min(q x Hq, 64) rows x 512 in the
 #: output dtype, bf16, + an fp32 log-sum-exp per row when the item is a split piece) before the CTA starts its next
-#: item: exposed per item as the tile's bytes at one SM's share of the store stream, FI_MLA_O_RATE_SM bytes/s (fitted
-#: by a scan on the fit rows, simulator/calibration/fit_production_attention.py `rate_scan`), in dependent-load units
-#: (FI_MLA_LOAD_S: the kind's sync_us, which the fit sets to the device's MEASURED DRAM latency 0.3494 us; ASSUMPTION
-#: on other devices: the rate is an H100 measurement)
-FI_MLA_O_RATE_SM = 42.5e9
+#: item: the candidate term is the tile's bytes at one SM's share of the store stream, FI_MLA_O_RATE_SM bytes/s, in
+#: dependent-load units (FI_MLA_LOAD_S: the kind's sync_us, which the fit sets to the device's MEASURED DRAM latency
+#: 0.3494 us). REJECTED by the scan on the fit rows (simulator/calibration/fit_production_attention.py `rate_scan`: the
+#: campaign's middle rows + the mla_fit2 rows, 2-12 items per cluster; rms log error 0.0875 at 15 GB/s, 0.0645 at 42.5
+#: (the blind grid's prior), 0.0616 at 80, 0.0595 without it): the per-item time does not grow with the output tile
+#: (16 KB at 16 heads, 64 KB at 128), so the item's epilogue is the kind's per-wave CTA time (cta_fixed_us, one per
+#: item, identified by the mla_fit2 rows: ~2.6 us), not bytes / rate. Kept at infinity (no term)
+FI_MLA_O_RATE_SM = float("inf")
 FI_MLA_LOAD_S = 0.3494e-6
 
 
 def fi_mla_o_loads(q, H, split, rate=None):
     """The exposed per-item output store in dependent-load units (FI_MLA_O_RATE_SM)."""
     rows = np.minimum(np.asarray(q, dtype=np.float64) * np.asarray(H, dtype=np.float64), FI_MLA_TILE_Q)
-    return rows * (512.0 * 2.0 + np.where(split, 4.0, 0.0)) / (rate or FI_MLA_O_RATE_SM) / FI_MLA_LOAD_S
+    return rows * (512.0 * 2.0 + np.where(split, 4.0, 0.0)) / (rate or FI_MLA_O_RATE_SM) / FI_MLA_LOAD_S + 0.0
 
 
 #: MEASURED block dispatch of the CUDA-graph decode grids (padded batch x Hkv): the SM (%smid) of every CTA of the
