@@ -123,12 +123,12 @@ PRODUCTION_DIAGNOSIS = {
         "tile), idle programs at one L2 hit per wave and fp8 its own kind, every regime is within 10 % median",
     ("fi_mla", "short (<=256)"):
         "mid batch p90 only: B 64 T 16 / 64 at 128 heads +27 % (one item per cluster, 128 CTAs of 64-row Q tiles); the "
-        "per-item epilogue (write_o) is now fitted on the MLA fit rows (2-12 items per cluster): cta_fixed 2.58 us per "
+        "per-item epilogue (write_o) is now fitted on the MLA fit rows (2-12 items per cluster): cta_fixed 3.13 us per "
         "item, no longer 0; the output tile's bytes at a per-SM rate were scanned and rejected (the per-item time does "
         "not grow from 16 KB at 16 heads to 64 KB at 128: simulator/kernels/flashinfer.py FI_MLA_O_RATE_SM)",
     ("fi_mla", "long (>=64K)"):
         "p90 only: 128 heads at B 16 T 65536 and B 4 T 262144 +32 % (10 of 12 shapes within 5 %): the busiest cluster's "
-        "items priced as waves of one-item CTAs whose per-item epilogue (2.58 us) the long split pieces do not pay in "
+        "items priced as waves of one-item CTAs whose per-item epilogue (3.13 us) the long split pieces do not pay in "
         "full (unexplained)",
     ("flashmla", "short (<=256)"):
         "mid batch p90 only: 128 heads at B 64 T 16 / 64 +25 / +34 % (one request per part, two 64-row head blocks: "
@@ -397,6 +397,19 @@ def _mla_blind2(FP, hw, fmt) -> None:
     if m is None:
         print("\nMLA blind shapes: not measured yet (" + MLA_BLIND2_PRED + " holds the predictions)")
         return
+    # a blind shape measured in an earlier grid is not blind (fi_mla 16 heads B 40 T 5000 is one of the MLA merge
+    # grid's rows): left out
+    keys = ["family", "model", "batch", "context"]
+    seen = set()
+    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+        if not any(t in f.name for t in ("_grids", "mla_fit2", "mla_blind2")):
+            seen |= set(map(tuple, FP.load(f)[keys].astype({"batch": float, "context": float}).to_numpy().tolist()))
+    old = np.array([k in seen for k in map(tuple, m[keys].astype({"batch": float, "context": float}).to_numpy()
+                                             .tolist())], dtype=bool)
+    if old.any():
+        print(f"\n(MLA blind grid: {int(old.sum())} shape(s) also in an earlier grid, left out: "
+              + ", ".join(f"{r.family} {r.model} B {int(r.batch)} T {int(r.context)}" for r in m[old].itertuples()) + ")")
+    m = m[~old].reset_index(drop=True)
     ev = FP.evaluate(m[[c for c in m.columns if c not in ("pred_us", "err_pct")]], hw, hw.efficiency)
     m["err_refit"] = ev["err_pct"].to_numpy()
     print(f"\nMLA BLIND SHAPES (FlashMLA and FlashInfer MLA at 16 / 32 / 128 heads, batches 200-900 x contexts 24-400 "
