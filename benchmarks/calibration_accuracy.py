@@ -122,10 +122,13 @@ PRODUCTION_DIAGNOSIS = {
         "with the two-stage pipeline's prologue (a one-iteration program = 3 + 2 dependent loads, no steady-state "
         "tile), idle programs at one L2 hit per wave and fp8 its own kind, every regime is within 10 % median",
     ("fi_mla", "short (<=256)"):
-        "mid batch p90 only: B 64 T 16 / 64 at 128 heads +27 % (one item per cluster, 128 CTAs of 64-row Q tiles); the "
-        "per-item epilogue (write_o) is now fitted on the MLA fit rows (2-12 items per cluster): cta_fixed 3.13 us per "
-        "item, no longer 0; the output tile's bytes at a per-SM rate were scanned and rejected (the per-item time does "
-        "not grow from 16 KB at 16 heads to 64 KB at 128: simulator/kernels/flashinfer.py FI_MLA_O_RATE_SM)",
+        "large batch 12.8 % and mid batch 11.5 % median too SLOW (were -6.5 / +7.5 %): the per-item epilogue (write_o) "
+        "is now fitted on the MLA fit rows (2-12 items per cluster of 1152-3840 tokens): cta_fixed 3.13 us per item "
+        "(was 0), which the short items (one partial 64-token stage) do not pay in full. Two bytes / rate forms were "
+        "scanned on the fit rows and rejected: the output tile at a per-SM rate (the per-item time does not grow from "
+        "16 KB at 16 heads to 64 KB at 128: simulator/kernels/flashinfer.py FI_MLA_O_RATE_SM) and the item's first K/V "
+        "stage, min(tokens, 64) x 1152 B (rms 0.0599 at 60 GB/s against 0.0590 without; it would give short 6.8 % "
+        "median); mid batch p90: B 64 T 16 / 64 at 128 heads (one item per cluster)",
     ("fi_mla", "long (>=64K)"):
         "p90 only: 128 heads at B 16 T 65536 and B 4 T 262144 +32 % (10 of 12 shapes within 5 %): the busiest cluster's "
         "items priced as waves of one-item CTAs whose per-item epilogue (3.13 us) the long split pieces do not pay in "
@@ -293,8 +296,9 @@ FRESH_MLA_DIAGNOSIS = {
     ("fi_mla", "short (<=256)"): "unsplit shapes within 10 % (1081e97: 16-17 % too slow), but 16 heads at B 768, T "
                                  "16 / 32 (6 items per cluster) are 28-30 % too fast (1081e97: 5-7 %): the per-item "
                                  "epilogue the campaign's fit rows cannot identify. The shipped model fits it on the MLA "
-                                 "fit rows (looked-at here): short large batch now 14.9 % median too SLOW (p90 20.3 %), "
-                                 "mid batch 7.0 / 21.1 %",
+                                 "fit rows (3.13 us per item; looked-at here): short large batch now 19.6 % median too "
+                                 "SLOW (p90 25.9 %), mid batch 11.9 / 25.9 %: the short items pay less than the fit rows' "
+                                 "long ones",
     ("sgl_triton", "middle"): "bf16 T 512 at B 192-768 (one split of 16 iterations, 5-9 waves) 11-16 % too slow, and "
                               "B 40 T 6144 15 % too fast: the fitted tile time of the one- and two-wave fit shapes",
     ("sgl_triton", "short (<=256)"): "fp8: two shapes timed with a wide spread (B 384 T 16: p20 58.7 / p80 77.6 us, "
