@@ -503,3 +503,54 @@ def test_fresh_fi2_grid_is_new_and_both_predictions_cover_it():
         pr = pd.read_csv(FP.DATA_DIR / name)
         j = meas.merge(pr, on=[k for k in FP.SHAPE_KEYS if k in pr.columns])
         assert len(j) == 140 and np.isfinite(j["pred_us"]).all() and j["model_commit"].str.startswith(commit).all()
+
+
+def test_flashmla_next_request_q_tile_is_exposed_after_the_first():
+    # one request per part: no exposed Q tile (the first Q is loaded beside the first K/V block); every later request
+    # of a part adds one round trip + its Q tile's bytes at FM_Q_RATE_SM, the tile min(q x Hq, 64) rows x 576 bf16
+    one = FM.q_tile_loads(1.0, 16.0)
+    assert one == pytest.approx(FM.Q_WAITS + 16 * 576 * 2 / FM.FM_Q_RATE_SM / FM.LOAD_S)
+    assert FM.q_tile_loads(1.0, 128.0) - FM.Q_WAITS == pytest.approx(4.0 * (one - FM.Q_WAITS))
+    B = np.array([66.0, 66.0 * 8])
+    (k1, _), info = FM.flashmla(B, 1.0, 2048.0, 128.0, 512.0, 64.0, 2.0, SMS)
+    r = info["requests_per_part"]
+    assert list(r) == [1.0, 8.0]
+    base = FM.PROLOGUE_LOADS + FM.STORE_WAITS
+    assert np.asarray(k1.prologue_loads) == pytest.approx(base * r + FM.q_tile_loads(1.0, 128.0) * (r - 1.0))
+
+
+def test_fi_mla_output_store_bytes_term_is_off():
+    # the per-item output store as bytes / rate was rejected by the scan on the fit rows: no term
+    assert np.all(FI.fi_mla_o_loads(1.0, np.array([16.0, 128.0]), np.array([True, False])) == 0.0)
+
+
+def test_mla_fit2_and_blind2_grids_are_new_fitted_and_predicted():
+    # the MLA fit and blind grids are in none of the earlier MLA rows, the fit rows are fitted (fit_rows) and the
+    # blind rows are not, and both committed price files (this model's prior, the model at 29e0e49) cover every
+    # measured blind shape
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.calibration.blind_grids import blind_errors
+
+    m = _campaign_script()
+    keys = ["family", "model", "batch", "context"]
+    fit2 = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_fit2")])
+    bl2 = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind2")])
+    assert len(fit2) == 36 and len(bl2) == 108
+    seen = set()
+    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+        if "_grids" in f.name or "mla_fit2" in f.name or "mla_blind2" in f.name:
+            continue
+        d = FP.load(f)
+        seen |= set(map(tuple, d[keys].astype({"batch": float, "context": float}).to_numpy().tolist()))
+    tup = [set(map(tuple, sh[keys].astype({"batch": float, "context": float}).to_numpy().tolist())) for sh in (fit2, bl2)]
+    # one blind shape was measured before (the MLA merge grid's fi_mla 16 heads B 40 T 5000): the report leaves it out
+    assert not tup[0] & seen and tup[1] & seen == {("fi_mla", "mla16", 40.0, 5000.0)}
+    fr = FP.load_mla_fit()
+    assert len(fr) == 36 and FP.fit_rows(fr).all()
+    j, name = blind_errors(FP, "production_attention_mla_blind2_nvidia*.csv",
+                           "production_attention_mla_blind2_predictions.csv",
+                           "production_attention_mla_blind2_predictions_29e0e49.csv")
+    assert name and len(j) == 108 and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
+    assert set(j["before_commit"].str[:7]) == {"29e0e49"} and j["model_commit"].nunique() == 1

@@ -77,6 +77,17 @@ FRESH_MLA_SGL_BT = [(b, t) for b in (192, 384, 768) for t in (16, 32, 128, 512)]
 FRESH_MLA_SGL_SMALL = [(b, t) for b in (3, 10, 40) for t in (1536, 6144)]
 
 
+#: the MLA per-request / per-item FIT grid (--grid mla_fit2; parts fi_mla, flashmla): the middle regime with several
+#: requests per FlashMLA part and work items per FlashInfer MLA cluster (batch 160-480 at context 1152-3840, 16 and 128
+#: heads), shapes in none of the earlier grids; these rows are FITTED (simulator/calibration/fit_production_attention.py)
+MLA_FIT2_BT = [(b, t) for b in (160, 320, 480) for t in (1152, 2304, 3840)]
+#: the MLA BLIND grid (--grid mla_blind2; parts fi_mla, flashmla): shapes in none of the earlier MLA rows nor the fit
+#: grid above, priced and committed before they were measured: many requests at short contexts (batch 200-900 at
+#: context 24-400) and few requests at long contexts (batch 3-40 at context 5000-60000), heads 16 / 32 / 128
+MLA_BLIND2_BT = ([(b, t) for b in (200, 500, 900) for t in (24, 100, 400)]
+                 + [(b, t) for b in (3, 12, 40) for t in (5000, 20000, 60000)])
+
+
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
 #: for (short and middle contexts at small, mid and large batch, bf16 and fp8 K/V) and some they already met
@@ -223,6 +234,13 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
+    if grid in ("mla_fit2", "mla_blind2"):
+        if part not in ("fi_mla", "flashmla"):
+            return []
+        bts, heads = (MLA_FIT2_BT, (16, 128)) if grid == "mla_fit2" else (MLA_BLIND2_BT, (16, 32, 128))
+        return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
+                     batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
+                for h in heads for b, t in bts]
     if grid == "fresh_mla":
         if part in ("fi_mla", "flashmla"):
             return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
@@ -551,7 +569,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
-                                                               "fresh_fi2", "fresh_fi3"))
+                                                               "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)

@@ -11,7 +11,9 @@ registers (the family module's constants).
 Held out BY REGIME, per family and KV dtype: the fit uses only the middle regime (1024 <= context <= 16384 tokens and
 batch <= 64, page size 16 for the paged families, one query row; verification rows fit on the same contexts at q = 4);
 every other row is held out: short contexts (<= 256) at every batch, long contexts (>= 65536), large batches (>= 256),
-other page sizes, q = 8, other head counts (Llama-3.1-70B's 64 / 8 and Qwen's 28 / 4 are never fitted: the terms fitted
+other page sizes, q = 8 (the MLA families also fit their mla_fit2 rows, MLA_FIT_GLOB: batch 160-480 at context
+1152-3840, several requests per FlashMLA part and items per FlashInfer MLA cluster, which identify the per-request and
+per-item terms), other head counts (Llama-3.1-70B's 64 / 8 and Qwen's 28 / 4 are never fitted: the terms fitted
 on Llama-3.1-8B's 32 / 8 price them). Parameters per kind: memory efficiency (>= 0.5), iteration time of one K/V tile,
 per-kernel fixed time (at most FIXED_US_MAX), a per-wave CTA time for the kernels whose source ends a CTA in a cross-warp
 merge (EPILOGUE_KINDS), compute efficiency; NOT fitted: the latency of each dependent load of a CTA's prologue
@@ -135,8 +137,27 @@ def batch_regime(B):
     return np.where(B <= 16, "small (<=16)", np.where(B >= 256, "large (>=256)", "mid (64)"))
 
 
+#: the MLA kernels' per-request / per-item fit rows (lab/kernels/measure_production_attention.py --grid mla_fit2: the
+#: middle regime with several requests per FlashMLA part and items per FlashInfer MLA cluster, batch 160-480 at context
+#: 1152-3840, 16 and 128 heads), fitted with the campaign's middle rows of the same families (fit adds them)
+MLA_FIT_GLOB = "production_attention_mla_fit2_nvidia*.csv"
+
+
+def load_mla_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The newest mla_fit2 measurement (empty when none)."""
+    fs = sorted(p for p in Path(data_dir).glob(MLA_FIT_GLOB) if "_grids_" not in p.name and "_nvidia-smi" not in p.name
+                and p.suffix == ".csv")
+    return load(fs[-1]) if fs else pd.DataFrame()
+
+
+def _is_mla_fit(df: pd.DataFrame) -> np.ndarray:
+    if "script_version" not in df.columns:
+        return np.zeros(len(df), bool)
+    return df["script_version"].astype(str).str.endswith("mla_fit2").to_numpy()
+
+
 def fit_rows(df: pd.DataFrame) -> np.ndarray:
-    """The middle regime of Llama-3.1-8B's heads (module docstring)."""
+    """The middle regime of Llama-3.1-8B's heads (module docstring), and the MLA per-request fit rows (MLA_FIT_GLOB)."""
     T, B = df["context"].to_numpy(float), df["batch"].to_numpy(float)
     fam, q = df["family"].to_numpy(), df["q_rows"].fillna(1).to_numpy(float)
     page = df["page_size"].fillna(1).to_numpy(float)
@@ -144,7 +165,7 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
     std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify", "fa3", "xqa"]), page == 16, True)
     heads_fit = np.isin(df["model"].to_numpy(), ["llama8b", "llama70b", "mla16", "mla128"])
     q_fit = np.where(fam == "fi_verify", q == 4, q <= 1)
-    return mid & std_page & heads_fit & q_fit
+    return (mid & std_page & heads_fit & q_fit) | _is_mla_fit(df)
 
 
 def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
@@ -339,6 +360,12 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         up[f"memory.{k}"] = 0.8
         up[f"sync_us.{k}"] = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
     eff = efficiency_with(eff, up)
+    # the MLA families also fit their per-request / per-item rows (MLA_FIT_GLOB)
+    mla = load_mla_fit()
+    if len(mla) and df["family"].isin(["fi_mla", "flashmla"]).any() and not _is_mla_fit(df).any():
+        mla = mla[mla["family"].isin(df["family"].unique())]
+        df = pd.concat([df, mla], ignore_index=True)
+        meta["mla_fit_rows"] = int(len(mla))
     ops = build_ops(df, hw.units, smem)
     meas = df["median_us"].to_numpy(float)
     has = np.bincount(ops.setting, minlength=len(df)) > 0
@@ -753,6 +780,33 @@ def merge_share_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | N
     return out
 
 
+#: the per-SM rates the MLA kinds' per-request / per-item tile terms are scanned over (GB/s; 1e6 = no bytes term)
+RATES_GBS = (15.0, 20.0, 25.0, 30.0, 35.0, 42.5, 50.0, 60.0, 80.0, 1e6)
+
+
+def rate_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, rates=RATES_GBS):
+    """The MLA kinds' tile rates chosen on the fit rows (the campaign's middle rows + the mla_fit2 rows): FlashMLA's
+    exposed per-request Q tile (simulator.kernels.flashmla.FM_Q_RATE_SM) and FlashInfer MLA's per-item output store
+    (simulator.kernels.flashinfer.FI_MLA_O_RATE_SM). For each rate the family's group is refitted and its rms log
+    error recorded. Returns {family: [(GB/s, rms)]}; the modules keep the rate with the smallest error."""
+    from simulator.kernels import flashinfer as fi
+    from simulator.kernels import flashmla as fm
+
+    out = {}
+    for fam, mod, attr in (("flashmla", fm, "FM_Q_RATE_SM"), ("fi_mla", fi, "FI_MLA_O_RATE_SM")):
+        rows = df[df["family"] == fam].reset_index(drop=True)
+        keep = getattr(mod, attr)
+        out[fam] = []
+        try:
+            for r in rates:
+                setattr(mod, attr, float(r) * 1e9)
+                _, meta = fit(rows, hw, grids)
+                out[fam].append((float(r), float(meta[fam]["rms_log_error"])))
+        finally:
+            setattr(mod, attr, keep)
+    return out
+
+
 def evaluate(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, first: Efficiency | None = None) -> pd.DataFrame:
     """Every row with its prediction, error, part (fit / held-out) and regime labels; `first_err_pct` from the
     first look's efficiency when given."""
@@ -923,6 +977,8 @@ def main(argv=None) -> None:
     ap.add_argument("--write", action="store_true", help="merge the fitted terms into the shipped H100-SXM file")
     ap.add_argument("--scan-merge", action="store_true",
                     help="print the FlashInfer MLA merge-link scan (merge_share_scan) on the fit rows")
+    ap.add_argument("--scan-rates", action="store_true",
+                    help="print the MLA kinds' per-request / per-item tile rate scan (rate_scan) on the fit rows")
     args = ap.parse_args(argv)
     data_dir = DATA_DIR
     f, g = (Path(args.data), None) if args.data else latest(data_dir)
@@ -959,6 +1015,10 @@ def main(argv=None) -> None:
         print(f"FlashInfer MLA merge link share (module: {fi.FI_MLA_MERGE_LOAD_SHARE}); rms log error on the fit rows:")
         for s_, r_ in merge_share_scan(df, hw, grids):
             print(f"  {s_:.2f}  {r_:.4f}")
+    if args.scan_rates:
+        for fam_, res in rate_scan(df, hw, grids).items():
+            print(f"{fam_} per-SM tile rate (GB/s): rms log error on the fit rows: "
+                  + ", ".join(f"{r_:g} {e_:.4f}" for r_, e_ in res))
     ev3 = fl3 = None
     if len(fa3):
         ev3 = evaluate(fa3, hw, eff)

@@ -122,14 +122,33 @@ FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
 #: before the next piece's load issues (in-order issue), so a row iteration is a chain of `pieces` dependent loads.
 #: The partial states were written just before grid.sync() and are read back from L2 (the device's MEASURED L2 hit
 #: latency 0.1431 us, DRAM 0.3494 us: hwmodels/calibration/fitted/H100-SXM.yaml latency block, fit_latency.py on
-#: latency_nvidia-h100-80gb-hbm3_2026-11-22.csv). A link is priced as a FITTED share of a dependent load (sync_us = the measured DRAM latency, 0.3494 us) per link of that chain: 0.65
-#: (0.227 us per link: the L2 hit, 0.143 us, plus st.merge's dependent arithmetic on the loaded state before the next
-#: piece: max, two exp2, eight fused multiply-adds). Chosen by the scan of simulator/calibration/
-#: fit_production_attention.py (`merge_share_scan`: shares 0.45-0.85 in steps of 0.05, the kind's other terms refitted
-#: at each; rms log error on the campaign's fit rows, middle regime: 0.060 at 0.45, 0.048 at 0.60, 0.0477 at 0.65,
-#: 0.049 at 0.70, 0.057 at 0.80); the L2 latency alone (0.41) gives 0.065
-FI_MLA_MERGE_LOAD_SHARE = 0.65
+#: latency_nvidia-h100-80gb-hbm3_2026-11-22.csv). A link is priced as a FITTED share of a dependent load (sync_us = the
+#: measured DRAM latency, 0.3494 us) per link of that chain: 0.60 (0.210 us per link: the L2 hit, 0.143 us, plus
+#: st.merge's dependent arithmetic on the loaded state before the next piece: max, two exp2, eight fused multiply-adds).
+#: Chosen by the scan of simulator/calibration/fit_production_attention.py (`merge_share_scan`: shares 0.45-0.85 in
+#: steps of 0.05, the kind's other terms refitted at each; rms log error on the fit rows, the campaign's middle regime
+#: + the mla_fit2 rows with the per-item epilogue fitted: 0.0633 at 0.45, 0.0595 at 0.55, 0.0590 at 0.60, 0.0595 at
+#: 0.65, 0.0655 at 0.80; on the campaign's rows alone it was 0.65: 0.0477, 0.048 at 0.60); the L2 latency alone (0.41)
+#: gives 0.065 on those
+FI_MLA_MERGE_LOAD_SHARE = 0.60
 FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
+#: per work item, write_o (mla_hopper.cuh @ FI_COMMIT) stores the item's output tile (min(q x Hq, 64) rows x 512 in the
+#: output dtype, bf16, + an fp32 log-sum-exp per row when the item is a split piece) before the CTA starts its next
+#: item: the candidate term is the tile's bytes at one SM's share of the store stream, FI_MLA_O_RATE_SM bytes/s, in
+#: dependent-load units (FI_MLA_LOAD_S: the kind's sync_us, which the fit sets to the device's MEASURED DRAM latency
+#: 0.3494 us). REJECTED by the scan on the fit rows (simulator/calibration/fit_production_attention.py `rate_scan`: the
+#: campaign's middle rows + the mla_fit2 rows, 2-12 items per cluster; rms log error 0.0816 at 15 GB/s, 0.0641 at 42.5
+#: (the blind grid's prior), 0.0611 at 80, 0.0590 without it, merge link share 0.60): the per-item time does not grow with the output tile
+#: (16 KB at 16 heads, 64 KB at 128), so the item's epilogue is the kind's per-wave CTA time (cta_fixed_us, one per
+#: item, identified by the mla_fit2 rows: ~3.1 us), not bytes / rate. Kept at infinity (no term)
+FI_MLA_O_RATE_SM = float("inf")
+FI_MLA_LOAD_S = 0.3494e-6
+
+
+def fi_mla_o_loads(q, H, split, rate=None):
+    """The exposed per-item output store in dependent-load units (FI_MLA_O_RATE_SM)."""
+    rows = np.minimum(np.asarray(q, dtype=np.float64) * np.asarray(H, dtype=np.float64), FI_MLA_TILE_Q)
+    return rows * (512.0 * 2.0 + np.where(split, 4.0, 0.0)) / (rate or FI_MLA_O_RATE_SM) / FI_MLA_LOAD_S + 0.0
 
 
 #: MEASURED block dispatch of the CUDA-graph decode grids (padded batch x Hkv): the SM (%smid) of every CTA of the
@@ -423,9 +442,9 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
 
     The busiest cluster's k work items are priced as k waves of one-item CTAs on one slot per SM (the same chain:
     each item's 3 prologue loads, its 64-token stages, its epilogue: write_o through shared memory, the kind's
-    cta_fixed per wave); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
+    cta_fixed per wave, and the output tile's store at FI_MLA_O_RATE_SM, fi_mla_o_loads); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
     busiest merge CTA's chain of partial-state loads (fi_mla_plan merge_loads = ceil(merge rows / 4) x pieces), each
-    link an L2 hit plus st.merge's arithmetic (FI_MLA_MERGE_LOAD_SHARE = 0.65 of a dependent load, scanned on the fit
+    link an L2 hit plus st.merge's arithmetic (FI_MLA_MERGE_LOAD_SHARE = 0.60 of a dependent load, scanned on the fit
     rows). Alternatives tried on the fit rows (middle regime; rms log error after the refit): this rule 0.048; a link
     at the bare L2 latency (share 0.41) 0.065; a row iteration of up to 8 pieces priced as one
     64-token stage (the earlier rule) 0.049 but +48..98 % on the 2-piece 128-head shapes of the fresh grid (8-11 row
@@ -447,7 +466,7 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     iters = pl["stages"] / waves                                  # the busiest cluster's chain, per wave
     # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
     merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
-    loads = FI_PROLOGUE_LOADS + merge / waves
+    loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
     active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
     ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
     ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written)

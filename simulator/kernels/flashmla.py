@@ -18,7 +18,9 @@ csrc/smxx/decode/combine/combine.cu).
     ceil(Hq / 8)), 256 threads; the CTAs of an unsplit request exit after reading num_splits.
 Modelled: the scheduler replayed (flashmla_schedule) for uniform requests; the busiest part (largest scheduler cost)
 walking R requests and N K/V blocks is priced as R waves of one-request CTAs on one slot per SM: per wave the 3
-prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the epilogue). The 5-block overhead is
+prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the epilogue); per request also the output
+store's wait, and per request after the first the next request's exposed Q tile (one round trip + its bytes at
+FM_Q_RATE_SM, q_tile_loads). The 5-block overhead is
 not charged as blocks: what a request costs is its prologue's loads and its epilogue.
 """
 from __future__ import annotations
@@ -37,6 +39,31 @@ PROLOGUE_LOADS = 3.0
 #: per request, the epilogue's TMA store of the output is waited for (store_o ... cute::tma_store_wait<0>) before the
 #: next request starts: one more round trip
 STORE_WAITS = 1.0
+#: per request after a part's first, the next request's Q tile (launch_q_copy(batch_idx + 1): one TMA load of the CTA's
+#: head block, min(q x Hq, 64) rows x 576 bf16, 73.7 KB at 128 heads, 18.4 KB at 16) is issued only after the current
+#: request's last K/V block and waited for (barrier_Q wait) before the next request's first QK^T: exposed per request as
+#: one more round trip (Q_WAITS) plus the tile's bytes at one SM's share of the load stream, FM_Q_RATE_SM bytes/s (the
+#: first request's Q is issued in the prologue beside its first K/V block: not charged). The rate is FITTED by a scan
+#: on the fit rows (simulator/calibration/fit_production_attention.py `rate_scan`: the campaign's middle rows + the
+#: mla_fit2 rows, 4-15 requests per part; the kind's other terms refitted at each rate; rms log error 0.0396 at 25 GB/s,
+#: 0.0392 at 35 and 42.5, 0.0393 at 50, 0.0397 at 80, 0.0409 without the bytes): flat between 35 and 50, 42.5 GB/s kept
+#: (5.6 TB/s over 132 SMs: about twice an SM's share of the HBM stream; at 128 heads half the K/V reads of a part are
+#: L2 hits). The blind grid was priced with the same 42.5 GB/s as a prior (from the 2.1 / 0.8 us per request missing
+#: at 128 / 16 heads on the earlier rows, looked-at) but charged for every request including the first; charging
+#: requests 2..R only was decided after the blind grid and the campaign's short rows had been seen (looked-at)
+Q_WAITS = 1.0
+FM_Q_RATE_SM = 42.5e9
+#: the unit the exposed tile time is expressed in: one dependent load (sync_us of the kind, which the fit sets to the
+#: device's MEASURED DRAM latency, hwmodels/calibration/fitted/H100-SXM.yaml latency.dram_us = 0.3494 us); on a device
+#: whose sync_us differs the tile time scales with it (ASSUMPTION: the rate is an H100 measurement)
+LOAD_S = 0.3494e-6
+
+
+def q_tile_loads(q, H, rate=None):
+    """The exposed per-request Q tile load in dependent-load units (Q_WAITS, FM_Q_RATE_SM): the round trip plus
+    min(q x Hq, 64) rows x 576 x 2 bytes / rate / LOAD_S."""
+    rows = np.minimum(np.asarray(q, dtype=np.float64) * np.asarray(H, dtype=np.float64), BLOCK_M)
+    return Q_WAITS + rows * 576.0 * 2.0 / (rate or FM_Q_RATE_SM) / LOAD_S
 
 
 @functools.lru_cache(maxsize=4096)
@@ -103,7 +130,10 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     # (fixed_overhead_num_blocks); and per request its dependent round trips: the 3 prologue loads and the output
     # store it waits for (tma_store_wait<0>) before the next request
     iters = nblk + FIXED_OVERHEAD_BLOCKS * reqs
-    loads = (PROLOGUE_LOADS + STORE_WAITS) * np.maximum(reqs, 1.0)
+    # + per request after a part's first: the next request's exposed Q tile (the first request's Q is issued in the
+    # kernel's prologue beside its first K/V block, so only requests 2..R wait for a Q issued after a last block)
+    loads = ((PROLOGUE_LOADS + STORE_WAITS) * np.maximum(reqs, 1.0)
+             + q_tile_loads(q, H) * np.maximum(reqs - 1.0, 0.0))
     k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, loads, flops,
                 kv + B * q * H * lat * 2.0, written, idle=mblocks * (parts - used), reread_bytes=reread,
                 working_set=np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0))
