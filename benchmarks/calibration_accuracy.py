@@ -493,6 +493,8 @@ def _mla_blind2(FP, hw, fmt) -> None:
         print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (29e0e49: "
               f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; refit {er.median():.1f} %, p90 "
               f"{np.percentile(er, 90):.1f} %)")
+    _board(m, "err", "blind", "MLA blind grid 2 (requests per part, items per cluster)", t)
+    _board(m, "err_refit", "looked-at", "MLA blind grid 2, the shipped refit", t, goal="refit goal")
     print(f"MLA blind regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (29e0e49: "
           f"{int((t['before goal'] == 'met').sum())}; refit: {int((t['refit goal'] == 'met').sum())})")
 
