@@ -540,6 +540,16 @@ def fit_fa3(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
     return efficiency_with(eff, up), meta
 
 
+def join_prices(df: pd.DataFrame, prices: pd.DataFrame, keys, errors: dict, extra=("model_commit",)) -> pd.DataFrame:
+    """Measured rows joined on `keys` with a committed price file: for each {price column: error column} of `errors`
+    the error in % (price / measured median - 1), plus `extra` columns of the price file and the regime labels."""
+    keys = [k for k in keys if k in prices.columns]
+    m = df.merge(prices[keys + list(errors) + [c for c in extra if c in prices.columns]], on=keys, how="inner")
+    for pc, ec in errors.items():
+        m[ec] = (m[pc] / m["median_us"] - 1.0) * 100.0
+    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+
+
 def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The fa3 first look (priced before the measurement) joined with the measured rows: first_struct_err_pct (the
     measured kernel's launch structure, fa4cute_sm90) and first_fa3_err_pct (fa3 as the product priced it), with
@@ -547,12 +557,8 @@ def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     p = Path(data_dir) / FA3_FIRST_LOOK_CSV
     if not p.is_file() or not len(df):
         return pd.DataFrame()
-    fl = pd.read_csv(p)
-    keys = [k for k in FA3_KEYS if k in fl.columns]
-    m = df.merge(fl[keys + ["pred_fa3_us", "pred_struct_us", "model_commit"]], on=keys, how="inner")
-    m["first_struct_err_pct"] = (m["pred_struct_us"] / m["median_us"] - 1.0) * 100.0
-    m["first_fa3_err_pct"] = (m["pred_fa3_us"] / m["median_us"] - 1.0) * 100.0
-    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    return join_prices(df, pd.read_csv(p), FA3_KEYS, {"pred_struct_us": "first_struct_err_pct",
+                                                      "pred_fa3_us": "first_fa3_err_pct"})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -688,14 +694,12 @@ def xqa_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     p = Path(data_dir) / XQA_FIRST_LOOK_CSV
     if not p.is_file() or not len(df):
         return pd.DataFrame()
-    fl = pd.read_csv(p)
-    keys = [k for k in XQA_KEYS if k in fl.columns]
-    m = df.merge(fl[keys + ["pred_main_us", "pred_struct_us", "model_commit"]], on=keys, how="inner")
-    m["first_main_err_pct"] = (m["pred_main_us"] / m["median_us"] - 1.0) * 100.0
-    m["first_struct_err_pct"] = (m["pred_struct_us"] / m["median_us"] - 1.0) * 100.0
-    return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    return join_prices(df, pd.read_csv(p), XQA_KEYS, {"pred_main_us": "first_main_err_pct",
+                                                      "pred_struct_us": "first_struct_err_pct"})
 
 
+#: a blind grid's two committed prices (the revised model, the model before it) and their error columns
+BLIND_ERRORS = {"pred_new_us": "new_err_pct", "pred_base_us": "base_err_pct"}
 #: the fa3 blind grid (lab/kernels/measure_fa4cute_attention.py --grid blind) and its prices, committed before it was
 #: measured (lab/kernels/predict_fa4cute_attention.py --grid blind)
 FA3_BLIND_GLOB = "fa3_fa4cute_blind_nvidia*.csv"
@@ -719,13 +723,9 @@ def load_fa3_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
         r = load(rep)[keys + ["median_us"]].rename(columns={"median_us": "run2_us"})
         df = df.merge(r, on=keys, how="left")
         df["median_us"] = np.fmin(df["run1_us"], df["run2_us"].fillna(np.inf))
-    pr = pd.read_csv(pp)
-    m = df.merge(pr[keys + ["pred_new_us", "pred_base_us", "model_commit", "base_commit"]], on=keys, how="inner")
-    m["new_err_pct"] = (m["pred_new_us"] / m["median_us"] - 1.0) * 100.0
-    m["base_err_pct"] = (m["pred_base_us"] / m["median_us"] - 1.0) * 100.0
-    m["layout"] = np.where(m["page_size"] == 0, "contiguous", "page " + m["page_size"].astype(int).astype(str))
-    m["kv_path"] = np.where(FA3.fa4cute_kv_tma(m["page_size"].to_numpy(float)), "TMA", "cp.async")
-    out = pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    out = join_prices(df, pd.read_csv(pp), keys, BLIND_ERRORS, ("model_commit", "base_commit"))
+    out["layout"] = np.where(out["page_size"] == 0, "contiguous", "page " + out["page_size"].astype(int).astype(str))
+    out["kv_path"] = np.where(FA3.fa4cute_kv_tma(out["page_size"].to_numpy(float)), "TMA", "cp.async")
     out.attrs["file"] = str(fs[-1])
     return out
 
@@ -746,12 +746,7 @@ def load_xqa_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     if not fs or not pp.is_file():
         return pd.DataFrame()
     keys = list(XQA_KEYS)
-    df = load(fs[-1])
-    pr = pd.read_csv(pp)
-    m = df.merge(pr[keys + ["pred_new_us", "pred_base_us", "model_commit", "base_commit"]], on=keys, how="inner")
-    m["new_err_pct"] = (m["pred_new_us"] / m["median_us"] - 1.0) * 100.0
-    m["base_err_pct"] = (m["pred_base_us"] / m["median_us"] - 1.0) * 100.0
-    out = pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
+    out = join_prices(load(fs[-1]), pd.read_csv(pp), keys, BLIND_ERRORS, ("model_commit", "base_commit"))
     out.attrs["file"] = str(fs[-1])
     return out
 
