@@ -390,17 +390,8 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         if rows.sum() < 2 * len(params):
             meta[name] = {"rows": int(rows.sum()), "skipped": f"fewer than {2 * len(params)} fit rows"}
             continue
-        names = [p[0] for p in params]
-
-        def resid(x, rows=rows, names=names):
-            return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
-
-        x0 = np.array([p[1] for p in params])
-        lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
-        r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
-        eff = efficiency_with(eff, dict(zip(names, r.x)))
-        meta[name] = {"rows": int(rows.sum()), "params": {n: float(v) for n, v in zip(names, r.x)},
-                      "rms_log_error": float(np.sqrt(np.mean(r.fun ** 2)))}
+        eff, fitted, fun = solve_terms(ops, hw, eff, params, rows, meas, len(df))
+        meta[name] = {"rows": int(rows.sum()), "params": fitted, "rms_log_error": float(np.sqrt(np.mean(fun ** 2)))}
     # the never-measured kinds borrow the nearest measured kind's terms (BORROWED)
     up = {}
     for k, src in BORROWED.items():
@@ -505,15 +496,7 @@ def fit_fa3(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
     params = _params("attn_fa3", dram, tensor=True) + [("cta_fixed_us.attn_fa3", 1.0, 0.0, 20.0)]
 
     def solve(params, rows, eff):
-        names = [p[0] for p in params]
-
-        def resid(x):
-            return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
-
-        x0 = np.array([p[1] for p in params])
-        lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
-        r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
-        return efficiency_with(eff, dict(zip(names, r.x))), {n: float(v) for n, v in zip(names, r.x)}, r.fun
+        return solve_terms(ops, hw, eff, params, rows, meas, len(df))
 
     eff, p1, f1 = solve(params, rows, eff)
     # the TMA path: the same CTA outside its K/V loop (attn_fa3's fixed, turnover, per-block load and prologue terms),
@@ -538,6 +521,20 @@ def fit_fa3(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
         up[f"{part}.attn_fa4"] = d_.get("attn_fa3", 0.0) * 1e6
     up["cta_slots.attn_fa4"] = eff.cta_slots.get("attn_fa3", 1.0)
     return efficiency_with(eff, up), meta
+
+
+def solve_terms(ops, hw: HardwareSpec, eff: Efficiency, params, rows, meas, n: int):
+    """Least squares of log(priced / measured) on `rows` over `params` [(dotted name, start, low, high)], every other
+    term as in `eff`. Returns (the efficiency with the fitted terms, {name: value}, the residuals)."""
+    names = [p[0] for p in params]
+
+    def resid(x):
+        return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), n)[rows] / meas[rows])
+
+    x0 = np.array([p[1] for p in params])
+    lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
+    r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
+    return efficiency_with(eff, dict(zip(names, r.x))), {n_: float(v) for n_, v in zip(names, r.x)}, r.fun
 
 
 def join_prices(df: pd.DataFrame, prices: pd.DataFrame, keys, errors: dict, extra=("model_commit",)) -> pd.DataFrame:
@@ -671,17 +668,9 @@ def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
         # turnover, CTA_ALONE); none for the GMMA kernel (XQA_SHORT_FIT_KINDS)
         if kind in XQA_SHORT_FIT_KINDS:
             params.append((f"cta_fixed_us.{kind}", 1.0, 0.0, 20.0))
-        names = [p[0] for p in params]
-
-        def resid(x, rows=rows, names=names):
-            return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), len(df))[rows] / meas[rows])
-
-        x0 = np.array([p[1] for p in params])
-        lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
-        r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
-        eff = efficiency_with(eff, dict(zip(names, r.x)))
-        meta.setdefault("params", {}).update({n: float(v) for n, v in zip(names, r.x)})
-        meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+        eff, fitted, fun = solve_terms(ops, hw, eff, params, rows, meas, len(df))
+        meta.setdefault("params", {}).update(fitted)
+        meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(fun ** 2))), 4)}
     meta.update({"rows": int(base.sum()), "data": Path(df.attrs.get("file", "")).name,
                  "rms_log_error": float(np.sqrt(np.mean([g["rms_log_error"] ** 2 for g in meta["groups"].values()])))})
     return eff, meta
