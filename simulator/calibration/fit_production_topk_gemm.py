@@ -343,16 +343,22 @@ def blind_regime(rows) -> np.ndarray:
                                                               "prefill rows 1536 / 4096", "multi-wave rows 160-2048"))
 
 
-def predict_topk_blind(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
-    """This model's time for every blind top-k shape with the device's committed terms, written to `out`."""
+def _price_topk_shapes(shapes, hw: HardwareSpec, out: str | Path | None) -> pd.DataFrame:
+    """SGLang top-k shapes [(score distribution, rows, row length)] at k 2048 priced with the device's committed terms
+    (`pred_us`), written to `out`."""
     df = pd.DataFrame([{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048}
-                       for d, r, n in BLIND_TOPK])
+                       for d, r, n in shapes])
     t = topk_frame(df)
     t["pred_us"] = predict_topk_us(t, hw, hw.efficiency)
     res = t[SHAPE_KEYS + ["sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
     if out is not None:
         res.to_csv(out, index=False, float_format="%.4f")
     return res
+
+
+def predict_topk_blind(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """This model's time for every blind top-k shape with the device's committed terms, written to `out`."""
+    return _price_topk_shapes(BLIND_TOPK, hw, out)
 
 
 def blind_accuracy(pred_csv: str | Path, meas_csv: str | Path, hw: HardwareSpec | None = None) -> pd.DataFrame:
@@ -410,14 +416,7 @@ def predict_topk_blind2(hw: HardwareSpec, out: str | Path | None = None) -> pd.D
     """The device's committed model's time for every second-blind shape (`pred_us`), written to `out`. The committed
     predictions were made with it before the measurement: at 425564a (coarse L2 curve; with the L1 variant
     `pred_l1_us`, whose code that commit holds) and at 8366ada (the fine curve, `pred_curve_us`)."""
-    df = pd.DataFrame([{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048}
-                       for d, r, n in BLIND2_TOPK])
-    t = topk_frame(df)
-    t["pred_us"] = predict_topk_us(t, hw, hw.efficiency)
-    res = t[SHAPE_KEYS + ["sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _price_topk_shapes(BLIND2_TOPK, hw, out)
 
 
 def blind2_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = True) -> pd.DataFrame:
