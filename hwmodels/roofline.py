@@ -45,6 +45,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 cta_fixed = the per-wave prologue / epilogue (load Q, write the partial output); for the kinds of
                 CTA_FIXED_HIDDEN (on-chip epilogues) every wave's but the last's hides under the body:
                 max(body, chain + (waves - 1) * cta_fixed) + cta_fixed replaces max(body, chain) + waves * cta_fixed;
+                for the kinds of CTA_ALONE (one resident CTA per SM, not persistent: FA4-CuTe's sm_90 forward, XQA's
+                mha.cu) every wave pays its fill and every wave but the first one CTA turnover:
+                max(body, chain) + waves * fill + fixed + (waves - 1) * cta_fixed;
                 cta_serial = the
                 part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted)
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
