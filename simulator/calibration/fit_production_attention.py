@@ -57,7 +57,7 @@ FAMILY_KINDS = {
 #: attention_families.yaml says why)
 BORROWED = {"attn_fa3": "attn_fi_prefill", "attn_fa4": "attn_fi_prefill", "attn_combine_fa3": "attn_combine_fi",
             "attn_xqa": "attn_fi_decode", "attn_xqa_fp8kv": "attn_fi_decode_fp8kv", "attn_triton_vllm": "attn_triton_sgl",
-            "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
+            "attn_triton_vllm_fp8kv": "attn_triton_sgl_fp8kv", "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
 #: first look: each new kind borrows the terms of this kind of the existing H100 fit
 FIRST_LOOK_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2", "attn_fi_prefill": "attn_fa2",
                    "attn_fi_prefill_fp8kv": "attn_fa2", "attn_combine_fi": "attn_combine_fa2"}
