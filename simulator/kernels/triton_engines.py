@@ -65,9 +65,12 @@ SGL_IDLE_LOAD_SHARE = 0.1431 / 0.3494
 VLLM_BLOCK_M, VLLM_TILE_DECODE, VLLM_TILE_PREFILL, VLLM_SEGMENTS, VLLM_MIN_GRID_2D = 16.0, 16.0, 32.0, 16.0, 128.0
 #: vLLM's default KV block size (the page the block table addresses)
 VLLM_PAGE = 16.0
-#: 4 warps (Triton's default num_warps; the launch passes none); registers / shared memory: ASSUMPTION (SGLang's
-#: kernel's) until the launch profile measures them
-VLLM_THREADS, VLLM_REGS, VLLM_SMEM = 128.0, 128.0, 32768.0
+#: 4 warps (Triton's default num_warps; the launch passes none); registers per thread / shared memory bytes of the
+#: 3D and 2D kernels, bf16 and fp8 K/V, Llama-3.1-8B heads: MEASURED launch profile (hwmodels/calibration/data/
+#: production_attention/triton_vllm_attention_grids_nvidia-h100-80gb-hbm3_2026-11-27.csv, Triton 3.6.0)
+VLLM_THREADS = 128.0
+VLLM_REGS_3D, VLLM_SMEM_3D, VLLM_REGS_3D_FP8, VLLM_SMEM_3D_FP8 = 88.0, 12928.0, 106.0, 16512.0
+VLLM_REGS_2D, VLLM_SMEM_2D, VLLM_REGS_2D_FP8, VLLM_SMEM_2D_FP8 = 112.0, 21760.0, 128.0, 28928.0
 #: after the search: query_start_len[seq] and [seq + 1] (one round trip), then seq_len (module docstring)
 VLLM_META_LOADS = 2.0
 #: the first tile's block-table load and then its keys / values, peeled into the pipeline prologue (as SGLang's)
@@ -147,8 +150,16 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     iters = np.minimum(per_seg, tiles)
     ctas = work_q * Hkv * seg_work
     idle = q_blocks * Hkv * seg - ctas                # programs that exit after their prologue loads
-    slots = occupancy(VLLM_THREADS, VLLM_SMEM, VLLM_REGS, smem_per_sm)
-    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    f8 = kvb < 2.0
+    regs = np.where(use_3d, np.where(f8, VLLM_REGS_3D_FP8, VLLM_REGS_3D), np.where(f8, VLLM_REGS_2D_FP8, VLLM_REGS_2D))
+    smem = np.where(use_3d, np.where(f8, VLLM_SMEM_3D_FP8, VLLM_SMEM_3D), np.where(f8, VLLM_SMEM_2D_FP8, VLLM_SMEM_2D))
+    slots = occupancy(VLLM_THREADS, smem, regs, smem_per_sm)
+    _, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    # the tensor-core work the programs issue: every tile is a (BLOCK_M x d) x (d x TILE) product and a (BLOCK_M x
+    # TILE) x (TILE x d) one, whatever share of the BLOCK_M rows holds query rows (decode: G of 16 for G <= 16;
+    # verification of q <= BLOCK_Q rows: the same tiles). Looked-at revision: the first fit charged 2 B q Hq T 2d flops
+    # and came out 1.2-2.4x too slow on the held-out verification rows
+    flops = ctas * iters * 4.0 * block_m * tile * d
     search = np.floor(np.log2(np.maximum(B, 1.0))) + 1.0
     idx = B * tiles * tile / VLLM_PAGE * 4.0 * Hkv    # block-table words (one int32 per page per program)
     part_w = np.where(use_3d, B * q * Hq * seg_work * (d + 2.0) * 4.0, ob)
