@@ -65,6 +65,7 @@ KIND_MEANING: dict[str, str] = {
     "attn_triton_sgl_fp8kv": "SGLang's Triton grouped decode kernel, stage 1, reading fp8 K/V (simulator/kernels/triton_engines.py)",
     "attn_combine_triton_sgl": "SGLang's Triton decode stage-2 reduce",
     "attn_triton_vllm": "vLLM's Triton unified attention, 2D / 3D (simulator/kernels/triton_engines.py)",
+    "attn_triton_vllm_fp8kv": "vLLM's Triton unified attention, 2D / 3D, reading fp8 K/V (simulator/kernels/triton_engines.py)",
     "attn_combine_triton_vllm": "vLLM's Triton unified attention reduce_segments kernel",
     "indexer_dg_prefill": "DeepGEMM's fp8_mqa_logits (DSA indexer, prefill): persistent CTAs over 2-row query blocks, "
                           "each walking its causal key range in 256-key blocks (simulator/kernels/indexer.py)",

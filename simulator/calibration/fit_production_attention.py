@@ -59,7 +59,7 @@ FAMILY_KINDS = {
 #: attention_families.yaml says why)
 BORROWED = {"attn_fa3": "attn_fi_prefill", "attn_fa4": "attn_fi_prefill", "attn_combine_fa3": "attn_combine_fi",
             "attn_xqa": "attn_fi_decode", "attn_xqa_fp8kv": "attn_fi_decode_fp8kv", "attn_triton_vllm": "attn_triton_sgl",
-            "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
+            "attn_triton_vllm_fp8kv": "attn_triton_sgl_fp8kv", "attn_combine_triton_vllm": "attn_combine_triton_sgl"}
 #: first look: each new kind borrows the terms of this kind of the existing H100 fit
 FIRST_LOOK_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2", "attn_fi_prefill": "attn_fa2",
                    "attn_fi_prefill_fp8kv": "attn_fa2", "attn_combine_fi": "attn_combine_fa2"}
@@ -91,7 +91,7 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
     fam = df["family"].to_numpy()
     kvb_all = np.where(df["dtype"].to_numpy() == "fp8", 1.0, 2.0)
     regs = regs or {}
-    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton", "fa3", "xqa"):
+    for f in ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton", "fa3", "xqa", "triton_vllm"):
         sel = fam == f
         if not sel.any():
             continue
@@ -109,6 +109,8 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
             launches, _ = FM.flashmla(B, q, T, Hq, 512.0, 64.0, kvb, sms)
         elif f == "xqa":    # the measured stand-in: FlashInfer's port, its own split rule
             launches, _ = XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page, split="port")
+        elif f == "triton_vllm":
+            launches, _ = TE.triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms, smem_per_sm)
         elif f == "fa3":    # the measured stand-in: FA4-CuTe's sm_90 forward (page 0: contiguous K/V)
             launches, _ = FA3.fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, np.where(sel, df["page_size"].fillna(0)
                                                                                .to_numpy(float), 16.0), sms)
@@ -171,7 +173,7 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
 def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
     fam = df["family"].to_numpy()
     q = df["q_rows"].fillna(1).to_numpy(float) if "q_rows" in df.columns else np.ones(len(df))
-    phase = np.where((fam == "fi_verify") | (np.isin(fam, ["fa3", "xqa"]) & (q > 1)), "verify", "decode")
+    phase = np.where((fam == "fi_verify") | (np.isin(fam, ["fa3", "xqa", "triton_vllm"]) & (q > 1)), "verify", "decode")
     return pd.DataFrame({"family": fam, "phase": phase, "kv": df["dtype"].to_numpy(),
                          "ctx_regime": context_regime(df["context"]),
                          "batch_regime": batch_regime(df["batch"])})
@@ -328,7 +330,8 @@ FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_f
 
 def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, fa3: pd.DataFrame | None = None,
         fa3_grids: pd.DataFrame | None = None, xqa: pd.DataFrame | None = None,
-        xqa_grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
+        xqa_grids: pd.DataFrame | None = None, tv: pd.DataFrame | None = None,
+        tv_grids: pd.DataFrame | None = None) -> tuple[Efficiency, dict]:
     """Fit every group on its fit rows (least squares on log(predicted / measured)); kinds without fit rows keep
     the first look's borrowed terms; with the fa3 measurement (load_fa3) attn_fa3 is fitted on its own rows
     (fit_fa3) and attn_fa4 borrows it. Returns the Efficiency and metadata (rows, parameters, rms log error)."""
@@ -411,6 +414,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
     if xqa is not None and len(xqa):
         eff, meta["xqa"] = fit_xqa(xqa, hw, eff, xqa_grids)
         meta["borrowed"] = {k: v for k, v in meta["borrowed"].items() if k not in XQA_KINDS}
+    if tv is not None and len(tv):
+        eff, meta["triton_vllm"] = fit_triton_vllm(tv, hw, eff, tv_grids)
+        meta["borrowed"] = {k: v for k, v in meta["borrowed"].items() if k not in TV_KINDS}
     return eff, meta
 
 
@@ -687,6 +693,108 @@ def xqa_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
                                                       "pred_struct_us": "first_struct_err_pct"})
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# the triton_vllm family: vLLM's Triton unified attention, run from a copy of its source
+# ---------------------------------------------------------------------------------------------------------------------
+#: lab/kernels/measure_triton_vllm_attention.py's CSVs and the first look priced before them
+#: (lab/kernels/predict_triton_vllm_attention.py)
+TV_GLOB = "triton_vllm_attention_nvidia*.csv"
+TV_FIRST_LOOK_CSV = "triton_vllm_first_look.csv"
+TV_KEYS = ("model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
+#: the family's kinds: the 2D / 3D kernel reading bf16 or fp8 K/V, and reduce_segments
+TV_KINDS = ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_combine_triton_vllm")
+
+
+def latest_triton_vllm(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
+    """(the newest vLLM Triton measurement, its launch profile), None where missing."""
+    fs = sorted(p for p in Path(data_dir).glob(TV_GLOB) if p.suffix == ".csv")
+    if not fs:
+        return None, None
+    f = fs[-1]
+    g = f.with_name(f.name.replace("triton_vllm_attention_", "triton_vllm_attention_grids_", 1))
+    return f, (g if g.is_file() else None)
+
+
+def load_triton_vllm(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The triton_vllm family's measured rows; empty when nothing was measured."""
+    f, _ = latest_triton_vllm(data_dir)
+    return load(f) if f is not None else pd.DataFrame()
+
+
+def triton_vllm_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[str, tuple[float, str]]:
+    """kind -> (resident CTAs per SM, how) from the launch profile: the most common occupancy of the 2D / 3D kernel's
+    launches reading bf16 (attn_triton_vllm) or fp8 K/V (label ':fp8:'), and of reduce_segments."""
+    from simulator.calibration.fit_regimes import occupancy
+
+    if grids is None or grids.empty:
+        return {}
+    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1)
+               * pd.to_numeric(grids["block_y"], errors="coerce").fillna(1)
+               * pd.to_numeric(grids["block_z"], errors="coerce").fillna(1)).to_numpy(float)
+    regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
+    smem = pd.to_numeric(grids["smem"], errors="coerce").fillna(0).to_numpy(float)
+    occ = occupancy(regs, smem, threads, smem_per_sm)
+    name = grids["kernel_name"].astype(str)
+    main = name.str.contains("kernel_unified_attention").to_numpy()
+    fp8 = grids["label"].astype(str).str.contains(":fp8:").to_numpy()
+    out = {}
+    for kind, m in (("attn_triton_vllm", main & ~fp8), ("attn_triton_vllm_fp8kv", main & fp8),
+                    ("attn_combine_triton_vllm", name.str.contains("reduce_segments").to_numpy())):
+        if not m.any():
+            continue
+        vals, counts = np.unique(occ[m], return_counts=True)
+        v = float(vals[np.argmax(counts)])
+        i = int(np.flatnonzero(m & (occ == v))[0])
+        out[kind] = (max(v, 1.0), f"{int(m.sum())} launches; {int(regs[i])} registers x {int(threads[i])} threads, "
+                                  f"{int(smem[i])} B shared memory -> {v:g} per SM")
+    return out
+
+
+def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
+    """Fit attn_triton_vllm (with reduce_segments' attn_combine_triton_vllm) on the bf16 rows and
+    attn_triton_vllm_fp8kv on the fp8 rows of the fit set (fit_rows: Llama-3.1-8B decode, context 1024-16384, batch
+    <= 64; chosen before the measurement); resident CTAs from the launch profile, the prologue's dependent loads at
+    the measured DRAM latency. Returns (Efficiency, meta)."""
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    up = {}
+    meta: dict = {"measured": {}, "groups": {}}
+    for k in TV_KINDS:
+        up[f"sync_us.{k}"] = dram
+        up[f"cta_fixed_us.{k}"] = 0.0
+    for k, (v, how) in triton_vllm_slots(grids, smem).items():
+        up[f"cta_slots.{k}"] = v
+        meta["measured"][f"cta_slots.{k}"] = how
+    eff = efficiency_with(eff, up)
+    ops = build_ops(df, hw.units, smem)
+    meas = df["median_us"].to_numpy(float)
+    fp8 = df["dtype"].to_numpy() == "fp8"
+    base = fit_rows(df) & (df["family"].to_numpy() == "triton_vllm")
+    comb = "attn_combine_triton_vllm"
+    for kind, rows in (("attn_triton_vllm", base & ~fp8), ("attn_triton_vllm_fp8kv", base & fp8)):
+        params = _params(kind, dram, tensor=True)
+        if kind == "attn_triton_vllm":
+            params += [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX), (f"iter_us.{comb}", 0.2, 0.02, 3.0)]
+        eff, fitted, fun = solve_terms(ops, hw, eff, params, rows, meas, len(df))
+        meta.setdefault("params", {}).update(fitted)
+        meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(fun ** 2))), 4)}
+    meta.update({"rows": int(base.sum()), "data": Path(df.attrs.get("file", "")).name,
+                 "rms_log_error": float(np.sqrt(np.mean([g["rms_log_error"] ** 2 for g in meta["groups"].values()])))})
+    return eff, meta
+
+
+def triton_vllm_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The triton_vllm first look (priced before the measurement) joined with the measured rows: first_main_err_pct
+    ((a) the model at f5528fc) and first_struct_err_pct ((b) the source's structure, borrowed rates), with regime
+    labels; empty when either is missing."""
+    p = Path(data_dir) / TV_FIRST_LOOK_CSV
+    if not p.is_file() or not len(df):
+        return pd.DataFrame()
+    return join_prices(df, pd.read_csv(p), TV_KEYS, {"pred_main_us": "first_main_err_pct",
+                                                     "pred_struct_us": "first_struct_err_pct"})
+
+
+
 #: a blind grid's two committed prices (the revised model, the model before it) and their error columns
 BLIND_ERRORS = {"pred_new_us": "new_err_pct", "pred_base_us": "base_err_pct"}
 #: the fa3 blind grid (lab/kernels/measure_fa4cute_attention.py --grid blind) and its prices, committed before it was
@@ -907,7 +1015,8 @@ def _pooled(ev: pd.DataFrame, col: str | None = None) -> dict:
 
 def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, first: pd.DataFrame, out_dir: Path,
           target: str = "H100-SXM", fa3_table: pd.DataFrame | None = None, fa3_first: pd.DataFrame | None = None,
-          xqa_table: pd.DataFrame | None = None, xqa_first: pd.DataFrame | None = None) -> Path:
+          xqa_table: pd.DataFrame | None = None, xqa_first: pd.DataFrame | None = None,
+          tv_table: pd.DataFrame | None = None, tv_first: pd.DataFrame | None = None) -> Path:
     """Merge the production kinds' terms into out_dir/<target>.yaml (other fits' terms kept)."""
     from simulator.calibration import checks as C
 
@@ -931,7 +1040,11 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
                      "<= 256), attn_fa3_tma's block rate on its contiguous middle rows (fa3_fit_rows)" if "fa3" in meta else "")
                   + ("; attn_xqa / attn_xqa_fp8kv fitted on " + meta["xqa"]["data"] + " (FlashInfer's port of "
                      "TensorRT-LLM's XQA kernels, flashinfer-python 0.6.4, lab/kernels/measure_xqa_attention.py), "
-                     "Llama-3.1-8B page-16 decode rows of the middle regime and of context <= 256 (xqa_fit_rows)" if "xqa" in meta else ""),
+                     "Llama-3.1-8B page-16 decode rows of the middle regime and of context <= 256 (xqa_fit_rows)" if "xqa" in meta else "")
+                  + ("; attn_triton_vllm / attn_triton_vllm_fp8kv / attn_combine_triton_vllm fitted on "
+                     + meta["triton_vllm"]["data"] + " (vLLM's Triton unified attention @ 001ceb3e run from a copy of its "
+                     "source, lab/kernels/measure_triton_vllm_attention.py), Llama-3.1-8B decode rows of the middle "
+                     "regime only" if "triton_vllm" in meta else ""),
         "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}
                 for k, m in meta.items() if isinstance(m, dict) and k not in ("borrowed",)},
         "accuracy_held_out": _pooled(table),
@@ -946,6 +1059,13 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
     if xqa_first is not None and len(xqa_first):
         own["production_attention"]["first_look"]["xqa_main"] = _pooled(xqa_first, "first_main_err_pct").get("xqa", {})
         own["production_attention"]["first_look"]["xqa_struct"] = _pooled(xqa_first, "first_struct_err_pct").get("xqa", {})
+    if tv_table is not None and len(tv_table):
+        own["production_attention"]["accuracy_held_out"].update(_pooled(tv_table))
+    if tv_first is not None and len(tv_first):
+        own["production_attention"]["first_look"]["triton_vllm_main"] = _pooled(tv_first, "first_main_err_pct").get(
+            "triton_vllm", {})
+        own["production_attention"]["first_look"]["triton_vllm_struct"] = _pooled(tv_first, "first_struct_err_pct").get(
+            "triton_vllm", {})
     owned = {part: kinds for part in OWNED_PARTS}
     owned["production_attention"] = None
     return C.write_checked(p, C.merge_into(p, own, owned), "")
@@ -978,8 +1098,10 @@ def main(argv=None) -> None:
     _, _, fg = latest_fa3(data_dir)
     xq = load_xqa(data_dir)
     _, xg = latest_xqa(data_dir)
+    tv = load_triton_vllm(data_dir)
+    _, tg = latest_triton_vllm(data_dir)
     eff, meta = fit(df, hw, grids, fa3, pd.read_csv(fg) if fg is not None else None, xq,
-                    pd.read_csv(xg) if xg is not None else None)
+                    pd.read_csv(xg) if xg is not None else None, tv, pd.read_csv(tg) if tg is not None else None)
     ev = evaluate(df, hw, eff)
     table = accuracy(ev)
     fl = first_look_errors(df, data_dir)
@@ -1025,10 +1147,20 @@ def main(argv=None) -> None:
             f"{k} rms {g['rms_log_error']:.3f}" for k, g in mx["groups"].items()) + "; "
               + ", ".join(f"{k} {v:.4g}" for k, v in mx["params"].items()))
         print(accuracy(evx, by=("family", "phase", "kv", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
+    evt = flt = None
+    if len(tv):
+        evt = evaluate(tv, hw, eff)
+        flt = triton_vllm_first_look(tv, data_dir)
+        mt = meta["triton_vllm"]
+        print(f"triton_vllm (vLLM Triton unified attention): {mt['rows']} fit rows, " + ", ".join(
+            f"{k} rms {g['rms_log_error']:.3f}" for k, g in mt["groups"].items()) + "; "
+              + ", ".join(f"{k} {v:.4g}" for k, v in mt["params"].items()))
+        print(accuracy(evt, by=("family", "phase", "kv", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
     if args.write:
         print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR,
                              fa3_table=None if ev3 is None else ev3[ev3["part"] == "held-out"], fa3_first=fl3,
-                             xqa_table=None if evx is None else evx[evx["part"] == "held-out"], xqa_first=flx))
+                             xqa_table=None if evx is None else evx[evx["part"] == "held-out"], xqa_first=flx,
+                             tv_table=None if evt is None else evt[evt["part"] == "held-out"], tv_first=flt))
 
 
 if __name__ == "__main__":

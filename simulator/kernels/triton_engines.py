@@ -17,14 +17,25 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     (attn_triton_sgl_fp8kv): the program converts its fp8 tiles, and its tile time and occupancy are its own.
     Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
     Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
-triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_attention.py, commit
-  001ceb3e98e7a19ebe33f542a368fa73bf6c76ad; vllm/v1/attention/backends/triton_attn.py): grid
-  (B // BLOCK_Q + B, Hkv) (2D) or (.., Hkv, 16 segments) (3D: decode only, when B <= seq_threshold_3D = 128 // Hkv),
-  BLOCK_M = 16 (max(16, next_pow2(G))) packed rows, BLOCK_Q = BLOCK_M / G sequences' rows per program, TILE_SIZE 16
-  (decode, bf16) / 32 keys per iteration; each program first finds its sequence by a binary search over
-  query_start_len (find_seq_idx: log2(B) dependent loads), then per tile loads the tile's block-table entries
-  and then the keys (a dependent load per iteration); 3D partial results merged by reduce_segments (one program per
-  (token, query head)). NOT MEASURED (no runnable copy carried): rates borrowed from triton_sgl.
+triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_attention.py `unified_attention`,
+  `kernel_unified_attention_2d` / `_3d`, `reduce_segments`, `find_seq_idx`, commit
+  001ceb3e98e7a19ebe33f542a368fa73bf6c76ad; vllm/v1/attention/backends/triton_attn.py at the same commit: K/V cache
+  (blocks, 2, block_size, Hkv, d) unbound into K and V, fp8 K/V viewed as float8_e4m3fn, the query stays bf16):
+    BLOCK_M = 16 if G <= 16 else next_pow2(G) packed (query row, head) rows; BLOCK_Q = BLOCK_M // G query rows of one
+    sequence per program; total_num_q_blocks = (B x q) // BLOCK_Q + B (an upper bound: the q blocks past a
+    sequence's rows exit after their search and query_start_len loads);
+    3D (segmented) kernel iff max_seqlen_q <= 1 and total_num_q_blocks x Hkv <= 128 (decode only), grid
+    (total_num_q_blocks, Hkv, NUM_SEGMENTS = 16), TILE_SIZE_DECODE = 16 keys per iteration (32 for an fp8 query;
+    the backend's query is bf16), each segment walks ceil(T / (16 x 16)) tiles and the segments past the sequence
+    exit after loading seq_len; then reduce_segments, grid (B x q, Hq), merges the 16 segment slots (masked);
+    otherwise the 2D kernel, grid (total_num_q_blocks, Hkv), TILE_SIZE_PREFILL = 32 keys per iteration over the
+    whole sequence, no combine;
+    every program first finds its sequence by a binary search over query_start_len (find_seq_idx: floor(log2(B)) + 1
+    dependent loads), loads query_start_len[seq], [seq + 1] (one round trip), then seq_len (another); per tile it
+    loads the tile's block-table entries and then the keys / values at them (a dependent load per iteration;
+    default num_warps 4, num_stages 3: Triton pipelines the indirect loads as in SGLang's kernel, the first
+    iteration's two loads peeled into the prologue); fp8 K/V is converted in the loop ((k.to(f32) x k_scale)
+    .to(bf16)): its own kind (attn_triton_vllm_fp8kv).
 """
 from __future__ import annotations
 
@@ -52,6 +63,18 @@ SGL_PIPELINE_PROLOGUE_LOADS = 2.0
 #: .csv): l2 0.1431 us / dram 0.3494 us
 SGL_IDLE_LOAD_SHARE = 0.1431 / 0.3494
 VLLM_BLOCK_M, VLLM_TILE_DECODE, VLLM_TILE_PREFILL, VLLM_SEGMENTS, VLLM_MIN_GRID_2D = 16.0, 16.0, 32.0, 16.0, 128.0
+#: vLLM's default KV block size (the page the block table addresses)
+VLLM_PAGE = 16.0
+#: 4 warps (Triton's default num_warps; the launch passes none); registers per thread / shared memory bytes of the
+#: 3D and 2D kernels, bf16 and fp8 K/V, Llama-3.1-8B heads: MEASURED launch profile (hwmodels/calibration/data/
+#: production_attention/triton_vllm_attention_grids_nvidia-h100-80gb-hbm3_2026-11-27.csv, Triton 3.6.0)
+VLLM_THREADS = 128.0
+VLLM_REGS_3D, VLLM_SMEM_3D, VLLM_REGS_3D_FP8, VLLM_SMEM_3D_FP8 = 88.0, 12928.0, 106.0, 16512.0
+VLLM_REGS_2D, VLLM_SMEM_2D, VLLM_REGS_2D_FP8, VLLM_SMEM_2D_FP8 = 112.0, 21760.0, 128.0, 28928.0
+#: after the search: query_start_len[seq] and [seq + 1] (one round trip), then seq_len (module docstring)
+VLLM_META_LOADS = 2.0
+#: the first tile's block-table load and then its keys / values, peeled into the pipeline prologue (as SGLang's)
+VLLM_PIPELINE_PROLOGUE_LOADS = 2.0
 
 
 def sgl_num_kv_splits(B, T, Hq, Hkv, sms):
@@ -102,24 +125,52 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     return [*k1s, k2], {"splits": S, "ctas": ctas, "iters": iters, "slots": slots}
 
 
+def vllm_grid(B, q, Hq, Hkv):
+    """(BLOCK_M, BLOCK_Q, total_num_q_blocks, use_3d) of unified_attention's launch (module docstring)."""
+    B, q, Hq, Hkv = (np.asarray(x, dtype=np.float64) for x in (B, q, Hq, Hkv))
+    G = np.floor(Hq / Hkv)
+    block_m = np.where(G <= VLLM_BLOCK_M, VLLM_BLOCK_M, 2.0 ** np.ceil(np.log2(np.maximum(G, 1.0))))
+    block_q = np.floor(block_m / G)
+    q_blocks = np.floor(B * q / block_q) + B
+    use_3d = (q <= 1) & (q_blocks * Hkv <= VLLM_MIN_GRID_2D)
+    return block_m, block_q, q_blocks, use_3d
+
+
 def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
-    """Launches of one vLLM unified-attention call (module docstring; rates borrowed: see the family table)."""
+    """Launches of one vLLM unified-attention call (module docstring): the 2D kernel, or the 3D kernel and
+    reduce_segments."""
     B, q, T, Hq, Hkv, d, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb)))
-    G = Hq / Hkv
-    block_m = np.maximum(VLLM_BLOCK_M, 2.0 ** np.ceil(np.log2(np.maximum(G, 1.0))))
-    block_q = np.maximum(np.floor(block_m / G), 1.0)
-    progs = np.floor(B * q / block_q) + B
-    use_3d = (q <= 1) & (B <= np.floor(VLLM_MIN_GRID_2D / Hkv))
+    block_m, block_q, q_blocks, use_3d = vllm_grid(B, q, Hq, Hkv)
+    work_q = B * ceil_div(q, block_q)                 # q blocks that hold query rows
     seg = np.where(use_3d, VLLM_SEGMENTS, 1.0)
     tile = np.where(use_3d, VLLM_TILE_DECODE, VLLM_TILE_PREFILL)
-    iters = ceil_div(ceil_div(T, seg), tile)
-    ctas = progs * Hkv * seg
-    slots = occupancy(128.0, 32768.0, 128.0, smem_per_sm)
-    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
-    search = np.ceil(np.log2(np.maximum(B, 2.0)))
-    k1 = Launch("attention", "attn_triton_vllm", ctas, slots, iters, 2.0 + search, flops, kv + seg * qb,
-                np.where(use_3d, B * q * Hq * seg * (d + 2.0) * 4.0, ob))
-    rd, wr = combine_io(B * q * Hq, seg, d)
-    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, ceil_div(seg, 16.0), 1.0 + search,
-                3.0 * B * q * Hq * d * seg, rd, wr, dtype="fp32", where=use_3d)
-    return [k1, k2], {"segments": seg, "ctas": ctas, "use_3d": use_3d}
+    tiles = ceil_div(T, tile)
+    per_seg = ceil_div(T, seg * tile)                 # tiles_per_segment (3D); the whole sequence (2D)
+    seg_work = np.where(use_3d, ceil_div(T, per_seg * tile), 1.0)
+    iters = np.minimum(per_seg, tiles)
+    ctas = work_q * Hkv * seg_work
+    idle = q_blocks * Hkv * seg - ctas                # programs that exit after their prologue loads
+    f8 = kvb < 2.0
+    regs = np.where(use_3d, np.where(f8, VLLM_REGS_3D_FP8, VLLM_REGS_3D), np.where(f8, VLLM_REGS_2D_FP8, VLLM_REGS_2D))
+    smem = np.where(use_3d, np.where(f8, VLLM_SMEM_3D_FP8, VLLM_SMEM_3D), np.where(f8, VLLM_SMEM_2D_FP8, VLLM_SMEM_2D))
+    slots = occupancy(VLLM_THREADS, smem, regs, smem_per_sm)
+    _, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    # the tensor-core work the programs issue: every tile is a (BLOCK_M x d) x (d x TILE) product and a (BLOCK_M x
+    # TILE) x (TILE x d) one, whatever share of the BLOCK_M rows holds query rows (decode: G of 16 for G <= 16;
+    # verification of q <= BLOCK_Q rows: the same tiles). Looked-at revision: the first fit charged 2 B q Hq T 2d flops
+    # and came out 1.2-2.4x too slow on the held-out verification rows
+    flops = ctas * iters * 4.0 * block_m * tile * d
+    search = np.floor(np.log2(np.maximum(B, 1.0))) + 1.0
+    idx = B * tiles * tile / VLLM_PAGE * 4.0 * Hkv    # block-table words (one int32 per page per program)
+    part_w = np.where(use_3d, B * q * Hq * seg_work * (d + 2.0) * 4.0, ob)
+    kind = np.where(kvb < 2.0, "attn_triton_vllm_fp8kv", "attn_triton_vllm")
+    pro = search + VLLM_META_LOADS + VLLM_PIPELINE_PROLOGUE_LOADS
+    k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0), pro, flops,
+                  kv + seg_work * qb + idx, part_w, idle=idle, where=kind == k,
+                  info={"segments": seg_work})
+           for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") if (kind == k).any()]
+    rd, wr = combine_io(B * q * Hq, seg_work, d)
+    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, VLLM_SEGMENTS, 1.0 + search,
+                3.0 * B * q * Hq * d * seg_work, rd, wr, dtype="fp32", where=use_3d)
+    return [*k1s, k2], {"segments": seg, "ctas": ctas, "use_3d": use_3d, "iters": iters, "idle": idle,
+                        "block_q": block_q, "q_blocks": q_blocks}

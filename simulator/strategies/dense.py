@@ -94,8 +94,8 @@ class DenseAttention(AttentionStrategy):
                        "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
                        "measure_production_attention.py); xqa = TensorRT-LLM XQA (its kernels MEASURED through "
                        "FlashInfer's port, TensorRT-LLM's multi-block split read from its source); fa3 / fa4 = "
-                       "FlashAttention-3 / -4 (vLLM, SGLang), triton_vllm = vLLM's Triton unified attention (read, not "
-                       "run: rates borrowed from the nearest measured family or stand-in)",
+                       "FlashAttention-3 / -4 (vLLM, SGLang), triton_vllm = vLLM's Triton unified attention (its "
+                       "kernel file MEASURED, run from a copy of its source)",
             lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff") + PRODUCTION_FAMILIES,
             "generic | fa2 | triton_splitkv | flex | cudnn | memeff | " + " | ".join(PRODUCTION_FAMILIES)),
         # --- production kernels (simulator/kernels/families.py): the page size of their paged K/V cache ---
