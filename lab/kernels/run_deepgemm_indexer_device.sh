@@ -11,7 +11,6 @@ mkdir -p "$out" dgsrc
 tar -xJf dgsrc.tar.xz -C dgsrc
 export PYTHONUNBUFFERED=1 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda} MAX_JOBS=16
 export DG_JIT_CACHE_DIR=/tmp/dg_jit DG_BUILD_DIR=/tmp/dg_build
-mkdir -p "$DG_BUILD_DIR"
 gcc --version | head -1
 python3 -c "import sysconfig, os; p = sysconfig.get_paths()['include']; print(p, os.path.exists(p + '/Python.h'))"
 # which of torch's libraries export libstdc++'s locale facet ids (std::collate<char>::id), the suspected cause of the crash
@@ -22,4 +21,15 @@ for f in sorted(glob.glob(os.path.dirname(torch.__file__) + '/lib/*.so*')):
     n = sum('_ZNSt7collateIcE2idE' in line for line in out.splitlines())
     print('exports std::collate<char>::id:', os.path.basename(f)) if n else None
 "
+# the first link mode (dg_upstream.py) whose build survives a schedule-metadata call measures
+for mode in ${DG_LINK_MODES:-bsymbolic own_libstdcxx}; do
+  if DG_LINK_MODE=$mode python3 -X faulthandler -c "
+import torch, dg_upstream as dg
+m = dg.get_paged_mqa_logits_metadata(torch.full((3, 1), 1000, device='cuda', dtype=torch.int32), 64, dg.get_num_sms())
+torch.cuda.synchronize()
+print('link mode $mode: metadata call ok', m[:2].tolist())
+"; then export DG_LINK_MODE=$mode; break; fi
+  echo "link mode $mode: crashed"
+done
+[ -n "$DG_LINK_MODE" ] || { echo "every link mode crashed"; exit 3; }
 python3 -X faulthandler measure_deepgemm_indexer.py --out "$out" "$@" 2>&1 | tee "$out/measure.log"
