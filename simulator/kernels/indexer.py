@@ -40,8 +40,9 @@ simulator/calibration/fit_deepgemm_indexer.py borrowed_eff). Both first-look pri
 model before the 0.2.5 re-read and (b) this structure at those rates, are committed
 (hwmodels/calibration/data/production_kernels/deepgemm_indexer_first_look_h100.csv); lab/kernels/
 measure_deepgemm_indexer.py times the grid and fit_deepgemm_indexer.py `write` fits the kinds from its CSV. The
-measurement did not run: sgl-deep-gemm 0.2.5's _C.so is built against a newer PyTorch than the lent machine's 2.11
-(docs/KNOWN_GAPS.md).
+measurement did not run: sgl-deep-gemm 0.2.5's _C.so is built against a newer PyTorch than the lent machine's 2.11,
+and DeepGEMM's host code built there (deepseek-ai/DeepGEMM @ 54e2261: the same paged and metadata kernels) crashed in
+its JIT before any kernel ran (docs/KNOWN_GAPS.md).
 """
 from __future__ import annotations
 

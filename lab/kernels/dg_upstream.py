@@ -1,0 +1,100 @@
+"""DeepGEMM's indexer entry points built on the measuring machine against its own PyTorch (the sgl-deep-gemm wheel's
+_C.so is built against a newer PyTorch and cannot run there).
+
+Source (not committed; unpacked beside this file from dgsrc.tar.xz by run_deepgemm_indexer_device.sh):
+  deepseek-ai/DeepGEMM at 54e22612409371d6364144b69086735beb54e98b (2026-06-23): csrc/ and deep_gemm/include/deep_gemm;
+  CUTLASS / CuTe headers from sgl-deep-gemm 0.2.5's wheel (deep_gemm/include/{cute,cutlass}, CUTLASS 4.8.1);
+  fmt headers at fmtlib/fmt 553ec11 (the submodule commit DeepGEMM pins).
+Carried-source patches (made in .dev only): jit/include_parser.hpp and jit/compiler.hpp find `#include` lines and the
+nvcc release number without std::regex (same matches). Only the attention and runtime API groups are compiled (a
+two-group copy of csrc/python_api.cpp written here), with torch.utils.cpp_extension.load; kernels are JIT-compiled by nvcc on first use, as in any DeepGEMM build.
+
+The names and argument order the measuring script uses are those of sgl-deep-gemm 0.2.5; 0.2.5 has no logits-cleaning
+pass, so clean_logits=False here (DeepGEMM's default for the paged kernel; its prefill default is True).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from torch.utils.cpp_extension import load
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "dgsrc")
+BUILD = "deepseek-ai/DeepGEMM 54e2261 (built here against the machine's torch; CUTLASS 4.8.1 from sgl-deep-gemm 0.2.5)"
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+
+_API = """#include <pybind11/pybind11.h>
+#include <torch/python.h>
+#include "apis/attention.hpp"
+#include "apis/runtime.hpp"
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    deep_gemm::attention::register_apis(m);
+    deep_gemm::runtime::register_apis(m);
+}
+"""
+
+
+# DeepGEMM's device runtime holds a cuBLASLt handle: link the toolkit's cuBLAS where it has one, else the symbols come
+# from the cuBLAS libtorch_cuda already loads
+_CUBLAS = ["-lcublasLt", "-lcublas"] if os.path.exists(f"{CUDA_HOME}/lib64/libcublasLt.so") else []
+
+
+# On the lent machine (2026-11-27) the extension, linked the plain way, crashed in its first std::regex
+# (std::regex_traits<char>::transform_primary reached a wrong facet; pytorch/pytorch#109923 shows the same pattern), and,
+# with DeepGEMM's two std::regex uses replaced in the carried source, still crashed at its next step. Suspected: the
+# extension's own instantiations of libstdc++ templates are exported weak and bind, by ELF interposition, to copies in
+# libraries the process loaded first (built with other libstdc++ headers), or its locale facet ids do not match the
+# process's locale. Link modes (DG_LINK_MODE; neither "bsymbolic" nor "own_libstdcxx" has run yet):
+#   plain          what crashed
+#   bsymbolic      -Wl,-Bsymbolic-functions: the extension calls its own template instantiations
+#   own_libstdcxx  that plus its own libstdc++, linked statically with its symbols hidden (own locale machinery)
+_LINK = {"plain": [],
+         "bsymbolic": ["-Wl,-Bsymbolic-functions"],
+         "own_libstdcxx": ["-Wl,-Bsymbolic-functions", "-static-libstdc++", "-Wl,--exclude-libs,ALL"]}
+LINK_MODE = os.environ.get("DG_LINK_MODE", "bsymbolic")
+if LINK_MODE not in _LINK:
+    raise SystemExit(f"DG_LINK_MODE={LINK_MODE!r}: allowed {sorted(_LINK)}")
+BUILD += f", link mode {LINK_MODE}"
+
+
+def _build_dir():
+    d = os.path.join(os.environ.get("DG_BUILD_DIR", "/tmp/dg_build"), LINK_MODE)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def _build():
+    api = os.path.join(SRC, "csrc", "indexer_api.cpp")
+    if not os.path.exists(api) or open(api).read() != _API:   # an unchanged source is not rebuilt
+        with open(api, "w") as fh:
+            fh.write(_API)
+    t0 = time.time()
+    mod = load(name=f"dg_indexer_C_{LINK_MODE}", sources=[api],
+               extra_include_paths=[f"{CUDA_HOME}/include", f"{CUDA_HOME}/include/cccl",
+                                    os.path.join(SRC, "deep_gemm", "include"), os.path.join(SRC, "fmt", "include")],
+               extra_cflags=["-O2", "-Wno-psabi", "-Wno-deprecated-declarations"],   # the C++ standard torch asks for
+               extra_ldflags=[f"-L{CUDA_HOME}/lib64", "-lcudart", "-lnvrtc"] + _CUBLAS + _LINK[LINK_MODE],
+               build_directory=_build_dir(), with_cuda=True, verbose=False)
+    print("deep_gemm host extension", LINK_MODE, "built/loaded in", round(time.time() - t0, 1), "s", flush=True)
+    mod.init(os.path.join(SRC, "deep_gemm"), CUDA_HOME)
+    return mod
+
+
+_C = _build()
+
+
+def get_num_sms():
+    return _C.get_num_sms()
+
+
+def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
+    return _C.get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
+
+
+def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len):
+    return _C.fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, False)
+
+
+def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, max_seqlen_k):
+    return _C.fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, False, max_seqlen_k)
