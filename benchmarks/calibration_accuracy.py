@@ -121,6 +121,11 @@ def production_indexer() -> None:
           f"measurement; fitted kinds on fit rows {FI.FIT_DECODE} (decode) / {FI.FIT_PREFILL} (prefill) and held-out "
           f"rows; |model / measured - 1| in %; goal median <= 10 %, p90 <= 25 %)")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    fl_a = tab[tab["model"].str.startswith("first look (a)")].copy()
+    fl_a["goal"] = np.where((fl_a["median_abs_pct"] <= 10) & (fl_a["p90_abs_pct"] <= 25), "met", "MISSED")
+    _board_table(fl_a, "first look", "DeepGEMM indexer grid, (a) from source before measuring", family="indexer_dg")
+    _board_table(tab[(tab["model"] == "fitted kinds") & (tab["set"] == "held out")], "held out",
+                 "DeepGEMM indexer grid, fitted kinds", family="indexer_dg")
 
 
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)

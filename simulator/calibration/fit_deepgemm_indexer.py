@@ -216,8 +216,10 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
            "memory": {PAGED: fp["memory"], PREFILL: fq["memory"]},
            "deepgemm_indexer": {
                "source": f"simulator/calibration/fit_deepgemm_indexer.py on {Path(data_csv).name} (lab/kernels/"
-                         "measure_deepgemm_indexer.py, sgl-deep-gemm 0.2.5): fp8_paged_mqa_logits (kind indexer_dg) "
-                         "and fp8_mqa_logits (kind indexer_dg_prefill), priced with simulator/kernels/indexer.py",
+                         "measure_deepgemm_indexer.py: deepseek-ai/DeepGEMM @ 54e2261's host code built on the lent "
+                         "H100 against its PyTorch, whose paged and metadata kernels are sgl-deep-gemm 0.2.5's): "
+                         "fp8_paged_mqa_logits (kind indexer_dg) and fp8_mqa_logits (kind indexer_dg_prefill), priced "
+                         "with simulator/kernels/indexer.py",
                "fit_shapes": {"decode": {k: list(v) for k, v in FIT_DECODE.items()},
                               "prefill": {k: list(v) for k, v in FIT_PREFILL.items()}},
                PAGED: fp, PREFILL: fq}}
