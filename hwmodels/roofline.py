@@ -30,7 +30,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   (fixed[kind] = wave_fixed[kind] where the kind has one: Efficiency.wave_fixed_s, the wave-priced
                   kernels' own fixed time, e.g. cuBLASLt's small-M GEMMs against the full-device GEMMs)
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
-                  CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is overlap_p(body, chain)); the second term is
+                  CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is overlap_p(body, chain); for those of
+                  CHAIN_ISSUE, vLLM's Triton attention, max(memory_s', chain + compute_s)); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
                   of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
                 with memory_s' = max(hbm_bytes / (bw_hbm * eff_m), l2_bytes / bw_l2) (no fill_m: too few CTAs show up as the chain
@@ -190,6 +191,18 @@ CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4",
 #: larger of the two: the latency-bound tile at k = 1 grows smoothly into the issue-bound k x tile as k rises. Only
 #: the wave model's max(body, chain) changes for these kinds (nothing when overlap_p is uncalibrated)
 CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
+#: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
+#: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4 programs per SM from the measured
+#: registers). A program's iteration is a dependent chain (block-table entry -> K / V at it -> q.k dot -> softmax ->
+#: p.v dot: the dots need the tile the chain just brought), and the dots, exponentials and masks of the k programs
+#: resident on an SM are issued by that SM's 4 schedulers. Alone on its SM a program pays its chain (iter[kind] per
+#: tile: the lone program's loads) plus its own issue; k programs add k tiles' issue (the compute term: flops over the
+#: kind's fitted rate, ceil(n / U) programs' tiles on the busiest SM). A wave of tiles costs
+#: max(memory, chain + compute): the lone program's latency-bound iteration grows by one issue share per co-resident
+#: program, and a bandwidth-bound launch's loads queue in HBM. Additive rather than compounded with the device's overlap
+#: exponent: on the fit rows (Llama-3.1-8B decode, 1K-16K, B <= 64; fit_production_attention.fit_triton_vllm) the
+#: rms log error of (chain^p + compute^p)^(1/p) is 0.055 at p = 1, 0.058 at 1.5, 0.062 at 2, 0.082 at the device's 2.73
+CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv"))
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
@@ -337,6 +350,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         top = np.maximum(np.maximum(body, chain), 1e-30)
         both = top * ((body / top) ** p + (chain / top) ** p) ** (1.0 / p)
         wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)
+    if CHAIN_ISSUE:   # latency chain plus the SM's shared issue, bandwidth a ceiling (CHAIN_ISSUE)
+        wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
+                          + np.maximum(memory_s, chain + compute_s), wave_s)
     if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover (CTA_ALONE)
         alone = np.maximum(body, chain) + waves * fill + fixed + (waves - 1.0) * cta_fixed + per_cta
         wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)

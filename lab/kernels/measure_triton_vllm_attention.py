@@ -10,7 +10,10 @@ pages. Timing: the harness of measure_production_attention.py (R K/V copies so t
 calls captured back to back in a CUDA graph, a spin before every timed replay, median of the replays); every
 configuration's Triton JIT is compiled by an untimed call before timing.
 
-    python3 measure_triton_vllm_attention.py --out DIR [--budget-s 100] [--smoke]
+    python3 measure_triton_vllm_attention.py --out DIR [--budget-s 100] [--smoke] [--grid blind]
+
+--grid blind: a second grid in none of the first grid's shapes (blind_shapes), priced and committed before it is
+measured (lab/kernels/predict_triton_vllm_blind.py); its CSVs are named triton_vllm_blind_*.
 """
 from __future__ import annotations
 
@@ -23,9 +26,9 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 #: heads (query, KV), head dim 128: Llama-3.1-8B, Llama-3.1-70B at TP8, Qwen2.5-7B
-HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "qwen7b": (28, 4)}
+HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "qwen7b": (28, 4), "qwen72b": (64, 8)}
 PAGE = 16
 MAX_TOKENS = 1 << 22
 
@@ -71,6 +74,45 @@ def shapes() -> list[dict]:
     return rows[:n_fit] + held
 
 
+#: the blind grid's contexts and batches per regime (none in shapes())
+BLIND_CTX = ((40, 120, 200), (600, 1500, 3000, 6000), (20000, 48000, 100000))
+BLIND_BATCH = ((1, 2, 3), (10, 24, 40), (150, 300, 700))
+
+
+def blind_shapes() -> list[dict]:
+    """The blind grid: heads 32/8, 8/1, 28/4 and Qwen2.5-72B's 64/8 (head dim 128), bf16 and fp8 K/V; for every
+    (model, K/V dtype, query rows) group every (context class, batch class) cell, the context and batch of a cell
+    picked round-robin over the group (two picks per cell at q = 1, one at q = 2 or 3, alternating), skipping
+    B x T > MAX_TOKENS (then the cell's smallest batch)."""
+    rows, seen = [], set()
+    gi = 0
+    for model in ("llama8b", "llama70b_tp8", "qwen7b", "qwen72b"):
+        hq, hkv = HEADS[model]
+        for kv in ("bf16", "fp8"):
+            for qv in ("1", "23"):
+                picks = 2 if qv == "1" else 1
+                for ri, cs in enumerate(BLIND_CTX):
+                    for bi, bs in enumerate(BLIND_BATCH):
+                        for j in range(picks):
+                            t = cs[(gi + bi + 2 * j) % len(cs)]
+                            b = bs[(gi + ri + j) % len(bs)]
+                            if b * t > MAX_TOKENS:
+                                b = bs[0]
+                            if b * t > MAX_TOKENS:
+                                t = cs[0]
+                            if b * t > MAX_TOKENS:
+                                continue
+                            q = 1 if qv == "1" else 2 + (ri + bi + gi) % 2
+                            key = (model, kv, q, b, t)
+                            if key in seen:
+                                continue
+                            seen.add(key)
+                            rows.append(dict(family="triton_vllm", model=model, heads=hq, kv_heads=hkv, head_dim=128,
+                                             dtype=kv, batch=b, q_rows=q, context=t, page_size=PAGE))
+                gi += 1
+    return rows
+
+
 def run_vllm(torch, mod, s):
     import math
 
@@ -114,6 +156,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=100.0)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--grid", default="main", choices=("main", "blind"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -136,14 +179,15 @@ def main() -> None:
         log.flush()
 
     say("env", meta, "SMs", dev.multi_processor_count)
-    fcsv = open(os.path.join(args.out, "triton_vllm_attention.csv"), "w", newline="")
+    fcsv = open(os.path.join(args.out, "triton_vllm_blind.csv" if args.grid == "blind" else "triton_vllm_attention.csv"), "w", newline="")
     w = csv.DictWriter(fcsv, fieldnames=P.COLS)
     w.writeheader()
-    gcsv = open(os.path.join(args.out, "triton_vllm_attention_grids.csv"), "w", newline="")
+    gcsv = open(os.path.join(args.out, "triton_vllm_blind_grids.csv" if args.grid == "blind" else "triton_vllm_attention_grids.csv"), "w", newline="")
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
-    shp = shapes()[:4] if args.smoke else shapes()
+    shp = blind_shapes() if args.grid == "blind" else shapes()
+    shp = shp[:4] if args.smoke else shp
     done = fail = 0
     seen = set()
     for s in shp:

@@ -754,7 +754,8 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
     """Fit attn_triton_vllm (with reduce_segments' attn_combine_triton_vllm) on the bf16 rows and
     attn_triton_vllm_fp8kv on the fp8 rows of the fit set (fit_rows: Llama-3.1-8B decode, context 1024-16384, batch
     <= 64; chosen before the measurement); resident CTAs from the launch profile, the prologue's dependent loads at
-    the measured DRAM latency. Returns (Efficiency, meta)."""
+    the measured DRAM latency. iter_us is the lone program's iteration and compute the rate of the tiles' issue on
+    the busiest SM (hwmodels.roofline CHAIN_ISSUE). Returns (Efficiency, meta)."""
     smem = float(hw.smem_per_unit_bytes or 233472)
     dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
     up = {}
@@ -792,6 +793,27 @@ def triton_vllm_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.Da
         return pd.DataFrame()
     return join_prices(df, pd.read_csv(p), TV_KEYS, {"pred_main_us": "first_main_err_pct",
                                                      "pred_struct_us": "first_struct_err_pct"})
+
+
+#: the triton_vllm blind grid (lab/kernels/measure_triton_vllm_attention.py --grid blind: contexts 40-200, 600-6000,
+#: 20K-100K, batches 1-3, 10-40, 150-700, heads 32/8, 8/1, 28/4, 64/8, q 1-3, none of the first grid's shapes) and its
+#: prices, committed before it was measured (lab/kernels/predict_triton_vllm_blind.py)
+TV_BLIND_GLOB = "triton_vllm_blind_nvidia*.csv"
+TV_BLIND_PRED_CSV = "triton_vllm_blind_predictions.csv"
+
+
+def load_triton_vllm_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The triton_vllm blind grid's measured rows joined with the prices committed before the measurement:
+    base_err_pct (the model at base_commit) and new_err_pct (the model at model_commit), with regime labels; empty
+    when either is missing."""
+    fs = sorted(p for p in Path(data_dir).glob(TV_BLIND_GLOB) if "_grids_" not in p.name
+                and not p.stem.endswith("_nvidia-smi"))
+    pp = Path(data_dir) / TV_BLIND_PRED_CSV
+    if not fs or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(load(fs[-1]), pd.read_csv(pp), list(TV_KEYS), BLIND_ERRORS, ("model_commit", "base_commit"))
+    out.attrs["file"] = str(fs[-1])
+    return out
 
 
 

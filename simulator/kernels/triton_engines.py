@@ -35,7 +35,9 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     loads the tile's block-table entries and then the keys / values at them (a dependent load per iteration;
     default num_warps 4, num_stages 3: Triton pipelines the indirect loads as in SGLang's kernel, the first
     iteration's two loads peeled into the prologue); fp8 K/V is converted in the loop ((k.to(f32) x k_scale)
-    .to(bf16)): its own kind (attn_triton_vllm_fp8kv).
+    .to(bf16)): its own kind (attn_triton_vllm_fp8kv). The roofline prices a wave of these programs' tiles as the lone
+    program's chain plus the issue of the programs sharing the busiest SM, bandwidth a ceiling of its own
+    (hwmodels.roofline CHAIN_ISSUE).
 """
 from __future__ import annotations
 
