@@ -47,8 +47,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 CTA_FIXED_HIDDEN (on-chip epilogues) every wave's but the last's hides under the body:
                 max(body, chain + (waves - 1) * cta_fixed) + cta_fixed replaces max(body, chain) + waves * cta_fixed;
                 for the kinds of CTA_ALONE (one resident CTA per SM, not persistent: FA4-CuTe's sm_90 forward, XQA's
-                mha.cu) every wave pays its fill and every wave but the first one CTA turnover:
-                max(body, chain) + waves * fill + fixed + (waves - 1) * cta_fixed;
+                mha.cu) every wave pays its fill and every wave but the first one CTA turnover on its SM, while the
+                other SMs stream: max(body + fill, chain + waves * fill + (waves - 1) * cta_fixed) + fixed;
                 cta_serial = the
                 part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted)
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
@@ -172,6 +172,13 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #:             (epilogue, exit, dispatch and setup: mbarrier init, TMA descriptor prefetch, register reallocation), while
 #:             the first wave's setup and the last wave's epilogue are part of the kernel's fixed time:
 #:             fixed + (waves - 1) x cta_fixed replaces fixed + waves x cta_fixed (cta_fixed = that turnover)
+#:   overlap   the SMs are not lock-stepped (a wave's CTAs start as their SMs free up), so while one SM fills its first
+#:             tile or turns its CTA over, the others stream: the fills and turnovers are one SM's serial path, added to
+#:             its tile chain, not to the device-wide bytes. A kernel of many waves costs whichever is longer, the
+#:             bytes of every wave at the kind's rate (plus the first fill, before any load overlaps) or one SM's
+#:             serial path:
+#:               max(body + fill, chain + waves x fill + (waves - 1) x cta_fixed) + fixed
+#:             (one wave: max(body, chain) + fill + fixed, as before)
 #: A persistent launch of these kinds (one CTA per SM walking tiles: FA3's hopper/ scheduler) is one wave: only its
 #: fixed time and one fill
 #: TensorRT-LLM's XQA mha.cu (attn_xqa, bf16 / fp16 K/V) runs the same way: 256 threads and 145 KB of shared memory per
@@ -353,8 +360,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if CHAIN_ISSUE:   # latency chain plus the SM's shared issue, bandwidth a ceiling (CHAIN_ISSUE)
         wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
                           + np.maximum(memory_s, chain + compute_s), wave_s)
-    if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover (CTA_ALONE)
-        alone = np.maximum(body, chain) + waves * fill + fixed + (waves - 1.0) * cta_fixed + per_cta
+    if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover, on one SM's
+        # serial path while the others stream (CTA_ALONE)
+        alone = np.maximum(body + fill, chain + waves * fill + (waves - 1.0) * cta_fixed) + fixed + per_cta
         wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta

@@ -98,6 +98,28 @@ def test_one_cta_per_sm_turnover_is_paid_by_every_wave_after_the_first():
     assert one(32, 5.0) - one(32, 0.0) == pytest.approx(5.0)      # 256 CTAs: two waves, one turnover
 
 
+def test_turnover_overlaps_other_sms_streaming_when_bandwidth_bound():
+    """hwmodels.roofline CTA_ALONE: many waves whose K/V bytes outlast one SM's serial path (fills, tile chain,
+    turnovers) cost the bytes at the kind's rate; a longer turnover is hidden until the serial path is the longer."""
+    from dataclasses import replace
+
+    from hwmodels.roofline import price
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    _, _, hw = _fa3()
+
+    def one(cta_fixed_us):
+        e = hw.efficiency
+        hw2 = replace(hw, efficiency=replace(e, cta_fixed_s={**e.cta_fixed_s, "attn_fa3": cta_fixed_us * 1e-6}))
+        b = OpBuilder(1)
+        emit(b, FA3.fa4cute_sm90(512.0, 1.0, 1024.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS)[0], SMS)
+        return float(price(b.build(), hw2, "graph").sum()) * 1e6
+
+    assert one(1.0) == pytest.approx(one(0.0))                    # 32 waves, bandwidth-bound: turnover hidden
+    assert one(100.0) > one(0.0) + 1000.0                         # serial path the longer: 31 turnovers show
+
+
 def test_blind_grid_is_new_and_priced_before_it_was_measured():
     import importlib.util
     from pathlib import Path

@@ -107,3 +107,24 @@ def test_first_look_was_priced_before_and_covers_every_shape():
     fl = FP.xqa_first_look(xq, FP.DATA_DIR)
     assert len(fl) == len(xq) and fl["pred_main_us"].notna().all() and fl["pred_struct_us"].notna().all()
     assert set(fl["phase"]) == {"decode", "verify"}
+
+
+def test_cta_alone_grid_is_new_and_priced_before_it_was_measured():
+    """lab/kernels/measure_xqa_attention.py --grid alone: bf16 shapes in none of the campaign's or blind grid's rows,
+    priced by two committed models before the measurement (xqa_alone_predictions.csv)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    alone = pd.DataFrame(m.alone_shapes())[keys]
+    seen = pd.concat([pd.DataFrame(m.shapes())[keys], pd.DataFrame(m.blind_shapes())[keys]])
+    assert len(alone) == 54 and set(alone["dtype"]) == {"bf16"} and not len(alone.merge(seen, on=keys))
+    b = FP.load_xqa_blind(FP.DATA_DIR, grid="alone")
+    if not len(b):
+        pytest.skip("CTA_ALONE grid not measured")
+    assert len(b) == 54 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
+    assert (b["model_commit"] != b["base_commit"]).all()

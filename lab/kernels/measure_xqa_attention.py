@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -107,6 +107,30 @@ def blind_shapes() -> list[dict]:
     for q in (2, 4):
         for kv in ("bf16", "fp8"):
             add("llama8b", kv, 16, (200, 2500, 40000), (3, 48, 300), q=q)
+    return out
+
+
+#: the CTA_ALONE grid: bf16 K/V only (mha.cu, the kind whose one resident CTA per SM the wave rule of
+#: hwmodels.roofline CTA_ALONE prices), short contexts (100-250: one 256-key tile per CTA; 300-900: a few tiles) in many
+#: waves (batch 200-1000) with controls in one wave (batch 2-16), at contexts and batches in none of the campaign's or the
+#: blind grid's rows; three head layouts (32/8, 28/4, 64/8), pages 16 / 64, q 1 and 2. Fixed and priced with the model at
+#: the base commit and the candidate model (lab/kernels/predict_xqa_attention.py --grid alone) before it was measured
+def alone_shapes() -> list[dict]:
+    """The CTA_ALONE grid, in measuring order (comment above)."""
+    out = []
+
+    def add(model, page, ts, bs, q=1):
+        hq, hkv = BLIND_HEADS[model]
+        for t in ts:
+            for b in bs:
+                out.append({"family": "xqa", "model": model, "dtype": "bf16", "heads": hq, "kv_heads": hkv,
+                            "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": page})
+
+    add("llama8b", 16, (100, 150, 250, 300, 500, 900), (4, 16, 200, 500, 1000))
+    add("qwen7b", 16, (130, 600), (8, 300, 800))
+    add("llama70b_64_8", 64, (180, 400), (6, 250, 600))
+    add("llama8b", 64, (120, 800), (2, 350, 1000))
+    add("llama8b", 16, (110, 450), (3, 220, 700), q=2)
     return out
 
 
@@ -231,7 +255,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone"), default="campaign")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -272,7 +296,7 @@ def main() -> None:
     gw.writeheader()
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
-    shp = blind_shapes() if args.grid == "blind" else shapes()
+    shp = {"blind": blind_shapes, "alone": alone_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

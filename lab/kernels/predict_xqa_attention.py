@@ -17,7 +17,10 @@ calibration_accuracy.py evaluates the campaign): pred_new_us with this checkout'
 the model of `--base` (a commit, extracted with git archive into a temporary folder and imported from there in a
 subprocess), into xqa_blind_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind --base COMMIT]
+`--grid alone` does the same for measure_xqa_attention.alone_shapes() (bf16 K/V in many waves: the CTA_ALONE wave
+rule's test), into xqa_alone_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone --base COMMIT]
 """
 from __future__ import annotations
 
@@ -90,6 +93,7 @@ def price(shapes: pd.DataFrame, how: str) -> np.ndarray:
 
 
 BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_blind_predictions.csv"
+ALONE_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_alone_predictions.csv"
 
 
 def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
@@ -128,7 +132,7 @@ def main() -> None:
     import measure_xqa_attention as M
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("campaign", "blind"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone"), default="campaign")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
 
@@ -137,15 +141,16 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
-    if args.grid == "blind":
+    if args.grid in ("blind", "alone"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        s = pd.DataFrame(M.blind_shapes())
+        shp, out = (M.blind_shapes(), BLIND_OUT) if args.grid == "blind" else (M.alone_shapes(), ALONE_OUT)
+        s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price_fitted(s), 3)
-        s["pred_base_us"] = np.round(price_at(base, s[list(M.blind_shapes()[0])]), 3)
+        s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)
         s["model_commit"], s["base_commit"] = commit, base
-        s.to_csv(BLIND_OUT, index=False)
-        print(f"{len(s)} blind shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {BLIND_OUT}")
+        s.to_csv(out, index=False)
+        print(f"{len(s)} {args.grid} shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {out}")
         print(s.groupby(["model", "dtype", "q_rows", "page_size"])[["pred_new_us", "pred_base_us"]].median().to_string())
         return
     s = pd.DataFrame(M.shapes())

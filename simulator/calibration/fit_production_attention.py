@@ -855,13 +855,20 @@ XQA_BLIND_GLOB = "xqa_blind_nvidia*.csv"
 XQA_BLIND_PRED_CSV = "xqa_blind_predictions.csv"
 
 
-def load_xqa_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
-    """The xqa blind grid's measured rows joined with the prices committed before the measurement: base_err_pct (the
-    model at base_commit) and new_err_pct (the model at model_commit), with regime labels; empty when either is
-    missing."""
-    fs = sorted(p for p in Path(data_dir).glob(XQA_BLIND_GLOB) if "_grids_" not in p.name
+#: the CTA_ALONE grid (lab/kernels/measure_xqa_attention.py --grid alone: bf16 K/V, short contexts in many waves) and its
+#: prices committed before the measurement (lab/kernels/predict_xqa_attention.py --grid alone)
+XQA_ALONE_GLOB = "xqa_alone_nvidia*.csv"
+XQA_ALONE_PRED_CSV = "xqa_alone_predictions.csv"
+
+
+def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
+    """The xqa blind grid's (grid "blind") or the CTA_ALONE grid's (grid "alone") measured rows joined with the prices
+    committed before the measurement: base_err_pct (the model at base_commit) and new_err_pct (the model at
+    model_commit), with regime labels; empty when either is missing."""
+    glob, pred = (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV) if grid == "blind" else (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV)
+    fs = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name
                 and not p.stem.endswith("_nvidia-smi"))
-    pp = Path(data_dir) / XQA_BLIND_PRED_CSV
+    pp = Path(data_dir) / pred
     if not fs or not pp.is_file():
         return pd.DataFrame()
     keys = list(XQA_KEYS)
