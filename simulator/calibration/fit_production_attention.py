@@ -601,22 +601,20 @@ def load_xqa(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return load(f) if f is not None else pd.DataFrame()
 
 
-def xqa_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[str, tuple[float, str]]:
-    """kind -> (resident CTAs per SM, how) from the XQA launch profile: both kernels are named kernel_mha; the GMMA
-    kernel is the one of 3 warpgroups (block z = 3), mha.cu's has z = 2 (its warp specialisation)."""
+def profile_slots(grids: pd.DataFrame, smem_per_sm: float, masks) -> dict[str, tuple[float, str]]:
+    """kind -> (resident CTAs per SM, how) from a launch profile (lab/kernels' *_grids_*.csv): for each (kind, boolean
+    mask over the profile's launches) the most common occupancy of those launches (registers x threads, shared memory;
+    simulator.calibration.fit_regimes.occupancy), at least 1."""
     from simulator.calibration.fit_regimes import occupancy
 
-    if grids is None or grids.empty:
-        return {}
-    bz = pd.to_numeric(grids["block_z"], errors="coerce").fillna(0).to_numpy(float)
-    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1) * pd.to_numeric(grids["block_y"], errors="coerce")
-               .fillna(1) * bz).to_numpy(float)
+    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1)
+               * pd.to_numeric(grids["block_y"], errors="coerce").fillna(1)
+               * pd.to_numeric(grids["block_z"], errors="coerce").fillna(1)).to_numpy(float)
     regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
     smem = pd.to_numeric(grids["smem"], errors="coerce").fillna(0).to_numpy(float)
     occ = occupancy(regs, smem, threads, smem_per_sm)
-    name = grids["kernel_name"].astype(str).str.contains("kernel_mha").to_numpy()
     out = {}
-    for kind, m in (("attn_xqa", name & (bz == 2)), ("attn_xqa_fp8kv", name & (bz == 3))):
+    for kind, m in masks:
         if not m.any():
             continue
         vals, counts = np.unique(occ[m], return_counts=True)
@@ -625,6 +623,16 @@ def xqa_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[str, tuple
         out[kind] = (max(v, 1.0), f"{int(m.sum())} launches; {int(regs[i])} registers x {int(threads[i])} threads, "
                                   f"{int(smem[i])} B shared memory -> {v:g} per SM")
     return out
+
+
+def xqa_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[str, tuple[float, str]]:
+    """kind -> (resident CTAs per SM, how) from the XQA launch profile: both kernels are named kernel_mha; the GMMA
+    kernel is the one of 3 warpgroups (block z = 3), mha.cu's has z = 2 (its warp specialisation)."""
+    if grids is None or grids.empty:
+        return {}
+    bz = pd.to_numeric(grids["block_z"], errors="coerce").fillna(0).to_numpy(float)
+    name = grids["kernel_name"].astype(str).str.contains("kernel_mha").to_numpy()
+    return profile_slots(grids, smem_per_sm, (("attn_xqa", name & (bz == 2)), ("attn_xqa_fp8kv", name & (bz == 3))))
 
 
 def xqa_fit_rows(df: pd.DataFrame) -> np.ndarray:
@@ -724,30 +732,13 @@ def load_triton_vllm(data_dir: Path = DATA_DIR) -> pd.DataFrame:
 def triton_vllm_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[str, tuple[float, str]]:
     """kind -> (resident CTAs per SM, how) from the launch profile: the most common occupancy of the 2D / 3D kernel's
     launches reading bf16 (attn_triton_vllm) or fp8 K/V (label ':fp8:'), and of reduce_segments."""
-    from simulator.calibration.fit_regimes import occupancy
-
     if grids is None or grids.empty:
         return {}
-    threads = (pd.to_numeric(grids["block_x"], errors="coerce").fillna(1)
-               * pd.to_numeric(grids["block_y"], errors="coerce").fillna(1)
-               * pd.to_numeric(grids["block_z"], errors="coerce").fillna(1)).to_numpy(float)
-    regs = pd.to_numeric(grids["regs"], errors="coerce").fillna(0).to_numpy(float)
-    smem = pd.to_numeric(grids["smem"], errors="coerce").fillna(0).to_numpy(float)
-    occ = occupancy(regs, smem, threads, smem_per_sm)
     name = grids["kernel_name"].astype(str)
     main = name.str.contains("kernel_unified_attention").to_numpy()
     fp8 = grids["label"].astype(str).str.contains(":fp8:").to_numpy()
-    out = {}
-    for kind, m in (("attn_triton_vllm", main & ~fp8), ("attn_triton_vllm_fp8kv", main & fp8),
-                    ("attn_combine_triton_vllm", name.str.contains("reduce_segments").to_numpy())):
-        if not m.any():
-            continue
-        vals, counts = np.unique(occ[m], return_counts=True)
-        v = float(vals[np.argmax(counts)])
-        i = int(np.flatnonzero(m & (occ == v))[0])
-        out[kind] = (max(v, 1.0), f"{int(m.sum())} launches; {int(regs[i])} registers x {int(threads[i])} threads, "
-                                  f"{int(smem[i])} B shared memory -> {v:g} per SM")
-    return out
+    return profile_slots(grids, smem_per_sm, (("attn_triton_vllm", main & ~fp8), ("attn_triton_vllm_fp8kv", main & fp8),
+                                              ("attn_combine_triton_vllm", name.str.contains("reduce_segments").to_numpy())))
 
 
 def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
