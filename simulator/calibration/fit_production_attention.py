@@ -653,6 +653,27 @@ def xqa_fit_rows(df: pd.DataFrame) -> np.ndarray:
     return base & (mid | ((T <= 256) & short_ok))
 
 
+def _smem(hw: HardwareSpec) -> float:
+    return float(hw.smem_per_unit_bytes or 233472)
+
+
+def _family_fit_setup(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kinds, slots: dict):
+    """The common start of a measured family's fit: each kind's in-kernel phase at the measured DRAM latency, no
+    per-wave CTA time until fitted, resident CTAs from its launch profile (`slots`: kind -> (value, how)), the rows'
+    ops and measured medians. Returns (Efficiency, meta, ops, measured us, DRAM latency in us)."""
+    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
+    up = {}
+    meta: dict = {"measured": {}, "groups": {}}
+    for k in kinds:
+        up[f"sync_us.{k}"] = dram
+        up[f"cta_fixed_us.{k}"] = 0.0
+    for k, (v, how) in slots.items():
+        up[f"cta_slots.{k}"] = v
+        meta["measured"][f"cta_slots.{k}"] = how
+    return (efficiency_with(eff, up), meta, build_ops(df, hw.units, _smem(hw)), df["median_us"].to_numpy(float),
+            dram)
+
+
 def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
     """Fit attn_xqa (bf16 rows) and attn_xqa_fp8kv (fp8 rows) on the XQA measurement's fit rows (xqa_fit_rows:
     Llama-3.1-8B heads, page 16, one query row, context 1024-16384 at batch <= 64, and for bf16 context <= 256 at every
@@ -661,19 +682,7 @@ def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
     (hwmodels.roofline CTA_ALONE): its per-wave CTA turnover (cta_fixed_us: the warp-group merge through shared memory,
     mergeAndSaveOutTile, the output store, exit, the next CTA's dispatch, barrier init, PDL wait and Q load) is fitted
     on the one-tile short rows; the GMMA kernel has none (XQA_SHORT_FIT_KINDS, LOOKED-AT). Returns (Efficiency, meta)."""
-    smem = float(hw.smem_per_unit_bytes or 233472)
-    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
-    up = {}
-    meta: dict = {"measured": {}, "groups": {}}
-    for k in XQA_KINDS:
-        up[f"sync_us.{k}"] = dram
-        up[f"cta_fixed_us.{k}"] = 0.0
-    for k, (v, how) in xqa_slots(grids, smem).items():
-        up[f"cta_slots.{k}"] = v
-        meta["measured"][f"cta_slots.{k}"] = how
-    eff = efficiency_with(eff, up)
-    ops = build_ops(df, hw.units, smem)
-    meas = df["median_us"].to_numpy(float)
+    eff, meta, ops, meas, dram = _family_fit_setup(df, hw, eff, XQA_KINDS, xqa_slots(grids, _smem(hw)))
     fp8 = df["dtype"].to_numpy() == "fp8"
     base = xqa_fit_rows(df)
     for kind, rows in (("attn_xqa", base & ~fp8), ("attn_xqa_fp8kv", base & fp8)):
@@ -747,19 +756,7 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
     <= 64; chosen before the measurement); resident CTAs from the launch profile, the prologue's dependent loads at
     the measured DRAM latency. iter_us is the lone program's iteration and compute the rate of the tiles' issue on
     the busiest SM (hwmodels.roofline CHAIN_ISSUE). Returns (Efficiency, meta)."""
-    smem = float(hw.smem_per_unit_bytes or 233472)
-    dram = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
-    up = {}
-    meta: dict = {"measured": {}, "groups": {}}
-    for k in TV_KINDS:
-        up[f"sync_us.{k}"] = dram
-        up[f"cta_fixed_us.{k}"] = 0.0
-    for k, (v, how) in triton_vllm_slots(grids, smem).items():
-        up[f"cta_slots.{k}"] = v
-        meta["measured"][f"cta_slots.{k}"] = how
-    eff = efficiency_with(eff, up)
-    ops = build_ops(df, hw.units, smem)
-    meas = df["median_us"].to_numpy(float)
+    eff, meta, ops, meas, dram = _family_fit_setup(df, hw, eff, TV_KINDS, triton_vllm_slots(grids, _smem(hw)))
     fp8 = df["dtype"].to_numpy() == "fp8"
     base = fit_rows(df) & (df["family"].to_numpy() == "triton_vllm")
     comb = "attn_combine_triton_vllm"
