@@ -228,6 +228,24 @@ LOOKED_AT_WHY = {
 }
 
 
+def _models_table(b, by, labels, goals):
+    """Per regime (`by`) of a blind grid: n, and for each label in `labels` (its error column `<label>_err_pct`) the
+    |error| median / p90 and signed median; `<label>_goal` (median <= 10 %, p90 <= 25 %) for the labels in `goals`."""
+    import pandas as pd
+
+    rows = []
+    for key, g in b.groupby(list(by)):
+        r = dict(zip(by, key), n=len(g))
+        for lab in labels:
+            e = g[f"{lab}_err_pct"].abs()
+            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
+                      f"{lab}_sgn": float(np.median(g[f"{lab}_err_pct"]))})
+        for lab in goals:
+            r[f"{lab}_goal"] = "met" if r[f"{lab}_med"] <= 10 and r[f"{lab}_p90"] <= 25 else "MISSED"
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
 def _board(df, col: str, stage: str, rows: str, t=None, goal: str = "goal", by: str = "family") -> None:
     """Add each family's pooled errors (column `col` of df, %) to the summary board, with the regimes met of its
     per-regime table t (column `goal`)."""
@@ -811,7 +829,6 @@ def _xqa_blind(FP, hw, fmt) -> None:
     from pathlib import Path
 
     import numpy as np
-    import pandas as pd
 
     b = FP.load_xqa_blind(FP.DATA_DIR)
     if not len(b):
@@ -824,19 +841,7 @@ def _xqa_blind(FP, hw, fmt) -> None:
           f"16 / 32 / 64), FIRST LOOK = prices committed before the measurement ({FP.XQA_BLIND_PRED_CSV}): base = the "
           f"model at {str(b['base_commit'].iloc[0])[:7]}, new = the model at {str(b['model_commit'].iloc[0])[:7]}; now = "
           "the committed fitted file, LOOKED-AT (chosen after these errors: new for bf16, base's fp8 terms)")
-    rows = []
-    by = ("phase", "kv", "ctx_regime", "batch_regime")
-    for key, g in b.groupby(list(by)):
-        r = dict(zip(by, key), n=len(g))
-        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
-            e = g[c].abs()
-            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
-                      f"{lab}_sgn": float(np.median(g[c]))})
-        r["base_goal"] = "met" if r["base_med"] <= 10 and r["base_p90"] <= 25 else "MISSED"
-        r["new_goal"] = "met" if r["new_med"] <= 10 and r["new_p90"] <= 25 else "MISSED"
-        r["now_goal"] = "met" if r["now_med"] <= 10 and r["now_p90"] <= 25 else "MISSED"
-        rows.append(r)
-    t = pd.DataFrame(rows)
+    t = _models_table(b, ("phase", "kv", "ctx_regime", "batch_regime"), ("base", "new", "now"), ("base", "new", "now"))
     print(t.to_string(**fmt))
     for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
         BOARD.add("xqa", "blind", f"xqa blind grid, {lab} model's committed prices", b[c],
@@ -861,7 +866,6 @@ def _xqa_alone(FP, hw, fmt) -> None:
     from pathlib import Path
 
     import numpy as np
-    import pandas as pd
 
     b = FP.load_xqa_blind(FP.DATA_DIR, grid="alone")
     if not len(b):
@@ -871,17 +875,7 @@ def _xqa_alone(FP, hw, fmt) -> None:
           f"64; q 1 and 2), prices committed before the measurement ({FP.XQA_ALONE_PRED_CSV}): base = the model at "
           f"{str(b['base_commit'].iloc[0])[:7]}, new = the model at {str(b['model_commit'].iloc[0])[:7]} (CTA_ALONE "
           "overlap rule, refitted on the unchanged fit rows)")
-    rows = []
-    by = ("phase", "ctx_regime", "batch_regime")
-    for key, g in b.groupby(list(by)):
-        r = dict(zip(by, key), n=len(g))
-        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-            e = g[c].abs()
-            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
-                      f"{lab}_sgn": float(np.median(g[c]))})
-            r[f"{lab}_goal"] = "met" if r[f"{lab}_med"] <= 10 and r[f"{lab}_p90"] <= 25 else "MISSED"
-        rows.append(r)
-    t = pd.DataFrame(rows)
+    t = _models_table(b, ("phase", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
     print(t.to_string(**fmt))
     for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
         e = b[c]
@@ -978,7 +972,6 @@ def _triton_vllm_blind(FP, fmt) -> None:
     from pathlib import Path
 
     import numpy as np
-    import pandas as pd
 
     b = FP.load_triton_vllm_blind(FP.DATA_DIR)
     if not len(b):
@@ -988,18 +981,7 @@ def _triton_vllm_blind(FP, fmt) -> None:
           f"prices committed before the measurement ({FP.TV_BLIND_PRED_CSV}): base = the model at "
           f"{str(b['base_commit'].iloc[0])[:7]} (one iteration time per kind), new = the model at "
           f"{str(b['model_commit'].iloc[0])[:7]} (lone chain + the SM's shared issue, CHAIN_ISSUE; the shipped model)")
-    rows = []
-    by = ("phase", "kv", "ctx_regime", "batch_regime")
-    for key, g in b.groupby(list(by)):
-        r = dict(zip(by, key), n=len(g))
-        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-            e = g[c].abs()
-            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
-                      f"{lab}_sgn": float(np.median(g[c]))})
-        for lab in ("base", "new"):
-            r[f"{lab}_goal"] = "met" if r[f"{lab}_med"] <= 10 and r[f"{lab}_p90"] <= 25 else "MISSED"
-        rows.append(r)
-    t = pd.DataFrame(rows)
+    t = _models_table(b, ("phase", "kv", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
     print(t.to_string(**fmt))
     for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
         e = b[c]
@@ -1093,7 +1075,6 @@ def _fa3_blind(FP, hw, fmt) -> None:
     from pathlib import Path
 
     import numpy as np
-    import pandas as pd
 
     b = FP.load_fa3_blind(FP.DATA_DIR)
     if not len(b):
@@ -1105,17 +1086,7 @@ def _fa3_blind(FP, hw, fmt) -> None:
           "28/4, 64/8; q 1, 2, 3; page 16, contiguous, page 128), FIRST LOOK = prices committed before the "
           f"measurement ({FP.FA3_BLIND_PRED_CSV}): base = the model at {str(b['base_commit'].iloc[0])[:7]}, new = "
           f"the model at {str(b['model_commit'].iloc[0])[:7]}; now = the committed fitted file")
-    rows = []
-    for key, g in b.groupby(["phase", "kv_path", "ctx_regime", "batch_regime"]):
-        r = dict(zip(("phase", "kv_path", "ctx_regime", "batch_regime"), key), n=len(g))
-        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
-            e = g[c].abs()
-            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
-                      f"{lab}_sgn": float(np.median(g[c]))})
-        r["base_goal"] = "met" if r["base_med"] <= 10 and r["base_p90"] <= 25 else "MISSED"
-        r["new_goal"] = "met" if r["new_med"] <= 10 and r["new_p90"] <= 25 else "MISSED"
-        rows.append(r)
-    t = pd.DataFrame(rows)
+    t = _models_table(b, ("phase", "kv_path", "ctx_regime", "batch_regime"), ("base", "new", "now"), ("base", "new"))
     print(t.to_string(**fmt))
     BOARD.add("fa3", "blind", "fa3 blind grid (FA4-CuTe sm_90)", b["new_err_pct"], int((t["new_goal"] == "met").sum()),
               len(t))
