@@ -553,14 +553,35 @@ def join_prices(df: pd.DataFrame, prices: pd.DataFrame, keys, errors: dict, extr
     return pd.concat([m.reset_index(drop=True), regime_labels(m).drop(columns=["family"])], axis=1)
 
 
+def joined_first_look(df: pd.DataFrame, path: Path, keys, errors: dict) -> pd.DataFrame:
+    """A family's committed first-look prices (`path`) joined with its measured rows (join_prices); empty when either
+    is missing."""
+    if not Path(path).is_file() or not len(df):
+        return pd.DataFrame()
+    return join_prices(df, pd.read_csv(path), keys, errors)
+
+
+def newest_blind_grid(data_dir: Path, glob: str, pred_csv: str, keys, drop=("_nvidia-smi",), prepare=None):
+    """The newest measured file of a blind grid (`glob`; launch profiles and stems ending in `drop` left out), prepared
+    by `prepare(rows, file)` if given, joined with the two prices committed before it was measured (BLIND_ERRORS,
+    pred_csv), `attrs["file"]` = the measured file; empty when either is missing."""
+    fs = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name and not p.stem.endswith(tuple(drop)))
+    pp = Path(data_dir) / pred_csv
+    if not fs or not pp.is_file():
+        return pd.DataFrame()
+    df = load(fs[-1])
+    if prepare is not None:
+        df = prepare(df, fs[-1])
+    out = join_prices(df, pd.read_csv(pp), list(keys), BLIND_ERRORS, ("model_commit", "base_commit"))
+    out.attrs["file"] = str(fs[-1])
+    return out
+
+
 def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The fa3 first look (priced before the measurement) joined with the measured rows: first_struct_err_pct (the
     measured kernel's launch structure, fa4cute_sm90) and first_fa3_err_pct (fa3 as the product priced it), with
     regime labels; empty when either is missing."""
-    p = Path(data_dir) / FA3_FIRST_LOOK_CSV
-    if not p.is_file() or not len(df):
-        return pd.DataFrame()
-    return join_prices(df, pd.read_csv(p), FA3_KEYS, {"pred_struct_us": "first_struct_err_pct",
+    return joined_first_look(df, Path(data_dir) / FA3_FIRST_LOOK_CSV, FA3_KEYS, {"pred_struct_us": "first_struct_err_pct",
                                                       "pred_fa3_us": "first_fa3_err_pct"})
 
 
@@ -703,10 +724,7 @@ def xqa_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The XQA first look (priced before the measurement, lab/kernels/predict_xqa_attention.py) joined with the
     measured rows: first_main_err_pct ((a) the model at db3789c) and first_struct_err_pct ((b) the port's structure,
     borrowed rates), with regime labels; empty when either is missing."""
-    p = Path(data_dir) / XQA_FIRST_LOOK_CSV
-    if not p.is_file() or not len(df):
-        return pd.DataFrame()
-    return join_prices(df, pd.read_csv(p), XQA_KEYS, {"pred_main_us": "first_main_err_pct",
+    return joined_first_look(df, Path(data_dir) / XQA_FIRST_LOOK_CSV, XQA_KEYS, {"pred_main_us": "first_main_err_pct",
                                                       "pred_struct_us": "first_struct_err_pct"})
 
 
@@ -776,10 +794,7 @@ def triton_vllm_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.Da
     """The triton_vllm first look (priced before the measurement) joined with the measured rows: first_main_err_pct
     ((a) the model at f5528fc) and first_struct_err_pct ((b) the source's structure, borrowed rates), with regime
     labels; empty when either is missing."""
-    p = Path(data_dir) / TV_FIRST_LOOK_CSV
-    if not p.is_file() or not len(df):
-        return pd.DataFrame()
-    return join_prices(df, pd.read_csv(p), TV_KEYS, {"pred_main_us": "first_main_err_pct",
+    return joined_first_look(df, Path(data_dir) / TV_FIRST_LOOK_CSV, TV_KEYS, {"pred_main_us": "first_main_err_pct",
                                                      "pred_struct_us": "first_struct_err_pct"})
 
 
@@ -794,14 +809,7 @@ def load_triton_vllm_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The triton_vllm blind grid's measured rows joined with the prices committed before the measurement:
     base_err_pct (the model at base_commit) and new_err_pct (the model at model_commit), with regime labels; empty
     when either is missing."""
-    fs = sorted(p for p in Path(data_dir).glob(TV_BLIND_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
-    pp = Path(data_dir) / TV_BLIND_PRED_CSV
-    if not fs or not pp.is_file():
-        return pd.DataFrame()
-    out = join_prices(load(fs[-1]), pd.read_csv(pp), list(TV_KEYS), BLIND_ERRORS, ("model_commit", "base_commit"))
-    out.attrs["file"] = str(fs[-1])
-    return out
+    return newest_blind_grid(data_dir, TV_BLIND_GLOB, TV_BLIND_PRED_CSV, TV_KEYS)
 
 
 
@@ -817,23 +825,23 @@ def load_fa3_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The blind grid's measured rows joined with the prices committed before the measurement: base_err_pct (the
     model at base_commit) and new_err_pct (the model at model_commit), with regime labels and the K/V path (`kv_path`:
     TMA or cp.async); empty when either is missing."""
-    fs = sorted(p for p in Path(data_dir).glob(FA3_BLIND_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith(("_nvidia-smi", "_repeat")))
-    pp = Path(data_dir) / FA3_BLIND_PRED_CSV
-    if not fs or not pp.is_file():
-        return pd.DataFrame()
     keys = list(FA3_KEYS)
-    df = load(fs[-1])
-    df["run1_us"] = df["median_us"]
-    rep = fs[-1].with_name(fs[-1].stem + "_repeat.csv")
-    if rep.is_file():   # the same grid timed again back to back: the smaller median, as load_fa3
-        r = load(rep)[keys + ["median_us"]].rename(columns={"median_us": "run2_us"})
-        df = df.merge(r, on=keys, how="left")
-        df["median_us"] = np.fmin(df["run1_us"], df["run2_us"].fillna(np.inf))
-    out = join_prices(df, pd.read_csv(pp), keys, BLIND_ERRORS, ("model_commit", "base_commit"))
+
+    def smaller_of_repeat(df, f):   # the same grid timed again back to back: the smaller median, as load_fa3
+        df["run1_us"] = df["median_us"]
+        rep = f.with_name(f.stem + "_repeat.csv")
+        if rep.is_file():
+            r = load(rep)[keys + ["median_us"]].rename(columns={"median_us": "run2_us"})
+            df = df.merge(r, on=keys, how="left")
+            df["median_us"] = np.fmin(df["run1_us"], df["run2_us"].fillna(np.inf))
+        return df
+
+    out = newest_blind_grid(data_dir, FA3_BLIND_GLOB, FA3_BLIND_PRED_CSV, keys, ("_nvidia-smi", "_repeat"),
+                            smaller_of_repeat)
+    if not len(out):
+        return out
     out["layout"] = np.where(out["page_size"] == 0, "contiguous", "page " + out["page_size"].astype(int).astype(str))
     out["kv_path"] = np.where(FA3.fa4cute_kv_tma(out["page_size"].to_numpy(float)), "TMA", "cp.async")
-    out.attrs["file"] = str(fs[-1])
     return out
 
 
@@ -854,15 +862,7 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     committed before the measurement: base_err_pct (the model at base_commit) and new_err_pct (the model at
     model_commit), with regime labels; empty when either is missing."""
     glob, pred = (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV) if grid == "blind" else (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV)
-    fs = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
-    pp = Path(data_dir) / pred
-    if not fs or not pp.is_file():
-        return pd.DataFrame()
-    keys = list(XQA_KEYS)
-    out = join_prices(load(fs[-1]), pd.read_csv(pp), keys, BLIND_ERRORS, ("model_commit", "base_commit"))
-    out.attrs["file"] = str(fs[-1])
-    return out
+    return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 
 MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
