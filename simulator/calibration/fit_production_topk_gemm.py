@@ -711,3 +711,22 @@ def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pa
             doc[key] = {k: doc[key][k] for k in before[key] if k in doc[key]} | {
                 k: v for k, v in doc[key].items() if k not in before[key]}
     return C.write_checked(p, doc, ""), bk
+
+
+BLIND5_MEASURED = "production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5.csv"
+#: the fifth set's committed models: column -> label (production_kernels_blind5_prediction_2026-11-27_notes.txt)
+BLIND5_MODELS = {"pred_main_us": "65f5d1f", "pred_us": "in-graph"}
+
+
+def blind5_accuracy(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """Per regime (kind x decode / mid / prefill), each committed model's |error| median / p90 and signed median on the
+    fifth GEMM set (every row blind: priced and committed before it was measured)."""
+    m = _predicted_and_measured(pred_csv or DATA_DIR / BLIND5_PREDICTION, meas_csv or DATA_DIR / BLIND5_MEASURED)
+    reg = pd.Series(blind5_regime(m["kernel"], m["rows"]))
+    meas = m["median_us"].astype(float)
+    tab = None
+    for col, tag in BLIND5_MODELS.items():
+        e = error_table(m[col].astype(float), meas, reg, np.zeros(len(m), bool)).drop(columns="part").rename(
+            columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90", "median_signed_pct": f"{tag}_signed"})
+        tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
+    return tab
