@@ -83,7 +83,9 @@ def test_holdout_shapes_match_the_measurement_script_and_are_new():
     import csv
     seen = set()
     for f in R.DATA_DIR.glob("production_kernels_nvidia*.csv"):
-        if "_fresh3" in f.name:
+        # the fifth fp8 set, measured after this one, reuses real layers' (K, N) at M no earlier set measured (its
+        # shapes are new as (kernel, M, K, N): test_production_kernels.py checks that)
+        if "_fresh3" in f.name or "_blind5" in f.name:
             continue
         seen |= {(int(r["k"]), int(r["n"])) for r in csv.DictReader(f.open()) if r["family"] == "gemm"}
     assert not seen & set(H.FRESH3_KN)

@@ -479,3 +479,50 @@ def test_engine_allreduce_terms_are_the_fit_and_leave_the_own_kernel():
     assert own == pytest.approx((2 * hw.link_latency_s + hw.efficiency.fixed_s["allreduce_1shot"]) * 1e6 + data)
     with pytest.raises(Exception, match="engine_allreduce_us"):
         efficiency_from_dict({"engine_allreduce_us": {"fixed": 1.0}}, "t")
+
+
+def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
+    """predict_gemm_us prices every fp8 GEMM as the serving step does (its launches kept: the fitted per-tensor / per-row
+    terms and the block refit assume it; the device convention is one launch lower per kernel), and the committed
+    gemm_fp8_block terms are fit_block's on the campaign's fit rows with fixed_us pinned."""
+    import pytest
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    hw = load_hardware("H100-SXM")
+    g = F.gemm_frame(F.pd.DataFrame([{"family": "gemm", "kernel": k, "dist": "", "rows": m, "n": 6144, "k": 4096}
+                                     for k in ("fp8_block", "fp8_rowwise") for m in (64, 1024)]))
+    graph = F.predict_gemm_us(g, hw, hw.efficiency)
+    dev = F.predict_gemm_us(g, hw, hw.efficiency, launch_convention="device")
+    assert graph - dev == pytest.approx(F.np.full(4, hw.launch_graph_s * 1e6))
+    df = F.gemm_frame(F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv"))
+    bk = F.fit_block(df[df["kernel"] != "bf16"].reset_index(drop=True), hw)
+    e = hw.efficiency
+    assert bk["fixed_us"] == F.BLOCK_FIXED_US == e.fixed_s["gemm_fp8_block"] * 1e6
+    assert e.iter_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["iter_us"], rel=2e-3)
+    assert e.cta_fixed_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["cta_fixed_us"], rel=2e-3)
+    assert e.compute["gemm_fp8_block"] == pytest.approx(bk["compute"], rel=2e-3)
+
+
+def test_blind5_set_predicted_before_measuring_on_new_shapes():
+    """The fifth fp8 GEMM set: its committed predictions (main and in-graph) cover blind5_shapes, the measurement has
+    the same shapes, and none of them is in an earlier campaign's CSV."""
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    want = set(F.blind5_shapes())
+    assert len(want) == 99
+    pr = F.pd.read_csv(F.DATA_DIR / F.BLIND5_PREDICTION, keep_default_na=False)
+    assert pr["pred_us"].gt(0).all() and pr["pred_main_us"].gt(0).all()
+    assert set(zip(pr["kernel"], pr["rows"], pr["k"], pr["n"])) == want
+    me = F.pd.read_csv(F.DATA_DIR / F.BLIND5_MEASURED)
+    assert set(zip(me["kernel"], me["rows"], me["k"], me["n"])) == want
+    earlier = set()
+    for f in F.DATA_DIR.glob("production_kernels_nvidia*.csv"):
+        if f.name != F.BLIND5_MEASURED:
+            d = F.pd.read_csv(f)
+            d = d[d["family"] == "gemm"]
+            earlier |= set(zip(d["kernel"], d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
+    assert not want & earlier
+    t = F.blind5_accuracy()
+    assert len(t) == 9 and t["n"].sum() == 99

@@ -17,7 +17,9 @@ small_m_gemm_holdout.py), CSV suffix _fresh3. --grid topk_blind: the blind top-k
 (BLIND_TOPK: SGLang's kernel over decode rows 1-64, multi-wave rows 160-2048 and prefill rows 1536 / 4096, row lengths
 3K-786K in none of the earlier grids, all three distributions), CSV suffix _topk_blind. --grid topk_blind2: the second
 (BLIND2_TOPK: score tensors / rows in flight of 38-57 MiB around the L2's edge, short rows of 2.5K-14K at decode and
-prefill), CSV suffix _topk_blind2. --sass: the SASS of sgl_topk.so's
+prefill), CSV suffix _topk_blind2. --grid blind5 --shapes CSV: the fifth GEMM set (fp8 per-tensor / per-row / block
+scales at the shapes of the committed prediction CSV; weights rotated; kernels of the block and per-tensor rows
+recorded), CSV suffix _blind5. --sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
 --lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
@@ -44,7 +46,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 5   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2 (timing unchanged)
+SCRIPT_VERSION = 6   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2; 6: --grid blind5 (timing unchanged)
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -271,6 +273,50 @@ def gemm_phase(sink, smoke: bool, rotate: bool = False, fresh: bool = False, fre
                 print(f"profile {name}: {e!r}", flush=True)
 
 
+def gemm_list_phase(sink, shapes_csv: Path, smoke: bool, profile_kinds=("fp8_block", "fp8_tensorwise")):
+    """The GEMM shapes listed in `shapes_csv` (columns kernel, rows, k, n: the committed prediction of the fifth GEMM set,
+    simulator/calibration/fit_production_topk_gemm.py blind5_shapes) through torch._scaled_mm, weights rotated past the
+    L2 as gemm_phase(rotate=True) does; per-tensor scales (scalar), per-row (M x 1, 1 x N) or 1x128 / 128x128 block
+    scales (the committed campaigns' calls). The kernels of the `profile_kinds` rows go to the _notes file."""
+    dev = "cuda" if T.cuda() else "cpu"
+    rows = list(csv.DictReader(open(shapes_csv)))
+    todo = sorted({(r["kernel"], int(float(r["rows"])), int(float(r["k"])), int(float(r["n"]))) for r in rows},
+                  key=lambda t: (t[2], t[3], t[0], t[1]))
+    if smoke:
+        todo = todo[:3]
+    print(f"gemm list: {len(todo)} shapes from {shapes_csv.name}", flush=True)
+    if not T.cuda():
+        return
+    f8 = torch.float8_e4m3fn
+    cur, ws8, copies = None, None, 1
+    for kern, M, K, N in todo:
+        if (K, N) != cur:
+            ws8 = None
+            torch.cuda.empty_cache()
+            copies = max(2, min(64, math.ceil(2 * L2_BYTES / (N * K))))
+            ws8 = [(torch.randn(N, K, device=dev, dtype=torch.bfloat16) * 0.05).to(f8) for _ in range(copies)]
+            cur = (K, N)
+        wts = [w.t() for w in ws8]
+        x8 = torch.randn(M, K, device=dev, dtype=torch.bfloat16).to(f8)
+        if kern == "fp8_tensorwise":
+            sa = sb = torch.ones((), device=dev)
+        elif kern == "fp8_rowwise":
+            sa, sb = torch.ones(M, 1, device=dev), torch.ones(1, N, device=dev)
+        else:
+            sa, sb = torch.ones(K // 128, M, device=dev).t(), torch.ones(N // 128, K // 128, device=dev).t()
+
+        def fn(i, x8=x8, wts=wts, sa=sa, sb=sb, c=copies):
+            return torch._scaled_mm(x8, wts[i % c], scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+        try:
+            st = T.time_graph(fn)
+            sink.emit("gemm", kern, "", M, N, K, st, note=f"rotated over {copies} weight copies")
+            if kern in profile_kinds:
+                sink.note(f"kernels {kern} (M {M}, K {K}, N {N}): " + " | ".join(launched_kernels(lambda fn=fn: fn(0))))
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"gemm {kern} M{M} K{K} N{N}: {type(e).__name__}: {str(e)[:160]}", flush=True)
+    ws8 = None
+
+
 class Sink:
     FIELDS = ["family", "kernel", "dist", "rows", "n", "k", "median_us", "p20_us", "p80_us", "calls", "note",
               "device", "torch", "cuda", "driver", "date", "script_version"]
@@ -307,16 +353,27 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
-    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind", "topk_blind2"),
+    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind", "topk_blind2", "blind5"),
                     default="committed",
                     help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
                          "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2); "
                          "fresh3: the third (FRESH3_*, real models' decode-layer shapes; suffix _fresh3); "
                          "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind); "
-                         "topk_blind2: the second (BLIND2_TOPK; suffix _topk_blind2)")
+                         "topk_blind2: the second (BLIND2_TOPK; suffix _topk_blind2); "
+                         "blind5: the fifth GEMM set, fp8 only (the shapes of --shapes; suffix _blind5)")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
+    ap.add_argument("--shapes", type=Path, default=None,
+                    help="--grid blind5: the committed prediction CSV whose shapes are measured (kernel, rows, k, n)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.grid == "blind5":
+        if args.shapes is None or not args.shapes.is_file():
+            ap.error("--grid blind5 needs --shapes CSV (the committed prediction of the fifth GEMM set)")
+        sink = Sink(args.out, "_blind5")
+        print(f"versions: {sink.v}", flush=True)
+        gemm_list_phase(sink, args.shapes, args.smoke)
+        print(f"wrote {sink.path} ({sink.count} rows)")
+        return
     fresh3 = args.grid == "fresh3"
     fresh2 = args.grid == "fresh2"
     fresh = args.grid == "fresh"

@@ -184,7 +184,8 @@ def gemm_fit_mask(g: pd.DataFrame) -> np.ndarray:
     return (g["m"].isin(FIT_GEMM["m"]).to_numpy() & np.array([x in FIT_GEMM["kn"] for x in kn]))
 
 
-def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True) -> np.ndarray:
+def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True,
+                    launch_convention: str = "graph") -> np.ndarray:
     """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
     the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8). Small-M bf16 / per-tensor fp8: cuBLASLt's
     selection table, and where no entry covers the shape its structural rule (simulator.kernels.cublaslt.derive;
@@ -202,7 +203,8 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
                 bj = OpBuilder(1)
                 G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
                 ops = bj.build()
-                out[idx[j]] = (price(ops, hw.with_efficiency(eff), "graph").sum() - hw.launch_graph_s) * 1e6
+                out[idx[j]] = (price(ops, hw.with_efficiency(eff), "graph").sum()
+                               - (hw.launch_graph_s if launch_convention == "device" else 0.0)) * 1e6
             continue
         for j in range(len(sub)):
             bj = OpBuilder(1)
@@ -222,7 +224,8 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
             # small-M rows: the in-graph price, launches kept (simulator.calibration.fit_cublaslt_rule.graph_price_us:
             # the chain's terms were fitted so; the measured per-call graph time holds the gaps between the kernels);
             # the others: device time, one launch per kernel subtracted (the full-device fits' convention)
-            out[idx[j]] = (t.sum() - (0 if small and eff.wave_fixed_s else len(t)) * hw.launch_graph_s) * 1e6
+            drop = 0 if (small and eff.wave_fixed_s) or launch_convention == "graph" else len(t)
+            out[idx[j]] = (t.sum() - drop * hw.launch_graph_s) * 1e6
     return out
 
 
@@ -246,18 +249,32 @@ def block_eff_with(hw: HardwareSpec, x) -> Efficiency:
                    cta_fixed_s={**e.cta_fixed_s, k: cf * 1e-6}, iter_s={**e.iter_s, k: it * 1e-6})
 
 
+#: the block kind's per-kernel fixed time is PINNED at 0, not fitted: its rows are priced in-graph (predict_gemm_us,
+#: launch kept), so the gap between two graph nodes is the one launch_graph term every op pays, and the persistent
+#: kernel's own start / drain is its per-wave CTA time (cta_fixed); with the launch subtracted (the convention before)
+#: the fitted fixed_us (2.19 us) held the measured graph gap and the serving step added launch_graph on top of it. The
+#: fit rows are 4 shapes, so four free terms is the most they can carry (a free fixed_us fitted to 0.006 us there)
+BLOCK_FIXED_US = 0.0
+
+
 def fit_block(g: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """compute, memory, cta_fixed_us, iter_us of gemm_fp8_block by least squares on log time over its FIT_GEMM rows,
+    priced in-graph (launch kept, as the serving step prices it); fixed_us pinned (BLOCK_FIXED_US)."""
     from scipy.optimize import least_squares
 
     sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
     sub = g[sel]
     y = np.log(sub["median_us"].to_numpy(float))
 
+    def full(x):
+        return [x[0], x[1], BLOCK_FIXED_US, x[2], x[3]]
+
     def resid(x):
-        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, x)), 1e-3)) - y
-    r = least_squares(resid, [0.8, 0.8, 3.0, 2.0, 0.3], bounds=([0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 5.0]))
-    return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, r.x)} | {"fit_rows": int(sel.sum()),
-                                                                        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x))), 1e-3)) - y
+    r = least_squares(resid, [0.8, 0.8, 2.0, 0.3], bounds=([0.05, 0.05, 0.0, 0.001], [1.5, 1.5, 50.0, 5.0]))
+    return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
+        "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)", "fit_rows": int(sel.sum()),
+        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
 def error_table(pred, meas, regime: pd.Series, fit: np.ndarray) -> pd.DataFrame:
@@ -618,3 +635,98 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     res = pd.concat(out, ignore_index=True)
     res.loc[res["part"] == "fit", ["first_look_med", "first_look_p90", "first_look_signed"]] = np.nan
     return res
+
+
+# ---- the fifth GEMM set: fp8 per-tensor / per-row / block scales, decode to prefill (blind) -------------------------
+
+#: (K, N) of real weight GEMMs [M, K] x [K, N] (the layer, the tensor-parallel degree): Llama-3.1-8B gate_up TP2, down
+#: TP4, o TP4, down TP1; Llama-3.1-70B qkv TP8, gate_up TP4, o TP2, down TP8, gate_up TP2, down TP1; Qwen2.5-7B qkv,
+#: down TP2; Qwen2.5-72B down TP1 and gate_up TP8 (N 7392: not a multiple of 128, per-tensor / per-row only); DeepSeek-V3
+#: dense gate_up TP8, q_a, q_b TP8, kv_b TP8, dense down TP8, o TP1
+BLIND5_KN = [(4096, 14336), (3584, 4096), (1024, 4096), (14336, 4096), (8192, 1280), (8192, 14336), (4096, 8192),
+             (3584, 8192), (8192, 28672), (28672, 8192), (3584, 4608), (9472, 3584), (29568, 8192), (7168, 4608),
+             (7168, 1536), (1536, 3072), (512, 4096), (2304, 7168), (16384, 7168), (8192, 7392)]
+#: M per regime, none measured before (the earlier campaigns: M 1 / 8 / 12 / 16 / 24 / 32 / 40 / 48 / 64 / 256 / 1024 /
+#: 4096). cuBLASLt has no block-scaled kernel at M 1 (CUBLAS_STATUS_NOT_SUPPORTED in the committed campaigns), so the
+#: block kind's decode rows start at M 8
+BLIND5_M = {"decode M<=64": (2, 4, 20, 28, 56), "mid M 96-768": (96, 128, 192, 384, 512, 768),
+            "prefill M>=1536": (1536, 2048, 3072, 6144, 8192)}
+BLIND5_M_BLOCK_DECODE = (8, 20, 28, 56)
+BLIND5_KINDS = ("fp8_tensorwise", "fp8_rowwise", "fp8_block")
+BLIND5_PER_REGIME = 11
+BLIND5_PREDICTION = "production_kernels_blind5_prediction_2026-11-27.csv"
+
+
+def blind5_shapes() -> list[tuple[str, int, int, int]]:
+    """The fifth GEMM set: per kind and regime BLIND5_PER_REGIME (kernel, M, K, N), the (K, N) list walked from a
+    per-kind offset and M cycled through the regime's values (block: K and N multiples of 128)."""
+    out = []
+    for ki, kern in enumerate(BLIND5_KINDS):
+        kns = [kn for kn in BLIND5_KN if kern != "fp8_block" or (kn[0] % 128 == 0 and kn[1] % 128 == 0)]
+        for ri, (reg, ms) in enumerate(BLIND5_M.items()):
+            if kern == "fp8_block" and reg.startswith("decode"):
+                ms = BLIND5_M_BLOCK_DECODE
+            for j in range(BLIND5_PER_REGIME):
+                k, n = kns[(7 * ki + 3 * ri + j) % len(kns)]
+                out.append((kern, int(ms[(j + ki) % len(ms)]), k, n))
+    return out
+
+
+def blind5_regime(kernel, rows) -> np.ndarray:
+    rows = np.asarray(rows)
+    ph = np.where(rows <= 64, "decode M<=64", np.where(rows <= 768, "mid M 96-768", "prefill M>=1536"))
+    return np.array([f"GEMM {k}: {p}" for k, p in zip(np.asarray(kernel), ph)])
+
+
+def predict_blind5(hw: HardwareSpec, eff: Efficiency | None = None, launch_convention: str = "graph") -> pd.DataFrame:
+    """Every fifth-set shape priced with `eff` (default: the device's committed terms): `pred_us`."""
+    df = pd.DataFrame([{"family": "gemm", "kernel": kern, "dist": "", "rows": m, "n": n, "k": k}
+                       for kern, m, k, n in blind5_shapes()])
+    g = gemm_frame(df)
+    g["pred_us"] = predict_gemm_us(g, hw, eff or hw.efficiency, launch_convention=launch_convention)
+    return g.rename(columns={"m": "rows", "kk": "k"})[SHAPE_KEYS + ["pred_us"]]
+
+
+def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
+    """Fit the block-scaled GEMM kind alone (fit_block on data_csv's FIT_GEMM rows, priced in-graph) and merge its terms
+    into out_dir/<target>.yaml: only gemm_fp8_block's keys change (the top-k terms and the rest are kept)."""
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    g = gemm_frame(load(data_csv))
+    bk = fit_block(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    kb = "gemm_fp8_block"
+    p = Path(out_dir) / f"{target}.yaml"
+    old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
+    block = dict(old) | {kb: bk}
+    block.setdefault("fit_shapes", {})[kb] = {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}
+    own = {"cta_slots": {kb: 1.0}, "iter_us": {kb: bk["iter_us"]}, "fixed_us": {kb: bk["fixed_us"]},
+           "cta_fixed_us": {kb: bk["cta_fixed_us"]}, "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
+           "production_kernels": block}
+    doc = C.merge_into(p, own, {"cta_slots": (kb,), "iter_us": (kb,), "fixed_us": (kb,), "cta_fixed_us": (kb,),
+                                "compute": (kb,), "memory": (kb,), "production_kernels": None})
+    before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
+    for key in own:   # keep each table's key order (a changed term stays on its line)
+        if isinstance(doc.get(key), dict) and isinstance(before.get(key), dict):
+            doc[key] = {k: doc[key][k] for k in before[key] if k in doc[key]} | {
+                k: v for k, v in doc[key].items() if k not in before[key]}
+    return C.write_checked(p, doc, ""), bk
+
+
+BLIND5_MEASURED = "production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5.csv"
+#: the fifth set's committed models: column -> label (production_kernels_blind5_prediction_2026-11-27_notes.txt)
+BLIND5_MODELS = {"pred_main_us": "65f5d1f", "pred_us": "in-graph"}
+
+
+def blind5_accuracy(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """Per regime (kind x decode / mid / prefill), each committed model's |error| median / p90 and signed median on the
+    fifth GEMM set (every row blind: priced and committed before it was measured)."""
+    m = _predicted_and_measured(pred_csv or DATA_DIR / BLIND5_PREDICTION, meas_csv or DATA_DIR / BLIND5_MEASURED)
+    reg = pd.Series(blind5_regime(m["kernel"], m["rows"]))
+    meas = m["median_us"].astype(float)
+    tab = None
+    for col, tag in BLIND5_MODELS.items():
+        e = error_table(m[col].astype(float), meas, reg, np.zeros(len(m), bool)).drop(columns="part").rename(
+            columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90", "median_signed_pct": f"{tag}_signed"})
+        tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
+    return tab

@@ -11,10 +11,20 @@ Structure read from the source:
     choice             get_layout_info's cost: L1 / L2 bytes per tile x tiles / wave efficiency (tiles / (waves x
                        SMs)); the smallest wins (block_layout below re-implements that comparison); TMA multicast over
                        a 2-CTA cluster only when there is more than one wave
-    K loop             every 128-wide K step is one WGMMA chain on the tile, then the math threads scale the partial
-                       sum by scale_a[m] x scale_b[n-block] and add it into fp32 registers ("promotion": block_m x
-                       block_n FMAs on the CUDA cores per K step, which the tensor cores do not overlap within a
-                       warpgroup), so a tile's critical path is ceil(K / 128) such steps; no split-K
+    K loop             every 128-wide K step is one WGMMA chain on the tile (BLOCK_K / WGMMA::K = 128 / 32 = 4
+                       wgmma issues into a fresh accumulator, then warpgroup_wait<0>: sm90_fp8_gemm_1d2d.cuh lines
+                       283-323 @ 54e22612), then the math threads read scale_b (shared memory, per K block) and scale_a
+                       (per stage), scale the partial sum by scale_a[m] x scale_b[n-block] and add it into the fp32
+                       final_accum ("promotion", lines 326-347: block_m x block_n FMAs on the CUDA cores per K step,
+                       which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
+                       ceil(K / 128) such steps (serial_iters; their time iter_us[gemm_fp8_block] is fitted); no
+                       split-K
+Calibration caveat: the rows this kind is fitted and judged on (simulator/calibration/fit_production_topk_gemm.py) are
+torch._scaled_mm's block-scaled path, i.e. cuBLASLt's nvjet ..._Ablk128_Bvec128 kernel, not DeepGEMM (whose extension
+did not run on the lent machine's PyTorch). Its kernel names (production_kernels_*_blind5_notes.txt) show one 128 x 128
+tile per CTA, 6 stages, a grid of the tiles at decode and a persistent 2 x 66 grid at prefill, and a split-K kernel +
+splitKreduce at decode where the tiles are few (K 7168 x N 1536, K 14336 x N 4096 at M 28; K 8192 x N 1280 at M 56):
+those rows run 27-40 % faster than this tile walk prices (docs/KNOWN_GAPS.md "Block-scaled fp8 GEMMs").
 The roofline's wave model prices it (kind gemm_fp8_block): CTAs = tiles, one resident per SM, serial_iters = K steps,
 tile-padded flops (a partial tile multiplies the whole block).
 """
