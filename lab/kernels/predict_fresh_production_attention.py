@@ -53,7 +53,18 @@ def main() -> None:
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
                                                         "fresh_fi3", "mla_blind2", "mla_blind3"))
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
+    ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4"),
+                    help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
+                         "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
+                         "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
     args = ap.parse_args()
+    if args.mla_variant == "tensor_body":
+        import hwmodels.roofline as R
+        from simulator.calibration import fit_production_attention as FPv
+        R.CHAIN_TENSOR, FPv.CHAIN_TENSOR_KINDS = (), ()
+    elif args.mla_variant == "partial0.4":
+        from simulator.kernels import flashinfer as FIv
+        FIv.FI_MLA_PARTIAL_STAGE_SHARE = 0.4
     args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
                                 "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
                                 "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2,
@@ -82,7 +93,7 @@ def main() -> None:
     shapes["pred_us"] = np.round(FP.predict_us(ops, hw, eff, len(shapes)), 3)
     shapes = shapes.drop(columns=["median_us"])
     shapes["fitted_on"] = f.name
-    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "")
+    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "") + (f"+{args.mla_variant}" if args.mla_variant else "")
     shapes.to_csv(args.out, index=False)
     print(f"{len(shapes)} {args.grid} shapes priced at {commit[:10]} -> {args.out}")
     print(shapes.groupby(["family", "model", "dtype"])["pred_us"].describe()[["count", "min", "50%", "max"]].to_string())

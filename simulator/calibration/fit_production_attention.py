@@ -895,6 +895,29 @@ def merge_share_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | N
     return out
 
 
+PARTIAL_SHARES = tuple(np.round(np.arange(0.0, 1.01, 0.1), 2))
+
+
+def partial_stage_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None,
+                       shares=PARTIAL_SHARES) -> list[tuple[float, float]]:
+    """FlashInfer MLA's partial last stage (simulator.kernels.flashinfer.FI_MLA_PARTIAL_STAGE_SHARE: the part of a
+    stage's chain time that does not scale with its tokens) chosen on the fit rows as merge_share_scan chooses the merge
+    link: for each share the fi_mla group is refitted and its rms log error recorded. Returns [(share, rms)]."""
+    from simulator.kernels import flashinfer as fi
+
+    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
+    keep = fi.FI_MLA_PARTIAL_STAGE_SHARE
+    out = []
+    try:
+        for s in shares:
+            fi.FI_MLA_PARTIAL_STAGE_SHARE = float(s)
+            _, meta = fit(rows, hw, grids)
+            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
+    finally:
+        fi.FI_MLA_PARTIAL_STAGE_SHARE = keep
+    return out
+
+
 #: the per-SM rates the MLA kinds' per-request / per-item tile terms are scanned over (GB/s; 1e6 = no bytes term)
 RATES_GBS = (15.0, 20.0, 25.0, 30.0, 35.0, 42.5, 50.0, 60.0, 80.0, 1e6)
 

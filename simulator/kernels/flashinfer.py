@@ -381,14 +381,31 @@ def mla_kv_limit(x):
                                                                                           ceil_div(x, 256) * 256.0))))
 
 
+#: a work item's last 64-token stage when it is partial (n mod 64 tokens): mla_hopper.cuh @ FI_COMMIT load_kv<true>
+#: fills the rows past the item's end with zeros (load_128b_async<kFillZero>: no global read), so a partial stage loads
+#: (n mod 64) x 1152 B, while its two GEMMs, softmax and barriers run on the whole 64-token tile. Its chain time is priced
+#: as share + (1 - share) x (n mod 64) / 64 of a full stage (iter[kind]): share = the part of a stage that does not
+#: scale with its tokens. Chosen by a scan on the fit rows (simulator/calibration/fit_production_attention.py
+#: `partial_stage_scan`, the kind's other terms refitted at each share: their partial stages are the 32-token pieces
+#: of the campaign's small-batch middle rows; the mla_fit2 rows' items are whole stages): rms log error 0.0639 at 0,
+#: 0.0630 at 0.4, 0.0627 at 0.6, 0.0623 at 1.0, monotone: the fit rows prefer a partial stage at a full stage's time,
+#: so the share is 1.0 (no partial-stage discount). The short shapes (one 16-48-token stage per item), which are not
+#: fit rows, would take less
+FI_MLA_PARTIAL_STAGE_SHARE = 1.0
+
+
 @functools.lru_cache(maxsize=4096)
-def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters: int, tile_rows: float):
+def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters: int, tile_rows: float,
+              partial_share: float = 1.0):
     """MLAPlan's least-loaded assignment (scheduler.cuh: MinHeap of clusters, cost_function = 2 x tile rows +
     tokens) of `tiles` identical (request, q tile) KV ranges of T tokens cut into pieces of <= limit tokens:
-    (items, KV tokens, 64-token stages) of the cluster that ends with the largest cost."""
+    (items, KV tokens, 64-token stages, stage units) of the cluster that ends with the largest cost; stage units count
+    an item's partial last stage as partial_share + (1 - partial_share) x its share of 64 tokens
+    (FI_MLA_PARTIAL_STAGE_SHARE)."""
     heap = [(0.0, c) for c in range(clusters)]
     items = [0] * clusters
     stages = [0] * clusters
+    units = [0.0] * clusters
     toks = [0.0] * clusters
     for _ in range(tiles):
         rem = T
@@ -399,9 +416,11 @@ def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters
             items[c] += 1
             toks[c] += n
             stages[c] += int(np.ceil(n / FI_MLA_TILE_KV))
+            full, part = divmod(n, FI_MLA_TILE_KV)
+            units[c] += full + (partial_share + (1.0 - partial_share) * part / FI_MLA_TILE_KV if part > 0 else 0.0)
             rem -= n
     cost, c = max(heap)
-    return items[c], toks[c], stages[c]
+    return items[c], toks[c], stages[c], units[c]
 
 
 def fi_mla_plan(B, q, T, H, sms: int):
@@ -417,10 +436,11 @@ def fi_mla_plan(B, q, T, H, sms: int):
     limit = mla_kv_limit(np.maximum(ceil_div(B * tiles_q * T, clusters), 1.0))
     per_tile = np.maximum(ceil_div(T, limit), 1.0)                # pieces of one (request, q tile)
     pieces = B * tiles_q * per_tile
-    items, stages = np.empty(B.shape), np.empty(B.shape)
+    items, stages, units = np.empty(B.shape), np.empty(B.shape), np.empty(B.shape)
     for i in np.ndindex(B.shape):
-        items[i], _, stages[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]), float(T[i]),
-                                           int(clusters[i]), float(tile_rows[i]))
+        items[i], _, stages[i], units[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]),
+                                                     float(T[i]), int(clusters[i]), float(tile_rows[i]),
+                                                     float(FI_MLA_PARTIAL_STAGE_SHARE))
     split = T > limit
     rows = np.minimum(q * H, tile_rows)
     chunks = np.maximum(np.floor(T * cluster / limit), 1.0)      # merge CTAs per split tile (num_qo_chunks)
@@ -430,7 +450,7 @@ def fi_mla_plan(B, q, T, H, sms: int):
     merge_iters = np.where(split, ceil_div(merge_rows, FI_MLA_MERGE_ROWS_PER_ITER), 0.0)
     merge_loads = merge_iters * per_tile
     return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
-            "pieces": pieces, "items": items, "stages": stages, "split": split, "merge_rows": merge_rows,
+            "pieces": pieces, "items": items, "stages": stages, "stage_units": units, "split": split, "merge_rows": merge_rows,
             "merge_iters": merge_iters, "merge_loads": merge_loads}
 
 
@@ -463,7 +483,7 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     written = np.where(split, part_w + final, final)
     read = kv + rows * lat * 2.0 + np.where(split, part_w, 0.0)
     waves = np.maximum(pl["items"], 1.0)
-    iters = pl["stages"] / waves                                  # the busiest cluster's chain, per wave
+    iters = pl["stage_units"] / waves          # the busiest cluster's chain, per wave (FI_MLA_PARTIAL_STAGE_SHARE)
     # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
     merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
     loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
