@@ -46,7 +46,8 @@ fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPl
   128, 192 for <= 8, 16, 32, 64, else a multiple of 256), each piece handed to the least-loaded cluster by a
   min-heap on cost 2 x tile rows + tokens (cost_function); a CTA walks its items one after another: per item
   work_indptr -> the item's coordinates -> its kv_indices -> the first 64-token stage (CTA_TILE_KV 64, 2 stages),
-  then the stages, then write_o (bf16 partial + fp32 lse when split, else the final output); after grid.sync() the
+  then the stages, then write_o (bf16 partial + fp32 lse when split, else the final output; the next item's loads
+  wait for it: priced on the CTA's chain, hwmodels/roofline.py CTA_FIXED_HIDDEN, the stages' GEMMs too: CHAIN_TENSOR); after grid.sync() the
   same CTAs merge the split pieces (<= SMs merge CTAs, 4 rows per serial iteration, each row's pieces one dependent
   load after another, read from L2).
 
@@ -462,7 +463,13 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
 
     The busiest cluster's k work items are priced as k waves of one-item CTAs on one slot per SM (the same chain:
     each item's 3 prologue loads, its 64-token stages, its epilogue: write_o through shared memory, the kind's
-    cta_fixed per wave, and the output tile's store at FI_MLA_O_RATE_SM, fi_mla_o_loads); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
+    cta_fixed per wave, and the output tile's store at FI_MLA_O_RATE_SM, fi_mla_o_loads). The epilogue of every item
+    but the last is on that CTA's own serial path while the other SMs stream (hwmodels/roofline.py CTA_FIXED_HIDDEN:
+    the producer warp group issues the next item's loads only after write_o and __syncthreads), and the stages' GEMMs
+    are issued and waited for by the lone CTA (warpgroup_wait<0>), so their time is in the per-stage chain and the body
+    is the bytes alone (CHAIN_TENSOR). Checked by the third MLA blind grid (lab/kernels/measure_production_attention.py
+    --grid mla_blind3, priced before measuring): |error| median 7.6 -> 5.1 %, p90 20.0 -> 13.4 % against the rules
+    before (an additive per-item epilogue and a compute term). The merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
     busiest merge CTA's chain of partial-state loads (fi_mla_plan merge_loads = ceil(merge rows / 4) x pieces), each
     link an L2 hit plus st.merge's arithmetic (FI_MLA_MERGE_LOAD_SHARE = 0.60 of a dependent load, scanned on the fit
     rows). Alternatives tried on the fit rows (middle regime; rms log error after the refit): this rule 0.048; a link
