@@ -559,3 +559,24 @@ def test_mla_fit2_and_blind2_grids_are_new_fitted_and_predicted():
                            "production_attention_mla_blind2_predictions_29e0e49.csv")
     assert name and len(j) == 108 and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
     assert set(j["before_commit"].str[:7]) == {"29e0e49"} and j["model_commit"].nunique() == 1
+
+
+def test_fi_mla_tensor_work_is_on_the_stage_chain():
+    # CHAIN_TENSOR: the sm_90 MLA kernel's stage GEMMs are in its per-stage chain, so its price does not depend on the
+    # launch's FLOPs (a compute-heavy long 128-head shape prices the same with its FLOPs scaled by 10); the FA2 prefill
+    # kind still does
+    import dataclasses
+
+    from hwmodels.roofline import CHAIN_TENSOR, KIND_CODE
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.ops import OpBuilder
+
+    assert KIND_CODE["attn_fi_mla"] in CHAIN_TENSOR and KIND_CODE["attn_fi_prefill"] not in CHAIN_TENSOR
+    _, _, _, hw = _campaign()
+    ln, _ = FI.fi_mla(np.array([16.0]), 1.0, 65536.0, 128.0, 512.0, 64.0, 2.0, 1.0, SMS)
+    prices = []
+    for k in (1.0, 10.0):
+        b = OpBuilder(1)
+        emit(b, [dataclasses.replace(ln[0], flops=ln[0].flops * k)], SMS)
+        prices.append(FP.predict_us(b.build(), hw, hw.efficiency, 1)[0])
+    assert prices[0] > 100.0 and abs(prices[1] / prices[0] - 1.0) < 1e-12
