@@ -160,7 +160,20 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: FlashInfer's FA2 prefill kernel (include/flashinfer/attention/prefill.cuh @ 0d618712faff: after the K/V loop,
 #: threadblock_sync_mdo_states merges the KV warps' m / d / o through shared memory, then the output is normalized and
 #: written from registers, write_o_reg_gmem). One wave prices as before; the other kinds keep the additive form
-CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv"))
+#: FlashInfer's sm_90 MLA kernel (attn_fi_mla; include/flashinfer/attention/mla_hopper.cuh @ f1e6fdcb,
+#: BatchMLAPageAttentionHopperKernel) is priced with it too: the family module prices its persistent CTAs' work items as
+#: waves of one-item CTAs (simulator/kernels/flashinfer.py fi_mla), and an item's epilogue (normalize_d_, write_o through
+#: shared memory, then __syncthreads before the producer warp group issues the next item's prefetch_offset / load_kv) is
+#: on that CTA's own serial path while the other SMs stream their items: every item's epilogue but the last adds to the
+#: chain, not to the bandwidth-bound body
+CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_fi_mla"))
+#: kinds whose tensor-core work is on the CTA's per-tile chain and not a throughput stream of its own: FlashInfer's
+#: sm_90 MLA kernel runs ONE CTA per SM (256 threads, 222 KB of shared memory) and each 64-token stage's two GEMMs are
+#: issued and waited for synchronously by that CTA (mla_hopper.cuh @ f1e6fdcb: compute_mla_qk / compute_mla_pv, each
+#: followed by warpgroup_wait<0>(), between the pipeline's consumer_wait and consumer_release), so a stage's MMA time is
+#: part of its measured per-stage time (iter[kind]) and no co-resident CTA issues tensor work meanwhile: the wave
+#: model's body is the kind's bytes alone (the compute term would count the stages' MMAs a second time)
+CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla",))
 #: kinds whose CTAs run alone on their SM, one wave after another (FlashAttention's CuTe sm_90 forward: 384 threads x 168
 #: registers and 164,864 B of shared memory per CTA, so one resident CTA per SM; SingleTileScheduler, not persistent:
 #: flash-attn-4 4.0.0b36 flash_attn/cute/flash_fwd_sm90.py). Two rules follow from that structure:
@@ -322,6 +335,8 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
     if eff.l2_bw_bytes_s:
         memory_s = np.maximum(memory_s, l2_bytes / eff.l2_bw_bytes_s)
+    if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
+        compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:
         p = eff.overlap_p
         hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)
@@ -471,6 +486,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         fixed = np.where(is_coll & (g <= 1.0), 0.0, fixed)
     else:
         launch_row = np.full(ops.kind.shape, launch_one)
+    if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
+        compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:
         p = eff.overlap_p
         hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)

@@ -207,7 +207,7 @@ def test_pdl_hides_the_first_waves_pre_wait_loads_only_when_asked():
 
 def test_hidden_epilogue_moves_fit_shapes_little_and_other_families_not(monkeypatch):
     # same committed terms, hidden vs additive epilogue: the fit regime's FA2 prefill shapes (1-2 waves) move by at
-    # most 6 % (median 0: one wave is unchanged); every other family's rows do not move at all
+    # most 6 % (median 0: one wave is unchanged); every other family's rows but FlashInfer MLA's do not move at all
     FP, df, _, hw = _campaign()
     ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
     new = FP.predict_us(ops, hw, hw.efficiency, len(df))
@@ -218,7 +218,12 @@ def test_hidden_epilogue_moves_fit_shapes_little_and_other_families_not(monkeypa
     fit = FP.fit_rows(df) & prefill
     assert fit.sum() == 72
     assert moved[fit].max() <= 0.06 and np.median(moved[fit]) < 1e-9
-    assert moved[~prefill].max() < 1e-12
+    # FlashInfer MLA hides its per-item epilogue too (its items priced as waves): a one-item shape does not move
+    mla = fam == "fi_mla"
+    assert moved[~prefill & ~mla].max() < 1e-12
+    one = mla & (FI.fi_mla_plan(df["batch"].to_numpy(float), df["q_rows"].to_numpy(float),
+                                df["context"].to_numpy(float), df["heads"].to_numpy(float), SMS)["items"] == 1.0)
+    assert one.sum() > 10 and moved[one].max() < 1e-12
 
 
 def test_fi_mla_plan_follows_mla_plan_and_one_cooperative_launch():
@@ -554,3 +559,24 @@ def test_mla_fit2_and_blind2_grids_are_new_fitted_and_predicted():
                            "production_attention_mla_blind2_predictions_29e0e49.csv")
     assert name and len(j) == 108 and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
     assert set(j["before_commit"].str[:7]) == {"29e0e49"} and j["model_commit"].nunique() == 1
+
+
+def test_fi_mla_tensor_work_is_on_the_stage_chain():
+    # CHAIN_TENSOR: the sm_90 MLA kernel's stage GEMMs are in its per-stage chain, so its price does not depend on the
+    # launch's FLOPs (a compute-heavy long 128-head shape prices the same with its FLOPs scaled by 10); the FA2 prefill
+    # kind still does
+    import dataclasses
+
+    from hwmodels.roofline import CHAIN_TENSOR, KIND_CODE
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.ops import OpBuilder
+
+    assert KIND_CODE["attn_fi_mla"] in CHAIN_TENSOR and KIND_CODE["attn_fi_prefill"] not in CHAIN_TENSOR
+    _, _, _, hw = _campaign()
+    ln, _ = FI.fi_mla(np.array([16.0]), 1.0, 65536.0, 128.0, 512.0, 64.0, 2.0, 1.0, SMS)
+    prices = []
+    for k in (1.0, 10.0):
+        b = OpBuilder(1)
+        emit(b, [dataclasses.replace(ln[0], flops=ln[0].flops * k)], SMS)
+        prices.append(FP.predict_us(b.build(), hw, hw.efficiency, 1)[0])
+    assert prices[0] > 100.0 and abs(prices[1] / prices[0] - 1.0) < 1e-12

@@ -87,6 +87,15 @@ MLA_FIT2_BT = [(b, t) for b in (160, 320, 480) for t in (1152, 2304, 3840)]
 MLA_BLIND2_BT = ([(b, t) for b in (200, 500, 900) for t in (24, 100, 400)]
                  + [(b, t) for b in (3, 12, 40) for t in (5000, 20000, 60000)])
 
+#: the third MLA BLIND grid (--grid mla_blind3; parts fi_mla, flashmla): DeepSeek-V3's 128 MLA heads at tensor-parallel
+#: 1 / 2 / 4 / 8 (128 / 64 / 32 / 16 heads per GPU), shapes in none of the earlier MLA grids, priced and committed before
+#: they were measured: short contexts at mid and large batch (one partial 64-token stage per work item, several items
+#: per FlashInfer cluster), a few small batches, the middle, and long contexts (80K-128K) at batch 2-6
+MLA_BLIND3_HEADS = (16, 32, 64, 128)
+MLA_BLIND3_BT = ([(80, 20), (160, 56), (320, 40), (640, 20), (640, 144), (48, 240), (1, 120)]
+                 + [(24, 700), (112, 1800), (280, 3000), (6, 30000)]
+                 + [(2, 80000), (6, 131072)])
+
 
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
@@ -234,10 +243,11 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
-    if grid in ("mla_fit2", "mla_blind2"):
+    if grid in ("mla_fit2", "mla_blind2", "mla_blind3"):
         if part not in ("fi_mla", "flashmla"):
             return []
-        bts, heads = (MLA_FIT2_BT, (16, 128)) if grid == "mla_fit2" else (MLA_BLIND2_BT, (16, 32, 128))
+        bts, heads = {"mla_fit2": (MLA_FIT2_BT, (16, 128)), "mla_blind2": (MLA_BLIND2_BT, (16, 32, 128)),
+                      "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS)}[grid]
         return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
                 for h in heads for b, t in bts]
@@ -569,7 +579,8 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
-                                                               "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2"))
+                                                               "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
+                                                               "mla_blind3"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)

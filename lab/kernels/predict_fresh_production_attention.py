@@ -16,7 +16,8 @@ production_attention_fresh_fi2_predictions.csv; --grid fresh_fi3 the third into 
 (with --pdl: the model priced as if the CUDA-graph chain kept FlashInfer's programmatic dependent launch,
 simulator/kernels/flashinfer.py FI_PDL_GRAPH = True, refitted so, into ..._predictions_pdl.csv); --grid mla_blind2 the MLA
 blind grid (MLA_BLIND2_BT: the per-request / per-item terms at short contexts with many requests and long contexts with
-few) into production_attention_mla_blind2_predictions.csv (with --out, e.g. one file per model priced). Each is committed
+few) into production_attention_mla_blind2_predictions.csv (with --out, e.g. one file per model priced); --grid mla_blind3
+the third MLA blind grid (MLA_BLIND3_*: DeepSeek-V3's heads at TP 1-8) into production_attention_mla_blind3_predictions.csv. Each is committed
 before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
 from that checkout's model.
@@ -39,6 +40,7 @@ OUT_FRESH_FI = OUT.with_name("production_attention_fresh_fi_predictions.csv")
 OUT_FRESH_FI2 = OUT.with_name("production_attention_fresh_fi2_predictions.csv")
 OUT_FRESH_FI3 = OUT.with_name("production_attention_fresh_fi3_predictions.csv")
 OUT_MLA_BLIND2 = OUT.with_name("production_attention_mla_blind2_predictions.csv")
+OUT_MLA_BLIND3 = OUT.with_name("production_attention_mla_blind3_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -49,12 +51,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
-                                                        "fresh_fi3", "mla_blind2"))
+                                                        "fresh_fi3", "mla_blind2", "mla_blind3"))
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
+    ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4"),
+                    help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
+                         "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
+                         "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
     args = ap.parse_args()
+    if args.mla_variant == "tensor_body":
+        import hwmodels.roofline as R
+        from simulator.calibration import fit_production_attention as FPv
+        R.CHAIN_TENSOR, FPv.CHAIN_TENSOR_KINDS = (), ()
+    elif args.mla_variant == "partial0.4":
+        from simulator.kernels import flashinfer as FIv
+        FIv.FI_MLA_PARTIAL_STAGE_SHARE = 0.4
     args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
                                 "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
-                                "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2}[args.grid])
+                                "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2,
+                                "mla_blind3": OUT_MLA_BLIND3}[args.grid])
     if args.pdl:
         from simulator.kernels import flashinfer as FI
         if not hasattr(FI, "FI_PDL_GRAPH"):
@@ -79,7 +93,7 @@ def main() -> None:
     shapes["pred_us"] = np.round(FP.predict_us(ops, hw, eff, len(shapes)), 3)
     shapes = shapes.drop(columns=["median_us"])
     shapes["fitted_on"] = f.name
-    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "")
+    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "") + (f"+{args.mla_variant}" if args.mla_variant else "")
     shapes.to_csv(args.out, index=False)
     print(f"{len(shapes)} {args.grid} shapes priced at {commit[:10]} -> {args.out}")
     print(shapes.groupby(["family", "model", "dtype"])["pred_us"].describe()[["count", "min", "50%", "max"]].to_string())

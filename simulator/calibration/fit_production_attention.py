@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from hwmodels.roofline import price
+from hwmodels.roofline import CHAIN_TENSOR, KIND_CODE, price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration.fit import efficiency_with
 from simulator.kernels import fa3 as FA3
@@ -317,6 +317,10 @@ def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
     return p
 
 
+#: kinds without a compute term (hwmodels.roofline CHAIN_TENSOR: their tensor work is on the per-stage chain)
+CHAIN_TENSOR_KINDS = tuple(k for k, c in KIND_CODE.items() if c in CHAIN_TENSOR)
+
+
 #: fit groups, in order: (name, families whose fit rows it uses, kinds' parameters, combine kind fitted with it)
 FIT_GROUPS = (("fi_decode", ("fi_decode",), ("attn_fi_decode",), "attn_combine_fi"),
               ("fi_decode_fp8kv", ("fi_decode",), ("attn_fi_decode_fp8kv",), None),
@@ -386,7 +390,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         rows = base & np.isin(fam, fams) & (fp8 == name.endswith("fp8kv"))
         params = []
         for k in kinds:
-            params += _params(k, dram, tensor=k.startswith(("attn_fi_", "attn_flashmla", "attn_triton_sgl")))
+            # CHAIN_TENSOR kinds (hwmodels.roofline): the tensor work is on the per-stage chain, no compute term
+            params += _params(k, dram, tensor=k.startswith(("attn_fi_", "attn_flashmla", "attn_triton_sgl"))
+                              and k not in CHAIN_TENSOR_KINDS)
         if comb:
             params += [] if comb in FIXED_ZERO else [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX)]
             params += [(f"iter_us.{comb}", 0.2, 0.02, 3.0)]
@@ -886,6 +892,29 @@ def merge_share_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | N
             out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
     finally:
         fi.FI_MLA_MERGE_LOAD_SHARE = keep
+    return out
+
+
+PARTIAL_SHARES = tuple(np.round(np.arange(0.0, 1.01, 0.1), 2))
+
+
+def partial_stage_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None,
+                       shares=PARTIAL_SHARES) -> list[tuple[float, float]]:
+    """FlashInfer MLA's partial last stage (simulator.kernels.flashinfer.FI_MLA_PARTIAL_STAGE_SHARE: the part of a
+    stage's chain time that does not scale with its tokens) chosen on the fit rows as merge_share_scan chooses the merge
+    link: for each share the fi_mla group is refitted and its rms log error recorded. Returns [(share, rms)]."""
+    from simulator.kernels import flashinfer as fi
+
+    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
+    keep = fi.FI_MLA_PARTIAL_STAGE_SHARE
+    out = []
+    try:
+        for s in shares:
+            fi.FI_MLA_PARTIAL_STAGE_SHARE = float(s)
+            _, meta = fit(rows, hw, grids)
+            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
+    finally:
+        fi.FI_MLA_PARTIAL_STAGE_SHARE = keep
     return out
 
 

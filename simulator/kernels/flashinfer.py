@@ -46,7 +46,8 @@ fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPl
   128, 192 for <= 8, 16, 32, 64, else a multiple of 256), each piece handed to the least-loaded cluster by a
   min-heap on cost 2 x tile rows + tokens (cost_function); a CTA walks its items one after another: per item
   work_indptr -> the item's coordinates -> its kv_indices -> the first 64-token stage (CTA_TILE_KV 64, 2 stages),
-  then the stages, then write_o (bf16 partial + fp32 lse when split, else the final output); after grid.sync() the
+  then the stages, then write_o (bf16 partial + fp32 lse when split, else the final output; the next item's loads
+  wait for it: priced on the CTA's chain, hwmodels/roofline.py CTA_FIXED_HIDDEN, the stages' GEMMs too: CHAIN_TENSOR); after grid.sync() the
   same CTAs merge the split pieces (<= SMs merge CTAs, 4 rows per serial iteration, each row's pieces one dependent
   load after another, read from L2).
 
@@ -381,14 +382,31 @@ def mla_kv_limit(x):
                                                                                           ceil_div(x, 256) * 256.0))))
 
 
+#: a work item's last 64-token stage when it is partial (n mod 64 tokens): mla_hopper.cuh @ FI_COMMIT load_kv<true>
+#: fills the rows past the item's end with zeros (load_128b_async<kFillZero>: no global read), so a partial stage loads
+#: (n mod 64) x 1152 B, while its two GEMMs, softmax and barriers run on the whole 64-token tile. Its chain time is priced
+#: as share + (1 - share) x (n mod 64) / 64 of a full stage (iter[kind]): share = the part of a stage that does not
+#: scale with its tokens. Chosen by a scan on the fit rows (simulator/calibration/fit_production_attention.py
+#: `partial_stage_scan`, the kind's other terms refitted at each share: their partial stages are the 32-token pieces
+#: of the campaign's small-batch middle rows; the mla_fit2 rows' items are whole stages): rms log error 0.0639 at 0,
+#: 0.0630 at 0.4, 0.0627 at 0.6, 0.0623 at 1.0, monotone: the fit rows prefer a partial stage at a full stage's time,
+#: so the share is 1.0 (no partial-stage discount). The short shapes (one 16-48-token stage per item), which are not
+#: fit rows, would take less
+FI_MLA_PARTIAL_STAGE_SHARE = 1.0
+
+
 @functools.lru_cache(maxsize=4096)
-def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters: int, tile_rows: float):
+def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters: int, tile_rows: float,
+              partial_share: float = 1.0):
     """MLAPlan's least-loaded assignment (scheduler.cuh: MinHeap of clusters, cost_function = 2 x tile rows +
     tokens) of `tiles` identical (request, q tile) KV ranges of T tokens cut into pieces of <= limit tokens:
-    (items, KV tokens, 64-token stages) of the cluster that ends with the largest cost."""
+    (items, KV tokens, 64-token stages, stage units) of the cluster that ends with the largest cost; stage units count
+    an item's partial last stage as partial_share + (1 - partial_share) x its share of 64 tokens
+    (FI_MLA_PARTIAL_STAGE_SHARE)."""
     heap = [(0.0, c) for c in range(clusters)]
     items = [0] * clusters
     stages = [0] * clusters
+    units = [0.0] * clusters
     toks = [0.0] * clusters
     for _ in range(tiles):
         rem = T
@@ -399,9 +417,11 @@ def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters
             items[c] += 1
             toks[c] += n
             stages[c] += int(np.ceil(n / FI_MLA_TILE_KV))
+            full, part = divmod(n, FI_MLA_TILE_KV)
+            units[c] += full + (partial_share + (1.0 - partial_share) * part / FI_MLA_TILE_KV if part > 0 else 0.0)
             rem -= n
     cost, c = max(heap)
-    return items[c], toks[c], stages[c]
+    return items[c], toks[c], stages[c], units[c]
 
 
 def fi_mla_plan(B, q, T, H, sms: int):
@@ -417,10 +437,11 @@ def fi_mla_plan(B, q, T, H, sms: int):
     limit = mla_kv_limit(np.maximum(ceil_div(B * tiles_q * T, clusters), 1.0))
     per_tile = np.maximum(ceil_div(T, limit), 1.0)                # pieces of one (request, q tile)
     pieces = B * tiles_q * per_tile
-    items, stages = np.empty(B.shape), np.empty(B.shape)
+    items, stages, units = np.empty(B.shape), np.empty(B.shape), np.empty(B.shape)
     for i in np.ndindex(B.shape):
-        items[i], _, stages[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]), float(T[i]),
-                                           int(clusters[i]), float(tile_rows[i]))
+        items[i], _, stages[i], units[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]),
+                                                     float(T[i]), int(clusters[i]), float(tile_rows[i]),
+                                                     float(FI_MLA_PARTIAL_STAGE_SHARE))
     split = T > limit
     rows = np.minimum(q * H, tile_rows)
     chunks = np.maximum(np.floor(T * cluster / limit), 1.0)      # merge CTAs per split tile (num_qo_chunks)
@@ -430,7 +451,7 @@ def fi_mla_plan(B, q, T, H, sms: int):
     merge_iters = np.where(split, ceil_div(merge_rows, FI_MLA_MERGE_ROWS_PER_ITER), 0.0)
     merge_loads = merge_iters * per_tile
     return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
-            "pieces": pieces, "items": items, "stages": stages, "split": split, "merge_rows": merge_rows,
+            "pieces": pieces, "items": items, "stages": stages, "stage_units": units, "split": split, "merge_rows": merge_rows,
             "merge_iters": merge_iters, "merge_loads": merge_loads}
 
 
@@ -442,7 +463,13 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
 
     The busiest cluster's k work items are priced as k waves of one-item CTAs on one slot per SM (the same chain:
     each item's 3 prologue loads, its 64-token stages, its epilogue: write_o through shared memory, the kind's
-    cta_fixed per wave, and the output tile's store at FI_MLA_O_RATE_SM, fi_mla_o_loads); the merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
+    cta_fixed per wave, and the output tile's store at FI_MLA_O_RATE_SM, fi_mla_o_loads). The epilogue of every item
+    but the last is on that CTA's own serial path while the other SMs stream (hwmodels/roofline.py CTA_FIXED_HIDDEN:
+    the producer warp group issues the next item's loads only after write_o and __syncthreads), and the stages' GEMMs
+    are issued and waited for by the lone CTA (warpgroup_wait<0>), so their time is in the per-stage chain and the body
+    is the bytes alone (CHAIN_TENSOR). Checked by the third MLA blind grid (lab/kernels/measure_production_attention.py
+    --grid mla_blind3, priced before measuring): |error| median 7.6 -> 5.1 %, p90 20.0 -> 13.4 % against the rules
+    before (an additive per-item epilogue and a compute term). The merge phase adds, once, the grid barrier and the merge offsets (dependent loads) and the
     busiest merge CTA's chain of partial-state loads (fi_mla_plan merge_loads = ceil(merge rows / 4) x pieces), each
     link an L2 hit plus st.merge's arithmetic (FI_MLA_MERGE_LOAD_SHARE = 0.60 of a dependent load, scanned on the fit
     rows). Alternatives tried on the fit rows (middle regime; rms log error after the refit): this rule 0.048; a link
@@ -463,7 +490,7 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     written = np.where(split, part_w + final, final)
     read = kv + rows * lat * 2.0 + np.where(split, part_w, 0.0)
     waves = np.maximum(pl["items"], 1.0)
-    iters = pl["stages"] / waves                                  # the busiest cluster's chain, per wave
+    iters = pl["stage_units"] / waves          # the busiest cluster's chain, per wave (FI_MLA_PARTIAL_STAGE_SHARE)
     # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
     merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
     loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
