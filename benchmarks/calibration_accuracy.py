@@ -1456,6 +1456,7 @@ def _topk_blind3_table() -> None:
     priced before its measurement by the model at main 65f5d1f, by this model and by two variants (without the L1
     gathers, without the histogram sweep's remainder rounds): per regime, then per regime x distribution; every row
     held out. The goal and the board are on this model's (`new`) committed prediction."""
+    from hwmodels.spec import load_hardware
     from simulator.calibration import fit_production_topk_gemm as FP
 
     meas = sorted(FP.DATA_DIR.glob("production_kernels_nvidia*_topk_blind3.csv"))
@@ -1467,9 +1468,12 @@ def _topk_blind3_table() -> None:
           f"measured {meas[-1].name}; every row held out; |error| median / p90 and signed median, %): main = the model "
           f"at main 65f5d1f; new = this model (64-row pass statistics, the histogram sweep's remainder rounds, gathers "
           f"of a row within the CTA's L1); noL1 / norem = the variants without the L1 gathers / the remainder rounds "
-          f"(each refitted on FIT_TOPK alone; not shipped); goal on new")
+          f"(each refitted on FIT_TOPK alone; not shipped); now = the current model, LOOKED-AT (the gathers of a row "
+          f"within the CTA's L1 stopped counting as L2 bytes after these rows were read: the 132-row launches, +38-44 "
+          f"% in new, were bound by them); goal on new")
+    hw = load_hardware("H100-SXM")
     for by in (False, True):
-        tab = FP.blind3_accuracy(pred, meas[-1], by_dist=by)
+        tab = FP.blind3_accuracy(pred, meas[-1], by_dist=by, hw=hw)
         tab["goal"] = np.where((tab["new_med"] <= 10) & (tab["new_p90"] <= 25), "met", "MISSED")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         if by:

@@ -302,6 +302,7 @@ def test_sglang_histogram_remainder_rounds_and_l1_gathers():
     ops = b.build()
     assert float(ops.serial_iters[0]) == 3 + 3 + P.SGL_GATHER_ROUNDS * 4.0
     assert float(ops.l1_iters[0]) == P.SGL_GATHER_ROUNDS * 4.0
+    assert float(ops.bytes_read[0]) == 8 * 2 * 2560 * 4.0   # the gathers come from the L1: no L2 / HBM bytes
     assert P.sglang_iter_l1_us(0.3, 0.143) == 0.3 - 0.143 + P.SGL_L1_LATENCY_US
 
 

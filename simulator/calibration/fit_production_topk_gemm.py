@@ -527,17 +527,22 @@ def predict_topk_blind3(hw: HardwareSpec, committed_csv: str | Path, out: str | 
     return t
 
 
-def blind3_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = True) -> pd.DataFrame:
+def blind3_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = True,
+                    hw: HardwareSpec | None = None) -> pd.DataFrame:
     """Per regime (x distribution), the committed predictions of the third blind set against their measurement, one
-    column group per model of BLIND3_MODELS; every row held out."""
+    column group per model of BLIND3_MODELS; every row held out. With `hw`, also the device's current model (`now`:
+    LOOKED-AT, the gathers of an L1-resident row stopped counting as L2 / HBM bytes after this measurement was read)."""
     m = _predicted_and_measured(pred_csv, meas_csv)
+    if hw is not None:
+        t = topk_frame(m[SHAPE_KEYS + ["median_us"]])
+        m["pred_now_us"] = predict_topk_us(t, hw, hw.efficiency)
     reg = blind3_regime(m["rows"], m["n"])
     reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(reg, m["dist"])] if by_dist else
                     [f"top-k sglang: {g}" for g in reg])
     meas = m["median_us"].astype(float)
     none = np.zeros(len(m), bool)
     tab = None
-    for col, tag in BLIND3_MODELS.items():
+    for col, tag in (BLIND3_MODELS | {"pred_now_us": "now"}).items():
         if col not in m:
             continue
         e = error_table(m[col].astype(float), meas, reg, none).drop(columns="part")

@@ -282,7 +282,10 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     else:
         iters = sweeps * np.ceil(seg / (threads * per_load)) + g_it
     merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
-    rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
+    gathered = np.asarray(gathers, float) * SECTOR_BYTES
+    if kernel == "sglang":   # a row within the CTA's L1 is gathered from there: no L2 / HBM traffic (SGL_L1_BYTES)
+        gathered = np.where(seg * SCORE_BYTES <= SGL_L1_BYTES, 0.0, gathered)
+    rd = rows * (sweeps * n * SCORE_BYTES + gathered + np.where(nb > 1, nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
