@@ -40,7 +40,8 @@ as `sync_steps` x sync[topk_sglang] and paid by every wave (hwmodels.roofline CT
 row's CTA on its own); the kernel-level fixed time is the single-CTA radix kind's (fit_production_topk_gemm.FIXED_FROM).
 A one-wave launch lasts as long as its slowest row: its statistics are the expected largest of `rows` sampled rows
 (expected_max); a launch of several waves takes the average row. Bytes: each sweep reads the row (4 B per
-value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
+value), each gathered candidate one 32-B sector (none for SGLang's rows within the CTA's L1, SGL_L1_BYTES: gathered
+from there at iter_l1[topk_sglang], `l1_iters`). The rows were just written by the indexer (or, when measured, by the
 previous call): the first sweep re-reads a tensor of rows x N x 4 B that the previous kernel streamed, the later sweeps
 and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so the share of each that hits in
 L2 is set by its reuse distance (hwmodels.roofline SWEEP_REREAD: the whole tensor for the first sweep, the rows in
