@@ -24,7 +24,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
                 Each CTA walks its share of the work in `serial_iters` synchronous load-then-compute iterations
                 of iter[kind] each (the measured per-iteration latency of that kernel; iter_l2[kind] for the share
-                of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read), so
+                of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read; iter_l1[kind]
+                for the op's `l1_iters`, loads that hit the CTA's own L1, where the kind has one), so
                   device_s = max(body, chain) + min(body, chain) / (waves * serial_iters)
                              + fixed[kind] + waves * cta_fixed[kind] + ceil(n / U) * cta_serial[kind]
                   (fixed[kind] = wave_fixed[kind] where the kind has one: Efficiency.wave_fixed_s, the wave-priced
@@ -351,6 +352,10 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         it = it + (it_l2 - it) * share
     n_it = iters if iters is not None else 0.0
     chain = waves * n_it * it
+    l1 = getattr(ops, "l1_iters", None)
+    if eff.iter_l1_s and l1 is not None:   # iterations whose loads hit the CTA's own L1 (Efficiency.iter_l1_s)
+        it_l1 = np.array([eff.iter_l1_s.get(k, np.nan) for k in KINDS])[ops.kind]
+        chain = np.where(np.isnan(it_l1), chain, waves * ((n_it - l1) * it + l1 * np.nan_to_num(it_l1)))
     # pipeline fill: the first tiles are loaded before anything overlaps them, so one iteration's share of the
     # shorter of the two terms adds to the longer, once per kernel (later waves start while earlier ones stream): a
     # kernel of one wave of one-tile CTAs pays body + chain, a long chain or many waves max(body, chain)

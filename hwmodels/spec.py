@@ -167,6 +167,8 @@ class Efficiency:
         L2-resident re-reads: its `reread_bytes` x hit / bytes_read); absent = iter_s[kind] whatever the source.
         MEASURED for torch's row reductions (reduce_kernel: ~0.17 us per 4-value load from L2, ~0.35-0.45 from
         HBM, hwmodels/calibration/data/regimes_*_v4.csv reduce_grid).
+    iter_l1_s[kind]: time of one such iteration when its loads hit in the CTA's own L1 (an op's `l1_iters`: a row the
+        CTA swept moments before and small enough to stay in its L1); absent = priced as the op's other iterations.
     l2_sweep_hit: the measured share of a re-scanned set that still comes from the L2, as a function of the set's
         size over the L2 (L2 bytes x l2_fraction), for the two reuse patterns of a multi-sweep kernel
         (hwmodels.roofline SWEEP_REREAD): "first" = a kernel re-reading, in the same order, the set the kernel before
@@ -216,6 +218,7 @@ class Efficiency:
     wave_fixed_s: dict[str, float] = field(default_factory=dict)
     iter_l2_s: dict[str, float] = field(default_factory=dict)
     cta_serial_s: dict[str, float] = field(default_factory=dict)
+    iter_l1_s: dict[str, float] = field(default_factory=dict)
     l2_sweep_hit: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
     engine_ar: dict[str, float] = field(default_factory=dict)
@@ -524,6 +527,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
     cta_fixed_us: {kind: us}, wave_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us},
+    iter_l1_us: {kind: us},
     l2_sweep_hit: {first | again: {set_over_l2: [...], hit: [...]}}, l2_bw_tbs: TB/s,
     broadcast_copy: {term: value} (Efficiency.broadcast_copy)} (all optional)."""
     if not isinstance(doc, dict):
@@ -560,6 +564,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     iters = _keyed(doc, "iter_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     iters_l2 = _keyed(doc, "iter_l2_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     cta_serial = _keyed(doc, "cta_serial_us", file, {}, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
+    iters_l1 = _keyed(doc, "iter_l1_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     sweep_hit = _sweep_hit(doc.get("l2_sweep_hit"), file)
     l2bw = doc.get("l2_bw_tbs")
     if l2bw is not None and (isinstance(l2bw, bool) or not isinstance(l2bw, (int, float)) or not 0 < l2bw <= 100):
@@ -597,7 +602,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
                       wave_fixed_s=wave_fixed,
-                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, l2_sweep_hit=sweep_hit,
+                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, iter_l1_s=iters_l1, l2_sweep_hit=sweep_hit,
                       l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},
                       engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in eng.items()},

@@ -27,6 +27,9 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
                     kernel cannot finish before serial_iters x the device's measured loop-iteration time
                     (hwmodels.spec.Efficiency.loop_iter_s), whatever its bytes. MMHA-derived decode
                     kernels that give a whole sequence to one CTA (LServe's page selector) are bound by it
+    l1_iters        optional: how many of those `serial_iters` load only what the same CTA read moments before and
+                    still holds in its L1 (a row small enough to stay there, swept again); priced at the kind's L1
+                    iteration time where the device has one (hwmodels.spec.Efficiency.iter_l1_s), else as the others
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -63,6 +66,7 @@ class OpTable:
     working_set: np.ndarray | None = None
     sync_steps: np.ndarray | None = None
     serial_iters: np.ndarray | None = None
+    l1_iters: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -88,6 +92,7 @@ class OpTable:
             "working_set": self.working_set if self.working_set is not None else 0.0,
             "sync_steps": self.sync_steps if self.sync_steps is not None else 0.0,
             "serial_iters": self.serial_iters if self.serial_iters is not None else 0.0,
+            "l1_iters": self.l1_iters if self.l1_iters is not None else 0.0,
         })
 
     def total(self, column: str) -> np.ndarray:
@@ -100,7 +105,7 @@ class OpTable:
 
 
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
-_OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters")
+_OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters")
 
 
 class OpBuilder:
@@ -129,7 +134,7 @@ class OpBuilder:
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
             onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
-            serial_iters=0.0) -> None:
+            serial_iters=0.0, l1_iters=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -140,7 +145,7 @@ class OpBuilder:
             raise ValueError(f"unknown dtype {dtype!r}; allowed: {DTYPES}")
         col = self._col
         req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
-        opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters)
+        opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters)
         if all(type(c) is float and c == 0.0 for c in opt):
             opt = None
         else:

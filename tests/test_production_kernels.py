@@ -286,6 +286,62 @@ def test_sglang_loop_rounds_per_sweep():
     ops = b.build()
     assert float(ops.serial_iters[0]) == 65536 / 4096 + 65536 / 1024 + P.SGL_GATHER_ROUNDS * 4.0
     assert float(ops.sync_steps[0]) == 4.0
+    assert ops.l1_iters is None or float(ops.l1_iters[0]) == 0.0   # a 256 KiB row does not stay in the CTA's L1 (SGL_L1_BYTES)
+
+
+def test_sglang_histogram_remainder_rounds_and_l1_gathers():
+    """The histogram sweep's remainder loop runs (trips mod 4) single loads before the 4x unrolled body
+    (SGL_HIST_UNROLL): 3 trips wait 3 rounds, 4 trips 1, 14 trips 3 + 2; a row within the CTA's L1 gathers its
+    candidates from there at the derived L1 iteration (iter_l2 less the L2 latency plus an L1 hit's)."""
+    from simulator.kernels import topk_production as P
+    from simulator.ops import OpBuilder
+
+    assert list(P.sglang_histogram_rounds([2560, 4096, 14336, 65536])) == [3.0, 1.0, 5.0, 16.0]
+    b = OpBuilder(1)
+    P.add_topk_ops(b, "sglang", 8.0, 2560.0, 2048.0, 2.0, 3000.0, gather_iters=4.0, rounds=3.0)
+    ops = b.build()
+    assert float(ops.serial_iters[0]) == 3 + 3 + P.SGL_GATHER_ROUNDS * 4.0
+    assert float(ops.l1_iters[0]) == P.SGL_GATHER_ROUNDS * 4.0
+    assert float(ops.bytes_read[0]) == 8 * 2 * 2560 * 4.0   # the gathers come from the L1: no L2 / HBM bytes
+    assert P.sglang_iter_l1_us(0.3, 0.143) == 0.3 - 0.143 + P.SGL_L1_LATENCY_US
+
+
+def test_sample_count_and_fitted_l1_iteration():
+    """Short rows get up to SAMPLE_ROWS_MAX sampled rows for the slowest-row statistics, long rows at least
+    SAMPLE_ROWS; the committed L1 gather iteration is the derived one, not a fitted term."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_topk_gemm as F
+    from simulator.kernels import topk_production as P
+
+    assert F.sample_count(4096) == F.SAMPLE_ROWS_MAX and F.sample_count(1 << 20) == F.SAMPLE_ROWS
+    e = load_hardware("H100-SXM").efficiency
+    want = P.sglang_iter_l1_us(e.iter_l2_s["topk_sglang"] * 1e6, e.l2_latency_s * 1e6)
+    assert abs(e.iter_l1_s["topk_sglang"] * 1e6 - want) < 1e-3
+
+
+def test_topk_blind3_set_predicted_before_measuring_and_measured_the_same_list():
+    """The third blind set: committed predictions of every model cover BLIND3_TOPK, the campaign script measures the
+    same list, and no row length repeats an earlier grid's."""
+    import ast
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    pr = F.pd.read_csv(F.DATA_DIR / F.BLIND3_PREDICTION, keep_default_na=False)
+    assert len(pr) == len(F.BLIND3_TOPK) == len(set(F.BLIND3_TOPK)) == 94
+    assert all(pr[c].gt(0).all() for c in F.BLIND3_MODELS)
+    assert set(zip(pr["dist"], pr["rows"], pr["n"])) == set(F.BLIND3_TOPK)
+    src = (Path(__file__).resolve().parents[1] / "lab" / "kernels" / "measure_production_kernels.py").read_text()
+    node = next(n for n in ast.parse(src).body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") ==
+                "BLIND3_TOPK")
+    assert eval(compile(ast.Expression(node.value), "BLIND3_TOPK", "eval"), {"BLIND3_SHORT": F.BLIND3_SHORT}) == \
+        F.BLIND3_TOPK
+    earlier = ({n for _, _, n in F.BLIND_TOPK} | {n for _, _, n in F.FRESH_TOPK} | {n for _, _, n in F.BLIND2_TOPK}
+               | {4096, 16384, 65536, 262144, 1048576})
+    assert not earlier & {n for _, _, n in F.BLIND3_TOPK}
+    assert list(F.blind3_regime([1, 64, 256, 2048, 16, 512], [2200, 9500, 4500, 6000, 500000, 30000])) == [
+        "short rows, decode 1-16", "short rows, decode 32-132", "short rows, decode 200-256",
+        "short rows, prefill 512-4096", "long rows, decode 1-100", "long rows, prefill"]
 
 
 def test_sglang_gather_loops_count_per_round():

@@ -17,9 +17,11 @@ small_m_gemm_holdout.py), CSV suffix _fresh3. --grid topk_blind: the blind top-k
 (BLIND_TOPK: SGLang's kernel over decode rows 1-64, multi-wave rows 160-2048 and prefill rows 1536 / 4096, row lengths
 3K-786K in none of the earlier grids, all three distributions), CSV suffix _topk_blind. --grid topk_blind2: the second
 (BLIND2_TOPK: score tensors / rows in flight of 38-57 MiB around the L2's edge, short rows of 2.5K-14K at decode and
-prefill), CSV suffix _topk_blind2. --grid blind5 --shapes CSV: the fifth GEMM set (fp8 per-tensor / per-row / block
-scales at the shapes of the committed prediction CSV; weights rotated; kernels of the block and per-tensor rows
-recorded), CSV suffix _blind5. --sass: the SASS of sgl_topk.so's
+prefill), CSV suffix _topk_blind2. --grid topk_blind3: the third (BLIND3_TOPK: short rows of 2.2K-15.5K at decode
+rows 1-256 on the recorded scores, with long-row, prefill and gaussian / uniform controls), CSV suffix _topk_blind3.
+--grid blind5 --shapes CSV: the fifth GEMM set (fp8 per-tensor / per-row / block scales at the shapes of the
+committed prediction CSV; weights rotated; kernels of the block and per-tensor rows recorded), CSV suffix _blind5.
+--sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
 --lib: a folder holding sgl_topk.so (SGLang's kernel compiled for sm_90a; the copy is not part of the repository) and
@@ -46,7 +48,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 6   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2; 6: --grid blind5 (timing unchanged)
+SCRIPT_VERSION = 6   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2; 6: --grid topk_blind3 and
+# --grid blind5 (added side by side, both measured as version 6; timing unchanged)
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -75,6 +78,19 @@ BLIND2_TOPK = ([(r, n) for r, ns in ((32, (311296, 360448, 409600, 458752)), (64
                + [(r, n) for r in (300, 1200) for n in (75776, 88064, 100352, 112640)]
                + [(r, n) for r in (1, 8, 40) for n in (2560, 5120, 10240, 14336)]
                + [(r, n) for r in (1024, 3072) for n in (2560, 7168, 14336)])
+#: the third blind top-k set (--grid topk_blind3, CSV suffix _topk_blind3; SGLang's kernel; (distribution, rows, row
+#: length), row lengths in none of the earlier grids): short rows of 2.2K-15.5K at decode rows 1-256 on the recorded
+#: scores, with long decode rows, prefill row counts and gaussian / uniform controls. The same list as
+#: simulator/calibration/fit_production_topk_gemm.py BLIND3_TOPK
+BLIND3_SHORT = (2200, 2900, 3700, 4500, 6000, 7700, 9500, 11800, 15500)
+BLIND3_TOPK = ([("recorded", r, n) for r in (1, 4, 16, 64, 256) for n in BLIND3_SHORT]
+               + [("recorded", r, n) for r in (8, 32) for n in (2500, 5200, 13000)]
+               + [("recorded", 132, n) for n in (3300, 8200, 14000)] + [("recorded", 200, n) for n in (4000, 12000)]
+               + [("recorded", r, n) for r in (1, 16, 100) for n in (30000, 120000, 500000, 1000000)]
+               + [("recorded", r, n) for r in (512, 2048) for n in (2900, 6000, 11800, 30000)]
+               + [("recorded", 4096, n) for n in (4500, 9500)]
+               + [(d, r, n) for d in ("gaussian", "uniform") for r in (1, 16, 64) for n in (3700, 9500)]
+               + [(d, 2048, 6000) for d in ("gaussian", "uniform")] + [(d, 16, 120000) for d in ("gaussian", "uniform")])
 #: the second fresh hold-out (GEMMs only, bf16 and per-tensor fp8; shapes in no earlier campaign): --grid fresh2
 FRESH2_GEMM_KN = [(k, n) for k in (7168, 5120) for n in (384, 768, 1280, 3072)] + [
     (k, n) for n in (576, 1024) for k in (1536, 3072, 6144)]
@@ -113,7 +129,8 @@ def _row_sampler(kind: str, lib: Path | None, gen: torch.Generator, dev):
     return rows
 
 
-def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: bool = False, blind2: bool = False):
+def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: bool = False, blind2: bool = False,
+               blind3: bool = False):
     dev = "cuda" if T.cuda() else "cpu"
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
@@ -126,7 +143,7 @@ def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: 
         rc = sgl.sgl_topk_setup()
         print(f"sgl_topk setup rc={rc}", flush=True)
     shapes = BLIND2_TOPK if blind2 else (BLIND_TOPK if blind else (FRESH_TOPK if fresh else TOPK_DECODE + TOPK_PREFILL))
-    fresh = fresh or blind or blind2
+    fresh = fresh or blind or blind2 or blind3
     if smoke:
         shapes = [(1, 4096), (4, 16384)]
     for dist in TOPK_DISTS:
@@ -134,6 +151,10 @@ def topk_phase(sink, lib: Path | None, smoke: bool, fresh: bool = False, blind: 
         if rows_of is None:
             print(f"topk: no recorded rows in {lib}; skipping {dist}", flush=True)
             continue
+        if blind3:   # BLIND3_TOPK names each shape's distribution
+            shapes = [(r, n) for d, r, n in BLIND3_TOPK if d == dist]
+            if smoke:
+                shapes = shapes[:2]
         for R, N in shapes:
             if not fresh and dist == "uniform" and (R, N) not in ((1, 16384), (1, 262144), (16, 65536), (128, 16384), (1024, 16384)):
                 continue
@@ -353,13 +374,15 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
-    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind", "topk_blind2", "blind5"),
+    ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind", "topk_blind2",
+                                       "topk_blind3", "blind5"),
                     default="committed",
                     help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
                          "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2); "
                          "fresh3: the third (FRESH3_*, real models' decode-layer shapes; suffix _fresh3); "
                          "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind); "
                          "topk_blind2: the second (BLIND2_TOPK; suffix _topk_blind2); "
+                         "topk_blind3: the third (BLIND3_TOPK; suffix _topk_blind3); "
                          "blind5: the fifth GEMM set, fp8 only (the shapes of --shapes; suffix _blind5)")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     ap.add_argument("--shapes", type=Path, default=None,
@@ -379,7 +402,8 @@ def main():
     fresh = args.grid == "fresh"
     blind = args.grid == "topk_blind"
     blind2 = args.grid == "topk_blind2"
-    sink = Sink(args.out, "_topk_blind2" if blind2 else "_topk_blind" if blind else ("_fresh3" if fresh3 else ("_fresh2" if fresh2 else (
+    blind3 = args.grid == "topk_blind3"
+    sink = Sink(args.out, "_topk_blind3" if blind3 else "_topk_blind2" if blind2 else "_topk_blind" if blind else ("_fresh3" if fresh3 else ("_fresh2" if fresh2 else (
         "_fresh" if fresh else ("_rotated" if args.rotate else "")))))
     print(f"versions: {sink.v}", flush=True)
     if args.sass and args.lib is not None:
@@ -393,10 +417,10 @@ def main():
             (args.out / "sgl_topk_sass.txt").write_text(r.stdout + r.stderr)
         else:
             print("no cuobjdump on this machine", flush=True)
-    if args.only in (None, "gemm") and not (blind or blind2):
+    if args.only in (None, "gemm") and not (blind or blind2 or blind3):
         gemm_phase(sink, args.smoke, args.rotate or fresh or fresh2 or fresh3, fresh, fresh2, fresh3)
     if args.only in (None, "topk") and not (fresh2 or fresh3):
-        topk_phase(sink, args.lib, args.smoke, fresh, blind, blind2)
+        topk_phase(sink, args.lib, args.smoke, fresh, blind, blind2, blind3)
     print(f"wrote {sink.path} ({sink.count} rows)")
 
 

@@ -14,7 +14,7 @@ block-scaled gemm_fp8_block: new). Three steps, in this order:
                prefill M >= 256).
 
 Score distributions per top-k shape come from the same recipe the measurement used (recorded rows resampled with
-fp16 dither, gaussian, uniform): `sample_rows` draws SAMPLE_ROWS rows on the CPU and the kernels' pass models count
+fp16 dither, gaussian, uniform): `sample_rows` draws sample_count(n) rows on the CPU and the kernels' pass models count
 their sweeps and gathers (the slowest row of a one-wave launch sets its time; the mean otherwise).
 """
 from __future__ import annotations
@@ -34,6 +34,18 @@ from simulator.shipped import traces_dir
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_kernels"
 SAMPLE_ROWS = 8
+#: sampled values per (distribution, length) for the pass statistics: a one-wave launch lasts as long as its slowest
+#: row, the expected largest of up to 132 rows (expected_max), which 8 sampled rows cannot estimate where a row's round
+#: count is a rare value (gaussian rows of 4096: 0 refinement rounds in ~40 % of rows, 3 in ~6 %, so 128 rows almost
+#: surely hold a 3-round row that 8 samples rarely show). Short rows get up to SAMPLE_ROWS_MAX rows, long rows at least
+#: SAMPLE_ROWS, within SAMPLE_VALUES values in all (the pass model's CPU time)
+SAMPLE_ROWS_MAX = 64
+SAMPLE_VALUES = 1 << 22
+
+
+def sample_count(n: int) -> int:
+    """Rows sampled for the pass statistics of rows of length n (SAMPLE_ROWS_MAX, SAMPLE_VALUES)."""
+    return int(max(SAMPLE_ROWS, min(SAMPLE_ROWS_MAX, SAMPLE_VALUES // max(int(n), 1))))
 #: the shapes the fit sees; everything else is held out
 FIT_TOPK = {"dist": ("gaussian",), "rows": (1, 128)}
 FIT_GEMM = {"m": (1, 64, 1024), "kn": ((4096, 6144), (14336, 4096), (7168, 576))}
@@ -77,7 +89,7 @@ def topk_frame(df: pd.DataFrame, kernel: str = "sglang") -> pd.DataFrame:
     for _, r in t.iterrows():
         key = (r["dist"], int(r["n"]))
         if key not in cache:
-            cache[key] = P.pass_stats(kernel, sample_rows(r["dist"], int(r["n"]), SAMPLE_ROWS), int(r["k"]))
+            cache[key] = P.pass_stats(kernel, sample_rows(r["dist"], int(r["n"]), sample_count(r["n"])), int(r["k"]))
         st = cache[key]
         one_wave = r["rows"] <= P.CTA_SLOTS[kernel] * 132
         for c in cols:   # one wave: its slowest row (the expected largest of `rows` rows); more: the average row
@@ -135,9 +147,10 @@ def topk_eff_with(hw: HardwareSpec, x, kind: str = "topk_sglang", kernel: str = 
     """Efficiency with the top-k terms x = (iter_us, iter_l2_us, phase_us); fixed = pinned_fixed_us, no cta_fixed."""
     e = first_look_eff(hw, kind, kernel)
     it, it_l2, ph = x
+    l1 = {kind: P.sglang_iter_l1_us(it_l2, (e.l2_latency_s or 0.0) * 1e6) * 1e-6} if kernel == "sglang" else {}
     return replace(e, iter_s={**e.iter_s, kind: it * 1e-6}, iter_l2_s={**e.iter_l2_s, kind: it_l2 * 1e-6},
                    fixed_s={**e.fixed_s, kind: pinned_fixed_us(hw) * 1e-6}, cta_fixed_s={**e.cta_fixed_s, kind: 0.0},
-                   sync_s={**e.sync_s, kind: ph * 1e-6})
+                   sync_s={**e.sync_s, kind: ph * 1e-6}, iter_l1_s={**e.iter_l1_s, **l1})
 
 
 def fit_topk(t: pd.DataFrame, hw: HardwareSpec) -> dict:
@@ -456,6 +469,106 @@ def blind2_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = 
     return tab
 
 
+#: the third blind top-k set (lab/kernels/measure_production_kernels.py --grid topk_blind3 measures the same list):
+#: SGLang's kernel (k = 2048, a compile-time constant of topk.cu) at row lengths in none of the earlier grids, chosen
+#: for the regime the second set missed (short rows of 2.2K-15.5K at decode, rows 1-256, on the recorded scores) with
+#: controls: long decode rows, prefill row counts, and gaussian / uniform rows. Priced before the measurement by the
+#: model at main 65f5d1f and by this model (`predict_topk_blind3`, BLIND3_MODELS)
+BLIND3_SHORT = (2200, 2900, 3700, 4500, 6000, 7700, 9500, 11800, 15500)
+BLIND3_TOPK = ([("recorded", r, n) for r in (1, 4, 16, 64, 256) for n in BLIND3_SHORT]
+               + [("recorded", r, n) for r in (8, 32) for n in (2500, 5200, 13000)]
+               + [("recorded", 132, n) for n in (3300, 8200, 14000)] + [("recorded", 200, n) for n in (4000, 12000)]
+               + [("recorded", r, n) for r in (1, 16, 100) for n in (30000, 120000, 500000, 1000000)]
+               + [("recorded", r, n) for r in (512, 2048) for n in (2900, 6000, 11800, 30000)]
+               + [("recorded", 4096, n) for n in (4500, 9500)]
+               + [(d, r, n) for d in ("gaussian", "uniform") for r in (1, 16, 64) for n in (3700, 9500)]
+               + [(d, 2048, 6000) for d in ("gaussian", "uniform")] + [(d, 16, 120000) for d in ("gaussian", "uniform")])
+BLIND3_PREDICTION = "production_kernels_topk_blind3_prediction_2026-11-27.csv"
+#: the committed predictions' columns: the model at main 65f5d1f, this model, and two variants judged beside it (not
+#: shipped; each refitted on FIT_TOPK alone): without the L1 gathers (topk_production.SGL_L1_BYTES), and without the
+#: histogram sweep's remainder rounds (SGL_HIST_UNROLL)
+BLIND3_MODELS = {"pred_main_us": "main", "pred_us": "new", "pred_nol1_us": "noL1", "pred_norem_us": "norem"}
+
+
+def blind3_regime(rows, n) -> np.ndarray:
+    """The third blind set's regimes: row length (short <= 16,384) x rows (decode 1-16, one wave of 32-132, two waves
+    of 200-256, prefill >= 512)."""
+    rows, n = np.asarray(rows), np.asarray(n)
+    short = np.where(rows <= 16, "short rows, decode 1-16", np.where(rows <= 132, "short rows, decode 32-132",
+                     np.where(rows <= 256, "short rows, decode 200-256", "short rows, prefill 512-4096")))
+    return np.where(n <= 16384, short, np.where(rows <= 132, "long rows, decode 1-100", "long rows, prefill"))
+
+
+def _variant_us(t: pd.DataFrame, hw: HardwareSpec, x, remainder: bool = True, l1: bool = True) -> np.ndarray:
+    """SGLang's time with the top-k terms x (iter, iter_l2, phase) as this model prices it, or a variant: the histogram
+    sweep as ceil(n / 4096) rounds (remainder=False: before SGL_HIST_UNROLL) and / or no gathers from the L1
+    (l1=False: before SGL_L1_BYTES)."""
+    from simulator.ops import OpBuilder
+
+    n = t["n"].to_numpy(float)
+    b = OpBuilder(len(t))
+    P.add_topk_ops(b, "sglang", t["rows"].to_numpy(float), n, 2048.0, t["sweeps"].to_numpy(float),
+                   t["gathers"].to_numpy(float), gather_iters=t["gather_iters"].to_numpy(float),
+                   rounds=t["rounds"].to_numpy(float))
+    ops = b.build()
+    if not remainder:
+        live = t["sweeps"].to_numpy(float) > 0
+        ops.serial_iters[:] = ops.serial_iters - np.where(live, P.sglang_histogram_rounds(n) - np.ceil(n / 4096), 0.0)
+    if not l1:
+        ops.l1_iters[:] = 0.0
+    s = price(ops, hw.with_efficiency(topk_eff_with(hw, x)), "graph") - hw.launch_graph_s
+    return np.bincount(ops.setting, weights=s, minlength=len(t)) * 1e6
+
+
+def fit_topk_variant(t: pd.DataFrame, hw: HardwareSpec, remainder: bool = True, l1: bool = True) -> list[float]:
+    """(iter_us, iter_l2_us, phase_us) of a variant (`_variant_us`), least squares on log time over FIT_TOPK only."""
+    from scipy.optimize import least_squares
+
+    m = topk_fit_mask(t)
+    sub, y = t[m], np.log(t["median_us"].to_numpy(float)[m])
+    r = least_squares(lambda x: np.log(np.maximum(_variant_us(sub, hw, x, remainder, l1), 1e-3)) - y,
+                      [0.35, 0.15, 0.5], bounds=([0.01, 0.01, 0.0], [5.0, 5.0, 50.0]))
+    return [float(v) for v in r.x]
+
+
+def predict_topk_blind3(hw: HardwareSpec, committed_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """This model's time for every third-blind shape with the device's committed terms (`pred_us`), and the two
+    variants' (BLIND3_MODELS; each refitted on committed_csv's FIT_TOPK rows alone), written to `out` (`pred_main_us`
+    is added by the caller from a `git archive` of main)."""
+    t = _price_topk_shapes(BLIND3_TOPK, hw, None).copy()
+    fit_rows = topk_frame(load(committed_csv))
+    t["pred_nol1_us"] = _variant_us(t, hw, fit_topk_variant(fit_rows, hw, l1=False), l1=False)
+    t["pred_norem_us"] = _variant_us(t, hw, fit_topk_variant(fit_rows, hw, remainder=False), remainder=False)
+    if out is not None:
+        t.to_csv(out, index=False, float_format="%.4f")
+    return t
+
+
+def blind3_accuracy(pred_csv: str | Path, meas_csv: str | Path, by_dist: bool = True,
+                    hw: HardwareSpec | None = None) -> pd.DataFrame:
+    """Per regime (x distribution), the committed predictions of the third blind set against their measurement, one
+    column group per model of BLIND3_MODELS; every row held out. With `hw`, also the device's current model (`now`:
+    LOOKED-AT, the gathers of an L1-resident row stopped counting as L2 / HBM bytes after this measurement was read)."""
+    m = _predicted_and_measured(pred_csv, meas_csv)
+    if hw is not None:
+        t = topk_frame(m[SHAPE_KEYS + ["median_us"]])
+        m["pred_now_us"] = predict_topk_us(t, hw, hw.efficiency)
+    reg = blind3_regime(m["rows"], m["n"])
+    reg = pd.Series([f"top-k sglang: {g}, {d}" for g, d in zip(reg, m["dist"])] if by_dist else
+                    [f"top-k sglang: {g}" for g in reg])
+    meas = m["median_us"].astype(float)
+    none = np.zeros(len(m), bool)
+    tab = None
+    for col, tag in (BLIND3_MODELS | {"pred_now_us": "now"}).items():
+        if col not in m:
+            continue
+        e = error_table(m[col].astype(float), meas, reg, none).drop(columns="part")
+        e = e.rename(columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90",
+                              "median_signed_pct": f"{tag}_signed"})
+        tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
+    return tab
+
+
 #: the columns that name one measured shape of the campaign CSVs
 SHAPE_KEYS = ["family", "kernel", "dist", "rows", "n", "k"]
 
@@ -571,6 +684,10 @@ def write_topk(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pat
     from simulator.calibration import checks as C
 
     tk = fit_topk(topk_frame(load(data_csv)), hw)
+    # the L1 gather iteration is derived from the fitted L2 one (topk_production.sglang_iter_l1_us), not fitted
+    tk["iter_l1_us"] = round(P.sglang_iter_l1_us(tk["iter_l2_us"], (hw.efficiency.l2_latency_s or 0.0) * 1e6), 4)
+    tk["iter_l1_from"] = (f"iter_l2_us - latency.l2_us + {P.SGL_L1_LATENCY_US} us (an L1 hit, ASSUMPTION: "
+                          f"topk_production.SGL_L1_LATENCY_US)")
     ks, kt = "topk_sglang", "topk_trtllm"
     p = Path(out_dir) / f"{target}.yaml"
     old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
@@ -586,9 +703,9 @@ def write_topk(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pat
            "iter_us": {ks: tk["iter_us"], kt: tk["iter_us"]}, "iter_l2_us": {ks: tk["iter_l2_us"], kt: tk["iter_l2_us"]},
            "fixed_us": {ks: tk["fixed_us"], kt: tk["fixed_us"]},
            "cta_fixed_us": {ks: 0.0, kt: tk["phase_us"]}, "sync_us": {ks: tk["phase_us"]},
-           "production_kernels": block}
+           "iter_l1_us": {ks: tk["iter_l1_us"]}, "production_kernels": block}
     doc = C.merge_into(p, own, {"cta_slots": (ks, kt), "iter_us": (ks, kt), "iter_l2_us": (ks, kt),
-                                "fixed_us": (ks, kt), "cta_fixed_us": (ks, kt), "sync_us": (ks,),
+                                "fixed_us": (ks, kt), "cta_fixed_us": (ks, kt), "sync_us": (ks,), "iter_l1_us": (ks,),
                                 "production_kernels": None})
     before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
     for key in own:   # keep each table's key order (a changed term stays on its line; a new one goes last)

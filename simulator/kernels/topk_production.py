@@ -32,14 +32,16 @@ Both are priced as one op per launch in the roofline's wave model (hwmodels.roof
 row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
 one round of loads (each waits for its loads before the next atomics): a full sweep of N values is ceil(N / (threads x
 values per load x loads in flight)) iterations (SGLang's histogram sweep keeps 4 loads in flight, its emit sweep 1:
-SGL_LOADS_IN_FLIGHT, read from the compiled kernel), a gather round of c candidates ceil(c / threads) iterations of
+SGL_LOADS_IN_FLIGHT, read from the compiled kernel; the histogram sweep's remainder loop of (trips mod 4) single loads
+comes first: SGL_HIST_UNROLL), a gather round of c candidates ceil(c / threads) iterations of
 SGL_GATHER_ROUNDS load rounds each (SGLang: counted per round, `gather_iters`). SGLang's CTA also walks 1 + rounds
 barrier phases (a 256-bin `run_cumsum` of 8 `__syncthreads()` plus the threshold search and clear: SGL_PHASES), priced
 as `sync_steps` x sync[topk_sglang] and paid by every wave (hwmodels.roofline CTA_SYNC_PER_WAVE: one CTA per SM, each
 row's CTA on its own); the kernel-level fixed time is the single-CTA radix kind's (fit_production_topk_gemm.FIXED_FROM).
 A one-wave launch lasts as long as its slowest row: its statistics are the expected largest of `rows` sampled rows
 (expected_max); a launch of several waves takes the average row. Bytes: each sweep reads the row (4 B per
-value), each gathered candidate one 32-B sector. The rows were just written by the indexer (or, when measured, by the
+value), each gathered candidate one 32-B sector (none for SGLang's rows within the CTA's L1, SGL_L1_BYTES: gathered
+from there at iter_l1[topk_sglang], `l1_iters`). The rows were just written by the indexer (or, when measured, by the
 previous call): the first sweep re-reads a tensor of rows x N x 4 B that the previous kernel streamed, the later sweeps
 and gathers re-read the CTA's own row (`reread_bytes`), and both are sequential scans, so the share of each that hits in
 L2 is set by its reuse distance (hwmodels.roofline SWEEP_REREAD: the whole tensor for the first sweep, the rows in
@@ -72,6 +74,13 @@ CTA_SLOTS = {"sglang": 1.0, "trtllm": 4.0}
 #: same-bin lanes do not serialize), while the emit / stage sweep and the gather rounds issue one load per iteration,
 #: each behind the previous iteration's branches, shared-memory atomics and stores
 SGL_LOADS_IN_FLIGHT = {"histogram": 4.0, "emit": 1.0, "gather": 1.0}
+#: how the 4x unrolled histogram sweep handles a trip count that is not a multiple of 4 (the PTX of topk.cu @ 06c48ca8
+#: compiled by nvcc 13.0 -O3 for sm_90a: the loop `for (idx = tx; idx < length; idx += BLOCK_SIZE)` becomes a
+#: `.pragma "nounroll"` remainder loop of (trips mod 4) single-load iterations, each load feeding its shared-memory
+#: atomic before the next is issued, ahead of the 4x unrolled body of floor(trips / 4) rounds of 4 loads in flight): a
+#: thread of t = ceil(length / 1024) trips waits floor(t / 4) + (t mod 4) load rounds. At long rows this is the
+#: t / 4 of SGL_LOADS_IN_FLIGHT; at short ones it is up to 3 rounds more (t = 3: 3 rounds, not 1)
+SGL_HIST_UNROLL = 4
 #: load rounds one iteration of SGLang's gather loops costs, relative to a sweep iteration (ASSUMPTION, from the loop's
 #: dependent chain in topk.cu @ 06c48ca8: a sweep iteration is one global load; a gather iteration first reads the
 #: candidate's index from shared memory (`s_input_idx[r_idx][i]`), then loads `input[idx]`, then for a threshold-bin
@@ -85,6 +94,21 @@ SGL_GATHER_ROUNDS = 1.5
 #: per refinement round (`rounds` of sglang_row). The phase time is fitted (sync_us[topk_sglang]); the phases are
 #: per CTA, and one CTA per SM runs at a time, so every wave pays them (hwmodels.roofline CTA_SYNC_PER_WAVE)
 SGL_PHASES = {"stage1": 1.0}
+#: bytes of a row SGLang's CTA keeps in its own L1 between the first sweep and the refinement rounds: the kernel reads
+#: `input` through a `const float* __restrict__` (ld.global.nc in its PTX: cached in L1), and the SM's 256 KiB of
+#: unified L1 / shared memory (NVIDIA H100 Tensor Core GPU Architecture whitepaper) loses to shared memory the
+#: carveout that holds the CTA's 128 KiB of dynamic plus ~4 KiB of static shared memory and the 1 KiB the system
+#: reserves per CTA: 164 KiB of the sm_90 carveouts (..., 132, 164, ... KiB), leaving 256 - 164 = 92 KiB of L1. A row no
+#: longer than that (23,552 fp32 scores) is still there when the rounds gather their candidates from it: those gather
+#: iterations are `l1_iters`, priced at iter_l1[topk_sglang] (SGL_L1_LATENCY_US). The emit / stage sweep also re-reads
+#: the row, but its iterations are kept at the L2 round: each also carries the CTA-wide returning shared atomic on one
+#: counter for every value above the threshold bin (most of a short row) and the dependent index store (ASSUMPTION:
+#: that chain, not the load, sets its pace; the measured short rows of earlier campaigns, looked at, agree)
+SGL_L1_BYTES = 92.0 * 1024
+#: an L1 hit's load latency on the H100 (ASSUMPTION: ~33 cycles at ~1.75 GHz, the order published Hopper
+#: microbenchmarks report; not measured here). A gather iteration from L1 costs the fitted L2 iteration less the
+#: measured L2 load latency (latency.l2_us) plus this: `sglang_iter_l1_us`
+SGL_L1_LATENCY_US = 0.019
 OP_KIND = {"sglang": "topk_sglang", "trtllm": "topk_trtllm"}
 
 
@@ -213,6 +237,20 @@ def pass_stats(kernel: str, sample_rows: list[np.ndarray], k: int = 2048) -> dic
     return out
 
 
+def sglang_iter_l1_us(iter_l2_us: float, l2_latency_us: float) -> float:
+    """One SGLang gather iteration whose loads hit the CTA's L1 (SGL_L1_BYTES): the L2 iteration with the L2 load
+    latency replaced by an L1 hit's (SGL_L1_LATENCY_US); derived from the fitted L2 iteration, not fitted itself."""
+    return max(float(iter_l2_us) - float(l2_latency_us) + SGL_L1_LATENCY_US, SGL_L1_LATENCY_US)
+
+
+def sglang_histogram_rounds(n):
+    """Load rounds of SGLang's histogram sweep over a row of n values on its slowest thread (SGL_HIST_UNROLL): the
+    remainder loop's (t mod 4) single loads, then floor(t / 4) rounds of 4, t = ceil(n / 1024) trips."""
+    t = np.ceil(np.asarray(n, float) / SGL_THREADS)
+    u = SGL_HIST_UNROLL
+    return np.floor(t / u) + np.mod(t, u)
+
+
 def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, where=None, gather_iters=None,
                  rounds=None) -> None:
     """One launch of a production top-k kernel as a wave-model op (module docstring): CTAs, serial load rounds on one
@@ -232,17 +270,23 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     seg = n / nb
     g_it = np.ceil(np.asarray(gathers, float) / threads) if gather_iters is None else np.asarray(gather_iters, float)
     extra = {}
-    if kernel == "sglang":   # the histogram sweep keeps 4 loads in flight, the emit sweep 1 (SGL_LOADS_IN_FLIGHT)
-        first = np.minimum(sweeps, 1.0) * np.ceil(seg / (threads * per_load * SGL_LOADS_IN_FLIGHT["histogram"]))
+    if kernel == "sglang":   # the histogram sweep keeps 4 loads in flight after its remainder loop (SGL_HIST_UNROLL),
+        # the emit sweep 1 (SGL_LOADS_IN_FLIGHT)
+        first = np.minimum(sweeps, 1.0) * sglang_histogram_rounds(seg)
         iters = (first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load))
                  + SGL_GATHER_ROUNDS * g_it)
+        l1 = np.where(seg * SCORE_BYTES <= SGL_L1_BYTES, SGL_GATHER_ROUNDS * g_it, 0.0)   # SGL_L1_BYTES
+        extra["l1_iters"] = np.broadcast_to(l1, np.broadcast(rows, n).shape).astype(float)
         if rounds is not None:
             ph = np.where(np.asarray(sweeps, float) > 0, SGL_PHASES["stage1"] + np.asarray(rounds, float), 0.0)
             extra["sync_steps"] = np.broadcast_to(ph, np.broadcast(rows, n).shape).astype(float)
     else:
         iters = sweeps * np.ceil(seg / (threads * per_load)) + g_it
     merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
-    rd = rows * (sweeps * n * SCORE_BYTES + gathers * SECTOR_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
+    gathered = np.asarray(gathers, float) * SECTOR_BYTES
+    if kernel == "sglang":   # a row within the CTA's L1 is gathered from there: no L2 / HBM traffic (SGL_L1_BYTES)
+        gathered = np.where(seg * SCORE_BYTES <= SGL_L1_BYTES, 0.0, gathered)
+    rd = rows * (sweeps * n * SCORE_BYTES + gathered + np.where(nb > 1, nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
