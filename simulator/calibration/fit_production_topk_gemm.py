@@ -644,37 +644,10 @@ def fresh2_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
 
 def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
     """Fit the top-k (SGLang) and block-scaled GEMM kinds on their fit shapes and merge their terms into
-    out_dir/<target>.yaml (other terms kept)."""
-    from simulator.calibration import checks as C
-
-    df = load(data_csv)
-    tk = fit_topk(topk_frame(df), hw)
-    g = gemm_frame(df)
-    bk = fit_block(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
-    ks, kb, kt = "topk_sglang", "gemm_fp8_block", "topk_trtllm"
-    # TensorRT-LLM's top-k was not measured: its resident CTAs come from its source, its loop round and fixed times are
-    # SGLang's (ASSUMPTION: the same dependent-load round per iteration; its float4 loads move 4x the values per round)
-    own = {"cta_slots": {ks: P.CTA_SLOTS["sglang"], kb: 1.0, kt: P.CTA_SLOTS["trtllm"]},
-           "iter_us": {ks: tk["iter_us"], kb: bk["iter_us"], kt: tk["iter_us"]},
-           "iter_l2_us": {ks: tk["iter_l2_us"], kt: tk["iter_l2_us"]},
-           "fixed_us": {ks: tk["fixed_us"], kb: bk["fixed_us"], kt: tk["fixed_us"]},
-           "cta_fixed_us": {ks: tk["cta_fixed_us"], kb: bk["cta_fixed_us"], kt: tk["cta_fixed_us"]},
-           "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
-           "production_kernels": {
-               "source": f"simulator/calibration/fit_production_topk_gemm.py on {Path(data_csv).name} (lab/kernels/"
-                         "measure_production_kernels.py): SGLang's sgl-kernel top-k (kind topk_sglang; resident CTAs "
-                         "from its source) and torch._scaled_mm's 1x128 / 128x128 block-scaled path (cuBLASLt nvjet "
-                         "..._Ablk128_Bvec128 kernel; kind gemm_fp8_block, priced with DeepGEMM's tile structure)",
-               "fit_shapes": {"topk": {k: list(v) for k, v in FIT_TOPK.items()},
-                              "gemm_fp8_block": {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}},
-               "topk_sglang": tk, "gemm_fp8_block": bk,
-               "topk_trtllm": "not measured: cta_slots from indexerTopK.cu (512 threads, ~24 KiB), loop terms borrowed "
-                              "from topk_sglang (ASSUMPTION)"}}
-    p = Path(out_dir) / f"{target}.yaml"
-    doc = C.merge_into(p, own, {"cta_slots": (ks, kb, kt), "iter_us": (ks, kb, kt), "iter_l2_us": (ks, kt),
-                                "fixed_us": (ks, kb, kt), "cta_fixed_us": (ks, kb, kt), "compute": (kb,), "memory": (kb,),
-                                "production_kernels": None})
-    return C.write_checked(p, doc, ""), tk, bk
+    out_dir/<target>.yaml (other terms kept): write_topk, then write_block (each changes only its own keys)."""
+    _, tk = write_topk(data_csv, target, hw, out_dir)
+    p, bk = write_block(data_csv, target, hw, out_dir)
+    return p, tk, bk
 
 
 def write_topk(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
