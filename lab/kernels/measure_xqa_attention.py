@@ -154,15 +154,16 @@ def s6_shapes() -> list[dict]:
                     out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
                                 "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
 
-    for kv in ("bf16", "fp8"):
-        add("llama8b", kv, (40, 170, 1300, 6000), (2, 10, 96, 768))
-        add("llama8b", kv, (24000,), (5, 96))
-        add("llama8b", kv, (70000,), (2,))
+    # verification rows first (the regime the model's change is for), then the q 1 controls
     add("llama8b", "bf16", (40, 170, 350, 1300, 24000), (1, 24, 160), q=2)
     add("llama8b", "bf16", (40, 170), (384,), q=2)
     add("llama8b", "bf16", (40, 170, 1300), (5, 96, 384), q=4)
     add("llama8b", "fp8", (40, 170, 1300, 24000), (1, 24, 160), q=2)
     add("llama8b", "fp8", (40, 1300), (5, 96), q=4)
+    for kv in ("bf16", "fp8"):
+        add("llama8b", kv, (40, 170, 1300, 6000), (2, 10, 96, 768))
+        add("llama8b", kv, (24000,), (5, 96))
+        add("llama8b", kv, (70000,), (2,))
     add("llama70b_64_8", "bf16", (60, 350, 6000), (3, 200))
     add("llama70b_64_8", "bf16", (60, 1300), (3, 120), q=2)
     add("llama70b_64_8", "fp8", (60, 350, 6000), (3, 200))
