@@ -886,6 +886,39 @@ def _xqa_alone(FP, hw, fmt) -> None:
               f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
     if (t["new_goal"] == "MISSED").any():
         print(f"  missed: xqa (CTA_ALONE grid): {XQA_ALONE_DIAGNOSIS}")
+    _xqa_s6(FP, hw, fmt)
+
+
+def _xqa_s6(FP, hw, fmt) -> None:
+    """The xqa third blind grid: verification rows (mha.cu's 32-row CTA, its exposed last tile: hwmodels.roofline
+    CTA_TILE_EXPOSED), lone fp8 calls and merged splits, with q 1 controls, shapes in none of the earlier rows, priced
+    with main's model (base) and the candidate (new) before the measurement; now = the committed fitted file. Regime
+    goal: median <= 10 %, p90 <= 25 %."""
+    from pathlib import Path
+
+    import numpy as np
+
+    b = FP.load_xqa_blind(FP.DATA_DIR, grid="s6")
+    if not len(b):
+        return
+    ev = FP.evaluate(b.drop(columns=[c for c in b.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
+                     hw, hw.efficiency)
+    b["now_err_pct"] = ev["err_pct"].to_numpy()
+    print(f"BLIND third xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; "
+          "q 1 / 2 / 4, bf16 / fp8 K/V, heads 32/8, 64/8, 8/1, 28/4, contexts 40-70000, batches 1-768), prices "
+          f"committed before the measurement ({FP.XQA_S6_PRED_CSV}): base = main's model at "
+          f"{str(b['base_commit'].iloc[0])[:7]}, new = the model at {str(b['model_commit'].iloc[0])[:7]} (mha.cu's "
+          "exposed last tile at 16 / 32 rows, the verification mask load, each kernel's merge walk; refitted on the "
+          "unchanged fit rows); now = the committed fitted file")
+    t = _models_table(b, ("phase", "kv", "ctx_regime", "batch_regime"), ("base", "new", "now"), ("base", "new", "now"))
+    print(t.to_string(**fmt))
+    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
+        BOARD.add("xqa", "blind", f"xqa third blind grid, {lab} model's committed prices", b[c],
+                  int((t[lab + "_goal"] == "met").sum()), len(t))
+    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
+        e = b[c]
+        print(f"xqa third blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} "
+              f"%, signed {np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
 
 
 #: what the xqa measurement shows where the short-context regimes miss (printed only while they miss)
