@@ -133,8 +133,8 @@ def test_cta_alone_grid_is_new_and_priced_before_it_was_measured():
 def test_verification_cta_prices_its_rows_mask_and_merge_walk():
     """mha.cu: a q 2 CTA (32 rows) pays its exposed last tile twice a q 1 CTA's (16 rows) and one mask load more; the
     merging CTA's loads follow each kernel's walk of its partials."""
-    from hwmodels.roofline import CTA_TILE_EXPOSED
     from hwmodels.opkinds import KIND_CODE
+    from hwmodels.roofline import CTA_TILE_EXPOSED
 
     assert CTA_TILE_EXPOSED[KIND_CODE["attn_xqa"]] == 2.0    # gemm0 then gemm1 within one tile
     B, T = np.array([256.0, 256.0]), np.array([64.0, 64.0])
