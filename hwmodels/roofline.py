@@ -202,6 +202,21 @@ CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla",))
 #: output tile, and only then can the next CTA take the SM (flashinfer-python 0.6.4 csrc/xqa/mha.cu kernel_mha_impl).
 #: The GMMA kernel (attn_xqa_fp8kv, mha_sm90.cu) keeps 3 CTAs per SM: not here
 CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4", "attn_xqa"))
+#: kinds of CTA_ALONE whose CTA's last tile computes with nothing to overlap it: its MMAs need the tile the CTA has just
+#: loaded, no later tile's load runs under them and no other CTA shares the SM, so one tile's load (fill_m =
+#: min(memory_s', chain) / (waves x serial_iters), the memory share of the fill) and then one tile's tensor work on
+#: one SM (c_tile = phases x compute_s / (waves x serial_iters): the CTA's flops per tile at the kind's per-SM rate) add to
+#: every wave's serial path (the streaming path's body already holds every tile's compute):
+#:   max(body + fill_m, chain + waves x (fill_m + c_tile) + (waves - 1) x cta_fixed) + fixed
+#: TensorRT-LLM's XQA mha.cu (flashinfer-python 0.6.4 csrc/xqa/mha.cu kernel_mha_impl): a 256-key tile is gemm0 (the
+#: 4 gemm0 warps, 64 keys x warpTile.y rows each, mma.sync) -> online softmax -> X through shared memory -> gemm1 (the
+#: gemm1 warps, P x V), in sequence for one tile; with SHORT_SEQ_OPT a warp past the sequence's end skips its slice, so
+#: a short tile costs its busiest warp's slice (the family module prices the tile's padded keys and rows). Value = the
+#: tile's serial MMA phases: mha.cu's gemm0 and gemm1 are different warps (ctaShapeInWarps.z = 2, warp specialisation)
+#: that overlap ACROSS tiles (gemm0 of tile i + 1 while gemm1 of tile i: the body's compute term, both GEMMs' flops at
+#: the kind's rate over 2 concurrent warp sets) but run one after the other WITHIN a tile: c_tile = phases x
+#: compute_s / (waves x serial_iters)
+CTA_TILE_EXPOSED = {KIND_CODE["attn_xqa"]: 2.0}
 #: kinds whose tile chain and body are not either / or but compound: FlashInfer's CUDA-core decode kernel
 #: (include/flashinfer/attention/decode.cuh @ f1e6fdcb, BatchDecodeWithPagedKVCacheDevice: num_stages_smem = 2, the
 #: K / V loads of tile i + 2 issued while tile i computes; its q.k, shuffles, exp and p.v are CUDA-core FMAs issued by
@@ -382,7 +397,15 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                           + np.maximum(memory_s, chain + compute_s), wave_s)
     if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover, on one SM's
         # serial path while the others stream (CTA_ALONE)
-        alone = np.maximum(body + fill, chain + waves * fill + (waves - 1.0) * cta_fixed) + fixed + per_cta
+        c_tile, fill_a = 0.0, fill
+        if CTA_TILE_EXPOSED:   # the last tile's MMAs after its load, on one SM's serial path (CTA_TILE_EXPOSED)
+            exposed = np.isin(ops.kind, list(CTA_TILE_EXPOSED))
+            per = np.maximum(waves * n_it, 1.0)
+            phases = np.array([CTA_TILE_EXPOSED.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
+            c_tile = phases * compute_s / per
+            fill_a = np.where(exposed, np.minimum(memory_s, chain) / per, fill)
+        alone = (np.maximum(body + fill_a, chain + waves * (fill_a + c_tile) + (waves - 1.0) * cta_fixed)
+                 + fixed + per_cta)
         wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta

@@ -128,3 +128,26 @@ def test_cta_alone_grid_is_new_and_priced_before_it_was_measured():
         pytest.skip("CTA_ALONE grid not measured")
     assert len(b) == 54 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
     assert (b["model_commit"] != b["base_commit"]).all()
+
+
+def test_verification_cta_prices_its_rows_mask_and_merge_walk():
+    """mha.cu: a q 2 CTA (32 rows) pays its exposed last tile twice a q 1 CTA's (16 rows) and one mask load more; the
+    merging CTA's loads follow each kernel's walk of its partials."""
+    from hwmodels.opkinds import KIND_CODE
+    from hwmodels.roofline import CTA_TILE_EXPOSED
+
+    assert CTA_TILE_EXPOSED[KIND_CODE["attn_xqa"]] == 2.0    # gemm0 then gemm1 within one tile
+    B, T = np.array([256.0, 256.0]), np.array([64.0, 64.0])
+    launches, info = XQ.xqa(B, np.array([1.0, 2.0]), T, 32.0, 8.0, 128.0, 2.0, SMS, 16.0, split="port")
+    ln = launches[0]
+    assert list(info["rows"]) == [16.0, 32.0]
+    f = np.ravel(ln.flops)
+    assert f[1] == pytest.approx(2.0 * f[0])                 # padded rows x the whole 256-key tile
+    assert f[0] == pytest.approx(2.0 * 256 * 8 * 16 * 256 * 2 * 128)
+    assert list(np.ravel(ln.prologue_loads)) == [3.0, 4.0]   # + the draft mask
+    # merged splits: mha.cu 1 + ceil(16 / 8) + ceil(16 / 2) = 11 more loads; mha_sm90.cu 1 + ceil(12 / 4) = 4
+    launches, info = XQ.xqa(np.array([1.0, 1.0]), 1.0, 32768.0, 32.0, 8.0, 128.0, np.array([2.0, 1.0]), SMS, 16.0,
+                            split="port")
+    assert list(info["multi_block"]) == [16.0, 12.0]
+    assert float(np.ravel(launches[0].prologue_loads)[0]) == 3.0 + 11.0
+    assert float(np.ravel(launches[1].prologue_loads)[1]) == 3.0 + 4.0

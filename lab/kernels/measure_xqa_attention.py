@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -131,6 +131,46 @@ def alone_shapes() -> list[dict]:
     add("llama70b_64_8", 64, (180, 400), (6, 250, 600))
     add("llama8b", 64, (120, 800), (2, 350, 1000))
     add("llama8b", 16, (110, 450), (3, 220, 700), q=2)
+    return out
+
+
+#: the third blind grid: shapes in none of the campaign's, the blind grid's or the CTA_ALONE grid's rows, page 16 only (one
+#: module per K/V dtype, head layout and query rows), over the regimes the model's rules of verification rows (q 2 / 4:
+#: mha.cu's 32-row CTA and its exposed last tile), lone fp8 calls and merged splits address, with q 1 controls in every
+#: regime; fixed and priced (lab/kernels/predict_xqa_attention.py --grid s6) with the model at the base commit and the
+#: candidate before it was measured
+S6_HEADS = {**BLIND_HEADS, "llama70b_64_8": (64, 8)}
+
+
+def s6_shapes() -> list[dict]:
+    """The third blind grid, in measuring order (comment above)."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = S6_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # verification rows first (the regime the model's change is for), then the q 1 controls
+    add("llama8b", "bf16", (40, 170, 350, 1300, 24000), (1, 24, 160), q=2)
+    add("llama8b", "bf16", (40, 170), (384,), q=2)
+    add("llama8b", "bf16", (40, 170, 1300), (5, 96, 384), q=4)
+    add("llama8b", "fp8", (40, 170, 1300, 24000), (1, 24, 160), q=2)
+    add("llama8b", "fp8", (40, 1300), (5, 96), q=4)
+    for kv in ("bf16", "fp8"):
+        add("llama8b", kv, (40, 170, 1300, 6000), (2, 10, 96, 768))
+        add("llama8b", kv, (24000,), (5, 96))
+        add("llama8b", kv, (70000,), (2,))
+    add("llama70b_64_8", "bf16", (60, 350, 6000), (3, 200))
+    add("llama70b_64_8", "bf16", (60, 1300), (3, 120), q=2)
+    add("llama70b_64_8", "fp8", (60, 350, 6000), (3, 200))
+    for kv in ("bf16", "fp8"):
+        add("llama70b_tp8", kv, (40, 1300), (5, 768))
+        add("llama70b_tp8", kv, (70000,), (10,))
+        add("qwen7b", kv, (170, 6000), (2, 160))
     return out
 
 
@@ -255,7 +295,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6"), default="campaign")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -296,7 +336,7 @@ def main() -> None:
     gw.writeheader()
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
-    shp = {"blind": blind_shapes, "alone": alone_shapes}.get(args.grid, shapes)()
+    shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

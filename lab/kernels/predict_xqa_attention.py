@@ -20,7 +20,10 @@ subprocess), into xqa_blind_predictions.csv.
 `--grid alone` does the same for measure_xqa_attention.alone_shapes() (bf16 K/V in many waves: the CTA_ALONE wave
 rule's test), into xqa_alone_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind|alone --base COMMIT]
+`--grid s6` does the same for measure_xqa_attention.s6_shapes() (the third blind grid: verification rows, lone fp8
+calls, merged splits, with q 1 controls), into xqa_s6_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6 --base COMMIT]
 """
 from __future__ import annotations
 
@@ -94,6 +97,7 @@ def price(shapes: pd.DataFrame, how: str) -> np.ndarray:
 
 BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_blind_predictions.csv"
 ALONE_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_alone_predictions.csv"
+S6_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_s6_predictions.csv"
 
 
 def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
@@ -132,7 +136,7 @@ def main() -> None:
     import measure_xqa_attention as M
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6"), default="campaign")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
 
@@ -141,10 +145,11 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
-    if args.grid in ("blind", "alone"):
+    if args.grid in ("blind", "alone", "s6"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        shp, out = (M.blind_shapes(), BLIND_OUT) if args.grid == "blind" else (M.alone_shapes(), ALONE_OUT)
+        shp, out = {"blind": (M.blind_shapes(), BLIND_OUT), "alone": (M.alone_shapes(), ALONE_OUT),
+                    "s6": (M.s6_shapes(), S6_OUT)}[args.grid]
         s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price_fitted(s), 3)
         s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)

@@ -861,13 +861,18 @@ XQA_BLIND_PRED_CSV = "xqa_blind_predictions.csv"
 #: prices committed before the measurement (lab/kernels/predict_xqa_attention.py --grid alone)
 XQA_ALONE_GLOB = "xqa_alone_nvidia*.csv"
 XQA_ALONE_PRED_CSV = "xqa_alone_predictions.csv"
+#: the third blind grid (lab/kernels/measure_xqa_attention.py --grid s6: verification rows, lone fp8 calls, merged splits,
+#: q 1 controls) and its prices committed before the measurement (lab/kernels/predict_xqa_attention.py --grid s6)
+XQA_S6_GLOB = "xqa_s6_nvidia*.csv"
+XQA_S6_PRED_CSV = "xqa_s6_predictions.csv"
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
-    """The xqa blind grid's (grid "blind") or the CTA_ALONE grid's (grid "alone") measured rows joined with the prices
-    committed before the measurement: base_err_pct (the model at base_commit) and new_err_pct (the model at
-    model_commit), with regime labels; empty when either is missing."""
-    glob, pred = (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV) if grid == "blind" else (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV)
+    """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
+    measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
+    new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
+    glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
+                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

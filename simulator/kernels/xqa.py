@@ -46,8 +46,18 @@ pages per sequence x page size (the page table's width), which the split rules r
 Multi-block (nbSub > 1): every CTA writes its partial output tile with its row max and row sum to the scratch
 workspace, then increments one semaphore per (sequence, KV head[, token block]) with atom.inc (which wraps to 0: no reset
 kernel, no memset); the CTA that sees the last count merges all nbSub partials (mergeRowMax, then the tiles double-
-buffered): no combine kernel. Priced as 2 more dependent loads on the merging CTA (the atomic, the first partial) and
-the partials' bytes written and read back.
+buffered): no combine kernel. Priced as the merging CTA's dependent loads as each kernel walks the partials (mha.cu:
+the atomic, ceil(nbSub / 8) rounds of row maxima, ceil(nbSub / 2) partial tiles per gemm1 warp group; mha_sm90.cu: the
+atomic, ceil(nbSub / nbBuf) rounds of its IO warps' buffers) and the partials' bytes written and read back.
+
+Rows per CTA and the last tile. mha.cu's verification build (SPEC_DEC) runs every CTA at warpTile.y = M_TILESIZE = 32
+rows whatever q x G (q 2 and q 4 at G 4 time alike), the decode build at roundUp(G, 16) = 16 rows for G <= 16: a
+verification CTA's gemm0 (QK^T), online softmax, X store and gemm1 (PV) are twice a decode CTA's per tile. Within one
+tile gemm0 (the 4 z = 0 warps) and gemm1 (the z = 1 warps) run one after the other; across tiles they overlap. The
+last tile of a CTA alone on its SM has nothing to hide its MMAs under: hwmodels.roofline CTA_TILE_EXPOSED prices both
+phases of one tile on every wave's serial path, the tile's padded rows x 256 keys (a short tile's time is its busiest
+gemm0 warp's 64-key slice: SHORT_SEQ_OPT skips the empty ones). The verification CTA also reads the draft mask from
+global memory between its last tile's MMAs and its softmax (applyMaskFromInput): one more dependent load.
 
 Split rules:
   TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
@@ -79,6 +89,21 @@ XQA_GMMA_SLOTS = 3.0
 XQA_PROLOGUE_LOADS, XQA_MERGE_LOADS = 3.0, 2.0
 #: query rows of one verification CTA of mha.cu (M_TILESIZE) and of the GMMA kernel without swap-AB (Q_HEADS_PER_CTA)
 SPEC_ROWS, GMMA_Q_HEADS = 32.0, 64.0
+#: mha.cu verification (SPEC_DEC): the last tile's gemm0 warps read the draft mask from global memory
+#: (applyMaskFromInput, for seqIter >= nbSeqItersWithoutMask) between their MMAs and the softmax: one more dependent
+#: load on the CTA's path
+XQA_SPEC_MASK_LOADS = 1.0
+#: mha_sm90.cu's merge (the CTA that sees the last semaphore count): after the atomic (atom.acq_rel.gpu.inc) its IO
+#: warps load the nbSubSeq partials (row sum / max, then the output rows) into MultiBlockSMem::nbBuf buffers (4 for
+#: decode, 2 with SPEC_DEC), one warp per buffer, each refilled only after the math warps consumed it: 1 + ceil(nbSubSeq
+#: / nbBuf) dependent loads on the merging CTA's path
+XQA_GMMA_MERGE_BUFS = 4.0
+#: mha.cu's merge (the CTA whose atom.acq_rel.gpu.inc sees the last count): mergeRowMax<8> reads the nbSubSeq partial
+#: row maxima 8 in flight (ceil(nbSubSeq / 8) dependent rounds), a CTA barrier, then each of the gemm1NbWarpGrps (2 for
+#: head dim 128: 4 warps / (128 / 64)) warp groups walks its share of the partial tiles (n = warpGrpIdx, += 2), loading
+#: the next while it rescales the current one (waitGroup<1>): ceil(nbSubSeq / 2) dependent loads. With the atomic,
+#: 1 + ceil(nbSubSeq / 8) + ceil(nbSubSeq / 2) dependent loads on the merging CTA's path
+XQA_ROWMAX_BUFS, XQA_GEMM1_GROUPS = 8.0, 2.0
 
 
 def xqa_multi_block(B, T, Hkv, sms):
@@ -122,9 +147,15 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     tile = np.where(gmma, XQA_GMMA_TILE, XQA_TILE)
     iters = ceil_div(ceil_div(T, tile), mb)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
-    flops_run = 2.0 * B * Hkv * blocks * rows * T * 2.0 * d      # padded rows, as the tensor cores run them
+    # padded rows, as the tensor cores run them; mha.cu's CTA (alone on its SM) runs whole 256-key tiles: a short
+    # tile's time is its busiest gemm0 warp's 64-key slice (SHORT_SEQ_OPT), the same as a full tile's
+    keys_run = np.where(gmma, T, mb * iters * XQA_TILE)
+    flops_run = 2.0 * B * Hkv * blocks * rows * keys_run * 2.0 * d
     merge = np.where(mb > 1.0, 2.0 * mb * B * Hkv * blocks * rows * (d + 2.0) * 4.0, 0.0)
-    loads = XQA_PROLOGUE_LOADS + np.where(mb > 1.0, XQA_MERGE_LOADS, 0.0)
+    merge_loads = np.where(gmma, 1.0 + ceil_div(mb, np.where(spec, 2.0, XQA_GMMA_MERGE_BUFS)),
+                           1.0 + ceil_div(mb, XQA_ROWMAX_BUFS) + ceil_div(mb, XQA_GEMM1_GROUPS))
+    loads = (XQA_PROLOGUE_LOADS + np.where(mb > 1.0, merge_loads, 0.0)
+             + np.where(~gmma & spec, XQA_SPEC_MASK_LOADS, 0.0))
     slots_g = XQA_GMMA_SLOTS if gmma_slots is None else float(gmma_slots)
     # the roofline counts waves with one residency per kind (cta_slots.attn_xqa): a residency of the verification
     # build other than the decode build's is priced as more CTAs at the decode residency (the same waves)
