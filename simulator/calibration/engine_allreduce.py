@@ -50,7 +50,8 @@ BLIND4_PRED_CSV = "engine_allreduce_blind4_prediction_H100-SXM_2026-11-27.csv"
 FIT_CSV = "engine_allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-27.csv"
 HELD_OUT_CSV = "engine_allreduce_nvidia-h200_x4_2026-11-26.csv"
 #: the engines' terms (Efficiency.engine_ar, microseconds): start, lower and upper bound of the fit
-TERMS = {"barrier": (1.0, 0.0, 20.0), "phase": (3.0, 0.0, 20.0), "flag_store": (1.0, 0.0, 20.0)}
+TERMS = {"barrier": (1.0, 0.0, 20.0), "phase": (3.0, 0.0, 20.0), "flag_store": (1.0, 0.0, 20.0),
+         "norm": (1.0, 0.0, 20.0)}
 
 
 def vllm_impl(world: int, nbytes: int) -> str:
@@ -81,7 +82,7 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     gap, plus the fused epilogue for the arnorm rows; with `flags` the TensorRT-LLM two-shot rows also pay their
     barrier-flag stores (simulator/kernels/allreduce.py, a rule added after the measurement was read; the blind CSV
     was priced without it)."""
-    from simulator.kernels.allreduce import fused_epilogue_s, trtllm_twoshot_flag_steps
+    from simulator.kernels.allreduce import trtllm_twoshot_flag_steps
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(df))
@@ -90,13 +91,15 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     if flags:
         two = df["impl"].str.startswith("trtllm").to_numpy() & df["impl"].str.endswith("twoshot").to_numpy()
         steps = np.where(two, trtllm_twoshot_flag_steps(df["tokens"], df["hidden"], df["world"], int(hw.units)), 0.0)
+    # the fused epilogue's extra read + write as the layers declare it (bytes_written = 2 x message: roofline prices
+    # it as fused_epilogue_s, and with the engines' terms its serialized RMSNorms at norm_s)
+    written = np.where(df["impl"].str.startswith("trtllm_arnorm"), 2.0, 0.0) * df["bytes"].to_numpy(float)
     for kind in np.unique(kinds):
         m = kinds == kind
-        b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), dtype="bf16", devices=df["world"].to_numpy(float),
-              sync_steps=steps, where=m)
+        b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), bytes_written=written, dtype="bf16",
+              devices=df["world"].to_numpy(float), sync_steps=steps, where=m)
     ops = b.build()
     s = np.bincount(ops.setting, weights=price(ops, hw, "graph") - hw.launch_graph_s, minlength=len(df))
-    s = s + np.where(df["impl"].str.startswith("trtllm_arnorm"), fused_epilogue_s(df["bytes"].to_numpy(float), hw), 0.0)
     return s * 1e6
 
 
@@ -137,10 +140,11 @@ def write_engine_terms(hw: HardwareSpec, out_dir: Path, target: str = "H100-SXM"
                "source": f"simulator/calibration/engine_allreduce.py fit_engine_terms on {FIT_CSV} (lab/kernels/"
                          "measure_engine_allreduce.py, flashinfer-python 0.6.4 JIT: vLLM's custom all-reduce and "
                          "TensorRT-LLM's all-reduce fusion, plain and + RMSNorm, 2 x H100 NVLink): barrier = one "
-                         "per-CTA flag barrier (rank-count independent; not the Lamport one-shot's: it has none), phase = "
+                         "per-CTA flag barrier (rank-count independent; none in the Lamport one-shot), phase = "
                          "one serialized peer-data phase (one-shot 1, two-shot 2; replaces the own kernel's fixed_us), "
                          "flag_store = each further release store of TensorRT-LLM's "
-                         "Barrier::sync loop; the link terms stay the own kernel's (production_allreduce); "
+                         "Barrier::sync loop, norm = one serialized RMSNorm of the fused epilogue (one-shot 1, two-shot "
+                         "g); the link terms stay the own kernel's (production_allreduce); "
                          f"{HELD_OUT_CSV} (another device and host) held out",
                "terms": f}}
     p = Path(out_dir) / f"{target}.yaml"
