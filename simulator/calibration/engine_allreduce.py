@@ -45,6 +45,18 @@ BLIND4_WORLD = 4
 BLIND4_TOKENS = (2, 8, 32, 96, 192, 384, 768)
 BLIND4_HIDDENS = (5120, 7168)
 BLIND4_PRED_CSV = "engine_allreduce_blind4_prediction_H100-SXM_2026-11-27.csv"
+#: the blind test of the per-kernel structure (ENGINE_AR_BARRIERS: no flag barrier in the Lamport one-shot; norm_s:
+#: the fused RMSNorm's serialized reductions): 2 and 4 ranks, token counts and hidden sizes in none of the committed
+#: campaigns (lab/kernels/measure_engine_allreduce.py --grid blind6), priced by the model at BLIND6_MAIN_COMMIT and by
+#: the new one, both committed (BLIND6_PRED_CSV) before the measurement
+BLIND6_WORLDS = (2, 4)
+BLIND6_TOKENS = (3, 6, 10, 24, 48, 80, 160, 320, 640)
+BLIND6_HIDDENS = (3072, 6144)
+BLIND6_EXTRA = ((1280, 6144),)
+BLIND6_PRED_CSV = "engine_allreduce_blind6_prediction_H100-SXM_2026-11-27.csv"
+#: the measured CSV, as the lab script names it (engine_allreduce_blind6_<device>_<date>.csv)
+BLIND6_MEAS_GLOB = "engine_allreduce_blind6_nvidia*.csv"
+BLIND6_MAIN_COMMIT = "65f5d1f"
 #: the measurement the engines' own terms are fitted on (the device whose terms they are); the 4 x H200 campaign is
 #: another device and another host and is held out entirely
 FIT_CSV = "engine_allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-27.csv"
@@ -187,6 +199,60 @@ def blind4_prediction(hw: HardwareSpec, out: str | Path) -> pd.DataFrame:
     return df
 
 
+def blind6_grid() -> pd.DataFrame:
+    """The blind test's rows (BLIND6_*): 2 and 4 ranks, every implementation the lab script runs."""
+    shapes = [(t, h) for h in BLIND6_HIDDENS for t in BLIND6_TOKENS] + list(BLIND6_EXTRA)
+    return grid(BLIND6_WORLDS, shapes)
+
+
+def price_in_tree(df: pd.DataFrame, tree: str | Path) -> np.ndarray:
+    """predict_us of `df` as the code and fitted files in `tree` (an exported commit, e.g. `git archive 65f5d1f`) price
+    it, in a separate interpreter whose imports resolve to that tree first."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.csv", Path(tmp) / "out.csv"
+        df[["impl", "world", "tokens", "hidden", "bytes"]].to_csv(src, index=False)
+        code = ("import sys, pandas as pd, hwmodels\n"
+                "from hwmodels.spec import load_hardware\n"
+                "from simulator.calibration.engine_allreduce import predict_us\n"
+                "assert hwmodels.__file__.startswith(sys.argv[3]), hwmodels.__file__\n"
+                "d = pd.read_csv(sys.argv[1])\n"
+                "d.assign(pred_us=predict_us(d, load_hardware('H100-SXM'))).to_csv(sys.argv[2], index=False)\n")
+        tree = str(Path(tree).resolve())
+        env = {**os.environ, "PYTHONPATH": tree}
+        subprocess.run([sys.executable, "-c", code, str(src), str(dst), tree], cwd=tree, env=env, check=True)
+        return pd.read_csv(dst)["pred_us"].to_numpy(float)
+
+
+def blind6_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
+    """Write the blind test's prediction BEFORE it is measured: pred_main_us = the model at BLIND6_MAIN_COMMIT (priced
+    in `main_tree`, that commit exported), pred_new_us = this model (its code at `model_commit`, the committed fitted
+    terms)."""
+    df = blind6_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
+    df["pred_new_us"] = np.round(predict_us(df, hw), 3)
+    df["device"] = hw.name
+    df["main_model"] = f"the model at {BLIND6_MAIN_COMMIT} (engines' terms fitted on {FIT_CSV})"
+    df["new_model"] = (f"the model at {model_commit}: engines' terms {hw.efficiency.engine_ar} refitted on {FIT_CSV} "
+                       "only, Lamport one-shot without a flag barrier, fused RMSNorm's serialized reductions")
+    df.to_csv(out, index=False)
+    return df
+
+
+def blind6_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
+    """blind_rows of both committed prices: err_main, err_new (model / measured - 1), the regime, the measured time."""
+    a = blind_rows(pred.rename(columns={"pred_main_us": "pred_us"}), meas).rename(columns={"err": "err_main"})
+    b = blind_rows(pred.rename(columns={"pred_new_us": "pred_us"}), meas)
+    a["err_new"] = b["err"].to_numpy()
+    a.attrs["wrong"] = b.attrs["wrong"]
+    return a
+
+
 def blind_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
     """pred (impl, world, tokens, hidden, bytes, pred_us) joined to the measured rows, with err = pred / measured - 1
     and the size regime; rows the measurement marked WRONG are left out (counted in attrs['wrong'])."""
@@ -213,8 +279,16 @@ def blind_table(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
 
 
 def main() -> None:  # pragma: no cover - writes the committed first-look CSV (see write_engine_terms for the fit)
+    """`python -m simulator.calibration.engine_allreduce` writes the first look; `... blind6 MAIN_TREE MODEL_COMMIT`
+    writes the blind6 prediction (MAIN_TREE: BLIND6_MAIN_COMMIT exported, `git archive 65f5d1f | tar -x -C DIR`)."""
+    import sys
+
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
+    if sys.argv[1:2] == ["blind6"]:
+        df = blind6_prediction(hw, sys.argv[2], DATA_DIR / BLIND6_PRED_CSV, sys.argv[3])
+        print(df.groupby(["impl", "world"])[["pred_main_us", "pred_new_us"]].median().round(2))
+        return
     note = ("blind: committed H100 terms (fit_production_allreduce.py, own kernel + NCCL) + flashinfer-0.6.4 source "
             "rules (AR_BARRIERS, Lamport one-shot, fused epilogue); nothing of these kernels fitted")
     df = first_look(hw, DATA_DIR / PRED_CSV, note)
