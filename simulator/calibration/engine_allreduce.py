@@ -238,7 +238,8 @@ def blind6_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, 
     df["pred_new_us"] = np.round(predict_us(df, hw), 3)
     df["device"] = hw.name
     df["main_model"] = f"the model at {BLIND6_MAIN_COMMIT} (engines' terms fitted on {FIT_CSV})"
-    df["new_model"] = (f"the model at {model_commit}: engines' terms {hw.efficiency.engine_ar} refitted on {FIT_CSV} "
+    terms = {k: round(v * 1e6, 4) for k, v in hw.efficiency.engine_ar.items()}
+    df["new_model"] = (f"the model at {model_commit}: engines' terms (us) {terms} refitted on {FIT_CSV} "
                        "only, Lamport one-shot without a flag barrier, fused RMSNorm's serialized reductions")
     df.to_csv(out, index=False)
     return df
