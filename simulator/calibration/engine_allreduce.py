@@ -13,6 +13,10 @@ and the source's structure (simulator/kernels/allreduce.py), then compared with 
     blind        `blind4_prediction`: 4 ranks, BLIND4_TOKENS x BLIND4_HIDDENS (shapes in no earlier campaign), priced
                  with the committed terms and committed before lab/kernels/measure_engine_allreduce.py --grid blind4
                  measured them
+    blind6       `blind6_prediction`: 2 and 4 ranks, BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA, priced by the model at
+                 BLIND6_MAIN_COMMIT (`price_in_tree` on that commit exported) and by the current one (no flag barrier in
+                 the Lamport one-shot, the fused RMSNorm's norm term), both committed before lab/kernels/
+                 run_engine_allreduce_blind6.sh measures them; benchmarks/calibration_accuracy.py prints the table
 
 Implementations (the campaign's impl column) and the kinds that price them:
     vllm_oneshot / vllm_twoshot        allreduce_1shot / allreduce_2shot (the kernel's own choice: one-shot at 2 ranks,
