@@ -82,7 +82,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 (AR_TERMS_FROM). With the engines' own terms (Efficiency.engine_ar, ENGINE_AR_TERMS) a custom kind's
                 barrier is engine_ar[barrier_s] at any rank count and its fixed time AR_PHASES x engine_ar[phase_s]
                 + sync_steps x engine_ar[flag_store_s] (the own kernel's grid-wide barrier, fixed and sync terms
-                are not used for it)
+                are not used for it); ENGINE_AR_BARRIERS barriers (none in the Lamport one-shot) and, with a fused
+                epilogue, engine_ar[norm_s] per serialized RMSNorm (1 in a one-shot, g in a two-shot)
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
@@ -123,7 +124,17 @@ AR_TERMS_FROM = {LAMPORT: ONESHOT}
 #: Efficiency.engine_ar's terms: the engines' kernels' own barrier, fixed time and flag-store time (fitted on their
 #: measurement, simulator/calibration/engine_allreduce.py fit_engine_terms), which replace for the custom kinds the
 #: own kernel's barrier (link latency + sync per further peer: grid-wide barriers), fixed_s and sync_s
-ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s")
+ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s", "norm_s")
+#: cross-rank flag barriers per call of each custom kind priced with the engines' own terms (flashinfer-python 0.6.4's
+#: copies of the engines' kernels): vLLM's cross_device_reduce_1stage / _2stage two multi_gpu_barrier calls each (per
+#: CTA, relaxed st/ld.volatile flags, the 2-stage's middle one a release/acquire pair); TensorRT-LLM's Lamport one-shot
+#: NONE: it pushes the data and polls it (its only wait is the data's arrival, one peer-data phase) -- AR_BARRIERS
+#: keeps 1 there for the own kernel's terms, where the barrier term is the link latency that arrival takes
+ENGINE_AR_BARRIERS = {ONESHOT: 2.0, TWOSHOT: 2.0, LAMPORT: 0.0}
+#: RMSNorm epilogues a fused call serializes per thread (TensorRT-LLM's FusedOp::rms_norm: blockReduceSumV2 + two
+#: cluster.sync per token): the Lamport one-shot overlaps them with its polling, leaving the last token's, one; the
+#: two-shot's epilogue loops over every rank's token slice after its last barrier from local memory: g in a row
+ENGINE_AR_NORMS_ONESHOT = 1.0
 #: serialized peer-data phases per call (engines' sources): the one-shots pull (vLLM) or push (TensorRT-LLM's Lamport)
 #: once; the two-shots reduce-scatter, then all-gather (vLLM: pull the peers' scratch; TensorRT-LLM: push the sums),
 #: the second phase starting only after the first one's data arrived
@@ -492,16 +503,23 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             # the engines' kernels (Efficiency.engine_ar): per-CTA flag barriers of one time whatever the rank count
             # (each peer's flag is stored and polled by its own thread, in parallel), phase_s per serialized
             # peer-data phase (AR_PHASES) in place of the own kernel's fixed time, and TensorRT-LLM's further flag
-            # stores (sync_steps) at flag_store_s each
+            # stores (sync_steps) at flag_store_s each; ENGINE_AR_BARRIERS flag barriers (none in the Lamport
+            # one-shot), and the fused RMSNorm's serialized
+            # per-token reductions (norm_s; ENGINE_AR_NORMS_ONESHOT, g for a two-shot) where the call carries the
+            # epilogue (bytes_written > 0: simulator.kernels.allreduce add_allreduce)
             cust = is_one | is_two
             e = eff.engine_ar
             barrier = np.where(cust, np.where(g > 1.0, e.get("barrier_s", 0.0), 0.0), barrier)
             st = 0.0 if steps is None else steps * e.get("flag_store_s", 0.0)
             nph = np.array([AR_PHASES.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
-            fixed = np.where(cust, nph * e.get("phase_s", 0.0) + st, fixed)
+            nnorm = np.where(ops.bytes_written > 0.0, np.where(is_two, g, ENGINE_AR_NORMS_ONESHOT), 0.0)
+            fixed = np.where(cust, nph * e.get("phase_s", 0.0) + st + nnorm * e.get("norm_s", 0.0), fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
+        if eff.engine_ar:
+            nbar_e = np.array([ENGINE_AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
+            nbar = np.where(is_one | is_two, nbar_e, nbar)
         one = np.maximum((g - 1.0) * ops.bytes_read / bw_all, ops.bytes_read / bw) + nbar * barrier
         two = np.maximum(2.0 * (g - 1.0) / g * ops.bytes_read / bw_all, 2.0 / g * ops.bytes_read / bw) + nbar * barrier
         # a fused epilogue (TensorRT-LLM's residual add + RMSNorm): its extra HBM traffic in bytes_written, at the

@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4] [--smoke]
+                                                   [--grid campaign|blind4|blind6] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
 the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
@@ -45,7 +45,7 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 2                            # 2: --grid blind4 (the shapes only)
+SCRIPT_VERSION = 3                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -61,11 +61,19 @@ FIELDS = ["impl", "world", "tokens", "hidden", "bytes", "median_us", "p20_us", "
 BLIND4_TOKENS = (2, 8, 32, 96, 192, 384, 768)
 BLIND4_HIDDENS = (5120, 7168)
 GRID_ENV = "ENGINE_AR_GRID"
+#: --grid blind6: 2 and 4 ranks, token counts and hidden sizes in none of the earlier campaigns (the campaign's 1-2048 x
+#: 4096 / 8192, blind4's 2-768 x 5120 / 7168), for the blind test of the per-kernel structure (no flag barrier in the
+#: Lamport one-shot, the fused RMSNorm's serialized reductions; simulator/calibration/engine_allreduce.py blind6_grid)
+BLIND6_TOKENS = (3, 6, 10, 24, 48, 80, 160, 320, 640)
+BLIND6_HIDDENS = (3072, 6144)
+BLIND6_EXTRA = ((1280, 6144),)                # 15 MiB: past vLLM's 8 MiB cap, a large-message control
 
 
 def grid():
     if os.environ.get(GRID_ENV) == "blind4":
         return [(t, h) for h in BLIND4_HIDDENS for t in BLIND4_TOKENS]
+    if os.environ.get(GRID_ENV) == "blind6":
+        return [(t, h) for h in BLIND6_HIDDENS for t in BLIND6_TOKENS] + list(BLIND6_EXTRA)
     return [(t, h) for h in HIDDENS for t in TOKENS] + list(LARGE)
 
 
@@ -351,8 +359,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4"), default="campaign",
-                    help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS")
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6"), default="campaign",
+                    help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
+                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA (the CSV is then named engine_allreduce_blind6_*)")
     args = ap.parse_args()
     os.environ[GRID_ENV] = args.grid          # read by grid() here and in the spawned workers
     args.out.mkdir(parents=True, exist_ok=True)
@@ -373,7 +382,8 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    csv_path = args.out / f"engine_allreduce_{slug}_{meta['date']}.csv"
+    tag = "blind6_" if args.grid == "blind6" else ""
+    csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:
             csv.DictWriter(f, fieldnames=FIELDS).writeheader()

@@ -13,6 +13,10 @@ and the source's structure (simulator/kernels/allreduce.py), then compared with 
     blind        `blind4_prediction`: 4 ranks, BLIND4_TOKENS x BLIND4_HIDDENS (shapes in no earlier campaign), priced
                  with the committed terms and committed before lab/kernels/measure_engine_allreduce.py --grid blind4
                  measured them
+    blind6       `blind6_prediction`: 2 and 4 ranks, BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA, priced by the model at
+                 BLIND6_MAIN_COMMIT (`price_in_tree` on that commit exported) and by the current one (no flag barrier in
+                 the Lamport one-shot, the fused RMSNorm's norm term), both committed before lab/kernels/
+                 run_engine_allreduce_blind6.sh measures them; benchmarks/calibration_accuracy.py prints the table
 
 Implementations (the campaign's impl column) and the kinds that price them:
     vllm_oneshot / vllm_twoshot        allreduce_1shot / allreduce_2shot (the kernel's own choice: one-shot at 2 ranks,
@@ -45,12 +49,25 @@ BLIND4_WORLD = 4
 BLIND4_TOKENS = (2, 8, 32, 96, 192, 384, 768)
 BLIND4_HIDDENS = (5120, 7168)
 BLIND4_PRED_CSV = "engine_allreduce_blind4_prediction_H100-SXM_2026-11-27.csv"
+#: the blind test of the per-kernel structure (ENGINE_AR_BARRIERS: no flag barrier in the Lamport one-shot; norm_s:
+#: the fused RMSNorm's serialized reductions): 2 and 4 ranks, token counts and hidden sizes in none of the committed
+#: campaigns (lab/kernels/measure_engine_allreduce.py --grid blind6), priced by the model at BLIND6_MAIN_COMMIT and by
+#: the new one, both committed (BLIND6_PRED_CSV) before the measurement
+BLIND6_WORLDS = (2, 4)
+BLIND6_TOKENS = (3, 6, 10, 24, 48, 80, 160, 320, 640)
+BLIND6_HIDDENS = (3072, 6144)
+BLIND6_EXTRA = ((1280, 6144),)
+BLIND6_PRED_CSV = "engine_allreduce_blind6_prediction_H100-SXM_2026-11-27.csv"
+#: the measured CSV, as the lab script names it (engine_allreduce_blind6_<device>_<date>.csv)
+BLIND6_MEAS_GLOB = "engine_allreduce_blind6_nvidia*.csv"
+BLIND6_MAIN_COMMIT = "65f5d1f"
 #: the measurement the engines' own terms are fitted on (the device whose terms they are); the 4 x H200 campaign is
 #: another device and another host and is held out entirely
 FIT_CSV = "engine_allreduce_nvidia-h100-80gb-hbm3_x2_2026-11-27.csv"
 HELD_OUT_CSV = "engine_allreduce_nvidia-h200_x4_2026-11-26.csv"
 #: the engines' terms (Efficiency.engine_ar, microseconds): start, lower and upper bound of the fit
-TERMS = {"barrier": (1.0, 0.0, 20.0), "phase": (3.0, 0.0, 20.0), "flag_store": (1.0, 0.0, 20.0)}
+TERMS = {"barrier": (1.0, 0.0, 20.0), "phase": (3.0, 0.0, 20.0), "flag_store": (1.0, 0.0, 20.0),
+         "norm": (1.0, 0.0, 20.0)}
 
 
 def vllm_impl(world: int, nbytes: int) -> str:
@@ -81,7 +98,7 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     gap, plus the fused epilogue for the arnorm rows; with `flags` the TensorRT-LLM two-shot rows also pay their
     barrier-flag stores (simulator/kernels/allreduce.py, a rule added after the measurement was read; the blind CSV
     was priced without it)."""
-    from simulator.kernels.allreduce import fused_epilogue_s, trtllm_twoshot_flag_steps
+    from simulator.kernels.allreduce import trtllm_twoshot_flag_steps
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(df))
@@ -90,13 +107,15 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     if flags:
         two = df["impl"].str.startswith("trtllm").to_numpy() & df["impl"].str.endswith("twoshot").to_numpy()
         steps = np.where(two, trtllm_twoshot_flag_steps(df["tokens"], df["hidden"], df["world"], int(hw.units)), 0.0)
+    # the fused epilogue's extra read + write as the layers declare it (bytes_written = 2 x message: roofline prices
+    # it as fused_epilogue_s, and with the engines' terms its serialized RMSNorms at norm_s)
+    written = np.where(df["impl"].str.startswith("trtllm_arnorm"), 2.0, 0.0) * df["bytes"].to_numpy(float)
     for kind in np.unique(kinds):
         m = kinds == kind
-        b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), dtype="bf16", devices=df["world"].to_numpy(float),
-              sync_steps=steps, where=m)
+        b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), bytes_written=written, dtype="bf16",
+              devices=df["world"].to_numpy(float), sync_steps=steps, where=m)
     ops = b.build()
     s = np.bincount(ops.setting, weights=price(ops, hw, "graph") - hw.launch_graph_s, minlength=len(df))
-    s = s + np.where(df["impl"].str.startswith("trtllm_arnorm"), fused_epilogue_s(df["bytes"].to_numpy(float), hw), 0.0)
     return s * 1e6
 
 
@@ -137,10 +156,11 @@ def write_engine_terms(hw: HardwareSpec, out_dir: Path, target: str = "H100-SXM"
                "source": f"simulator/calibration/engine_allreduce.py fit_engine_terms on {FIT_CSV} (lab/kernels/"
                          "measure_engine_allreduce.py, flashinfer-python 0.6.4 JIT: vLLM's custom all-reduce and "
                          "TensorRT-LLM's all-reduce fusion, plain and + RMSNorm, 2 x H100 NVLink): barrier = one "
-                         "per-CTA flag barrier (rank-count independent; not the Lamport one-shot's: it has none), phase = "
+                         "per-CTA flag barrier (rank-count independent; none in the Lamport one-shot), phase = "
                          "one serialized peer-data phase (one-shot 1, two-shot 2; replaces the own kernel's fixed_us), "
                          "flag_store = each further release store of TensorRT-LLM's "
-                         "Barrier::sync loop; the link terms stay the own kernel's (production_allreduce); "
+                         "Barrier::sync loop, norm = one serialized RMSNorm of the fused epilogue (one-shot 1, two-shot "
+                         "g); the link terms stay the own kernel's (production_allreduce); "
                          f"{HELD_OUT_CSV} (another device and host) held out",
                "terms": f}}
     p = Path(out_dir) / f"{target}.yaml"
@@ -183,6 +203,61 @@ def blind4_prediction(hw: HardwareSpec, out: str | Path) -> pd.DataFrame:
     return df
 
 
+def blind6_grid() -> pd.DataFrame:
+    """The blind test's rows (BLIND6_*): 2 and 4 ranks, every implementation the lab script runs."""
+    shapes = [(t, h) for h in BLIND6_HIDDENS for t in BLIND6_TOKENS] + list(BLIND6_EXTRA)
+    return grid(BLIND6_WORLDS, shapes)
+
+
+def price_in_tree(df: pd.DataFrame, tree: str | Path) -> np.ndarray:
+    """predict_us of `df` as the code and fitted files in `tree` (an exported commit, e.g. `git archive 65f5d1f`) price
+    it, in a separate interpreter whose imports resolve to that tree first."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.csv", Path(tmp) / "out.csv"
+        df[["impl", "world", "tokens", "hidden", "bytes"]].to_csv(src, index=False)
+        code = ("import sys, pandas as pd, hwmodels\n"
+                "from hwmodels.spec import load_hardware\n"
+                "from simulator.calibration.engine_allreduce import predict_us\n"
+                "assert hwmodels.__file__.startswith(sys.argv[3]), hwmodels.__file__\n"
+                "d = pd.read_csv(sys.argv[1])\n"
+                "d.assign(pred_us=predict_us(d, load_hardware('H100-SXM'))).to_csv(sys.argv[2], index=False)\n")
+        tree = str(Path(tree).resolve())
+        env = {**os.environ, "PYTHONPATH": tree}
+        subprocess.run([sys.executable, "-c", code, str(src), str(dst), tree], cwd=tree, env=env, check=True)
+        return pd.read_csv(dst)["pred_us"].to_numpy(float)
+
+
+def blind6_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
+    """Write the blind test's prediction BEFORE it is measured: pred_main_us = the model at BLIND6_MAIN_COMMIT (priced
+    in `main_tree`, that commit exported), pred_new_us = this model (its code at `model_commit`, the committed fitted
+    terms)."""
+    df = blind6_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
+    df["pred_new_us"] = np.round(predict_us(df, hw), 3)
+    df["device"] = hw.name
+    df["main_model"] = f"the model at {BLIND6_MAIN_COMMIT} (engines' terms fitted on {FIT_CSV})"
+    terms = {k: round(v * 1e6, 4) for k, v in hw.efficiency.engine_ar.items()}
+    df["new_model"] = (f"the model at {model_commit}: engines' terms (us) {terms} refitted on {FIT_CSV} "
+                       "only, Lamport one-shot without a flag barrier, fused RMSNorm's serialized reductions")
+    df.to_csv(out, index=False)
+    return df
+
+
+def blind6_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
+    """blind_rows of both committed prices: err_main, err_new (model / measured - 1), the regime, the measured time."""
+    a = blind_rows(pred.rename(columns={"pred_main_us": "pred_us"}), meas).rename(columns={"err": "err_main"})
+    b = blind_rows(pred.rename(columns={"pred_new_us": "pred_us"}), meas)
+    a["err_new"] = b["err"].to_numpy()
+    a.attrs["wrong"] = b.attrs["wrong"]
+    return a
+
+
 def blind_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
     """pred (impl, world, tokens, hidden, bytes, pred_us) joined to the measured rows, with err = pred / measured - 1
     and the size regime; rows the measurement marked WRONG are left out (counted in attrs['wrong'])."""
@@ -209,8 +284,16 @@ def blind_table(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
 
 
 def main() -> None:  # pragma: no cover - writes the committed first-look CSV (see write_engine_terms for the fit)
+    """`python -m simulator.calibration.engine_allreduce` writes the first look; `... blind6 MAIN_TREE MODEL_COMMIT`
+    writes the blind6 prediction (MAIN_TREE: BLIND6_MAIN_COMMIT exported, `git archive 65f5d1f | tar -x -C DIR`)."""
+    import sys
+
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
+    if sys.argv[1:2] == ["blind6"]:
+        df = blind6_prediction(hw, sys.argv[2], DATA_DIR / BLIND6_PRED_CSV, sys.argv[3])
+        print(df.groupby(["impl", "world"])[["pred_main_us", "pred_new_us"]].median().round(2))
+        return
     note = ("blind: committed H100 terms (fit_production_allreduce.py, own kernel + NCCL) + flashinfer-0.6.4 source "
             "rules (AR_BARRIERS, Lamport one-shot, fused epilogue); nothing of these kernels fitted")
     df = first_look(hw, DATA_DIR / PRED_CSV, note)

@@ -70,8 +70,15 @@ Time (hwmodels.roofline prices kinds allreduce_1shot / allreduce_1shot_lamport /
                 fitted one) plus a time per peer beyond the first (sync_us of the kind)
     with the engines' own terms (Efficiency.engine_ar; the H100 only, hwmodels/calibration/fitted/H100-SXM.yaml
     engine_allreduce_us): a barrier is one per-CTA flag barrier (`barrier`, the same at any rank count: every peer's
-    flag is stored and polled by its own thread), the fixed time is `phase` per serialized peer-data phase (one-shots
-    1, two-shots 2), and each further TensorRT-LLM flag store costs `flag_store`; the link terms stay the own kernel's
+    flag is stored and polled by its own thread; vLLM's kernels have two, TensorRT-LLM's two-shot two, its Lamport
+    one-shot none: hwmodels.roofline ENGINE_AR_BARRIERS), the fixed time is `phase` per serialized peer-data phase
+    (one-shots 1, two-shots 2), each further TensorRT-LLM flag store costs `flag_store`, and a fused residual +
+    RMSNorm epilogue pays `norm` per RMSNorm a thread runs in a row (FusedOp::rms_norm: a block reduction and two
+    cluster syncs per token; the Lamport one-shot overlaps them with its polling but the last token's: 1; the
+    two-shot's epilogue walks every rank's token slice after its last barrier: g); the link terms stay the own kernel's
+    (sources: the measured copies, flashinfer-python 0.6.4 include/flashinfer/comm/trtllm_allreduce_fusion.cuh and
+    vllm_custom_all_reduce.cuh; the same structure upstream in TensorRT-LLM cpp/tensorrt_llm/kernels/
+    communicationKernels/allReduceFusionKernels.cu @ b35ac1b6 and vLLM csrc/custom_all_reduce.cuh @ c9eabec7)
 Fitted on 2 and 4 x H100 (lab/kernels/measure_allreduce.py, hwmodels/calibration/data/production_kernels/
 allreduce_*): the H100's fixed_us / memory (one-peer rate) / sync_us / link_ceiling terms of both kinds are fitted on
 the project's kernel with vLLM's structure (simulator/calibration/fit_production_allreduce.py, which prices that
@@ -89,7 +96,12 @@ fit_engine_terms, 76 rows: barrier 0.0 us at its bound, phase 4.68 us, flag_stor
 27 %); held out, the 4 x H200 rows: median 11.0 %, p90 37 % (was 13.4 / 49 %; the H200's few-token two-shot is faster
 than the H100's: +74 % there); BLIND on 4 x H100 (4 ranks, tokens 2-768 x hidden 5120 / 7168, 66 rows, prediction
 committed first): median 9.6 %, p90 22.8 %, signed -8.4 % (+ RMSNorm rows 8-26 % too fast; Lamport one-shot small
-13-29 % too slow). Beyond 4 ranks the engines' barrier and phase times are taken as at 4 ranks (an ASSUMPTION).
+13-29 % too slow). Then the per-kernel structure above (no flag barrier in the Lamport one-shot, the fused RMSNorm's
+`norm`), refitted on the same 2 x H100 rows (barrier 0.41, phase 3.86, flag_store 1.75, norm 1.65 us; was 0.0 / 4.68 /
+1.81 / -): fit rows median 6.6 %, p90 17.1 % (was 6.8 / 27.4 %); the 4 x H200 rows and the 4 x H100 blind rows above,
+seen after the rule was fixed (nothing chosen on them): 9.7 / 30.5 % and 7.6 / 14.1 % (was 11.0 / 36.8 and 9.6 /
+22.8 %). A new blind grid (engine_allreduce.py BLIND6_*, 2 and 4 ranks) holds both models' prices, committed before
+its measurement. Beyond 4 ranks the engines' barrier and phase times are taken as at 4 ranks (an ASSUMPTION).
 """
 from __future__ import annotations
 

@@ -1,0 +1,76 @@
+"""The engines' all-reduce blind grid (simulator/calibration/engine_allreduce.py BLIND6_*): the same shapes as the lab
+script measures, none of them in a committed campaign, and the per-kernel structure the new model prices."""
+import ast
+import csv
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simulator.calibration import engine_allreduce as E
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_blind6_shapes_match_the_measurement_script_and_are_new():
+    src = (ROOT / "lab" / "kernels" / "measure_engine_allreduce.py").read_text()
+    names = ("BLIND6_TOKENS", "BLIND6_HIDDENS", "BLIND6_EXTRA")
+    vals = {t.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.Assign)
+            for t in n.targets if isinstance(t, ast.Name) and t.id in names}
+    assert (vals["BLIND6_TOKENS"], vals["BLIND6_HIDDENS"], vals["BLIND6_EXTRA"]) == \
+        (E.BLIND6_TOKENS, E.BLIND6_HIDDENS, E.BLIND6_EXTRA)
+    seen_t, seen_h = set(), set()
+    for f in E.DATA_DIR.glob("engine_allreduce_*.csv"):
+        if "blind6" not in f.name:
+            for r in csv.DictReader(f.open()):
+                seen_t.add(int(r["tokens"]))
+                seen_h.add(int(r["hidden"]))
+    g = E.blind6_grid()
+    assert not seen_t & set(g["tokens"]) and not seen_h & set(g["hidden"])
+    assert set(g["world"]) == {2, 4} and set(g["impl"]) == set(E.IMPL_KIND)
+    assert (g[g["impl"].str.endswith("twoshot") & g["impl"].str.startswith("trtllm")]["tokens"]
+            > g[g["impl"].str.endswith("twoshot") & g["impl"].str.startswith("trtllm")]["world"]).all()
+
+
+def test_committed_blind6_prediction_covers_the_grid():
+    pred = pd.read_csv(E.DATA_DIR / E.BLIND6_PRED_CSV)
+    key = ["impl", "world", "tokens", "hidden"]
+    assert sorted(map(tuple, pred[key].to_numpy().tolist())) == \
+        sorted(map(tuple, E.blind6_grid()[key].to_numpy().tolist()))
+    assert (pred["pred_main_us"] > 0).all() and (pred["pred_new_us"] > 0).all()
+
+
+def test_lamport_oneshot_prices_no_flag_barrier_and_the_norm_counts_per_kernel():
+    from hwmodels.spec import load_hardware
+    hw = load_hardware("H100-SXM")
+    e = hw.efficiency.engine_ar
+    df = pd.DataFrame([{"impl": i, "world": 2, "tokens": 4, "hidden": 4096, "bytes": 4 * 4096 * 2}
+                       for i in ("vllm_oneshot", "trtllm_ar_oneshot", "trtllm_arnorm_oneshot", "trtllm_ar_twoshot",
+                                 "trtllm_arnorm_twoshot")])
+    us = dict(zip(df["impl"], E.predict_us(df, hw)))
+    # same bytes over the same links: vLLM's one-shot differs from the Lamport one-shot by its two flag barriers
+    assert np.isclose(us["vllm_oneshot"] - us["trtllm_ar_oneshot"], 2e6 * e["barrier_s"], atol=1e-3)
+    epi = 2 * 4 * 4096 * 2 / (hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"]) * 1e6
+    assert np.isclose(us["trtllm_arnorm_oneshot"] - us["trtllm_ar_oneshot"], 1e6 * e["norm_s"] + epi, atol=1e-3)
+    assert np.isclose(us["trtllm_arnorm_twoshot"] - us["trtllm_ar_twoshot"], 2e6 * e["norm_s"] + epi, atol=1e-3)
+
+
+def test_blind6_section_prints_not_measured_yet_then_the_table(tmp_path, capsys):
+    import importlib.util
+    import shutil
+    spec = importlib.util.spec_from_file_location("calibration_accuracy_s6", ROOT / "benchmarks" / "calibration_accuracy.py")
+    C = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(C)
+    shutil.copy(E.DATA_DIR / E.BLIND6_PRED_CSV, tmp_path)
+    C.engine_allreduce_blind6(tmp_path)
+    assert "not measured yet" in capsys.readouterr().out and not C.BOARD.entries
+    p = pd.read_csv(tmp_path / E.BLIND6_PRED_CSV)
+    m = p[["impl", "world", "tokens", "hidden", "bytes"]].assign(median_us=p["pred_new_us"] * 1.05, note="",
+                                                                  device="synthetic")
+    m.loc[0, "note"] = "WRONG"
+    m.to_csv(tmp_path / "engine_allreduce_blind6_nvidia-h100-80gb-hbm3_2026-11-27.csv", index=False)
+    C.engine_allreduce_blind6(tmp_path)
+    out = capsys.readouterr().out
+    assert "1 rows marked WRONG left out" in out and "new: 185 rows |error| median 4.8 %" in out
+    assert [e.rows for e in C.BOARD.entries] == ["BLIND grid 6, 2+4 ranks (main model's committed prices)",
+                                                 "BLIND grid 6, 2+4 ranks (new model's committed prices)"]
