@@ -98,12 +98,18 @@ def test_emit_counts_idle_ctas_and_prologue_waves():
     from simulator.ops import OpBuilder
 
     b = OpBuilder(1)
-    launches, _ = FI.fi_decode(np.array([1.0]), 16.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    launches, _ = FI.fi_decode(np.array([1.0]), 16.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM, pdl=False)
     emit(b, launches, SMS)
     ops = b.build()
     att = np.asarray(ops.names, dtype=object)[ops.name_id] == "attention"
     # 8 active CTAs in one wave: 3 prologue loads, plus one load for the wave of 1048 idle CTAs
     assert ops.parallel_units[att][0] == 8 and ops.sync_steps[att][0] == 4
+    # the decode call's default is PDL (FI_DECODE_PDL): the first wave's 2 pre-wait loads are hidden
+    b = OpBuilder(1)
+    emit(b, FI.fi_decode(np.array([1.0]), 16.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)[0], SMS)
+    ops = b.build()
+    att = np.asarray(ops.names, dtype=object)[ops.name_id] == "attention"
+    assert FI.FI_DECODE_PDL and ops.sync_steps[att][0] == 2
 
 
 def test_engine_defaults_and_family_table():
@@ -458,8 +464,14 @@ def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypat
     with monkeypatch.context() as m:
         m.setattr(R, "CHAIN_OVERLAP", ())
         old = FP.predict_us(ops, hw, hw.efficiency, len(df))
+        m.setattr(R, "CHAIN_OVERLAP_BW_CEILING", False)
+        m.setattr(R, "CHAIN_OVERLAP", tuple(R.KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv")))
+        compounded = FP.predict_us(ops, hw, hw.efficiency, len(df))
     dec = df["family"].to_numpy() == "fi_decode"
-    assert (new[dec] >= old[dec] - 1e-9).all() and (new[dec] > old[dec] * 1.01).any()
+    assert (compounded[dec] >= old[dec] - 1e-9).all() and (new[dec] > old[dec] * 1.01).any()
+    # HBM a ceiling (CHAIN_OVERLAP_BW_CEILING): never above the fully compounded price, lower on bf16 many-wave batches
+    big = dec & (df["batch"].to_numpy() >= 256) & (df["context"].to_numpy() >= 1024) & (df["dtype"].to_numpy() == "bf16")
+    assert (new[dec] <= compounded[dec] + 1e-9).all() and (new[big] < compounded[big] * 0.97).all()
     np.testing.assert_allclose(new[~dec], old[~dec], rtol=1e-12)
 
 

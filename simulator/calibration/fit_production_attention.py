@@ -276,6 +276,13 @@ EPILOGUE_KINDS = ("attn_fi_mla", "attn_flashmla")
 #: 256, where it would be identifiable) gives 5.8 us, and the one-wave short shapes then miss (fi_tc bf16 short small
 #: batch 3.6 -> 14.5 %): one per-wave constant does not serve both, so the borrowed value stays
 CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_fa2"}
+#: kinds whose HBM efficiency is NOT fitted but taken from another kind of the regimes fit: the CUDA-core decode
+#: kernel's fit rows (batch <= 64, one wave) are issue- and latency-bound, so its memory efficiency went to the fit's
+#: bound (1.0 bf16, 0.5 fp8) and priced the many-wave large-batch launches, which stream K / V at the device's rate,
+#: at whatever the bound gave. FlashAttention-2's split-KV decode kernel (attn_fa2, fitted by the regimes fit on
+#: streaming shapes where the rate is identifiable: 0.8534 of the datasheet, 2.86 TB/s) is the same access pattern
+#: (every K / V byte once, 16-byte vector loads, several CTAs per SM)
+MEMORY_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2"}
 
 
 #: kinds whose per-kernel fixed time (ramp and tail) is NOT fitted but 0 (ASSUMPTION): FlashInfer's decode, prefill and
@@ -305,7 +312,8 @@ def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
     # fixed_us (a kernel's ramp and tail) is bounded by FIXED_US_MAX: at the fit shapes a free per-kernel constant
     # trades against the tile chain (every small-batch middle row walks the same 16-tile chunks); FIXED_ZERO kinds
     # have none
-    p = [(f"memory.{kind}", 0.85, 0.5, 1.0), (f"iter_us.{kind}", 0.3, 0.005, 20.0)]
+    p = [] if kind in MEMORY_FROM else [(f"memory.{kind}", 0.85, 0.5, 1.0)]
+    p.append((f"iter_us.{kind}", 0.3, 0.005, 20.0))
     if kind not in FIXED_ZERO:
         p.append((f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX))
     if kind in EPILOGUE_KINDS:
@@ -351,6 +359,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
     for k, src in CTA_FIXED_FROM.items():
         up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
         meta["measured"][f"cta_fixed_us.{k}"] = f"cta_fixed_us.{src} of the regimes fit (CTA_FIXED_FROM)"
+    for k, src in MEMORY_FROM.items():
+        up[f"memory.{k}"] = hw.efficiency.memory[src]
+        meta["measured"][f"memory.{k}"] = f"memory.{src} of the regimes fit (MEMORY_FROM)"
     # the prologue's dependent loads: one measured DRAM round trip each (not fitted: the per-sequence cost is the
     # source's load count x the device's pointer-chase latency, hwmodels/calibration/fitted latency.dram_us)
     dram_us = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
