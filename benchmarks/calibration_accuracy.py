@@ -216,7 +216,9 @@ LOOKED_AT = {"fi_decode": "looked-at", "fi_mla": "looked-at", "flashmla": "looke
              "fi_verify": "looked-at"}
 LOOKED_AT_WHY = {
     "fi_decode": "the tiles' issue priced on the busiest SM of the measured block dispatch (fi_decode_crowding); "
-                 "fixed_us 0 (FIXED_ZERO); latency chain and issue compounded (roofline CHAIN_OVERLAP)",
+                 "fixed_us 0 (FIXED_ZERO); latency chain and issue compounded (roofline CHAIN_OVERLAP), HBM a ceiling of "
+                 "it (CHAIN_OVERLAP_BW_CEILING), memory efficiency from attn_fa2 (MEMORY_FROM), PDL for the decode call "
+                 "(FI_DECODE_PDL)",
     "fi_mla": "one cooperative launch with the merge in-kernel, replayed MLAPlan heap, per-item chain, the merge as "
               "a serial chain of loads (L2 hit + st.merge, link share scanned on the fit rows)",
     "flashmla": "replayed scheduler, per-request store wait, whole 64-token blocks, combine on every call",
@@ -688,6 +690,66 @@ FRESH_FI3_DIAGNOSIS = {
 }
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# the CUDA-core decode kernel's blind grid (fi_dec_blind)
+# ---------------------------------------------------------------------------------------------------------------------
+#: lab/kernels/measure_production_attention.py --grid fi_dec_blind (FIDB_*): 123 fi_decode shapes in none of the earlier
+#: grids (contexts 12-4096, batches 1-448, heads 32/8, 64/8, 8/1, 28/4, bf16 / fp8, pages 16 / 1 / 64), priced BEFORE
+#: measuring by main (65f5d1f) and by the model with HBM a ceiling of the compounded chain and issue, attn_fa2's memory
+#: efficiency and PDL for the decode call (be6c3b8, recorded as 81cf8a8); both files committed before the device run
+FI_DEC_BLIND = ("production_attention_fi_dec_blind_predictions.csv",
+                "production_attention_fi_dec_blind_predictions_65f5d1f.csv",
+                "production_attention_fi_dec_blind_nvidia*.csv")
+#: what the blind grid shows where a regime misses (printed only while it misses)
+FI_DEC_BLIND_DIAGNOSIS = {
+    "short (<=256)":
+        "the lone CTA: Llama-70B at TP8 (8 / 1 heads: one CTA per request and chunk, alone on its SM) walks an 8-key "
+        "iteration in 0.49 us (T 12 -> 120, 2 -> 15 tiles: 4.2 -> 10.6 us at B 1, 2 and 5 alike), 35-48 % faster than "
+        "both models (the fitted iteration 0.71 / 0.79 us: the Llama-70B fit rows at batch 1-4 want it, their CTAs "
+        "alone by the even spread / the (148, 8) probe, yet 16 tiles take 16.6 us at 64 CTAs against 12.0 us at 5 "
+        "lone TP8 CTAs: the 9-slot kernel's dispatch is not probed); Llama-70B fp8 at B 24-40 +21..+178 % (the "
+        "G = 8 fp8 kernel's registers are not measured: 64 assumed); B 24-40 bf16 -7..-27 %",
+    "middle":
+        "Llama-70B bf16 (9-slot kernel, 2x the issue per byte of Llama-8B) at B 160-320 +13..+17 % (main +7..+10 %): "
+        "the refit's lower compute efficiency (0.197 -> 0.178) where the issue, not HBM, bounds; fp8 B 160-448 "
+        "+9..+18 % in both models (issue-bound: the fp8 kernel's compute term alone is above the measured time)",
+}
+
+
+def _fi_dec_blind(FP, hw, fmt) -> None:
+    """The CUDA-core decode kernel's blind grid: per K/V dtype and regime, |error| of main's and the new model's
+    committed prices (both committed before measuring) and of the committed fitted file (now)."""
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_DEC_BLIND
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_DECODE BLIND GRID: not measured yet ({pred} holds the predictions)")
+        return
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    print(f"\nFI_DECODE BLIND GRID (FlashInfer CUDA-core decode, {len(m)} of {m.attrs['timed_of']} shapes timed, "
+          f"{name}; contexts 12-4096, batches 1-448, heads 32/8, 64/8, 8/1 (Qwen's 28/4: group size 7 is not compiled "
+          f"for this kernel), bf16 / fp8, pages 16 / 1 / 64; BLIND: main = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = the model at {str(m['model_commit'].iloc[0])[:7]} "
+          f"({pred}), both committed before measuring; now = the committed fitted file)")
+    t = _models_table(m, ("kv", "ctx_regime", "batch_regime"), ("main", "new", "now"), ("main", "new"))
+    print(t.to_string(**fmt))
+    for lab in ("main", "new", "now"):
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %" + (f"; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}"
+                                          if lab + "_goal" in t else ""))
+    BOARD.add("fi_decode", "blind", "fi_decode blind grid, main's committed prices", m["main_err_pct"],
+              int((t["main_goal"] == "met").sum()), len(t))
+    BOARD.add("fi_decode", "blind", "fi_decode blind grid, new model's committed prices", m["new_err_pct"],
+              int((t["new_goal"] == "met").sum()), len(t))
+    for ctx, why in FI_DEC_BLIND_DIAGNOSIS.items():
+        if ((t["ctx_regime"] == ctx) & (t["new_goal"] == "MISSED")).any():
+            print(f"  missed (fi_decode blind grid): {ctx}: {why}")
+
+
 def production_attention() -> None:
     """Production attention kernel families (simulator/kernels, fit_production_attention.py) on their H100 campaign: held-out
     |error| per family and regime with the committed fitted file, the first look priced from the sources before the
@@ -734,6 +796,7 @@ def production_attention() -> None:
     _fresh_fi(FP, fmt, *FRESH_FI2)
     _fresh_fi3(FP, fmt)
     _fi_pdl_probe(FP)
+    _fi_dec_blind(FP, hw, fmt)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     _triton_vllm(FP, hw, fmt)
