@@ -37,7 +37,8 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     Both kinds' CTAs carry a fitted serial time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8
     kind's fit rows, the bf16 kind takes it: the CTA outside the K/V loop is the same code, fit_production_attention
     CTA_SERIAL_FROM).
-    PDL: the calls are launched with programmatic dependent launch on sm_90 (FI_PDL_GRAPH below).
+    PDL: the calls are launched with programmatic dependent launch on sm_90 (FI_PDL_GRAPH below; the CUDA-core
+    decode call prices it, FI_DECODE_PDL).
 fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan; mla_hopper.cuh
   BatchMLAPageAttentionHopperKernel; mla.cuh DevicePersistentMergeStates; all read at FI_COMMIT): ONE cooperative
   persistent launch, grid (cluster, SMs / cluster) of 256 threads: cluster = 2 CTAs when the mean packed rows
@@ -104,15 +105,17 @@ FI_MERGE_PROLOGUE_LOADS = 2.0
 #: FlashInfer check grid (committed before it was measured) came out worse: regimes met 12 of 25 against 16 without
 #: it (decode short small batch 25 -> 16 %, but the refit raises the prefill kinds' serial CTA time 0.89 -> 1.44 us
 #: and their short shapes go 4 -> 12 % too slow), and the loads it hides (1.05 us per split call) exceed the measured
-#: saving at most shapes. So FI_PDL_GRAPH stays False: the model does not price PDL (docs/KNOWN_GAPS.md)
+#: saving at most shapes. So FI_PDL_GRAPH stays False for the FA2 prefill calls (fi_tc, fi_verify)
 FI_PDL_PREWAIT_LOADS = 2.0
 FI_MERGE_PDL_PREWAIT_LOADS = 1.0
 FI_PDL_GRAPH = False
 #: the CUDA-core decode call alone (its decode kernel and its merge) IS priced with PDL's hidden pre-wait loads: the
 #: probe measured the saving on exactly this chain (decode + merge, 0.45-1.04 us per split call), and the loss above came
 #: from the shared refit moving the FA2 prefill kinds' serial CTA time, which a decode-only switch does not touch (the
-#: decode kinds are fitted in their own group; the prefill kinds and fi_tc's merge keep FI_PDL_GRAPH)
+#: decode kinds are fitted in their own group; the prefill kinds and fi_tc's merge keep FI_PDL_GRAPH). Tested blind
+#: with the HBM ceiling and the lone-CTA fit rows (benchmarks/calibration_accuracy.py, FI_DECODE BLIND GRID 2)
 FI_DECODE_PDL = True
+#: ... and its merge kernel (the probe's saving is the decode + merge pair's)
 FI_DECODE_MERGE_PDL = True
 
 
