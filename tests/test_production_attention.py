@@ -566,3 +566,33 @@ def test_mla_fit2_and_blind2_grids_are_new_fitted_and_predicted():
                            "production_attention_mla_blind2_predictions_29e0e49.csv")
     assert name and len(j) == 108 and np.isfinite(j["err"]).all() and np.isfinite(j["err_before"]).all()
     assert set(j["before_commit"].str[:7]) == {"29e0e49"} and j["model_commit"].nunique() == 1
+
+
+def test_decode_blind_grids_are_new_and_their_prices_cover_them():
+    # the CUDA-core decode blind grids: 123 and 76 fi_decode shapes in none of the rows measured before each, every
+    # shape priced by every committed price file (before the device run); the second grid is in none of the first's
+    # rows, and the first grid's lone-CTA rows (one KV head, >= 512 tokens, page 16) are the fit's FI_LONE_FIT_GLOB rows
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _campaign_script()
+    keys = ["family", "model", "dtype", "batch", "context", "q_rows", "page_size"]
+    cast = {"batch": float, "context": float, "q_rows": float, "page_size": float}
+    for grid, n, prices in (("fi_dec_blind", 123, ("", "_65f5d1f")), ("fi_dec_blind2", 76, ("", "_65f5d1f", "_be6c3b8"))):
+        sh = pd.DataFrame(m.shapes("fi_decode", grid))
+        seen = set()
+        for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+            if "_grids" in f.name or f"_{grid}_" in f.name:
+                continue
+            d = FP.load(f)
+            if set(keys) <= set(d.columns):
+                seen |= set(map(tuple, d[keys].astype(cast).to_numpy().tolist()))
+        mine = set(map(tuple, sh[keys].astype(cast).to_numpy().tolist()))
+        assert len(mine) == len(sh) == n and not mine & seen
+        for suffix in prices:
+            pr = pd.read_csv(FP.DATA_DIR / f"production_attention_{grid}_predictions{suffix}.csv")
+            assert len(sh.merge(pr, on=[k for k in FP.SHAPE_KEYS if k in pr.columns])) == n
+            assert pr["pred_us"].gt(0).all()
+    lone = FP.load_fi_lone_fit()
+    assert len(lone) == 6 and (lone["kv_heads"] == 1).all() and (lone["context"] >= 512).all()
