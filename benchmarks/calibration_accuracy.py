@@ -131,25 +131,18 @@ def production_indexer() -> None:
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)
 PRODUCTION_DIAGNOSIS = {
     ("fi_decode", "short (<=256)"):
-        "with the tiles' issue priced on the busiest SM of the measured dispatch and the latency chain compounded with "
-        "it (roofline CHAIN_OVERLAP: iter_us 0.89 -> 0.71 us), T <= 64 at B 1-4 stay 15-45 % too slow, most at one or "
-        "two tiles. MEASURED (lab/kernels/probe_fi_pdl.py, fi_pdl_probe_*_2026-11-27.csv): the CUDA-graph chain keeps "
-        "FlashInfer's programmatic dependent launch (every edge of a captured two-call graph is programmatic) and it "
-        "saves 0.45-1.04 us per split call (decode + merge; 0.2 us for one unsplit kernel), but with it off the chain "
-        "is still 12-14 % faster than the model at B 1, T 8-64; the rest is the lone CTA's tile: Llama-70B at TP8 "
-        "(one KV head, one CTA per request, alone on its SM) walks a 8-key iteration in ~0.45 us (T 20 -> 72: 4.6 -> "
-        "7.5 us) against the fitted 0.71 us (a middle-row value: 16-tile chunks on crowded SMs). PDL priced as "
-        "hidden pre-wait loads (FI_PDL_GRAPH) was tested blind on the third check grid: decode short small 25 -> "
-        "16 % but the refit moves the prefill kinds' serial CTA time and regimes met fall 16 -> 12 of 25, so it is "
-        "not in the model; short mid batch (B 8-64) -12 %: Llama-70B's 9-slot kernel takes the even spread (its "
-        "dispatch not probed)",
+        "bf16 small batch met since the lone CTA's 8-key iteration is fitted on the lone-CTA fit rows (0.49 us, "
+        "fit_production_attention FI_LONE_FIT_GLOB; was 0.71 us, a crowded middle-row value) and the decode call hides "
+        "PDL's pre-wait loads (FI_DECODE_PDL; MEASURED in effect in the graph chain: lab/kernels/probe_fi_pdl.py); mid "
+        "batch (B 8-64) 20-27 % too fast: the crowded one-wave short call exceeds the busiest SM's issue the model "
+        "prices once the chain is the lone value (-12 % before); fp8: no lone-CTA fit rows of its own (iteration "
+        "1.37 us), small batch p90 27 %, large batch p90 34 %",
     ("fi_decode", "middle"):
-        "large batch (B >= 256, no split, 2-8 waves) 16.0 % too slow in bf16, 16.5 % in fp8: the bandwidth-bound body "
-        "(2.86 TB/s measured) combines with the issue term through the committed overlap exponent (2.73), which charges "
-        "both when they are close; fp8 long / middle small batch 12-15 % (the fp8 kernel's even-spread crowding)",
-    ("fi_decode", "long (>=64K)"): "small batch +10 % (bf16) / +11 % (fp8), was +8 / +14 %: the compounded chain and "
-                                   "issue (CHAIN_OVERLAP) charge both where the long chunks' chain and the crowded issue "
-                                   "are close; fp8: the even-spread crowding",
+        "fp8 large batch (B >= 256, 2-11 waves) +16 %: issue-bound (the fp8 kernel's compute term alone is within a few "
+        "% of the measured time) and compounded with its chain; bf16 met since HBM is a ceiling of the compounded chain "
+        "and issue (roofline CHAIN_OVERLAP_BW_CEILING) at attn_fa2's measured 2.86 TB/s (MEMORY_FROM): was +16 %",
+    ("fi_decode", "long (>=64K)"): "fp8 small batch +10.5 %: the compounded chain and issue of the fp8 kind (no "
+                                   "lone-CTA fit rows for fp8)",
     ("fi_tc", "long (>=64K)"): "fp8 mid batch (2 shapes) +12.8 % (was +9.2 %): the per-column fp8 chain at 64-row "
                                "tiles of long chains",
     ("fi_tc", "short (<=256)"):
@@ -215,7 +208,9 @@ LOOKED_AT = {"fi_decode": "looked-at", "fi_mla": "looked-at", "flashmla": "looke
              "fi_verify": "looked-at"}
 LOOKED_AT_WHY = {
     "fi_decode": "the tiles' issue priced on the busiest SM of the measured block dispatch (fi_decode_crowding); "
-                 "fixed_us 0 (FIXED_ZERO); latency chain and issue compounded (roofline CHAIN_OVERLAP)",
+                 "fixed_us 0 (FIXED_ZERO); latency chain and issue compounded (roofline CHAIN_OVERLAP), HBM a ceiling of "
+                 "it (CHAIN_OVERLAP_BW_CEILING), memory efficiency from attn_fa2 (MEMORY_FROM), PDL for the decode call "
+                 "(FI_DECODE_PDL)",
     "fi_mla": "one cooperative launch with the merge in-kernel, replayed MLAPlan heap, per-item chain, the merge as "
               "a serial chain of loads (L2 hit + st.merge, link share scanned on the fit rows)",
     "flashmla": "replayed scheduler, per-request store wait, whole 64-token blocks, combine on every call",
@@ -749,6 +744,82 @@ FRESH_FI3_DIAGNOSIS = {
 }
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# the CUDA-core decode kernel's blind grids (fi_dec_blind, fi_dec_blind2)
+# ---------------------------------------------------------------------------------------------------------------------
+#: lab/kernels/measure_production_attention.py --grid fi_dec_blind (FIDB_*): 123 fi_decode shapes in none of the earlier
+#: grids (contexts 12-4096, batches 1-448, heads 32/8, 64/8, 8/1, 28/4, bf16 / fp8, pages 16 / 1 / 64), priced BEFORE
+#: measuring by main (65f5d1f) and by the first revision (HBM a ceiling of the compounded chain and issue, attn_fa2's
+#: memory efficiency, PDL for the decode call: be6c3b8, recorded as 81cf8a8); both files committed before the device run.
+#: Its Llama-70B-TP8 middle-context rows then became the lone-CTA fit rows (fit_production_attention FI_LONE_FIT_GLOB):
+#: the grid is looked-at for the shipped model
+FI_DEC_BLIND = ("production_attention_fi_dec_blind_predictions.csv",
+                "production_attention_fi_dec_blind_predictions_65f5d1f.csv",
+                "production_attention_fi_dec_blind_nvidia*.csv", None, "fi_decode blind grid")
+#: --grid fi_dec_blind2 (FIDB2_*): 76 fi_decode shapes in none of the earlier grids (contexts 10-2200, batches 1-384,
+#: heads 32/8, 64/8, 8/1, bf16 / fp8, pages 16 / 64), the test of the shipped model (the first revision refitted with
+#: the lone-CTA fit rows: cbda9c3, recorded as b5e14ec), priced with main (65f5d1f) and the first revision (be6c3b8),
+#: all three files committed before the device run
+FI_DEC_BLIND2 = ("production_attention_fi_dec_blind2_predictions.csv",
+                 "production_attention_fi_dec_blind2_predictions_65f5d1f.csv",
+                 "production_attention_fi_dec_blind2_nvidia*.csv",
+                 "production_attention_fi_dec_blind2_predictions_be6c3b8.csv", "fi_decode blind grid 2")
+#: what the blind grids show where a regime of the shipped model misses (printed only while it misses)
+FI_DEC_BLIND_DIAGNOSIS = {
+    "short (<=256)":
+        "mid batch (B 20-48) -8..-36 % (main -10 %): with the lone CTA's iteration fitted (0.49 us) the crowded "
+        "one-wave short calls are priced on the busiest SM's issue alone, which they exceed; Llama-70B fp8 (the G = 8 "
+        "fp8 kernel, registers not measured: 64 assumed) +50..+178 % in every model; Llama-8B fp8 at B 1-6 +8..+18 % "
+        "(the fp8 kind's iteration 1.37 us, no lone-CTA fit rows of its own)",
+    "middle":
+        "fp8 B 192-448 +6..+15 % (issue-bound: the fp8 kernel's compute term alone is near the measured time); "
+        "Llama-70B bf16 (9-slot kernel) at B 160-320 +13..+18 %; fp8 B 6 at 1400 -16 %",
+}
+
+
+def _fi_dec_blind(FP, hw, fmt, grid=FI_DEC_BLIND) -> None:
+    """A CUDA-core decode blind grid: per K/V dtype and regime, |error| of the committed price files (main's, the new
+    model's, and for the second grid the first revision's; all committed before measuring) and of the committed
+    fitted file (now)."""
+    from simulator.calibration.blind_grids import _shapes, blind_errors
+
+    pred, before, glob, rev1, title = grid
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\n{title.upper()}: not measured yet ({pred} holds the predictions)")
+        return
+    labels, timed_of = ["main", "new"], m.attrs["timed_of"]
+    if rev1 is not None:
+        keys = [k for k in FP.SHAPE_KEYS if k in m.columns]
+        r1 = _shapes(FP.DATA_DIR / rev1, keys)
+        m = m.merge(r1[keys + ["pred_us"]].rename(columns={"pred_us": "rev1_us"}), on=keys, how="inner")
+        m["rev1_err_pct"] = (m["rev1_us"] / m["median_us"] - 1.0) * 100.0
+        labels = ["main", "rev1", "new"]
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    print(f"\n{title.upper()} (FlashInfer CUDA-core decode, {len(m)} of {timed_of} shapes timed, {name}; "
+          f"BLIND: main = the model at {str(m['before_commit'].iloc[0])[:7]} ({before}), "
+          + (f"rev1 = the first revision at be6c3b8 ({rev1}), " if rev1 else "")
+          + f"new = the model at {str(m['model_commit'].iloc[0])[:7]} ({pred}), all committed before measuring; now = "
+          "the committed fitted file" + ("" if rev1 else "; the grid's Llama-70B-TP8 rows at 520 / 1800 tokens are "
+                                         "the shipped fit's lone-CTA fit rows: looked-at for it") + ")")
+    t = _models_table(m, ("kv", "ctx_regime", "batch_regime"), labels + ["now"], labels)
+    print(t.to_string(**fmt))
+    for lab in labels + ["now"]:
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %" + (f"; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}"
+                                          if lab + "_goal" in t else ""))
+    for lab in labels:
+        BOARD.add("fi_decode", "blind", f"{title}, {lab} model's committed prices", m[f"{lab}_err_pct"],
+                  int((t[f"{lab}_goal"] == "met").sum()), len(t))
+    if rev1 is not None:
+        for ctx, why in FI_DEC_BLIND_DIAGNOSIS.items():
+            if ((t["ctx_regime"] == ctx) & (t["new_goal"] == "MISSED")).any():
+                print(f"  missed ({title}): {ctx}: {why}")
+
+
 def production_attention() -> None:
     """Production attention kernel families (simulator/kernels, fit_production_attention.py) on their H100 campaign: held-out
     |error| per family and regime with the committed fitted file, the first look priced from the sources before the
@@ -796,6 +867,8 @@ def production_attention() -> None:
     _fresh_fi(FP, fmt, *FRESH_FI2)
     _fresh_fi3(FP, fmt)
     _fi_pdl_probe(FP)
+    _fi_dec_blind(FP, hw, fmt)
+    _fi_dec_blind(FP, hw, fmt, FI_DEC_BLIND2)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     _triton_vllm(FP, hw, fmt)

@@ -31,7 +31,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   (fixed[kind] = wave_fixed[kind] where the kind has one: Efficiency.wave_fixed_s, the wave-priced
                   kernels' own fixed time, e.g. cuBLASLt's small-M GEMMs against the full-device GEMMs)
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
-                  CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is overlap_p(body, chain); for those of
+                  CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is max(memory_s', overlap_p(compute_s, chain)), HBM a
+                  ceiling (CHAIN_OVERLAP_BW_CEILING); for those of
                   CHAIN_ISSUE, vLLM's Triton attention, max(memory_s', chain + compute_s)); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
                   of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
@@ -238,6 +239,13 @@ CTA_TILE_EXPOSED = {KIND_CODE["attn_xqa"]: 2.0}
 #: larger of the two: the latency-bound tile at k = 1 grows smoothly into the issue-bound k x tile as k rises. Only
 #: the wave model's max(body, chain) changes for these kinds (nothing when overlap_p is uncalibrated)
 CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
+#: ... and the HBM stream is a ceiling of its own, not a third compounded term: the decode kernel's K / V tiles are
+#: cp.async copies issued num_stages_smem = 2 tiles ahead of their use (decode.cuh @ f1e6fdcb,
+#: BatchDecodeWithPagedKVCacheDevice: wait_group<2 x num_stages_smem - 1> before compute_qk / update_local_state, the
+#: next stage's pred_load after it), so the transfer runs under the issue of the tiles before it and the wave costs
+#: max(memory, (chain^p + compute^p)^(1/p)) instead of ((compute^p + memory^p)^(1/p))^p compounded with the chain,
+#: which charged both the stream and the issue where a many-wave launch has them close (B >= 144 at 300-16K tokens)
+CHAIN_OVERLAP_BW_CEILING = True
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
 #: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4 programs per SM from the measured
 #: registers). A program's iteration is a dependent chain (block-table entry -> K / V at it -> q.k dot -> softmax ->
@@ -398,10 +406,13 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if steps is not None and steps.any():   # per-CTA barrier phases recur in every wave (CTA_SYNC_PER_WAVE)
         sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
         wave_s = wave_s + np.where(np.isin(ops.kind, CTA_SYNC_PER_WAVE), (waves - 1.0) * steps * sync, 0.0)
-    if CHAIN_OVERLAP and eff.overlap_p:   # latency chain and shared issue compound (CHAIN_OVERLAP)
+    if CHAIN_OVERLAP and eff.overlap_p:   # latency chain and shared issue compound, HBM a ceiling (CHAIN_OVERLAP)
         p = eff.overlap_p
-        top = np.maximum(np.maximum(body, chain), 1e-30)
-        both = top * ((body / top) ** p + (chain / top) ** p) ** (1.0 / p)
+        issue = compute_s if CHAIN_OVERLAP_BW_CEILING else body
+        top = np.maximum(np.maximum(issue, chain), 1e-30)
+        both = top * ((issue / top) ** p + (chain / top) ** p) ** (1.0 / p)
+        if CHAIN_OVERLAP_BW_CEILING:
+            both = np.maximum(memory_s, both)
         wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)
     if CHAIN_ISSUE:   # latency chain plus the SM's shared issue, bandwidth a ceiling (CHAIN_ISSUE)
         wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)

@@ -19,7 +19,8 @@ sizes): the honest test of a model whose rules were revised after the campaign's
 are written and committed BEFORE it is measured (lab/kernels/predict_fresh_production_attention.py). --grid mla_merge
 (FlashInfer MLA shapes split into 2-4 pieces), --grid fresh_fi (FlashInfer decode / tensor-core / verification
 shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such grid at short contexts, FI2_*) and --grid
-fresh_fi3 (a third, FI3_*) are checks of the same kind.
+fresh_fi3 (a third, FI3_*) are checks of the same kind; --grid fi_dec_blind (FIDB_*) and --grid fi_dec_blind2
+(FIDB2_*) are the CUDA-core decode kernel's blind grids.
 """
 from __future__ import annotations
 
@@ -214,6 +215,95 @@ def fresh_fi3_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the FlashInfer CUDA-core decode blind grid (--grid fi_dec_blind: fi_decode only): contexts 12 / 36 / 88 / 120 / 176 /
+#: 232 / 520 / 880 / 1800 / 3600 and batches 1-7, 24 / 40, 160-448 in none of the earlier grids' rows, Llama-3.1-8B /
+#: 70B / 70B-TP8 (8 / 1) / Qwen2.5-7B (28 / 4) heads, bf16 / fp8 K/V, page 16 (a few 1 / 64): the short small-batch
+#: calls (the lone CTA, programmatic dependent launch), the middle contexts at large batch (several waves, bandwidth
+#: against issue), the short mid-batch fp8 / 70B calls, and controls from regimes that pass
+FIDB_SHORT, FIDB_MID = (12, 36, 88, 120, 176, 232), (520, 880, 1800, 3600)
+FIDB_MAX_TOKENS = 1 << 20
+
+
+def fi_dec_blind_shapes(part: str) -> list[dict]:
+    """The shapes of the FlashInfer CUDA-core decode blind grid (FIDB_*)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page))
+
+    add("llama8b", "bf16", (12, 36, 88, 176, 232), (1, 2, 5, 7))
+    add("llama70b_tp8", "bf16", (12, 36, 88, 120, 232, 520, 1800), (1, 2, 5))
+    add("llama70b", "bf16", (12, 36, 120, 232), (1, 5))
+    add("llama70b", "bf16", (36, 120), (24, 40))
+    add("llama8b", "fp8", (12, 88, 176), (1, 5))
+    add("llama8b", "fp8", (36, 120), (24, 40))
+    add("llama8b", "fp8", (36, 232), (2, 7))
+    add("llama8b", "bf16", (12, 88), (24, 40))
+    add("llama70b", "fp8", (36, 120), (24, 40))
+    add("llama8b", "bf16", FIDB_MID, (160, 320, 448))
+    add("llama70b", "bf16", (520, 1800), (160, 320))
+    add("llama8b", "fp8", (520, 1800), (160, 320, 448))
+    add("llama8b", "bf16", (36, 176), (320,))
+    add("llama8b", "fp8", (88,), (320,))
+    add("llama8b", "bf16", (880, 3600), (2, 24))
+    add("llama70b", "bf16", (1800,), (2, 40))
+    add("llama8b", "fp8", (880, 3600), (2, 24))
+    add("llama8b", "bf16", (36, 880), (2, 160), page=1)
+    add("llama8b", "bf16", (88, 1800), (5, 160), page=64)
+    add("qwen7b", "bf16", (120, 880), (5, 160))
+    add("llama8b", "bf16", (4096,), (3, 7))
+    add("llama8b", "fp8", (4096,), (3,))
+    return out
+
+
+#: the second CUDA-core decode blind grid (--grid fi_dec_blind2: fi_decode only), the test of the model fitted with the
+#: first grid's lone-CTA rows: contexts 10 / 44 / 68 / 104 / 144 / 216 / 456 / 1400 / 2200 and batches 1 / 3 / 6, 20 / 48,
+#: 192 / 384 in none of the earlier grids' rows, Llama-3.1-8B / 70B / 70B-TP8 heads, bf16 / fp8, page 16 (a few 64)
+FIDB2_MAX_TOKENS = 1 << 20
+
+
+def fi_dec_blind2_shapes(part: str) -> list[dict]:
+    """The shapes of the second CUDA-core decode blind grid (FIDB2_*)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB2_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page))
+
+    add("llama8b", "bf16", (10, 44, 104, 216), (1, 3, 6))
+    add("llama70b_tp8", "bf16", (10, 68, 144, 1400), (1, 3, 6))
+    add("llama70b", "bf16", (10, 68, 144), (1, 6))
+    add("llama8b", "fp8", (10, 68, 216), (1, 6))
+    add("llama8b", "bf16", (44, 144), (20, 48))
+    add("llama70b", "bf16", (68,), (20, 48))
+    add("llama8b", "fp8", (68,), (20, 48))
+    add("llama8b", "bf16", (456, 1400, 2200), (192, 384))
+    add("llama70b", "bf16", (1400,), (192,))
+    add("llama8b", "fp8", (456, 2200), (192, 384))
+    add("llama8b", "bf16", (104,), (384,))
+    add("llama8b", "bf16", (1400, 2200), (3, 20))
+    add("llama8b", "fp8", (1400,), (6, 48))
+    add("llama8b", "bf16", (68, 1400), (6, 192), page=64)
+    add("llama8b", "fp8", (44, 144), (3,))
+    add("llama8b", "bf16", (10, 104), (20, 48))
+    add("llama70b", "fp8", (68,), (6, 20))
+    add("llama70b_tp8", "bf16", (216, 456), (2,))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -238,6 +328,10 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fresh_fi2_shapes(part)
     if grid == "fresh_fi3":
         return fresh_fi3_shapes(part)
+    if grid == "fi_dec_blind":
+        return fi_dec_blind_shapes(part)
+    if grid == "fi_dec_blind2":
+        return fi_dec_blind2_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -580,7 +674,7 @@ def main() -> None:
     ap.add_argument("--tag", default="")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3"))
+                                                               "mla_blind3", "fi_dec_blind", "fi_dec_blind2"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -622,6 +716,8 @@ def main() -> None:
                      A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False)]
             if not {"fi_decode", "fi_tc", "fi_verify"} & set(parts):   # no FlashInfer decode part: the MLA module only
                 specs = specs[-1:]
+            elif not {"fi_tc", "fi_verify", "fi_mla"} & set(parts):   # CUDA-core decode only: its two modules
+                specs = specs[:2]
             elif "fi_mla" not in parts:        # no MLA module
                 specs = specs[:-1]
             build_jit_specs(specs, verbose=False)

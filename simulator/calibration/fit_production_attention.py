@@ -152,6 +152,34 @@ def load_mla_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return load(fs[-1]) if fs else pd.DataFrame()
 
 
+#: the CUDA-core decode kernel's LONE-CTA fit rows: the fi_dec_blind measurement's Llama-3.1-70B-at-TP8 rows (8 query
+#: heads, ONE KV head: the launch grid is (padded batch, 1), which the dispatcher spreads one CTA per SM, MEASURED for the
+#: flat (1056, 1) grid, simulator/kernels/flashinfer.py FI_PLACEMENT_CSV) at middle contexts (520 and 1800 tokens, batch
+#: 1-5, page 16: 5-75 CTAs of 128-token chunks, 16 tiles each, each alone on its SM). They identify the lone CTA's
+#: iteration (the chain term, iter_us), which the campaign's fit rows cannot: there the busiest SM's issue and the chain
+#: are compounded at 4-9 CTAs per SM, except Llama-3.1-70B at batch 1-4 whose 9-slot kernel's dispatch is not probed.
+#: These rows were measured as part of that blind grid and looked at before being made fit rows: the grid's other rows
+#: are looked-at for the model fitted on them, and the second decode blind grid (fi_dec_blind2) is its test
+FI_LONE_FIT_GLOB = "production_attention_fi_dec_blind_nvidia*.csv"
+
+
+def load_fi_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The lone-CTA fit rows of the CUDA-core decode kernel (FI_LONE_FIT_GLOB; empty when not measured)."""
+    fs = sorted(p for p in Path(data_dir).glob(FI_LONE_FIT_GLOB) if "_grids_" not in p.name and p.suffix == ".csv")
+    if not fs:
+        return pd.DataFrame()
+    d = load(fs[-1])
+    return d[_is_fi_lone_fit(d)].reset_index(drop=True)
+
+
+def _is_fi_lone_fit(df: pd.DataFrame) -> np.ndarray:
+    if "script_version" not in df.columns:
+        return np.zeros(len(df), bool)
+    return (df["script_version"].astype(str).str.endswith("fi_dec_blind").to_numpy()
+            & (df["family"].to_numpy() == "fi_decode") & (df["kv_heads"].to_numpy(float) == 1.0)
+            & (df["context"].to_numpy(float) >= 512) & (df["page_size"].to_numpy(float) == 16))
+
+
 def _is_mla_fit(df: pd.DataFrame) -> np.ndarray:
     if "script_version" not in df.columns:
         return np.zeros(len(df), bool)
@@ -159,7 +187,8 @@ def _is_mla_fit(df: pd.DataFrame) -> np.ndarray:
 
 
 def fit_rows(df: pd.DataFrame) -> np.ndarray:
-    """The middle regime of Llama-3.1-8B's heads (module docstring), and the MLA per-request fit rows (MLA_FIT_GLOB)."""
+    """The middle regime of Llama-3.1-8B's heads (module docstring), the MLA per-request fit rows (MLA_FIT_GLOB) and
+    the CUDA-core decode kernel's lone-CTA rows (FI_LONE_FIT_GLOB)."""
     T, B = df["context"].to_numpy(float), df["batch"].to_numpy(float)
     fam, q = df["family"].to_numpy(), df["q_rows"].fillna(1).to_numpy(float)
     page = df["page_size"].fillna(1).to_numpy(float)
@@ -167,7 +196,7 @@ def fit_rows(df: pd.DataFrame) -> np.ndarray:
     std_page = np.where(np.isin(fam, ["fi_decode", "fi_tc", "fi_verify", "fa3", "xqa"]), page == 16, True)
     heads_fit = np.isin(df["model"].to_numpy(), ["llama8b", "llama70b", "mla16", "mla128"])
     q_fit = np.where(fam == "fi_verify", q == 4, q <= 1)
-    return (mid & std_page & heads_fit & q_fit) | _is_mla_fit(df)
+    return (mid & std_page & heads_fit & q_fit) | _is_mla_fit(df) | _is_fi_lone_fit(df)
 
 
 def regime_labels(df: pd.DataFrame) -> pd.DataFrame:
@@ -276,6 +305,13 @@ EPILOGUE_KINDS = ("attn_fi_mla", "attn_flashmla")
 #: 256, where it would be identifiable) gives 5.8 us, and the one-wave short shapes then miss (fi_tc bf16 short small
 #: batch 3.6 -> 14.5 %): one per-wave constant does not serve both, so the borrowed value stays
 CTA_FIXED_FROM = {"attn_fi_prefill": "attn_fa2", "attn_fi_prefill_fp8kv": "attn_fa2"}
+#: kinds whose HBM efficiency is NOT fitted but taken from another kind of the regimes fit: the CUDA-core decode
+#: kernel's fit rows (batch <= 64, one wave) are issue- and latency-bound, so its memory efficiency went to the fit's
+#: bound (1.0 bf16, 0.5 fp8) and priced the many-wave large-batch launches, which stream K / V at the device's rate,
+#: at whatever the bound gave. FlashAttention-2's split-KV decode kernel (attn_fa2, fitted by the regimes fit on
+#: streaming shapes where the rate is identifiable: 0.8534 of the datasheet, 2.86 TB/s) is the same access pattern
+#: (every K / V byte once, 16-byte vector loads, several CTAs per SM)
+MEMORY_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2"}
 
 
 #: kinds whose per-kernel fixed time (ramp and tail) is NOT fitted but 0 (ASSUMPTION): FlashInfer's decode, prefill and
@@ -305,7 +341,8 @@ def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
     # fixed_us (a kernel's ramp and tail) is bounded by FIXED_US_MAX: at the fit shapes a free per-kernel constant
     # trades against the tile chain (every small-batch middle row walks the same 16-tile chunks); FIXED_ZERO kinds
     # have none
-    p = [(f"memory.{kind}", 0.85, 0.5, 1.0), (f"iter_us.{kind}", 0.3, 0.005, 20.0)]
+    p = [] if kind in MEMORY_FROM else [(f"memory.{kind}", 0.85, 0.5, 1.0)]
+    p.append((f"iter_us.{kind}", 0.3, 0.005, 20.0))
     if kind not in FIXED_ZERO:
         p.append((f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX))
     if kind in EPILOGUE_KINDS:
@@ -355,6 +392,9 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
     for k, src in CTA_FIXED_FROM.items():
         up[f"cta_fixed_us.{k}"] = hw.efficiency.cta_fixed_s.get(src, 0.0) * 1e6
         meta["measured"][f"cta_fixed_us.{k}"] = f"cta_fixed_us.{src} of the regimes fit (CTA_FIXED_FROM)"
+    for k, src in MEMORY_FROM.items():
+        up[f"memory.{k}"] = hw.efficiency.memory[src]
+        meta["measured"][f"memory.{k}"] = f"memory.{src} of the regimes fit (MEMORY_FROM)"
     # the prologue's dependent loads: one measured DRAM round trip each (not fitted: the per-sequence cost is the
     # source's load count x the device's pointer-chase latency, hwmodels/calibration/fitted latency.dram_us)
     dram_us = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
@@ -373,6 +413,10 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         mla = mla[mla["family"].isin(df["family"].unique())]
         df = pd.concat([df, mla], ignore_index=True)
         meta["mla_fit_rows"] = int(len(mla))
+    lone = load_fi_lone_fit()   # the CUDA-core decode kernel's lone-CTA rows (FI_LONE_FIT_GLOB)
+    if len(lone) and (df["family"] == "fi_decode").any() and not _is_fi_lone_fit(df).any():
+        df = pd.concat([df, lone], ignore_index=True)
+        meta["fi_lone_fit_rows"] = int(len(lone))
     ops = build_ops(df, hw.units, smem)
     meas = df["median_us"].to_numpy(float)
     has = np.bincount(ops.setting, minlength=len(df)) > 0

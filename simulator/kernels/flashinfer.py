@@ -37,7 +37,8 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     Both kinds' CTAs carry a fitted serial time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8
     kind's fit rows, the bf16 kind takes it: the CTA outside the K/V loop is the same code, fit_production_attention
     CTA_SERIAL_FROM).
-    PDL: the calls are launched with programmatic dependent launch on sm_90 (FI_PDL_GRAPH below).
+    PDL: the calls are launched with programmatic dependent launch on sm_90 (FI_PDL_GRAPH below; the CUDA-core
+    decode call prices it, FI_DECODE_PDL).
 fi_mla  BatchMLAPagedAttentionWrapper, backend fa3 on sm_90 (scheduler.cuh MLAPlan; mla_hopper.cuh
   BatchMLAPageAttentionHopperKernel; mla.cuh DevicePersistentMergeStates; all read at FI_COMMIT): ONE cooperative
   persistent launch, grid (cluster, SMs / cluster) of 256 threads: cluster = 2 CTAs when the mean packed rows
@@ -105,14 +106,22 @@ FI_MERGE_PROLOGUE_LOADS = 2.0
 #: FlashInfer check grid (committed before it was measured) came out worse: regimes met 12 of 25 against 16 without
 #: it (decode short small batch 25 -> 16 %, but the refit raises the prefill kinds' serial CTA time 0.89 -> 1.44 us
 #: and their short shapes go 4 -> 12 % too slow), and the loads it hides (1.05 us per split call) exceed the measured
-#: saving at most shapes. So FI_PDL_GRAPH stays False: the model does not price PDL (docs/KNOWN_GAPS.md)
+#: saving at most shapes. So FI_PDL_GRAPH stays False for the FA2 prefill calls (fi_tc, fi_verify)
 FI_PDL_PREWAIT_LOADS = 2.0
 FI_MERGE_PDL_PREWAIT_LOADS = 1.0
 FI_PDL_GRAPH = False
+#: the CUDA-core decode call alone (its decode kernel and its merge) IS priced with PDL's hidden pre-wait loads: the
+#: probe measured the saving on exactly this chain (decode + merge, 0.45-1.04 us per split call), and the loss above came
+#: from the shared refit moving the FA2 prefill kinds' serial CTA time, which a decode-only switch does not touch (the
+#: decode kinds are fitted in their own group; the prefill kinds and fi_tc's merge keep FI_PDL_GRAPH). Tested blind
+#: with the HBM ceiling and the lone-CTA fit rows (benchmarks/calibration_accuracy.py, FI_DECODE BLIND GRID 2)
+FI_DECODE_PDL = True
+#: ... and its merge kernel (the probe's saving is the decode + merge pair's)
+FI_DECODE_MERGE_PDL = True
 
 
-def _pdl(pdl) -> bool:
-    return FI_PDL_GRAPH if pdl is None else bool(pdl)
+def _pdl(pdl, default=None) -> bool:
+    return (FI_PDL_GRAPH if default is None else default) if pdl is None else bool(pdl)
 #: FlashInfer's sm_90 MLA kernel (include/flashinfer/attention/mla_hopper.cuh @ FI_COMMIT, BatchMLAPageAttentionHopper):
 #: CTA_TILE_Q = 64 packed q rows, CTA_TILE_KV = 64 KV tokens per stage, NUM_STAGES = 2, 256 threads, one CTA per SM
 FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
@@ -284,6 +293,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     written = np.where(split, S * B * Hq * (d * 2.0 + 4.0), ob)   # tmp_v in the output dtype + fp32 lse
     kind = np.where(kvb < 2.0, "attn_fi_decode_fp8kv", "attn_fi_decode")
     out = []
+    pdl = _pdl(pdl, FI_DECODE_PDL)
     for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"):
         m = kind == k
         if m.any():
@@ -291,7 +301,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
             out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops * crowd,
                               kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active,
                               hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
-    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl))
+    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
                  "keys_per_iter": keys, "split": split, "crowd": crowd, "busiest_sm_ctas": kb}
 
