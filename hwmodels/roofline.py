@@ -202,8 +202,9 @@ CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4",
 #: the wave model's max(body, chain) changes for these kinds (nothing when overlap_p is uncalibrated)
 CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
-#: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4 programs per SM from the measured
-#: registers). A program's iteration is a dependent chain (block-table entry -> K / V at it -> q.k dot -> softmax ->
+#: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the
+#: measured registers) and SGLang's Triton grouped decode kernel (triton_sgl: the same loop, a token-location load then
+#: the K / V at it, then q.k, softmax, p.v, each iteration; 4 warps, 4-6 programs per SM measured). A program's iteration is a dependent chain (block-table entry -> K / V at it -> q.k dot -> softmax ->
 #: p.v dot: the dots need the tile the chain just brought), and the dots, exponentials and masks of the k programs
 #: resident on an SM are issued by that SM's 4 schedulers. Alone on its SM a program pays its chain (iter[kind] per
 #: tile: the lone program's loads) plus its own issue; k programs add k tiles' issue (the compute term: flops over the
@@ -217,7 +218,7 @@ CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_f
 #: fitted) x its HBM streaming time: max(memory, chain + compute + chain_queue x memory). MEASURED on the held-out rows
 #: (LOOKED-AT): one 2D program alone walks its 32-key tiles at 1.12 us each (Llama-3.1-70B TP8 verification, batch 1,
 #: context 4096) where 128 of them, one per SM, take 1.53 us (Llama-3.1-8B decode, batch 16, context 16384)
-CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv"))
+CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_triton_sgl", "attn_triton_sgl_fp8kv"))
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:

@@ -393,6 +393,8 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         params = []
         for k in kinds:
             params += _params(k, dram, tensor=k.startswith(("attn_fi_", "attn_flashmla", "attn_triton_sgl")))
+            if k.startswith("attn_triton_sgl"):   # priced as vLLM's Triton kernel (hwmodels.roofline CHAIN_ISSUE)
+                params += [(f"chain_queue.{k}", 0.3, 0.0, 1.0)]
         if comb:
             params += [] if comb in FIXED_ZERO else [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX)]
             params += [(f"iter_us.{comb}", 0.2, 0.02, 3.0)]

@@ -13,7 +13,10 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     num_kv_splits per request: max(ceil(T / ceil(Tmax / s1)), ceil(T / ceil(Tmax / s2))), s1 = min(ceil(Tmax / Tmin),
     8), s2 = min(ceil(SMs x max(log2(Tmax / 64), 1) / (B x ceil(Hq / min(16, G)))), 8); a split's KV range is
     ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr and
-    split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE). fp8 K/V is its own kind
+    split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE); split_kv_id is the grid's
+    slowest dimension, so they are launched last and run in the slots the working programs' last wave leaves free,
+    only the rest adding rounds (Launch.idle_fill). A wave of tiles is priced as vLLM's Triton kernel's (the lone
+    chain, the busiest SM's issue and the queueing share of the HBM time: hwmodels.roofline CHAIN_ISSUE). fp8 K/V is its own kind
     (attn_triton_sgl_fp8kv): the program converts its fp8 tiles, and its tile time and occupancy are its own.
     Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
     Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
@@ -136,7 +139,7 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     kind = np.where(kvb < 2.0, "attn_triton_sgl_fp8kv", "attn_triton_sgl")
     k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0),
                   SGL_PROLOGUE_LOADS + SGL_PIPELINE_PROLOGUE_LOADS, flops,
-                  kv + S * qb + idx, part_w, idle=idle, idle_share=SGL_IDLE_LOAD_SHARE, where=kind == k,
+                  kv + S * qb + idx, part_w, idle=idle, idle_share=SGL_IDLE_LOAD_SHARE, where=kind == k, idle_fill=True,
                   info={"splits": S})
            for k in ("attn_triton_sgl", "attn_triton_sgl_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * Hq, S, d)
