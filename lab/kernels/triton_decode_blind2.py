@@ -34,7 +34,7 @@ PAGE = 16
 MAX_TOKENS = 1 << 22
 #: context classes (short <= 256, middle, long >= 64K) and batch classes (small, mid, large); none of these contexts
 #: and few of these batches are in any committed grid of the two families
-CTX = ((24, 72, 160, 240), (448, 900, 2500, 5000, 12000, 32000), (70000, 90000))
+CTX = ((56, 72, 160, 240), (448, 900, 2500, 5000, 12000, 32000), (70000, 90000))
 BATCH = ((1, 2, 5), (20, 32, 48, 96), (128, 200, 384, 768))
 
 
