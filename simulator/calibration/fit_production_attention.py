@@ -831,6 +831,21 @@ def load_triton_vllm_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
 
 
 
+#: the second blind grid of the two Triton decode families (lab/kernels/triton_decode_blind2.py: triton_vllm at q 1-4
+#: and sgl_triton at q 1, contexts 56-90000, batches 1-768, heads 32/8, 8/1, 28/4, 64/8, bf16 / fp8, none in any
+#: committed row) and its prices, committed before it was measured (lab/kernels/predict_triton_decode_blind2.py: base =
+#: the model at the branch point, new = the revised model)
+TD_BLIND2_GLOB = "triton_decode_blind2_nvidia*.csv"
+TD_BLIND2_PRED_CSV = "triton_decode_blind2_predictions.csv"
+TD_BLIND2_KEYS = ("family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
+
+
+def load_triton_decode_blind2(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The second Triton decode blind grid's measured rows joined with its committed prices (base_err_pct,
+    new_err_pct), with regime labels; empty when either is missing."""
+    return newest_blind_grid(data_dir, TD_BLIND2_GLOB, TD_BLIND2_PRED_CSV, TD_BLIND2_KEYS)
+
+
 #: a blind grid's two committed prices (the revised model, the model before it) and their error columns
 BLIND_ERRORS = {"pred_new_us": "new_err_pct", "pred_base_us": "base_err_pct"}
 #: the fa3 blind grid (lab/kernels/measure_fa4cute_attention.py --grid blind) and its prices, committed before it was
