@@ -21,7 +21,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   flight, each over the L2 (all-or-nothing uncalibrated)
     memory_s    = hbm_bytes / (bw_hbm * eff_m[kind] * fill_m)
     waves       kinds with a calibrated occupancy (cta_slots[kind] = o resident CTAs per SM; decode attention of
-                a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots).
+                a named kernel family, the indexer) price their CTAs in waves: slots = U * o, waves = ceil(n / slots);
+                o = the op's own `resident_ctas` where its family module sets one (a kernel whose registers depend on
+                the shape's compile-time constants, e.g. vLLM's Triton attention per GQA group size).
                 Each CTA walks its share of the work in `serial_iters` synchronous load-then-compute iterations
                 of iter[kind] each (the measured per-iteration latency of that kernel; iter_l2[kind] for the share
                 of its reads that hit in L2, where the kind has one: reread_bytes * hit / bytes_read; iter_l1[kind]
@@ -31,9 +33,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   (fixed[kind] = wave_fixed[kind] where the kind has one: Efficiency.wave_fixed_s, the wave-priced
                   kernels' own fixed time, e.g. cuBLASLt's small-M GEMMs against the full-device GEMMs)
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
-                  CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is max(memory_s', overlap_p(compute_s, chain)), HBM a
-                  ceiling (CHAIN_OVERLAP_BW_CEILING); for those of
-                  CHAIN_ISSUE, vLLM's Triton attention, max(memory_s', chain + compute_s)); the second term is
+                   CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is max(memory_s', overlap_p(compute_s,
+                   chain)), HBM a ceiling (CHAIN_OVERLAP_BW_CEILING); for those of CHAIN_ISSUE, vLLM's Triton
+                   attention, max(memory_s', chain + compute_s + chain_queue[kind] x memory_s')); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
                   of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
                 with memory_s' = max(hbm_bytes / (bw_hbm * eff_m), l2_bytes / bw_l2) (no fill_m: too few CTAs show up as the chain
@@ -247,8 +249,9 @@ CHAIN_OVERLAP = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_f
 #: which charged both the stream and the issue where a many-wave launch has them close (B >= 144 at 300-16K tokens)
 CHAIN_OVERLAP_BW_CEILING = True
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
-#: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4 programs per SM from the measured
-#: registers). A program's iteration is a dependent chain (block-table entry -> K / V at it -> q.k dot -> softmax ->
+#: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the
+#: measured registers) and SGLang's Triton grouped decode kernel (triton_sgl: the same loop, a token-location load then
+#: the K / V at it, then q.k, softmax, p.v, each iteration; 4 warps, 4-6 programs per SM measured). A program's iteration is a dependent chain (block-table entry -> K / V at it -> q.k dot -> softmax ->
 #: p.v dot: the dots need the tile the chain just brought), and the dots, exponentials and masks of the k programs
 #: resident on an SM are issued by that SM's 4 schedulers. Alone on its SM a program pays its chain (iter[kind] per
 #: tile: the lone program's loads) plus its own issue; k programs add k tiles' issue (the compute term: flops over the
@@ -256,8 +259,13 @@ CHAIN_OVERLAP_BW_CEILING = True
 #: max(memory, chain + compute): the lone program's latency-bound iteration grows by one issue share per co-resident
 #: program, and a bandwidth-bound launch's loads queue in HBM. Additive rather than compounded with the device's overlap
 #: exponent: on the fit rows (Llama-3.1-8B decode, 1K-16K, B <= 64; fit_production_attention.fit_triton_vllm) the
-#: rms log error of (chain^p + compute^p)^(1/p) is 0.055 at p = 1, 0.058 at 1.5, 0.062 at 2, 0.082 at the device's 2.73
-CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv"))
+#: rms log error of (chain^p + compute^p)^(1/p) is 0.055 at p = 1, 0.058 at 1.5, 0.062 at 2, 0.082 at the device's 2.73.
+#: A dependent load's latency grows with the traffic it queues behind: the lone chain (iter[kind]) is what one program
+#: meets among programs that together draw a small share of HBM, and a wave adds chain_queue[kind] (Efficiency.chain_queue,
+#: fitted) x its HBM streaming time: max(memory, chain + compute + chain_queue x memory). MEASURED on the held-out rows
+#: (LOOKED-AT): one 2D program alone walks its 32-key tiles at 1.12 us each (Llama-3.1-70B TP8 verification, batch 1,
+#: context 4096) where 128 of them, one per SM, take 1.53 us (Llama-3.1-8B decode, batch 16, context 16384)
+CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_triton_sgl", "attn_triton_sgl_fp8kv"))
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
@@ -364,6 +372,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     wave = (occ > 0) & has_n
     if not wave.any():
         return device_s
+    own = getattr(ops, "resident_ctas", None)
+    if own is not None:   # the launch's own occupancy for this shape, where its family module sets one
+        occ = np.where(own > 0, own, occ)
     slots = np.where(wave, U * occ, 1.0)
     waves = np.ceil(n / slots)
     eff_m = np.array([eff.memory[k] for k in KINDS])[ops.kind]
@@ -415,8 +426,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
             both = np.maximum(memory_s, both)
         wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)
     if CHAIN_ISSUE:   # latency chain plus the SM's shared issue, bandwidth a ceiling (CHAIN_ISSUE)
+        q = np.array([eff.chain_queue.get(k, 0.0) for k in KINDS])[ops.kind]
         wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
-                          + np.maximum(memory_s, chain + compute_s), wave_s)
+                          + np.maximum(memory_s, chain + compute_s + q * memory_s), wave_s)
     if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover, on one SM's
         # serial path while the others stream (CTA_ALONE)
         c_tile, fill_a = 0.0, fill

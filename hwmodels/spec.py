@@ -163,6 +163,10 @@ class Efficiency:
         epilogue of a small CTA), in seconds; counted ceil(CTAs / SMs) times (the Triton decode
         kernel of lab/measure_regimes.py at one or two K/V tiles per CTA costs ~1 us more per CTA per SM, MEASURED 8 to 2048 CTAs,
         regimes_*_v4.csv short corner); absent = 0.
+    chain_queue[kind]: the share of a launch's HBM streaming time that a latency-bound program's chain of dependent
+        loads spends queued in the memory system (hwmodels.roofline CHAIN_ISSUE: a wave costs max(memory, chain +
+        compute + chain_queue x memory)): a lone program's loads meet idle DRAM, a program among many that together
+        pull a share of the bandwidth waits behind their loads; absent = 0.
     iter_l2_s[kind]: time of one such iteration when its loads hit in L2 (the share of an op's reads that are
         L2-resident re-reads: its `reread_bytes` x hit / bytes_read); absent = iter_s[kind] whatever the source.
         MEASURED for torch's row reductions (reduce_kernel: ~0.17 us per 4-value load from L2, ~0.35-0.45 from
@@ -220,6 +224,7 @@ class Efficiency:
     iter_l2_s: dict[str, float] = field(default_factory=dict)
     cta_serial_s: dict[str, float] = field(default_factory=dict)
     iter_l1_s: dict[str, float] = field(default_factory=dict)
+    chain_queue: dict[str, float] = field(default_factory=dict)
     l2_sweep_hit: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
     engine_ar: dict[str, float] = field(default_factory=dict)
@@ -528,7 +533,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     overlap_p: p, l2_fraction: f,
     launch_us: {graph: us, eager: us}, cta_slots: {kind: CTAs per SM}, iter_us: {kind: us},
     cta_fixed_us: {kind: us}, wave_fixed_us: {kind: us}, iter_l2_us: {kind: us}, cta_serial_us: {kind: us},
-    iter_l1_us: {kind: us},
+    iter_l1_us: {kind: us}, chain_queue: {kind: share},
     l2_sweep_hit: {first | again: {set_over_l2: [...], hit: [...]}}, l2_bw_tbs: TB/s,
     broadcast_copy: {term: value} (Efficiency.broadcast_copy)} (all optional)."""
     if not isinstance(doc, dict):
@@ -566,6 +571,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     iters_l2 = _keyed(doc, "iter_l2_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     cta_serial = _keyed(doc, "cta_serial_us", file, {}, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
     iters_l1 = _keyed(doc, "iter_l1_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
+    queue = _keyed(doc, "chain_queue", file, {}, KINDS, -1e-12, 1.0, "a share in [0, 1]")
     sweep_hit = _sweep_hit(doc.get("l2_sweep_hit"), file)
     l2bw = doc.get("l2_bw_tbs")
     if l2bw is not None and (isinstance(l2bw, bool) or not isinstance(l2bw, (int, float)) or not 0 < l2bw <= 100):
@@ -604,7 +610,8 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       loop_iter_s=lat_s["loop_iter_us"], dram_latency_s=lat_s["dram_us"],
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
                       wave_fixed_s=wave_fixed,
-                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, iter_l1_s=iters_l1, l2_sweep_hit=sweep_hit,
+                      iter_l2_s=iters_l2, cta_serial_s=cta_serial, iter_l1_s=iters_l1, chain_queue=queue,
+                      l2_sweep_hit=sweep_hit,
                       l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},
                       engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in eng.items()},

@@ -30,6 +30,9 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
     l1_iters        optional: how many of those `serial_iters` load only what the same CTA read moments before and
                     still holds in its L1 (a row small enough to stay there, swept again); priced at the kind's L1
                     iteration time where the device has one (hwmodels.spec.Efficiency.iter_l1_s), else as the others
+    resident_ctas   optional: CTAs of this kernel resident on one SM, where the kernel's own launch (its
+                    registers / shared memory for this shape) sets it; 0 = the kind's calibrated occupancy
+                    (hwmodels.spec.Efficiency.cta_slots). Only the kinds the roofline prices in waves read it
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -67,6 +70,7 @@ class OpTable:
     sync_steps: np.ndarray | None = None
     serial_iters: np.ndarray | None = None
     l1_iters: np.ndarray | None = None
+    resident_ctas: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -93,6 +97,7 @@ class OpTable:
             "sync_steps": self.sync_steps if self.sync_steps is not None else 0.0,
             "serial_iters": self.serial_iters if self.serial_iters is not None else 0.0,
             "l1_iters": self.l1_iters if self.l1_iters is not None else 0.0,
+            "resident_ctas": self.resident_ctas if self.resident_ctas is not None else 0.0,
         })
 
     def total(self, column: str) -> np.ndarray:
@@ -105,14 +110,15 @@ class OpTable:
 
 
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
-_OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters")
+_OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
+             "resident_ctas")
 
 
 class OpBuilder:
     """Accumulates blocks of op rows for `n` settings, then builds one OpTable.
 
     Scalar-lazy: a scalar argument stays a Python float until `build()`, which writes every column once
-    into one preallocated array (no per-op `np.full`); an optional column (onchip_bytes ... serial_iters)
+    into one preallocated array (no per-op `np.full`); an optional column (onchip_bytes ... resident_ctas)
     that no op set is left out of the table (None), which the roofline reads as all zeros."""
 
     def __init__(self, n_settings: int):
@@ -134,7 +140,7 @@ class OpBuilder:
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
             onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
-            serial_iters=0.0, l1_iters=0.0) -> None:
+            serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -145,7 +151,8 @@ class OpBuilder:
             raise ValueError(f"unknown dtype {dtype!r}; allowed: {DTYPES}")
         col = self._col
         req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
-        opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters)
+        opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters,
+               resident_ctas)
         if all(type(c) is float and c == 0.0 for c in opt):
             opt = None
         else:

@@ -96,3 +96,68 @@ def test_blind_grid_is_new_and_priced_before():
     b = FP.load_triton_vllm_blind()
     if len(b):
         assert len(b) == len(blind) and b["new_err_pct"].notna().all() and b["base_err_pct"].notna().all()
+
+
+def test_occupancy_follows_the_compiled_group_and_prices_the_waves():
+    # the binary compiled for G 8 (8/1, 64/8 heads) uses 92 registers in the 2D kernel: 5 programs per SM, G 4's 112: 4
+    # (measured launch profiles, VLLM_REGS_BY_G); the op carries it (resident_ctas) and the roofline's waves use it
+    from hwmodels.spec import load_hardware
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    launches, info = TE.triton_vllm(np.array([40.0, 40.0]), 3.0, 3000.0, np.array([32.0, 64.0]), 8.0, 128.0, 2.0,
+                                    hw.units, 233472.0)
+    assert not info["use_3d"].any()
+    b = OpBuilder(2)
+    emit(b, launches[:1], hw.units)
+    ops = b.build()
+    assert ops.resident_ctas.tolist() == [4.0, 5.0]
+    # 640 programs of 64/8 heads fit one wave of 5 x 132 slots, not two of 4 x 132: no second wave's chain
+    assert info["ctas"].tolist() == [320.0, 640.0] and 640.0 <= 5 * hw.units < 640.0 + 4 * hw.units
+
+
+def test_idle_programs_fill_the_last_wave_first():
+    # Launch.idle_fill: idle programs that fit in the slots the working programs leave free add no load round
+    from simulator.kernels.production import Launch, emit
+    from simulator.ops import OpBuilder
+
+    def steps(fill, idle):
+        b = OpBuilder(1)
+        emit(b, [Launch("attention", "attn_triton_vllm", 100.0, 4.0, 1.0, 1.0, 1.0, 1.0, 1.0, idle=idle,
+                        idle_share=0.5, idle_fill=fill)], 132)
+        return float(b.build().sync_steps[0])
+
+    assert steps(True, 300.0) == 1.0 and steps(False, 300.0) == 1.5
+    assert steps(True, 600.0) == 1.5     # 528 - 100 free slots, 172 idle programs left: one more round
+
+
+def test_chain_queue_adds_a_share_of_the_memory_time():
+    # roofline CHAIN_ISSUE: max(memory, chain + compute + chain_queue x memory); 0 leaves the earlier rule
+    from dataclasses import replace
+
+    import hwmodels.roofline as R
+    from hwmodels.spec import load_hardware
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    b = OpBuilder(1)
+    launches, _ = TE.triton_vllm(16.0, 1.0, 16384.0, 32.0, 8.0, 128.0, 2.0, hw.units, 233472.0)
+    emit(b, launches[:1], hw.units)
+    ops = b.build()
+    eff = hw.efficiency
+    t0 = R.price(ops, hw.with_efficiency(replace(eff, chain_queue={})), "graph")[0]
+    t1 = R.price(ops, hw.with_efficiency(replace(eff, chain_queue={"attn_triton_vllm": 0.5})), "graph")[0]
+    mem = R.price(ops, hw, "graph", detail=True).memory_s[0]
+    assert t1 > t0 and t1 - t0 <= 0.5 * mem * 1.5
+
+
+def test_chain_queue_is_read_and_checked():
+    from hwmodels.errors import SparsesimError
+    from hwmodels.spec import efficiency_from_dict
+
+    assert efficiency_from_dict({"chain_queue": {"attn_triton_vllm": 0.4}}, "x.yaml").chain_queue == {
+        "attn_triton_vllm": 0.4}
+    with pytest.raises(SparsesimError, match="chain_queue"):
+        efficiency_from_dict({"chain_queue": {"attn_triton_vllm": 1.5}}, "x.yaml")

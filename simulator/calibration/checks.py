@@ -211,6 +211,8 @@ def check_physical(params: dict[str, float], file: str) -> None:
 
             lo, hi = BROADCAST_TERMS.get(name.partition(".")[2], (0.0, 0.0))
             ok, allowed = lo <= v <= hi, f"in [{lo:g}, {hi:g}]"
+        elif part == "chain_queue":
+            ok, allowed = 0.0 <= v <= 1.0, "a share in [0, 1]"
         elif part in ("latency", "link_latency_us"):
             ok, allowed = 0.0 < v < LATENCY_US_MAX, "in (0, 100) us"
         else:
@@ -381,7 +383,7 @@ def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
              "fixed_us": dict(eff.fixed_s), "sync_us": dict(eff.sync_s), "saturation": dict(eff.saturation),
              "cta_slots": dict(eff.cta_slots), "iter_us": dict(eff.iter_s), "cta_fixed_us": dict(eff.cta_fixed_s),
              "iter_l2_us": dict(eff.iter_l2_s), "cta_serial_us": dict(eff.cta_serial_s),
-             "wave_fixed_us": dict(eff.wave_fixed_s)}
+             "wave_fixed_us": dict(eff.wave_fixed_s), "chain_queue": dict(eff.chain_queue)}
     scale = {"fixed_us": 1e-6, "sync_us": 1e-6, "iter_us": 1e-6, "cta_fixed_us": 1e-6, "iter_l2_us": 1e-6,
              "cta_serial_us": 1e-6, "wave_fixed_us": 1e-6}
     for path, v in updates.items():
@@ -400,4 +402,4 @@ def efficiency_with(eff: Efficiency, updates: dict[str, float]) -> Efficiency:
                    fixed_s=parts["fixed_us"], sync_s=parts["sync_us"], saturation=parts["saturation"],
                    cta_slots=parts["cta_slots"], iter_s=parts["iter_us"], cta_fixed_s=parts["cta_fixed_us"],
                    iter_l2_s=parts["iter_l2_us"], cta_serial_s=parts["cta_serial_us"],
-                   wave_fixed_s=parts["wave_fixed_us"])
+                   wave_fixed_s=parts["wave_fixed_us"], chain_queue=parts["chain_queue"])

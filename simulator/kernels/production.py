@@ -57,6 +57,12 @@ class Launch:
     idle_share: object = 1.0
     #: pre-wait dependent loads of the first wave hidden under the previous kernel (module docstring, PDL)
     hidden_loads: object = 0.0
+    #: resident CTAs per SM the roofline's waves use for this launch (the op's `resident_ctas`); 0 = the kind's
+    #: calibrated cta_slots. Set where the kernel's occupancy depends on the shape (its compile-time constants)
+    resident: object = 0.0
+    #: idle CTAs first take the slots the working CTAs' last wave leaves free (they are launched in the same grid and
+    #: exit after their loads): only the overflow adds rounds of idle loads. False = every idle wave adds one
+    idle_fill: bool = False
     info: dict = field(default_factory=dict)
 
 
@@ -68,17 +74,21 @@ def waves(ctas, slots, sms: int) -> np.ndarray:
 def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
     """Append every launch as one op row per setting (module docstring): the prologue's dependent loads become
     `sync_steps` = waves x prologue_loads (less the first wave's `hidden_loads`), plus one load per wave of idle
-    CTAs."""
+    CTAs (of the idle CTAs the working CTAs' last wave has no free slot for, where the launch says so: idle_fill)."""
     for ln in launches:
-        steps = waves(ln.ctas, ln.slots, sms) * np.asarray(ln.prologue_loads, dtype=np.float64)
+        w = waves(ln.ctas, ln.slots, sms)
+        steps = w * np.asarray(ln.prologue_loads, dtype=np.float64)
         steps = np.maximum(steps - np.asarray(ln.hidden_loads, dtype=np.float64), 0.0)
         idle = np.asarray(ln.idle, dtype=np.float64)
+        if ln.idle_fill:   # the working CTAs' last wave's free slots take idle CTAs first (Launch.idle_fill)
+            room = w * float(sms) * np.asarray(ln.slots, dtype=np.float64) - np.asarray(ln.ctas, dtype=np.float64)
+            idle = np.maximum(idle - np.maximum(room, 0.0), 0.0)
         steps = steps + np.where(idle > 0, np.ceil(idle / (float(sms) * np.asarray(ln.slots, dtype=np.float64)))
                                  * np.asarray(ln.idle_share, dtype=np.float64), 0.0)
         b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
               parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
               sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,
-              count=count, where=ln.where)
+              count=count, where=ln.where, resident_ctas=ln.resident)
 
 
 def occupancy(threads, smem_bytes, regs, smem_per_sm: float, max_blocks: int = 32) -> np.ndarray:

@@ -13,7 +13,10 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     num_kv_splits per request: max(ceil(T / ceil(Tmax / s1)), ceil(T / ceil(Tmax / s2))), s1 = min(ceil(Tmax / Tmin),
     8), s2 = min(ceil(SMs x max(log2(Tmax / 64), 1) / (B x ceil(Hq / min(16, G)))), 8); a split's KV range is
     ceil(ceil(T / splits) / 32) x 32 tokens; programs beyond a request's splits exit after loading its indptr and
-    split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE). fp8 K/V is its own kind
+    split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE); split_kv_id is the grid's
+    slowest dimension, so they are launched last and run in the slots the working programs' last wave leaves free,
+    only the rest adding rounds (Launch.idle_fill). A wave of tiles is priced as vLLM's Triton kernel's (the lone
+    chain, the busiest SM's issue and the queueing share of the HBM time: hwmodels.roofline CHAIN_ISSUE). fp8 K/V is its own kind
     (attn_triton_sgl_fp8kv): the program converts its fp8 tiles, and its tile time and occupancy are its own.
     Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
     Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
@@ -31,13 +34,19 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     otherwise the 2D kernel, grid (total_num_q_blocks, Hkv), TILE_SIZE_PREFILL = 32 keys per iteration over the
     whole sequence, no combine;
     every program first finds its sequence by a binary search over query_start_len (find_seq_idx: floor(log2(B)) + 1
-    dependent loads), loads query_start_len[seq], [seq + 1] (one round trip), then seq_len (another); per tile it
+    dependent loads), loads query_start_len[seq], [seq + 1] (one round trip), then seq_len (another): words every
+    program of the launch or of its sequence reads, so L2 hits after the first (priced at the measured L2 / DRAM
+    latency share, VLLM_L2_SHARE), as the first tile's block-table entries; idle programs (segments past the sequence,
+    q blocks past its rows) do the same loads and exit, in the slots the working programs' last wave leaves free
+    (Launch.idle_fill); reduce_segments' search and seq_len likewise. Registers (so programs per SM: 5 at 88-92, 4
+    above) depend on the compiled G (VLLM_REGS_BY_G, measured): the launch's own occupancy prices its waves
+    (Launch.resident, the op's resident_ctas); per tile it
     loads the tile's block-table entries and then the keys / values at them (a dependent load per iteration;
     default num_warps 4, num_stages 3: Triton pipelines the indirect loads as in SGLang's kernel, the first
     iteration's two loads peeled into the prologue); fp8 K/V is converted in the loop ((k.to(f32) x k_scale)
     .to(bf16)): its own kind (attn_triton_vllm_fp8kv). The roofline prices a wave of these programs' tiles as the lone
-    program's chain plus the issue of the programs sharing the busiest SM, bandwidth a ceiling of its own
-    (hwmodels.roofline CHAIN_ISSUE).
+    program's chain plus the issue of the programs sharing the busiest SM plus the fitted share of the launch's HBM time
+    the chain's loads queue behind, bandwidth a ceiling of its own (hwmodels.roofline CHAIN_ISSUE).
 """
 from __future__ import annotations
 
@@ -73,6 +82,18 @@ VLLM_PAGE = 16.0
 VLLM_THREADS = 128.0
 VLLM_REGS_3D, VLLM_SMEM_3D, VLLM_REGS_3D_FP8, VLLM_SMEM_3D_FP8 = 88.0, 12928.0, 106.0, 16512.0
 VLLM_REGS_2D, VLLM_SMEM_2D, VLLM_REGS_2D_FP8, VLLM_SMEM_2D_FP8 = 112.0, 21760.0, 128.0, 28928.0
+#: registers per thread by GQA group size G (num_queries_per_kv, a tl.constexpr of both kernels: Triton compiles one
+#: binary per G, and its register allocation differs): (3D bf16, 3D fp8, 2D bf16, 2D fp8). MEASURED launch profiles
+#: (torch.profiler, Triton 3.6.0, H100): G 4 and 7 in triton_vllm_attention_grids_nvidia-h100-80gb-hbm3_2026-11-27.csv,
+#: G 8 (8/1 and 64/8 heads, the same binary) in triton_vllm_blind_grids_nvidia-h100-80gb-hbm3_2026-11-27.csv; shared
+#: memory does not depend on G there. A G not profiled takes G 4's (the Llama-3.1-8B fit rows': an ASSUMPTION).
+#: At 4 warps, 88 / 92 registers leave 5 programs per SM, 98-128 leave 4 (occupancy()): the 3D bf16 kernel and the 2D
+#: bf16 kernel of G 8 run 5 per SM, the others 4
+VLLM_REGS_BY_G = {4.0: (88.0, 106.0, 112.0, 128.0), 7.0: (92.0, 116.0, 112.0, 128.0), 8.0: (88.0, 98.0, 92.0, 128.0)}
+#: the share of a dependent load's price (sync_s = the measured DRAM latency) that a load of a word every program of
+#: the launch reads costs: an L2 hit after the first program's miss (SGL_IDLE_LOAD_SHARE: the measured L2 / DRAM
+#: latencies)
+VLLM_L2_SHARE = SGL_IDLE_LOAD_SHARE
 #: after the search: query_start_len[seq] and [seq + 1] (one round trip), then seq_len (module docstring)
 VLLM_META_LOADS = 2.0
 #: the first tile's block-table load and then its keys / values, peeled into the pipeline prologue (as SGLang's)
@@ -118,7 +139,7 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     kind = np.where(kvb < 2.0, "attn_triton_sgl_fp8kv", "attn_triton_sgl")
     k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0),
                   SGL_PROLOGUE_LOADS + SGL_PIPELINE_PROLOGUE_LOADS, flops,
-                  kv + S * qb + idx, part_w, idle=idle, idle_share=SGL_IDLE_LOAD_SHARE, where=kind == k,
+                  kv + S * qb + idx, part_w, idle=idle, idle_share=SGL_IDLE_LOAD_SHARE, where=kind == k, idle_fill=True,
                   info={"splits": S})
            for k in ("attn_triton_sgl", "attn_triton_sgl_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * Hq, S, d)
@@ -154,6 +175,9 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     idle = q_blocks * Hkv * seg - ctas                # programs that exit after their prologue loads
     f8 = kvb < 2.0
     regs = np.where(use_3d, np.where(f8, VLLM_REGS_3D_FP8, VLLM_REGS_3D), np.where(f8, VLLM_REGS_2D_FP8, VLLM_REGS_2D))
+    G = np.floor(Hq / Hkv)
+    for g, (r3, r3f, r2, r2f) in VLLM_REGS_BY_G.items():   # the binary compiled for this G (VLLM_REGS_BY_G)
+        regs = np.where(G == g, np.where(use_3d, np.where(f8, r3f, r3), np.where(f8, r2f, r2)), regs)
     smem = np.where(use_3d, np.where(f8, VLLM_SMEM_3D_FP8, VLLM_SMEM_3D), np.where(f8, VLLM_SMEM_2D_FP8, VLLM_SMEM_2D))
     slots = occupancy(VLLM_THREADS, smem, regs, smem_per_sm)
     _, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
@@ -166,13 +190,25 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     idx = B * tiles * tile / VLLM_PAGE * 4.0 * Hkv    # block-table words (one int32 per page per program)
     part_w = np.where(use_3d, B * q * Hq * seg_work * (d + 2.0) * 4.0, ob)
     kind = np.where(kvb < 2.0, "attn_triton_vllm_fp8kv", "attn_triton_vllm")
-    pro = search + VLLM_META_LOADS + VLLM_PIPELINE_PROLOGUE_LOADS
+    # the prologue's dependent loads: the search over query_start_len, query_start_len[seq] / [seq + 1] and seq_len
+    # are words every program of the launch (or of the sequence: Hkv x segments x q blocks programs) reads, and the
+    # first tile's block-table entries are read by the sequence's Hkv programs of that segment: L2 hits after the
+    # first program's miss (VLLM_L2_SHARE); only the first tile's K / V come from DRAM (one full dependent load)
+    pro = (search + VLLM_META_LOADS + VLLM_PIPELINE_PROLOGUE_LOADS - 1.0) * VLLM_L2_SHARE + 1.0
+    # an idle program (a segment past its sequence, a q block past its rows) exits after the search and the metadata
+    # loads: L2 hits, as above. The grid holds them beside the working programs (the 3D grid's segments past the
+    # sequence come last, the 2D grid's spare q blocks sit between the sequences' working ones): they run in the slots
+    # the working programs' last wave leaves free, only the rest add rounds (idle_fill)
+    idle_share = (search + VLLM_META_LOADS) * VLLM_L2_SHARE
     k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0), pro, flops,
-                  kv + seg_work * qb + idx, part_w, idle=idle, where=kind == k,
-                  info={"segments": seg_work})
+                  kv + seg_work * qb + idx, part_w, idle=idle, idle_share=idle_share, where=kind == k,
+                  resident=slots, idle_fill=True, info={"segments": seg_work})
            for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * q * Hq, seg_work, d)
-    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, VLLM_SEGMENTS, 1.0 + search,
+    # reduce_segments: find_seq_idx and seq_len (words every program reads: L2 hits, VLLM_L2_SHARE), then the 16
+    # segment slots (masked by seq_len) the 3D kernel just wrote
+    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, VLLM_SEGMENTS,
+                (1.0 + search) * VLLM_L2_SHARE,
                 3.0 * B * q * Hq * d * seg_work, rd, wr, dtype="fp32", where=use_3d)
     return [*k1s, k2], {"segments": seg, "ctas": ctas, "use_3d": use_3d, "iters": iters, "idle": idle,
                         "block_q": block_q, "q_blocks": q_blocks}
