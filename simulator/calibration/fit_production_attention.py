@@ -956,25 +956,33 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
 MERGE_SHARES = tuple(np.round(np.arange(0.45, 0.86, 0.05), 2))
 
 
+def _fi_mla_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None, attr: str,
+                 shares) -> list[tuple[float, float]]:
+    """For each share set simulator.kernels.flashinfer.<attr>, refit the fi_mla group on df's fi_mla rows and record its
+    rms log error (a one-dimensional fit of the rows the other terms fit). Returns [(share, rms)]; the attribute is
+    restored."""
+    from simulator.kernels import flashinfer as fi
+
+    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
+    keep = getattr(fi, attr)
+    out = []
+    try:
+        for s in shares:
+            setattr(fi, attr, float(s))
+            _, meta = fit(rows, hw, grids)
+            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
+    finally:
+        setattr(fi, attr, keep)
+    return out
+
+
 def merge_share_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None,
                      shares=MERGE_SHARES) -> list[tuple[float, float]]:
     """FlashInfer MLA's merge link (simulator.kernels.flashinfer.FI_MLA_MERGE_LOAD_SHARE: one link of the in-kernel
     merge's chain as a share of a dependent DRAM load) chosen on the fit rows: for each share the fi_mla group is
     refitted on the campaign's fit rows (middle regime) and its rms log error recorded. Returns [(share, rms)]; the
-    module keeps the share with the smallest error (a one-dimensional fit of the same rows the other terms fit)."""
-    from simulator.kernels import flashinfer as fi
-
-    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
-    keep = fi.FI_MLA_MERGE_LOAD_SHARE
-    out = []
-    try:
-        for s in shares:
-            fi.FI_MLA_MERGE_LOAD_SHARE = float(s)
-            _, meta = fit(rows, hw, grids)
-            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
-    finally:
-        fi.FI_MLA_MERGE_LOAD_SHARE = keep
-    return out
+    module keeps the share with the smallest error."""
+    return _fi_mla_scan(df, hw, grids, "FI_MLA_MERGE_LOAD_SHARE", shares)
 
 
 PARTIAL_SHARES = tuple(np.round(np.arange(0.0, 1.01, 0.1), 2))
@@ -985,19 +993,7 @@ def partial_stage_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame |
     """FlashInfer MLA's partial last stage (simulator.kernels.flashinfer.FI_MLA_PARTIAL_STAGE_SHARE: the part of a
     stage's chain time that does not scale with its tokens) chosen on the fit rows as merge_share_scan chooses the merge
     link: for each share the fi_mla group is refitted and its rms log error recorded. Returns [(share, rms)]."""
-    from simulator.kernels import flashinfer as fi
-
-    rows = df[df["family"] == "fi_mla"].reset_index(drop=True)
-    keep = fi.FI_MLA_PARTIAL_STAGE_SHARE
-    out = []
-    try:
-        for s in shares:
-            fi.FI_MLA_PARTIAL_STAGE_SHARE = float(s)
-            _, meta = fit(rows, hw, grids)
-            out.append((float(s), float(meta["fi_mla"]["rms_log_error"])))
-    finally:
-        fi.FI_MLA_PARTIAL_STAGE_SHARE = keep
-    return out
+    return _fi_mla_scan(df, hw, grids, "FI_MLA_PARTIAL_STAGE_SHARE", shares)
 
 
 #: the per-SM rates the MLA kinds' per-request / per-item tile terms are scanned over (GB/s; 1e6 = no bytes term)
