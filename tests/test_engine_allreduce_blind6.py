@@ -54,23 +54,3 @@ def test_lamport_oneshot_prices_no_flag_barrier_and_the_norm_counts_per_kernel()
     assert np.isclose(us["trtllm_arnorm_oneshot"] - us["trtllm_ar_oneshot"], 1e6 * e["norm_s"] + epi, atol=1e-3)
     assert np.isclose(us["trtllm_arnorm_twoshot"] - us["trtllm_ar_twoshot"], 2e6 * e["norm_s"] + epi, atol=1e-3)
 
-
-def test_blind6_section_prints_not_measured_yet_then_the_table(tmp_path, capsys):
-    import importlib.util
-    import shutil
-    spec = importlib.util.spec_from_file_location("calibration_accuracy_s6", ROOT / "benchmarks" / "calibration_accuracy.py")
-    C = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(C)
-    shutil.copy(E.DATA_DIR / E.BLIND6_PRED_CSV, tmp_path)
-    C.engine_allreduce_blind6(tmp_path)
-    assert "not measured yet" in capsys.readouterr().out and not C.BOARD.entries
-    p = pd.read_csv(tmp_path / E.BLIND6_PRED_CSV)
-    m = p[["impl", "world", "tokens", "hidden", "bytes"]].assign(median_us=p["pred_new_us"] * 1.05, note="",
-                                                                  device="synthetic")
-    m.loc[0, "note"] = "WRONG"
-    m.to_csv(tmp_path / "engine_allreduce_blind6_nvidia-h100-80gb-hbm3_2026-11-27.csv", index=False)
-    C.engine_allreduce_blind6(tmp_path)
-    out = capsys.readouterr().out
-    assert "1 rows marked WRONG left out" in out and "new: 185 rows |error| median 4.8 %" in out
-    assert [e.rows for e in C.BOARD.entries] == ["BLIND grid 6, 2+4 ranks (main model's committed prices)",
-                                                 "BLIND grid 6, 2+4 ranks (new model's committed prices)"]
