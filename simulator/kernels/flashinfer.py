@@ -70,8 +70,11 @@ FI_COMMIT = "f1e6fdcb8f65104047697f022b5d055ef022d763"
 FI_DECODE_GROUPS = (1, 2, 3, 4, 8)
 #: registers per thread, for occupancy (not in the source: the compiler's). MEASURED on the H100 for the compiled
 #: kernels of flashinfer 0.6.4 (hwmodels/calibration/data/production_attention_grids_*.csv, CUDA 13.0 JIT, sm_90a):
-#: decode (G, K/V bytes) -> registers; other decode variants: ASSUMPTION 64 (the first look used 64 for all)
-FI_DECODE_REGS = {(4.0, 2.0): 59.0, (8.0, 2.0): 56.0, (4.0, 1.0): 77.0}
+#: decode (G, K/V bytes) -> registers; the group-8 fp8 K/V kernel (Llama-3.1-70B's heads) from the second decode blind
+#: grid's launch profile (production_attention/production_attention_fi_dec_blind2_grids_*.csv: 72 registers, 128
+#: threads, CUDA-graph grid (115, 8) = 7 resident CTAs x 132 SMs / 8 heads; it was 64 assumed, 8 resident);
+#: other decode variants: ASSUMPTION 64 (the first look used 64 for all)
+FI_DECODE_REGS = {(4.0, 2.0): 59.0, (8.0, 2.0): 56.0, (4.0, 1.0): 77.0, (8.0, 1.0): 72.0}
 FI_REGS = {"decode": 64.0, "merge": 40.0, "prefill": 183.0}
 
 
