@@ -174,7 +174,11 @@ FI_PLACEMENT_CSV = "block_placement_nvidia-h100-80gb-hbm3_2026-11-26.csv"
 #: resident CTAs per SM of the probe's kernel (256 threads: 8 by threads): the dispatch is only taken from the probe for
 #: a kernel with the same residency (the bf16 decode kernels, 8 per SM); a kernel with fewer slots (fp8 K/V: 6 per SM)
 #: fills the SMs in another pattern, which was not probed: even spread there (a first trial that took the (99, 8) probe
-#: for the fp8 kernel raised its fit rows' rms log error from 0.095 to 0.229)
+#: for the fp8 kernel raised its fit rows' rms log error from 0.095 to 0.229). A later probe at the decode kernels' 128
+#: threads with residency capped by shared memory (lab/kernels/probe_fi_dispatch.py, H100 2026-11-27,
+#: production_attention/fi_dispatch_probe_nvidia-h100-80gb-hbm3_2026-11-27.csv) put the (99, 8) grid at 6 CTAs per SM on
+#: exactly the SMs of this probe, and the (132, 8) grid's busiest-SM counts match too: the dispatch does not follow the
+#: residency; not yet used for the 6-slot kernel (its fit would move)
 FI_PLACEMENT_SLOTS = 8.0
 
 
