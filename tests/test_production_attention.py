@@ -605,7 +605,8 @@ def test_decode_blind_grids_are_new_and_their_prices_cover_them():
     m = _campaign_script()
     keys = ["family", "model", "dtype", "batch", "context", "q_rows", "page_size"]
     cast = {"batch": float, "context": float, "q_rows": float, "page_size": float}
-    for grid, n, prices in (("fi_dec_blind", 123, ("", "_65f5d1f")), ("fi_dec_blind2", 76, ("", "_65f5d1f", "_be6c3b8"))):
+    for grid, n, prices in (("fi_dec_blind", 123, ("", "_65f5d1f")), ("fi_dec_blind2", 76, ("", "_65f5d1f", "_be6c3b8")),
+                            ("fi_dec_blind3", 88, ("", "_c61edea"))):
         sh = pd.DataFrame(m.shapes("fi_decode", grid))
         seen = set()
         for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
@@ -621,4 +622,16 @@ def test_decode_blind_grids_are_new_and_their_prices_cover_them():
             assert len(sh.merge(pr, on=[k for k in FP.SHAPE_KEYS if k in pr.columns])) == n
             assert pr["pred_us"].gt(0).all()
     lone = FP.load_fi_lone_fit()
-    assert len(lone) == 6 and (lone["kv_heads"] == 1).all() and (lone["context"] >= 512).all()
+    assert len(lone) == 16 and (lone["kv_heads"] == 1).all() and (lone["context"] >= 512).all()
+    # the third grid's fp8 rows at one KV head and >= 512 tokens are the fp8 lone-CTA fit rows; its bf16 rows are none
+    assert (lone["dtype"] == "fp8").sum() == 10 and (lone["dtype"] == "bf16").sum() == 6
+
+
+def test_fp8_group8_decode_registers_give_seven_resident_ctas():
+    # the group-8 fp8 K/V decode kernel: 72 registers x 128 threads (launch profile) -> 7 CTAs per SM, the CUDA-graph
+    # grid (115, 8) the launch profile recorded; the group-8 bf16 kernel 9 (148, 8)
+    from simulator.kernels import flashinfer as FI
+
+    for kvb, slots, gx in ((1.0, 7.0, 115.0), (2.0, 9.0, 148.0)):
+        _, info = FI.fi_decode(6.0, 68.0, 64.0, 8.0, 128.0, kvb, 16.0, 132, 233472.0)
+        assert float(info["slots"]) == slots and float(info["ctas"]) == gx * 8.0

@@ -20,7 +20,8 @@ are written and committed BEFORE it is measured (lab/kernels/predict_fresh_produ
 (FlashInfer MLA shapes split into 2-4 pieces), --grid fresh_fi (FlashInfer decode / tensor-core / verification
 shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such grid at short contexts, FI2_*) and --grid
 fresh_fi3 (a third, FI3_*) are checks of the same kind; --grid fi_dec_blind (FIDB_*) and --grid fi_dec_blind2
-(FIDB2_*) are the CUDA-core decode kernel's blind grids.
+(FIDB2_*) and --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) are the CUDA-core decode kernel's
+blind grids.
 """
 from __future__ import annotations
 
@@ -304,6 +305,49 @@ def fi_dec_blind2_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the third CUDA-core decode blind grid (--grid fi_dec_blind3: fi_decode only), the test of the model with the fp8
+#: group-8 kernel's measured registers (72: 7 resident CTAs) and the fp8 lone-CTA fit rows: contexts 20 / 52 / 80 / 184 /
+#: 300 / 640 / 1200 / 2600 / 5000 and batches 2 / 4 / 12 / 28 / 36 / 56 / 128 / 256 in none of the earlier grids' rows,
+#: fp8 K/V of Llama-3.1-8B / 70B (group 4 / 8), Llama-3.1-70B bf16 at large and short middle batches, Llama-3.1-8B bf16
+#: short middle batches, a few controls; plus the fp8 LONE-CTA FIT rows (Llama-3.1-70B-TP8 heads, one KV head, contexts
+#: 520 / 1800, batch 1-5, page 16: 5-75 CTAs each alone on its SM, as the bf16 rows of --grid fi_dec_blind)
+FIDB3_MAX_TOKENS = 1 << 20
+
+
+def fi_dec_blind3_shapes(part: str) -> list[dict]:
+    """The shapes of the third CUDA-core decode blind grid (FIDB3_*) and the fp8 lone-CTA fit rows."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB3_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page))
+
+    add("llama70b_tp8", "fp8", (520, 1800), (1, 2, 3, 4, 5))      # the fp8 lone-CTA fit rows
+    add("llama8b", "fp8", (20, 52, 184), (2, 4))
+    add("llama8b", "fp8", (20, 80, 184), (12, 28, 56))
+    add("llama8b", "fp8", (640, 1200, 2600), (128, 256))
+    add("llama8b", "fp8", (1200, 5000), (4, 12))
+    add("llama70b", "fp8", (20, 52, 184), (1, 4))
+    add("llama70b", "fp8", (20, 80, 184), (12, 28))
+    add("llama70b", "fp8", (640, 2600), (4, 28))
+    add("llama70b", "fp8", (640, 1200), (128, 256))
+    add("llama70b_tp8", "fp8", (20, 184), (2, 4))
+    add("llama70b", "bf16", (640, 1200, 2600), (128, 256))
+    add("llama70b", "bf16", (20, 80, 184), (12, 28))
+    add("llama8b", "bf16", (20, 52, 80, 184), (28, 36))
+    add("llama8b", "bf16", (300,), (12,))
+    add("llama8b", "bf16", (1200, 5000), (4, 12))
+    add("llama8b", "bf16", (640, 2600), (256,))
+    add("llama8b", "bf16", (52, 184), (4,))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -332,6 +376,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind_shapes(part)
     if grid == "fi_dec_blind2":
         return fi_dec_blind2_shapes(part)
+    if grid == "fi_dec_blind3":
+        return fi_dec_blind3_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -674,7 +720,8 @@ def main() -> None:
     ap.add_argument("--tag", default="")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "fi_dec_blind", "fi_dec_blind2"))
+                                                               "mla_blind3", "fi_dec_blind", "fi_dec_blind2",
+                                                               "fi_dec_blind3"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)

@@ -19,7 +19,8 @@ blind grid (MLA_BLIND2_BT: the per-request / per-item terms at short contexts wi
 few) into production_attention_mla_blind2_predictions.csv; --grid mla_blind3 the third MLA blind grid (MLA_BLIND3_*:
 DeepSeek-V3's heads at TP 1-8) into production_attention_mla_blind3_predictions.csv; --grid fi_dec_blind the CUDA-core
 decode blind grid (FIDB_*) into production_attention_fi_dec_blind_predictions.csv, --grid fi_dec_blind2 the second into
-production_attention_fi_dec_blind2_predictions.csv (with --out, e.g. one file per model priced). Each is committed
+production_attention_fi_dec_blind2_predictions.csv, --grid fi_dec_blind3 the third into
+production_attention_fi_dec_blind3_predictions.csv (with --out, e.g. one file per model priced). Each is committed
 before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
 from that checkout's model (an exported tree without .git names its commit in a MODEL_COMMIT file at its root).
@@ -45,6 +46,7 @@ OUT_MLA_BLIND2 = OUT.with_name("production_attention_mla_blind2_predictions.csv"
 OUT_MLA_BLIND3 = OUT.with_name("production_attention_mla_blind3_predictions.csv")
 OUT_FI_DEC_BLIND = OUT.with_name("production_attention_fi_dec_blind_predictions.csv")
 OUT_FI_DEC_BLIND2 = OUT.with_name("production_attention_fi_dec_blind2_predictions.csv")
+OUT_FI_DEC_BLIND3 = OUT.with_name("production_attention_fi_dec_blind3_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -56,7 +58,7 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
                                                         "fresh_fi3", "mla_blind2", "mla_blind3", "fi_dec_blind",
-                                                        "fi_dec_blind2"))
+                                                        "fi_dec_blind2", "fi_dec_blind3"))
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
     ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4"),
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
@@ -74,7 +76,8 @@ def main() -> None:
                                 "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
                                 "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2,
                                 "mla_blind3": OUT_MLA_BLIND3, "fi_dec_blind": OUT_FI_DEC_BLIND,
-                                "fi_dec_blind2": OUT_FI_DEC_BLIND2}[args.grid])
+                                "fi_dec_blind2": OUT_FI_DEC_BLIND2,
+                                "fi_dec_blind3": OUT_FI_DEC_BLIND3}[args.grid])
     if args.pdl:
         from simulator.kernels import flashinfer as FI
         if not hasattr(FI, "FI_PDL_GRAPH"):

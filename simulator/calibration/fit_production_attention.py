@@ -161,23 +161,34 @@ def load_mla_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
 #: These rows were measured as part of that blind grid and looked at before being made fit rows: the grid's other rows
 #: are looked-at for the model fitted on them, and the second decode blind grid (fi_dec_blind2) is its test
 FI_LONE_FIT_GLOB = "production_attention_fi_dec_blind_nvidia*.csv"
+#: ... and the fp8 K/V kernel's lone-CTA fit rows, measured for that purpose (not looked at before being made fit rows)
+#: in the same device call as the third decode blind grid (lab/kernels/measure_production_attention.py --grid
+#: fi_dec_blind3): Llama-3.1-70B-TP8 heads (group 8, one KV head) with fp8 K/V at 520 and 1800 tokens, batch 1-5, page
+#: 16: 5-75 CTAs of 128-token chunks, each alone on its SM. They identify the fp8 kind's lone iteration, which its
+#: campaign fit rows (4-6 CTAs per SM) cannot
+FI_LONE_FP8_FIT_GLOB = "production_attention_fi_dec_blind3_nvidia*.csv"
 
 
 def load_fi_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
-    """The lone-CTA fit rows of the CUDA-core decode kernel (FI_LONE_FIT_GLOB; empty when not measured)."""
-    fs = sorted(p for p in Path(data_dir).glob(FI_LONE_FIT_GLOB) if "_grids_" not in p.name and p.suffix == ".csv")
-    if not fs:
-        return pd.DataFrame()
-    d = load(fs[-1])
-    return d[_is_fi_lone_fit(d)].reset_index(drop=True)
+    """The lone-CTA fit rows of the CUDA-core decode kernel (FI_LONE_FIT_GLOB, FI_LONE_FP8_FIT_GLOB; empty when not
+    measured)."""
+    parts = []
+    for glob in (FI_LONE_FIT_GLOB, FI_LONE_FP8_FIT_GLOB):
+        fs = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name and p.suffix == ".csv")
+        if fs:
+            d = load(fs[-1])
+            parts.append(d[_is_fi_lone_fit(d)])
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def _is_fi_lone_fit(df: pd.DataFrame) -> np.ndarray:
     if "script_version" not in df.columns:
         return np.zeros(len(df), bool)
-    return (df["script_version"].astype(str).str.endswith("fi_dec_blind").to_numpy()
-            & (df["family"].to_numpy() == "fi_decode") & (df["kv_heads"].to_numpy(float) == 1.0)
+    sv = df["script_version"].astype(str)
+    lone = ((df["family"].to_numpy() == "fi_decode") & (df["kv_heads"].to_numpy(float) == 1.0)
             & (df["context"].to_numpy(float) >= 512) & (df["page_size"].to_numpy(float) == 16))
+    return lone & (sv.str.endswith("fi_dec_blind").to_numpy()
+                   | (sv.str.endswith("fi_dec_blind3").to_numpy() & (df["dtype"].astype(str).to_numpy() == "fp8")))
 
 
 def _is_mla_fit(df: pd.DataFrame) -> np.ndarray:

@@ -70,8 +70,11 @@ FI_COMMIT = "f1e6fdcb8f65104047697f022b5d055ef022d763"
 FI_DECODE_GROUPS = (1, 2, 3, 4, 8)
 #: registers per thread, for occupancy (not in the source: the compiler's). MEASURED on the H100 for the compiled
 #: kernels of flashinfer 0.6.4 (hwmodels/calibration/data/production_attention_grids_*.csv, CUDA 13.0 JIT, sm_90a):
-#: decode (G, K/V bytes) -> registers; other decode variants: ASSUMPTION 64 (the first look used 64 for all)
-FI_DECODE_REGS = {(4.0, 2.0): 59.0, (8.0, 2.0): 56.0, (4.0, 1.0): 77.0}
+#: decode (G, K/V bytes) -> registers; the group-8 fp8 K/V kernel (Llama-3.1-70B's heads) from the second decode blind
+#: grid's launch profile (production_attention/production_attention_fi_dec_blind2_grids_*.csv: 72 registers, 128
+#: threads, CUDA-graph grid (115, 8) = 7 resident CTAs x 132 SMs / 8 heads; it was 64 assumed, 8 resident);
+#: other decode variants: ASSUMPTION 64 (the first look used 64 for all)
+FI_DECODE_REGS = {(4.0, 2.0): 59.0, (8.0, 2.0): 56.0, (4.0, 1.0): 77.0, (8.0, 1.0): 72.0}
 FI_REGS = {"decode": 64.0, "merge": 40.0, "prefill": 183.0}
 
 
@@ -171,7 +174,11 @@ FI_PLACEMENT_CSV = "block_placement_nvidia-h100-80gb-hbm3_2026-11-26.csv"
 #: resident CTAs per SM of the probe's kernel (256 threads: 8 by threads): the dispatch is only taken from the probe for
 #: a kernel with the same residency (the bf16 decode kernels, 8 per SM); a kernel with fewer slots (fp8 K/V: 6 per SM)
 #: fills the SMs in another pattern, which was not probed: even spread there (a first trial that took the (99, 8) probe
-#: for the fp8 kernel raised its fit rows' rms log error from 0.095 to 0.229)
+#: for the fp8 kernel raised its fit rows' rms log error from 0.095 to 0.229). A later probe at the decode kernels' 128
+#: threads with residency capped by shared memory (lab/kernels/probe_fi_dispatch.py, H100 2026-11-27,
+#: production_attention/fi_dispatch_probe_nvidia-h100-80gb-hbm3_2026-11-27.csv) put the (99, 8) grid at 6 CTAs per SM on
+#: exactly the SMs of this probe, and the (132, 8) grid's busiest-SM counts match too: the dispatch does not follow the
+#: residency; not yet used for the 6-slot kernel (its fit would move)
 FI_PLACEMENT_SLOTS = 8.0
 
 
