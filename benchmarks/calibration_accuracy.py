@@ -1106,7 +1106,15 @@ def _xqa_x4(FP, hw, fmt) -> None:
 
 
 #: what the fourth blind grid shows where its regimes miss (printed only while they miss)
-XQA_X4_DIAGNOSIS = "(filled in once measured)"
+XQA_X4_DIAGNOSIS = (
+    "the gemm1 walk moved every bf16 one-tile row of 3-4 slices by +3..+5 points (short mid batch -15.4 -> -11.7 % "
+    "signed), but one-tile CTAs of 3-4 slices in 2-8 waves stay -12..-20 % (one wave and >= 19 waves within 10 %): a "
+    "few waves of these CTAs cost ~1-2 us per wave more than the serial path (load latency + fill + MMAs + walk + "
+    "turnover) and than the same CTAs in many waves; a share of each wave's tile load on the serial path (all SMs "
+    "loading at once) was tried and REJECTED by the fit rows (rms 0.058 -> 0.061-0.137). Two-tile bf16 CTAs at T "
+    "280-330, B 12-70 (q 1 and q 2) -11..-26 % (middle mid batch; T 280 B 20 measured 32.0 us, p20 31.4 / p80 37.2, "
+    "against 19.1 us at T 330: a suspect row, -58 %). fp8 (GMMA) unchanged by this model: lone calls at T 30-90 "
+    "+21..+30 %, one-tile CTAs in 22-61 waves at T 30 -32 %")
 
 
 #: what the third blind grid shows where its regimes miss (printed only while they miss)
