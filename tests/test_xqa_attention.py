@@ -151,3 +151,20 @@ def test_verification_cta_prices_its_rows_mask_and_merge_walk():
     assert list(info["multi_block"]) == [16.0, 12.0]
     assert float(np.ravel(launches[0].prologue_loads)[0]) == 3.0 + 11.0
     assert float(np.ravel(launches[1].prologue_loads)[1]) == 3.0 + 4.0
+
+
+def test_one_tile_gemm1_walk_adds_a_load_past_two_slices():
+    """mha.cu's one-tile CTA: 1-2 filled 64-key slices take one gemm1 step per warp group, 3-4 take two (one more
+    dependent load); multi-tile CTAs and the GMMA kernel are unchanged."""
+    from simulator.kernels import xqa as XQ
+
+    def loads(T, kvb=2.0, B=4.0):
+        launches, _ = XQ.xqa(B, 1.0, T, 32.0, 8.0, 128.0, kvb, 132, 16.0, split="port")
+        return float(launches[0].prologue_loads[0] if hasattr(launches[0].prologue_loads, "__len__")
+                     else launches[0].prologue_loads)
+
+    assert loads(40.0) == loads(128.0)
+    assert loads(129.0) == loads(40.0) + 1.0 == loads(256.0)
+    assert loads(40.0, kvb=1.0, B=200.0) == loads(250.0, kvb=1.0, B=200.0)   # one sub-sequence: no merge
+    # B = 64 x 8 heads = 512 CTAs: no split, two tiles per CTA: no walk load
+    assert loads(300.0, B=64.0) == loads(40.0, B=64.0)

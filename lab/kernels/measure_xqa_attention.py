@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -174,6 +174,45 @@ def s6_shapes() -> list[dict]:
     return out
 
 
+#: the fourth blind grid: shapes in none of the campaign's, the blind, CTA_ALONE or third grids' rows, page 16 only, over
+#: the regimes the third grid missed (one-tile bf16 CTAs in a few waves at contexts 110-350, q 1 and q 2, sweeping the
+#: 64-key slices a short tile fills; lone fp8 calls; one-tile fp8 CTAs in many waves; short bf16 decode at mid batch;
+#: short fp8 verification at mid batch) with controls from regimes that pass; fixed and priced
+#: (lab/kernels/predict_xqa_attention.py --grid x4) with main's model and the candidate before it was measured
+def x4_shapes() -> list[dict]:
+    """The fourth blind grid, in measuring order (comment above)."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = S6_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # (1) bf16 one-tile CTAs in a few waves: 1-4 slices of the last tile, q 1 and q 2
+    add("llama8b", "bf16", (90, 140, 200, 230), (6, 20, 40, 70, 130))
+    add("llama8b", "bf16", (280, 330), (20, 70))
+    add("llama8b", "bf16", (140, 230, 330), (12, 50), q=2)
+    add("qwen7b", "bf16", (140, 220), (30, 90))
+    add("llama70b_64_8", "bf16", (120, 220), (12, 60))
+    add("llama70b_tp8", "bf16", (150, 230), (100, 300))
+    # (2) fp8 lone calls and one-tile fp8 CTAs in many waves
+    add("llama8b", "fp8", (30, 90, 200), (1, 3, 14))
+    add("llama8b", "fp8", (30, 60), (600, 1000))
+    add("qwen7b", "fp8", (50,), (1, 700))
+    add("llama70b_tp8", "fp8", (120,), (2, 1200))
+    # (3) fp8 short verification at mid batch
+    add("llama8b", "fp8", (90, 200), (30, 110), q=2)
+    # controls: middle and long contexts, large batches
+    for kv in ("bf16", "fp8"):
+        add("llama8b", kv, (2200,), (7, 60))
+        add("llama8b", kv, (9000,), (3,))
+    add("llama8b", "bf16", (45,), (300, 900))
+    return out
+
+
 def module_name(s) -> str:
     return f"xqa_{s['dtype']}_g{s['heads'] // s['kv_heads']}_p{s['page_size']}_q{s['q_rows']}"
 
@@ -295,7 +334,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4"), default="campaign")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -336,7 +375,7 @@ def main() -> None:
     gw.writeheader()
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
-    shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes}.get(args.grid, shapes)()
+    shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

@@ -23,7 +23,11 @@ rule's test), into xqa_alone_predictions.csv.
 `--grid s6` does the same for measure_xqa_attention.s6_shapes() (the third blind grid: verification rows, lone fp8
 calls, merged splits, with q 1 controls), into xqa_s6_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6 --base COMMIT]
+`--grid x4` does the same for measure_xqa_attention.x4_shapes() (the fourth blind grid: one-tile bf16 CTAs in a few
+waves over 1-4 slices of their tile, lone and many-wave fp8 calls, short mid-batch verification, with controls), into
+xqa_x4_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4 --base COMMIT]
 """
 from __future__ import annotations
 
@@ -98,6 +102,7 @@ def price(shapes: pd.DataFrame, how: str) -> np.ndarray:
 BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_blind_predictions.csv"
 ALONE_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_alone_predictions.csv"
 S6_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_s6_predictions.csv"
+X4_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x4_predictions.csv"
 
 
 def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
@@ -136,7 +141,7 @@ def main() -> None:
     import measure_xqa_attention as M
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4"), default="campaign")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
 
@@ -145,11 +150,11 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
-    if args.grid in ("blind", "alone", "s6"):
+    if args.grid in ("blind", "alone", "s6", "x4"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
         shp, out = {"blind": (M.blind_shapes(), BLIND_OUT), "alone": (M.alone_shapes(), ALONE_OUT),
-                    "s6": (M.s6_shapes(), S6_OUT)}[args.grid]
+                    "s6": (M.s6_shapes(), S6_OUT), "x4": (M.x4_shapes(), X4_OUT)}[args.grid]
         s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price_fitted(s), 3)
         s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)

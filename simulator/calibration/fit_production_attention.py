@@ -885,7 +885,7 @@ TV_BLIND_PRED_CSV = "triton_vllm_blind_predictions.csv"
 
 
 def load_triton_vllm_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
-    """The triton_vllm blind grid's measured rows joined with the prices committed before the measurement:
+    """The triton_vllm blind grid's measured rows (grid "x4": the fourth) joined with the prices committed before the measurement:
     base_err_pct (the model at base_commit) and new_err_pct (the model at model_commit), with regime labels; empty
     when either is missing."""
     return newest_blind_grid(data_dir, TV_BLIND_GLOB, TV_BLIND_PRED_CSV, TV_KEYS)
@@ -953,6 +953,9 @@ XQA_ALONE_PRED_CSV = "xqa_alone_predictions.csv"
 #: q 1 controls) and its prices committed before the measurement (lab/kernels/predict_xqa_attention.py --grid s6)
 XQA_S6_GLOB = "xqa_s6_nvidia*.csv"
 XQA_S6_PRED_CSV = "xqa_s6_predictions.csv"
+#: the fourth blind grid (lab/kernels/measure_xqa_attention.py --grid x4) and its prices committed before it
+XQA_X4_GLOB = "xqa_x4_nvidia*.csv"
+XQA_X4_PRED_CSV = "xqa_x4_predictions.csv"
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
@@ -960,7 +963,7 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
     new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
-                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV)}[grid]
+                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

@@ -59,6 +59,17 @@ phases of one tile on every wave's serial path, the tile's padded rows x 256 key
 gemm0 warp's 64-key slice: SHORT_SEQ_OPT skips the empty ones). The verification CTA also reads the draft mask from
 global memory between its last tile's MMAs and its softmax (applyMaskFromInput): one more dependent load.
 
+The gemm1 walk of a one-tile CTA (mha.cu kernel_mha_impl, flashinfer-python 0.6.4 csrc/xqa/mha.cu). At head dim 128 the
+4 gemm1 warps form gemm1NbWarpGrps = 2 warp groups of 2 (gemm1WarpsPerGrp = headElems / warpTile.x), and on sm_90
+cacheVTileSeqLen = 64, so nbXTilesPerXIter = 2 and nbXItersPerCtaTile = 2: warp group g walks the tile's 64-key X tiles
+g and g + 2 one after the other (idxXTile = xIter x nbXTilesPerXIter + warpGrpIdx; SHORT_SEQ_OPT breaks at the first X
+tile past the sequence's end). Each step issues the NEXT step's V load (loadVTilePart(nNext, ...)), whose address needs
+that step's page indices, loaded into registers (getPage) at the end of the previous loadVTilePart: the V tile of a
+group's second step waits on the page indices its first step loaded, one dependent load more. A tile of 1-2 slices
+(T <= 128) takes one step per group, 3-4 slices two on group 0: a one-tile CTA pays ceil(slices / 2) - 1 more dependent
+loads (XQA_SLICE, XQA_GEMM1_GROUPS). A CTA of several tiles keeps the page indices one step ahead through its whole
+walk: its tiles are the chain's per-tile time (iter), not extra loads.
+
 Split rules:
   TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
     (kMinHistoryTokensPerBlock), mb = min(mb, round(sqrt(8 mb))), at least 1; waves = B Hkv mb / SMs, and when
@@ -104,6 +115,8 @@ XQA_GMMA_MERGE_BUFS = 4.0
 #: the next while it rescales the current one (waitGroup<1>): ceil(nbSubSeq / 2) dependent loads. With the atomic,
 #: 1 + ceil(nbSubSeq / 8) + ceil(nbSubSeq / 2) dependent loads on the merging CTA's path
 XQA_ROWMAX_BUFS, XQA_GEMM1_GROUPS = 8.0, 2.0
+#: mha.cu's warp tile along the keys (warpTile.x = 64): one gemm0 warp's K slice and one X tile of the gemm1 walk
+XQA_SLICE = 64.0
 
 
 def xqa_multi_block(B, T, Hkv, sms):
@@ -154,8 +167,12 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     merge = np.where(mb > 1.0, 2.0 * mb * B * Hkv * blocks * rows * (d + 2.0) * 4.0, 0.0)
     merge_loads = np.where(gmma, 1.0 + ceil_div(mb, np.where(spec, 2.0, XQA_GMMA_MERGE_BUFS)),
                            1.0 + ceil_div(mb, XQA_ROWMAX_BUFS) + ceil_div(mb, XQA_GEMM1_GROUPS))
+    # mha.cu, a CTA of one tile: its busiest gemm1 warp group walks ceil(slices / 2) of the tile's 64-key X tiles, the
+    # second one's V load waiting on the page indices loaded with the first's (XQA_GEMM1_WALK)
+    slices = np.minimum(ceil_div(T, XQA_SLICE), XQA_TILE / XQA_SLICE)
+    walk = np.where(~gmma & (iters <= 1.0), ceil_div(slices, XQA_GEMM1_GROUPS) - 1.0, 0.0)
     loads = (XQA_PROLOGUE_LOADS + np.where(mb > 1.0, merge_loads, 0.0)
-             + np.where(~gmma & spec, XQA_SPEC_MASK_LOADS, 0.0))
+             + np.where(~gmma & spec, XQA_SPEC_MASK_LOADS, 0.0) + walk)
     slots_g = XQA_GMMA_SLOTS if gmma_slots is None else float(gmma_slots)
     # the roofline counts waves with one residency per kind (cta_slots.attn_xqa): a residency of the verification
     # build other than the decode build's is priced as more CTAs at the decode residency (the same waves)
