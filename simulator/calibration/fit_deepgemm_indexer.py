@@ -10,7 +10,9 @@ indexer_dg_prefill), each priced with the work decomposition of simulator/kernel
                lab/kernels/predict_deepgemm_indexer.py wrote both into deepgemm_indexer_first_look_*.csv, committed
                before the measurement.
 2. fit         each kind's terms (compute, memory, fixed_us, cta_fixed_us, iter_us: the per-item / per-key-block time
-               on the busiest CTA's chain) by least squares on log time over FIT_DECODE / FIT_PREFILL rows only.
+               on the busiest CTA's chain) by least squares on log time over FIT_DECODE / FIT_PREFILL rows only; the
+               paged kind's compute, cta_fixed_us and iter_us are set by its structure (PAGED_HELD), memory and fixed_us
+               fitted.
 3. held out    every other row, by regime (decode next_n 1 short / long context x small / large batch; verification
                next_n 2; prefill).
 """
