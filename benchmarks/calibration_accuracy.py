@@ -89,6 +89,7 @@ def main() -> None:
     production_kernels()
     production_attention()
     production_indexer()
+    production_indexer_blind2()
     BOARD.print()
 
 
@@ -126,6 +127,48 @@ def production_indexer() -> None:
     _board_table(fl_a, "first look", "DeepGEMM indexer grid, (a) from source before measuring", family="indexer_dg")
     _board_table(tab[(tab["model"] == "fitted kinds") & (tab["set"] == "held out")], "held out",
                  "DeepGEMM indexer grid, fitted kinds", family="indexer_dg")
+
+
+def production_indexer_blind2() -> None:
+    """DeepGEMM's DSA-indexer kernels, second grid (lab/kernels/predict_deepgemm_indexer_blind.py): shapes in no
+    earlier measurement, priced by main's model (c61edea) and by the model with the paged kernel's structure re-read
+    (CHAIN_TENSOR, CHAIN_PREFETCHED, one item's dependent-load latency) and committed BEFORE one device call measured
+    them; per regime |error| median / p90 / signed median, each model's committed prices; `replicate` rows repeat the
+    first grid's shapes (not blind) and print apart."""
+    import pandas as pd
+
+    from simulator.calibration import fit_deepgemm_indexer as FI
+
+    preds = sorted(FI.DATA_DIR.glob("deepgemm_indexer_blind2_predictions_*.csv"))
+    meas = sorted(FI.DATA_DIR.glob("deepgemm_indexer_blind2_nvidia-*.csv"))
+    if not preds or not meas:
+        return
+    p, m = FI.load(preds[-1]), FI.load(meas[-1])
+    key = ["part", "batch", "context", "next_n", "rows", "keys"]
+    d = m[key + ["median_us"]].merge(p, on=key, how="inner")
+    d["regime"] = FI.regime(d).to_numpy()
+    out = []
+    for tag in ("blind", "replicate"):
+        x = d[d["set"] == tag]
+        for reg, g in x.groupby("regime"):
+            row = {"set": tag, "regime": reg, "n": len(g)}
+            for lab, col in (("main", "pred_main_us"), ("new", "pred_new_us")):
+                e = (g[col] / g["median_us"] - 1.0) * 100.0
+                row |= {f"{lab}_med": e.abs().median(), f"{lab}_p90": np.quantile(e.abs(), 0.9),
+                        f"{lab}_signed": e.median(),
+                        f"{lab}_goal": "met" if e.abs().median() <= 10 and np.quantile(e.abs(), 0.9) <= 25 else "MISSED"}
+            out.append(row)
+    t = pd.DataFrame(out)
+    print(f"\n== H100-SXM: DeepGEMM DSA-indexer kernels, BLIND grid 2 ({meas[-1].name}; prices committed before the "
+          f"measurement in {preds[-1].name}: main = c61edea's model, new = the paged kernel's structure re-read; "
+          f"|model / measured - 1| in %, signed + = the model too slow; goal median <= 10 %, p90 <= 25 %)")
+    print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    b = d[d["set"] == "blind"]
+    tb = t[t["set"] == "blind"]
+    for lab, col in (("main c61edea", "pred_main_us"), ("new", "pred_new_us")):
+        short = lab.split()[0]
+        BOARD.add("indexer_dg", "blind", f"DeepGEMM indexer blind grid 2, {lab} model's committed prices",
+                  (b[col] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()), len(tb))
 
 
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)

@@ -188,7 +188,19 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #: followed by warpgroup_wait<0>(), between the pipeline's consumer_wait and consumer_release), so a stage's MMA time is
 #: part of its measured per-stage time (iter[kind]) and no co-resident CTA issues tensor work meanwhile: the wave
 #: model's body is the kind's bytes alone (the compute term would count the stages' MMAs a second time)
-CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla",))
+#: DeepGEMM's paged DSA-indexer kernel (sm90_fp8_paged_mqa_logits, kind indexer_dg) likewise: each of its 4 math
+#: warpgroups issues one [64 keys x 128] x [next_n x 64 heads x 128] WGMMA per 64-key page and waits for it
+#: (warpgroup_wait<0>) before its ReLU-weighted head reduction and logits store, after that page's TMA load
+#: (deep_gemm/include/deep_gemm/impls/sm90_fp8_paged_mqa_logits.cuh @ DeepGEMM 54e2261): its MMAs are in the per-item
+#: time, not a stream of their own
+CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg"))
+#: kinds whose CTAs keep several loads in flight ahead of their compute, so the pipeline fill is not one more
+#: iteration: DeepGEMM's paged indexer kernel gives each math warpgroup its own TMA producer warp and kNumKVStages = 3
+#: shared-memory stages (sm90_fp8_paged_mqa_logits.cuh @ 54e2261; host: csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp),
+#: and the producer issues the next pages' loads as soon as a stage is free, before the first page is consumed: a CTA's
+#: first load is its chain's first iteration already (iter[kind] is the per-item time on that chain), and a one-item
+#: CTA costs max(its bytes' arrival, one iteration), not their sum: these kinds' fill is 0
+CHAIN_PREFETCHED = tuple(KIND_CODE[k] for k in ("indexer_dg",))
 #: kinds whose CTAs run alone on their SM, one wave after another (FlashAttention's CuTe sm_90 forward: 384 threads x 168
 #: registers and 164,864 B of shared memory per CTA, so one resident CTA per SM; SingleTileScheduler, not persistent:
 #: flash-attn-4 4.0.0b36 flash_attn/cute/flash_fwd_sm90.py). Two rules follow from that structure:
@@ -405,6 +417,8 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     # shorter of the two terms adds to the longer, once per kernel (later waves start while earlier ones stream): a
     # kernel of one wave of one-tile CTAs pays body + chain, a long chain or many waves max(body, chain)
     fill = np.minimum(body, chain) / np.maximum(waves * n_it, 1.0)
+    if CHAIN_PREFETCHED:   # loads in flight ahead of the compute: no fill of their own (CHAIN_PREFETCHED)
+        fill = np.where(np.isin(ops.kind, CHAIN_PREFETCHED), 0.0, fill)
     if eff.wave_fixed_s:   # the wave-priced kernels' own fixed time where the kind has one (Efficiency.wave_fixed_s)
         own = np.array([k in eff.wave_fixed_s for k in KINDS])[ops.kind]
         fixed = np.where(own, np.array([eff.wave_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind], fixed)

@@ -82,3 +82,26 @@ def test_dsa_prefill_chain_is_the_busiest_cta():
     # three prompts in one launch: their blocks spread over the 132 CTAs, plus one prompt's imbalance
     assert df.serial_iters.iloc[1] == pytest.approx(3 * float(total) / 132 + float(busiest) - float(total) / 132)
     assert (df.kind == "indexer_dg_prefill").all()
+
+
+def test_paged_one_item_is_max_of_arrival_and_item_not_their_sum():
+    # CHAIN_PREFETCHED (hwmodels.roofline): the paged kernel's loads are in flight ahead of its compute, so a one-item
+    # CTA costs fixed + max(its bytes' arrival, one item's latency), no pipeline fill on top; CHAIN_TENSOR: no compute
+    # term; the item latency is the measured dependent-load chain (paged_item_latency_us), not a fitted term
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as F
+
+    hw = load_hardware("H100-SXM")
+    e = hw.efficiency
+    assert e.iter_s[F.PAGED] * 1e6 == pytest.approx(F.paged_item_latency_us(hw), abs=1e-4)
+    few = pd.DataFrame({"part": ["decode"], "batch": [1], "context": [1024], "next_n": [1], "rows": [1], "keys": [1024]})
+    t = float(F.predict_us(few, hw, e)[0])
+    assert t == pytest.approx((e.fixed_s[F.PAGED] + e.iter_s[F.PAGED]) * 1e6, rel=1e-6)
+    # 128 items (one per CTA): the bytes' arrival is the longer, still no sum
+    many = few.assign(batch=16, context=2048, rows=16, keys=2048)
+    t2 = float(F.predict_us(many, hw, e)[0])
+    arrival = 16 * 2048 * F.KEY_BYTES / (hw.hbm_bw_bytes_s * e.memory[F.PAGED]) * 1e6
+    assert arrival > e.iter_s[F.PAGED] * 1e6
+    assert t2 < (e.fixed_s[F.PAGED] + e.iter_s[F.PAGED]) * 1e6 + arrival * 1.1

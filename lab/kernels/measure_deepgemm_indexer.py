@@ -167,11 +167,22 @@ def _decode_priority(case):
     return ((16, 1, 128, 64, 4).index(b), n, c)
 
 
+def read_grid(path: str) -> tuple[list, list]:
+    """(decode (batch, context, next_n), prefill (rows, keys)) shapes of a grid CSV, in file order."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    dec = [(int(r["batch"]), int(r["context"]), int(r["next_n"])) for r in rows if r["part"] == "decode"]
+    pre = [(int(r["rows"]), int(r["keys"])) for r in rows if r["part"] == "prefill"]
+    return dec, pre
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--part", default="all", choices=("decode", "prefill", "all"))
+    ap.add_argument("--grid", default="", help="CSV of shapes (part,batch,context,next_n,rows,keys[,set]) measured "
+                                                "instead of GRID_* (e.g. deepgemm_indexer_blind2_grid.csv)")
     args = ap.parse_args()
     t0 = time.time()
     dg = _dg()
@@ -188,6 +199,8 @@ def main() -> None:
     # prefill first, then decode by batch 16 (the fit's), 1, 128, 64, 4: a run cut short keeps the rows that matter most
     grid_d = [(1, 8192, 1), (16, 32768, 2)] if args.smoke else sorted(GRID_DECODE, key=_decode_priority)
     grid_p = [(1024, 8192)] if args.smoke else GRID_PREFILL
+    if args.grid:
+        grid_d, grid_p = read_grid(args.grid)
     os.makedirs(args.out, exist_ok=True)
     cols = ["part", "batch", "context", "next_n", "rows", "keys", "median_us", "p20_us", "p80_us", "calls",
             "meta_us", "context_lens", "device", "torch", "cuda", "driver", "deep_gemm", "date"]

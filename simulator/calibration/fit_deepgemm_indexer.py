@@ -10,7 +10,9 @@ indexer_dg_prefill), each priced with the work decomposition of simulator/kernel
                lab/kernels/predict_deepgemm_indexer.py wrote both into deepgemm_indexer_first_look_*.csv, committed
                before the measurement.
 2. fit         each kind's terms (compute, memory, fixed_us, cta_fixed_us, iter_us: the per-item / per-key-block time
-               on the busiest CTA's chain) by least squares on log time over FIT_DECODE / FIT_PREFILL rows only.
+               on the busiest CTA's chain) by least squares on log time over FIT_DECODE / FIT_PREFILL rows only; the
+               paged kind's compute, cta_fixed_us and iter_us are set by its structure (PAGED_HELD), memory and fixed_us
+               fitted.
 3. held out    every other row, by regime (decode next_n 1 short / long context x small / large batch; verification
                next_n 2; prefill).
 """
@@ -34,6 +36,31 @@ FIT_DECODE = {"batch": (16,)}
 FIT_PREFILL = {"rows": (4096,)}
 TERMS = ("compute", "memory", "fixed_us", "cta_fixed_us", "iter_us")
 BORROWED_FROM = "gemm_fp8_block"
+#: the paged kind's terms that the structure fixes instead of the fit:
+#:   compute       none: the kind is in hwmodels.roofline CHAIN_TENSOR (each warpgroup's WGMMA waits on its own page's
+#:                 load and is part of the per-item time iter_us), so the body is its bytes alone and the compute
+#:                 efficiency prices nothing (written as 1.0, unused)
+#:   cta_fixed_us  0: the grid is num_sms persistent CTAs, one wave, so a per-CTA prologue is one per launch and
+#:                 indistinguishable from fixed_us (the fit had split that one sum between the two)
+#:   iter_us       one item's dependent-load chain (paged_item_latency_us), from the device's measured latencies: the
+#:                 fit rows never bind it (their bytes' arrival is longer than one item there)
+PAGED_HELD = {"compute": 1.0, "cta_fixed_us": 0.0}
+#: dependent loads before a CTA's first page reaches its warpgroups (sm90_fp8_paged_mqa_logits.cuh and
+#: scheduler/sm90_paged_mqa_logits.cuh @ 54e2261): its schedule_meta pair (written by the metadata kernel just before),
+#: then context_lens[q] (refresh_num_kv), then the block-table entries of its split, all L2-resident in a serving step
+#: (the metadata and lengths of this step, the same block table for every layer), then the page's TMA load from HBM
+ITEM_L2_LOADS, ITEM_DRAM_LOADS = 3, 1
+
+
+def paged_item_latency_us(hw: HardwareSpec) -> float:
+    """One paged item on a CTA's chain: ITEM_L2_LOADS L2 and ITEM_DRAM_LOADS device-memory dependent-load latencies
+    (the pointer-chase latencies measured by lab/measure_latency.py, hwmodels/calibration/fitted latency: l2_us,
+    dram_us); the item's WGMMA, head reduction and logits store (tens of ns) are left out (ASSUMPTION: they are small
+    beside the loads)."""
+    e = hw.efficiency
+    if not e.l2_latency_s or not e.dram_latency_s:
+        raise ValueError("the paged indexer's item latency needs the device's measured l2 / dram latencies")
+    return round((ITEM_L2_LOADS * e.l2_latency_s + ITEM_DRAM_LOADS * e.dram_latency_s) * 1e6, 4)
 KEY_BYTES = HEAD_DIM + 4.0             # fp8 values + one fp32 scale per token
 
 
@@ -151,9 +178,20 @@ def fit_kind(df: pd.DataFrame, hw: HardwareSpec, kind: str, base: Efficiency | N
 
     def resid(x):
         return np.log(np.maximum(predict_us(sub, hw, eff_with(hw, kind, x, base)), 1e-3)) - y
-    r = least_squares(resid, [0.8, 0.8, 3.0, 1.0, 1.0], bounds=([0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 20.0]))
-    return {k: round(float(v), 4) for k, v in zip(TERMS, r.x)} | {
-        "fit_rows": int(sel.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+    x0, lo, hi = [0.8, 0.8, 3.0, 1.0, 1.0], [0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 20.0]
+    held = {**PAGED_HELD, "iter_us": paged_item_latency_us(hw)} if kind == PAGED else {}
+    free = [i for i, t in enumerate(TERMS) if t not in held]
+
+    def full(z):
+        x = [held.get(t, 0.0) for t in TERMS]
+        for i, v in zip(free, z):
+            x[i] = v
+        return x
+    r = least_squares(lambda z: resid(full(z)), [x0[i] for i in free],
+                      bounds=([lo[i] for i in free], [hi[i] for i in free]))
+    return {k: round(float(v), 4) for k, v in zip(TERMS, full(r.x))} | {
+        "fit_rows": int(sel.sum()), "free_terms": [TERMS[i] for i in free],
+        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
 def fitted_eff(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict, dict]:

@@ -27,6 +27,11 @@ fp8_mqa_logits (prefill, ragged keys per query row):
                 per key block, the query block loaded once
     so          a CTA's chain = the key blocks of its query blocks; for a causal chunk the CTA holding the last query
                 block is the busiest (prefill_schedule / prefill_busiest)
+    per CTA     each math warpgroup has its own TMA producer warp and 3 KV stages, so the loads of a CTA's next items
+                are issued before its first is consumed: the price is fixed + max(the bytes' arrival, the chain of items)
+                with no pipeline fill (hwmodels.roofline CHAIN_PREFETCHED), the WGMMAs inside the per-item time
+                (CHAIN_TENSOR); one item's time is its dependent loads (schedule_meta, context_lens, block table from
+                L2, the page from HBM: fit_deepgemm_indexer.paged_item_latency_us), measured per device, not fitted
 get_paged_mqa_logits_metadata: one 32-thread CTA; measured alongside the paged kernel (the engine launches it once per
 step, simulator/strategies/dsa.py add_paged_logits_metadata).
 
@@ -41,7 +46,9 @@ held out. Before the measurement both kinds carried the block-scaled fp8 GEMM ki
 first look: ASSUMPTIONS one paged item = one K step of that GEMM, one prefill key block = ITERS_PER_PREFILL_BLOCK =
 256 / 192 steps; fit_deepgemm_indexer.borrowed_eff); both first-look prices of the grid, (a) the model before the 0.2.5
 re-read and (b) this structure at those rates, were committed before it was timed
-(deepgemm_indexer_first_look_h100.csv). The metadata kernel measures 2.4-3.8 us per step (batch 1-128).
+(deepgemm_indexer_first_look_h100.csv). The metadata kernel measures 2.4-3.8 us per step (batch 1-128). A second grid
+(69 shapes, decode weighted to short contexts at batch <= 8) was priced and committed before it was measured
+(deepgemm_indexer_blind2_*: lab/kernels/predict_deepgemm_indexer_blind.py; benchmarks/calibration_accuracy.py).
 """
 from __future__ import annotations
 
