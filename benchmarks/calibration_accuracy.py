@@ -120,13 +120,16 @@ def production_indexer() -> None:
         (tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED"))
     print(f"\n== {hw.name}: DeepGEMM DSA-indexer kernels ({meas.name}; first look {fl.name}, predicted before the "
           f"measurement; fitted kinds on fit rows {FI.FIT_DECODE} (decode) / {FI.FIT_PREFILL} (prefill) and held-out "
-          f"rows; |model / measured - 1| in %; goal median <= 10 %, p90 <= 25 %)")
+          f"rows, never fitted but LOOKED-AT since the paged kernel's structure was re-read after their errors (the "
+          f"second grid below is its blind test); |model / measured - 1| in %; goal median <= 10 %, p90 <= 25 %)")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     fl_a = tab[tab["model"].str.startswith("first look (a)")].copy()
     fl_a["goal"] = np.where((fl_a["median_abs_pct"] <= 10) & (fl_a["p90_abs_pct"] <= 25), "met", "MISSED")
     _board_table(fl_a, "first look", "DeepGEMM indexer grid, (a) from source before measuring", family="indexer_dg")
-    _board_table(tab[(tab["model"] == "fitted kinds") & (tab["set"] == "held out")], "held out",
-                 "DeepGEMM indexer grid, fitted kinds", family="indexer_dg")
+    # never fitted, but the paged kernel's structure (CHAIN_TENSOR, CHAIN_PREFETCHED, the derived item latency) was
+    # chosen after these rows' errors had been seen: looked-at; the second grid below is the blind test
+    _board_table(tab[(tab["model"] == "fitted kinds") & (tab["set"] == "held out")], "looked-at",
+                 "DeepGEMM indexer grid, fitted kinds (not fitted; rule chosen after seeing them)", family="indexer_dg")
 
 
 def production_indexer_blind2() -> None:
