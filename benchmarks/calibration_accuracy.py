@@ -1078,106 +1078,72 @@ def _xqa(FP, hw, fmt) -> None:
     _xqa_blind(FP, hw, fmt)
 
 
+def _xqa_grid(FP, hw, fmt, grid: str, name: str, caption, models: tuple, diagnosis: str,
+              keys: tuple = ("phase", "kv", "ctx_regime", "batch_regime"), now_board: str = ""):
+    """One xqa grid measured after its prices were committed (FP.load_xqa_blind(grid)): base / new = the committed
+    prices of the two models, now = the committed fitted file (priced here) where `models` names it. Prints the caption
+    (caption(b)), the per-regime table, the pooled figures per model and the diagnosis while new misses a regime; adds
+    the two blind models to the board (and now, as looked-at, under now_board). Returns (rows, table) or None."""
+    import numpy as np
+
+    b = FP.load_xqa_blind(FP.DATA_DIR, grid=grid)
+    if not len(b):
+        return None
+    if "now" in models:
+        ev = FP.evaluate(b.drop(columns=[c for c in b.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
+                         hw, hw.efficiency)
+        b["now_err_pct"] = ev["err_pct"].to_numpy()
+    print(caption(b))
+    t = _models_table(b, keys, models, models)
+    print(t.to_string(**fmt))
+    for lab in ("base", "new"):
+        BOARD.add("xqa", "blind", f"xqa {name}, {lab} model's committed prices", b[f"{lab}_err_pct"],
+                  int((t[lab + "_goal"] == "met").sum()), len(t))
+    if now_board:
+        BOARD.add("xqa", "looked-at", now_board, b["now_err_pct"], int((t["now_goal"] == "met").sum()), len(t))
+    for lab in models:
+        e = b[f"{lab}_err_pct"]
+        print(f"xqa {name}, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, "
+              f"signed {np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    if (t["new_goal"] == "MISSED").any():
+        print(f"  missed: xqa ({name}): {diagnosis}")
+    return b, t
+
+
 def _xqa_blind(FP, hw, fmt) -> None:
-    """The xqa blind grid: shapes in none of the campaign's rows, priced with the model before (base) and after (new)
-    mha.cu's CTA_ALONE rule and the new fit set, both prices committed before the measurement; now = the committed
-    fitted file. Regime goal: median <= 10 %, p90 <= 25 %."""
+    """The xqa grids priced before they were measured, in the order they were made: the blind grid (base = before / new =
+    after mha.cu's one-CTA-per-SM rule and the new fit set), the CTA_ALONE grid (the overlap rule of
+    hwmodels.roofline CTA_ALONE: a wave's fills and turnovers on one SM's serial path, overlapping the other SMs'
+    streaming), the third grid (mha.cu's exposed last tile at 16 / 32 rows, the verification mask load, each kernel's
+    merge walk) and the fourth (the one-tile gemm1 walk); now = the committed fitted file. Regime goal: median <= 10 %,
+    p90 <= 25 %."""
     from pathlib import Path
 
     import numpy as np
 
-    b = FP.load_xqa_blind(FP.DATA_DIR)
-    if not len(b):
-        return
-    ev = FP.evaluate(b.drop(columns=[c for c in b.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
-                     hw, hw.efficiency)
-    b["now_err_pct"] = ev["err_pct"].to_numpy()
-    print(f"BLIND ({Path(b.attrs['file']).name}: {len(b)} shapes in none of the campaign's rows; contexts 24-240, "
-          "700-3000, 20K-100K; batches 2-12, 48-900; heads 32/8, 8/1, 28/4, 64/8; bf16 and fp8 K/V; q 1, 2, 4; pages "
-          f"16 / 32 / 64), FIRST LOOK = prices committed before the measurement ({FP.XQA_BLIND_PRED_CSV}): base = the "
-          f"model at {str(b['base_commit'].iloc[0])[:7]}, new = the model at {str(b['model_commit'].iloc[0])[:7]}; now = "
-          "the committed fitted file, LOOKED-AT (chosen after these errors: new for bf16, base's fp8 terms)")
-    t = _models_table(b, ("phase", "kv", "ctx_regime", "batch_regime"), ("base", "new", "now"), ("base", "new", "now"))
-    print(t.to_string(**fmt))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-        BOARD.add("xqa", "blind", f"xqa blind grid, {lab} model's committed prices", b[c],
-                  int((t[lab + "_goal"] == "met").sum()), len(t))
-    BOARD.add("xqa", "looked-at", "xqa blind grid, the shipped terms (chosen after it)", b["now_err_pct"],
-              int((t["now_goal"] == "met").sum()), len(t))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
-        e = b[c]
-        print(f"xqa blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, "
-              f"signed {np.median(e):+.1f} %" + (f"; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}"
-                                                 if lab + "_goal" in t else ""))
-    if (t["new_goal"] == "MISSED").any():
-        print(f"  missed: xqa (blind): {XQA_DIAGNOSIS}")
-    _xqa_alone(FP, hw, fmt)
+    def base_new(b):
+        return (f"base = the model at {str(b['base_commit'].iloc[0])[:7]}, new = the model at "
+                f"{str(b['model_commit'].iloc[0])[:7]}")
 
-
-def _xqa_alone(FP, hw, fmt) -> None:
-    """The xqa CTA_ALONE grid: bf16 K/V (mha.cu) at short contexts in many waves and one-wave controls, shapes in none of
-    the campaign's or the blind grid's rows, priced with the model before (base) and after (new) the CTA_ALONE overlap
-    rule (hwmodels.roofline CTA_ALONE: a wave's fills and turnovers on one SM's serial path, overlapping the other SMs'
-    streaming), both prices committed before the measurement. Regime goal: median <= 10 %, p90 <= 25 %."""
-    from pathlib import Path
-
-    import numpy as np
-
-    b = FP.load_xqa_blind(FP.DATA_DIR, grid="alone")
-    if not len(b):
-        return
-    print(f"BLIND CTA_ALONE grid ({Path(b.attrs['file']).name}: {len(b)} bf16 shapes in none of the earlier rows; "
-          "contexts 100-250 and 300-900 at batches 200-1000, controls at batch 2-16; heads 32/8, 28/4, 64/8; pages 16 / "
-          f"64; q 1 and 2), prices committed before the measurement ({FP.XQA_ALONE_PRED_CSV}): base = the model at "
-          f"{str(b['base_commit'].iloc[0])[:7]}, new = the model at {str(b['model_commit'].iloc[0])[:7]} (CTA_ALONE "
-          "overlap rule, refitted on the unchanged fit rows)")
-    t = _models_table(b, ("phase", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
-    print(t.to_string(**fmt))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-        e = b[c]
-        BOARD.add("xqa", "blind", f"xqa CTA_ALONE grid, {lab} model's committed prices", e,
-                  int((t[lab + "_goal"] == "met").sum()), len(t))
-        print(f"xqa CTA_ALONE blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
-    if (t["new_goal"] == "MISSED").any():
-        print(f"  missed: xqa (CTA_ALONE grid): {XQA_ALONE_DIAGNOSIS}")
-    _xqa_s6(FP, hw, fmt)
-    _xqa_x4(FP, hw, fmt)
-
-
-def _xqa_s6(FP, hw, fmt) -> None:
-    """The xqa third blind grid: verification rows (mha.cu's 32-row CTA, its exposed last tile: hwmodels.roofline
-    CTA_TILE_EXPOSED), lone fp8 calls and merged splits, with q 1 controls, shapes in none of the earlier rows, priced
-    with main's model (base) and the candidate (new) before the measurement; now = the committed fitted file. Regime
-    goal: median <= 10 %, p90 <= 25 %."""
-    from pathlib import Path
-
-    import numpy as np
-
-    b = FP.load_xqa_blind(FP.DATA_DIR, grid="s6")
-    if not len(b):
-        return
-    ev = FP.evaluate(b.drop(columns=[c for c in b.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
-                     hw, hw.efficiency)
-    b["now_err_pct"] = ev["err_pct"].to_numpy()
-    print(f"BLIND third xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; "
-          "q 1 / 2 / 4, bf16 / fp8 K/V, heads 32/8, 64/8, 8/1, 28/4, contexts 40-70000, batches 1-768), prices "
-          f"committed before the measurement ({FP.XQA_S6_PRED_CSV}): base = main's model at "
-          f"{str(b['base_commit'].iloc[0])[:7]}, new = the model at {str(b['model_commit'].iloc[0])[:7]} (mha.cu's "
-          "exposed last tile at 16 / 32 rows, the verification mask load, each kernel's merge walk; refitted on the "
-          "unchanged fit rows); now = the committed fitted file")
-    t = _models_table(b, ("phase", "kv", "ctx_regime", "batch_regime"), ("base", "new", "now"), ("base", "new", "now"))
-    print(t.to_string(**fmt))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-        BOARD.add("xqa", "blind", f"xqa third blind grid, {lab} model's committed prices", b[c],
-                  int((t[lab + "_goal"] == "met").sum()), len(t))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
-        e = b[c]
-        print(f"xqa third blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} "
-              f"%, signed {np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
-    if (t["new_goal"] == "MISSED").any():
-        print(f"  missed: xqa (third blind grid): {XQA_S6_DIAGNOSIS}")
+    _xqa_grid(FP, hw, fmt, "blind", "blind grid", lambda b: (
+        f"BLIND ({Path(b.attrs['file']).name}: {len(b)} shapes in none of the campaign's rows; contexts 24-240, "
+        "700-3000, 20K-100K; batches 2-12, 48-900; heads 32/8, 8/1, 28/4, 64/8; bf16 and fp8 K/V; q 1, 2, 4; pages "
+        f"16 / 32 / 64), FIRST LOOK = prices committed before the measurement ({FP.XQA_BLIND_PRED_CSV}): {base_new(b)}; "
+        "now = the committed fitted file, LOOKED-AT (chosen after these errors: new for bf16, base's fp8 terms)"),
+        ("base", "new", "now"), XQA_DIAGNOSIS, now_board="xqa blind grid, the shipped terms (chosen after it)")
+    _xqa_grid(FP, hw, fmt, "alone", "CTA_ALONE grid", lambda b: (
+        f"BLIND CTA_ALONE grid ({Path(b.attrs['file']).name}: {len(b)} bf16 shapes in none of the earlier rows; "
+        "contexts 100-250 and 300-900 at batches 200-1000, controls at batch 2-16; heads 32/8, 28/4, 64/8; pages 16 / "
+        f"64; q 1 and 2), prices committed before the measurement ({FP.XQA_ALONE_PRED_CSV}): {base_new(b)} (CTA_ALONE "
+        "overlap rule, refitted on the unchanged fit rows)"),
+        ("base", "new"), XQA_ALONE_DIAGNOSIS, keys=("phase", "ctx_regime", "batch_regime"))
+    _xqa_grid(FP, hw, fmt, "s6", "third blind grid", lambda b: (
+        f"BLIND third xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; "
+        "q 1 / 2 / 4, bf16 / fp8 K/V, heads 32/8, 64/8, 8/1, 28/4, contexts 40-70000, batches 1-768), prices "
+        f"committed before the measurement ({FP.XQA_S6_PRED_CSV}): {base_new(b)} (base: main's model; "
+        "mha.cu's exposed last tile at 16 / 32 rows, the verification mask load, each kernel's merge walk; refitted "
+        "on the unchanged fit rows); now = the committed fitted file"),
+        ("base", "new", "now"), XQA_S6_DIAGNOSIS)
     a = FP.load_xqa_blind(FP.DATA_DIR, grid="alone")
     if len(a):   # the CTA_ALONE grid under the committed fitted file (LOOKED-AT: its errors were seen before this model)
         ev = FP.evaluate(a.drop(columns=[c for c in a.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
@@ -1188,42 +1154,13 @@ def _xqa_s6(FP, hw, fmt) -> None:
         print(f"xqa CTA_ALONE grid, now (the committed fitted file, LOOKED-AT): median |error| {np.median(e.abs()):.1f} "
               f"%, p90 {np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
               f"{int((ta['now_goal'] == 'met').sum())} of {len(ta)}")
-
-
-def _xqa_x4(FP, hw, fmt) -> None:
-    """The xqa fourth blind grid: one-tile bf16 CTAs in a few waves over 1-4 filled 64-key slices (mha.cu's gemm1 walk,
-    simulator/kernels/xqa.py), lone and many-wave fp8 calls, short mid-batch verification, with controls; shapes in
-    none of the earlier rows, priced with main's model (base) and the candidate (new) before the measurement; now =
-    the committed fitted file. Regime goal: median <= 10 %, p90 <= 25 %."""
-    from pathlib import Path
-
-    import numpy as np
-
-    b = FP.load_xqa_blind(FP.DATA_DIR, grid="x4")
-    if not len(b):
-        return
-    ev = FP.evaluate(b.drop(columns=[c for c in b.columns if c in ("phase", "kv", "ctx_regime", "batch_regime")]),
-                     hw, hw.efficiency)
-    b["now_err_pct"] = ev["err_pct"].to_numpy()
-    print(f"BLIND fourth xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; "
-          "bf16 one-tile CTAs at contexts 90-330 in 1-10 waves, fp8 lone calls and one-tile many-wave calls, short "
-          f"mid-batch verification, controls), prices committed before the measurement ({FP.XQA_X4_PRED_CSV}): base = "
-          f"main's model at {str(b['base_commit'].iloc[0])[:7]}, new = the model at "
-          f"{str(b['model_commit'].iloc[0])[:7]} (mha.cu's one-tile gemm1 walk: one more dependent load past 2 "
-          "slices; refitted on the unchanged fit rows); now = the committed fitted file")
-    t = _models_table(b, ("phase", "kv", "ctx_regime", "batch_regime"), ("base", "new", "now"), ("base", "new", "now"))
-    print(t.to_string(**fmt))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-        BOARD.add("xqa", "blind", f"xqa fourth blind grid, {lab} model's committed prices", b[c],
-                  int((t[lab + "_goal"] == "met").sum()), len(t))
-    for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new"), ("now_err_pct", "now")):
-        e = b[c]
-        print(f"xqa fourth blind, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} "
-              f"%, signed {np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
-    if (t["new_goal"] == "MISSED").any():
-        print(f"  missed: xqa (fourth blind grid): {XQA_X4_DIAGNOSIS}")
-
-
+    _xqa_grid(FP, hw, fmt, "x4", "fourth blind grid", lambda b: (
+        f"BLIND fourth xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; "
+        "bf16 one-tile CTAs at contexts 90-330 in 1-10 waves, fp8 lone calls and one-tile many-wave calls, short "
+        f"mid-batch verification, controls), prices committed before the measurement ({FP.XQA_X4_PRED_CSV}): "
+        f"{base_new(b)} (base: main's model; mha.cu's one-tile gemm1 walk: one more dependent load past "
+        "2 slices; refitted on the unchanged fit rows); now = the committed fitted file"),
+        ("base", "new", "now"), XQA_X4_DIAGNOSIS)
 #: what the fourth blind grid shows where its regimes miss (printed only while they miss)
 XQA_X4_DIAGNOSIS = (
     "the gemm1 walk moved every bf16 one-tile row of 3-4 slices by +3..+5 points (short mid batch -15.4 -> -11.7 % "
