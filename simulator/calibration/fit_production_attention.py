@@ -499,16 +499,25 @@ FA3_FIRST_LOOK_CSV = "fa3_fa4cute_first_look.csv"
 FA3_KEYS = ("model", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size")
 
 
+def _newest_with_profile(data_dir: Path, glob: str, prefix: str) -> tuple[Path | None, Path | None]:
+    """(the newest measurement CSV matching glob, its launch profile: the same name with prefix + 'grids_'), None
+    where missing; repeat runs, nvidia-smi logs and launch profiles themselves are not measurements."""
+    fs = sorted(p for p in Path(data_dir).glob(glob) if p.suffix == ".csv"
+                and not p.stem.endswith(("_repeat", "_nvidia-smi")) and "_grids_" not in p.name)
+    if not fs:
+        return None, None
+    f = fs[-1]
+    g = f.with_name(f.name.replace(prefix, prefix + "grids_", 1))
+    return f, (g if g.is_file() else None)
+
+
 def latest_fa3(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None, Path | None]:
     """(the newest FA4-CuTe measurement, its repeat run, its launch profile), None where missing."""
-    fs = sorted(p for p in Path(data_dir).glob(FA3_GLOB) if not p.stem.endswith(("_repeat", "_nvidia-smi"))
-                and "_grids_" not in p.name)
-    if not fs:
+    f, g = _newest_with_profile(data_dir, FA3_GLOB, "fa3_fa4cute_")
+    if f is None:
         return None, None, None
-    f = fs[-1]
     rep = f.with_name(f.stem + "_repeat.csv")
-    g = f.with_name(f.name.replace("fa3_fa4cute_", "fa3_fa4cute_grids_", 1))
-    return f, (rep if rep.is_file() else None), (g if g.is_file() else None)
+    return f, (rep if rep.is_file() else None), g
 
 
 def load_fa3(data_dir: Path = DATA_DIR) -> pd.DataFrame:
@@ -677,12 +686,7 @@ XQA_SHORT_FIT_KINDS = ("attn_xqa",)
 
 def latest_xqa(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
     """(the newest XQA measurement, its launch profile), None where missing."""
-    fs = sorted(p for p in Path(data_dir).glob(XQA_GLOB) if p.suffix == ".csv" and "_nvidia-smi" not in p.name)
-    if not fs:
-        return None, None
-    f = fs[-1]
-    g = f.with_name(f.name.replace("xqa_attention_", "xqa_attention_grids_", 1))
-    return f, (g if g.is_file() else None)
+    return _newest_with_profile(data_dir, XQA_GLOB, "xqa_attention_")
 
 
 def load_xqa(data_dir: Path = DATA_DIR) -> pd.DataFrame:
@@ -813,12 +817,7 @@ TV_KINDS = ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_combine_triton_v
 
 def latest_triton_vllm(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
     """(the newest vLLM Triton measurement, its launch profile), None where missing."""
-    fs = sorted(p for p in Path(data_dir).glob(TV_GLOB) if p.suffix == ".csv")
-    if not fs:
-        return None, None
-    f = fs[-1]
-    g = f.with_name(f.name.replace("triton_vllm_attention_", "triton_vllm_attention_grids_", 1))
-    return f, (g if g.is_file() else None)
+    return _newest_with_profile(data_dir, TV_GLOB, "triton_vllm_attention_")
 
 
 def load_triton_vllm(data_dir: Path = DATA_DIR) -> pd.DataFrame:
