@@ -1209,6 +1209,21 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
     return C.write_checked(p, C.merge_into(p, own, owned), "")
 
 
+def _grouped_family_report(label: str, rows: pd.DataFrame, m: dict | None, first_look, data_dir: Path,
+                           hw: HardwareSpec, eff) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """A family fitted in groups (xqa, triton_vllm): print its fit (rows, rms per group, terms) and its error per
+    regime; return (the evaluated rows, the first look priced before the measurement), (None, None) without rows."""
+    if not len(rows):
+        return None, None
+    ev = evaluate(rows, hw, eff)
+    fl = first_look(rows, data_dir)
+    print(f"{label}: {m['rows']} fit rows, " + ", ".join(
+        f"{k} rms {g['rms_log_error']:.3f}" for k, g in m["groups"].items()) + "; "
+          + ", ".join(f"{k} {v:.4g}" for k, v in m["params"].items()))
+    print(accuracy(ev, by=("family", "phase", "kv", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
+    return ev, fl
+
+
 def main(argv=None) -> None:
     import argparse
 
@@ -1276,24 +1291,10 @@ def main(argv=None) -> None:
             print("fa3 first look (launch structure of the measured kernel, borrowed attn_fa3 terms):")
             print(accuracy(fl3, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct",
                            part=None).round(1).to_string(index=False))
-    evx = flx = None
-    if len(xq):
-        evx = evaluate(xq, hw, eff)
-        flx = xqa_first_look(xq, data_dir)
-        mx = meta["xqa"]
-        print(f"xqa (FlashInfer's port): {mx['rows']} fit rows, " + ", ".join(
-            f"{k} rms {g['rms_log_error']:.3f}" for k, g in mx["groups"].items()) + "; "
-              + ", ".join(f"{k} {v:.4g}" for k, v in mx["params"].items()))
-        print(accuracy(evx, by=("family", "phase", "kv", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
-    evt = flt = None
-    if len(tv):
-        evt = evaluate(tv, hw, eff)
-        flt = triton_vllm_first_look(tv, data_dir)
-        mt = meta["triton_vllm"]
-        print(f"triton_vllm (vLLM Triton unified attention): {mt['rows']} fit rows, " + ", ".join(
-            f"{k} rms {g['rms_log_error']:.3f}" for k, g in mt["groups"].items()) + "; "
-              + ", ".join(f"{k} {v:.4g}" for k, v in mt["params"].items()))
-        print(accuracy(evt, by=("family", "phase", "kv", "ctx_regime", "batch_regime")).round(1).to_string(index=False))
+    evx, flx = _grouped_family_report("xqa (FlashInfer's port)", xq, meta.get("xqa"), xqa_first_look, data_dir, hw,
+                                      eff)
+    evt, flt = _grouped_family_report("triton_vllm (vLLM Triton unified attention)", tv, meta.get("triton_vllm"),
+                                      triton_vllm_first_look, data_dir, hw, eff)
     if args.write:
         print("wrote", write(eff, meta, str(f), ev[ev["part"] == "held-out"], fl, FITTED_DIR,
                              fa3_table=None if ev3 is None else ev3[ev3["part"] == "held-out"], fa3_first=fl3,
