@@ -39,6 +39,7 @@ KIND_MEANING: dict[str, str] = {
     "copy_broadcast": "transformers' repeat_kv copy of one K/V head's rows to its query heads, bound by load latency",
     "topk_sglang": "SGLang's sgl-kernel radix top-k, one 1024-thread CTA per row (simulator/kernels/topk_production.py)",
     "topk_trtllm": "TensorRT-LLM's indexer top-k (512-thread CTAs, split work on long rows; simulator/kernels/topk_production.py)",
+    "topk_flashinfer": "FlashInfer's top-k (filtered one-CTA-per-row kernel, multi-CTA radix kernel on long rows; simulator/kernels/topk_production.py)",
     "gemm_fp8_block": "an fp8 GEMM with 1 x 128 activation and 128 x 128 weight scales (DeepGEMM's structure; kernels/gemm_fp8.py)",
     "indexer_dg": "DeepGEMM's fp8_paged_mqa_logits (DSA indexer, decode / verification): persistent CTAs over 256-key "
                   "work items (simulator/kernels/indexer.py)",

@@ -292,13 +292,14 @@ CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm
 #: size: a re-read tensor hits fully to 0.80 of the L2 and ~nothing past 0.88, rows re-swept in flight fade from 0.97
 #: at 0.6 to ~0.05 at 0.92); uncalibrated, all-or-nothing at the L2's size (a cyclic scan longer than an LRU cache
 #: keeps nothing)
-SWEEP_REREAD = tuple(KIND_CODE[k] for k in ("topk_sglang", "topk_trtllm"))
+SWEEP_REREAD = tuple(KIND_CODE[k] for k in ("topk_sglang", "topk_trtllm", "topk_flashinfer"))
 #: kinds whose `sync_steps` count one CTA's barrier phases rather than the kernel's: SGLang's top-k
 #: (sgl-kernel/csrc/elementwise/topk.cu @ 06c48ca8, simulator/kernels/topk_production.py SGL_PHASES) runs one CTA per
 #: row and one resident CTA per SM, and each CTA walks its own `run_cumsum` / threshold / clear phases (a dozen
 #: `__syncthreads()` each) after its first sweep and in every refinement round, so every wave pays them:
-#: waves x sync_steps x sync[kind] (the other kinds pay sync_steps x sync[kind] once per kernel)
-CTA_SYNC_PER_WAVE = (KIND_CODE["topk_sglang"],)
+#: waves x sync_steps x sync[kind] (the other kinds pay sync_steps x sync[kind] once per kernel); FlashInfer's filtered
+#: top-k is the same algorithm (flashinfer topk.cuh FilteredTopKUnifiedKernel; its radix kernel runs one wave)
+CTA_SYNC_PER_WAVE = (KIND_CODE["topk_sglang"], KIND_CODE["topk_flashinfer"])
 #: elements a chip keeps in flight in PyTorch's non-vectorized elementwise loop, per SM: 2048 resident threads (CUDA C++
 #: Programming Guide, "Features and Technical Specifications": max resident threads per SM for compute capability 8.0
 #: and 9.0) x 4 elements per thread (aten/src/ATen/native/cuda/Loops.cuh: elementwise_kernel<128, 4>, 128 threads of 4

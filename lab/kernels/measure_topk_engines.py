@@ -1,0 +1,135 @@
+"""Two production top-k engines on one grid: SGLang's sgl-kernel top-k (the .so built from topk.cu @ 06c48ca8, as
+measure_production_kernels.py times it) and FlashInfer 0.6.4's top-k (flashinfer.topk's radix_topk_ragged_transform:
+the DSA ragged transform, fp32 scores, offsets 0, every row its full length; FlashInfer's own dispatch picks its
+filtered or multi-CTA radix kernel), k = 2048, at the (dist, rows, n) shapes of a committed prediction CSV
+(simulator/calibration/topk_engines.py GRID4). Rows drawn as measure_production_kernels.py draws them (recorded rows
+resampled with fp16 dither, gaussian, uniform; one generator, seed 0, per distribution in turn); both kernels time the
+same tensor, in CUDA graphs (_timing.time_graph), after a correctness check (the selection's minimum >= the k-th
+largest value). FlashInfer's launched kernel (name, grid, block, shared memory) is recorded per shape in the _notes file.
+
+    python3 measure_topk_engines.py --out DIR --lib DIR_WITH_sgl_topk.so --shapes PREDICTION.csv [--smoke]
+
+CSV: DIR/topk_engines_<device>_<date>_grid4.csv (measure_production_kernels' columns; kernel sgl_topk / fi_topk).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _timing as T  # noqa: E402
+import measure_production_kernels as M  # noqa: E402
+
+SCRIPT_VERSION = 1
+TOPK_K = 2048
+
+
+def shapes_of(path: Path) -> list[tuple[str, int, int]]:
+    """The distinct (dist, rows, n) of a prediction CSV, in the order of M.TOPK_DISTS then rows, n."""
+    rows = list(csv.DictReader(open(path)))
+    s = {(r["dist"], int(float(r["rows"])), int(float(r["n"]))) for r in rows}
+    order = {d: i for i, d in enumerate(M.TOPK_DISTS)}
+    return sorted(s, key=lambda t: (order[t[0]], t[1], t[2]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--lib", type=Path, default=None)
+    ap.add_argument("--shapes", required=True, type=Path)
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args()
+    shapes = shapes_of(args.shapes)
+    if args.smoke:
+        shapes = [s for d in M.TOPK_DISTS for s in [x for x in shapes if x[0] == d][:2]]
+    print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
+    sink = M.Sink(args.out, "_grid4")
+    sink.f.close()
+    sink.path.unlink()
+    sink.path = args.out / sink.path.name.replace("production_kernels_", "topk_engines_")
+    sink.f = open(sink.path, "w", newline="")
+    sink.w = csv.DictWriter(sink.f, fieldnames=sink.FIELDS)
+    sink.w.writeheader()
+    print(f"versions: {sink.v}", flush=True)
+    if not T.cuda():
+        print("no GPU: shapes listed only", flush=True)
+        return
+    M.SCRIPT_VERSION = f"topk_engines {SCRIPT_VERSION}"
+    dev = "cuda"
+    sgl = None
+    if args.lib is not None and (args.lib / "sgl_topk.so").is_file():
+        sgl = ctypes.CDLL(str((args.lib / "sgl_topk.so").resolve()))
+        sgl.sgl_topk_setup.restype = ctypes.c_int
+        sgl.sgl_topk_launch.restype = ctypes.c_int
+        sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
+        print(f"sgl_topk setup rc={sgl.sgl_topk_setup()}", flush=True)
+    fi = None
+    try:
+        import flashinfer
+        from flashinfer.topk import get_topk_module
+        fi = get_topk_module()
+        sink.note(f"flashinfer {flashinfer.__version__} from {Path(flashinfer.__file__).parent}")
+        print(f"flashinfer {flashinfer.__version__} top-k module built", flush=True)
+    except Exception as e:  # noqa: BLE001 - SGLang's rows are still measured
+        print(f"flashinfer unavailable: {type(e).__name__}: {str(e)[:300]}", flush=True)
+    states = torch.zeros(1024 * 1024, dtype=torch.uint8, device=dev)   # flashinfer.topk's row-states buffer size
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(0)
+    for dist in M.TOPK_DISTS:
+        rows_of = M._row_sampler(dist, args.lib, gen, dev)
+        todo = [(R, N) for d, R, N in shapes if d == dist]
+        if rows_of is None:
+            print(f"no recorded rows in {args.lib}; skipping {dist}", flush=True)
+            continue
+        for R, N in todo:
+            x = rows_of(R, N)
+            kth = torch.topk(x, TOPK_K, dim=1).values[:, -1]
+            lens = torch.full((R,), N, dtype=torch.int32, device=dev)
+            offs = torch.zeros(R, dtype=torch.int32, device=dev)
+            idx = torch.empty(R, TOPK_K, dtype=torch.int32, device=dev)
+
+            def ok_sel(ix, x=x, kth=kth):
+                got = torch.gather(x, 1, ix.clamp(min=0).long()).min(dim=1).values
+                return bool(torch.all(got >= kth - 1e-6 * kth.abs().clamp(min=1)).item())
+            if sgl is not None:
+                def run_sgl(i, x=x, lens=lens, idx=idx, R=R, N=N):
+                    rc = sgl.sgl_topk_launch(x.data_ptr(), idx.data_ptr(), lens.data_ptr(), R, N,
+                                             torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"sgl_topk launch rc={rc}")
+                try:
+                    run_sgl(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel(idx)
+                    st = T.time_graph(run_sgl)
+                    sink.emit("topk", "sgl_topk", dist, R, N, TOPK_K, st, note="" if ok else "WRONG SELECTION")
+                except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+                    print(f"sgl_topk {dist} {R}x{N}: {e!r}", flush=True)
+            if fi is not None:
+                def run_fi(i, x=x, lens=lens, offs=offs, idx=idx):
+                    fi.radix_topk_ragged_transform(x, idx, offs, lens, states, TOPK_K)
+                try:
+                    idx.fill_(-1)
+                    run_fi(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel(idx)
+                    st = T.time_graph(run_fi)
+                    sink.emit("topk", "fi_topk", dist, R, N, TOPK_K, st, note="" if ok else "WRONG SELECTION")
+                    sink.note(f"fi_topk {dist} rows {R} n {N}: " + " | ".join(M.launched_kernels(lambda: run_fi(0))))
+                except Exception as e:  # noqa: BLE001
+                    print(f"fi_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+            del x, kth
+            torch.cuda.empty_cache()
+        print(f"{dist}: {len(todo)} shapes done", flush=True)
+    print(f"wrote {sink.path} ({sink.count} rows)")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

@@ -1,0 +1,147 @@
+"""A second production top-k engine (FlashInfer 0.6.4's top-k, kind topk_flashinfer) priced from its source before it
+was measured, and the fourth blind set of SGLang's top-k, both on one grid of shapes measured in one device call
+(lab/kernels/measure_topk_engines.py).
+
+1. first look  every GRID4 shape priced for FlashInfer by simulator/kernels/topk_production.py (its dispatch, the
+               filtered kernel's passes, the multi-CTA radix launch) with terms it does not have yet BORROWED from the
+               fitted SGLang kind (iter, iter_l2, iter_l1, the barrier phase, fixed time: `first_look_eff`), and for
+               SGLang by the model at main 5b35f90 (unchanged here); committed before the measurement
+               (GRID4_PREDICTION).
+2. fit         FlashInfer's own (iter_us, iter_l2_us, phase_us) by least squares on log time over FI_FIT only (named
+               before the measurement: gaussian scores, rows 1 and 128, row lengths 8K / 32K / 128K / 512K: both of
+               its kernels), the L1 iteration derived as SGLang's is (topk_production.sglang_iter_l1_us).
+3. held out    every other FlashInfer row, by regime; every SGLang row of the grid is blind (none in a committed CSV
+               except the FI_FIT shapes, which are left out of the SGLang table).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.roofline import price
+from hwmodels.spec import Efficiency, HardwareSpec
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.kernels import topk_production as P
+
+KIND = "topk_flashinfer"
+CSV_KERNEL = {"sglang": "sgl_topk", "flashinfer": "fi_topk"}
+#: FlashInfer's fit rows, named before its measurement
+FI_FIT = {"dist": ("gaussian",), "rows": (1, 128), "n": (8192, 32768, 131072, 524288)}
+#: the grid (score distribution, rows, row length): row lengths in none of the committed top-k CSVs (the FI_FIT shapes
+#: aside); short rows of 2.7K-14.8K at decode rows 2-132 (the regime the third SGLang set missed: 32-132) and prefill,
+#: 16K-32K rows (FlashInfer's filtered kernel up to its 32K switch), long rows 72K-900K at decode (FlashInfer's
+#: multi-CTA radix kernel where rows <= n / 16384) and one long prefill launch; two odd lengths (FlashInfer's scalar
+#: loads, VEC_SIZE = gcd(n, 4) = 1)
+GRID4_SHORT_DECODE = ([("recorded", r, n) for r in (40, 72, 100, 132) for n in (2700, 5600, 9000, 13500)]
+                      + [(d, r, n) for d in ("gaussian", "uniform") for r in (48, 120) for n in (3400, 8600, 12800)]
+                      + [("recorded", r, n) for r in (2, 12) for n in (4800, 10500)]
+                      + [(d, 6, n) for d in ("gaussian", "uniform") for n in (5800, 14800)]
+                      + [("recorded", 16, 9001)])
+GRID4_SHORT_PREFILL = ([("recorded", r, n) for r in (768, 2560) for n in (3900, 10400)]
+                       + [(d, 1536, 7400) for d in ("gaussian", "uniform")])
+GRID4_MID = [("recorded", r, n) for r in (1, 24, 96) for n in (20000, 28000)]
+GRID4_LONG = ([("recorded", r, n) for r in (1, 2, 6, 12, 40) for n in (72000, 250000, 640000)]
+              + [(d, r, n) for d in ("gaussian", "uniform") for r in (3, 20) for n in (180000, 900000)]
+              + [("recorded", 2, 250001), ("recorded", 700, 70000)])
+GRID4_FIT = [(d, r, n) for d in FI_FIT["dist"] for r in FI_FIT["rows"] for n in FI_FIT["n"]]
+GRID4 = GRID4_SHORT_DECODE + GRID4_SHORT_PREFILL + GRID4_MID + GRID4_LONG + GRID4_FIT
+GRID4_PREDICTION = "topk_engines_grid4_prediction_2026-11-27.csv"
+GRID4_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid4.csv"
+
+
+def first_look_eff(hw: HardwareSpec, eff: Efficiency | None = None) -> Efficiency:
+    """The device's efficiency with topk_flashinfer's terms borrowed from topk_sglang (ASSUMPTION for the first look:
+    the same GPU's dependent-load round, L2 / L1 round, barrier phase and fixed time; FlashInfer's own structure is in
+    topk_production)."""
+    e = eff or hw.efficiency
+    ks = "topk_sglang"
+
+    def borrow(d):
+        return {**d, KIND: d[ks]} if ks in d else dict(d)
+    return replace(e, cta_slots={**e.cta_slots, KIND: P.CTA_SLOTS["flashinfer"]}, iter_s=borrow(e.iter_s),
+                   iter_l2_s=borrow(e.iter_l2_s), iter_l1_s=borrow(e.iter_l1_s), fixed_s=borrow(e.fixed_s),
+                   cta_fixed_s={**e.cta_fixed_s, KIND: 0.0}, sync_s=borrow(e.sync_s))
+
+
+def eff_with(hw: HardwareSpec, x) -> Efficiency:
+    """topk_flashinfer's terms x = (iter_us, iter_l2_us, phase_us); L1 iteration derived (sglang_iter_l1_us), fixed
+    time SGLang's pinned one (fit_production_topk_gemm.FIXED_FROM)."""
+    e = first_look_eff(hw)
+    it, it_l2, ph = x
+    l1 = P.sglang_iter_l1_us(it_l2, (e.l2_latency_s or 0.0) * 1e6)
+    return replace(e, iter_s={**e.iter_s, KIND: it * 1e-6}, iter_l2_s={**e.iter_l2_s, KIND: it_l2 * 1e-6},
+                   iter_l1_s={**e.iter_l1_s, KIND: l1 * 1e-6}, sync_s={**e.sync_s, KIND: ph * 1e-6},
+                   fixed_s={**e.fixed_s, KIND: F.pinned_fixed_us(hw) * 1e-6})
+
+
+def frame(shapes) -> pd.DataFrame:
+    """One row per (kernel, shape) with the pass statistics (fit_production_topk_gemm.topk_frame: FlashInfer's
+    filtered kernel makes SGLang's passes, so both kernels share them) and FlashInfer's dispatch (`fi_path`)."""
+    df = pd.DataFrame([{"family": "topk", "kernel": "sgl_topk", "dist": d, "rows": r, "n": n, "k": 2048}
+                       for d, r, n in shapes])
+    t = F.topk_frame(df)
+    fi = t.copy()
+    fi["kernel"] = CSV_KERNEL["flashinfer"]
+    out = pd.concat([t, fi], ignore_index=True)
+    out["fi_path"] = np.where(P.flashinfer_filtered(out["rows"], out["n"]), "filtered", "radix")
+    return out
+
+
+def predict_us(t: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
+    """Each row's time (us, in-graph) by its kernel's model under `eff`."""
+    from simulator.ops import OpBuilder
+
+    out = np.full(len(t), np.nan)
+    for kern, csv in CSV_KERNEL.items():
+        m = (t["kernel"] == csv).to_numpy()
+        if not m.any():
+            continue
+        s = t[m]
+        b = OpBuilder(int(m.sum()))
+        P.add_topk_ops(b, kern, s["rows"].to_numpy(float), s["n"].to_numpy(float), 2048.0, s["sweeps"].to_numpy(float),
+                       s["gathers"].to_numpy(float), gather_iters=s["gather_iters"].to_numpy(float),
+                       rounds=s["rounds"].to_numpy(float), **({"sms": float(hw.units)} if kern == "flashinfer" else {}))
+        ops = b.build()
+        sec = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
+        out[m] = np.bincount(ops.setting, weights=sec, minlength=int(m.sum())) * 1e6
+    return out
+
+
+def predict_grid4(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID4 priced: SGLang by the device's committed terms, FlashInfer by its first look (`first_look_eff`)."""
+    t = frame(GRID4)
+    t["pred_us"] = predict_us(t, hw, first_look_eff(hw))
+    res = t[F.SHAPE_KEYS + ["fi_path", "sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def regime(rows, n) -> np.ndarray:
+    """GRID4's regimes: row length (short <= 16,384, mid 16K-32K, long) x rows (decode 1-16, 32-132, prefill)."""
+    rows, n = np.asarray(rows), np.asarray(n)
+    ph = np.where(rows <= 16, "decode 1-16", np.where(rows <= 132, "decode 20-132", "prefill 700-2560"))
+    ln = np.where(n <= 16384, "short rows", np.where(n <= 32768, "mid rows 20K-28K", "long rows"))
+    return np.array([f"{a}, {b}" for a, b in zip(ln, ph)])
+
+
+def fit_mask(t: pd.DataFrame) -> np.ndarray:
+    return (t["dist"].isin(FI_FIT["dist"]) & t["rows"].isin(FI_FIT["rows"]) & t["n"].isin(FI_FIT["n"])).to_numpy()
+
+
+def fit_flashinfer(t: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """(iter_us, iter_l2_us, phase_us) of topk_flashinfer by least squares on log time over the FI_FIT rows of the
+    measured FlashInfer frame `t` (column median_us)."""
+    from scipy.optimize import least_squares
+
+    t = t[(t["kernel"] == CSV_KERNEL["flashinfer"]).to_numpy()]
+    m = fit_mask(t)
+    sub, y = t[m], np.log(t["median_us"].to_numpy(float)[m])
+    r = least_squares(lambda x: np.log(np.maximum(predict_us(sub, hw, eff_with(hw, x)), 1e-3)) - y,
+                      [0.35, 0.15, 0.5], bounds=([0.01, 0.01, 0.0], [5.0, 5.0, 50.0]))
+    x = [round(float(v), 4) for v in r.x]
+    return {"iter_us": x[0], "iter_l2_us": x[1], "phase_us": x[2], "fixed_us": round(F.pinned_fixed_us(hw), 4),
+            "fit_rows": int(m.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
