@@ -145,3 +145,126 @@ def fit_flashinfer(t: pd.DataFrame, hw: HardwareSpec) -> dict:
     x = [round(float(v), 4) for v in r.x]
     return {"iter_us": x[0], "iter_l2_us": x[1], "phase_us": x[2], "fixed_us": round(F.pinned_fixed_us(hw), 4),
             "fit_rows": int(m.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def measured(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid4 prediction joined to its measurement (one row per kernel x shape; `regime`, `fit` added)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID4_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID4_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["regime"] = regime(out["rows"], out["n"])
+    out["fit"] = (out["kernel"] == CSV_KERNEL["flashinfer"]).to_numpy() & fit_mask(out)
+    return out
+
+
+def _errors(pred, meas, reg, tag: str) -> pd.DataFrame:
+    e = 100.0 * (np.asarray(pred, float) / np.asarray(meas, float) - 1.0)
+    d = pd.DataFrame({"regime": np.asarray(reg), "e": e})
+    g = d.groupby("regime", sort=True)["e"]
+    return pd.DataFrame({"n": g.size(), f"{tag}_med": g.apply(lambda v: np.median(np.abs(v))).round(1),
+                         f"{tag}_p90": g.apply(lambda v: np.percentile(np.abs(v), 90)).round(1),
+                         f"{tag}_signed": g.median().round(1)}).reset_index()
+
+
+def goal(tab: pd.DataFrame, tag: str) -> pd.Series:
+    """met: |error| median <= 10 % and p90 <= 25 %."""
+    return np.where((tab[f"{tag}_med"] <= 10.0) & (tab[f"{tag}_p90"] <= 25.0), "met", "MISSED")
+
+
+def flashinfer_accuracy(hw: HardwareSpec, by_dist: bool = False) -> tuple[pd.DataFrame, dict]:
+    """FlashInfer's grid4 rows per regime x its kernel (filtered / radix): the committed first look (`first`, every
+    row unseen: priced before measuring) and the terms fitted on FI_FIT (`fitted`; the fit rows listed apart, the rest
+    held out). Returns (table, fitted terms)."""
+    m = measured()
+    t = m[m["kernel"] == CSV_KERNEL["flashinfer"]].reset_index(drop=True)
+    x = fit_flashinfer(t, hw)
+    t["pred_fit_us"] = predict_us(t, hw, eff_with(hw, (x["iter_us"], x["iter_l2_us"], x["phase_us"])))
+    part = np.where(t["fit"], "fit", "held out")
+    reg = [f"top-k flashinfer ({pa}): {r}, {p}" + (f", {d}" if by_dist else "")
+           for pa, r, p, d in zip(part, t["regime"], t["fi_path"], t["dist"])]
+    a = _errors(t["pred_us"], t["median_us"], reg, "first")
+    b = _errors(t["pred_fit_us"], t["median_us"], reg, "fitted").drop(columns="n")
+    tab = a.merge(b, on="regime")
+    tab["goal"] = goal(tab, "fitted")
+    return tab, x
+
+
+def sglang_blind4_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """SGLang's grid4 rows (the fourth blind set; every shape new) per regime: the model at main 5b35f90 (`main`,
+    committed before measuring)."""
+    m = measured()
+    s = m[m["kernel"] == CSV_KERNEL["sglang"]].reset_index(drop=True)
+    reg = [f"top-k sglang: {r}" + (f", {d}" if by_dist else "") for r, d in zip(s["regime"], s["dist"])]
+    tab = _errors(s["pred_main_us"], s["median_us"], reg, "main")
+    tab["goal"] = goal(tab, "main")
+    return tab
+
+
+def values_per_round_study(hw: HardwareSpec, values=(8.0, 4.0, 2.0, 1.0)) -> pd.DataFrame:
+    """topk_production.FI_VALUES_PER_ROUND's candidates, each refitted on FI_FIT alone: the fit rows' rms log error
+    (the choice's criterion) and, for the record, the held-out rows' |error| median / p90 (LOOKED-AT once printed)."""
+    keep = P.FI_VALUES_PER_ROUND
+    m = measured()
+    t = m[m["kernel"] == CSV_KERNEL["flashinfer"]].reset_index(drop=True)
+    out = []
+    try:
+        for v in values:
+            P.FI_VALUES_PER_ROUND = float(v)
+            x = fit_flashinfer(t, hw)
+            e = 100.0 * (predict_us(t, hw, eff_with(hw, (x["iter_us"], x["iter_l2_us"], x["phase_us"])))
+                         / t["median_us"].to_numpy(float) - 1.0)
+            h = np.abs(e[~t["fit"].to_numpy()])
+            out.append({"values_per_round": v, "fit_rms_log": x["rms_log_error"], "iter_us": x["iter_us"],
+                        "iter_l2_us": x["iter_l2_us"], "phase_us": x["phase_us"],
+                        "held_med": round(float(np.median(h)), 1), "held_p90": round(float(np.percentile(h, 90)), 1)})
+    finally:
+        P.FI_VALUES_PER_ROUND = keep
+    return pd.DataFrame(out)
+
+
+def write_flashinfer(target: str, hw: HardwareSpec, out_dir: Path, meas_csv: str | Path | None = None
+                     ) -> tuple[Path, dict]:
+    """Fit topk_flashinfer on grid4's FI_FIT rows (fit_flashinfer) and merge its terms into out_dir/<target>.yaml:
+    only topk_flashinfer's keys change (cta_slots, iter_us, iter_l2_us, iter_l1_us, fixed_us, cta_fixed_us, sync_us
+    and production_kernels.topk_flashinfer); every other term is kept."""
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    m = measured(meas_csv=meas_csv)
+    x = fit_flashinfer(m[m["kernel"] == CSV_KERNEL["flashinfer"]].reset_index(drop=True), hw)
+    x["iter_l1_us"] = round(P.sglang_iter_l1_us(x["iter_l2_us"], (hw.efficiency.l2_latency_s or 0.0) * 1e6), 4)
+    x["fixed_from"] = f"fixed_us.{F.FIXED_FROM}"
+    x["values_per_round"] = P.FI_VALUES_PER_ROUND
+    x["fit_shapes"] = {k: list(v) for k, v in FI_FIT.items()}
+    x["source"] = (f"simulator/calibration/topk_engines.py on {GRID4_MEASURED} (lab/kernels/measure_topk_engines.py): "
+                   "FlashInfer 0.6.4's top-k (radix_topk_ragged_transform, fp32, k 2048)")
+    p = Path(out_dir) / f"{target}.yaml"
+    old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
+    own = {"cta_slots": {KIND: P.CTA_SLOTS["flashinfer"]}, "iter_us": {KIND: x["iter_us"]},
+           "iter_l2_us": {KIND: x["iter_l2_us"]}, "iter_l1_us": {KIND: x["iter_l1_us"]},
+           "fixed_us": {KIND: x["fixed_us"]}, "cta_fixed_us": {KIND: 0.0}, "sync_us": {KIND: x["phase_us"]},
+           "production_kernels": dict(old) | {KIND: x}}
+    doc = C.merge_into(p, own, {k: (KIND,) for k in own if k != "production_kernels"} | {"production_kernels": None})
+    before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
+    for key in own:   # keep each table's key order (a changed term stays on its line; a new one goes last)
+        if isinstance(doc.get(key), dict) and isinstance(before.get(key), dict):
+            doc[key] = {k: doc[key][k] for k in before[key] if k in doc[key]} | {
+                k: v for k, v in doc[key].items() if k not in before[key]}
+    return C.write_checked(p, doc, ""), x
+
+
+if __name__ == "__main__":
+    import argparse
+
+    from hwmodels.spec import fitted_dirs, load_hardware
+
+    ap = argparse.ArgumentParser(description="FlashInfer's top-k fit on grid4 and both engines' grid4 accuracy")
+    ap.add_argument("--write", action="store_true", help="merge topk_flashinfer's fitted terms into the H100-SXM file")
+    a = ap.parse_args()
+    hw = load_hardware("H100-SXM")
+    if a.write:
+        print(write_flashinfer("H100-SXM", hw, fitted_dirs()[0]))
+    pd.set_option("display.width", 250)
+    print(values_per_round_study(hw).to_string(index=False))
+    print(flashinfer_accuracy(hw)[0].to_string(index=False))
+    print(sglang_blind4_accuracy().to_string(index=False))

@@ -38,7 +38,7 @@ max_len / 16,384 (integer division); else the multi-CTA RadixTopK.
               at most 16,384 staged candidates re-gathered from global memory each round, the same `topk == 0` exit:
               its passes per row are sglang_row's. It differs in its loads: vec_t<float, VEC_SIZE> cast_load with
               VEC_SIZE = gcd(max_len, 4) (float4 for row lengths divisible by 4), both sweeps `#pragma unroll 2`
-              (FI_LOADS_IN_FLIGHT), and no remainder loop (only a scalar tail of max_len mod VEC_SIZE values)
+              (measured: the per-score chain, not the load, sets their pace: FI_VALUES_PER_ROUND), and no remainder loop (only a scalar tail of max_len mod VEC_SIZE values)
     radix     RadixTopKKernel_Unified, multi-CTA: a row is split over ctas_per_group = ceil(max_len / chunk_max)
               CTAs of 1024 threads, chunk_max = (MaxSharedMemoryPerBlockOptin - 2,080 B) / 4 scores (FI_CHUNK_MAX),
               each CTA loading its chunk ONCE from global memory into shared memory as ordered keys (float4,
@@ -143,10 +143,17 @@ FI_CHUNK_MAX = 57592
 FI_RADIX_ROUNDS = 4               # RadixTopKTraits<float>: 32 bits / 8 radix bits, no early exit
 FI_RADIX_SMEM_SWEEPS = FI_RADIX_ROUNDS + 2   # + RadixCollectIndices' two sweeps (> pivot, == pivot)
 FI_RADIX_BARRIERS = 1 + FI_RADIX_ROUNDS + 1  # initial + one per round + the collect's (ragged / basic modes)
-#: loads each thread keeps in flight in FlashInfer's sweeps: `#pragma unroll 2` over one vec_t load per iteration
-#: (ASSUMPTION: the compiler issues both unrolled loads before their shared atomics, as it did for SGLang's 4x unrolled
-#: histogram sweep, SGL_LOADS_IN_FLIGHT; not read from FlashInfer's SASS)
-FI_LOADS_IN_FLIGHT = 2.0
+#: scores one thread of FlashInfer's filtered kernel walks per load round of its two sweeps. The source's structure says
+#: 8 (vec_t<float, 4> loads, `#pragma unroll 2`: FI_SOURCE_VALUES_PER_ROUND, the first look, committed before the
+#: measurement); measured (grid4, 2026-11-27), the kernel runs no faster at float4 than at scalar loads (rows of 9000
+#: vs 9001 scores: 13.9 vs 15.0 us at 40 / 16 rows) and about as fast as SGLang's one-load-per-round sweeps: each score
+#: still walks its own dependent chain after the load (fp16 key, a shared atomic; the emit sweep's returning atomic and
+#: index store), which the vector load does not shorten. FITTED CHOICE: 2, the value of {8, 4, 2, 1} with the least
+#: rms log error on FI_FIT alone (simulator/calibration/topk_engines.py values_per_round_study: 0.18 / 0.14 / 0.06 /
+#: 0.08); chosen after the held-out errors of every value had been printed, so FlashInfer's held-out grid4 rows are
+#: LOOKED-AT for it
+FI_VALUES_PER_ROUND = 2.0
+FI_SOURCE_VALUES_PER_ROUND = 8.0
 #: a radix round's barrier phase relative to SGLang's (sync[topk_flashinfer] is one SGLang-like phase: a run_cumsum of 8
 #: `__syncthreads()` plus ~4 around it): RadixSuffixSum is 8 strides of 2 `__syncthreads()` and ~5 more surround it
 #: (histogram clear, after the histogram, after the copy, RadixFindThresholdBucket's 2, the prefix update): 21 / 12
@@ -374,7 +381,7 @@ def flashinfer_vec(n):
 def _add_flashinfer(b, rows, n, k, sweeps, gathers, count, where, gather_iters, rounds, sms) -> None:
     """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (flashinfer_filtered):
     filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
-               ceil(n / (1024 x vec x FI_LOADS_IN_FLIGHT)) load rounds, the gathers as SGLang's (SGL_GATHER_ROUNDS,
+               ceil(n / (1024 x FI_VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (SGL_GATHER_ROUNDS,
                from the L1 when the row fits SGL_L1_BYTES: its `input` is `const DType* __restrict__` too), 1 + rounds
                barrier phases per CTA, one CTA per row
     radix      per CTA and row: one load of its chunk (ceil(chunk / (1024 x vec x 2)) rounds), FI_RADIX_SMEM_SWEEPS
@@ -393,7 +400,7 @@ def _add_flashinfer(b, rows, n, k, sweeps, gathers, count, where, gather_iters, 
     filt = flashinfer_filtered(rows, n)
     in_l1 = n * SCORE_BYTES <= SGL_L1_BYTES
     # filtered kernel
-    f_iters = sweeps * np.ceil(n / (FI_THREADS * vec * FI_LOADS_IN_FLIGHT)) + SGL_GATHER_ROUNDS * g_it
+    f_iters = sweeps * np.ceil(n / (FI_THREADS * FI_VALUES_PER_ROUND)) + SGL_GATHER_ROUNDS * g_it
     f_l1 = np.where(in_l1, SGL_GATHER_ROUNDS * g_it, 0.0)
     f_sync = np.where(sweeps > 0, SGL_PHASES["stage1"] + rnd, 0.0)
     f_rd = rows * (sweeps * n * SCORE_BYTES + np.where(in_l1, 0.0, gathers * SECTOR_BYTES))

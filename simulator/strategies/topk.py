@@ -174,8 +174,10 @@ RADIX_KERNELS = {
     "ours": {"hist_flops": HIST_ATOMIC_FLOPS, "fixed_flops": FINAL_SORT_ITEMS * FINAL_SORT_FLOPS_PER_ITEM},
     "trtllm_b200": {"hist_flops": 8.59, "fixed_flops": 3.67e5},
 }
-#: engines' radix kernels modelled from their sources (simulator/kernels/topk_production.py)
-PRODUCTION_RADIX = ("sglang", "trtllm")
+#: engines' radix kernels modelled from their sources (simulator/kernels/topk_production.py): SGLang's sgl-kernel top-k
+#: (its DSA top-k backend 'sgl-kernel'), TensorRT-LLM's indexer top-k, FlashInfer's top-k (SGLang's DSA top-k backend
+#: 'flashinfer' calls flashinfer.top_k_page_table_transform / top_k_ragged_transform; measured: FlashInfer 0.6.4)
+PRODUCTION_RADIX = ("sglang", "trtllm", "flashinfer")
 
 
 def add_radix_ops(b, rows, length, k, layers, steps: float, where=None, name="topk.radix", kernel="ours") -> None:
@@ -215,8 +217,8 @@ class RadixTopk(_Topk):
                        "a number of histogram steps in [1, 4] (half-11, 11, 11, 10 bits)"),
         "kernel": Param("ours", "'ours' = our measured single-CTA radix kernel (this pass model, fixed `steps`); "
                                 "'trtllm_b200' = the same pass model with TensorRT-LLM's histogram and fixed work fitted to "
-                                "its own B200 radix timings (RADIX_KERNELS); 'sglang' / 'trtllm' = the engines' kernels "
-                                "modelled from their sources, passes counted on recorded scores "
+                                "its own B200 radix timings (RADIX_KERNELS); 'sglang' / 'trtllm' / 'flashinfer' = the "
+                                "engines' kernels modelled from their sources, passes counted on recorded scores "
                                 "(simulator/kernels/topk_production.py)",
                         lambda v: (isinstance(v, str) and v in tuple(RADIX_KERNELS) + PRODUCTION_RADIX) or (
                             isinstance(v, dict) and set(v) == {"hist_flops", "fixed_flops"}
@@ -231,7 +233,8 @@ class RadixTopk(_Topk):
             from simulator.kernels import topk_production as TP
             st = TP.default_stats(self.kernel, length, int(k))
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
-                            gather_iters=st["gather_iters"], rounds=st["rounds"])
+                            gather_iters=st["gather_iters"], rounds=st["rounds"],
+                            **({"sms": float(combo.target.sm_count)} if self.kernel == "flashinfer" else {}))
             return
         add_radix_ops(b, rows, length, k, layers, self.steps, kernel=self.kernel)
 

@@ -1,0 +1,90 @@
+"""FlashInfer's top-k (kind topk_flashinfer): its dispatch and radix launch follow topk.cuh (and the kernels the
+measurement recorded), its fitted terms are the FI_FIT fit, grid4 was priced before it was measured, and a user can pick
+it as the radix top-k kernel."""
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwmodels.spec import load_hardware
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.calibration import topk_engines as E
+from simulator.kernels import topk_production as P
+from simulator.ops import OpBuilder
+from simulator.strategies.base import parse_axis
+from tests.conftest import make_combo
+
+
+def test_flashinfer_dispatch_and_radix_launch_follow_the_source():
+    rows = np.array([1, 128, 1, 2, 3, 12, 20, 6])
+    n = np.array([32768, 524288, 32772, 640000, 900000, 640000, 900000, 72000])
+    filt = P.flashinfer_filtered(rows, n)
+    # <= 32K: filtered; else filtered only when rows > n // 16384
+    assert filt.tolist() == [True, True, False, False, False, False, False, True]
+    L = P.flashinfer_launch(rows, n)
+    # (227 KiB - 2,080 B) / 4 scores per CTA: 640,000 -> 12 CTAs of 53,336; 900,000 -> 16 CTAs
+    assert L["ctas"][3] == 12 and L["chunk"][3] == 53336 and L["ctas"][4] == 16
+    # groups = min(SMs // ctas, rows): 2 x 640K -> 24 CTAs, 12 x 640K -> 132 (11 groups, 2 rows each), 20 x 900K -> 128
+    assert L["groups"][3] * L["ctas"][3] == 24
+    assert L["groups"][5] * L["ctas"][5] == 132 and L["iters"][5] == 2
+    assert L["groups"][6] * L["ctas"][6] == 128
+
+
+def test_flashinfer_grid4_kernels_recorded_match_the_dispatch():
+    """The launched kernel of every measured FlashInfer shape (the _notes file): Filtered vs Radix and its grid."""
+    import re
+
+    notes = (F.DATA_DIR / E.GRID4_MEASURED.replace(".csv", "_notes.txt")).read_text().splitlines()
+    seen = 0
+    for line in notes:
+        m = re.match(r"fi_topk \w+ rows (\d+) n (\d+): .*?(Filtered|Radix)TopK.*? grid \[(\d+), 1, 1\]", line)
+        if not m:
+            continue
+        r, n, kind, grid = int(m.group(1)), int(m.group(2)), m.group(3), int(m.group(4))
+        filt = bool(P.flashinfer_filtered(r, n))
+        assert filt == (kind == "Filtered"), line[:80]
+        L = P.flashinfer_launch(r, n)
+        assert grid == (r if filt else int(L["groups"] * L["ctas"])), line[:80]
+        seen += 1
+    assert seen == len(E.GRID4)
+
+
+def test_grid4_predicted_before_measuring_for_every_measured_shape():
+    p = pd.read_csv(F.DATA_DIR / E.GRID4_PREDICTION)
+    m = pd.read_csv(F.DATA_DIR / E.GRID4_MEASURED)
+    key = ["kernel", "dist", "rows", "n"]
+    assert len(p) == len(m) == 2 * len(E.GRID4)
+    assert set(map(tuple, p[key].to_numpy())) == set(map(tuple, m[key].to_numpy()))
+    # every SGLang row priced by main's model (pred_main_us, from a git archive of 5b35f90) as pred_us
+    s = p[p["kernel"] == "sgl_topk"]
+    assert np.allclose(s["pred_us"], s["pred_main_us"], atol=1e-3)
+    # the shapes are new to the committed SGLang campaigns
+    old = set()
+    for f in F.DATA_DIR.glob("production_kernels_nvidia-h100-80gb-hbm3_*.csv"):
+        d = pd.read_csv(f)
+        old |= set(zip(d.loc[d["family"] == "topk", "rows"], d.loc[d["family"] == "topk", "n"]))
+    assert not {(r, n) for _, r, n in E.GRID4} & old
+
+
+def test_flashinfer_terms_are_the_fi_fit():
+    hw = load_hardware("H100-SXM")
+    e = hw.efficiency
+    m = E.measured()
+    x = E.fit_flashinfer(m[m["kernel"] == "fi_topk"].reset_index(drop=True), hw)
+    assert x["fit_rows"] == 8
+    assert e.iter_s[E.KIND] * 1e6 == pytest.approx(x["iter_us"], abs=2e-3)
+    assert e.iter_l2_s[E.KIND] * 1e6 == pytest.approx(x["iter_l2_us"], abs=2e-3)
+    assert e.sync_s[E.KIND] * 1e6 == pytest.approx(x["phase_us"], abs=2e-3)
+    assert e.cta_slots[E.KIND] == 1.0
+
+
+def test_user_can_pick_flashinfer_topk():
+    c = make_combo(hw="H100-SXM", model="DeepSeek-V3.2-Exp", tp=8, attention="dsa", kv_dtype="fp8")
+    c = replace(c, topk=parse_axis("topk", [{"radix": {"kernel": "flashinfer"}}])[0])
+    b = OpBuilder(2)
+    c.topk.add_ops(b, c, np.array([1.0, 64.0]), np.array([640000.0, 8192.0]), 2048, 1, "decode")
+    df = b.build().to_frame()
+    assert set(df["name"]) == {"topk_flashinfer"}
+    # one row of 640K: the multi-CTA radix kernel (12 CTAs); 64 rows of 8K: one CTA per row
+    assert df["parallel_units"].tolist() == [12.0, 64.0]
