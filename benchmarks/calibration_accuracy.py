@@ -1676,6 +1676,7 @@ def production_kernels() -> None:
         _topk_blind_table(f, hw)
         _topk_blind2_table()
         _topk_blind3_table()
+        _topk_engines_grid4_table()
         _fresh3_table(f)
         _blind4_table(f)
         _blind5_table()
@@ -1829,6 +1830,57 @@ def _topk_blind3_table() -> None:
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         if by:
             _board_table(tab, "blind", "third blind top-k set (94)", family="top-k sglang")
+
+
+#: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring
+TOPK_GRID4_PREDICTION_COMMIT = "0c2a274"
+
+
+def _topk_engines_grid4_table() -> None:
+    """grid4 (simulator/calibration/topk_engines.py): SGLang's fourth blind top-k set (82 new shapes, priced by the
+    model at main 5b35f90 before measuring) and FlashInfer 0.6.4's top-k (kind topk_flashinfer) on the same shapes:
+    its first look (source structure, SGLang's terms borrowed; committed before measuring) and its terms fitted on
+    FI_FIT (8 rows) with the rest held out, LOOKED-AT for the filtered sweeps' values-per-round choice."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import topk_engines as TE
+
+    if not (TE.F.DATA_DIR / TE.GRID4_MEASURED).is_file():
+        print(f"\n== top-k grid4: not measured yet ({TE.GRID4_PREDICTION} holds the predictions)")
+        return
+    hw = load_hardware("H100-SXM")
+    fmt = {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    print(f"\n== fourth blind top-k set, SGLang (grid4: predicted before measuring, commit "
+          f"{TOPK_GRID4_PREDICTION_COMMIT}: {TE.GRID4_PREDICTION}; measured {TE.GRID4_MEASURED}; every row blind: the "
+          f"model at main 5b35f90, which holds the third set's looked-at 'now' rules); |error| median / p90, signed "
+          f"median, %; 17 rows of the grid (both kernels, long recorded / uniform rows) are marked WRONG SELECTION by "
+          f"the measurement (more than 16,384 scores tie in the threshold bin; the kernel's time is kept)")
+    for by in (False, True):
+        print(TE.sglang_blind4_accuracy(by_dist=by).to_string(**fmt))
+    m = TE.measured()
+    s = m[m["kernel"] == "sgl_topk"]
+    e = 100.0 * (s["pred_main_us"] / s["median_us"] - 1.0)
+    t = TE.sglang_blind4_accuracy()
+    BOARD.add("top-k sglang", "blind", "fourth blind top-k set (82), main 5b35f90's committed prices", e,
+              int((t["goal"] == "met").sum()), len(t))
+    tab, x = TE.flashinfer_accuracy(hw)
+    print(f"\n== FlashInfer 0.6.4 top-k on grid4 (kind topk_flashinfer; radix_topk_ragged_transform, fp32, k 2048): "
+          f"first = the first look committed before measuring (commit {TOPK_GRID4_PREDICTION_COMMIT}; topk.cuh's "
+          f"structure, SGLang's fitted terms borrowed, the filtered sweeps at the source's float4 x unroll-2 = 8 scores "
+          f"per thread per round); fitted = terms fitted on FI_FIT alone (gaussian, rows 1 / 128, n 8K / 32K / 128K / "
+          f"512K: iter {x['iter_us']}, iter_l2 {x['iter_l2_us']}, phase {x['phase_us']} us; rms log {x['rms_log_error']})"
+          f" with the filtered sweeps at 2 scores per round, the value of 8 / 4 / 2 / 1 with the least FI_FIT error, "
+          f"chosen after every value's held-out errors were printed: the held-out rows are LOOKED-AT; goal on fitted")
+    print(tab.to_string(**fmt))
+    print(TE.values_per_round_study(hw).to_string(index=False))
+    fi = m[m["kernel"] == "fi_topk"].reset_index(drop=True)
+    first = tab[~tab["regime"].str.contains(r"\(fit\)")]
+    BOARD.add("top-k flashinfer", "first look", "grid4 (82), source structure + SGLang's terms, committed prices",
+              100.0 * (fi["pred_us"] / fi["median_us"] - 1.0),
+              int(((first["first_med"] <= 10) & (first["first_p90"] <= 25)).sum()), len(first))
+    held = fi[~fi["fit"]]
+    e = 100.0 * (TE.predict_us(held, hw, hw.efficiency) / held["median_us"].to_numpy(float) - 1.0)
+    BOARD.add("top-k flashinfer", "looked-at", "grid4 held out (74), FI_FIT terms, values-per-round chosen after",
+              e, int((first["goal"] == "met").sum()), len(first))
 
 
 #: the commit that holds the third GEMM hold-out's predictions (this model and the model before the small-M rule)

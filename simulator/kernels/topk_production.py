@@ -49,6 +49,13 @@ max_len / 16,384 (integer division); else the multi-CTA RadixTopK.
               with one more inter-CTA barrier; an initial barrier too (6 per row). Groups = min(SMs / ctas_per_group,
               rows) run persistently, each row after row: ceil(rows / groups) rows per CTA, one wave.
 
+Which engine runs which (the user picks one as `topk: {radix: {kernel: sglang | trtllm | flashinfer}}`,
+simulator.strategies.topk PRODUCTION_RADIX): SGLang's DSA top-k backend option (`--dsa-topk-backend`) names
+'sgl-kernel' (topk.cu above) and 'flashinfer' (flashinfer.top_k_page_table_transform at decode, top_k_ragged_transform
+at prefill) among others; TensorRT-LLM runs its own indexerTopK.cu. Only SGLang's and FlashInfer's kernels are measured
+(H100; FlashInfer through the ragged transform, whose epilogue adds an offset where the page-table transform gathers
+the page table's entry for each of the k indices: not timed).
+
 All three are priced as one op per launch in the roofline's wave model (hwmodels.roofline `waves`): CTAs = rows (x blocks per
 row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
 one round of loads (each waits for its loads before the next atomics): a full sweep of N values is ceil(N / (threads x
