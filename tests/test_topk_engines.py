@@ -10,7 +10,7 @@ import pytest
 from hwmodels.spec import load_hardware
 from simulator.calibration import fit_production_topk_gemm as F
 from simulator.calibration import topk_engines as E
-from simulator.kernels import topk_production as P
+from simulator.kernels import topk_flashinfer as FK
 from simulator.ops import OpBuilder
 from simulator.strategies.base import parse_axis
 from tests.conftest import make_combo
@@ -19,10 +19,10 @@ from tests.conftest import make_combo
 def test_flashinfer_dispatch_and_radix_launch_follow_the_source():
     rows = np.array([1, 128, 1, 2, 3, 12, 20, 6])
     n = np.array([32768, 524288, 32772, 640000, 900000, 640000, 900000, 72000])
-    filt = P.flashinfer_filtered(rows, n)
+    filt = FK.filtered(rows, n)
     # <= 32K: filtered; else filtered only when rows > n // 16384
     assert filt.tolist() == [True, True, False, False, False, False, False, True]
-    L = P.flashinfer_launch(rows, n)
+    L = FK.launch(rows, n)
     # (227 KiB - 2,080 B) / 4 scores per CTA: 640,000 -> 12 CTAs of 53,336; 900,000 -> 16 CTAs
     assert L["ctas"][3] == 12 and L["chunk"][3] == 53336 and L["ctas"][4] == 16
     # groups = min(SMs // ctas, rows): 2 x 640K -> 24 CTAs, 12 x 640K -> 132 (11 groups, 2 rows each), 20 x 900K -> 128
@@ -42,9 +42,9 @@ def test_flashinfer_grid4_kernels_recorded_match_the_dispatch():
         if not m:
             continue
         r, n, kind, grid = int(m.group(1)), int(m.group(2)), m.group(3), int(m.group(4))
-        filt = bool(P.flashinfer_filtered(r, n))
+        filt = bool(FK.filtered(r, n))
         assert filt == (kind == "Filtered"), line[:80]
-        L = P.flashinfer_launch(r, n)
+        L = FK.launch(r, n)
         assert grid == (r if filt else int(L["groups"] * L["ctas"])), line[:80]
         seen += 1
     assert seen == len(E.GRID4)

@@ -24,6 +24,7 @@ import pandas as pd
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration import fit_production_topk_gemm as F
+from simulator.kernels import topk_flashinfer as FK
 from simulator.kernels import topk_production as P
 
 KIND = "topk_flashinfer"
@@ -86,7 +87,7 @@ def frame(shapes) -> pd.DataFrame:
     fi = t.copy()
     fi["kernel"] = CSV_KERNEL["flashinfer"]
     out = pd.concat([t, fi], ignore_index=True)
-    out["fi_path"] = np.where(P.flashinfer_filtered(out["rows"], out["n"]), "filtered", "radix")
+    out["fi_path"] = np.where(FK.filtered(out["rows"], out["n"]), "filtered", "radix")
     return out
 
 
@@ -101,9 +102,13 @@ def predict_us(t: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray
             continue
         s = t[m]
         b = OpBuilder(int(m.sum()))
-        P.add_topk_ops(b, kern, s["rows"].to_numpy(float), s["n"].to_numpy(float), 2048.0, s["sweeps"].to_numpy(float),
-                       s["gathers"].to_numpy(float), gather_iters=s["gather_iters"].to_numpy(float),
-                       rounds=s["rounds"].to_numpy(float), **({"sms": float(hw.units)} if kern == "flashinfer" else {}))
+        args = (s["rows"].to_numpy(float), s["n"].to_numpy(float), 2048.0, s["sweeps"].to_numpy(float),
+                s["gathers"].to_numpy(float))
+        kw = {"gather_iters": s["gather_iters"].to_numpy(float), "rounds": s["rounds"].to_numpy(float)}
+        if kern == "flashinfer":
+            FK.add_ops(b, *args, count=1.0, where=None, sms=float(hw.units), **kw)
+        else:
+            P.add_topk_ops(b, kern, *args, **kw)
         ops = b.build()
         sec = price(ops, hw.with_efficiency(eff), "graph") - hw.launch_graph_s
         out[m] = np.bincount(ops.setting, weights=sec, minlength=int(m.sum())) * 1e6
@@ -201,15 +206,15 @@ def sglang_blind4_accuracy(by_dist: bool = False) -> pd.DataFrame:
 
 
 def values_per_round_study(hw: HardwareSpec, values=(8.0, 4.0, 2.0, 1.0)) -> pd.DataFrame:
-    """topk_production.FI_VALUES_PER_ROUND's candidates, each refitted on FI_FIT alone: the fit rows' rms log error
+    """topk_flashinfer.VALUES_PER_ROUND's candidates, each refitted on FI_FIT alone: the fit rows' rms log error
     (the choice's criterion) and, for the record, the held-out rows' |error| median / p90 (LOOKED-AT once printed)."""
-    keep = P.FI_VALUES_PER_ROUND
+    keep = FK.VALUES_PER_ROUND
     m = measured()
     t = m[m["kernel"] == CSV_KERNEL["flashinfer"]].reset_index(drop=True)
     out = []
     try:
         for v in values:
-            P.FI_VALUES_PER_ROUND = float(v)
+            FK.VALUES_PER_ROUND = float(v)
             x = fit_flashinfer(t, hw)
             e = 100.0 * (predict_us(t, hw, eff_with(hw, (x["iter_us"], x["iter_l2_us"], x["phase_us"])))
                          / t["median_us"].to_numpy(float) - 1.0)
@@ -218,7 +223,7 @@ def values_per_round_study(hw: HardwareSpec, values=(8.0, 4.0, 2.0, 1.0)) -> pd.
                         "iter_l2_us": x["iter_l2_us"], "phase_us": x["phase_us"],
                         "held_med": round(float(np.median(h)), 1), "held_p90": round(float(np.percentile(h, 90)), 1)})
     finally:
-        P.FI_VALUES_PER_ROUND = keep
+        FK.VALUES_PER_ROUND = keep
     return pd.DataFrame(out)
 
 
@@ -234,7 +239,7 @@ def write_flashinfer(target: str, hw: HardwareSpec, out_dir: Path, meas_csv: str
     x = fit_flashinfer(m[m["kernel"] == CSV_KERNEL["flashinfer"]].reset_index(drop=True), hw)
     x["iter_l1_us"] = round(P.sglang_iter_l1_us(x["iter_l2_us"], (hw.efficiency.l2_latency_s or 0.0) * 1e6), 4)
     x["fixed_from"] = f"fixed_us.{F.FIXED_FROM}"
-    x["values_per_round"] = P.FI_VALUES_PER_ROUND
+    x["values_per_round"] = FK.VALUES_PER_ROUND
     x["fit_shapes"] = {k: list(v) for k, v in FI_FIT.items()}
     x["source"] = (f"simulator/calibration/topk_engines.py on {GRID4_MEASURED} (lab/kernels/measure_topk_engines.py): "
                    "FlashInfer 0.6.4's top-k (radix_topk_ragged_transform, fp32, k 2048)")

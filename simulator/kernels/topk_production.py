@@ -28,26 +28,7 @@ TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 073
     only with previous indices, > 16,384 columns and > 32 rows; the multi-pass radix path only when the caller passes
     scratch (not modelled).
 
-FlashInfer (include/flashinfer/topk.cuh of the flashinfer-python 0.6.4 wheel; flashinfer-ai/flashinfer tag v0.6.4):
-the DSA transforms (top_k_ragged_transform / top_k_page_table_transform) and top_k dispatch per launch between two
-kernels (ShouldUseFilteredTopK, fp32 scores): FilteredTopK when the row holds <= 32,768 scores, or when rows >
-max_len / 16,384 (integer division); else the multi-CTA RadixTopK.
-    filtered  FilteredTopKUnifiedKernel: SGLang's algorithm (the source says "based on sgl-kernel's filter
-              algorithm"): one 1024-thread CTA per row, 128 KiB dynamic shared memory, the same fp16-key 256-bin
-              histogram sweep, the same emit / stage sweep, up to 4 refinement rounds (fp32 bits 31-24 ... 7-0) over
-              at most 16,384 staged candidates re-gathered from global memory each round, the same `topk == 0` exit:
-              its passes per row are sglang_row's. It differs in its loads: vec_t<float, VEC_SIZE> cast_load with
-              VEC_SIZE = gcd(max_len, 4) (float4 for row lengths divisible by 4), both sweeps `#pragma unroll 2`
-              (measured: the per-score chain, not the load, sets their pace: FI_VALUES_PER_ROUND), and no remainder loop (only a scalar tail of max_len mod VEC_SIZE values)
-    radix     RadixTopKKernel_Unified, multi-CTA: a row is split over ctas_per_group = ceil(max_len / chunk_max)
-              CTAs of 1024 threads, chunk_max = (MaxSharedMemoryPerBlockOptin - 2,080 B) / 4 scores (FI_CHUNK_MAX),
-              each CTA loading its chunk ONCE from global memory into shared memory as ordered keys (float4,
-              unroll 2); then always 4 radix rounds (no early exit) each sweeping the whole chunk in shared memory
-              (a prefix match and a shared atomic per value, unroll 2), each ending in an inter-CTA barrier over a
-              global histogram (red.release / ld.acquire spin on RadixRowState) and a 256-bin suffix sum of 16
-              `__syncthreads()`; then two more shared-memory sweeps collecting the values above / equal to the pivot
-              with one more inter-CTA barrier; an initial barrier too (6 per row). Groups = min(SMs / ctas_per_group,
-              rows) run persistently, each row after row: ceil(rows / groups) rows per CTA, one wave.
+FlashInfer (flashinfer-python 0.6.4 include/flashinfer/topk.cuh): simulator/kernels/topk_flashinfer.py.
 
 Which engine runs which (the user picks one as `topk: {radix: {kernel: sglang | trtllm | flashinfer}}`,
 simulator.strategies.topk PRODUCTION_RADIX): SGLang's DSA top-k backend option (`--dsa-topk-backend`) names
@@ -140,38 +121,6 @@ SGL_L1_BYTES = 92.0 * 1024
 #: measured L2 load latency (latency.l2_us) plus this: `sglang_iter_l1_us`
 SGL_L1_LATENCY_US = 0.019
 OP_KIND = {"sglang": "topk_sglang", "trtllm": "topk_trtllm", "flashinfer": "topk_flashinfer"}
-#: FlashInfer topk.cuh (flashinfer-python 0.6.4) constants (module docstring)
-FI_THREADS = 1024                 # FILTERED_TOPK_BLOCK_THREADS; BLOCK_THREADS of RadixTopK*MultiCTA
-FI_FILTERED_MAX_LEN = 32768       # ShouldUseFilteredTopK, 32-bit types: max_len <= 32768 -> filtered
-FI_ROWS_PER_LEN = 16384           # ... else filtered only when num_rows > max_len / 16384
-#: scores one radix CTA holds: (cudaDevAttrMaxSharedMemoryPerBlockOptin - round_up(4 x (256 + 256 + 5), 16)) / 4, the
-#: optin limit 227 KiB = 232,448 B on sm_90 (CUDA C++ Programming Guide, compute capability 9.0): (232448 - 2080) / 4
-FI_CHUNK_MAX = 57592
-FI_RADIX_ROUNDS = 4               # RadixTopKTraits<float>: 32 bits / 8 radix bits, no early exit
-FI_RADIX_SMEM_SWEEPS = FI_RADIX_ROUNDS + 2   # + RadixCollectIndices' two sweeps (> pivot, == pivot)
-FI_RADIX_BARRIERS = 1 + FI_RADIX_ROUNDS + 1  # initial + one per round + the collect's (ragged / basic modes)
-#: scores one thread of FlashInfer's filtered kernel walks per load round of its two sweeps. The source's structure says
-#: 8 (vec_t<float, 4> loads, `#pragma unroll 2`: FI_SOURCE_VALUES_PER_ROUND, the first look, committed before the
-#: measurement); measured (grid4, 2026-11-27), the kernel runs no faster at float4 than at scalar loads (rows of 9000
-#: vs 9001 scores: 13.9 vs 15.0 us at 40 / 16 rows) and about as fast as SGLang's one-load-per-round sweeps: each score
-#: still walks its own dependent chain after the load (fp16 key, a shared atomic; the emit sweep's returning atomic and
-#: index store), which the vector load does not shorten. FITTED CHOICE: 2, the value of {8, 4, 2, 1} with the least
-#: rms log error on FI_FIT alone (simulator/calibration/topk_engines.py values_per_round_study: 0.18 / 0.14 / 0.06 /
-#: 0.08); chosen after the held-out errors of every value had been printed, so FlashInfer's held-out grid4 rows are
-#: LOOKED-AT for it
-FI_VALUES_PER_ROUND = 2.0
-FI_SOURCE_VALUES_PER_ROUND = 8.0
-#: a radix round's barrier phase relative to SGLang's (sync[topk_flashinfer] is one SGLang-like phase: a run_cumsum of 8
-#: `__syncthreads()` plus ~4 around it): RadixSuffixSum is 8 strides of 2 `__syncthreads()` and ~5 more surround it
-#: (histogram clear, after the histogram, after the copy, RadixFindThresholdBucket's 2, the prefix update): 21 / 12
-#: (ASSUMPTION: a phase costs in proportion to its barriers)
-FI_RADIX_PHASE = 21.0 / 12.0
-#: the multi-CTA inter-CTA barrier (red.release of arrival_counter, a spin of ld.acquire until all CTAs of the group
-#: arrived, the global histogram read back): in phases, ASSUMPTION ~2 dependent L2 round trips (~0.3 us each at the
-#: fitted L2 iteration) against the ~1.3 us fitted SGLang phase -> 0.5 phase; a one-CTA group has none
-FI_GLOBAL_BARRIER_PHASE = 0.5
-#: a shared-memory sweep iteration of the radix kernel (one ordered key read from shared memory, the prefix compare, a
-#: shared atomic) is priced as an L1-hit iteration (iter_l1[topk_flashinfer], `l1_iters`), two in flight (unroll 2)
 
 
 def _fp16_key(x: np.ndarray) -> np.ndarray:
@@ -254,25 +203,8 @@ def trtllm_row(x: np.ndarray, k: int = 2048) -> dict:
     return {"sweeps": 2 * steps, "steps": steps, "final_items": final}
 
 
-#: FlashInfer's filtered kernel makes SGLang's passes (module docstring); its radix path ignores them (flashinfer_launch)
+#: FlashInfer's filtered kernel makes SGLang's passes (topk_flashinfer); its radix path ignores them
 ROW_MODELS = {"sglang": sglang_row, "trtllm": trtllm_row, "flashinfer": sglang_row}
-
-
-def flashinfer_filtered(rows, n):
-    """True where FlashInfer's dispatch (ShouldUseFilteredTopK, fp32, k <= 2048 < max_len) runs FilteredTopK, False
-    where it runs the multi-CTA RadixTopK (module docstring)."""
-    rows, n = np.asarray(rows, float), np.asarray(n, float)
-    return (n <= FI_FILTERED_MAX_LEN) | (rows > np.floor(n / FI_ROWS_PER_LEN))
-
-
-def flashinfer_launch(rows, n, sms: float = 132.0) -> dict:
-    """FlashInfer's multi-CTA radix launch (RadixTopKRaggedTransformMultiCTA): CTAs per row (`ctas`), scores per CTA
-    (`chunk`), row groups in flight (`groups`), rows each CTA walks in turn (`iters`); arrays shaped like rows x n."""
-    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
-    ctas = np.ceil(n / FI_CHUNK_MAX)
-    chunk = np.minimum(np.ceil(np.ceil(n / ctas) / 4.0) * 4.0, FI_CHUNK_MAX)
-    groups = np.maximum(np.minimum(np.floor(sms / ctas), rows), 1.0)
-    return {"ctas": ctas, "chunk": chunk, "groups": groups, "iters": np.ceil(rows / groups)}
 
 
 def trtllm_blocks_per_row(rows, n):
@@ -332,18 +264,16 @@ def sglang_histogram_rounds(n):
 
 
 def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, where=None, gather_iters=None,
-                 rounds=None, sms: float = 132.0) -> None:
+                 rounds=None) -> None:
     """One launch of a production top-k kernel as a wave-model op (module docstring): CTAs, serial load rounds on one
     CTA's critical path, bytes (every read a re-read of the rows the indexer wrote), for `rows` rows of `n` scores
     making `sweeps` full sweeps and gathering `gathers` candidates per row (from pass_stats or a trace).
     SGLang: `gather_iters` = the gather loops' iterations per row (default ceil(gathers / threads)), each
     SGL_GATHER_ROUNDS load rounds long; `rounds` = refinement rounds per row: the CTA's barrier phases (1 + rounds,
     SGL_PHASES) go in `sync_steps`, which hwmodels.roofline CTA_SYNC_PER_WAVE charges once per wave.
-    FlashInfer: `_add_flashinfer` (its filtered kernel as SGLang's passes, its multi-CTA radix kernel; `sms` = the
-    device's SM count, which its launch reads)."""
+    FlashInfer's launch is topk_flashinfer.add_ops (same arguments, plus the device's SM count its launch reads)."""
     if kernel == "flashinfer":
-        _add_flashinfer(b, rows, n, k, sweeps, gathers, count, where, gather_iters, rounds, sms)
-        return
+        raise ValueError("FlashInfer's top-k is priced by simulator.kernels.topk_flashinfer.add_ops")
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     if kernel == "sglang":
@@ -376,54 +306,6 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where, **extra)
-
-
-def flashinfer_vec(n):
-    """FlashInfer's vector width for rows of n fp32 scores: gcd(n, 4) (ComputeFilteredTopKVecSize, vec_size of the
-    radix launch)."""
-    n = np.asarray(n, float)
-    return np.where(np.mod(n, 4.0) == 0, 4.0, np.where(np.mod(n, 2.0) == 0, 2.0, 1.0))
-
-
-def _add_flashinfer(b, rows, n, k, sweeps, gathers, count, where, gather_iters, rounds, sms) -> None:
-    """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (flashinfer_filtered):
-    filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
-               ceil(n / (1024 x FI_VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (SGL_GATHER_ROUNDS,
-               from the L1 when the row fits SGL_L1_BYTES: its `input` is `const DType* __restrict__` too), 1 + rounds
-               barrier phases per CTA, one CTA per row
-    radix      per CTA and row: one load of its chunk (ceil(chunk / (1024 x vec x 2)) rounds), FI_RADIX_SMEM_SWEEPS
-               shared-memory sweeps of ceil(chunk / 1024) / 2 iterations (`l1_iters`), FI_RADIX_ROUNDS phases of
-               FI_RADIX_PHASE and, with more than one CTA per row, FI_RADIX_BARRIERS inter-CTA barriers of
-               FI_GLOBAL_BARRIER_PHASE; times the rows each CTA walks (`iters`); groups x ctas CTAs (one wave); each
-               score read once."""
-    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
-    shape = rows.shape
-    sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
-    gathers = np.broadcast_to(np.asarray(gathers, float), shape)
-    g_it = np.ceil(gathers / FI_THREADS) if gather_iters is None else np.broadcast_to(np.asarray(gather_iters, float),
-                                                                                      shape)
-    rnd = np.zeros(shape) if rounds is None else np.broadcast_to(np.asarray(rounds, float), shape)
-    vec = flashinfer_vec(n)
-    filt = flashinfer_filtered(rows, n)
-    in_l1 = n * SCORE_BYTES <= SGL_L1_BYTES
-    # filtered kernel
-    f_iters = sweeps * np.ceil(n / (FI_THREADS * FI_VALUES_PER_ROUND)) + SGL_GATHER_ROUNDS * g_it
-    f_l1 = np.where(in_l1, SGL_GATHER_ROUNDS * g_it, 0.0)
-    f_sync = np.where(sweeps > 0, SGL_PHASES["stage1"] + rnd, 0.0)
-    f_rd = rows * (sweeps * n * SCORE_BYTES + np.where(in_l1, 0.0, gathers * SECTOR_BYTES))
-    f_again = f_rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES
-    # multi-CTA radix kernel
-    L = flashinfer_launch(rows, n, sms)
-    smem_it = FI_RADIX_SMEM_SWEEPS * np.ceil(L["chunk"] / FI_THREADS) / 2.0
-    r_iters = L["iters"] * (np.ceil(L["chunk"] / (FI_THREADS * vec * 2.0)) + smem_it)
-    r_l1 = L["iters"] * smem_it
-    r_sync = L["iters"] * (FI_RADIX_ROUNDS * FI_RADIX_PHASE
-                           + np.where(L["ctas"] > 1, FI_RADIX_BARRIERS * FI_GLOBAL_BARRIER_PHASE, 0.0))
-    b.add("topk_flashinfer", OP_KIND["flashinfer"], flops=rows * np.where(filt, sweeps, 1.0) * n * 4.0,
-          bytes_read=np.where(filt, f_rd, rows * n * SCORE_BYTES), bytes_written=rows * k * 4.0,
-          parallel_units=np.where(filt, rows, L["groups"] * L["ctas"]), serial_iters=np.where(filt, f_iters, r_iters),
-          reread_bytes=np.where(filt, f_again, 0.0), working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count,
-          where=where, l1_iters=np.where(filt, f_l1, r_l1), sync_steps=np.where(filt, f_sync, r_sync))
 
 
 #: the score rows production kernels are priced on when no trace is given: the recorded rows of the shipped codegqa

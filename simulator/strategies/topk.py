@@ -232,9 +232,13 @@ class RadixTopk(_Topk):
         if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
             from simulator.kernels import topk_production as TP
             st = TP.default_stats(self.kernel, length, int(k))
+            if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer
+                from simulator.kernels import topk_flashinfer as FK
+                FK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None,
+                           gather_iters=st["gather_iters"], rounds=st["rounds"], sms=float(combo.target.sm_count))
+                return
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
-                            gather_iters=st["gather_iters"], rounds=st["rounds"],
-                            **({"sms": float(combo.target.sm_count)} if self.kernel == "flashinfer" else {}))
+                            gather_iters=st["gather_iters"], rounds=st["rounds"])
             return
         add_radix_ops(b, rows, length, k, layers, self.steps, kernel=self.kernel)
 

@@ -1,0 +1,131 @@
+"""FlashInfer's top-k (kind topk_flashinfer), modelled from its source: include/flashinfer/topk.cuh of the
+flashinfer-python 0.6.4 wheel (flashinfer-ai/flashinfer tag v0.6.4), the kernels behind flashinfer.top_k,
+top_k_page_table_transform and top_k_ragged_transform (what SGLang's DSA top-k backend 'flashinfer' calls).
+
+The DSA transforms (top_k_ragged_transform / top_k_page_table_transform) and top_k dispatch per launch between two
+kernels (ShouldUseFilteredTopK, fp32 scores): FilteredTopK when the row holds <= 32,768 scores, or when rows >
+max_len / 16,384 (integer division); else the multi-CTA RadixTopK.
+    filtered  FilteredTopKUnifiedKernel: SGLang's algorithm (the source says "based on sgl-kernel's filter
+              algorithm"): one 1024-thread CTA per row, 128 KiB dynamic shared memory, the same fp16-key 256-bin
+              histogram sweep, the same emit / stage sweep, up to 4 refinement rounds (fp32 bits 31-24 ... 7-0) over
+              at most 16,384 staged candidates re-gathered from global memory each round, the same `topk == 0` exit:
+              its passes per row are topk_production.sglang_row's. It differs in its loads: vec_t<float, VEC_SIZE> cast_load with
+              VEC_SIZE = gcd(max_len, 4) (float4 for row lengths divisible by 4), both sweeps `#pragma unroll 2`
+              (measured: the per-score chain, not the load, sets their pace: VALUES_PER_ROUND), and no remainder
+              loop (only a scalar tail of max_len mod VEC_SIZE values)
+    radix     RadixTopKKernel_Unified, multi-CTA: a row is split over ctas_per_group = ceil(max_len / chunk_max)
+              CTAs of 1024 threads, chunk_max = (MaxSharedMemoryPerBlockOptin - 2,080 B) / 4 scores (CHUNK_MAX),
+              each CTA loading its chunk ONCE from global memory into shared memory as ordered keys (float4,
+              unroll 2); then always 4 radix rounds (no early exit) each sweeping the whole chunk in shared memory
+              (a prefix match and a shared atomic per value, unroll 2), each ending in an inter-CTA barrier over a
+              global histogram (red.release / ld.acquire spin on RadixRowState) and a 256-bin suffix sum of 16
+              `__syncthreads()`; then two more shared-memory sweeps collecting the values above / equal to the pivot
+              with one more inter-CTA barrier; an initial barrier too (6 per row). Groups = min(SMs / ctas_per_group,
+              rows) run persistently, each row after row: ceil(rows / groups) rows per CTA, one wave.
+
+Its terms (iter, iter_l2, iter_l1, the barrier phase) are fitted on grid4's FI_FIT rows
+(simulator/calibration/topk_engines.py; measured on the H100, lab/kernels/measure_topk_engines.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.kernels import topk_production as P
+
+THREADS = 1024                 # FILTERED_TOPK_BLOCK_THREADS; BLOCK_THREADS of RadixTopK*MultiCTA
+FILTERED_MAX_LEN = 32768       # ShouldUseFilteredTopK, 32-bit types: max_len <= 32768 -> filtered
+ROWS_PER_LEN = 16384           # ... else filtered only when num_rows > max_len / 16384
+#: scores one radix CTA holds: (cudaDevAttrMaxSharedMemoryPerBlockOptin - round_up(4 x (256 + 256 + 5), 16)) / 4, the
+#: optin limit 227 KiB = 232,448 B on sm_90 (CUDA C++ Programming Guide, compute capability 9.0): (232448 - 2080) / 4
+CHUNK_MAX = 57592
+RADIX_ROUNDS = 4               # RadixTopKTraits<float>: 32 bits / 8 radix bits, no early exit
+RADIX_SMEM_SWEEPS = RADIX_ROUNDS + 2   # + RadixCollectIndices' two sweeps (> pivot, == pivot)
+RADIX_BARRIERS = 1 + RADIX_ROUNDS + 1  # initial + one per round + the collect's (ragged / basic modes)
+#: scores one thread of FlashInfer's filtered kernel walks per load round of its two sweeps. The source's structure says
+#: 8 (vec_t<float, 4> loads, `#pragma unroll 2`: SOURCE_VALUES_PER_ROUND, the first look, committed before the
+#: measurement); measured (grid4, 2026-11-27), the kernel runs no faster at float4 than at scalar loads (rows of 9000
+#: vs 9001 scores: 13.9 vs 15.0 us at 40 / 16 rows) and about as fast as SGLang's one-load-per-round sweeps: each score
+#: still walks its own dependent chain after the load (fp16 key, a shared atomic; the emit sweep's returning atomic and
+#: index store), which the vector load does not shorten. FITTED CHOICE: 2, the value of {8, 4, 2, 1} with the least
+#: rms log error on topk_engines.FI_FIT alone (simulator/calibration/topk_engines.py values_per_round_study: 0.18 / 0.14 / 0.06 /
+#: 0.08); chosen after the held-out errors of every value had been printed, so FlashInfer's held-out grid4 rows are
+#: LOOKED-AT for it
+VALUES_PER_ROUND = 2.0
+SOURCE_VALUES_PER_ROUND = 8.0
+#: a radix round's barrier phase relative to SGLang's (sync[topk_flashinfer] is one SGLang-like phase: a run_cumsum of 8
+#: `__syncthreads()` plus ~4 around it): RadixSuffixSum is 8 strides of 2 `__syncthreads()` and ~5 more surround it
+#: (histogram clear, after the histogram, after the copy, RadixFindThresholdBucket's 2, the prefix update): 21 / 12
+#: (ASSUMPTION: a phase costs in proportion to its barriers)
+RADIX_PHASE = 21.0 / 12.0
+#: the multi-CTA inter-CTA barrier (red.release of arrival_counter, a spin of ld.acquire until all CTAs of the group
+#: arrived, the global histogram read back): in phases, ASSUMPTION ~2 dependent L2 round trips (~0.3 us each at the
+#: fitted L2 iteration) against the ~1.3 us fitted SGLang phase -> 0.5 phase; a one-CTA group has none
+GLOBAL_BARRIER_PHASE = 0.5
+#: a shared-memory sweep iteration of the radix kernel (one ordered key read from shared memory, the prefix compare, a
+#: shared atomic) is priced as an L1-hit iteration (iter_l1[topk_flashinfer], `l1_iters`), two in flight (unroll 2)
+
+
+def filtered(rows, n):
+    """True where FlashInfer's dispatch (ShouldUseFilteredTopK, fp32, k <= 2048 < max_len) runs FilteredTopK, False
+    where it runs the multi-CTA RadixTopK (module docstring)."""
+    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    return (n <= FILTERED_MAX_LEN) | (rows > np.floor(n / ROWS_PER_LEN))
+
+
+def launch(rows, n, sms: float = 132.0) -> dict:
+    """FlashInfer's multi-CTA radix launch (RadixTopKRaggedTransformMultiCTA): CTAs per row (`ctas`), scores per CTA
+    (`chunk`), row groups in flight (`groups`), rows each CTA walks in turn (`iters`); arrays shaped like rows x n."""
+    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
+    ctas = np.ceil(n / CHUNK_MAX)
+    chunk = np.minimum(np.ceil(np.ceil(n / ctas) / 4.0) * 4.0, CHUNK_MAX)
+    groups = np.maximum(np.minimum(np.floor(sms / ctas), rows), 1.0)
+    return {"ctas": ctas, "chunk": chunk, "groups": groups, "iters": np.ceil(rows / groups)}
+
+
+def vec_width(n):
+    """FlashInfer's vector width for rows of n fp32 scores: gcd(n, 4) (ComputeFilteredTopKVecSize, vec_size of the
+    radix launch)."""
+    n = np.asarray(n, float)
+    return np.where(np.mod(n, 4.0) == 0, 4.0, np.where(np.mod(n, 2.0) == 0, 2.0, 1.0))
+
+
+def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=None, rounds=None,
+            sms: float = 132.0) -> None:
+    """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (filtered):
+    filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
+               ceil(n / (1024 x VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (P.SGL_GATHER_ROUNDS,
+               from the L1 when the row fits P.SGL_L1_BYTES: its `input` is `const DType* __restrict__` too), 1 + rounds
+               barrier phases per CTA, one CTA per row
+    radix      per CTA and row: one load of its chunk (ceil(chunk / (1024 x vec x 2)) rounds), RADIX_SMEM_SWEEPS
+               shared-memory sweeps of ceil(chunk / 1024) / 2 iterations (`l1_iters`), RADIX_ROUNDS phases of
+               RADIX_PHASE and, with more than one CTA per row, RADIX_BARRIERS inter-CTA barriers of
+               GLOBAL_BARRIER_PHASE; times the rows each CTA walks (`iters`); groups x ctas CTAs (one wave); each
+               score read once."""
+    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
+    shape = rows.shape
+    sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
+    gathers = np.broadcast_to(np.asarray(gathers, float), shape)
+    g_it = np.ceil(gathers / THREADS) if gather_iters is None else np.broadcast_to(np.asarray(gather_iters, float),
+                                                                                      shape)
+    rnd = np.zeros(shape) if rounds is None else np.broadcast_to(np.asarray(rounds, float), shape)
+    vec = vec_width(n)
+    filt = filtered(rows, n)
+    in_l1 = n * P.SCORE_BYTES <= P.SGL_L1_BYTES
+    # filtered kernel
+    f_iters = sweeps * np.ceil(n / (THREADS * VALUES_PER_ROUND)) + P.SGL_GATHER_ROUNDS * g_it
+    f_l1 = np.where(in_l1, P.SGL_GATHER_ROUNDS * g_it, 0.0)
+    f_sync = np.where(sweeps > 0, P.SGL_PHASES["stage1"] + rnd, 0.0)
+    f_rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(in_l1, 0.0, gathers * P.SECTOR_BYTES))
+    f_again = f_rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
+    # multi-CTA radix kernel
+    L = launch(rows, n, sms)
+    smem_it = RADIX_SMEM_SWEEPS * np.ceil(L["chunk"] / THREADS) / 2.0
+    r_iters = L["iters"] * (np.ceil(L["chunk"] / (THREADS * vec * 2.0)) + smem_it)
+    r_l1 = L["iters"] * smem_it
+    r_sync = L["iters"] * (RADIX_ROUNDS * RADIX_PHASE
+                           + np.where(L["ctas"] > 1, RADIX_BARRIERS * GLOBAL_BARRIER_PHASE, 0.0))
+    b.add("topk_flashinfer", P.OP_KIND["flashinfer"], flops=rows * np.where(filt, sweeps, 1.0) * n * 4.0,
+          bytes_read=np.where(filt, f_rd, rows * n * P.SCORE_BYTES), bytes_written=rows * k * 4.0,
+          parallel_units=np.where(filt, rows, L["groups"] * L["ctas"]), serial_iters=np.where(filt, f_iters, r_iters),
+          reread_bytes=np.where(filt, f_again, 0.0), working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count,
+          where=where, l1_iters=np.where(filt, f_l1, r_l1), sync_steps=np.where(filt, f_sync, r_sync))
