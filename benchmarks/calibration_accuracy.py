@@ -90,6 +90,7 @@ def main() -> None:
     production_attention()
     production_indexer()
     production_indexer_blind2()
+    production_indexer_blind3()
     BOARD.print()
 
 
@@ -171,6 +172,62 @@ def production_indexer_blind2() -> None:
     for lab, col in (("main c61edea", "pred_main_us"), ("new", "pred_new_us")):
         short = lab.split()[0]
         BOARD.add("indexer_dg", "blind", f"DeepGEMM indexer blind grid 2, {lab} model's committed prices",
+                  (b[col] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()), len(tb))
+
+
+def production_indexer_blind3() -> None:
+    """DeepGEMM's DSA-indexer kernels, third grid (lab/kernels/predict_deepgemm_indexer_blind3.py): shapes in no
+    earlier measurement, weighted to verification next_n 2 and prefill with few query blocks per CTA, priced by main's
+    model (5b35f90) and by the model with the verification tail and the prefill chain derived from the source
+    (simulator/calibration/fit_deepgemm_indexer.py verify_row_tail_us, PREFILL_HELD) and committed BEFORE one device
+    call measured them. Small-batch decode shapes are measured twice: with the earlier grids' 8-table key rotation
+    (warm8: their pages fit the L2) and with one fresh table per call over a 400 MB pool (cold: a decode step's
+    layers each read their own keys); regimes of cold rows carry '[cold]'. `replicate` rows repeat grid-2 shapes (not
+    blind). Then the cold / warm8 ratio per shape measured both ways."""
+    import pandas as pd
+
+    from simulator.calibration import fit_deepgemm_indexer as FI
+
+    preds = sorted(FI.DATA_DIR.glob("deepgemm_indexer_blind3_predictions_*.csv"))
+    meas = sorted(FI.DATA_DIR.glob("deepgemm_indexer_blind3_nvidia-*.csv"))
+    if not preds or not meas:
+        return
+    p, m = FI.load(preds[-1]), FI.load(meas[-1])
+    for x in (p, m):
+        x["rotation"] = x["rotation"].fillna("").astype(str)
+    key = ["part", "batch", "context", "next_n", "rows", "keys", "rotation"]
+    d = m[key + ["median_us"]].merge(p, on=key, how="inner")
+    d["regime"] = FI.regime(d).to_numpy() + np.where(d["rotation"] == "cold", " [cold]", "")
+    out = []
+    for tag in ("blind", "replicate"):
+        x = d[d["set"] == tag]
+        for reg, g in x.groupby("regime"):
+            row = {"set": tag, "regime": reg, "n": len(g)}
+            for lab, col in (("main", "pred_main_us"), ("new", "pred_new_us")):
+                e = (g[col] / g["median_us"] - 1.0) * 100.0
+                row |= {f"{lab}_med": e.abs().median(), f"{lab}_p90": np.quantile(e.abs(), 0.9),
+                        f"{lab}_signed": e.median(),
+                        f"{lab}_goal": "met" if e.abs().median() <= 10 and np.quantile(e.abs(), 0.9) <= 25 else "MISSED"}
+            out.append(row)
+    t = pd.DataFrame(out)
+    print(f"\n== H100-SXM: DeepGEMM DSA-indexer kernels, BLIND grid 3 ({meas[-1].name}; prices committed before the "
+          f"measurement in {preds[-1].name}: main = 5b35f90's model, new = verification tail + prefill chain from the "
+          f"source; |model / measured - 1| in %, signed + = the model too slow; goal median <= 10 %, p90 <= 25 %)")
+    print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    dec = d[d["part"] == "decode"]
+    w = dec[dec["rotation"] == "warm8"].set_index(["batch", "context", "next_n"])["median_us"]
+    c = dec[dec["rotation"] == "cold"].set_index(["batch", "context", "next_n"])["median_us"]
+    both = pd.concat({"warm8_us": w, "cold_us": c}, axis=1).dropna()
+    if len(both):
+        both["cold_minus_warm_us"] = both["cold_us"] - both["warm8_us"]
+        both["cold_vs_warm_pct"] = (both["cold_us"] / both["warm8_us"] - 1.0) * 100.0
+        print("\nthe same decode shapes, keys rotated past the L2 (cold) vs the earlier grids' 8-table rotation (warm8):")
+        print(both.reset_index().to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    b = d[d["set"] == "blind"]
+    tb = t[t["set"] == "blind"]
+    for lab, col in (("main 5b35f90", "pred_main_us"), ("new", "pred_new_us")):
+        short = lab.split()[0]
+        BOARD.add("indexer_dg", "blind", f"DeepGEMM indexer blind grid 3, {lab} model's committed prices",
                   (b[col] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()), len(tb))
 
 

@@ -193,14 +193,21 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #: (warpgroup_wait<0>) before its ReLU-weighted head reduction and logits store, after that page's TMA load
 #: (deep_gemm/include/deep_gemm/impls/sm90_fp8_paged_mqa_logits.cuh @ DeepGEMM 54e2261): its MMAs are in the per-item
 #: time, not a stream of their own
-CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg"))
+#: DeepGEMM's prefill indexer kernel (sm90_fp8_mqa_logits, kind indexer_dg_prefill) too: its 4 math warpgroups each
+#: issue one [64 keys x 128] x [block_q x 64 heads x 128] WGMMA per 256-key block, wait for it (warpgroup_wait<0>)
+#: and reduce over the heads before the next block (deep_gemm/include/deep_gemm/impls/sm90_fp8_mqa_logits.cuh @
+#: 54e2261): a key block's MMAs and epilogue are its per-block time on the busiest CTA's chain
+CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_prefill"))
 #: kinds whose CTAs keep several loads in flight ahead of their compute, so the pipeline fill is not one more
 #: iteration: DeepGEMM's paged indexer kernel gives each math warpgroup its own TMA producer warp and kNumKVStages = 3
 #: shared-memory stages (sm90_fp8_paged_mqa_logits.cuh @ 54e2261; host: csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp),
 #: and the producer issues the next pages' loads as soon as a stage is free, before the first page is consumed: a CTA's
 #: first load is its chain's first iteration already (iter[kind] is the per-item time on that chain), and a one-item
 #: CTA costs max(its bytes' arrival, one iteration), not their sum: these kinds' fill is 0
-CHAIN_PREFETCHED = tuple(KIND_CODE[k] for k in ("indexer_dg",))
+#: DeepGEMM's prefill indexer kernel likewise: one TMA warp issues every key block of a CTA's query blocks through
+#: kNumKVStages = 3 stages (and the next query block's Q before the current block's keys), ahead of the 4 math
+#: warpgroups (sm90_fp8_mqa_logits.cuh @ 54e2261)
+CHAIN_PREFETCHED = tuple(KIND_CODE[k] for k in ("indexer_dg", "indexer_dg_prefill"))
 #: kinds whose CTAs run alone on their SM, one wave after another (FlashAttention's CuTe sm_90 forward: 384 threads x 168
 #: registers and 164,864 B of shared memory per CTA, so one resident CTA per SM; SingleTileScheduler, not persistent:
 #: flash-attn-4 4.0.0b36 flash_attn/cute/flash_fwd_sm90.py). Two rules follow from that structure:

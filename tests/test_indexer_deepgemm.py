@@ -105,3 +105,36 @@ def test_paged_one_item_is_max_of_arrival_and_item_not_their_sum():
     arrival = 16 * 2048 * F.KEY_BYTES / (hw.hbm_bw_bytes_s * e.memory[F.PAGED]) * 1e6
     assert arrival > e.iter_s[F.PAGED] * 1e6
     assert t2 < (e.fixed_s[F.PAGED] + e.iter_s[F.PAGED]) * 1e6 + arrival * 1.1
+
+
+def test_verify_second_row_adds_one_derived_tail():
+    # next_n 2 on sm_90: the same items as next_n 1 (one atom), each page's WGMMA N 64 -> 128 and a second head
+    # reduction; only the last item's extra work is exposed: one tail (sync_steps = next_n - 1), derived from the
+    # datasheet fp8 peak and clock, shipped as sync_us.indexer_dg
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as F
+
+    hw = load_hardware("H100-SXM")
+    tail = F.verify_row_tail_us(hw)
+    mma = 4 * 2 * 64 * 64 * 128 / (1978.9e12 / 132) * 1e6
+    assert tail == pytest.approx(mma + 110 * 4 / 1.98e9 * 1e6, abs=1e-3)
+    assert hw.efficiency.sync_s[F.PAGED] * 1e6 == pytest.approx(tail, abs=1e-4)
+    one = pd.DataFrame({"part": ["decode"] * 2, "batch": [3, 3], "context": [2048] * 2, "next_n": [1, 2],
+                        "rows": [3, 6], "keys": [2048] * 2})
+    t1, t2 = F.predict_us(one, hw, hw.efficiency)
+    assert t2 - t1 == pytest.approx(tail, abs=0.01)
+
+
+def test_prefill_terms_held_by_the_structure():
+    # the prefill kind's tensor work is on its chain (CHAIN_TENSOR) with prefetched loads (CHAIN_PREFETCHED): compute
+    # and cta_fixed are not fitted, memory is the paged kind's; only fixed_us and iter_us come from the fit
+    from hwmodels.roofline import CHAIN_PREFETCHED, CHAIN_TENSOR, KIND_CODE
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as F
+
+    assert KIND_CODE[F.PREFILL] in CHAIN_TENSOR and KIND_CODE[F.PREFILL] in CHAIN_PREFETCHED
+    e = load_hardware("H100-SXM").efficiency
+    assert e.compute[F.PREFILL] == 1.0 and e.cta_fixed_s[F.PREFILL] == 0.0
+    assert e.memory[F.PREFILL] == e.memory[F.PAGED]

@@ -8,8 +8,10 @@ DeepSeek-V3.2's indexer shape (64 heads x head dim 128, fp8 keys with one fp32 s
 Grids (GRID_*): decode batch x context x next_n; prefill query rows x keys, row i of a chunk of S rows at the end of
 a prompt of K tokens sees keys [0, K - S + i + 1) (what a DSA prefill chunk asks of the indexer). Timing: the CUDA-graph
 timer of lab/harness.py (`_timing.time_graph`: calls back to back in a graph, a spin before each timed replay, the
-median of 5 replays / calls). Decode rotates 8 block tables of random pages over a key pool of >= 160 MB (so
-back-to-back calls do not find their keys in the 50 MB L2, as layer after layer of a real step does not).
+median of 5 replays / calls). Decode rotates 8 block tables of random pages over a key pool of >= 160 MB (rotation
+"warm8": a shape whose 8 tables touch less than the 50 MB L2 finds its keys there), or, for grid rows of rotation
+"cold", one fresh table per call over consecutive slices of a 400 MB pool, >= 150 MB of pages between two uses of a
+page (as layer after layer of a real step, each on its own keys).
 --smoke checks the kernels against a torch reference on small shapes and times two shapes.
 
 sgl-deep-gemm's _C.so is built against a newer PyTorch than the lent machine's; by default (DG_IMPL=upstream) the
@@ -39,6 +41,14 @@ GRID_PREFILL = [(1024, 8192), (1024, 16384), (1024, 32768), (1024, 65536),
                 (8192, 8192), (8192, 16384), (8192, 32768), (8192, 65536)]
 POOL_BYTES = 160 * 2**20
 N_TABLES = 8
+#: rotation "cold" (grid column `rotation`): the calls of one graph walk consecutive slices of a random permutation of
+#: a key pool of COLD_POOL_BYTES, one fresh block table per call, with at least COLD_BYTES of pages touched between two
+#: uses of a page (3 x the H100's 50 MB L2), as a decode step's 61 layers each read their own layer's keys; "warm8"
+#: (the default, what the first two grids measured): 8 block tables of random pages rotated, so a shape whose 8 tables
+#: touch less than the L2 finds its pages there
+COLD_BYTES = 150 * 10**6
+COLD_POOL_BYTES = 400 * 2**20
+COLD_MAX_CALLS = 4096
 MAX_REL_ERR = 1e-3   # fp8 inputs are exact in fp32: what differs is the accumulation order only
 ERRS: list = []
 
@@ -86,23 +96,41 @@ def _context_lens(dg, b, ctx, n, sms):
         return cl2, dg.get_paged_mqa_logits_metadata(cl2, PAGE, sms), "2d"
 
 
-def decode_case(dg, b, ctx, n, sms, pool):
+def cold_tables(b, nblk, pool_blocks, g) -> list:
+    """Block tables for rotation "cold": table i = the i-th slice of b x nblk pages of a random permutation of the
+    pool, cycling through it, enough tables that one rotation touches >= COLD_BYTES (module docstring)."""
+    per = b * nblk
+    n_t = min(COLD_MAX_CALLS, max(N_TABLES, math.ceil(COLD_BYTES / (per * PAGE * (D + 4)))))
+    perm = torch.randperm(pool_blocks, device="cuda", generator=g)
+    flat = perm[torch.arange(n_t * per, device="cuda") % pool_blocks].to(torch.int32)
+    return list(flat.view(n_t, b, nblk).unbind(0))
+
+
+def decode_case(dg, b, ctx, n, sms, pool, rotation="warm8"):
     nblk = math.ceil(ctx / PAGE)
     g = torch.Generator(device="cuda").manual_seed(b * 7 + ctx + n)
-    tables = [torch.randint(0, pool.shape[0], (b, nblk), device="cuda", dtype=torch.int32, generator=g)
-              for _ in range(N_TABLES)]
+    if rotation == "cold":
+        tables = cold_tables(b, nblk, pool.shape[0], g)
+    else:
+        tables = [torch.randint(0, pool.shape[0], (b, nblk), device="cuda", dtype=torch.int32, generator=g)
+                  for _ in range(N_TABLES)]
+    n_t = len(tables)
     q = torch.randn(b, n, H, D, device="cuda", dtype=torch.bfloat16).to(torch.float8_e4m3fn)
     w = torch.randn(b * n, H, device="cuda", dtype=torch.float32)
     cl, meta, form = _context_lens(dg, b, ctx, n, sms)
     max_ctx = nblk * PAGE
 
     def logits(i):
-        return dg.fp8_fp4_paged_mqa_logits(q, pool, w, cl, tables[i % N_TABLES], meta, max_ctx)
+        return dg.fp8_fp4_paged_mqa_logits(q, pool, w, cl, tables[i % n_t], meta, max_ctx)
 
     def metadata(i):
         return dg.get_paged_mqa_logits_metadata(cl, PAGE, sms)
 
-    return T.time_graph(logits), T.time_graph(metadata), form
+    if rotation == "cold":   # every table once per replay: calls = tables (a replay of <= 1 ms per call)
+        st = T.time_graph(logits, target_us=1000.0 * n_t, max_calls=n_t)
+    else:
+        st = T.time_graph(logits)
+    return st, T.time_graph(metadata), form, n_t
 
 
 def prefill_case(dg, s, k):
@@ -168,10 +196,12 @@ def _decode_priority(case):
 
 
 def read_grid(path: str) -> tuple[list, list]:
-    """(decode (batch, context, next_n), prefill (rows, keys)) shapes of a grid CSV, in file order."""
+    """(decode (batch, context, next_n, rotation), prefill (rows, keys)) shapes of a grid CSV, in file order
+    (rotation "warm8" where the grid has no such column)."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    dec = [(int(r["batch"]), int(r["context"]), int(r["next_n"])) for r in rows if r["part"] == "decode"]
+    dec = [(int(r["batch"]), int(r["context"]), int(r["next_n"]), r.get("rotation") or "warm8")
+           for r in rows if r["part"] == "decode"]
     pre = [(int(r["rows"]), int(r["keys"])) for r in rows if r["part"] == "prefill"]
     return dec, pre
 
@@ -197,13 +227,14 @@ def main() -> None:
     if not ERRS or not all(e <= MAX_REL_ERR for e in ERRS):   # a NaN fails too   # nothing is timed unless every kernel matches the reference
         raise SystemExit(f"CHECK FAILED: rel errors {ERRS} (allowed {MAX_REL_ERR})")
     # prefill first, then decode by batch 16 (the fit's), 1, 128, 64, 4: a run cut short keeps the rows that matter most
-    grid_d = [(1, 8192, 1), (16, 32768, 2)] if args.smoke else sorted(GRID_DECODE, key=_decode_priority)
+    grid_d = [(1, 8192, 1, "warm8"), (16, 32768, 2, "warm8"), (1, 1024, 1, "cold")] if args.smoke else \
+        [(b, c, n, "warm8") for b, c, n in sorted(GRID_DECODE, key=_decode_priority)]
     grid_p = [(1024, 8192)] if args.smoke else GRID_PREFILL
     if args.grid:
         grid_d, grid_p = read_grid(args.grid)
     os.makedirs(args.out, exist_ok=True)
     cols = ["part", "batch", "context", "next_n", "rows", "keys", "median_us", "p20_us", "p80_us", "calls",
-            "meta_us", "context_lens", "device", "torch", "cuda", "driver", "deep_gemm", "date"]
+            "meta_us", "context_lens", "rotation", "tables", "device", "torch", "cuda", "driver", "deep_gemm", "date"]
     path = os.path.join(args.out, "deepgemm_indexer.csv")
     with open(path, "w", newline="") as fh:
         wr = csv.DictWriter(fh, fieldnames=cols)
@@ -220,28 +251,33 @@ def main() -> None:
                 wr.writerow({**base, "part": "prefill", "batch": 1, "context": k, "next_n": 0, "rows": s, "keys": k,
                              "median_us": round(st["median"], 3), "p20_us": round(st["p20"], 3),
                              "p80_us": round(st["p80"], 3), "calls": st["calls"], "meta_us": "",
-                             "context_lens": "ragged"})
+                             "context_lens": "ragged", "rotation": "", "tables": ""})
                 fh.flush()
                 print(f"prefill S={s:5d} K={k:6d} {st['median']:10.2f} us t={time.time() - t0:.0f}s", flush=True)
                 torch.cuda.empty_cache()
         if args.part in ("decode", "all"):
-            need = max(b * math.ceil(c / PAGE) for b, c, _ in grid_d)
+            need = max(b * math.ceil(c / PAGE) for b, c, _, _ in grid_d)
             nb = max(need, POOL_BYTES // (PAGE * (D + 4)))
             pool = kv_cache_fp8(torch.randn(nb, PAGE, 1, D, device="cuda", dtype=torch.bfloat16))
-            for b, c, n in grid_d:
+            cold_pool = None
+            if any(r == "cold" for _, _, _, r in grid_d):
+                ncold = max(need, COLD_POOL_BYTES // (PAGE * (D + 4)))
+                cold_pool = kv_cache_fp8(torch.randn(ncold, PAGE, 1, D, device="cuda", dtype=torch.bfloat16))
+            for b, c, n, rot in grid_d:
                 try:
-                    st, mt, form = decode_case(dg, b, c, n, sms, pool)
+                    st, mt, form, n_t = decode_case(dg, b, c, n, sms, cold_pool if rot == "cold" else pool, rot)
                 except Exception as e:   # noqa: BLE001 - report and go on
                     print("decode fail", b, c, n, repr(e)[:300], flush=True)
                     continue
                 wr.writerow({**base, "part": "decode", "batch": b, "context": c, "next_n": n, "rows": b * n,
                              "keys": c, "median_us": round(st["median"], 3), "p20_us": round(st["p20"], 3),
                              "p80_us": round(st["p80"], 3), "calls": st["calls"], "meta_us": round(mt["median"], 3),
-                             "context_lens": form})
+                             "context_lens": form, "rotation": rot, "tables": n_t})
                 fh.flush()
-                print(f"decode B={b:4d} ctx={c:6d} n={n} {st['median']:9.2f} us  meta {mt['median']:6.2f} us "
+                print(f"decode B={b:4d} ctx={c:6d} n={n} {rot:5s} x{n_t:<4d} calls {st['calls']:4d} "
+                      f"{st['median']:9.2f} us  meta {mt['median']:6.2f} us "
                       f"t={time.time() - t0:.0f}s", flush=True)
-            del pool
+            del pool, cold_pool
             torch.cuda.empty_cache()
     print("wrote", path, "total s", round(time.time() - t0, 1), flush=True)
 

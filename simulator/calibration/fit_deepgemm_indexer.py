@@ -45,6 +45,16 @@ BORROWED_FROM = "gemm_fp8_block"
 #:   iter_us       one item's dependent-load chain (paged_item_latency_us), from the device's measured latencies: the
 #:                 fit rows never bind it (their bytes' arrival is longer than one item there)
 PAGED_HELD = {"compute": 1.0, "cta_fixed_us": 0.0}
+#: the prefill kind's terms that the structure fixes (sm90_fp8_mqa_logits.cuh @ 54e2261); the fit on the 4K-row
+#: prefill had driven compute to its upper bound (1.5) and memory to 0.15, i.e. neither a tensor stream nor the HBM
+#: bytes set its time, the busiest CTA's chain does:
+#:   compute       none: the kind is in hwmodels.roofline CHAIN_TENSOR (each key block's WGMMAs are waited for,
+#:                 warpgroup_wait<0>, and reduced before the next block: part of iter_us); written as 1.0, unused
+#:   cta_fixed_us  0: num_sms persistent CTAs, one wave (a per-CTA prologue is one per launch: fixed_us)
+#:   memory        the paged kind's fitted memory (ASSUMPTION: the same TMA streams of the same fp8 key layout; its
+#:                 HBM bytes, the keys once, the queries and the logits, never bind at the fit rows)
+#: so fixed_us and iter_us (one 256-key block: 4 WGMMAs [64 x 128] x [128 x 128] + the head reduction) are fitted
+PREFILL_HELD = {"compute": 1.0, "cta_fixed_us": 0.0}
 #: dependent loads before a CTA's first page reaches its warpgroups (sm90_fp8_paged_mqa_logits.cuh and
 #: scheduler/sm90_paged_mqa_logits.cuh @ 54e2261): its schedule_meta pair (written by the metadata kernel just before),
 #: then context_lens[q] (refresh_num_kv), then the block-table entries of its split, all L2-resident in a serving step
@@ -62,6 +72,32 @@ def paged_item_latency_us(hw: HardwareSpec) -> float:
         raise ValueError("the paged indexer's item latency needs the device's measured l2 / dram latencies")
     return round((ITEM_L2_LOADS * e.l2_latency_s + ITEM_DRAM_LOADS * e.dram_latency_s) * 1e6, 4)
 KEY_BYTES = HEAD_DIM + 4.0             # fp8 values + one fp32 scale per token
+#: the paged kernel's math warpgroups per CTA (split_kv 256 / mma_m 64: csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp
+#: @ 54e2261) and, per extra next_n row, the epilogue instructions of one math warp: the ReLU x weight transform and
+#: sum of kNumHeads / 2 = 32 accumulators (max, mul, add: 3 each) plus the two scale multiplies, two xor-shuffle
+#: rounds of two values with their adds, the offsets and two stores (~14): ASSUMPTION, counted from the source's
+#: loop (sm90_fp8_paged_mqa_logits.cuh @ 54e2261), not from its SASS
+PAGED_MATH_WARPGROUPS = 4
+EPILOGUE_INSTR_PER_ROW = 3 * (HEADS // 2) + 14
+#: warps per SM sub-partition scheduler (16 math warps over the SM's 4 schedulers, one instruction per clock each:
+#: H100 whitepaper, 4 warp schedulers per SM)
+WARPS_PER_SCHEDULER = PAGED_MATH_WARPGROUPS * 4 // 4
+
+
+def verify_row_tail_us(hw: HardwareSpec) -> float:
+    """What one more next_n row adds to a paged launch, exposed once (the last item of a CTA's chain): on sm_90 the
+    kernel takes both rows of next_n = 2 in one atom (the scheduler's kNumNextNAtoms = 1, the metadata's next_n_atom
+    = 2: items as for next_n = 1), so each page's WGMMA grows from N = 64 to N = 128 (FP8MMASelector<kNextN x
+    kNumHeads>) and the head reduction and logits store run once per row (the kNextN loop), after the WGMMA waits
+    (warpgroup_wait<0>), sm90_fp8_paged_mqa_logits.cuh @ 54e2261. The loads of the next pages are already in flight
+    (3 KV stages per warpgroup), so along a chain the extra work overlaps the next item's load and only the last
+    item's is exposed (the chain's iter_us stays the load latency). Derived, not fitted:
+        WGMMA     4 warpgroups x 2 x 64 keys x 64 heads x 128 dims fp8 flops at one SM's dense fp8 peak
+                  (datasheet peak / SMs)
+        epilogue  EPILOGUE_INSTR_PER_ROW instructions x WARPS_PER_SCHEDULER warps at one per clock (datasheet clock)."""
+    mma = PAGED_MATH_WARPGROUPS * 2.0 * 64 * HEADS * HEAD_DIM / (hw.flops_for("fp8") / hw.units)
+    epi = EPILOGUE_INSTR_PER_ROW * WARPS_PER_SCHEDULER / hw.clock_hz
+    return round((mma + epi) * 1e6, 4)
 
 
 def latest_csv(kind: str = "") -> Path | None:
@@ -113,13 +149,15 @@ def eff_with(hw: HardwareSpec, kind: str, x, base: Efficiency | None = None) -> 
 
 def add_paged(b, B, q, N, count, sms: int, kind: str = PAGED, where=None) -> None:
     """fp8_paged_mqa_logits (simulator/kernels/indexer.py): min(items, SMs) persistent CTAs, ceil(items / SMs) items
-    on the busiest one; flops of whole 256-key items; keys read once; fp32 logits written."""
+    on the busiest one; flops of whole 256-key items; keys read once; fp32 logits written; next_n - 1 exposed
+    extra-row tails (sync_steps x sync[kind] = verify_row_tail_us)."""
     R = B * q
     ctas, chain = X.paged_chain(B, N, sms, q)
     keys = np.ceil(np.asarray(N, float) / X.SPLIT_KV) * X.SPLIT_KV
     b.add("indexer_logits", kind, flops=2.0 * R * keys * HEADS * HEAD_DIM + 3.0 * R * keys * HEADS,
           bytes_read=B * N * KEY_BYTES + R * HEADS * (HEAD_DIM + 4.0), bytes_written=R * N * 4.0,
-          parallel_units=ctas, serial_iters=chain, dtype="fp8", count=count, where=where)
+          parallel_units=ctas, serial_iters=chain, sync_steps=np.asarray(q, float) - 1.0, dtype="fp8",
+          count=count, where=where)
 
 
 def add_prefill(b, rows, keys, count, sms: int, kind: str = PREFILL, exact: bool = True, where=None) -> None:
@@ -179,7 +217,10 @@ def fit_kind(df: pd.DataFrame, hw: HardwareSpec, kind: str, base: Efficiency | N
     def resid(x):
         return np.log(np.maximum(predict_us(sub, hw, eff_with(hw, kind, x, base)), 1e-3)) - y
     x0, lo, hi = [0.8, 0.8, 3.0, 1.0, 1.0], [0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 20.0]
-    held = {**PAGED_HELD, "iter_us": paged_item_latency_us(hw)} if kind == PAGED else {}
+    if kind == PAGED:
+        held = {**PAGED_HELD, "iter_us": paged_item_latency_us(hw)}
+    else:
+        held = {**PREFILL_HELD, "memory": float((base or hw.efficiency).memory[PAGED])}
     free = [i for i, t in enumerate(TERMS) if t not in held]
 
     def full(z):
@@ -194,10 +235,18 @@ def fit_kind(df: pd.DataFrame, hw: HardwareSpec, kind: str, base: Efficiency | N
         "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
+def with_verify_tail(hw: HardwareSpec, base: Efficiency | None = None) -> Efficiency:
+    """`base` (default the borrowed terms) with the paged kind's derived extra-row tail as sync[indexer_dg]."""
+    e = base or borrowed_eff(hw)
+    return replace(e, sync_s={**e.sync_s, PAGED: verify_row_tail_us(hw) * 1e-6})
+
+
 def fitted_eff(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict, dict]:
-    """Both kinds fitted on their fit rows (each kind's fit sees only its own part's fit rows)."""
-    fp = fit_kind(df, hw, PAGED)
-    e = eff_with(hw, PAGED, [fp[k] for k in TERMS])
+    """Both kinds fitted on their fit rows (each kind's fit sees only its own part's fit rows); the paged kind's
+    extra-row tail is derived (verify_row_tail_us) and present while its terms are fitted."""
+    base = with_verify_tail(hw)
+    fp = fit_kind(df, hw, PAGED, base)
+    e = eff_with(hw, PAGED, [fp[k] for k in TERMS], base)
     fq = fit_kind(df, hw, PREFILL, e)
     e = eff_with(hw, PREFILL, [fq[k] for k in TERMS], e)
     return e, fp, fq
@@ -247,6 +296,7 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
     df = load(data_csv)
     _, fp, fq = fitted_eff(df, hw)
     own = {"cta_slots": {PAGED: 1.0, PREFILL: 1.0},
+           "sync_us": {PAGED: verify_row_tail_us(hw)},
            "iter_us": {PAGED: fp["iter_us"], PREFILL: fq["iter_us"]},
            "fixed_us": {PAGED: fp["fixed_us"], PREFILL: fq["fixed_us"]},
            "cta_fixed_us": {PAGED: fp["cta_fixed_us"], PREFILL: fq["cta_fixed_us"]},
@@ -260,9 +310,10 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
                          "with simulator/kernels/indexer.py",
                "fit_shapes": {"decode": {k: list(v) for k, v in FIT_DECODE.items()},
                               "prefill": {k: list(v) for k, v in FIT_PREFILL.items()}},
+               "verify_row_tail_us": verify_row_tail_us(hw),
                PAGED: fp, PREFILL: fq}}
     p = Path(out_dir) / f"{target}.yaml"
-    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "iter_us": (PAGED, PREFILL),
+    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "sync_us": (PAGED,), "iter_us": (PAGED, PREFILL),
                                 "fixed_us": (PAGED, PREFILL), "cta_fixed_us": (PAGED, PREFILL),
                                 "compute": (PAGED, PREFILL), "memory": (PAGED, PREFILL), "deepgemm_indexer": None})
     return C.write_checked(p, doc, ""), fp, fq

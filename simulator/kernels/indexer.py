@@ -32,6 +32,13 @@ fp8_mqa_logits (prefill, ragged keys per query row):
                 with no pipeline fill (hwmodels.roofline CHAIN_PREFETCHED), the WGMMAs inside the per-item time
                 (CHAIN_TENSOR); one item's time is its dependent loads (schedule_meta, context_lens, block table from
                 L2, the page from HBM: fit_deepgemm_indexer.paged_item_latency_us), measured per device, not fitted
+verification (next_n 2): the scheduler's kNumNextNAtoms = 1, so a CTA's item covers both rows: each page's WGMMA has
+                N = 128 (FP8MMASelector<kNextN x kNumHeads>) and the head reduction and store loop over kNextN rows;
+                with the next pages in flight only the last item's extra work is exposed: one tail per extra row
+                (fit_deepgemm_indexer.verify_row_tail_us, the op's sync_steps)
+prefill per CTA: one TMA warp issues the key blocks of all its query blocks through 3 stages ahead of the 4 math
+                warpgroups, which each WGMMA their 64 keys of the block, wait and reduce before the next: the per-block
+                time is the chain's iteration (CHAIN_TENSOR, CHAIN_PREFETCHED; fitted iter_us), no compute stream
 get_paged_mqa_logits_metadata: one 32-thread CTA; measured alongside the paged kernel (the engine launches it once per
 step, simulator/strategies/dsa.py add_paged_logits_metadata).
 
@@ -48,7 +55,10 @@ first look: ASSUMPTIONS one paged item = one K step of that GEMM, one prefill ke
 re-read and (b) this structure at those rates, were committed before it was timed
 (deepgemm_indexer_first_look_h100.csv). The metadata kernel measures 2.4-3.8 us per step (batch 1-128). A second grid
 (69 shapes, decode weighted to short contexts at batch <= 8) was priced and committed before it was measured
-(deepgemm_indexer_blind2_*: lab/kernels/predict_deepgemm_indexer_blind.py; benchmarks/calibration_accuracy.py).
+(deepgemm_indexer_blind2_*: lab/kernels/predict_deepgemm_indexer_blind.py; benchmarks/calibration_accuracy.py); a
+third (78 rows: verification, prefill, small-batch decode with the keys rotated past the L2 and not) likewise
+(deepgemm_indexer_blind3_*: lab/kernels/predict_deepgemm_indexer_blind3.py): small-batch launches whose keys come from
+HBM (the engine's case) take 0.4-1.3 us more than with the 8-table rotation the fit rows used (docs/KNOWN_GAPS.md).
 """
 from __future__ import annotations
 

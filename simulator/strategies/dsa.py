@@ -77,7 +77,8 @@ def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int) -> N
     indexer.py): min(items, SMs) persistent CTAs, each walking ceil(items / SMs) 256-key items (serial_iters), kind
     indexer_dg (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole 256-key items (a
     partial split is computed in full); the key cache (fp8 + one fp32 scale per 128 values) read once per sequence;
-    fp32 logits written."""
+    fp32 logits written; next_n - 1 exposed extra-row tails (sync_steps: simulator/calibration/fit_deepgemm_indexer.py
+    verify_row_tail_us, the fitted YAML's sync_us)."""
     from simulator.kernels import indexer as X
 
     R = B * q
@@ -86,7 +87,8 @@ def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int) -> N
     key_bytes = head_dim + 4.0 * head_dim / 128
     b.add("indexer_logits", "indexer_dg", flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
           bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * 4.0,
-          bytes_written=R * N * LOGIT_BYTES, parallel_units=ctas, serial_iters=chain, dtype="fp8", count=count)
+          bytes_written=R * N * LOGIT_BYTES, parallel_units=ctas, serial_iters=chain,
+          sync_steps=np.asarray(q, float) - 1.0, dtype="fp8", count=count)
 
 
 def add_paged_logits_metadata(b, B, sms: int, count=1.0) -> None:
