@@ -185,8 +185,13 @@ FI_PLACEMENT_SLOTS = 8.0
 #: resident CTAs per SM takes the probed placement of its CUDA-graph grid where that grid was probed AT k (the file's
 #: `occupancy` column, the residency the probe achieved) and k is in FI_DISPATCH_PROBED_SLOTS; the 8-slot kernels keep
 #: FI_PLACEMENT_CSV. The first probe (2026-11-27) reached 8 and 6 where 9 and 7 were meant (its shared-memory cap was
-#: one allocation step off), so the 9-slot (group 8 bf16) and 7-slot (group 8 fp8) kernels spread evenly until a probe
-#: at their residency is committed
+#: one allocation step off); the second (fi_dispatch_probe_nvidia-h100-80gb-hbm3_2026-11-27_2.csv, the cap searched to
+#: the exact residency) reached 9 and 7: the (148, 8) grid at 9 per SM and the (115, 8) grid at 7 are placed almost
+#: evenly (the first nb columns put at most 1, 2, 3, 4, 5, 7 CTAs on one SM at nb = 8, 14, 30, 44, 64, 100), unlike the
+#: 8-per-SM grid (132, 8), whose columns pile up (7 at nb = 14, 8 from 30). The rule that a probed residency replaces the
+#: even spread was committed before that probe ran (fourth decode blind grid); its refit moved the bf16 decode fit rows'
+#: rms log error 0.0956 -> 0.0721 (Llama-3.1-70B's rows). The 6-slot kernel (group 4, fp8 K/V) keeps the even spread:
+#: its probed (99, 8) placement, the 8-slot grid's SMs, raised its fit rows' rms log error 0.076 -> 0.109
 FI_DISPATCH_GLOB = "fi_dispatch_probe_*.csv"
 FI_DISPATCH_PROBED_SLOTS = (9.0, 7.0)
 
