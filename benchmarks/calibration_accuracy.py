@@ -180,13 +180,13 @@ PRODUCTION_DIAGNOSIS = {
         "bf16 small batch met since the lone CTA's 8-key iteration is fitted on the lone-CTA fit rows (0.49 us, "
         "fit_production_attention FI_LONE_FIT_GLOB; was 0.71 us, a crowded middle-row value) and the decode call hides "
         "PDL's pre-wait loads (FI_DECODE_PDL; MEASURED in effect in the graph chain: lab/kernels/probe_fi_pdl.py); mid "
-        "batch (B 8-64) 20-27 % too fast: the crowded one-wave short call exceeds the busiest SM's issue the model "
-        "prices once the chain is the lone value (-12 % before); fp8: no lone-CTA fit rows of its own (iteration "
-        "1.37 us), small batch p90 27 %, large batch p90 34 %",
+        "batch (B 8-64) met since the decode call's CTA launch is priced on the busiest SM of the decode kernel and on "
+        "its merge (FI_DECODE_CTA_LAUNCH_SHARE: -20 % before); fp8 small batch p90 37 % (the fp8 lone iteration, 1.63 us, "
+        "at Llama-8B's 1-2 CTAs per SM), large batch p90 31 %",
     ("fi_decode", "middle"):
-        "fp8 large batch (B >= 256, 2-11 waves) +16 %: issue-bound (the fp8 kernel's compute term alone is within a few "
-        "% of the measured time) and compounded with its chain; bf16 met since HBM is a ceiling of the compounded chain "
-        "and issue (roofline CHAIN_OVERLAP_BW_CEILING) at attn_fa2's measured 2.86 TB/s (MEMORY_FROM): was +16 %",
+        "fp8 large batch (B >= 256, 2-11 waves) +14.5 % (was +16 %): issue-bound (the fp8 kernel's compute term alone is "
+        "within a few % of the measured time) and compounded with its chain; bf16 met since HBM is a ceiling of the "
+        "compounded chain and issue (roofline CHAIN_OVERLAP_BW_CEILING) at attn_fa2's measured 2.86 TB/s (MEMORY_FROM)",
     ("fi_decode", "long (>=64K)"): "fp8 small batch +10.5 %: the compounded chain and issue of the fp8 kind (no "
                                    "lone-CTA fit rows for fp8)",
     ("fi_tc", "long (>=64K)"): "fp8 mid batch (2 shapes) +12.8 % (was +9.2 %): the per-column fp8 chain at 64-row "
