@@ -265,9 +265,11 @@ def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
 #: launch profiles of 40 short-context calls, S = 1, 1-12 CTAs per SM: merge_us = 1.608 + 0.1657 x (CTAs per SM - 1),
 #: least squares; 0.1657 / 0.3494 = 0.47), not fitted to the calls' times. The fit rows' own scan
 #: (simulator/calibration/fit_production_attention.py `cta_launch_scan`, the decode kinds refitted at each share) is
-#: flat and lower at larger shares (rms log error bf16 / fp8: 0.0995 / 0.0767 at 0, 0.0956 / 0.0759 at 0.47, 0.0928 /
-#: 0.0758 at 1.0, 0.0919 / 0.0759 at 1.5, 0.0938 / 0.0765 at 2.0): its optimum 1.5 is three times the measured CTA
-#: launch and is priced beside it on the fourth decode blind grid (benchmarks/calibration_accuracy.py)
+#: flat and lower at larger shares (rms log error bf16 / fp8, before the 9- / 7-slot dispatch probe: 0.0995 / 0.0767 at
+#: 0, 0.0956 / 0.0759 at 0.47, 0.0928 / 0.0758 at 1.0, 0.0919 / 0.0759 at 1.5, 0.0938 / 0.0765 at 2.0; with it: 0.0817 /
+#: 0.0765, 0.0721 / 0.0754, 0.0651 / 0.0749, 0.0629 / 0.0753, 0.0650 / 0.0764): its optimum 1.5 is three times the
+#: measured CTA launch; priced beside it on the fourth decode blind grid (benchmarks/calibration_accuracy.py), it
+#: overshoots the short calls (bf16 short mid batch +12 % median, p90 48 %) where 0.47 meets them
 FI_DECODE_CTA_LAUNCH_SHARE = 0.47
 
 
