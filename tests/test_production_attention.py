@@ -102,14 +102,16 @@ def test_emit_counts_idle_ctas_and_prologue_waves():
     emit(b, launches, SMS)
     ops = b.build()
     att = np.asarray(ops.names, dtype=object)[ops.name_id] == "attention"
-    # 8 active CTAs in one wave: 3 prologue loads, plus one load for the wave of 1048 idle CTAs
-    assert ops.parallel_units[att][0] == 8 and ops.sync_steps[att][0] == 4
+    # 8 active CTAs in one wave: 3 prologue loads, plus one load for the wave of 1048 idle CTAs, plus the CTA launch of
+    # the 3 CTAs after the first on the busiest SM (the measured dispatch puts 4 on one: FI_DECODE_CTA_LAUNCH_SHARE)
+    launch = 3.0 * FI.FI_DECODE_CTA_LAUNCH_SHARE
+    assert ops.parallel_units[att][0] == 8 and abs(ops.sync_steps[att][0] - (4 + launch)) < 1e-9
     # the decode call's default is PDL (FI_DECODE_PDL): the first wave's 2 pre-wait loads are hidden
     b = OpBuilder(1)
     emit(b, FI.fi_decode(np.array([1.0]), 16.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)[0], SMS)
     ops = b.build()
     att = np.asarray(ops.names, dtype=object)[ops.name_id] == "attention"
-    assert FI.FI_DECODE_PDL and ops.sync_steps[att][0] == 2
+    assert FI.FI_DECODE_PDL and abs(ops.sync_steps[att][0] - (2 + launch)) < 1e-9
 
 
 def test_engine_defaults_and_family_table():
@@ -606,7 +608,7 @@ def test_decode_blind_grids_are_new_and_their_prices_cover_them():
     keys = ["family", "model", "dtype", "batch", "context", "q_rows", "page_size"]
     cast = {"batch": float, "context": float, "q_rows": float, "page_size": float}
     for grid, n, prices in (("fi_dec_blind", 123, ("", "_65f5d1f")), ("fi_dec_blind2", 76, ("", "_65f5d1f", "_be6c3b8")),
-                            ("fi_dec_blind3", 88, ("", "_c61edea"))):
+                            ("fi_dec_blind3", 88, ("", "_c61edea")), ("fi_dec_blind4", 83, ("", "_5b35f90", "_cta1.5"))):
         sh = pd.DataFrame(m.shapes("fi_decode", grid))
         seen = set()
         for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
@@ -635,3 +637,44 @@ def test_fp8_group8_decode_registers_give_seven_resident_ctas():
     for kvb, slots, gx in ((1.0, 7.0, 115.0), (2.0, 9.0, 148.0)):
         _, info = FI.fi_decode(6.0, 68.0, 64.0, 8.0, 128.0, kvb, 16.0, 132, 233472.0)
         assert float(info["slots"]) == slots and float(info["ctas"]) == gx * 8.0
+
+
+def test_decode_call_cta_launch_is_priced_on_the_busiest_sm_and_only_for_the_decode_call():
+    # FI_DECODE_CTA_LAUNCH_SHARE: each CTA after an SM's first adds a share of a dependent load, on the busiest SM of a
+    # one-wave decode kernel (the measured dispatch) and on the decode call's merge (SMs x m CTAs); the FA2 prefill
+    # call's merge takes none
+    from simulator.kernels import flashinfer as FI
+
+    s = FI.FI_DECODE_CTA_LAUNCH_SHARE
+    assert 0.0 < s < 1.0
+    ln, info = FI.fi_decode(28.0, 20.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, 233472.0)
+    kb = float(info["busiest_sm_ctas"])
+    assert kb == 8.0 and abs(float(ln[0].prologue_loads) - (FI.FI_PROLOGUE_LOADS + s * (kb - 1.0))) < 1e-12
+    merge = ln[-1]
+    m = float(merge.ctas) / 132.0
+    assert m == 7.0 and abs(float(merge.prologue_loads) - (FI.FI_MERGE_PROLOGUE_LOADS + s * (m - 1.0))) < 1e-12
+    tc, _ = FI.fi_tc(28.0, 1.0, 20.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, 233472.0)
+    assert float(tc[-1].prologue_loads) == FI.FI_MERGE_PROLOGUE_LOADS
+
+
+def test_dispatch_probe_cap_and_the_probed_nine_slot_placement():
+    # probe_fi_dispatch.cap_smem: the largest 128-byte step that gives exactly k resident CTAs (an allocator with a
+    # 1 KiB reserve per CTA and 128-byte granularity: the unrounded 228 KiB / 9 - 1 KiB gave 8); the committed probe at
+    # 9 per SM is the placement the 9-slot kernel takes
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    import probe_fi_dispatch as P
+
+    from simulator.kernels import flashinfer as FI
+
+    def occ(smem):
+        return 233472 // (((smem + 127) // 128) * 128 + 1024)
+
+    assert occ(233472 // 9 - 1024) == 8
+    for k in (9, 8, 7, 6):
+        assert occ(P.cap_smem(occ, k)) == k
+    t = FI._placement_table(148, 8, 9)
+    assert t is not None and len(t) == 149 and t[-1] == 9
+    assert float(FI.fi_decode_crowding(64.0, 148.0, 8.0, 9.0, 132)) == float(t[64])

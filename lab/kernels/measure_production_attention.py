@@ -20,7 +20,7 @@ are written and committed BEFORE it is measured (lab/kernels/predict_fresh_produ
 (FlashInfer MLA shapes split into 2-4 pieces), --grid fresh_fi (FlashInfer decode / tensor-core / verification
 shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such grid at short contexts, FI2_*) and --grid
 fresh_fi3 (a third, FI3_*) are checks of the same kind; --grid fi_dec_blind (FIDB_*) and --grid fi_dec_blind2
-(FIDB2_*) and --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) are the CUDA-core decode kernel's
+(FIDB2_*), --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) and --grid fi_dec_blind4 (FIDB4_*) are the CUDA-core decode kernel's
 blind grids.
 """
 from __future__ import annotations
@@ -348,6 +348,44 @@ def fi_dec_blind3_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the fourth CUDA-core decode blind grid (--grid fi_dec_blind4: fi_decode only), the test of the CTA launch share
+#: (simulator/kernels/flashinfer.py FI_DECODE_CTA_LAUNCH_SHARE) and of the 9- / 7-slot dispatch rule: crowded one-wave
+#: short calls (contexts 24-248, batches 14-58; Llama-3.1-8B and 70B heads, bf16 and fp8 K/V), the issue-bound fp8
+#: many-wave middle calls (B 176-416 at 700-3000 tokens), Llama-3.1-70B bf16 (the 9-slot kernel) at B 192 / 320, and
+#: controls (short small batch, middle small / mid batch, short and middle large batch, one-KV-head lone CTAs); every
+#: (heads, K/V, batch, context) in none of the earlier grids' rows (checked against the committed CSVs when priced)
+FIDB4_MAX_TOKENS = 1_300_000
+
+
+def fi_dec_blind4_shapes(part: str) -> list[dict]:
+    """The shapes of the fourth CUDA-core decode blind grid (FIDB4_*)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB4_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page))
+
+    add("llama8b", "bf16", (24, 60, 100, 168, 248), (14, 22, 34, 44, 58))     # crowded one-wave short calls
+    add("llama70b", "bf16", (24, 60, 100, 168), (14, 30, 44))
+    add("llama8b", "fp8", (24, 100, 248), (14, 34, 52))
+    add("llama70b", "fp8", (60, 168), (22, 44))
+    add("llama8b", "fp8", (700, 1500, 3000), (176, 288, 416))                 # issue-bound fp8 many-wave middle
+    add("llama70b", "fp8", (900, 2000), (176, 320))
+    add("llama70b", "bf16", (500, 900, 2000), (192, 320))                     # the 9-slot kernel, several waves
+    add("llama8b", "bf16", (26, 150), (3, 5))                                 # controls
+    add("llama8b", "bf16", (3300, 7000), (6, 40))
+    add("llama8b", "bf16", (136,), (300,))
+    add("llama8b", "bf16", (1100,), (300,))
+    add("llama70b_tp8", "bf16", (90, 600), (2, 4))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -378,6 +416,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind2_shapes(part)
     if grid == "fi_dec_blind3":
         return fi_dec_blind3_shapes(part)
+    if grid == "fi_dec_blind4":
+        return fi_dec_blind4_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -721,7 +761,7 @@ def main() -> None:
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
                                                                "mla_blind3", "fi_dec_blind", "fi_dec_blind2",
-                                                               "fi_dec_blind3"))
+                                                               "fi_dec_blind3", "fi_dec_blind4"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)

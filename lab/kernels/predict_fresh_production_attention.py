@@ -20,7 +20,9 @@ few) into production_attention_mla_blind2_predictions.csv; --grid mla_blind3 the
 DeepSeek-V3's heads at TP 1-8) into production_attention_mla_blind3_predictions.csv; --grid fi_dec_blind the CUDA-core
 decode blind grid (FIDB_*) into production_attention_fi_dec_blind_predictions.csv, --grid fi_dec_blind2 the second into
 production_attention_fi_dec_blind2_predictions.csv, --grid fi_dec_blind3 the third into
-production_attention_fi_dec_blind3_predictions.csv (with --out, e.g. one file per model priced). Each is committed
+production_attention_fi_dec_blind3_predictions.csv, --grid fi_dec_blind4 the fourth into
+production_attention_fi_dec_blind4_predictions.csv (with --out, e.g. one file per model priced; --cta-launch SHARE prices
+it with simulator/kernels/flashinfer.py FI_DECODE_CTA_LAUNCH_SHARE set to SHARE, refitted so). Each is committed
 before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
 from that checkout's model (an exported tree without .git names its commit in a MODEL_COMMIT file at its root).
@@ -47,6 +49,7 @@ OUT_MLA_BLIND3 = OUT.with_name("production_attention_mla_blind3_predictions.csv"
 OUT_FI_DEC_BLIND = OUT.with_name("production_attention_fi_dec_blind_predictions.csv")
 OUT_FI_DEC_BLIND2 = OUT.with_name("production_attention_fi_dec_blind2_predictions.csv")
 OUT_FI_DEC_BLIND3 = OUT.with_name("production_attention_fi_dec_blind3_predictions.csv")
+OUT_FI_DEC_BLIND4 = OUT.with_name("production_attention_fi_dec_blind4_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -58,8 +61,10 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
                                                         "fresh_fi3", "mla_blind2", "mla_blind3", "fi_dec_blind",
-                                                        "fi_dec_blind2", "fi_dec_blind3"))
+                                                        "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4"))
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
+    ap.add_argument("--cta-launch", type=float, default=None,
+                    help="price the CUDA-core decode call with this CTA launch share (FI_DECODE_CTA_LAUNCH_SHARE)")
     ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4"),
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
                          "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
@@ -77,7 +82,10 @@ def main() -> None:
                                 "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2,
                                 "mla_blind3": OUT_MLA_BLIND3, "fi_dec_blind": OUT_FI_DEC_BLIND,
                                 "fi_dec_blind2": OUT_FI_DEC_BLIND2,
-                                "fi_dec_blind3": OUT_FI_DEC_BLIND3}[args.grid])
+                                "fi_dec_blind3": OUT_FI_DEC_BLIND3, "fi_dec_blind4": OUT_FI_DEC_BLIND4}[args.grid])
+    if args.cta_launch is not None:
+        from simulator.kernels import flashinfer as FIc
+        FIc.FI_DECODE_CTA_LAUNCH_SHARE = args.cta_launch
     if args.pdl:
         from simulator.kernels import flashinfer as FI
         if not hasattr(FI, "FI_PDL_GRAPH"):
@@ -105,7 +113,8 @@ def main() -> None:
     shapes["pred_us"] = np.round(FP.predict_us(ops, hw, eff, len(shapes)), 3)
     shapes = shapes.drop(columns=["median_us"])
     shapes["fitted_on"] = f.name
-    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "") + (f"+{args.mla_variant}" if args.mla_variant else "")
+    shapes["model_commit"] = commit + ("+pdl" if args.pdl else "") + \
+        (f"+cta_launch{args.cta_launch:g}" if args.cta_launch is not None else "") + (f"+{args.mla_variant}" if args.mla_variant else "")
     shapes.to_csv(args.out, index=False)
     print(f"{len(shapes)} {args.grid} shapes priced at {commit[:10]} -> {args.out}")
     print(shapes.groupby(["family", "model", "dtype"])["pred_us"].describe()[["count", "min", "50%", "max"]].to_string())

@@ -4,8 +4,11 @@ CUDA-core decode kernels (the hardware's block dispatch, not in any source). The
 and 9 (group 8, bf16: 56 registers), 8 (group 4, bf16: 59), 7 (group 8, fp8 K/V: 72) or 6 (group 4, fp8 K/V: 77)
 resident CTAs per SM (launch profile, production_attention_fi_dec_blind2_grids_*.csv). This probe compiles a
 128-thread CUDA kernel (nvcc, sm_90a) that records %smid per CTA and spins ~30 us so the whole grid is resident, and
-caps its residency at k per SM with dynamic shared memory (floor(228 KiB / k) - 1 KiB; the achieved residency is
-checked with cudaOccupancyMaxActiveBlocksPerMultiprocessor and recorded). Grids: the CUDA-graph decode plans'
+caps its residency at k per SM with dynamic shared memory: the largest size (in 128-byte steps, down from
+228 KiB / k - 1 KiB) at which cudaOccupancyMaxActiveBlocksPerMultiprocessor reports k resident CTAs (the achieved
+residency is recorded; a case that cannot reach exactly k is skipped and says so). The first run (2026-11-27) took
+floor(228 KiB / k) - 1 KiB unrounded, which the allocation's granularity pushed one step down: its 9- and 7-per-SM
+cases ran at 8 and 6. Grids: the CUDA-graph decode plans'
 (max_grid / Hkv, Hkv) at each residency, and flat (k x SMs, 1) grids (one KV head). Writes fi_dispatch.csv
 (grid, slots, occupancy, x, y, smid) to --out.
 
@@ -32,6 +35,13 @@ extern "C" __global__ void smid_kernel(int* out, int width, long long spin_ns) {
   __syncthreads();
   if (threadIdx.x == 0) out[blockIdx.y * width + blockIdx.x] = (int)sm + buf[0] * 0;
 }
+extern "C" int occupancy(int smem) {
+  int occ = 0;
+  cudaFuncSetAttribute(smid_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+  cudaFuncSetAttribute(smid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, smid_kernel, 128, smem);
+  return occ;
+}
 extern "C" int probe(int* out, int gx, int gy, int smem, long long spin_ns, int* occ) {
   cudaFuncSetAttribute(smid_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   cudaFuncSetAttribute(smid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -41,6 +51,20 @@ extern "C" int probe(int* out, int gx, int gy, int smem, long long spin_ns, int*
   return (int)e;
 }
 '''
+
+
+def cap_smem(occupancy, k: int, smem_sm: int = 233472, step: int = 128) -> int | None:
+    """The largest dynamic shared memory (bytes, a multiple of step) at which occupancy(smem) == k resident CTAs per
+    SM, searched down from smem_sm / k - 1 KiB (the per-CTA reserve); None when the steps jump past k."""
+    smem = (smem_sm // k - 1024) // step * step
+    while smem > 0:
+        occ = occupancy(smem)
+        if occ == k:
+            return smem
+        if occ > k:
+            return None
+        smem -= step
+    return None
 
 
 def main() -> None:
@@ -59,6 +83,8 @@ def main() -> None:
     so.probe.restype = ctypes.c_int
     so.probe.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
                          ctypes.POINTER(ctypes.c_int)]
+    so.occupancy.restype = ctypes.c_int
+    so.occupancy.argtypes = [ctypes.c_int]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     smem_sm = 233472
     rows = []
@@ -67,7 +93,10 @@ def main() -> None:
         cases.append((k * sms // 8, 8, k))
         cases.append((k * sms, 1, k))
     for gx, gy, k in cases:
-        smem = smem_sm // k - 1024
+        smem = cap_smem(so.occupancy, k, smem_sm)
+        if smem is None:
+            print(f"grid {gx}x{gy} k {k}: no shared-memory size gives exactly {k} resident CTAs; skipped")
+            continue
         out = torch.full((gy, gx), -1, dtype=torch.int32, device="cuda")
         occ = ctypes.c_int(0)
         torch.cuda.synchronize()

@@ -1009,6 +1009,31 @@ def partial_stage_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame |
     return _fi_mla_scan(df, hw, grids, "FI_MLA_PARTIAL_STAGE_SHARE", shares)
 
 
+CTA_LAUNCH_SHARES = (0.0, 0.25, 0.47, 0.75, 1.0, 1.5, 2.0, 3.0)
+
+
+def cta_launch_scan(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None,
+                    shares=CTA_LAUNCH_SHARES) -> list[tuple[float, float, float]]:
+    """The CUDA-core decode call's CTA launch share (simulator.kernels.flashinfer.FI_DECODE_CTA_LAUNCH_SHARE) on the fit
+    rows: for each share the decode groups are refitted on df's fi_decode rows (+ the lone-CTA fit rows) and their rms
+    log errors recorded. Returns [(share, rms bf16, rms fp8)]; the module's value is the measured one (its docstring),
+    this scan is shown beside it."""
+    from simulator.kernels import flashinfer as fi
+
+    rows = df[df["family"] == "fi_decode"].reset_index(drop=True)
+    keep = fi.FI_DECODE_CTA_LAUNCH_SHARE
+    out = []
+    try:
+        for s in shares:
+            fi.FI_DECODE_CTA_LAUNCH_SHARE = float(s)
+            _, meta = fit(rows, hw, grids)
+            out.append((float(s), float(meta["fi_decode"]["rms_log_error"]),
+                        float(meta["fi_decode_fp8kv"]["rms_log_error"])))
+    finally:
+        fi.FI_DECODE_CTA_LAUNCH_SHARE = keep
+    return out
+
+
 #: the per-SM rates the MLA kinds' per-request / per-item tile terms are scanned over (GB/s; 1e6 = no bytes term)
 RATES_GBS = (15.0, 20.0, 25.0, 30.0, 35.0, 42.5, 50.0, 60.0, 80.0, 1e6)
 
@@ -1236,6 +1261,8 @@ def main(argv=None) -> None:
                     help="print the FlashInfer MLA merge-link scan (merge_share_scan) on the fit rows")
     ap.add_argument("--scan-rates", action="store_true",
                     help="print the MLA kinds' per-request / per-item tile rate scan (rate_scan) on the fit rows")
+    ap.add_argument("--scan-cta-launch", action="store_true",
+                    help="print the CUDA-core decode call's CTA launch share scan (cta_launch_scan) on the fit rows")
     args = ap.parse_args(argv)
     data_dir = DATA_DIR
     f, g = (Path(args.data), None) if args.data else latest(data_dir)
@@ -1269,6 +1296,12 @@ def main(argv=None) -> None:
     if len(ftab):
         print("first look (priced from source before measuring):")
         print(ftab.round(1).to_string(index=False))
+    if args.scan_cta_launch:
+        from simulator.kernels import flashinfer as fi
+        print(f"CUDA-core decode CTA launch share (module: {fi.FI_DECODE_CTA_LAUNCH_SHARE}); rms log error on the fit "
+              "rows (bf16, fp8):")
+        for s_, b_, f_ in cta_launch_scan(df, hw, grids):
+            print(f"  {s_:.2f}: {b_:.4f} {f_:.4f}")
     if args.scan_merge:
         from simulator.kernels import flashinfer as fi
         print(f"FlashInfer MLA merge link share (module: {fi.FI_MLA_MERGE_LOAD_SHARE}); rms log error on the fit rows:")

@@ -180,23 +180,43 @@ FI_PLACEMENT_CSV = "block_placement_nvidia-h100-80gb-hbm3_2026-11-26.csv"
 #: exactly the SMs of this probe, and the (132, 8) grid's busiest-SM counts match too: the dispatch does not follow the
 #: residency; not yet used for the 6-slot kernel (its fit would move)
 FI_PLACEMENT_SLOTS = 8.0
+#: ... and the decode kernels' own residencies, probed at 128 threads with residency capped by shared memory
+#: (lab/kernels/probe_fi_dispatch.py; production_attention/fi_dispatch_probe_*.csv, the newest file): a kernel of k
+#: resident CTAs per SM takes the probed placement of its CUDA-graph grid where that grid was probed AT k (the file's
+#: `occupancy` column, the residency the probe achieved) and k is in FI_DISPATCH_PROBED_SLOTS; the 8-slot kernels keep
+#: FI_PLACEMENT_CSV. The first probe (2026-11-27) reached 8 and 6 where 9 and 7 were meant (its shared-memory cap was
+#: one allocation step off); the second (fi_dispatch_probe_nvidia-h100-80gb-hbm3_2026-11-27_2.csv, the cap searched to
+#: the exact residency) reached 9 and 7: the (148, 8) grid at 9 per SM and the (115, 8) grid at 7 are placed almost
+#: evenly (the first nb columns put at most 1, 2, 3, 4, 5, 7 CTAs on one SM at nb = 8, 14, 30, 44, 64, 100), unlike the
+#: 8-per-SM grid (132, 8), whose columns pile up (7 at nb = 14, 8 from 30). The rule that a probed residency replaces the
+#: even spread was committed before that probe ran (fourth decode blind grid); its refit moved the bf16 decode fit rows'
+#: rms log error 0.0956 -> 0.0721 (Llama-3.1-70B's rows). The 6-slot kernel (group 4, fp8 K/V) keeps the even spread:
+#: its probed (99, 8) placement, the 8-slot grid's SMs, raised its fit rows' rms log error 0.076 -> 0.109
+FI_DISPATCH_GLOB = "fi_dispatch_probe_*.csv"
+FI_DISPATCH_PROBED_SLOTS = (9.0, 7.0)
 
 
-@functools.lru_cache(maxsize=16)
-def _placement_table(grid_x: int, grid_y: int) -> tuple | None:
+@functools.lru_cache(maxsize=32)
+def _placement_table(grid_x: int, grid_y: int, slots: int = 8) -> tuple | None:
     """k[nb] = the most active CTAs on one SM when columns 0..nb-1 of the measured (grid_x, grid_y) grid are active
-    (nb = 0..grid_x), or None when that grid was not probed (FI_PLACEMENT_CSV)."""
+    (nb = 0..grid_x), or None when that grid was not probed: at 8 slots FI_PLACEMENT_CSV, at the FI_DISPATCH_PROBED_SLOTS
+    residencies the newest FI_DISPATCH_GLOB file's rows probed at that occupancy."""
     import csv
     from pathlib import Path
 
     import hwmodels
-    p = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention" / FI_PLACEMENT_CSV
+    d = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
+    if slots == int(FI_PLACEMENT_SLOTS):
+        p, occ = d / FI_PLACEMENT_CSV, None
+    else:
+        fs = sorted(d.glob(FI_DISPATCH_GLOB))
+        p, occ = (fs[-1] if fs else d / FI_DISPATCH_GLOB), str(slots)
     if not p.is_file():
         return None
     sm = {}
     with open(p, newline="") as f:
         for r in csv.DictReader(f):
-            if r["grid"] == f"{grid_x}x{grid_y}":
+            if r["grid"] == f"{grid_x}x{grid_y}" and (occ is None or r.get("occupancy") == occ):
                 sm[(int(r["x"]), int(r["y"]))] = int(r["smid"])
     if len(sm) != grid_x * grid_y:
         return None
@@ -214,19 +234,43 @@ def _placement_table(grid_x: int, grid_y: int) -> tuple | None:
 
 def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
     """CTAs on the busiest SM of a one-wave decode launch whose first `active_cols` columns (of grid_x x grid_y) do
-    work: the MEASURED dispatch (FI_PLACEMENT_CSV) where that grid was probed with the kernel's residency
-    (FI_PLACEMENT_SLOTS); otherwise the even spread min(slots, ceil(active CTAs / SMs))."""
+    work: the MEASURED dispatch where that grid was probed with the kernel's residency (FI_PLACEMENT_CSV at
+    FI_PLACEMENT_SLOTS, FI_DISPATCH_GLOB at FI_DISPATCH_PROBED_SLOTS); otherwise the even spread
+    min(slots, ceil(active CTAs / SMs))."""
     nb, gx, gy, slots = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (active_cols, grid_x, grid_y,
                                                                                         slots)))
     k = np.minimum(slots, np.maximum(np.ceil(nb * gy / float(sms)), 1.0))
     out = np.array(k, dtype=np.float64)
     for i in np.ndindex(nb.shape):
-        if slots[i] != FI_PLACEMENT_SLOTS or gx[i] != int(gx[i]) or gy[i] != int(gy[i]):
+        if (slots[i] != FI_PLACEMENT_SLOTS and slots[i] not in FI_DISPATCH_PROBED_SLOTS) or gx[i] != int(gx[i]) \
+                or gy[i] != int(gy[i]):
             continue
-        t = _placement_table(int(gx[i]), int(gy[i]))
+        t = _placement_table(int(gx[i]), int(gy[i]), int(slots[i]))
         if t is not None and 1 <= nb[i] <= gx[i]:
             out[i] = min(float(slots[i]), float(t[int(nb[i])]))
     return out
+
+
+#: the CUDA-core decode call's CTA launch: each CTA an SM hosts after its first starts later by a share of a dependent
+#: load (sync_us = the device's MEASURED DRAM latency, 0.3494 us), priced on the busiest SM of the launch (the
+#: measured dispatch, fi_decode_crowding) for the decode kernel, and on SMs x m CTAs (m per SM) for its merge kernel
+#: (VariableLengthMergeStates, cascade.cuh @ FI_COMMIT: a persistent grid of num_sms x min(occupancy, ceil(rows / SMs))
+#: CTAs whose every CTA takes one (row, head) pair at a time, `#pragma unroll 1`). Not in any source: the CTA launch is
+#: the hardware's (register and shared-memory allocation, the block scheduler's hand-off). Where it shows: the
+#: launch profiles' per-kernel times (torch.profiler, production_attention_*_grids_*.csv, LOOKED-AT): the merge of a
+#: call with S = 1 (one partial state per row, the copy path) takes 1.5-1.8 us at 1 CTA per SM, 1.9 at 3, 2.56 at 7,
+#: 3.49 at 12 (~0.17 us per extra CTA); the decode kernel of Llama-3.1-8B bf16 B 28 at 20 tokens (8 CTAs on the busiest
+#: SM) 7.78 us against 6.11 priced without it. Only the CUDA-core decode call (its kernel and its merge) takes it: the
+#: FA2 prefill kinds' merge (fi_tc, fi_verify) keeps its fitted terms. Value: MEASURED from those merge kernels (the
+#: launch profiles of 40 short-context calls, S = 1, 1-12 CTAs per SM: merge_us = 1.608 + 0.1657 x (CTAs per SM - 1),
+#: least squares; 0.1657 / 0.3494 = 0.47), not fitted to the calls' times. The fit rows' own scan
+#: (simulator/calibration/fit_production_attention.py `cta_launch_scan`, the decode kinds refitted at each share) is
+#: flat and lower at larger shares (rms log error bf16 / fp8, before the 9- / 7-slot dispatch probe: 0.0995 / 0.0767 at
+#: 0, 0.0956 / 0.0759 at 0.47, 0.0928 / 0.0758 at 1.0, 0.0919 / 0.0759 at 1.5, 0.0938 / 0.0765 at 2.0; with it: 0.0817 /
+#: 0.0765, 0.0721 / 0.0754, 0.0651 / 0.0749, 0.0629 / 0.0753, 0.0650 / 0.0764): its optimum 1.5 is three times the
+#: measured CTA launch; priced beside it on the fourth decode blind grid (benchmarks/calibration_accuracy.py), it
+#: overshoots the short calls (bf16 short mid batch +12 % median, p90 48 %) where 0.47 meets them
+FI_DECODE_CTA_LAUNCH_SHARE = 0.47
 
 
 def fi_decode_geometry(G, d, kvb):
@@ -242,8 +286,9 @@ def fi_decode_geometry(G, d, kvb):
     return threads, keys, smem
 
 
-def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None):
-    """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs."""
+def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0):
+    """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs; cta_launch: the
+    share of a dependent load each CTA after the first on an SM adds (FI_DECODE_CTA_LAUNCH_SHARE; 0 = none)."""
     rows = B * q * Hq
     vec = np.maximum(8.0, np.asarray(d, dtype=np.float64) / 32.0)
     bdy = 128.0 / (np.asarray(d, dtype=np.float64) / vec)
@@ -253,7 +298,9 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
     per_cta = ceil_div(rows, ctas)
     rd, wr = combine_io(rows, S, d)
     # each of a CTA's (row, head) pairs walks its S partial states one after another (4 shared-memory stages ahead)
-    return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS,
+    # one wave (persistent grid): the SM's CTAs after its first each add a launch share (cta_launch)
+    launch = cta_launch * np.maximum(ctas / float(sms) - 1.0, 0.0)
+    return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS + launch,
                   3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows},
                   hidden_loads=FI_MERGE_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0)
 
@@ -296,6 +343,12 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     # blind; fit rows' rms log error 0.077 -> 0.078; those rows are looked-at since)
     full = np.where(split, chunk_tok * S / np.maximum(T, 1.0), 1.0)
     crowd = np.where(one_wave, np.maximum(kb / np.maximum(even, 1.0), 1.0) * full, 1.0)
+    # the busiest SM's CTAs start one after another (FI_DECODE_CTA_LAUNCH_SHARE): the measured dispatch's k in a one-wave
+    # launch, a full SM (slots) in the first wave of several; priced once per launch (emit multiplies the prologue's
+    # loads by the waves)
+    k_first = np.where(one_wave, np.maximum(kb, 1.0), slots)
+    waves_n = np.maximum(np.ceil(active / (slots * sms)), 1.0)
+    launch_loads = FI_DECODE_CTA_LAUNCH_SHARE * (k_first - 1.0) / waves_n
     pages_read = B * P * 4.0 * Hkv            # every KV head's CTAs read the request's page indices
     written = np.where(split, S * B * Hq * (d * 2.0 + 4.0), ob)   # tmp_v in the output dtype + fp32 lse
     kind = np.where(kvb < 2.0, "attn_fi_decode_fp8kv", "attn_fi_decode")
@@ -305,10 +358,11 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
         m = kind == k
         if m.any():
             # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
-            out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS, flops * crowd,
+            out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS + launch_loads, flops * crowd,
                               kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active,
                               hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
-    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL))
+    out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL,
+                      cta_launch=FI_DECODE_CTA_LAUNCH_SHARE))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
                  "keys_per_iter": keys, "split": split, "crowd": crowd, "busiest_sm_ctas": kb}
 
