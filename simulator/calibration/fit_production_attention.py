@@ -959,6 +959,9 @@ XQA_S6_PRED_CSV = "xqa_s6_predictions.csv"
 #: the fourth blind grid (lab/kernels/measure_xqa_attention.py --grid x4) and its prices committed before it
 XQA_X4_GLOB = "xqa_x4_nvidia*.csv"
 XQA_X4_PRED_CSV = "xqa_x4_predictions.csv"
+#: the fifth blind grid (lab/kernels/measure_xqa_attention.py --grid x5) and its prices committed before it
+XQA_X5_GLOB = "xqa_x5_nvidia*.csv"
+XQA_X5_PRED_CSV = "xqa_x5_predictions.csv"
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
@@ -966,7 +969,8 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
     new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
-                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV)}[grid]
+                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
+                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 
