@@ -1182,7 +1182,13 @@ def _xqa_x5(FP, hw, fmt) -> None:
 
 
 #: what the fifth blind grid shows where its regimes miss (printed only while they miss)
-XQA_X5_DIAGNOSIS = "(filled in after the measurement)"
+XQA_X5_DIAGNOSIS = (
+    "bf16 one-tile CTAs of 3-4 slices in 2-8 waves are met (24 rows: main -14.3 % signed median, p90 18.8 %; new -6.8 "
+    "%, p90 11.1 %), the 4-wave rows still -8..-13 %; the one control in one wave (T 195, B 10) -12 % under both "
+    "models. fp8 lone calls (small batch): one-tile calls within 5 % (main +23..+28 %), but a lone call split into 2-3 "
+    "sub-sequences (T 110-165, B 2-4: the merge) -13..-19 % and an unsplit one of 2-3 tiles (T 110-165, B 9) +12..+16 "
+    "%: the fitted fixed time fell 0.88 -> 0.10 us when the one-tile rows joined the fit, and the split call's merge "
+    "walk does not make up the difference")
 
 
 #: what the fourth blind grid shows where its regimes miss (printed only while they miss)
