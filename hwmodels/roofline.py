@@ -52,9 +52,13 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 max(body, chain + (waves - 1) * cta_fixed) + cta_fixed replaces max(body, chain) + waves * cta_fixed;
                 for the kinds of CTA_ALONE (one resident CTA per SM, not persistent: FA4-CuTe's sm_90 forward, XQA's
                 mha.cu) every wave pays its fill and every wave but the first one CTA turnover on its SM, while the
-                other SMs stream: max(body + fill, chain + waves * fill + (waves - 1) * cta_fixed) + fixed;
+                other SMs stream: max(body + fill, chain + waves * fill + (waves - 1) * cta_fixed) + fixed (the
+                kinds of CTA_LOCKSTEP, whose SMs start each wave in step, add H(waves) - 1 waves' loads to that
+                serial path);
                 cta_serial = the
-                part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted)
+                part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted;
+                for the kinds of CTA_SERIAL_AFTER_FIRST, every CTA an SM runs but its first, on that SM's serial path
+                with the later waves' prologue loads: max(body, chain + (ceil(n / U) - 1) * cta_serial + later loads))
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
@@ -248,10 +252,11 @@ CTA_TILE_EXPOSED = {KIND_CODE["attn_xqa"]: 2.0}
 #: CTA on the same SM, co-resident or in a later wave, shares the SM's issue slots and tensor cores with the others:
 #: (ceil(n / U) - 1) x cta_serial instead of ceil(n / U) x cta_serial. TensorRT-LLM's XQA GMMA kernel (attn_xqa_fp8kv,
 #: flashinfer-python 0.6.4 csrc/xqa/mha_sm90.cu kernel_mha): 3 warpgroups per CTA (gemm0, gemm1, I/O), 3 CTAs per SM;
-#: per CTA, outside its tile loop, the I/O warps prefetch the tensor maps, initialise the CTA's mbarriers, load and
-#: convert Q to fp8 (the products run in the cache's fp8), and after the last tile the gemm1 warpgroup rescales and
-#: converts its accumulator to the output type and stores it; 3 such CTAs on one SM share its 4 schedulers and its
-#: GMMA unit. A lone call (one CTA per SM) pays none of it beyond its fixed time and chain; a launch of many one-tile
+#: per CTA, outside its tile loop, warp 0 prefetches the K / V tensor maps (tma::prefetchTensorMap), the first warps
+#: initialise the K / V / X / Q mbarriers before a __syncthreads, the I/O warps load Q in 16 bits and convert it to fp8
+#: into shared memory (F16QToF8Converter: the products run in the cache's fp8), and after the last tile the gemm1
+#: warpgroup rescales, converts and stores its output (finalizeAndWriteOut_sync); 3 such CTAs on one SM share its 4
+#: schedulers and its GMMA unit. A lone call (one CTA per SM) pays none of it beyond its fixed time and chain; a launch of many one-tile
 #: CTAs pays it once per CTA beyond the first on each SM (ASSUMPTION that the first CTA's part is the lone path's, so
 #: not counted twice; fitted on the family's fit rows). That SM time is on one SM's serial path, beside its CTAs' tile
 #: chain, while the other SMs' loads stream: max(body, chain + (ceil(n / U) - 1) x cta_serial) replaces

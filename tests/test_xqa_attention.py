@@ -95,7 +95,7 @@ def test_committed_terms_are_the_fit_of_the_committed_csv():
 
 def test_mha_cu_cta_is_alone_on_its_sm():
     """mha.cu (one CTA per SM) pays its per-wave CTA turnover in waves 2..W only (hwmodels.roofline CTA_ALONE); the
-    GMMA kernel (3 CTAs per SM) keeps the additive per-wave form."""
+    GMMA kernel (3 CTAs per SM) is not alone on its SM."""
     from hwmodels.opkinds import KIND_CODE
     from hwmodels.roofline import CTA_ALONE
 
