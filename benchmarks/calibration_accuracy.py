@@ -1170,9 +1170,11 @@ def _xqa(FP, hw, fmt) -> None:
           "32/8, 8/1, 28/4, q 1 / 2 / 4, pages 16 / 64; CUDA-graph timing). The port splits sequences by its own rule "
           "(TensorRT-LLM's standalone launcher), not computeMultiBlockCount: the product prices TensorRT-LLM's rule, "
           "the rows below the port's. Fit (fit_production_attention.xqa_fit_rows): attn_xqa (bf16) / attn_xqa_fp8kv "
-          "(fp8) on Llama-3.1-8B, page 16, q 1, context 1024-16384 at batch <= 64, bf16 also context 16-256 at every "
-          "batch (30 + 12 rows; fp8's short rows were dropped after the blind grid: LOOKED-AT); every other row is LOOKED-AT (never fitted, but seen under the earlier rules before mha.cu's "
-          "one-CTA-per-SM rule (CTA_ALONE) and the per-wave CTA time were chosen): the blind grid below is the test")
+          "(fp8) on Llama-3.1-8B, page 16, q 1, context 1024-16384 at batch <= 64 and context 16-256 at every batch "
+          "(30 + 30 rows; fp8's short rows, dropped after the blind grid, are back with the GMMA kernel's per-CTA SM "
+          "time, CTA_SERIAL_AFTER_FIRST); every other row is LOOKED-AT (never fitted, but seen under the earlier rules "
+          "before mha.cu's one-CTA-per-SM rule (CTA_ALONE) and the per-wave CTA time were chosen): the blind grids "
+          "below are the test")
     by = ("family", "phase", "kv", "ctx_regime", "batch_regime")
     if len(fl):
         commit = str(fl["model_commit"].iloc[0])[:10]
@@ -1204,6 +1206,7 @@ def _xqa(FP, hw, fmt) -> None:
           f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
           f"{int((t['goal'] == 'met').sum())} of {len(t)}")
     _xqa_blind(FP, hw, fmt)
+    _xqa_x5(FP, hw, fmt)
 
 
 def _xqa_grid(FP, hw, fmt, grid: str, name: str, caption, models: tuple, diagnosis: str,
@@ -1289,6 +1292,33 @@ def _xqa_blind(FP, hw, fmt) -> None:
         f"{base_new(b)} (base: main's model; mha.cu's one-tile gemm1 walk: one more dependent load past "
         "2 slices; refitted on the unchanged fit rows); now = the committed fitted file"),
         ("base", "new", "now"), XQA_X4_DIAGNOSIS)
+def _xqa_x5(FP, hw, fmt) -> None:
+    """The fifth xqa grid (lab/kernels/measure_xqa_attention.py --grid x5), priced before it was measured: base = main's
+    model, new = mha.cu's lock-step waves (hwmodels.roofline CTA_LOCKSTEP) and the GMMA kernel's per-CTA SM time
+    (CTA_SERIAL_AFTER_FIRST) with its short fit rows; now = the committed fitted file."""
+    from pathlib import Path
+
+    _xqa_grid(FP, hw, fmt, "x5", "fifth blind grid", lambda b: (
+        f"BLIND fifth xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 q-1 shapes in none of the earlier rows; "
+        "bf16 one-tile CTAs of 3-4 slices (contexts 160-245) in 2-8 waves, controls in 1 and 20-40 waves, of 1-2 "
+        "slices and in the middle; fp8 lone calls at contexts 35-165 and one-tile fp8 CTAs in 7-31 waves, multi-tile "
+        f"controls), prices committed before the measurement ({FP.XQA_X5_PRED_CSV}): base = the model at "
+        f"{str(b['base_commit'].iloc[0])[:7]} (main), new = the model at {str(b['model_commit'].iloc[0])[:7]} "
+        "(mha.cu's lock-step waves, CTA_LOCKSTEP; the GMMA kernel's SM time per CTA past the first on its SM beside "
+        "the K/V stream, CTA_SERIAL_AFTER_FIRST, fitted with its short rows); now = the committed fitted file"),
+        ("base", "new", "now"), XQA_X5_DIAGNOSIS)
+
+
+#: what the fifth blind grid shows where its regimes miss (printed only while they miss)
+XQA_X5_DIAGNOSIS = (
+    "bf16 one-tile CTAs of 3-4 slices in 2-8 waves are met (24 rows: main -14.3 % signed median, p90 18.8 %; new -6.8 "
+    "%, p90 11.1 %), the 4-wave rows still -8..-13 %; the one control in one wave (T 195, B 10) -12 % under both "
+    "models. fp8 lone calls (small batch): one-tile calls within 5 % (main +23..+28 %), but a lone call split into 2-3 "
+    "sub-sequences (T 110-165, B 2-4: the merge) -13..-19 % and an unsplit one of 2-3 tiles (T 110-165, B 9) +12..+16 "
+    "%: the fitted fixed time fell 0.88 -> 0.10 us when the one-tile rows joined the fit, and the split call's merge "
+    "walk does not make up the difference")
+
+
 #: what the fourth blind grid shows where its regimes miss (printed only while they miss)
 XQA_X4_DIAGNOSIS = (
     "the gemm1 walk moved every bf16 one-tile row of 3-4 slices by +3..+5 points (short mid batch -15.4 -> -11.7 % "

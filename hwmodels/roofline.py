@@ -52,9 +52,13 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 max(body, chain + (waves - 1) * cta_fixed) + cta_fixed replaces max(body, chain) + waves * cta_fixed;
                 for the kinds of CTA_ALONE (one resident CTA per SM, not persistent: FA4-CuTe's sm_90 forward, XQA's
                 mha.cu) every wave pays its fill and every wave but the first one CTA turnover on its SM, while the
-                other SMs stream: max(body + fill, chain + waves * fill + (waves - 1) * cta_fixed) + fixed;
+                other SMs stream: max(body + fill, chain + waves * fill + (waves - 1) * cta_fixed) + fixed (the
+                kinds of CTA_LOCKSTEP, whose SMs start each wave in step, add H(waves) - 1 waves' loads to that
+                serial path);
                 cta_serial = the
-                part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted)
+                part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted;
+                for the kinds of CTA_SERIAL_AFTER_FIRST, every CTA an SM runs but its first, on that SM's serial path
+                with the later waves' prologue loads: max(body, chain + (ceil(n / U) - 1) * cta_serial + later loads))
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
@@ -250,6 +254,48 @@ CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4",
 #: the kind's rate over 2 concurrent warp sets) but run one after the other WITHIN a tile: c_tile = phases x
 #: compute_s / (waves x serial_iters)
 CTA_TILE_EXPOSED = {KIND_CODE["attn_xqa"]: 2.0}
+#: kinds whose per-CTA serial time (cta_serial[kind]) is paid by every CTA an SM runs but its first: the first CTA's
+#: prologue and epilogue are the kernel's lone path (its dependent loads, one tile, its fixed time), while each further
+#: CTA on the same SM, co-resident or in a later wave, shares the SM's issue slots and tensor cores with the others:
+#: (ceil(n / U) - 1) x cta_serial instead of ceil(n / U) x cta_serial. TensorRT-LLM's XQA GMMA kernel (attn_xqa_fp8kv,
+#: flashinfer-python 0.6.4 csrc/xqa/mha_sm90.cu kernel_mha): 3 warpgroups per CTA (gemm0, gemm1, I/O), 3 CTAs per SM;
+#: per CTA, outside its tile loop, warp 0 prefetches the K / V tensor maps (tma::prefetchTensorMap), the first warps
+#: initialise the K / V / X / Q mbarriers before a __syncthreads, the I/O warps load Q in 16 bits and convert it to fp8
+#: into shared memory (F16QToF8Converter: the products run in the cache's fp8), and after the last tile the gemm1
+#: warpgroup rescales, converts and stores its output (finalizeAndWriteOut_sync); 3 such CTAs on one SM share its 4
+#: schedulers and its GMMA unit. A lone call (one CTA per SM) pays none of it beyond its fixed time and chain; a launch of many one-tile
+#: CTAs pays it once per CTA beyond the first on each SM (ASSUMPTION that the first CTA's part is the lone path's, so
+#: not counted twice; fitted on the family's fit rows). That SM time is on one SM's serial path, beside its CTAs' tile
+#: chain, while the other SMs' loads stream: max(body, chain + (ceil(n / U) - 1) x cta_serial) replaces
+#: max(body, chain) + ceil(n / U) x cta_serial (many one-tile CTAs cost their SM time, many long CTAs their bytes);
+#: the prologue's dependent loads of every wave but the first (sync_steps x sync[kind], which the other kinds pay
+#: outside the max) are on that serial path too: a later wave's CTAs start as co-resident ones leave, while the other
+#: two CTAs of their SM stream
+CTA_SERIAL_AFTER_FIRST = (KIND_CODE["attn_xqa_fp8kv"],)
+#: kinds of CTA_ALONE whose SMs start each wave in step: TensorRT-LLM's XQA mha.cu (attn_xqa; flashinfer-python 0.6.4
+#: csrc/xqa/mha.cu kernel_mha_impl). Its CTAs of one launch are alike (the same tiles, the same prologue: barrier init,
+#: PDL wait, Q load) and alone on their SMs, and the launch dispatches the first wave at once: every SM issues its first
+#: tile's K / V loads at the same moment (the 2 K and 2 V shared-memory buffers hold a whole 256-key tile, so a one-tile
+#: CTA's load is one burst) and the wave's bytes arrive at the device's rate, not beside other SMs' MMAs and turnovers.
+#: An SM's CTA ends, and the next one starts there, when its share of that burst has arrived and its tile is computed,
+#: so the burst spreads the SMs' starts over its own length: after w waves their phases are spread over about w bursts,
+#: and a wave's load overlaps the other SMs' compute and turnover except about 1/w of it (ASSUMPTION: the spread grows
+#: by one burst per wave; the share is not fitted, LOCKSTEP_SHARE = 1). On one SM's serial path this adds
+#:   lock = (memory_s' / waves) x sum_{w = 2..waves} 1 / w       (lockstep_exposure)
+#: to chain + waves x (fill_m + c_tile) + (waves - 1) x cta_fixed: nothing for one wave (the fill already holds its
+#: load), about 0.5 / 0.8 / 1.7 waves' loads at 2 / 3 / 8 waves, 3 at 32 (where the streaming path is longer anyway)
+CTA_LOCKSTEP = (KIND_CODE["attn_xqa"],)
+LOCKSTEP_SHARE = 1.0
+
+
+def lockstep_exposure(waves):
+    """Waves' worth of one wave's K/V load that a CTA_LOCKSTEP launch of `waves` waves exposes on its SMs' serial path:
+    LOCKSTEP_SHARE x (H(waves) - 1), H the harmonic number (exact to 64 waves, its asymptotic form beyond)."""
+    w = np.maximum(np.asarray(waves, dtype=float), 1.0)
+    tab = np.concatenate([[0.0, 0.0], np.cumsum(1.0 / np.arange(2, 65, dtype=float))])
+    small = tab[np.clip(w, 1, 64).astype(int)]
+    big = np.log(w) + 0.5772156649 + 0.5 / w - 1.0
+    return LOCKSTEP_SHARE * np.where(w <= 64, small, big)
 #: kinds whose tile chain and body are not either / or but compound: FlashInfer's CUDA-core decode kernel
 #: (include/flashinfer/attention/decode.cuh @ f1e6fdcb, BatchDecodeWithPagedKVCacheDevice: num_stages_smem = 2, the
 #: K / V loads of tile i + 2 issued while tile i computes; its q.k, shuffles, exp and p.v are CUDA-core FMAs issued by
@@ -433,8 +479,19 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     cta_fixed = np.array([eff.cta_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind]
     per_cta = 0.0
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)
-        per_cta = np.ceil(n / U) * np.array([eff.cta_serial_s.get(k, 0.0) for k in KINDS])[ops.kind]
+        per_sm = np.ceil(n / U)
+        if CTA_SERIAL_AFTER_FIRST:   # the first CTA per SM is the lone path (CTA_SERIAL_AFTER_FIRST)
+            per_sm = np.where(np.isin(ops.kind, CTA_SERIAL_AFTER_FIRST), np.maximum(per_sm - 1.0, 0.0), per_sm)
+        per_cta = per_sm * np.array([eff.cta_serial_s.get(k, 0.0) for k in KINDS])[ops.kind]
     wave_s = np.maximum(body, chain) + fill + fixed + waves * cta_fixed + per_cta
+    if CTA_SERIAL_AFTER_FIRST:   # the SM's serial CTA time runs beside the K/V stream (CTA_SERIAL_AFTER_FIRST)
+        st = getattr(ops, "sync_steps", None)
+        later = 0.0
+        if st is not None:   # the later waves' prologue loads: on the SM's serial path too
+            sync_k = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
+            later = st * sync_k * (waves - 1.0) / np.maximum(waves, 1.0)
+        wave_s = np.where(np.isin(ops.kind, CTA_SERIAL_AFTER_FIRST),
+                          np.maximum(body, chain + per_cta + later) + fill + fixed - later + waves * cta_fixed, wave_s)
     steps = getattr(ops, "sync_steps", None)
     if steps is not None and steps.any():   # per-CTA barrier phases recur in every wave (CTA_SYNC_PER_WAVE)
         sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
@@ -460,7 +517,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
             phases = np.array([CTA_TILE_EXPOSED.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
             c_tile = phases * compute_s / per
             fill_a = np.where(exposed, np.minimum(memory_s, chain) / per, fill)
-        alone = (np.maximum(body + fill_a, chain + waves * (fill_a + c_tile) + (waves - 1.0) * cta_fixed)
+        lock = 0.0
+        if CTA_LOCKSTEP:   # the later waves' loads partly exposed while the SMs run in step (CTA_LOCKSTEP)
+            lock = np.where(np.isin(ops.kind, CTA_LOCKSTEP),
+                            memory_s / np.maximum(waves, 1.0) * lockstep_exposure(waves), 0.0)
+        alone = (np.maximum(body + fill_a, chain + waves * (fill_a + c_tile) + (waves - 1.0) * cta_fixed + lock)
                  + fixed + per_cta)
         wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)

@@ -76,26 +76,26 @@ def test_committed_terms_are_the_fit_of_the_committed_csv():
     xq = FP.load_xqa(FP.DATA_DIR)
     assert len(xq) == 260
     eff, meta = FP.fit_xqa(xq, hw, hw.efficiency, _grids())
-    assert meta["groups"]["attn_xqa"]["rows"] == 30 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 12
+    assert meta["groups"]["attn_xqa"]["rows"] == 30 and meta["groups"]["attn_xqa_fp8kv"]["rows"] == 30
     e = hw.efficiency
     for k in FP.XQA_KINDS:
         assert e.memory[k] == pytest.approx(eff.memory[k], abs=1e-3)
         assert e.iter_s[k] * 1e6 == pytest.approx(eff.iter_s[k] * 1e6, abs=1e-3)
         assert e.fixed_s[k] * 1e6 == pytest.approx(eff.fixed_s[k] * 1e6, abs=1e-3)
         assert e.cta_fixed_s[k] * 1e6 == pytest.approx(eff.cta_fixed_s[k] * 1e6, abs=1e-3)
+        assert e.cta_serial_s.get(k, 0.0) * 1e6 == pytest.approx(eff.cta_serial_s.get(k, 0.0) * 1e6, abs=1e-3)
         assert e.cta_slots[k] == eff.cta_slots[k]
-    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime and (bf16 only) of context <= 256 at
-    # every batch
+    # the fit rows are Llama-3.1-8B page-16 decode rows of the middle regime and of context <= 256 at every batch
     fit = xq[FP.xqa_fit_rows(xq)]
     assert set(fit["model"]) == {"llama8b"} and set(fit["page_size"]) == {16} and set(fit["q_rows"]) == {1}
     mid = fit["context"].between(1024, 16384) & (fit["batch"] <= 64)
     short = fit["context"] <= 256
-    assert (mid | short).all() and short.sum() == 18 and set(fit[short]["dtype"]) == {"bf16"}
+    assert (mid | short).all() and short.sum() == 36 and set(fit[short]["dtype"]) == {"bf16", "fp8"}
 
 
 def test_mha_cu_cta_is_alone_on_its_sm():
     """mha.cu (one CTA per SM) pays its per-wave CTA turnover in waves 2..W only (hwmodels.roofline CTA_ALONE); the
-    GMMA kernel (3 CTAs per SM) keeps the additive per-wave form."""
+    GMMA kernel (3 CTAs per SM) is not alone on its SM."""
     from hwmodels.opkinds import KIND_CODE
     from hwmodels.roofline import CTA_ALONE
 
@@ -168,3 +168,32 @@ def test_one_tile_gemm1_walk_adds_a_load_past_two_slices():
     assert loads(40.0, kvb=1.0, B=200.0) == loads(250.0, kvb=1.0, B=200.0)   # one sub-sequence: no merge
     # B = 64 x 8 heads = 512 CTAs: no split, two tiles per CTA: no walk load
     assert loads(300.0, B=64.0) == loads(40.0, B=64.0)
+
+
+def test_lockstep_waves_expose_a_share_of_each_later_wave_load():
+    """mha.cu's waves start in step (hwmodels.roofline CTA_LOCKSTEP): one wave adds nothing, W waves add
+    H(W) - 1 of one wave's load to the SMs' serial path; the GMMA kernel is not in step."""
+    from hwmodels.opkinds import KIND_CODE
+    from hwmodels.roofline import CTA_LOCKSTEP, lockstep_exposure
+
+    assert KIND_CODE["attn_xqa"] in CTA_LOCKSTEP and KIND_CODE["attn_xqa_fp8kv"] not in CTA_LOCKSTEP
+    e = lockstep_exposure(np.array([1.0, 2.0, 3.0, 64.0, 65.0, 1000.0]))
+    assert e[0] == 0.0 and e[1] == pytest.approx(0.5) and e[2] == pytest.approx(0.5 + 1.0 / 3.0)
+    assert e[4] == pytest.approx(e[3] + 1.0 / 65.0, abs=1e-4) and np.all(np.diff(e) > 0)
+
+
+def test_gmma_kernel_pays_its_cta_time_past_the_first_cta_per_sm():
+    """The GMMA kernel's cta_serial (hwmodels.roofline CTA_SERIAL_AFTER_FIRST): a lone call pays none of it, a launch
+    of many one-tile CTAs pays it for each CTA beyond the first on an SM; a long bandwidth-bound launch hides it."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration.fit import efficiency_with
+
+    hw = load_hardware("H100-SXM")
+    rows = pd.DataFrame({"family": "xqa", "model": "m", "dtype": "fp8", "heads": 32, "kv_heads": 8, "head_dim": 128,
+                         "batch": [1, 512, 64], "q_rows": 1, "context": [16, 16, 16384], "page_size": 16})
+    ops = FP.build_ops(rows, hw.units, 233472.0)
+    base = FP.predict_us(ops, hw, efficiency_with(hw.efficiency, {"cta_serial_us.attn_xqa_fp8kv": 0.0}), 3)
+    more = FP.predict_us(ops, hw, efficiency_with(hw.efficiency, {"cta_serial_us.attn_xqa_fp8kv": 1.0}), 3)
+    assert more[0] == pytest.approx(base[0])                       # one CTA per SM: none
+    assert more[1] - base[1] == pytest.approx(np.ceil(4096 / hw.units) - 1.0, rel=0.05)   # 31 CTAs past the first
+    assert more[2] == pytest.approx(base[2], rel=1e-6)            # 512 long CTAs: the bytes

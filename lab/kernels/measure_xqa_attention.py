@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -213,6 +213,44 @@ def x4_shapes() -> list[dict]:
     return out
 
 
+#: the fifth blind grid: shapes in none of the earlier grids' rows, page 16, q 1, four modules (bf16 / fp8 K/V at 4 and 8
+#: query heads per KV head): (1) bf16 one-tile CTAs of 3-4 64-key slices (contexts 150-250) in 2-8 waves, the regime
+#: the fourth grid missed, with controls in one wave, in >= 19 waves, of 1-2 slices in a few waves and in the middle;
+#: (2) fp8 (GMMA) lone calls at contexts 30-170 and one-tile fp8 CTAs in many waves, with multi-tile controls; fixed and
+#: priced (lab/kernels/predict_xqa_attention.py --grid x5) with main's model and the candidate before it was measured
+def x5_shapes() -> list[dict]:
+    """The fifth blind grid, in measuring order (comment above)."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = S6_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # (1) bf16 one-tile CTAs of 3-4 slices in 2-8 waves (8 CTAs per sequence: waves = ceil(8 B / 132))
+    add("llama8b", "bf16", (160, 185, 215, 245), (18, 35, 60, 90, 120))
+    add("llama70b_tp8", "bf16", (175,), (200, 500))
+    add("llama70b_64_8", "bf16", (205,), (45, 100))
+    # controls: one wave, >= 19 waves, 1-2 slices in a few waves, the middle
+    add("llama8b", "bf16", (195,), (10,))
+    add("llama8b", "bf16", (170, 225), (330, 650))
+    add("llama8b", "bf16", (75, 110), (50, 100))
+    add("llama8b", "bf16", (3000,), (24,))
+    # (2) fp8 lone calls (one CTA per SM or fewer) at contexts 30-170
+    add("llama8b", "fp8", (35, 110, 165), (2, 9))
+    add("llama70b_tp8", "fp8", (45, 150), (4, 40))
+    # fp8 one-tile CTAs (context <= 64) in many waves (3 CTAs per SM: waves = ceil(CTAs / 396))
+    add("llama8b", "fp8", (28, 50), (450, 800, 1500))
+    add("llama70b_tp8", "fp8", (60,), (2500, 6000))
+    # controls: multi-tile fp8 CTAs in a few and many waves, the middle
+    add("llama8b", "fp8", (180,), (120, 300))
+    add("llama8b", "fp8", (3000,), (20,))
+    return out
+
+
 def module_name(s) -> str:
     return f"xqa_{s['dtype']}_g{s['heads'] // s['kv_heads']}_p{s['page_size']}_q{s['q_rows']}"
 
@@ -334,7 +372,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5"), default="campaign")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -375,7 +413,8 @@ def main() -> None:
     gw.writeheader()
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
-    shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes}.get(args.grid, shapes)()
+    shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
+           "x5": x5_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

@@ -675,13 +675,16 @@ XQA_KINDS = ("attn_xqa", "attn_xqa_fp8kv")
 #: per-wave CTA turnover (cta_fixed_us: the previous CTA's warp-group merge through shared memory, output store and
 #: exit, this CTA's dispatch, barrier init, PDL wait and Q load) is fitted on xqa_fit_rows' one-tile short rows
 XQA_CTA_ALONE = ("attn_xqa",)
-#: the kinds fitted on the one-tile short rows too, with a per-wave CTA time (cta_fixed_us). LOOKED-AT: the blind grid
-#: (xqa_blind_*.csv) was priced with both kinds here; for the GMMA kernel (3 co-resident CTAs per SM) the additive
-#: per-wave term is collinear with the per-tile chain on one-tile rows and, fitted jointly, displaced the per-tile page
-#: walk (KVTilePartLoader::loadPages, a dependent load per 64-key tile: iter_us 0.82 -> 0.03 us) and the memory rate
-#: (0.80 -> 0.74): blind fp8 median 9.3 -> 15.6 %, middle rows +15..+23 % at batch >= 48 and -13..-40 % at batch <= 12.
-#: So attn_xqa_fp8kv keeps its middle-regime fit and no per-wave term; its one-tile rows stay a documented miss
-XQA_SHORT_FIT_KINDS = ("attn_xqa",)
+#: the kinds fitted on the one-tile short rows too, each with the per-CTA term of its own structure: mha.cu (attn_xqa,
+#: alone on its SM) a per-wave CTA turnover (cta_fixed_us, hwmodels.roofline CTA_ALONE); the GMMA kernel
+#: (attn_xqa_fp8kv, 3 CTAs per SM) the SM time of every CTA beyond the first on its SM (cta_serial_us, on the SM's serial
+#: path beside the K/V stream, with the later waves' prologue loads: hwmodels.roofline CTA_SERIAL_AFTER_FIRST). An
+#: additive per-wave term for the GMMA kernel (priced before the blind grid, xqa_blind_*.csv) was collinear with its
+#: per-tile chain on one-tile rows and displaced the per-tile page walk (iter_us 0.82 -> 0.03 us; blind fp8 median
+#: 9.3 -> 15.6 %): LOOKED-AT, it is not this term
+XQA_SHORT_FIT_KINDS = ("attn_xqa", "attn_xqa_fp8kv")
+#: the per-CTA term each kind fits on its short rows (XQA_SHORT_FIT_KINDS)
+XQA_CTA_TERM = {"attn_xqa": "cta_fixed_us", "attn_xqa_fp8kv": "cta_serial_us"}
 
 
 def latest_xqa(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
@@ -735,8 +738,8 @@ def xqa_fit_rows(df: pd.DataFrame) -> np.ndarray:
     one-tile CTAs in 1 to 32 waves, the only rows that tell a kernel's fixed time from its per-wave CTA turnover,
     hwmodels.roofline CTA_ALONE). Chosen before the errors of the rules fitted on them were seen; every other row of
     the 2026-11-27 measurement had been seen under the earlier rules (looked-at), the blind grid is the test.
-    LOOKED-AT (after the blind grid): the fp8 rows (GMMA kernel, attn_xqa_fp8kv) are back to the middle regime only
-    and the kind has no per-wave CTA time (XQA_SHORT_FIT_KINDS)."""
+    LOOKED-AT (after the blind grid): the fp8 short rows were dropped while the GMMA kernel had only an additive per-wave
+    term; they are fit rows again with its own per-CTA SM time (XQA_SHORT_FIT_KINDS, XQA_CTA_TERM)."""
     if not len(df):
         return np.zeros(0, bool)
     T, B = df["context"].to_numpy(float), df["batch"].to_numpy(float)
@@ -770,21 +773,22 @@ def _family_fit_setup(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, kinds
 
 def fit_xqa(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
     """Fit attn_xqa (bf16 rows) and attn_xqa_fp8kv (fp8 rows) on the XQA measurement's fit rows (xqa_fit_rows:
-    Llama-3.1-8B heads, page 16, one query row, context 1024-16384 at batch <= 64, and for bf16 context <= 256 at every
-    batch), resident CTAs from its launch profile, the prologue's dependent loads at the measured DRAM latency (the
+    Llama-3.1-8B heads, page 16, one query row, context 1024-16384 at batch <= 64, and context <= 256 at every batch),
+    resident CTAs from its launch profile, the prologue's dependent loads at the measured DRAM latency (the
     multi-block merge is priced as the merging CTA's loads, simulator/kernels/xqa.py). mha.cu's CTA is alone on its SM
     (hwmodels.roofline CTA_ALONE): its per-wave CTA turnover (cta_fixed_us: the warp-group merge through shared memory,
     mergeAndSaveOutTile, the output store, exit, the next CTA's dispatch, barrier init, PDL wait and Q load) is fitted
-    on the one-tile short rows; the GMMA kernel has none (XQA_SHORT_FIT_KINDS, LOOKED-AT). Returns (Efficiency, meta)."""
+    on the one-tile short rows; the GMMA kernel's SM time per CTA beyond the first on its SM (cta_serial_us,
+    hwmodels.roofline CTA_SERIAL_AFTER_FIRST) on its short and middle rows (XQA_CTA_TERM). Returns (Efficiency, meta)."""
     eff, meta, ops, meas, dram = _family_fit_setup(df, hw, eff, XQA_KINDS, xqa_slots(grids, _smem(hw)))
     fp8 = df["dtype"].to_numpy() == "fp8"
     base = xqa_fit_rows(df)
     for kind, rows in (("attn_xqa", base & ~fp8), ("attn_xqa_fp8kv", base & fp8)):
         params = _params(kind, dram, tensor=True)
-        # a per-wave CTA time for mha.cu, whose CTA is alone on its SM (every wave after the first pays one CTA
-        # turnover, CTA_ALONE); none for the GMMA kernel (XQA_SHORT_FIT_KINDS)
+        # each kind's per-CTA term (XQA_CTA_TERM): mha.cu's per-wave CTA turnover (alone on its SM, CTA_ALONE), the
+        # GMMA kernel's SM time per CTA beyond the first on its SM (CTA_SERIAL_AFTER_FIRST)
         if kind in XQA_SHORT_FIT_KINDS:
-            params.append((f"cta_fixed_us.{kind}", 1.0, 0.0, 20.0))
+            params.append((f"{XQA_CTA_TERM[kind]}.{kind}", 1.0, 0.0, 20.0))
         eff, fitted, fun = solve_terms(ops, hw, eff, params, rows, meas, len(df))
         meta.setdefault("params", {}).update(fitted)
         meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(fun ** 2))), 4)}
@@ -955,6 +959,9 @@ XQA_S6_PRED_CSV = "xqa_s6_predictions.csv"
 #: the fourth blind grid (lab/kernels/measure_xqa_attention.py --grid x4) and its prices committed before it
 XQA_X4_GLOB = "xqa_x4_nvidia*.csv"
 XQA_X4_PRED_CSV = "xqa_x4_predictions.csv"
+#: the fifth blind grid (lab/kernels/measure_xqa_attention.py --grid x5) and its prices committed before it
+XQA_X5_GLOB = "xqa_x5_nvidia*.csv"
+XQA_X5_PRED_CSV = "xqa_x5_predictions.csv"
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
@@ -962,7 +969,8 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
     new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
-                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV)}[grid]
+                  "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
+                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

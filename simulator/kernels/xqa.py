@@ -30,10 +30,13 @@ Waves. mha.cu's CTA is alone on its SM (145 KB of shared memory): before its fir
 waits on the previous grid (PDL: preExit / acqBulk) and loads Q into shared memory, and after its last it merges its
 gemm1 warp groups' partial outputs through shared memory (mergeAndSaveOutTile, three CTA barriers) and stores the
 output tile; only then can the next CTA take the SM. So attn_xqa takes hwmodels.roofline CTA_ALONE (every wave pays
-its pipeline fill, every wave after the first one CTA turnover, cta_fixed_us, fitted on one-tile short rows). The GMMA
-kernel's 3 co-resident CTAs overlap each other's prologue and epilogue: no per-wave CTA time (fitted with the one-tile
-many-wave rows, one took the place of the per-tile page walk the middle rows need: calibration_accuracy.py's xqa blind
-grid); a lone GMMA call is its fixed time, the prologue's dependent loads (sequence length -> page indices
+its pipeline fill, every wave after the first one CTA turnover, cta_fixed_us, fitted on one-tile short rows), and its
+identical one-tile CTAs start each wave in step (hwmodels.roofline CTA_LOCKSTEP: part of each later wave's loads on the
+SMs' serial path). The GMMA kernel's 3 co-resident CTAs share their SM: each CTA beyond the first on an SM adds its SM
+time (tensor-map prefetch, barrier init, Q load and fp8 conversion, output conversion and store: cta_serial_us) to that
+SM's serial path beside the K/V stream (hwmodels.roofline CTA_SERIAL_AFTER_FIRST; an additive per-wave term instead
+took the place of the per-tile page walk the middle rows need: calibration_accuracy.py's xqa blind grid); a lone GMMA
+call is its fixed time, the prologue's dependent loads (sequence length -> page indices
 (KVTilePartLoader::loadPages, again for every 64-key tile) -> the first tile's TMA load; Q is loaded by the I/O warps at
 the same time) and one tile.
 
