@@ -813,6 +813,15 @@ TV_KEYS = ("model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows",
 TV_QUEUE_STARTS = (0.0, 0.25, 0.5, 0.75)
 #: the family's kinds: the 2D / 3D kernel reading bf16 or fp8 K/V, and reduce_segments
 TV_KINDS = ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_combine_triton_vllm")
+#: the 2D / 3D kernels have no fitted per-launch constant of their own: the constant belongs to the 3D launch
+#: structure (16 segments, then reduce_segments behind it) and is fitted on reduce_segments (fixed_us.
+#: attn_combine_triton_vllm, on the bf16 fit rows), so the 3D launches of bf16 and fp8 K/V pay the same constant and
+#: the 2D kernel (no reduce) none: triton_unified_attention.py @ 001ceb3e, the grid, the prologue's search and
+#: metadata loads and the reduce are the same code whichever K/V dtype the tiles hold (fp8 only adds the in-loop
+#: conversion (k.to(f32) x k_scale).to(bf16), priced in the fp8 kind's tile terms). Fitted per kind on the kernels, the
+#: fp8 kind's constant came out at 0.88 us against the bf16 kind's 2.67 us and the 2D kernel paid it: fp8 decode at
+#: context <= 256 was priced 15-21 % fast, bf16 2D one-tile programs 11-35 % slow (the second blind grid, looked-at)
+TV_NO_FIXED = ("attn_triton_vllm", "attn_triton_vllm_fp8kv")
 
 
 def latest_triton_vllm(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
@@ -855,6 +864,9 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
         best = None
         for q0 in TV_QUEUE_STARTS:
             params = _params(kind, dram, tensor=True) + [(f"chain_queue.{kind}", q0, 0.0, 1.0)]
+            if kind in TV_NO_FIXED:   # the per-launch constant is reduce_segments' (TV_NO_FIXED)
+                params = [p for p in params if p[0] != f"fixed_us.{kind}"]
+                eff = efficiency_with(eff, {f"fixed_us.{kind}": 0.0})
             if kind == "attn_triton_vllm":
                 params += [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX), (f"iter_us.{comb}", 0.2, 0.02, 3.0)]
             got = solve_terms(ops, hw, eff, params, rows, meas, len(df))
