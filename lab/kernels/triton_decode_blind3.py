@@ -10,7 +10,8 @@ one call:
 
 Rows (column row_role):
   diagnosis  FIT / DIAGNOSIS rows, not blind: lone vLLM verification programs (Llama-3.1-8B heads 32/8, q 2, batch 1
-             and 4; context 4096 / 32768 / 90000; bf16, and fp8 at 90000) with the block table laid out four ways
+             and 4; context 4096 / 32768 / 90000 (and 16384 / 65536 at batch 1); bf16, and fp8 at 90000; Qwen2.5-72B
+             heads 64/8 bf16 at 90000) with the block table laid out four ways
              (column layout):
                perm     the harness's layout: the batch's pages randomly permuted over a pool of just the batch's pages
                         (R copies of the pool so that R x the K/V bytes >= 128 MiB, rotated call after call)
@@ -60,6 +61,11 @@ def diagnosis_shapes() -> list[dict]:
                 rows.append(_row("triton_vllm", "llama8b", "bf16", b, 2, t, "diagnosis", lay))
     for lay in LAYOUTS:
         rows.append(_row("triton_vllm", "llama8b", "fp8", 1, 2, 90000, "diagnosis", lay))
+    for t in (65536, 16384):
+        for lay in LAYOUTS:
+            rows.append(_row("triton_vllm", "llama8b", "bf16", 1, 2, t, "diagnosis", lay))
+    for lay in ("perm", "inorder", "pool24g"):     # the G 8 binary (Qwen2.5-72B heads 64/8)
+        rows.append(_row("triton_vllm", "qwen72b", "bf16", 1, 2, 90000, "diagnosis", lay))
     return rows
 
 
