@@ -48,7 +48,8 @@ def test_fit_reproduces_committed_terms():
     _, g = FP.latest_triton_vllm()
     hw = load_hardware("H100-SXM")
     eff, meta = FP.fit_triton_vllm(tv, hw, hw.efficiency, pd.read_csv(g))
-    assert meta["rows"] == 41
+    lone = FP.load_triton_vllm_lone_fit()
+    assert meta["rows"] == 41 + len(lone) and meta["lone_rows"] == len(lone)
     for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv"):
         assert eff.iter_s[k] == pytest.approx(hw.efficiency.iter_s[k], rel=2e-3)
         assert eff.memory[k] == pytest.approx(hw.efficiency.memory[k], rel=2e-3)
@@ -161,3 +162,54 @@ def test_chain_queue_is_read_and_checked():
         "attn_triton_vllm": 0.4}
     with pytest.raises(SparsesimError, match="chain_queue"):
         efficiency_from_dict({"chain_queue": {"attn_triton_vllm": 1.5}}, "x.yaml")
+
+
+def test_launch_constant_is_reduce_segments_and_shared_by_dtype():
+    # the 2D / 3D kernels fit no per-launch constant (TV_NO_FIXED): the 3D structure's is reduce_segments', which the
+    # 3D launches of bf16 and fp8 K/V share, and a 2D launch (no reduce) does not pay
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    eff = load_hardware("H100-SXM").efficiency
+    assert set(FP.TV_NO_FIXED) == {"attn_triton_vllm", "attn_triton_vllm_fp8kv"}
+    assert all(eff.fixed_s.get(k, 0.0) == 0.0 for k in FP.TV_NO_FIXED)
+    assert eff.fixed_s["attn_combine_triton_vllm"] > 0.0
+    for kvb in (2.0, 1.0):
+        launches, info = TE.triton_vllm(2.0, 1.0, 200.0, 32.0, 8.0, 128.0, kvb, 132, 233472.0)
+        assert bool(info["use_3d"]) and launches[-1].kind == "attn_combine_triton_vllm"
+
+
+def test_second_q_block_rereads_kv_through_l2():
+    # 64/8 heads (G 8, BLOCK_Q 2) at q 3: two working q blocks per sequence, the second re-reading the sequence's K / V
+    # (reread_bytes = the K / V once more, a working set of one program's range: an L2 hit); Llama-3.1-8B q 2
+    # (BLOCK_Q 4): one q block, no re-read
+    kv = 384.0 * 56.0 * 8.0 * 256.0 * 1.0
+    launches, info = TE.triton_vllm(384.0, 3.0, 56.0, 64.0, 8.0, 128.0, 1.0, 132, 233472.0)
+    ln = launches[0]
+    assert float(info["block_q"]) == 2.0 and float(ln.reread_bytes) == pytest.approx(kv)
+    assert float(ln.working_set) == pytest.approx(kv / (384.0 * 8.0))
+    launches, _ = TE.triton_vllm(384.0, 2.0, 56.0, 32.0, 8.0, 128.0, 1.0, 132, 233472.0)
+    assert float(launches[0].reread_bytes) == 0.0
+
+
+def test_blind3_grid_is_new_and_priced_before():
+    import importlib.util
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_attention as FP
+
+    p = Path(__file__).resolve().parents[1] / "lab" / "kernels" / "triton_decode_blind3.py"
+    spec = importlib.util.spec_from_file_location("blind3", p)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.TD_BLIND3_KEYS)
+    grid = pd.DataFrame(m.diagnosis_shapes() + m.blind3_shapes())
+    pred = pd.read_csv(FP.DATA_DIR / FP.TD_BLIND3_PRED_CSV)
+    assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred)
+    assert (pred["base_commit"] == "5b35f90").all() and pred["pred_new_us"].gt(0).all()
+    b = FP.load_triton_decode_blind3()
+    if len(b):
+        assert set(b["row_role"]) == {"blind"} and b["new_err_pct"].notna().all()
+        lone = FP.load_triton_vllm_lone_fit()
+        assert len(lone) and set(lone["dtype"]) == {"bf16"} and set(lone["model"]) == {"llama8b"}
+        assert set(lone["row_role"]) == {"diagnosis"}

@@ -817,6 +817,15 @@ TV_KEYS = ("model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows",
 TV_QUEUE_STARTS = (0.0, 0.25, 0.5, 0.75)
 #: the family's kinds: the 2D / 3D kernel reading bf16 or fp8 K/V, and reduce_segments
 TV_KINDS = ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_combine_triton_vllm")
+#: the 2D / 3D kernels have no fitted per-launch constant of their own: the constant belongs to the 3D launch
+#: structure (16 segments, then reduce_segments behind it) and is fitted on reduce_segments (fixed_us.
+#: attn_combine_triton_vllm, on the bf16 fit rows), so the 3D launches of bf16 and fp8 K/V pay the same constant and
+#: the 2D kernel (no reduce) none: triton_unified_attention.py @ 001ceb3e, the grid, the prologue's search and
+#: metadata loads and the reduce are the same code whichever K/V dtype the tiles hold (fp8 only adds the in-loop
+#: conversion (k.to(f32) x k_scale).to(bf16), priced in the fp8 kind's tile terms). Fitted per kind on the kernels, the
+#: fp8 kind's constant came out at 0.88 us against the bf16 kind's 2.67 us and the 2D kernel paid it: fp8 decode at
+#: context <= 256 was priced 15-21 % fast, bf16 2D one-tile programs 11-35 % slow (the second blind grid, looked-at)
+TV_NO_FIXED = ("attn_triton_vllm", "attn_triton_vllm_fp8kv")
 
 
 def latest_triton_vllm(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
@@ -842,16 +851,44 @@ def triton_vllm_slots(grids: pd.DataFrame | None, smem_per_sm: float) -> dict[st
                                               ("attn_combine_triton_vllm", name.str.contains("reduce_segments").to_numpy())))
 
 
-def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None):
+def load_triton_vllm_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The lone-program fit rows of the triton_vllm family: the page-layout diagnosis measured with the third Triton
+    decode blind grid (TD_BLIND3_GLOB, row_role "diagnosis", Llama-3.1-8B heads 32/8 only, as the other fit rows, bf16):
+    verification (q 2, the 2D kernel) of batch 1 and 4 at context 4096-90000, 8 or 32 programs each walking its
+    sequence alone, every block-table layout (the layout moved the time by 3 % at most, lab/kernels/
+    triton_decode_blind3.py). They pin the lone program's iteration, which the decode fit rows (up to 128 programs
+    per launch) share with the chain's queueing term. Empty when not measured."""
+    fs = sorted(p for p in Path(data_dir).glob(TD_BLIND3_GLOB) if "_grids_" not in p.name
+                and not p.stem.endswith("_nvidia-smi"))
+    if not fs:
+        return pd.DataFrame()
+    d = load(fs[-1])
+    keep = (d["row_role"].astype(str) == "diagnosis").to_numpy() & (d["model"].to_numpy() == "llama8b")
+    # bf16 only: the fp8 diagnosis is one shape (batch 1, context 90000, four layouts), and with it the fp8 kind's
+    # fit moved its queueing share from 0.09 to 0.56 (a second minimum of the same fit rows); chosen after seeing the
+    # errors on the measured grids (looked-at)
+    keep = keep & (d["dtype"].to_numpy() == "bf16")
+    return d[keep].reset_index(drop=True)
+
+
+def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None,
+                    data_dir: Path | None = DATA_DIR):
     """Fit attn_triton_vllm (with reduce_segments' attn_combine_triton_vllm) on the bf16 rows and
     attn_triton_vllm_fp8kv on the fp8 rows of the fit set (fit_rows: Llama-3.1-8B decode, context 1024-16384, batch
-    <= 64; chosen before the measurement); resident CTAs from the launch profile, the prologue's dependent loads at
+    <= 64; chosen before the measurement) and of the lone-program fit rows (load_triton_vllm_lone_fit, from
+    `data_dir`; None = none); resident CTAs from the launch profile, the prologue's dependent loads at
     the measured DRAM latency. iter_us is the lone program's iteration and compute the rate of the tiles' issue on
     the busiest SM (hwmodels.roofline CHAIN_ISSUE). Returns (Efficiency, meta)."""
+    attrs = dict(df.attrs)
+    lone = load_triton_vllm_lone_fit(data_dir) if data_dir is not None else pd.DataFrame()
+    df = pd.concat([df, lone], ignore_index=True) if len(lone) else df
+    df.attrs.update(attrs)
+    is_lone = np.arange(len(df)) >= len(df) - len(lone)
     eff, meta, ops, meas, dram = _family_fit_setup(df, hw, eff, TV_KINDS, triton_vllm_slots(grids, _smem(hw)))
     eff = efficiency_with(eff, {f"fixed_us.{k}": 0.0 for k in TV_KINDS if k in FIXED_ZERO})
     fp8 = df["dtype"].to_numpy() == "fp8"
-    base = fit_rows(df) & (df["family"].to_numpy() == "triton_vllm")
+    base = (fit_rows(df) & (df["family"].to_numpy() == "triton_vllm")) | is_lone
+    meta["lone_rows"] = int(is_lone.sum())
     comb = "attn_combine_triton_vllm"
     for kind, rows in (("attn_triton_vllm", base & ~fp8), ("attn_triton_vllm_fp8kv", base & fp8)):
         # the queue share trades against the issue rate (compute) and the lone chain: the least-squares surface has a
@@ -859,6 +896,9 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
         best = None
         for q0 in TV_QUEUE_STARTS:
             params = _params(kind, dram, tensor=True) + [(f"chain_queue.{kind}", q0, 0.0, 1.0)]
+            if kind in TV_NO_FIXED:   # the per-launch constant is reduce_segments' (TV_NO_FIXED)
+                params = [p for p in params if p[0] != f"fixed_us.{kind}"]
+                eff = efficiency_with(eff, {f"fixed_us.{kind}": 0.0})
             if kind == "attn_triton_vllm":
                 params += [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX), (f"iter_us.{comb}", 0.2, 0.02, 3.0)]
             got = solve_terms(ops, hw, eff, params, rows, meas, len(df))
@@ -908,6 +948,26 @@ def load_triton_decode_blind2(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The second Triton decode blind grid's measured rows joined with its committed prices (base_err_pct,
     new_err_pct), with regime labels; empty when either is missing."""
     return newest_blind_grid(data_dir, TD_BLIND2_GLOB, TD_BLIND2_PRED_CSV, TD_BLIND2_KEYS)
+
+
+#: the third blind grid of the two Triton decode families and the K/V page-layout diagnosis measured in the same call
+#: (lab/kernels/triton_decode_blind3.py: column row_role "blind" for the grid, "diagnosis" for the fit / diagnosis
+#: rows; column layout the block table's page layout) and its prices, committed before the measurement
+#: (lab/kernels/predict_triton_decode_blind3.py: base = main's model, new = the revised model)
+TD_BLIND3_GLOB = "triton_decode_blind3_nvidia*.csv"
+TD_BLIND3_PRED_CSV = "triton_decode_blind3_predictions.csv"
+TD_BLIND3_KEYS = TD_BLIND2_KEYS + ("row_role", "layout")
+
+
+def load_triton_decode_blind3(data_dir: Path = DATA_DIR, role: str = "blind") -> pd.DataFrame:
+    """The third Triton decode blind grid's measured rows of `role` ("blind" or "diagnosis") joined with the prices
+    committed before the measurement (base_err_pct, new_err_pct), with regime labels; empty when either is missing."""
+    b = newest_blind_grid(data_dir, TD_BLIND3_GLOB, TD_BLIND3_PRED_CSV, TD_BLIND3_KEYS)
+    if not len(b):
+        return b
+    out = b[b["row_role"].astype(str) == role].reset_index(drop=True)
+    out.attrs["file"] = b.attrs["file"]
+    return out
 
 
 #: a blind grid's two committed prices (the revised model, the model before it) and their error columns

@@ -200,9 +200,19 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     # sequence come last, the 2D grid's spare q blocks sit between the sequences' working ones): they run in the slots
     # the working programs' last wave leaves free, only the rest add rounds (idle_fill)
     idle_share = (search + VLLM_META_LOADS) * VLLM_L2_SHARE
+    # a sequence of more query rows than BLOCK_Q has ceil(q / BLOCK_Q) working q blocks (verification of G 7 / 8 heads
+    # at q 3-4: two), each walking the sequence's whole K / V for its KV head: the later ones re-read the first's
+    # tiles. The q blocks of one sequence are neighbours in the grid's fastest dimension (program_id(0) = q block,
+    # kernel_unified_attention_2d @ 001ceb3e), so they run in the same wave over the same tiles: the re-read is
+    # traffic that passes the L2 (reread_bytes, the L2 bandwidth term of the roofline) and hits there, its working set
+    # the one K / V range the q blocks share
+    nqb = ceil_div(q, block_q)
+    reread = kv * (nqb - 1.0)
+    shared_range = kv / np.maximum(B * Hkv * seg_work, 1.0)
     k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0), pro, flops,
-                  kv + seg_work * qb + idx, part_w, idle=idle, idle_share=idle_share, where=kind == k,
-                  resident=slots, idle_fill=True, info={"segments": seg_work})
+                  kv + reread + seg_work * qb + idx, part_w, idle=idle, idle_share=idle_share, where=kind == k,
+                  reread_bytes=reread, working_set=shared_range, resident=slots, idle_fill=True,
+                  info={"segments": seg_work})
            for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * q * Hq, seg_work, d)
     # reduce_segments: find_seq_idx and seq_len (words every program reads: L2 hits, VLLM_L2_SHARE), then the 16
