@@ -43,7 +43,8 @@ from simulator.kernels.allreduce import ENGINES as AR_ENGINES
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 #: serving.engine names -> profile files (None: the op model alone)
 ENGINES = {"none": None, "vllm-v1": "vllm-v1-0.33.yaml", "sglang": "sglang-0.5.yaml",
-           "trtllm": "trtllm-pytorch.yaml", "hf-cb": "hf-cb-5.17.yaml", "own": "own-harness.yaml"}
+           "trtllm": "trtllm-pytorch.yaml", "hf-cb": "hf-cb-5.17.yaml",
+           "hf-cb-efficient": "hf-cb-5.17-sdpa-efficient.yaml", "own": "own-harness.yaml"}
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 #: how a step launches: graph (a CUDA graph replay: the kernels back to back on the device), eager (the roofline's
 #: per-kernel rule: each kernel costs max(device, its launch)), host_launch (kernels back to back on the device,
