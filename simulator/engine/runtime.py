@@ -1,7 +1,8 @@
 """Engine runtime profiles: what a serving engine does around each step's GPU work, as the event engine applies it.
 
 A profile is one YAML file per engine and version (simulator/engine/profiles/, schema in the README beside them).
-`serving.engine` names one (`vllm-v1`, `sglang`, `trtllm`, `hf-cb`, `own`, or a path to a user's profile YAML);
+`serving.engine` names one (`vllm-v1`, `sglang`, `trtllm`, `hf-cb`, `hf-cb-efficient`, `own`, or a path to a user's
+profile YAML);
 `none` (the default) keeps the op model alone. `load_profile` reads it once into a typed RuntimeProfile:
 
     host        HostTerms: host seconds per step as a function of the step's content (requests, decode rows,
