@@ -1204,7 +1204,7 @@ def print_hf_table(title: str, rows: list[dict]) -> None:
           f"within 20 %; overloaded = measured median queueing > {OVERLOAD_QUEUE_S:g} s)")
 
 
-def hf_step_table(prof, sched: dict, groups: list) -> None:
+def hf_step_table(prof, sched: dict, groups: list, name: str = "hf-cb") -> None:
     """Every step of the fitted (profile) and held-out (validation) runs priced by the engine under the hf-cb
     profile (device: op model + batch-mask terms; host: the fitted terms), launch = the profile's median (of a new
     or an already-seen attention shape, by the step's measured seen_qk) or the step's own measured launch (the rest
@@ -1214,7 +1214,7 @@ def hf_step_table(prof, sched: dict, groups: list) -> None:
     from simulator.engine.sim import setup_group
     from simulator.engine.step_cost import Composition
 
-    print("\nsteps priced by the engine under the hf-cb profile against the measured wall + gap (|error| p50 / p90, "
+    print(f"\nsteps priced by the engine under the {name} profile against the measured wall + gap (|error| p50 / p90, "
           "bias)")
     print(f"{'steps':<34} {'n':>5} | {'launch = profile median':>30} | {'launch = the step measured':>30}")
     cfg = _hf_cfg(sched, "hf-cb", prof)
@@ -1657,7 +1657,7 @@ def hf_eff_section(data: Path, results: list[dict]) -> list[dict]:
     for eng in HF_EFF_RUNS:
         val_rows += records.read_csv(str(data / f"serving_{eng}_steps_{HF_EFF_TAG}.csv.gz"))
     hf_step_table(shipped, _hf_sched(cfg_json), [("fitted (profile run)", prof_rows),
-                                                  ("held out (runs A + B)", val_rows)])
+                                                  ("held out (runs A + B)", val_rows)], name=HF_EFF_ENGINE)
     print("\nmeasured launch of the host-bound decode steps per run (ms, p10 / p50 / p90; the profile's median "
           f"{shipped.launch.constant_s * 1e3:.1f} ms):")
     for name, ra in runs[HF_EFF_RUNS[0]].items():
