@@ -83,6 +83,20 @@ def test_hf_cb_measured_terms_are_the_fit_of_the_committed_profile_runs():
     assert got["pre_forward"]["per_key_us"] > 0 and got["device"]["per_1e9_qk_ms"] > 0
 
 
+def test_hf_cb_efficient_terms_are_the_fit_of_its_profile_run_only():
+    # SDPA without cuDNN (hf_cb_runtime.py --sdpa-backend efficient): fitted on its profile steps, no validation step
+    doc = yaml.safe_load((PROFILES / "hf-cb-5.17-sdpa-efficient.yaml").read_text())["host_time"]
+    prof = fit_host.load_steps(str(DATA / "serving_hfeffprof_steps_nvidia-h100-80gb-hbm3_2026-11-27.csv.gz"))
+    assert all(w.startswith("prof") for w in set(prof["workload"]))
+    got = json.loads(fit_host.yaml_block(fit_host.fit(prof), {}))
+    for k in ("pre_forward", "update", "gap_ms", "device", "launch_overlap"):
+        assert doc[k]["value"] == got[k], k
+    assert {k: v for k, v in doc["launch"]["value"].items()} == {f"{k}_ms": v for k, v in got["forward_launch_ms"].items()}
+    assert doc["first_seen_shape"]["value"]["stalls_s"] == got["stalls_s"] == []
+    cfg = json.loads((DATA / "serving_hfeffprof_config_nvidia-h100-80gb-hbm3_2026-11-27.json").read_text())
+    assert cfg["sdpa_backend"] == "efficient" and set(cfg["sdpa_backends_enabled"]["choice"].values()) == {"efficient"}
+
+
 def test_profile_and_validation_runs_are_separate():
     for eng in fit_host.PROFILE:
         wl = set(fit_host.load_steps(str(DATA / f"serving_{eng}_steps_{fit_host.SLUG_DATE}.csv.gz"))["workload"])

@@ -4,6 +4,8 @@ of hf_cb_runtime.py, and judge every fitted term on the held-out VALIDATION runs
 
     python lab/serving/fit_host.py                 # the committed H100 runs (2026-11-26)
     python lab/serving/fit_host.py --yaml          # also print the measured block of the hf-cb engine profile
+    python lab/serving/fit_host.py --profile hfeffprof --validation none --tag nvidia-h100-80gb-hbm3_2026-11-27
+                                                   # the SDPA-without-cuDNN runs (--sdpa-backend efficient)
 
 Pure numpy (no torch, no pandas): it reads the committed CSVs with records.py. What a step is made of (the
 timers of hf_cb_runtime.py):
@@ -210,13 +212,19 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=DATA)
     ap.add_argument("--tag", default=SLUG_DATE, help="<gpu slug>_<date> of the runs")
     ap.add_argument("--yaml", action="store_true", help="print the measured block for simulator/engine/profiles")
+    ap.add_argument("--profile", default=",".join(PROFILE), help="comma list of the profile runs' engine names "
+                    "(serving_<name>_steps_<tag>.csv.gz) the terms are fitted on")
+    ap.add_argument("--validation", default=VALIDATION, help="engine name of the held-out steps scored ('none': "
+                    "fit only, e.g. before the validation runs exist)")
     a = ap.parse_args(argv)
     path = lambda eng: os.path.join(a.data, f"serving_{eng}_steps_{a.tag}.csv.gz")  # noqa: E731
-    prof = pool(*[load_steps(path(e)) for e in PROFILE])
-    val = load_steps(path(VALIDATION))
+    prof_names = [x.strip() for x in a.profile.split(",") if x.strip()]
+    prof = pool(*[load_steps(path(e)) for e in prof_names])
     f = fit(prof)
     ms = lambda x: x * 1e3  # noqa: E731
-    print(f"profile steps {prof['n']} ({' + '.join(PROFILE)}), held-out validation steps {val['n']} ({VALIDATION})\n")
+    val = None if a.validation == "none" else load_steps(path(a.validation))
+    print(f"profile steps {prof['n']} ({' + '.join(prof_names)}), held-out validation steps "
+          f"{val['n'] if val else 0} ({a.validation})\n")
     print("fitted on the profile (host seconds per step):")
     c = f["pre"]
     print(f"  pre    = {ms(c[0]):.3f} ms + {c[1] * 1e6:.1f} us/request + {c[2] * 1e6:.4f} us/key + "
@@ -240,6 +248,14 @@ def main(argv=None) -> int:
     c = f["device"]
     print(f"  device = {ms(c[0]):.2f} ms + {c[1] * 1e6:.3f} us/query token + {c[2] * 1e6:.4f} us/key + "
           f"{c[3] * 1e9 * 1e3:.0f} ms per 1e9 (Q x K)   [{f['n_device']} device-bound steps]")
+    if val is None:
+        sp = score(f, prof)
+        print("  (on the profile itself: pre rel p50 %.1f%%, update %.1f%%, launch %.1f%%, device_mixed %.1f%%)" % (
+            sp["pre"]["rel_p50"] * 100, sp["update"]["rel_p50"] * 100, sp["launch"]["rel_p50"] * 100,
+            sp["device_mixed"]["rel_p50"] * 100))
+        if a.yaml:
+            print("\n" + yaml_block(f, {}))
+        return 0
     print("\nheld-out error of each term on the validation steps (|error| p50 / p90, signed median bias):")
     sc = score(f, val)
     for k, e in sc.items():

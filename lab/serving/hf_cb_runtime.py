@@ -62,7 +62,19 @@ import numpy as np  # noqa: E402
 import records  # noqa: E402
 import vllm_result  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
+
+# --sdpa-backend: which torch SDPA backends may run paged|sdpa's attention (torch.backends.cuda.enable_*_sdp, process
+# wide, set before the engine starts). "default" leaves torch's choice (cuDNN on Hopper for HF's masked shapes);
+# "efficient" turns cuDNN and flash off (flash takes no mask anyway), so the memory-efficient kernel runs the masked
+# call and math stays the fallback for a shape it rejects (the config JSON records torch's choice per shape).
+SDPA_BACKENDS = {"default": {},
+                 "cudnn": {"enable_flash_sdp": False, "enable_mem_efficient_sdp": False, "enable_math_sdp": True,
+                           "enable_cudnn_sdp": True},
+                 "efficient": {"enable_cudnn_sdp": False, "enable_flash_sdp": False, "enable_mem_efficient_sdp": True,
+                               "enable_math_sdp": True},
+                 "math": {"enable_cudnn_sdp": False, "enable_flash_sdp": False, "enable_mem_efficient_sdp": False,
+                          "enable_math_sdp": True}}
 
 STEP_COLUMNS = ["workload", "step", "t_start_s", "gap_s", "sched_s", "prep_s", "kwargs_s", "launch_s", "sync_s",
                 "update_s", "wall_s", "gpu_span_s", "gpu_busy_s", "busy_ok", "replay_launch_s", "replay_sleep_s", "rows", "tokens", "keys", "q_x_k",
@@ -97,6 +109,9 @@ def validation_runs(smoke: bool) -> list[dict]:
         {"name": "poisson_1.5_in2k", "kind": "poisson", "rate": 1.5, "n": 45, "in": 2048, "out": 64, "seed": 13},
         {"name": "cc2_in16k", "kind": "closed", "C": 2, "n": 6, "in": 16000, "out": 32},
         {"name": "cc64_in2k", "kind": "closed", "C": 64, "n": 96, "in": 2048, "out": 32},
+        # added for the SDPA-without-cuDNN runs: an overloaded Poisson level (the hf-cb-efficient profile, fitted on
+        # its profile steps only, predicts a median queueing of ~1.5 s here; chosen before any such run existed)
+        {"name": "poisson_4_in2k", "kind": "poisson", "rate": 4.0, "n": 45, "in": 2048, "out": 64, "seed": 14},
     ]
 
 
@@ -593,6 +608,11 @@ def build(a, log):
                       head_dim=shape["head_dim"], vocab_size=shape["vocab"], max_position_embeddings=131072,
                       rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=False)
     cfg._attn_implementation = a.attn
+    for fn, on in SDPA_BACKENDS[a.sdpa_backend].items():
+        f = getattr(torch.backends.cuda, fn, None)
+        if f is None:
+            raise SystemExit(f"--sdpa-backend {a.sdpa_backend}: torch.backends.cuda.{fn} missing in torch {torch.__version__}")
+        f(on)
     torch.manual_seed(a.seed)
     t0 = time.perf_counter()
     with torch.device(dev):
@@ -623,7 +643,7 @@ def build(a, log):
             "max_requests_per_batch": int(rcfg.max_requests_per_batch),
             "allow_block_sharing": bool(rcfg.allow_block_sharing),
             "max_blocks_per_request": int(rcfg.max_blocks_per_request)}
-    sdpa = {}
+    sdpa = {"requested": a.sdpa_backend, "set": SDPA_BACKENDS[a.sdpa_backend]}
     if dev == "cuda":
         for k in ("flash_sdp_enabled", "mem_efficient_sdp_enabled", "cudnn_sdp_enabled", "math_sdp_enabled"):
             f = getattr(torch.backends.cuda, k, None)
@@ -656,6 +676,11 @@ def main(argv=None) -> int:
                     "(its threads inherit them), e.g. '3'")
     ap.add_argument("--host-probe", type=int, default=0, help="launches of a per-step host-speed probe timed in "
                     "the gap before every step (probe_s; 0: off); e.g. 128")
+    ap.add_argument("--sdpa-backend", default="default", choices=sorted(SDPA_BACKENDS),
+                    help="torch SDPA backends allowed for paged|sdpa (set before the engine starts; default: torch's "
+                    "choice, cuDNN on Hopper; efficient: cuDNN and flash off)")
+    ap.add_argument("--name", default="hf", help="engine part of the output names: serving_<name>{prof,val}<tag>_*, "
+                    "e.g. hfeff for a run with --sdpa-backend efficient")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args(argv)
     if a.pin:
@@ -678,13 +703,14 @@ def main(argv=None) -> int:
     phases = [p.strip() for p in a.phases.split(",") if p.strip()]
     deadline = t_start + a.max_minutes * 60
     slug = records.slug(gpu)
-    tag = f"-{a.tag}" if a.tag else ""
+    tag = a.tag
     written = []
     base = {"script": "lab/serving/hf_cb_runtime.py", "script_version": SCRIPT_VERSION, "date": a.date, "gpu": gpu,
             "versions": versions, "model": "TINY" if a.smoke else a.model, "shape": shape, "dtype": "bf16",
             "weights": "random (torch default init), nothing downloaded", "hf": info, "sdpa_backends_enabled": sdpa,
             "argv": sys.argv[1:] if argv is None else list(argv), "affinity": sorted(os.sched_getaffinity(0)),
             "cpu_count": os.cpu_count(), "host_probe_launches": int(a.host_probe),
+            "sdpa_backend": a.sdpa_backend,
             "client": "in-process driver thread: "
             "add_request / get_result, no HTTP, no tokenizer (token ids drawn uniformly), no detokenization"}
 
@@ -710,7 +736,7 @@ def main(argv=None) -> int:
         with tracer.lock:
             prof_rows = [r for r in tracer.rows if r["workload"].startswith("prof")]
             tracer.rows.clear()
-        p = records.paths(a.out, f"hfprof{tag}", gpu, a.date)
+        p = records.paths(a.out, f"{a.name}prof{tag}", gpu, a.date)
         written.append(records.write_csv(p["steps"], STEP_COLUMNS, prof_rows))
         cfgp = dict(base, phase="profile", plan=profile_plan(a.smoke), kernel_tables=tracer.kernel_tables,
                     steps=len(prof_rows), wall_s=time.perf_counter() - t_start)
@@ -726,7 +752,7 @@ def main(argv=None) -> int:
         skip = {x.strip() for x in a.skip_runs.split(",") if x.strip()}
         runs = [r for r in runs if r["name"] not in skip]
         all_req, all_steps, summaries = [], [], []
-        pv = records.paths(a.out, f"hfval{tag}", gpu, a.date)
+        pv = records.paths(a.out, f"{a.name}val{tag}", gpu, a.date)
 
         def flush_validation():
             """Cumulative files after every run (a run cut by the command's time limit keeps the earlier ones)."""
@@ -770,13 +796,13 @@ def main(argv=None) -> int:
             vreq = [{"start_time": r["_abs_submit"], "input_len": r["input_tokens"], "output_len": r["generated"],
                      "token_times": r["_abs_times"]} for r in rows]
             res = vllm_result.vllm_result(
-                vreq, duration_s=dur, request_rate=rate, max_concurrency=conc, label=f"hfval_{run['name']}",
+                vreq, duration_s=dur, request_rate=rate, max_concurrency=conc, label=f"{a.name}val{tag}_{run['name']}",
                 model_id=f"{'TINY' if a.smoke else a.model} (random bf16 weights)",
                 metadata={"gpu": gpu, "torch": versions["torch"], "transformers": versions["transformers"],
                           "harness": "lab/serving/hf_cb_runtime.py", "workload": json.dumps(
                               {k: v for k, v in meta.items() if k not in ("arrival_s", "input_tokens",
                                                                           "output_tokens")})})
-            fn = os.path.join(vdir, f"hfval_{run['name']}_{slug}_{a.date}.json")
+            fn = os.path.join(vdir, f"{a.name}val{tag}_{run['name']}_{slug}_{a.date}.json")
             with open(fn, "w") as f:
                 json.dump(res, f)
             written.append(fn)
@@ -807,7 +833,7 @@ def main(argv=None) -> int:
                 f"{s['p90_tpot_ms']:7.2f}m")
     manager.stop(block=True, timeout=30)
     log(f"total {time.perf_counter() - t_start:.1f} s")
-    logf = os.path.join(a.out, f"serving_hfrt{tag}_log_{slug}_{a.date}.txt")
+    logf = os.path.join(a.out, f"serving_{a.name}rt{tag}_log_{slug}_{a.date}.txt")
     with open(logf, "w") as f:
         f.write("\n".join(log_lines) + "\n")
     written.append(logf)

@@ -2,7 +2,7 @@
 
     serving:
       engine: vllm-v1                    # the engine runtime profile applied to every request and step:
-                                         #  vllm-v1 | sglang | trtllm | hf-cb | own | none (the op model alone,
+                                         #  vllm-v1 | sglang | trtllm | hf-cb | hf-cb-efficient | own | none (the op model alone,
                                          #  the default) | a path to a profile YAML (simulator/engine/runtime.py,
                                          #  simulator/engine/profiles/README.md)
       requests:                          # exactly one of trace / poisson / gamma / closed_loop

@@ -1,7 +1,8 @@
 """Engine runtime profiles: what a serving engine does around each step's GPU work, as the event engine applies it.
 
 A profile is one YAML file per engine and version (simulator/engine/profiles/, schema in the README beside them).
-`serving.engine` names one (`vllm-v1`, `sglang`, `trtllm`, `hf-cb`, `own`, or a path to a user's profile YAML);
+`serving.engine` names one (`vllm-v1`, `sglang`, `trtllm`, `hf-cb`, `hf-cb-efficient`, `own`, or a path to a user's
+profile YAML);
 `none` (the default) keeps the op model alone. `load_profile` reads it once into a typed RuntimeProfile:
 
     host        HostTerms: host seconds per step as a function of the step's content (requests, decode rows,
@@ -43,7 +44,8 @@ from simulator.kernels.allreduce import ENGINES as AR_ENGINES
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 #: serving.engine names -> profile files (None: the op model alone)
 ENGINES = {"none": None, "vllm-v1": "vllm-v1-0.33.yaml", "sglang": "sglang-0.5.yaml",
-           "trtllm": "trtllm-pytorch.yaml", "hf-cb": "hf-cb-5.17.yaml", "own": "own-harness.yaml"}
+           "trtllm": "trtllm-pytorch.yaml", "hf-cb": "hf-cb-5.17.yaml",
+           "hf-cb-efficient": "hf-cb-5.17-sdpa-efficient.yaml", "own": "own-harness.yaml"}
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 #: how a step launches: graph (a CUDA graph replay: the kernels back to back on the device), eager (the roofline's
 #: per-kernel rule: each kernel costs max(device, its launch)), host_launch (kernels back to back on the device,
