@@ -173,7 +173,7 @@ def fit_topk(t: pd.DataFrame, hw: HardwareSpec) -> dict:
 # ---- GEMMs --------------------------------------------------------------------------------------------------------
 
 GEMM_KIND = {"fp8_tensorwise": "gemm_fp8", "fp8_rowwise": "gemm_fp8_rowwise", "fp8_block": "gemm_fp8_block",
-             "bf16": "gemm"}
+             "fp8_block_cublaslt": "gemm_fp8_block_cublaslt", "bf16": "gemm"}
 BLOCK_TERMS = ("compute", "memory", "fixed_us", "cta_fixed_us", "iter_us")
 #: the measured kernels cuBLASLt's small-M selection table (simulator/kernels/data/cublaslt_small_m.yaml) covers
 SMALL_M_DTYPE = {"fp8_tensorwise": "fp8", "bf16": "bf16"}
@@ -211,10 +211,13 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
         idx = np.flatnonzero((g["kernel"] == kern).to_numpy())
         sub = g.iloc[idx]
         m, K, N = sub["m"].to_numpy(float), sub["K"].to_numpy(float), sub["N"].to_numpy(float)
-        if kern == "fp8_block":
+        if kern in ("fp8_block", "fp8_block_cublaslt"):
             for j in range(len(sub)):
                 bj = OpBuilder(1)
-                G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
+                if kern == "fp8_block":   # DeepGEMM's tile walk (kind gemm_fp8_block)
+                    G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
+                else:                     # cuBLASLt's 128 x 128 tiles + split-K (kind gemm_fp8_block_cublaslt)
+                    G.add_block_gemm_cublaslt(bj, "g", np.array([m[j]]), K[j], N[j], 1.0)
                 ops = bj.build()
                 out[idx[j]] = (price(ops, hw.with_efficiency(eff), "graph").sum()
                                - (hw.launch_graph_s if launch_convention == "device" else 0.0)) * 1e6
@@ -820,3 +823,75 @@ def blind5_accuracy(pred_csv: str | Path | None = None, meas_csv: str | Path | N
             columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90", "median_signed_pct": f"{tag}_signed"})
         tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
     return tab
+
+
+# ---- cuBLASLt's block-scaled kernel: its own kind (gemm_fp8_block_cublaslt) ------------------------------------------
+
+CUBLASLT_BLOCK_KIND = "gemm_fp8_block_cublaslt"
+#: the kind whose fitted compute / memory efficiencies the cuBLASLt kind takes (fitted on the same 4 rows)
+RATES_FROM = "gemm_fp8_block"
+
+
+def block_cublaslt_eff_with(hw: HardwareSpec, x) -> Efficiency:
+    """hw's terms with gemm_fp8_block_cublaslt's set to x = (compute, memory, fixed_us, cta_fixed_us, iter_us), one CTA
+    resident per SM (218 KB of shared memory: the blind5 notes' kernels)."""
+    e = hw.efficiency
+    c, mem, fx, cf, it = x
+    k = CUBLASLT_BLOCK_KIND
+    return replace(e, compute={**e.compute, k: c}, memory={**e.memory, k: mem}, fixed_s={**e.fixed_s, k: fx * 1e-6},
+                   cta_slots={**e.cta_slots, k: 1.0}, cta_fixed_s={**e.cta_fixed_s, k: cf * 1e-6},
+                   iter_s={**e.iter_s, k: it * 1e-6})
+
+
+def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over the block kind's FIT_GEMM
+    rows (the same 4 rows gemm_fp8_block is fitted on: torch._scaled_mm's block path IS this kernel), priced in-graph
+    with cuBLASLt's structure (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt). compute / memory are gemm_fp8_block's
+    committed terms (fitted on the same rows; RATES_FROM): 4 rows cannot carry 4 free terms (all four free, the fit runs
+    to its bounds: cta_fixed 0, iter 0.001 us, rms 0.12); fixed_us pinned (BLOCK_FIXED_US, the same reason as
+    fit_block). None of the 4 fit rows splits K (M 64 / 1024 at 32-48 tiles)."""
+    from scipy.optimize import least_squares
+
+    sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
+    sub = g[sel].copy()
+    sub["kernel"] = "fp8_block_cublaslt"
+    y = np.log(sub["median_us"].to_numpy(float))
+    c, mem = hw.efficiency.compute[RATES_FROM], hw.efficiency.memory[RATES_FROM]
+
+    def full(x):
+        return [c, mem, BLOCK_FIXED_US, x[0], x[1]]
+
+    def resid(x):
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_cublaslt_eff_with(hw, full(x))), 1e-3)) - y
+    r = least_squares(resid, [1.0, 0.3], bounds=([0.0, 0.001], [50.0, 5.0]))
+    return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
+        "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)",
+        "rates_from": f"compute.{RATES_FROM}, memory.{RATES_FROM}", "fit_rows": int(sel.sum()),
+        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def write_block_cublaslt(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
+    """Fit gemm_fp8_block_cublaslt alone (fit_block_cublaslt on data_csv's FIT_GEMM block rows) and merge its terms into
+    out_dir/<target>.yaml: only that kind's keys are added (every other term, gemm_fp8_block's included, is kept)."""
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    g = gemm_frame(load(data_csv))
+    bk = fit_block_cublaslt(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    kb = CUBLASLT_BLOCK_KIND
+    p = Path(out_dir) / f"{target}.yaml"
+    before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
+    old = (before or {}).get("production_kernels", {})
+    block = dict(old) | {kb: bk}
+    block["fit_shapes"] = dict(block.get("fit_shapes", {})) | {
+        kb: {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}}
+    own = {"cta_slots": {kb: 1.0}, "iter_us": {kb: bk["iter_us"]}, "fixed_us": {kb: bk["fixed_us"]},
+           "cta_fixed_us": {kb: bk["cta_fixed_us"]}, "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
+           "production_kernels": block}
+    doc = C.merge_into(p, own, {"cta_slots": (kb,), "iter_us": (kb,), "fixed_us": (kb,), "cta_fixed_us": (kb,),
+                                "compute": (kb,), "memory": (kb,), "production_kernels": None})
+    for key in own:   # keep each table's key order (the new kind goes last)
+        if isinstance(doc.get(key), dict) and isinstance(before.get(key), dict):
+            doc[key] = {k: doc[key][k] for k in before[key] if k in doc[key]} | {
+                k: v for k, v in doc[key].items() if k not in before[key]}
+    return C.write_checked(p, doc, ""), bk
