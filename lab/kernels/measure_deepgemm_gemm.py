@@ -113,10 +113,11 @@ class Calls:
         n = ws[0][0].shape[0]
         self.d = torch.empty(m, n, device=x8.device, dtype=torch.bfloat16)
         self.sa_dg = mn_major_aligned(sa)
-        # torch._scaled_mm block scales: a (K/128 x M) and (N/128 x K/128) tensor, each seen transposed (the committed
-        # campaigns' layout, lab/kernels/measure_production_kernels.py)
+        # torch._scaled_mm block scales: scale_a [M, K/128] over a contiguous (K/128 x M) tensor, scale_b [K/128, N/128]
+        # = the contiguous (N/128 x K/128) weight scales transposed (the committed campaigns' layouts,
+        # lab/kernels/measure_production_kernels.py)
         self.sa_t = sa.t().contiguous().t()
-        self.wt = [(w8.t(), sb.t().contiguous().t()) for w8, sb in ws]
+        self.wt = [(w8.t(), sb.t()) for w8, sb in ws]
 
     def fn(self, kern):
         c = len(self.ws)
