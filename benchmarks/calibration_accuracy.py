@@ -2195,6 +2195,7 @@ def deepgemm_gemm_blind_errors():
     measurement is not committed."""
     import pandas as pd
 
+    from hwmodels.spec import load_hardware
     from simulator.calibration import fit_production_topk_gemm as FP
 
     pred, meas = FP.DATA_DIR / DEEPGEMM_GEMM_PREDICTION, FP.DATA_DIR / DEEPGEMM_GEMM_MEASURED
@@ -2204,10 +2205,16 @@ def deepgemm_gemm_blind_errors():
     me = pd.read_csv(meas)
     me = me[pd.to_numeric(me["median_us"], errors="coerce").notna()]
     m = pr.merge(me[["kernel", "rows", "k", "n", "median_us"]], on=["kernel", "rows", "k", "n"], how="inner")
+    # now = the current terms (LOOKED-AT: gemm_fp8_block was refitted on DeepGEMM's own fit rows after these errors
+    # were seen; no row of this grid is fitted)
+    hw = load_hardware("H100-SXM")
+    g = FP.gemm_frame(m.assign(family="gemm", dist=""))
+    g["kernel"] = np.where(g["kernel"] == "cublaslt", "fp8_block_cublaslt", "fp8_block")
+    m["pred_now_us"] = FP.predict_gemm_us(g, hw, hw.efficiency)
     rows = []
     for reg, x in m.groupby("regime"):
         r = {"regime": reg, "n": len(x)}
-        for col, tag in (("pred_main_us", "main"), ("pred_new_us", "new")):
+        for col, tag in (("pred_main_us", "main"), ("pred_new_us", "new"), ("pred_now_us", "now")):
             e = (x[col] / x["median_us"] - 1.0) * 100.0
             r |= {f"{tag}_med": e.abs().median(), f"{tag}_p90": e.abs().quantile(0.9), f"{tag}_signed": e.median()}
             r[f"{tag}_goal"] = "met" if r[f"{tag}_med"] <= 10 and r[f"{tag}_p90"] <= 25 else "MISSED"
@@ -2233,7 +2240,11 @@ def _deepgemm_gemm_blind_table() -> None:
           f"{DEEPGEMM_GEMM_PREDICTION}; measured {DEEPGEMM_GEMM_MEASURED}; weights rotated past the L2); main = the "
           f"model at 5b35f90 (kind gemm_fp8_block for both libraries), new = cuBLASLt rows priced by kind "
           f"gemm_fp8_block_cublaslt (split-K rule read off the fifth set's kernel names: those rows are looked-at), "
-          f"DeepGEMM rows unchanged; |error| median / p90 and signed median, %")
+          f"DeepGEMM rows unchanged; now = the current terms, LOOKED-AT (gemm_fp8_block refitted on DeepGEMM's own "
+          f"fit rows, {FP.DEEPGEMM_FIT_CSV}, after these errors were seen; no row of this grid fitted); "
+          f"|error| median / p90 and signed median, %. cuBLASLt rows missing: M 1 / 6 unsupported "
+          f"(CUBLAS_STATUS_NOT_SUPPORTED), K 2304 / 6400 failed the reference check (K / 128 not a multiple of 4: "
+          f"torch._scaled_mm's block path returned wrong values, rel. error 0.2 and 4e3), so not timed")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     notes = FP.DATA_DIR / DEEPGEMM_GEMM_MEASURED.replace(".csv", "_notes.txt")
     if notes.is_file():

@@ -50,3 +50,17 @@ def test_blind_grid_prediction_is_new_and_priced_by_both_models():
     shapes = set(zip(p["rows"], p["k"], p["n"]))
     assert not shapes & mod.committed_shapes()                      # no shape measured before
     assert [tuple(r) for r in p[["kernel", "rows", "k", "n"]].itertuples(index=False)] == mod.grid()
+
+
+def test_cublaslt_kind_terms_are_its_fit_on_the_scaled_mm_rows():
+    import pytest
+
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    g = F.gemm_frame(F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv"))
+    ck = F.fit_block_cublaslt(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    e, k = hw.efficiency, F.CUBLASLT_BLOCK_KIND
+    assert ck["fit_rows"] == 4 and e.fixed_s[k] == 0.0
+    assert e.cta_fixed_s[k] * 1e6 == pytest.approx(ck["cta_fixed_us"], rel=2e-3)
+    assert e.compute[k] == pytest.approx(ck["compute"], rel=2e-3) and e.memory[k] == pytest.approx(ck["memory"], rel=2e-3)

@@ -177,6 +177,7 @@ def main():
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--smoke", action="store_true", help="no timing on the CPU: read the grid, print the plan")
     ap.add_argument("--jit-workers", type=int, default=0)
+    ap.add_argument("--tag", default="blind", help="the CSV's name: deepgemm_gemm_<tag>_<device>_<date>.csv")
     ap.add_argument("--jit-worker", type=str, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     grid = read_grid(args.grid)
@@ -206,7 +207,7 @@ def main():
     v = T.versions() | {"deep_gemm": dg.BUILD}
     print(v, flush=True)
     slug = v["device"].lower().replace(" ", "-")
-    path = args.out / f"deepgemm_gemm_blind_{slug}_{dt.date.today().isoformat()}.csv"
+    path = args.out / f"deepgemm_gemm_{args.tag}_{slug}_{dt.date.today().isoformat()}.csv"
     notes = []
     fh = open(path, "w", newline="")
     w = csv.DictWriter(fh, fieldnames=FIELDS)
