@@ -2175,9 +2175,6 @@ def engine_allreduce_blind6(data_dir=None) -> None:
                   len(tab))
 
 
-if __name__ == "__main__":
-    main()
-
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------
 
@@ -2259,3 +2256,8 @@ def _deepgemm_gemm_blind_table() -> None:
         pred = c["cublaslt_split"].to_numpy() > 1
         print(f"  cuBLASLt split-K choice: {int((obs == pred).sum())} of {len(c)} agree (observed {int(obs.sum())} "
               f"split, predicted {int(pred.sum())})")
+
+
+if __name__ == "__main__":
+    main()
+
