@@ -19,12 +19,10 @@ Structure read from the source:
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
                        ceil(K / 128) such steps (serial_iters; their time iter_us[gemm_fp8_block] is fitted); no
                        split-K
-Calibration caveat: the rows this kind is fitted and judged on (simulator/calibration/fit_production_topk_gemm.py) are
-torch._scaled_mm's block-scaled path, i.e. cuBLASLt's nvjet ..._Ablk128_Bvec128 kernel, not DeepGEMM (whose extension
-did not run on the lent machine's PyTorch). Its kernel names (production_kernels_*_blind5_notes.txt) show one 128 x 128
-tile per CTA, 6 stages, a grid of the tiles at decode and a persistent 2 x 66 grid at prefill, and a split-K kernel +
-splitKreduce at decode where the tiles are few (K 7168 x N 1536, K 14336 x N 4096 at M 28; K 8192 x N 1280 at M 56):
-those rows run 27-40 % faster than this tile walk prices (docs/KNOWN_GAPS.md "Block-scaled fp8 GEMMs").
+Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
+production_kernels/deepgemm_gemm_fit_*.csv, simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm).
+torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
+CTA, split-K at decode where its tiles are few): kind gemm_fp8_block_cublaslt, add_block_gemm_cublaslt below.
 The roofline's wave model prices it (kind gemm_fp8_block): CTAs = tiles, one resident per SM, serial_iters = K steps,
 tile-padded flops (a partial tile multiplies the whole block).
 """
