@@ -540,7 +540,7 @@ def test_engine_allreduce_terms_are_the_fit_and_leave_the_own_kernel():
 def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
     """predict_gemm_us prices every fp8 GEMM as the serving step does (its launches kept: the fitted per-tensor / per-row
     terms and the block refit assume it; the device convention is one launch lower per kernel), and the committed
-    gemm_fp8_block terms are fit_block's on the campaign's fit rows with fixed_us pinned."""
+    gemm_fp8_block terms are fit_block's on DeepGEMM's own fit rows with fixed_us pinned."""
     import pytest
 
     from hwmodels.spec import load_hardware
@@ -552,8 +552,8 @@ def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
     graph = F.predict_gemm_us(g, hw, hw.efficiency)
     dev = F.predict_gemm_us(g, hw, hw.efficiency, launch_convention="device")
     assert graph - dev == pytest.approx(F.np.full(4, hw.launch_graph_s * 1e6))
-    df = F.gemm_frame(F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv"))
-    bk = F.fit_block(df[df["kernel"] != "bf16"].reset_index(drop=True), hw)
+    bk = F.fit_block(F.deepgemm_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw)   # DeepGEMM's own kernel
+    assert bk["fit_rows"] == 6
     e = hw.efficiency
     assert bk["fixed_us"] == F.BLOCK_FIXED_US == e.fixed_s["gemm_fp8_block"] * 1e6
     assert e.iter_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["iter_us"], rel=2e-3)

@@ -1,13 +1,13 @@
-"""DeepGEMM's indexer entry points built on the measuring machine against its own PyTorch (the sgl-deep-gemm wheel's
-_C.so is built against a newer PyTorch and cannot run there).
+"""DeepGEMM's indexer (and, with DG_API_GROUPS, block-scaled fp8 GEMM) entry points built on the measuring machine
+against its own PyTorch (the sgl-deep-gemm wheel's _C.so is built against a newer PyTorch and cannot run there).
 
 Source (not committed; unpacked beside this file from dgsrc.tar.xz by run_deepgemm_indexer_device.sh):
   deepseek-ai/DeepGEMM at 54e22612409371d6364144b69086735beb54e98b (2026-06-23): csrc/ and deep_gemm/include/deep_gemm;
   CUTLASS / CuTe headers from sgl-deep-gemm 0.2.5's wheel (deep_gemm/include/{cute,cutlass}, CUTLASS 4.8.1);
   fmt headers at fmtlib/fmt 553ec11 (the submodule commit DeepGEMM pins).
 Carried-source patches (made in .dev only): jit/include_parser.hpp and jit/compiler.hpp find `#include` lines and the
-nvcc release number without std::regex (same matches). Only the attention and runtime API groups are compiled (a
-two-group copy of csrc/python_api.cpp written here), with torch.utils.cpp_extension.load; kernels are JIT-compiled by nvcc on first use, as in any DeepGEMM build.
+nvcc release number without std::regex (same matches). Only the API groups API_GROUPS names are compiled (attention
+and runtime by default; a copy of csrc/python_api.cpp with those groups alone, written here), with torch.utils.cpp_extension.load; kernels are JIT-compiled by nvcc on first use, as in any DeepGEMM build.
 
 The names and argument order the measuring script uses are those of sgl-deep-gemm 0.2.5; 0.2.5 has no logits-cleaning
 pass, so clean_logits=False here (DeepGEMM's default for the paged kernel; its prefill default is True).
@@ -24,15 +24,19 @@ SRC = os.path.join(HERE, "dgsrc")
 BUILD = "deepseek-ai/DeepGEMM 54e2261 (built here against the machine's torch; CUTLASS 4.8.1 from sgl-deep-gemm 0.2.5)"
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 
-_API = """#include <pybind11/pybind11.h>
-#include <torch/python.h>
-#include "apis/attention.hpp"
-#include "apis/runtime.hpp"
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-    deep_gemm::attention::register_apis(m);
-    deep_gemm::runtime::register_apis(m);
-}
-"""
+#: the API groups compiled (DG_API_GROUPS, comma-separated; each one a csrc/apis/<group>.hpp with register_apis): the
+#: indexer campaign's "attention,runtime" (default), the block-scaled GEMM campaign's "gemm,layout,runtime"
+#: (csrc/apis/gemm.hpp registers fp8_gemm_nt = fp8_fp4_gemm_nt, csrc/apis/layout.hpp get_mn_major_tma_aligned_tensor;
+#: deepseek-ai/DeepGEMM @ 54e22612409371d6364144b69086735beb54e98b)
+API_GROUPS = tuple(g for g in os.environ.get("DG_API_GROUPS", "attention,runtime").split(",") if g)
+_ALLOWED_GROUPS = ("attention", "gemm", "layout", "runtime")
+if any(g not in _ALLOWED_GROUPS for g in API_GROUPS):
+    raise SystemExit(f"DG_API_GROUPS={API_GROUPS!r}: allowed {_ALLOWED_GROUPS}")
+_API = ("#include <pybind11/pybind11.h>\n#include <torch/python.h>\n"
+        + "".join(f'#include "apis/{g}.hpp"\n' for g in API_GROUPS)
+        + "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+        + "".join(f"    deep_gemm::{g}::register_apis(m);\n" for g in API_GROUPS) + "}\n")
+_TAG = "" if API_GROUPS == ("attention", "runtime") else "_" + "_".join(API_GROUPS)
 
 
 # DeepGEMM's device runtime holds a cuBLASLt handle: link the toolkit's cuBLAS where it has one, else the symbols come
@@ -59,18 +63,18 @@ BUILD += f", link mode {LINK_MODE}"
 
 
 def _build_dir():
-    d = os.path.join(os.environ.get("DG_BUILD_DIR", "/tmp/dg_build"), LINK_MODE)
+    d = os.path.join(os.environ.get("DG_BUILD_DIR", "/tmp/dg_build"), LINK_MODE + _TAG)
     os.makedirs(d, exist_ok=True)
     return d
 
 
 def _build():
-    api = os.path.join(SRC, "csrc", "indexer_api.cpp")
+    api = os.path.join(SRC, "csrc", f"indexer_api{_TAG}.cpp")
     if not os.path.exists(api) or open(api).read() != _API:   # an unchanged source is not rebuilt
         with open(api, "w") as fh:
             fh.write(_API)
     t0 = time.time()
-    mod = load(name=f"dg_indexer_C_{LINK_MODE}", sources=[api],
+    mod = load(name=f"dg_indexer_C_{LINK_MODE}{_TAG}", sources=[api],
                extra_include_paths=[f"{CUDA_HOME}/include", f"{CUDA_HOME}/include/cccl",
                                     os.path.join(SRC, "deep_gemm", "include"), os.path.join(SRC, "fmt", "include")],
                extra_cflags=["-O2", "-Wno-psabi", "-Wno-deprecated-declarations"],   # the C++ standard torch asks for
@@ -98,3 +102,16 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
 
 def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, max_seqlen_k):
     return _C.fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, False, max_seqlen_k)
+
+
+def fp8_gemm_nt(a, sfa, b, sfb, d):
+    """d[M, N] (bf16) = (a[M, K] fp8 x sfa[M, K / 128]) @ (b[N, K] fp8 x sfb[N / 128, K / 128]).T: DeepGEMM's
+    fp8_gemm_nt with its default recipe, which on SM90 with fp32 scales dispatches to sm90_fp8_gemm_1d2d
+    (csrc/apis/gemm.hpp fp8_fp4_gemm_nt @ 54e2261); needs DG_API_GROUPS with gemm and layout."""
+    _C.fp8_gemm_nt((a, sfa), (b, sfb), d)
+
+
+def get_mn_major_tma_aligned_tensor(sf):
+    """sf in the MN-major, TMA-aligned layout the 1D2D kernel reads (a tensor already so laid out is returned as is,
+    so a timed call does no transpose: csrc/jit_kernels/impls/smxx_layout.hpp @ 54e2261)."""
+    return _C.get_mn_major_tma_aligned_tensor(sf)

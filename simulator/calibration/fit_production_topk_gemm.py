@@ -173,7 +173,7 @@ def fit_topk(t: pd.DataFrame, hw: HardwareSpec) -> dict:
 # ---- GEMMs --------------------------------------------------------------------------------------------------------
 
 GEMM_KIND = {"fp8_tensorwise": "gemm_fp8", "fp8_rowwise": "gemm_fp8_rowwise", "fp8_block": "gemm_fp8_block",
-             "bf16": "gemm"}
+             "fp8_block_cublaslt": "gemm_fp8_block_cublaslt", "bf16": "gemm"}
 BLOCK_TERMS = ("compute", "memory", "fixed_us", "cta_fixed_us", "iter_us")
 #: the measured kernels cuBLASLt's small-M selection table (simulator/kernels/data/cublaslt_small_m.yaml) covers
 SMALL_M_DTYPE = {"fp8_tensorwise": "fp8", "bf16": "bf16"}
@@ -211,10 +211,13 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
         idx = np.flatnonzero((g["kernel"] == kern).to_numpy())
         sub = g.iloc[idx]
         m, K, N = sub["m"].to_numpy(float), sub["K"].to_numpy(float), sub["N"].to_numpy(float)
-        if kern == "fp8_block":
+        if kern in ("fp8_block", "fp8_block_cublaslt"):
             for j in range(len(sub)):
                 bj = OpBuilder(1)
-                G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
+                if kern == "fp8_block":   # DeepGEMM's tile walk (kind gemm_fp8_block)
+                    G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
+                else:                     # cuBLASLt's 128 x 128 tiles + split-K (kind gemm_fp8_block_cublaslt)
+                    G.add_block_gemm_cublaslt(bj, "g", np.array([m[j]]), K[j], N[j], 1.0)
                 ops = bj.build()
                 out[idx[j]] = (price(ops, hw.with_efficiency(eff), "graph").sum()
                                - (hw.launch_graph_s if launch_convention == "device" else 0.0)) * 1e6
@@ -644,9 +647,11 @@ def fresh2_accuracy(pred_csv: str | Path, meas_csv: str | Path) -> pd.DataFrame:
 
 def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
     """Fit the top-k (SGLang) and block-scaled GEMM kinds on their fit shapes and merge their terms into
-    out_dir/<target>.yaml (other terms kept): write_topk, then write_block (each changes only its own keys)."""
+    out_dir/<target>.yaml (other terms kept): write_topk, write_block_deepgemm (gemm_fp8_block on DeepGEMM's own rows,
+    DEEPGEMM_FIT_CSV), then write_block_cublaslt on data_csv's torch._scaled_mm rows (each changes only its own keys)."""
     _, tk = write_topk(data_csv, target, hw, out_dir)
-    p, bk = write_block(data_csv, target, hw, out_dir)
+    _, bk = write_block_deepgemm(DATA_DIR / DEEPGEMM_FIT_CSV, target, hw, out_dir)
+    p, _ = write_block_cublaslt(data_csv, target, hw, out_dir)
     return p, tk, bk
 
 
@@ -719,7 +724,8 @@ def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
     first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
         columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
-    held = error_table(predict_gemm_us(g, hw, hw.efficiency), g["median_us"], reg, fit)
+    # the campaign's block rows are torch._scaled_mm's, i.e. cuBLASLt's block kernel: priced by its own kind
+    held = error_table(predict_gemm_us(as_cublaslt_block(g), hw, hw.efficiency), g["median_us"], reg, fit)
     out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
                           how="left"))
     res = pd.concat(out, ignore_index=True)
@@ -777,13 +783,14 @@ def predict_blind5(hw: HardwareSpec, eff: Efficiency | None = None, launch_conve
     return g.rename(columns={"m": "rows", "kk": "k"})[SHAPE_KEYS + ["pred_us"]]
 
 
-def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
+def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path, frame=None) -> tuple[Path, dict]:
     """Fit the block-scaled GEMM kind alone (fit_block on data_csv's FIT_GEMM rows, priced in-graph) and merge its terms
-    into out_dir/<target>.yaml: only gemm_fp8_block's keys change (the top-k terms and the rest are kept)."""
+    into out_dir/<target>.yaml: only gemm_fp8_block's keys change (the top-k terms and the rest are kept). frame: how
+    data_csv is read into a gemm frame (default: a production_kernels campaign CSV)."""
     from hwmodels.yamlio import load_yaml
     from simulator.calibration import checks as C
 
-    g = gemm_frame(load(data_csv))
+    g = frame(data_csv) if frame is not None else gemm_frame(load(data_csv))
     bk = fit_block(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
     kb = "gemm_fp8_block"
     p = Path(out_dir) / f"{target}.yaml"
@@ -820,3 +827,108 @@ def blind5_accuracy(pred_csv: str | Path | None = None, meas_csv: str | Path | N
             columns={"median_abs_pct": f"{tag}_med", "p90_abs_pct": f"{tag}_p90", "median_signed_pct": f"{tag}_signed"})
         tab = e if tab is None else tab.merge(e.drop(columns="n"), on="regime")
     return tab
+
+
+# ---- cuBLASLt's block-scaled kernel: its own kind (gemm_fp8_block_cublaslt) ------------------------------------------
+
+CUBLASLT_BLOCK_KIND = "gemm_fp8_block_cublaslt"
+#: where the cuBLASLt kind's compute / memory efficiencies come from: fit_block (the tile-walk structure) on the same 4
+#: cuBLASLt rows, the terms gemm_fp8_block held until it was fitted on DeepGEMM's own kernel
+RATES_FROM = "fit_block on the block kind's FIT_GEMM rows of torch._scaled_mm"
+
+
+def block_cublaslt_eff_with(hw: HardwareSpec, x) -> Efficiency:
+    """hw's terms with gemm_fp8_block_cublaslt's set to x = (compute, memory, fixed_us, cta_fixed_us, iter_us), one CTA
+    resident per SM (218 KB of shared memory: the blind5 notes' kernels)."""
+    e = hw.efficiency
+    c, mem, fx, cf, it = x
+    k = CUBLASLT_BLOCK_KIND
+    return replace(e, compute={**e.compute, k: c}, memory={**e.memory, k: mem}, fixed_s={**e.fixed_s, k: fx * 1e-6},
+                   cta_slots={**e.cta_slots, k: 1.0}, cta_fixed_s={**e.cta_fixed_s, k: cf * 1e-6},
+                   iter_s={**e.iter_s, k: it * 1e-6})
+
+
+def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec) -> dict:
+    """cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over the block kind's FIT_GEMM
+    rows (the same 4 rows gemm_fp8_block is fitted on: torch._scaled_mm's block path IS this kernel), priced in-graph
+    with cuBLASLt's structure (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt). compute / memory are fit_block's on
+    the same rows (RATES_FROM): 4 rows cannot carry 4 free terms (all four free, the fit runs to its bounds: cta_fixed 0,
+    iter 0.001 us, rms 0.12); fixed_us pinned (BLOCK_FIXED_US, the same reason as fit_block). None of the 4 fit rows
+    splits K (M 64 / 1024 at 32-48 tiles)."""
+    from scipy.optimize import least_squares
+
+    sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
+    sub = g[sel].copy()
+    sub["kernel"] = "fp8_block_cublaslt"
+    y = np.log(sub["median_us"].to_numpy(float))
+    rates = fit_block(g, hw)   # the tile-walk fit on these same rows (what gemm_fp8_block held before DeepGEMM's own)
+    c, mem = rates["compute"], rates["memory"]
+
+    def full(x):
+        return [c, mem, BLOCK_FIXED_US, x[0], x[1]]
+
+    def resid(x):
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_cublaslt_eff_with(hw, full(x))), 1e-3)) - y
+    r = least_squares(resid, [1.0, 0.3], bounds=([0.0, 0.001], [50.0, 5.0]))
+    return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
+        "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)",
+        "rates_from": RATES_FROM, "fit_rows": int(sel.sum()),
+        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def write_block_cublaslt(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
+    """Fit gemm_fp8_block_cublaslt alone (fit_block_cublaslt on data_csv's FIT_GEMM block rows) and merge its terms into
+    out_dir/<target>.yaml: only that kind's keys are added (every other term, gemm_fp8_block's included, is kept)."""
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    g = gemm_frame(load(data_csv))
+    bk = fit_block_cublaslt(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    kb = CUBLASLT_BLOCK_KIND
+    p = Path(out_dir) / f"{target}.yaml"
+    before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
+    old = (before or {}).get("production_kernels", {})
+    block = dict(old) | {kb: bk}
+    block["fit_shapes"] = dict(block.get("fit_shapes", {})) | {
+        kb: {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}}
+    own = {"cta_slots": {kb: 1.0}, "iter_us": {kb: bk["iter_us"]}, "fixed_us": {kb: bk["fixed_us"]},
+           "cta_fixed_us": {kb: bk["cta_fixed_us"]}, "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
+           "production_kernels": block}
+    doc = C.merge_into(p, own, {"cta_slots": (kb,), "iter_us": (kb,), "fixed_us": (kb,), "cta_fixed_us": (kb,),
+                                "compute": (kb,), "memory": (kb,), "production_kernels": None})
+    for key in own:   # keep each table's key order (the new kind goes last)
+        if isinstance(doc.get(key), dict) and isinstance(before.get(key), dict):
+            doc[key] = {k: doc[key][k] for k in before[key] if k in doc[key]} | {
+                k: v for k, v in doc[key].items() if k not in before[key]}
+    return C.write_checked(p, doc, ""), bk
+
+
+def as_cublaslt_block(g: pd.DataFrame) -> pd.DataFrame:
+    """g with its torch._scaled_mm block rows (kernel fp8_block) relabelled fp8_block_cublaslt, so predict_gemm_us prices
+    them as cuBLASLt's kernel (kind gemm_fp8_block_cublaslt) rather than DeepGEMM's tile walk."""
+    out = g.copy()
+    out["kernel"] = out["kernel"].replace({"fp8_block": "fp8_block_cublaslt"})
+    return out
+
+
+# ---- DeepGEMM's own kernel: gemm_fp8_block fitted on its FIT_GEMM shapes ------------------------------------------
+
+#: DeepGEMM fp8_gemm_nt (deepseek-ai/DeepGEMM 54e2261, 1D2D kernel) timed at the block kind's FIT_GEMM shapes (M 1 / 64 /
+#: 1024 x the two (K, N) with N a multiple of 128), weights rotated past the L2 (lab/kernels/measure_deepgemm_gemm.py
+#: --tag fit, lab/kernels/deepgemm_gemm_fit_grid.csv)
+DEEPGEMM_FIT_CSV = "deepgemm_gemm_fit_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+
+
+def deepgemm_frame(path: str | Path) -> pd.DataFrame:
+    """A measure_deepgemm_gemm.py CSV as a gemm frame: the timed DeepGEMM rows, kernel fp8_block (kind gemm_fp8_block)."""
+    d = pd.read_csv(path)
+    d = d[(d["kernel"] == "deepgemm") & pd.to_numeric(d["median_us"], errors="coerce").notna()].copy()
+    d["family"], d["dist"], d["kernel"] = "gemm", "", "fp8_block"
+    d["median_us"] = d["median_us"].astype(float)
+    return gemm_frame(d).reset_index(drop=True)
+
+
+def write_block_deepgemm(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
+    """Fit gemm_fp8_block (fit_block: compute, memory, cta_fixed_us, iter_us; fixed_us pinned) on DeepGEMM's own FIT_GEMM
+    rows (data_csv: DEEPGEMM_FIT_CSV) and merge its terms into out_dir/<target>.yaml (write_block's keys, nothing else)."""
+    return write_block(data_csv, target, hw, out_dir, frame=deepgemm_frame)

@@ -19,12 +19,10 @@ Structure read from the source:
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
                        ceil(K / 128) such steps (serial_iters; their time iter_us[gemm_fp8_block] is fitted); no
                        split-K
-Calibration caveat: the rows this kind is fitted and judged on (simulator/calibration/fit_production_topk_gemm.py) are
-torch._scaled_mm's block-scaled path, i.e. cuBLASLt's nvjet ..._Ablk128_Bvec128 kernel, not DeepGEMM (whose extension
-did not run on the lent machine's PyTorch). Its kernel names (production_kernels_*_blind5_notes.txt) show one 128 x 128
-tile per CTA, 6 stages, a grid of the tiles at decode and a persistent 2 x 66 grid at prefill, and a split-K kernel +
-splitKreduce at decode where the tiles are few (K 7168 x N 1536, K 14336 x N 4096 at M 28; K 8192 x N 1280 at M 56):
-those rows run 27-40 % faster than this tile walk prices (docs/KNOWN_GAPS.md "Block-scaled fp8 GEMMs").
+Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
+production_kernels/deepgemm_gemm_fit_*.csv, simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm).
+torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
+CTA, split-K at decode where its tiles are few): kind gemm_fp8_block_cublaslt, add_block_gemm_cublaslt below.
 The roofline's wave model prices it (kind gemm_fp8_block): CTAs = tiles, one resident per SM, serial_iters = K steps,
 tile-padded flops (a partial tile multiplies the whole block).
 """
@@ -93,3 +91,54 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
           ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
           serial_iters=np.full(shape, ksteps), dtype="fp8", count=count)
+
+
+# ---- cuBLASLt's block-scaled kernel (torch._scaled_mm with 1 x 128 / 128 x 128 scales) ------------------------------
+
+#: cuBLASLt's block-scaled fp8 kernel on the H100 (torch 2.11 / CUDA 13.0, what torch._scaled_mm launches; kernel names
+#: and grids in production_kernels/production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5_notes.txt):
+#: nvjet_sm90_qqtst_128x128_128x6_<cluster>_..._Ablk128_Bvec128: one 128 x 128 output tile per CTA, K step 128, 6
+#: stages (218 KB of shared memory: one CTA per SM), a grid of the tiles at decode and mid M, a persistent 2 x 66 grid at
+#: prefill (the same waves of 132 CTAs in the wave model)
+CUBLASLT_TILE = 128
+#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel): seen only at M <= 64, into 2 or 4 slices, where
+#: the K steps per output tile are many against the tiles (LOOKED-AT rule, read off the fifth set's 11 block decode rows:
+#: split = the power of two <= K steps / (SPLIT_STEPS_PER_TILE x tiles), at most CUBLASLT_MAX_SPLIT; it reproduces their
+#: 3 splits (2 / 4 / 2 at 12 / 10 / 32 tiles, 56 / 64 / 112 K steps) and 8 non-splits; M 128 at 32 tiles and 112 K steps
+#: ran unsplit, hence the M bound). The constants are read off kernel names, not fitted to times.
+CUBLASLT_SPLIT_MAX_M = 64
+SPLIT_STEPS_PER_TILE = 1.5
+CUBLASLT_MAX_SPLIT = 4
+
+
+def cublaslt_block_split(m, k, n) -> np.ndarray:
+    """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit; module constants above)."""
+    m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
+    tiles = np.ceil(m / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
+    ratio = np.ceil(k / BLOCK_K) / (SPLIT_STEPS_PER_TILE * tiles)
+    s = np.where(ratio >= 1.0, 2.0 ** np.floor(np.log2(np.maximum(ratio, 1.0))), 1.0)
+    return np.where(m <= CUBLASLT_SPLIT_MAX_M, np.clip(s, 1.0, CUBLASLT_MAX_SPLIT), 1.0)
+
+
+def add_block_gemm_cublaslt(b, name: str, rows, k: float, n: float, count, weight_bytes: float = 1.0) -> None:
+    """An fp8 block-scaled GEMM [rows, k] x [k, n] -> bf16 as cuBLASLt runs it (kind gemm_fp8_block_cublaslt):
+    CTAs = 128 x 128 output tiles x split slices, each walking ceil(K steps / split) K steps (serial_iters), tile-padded
+    flops; where it splits, cuBLASLt's splitKreduce (kind elementwise: split fp32 partials [M, N] read, bf16 written),
+    as simulator.kernels.cublaslt.add_gemm emits it for the small-M bf16 / per-tensor kernels."""
+    r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
+    split = cublaslt_block_split(r, k, n)
+    tiles = np.ceil(r / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
+    ksteps = np.ceil(k / BLOCK_K)
+    flops = 2.0 * tiles * CUBLASLT_TILE * CUBLASLT_TILE * ksteps * BLOCK_K
+    scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
+    shape = np.shape(rows)
+    b.add(name, "gemm_fp8_block_cublaslt", flops=flops.reshape(shape),
+          bytes_read=(k * n * weight_bytes + r * k + scale_bytes).reshape(shape),
+          bytes_written=(r * n * np.where(split > 1, 4.0 * split, 2.0)).reshape(shape),
+          parallel_units=(tiles * split).reshape(shape), serial_iters=np.ceil(ksteps / split).reshape(shape),
+          dtype="fp8", count=count)
+    red = split > 1
+    if red.any():
+        b.add(name + "_splitk_reduce", "elementwise", flops=(split * r * n).reshape(shape),
+              bytes_read=(split * r * n * 4.0).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape),
+              dtype="fp32", count=count, where=red.reshape(shape))

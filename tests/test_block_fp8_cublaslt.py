@@ -1,0 +1,66 @@
+"""cuBLASLt's block-scaled fp8 kernel (kind gemm_fp8_block_cublaslt): its split-K choice against the kernels the fifth
+GEMM set recorded, its ops, and the blind DeepGEMM / cuBLASLt grid's committed predictions."""
+import re
+
+import numpy as np
+import pandas as pd
+
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.kernels import gemm_fp8 as G
+from simulator.ops import OpBuilder
+
+
+def test_split_choice_reproduces_the_recorded_block_kernels():
+    notes = (F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5_notes.txt").read_text()
+    n = 0
+    for line in notes.splitlines():
+        mt = re.match(r"kernels fp8_block \(M (\d+), K (\d+), N (\d+)\): (.*)", line)
+        if not mt:
+            continue
+        m, k, nn = (int(mt.group(i)) for i in (1, 2, 3))
+        observed = "_splitK_" in mt.group(4)
+        assert (G.cublaslt_block_split(m, k, nn) > 1) == observed, (m, k, nn)
+        n += 1
+    assert n >= 30
+
+
+def test_split_rows_add_the_reduce_and_divide_the_k_walk():
+    b = OpBuilder(1)
+    G.add_block_gemm_cublaslt(b, "g", np.array([28.0]), 7168.0, 1536.0, 1.0)
+    ops = b.build()
+    assert len(ops.kind) == 2                       # the GEMM and cuBLASLt's splitKreduce
+    assert ops.parallel_units[0] == 12 * 2 and ops.serial_iters[0] == 28
+    b = OpBuilder(1)
+    G.add_block_gemm_cublaslt(b, "g", np.array([1024.0]), 7168.0, 1536.0, 1.0)
+    assert len(b.build().kind) == 1                 # prefill: no split
+
+
+def test_blind_grid_prediction_is_new_and_priced_by_both_models():
+    import importlib.util
+    from pathlib import Path
+
+    p = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_blind_prediction_d3c34ca_2026-11-27.csv")
+    assert len(p) == 80 and set(p["kernel"]) == {"deepgemm", "cublaslt"}
+    dg = p["kernel"] == "deepgemm"
+    assert np.allclose(p.loc[dg, "pred_main_us"], p.loc[dg, "pred_new_us"])   # DeepGEMM's model not changed
+    spec = importlib.util.spec_from_file_location(
+        "pdg", Path(__file__).resolve().parents[1] / "lab" / "kernels" / "predict_deepgemm_gemm.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    shapes = set(zip(p["rows"], p["k"], p["n"]))
+    assert not shapes & mod.committed_shapes()                      # no shape measured before
+    assert [tuple(r) for r in p[["kernel", "rows", "k", "n"]].itertuples(index=False)] == mod.grid()
+
+
+def test_cublaslt_kind_terms_are_its_fit_on_the_scaled_mm_rows():
+    import pytest
+
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    g = F.gemm_frame(F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv"))
+    ck = F.fit_block_cublaslt(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    e, k = hw.efficiency, F.CUBLASLT_BLOCK_KIND
+    assert ck["fit_rows"] == 4 and e.fixed_s[k] == 0.0
+    assert e.cta_fixed_s[k] * 1e6 == pytest.approx(ck["cta_fixed_us"], rel=2e-3)
+    assert e.compute[k] == pytest.approx(ck["compute"], rel=2e-3) and e.memory[k] == pytest.approx(ck["memory"], rel=2e-3)
