@@ -145,12 +145,17 @@ def test_verification_cta_prices_its_rows_mask_and_merge_walk():
     assert f[1] == pytest.approx(2.0 * f[0])                 # padded rows x the whole 256-key tile
     assert f[0] == pytest.approx(2.0 * 256 * 8 * 16 * 256 * 2 * 128)
     assert list(np.ravel(ln.prologue_loads)) == [3.0, 4.0]   # + the draft mask
-    # merged splits: mha.cu 1 + ceil(16 / 8) + ceil(16 / 2) = 11 more loads; mha_sm90.cu 1 + ceil(12 / 4) = 4
+    # merged splits: the scratch stores' release before the semaphore (1), then mha.cu 1 + ceil(16 / 8) + ceil(16 / 2)
+    # = 11 more loads; mha_sm90.cu 1 + ceil(12 / 4) = 4
+    assert XQ.XQA_RELEASE_LOADS == 1.0
     launches, info = XQ.xqa(np.array([1.0, 1.0]), 1.0, 32768.0, 32.0, 8.0, 128.0, np.array([2.0, 1.0]), SMS, 16.0,
                             split="port")
     assert list(info["multi_block"]) == [16.0, 12.0]
-    assert float(np.ravel(launches[0].prologue_loads)[0]) == 3.0 + 11.0
-    assert float(np.ravel(launches[1].prologue_loads)[1]) == 3.0 + 4.0
+    assert float(np.ravel(launches[0].prologue_loads)[0]) == 3.0 + 1.0 + 11.0
+    assert float(np.ravel(launches[1].prologue_loads)[1]) == 3.0 + 1.0 + 4.0
+    # an unsplit call pays none of it
+    launches, info = XQ.xqa(np.array([64.0]), 1.0, 64.0, 32.0, 8.0, 128.0, np.array([1.0]), SMS, 16.0, split="port")
+    assert list(info["multi_block"]) == [1.0] and float(np.ravel(launches[0].prologue_loads)[0]) == 3.0
 
 
 def test_one_tile_gemm1_walk_adds_a_load_past_two_slices():
