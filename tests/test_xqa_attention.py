@@ -177,14 +177,29 @@ def test_one_tile_gemm1_walk_adds_a_load_past_two_slices():
 
 def test_lockstep_waves_expose_a_share_of_each_later_wave_load():
     """mha.cu's waves start in step (hwmodels.roofline CTA_LOCKSTEP): one wave adds nothing, W waves add
-    H(W) - 1 of one wave's load to the SMs' serial path; the GMMA kernel is not in step."""
+    LOCKSTEP_SHARE x (H(W) - 1) of one wave's load to the SMs' serial path; the GMMA kernel is not in step."""
     from hwmodels.opkinds import KIND_CODE
-    from hwmodels.roofline import CTA_LOCKSTEP, lockstep_exposure
+    from hwmodels.roofline import CTA_LOCKSTEP, LOCKSTEP_SHARE, lockstep_exposure
 
     assert KIND_CODE["attn_xqa"] in CTA_LOCKSTEP and KIND_CODE["attn_xqa_fp8kv"] not in CTA_LOCKSTEP
-    e = lockstep_exposure(np.array([1.0, 2.0, 3.0, 64.0, 65.0, 1000.0]))
+    e = lockstep_exposure(np.array([1.0, 2.0, 3.0, 64.0, 65.0, 1000.0])) / LOCKSTEP_SHARE
     assert e[0] == 0.0 and e[1] == pytest.approx(0.5) and e[2] == pytest.approx(0.5 + 1.0 / 3.0)
     assert e[4] == pytest.approx(e[3] + 1.0 / 65.0, abs=1e-4) and np.all(np.diff(e) > 0)
+
+
+def test_lockstep_share_is_the_sweeps_fit():
+    """LOCKSTEP_SHARE is what xqa_lockstep_share fits on the committed W-sweep under the committed fitted file (the
+    shipped constant is not a free choice), and the sweep's increments fall with W at 3-4 slices (the lock-step shape)."""
+    from hwmodels.roofline import LOCKSTEP_SHARE
+    from hwmodels.spec import load_hardware
+
+    d = FP.load_xqa_lock()
+    if not len(d):
+        pytest.skip("lock-step sweep not measured")
+    share, rms = FP.xqa_lockstep_share(d, load_hardware("H100-SXM"))
+    assert share == pytest.approx(LOCKSTEP_SHARE, abs=0.02) and rms < 0.06
+    t = d[d["context"] == 240].sort_values("batch")["median_us"].to_numpy()
+    assert t[1] - t[0] > t[-1] - t[-2]
 
 
 def test_gmma_kernel_pays_its_cta_time_past_the_first_cta_per_sm():
