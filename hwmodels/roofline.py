@@ -279,13 +279,22 @@ CTA_SERIAL_AFTER_FIRST = (KIND_CODE["attn_xqa_fp8kv"],)
 #: CTA's load is one burst) and the wave's bytes arrive at the device's rate, not beside other SMs' MMAs and turnovers.
 #: An SM's CTA ends, and the next one starts there, when its share of that burst has arrived and its tile is computed,
 #: so the burst spreads the SMs' starts over its own length: after w waves their phases are spread over about w bursts,
-#: and a wave's load overlaps the other SMs' compute and turnover except about 1/w of it (ASSUMPTION: the spread grows
-#: by one burst per wave; the share is not fitted, LOCKSTEP_SHARE = 1). On one SM's serial path this adds
-#:   lock = (memory_s' / waves) x sum_{w = 2..waves} 1 / w       (lockstep_exposure)
+#: and a wave's load overlaps the other SMs' compute and turnover except about 1/w of it (the 1/w shape read from this
+#: picture, an ASSUMPTION). On one SM's serial path this adds
+#:   lock = LOCKSTEP_SHARE x (memory_s' / waves) x sum_{w = 2..waves} 1 / w       (lockstep_exposure)
 #: to chain + waves x (fill_m + c_tile) + (waves - 1) x cta_fixed: nothing for one wave (the fill already holds its
-#: load), about 0.5 / 0.8 / 1.7 waves' loads at 2 / 3 / 8 waves, 3 at 32 (where the streaming path is longer anyway)
+#: load), about 0.5 / 0.8 / 1.7 shares of a wave's load at 2 / 3 / 8 waves, 3 at 32 (where the streaming path is longer
+#: anyway)
 CTA_LOCKSTEP = (KIND_CODE["attn_xqa"],)
-LOCKSTEP_SHARE = 1.0
+#: the exposed share of one wave's load per harmonic step (lockstep_exposure). FITTED (one dimension, the other attn_xqa
+#: terms refitted on their own fit rows until it settled: 1.74 -> 1.86 -> 1.90 -> 1.91) on the lock-step W-sweep
+#: (simulator.calibration.fit_production_attention.xqa_lockstep_share on xqa_lock_nvidia-h100-80gb-hbm3_2026-11-27.csv:
+#: bf16 one-tile Llama-3.1-8B CTAs in W = 1..8 nearly full waves at 1 / 2 / 3 / 4 filled 64-key slices, H100 SXM,
+#: lab/kernels/measure_xqa_attention.py --grid lock; sweep rms log error 0.084 at the earlier assumed 1 -> 0.039).
+#: Fitted per slice count it is 1.6 / 1.5 / 2.0 / 2.0: a tile of 3-4 slices loads in two dependent steps (the gemm1
+#: walk, simulator/kernels/xqa.py), two bursts per wave; one share for both is what ships (the op rows carry no burst
+#: count)
+LOCKSTEP_SHARE = 1.91
 
 
 def lockstep_exposure(waves):

@@ -145,12 +145,17 @@ def test_verification_cta_prices_its_rows_mask_and_merge_walk():
     assert f[1] == pytest.approx(2.0 * f[0])                 # padded rows x the whole 256-key tile
     assert f[0] == pytest.approx(2.0 * 256 * 8 * 16 * 256 * 2 * 128)
     assert list(np.ravel(ln.prologue_loads)) == [3.0, 4.0]   # + the draft mask
-    # merged splits: mha.cu 1 + ceil(16 / 8) + ceil(16 / 2) = 11 more loads; mha_sm90.cu 1 + ceil(12 / 4) = 4
+    # merged splits: the scratch stores' release before the semaphore (1), then mha.cu 1 + ceil(16 / 8) + ceil(16 / 2)
+    # = 11 more loads; mha_sm90.cu 1 + ceil(12 / 4) = 4
+    assert XQ.XQA_RELEASE_LOADS == 1.0
     launches, info = XQ.xqa(np.array([1.0, 1.0]), 1.0, 32768.0, 32.0, 8.0, 128.0, np.array([2.0, 1.0]), SMS, 16.0,
                             split="port")
     assert list(info["multi_block"]) == [16.0, 12.0]
-    assert float(np.ravel(launches[0].prologue_loads)[0]) == 3.0 + 11.0
-    assert float(np.ravel(launches[1].prologue_loads)[1]) == 3.0 + 4.0
+    assert float(np.ravel(launches[0].prologue_loads)[0]) == 3.0 + 1.0 + 11.0
+    assert float(np.ravel(launches[1].prologue_loads)[1]) == 3.0 + 1.0 + 4.0
+    # an unsplit call pays none of it
+    launches, info = XQ.xqa(np.array([64.0]), 1.0, 64.0, 32.0, 8.0, 128.0, np.array([1.0]), SMS, 16.0, split="port")
+    assert list(info["multi_block"]) == [1.0] and float(np.ravel(launches[0].prologue_loads)[0]) == 3.0
 
 
 def test_one_tile_gemm1_walk_adds_a_load_past_two_slices():
@@ -172,14 +177,29 @@ def test_one_tile_gemm1_walk_adds_a_load_past_two_slices():
 
 def test_lockstep_waves_expose_a_share_of_each_later_wave_load():
     """mha.cu's waves start in step (hwmodels.roofline CTA_LOCKSTEP): one wave adds nothing, W waves add
-    H(W) - 1 of one wave's load to the SMs' serial path; the GMMA kernel is not in step."""
+    LOCKSTEP_SHARE x (H(W) - 1) of one wave's load to the SMs' serial path; the GMMA kernel is not in step."""
     from hwmodels.opkinds import KIND_CODE
-    from hwmodels.roofline import CTA_LOCKSTEP, lockstep_exposure
+    from hwmodels.roofline import CTA_LOCKSTEP, LOCKSTEP_SHARE, lockstep_exposure
 
     assert KIND_CODE["attn_xqa"] in CTA_LOCKSTEP and KIND_CODE["attn_xqa_fp8kv"] not in CTA_LOCKSTEP
-    e = lockstep_exposure(np.array([1.0, 2.0, 3.0, 64.0, 65.0, 1000.0]))
+    e = lockstep_exposure(np.array([1.0, 2.0, 3.0, 64.0, 65.0, 1000.0])) / LOCKSTEP_SHARE
     assert e[0] == 0.0 and e[1] == pytest.approx(0.5) and e[2] == pytest.approx(0.5 + 1.0 / 3.0)
     assert e[4] == pytest.approx(e[3] + 1.0 / 65.0, abs=1e-4) and np.all(np.diff(e) > 0)
+
+
+def test_lockstep_share_is_the_sweeps_fit():
+    """LOCKSTEP_SHARE is what xqa_lockstep_share fits on the committed W-sweep under the committed fitted file (the
+    shipped constant is not a free choice), and the sweep's increments fall with W at 3-4 slices (the lock-step shape)."""
+    from hwmodels.roofline import LOCKSTEP_SHARE
+    from hwmodels.spec import load_hardware
+
+    d = FP.load_xqa_lock()
+    if not len(d):
+        pytest.skip("lock-step sweep not measured")
+    share, rms = FP.xqa_lockstep_share(d, load_hardware("H100-SXM"))
+    assert share == pytest.approx(LOCKSTEP_SHARE, abs=0.02) and rms < 0.06
+    t = d[d["context"] == 240].sort_values("batch")["median_us"].to_numpy()
+    assert t[1] - t[0] > t[-1] - t[-2]
 
 
 def test_gmma_kernel_pays_its_cta_time_past_the_first_cta_per_sm():

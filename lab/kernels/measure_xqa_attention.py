@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -251,6 +251,52 @@ def x5_shapes() -> list[dict]:
     return out
 
 
+#: the sixth blind grid: shapes in none of the earlier grids' rows, page 16, q 1: (1) fp8 (GMMA) lone calls split into
+#: 2-4 sub-sequences (the merge's path: its scratch stores' release before the semaphore), unsplit lone calls of 2-4
+#: tiles, fp8 multi-tile CTAs in a few and many waves; (2) bf16 one-tile CTAs in 2-6 waves, a bf16 split lone call;
+#: controls in the middle. Fixed and priced (lab/kernels/predict_xqa_attention.py --grid x6) with main's model and the
+#: candidate before it was measured
+def x6_shapes() -> list[dict]:
+    """The sixth blind grid, in measuring order (comment above)."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = S6_HEADS[model]
+        for t in ts:
+            for b in bs:
+                out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                            "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # (1) fp8 lone split calls (2-4 sub-sequences of one tile or two), unsplit lone calls of 2-4 tiles
+    add("llama8b", "fp8", (100, 140, 230), (1, 3))
+    add("qwen7b", "fp8", (130,), (2, 5))
+    add("llama70b_tp8", "fp8", (180,), (6, 30))
+    add("llama8b", "fp8", (130, 240), (11,))
+    # fp8 multi-tile CTAs in a few and many waves, the middle
+    add("llama8b", "fp8", (210, 400), (150, 260))
+    add("llama8b", "fp8", (2500,), (30,))
+    # (2) bf16 one-tile CTAs in 2-6 waves, a split lone call, the middle
+    add("llama8b", "bf16", (175,), (25, 55, 75))
+    add("qwen7b", "bf16", (200,), (40, 110))
+    add("llama8b", "bf16", (600,), (2,))
+    add("llama8b", "bf16", (2000,), (16,))
+    return out
+
+
+#: the lock-step sweep (FIT / DIAGNOSIS rows, not blind): bf16 one-tile CTAs of Llama-3.1-8B (8 KV heads, one CTA per
+#: (sequence, KV head): 8 B CTAs, one per SM) at B = floor(132 W / 8), W = 1..8 nearly full waves, at 1, 2, 3 and 4
+#: 64-key slices of the tile (contexts 60 / 120 / 180 / 240): the increments t(W) - t(W - 1) measure what each wave
+#: adds, against hwmodels.roofline CTA_LOCKSTEP's (H(W) - 1) waves' loads on the serial path
+LOCK_T, LOCK_B = (60, 120, 180, 240), tuple(132 * w // 8 for w in range(1, 9))
+
+
+def lock_shapes() -> list[dict]:
+    """The lock-step sweep (comment above)."""
+    hq, hkv = HEADS["llama8b"]
+    return [{"family": "xqa", "model": "llama8b", "dtype": "bf16", "heads": hq, "kv_heads": hkv, "head_dim": D,
+             "batch": b, "q_rows": 1, "context": t, "page_size": 16} for t in LOCK_T for b in LOCK_B]
+
+
 def module_name(s) -> str:
     return f"xqa_{s['dtype']}_g{s['heads'] // s['kv_heads']}_p{s['page_size']}_q{s['q_rows']}"
 
@@ -372,7 +418,8 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5"), default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "lock"),
+                    default="campaign")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -414,7 +461,7 @@ def main() -> None:
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
-           "x5": x5_shapes}.get(args.grid, shapes)()
+           "x5": x5_shapes, "x6": x6_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

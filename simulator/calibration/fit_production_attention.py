@@ -1022,6 +1022,49 @@ XQA_X4_PRED_CSV = "xqa_x4_predictions.csv"
 #: the fifth blind grid (lab/kernels/measure_xqa_attention.py --grid x5) and its prices committed before it
 XQA_X5_GLOB = "xqa_x5_nvidia*.csv"
 XQA_X5_PRED_CSV = "xqa_x5_predictions.csv"
+#: the sixth blind grid (lab/kernels/measure_xqa_attention.py --grid x6) and its prices committed before it
+XQA_X6_GLOB = "xqa_x6_nvidia*.csv"
+XQA_X6_PRED_CSV = "xqa_x6_predictions.csv"
+#: the lock-step W-sweep (lab/kernels/measure_xqa_attention.py --grid lock: bf16 one-tile CTAs in 1-8 waves at 1-4
+#: slices; fit / diagnosis rows, not blind)
+XQA_LOCK_GLOB = "xqa_lock_nvidia*.csv"
+
+
+def load_xqa_lock(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The newest lock-step W-sweep (XQA_LOCK_GLOB; empty when none), with W = ceil(8 B / SMs) waves per row."""
+    files = sorted(data_dir.glob(XQA_LOCK_GLOB))
+    if not files:
+        return pd.DataFrame()
+    df = pd.read_csv(files[-1])
+    df = df[df["note"].isna() | (df["note"].astype(str) == "")].reset_index(drop=True)
+    df.attrs["file"] = str(files[-1])
+    return df
+
+
+def xqa_lockstep_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                       bounds: tuple = (0.0, 4.0)) -> tuple[float, float]:
+    """hwmodels.roofline.LOCKSTEP_SHARE fitted on the lock-step W-sweep's rows (load_xqa_lock: bf16 one-tile mha.cu
+    CTAs in 1-8 nearly full waves at 1-4 filled 64-key slices): the share minimising the rows' rms log error with
+    every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search. Returns (share, rms);
+    the module constant is restored."""
+    from scipy.optimize import minimize_scalar
+
+    from hwmodels import roofline as RF
+
+    eff = eff or hw.efficiency
+    ops = build_ops(df, hw.units, _smem(hw))
+    meas = df["median_us"].to_numpy(float)
+    keep = RF.LOCKSTEP_SHARE
+
+    def rms(share):
+        RF.LOCKSTEP_SHARE = float(share)
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(df)) / meas) ** 2)))
+
+    try:
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+        return float(r.x), float(r.fun)
+    finally:
+        RF.LOCKSTEP_SHARE = keep
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
@@ -1030,7 +1073,7 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
                   "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
-                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV)}[grid]
+                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

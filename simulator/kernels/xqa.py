@@ -49,8 +49,8 @@ pages per sequence x page size (the page table's width), which the split rules r
 Multi-block (nbSub > 1): every CTA writes its partial output tile with its row max and row sum to the scratch
 workspace, then increments one semaphore per (sequence, KV head[, token block]) with atom.inc (which wraps to 0: no reset
 kernel, no memset); the CTA that sees the last count merges all nbSub partials (mergeRowMax, then the tiles double-
-buffered): no combine kernel. Priced as the merging CTA's dependent loads as each kernel walks the partials (mha.cu:
-the atomic, ceil(nbSub / 8) rounds of row maxima, ceil(nbSub / 2) partial tiles per gemm1 warp group; mha_sm90.cu: the
+buffered): no combine kernel. Priced as the merging CTA's dependent loads as each kernel walks the partials (the
+release of its scratch stores before the atomic, XQA_RELEASE_LOADS; mha.cu: the atomic, ceil(nbSub / 8) rounds of row maxima, ceil(nbSub / 2) partial tiles per gemm1 warp group; mha_sm90.cu: the
 atomic, ceil(nbSub / nbBuf) rounds of its IO warps' buffers) and the partials' bytes written and read back.
 
 Rows per CTA and the last tile. mha.cu's verification build (SPEC_DEC) runs every CTA at warpTile.y = M_TILESIZE = 32
@@ -118,6 +118,13 @@ XQA_GMMA_MERGE_BUFS = 4.0
 #: the next while it rescales the current one (waitGroup<1>): ceil(nbSubSeq / 2) dependent loads. With the atomic,
 #: 1 + ceil(nbSubSeq / 8) + ceil(nbSubSeq / 2) dependent loads on the merging CTA's path
 XQA_ROWMAX_BUFS, XQA_GEMM1_GROUPS = 8.0, 2.0
+#: both kernels' split CTAs, before the semaphore: every CTA of a split sequence stores its partial tile and row sum /
+#: max to the scratch workspace, a CTA barrier orders those stores before one thread's atom.acq_rel.gpu.global.inc
+#: (mha_sm90.cu kernel_mha after the tile loop; mha.cu kernel_mha_impl, the same atomic), and the release half of
+#: acq_rel at GPU scope makes the CTA's scratch stores visible device-wide before the increment: the stores' round
+#: trip to L2 is on the path before the atomic's own (counted in merge_loads' leading 1). One more dependent load on
+#: a split sequence's path than the merge walk alone (an unsplit CTA's output store is not waited on inside the kernel)
+XQA_RELEASE_LOADS = 1.0
 #: mha.cu's warp tile along the keys (warpTile.x = 64): one gemm0 warp's K slice and one X tile of the gemm1 walk
 XQA_SLICE = 64.0
 
@@ -168,8 +175,8 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     keys_run = np.where(gmma, T, mb * iters * XQA_TILE)
     flops_run = 2.0 * B * Hkv * blocks * rows * keys_run * 2.0 * d
     merge = np.where(mb > 1.0, 2.0 * mb * B * Hkv * blocks * rows * (d + 2.0) * 4.0, 0.0)
-    merge_loads = np.where(gmma, 1.0 + ceil_div(mb, np.where(spec, 2.0, XQA_GMMA_MERGE_BUFS)),
-                           1.0 + ceil_div(mb, XQA_ROWMAX_BUFS) + ceil_div(mb, XQA_GEMM1_GROUPS))
+    merge_loads = XQA_RELEASE_LOADS + np.where(gmma, 1.0 + ceil_div(mb, np.where(spec, 2.0, XQA_GMMA_MERGE_BUFS)),
+                                               1.0 + ceil_div(mb, XQA_ROWMAX_BUFS) + ceil_div(mb, XQA_GEMM1_GROUPS))
     # mha.cu, a CTA of one tile: its busiest gemm1 warp group walks ceil(slices / 2) of the tile's 64-key X tiles, the
     # second one's V load waiting on the page indices loaded with the first's (XQA_GEMM1_WALK)
     slices = np.minimum(ceil_div(T, XQA_SLICE), XQA_TILE / XQA_SLICE)
