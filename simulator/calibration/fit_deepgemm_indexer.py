@@ -231,8 +231,10 @@ def fit_kind(df: pd.DataFrame, hw: HardwareSpec, kind: str, base: Efficiency | N
 
     part = "prefill" if kind == PREFILL else "decode"
     sel = fit_mask(df) & (df["part"] == part).to_numpy()
-    if kind == PAGED_COLD:   # only the cold-rotation fit rows (cold_fit_csv)
+    if kind == PAGED_COLD:   # only the cold-rotation fit rows (COLD_FIT_GLOB; set `fit` where the grid marks one)
         sel = sel & (df.get("rotation", pd.Series("", index=df.index)) == "cold").to_numpy()
+        if "set" in df:
+            sel = sel & (df["set"] == "fit").to_numpy()
     sub = df[sel].reset_index(drop=True)
     y = np.log(sub["median_us"].to_numpy(float))
 
@@ -341,8 +343,13 @@ def accuracy(meas_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     return pd.concat(out, ignore_index=True)[cols]
 
 
+#: the measurement holding the cold kind's fit rows: the fourth grid (lab/kernels/predict_deepgemm_indexer_blind4.py),
+#: whose rows of set `fit` are the FIT_DECODE batch measured with rotation cold (its other rows are blind: no batch 16)
+COLD_FIT_GLOB = "deepgemm_indexer_blind4_nvidia-*.csv"
+
+
 def latest_cold_csv() -> Path | None:
-    fs = sorted(DATA_DIR.glob("deepgemm_indexer_cold_fit_nvidia-*.csv"))
+    fs = sorted(DATA_DIR.glob(COLD_FIT_GLOB))
     return fs[-1] if fs else None
 
 
