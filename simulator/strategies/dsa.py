@@ -23,7 +23,9 @@ the work decomposition of their source (simulator/kernels/indexer.py, sgl-deep-g
 ceil(N / 256) (next_n <= 2 is one atom on sm_90), plus the schedule-metadata kernel once per step; prefill = persistent
 CTAs over query blocks of 128 / Hi rows, the chain the busiest CTA's 256-key blocks. Kinds indexer_dg /
 indexer_dg_prefill, whose terms are borrowed from the block-scaled fp8 GEMM kind until measured (see
-simulator/kernels/indexer.py). `measured` keeps the indexer kernel the project measured (one CTA per (query row, 64
+simulator/kernels/indexer.py). Parameter indexer_keys: `cold` (default: each layer's indexer reads its own layer's
+keys, not in L2 since that layer's last use: kind indexer_dg_cold) or `warm` (kind indexer_dg: the keys in L2).
+`measured` keeps the indexer kernel the project measured (one CTA per (query row, 64
 keys), kind 'indexer'; its prefill charged as one device-filling attention-kind sweep).
 
 Assumptions: the indexer is replicated on every TP rank (its 64 heads are not split; every rank selects the
