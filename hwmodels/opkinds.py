@@ -43,6 +43,9 @@ KIND_MEANING: dict[str, str] = {
     "gemm_fp8_block": "an fp8 GEMM with 1 x 128 activation and 128 x 128 weight scales (DeepGEMM's structure; kernels/gemm_fp8.py)",
     "indexer_dg": "DeepGEMM's fp8_paged_mqa_logits (DSA indexer, decode / verification): persistent CTAs over 256-key "
                   "work items (simulator/kernels/indexer.py)",
+    "indexer_dg_cold": "DeepGEMM's fp8_paged_mqa_logits over keys that are not in L2 (every layer of a step reads its own "
+                       "keys): the pages' stream waits for the first item's dependent loads (hwmodels/roofline.py "
+                       "CHAIN_COLD_HEAD)",
     "allreduce_1shot": "an engine's custom one-shot peer-memory all-reduce (simulator/kernels/allreduce.py)",
     "allreduce_2shot": "an engine's custom two-shot (reduce-scatter + all-gather) peer-memory all-reduce",
     "allreduce_1shot_lamport": "TensorRT-LLM's one-shot all-reduce (fusion) kernel: pushes into every peer's Lamport "

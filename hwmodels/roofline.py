@@ -201,7 +201,7 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #: issue one [64 keys x 128] x [block_q x 64 heads x 128] WGMMA per 256-key block, wait for it (warpgroup_wait<0>)
 #: and reduce over the heads before the next block (deep_gemm/include/deep_gemm/impls/sm90_fp8_mqa_logits.cuh @
 #: 54e2261): a key block's MMAs and epilogue are its per-block time on the busiest CTA's chain
-CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_prefill"))
+CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_cold", "indexer_dg_prefill"))
 #: kinds whose CTAs keep several loads in flight ahead of their compute, so the pipeline fill is not one more
 #: iteration: DeepGEMM's paged indexer kernel gives each math warpgroup its own TMA producer warp and kNumKVStages = 3
 #: shared-memory stages (sm90_fp8_paged_mqa_logits.cuh @ 54e2261; host: csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp),
@@ -211,7 +211,16 @@ CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexe
 #: DeepGEMM's prefill indexer kernel likewise: one TMA warp issues every key block of a CTA's query blocks through
 #: kNumKVStages = 3 stages (and the next query block's Q before the current block's keys), ahead of the 4 math
 #: warpgroups (sm90_fp8_mqa_logits.cuh @ 54e2261)
-CHAIN_PREFETCHED = tuple(KIND_CODE[k] for k in ("indexer_dg", "indexer_dg_prefill"))
+CHAIN_PREFETCHED = tuple(KIND_CODE[k] for k in ("indexer_dg", "indexer_dg_cold", "indexer_dg_prefill"))
+#: kinds whose stream of bytes cannot start before the first item's dependent loads return: DeepGEMM's paged indexer
+#: over keys that are not in L2 (kind indexer_dg_cold, the engine's case: every layer reads its own keys). A CTA's
+#: producer warp reads its schedule_meta pair, the sequence's context length and the split's block-table entries
+#: before it can issue the first page's TMA load (sm90_fp8_paged_mqa_logits.cuh and scheduler/sm90_paged_mqa_logits.cuh
+#: @ DeepGEMM 54e2261), so when the pages come from HBM the launch's bytes arrive one item's dependent-load chain
+#: (iter[kind]) after the start: the body is body + iter (the chain side is unchanged: its first iteration is that same
+#: chain). With the keys in L2 (kind indexer_dg) the pages' arrival overlaps those loads and the body is the bytes
+#: alone. The extra misses of a cold first item beyond its page (the block-table entry) are per launch: fixed[kind]
+CHAIN_COLD_HEAD = tuple(KIND_CODE[k] for k in ("indexer_dg_cold",))
 #: kinds whose CTAs run alone on their SM, one wave after another (FlashAttention's CuTe sm_90 forward: 384 threads x 168
 #: registers and 164,864 B of shared memory per CTA, so one resident CTA per SM; SingleTileScheduler, not persistent:
 #: flash-attn-4 4.0.0b36 flash_attn/cute/flash_fwd_sm90.py). Two rules follow from that structure:
@@ -482,6 +491,8 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     fill = np.minimum(body, chain) / np.maximum(waves * n_it, 1.0)
     if CHAIN_PREFETCHED:   # loads in flight ahead of the compute: no fill of their own (CHAIN_PREFETCHED)
         fill = np.where(np.isin(ops.kind, CHAIN_PREFETCHED), 0.0, fill)
+    if CHAIN_COLD_HEAD:   # cold keys: the stream starts after the first item's dependent loads (CHAIN_COLD_HEAD)
+        body = np.where(np.isin(ops.kind, CHAIN_COLD_HEAD) & (np.asarray(n_it) > 0), body + it, body)
     if eff.wave_fixed_s:   # the wave-priced kernels' own fixed time where the kind has one (Efficiency.wave_fixed_s)
         own = np.array([k in eff.wave_fixed_s for k in KINDS])[ops.kind]
         fixed = np.where(own, np.array([eff.wave_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind], fixed)

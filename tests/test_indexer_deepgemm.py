@@ -138,3 +138,37 @@ def test_prefill_terms_held_by_the_structure():
     e = load_hardware("H100-SXM").efficiency
     assert e.compute[F.PREFILL] == 1.0 and e.cta_fixed_s[F.PREFILL] == 0.0
     assert e.memory[F.PREFILL] == e.memory[F.PAGED]
+
+
+def test_cold_keys_stream_after_the_first_items_loads():
+    # indexer_dg_cold (CHAIN_COLD_HEAD): the pages' bytes arrive after the first item's dependent loads (body + iter),
+    # the chain side unchanged; its iter_us is held at the measured latency chain, only memory / fixed_us fitted;
+    # the block-table miss of the derived model is (dram_us - l2_us) per launch
+    import pandas as pd
+
+    from hwmodels.roofline import CHAIN_COLD_HEAD, KIND_CODE
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_deepgemm_indexer as F
+
+    hw = load_hardware("H100-SXM")
+    e = hw.efficiency
+    assert KIND_CODE[F.PAGED_COLD] in CHAIN_COLD_HEAD and KIND_CODE[F.PAGED] not in CHAIN_COLD_HEAD
+    assert e.iter_s[F.PAGED_COLD] == e.iter_s[F.PAGED]
+    assert F.cold_extra_us(hw) == pytest.approx((e.dram_latency_s - e.l2_latency_s) * 1e6, abs=1e-4)
+    row = pd.DataFrame({"part": ["decode"] * 2, "batch": [16] * 2, "context": [2048] * 2, "next_n": [1] * 2,
+                        "rows": [16] * 2, "keys": [2048] * 2, "rotation": ["cold", "warm8"]})
+    cold, warm = F.predict_us(row, hw, e)
+    arrival = 16 * 2048 * F.KEY_BYTES / (hw.hbm_bw_bytes_s * e.memory[F.PAGED_COLD]) * 1e6
+    assert cold == pytest.approx((e.fixed_s[F.PAGED_COLD] + e.iter_s[F.PAGED_COLD]) * 1e6 + arrival, rel=0.02)
+    assert cold > warm
+    # a long chain is the chain's either way: cold adds only its fixed and the memory share
+    long = row.assign(context=131072, keys=131072)
+    c2, w2 = F.predict_us(long, hw, e)
+    assert c2 / w2 < 1.1
+
+
+def test_dsa_indexer_keys_selects_the_kind():
+    from simulator.strategies.dsa import DSAAttention
+
+    assert DSAAttention.params["indexer_keys"].default == "cold"
+    assert DSAAttention.params["indexer_keys"].check("warm") and not DSAAttention.params["indexer_keys"].check("hot")

@@ -193,10 +193,14 @@ def test_dsa_indexer_deepgemm_schedule_in_the_step():
 
     c = make_combo("H100-SXM", "DeepSeek-V3.2-Exp", tp=8, attention="dsa", topk="radix")
     ops, _ = decode_ops(c, np.ones(3), np.array([16384.0, 131072.0, 262144.0]))
-    ix = ops.kind == KIND_CODE["indexer_dg"]
+    ix = ops.kind == KIND_CODE["indexer_dg_cold"]   # the default: each layer's keys come from HBM (indexer_keys)
     sel = ix & (ops.parallel_units <= 132)
     assert sel.sum() == 3
     assert list(ops.serial_iters[sel]) == [1.0, 4.0, 8.0]
+    warm = make_combo("H100-SXM", "DeepSeek-V3.2-Exp", tp=8, attention={"dsa": {"indexer_keys": "warm"}},
+                      topk="radix")
+    ops3, _ = decode_ops(warm, np.ones(1), np.array([16384.0]))
+    assert (ops3.kind == KIND_CODE["indexer_dg"]).sum() == 1 and (ops3.kind == KIND_CODE["indexer_dg_cold"]).sum() == 0
     old = make_combo("H100-SXM", "DeepSeek-V3.2-Exp", tp=8, attention={"dsa": {"indexer_kernel": "measured"}},
                      topk="radix")
     ops2, _ = decode_ops(old, np.ones(1), np.array([16384.0]))

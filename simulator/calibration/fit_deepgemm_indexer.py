@@ -31,6 +31,15 @@ from simulator.kernels import indexer as X
 DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_kernels"
 HEADS, HEAD_DIM = 64, 128              # DeepSeek-V3.2's indexer (index_n_heads, index_head_dim)
 PAGED, PREFILL = "indexer_dg", "indexer_dg_prefill"
+#: the paged kernel over keys that are not in L2 (hwmodels/roofline.py CHAIN_COLD_HEAD): what a serving step's layers
+#: run, each on its own layer's keys; measured with the script's rotation "cold" (one fresh block table per call over a
+#: 400 MB pool), kind indexer_dg being rotation "warm8" (8 tables rotated: small shapes' pages stay in the L2)
+PAGED_COLD = "indexer_dg_cold"
+#: a cold first item's dependent loads that miss the L2 beside its page: the block-table entry (a fresh table per call
+#: in the measurement; in a serving step the table was read by the layer before, ~1 GB of weights and keys earlier).
+#: The schedule_meta pair and the context length are the same tensors every call of the measurement (L2 hits);
+#: ASSUMPTION for the engine: priced the same (a step's schedule metadata is read by every layer's indexer)
+COLD_EXTRA_MISSES = 1
 #: the rows the fit sees (chosen before the measurement was read); everything else is held out
 FIT_DECODE = {"batch": (16,)}
 FIT_PREFILL = {"rows": (4096,)}
@@ -71,6 +80,15 @@ def paged_item_latency_us(hw: HardwareSpec) -> float:
     if not e.l2_latency_s or not e.dram_latency_s:
         raise ValueError("the paged indexer's item latency needs the device's measured l2 / dram latencies")
     return round((ITEM_L2_LOADS * e.l2_latency_s + ITEM_DRAM_LOADS * e.dram_latency_s) * 1e6, 4)
+
+
+def cold_extra_us(hw: HardwareSpec) -> float:
+    """What a cold launch's first item adds beside the stream's late start (CHAIN_COLD_HEAD): COLD_EXTRA_MISSES
+    dependent loads from device memory instead of L2 (measured latencies dram_us - l2_us each), once per launch."""
+    e = hw.efficiency
+    return round(COLD_EXTRA_MISSES * (e.dram_latency_s - e.l2_latency_s) * 1e6, 4)
+
+
 KEY_BYTES = HEAD_DIM + 4.0             # fp8 values + one fp32 scale per token
 #: the paged kernel's math warpgroups per CTA (split_kv 256 / mma_m 64: csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp
 #: @ 54e2261) and, per extra next_n row, the epilogue instructions of one math warp: the ReLU x weight transform and
@@ -180,7 +198,8 @@ def add_prefill(b, rows, keys, count, sms: int, kind: str = PREFILL, exact: bool
 
 def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarray:
     """Device microseconds of each measured launch (the graph gap between calls left out, as the timer's calls back
-    to back in a graph include only the kernel's device time and the gap the harness measures within it)."""
+    to back in a graph include only the kernel's device time and the gap the harness measures within it); decode rows
+    of rotation "cold" (a column the later grids have) as kind indexer_dg_cold, the others as indexer_dg."""
     from simulator.ops import OpBuilder
 
     h = hw.with_efficiency(eff)
@@ -188,7 +207,8 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> np.ndarra
     for i, r in enumerate(df.itertuples()):
         b = OpBuilder(1)
         if r.part == "decode":
-            add_paged(b, float(r.batch), float(r.next_n), float(r.context), 1.0, hw.units)
+            kind = PAGED_COLD if getattr(r, "rotation", "") == "cold" else PAGED
+            add_paged(b, float(r.batch), float(r.next_n), float(r.context), 1.0, hw.units, kind)
         else:
             add_prefill(b, r.rows, r.keys, 1.0, hw.units)
         out[i] = (price(b.build(), h, "graph").sum() - h.launch_graph_s) * 1e6
@@ -209,15 +229,19 @@ def predict_meta_us(df: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
 def fit_kind(df: pd.DataFrame, hw: HardwareSpec, kind: str, base: Efficiency | None = None) -> dict:
     from scipy.optimize import least_squares
 
-    part = "decode" if kind == PAGED else "prefill"
+    part = "prefill" if kind == PREFILL else "decode"
     sel = fit_mask(df) & (df["part"] == part).to_numpy()
+    if kind == PAGED_COLD:   # only the cold-rotation fit rows (COLD_FIT_GLOB; set `fit` where the grid marks one)
+        sel = sel & (df.get("rotation", pd.Series("", index=df.index)) == "cold").to_numpy()
+        if "set" in df:
+            sel = sel & (df["set"] == "fit").to_numpy()
     sub = df[sel].reset_index(drop=True)
     y = np.log(sub["median_us"].to_numpy(float))
 
     def resid(x):
         return np.log(np.maximum(predict_us(sub, hw, eff_with(hw, kind, x, base)), 1e-3)) - y
     x0, lo, hi = [0.8, 0.8, 3.0, 1.0, 1.0], [0.05, 0.05, 0.0, 0.0, 0.001], [1.5, 1.5, 50.0, 50.0, 20.0]
-    if kind == PAGED:
+    if kind in (PAGED, PAGED_COLD):
         held = {**PAGED_HELD, "iter_us": paged_item_latency_us(hw)}
     else:
         held = {**PREFILL_HELD, "memory": float((base or hw.efficiency).memory[PAGED])}
@@ -250,6 +274,36 @@ def fitted_eff(df: pd.DataFrame, hw: HardwareSpec) -> tuple[Efficiency, dict, di
     fq = fit_kind(df, hw, PREFILL, e)
     e = eff_with(hw, PREFILL, [fq[k] for k in TERMS], e)
     return e, fp, fq
+
+
+def derived_cold_eff(hw: HardwareSpec, base: Efficiency) -> Efficiency:
+    """The cold kind before any cold fit row: the warm kind's terms (`base`), fixed + cold_extra_us (the block-table
+    miss), the same verification tail; the stream's late start is the roofline's rule (CHAIN_COLD_HEAD)."""
+    return replace(base, compute={**base.compute, PAGED_COLD: base.compute[PAGED]},
+                   memory={**base.memory, PAGED_COLD: base.memory[PAGED]},
+                   fixed_s={**base.fixed_s, PAGED_COLD: base.fixed_s[PAGED] + cold_extra_us(hw) * 1e-6},
+                   cta_fixed_s={**base.cta_fixed_s, PAGED_COLD: base.cta_fixed_s.get(PAGED, 0.0)},
+                   cta_slots={**base.cta_slots, PAGED_COLD: 1.0},
+                   iter_s={**base.iter_s, PAGED_COLD: base.iter_s[PAGED]},
+                   sync_s={**base.sync_s, PAGED_COLD: base.sync_s.get(PAGED, 0.0)})
+
+
+def cold_terms(eff: Efficiency) -> dict:
+    """The cold kind's terms of `eff` in the fit's units (TERMS)."""
+    k = PAGED_COLD
+    return {"compute": eff.compute[k], "memory": eff.memory[k], "fixed_us": round(eff.fixed_s[k] * 1e6, 4),
+            "cta_fixed_us": round(eff.cta_fixed_s.get(k, 0.0) * 1e6, 4), "iter_us": round(eff.iter_s[k] * 1e6, 4)}
+
+
+def fitted_cold(cold_df: pd.DataFrame | None, hw: HardwareSpec, base: Efficiency) -> tuple[Efficiency, dict]:
+    """The cold kind: memory and fixed_us fitted on the cold-rotation fit rows (FIT_DECODE batches, rotation cold)
+    where `cold_df` has them, iter_us held (paged_item_latency_us), the stream's late start from the roofline; else
+    derived_cold_eff (no cold row fitted)."""
+    e = derived_cold_eff(hw, base)
+    if cold_df is None or not ((cold_df.get("rotation", "") == "cold") & fit_mask(cold_df)).any():
+        return e, cold_terms(e) | {"fit_rows": 0, "free_terms": [], "derived": "warm kind's terms + cold_extra_us"}
+    fc = fit_kind(cold_df, hw, PAGED_COLD, e)
+    return eff_with(hw, PAGED_COLD, [fc[k] for k in TERMS], e), fc
 
 
 def error_table(pred, meas, reg: pd.Series, fit: np.ndarray) -> pd.DataFrame:
@@ -289,19 +343,31 @@ def accuracy(meas_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
     return pd.concat(out, ignore_index=True)[cols]
 
 
-def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict, dict]:
-    """Fit both indexer kinds on their fit rows and merge their terms into out_dir/<target>.yaml (others kept)."""
+#: the measurement holding the cold kind's fit rows: the fourth grid (lab/kernels/predict_deepgemm_indexer_blind4.py),
+#: whose rows of set `fit` are the FIT_DECODE batch measured with rotation cold (its other rows are blind: no batch 16)
+COLD_FIT_GLOB = "deepgemm_indexer_blind4_nvidia-*.csv"
+
+
+def latest_cold_csv() -> Path | None:
+    fs = sorted(DATA_DIR.glob(COLD_FIT_GLOB))
+    return fs[-1] if fs else None
+
+
+def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path,
+          cold_csv: str | Path | None = None) -> tuple[Path, dict, dict]:
+    """Fit both indexer kinds on their fit rows, and the cold kind on the cold-rotation fit rows of `cold_csv`
+    (derived from the warm kind where there are none: fitted_cold), and merge their terms into out_dir/<target>.yaml
+    (others kept)."""
     from simulator.calibration import checks as C
 
     df = load(data_csv)
-    _, fp, fq = fitted_eff(df, hw)
-    own = {"cta_slots": {PAGED: 1.0, PREFILL: 1.0},
-           "sync_us": {PAGED: verify_row_tail_us(hw)},
-           "iter_us": {PAGED: fp["iter_us"], PREFILL: fq["iter_us"]},
-           "fixed_us": {PAGED: fp["fixed_us"], PREFILL: fq["fixed_us"]},
-           "cta_fixed_us": {PAGED: fp["cta_fixed_us"], PREFILL: fq["cta_fixed_us"]},
-           "compute": {PAGED: fp["compute"], PREFILL: fq["compute"]},
-           "memory": {PAGED: fp["memory"], PREFILL: fq["memory"]},
+    e, fp, fq = fitted_eff(df, hw)
+    _, fc = fitted_cold(load(cold_csv) if cold_csv else None, hw, e)
+    K = (PAGED, PAGED_COLD, PREFILL)
+    own = {"cta_slots": {PAGED: 1.0, PAGED_COLD: 1.0, PREFILL: 1.0},
+           "sync_us": {PAGED: verify_row_tail_us(hw), PAGED_COLD: verify_row_tail_us(hw)},
+           **{t: {PAGED: fp[t], PAGED_COLD: fc[t], PREFILL: fq[t]}
+              for t in ("iter_us", "fixed_us", "cta_fixed_us", "compute", "memory")},
            "deepgemm_indexer": {
                "source": f"simulator/calibration/fit_deepgemm_indexer.py on {Path(data_csv).name} (lab/kernels/"
                          "measure_deepgemm_indexer.py: deepseek-ai/DeepGEMM @ 54e2261's host code built on the lent "
@@ -311,11 +377,14 @@ def write(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) ->
                "fit_shapes": {"decode": {k: list(v) for k, v in FIT_DECODE.items()},
                               "prefill": {k: list(v) for k, v in FIT_PREFILL.items()}},
                "verify_row_tail_us": verify_row_tail_us(hw),
-               PAGED: fp, PREFILL: fq}}
+               "cold_source": (f"{Path(cold_csv).name}: the fit rows measured with rotation cold (kind {PAGED_COLD})"
+                               if cold_csv and fc.get("fit_rows") else
+                               f"kind {PAGED_COLD} derived: {PAGED}'s terms, fixed + cold_extra_us "
+                               f"{cold_extra_us(hw)} (COLD_EXTRA_MISSES x (dram_us - l2_us))"),
+               PAGED: fp, PAGED_COLD: fc, PREFILL: fq}}
     p = Path(out_dir) / f"{target}.yaml"
-    doc = C.merge_into(p, own, {"cta_slots": (PAGED, PREFILL), "sync_us": (PAGED,), "iter_us": (PAGED, PREFILL),
-                                "fixed_us": (PAGED, PREFILL), "cta_fixed_us": (PAGED, PREFILL),
-                                "compute": (PAGED, PREFILL), "memory": (PAGED, PREFILL), "deepgemm_indexer": None})
+    doc = C.merge_into(p, own, {"cta_slots": K, "sync_us": (PAGED, PAGED_COLD), "iter_us": K, "fixed_us": K,
+                                "cta_fixed_us": K, "compute": K, "memory": K, "deepgemm_indexer": None})
     return C.write_checked(p, doc, ""), fp, fq
 
 
@@ -344,7 +413,7 @@ def write_borrowed(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
     return C.write_checked(p, doc, "")
 
 
-if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_indexer [CSV | --borrowed]
+if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_indexer [CSV [COLD_CSV] | --borrowed]
     import sys
 
     from hwmodels.spec import load_hardware
@@ -355,5 +424,6 @@ if __name__ == "__main__":   # python -m simulator.calibration.fit_deepgemm_inde
         print(write_borrowed("H100-SXM", hw0, fitted_dir))
     else:
         csv_path = Path(sys.argv[1]) if len(sys.argv) > 1 else latest_csv()
-        path, fp0, fq0 = write(csv_path, "H100-SXM", hw0, fitted_dir)
+        cold_path = Path(sys.argv[2]) if len(sys.argv) > 2 else latest_cold_csv()
+        path, fp0, fq0 = write(csv_path, "H100-SXM", hw0, fitted_dir, cold_path)
         print(path, fp0, fq0)

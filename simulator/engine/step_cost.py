@@ -444,7 +444,7 @@ class Composition:
 #: schedule that deals the whole batch's work items over the SMs (DeepGEMM's paged indexer logits, simulator/kernels/
 #: indexer.py paged_chain: the busiest SM's items grow with the sum over the rows, not with the longest row)
 ROW_CTA_KINDS = frozenset({"topk_cta"})
-PERSISTENT_KINDS = frozenset({"gemm_fp8_block", "indexer_dg", "indexer_dg_prefill"})
+PERSISTENT_KINDS = frozenset({"gemm_fp8_block", "indexer_dg", "indexer_dg_cold", "indexer_dg_prefill"})
 
 #: Context points of a decode surface at most from refinement to 1e-4 (dense attention needs at most ~7,000). A cost
 #: with more kinks than this, and every per-row cost (decode_cost_per_row: DSA's indexer and top-k change their wave

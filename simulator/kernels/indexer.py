@@ -59,6 +59,9 @@ re-read and (b) this structure at those rates, were committed before it was time
 third (78 rows: verification, prefill, small-batch decode with the keys rotated past the L2 and not) likewise
 (deepgemm_indexer_blind3_*: lab/kernels/predict_deepgemm_indexer_blind3.py): small-batch launches whose keys come from
 HBM (the engine's case) take 0.4-1.3 us more than with the 8-table rotation the fit rows used (docs/KNOWN_GAPS.md).
+Keys that are not in L2 are the kind indexer_dg_cold (the pages' stream starts after the first item's dependent loads:
+hwmodels/roofline.py CHAIN_COLD_HEAD), fitted on the batch-16 rows measured cold and judged on a fourth blind grid
+(deepgemm_indexer_blind4_*); the engine prices it by default (simulator/strategies/dsa.py indexer_keys).
 """
 from __future__ import annotations
 

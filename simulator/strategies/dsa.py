@@ -23,7 +23,9 @@ the work decomposition of their source (simulator/kernels/indexer.py, sgl-deep-g
 ceil(N / 256) (next_n <= 2 is one atom on sm_90), plus the schedule-metadata kernel once per step; prefill = persistent
 CTAs over query blocks of 128 / Hi rows, the chain the busiest CTA's 256-key blocks. Kinds indexer_dg /
 indexer_dg_prefill, whose terms are borrowed from the block-scaled fp8 GEMM kind until measured (see
-simulator/kernels/indexer.py). `measured` keeps the indexer kernel the project measured (one CTA per (query row, 64
+simulator/kernels/indexer.py). Parameter indexer_keys: `cold` (default: each layer's indexer reads its own layer's
+keys, not in L2 since that layer's last use: kind indexer_dg_cold) or `warm` (kind indexer_dg: the keys in L2).
+`measured` keeps the indexer kernel the project measured (one CTA per (query row, 64
 keys), kind 'indexer'; its prefill charged as one device-filling attention-kind sweep).
 
 Assumptions: the indexer is replicated on every TP rank (its 64 heads are not split; every rank selects the
@@ -72,20 +74,21 @@ def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None
 
 
 
-def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int) -> None:
+def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind: str = "indexer_dg") -> None:
     """DeepGEMM fp8_paged_mqa_logits for B sequences of q query rows (next_n) over N cached keys (simulator/kernels/
     indexer.py): min(items, SMs) persistent CTAs, each walking ceil(items / SMs) 256-key items (serial_iters), kind
     indexer_dg (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole 256-key items (a
     partial split is computed in full); the key cache (fp8 + one fp32 scale per 128 values) read once per sequence;
     fp32 logits written; next_n - 1 exposed extra-row tails (sync_steps: simulator/calibration/fit_deepgemm_indexer.py
-    verify_row_tail_us, the fitted YAML's sync_us)."""
+    verify_row_tail_us, the fitted YAML's sync_us). `kind` indexer_dg_cold prices keys that come from HBM (the
+    pages' stream after the first item's dependent loads: hwmodels/roofline.py CHAIN_COLD_HEAD)."""
     from simulator.kernels import indexer as X
 
     R = B * q
     ctas, chain = X.paged_chain(B, N, sms, q)
     keys = np.ceil(np.asarray(N, float) / X.SPLIT_KV) * X.SPLIT_KV
     key_bytes = head_dim + 4.0 * head_dim / 128
-    b.add("indexer_logits", "indexer_dg", flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
+    b.add("indexer_logits", kind, flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
           bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * 4.0,
           bytes_written=R * N * LOGIT_BYTES, parallel_units=ctas, serial_iters=chain,
           sync_steps=np.asarray(q, float) - 1.0, dtype="fp8", count=count)
@@ -137,6 +140,10 @@ class DSAAttention(AttentionStrategy):
         "indexer_kernel": Param("deepgemm", "DeepGEMM's fp8 (paged) MQA-logits kernels, as SGLang / TensorRT-LLM run "
                                 "them (module docstring); `measured`: the project's measured indexer kernel",
                                 lambda v: v in ("deepgemm", "measured"), "deepgemm or measured"),
+        "indexer_keys": Param("cold", "where the paged indexer finds its keys: `cold` (each layer reads its own "
+                              "layer's keys, ~1 GB of weights and keys after the last use of its pages: from HBM, kind "
+                              "indexer_dg_cold), `warm` (the keys in L2, as a benchmark repeating one layer finds them: "
+                              "kind indexer_dg)", lambda v: v in ("cold", "warm"), "cold or warm"),
         "split_tokens": Param(256, "same split-KV chunk as attention: dense (ASSUMPTION until calibrated)",
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
     }
@@ -174,7 +181,8 @@ class DSAAttention(AttentionStrategy):
         k = self.k(combo)
         self._indexer_proj(b, combo, R, count)
         if self.indexer_kernel == "deepgemm":
-            add_deepgemm_paged_logits(b, B, q, N, ix.heads, ix.head_dim, count, combo.target.sm_count)
+            add_deepgemm_paged_logits(b, B, q, N, ix.heads, ix.head_dim, count, combo.target.sm_count,
+                                      "indexer_dg_cold" if self.indexer_keys == "cold" else "indexer_dg")
             add_paged_logits_metadata(b, B, combo.target.sm_count)
         else:
             add_indexer_logits(b, R, B, N, ix.heads, ix.head_dim, ix.dtype, count)
