@@ -1067,6 +1067,61 @@ def _fi_dec_blind4(FP, hw, fmt) -> None:
             print(f"  missed (fi_decode blind grid 4): {kv} {ctx}: {why}")
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# the CUDA-core decode kernel's fifth blind grid (fi_dec_blind5): only a launch's first wave compounds chain and issue
+# ---------------------------------------------------------------------------------------------------------------------
+#: --grid fi_dec_blind5 (FIDB5_*): 39 fi_decode shapes in none of the earlier grids, priced BEFORE measuring by main
+#: (the model at 8b74743, priced from an exported tree) and by new (35f814e: hwmodels/roofline.py CHAIN_OVERLAP_STAGGERED,
+#: the later waves' CTAs out of phase, refitted), both files committed before the device run
+FI_DEC_BLIND5 = ("production_attention_fi_dec_blind5_predictions.csv",
+                 "production_attention_fi_dec_blind5_predictions_8b74743.csv",
+                 "production_attention_fi_dec_blind5_nvidia*.csv")
+
+
+def fi_dec_blind5_regime(model: str, dtype: str, batch: float, context: float) -> str:
+    """The fifth decode blind grid's regime of one shape (the groups FIDB5_* was built from)."""
+    if batch >= 200 and context >= 450:
+        return f"{dtype} many-wave middle"
+    if dtype == "fp8" and batch >= 320:
+        return "fp8 many-wave short"
+    if model == "llama70b" and dtype == "bf16" and context <= 256:
+        return "70B bf16 one-wave short (missed)"
+    if model == "llama8b" and dtype == "bf16" and batch >= 48 and 184 <= context <= 216:
+        return "8B bf16 B 48-62 at 184-216 (missed)"
+    return f"control: one-wave {'short' if context <= 256 else 'middle'}"
+
+
+def _fi_dec_blind5(FP, hw, fmt) -> None:
+    """The fifth CUDA-core decode blind grid: per regime, |error| of main's and the new model's committed prices and of
+    the committed fitted file (now)."""
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_DEC_BLIND5
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_DECODE BLIND GRID 5: not measured yet ({pred} holds the predictions)")
+        return
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    m["regime"] = [fi_dec_blind5_regime(*r) for r in m[["model", "dtype", "batch", "context"]].itertuples(index=False)]
+    print(f"\nFI_DECODE BLIND GRID 5 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
+          f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = the model at {str(m['model_commit'].iloc[0])[:7]} "
+          f"({pred}: only a launch's first wave compounds the latency chain with the SM's issue, roofline "
+          "CHAIN_OVERLAP_STAGGERED), both committed before measuring; now = the committed fitted file)")
+    labels = ["main", "new", "now"]
+    t = _models_table(m, ("regime",), labels, labels)
+    print(t.to_string(**fmt))
+    for lab in labels:
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    for lab in ("main", "new"):
+        BOARD.add("fi_decode", "blind", f"fi_decode blind grid 5, {lab} model's committed prices", m[f"{lab}_err_pct"],
+                  int((t[f"{lab}_goal"] == "met").sum()), len(t))
+
+
 def production_attention() -> None:
     """Production attention kernel families (simulator/kernels, fit_production_attention.py) on their H100 campaign: held-out
     |error| per family and regime with the committed fitted file, the first look priced from the sources before the
@@ -1118,6 +1173,7 @@ def production_attention() -> None:
     _fi_dec_blind(FP, hw, fmt, FI_DEC_BLIND2)
     _fi_dec_blind3(FP, hw, fmt)
     _fi_dec_blind4(FP, hw, fmt)
+    _fi_dec_blind5(FP, hw, fmt)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     _triton_vllm(FP, hw, fmt)
