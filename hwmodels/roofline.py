@@ -327,7 +327,10 @@ CHAIN_OVERLAP_BW_CEILING = True
 #: ceiling is per wave (a later wave costs max(memory, issue, chain) / w). The fourth decode blind grid's fp8 many-wave
 #: calls (LOOKED-AT while choosing it: +8..+16 % with the compounded chain) go to +2..+7 %. Rejected on the fit rows: the
 #: first wave compounding its HBM stream too (overlap(overlap(compute, memory), chain)): bf16 rms 0.072 -> 0.088. Tested
-#: on the fifth decode blind grid, priced before measuring (benchmarks/calibration_accuracy.py)
+#: on the fifth decode blind grid (39 new shapes, H100 2026-11-27, both prices committed before measuring,
+#: benchmarks/calibration_accuracy.py): fp8 many-wave middle |error| median / p90 11.5 / 20.0 % -> 4.9 / 6.8; fp8
+#: many-wave short (3-8 tiles per CTA) 4.0 / 8.8 -> 11.8 / 15.3 (too fast: a per-CTA time of many-wave launches that
+#: the compounded chain had stood in for; docs/KNOWN_GAPS.md)
 CHAIN_OVERLAP_STAGGERED = True
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
 #: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the
