@@ -472,6 +472,7 @@ def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypat
         m.setattr(R, "CHAIN_OVERLAP", ())
         old = FP.predict_us(ops, hw, hw.efficiency, len(df))
         m.setattr(R, "CHAIN_OVERLAP_BW_CEILING", False)
+        m.setattr(R, "CHAIN_OVERLAP_STAGGERED", False)
         m.setattr(R, "CHAIN_OVERLAP", tuple(R.KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv")))
         compounded = FP.predict_us(ops, hw, hw.efficiency, len(df))
     dec = df["family"].to_numpy() == "fi_decode"
@@ -479,6 +480,29 @@ def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypat
     # HBM a ceiling (CHAIN_OVERLAP_BW_CEILING): never above the fully compounded price, lower on bf16 many-wave batches
     big = dec & (df["batch"].to_numpy() >= 256) & (df["context"].to_numpy() >= 1024) & (df["dtype"].to_numpy() == "bf16")
     assert (new[dec] <= compounded[dec] + 1e-9).all() and (new[big] < compounded[big] * 0.97).all()
+    np.testing.assert_allclose(new[~dec], old[~dec], rtol=1e-12)
+
+
+def test_decode_later_waves_take_the_larger_of_chain_and_issue(monkeypatch):
+    # roofline CHAIN_OVERLAP_STAGGERED: a one-wave decode launch prices as before; a launch of several waves never
+    # above the all-waves-compounded price, and lower on the fp8 many-wave middle calls (issue close to the chain)
+    from hwmodels import roofline as R
+
+    FP, df, _, hw = _campaign()
+    ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
+    new = FP.predict_us(ops, hw, hw.efficiency, len(df))
+    with monkeypatch.context() as m:
+        m.setattr(R, "CHAIN_OVERLAP_STAGGERED", False)
+        old = FP.predict_us(ops, hw, hw.efficiency, len(df))
+    dec = df["family"].to_numpy() == "fi_decode"
+    B, T = df["batch"].to_numpy(float), df["context"].to_numpy(float)
+    fp8 = df["dtype"].to_numpy() == "fp8"
+    # one wave: Llama-3.1-8B's heads (the kinds' calibrated residency is their kernels' own) below 6 CTAs per SM
+    one = dec & (df["model"].to_numpy() == "llama8b") & (B * df["kv_heads"].to_numpy(float) <= 6 * hw.units)
+    np.testing.assert_allclose(new[one], old[one], rtol=1e-12)
+    assert (new[dec] <= old[dec] + 1e-9).all()
+    many = dec & fp8 & (B >= 256) & (T >= 1024)
+    assert many.any() and (new[many] < old[many] * 0.97).all()
     np.testing.assert_allclose(new[~dec], old[~dec], rtol=1e-12)
 
 

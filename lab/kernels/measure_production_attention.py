@@ -20,7 +20,8 @@ are written and committed BEFORE it is measured (lab/kernels/predict_fresh_produ
 (FlashInfer MLA shapes split into 2-4 pieces), --grid fresh_fi (FlashInfer decode / tensor-core / verification
 shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such grid at short contexts, FI2_*) and --grid
 fresh_fi3 (a third, FI3_*) are checks of the same kind; --grid fi_dec_blind (FIDB_*) and --grid fi_dec_blind2
-(FIDB2_*), --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) and --grid fi_dec_blind4 (FIDB4_*) are the CUDA-core decode kernel's
+(FIDB2_*), --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) and --grid fi_dec_blind4 (FIDB4_*) and --grid fi_dec_blind5
+(FIDB5_*) are the CUDA-core decode kernel's
 blind grids.
 """
 from __future__ import annotations
@@ -386,6 +387,45 @@ def fi_dec_blind4_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the fifth CUDA-core decode blind grid (--grid fi_dec_blind5: fi_decode only), the test of the staggered later waves
+#: (hwmodels/roofline.py CHAIN_OVERLAP_STAGGERED): many-wave middle calls (fp8 K/V, Llama-3.1-8B and 70B heads, B 200-352
+#: at 1000-2400 tokens; bf16 at B 200-480), many-wave short fp8 calls (B 320-640 at 48-120 tokens, where the rule prices
+#: less), the crowded one-wave short calls that miss (Llama-3.1-70B bf16 B 18-38 at 72-120 tokens, Llama-3.1-8B bf16
+#: B 48-62 at 184-216 tokens) and controls (one-wave middle and short calls); every (heads, K/V, batch, context) in none
+#: of the earlier grids' rows (checked against the committed CSVs when priced)
+FIDB5_MAX_TOKENS = 1_300_000
+
+
+def fi_dec_blind5_shapes(part: str) -> list[dict]:
+    """The shapes of the fifth CUDA-core decode blind grid (FIDB5_*)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB5_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page))
+
+    add("llama8b", "fp8", (1000, 2200), (200, 352))                           # fp8 many-wave middle
+    add("llama8b", "fp8", (450,), (240, 500))
+    add("llama70b", "fp8", (1300,), (240, 400))
+    add("llama8b", "bf16", (800, 1800), (200, 480))                           # bf16 many-wave middle
+    add("llama70b", "bf16", (1400,), (256,))
+    add("llama8b", "fp8", (48, 120), (320, 640))                              # fp8 many-wave short
+    add("llama70b", "bf16", (72, 120), (18, 38))                              # crowded one-wave short calls that miss
+    add("llama8b", "bf16", (184, 216), (48, 62))
+    add("llama8b", "bf16", (44, 132), (18, 42))                               # controls: one-wave short
+    add("llama8b", "fp8", (72, 200), (20, 44))
+    add("llama8b", "bf16", (2300,), (8, 46))                                  # controls: one-wave middle
+    add("llama8b", "fp8", (4000,), (20, 60))
+    add("llama70b", "fp8", (1700,), (10, 36))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -418,6 +458,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind3_shapes(part)
     if grid == "fi_dec_blind4":
         return fi_dec_blind4_shapes(part)
+    if grid == "fi_dec_blind5":
+        return fi_dec_blind5_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -761,7 +803,7 @@ def main() -> None:
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
                                                                "mla_blind3", "fi_dec_blind", "fi_dec_blind2",
-                                                               "fi_dec_blind3", "fi_dec_blind4"))
+                                                               "fi_dec_blind3", "fi_dec_blind4", "fi_dec_blind5"))
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
