@@ -237,6 +237,10 @@ class RadixTopk(_Topk):
                 FK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None,
                            gather_iters=st["gather_iters"], rounds=st["rounds"], sms=float(combo.target.sm_count))
                 return
+            if self.kernel == "trtllm":   # its own module (dispatch, split work): topk_trtllm
+                from simulator.kernels import topk_trtllm as TK
+                TK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None)
+                return
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
                             gather_iters=st["gather_iters"], rounds=st["rounds"])
             return
