@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--shapes", required=True, type=Path)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="grid4")
+    ap.add_argument("--trt-lib", type=Path, default=None, help="trt_topk.so (TensorRT-LLM's decode top-k launcher)")
     ap.add_argument("--page-table", action="store_true", help="also time FlashInfer's page-table transform")
     args = ap.parse_args()
     shapes = shapes_of(args.shapes)
@@ -73,6 +74,18 @@ def main():
         sgl.sgl_topk_launch.restype = ctypes.c_int
         sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
         print(f"sgl_topk setup rc={sgl.sgl_topk_setup()}", flush=True)
+    trt = None
+    if args.trt_lib is not None and args.trt_lib.is_file():
+        try:
+            trt = ctypes.CDLL(str(args.trt_lib.resolve()))
+            trt.trt_topk_launch.restype = ctypes.c_int
+            trt.trt_topk_launch.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
+            trt.trt_topk_blocks_per_row.restype = ctypes.c_int
+            trt.trt_topk_blocks_per_row.argtypes = [ctypes.c_int] * 2
+            print("trt_topk loaded", flush=True)
+        except OSError as e:
+            print(f"trt_topk unavailable: {e}", flush=True)
+            trt = None
     fi = None
     try:
         import flashinfer
@@ -146,6 +159,29 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"fi_topk_pt {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 del ptab, outp, base
+            if trt is not None:
+                nb = trt.trt_topk_blocks_per_row(R, N)
+                aux_i = torch.empty(R * nb * TOPK_K, dtype=torch.int32, device=dev)
+                aux_v = torch.empty(R * nb * TOPK_K, dtype=torch.float32, device=dev)
+                done = torch.zeros(R, dtype=torch.int32, device=dev)
+
+                def run_trt(i, x=x, lens=lens, idx=idx, aux_i=aux_i, aux_v=aux_v, done=done, R=R, N=N):
+                    rc = trt.trt_topk_launch(x.data_ptr(), lens.data_ptr(), idx.data_ptr(), aux_i.data_ptr(),
+                                             aux_v.data_ptr(), done.data_ptr(), R, N,
+                                             torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"trt_topk launch rc={rc}")
+                try:
+                    idx.fill_(-1)
+                    run_trt(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel(idx)
+                    st = T.time_graph(run_trt)
+                    sink.emit("topk", "trt_topk", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + f" blocks_per_row={nb}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"trt_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del aux_i, aux_v, done
             del x, kth
             torch.cuda.empty_cache()
         print(f"{dist}: {len(todo)} shapes done", flush=True)
