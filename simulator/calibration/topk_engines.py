@@ -340,6 +340,52 @@ def predict_grid5(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFra
     return res
 
 
+
+def measured5(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid5 prediction joined to its measurement (one row per kernel x shape; `regime`, `wrong` =
+    the measurement's selection check failed, its time kept)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID5_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID5_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["regime"] = regime5(out["rows"], out["n"])
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
+
+GRID5_LABEL = {"sgl_topk": "sglang", "fi_topk": "flashinfer ragged", "fi_topk_pt": "flashinfer page-table",
+               "trt_topk": "trtllm"}
+
+
+def grid5_accuracy(kernel: str, by_dist: bool = False, col: str = "pred_us", tag: str = "shipped") -> pd.DataFrame:
+    """One kernel's grid5 rows (CSV name) per regime (x FlashInfer's dispatch path where it has one): |error| median /
+    p90 and signed median of the committed prediction column `col`, and the goal (median <= 10 %, p90 <= 25 %)."""
+    m = measured5()
+    t = m[m["kernel"] == kernel].reset_index(drop=True)
+    path = t["fi_path"].fillna("").astype(str) if kernel.startswith("fi_") else pd.Series([""] * len(t))
+    reg = [f"top-k {GRID5_LABEL[kernel]}: {r}" + (f", {pa}" if pa else "") + (f", {d}" if by_dist else "")
+           for r, pa, d in zip(t["regime"], path, t["dist"])]
+    tab = _errors(t[col], t["median_us"], reg, tag)
+    tab["goal"] = goal(tab, tag)
+    return tab
+
+
+def page_table_cost() -> pd.DataFrame:
+    """FlashInfer's page-table transform against its ragged transform on each grid5 shape: measured and predicted
+    extra time (us) per FlashInfer dispatch path."""
+    m = measured5()
+    a = m[m["kernel"] == "fi_topk"].set_index(["dist", "rows", "n"])
+    b = m[m["kernel"] == "fi_topk_pt"].set_index(["dist", "rows", "n"])
+    j = a[["fi_path", "median_us", "pred_us"]].join(b[["median_us", "pred_us"]], rsuffix="_pt", how="inner")
+    j["meas_extra_us"] = j["median_us_pt"] - j["median_us"]
+    j["pred_extra_us"] = j["pred_us_pt"] - j["pred_us"]
+    j["meas_extra_pct"] = 100.0 * j["meas_extra_us"] / j["median_us"]
+    g = j.groupby("fi_path")
+    return pd.DataFrame({"n": g.size(), "meas_extra_us_med": g["meas_extra_us"].median().round(2),
+                         "meas_extra_pct_med": g["meas_extra_pct"].median().round(1),
+                         "meas_extra_us_p90": g["meas_extra_us"].quantile(0.9).round(2),
+                         "pred_extra_us_med": g["pred_extra_us"].median().round(2)}).reset_index()
+
+
 if __name__ == "__main__":
     import argparse
 

@@ -13,7 +13,8 @@ resident CTA per SM), scalar 4-byte loads.
               the new threshold bin's members for the next round; the loop ends as soon as the round's threshold bin
               exactly fills k (`topk == 0`)
     So: 2 full sweeps always, plus sum over rounds of the candidates gathered; a row no longer than k is copied.
-TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 07339e94): topKPerRowJob, "half - 11 - 11
+TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 07339e94; its launch:
+simulator/kernels/topk_trtllm.py): topKPerRowJob, "half - 11 - 11
 - 10 bit iterations", 2048 bins, 512 threads (256 for >= 256 rows of short rows), float4 loads.
     step 0    histogram of the fp16 key's top 11 bits (a full sweep), prefix scan, threshold bin; a second full sweep
               emits the values above it and stages the threshold bin's values for a final sort if it holds <= 2048
@@ -33,9 +34,9 @@ FlashInfer (flashinfer-python 0.6.4 include/flashinfer/topk.cuh): simulator/kern
 Which engine runs which (the user picks one as `topk: {radix: {kernel: sglang | trtllm | flashinfer}}`,
 simulator.strategies.topk PRODUCTION_RADIX): SGLang's DSA top-k backend option (`--dsa-topk-backend`) names
 'sgl-kernel' (topk.cu above) and 'flashinfer' (flashinfer.top_k_page_table_transform at decode, top_k_ragged_transform
-at prefill) among others; TensorRT-LLM runs its own indexerTopK.cu. Only SGLang's and FlashInfer's kernels are measured
-(H100; FlashInfer through the ragged transform, whose epilogue adds an offset where the page-table transform gathers
-the page table's entry for each of the k indices: not timed).
+at prefill; priced so: topk_flashinfer.add_ops `page_table`) among others; TensorRT-LLM runs its own indexerTopK.cu
+(simulator/kernels/topk_trtllm.py). All three are measured on the H100 (FlashInfer's ragged and page-table transforms;
+TensorRT-LLM's decode kernels built from a local transcription of its source: topk_engines GRID5).
 
 All three are priced as one op per launch in the roofline's wave model (hwmodels.roofline `waves`): CTAs = rows (x blocks per
 row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
