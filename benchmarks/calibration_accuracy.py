@@ -2128,6 +2128,7 @@ def production_kernels() -> None:
         _topk_blind2_table()
         _topk_blind3_table()
         _topk_engines_grid4_table()
+        _topk_engines_grid5_table()
         _fresh3_table(f)
         _blind4_table(f)
         _blind5_table()
@@ -2334,6 +2335,49 @@ def _topk_engines_grid4_table() -> None:
     BOARD.add("top-k flashinfer", "looked-at", "grid4 held out (74), FI_FIT terms, values-per-round chosen after",
               e, int((first["goal"] == "met").sum()), len(first))
 
+
+#: the commit that holds grid5's predictions (shipped SGLang / FlashInfer models, FlashInfer's page-table transform and
+#: TensorRT-LLM's first look), made before grid5 was measured
+TOPK_GRID5_PREDICTION_COMMIT = "569348b"
+
+
+def _topk_engines_grid5_table() -> None:
+    """grid5 (simulator/calibration/topk_engines.py GRID5, 66 new shapes): the first blind judgement of the shipped
+    FlashInfer model (its 2 values per round were chosen on grid4), SGLang's fifth blind set, FlashInfer's page-table
+    transform (first look) and TensorRT-LLM's indexer top-k (first look, terms borrowed), all priced and committed
+    before the measurement."""
+    from simulator.calibration import topk_engines as TE
+
+    if not (TE.F.DATA_DIR / TE.GRID5_MEASURED).is_file():
+        print(f"\n== top-k grid5: not measured yet ({TE.GRID5_PREDICTION} holds the predictions)")
+        return
+    fmt = {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    m = TE.measured5()
+    print(f"\n== top-k grid5 (66 new shapes: decode 1-256 / prefill 512-4096 rows, n 2.1K-999K; predicted before "
+          f"measuring, commit {TOPK_GRID5_PREDICTION_COMMIT}: {TE.GRID5_PREDICTION}; measured {TE.GRID5_MEASURED}); "
+          f"every row BLIND: shipped = the model at main 8b74743 (FlashInfer's 2 values per round, chosen on grid4, "
+          f"judged blind here for the first time); src = FlashInfer at the source's 8 values per round with its terms "
+          f"refitted on grid4's FI_FIT (the alternative); {int(m['wrong'].sum())} rows marked WRONG SELECTION by the "
+          f"measurement (ties in the threshold bin; time kept); |error| median / p90, signed median, %")
+    for kern in ("sgl_topk", "fi_topk", "fi_topk_pt", "trt_topk"):
+        if not (m["kernel"] == kern).any():
+            continue
+        tab = TE.grid5_accuracy(kern)
+        if kern.startswith("fi_"):
+            alt = TE.grid5_accuracy(kern, col="pred_src_us", tag="src").drop(columns=["n", "goal"])
+            tab = tab.merge(alt, on="regime")
+        print(tab.to_string(**fmt))
+        t = m[m["kernel"] == kern]
+        stage = "blind" if kern in ("sgl_topk", "fi_topk") else "first look"
+        what = {"sgl_topk": "fifth blind top-k set (66), main 8b74743's committed prices",
+                "fi_topk": "grid5 (66), shipped model (2 values per round) committed prices",
+                "fi_topk_pt": "grid5 page-table transform (66), source model committed prices",
+                "trt_topk": "grid5 (66), indexerTopK.cu structure + SGLang's terms, committed prices"}[kern]
+        BOARD.add(f"top-k {TE.GRID5_LABEL[kern]}", stage, what, 100.0 * (t["pred_us"] / t["median_us"] - 1.0),
+                  int((tab["goal"] == "met").sum()), len(tab))
+    if (m["kernel"] == "fi_topk_pt").any():
+        print("FlashInfer's page-table transform minus its ragged transform (us; per dispatch path):")
+        print(TE.page_table_cost().to_string(index=False))
 
 #: the commit that holds the third GEMM hold-out's predictions (this model and the model before the small-M rule)
 FRESH3_PREDICTION_COMMIT = "9f00390"

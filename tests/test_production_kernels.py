@@ -32,7 +32,9 @@ def test_trtllm_steps_depend_on_the_scores():
 
 
 def test_trtllm_split_work_dispatch():
-    nb = P.trtllm_blocks_per_row(np.array([1, 1, 16, 16, 128]), np.array([16384, 1 << 20, 100000, 300000, 1 << 20]))
+    from simulator.kernels import topk_trtllm as TK
+
+    nb = TK.blocks_per_row(np.array([1, 1, 16, 16, 128]), np.array([16384, 1 << 20, 100000, 300000, 1 << 20]))
     assert list(nb) == [1.0, 32.0, 1.0, 10.0, 1.0]
 
 

@@ -88,3 +88,35 @@ def test_user_can_pick_flashinfer_topk():
     assert set(df["name"]) == {"topk_flashinfer"}
     # one row of 640K: the multi-CTA radix kernel (12 CTAs); 64 rows of 8K: one CTA per row
     assert df["parallel_units"].tolist() == [12.0, 64.0]
+
+
+def test_page_table_transform_adds_its_lookup_to_both_paths():
+    """FlashInfer's page-table transform = the ragged kernel + the lookup epilogue (topk_flashinfer PT_*): more serial
+    iterations on both paths, one more inter-CTA barrier only where a row spans several CTAs."""
+    rows, n = np.array([4.0, 2.0, 1.0]), np.array([9000.0, 640000.0, 40000.0])   # filtered, radix 12 CTAs, radix 1 CTA
+    st = {"sweeps": np.full(3, 2.0), "gathers": np.full(3, 3000.0), "gather_iters": np.full(3, 3.0),
+          "rounds": np.full(3, 2.0)}
+    ops = []
+    for pt in (False, True):
+        b = OpBuilder(3)
+        FK.add_ops(b, rows, n, 2048.0, st["sweeps"], st["gathers"], gather_iters=st["gather_iters"],
+                   rounds=st["rounds"], page_table=pt)
+        ops.append(b.build())
+    rag, pt = ops
+    assert (pt.serial_iters > rag.serial_iters).all() and (pt.bytes_read > rag.bytes_read).all()
+    extra_sync = pt.sync_steps - rag.sync_steps
+    assert extra_sync[0] == 0 and extra_sync[2] == 0 and extra_sync[1] > 0
+
+
+def test_grid5_shapes_are_new_and_priced_before_measuring():
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid5" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= {int(v) for v in d["n"]}
+    assert len(set(E.GRID5)) == len(E.GRID5) == 66
+    assert not {n for _, _, n in E.GRID5} & seen
+    p = pd.read_csv(F.DATA_DIR / E.GRID5_PREDICTION)
+    assert set(p["kernel"]) == {"sgl_topk", "fi_topk", "fi_topk_pt", "trt_topk"}
+    assert len(p) == 4 * 66 and p["pred_us"].gt(0).all()

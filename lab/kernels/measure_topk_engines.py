@@ -2,14 +2,16 @@
 measure_production_kernels.py times it) and FlashInfer 0.6.4's top-k (flashinfer.topk's radix_topk_ragged_transform:
 the DSA ragged transform, fp32 scores, offsets 0, every row its full length; FlashInfer's own dispatch picks its
 filtered or multi-CTA radix kernel), k = 2048, at the (dist, rows, n) shapes of a committed prediction CSV
-(simulator/calibration/topk_engines.py GRID4). Rows drawn as measure_production_kernels.py draws them (recorded rows
+(simulator/calibration/topk_engines.py GRID4 / GRID5). Rows drawn as measure_production_kernels.py draws them (recorded rows
 resampled with fp16 dither, gaussian, uniform; one generator, seed 0, per distribution in turn); both kernels time the
 same tensor, in CUDA graphs (_timing.time_graph), after a correctness check (the selection's minimum >= the k-th
 largest value). FlashInfer's launched kernel (name, grid, block, shared memory) is recorded per shape in the _notes file.
 
-    python3 measure_topk_engines.py --out DIR --lib DIR_WITH_sgl_topk.so --shapes PREDICTION.csv [--smoke]
+    python3 measure_topk_engines.py --out DIR --lib DIR_WITH_sgl_topk.so --shapes PREDICTION.csv [--tag grid5]
+                                    [--page-table] [--smoke]
 
-CSV: DIR/topk_engines_<device>_<date>_grid4.csv (measure_production_kernels' columns; kernel sgl_topk / fi_topk).
+CSV: DIR/topk_engines_<device>_<date>_<tag>.csv (measure_production_kernels' columns; kernel sgl_topk / fi_topk /
+fi_topk_pt).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 import measure_production_kernels as M  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 TOPK_K = 2048
 
 
@@ -44,12 +46,15 @@ def main():
     ap.add_argument("--lib", type=Path, default=None)
     ap.add_argument("--shapes", required=True, type=Path)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--tag", default="grid4")
+    ap.add_argument("--trt-lib", type=Path, default=None, help="trt_topk.so (TensorRT-LLM's decode top-k launcher)")
+    ap.add_argument("--page-table", action="store_true", help="also time FlashInfer's page-table transform")
     args = ap.parse_args()
     shapes = shapes_of(args.shapes)
     if args.smoke:
         shapes = [s for d in M.TOPK_DISTS for s in [x for x in shapes if x[0] == d][:2]]
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
-    sink = M.Sink(args.out, "_grid4")
+    sink = M.Sink(args.out, f"_{args.tag}")
     sink.f.close()
     sink.path.unlink()
     sink.path = args.out / sink.path.name.replace("production_kernels_", "topk_engines_")
@@ -69,6 +74,18 @@ def main():
         sgl.sgl_topk_launch.restype = ctypes.c_int
         sgl.sgl_topk_launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong] * 2 + [ctypes.c_void_p]
         print(f"sgl_topk setup rc={sgl.sgl_topk_setup()}", flush=True)
+    trt = None
+    if args.trt_lib is not None and args.trt_lib.is_file():
+        try:
+            trt = ctypes.CDLL(str(args.trt_lib.resolve()))
+            trt.trt_topk_launch.restype = ctypes.c_int
+            trt.trt_topk_launch.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
+            trt.trt_topk_blocks_per_row.restype = ctypes.c_int
+            trt.trt_topk_blocks_per_row.argtypes = [ctypes.c_int] * 2
+            print("trt_topk loaded", flush=True)
+        except OSError as e:
+            print(f"trt_topk unavailable: {e}", flush=True)
+            trt = None
     fi = None
     try:
         import flashinfer
@@ -124,6 +141,47 @@ def main():
                     sink.note(f"fi_topk {dist} rows {R} n {N}: " + " | ".join(M.launched_kernels(lambda: run_fi(0))))
                 except Exception as e:  # noqa: BLE001
                     print(f"fi_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+            if fi is not None and args.page_table:
+                base = (torch.arange(R, dtype=torch.int64, device=dev) * N).unsqueeze(1)
+                ptab = (base + torch.arange(N, dtype=torch.int64, device=dev)).to(torch.int32)
+                outp = torch.empty(R, TOPK_K, dtype=torch.int32, device=dev)
+
+                def run_pt(i, x=x, lens=lens, ptab=ptab, outp=outp):
+                    fi.radix_topk_page_table_transform(x, outp, ptab, None, lens, states, TOPK_K)
+                try:
+                    outp.fill_(-1)
+                    run_pt(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel((outp.long() - base).clamp(min=0).int())
+                    st = T.time_graph(run_pt)
+                    sink.emit("topk", "fi_topk_pt", dist, R, N, TOPK_K, st, note="" if ok else "WRONG SELECTION")
+                    sink.note(f"fi_topk_pt {dist} rows {R} n {N}: " + " | ".join(M.launched_kernels(lambda: run_pt(0))))
+                except Exception as e:  # noqa: BLE001
+                    print(f"fi_topk_pt {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del ptab, outp, base
+            if trt is not None:
+                nb = trt.trt_topk_blocks_per_row(R, N)
+                aux_i = torch.empty(R * nb * TOPK_K, dtype=torch.int32, device=dev)
+                aux_v = torch.empty(R * nb * TOPK_K, dtype=torch.float32, device=dev)
+                done = torch.zeros(R, dtype=torch.int32, device=dev)
+
+                def run_trt(i, x=x, lens=lens, idx=idx, aux_i=aux_i, aux_v=aux_v, done=done, R=R, N=N):
+                    rc = trt.trt_topk_launch(x.data_ptr(), lens.data_ptr(), idx.data_ptr(), aux_i.data_ptr(),
+                                             aux_v.data_ptr(), done.data_ptr(), R, N,
+                                             torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"trt_topk launch rc={rc}")
+                try:
+                    idx.fill_(-1)
+                    run_trt(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel(idx)
+                    st = T.time_graph(run_trt)
+                    sink.emit("topk", "trt_topk", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + f" blocks_per_row={nb}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"trt_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del aux_i, aux_v, done
             del x, kth
             torch.cuda.empty_cache()
         print(f"{dist}: {len(todo)} shapes done", flush=True)

@@ -63,6 +63,16 @@ RADIX_PHASE = 21.0 / 12.0
 GLOBAL_BARRIER_PHASE = 0.5
 #: a shared-memory sweep iteration of the radix kernel (one ordered key read from shared memory, the prefix compare, a
 #: shared atomic) is priced as an L1-hit iteration (iter_l1[topk_flashinfer], `l1_iters`), two in flight (unroll 2)
+#: The page-table transform (top_k_page_table_transform, what SGLang's DSA backend 'flashinfer' calls at decode) is the
+#: same kernel with another epilogue (topk.cuh @ v0.6.4, FilteredTopKMode::PageTable / RadixTopKMode::
+#: PageTableTransform): each of the k selected indices is looked up in the row's page table (`dst[base] =
+#: src_page_entry[idx]`) instead of having an offset added. Filtered kernel: the output loop (`#pragma unroll 2`, k /
+#: 1024 = 2 entries per thread) adds one dependent global load round per PT_VALUES_PER_ROUND entries per thread; radix
+#: kernel: the collect writes raw indices, then (multi-CTA) one more inter-CTA barrier and each CTA looks up its
+#: ceil(k / ctas) share (one CTA: a `__syncthreads()` and all k). Each lookup is one 32-B sector of the page table
+#: (ASSUMPTION: the k indices of a row fall on distinct sectors until the row's table of n x 4 B is all read).
+PT_VALUES_PER_ROUND = 2.0
+PT_EXTRA_BARRIERS = 1.0
 
 
 def filtered(rows, n):
@@ -90,7 +100,7 @@ def vec_width(n):
 
 
 def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=None, rounds=None,
-            sms: float = 132.0) -> None:
+            sms: float = 132.0, page_table: bool = False) -> None:
     """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (filtered):
     filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
                ceil(n / (1024 x VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (P.SGL_GATHER_ROUNDS,
@@ -100,7 +110,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
                shared-memory sweeps of ceil(chunk / 1024) / 2 iterations (`l1_iters`), RADIX_ROUNDS phases of
                RADIX_PHASE and, with more than one CTA per row, RADIX_BARRIERS inter-CTA barriers of
                GLOBAL_BARRIER_PHASE; times the rows each CTA walks (`iters`); groups x ctas CTAs (one wave); each
-               score read once."""
+               score read once.
+    page_table  the page-table transform's epilogue (PT_VALUES_PER_ROUND, PT_EXTRA_BARRIERS) on top of either kernel;
+               False = the ragged transform / plain top-k (an offset added, no lookup)."""
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
     shape = rows.shape
     sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
@@ -124,8 +136,17 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     r_l1 = L["iters"] * smem_it
     r_sync = L["iters"] * (RADIX_ROUNDS * RADIX_PHASE
                            + np.where(L["ctas"] > 1, RADIX_BARRIERS * GLOBAL_BARRIER_PHASE, 0.0))
+    r_rd = rows * n * P.SCORE_BYTES
+    if page_table:   # the lookup epilogue (PT_VALUES_PER_ROUND, PT_EXTRA_BARRIERS)
+        k_ = float(k)
+        f_iters = f_iters + np.ceil(k_ / (THREADS * PT_VALUES_PER_ROUND))
+        per_cta = np.ceil(k_ / L["ctas"])
+        r_iters = r_iters + L["iters"] * np.ceil(per_cta / THREADS)
+        r_sync = r_sync + L["iters"] * np.where(L["ctas"] > 1, PT_EXTRA_BARRIERS * GLOBAL_BARRIER_PHASE, 0.0)
+        pt = rows * np.minimum(k_ * P.SECTOR_BYTES, n * 4.0)
+        f_rd, r_rd = f_rd + pt, r_rd + pt
     b.add("topk_flashinfer", P.OP_KIND["flashinfer"], flops=rows * np.where(filt, sweeps, 1.0) * n * 4.0,
-          bytes_read=np.where(filt, f_rd, rows * n * P.SCORE_BYTES), bytes_written=rows * k * 4.0,
+          bytes_read=np.where(filt, f_rd, r_rd), bytes_written=rows * k * 4.0,
           parallel_units=np.where(filt, rows, L["groups"] * L["ctas"]), serial_iters=np.where(filt, f_iters, r_iters),
           reread_bytes=np.where(filt, f_again, 0.0), working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count,
           where=where, l1_iters=np.where(filt, f_l1, r_l1), sync_steps=np.where(filt, f_sync, r_sync))

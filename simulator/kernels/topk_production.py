@@ -13,7 +13,8 @@ resident CTA per SM), scalar 4-byte loads.
               the new threshold bin's members for the next round; the loop ends as soon as the round's threshold bin
               exactly fills k (`topk == 0`)
     So: 2 full sweeps always, plus sum over rounds of the candidates gathered; a row no longer than k is copied.
-TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 07339e94): topKPerRowJob, "half - 11 - 11
+TensorRT-LLM (cpp/tensorrt_llm/kernels/indexerTopK.cu, NVIDIA/TensorRT-LLM @ 07339e94; its launch:
+simulator/kernels/topk_trtllm.py): topKPerRowJob, "half - 11 - 11
 - 10 bit iterations", 2048 bins, 512 threads (256 for >= 256 rows of short rows), float4 loads.
     step 0    histogram of the fp16 key's top 11 bits (a full sweep), prefix scan, threshold bin; a second full sweep
               emits the values above it and stages the threshold bin's values for a final sort if it holds <= 2048
@@ -33,9 +34,9 @@ FlashInfer (flashinfer-python 0.6.4 include/flashinfer/topk.cuh): simulator/kern
 Which engine runs which (the user picks one as `topk: {radix: {kernel: sglang | trtllm | flashinfer}}`,
 simulator.strategies.topk PRODUCTION_RADIX): SGLang's DSA top-k backend option (`--dsa-topk-backend`) names
 'sgl-kernel' (topk.cu above) and 'flashinfer' (flashinfer.top_k_page_table_transform at decode, top_k_ragged_transform
-at prefill) among others; TensorRT-LLM runs its own indexerTopK.cu. Only SGLang's and FlashInfer's kernels are measured
-(H100; FlashInfer through the ragged transform, whose epilogue adds an offset where the page-table transform gathers
-the page table's entry for each of the k indices: not timed).
+at prefill; priced so: topk_flashinfer.add_ops `page_table`) among others; TensorRT-LLM runs its own indexerTopK.cu
+(simulator/kernels/topk_trtllm.py). All three are measured on the H100 (FlashInfer's ragged and page-table transforms;
+TensorRT-LLM's decode kernels built from a local transcription of its source: topk_engines GRID5).
 
 All three are priced as one op per launch in the roofline's wave model (hwmodels.roofline `waves`): CTAs = rows (x blocks per
 row), resident CTAs per SM from the source (cta_slots), and each CTA's critical path = `serial_iters` loop iterations of
@@ -71,9 +72,7 @@ SGL_THREADS = 1024
 SGL_CAND_CAP = 16384          # SMEM_INPUT_SIZE = kSmem / (2 * sizeof(int)), kSmem = 128 KiB
 SGL_ROUNDS = 4
 #: TensorRT-LLM indexerTopK.cu constants
-TRT_THREADS = 512
-TRT_FINAL_ITEMS = 2048        # kNumFinalItems
-TRT_VEC = 4                   # float4 loads (vectorized_process)
+TRT_FINAL_ITEMS = 2048        # kNumFinalItems (its launch: simulator/kernels/topk_trtllm.py)
 #: resident CTAs per SM, from each kernel's launch: SGLang 1024 threads + 128 KiB dynamic shared memory -> 1 per SM
 #: (228 KiB per SM on sm_90); TensorRT-LLM 512 threads and ~24 KiB -> 4 per SM (2048 resident threads per SM);
 #: FlashInfer's filtered kernel 1024 threads + 128 KiB (FILTERED_TOPK_SMEM_DYNAMIC) -> 1, its radix kernel 1024 threads +
@@ -207,20 +206,6 @@ def trtllm_row(x: np.ndarray, k: int = 2048) -> dict:
 ROW_MODELS = {"sglang": sglang_row, "trtllm": trtllm_row, "flashinfer": sglang_row}
 
 
-def trtllm_blocks_per_row(rows, n):
-    """CTAs per row of TensorRT-LLM's decode dispatch (module docstring): 1 below the split-work threshold, else
-    indexerTopKDecodeFusedAuxBlocksPerRow's count."""
-    rows, n = np.asarray(rows, float), np.asarray(n, float)
-    thr = np.where(rows >= 128, np.inf, np.where(rows >= 64, 524 * 1024, np.where(rows > 8, 200_000, 65 * 1024)))
-    nb = np.full(np.broadcast(rows, n).shape, 10.0)
-    one = rows == 1
-    nb = np.where(one, np.maximum(10.0, np.minimum(32.0, np.floor(n / 30000))), nb)
-    nb = np.where((rows == 2) & (n >= 400000), 16.0, nb)
-    nb = np.where((rows == 4) & (n >= 400000), 14.0, nb)
-    nb = np.where((rows == 8) & (n >= 500000), 12.0, nb)
-    return np.where(n >= thr, nb, 1.0)
-
-
 STAT_NAMES = ("sweeps", "gathers", "gather_iters", "rounds")
 
 
@@ -271,40 +256,36 @@ def add_topk_ops(b, kernel: str, rows, n, k: float, sweeps, gathers, count=1.0, 
     SGLang: `gather_iters` = the gather loops' iterations per row (default ceil(gathers / threads)), each
     SGL_GATHER_ROUNDS load rounds long; `rounds` = refinement rounds per row: the CTA's barrier phases (1 + rounds,
     SGL_PHASES) go in `sync_steps`, which hwmodels.roofline CTA_SYNC_PER_WAVE charges once per wave.
-    FlashInfer's launch is topk_flashinfer.add_ops (same arguments, plus the device's SM count its launch reads)."""
+    FlashInfer's launch is topk_flashinfer.add_ops (same arguments, plus the device's SM count its launch reads),
+    TensorRT-LLM's topk_trtllm.add_ops (same arguments)."""
     if kernel == "flashinfer":
         raise ValueError("FlashInfer's top-k is priced by simulator.kernels.topk_flashinfer.add_ops")
+    if kernel == "trtllm":
+        raise ValueError("TensorRT-LLM's top-k is priced by simulator.kernels.topk_trtllm.add_ops")
+    if kernel != "sglang":
+        raise ValueError(f"unknown production top-k kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
-    if kernel == "sglang":
-        threads, per_load, nb = SGL_THREADS, 1.0, np.ones(np.broadcast(rows, n).shape)
-    elif kernel == "trtllm":
-        threads, per_load, nb = TRT_THREADS, TRT_VEC, trtllm_blocks_per_row(rows, n)
-    else:
-        raise ValueError(f"unknown production top-k kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
-    seg = n / nb
+    threads, seg = SGL_THREADS, n
+    shape = np.broadcast(rows, n).shape
     g_it = np.ceil(np.asarray(gathers, float) / threads) if gather_iters is None else np.asarray(gather_iters, float)
     extra = {}
-    if kernel == "sglang":   # the histogram sweep keeps 4 loads in flight after its remainder loop (SGL_HIST_UNROLL),
-        # the emit sweep 1 (SGL_LOADS_IN_FLIGHT)
-        first = np.minimum(sweeps, 1.0) * sglang_histogram_rounds(seg)
-        iters = (first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / (threads * per_load))
-                 + SGL_GATHER_ROUNDS * g_it)
-        l1 = np.where(seg * SCORE_BYTES <= SGL_L1_BYTES, SGL_GATHER_ROUNDS * g_it, 0.0)   # SGL_L1_BYTES
-        extra["l1_iters"] = np.broadcast_to(l1, np.broadcast(rows, n).shape).astype(float)
-        if rounds is not None:
-            ph = np.where(np.asarray(sweeps, float) > 0, SGL_PHASES["stage1"] + np.asarray(rounds, float), 0.0)
-            extra["sync_steps"] = np.broadcast_to(ph, np.broadcast(rows, n).shape).astype(float)
-    else:
-        iters = sweeps * np.ceil(seg / (threads * per_load)) + g_it
-    merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (threads * per_load)), 0.0)   # the last CTA's merge job
-    gathered = np.asarray(gathers, float) * SECTOR_BYTES
-    if kernel == "sglang":   # a row within the CTA's L1 is gathered from there: no L2 / HBM traffic (SGL_L1_BYTES)
-        gathered = np.where(seg * SCORE_BYTES <= SGL_L1_BYTES, 0.0, gathered)
-    rd = rows * (sweeps * n * SCORE_BYTES + gathered + np.where(nb > 1, nb * k * 8.0, 0.0))
+    # the histogram sweep keeps 4 loads in flight after its remainder loop (SGL_HIST_UNROLL), the emit sweep 1
+    # (SGL_LOADS_IN_FLIGHT)
+    first = np.minimum(sweeps, 1.0) * sglang_histogram_rounds(seg)
+    iters = first + np.maximum(sweeps - 1.0, 0.0) * np.ceil(seg / threads) + SGL_GATHER_ROUNDS * g_it
+    in_l1 = seg * SCORE_BYTES <= SGL_L1_BYTES
+    l1 = np.where(in_l1, SGL_GATHER_ROUNDS * g_it, 0.0)   # SGL_L1_BYTES
+    extra["l1_iters"] = np.broadcast_to(l1, shape).astype(float)
+    if rounds is not None:
+        ph = np.where(np.asarray(sweeps, float) > 0, SGL_PHASES["stage1"] + np.asarray(rounds, float), 0.0)
+        extra["sync_steps"] = np.broadcast_to(ph, shape).astype(float)
+    # a row within the CTA's L1 is gathered from there: no L2 / HBM traffic (SGL_L1_BYTES)
+    gathered = np.where(in_l1, 0.0, np.asarray(gathers, float) * SECTOR_BYTES)
+    rd = rows * (sweeps * n * SCORE_BYTES + gathered)
     again = rd - rows * np.minimum(sweeps, 1.0) * n * SCORE_BYTES   # all but the first sweep: the same CTA's re-reads
     b.add(f"topk_{kernel}", OP_KIND[kernel], flops=rows * sweeps * n * 4.0, bytes_read=rd,
-          bytes_written=rows * k * 4.0, parallel_units=rows * nb, serial_iters=iters + merge_iters,
+          bytes_written=rows * k * 4.0, parallel_units=rows * np.ones(shape), serial_iters=iters,
           reread_bytes=again, working_set=rows * n * SCORE_BYTES, dtype="fp32", count=count, where=where, **extra)
 
 

@@ -232,10 +232,16 @@ class RadixTopk(_Topk):
         if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
             from simulator.kernels import topk_production as TP
             st = TP.default_stats(self.kernel, length, int(k))
-            if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer
+            if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
+                # DSA backend calls its page-table transform at decode, the ragged transform at prefill
                 from simulator.kernels import topk_flashinfer as FK
                 FK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None,
-                           gather_iters=st["gather_iters"], rounds=st["rounds"], sms=float(combo.target.sm_count))
+                           gather_iters=st["gather_iters"], rounds=st["rounds"], sms=float(combo.target.sm_count),
+                           page_table=phase == "decode")
+                return
+            if self.kernel == "trtllm":   # its own module (dispatch, split work): topk_trtllm
+                from simulator.kernels import topk_trtllm as TK
+                TK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None)
                 return
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
                             gather_iters=st["gather_iters"], rounds=st["rounds"])
