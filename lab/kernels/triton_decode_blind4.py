@@ -53,7 +53,7 @@ def blind4_shapes() -> list[dict]:
     # (b) lone tiles of the G 8 binaries (64/8 and 8/1 heads), 2D verification and 3D decode
     for m, kv, b, q, t in (("qwen72b", "bf16", 1, 2, 40000), ("qwen72b", "bf16", 2, 3, 60000),
                            ("llama70b_tp8", "bf16", 1, 2, 70000), ("qwen72b", "fp8", 1, 2, 50000),
-                           ("qwen72b", "bf16", 1, 1, 100000), ("llama70b_tp8", "fp8", 3, 4, 36000)):
+                           ("qwen72b", "bf16", 1, 1, 104000), ("llama70b_tp8", "fp8", 3, 4, 36000)):
         r.append(_row(m, kv, b, q, t, "blind"))
     # (c) decode at context >= 80K, batch <= 3
     for m, kv, b, t in (("llama8b", "bf16", 1, 88000), ("llama8b", "bf16", 2, 120000), ("qwen7b", "bf16", 3, 92000),
