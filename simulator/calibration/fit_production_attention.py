@@ -890,6 +890,18 @@ TD_BLIND4_GLOB = "triton_decode_blind4_nvidia*.csv"
 TD_BLIND4_PRED_CSV = "triton_decode_blind4_predictions.csv"
 
 
+def load_triton_decode_blind4(data_dir: Path = DATA_DIR, role: str = "blind") -> pd.DataFrame:
+    """The fourth Triton decode call's measured rows of `role` ("blind", "fit_fp8" or "fit_lone") joined with the prices
+    committed before the measurement (base_err_pct: main's model, new_err_pct: the revised model), with regime labels;
+    empty when either is missing."""
+    b = newest_blind_grid(data_dir, TD_BLIND4_GLOB, TD_BLIND4_PRED_CSV, TD_BLIND3_KEYS)
+    if not len(b):
+        return b
+    out = b[b["row_role"].astype(str) == role].reset_index(drop=True)
+    out.attrs["file"] = b.attrs["file"]
+    return out
+
+
 def lone_iter_ratios(data_dir: Path = DATA_DIR) -> dict[float, tuple[float, float, float, float]]:
     """The lone iteration of each compiled GQA binary against G 4's (simulator.kernels.triton_engines VLLM_ITER_BY_G),
     from the fourth Triton decode call's fit_lone rows (batch 1: one program per KV head and segment walking its range
