@@ -98,10 +98,11 @@ VLLM_REGS_BY_G = {4.0: (88.0, 106.0, 112.0, 128.0), 7.0: (92.0, 116.0, 112.0, 12
 #: and (16 x TILE) . (TILE x 128), and nothing else in the loop depends on G (num_queries_per_kv only sets query_pos /
 #: query_offset_1 before the loop; kernel_unified_attention_2d / _3d @ 001ceb3e). What differs is the binary Triton
 #: compiles per G (VLLM_REGS_BY_G: the 2D bf16 kernel gets 92 registers at G 8 against 112 at G 4): MEASURED, not
-#: derived: the lone 2D bf16 program of heads 64/8 (G 8) at context 90000 takes 4162.5 us against 3734.0 us for heads
-#: 32/8 (median over the block-table layouts, batch 1, q 2; triton_decode_blind3_nvidia-h100-80gb-hbm3_2026-11-27.csv,
-#: row_role diagnosis): 1.115. A binary not measured alone takes 1.0 (an ASSUMPTION)
-VLLM_ITER_BY_G = {8.0: (1.0, 1.0, 1.115, 1.0)}
+#: derived: lone programs (batch 1, context 32768 / 90000) of heads 28/4 (G 7) and 64/8, 8/1 (G 8) against 32/8 (G 4),
+#: the median ratio per G, kernel and dtype (simulator.calibration.fit_production_attention.lone_iter_ratios, the rule
+#: committed before the measurement; triton_decode_blind4_nvidia-h100-80gb-hbm3_2026-11-27.csv, row_role fit_lone).
+#: Only the 2D bf16 binaries differ by more than 2 % (G 7 +5 %, G 8 +9 %). G not measured: 1.0 (an ASSUMPTION)
+VLLM_ITER_BY_G = {7.0: (1.0, 0.992, 1.054, 1.01), 8.0: (1.014, 0.977, 1.093, 1.003)}
 #: the share of a dependent load's price (sync_s = the measured DRAM latency) that a load of a word every program of
 #: the launch reads costs: an L2 hit after the first program's miss (SGL_IDLE_LOAD_SHARE: the measured L2 / DRAM
 #: latencies)
