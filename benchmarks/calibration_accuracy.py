@@ -1460,7 +1460,7 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
     for lab in labels:
         e = b[f"{lab}_err_pct"]
         met = int((t[lab + "_goal"] == "met").sum())
-        what = ("the shipped refit (fp8 fit set + lone rows; rule committed before, priced after)" if lab == "now"
+        what = ("shipped refit (rule committed before)" if lab == "now"
                 else f"{lab} model's committed prices")
         BOARD.add("triton_vllm", "blind", f"Triton decode blind grid 4, {what}", e, met, len(t))
         print(f"triton_vllm blind 4, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
