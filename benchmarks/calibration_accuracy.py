@@ -1529,12 +1529,13 @@ TV_THIRD_FIT = ("third fit: 145 shapes, median |error| 7.3 %, p90 34.0 %, 13 of 
 #: what the measurement shows where regimes miss (printed only while they miss)
 TV_DIAGNOSIS = ("a program's iteration is its lone chain plus one issue share per program co-resident on its SM plus "
                 "the fitted share of the launch's HBM time its loads queue behind (roofline CHAIN_ISSUE, chain_queue); "
-                "the per-launch constant is reduce_segments' (3D launches of either dtype), the lone 2D chain pinned by "
-                "the page-layout diagnosis rows; what misses: fp8 one-tile decode (context <= 256) -22 % at batch "
-                ">= 256 and +11 % at batch <= 16, fp8 long contexts at batch <= 16 +14 %, fp8 verification at context "
-                "<= 256 batch <= 16 +13 %: the fp8 kind's 17 fit rows leave its issue rate and queueing share poorly "
-                "identified (a second least-squares minimum at queueing share 0.56); bf16 one-tile decode at batch "
-                "<= 64 (+13 % / 14 % median |error|)")
+                "the per-launch constant is reduce_segments' (3D launches of either dtype), the lone chains pinned by "
+                "the lone fit rows (2D and 3D, bf16 and fp8), the lone iteration per compiled GQA binary measured "
+                "(VLLM_ITER_BY_G), the fp8 kind fitted on 34 rows spanning its regimes; what misses: fp8 one-tile "
+                "decode (context <= 256) -20 % at batch >= 256 (the fourth blind grid's six such shapes: -6 %) and "
+                "+13 % at batch <= 16; bf16 one-tile decode -13 % at batch >= 256 (the refit with the fp8 fit set "
+                "moved it from -9 %: the shared reduce_segments constant fell 0.94 -> 0.45 us) and +14 % at batch "
+                "<= 16; verification at context 1K-16K batch <= 16, p90 28 %")
 #: what the blind grid shows where regimes miss (printed only while they miss)
 TV_BLIND_DIAGNOSIS = ("short contexts (40-200) are priced +14 % (median signed): one-tile programs whose "
                       "prologue loads hit in L2; verification at q 3 of 64/8 heads (two q blocks of one sequence, the "
