@@ -211,5 +211,62 @@ def test_blind3_grid_is_new_and_priced_before():
     if len(b):
         assert set(b["row_role"]) == {"blind"} and b["new_err_pct"].notna().all()
         lone = FP.load_triton_vllm_lone_fit()
-        assert len(lone) and set(lone["dtype"]) == {"bf16"} and set(lone["model"]) == {"llama8b"}
-        assert set(lone["row_role"]) == {"diagnosis"}
+        assert len(lone) and set(lone["model"]) == {"llama8b"}
+        diag = lone[lone["row_role"] == "diagnosis"]
+        assert len(diag) and set(diag["dtype"]) == {"bf16"}
+        assert set(lone["row_role"]) <= {"diagnosis", "fit_fp8", "fit_lone"}
+
+
+def _blind4_module():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1] / "lab" / "kernels"
+    sys.path.insert(0, str(here))
+    try:
+        spec = importlib.util.spec_from_file_location("blind4", here / "triton_decode_blind4.py")
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+    finally:
+        sys.path.remove(str(here))
+    return m
+
+
+def test_blind4_grid_priced_before_and_fit_sets_apart():
+    # the fourth call's blind grid and its two fit sets were priced (main's model and the revised one) and committed
+    # before the measurement; the blind rows are none of the fit rows, and the fit sets are Llama-3.1-8B (32/8) rows
+    # apart from the other GQA binaries' lone rows, which only give VLLM_ITER_BY_G
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _blind4_module()
+    keys = list(FP.TD_BLIND3_KEYS)
+    grid = pd.DataFrame(m.all_shapes())
+    pred = pd.read_csv(FP.DATA_DIR / FP.TD_BLIND4_PRED_CSV)
+    assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred)
+    assert (pred["base_commit"].astype(str) == "8b74743").all() and pred["pred_new_us"].gt(0).all()
+    shape = ["heads", "kv_heads", "dtype", "batch", "q_rows", "context"]
+    blind, fit = grid[grid["row_role"] == "blind"], grid[grid["row_role"] != "blind"]
+    assert len(blind) and not len(blind.merge(fit, on=shape))
+    assert set(grid.loc[grid["row_role"] == "fit_fp8", "model"]) == {"llama8b"}
+    lone = FP.load_triton_vllm_lone_fit()
+    if (lone["row_role"] == "fit_lone").any():
+        assert set(lone["model"]) == {"llama8b"}
+
+
+def test_iter_by_g_is_the_measured_rule():
+    # VLLM_ITER_BY_G is lone_iter_ratios() of the committed measurement (the rule fixed before it), and a G 8 2D bf16
+    # lone program is priced slower than the G 4 one by that ratio's share of its chain
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    r = FP.lone_iter_ratios()
+    if not r:
+        pytest.skip("no measurement")
+    assert TE.VLLM_ITER_BY_G == r
+    hw = load_hardware("H100-SXM")
+    s = pd.DataFrame([dict(family="triton_vllm", model=mdl, heads=h, kv_heads=8, head_dim=128, dtype="bf16", batch=1,
+                           q_rows=2, context=90000, page_size=16) for mdl, h in (("llama8b", 32), ("qwen72b", 64))])
+    ops = FP.build_ops(s, hw.units, float(hw.smem_per_unit_bytes))
+    p = FP.predict_us(ops, hw, hw.efficiency, len(s))
+    assert 1.0 + 0.5 * (r[8.0][2] - 1.0) < p[1] / p[0] < r[8.0][2] + 0.01

@@ -868,7 +868,63 @@ def load_triton_vllm_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     # fit moved its queueing share from 0.09 to 0.56 (a second minimum of the same fit rows); chosen after seeing the
     # errors on the measured grids (looked-at)
     keep = keep & (d["dtype"].to_numpy() == "bf16")
-    return d[keep].reset_index(drop=True)
+    out = d[keep]
+    # the fourth Triton decode call's named fit sets (chosen and committed before it was measured, lab/kernels/
+    # triton_decode_blind4.py): the fp8 kind's fit set (row_role fit_fp8: one-tile decode at batch 8-768, middle
+    # contexts, lone long decode, verification) and the lone programs of the G 4 binary (fit_lone, heads 32/8: 2D and
+    # 3D, bf16 and fp8, context 32768 / 90000); Llama-3.1-8B heads 32/8 only, as every other fit row of the family
+    f4 = sorted(p for p in Path(data_dir).glob(TD_BLIND4_GLOB) if "_grids_" not in p.name
+                and not p.stem.endswith("_nvidia-smi"))
+    if f4:
+        d4 = load(f4[-1])
+        role = d4["row_role"].astype(str)
+        out = pd.concat([out, d4[role.isin(["fit_fp8", "fit_lone"]).to_numpy() & (d4["model"].to_numpy() == "llama8b")]],
+                        ignore_index=True)
+    return out.reset_index(drop=True)
+
+
+#: the fourth Triton decode call (lab/kernels/triton_decode_blind4.py: row_role "blind" for the blind grid, "fit_fp8"
+#: and "fit_lone" for the fit sets named before the measurement) and its prices, committed before the measurement
+#: (lab/kernels/predict_triton_decode_blind4.py: base = main's model, new = the revised model)
+TD_BLIND4_GLOB = "triton_decode_blind4_nvidia*.csv"
+TD_BLIND4_PRED_CSV = "triton_decode_blind4_predictions.csv"
+
+
+def load_triton_decode_blind4(data_dir: Path = DATA_DIR, role: str = "blind") -> pd.DataFrame:
+    """The fourth Triton decode call's measured rows of `role` ("blind", "fit_fp8" or "fit_lone") joined with the prices
+    committed before the measurement (base_err_pct: main's model, new_err_pct: the revised model), with regime labels;
+    empty when either is missing."""
+    b = newest_blind_grid(data_dir, TD_BLIND4_GLOB, TD_BLIND4_PRED_CSV, TD_BLIND3_KEYS)
+    if not len(b):
+        return b
+    out = b[b["row_role"].astype(str) == role].reset_index(drop=True)
+    out.attrs["file"] = b.attrs["file"]
+    return out
+
+
+def lone_iter_ratios(data_dir: Path = DATA_DIR) -> dict[float, tuple[float, float, float, float]]:
+    """The lone iteration of each compiled GQA binary against G 4's (simulator.kernels.triton_engines VLLM_ITER_BY_G),
+    from the fourth Triton decode call's fit_lone rows (batch 1: one program per KV head and segment walking its range
+    alone): per G, kernel (3D = q 1, 2D = q 2) and K/V dtype, the median over contexts 32768 / 90000 (and over the
+    models of that G) of the row's time over the G 4 (heads 32/8) row's at the same context, kernel and dtype, rounded
+    to 3 decimals; (3D bf16, 3D fp8, 2D bf16, 2D fp8) per G as VLLM_ITER_BY_G. Rule fixed before the measurement
+    (every ratio is taken as measured). Empty when not measured."""
+    f4 = sorted(p for p in Path(data_dir).glob(TD_BLIND4_GLOB) if "_grids_" not in p.name
+                and not p.stem.endswith("_nvidia-smi"))
+    if not f4:
+        return {}
+    d = load(f4[-1])
+    d = d[d["row_role"].astype(str) == "fit_lone"].copy()
+    d["G"] = np.floor(d["heads"] / d["kv_heads"])
+    ref = d[d["G"] == 4][["dtype", "q_rows", "context", "median_us"]].rename(columns={"median_us": "ref_us"})
+    m = d[d["G"] != 4].merge(ref, on=["dtype", "q_rows", "context"])
+    m["ratio"] = m["median_us"] / m["ref_us"]
+    out = {}
+    for g, x in m.groupby("G"):
+        med = x.groupby(["q_rows", "dtype"])["ratio"].median()
+        out[float(g)] = tuple(round(float(med.get((q, dt), 1.0)), 3)
+                              for q, dt in ((1, "bf16"), (1, "fp8"), (2, "bf16"), (2, "fp8")))
+    return out
 
 
 def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataFrame | None = None,

@@ -40,7 +40,8 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     q blocks past its rows) do the same loads and exit, in the slots the working programs' last wave leaves free
     (Launch.idle_fill); reduce_segments' search and seq_len likewise. Registers (so programs per SM: 5 at 88-92, 4
     above) depend on the compiled G (VLLM_REGS_BY_G, measured): the launch's own occupancy prices its waves
-    (Launch.resident, the op's resident_ctas); per tile it
+    (Launch.resident, the op's resident_ctas), and so does the lone program's iteration (VLLM_ITER_BY_G: the tiles'
+    work is the same for every G <= 16, the compiled code is not); per tile it
     loads the tile's block-table entries and then the keys / values at them (a dependent load per iteration;
     default num_warps 4, num_stages 3: Triton pipelines the indirect loads as in SGLang's kernel, the first
     iteration's two loads peeled into the prologue); fp8 K/V is converted in the loop ((k.to(f32) x k_scale)
@@ -90,6 +91,18 @@ VLLM_REGS_2D, VLLM_SMEM_2D, VLLM_REGS_2D_FP8, VLLM_SMEM_2D_FP8 = 112.0, 21760.0,
 #: At 4 warps, 88 / 92 registers leave 5 programs per SM, 98-128 leave 4 (occupancy()): the 3D bf16 kernel and the 2D
 #: bf16 kernel of G 8 run 5 per SM, the others 4
 VLLM_REGS_BY_G = {4.0: (88.0, 106.0, 112.0, 128.0), 7.0: (92.0, 116.0, 112.0, 128.0), 8.0: (88.0, 98.0, 92.0, 128.0)}
+#: the lone program's iteration of the binary compiled for GQA group G, as a multiple of the G 4 binary's (the fitted
+#: iter_us of the family's kinds, fitted on Llama-3.1-8B heads 32/8): (3D bf16, 3D fp8, 2D bf16, 2D fp8).
+#: The source gives the tile the same work for every G <= 16: BLOCK_M = 16 packed (query row, head) rows whatever G
+#: (BLOCK_Q = 16 // G query rows of G heads), so both tl.dot calls compile to the same shapes, (16 x 128) . (128 x TILE)
+#: and (16 x TILE) . (TILE x 128), and nothing else in the loop depends on G (num_queries_per_kv only sets query_pos /
+#: query_offset_1 before the loop; kernel_unified_attention_2d / _3d @ 001ceb3e). What differs is the binary Triton
+#: compiles per G (VLLM_REGS_BY_G: the 2D bf16 kernel gets 92 registers at G 8 against 112 at G 4): MEASURED, not
+#: derived: lone programs (batch 1, context 32768 / 90000) of heads 28/4 (G 7) and 64/8, 8/1 (G 8) against 32/8 (G 4),
+#: the median ratio per G, kernel and dtype (simulator.calibration.fit_production_attention.lone_iter_ratios, the rule
+#: committed before the measurement; triton_decode_blind4_nvidia-h100-80gb-hbm3_2026-11-27.csv, row_role fit_lone).
+#: Only the 2D bf16 binaries differ by more than 2 % (G 7 +5 %, G 8 +9 %). G not measured: 1.0 (an ASSUMPTION)
+VLLM_ITER_BY_G = {7.0: (1.0, 0.992, 1.054, 1.01), 8.0: (1.014, 0.977, 1.093, 1.003)}
 #: the share of a dependent load's price (sync_s = the measured DRAM latency) that a load of a word every program of
 #: the launch reads costs: an L2 hit after the first program's miss (SGL_IDLE_LOAD_SHARE: the measured L2 / DRAM
 #: latencies)
@@ -178,6 +191,9 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     G = np.floor(Hq / Hkv)
     for g, (r3, r3f, r2, r2f) in VLLM_REGS_BY_G.items():   # the binary compiled for this G (VLLM_REGS_BY_G)
         regs = np.where(G == g, np.where(use_3d, np.where(f8, r3f, r3), np.where(f8, r2f, r2)), regs)
+    it_scale = np.ones_like(G)
+    for g, (a3, a3f, a2, a2f) in VLLM_ITER_BY_G.items():   # the binary's lone iteration (VLLM_ITER_BY_G)
+        it_scale = np.where(G == g, np.where(use_3d, np.where(f8, a3f, a3), np.where(f8, a2f, a2)), it_scale)
     smem = np.where(use_3d, np.where(f8, VLLM_SMEM_3D_FP8, VLLM_SMEM_3D), np.where(f8, VLLM_SMEM_2D_FP8, VLLM_SMEM_2D))
     slots = occupancy(VLLM_THREADS, smem, regs, smem_per_sm)
     _, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
@@ -209,7 +225,7 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     nqb = ceil_div(q, block_q)
     reread = kv * (nqb - 1.0)
     shared_range = kv / np.maximum(B * Hkv * seg_work, 1.0)
-    k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0), pro, flops,
+    k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0) * it_scale, pro, flops,
                   kv + reread + seg_work * qb + idx, part_w, idle=idle, idle_share=idle_share, where=kind == k,
                   reread_bytes=reread, working_set=shared_range, resident=slots, idle_fill=True,
                   info={"segments": seg_work})
