@@ -1641,6 +1641,9 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind4(FP, hw, fmt)
 
 
+TD_BLIND4_REFIT_PRICES = "triton_decode_blind4_shipped_refit_prices.csv"
+
+
 def _triton_decode_blind4(FP, hw, fmt) -> None:
     """The fourth blind grid of vLLM's Triton unified attention and the two fit sets measured in the same call
     (FP.load_triton_decode_blind4; lab/kernels/triton_decode_blind4.py), all chosen and committed before it. Three
@@ -1651,6 +1654,7 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
     from pathlib import Path
 
     import numpy as np
+    import pandas as pd
 
     b = FP.load_triton_decode_blind4(FP.DATA_DIR)
     if not len(b):
@@ -1663,23 +1667,38 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
 
     b = b.rename(columns={"base_err_pct": "main_err_pct"})
     b["now_err_pct"] = now(b)
-    labels = ["main", "new", "now"]
+    keys = [k for k in FP.SHAPE_KEYS if k in b.columns]
+    frozen = FP.DATA_DIR / TD_BLIND4_REFIT_PRICES
+    if frozen.exists():
+        r = pd.read_csv(frozen, comment="#")
+        attrs = dict(b.attrs)
+        b = b.merge(r[keys + ["refit_us"]], on=keys, how="left")
+        b.attrs.update(attrs)
+        b["refit_err_pct"] = (b["refit_us"] / b["median_us"] - 1.0) * 100.0
+    else:
+        b["refit_err_pct"] = b["now_err_pct"]
+    labels = ["main", "new", "refit", "now"]
     print(f"\nBLIND 4 ({Path(b.attrs['file']).name}: {len(b)} triton_vllm shapes in none of the committed rows: fp8 "
           "one-tile decode at batch >= 256, lone tiles of the G 8 binaries, decode at context >= 80K batch <= 3, "
           "verification at context 2800-9000 batch 10-56, controls; heads 32/8, 8/1, 28/4, 64/8), prices committed "
           f"before the measurement ({FP.TD_BLIND4_PRED_CSV}): main = main's model ({str(b['base_commit'].iloc[0])[:7]}), "
           f"new = the model at {str(b['model_commit'].iloc[0])[:7]} (the G 8 2D bf16 binary's lone iteration, "
-          "VLLM_ITER_BY_G), now = the shipped refit (its rule committed before the measurement: the fp8 fit set and "
+          "VLLM_ITER_BY_G), refit = the shipped refit (its rule committed before the measurement: the fp8 fit set and "
           "the G 4 lone rows measured in the same call join the fit rows, VLLM_ITER_BY_G = lone_iter_ratios(); "
-          "priced after)")
+          f"priced after, from fit rows only; its prices frozen in {TD_BLIND4_REFIT_PRICES}), now = the current model "
+          "(looked-at where it differs from refit: a later change was made with these rows' errors known)")
     t = _models_table(b, by, labels, labels)
     print(t.to_string(**fmt))
+    moved = bool((b["now_err_pct"] - b["refit_err_pct"]).abs().max() > 0.05)
     for lab in labels:
         e = b[f"{lab}_err_pct"]
         met = int((t[lab + "_goal"] == "met").sum())
-        what = ("shipped refit (rule committed before)" if lab == "now"
-                else f"{lab} model's committed prices")
-        BOARD.add("triton_vllm", "blind", f"Triton decode blind grid 4, {what}", e, met, len(t))
+        if lab == "now" and not moved:
+            continue
+        what = {"refit": "shipped refit's frozen prices (rule committed before)",
+                "now": "the current model"}.get(lab, f"{lab} model's committed prices")
+        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 4, {what}", e,
+                  met, len(t))
         print(f"triton_vllm blind 4, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
               f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
     f = FP.load_triton_decode_blind4(FP.DATA_DIR, role="fit_fp8")
