@@ -98,6 +98,16 @@ MLA_BLIND3_BT = ([(80, 20), (160, 56), (320, 40), (640, 20), (640, 144), (48, 24
                  + [(24, 700), (112, 1800), (280, 3000), (6, 30000)]
                  + [(2, 80000), (6, 131072)])
 
+#: the fourth MLA BLIND grid (--grid mla_blind4; parts fi_mla, flashmla): DeepSeek-V3's 128 and Kimi-K2's 64 MLA heads at
+#: tensor-parallel 1-8 (128 / 64 / 32 / 16 / 8 heads per GPU), shapes in none of the earlier MLA grids, priced and
+#: committed before they were measured: middle contexts at large batch whose FlashInfer MLA items leave a last partial
+#: round (the tail round), short contexts at batch 64 (one item per cluster / request per FlashMLA part), and controls
+#: (middle mid batch, short large batch, small batch, a long context)
+MLA_BLIND4_HEADS = (8, 16, 32, 64, 128)
+MLA_BLIND4_BT = ([(256, 2500), (300, 1600), (420, 3300), (360, 1200)]
+                 + [(64, 24), (64, 72), (64, 176)]
+                 + [(96, 2600), (48, 5200), (300, 48), (8, 3000), (2, 70000)])
+
 
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
@@ -423,11 +433,12 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
-    if grid in ("mla_fit2", "mla_blind2", "mla_blind3"):
+    if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4"):
         if part not in ("fi_mla", "flashmla"):
             return []
         bts, heads = {"mla_fit2": (MLA_FIT2_BT, (16, 128)), "mla_blind2": (MLA_BLIND2_BT, (16, 32, 128)),
-                      "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS)}[grid]
+                      "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS),
+                      "mla_blind4": (MLA_BLIND4_BT, MLA_BLIND4_HEADS)}[grid]
         return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
                 for h in heads for b, t in bts]
@@ -760,7 +771,7 @@ def main() -> None:
     ap.add_argument("--tag", default="")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "fi_dec_blind", "fi_dec_blind2",
+                                                               "mla_blind3", "mla_blind4", "fi_dec_blind", "fi_dec_blind2",
                                                                "fi_dec_blind3", "fi_dec_blind4"))
     args = ap.parse_args()
     t0 = time.time()
