@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
     ap.add_argument("--cta-launch", type=float, default=None,
                     help="price the CUDA-core decode call with this CTA launch share (FI_DECODE_CTA_LAUNCH_SHARE)")
-    ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4", "tail_unsplit"),
+    ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4", "tail_unsplit", "q_l2"),
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
                          "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
                          "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
@@ -78,6 +78,10 @@ def main() -> None:
     elif args.mla_variant == "tail_unsplit":   # the tail round only where the items are whole requests
         from simulator.kernels import flashinfer as FIt
         FIt.FI_MLA_TAIL_UNSPLIT_ONLY = True
+    elif args.mla_variant == "q_l2":   # both MLA families' Q as an L2 re-read (FI_MLA_Q_L2, FM_Q_L2)
+        from simulator.kernels import flashinfer as FIq
+        from simulator.kernels import flashmla as FMq
+        FIq.FI_MLA_Q_L2 = FMq.FM_Q_L2 = True
     elif args.mla_variant == "partial0.4":
         from simulator.kernels import flashinfer as FIv
         FIv.FI_MLA_PARTIAL_STAGE_SHARE = 0.4

@@ -163,6 +163,11 @@ FI_MLA_LOAD_S = 0.3494e-6
 #: MLA blind grid). The mla_fit2 fit rows are unsplit: both give the same fit (rms log error 0.0547; 0.0622 without the
 #: tail round)
 FI_MLA_TAIL_UNSPLIT_ONLY = False
+#: the call's Q (B x q x H rows x 576 bf16) as an L2 re-read (the roofline's reread_bytes on a working set of the Q tensor:
+#: hit = min(1, L2 / Q bytes)): in an engine the absorbed-Q GEMM writes it just before this call, and the measuring
+#: harness reads the same Q every graph replay. False = Q from DRAM (the rule shipped); True = the alternative `q_l2`
+#: priced beside it on the fourth MLA blind grid, whose batch-64 short shapes are also timed with a fresh Q per replay
+FI_MLA_Q_L2 = False
 
 
 def fi_mla_o_loads(q, H, split, rate=None):
@@ -579,5 +584,7 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     # (kv_len_limit pieces and a remainder), so its CTAs count as whole rounds there (no tail round: max(body, chain))
     if FI_MLA_TAIL_UNSPLIT_ONLY:
         ctas = np.where(split, waves * sms, ctas)
-    ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written)
+    qb = rows * lat * 2.0 if FI_MLA_Q_L2 else 0.0     # Q as an L2 re-read (FI_MLA_Q_L2)
+    ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written, reread_bytes=qb,
+                working_set=qb)
     return [ln], {**pl, "ctas": np.full(B.shape, float(sms)), "waves": waves}
