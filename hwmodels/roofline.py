@@ -203,6 +203,19 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #: and reduce over the heads before the next block (deep_gemm/include/deep_gemm/impls/sm90_fp8_mqa_logits.cuh @
 #: 54e2261): a key block's MMAs and epilogue are its per-block time on the busiest CTA's chain
 CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_cold", "indexer_dg_prefill"))
+#: kinds whose last partial wave streams on its own: FlashInfer's sm_90 MLA kernel is one persistent CTA (pair) per SM
+#: walking the work items MLAPlan dealt it (include/flashinfer/scheduler.cuh @ f1e6fdcb: the min-heap on cost 2 x tile
+#: rows + tokens; mla_hopper.cuh BatchMLAPageAttentionHopperKernel: for work_idx in [work_indptr[cta], work_indptr[cta
+#: + 1])), so when n items do not fill their last round (r = n - (waves - 1) x SMs < SMs clusters hold one item more)
+#: the other SMs are done and the r items' bytes stream over r SMs at their own chain's pace: the full rounds are priced
+#: as the wave model's max(body, chain) over their share of the bytes and chain, and the last round as max(its bytes'
+#: share of the body, one wave of chain) after them. The share is r / n of the bytes (ASSUMPTION: the items of one call
+#: carry about equal bytes; true of unsplit uniform requests, where MLAPlan deals whole requests). At r = SMs it is
+#: max(body, chain) again. Switch: TAIL_ROUND_KINDS = () restores the single max(body, chain)
+#: OFF (()): judged on the fourth MLA blind grid (prices committed before measuring), the rule met 4 of 6 fi_mla
+#: regimes against 5 of 6 without it (pooled 4.9 / 17.3 % against 7.4 / 15.2 %): it fixes the middle regimes it was
+#: built for and loses the short ones (its refit raises the per-item time), so the model without it stays shipped
+TAIL_ROUND_KINDS: tuple[str, ...] = ()
 #: kinds whose CTAs keep several loads in flight ahead of their compute, so the pipeline fill is not one more
 #: iteration: DeepGEMM's paged indexer kernel gives each math warpgroup its own TMA producer warp and kNumKVStages = 3
 #: shared-memory stages (sm90_fp8_paged_mqa_logits.cuh @ 54e2261; host: csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp),
@@ -568,6 +581,14 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta
+        if TAIL_ROUND_KINDS:   # the last partial round streams on its own SMs (TAIL_ROUND_KINDS)
+            tail = np.isin(ops.kind, [KIND_CODE[k] for k in TAIL_ROUND_KINDS]) & (waves > 1.0)
+            r = n - (waves - 1.0) * slots
+            share = np.clip(r / np.maximum(n, 1.0), 0.0, 1.0)
+            w1 = np.maximum(waves, 1.0)
+            two = (np.maximum(body * (1.0 - share), chain * (w1 - 1.0) / w1 + (waves - 1.0) * cta_fixed)
+                   + np.maximum(body * share, chain / w1) + cta_fixed + fill + fixed + per_cta)
+            hidden = np.where(tail & (r < slots), two, hidden)
         wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)
     return np.where(wave, wave_s, device_s)
 

@@ -702,3 +702,35 @@ def test_dispatch_probe_cap_and_the_probed_nine_slot_placement():
     t = FI._placement_table(148, 8, 9)
     assert t is not None and len(t) == 149 and t[-1] == 9
     assert float(FI.fi_decode_crowding(64.0, 148.0, 8.0, 9.0, 132)) == float(t[64])
+
+
+def test_fi_mla_tail_round_streams_on_its_own_sms(monkeypatch):
+    # TAIL_ROUND_KINDS: 280 whole requests on 132 SMs (16 heads, T 3000: unsplit) leave 16 items for a third round,
+    # priced after the two full rounds (slower than max(body, chain)); 264 requests (two full rounds) price the same
+    # with or without the rule; the blind grid 4's predictions cover all its 120 new shapes
+    import hwmodels.roofline as R
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.ops import OpBuilder
+
+    _, _, _, hw = _campaign()
+
+    def price(B):
+        ln, pl = FI.fi_mla(np.array([float(B)]), 1.0, 3000.0, 16.0, 512.0, 64.0, 2.0, 1.0, SMS)
+        b = OpBuilder(1)
+        emit(b, ln, SMS)
+        return FP.predict_us(b.build(), hw, hw.efficiency, 1)[0], pl
+
+    monkeypatch.setattr(R, "TAIL_ROUND_KINDS", ("attn_fi_mla",))   # the rule as judged on blind grid 4 (shipped off)
+    (tail, pl), (full, _) = price(280), price(264)
+    assert not pl["split"][0] and pl["waves"][0] == 3.0
+    monkeypatch.setattr(R, "TAIL_ROUND_KINDS", ())
+    (flat, _), (full0, _) = price(280), price(264)
+    assert tail > 1.1 * flat and full == pytest.approx(full0, rel=1e-9)
+    import pandas as pd
+
+    m = _campaign_script()
+    sh = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind4")])
+    keys = ["family", "heads", "batch", "context"]
+    for f in ("", "_8b74743", "_tail_unsplit", "_q_l2"):
+        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind4_predictions{f}.csv")
+        assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 120 and p["pred_us"].gt(0).all()

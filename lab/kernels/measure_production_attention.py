@@ -99,6 +99,16 @@ MLA_BLIND3_BT = ([(80, 20), (160, 56), (320, 40), (640, 20), (640, 144), (48, 24
                  + [(24, 700), (112, 1800), (280, 3000), (6, 30000)]
                  + [(2, 80000), (6, 131072)])
 
+#: the fourth MLA BLIND grid (--grid mla_blind4; parts fi_mla, flashmla): DeepSeek-V3's 128 and Kimi-K2's 64 MLA heads at
+#: tensor-parallel 1-8 (128 / 64 / 32 / 16 / 8 heads per GPU), shapes in none of the earlier MLA grids, priced and
+#: committed before they were measured: middle contexts at large batch whose FlashInfer MLA items leave a last partial
+#: round (the tail round), short contexts at batch 64 (one item per cluster / request per FlashMLA part), and controls
+#: (middle mid batch, short large batch, small batch, a long context)
+MLA_BLIND4_HEADS = (8, 16, 32, 64, 128)
+MLA_BLIND4_BT = ([(256, 2500), (300, 1600), (420, 3300), (360, 1200)]
+                 + [(64, 24), (64, 72), (64, 176)]
+                 + [(96, 2600), (48, 5200), (300, 48), (8, 3000), (2, 70000)])
+
 
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
@@ -465,11 +475,12 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
-    if grid in ("mla_fit2", "mla_blind2", "mla_blind3"):
+    if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4"):
         if part not in ("fi_mla", "flashmla"):
             return []
         bts, heads = {"mla_fit2": (MLA_FIT2_BT, (16, 128)), "mla_blind2": (MLA_BLIND2_BT, (16, 32, 128)),
-                      "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS)}[grid]
+                      "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS),
+                      "mla_blind4": (MLA_BLIND4_BT, MLA_BLIND4_HEADS)}[grid]
         return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
                 for h in heads for b, t in bts]
@@ -558,6 +569,12 @@ def time_graph(torch, fn, target_us=250.0, reps=5, max_calls=128):
         _ENV.append(harness.Env(f"cuda:{torch.cuda.current_device()}"))
     r = harness.time_graph(_ENV[0], fn, target_us=target_us, reps=reps, max_calls=max_calls)
     return r["median"], r["p20"], r["p80"], r["calls"]
+
+
+#: --fresh-q (MLA parts): a Q (and FlashInfer MLA output) per K/V copy, rotated with it, so no replay finds its Q in L2
+FRESH_Q = False
+#: --only-bt B:T,... keeps only those (batch, context) shapes of the grid (e.g. the short batch-64 shapes for --fresh-q)
+ONLY_BT: set = set()
 
 
 def copies_for(nbytes: float) -> int:
@@ -665,15 +682,19 @@ def run_fi_mla(torch, fi, s, ws):
     _, idx, indptr, _ = _pages(torch, B, T, page, pool, dev)
     qo = torch.arange(0, B + 1, device=dev, dtype=torch.int32)
     kv_len = torch.full((B,), T, device=dev, dtype=torch.int32)
-    qn = torch.randn((B, H, 512), device=dev, dtype=torch.bfloat16)
-    qp = torch.randn((B, H, 64), device=dev, dtype=torch.bfloat16)
-    out = torch.empty_like(qn)
+    # FRESH_Q: one Q (and output) per K/V copy, so every replay reads a Q the L2 does not hold (a Q the previous
+    # kernel did not just write); else one Q for every replay (stays in L2 between graph replays when it fits)
+    nq = R if FRESH_Q else 1
+    qns = [torch.randn((B, H, 512), device=dev, dtype=torch.bfloat16) for _ in range(nq)]
+    qps = [torch.randn((B, H, 64), device=dev, dtype=torch.bfloat16) for _ in range(nq)]
+    outs = [torch.empty_like(qns[0]) for _ in range(nq)]
     w = fi.mla.BatchMLAPagedAttentionWrapper(ws, use_cuda_graph=True, qo_indptr=qo, kv_indptr=indptr, kv_indices=idx,
                                              kv_len_arr=kv_len, backend="auto")
     w.plan(qo, indptr, idx, kv_len, H, 512, 64, page, False, 1.0 / math.sqrt(576), torch.bfloat16, torch.bfloat16)
 
     def fn(i):
-        w.run(qn, qp, caches[i % R][0], caches[i % R][1], out=out)
+        j = i % nq
+        w.run(qns[j], qps[j], caches[i % R][0], caches[i % R][1], out=outs[j])
 
     return fn, R, getattr(w, "_backend", "")
 
@@ -687,11 +708,11 @@ def run_flashmla(torch, fm, s):
     caches = [torch.randn((pool, page, 1, 576), device=dev, dtype=torch.bfloat16) for _ in range(R)]
     bt = torch.randperm(pool, device=dev, dtype=torch.int64)[: B * P].to(torch.int32).view(B, P)
     lens = torch.full((B,), T, device=dev, dtype=torch.int32)
-    qt = torch.randn((B, 1, H, 576), device=dev, dtype=torch.bfloat16)
+    qts = [torch.randn((B, 1, H, 576), device=dev, dtype=torch.bfloat16) for _ in range(R if FRESH_Q else 1)]
     meta, _ = fm.get_mla_metadata()   # filled by the first (eager) call, reused by every later one, as per layer
 
     def fn(i):
-        fm.flash_mla_with_kvcache(qt, caches[i % R], bt, lens, 512, meta, causal=True, use_legacy=True)
+        fm.flash_mla_with_kvcache(qts[i % len(qts)], caches[i % R], bt, lens, 512, meta, causal=True, use_legacy=True)
 
     return fn, R, ""
 
@@ -800,11 +821,16 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=520.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--fresh-q", action="store_true", help="MLA parts: rotate Q (and output) copies with the K/V copies")
+    ap.add_argument("--only-bt", default="", help="keep only these batch:context shapes, comma-separated")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "fi_dec_blind", "fi_dec_blind2",
+                                                               "mla_blind3", "mla_blind4", "fi_dec_blind", "fi_dec_blind2",
                                                                "fi_dec_blind3", "fi_dec_blind4", "fi_dec_blind5"))
     args = ap.parse_args()
+    global FRESH_Q
+    FRESH_Q = bool(args.fresh_q)
+    ONLY_BT.update(tuple(int(v) for v in x.split(":")) for x in args.only_bt.split(",") if x)
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
     import torch
@@ -882,6 +908,8 @@ def main() -> None:
     summary = []
     for part in [p for p in parts if p != "build"]:
         shp = shapes(part, args.grid)
+        if ONLY_BT:
+            shp = [x for x in shp if (x["batch"], x["context"]) in ONLY_BT]
         if args.smoke:
             shp = shp[:2]
         done = fail = 0
@@ -923,7 +951,7 @@ def main() -> None:
                     gcsv.flush()
                 w.writerow({**meta, **{k: s.get(k, "") for k in COLS if k in s}, "median_us": f"{med:.3f}",
                             "p20_us": f"{p20:.3f}", "p80_us": f"{p80:.3f}", "calls": calls, "kv_copies": R,
-                            "plan": plan, "note": ""})
+                            "plan": plan, "note": "fresh_q" if FRESH_Q else ""})
                 fcsv.flush()
                 done += 1
             except Exception as e:   # noqa: BLE001

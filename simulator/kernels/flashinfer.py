@@ -156,6 +156,18 @@ FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
 #: item, identified by the mla_fit2 rows: ~3.1 us), not bytes / rate. Kept at infinity (no term)
 FI_MLA_O_RATE_SM = float("inf")
 FI_MLA_LOAD_S = 0.3494e-6
+#: the tail round (hwmodels/roofline.py TAIL_ROUND_KINDS) assumes items of equal bytes: true of an unsplit call
+#: (MLAPlan deals whole requests of T tokens, scheduler.cuh @ FI_COMMIT), not exactly of a split one (pieces of
+#: kv_len_limit tokens and a shorter remainder). False = every call prices its tail round (the rule as judged; the rule itself ships off); True = only
+#: unsplit calls do, a split one keeps max(body, chain) (the alternative `tail_unsplit` priced beside it on the fourth
+#: MLA blind grid). The mla_fit2 fit rows are unsplit: both give the same fit (rms log error 0.0547; 0.0622 without the
+#: tail round)
+FI_MLA_TAIL_UNSPLIT_ONLY = False
+#: the call's Q (B x q x H rows x 576 bf16) as an L2 re-read (the roofline's reread_bytes on a working set of the Q tensor:
+#: hit = min(1, L2 / Q bytes)): in an engine the absorbed-Q GEMM writes it just before this call, and the measuring
+#: harness reads the same Q every graph replay. False = Q from DRAM (the rule shipped); True = the alternative `q_l2`
+#: priced beside it on the fourth MLA blind grid, whose batch-64 short shapes are also timed with a fresh Q per replay
+FI_MLA_Q_L2 = False
 
 
 def fi_mla_o_loads(q, H, split, rate=None):
@@ -567,5 +579,12 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
     active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
     ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
-    ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written)
+    # the last round's share of the items prices the tail round (hwmodels/roofline.py TAIL_ROUND_KINDS) only where the
+    # items carry equal bytes: unsplit calls, whose items are whole requests of T tokens; a split call's pieces differ
+    # (kv_len_limit pieces and a remainder), so its CTAs count as whole rounds there (no tail round: max(body, chain))
+    if FI_MLA_TAIL_UNSPLIT_ONLY:
+        ctas = np.where(split, waves * sms, ctas)
+    qb = rows * lat * 2.0 if FI_MLA_Q_L2 else 0.0     # Q as an L2 re-read (FI_MLA_Q_L2)
+    ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written, reread_bytes=qb,
+                working_set=qb)
     return [ln], {**pl, "ctas": np.full(B.shape, float(sms)), "waves": waves}

@@ -57,6 +57,10 @@ FM_Q_RATE_SM = 42.5e9
 #: device's MEASURED DRAM latency, hwmodels/calibration/fitted/H100-SXM.yaml latency.dram_us = 0.3494 us); on a device
 #: whose sync_us differs the tile time scales with it (ASSUMPTION: the rate is an H100 measurement)
 LOAD_S = 0.3494e-6
+#: the call's Q as an L2 re-read beside the head blocks' K/V re-reads (working set: Q + the blocks in flight): in an engine
+#: the absorbed-Q GEMM writes it just before this call, and the measuring harness reads the same Q every graph replay.
+#: False = Q from DRAM (the rule shipped); True = the alternative `q_l2` priced on the fourth MLA blind grid
+FM_Q_L2 = False
 
 
 def q_tile_loads(q, H, rate=None):
@@ -134,9 +138,12 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     # kernel's prologue beside its first K/V block, so only requests 2..R wait for a Q issued after a last block)
     loads = ((PROLOGUE_LOADS + STORE_WAITS) * np.maximum(reqs, 1.0)
              + q_tile_loads(q, H) * np.maximum(reqs - 1.0, 0.0))
+    qb = B * q * H * lat * 2.0
+    ws = np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0)
+    if FM_Q_L2:   # Q as an L2 re-read too (FM_Q_L2)
+        reread, ws = reread + qb, ws + qb
     k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, loads, flops,
-                kv + B * q * H * lat * 2.0, written, idle=mblocks * (parts - used), reread_bytes=reread,
-                working_set=np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0))
+                kv + qb, written, idle=mblocks * (parts - used), reread_bytes=reread, working_set=ws)
     # the combine kernel (combine.cu run_flash_mla_combine_kernel), launched on every call: grid (B x q, 1,
     # ceil(Hq / 8)) of 256 threads (8 heads per CTA, one warp each); a CTA whose request is not split exits after
     # loading num_splits (idle); a split request's CTAs load its partial outputs and log-sum-exps and merge them
