@@ -134,13 +134,31 @@ def production_indexer() -> None:
                  "DeepGEMM indexer grid, fitted kinds (not fitted; rule chosen after seeing them)", family="indexer_dg")
 
 
+def _indexer_regime_table(d, sets, labels, signed: str = "signed", miss: str = "MISSED"):
+    """Per set and regime of an indexer grid's merged rows `d` (columns set, regime, median_us, pred_<label>_us): n and,
+    per model label, |error| median / p90, signed median and the goal (median <= 10 %, p90 <= 25 %)."""
+    import pandas as pd
+
+    out = []
+    for tag in sets:
+        x = d[d["set"] == tag]
+        for reg, g in x.groupby("regime"):
+            row = {"set": tag, "regime": reg, "n": len(g)}
+            for lab in labels:
+                e = (g[f"pred_{lab}_us"] / g["median_us"] - 1.0) * 100.0
+                row |= {f"{lab}_med": e.abs().median(), f"{lab}_p90": np.quantile(e.abs(), 0.9),
+                        f"{lab}_{signed}": e.median(),
+                        f"{lab}_goal": "met" if e.abs().median() <= 10 and np.quantile(e.abs(), 0.9) <= 25 else miss}
+            out.append(row)
+    return pd.DataFrame(out)
+
+
 def production_indexer_blind2() -> None:
     """DeepGEMM's DSA-indexer kernels, second grid (lab/kernels/predict_deepgemm_indexer_blind.py): shapes in no
     earlier measurement, priced by main's model (c61edea) and by the model with the paged kernel's structure re-read
     (CHAIN_TENSOR, CHAIN_PREFETCHED, one item's dependent-load latency) and committed BEFORE one device call measured
     them; per regime |error| median / p90 / signed median, each model's committed prices; `replicate` rows repeat the
     first grid's shapes (not blind) and print apart."""
-    import pandas as pd
 
     from simulator.calibration import fit_deepgemm_indexer as FI
 
@@ -152,18 +170,7 @@ def production_indexer_blind2() -> None:
     key = ["part", "batch", "context", "next_n", "rows", "keys"]
     d = m[key + ["median_us"]].merge(p, on=key, how="inner")
     d["regime"] = FI.regime(d).to_numpy()
-    out = []
-    for tag in ("blind", "replicate"):
-        x = d[d["set"] == tag]
-        for reg, g in x.groupby("regime"):
-            row = {"set": tag, "regime": reg, "n": len(g)}
-            for lab, col in (("main", "pred_main_us"), ("new", "pred_new_us")):
-                e = (g[col] / g["median_us"] - 1.0) * 100.0
-                row |= {f"{lab}_med": e.abs().median(), f"{lab}_p90": np.quantile(e.abs(), 0.9),
-                        f"{lab}_signed": e.median(),
-                        f"{lab}_goal": "met" if e.abs().median() <= 10 and np.quantile(e.abs(), 0.9) <= 25 else "MISSED"}
-            out.append(row)
-    t = pd.DataFrame(out)
+    t = _indexer_regime_table(d, ("blind", "replicate"), ("main", "new"))
     print(f"\n== H100-SXM: DeepGEMM DSA-indexer kernels, BLIND grid 2 ({meas[-1].name}; prices committed before the "
           f"measurement in {preds[-1].name}: main = c61edea's model, new = the paged kernel's structure re-read; "
           f"|model / measured - 1| in %, signed + = the model too slow; goal median <= 10 %, p90 <= 25 %)")
@@ -199,18 +206,7 @@ def production_indexer_blind3() -> None:
     key = ["part", "batch", "context", "next_n", "rows", "keys", "rotation"]
     d = m[key + ["median_us"]].merge(p, on=key, how="inner")
     d["regime"] = FI.regime(d).to_numpy() + np.where(d["rotation"] == "cold", " [cold]", "")
-    out = []
-    for tag in ("blind", "replicate"):
-        x = d[d["set"] == tag]
-        for reg, g in x.groupby("regime"):
-            row = {"set": tag, "regime": reg, "n": len(g)}
-            for lab, col in (("main", "pred_main_us"), ("new", "pred_new_us")):
-                e = (g[col] / g["median_us"] - 1.0) * 100.0
-                row |= {f"{lab}_med": e.abs().median(), f"{lab}_p90": np.quantile(e.abs(), 0.9),
-                        f"{lab}_signed": e.median(),
-                        f"{lab}_goal": "met" if e.abs().median() <= 10 and np.quantile(e.abs(), 0.9) <= 25 else "MISSED"}
-            out.append(row)
-    t = pd.DataFrame(out)
+    t = _indexer_regime_table(d, ("blind", "replicate"), ("main", "new"))
     print(f"\n== H100-SXM: DeepGEMM DSA-indexer kernels, BLIND grid 3 ({meas[-1].name}; prices committed before the "
           f"measurement in {preds[-1].name}: main = 5b35f90's model, new = verification tail + prefill chain from the "
           f"source; |model / measured - 1| in %, signed + = the model too slow; goal median <= 10 %, p90 <= 25 %)")
@@ -252,7 +248,6 @@ def production_indexer_blind4_cold() -> None:
     fixed_us fitted on the cold fit rows after the measurement (its blind-row errors are NOT blind: computed after
     the rows were measured, though nothing was fitted on them). Grid 3's cold rows were looked at while the rule was
     chosen (their errors under this tree's model are printed apart)."""
-    import pandas as pd
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import fit_deepgemm_indexer as FI
@@ -268,18 +263,7 @@ def production_indexer_blind4_cold() -> None:
     d["pred_refit_us"] = FI.predict_us(d, hw, hw.efficiency)
     d["regime"] = _indexer_blind4_regime(d)
     goal = "goal median <= 10 %, p90 <= 25 %"
-    out = []
-    for tag in ("blind", "control", "fit"):
-        x = d[d["set"] == tag]
-        for reg, g in x.groupby("regime"):
-            row = {"set": tag, "regime": reg, "n": len(g)}
-            for lab in ("main", "new", "refit"):
-                e = (g[f"pred_{lab}_us"] / g["median_us"] - 1.0) * 100.0
-                row |= {f"{lab}_med": e.abs().median(), f"{lab}_p90": np.quantile(e.abs(), 0.9),
-                        f"{lab}_sgn": e.median(),
-                        f"{lab}_goal": "met" if e.abs().median() <= 10 and np.quantile(e.abs(), 0.9) <= 25 else "MISS"}
-            out.append(row)
-    t = pd.DataFrame(out)
+    t = _indexer_regime_table(d, ("blind", "control", "fit"), ("main", "new", "refit"), signed="sgn", miss="MISS")
     print(f"\n== H100-SXM: DeepGEMM paged indexer on cold keys, BLIND grid 4 ({meas[-1].name}; prices committed before "
           f"the measurement in {preds[-1].name}: main = 8b74743's model (indexer_dg), new = indexer_dg_cold derived "
           f"from indexer_dg's terms; refit = the cold kind fitted on the cold fit rows AFTER the measurement, not blind; "
