@@ -414,21 +414,32 @@ TRT_JOB_START = {"scan": 2.0, "radix": 10.0, "rank": 0.02}
 
 
 def trtllm_job_frame(shapes) -> pd.DataFrame:
-    """_trtllm_frame plus each shape's on-chip phases (topk_trtllm.launch_job_stats over the same sampled rows: one
-    wave the expected slowest row, more the mean row)."""
+    """_trtllm_frame plus each shape's on-chip phases per sampled row (topk_trtllm.launch_job_stats over the same
+    sampled rows, `job`: a list of per-row dicts; priced one wave as the expected slowest row, more as the mean row:
+    `one_wave`)."""
     t = _trtllm_frame(shapes)
     cache = {}
-    for i, (d, r, n) in enumerate(shapes):
+    jobs, one = [], []
+    for d, r, n in shapes:
         if (d, r, n) not in cache:
             xs = F.sample_rows(d, n, F.sample_count(n))
-            st = [TK.launch_job_stats(x, r) for x in xs]
-            one_wave = r * TK.blocks_per_row(r, n) * TK.block_threads(r, n) / TK.THREADS <= P.CTA_SLOTS["trtllm"] * 132
-            cache[(d, r, n)] = {c: (P.expected_max([s[c] for s in st], r) if one_wave
-                                    else float(np.mean([s[c] for s in st]))) for c in TK.JOB_NAMES}
-        for c in TK.JOB_NAMES:
-            t.loc[i, c] = cache[(d, r, n)][c]
+            cache[(d, r, n)] = [TK.launch_job_stats(x, r) for x in xs]
+        jobs.append(cache[(d, r, n)])
+        one.append(bool(r * TK.blocks_per_row(r, n) * TK.block_threads(r, n) / TK.THREADS
+                        <= P.CTA_SLOTS["trtllm"] * 132))
+    t["job"], t["one_wave"] = jobs, one
     t["threads"] = TK.block_threads(t["rows"], t["n"])
     return t
+
+
+def job_extra(t: pd.DataFrame, terms: dict) -> np.ndarray:
+    """Each row's extra loop rounds (topk_trtllm.job_iters per sampled row; expected slowest of `rows` in one wave, else
+    the mean)."""
+    out = []
+    for js, r, one in zip(t["job"], t["rows"], t["one_wave"]):
+        v = [float(TK.job_iters(s, terms)) for s in js]
+        out.append(P.expected_max(v, r) if one else float(np.mean(v)))
+    return np.array(out)
 
 
 def predict_trtllm_job(t: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.ndarray:
@@ -437,7 +448,7 @@ def predict_trtllm_job(t: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.nda
 
     b = OpBuilder(len(t))
     TK.add_job_ops(b, t["rows"].to_numpy(float), t["n"].to_numpy(float), 2048.0, t["sweeps"].to_numpy(float),
-                   TK.job_iters({c: t[c].to_numpy(float) for c in TK.JOB_NAMES}, terms))
+                   job_extra(t, terms))
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -463,3 +474,42 @@ def fit_trtllm_job(hw: HardwareSpec) -> dict:
     x = {c: round(float(v), 4) for c, v in zip(names, r.x)}
     return x | {"fit_rows": len(sub), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4),
                 "iter_us": round(hw.efficiency.iter_s.get("topk_trtllm", 0.0) * 1e6, 4)}
+
+
+#: grid 6: TensorRT-LLM decode rows (1-240 rows, 3.1K-720K columns: single CTA, split work at 512 / 1024 threads),
+#: lengths and row counts in no committed top-k CSV; SGLang's rows of the same shapes are its controls
+GRID6 = ([("recorded", r, n) for r, n in ((2, 4300), (2, 9800), (6, 3100), (6, 12700), (12, 5300), (12, 8400))]
+         + [(d, r, n) for d in ("gaussian", "uniform") for r, n in ((3, 4700), (10, 13300))]
+         + [("recorded", r, n) for r, n in ((32, 6700), (96, 4100), (160, 9300), (240, 14100))]
+         + [(d, 120, 6700) for d in ("gaussian", "uniform")]
+         + [("recorded", r, n) for r, n in ((10, 22300), (40, 27700), (150, 19700))] + [("gaussian", 80, 29300)]
+         + [("recorded", r, n) for r, n in ((1, 160000), (2, 560000), (8, 88000), (8, 720000), (30, 260000),
+                                            (100, 117000), (192, 80000))]
+         + [(d, 6, 380000) for d in ("gaussian", "uniform")] + [("gaussian", 64, 247000)])
+GRID6_PREDICTION = "topk_engines_grid6_prediction_2026-11-27.csv"
+GRID6_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid6.csv"
+
+
+def regime6(rows, n) -> np.ndarray:
+    """GRID6's regimes: short (<= 16,384) / mid (16K-32K) / long rows x decode 1-16 / 24-256 rows."""
+    rows, n = np.asarray(rows), np.asarray(n)
+    ph = np.where(rows <= 16, "decode 1-16", "decode 30-240")
+    ln = np.where(n <= 16384, "short rows", np.where(n <= 32768, "mid rows 19K-30K", "long rows"))
+    return np.array([f"{a}, {b}" for a, b in zip(ln, ph)])
+
+
+def predict_grid6(hw: HardwareSpec, out: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
+    """GRID6 priced before measuring: SGLang (controls) and TensorRT-LLM by main's model (`pred_main_us`: the
+    committed terms, TensorRT-LLM's borrowed) and TensorRT-LLM by the job model fitted on TRT_FIT (`pred_job_us`)."""
+    x = fit_trtllm_job(hw)
+    t = frame(GRID6)
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]].reset_index(drop=True)
+    t["pred_main_us"] = predict_us(t, hw, hw.efficiency)
+    t["pred_job_us"] = np.nan
+    j = trtllm_job_frame(GRID6)
+    j["pred_main_us"] = predict_us(j, hw, hw.efficiency)
+    j["pred_job_us"] = predict_trtllm_job(j, hw, x)
+    res = pd.concat([t, j], ignore_index=True)[F.SHAPE_KEYS + ["sweeps", "pred_main_us", "pred_job_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res, x
