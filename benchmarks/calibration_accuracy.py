@@ -2284,6 +2284,7 @@ def production_kernels() -> None:
         _topk_blind3_table()
         _topk_engines_grid4_table()
         _topk_engines_grid5_table()
+        _topk_trtllm_grid6_table(hw)
         _fresh3_table(f)
         _blind4_table(f)
         _blind5_table()
@@ -2533,6 +2534,62 @@ def _topk_engines_grid5_table() -> None:
     if (m["kernel"] == "fi_topk_pt").any():
         print("FlashInfer's page-table transform minus its ragged transform (us; per dispatch path):")
         print(TE.page_table_cost().to_string(index=False))
+
+#: the commit that holds top-k grid 6's predictions (main's model and TensorRT-LLM's job model), made before measuring
+TOPK_GRID6_PREDICTION_COMMIT = "154e798"
+
+
+def _topk_trtllm_grid6_table(hw) -> None:
+    """TensorRT-LLM's indexer top-k job model (simulator/kernels/topk_trtllm.py: block-scan rounds per step, the final
+    sort of the threshold bin, the 256 / 1024-thread widths; 3 constants fitted on grid 5's TRT_FIT rows): grid 5's
+    rows (fit / looked-at) and the blind grid 6 (30 decode shapes, SGLang's as controls), both models committed before
+    measuring."""
+    from simulator.calibration import topk_engines as TE
+
+    if not (TE.F.DATA_DIR / TE.GRID5_MEASURED).is_file():
+        return
+    fmt = {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    x = TE.fit_trtllm_job(hw)
+    m = TE.measured5()
+    t = m[m["kernel"] == TE.CSV_KERNEL["trtllm"]].reset_index(drop=True)
+    j = TE.trtllm_job_frame(list(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int))))
+    t["pred_job_us"] = TE.predict_trtllm_job(j, hw, x)
+    fit = TE.trt_fit_mask(t)
+    reg = [f"top-k trtllm grid5 ({'fit' if f else 'looked-at'}): {r}" for f, r in zip(fit, t["regime"])]
+    tab = TE._errors(t["pred_us"], t["median_us"], reg, "main").merge(
+        TE._errors(t["pred_job_us"], t["median_us"], reg, "job").drop(columns="n"), on="regime")
+    tab["goal"] = TE.goal(tab, "job")
+    print(f"\n== top-k TensorRT-LLM job model (indexerTopK.cu @ 07339e94: block-scan rounds per step, rank count <= 512 "
+          f"staged items / BlockRadixSort above, 256 / 1024-thread widths) fitted on grid5's TRT_FIT ({x['fit_rows']} "
+          f"rows, rms log {x['rms_log_error']}): scan {x['scan']}, radix {x['radix']}, rank {x['rank']} loop rounds of "
+          f"iter_us {x['iter_us']} us; grid5's other rows are LOOKED-AT (their first-look errors were seen); main = "
+          f"main's model (SGLang's terms borrowed), job = the job model; |error| median / p90, signed median, %")
+    print(tab.to_string(**fmt))
+    e = 100.0 * (t["pred_job_us"] / t["median_us"] - 1.0)
+    BOARD.add("top-k trtllm", "looked-at", "grid5 (60 not fitted), job model fitted on TRT_FIT", e[~fit],
+              int((tab["goal"][~tab["regime"].str.contains("(fit)", regex=False)] == "met").sum()),
+              int((~tab["regime"].str.contains("(fit)", regex=False)).sum()))
+    if not (TE.F.DATA_DIR / TE.GRID6_MEASURED).is_file():
+        print(f"top-k grid6: not measured yet ({TE.GRID6_PREDICTION} holds the predictions)")
+        return
+    g = TE.grid6_accuracy()
+    m6 = TE.measured6()
+    print(f"\n== top-k grid6 (30 new decode shapes, 1-240 rows, 3.1K-720K columns; predicted before measuring, commit "
+          f"{TOPK_GRID6_PREDICTION_COMMIT}: {TE.GRID6_PREDICTION}; measured {TE.GRID6_MEASURED}); every row BLIND: "
+          f"main = main's model, job = TensorRT-LLM's job model (goal judged on it; SGLang's controls on main's); "
+          f"{int(m6['wrong'].sum())} rows marked WRONG SELECTION (threshold-bin ties, time kept); |error| median / p90, "
+          f"signed median, %")
+    print(g.to_string(**fmt))
+    for kern, lab, col, what in (
+            ("trt_topk", "trtllm", "pred_job_us", "grid6 (30), job model's committed prices"),
+            ("trt_topk", "trtllm", "pred_main_us", "grid6 (30), main's model's committed prices"),
+            ("sgl_topk", "sglang", "pred_main_us", "grid6 controls (30), main's committed prices")):
+        s = m6[m6["kernel"] == kern]
+        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
+        met = int(((gg[f"{'job' if col == 'pred_job_us' else 'main'}_med"] <= 10.0)
+                   & (gg[f"{'job' if col == 'pred_job_us' else 'main'}_p90"] <= 25.0)).sum())
+        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
+
 
 #: the commit that holds the third GEMM hold-out's predictions (this model and the model before the small-M rule)
 FRESH3_PREDICTION_COMMIT = "9f00390"

@@ -513,3 +513,31 @@ def predict_grid6(hw: HardwareSpec, out: str | Path | None = None) -> tuple[pd.D
     if out is not None:
         res.to_csv(out, index=False, float_format="%.4f")
     return res, x
+
+
+def measured6(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid6 prediction joined to its measurement (`regime`, `wrong` = the selection check failed)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID6_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID6_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["regime"] = regime6(out["rows"], out["n"])
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
+
+def grid6_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid6 per kernel x regime, every row BLIND: TensorRT-LLM by main's model (`main`) and the job model (`job`),
+    SGLang's controls by main's model; goal met on the shipped column (TensorRT-LLM: the job model's)."""
+    m = measured6()
+    tabs = []
+    for kern, lab in (("trt_topk", "trtllm"), ("sgl_topk", "sglang")):
+        t = m[m["kernel"] == kern].reset_index(drop=True)
+        reg = [f"top-k {lab} grid6: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if kern == "trt_topk":
+            a = a.merge(_errors(t["pred_job_us"], t["median_us"], reg, "job").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "job")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
