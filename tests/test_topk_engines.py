@@ -120,3 +120,37 @@ def test_grid5_shapes_are_new_and_priced_before_measuring():
     p = pd.read_csv(F.DATA_DIR / E.GRID5_PREDICTION)
     assert set(p["kernel"]) == {"sgl_topk", "fi_topk", "fi_topk_pt", "trt_topk"}
     assert len(p) == 4 * 66 and p["pred_us"].gt(0).all()
+
+
+def test_trtllm_job_model_follows_the_source():
+    """topk_trtllm's job model: the threshold bin's staged values are ranked (<= 512) or radix-sorted (> 512), the
+    block-scan rounds follow the threshold bin's index / threads, the block widths follow invokeIndexerTopKDecodeImpl,
+    and a row that needs a second step adds its scan rounds."""
+    from simulator.kernels import topk_trtllm as TK
+
+    rng = np.random.default_rng(0)
+    # 4000 distinct fp16 bins: the threshold bin holds few values, found in the first scan round (bins 0-511 = the
+    # largest values, positive here)
+    x = rng.permutation(np.linspace(1.0, 60000.0, 4000)).astype(np.float32)
+    s = TK.job_stats(x, 512)
+    assert s["steps"] == 1 and s["radix"] == 0 and 0 < s["rank_items"] <= 512 and s["scan_rounds"] == 1
+    # 1500 equal-bin values past the top 1000: 1500 staged (> 512: BlockRadixSort); negative values sit in bins >= 1024
+    y = np.concatenate([np.full(1000, -1.0), -2.0 - rng.random(1500) * 1e-3, np.full(3000, -1000.0)]).astype(np.float32)
+    s = TK.job_stats(y, 512)
+    assert s["steps"] == 1 and s["radix"] == 1 and s["rank_items"] == 0 and s["scan_rounds"] >= 3
+    assert TK.job_stats(y, 256)["scan_rounds"] > s["scan_rounds"]
+    # > 2048 values in the step-0 bin: a second step (fp32 bits 31-21)
+    z = (1.0 + rng.random(8000) * 1e-3).astype(np.float32)
+    assert TK.job_stats(z, 512)["steps"] >= 2
+    assert TK.block_threads(512, 9550) == 256 and TK.block_threads(16, 6100) == 512
+    assert TK.block_threads(1, 999000) == 1024 and TK.block_threads(4, 101000) == 512
+    b = OpBuilder(1)
+    TK.add_job_ops(b, 16.0, 6100.0, 2048.0, 2.0, TK.job_iters(s, {"scan": 2.0, "radix": 40.0, "rank": 0.1}))
+    assert b.build().serial_iters[0] > 2.0 * np.ceil(6100 / 2048)
+
+
+def test_grid6_shapes_are_new_and_priced_by_both_models_before_measuring():
+    p = pd.read_csv(F.DATA_DIR / E.GRID6_PREDICTION)
+    trt = p[p["kernel"] == "trt_topk"]
+    assert len(trt) == len(E.GRID6) and trt["pred_job_us"].notna().all() and trt["pred_main_us"].notna().all()
+    assert not set(E.TRT_FIT) & set(E.GRID6)
