@@ -219,7 +219,10 @@ class RadixTopk(_Topk):
                                 "'trtllm_b200' = the same pass model with TensorRT-LLM's histogram and fixed work fitted to "
                                 "its own B200 radix timings (RADIX_KERNELS); 'sglang' / 'trtllm' / 'flashinfer' = the "
                                 "engines' kernels modelled from their sources, passes counted on recorded scores "
-                                "(simulator/kernels/topk_production.py)",
+                                "(simulator/kernels/topk_production.py); CAUTION 'trtllm': its price borrows SGLang's "
+                                "terms and runs ~64 % fast against TensorRT-LLM's kernel timed on an H100 (top-k grids "
+                                "5-6); the job model judged blind at 8.9 % median (simulator/calibration/topk_engines.py "
+                                "predict_trtllm_job) is not wired into this price yet",
                         lambda v: (isinstance(v, str) and v in tuple(RADIX_KERNELS) + PRODUCTION_RADIX) or (
                             isinstance(v, dict) and set(v) == {"hist_flops", "fixed_flops"}
                             and all(isinstance(x, (int, float)) and x >= 0 for x in v.values())),
