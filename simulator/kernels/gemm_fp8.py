@@ -17,8 +17,10 @@ Structure read from the source:
                        (per stage), scale the partial sum by scale_a[m] x scale_b[n-block] and add it into the fp32
                        final_accum ("promotion", lines 326-347: block_m x block_n FMAs on the CUDA cores per K step,
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
-                       ceil(K / 128) such steps (serial_iters; their time iter_us[gemm_fp8_block] is fitted); no
-                       split-K
+                       ceil(K / 128) such steps (serial_iters); no split-K
+K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMMA pipeline latency, the wait, the
+                       promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
+                       (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
 Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
 production_kernels/deepgemm_gemm_fit_*.csv, simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm).
 torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
