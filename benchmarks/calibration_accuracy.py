@@ -2289,6 +2289,7 @@ def production_kernels() -> None:
         _blind4_table(f)
         _blind5_table()
         _deepgemm_gemm_blind_table()
+        _deepgemm_gemm_decode2_table()
     production_allreduce()
 
 
@@ -3015,6 +3016,64 @@ def _deepgemm_gemm_blind_table() -> None:
         pred = c["cublaslt_split"].to_numpy() > 1
         print(f"  cuBLASLt split-K choice: {int((obs == pred).sum())} of {len(c)} agree (observed {int(obs.sum())} "
               f"split, predicted {int(pred.sum())})")
+
+
+# ---- DeepGEMM block-scaled fp8 GEMM, second grid (decode-weighted): the tile-aware K step -------------------------
+
+#: the commit that holds the decode-2 grid's predictions (main 56e805c's model and the tile-aware K step's), made before
+#: any of it was measured; the new model's pricing code is aa5ca0b (the prediction file's name)
+DEEPGEMM_DECODE2_PREDICTION_COMMIT = "7d80493"
+DEEPGEMM_DECODE2_PREDICTION = "deepgemm_gemm_decode2_prediction_aa5ca0b_2026-11-27.csv"
+#: the measurement's name (lab/kernels/run_deepgemm_gemm_device.sh OUT lab/kernels/deepgemm_gemm_decode2_grid.csv 14
+#: decode2); the section prints the blind table and adds its board rows once this file is committed
+DEEPGEMM_DECODE2_MEASURED_GLOB = "deepgemm_gemm_decode2_nvidia-*.csv"
+
+
+def deepgemm_decode2_errors():
+    """(predictions joined to the measurement or None, per-regime table or None) of the decode-2 grid: per regime n,
+    |error| median / p90, signed median and goal (median <= 10 %, p90 <= 25 %) of main's model (56e805c) and the
+    tile-aware K step (aa5ca0b), both committed before measuring."""
+    import pandas as pd
+
+    from simulator.calibration import fit_production_topk_gemm as FP
+
+    pr = pd.read_csv(FP.DATA_DIR / DEEPGEMM_DECODE2_PREDICTION)
+    meas = sorted(FP.DATA_DIR.glob(DEEPGEMM_DECODE2_MEASURED_GLOB))
+    if not meas:
+        return pr, None
+    me = pd.read_csv(meas[-1])
+    me = me[pd.to_numeric(me["median_us"], errors="coerce").notna()]
+    m = pr.merge(me[["kernel", "rows", "k", "n", "median_us"]], on=["kernel", "rows", "k", "n"], how="inner")
+    rows = []
+    for reg, x in m.groupby("regime"):
+        r = {"regime": reg, "n": len(x)}
+        for col, tag in (("pred_main_us", "main"), ("pred_new_us", "new")):
+            e = (x[col] / x["median_us"] - 1.0) * 100.0
+            r |= {f"{tag}_med": e.abs().median(), f"{tag}_p90": e.abs().quantile(0.9), f"{tag}_signed": e.median()}
+            r[f"{tag}_goal"] = "met" if r[f"{tag}_med"] <= 10 and r[f"{tag}_p90"] <= 25 else "MISSED"
+        rows.append(r)
+    return m, pd.DataFrame(rows)
+
+
+def _deepgemm_gemm_decode2_table() -> None:
+    """DeepGEMM's fp8_gemm_nt on a second, decode-weighted grid (16 DeepSeek-V3 / Qwen3 (K, N), M 1-64, 5 prefill
+    controls), BLIND for both models: main's tile-blind K step and the tile-aware one (a K step = the fitted latency +
+    the tile's WGMMA time at the fp8 peak, simulator/kernels/gemm_fp8.py TILE_STEP)."""
+    m, tab = deepgemm_decode2_errors()
+    head = (f"\n== DeepGEMM block fp8 GEMM, decode-2 grid (predicted before measuring, commit "
+            f"{DEEPGEMM_DECODE2_PREDICTION_COMMIT}: {DEEPGEMM_DECODE2_PREDICTION}; main = the model at 56e805c, "
+            f"new = the tile-aware K step, terms fitted on the 6 DeepGEMM fit rows only)")
+    if tab is None:
+        med = m.groupby("regime")[["pred_main_us", "pred_new_us"]].median()
+        print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
+        print(med.to_string(float_format=lambda v: f"{v:.2f}"))
+        return
+    _board_table(tab, "blind", "DeepGEMM block fp8 GEMM decode-2 grid, tile-aware K step", goal="new_goal",
+                 family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
+    _board_table(tab, "blind", "DeepGEMM block fp8 GEMM decode-2 grid, model at 56e805c", goal="main_goal",
+                 family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
+    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 
 if __name__ == "__main__":

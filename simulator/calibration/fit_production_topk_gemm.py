@@ -197,12 +197,23 @@ def gemm_fit_mask(g: pd.DataFrame) -> np.ndarray:
     return (g["m"].isin(FIT_GEMM["m"]).to_numpy() & np.array([x in FIT_GEMM["kn"] for x in kn]))
 
 
+def _block_step_args(hw: HardwareSpec, eff: Efficiency, tile_step: bool | None = None) -> dict:
+    """DeepGEMM's K step as latency + the tile's WGMMA time (simulator.kernels.gemm_fp8.TILE_STEP): the kind's iter
+    time and the device's dense fp8 peak; {} (every K step one iteration) when tile_step (default TILE_STEP) is off or
+    the kind has none."""
+    lat = eff.iter_s.get("gemm_fp8_block", 0.0)
+    if not (G.TILE_STEP if tile_step is None else tile_step) or not lat:
+        return {}
+    return {"step_lat_s": lat, "fp8_flops_s": hw.peak_flops["fp8"]}
+
+
 def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True,
-                    launch_convention: str = "graph") -> np.ndarray:
+                    launch_convention: str = "graph", tile_step: bool | None = None) -> np.ndarray:
     """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
     the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8). Small-M bf16 / per-tensor fp8: cuBLASLt's
     selection table, and where no entry covers the shape its structural rule (simulator.kernels.cublaslt.derive;
-    rule=False: the full-device fallback instead)."""
+    rule=False: the full-device fallback instead). tile_step: DeepGEMM's K step with the tile's WGMMA time (default
+    simulator.kernels.gemm_fp8.TILE_STEP; False: the tile-blind step)."""
     from simulator.layers import fp8_gemm
     from simulator.ops import OpBuilder
 
@@ -215,7 +226,8 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
             for j in range(len(sub)):
                 bj = OpBuilder(1)
                 if kern == "fp8_block":   # DeepGEMM's tile walk (kind gemm_fp8_block)
-                    G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units)
+                    G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units,
+                                     **_block_step_args(hw, eff, tile_step))
                 else:                     # cuBLASLt's 128 x 128 tiles + split-K (kind gemm_fp8_block_cublaslt)
                     G.add_block_gemm_cublaslt(bj, "g", np.array([m[j]]), K[j], N[j], 1.0)
                 ops = bj.build()
@@ -271,26 +283,40 @@ def block_eff_with(hw: HardwareSpec, x) -> Efficiency:
 #: the fitted fixed_us (2.19 us) held the measured graph gap and the serving step added launch_graph on top of it. The
 #: fit rows are 4 shapes, so four free terms is the most they can carry (a free fixed_us fitted to 0.006 us there)
 BLOCK_FIXED_US = 0.0
+#: with the tile's WGMMA time on each K step's chain (simulator.kernels.gemm_fp8.TILE_STEP) the body's compute term
+#: counts the same tensor work a second time, at the device rate: PINNED at the datasheet peak (1.0; the chain, not the
+#: body, carries the MMAs), not fitted (freed, the 6 fit rows drive it to its 1.5 bound, i.e. out of the model)
+BLOCK_COMPUTE_TILE_STEP = 1.0
 
 
-def fit_block(g: pd.DataFrame, hw: HardwareSpec) -> dict:
+def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) -> dict:
     """compute, memory, cta_fixed_us, iter_us of gemm_fp8_block by least squares on log time over its FIT_GEMM rows,
-    priced in-graph (launch kept, as the serving step prices it); fixed_us pinned (BLOCK_FIXED_US)."""
+    priced in-graph (launch kept, as the serving step prices it); fixed_us pinned (BLOCK_FIXED_US); tile_step (default
+    simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too."""
     from scipy.optimize import least_squares
 
     sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
     sub = g[sel]
     y = np.log(sub["median_us"].to_numpy(float))
 
-    def full(x):
-        return [x[0], x[1], BLOCK_FIXED_US, x[2], x[3]]
+    tile_step = G.TILE_STEP if tile_step is None else tile_step
+    if tile_step:   # the tensor work is on the K-step chain at peak: compute pinned (BLOCK_COMPUTE_TILE_STEP)
+        def full(x):
+            return [BLOCK_COMPUTE_TILE_STEP, x[0], BLOCK_FIXED_US, x[1], x[2]]
+        x0, lo, hi = [0.8, 2.0, 0.3], [0.05, 0.0, 0.001], [1.5, 50.0, 5.0]
+    else:
+        def full(x):
+            return [x[0], x[1], BLOCK_FIXED_US, x[2], x[3]]
+        x0, lo, hi = [0.8, 0.8, 2.0, 0.3], [0.05, 0.05, 0.0, 0.001], [1.5, 1.5, 50.0, 5.0]
 
     def resid(x):
-        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x))), 1e-3)) - y
-    r = least_squares(resid, [0.8, 0.8, 2.0, 0.3], bounds=([0.05, 0.05, 0.0, 0.001], [1.5, 1.5, 50.0, 5.0]))
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x)), tile_step=tile_step), 1e-3)) - y
+    r = least_squares(resid, x0, bounds=(lo, hi))
+    pinned = {"compute_pinned": "BLOCK_COMPUTE_TILE_STEP (the WGMMA time is on the K-step chain at peak)"} \
+        if tile_step else {}
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
-        "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)", "fit_rows": int(sel.sum()),
-        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+        "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)"} | pinned | {
+        "fit_rows": int(sel.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
 def error_table(pred, meas, regime: pd.Series, fit: np.ndarray) -> pd.DataFrame:
@@ -862,7 +888,8 @@ def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec) -> dict:
     sub = g[sel].copy()
     sub["kernel"] = "fp8_block_cublaslt"
     y = np.log(sub["median_us"].to_numpy(float))
-    rates = fit_block(g, hw)   # the tile-walk fit on these same rows (what gemm_fp8_block held before DeepGEMM's own)
+    # the tile-walk fit on these same rows (what gemm_fp8_block held before DeepGEMM's own), its tile-blind K step
+    rates = fit_block(g, hw, tile_step=False)
     c, mem = rates["compute"], rates["memory"]
 
     def full(x):

@@ -17,8 +17,10 @@ Structure read from the source:
                        (per stage), scale the partial sum by scale_a[m] x scale_b[n-block] and add it into the fp32
                        final_accum ("promotion", lines 326-347: block_m x block_n FMAs on the CUDA cores per K step,
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
-                       ceil(K / 128) such steps (serial_iters; their time iter_us[gemm_fp8_block] is fitted); no
-                       split-K
+                       ceil(K / 128) such steps (serial_iters); no split-K
+K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMMA pipeline latency, the wait, the
+                       promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
+                       (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
 Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
 production_kernels/deepgemm_gemm_fit_*.csv, simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm).
 torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
@@ -47,13 +49,22 @@ def _stages(m: float, n: float, k: float, bm: int, bn: int) -> int:
 
 
 def block_layout(m: float, n: float, k: float, sms: int) -> tuple[int, int, int]:
-    """(block_m, block_n, cluster) DeepGEMM's SM90 heuristic picks for an fp8 1D2D GEMM [m, k] x [k, n] -> bf16."""
-    bms = [64, 128, 256] + ([16] if m <= 16 else []) + ([32] if m <= 32 else [])
+    """(block_m, block_n, cluster) DeepGEMM's SM90 heuristic picks for an fp8 1D2D GEMM [m, k] x [k, n] -> bf16, as
+    csrc/jit_kernels/heuristics/sm90.hpp @ 54e2261 computes it (get_layout_candidates, get_layout_info, compare; the
+    first candidate of least cost wins, common.hpp get_best_config): candidates walked cluster (m, n) in (1, 1), (1, 2),
+    (2, 1), block_m in 64, 128, (16), (32), 256, block_n 16..192; the L1 / L2 cycle counts in integer arithmetic, the
+    L2 rate int(min(64 x SMs, 8e6 / 1.3e3)) B / cycle, the A / B bytes over L2 k x (block_m / cluster_n + block_n /
+    cluster_m), the cost max(L1, L2 cycles) / wave efficiency truncated to an integer; multicast only with > 1 wave.
+    cluster = cluster_m x cluster_n."""
+    m, n, k, sms = int(m), int(n), int(k), int(sms)
+    bms = [64, 128] + ([16] if m <= 16 else []) + ([32] if m <= 32 else []) + [256]
     bns = [b for b in range(16, 193, 16) if not (b > BLOCK_K and BLOCK_K % (b - BLOCK_K) and b % (b - BLOCK_K))]
+    l2_bw = int(min(64.0 * sms, 8e6 / 1.3e3))
+    l1_bw = 128 * sms
     best, best_cost = (128, 128, 1), None
-    l2_bw = min(64.0 * sms, 8e6 / 1.3e3)
-    l1_bw = 128.0 * sms
-    for cluster in (1, 2):
+    for cm, cn in ((1, 1), (1, 2), (2, 1)):
+        if sms % (cm * cn):
+            continue
         for bm in bms:
             for bn in bns:
                 if bm > 128 and bn > 128:
@@ -61,36 +72,62 @@ def block_layout(m: float, n: float, k: float, sms: int) -> tuple[int, int, int]
                 st = _stages(m, n, k, bm, bn)
                 if st < 3 or (bm * bn < 128 * 192 and st < 4):
                     continue
-                blocks = np.ceil(m / bm) * np.ceil(n / bn)
-                waves = np.ceil(blocks / sms)
-                if cluster > 1 and waves <= 1:
-                    continue
-                l2_ab = k * (bm / (cluster if cluster == 2 else 1) + bn)
-                l1_ab = k * (bm + bn)
-                l1_tc = k * (max(64, bm) + bn) + bm * bn * 2
+                blocks = -(-m // bm) * -(-n // bn)
+                waves = -(-blocks // sms)
                 cd = bm * bn * 2
-                cyc = max((l1_ab + l1_tc + cd) * blocks / l1_bw, (l2_ab + cd) * blocks / l2_bw)
-                cost = cyc / (blocks / (waves * sms))
+                l2 = (k * (bm // cn + bn // cm) + cd) * blocks // l2_bw
+                l1 = (k * (bm + bn) + k * (max(64, bm) + bn) + cd + cd) * blocks // l1_bw
+                cost = int(max(l1, l2) / (np.float32(blocks) / np.float32(waves * sms)))
+                if cm * cn > 1 and waves <= 1:
+                    cost = 2 ** 63 - 1
                 if best_cost is None or cost < best_cost:
-                    best, best_cost = (bm, bn, cluster), cost
+                    best, best_cost = (bm, bn, cm * cn), cost
     return best
 
 
-def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0) -> None:
+#: price a K step as the fitted latency + the tile's WGMMA time (wgmma_step_s; add_block_gemm's step_lat_s) rather than
+#: one tile-blind iteration: a 64 x 16 tile's 4 WGMMAs take 0.018 us of tensor time at the H100's fp8 peak, a 256 x 128
+#: tile's 0.54 us (False: the tile-blind step, the model before)
+TILE_STEP = True
+
+#: WGMMA's M: a math warpgroup multiplies 64 rows, so a 16- or 32-row tile still issues m64 instructions (sm90.hpp's
+#: max(wgmma_m, block_m) in the tensor-core bytes)
+WGMMA_M = 64
+
+
+def wgmma_step_s(bm, bn, fp8_flops_s: float, sms: int):
+    """Seconds of one K step's tensor work on one SM: the tile's WGMMAs (max(64, block_m) x block_n x BLOCK_K MACs,
+    BLOCK_K / 32 = 4 instructions per math warpgroup, sm90_fp8_gemm_1d2d.cuh lines 283-323 @ 54e2261) at the SM's
+    share of the dense fp8 tensor peak (datasheet: fp8_flops_s / sms). This is the part of a K step that grows with
+    the tile; the rest (WGMMA pipeline latency, warpgroup_wait, the promotion FMAs, the pipeline barriers) is the
+    fitted per-step latency iter_us[gemm_fp8_block]."""
+    return 2.0 * np.maximum(WGMMA_M, bm) * bn * BLOCK_K / (fp8_flops_s / sms)
+
+
+def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
+                   step_lat_s: float | None = None, fp8_flops_s: float | None = None) -> None:
     """An fp8 block-scaled GEMM [rows, k] x [k, n] -> bf16 as DeepGEMM runs it (module docstring); `sms` is the
-    device's SM count (the persistent grid and the layout heuristic read it at run time)."""
+    device's SM count (the persistent grid and the layout heuristic read it at run time).
+
+    step_lat_s / fp8_flops_s (both or neither): the kind's fitted per-step latency (iter_us) and the device's dense
+    fp8 peak. With them a K step costs latency + the tile's WGMMA time (wgmma_step_s), written as serial_iters = K steps
+    x (1 + wgmma_step_s / step_lat_s) iterations of the kind's iter time (the wave model has one iteration time per
+    kind, so the tile's share rides on the count); without them every K step is one iteration (the tile-blind step)."""
     r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
     lay = [block_layout(float(m), n, k, sms) for m in r]
     bm = np.array([x[0] for x in lay], float)
     bn = np.array([x[1] for x in lay], float)
     tiles = np.ceil(r / bm) * np.ceil(n / bn)
     ksteps = np.ceil(k / BLOCK_K)
+    iters = np.full(r.shape, ksteps)
+    if step_lat_s is not None and fp8_flops_s is not None and step_lat_s > 0:
+        iters = ksteps * (1.0 + wgmma_step_s(bm, bn, fp8_flops_s, sms) / step_lat_s)
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
     b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
           ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
-          serial_iters=np.full(shape, ksteps), dtype="fp8", count=count)
+          serial_iters=iters.reshape(shape), dtype="fp8", count=count)
 
 
 # ---- cuBLASLt's block-scaled kernel (torch._scaled_mm with 1 x 128 / 128 x 128 scales) ------------------------------

@@ -1,0 +1,50 @@
+"""DeepGEMM's block-scaled fp8 GEMM (kind gemm_fp8_block): the layout heuristic and the tile-aware K step."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from simulator.kernels import gemm_fp8 as G
+from simulator.ops import OpBuilder
+
+
+def test_k_step_adds_the_tiles_wgmma_time():
+    """A K step = the kind's latency + the tile's WGMMA time at the SM's share of the fp8 peak; a 16-row tile issues
+    m64 WGMMAs (priced as 64 rows)."""
+    peak, sms = 1978.9e12, 132
+    t = G.wgmma_step_s(64.0, 16.0, peak, sms)
+    assert t == pytest.approx(2 * 64 * 16 * 128 / (peak / sms))
+    assert G.wgmma_step_s(16.0, 16.0, peak, sms) == t
+    assert G.wgmma_step_s(256.0, 128.0, peak, sms) == pytest.approx(32 * t)
+    b = OpBuilder(1)
+    G.add_block_gemm(b, "g", np.array([4.0]), 7168.0, 1536.0, 1.0, sms, step_lat_s=0.2e-6, fp8_flops_s=peak)
+    assert G.block_layout(4.0, 1536.0, 7168.0, sms)[:2] == (16, 16)
+    assert b.build().serial_iters[0] == pytest.approx(56 * (1 + t / 0.2e-6))
+    b = OpBuilder(1)
+    G.add_block_gemm(b, "g", np.array([4.0]), 7168.0, 1536.0, 1.0, sms)   # tile-blind: one iteration per K step
+    assert b.build().serial_iters[0] == 56
+
+
+def test_layout_heuristic_integer_costs_and_cluster_orientation():
+    """sm90.hpp's comparison: multicast only with more than one wave; at M 1024, K 4096, N 6144 the integer cycle
+    counts pick 128 x 192 with a 2-CTA cluster (the float re-implementation picked 256 x 96)."""
+    assert G.block_layout(64.0, 6144.0, 4096.0, 132) == (64, 48, 1)
+    assert G.block_layout(1024.0, 6144.0, 4096.0, 132) == (128, 192, 2)
+
+
+def test_decode2_grid_predicted_before_measuring_on_new_shapes():
+    """The decode-2 grid's committed predictions cover its shapes, none of which any other committed CSV holds, and
+    its new-model layouts are the heuristic's."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    import predict_deepgemm_gemm_decode2 as P
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    p = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_decode2_prediction_aa5ca0b_2026-11-27.csv")
+    shapes = set(zip(p["rows"], p["k"], p["n"]))
+    assert len(p) == 53 and shapes == set(P.grid()) and not shapes & P.committed_shapes()
+    assert (p["pred_main_us"] > 0).all() and (p["pred_new_us"] > 0).all()
+    assert list(p["layout_new"]) == ["x".join(map(str, G.block_layout(float(m), n, k, 132)))
+                                     for m, k, n in zip(p["rows"], p["k"], p["n"])]
