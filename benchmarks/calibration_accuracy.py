@@ -1100,6 +1100,19 @@ FI_DEC_BLIND3_DIAGNOSIS = {
 }
 
 
+def _fi_dec_grid_summary(m, t, grid: int, labels, blind) -> None:
+    """Print each model label's pooled |error| median / p90, signed median and regimes met on a fi_decode blind grid
+    (rows `m` with <label>_err_pct, regime table `t` with <label>_goal), and add the `blind` labels' committed prices to
+    the board."""
+    for lab in labels:
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    for lab in blind:
+        BOARD.add("fi_decode", "blind", f"fi_decode blind grid {grid}, {lab} model's committed prices",
+                  m[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t))
+
+
 def _fi_dec_blind3(FP, hw, fmt) -> None:
     """The third CUDA-core decode blind grid: per K/V dtype and regime, |error| of main's and the new model's committed
     prices and of the committed fitted file (now); the fp8 lone-CTA fit rows are shown apart."""
@@ -1125,18 +1138,12 @@ def _fi_dec_blind3(FP, hw, fmt) -> None:
     labels = ["main", "new", "now"]
     t = _models_table(b, ("kv", "ctx_regime", "batch_regime"), labels, labels)
     print(t.to_string(**fmt))
-    for lab in labels:
-        e = b[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    _fi_dec_grid_summary(b, t, 3, labels, ("main", "new"))
     if len(f):
         for lab in ("main", "now"):
             e = f[f"{lab}_err_pct"]
             print(f"  fp8 lone-CTA fit rows ({len(f)}), {lab}: median |error| {np.median(e.abs()):.1f} %, signed "
                   f"{np.median(e):+.1f} %")
-    for lab in ("main", "new"):
-        BOARD.add("fi_decode", "blind", f"fi_decode blind grid 3, {lab} model's committed prices", b[f"{lab}_err_pct"],
-                  int((t[f"{lab}_goal"] == "met").sum()), len(t))
     BOARD.add("fi_decode", "looked-at", "fi_decode blind grid 3, the current model (later rules chosen with its errors "
               "known)", b["now_err_pct"], int((t["now_goal"] == "met").sum()), len(t))
     for (kv, ctx), why in FI_DEC_BLIND3_DIAGNOSIS.items():
@@ -1200,13 +1207,7 @@ def _fi_dec_blind4(FP, hw, fmt) -> None:
     labels = ["main", "new", "alt", "now"]
     t = _models_table(m, ("kv", "ctx_regime", "batch_regime"), labels, labels)
     print(t.to_string(**fmt))
-    for lab in labels:
-        e = m[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
-    for lab in ("main", "new", "alt"):
-        BOARD.add("fi_decode", "blind", f"fi_decode blind grid 4, {lab} model's committed prices", m[f"{lab}_err_pct"],
-                  int((t[f"{lab}_goal"] == "met").sum()), len(t))
+    _fi_dec_grid_summary(m, t, 4, labels, ("main", "new", "alt"))
     BOARD.add("fi_decode", "looked-at", "fi_decode blind grid 4, the current model (a later rule chosen with its "
               "errors known)", m["now_err_pct"], int((t["now_goal"] == "met").sum()), len(t))
     for (kv, ctx), why in FI_DEC_BLIND4_DIAGNOSIS.items():
@@ -1280,13 +1281,7 @@ def _fi_dec_blind5(FP, hw, fmt) -> None:
     labels = ["main", "new", "now"]
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
-    for lab in labels:
-        e = m[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
-    for lab in ("main", "new"):
-        BOARD.add("fi_decode", "blind", f"fi_decode blind grid 5, {lab} model's committed prices", m[f"{lab}_err_pct"],
-                  int((t[f"{lab}_goal"] == "met").sum()), len(t))
+    _fi_dec_grid_summary(m, t, 5, labels, ("main", "new"))
     for reg, why in FI_DEC_BLIND5_DIAGNOSIS.items():
         if ((t["regime"] == reg) & (t["now_goal"] == "MISSED")).any():
             print(f"  missed (fi_decode blind grid 5): {reg}: {why}")
