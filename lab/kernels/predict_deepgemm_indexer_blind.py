@@ -10,13 +10,12 @@ lab/kernels/deepgemm_indexer_blind2_grid.csv). Rows marked `replicate` repeat sh
 rows, two held-out rows) to see how far a second session moves them; they are not blind."""
 from __future__ import annotations
 
-import csv
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from indexer_blind_pricing import ROOT, write_predictions  # noqa: E402
+
 MAIN_COMMIT = "c61edea"
 GRID = ROOT / "lab" / "kernels" / "deepgemm_indexer_blind2_grid.csv"
 COLS = ["part", "batch", "context", "next_n", "rows", "keys", "set"]
@@ -51,40 +50,8 @@ def grid_rows() -> list[dict]:
     return rows
 
 
-PRICE = """
-import json, sys
-import pandas as pd
-from hwmodels.spec import load_hardware
-from simulator.calibration import fit_deepgemm_indexer as F
-hw = load_hardware("H100-SXM")
-df = pd.read_csv(sys.argv[1])
-print(json.dumps([round(float(v), 3) for v in F.predict_us(df, hw, hw.efficiency)]))
-"""
-
-
-def price_with(tree: Path) -> list[float]:
-    out = subprocess.run([sys.executable, "-c", PRICE, str(GRID)], capture_output=True, text=True, check=True,
-                         cwd=str(tree), env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"})
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    main_tree = Path(sys.argv[1])
-    rows = grid_rows()
-    with open(GRID, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLS)
-        w.writeheader()
-        w.writerows(rows)
-    here = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    pm, pn = price_with(main_tree), price_with(ROOT)
-    out = ROOT / "hwmodels" / "calibration" / "data" / "production_kernels" / \
-        f"deepgemm_indexer_blind2_predictions_main-{MAIN_COMMIT}_new-{here}.csv"
-    with open(out, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLS + ["pred_main_us", "pred_new_us"])
-        w.writeheader()
-        for r, a, b in zip(rows, pm, pn):
-            w.writerow({**r, "pred_main_us": a, "pred_new_us": b})
-    print(out, len(rows))
+    write_predictions(grid_rows(), COLS, GRID, Path(sys.argv[1]), MAIN_COMMIT, "blind2")
 
 
 if __name__ == "__main__":
