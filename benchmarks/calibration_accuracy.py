@@ -1158,9 +1158,9 @@ def _fi_dec_blind3(FP, hw, fmt) -> None:
 #: BEFORE measuring by main (5b35f90), by the new model (133661d: the decode call's CTA launch, 0.47 of a DRAM load per CTA
 #: after an SM's first, measured from the launch profiles' merge kernels; the 9- / 7-slot dispatch rule, with no probe at
 #: those residencies yet) and by alt (the same with the fit rows' scan optimum, 1.5); all three files committed before
-#: the device run. now = the committed fitted file: the new model refitted once the dispatch probe at 9 and 7 CTAs per SM
-#: (run in the same call, after the grid) was committed (rule committed before the run; prices computed after it from
-#: the probe and the fit rows only, no blind timing)
+#: the device run. now = the current model (looked-at): first the new model refitted once the dispatch probe at 9 and 7
+#: CTAs per SM (run in the same call, after the grid) was committed (7.9 / 14.4 %, 9 of 10 regimes, from the probe and the
+#: fit rows only), since then the staggered-wave rule chosen with these rows' errors known
 FI_DEC_BLIND4 = ("production_attention_fi_dec_blind4_predictions.csv",
                  "production_attention_fi_dec_blind4_predictions_5b35f90.csv",
                  "production_attention_fi_dec_blind4_predictions_cta1.5.csv",
