@@ -97,7 +97,7 @@ def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count:
     if dt == "fp8":
         act_quant(b, rows, k, count, kernels=FP8_ACT_QUANT_KERNELS.get(getattr(combo, "kernels", "fused"), 1),
                   sms=combo.target.sm_count)
-        fp8_gemm(b, name, rows, k, n, wb, count, small_m=small_m)
+        fp8_gemm(b, name, rows, k, n, wb, count, small_m=small_m, splitk=combo.hardware.kind == "gpu")
         return
     where = None
     if small_m and dt == "bf16" and wb == ACT_BYTES:
@@ -223,7 +223,7 @@ def repeat_kv_ops(b, name: str, B, T, hq, hkv, d, kvb: float, count, where=None,
 
 
 def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count, kind: str | None = None,
-             small_m: bool = False) -> None:
+             small_m: bool = False, splitk: bool = True) -> None:
     """An fp8 GEMM on fp8 activations: [rows, k] (1 B) @ [k, n] (wb B) -> bf16. Kind FP8_GEMM_KIND unless given;
     the rowwise kernel (gemm_fp8_rowwise) has no split-K: a 128 x 128 output tile per CTA step, walking all of K
     in 128-wide steps (CTAs and serial iterations for hwmodels.roofline's wave model). MEASURED (regimes_grids_*_v3
@@ -232,7 +232,10 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
     persistent CTAs of 214 KB shared memory (one per SM); the wave model with one slot per SM prices that.
     small_m (Combo.small_m_gemm: the device carries the fitted chain terms, the H100 only): per-tensor fp8 rows of
     M <= 64 are priced as cuBLASLt's small-M kernels (simulator.kernels.cublaslt: selection table, else its
-    structural rule; few CTAs walking serial K steps plus the split-K reduce); the other rows as below."""
+    structural rule; few CTAs walking serial K steps plus the split-K reduce); the other rows as below. splitk: whether
+    cuBLASLt's split-K reduce kernel follows a per-tensor GEMM where cuBLASLt splits K (splitk_reduce): a GPU's library
+    choice, so False on a dataflow device (no cuBLASLt: its GEMM was never priced as split, and a reduce alone would
+    only make a 16-row prefill dearer than a 29-row one)."""
     kind = kind or FP8_GEMM_KIND
     where = None
     if small_m and kind == "gemm_fp8" and wb == 1.0:
@@ -251,7 +254,7 @@ def fp8_gemm(b: OpBuilder, name: str, rows, k: float, n: float, wb: float, count
         flops = 2.0 * tiles * 128.0 * 128.0 * np.ceil(k / 128.0) * 128.0
     b.add(name, kind, flops=flops, bytes_read=k * n * wb + rows * k * 1.0,
           bytes_written=rows * n * ACT_BYTES, dtype="fp8", count=count, where=where, **extra)
-    if kind == "gemm_fp8":
+    if kind == "gemm_fp8" and splitk:
         splitk_reduce(b, name, rows, k, n, count if where is None else np.where(where, count, 0.0))
 
 
