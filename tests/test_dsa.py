@@ -139,3 +139,12 @@ def test_traced_scenario_changes_only_the_gvr_kernel():
     assert gvr(g1) != pytest.approx(gvr(g0))
     c = C.combo(traced, attention="dsa", topk="gvr")
     assert "trace smollm2_135m_8k" in c.topk.layer_inputs(c, 61, 2048, 65536.0)[1]
+
+
+def test_run_with_an_override_that_unfits_a_target_stops_before_pricing(tmp_path, capsys):
+    """`run gvr_b200 --set hardware=[H100-SXM]`: the Blackwell-only target is checked before any pricing (nothing is
+    written) and the one-line error says how to drop the targets; with them dropped the run prices the H100."""
+    assert main(["run", "gvr_b200", "--set", "hardware=[H100-SXM]", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "needs Blackwell hardware" in err and "--set targets=[]" in err and "Traceback" not in err
+    assert not list(tmp_path.rglob("results.csv"))

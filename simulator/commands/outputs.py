@@ -25,6 +25,25 @@ def write_results(sc, result, out: OutputDir, breakdown: bool) -> list[str]:
     return lines
 
 
+def check_targets(sc, overridden: bool) -> None:
+    """Stop before any pricing when one of the scenario's targets (paper reproductions) does not fit it, e.g. a
+    Blackwell-only reproduction after `--set hardware=[H100-SXM]`. With overrides, the error says how to drop the
+    targets and price the changed scenario alone."""
+    from hwmodels.errors import ScenarioError
+    from simulator.figures import check_fit, reproductions
+
+    if sc.targets:
+        reproductions()   # registers every reproduction's needs
+    for name in sc.targets:
+        try:
+            check_fit(name, sc)
+        except ScenarioError as e:
+            if not overridden:
+                raise
+            raise ScenarioError(f"{e}; the targets compare with the paper's own setting: to price the changed "
+                                f"scenario without them, add --set targets=[]") from None
+
+
 def print_reproductions(sc, out: OutputDir) -> None:
     """Run the scenario's targets: print each table, write reproduction.csv."""
     if not sc.targets:

@@ -30,10 +30,11 @@ def register(sub) -> None:
 
 def cmd_run(args) -> int:
     from simulator import planner, report
-    from simulator.commands.outputs import print_reproductions, write_results
+    from simulator.commands.outputs import check_targets, print_reproductions, write_results
     from simulator.scenario import load_scenario
 
     sc = load_scenario(args.scenario or DEFAULT_SCENARIO, args.set)
+    check_targets(sc, overridden=bool(args.set))
     out = OutputDir.prepare(args.out, sc.name)
     from simulator.parallel import client_from_args
 
