@@ -2285,6 +2285,7 @@ def production_kernels() -> None:
         _blind5_table()
         _deepgemm_gemm_blind_table()
         _deepgemm_gemm_decode2_table()
+        _deepgemm_gemm_decode3_table()
     production_allreduce()
 
 
@@ -3067,6 +3068,69 @@ def _deepgemm_gemm_decode2_table() -> None:
                  family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
     _board_table(tab, "blind", "DeepGEMM block fp8 GEMM decode-2 grid, model at 56e805c", goal="main_goal",
                  family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
+    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
+# ---- DeepGEMM block-scaled fp8 GEMM, third grid (decode M 1-128): the refit on the decode-2 rows ----------------------
+
+#: the commit that holds the decode-3 grid's predictions (main 6648a5d's model, the refit bbe3701 and the promotion
+#: candidate), made before any of it was measured
+DEEPGEMM_DECODE3_PREDICTION_COMMIT = "51bd5d3"
+DEEPGEMM_DECODE3_PREDICTION = "deepgemm_gemm_decode3_prediction_bbe3701_2026-11-27.csv"
+#: lab/kernels/run_deepgemm_gemm_device.sh OUT lab/kernels/deepgemm_gemm_decode3_grid.csv 14 decode3
+DEEPGEMM_DECODE3_MEASURED_GLOB = "deepgemm_gemm_decode3_nvidia-*.csv"
+#: prediction column -> (label, board caption)
+DEEPGEMM_DECODE3_MODELS = {
+    "pred_main_us": ("main", "DeepGEMM block fp8 GEMM decode-3 grid, model at 6648a5d"),
+    "pred_new_us": ("new", "DeepGEMM block fp8 GEMM decode-3 grid, refit on decode-2 rows (shipped)"),
+    "pred_promo_us": ("promo", "DeepGEMM block fp8 GEMM decode-3 grid, + promotion FMAs (not shipped)"),
+}
+
+
+def deepgemm_decode3_errors():
+    """(predictions joined to the measurement or None, per-regime table or None) of the decode-3 grid: per regime n,
+    |error| median / p90, signed median and goal (median <= 10 %, p90 <= 25 %) of each committed model
+    (DEEPGEMM_DECODE3_MODELS), all priced before measuring."""
+    import pandas as pd
+
+    from simulator.calibration import fit_production_topk_gemm as FP
+
+    pr = pd.read_csv(FP.DATA_DIR / DEEPGEMM_DECODE3_PREDICTION)
+    meas = sorted(FP.DATA_DIR.glob(DEEPGEMM_DECODE3_MEASURED_GLOB))
+    if not meas:
+        return pr, None
+    me = pd.read_csv(meas[-1])
+    me = me[pd.to_numeric(me["median_us"], errors="coerce").notna()]
+    m = pr.merge(me[["kernel", "rows", "k", "n", "median_us"]], on=["kernel", "rows", "k", "n"], how="inner")
+    rows = []
+    for reg, x in m.groupby("regime"):
+        r = {"regime": reg, "n": len(x)}
+        for col, (tag, _) in DEEPGEMM_DECODE3_MODELS.items():
+            e = (x[col] / x["median_us"] - 1.0) * 100.0
+            r |= {f"{tag}_med": e.abs().median(), f"{tag}_p90": e.abs().quantile(0.9), f"{tag}_signed": e.median()}
+            r[f"{tag}_goal"] = "met" if r[f"{tag}_med"] <= 10 and r[f"{tag}_p90"] <= 25 else "MISSED"
+        rows.append(r)
+    return m, pd.DataFrame(rows)
+
+
+def _deepgemm_gemm_decode3_table() -> None:
+    """DeepGEMM's fp8_gemm_nt on a third grid (16 new DeepSeek-V3 / Kimi-K2 / Qwen3 (K, N), M 1-128, 5 prefill
+    controls M 256-4096), BLIND for every model: main's (6648a5d: the tile-aware K step fitted on the 6 fit rows), the
+    refit that ships (the same K step, terms fitted on the 6 fit rows + the 53 decode-2 rows, the per-wave CTA time
+    free) and a promotion-FMA candidate."""
+    m, tab = deepgemm_decode3_errors()
+    head = (f"\n== DeepGEMM block fp8 GEMM, decode-3 grid (predicted before measuring, commit "
+            f"{DEEPGEMM_DECODE3_PREDICTION_COMMIT}: {DEEPGEMM_DECODE3_PREDICTION}; main = the model at 6648a5d, "
+            f"new = terms refitted on the 6 fit rows + the decode-2 rows (looked-at, now fit rows), promo = new + the "
+            f"promotion FMAs per K step)")
+    if tab is None:
+        med = m.groupby("regime")[[c for c in DEEPGEMM_DECODE3_MODELS]].median()
+        print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
+        print(med.to_string(float_format=lambda v: f"{v:.2f}"))
+        return
+    for col, (tag, caption) in DEEPGEMM_DECODE3_MODELS.items():
+        _board_table(tab, "blind", caption, goal=f"{tag}_goal", family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
     print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 

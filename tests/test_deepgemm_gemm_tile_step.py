@@ -48,3 +48,44 @@ def test_decode2_grid_predicted_before_measuring_on_new_shapes():
     assert (p["pred_main_us"] > 0).all() and (p["pred_new_us"] > 0).all()
     assert list(p["layout_new"]) == ["x".join(map(str, G.block_layout(float(m), n, k, 132)))
                                      for m, k, n in zip(p["rows"], p["k"], p["n"])]
+
+
+def test_promotion_term_is_the_tiles_accumulator_fmas_on_the_fp32_lanes():
+    """PROMOTION's per-step term: max(64, block_m) x block_n FMAs at the SM's share of the fp32 peak, added to the
+    K step only when fp32_flops_s is passed."""
+    fp32, peak, sms = 66.9e12, 1978.9e12, 132
+    assert G.promotion_step_s(16.0, 32.0, fp32, sms) == pytest.approx(2 * 64 * 32 / (fp32 / sms))
+    assert G.promotion_step_s(256.0, 112.0, fp32, sms) == pytest.approx(2 * 256 * 112 / (fp32 / sms))
+    b = OpBuilder(1)
+    G.add_block_gemm(b, "g", np.array([4.0]), 7168.0, 1536.0, 1.0, sms, step_lat_s=0.2e-6, fp8_flops_s=peak,
+                     fp32_flops_s=fp32)
+    extra = G.wgmma_step_s(16.0, 16.0, peak, sms) + G.promotion_step_s(16.0, 16.0, fp32, sms)
+    assert b.build().serial_iters[0] == pytest.approx(56 * (1 + extra / 0.2e-6))
+
+
+def test_decode3_grid_blind_and_layouts_are_deepgemms_printed_configs():
+    """The decode-3 grid: committed predictions cover its shapes, none in any other committed CSV and no (K, N) seen
+    before; the measurement has the same 53 shapes; and the (block_m, block_n, cluster) DeepGEMM printed for each
+    (DG_PRINT_CONFIGS in the measurement log) is block_layout's."""
+    import re
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    import predict_deepgemm_gemm_decode3 as P
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    p = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_decode3_prediction_bbe3701_2026-11-27.csv")
+    shapes = set(zip(p["rows"], p["k"], p["n"]))
+    seen = P.committed_shapes()
+    assert len(p) == 53 and shapes == set(P.grid()) and not shapes & seen
+    assert not {(k, n) for _, k, n in shapes} & {(k, n) for _, k, n in seen}
+    m = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_decode3_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    assert set(zip(m["rows"], m["k"], m["n"])) == shapes and (m["rel_err"] < 1e-2).all()
+    log = (F.DATA_DIR / "deepgemm_gemm_decode3_nvidia-h100-80gb-hbm3_2026-11-27.log").read_text()
+    pat = r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"
+    printed = {(int(a), int(c), int(b)): (int(bm), int(bn), int(cm) * int(cn))
+               for a, b, c, bm, bn, cm, cn in re.findall(pat, log)}
+    assert set(printed) == shapes
+    assert all(G.block_layout(float(mm), n, k, 132) == printed[(mm, k, n)] for mm, k, n in shapes)

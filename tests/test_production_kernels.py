@@ -546,7 +546,7 @@ def test_engine_allreduce_terms_are_the_fit_and_leave_the_own_kernel():
 def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
     """predict_gemm_us prices every fp8 GEMM as the serving step does (its launches kept: the fitted per-tensor / per-row
     terms and the block refit assume it; the device convention is one launch lower per kernel), and the committed
-    gemm_fp8_block terms are fit_block's on DeepGEMM's own fit rows with fixed_us pinned."""
+    gemm_fp8_block terms are fit_block's on DeepGEMM's own fit rows (+ the named ones) with fixed_us pinned."""
     import pytest
 
     from hwmodels.spec import load_hardware
@@ -558,8 +558,9 @@ def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
     graph = F.predict_gemm_us(g, hw, hw.efficiency)
     dev = F.predict_gemm_us(g, hw, hw.efficiency, launch_convention="device")
     assert graph - dev == pytest.approx(F.np.full(4, hw.launch_graph_s * 1e6))
-    bk = F.fit_block(F.deepgemm_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw)   # DeepGEMM's own kernel
-    assert bk["fit_rows"] == 6
+    # DeepGEMM's own kernel: the 6 FIT_GEMM rows + the named fit rows (the decode-2 grid's 53)
+    bk = F.fit_block(F.deepgemm_fit_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw)
+    assert bk["fit_rows"] == 6 + 53
     e = hw.efficiency
     assert bk["fixed_us"] == F.BLOCK_FIXED_US == e.fixed_s["gemm_fp8_block"] * 1e6
     assert e.iter_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["iter_us"], rel=2e-3)

@@ -12,7 +12,7 @@ mkdir -p "$out" dgsrc
 tar -xJf dgsrc.tar.xz -C dgsrc
 export PYTHONUNBUFFERED=1 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda} MAX_JOBS=16
 export DG_JIT_CACHE_DIR=/tmp/dg_jit DG_BUILD_DIR=/tmp/dg_build DG_LINK_MODE=${DG_LINK_MODE:-own_libstdcxx}
-export DG_API_GROUPS=gemm,layout,runtime
+export DG_API_GROUPS=gemm,layout,runtime DG_PRINT_CONFIGS=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 python3 -X faulthandler measure_deepgemm_gemm.py --grid "$grid" --out "$out" --jit-workers "$workers" --tag "$tag" 2>&1 \
   | tee "$out/measure_$tag.log"

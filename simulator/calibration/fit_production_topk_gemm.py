@@ -204,7 +204,10 @@ def _block_step_args(hw: HardwareSpec, eff: Efficiency, tile_step: bool | None =
     lat = eff.iter_s.get("gemm_fp8_block", 0.0)
     if not (G.TILE_STEP if tile_step is None else tile_step) or not lat:
         return {}
-    return {"step_lat_s": lat, "fp8_flops_s": hw.peak_flops["fp8"]}
+    args = {"step_lat_s": lat, "fp8_flops_s": hw.peak_flops["fp8"]}
+    if G.PROMOTION and hw.peak_flops.get("fp32"):
+        args["fp32_flops_s"] = hw.peak_flops["fp32"]
+    return args
 
 
 def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True,
@@ -295,7 +298,8 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) 
     simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too."""
     from scipy.optimize import least_squares
 
-    sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
+    named = g["fit"].fillna(False).to_numpy(bool) if "fit" in g.columns else gemm_fit_mask(g)
+    sel = (g["kernel"] == "fp8_block").to_numpy() & named
     sub = g[sel]
     y = np.log(sub["median_us"].to_numpy(float))
 
@@ -824,6 +828,8 @@ def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pa
     old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
     block = dict(old) | {kb: bk}
     block.setdefault("fit_shapes", {})[kb] = {"m": list(FIT_GEMM["m"]), "kn": [list(x) for x in FIT_GEMM["kn"]]}
+    if "fit" in g.columns:   # named fit rows beyond FIT_GEMM (deepgemm_fit_frame)
+        block["fit_shapes"][kb]["named_fit_csvs"] = list(DEEPGEMM_NAMED_FIT_CSVS)
     own = {"cta_slots": {kb: 1.0}, "iter_us": {kb: bk["iter_us"]}, "fixed_us": {kb: bk["fixed_us"]},
            "cta_fixed_us": {kb: bk["cta_fixed_us"]}, "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
            "production_kernels": block}
@@ -884,7 +890,8 @@ def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec) -> dict:
     splits K (M 64 / 1024 at 32-48 tiles)."""
     from scipy.optimize import least_squares
 
-    sel = (g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)
+    named = g["fit"].fillna(False).to_numpy(bool) if "fit" in g.columns else gemm_fit_mask(g)
+    sel = (g["kernel"] == "fp8_block").to_numpy() & named
     sub = g[sel].copy()
     sub["kernel"] = "fp8_block_cublaslt"
     y = np.log(sub["median_us"].to_numpy(float))
@@ -956,7 +963,24 @@ def deepgemm_frame(path: str | Path) -> pd.DataFrame:
     return gemm_frame(d).reset_index(drop=True)
 
 
+#: named fit rows added to the FIT_GEMM rows: the decode-2 grid (53 rows, M 1-2048 over 16 DeepSeek-V3 / Qwen3 (K, N)),
+#: measured blind for the models of 56e805c / aa5ca0b and then LOOKED-AT while the tile-aware K step was judged; named
+#: as fit rows before the decode-3 grid was measured. The 6 FIT_GEMM rows alone (two (K, N), M 1 / 64 / 1024) pinned the
+#: per-wave CTA time at 0 and put the persistent kernel's start / drain (~2-3 us at decode) into the per-step latency:
+#: narrow-N decode over-priced, wide-N decode and prefill under-priced
+DEEPGEMM_NAMED_FIT_CSVS = ("deepgemm_gemm_decode2_nvidia-h100-80gb-hbm3_2026-11-27.csv",)
+
+
+def deepgemm_fit_frame(data_csv: str | Path) -> pd.DataFrame:
+    """The block kind's fit rows: data_csv's FIT_GEMM rows + every timed row of DEEPGEMM_NAMED_FIT_CSVS (column fit)."""
+    g = deepgemm_frame(data_csv)
+    g["fit"] = gemm_fit_mask(g)
+    named = [deepgemm_frame(Path(data_csv).parent / f).assign(fit=True) for f in DEEPGEMM_NAMED_FIT_CSVS]
+    return pd.concat([g, *named], ignore_index=True)
+
+
 def write_block_deepgemm(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
     """Fit gemm_fp8_block (fit_block: compute, memory, cta_fixed_us, iter_us; fixed_us pinned) on DeepGEMM's own FIT_GEMM
-    rows (data_csv: DEEPGEMM_FIT_CSV) and merge its terms into out_dir/<target>.yaml (write_block's keys, nothing else)."""
-    return write_block(data_csv, target, hw, out_dir, frame=deepgemm_frame)
+    rows (data_csv: DEEPGEMM_FIT_CSV) + the named fit rows (DEEPGEMM_NAMED_FIT_CSVS) and merge its terms into
+    out_dir/<target>.yaml (write_block's keys, nothing else)."""
+    return write_block(data_csv, target, hw, out_dir, frame=deepgemm_fit_frame)

@@ -22,7 +22,8 @@ K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMM
                        promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
                        (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
 Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
-production_kernels/deepgemm_gemm_fit_*.csv, simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm).
+production_kernels/deepgemm_gemm_fit_*.csv + the decode-2 grid's 53 rows, named fit rows:
+simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm, DEEPGEMM_NAMED_FIT_CSVS).
 torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
 CTA, split-K at decode where its tiles are few): kind gemm_fp8_block_cublaslt, add_block_gemm_cublaslt below.
 The roofline's wave model prices it (kind gemm_fp8_block): CTAs = tiles, one resident per SM, serial_iters = K steps,
@@ -104,15 +105,34 @@ def wgmma_step_s(bm, bn, fp8_flops_s: float, sms: int):
     return 2.0 * np.maximum(WGMMA_M, bm) * bn * BLOCK_K / (fp8_flops_s / sms)
 
 
+#: add the promotion FMAs on the CUDA cores (promotion_step_s) to each K step beside the tile's WGMMA time (PROMOTION;
+#: a candidate rule priced beside the shipped step on the decode-3 blind grid, off by default: the shipped K step is
+#: the fitted latency + the WGMMA time). Not modelled: a 256-row tile's two serial math waves per K step
+#: (sm90_fp8_gemm_1d2d.cuh line 297 @ 54e2261, `local_idx < BLOCK_M / WAVE_BLOCK_M`): the two math warpgroups run
+#: unsynchronised, so one's promotion overlaps the other's WGMMAs (pricing two latencies per step over-priced the
+#: M 1024 fit rows by 12-25 %)
+PROMOTION = False
+
+
+def promotion_step_s(bm, bn, fp32_flops_s: float, sms: int):
+    """Seconds of one K step's promotion on one SM: every accumulator of the tile's WGMMAs (max(64, block_m) x block_n,
+    WGMMA::kNumAccum per thread) gets one FMA final_accum += scale x accum (sm90_fp8_gemm_1d2d.cuh lines 336-346 @
+    54e2261), on the SM's FP32 lanes (the datasheet's non-tensor fp32 peak / sms, 2 flops per FMA); not overlapped
+    with the warpgroup's own next WGMMAs (they wait on the same registers)."""
+    return 2.0 * np.maximum(WGMMA_M, bm) * bn / (fp32_flops_s / sms)
+
+
 def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
-                   step_lat_s: float | None = None, fp8_flops_s: float | None = None) -> None:
+                   step_lat_s: float | None = None, fp8_flops_s: float | None = None,
+                   fp32_flops_s: float | None = None) -> None:
     """An fp8 block-scaled GEMM [rows, k] x [k, n] -> bf16 as DeepGEMM runs it (module docstring); `sms` is the
     device's SM count (the persistent grid and the layout heuristic read it at run time).
 
     step_lat_s / fp8_flops_s (both or neither): the kind's fitted per-step latency (iter_us) and the device's dense
     fp8 peak. With them a K step costs latency + the tile's WGMMA time (wgmma_step_s), written as serial_iters = K steps
     x (1 + wgmma_step_s / step_lat_s) iterations of the kind's iter time (the wave model has one iteration time per
-    kind, so the tile's share rides on the count); without them every K step is one iteration (the tile-blind step)."""
+    kind, so the tile's share rides on the count); without them every K step is one iteration (the tile-blind step).
+    fp32_flops_s (with both; PROMOTION): a K step also costs promotion_step_s."""
     r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
     lay = [block_layout(float(m), n, k, sms) for m in r]
     bm = np.array([x[0] for x in lay], float)
@@ -121,7 +141,10 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     ksteps = np.ceil(k / BLOCK_K)
     iters = np.full(r.shape, ksteps)
     if step_lat_s is not None and fp8_flops_s is not None and step_lat_s > 0:
-        iters = ksteps * (1.0 + wgmma_step_s(bm, bn, fp8_flops_s, sms) / step_lat_s)
+        extra = wgmma_step_s(bm, bn, fp8_flops_s, sms)
+        if fp32_flops_s is not None:
+            extra = extra + promotion_step_s(bm, bn, fp32_flops_s, sms)
+        iters = ksteps * (1.0 + extra / step_lat_s)
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
