@@ -1081,6 +1081,10 @@ XQA_X5_PRED_CSV = "xqa_x5_predictions.csv"
 #: the sixth blind grid (lab/kernels/measure_xqa_attention.py --grid x6) and its prices committed before it
 XQA_X6_GLOB = "xqa_x6_nvidia*.csv"
 XQA_X6_PRED_CSV = "xqa_x6_predictions.csv"
+#: the seventh blind grid (lab/kernels/measure_xqa_attention.py --grid x7: verification q 2-8 bf16 / fp8, fp8 decode in
+#: the middle at small batch, q 1 controls) and its prices committed before it was measured
+XQA_X7_GLOB = "xqa_x7_nvidia*.csv"
+XQA_X7_PRED_CSV = "xqa_x7_predictions.csv"
 #: the lock-step W-sweep (lab/kernels/measure_xqa_attention.py --grid lock: bf16 one-tile CTAs in 1-8 waves at 1-4
 #: slices; fit / diagnosis rows, not blind)
 XQA_LOCK_GLOB = "xqa_lock_nvidia*.csv"
@@ -1169,7 +1173,8 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
                   "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
-                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV)}[grid]
+                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV),
+                  "x7": (XQA_X7_GLOB, XQA_X7_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 
