@@ -1630,7 +1630,16 @@ def _xqa_x7(FP, hw, fmt) -> None:
 
 
 #: what the seventh blind grid shows where its regimes miss (printed only while they miss)
-XQA_X7_DIAGNOSIS = "(measured after the prices were committed; diagnosis below the table)"
+XQA_X7_DIAGNOSIS = (
+    "bf16 short verification (one-tile mha.cu CTAs of 32 rows) within 10 % but at 7-8 query heads per KV head and 1 "
+    "KV head in many waves (+11..+16 %: qwen T 100 B 90, 64/8 T 120 B 20 / 200, 8/1 T 80 B 400; main +19..+28 %) and "
+    "q 4 at 4 per KV head T 90 B 120 (+11 %); the middle at batch 4-12 (T 600-4500) -9..-19 % under both models (new 1-3 "
+    "points lower), the q 1 control T 2600 B 6 -12.6 % alike: a small-batch middle miss not specific to the rows. fp8 "
+    "(GMMA, unchanged: both models price its verification CTA as the decode CTA plus fp8 flops) -6..-23 % at 8 columns "
+    "(q 2), -9..-18 % at 16 (q 4), -22 / -39 % at 32 (q 8): the miss grows with the GMMA's column count N (the gemm0 "
+    "accumulator, the column max and sum, gemm1's N x 128 output and its epilogue are per column; the Q load and "
+    "conversion per row), which the model does not see; the roofline's per-CTA SM time (cta_serial) has no per-op "
+    "scale for it. fp8 decode in the middle at batch 2-14 met (4.0 / 7.7 %)")
 
 
 #: what the sixth blind grid shows where its regimes miss (printed only while they miss)
