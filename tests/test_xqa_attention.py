@@ -131,8 +131,9 @@ def test_cta_alone_grid_is_new_and_priced_before_it_was_measured():
 
 
 def test_verification_cta_prices_its_rows_mask_and_merge_walk():
-    """mha.cu: a q 2 CTA (32 rows) pays its exposed last tile twice a q 1 CTA's (16 rows) and one mask load more; the
-    merging CTA's loads follow each kernel's walk of its partials."""
+    """mha.cu: a q 2 CTA (32 rows) pays its exposed last tile (1 + XQA_ROW_SHARE) times a q 1 CTA's (16 rows: the K / V
+    fragments are loaded once for both 16-row blocks) and one mask load more; the merging CTA's loads follow each
+    kernel's walk of its partials."""
     from hwmodels.opkinds import KIND_CODE
     from hwmodels.roofline import CTA_TILE_EXPOSED
 
@@ -142,7 +143,8 @@ def test_verification_cta_prices_its_rows_mask_and_merge_walk():
     ln = launches[0]
     assert list(info["rows"]) == [16.0, 32.0]
     f = np.ravel(ln.flops)
-    assert f[1] == pytest.approx(2.0 * f[0])                 # padded rows x the whole 256-key tile
+    assert 0.0 < XQ.XQA_ROW_SHARE < 1.0
+    assert f[1] == pytest.approx((1.0 + XQ.XQA_ROW_SHARE) * f[0])   # 16 rows + the share of the second block
     assert f[0] == pytest.approx(2.0 * 256 * 8 * 16 * 256 * 2 * 128)
     assert list(np.ravel(ln.prologue_loads)) == [3.0, 4.0]   # + the draft mask
     # merged splits: the scratch stores' release before the semaphore (1), then mha.cu 1 + ceil(16 / 8) + ceil(16 / 2)
@@ -217,3 +219,16 @@ def test_gmma_kernel_pays_its_cta_time_past_the_first_cta_per_sm():
     assert more[0] == pytest.approx(base[0])                       # one CTA per SM: none
     assert more[1] - base[1] == pytest.approx(np.ceil(4096 / hw.units) - 1.0, rel=0.05)   # 31 CTAs past the first
     assert more[2] == pytest.approx(base[2], rel=1e-6)            # 512 long CTAs: the bytes
+
+
+def test_row_share_is_the_verification_fit():
+    """XQA_ROW_SHARE is what xqa_row_share fits on the named verification fit rows (xqa_verify_fit_rows: bf16, q 2 / 4,
+    the q 1 fit rows' windows) under the committed fitted file, and it beats the share 1 of the rule before."""
+    from hwmodels.spec import load_hardware
+
+    xq = FP.load_xqa(FP.DATA_DIR)
+    if not len(xq):
+        pytest.skip("xqa campaign not measured")
+    assert FP.xqa_verify_fit_rows(xq).sum() == 20
+    share, rms, n = FP.xqa_row_share(xq, load_hardware("H100-SXM"))
+    assert n == 20 and share == pytest.approx(XQ.XQA_ROW_SHARE, abs=0.02) and rms < 0.08

@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -283,6 +283,53 @@ def x6_shapes() -> list[dict]:
     return out
 
 
+#: the seventh blind grid: shapes in none of the earlier grids' rows, page 16: (1) bf16 verification (mha.cu's SPEC_DEC
+#: build, 32 padded rows per CTA) at q 2 / 3 / 4 / 8 over 4, 7 and 8 query heads per KV head, short contexts (one-tile
+#: CTAs of 1-4 slices, lone and in 1-25 waves) and the middle at small and mid batch; (2) fp8 verification (the GMMA
+#: kernel's SPEC_Q_SEQ_LEN build, 8 / 16 / 32 columns) short and middle; (3) fp8 decode in the middle at batch 2-14;
+#: (4) bf16 q 1 controls. Fixed and priced (lab/kernels/predict_xqa_attention.py --grid x7) with main's model and the
+#: candidate before it was measured
+def x7_shapes() -> list[dict]:
+    """The seventh blind grid, in measuring order (comment above): grouped by JIT module."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = S6_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # (1) bf16 verification: q 2 at 4 query heads per KV head, short (1, 3, 4 slices; lone, 3 and 11 waves) and middle
+    add("llama8b", "bf16", (50, 130, 210), (2, 40, 180), q=2)
+    add("llama8b", "bf16", (600,), (2, 12), q=2)
+    add("llama8b", "bf16", (2200,), (12, 60), q=2)
+    # q 4 and q 8 (16 and 32 valid rows of the 32)
+    add("llama8b", "bf16", (90, 170), (6, 120), q=4)
+    add("llama8b", "bf16", (4500,), (4, 30), q=4)
+    add("llama8b", "bf16", (150,), (4, 70), q=8)
+    add("llama8b", "bf16", (240,), (30,), q=8)
+    # 7 query heads per KV head at q 3 (21 rows), 8 per KV head at q 4 (32 rows; 8 and 1 KV heads)
+    add("qwen7b", "bf16", (100,), (10, 90), q=3)
+    add("qwen7b", "bf16", (1500,), (8,), q=3)
+    add("llama70b_64_8", "bf16", (120,), (20, 200), q=4)
+    add("llama70b_tp8", "bf16", (80,), (64, 400), q=4)
+    # (4) bf16 q 1 controls: one-tile CTAs in a few waves, the middle at small and mid batch
+    add("llama8b", "bf16", (140,), (90,))
+    add("llama8b", "bf16", (900,), (40,))
+    add("llama8b", "bf16", (2600,), (6,))
+    # (2) fp8 verification: q 2 (8 columns), q 4 (16), q 8 (32) short, lone and in many waves; the middle
+    add("llama8b", "fp8", (50, 130, 210), (2, 180), q=2)
+    add("llama8b", "fp8", (1800,), (10,), q=2)
+    add("llama8b", "fp8", (70, 160), (3, 80, 300), q=4)
+    add("llama8b", "fp8", (800, 3000), (3, 20), q=4)
+    add("llama8b", "fp8", (110,), (5, 150), q=8)
+    # (3) fp8 decode in the middle at batch 2-14
+    add("llama8b", "fp8", (750, 1500, 5000), (2, 7, 14))
+    return out
+
+
 #: the lock-step sweep (FIT / DIAGNOSIS rows, not blind): bf16 one-tile CTAs of Llama-3.1-8B (8 KV heads, one CTA per
 #: (sequence, KV head): 8 B CTAs, one per SM) at B = floor(132 W / 8), W = 1..8 nearly full waves, at 1, 2, 3 and 4
 #: 64-key slices of the tile (contexts 60 / 120 / 180 / 240): the increments t(W) - t(W - 1) measure what each wave
@@ -418,7 +465,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "lock"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -461,7 +508,7 @@ def main() -> None:
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
-           "x5": x5_shapes, "x6": x6_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

@@ -1081,6 +1081,10 @@ XQA_X5_PRED_CSV = "xqa_x5_predictions.csv"
 #: the sixth blind grid (lab/kernels/measure_xqa_attention.py --grid x6) and its prices committed before it
 XQA_X6_GLOB = "xqa_x6_nvidia*.csv"
 XQA_X6_PRED_CSV = "xqa_x6_predictions.csv"
+#: the seventh blind grid (lab/kernels/measure_xqa_attention.py --grid x7: verification q 2-8 bf16 / fp8, fp8 decode in
+#: the middle at small batch, q 1 controls) and its prices committed before it was measured
+XQA_X7_GLOB = "xqa_x7_nvidia*.csv"
+XQA_X7_PRED_CSV = "xqa_x7_predictions.csv"
 #: the lock-step W-sweep (lab/kernels/measure_xqa_attention.py --grid lock: bf16 one-tile CTAs in 1-8 waves at 1-4
 #: slices; fit / diagnosis rows, not blind)
 XQA_LOCK_GLOB = "xqa_lock_nvidia*.csv"
@@ -1123,13 +1127,54 @@ def xqa_lockstep_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | Non
         RF.LOCKSTEP_SHARE = keep
 
 
+def xqa_verify_fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The fit rows of simulator.kernels.xqa.XQA_ROW_SHARE: the q 1 fit rows' windows (xqa_fit_rows: Llama-3.1-8B heads,
+    page 16, context 16-256 at every batch and 1024-16384 at batch <= 64) at q 2 and q 4, bf16 K/V (mha.cu's
+    verification build). Named before the share was fitted; every one had been seen (LOOKED-AT) under the earlier
+    rules."""
+    if not len(df):
+        return np.zeros(0, bool)
+    T, B = df["context"].to_numpy(float), df["batch"].to_numpy(float)
+    q, page = df["q_rows"].fillna(1).to_numpy(float), df["page_size"].fillna(0).to_numpy(float)
+    base = ((df["family"].to_numpy() == "xqa") & (df["model"].to_numpy() == "llama8b") & (q > 1) & (page == 16)
+            & (df["dtype"].to_numpy() == "bf16"))
+    return base & (((T >= 1024) & (T <= 16384) & (B <= 64)) | (T <= 256))
+
+
+def xqa_row_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                  bounds: tuple = (0.0, 1.0)) -> tuple[float, float, int]:
+    """simulator.kernels.xqa.XQA_ROW_SHARE fitted on xqa_verify_fit_rows(df): the share minimising those rows' rms log
+    error with every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search. Returns
+    (share, rms, rows); the module constant is restored."""
+    from scipy.optimize import minimize_scalar
+
+    from simulator.kernels import xqa as XQ
+
+    eff = eff or hw.efficiency
+    rows = df[xqa_verify_fit_rows(df)].reset_index(drop=True)
+    meas = rows["median_us"].to_numpy(float)
+    keep = XQ.XQA_ROW_SHARE
+
+    def rms(share):
+        XQ.XQA_ROW_SHARE = float(share)
+        ops = build_ops(rows, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(rows)) / meas) ** 2)))
+
+    try:
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+        return float(r.x), float(r.fun), len(rows)
+    finally:
+        XQ.XQA_ROW_SHARE = keep
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
     new_err_pct (the model at model_commit), with regime labels; empty when either is missing."""
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
                   "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
-                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV)}[grid]
+                  "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV),
+                  "x7": (XQA_X7_GLOB, XQA_X7_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

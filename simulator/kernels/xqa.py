@@ -55,7 +55,13 @@ atomic, ceil(nbSub / nbBuf) rounds of its IO warps' buffers) and the partials' b
 
 Rows per CTA and the last tile. mha.cu's verification build (SPEC_DEC) runs every CTA at warpTile.y = M_TILESIZE = 32
 rows whatever q x G (q 2 and q 4 at G 4 time alike), the decode build at roundUp(G, 16) = 16 rows for G <= 16: a
-verification CTA's gemm0 (QK^T), online softmax, X store and gemm1 (PV) are twice a decode CTA's per tile. Within one
+verification CTA runs two 16-row MMA blocks (instM = 16, qSliceRows = warpTile.y / 16) where a decode CTA runs one. Not
+everything doubles: for each k-step a gemm0 warp loads its Q slice (one ldmatrix per row block) and its K slice (once,
+whatever the rows: loadMatrix of warpTile.x keys) from shared memory and issues qSliceRows x kSliceRows MMAs on them
+(smemQKPartGemm), and gemm1 likewise loads each V fragment once for its row blocks (smemXVPartGemm); the MMAs, the
+softmax's elements and the X stores double. The row-dependent part is XQA_ROW_SHARE of a tile's time (fitted on named
+verification rows), priced through the padded rows the tile's tensor work runs: 16 + XQA_ROW_SHARE x 16 for q x G <= 32
+at G <= 16. Within one
 tile gemm0 (the 4 z = 0 warps) and gemm1 (the z = 1 warps) run one after the other; across tiles they overlap. The
 last tile of a CTA alone on its SM has nothing to hide its MMAs under: hwmodels.roofline CTA_TILE_EXPOSED prices both
 phases of one tile on every wave's serial path, the tile's padded rows x 256 keys (a short tile's time is its busiest
@@ -127,6 +133,16 @@ XQA_ROWMAX_BUFS, XQA_GEMM1_GROUPS = 8.0, 2.0
 XQA_RELEASE_LOADS = 1.0
 #: mha.cu's warp tile along the keys (warpTile.x = 64): one gemm0 warp's K slice and one X tile of the gemm1 walk
 XQA_SLICE = 64.0
+#: mha.cu's MMA row block (instM = 16): warpTile.y = roundUp(rows, 16) rows are qSliceRows = warpTile.y / 16 blocks
+XQA_ROW_BLOCK = 16.0
+#: the share of mha.cu's tile time that grows with its 16-row MMA blocks (module docstring, "Rows per CTA"): at
+#: warpTile.y = 32 (verification) against 16 (decode at G <= 16) a tile costs (1 + share) decode tiles, not 2. FITTED
+#: (one dimension, every other term as committed; simulator.calibration.fit_production_attention.xqa_row_share) on the
+#: named verification fit rows (xqa_verify_fit_rows: Llama-3.1-8B, page 16, bf16, q 2 and q 4, context <= 256 at every
+#: batch and 1024-16384 at batch <= 64 of xqa_attention_nvidia-h100-80gb-hbm3_2026-11-27.csv: the q 1 fit rows'
+#: windows; these rows had been seen, LOOKED-AT, before the rule was chosen); 1 = every part of the tile doubles (the
+#: rule before)
+XQA_ROW_SHARE = 0.629
 
 
 def xqa_multi_block(B, T, Hkv, sms):
@@ -173,7 +189,11 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     # padded rows, as the tensor cores run them; mha.cu's CTA (alone on its SM) runs whole 256-key tiles: a short
     # tile's time is its busiest gemm0 warp's 64-key slice (SHORT_SEQ_OPT), the same as a full tile's
     keys_run = np.where(gmma, T, mb * iters * XQA_TILE)
-    flops_run = 2.0 * B * Hkv * blocks * rows * keys_run * 2.0 * d
+    # mha.cu: a warp loads each K (gemm0) and V (gemm1) fragment from shared memory once for all its 16-row blocks
+    # (qSliceRows x kSliceRows MMAs per loaded K slice): only XQA_ROW_SHARE of a tile's time grows with the blocks
+    rows_dec = np.ceil(G / XQA_ROW_BLOCK) * XQA_ROW_BLOCK
+    rows_run = np.where(gmma | (rows <= rows_dec), rows, rows_dec + XQA_ROW_SHARE * (rows - rows_dec))
+    flops_run = 2.0 * B * Hkv * blocks * rows_run * keys_run * 2.0 * d
     merge = np.where(mb > 1.0, 2.0 * mb * B * Hkv * blocks * rows * (d + 2.0) * 4.0, 0.0)
     merge_loads = XQA_RELEASE_LOADS + np.where(gmma, 1.0 + ceil_div(mb, np.where(spec, 2.0, XQA_GMMA_MERGE_BUFS)),
                                                1.0 + ceil_div(mb, XQA_ROWMAX_BUFS) + ceil_div(mb, XQA_GEMM1_GROUPS))
