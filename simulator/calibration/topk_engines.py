@@ -624,3 +624,31 @@ def predict_grid7(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
     if out is not None:
         res.to_csv(out, index=False, float_format="%.4f")
     return res
+
+
+def measured7(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid7 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID7_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID7_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
+
+def grid7_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid7 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`), main's job model
+    (`mainjob`) and this price (`new`, the shipped one: the goal is judged on it); SGLang's controls by main's model."""
+    m = measured7()
+    tabs = []
+    for kern, lab in (("trt_topk", "trtllm"), ("sgl_topk", "sglang")):
+        t = m[m["kernel"] == kern].reset_index(drop=True)
+        reg = [f"top-k {lab} grid7: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if kern == "trt_topk":
+            a = a.merge(_errors(t["pred_mainjob_us"], t["median_us"], reg, "mainjob").drop(columns="n"), on="regime")
+            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "new")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
