@@ -652,3 +652,28 @@ def grid7_accuracy(by_dist: bool = False) -> pd.DataFrame:
             a["goal"] = goal(a, "main")
         tabs.append(a)
     return pd.concat(tabs, ignore_index=True)
+
+
+def trtllm_record(hw: HardwareSpec) -> dict:
+    """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
+    topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
+    x = fit_trtllm_job(hw)
+    return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT], "serial_phases": list(TK.SERIAL_PHASES),
+                "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
+                           "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
+                           "rounds of iter_us[topk_trtllm], shipped as simulator/kernels/topk_trtllm.JOB_TERMS; "
+                           "cta_slots from the source (512 threads, ~24 KiB); iter_us, iter_l2_us, fixed_us and one "
+                           "barrier phase as cta_fixed_us borrowed from topk_sglang (the fit is in units of them); "
+                           f"judged blind on {GRID7_MEASURED}")}
+
+
+def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
+    """Merge production_kernels.topk_trtllm (trtllm_record) into out_dir/<target>.yaml; nothing else changes."""
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    p = Path(out_dir) / f"{target}.yaml"
+    old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
+    doc = C.merge_into(p, {"production_kernels": dict(old) | {"topk_trtllm": trtllm_record(hw)}},
+                       {"production_kernels": None})
+    return C.write_checked(p, doc, "")

@@ -21,10 +21,13 @@ Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin hist
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
 Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, 4 resident
-per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (512 x 4)) load rounds, the merge 2 sweeps of
-numBlocks x k candidates. NOT MEASURED: its terms are borrowed from topk_sglang (the fitted file's
-production_kernels.topk_trtllm says which); the narrow 256-thread block, the 1024-thread fused block, the final sort's
-cost and the multi-pass path are not priced (KNOWN_GAPS).
+per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
+price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
+call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
+terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
+CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES). Blind on grid 7 (H100): 16.9 %
+median / 33.0 % p90. `add_ops` is the first look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7;
+the multi-pass path is not priced (KNOWN_GAPS).
 """
 from __future__ import annotations
 
@@ -295,8 +298,9 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None) -> dict:
     out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job")}
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
-        if (r, m) not in memo:
-            memo[(r, m)] = shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms)
+        if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
+            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms)
+                            if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0))
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
     return out
