@@ -178,7 +178,7 @@ def job_iters(stats: dict, terms: dict):
 def ctas_per_sm(rows, n, sms):
     """CTAs of one launch the busiest SM runs over the whole launch: ceil(rows x blocks per row / SMs) (the block
     scheduler deals CTAs out over the SMs; up to CTA_SLOTS of them resident at once)."""
-    return np.ceil(np.asarray(rows, float) * blocks_per_row(rows, n) / float(sms))
+    return np.ceil(np.asarray(rows, float) * blocks_per_row(rows, n) / max(float(sms), 1.0))
 
 
 def launch_waves(rows, n, sms):
@@ -186,7 +186,7 @@ def launch_waves(rows, n, sms):
     two), as hwmodels.roofline `waves` counts them for add_job_ops's parallel_units."""
     rows, n = np.asarray(rows, float), np.asarray(n, float)
     units = rows * blocks_per_row(rows, n) * block_threads(rows, n) / THREADS
-    return np.maximum(np.ceil(units / (P.CTA_SLOTS["trtllm"] * float(sms))), 1.0)
+    return np.maximum(np.ceil(units / (P.CTA_SLOTS["trtllm"] * max(float(sms), 1.0))), 1.0)
 
 
 #: the on-chip phases whose work co-resident CTAs cannot overlap (shape_terms): the block scans (every thread of the
