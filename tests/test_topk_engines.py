@@ -111,7 +111,7 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        if "grid5" in f.name:
+        if "grid5" in f.name or "grid7" in f.name:   # grid 7 checks its own shapes (it reuses n = 97,000)
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -154,3 +154,48 @@ def test_grid6_shapes_are_new_and_priced_by_both_models_before_measuring():
     trt = p[p["kernel"] == "trt_topk"]
     assert len(trt) == len(E.GRID6) and trt["pred_job_us"].notna().all() and trt["pred_main_us"].notna().all()
     assert not set(E.TRT_FIT) & set(E.GRID6)
+
+
+def test_grid7_shapes_are_new_and_priced_by_three_models_before_measuring():
+    """No grid 7 shape was measured before for TensorRT-LLM (two of SGLang's controls, recorded 1 x 3,700 and
+    64 x 2,900, repeat shapes of its third blind set)."""
+    seen, sgl = set(), set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid7" in f.name:
+            continue
+        d = pd.read_csv(f)
+        shapes = set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+        sgl |= shapes
+        if "kernel" in d and (d["kernel"] == "trt_topk").any():
+            t = d[d["kernel"] == "trt_topk"]
+            seen |= set(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int)))
+    assert len(set(E.GRID7)) == len(E.GRID7) == 55 and not set(E.GRID7) & seen
+    assert set(E.GRID7) & sgl == {("recorded", 1, 3700), ("recorded", 64, 2900)}
+    p = pd.read_csv(F.DATA_DIR / E.GRID7_PREDICTION)
+    trt = p[p["kernel"] == "trt_topk"]
+    assert len(trt) == 55 and trt[["pred_main_us", "pred_mainjob_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_product_price_is_the_calibrated_job_model():
+    """One price path: `topk: {radix: {kernel: trtllm}}` adds topk_trtllm.add_priced_ops' op (the function the grid 7
+    calibration prices), its job terms are the TRT_FIT fit, and several CTAs per SM cost more than one."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    x = E.fit_trtllm_job(hw)
+    assert {c: x[c] for c in TK.JOB_TERMS} == pytest.approx(TK.JOB_TERMS, rel=1e-3)
+    c = replace(make_combo(hw="H100-SXM", model="DeepSeek-V3.2-Exp", tp=8, attention="dsa", kv_dtype="fp8"),
+                topk=parse_axis("topk", [{"radix": {"kernel": "trtllm"}}])[0])
+    rows, n = np.array([4.0, 300.0, 0.0]), np.array([11900.0, 8700.0, 8700.0])
+    b = OpBuilder(3)
+    c.topk.add_ops(b, c, rows, n, 2048, 1.0, "decode")
+    got = b.build()
+    b2 = OpBuilder(3)
+    TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units))
+    want = b2.build()
+    assert np.allclose(got.serial_iters, want.serial_iters) and np.allclose(got.bytes_read, want.bytes_read)
+    it = got.serial_iters
+    assert it[2] == 0.0 and it[1] > 1.5 * it[0] > 0   # 300 rows: 3 CTAs per SM serialize their scans and sorts
+    # the split path: the merge job's own sweeps are on the path
+    s = TK.launch_job_stats(np.random.default_rng(0).standard_normal(250000).astype(np.float32), 2)
+    assert s["merge_sweeps"] >= 2 and s["sweeps"] >= 2

@@ -701,10 +701,8 @@ def write_topk(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pat
     old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
     block = dict(old) | {
         "topk_sglang": tk,
-        "topk_trtllm": "not fitted: cta_slots from indexerTopK.cu (512 threads, ~24 KiB); iter_us, iter_l2_us, fixed_us "
-                       "borrowed from topk_sglang and one topk_sglang barrier phase per CTA as its cta_fixed_us "
-                       "(ASSUMPTION: its step-0 prefix scan; its own phases are not modelled); measured once (topk_engines "
-                       "GRID5, 2026-11-27): these prices run 64 % fast (median)"}
+        # TensorRT-LLM's record (its job model's terms) is written by topk_engines.write_trtllm: kept as it is
+        "topk_trtllm": old.get("topk_trtllm", "written by simulator/calibration/topk_engines.py write_trtllm")}
     block.setdefault("fit_shapes", {})["topk"] = {k: list(v) for k, v in FIT_TOPK.items()}
     # TensorRT-LLM's top-k was not measured: its resident CTAs come from its source, its loop round and fixed times are
     # SGLang's (ASSUMPTION: the same dependent-load round per iteration; its float4 loads move 4x the values per round)

@@ -21,10 +21,13 @@ Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin hist
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
 Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, 4 resident
-per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (512 x 4)) load rounds, the merge 2 sweeps of
-numBlocks x k candidates. NOT MEASURED: its terms are borrowed from topk_sglang (the fitted file's
-production_kernels.topk_trtllm says which); the narrow 256-thread block, the 1024-thread fused block, the final sort's
-cost and the multi-pass path are not priced (KNOWN_GAPS).
+per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
+price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
+call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
+terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
+CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES). Blind on grid 7 (H100): 16.9 %
+median / 33.0 % p90. `add_ops` is the first look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7;
+the multi-pass path is not priced (KNOWN_GAPS).
 """
 from __future__ import annotations
 
@@ -142,21 +145,27 @@ def job_stats(x: np.ndarray, threads: int, k: int = 2048) -> dict:
 JOB_NAMES = ("scan_rounds", "radix", "rank_items")
 
 
-def launch_job_stats(x: np.ndarray, rows: int, k: int = 2048) -> dict:
+def launch_job_stats(x: np.ndarray, rows: int, k: int = 2048, nb: int | None = None, th: int | None = None) -> dict:
     """A row's on-chip phases on its critical path for the decode dispatch at `rows` rows: one job over the row (single
     CTA), or a job over one slice (the slowest of the slices) plus the last CTA's merge job over the slices' top-k
-    candidates (split work; merge at the part's width)."""
+    candidates (split work; merge at the part's width). `nb` / `th` override the dispatch of (rows, len(x)) (a row
+    resampled to another length keeps the launch of the length it stands for). Also the full sweeps on that path:
+    `sweeps` = 2 per step of the row's (or the slowest slice's) job, `merge_sweeps` = 2 per step of the merge job over
+    nb x k candidates (topKPerRowDecodeFused: the last CTA runs topKPerRowJob<mergeBlocks> over them, step after step
+    while its threshold bin holds > 2048: the slices' top values crowd the merge's threshold bin)."""
     n = len(x)
-    nb = int(blocks_per_row(rows, n))
-    th = int(block_threads(rows, n))
+    nb = int(blocks_per_row(rows, n)) if nb is None else int(nb)
+    th = int(block_threads(rows, n)) if th is None else int(th)
     if nb == 1:
-        return job_stats(x, th, k)
+        js = job_stats(x, th, k)
+        return {c: js[c] for c in JOB_NAMES} | {"sweeps": 2.0 * js["steps"], "merge_sweeps": 0.0, "threads": th}
     parts = np.array_split(x, nb)
     js = [job_stats(s, th, k) for s in parts]
-    part = max(js, key=lambda d: d["scan_rounds"] + d["radix"] * 8 + d["rank_items"] / 64)
+    part = max(js, key=lambda d: d["steps"] * 64 + d["scan_rounds"] + d["radix"] * 8 + d["rank_items"] / 64)
     cand = np.concatenate([np.partition(s, len(s) - k)[len(s) - k:] if len(s) > k else s for s in parts])
     mj = job_stats(cand, th, k)
-    return {c: part[c] + mj[c] for c in JOB_NAMES}
+    return {c: part[c] + mj[c] for c in JOB_NAMES} | {"sweeps": 2.0 * part["steps"],
+                                                       "merge_sweeps": 2.0 * mj["steps"], "threads": th}
 
 
 def job_iters(stats: dict, terms: dict):
@@ -166,19 +175,139 @@ def job_iters(stats: dict, terms: dict):
             + terms["rank"] * np.asarray(stats["rank_items"], float))
 
 
-def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None) -> None:
+def ctas_per_sm(rows, n, sms):
+    """CTAs of one launch the busiest SM runs over the whole launch: ceil(rows x blocks per row / SMs) (the block
+    scheduler deals CTAs out over the SMs; up to CTA_SLOTS of them resident at once)."""
+    return np.ceil(np.asarray(rows, float) * blocks_per_row(rows, n) / max(float(sms), 1.0))
+
+
+def launch_waves(rows, n, sms):
+    """Waves of the launch in 512-thread slots (CTA_SLOTS per SM; a 256-thread CTA half a slot, a 1024-thread one
+    two), as hwmodels.roofline `waves` counts them for add_job_ops's parallel_units."""
+    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    units = rows * blocks_per_row(rows, n) * block_threads(rows, n) / THREADS
+    return np.maximum(np.ceil(units / (P.CTA_SLOTS["trtllm"] * max(float(sms), 1.0))), 1.0)
+
+
+#: the on-chip phases whose work co-resident CTAs cannot overlap (shape_terms): the block scans (every thread of the
+#: CTA in each cub::BlockScan round, between __syncthreads) and the BlockRadixSort of the threshold bin (every thread,
+#: several shared-memory passes). The all-pairs rank of <= 512 staged items is NOT among them: only ceil(items / 32)
+#: warps of the CTA walk it, each one dependent shared-memory load per item, so the SM's other CTAs' warps issue in
+#: its shadow (ASSUMPTION from the loop's structure in topKPerRowJob; chosen with grid 5-6's multi-CTA-per-SM rows
+#: LOOKED-AT, judged blind on grid 7)
+SERIAL_PHASES = ("scan", "radix")
+
+
+def serial_iters_of(stats: dict, terms: dict) -> float:
+    """A CTA's on-chip rounds that the SM's other CTAs wait through (SERIAL_PHASES), in 512-thread-CTA rounds: a block
+    scan round of t threads scans t bins, so its work is rounds x t / 512 rounds of the fitted (512-thread) scan."""
+    w = float(stats.get("threads", THREADS)) / THREADS
+    out = 0.0
+    if "scan" in SERIAL_PHASES:
+        out += terms["scan"] * float(stats["scan_rounds"]) * w
+    if "radix" in SERIAL_PHASES:
+        out += terms["radix"] * float(stats["radix"])
+    if "rank" in SERIAL_PHASES:
+        out += terms["rank"] * float(stats["rank_items"])
+    return out
+
+
+def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float) -> dict:
+    """One launch's critical path from the per-sampled-row launch_job_stats `samples`: the full sweeps and merge sweeps
+    (one wave: the expected slowest of `rows` rows, topk_production.expected_max; more: the mean row) and the on-chip
+    rounds (job_iters under `terms`) of the busiest SM: its slowest CTA's own rounds plus, for each of the other
+    ctas_per_sm - 1 CTAs the SM runs in the launch, that CTA's serial work (SERIAL_PHASES: the phases co-resident CTAs
+    cannot overlap, serial_iters_of). A lone CTA per SM (every fit row) is the fitted case. Returned per wave (`job`:
+    the SM's on-chip rounds / waves, since the wave model charges waves x serial_iters)."""
+    one = launch_waves(rows, n, sms) <= 1.0
+    c = float(ctas_per_sm(rows, n, sms))
+    w = float(launch_waves(rows, n, sms))
+    out = {}
+    for name in ("sweeps", "merge_sweeps"):
+        v = [s[name] for s in samples]
+        out[name] = P.expected_max(v, rows) if one else float(np.mean(v))
+    v = np.array([float(job_iters(s, terms)) for s in samples])
+    ser = np.array([serial_iters_of(s, terms) for s in samples])
+    slowest = P.expected_max(v, rows) if one else float(v.mean())
+    out["job"] = (slowest + (c - 1.0) * float(ser.mean())) / w
+    return out
+
+
+def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
-    512) and `job_extra_iters` (job_iters) more loop rounds on each CTA's critical path; otherwise add_ops."""
+    512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
+    sweeps of a row (split work: of its slowest slice), `merge_sweeps` those of the merge job over nb x k candidates
+    (default 2; launch_job_stats counts them); otherwise add_ops."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     nb = blocks_per_row(rows, n)
     th = block_threads(rows, n)
     seg = n / nb
+    ms = 2.0 if merge_sweeps is None else np.asarray(merge_sweeps, float)
     iters = sweeps * np.ceil(seg / (th * VEC)) + np.asarray(job_extra_iters, float)
-    merge_iters = np.where(nb > 1, 2.0 * np.ceil(nb * k / (th * VEC)), 0.0)
-    rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, nb * k * 8.0, 0.0))
+    merge_iters = np.where(nb > 1, ms * np.ceil(nb * k / (th * VEC)), 0.0)
+    rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where)
+
+
+#: the job model's terms (loop rounds of iter_us[topk_trtllm] per block-scan round, per BlockRadixSort, per staged item
+#: ranked), fitted on topk_engines.TRT_FIT only (grid 5: six single-CTA decode launches, 1-16 rows, NVIDIA H100 80GB
+#: HBM3, 2026-11-27; topk_engines.fit_trtllm_job, which tests/test_topk_engines.py re-runs); the fitted file's
+#: production_kernels.topk_trtllm records them. Dimensionless counts: another GPU prices them at its own iter_us
+#: (ASSUMPTION: the same on-chip phases take the same number of the kind's loop rounds)
+JOB_TERMS = {"scan": 2.5794, "radix": 39.5953, "rank": 0.0872}
+#: rows sampled per shape from the default recorded scores for the product's price (topk_production.DEFAULT_SCORE_TRACE)
+PRODUCT_SAMPLE = 4
+_JOB_CACHE: dict = {}
+
+
+def _length_bucket(n: float) -> int:
+    """The row length the product's statistics are sampled at: n rounded to a quarter octave (the job statistics move
+    slowly with n; the launch itself keeps the exact n)."""
+    return int(round(2.0 ** (np.round(4.0 * np.log2(max(float(n), 1.0))) / 4.0)))
+
+
+def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SAMPLE) -> list[dict]:
+    """launch_job_stats of `sample` rows of the default recorded scores (topk_production.default_stats' resampling with
+    fp16 dither) at the launch of (rows, n); cached per (blocks per row, threads, length bucket, k)."""
+    nb, th = int(blocks_per_row(rows, n)), int(block_threads(rows, n))
+    nl = _length_bucket(n)
+    key = (nb, th, nl, int(k), int(sample))
+    if key not in _JOB_CACHE:
+        rec = P.default_rows()
+        rng = np.random.default_rng(nl)
+        xs = []
+        for j in range(sample):
+            base = rec[j % len(rec)]
+            xs.append((base[rng.integers(0, len(base), nl)] * (1.0 + rng.uniform(-1, 1, nl) * 2.0 ** -11))
+                      .astype(np.float32))
+        _JOB_CACHE[key] = [launch_job_stats(x, rows, k, nb=nb, th=th) for x in xs]
+    return _JOB_CACHE[key]
+
+
+def price_terms(rows, n, k, sms, samples_of=None, terms=None) -> dict:
+    """Per shape (arrays over rows x n broadcast): sweeps, merge_sweeps and job rounds of the launch (shape_terms) on
+    `samples_of(rows, n)` (default: default_samples, the recorded scores) under `terms` (default JOB_TERMS)."""
+    terms = JOB_TERMS if terms is None else terms
+    samples_of = samples_of or (lambda r, m: default_samples(r, m, int(k)))
+    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
+    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job")}
+    memo: dict = {}
+    for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
+        if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
+            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms)
+                            if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0))
+        for c in out:
+            out[c].flat[i] = memo[(r, m)][c]
+    return out
+
+
+def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None) -> None:
+    """TensorRT-LLM's decode top-k as the product prices it (the job model: price_terms then add_job_ops); the
+    calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
+    t = price_terms(rows, n, k, sms, samples_of, terms)
+    add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"])

@@ -219,10 +219,10 @@ class RadixTopk(_Topk):
                                 "'trtllm_b200' = the same pass model with TensorRT-LLM's histogram and fixed work fitted to "
                                 "its own B200 radix timings (RADIX_KERNELS); 'sglang' / 'trtllm' / 'flashinfer' = the "
                                 "engines' kernels modelled from their sources, passes counted on recorded scores "
-                                "(simulator/kernels/topk_production.py); CAUTION 'trtllm': its price borrows SGLang's "
-                                "terms and runs ~64 % fast against TensorRT-LLM's kernel timed on an H100 (top-k grids "
-                                "5-6); the job model judged blind at 8.9 % median (simulator/calibration/topk_engines.py "
-                                "predict_trtllm_job) is not wired into this price yet",
+                                "(simulator/kernels/topk_production.py); 'trtllm' is priced with its on-chip phases (block "
+                                "scans, final sort; simulator/kernels/topk_trtllm.py add_priced_ops, the function its "
+                                "calibration judges): blind on an H100 16.9 % median / 33 % p90, ~12 % fast, long "
+                                "prefill launches and split long rows ~20-35 % fast (topk_engines grid 7)",
                         lambda v: (isinstance(v, str) and v in tuple(RADIX_KERNELS) + PRODUCTION_RADIX) or (
                             isinstance(v, dict) and set(v) == {"hist_flops", "fixed_flops"}
                             and all(isinstance(x, (int, float)) and x >= 0 for x in v.values())),
@@ -234,6 +234,10 @@ class RadixTopk(_Topk):
                 phase: str) -> None:
         if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
             from simulator.kernels import topk_production as TP
+            if self.kernel == "trtllm":   # its own module (dispatch, split work, on-chip phases): topk_trtllm
+                from simulator.kernels import topk_trtllm as TK
+                TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers)
+                return
             st = TP.default_stats(self.kernel, length, int(k))
             if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
                 # DSA backend calls its page-table transform at decode, the ragged transform at prefill
@@ -241,10 +245,6 @@ class RadixTopk(_Topk):
                 FK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None,
                            gather_iters=st["gather_iters"], rounds=st["rounds"], sms=float(combo.target.sm_count),
                            page_table=phase == "decode")
-                return
-            if self.kernel == "trtllm":   # its own module (dispatch, split work): topk_trtllm
-                from simulator.kernels import topk_trtllm as TK
-                TK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None)
                 return
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
                             gather_iters=st["gather_iters"], rounds=st["rounds"])
