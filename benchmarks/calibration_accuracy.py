@@ -879,11 +879,14 @@ def _mla_blind5(FP, fmt) -> None:
                         for v in MLA_BLIND5_VARIANTS)
         print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (6648a5d: "
               f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    # FlashMLA is priced alike by both models: one board row for it; FlashInfer MLA's two models side by side
     ship = MLA_BLIND5_SHIPPED == "fill"
-    _board(m, "err", "blind", "MLA blind grid 5, first-stage fill model's committed prices"
+    fi = m["family"] == "fi_mla"
+    _board(m[fi], "err", "blind", "MLA blind grid 5, first-stage fill model's committed prices"
            + (" (shipped)" if ship else " (not shipped)"), t)
-    _board(m, "err_before", "blind", "MLA blind grid 5, main 6648a5d model's committed prices"
+    _board(m[fi], "err_before", "blind", "MLA blind grid 5, main 6648a5d model's committed prices"
            + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal")
+    _board(m[~fi], "err", "blind", "MLA blind grid 5, committed prices (FlashMLA unchanged)", t)
     print(f"MLA blind grid 5 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (6648a5d: "
           f"{int((t['before goal'] == 'met').sum())})")
     fq = sorted(p for p in FP.DATA_DIR.glob(MLA_BLIND5_FRESHQ_GLOB) if "_grids" not in p.name)

@@ -751,3 +751,29 @@ def test_fi_mla_tail_round_streams_on_its_own_sms(monkeypatch):
     for f in ("", "_8b74743", "_tail_unsplit", "_q_l2"):
         p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind4_predictions{f}.csv")
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 120 and p["pred_us"].gt(0).all()
+
+
+def test_mla_blind5_grid_is_new_and_every_price_file_covers_it():
+    # the fifth MLA blind grid: no (batch, context) of it in an earlier committed MLA CSV; the four price files
+    # (the fill model, main's model at 6648a5d, fill21, fill30) cover all its shapes; FlashMLA is priced alike by all
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _campaign_script()
+    sh = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind5")])
+    keys = ["family", "heads", "batch", "context"]
+    prices = {}
+    for f in ("", "_6648a5d", "_fill21", "_fill30"):
+        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind5_predictions{f}.csv")
+        assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 112 and p["pred_us"].gt(0).all()
+        prices[f] = p.set_index(keys)["pred_us"]
+    fm = [k for k in prices[""].index if k[0] == "flashmla"]
+    assert all(np.allclose(prices[f][fm], prices[""][fm]) for f in prices)
+    earlier = [f for f in FP.DATA_DIR.glob("production_attention_mla_*nvidia*.csv")
+               if "blind5" not in f.name and "_grids" not in f.name]
+    seen = set()
+    for f in earlier:
+        d = pd.read_csv(f)
+        seen |= set(zip(d["batch"], d["context"]))
+    assert not seen & set(zip(sh["batch"], sh["context"]))
