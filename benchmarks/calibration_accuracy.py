@@ -314,8 +314,9 @@ PRODUCTION_DIAGNOSIS = {
         "with the two-stage pipeline's prologue (a one-iteration program = 3 + 2 dependent loads, no steady-state "
         "tile), idle programs at one L2 hit per wave and fp8 its own kind, every regime is within 10 % median",
     ("fi_mla", "short (<=256)"):
-        "mid batch only (B 64, one item per cluster): T 16 / 64 +16 / +11 % at 16 heads and +32 % at 128 heads, "
-        "T 256 +6 %: the one-stage item's Q and output tiles (8-9 MB each at 128 heads) priced at the kind's DRAM rate "
+        "mid batch only (B 64, one item per cluster): T 16 / 64 +2 / +13 % at 16 heads and +21 / +32 % at 128 "
+        "heads, T 256 +6 % (with the per-item first-stage fill, FI_MLA_FILL_RATE_SM, looked-at: 13.7 -> 9.5 % "
+        "median, p90 31.9 -> 26.8 %): the one-stage item's Q and output tiles (8-9 MB each at 128 heads) priced at the kind's DRAM rate "
         "in the body, though the harness's Q stays in L2 between graph replays (Q as L2 hits was tried on the fit "
         "rows: short large batch then 16 % too fast). Large batch met since the per-item epilogue is on the CTA's "
         "chain (hwmodels/roofline.py CTA_FIXED_HIDDEN: write_o, then __syncthreads before the next item's loads, "
