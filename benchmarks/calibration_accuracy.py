@@ -314,8 +314,9 @@ PRODUCTION_DIAGNOSIS = {
         "with the two-stage pipeline's prologue (a one-iteration program = 3 + 2 dependent loads, no steady-state "
         "tile), idle programs at one L2 hit per wave and fp8 its own kind, every regime is within 10 % median",
     ("fi_mla", "short (<=256)"):
-        "mid batch only (B 64, one item per cluster): T 16 / 64 +16 / +11 % at 16 heads and +32 % at 128 heads, "
-        "T 256 +6 %: the one-stage item's Q and output tiles (8-9 MB each at 128 heads) priced at the kind's DRAM rate "
+        "mid batch only (B 64, one item per cluster): T 16 / 64 +2 / +13 % at 16 heads and +21 / +32 % at 128 "
+        "heads, T 256 +6 % (with the per-item first-stage fill, FI_MLA_FILL_RATE_SM, looked-at: 13.7 -> 9.5 % "
+        "median, p90 31.9 -> 26.8 %): the one-stage item's Q and output tiles (8-9 MB each at 128 heads) priced at the kind's DRAM rate "
         "in the body, though the harness's Q stays in L2 between graph replays (Q as L2 hits was tried on the fit "
         "rows: short large batch then 16 % too fast). Large batch met since the per-item epilogue is on the CTA's "
         "chain (hwmodels/roofline.py CTA_FIXED_HIDDEN: write_o, then __syncthreads before the next item's loads, "
@@ -827,6 +828,82 @@ def _mla_blind4(FP, fmt) -> None:
     print(q[cols].sort_values(keys).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
 
 
+#: the fifth MLA blind grid (lab/kernels/measure_production_attention.py --grid mla_blind5, run_mla_blind5_device.sh):
+#: DeepSeek-V3's 128 MLA heads at TP 1-8 (16-128 heads), short contexts 16-240 at batch 1-256 and middle controls, in no
+#: earlier grid, priced and committed BEFORE measuring by the model with FlashInfer MLA's per-item first-stage fill
+#: (simulator/kernels/flashinfer.py FI_MLA_FILL_RATE_SM, 42.5 GB/s per SM), by main's model at 6648a5d and by two
+#: alternatives (fill21 / fill30: the fill at 21.4 / 30 GB/s per SM); FlashMLA unchanged (same prices in every file).
+#: The batch 24-256 short shapes were also timed with a fresh Q per replay (--fresh-q)
+MLA_BLIND5_PRED = "production_attention_mla_blind5_predictions.csv"
+MLA_BLIND5_BEFORE = "production_attention_mla_blind5_predictions_6648a5d.csv"
+MLA_BLIND5_VARIANTS = {"fill21": "production_attention_mla_blind5_predictions_fill21.csv",
+                       "fill30": "production_attention_mla_blind5_predictions_fill30.csv"}
+MLA_BLIND5_GLOB = "production_attention_mla_blind5_nvidia*.csv"
+MLA_BLIND5_FRESHQ_GLOB = "production_attention_mla_blind5_freshq_nvidia*.csv"
+#: which model the fifth MLA blind grid's board rows call shipped (set from the blind result, see KNOWN_GAPS)
+MLA_BLIND5_SHIPPED = "fill"
+
+
+def _mla_blind5(FP, fmt) -> None:
+    """The fifth MLA blind grid: per family and regime the committed prices of the first-stage fill model, of main's
+    model at 6648a5d and of the two alternative fill rates against the goal (median <= 10 %, p90 <= 25 %); then the
+    short shapes timed with a fresh Q per replay."""
+    import numpy as np
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    m, name = blind_errors(FP, MLA_BLIND5_GLOB, MLA_BLIND5_PRED, MLA_BLIND5_BEFORE)
+    if m is None:
+        print("\nMLA blind grid 5: not measured yet (" + MLA_BLIND5_PRED + " holds the predictions)")
+        return
+    keys = ["family", "heads", "batch", "context"]
+    for v, f in MLA_BLIND5_VARIANTS.items():
+        p = pd.read_csv(FP.DATA_DIR / f)[keys + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
+        m = m.merge(p, on=keys, how="left")
+        m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
+    print(f"\nMLA BLIND GRID 5 (BLIND: DeepSeek-V3's MLA heads at TP 1-8 = 16-128 heads, FlashInfer MLA and FlashMLA, "
+          f"batch 1-256 x context 16-240 + middle controls (480-2000), in no earlier grid; {name}, {len(m)} shapes). "
+          f"Priced and committed before measuring: the first-stage fill model (commit "
+          f"{str(m['model_commit'].iloc[0])[:10]}, FI_MLA_FILL_RATE_SM 42.5 GB/s per SM), before = main's model at "
+          f"{str(m['before_commit'].iloc[0])[:7]}, and fill21 / fill30 (the fill at 21.4 / 30 GB/s per SM). FlashMLA "
+          "is priced alike by all. Goal: median <= 10 %, p90 <= 25 %")
+    t = _blind_regimes(m)
+    for v in MLA_BLIND5_VARIANTS:
+        g = m.groupby(["family", "kv", "ctx_regime", "batch_regime"])["err_" + v]
+        t[v + " median"] = g.apply(lambda e: e.abs().median()).to_numpy()
+        t[v + " p90"] = g.apply(lambda e: np.percentile(e.abs(), 90)).to_numpy()
+    print(t.drop(columns=["kv"]).to_string(**fmt))
+    for fam, x in m.groupby("family"):
+        e, eb = x["err"].abs(), x["err_before"].abs()
+        alt = "; ".join(f"{v} {x['err_' + v].abs().median():.1f} %, p90 {np.percentile(x['err_' + v].abs(), 90):.1f} %"
+                        for v in MLA_BLIND5_VARIANTS)
+        print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (6648a5d: "
+              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    # FlashMLA is priced alike by both models: one board row for it; FlashInfer MLA's two models side by side
+    ship = MLA_BLIND5_SHIPPED == "fill"
+    fi = m["family"] == "fi_mla"
+    _board(m[fi], "err", "blind", "MLA blind grid 5, first-stage fill model's committed prices"
+           + (" (shipped)" if ship else " (not shipped)"), t)
+    _board(m[fi], "err_before", "blind", "MLA blind grid 5, main 6648a5d model's committed prices"
+           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal")
+    _board(m[~fi], "err", "blind", "MLA blind grid 5, committed prices (FlashMLA unchanged)", t)
+    print(f"MLA blind grid 5 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (6648a5d: "
+          f"{int((t['before goal'] == 'met').sum())})")
+    fq = sorted(p for p in FP.DATA_DIR.glob(MLA_BLIND5_FRESHQ_GLOB) if "_grids" not in p.name)
+    if not fq:
+        return
+    q = FP.load(fq[-1])[keys + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})
+    q = m.merge(q, on=keys, how="inner")
+    q["fresh/same"] = q["fresh_q_us"] / q["median_us"]
+    q["err_fresh"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
+    q["before err_fresh"] = (q["before_us"] / q["fresh_q_us"] - 1.0) * 100.0
+    print(f"  the short shapes timed twice ({fq[-1].name}): the same Q every replay (the grid) and a fresh Q per "
+          "replay; err / err_fresh = the fill model against each, before = main's model")
+    cols = keys + ["median_us", "fresh_q_us", "fresh/same", "err", "err_fresh", "err_before", "before err_fresh"]
+    print(q[cols].sort_values(keys).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
 #: the FlashInfer check grid (lab/kernels/measure_production_attention.py --grid fresh_fi): CUDA-core decode, tensor-core
 #: decode and verification shapes in no earlier grid, priced BEFORE measuring by the model after the busiest-SM
 #: crowding rule and by the model at 1081e97 (before it); both files committed before the device run
@@ -1331,6 +1408,7 @@ def production_attention() -> None:
     _mla_blind2(FP, hw, fmt)
     _mla_blind3(FP, fmt)
     _mla_blind4(FP, fmt)
+    _mla_blind5(FP, fmt)
     _fresh_fi(FP, fmt)
     _fresh_fi(FP, fmt, *FRESH_FI2)
     _fresh_fi3(FP, fmt)

@@ -109,6 +109,15 @@ MLA_BLIND4_BT = ([(256, 2500), (300, 1600), (420, 3300), (360, 1200)]
                  + [(64, 24), (64, 72), (64, 176)]
                  + [(96, 2600), (48, 5200), (300, 48), (8, 3000), (2, 70000)])
 
+#: the fifth MLA BLIND grid (--grid mla_blind5; parts fi_mla, flashmla): DeepSeek-V3's 128 MLA heads at tensor-parallel
+#: 1 / 2 / 4 / 8 (128 / 64 / 32 / 16 heads per GPU), the test of FlashInfer MLA's per-item first-stage fill
+#: (simulator/kernels/flashinfer.py FI_MLA_FILL_RATE_SM): short contexts (16-240 tokens: one partial 64-token stage to
+#: four stages per item) at batch 1-256, and controls (middle contexts 480-2000 at batch 8-200); every (batch, context)
+#: in none of the committed CSVs' rows (checked when priced), priced and committed before it was measured
+MLA_BLIND5_HEADS = (16, 32, 64, 128)
+MLA_BLIND5_BT = ([(64, 40), (48, 120), (96, 88), (128, 200), (24, 16), (256, 32), (256, 152), (4, 56), (12, 232),
+                  (1, 24)]
+                 + [(32, 640), (160, 480), (8, 2000), (200, 1008)])
 
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
@@ -475,12 +484,13 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
-    if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4"):
+    if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5"):
         if part not in ("fi_mla", "flashmla"):
             return []
         bts, heads = {"mla_fit2": (MLA_FIT2_BT, (16, 128)), "mla_blind2": (MLA_BLIND2_BT, (16, 32, 128)),
                       "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS),
-                      "mla_blind4": (MLA_BLIND4_BT, MLA_BLIND4_HEADS)}[grid]
+                      "mla_blind4": (MLA_BLIND4_BT, MLA_BLIND4_HEADS),
+                      "mla_blind5": (MLA_BLIND5_BT, MLA_BLIND5_HEADS)}[grid]
         return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
                 for h in heads for b, t in bts]
@@ -825,7 +835,7 @@ def main() -> None:
     ap.add_argument("--only-bt", default="", help="keep only these batch:context shapes, comma-separated")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "mla_blind4", "fi_dec_blind", "fi_dec_blind2",
+                                                               "mla_blind3", "mla_blind4", "mla_blind5", "fi_dec_blind", "fi_dec_blind2",
                                                                "fi_dec_blind3", "fi_dec_blind4", "fi_dec_blind5"))
     args = ap.parse_args()
     global FRESH_Q

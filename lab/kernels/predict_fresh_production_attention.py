@@ -22,7 +22,8 @@ decode blind grid (FIDB_*) into production_attention_fi_dec_blind_predictions.cs
 production_attention_fi_dec_blind2_predictions.csv, --grid fi_dec_blind3 the third into
 production_attention_fi_dec_blind3_predictions.csv, --grid fi_dec_blind4 the fourth into
 production_attention_fi_dec_blind4_predictions.csv, --grid fi_dec_blind5 the fifth into
-production_attention_fi_dec_blind5_predictions.csv (with --out, e.g. one file per model priced; --cta-launch SHARE prices
+production_attention_fi_dec_blind5_predictions.csv, --grid mla_blind5 the fifth MLA blind grid (MLA_BLIND5_*) into
+production_attention_mla_blind5_predictions.csv (with --out, e.g. one file per model priced; --cta-launch SHARE prices
 it with simulator/kernels/flashinfer.py FI_DECODE_CTA_LAUNCH_SHARE set to SHARE, refitted so). Each is committed
 before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
@@ -48,6 +49,7 @@ OUT_FRESH_FI3 = OUT.with_name("production_attention_fresh_fi3_predictions.csv")
 OUT_MLA_BLIND2 = OUT.with_name("production_attention_mla_blind2_predictions.csv")
 OUT_MLA_BLIND3 = OUT.with_name("production_attention_mla_blind3_predictions.csv")
 OUT_MLA_BLIND4 = OUT.with_name("production_attention_mla_blind4_predictions.csv")
+OUT_MLA_BLIND5 = OUT.with_name("production_attention_mla_blind5_predictions.csv")
 OUT_FI_DEC_BLIND = OUT.with_name("production_attention_fi_dec_blind_predictions.csv")
 OUT_FI_DEC_BLIND2 = OUT.with_name("production_attention_fi_dec_blind2_predictions.csv")
 OUT_FI_DEC_BLIND3 = OUT.with_name("production_attention_fi_dec_blind3_predictions.csv")
@@ -63,13 +65,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
-                                                        "fresh_fi3", "mla_blind2", "mla_blind3", "mla_blind4",
+                                                        "fresh_fi3", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5",
                                                         "fi_dec_blind", "fi_dec_blind2", "fi_dec_blind3",
                                                         "fi_dec_blind4", "fi_dec_blind5"))
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
     ap.add_argument("--cta-launch", type=float, default=None,
                     help="price the CUDA-core decode call with this CTA launch share (FI_DECODE_CTA_LAUNCH_SHARE)")
-    ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4", "tail_unsplit", "q_l2"),
+    ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4", "tail_unsplit", "q_l2", "fill21",
+                                                     "fill30", "nofill"),
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
                          "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
                          "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
@@ -85,13 +88,16 @@ def main() -> None:
         from simulator.kernels import flashinfer as FIq
         from simulator.kernels import flashmla as FMq
         FIq.FI_MLA_Q_L2 = FMq.FM_Q_L2 = True
+    elif args.mla_variant in ("fill21", "fill30", "nofill"):   # FlashInfer MLA's first-stage fill at another rate
+        from simulator.kernels import flashinfer as FIf
+        FIf.FI_MLA_FILL_RATE_SM = {"fill21": 21.4e9, "fill30": 30e9, "nofill": float("inf")}[args.mla_variant]
     elif args.mla_variant == "partial0.4":
         from simulator.kernels import flashinfer as FIv
         FIv.FI_MLA_PARTIAL_STAGE_SHARE = 0.4
     args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
                                 "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
                                 "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2,
-                                "mla_blind3": OUT_MLA_BLIND3, "mla_blind4": OUT_MLA_BLIND4,
+                                "mla_blind3": OUT_MLA_BLIND3, "mla_blind4": OUT_MLA_BLIND4, "mla_blind5": OUT_MLA_BLIND5,
                                 "fi_dec_blind": OUT_FI_DEC_BLIND,
                                 "fi_dec_blind2": OUT_FI_DEC_BLIND2,
                                 "fi_dec_blind3": OUT_FI_DEC_BLIND3, "fi_dec_blind4": OUT_FI_DEC_BLIND4,

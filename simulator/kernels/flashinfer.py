@@ -142,7 +142,8 @@ FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
 #: steps of 0.05, the kind's other terms refitted at each; rms log error on the fit rows, the campaign's middle regime
 #: + the mla_fit2 rows with the per-item epilogue fitted: 0.0633 at 0.45, 0.0595 at 0.55, 0.0590 at 0.60, 0.0595 at
 #: 0.65, 0.0655 at 0.80; on the campaign's rows alone it was 0.65: 0.0477, 0.048 at 0.60); the L2 latency alone (0.41)
-#: gives 0.065 on those
+#: gives 0.065 on those. With the per-item first-stage fill (FI_MLA_FILL_RATE_SM) the scan is flat between 0.60 and
+#: 0.65 (0.0627 / 0.0627): 0.60 kept
 FI_MLA_MERGE_LOAD_SHARE = 0.60
 FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
 #: per work item, write_o (mla_hopper.cuh @ FI_COMMIT) stores the item's output tile (min(q x Hq, 64) rows x 512 in the
@@ -168,6 +169,33 @@ FI_MLA_TAIL_UNSPLIT_ONLY = False
 #: harness reads the same Q every graph replay. False = Q from DRAM (the rule shipped); True = the alternative `q_l2`
 #: priced beside it on the fourth MLA blind grid, whose batch-64 short shapes are also timed with a fresh Q per replay
 FI_MLA_Q_L2 = False
+#: per work item, the first 64-token stage's K/V must arrive before the item's first QK^T can issue (mla_hopper.cuh
+#: @ FI_COMMIT: the producer warp group issues load_kv for the item's stages only after the previous item's write_o and
+#: __syncthreads, and the consumers wait on the first stage's barrier): the pipeline fill is exposed once per item.
+#: load_kv<true> zero-fills the rows past the item's end without a global read, so the fill carries min(n, 64) x
+#: (d_ckv + d_kpe) x kv bytes of an item of n tokens: a short item (one 16-48-token stage) fills less than a long one,
+#: whose fill is the same 64-token stage however long the item. Priced as those bytes at one SM's share of the load
+#: stream, FI_MLA_FILL_RATE_SM bytes/s, in dependent-load units (FI_MLA_LOAD_S); the rest of the per-item time stays
+#: the kind's fitted per-wave CTA time (write_o, the barrier), refitted beside it. The fit rows cannot choose the rate:
+#: their items are long (every item's first stage is a whole 64-token stage, but for the 32-token pieces of the
+#: campaign's small-batch middle rows), so the fill and the per-item CTA time trade one for the other
+#: (simulator/calibration/fit_production_attention.py `fill_rate_scan`, the kind's other terms refitted at each rate:
+#: rms log error 0.0727 at 15 GB/s, 0.0648 at 20, 0.0638 at 25, 0.0633 at 30, 0.0628 at 40, 0.0624 at 60, 0.0622
+#: without the term). ASSUMPTION: 42.5 GB/s, FlashMLA's per-SM rate of its exposed per-request tile load
+#: (simulator/kernels/flashmla.py FM_Q_RATE_SM, scanned on that kernel's fit rows; same device, a TMA tile exposed once per
+#: request / item); an SM's share of the kind's HBM stream (0.8418 x 3.35 TB/s / 132 = 21.4 GB/s) and 30 GB/s were
+#: priced beside it on the fifth MLA blind grid (fill21, fill30). The choice of 42.5 over 21.4 / 30 was made after the
+#: campaign's short rows had been seen (looked-at: short small batch 5.8 -> 12.7 % median at 21.4, 10.6 % at 30, 7.1 % at
+#: 42.5). float("inf") = no fill term (the model before it, `nofill`). BLIND test (the fifth MLA blind grid, 56 shapes,
+#: priced before measuring): 7.0 / 15.2 % median / p90 against 7.3 / 16.0 % without the term; fill21 7.5 / 21.5 %,
+#: fill30 7.7 / 16.2 %
+FI_MLA_FILL_RATE_SM = 42.5e9
+
+
+def fi_mla_fill_loads(first_tokens, lat, kvb, rate=None):
+    """The exposed per-item pipeline fill in dependent-load units (FI_MLA_FILL_RATE_SM): the item's first stage's
+    valid tokens (min(n, 64)) x lat x kvb bytes / rate / FI_MLA_LOAD_S."""
+    return np.asarray(first_tokens, dtype=np.float64) * lat * kvb / (rate or FI_MLA_FILL_RATE_SM) / FI_MLA_LOAD_S
 
 
 def fi_mla_o_loads(q, H, split, rate=None):
@@ -483,14 +511,15 @@ def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters
               partial_share: float = 1.0):
     """MLAPlan's least-loaded assignment (scheduler.cuh: MinHeap of clusters, cost_function = 2 x tile rows +
     tokens) of `tiles` identical (request, q tile) KV ranges of T tokens cut into pieces of <= limit tokens:
-    (items, KV tokens, 64-token stages, stage units) of the cluster that ends with the largest cost; stage units count
-    an item's partial last stage as partial_share + (1 - partial_share) x its share of 64 tokens
-    (FI_MLA_PARTIAL_STAGE_SHARE)."""
+    (items, KV tokens, 64-token stages, stage units, first-stage tokens) of the cluster that ends with the largest cost;
+    stage units count an item's partial last stage as partial_share + (1 - partial_share) x its share of 64 tokens
+    (FI_MLA_PARTIAL_STAGE_SHARE); first-stage tokens sum min(n, 64) over its items (FI_MLA_FILL_RATE_SM)."""
     heap = [(0.0, c) for c in range(clusters)]
     items = [0] * clusters
     stages = [0] * clusters
     units = [0.0] * clusters
     toks = [0.0] * clusters
+    first = [0.0] * clusters
     for _ in range(tiles):
         rem = T
         for _ in range(pieces_per_tile):
@@ -499,12 +528,13 @@ def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters
             heapq.heappush(heap, (cost + 2.0 * tile_rows + n, c))
             items[c] += 1
             toks[c] += n
+            first[c] += min(n, FI_MLA_TILE_KV)
             stages[c] += int(np.ceil(n / FI_MLA_TILE_KV))
             full, part = divmod(n, FI_MLA_TILE_KV)
             units[c] += full + (partial_share + (1.0 - partial_share) * part / FI_MLA_TILE_KV if part > 0 else 0.0)
             rem -= n
     cost, c = max(heap)
-    return items[c], toks[c], stages[c], units[c]
+    return items[c], toks[c], stages[c], units[c], first[c]
 
 
 def fi_mla_plan(B, q, T, H, sms: int):
@@ -520,9 +550,9 @@ def fi_mla_plan(B, q, T, H, sms: int):
     limit = mla_kv_limit(np.maximum(ceil_div(B * tiles_q * T, clusters), 1.0))
     per_tile = np.maximum(ceil_div(T, limit), 1.0)                # pieces of one (request, q tile)
     pieces = B * tiles_q * per_tile
-    items, stages, units = np.empty(B.shape), np.empty(B.shape), np.empty(B.shape)
+    items, stages, units, first = (np.empty(B.shape) for _ in range(4))
     for i in np.ndindex(B.shape):
-        items[i], _, stages[i], units[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]),
+        items[i], _, stages[i], units[i], first[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]),
                                                      float(T[i]), int(clusters[i]), float(tile_rows[i]),
                                                      float(FI_MLA_PARTIAL_STAGE_SHARE))
     split = T > limit
@@ -534,7 +564,7 @@ def fi_mla_plan(B, q, T, H, sms: int):
     merge_iters = np.where(split, ceil_div(merge_rows, FI_MLA_MERGE_ROWS_PER_ITER), 0.0)
     merge_loads = merge_iters * per_tile
     return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
-            "pieces": pieces, "items": items, "stages": stages, "stage_units": units, "split": split, "merge_rows": merge_rows,
+            "pieces": pieces, "items": items, "stages": stages, "stage_units": units, "first_tokens": first, "split": split, "merge_rows": merge_rows,
             "merge_iters": merge_iters, "merge_loads": merge_loads}
 
 
@@ -577,6 +607,8 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
     merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
     loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
+    # + per item: its first stage's fill, the valid tokens of that stage at one SM's share (FI_MLA_FILL_RATE_SM)
+    loads = loads + fi_mla_fill_loads(pl["first_tokens"] / waves, lat, kvb)
     active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
     ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
     # the last round's share of the items prices the tail round (hwmodels/roofline.py TAIL_ROUND_KINDS) only where the
