@@ -283,6 +283,13 @@ def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
 #: measured CTA launch; priced beside it on the fourth decode blind grid (benchmarks/calibration_accuracy.py), it
 #: overshoots the short calls (bf16 short mid batch +12 % median, p90 48 %) where 0.47 meets them
 FI_DECODE_CTA_LAUNCH_SHARE = 0.47
+#: ... in EVERY wave of a many-wave launch, not once per launch (False: the first wave's k_first - 1 launches spread over
+#: the waves, the rule at 6648a5d). CANDIDATE, tested on the sixth decode blind grid
+FI_DECODE_CTA_LAUNCH_EVERY_WAVE = False
+#: the decode launches give the roofline their own residency (Launch.resident = the kernel's slots from its registers
+#: and shared memory) for the wave count, instead of the kind's calibrated cta_slots (8 bf16, 6 fp8), which count the
+#: 9- and 7-slot kernels (Llama-3.1-70B's group of 8) in waves of 8 / 6 per SM. CANDIDATE, as above
+FI_DECODE_OWN_RESIDENCY = False
 
 
 def fi_decode_geometry(G, d, kvb):
@@ -360,7 +367,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     # loads by the waves)
     k_first = np.where(one_wave, np.maximum(kb, 1.0), slots)
     waves_n = np.maximum(np.ceil(active / (slots * sms)), 1.0)
-    launch_loads = FI_DECODE_CTA_LAUNCH_SHARE * (k_first - 1.0) / waves_n
+    launch_loads = FI_DECODE_CTA_LAUNCH_SHARE * (k_first - 1.0) / (1.0 if FI_DECODE_CTA_LAUNCH_EVERY_WAVE else waves_n)
     pages_read = B * P * 4.0 * Hkv            # every KV head's CTAs read the request's page indices
     written = np.where(split, S * B * Hq * (d * 2.0 + 4.0), ob)   # tmp_v in the output dtype + fp32 lse
     kind = np.where(kvb < 2.0, "attn_fi_decode_fp8kv", "attn_fi_decode")
@@ -372,6 +379,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
             # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
             out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS + launch_loads, flops * crowd,
                               kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active,
+                              resident=slots if FI_DECODE_OWN_RESIDENCY else 0.0,
                               hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
     out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL,
                       cta_launch=FI_DECODE_CTA_LAUNCH_SHARE))
