@@ -363,6 +363,17 @@ CHAIN_OVERLAP_BW_CEILING = True
 #: many-wave short (3-8 tiles per CTA) 4.0 / 8.8 -> 11.8 / 15.3 (too fast: a per-CTA time of many-wave launches that
 #: the compounded chain had stood in for; docs/KNOWN_GAPS.md)
 CHAIN_OVERLAP_STAGGERED = True
+#: ... and a CTA of a later wave issues nothing until its own first tile has landed (decode.cuh @ f1e6fdcb,
+#: BatchDecodeWithPagedKVCacheDevice: the prologue's cp.async of the first num_stages_smem tiles, then wait_group
+#: before the first compute_qk): a slot freed by a leaving CTA stays without issue for one iteration of the chain
+#: (iter[kind], the lone CTA's tile time) while its successor fills, so the SM's issue of a later wave is issue + iter
+#: instead of issue; HBM stays a ceiling of its own (the other CTAs' streams run through the fill): a later wave costs
+#: max(memory, issue + iter, chain). No constant (iter is the kind's fitted tile time). Seen on LOOKED-AT rows before it
+#: was chosen: the fp8 many-wave short calls (Llama-3.1-8B fp8, B 128-1024 at 16-256 tokens, 19 rows of five grids)
+#: -10.6 % median -> -1.1 % (|error| 10.6 -> 3.2 %, p90 32 -> 14 %; at 16-28 tokens still -13..-17 %); the bf16
+#: Llama-3.1-8B many-wave calls are HBM-bound and do not move, Llama-3.1-70B bf16 many-wave +1..+5 points; the fit rows
+#: are one-wave launches (rms unchanged). Tested on the sixth decode blind grid (fp8 / bf16 many-wave short rows)
+CHAIN_OVERLAP_WAVE_FILL = True
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
 #: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the
 #: measured registers) and SGLang's Triton grouped decode kernel (triton_sgl: the same loop, a token-location load then
@@ -555,7 +566,10 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         both = top * ((issue / top) ** p + (chain / top) ** p) ** (1.0 / p)
         if CHAIN_OVERLAP_STAGGERED:   # only the first wave's CTAs start in phase (CHAIN_OVERLAP_STAGGERED)
             w = np.maximum(waves, 1.0)
-            both = np.maximum(memory_s, both) / w + (w - 1.0) / w * np.maximum(np.maximum(issue, chain), memory_s)
+            # a later wave's CTAs each wait for their first tile before they issue (CHAIN_OVERLAP_WAVE_FILL)
+            wfill = w * it * np.minimum(n_it, 1.0) if CHAIN_OVERLAP_WAVE_FILL else 0.0
+            both = (np.maximum(memory_s, both) / w
+                    + (w - 1.0) / w * np.maximum(np.maximum(issue + wfill, chain), memory_s))
         elif CHAIN_OVERLAP_BW_CEILING:
             both = np.maximum(memory_s, both)
         wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)

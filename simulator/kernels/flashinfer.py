@@ -283,13 +283,13 @@ def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
 #: measured CTA launch; priced beside it on the fourth decode blind grid (benchmarks/calibration_accuracy.py), it
 #: overshoots the short calls (bf16 short mid batch +12 % median, p90 48 %) where 0.47 meets them
 FI_DECODE_CTA_LAUNCH_SHARE = 0.47
-#: ... in EVERY wave of a many-wave launch, not once per launch (False: the first wave's k_first - 1 launches spread over
-#: the waves, the rule at 6648a5d). CANDIDATE, tested on the sixth decode blind grid
-FI_DECODE_CTA_LAUNCH_EVERY_WAVE = False
 #: the decode launches give the roofline their own residency (Launch.resident = the kernel's slots from its registers
 #: and shared memory) for the wave count, instead of the kind's calibrated cta_slots (8 bf16, 6 fp8), which count the
-#: 9- and 7-slot kernels (Llama-3.1-70B's group of 8) in waves of 8 / 6 per SM. CANDIDATE, as above
-FI_DECODE_OWN_RESIDENCY = False
+#: 9- and 7-slot kernels (Llama-3.1-70B's group of 8) in waves of 8 / 6 per SM (a (148, 8) grid of 1,100 working CTAs
+#: is one wave at 9 per SM, two at 8). The kernels' slots are the occupancy of their source geometry and MEASURED
+#: registers (FI_DECODE_REGS), the same number FlashInfer's plan sizes its CUDA-graph grid with. Fit rows' rms log error
+#: bf16 0.0719 -> 0.0717 (fp8 unchanged). Tested on the sixth decode blind grid (its `9-slot past 8 per SM` rows)
+FI_DECODE_OWN_RESIDENCY = True
 
 
 def fi_decode_geometry(G, d, kvb):
@@ -367,7 +367,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     # loads by the waves)
     k_first = np.where(one_wave, np.maximum(kb, 1.0), slots)
     waves_n = np.maximum(np.ceil(active / (slots * sms)), 1.0)
-    launch_loads = FI_DECODE_CTA_LAUNCH_SHARE * (k_first - 1.0) / (1.0 if FI_DECODE_CTA_LAUNCH_EVERY_WAVE else waves_n)
+    launch_loads = FI_DECODE_CTA_LAUNCH_SHARE * (k_first - 1.0) / waves_n
     pages_read = B * P * 4.0 * Hkv            # every KV head's CTAs read the request's page indices
     written = np.where(split, S * B * Hq * (d * 2.0 + 4.0), ob)   # tmp_v in the output dtype + fp32 lse
     kind = np.where(kvb < 2.0, "attn_fi_decode_fp8kv", "attn_fi_decode")
