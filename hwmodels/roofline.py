@@ -35,7 +35,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
                    CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is max(memory_s', overlap_p(compute_s,
                    chain)), HBM a ceiling (CHAIN_OVERLAP_BW_CEILING), compounded in the first wave only and
-                   max(memory_s', compute_s, chain) per later wave (CHAIN_OVERLAP_STAGGERED); for those of CHAIN_ISSUE, vLLM's Triton
+                   max(memory_s', compute_s, chain) per later wave (CHAIN_OVERLAP_STAGGERED), compute_s + iter per later
+                   wave in that max (CHAIN_OVERLAP_WAVE_FILL); for those of CHAIN_ISSUE, vLLM's Triton
                    attention, max(memory_s', chain + compute_s + chain_queue[kind] x memory_s')); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
                   of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
@@ -372,7 +373,10 @@ CHAIN_OVERLAP_STAGGERED = True
 #: was chosen: the fp8 many-wave short calls (Llama-3.1-8B fp8, B 128-1024 at 16-256 tokens, 19 rows of five grids)
 #: -10.6 % median -> -1.1 % (|error| 10.6 -> 3.2 %, p90 32 -> 14 %; at 16-28 tokens still -13..-17 %); the bf16
 #: Llama-3.1-8B many-wave calls are HBM-bound and do not move, Llama-3.1-70B bf16 many-wave +1..+5 points; the fit rows
-#: are one-wave launches (rms unchanged). Tested on the sixth decode blind grid (fp8 / bf16 many-wave short rows)
+#: are one-wave launches (rms unchanged). Tested on the sixth decode blind grid (74 new shapes, H100 2026-11-27, both
+#: prices committed before measuring, benchmarks/calibration_accuracy.py): fp8 many-wave short (20 shapes, Llama-3.1-8B
+#: at TP 1 / 2, Llama-3.1-70B at TP 2) |error| median / p90 13.1 / 24.8 % -> 4.4 / 13.1 (still -11..-16 % at 40-52
+#: tokens); bf16 many-wave short 4.3 / 9.7 -> 3.7 / 9.7
 CHAIN_OVERLAP_WAVE_FILL = True
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
 #: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the

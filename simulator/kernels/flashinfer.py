@@ -288,7 +288,9 @@ FI_DECODE_CTA_LAUNCH_SHARE = 0.47
 #: 9- and 7-slot kernels (Llama-3.1-70B's group of 8) in waves of 8 / 6 per SM (a (148, 8) grid of 1,100 working CTAs
 #: is one wave at 9 per SM, two at 8). The kernels' slots are the occupancy of their source geometry and MEASURED
 #: registers (FI_DECODE_REGS), the same number FlashInfer's plan sizes its CUDA-graph grid with. Fit rows' rms log error
-#: bf16 0.0719 -> 0.0717 (fp8 unchanged). Tested on the sixth decode blind grid (its `9-slot past 8 per SM` rows)
+#: bf16 0.0719 -> 0.0717 (fp8 unchanged). On the sixth decode blind grid (H100 2026-11-27) its `9-slot past 8 per SM`
+#: rows (Llama-3.1-70B bf16, B 136 / 146: 1,088-1,168 working CTAs) moved little: |error| 6.6 / 8.4 % -> 7.0 / 8.8 (met
+#: in both; the prices moved by -0.4 %)
 FI_DECODE_OWN_RESIDENCY = True
 
 
