@@ -1301,7 +1301,9 @@ FI_DEC_BLIND6_DIAGNOSIS = {
         "Llama-8B bf16 S = 2 calls at 176-240 tokens, B 42-60 (TP 1) and B 100-120 (TP 2, 4 KV heads): -11..-22 % in "
         "both models (grids 4 / 5: -12..-18 %), growing with B at a constant busiest-SM count (8): the SM clock stayed at "
         "1980 MHz and the board under 170 W through every shape (the call's nvidia-smi log), so it is not a clock drop; "
-        "the Llama-70B bf16 S = 2 rows (136 tokens, B 26; TP 4 B 150) -17..-21 % look like the same thing; not closed",
+        "not closed. Within the met Llama-70B one-wave short regime the misses are S = 2 at 136 tokens (B 26, -17 %) and TP "
+        "4 at B 150 (S = 1: 300 CTAs of the (594, 2) CUDA-graph grid, whose dispatch was never probed, priced at an even "
+        "3 per SM: -19..-21 %, B 70 at 2 per SM meets)",
     "control: one-wave short":
         "Llama-8B fp8 B 3 / 10 at 94 tokens +31..+33 % in both models: the known fp8 small-batch overshoot (the fp8 "
         "lone iteration, 1.63 us, charged where 1-2 CTAs share an SM; campaign fp8 short small p90 37 %), a control "
