@@ -35,7 +35,8 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                   body = overlap(compute_s, memory_s'), chain = waves * serial_iters * iter[kind] (for the kinds of
                    CHAIN_OVERLAP, FlashInfer's CUDA-core decode, max(body, chain) is max(memory_s', overlap_p(compute_s,
                    chain)), HBM a ceiling (CHAIN_OVERLAP_BW_CEILING), compounded in the first wave only and
-                   max(memory_s', compute_s, chain) per later wave (CHAIN_OVERLAP_STAGGERED); for those of CHAIN_ISSUE, vLLM's Triton
+                   max(memory_s', compute_s, chain) per later wave (CHAIN_OVERLAP_STAGGERED), compute_s + iter per later
+                   wave in that max (CHAIN_OVERLAP_WAVE_FILL); for those of CHAIN_ISSUE, vLLM's Triton
                    attention, max(memory_s', chain + compute_s + chain_queue[kind] x memory_s')); the second term is
                   the pipeline fill: the first tiles load before anything overlaps them, once per kernel (one wave
                   of one-tile CTAs pays body + chain; a long chain or many waves max(body, chain))
@@ -363,6 +364,20 @@ CHAIN_OVERLAP_BW_CEILING = True
 #: many-wave short (3-8 tiles per CTA) 4.0 / 8.8 -> 11.8 / 15.3 (too fast: a per-CTA time of many-wave launches that
 #: the compounded chain had stood in for; docs/KNOWN_GAPS.md)
 CHAIN_OVERLAP_STAGGERED = True
+#: ... and a CTA of a later wave issues nothing until its own first tile has landed (decode.cuh @ f1e6fdcb,
+#: BatchDecodeWithPagedKVCacheDevice: the prologue's cp.async of the first num_stages_smem tiles, then wait_group
+#: before the first compute_qk): a slot freed by a leaving CTA stays without issue for one iteration of the chain
+#: (iter[kind], the lone CTA's tile time) while its successor fills, so the SM's issue of a later wave is issue + iter
+#: instead of issue; HBM stays a ceiling of its own (the other CTAs' streams run through the fill): a later wave costs
+#: max(memory, issue + iter, chain). No constant (iter is the kind's fitted tile time). Seen on LOOKED-AT rows before it
+#: was chosen: the fp8 many-wave short calls (Llama-3.1-8B fp8, B 128-1024 at 16-256 tokens, 19 rows of five grids)
+#: -10.6 % median -> -1.1 % (|error| 10.6 -> 3.2 %, p90 32 -> 14 %; at 16-28 tokens still -13..-17 %); the bf16
+#: Llama-3.1-8B many-wave calls are HBM-bound and do not move, Llama-3.1-70B bf16 many-wave +1..+5 points; the fit rows
+#: are one-wave launches (rms unchanged). Tested on the sixth decode blind grid (74 new shapes, H100 2026-11-27, both
+#: prices committed before measuring, benchmarks/calibration_accuracy.py): fp8 many-wave short (20 shapes, Llama-3.1-8B
+#: at TP 1 / 2, Llama-3.1-70B at TP 2) |error| median / p90 13.1 / 24.8 % -> 4.4 / 13.1 (still -11..-16 % at 40-52
+#: tokens); bf16 many-wave short 4.3 / 9.7 -> 3.7 / 9.7
+CHAIN_OVERLAP_WAVE_FILL = True
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
 #: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the
 #: measured registers) and SGLang's Triton grouped decode kernel (triton_sgl: the same loop, a token-location load then
@@ -555,7 +570,10 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         both = top * ((issue / top) ** p + (chain / top) ** p) ** (1.0 / p)
         if CHAIN_OVERLAP_STAGGERED:   # only the first wave's CTAs start in phase (CHAIN_OVERLAP_STAGGERED)
             w = np.maximum(waves, 1.0)
-            both = np.maximum(memory_s, both) / w + (w - 1.0) / w * np.maximum(np.maximum(issue, chain), memory_s)
+            # a later wave's CTAs each wait for their first tile before they issue (CHAIN_OVERLAP_WAVE_FILL)
+            wfill = w * it * np.minimum(n_it, 1.0) if CHAIN_OVERLAP_WAVE_FILL else 0.0
+            both = (np.maximum(memory_s, both) / w
+                    + (w - 1.0) / w * np.maximum(np.maximum(issue + wfill, chain), memory_s))
         elif CHAIN_OVERLAP_BW_CEILING:
             both = np.maximum(memory_s, both)
         wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)

@@ -484,6 +484,7 @@ def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypat
 
     FP, df, _, hw = _campaign()
     ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
+    monkeypatch.setattr(R, "CHAIN_OVERLAP_WAVE_FILL", False)   # tested on its own below
     new = FP.predict_us(ops, hw, hw.efficiency, len(df))
     with monkeypatch.context() as m:
         m.setattr(R, "CHAIN_OVERLAP", ())
@@ -507,6 +508,7 @@ def test_decode_later_waves_take_the_larger_of_chain_and_issue(monkeypatch):
 
     FP, df, _, hw = _campaign()
     ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
+    monkeypatch.setattr(R, "CHAIN_OVERLAP_WAVE_FILL", False)   # tested on its own below
     new = FP.predict_us(ops, hw, hw.efficiency, len(df))
     with monkeypatch.context() as m:
         m.setattr(R, "CHAIN_OVERLAP_STAGGERED", False)
@@ -521,6 +523,49 @@ def test_decode_later_waves_take_the_larger_of_chain_and_issue(monkeypatch):
     many = dec & fp8 & (B >= 256) & (T >= 1024)
     assert many.any() and (new[many] < old[many] * 0.97).all()
     np.testing.assert_allclose(new[~dec], old[~dec], rtol=1e-12)
+
+
+def test_decode_later_waves_wait_for_their_first_tile(monkeypatch):
+    # roofline CHAIN_OVERLAP_WAVE_FILL: a later wave's issue is issue + one iteration, under the HBM ceiling: one-wave
+    # launches and other families unchanged, never lower, higher on the fp8 many-wave short calls (issue-bound), the
+    # HBM-bound Llama-3.1-8B bf16 many-wave short calls unchanged
+    from hwmodels import roofline as R
+
+    FP, df, _, hw = _campaign()
+    ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
+    new = FP.predict_us(ops, hw, hw.efficiency, len(df))
+    with monkeypatch.context() as m:
+        m.setattr(R, "CHAIN_OVERLAP_WAVE_FILL", False)
+        old = FP.predict_us(ops, hw, hw.efficiency, len(df))
+    dec = df["family"].to_numpy() == "fi_decode"
+    B, T = df["batch"].to_numpy(float), df["context"].to_numpy(float)
+    fp8, l8 = df["dtype"].to_numpy() == "fp8", df["model"].to_numpy() == "llama8b"
+    one = dec & l8 & (B * df["kv_heads"].to_numpy(float) <= 6 * hw.units)
+    np.testing.assert_allclose(new[one], old[one], rtol=1e-12)
+    np.testing.assert_allclose(new[~dec], old[~dec], rtol=1e-12)
+    assert (new[dec] >= old[dec] - 1e-9).all()
+    short = dec & fp8 & l8 & (B >= 256) & (T <= 64)
+    assert short.any() and (new[short] > old[short] * 1.05).all()
+    hbm = dec & ~fp8 & l8 & (B >= 256) & (T <= 256)
+    assert hbm.any() and np.allclose(new[hbm], old[hbm], rtol=1e-9)
+
+
+def test_decode_waves_use_the_kernels_own_residency():
+    # FI_DECODE_OWN_RESIDENCY: the 9-slot bf16 kernel (Llama-3.1-70B's group of 8) counts 1,088 working CTAs as one wave
+    # (9 x 132 slots), not two at the kind's calibrated 8
+    FP, _, _, hw = _campaign()
+    import pandas as pd
+
+    row = dict(family="fi_decode", model="llama70b", heads=64, kv_heads=8, head_dim=128, dtype="bf16", q_rows=1,
+               context=44, page_size=16)
+    df = pd.DataFrame([{**row, "batch": 136}])
+    launches, info = FI.fi_decode(136.0, 44.0, 64.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert float(info["slots"]) == 9.0 and float(launches[0].resident) == 9.0
+    ops = FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes))
+    own = FP.predict_us(ops, hw, hw.efficiency, 1)
+    ops.resident_ctas = np.zeros_like(ops.resident_ctas)
+    cal = FP.predict_us(ops, hw, hw.efficiency, 1)
+    assert own[0] < cal[0]
 
 
 def test_flashinfer_committed_terms_are_the_fit_of_the_committed_csv():

@@ -21,7 +21,7 @@ are written and committed BEFORE it is measured (lab/kernels/predict_fresh_produ
 shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such grid at short contexts, FI2_*) and --grid
 fresh_fi3 (a third, FI3_*) are checks of the same kind; --grid fi_dec_blind (FIDB_*) and --grid fi_dec_blind2
 (FIDB2_*), --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) and --grid fi_dec_blind4 (FIDB4_*) and --grid fi_dec_blind5
-(FIDB5_*) are the CUDA-core decode kernel's
+(FIDB5_*) and --grid fi_dec_blind6 (FIDB6_*) are the CUDA-core decode kernel's
 blind grids.
 """
 from __future__ import annotations
@@ -42,7 +42,11 @@ T_GRID = (16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 B_GRID = (1, 4, 16, 64, 256, 1024)
 MAX_TOKENS = 1 << 22
 #: heads (query, KV) of the models measured: Llama-3.1-8B, Llama-3.1-70B (TP1 shapes), Qwen2.5-7B (28 / 4)
-HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1)}
+HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1),
+         # the sixth decode blind grid's tensor-parallel shards (Llama-3.1-70B at TP 2 / 4, Llama-3.1-8B at TP 2): the
+         # CUDA-core decode kernel is compiled for groups 1, 2, 3, 4, 8 only, so Qwen2.5-7B (28 / 4) and -32B (40 / 8)
+         # are not CUDA-core decode shapes
+         "llama70b_tp2": (32, 4), "llama70b_tp4": (16, 2), "llama8b_tp2": (16, 4)}
 
 
 def bt_grid(max_tokens=MAX_TOKENS, ts=T_GRID, bs=B_GRID):
@@ -445,6 +449,51 @@ def fi_dec_blind5_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the sixth CUDA-core decode blind grid (--grid fi_dec_blind6: fi_decode only), the test of the CTA launch in every wave
+#: of a many-wave launch and of the decode launches' own residency for the wave count (simulator/kernels/flashinfer.py
+#: FI_DECODE_CTA_LAUNCH_EVERY_WAVE, FI_DECODE_OWN_RESIDENCY): many-wave short calls (fp8 and bf16, Llama-3.1-8B at TP 1
+#: / 2, Llama-3.1-70B at TP 2 / 4), the crowded one-wave short calls of the 9-slot kernel (Llama-3.1-70B bf16 at TP 1 /
+#: 2 / 4, B 16-150 at 56-136 tokens) and a few just past 8 x 132 CTAs (where the wave count depends on the residency),
+#: the S = 2 Llama-3.1-8B bf16 calls at 176-240 tokens that fill nearly every SM, and controls from met regimes; every
+#: (heads, K/V, batch, context, page) in none of the earlier grids' rows (checked against the committed CSVs when priced)
+FIDB6_MAX_TOKENS = 1_300_000
+
+
+def fi_dec_blind6_shapes(part: str) -> list[dict]:
+    """The shapes of the sixth CUDA-core decode blind grid (FIDB6_*), each with its regime label (`group`)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(group, model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB6_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+
+    add("fp8 many-wave short", "llama8b", "fp8", (40, 64, 100, 140), (288, 448, 800))
+    add("fp8 many-wave short", "llama8b_tp2", "fp8", (56, 112), (600, 1000))
+    add("fp8 many-wave short", "llama70b_tp2", "fp8", (52, 92), (400, 700))
+    add("bf16 many-wave short", "llama8b", "bf16", (44, 100), (310, 700))
+    add("bf16 many-wave short", "llama70b_tp4", "bf16", (84,), (800, 1400))
+    add("70B bf16 one-wave short", "llama70b", "bf16", (56, 88, 136), (16, 26, 46))
+    add("70B bf16 one-wave short", "llama70b_tp2", "bf16", (64, 104), (40, 80))
+    add("70B bf16 one-wave short", "llama70b_tp4", "bf16", (76, 124), (70, 150))
+    add("9-slot past 8 per SM", "llama70b", "bf16", (44, 92), (136, 146))
+    add("8B bf16 S = 2 crowded", "llama8b", "bf16", (176, 204, 240), (42, 52, 60))
+    add("8B bf16 S = 2 crowded", "llama8b_tp2", "bf16", (196, 236), (100, 120))
+    add("control: one-wave middle", "llama8b", "bf16", (1550, 2950), (7, 22))
+    add("control: one-wave middle", "llama70b", "fp8", (2000,), (12,))
+    add("control: many-wave middle", "llama8b", "fp8", (1200,), (260,))
+    add("control: many-wave middle", "llama8b", "bf16", (1000,), (300,))
+    add("control: one-wave short", "llama8b", "bf16", (38, 118), (3, 6))
+    add("control: one-wave short", "llama8b", "fp8", (94,), (3, 10))
+    add("control: long", "llama8b", "bf16", (69000,), (3,))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -479,6 +528,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind4_shapes(part)
     if grid == "fi_dec_blind5":
         return fi_dec_blind5_shapes(part)
+    if grid == "fi_dec_blind6":
+        return fi_dec_blind6_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -835,8 +886,9 @@ def main() -> None:
     ap.add_argument("--only-bt", default="", help="keep only these batch:context shapes, comma-separated")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "mla_blind4", "mla_blind5", "fi_dec_blind", "fi_dec_blind2",
-                                                               "fi_dec_blind3", "fi_dec_blind4", "fi_dec_blind5"))
+                                                               "mla_blind3", "mla_blind4", "mla_blind5", "fi_dec_blind",
+                                                               "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
+                                                               "fi_dec_blind5", "fi_dec_blind6"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)
@@ -950,7 +1002,12 @@ def main() -> None:
                     fn, R, plan = run_sgl_triton(torch, sgl, s, cores)
                 else:
                     raise RuntimeError(f"unknown part {part}")
+                t_a = time.time()
                 med, p20, p80, calls = time_graph(torch, fn)
+                if os.environ.get("SHAPE_TIMES"):   # wall-clock span of each shape's timing (to line up a clock log)
+                    with open(os.environ["SHAPE_TIMES"], "a") as tf:
+                        tf.write(f"{t_a:.3f},{time.time():.3f},{part},{s['model']},{s['dtype']},{s['batch']},"
+                                 f"{s['context']},{s['page_size']}\n")
                 cfg = (part, s.get("kernel", ""), s["model"], s["dtype"], s["page_size"], s["q_rows"])
                 if cfg not in seen_cfg or (s["batch"], s["context"]) in ((256, 16), (1, 65536)):
                     seen_cfg.add(cfg)

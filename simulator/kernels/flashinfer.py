@@ -311,6 +311,15 @@ def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
 #: measured CTA launch; priced beside it on the fourth decode blind grid (benchmarks/calibration_accuracy.py), it
 #: overshoots the short calls (bf16 short mid batch +12 % median, p90 48 %) where 0.47 meets them
 FI_DECODE_CTA_LAUNCH_SHARE = 0.47
+#: the decode launches give the roofline their own residency (Launch.resident = the kernel's slots from its registers
+#: and shared memory) for the wave count, instead of the kind's calibrated cta_slots (8 bf16, 6 fp8), which count the
+#: 9- and 7-slot kernels (Llama-3.1-70B's group of 8) in waves of 8 / 6 per SM (a (148, 8) grid of 1,100 working CTAs
+#: is one wave at 9 per SM, two at 8). The kernels' slots are the occupancy of their source geometry and MEASURED
+#: registers (FI_DECODE_REGS), the same number FlashInfer's plan sizes its CUDA-graph grid with. Fit rows' rms log error
+#: bf16 0.0719 -> 0.0717 (fp8 unchanged). On the sixth decode blind grid (H100 2026-11-27) its `9-slot past 8 per SM`
+#: rows (Llama-3.1-70B bf16, B 136 / 146: 1,088-1,168 working CTAs) moved little: |error| 6.6 / 8.4 % -> 7.0 / 8.8 (met
+#: in both; the prices moved by -0.4 %)
+FI_DECODE_OWN_RESIDENCY = True
 
 
 def fi_decode_geometry(G, d, kvb):
@@ -400,6 +409,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
             # CUDA-core arithmetic: q . k and p v as fp32 FMAs on vec_t<float> (decode.cuh compute_qk / update_local_state)
             out.append(Launch("attention", k, active, slots, iters, FI_PROLOGUE_LOADS + launch_loads, flops * crowd,
                               kv + S * qb + pages_read, written, dtype="fp32", where=m, idle=grid - active,
+                              resident=slots if FI_DECODE_OWN_RESIDENCY else 0.0,
                               hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
     out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL,
                       cta_launch=FI_DECODE_CTA_LAUNCH_SHARE))
