@@ -826,6 +826,15 @@ TV_KINDS = ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_combine_triton_v
 #: fp8 kind's constant came out at 0.88 us against the bf16 kind's 2.67 us and the 2D kernel paid it: fp8 decode at
 #: context <= 256 was priced 15-21 % fast, bf16 2D one-tile programs 11-35 % slow (the second blind grid, looked-at)
 TV_NO_FIXED = ("attn_triton_vllm", "attn_triton_vllm_fp8kv")
+#: a program's tail (cta_fixed_us of the 2D / 3D kinds, priced once per wave by hwmodels.roofline): what every program
+#: runs after its last tile's K / V arrive, whatever its length: that tile's two tl.dot calls, its mask, max, exp and
+#: sums, then the epilogue's stores (the 2D kernel: acc / L to the output; the 3D kernel: segm_output, segm_max,
+#: segm_expsum) and the program's exit (kernel_unified_attention_2d / _3d @ 001ceb3e). The chain of n tiles is the
+#: prologue's loads (the first tile's block-table entries and K / V, peeled by the pipeliner), n - 1 steady-state
+#: iterations and this tail, so a one-tile program is its prologue plus the tail alone. Fitted per kind on the
+#: family's fit rows (the fp8 fit set holds one- to six-tile programs at batch 8-768; the bf16 rows hold lone long
+#: programs and one-wave middle ones), bounded by TV_TAIL_MAX_US
+TV_TAIL_MAX_US = 5.0
 
 
 def latest_triton_vllm(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
@@ -955,6 +964,8 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
             if kind in TV_NO_FIXED:   # the per-launch constant is reduce_segments' (TV_NO_FIXED)
                 params = [p for p in params if p[0] != f"fixed_us.{kind}"]
                 eff = efficiency_with(eff, {f"fixed_us.{kind}": 0.0})
+            # every program's last tile and epilogue, once per wave (TV_PROGRAM_TAIL)
+            params.append((f"cta_fixed_us.{kind}", 2.0, 0.0, TV_TAIL_MAX_US))
             if kind == "attn_triton_vllm":
                 params += [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX), (f"iter_us.{comb}", 0.2, 0.02, 3.0)]
             got = solve_terms(ops, hw, eff, params, rows, meas, len(df))
