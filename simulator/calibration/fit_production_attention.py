@@ -612,13 +612,16 @@ def solve_terms(ops, hw: HardwareSpec, eff: Efficiency, params, rows, meas, n: i
     term as in `eff`. Returns (the efficiency with the fitted terms, {name: value}, the residuals)."""
     names = [p[0] for p in params]
 
+    def terms(x):   # a name "a|b" is one parameter that sets both terms
+        return {k: v for n_, v in zip(names, x) for k in n_.split("|")}
+
     def resid(x):
-        return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), n)[rows] / meas[rows])
+        return np.log(predict_us(ops, hw, efficiency_with(eff, terms(x)), n)[rows] / meas[rows])
 
     x0 = np.array([p[1] for p in params])
     lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
     r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
-    return efficiency_with(eff, dict(zip(names, r.x))), {n_: float(v) for n_, v in zip(names, r.x)}, r.fun
+    return efficiency_with(eff, terms(r.x)), {n_: float(v) for n_, v in zip(names, r.x)}, r.fun
 
 
 def join_prices(df: pd.DataFrame, prices: pd.DataFrame, keys, errors: dict, extra=("model_commit",)) -> pd.DataFrame:
@@ -974,6 +977,22 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
         eff, fitted, fun = best
         meta.setdefault("params", {}).update(fitted)
         meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(fun ** 2))), 4)}
+    # one tail for both kinds (TV_PROGRAM_TAIL): every term of both kinds refitted together on all the fit rows, from
+    # the per-kind fits, the tail one shared parameter
+    bounds = {p[0]: (p[2], p[3]) for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") for p in _params(k, dram, True)}
+    bounds.update({f"chain_queue.{k}": (0.0, 1.0) for k in TV_KINDS})
+    bounds.update({f"fixed_us.{comb}": (0.0, FIXED_US_MAX), f"iter_us.{comb}": (0.02, 3.0)})
+    names = [n for n in meta["params"] if not n.startswith("cta_fixed_us.")]
+    params = [(n, meta["params"][n], *bounds[n]) for n in names]
+    params.append(("cta_fixed_us.attn_triton_vllm|cta_fixed_us.attn_triton_vllm_fp8kv",
+                   0.5 * (meta["params"]["cta_fixed_us.attn_triton_vllm"]
+                          + meta["params"]["cta_fixed_us.attn_triton_vllm_fp8kv"]), 0.0, TV_TAIL_MAX_US))
+    eff, fitted, fun = solve_terms(ops, hw, eff, params, base, meas, len(df))
+    meta["params"].update({k: v for n, v in fitted.items() for k in n.split("|")})
+    idx = np.flatnonzero(base)
+    for kind, rows in (("attn_triton_vllm", base & ~fp8), ("attn_triton_vllm_fp8kv", base & fp8)):
+        f = fun[np.isin(idx, np.flatnonzero(rows))]
+        meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(f ** 2))), 4)}
     meta.update({"rows": int(base.sum()), "data": Path(df.attrs.get("file", "")).name,
                  "rms_log_error": float(np.sqrt(np.mean([g["rms_log_error"] ** 2 for g in meta["groups"].values()])))})
     return eff, meta
