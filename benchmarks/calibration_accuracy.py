@@ -1705,6 +1705,7 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind2(FP, fmt)
     _triton_decode_blind3(FP, hw, fmt)
     _triton_decode_blind4(FP, hw, fmt)
+    _triton_decode_blind5(FP, hw, fmt)
 
 
 TD_BLIND4_REFIT_PRICES = "triton_decode_blind4_shipped_refit_prices.csv"
@@ -1787,6 +1788,44 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
         g = lo.groupby(["kernel", "dtype", "G"])[["main_err_pct", "now_err_pct"]].median().round(1)
         print("median signed error of the lone rows, main's model / shipped:")
         print(g.to_string())
+
+
+def _triton_decode_blind5(FP, hw, fmt) -> None:
+    """The fifth blind grid of vLLM's Triton unified attention (FP.load_triton_decode_blind5; lab/kernels/
+    triton_decode_blind5.py): short contexts (16-256) at batch 1-480, bf16 / fp8, decode and verification, and
+    middle-context controls, none in any committed row. Three models' prices committed before the measurement: main =
+    main's model, v1 = a program tail (the last tile's work, the epilogue's stores) per wave fitted per K/V dtype and
+    reduce_segments' slots loaded in one round, new = one tail for both dtypes refitted jointly; now = the current model
+    (looked-at where it differs from new). Regime goal: median <= 10 %, p90 <= 25 %."""
+    from pathlib import Path
+
+    b = FP.load_triton_decode_blind5(FP.DATA_DIR)
+    if not len(b):
+        return
+    by = ("phase", "kv", "ctx_regime", "batch_regime")
+    ops = FP.build_ops(b, hw.units, FP._smem(hw))
+    b["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(b)) / b["median_us"] - 1.0) * 100.0
+    b = b.rename(columns={"base_err_pct": "main_err_pct"})
+    labels = ["main", "v1", "new"]
+    moved = bool((b["now_err_pct"] - b["new_err_pct"]).abs().max() > 0.05)
+    print(f"\nBLIND 5 ({Path(b.attrs['file']).name}: {len(b)} triton_vllm shapes in none of the committed rows: "
+          "short contexts 16-256 at batch 1-480, bf16 and fp8 K/V, q 1-4, heads 32/8, 28/4, 64/8, 8/1, and 10 controls "
+          f"at context 1100-9800), prices committed before the measurement ({FP.TD_BLIND5_PRED_CSV}): main = main's "
+          f"model ({str(b['base_commit'].iloc[0])[:7]}), v1 = {str(b['v1_commit'].iloc[0])[:7] if 'v1_commit' in b else 'v1'}"
+          " (a program tail per wave, fitted per K/V dtype; reduce_segments' slots in one round), new = the model at "
+          f"{str(b['model_commit'].iloc[0])[:7]} (one tail for both dtypes, refitted jointly)"
+          + (", now = the current model (looked-at)" if moved else ""))
+    cols = labels + (["now"] if moved else [])
+    t = _models_table(b, by, cols, cols)
+    print(t.round(1).to_string(**fmt))
+    for lab in cols:
+        e = b[f"{lab}_err_pct"]
+        met = int((t[lab + "_goal"] == "met").sum())
+        what = "the current model" if lab == "now" else f"{lab} model's committed prices"
+        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 5, {what}", e,
+                  met, len(t))
+        print(f"triton_vllm blind 5, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
+              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
 
 
 def _triton_vllm_blind(FP, fmt) -> None:

@@ -914,6 +914,29 @@ def load_triton_decode_blind4(data_dir: Path = DATA_DIR, role: str = "blind") ->
     return out
 
 
+#: the fifth Triton decode call (lab/kernels/triton_decode_blind5.py: short contexts 16-256 at batch 1-480, bf16 / fp8,
+#: q 1-4, and middle-context controls; row_role "blind") and its prices, committed before the measurement
+#: (lab/kernels/predict_triton_decode_blind5.py: base = main's model, v1 = a program tail per K/V dtype, new = one tail)
+TD_BLIND5_GLOB = "triton_decode_blind5_nvidia*.csv"
+TD_BLIND5_PRED_CSV = "triton_decode_blind5_predictions.csv"
+
+
+def load_triton_decode_blind5(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fifth Triton decode call's measured rows joined with the prices committed before the measurement
+    (base_err_pct: main's model, new_err_pct: the revised model, v1_err_pct: its first variant), with regime labels;
+    empty when either is missing."""
+    b = newest_blind_grid(data_dir, TD_BLIND5_GLOB, TD_BLIND5_PRED_CSV, TD_BLIND3_KEYS)
+    if not len(b):
+        return b
+    pp = pd.read_csv(Path(data_dir) / TD_BLIND5_PRED_CSV)
+    keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
+    attrs = dict(b.attrs)
+    b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
+    b.attrs.update(attrs)
+    b["v1_err_pct"] = (b["pred_v1_us"] / b["median_us"] - 1.0) * 100.0
+    return b
+
+
 def lone_iter_ratios(data_dir: Path = DATA_DIR) -> dict[float, tuple[float, float, float, float]]:
     """The lone iteration of each compiled GQA binary against G 4's (simulator.kernels.triton_engines VLLM_ITER_BY_G),
     from the fourth Triton decode call's fit_lone rows (batch 1: one program per KV head and segment walking its range
