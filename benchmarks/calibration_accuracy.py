@@ -1692,7 +1692,10 @@ def _triton_vllm(FP, hw, fmt) -> None:
           f"fit ({TV_FIRST_FIT}), the iteration as a lone chain plus the SM's shared issue (roofline CHAIN_ISSUE) "
           f"after the second ({TV_SECOND_FIT}), and after the third ({TV_THIRD_FIT}) the occupancy of the binary "
           "compiled for the GQA group, the prologue's metadata loads and idle programs as L2 hits, and the chain's "
-          "queueing share of the HBM time (chain_queue)):")
+          "queueing share of the HBM time (chain_queue); later, with these rows' short-context errors and the launch "
+          "profiles' per-kernel times known, a program tail per wave (cta_fixed_us: the last tile's work and the "
+          "epilogue, one fitted value for both dtypes) and reduce_segments' segment slots in one round of loads, "
+          "tested on blind grid 5):")
     print(t.to_string(**fmt))
     e = ev[ev["part"] == "held-out"]
     print(f"triton_vllm not fitted: {len(e)} shapes, median |error| {np.median(e['err_pct'].abs()):.1f} %, p90 "
@@ -1870,13 +1873,14 @@ TV_THIRD_FIT = ("third fit: 145 shapes, median |error| 7.3 %, p90 34.0 %, 13 of 
 #: what the measurement shows where regimes miss (printed only while they miss)
 TV_DIAGNOSIS = ("a program's iteration is its lone chain plus one issue share per program co-resident on its SM plus "
                 "the fitted share of the launch's HBM time its loads queue behind (roofline CHAIN_ISSUE, chain_queue); "
-                "the per-launch constant is reduce_segments' (3D launches of either dtype), the lone chains pinned by "
-                "the lone fit rows (2D and 3D, bf16 and fp8), the lone iteration per compiled GQA binary measured "
-                "(VLLM_ITER_BY_G), the fp8 kind fitted on 34 rows spanning its regimes; what misses: fp8 one-tile "
-                "decode (context <= 256) -20 % at batch >= 256 (the fourth blind grid's six such shapes: -6 %) and "
-                "+13 % at batch <= 16; bf16 one-tile decode -13 % at batch >= 256 (the refit with the fp8 fit set "
-                "moved it from -9 %: the shared reduce_segments constant fell 0.94 -> 0.45 us) and +14 % at batch "
-                "<= 16; verification at context 1K-16K batch <= 16, p90 28 %")
+                "every program pays its tail once per wave (the last tile's work and the epilogue, cta_fixed_us, one "
+                "value for both dtypes), reduce_segments one round of segment loads; the lone chains pinned by the "
+                "lone fit rows, the lone iteration per compiled GQA binary measured (VLLM_ITER_BY_G); what misses: "
+                "lone verification programs of 2-8 tiles (batch <= 16, context <= 256) +23..+25 %: the tail and the "
+                "device's graph gap (launch_graph 1.0 us per kernel; the launch profiles show ~0.15-0.3 us between "
+                "this harness's kernels) are both paid by a launch of a few short programs; bf16 one-tile decode at "
+                "batch >= 256 +12 %: the tail charged per wave of 4-5 co-resident programs; fp8 lone long decode "
+                "+9 %; verification at context 1K-16K batch <= 16, p90 29 %")
 #: what the blind grid shows where regimes miss (printed only while they miss)
 TV_BLIND_DIAGNOSIS = ("short contexts (40-200) are priced +14 % (median signed): one-tile programs whose "
                       "prologue loads hit in L2; verification at q 3 of 64/8 heads (two q blocks of one sequence, the "
