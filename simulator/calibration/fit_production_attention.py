@@ -969,7 +969,9 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
     <= 64; chosen before the measurement) and of the lone-program fit rows (load_triton_vllm_lone_fit, from
     `data_dir`; None = none); resident CTAs from the launch profile, the prologue's dependent loads at
     the measured DRAM latency. iter_us is the lone program's iteration and compute the rate of the tiles' issue on
-    the busiest SM (hwmodels.roofline CHAIN_ISSUE). Returns (Efficiency, meta)."""
+    the busiest SM (hwmodels.roofline CHAIN_ISSUE); cta_fixed_us the program's tail (TV_TAIL_MAX_US), fitted per kind
+    and then, with every term of both kinds, refitted once jointly on all the fit rows as one value for both kinds
+    (the epilogue is the same code for either K/V dtype). Returns (Efficiency, meta)."""
     attrs = dict(df.attrs)
     lone = load_triton_vllm_lone_fit(data_dir) if data_dir is not None else pd.DataFrame()
     df = pd.concat([df, lone], ignore_index=True) if len(lone) else df

@@ -47,7 +47,11 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     iteration's two loads peeled into the prologue); fp8 K/V is converted in the loop ((k.to(f32) x k_scale)
     .to(bf16)): its own kind (attn_triton_vllm_fp8kv). The roofline prices a wave of these programs' tiles as the lone
     program's chain plus the issue of the programs sharing the busiest SM plus the fitted share of the launch's HBM time
-    the chain's loads queue behind, bandwidth a ceiling of its own (hwmodels.roofline CHAIN_ISSUE).
+    the chain's loads queue behind, bandwidth a ceiling of its own (hwmodels.roofline CHAIN_ISSUE). After its last
+    tile's K / V arrive every program runs that tile's dots and softmax and then its epilogue's stores (the 2D kernel:
+    the output; the 3D kernel: segm_output, segm_max, segm_expsum) and exits: a tail the same for every length, priced
+    once per wave (cta_fixed_us of the two kinds, one fitted value: simulator.calibration.fit_production_attention
+    TV_TAIL_MAX_US), so a one-tile program is its prologue plus its tail.
 """
 from __future__ import annotations
 
