@@ -625,13 +625,16 @@ def solve_terms(ops, hw: HardwareSpec, eff: Efficiency, params, rows, meas, n: i
     term as in `eff`. Returns (the efficiency with the fitted terms, {name: value}, the residuals)."""
     names = [p[0] for p in params]
 
+    def terms(x):   # a name "a|b" is one parameter that sets both terms
+        return {k: v for n_, v in zip(names, x) for k in n_.split("|")}
+
     def resid(x):
-        return np.log(predict_us(ops, hw, efficiency_with(eff, dict(zip(names, x))), n)[rows] / meas[rows])
+        return np.log(predict_us(ops, hw, efficiency_with(eff, terms(x)), n)[rows] / meas[rows])
 
     x0 = np.array([p[1] for p in params])
     lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
     r = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale="jac")
-    return efficiency_with(eff, dict(zip(names, r.x))), {n_: float(v) for n_, v in zip(names, r.x)}, r.fun
+    return efficiency_with(eff, terms(r.x)), {n_: float(v) for n_, v in zip(names, r.x)}, r.fun
 
 
 def join_prices(df: pd.DataFrame, prices: pd.DataFrame, keys, errors: dict, extra=("model_commit",)) -> pd.DataFrame:
@@ -839,6 +842,15 @@ TV_KINDS = ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_combine_triton_v
 #: fp8 kind's constant came out at 0.88 us against the bf16 kind's 2.67 us and the 2D kernel paid it: fp8 decode at
 #: context <= 256 was priced 15-21 % fast, bf16 2D one-tile programs 11-35 % slow (the second blind grid, looked-at)
 TV_NO_FIXED = ("attn_triton_vllm", "attn_triton_vllm_fp8kv")
+#: a program's tail (cta_fixed_us of the 2D / 3D kinds, priced once per wave by hwmodels.roofline): what every program
+#: runs after its last tile's K / V arrive, whatever its length: that tile's two tl.dot calls, its mask, max, exp and
+#: sums, then the epilogue's stores (the 2D kernel: acc / L to the output; the 3D kernel: segm_output, segm_max,
+#: segm_expsum) and the program's exit (kernel_unified_attention_2d / _3d @ 001ceb3e). The chain of n tiles is the
+#: prologue's loads (the first tile's block-table entries and K / V, peeled by the pipeliner), n - 1 steady-state
+#: iterations and this tail, so a one-tile program is its prologue plus the tail alone. Fitted per kind on the
+#: family's fit rows (the fp8 fit set holds one- to six-tile programs at batch 8-768; the bf16 rows hold lone long
+#: programs and one-wave middle ones), bounded by TV_TAIL_MAX_US
+TV_TAIL_MAX_US = 5.0
 
 
 def latest_triton_vllm(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None]:
@@ -915,6 +927,29 @@ def load_triton_decode_blind4(data_dir: Path = DATA_DIR, role: str = "blind") ->
     return out
 
 
+#: the fifth Triton decode call (lab/kernels/triton_decode_blind5.py: short contexts 16-256 at batch 1-480, bf16 / fp8,
+#: q 1-4, and middle-context controls; row_role "blind") and its prices, committed before the measurement
+#: (lab/kernels/predict_triton_decode_blind5.py: base = main's model, v1 = a program tail per K/V dtype, new = one tail)
+TD_BLIND5_GLOB = "triton_decode_blind5_nvidia*.csv"
+TD_BLIND5_PRED_CSV = "triton_decode_blind5_predictions.csv"
+
+
+def load_triton_decode_blind5(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fifth Triton decode call's measured rows joined with the prices committed before the measurement
+    (base_err_pct: main's model, new_err_pct: the revised model, v1_err_pct: its first variant), with regime labels;
+    empty when either is missing."""
+    b = newest_blind_grid(data_dir, TD_BLIND5_GLOB, TD_BLIND5_PRED_CSV, TD_BLIND3_KEYS)
+    if not len(b):
+        return b
+    pp = pd.read_csv(Path(data_dir) / TD_BLIND5_PRED_CSV)
+    keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
+    attrs = dict(b.attrs)
+    b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
+    b.attrs.update(attrs)
+    b["v1_err_pct"] = (b["pred_v1_us"] / b["median_us"] - 1.0) * 100.0
+    return b
+
+
 def lone_iter_ratios(data_dir: Path = DATA_DIR) -> dict[float, tuple[float, float, float, float]]:
     """The lone iteration of each compiled GQA binary against G 4's (simulator.kernels.triton_engines VLLM_ITER_BY_G),
     from the fourth Triton decode call's fit_lone rows (batch 1: one program per KV head and segment walking its range
@@ -947,7 +982,9 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
     <= 64; chosen before the measurement) and of the lone-program fit rows (load_triton_vllm_lone_fit, from
     `data_dir`; None = none); resident CTAs from the launch profile, the prologue's dependent loads at
     the measured DRAM latency. iter_us is the lone program's iteration and compute the rate of the tiles' issue on
-    the busiest SM (hwmodels.roofline CHAIN_ISSUE). Returns (Efficiency, meta)."""
+    the busiest SM (hwmodels.roofline CHAIN_ISSUE); cta_fixed_us the program's tail (TV_TAIL_MAX_US), fitted per kind
+    and then, with every term of both kinds, refitted once jointly on all the fit rows as one value for both kinds
+    (the epilogue is the same code for either K/V dtype). Returns (Efficiency, meta)."""
     attrs = dict(df.attrs)
     lone = load_triton_vllm_lone_fit(data_dir) if data_dir is not None else pd.DataFrame()
     df = pd.concat([df, lone], ignore_index=True) if len(lone) else df
@@ -968,6 +1005,8 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
             if kind in TV_NO_FIXED:   # the per-launch constant is reduce_segments' (TV_NO_FIXED)
                 params = [p for p in params if p[0] != f"fixed_us.{kind}"]
                 eff = efficiency_with(eff, {f"fixed_us.{kind}": 0.0})
+            # every program's last tile and epilogue, once per wave (TV_PROGRAM_TAIL)
+            params.append((f"cta_fixed_us.{kind}", 2.0, 0.0, TV_TAIL_MAX_US))
             if kind == "attn_triton_vllm":
                 params += [(f"fixed_us.{comb}", 1.0, 0.0, FIXED_US_MAX), (f"iter_us.{comb}", 0.2, 0.02, 3.0)]
             got = solve_terms(ops, hw, eff, params, rows, meas, len(df))
@@ -976,6 +1015,22 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
         eff, fitted, fun = best
         meta.setdefault("params", {}).update(fitted)
         meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(fun ** 2))), 4)}
+    # one tail for both kinds (TV_PROGRAM_TAIL): every term of both kinds refitted together on all the fit rows, from
+    # the per-kind fits, the tail one shared parameter
+    bounds = {p[0]: (p[2], p[3]) for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") for p in _params(k, dram, True)}
+    bounds.update({f"chain_queue.{k}": (0.0, 1.0) for k in TV_KINDS})
+    bounds.update({f"fixed_us.{comb}": (0.0, FIXED_US_MAX), f"iter_us.{comb}": (0.02, 3.0)})
+    names = [n for n in meta["params"] if not n.startswith("cta_fixed_us.")]
+    params = [(n, meta["params"][n], *bounds[n]) for n in names]
+    params.append(("cta_fixed_us.attn_triton_vllm|cta_fixed_us.attn_triton_vllm_fp8kv",
+                   0.5 * (meta["params"]["cta_fixed_us.attn_triton_vllm"]
+                          + meta["params"]["cta_fixed_us.attn_triton_vllm_fp8kv"]), 0.0, TV_TAIL_MAX_US))
+    eff, fitted, fun = solve_terms(ops, hw, eff, params, base, meas, len(df))
+    meta["params"].update({k: v for n, v in fitted.items() for k in n.split("|")})
+    idx = np.flatnonzero(base)
+    for kind, rows in (("attn_triton_vllm", base & ~fp8), ("attn_triton_vllm_fp8kv", base & fp8)):
+        f = fun[np.isin(idx, np.flatnonzero(rows))]
+        meta["groups"][kind] = {"rows": int(rows.sum()), "rms_log_error": round(float(np.sqrt(np.mean(f ** 2))), 4)}
     meta.update({"rows": int(base.sum()), "data": Path(df.attrs.get("file", "")).name,
                  "rms_log_error": float(np.sqrt(np.mean([g["rms_log_error"] ** 2 for g in meta["groups"].values()])))})
     return eff, meta

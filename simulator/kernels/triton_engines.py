@@ -47,7 +47,11 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     iteration's two loads peeled into the prologue); fp8 K/V is converted in the loop ((k.to(f32) x k_scale)
     .to(bf16)): its own kind (attn_triton_vllm_fp8kv). The roofline prices a wave of these programs' tiles as the lone
     program's chain plus the issue of the programs sharing the busiest SM plus the fitted share of the launch's HBM time
-    the chain's loads queue behind, bandwidth a ceiling of its own (hwmodels.roofline CHAIN_ISSUE).
+    the chain's loads queue behind, bandwidth a ceiling of its own (hwmodels.roofline CHAIN_ISSUE). After its last
+    tile's K / V arrive every program runs that tile's dots and softmax and then its epilogue's stores (the 2D kernel:
+    the output; the 3D kernel: segm_output, segm_max, segm_expsum) and exits: a tail the same for every length, priced
+    once per wave (cta_fixed_us of the two kinds, one fitted value: simulator.calibration.fit_production_attention
+    TV_TAIL_MAX_US), so a one-tile program is its prologue plus its tail.
 """
 from __future__ import annotations
 
@@ -111,6 +115,14 @@ VLLM_L2_SHARE = SGL_IDLE_LOAD_SHARE
 VLLM_META_LOADS = 2.0
 #: the first tile's block-table load and then its keys / values, peeled into the pipeline prologue (as SGLang's)
 VLLM_PIPELINE_PROLOGUE_LOADS = 2.0
+#: reduce_segments' loads of the segment slots: one round, not one per segment. The program loads segm_max,
+#: segm_expsum and segm_output of all NUM_SEGMENTS_PER_SEQ slots as [16] / [16, HEAD_SIZE_PADDED] blocks masked by
+#: the sequence's active segments (three independent tl.load calls whose addresses need only seq_idx: in flight
+#: together), then reduces them in registers and stores one output row (reduce_segments @ 001ceb3e). Earlier versions
+#: priced 16 serial rounds, which gave the reduce 2.6 us of chain at every batch and carried the 3D kernel's own
+#: per-program time (MEASURED launch profiles: reduce_segments 1.9-2.7 us, the one-tile 3D kernel 3.0-4.8 us at batch
+#: 1-5, triton_vllm_*grids*.csv)
+VLLM_REDUCE_ROUNDS = 1.0
 
 
 def sgl_num_kv_splits(B, T, Hq, Hkv, sms):
@@ -232,8 +244,8 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
            for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * q * Hq, seg_work, d)
     # reduce_segments: find_seq_idx and seq_len (words every program reads: L2 hits, VLLM_L2_SHARE), then the 16
-    # segment slots (masked by seq_len) the 3D kernel just wrote
-    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, VLLM_SEGMENTS,
+    # segment slots (masked by seq_len) the 3D kernel just wrote, in one round of loads (VLLM_REDUCE_ROUNDS)
+    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, VLLM_REDUCE_ROUNDS,
                 (1.0 + search) * VLLM_L2_SHARE,
                 3.0 * B * q * Hq * d * seg_work, rd, wr, dtype="fp32", where=use_3d)
     return [*k1s, k2], {"segments": seg, "ctas": ctas, "use_3d": use_3d, "iters": iters, "idle": idle,
