@@ -2953,7 +2953,8 @@ def engine_allreduce_blind7(data_dir=None) -> None:
     meas_f = sorted(d.glob(EA.BLIND7_MEAS_GLOB))
     head = (f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(EA.BLIND7_SHAPES)}; "
             f"prediction {pred_f.name}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
-            f"{EA.BLIND7_MAIN_COMMIT}, new = the Lamport one-shot's push phase)")
+            f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
+            "not shipped))")
     if not pred_f.is_file() or not meas_f:
         print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind7_<device>_<date>.csv)")
         return

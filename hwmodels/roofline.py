@@ -91,8 +91,7 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 barrier is engine_ar[barrier_s] at any rank count and its fixed time AR_PHASES x engine_ar[phase_s]
                 + sync_steps x engine_ar[flag_store_s] (the own kernel's grid-wide barrier, fixed and sync terms
                 are not used for it); ENGINE_AR_BARRIERS barriers (none in the Lamport one-shot) and, with a fused
-                epilogue, engine_ar[norm_s] per serialized RMSNorm (1 in a one-shot, g in a two-shot); the
-                Lamport one-shot's one phase is engine_ar[push_s] where given (a posted push + local poll)
+                epilogue, engine_ar[norm_s] per serialized RMSNorm (1 in a one-shot, g in a two-shot)
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
@@ -133,7 +132,7 @@ AR_TERMS_FROM = {LAMPORT: ONESHOT}
 #: Efficiency.engine_ar's terms: the engines' kernels' own barrier, fixed time and flag-store time (fitted on their
 #: measurement, simulator/calibration/engine_allreduce.py fit_engine_terms), which replace for the custom kinds the
 #: own kernel's barrier (link latency + sync per further peer: grid-wide barriers), fixed_s and sync_s
-ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s", "norm_s", "push_s")
+ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s", "norm_s")
 #: cross-rank flag barriers per call of each custom kind priced with the engines' own terms (flashinfer-python 0.6.4's
 #: copies of the engines' kernels): vLLM's cross_device_reduce_1stage / _2stage two multi_gpu_barrier calls each (per
 #: CTA, relaxed st/ld.volatile flags, the 2-stage's middle one a release/acquire pair); TensorRT-LLM's Lamport one-shot
@@ -680,14 +679,10 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             cust = is_one | is_two
             e = eff.engine_ar
             barrier = np.where(cust, np.where(g > 1.0, e.get("barrier_s", 0.0), 0.0), barrier)
-            lam = ops.kind == LAMPORT
             st = 0.0 if steps is None else steps * e.get("flag_store_s", 0.0)
             nph = np.array([AR_PHASES.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
             nnorm = np.where(ops.bytes_written > 0.0, np.where(is_two, g, ENGINE_AR_NORMS_ONESHOT), 0.0)
-            # the Lamport one-shot's one phase is a posted push and a local poll (no peer round trip), the others'
-            # a pull or a flag exchange: push_s where fitted (ENGINE_AR_PUSH)
-            ph = np.where(lam & ("push_s" in e), e.get("push_s", 0.0), e.get("phase_s", 0.0))
-            fixed = np.where(cust, nph * ph + st + nnorm * e.get("norm_s", 0.0), fixed)
+            fixed = np.where(cust, nph * e.get("phase_s", 0.0) + st + nnorm * e.get("norm_s", 0.0), fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]

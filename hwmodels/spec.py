@@ -194,8 +194,7 @@ class Efficiency:
         = one per-CTA flag barrier (vLLM's multi_gpu_barrier, TensorRT-LLM's Barrier::sync; the Lamport one-shot has
         none: hwmodels.roofline ENGINE_AR_BARRIERS), norm_s = one serialized RMSNorm of a fused epilogue (per token:
         a block reduction and two cluster syncs; a one-shot exposes one, a two-shot g), phase_s = one serialized peer-data phase (hwmodels.roofline AR_PHASES: a one-shot has one,
-        a two-shot two; it replaces the own kernel's fixed_s), push_s = the Lamport one-shot's phase where given (a
-        posted push + local poll; phase_s elsewhere), flag_store_s =
+        a two-shot two; it replaces the own kernel's fixed_s), flag_store_s =
         each further release store of TensorRT-LLM's barrier loop (an op's sync_steps). When given they replace, for
         the custom kinds, the barrier (link latency + sync per peer), fixed_s and sync_s that the project's own kernel
         fitted (its grid-wide barriers); the link terms stay. Empty = the own kernel's terms price the engines.
@@ -587,13 +586,12 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
             raise SpecError(f"must be one of: {allowed}; got {k}: {v!r}", file=file, field=f"broadcast_copy.{k}")
     eng = doc.get("engine_allreduce_us") or {}
     if not isinstance(eng, dict):
-        raise SpecError("must map barrier / phase / flag_store / norm / push to microseconds", file=file,
+        raise SpecError("must map barrier / phase / flag_store / norm to microseconds", file=file,
                         field="engine_allreduce_us")
     for k, v in eng.items():
-        if k not in ("barrier", "phase", "flag_store", "norm", "push") or isinstance(v, bool) \
+        if k not in ("barrier", "phase", "flag_store", "norm") or isinstance(v, bool) \
                 or not isinstance(v, (int, float)) or not 0 <= v < 1e3:
-            raise SpecError(f"must map barrier / phase / flag_store / norm / push to microseconds in [0, 1e3), "
-                            f"got {k}: {v!r}",
+            raise SpecError(f"must map barrier / phase / flag_store / norm to microseconds in [0, 1e3), got {k}: {v!r}",
                             file=file, field="engine_allreduce_us")
     launch = doc.get("launch_us", {}) or {}
     if not isinstance(launch, dict):
