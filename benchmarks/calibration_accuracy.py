@@ -3011,6 +3011,7 @@ def production_allreduce() -> None:
     engine_allreduce_blind4()
     engine_allreduce_blind4_now()
     engine_allreduce_blind6()
+    engine_allreduce_blind7()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement
@@ -3200,6 +3201,58 @@ def engine_allreduce_blind6(data_dir=None) -> None:
         BOARD.add("engines' all-reduce", "blind", f"BLIND grid 6, 2+4 ranks ({m} model's committed prices)", e, met,
                   len(tab))
 
+
+
+#: the commit that holds blind grid 7's prediction (engine_allreduce.BLIND7_PRED_CSV), made before the measurement
+ENGINE_AR_BLIND7_COMMIT = "ea4904a"
+
+
+def engine_allreduce_blind7(data_dir=None) -> None:
+    """The engines' all-reduce BLIND grid 7 (simulator/calibration/engine_allreduce.py BLIND7_*: 2 and 4 ranks, hidden
+    4096 / 5120 / 7168 / 8192 at token counts in no earlier grid, an 18.75 MiB control; lab/kernels/
+    run_engine_allreduce_blind7.sh on a 4-GPU host), priced before the measurement by main's model (BLIND7_MAIN_COMMIT)
+    and the new one (the Lamport one-shot's own push phase, robust refit on the 2 x H100 rows), both committed in
+    BLIND7_PRED_CSV: per implementation x ranks x size regime n, |error| median / p90 and signed median of each,
+    regimes met (median <= 10 %, p90 <= 25 %); the BOARD rows of both. 'not measured yet' until the measured CSV
+    (BLIND7_MEAS_GLOB) is committed beside it."""
+    import pandas as pd
+
+    from simulator.calibration import engine_allreduce as EA
+
+    d = EA.DATA_DIR if data_dir is None else data_dir
+    pred_f = d / EA.BLIND7_PRED_CSV
+    meas_f = sorted(d.glob(EA.BLIND7_MEAS_GLOB))
+    head = (f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(EA.BLIND7_SHAPES)}; "
+            f"prediction {pred_f.name}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
+            f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
+            "not shipped))")
+    if not pred_f.is_file() or not meas_f:
+        print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind7_<device>_<date>.csv)")
+        return
+    meas = pd.read_csv(meas_f[-1])
+    r = EA.blind6_rows(pd.read_csv(pred_f), meas)
+    if not len(r):
+        print(head + f": {meas_f[-1].name} holds no row of the grid")
+        return
+    print(head + f" measured {meas_f[-1].name} ({meas['device'].iloc[0]}); |model/measured - 1| median / p90, signed "
+          f"median, %; {r.attrs['wrong']} rows marked WRONG left out")
+    rows = []
+    for (impl, g, reg), t in r.groupby(["impl", "world", "regime"]):
+        row = {"impl": impl, "world": g, "regime": reg[2:], "n": len(t), "meas_us": t["median_us"].median()}
+        for m in ("main", "new"):
+            e = 100 * t[f"err_{m}"]
+            row.update({f"{m}_med": e.abs().median(), f"{m}_p90": e.abs().quantile(0.9), f"{m}_signed": e.median()})
+            row[f"{m}_goal"] = "met" if row[f"{m}_med"] <= 10 and row[f"{m}_p90"] <= 25 else "MISSED"
+        rows.append(row)
+    tab = pd.DataFrame(rows)
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for m in ("main", "new"):
+        e = 100 * r[f"err_{m}"]
+        met = int((tab[f"{m}_goal"] == "met").sum())
+        print(f"   {m}: {len(r)} rows |error| median {e.abs().median():.1f} %, p90 {e.abs().quantile(0.9):.1f} %; signed "
+              f"median {e.median():+.1f} %; regimes met {met} of {len(tab)}")
+        BOARD.add("engines' all-reduce", "blind", f"BLIND grid 7, 2+4 ranks ({m} model's committed prices)", e, met,
+                  len(tab))
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

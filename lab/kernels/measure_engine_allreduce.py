@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|blind6] [--smoke]
+                                                   [--grid campaign|blind4|blind6|blind7] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
 the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
@@ -45,7 +45,8 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 3                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV
+SCRIPT_VERSION = 4                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+#                                               4: --grid blind7
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -69,7 +70,17 @@ BLIND6_HIDDENS = (3072, 6144)
 BLIND6_EXTRA = ((1280, 6144),)                # 15 MiB: past vLLM's 8 MiB cap, a large-message control
 
 
+#: --grid blind7: 2 and 4 ranks, hidden 4096 / 5120 / 7168 / 8192 at token counts in none of the earlier grids (campaign,
+#: blind4, blind6), 18.75 MiB past vLLM's cap as a control (simulator/calibration/engine_allreduce.py BLIND7_SHAPES)
+BLIND7_SHAPES = ((5, 4096), (7, 4096), (40, 4096), (112, 4096), (448, 4096),
+                 (5, 5120), (20, 5120), (56, 5120), (224, 5120),
+                 (12, 7168), (28, 7168), (88, 7168), (176, 7168),
+                 (14, 8192), (44, 8192), (300, 8192), (1200, 8192))
+
+
 def grid():
+    if os.environ.get(GRID_ENV) == "blind7":
+        return list(BLIND7_SHAPES)
     if os.environ.get(GRID_ENV) == "blind4":
         return [(t, h) for h in BLIND4_HIDDENS for t in BLIND4_TOKENS]
     if os.environ.get(GRID_ENV) == "blind6":
@@ -359,9 +370,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6"), default="campaign",
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7"), default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
-                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA (the CSV is then named engine_allreduce_blind6_*)")
+                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES (the CSV is then named "
+                         "engine_allreduce_<grid>_*)")
     args = ap.parse_args()
     os.environ[GRID_ENV] = args.grid          # read by grid() here and in the spawned workers
     args.out.mkdir(parents=True, exist_ok=True)
@@ -382,7 +394,7 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    tag = "blind6_" if args.grid == "blind6" else ""
+    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

@@ -102,6 +102,29 @@ committed first): median 9.6 %, p90 22.8 %, signed -8.4 % (+ RMSNorm rows 8-26 %
 seen after the rule was fixed (nothing chosen on them): 9.7 / 30.5 % and 7.6 / 14.1 % (was 11.0 / 36.8 and 9.6 /
 22.8 %). A new blind grid (engine_allreduce.py BLIND6_*, 2 and 4 ranks) holds both models' prices, committed before
 its measurement. Beyond 4 ranks the engines' barrier and phase times are taken as at 4 ranks (an ASSUMPTION).
+
+The Lamport one-shot as flashinfer v0.6.4 ships it (include/flashinfer/comm/trtllm_allreduce_fusion.cuh @ f1e6fdcb,
+allreduce_fusion_kernel_oneshot_lamport and allreduce_fusion_kernel_launcher), read for its own phase term:
+    vector width   kBytesPerAccess = 16 B (8 bf16) per thread access, hidden / 8 threads per token
+    grid           one cluster (<= 8 CTAs, >= 128 threads a CTA) per token, clusters halved while tokens x cluster size
+                   exceeds the SMs and a CTA can double; grid = min(SMs, tokens x size) in whole clusters (trtllm_grid);
+                   a cluster strides over the tokens by the number of clusters: ceil(tokens / clusters) tokens per
+                   thread in a row (trtllm_oneshot_token_steps)
+    order          per thread: load its input vectors, store each into all g ranks' Lamport buffers (g - 1 over NVLink,
+                   posted stores: no reply awaited), then clear g x S bytes of the local buffer used two calls ago
+                   (three buffers rotate; comm.update records g x S as the next clear), then per token poll the g
+                   vectors (ld.volatile, local) until none holds -0.0, sum in fp32 and run the fused op
+    + RMSNorm      per token: residual add, a block reduction of the squares and, with a cluster of > 1 CTA, two
+                   cluster.sync around the CTAs' partial sums (FusedOp::rms_norm), then the two stores
+    the one phase is a posted push and a local poll, not a pull (vLLM) or a flag exchange. An own fitted phase term for
+    it (push, 3.51 us against phase 4.22 us, robust soft_l1 refit on the same 2 x H100 rows: fit rows |error| median
+    6.6 -> 5.4 %, p90 17.1 -> 16.3 %) was tested BLIND (engine_allreduce.py BLIND7_*, 170 rows on 4 x H100, both
+    prices committed first) and LOST: median 5.8 / p90 14.4 %, 34 of 41 regimes, against the kept model's 5.6 / 14.0 %,
+    35 of 41 (the Lamport one-shot's 2-rank rows improved, its 4-rank small messages went from -8 % to -15 %: what
+    the 2-rank rows lend the push phase, the 4-rank call spends waiting on the slowest of three peers). It is not
+    in the model. Pricing a thread's further tokens (a poll step, or a further RMSNorm, per token beyond the first:
+    trtllm_oneshot_token_steps) was tried on the fit rows and rejected there: the fit put 0 us on a poll step, and a
+    norm per token raised the fit's log error (0.1252 against 0.1192 without it).
 """
 from __future__ import annotations
 
@@ -212,6 +235,32 @@ def trtllm_grid(tokens, hidden, world, oneshot: bool, sms: int) -> np.ndarray:
             tpb, cs = tpb * 2, cs // 2
         return (min(sms, cn * cs) // cs) * cs
     return np.vectorize(one, otypes=[float])(tokens, hidden, world)
+
+
+def trtllm_cluster_size(tokens, hidden, world, oneshot: bool, sms: int) -> np.ndarray:
+    """CTAs per cluster of TensorRT-LLM's fusion kernel (allreduce_fusion_kernel_launcher; trtllm_grid's rule)."""
+    def one(t, h, g):
+        tpt, cs = int(h) // 8, 8
+        while tpt % cs and cs > 1:
+            cs //= 2
+        tpb = tpt // cs
+        while tpb < 128 and cs >= 2:
+            tpb, cs = tpb * 2, cs // 2
+        cn = int(t) if oneshot else -(-int(t) // int(g))
+        while cn * cs > sms and cs > 1 and tpb <= 512:
+            tpb, cs = tpb * 2, cs // 2
+        return cs
+    return np.vectorize(one, otypes=[float])(tokens, hidden, world)
+
+
+def trtllm_oneshot_token_steps(tokens, hidden, world, sms: int) -> np.ndarray:
+    """Tokens per cluster beyond one in TensorRT-LLM's Lamport one-shot (allreduce_fusion_kernel_oneshot_lamport:
+    each cluster owns one token of hidden / 8 16-byte vectors and strides by the number of clusters, so a thread
+    polls, sums and stores its tokens one after the other: ceil(tokens / clusters) - 1 further serial token steps)."""
+    t = np.maximum(np.asarray(tokens, float), 1.0)
+    grid = np.maximum(trtllm_grid(t, hidden, world, True, sms), 1.0)
+    clusters = np.maximum(grid / trtllm_cluster_size(t, hidden, world, True, sms), 1.0)
+    return np.ceil(t / clusters) - 1.0
 
 
 def trtllm_twoshot_flag_steps(tokens, hidden, world, sms: int) -> np.ndarray:
