@@ -355,10 +355,11 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
 
 
 def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, regs=None,
-              pdl=None):
+              pdl=None, busiest=None):
     """Launches of one CUDA-core decode call (one query row per sequence): the decode kernel and, when it splits,
     the merge kernel (module docstring); pdl: launched with programmatic dependent launch in a chain (FI_PDL_GRAPH
-    when None). Returns (launches, info)."""
+    when None); busiest: CTAs on the busiest SM of a one-wave launch to price instead of fi_decode_crowding's (a
+    diagnosis's what-if, e.g. a probe's measured placement; None = the model's own). Returns (launches, info)."""
     B, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                         for x in (B, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -385,6 +386,8 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     # busiest SM's k (fi_decode_crowding): flops x k x SMs x fill / n, 1 for an even spread or several waves
     one_wave = active <= slots * sms
     kb = fi_decode_crowding(np.where(split, B * S, B), np.where(split & cuda_graph, grid / Hkv, B), Hkv, slots, sms)
+    if busiest is not None:
+        kb = np.broadcast_to(np.asarray(busiest, dtype=np.float64), kb.shape).copy()
     even = np.ceil(active / sms)
     # the busiest SM's CTAs walk whole chunks (PartitionPagedKVCache: every chunk c pages but a request's last), not
     # the mean chunk T / S the launch's flops spread: their share is chunk tokens x S / T of the mean's (added after
