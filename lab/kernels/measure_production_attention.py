@@ -528,8 +528,9 @@ def fi_dec_blind7_shapes(part: str) -> list[dict]:
     add("control", "llama8b", "fp8", (1100,), (200,))
     add("control", "llama70b", "bf16", (70,), (30,))
     add("control", "llama70b_tp2", "bf16", (80,), (60,))
-    add("control", "llama70b_tp4", "bf16", (100,), (40,))
-    add("control", "llama8b_tp2", "bf16", (2000,), (8,))
+    # on the candidate's grids, from regimes main meets (one-wave short at a low busiest count, middle context)
+    add("control on the graph grids", "llama70b_tp4", "bf16", (100,), (40,))
+    add("control on the graph grids", "llama8b_tp2", "bf16", (2000,), (8,))
     return out
 
 
