@@ -1428,6 +1428,11 @@ def _fi_dec_blind6(FP, hw, fmt) -> None:
 #: from an instrumented JIT build of FlashInfer 0.6.4's decode and merge kernels, H100 2026-11-27): not a blind grid, a
 #: diagnosis of the two regimes grids 4-6 miss (rows LOOKED-AT: most are grid 6's shapes)
 FI_CTA_PROBE = "fi_cta_probe_nvidia-h100-80gb-hbm3_2026-11-27_summary.csv"
+#: the seventh CUDA-core decode blind grid: the test of the CUDA-graph grids' probed placement (FI_GRAPH_PLACEMENT,
+#: off in the shipped model) priced before any measurement: (candidate's prices, main's prices, measured glob)
+FI_DEC_BLIND7 = ("production_attention_fi_dec_blind7_predictions.csv",
+                 "production_attention_fi_dec_blind7_predictions_d4aa094.csv",
+                 "production_attention_fi_dec_blind7_nvidia*.csv")
 
 
 def _fi_cta_probe(FP, hw, fmt) -> None:
@@ -1494,6 +1499,27 @@ def _fi_cta_probe(FP, hw, fmt) -> None:
         print(f"  busiest SM measured above the model's (unprobed CUDA-graph grids (594, 2) at 9 per SM, (264, 4) at 8): "
               f"{len(b)} calls, |error| median {np.median(np.abs(b['err_%'])):.1f} % -> "
               f"{np.median(np.abs(b['whatif_%'])):.1f} % with the measured k")
+    # the seventh blind grid (the candidate FI_GRAPH_PLACEMENT against main's model), once measured
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_DEC_BLIND7
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_DECODE BLIND GRID 7: not measured yet ({pred}: the candidate FI_GRAPH_PLACEMENT on; "
+              f"{before}: main; both committed before any measurement; lab/kernels/measure_production_attention.py "
+              "--grid fi_dec_blind7)")
+        return
+    keys = ["heads", "kv_heads", "dtype", "batch", "context", "page_size"]
+    m = m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
+    m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
+    print(f"\nFI_DECODE BLIND GRID 7 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
+          f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = {str(m['model_commit'].iloc[0])[:7]} with the "
+          f"CUDA-graph grids' probed placement (FI_GRAPH_PLACEMENT) ({pred}), both committed before measuring)")
+    labels = ["main", "new"]
+    t = _models_table(m, ("regime",), labels, labels)
+    print(t.to_string(**fmt))
+    _fi_dec_grid_summary(m, t, 7, labels, labels)
 
 
 def production_attention() -> None:
