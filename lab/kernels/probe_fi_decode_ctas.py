@@ -4,8 +4,8 @@ The script patches the carried FlashInfer 0.6.4 headers (the installed copy unde
 the repository) before the JIT build, so the decode kernel (BatchDecodeWithPagedKVCacheKernel, decode.cuh) and the
 merge kernel of its split path (PersistentVariableLengthMergeStatesKernel, cascade.cuh) each write one record per CTA
 into a __device__ buffer: %globaltimer (ns, one clock for the whole GPU) and clock64 (the SM's own cycles) at the
-CTA's entry, after its griddepcontrol.wait (PDL) and at its exit (after a __syncthreads, so the CTA's last thread is
-done), its %smid, and for the decode kernel whether the CTA is valid (block_valid_mask: the CUDA-graph grid launches
+CTA's entry and at its exit (after a __syncthreads, so the CTA's last thread is done; the merge kernel also after its
+griddepcontrol.wait, the decode kernel not: DECODE_WAIT_RECORD), its %smid, and for the decode kernel whether the CTA is valid (block_valid_mask: the CUDA-graph grid launches
 padded CTAs that return at once) and its (request, chunk); for the merge kernel the number of (row, head) items it
 walked. Two extern "C" host functions in the same translation unit (fi_probe_clear, fi_probe_read) read the buffer.
 The kernels' own code is unchanged; the records add two timer reads, one __syncthreads and a few stores per CTA.
