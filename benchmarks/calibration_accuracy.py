@@ -1378,9 +1378,11 @@ FI_DEC_BLIND6_DIAGNOSIS = {
         "Llama-8B bf16 S = 2 calls at 176-240 tokens, B 42-60 (TP 1) and B 100-120 (TP 2, 4 KV heads): -11..-22 % in "
         "both models (grids 4 / 5: -12..-18 %), growing with B at a constant busiest-SM count (8): the SM clock stayed at "
         "1980 MHz and the board under 170 W through every shape (the call's nvidia-smi log), so it is not a clock drop; "
-        "not closed. Within the met Llama-70B one-wave short regime the misses are S = 2 at 136 tokens (B 26, -17 %) and TP "
-        "4 at B 150 (S = 1: 300 CTAs of the (594, 2) CUDA-graph grid, whose dispatch was never probed, priced at an even "
-        "3 per SM: -19..-21 %, B 70 at 2 per SM meets)",
+        "not closed. The CTA probe (FI_DECODE CTA PROBE below): from B 14 to 60 at 204 tokens the decode's last CTA ends "
+        "2.8 us later (model flat) as the device-wide K/V traffic rises 0.5 -> 1.8 TB/s, and the S = 2 merge's run grows "
+        "3.1 us (model 2.0). Within the met Llama-70B one-wave short regime the misses are S = 2 at 136 tokens (B 26, "
+        "-17 %) and TP 4 at B 150 (S = 1: 300 CTAs of the (594, 2) CUDA-graph grid priced at an even 3 per SM, where the "
+        "probe measured 4 on the busiest SM: -19..-21 %, -3 % with the measured count; B 70 at 2 per SM meets)",
     "control: one-wave short":
         "Llama-8B fp8 B 3 / 10 at 94 tokens +31..+33 % in both models: the known fp8 small-batch overshoot (the fp8 "
         "lone iteration, 1.63 us, charged where 1-2 CTAs share an SM; campaign fp8 short small p90 37 %), a control "
@@ -1420,6 +1422,104 @@ def _fi_dec_blind6(FP, hw, fmt) -> None:
     for reg, why in FI_DEC_BLIND6_DIAGNOSIS.items():
         if ((t["regime"] == reg) & (t["now_goal"] == "MISSED")).any():
             print(f"  missed (fi_decode blind grid 6): {reg}: {why}")
+
+
+#: the CUDA-core decode CTA probe (lab/kernels/probe_fi_decode_ctas.py: per-CTA globaltimer / clock64 / %smid records
+#: from an instrumented JIT build of FlashInfer 0.6.4's decode and merge kernels, H100 2026-11-27): not a blind grid, a
+#: diagnosis of the two regimes grids 4-6 miss (rows LOOKED-AT: most are grid 6's shapes)
+FI_CTA_PROBE = "fi_cta_probe_nvidia-h100-80gb-hbm3_2026-11-27_summary.csv"
+#: the seventh CUDA-core decode blind grid: the test of the CUDA-graph grids' probed placement (FI_GRAPH_PLACEMENT,
+#: off in the shipped model) priced before any measurement: (candidate's prices, main's prices, measured glob)
+FI_DEC_BLIND7 = ("production_attention_fi_dec_blind7_predictions.csv",
+                 "production_attention_fi_dec_blind7_predictions_d4aa094.csv",
+                 "production_attention_fi_dec_blind7_nvidia*.csv")
+
+
+def _fi_cta_probe(FP, hw, fmt) -> None:
+    """Where the CUDA-core decode call's time goes, CTA by CTA (FI_CTA_PROBE): per shape the measured split (the decode
+    kernel's last CTA end, the merge's launch gap after it and its run after the PDL wait) against the model's two
+    launches, the busiest SM's CTAs measured against the model's (fi_decode_crowding), and the model re-priced with the
+    measured busiest-SM count (a what-if on looked-at rows, not a test)."""
+    from dataclasses import replace
+
+    import numpy as np
+    import pandas as pd
+
+    from hwmodels.roofline import price
+    from simulator.kernels import flashinfer as FI
+    from simulator.kernels.production import emit
+    from simulator.ops import MaskedBuilder, OpBuilder
+
+    path = FP.DATA_DIR / FI_CTA_PROBE
+    if not path.is_file():
+        return
+    s = pd.read_csv(path)
+    s = s[np.isfinite(pd.to_numeric(s["graph_us"], errors="coerce"))].reset_index(drop=True)
+    hw2 = hw.with_efficiency(hw.efficiency)
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    ev = {}
+    for tag, busiest in (("model", None), ("whatif", s["busiest_sm_ctas"].to_numpy(float))):
+        b = OpBuilder(len(s))
+        launches, info = FI.fi_decode(s["batch"].to_numpy(float), s["context"].to_numpy(float),
+                                      s["heads"].to_numpy(float), s["kv_heads"].to_numpy(float), 128.0, 2.0, 16.0,
+                                      hw.units, smem, busiest=busiest)
+        emit(MaskedBuilder(b, np.ones(len(s), dtype=bool)), launches, hw.units)
+        ops = b.build()
+        t = price(ops, replace(hw2, launch_graph_s=hw.efficiency.launch_graph_s or hw.launch_graph_s), "graph") * 1e6
+        names = np.asarray(ops.names)[ops.name_id]
+        ev[tag] = {n: np.bincount(ops.setting[names == n], weights=t[names == n], minlength=len(s))
+                   for n in ("attention", "attention_merge")}
+        if tag == "model":
+            s["S"], s["model_k"] = info["splits"], info["busiest_sm_ctas"]
+    g = s["graph_us"].to_numpy(float)
+    model = ev["model"]["attention"] + ev["model"]["attention_merge"]
+    whatif = ev["whatif"]["attention"] + ev["whatif"]["attention_merge"]
+    out = pd.DataFrame({
+        "shape": s["label"], "S": s["S"], "meas_us": g, "model_us": model, "err_%": (model / g - 1) * 100,
+        "k_meas": s["busiest_sm_ctas"], "k_model": s["model_k"],
+        "dec_end": s["valid_end_us_max"], "dec_model": ev["model"]["attention"],
+        "gap": s["merge_wait_us_min"] - s["valid_end_us_max"], "merge_run": s["merge_run_us_max"],
+        "merge_model": ev["model"]["attention_merge"], "items": s["merge_items_max"],
+        "whatif_%": (whatif / g - 1) * 100})
+    print(f"\nFI_DECODE CTA PROBE ({path.name}: {len(s)} calls of an instrumented FlashInfer 0.6.4 build, graph times "
+          "within -2.2..+0.7 % of uninstrumented; LOOKED-AT rows, a diagnosis, not a test). us from the decode's first "
+          "CTA: dec_end = its last working CTA's end, gap = the merge's launch after it (PDL wait), merge_run = the "
+          "merge's slowest CTA after the wait; k = working CTAs on the busiest SM; whatif_% = the model with k_meas")
+    print(out.to_string(**fmt))
+    c = out[out["shape"].str.startswith("llama8b:") & out["shape"].str.endswith(":T204")]
+    if len(c) >= 2:
+        lo, hi = c.iloc[0], c.iloc[-1]
+        print(f"  8B bf16 S = 2 at a constant k = 8: from {lo['shape']} to {hi['shape']} the call grows "
+              f"{hi['meas_us'] - lo['meas_us']:.1f} us (model {hi['model_us'] - lo['model_us']:.1f}): the decode's "
+              f"last CTA {hi['dec_end'] - lo['dec_end']:+.1f} us (model {hi['dec_model'] - lo['dec_model']:+.1f}), the "
+              f"merge's run {hi['merge_run'] - lo['merge_run']:+.1f} us (model {hi['merge_model'] - lo['merge_model']:+.1f}), "
+              f"the launch gap {hi['gap'] - lo['gap']:+.1f}")
+    b = out[out["k_meas"] != out["k_model"]]
+    if len(b):
+        print(f"  busiest SM measured above the model's (unprobed CUDA-graph grids (594, 2) at 9 per SM, (264, 4) at 8): "
+              f"{len(b)} calls, |error| median {np.median(np.abs(b['err_%'])):.1f} % -> "
+              f"{np.median(np.abs(b['whatif_%'])):.1f} % with the measured k")
+    # the seventh blind grid (the candidate FI_GRAPH_PLACEMENT against main's model), once measured
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_DEC_BLIND7
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_DECODE BLIND GRID 7: not measured yet ({pred}: the candidate FI_GRAPH_PLACEMENT on; "
+              f"{before}: main; both committed before any measurement; lab/kernels/measure_production_attention.py "
+              "--grid fi_dec_blind7)")
+        return
+    keys = ["heads", "kv_heads", "dtype", "batch", "context", "page_size"]
+    m = m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
+    m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
+    print(f"\nFI_DECODE BLIND GRID 7 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
+          f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = {str(m['model_commit'].iloc[0])[:7]} with the "
+          f"CUDA-graph grids' probed placement (FI_GRAPH_PLACEMENT) ({pred}), both committed before measuring)")
+    labels = ["main", "new"]
+    t = _models_table(m, ("regime",), labels, labels)
+    print(t.to_string(**fmt))
+    _fi_dec_grid_summary(m, t, 7, labels, labels)
 
 
 def production_attention() -> None:
@@ -1477,6 +1577,7 @@ def production_attention() -> None:
     _fi_dec_blind4(FP, hw, fmt)
     _fi_dec_blind5(FP, hw, fmt)
     _fi_dec_blind6(FP, hw, fmt)
+    _fi_cta_probe(FP, hw, fmt)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     _xqa_x7(FP, hw, fmt)

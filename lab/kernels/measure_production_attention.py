@@ -494,6 +494,46 @@ def fi_dec_blind6_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the seventh CUDA-core decode blind grid (--grid fi_dec_blind7: fi_decode only, bf16 + a few fp8 controls), the test
+#: of the CUDA-graph grids' measured placement (simulator/kernels/flashinfer.py FI_GRAPH_PLACEMENT: the (594, 2) grid of
+#: Llama-3.1-70B at TP 4, 9 per SM, and the (264, 4) grid of Llama-3.1-8B at TP 2, 8 per SM, as the CTA probe's
+#: launches placed them) at batches and contexts the probe did not run; the crowded S = 2 Llama-3.1-8B calls at TP 1
+#: (the (132, 8) grid: the candidate leaves them as they are, a check of what still misses); controls from met regimes.
+#: Every (heads, K/V, batch, context, page) in none of the committed CSVs (checked when priced)
+FIDB7_MAX_TOKENS = 1_300_000
+
+
+def fi_dec_blind7_shapes(part: str) -> list[dict]:
+    """The shapes of the seventh CUDA-core decode blind grid (FIDB7_*), each with its regime label (`group`)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(group, model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB7_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+
+    add("70B TP4 graph grid (594, 2)", "llama70b_tp4", "bf16", (68, 108), (90, 130, 170, 230))
+    add("70B TP4 graph grid (594, 2)", "llama70b_tp4", "bf16", (92,), (120, 190))
+    add("8B TP2 graph grid (264, 4)", "llama8b_tp2", "bf16", (184, 228), (20, 45, 70))
+    add("8B TP2 graph grid (264, 4)", "llama8b_tp2", "bf16", (100,), (40, 90, 150))
+    add("8B bf16 S = 2 crowded", "llama8b", "bf16", (168, 220), (24, 36, 48, 64))
+    add("control", "llama8b", "bf16", (90,), (4,))
+    add("control", "llama8b", "bf16", (1450,), (20,))
+    add("control", "llama8b", "bf16", (60,), (500,))
+    add("control", "llama8b", "fp8", (1100,), (200,))
+    add("control", "llama70b", "bf16", (70,), (30,))
+    add("control", "llama70b_tp2", "bf16", (80,), (60,))
+    # on the candidate's grids, from regimes main meets (one-wave short at a low busiest count, middle context)
+    add("control on the graph grids", "llama70b_tp4", "bf16", (100,), (40,))
+    add("control on the graph grids", "llama8b_tp2", "bf16", (2000,), (8,))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -530,6 +570,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind5_shapes(part)
     if grid == "fi_dec_blind6":
         return fi_dec_blind6_shapes(part)
+    if grid == "fi_dec_blind7":
+        return fi_dec_blind7_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -888,7 +930,7 @@ def main() -> None:
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
                                                                "mla_blind3", "mla_blind4", "mla_blind5", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
-                                                               "fi_dec_blind5", "fi_dec_blind6"))
+                                                               "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)

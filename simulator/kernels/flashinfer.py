@@ -236,6 +236,54 @@ FI_DISPATCH_GLOB = "fi_dispatch_probe_*.csv"
 FI_DISPATCH_PROBED_SLOTS = (9.0, 7.0)
 
 
+#: the CUDA-graph grids the placement probes above never covered, placed as the real kernel's launches were: the CTA
+#: probe (lab/kernels/probe_fi_decode_ctas.py, H100 2026-11-27: an instrumented build of the decode kernel records
+#: %smid per CTA) mapped every CTA of the Llama-3.1-70B TP 4 grid (594, 2) at 9 per SM (8 launches) and the
+#: Llama-3.1-8B TP 2 grid (264, 4) at 8 per SM (3 launches) (FI_GRAPH_PLACEMENT_CSV: one row per launch, the SM of
+#: each CTA in blockIdx order, y x grid_x + x). All of a launch's CTAs start within 0.3 us, so each map is the
+#: dispatch of a full one-wave grid (the padded CTAs exit only after all are placed); the maps differ a little from
+#: launch to launch (the (594, 2) grid's first 150 columns: 3 or 4 CTAs on the busiest SM), so the busiest count at nb
+#: working columns is the median over the launches. Where the even spread priced those grids, the probe's calls were
+#: 17-36 % too fast and 3-4 % with their own measured busiest count (LOOKED-AT rows: benchmarks/calibration_accuracy.py
+#: FI_DECODE CTA PROBE). OFF: a candidate for a blind grid (the seventh decode grid's prices are committed with it on
+#: and off), not yet tested on shapes it was not read from
+FI_GRAPH_PLACEMENT = False
+FI_GRAPH_PLACEMENT_CSV = "fi_graph_placement_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+
+
+@functools.lru_cache(maxsize=8)
+def _graph_placement_table(grid_x: int, grid_y: int, slots: int) -> tuple | None:
+    """k[nb] = the median over FI_GRAPH_PLACEMENT_CSV's launches of the (grid_x, grid_y) grid at `slots` per SM of the
+    most working CTAs on one SM when columns 0..nb-1 work (nb = 0..grid_x); None when that grid is not in the file."""
+    import csv
+    from pathlib import Path
+
+    import hwmodels
+    p = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention" / FI_GRAPH_PLACEMENT_CSV
+    if not p.is_file():
+        return None
+    tables = []
+    with open(p, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["grid"] != f"{grid_x}x{grid_y}" or int(r["slots"]) != slots:
+                continue
+            sm = [int(v) for v in r["smid_by_cta"].split()]
+            if len(sm) != grid_x * grid_y:
+                continue
+            counts: dict[int, int] = {}
+            best, out = 0, [0]
+            for x in range(grid_x):
+                for y in range(grid_y):
+                    s = sm[y * grid_x + x]
+                    counts[s] = counts.get(s, 0) + 1
+                    best = max(best, counts[s])
+                out.append(best)
+            tables.append(out)
+    if not tables:
+        return None
+    return tuple(float(v) for v in np.median(np.asarray(tables, dtype=np.float64), axis=0))
+
+
 @functools.lru_cache(maxsize=32)
 def _placement_table(grid_x: int, grid_y: int, slots: int = 8) -> tuple | None:
     """k[nb] = the most active CTAs on one SM when columns 0..nb-1 of the measured (grid_x, grid_y) grid are active
@@ -288,6 +336,16 @@ def fi_decode_crowding(active_cols, grid_x, grid_y, slots, sms: int):
         t = _placement_table(int(gx[i]), int(gy[i]), int(slots[i]))
         if t is not None and 1 <= nb[i] <= gx[i]:
             out[i] = min(float(slots[i]), float(t[int(nb[i])]))
+    if FI_GRAPH_PLACEMENT:   # the grids no earlier probe covered, as the real kernel's launches placed them
+        for i in np.ndindex(nb.shape):
+            if gx[i] != int(gx[i]) or gy[i] != int(gy[i]) or slots[i] != int(slots[i]) or not 1 <= nb[i] <= gx[i]:
+                continue
+            if (slots[i] == FI_PLACEMENT_SLOTS or slots[i] in FI_DISPATCH_PROBED_SLOTS) and \
+                    _placement_table(int(gx[i]), int(gy[i]), int(slots[i])) is not None:
+                continue
+            t = _graph_placement_table(int(gx[i]), int(gy[i]), int(slots[i]))
+            if t is not None:
+                out[i] = min(float(slots[i]), t[int(nb[i])])
     return out
 
 
@@ -355,10 +413,11 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
 
 
 def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, regs=None,
-              pdl=None):
+              pdl=None, busiest=None):
     """Launches of one CUDA-core decode call (one query row per sequence): the decode kernel and, when it splits,
     the merge kernel (module docstring); pdl: launched with programmatic dependent launch in a chain (FI_PDL_GRAPH
-    when None). Returns (launches, info)."""
+    when None); busiest: CTAs on the busiest SM of a one-wave launch to price instead of fi_decode_crowding's (a
+    diagnosis's what-if, e.g. a probe's measured placement; None = the model's own). Returns (launches, info)."""
     B, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                         for x in (B, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -385,6 +444,8 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
     # busiest SM's k (fi_decode_crowding): flops x k x SMs x fill / n, 1 for an even spread or several waves
     one_wave = active <= slots * sms
     kb = fi_decode_crowding(np.where(split, B * S, B), np.where(split & cuda_graph, grid / Hkv, B), Hkv, slots, sms)
+    if busiest is not None:
+        kb = np.broadcast_to(np.asarray(busiest, dtype=np.float64), kb.shape).copy()
     even = np.ceil(active / sms)
     # the busiest SM's CTAs walk whole chunks (PartitionPagedKVCache: every chunk c pages but a request's last), not
     # the mean chunk T / S the launch's flops spread: their share is chunk tokens x S / T of the mean's (added after
