@@ -1429,7 +1429,7 @@ def _fi_dec_blind6(FP, hw, fmt) -> None:
 #: diagnosis of the two regimes grids 4-6 miss (rows LOOKED-AT: most are grid 6's shapes)
 FI_CTA_PROBE = "fi_cta_probe_nvidia-h100-80gb-hbm3_2026-11-27_summary.csv"
 #: the seventh CUDA-core decode blind grid: the test of the CUDA-graph grids' probed placement (FI_GRAPH_PLACEMENT,
-#: off in the shipped model) priced before any measurement: (candidate's prices, main's prices, measured glob)
+#: shipped on after this grid) priced before any measurement: (candidate's prices, main's prices, measured glob)
 FI_DEC_BLIND7 = ("production_attention_fi_dec_blind7_predictions.csv",
                  "production_attention_fi_dec_blind7_predictions_d4aa094.csv",
                  "production_attention_fi_dec_blind7_nvidia*.csv")

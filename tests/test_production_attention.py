@@ -824,21 +824,21 @@ def test_mla_blind5_grid_is_new_and_every_price_file_covers_it():
     assert not seen & set(zip(sh["batch"], sh["context"]))
 
 
-def test_fi_graph_placement_candidate_reads_probe_and_is_off():
-    """The candidate FI_GRAPH_PLACEMENT (simulator/kernels/flashinfer.py) reads the CTA probe's launches of the (594, 2)
-    grid at 9 per SM: 4 working CTAs on the busiest SM at 150 columns (the even spread: 3); off, the crowding is the
-    shipped model's."""
+def test_fi_graph_placement_reads_probe_and_is_on():
+    """FI_GRAPH_PLACEMENT (simulator/kernels/flashinfer.py, shipped after the seventh decode blind grid) reads the CTA
+    probe's launches of the (594, 2) grid at 9 per SM: 4 working CTAs on the busiest SM at 150 columns, where the even
+    spread (the rule off) gives 3."""
     import numpy as np
 
     from simulator.kernels import flashinfer as FI
 
-    assert FI.FI_GRAPH_PLACEMENT is False
+    assert FI.FI_GRAPH_PLACEMENT is True
     t = FI._graph_placement_table(594, 2, 9)
     assert t is not None and len(t) == 595 and t[150] == 4.0 and t[70] == 2.0
     args = (np.array([150.0]), np.array([594.0]), np.array([2.0]), np.array([9.0]), 132)
-    assert FI.fi_decode_crowding(*args)[0] == 3.0
+    assert FI.fi_decode_crowding(*args)[0] == 4.0
     try:
-        FI.FI_GRAPH_PLACEMENT = True
-        assert FI.fi_decode_crowding(*args)[0] == 4.0
-    finally:
         FI.FI_GRAPH_PLACEMENT = False
+        assert FI.fi_decode_crowding(*args)[0] == 3.0
+    finally:
+        FI.FI_GRAPH_PLACEMENT = True

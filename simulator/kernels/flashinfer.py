@@ -245,9 +245,10 @@ FI_DISPATCH_PROBED_SLOTS = (9.0, 7.0)
 #: launch to launch (the (594, 2) grid's first 150 columns: 3 or 4 CTAs on the busiest SM), so the busiest count at nb
 #: working columns is the median over the launches. Where the even spread priced those grids, the probe's calls were
 #: 17-36 % too fast and 3-4 % with their own measured busiest count (LOOKED-AT rows: benchmarks/calibration_accuracy.py
-#: FI_DECODE CTA PROBE). OFF: a candidate for a blind grid (the seventh decode grid's prices are committed with it on
-#: and off), not yet tested on shapes it was not read from
-FI_GRAPH_PLACEMENT = False
+#: FI_DECODE CTA PROBE). ON since the seventh decode blind grid (prices with it on and off committed before that grid
+#: was measured, 35 shapes in no earlier CSV): |error| 17.8 / 25.9 % (1 of 5 regimes) off -> 9.6 / 18.0 % (4 of 5) on;
+#: (594, 2) grid 19.2 -> 7.3 % median, (264, 4) grid 21.1 -> 9.3 %, the crowded S = 2 calls unchanged (-11 %)
+FI_GRAPH_PLACEMENT = True
 FI_GRAPH_PLACEMENT_CSV = "fi_graph_placement_nvidia-h100-80gb-hbm3_2026-11-27.csv"
 
 
