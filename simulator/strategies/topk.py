@@ -236,7 +236,8 @@ class RadixTopk(_Topk):
             from simulator.kernels import topk_production as TP
             if self.kernel == "trtllm":   # its own module (dispatch, split work, on-chip phases): topk_trtllm
                 from simulator.kernels import topk_trtllm as TK
-                TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers)
+                TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers,
+                                  prefill=phase == "prefill")   # its prefill entry: one 512-thread CTA per row
                 return
             st = TP.default_stats(self.kernel, length, int(k))
             if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
