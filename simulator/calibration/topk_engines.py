@@ -773,13 +773,18 @@ def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
     x = fit_trtllm_job(hw)
+    from hwmodels import roofline as R
+
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT], "serial_phases": list(TK.SERIAL_PHASES),
+                "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
                            "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
                            "rounds of iter_us[topk_trtllm], shipped as simulator/kernels/topk_trtllm.JOB_TERMS; "
                            "cta_slots from the source (512 threads, ~24 KiB); iter_us, iter_l2_us, fixed_us and one "
                            "barrier phase as cta_fixed_us borrowed from topk_sglang (the fit is in units of them); "
-                           f"judged blind on {GRID7_MEASURED}")}
+                           "priced with the kind's closed load loop (hwmodels/roofline.py CHAIN_QUEUED, exponent "
+                           "chain_queued_p) and the split path's handshake (topk_trtllm.HANDSHAKE_ROUNDS); "
+                           f"judged blind on {GRID7_MEASURED} and {GRID8_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

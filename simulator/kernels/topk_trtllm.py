@@ -25,9 +25,12 @@ per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (threads x 4))
 price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
 call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
 terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
-CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES). Blind on grid 7 (H100): 16.9 %
-median / 33.0 % p90. `add_ops` is the first look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7;
-the multi-pass path is not priced (KNOWN_GAPS).
+CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES), the split path's handshake
+(HANDSHAKE_ROUNDS), and with `prefill` the prefill entry's launch (one 512-thread CTA per row); the kind's loads are a
+closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100): 16.9 % median / 33.0 % p90; on grid 8
+(prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6). `add_ops` is the first
+look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
+(KNOWN_GAPS).
 """
 from __future__ import annotations
 
