@@ -396,6 +396,21 @@ CHAIN_OVERLAP_WAVE_FILL = True
 #: (LOOKED-AT): one 2D program alone walks its 32-key tiles at 1.12 us each (Llama-3.1-70B TP8 verification, batch 1,
 #: context 4096) where 128 of them, one per SM, take 1.53 us (Llama-3.1-8B decode, batch 16, context 16384)
 CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_triton_sgl", "attn_triton_sgl_fp8kv"))
+#: kinds whose loop rounds are a closed loop of loads, so that the HBM queue adds to the latency chain instead of
+#: hiding behind it: TensorRT-LLM's indexer top-k (cpp/tensorrt_llm/kernels/indexerTopK.cu @ 07339e94,
+#: processHistogramStep's vectorized_process: each thread holds ONE float4 load in flight, its next load issued after
+#: the shared-memory atomicAdd of the values it brought; one CTA per row (split work aside), up to 4 per SM, no cp.async
+#: or prefetch). Each load round of a CTA then lasts its unloaded round trip (iter[kind]: the chain) plus its wait in the
+#: HBM queue behind the rounds in flight on the other SMs: a closed queue of N requests, whose round trip goes from the
+#: latency (few rows: chain >> body) to N x service (bandwidth-bound: body >> chain) through a knee where both count.
+#: Priced as the smooth knee (chain^p + body^p)^(1/p) with p = CHAIN_QUEUED_P in place of max(body, chain) + fill.
+#: p = 1.5 (ASSUMPTION: chosen among 1 / 1.5 / 2 / 3 with grids 5-7's TensorRT-LLM rows LOOKED-AT, |error| median / p90
+#: over their 145 non-fit rows 12.8 / 33.3 % at max(), 10.1 / 30.4 at 1.5, 13.7 / 44.5 at 1 (additive, too slow where
+#: many CTAs per SM stream), 12.1 / 35.2 at 2; the fit rows, single-CTA launches whose body is small, do not constrain it:
+#: rms log error 0.0591 -> 0.0588). Long multi-wave prefill launches are the knee: 640 x 250K measured 624 us where the
+#: chain is ~387 us and the HBM stream ~286 us. Judged blind on grid 8 (simulator/calibration/topk_engines.py)
+CHAIN_QUEUED = tuple(KIND_CODE[k] for k in ("topk_trtllm",))
+CHAIN_QUEUED_P = 1.5
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
@@ -581,6 +596,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         q = np.array([eff.chain_queue.get(k, 0.0) for k in KINDS])[ops.kind]
         wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
                           + np.maximum(memory_s, chain + compute_s + q * memory_s), wave_s)
+    if CHAIN_QUEUED:   # a closed loop of loads: the HBM queue and the chain meet at a knee (CHAIN_QUEUED)
+        qp = CHAIN_QUEUED_P
+        top = np.maximum(np.maximum(body, chain), 1e-30)
+        both = top * ((body / top) ** qp + (chain / top) ** qp) ** (1.0 / qp)
+        wave_s = np.where(np.isin(ops.kind, CHAIN_QUEUED), wave_s - np.maximum(body, chain) - fill + both, wave_s)
     if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover, on one SM's
         # serial path while the others stream (CTA_ALONE)
         c_tile, fill_a = 0.0, fill

@@ -111,7 +111,7 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        if "grid5" in f.name or "grid7" in f.name:   # grid 7 checks its own shapes (it reuses n = 97,000)
+        if "grid5" in f.name or "grid7" in f.name or "grid8" in f.name:   # grids 7-8 check their own shapes
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -199,3 +199,39 @@ def test_trtllm_product_price_is_the_calibrated_job_model():
     # the split path: the merge job's own sweeps are on the path
     s = TK.launch_job_stats(np.random.default_rng(0).standard_normal(250000).astype(np.float32), 2)
     assert s["merge_sweeps"] >= 2 and s["sweeps"] >= 2
+
+
+def test_grid8_shapes_are_new_and_priced_by_both_models_before_measuring():
+    """No grid 8 shape (dist, rows, n) was measured before for any top-k kernel, none is a TRT_FIT row, and every
+    TensorRT-LLM row (both entries) carries main's and this model's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid8" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    assert len(set(E.GRID8)) == len(E.GRID8) == 50 and not set(E.GRID8) & seen and not set(E.TRT_FIT) & set(E.GRID8)
+    assert set(E.GRID8_SGL_CONTROLS) <= set(E.GRID8)
+    p = pd.read_csv(F.DATA_DIR / E.GRID8_PREDICTION)
+    trt = p[p["kernel"].isin(["trt_topk", "trt_topk_pf"])]
+    assert len(trt) == len(E.GRID8) + len(E.GRID8_PREFILL) and trt[["pred_main_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_prefill_entry_is_one_512_thread_cta_per_row():
+    """invokeIndexerTopKPrefill: one 512-thread CTA per row at any length (the decode dispatch splits a long row of a
+    few rows and narrows many short rows to 256 threads); the product's prefill phase prices that launch."""
+    from simulator.kernels import topk_trtllm as TK
+
+    assert TK.blocks_per_row(2, 300000) > 1 and TK.blocks_per_row(2, 300000, prefill=True) == 1
+    assert TK.block_threads(2000, 9000) == 256 and TK.block_threads(2000, 9000, prefill=True) == 512
+    hw = load_hardware("H100-SXM")
+    c = replace(make_combo(hw="H100-SXM", model="DeepSeek-V3.2-Exp", tp=8, attention="dsa", kv_dtype="fp8"),
+                topk=parse_axis("topk", [{"radix": {"kernel": "trtllm"}}])[0])
+    rows, n = np.array([2.0, 2000.0]), np.array([300000.0, 9000.0])
+    b = OpBuilder(2)
+    c.topk.add_ops(b, c, rows, n, 2048, 1.0, "prefill")
+    got = b.build()
+    b2 = OpBuilder(2)
+    TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units), prefill=True)
+    want = b2.build()
+    assert np.allclose(got.serial_iters, want.serial_iters) and np.allclose(got.parallel_units, rows)

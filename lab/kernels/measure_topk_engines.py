@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 import measure_production_kernels as M  # noqa: E402
 
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 TOPK_K = 2048
 
 
@@ -40,6 +40,14 @@ def shapes_of(path: Path) -> list[tuple[str, int, int]]:
     return sorted(s, key=lambda t: (order[t[0]], t[1], t[2]))
 
 
+def kernels_of(path: Path) -> dict:
+    """{(dist, rows, n): the set of CSV kernel names the prediction CSV prices at that shape}."""
+    out: dict = {}
+    for r in csv.DictReader(open(path)):
+        out.setdefault((r["dist"], int(float(r["rows"])), int(float(r["n"]))), set()).add(r.get("kernel", ""))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, type=Path)
@@ -49,8 +57,14 @@ def main():
     ap.add_argument("--tag", default="grid4")
     ap.add_argument("--trt-lib", type=Path, default=None, help="trt_topk.so (TensorRT-LLM's decode top-k launcher)")
     ap.add_argument("--page-table", action="store_true", help="also time FlashInfer's page-table transform")
+    ap.add_argument("--only-listed", action="store_true",
+                    help="time each kernel only at the shapes where the prediction CSV lists it (grid 8 on)")
     args = ap.parse_args()
     shapes = shapes_of(args.shapes)
+    listed = kernels_of(args.shapes)
+
+    def wanted(kern, dist, R, N):
+        return (not args.only_listed) or kern in listed.get((dist, R, N), ())
     if args.smoke:
         shapes = [s for d in M.TOPK_DISTS for s in [x for x in shapes if x[0] == d][:2]]
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
@@ -82,6 +96,9 @@ def main():
             trt.trt_topk_launch.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
             trt.trt_topk_blocks_per_row.restype = ctypes.c_int
             trt.trt_topk_blocks_per_row.argtypes = [ctypes.c_int] * 2
+            if hasattr(trt, "trt_topk_prefill_launch"):
+                trt.trt_topk_prefill_launch.restype = ctypes.c_int
+                trt.trt_topk_prefill_launch.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
             print("trt_topk loaded", flush=True)
         except OSError as e:
             print(f"trt_topk unavailable: {e}", flush=True)
@@ -114,7 +131,7 @@ def main():
             def ok_sel(ix, x=x, kth=kth):
                 got = torch.gather(x, 1, ix.clamp(min=0).long()).min(dim=1).values
                 return bool(torch.all(got >= kth - 1e-6 * kth.abs().clamp(min=1)).item())
-            if sgl is not None:
+            if sgl is not None and wanted("sgl_topk", dist, R, N):
                 def run_sgl(i, x=x, lens=lens, idx=idx, R=R, N=N):
                     rc = sgl.sgl_topk_launch(x.data_ptr(), idx.data_ptr(), lens.data_ptr(), R, N,
                                              torch.cuda.current_stream().cuda_stream)
@@ -128,7 +145,7 @@ def main():
                     sink.emit("topk", "sgl_topk", dist, R, N, TOPK_K, st, note="" if ok else "WRONG SELECTION")
                 except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
                     print(f"sgl_topk {dist} {R}x{N}: {e!r}", flush=True)
-            if fi is not None:
+            if fi is not None and wanted("fi_topk", dist, R, N):
                 def run_fi(i, x=x, lens=lens, offs=offs, idx=idx):
                     fi.radix_topk_ragged_transform(x, idx, offs, lens, states, TOPK_K)
                 try:
@@ -159,7 +176,27 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"fi_topk_pt {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 del ptab, outp, base
-            if trt is not None:
+            if trt is not None and hasattr(trt, "trt_topk_prefill_launch") and wanted("trt_topk_pf", dist, R, N):
+                # the prefill entry (invokeIndexerTopKPrefill): one 512-thread CTA per row, rows [0, N)
+                starts = torch.zeros(R, dtype=torch.int32, device=dev)
+
+                def run_pf(i, x=x, starts=starts, lens=lens, idx=idx, R=R, N=N):
+                    rc = trt.trt_topk_prefill_launch(x.data_ptr(), starts.data_ptr(), lens.data_ptr(), idx.data_ptr(),
+                                                     R, N, torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"trt_topk_prefill launch rc={rc}")
+                try:
+                    idx.fill_(-1)
+                    run_pf(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel(idx)
+                    st = T.time_graph(run_pf)
+                    sink.emit("topk", "trt_topk_pf", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + " prefill entry")
+                except Exception as e:  # noqa: BLE001
+                    print(f"trt_topk_pf {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del starts
+            if trt is not None and wanted("trt_topk", dist, R, N):
                 nb = trt.trt_topk_blocks_per_row(R, N)
                 aux_i = torch.empty(R * nb * TOPK_K, dtype=torch.int32, device=dev)
                 aux_v = torch.empty(R * nb * TOPK_K, dtype=torch.float32, device=dev)

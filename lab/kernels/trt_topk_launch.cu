@@ -53,3 +53,14 @@ extern "C" int trt_topk_launch(const float* logits, const int* seqLens, int* out
   }
   return (int)cudaGetLastError();
 }
+
+// The prefill entry (invokeIndexerTopKPrefill): one 512-thread topKPerRowPrefill CTA per row whatever its length,
+// rows [rowStarts[i], rowEnds[i]) of a row-major [rows, n] tensor (the caller passes 0 / n for full rows).
+extern "C" int trt_topk_prefill_launch(const float* logits, const int* rowStarts, const int* rowEnds, int* out,
+                                       int rows, int n, void* stream_) {
+  cudaStream_t stream = (cudaStream_t)stream_;
+  const int topK = 2048;
+  trtk::topKPerRowPrefill<512, float><<<rows, 512, topK * sizeof(int32_t), stream>>>(logits, rowStarts, rowEnds, out,
+                                                                                    n, 1, topK, 0);
+  return (int)cudaGetLastError();
+}

@@ -29,7 +29,8 @@ from simulator.kernels import topk_production as P
 from simulator.kernels import topk_trtllm as TK
 
 KIND = "topk_flashinfer"
-CSV_KERNEL = {"sglang": "sgl_topk", "flashinfer": "fi_topk", "flashinfer_pt": "fi_topk_pt", "trtllm": "trt_topk"}
+CSV_KERNEL = {"sglang": "sgl_topk", "flashinfer": "fi_topk", "flashinfer_pt": "fi_topk_pt", "trtllm": "trt_topk",
+              "trtllm_prefill": "trt_topk_pf"}
 #: FlashInfer's fit rows, named before its measurement
 FI_FIT = {"dist": ("gaussian",), "rows": (1, 128), "n": (8192, 32768, 131072, 524288)}
 #: the grid (score distribution, rows, row length): row lengths in none of the committed top-k CSVs (the FI_FIT shapes
@@ -547,26 +548,29 @@ def grid6_accuracy(by_dist: bool = False) -> pd.DataFrame:
 _JOB_SAMPLES: dict = {}
 
 
-def trtllm_samples(dist: str, rows: int, n: int) -> list[dict]:
+def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[dict]:
     """topk_trtllm.launch_job_stats over the rows fit_production_topk_gemm.sample_rows draws for (dist, n), at the
-    launch of (rows, n); cached."""
-    key = (dist, int(TK.blocks_per_row(rows, n)), int(TK.block_threads(rows, n)), int(n))
+    launch of (rows, n) (the prefill entry's where `prefill`); cached."""
+    nb, th = int(TK.blocks_per_row(rows, n, prefill)), int(TK.block_threads(rows, n, prefill))
+    key = (dist, nb, th, int(n))
     if key not in _JOB_SAMPLES:
-        _JOB_SAMPLES[key] = [TK.launch_job_stats(x, rows) for x in F.sample_rows(dist, n, F.sample_count(n))]
+        _JOB_SAMPLES[key] = [TK.launch_job_stats(x, rows, nb=nb, th=th) for x in F.sample_rows(dist, n, F.sample_count(n))]
     return _JOB_SAMPLES[key]
 
 
 def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None) -> np.ndarray:
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
-    the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS) on the measurement's score rows (us,
-    in-graph)."""
+    the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
+    kernel is CSV_KERNEL["trtllm_prefill"]) on the measurement's score rows (us, in-graph)."""
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(t))
     sms = float(hw.units)
-    for i, (d, r, n) in enumerate(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int))):
-        TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i,
-                          samples_of=lambda rr, nn, d=d: trtllm_samples(d, rr, nn), terms=terms)
+    kern = t["kernel"] if "kernel" in t.columns else pd.Series([CSV_KERNEL["trtllm"]] * len(t))
+    for i, (d, r, n, kk) in enumerate(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int), kern)):
+        pf = kk == CSV_KERNEL["trtllm_prefill"]
+        TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
+                          samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -654,17 +658,133 @@ def grid7_accuracy(by_dist: bool = False) -> pd.DataFrame:
     return pd.concat(tabs, ignore_index=True)
 
 
+# --- TensorRT-LLM's prefill entry, its split long decode rows and the closed load loop, judged blind on GRID8 ---
+#: grid 8: TensorRT-LLM's prefill entry (invokeIndexerTopKPrefill: kernel trt_topk_pf) at 520-4000 rows of 2.5K-300K
+#: columns, the same shapes through the decode dispatch (trt_topk: narrow 256-thread CTAs where it picks them), split
+#: long decode rows (1-80 rows of 66K-730K: 10-32 CTAs per row, the done-counter merge) and single-CTA decode rows
+#: (gaussian 300-360 rows among them); recorded and gaussian scores; no (scores, rows, length) of it in a committed top-k
+#: CSV (some lengths recur at other row counts; tests/test_topk_engines.py checks); SGLang's rows of GRID8_SGL_CONTROLS
+#: are its controls
+GRID8_PREFILL = ([("recorded", r, n) for r, n in ((520, 4700), (700, 9300), (1000, 12100), (1400, 3500), (1900, 7900),
+                                                  (2300, 14300), (3000, 5300), (3600, 11300), (4000, 2500))]
+                 + [("gaussian", r, n) for r, n in ((1100, 6300), (2700, 10100))]
+                 + [("recorded", r, n) for r, n in ((560, 22700), (850, 47000), (1300, 31500), (2200, 19900),
+                                                    (3300, 40500))]
+                 + [("gaussian", 1700, 25300)]
+                 + [("recorded", r, n) for r, n in ((530, 300000), (760, 170000), (1000, 78000), (1600, 110000),
+                                                    (2600, 72000), (3500, 95000))]
+                 + [("gaussian", r, n) for r, n in ((1250, 140000), (2900, 66000))])
+GRID8_SPLIT = ([("recorded", r, n) for r, n in ((1, 88000), (1, 410000), (1, 730000), (2, 98000), (2, 470000),
+                                                (3, 160000), (4, 66500), (4, 520000), (6, 330000), (8, 115000),
+                                                (8, 610000), (10, 235000), (13, 410000), (24, 290000), (45, 205000),
+                                                (80, 560000))]
+               + [("gaussian", r, n) for r, n in ((2, 300000), (5, 140000), (12, 270000))])
+GRID8_DECODE = ([("recorded", r, n) for r, n in ((3, 9700), (50, 7700), (180, 12700), (350, 16900))]
+                + [("gaussian", r, n) for r, n in ((360, 13100), (300, 21000))])
+GRID8 = GRID8_PREFILL + GRID8_SPLIT + GRID8_DECODE
+#: the shapes SGLang's kernel is timed at too (controls: its committed model, unchanged here)
+GRID8_SGL_CONTROLS = (("recorded", 1, 88000), ("recorded", 8, 115000), ("recorded", 50, 7700), ("recorded", 180, 12700),
+                      ("recorded", 700, 9300), ("recorded", 1300, 31500), ("recorded", 2, 98000),
+                      ("recorded", 1000, 12100))
+GRID8_PREDICTION = "topk_engines_grid8_prediction_2026-11-27.csv"
+GRID8_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid8.csv"
+
+
+def grid8_frame() -> pd.DataFrame:
+    """GRID8's rows: TensorRT-LLM's decode dispatch at every shape, its prefill entry at GRID8_PREFILL's, SGLang at
+    GRID8_SGL_CONTROLS (one row per kernel x shape; SGLang's with its pass statistics, `frame`)."""
+    t = frame(list(GRID8_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    j = _trtllm_frame(GRID8)
+    pf = _trtllm_frame(GRID8_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([t, j, pf], ignore_index=True)
+
+
+def regime8(kernel, rows, n) -> np.ndarray:
+    """GRID8's regimes: the prefill entry short (<= 16,384) / mid (16K-64K) / long rows; the decode dispatch at the same
+    prefill shapes (same split); split long decode rows 1-16 / 17-80 rows; single-CTA decode rows."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    ln = np.where(n <= 16384, "short rows", np.where(n <= 65536, "mid rows 16K-64K", "long rows"))
+    split = TK.blocks_per_row(rows, n) > 1
+    out = np.where(kernel == CSV_KERNEL["trtllm_prefill"], np.char.add("prefill entry 520-4000 rows, ", ln),
+                   np.where(rows >= 512, np.char.add("decode dispatch at 520-4000 rows, ", ln),
+                            np.where(split, np.where(rows <= 16, "split long rows, decode 1-16",
+                                                     "split long rows, decode 17-80"),
+                                     "single-CTA decode 3-360 rows")))
+    return out
+
+
+def predict_grid8(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID8 priced by this model (`pred_us`: topk_trtllm.add_priced_ops, the prefill entry's launch for trt_topk_pf)
+    beside main's product price read from `main_csv` (made by the model at main a6875d8, which has no prefill entry:
+    `pred_main_us` prices trt_topk_pf rows with its decode dispatch, as main's product priced every prefill launch)."""
+    mp = pd.read_csv(main_csv)
+    t = grid8_frame()
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    t["pred_us"] = np.nan
+    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
+    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    t["regime"] = regime8(t["kernel"], t["rows"], t["n"])
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    trt = (t["kernel"] == CSV_KERNEL["trtllm"]).to_numpy() | pf
+    t["blocks_per_row"] = np.where(trt, TK.blocks_per_row(t["rows"], t["n"]), 1)
+    t.loc[pf, "blocks_per_row"] = 1
+    t["threads"] = np.where(pf, 512, np.where(trt, TK.block_threads(t["rows"], t["n"]), 1024))
+    mk = mp[F.SHAPE_KEYS + ["pred_main_us"]]
+    t = t.merge(mk, on=F.SHAPE_KEYS, how="left")
+    dm = mk[mk["kernel"] == CSV_KERNEL["trtllm"]].drop(columns="kernel").rename(columns={"pred_main_us": "m2"})
+    t = t.merge(dm, on=[c for c in F.SHAPE_KEYS if c != "kernel"], how="left")
+    t["pred_main_us"] = np.where(pf, t["m2"], t["pred_main_us"])
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured8(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid8 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID8_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID8_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
+
+def grid8_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid8 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main's product price (`main`) and
+    this one (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
+    m = measured8()
+    tabs = []
+    for kerns, lab in (((CSV_KERNEL["trtllm_prefill"], CSV_KERNEL["trtllm"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang")):
+        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
+        reg = [f"top-k {lab} grid8: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if lab == "trtllm":
+            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "new")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
+
+
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
     x = fit_trtllm_job(hw)
+    from hwmodels import roofline as R
+
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT], "serial_phases": list(TK.SERIAL_PHASES),
+                "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
                            "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
                            "rounds of iter_us[topk_trtllm], shipped as simulator/kernels/topk_trtllm.JOB_TERMS; "
                            "cta_slots from the source (512 threads, ~24 KiB); iter_us, iter_l2_us, fixed_us and one "
                            "barrier phase as cta_fixed_us borrowed from topk_sglang (the fit is in units of them); "
-                           f"judged blind on {GRID7_MEASURED}")}
+                           "priced with the kind's closed load loop (hwmodels/roofline.py CHAIN_QUEUED, exponent "
+                           "chain_queued_p) and the split path's handshake (topk_trtllm.HANDSHAKE_ROUNDS); "
+                           f"judged blind on {GRID7_MEASURED} and {GRID8_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

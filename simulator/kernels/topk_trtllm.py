@@ -25,9 +25,12 @@ per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (threads x 4))
 price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
 call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
 terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
-CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES). Blind on grid 7 (H100): 16.9 %
-median / 33.0 % p90. `add_ops` is the first look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7;
-the multi-pass path is not priced (KNOWN_GAPS).
+CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES), the split path's handshake
+(HANDSHAKE_ROUNDS), and with `prefill` the prefill entry's launch (one 512-thread CTA per row); the kind's loads are a
+closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100): 16.9 % median / 33.0 % p90; on grid 8
+(prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6). `add_ops` is the first
+look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
+(KNOWN_GAPS).
 """
 from __future__ import annotations
 
@@ -46,10 +49,13 @@ def split_threshold(rows):
     return np.where(rows >= 128, np.inf, np.where(rows >= 64, 524 * 1024, np.where(rows > 8, 200_000, 65 * 1024)))
 
 
-def blocks_per_row(rows, n):
+def blocks_per_row(rows, n, prefill: bool = False):
     """CTAs per row of the decode dispatch (module docstring): 1 below split_threshold, else
-    indexerTopKDecodeFusedAuxBlocksPerRow's count."""
+    indexerTopKDecodeFusedAuxBlocksPerRow's count; 1 for the prefill entry (`prefill`: invokeIndexerTopKPrefill launches
+    topKPerRowPrefill, one CTA per row, whatever the row length)."""
     rows, n = np.asarray(rows, float), np.asarray(n, float)
+    if prefill:
+        return np.ones(np.broadcast(rows, n).shape)
     nb = np.full(np.broadcast(rows, n).shape, float(SPLIT_BLOCKS))
     nb = np.where(rows == 1, np.maximum(10.0, np.minimum(32.0, np.floor(n / 30000))), nb)
     nb = np.where((rows == 2) & (n >= 400000), 16.0, nb)
@@ -95,10 +101,12 @@ def narrow_block(rows, n):
     return (rows >= 256) & (rows * n >= 4 * 2 ** 20) & (n < thr)
 
 
-def block_threads(rows, n):
+def block_threads(rows, n, prefill: bool = False):
     """Threads of the CTA that does a row's (or a slice's) job: 256 (narrow), 1024 (split work, slices >= 30,000),
-    else 512."""
+    else 512; always 512 for the prefill entry (`prefill`: invokeIndexerTopKPrefill's kNumThreadsPerBlock)."""
     rows, n = np.asarray(rows, float), np.asarray(n, float)
+    if prefill:
+        return np.full(np.broadcast(rows, n).shape, float(THREADS))
     nb = blocks_per_row(rows, n)
     return np.where(nb > 1, np.where(n / nb >= WIDE_SLICE, float(WIDE), float(THREADS)),
                     np.where(narrow_block(rows, n), float(NARROW), float(THREADS)))
@@ -175,17 +183,17 @@ def job_iters(stats: dict, terms: dict):
             + terms["rank"] * np.asarray(stats["rank_items"], float))
 
 
-def ctas_per_sm(rows, n, sms):
+def ctas_per_sm(rows, n, sms, prefill: bool = False):
     """CTAs of one launch the busiest SM runs over the whole launch: ceil(rows x blocks per row / SMs) (the block
     scheduler deals CTAs out over the SMs; up to CTA_SLOTS of them resident at once)."""
-    return np.ceil(np.asarray(rows, float) * blocks_per_row(rows, n) / max(float(sms), 1.0))
+    return np.ceil(np.asarray(rows, float) * blocks_per_row(rows, n, prefill) / max(float(sms), 1.0))
 
 
-def launch_waves(rows, n, sms):
+def launch_waves(rows, n, sms, prefill: bool = False):
     """Waves of the launch in 512-thread slots (CTA_SLOTS per SM; a 256-thread CTA half a slot, a 1024-thread one
     two), as hwmodels.roofline `waves` counts them for add_job_ops's parallel_units."""
     rows, n = np.asarray(rows, float), np.asarray(n, float)
-    units = rows * blocks_per_row(rows, n) * block_threads(rows, n) / THREADS
+    units = rows * blocks_per_row(rows, n, prefill) * block_threads(rows, n, prefill) / THREADS
     return np.maximum(np.ceil(units / (P.CTA_SLOTS["trtllm"] * max(float(sms), 1.0))), 1.0)
 
 
@@ -212,16 +220,16 @@ def serial_iters_of(stats: dict, terms: dict) -> float:
     return out
 
 
-def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float) -> dict:
+def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float, prefill: bool = False) -> dict:
     """One launch's critical path from the per-sampled-row launch_job_stats `samples`: the full sweeps and merge sweeps
     (one wave: the expected slowest of `rows` rows, topk_production.expected_max; more: the mean row) and the on-chip
     rounds (job_iters under `terms`) of the busiest SM: its slowest CTA's own rounds plus, for each of the other
     ctas_per_sm - 1 CTAs the SM runs in the launch, that CTA's serial work (SERIAL_PHASES: the phases co-resident CTAs
     cannot overlap, serial_iters_of). A lone CTA per SM (every fit row) is the fitted case. Returned per wave (`job`:
     the SM's on-chip rounds / waves, since the wave model charges waves x serial_iters)."""
-    one = launch_waves(rows, n, sms) <= 1.0
-    c = float(ctas_per_sm(rows, n, sms))
-    w = float(launch_waves(rows, n, sms))
+    one = launch_waves(rows, n, sms, prefill) <= 1.0
+    c = float(ctas_per_sm(rows, n, sms, prefill))
+    w = float(launch_waves(rows, n, sms, prefill))
     out = {}
     for name in ("sweeps", "merge_sweeps"):
         v = [s[name] for s in samples]
@@ -233,20 +241,36 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float)
     return out
 
 
-def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None) -> None:
+#: the split path's handshake and the merge's aux reads (topKPerRowDecodeFused, indexerTopK.cu @ 07339e94), on the
+#: critical path of the row: after its slice's job each CTA runs __threadfence() (its 2 x k aux values and indices
+#: visible device-wide) then thread 0's atomicAdd on the row's done counter, each a round trip to the L2 that nothing
+#: overlaps (HANDSHAKE_ROUNDS: one load round each); the last CTA's merge job (topKPerRowJob<mergeBlocks>) reads, in
+#: each step's processBins sweep, the aux index `indices[idx]` of every value above or in the threshold bin and stores
+#: it to shared memory, a load the store waits for: one more dependent round per round of that sweep (half the merge's
+#: sweeps). Counted from the source, no fitted term (ASSUMPTION: each such wait costs one of the kind's load rounds);
+#: chosen with grids 6-7's split rows LOOKED-AT (1-16 rows ~20 % fast), judged blind on grid 8
+HANDSHAKE_ROUNDS = 2.0
+MERGE_HANDSHAKE = True
+
+
+def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None,
+                prefill: bool = False) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
     512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
     sweeps of a row (split work: of its slowest slice), `merge_sweeps` those of the merge job over nb x k candidates
-    (default 2; launch_job_stats counts them); otherwise add_ops."""
+    (default 2; launch_job_stats counts them); `prefill`: the prefill entry's launch (blocks_per_row); otherwise
+    add_ops."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
-    nb = blocks_per_row(rows, n)
-    th = block_threads(rows, n)
+    nb = blocks_per_row(rows, n, prefill)
+    th = block_threads(rows, n, prefill)
     seg = n / nb
     ms = 2.0 if merge_sweeps is None else np.asarray(merge_sweeps, float)
     iters = sweeps * np.ceil(seg / (th * VEC)) + np.asarray(job_extra_iters, float)
-    merge_iters = np.where(nb > 1, ms * np.ceil(nb * k / (th * VEC)), 0.0)
+    merge_rounds = np.ceil(nb * k / (th * VEC))
+    merge_iters = np.where(nb > 1, ms * merge_rounds + (HANDSHAKE_ROUNDS + ms / 2.0 * merge_rounds
+                                                          if MERGE_HANDSHAKE else 0.0), 0.0)
     rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=rows * sweeps * n * 4.0, bytes_read=rd,
@@ -259,7 +283,7 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
 #: HBM3, 2026-11-27; topk_engines.fit_trtllm_job, which tests/test_topk_engines.py re-runs); the fitted file's
 #: production_kernels.topk_trtllm records them. Dimensionless counts: another GPU prices them at its own iter_us
 #: (ASSUMPTION: the same on-chip phases take the same number of the kind's loop rounds)
-JOB_TERMS = {"scan": 2.5794, "radix": 39.5953, "rank": 0.0872}
+JOB_TERMS = {"scan": 2.5782, "radix": 39.5607, "rank": 0.0871}
 #: rows sampled per shape from the default recorded scores for the product's price (topk_production.DEFAULT_SCORE_TRACE)
 PRODUCT_SAMPLE = 4
 _JOB_CACHE: dict = {}
@@ -271,10 +295,12 @@ def _length_bucket(n: float) -> int:
     return int(round(2.0 ** (np.round(4.0 * np.log2(max(float(n), 1.0))) / 4.0)))
 
 
-def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SAMPLE) -> list[dict]:
+def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SAMPLE,
+                    prefill: bool = False) -> list[dict]:
     """launch_job_stats of `sample` rows of the default recorded scores (topk_production.default_stats' resampling with
-    fp16 dither) at the launch of (rows, n); cached per (blocks per row, threads, length bucket, k)."""
-    nb, th = int(blocks_per_row(rows, n)), int(block_threads(rows, n))
+    fp16 dither) at the launch of (rows, n) (`prefill`: the prefill entry's); cached per (blocks per row, threads,
+    length bucket, k)."""
+    nb, th = int(blocks_per_row(rows, n, prefill)), int(block_threads(rows, n, prefill))
     nl = _length_bucket(n)
     key = (nb, th, nl, int(k), int(sample))
     if key not in _JOB_CACHE:
@@ -289,25 +315,28 @@ def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SA
     return _JOB_CACHE[key]
 
 
-def price_terms(rows, n, k, sms, samples_of=None, terms=None) -> dict:
-    """Per shape (arrays over rows x n broadcast): sweeps, merge_sweeps and job rounds of the launch (shape_terms) on
-    `samples_of(rows, n)` (default: default_samples, the recorded scores) under `terms` (default JOB_TERMS)."""
+def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = False) -> dict:
+    """Per shape (arrays over rows x n broadcast): sweeps, merge_sweeps and job rounds of the launch (shape_terms; the
+    prefill entry's where `prefill`) on `samples_of(rows, n)` (default: default_samples, the recorded scores) under
+    `terms` (default JOB_TERMS)."""
     terms = JOB_TERMS if terms is None else terms
-    samples_of = samples_of or (lambda r, m: default_samples(r, m, int(k)))
+    samples_of = samples_of or (lambda r, m: default_samples(r, m, int(k), prefill=prefill))
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
     out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job")}
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
         if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
-            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms)
+            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill)
                             if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0))
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
     return out
 
 
-def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None) -> None:
-    """TensorRT-LLM's decode top-k as the product prices it (the job model: price_terms then add_job_ops); the
+def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None, prefill: bool = False) -> None:
+    """TensorRT-LLM's top-k as the product prices it (the job model: price_terms then add_job_ops): the decode dispatch,
+    or with `prefill` the prefill entry (invokeIndexerTopKPrefill: one 512-thread CTA per row at any length); the
     calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
-    t = price_terms(rows, n, k, sms, samples_of, terms)
-    add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"])
+    t = price_terms(rows, n, k, sms, samples_of, terms, prefill)
+    add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
+                prefill=prefill)

@@ -220,9 +220,10 @@ class RadixTopk(_Topk):
                                 "its own B200 radix timings (RADIX_KERNELS); 'sglang' / 'trtllm' / 'flashinfer' = the "
                                 "engines' kernels modelled from their sources, passes counted on recorded scores "
                                 "(simulator/kernels/topk_production.py); 'trtllm' is priced with its on-chip phases (block "
-                                "scans, final sort; simulator/kernels/topk_trtllm.py add_priced_ops, the function its "
-                                "calibration judges): blind on an H100 16.9 % median / 33 % p90, ~12 % fast, long "
-                                "prefill launches and split long rows ~20-35 % fast (topk_engines grid 7)",
+                                "scans, final sort; its prefill entry at prefill: one 512-thread CTA per row; "
+                                "simulator/kernels/topk_trtllm.py add_priced_ops, the function its calibration "
+                                "judges): blind on an H100 17.0 % median / 38.8 % p90 (topk_engines grid 8), split "
+                                "long rows of 1024-thread slices ~30 % fast",
                         lambda v: (isinstance(v, str) and v in tuple(RADIX_KERNELS) + PRODUCTION_RADIX) or (
                             isinstance(v, dict) and set(v) == {"hist_flops", "fixed_flops"}
                             and all(isinstance(x, (int, float)) and x >= 0 for x in v.values())),
@@ -236,7 +237,8 @@ class RadixTopk(_Topk):
             from simulator.kernels import topk_production as TP
             if self.kernel == "trtllm":   # its own module (dispatch, split work, on-chip phases): topk_trtllm
                 from simulator.kernels import topk_trtllm as TK
-                TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers)
+                TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers,
+                                  prefill=phase == "prefill")   # its prefill entry: one 512-thread CTA per row
                 return
             st = TP.default_stats(self.kernel, length, int(k))
             if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
