@@ -60,7 +60,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 cta_serial = the
                 part of each CTA's launch / prologue / epilogue that co-resident CTAs do not overlap (0 unless fitted;
                 for the kinds of CTA_SERIAL_AFTER_FIRST, every CTA an SM runs but its first, on that SM's serial path
-                with the later waves' prologue loads: max(body, chain + (ceil(n / U) - 1) * cta_serial + later loads))
+                with the later waves' prologue loads: max(body, chain + (ceil(n / U) - 1) * cta_serial + later loads);
+                an op's `cta_extra` x = the share of cta_serial its shape's CTAs add, paid by every CTA on the SM, the
+                first included (CTA_SERIAL_AFTER_FIRST): (ceil(n / U) - 1 + x ceil(n / U)) * cta_serial)
     device_s    = max(compute_s, memory_s) + fixed[kind] + sync_steps * sync[kind]
                   fixed = ramp/tail time of one kernel; sync = latency of one synchronized in-kernel phase
                   (with a calibrated overlap exponent p: (compute_s^p + memory_s^p)^(1/p) replaces the max)
@@ -295,6 +297,10 @@ CTA_TILE_EXPOSED = {KIND_CODE["attn_xqa"]: 2.0}
 #: the prologue's dependent loads of every wave but the first (sync_steps x sync[kind], which the other kinds pay
 #: outside the max) are on that serial path too: a later wave's CTAs start as co-resident ones leave, while the other
 #: two CTAs of their SM stream
+#: An op's `cta_extra` x (simulator.ops) is the share of cta_serial its shape's CTAs add to that SM time (the GMMA
+#: kernel's verification CTAs: work per GMMA column, simulator.kernels.xqa XQA_GMMA_COL_SHARE), paid by every CTA on
+#: the SM, the first included (the lone path was fitted without it): (ceil(n / U) - 1 + x ceil(n / U)) x cta_serial;
+#: x = 0 (the column absent) leaves the rule above as it was
 CTA_SERIAL_AFTER_FIRST = (KIND_CODE["attn_xqa_fp8kv"],)
 #: kinds of CTA_ALONE whose SMs start each wave in step: TensorRT-LLM's XQA mha.cu (attn_xqa; flashinfer-python 0.6.4
 #: csrc/xqa/mha.cu kernel_mha_impl). Its CTAs of one launch are alike (the same tiles, the same prologue: barrier init,
@@ -563,7 +569,12 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)
         per_sm = np.ceil(n / U)
         if CTA_SERIAL_AFTER_FIRST:   # the first CTA per SM is the lone path (CTA_SERIAL_AFTER_FIRST)
-            per_sm = np.where(np.isin(ops.kind, CTA_SERIAL_AFTER_FIRST), np.maximum(per_sm - 1.0, 0.0), per_sm)
+            after = np.isin(ops.kind, CTA_SERIAL_AFTER_FIRST)
+            extra = getattr(ops, "cta_extra", None)
+            on_sm = per_sm
+            per_sm = np.where(after, np.maximum(per_sm - 1.0, 0.0), per_sm)
+            if extra is not None:   # the shape's added share, every CTA on the SM (CTA_SERIAL_AFTER_FIRST)
+                per_sm = np.where(after, per_sm + extra * on_sm, per_sm)
         per_cta = per_sm * np.array([eff.cta_serial_s.get(k, 0.0) for k in KINDS])[ops.kind]
     wave_s = np.maximum(body, chain) + fill + fixed + waves * cta_fixed + per_cta
     if CTA_SERIAL_AFTER_FIRST:   # the SM's serial CTA time runs beside the K/V stream (CTA_SERIAL_AFTER_FIRST)

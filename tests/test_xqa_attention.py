@@ -232,3 +232,84 @@ def test_row_share_is_the_verification_fit():
     assert FP.xqa_verify_fit_rows(xq).sum() == 20
     share, rms, n = FP.xqa_row_share(xq, load_hardware("H100-SXM"))
     assert n == 20 and share == pytest.approx(XQ.XQA_ROW_SHARE, abs=0.02) and rms < 0.08
+
+
+def test_gmma_col_share_is_the_verification_fit():
+    """XQA_GMMA_COL_SHARE is what xqa_gmma_col_share fits on the named fp8 verification fit rows (xqa_gmma_verify_fit_rows:
+    the campaign's 30 Llama-3.1-8B fp8 q 2 / 4 rows) under the committed fitted file, and it beats share 0 (the
+    verification CTA priced as the decode CTA)."""
+    from hwmodels.spec import load_hardware
+
+    xq = FP.load_xqa(FP.DATA_DIR)
+    if not len(xq):
+        pytest.skip("xqa campaign not measured")
+    hw = load_hardware("H100-SXM")
+    rows = FP.xqa_gmma_verify_fit_rows(xq)
+    assert rows.sum() == 30 and set(xq[rows]["dtype"]) == {"fp8"} and (xq[rows]["q_rows"] > 1).all()
+    share, rms, n = FP.xqa_gmma_col_share(xq, hw)
+    assert n == 30 and share == pytest.approx(XQ.XQA_GMMA_COL_SHARE, abs=0.02)
+    d = xq[rows].reset_index(drop=True)
+    keep = XQ.XQA_GMMA_COL_SHARE
+    try:
+        XQ.XQA_GMMA_COL_SHARE = 0.0
+        zero = FP.predict_us(FP.build_ops(d, hw.units, 233472.0), hw, hw.efficiency, len(d))
+    finally:
+        XQ.XQA_GMMA_COL_SHARE = keep
+    assert rms < np.sqrt(np.mean(np.log(zero / d["median_us"].to_numpy()) ** 2)) - 0.03
+
+
+def test_gmma_verification_columns_add_cta_time_on_every_cta_and_wide_ctas_take_two_slots():
+    """mha_sm90.cu's verification CTA: each 8 valid query heads beyond G add XQA_GMMA_COL_SHARE of cta_serial to every
+    CTA on its SM (the op's cta_extra, hwmodels.roofline CTA_SERIAL_AFTER_FIRST), decode CTAs add nothing; at 32 columns
+    2 CTAs per SM (resident_ctas), at 8-16 the kind's 3."""
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    B, T = 256.0, 64.0   # 2048 one-tile CTAs: 16 on each SM
+    q = np.array([1.0, 4.0, 8.0])
+
+    def ops():
+        launches, _ = XQ.xqa(B, q, T, 32.0, 8.0, 128.0, 1.0, hw.units, 16.0, split="port")
+        b = OpBuilder(3)
+        emit(b, launches, hw.units)
+        return b.build()
+
+    o = ops()
+    assert o.cta_extra.tolist() == pytest.approx([0.0, XQ.XQA_GMMA_COL_SHARE * 12 / 8, XQ.XQA_GMMA_COL_SHARE * 28 / 8])
+    assert o.resident_ctas.tolist() == [0.0, 0.0, XQ.XQA_GMMA_WIDE_SLOTS]
+    with_share = price(o, hw, "graph")
+    keep = XQ.XQA_GMMA_COL_SHARE
+    try:
+        XQ.XQA_GMMA_COL_SHARE = 0.0
+        without = price(ops(), hw, "graph")
+    finally:
+        XQ.XQA_GMMA_COL_SHARE = keep
+    per_sm = np.ceil(2048 / hw.units)
+    serial = hw.efficiency.cta_serial_s["attn_xqa_fp8kv"]
+    assert with_share[0] == without[0]
+    assert with_share[1] - without[1] == pytest.approx(XQ.XQA_GMMA_COL_SHARE * 12 / 8 * per_sm * serial, rel=1e-6)
+
+
+def test_eighth_grid_is_new_and_priced_before_it_was_measured():
+    """lab/kernels/measure_xqa_attention.py --grid x8: shapes in none of the earlier measured rows, priced by main's model
+    and the column share (xqa_x8_predictions.csv) before the measurement."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    x8 = pd.DataFrame(m.x8_shapes())[keys]
+    seen = pd.concat([pd.DataFrame(f())[keys] for f in (m.shapes, m.blind_shapes, m.alone_shapes, m.s6_shapes,
+                                                         m.x4_shapes, m.x5_shapes, m.x6_shapes, m.x7_shapes)])
+    assert len(x8) == 45 and not len(x8.merge(seen, on=keys))
+    b = FP.load_xqa_blind(FP.DATA_DIR, grid="x8")
+    if not len(b):
+        pytest.skip("eighth grid not measured")
+    assert len(b) == 45 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
+    assert (b["model_commit"] != b["base_commit"]).all()

@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -459,13 +459,53 @@ COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "fami
         "kv_copies", "note"]
 
 
+#: the eighth blind grid: fp8 verification (the GMMA kernel's SPEC_Q_SEQ_LEN build) at q 2 / 3 / 4 / 8 over Llama-3.1-8B
+#: (4 query heads per KV head: 8 / 12 / 16 / 32 valid columns, 8 / 16 / 16 / 32 padded) and Qwen2.5-7B heads (7 per KV
+#: head: q 2 = 14 valid of 16, q 4 = 28 of 32), short and middle contexts, batch 1-256, with fp8 / bf16 q 1 and bf16 q 2
+#: controls; shapes in none of the earlier grids' rows, page 16. Fixed and priced (lab/kernels/predict_xqa_attention.py
+#: --grid x8) with main's model and the candidate before it was measured
+def x8_shapes() -> list[dict]:
+    """The eighth blind grid, in measuring order (comment above): grouped by JIT module."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = S6_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # fp8 verification, Llama heads: q 2 (8 columns), q 3 (12 of 16), q 4 (16), q 8 (32), lone, mid and many waves
+    add("llama8b", "fp8", (45, 300), (1, 24, 256), q=2)
+    add("llama8b", "fp8", (1200,), (6,), q=2)
+    add("llama8b", "fp8", (90, 450), (2, 50, 220), q=3)
+    add("llama8b", "fp8", (2400,), (4,), q=3)
+    add("llama8b", "fp8", (120,), (1, 36, 128), q=4)
+    add("llama8b", "fp8", (700,), (9, 70), q=4)
+    add("llama8b", "fp8", (60, 250), (2, 40, 100), q=8)
+    add("llama8b", "fp8", (1600,), (6,), q=8)
+    # fp8 verification, Qwen heads: q 2 (14 of 16 columns), q 4 (28 of 32)
+    add("qwen7b", "fp8", (80, 350), (1, 30, 200), q=2)
+    add("qwen7b", "fp8", (75, 900), (3, 48, 160), q=4)
+    # controls: fp8 q 1 (Llama, Qwen), bf16 q 1 and q 2 (Llama)
+    add("llama8b", "fp8", (110,), (100,))
+    add("llama8b", "fp8", (2100,), (8,))
+    add("qwen7b", "fp8", (330,), (64,))
+    add("llama8b", "bf16", (150,), (50,))
+    add("llama8b", "bf16", (1350,), (10,))
+    add("llama8b", "bf16", (380,), (20,), q=2)
+    add("llama8b", "bf16", (60,), (200,), q=2)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "lock"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -508,7 +548,8 @@ def main() -> None:
     sem = torch.zeros(1 << 22, dtype=torch.int32, device="cuda")
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
-           "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
+           "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

@@ -1153,6 +1153,10 @@ XQA_X6_PRED_CSV = "xqa_x6_predictions.csv"
 #: the middle at small batch, q 1 controls) and its prices committed before it was measured
 XQA_X7_GLOB = "xqa_x7_nvidia*.csv"
 XQA_X7_PRED_CSV = "xqa_x7_predictions.csv"
+#: the eighth blind grid (lab/kernels/measure_xqa_attention.py --grid x8: fp8 verification at q 2-8 over Llama and Qwen
+#: heads, short and middle, batch 1-256, q 1 / bf16 controls) and its prices committed before it was measured
+XQA_X8_GLOB = "xqa_x8_nvidia*.csv"
+XQA_X8_PRED_CSV = "xqa_x8_predictions.csv"
 #: the lock-step W-sweep (lab/kernels/measure_xqa_attention.py --grid lock: bf16 one-tile CTAs in 1-8 waves at 1-4
 #: slices; fit / diagnosis rows, not blind)
 XQA_LOCK_GLOB = "xqa_lock_nvidia*.csv"
@@ -1235,6 +1239,44 @@ def xqa_row_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = N
         XQ.XQA_ROW_SHARE = keep
 
 
+def xqa_gmma_verify_fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The fit rows of simulator.kernels.xqa.XQA_GMMA_COL_SHARE: the measurement's fp8 verification rows (the GMMA
+    kernel's SPEC_Q_SEQ_LEN build, q 2 and q 4: 8 and 16 query heads per CTA), Llama-3.1-8B heads, page 16, every
+    context and batch of the campaign (30 rows). Named before the share was fitted; every one had been seen (LOOKED-AT)
+    under the earlier rules."""
+    if not len(df):
+        return np.zeros(0, bool)
+    q, page = df["q_rows"].fillna(1).to_numpy(float), df["page_size"].fillna(0).to_numpy(float)
+    return ((df["family"].to_numpy() == "xqa") & (df["model"].to_numpy() == "llama8b") & (q > 1) & (page == 16)
+            & (df["dtype"].to_numpy() == "fp8"))
+
+
+def xqa_gmma_col_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                       bounds: tuple = (0.0, 5.0)) -> tuple[float, float, int]:
+    """simulator.kernels.xqa.XQA_GMMA_COL_SHARE fitted on xqa_gmma_verify_fit_rows(df): the share minimising those rows'
+    rms log error with every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search.
+    Returns (share, rms, rows); the module constant is restored."""
+    from scipy.optimize import minimize_scalar
+
+    from simulator.kernels import xqa as XQ
+
+    eff = eff or hw.efficiency
+    rows = df[xqa_gmma_verify_fit_rows(df)].reset_index(drop=True)
+    meas = rows["median_us"].to_numpy(float)
+    keep = XQ.XQA_GMMA_COL_SHARE
+
+    def rms(share):
+        XQ.XQA_GMMA_COL_SHARE = float(share)
+        ops = build_ops(rows, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(rows)) / meas) ** 2)))
+
+    try:
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+        return float(r.x), float(r.fun), len(rows)
+    finally:
+        XQ.XQA_GMMA_COL_SHARE = keep
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
@@ -1242,7 +1284,7 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
                   "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
                   "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV),
-                  "x7": (XQA_X7_GLOB, XQA_X7_PRED_CSV)}[grid]
+                  "x7": (XQA_X7_GLOB, XQA_X7_PRED_CSV), "x8": (XQA_X8_GLOB, XQA_X8_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

@@ -63,6 +63,9 @@ class Launch:
     #: idle CTAs first take the slots the working CTAs' last wave leaves free (they are launched in the same grid and
     #: exit after their loads): only the overflow adds rounds of idle loads. False = every idle wave adds one
     idle_fill: bool = False
+    #: the share of the kind's per-CTA SM time (cta_serial) this launch's CTAs add (the op's `cta_extra`, read for the
+    #: kinds of hwmodels.roofline CTA_SERIAL_AFTER_FIRST); 0 = none
+    cta_extra: object = 0.0
     info: dict = field(default_factory=dict)
 
 
@@ -88,7 +91,7 @@ def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
         b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
               parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
               sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,
-              count=count, where=ln.where, resident_ctas=ln.resident)
+              count=count, where=ln.where, resident_ctas=ln.resident, cta_extra=ln.cta_extra)
 
 
 def occupancy(threads, smem_bytes, regs, smem_per_sm: float, max_blocks: int = 32) -> np.ndarray:

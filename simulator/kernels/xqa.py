@@ -79,6 +79,20 @@ group's second step waits on the page indices its first step loaded, one depende
 loads (XQA_SLICE, XQA_GEMM1_GROUPS). A CTA of several tiles keeps the page indices one step ahead through its whole
 walk: its tiles are the chain's per-tile time (iter), not extra loads.
 
+GMMA columns (mha_sm90.cu, flashinfer-python 0.6.4 csrc/xqa/mha_sm90.cu). The verification build with q G <= 32
+(SPEC_Q_SEQ_LEN = q, SWAP_AB) puts all q x G query heads of a KV head into one CTA as the GMMA's N columns
+(ctaNbQHeads = 8 / 16 / 32 for q G <= 8 / 16 / 32; the decode CTA has roundUp(G, 8)). Per column, not per key: the
+gemm0 accumulator (GmmaAcc<gemm0CtaTileNbTokens, ctaNbQHeads>) and its online softmax, the column max / sum vectors
+exchanged through shared memory (ShmQWiseVec xColMax / xColSum, computeWarpGrpColMax_sync), the fp8 X tile
+(ctaNbQHeads x 64), gemm1's accumulator (GmmaAcc<headElems, ctaNbQHeads>, rescaleGemm1AccForNewColMax_sync) and its
+epilogue (finalizeAndWriteOut_sync: convert and store the output heads); per valid head: the I/O warps' Q load and fp8
+conversion, the draft mask, the output store. Each 8 query heads beyond the decode CTA's G add XQA_GMMA_COL_SHARE of
+the kind's per-CTA SM time (cta_serial_us) to every CTA on its SM, the first included (the op's cta_extra,
+hwmodels.roofline CTA_SERIAL_AFTER_FIRST); read per valid head (XQA_GMMA_COL_MODE). The tiles' chain is not scaled:
+a per-tile share fitted beside it on the same rows went to 0. At 32 columns __launch_bounds__(384, headElems x
+ctaNbQHeads <= 128 x 16 ? 3 : 2) asks for 2 CTAs per SM and the launch measured 79 registers x 384 threads: 2 resident
+per SM (XQA_GMMA_WIDE_SLOTS, the op's resident_ctas), not the decode build's 3.
+
 Split rules:
   TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
     (kMinHistoryTokensPerBlock), mb = min(mb, round(sqrt(8 mb))), at least 1; waves = B Hkv mb / SMs, and when
@@ -143,6 +157,22 @@ XQA_ROW_BLOCK = 16.0
 #: windows; these rows had been seen, LOOKED-AT, before the rule was chosen); 1 = every part of the tile doubles (the
 #: rule before)
 XQA_ROW_SHARE = 0.629
+#: mha_sm90.cu's verification CTA (SPEC_DEC, SWAP_AB at q G <= 32): the share of the kind's per-CTA SM time
+#: (cta_serial_us.attn_xqa_fp8kv) that each 8 query heads (GMMA columns) beyond the decode CTA's G add, paid by every
+#: CTA on its SM (module docstring, "GMMA columns"; the op's cta_extra). FITTED (one dimension, every other term as
+#: committed; simulator.calibration.fit_production_attention.xqa_gmma_col_share) on the named fit rows
+#: xqa_gmma_verify_fit_rows (the 30 fp8 q 2 / q 4 rows of xqa_attention_nvidia-h100-80gb-hbm3_2026-11-27.csv,
+#: Llama-3.1-8B, page 16; LOOKED-AT before the rule was chosen); 0 = the verification CTA priced as the decode CTA
+XQA_GMMA_COL_SHARE = 0.603
+#: what counts as the CTA's columns (module docstring): "valid" = q x G query heads (the Q load and fp8 conversion,
+#: the mask, the output conversion and store: per valid head; the fit rows' rms 0.0618), "padded" = ctaNbQHeads (8 /
+#: 16 / 32: the GMMA N, the column max / sum, gemm1's accumulator; rms 0.0704 at its own fitted share), "both" = their
+#: mean (rms 0.0629). Chosen on the fit rows' rms
+XQA_GMMA_COL_MODE = "valid"
+#: mha_sm90.cu's resident CTAs at 32 GMMA columns: __launch_bounds__(384, headElems x ctaNbQHeads <= 128 x 16 ? 3 : 2)
+#: and MEASURED 79 registers x 384 threads (xqa_x7_grids_*.csv, q 8 at G 4): 2 per SM (42-56 registers at 8-16 columns:
+#: 3)
+XQA_GMMA_WIDE_SLOTS = 2.0
 
 
 def xqa_multi_block(B, T, Hkv, sms):
@@ -207,6 +237,18 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     # the roofline counts waves with one residency per kind (cta_slots.attn_xqa): a residency of the verification
     # build other than the decode build's is priced as more CTAs at the decode residency (the same waves)
     amp_units = ctas * XQA_SLOTS / np.where(spec, XQA_SPEC_SLOTS, XQA_SLOTS)
+    # mha_sm90.cu verification: the per-column share of the CTA's SM time (XQA_GMMA_COL_SHARE) and the residency at 32
+    # columns (XQA_GMMA_WIDE_SLOTS)
+    cols_dec = np.ceil(G / 8.0) * 8.0
+    if XQA_GMMA_COL_MODE == "valid":
+        more = np.maximum(q * G - G, 0.0)
+    elif XQA_GMMA_COL_MODE == "both":
+        more = 0.5 * (np.maximum(rows - cols_dec, 0.0) + np.maximum(q * G - G, 0.0))
+    else:
+        more = np.maximum(rows - cols_dec, 0.0)
+    col_extra = np.where(gmma & spec & (q * G <= 32.0), XQA_GMMA_COL_SHARE * more / 8.0, 0.0)
+    wide = gmma & spec & (q * G > 16.0) & (q * G <= 32.0)
+    res_g = np.where(wide, XQA_GMMA_WIDE_SLOTS, 0.0)
     out = []
     for sel, kind, units, slots, dtype in ((~gmma, "attn_xqa", amp_units, XQA_SLOTS, "bf16"),
                                            (gmma, "attn_xqa_fp8kv", ctas, slots_g, "fp8")):
@@ -214,5 +256,6 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
             continue
         out.append(Launch("attention", kind, units, slots, iters, loads, np.maximum(flops, flops_run),
                           kv * blocks + mb * qb, ob + merge, dtype=dtype,
-                          where=None if sel.all() else sel))
+                          where=None if sel.all() else sel,
+                          **({"cta_extra": col_extra, "resident": res_g} if kind == "attn_xqa_fp8kv" else {})))
     return out, {"multi_block": mb, "ctas": ctas, "tile": tile, "rows": rows, "blocks": blocks, "gmma": gmma}
