@@ -23,7 +23,8 @@ production_attention_fi_dec_blind2_predictions.csv, --grid fi_dec_blind3 the thi
 production_attention_fi_dec_blind3_predictions.csv, --grid fi_dec_blind4 the fourth into
 production_attention_fi_dec_blind4_predictions.csv, --grid fi_dec_blind5 the fifth into
 production_attention_fi_dec_blind5_predictions.csv, --grid fi_dec_blind6 the sixth into
-production_attention_fi_dec_blind6_predictions.csv, --grid mla_blind5 the fifth MLA blind grid (MLA_BLIND5_*) into
+production_attention_fi_dec_blind6_predictions.csv, --grid fi_tc_blind the tensor-core (FA2 prefill) blind grid (FITB_*)
+into production_attention_fi_tc_blind_predictions.csv, --grid mla_blind5 the fifth MLA blind grid (MLA_BLIND5_*) into
 production_attention_mla_blind5_predictions.csv (with --out, e.g. one file per model priced; --cta-launch SHARE prices
 it with simulator/kernels/flashinfer.py FI_DECODE_CTA_LAUNCH_SHARE set to SHARE, refitted so). Each is committed
 before that grid is measured. With PYTHONPATH pointing
@@ -57,6 +58,7 @@ OUT_FI_DEC_BLIND3 = OUT.with_name("production_attention_fi_dec_blind3_prediction
 OUT_FI_DEC_BLIND4 = OUT.with_name("production_attention_fi_dec_blind4_predictions.csv")
 OUT_FI_DEC_BLIND5 = OUT.with_name("production_attention_fi_dec_blind5_predictions.csv")
 OUT_FI_DEC_BLIND6 = OUT.with_name("production_attention_fi_dec_blind6_predictions.csv")
+OUT_FI_TC_BLIND = OUT.with_name("production_attention_fi_tc_blind_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -69,7 +71,8 @@ def main() -> None:
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
                                                         "fresh_fi3", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5",
                                                         "fi_dec_blind", "fi_dec_blind2", "fi_dec_blind3",
-                                                        "fi_dec_blind4", "fi_dec_blind5", "fi_dec_blind6"))
+                                                        "fi_dec_blind4", "fi_dec_blind5", "fi_dec_blind6",
+                                                        "fi_tc_blind"))
     ap.add_argument("--pdl", action="store_true", help="price FlashInfer's calls with PDL kept in the graph chain")
     ap.add_argument("--cta-launch", type=float, default=None,
                     help="price the CUDA-core decode call with this CTA launch share (FI_DECODE_CTA_LAUNCH_SHARE)")
@@ -103,7 +106,8 @@ def main() -> None:
                                 "fi_dec_blind": OUT_FI_DEC_BLIND,
                                 "fi_dec_blind2": OUT_FI_DEC_BLIND2,
                                 "fi_dec_blind3": OUT_FI_DEC_BLIND3, "fi_dec_blind4": OUT_FI_DEC_BLIND4,
-                                "fi_dec_blind5": OUT_FI_DEC_BLIND5, "fi_dec_blind6": OUT_FI_DEC_BLIND6}[args.grid])
+                                "fi_dec_blind5": OUT_FI_DEC_BLIND5, "fi_dec_blind6": OUT_FI_DEC_BLIND6,
+                                "fi_tc_blind": OUT_FI_TC_BLIND}[args.grid])
     if args.cta_launch is not None:
         from simulator.kernels import flashinfer as FIc
         FIc.FI_DECODE_CTA_LAUNCH_SHARE = args.cta_launch
