@@ -1520,6 +1520,56 @@ def _fi_cta_probe(FP, hw, fmt) -> None:
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
     _fi_dec_grid_summary(m, t, 7, labels, labels)
+# ---------------------------------------------------------------------------------------------------------------------
+# the tensor-core (FA2 prefill) kernel's blind grid (fi_tc_blind): the bf16 tile waits
+# ---------------------------------------------------------------------------------------------------------------------
+#: --grid fi_tc_blind (FITB_*): 58 fi_tc / fi_verify shapes in none of the earlier grids (contexts 26-248 at batches 3-500,
+#: q 1-8, Llama-3.1-8B and Llama-3.1-70B at TP 2 / 4, bf16 / fp8, + middle / small-batch controls), priced BEFORE
+#: measuring by main (c460edb, an exported tree) and by the new model (simulator/kernels/flashinfer.py
+#: FI_TC_BF16_TILE_WAITS: a bf16 CTA's tiles after its first wait on their K and V loads and issue their MMAs on its
+#: chain), both files committed before the device run
+FI_TC_BLIND = ("production_attention_fi_tc_blind_predictions.csv",
+               "production_attention_fi_tc_blind_predictions_c460edb.csv",
+               "production_attention_fi_tc_blind_nvidia*.csv")
+
+
+def _fi_tc_blind(FP, hw, fmt) -> None:
+    """The tensor-core (FA2 prefill) blind grid: per regime (the grid's groups, FITB_*), |error| of main's and the new
+    model's committed prices and of the committed fitted file (now)."""
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_TC_BLIND
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_TC BLIND GRID: not measured yet ({pred} holds the predictions)")
+        return
+    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
+    grp = pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]]
+    m = m.merge(grp, on=keys, how="left")
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    m["regime"] = m["group"]
+    print(f"\nFI_TC BLIND GRID (FlashInfer tensor-core decode and verification, FA2 prefill kernel; {len(m)} blind shapes "
+          f"of {m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = the model at {str(m['model_commit'].iloc[0])[:7]} "
+          f"({pred}: bf16 tile waits and MMAs on the CTA's chain, FI_TC_BF16_TILE_WAITS, chosen on looked-at rows of the "
+          "earlier check grids), both committed before measuring; now = the committed fitted file)")
+    labels = ["main", "new", "now"]
+    t = _models_table(m, ("regime",), labels, labels)
+    print(t.to_string(**fmt))
+    for lab in labels:
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    for fam in ("fi_tc", "fi_verify"):
+        x = m[m["family"] == fam]
+        tt = t[t["regime"].isin(set(x["regime"]))]
+        for lab in ("main", "new"):
+            BOARD.add(fam, "blind", f"fi_tc blind grid, {lab} model's committed prices", x[f"{lab}_err_pct"],
+                      int((tt[f"{lab}_goal"] == "met").sum()), len(tt))
 
 
 def production_attention() -> None:
@@ -1578,6 +1628,7 @@ def production_attention() -> None:
     _fi_dec_blind5(FP, hw, fmt)
     _fi_dec_blind6(FP, hw, fmt)
     _fi_cta_probe(FP, hw, fmt)
+    _fi_tc_blind(FP, hw, fmt)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     _xqa_x7(FP, hw, fmt)

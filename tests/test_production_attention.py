@@ -190,10 +190,13 @@ def test_fp8_prefill_columns_shared_by_the_busiest_sms_ctas():
         launches, info = FI.fi_tc(B, 4.0, 72.0, 32.0, 8.0, 128.0, kvb, 16.0, SMS, SMEM)
         ln = launches[0]
         iters = np.ceil(info["chunk_tokens"] / info["cta_tile_kv"])
-        frags = FI.fa2_fp8_frags(info["cta_tile_q"], info["cta_tile_kv"]) if fp8 else 1.0
+        frags = FI.fa2_fp8_frags(info["cta_tile_q"], info["cta_tile_kv"])
         assert list(info["busiest_sm_ctas"]) == [1.0, 2.0]
-        share = np.array([0.5, 1.0]) if fp8 else np.ones(2)
-        assert np.allclose(ln.serial_iters, iters * frags * share)
+        if fp8:
+            assert np.allclose(ln.serial_iters, iters * frags * np.array([0.5, 1.0]))
+        else:
+            assert np.allclose(ln.serial_iters, FI.fi_tc_bf16_steps(iters, info["cta_tile_q"], info["cta_tile_kv"],
+                                                                     128.0, 2.0))
 
 
 def test_pdl_hides_the_first_waves_pre_wait_loads_only_when_asked():
@@ -474,7 +477,26 @@ def test_fa2_fp8_chain_counts_each_warps_fragment_columns():
         l16, i16 = FI.fi_tc(B, q, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
         iters8 = np.ceil(i8["chunk_tokens"] / i8["cta_tile_kv"])
         assert l8[0].kind == "attn_fi_prefill_fp8kv" and float(l8[0].serial_iters) == float(iters8 * cols)
-        assert float(l16[0].serial_iters) == float(np.ceil(i16["chunk_tokens"] / i16["cta_tile_kv"]))
+        i16_tiles = np.ceil(i16["chunk_tokens"] / i16["cta_tile_kv"])
+        assert np.allclose(l16[0].serial_iters, FI.fi_tc_bf16_steps(i16_tiles, i16["cta_tile_q"], i16["cta_tile_kv"],
+                                                                   128.0, 2.0))
+
+
+def test_fa2_bf16_chain_is_the_later_tiles_waits_and_mmas(monkeypatch):
+    # prefill.cuh: one K and one V shared-memory stage, so every tile after a CTA's first waits on two tile loads and
+    # issues its warps' MMA blocks; in DRAM-latency units; a one-tile CTA adds nothing; off = one step per tile
+    ctq = np.array([16.0, 64.0, 128.0])
+    tile, _, _, _ = FI.fa2_tile_kv(ctq, 128.0, 2.0, SMEM)
+    assert list(tile) == [128.0, 128.0, 64.0]
+    assert np.allclose(FI.fi_tc_bf16_steps(1.0, ctq, tile, 128.0, 2.0), 0.0)
+    one = FI.fi_tc_bf16_steps(2.0, ctq, tile, 128.0, 2.0)
+    load = 1.0 + tile * 128.0 * 2.0 / (FI.FI_TC_TILE_RATE_SM * FI.FI_TC_LOAD_S)
+    blocks = np.array([2.0, 8.0, 8.0])
+    mma = blocks * 4.0 * 16.0 * 16.0 * 128.0 / FI.FI_TC_WARP_MMA_FLOPS / FI.FI_TC_LOAD_S
+    assert np.allclose(one, 2.0 * load + mma)
+    assert np.allclose(FI.fi_tc_bf16_steps(4.0, ctq, tile, 128.0, 2.0), 3.0 * one)
+    monkeypatch.setattr(FI, "FI_TC_BF16_TILE_WAITS", False)
+    assert np.allclose(FI.fi_tc_bf16_steps(3.0, ctq, tile, 128.0, 2.0), 3.0)
 
 
 def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypatch):

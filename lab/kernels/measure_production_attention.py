@@ -22,7 +22,7 @@ shapes in none of the other grids, FI_DEC_*), --grid fresh_fi2 (a second such gr
 fresh_fi3 (a third, FI3_*) are checks of the same kind; --grid fi_dec_blind (FIDB_*) and --grid fi_dec_blind2
 (FIDB2_*), --grid fi_dec_blind3 (FIDB3_*, with the fp8 lone-CTA fit rows) and --grid fi_dec_blind4 (FIDB4_*) and --grid fi_dec_blind5
 (FIDB5_*) and --grid fi_dec_blind6 (FIDB6_*) are the CUDA-core decode kernel's
-blind grids.
+blind grids; --grid fi_tc_blind (FITB_*) the tensor-core (FA2 prefill) kernel's.
 """
 from __future__ import annotations
 
@@ -531,6 +531,54 @@ def fi_dec_blind7_shapes(part: str) -> list[dict]:
     # on the candidate's grids, from regimes main meets (one-wave short at a low busiest count, middle context)
     add("control on the graph grids", "llama70b_tp4", "bf16", (100,), (40,))
     add("control on the graph grids", "llama8b_tp2", "bf16", (2000,), (8,))
+#: the tensor-core (FA2 prefill) blind grid (--grid fi_tc_blind: fi_tc and fi_verify only), the test of the bf16 K/V
+#: tile chain (simulator/kernels/flashinfer.py FI_TC_BF16_TILE_WAITS: every tile after a CTA's first waits on its K and
+#: V loads and issues its MMAs on the CTA's chain): tensor-core decode (q 1) and verification (q 2-8) at contexts
+#: 26-248 and batches 3-500, bf16 and fp8 K/V, Llama-3.1-8B heads and Llama-3.1-70B's at TP 2 / 4, one KV tile to four
+#: per CTA, one wave to many (most at 66-140 tokens: 128-row Q tiles over 2-3 64-key tiles, where the rule moves the
+#: price most), + controls from met regimes (small batch, middle contexts); every (heads, K/V, batch, q,
+#: context, page) in none of the earlier grids' rows (checked against the committed CSVs when priced). Each shape's
+#: regime label is its `group`. B x q <= 800 (B 480 x q 3 overflowed FlashInfer's 1 GiB workspace on the third check
+#: grid)
+FITB_MAX_ROWS_Q = 800
+
+
+def fi_tc_blind_shapes(part: str) -> list[dict]:
+    """The shapes of the tensor-core blind grid (FITB_*), each with its regime label (`group`)."""
+    out = []
+
+    def add(group, model, kv, ts, bs, q=1):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * q <= FITB_MAX_ROWS_Q:
+                    out.append(dict(family=part, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=16, group=group))
+
+    if part == "fi_verify":   # first: the regimes the rule moves most (128-row Q tiles, 2-4 KV tiles, little body)
+        add("verify bf16 short many-wave", "llama8b", "bf16", (68, 90, 130), (80, 240), q=2)
+        add("verify bf16 short many-wave", "llama8b", "bf16", (76, 140), (56, 180), q=3)
+        add("verify bf16 short many-wave", "llama8b", "bf16", (70, 152), (36, 100, 180), q=4)
+        add("verify bf16 short many-wave", "llama70b_tp2", "bf16", (66, 248), (48, 150), q=3)
+        add("verify bf16 short many-wave", "llama70b_tp4", "bf16", (74,), (320,), q=2)
+        add("verify bf16 short many-wave", "llama8b", "bf16", (84,), (40, 96), q=8)
+        add("verify bf16 short one-wave", "llama8b", "bf16", (100, 210), (10, 20), q=4)
+        add("verify fp8 short", "llama8b", "fp8", (44, 152), (36, 120), q=4)
+        add("control: verify small batch", "llama8b", "bf16", (44,), (3,), q=4)
+        add("control: verify small batch", "llama8b", "fp8", (104,), (3,), q=4)
+        add("control: verify middle", "llama8b", "bf16", (2500,), (10,), q=4)
+        add("control: verify middle", "llama8b", "fp8", (5000,), (4,), q=4)
+    elif part == "fi_tc":
+        add("tc bf16 short many-tile", "llama8b", "bf16", (152, 248), (56, 176, 416))
+        add("tc bf16 short one-tile", "llama8b", "bf16", (44,), (56, 416))
+        add("tc bf16 short many-tile", "llama70b_tp2", "bf16", (130, 232), (80, 300))
+        add("tc bf16 short one-tile", "llama70b_tp2", "bf16", (60,), (300,))
+        add("tc bf16 short many-tile", "llama70b_tp4", "bf16", (184,), (200, 500))
+        add("tc fp8 short", "llama8b", "fp8", (26, 184), (88, 260))
+        add("tc fp8 short", "llama70b_tp2", "fp8", (84,), (176,))
+        add("control: tc small batch", "llama8b", "bf16", (60,), (3,))
+        add("control: tc middle", "llama8b", "bf16", (3000,), (12,))
+        add("control: tc middle", "llama8b", "fp8", (1800,), (20,))
     return out
 
 
@@ -572,6 +620,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind6_shapes(part)
     if grid == "fi_dec_blind7":
         return fi_dec_blind7_shapes(part)
+    if grid == "fi_tc_blind":
+        return fi_tc_blind_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -930,7 +980,8 @@ def main() -> None:
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
                                                                "mla_blind3", "mla_blind4", "mla_blind5", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
-                                                               "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7"))
+                                                               "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
+                                                               "fi_tc_blind"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)

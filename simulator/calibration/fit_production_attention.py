@@ -354,12 +354,20 @@ SERIAL_KINDS = ("attn_fi_prefill_fp8kv",)
 CTA_SERIAL_FROM = {"attn_fi_prefill": "attn_fi_prefill_fp8kv"}
 
 
+#: kinds whose per-step chain time is NOT fitted but the device's MEASURED DRAM latency (the fit's sync_us): FlashInfer's
+#: FA2 prefill kernel with bf16 K/V, whose chain is counted in dependent-load units (simulator/kernels/flashinfer.py
+#: FI_TC_BF16_TILE_WAITS, fi_tc_bf16_steps). Fitted as a free step per tile it went to its lower bound (0.005 us): on the
+#: fit rows (middle contexts, B <= 64) a CTA's tiles are under the bandwidth-bound body
+TILE_WAIT_KINDS = ("attn_fi_prefill",)
+
+
 def _params(kind: str, dram_us: float, tensor: bool) -> list[tuple]:
     # fixed_us (a kernel's ramp and tail) is bounded by FIXED_US_MAX: at the fit shapes a free per-kernel constant
     # trades against the tile chain (every small-batch middle row walks the same 16-tile chunks); FIXED_ZERO kinds
     # have none
     p = [] if kind in MEMORY_FROM else [(f"memory.{kind}", 0.85, 0.5, 1.0)]
-    p.append((f"iter_us.{kind}", 0.3, 0.005, 20.0))
+    if not (kind in TILE_WAIT_KINDS and FI.FI_TC_BF16_TILE_WAITS):
+        p.append((f"iter_us.{kind}", 0.3, 0.005, 20.0))
     if kind not in FIXED_ZERO:
         p.append((f"fixed_us.{kind}", 1.0, 0.0, FIXED_US_MAX))
     if kind in EPILOGUE_KINDS:
@@ -424,6 +432,10 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
     dram_us = (hw.efficiency.dram_latency_s or 0.35e-6) * 1e6
     for k in own_kinds():
         up[f"sync_us.{k}"] = dram_us
+    if FI.FI_TC_BF16_TILE_WAITS:   # the bf16 prefill kind's chain in dependent-load units (TILE_WAIT_KINDS)
+        for k in TILE_WAIT_KINDS:
+            up[f"iter_us.{k}"] = dram_us
+            meta["measured"][f"iter_us.{k}"] = "the device's measured DRAM latency (TILE_WAIT_KINDS)"
     # combine kinds: their per-split load starts at the L2 latency (they read partial outputs just written)
     l2 = (hw.efficiency.l2_latency_s or 0.143e-6) * 1e6
     for k in ("attn_combine_fi", "attn_combine_flashmla", "attn_combine_triton_sgl"):

@@ -34,6 +34,8 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     columns (its iter_us is one column at the kernel's full residency): 4 at a 16-row Q tile (256-token tiles), 8 at
     64 rows, 4 at 128 rows, x k / slots for a CTA that shares its SM with k - 1 others (the columns' conversion work
     is issued by the SM's schedulers for all of them; a lone CTA of a one-wave launch takes half a full SM's time).
+    bf16 K/V (FI_TC_BF16_TILE_WAITS, fi_tc_bf16_steps): every tile after a CTA's first waits on its K and its V load
+    (one shared-memory stage each) and issues its MMAs on the CTA's chain, in dependent-load units.
     Both kinds' CTAs carry a fitted serial time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8
     kind's fit rows, the bf16 kind takes it: the CTA outside the K/V loop is the same code, fit_production_attention
     CTA_SERIAL_FROM).
@@ -509,6 +511,53 @@ def fa2_fp8_frags(ctq, tile_kv):
     return np.asarray(tile_kv, dtype=np.float64) / (nwkv * 16.0)
 
 
+# ---- the tensor-core (FA2 prefill) kernel's bf16 K/V tile chain ---------------------------------------------------------
+#: True = a bf16 K/V CTA's chain is its tiles' waited loads and MMAs (fi_tc_bf16_steps), in dependent-load units (the
+#: kind's iter_us, which the fit sets to the device's MEASURED DRAM latency, as sync_us: fit_production_attention
+#: TILE_WAIT_KINDS); False = one fitted step per tile (the rule before: its fit rows put that step at its lower bound,
+#: 0.005 us, so a bf16 CTA's tiles cost nothing on its chain)
+FI_TC_BF16_TILE_WAITS = True
+#: the dependent-load unit of that chain (s): the device's MEASURED DRAM latency, as FI_MLA_LOAD_S
+FI_TC_LOAD_S = 0.3494e-6
+#: one SM's rate for a K or V tile it waits on (bytes/s): ASSUMPTION, FI_MLA_FILL_RATE_SM (42.5 GB/s, FlashMLA's
+#: per-SM rate of its exposed per-request tile load, the same device; not scanned on this kernel's rows)
+FI_TC_TILE_RATE_SM = 42.5e9
+#: one warp's m16n8k16 MMA issue rate (FLOP/s): ASSUMPTION, a quarter (one of 4 sub-partitions, H100 whitepaper) of one
+#: SM's dense bf16 tensor rate at the datasheet peak (989.4 TFLOP/s / 132 SMs); a lower bound of a warp's MMA time
+FI_TC_WARP_MMA_FLOPS = 989.4e12 / 132.0 / 4.0
+
+
+def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
+    """Chain steps (in FI_TC_LOAD_S units) of a bf16 K/V CTA of the FA2 prefill kernel walking `iters` K/V tiles
+    (FI_TC_BF16_TILE_WAITS; prefill.cuh @ FI_COMMIT BatchPrefillWithPagedKVCacheDevice). The kernel keeps ONE shared-
+    memory stage of K and one of V: tile i + 1's K is issued after tile i's q.k and softmax (page_produce_kv, commit)
+    and waited for before tile i's p.v (cp_async::wait_group<1>, which drains V(i)), its V after that p.v and waited for
+    before tile i + 1's q.k. So each tile after the first waits on two tile loads that only half a tile's compute hides:
+    2 x (one dependent load + the tile's bytes at one SM's rate, FI_TC_TILE_RATE_SM) per tile but the first, whose load
+    is in the CTA's per-wave CTA time (cta_fixed_us, borrowed from FlashAttention-2's split-KV kernel, whose measured
+    per-wave time holds its one tile). And each such tile's MMAs are issued by the CTA's 4 warps between block.sync()s:
+    NUM_MMA_Q x NUM_MMA_KV blocks of 16 rows x 16 keys per warp (q.k over d, p.v over d: 4 x 16 x 16 x d FLOP each) at
+    one warp's MMA rate (FI_TC_WARP_MMA_FLOPS): NUM_MMA_Q = CTA_TILE_Q / (16 x warps along Q), 1 at 16 and 64 rows, 2
+    at 128; NUM_MMA_KV = fa2_fp8_frags, 2 at 16 rows (128-key tiles), 8 at 64, 4 at 128 (64-key tiles). A one-tile CTA
+    adds nothing (its tile is in the per-wave time; the chain of a one-tile launch is 0, as it was at 0.005 us).
+    One step per tile when the rule is off.
+
+    The later waves' first tile: as in the CUDA-core decode kernel (hwmodels/roofline.py CHAIN_OVERLAP_WAVE_FILL), a CTA
+    of a later wave issues nothing before its Q and first K / V stage land (griddepcontrol.wait, load_q_global_smem,
+    the page offsets, page_produce_kv, then wait_group before compute_qk), but this kind's wave model already puts
+    each wave's CTA time (cta_fixed_us, with that first tile) on the chain of every wave but the last
+    (roofline CTA_FIXED_HIDDEN) and its serial CTA time once per CTA on an SM (cta_serial_us): a separate wave fill
+    would count it twice."""
+    iters = np.asarray(iters, dtype=np.float64)
+    if not FI_TC_BF16_TILE_WAITS:
+        return iters
+    ctq, tile_kv = np.asarray(ctq, dtype=np.float64), np.asarray(tile_kv, dtype=np.float64)
+    load = 1.0 + tile_kv * np.asarray(d) * np.asarray(kvb) / (FI_TC_TILE_RATE_SM * FI_TC_LOAD_S)
+    blocks = ctq / (16.0 * np.where(ctq > 16, 4.0, 1.0)) * fa2_fp8_frags(ctq, tile_kv)
+    mma = blocks * 4.0 * 16.0 * 16.0 * np.asarray(d) / FI_TC_WARP_MMA_FLOPS / FI_TC_LOAD_S
+    return np.maximum(iters - 1.0, 0.0) * (2.0 * load + mma)
+
+
 def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None,
           pdl=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
@@ -549,7 +598,7 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     share8 = k_sm / per_sm
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else iters
+            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb)
             out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
