@@ -864,7 +864,7 @@ TV_TAIL_MAX_US = 5.0
 #: so only the last wave's tails are exposed (the tails' issue is in the tiles' compute term already: every tile, the
 #: last included, is priced in the flops). Priced per wave, 2D one-tile launches of 5-7 waves (batch 176-480) were 21-41
 #: % slow on the fifth blind grid (looked-at)
-TV_TAIL_ONCE = True
+TV_TAIL_ONCE = False
 TV_TAIL_TERM = "fixed_us" if TV_TAIL_ONCE else "cta_fixed_us"
 #: the gap between two back-to-back nodes of this family's timing harness (a CUDA graph of the same launch captured
 #: back to back, lab/harness.py time_graph), us: MEASURED from the committed launch profiles as (the graph time per
