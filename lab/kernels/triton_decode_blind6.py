@@ -7,7 +7,8 @@ Rows (column row_role "blind"), chosen and committed before the measurement (bli
 of 1-8 sequences at contexts 12-252 (the fifth grid's miss), decode of 150-600 sequences at contexts 12-60 (the 2D
 kernel's one- and two-tile programs in several waves, the other miss), and controls from regimes the fifth grid met;
 heads 32/8, 28/4, 64/8, 8/1, bf16 and fp8 K/V; shapes in none of the committed CSVs, priced by main's model and the
-revised ones before this measurement (lab/kernels/predict_triton_decode_blind6.py).
+revised ones before this measurement (lab/kernels/predict_triton_decode_blind6.py). Then (row_role "diagnosis",
+diagnosis6_shapes()) committed shapes timed again in the harness's page pool and in a 24 GiB one.
 
     python3 triton_decode_blind6.py --out DIR [--budget-s 70] [--smoke] [--list]   (beside ext/ and the blind3 script)
 """
@@ -64,8 +65,23 @@ def blind6_shapes() -> list[dict]:
     return r
 
 
+def diagnosis6_shapes() -> list[dict]:
+    """The K/V extent diagnosis (row_role "diagnosis", never blind): lone and few programs of committed shapes whose
+    tiles ran 20-30 % faster than the lone programs at long contexts (1.05-1.10 against 1.34-1.47 us per bf16 tile;
+    the harness's K/V copies of at most ~12 MB each), timed again in the harness's compact pool ("perm") and with their
+    pages drawn from a 24 GiB pool ("pool24g", an engine's pool), and one with its pages in order."""
+    r = []
+    for m, kv, b, q, t in (("llama70b_tp8", "bf16", 1, 2, 4096), ("qwen7b", "bf16", 1, 2, 4096),
+                           ("llama8b", "bf16", 1, 2, 256), ("qwen7b", "fp8", 1, 4, 256),
+                           ("llama70b_tp8", "fp8", 1, 4, 256)):
+        for lay in ("perm", "pool24g"):
+            r.append(B3._row(V, m, kv, b, q, t, "diagnosis", lay))
+    r.append(B3._row(V, "llama70b_tp8", "bf16", 1, 2, 4096, "diagnosis", "inorder"))
+    return r
+
+
 def all_shapes() -> list[dict]:
-    return blind6_shapes()
+    return blind6_shapes() + diagnosis6_shapes()
 
 
 def main() -> None:
