@@ -1905,6 +1905,7 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind3(FP, hw, fmt)
     _triton_decode_blind4(FP, hw, fmt)
     _triton_decode_blind5(FP, hw, fmt)
+    _triton_decode_blind6(FP, hw, fmt)
 
 
 TD_BLIND4_REFIT_PRICES = "triton_decode_blind4_shipped_refit_prices.csv"
@@ -2025,6 +2026,49 @@ def _triton_decode_blind5(FP, hw, fmt) -> None:
                   met, len(t))
         print(f"triton_vllm blind 5, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
               f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+
+
+def _triton_decode_blind6(FP, hw, fmt) -> None:
+    """The sixth blind grid of vLLM's Triton unified attention (FP.load_triton_decode_blind6; lab/kernels/
+    triton_decode_blind6.py): verification (q 2-4) of 1-8 sequences at contexts 12-252, 2D one-tile decode at batch
+    160-600, controls; none in any committed row. Three models' prices committed before the measurement: main = main's
+    model, new = the family's rows priced with the harness's measured node gap (TV_HARNESS_GAP_US) and refitted, v1 =
+    that gap and the program tail once per launch; now = the current model (looked-at where it differs from new). Then
+    the K/V extent diagnosis (committed shapes in the harness's pool and in a 24 GiB one). Regime goal: median <= 10 %,
+    p90 <= 25 %."""
+    from pathlib import Path
+
+    b = FP.load_triton_decode_blind6(FP.DATA_DIR)
+    if not len(b):
+        return
+    ops = FP.build_ops(b, hw.units, FP._smem(hw))
+    b["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(b)) / b["median_us"] - 1.0) * 100.0
+    b = b.rename(columns={"base_err_pct": "main_err_pct"})
+    moved = bool((b["now_err_pct"] - b["new_err_pct"]).abs().max() > 0.05)
+    print(f"\nBLIND 6 ({Path(b.attrs['file']).name}: {len(b)} triton_vllm shapes in none of the committed rows: "
+          "verification q 2-4 of 1-8 sequences at context 12-252, 2D one-tile decode at batch 160-600, 11 controls; "
+          f"prices committed before the measurement ({FP.TD_BLIND6_PRED_CSV}): main = main's model "
+          f"({str(b['base_commit'].iloc[0])[:7]}), v1 = {str(b['v1_commit'].iloc[0])[:7]} (the harness's node gap, "
+          f"the program tail once per launch), new = {str(b['model_commit'].iloc[0])[:7]} (the harness's node gap, the "
+          "tail per wave)" + (", now = the current model (looked-at)" if moved else ""))
+    cols = ["main", "v1", "new"] + (["now"] if moved else [])
+    t = _models_table(b, ("grid6_regime",), cols, cols)
+    print(t.round(1).to_string(**fmt))
+    for lab in cols:
+        e = b[f"{lab}_err_pct"]
+        met = int((t[lab + "_goal"] == "met").sum())
+        what = "the current model" if lab == "now" else f"{lab} model's committed prices"
+        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 6, {what}", e,
+                  met, len(t))
+        print(f"triton_vllm blind 6, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
+              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+    d = FP.load_triton_decode_blind6(FP.DATA_DIR, role="diagnosis")
+    if len(d):
+        k = ["model", "dtype", "batch", "q_rows", "context"]
+        p = d.pivot_table(index=k, columns="layout", values="median_us").reset_index()
+        print("K/V extent diagnosis (committed shapes timed again; us): the harness's pool of the batch's pages (perm), "
+              "pages drawn from a 24 GiB pool (pool24g), in order (inorder)")
+        print(p.round(2).to_string(**fmt))
 
 
 def _triton_vllm_blind(FP, fmt) -> None:

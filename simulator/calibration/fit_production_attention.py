@@ -1001,6 +1001,41 @@ def load_triton_decode_blind5(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return b
 
 
+#: the sixth Triton decode call (lab/kernels/triton_decode_blind6.py: verification of 1-8 sequences at contexts 12-252,
+#: 2D one-tile decode at batch 160-600, controls; row_role "blind"; and a K/V extent diagnosis, row_role "diagnosis")
+#: and its prices, committed before the measurement (lab/kernels/predict_triton_decode_blind6.py: base = main's model,
+#: new = the harness's node gap, v1 = that gap and the program tail once per launch)
+TD_BLIND6_GLOB = "triton_decode_blind6_nvidia*.csv"
+TD_BLIND6_PRED_CSV = "triton_decode_blind6_predictions.csv"
+
+
+def blind6_regime(df: pd.DataFrame) -> np.ndarray:
+    """The sixth grid's regimes, named before the measurement: 'verify B<=8 short' (q 2-4, batch 1-8, context <= 256),
+    '2D one-tile decode B>=150' (q 1, batch >= 150, context <= 64), else 'control'."""
+    q, b, t = (df[c].to_numpy(float) for c in ("q_rows", "batch", "context"))
+    return np.where((q > 1) & (b <= 8) & (t <= 256), "verify B<=8 short",
+                    np.where((q == 1) & (b >= 150) & (t <= 64), "2D one-tile decode B>=150", "control"))
+
+
+def load_triton_decode_blind6(data_dir: Path = DATA_DIR, role: str = "blind") -> pd.DataFrame:
+    """The sixth Triton decode call's measured rows of `role` ("blind" or "diagnosis") joined with the prices committed
+    before the measurement (base_err_pct: main's model, new_err_pct: the shipped model, v1_err_pct: its variant), with
+    regime labels (blind6_regime in column grid6_regime); empty when either is missing."""
+    b = newest_blind_grid(data_dir, TD_BLIND6_GLOB, TD_BLIND6_PRED_CSV, TD_BLIND3_KEYS)
+    if not len(b):
+        return b
+    pp = pd.read_csv(Path(data_dir) / TD_BLIND6_PRED_CSV)
+    keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
+    attrs = dict(b.attrs)
+    b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
+    b.attrs.update(attrs)
+    b["v1_err_pct"] = (b["pred_v1_us"] / b["median_us"] - 1.0) * 100.0
+    b["grid6_regime"] = blind6_regime(b)
+    out = b[b["row_role"].astype(str) == role].reset_index(drop=True)
+    out.attrs.update(attrs)
+    return out
+
+
 def lone_iter_ratios(data_dir: Path = DATA_DIR) -> dict[float, tuple[float, float, float, float]]:
     """The lone iteration of each compiled GQA binary against G 4's (simulator.kernels.triton_engines VLLM_ITER_BY_G),
     from the fourth Triton decode call's fit_lone rows (batch 1: one program per KV head and segment walking its range
