@@ -1891,7 +1891,9 @@ def _triton_vllm(FP, hw, fmt) -> None:
           "queueing share of the HBM time (chain_queue); later, with these rows' short-context errors and the launch "
           "profiles' per-kernel times known, a program tail per wave (cta_fixed_us: the last tile's work and the "
           "epilogue, one fitted value for both dtypes) and reduce_segments' segment slots in one round of loads, "
-          "tested on blind grid 5):")
+          "tested on blind grid 5; then, with blind grid 5's errors known, the family's rows priced with the gap "
+          "between the harness's back-to-back nodes measured from the launch profiles (TV_HARNESS_GAP_US) in place "
+          "of the device's launch_graph, refitted, tested on blind grid 6):")
     print(t.to_string(**fmt))
     e = ev[ev["part"] == "held-out"]
     print(f"triton_vllm not fitted: {len(e)} shapes, median |error| {np.median(e['err_pct'].abs()):.1f} %, p90 "
@@ -2115,12 +2117,13 @@ TV_DIAGNOSIS = ("a program's iteration is its lone chain plus one issue share pe
                 "the fitted share of the launch's HBM time its loads queue behind (roofline CHAIN_ISSUE, chain_queue); "
                 "every program pays its tail once per wave (the last tile's work and the epilogue, cta_fixed_us, one "
                 "value for both dtypes), reduce_segments one round of segment loads; the lone chains pinned by the "
-                "lone fit rows, the lone iteration per compiled GQA binary measured (VLLM_ITER_BY_G); what misses: "
-                "lone verification programs of 2-8 tiles (batch <= 16, context <= 256) +23..+25 %: the tail and the "
-                "device's graph gap (launch_graph 1.0 us per kernel; the launch profiles show ~0.15-0.3 us between "
-                "this harness's kernels) are both paid by a launch of a few short programs; bf16 one-tile decode at "
-                "batch >= 256 +12 %: the tail charged per wave of 4-5 co-resident programs; fp8 lone long decode "
-                "+9 %; verification at context 1K-16K batch <= 16, p90 29 %")
+                "lone fit rows, the lone iteration per compiled GQA binary measured (VLLM_ITER_BY_G); the rows priced "
+                "with the harness's measured node gap (TV_HARNESS_GAP_US); what misses: lone verification programs "
+                "of 2-8 tiles (batch <= 16, context <= 256) +18..+20 %: their tiles take 1.05-1.10 us (bf16) where "
+                "the lone long programs the chain is fitted on take 1.34-1.47 us, and the same shapes with their pages "
+                "drawn from a 24 GiB pool run as fast (blind grid 6's diagnosis: not the pool's extent); bf16 "
+                "one-tile decode at batch >= 256 +12 %: the tail charged per wave of 4-5 co-resident programs; fp8 "
+                "lone long decode +9 %; verification at context 1K-16K batch <= 16, p90 29 %")
 #: what the blind grid shows where regimes miss (printed only while they miss)
 TV_BLIND_DIAGNOSIS = ("short contexts (40-200) are priced +14 % (median signed): one-tile programs whose "
                       "prologue loads hit in L2; verification at q 3 of 64/8 heads (two q blocks of one sequence, the "
