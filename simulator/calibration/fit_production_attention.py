@@ -1074,7 +1074,9 @@ def fit_triton_vllm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: 
     the measured DRAM latency. iter_us is the lone program's iteration and compute the rate of the tiles' issue on
     the busiest SM (hwmodels.roofline CHAIN_ISSUE); cta_fixed_us the program's tail (TV_TAIL_MAX_US), fitted per kind
     and then, with every term of both kinds, refitted once jointly on all the fit rows as one value for both kinds
-    (the epilogue is the same code for either K/V dtype). Returns (Efficiency, meta)."""
+    (the epilogue is the same code for either K/V dtype). The rows are priced as predict_us prices them: each launch
+    with the harness's measured node gap (TV_HARNESS_GAP_US), not the device's launch_graph. Returns (Efficiency,
+    meta)."""
     attrs = dict(df.attrs)
     lone = load_triton_vllm_lone_fit(data_dir) if data_dir is not None else pd.DataFrame()
     df = pd.concat([df, lone], ignore_index=True) if len(lone) else df
