@@ -2104,7 +2104,9 @@ def _triton_vllm(FP, hw, fmt) -> None:
           "queueing share of the HBM time (chain_queue); later, with these rows' short-context errors and the launch "
           "profiles' per-kernel times known, a program tail per wave (cta_fixed_us: the last tile's work and the "
           "epilogue, one fitted value for both dtypes) and reduce_segments' segment slots in one round of loads, "
-          "tested on blind grid 5):")
+          "tested on blind grid 5; then, with blind grid 5's errors known, the family's rows priced with the gap "
+          "between the harness's back-to-back nodes measured from the launch profiles (TV_HARNESS_GAP_US) in place "
+          "of the device's launch_graph, refitted, tested on blind grid 6):")
     print(t.to_string(**fmt))
     e = ev[ev["part"] == "held-out"]
     print(f"triton_vllm not fitted: {len(e)} shapes, median |error| {np.median(e['err_pct'].abs()):.1f} %, p90 "
@@ -2118,6 +2120,7 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind3(FP, hw, fmt)
     _triton_decode_blind4(FP, hw, fmt)
     _triton_decode_blind5(FP, hw, fmt)
+    _triton_decode_blind6(FP, hw, fmt)
 
 
 TD_BLIND4_REFIT_PRICES = "triton_decode_blind4_shipped_refit_prices.csv"
@@ -2240,6 +2243,49 @@ def _triton_decode_blind5(FP, hw, fmt) -> None:
               f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
 
 
+def _triton_decode_blind6(FP, hw, fmt) -> None:
+    """The sixth blind grid of vLLM's Triton unified attention (FP.load_triton_decode_blind6; lab/kernels/
+    triton_decode_blind6.py): verification (q 2-4) of 1-8 sequences at contexts 12-252, 2D one-tile decode at batch
+    160-600, controls; none in any committed row. Three models' prices committed before the measurement: main = main's
+    model, new = the family's rows priced with the harness's measured node gap (TV_HARNESS_GAP_US) and refitted, v1 =
+    that gap and the program tail once per launch; now = the current model (looked-at where it differs from new). Then
+    the K/V extent diagnosis (committed shapes in the harness's pool and in a 24 GiB one). Regime goal: median <= 10 %,
+    p90 <= 25 %."""
+    from pathlib import Path
+
+    b = FP.load_triton_decode_blind6(FP.DATA_DIR)
+    if not len(b):
+        return
+    ops = FP.build_ops(b, hw.units, FP._smem(hw))
+    b["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(b)) / b["median_us"] - 1.0) * 100.0
+    b = b.rename(columns={"base_err_pct": "main_err_pct"})
+    moved = bool((b["now_err_pct"] - b["new_err_pct"]).abs().max() > 0.05)
+    print(f"\nBLIND 6 ({Path(b.attrs['file']).name}: {len(b)} triton_vllm shapes in none of the committed rows: "
+          "verification q 2-4 of 1-8 sequences at context 12-252, 2D one-tile decode at batch 160-600, 11 controls; "
+          f"prices committed before the measurement ({FP.TD_BLIND6_PRED_CSV}): main = main's model "
+          f"({str(b['base_commit'].iloc[0])[:7]}), v1 = {str(b['v1_commit'].iloc[0])[:7]} (the harness's node gap, "
+          f"the program tail once per launch), new = {str(b['model_commit'].iloc[0])[:7]} (the harness's node gap, the "
+          "tail per wave)" + (", now = the current model (looked-at)" if moved else ""))
+    cols = ["main", "v1", "new"] + (["now"] if moved else [])
+    t = _models_table(b, ("grid6_regime",), cols, cols)
+    print(t.round(1).to_string(**fmt))
+    for lab in cols:
+        e = b[f"{lab}_err_pct"]
+        met = int((t[lab + "_goal"] == "met").sum())
+        what = "the current model" if lab == "now" else f"{lab} model's committed prices"
+        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 6, {what}", e,
+                  met, len(t))
+        print(f"triton_vllm blind 6, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
+              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+    d = FP.load_triton_decode_blind6(FP.DATA_DIR, role="diagnosis")
+    if len(d):
+        k = ["model", "dtype", "batch", "q_rows", "context"]
+        p = d.pivot_table(index=k, columns="layout", values="median_us").reset_index()
+        print("K/V extent diagnosis (committed shapes timed again; us): the harness's pool of the batch's pages (perm), "
+              "pages drawn from a 24 GiB pool (pool24g), in order (inorder)")
+        print(p.round(2).to_string(**fmt))
+
+
 def _triton_vllm_blind(FP, fmt) -> None:
     """The triton_vllm blind grid: shapes in none of the first grid's rows, priced by the model before (base: one
     iteration time per kind) and after (new: the lone program's chain plus the SM's shared issue, roofline
@@ -2284,12 +2330,13 @@ TV_DIAGNOSIS = ("a program's iteration is its lone chain plus one issue share pe
                 "the fitted share of the launch's HBM time its loads queue behind (roofline CHAIN_ISSUE, chain_queue); "
                 "every program pays its tail once per wave (the last tile's work and the epilogue, cta_fixed_us, one "
                 "value for both dtypes), reduce_segments one round of segment loads; the lone chains pinned by the "
-                "lone fit rows, the lone iteration per compiled GQA binary measured (VLLM_ITER_BY_G); what misses: "
-                "lone verification programs of 2-8 tiles (batch <= 16, context <= 256) +23..+25 %: the tail and the "
-                "device's graph gap (launch_graph 1.0 us per kernel; the launch profiles show ~0.15-0.3 us between "
-                "this harness's kernels) are both paid by a launch of a few short programs; bf16 one-tile decode at "
-                "batch >= 256 +12 %: the tail charged per wave of 4-5 co-resident programs; fp8 lone long decode "
-                "+9 %; verification at context 1K-16K batch <= 16, p90 29 %")
+                "lone fit rows, the lone iteration per compiled GQA binary measured (VLLM_ITER_BY_G); the rows priced "
+                "with the harness's measured node gap (TV_HARNESS_GAP_US); what misses: lone verification programs "
+                "of 2-8 tiles (batch <= 16, context <= 256) +18..+20 %: their tiles take 1.05-1.10 us (bf16) where "
+                "the lone long programs the chain is fitted on take 1.34-1.47 us, and the same shapes with their pages "
+                "drawn from a 24 GiB pool run as fast (blind grid 6's diagnosis: not the pool's extent); bf16 "
+                "one-tile decode at batch >= 256 +12 %: the tail charged per wave of 4-5 co-resident programs; fp8 "
+                "lone long decode +9 %; verification at context 1K-16K batch <= 16, p90 29 %")
 #: what the blind grid shows where regimes miss (printed only while they miss)
 TV_BLIND_DIAGNOSIS = ("short contexts (40-200) are priced +14 % (median signed): one-tile programs whose "
                       "prologue loads hit in L2; verification at q 3 of 64/8 heads (two q blocks of one sequence, the "

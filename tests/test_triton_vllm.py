@@ -270,3 +270,56 @@ def test_iter_by_g_is_the_measured_rule():
     ops = FP.build_ops(s, hw.units, float(hw.smem_per_unit_bytes))
     p = FP.predict_us(ops, hw, hw.efficiency, len(s))
     assert 1.0 + 0.5 * (r[8.0][2] - 1.0) < p[1] / p[0] < r[8.0][2] + 0.01
+
+
+def test_harness_gap_is_the_measured_rule_and_prices_only_this_family():
+    # TV_HARNESS_GAP_US is tv_harness_gap() of the committed launch profiles, and a measured row of the family is priced
+    # with it in place of the device's graph node cost (launch_graph), once per launch (two for the 3D pair)
+    from dataclasses import replace
+
+    from hwmodels import roofline as R
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    gap, n = FP.tv_harness_gap()
+    if not n:
+        pytest.skip("no launch profile")
+    assert FP.TV_HARNESS_GAP_US == gap and 0.0 < gap < 0.5 and n >= 50
+    hw = load_hardware("H100-SXM")
+    s = pd.DataFrame([dict(family="triton_vllm", model="llama8b", heads=32, kv_heads=8, head_dim=128, dtype="bf16",
+                           batch=1, q_rows=q, context=24, page_size=16) for q in (1, 2)])
+    ops = FP.build_ops(s, hw.units, float(hw.smem_per_unit_bytes))
+    hw2 = replace(hw, launch_graph_s=hw.efficiency.launch_graph_s or hw.launch_graph_s)
+    raw = np.bincount(ops.setting, weights=R.price(ops, hw2, "graph"), minlength=2) * 1e6
+    kernels = np.array([2.0, 1.0])          # q 1: the 3D kernel and reduce_segments; q 2: the 2D kernel
+    p = FP.predict_us(ops, hw, hw.efficiency, 2)
+    assert p == pytest.approx(raw - kernels * (hw2.launch_graph_s * 1e6 - gap), rel=1e-9)
+
+
+def _blind6_module():
+    import importlib.util
+    from pathlib import Path
+
+    p = Path(__file__).resolve().parents[1] / "lab" / "kernels" / "triton_decode_blind6.py"
+    spec = importlib.util.spec_from_file_location("triton_decode_blind6", p)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def test_blind6_grid_priced_before_and_regimes_named():
+    # the sixth grid's every shape was priced by main's model, the shipped one and the variant before the measurement,
+    # its blind rows are none of the diagnosis rows, and every named regime holds rows
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _blind6_module()
+    keys = list(FP.TD_BLIND3_KEYS)
+    grid = pd.DataFrame(m.all_shapes())
+    pred = pd.read_csv(FP.DATA_DIR / FP.TD_BLIND6_PRED_CSV)
+    assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred)
+    assert (pred["base_commit"].astype(str) == "c460edb").all()
+    assert pred[["pred_base_us", "pred_new_us", "pred_v1_us"]].gt(0).all().all()
+    shape = ["heads", "kv_heads", "dtype", "batch", "q_rows", "context"]
+    blind, diag = grid[grid["row_role"] == "blind"], grid[grid["row_role"] == "diagnosis"]
+    assert len(blind) == 44 and not len(blind.merge(diag, on=shape))
+    assert set(FP.blind6_regime(blind)) == {"verify B<=8 short", "2D one-tile decode B>=150", "control"}
