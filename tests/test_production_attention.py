@@ -422,7 +422,9 @@ def test_fi_decode_crowding_follows_the_measured_dispatch():
     # a kernel of another residency (fp8 K/V: 6 per SM) or a grid never probed: the even spread ceil(CTAs / SMs)
     k = FI.fi_decode_crowding(np.array([8.0, 32.0]), 99.0, 8.0, 6.0, SMS)
     assert list(k) == [1.0, 2.0]
-    assert float(FI.fi_decode_crowding(40.0, 264.0, 4.0, 8.0, SMS)) == 2.0
+    assert float(FI.fi_decode_crowding(40.0, 200.0, 4.0, 8.0, SMS)) == 2.0
+    # the (264, 4) graph grid at 8 per SM is probed (FI_GRAPH_PLACEMENT): 40 columns put 4 working CTAs on one SM
+    assert float(FI.fi_decode_crowding(40.0, 264.0, 4.0, 8.0, SMS)) == 4.0
 
 
 def test_fi_decode_prices_issue_on_the_busiest_sm():
