@@ -11,17 +11,26 @@ from simulator.ops import OpBuilder
 
 
 def test_split_choice_reproduces_the_recorded_block_kernels():
-    notes = (F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5_notes.txt").read_text()
+    """The split count (CTAs / tiles padded to the name's cluster) of every recorded block kernel at M <= 128."""
+    import math
+
     n = 0
-    for line in notes.splitlines():
-        mt = re.match(r"kernels fp8_block \(M (\d+), K (\d+), N (\d+)\): (.*)", line)
-        if not mt:
-            continue
-        m, k, nn = (int(mt.group(i)) for i in (1, 2, 3))
-        observed = "_splitK_" in mt.group(4)
-        assert (G.cublaslt_block_split(m, k, nn) > 1) == observed, (m, k, nn)
-        n += 1
-    assert n >= 30
+    for f in ("production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5_notes.txt",
+              "deepgemm_gemm_blind_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt",
+              "deepgemm_gemm_grid4_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"):
+        for line in (F.DATA_DIR / f).read_text().splitlines():
+            mt = re.match(r"kernels (?:fp8_block|cublaslt) \(M (\d+), K (\d+), N (\d+)[^)]*\): (\S+) grid \[(\d+), (\d+),",
+                          line)
+            if not mt or int(mt.group(1)) > 128:
+                continue
+            m, k, nn, gx, gy = (int(mt.group(i)) for i in (1, 2, 3, 5, 6))
+            cl = re.search(r"_(\d)x(\d)_", mt.group(4))
+            c = int(cl.group(1)) * int(cl.group(2))
+            tiles = math.ceil(m / 128) * math.ceil(nn / 128)
+            observed = round(gx * gy / (math.ceil(tiles / c) * c)) if "_splitK_" in mt.group(4) else 1
+            assert G.cublaslt_block_split(m, k, nn) == observed, (m, k, nn)
+            n += 1
+    assert n >= 32
 
 
 def test_split_rows_add_the_reduce_and_divide_the_k_walk():

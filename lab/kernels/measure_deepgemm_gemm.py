@@ -127,7 +127,7 @@ class Calls:
         m, k = x8.shape
         n = ws[0][0].shape[0]
         self.d = torch.empty(m, n, device=x8.device, dtype=torch.bfloat16)
-        self.sa_dg = mn_major_aligned(sa)
+        self.sa_dg = mn_major_aligned(sa) if dg is not None else None
         # torch._scaled_mm block scales: scale_a [M, K/128] over a contiguous (K/128 x M) tensor, scale_b [K/128, N/128]
         # = the contiguous (N/128 x K/128) weight scales transposed (the committed campaigns' layouts,
         # lab/kernels/measure_production_kernels.py)
@@ -215,15 +215,17 @@ def main():
         return
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    dg = _dg()
-    print(f"deep_gemm import {time.time() - t0:.1f} s; sms {dg.get_num_sms()}", flush=True)
-    if args.jit_workers > 0:
+    need_dg = any(kern == "deepgemm" for kern, *_ in grid)
+    dg = _dg() if need_dg else None   # a cuBLASLt-only grid runs without DeepGEMM's build
+    if need_dg:
+        print(f"deep_gemm import {time.time() - t0:.1f} s; sms {dg.get_num_sms()}", flush=True)
+    if args.jit_workers > 0 and need_dg:
         t1 = time.time()
         procs = [subprocess.Popen([sys.executable, __file__, "--grid", str(args.grid),
                                    "--jit-worker", f"{i}/{args.jit_workers}"]) for i in range(args.jit_workers)]
         rcs = [p.wait() for p in procs]
         print(f"jit pre-compile: {args.jit_workers} workers, rc {rcs}, {time.time() - t1:.1f} s", flush=True)
-    v = T.versions() | {"deep_gemm": dg.BUILD}
+    v = T.versions() | {"deep_gemm": dg.BUILD if dg is not None else "-"}
     print(v, flush=True)
     slug = v["device"].lower().replace(" ", "-")
     path = args.out / f"deepgemm_gemm_{args.tag}_{slug}_{dt.date.today().isoformat()}.csv"
