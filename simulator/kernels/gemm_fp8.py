@@ -196,30 +196,27 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
 #: stages (218 KB of shared memory: one CTA per SM), a grid of the tiles at decode and mid M, a persistent 2 x 66 grid at
 #: prefill (the same waves of 132 CTAs in the wave model)
 CUBLASLT_TILE = 128
-#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel), LOOKED-AT rule read off 32 recorded choices at
-#: M <= 128 (the fifth set's block rows, the first block grid's and grid 4's cuBLASLt rows: the _notes files' kernel names
-#: and grids, split = CTAs / (tiles padded to the cluster's 4)): only at M <= CUBLASLT_SPLIT_MAX_M and K steps >=
-#: SPLIT_MIN_KSTEPS, where the tiles are few (<= SPLIT_FEW_TILES) or, for M <= SPLIT_SOME_MAX_M, some (<=
-#: SPLIT_SOME_TILES); into 3 slices where K steps >= SPLIT3_STEPS_PER_TILE x tiles, else 2. It reproduces all 32 (10 / 12
-#: tiles split from 56 K steps on, not at 40; 32 / 36 tiles split at M 16-28, not at M 60-64; 56 tiles never, even at
-#: 144 K steps; 3 slices at 10 tiles x 64 K steps). cuBLASLt's heuristic is not public: the constants are read off kernel
-#: names, not fitted to times. (The rule before: the power of two <= K steps / (1.5 x tiles), M <= 64: 29 of 32.)
+#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel): seen only at M <= 64, into 2 or 4 slices, where
+#: the K steps per output tile are many against the tiles (LOOKED-AT rule, read off the fifth set's 11 block decode rows:
+#: split = the power of two <= K steps / (SPLIT_STEPS_PER_TILE x tiles), at most CUBLASLT_MAX_SPLIT; it reproduces their
+#: 3 splits (2 / 4 / 2 at 12 / 10 / 32 tiles, 56 / 64 / 112 K steps) and 8 non-splits; M 128 at 32 tiles and 112 K steps
+#: ran unsplit, hence the M bound). The constants are read off kernel names, not fitted to times.
+#: Tested since: a rule read off all 32 choices recorded at M <= 128 (grid 4's included) reproduced them and then named
+#: the split count of 9 of grid 5's 20 blind decode shapes (this rule 8): cuBLASLt split K 6144 at 12 tiles, M 48 at 16
+#: tiles and 44 tiles at M 16, into 3 at 24 / 32 tiles, but not 36 tiles at M 32 (deepgemm_gemm_grid5_*_notes.txt), so
+#: this rule stays until more of its choices are recorded
 CUBLASLT_SPLIT_MAX_M = 64
-SPLIT_MIN_KSTEPS = 56
-SPLIT_FEW_TILES = 12
-SPLIT_SOME_TILES = 36
-SPLIT_SOME_MAX_M = 32
-SPLIT3_STEPS_PER_TILE = 6.0
+SPLIT_STEPS_PER_TILE = 1.5
+CUBLASLT_MAX_SPLIT = 4
 
 
 def cublaslt_block_split(m, k, n) -> np.ndarray:
     """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit; module constants above)."""
     m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
     tiles = np.ceil(m / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
-    ks = np.ceil(k / BLOCK_K)
-    where = ((m <= CUBLASLT_SPLIT_MAX_M) & (ks >= SPLIT_MIN_KSTEPS)
-             & ((tiles <= SPLIT_FEW_TILES) | ((tiles <= SPLIT_SOME_TILES) & (m <= SPLIT_SOME_MAX_M))))
-    return np.where(where, np.where(ks >= SPLIT3_STEPS_PER_TILE * tiles, 3.0, 2.0), 1.0)
+    ratio = np.ceil(k / BLOCK_K) / (SPLIT_STEPS_PER_TILE * tiles)
+    s = np.where(ratio >= 1.0, 2.0 ** np.floor(np.log2(np.maximum(ratio, 1.0))), 1.0)
+    return np.where(m <= CUBLASLT_SPLIT_MAX_M, np.clip(s, 1.0, CUBLASLT_MAX_SPLIT), 1.0)
 
 
 def add_block_gemm_cublaslt(b, name: str, rows, k: float, n: float, count, weight_bytes: float = 1.0) -> None:
