@@ -40,7 +40,8 @@ GRID = {
     (7168, 5632, "DeepSeek-V3 hidden -> 5632 (44 tiles)"): (16,),
     (10240, 6144, "K 10240 -> 6144 (48 tiles)"): (24,),
 }
-OWN_PREFIX = "cublaslt_block_grid5"
+#: this grid's own files: its predictions and grid (cublaslt_block_grid5_*) and its measurement (deepgemm_gemm_grid5_*)
+OWN_PREFIX = ("cublaslt_block_grid5", "deepgemm_gemm_grid5")
 
 
 def grid() -> list[tuple[str, int, int, int, str]]:
