@@ -3415,7 +3415,7 @@ BLOCK_GRID4_PREDICTION = "deepgemm_gemm_grid4_prediction_388fd6e_2026-11-27.csv"
 BLOCK_GRID4_MEASURED_GLOB = "deepgemm_gemm_grid4_nvidia-*.csv"
 #: prediction column -> (label, board caption)
 BLOCK_GRID4_MODELS = {
-    "pred_main_us": ("main", "block fp8 GEMM grid 4 (cuBLASLt M 4-4096, DeepGEMM prefill), model at c460edb"),
+    "pred_main_us": ("main", "block fp8 GEMM grid 4 (cuBLASLt M 12-4096, DeepGEMM prefill), model at c460edb"),
     "pred_new_us": ("new", "block fp8 GEMM grid 4, runtime scale_b promotion + cuBLASLt refit (shipped)"),
 }
 
