@@ -58,9 +58,46 @@ def test_cublaslt_kind_terms_are_its_fit_on_the_scaled_mm_rows():
     from hwmodels.spec import load_hardware
 
     hw = load_hardware("H100-SXM")
-    g = F.gemm_frame(F.load(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv"))
-    ck = F.fit_block_cublaslt(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    g = F.cublaslt_fit_frame(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv")
+    ck = F.fit_block_cublaslt(g, hw)
     e, k = hw.efficiency, F.CUBLASLT_BLOCK_KIND
-    assert ck["fit_rows"] == 4 and e.fixed_s[k] == 0.0
+    assert ck["fit_rows"] == 60 and e.fixed_s[k] == 0.0   # 4 FIT_GEMM rows + the 56 named fit rows
+    assert e.iter_s[k] * 1e6 == pytest.approx(ck["iter_us"], rel=2e-3)
     assert e.cta_fixed_s[k] * 1e6 == pytest.approx(ck["cta_fixed_us"], rel=2e-3)
     assert e.compute[k] == pytest.approx(ck["compute"], rel=2e-3) and e.memory[k] == pytest.approx(ck["memory"], rel=2e-3)
+
+
+def test_grid4_prediction_is_new_and_priced_by_both_models():
+    import importlib.util
+    from pathlib import Path
+
+    p = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid4_prediction_388fd6e_2026-11-27.csv")
+    assert len(p) == 57 and set(p["kernel"]) == {"deepgemm", "cublaslt"}
+    spec = importlib.util.spec_from_file_location(
+        "pg4", Path(__file__).resolve().parents[1] / "lab" / "kernels" / "predict_deepgemm_gemm_grid4.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert [tuple(r) for r in p[["kernel", "rows", "k", "n"]].itertuples(index=False)] == [r[:4] for r in mod.grid()]
+    seen = mod.committed_shapes()
+    assert not {("deepgemm", m, k, n) for c, m, k, n in p[["kernel", "rows", "k", "n"]].itertuples(index=False)
+                if c == "deepgemm"} & seen
+    # the measurement that followed: DeepGEMM printed the layouts the model priced
+    meas = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid4_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    assert len(meas) == 57 and pd.to_numeric(meas["median_us"], errors="coerce").notna().sum() == 40
+
+
+def test_grid5_prediction_is_new_runnable_and_measured():
+    import importlib.util
+    from pathlib import Path
+
+    p = pd.read_csv(F.DATA_DIR / "cublaslt_block_grid5_prediction_cc8d66a_2026-11-27.csv")
+    spec = importlib.util.spec_from_file_location(
+        "pg5", Path(__file__).resolve().parents[1] / "lab" / "kernels" / "predict_cublaslt_block_grid5.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    shapes = [tuple(r) for r in p[["rows", "k", "n"]].itertuples(index=False)]
+    assert len(p) == 20 and shapes == [r[1:4] for r in mod.grid()]
+    assert not set(shapes) & mod.committed_shapes()
+    assert all(m % 4 == 0 and (k // 128) % 4 == 0 for m, k, n in shapes)   # where the block path runs (grid 4)
+    meas = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid5_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    assert pd.to_numeric(meas["median_us"], errors="coerce").notna().sum() == 20

@@ -1,4 +1,6 @@
 """DeepGEMM's block-scaled fp8 GEMM (kind gemm_fp8_block): the layout heuristic and the tile-aware K step."""
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -89,3 +91,25 @@ def test_decode3_grid_blind_and_layouts_are_deepgemms_printed_configs():
                for a, b, c, bm, bn, cm, cn in re.findall(pat, log)}
     assert set(printed) == shapes
     assert all(G.block_layout(float(mm), n, k, 132) == printed[(mm, k, n)] for mm, k, n in shapes)
+
+
+def test_runtime_sfb_tiles_are_the_unspecialised_promotions_and_cost_their_fitted_steps():
+    """DeepGEMM's 1D2D kernel keeps scale_b's column choice a run-time predicate only for block_n that neither divides
+    128 nor has 128 / gcd(128, block_n) <= 4 (sm90_fp8_gemm_1d2d.cuh @ 54e2261); such a tile's K step costs the fitted
+    runtime_sfb_steps per 64 promoted accumulators per thread, the constant is the committed fit's value."""
+    import pytest
+
+    from hwmodels.yamlio import load_yaml
+
+    assert [b for b in range(16, 193, 16) if G.runtime_sfb(b)] == [48, 80, 112, 144, 176]
+    assert G.sfb_selects(256, 112) == 112 and G.sfb_selects(16, 144) == 72
+    doc = load_yaml(Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "fitted" / "H100-SXM.yaml", "f")
+    assert G.RUNTIME_SFB_STEP_LATS == pytest.approx(doc["production_kernels"]["gemm_fp8_block"]["runtime_sfb_steps"])
+    b = [OpBuilder(1) for _ in range(2)]
+    for bj, n in zip(b, (4608.0, 4096.0)):   # 128 x 144 (runtime) vs 256 x 128 (uniform) at M 1024
+        G.add_block_gemm(bj, "g", np.array([1024.0]), 7168.0, n, 1.0, 132, step_lat_s=1e-7, fp8_flops_s=1.979e15)
+    it = [bj.build().serial_iters[0] for bj in b]
+    extra = 56 * G.RUNTIME_SFB_STEP_LATS * 72 / 64.0
+    base = 56 * (1.0 + G.wgmma_step_s(128, 144, 1.979e15, 132) / 1e-7)
+    assert it[0] == pytest.approx(base + extra)
+    assert it[1] == pytest.approx(56 * (1.0 + G.wgmma_step_s(256, 128, 1.979e15, 132) / 1e-7))

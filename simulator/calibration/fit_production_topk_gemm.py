@@ -197,7 +197,8 @@ def gemm_fit_mask(g: pd.DataFrame) -> np.ndarray:
     return (g["m"].isin(FIT_GEMM["m"]).to_numpy() & np.array([x in FIT_GEMM["kn"] for x in kn]))
 
 
-def _block_step_args(hw: HardwareSpec, eff: Efficiency, tile_step: bool | None = None) -> dict:
+def _block_step_args(hw: HardwareSpec, eff: Efficiency, tile_step: bool | None = None,
+                     runtime_sfb_steps: float | None = None) -> dict:
     """DeepGEMM's K step as latency + the tile's WGMMA time (simulator.kernels.gemm_fp8.TILE_STEP): the kind's iter
     time and the device's dense fp8 peak; {} (every K step one iteration) when tile_step (default TILE_STEP) is off or
     the kind has none."""
@@ -205,13 +206,16 @@ def _block_step_args(hw: HardwareSpec, eff: Efficiency, tile_step: bool | None =
     if not (G.TILE_STEP if tile_step is None else tile_step) or not lat:
         return {}
     args = {"step_lat_s": lat, "fp8_flops_s": hw.peak_flops["fp8"]}
+    if runtime_sfb_steps is not None:   # a trial value (fit_block); default: the module's fitted constant
+        args["runtime_sfb_steps"] = runtime_sfb_steps
     if G.PROMOTION and hw.peak_flops.get("fp32"):
         args["fp32_flops_s"] = hw.peak_flops["fp32"]
     return args
 
 
 def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True,
-                    launch_convention: str = "graph", tile_step: bool | None = None) -> np.ndarray:
+                    launch_convention: str = "graph", tile_step: bool | None = None,
+                    runtime_sfb_steps: float | None = None) -> np.ndarray:
     """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
     the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8). Small-M bf16 / per-tensor fp8: cuBLASLt's
     selection table, and where no entry covers the shape its structural rule (simulator.kernels.cublaslt.derive;
@@ -230,7 +234,7 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
                 bj = OpBuilder(1)
                 if kern == "fp8_block":   # DeepGEMM's tile walk (kind gemm_fp8_block)
                     G.add_block_gemm(bj, "g", np.array([m[j]]), K[j], N[j], 1.0, hw.units,
-                                     **_block_step_args(hw, eff, tile_step))
+                                     **_block_step_args(hw, eff, tile_step, runtime_sfb_steps))
                 else:                     # cuBLASLt's 128 x 128 tiles + split-K (kind gemm_fp8_block_cublaslt)
                     G.add_block_gemm_cublaslt(bj, "g", np.array([m[j]]), K[j], N[j], 1.0)
                 ops = bj.build()
@@ -312,14 +316,21 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) 
         def full(x):
             return [x[0], x[1], BLOCK_FIXED_US, x[2], x[3]]
         x0, lo, hi = [0.8, 0.8, 2.0, 0.3], [0.05, 0.05, 0.0, 0.001], [1.5, 1.5, 50.0, 5.0]
+    # the runtime-predicated promotion's extra step latencies (simulator.kernels.gemm_fp8.RUNTIME_SFB): one more free
+    # term, the last of x; 0 (no term) when the rule is off or the step is tile-blind
+    free_sfb = bool(tile_step and G.RUNTIME_SFB)
+    if free_sfb:
+        x0, lo, hi = x0 + [0.5], lo + [0.0], hi + [10.0]
 
     def resid(x):
-        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x)), tile_step=tile_step), 1e-3)) - y
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x)), tile_step=tile_step,
+                                                 runtime_sfb_steps=x[-1] if free_sfb else 0.0), 1e-3)) - y
     r = least_squares(resid, x0, bounds=(lo, hi))
     pinned = {"compute_pinned": "BLOCK_COMPUTE_TILE_STEP (the WGMMA time is on the K-step chain at peak)"} \
         if tile_step else {}
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)"} | pinned | {
+        "runtime_sfb_steps": round(float(r.x[-1]), 4) if free_sfb else 0.0,
         "fit_rows": int(sel.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
@@ -863,9 +874,6 @@ def blind5_accuracy(pred_csv: str | Path | None = None, meas_csv: str | Path | N
 # ---- cuBLASLt's block-scaled kernel: its own kind (gemm_fp8_block_cublaslt) ------------------------------------------
 
 CUBLASLT_BLOCK_KIND = "gemm_fp8_block_cublaslt"
-#: where the cuBLASLt kind's compute / memory efficiencies come from: fit_block (the tile-walk structure) on the same 4
-#: cuBLASLt rows, the terms gemm_fp8_block held until it was fitted on DeepGEMM's own kernel
-RATES_FROM = "fit_block on the block kind's FIT_GEMM rows of torch._scaled_mm"
 
 
 def block_cublaslt_eff_with(hw: HardwareSpec, x) -> Efficiency:
@@ -879,33 +887,53 @@ def block_cublaslt_eff_with(hw: HardwareSpec, x) -> Efficiency:
                    iter_s={**e.iter_s, k: it * 1e-6})
 
 
+#: named fit rows of gemm_fp8_block_cublaslt beside the 4 FIT_GEMM rows: torch._scaled_mm's block path timed in the
+#: block-scaled fp8 grid (deepgemm_gemm_blind_*: its cublaslt rows) and the fifth GEMM set (its fp8_block rows), both
+#: measured blind for earlier models and LOOKED-AT since (the split-K rule was read off their kernel names); named as fit
+#: rows before the cuBLASLt rows of the block fp8 grid 4 (deepgemm_gemm_grid4_*) were measured. The 4 FIT_GEMM rows alone
+#: ran the per-step time to its bound (iter_us 0.001): decode over-priced at large K, under-priced at small K
+CUBLASLT_NAMED_FIT = (("deepgemm_gemm_blind_nvidia-h100-80gb-hbm3_2026-11-27.csv", "cublaslt"),
+                      ("production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5.csv", "fp8_block"))
+
+
+def cublaslt_fit_frame(data_csv: str | Path | None = None) -> pd.DataFrame:
+    """gemm_fp8_block_cublaslt's fit rows (kernel fp8_block_cublaslt, column fit = True): data_csv's FIT_GEMM block
+    rows (a production_kernels campaign CSV; None: none) + every timed row of CUBLASLT_NAMED_FIT."""
+    parts = []
+    if data_csv is not None:
+        g = gemm_frame(load(data_csv))
+        g = g[(g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)]
+        parts.append(g)
+    for name, kern in CUBLASLT_NAMED_FIT:
+        d = pd.read_csv(DATA_DIR / name)
+        if "family" not in d.columns:   # a measure_deepgemm_gemm.py CSV
+            d["family"], d["dist"] = "gemm", ""
+        d = d[(d["family"] == "gemm") & (d["kernel"] == kern) & pd.to_numeric(d["median_us"], errors="coerce").notna()]
+        parts.append(gemm_frame(d.assign(median_us=d["median_us"].astype(float))))
+    g = pd.concat(parts, ignore_index=True)
+    g["kernel"], g["fit"] = "fp8_block_cublaslt", True
+    return g.reset_index(drop=True)
+
+
 def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec) -> dict:
-    """cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over the block kind's FIT_GEMM
-    rows (the same 4 rows gemm_fp8_block is fitted on: torch._scaled_mm's block path IS this kernel), priced in-graph
-    with cuBLASLt's structure (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt). compute / memory are fit_block's on
-    the same rows (RATES_FROM): 4 rows cannot carry 4 free terms (all four free, the fit runs to its bounds: cta_fixed 0,
-    iter 0.001 us, rms 0.12); fixed_us pinned (BLOCK_FIXED_US, the same reason as fit_block). None of the 4 fit rows
-    splits K (M 64 / 1024 at 32-48 tiles)."""
+    """compute, memory, cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over its fit
+    rows (cublaslt_fit_frame: kernel fp8_block_cublaslt, fit True), priced in-graph with cuBLASLt's structure
+    (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt); compute bounded by the datasheet peak (1.0); fixed_us pinned
+    (BLOCK_FIXED_US, the same reason as fit_block)."""
     from scipy.optimize import least_squares
 
-    named = g["fit"].fillna(False).to_numpy(bool) if "fit" in g.columns else gemm_fit_mask(g)
-    sel = (g["kernel"] == "fp8_block").to_numpy() & named
-    sub = g[sel].copy()
-    sub["kernel"] = "fp8_block_cublaslt"
+    sub = g[(g["kernel"] == "fp8_block_cublaslt").to_numpy() & g["fit"].fillna(False).to_numpy(bool)].copy()
     y = np.log(sub["median_us"].to_numpy(float))
-    # the tile-walk fit on these same rows (what gemm_fp8_block held before DeepGEMM's own), its tile-blind K step
-    rates = fit_block(g, hw, tile_step=False)
-    c, mem = rates["compute"], rates["memory"]
 
     def full(x):
-        return [c, mem, BLOCK_FIXED_US, x[0], x[1]]
+        return [x[0], x[1], BLOCK_FIXED_US, x[2], x[3]]
 
     def resid(x):
         return np.log(np.maximum(predict_gemm_us(sub, hw, block_cublaslt_eff_with(hw, full(x))), 1e-3)) - y
-    r = least_squares(resid, [1.0, 0.3], bounds=([0.0, 0.001], [50.0, 5.0]))
+    r = least_squares(resid, [0.8, 0.8, 1.0, 0.3], bounds=([0.05, 0.05, 0.0, 0.001], [1.0, 1.5, 50.0, 5.0]))
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)",
-        "rates_from": RATES_FROM, "fit_rows": int(sel.sum()),
+        "named_fit_csvs": [f"{n} ({k} rows)" for n, k in CUBLASLT_NAMED_FIT], "fit_rows": len(sub),
         "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
@@ -915,8 +943,7 @@ def write_block_cublaslt(data_csv: str | Path, target: str, hw: HardwareSpec, ou
     from hwmodels.yamlio import load_yaml
     from simulator.calibration import checks as C
 
-    g = gemm_frame(load(data_csv))
-    bk = fit_block_cublaslt(g[g["kernel"] != "bf16"].reset_index(drop=True), hw)
+    bk = fit_block_cublaslt(cublaslt_fit_frame(data_csv), hw)
     kb = CUBLASLT_BLOCK_KIND
     p = Path(out_dir) / f"{target}.yaml"
     before = load_yaml(p, "fitted efficiency file") if p.exists() else {}

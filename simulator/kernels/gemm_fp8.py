@@ -122,9 +122,40 @@ def promotion_step_s(bm, bn, fp32_flops_s: float, sms: int):
     return 2.0 * np.maximum(WGMMA_M, bm) * bn / (fp32_flops_s / sms)
 
 
+#: price the runtime-predicated promotion of tiles whose block_n neither divides BLOCK_K nor shares a factor of >= 32
+#: with it (RUNTIME_SFB): sm90_fp8_gemm_1d2d.cuh @ 54e2261 lines 67 / 252-255: kMustUseUniformedScaleB = BLOCK_K %
+#: BLOCK_N == 0; otherwise, kShouldOptimize = BLOCK_K / gcd(BLOCK_K, BLOCK_N) <= 4 compiles one loop body per value of
+#: num_former_iters (dispatch_num_former_iters), and for the rest (block_n 48, 80, 112, 144, 176) the choice between the
+#: tile's two scale_b columns stays a run-time predicate on every promoted accumulator (`i < num_former_iters`, lines
+#: 331-346): a select per FMA, and a K loop the compiler cannot specialise. Priced as RUNTIME_SFB_STEP_LATS extra
+#: per-step latencies (iter_us[gemm_fp8_block]) on each K step of such a tile (runtime_sfb_steps: fitted beside the
+#: kind's terms on its named fit rows, fit_production_topk_gemm.fit_block; the value and fit recorded under
+#: production_kernels.gemm_fp8_block in hwmodels/calibration/fitted/H100-SXM.yaml). False: no such term (the model
+#: before)
+RUNTIME_SFB = True
+#: the fitted extra step latencies of a runtime-predicated tile's K step (see RUNTIME_SFB; fit_block's runtime_sfb_steps)
+RUNTIME_SFB_STEP_LATS = 0.8124
+
+
+def runtime_sfb(bn) -> np.ndarray:
+    """True where DeepGEMM's 1D2D kernel promotes a block_n-wide tile with a run-time scale_b predicate (RUNTIME_SFB)."""
+    bn = np.asarray(bn, dtype=np.int64)
+    uniform = BLOCK_K % bn == 0
+    specialised = BLOCK_K // np.gcd(BLOCK_K, bn) <= 4
+    return ~uniform & ~specialised
+
+
+def sfb_selects(bm, bn):
+    """Promoted accumulators per math thread per K step: WGMMA::kNumAccum = 64 x block_n / 128 per math wave, block_m /
+    WAVE_BLOCK_M waves (WAVE_BLOCK_M = block_m up to 64, else 128: sm90_fp8_gemm_1d2d.cuh lines 262-264 @ 54e2261);
+    each is one FMA, and with a run-time scale_b predicate (runtime_sfb) one select more."""
+    bm = np.asarray(bm, dtype=np.float64)
+    return np.asarray(bn, dtype=np.float64) / 2.0 * np.maximum(1.0, bm / 128.0)
+
+
 def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
                    step_lat_s: float | None = None, fp8_flops_s: float | None = None,
-                   fp32_flops_s: float | None = None) -> None:
+                   fp32_flops_s: float | None = None, runtime_sfb_steps: float | None = None) -> None:
     """An fp8 block-scaled GEMM [rows, k] x [k, n] -> bf16 as DeepGEMM runs it (module docstring); `sms` is the
     device's SM count (the persistent grid and the layout heuristic read it at run time).
 
@@ -132,7 +163,9 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     fp8 peak. With them a K step costs latency + the tile's WGMMA time (wgmma_step_s), written as serial_iters = K steps
     x (1 + wgmma_step_s / step_lat_s) iterations of the kind's iter time (the wave model has one iteration time per
     kind, so the tile's share rides on the count); without them every K step is one iteration (the tile-blind step).
-    fp32_flops_s (with both; PROMOTION): a K step also costs promotion_step_s."""
+    fp32_flops_s (with both; PROMOTION): a K step also costs promotion_step_s. runtime_sfb_steps (with both; default
+    RUNTIME_SFB_STEP_LATS when RUNTIME_SFB, else 0): a runtime-predicated tile's K step (runtime_sfb) costs that many
+    more step latencies."""
     r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
     lay = [block_layout(float(m), n, k, sms) for m in r]
     bm = np.array([x[0] for x in lay], float)
@@ -144,7 +177,9 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
         extra = wgmma_step_s(bm, bn, fp8_flops_s, sms)
         if fp32_flops_s is not None:
             extra = extra + promotion_step_s(bm, bn, fp32_flops_s, sms)
-        iters = ksteps * (1.0 + extra / step_lat_s)
+        if runtime_sfb_steps is None:
+            runtime_sfb_steps = RUNTIME_SFB_STEP_LATS if RUNTIME_SFB else 0.0
+        iters = ksteps * (1.0 + extra / step_lat_s + runtime_sfb_steps * runtime_sfb(bn) * sfb_selects(bm, bn) / 64.0)
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
@@ -166,6 +201,10 @@ CUBLASLT_TILE = 128
 #: split = the power of two <= K steps / (SPLIT_STEPS_PER_TILE x tiles), at most CUBLASLT_MAX_SPLIT; it reproduces their
 #: 3 splits (2 / 4 / 2 at 12 / 10 / 32 tiles, 56 / 64 / 112 K steps) and 8 non-splits; M 128 at 32 tiles and 112 K steps
 #: ran unsplit, hence the M bound). The constants are read off kernel names, not fitted to times.
+#: Tested since: a rule read off all 32 choices recorded at M <= 128 (grid 4's included) reproduced them and then named
+#: the split count of 9 of grid 5's 20 blind decode shapes (this rule 8): cuBLASLt split K 6144 at 12 tiles, M 48 at 16
+#: tiles and 44 tiles at M 16, into 3 at 24 / 32 tiles, but not 36 tiles at M 32 (deepgemm_gemm_grid5_*_notes.txt), so
+#: this rule stays until more of its choices are recorded
 CUBLASLT_SPLIT_MAX_M = 64
 SPLIT_STEPS_PER_TILE = 1.5
 CUBLASLT_MAX_SPLIT = 4
