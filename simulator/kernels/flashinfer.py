@@ -153,7 +153,9 @@ FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
 #: same 0.60 share, the best share with it); it was chosen after the fifth MLA blind grid's small-batch short rows had
 #: been seen (LOOKED-AT: at 16-64 heads, where the cluster is one CTA and the first phase is the same 64-row tile, the
 #: measured time grows ~0.72 us per 2-piece merge row iteration, B 4 T 56 and B 12 T 232; 64 heads -20 / -15 % without
-#: it). Tested on the sixth MLA blind grid (mla_blind6). 0 = the rule before (a row = its pieces' links only)
+#: it). BLIND test, the sixth MLA blind grid (mla_blind6: batch 1-28 x context 36-448 + 2 controls, 48 shapes, priced
+#: before measuring): 4.2 / 9.0 % median / p90 against 6.5 / 12.5 % without it (main at cbe4f0b). 0 = the rule before
+#: (a row = its pieces' links only)
 FI_MLA_MERGE_ROW_LINKS = 1.0
 #: per work item, write_o (mla_hopper.cuh @ FI_COMMIT) stores the item's output tile (min(q x Hq, 64) rows x 512 in the
 #: output dtype, bf16, + an fp32 log-sum-exp per row when the item is a split piece) before the CTA starts its next

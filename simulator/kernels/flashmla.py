@@ -70,7 +70,9 @@ FM_Q_L2 = False
 #: loads free), and a call with no split request runs its whole combine launch there (no launch priced). False = the
 #: rule before (a full launch on every call). Chosen after the small-batch short rows (one request per part: 10-31 %
 #: too slow at T 56-64, campaign, fresh, fifth blind grid) had been seen (LOOKED-AT); the fit rows (split calls) give
-#: the same rms log error (0.0392). Tested on the sixth MLA blind grid (mla_blind6)
+#: the same rms log error (0.0392). BLIND test with FM_OOB_TOKEN_S, the sixth MLA blind grid (mla_blind6: batch 1-28 x
+#: context 36-448 + 2 controls, 48 shapes, priced before measuring): 3.9 / 10.0 % median / p90 against 4.6 / 13.6 % for
+#: main at cbe4f0b (short small batch p90 17.3 -> 7.3 %; short B 20 / 28 5.7 -> 7.2 % median)
 FM_COMBINE_PDL = True
 #: a request's last 64-token block, when partial, has its V rows past the valid tokens zeroed in shared memory before its
 #: PV GEMM (fill_oob_V, splitkv_mla.cuh @ 9241ae3: per warpgroup half, a strided loop of one 8-byte st.shared per
@@ -78,7 +80,8 @@ FM_COMBINE_PDL = True
 #: ASSUMPTION: 35 SM cycles per iteration (about 8 dependent integer instructions, the swizzled address, the store and
 #: the loop test, at ~4 cycles each) at the 1.98 GHz maximum SM clock: 8.8 ns per out-of-bound token. The fit rows'
 #: contexts are whole blocks (no such fill), so nothing fits it; the campaign's B 1-16 T 16 rows are 0.7-0.8 us slower
-#: than T 64 (LOOKED-AT, 15 ns per token; priced beside it on the sixth MLA blind grid as `oob15`). 0 = the rule before
+#: than T 64 (LOOKED-AT, 15 ns per token; priced beside it on the sixth MLA blind grid as `oob15`: 3.6 / 9.7 % against
+#: 3.9 / 10.0 % at 8.8 ns, not taken since that choice would follow the measurement). 0 = the rule before
 FM_OOB_TOKEN_S = 8.8e-9
 
 
