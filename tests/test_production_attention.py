@@ -259,10 +259,26 @@ def test_flashmla_scheduler_replay_and_combine_launch():
     assert FM.flashmla_schedule(1, 16, 132)[2:5] == (16, 16, 1)
     launches, info = FM.flashmla(np.array([256.0, 256.0]), 1.0, np.array([16.0, 64.0]), 16.0, 512.0, 64.0, 2.0, SMS)
     k1, k2 = launches
-    # a 16-token request loads its whole 64-token block (one TMA tile): the same K/V bytes as a 64-token one
+    # a 16-token request loads its whole 64-token block (one TMA tile): the same K/V bytes as a 64-token one, but zeroes
+    # the block's 48 out-of-bound V rows in shared memory (fill_oob_V): FM_OOB_TOKEN_S each, per request of the part
     assert k1.bytes_read[0] == k1.bytes_read[1]
-    # the combine kernel is launched on every call (grid B x ceil(16 / 8) = 512 CTAs, all exiting: nothing split)
-    assert k2.where is None and np.all(np.asarray(k2.idle) == 512.0) and np.all(np.asarray(k2.ctas) == 0.0)
+    oob, reqs = np.asarray(k1.prologue_loads), info["requests_per_part"]
+    assert reqs[0] == reqs[1] == 2.0 and np.isclose(oob[0] - oob[1], 2.0 * 48.0 * FM.FM_OOB_TOKEN_S / FM.LOAD_S)
+    # the combine kernel (grid B x ceil(16 / 8) = 512 CTAs) is launched with PDL: with nothing split every CTA exits
+    # before its grid-dependency wait, under the MLA kernel's tail, so no combine launch is priced (FM_COMBINE_PDL)
+    assert np.all(np.asarray(k2.idle) == 512.0) and np.all(np.asarray(k2.ctas) == 0.0)
+    assert not np.any(k2.where) and k2.hidden_loads == 1.0
+    # a split call keeps its combine, the num_splits load hidden under the MLA kernel's tail
+    launches, info = FM.flashmla(np.array([1.0]), 1.0, np.array([1024.0]), 16.0, 512.0, 64.0, 2.0, SMS)
+    assert np.all(launches[1].where) and info["split_requests"][0] == 1.0
+
+
+def test_fi_mla_merge_row_pays_one_more_link():
+    # B 4, T 56, 64 heads: one CTA per cluster, limit 32 -> 2 pieces per request, one merge CTA of 64 rows per request
+    # (16 row iterations of 4 rows), each row 2 piece links + FI_MLA_MERGE_ROW_LINKS (DevicePersistentMergeStates)
+    _, pl = FI.fi_mla(np.array([4.0]), 1.0, 56.0, 64.0, 512.0, 64.0, 2.0, 1.0, SMS)
+    assert pl["per_tile"][0] == 2.0 and pl["merge_iters"][0] == 16.0
+    assert pl["merge_loads"][0] == 16.0 * (2.0 + FI.FI_MLA_MERGE_ROW_LINKS) == 48.0
 
 
 def test_sgl_triton_pipeline_prologue():
@@ -289,15 +305,16 @@ def test_fresh_grid_predictions_join_every_measured_shape():
 def test_fi_mla_merge_is_a_serial_chain_of_partial_loads():
     # 128 heads, B 12, T 72: MLAPlan limit f(ceil(12 x 72 / 66) = 14) = 64 -> 2 pieces per tile, num_qo_chunks
     # = 72 x 2 // 64 = 2 merge CTAs per tile of 128 rows -> 64 rows each = 16 serial iterations of 4 rows, each a
-    # chain of 2 partial loads priced at the L2 latency's share of a dependent load
+    # chain of 2 partial loads + FI_MLA_MERGE_ROW_LINKS priced at the L2 latency's share of a dependent load
     launches, pl = FI.fi_mla(np.array([12.0, 12.0]), 1.0, np.array([72.0, 16.0]), 128.0, 512.0, 64.0, 2.0, 1.0, SMS)
     assert pl["per_tile"][0] == 2.0 and pl["merge_rows"][0] == 64.0 and pl["merge_iters"][0] == 16.0
-    assert pl["merge_loads"][0] == 32.0 and not pl["split"][1] and pl["merge_loads"][1] == 0.0
+    links = 16.0 * (2.0 + FI.FI_MLA_MERGE_ROW_LINKS)
+    assert pl["merge_loads"][0] == links and not pl["split"][1] and pl["merge_loads"][1] == 0.0
     loads = np.asarray(launches[0].prologue_loads)
     waves = np.asarray(pl["waves"])
     fill = FI.fi_mla_fill_loads(pl["first_tokens"], 576.0, 2.0)
     merge = (loads - FI.FI_PROLOGUE_LOADS) * waves - fill
-    assert merge[0] == pytest.approx(2.0 + 32.0 * FI.FI_MLA_MERGE_LOAD_SHARE) and merge[1] == pytest.approx(1.0)
+    assert merge[0] == pytest.approx(2.0 + links * FI.FI_MLA_MERGE_LOAD_SHARE) and merge[1] == pytest.approx(1.0)
 
 
 def test_fi_mla_fill_scales_with_the_first_stage_tokens(monkeypatch):
@@ -820,6 +837,29 @@ def test_fi_mla_tail_round_streams_on_its_own_sms(monkeypatch):
     for f in ("", "_8b74743", "_tail_unsplit", "_q_l2"):
         p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind4_predictions{f}.csv")
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 120 and p["pred_us"].gt(0).all()
+
+
+def test_mla_blind6_grid_is_new_and_every_price_file_covers_it():
+    # the sixth MLA blind grid: no (batch, context) of it in an earlier committed MLA CSV; the three price files (the
+    # small-batch model, main's model at cbe4f0b, oob15) cover all its shapes
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _campaign_script()
+    sh = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind6")])
+    keys = ["family", "heads", "batch", "context"]
+    for f in ("", "_cbe4f0b", "_oob15"):
+        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind6_predictions{f}.csv")
+        assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 96 and p["pred_us"].gt(0).all()
+    earlier = [f for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv")
+               if "blind6" not in f.name and "_grids" not in f.name]
+    seen = set()
+    for f in earlier:
+        d = pd.read_csv(f)
+        if {"batch", "context"} <= set(d.columns):
+            seen |= set(zip(d["batch"], d["context"]))
+    assert not seen & set(zip(sh["batch"], sh["context"]))
 
 
 def test_mla_blind5_grid_is_new_and_every_price_file_covers_it():

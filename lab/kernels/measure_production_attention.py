@@ -123,6 +123,18 @@ MLA_BLIND5_BT = ([(64, 40), (48, 120), (96, 88), (128, 200), (24, 16), (256, 32)
                   (1, 24)]
                  + [(32, 640), (160, 480), (8, 2000), (200, 1008)])
 
+#: the sixth MLA BLIND grid (--grid mla_blind6; parts fi_mla, flashmla): DeepSeek-V3's 128 MLA heads at tensor-parallel
+#: 1 / 2 / 4 / 8 (128 / 64 / 32 / 16 heads per GPU), the test of the small-batch short-context rules (FlashInfer MLA's
+#: per-row merge link, simulator/kernels/flashinfer.py FI_MLA_MERGE_ROW_LINKS; FlashMLA's PDL combine and out-of-bound
+#: V zero-fill, simulator/kernels/flashmla.py FM_COMBINE_PDL, FM_OOB_TOKEN_S): batch 1-28 at context 36-448 (whole and
+#: partial last blocks, split and unsplit FlashInfer MLA calls), and controls (a middle context at mid batch, a short
+#: context at batch 192); every (batch, context) in none of the committed CSVs' rows (checked when priced), priced and
+#: committed before it was measured; measured with the same Q every replay (Q in L2, as an engine's step leaves it:
+#: the absorbed-Q GEMM / concatenation writes Q just before the call) and again with a fresh Q (--fresh-q)
+MLA_BLIND6_HEADS = (16, 32, 64, 128)
+MLA_BLIND6_BT = ([(1, 48), (2, 248), (3, 128), (5, 104), (6, 448), (8, 36), (10, 320), (16, 112), (20, 40), (28, 264)]
+                 + [(48, 1280), (192, 72)])
+
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
 #: for (short and middle contexts at small, mid and large batch, bf16 and fp8 K/V) and some they already met
@@ -627,13 +639,14 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
-    if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5"):
+    if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6"):
         if part not in ("fi_mla", "flashmla"):
             return []
         bts, heads = {"mla_fit2": (MLA_FIT2_BT, (16, 128)), "mla_blind2": (MLA_BLIND2_BT, (16, 32, 128)),
                       "mla_blind3": (MLA_BLIND3_BT, MLA_BLIND3_HEADS),
                       "mla_blind4": (MLA_BLIND4_BT, MLA_BLIND4_HEADS),
-                      "mla_blind5": (MLA_BLIND5_BT, MLA_BLIND5_HEADS)}[grid]
+                      "mla_blind5": (MLA_BLIND5_BT, MLA_BLIND5_HEADS),
+                      "mla_blind6": (MLA_BLIND6_BT, MLA_BLIND6_HEADS)}[grid]
         return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=64 if part == "flashmla" else 1)
                 for h in heads for b, t in bts]
@@ -978,7 +991,7 @@ def main() -> None:
     ap.add_argument("--only-bt", default="", help="keep only these batch:context shapes, comma-separated")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "mla_blind4", "mla_blind5", "fi_dec_blind",
+                                                               "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
                                                                "fi_tc_blind"))

@@ -148,6 +148,17 @@ FI_MLA_TILE_Q, FI_MLA_TILE_KV, FI_MLA_STAGES = 64.0, 64.0, 2.0
 #: 0.65 (0.0627 / 0.0627): 0.60 kept
 FI_MLA_MERGE_LOAD_SHARE = 0.60
 FI_MLA_MERGE_ROWS_PER_ITER = 256.0 / (512.0 / 8.0)
+#: per merge row iteration, beyond its `pieces` partial-state links, one more link (the row's setup, divmod of its packed
+#: offset and the piece loop's entry, and its epilogue: st.normalize, the 16-byte output store and the lse store,
+#: mla.cuh DevicePersistentMergeStates @ FI_COMMIT) before the next row's first load. The fit rows cannot identify it
+#: (their merge CTAs walk 1-4 rows of 8-16 pieces: merge_share_scan rms log error 0.0627 without, 0.0637 with it at the
+#: same 0.60 share, the best share with it); it was chosen after the fifth MLA blind grid's small-batch short rows had
+#: been seen (LOOKED-AT: at 16-64 heads, where the cluster is one CTA and the first phase is the same 64-row tile, the
+#: measured time grows ~0.72 us per 2-piece merge row iteration, B 4 T 56 and B 12 T 232; 64 heads -20 / -15 % without
+#: it). BLIND test, the sixth MLA blind grid (mla_blind6: batch 1-28 x context 36-448 + 2 controls, 48 shapes, priced
+#: before measuring): 4.2 / 9.0 % median / p90 against 6.5 / 12.5 % without it (main at cbe4f0b). 0 = the rule before
+#: (a row = its pieces' links only)
+FI_MLA_MERGE_ROW_LINKS = 1.0
 #: per work item, write_o (mla_hopper.cuh @ FI_COMMIT) stores the item's output tile (min(q x Hq, 64) rows x 512 in the
 #: output dtype, bf16, + an fp32 log-sum-exp per row when the item is a split piece) before the CTA starts its next
 #: item: the candidate term is the tile's bytes at one SM's share of the store stream, FI_MLA_O_RATE_SM bytes/s, in
@@ -192,6 +203,8 @@ FI_MLA_Q_L2 = False
 #: priced before measuring): 7.0 / 15.2 % median / p90 against 7.3 / 16.0 % without the term; fill21 7.5 / 21.5 %,
 #: fill30 7.7 / 16.2 %
 FI_MLA_FILL_RATE_SM = 42.5e9
+#: (the item's Q tile, load_q after the first K/V stage, min(q x Hq, 64) rows x 576 bf16, added to the fill's bytes was
+#: REJECTED by the fit rows: fill_rate_scan rms log error 0.0667 at 42.5 GB/s against 0.0627 without it)
 
 
 def fi_mla_fill_loads(first_tokens, lat, kvb, rate=None):
@@ -681,9 +694,9 @@ def fi_mla_plan(B, q, T, H, sms: int):
     chunks = np.maximum(np.floor(T * cluster / limit), 1.0)      # merge CTAs per split tile (num_qo_chunks)
     merge_rows = ceil_div(rows, chunks)
     # merge phase (FI_MLA_MERGE_*): ceil(rows / 4) serial row iterations, each a chain of `per_tile` dependent loads of
-    # the partial states; 0 when nothing is split
+    # the partial states + FI_MLA_MERGE_ROW_LINKS; 0 when nothing is split
     merge_iters = np.where(split, ceil_div(merge_rows, FI_MLA_MERGE_ROWS_PER_ITER), 0.0)
-    merge_loads = merge_iters * per_tile
+    merge_loads = merge_iters * (per_tile + FI_MLA_MERGE_ROW_LINKS)
     return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
             "pieces": pieces, "items": items, "stages": stages, "stage_units": units, "first_tokens": first, "split": split, "merge_rows": merge_rows,
             "merge_iters": merge_iters, "merge_loads": merge_loads}

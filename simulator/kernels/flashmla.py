@@ -19,9 +19,9 @@ csrc/smxx/decode/combine/combine.cu).
 Modelled: the scheduler replayed (flashmla_schedule) for uniform requests; the busiest part (largest scheduler cost)
 walking R requests and N K/V blocks is priced as R waves of one-request CTAs on one slot per SM: per wave the 3
 prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the epilogue); per request also the output
-store's wait, and per request after the first the next request's exposed Q tile (one round trip + its bytes at
-FM_Q_RATE_SM, q_tile_loads). The 5-block overhead is
-not charged as blocks: what a request costs is its prologue's loads and its epilogue.
+store's wait, per request after the first the next request's exposed Q tile (one round trip + its bytes at
+FM_Q_RATE_SM, q_tile_loads), and per request with a partial last block the zero-fill of its out-of-bound V rows
+(FM_OOB_TOKEN_S). The combine kernel runs under the MLA kernel's tail as far as PDL lets it (FM_COMBINE_PDL).
 """
 from __future__ import annotations
 
@@ -61,6 +61,28 @@ LOAD_S = 0.3494e-6
 #: the absorbed-Q GEMM writes it just before this call, and the measuring harness reads the same Q every graph replay.
 #: False = Q from DRAM (the rule shipped); True = the alternative `q_l2` priced on the fourth MLA blind grid
 FM_Q_L2 = False
+#: the combine kernel is launched with programmatic dependent launch (cudaLaunchKernelEx with
+#: cudaLaunchAttributeProgrammaticStreamSerialization, combine.cu @ 9241ae3; the MLA kernel's CTAs call
+#: cudaTriggerProgrammaticLaunchCompletion after their last request's compute, before its output store,
+#: splitkv_mla.cuh), and the captured graph keeps the programmatic edge (MEASURED for FlashInfer's chains on this
+#: device: lab/kernels/probe_fi_pdl.py). Its CTAs read num_splits (one load) and, for a request that is not split, exit
+#: BEFORE cudaGridDependencySynchronize: so that load is hidden under the MLA kernel's tail (hidden_loads 1, idle CTAs'
+#: loads free), and a call with no split request runs its whole combine launch there (no launch priced). False = the
+#: rule before (a full launch on every call). Chosen after the small-batch short rows (one request per part: 10-31 %
+#: too slow at T 56-64, campaign, fresh, fifth blind grid) had been seen (LOOKED-AT); the fit rows (split calls) give
+#: the same rms log error (0.0392). BLIND test with FM_OOB_TOKEN_S, the sixth MLA blind grid (mla_blind6: batch 1-28 x
+#: context 36-448 + 2 controls, 48 shapes, priced before measuring): 3.9 / 10.0 % median / p90 against 4.6 / 13.6 % for
+#: main at cbe4f0b (short small batch p90 17.3 -> 7.3 %; short B 20 / 28 5.7 -> 7.2 % median)
+FM_COMBINE_PDL = True
+#: a request's last 64-token block, when partial, has its V rows past the valid tokens zeroed in shared memory before its
+#: PV GEMM (fill_oob_V, splitkv_mla.cuh @ 9241ae3: per warpgroup half, a strided loop of one 8-byte st.shared per
+#: thread and iteration, (64 - valid) / 2 iterations; then fence_view_async_shared), on the part's serial path.
+#: ASSUMPTION: 35 SM cycles per iteration (about 8 dependent integer instructions, the swizzled address, the store and
+#: the loop test, at ~4 cycles each) at the 1.98 GHz maximum SM clock: 8.8 ns per out-of-bound token. The fit rows'
+#: contexts are whole blocks (no such fill), so nothing fits it; the campaign's B 1-16 T 16 rows are 0.7-0.8 us slower
+#: than T 64 (LOOKED-AT, 15 ns per token; priced beside it on the sixth MLA blind grid as `oob15`: 3.6 / 9.7 % against
+#: 3.9 / 10.0 % at 8.8 ns, not taken since that choice would follow the measurement). 0 = the rule before
+FM_OOB_TOKEN_S = 8.8e-9
 
 
 def q_tile_loads(q, H, rate=None):
@@ -138,6 +160,10 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     # kernel's prologue beside its first K/V block, so only requests 2..R wait for a Q issued after a last block)
     loads = ((PROLOGUE_LOADS + STORE_WAITS) * np.maximum(reqs, 1.0)
              + q_tile_loads(q, H) * np.maximum(reqs - 1.0, 0.0))
+    # + per request whose last 64-token block is partial: fill_oob_V's zero-fill of that block's V rows past the valid
+    # tokens in shared memory, in dependent-load units (FM_OOB_TOKEN_S per out-of-bound token)
+    oob = np.mod(BLOCK_N - np.mod(T, BLOCK_N), BLOCK_N)
+    loads = loads + np.maximum(reqs, 1.0) * oob * FM_OOB_TOKEN_S / LOAD_S
     qb = B * q * H * lat * 2.0
     ws = np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0)
     if FM_Q_L2:   # Q as an L2 re-read too (FM_Q_L2)
@@ -153,6 +179,8 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     rd, wr = combine_io(rows, Sm, d_ckv)
     k2 = Launch("attention_combine", "attn_combine_flashmla", act, 8.0, np.where(split, ceil_div(S, 4.0), 0.0),
                 np.where(split, 2.0, 0.0), 3.0 * rows * d_ckv * Sm, rd, wr, dtype="fp32",
-                idle=B * q * ceil_div(H, COMBINE_HEADS) - act)
+                idle=B * q * ceil_div(H, COMBINE_HEADS) - act,
+                hidden_loads=1.0 if FM_COMBINE_PDL else 0.0, idle_share=0.0 if FM_COMBINE_PDL else 1.0,
+                where=split if FM_COMBINE_PDL else None)
     return [k1, k2], {"parts": parts, "used_parts": used, "requests_per_part": reqs, "blocks_per_part": nblk,
                       "splits": S, "split_requests": nsplit}
