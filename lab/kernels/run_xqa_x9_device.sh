@@ -9,5 +9,5 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
 nvcc --version | tail -2 >> $OUT/nvidia-smi.txt
 F='warning #\|Remark\|^\s*\^\|^ *if (\|^ *constexpr'
 mkdir -p $OUT/x9
-python3 measure_xqa_attention.py --out $OUT/x9 --build --grid x9 --budget-s 150 2>&1 | grep -v "^\s*$" | grep -v "$F" | tail -30
+python3 measure_xqa_attention.py --out $OUT/x9 --build --grid x9 --budget-s 135 2>&1 | grep -v "^\s*$" | grep -v "$F" | tail -30
 cut -d, -f9,10,11,14,15,16,18 $OUT/x9/xqa_attention.csv | head -60
