@@ -339,3 +339,29 @@ def test_gmma_residency_follows_the_profiled_registers():
     assert got.tolist() == [2.0, 1.0, 0.0, XQ.XQA_GMMA_WIDE_SLOTS]
     before = XQ.xqa(64.0, q, 200.0, Hq, Hkv, 128.0, 1.0, 132, 16.0, split="port", use_regs=False)[0][0].resident
     assert before.tolist() == [0.0, XQ.XQA_GMMA_WIDE_SLOTS, 0.0, XQ.XQA_GMMA_WIDE_SLOTS]
+
+
+def test_ninth_grid_is_new_and_priced_before_it_was_measured():
+    """lab/kernels/measure_xqa_attention.py --grid x9: shapes in none of the earlier measured rows, priced by main's model
+    and the residency from the registers (xqa_x9_predictions.csv) before the measurement; its fp8 builds are all in
+    XQA_GMMA_REGS (the grid tests the table, not the fallback)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    x9 = pd.DataFrame(m.x9_shapes())[keys]
+    seen = pd.concat([pd.DataFrame(f())[keys] for f in (m.shapes, m.blind_shapes, m.alone_shapes, m.s6_shapes,
+                                                         m.x4_shapes, m.x5_shapes, m.x6_shapes, m.x7_shapes,
+                                                         m.x8_shapes)])
+    assert len(x9) == 44 and not len(x9.merge(seen, on=keys))
+    f8 = x9[x9["dtype"] == "fp8"]
+    assert all((int(q), int(h // k)) in XQ.XQA_GMMA_REGS for q, h, k in zip(f8["q_rows"], f8["heads"], f8["kv_heads"]))
+    b = FP.load_xqa_blind(FP.DATA_DIR, grid="x9")
+    if not len(b):
+        pytest.skip("ninth grid not measured")
+    assert len(b) == 44 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
+    assert (b["model_commit"] != b["base_commit"]).all()
