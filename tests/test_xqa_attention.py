@@ -261,7 +261,7 @@ def test_gmma_col_share_is_the_verification_fit():
 def test_gmma_verification_columns_add_cta_time_on_every_cta_and_wide_ctas_take_two_slots():
     """mha_sm90.cu's verification CTA: each 8 valid query heads beyond G add XQA_GMMA_COL_SHARE of cta_serial to every
     CTA on its SM (the op's cta_extra, hwmodels.roofline CTA_SERIAL_AFTER_FIRST), decode CTAs add nothing; at 32 columns
-    2 CTAs per SM (resident_ctas), at 8-16 the kind's 3."""
+    2 CTAs per SM (resident_ctas), at 8-16 the kind's 3 (q 4 x G 4: 56 registers, XQA_GMMA_REGS)."""
     from hwmodels.roofline import price
     from hwmodels.spec import load_hardware
     from simulator.kernels.production import emit
@@ -279,7 +279,7 @@ def test_gmma_verification_columns_add_cta_time_on_every_cta_and_wide_ctas_take_
 
     o = ops()
     assert o.cta_extra.tolist() == pytest.approx([0.0, XQ.XQA_GMMA_COL_SHARE * 12 / 8, XQ.XQA_GMMA_COL_SHARE * 28 / 8])
-    assert o.resident_ctas.tolist() == [0.0, 0.0, XQ.XQA_GMMA_WIDE_SLOTS]
+    assert o.resident_ctas.tolist() == [0.0, 3.0, XQ.XQA_GMMA_WIDE_SLOTS]
     with_share = price(o, hw, "graph")
     keep = XQ.XQA_GMMA_COL_SHARE
     try:
@@ -312,4 +312,56 @@ def test_eighth_grid_is_new_and_priced_before_it_was_measured():
     if not len(b):
         pytest.skip("eighth grid not measured")
     assert len(b) == 45 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
+    assert (b["model_commit"] != b["base_commit"]).all()
+
+
+def test_gmma_residency_follows_the_profiled_registers():
+    """mha_sm90.cu's verification builds: the residency is the occupancy of their MEASURED registers (XQA_GMMA_REGS:
+    every entry is in a committed launch profile), a build without a profile keeps the launch-bounds rule."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    data = Path(__file__).resolve().parents[1] / "hwmodels/calibration/data/production_attention"
+    g = pd.concat([pd.read_csv(f) for f in sorted(data.glob("xqa_*_grids_*.csv"))], ignore_index=True)
+    g = g[pd.to_numeric(g["block_z"], errors="coerce") == 3]
+    lab = g["label"].str.extract(r"xqa_fp8_g(\d+)_p16_q(\d+):")
+    ok = lab[0].notna().to_numpy() & g["regs"].notna().to_numpy()
+    g, lab = g[ok], lab[ok]
+    seen = {(int(q), int(G)): (int(r), int(m)) for q, G, r, m in zip(lab[1], lab[0], g["regs"], g["smem"])}
+    for key, val in XQ.XQA_GMMA_REGS.items():
+        assert seen[key] == val, key
+    assert [float(XQ.gmma_resident(q, G)) for q, G in ((1, 4), (2, 4), (3, 4), (4, 4), (8, 4), (2, 7), (4, 7))] == \
+        [3.0, 3.0, 2.0, 3.0, 2.0, 2.0, 1.0]
+    # q 3 x G 4 (2 per SM by its registers), q 4 x G 7 (1), q 2 x G 8 and q 4 x G 8 (not profiled: 3 and 2)
+    q, Hq, Hkv = np.array([3.0, 4.0, 2.0, 4.0]), np.array([32.0, 28.0, 8.0, 8.0]), np.array([8.0, 4.0, 1.0, 1.0])
+    got = XQ.xqa(64.0, q, 200.0, Hq, Hkv, 128.0, 1.0, 132, 16.0, split="port")[0][0].resident
+    assert got.tolist() == [2.0, 1.0, 0.0, XQ.XQA_GMMA_WIDE_SLOTS]
+    before = XQ.xqa(64.0, q, 200.0, Hq, Hkv, 128.0, 1.0, 132, 16.0, split="port", use_regs=False)[0][0].resident
+    assert before.tolist() == [0.0, XQ.XQA_GMMA_WIDE_SLOTS, 0.0, XQ.XQA_GMMA_WIDE_SLOTS]
+
+
+def test_ninth_grid_is_new_and_priced_before_it_was_measured():
+    """lab/kernels/measure_xqa_attention.py --grid x9: shapes in none of the earlier measured rows, priced by main's model
+    and the residency from the registers (xqa_x9_predictions.csv) before the measurement; its fp8 builds are all in
+    XQA_GMMA_REGS (the grid tests the table, not the fallback)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    x9 = pd.DataFrame(m.x9_shapes())[keys]
+    seen = pd.concat([pd.DataFrame(f())[keys] for f in (m.shapes, m.blind_shapes, m.alone_shapes, m.s6_shapes,
+                                                         m.x4_shapes, m.x5_shapes, m.x6_shapes, m.x7_shapes,
+                                                         m.x8_shapes)])
+    assert len(x9) == 44 and not len(x9.merge(seen, on=keys))
+    f8 = x9[x9["dtype"] == "fp8"]
+    assert all((int(q), int(h // k)) in XQ.XQA_GMMA_REGS for q, h, k in zip(f8["q_rows"], f8["heads"], f8["kv_heads"]))
+    b = FP.load_xqa_blind(FP.DATA_DIR, grid="x9")
+    if not len(b):
+        pytest.skip("ninth grid not measured")
+    assert len(b) == 44 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
     assert (b["model_commit"] != b["base_commit"]).all()

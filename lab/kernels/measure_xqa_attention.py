@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -499,13 +499,79 @@ def x8_shapes() -> list[dict]:
     return out
 
 
+#: the ninth blind grid's heads: S6_HEADS plus tensor-parallel shards (the per-GPU heads of Llama-3.1-8B at TP 2: 16 / 4,
+#: Qwen2.5-7B at TP 2: 14 / 2 and TP 4: 7 / 1; the same G, so the same JIT build, as the full models)
+X9_HEADS = {**S6_HEADS, "llama8b_tp2": (16, 4), "qwen7b_tp2": (14, 2), "qwen7b_tp4": (7, 1)}
+
+
+#: the ninth blind grid: fp8 verification (the GMMA kernel's SPEC_Q_SEQ_LEN build) at q 2-4 and G 4 / 7 only at builds
+#: whose registers were profiled (simulator/kernels/xqa.py XQA_GMMA_REGS: q 3 x G 4 at 60 registers, q 2 x G 7 at 66
+#: and q 4 x G 7 at 100, where the residency from the registers differs from the launch-bounds rule; q 2 / 4 x G 4 at
+#: 42 / 56, where it does not), over full-model and tensor-parallel heads, short and middle, batch 2-200; bf16
+#: verification (mha.cu, 227 registers: 1 per SM under every rule) at q 2 x G 4 and q 3 x G 7; fp8 / bf16 q 1
+#: controls. Page 16; shapes in none of the earlier grids' rows. Fixed and priced (lab/kernels/predict_xqa_attention.py
+#: --grid x9) with main's model and the candidate before it was measured
+def x9_shapes() -> list[dict]:
+    """The ninth blind grid, in measuring order (comment above): grouped by JIT module."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = X9_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # fp8 verification where the registers change the residency: q 3 x G 4 (60: 2 per SM), q 2 x G 7 (66: 2),
+    # q 4 x G 7 (100: 1); most rows at more CTAs than the SMs hold at the lower residency (B x Hkv > 132-264), a few
+    # lone / small-batch calls (one wave under every residency)
+    add("llama8b", "fp8", (70,), (8, 45, 100, 200), q=3)
+    add("llama8b", "fp8", (600,), (40, 120), q=3)
+    add("llama8b", "fp8", (1500,), (5,), q=3)
+    add("llama8b_tp2", "fp8", (200,), (80, 200), q=3)
+    add("llama8b_tp2", "fp8", (900,), (90,), q=3)
+    add("qwen7b", "fp8", (110,), (90, 170), q=2)
+    add("qwen7b", "fp8", (700,), (80, 150), q=2)
+    add("qwen7b", "fp8", (2000,), (4,), q=2)
+    add("qwen7b_tp2", "fp8", (60,), (180,), q=2)
+    add("qwen7b_tp2", "fp8", (1100,), (160,), q=2)
+    add("qwen7b", "fp8", (55,), (6, 40, 70, 150), q=4)
+    add("qwen7b", "fp8", (1300,), (45, 100), q=4)
+    add("qwen7b_tp4", "fp8", (160,), (200,), q=4)
+    add("qwen7b_tp4", "fp8", (3000,), (8,), q=4)
+    add("qwen7b_tp2", "fp8", (100,), (140,), q=4)
+    add("qwen7b_tp2", "fp8", (800,), (90,), q=4)
+    # fp8 verification where it does not: q 2 / 4 x G 4 (42 / 56: 3 per SM)
+    add("llama8b", "fp8", (140,), (70,), q=2)
+    add("llama8b", "fp8", (1700,), (12,), q=2)
+    add("llama8b_tp2", "fp8", (80,), (90,), q=4)
+    add("llama8b_tp2", "fp8", (2500,), (6,), q=4)
+    add("llama8b", "fp8", (800,), (40,), q=4)
+    # bf16 verification (mha.cu: 1 per SM under both models)
+    add("llama8b", "bf16", (170,), (45,), q=2)
+    add("llama8b_tp2", "bf16", (1900,), (7,), q=2)
+    add("llama8b", "bf16", (600,), (16,), q=2)
+    add("qwen7b", "bf16", (95,), (25,), q=3)
+    add("qwen7b_tp2", "bf16", (300,), (60,), q=3)
+    add("qwen7b", "bf16", (1250,), (9,), q=3)
+    # controls: fp8 q 1 (Llama, Qwen), bf16 q 1 (Llama)
+    add("llama8b", "fp8", (260,), (35,))
+    add("llama8b_tp2", "fp8", (1800,), (6,))
+    add("qwen7b", "fp8", (150,), (120,))
+    add("qwen7b_tp2", "fp8", (2200,), (5,))
+    add("llama8b", "bf16", (210,), (40,))
+    add("llama8b_tp2", "bf16", (90,), (180,))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "lock"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -549,7 +615,7 @@ def main() -> None:
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
-           "lock": lock_shapes}.get(args.grid, shapes)()
+           "x9": x9_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

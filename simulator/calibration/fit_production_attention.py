@@ -1260,6 +1260,10 @@ XQA_X7_PRED_CSV = "xqa_x7_predictions.csv"
 #: heads, short and middle, batch 1-256, q 1 / bf16 controls) and its prices committed before it was measured
 XQA_X8_GLOB = "xqa_x8_nvidia*.csv"
 XQA_X8_PRED_CSV = "xqa_x8_predictions.csv"
+#: the ninth blind grid (lab/kernels/measure_xqa_attention.py --grid x9: fp8 verification at q 2-4 over G 4 / 7 builds
+#: whose registers were profiled, bf16 verification, q 1 controls) and its prices committed before it was measured
+XQA_X9_GLOB = "xqa_x9_nvidia*.csv"
+XQA_X9_PRED_CSV = "xqa_x9_predictions.csv"
 #: the lock-step W-sweep (lab/kernels/measure_xqa_attention.py --grid lock: bf16 one-tile CTAs in 1-8 waves at 1-4
 #: slices; fit / diagnosis rows, not blind)
 XQA_LOCK_GLOB = "xqa_lock_nvidia*.csv"
@@ -1387,7 +1391,8 @@ def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFra
     glob, pred = {"blind": (XQA_BLIND_GLOB, XQA_BLIND_PRED_CSV), "alone": (XQA_ALONE_GLOB, XQA_ALONE_PRED_CSV),
                   "s6": (XQA_S6_GLOB, XQA_S6_PRED_CSV), "x4": (XQA_X4_GLOB, XQA_X4_PRED_CSV),
                   "x5": (XQA_X5_GLOB, XQA_X5_PRED_CSV), "x6": (XQA_X6_GLOB, XQA_X6_PRED_CSV),
-                  "x7": (XQA_X7_GLOB, XQA_X7_PRED_CSV), "x8": (XQA_X8_GLOB, XQA_X8_PRED_CSV)}[grid]
+                  "x7": (XQA_X7_GLOB, XQA_X7_PRED_CSV), "x8": (XQA_X8_GLOB, XQA_X8_PRED_CSV),
+                  "x9": (XQA_X9_GLOB, XQA_X9_PRED_CSV)}[grid]
     return newest_blind_grid(data_dir, glob, pred, XQA_KEYS)
 
 

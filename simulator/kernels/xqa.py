@@ -23,8 +23,8 @@ launchHopperF8MHAFlashInfer then, else launchMHAFlashInfer):
     keys; Q converted to fp8 and the products run in fp8 (MathElem = the cache's type); query rows padded to
     roundUp(G, 8) (swap-AB); verification with q G <= 32 compiles SPEC_Q_SEQ_LEN = q (flashinfer/jit/xqa.py): one CTA
     holds every query row of a KV head. __launch_bounds__(384) with no minimum (OPTIMIZE_FOR_LATENCY = 1): the
-    registers set the residency: MEASURED 44 registers (42-56 for verification) x 384 threads, 35 KB of shared
-    memory: 3 CTAs per SM.
+    registers set the residency: MEASURED 44 registers x 384 threads, 35 KB of shared memory: 3 CTAs per SM for
+    decode; the verification builds' registers depend on q and G (42-100 measured: XQA_GMMA_REGS), 3 to 1 per SM.
 
 Waves. mha.cu's CTA is alone on its SM (145 KB of shared memory): before its first tile it initialises its barriers,
 waits on the previous grid (PDL: preExit / acqBulk) and loads Q into shared memory, and after its last it merges its
@@ -91,7 +91,10 @@ the kind's per-CTA SM time (cta_serial_us) to every CTA on its SM, the first inc
 hwmodels.roofline CTA_SERIAL_AFTER_FIRST); read per valid head (XQA_GMMA_COL_MODE). The tiles' chain is not scaled:
 a per-tile share fitted beside it on the same rows went to 0. At 32 columns __launch_bounds__(384, headElems x
 ctaNbQHeads <= 128 x 16 ? 3 : 2) asks for 2 CTAs per SM and the launch measured 79 registers x 384 threads: 2 resident
-per SM (XQA_GMMA_WIDE_SLOTS, the op's resident_ctas), not the decode build's 3.
+per SM, not the decode build's 3. The residency of every verification build is read from its MEASURED registers
+(XQA_GMMA_REGS, the occupancy rule: 60 registers at q 3 x G 4 and 66 at q 2 x G 7 leave 2 per SM, 100 at q 4 x G 7
+one), passed as the op's resident_ctas; a build without a profile keeps the launch bounds' rule (3, or 2 at 17-32
+columns: XQA_GMMA_WIDE_SLOTS).
 
 Split rules:
   TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
@@ -107,7 +110,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.kernels.production import Launch, attention_io, ceil_div
+from simulator.kernels.production import Launch, attention_io, ceil_div, occupancy
 
 MIN_HISTORY_PER_BLOCK, TARGET_WAVE_FACTOR = 512.0, 8.0
 #: keys per CTA iteration: mha.cu ctaTile.x (64 x 4 warps), mha_sm90.cu gemm0CtaTileNbTokens
@@ -169,10 +172,47 @@ XQA_GMMA_COL_SHARE = 0.603
 #: 16 / 32: the GMMA N, the column max / sum, gemm1's accumulator; rms 0.0704 at its own fitted share), "both" = their
 #: mean (rms 0.0629). Chosen on the fit rows' rms
 XQA_GMMA_COL_MODE = "valid"
-#: mha_sm90.cu's resident CTAs at 32 GMMA columns: __launch_bounds__(384, headElems x ctaNbQHeads <= 128 x 16 ? 3 : 2)
-#: and MEASURED 79 registers x 384 threads (xqa_x7_grids_*.csv, q 8 at G 4): 2 per SM (42-56 registers at 8-16 columns:
-#: 3)
+#: mha_sm90.cu's resident CTAs at 32 GMMA columns where its registers were not profiled (XQA_GMMA_REGS):
+#: __launch_bounds__(384, headElems x ctaNbQHeads <= 128 x 16 ? 3 : 2) asks for 2 (the rule's ASSUMPTION for an
+#: unprofiled build of 17-32 columns; an unprofiled build of <= 16 columns gets the decode build's XQA_GMMA_SLOTS)
 XQA_GMMA_WIDE_SLOTS = 2.0
+#: mha_sm90.cu's threads per CTA (3 warpgroups)
+XQA_GMMA_THREADS = 384.0
+#: MEASURED registers per thread and shared memory per CTA (bytes) of mha_sm90.cu's JIT builds (flashinfer-python 0.6.4,
+#: head dim 128, page 16, bf16 Q, fp8 K/V, sm_90a), keyed by (query rows q = SPEC_Q_SEQ_LEN, query heads per KV head
+#: G = HEAD_GRP_SIZE): the build's compile-time settings, so the launch profile of one shape holds for every batch and
+#: context. From the committed launch profiles (torch.profiler's "registers per thread" / "shared memory", H100 80GB
+#: HBM3, 2026-11-27) in hwmodels/calibration/data/production_attention/: xqa_attention_grids_*.csv (q 1 at G 4 / 7 / 8,
+#: q 2 and q 4 at G 4), xqa_x7_grids_*.csv and xqa_x8_grids_*.csv (q 8 at G 4; q 3 at G 4, q 2 and q 4 at G 7). The
+#: registers grow with the CTA's columns (q x G query heads: the gemm0 / gemm1 accumulators GmmaAcc<.., ctaNbQHeads>,
+#: the column max / sum) but not monotonically (q 3 x G 4 = 12 heads: 60; q 4 x G 4 = 16: 56): only a profile tells.
+#: The residency is the occupancy rule (simulator.kernels.production.occupancy: 64 K registers in 256-register units per
+#: warp; here the registers bind: 44 -> 3, 56 -> 3, 60 -> 2, 66 -> 2, 79 -> 2, 100 -> 1 per SM). These rows were
+#: LOOKED-AT (the eighth grid's profile showed the misses this table explains). A build not in the table keeps the
+#: launch-bounds rule (XQA_GMMA_SLOTS at <= 16 columns, XQA_GMMA_WIDE_SLOTS at 17-32): an ASSUMPTION, since its
+#: registers are unknown
+XQA_GMMA_REGS = {
+    (1, 4): (44, 35456), (1, 7): (44, 35456), (1, 8): (44, 35456),
+    (2, 4): (42, 35456), (3, 4): (60, 37888), (4, 4): (56, 37888), (8, 4): (79, 42880),
+    (2, 7): (66, 37888), (4, 7): (100, 42880),
+}
+#: shared memory per SM the occupancy rule reads where the caller gives none: the H100's 228 KB (hwmodels' H100-SXM
+#: smem_per_unit_bytes); never the binding limit at these builds' 35-43 KB per CTA
+XQA_SMEM_PER_SM = 233472.0
+#: read the residency from XQA_GMMA_REGS (False = the launch-bounds rule alone, the model before)
+XQA_GMMA_USE_REGS = True
+
+
+def gmma_resident(q, G, smem_per_sm: float = XQA_SMEM_PER_SM):
+    """Resident CTAs per SM of mha_sm90.cu's build for (q, G) from its MEASURED registers (XQA_GMMA_REGS) by the
+    occupancy rule; 0 where the build was not profiled (the caller's launch-bounds rule then holds)."""
+    q, G = np.broadcast_arrays(np.asarray(q, dtype=np.float64), np.asarray(G, dtype=np.float64))
+    out = np.zeros(q.shape)
+    for (qq, gg), (regs, smem) in XQA_GMMA_REGS.items():
+        hit = (q == qq) & (np.abs(G - gg) < 1e-9)
+        if hit.any():
+            out = np.where(hit, occupancy(XQA_GMMA_THREADS, smem, regs, smem_per_sm), out)
+    return out
 
 
 def xqa_multi_block(B, T, Hkv, sms):
@@ -195,9 +235,11 @@ def port_split(B, T, Hkv, sms, gmma, page=16.0):
     return np.where(gmma, np.minimum(hop, ceil_div(max_t, XQA_GMMA_TILE)), np.minimum(amp, ceil_div(max_t, XQA_TILE)))
 
 
-def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gmma_slots=None):
+def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gmma_slots=None, use_regs=None):
     """Launches of one XQA call: mha.cu for 2-byte K/V, mha_sm90.cu for fp8 K/V (each a Launch restricted by `where`
-    to its settings); split "trtllm" (the product) or "port" (FlashInfer's port, the measured stand-in)."""
+    to its settings); split "trtllm" (the product) or "port" (FlashInfer's port, the measured stand-in); use_regs
+    (default XQA_GMMA_USE_REGS): the GMMA verification build's residency from its profiled registers."""
+    use_regs = XQA_GMMA_USE_REGS if use_regs is None else bool(use_regs)
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(
         *(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     if split not in ("trtllm", "port"):
@@ -247,8 +289,11 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     else:
         more = np.maximum(rows - cols_dec, 0.0)
     col_extra = np.where(gmma & spec & (q * G <= 32.0), XQA_GMMA_COL_SHARE * more / 8.0, 0.0)
+    # the verification build's residency: from its profiled registers (XQA_GMMA_REGS), else the launch bounds' 2 at
+    # 17-32 columns (0 = the kind's XQA_GMMA_SLOTS)
     wide = gmma & spec & (q * G > 16.0) & (q * G <= 32.0)
-    res_g = np.where(wide, XQA_GMMA_WIDE_SLOTS, 0.0)
+    res_regs = gmma_resident(q, G) if use_regs else np.zeros(q.shape)
+    res_g = np.where(gmma & spec & (res_regs > 0.0), res_regs, np.where(wide, XQA_GMMA_WIDE_SLOTS, 0.0))
     out = []
     for sel, kind, units, slots, dtype in ((~gmma, "attn_xqa", amp_units, XQA_SLOTS, "bf16"),
                                            (gmma, "attn_xqa_fp8kv", ctas, slots_g, "fp8")):
