@@ -264,3 +264,11 @@ def test_trtllm_round_cost_and_narrow_sort_share_follow_the_block_width():
     one = TK.serial_iters_of(st | {"threads": 512}, TK.JOB_TERMS)
     assert TK.serial_iters_of(st | {"threads": 256}, TK.JOB_TERMS) == 0.5 * one
     assert TK.serial_iters_of(st | {"threads": 1024}, TK.JOB_TERMS) == one
+    # the shipped cost is the least-squares optimum on TRT_WIDE_FIT (fit_wide_round; checked as a local minimum)
+    hw = load_hardware("H100-SXM")
+    t = E.wide_fit_frame()
+    y = np.log(t["median_us"].to_numpy(float))
+
+    def rms(c):
+        return float(np.sqrt(np.mean((np.log(E.predict_trtllm(t, hw, wide_round_cost=c)) - y) ** 2)))
+    assert rms(TK.WIDE_ROUND_COST) < min(rms(TK.WIDE_ROUND_COST * 0.97), rms(TK.WIDE_ROUND_COST * 1.03))

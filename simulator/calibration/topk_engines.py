@@ -905,10 +905,12 @@ def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw)
+    x = fit_trtllm_job(hw) | fit_wide_round(hw)
     from hwmodels import roofline as R
 
-    return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT], "serial_phases": list(TK.SERIAL_PHASES),
+    return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
+                "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
+                "narrow_sort_share": TK.NARROW_SORT_SHARE, "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
                            "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
@@ -917,7 +919,10 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "barrier phase as cta_fixed_us borrowed from topk_sglang (the fit is in units of them); "
                            "priced with the kind's closed load loop (hwmodels/roofline.py CHAIN_QUEUED, exponent "
                            "chain_queued_p) and the split path's handshake (topk_trtllm.HANDSHAKE_ROUNDS); "
-                           f"judged blind on {GRID7_MEASURED} and {GRID8_MEASURED}")}
+                           "wide_round_cost (a 1024-thread CTA's sweep round in 512-thread rounds, shipped as "
+                           "topk_trtllm.WIDE_ROUND_COST) by fit_wide_round on the named TRT_WIDE_FIT rows of grids 6 "
+                           "and 8; narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
+                           f"one; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED} and {GRID9_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

@@ -28,7 +28,9 @@ terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and mer
 CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES), the split path's handshake
 (HANDSHAKE_ROUNDS), and with `prefill` the prefill entry's launch (one 512-thread CTA per row); the kind's loads are a
 closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100): 16.9 % median / 33.0 % p90; on grid 8
-(prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6). `add_ops` is the first
+(prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6); the block width's cost
+(WIDE_ROUND_COST: a 1024-thread round is dearer than two 512-thread ones; NARROW_SORT_SHARE: a 256-thread CTA's sort
+holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -271,7 +273,8 @@ MERGE_HANDSHAKE = True
 #: is the fitted, latency-bound round; a 1024-thread CTA's round (topKPerRowDecodeFused where a slice holds >= 30,000
 #: scores: slices and the merge job) costs WIDE_ROUND_COST of them (round_cost) where halving the rounds assumed 1.
 #: WIDE_ROUND_COST is fitted on topk_engines.TRT_WIDE_FIT (named fit rows: the one-wave 1024-thread split launches of
-#: grids 6 and 8, LOOKED-AT before), judged blind on grid 9; 256- and 512-thread rounds unchanged (round_cost 1)
+#: grids 6 and 8, LOOKED-AT before; recorded as production_kernels.topk_trtllm.wide_round_cost of the fitted file by
+#: topk_engines.write_trtllm), judged blind on grid 9; 256- and 512-thread rounds unchanged (round_cost 1)
 WIDE_ROUND_COST = 2.2317
 
 
