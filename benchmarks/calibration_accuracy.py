@@ -2768,6 +2768,7 @@ def regimes(show_all: bool) -> None:
     _topk_check()
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
+    _topk_trtllm_grid9_table()
 
 
 def _sdpa_check(path, hw) -> None:
@@ -3251,6 +3252,43 @@ def _topk_trtllm_grid8_table() -> None:
     e_pf = 100.0 * (pf["pred_us"] / pf["median_us"] - 1.0)
     print(f"  TensorRT-LLM rows in all: {int(trt.sum())}; the prefill entry (25, the launch the product's prefill phase "
           f"prices now): |error| median {np.median(np.abs(e_pf)):.1f} %, p90 {np.percentile(np.abs(e_pf), 90):.1f} %")
+
+
+def _topk_trtllm_grid9_table() -> None:
+    """TensorRT-LLM's top-k on the blind grid 9 (46 new decode-dispatch shapes where the block width moves: split rows
+    with 1024- and 512-thread slices at 1-64 rows, short / mid rows through the narrow 256-thread CTAs at 520-3900
+    rows; 6 SGLang controls): main ca60389's product price beside this one (a 1024-thread round costs
+    topk_trtllm.WIDE_ROUND_COST 512-thread rounds, a narrow CTA's radix sort serializes 256 / 512 of the fitted one),
+    both committed before measuring."""
+    import numpy as np
+
+    from simulator.calibration import topk_engines as TE
+
+    commit = "dfce53b"   # the commit that holds the grid 9 predictions
+    if not (TE.F.DATA_DIR / TE.GRID9_MEASURED).is_file():
+        return
+    g = TE.grid9_accuracy()
+    m9 = TE.measured9()
+    print(f"\n== top-k grid9 (46 new shapes of TensorRT-LLM's decode dispatch: split rows with 1024- / 512-thread slices "
+          f"at 1-64 rows x 130K-960K, 520-3900 short / mid rows through 256-thread CTAs; predicted before measuring, "
+          f"commit {commit}: {TE.GRID9_PREDICTION}; measured {TE.GRID9_MEASURED}); every row BLIND: main = main "
+          f"ca60389's product price, new = the product's price now (goal judged on it; SGLang's controls on main's); "
+          f"WIDE_ROUND_COST fitted on the named TRT_WIDE_FIT rows (grids 6 and 8), the narrow sort share chosen with "
+          f"grids 7-8 LOOKED-AT; {int(m9['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed median, %")
+    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for kern, lab, col, tag, what in (
+            ("trt_topk", "trtllm", "pred_us", "new", "grid9 (46), the product's price, committed"),
+            ("trt_topk", "trtllm", "pred_main_us", "main", "grid9 (46), main ca60389's price, committed"),
+            ("sgl_topk", "sglang", "pred_main_us", "main", "grid9 controls (6), main's committed prices")):
+        t = m9[m9["kernel"] == kern]
+        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
+        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
+        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (t[col] / t["median_us"] - 1.0), met, len(gg))
+    trt = m9[m9["kernel"] == "trt_topk"]
+    for c, lab in (("pred_main_us", "main ca60389"), ("pred_us", "now")):
+        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
+        print(f"  TensorRT-LLM, all 46 rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
+              f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
 
 
 def _topk_trtllm_grid7_table() -> None:

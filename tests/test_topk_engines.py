@@ -111,7 +111,7 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        if "grid5" in f.name or "grid7" in f.name or "grid8" in f.name:   # grids 7-8 check their own shapes
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9")):   # grids 7-9 check their own shapes
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -206,7 +206,7 @@ def test_grid8_shapes_are_new_and_priced_by_both_models_before_measuring():
     TensorRT-LLM row (both entries) carries main's and this model's price."""
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        if "grid8" in f.name:
+        if "grid8" in f.name or "grid9" in f.name:
             continue
         d = pd.read_csv(f)
         seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
@@ -235,3 +235,40 @@ def test_trtllm_prefill_entry_is_one_512_thread_cta_per_row():
     TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units), prefill=True)
     want = b2.build()
     assert np.allclose(got.serial_iters, want.serial_iters) and np.allclose(got.parallel_units, rows)
+
+
+def test_grid9_shapes_are_new_and_priced_by_both_models_before_measuring():
+    """No grid 9 shape (dist, rows, n) was measured before for any top-k kernel, none is a TRT_FIT or TRT_WIDE_FIT row,
+    and every TensorRT-LLM row carries main's and this model's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid9" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    wide = {(d, r, n) for _, d, r, n in E.TRT_WIDE_FIT}
+    assert len(set(E.GRID9)) == len(E.GRID9) == 46 and not set(E.GRID9) & (seen | set(E.TRT_FIT) | wide)
+    assert set(E.GRID9_SGL_CONTROLS) <= set(E.GRID9)
+    p = pd.read_csv(F.DATA_DIR / E.GRID9_PREDICTION)
+    trt = p[p["kernel"] == "trt_topk"]
+    assert len(trt) == len(E.GRID9) and trt[["pred_main_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_round_cost_and_narrow_sort_share_follow_the_block_width():
+    """A 1024-thread round costs WIDE_ROUND_COST 512-thread rounds, 256 / 512 one; a 256-thread CTA's radix sort holds
+    the SM for half a 512-thread one's, a 1024-thread one's for one."""
+    from simulator.kernels import topk_trtllm as TK
+
+    assert list(TK.round_cost([256, 512, 1024])) == [1.0, 1.0, TK.WIDE_ROUND_COST] and TK.WIDE_ROUND_COST > 1.0
+    st = {"scan_rounds": 0.0, "radix": 1.0, "rank_items": 0.0}
+    one = TK.serial_iters_of(st | {"threads": 512}, TK.JOB_TERMS)
+    assert TK.serial_iters_of(st | {"threads": 256}, TK.JOB_TERMS) == 0.5 * one
+    assert TK.serial_iters_of(st | {"threads": 1024}, TK.JOB_TERMS) == one
+    # the shipped cost is the least-squares optimum on TRT_WIDE_FIT (fit_wide_round; checked as a local minimum)
+    hw = load_hardware("H100-SXM")
+    t = E.wide_fit_frame()
+    y = np.log(t["median_us"].to_numpy(float))
+
+    def rms(c):
+        return float(np.sqrt(np.mean((np.log(E.predict_trtllm(t, hw, wide_round_cost=c)) - y) ** 2)))
+    assert rms(TK.WIDE_ROUND_COST) < min(rms(TK.WIDE_ROUND_COST * 0.97), rms(TK.WIDE_ROUND_COST * 1.03))

@@ -558,7 +558,8 @@ def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[
     return _JOB_SAMPLES[key]
 
 
-def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None) -> np.ndarray:
+def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
+                   wide_round_cost: float | None = None) -> np.ndarray:
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
     the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
     kernel is CSV_KERNEL["trtllm_prefill"]) on the measurement's score rows (us, in-graph)."""
@@ -570,7 +571,8 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None)
     for i, (d, r, n, kk) in enumerate(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int), kern)):
         pf = kk == CSV_KERNEL["trtllm_prefill"]
         TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
-                          samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms)
+                          samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
+                          wide_round_cost=wide_round_cost)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -769,13 +771,146 @@ def grid8_accuracy(by_dist: bool = False) -> pd.DataFrame:
     return pd.concat(tabs, ignore_index=True)
 
 
+# --- the 1024-thread round (topk_trtllm.WIDE_ROUND_COST), fitted on named rows, judged blind on GRID9 ---
+#: the named fit rows of topk_trtllm.WIDE_ROUND_COST: every one-wave 1024-thread split launch measured in grids 6 and 8
+#: (decode dispatch, slices >= 30,000 scores; LOOKED-AT before this fit). Grid 8's 80-row launch (three waves) is not
+#: among them: the term is a lone CTA's round
+TRT_WIDE_FIT = ((6, "recorded", 2, 560000), (6, "recorded", 8, 720000), (6, "gaussian", 6, 380000),
+                (6, "uniform", 6, 380000), (8, "recorded", 1, 410000), (8, "recorded", 1, 730000),
+                (8, "recorded", 4, 520000), (8, "recorded", 6, 330000), (8, "recorded", 8, 610000),
+                (8, "recorded", 13, 410000), (8, "gaussian", 2, 300000))
+
+
+def wide_fit_frame() -> pd.DataFrame:
+    """TRT_WIDE_FIT's measured rows (decode dispatch) from the committed grid 6 / grid 8 CSVs."""
+    out = []
+    for g, f in ((6, measured6), (8, measured8)):
+        m = f()
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        keys = {(d, r, n) for gg, d, r, n in TRT_WIDE_FIT if gg == g}
+        out.append(m[[(d, int(r), int(n)) in keys for d, r, n in zip(m["dist"], m["rows"], m["n"])]])
+    t = pd.concat(out, ignore_index=True)[F.SHAPE_KEYS + ["median_us"]]
+    assert len(t) == len(TRT_WIDE_FIT), len(t)
+    return t
+
+
+def fit_wide_round(hw: HardwareSpec) -> dict:
+    """topk_trtllm.WIDE_ROUND_COST by least squares on log time over TRT_WIDE_FIT (JOB_TERMS fixed: TRT_FIT's rows are
+    512-thread launches, where the term does not act)."""
+    from scipy.optimize import least_squares
+
+    t = wide_fit_frame()
+    y = np.log(t["median_us"].to_numpy(float))
+    r = least_squares(lambda x: np.log(np.maximum(predict_trtllm(t, hw, wide_round_cost=float(x[0])), 1e-3)) - y,
+                      [2.0], bounds=([1.0], [4.0]))
+    return {"wide_round_cost": round(float(r.x[0]), 4), "wide_fit_rows": len(t),
+            "wide_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: grid 9: TensorRT-LLM's decode dispatch where its block width moves: split long rows whose slices run 1024-thread CTAs
+#: (1-64 rows of 310K-960K: slices >= 30,000 scores) and 512-thread slices (controls), many short and mid rows through
+#: the narrow 256-thread CTAs (520-3900 rows, useNarrowBlock) and one 512-thread short launch; recorded and gaussian
+#: scores; no (scores, rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of
+#: GRID9_SGL_CONTROLS are its controls
+GRID9_WIDE = ([("recorded", r, n) for r, n in ((1, 350000), (1, 620000), (1, 900000), (2, 340000), (2, 650000),
+                                               (3, 420000), (4, 380000), (4, 800000), (5, 310000), (7, 480000),
+                                               (8, 440000), (8, 960000), (11, 360000), (16, 520000))]
+              + [("gaussian", r, n) for r, n in ((1, 500000), (3, 450000), (9, 600000))]
+              + [("recorded", r, n) for r, n in ((20, 330000), (32, 450000), (48, 380000), (64, 700000))]
+              + [("gaussian", 40, 310000)])
+GRID9_SPLIT512 = ([("recorded", r, n) for r, n in ((1, 150000), (3, 240000), (6, 130000), (12, 280000), (30, 210000),
+                                                   (2, 420000))]
+                  + [("gaussian", 4, 180000)])
+GRID9_SHORT = ([("recorded", r, n) for r, n in ((520, 8900), (640, 11700), (800, 6400), (1150, 9800), (1500, 13200),
+                                                (2000, 4400), (2400, 11000), (2800, 7300), (3400, 13600), (3900, 3000),
+                                                (600, 14000))]
+               + [("gaussian", r, n) for r, n in ((750, 10500), (1800, 8800), (3200, 5900))]
+               + [("recorded", r, n) for r, n in ((1100, 24000), (2500, 33000))] + [("gaussian", 1400, 18500)])
+GRID9 = GRID9_WIDE + GRID9_SPLIT512 + GRID9_SHORT
+GRID9_SGL_CONTROLS = (("recorded", 1, 350000), ("recorded", 8, 440000), ("recorded", 32, 450000),
+                      ("recorded", 520, 8900), ("recorded", 2000, 4400), ("recorded", 1150, 9800))
+GRID9_PREDICTION = "topk_engines_grid9_prediction_2026-11-27.csv"
+GRID9_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid9.csv"
+
+
+def grid9_frame() -> pd.DataFrame:
+    """GRID9's rows: TensorRT-LLM's decode dispatch at every shape, SGLang at GRID9_SGL_CONTROLS."""
+    t = frame(list(GRID9_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    return pd.concat([t, _trtllm_frame(GRID9)], ignore_index=True)
+
+
+def regime9(kernel, rows, n) -> np.ndarray:
+    """GRID9's regimes by the decode dispatch's block width: split rows with 1024-thread slices at 1-16 / 17-64 rows,
+    with 512-thread slices; 256-thread (narrow) short (<= 16,384) / mid rows; one-CTA 512-thread short rows; SGLang's
+    controls by its own split (short / long rows)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    th = TK.block_threads(rows, n)
+    split = TK.blocks_per_row(rows, n) > 1
+    ln = np.where(n <= 16384, "short rows", np.where(n <= 65536, "mid rows", "long rows"))
+    trt = np.where(split, np.where(th > 512, np.where(rows <= 16, "split, 1024-thread slices, 1-16 rows",
+                                                      "split, 1024-thread slices, 17-64 rows"),
+                                   "split, 512-thread slices"),
+                   np.char.add(np.where(th < 512, "256-thread CTAs 520-3900 rows, ", "512-thread CTAs, "), ln))
+    return np.where(kernel == CSV_KERNEL["sglang"], np.char.add("controls, ", ln), trt)
+
+
+def predict_grid9(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID9 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with WIDE_ROUND_COST and NARROW_SORT_SHARE)
+    beside main's product price read from `main_csv` (`pred_main_us`, made by the model at main ca60389 with
+    lab/kernels/price_topk_grid9_main.py)."""
+    mp = pd.read_csv(main_csv)
+    t = grid9_frame()
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    t["pred_us"] = np.nan
+    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
+    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    t["regime"] = regime9(t["kernel"], t["rows"], t["n"])
+    t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
+    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured9(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid9 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID9_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID9_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
+
+def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid9 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`, ca60389) and this one
+    (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
+    m = measured9()
+    tabs = []
+    for kern, lab in ((CSV_KERNEL["trtllm"], "trtllm"), (CSV_KERNEL["sglang"], "sglang")):
+        t = m[m["kernel"] == kern].reset_index(drop=True)
+        reg = [f"top-k {lab} grid9: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if lab == "trtllm":
+            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "new")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
+
+
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw)
+    x = fit_trtllm_job(hw) | fit_wide_round(hw)
     from hwmodels import roofline as R
 
-    return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT], "serial_phases": list(TK.SERIAL_PHASES),
+    return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
+                "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
+                "narrow_sort_share": TK.NARROW_SORT_SHARE, "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
                            "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
@@ -784,7 +919,10 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "barrier phase as cta_fixed_us borrowed from topk_sglang (the fit is in units of them); "
                            "priced with the kind's closed load loop (hwmodels/roofline.py CHAIN_QUEUED, exponent "
                            "chain_queued_p) and the split path's handshake (topk_trtllm.HANDSHAKE_ROUNDS); "
-                           f"judged blind on {GRID7_MEASURED} and {GRID8_MEASURED}")}
+                           "wide_round_cost (a 1024-thread CTA's sweep round in 512-thread rounds, shipped as "
+                           "topk_trtllm.WIDE_ROUND_COST) by fit_wide_round on the named TRT_WIDE_FIT rows of grids 6 "
+                           "and 8; narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
+                           f"one; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED} and {GRID9_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

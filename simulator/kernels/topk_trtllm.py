@@ -28,7 +28,9 @@ terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and mer
 CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHASES), the split path's handshake
 (HANDSHAKE_ROUNDS), and with `prefill` the prefill entry's launch (one 512-thread CTA per row); the kind's loads are a
 closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100): 16.9 % median / 33.0 % p90; on grid 8
-(prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6). `add_ops` is the first
+(prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6); the block width's cost
+(WIDE_ROUND_COST: a 1024-thread round is dearer than two 512-thread ones; NARROW_SORT_SHARE: a 256-thread CTA's sort
+holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -206,15 +208,26 @@ def launch_waves(rows, n, sms, prefill: bool = False):
 SERIAL_PHASES = ("scan", "radix")
 
 
+#: a narrow CTA's BlockRadixSort holds the SM's issue slots for threads / 512 of a 512-thread CTA's sort: the fitted
+#: radix term is a lone 512-thread CTA's latency-bound sort (16 warps, cub::BlockRadixSort<float, 512, 4>); a 256-thread
+#: CTA (useNarrowBlock: BlockRadixSort<float, 256, 8>, kNumFinalItemsPerThread = 2048 / threads, TopKSmem of
+#: indexerTopK.cu @ 07339e94) runs the same passes with 8 warps at the same per-warp issue rate, so two co-resident
+#: sorts share the SM's schedulers (ASSUMPTION from the kernel's structure, the scan's rounds x t / 512 rule applied to
+#: the sort; chosen with grids 7-8's narrow short rows LOOKED-AT, +39..+103 %, judged blind on grid 9). Never above
+#: one (a 1024-thread CTA is alone on its SM in every split launch)
+NARROW_SORT_SHARE = True
+
+
 def serial_iters_of(stats: dict, terms: dict) -> float:
     """A CTA's on-chip rounds that the SM's other CTAs wait through (SERIAL_PHASES), in 512-thread-CTA rounds: a block
-    scan round of t threads scans t bins, so its work is rounds x t / 512 rounds of the fitted (512-thread) scan."""
+    scan round of t threads scans t bins, so its work is rounds x t / 512 rounds of the fitted (512-thread) scan; a
+    radix sort by a narrower CTA min(t / 512, 1) of the fitted one (NARROW_SORT_SHARE)."""
     w = float(stats.get("threads", THREADS)) / THREADS
     out = 0.0
     if "scan" in SERIAL_PHASES:
         out += terms["scan"] * float(stats["scan_rounds"]) * w
     if "radix" in SERIAL_PHASES:
-        out += terms["radix"] * float(stats["radix"])
+        out += terms["radix"] * float(stats["radix"]) * (min(w, 1.0) if NARROW_SORT_SHARE else 1.0)
     if "rank" in SERIAL_PHASES:
         out += terms["rank"] * float(stats["rank_items"])
     return out
@@ -252,23 +265,45 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
 HANDSHAKE_ROUNDS = 2.0
 MERGE_HANDSHAKE = True
 
+#: a sweep round of a wide CTA is issue-bound, not latency-bound: each thread's float4 is four histogram updates
+#: (distributeToBins: the partial-match test, the bin extraction, a shared-memory atomicAdd on one of 2048 bins, in
+#: processHistogramStep of indexerTopK.cu @ 07339e94) and in processBins four compares and staging atomics; the loop
+#: (vectorized_process) keeps ONE float4 load in flight per thread per iteration, and the 1024-thread instantiation
+#: (__launch_bounds__(1024): at most 64 registers a thread) cannot hold more. A lone 512-thread CTA (every TRT_FIT row)
+#: is the fitted, latency-bound round; a 1024-thread CTA's round (topKPerRowDecodeFused where a slice holds >= 30,000
+#: scores: slices and the merge job) costs WIDE_ROUND_COST of them (round_cost) where halving the rounds assumed 1.
+#: WIDE_ROUND_COST is fitted on topk_engines.TRT_WIDE_FIT (named fit rows: the one-wave 1024-thread split launches of
+#: grids 6 and 8, LOOKED-AT before; recorded as production_kernels.topk_trtllm.wide_round_cost of the fitted file by
+#: topk_engines.write_trtllm), judged blind on grid 9; 256- and 512-thread rounds unchanged (round_cost 1)
+WIDE_ROUND_COST = 2.2317
+
+
+def round_cost(threads, wide: float | None = None):
+    """A sweep (or merge) round of a `threads`-thread CTA in the kind's 512-thread load rounds: 1 up to 512 threads,
+    WIDE_ROUND_COST x threads / 1024 above (the docstring above; `wide` overrides WIDE_ROUND_COST)."""
+    w = WIDE_ROUND_COST if wide is None else float(wide)
+    t = np.asarray(threads, float)
+    return np.where(t > THREADS, w * t / WIDE, 1.0)
+
 
 def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None,
-                prefill: bool = False) -> None:
+                prefill: bool = False, wide_round_cost: float | None = None) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
     512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
     sweeps of a row (split work: of its slowest slice), `merge_sweeps` those of the merge job over nb x k candidates
     (default 2; launch_job_stats counts them); `prefill`: the prefill entry's launch (blocks_per_row); otherwise
-    add_ops."""
+    add_ops. Each sweep / merge round costs round_cost(threads) load rounds (`wide_round_cost` overrides
+    WIDE_ROUND_COST, for its fit)."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     nb = blocks_per_row(rows, n, prefill)
     th = block_threads(rows, n, prefill)
     seg = n / nb
     ms = 2.0 if merge_sweeps is None else np.asarray(merge_sweeps, float)
-    iters = sweeps * np.ceil(seg / (th * VEC)) + np.asarray(job_extra_iters, float)
-    merge_rounds = np.ceil(nb * k / (th * VEC))
+    rc = round_cost(th, wide_round_cost)
+    iters = sweeps * np.ceil(seg / (th * VEC)) * rc + np.asarray(job_extra_iters, float)
+    merge_rounds = np.ceil(nb * k / (th * VEC)) * rc
     merge_iters = np.where(nb > 1, ms * merge_rounds + (HANDSHAKE_ROUNDS + ms / 2.0 * merge_rounds
                                                           if MERGE_HANDSHAKE else 0.0), 0.0)
     rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
@@ -333,10 +368,11 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
     return out
 
 
-def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None, prefill: bool = False) -> None:
+def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None, prefill: bool = False,
+                   wide_round_cost: float | None = None) -> None:
     """TensorRT-LLM's top-k as the product prices it (the job model: price_terms then add_job_ops): the decode dispatch,
     or with `prefill` the prefill entry (invokeIndexerTopKPrefill: one 512-thread CTA per row at any length); the
     calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
     t = price_terms(rows, n, k, sms, samples_of, terms, prefill)
     add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
-                prefill=prefill)
+                prefill=prefill, wide_round_cost=wide_round_cost)
