@@ -1602,6 +1602,47 @@ def _fi_cta_probe(FP, hw, fmt) -> None:
     print(t.to_string(**fmt))
     _fi_dec_grid_summary(m, t, 7, labels, labels)
 # ---------------------------------------------------------------------------------------------------------------------
+# the eighth CUDA-core decode blind grid (fi_dec_blind8): the chain's loaded latency and the merge path's reloads
+# ---------------------------------------------------------------------------------------------------------------------
+#: --grid fi_dec_blind8: 38 fi_decode shapes in none of the committed CSVs (crowded S = 2 calls of Llama-3.1-8B bf16 /
+#: fp8 K/V at TP 1 / 2, 156-256 tokens, B 26-126, + 8 controls), priced BEFORE measuring by main (ca60389, an exported
+#: tree) and by the new model (hwmodels/roofline.py CHAIN_LOADED, simulator/kernels/flashinfer.py FI_MERGE_ITEM_RELOADS;
+#: the model at 12037d8), both files committed before the device run
+FI_DEC_BLIND8 = ("production_attention_fi_dec_blind8_predictions.csv",
+                 "production_attention_fi_dec_blind8_predictions_ca60389.csv",
+                 "production_attention_fi_dec_blind8_nvidia*.csv")
+
+
+def _fi_dec_blind8(FP, hw, fmt) -> None:
+    """The eighth CUDA-core decode blind grid: per regime, |error| of main's and the new model's committed prices, and
+    of the committed fitted file (now: the shipped model refitted; looked-at once measured)."""
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_DEC_BLIND8
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_DECODE BLIND GRID 8: not measured yet ({pred}: the candidate; {before}: main; "
+              "lab/kernels/measure_production_attention.py --grid fi_dec_blind8)")
+        return
+    keys = ["heads", "kv_heads", "dtype", "batch", "context", "page_size"]
+    m = m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
+    print(f"\nFI_DECODE BLIND GRID 8 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
+          f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
+          f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = {str(m['model_commit'].iloc[0])[:7]} with the "
+          f"decode chain's loaded latency (CHAIN_LOADED) and the merge path's per-item reloads (FI_MERGE_ITEM_RELOADS) "
+          f"({pred}), both committed before measuring; now = the committed fitted file, looked-at)")
+    labels = ["main", "new", "now"]
+    t = _models_table(m, ("regime",), labels, labels)
+    print(t.to_string(**fmt))
+    _fi_dec_grid_summary(m, t, 8, labels, ["main", "new"])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # the tensor-core (FA2 prefill) kernel's blind grid (fi_tc_blind): the bf16 tile waits
 # ---------------------------------------------------------------------------------------------------------------------
 #: --grid fi_tc_blind (FITB_*): 58 fi_tc / fi_verify shapes in none of the earlier grids (contexts 26-248 at batches 3-500,
@@ -1710,6 +1751,7 @@ def production_attention() -> None:
     _fi_dec_blind5(FP, hw, fmt)
     _fi_dec_blind6(FP, hw, fmt)
     _fi_cta_probe(FP, hw, fmt)
+    _fi_dec_blind8(FP, hw, fmt)
     _fi_tc_blind(FP, hw, fmt)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)

@@ -384,6 +384,22 @@ CHAIN_OVERLAP_STAGGERED = True
 #: at TP 1 / 2, Llama-3.1-70B at TP 2) |error| median / p90 13.1 / 24.8 % -> 4.4 / 13.1 (still -11..-16 % at 40-52
 #: tokens); bf16 many-wave short 4.3 / 9.7 -> 3.7 / 9.7
 CHAIN_OVERLAP_WAVE_FILL = True
+#: the CUDA-core decode kinds' dependent-load iteration under load: a load that queues behind the launch's own HBM
+#: traffic waits longer than the idle DRAM latency the lone-CTA fit rows measure. The iteration (iter[kind]) grows by the
+#: queueing wait of an M/M/1-like memory queue in units of the idle latency: iter(u) = iter + sync[kind] x c x u / (1 - u),
+#: u = the launch's HBM bytes / (bw_hbm x its LOADED time) (its device-wide traffic as a share of the datasheet
+#: bandwidth, at the time the loaded chain gives: a closed loop, solved by bisection between 0 and the unloaded time's
+#: u), sync[kind] = the device's MEASURED idle DRAM latency (0.3494 us). c (CHAIN_LOADED_C) from the CUDA-core decode CTA probe's records (LOOKED-AT,
+#: lab/kernels/probe_fi_decode_ctas.py, fi_cta_probe_*_records.csv.gz, H100 2026-11-27): Llama-3.1-8B bf16 at 204
+#: tokens, S = 2, the full-chunk CTAs (16 iterations of 8 keys) on SMs holding 8 CTAs take 18.6 us at B 14 (device-wide
+#: K/V traffic 0.46 TB/s, u 0.137) and 21.6 us at B 60 (1.78 TB/s, u 0.531): +0.1875 us per iteration over
+#: u / (1 - u) 0.159 -> 1.132, c = 0.1875 / (0.3494 x 0.973) = 0.55. Only the decode kinds (their chain is the one the
+#: probe timed); u is capped at CHAIN_LOADED_U_MAX (the queue's form has no meaning at the ceiling, where the HBM term
+#: prices the call)
+CHAIN_LOADED = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
+CHAIN_LOADED_C = 0.55
+CHAIN_LOADED_U_MAX = 0.9
+CHAIN_LOADED_STEPS = 8
 #: kinds whose tile chain ADDS to the SM's shared issue, with HBM bandwidth a ceiling of its own: vLLM's Triton unified
 #: attention (simulator/kernels/triton_engines.py triton_vllm: 4 warps per program, 4-5 programs per SM from the
 #: measured registers) and SGLang's Triton grouped decode kernel (triton_sgl: the same loop, a token-location load then
@@ -518,8 +534,10 @@ def spill_bytes(ops, hw: HardwareSpec) -> np.ndarray | float:
     return (spill_passes(ops, hw) - 1.0) * sb
 
 
-def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n, has_n, U, l2_bytes, hit_bytes):
-    """device_s of the rows whose kind has a calibrated occupancy (module docstring, `waves`)."""
+def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n, has_n, U, l2_bytes, hit_bytes,
+           it_add=None):
+    """device_s of the rows whose kind has a calibrated occupancy (module docstring, `waves`); it_add: seconds added
+    to each row's iteration (the loaded latency of CHAIN_LOADED; None = price unloaded, then loaded)."""
     occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
     wave = (occ > 0) & has_n
     if not wave.any():
@@ -547,6 +565,8 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         it_l2 = np.array([eff.iter_l2_s.get(k, eff.iter_s.get(k, 0.0)) for k in KINDS])[ops.kind]
         share = np.clip(hit_bytes / np.maximum(ops.bytes_read, 1.0), 0.0, 1.0)
         it = it + (it_l2 - it) * share
+    if it_add is not None:   # the dependent load's latency under the launch's own HBM traffic (CHAIN_LOADED)
+        it = it + it_add
     n_it = iters if iters is not None else 0.0
     chain = waves * n_it * it
     l1 = getattr(ops, "l1_iters", None)
@@ -639,6 +659,25 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                    + np.maximum(body * share, chain / w1) + cta_fixed + fill + fixed + per_cta)
             hidden = np.where(tail & (r < slots), two, hidden)
         wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)
+    if CHAIN_LOADED and it_add is None and iters is not None:   # loaded latency (CHAIN_LOADED)
+        loaded = np.isin(ops.kind, CHAIN_LOADED) & wave & (np.asarray(n_it) > 0)
+        if loaded.any():
+            # u is the traffic at the LOADED time (what the probe measured): u = bytes / (bw T(u)), T rising with u, so
+            # the root lies between 0 and the unloaded u; bisection (CHAIN_LOADED_STEPS halvings)
+            sync_k = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
+            hi = np.where(loaded, np.clip(hbm_bytes / (hw.hbm_bw_bytes_s * np.maximum(wave_s, 1e-30)), 0.0,
+                                          CHAIN_LOADED_U_MAX), 0.0)
+            lo = np.zeros_like(hi)
+
+            def at(u):
+                return _waves(ops, hw, eff, device_s, compute_s, hbm_bytes, fixed, n, has_n, U, l2_bytes, hit_bytes,
+                              it_add=np.where(loaded, sync_k * CHAIN_LOADED_C * u / (1.0 - u), 0.0))
+            for _ in range(CHAIN_LOADED_STEPS):
+                mid = 0.5 * (lo + hi)
+                t = at(mid)
+                over = mid > hbm_bytes / (hw.hbm_bw_bytes_s * np.maximum(t, 1e-30))
+                hi, lo = np.where(over, mid, hi), np.where(over, lo, mid)
+            return at(0.5 * (lo + hi))
     return np.where(wave, wave_s, device_s)
 
 

@@ -440,8 +440,16 @@ def test_fi_decode_crowding_follows_the_measured_dispatch():
     k = FI.fi_decode_crowding(np.array([8.0, 32.0]), 99.0, 8.0, 6.0, SMS)
     assert list(k) == [1.0, 2.0]
     assert float(FI.fi_decode_crowding(40.0, 200.0, 4.0, 8.0, SMS)) == 2.0
-    # the (264, 4) graph grid at 8 per SM is probed (FI_GRAPH_PLACEMENT): 40 columns put 4 working CTAs on one SM
-    assert float(FI.fi_decode_crowding(40.0, 264.0, 4.0, 8.0, SMS)) == 4.0
+    # the (264, 4) graph grid at 8 per SM: the even spread without its probed placement, 4 on the busiest SM with it
+    # (FI_GRAPH_PLACEMENT, fi_graph_placement_*.csv)
+    placed = FI.FI_GRAPH_PLACEMENT
+    try:
+        FI.FI_GRAPH_PLACEMENT = False
+        assert float(FI.fi_decode_crowding(40.0, 264.0, 4.0, 8.0, SMS)) == 2.0
+        FI.FI_GRAPH_PLACEMENT = True
+        assert float(FI.fi_decode_crowding(40.0, 264.0, 4.0, 8.0, SMS)) == 4.0
+    finally:
+        FI.FI_GRAPH_PLACEMENT = placed
 
 
 def test_fi_decode_prices_issue_on_the_busiest_sm():
@@ -906,3 +914,36 @@ def test_fi_graph_placement_reads_probe_and_is_on():
         assert FI.fi_decode_crowding(*args)[0] == 3.0
     finally:
         FI.FI_GRAPH_PLACEMENT = True
+
+
+def test_fi_decode_loaded_latency_and_merge_reloads():
+    # CHAIN_LOADED: a crowded S = 2 call (Llama-3.1-8B bf16, B 60 at 204 tokens) costs more with the loaded iteration
+    # than without, a lone small call (B 1) next to nothing more; FI_MERGE_ITEM_RELOADS: the merge path's items after a
+    # CTA's first pay their loads again, the copy path (S = 1) does not
+    import hwmodels.roofline as R
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.ops import MaskedBuilder, OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    B = np.array([60.0, 1.0])
+
+    def decode_us():
+        launches, _ = FI.fi_decode(B, 204.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+        b = OpBuilder(2)
+        emit(MaskedBuilder(b, np.array([True, True])), launches[:1], SMS)
+        return price(b.build(), hw, "graph") * 1e6
+
+    on = decode_us()
+    saved = R.CHAIN_LOADED
+    try:
+        R.CHAIN_LOADED = ()
+        off = decode_us()
+    finally:
+        R.CHAIN_LOADED = saved
+    assert on[0] > off[0] * 1.02 and on[1] == pytest.approx(off[1], rel=0.01)
+    m2 = FI._merge(60.0, 1.0, 32.0, 128.0, 2.0, SMS, SMEM, True, reloads=True)
+    m2_off = FI._merge(60.0, 1.0, 32.0, 128.0, 2.0, SMS, SMEM, True, reloads=False)
+    m1 = FI._merge(60.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, reloads=True)
+    m1_off = FI._merge(60.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, reloads=False)
+    assert np.all(m2.prologue_loads > m2_off.prologue_loads) and np.all(m1.prologue_loads == m1_off.prologue_loads)

@@ -543,6 +543,44 @@ def fi_dec_blind7_shapes(part: str) -> list[dict]:
     # on the candidate's grids, from regimes main meets (one-wave short at a low busiest count, middle context)
     add("control on the graph grids", "llama70b_tp4", "bf16", (100,), (40,))
     add("control on the graph grids", "llama8b_tp2", "bf16", (2000,), (8,))
+#: the eighth CUDA-core decode blind grid (--grid fi_dec_blind8: fi_decode only), the test of the decode chain's loaded
+#: latency (hwmodels/roofline.py CHAIN_LOADED: the dependent-load iteration grows with the launch's device-wide HBM
+#: traffic) and the merge path's per-item reloads (simulator/kernels/flashinfer.py FI_MERGE_ITEM_RELOADS): crowded S = 2
+#: calls (every request split in two chunks, nearly every SM at the kernel's residency) of Llama-3.1-8B bf16 and fp8 K/V
+#: at TP 1 and 2, 150-260 tokens, B 20-126, and controls from met regimes. Every (heads, K/V, batch, context, page) in
+#: none of the committed CSVs (checked when priced)
+FIDB8_MAX_TOKENS = 1_300_000
+
+
+def fi_dec_blind8_shapes(part: str) -> list[dict]:
+    """The shapes of the eighth CUDA-core decode blind grid (FIDB8_*), each with its regime label (`group`)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(group, model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB8_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+
+    add("8B bf16 S = 2 crowded", "llama8b", "bf16", (156, 196, 252), (30, 44, 58))
+    add("8B TP2 bf16 S = 2 crowded", "llama8b_tp2", "bf16", (164, 212, 256), (56, 86, 126))
+    add("8B fp8 S = 2 crowded", "llama8b", "fp8", (160, 232), (26, 36, 46))
+    add("8B TP2 fp8 S = 2 crowded", "llama8b_tp2", "fp8", (180, 244), (54, 76, 96))
+    add("control", "llama8b", "bf16", (100,), (40,))
+    add("control", "llama8b", "bf16", (2900,), (14,))
+    add("control", "llama8b", "fp8", (900,), (24,))
+    add("control", "llama8b_tp2", "bf16", (80,), (400,))
+    add("control", "llama70b", "bf16", (150,), (20,))
+    add("control", "llama70b_tp2", "bf16", (200,), (50,))
+    add("control", "llama8b", "bf16", (330,), (30,))
+    add("control", "llama8b", "fp8", (40,), (500,))
+    return out
+
+
 #: the tensor-core (FA2 prefill) blind grid (--grid fi_tc_blind: fi_tc and fi_verify only), the test of the bf16 K/V
 #: tile chain (simulator/kernels/flashinfer.py FI_TC_BF16_TILE_WAITS: every tile after a CTA's first waits on its K and
 #: V loads and issues its MMAs on the CTA's chain): tensor-core decode (q 1) and verification (q 2-8) at contexts
@@ -632,6 +670,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind6_shapes(part)
     if grid == "fi_dec_blind7":
         return fi_dec_blind7_shapes(part)
+    if grid == "fi_dec_blind8":
+        return fi_dec_blind8_shapes(part)
     if grid == "fi_tc_blind":
         return fi_tc_blind_shapes(part)
     if grid == "mla_merge":
@@ -994,7 +1034,7 @@ def main() -> None:
                                                                "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
-                                                               "fi_tc_blind"))
+                                                               "fi_dec_blind8", "fi_tc_blind"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)

@@ -24,7 +24,8 @@ production_attention_fi_dec_blind3_predictions.csv, --grid fi_dec_blind4 the fou
 production_attention_fi_dec_blind4_predictions.csv, --grid fi_dec_blind5 the fifth into
 production_attention_fi_dec_blind5_predictions.csv, --grid fi_dec_blind6 the sixth into
 production_attention_fi_dec_blind6_predictions.csv, --grid fi_dec_blind7 the seventh into
-production_attention_fi_dec_blind7_predictions.csv (--graph-placement: with FI_GRAPH_PLACEMENT on), --grid fi_tc_blind
+production_attention_fi_dec_blind7_predictions.csv (--graph-placement: with FI_GRAPH_PLACEMENT on), --grid fi_dec_blind8
+the eighth into production_attention_fi_dec_blind8_predictions.csv, --grid fi_tc_blind
 the tensor-core (FA2 prefill) blind grid (FITB_*) into production_attention_fi_tc_blind_predictions.csv, --grid
 mla_blind5 the fifth MLA blind grid (MLA_BLIND5_*) into production_attention_mla_blind5_predictions.csv, --grid
 mla_blind6 the sixth (MLA_BLIND6_*) into production_attention_mla_blind6_predictions.csv (--mla-variant oob15:
@@ -63,6 +64,7 @@ OUT_FI_DEC_BLIND4 = OUT.with_name("production_attention_fi_dec_blind4_prediction
 OUT_FI_DEC_BLIND5 = OUT.with_name("production_attention_fi_dec_blind5_predictions.csv")
 OUT_FI_DEC_BLIND6 = OUT.with_name("production_attention_fi_dec_blind6_predictions.csv")
 OUT_FI_DEC_BLIND7 = OUT.with_name("production_attention_fi_dec_blind7_predictions.csv")
+OUT_FI_DEC_BLIND8 = OUT.with_name("production_attention_fi_dec_blind8_predictions.csv")
 OUT_FI_TC_BLIND = OUT.with_name("production_attention_fi_tc_blind_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
@@ -77,7 +79,7 @@ def main() -> None:
                                                         "fresh_fi3", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6",
                                                         "fi_dec_blind", "fi_dec_blind2", "fi_dec_blind3",
                                                         "fi_dec_blind4", "fi_dec_blind5", "fi_dec_blind6",
-                                                        "fi_dec_blind7", "fi_tc_blind"))
+                                                        "fi_dec_blind7", "fi_dec_blind8", "fi_tc_blind"))
     ap.add_argument("--graph-placement", action="store_true",
                     help="price the CUDA-core decode call with the CUDA-graph grids' probed placement on "
                          "(simulator/kernels/flashinfer.py FI_GRAPH_PLACEMENT)")
@@ -118,7 +120,7 @@ def main() -> None:
                                 "fi_dec_blind2": OUT_FI_DEC_BLIND2,
                                 "fi_dec_blind3": OUT_FI_DEC_BLIND3, "fi_dec_blind4": OUT_FI_DEC_BLIND4,
                                 "fi_dec_blind5": OUT_FI_DEC_BLIND5, "fi_dec_blind6": OUT_FI_DEC_BLIND6,
-                                "fi_dec_blind7": OUT_FI_DEC_BLIND7,
+                                "fi_dec_blind7": OUT_FI_DEC_BLIND7, "fi_dec_blind8": OUT_FI_DEC_BLIND8,
                                 "fi_tc_blind": OUT_FI_TC_BLIND}[args.grid])
     if args.graph_placement:
         from simulator.kernels import flashinfer as FIg

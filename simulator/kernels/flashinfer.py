@@ -409,9 +409,24 @@ def fi_decode_geometry(G, d, kvb):
     return threads, keys, smem
 
 
-def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0):
+#: the merge kernel's items of two or more partial states (PersistentVariableLengthMergeStatesKernel, cascade.cuh @
+#: FI_COMMIT): an item with num_index_sets >= 2 takes the merge path, not the copy path: its indptr load, then the cp.async
+#: of its states and the global load of their lse into s_smem, each closed by __syncthreads (the lse store, then after
+#: wait_group, after the merge, after wait_group<0>, then threadblock_sync_state's), so the CTA's four warps leave the
+#: item together, after both loads have landed, and the next item's indptr load issues only then. Each item after a CTA's
+#: first therefore pays the item's dependent loads again (FI_MERGE_PROLOGUE_LOADS: indptr -> partial states), on top of
+#: the per-state term (iter_us); the copy path (one state: a load and a store, no barrier) keeps the per-state term
+#: alone. No constant (the measured DRAM latency per load). Where it showed (LOOKED-AT, the CUDA-core decode CTA probe,
+#: fi_cta_probe_*_summary.csv, H100 2026-11-27): Llama-3.1-8B bf16 S = 2 at 204 tokens, the merge's slowest CTA runs
+#: 3.9 us after its wait at B 42 (one item per CTA) and 5.2 us at B 60 (two), model 4.2 at B 60 without this term; one-
+#: state items at B 60 / 120 tokens (two per CTA) 1.5 us
+FI_MERGE_ITEM_RELOADS = True
+
+
+def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0, reloads=False):
     """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs; cta_launch: the
-    share of a dependent load each CTA after the first on an SM adds (FI_DECODE_CTA_LAUNCH_SHARE; 0 = none)."""
+    share of a dependent load each CTA after the first on an SM adds (FI_DECODE_CTA_LAUNCH_SHARE; 0 = none); reloads:
+    each merge-path item after a CTA's first pays its dependent loads again (FI_MERGE_ITEM_RELOADS)."""
     rows = B * q * Hq
     vec = np.maximum(8.0, np.asarray(d, dtype=np.float64) / 32.0)
     bdy = 128.0 / (np.asarray(d, dtype=np.float64) / vec)
@@ -423,6 +438,8 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
     # each of a CTA's (row, head) pairs walks its S partial states one after another (4 shared-memory stages ahead)
     # one wave (persistent grid): the SM's CTAs after its first each add a launch share (cta_launch)
     launch = cta_launch * np.maximum(ctas / float(sms) - 1.0, 0.0)
+    if reloads:   # the merge path's items after the CTA's first (FI_MERGE_ITEM_RELOADS)
+        launch = launch + np.where(np.asarray(S) >= 2.0, FI_MERGE_PROLOGUE_LOADS * np.maximum(per_cta - 1.0, 0.0), 0.0)
     return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS + launch,
                   3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows},
                   hidden_loads=FI_MERGE_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0)
@@ -489,7 +506,7 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
                               resident=slots if FI_DECODE_OWN_RESIDENCY else 0.0,
                               hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
     out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL,
-                      cta_launch=FI_DECODE_CTA_LAUNCH_SHARE))
+                      cta_launch=FI_DECODE_CTA_LAUNCH_SHARE, reloads=FI_MERGE_ITEM_RELOADS))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
                  "keys_per_iter": keys, "split": split, "crowd": crowd, "busiest_sm_ctas": kb}
 
