@@ -14,8 +14,6 @@ two rules price. All in-graph (one graph launch per kernel kept).
 """
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +21,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_grid_pricing import code_state, committed_grids, run_price  # noqa: E402
 
 #: (K, N, layer) -> M
 GRID = {
@@ -59,17 +59,10 @@ def regime(m: int, k: int, n: int) -> str:
 def committed_shapes() -> set[tuple[int, int, int]]:
     """(M, K, N) of every cuBLASLt block row (kernel cublaslt, fp8_block or fp8_block_cublaslt) of any committed CSV
     with rows / k / n columns, this grid's own files aside."""
-    from simulator.calibration import fit_production_topk_gemm as F
-
     seen = set()
-    for f in list(F.DATA_DIR.glob("*.csv")) + list((ROOT / "lab" / "kernels").glob("*.csv")):
-        if f.name.startswith(OWN_PREFIX):
-            continue
-        d = pd.read_csv(f)
-        if {"rows", "k", "n", "kernel"} <= set(d.columns):
-            d = d[pd.to_numeric(d["rows"], errors="coerce").notna()
-                  & d["kernel"].isin(["cublaslt", "fp8_block", "fp8_block_cublaslt"])]
-            seen |= set(zip(d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
+    for d in committed_grids(OWN_PREFIX, ("rows", "k", "n", "kernel")):
+        d = d[d["kernel"].isin(["cublaslt", "fp8_block", "fp8_block_cublaslt"])]
+        seen |= set(zip(d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
     return seen
 
 
@@ -89,12 +82,6 @@ print(json.dumps({"us": [float(x) for x in p], "split": [float(G.cublaslt_block_
 """
 
 
-def price(tree: Path, rows) -> dict:
-    r = subprocess.run([sys.executable, "-c", PRICE, str(tree)], input=json.dumps(rows), capture_output=True,
-                       text=True, cwd=tree, check=True)
-    return json.loads(r.stdout)
-
-
 def main():
     out, grid_csv, t_main, t_g4 = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
     rows = grid()
@@ -103,15 +90,13 @@ def main():
     if bad or clash:
         raise SystemExit(f"not runnable {bad} / already committed {clash}")
     shapes = [r[1:4] for r in rows]
-    mp, g4, nw = price(t_main, shapes), price(t_g4, shapes), price(ROOT, shapes)
+    mp, g4, nw = run_price(PRICE, t_main, shapes), run_price(PRICE, t_g4, shapes), run_price(PRICE, ROOT, shapes)
     p = pd.DataFrame({"kernel": "cublaslt", "rows": [r[1] for r in rows], "k": [r[2] for r in rows],
                       "n": [r[3] for r in rows], "pred_main_us": mp["us"], "pred_g4_us": g4["us"],
                       "pred_new_us": nw["us"], "split_g4": g4["split"], "split_new": nw["split"],
                       "regime": [regime(m, k, n) for _, m, k, n, _ in rows], "layer": [r[4] for r in rows]})
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    dirty = subprocess.run(["git", "status", "--porcelain", "simulator", "hwmodels"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
-    print(f"main c460edb, g4 ebfa529, new: pricing code at {head.strip()}{' + uncommitted' if dirty else ''}; "
+    head, dirty = code_state()
+    print(f"main c460edb, g4 ebfa529, new: pricing code at {head}{' + uncommitted' if dirty else ''}; "
           f"{len(p)} rows")
     p.to_csv(out, index=False, float_format="%.4f")
     p[["kernel", "rows", "k", "n"]].to_csv(grid_csv, index=False)

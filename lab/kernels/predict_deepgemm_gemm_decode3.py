@@ -16,8 +16,6 @@ Both in-graph (one graph launch per kernel kept: what the CUDA-graph timer measu
 """
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +23,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_grid_pricing import code_state, committed_grids, run_price  # noqa: E402
 
 #: (K, N, layer): [M, K] x [N, K]^T weight GEMMs, K and N multiples of 128, no (K, N) in any committed CSV (checked).
 #: DeepSeek-V3 / Kimi-K2 (config.json of deepseek-ai/DeepSeek-V3 and moonshotai/Kimi-K2-Instruct: hidden 7168,
@@ -80,16 +80,9 @@ def regime(m, n) -> str:
 def committed_shapes() -> set[tuple[int, int, int]]:
     """(M, K, N) of every row of any committed CSV with rows / k / n columns (production_kernels, lab/kernels grids),
     this grid's own files aside."""
-    from simulator.calibration import fit_production_topk_gemm as F
-
     seen = set()
-    for f in list(F.DATA_DIR.glob("*.csv")) + list((ROOT / "lab" / "kernels").glob("*.csv")):
-        if f.name.startswith(OWN_PREFIX):
-            continue
-        d = pd.read_csv(f)
-        if {"rows", "k", "n"} <= set(d.columns):
-            d = d[pd.to_numeric(d["rows"], errors="coerce").notna()]
-            seen |= set(zip(d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
+    for d in committed_grids(OWN_PREFIX):
+        seen |= set(zip(d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
     return seen
 
 
@@ -120,11 +113,7 @@ print(json.dumps({"us": [float(x) for x in p], "layout": lay}))
 
 
 def price(tree: Path, rows, variant: str = "") -> dict:
-    r = subprocess.run([sys.executable, "-c", PRICE, str(tree)] + ([variant] if variant else []),
-                       input=json.dumps(rows), capture_output=True, text=True, cwd=tree, check=True)
-    if r.stderr.strip():
-        print(r.stderr.strip())
-    return json.loads(r.stdout)
+    return run_price(PRICE, tree, rows, (variant,) if variant else (), echo_stderr=True)
 
 
 def main():
@@ -142,10 +131,8 @@ def main():
                       "n": [n for _, _, n in rows], "pred_main_us": mp["us"], "pred_new_us": nw["us"],
                       "pred_promo_us": pr["us"], "layout_main": mp["layout"], "layout_new": nw["layout"],
                       "regime": [regime(m, n) for m, _, n in rows], "layer": [layer[(k, n)] for _, k, n in rows]})
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    dirty = subprocess.run(["git", "status", "--porcelain", "simulator", "hwmodels"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
-    print(f"main {MAIN_COMMIT}; new: pricing code at {head.strip()}{' + uncommitted changes' if dirty else ''}; "
+    head, dirty = code_state()
+    print(f"main {MAIN_COMMIT}; new: pricing code at {head}{' + uncommitted changes' if dirty else ''}; "
           f"{len(p)} rows")
     p.to_csv(out, index=False, float_format="%.4f")
     print(p.groupby("regime")[["pred_main_us", "pred_new_us", "pred_promo_us"]].median())

@@ -21,8 +21,6 @@ a multiple of 4 (16 bytes) there, the plain layout having returned wrong values 
 """
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -30,6 +28,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_grid_pricing import code_state, committed_grids, run_price  # noqa: E402
 
 #: cuBLASLt rows: (K, N, layer) -> M. DeepSeek-V3 (hidden 7168, q_lora 1536, kv_lora 512, 128 heads of 128 + 64 rope,
 #: moe_intermediate 2048, dense 18432), Qwen3-32B (hidden 5120, intermediate 25600, 64 / 8 heads of 128), Qwen3-4B
@@ -94,17 +94,10 @@ def regime(kernel: str, m: int, k: int, rsfb: bool) -> str:
 def committed_shapes() -> set[tuple[str, int, int, int]]:
     """(kernel, M, K, N) of every row of any committed CSV with rows / k / n columns (production_kernels, lab/kernels
     grids), this grid's own files aside; the kernel column as written there (deepgemm / cublaslt / fp8_block ...)."""
-    from simulator.calibration import fit_production_topk_gemm as F
-
     seen = set()
-    for f in list(F.DATA_DIR.glob("*.csv")) + list((ROOT / "lab" / "kernels").glob("*.csv")):
-        if f.name.startswith(OWN_PREFIX):
-            continue
-        d = pd.read_csv(f)
-        if {"rows", "k", "n"} <= set(d.columns):
-            d = d[pd.to_numeric(d["rows"], errors="coerce").notna()]
-            kern = d["kernel"].astype(str) if "kernel" in d.columns else pd.Series("?", index=d.index)
-            seen |= set(zip(kern, d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
+    for d in committed_grids(OWN_PREFIX):
+        kern = d["kernel"].astype(str) if "kernel" in d.columns else pd.Series("?", index=d.index)
+        seen |= set(zip(kern, d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
     return seen
 
 
@@ -126,12 +119,6 @@ print(json.dumps({"us": [float(x) for x in p], "layout": lay, "split": split}))
 """
 
 
-def price(tree: Path, rows) -> dict:
-    r = subprocess.run([sys.executable, "-c", PRICE, str(tree)], input=json.dumps(rows), capture_output=True,
-                       text=True, cwd=tree, check=True)
-    return json.loads(r.stdout)
-
-
 def main():
     from simulator.kernels import gemm_fp8 as G
 
@@ -143,7 +130,7 @@ def main():
     if clash:
         raise SystemExit(f"shapes already in a committed CSV: {clash}")
     shapes = [r[:4] for r in rows]
-    mp, nw = price(main_tree, shapes), price(ROOT, shapes)
+    mp, nw = run_price(PRICE, main_tree, shapes), run_price(PRICE, ROOT, shapes)
     bn = [int(x.split("x")[1]) for x in nw["layout"]]
     rs = [bool(G.runtime_sfb(b)) and c == "deepgemm" for b, (c, *_) in zip(bn, rows)]
     p = pd.DataFrame({"kernel": [r[0] for r in rows], "rows": [r[1] for r in rows], "k": [r[2] for r in rows],
@@ -153,10 +140,8 @@ def main():
                       "split": [s if c == "cublaslt" else "" for s, (c, *_) in zip(nw["split"], rows)],
                       "regime": [regime(c, m, k, x) for (c, m, k, n, _), x in zip(rows, rs)],
                       "layer": [r[4] for r in rows]})
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    dirty = subprocess.run(["git", "status", "--porcelain", "simulator", "hwmodels"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
-    print(f"main {MAIN_COMMIT}; new: pricing code at {head.strip()}{' + uncommitted changes' if dirty else ''}; "
+    head, dirty = code_state()
+    print(f"main {MAIN_COMMIT}; new: pricing code at {head}{' + uncommitted changes' if dirty else ''}; "
           f"{len(p)} rows")
     p.to_csv(out, index=False, float_format="%.4f")
     if len(sys.argv) > 3:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from triton_blind_pricing import DATA, price_at, price_grid  # noqa: E402
+from triton_blind_pricing import DATA, price_grid, price_variant  # noqa: E402
 
 OUT = DATA / "triton_decode_blind5_predictions.csv"
 BASE_COMMIT = "6648a5d"
@@ -32,11 +32,7 @@ def main() -> None:
 
     s = pd.DataFrame(M.all_shapes())
     price_grid(s, OUT, BASE_COMMIT, s["row_role"] == "blind", ["row_role", "family", "dtype", "q_rows"])
-    out = pd.read_csv(OUT)
-    out.insert(out.columns.get_loc("pred_new_us") + 1, "pred_v1_us", price_at(pd.DataFrame(M.all_shapes()), V1_COMMIT).round(3))
-    out["v1_commit"] = V1_COMMIT
-    out.to_csv(OUT, index=False)
-    print(out.groupby(["dtype", "q_rows"])[["pred_base_us", "pred_v1_us", "pred_new_us"]].median().to_string())
+    price_variant(pd.DataFrame(M.all_shapes()), OUT, V1_COMMIT)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""What the Triton decode blind-grid pricing scripts (predict_triton_decode_blind2/3/4.py) share: the committed shapes
+"""What the Triton decode blind-grid pricing scripts (predict_triton_decode_blind2-6.py) share: the committed shapes
 of both Triton families (to check a new grid's shapes were never measured) and a grid priced twice, by the model at a
 base commit (its code and fitted file from `git archive` in a temporary folder) and by this tree's model, written with
-both commits before the grid is measured."""
+both commits before the grid is measured (price_variant: once more by a variant commit)."""
 from __future__ import annotations
 
 import subprocess
@@ -82,3 +82,14 @@ def price_grid(s: pd.DataFrame, out: Path, base_commit: str, blind: pd.Series | 
     s.to_csv(out, index=False)
     print(f"{len(s)} shapes priced at {commit[:10]} (base {base_commit}), none in {len(old)} committed rows -> {out}")
     print(s.groupby(group)[["pred_base_us", "pred_new_us"]].median().to_string())
+
+
+def price_variant(shapes: pd.DataFrame, out: Path, v1_commit: str) -> None:
+    """Price `shapes` (the grid's shape rows, before price_grid's columns) once more by the model at `v1_commit` (a
+    variant), insert it after pred_new_us as pred_v1_us with the commit in v1_commit, rewrite `out` (price_grid's file)
+    and print the three medians by K/V dtype and query rows."""
+    out_df = pd.read_csv(out)
+    out_df.insert(out_df.columns.get_loc("pred_new_us") + 1, "pred_v1_us", price_at(shapes, v1_commit).round(3))
+    out_df["v1_commit"] = v1_commit
+    out_df.to_csv(out, index=False)
+    print(out_df.groupby(["dtype", "q_rows"])[["pred_base_us", "pred_v1_us", "pred_new_us"]].median().to_string())

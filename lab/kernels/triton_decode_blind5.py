@@ -14,15 +14,12 @@ contexts; shapes in none of the committed CSVs, priced by main's model and the n
 from __future__ import annotations
 
 import argparse
-import csv
-import datetime
 import os
 import sys
-import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import triton_blind_harness as H  # noqa: E402
 import triton_decode_blind3 as B3  # noqa: E402
 
 SCRIPT_VERSION = "blind5"
@@ -91,72 +88,7 @@ def main() -> None:
             print(s)
         print(len(shp), "rows")
         return
-    t0 = time.time()
-    os.makedirs(args.out, exist_ok=True)
-    sys.path.insert(0, os.path.join(HERE, "ext"))
-    import measure_production_attention as P
-    import torch
-    import triton
-    import vllm_unified_attention as mod
-
-    dev = torch.cuda.get_device_properties(0)
-    meta = {"script_version": SCRIPT_VERSION, "date": datetime.date.today().isoformat(), "device": dev.name,
-            "torch": torch.__version__, "cuda": torch.version.cuda, "triton": triton.__version__, "flashinfer": ""}
-    log = open(os.path.join(args.out, "log.txt"), "a")
-
-    def say(*a):
-        msg = " ".join(str(x) for x in a)
-        print(msg, flush=True)
-        log.write(msg + "\n")
-        log.flush()
-
-    say("env", meta, "SMs", dev.multi_processor_count)
-    cols = P.COLS + ["row_role", "layout"]
-    fcsv = open(os.path.join(args.out, "triton_decode_blind5.csv"), "w", newline="")
-    w = csv.DictWriter(fcsv, fieldnames=cols)
-    w.writeheader()
-    gcsv = open(os.path.join(args.out, "triton_decode_blind5_grids.csv"), "w", newline="")
-    gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
-                                          "block_y", "block_z", "regs", "smem"])
-    gw.writeheader()
-    done = fail = 0
-    seen = set()
-    for s in shp:
-        if time.time() - t0 > args.budget_s:
-            say(f"budget reached after {done} rows")
-            break
-        keep = {k: s.get(k, "") for k in cols if k in s}
-        fn = None
-        try:
-            fn, R, path = B3.run_vllm_layout(torch, mod, s, P.copies_for)
-            cfg = (s["model"], s["dtype"], path)
-            med, p20, p80, calls = P.time_graph(torch, fn)
-            if cfg not in seen:
-                seen.add(cfg)
-                lab = f"{V}:{s['model']}:{s['dtype']}:q{s['q_rows']}:{path}:B{s['batch']}:T{s['context']}"
-                for r in P.profile_one(torch, fn, lab):
-                    gw.writerow(r)
-                gcsv.flush()
-            w.writerow({**meta, **keep, "kernel": path, "head_dim_v": s["head_dim"], "median_us": f"{med:.3f}",
-                        "p20_us": f"{p20:.3f}", "p80_us": f"{p80:.3f}", "calls": calls, "kv_copies": R, "plan": path,
-                        "note": ""})
-            fcsv.flush()
-            done += 1
-            say(f"{s['model']:12s} {s['dtype']} B{s['batch']} q{s['q_rows']} T{s['context']} {path} {med:9.2f} us")
-        except Exception as e:   # noqa: BLE001
-            fail += 1
-            w.writerow({**meta, **keep, "note": f"failed: {repr(e)[:300]}"})
-            fcsv.flush()
-            if fail <= 3:
-                say(f"{s} failed: {repr(e)[:600]}")
-                traceback.print_exc()
-            if fail >= 6 and done == 0:
-                say("giving up")
-                break
-        finally:
-            fn = None
-            torch.cuda.empty_cache()
-    say(f"rows {done} failed {fail} of {len(shp)} in {time.time() - t0:.0f} s")
+    H.run_grid(shp, args.out, args.budget_s, SCRIPT_VERSION, "triton_decode_blind5")
 
 
 if __name__ == "__main__":

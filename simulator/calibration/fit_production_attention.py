@@ -1320,22 +1320,22 @@ def xqa_verify_fit_rows(df: pd.DataFrame) -> np.ndarray:
     return base & (((T >= 1024) & (T <= 16384) & (B <= 64)) | (T <= 256))
 
 
-def xqa_row_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
-                  bounds: tuple = (0.0, 1.0)) -> tuple[float, float, int]:
-    """simulator.kernels.xqa.XQA_ROW_SHARE fitted on xqa_verify_fit_rows(df): the share minimising those rows' rms log
-    error with every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search. Returns
-    (share, rms, rows); the module constant is restored."""
+def _fit_xqa_share(name: str, fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None,
+                   bounds: tuple) -> tuple[float, float, int]:
+    """The value of the share simulator.kernels.xqa.<name> minimising the rms log error of the rows `fit` with every
+    other term as `eff` (default: the fitted file) prices it; a one-dimensional bounded search. Returns (share, rms,
+    rows); the module constant is restored."""
     from scipy.optimize import minimize_scalar
 
     from simulator.kernels import xqa as XQ
 
     eff = eff or hw.efficiency
-    rows = df[xqa_verify_fit_rows(df)].reset_index(drop=True)
+    rows = fit.reset_index(drop=True)
     meas = rows["median_us"].to_numpy(float)
-    keep = XQ.XQA_ROW_SHARE
+    keep = getattr(XQ, name)
 
     def rms(share):
-        XQ.XQA_ROW_SHARE = float(share)
+        setattr(XQ, name, float(share))
         ops = build_ops(rows, hw.units, _smem(hw))
         return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(rows)) / meas) ** 2)))
 
@@ -1343,7 +1343,15 @@ def xqa_row_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = N
         r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
         return float(r.x), float(r.fun), len(rows)
     finally:
-        XQ.XQA_ROW_SHARE = keep
+        setattr(XQ, name, keep)
+
+
+def xqa_row_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                  bounds: tuple = (0.0, 1.0)) -> tuple[float, float, int]:
+    """simulator.kernels.xqa.XQA_ROW_SHARE fitted on xqa_verify_fit_rows(df): the share minimising those rows' rms log
+    error with every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search. Returns
+    (share, rms, rows); the module constant is restored."""
+    return _fit_xqa_share("XQA_ROW_SHARE", df[xqa_verify_fit_rows(df)], hw, eff, bounds)
 
 
 def xqa_gmma_verify_fit_rows(df: pd.DataFrame) -> np.ndarray:
@@ -1363,25 +1371,7 @@ def xqa_gmma_col_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | Non
     """simulator.kernels.xqa.XQA_GMMA_COL_SHARE fitted on xqa_gmma_verify_fit_rows(df): the share minimising those rows'
     rms log error with every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search.
     Returns (share, rms, rows); the module constant is restored."""
-    from scipy.optimize import minimize_scalar
-
-    from simulator.kernels import xqa as XQ
-
-    eff = eff or hw.efficiency
-    rows = df[xqa_gmma_verify_fit_rows(df)].reset_index(drop=True)
-    meas = rows["median_us"].to_numpy(float)
-    keep = XQ.XQA_GMMA_COL_SHARE
-
-    def rms(share):
-        XQ.XQA_GMMA_COL_SHARE = float(share)
-        ops = build_ops(rows, hw.units, _smem(hw))
-        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(rows)) / meas) ** 2)))
-
-    try:
-        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
-        return float(r.x), float(r.fun), len(rows)
-    finally:
-        XQ.XQA_GMMA_COL_SHARE = keep
+    return _fit_xqa_share("XQA_GMMA_COL_SHARE", df[xqa_gmma_verify_fit_rows(df)], hw, eff, bounds)
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:

@@ -1,0 +1,46 @@
+"""What the block-scaled fp8 GEMM grid pricing scripts (predict_deepgemm_gemm_decode2/3.py,
+predict_deepgemm_gemm_grid4.py, predict_cublaslt_block_grid5.py) share: the committed CSVs a new grid's shapes are
+checked against, a grid priced by a model tree in a subprocess (the script's PRICE program run with that tree first on
+sys.path and as its working folder), and the state of this tree's model code named beside the prices."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def committed_grids(skip: str | tuple[str, ...], need: tuple[str, ...] = ("rows", "k", "n")) -> Iterator[pd.DataFrame]:
+    """Every committed CSV (production_kernels, lab/kernels grids) holding the columns `need`, files whose name starts
+    with `skip` (the grid's own files) aside, its rows with a non-numeric `rows` dropped."""
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    for f in list(F.DATA_DIR.glob("*.csv")) + list((ROOT / "lab" / "kernels").glob("*.csv")):
+        if f.name.startswith(skip):
+            continue
+        d = pd.read_csv(f)
+        if set(need) <= set(d.columns):
+            yield d[pd.to_numeric(d["rows"], errors="coerce").notna()]
+
+
+def run_price(script: str, tree: Path, rows, extra: tuple[str, ...] = (), echo_stderr: bool = False) -> dict:
+    """Run the pricing program `script` with the model at `tree` (argv: tree, then `extra`) on `rows` (JSON on stdin);
+    its stdout is one JSON object. `echo_stderr` prints what it wrote to stderr."""
+    r = subprocess.run([sys.executable, "-c", script, str(tree)] + list(extra), input=json.dumps(rows),
+                       capture_output=True, text=True, cwd=tree, check=True)
+    if echo_stderr and r.stderr.strip():
+        print(r.stderr.strip())
+    return json.loads(r.stdout)
+
+
+def code_state() -> tuple[str, bool]:
+    """This tree's short HEAD and whether simulator/ or hwmodels/ hold uncommitted changes."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "simulator", "hwmodels"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    return head.strip(), bool(dirty)
