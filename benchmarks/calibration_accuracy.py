@@ -3248,14 +3248,20 @@ def _topk_trtllm_grid6_table(hw) -> None:
           f"{int(m6['wrong'].sum())} rows marked WRONG SELECTION (threshold-bin ties, time kept); |error| median / p90, "
           f"signed median, %")
     print(g.to_string(**fmt))
-    for kern, lab, col, what in (
-            ("trt_topk", "trtllm", "pred_job_us", "grid6 (30), job model's committed prices"),
-            ("trt_topk", "trtllm", "pred_main_us", "grid6 (30), main's model's committed prices"),
-            ("sgl_topk", "sglang", "pred_main_us", "grid6 controls (30), main's committed prices")):
-        s = m6[m6["kernel"] == kern]
+    _topk_grid_board(m6, g, (
+        (("trt_topk",), "trtllm", "pred_job_us", "job", "grid6 (30), job model's committed prices"),
+        (("trt_topk",), "trtllm", "pred_main_us", "main", "grid6 (30), main's model's committed prices"),
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid6 controls (30), main's committed prices")))
+
+
+def _topk_grid_board(m, g, lines) -> None:
+    """The BOARD rows of a blind top-k grid (`m`: TE.measuredN, `g`: TE.gridN_accuracy): per (CSV kernels, label,
+    prediction column, accuracy tag, caption) the signed errors of that column over the kernels' rows and the label's
+    regimes met on the tag's median / p90 (<= 10 % / <= 25 %)."""
+    for kerns, lab, col, tag, what in lines:
+        s = m[m["kernel"].isin(kerns)]
         gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{'job' if col == 'pred_job_us' else 'main'}_med"] <= 10.0)
-                   & (gg[f"{'job' if col == 'pred_job_us' else 'main'}_p90"] <= 25.0)).sum())
+        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
         BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
 
 
@@ -3282,14 +3288,10 @@ def _topk_trtllm_grid8_table() -> None:
           f"median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     trt = m8["kernel"].isin(["trt_topk", "trt_topk_pf"])
-    for kerns, lab, col, tag, what in (
-            (("trt_topk", "trt_topk_pf"), "trtllm", "pred_us", "new", "grid8 (75), the product's price, committed"),
-            (("trt_topk", "trt_topk_pf"), "trtllm", "pred_main_us", "main", "grid8 (75), main a6875d8's price, committed"),
-            (("sgl_topk",), "sglang", "pred_main_us", "main", "grid8 controls (8), main's committed prices")):
-        s = m8[m8["kernel"].isin(kerns)]
-        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
+    _topk_grid_board(m8, g, (
+        (("trt_topk", "trt_topk_pf"), "trtllm", "pred_us", "new", "grid8 (75), the product's price, committed"),
+        (("trt_topk", "trt_topk_pf"), "trtllm", "pred_main_us", "main", "grid8 (75), main a6875d8's price, committed"),
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid8 controls (8), main's committed prices")))
     pf = m8[m8["kernel"] == "trt_topk_pf"]
     e_pf = 100.0 * (pf["pred_us"] / pf["median_us"] - 1.0)
     print(f"  TensorRT-LLM rows in all: {int(trt.sum())}; the prefill entry (25, the launch the product's prefill phase "
@@ -3318,14 +3320,10 @@ def _topk_trtllm_grid9_table() -> None:
           f"WIDE_ROUND_COST fitted on the named TRT_WIDE_FIT rows (grids 6 and 8), the narrow sort share chosen with "
           f"grids 7-8 LOOKED-AT; {int(m9['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kern, lab, col, tag, what in (
-            ("trt_topk", "trtllm", "pred_us", "new", "grid9 (46), the product's price, committed"),
-            ("trt_topk", "trtllm", "pred_main_us", "main", "grid9 (46), main ca60389's price, committed"),
-            ("sgl_topk", "sglang", "pred_main_us", "main", "grid9 controls (6), main's committed prices")):
-        t = m9[m9["kernel"] == kern]
-        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (t[col] / t["median_us"] - 1.0), met, len(gg))
+    _topk_grid_board(m9, g, (
+        (("trt_topk",), "trtllm", "pred_us", "new", "grid9 (46), the product's price, committed"),
+        (("trt_topk",), "trtllm", "pred_main_us", "main", "grid9 (46), main ca60389's price, committed"),
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid9 controls (6), main's committed prices")))
     trt = m9[m9["kernel"] == "trt_topk"]
     for c, lab in (("pred_main_us", "main ca60389"), ("pred_us", "now")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
@@ -3352,15 +3350,11 @@ def _topk_trtllm_grid7_table() -> None:
           f"marked WRONG SELECTION (threshold-bin ties, time kept); two SGLang controls (recorded 1 x 3,700, 64 x 2,900) "
           f"repeat third-blind-set shapes; |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kern, lab, col, tag, what in (
-            ("trt_topk", "trtllm", "pred_us", "new", "grid7 (55), the product's price, committed prices"),
-            ("trt_topk", "trtllm", "pred_mainjob_us", "mainjob", "grid7 (55), main 6648a5d's job model, committed"),
-            ("trt_topk", "trtllm", "pred_main_us", "main", "grid7 (55), main 6648a5d's product price, committed"),
-            ("sgl_topk", "sglang", "pred_main_us", "main", "grid7 controls (55), main's committed prices")):
-        s = m7[m7["kernel"] == kern]
-        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
+    _topk_grid_board(m7, g, (
+        (("trt_topk",), "trtllm", "pred_us", "new", "grid7 (55), the product's price, committed prices"),
+        (("trt_topk",), "trtllm", "pred_mainjob_us", "mainjob", "grid7 (55), main 6648a5d's job model, committed"),
+        (("trt_topk",), "trtllm", "pred_main_us", "main", "grid7 (55), main 6648a5d's product price, committed"),
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid7 controls (55), main's committed prices")))
 
 
 #: the commit that holds the third GEMM hold-out's predictions (this model and the model before the small-M rule)
@@ -3667,8 +3661,6 @@ def engine_allreduce_blind6(data_dir=None) -> None:
     fused RMSNorm's serialized reductions, terms refitted on the 2 x H100 rows), both committed in BLIND6_PRED_CSV:
     per implementation x ranks x size regime n, |error| median / p90 and signed median of each, regimes met (median
     <= 10 %, p90 <= 25 %). 'not measured yet' until the measured CSV (BLIND6_MEAS_GLOB) is committed beside it."""
-    import pandas as pd
-
     from simulator.calibration import engine_allreduce as EA
 
     d = EA.DATA_DIR if data_dir is None else data_dir
@@ -3678,8 +3670,19 @@ def engine_allreduce_blind6(data_dir=None) -> None:
             f"{list(EA.BLIND6_HIDDENS)} + {list(EA.BLIND6_EXTRA)}; prediction {pred_f.name}, commit "
             f"{ENGINE_AR_BLIND6_COMMIT}, before measuring: main = the model at {EA.BLIND6_MAIN_COMMIT}, new = the "
             "per-kernel structure)")
+    _engine_allreduce_blind_table(6, d, pred_f, meas_f, head)
+
+
+def _engine_allreduce_blind_table(grid: int, d, pred_f, meas_f: list, head: str) -> None:
+    """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6 or 7; both score
+    EA.blind6_rows): `pred_f` its committed prediction, `meas_f` the measured CSVs in `d` (the last one is scored),
+    `head` its caption; 'not measured yet' while either is missing."""
+    import pandas as pd
+
+    from simulator.calibration import engine_allreduce as EA
+
     if not pred_f.is_file() or not meas_f:
-        print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind6_<device>_<date>.csv)")
+        print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind{grid}_<device>_<date>.csv)")
         return
     meas = pd.read_csv(meas_f[-1])
     r = EA.blind6_rows(pd.read_csv(pred_f), meas)
@@ -3703,9 +3706,8 @@ def engine_allreduce_blind6(data_dir=None) -> None:
         met = int((tab[f"{m}_goal"] == "met").sum())
         print(f"   {m}: {len(r)} rows |error| median {e.abs().median():.1f} %, p90 {e.abs().quantile(0.9):.1f} %; signed "
               f"median {e.median():+.1f} %; regimes met {met} of {len(tab)}")
-        BOARD.add("engines' all-reduce", "blind", f"BLIND grid 6, 2+4 ranks ({m} model's committed prices)", e, met,
+        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}, 2+4 ranks ({m} model's committed prices)", e, met,
                   len(tab))
-
 
 
 #: the commit that holds blind grid 7's prediction (engine_allreduce.BLIND7_PRED_CSV), made before the measurement
@@ -3720,8 +3722,6 @@ def engine_allreduce_blind7(data_dir=None) -> None:
     BLIND7_PRED_CSV: per implementation x ranks x size regime n, |error| median / p90 and signed median of each,
     regimes met (median <= 10 %, p90 <= 25 %); the BOARD rows of both. 'not measured yet' until the measured CSV
     (BLIND7_MEAS_GLOB) is committed beside it."""
-    import pandas as pd
-
     from simulator.calibration import engine_allreduce as EA
 
     d = EA.DATA_DIR if data_dir is None else data_dir
@@ -3731,33 +3731,7 @@ def engine_allreduce_blind7(data_dir=None) -> None:
             f"prediction {pred_f.name}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
             f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
             "not shipped))")
-    if not pred_f.is_file() or not meas_f:
-        print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind7_<device>_<date>.csv)")
-        return
-    meas = pd.read_csv(meas_f[-1])
-    r = EA.blind6_rows(pd.read_csv(pred_f), meas)
-    if not len(r):
-        print(head + f": {meas_f[-1].name} holds no row of the grid")
-        return
-    print(head + f" measured {meas_f[-1].name} ({meas['device'].iloc[0]}); |model/measured - 1| median / p90, signed "
-          f"median, %; {r.attrs['wrong']} rows marked WRONG left out")
-    rows = []
-    for (impl, g, reg), t in r.groupby(["impl", "world", "regime"]):
-        row = {"impl": impl, "world": g, "regime": reg[2:], "n": len(t), "meas_us": t["median_us"].median()}
-        for m in ("main", "new"):
-            e = 100 * t[f"err_{m}"]
-            row.update({f"{m}_med": e.abs().median(), f"{m}_p90": e.abs().quantile(0.9), f"{m}_signed": e.median()})
-            row[f"{m}_goal"] = "met" if row[f"{m}_med"] <= 10 and row[f"{m}_p90"] <= 25 else "MISSED"
-        rows.append(row)
-    tab = pd.DataFrame(rows)
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for m in ("main", "new"):
-        e = 100 * r[f"err_{m}"]
-        met = int((tab[f"{m}_goal"] == "met").sum())
-        print(f"   {m}: {len(r)} rows |error| median {e.abs().median():.1f} %, p90 {e.abs().quantile(0.9):.1f} %; signed "
-              f"median {e.median():+.1f} %; regimes met {met} of {len(tab)}")
-        BOARD.add("engines' all-reduce", "blind", f"BLIND grid 7, 2+4 ranks ({m} model's committed prices)", e, met,
-                  len(tab))
+    _engine_allreduce_blind_table(7, d, pred_f, meas_f, head)
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

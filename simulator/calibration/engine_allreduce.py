@@ -236,20 +236,33 @@ def blind7_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, 
     committed CSV was written at 09dd500 (the discarded push-phase model); run today it would price main's model
     twice. Its lamport_tokens_per_cluster column (priced by neither model) was computed with trtllm_cluster_size's
     arguments swapped (tokens for hidden), fixed after the measurement: read it from trtllm_oneshot_token_steps."""
-    df = blind7_grid()
-    df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
-    df["pred_new_us"] = np.round(predict_us(df, hw), 3)
+    df = _price_both(blind7_grid(), hw, main_tree)
     # the Lamport one-shot's tokens per cluster (a thread's serial token loop; priced by neither model, kept to read
     # the errors against)
     from simulator.kernels.allreduce import trtllm_oneshot_token_steps
     steps = trtllm_oneshot_token_steps(df["tokens"], df["hidden"], df["world"], int(hw.units))
     df["lamport_tokens_per_cluster"] = np.where(df["kind"] == "allreduce_1shot_lamport", steps + 1.0, np.nan)
+    return _write_prediction(df, hw, out, BLIND7_MAIN_COMMIT, model_commit, "; the Lamport one-shot's own push phase "
+                             "(push: posted stores + local poll, no peer round trip)")
+
+
+def _price_both(df: pd.DataFrame, hw: HardwareSpec, main_tree: str | Path) -> pd.DataFrame:
+    """A blind grid's rows with their kind and both prices (us, 3 decimals): pred_main_us by the exported tree
+    `main_tree` (price_in_tree), pred_new_us by this model."""
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
+    df["pred_new_us"] = np.round(predict_us(df, hw), 3)
+    return df
+
+
+def _write_prediction(df: pd.DataFrame, hw: HardwareSpec, out: str | Path, main_commit: str, model_commit: str,
+                      new_what: str) -> pd.DataFrame:
+    """Label a blind prediction (device, both models: main's commit, this model's commit, terms and `new_what`, its
+    structure) and write it to `out`."""
     df["device"] = hw.name
-    df["main_model"] = f"the model at {BLIND7_MAIN_COMMIT} (engines' terms fitted on {FIT_CSV})"
+    df["main_model"] = f"the model at {main_commit} (engines' terms fitted on {FIT_CSV})"
     terms = {k: round(v * 1e6, 4) for k, v in hw.efficiency.engine_ar.items()}
-    df["new_model"] = (f"the model at {model_commit}: engines' terms (us) {terms} refitted on {FIT_CSV} only; the "
-                       "Lamport one-shot's own push phase (push: posted stores + local poll, no peer round trip)")
+    df["new_model"] = f"the model at {model_commit}: engines' terms (us) {terms} refitted on {FIT_CSV} only{new_what}"
     df.to_csv(out, index=False)
     return df
 
@@ -281,17 +294,9 @@ def blind6_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, 
     """Write the blind test's prediction BEFORE it is measured: pred_main_us = the model at BLIND6_MAIN_COMMIT (priced
     in `main_tree`, that commit exported), pred_new_us = this model (its code at `model_commit`, the committed fitted
     terms)."""
-    df = blind6_grid()
-    df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
-    df["pred_new_us"] = np.round(predict_us(df, hw), 3)
-    df["device"] = hw.name
-    df["main_model"] = f"the model at {BLIND6_MAIN_COMMIT} (engines' terms fitted on {FIT_CSV})"
-    terms = {k: round(v * 1e6, 4) for k, v in hw.efficiency.engine_ar.items()}
-    df["new_model"] = (f"the model at {model_commit}: engines' terms (us) {terms} refitted on {FIT_CSV} "
-                       "only, Lamport one-shot without a flag barrier, fused RMSNorm's serialized reductions")
-    df.to_csv(out, index=False)
-    return df
+    df = _price_both(blind6_grid(), hw, main_tree)
+    return _write_prediction(df, hw, out, BLIND6_MAIN_COMMIT, model_commit, ", Lamport one-shot without a flag barrier, "
+                             "fused RMSNorm's serialized reductions")
 
 
 def blind6_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:

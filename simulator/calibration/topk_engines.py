@@ -345,12 +345,42 @@ def predict_grid5(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFra
 def measured5(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
     """The committed grid5 prediction joined to its measurement (one row per kernel x shape; `regime`, `wrong` =
     the measurement's selection check failed, its time kept)."""
-    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID5_PREDICTION)
-    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID5_MEASURED)
+    return _measured(pred_csv or F.DATA_DIR / GRID5_PREDICTION, meas_csv or F.DATA_DIR / GRID5_MEASURED, regime5)
+
+
+def _measured(pred_csv: str | Path, meas_csv: str | Path, regime_of=None) -> pd.DataFrame:
+    """A committed grid prediction joined to its measurement on F.SHAPE_KEYS (inner join); `regime` from
+    `regime_of(rows, n)` where given (grids 7-9 carry it in the prediction); `wrong` = the measurement's selection
+    check failed, its time kept."""
+    p = pd.read_csv(pred_csv)
+    m = pd.read_csv(meas_csv)
     out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["regime"] = regime5(out["rows"], out["n"])
+    if regime_of is not None:
+        out["regime"] = regime_of(out["rows"], out["n"])
     out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
     return out
+
+
+def _grid_accuracy(m: pd.DataFrame, grid: int, groups, trt_cols, shipped: str, by_dist: bool) -> pd.DataFrame:
+    """A blind grid's |error| table per kernel group x regime (`m`: its measuredN). `groups`: (CSV kernel names,
+    label) pairs; every group is priced by `pred_main_us` (tag `main`), the "trtllm" group also by each (column, tag)
+    of `trt_cols`, its goal judged on tag `shipped` (the other groups': on `main`)."""
+    tabs = []
+    for kerns, lab in groups:
+        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
+        reg = [f"top-k {lab} grid{grid}: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if lab == "trtllm":
+            for col, tag in trt_cols:
+                a = a.merge(_errors(t[col], t["median_us"], reg, tag).drop(columns="n"), on="regime")
+            a["goal"] = goal(a, shipped)
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
+
+
+_TRT_SGL = (((CSV_KERNEL["trtllm"],), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
 
 
 GRID5_LABEL = {"sgl_topk": "sglang", "fi_topk": "flashinfer ragged", "fi_topk_pt": "flashinfer page-table",
@@ -518,30 +548,13 @@ def predict_grid6(hw: HardwareSpec, out: str | Path | None = None) -> tuple[pd.D
 
 def measured6(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
     """The committed grid6 prediction joined to its measurement (`regime`, `wrong` = the selection check failed)."""
-    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID6_PREDICTION)
-    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID6_MEASURED)
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["regime"] = regime6(out["rows"], out["n"])
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return _measured(pred_csv or F.DATA_DIR / GRID6_PREDICTION, meas_csv or F.DATA_DIR / GRID6_MEASURED, regime6)
 
 
 def grid6_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid6 per kernel x regime, every row BLIND: TensorRT-LLM by main's model (`main`) and the job model (`job`),
     SGLang's controls by main's model; goal met on the shipped column (TensorRT-LLM: the job model's)."""
-    m = measured6()
-    tabs = []
-    for kern, lab in (("trt_topk", "trtllm"), ("sgl_topk", "sglang")):
-        t = m[m["kernel"] == kern].reset_index(drop=True)
-        reg = [f"top-k {lab} grid6: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if kern == "trt_topk":
-            a = a.merge(_errors(t["pred_job_us"], t["median_us"], reg, "job").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "job")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    return _grid_accuracy(measured6(), 6, _TRT_SGL, (("pred_job_us", "job"),), "job", by_dist)
 
 
 # --- TensorRT-LLM's price (the product's: topk_trtllm.add_priced_ops), judged blind on GRID7 ---
@@ -634,30 +647,14 @@ def predict_grid7(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
 
 def measured7(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
     """The committed grid7 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
-    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID7_PREDICTION)
-    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID7_MEASURED)
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return _measured(pred_csv or F.DATA_DIR / GRID7_PREDICTION, meas_csv or F.DATA_DIR / GRID7_MEASURED)
 
 
 def grid7_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid7 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`), main's job model
     (`mainjob`) and this price (`new`, the shipped one: the goal is judged on it); SGLang's controls by main's model."""
-    m = measured7()
-    tabs = []
-    for kern, lab in (("trt_topk", "trtllm"), ("sgl_topk", "sglang")):
-        t = m[m["kernel"] == kern].reset_index(drop=True)
-        reg = [f"top-k {lab} grid7: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if kern == "trt_topk":
-            a = a.merge(_errors(t["pred_mainjob_us"], t["median_us"], reg, "mainjob").drop(columns="n"), on="regime")
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    return _grid_accuracy(measured7(), 7, _TRT_SGL, (("pred_mainjob_us", "mainjob"), ("pred_us", "new")), "new",
+                          by_dist)
 
 
 # --- TensorRT-LLM's prefill entry, its split long decode rows and the closed load loop, judged blind on GRID8 ---
@@ -717,16 +714,23 @@ def regime8(kernel, rows, n) -> np.ndarray:
     return out
 
 
+def _price_mixed(t: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
+    """Set `pred_us` on a grid frame mixing SGLang's controls (its committed model, predict_us) and TensorRT-LLM's
+    rows (the product's price, predict_trtllm); returns the SGLang row mask."""
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    t["pred_us"] = np.nan
+    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
+    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    return sg
+
+
 def predict_grid8(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
     """GRID8 priced by this model (`pred_us`: topk_trtllm.add_priced_ops, the prefill entry's launch for trt_topk_pf)
     beside main's product price read from `main_csv` (made by the model at main a6875d8, which has no prefill entry:
     `pred_main_us` prices trt_topk_pf rows with its decode dispatch, as main's product priced every prefill launch)."""
     mp = pd.read_csv(main_csv)
     t = grid8_frame()
-    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
-    t["pred_us"] = np.nan
-    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
-    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    _price_mixed(t, hw)
     t["regime"] = regime8(t["kernel"], t["rows"], t["n"])
     pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
     trt = (t["kernel"] == CSV_KERNEL["trtllm"]).to_numpy() | pf
@@ -746,29 +750,14 @@ def predict_grid8(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
 
 def measured8(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
     """The committed grid8 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
-    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID8_PREDICTION)
-    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID8_MEASURED)
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return _measured(pred_csv or F.DATA_DIR / GRID8_PREDICTION, meas_csv or F.DATA_DIR / GRID8_MEASURED)
 
 
 def grid8_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid8 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main's product price (`main`) and
     this one (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
-    m = measured8()
-    tabs = []
-    for kerns, lab in (((CSV_KERNEL["trtllm_prefill"], CSV_KERNEL["trtllm"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang")):
-        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
-        reg = [f"top-k {lab} grid8: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    groups = (((CSV_KERNEL["trtllm_prefill"], CSV_KERNEL["trtllm"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured8(), 8, groups, (("pred_us", "new"),), "new", by_dist)
 
 
 # --- the 1024-thread round (topk_trtllm.WIDE_ROUND_COST), fitted on named rows, judged blind on GRID9 ---
@@ -861,10 +850,7 @@ def predict_grid9(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
     lab/kernels/price_topk_grid9_main.py)."""
     mp = pd.read_csv(main_csv)
     t = grid9_frame()
-    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
-    t["pred_us"] = np.nan
-    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
-    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    sg = _price_mixed(t, hw)
     t["regime"] = regime9(t["kernel"], t["rows"], t["n"])
     t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
@@ -877,29 +863,13 @@ def predict_grid9(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
 
 def measured9(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
     """The committed grid9 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
-    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID9_PREDICTION)
-    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID9_MEASURED)
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return _measured(pred_csv or F.DATA_DIR / GRID9_PREDICTION, meas_csv or F.DATA_DIR / GRID9_MEASURED)
 
 
 def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid9 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`, ca60389) and this one
     (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
-    m = measured9()
-    tabs = []
-    for kern, lab in ((CSV_KERNEL["trtllm"], "trtllm"), (CSV_KERNEL["sglang"], "sglang")):
-        t = m[m["kernel"] == kern].reset_index(drop=True)
-        reg = [f"top-k {lab} grid9: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    return _grid_accuracy(measured9(), 9, _TRT_SGL, (("pred_us", "new"),), "new", by_dist)
 
 
 def trtllm_record(hw: HardwareSpec) -> dict:
