@@ -3830,27 +3830,9 @@ DEEPGEMM_DECODE2_MEASURED_GLOB = "deepgemm_gemm_decode2_nvidia-*.csv"
 def deepgemm_decode2_errors():
     """(predictions joined to the measurement or None, per-regime table or None) of the decode-2 grid: per regime n,
     |error| median / p90, signed median and goal (median <= 10 %, p90 <= 25 %) of main's model (56e805c) and the
-    tile-aware K step (aa5ca0b), both committed before measuring."""
-    import pandas as pd
-
-    from simulator.calibration import fit_production_topk_gemm as FP
-
-    pr = pd.read_csv(FP.DATA_DIR / DEEPGEMM_DECODE2_PREDICTION)
-    meas = sorted(FP.DATA_DIR.glob(DEEPGEMM_DECODE2_MEASURED_GLOB))
-    if not meas:
-        return pr, None
-    me = pd.read_csv(meas[-1])
-    me = me[pd.to_numeric(me["median_us"], errors="coerce").notna()]
-    m = pr.merge(me[["kernel", "rows", "k", "n", "median_us"]], on=["kernel", "rows", "k", "n"], how="inner")
-    rows = []
-    for reg, x in m.groupby("regime"):
-        r = {"regime": reg, "n": len(x)}
-        for col, tag in (("pred_main_us", "main"), ("pred_new_us", "new")):
-            e = (x[col] / x["median_us"] - 1.0) * 100.0
-            r |= {f"{tag}_med": e.abs().median(), f"{tag}_p90": e.abs().quantile(0.9), f"{tag}_signed": e.median()}
-            r[f"{tag}_goal"] = "met" if r[f"{tag}_med"] <= 10 and r[f"{tag}_p90"] <= 25 else "MISSED"
-        rows.append(r)
-    return m, pd.DataFrame(rows)
+    tile-aware K step (aa5ca0b), both committed before measuring (block_grid4_errors on this grid's files)."""
+    return block_grid4_errors(DEEPGEMM_DECODE2_PREDICTION, DEEPGEMM_DECODE2_MEASURED_GLOB,
+                              {"pred_main_us": ("main", ""), "pred_new_us": ("new", "")})
 
 
 def _deepgemm_gemm_decode2_table() -> None:
@@ -3893,27 +3875,8 @@ DEEPGEMM_DECODE3_MODELS = {
 def deepgemm_decode3_errors():
     """(predictions joined to the measurement or None, per-regime table or None) of the decode-3 grid: per regime n,
     |error| median / p90, signed median and goal (median <= 10 %, p90 <= 25 %) of each committed model
-    (DEEPGEMM_DECODE3_MODELS), all priced before measuring."""
-    import pandas as pd
-
-    from simulator.calibration import fit_production_topk_gemm as FP
-
-    pr = pd.read_csv(FP.DATA_DIR / DEEPGEMM_DECODE3_PREDICTION)
-    meas = sorted(FP.DATA_DIR.glob(DEEPGEMM_DECODE3_MEASURED_GLOB))
-    if not meas:
-        return pr, None
-    me = pd.read_csv(meas[-1])
-    me = me[pd.to_numeric(me["median_us"], errors="coerce").notna()]
-    m = pr.merge(me[["kernel", "rows", "k", "n", "median_us"]], on=["kernel", "rows", "k", "n"], how="inner")
-    rows = []
-    for reg, x in m.groupby("regime"):
-        r = {"regime": reg, "n": len(x)}
-        for col, (tag, _) in DEEPGEMM_DECODE3_MODELS.items():
-            e = (x[col] / x["median_us"] - 1.0) * 100.0
-            r |= {f"{tag}_med": e.abs().median(), f"{tag}_p90": e.abs().quantile(0.9), f"{tag}_signed": e.median()}
-            r[f"{tag}_goal"] = "met" if r[f"{tag}_med"] <= 10 and r[f"{tag}_p90"] <= 25 else "MISSED"
-        rows.append(r)
-    return m, pd.DataFrame(rows)
+    (DEEPGEMM_DECODE3_MODELS), all priced before measuring (block_grid4_errors on this grid's files)."""
+    return block_grid4_errors(DEEPGEMM_DECODE3_PREDICTION, DEEPGEMM_DECODE3_MEASURED_GLOB, DEEPGEMM_DECODE3_MODELS)
 
 
 def _deepgemm_gemm_decode3_table() -> None:
@@ -3953,7 +3916,8 @@ BLOCK_GRID4_MODELS = {
 
 def block_grid4_errors(prediction: str = BLOCK_GRID4_PREDICTION, measured_glob: str = BLOCK_GRID4_MEASURED_GLOB,
                        models: dict | None = None):
-    """(predictions joined to the measurement, per-regime table or None) of grid 4 (or, with its arguments, grid 5):
+    """(predictions joined to the measurement, per-regime table or None) of grid 4 (or, with its arguments, grid 5 and
+    the DeepGEMM decode-2 / decode-3 grids):
     per regime n, |error| median / p90, signed median and goal (median <= 10 %, p90 <= 25 %) of each committed model
     (BLOCK_GRID4_MODELS), all priced before measuring; the untimed rows (cuBLASLt's block path unsupported or wrong
     there) are left out."""
