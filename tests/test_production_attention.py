@@ -1,5 +1,7 @@
 """Production attention families (simulator/kernels): their plan rules reproduce the launch grids measured on the H100
 (hwmodels/calibration/data/production_attention_grids_*.csv), and `attention: dense` prices them."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -131,6 +133,17 @@ def _campaign():
     return FP, FP.load(f), g, load_hardware("H100-SXM")
 
 
+@functools.lru_cache(maxsize=1)
+def _campaign_fit():
+    """(FP, hw, eff, meta): the whole production-attention fit of the committed campaign, run once for the tests that
+    only read it (~9 s each time)."""
+    import pandas as pd
+
+    FP, df, g, hw = _campaign()
+    eff, meta = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    return FP, hw, eff, meta
+
+
 def _prices_without_hiding(FP, ops, hw, n, monkeypatch):
     from hwmodels import roofline as R
 
@@ -163,10 +176,7 @@ def test_fa2_prefill_hides_every_wave_epilogue_but_the_last(monkeypatch):
 def test_fa2_prefill_committed_fit_is_the_fit_of_the_committed_csv():
     # the shipped attn_fi_prefill(_fp8kv) terms are what the middle-regime fit gives under the hidden epilogue, and
     # the per-wave epilogue is still the one borrowed from attn_fa2 (no new parameter)
-    import pandas as pd
-
-    FP, df, g, hw = _campaign()
-    eff, meta = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    FP, hw, eff, meta = _campaign_fit()
     e = hw.efficiency
     for kind in ("attn_fi_prefill", "attn_fi_prefill_fp8kv"):
         assert e.memory[kind] == pytest.approx(eff.memory[kind], abs=1e-4)
@@ -479,10 +489,7 @@ def test_fi_decode_prices_issue_on_the_busiest_sm():
 def test_flashinfer_fixed_terms_are_not_fitted():
     # FIXED_ZERO: the FlashInfer kinds' per-kernel fixed time is 0 in the fit and in the shipped file, the other
     # production kinds keep a fitted one
-    import pandas as pd
-
-    FP, df, g, hw = _campaign()
-    eff, meta = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    FP, hw, eff, meta = _campaign_fit()
     for kind in FP.FIXED_ZERO:
         assert eff.fixed_s[kind] == 0.0 and hw.efficiency.fixed_s[kind] == 0.0
         assert not any(p.startswith(f"fixed_us.{kind}") for m in meta.values() if isinstance(m, dict)
@@ -619,10 +626,7 @@ def test_decode_waves_use_the_kernels_own_residency():
 
 def test_flashinfer_committed_terms_are_the_fit_of_the_committed_csv():
     # the shipped CUDA-core decode and fp8 prefill terms are what the middle-regime fit gives under the revised rules
-    import pandas as pd
-
-    FP, df, g, hw = _campaign()
-    eff, meta = FP.fit(df, hw, pd.read_csv(g) if g is not None else None)
+    FP, hw, eff, meta = _campaign_fit()
     e = hw.efficiency
     for kind in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_fi_prefill_fp8kv"):
         assert e.iter_s[kind] * 1e6 == pytest.approx(eff.iter_s[kind] * 1e6, abs=1e-4)
