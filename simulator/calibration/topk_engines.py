@@ -910,7 +910,8 @@ def trtllm_record(hw: HardwareSpec) -> dict:
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
-                "narrow_sort_share": TK.NARROW_SORT_SHARE, "serial_phases": list(TK.SERIAL_PHASES),
+                "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
+                "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
                            "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
@@ -922,7 +923,8 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "wide_round_cost (a 1024-thread CTA's sweep round in 512-thread rounds, shipped as "
                            "topk_trtllm.WIDE_ROUND_COST) by fit_wide_round on the named TRT_WIDE_FIT rows of grids 6 "
                            "and 8; narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
-                           f"one; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED} and {GRID9_MEASURED}")}
+                           "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
+                           f"one per SM; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED} and {GRID10_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

@@ -21,7 +21,7 @@ Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin hist
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
 Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, 4 resident
-per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
+per SM (CTA_SLOTS: 512 threads, ~24 KiB; one 1024-thread CTA per SM, WIDE_ALONE), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
 price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
 call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
 terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
@@ -30,7 +30,8 @@ CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHAS
 closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100): 16.9 % median / 33.0 % p90; on grid 8
 (prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6); the block width's cost
 (WIDE_ROUND_COST: a 1024-thread round is dearer than two 512-thread ones; NARROW_SORT_SHARE: a 256-thread CTA's sort
-holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9). `add_ops` is the first
+holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9); a 1024-thread CTA alone
+on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
