@@ -2811,6 +2811,7 @@ def regimes(show_all: bool) -> None:
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
+    _topk_trtllm_grid10_table()
 
 
 def _sdpa_check(path, hw) -> None:
@@ -3328,6 +3329,43 @@ def _topk_trtllm_grid9_table() -> None:
     for c, lab in (("pred_main_us", "main ca60389"), ("pred_us", "now")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
         print(f"  TensorRT-LLM, all 46 rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
+              f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
+
+
+def _topk_trtllm_grid10_table() -> None:
+    """TensorRT-LLM's top-k on the blind grid 10 (25 new decode-dispatch shapes: split launches whose 1024-thread CTAs
+    outnumber the SMs at 17-120 rows, one-wave 1024-thread and multi-wave 512-thread split launches as controls; 4
+    SGLang controls): main 46789a6's product price beside this one (a 1024-thread CTA alone on its SM,
+    topk_trtllm.WIDE_ALONE), both committed before measuring."""
+    import numpy as np
+
+    from simulator.calibration import topk_engines as TE
+
+    commit = "b5b2d41"   # the commit that holds the grid 10 predictions
+    if not (TE.F.DATA_DIR / TE.GRID10_MEASURED).is_file():
+        return
+    g = TE.grid10_accuracy()
+    m = TE.measured10()
+    print(f"\n== top-k grid10 (25 new shapes of TensorRT-LLM's decode dispatch: 1024-thread split launches at 17-120 "
+          f"rows x 310K-880K over 2-10 waves of one CTA per SM, one-wave and 512-thread controls; predicted before "
+          f"measuring, commit {commit}: {TE.GRID10_PREDICTION}; measured {TE.GRID10_MEASURED}); every row BLIND: main "
+          f"= main 46789a6's product price, new = the product's price now (goal judged on it; SGLang's controls on "
+          f"main's); WIDE_ALONE chosen from the source (64 registers x 1024 threads) with grids 8-9's multi-wave rows "
+          f"LOOKED-AT, nothing refitted; {int(m['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed "
+          f"median, %")
+    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for kern, lab, col, tag, what in (
+            ("trt_topk", "trtllm", "pred_us", "new", "grid10 (25), the product's price, committed"),
+            ("trt_topk", "trtllm", "pred_main_us", "main", "grid10 (25), main 46789a6's price, committed"),
+            ("sgl_topk", "sglang", "pred_main_us", "main", "grid10 controls (4), main's committed prices")):
+        t = m[m["kernel"] == kern]
+        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
+        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
+        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (t[col] / t["median_us"] - 1.0), met, len(gg))
+    trt = m[m["kernel"] == "trt_topk"]
+    for c, lab in (("pred_main_us", "main 46789a6"), ("pred_us", "now")):
+        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
+        print(f"  TensorRT-LLM, all 25 rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
               f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
 
 

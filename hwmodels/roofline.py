@@ -727,6 +727,9 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         sweep = np.isin(ops.kind, SWEEP_REREAD)
         if sweep.any():   # multi-sweep top-k (SWEEP_REREAD): first sweep and re-sweeps, each on its reuse distance
             occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
+            own = getattr(ops, "resident_ctas", None)
+            if own is not None:   # the launch's own occupancy where its family module sets one (as `waves` does)
+                occ = np.where((own > 0) & (occ > 0), own, occ)
             inflight = np.where(occ > 0, np.minimum(1.0, U * occ / np.maximum(n, 1.0)), 1.0)
             first = (ops.bytes_read - rr) * sweep_hit(eff, "first", ops.working_set / cap)
             again = rr * sweep_hit(eff, "again", ops.working_set * inflight / cap)

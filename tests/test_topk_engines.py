@@ -272,3 +272,39 @@ def test_trtllm_round_cost_and_narrow_sort_share_follow_the_block_width():
     def rms(c):
         return float(np.sqrt(np.mean((np.log(E.predict_trtllm(t, hw, wide_round_cost=c)) - y) ** 2)))
     assert rms(TK.WIDE_ROUND_COST) < min(rms(TK.WIDE_ROUND_COST * 0.97), rms(TK.WIDE_ROUND_COST * 1.03))
+
+
+def test_grid10_shapes_are_new_and_priced_by_both_models_before_measuring():
+    """No grid 10 shape was measured before for any top-k kernel, none is a fit row, every TensorRT-LLM row carries
+    main's and this model's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid10" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    wide = {(d, r, n) for _, d, r, n in E.TRT_WIDE_FIT}
+    assert len(set(E.GRID10)) == len(E.GRID10) == 25 and not set(E.GRID10) & (seen | set(E.TRT_FIT) | wide)
+    assert set(E.GRID10_SGL_CONTROLS) <= set(E.GRID10)
+    p = pd.read_csv(F.DATA_DIR / E.GRID10_PREDICTION)
+    trt = p[p["kernel"] == "trt_topk"]
+    assert len(trt) == len(E.GRID10) and trt[["pred_main_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_1024_thread_ctas_are_alone_on_their_sm():
+    """WIDE_ALONE: a 1024-thread CTA (64 registers x 1024 threads) is alone on its SM: a split launch of 320 of them
+    runs ceil(320 / 132) = 3 waves, 512-thread launches keep CTA_SLOTS per SM; a one-wave launch's price is unchanged
+    by the rule, a multi-wave one pays each later CTA's slice job and the merge once."""
+    from simulator.kernels import topk_trtllm as TK
+
+    assert TK.block_threads(32, 450000) == 1024 and TK.launch_waves(32, 450000, 132) == 3.0
+    assert TK.launch_waves(60, 220000, 132) == np.ceil(600 / 528)
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("recorded", 8, 440000), ("recorded", 32, 450000)])
+    on = E.predict_trtllm(t, hw)
+    try:
+        TK.WIDE_ALONE = False
+        off = E.predict_trtllm(t, hw)
+    finally:
+        TK.WIDE_ALONE = True
+    assert on[0] == pytest.approx(off[0], rel=1e-9) and on[1] < off[1]

@@ -880,7 +880,8 @@ def trtllm_record(hw: HardwareSpec) -> dict:
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
-                "narrow_sort_share": TK.NARROW_SORT_SHARE, "serial_phases": list(TK.SERIAL_PHASES),
+                "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
+                "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
                            "indexerTopK.cu @ 07339e94, decode kernels, fp32, k 2048): scan / radix / rank in loop "
@@ -892,7 +893,8 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "wide_round_cost (a 1024-thread CTA's sweep round in 512-thread rounds, shipped as "
                            "topk_trtllm.WIDE_ROUND_COST) by fit_wide_round on the named TRT_WIDE_FIT rows of grids 6 "
                            "and 8; narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
-                           f"one; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED} and {GRID9_MEASURED}")}
+                           "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
+                           f"one per SM; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED} and {GRID10_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -905,3 +907,89 @@ def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
     doc = C.merge_into(p, {"production_kernels": dict(old) | {"topk_trtllm": trtllm_record(hw)}},
                        {"production_kernels": None})
     return C.write_checked(p, doc, "")
+
+
+# --- a 1024-thread CTA alone on its SM (topk_trtllm.WIDE_ALONE), judged blind on GRID10 ---
+#: grid 10: TensorRT-LLM's decode dispatch in split launches whose 1024-thread CTAs outnumber the SMs (17-120 rows of
+#: 310K-880K scores: 2-4 waves of one CTA per SM, a few at 5-10), one-wave 1024-thread launches (1-13 rows) and
+#: multi-wave 512-thread split launches as controls; recorded and gaussian scores; no (scores, rows, length) of it in a
+#: committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of GRID10_SGL_CONTROLS are its controls
+GRID10_WIDE_MULTI = ([("recorded", r, n) for r, n in ((17, 340000), (19, 610000), (22, 420000), (25, 880000),
+                                                      (28, 360000), (30, 520000), (34, 310000), (37, 690000),
+                                                      (41, 400000), (45, 330000), (50, 560000), (66, 600000),
+                                                      (96, 540000), (120, 580000))]
+                     + [("gaussian", r, n) for r, n in ((24, 470000), (36, 390000), (44, 620000), (52, 350000))])
+GRID10_WIDE_ONE = ([("recorded", r, n) for r, n in ((1, 480000), (3, 700000), (6, 540000), (10, 390000),
+                                                    (13, 600000))])
+GRID10_SPLIT512 = (("recorded", 30, 250000), ("recorded", 60, 220000))
+GRID10 = GRID10_WIDE_MULTI + GRID10_WIDE_ONE + list(GRID10_SPLIT512)
+GRID10_SGL_CONTROLS = (("recorded", 17, 340000), ("recorded", 41, 400000), ("recorded", 1, 480000),
+                       ("recorded", 120, 580000))
+GRID10_PREDICTION = "topk_engines_grid10_prediction_2026-11-27.csv"
+GRID10_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid10.csv"
+
+
+def grid10_frame() -> pd.DataFrame:
+    """GRID10's rows: TensorRT-LLM's decode dispatch at every shape, SGLang at GRID10_SGL_CONTROLS."""
+    t = frame(list(GRID10_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    return pd.concat([t, _trtllm_frame(GRID10)], ignore_index=True)
+
+
+def regime10(kernel, rows, n) -> np.ndarray:
+    """GRID10's regimes: 1024-thread split launches by waves of one CTA per SM (one, 2-4, 5-10), 512-thread split
+    launches; SGLang's controls."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    th = TK.block_threads(rows, n)
+    w = np.ceil(rows * TK.blocks_per_row(rows, n) / 132.0)
+    trt = np.where(th > 512, np.where(w <= 1, "split, 1024-thread CTAs, one wave",
+                                      np.where(w <= 4, "split, 1024-thread CTAs, 2-4 waves",
+                                               "split, 1024-thread CTAs, 5-10 waves")),
+                   "split, 512-thread CTAs, several waves")
+    return np.where(kernel == CSV_KERNEL["sglang"], "controls, long rows", trt)
+
+
+def predict_grid10(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID10 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with WIDE_ALONE) beside main's product price
+    read from `main_csv` (`pred_main_us`, made by the model at main 46789a6 with lab/kernels/price_topk_grid10_main.py)."""
+    mp = pd.read_csv(main_csv)
+    t = grid10_frame()
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    t["pred_us"] = np.nan
+    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
+    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    t["regime"] = regime10(t["kernel"], t["rows"], t["n"])
+    t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
+    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured10(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid10 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    p = pd.read_csv(pred_csv or F.DATA_DIR / GRID10_PREDICTION)
+    m = pd.read_csv(meas_csv or F.DATA_DIR / GRID10_MEASURED)
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
+
+def grid10_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid10 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`, 46789a6) and this one
+    (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
+    m = measured10()
+    tabs = []
+    for kern, lab in ((CSV_KERNEL["trtllm"], "trtllm"), (CSV_KERNEL["sglang"], "sglang")):
+        t = m[m["kernel"] == kern].reset_index(drop=True)
+        reg = [f"top-k {lab} grid10: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if lab == "trtllm":
+            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "new")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)

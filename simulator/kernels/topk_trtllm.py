@@ -21,7 +21,7 @@ Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin hist
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
 Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, 4 resident
-per SM (CTA_SLOTS: 512 threads, ~24 KiB), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
+per SM (CTA_SLOTS: 512 threads, ~24 KiB; one 1024-thread CTA per SM, WIDE_ALONE), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
 price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
 call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
 terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
@@ -30,7 +30,8 @@ CTAs an SM runs one after another in a launch of more CTAs than SMs (SERIAL_PHAS
 closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100): 16.9 % median / 33.0 % p90; on grid 8
 (prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6); the block width's cost
 (WIDE_ROUND_COST: a 1024-thread round is dearer than two 512-thread ones; NARROW_SORT_SHARE: a 256-thread CTA's sort
-holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9). `add_ops` is the first
+holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9); a 1024-thread CTA alone
+on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -175,7 +176,8 @@ def launch_job_stats(x: np.ndarray, rows: int, k: int = 2048, nb: int | None = N
     cand = np.concatenate([np.partition(s, len(s) - k)[len(s) - k:] if len(s) > k else s for s in parts])
     mj = job_stats(cand, th, k)
     return {c: part[c] + mj[c] for c in JOB_NAMES} | {"sweeps": 2.0 * part["steps"],
-                                                       "merge_sweeps": 2.0 * mj["steps"], "threads": th}
+                                                       "merge_sweeps": 2.0 * mj["steps"], "threads": th,
+                                                       "slice": {c: part[c] for c in JOB_NAMES}}
 
 
 def job_iters(stats: dict, terms: dict):
@@ -191,11 +193,31 @@ def ctas_per_sm(rows, n, sms, prefill: bool = False):
     return np.ceil(np.asarray(rows, float) * blocks_per_row(rows, n, prefill) / max(float(sms), 1.0))
 
 
+#: a 1024-thread CTA is alone on its SM: topKPerRowDecodeFused's 1024-thread instantiation is compiled under
+#: __launch_bounds__(1024) (indexerTopK.cu @ 07339e94), which caps a thread at 64 registers, and 1024 x 64 = 65,536
+#: registers is a whole sm_90 SM's register file, so the block scheduler places ONE such CTA per SM (not the two its
+#: 2048 threads would allow): a launch of more 1024-thread CTAs than SMs runs them one after another on each SM, each
+#: paying its whole sweeps and on-chip job; nothing of a later CTA overlaps an earlier one (ASSUMPTION from the
+#: launch bounds and the H100's 64 Ki registers per SM; the compiler may use fewer, which the launch bounds do not
+#: promise; chosen with grids 8-9's multi-wave 1024-thread split launches LOOKED-AT, judged blind on grid 10). With it
+#: off, a 1024-thread CTA takes two of CTA_SLOTS and co-resident CTAs add their SERIAL_PHASES (the model before)
+WIDE_ALONE = True
+
+
+def resident_units(threads):
+    """A CTA of `threads` threads in 512-thread slots for the wave count: threads / 512, and a whole SM's CTA_SLOTS
+    for a 1024-thread CTA (WIDE_ALONE)."""
+    t = np.asarray(threads, float)
+    if WIDE_ALONE:
+        return np.where(t > THREADS, P.CTA_SLOTS["trtllm"], t / THREADS)
+    return t / THREADS
+
+
 def launch_waves(rows, n, sms, prefill: bool = False):
     """Waves of the launch in 512-thread slots (CTA_SLOTS per SM; a 256-thread CTA half a slot, a 1024-thread one
-    two), as hwmodels.roofline `waves` counts them for add_job_ops's parallel_units."""
+    the whole SM: resident_units), as hwmodels.roofline `waves` counts them for add_job_ops's ops."""
     rows, n = np.asarray(rows, float), np.asarray(n, float)
-    units = rows * blocks_per_row(rows, n, prefill) * block_threads(rows, n, prefill) / THREADS
+    units = rows * blocks_per_row(rows, n, prefill) * resident_units(block_threads(rows, n, prefill))
     return np.maximum(np.ceil(units / (P.CTA_SLOTS["trtllm"] * max(float(sms), 1.0))), 1.0)
 
 
@@ -248,9 +270,16 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         v = [s[name] for s in samples]
         out[name] = P.expected_max(v, rows) if one else float(np.mean(v))
     v = np.array([float(job_iters(s, terms)) for s in samples])
-    ser = np.array([serial_iters_of(s, terms) for s in samples])
+    alone = bool(samples) and WIDE_ALONE and float(samples[0].get("threads", THREADS)) > THREADS
+    if alone:
+        # a CTA alone on its SM (WIDE_ALONE): the SM's other CTAs run their slice's whole job after it, not in its
+        # shadow, and only the row's last CTA runs the merge (its job once on the path: merge_waves)
+        ser = np.array([float(job_iters(s.get("slice", s), terms)) for s in samples])
+    else:
+        ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
     out["job"] = (slowest + (c - 1.0) * float(ser.mean())) / w
+    out["merge_waves"] = w if alone else 1.0
     return out
 
 
@@ -287,7 +316,7 @@ def round_cost(threads, wide: float | None = None):
 
 
 def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None,
-                prefill: bool = False, wide_round_cost: float | None = None) -> None:
+                prefill: bool = False, wide_round_cost: float | None = None, merge_waves=None) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
     512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
@@ -306,11 +335,16 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     merge_rounds = np.ceil(nb * k / (th * VEC)) * rc
     merge_iters = np.where(nb > 1, ms * merge_rounds + (HANDSHAKE_ROUNDS + ms / 2.0 * merge_rounds
                                                           if MERGE_HANDSHAKE else 0.0), 0.0)
+    if merge_waves is not None:   # the merge once on the path of a launch of lone CTAs (shape_terms, WIDE_ALONE)
+        merge_iters = merge_iters / np.maximum(np.asarray(merge_waves, float), 1.0)
     rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
+    # WIDE_ALONE: a 1024-thread CTA's two units are a whole SM (resident_ctas in the op's units); 0 = the kind's slots
+    res = np.where((th > THREADS) & WIDE_ALONE, P.CTA_SLOTS["trtllm"] * THREADS / th, 0.0)
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
-          reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where)
+          reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where,
+          resident_ctas=res)
 
 
 #: the job model's terms (loop rounds of iter_us[topk_trtllm] per block-scan round, per BlockRadixSort, per staged item
@@ -357,12 +391,12 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
     terms = JOB_TERMS if terms is None else terms
     samples_of = samples_of or (lambda r, m: default_samples(r, m, int(k), prefill=prefill))
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
-    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job")}
+    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job", "merge_waves")}
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
         if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
             memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill)
-                            if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0))
+                            if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0) | {"merge_waves": 1.0})
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
     return out
@@ -375,4 +409,4 @@ def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, t
     calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
     t = price_terms(rows, n, k, sms, samples_of, terms, prefill)
     add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
-                prefill=prefill, wide_round_cost=wide_round_cost)
+                prefill=prefill, wide_round_cost=wide_round_cost, merge_waves=t["merge_waves"])
