@@ -99,11 +99,12 @@ def test_runtime_sfb_tiles_are_the_unspecialised_promotions_and_cost_their_fitte
     runtime_sfb_steps per 64 promoted accumulators per thread, the constant is the committed fit's value."""
     import pytest
 
+    import hwmodels
     from hwmodels.yamlio import load_yaml
 
     assert [b for b in range(16, 193, 16) if G.runtime_sfb(b)] == [48, 80, 112, 144, 176]
     assert G.sfb_selects(256, 112) == 112 and G.sfb_selects(16, 144) == 72
-    doc = load_yaml(Path(__file__).resolve().parents[1] / "hwmodels" / "calibration" / "fitted" / "H100-SXM.yaml", "f")
+    doc = load_yaml(Path(hwmodels.__file__).resolve().parent / "calibration" / "fitted" / "H100-SXM.yaml", "f")
     assert G.RUNTIME_SFB_STEP_LATS == pytest.approx(doc["production_kernels"]["gemm_fp8_block"]["runtime_sfb_steps"])
     b = [OpBuilder(1) for _ in range(2)]
     for bj, n in zip(b, (4608.0, 4096.0)):   # 128 x 144 (runtime) vs 256 x 128 (uniform) at M 1024

@@ -322,7 +322,9 @@ def test_gmma_residency_follows_the_profiled_registers():
 
     import pandas as pd
 
-    data = Path(__file__).resolve().parents[1] / "hwmodels/calibration/data/production_attention"
+    import hwmodels
+
+    data = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
     g = pd.concat([pd.read_csv(f) for f in sorted(data.glob("xqa_*_grids_*.csv"))], ignore_index=True)
     g = g[pd.to_numeric(g["block_z"], errors="coerce") == 3]
     lab = g["label"].str.extract(r"xqa_fp8_g(\d+)_p16_q(\d+):")
