@@ -84,3 +84,39 @@ class Scoreboard:
 
 #: the report's board (benchmarks/calibration_accuracy.py fills it section by section, prints it last)
 BOARD = Scoreboard()
+
+
+def models_table(b, by, labels, goals):
+    """Per regime (`by`) of a blind grid: n, and for each label in `labels` (its error column `<label>_err_pct`) the
+    |error| median / p90 and signed median; `<label>_goal` (median <= 10 %, p90 <= 25 %) for the labels in `goals`."""
+    rows = []
+    for key, g in b.groupby(list(by)):
+        r = dict(zip(by, key), n=len(g))
+        for lab in labels:
+            e = g[f"{lab}_err_pct"].abs()
+            r.update({f"{lab}_med": float(np.median(e)), f"{lab}_p90": float(np.percentile(e, 90)),
+                      f"{lab}_sgn": float(np.median(g[f"{lab}_err_pct"]))})
+        for lab in goals:
+            r[f"{lab}_goal"] = "met" if r[f"{lab}_med"] <= 10 and r[f"{lab}_p90"] <= 25 else "MISSED"
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def add_pooled(df, col: str, stage: str, rows: str, t=None, goal: str = "goal", by: str = "family") -> None:
+    """Add each family's pooled errors (column `col` of df, %) to the summary board, with the regimes met of its
+    per-regime table t (column `goal`)."""
+    for fam, x in df.groupby(by):
+        met = tot = None
+        if t is not None and len(t):
+            tt = t[t[by] == fam]
+            met, tot = int((tt[goal] == "met").sum()), len(tt)
+        BOARD.add(str(fam), stage, rows, x[col], met, tot)
+
+
+def add_table(tab, stage: str, rows: str, goal: str = "goal", family: str | None = None) -> None:
+    """Add a per-regime table's row count and regimes met to the summary board, per family (the regime's text before
+    its first ':' unless `family` is given)."""
+    fam = tab["regime"].str.split(":").str[0].str.strip() if family is None else np.full(len(tab), family)
+    for f, x in tab.groupby(fam):
+        n = int(x["n"].sum()) if "n" in x else 0
+        BOARD.add_regimes(str(f), stage, rows, n, int((x[goal] == "met").sum()), len(x))
