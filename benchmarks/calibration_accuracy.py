@@ -2254,6 +2254,8 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind4(FP, hw, fmt)
     _triton_decode_blind5(FP, hw, fmt)
     _triton_decode_blind6(FP, hw, fmt)
+    from accuracy_sections import s12tv
+    s12tv.section(FP.DATA_DIR, fmt)
 
 
 TD_BLIND4_REFIT_PRICES = "triton_decode_blind4_shipped_refit_prices.csv"
