@@ -323,3 +323,20 @@ def test_blind6_grid_priced_before_and_regimes_named():
     blind, diag = grid[grid["row_role"] == "blind"], grid[grid["row_role"] == "diagnosis"]
     assert len(blind) == 44 and not len(blind.merge(diag, on=shape))
     assert set(FP.blind6_regime(blind)) == {"verify B<=8 short", "2D one-tile decode B>=150", "control"}
+
+
+def test_harness_kv_l2_hit_follows_the_copies_footprint_and_engines_pay_none():
+    from simulator.calibration import fit_production_attention as FP
+    # one sequence of 330 tokens, 1 KV head, bf16: 16 copies of 0.17 MB -> all in one L2 partition; 8 sequences of 4096
+    # tokens, 8 KV heads: 8 copies of 128 MiB -> none; 16 copies of 2.5 MB = 40 MB -> between
+    h = FP.tv_harness_kv_l2_hit(np.array([1.0, 8.0, 1.0]), np.array([330.0, 4096.0, 600.0]), np.array([1.0, 8.0, 8.0]),
+                                128.0, 2.0)
+    assert h[0] == 1.0 and h[1] == 0.0 and 0.0 < h[2] < 1.0
+    args = (1.0, 2.0, 1450.0, 8.0, 1.0, 128.0, 2.0, 132, 233472.0)
+    cold, _ = TE.triton_vllm(*args)
+    same, _ = TE.triton_vllm(*args, kv_l2_hit=0.0)
+    hot, info = TE.triton_vllm(*args, kv_l2_hit=1.0)
+    assert float(cold[0].prologue_loads) == float(same[0].prologue_loads)
+    saved = float(cold[0].prologue_loads) - float(hot[0].prologue_loads)   # one L2-hit saving per K/V load
+    assert saved == pytest.approx(TE.VLLM_KV_L2_HIT_SAVING_SHARE * float(info["iters"]))
+    assert float(hot[0].bytes_read) < float(cold[0].bytes_read)

@@ -52,6 +52,9 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     the output; the 3D kernel: segm_output, segm_max, segm_expsum) and exits: a tail the same for every length, priced
     once per wave (cta_fixed_us of the two kinds, one fitted value: simulator.calibration.fit_production_attention
     TV_TAIL_MAX_US), so a one-tile program is its prologue plus its tail.
+    K/V the L2 already holds (kv_l2_hit, VLLM_KV_L2_HIT_SAVING_SHARE): each dependent K/V load waits the L2's latency
+    instead of the DRAM's, and its bytes leave the HBM traffic; 0 in an engine (the default), a share for the timing
+    harness's few rotated K/V copies (simulator.calibration.fit_production_attention tv_harness_kv_l2_hit).
 """
 from __future__ import annotations
 
