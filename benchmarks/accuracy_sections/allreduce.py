@@ -1,4 +1,8 @@
-"""DOC"""
+"""All-reduce: the NCCL campaign (allreduce_nvidia*.csv, allreduce_check_*.csv in
+hwmodels/calibration/data/production_kernels/) against the first look and the fitted terms, and the engine all-reduce
+blind grids (simulator.calibration.engine_allreduce's prediction files, engine_allreduce_*_nvidia*.csv) priced before
+they were measured.
+"""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,9 @@
-"""DOC"""
+"""The production attention campaign (hwmodels/calibration/data/production_attention/, fit_production_attention.latest):
+held-out / looked-at |error| per family and regime, the fresh shapes measured after the fit; at the end the first look
+(FlashInfer decode priced from its source before any measurement), torch SDPA's short-context check and the family
+table. context() hands the campaign's fit module, H100 and print format to the family sections (mla, flashinfer, fa3,
+xqa, triton).
+"""
 from __future__ import annotations
 
 import functools

@@ -1,4 +1,9 @@
-"""DOC"""
+"""Per-device tables at the top of the report: each device's newest measure.py campaign (hwmodels/calibration/data/)
+against the roofline with the committed fitted efficiencies (fit / held-out / predicted rows, and the Llama-3.1-8B
+decode step under CUDA-graph replay), the NCCL all-reduce / all-to-all rows (*_collectives_*.csv) against the link
+terms, the paged-scan loop (latency_*.csv) against the loop floor and the single-CTA top-k kernels (topk_cta_*.csv)
+against the topk kind.
+"""
 from __future__ import annotations
 
 from simulator.calibration import fit as F
@@ -6,7 +11,7 @@ from simulator.calibration import report as R
 
 
 def device_campaigns(refit: bool) -> None:
-    """DOC"""
+    """Print the per-device tables; refit fits afresh instead of reading the fitted files."""
     for data in F.latest_data_files():
         err, table, e2e, eff, meta, hw = R.evaluate(data, refit=refit)
         print(f"== {hw.name}: {data.name} ({len(err)} priced kernel measurements)")

@@ -1,4 +1,8 @@
-"""DOC"""
+"""FlashAttention-3 (the fa3 family, measured through FA4-CuTe's sm_90 forward): the first look and held-out rows, and
+the blind grid priced before and after the one-CTA-per-SM rules and the TMA kind (both prices committed before the
+measurement), against the measurements in hwmodels/calibration/data/production_attention/ (fit_production_attention's
+fa3 readers).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +15,7 @@ from .attention import context
 
 
 def fa3() -> None:
-    """DOC"""
+    """Print the FlashAttention-3 sections (nothing where no attention campaign is committed)."""
     c = context()
     if c is None:
         return

@@ -1,4 +1,8 @@
-"""DOC"""
+"""FlashInfer decode / tensor-core / verification kernels: the three check grids (fresh_fi*), the PDL probe, the
+fi_decode blind grids 1-8 (with the per-CTA probe, fi_cta_probe_*_summary.csv) and the fi_tc blind grid, each
+committed prediction (production_attention_fi*_predictions*.csv, priced before measuring) against its measurement in
+hwmodels/calibration/data/production_attention/.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +16,7 @@ from .mla import _blind_regimes
 
 
 def flashinfer() -> None:
-    """DOC"""
+    """Print the FlashInfer sections in the report's order (nothing where no attention campaign is committed)."""
     c = context()
     if c is None:
         return

@@ -1,4 +1,8 @@
-"""DOC"""
+"""Block-scaled fp8 GEMM (DeepGEMM's fp8_gemm_nt and cuBLASLt's block path): the blind grid, the DeepGEMM decode grids 2
+and 3 and the cuBLASLt / DeepGEMM-prefill grids 4 and 5, each prediction file (deepgemm_gemm_*_prediction_*.csv,
+cublaslt_block_grid5_prediction_*.csv, committed before measuring) against its measurement in
+hwmodels/calibration/data/production_kernels/.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +13,7 @@ from .production_kernels import campaigns
 
 
 def gemm_block() -> None:
-    """DOC"""
+    """Print the block-scaled fp8 GEMM grids (after the production-kernel campaign's sets)."""
     for _ in campaigns():
         _deepgemm_gemm_blind_table()
         _deepgemm_gemm_decode2_table()

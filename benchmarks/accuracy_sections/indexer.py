@@ -1,4 +1,7 @@
-"""DOC"""
+"""DeepGEMM's MQA indexer logits kernel (simulator/kernels/indexer.py): the first look on its campaign and blind grids 2,
+3 and 4 (cold L2), each committed prediction (deepgemm_indexer_blind*_predictions_*.csv) against its measurement
+(deepgemm_indexer_blind*_nvidia-*.csv) in hwmodels/calibration/data/production_kernels/.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +11,7 @@ from simulator.calibration.scoreboard import add_table as _board_table
 
 
 def indexer() -> None:
-    """DOC"""
+    """Print the indexer's first look and blind grids in order."""
     production_indexer()
     production_indexer_blind2()
     production_indexer_blind3()

@@ -1,4 +1,7 @@
-"""DOC"""
+"""MLA decode kernels (FlashInfer MLA, FlashMLA, SGLang's Triton MLA kernel): the merge check, the fresh MLA / Triton
+shapes and MLA blind grids 2-6, each committed prediction (production_attention_*mla*_predictions*.csv, priced before
+measuring) against its measurement in hwmodels/calibration/data/production_attention/.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +12,7 @@ from .attention import context
 
 
 def mla() -> None:
-    """DOC"""
+    """Print the MLA sections in the report's order (nothing where no attention campaign is committed)."""
     c = context()
     if c is None:
         return
@@ -229,6 +232,65 @@ def _mla_blind2(FP, hw, fmt) -> None:
           f"{int((t['before goal'] == 'met').sum())}; refit: {int((t['refit goal'] == 'met').sum())})")
 
 
+#: the columns that name an MLA blind grid's shape
+MLA_KEYS = ["family", "heads", "batch", "context"]
+
+
+def _with_variants(FP, grid: int, glob: str, pred: str, before: str, variants: dict):
+    """(the blind grid's committed prices joined to its measurement, plus pred_<v> / err_<v> of each alternative's
+    prediction file; the measurement's name), or None after saying the grid is not measured yet."""
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nMLA blind grid {grid}: not measured yet ({pred} holds the predictions)")
+        return None
+    for v, f in variants.items():
+        p = pd.read_csv(FP.DATA_DIR / f)[MLA_KEYS + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
+        m = m.merge(p, on=MLA_KEYS, how="left")
+        m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
+    return m, name
+
+
+def _variant_table(m, variants: dict, before: str, fmt):
+    """Print and return the per-regime table of a blind grid (the committed prices, the model before, and each
+    alternative's |error| median / p90), then one line per family (before = the earlier model's commit)."""
+    t = _blind_regimes(m)
+    for v in variants:
+        g = m.groupby(["family", "kv", "ctx_regime", "batch_regime"])["err_" + v]
+        t[v + " median"] = g.apply(lambda e: e.abs().median()).to_numpy()
+        t[v + " p90"] = g.apply(lambda e: np.percentile(e.abs(), 90)).to_numpy()
+    print(t.drop(columns=["kv"]).to_string(**fmt))
+    for fam, x in m.groupby("family"):
+        e, eb = x["err"].abs(), x["err_before"].abs()
+        alt = "; ".join(f"{v} {x['err_' + v].abs().median():.1f} %, p90 {np.percentile(x['err_' + v].abs(), 90):.1f} %"
+                        for v in variants)
+        print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % ({before}: "
+              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    return t
+
+
+def _missed(t, diagnosis: dict, grid: int) -> None:
+    """Print each diagnosis {(family, context regime, batch regime): why} whose regime misses the goal."""
+    for (fam, ctx, bat), why in diagnosis.items():
+        if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["batch_regime"] == bat) & (t["goal"] == "MISSED")).any():
+            print(f"  missed (MLA blind {grid}): {fam} {ctx} {bat}: {why}")
+
+
+def _fresh_q(FP, glob: str, m):
+    """(the grid's shapes joined to their fresh-Q-per-replay times, column fresh_q_us, and fresh/same; the fresh-Q
+    file's name), or None where no fresh-Q measurement is committed."""
+    fq = sorted(p for p in FP.DATA_DIR.glob(glob) if "_grids" not in p.name)
+    if not fq:
+        return None
+    q = FP.load(fq[-1])[MLA_KEYS + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})
+    q = m.merge(q, on=MLA_KEYS, how="inner")
+    q["fresh/same"] = q["fresh_q_us"] / q["median_us"]
+    return q, fq[-1].name
+
+
 #: the third MLA blind grid (lab/kernels/measure_production_attention.py --grid mla_blind3): DeepSeek-V3's 128 MLA heads
 #: at tensor-parallel 1 / 2 / 4 / 8 (128 / 64 / 32 / 16 heads), FlashInfer MLA and FlashMLA, batch 1-640 x context
 #: 20-131072, in no earlier grid; priced and committed BEFORE measuring by the revised FlashInfer MLA rules (per-item
@@ -253,42 +315,21 @@ MLA_BLIND3_DIAGNOSIS = {
 def _mla_blind3(FP, fmt) -> None:
     """The third MLA blind grid: per family and regime the committed prices of the revised rules, of the model at
     65f5d1f and of the two alternatives, each against the goal (median <= 10 %, p90 <= 25 %)."""
-    import pandas as pd
-
-    from simulator.calibration.blind_grids import blind_errors
-
-    m, name = blind_errors(FP, MLA_BLIND3_GLOB, MLA_BLIND3_PRED, MLA_BLIND3_BEFORE)
-    if m is None:
-        print("\nMLA blind grid 3: not measured yet (" + MLA_BLIND3_PRED + " holds the predictions)")
+    r = _with_variants(FP, 3, MLA_BLIND3_GLOB, MLA_BLIND3_PRED, MLA_BLIND3_BEFORE, MLA_BLIND3_VARIANTS)
+    if r is None:
         return
-    keys = ["family", "heads", "batch", "context"]
-    for v, f in MLA_BLIND3_VARIANTS.items():
-        p = pd.read_csv(FP.DATA_DIR / f)[keys + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
-        m = m.merge(p, on=keys, how="left")
-        m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
+    m, name = r
     print(f"\nMLA BLIND GRID 3 (BLIND: DeepSeek-V3's MLA heads at TP 1-8 = 128 / 64 / 32 / 16 heads, FlashInfer MLA "
           f"and FlashMLA, batch 1-640 x context 20-131072, in no earlier grid; {name}, {len(m)} shapes). Priced and "
           f"committed before measuring: the revised FlashInfer MLA rules (commit {str(m['model_commit'].iloc[0])[:10]}"
           "), before = the model at 65f5d1f, and two alternatives (tensor_body: compute term kept; partial0.4: a "
           "partial last stage discounted). FlashMLA unchanged. Goal: median <= 10 %, p90 <= 25 %")
-    t = _blind_regimes(m)
-    for v in MLA_BLIND3_VARIANTS:
-        g = m.groupby(["family", "kv", "ctx_regime", "batch_regime"])["err_" + v]
-        t[v + " median"] = g.apply(lambda e: e.abs().median()).to_numpy()
-        t[v + " p90"] = g.apply(lambda e: np.percentile(e.abs(), 90)).to_numpy()
-    print(t.drop(columns=["kv"]).to_string(**fmt))
-    for fam, x in m.groupby("family"):
-        e, eb = x["err"].abs(), x["err_before"].abs()
-        alt = "; ".join(f"{v} {x['err_' + v].abs().median():.1f} %, p90 {np.percentile(x['err_' + v].abs(), 90):.1f} %"
-                        for v in MLA_BLIND3_VARIANTS)
-        print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (65f5d1f: "
-              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    t = _variant_table(m, MLA_BLIND3_VARIANTS, "65f5d1f", fmt)
     _board(m, "err", "blind", "MLA blind grid 3 (DeepSeek-V3 heads at TP 1-8)", t)
     print(f"MLA blind grid 3 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (65f5d1f: "
           f"{int((t['before goal'] == 'met').sum())})")
-    for (fam, ctx, bat), why in MLA_BLIND3_DIAGNOSIS.items():
-        if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["batch_regime"] == bat) & (t["goal"] == "MISSED")).any():
-            print(f"  missed (MLA blind 3): {fam} {ctx} {bat}: {why}")
+    _missed(t, MLA_BLIND3_DIAGNOSIS, 3)
+
 
 #: the fourth MLA blind grid (lab/kernels/measure_production_attention.py --grid mla_blind4, run_mla_blind4_device.sh):
 #: DeepSeek-V3's 128 and Kimi-K2's 64 MLA heads at TP 1-8 (8-128 heads), in no earlier grid, priced and committed
@@ -319,19 +360,10 @@ def _mla_blind4(FP, fmt) -> None:
     """The fourth MLA blind grid: per family and regime the committed prices of the tail-round model, of main's model
     at 8b74743 and of the two alternatives against the goal (median <= 10 %, p90 <= 25 %); then the short shapes
     timed with the same Q every replay (the grid) and with a fresh Q per replay."""
-    import pandas as pd
-
-    from simulator.calibration.blind_grids import blind_errors
-
-    m, name = blind_errors(FP, MLA_BLIND4_GLOB, MLA_BLIND4_PRED, MLA_BLIND4_BEFORE)
-    if m is None:
-        print("\nMLA blind grid 4: not measured yet (" + MLA_BLIND4_PRED + " holds the predictions)")
+    r = _with_variants(FP, 4, MLA_BLIND4_GLOB, MLA_BLIND4_PRED, MLA_BLIND4_BEFORE, MLA_BLIND4_VARIANTS)
+    if r is None:
         return
-    keys = ["family", "heads", "batch", "context"]
-    for v, f in MLA_BLIND4_VARIANTS.items():
-        p = pd.read_csv(FP.DATA_DIR / f)[keys + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
-        m = m.merge(p, on=keys, how="left")
-        m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
+    m, name = r
     print(f"\nMLA BLIND GRID 4 (BLIND: DeepSeek-V3's 128 and Kimi-K2's 64 MLA heads at TP 1-8 = 8-128 heads, "
           f"FlashInfer MLA and FlashMLA, batch 2-420 x context 24-70000, in no earlier grid; {name}, {len(m)} shapes). "
           f"Priced and committed before measuring: the tail-round model (commit {str(m['model_commit'].iloc[0])[:10]}"
@@ -339,40 +371,25 @@ def _mla_blind4(FP, fmt) -> None:
           "the tail round for unsplit calls only; q_l2: Q as an L2 re-read). Goal: median <= 10 %, p90 <= 25 %. "
           "SHIPPED: main's model (the tail round switched off, roofline TAIL_ROUND_KINDS = ()): the tail-round model met "
           "fewer regimes (it fixes the middle regimes it was built for and loses the short ones)")
-    t = _blind_regimes(m)
-    for v in MLA_BLIND4_VARIANTS:
-        g = m.groupby(["family", "kv", "ctx_regime", "batch_regime"])["err_" + v]
-        t[v + " median"] = g.apply(lambda e: e.abs().median()).to_numpy()
-        t[v + " p90"] = g.apply(lambda e: np.percentile(e.abs(), 90)).to_numpy()
-    print(t.drop(columns=["kv"]).to_string(**fmt))
-    for fam, x in m.groupby("family"):
-        e, eb = x["err"].abs(), x["err_before"].abs()
-        alt = "; ".join(f"{v} {x['err_' + v].abs().median():.1f} %, p90 {np.percentile(x['err_' + v].abs(), 90):.1f} %"
-                        for v in MLA_BLIND4_VARIANTS)
-        print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (8b74743: "
-              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    t = _variant_table(m, MLA_BLIND4_VARIANTS, "8b74743", fmt)
     _board(m, "err", "blind", "MLA blind grid 4, tail-round model's committed prices (not shipped)", t)
     _board(m, "err_before", "blind", "MLA blind grid 4, main 8b74743 model's committed prices (shipped)", t,
            goal="before goal")
     print(f"MLA blind grid 4 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (8b74743: "
           f"{int((t['before goal'] == 'met').sum())})")
-    for (fam, ctx, bat), why in MLA_BLIND4_DIAGNOSIS.items():
-        if ((t["family"] == fam) & (t["ctx_regime"] == ctx) & (t["batch_regime"] == bat) & (t["goal"] == "MISSED")).any():
-            print(f"  missed (MLA blind 4): {fam} {ctx} {bat}: {why}")
-    fq = sorted(p for p in FP.DATA_DIR.glob(MLA_BLIND4_FRESHQ_GLOB) if "_grids" not in p.name)
-    if not fq:
+    _missed(t, MLA_BLIND4_DIAGNOSIS, 4)
+    r = _fresh_q(FP, MLA_BLIND4_FRESHQ_GLOB, m)
+    if r is None:
         return
-    q = FP.load(fq[-1])[keys + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})
-    q = m.merge(q, on=keys, how="inner")
-    q["fresh/same"] = q["fresh_q_us"] / q["median_us"]
+    q, qname = r
     q["err_fresh"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
     q["q_l2 err"] = q["err_q_l2"]
-    print(f"  the short shapes timed twice ({fq[-1].name}): the same Q every replay (the grid: Q stays in L2 when it "
+    print(f"  the short shapes timed twice ({qname}): the same Q every replay (the grid: Q stays in L2 when it "
           "fits) and a fresh Q per replay (rotated with the K/V copies: as an engine's Q that the L2 no longer holds); "
           "err = the tail-round model (Q from DRAM) against the grid's time, err_fresh against the fresh-Q time, q_l2 err = "
           "the q_l2 alternative against the grid's time")
-    cols = keys + ["median_us", "fresh_q_us", "fresh/same", "err", "err_fresh", "q_l2 err"]
-    print(q[cols].sort_values(keys).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    cols = MLA_KEYS + ["median_us", "fresh_q_us", "fresh/same", "err", "err_fresh", "q_l2 err"]
+    print(q[cols].sort_values(MLA_KEYS).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
 
 
 #: the fifth MLA blind grid (lab/kernels/measure_production_attention.py --grid mla_blind5, run_mla_blind5_device.sh):
@@ -395,37 +412,17 @@ def _mla_blind5(FP, fmt) -> None:
     """The fifth MLA blind grid: per family and regime the committed prices of the first-stage fill model, of main's
     model at 6648a5d and of the two alternative fill rates against the goal (median <= 10 %, p90 <= 25 %); then the
     short shapes timed with a fresh Q per replay."""
-    import pandas as pd
-
-    from simulator.calibration.blind_grids import blind_errors
-
-    m, name = blind_errors(FP, MLA_BLIND5_GLOB, MLA_BLIND5_PRED, MLA_BLIND5_BEFORE)
-    if m is None:
-        print("\nMLA blind grid 5: not measured yet (" + MLA_BLIND5_PRED + " holds the predictions)")
+    r = _with_variants(FP, 5, MLA_BLIND5_GLOB, MLA_BLIND5_PRED, MLA_BLIND5_BEFORE, MLA_BLIND5_VARIANTS)
+    if r is None:
         return
-    keys = ["family", "heads", "batch", "context"]
-    for v, f in MLA_BLIND5_VARIANTS.items():
-        p = pd.read_csv(FP.DATA_DIR / f)[keys + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
-        m = m.merge(p, on=keys, how="left")
-        m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
+    m, name = r
     print(f"\nMLA BLIND GRID 5 (BLIND: DeepSeek-V3's MLA heads at TP 1-8 = 16-128 heads, FlashInfer MLA and FlashMLA, "
           f"batch 1-256 x context 16-240 + middle controls (480-2000), in no earlier grid; {name}, {len(m)} shapes). "
           f"Priced and committed before measuring: the first-stage fill model (commit "
           f"{str(m['model_commit'].iloc[0])[:10]}, FI_MLA_FILL_RATE_SM 42.5 GB/s per SM), before = main's model at "
           f"{str(m['before_commit'].iloc[0])[:7]}, and fill21 / fill30 (the fill at 21.4 / 30 GB/s per SM). FlashMLA "
           "is priced alike by all. Goal: median <= 10 %, p90 <= 25 %")
-    t = _blind_regimes(m)
-    for v in MLA_BLIND5_VARIANTS:
-        g = m.groupby(["family", "kv", "ctx_regime", "batch_regime"])["err_" + v]
-        t[v + " median"] = g.apply(lambda e: e.abs().median()).to_numpy()
-        t[v + " p90"] = g.apply(lambda e: np.percentile(e.abs(), 90)).to_numpy()
-    print(t.drop(columns=["kv"]).to_string(**fmt))
-    for fam, x in m.groupby("family"):
-        e, eb = x["err"].abs(), x["err_before"].abs()
-        alt = "; ".join(f"{v} {x['err_' + v].abs().median():.1f} %, p90 {np.percentile(x['err_' + v].abs(), 90):.1f} %"
-                        for v in MLA_BLIND5_VARIANTS)
-        print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (6648a5d: "
-              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    t = _variant_table(m, MLA_BLIND5_VARIANTS, "6648a5d", fmt)
     # FlashMLA is priced alike by both models: one board row for it; FlashInfer MLA's two models side by side
     ship = MLA_BLIND5_SHIPPED == "fill"
     fi = m["family"] == "fi_mla"
@@ -436,19 +433,16 @@ def _mla_blind5(FP, fmt) -> None:
     _board(m[~fi], "err", "blind", "MLA blind grid 5, committed prices (FlashMLA unchanged)", t)
     print(f"MLA blind grid 5 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (6648a5d: "
           f"{int((t['before goal'] == 'met').sum())})")
-    fq = sorted(p for p in FP.DATA_DIR.glob(MLA_BLIND5_FRESHQ_GLOB) if "_grids" not in p.name)
-    if not fq:
+    r = _fresh_q(FP, MLA_BLIND5_FRESHQ_GLOB, m)
+    if r is None:
         return
-    q = FP.load(fq[-1])[keys + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})
-    q = m.merge(q, on=keys, how="inner")
-    q["fresh/same"] = q["fresh_q_us"] / q["median_us"]
+    q, qname = r
     q["err_fresh"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
     q["before err_fresh"] = (q["before_us"] / q["fresh_q_us"] - 1.0) * 100.0
-    print(f"  the short shapes timed twice ({fq[-1].name}): the same Q every replay (the grid) and a fresh Q per "
+    print(f"  the short shapes timed twice ({qname}): the same Q every replay (the grid) and a fresh Q per "
           "replay; err / err_fresh = the fill model against each, before = main's model")
-    cols = keys + ["median_us", "fresh_q_us", "fresh/same", "err", "err_fresh", "err_before", "before err_fresh"]
-    print(q[cols].sort_values(keys).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-
+    cols = MLA_KEYS + ["median_us", "fresh_q_us", "fresh/same", "err", "err_fresh", "err_before", "before err_fresh"]
+    print(q[cols].sort_values(MLA_KEYS).to_string(index=False, float_format=lambda v: f"{v:.2f}"))
 
 
 #: the sixth MLA blind grid (lab/kernels/measure_production_attention.py --grid mla_blind6, run_mla_blind6_device.sh):
@@ -471,19 +465,10 @@ def _mla_blind6(FP, fmt) -> None:
     """The sixth MLA blind grid: per family and regime the committed prices of the small-batch model, of main's model
     at cbe4f0b and of oob15 against the goal (median <= 10 %, p90 <= 25 %), against the same-Q times (the grid) and
     the fresh-Q times."""
-    import pandas as pd
-
-    from simulator.calibration.blind_grids import blind_errors
-
-    m, name = blind_errors(FP, MLA_BLIND6_GLOB, MLA_BLIND6_PRED, MLA_BLIND6_BEFORE)
-    if m is None:
-        print("\nMLA blind grid 6: not measured yet (" + MLA_BLIND6_PRED + " holds the predictions)")
+    r = _with_variants(FP, 6, MLA_BLIND6_GLOB, MLA_BLIND6_PRED, MLA_BLIND6_BEFORE, MLA_BLIND6_VARIANTS)
+    if r is None:
         return
-    keys = ["family", "heads", "batch", "context"]
-    for v, f in MLA_BLIND6_VARIANTS.items():
-        p = pd.read_csv(FP.DATA_DIR / f)[keys + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
-        m = m.merge(p, on=keys, how="left")
-        m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
+    m, name = r
     print(f"\nMLA BLIND GRID 6 (BLIND: DeepSeek-V3's MLA heads at TP 1-8 = 16-128 heads, FlashInfer MLA and FlashMLA, "
           f"batch 1-28 x context 36-448 + controls (B 48 T 1280, B 192 T 72), in no earlier grid; {name}, {len(m)} "
           f"shapes, the same Q every replay). Priced and committed before measuring: the small-batch model (commit "
@@ -492,18 +477,7 @@ def _mla_blind6(FP, fmt) -> None:
           f"{str(m['before_commit'].iloc[0])[:7]}, and oob15 (the zero-fill at 15 ns per token). The small-batch rules "
           "were chosen with the fifth grid's and the campaign's small-batch short rows seen (looked-at there; these "
           "shapes are blind). Goal: median <= 10 %, p90 <= 25 %")
-    t = _blind_regimes(m)
-    for v in MLA_BLIND6_VARIANTS:
-        g = m.groupby(["family", "kv", "ctx_regime", "batch_regime"])["err_" + v]
-        t[v + " median"] = g.apply(lambda e: e.abs().median()).to_numpy()
-        t[v + " p90"] = g.apply(lambda e: np.percentile(e.abs(), 90)).to_numpy()
-    print(t.drop(columns=["kv"]).to_string(**fmt))
-    for fam, x in m.groupby("family"):
-        e, eb = x["err"].abs(), x["err_before"].abs()
-        alt = "; ".join(f"{v} {x['err_' + v].abs().median():.1f} %, p90 {np.percentile(x['err_' + v].abs(), 90):.1f} %"
-                        for v in MLA_BLIND6_VARIANTS)
-        print(f"  {fam}: blind median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (cbe4f0b: "
-              f"{eb.median():.1f} %, p90 {np.percentile(eb, 90):.1f} %; {alt})")
+    t = _variant_table(m, MLA_BLIND6_VARIANTS, "cbe4f0b", fmt)
     ship = MLA_BLIND6_SHIPPED == "small_batch"
     _board(m, "err", "blind", "MLA blind grid 6, small-batch model's committed prices"
            + (" (shipped)" if ship else " (not shipped)"), t)
@@ -511,16 +485,14 @@ def _mla_blind6(FP, fmt) -> None:
            + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal")
     print(f"MLA blind grid 6 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (cbe4f0b: "
           f"{int((t['before goal'] == 'met').sum())})")
-    fq = sorted(p for p in FP.DATA_DIR.glob(MLA_BLIND6_FRESHQ_GLOB) if "_grids" not in p.name)
-    if not fq:
+    r = _fresh_q(FP, MLA_BLIND6_FRESHQ_GLOB, m)
+    if r is None:
         return
-    q = FP.load(fq[-1])[keys + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})
-    q = m.merge(q, on=keys, how="inner")
-    q["fresh/same"] = q["fresh_q_us"] / q["median_us"]
+    q, qname = r
     q["err"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
     q["err_before"] = (q["before_us"] / q["fresh_q_us"] - 1.0) * 100.0
     tq = _blind_regimes(q)
-    print(f"  the same shapes timed with a fresh Q per replay ({fq[-1].name}, {len(q)} shapes; fresh / same time: median "
+    print(f"  the same shapes timed with a fresh Q per replay ({qname}, {len(q)} shapes; fresh / same time: median "
           f"{q['fresh/same'].median():.3f}, max {q['fresh/same'].max():.3f}): the committed prices against those times")
     print(tq.drop(columns=["kv"]).to_string(**fmt))
     _board(q, "err", "blind", "MLA blind grid 6 fresh-Q times, small-batch model's committed prices", tq)

@@ -1,4 +1,10 @@
-"""DOC"""
+"""Production top-k and fp8 GEMM kernels modelled from their sources (simulator/kernels/topk_production.py, gemm_fp8.py)
+on measure_production_kernels.py's H100 campaign
+(hwmodels/calibration/data/production_kernels/production_kernels_nvidia*.csv): first-look and held-out error per
+regime, the GEMM rows with weights rotated past the L2, then the fresh and blind sets priced and committed before they
+were measured (_fresh, _fresh2, _topk_blind*, _fresh3, _blind4, _blind5 beside their prediction files). campaigns()
+names the campaign file that the other production-kernel sections follow.
+"""
 from __future__ import annotations
 
 import numpy as np

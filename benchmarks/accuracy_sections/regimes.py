@@ -1,4 +1,8 @@
-"""DOC"""
+"""The kernel model outside the bandwidth regime: measure_regimes.py's newest campaign (regimes_*.csv) per op kind and
+regime, held-out |error| of the committed fitted files beside the stored tables of rounds 1 and 2
+(regimes_round1_accuracy_*.csv, regimes_round2_accuracy_*.csv), the context-length lines, and torch.topk's fitted
+terms on measure.py's topk rows.
+"""
 from __future__ import annotations
 
 import numpy as np

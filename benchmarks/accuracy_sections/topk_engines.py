@@ -1,4 +1,8 @@
-"""DOC"""
+"""Top-k engine grids 4-10 (vLLM / SGLang / TensorRT-LLM top-k kernels; simulator.calibration.topk_engines names the
+files): each grid's committed prediction, priced before measuring, against its measurement in
+hwmodels/calibration/data/production_kernels/; grids 4-6 print after the production-kernel campaign's blind top-k
+sets, grids 7-10 after the regimes tables.
+"""
 from __future__ import annotations
 
 import numpy as np

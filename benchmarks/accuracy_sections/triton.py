@@ -1,4 +1,8 @@
-"""DOC"""
+"""vLLM's Triton unified attention (triton_vllm, run from a copy of its source) and SGLang's Triton decode kernel: the
+first look, held-out rows and the Triton decode blind grids 1-6, each committed prediction against its measurement in
+hwmodels/calibration/data/production_attention/ (fit_production_attention's triton readers;
+triton_decode_blind4_shipped_refit_prices.csv freezes grid 4's refit prices).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +15,7 @@ from .attention import context
 
 
 def triton() -> None:
-    """DOC"""
+    """Print the vLLM Triton decode sections (nothing where no attention campaign is committed)."""
     c = context()
     if c is None:
         return

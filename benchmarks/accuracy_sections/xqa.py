@@ -1,4 +1,7 @@
-"""DOC"""
+"""TensorRT-LLM's XQA kernels measured through FlashInfer's port: the first look, the blind grid, grids 5-9 and the
+verification rules' fit rows, each committed prediction against its measurement in
+hwmodels/calibration/data/production_attention/ (fit_production_attention's xqa readers).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +14,7 @@ from .attention import context
 
 
 def xqa() -> None:
-    """DOC"""
+    """Print the XQA sections in the report's order (nothing where no attention campaign is committed)."""
     c = context()
     if c is None:
         return
