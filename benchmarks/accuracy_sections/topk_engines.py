@@ -184,6 +184,16 @@ def _topk_grid_board(m, g, lines) -> None:
         BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
 
 
+def _trtllm_lines(m, main: str) -> None:
+    """One line each for main's committed price (labelled `main`) and the product's price now over all of a grid's
+    TensorRT-LLM rows: |error| median / p90 and signed median."""
+    trt = m[m["kernel"] == "trt_topk"]
+    for c, lab in (("pred_main_us", main), ("pred_us", "now")):
+        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
+        print(f"  TensorRT-LLM, all {len(trt)} rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
+              f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
+
+
 def _topk_trtllm_grid8_table() -> None:
     """TensorRT-LLM's top-k on the blind grid 8 (50 new shapes, 75 TensorRT-LLM rows: its prefill entry and its decode
     dispatch at 520-4000 rows, split long decode rows, single-CTA decode rows; 8 SGLang controls): main a6875d8's
@@ -241,11 +251,7 @@ def _topk_trtllm_grid9_table() -> None:
         (("trt_topk",), "trtllm", "pred_us", "new", "grid9 (46), the product's price, committed"),
         (("trt_topk",), "trtllm", "pred_main_us", "main", "grid9 (46), main ca60389's price, committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid9 controls (6), main's committed prices")))
-    trt = m9[m9["kernel"] == "trt_topk"]
-    for c, lab in (("pred_main_us", "main ca60389"), ("pred_us", "now")):
-        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
-        print(f"  TensorRT-LLM, all 46 rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
-              f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
+    _trtllm_lines(m9, "main ca60389")
 
 
 def _topk_trtllm_grid10_table() -> None:
@@ -269,19 +275,11 @@ def _topk_trtllm_grid10_table() -> None:
           f"LOOKED-AT, nothing refitted; {int(m['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed "
           f"median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kern, lab, col, tag, what in (
-            ("trt_topk", "trtllm", "pred_us", "new", "grid10 (25), the product's price, committed"),
-            ("trt_topk", "trtllm", "pred_main_us", "main", "grid10 (25), main 46789a6's price, committed"),
-            ("sgl_topk", "sglang", "pred_main_us", "main", "grid10 controls (4), main's committed prices")):
-        t = m[m["kernel"] == kern]
-        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (t[col] / t["median_us"] - 1.0), met, len(gg))
-    trt = m[m["kernel"] == "trt_topk"]
-    for c, lab in (("pred_main_us", "main 46789a6"), ("pred_us", "now")):
-        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
-        print(f"  TensorRT-LLM, all 25 rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
-              f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
+    _topk_grid_board(m, g, (
+        (("trt_topk",), "trtllm", "pred_us", "new", "grid10 (25), the product's price, committed"),
+        (("trt_topk",), "trtllm", "pred_main_us", "main", "grid10 (25), main 46789a6's price, committed"),
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid10 controls (4), main's committed prices")))
+    _trtllm_lines(m, "main 46789a6")
 
 
 def _topk_trtllm_grid7_table() -> None:
