@@ -235,6 +235,46 @@ FI_DEC_BLIND_DIAGNOSIS = {
 }
 
 
+#: the columns that name a CUDA-core decode shape in a grid's prediction file
+DEC_KEYS = ("heads", "kv_heads", "dtype", "batch", "context", "page_size")
+
+
+def _measured(FP, grid: tuple, title: str, note: str = " holds the predictions"):
+    """(a blind grid's committed prices joined to its measurement, the measurement's name) for grid = (prediction file,
+    main's prediction file, ..., measured glob); (None, None) after saying the grid is not measured yet."""
+    from simulator.calibration.blind_grids import blind_errors
+
+    m, name = blind_errors(FP, grid[-1], grid[0], grid[1])
+    if m is None:
+        print(f"\n{title}: not measured yet ({grid[0]}{note})")
+    return m, name
+
+
+def _now_err(FP, hw, m):
+    """Signed % error of the committed fitted file (now) on the rows `m`."""
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    return (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+
+
+def _with_groups(FP, m, pred: str, extra: tuple = ()):
+    """The rows `m` with the grid's group (its regime) from its prediction file, joined on DEC_KEYS (and `extra`)."""
+    import pandas as pd
+
+    keys = list(DEC_KEYS + extra)
+    return m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
+
+
+def _missed(t, diagnosis: dict, cols: tuple, goal: str, label: str) -> None:
+    """Print each diagnosis {regime key (one value per column of `cols`, or one value): why} whose regime misses."""
+    for key, why in diagnosis.items():
+        key = key if isinstance(key, tuple) else (key,)
+        hit = t[goal] == "MISSED"
+        for c, v in zip(cols, key):
+            hit &= t[c] == v
+        if hit.any():
+            print(f"  missed ({label}): {' '.join(key)}: {why}")
+
+
 def _fi_dec_blind(FP, hw, fmt, grid=FI_DEC_BLIND) -> None:
     """A CUDA-core decode blind grid: per K/V dtype and regime, |error| of the committed price files (main's, the new
     model's, and for the second grid the first revision's; all committed before measuring) and of the committed
@@ -253,8 +293,7 @@ def _fi_dec_blind(FP, hw, fmt, grid=FI_DEC_BLIND) -> None:
         m = m.merge(r1[keys + ["pred_us"]].rename(columns={"pred_us": "rev1_us"}), on=keys, how="inner")
         m["rev1_err_pct"] = (m["rev1_us"] / m["median_us"] - 1.0) * 100.0
         labels = ["main", "rev1", "new"]
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     print(f"\n{title.upper()} (FlashInfer CUDA-core decode, {len(m)} of {timed_of} shapes timed, {name}; "
           f"BLIND: main = the model at {str(m['before_commit'].iloc[0])[:7]} ({before}), "
@@ -273,9 +312,7 @@ def _fi_dec_blind(FP, hw, fmt, grid=FI_DEC_BLIND) -> None:
         BOARD.add("fi_decode", "blind", f"{title}, {lab} model's committed prices", m[f"{lab}_err_pct"],
                   int((t[f"{lab}_goal"] == "met").sum()), len(t))
     if rev1 is not None:
-        for ctx, why in FI_DEC_BLIND_DIAGNOSIS.items():
-            if ((t["ctx_regime"] == ctx) & (t["new_goal"] == "MISSED")).any():
-                print(f"  missed ({title}): {ctx}: {why}")
+        _missed(t, FI_DEC_BLIND_DIAGNOSIS, ("ctx_regime",), "new_goal", title)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -312,7 +349,7 @@ FI_DEC_BLIND3_DIAGNOSIS = {
 def _fi_dec_grid_summary(m, t, grid: int, labels, blind) -> None:
     """Print each model label's pooled |error| median / p90, signed median and regimes met on a fi_decode blind grid
     (rows `m` with <label>_err_pct, regime table `t` with <label>_goal), and add the `blind` labels' committed prices to
-    the board."""
+    the board (none with blind = ())."""
     for lab in labels:
         e = m[f"{lab}_err_pct"]
         print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
@@ -325,16 +362,12 @@ def _fi_dec_grid_summary(m, t, grid: int, labels, blind) -> None:
 def _fi_dec_blind3(FP, hw, fmt) -> None:
     """The third CUDA-core decode blind grid: per K/V dtype and regime, |error| of main's and the new model's committed
     prices and of the committed fitted file (now); the fp8 lone-CTA fit rows are shown apart."""
-    from simulator.calibration.blind_grids import blind_errors
-
-    pred, before, glob = FI_DEC_BLIND3
-    m, name = blind_errors(FP, glob, pred, before)
+    pred, before, _ = FI_DEC_BLIND3
+    m, name = _measured(FP, FI_DEC_BLIND3, "FI_DECODE BLIND GRID 3")
     if m is None:
-        print(f"\nFI_DECODE BLIND GRID 3: not measured yet ({pred} holds the predictions)")
         return
     fit = FP._is_fi_lone_fit(m)
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     f, b = m[fit], m[~fit].reset_index(drop=True)
     print(f"\nFI_DECODE BLIND GRID 3 (FlashInfer CUDA-core decode, {len(b)} blind shapes + {len(f)} fp8 lone-CTA fit "
@@ -355,9 +388,7 @@ def _fi_dec_blind3(FP, hw, fmt) -> None:
                   f"{np.median(e):+.1f} %")
     BOARD.add("fi_decode", "looked-at", "fi_decode blind grid 3, the current model (later rules chosen with its errors "
               "known)", b["now_err_pct"], int((t["now_goal"] == "met").sum()), len(t))
-    for (kv, ctx), why in FI_DEC_BLIND3_DIAGNOSIS.items():
-        if ((t["kv"] == kv) & (t["ctx_regime"] == ctx) & (t["now_goal"] == "MISSED")).any():
-            print(f"  missed (fi_decode blind grid 3): {kv} {ctx}: {why}")
+    _missed(t, FI_DEC_BLIND3_DIAGNOSIS, ("kv", "ctx_regime"), "now_goal", "fi_decode blind grid 3")
 
 # ---------------------------------------------------------------------------------------------------------------------
 # the CUDA-core decode kernel's fourth blind grid (fi_dec_blind4): the CTA launch share and the 9- / 7-slot dispatch
@@ -400,8 +431,7 @@ def _fi_dec_blind4(FP, hw, fmt) -> None:
     if m is None or a is None:
         print(f"\nFI_DECODE BLIND GRID 4: not measured yet ({pred} holds the predictions)")
         return
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     keys = [k for k in FP.SHAPE_KEYS if k in m.columns]
     m = m.merge(a[keys + ["err"]].rename(columns={"err": "alt_err_pct"}), on=keys, how="left")
@@ -419,9 +449,7 @@ def _fi_dec_blind4(FP, hw, fmt) -> None:
     _fi_dec_grid_summary(m, t, 4, labels, ("main", "new", "alt"))
     BOARD.add("fi_decode", "looked-at", "fi_decode blind grid 4, the current model (a later rule chosen with its "
               "errors known)", m["now_err_pct"], int((t["now_goal"] == "met").sum()), len(t))
-    for (kv, ctx), why in FI_DEC_BLIND4_DIAGNOSIS.items():
-        if ((t["kv"] == kv) & (t["ctx_regime"] == ctx) & (t["now_goal"] == "MISSED")).any():
-            print(f"  missed (fi_decode blind grid 4): {kv} {ctx}: {why}")
+    _missed(t, FI_DEC_BLIND4_DIAGNOSIS, ("kv", "ctx_regime"), "now_goal", "fi_decode blind grid 4")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -471,15 +499,11 @@ def fi_dec_blind5_regime(model: str, dtype: str, batch: float, context: float) -
 def _fi_dec_blind5(FP, hw, fmt) -> None:
     """The fifth CUDA-core decode blind grid: per regime, |error| of main's and the new model's committed prices and of
     the committed fitted file (now)."""
-    from simulator.calibration.blind_grids import blind_errors
-
-    pred, before, glob = FI_DEC_BLIND5
-    m, name = blind_errors(FP, glob, pred, before)
+    pred, before, _ = FI_DEC_BLIND5
+    m, name = _measured(FP, FI_DEC_BLIND5, "FI_DECODE BLIND GRID 5")
     if m is None:
-        print(f"\nFI_DECODE BLIND GRID 5: not measured yet ({pred} holds the predictions)")
         return
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     m["regime"] = [fi_dec_blind5_regime(*r) for r in m[["model", "dtype", "batch", "context"]].itertuples(index=False)]
     print(f"\nFI_DECODE BLIND GRID 5 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
@@ -493,9 +517,7 @@ def _fi_dec_blind5(FP, hw, fmt) -> None:
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
     _fi_dec_grid_summary(m, t, 5, labels, ("main", "new"))
-    for reg, why in FI_DEC_BLIND5_DIAGNOSIS.items():
-        if ((t["regime"] == reg) & (t["now_goal"] == "MISSED")).any():
-            print(f"  missed (fi_decode blind grid 5): {reg}: {why}")
+    _missed(t, FI_DEC_BLIND5_DIAGNOSIS, ("regime",), "now_goal", "fi_decode blind grid 5")
 
 
 FI_DEC_BLIND6 = ("production_attention_fi_dec_blind6_predictions.csv",
@@ -523,20 +545,13 @@ FI_DEC_BLIND6_DIAGNOSIS = {
 def _fi_dec_blind6(FP, hw, fmt) -> None:
     """The sixth CUDA-core decode blind grid: per regime (the grid's groups, FIDB6_*), |error| of main's and the new
     model's committed prices and of the committed fitted file (now)."""
-    import pandas as pd
 
-    from simulator.calibration.blind_grids import blind_errors
-
-    pred, before, glob = FI_DEC_BLIND6
-    m, name = blind_errors(FP, glob, pred, before)
+    pred, before, _ = FI_DEC_BLIND6
+    m, name = _measured(FP, FI_DEC_BLIND6, "FI_DECODE BLIND GRID 6")
     if m is None:
-        print(f"\nFI_DECODE BLIND GRID 6: not measured yet ({pred} holds the predictions)")
         return
-    keys = ["heads", "kv_heads", "dtype", "batch", "context", "page_size"]
-    grp = pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]]
-    m = m.merge(grp, on=keys, how="left")
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m = _with_groups(FP, m, pred)
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     m["regime"] = m["group"]
     print(f"\nFI_DECODE BLIND GRID 6 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
@@ -549,9 +564,7 @@ def _fi_dec_blind6(FP, hw, fmt) -> None:
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
     _fi_dec_grid_summary(m, t, 6, labels, ("main", "new"))
-    for reg, why in FI_DEC_BLIND6_DIAGNOSIS.items():
-        if ((t["regime"] == reg) & (t["now_goal"] == "MISSED")).any():
-            print(f"  missed (fi_decode blind grid 6): {reg}: {why}")
+    _missed(t, FI_DEC_BLIND6_DIAGNOSIS, ("regime",), "now_goal", "fi_decode blind grid 6")
 
 
 #: the CUDA-core decode CTA probe (lab/kernels/probe_fi_decode_ctas.py: per-CTA globaltimer / clock64 / %smid records
@@ -630,17 +643,13 @@ def _fi_cta_probe(FP, hw, fmt) -> None:
               f"{len(b)} calls, |error| median {np.median(np.abs(b['err_%'])):.1f} % -> "
               f"{np.median(np.abs(b['whatif_%'])):.1f} % with the measured k")
     # the seventh blind grid (the candidate FI_GRAPH_PLACEMENT against main's model), once measured
-    from simulator.calibration.blind_grids import blind_errors
-
-    pred, before, glob = FI_DEC_BLIND7
-    m, name = blind_errors(FP, glob, pred, before)
+    pred, before, _ = FI_DEC_BLIND7
+    m, name = _measured(FP, FI_DEC_BLIND7, "FI_DECODE BLIND GRID 7", f": the candidate FI_GRAPH_PLACEMENT on; {before}: "
+                        "main; both committed before any measurement; lab/kernels/measure_production_attention.py "
+                        "--grid fi_dec_blind7")
     if m is None:
-        print(f"\nFI_DECODE BLIND GRID 7: not measured yet ({pred}: the candidate FI_GRAPH_PLACEMENT on; "
-              f"{before}: main; both committed before any measurement; lab/kernels/measure_production_attention.py "
-              "--grid fi_dec_blind7)")
         return
-    keys = ["heads", "kv_heads", "dtype", "batch", "context", "page_size"]
-    m = m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
+    m = _with_groups(FP, m, pred)
     m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
     print(f"\nFI_DECODE BLIND GRID 7 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
@@ -665,20 +674,14 @@ FI_DEC_BLIND8 = ("production_attention_fi_dec_blind8_predictions.csv",
 def _fi_dec_blind8(FP, hw, fmt) -> None:
     """The eighth CUDA-core decode blind grid: per regime, |error| of main's and the new model's committed prices, and
     of the committed fitted file (now: the shipped model refitted; looked-at once measured)."""
-    import pandas as pd
 
-    from simulator.calibration.blind_grids import blind_errors
-
-    pred, before, glob = FI_DEC_BLIND8
-    m, name = blind_errors(FP, glob, pred, before)
+    pred, before, _ = FI_DEC_BLIND8
+    m, name = _measured(FP, FI_DEC_BLIND8, "FI_DECODE BLIND GRID 8", f": the candidate; {before}: main; "
+                        "lab/kernels/measure_production_attention.py --grid fi_dec_blind8")
     if m is None:
-        print(f"\nFI_DECODE BLIND GRID 8: not measured yet ({pred}: the candidate; {before}: main; "
-              "lab/kernels/measure_production_attention.py --grid fi_dec_blind8)")
         return
-    keys = ["heads", "kv_heads", "dtype", "batch", "context", "page_size"]
-    m = m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m = _with_groups(FP, m, pred)
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
     print(f"\nFI_DECODE BLIND GRID 8 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
@@ -707,20 +710,13 @@ FI_TC_BLIND = ("production_attention_fi_tc_blind_predictions.csv",
 def _fi_tc_blind(FP, hw, fmt) -> None:
     """The tensor-core (FA2 prefill) blind grid: per regime (the grid's groups, FITB_*), |error| of main's and the new
     model's committed prices and of the committed fitted file (now)."""
-    import pandas as pd
 
-    from simulator.calibration.blind_grids import blind_errors
-
-    pred, before, glob = FI_TC_BLIND
-    m, name = blind_errors(FP, glob, pred, before)
+    pred, before, _ = FI_TC_BLIND
+    m, name = _measured(FP, FI_TC_BLIND, "FI_TC BLIND GRID")
     if m is None:
-        print(f"\nFI_TC BLIND GRID: not measured yet ({pred} holds the predictions)")
         return
-    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
-    grp = pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]]
-    m = m.merge(grp, on=keys, how="left")
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m = _with_groups(FP, m, pred, ("family", "q_rows"))
+    m["now_err_pct"] = _now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     m["regime"] = m["group"]
     print(f"\nFI_TC BLIND GRID (FlashInfer tensor-core decode and verification, FA2 prefill kernel; {len(m)} blind shapes "
@@ -731,10 +727,7 @@ def _fi_tc_blind(FP, hw, fmt) -> None:
     labels = ["main", "new", "now"]
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
-    for lab in labels:
-        e = m[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    _fi_dec_grid_summary(m, t, None, labels, ())
     for fam in ("fi_tc", "fi_verify"):
         x = m[m["family"] == fam]
         tt = t[t["regime"].isin(set(x["regime"]))]
