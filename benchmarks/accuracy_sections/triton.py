@@ -325,6 +325,27 @@ TD_BLIND2_DIAGNOSIS = (
     "the model does not count; sgl_triton: bf16 long contexts at batch 32-59 +13 % (as main's model)")
 
 
+def _base_new_grid(b, grid: int, diagnosis: str, fmt) -> None:
+    """Print the per-family / phase / regime table of a Triton decode blind grid's base and new committed
+    prices (rows `b`), one pooled line per family and price, their board rows, and the diagnosis while a regime of the
+    new model misses."""
+    import numpy as np
+
+    t = _models_table(b, ("family", "phase", "kv", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
+    print(t.to_string(**fmt))
+    for fam, g in b.groupby("family"):
+        tt = t[t["family"] == fam]
+        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
+            e = g[c]
+            met = int((tt[lab + "_goal"] == "met").sum())
+            BOARD.add(str(fam), "blind", f"Triton decode blind grid {grid}, {lab} model's committed prices", e, met,
+                      len(tt))
+            print(f"{fam} blind {grid}, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
+                  f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
+    if (t["new_goal"] == "MISSED").any():
+        print(f"  missed (blind {grid}): {diagnosis}")
+
+
 def _triton_decode_blind2(FP, fmt) -> None:
     """The second blind grid of the two Triton decode families (FP.load_triton_decode_blind2: triton_vllm q 1-4 and
     sgl_triton q 1, shapes in none of the committed rows), priced before the measurement by the model at the branch
@@ -333,7 +354,6 @@ def _triton_decode_blind2(FP, fmt) -> None:
     Regime goal: median <= 10 %, p90 <= 25 %."""
     from pathlib import Path
 
-    import numpy as np
 
     b = FP.load_triton_decode_blind2(FP.DATA_DIR)
     if not len(b):
@@ -344,18 +364,7 @@ def _triton_decode_blind2(FP, fmt) -> None:
           f"K/V), prices committed before the measurement ({FP.TD_BLIND2_PRED_CSV}): base = the model at "
           f"{str(b['base_commit'].iloc[0])[:7]} (the branch point), new = the model at "
           f"{str(b['model_commit'].iloc[0])[:7]} (the shipped model)")
-    t = _models_table(b, ("family", "phase", "kv", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
-    print(t.to_string(**fmt))
-    for fam, g in b.groupby("family"):
-        tt = t[t["family"] == fam]
-        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-            e = g[c]
-            met = int((tt[lab + "_goal"] == "met").sum())
-            BOARD.add(str(fam), "blind", f"Triton decode blind grid 2, {lab} model's committed prices", e, met, len(tt))
-            print(f"{fam} blind 2, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-                  f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
-    if (t["new_goal"] == "MISSED").any():
-        print(f"  missed (blind 2): {TD_BLIND2_DIAGNOSIS}")
+    _base_new_grid(b, 2, TD_BLIND2_DIAGNOSIS, fmt)
 
 
 #: what the third Triton decode blind grid shows where regimes miss under the committed new model (printed only while
@@ -406,18 +415,7 @@ def _triton_decode_blind3(FP, hw, fmt) -> None:
           f"64/8, bf16 and fp8 K/V), prices committed before the measurement ({FP.TD_BLIND3_PRED_CSV}): base = "
           f"main's model ({str(b['base_commit'].iloc[0])[:7]}), new = the model at {str(b['model_commit'].iloc[0])[:7]} "
           "(the per-launch constant on reduce_segments, shared by dtype; the second q block's re-read as L2 traffic)")
-    t = _models_table(b, ("family", "phase", "kv", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
-    print(t.to_string(**fmt))
-    for fam, g in b.groupby("family"):
-        tt = t[t["family"] == fam]
-        for c, lab in (("base_err_pct", "base"), ("new_err_pct", "new")):
-            e = g[c]
-            met = int((tt[lab + "_goal"] == "met").sum())
-            BOARD.add(str(fam), "blind", f"Triton decode blind grid 3, {lab} model's committed prices", e, met, len(tt))
-            print(f"{fam} blind 3, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-                  f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
-    if (t["new_goal"] == "MISSED").any():
-        print(f"  missed (blind 3): {TD_BLIND3_DIAGNOSIS}")
+    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt)
     v = b[b["family"] == "triton_vllm"].reset_index(drop=True)
     ops = FP.build_ops(v, hw.units, FP._smem(hw))
     v["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(v)) / v["median_us"] - 1.0) * 100.0
