@@ -30,6 +30,28 @@ DEEPGEMM_GEMM_PREDICTION = "deepgemm_gemm_blind_prediction_d3c34ca_2026-11-27.cs
 DEEPGEMM_GEMM_MEASURED = "deepgemm_gemm_blind_nvidia-h100-80gb-hbm3_2026-11-27.csv"
 
 
+#: the board's family of every block-scaled fp8 GEMM row
+BLOCK_FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
+
+
+def _grid_table(m, tab, head: str, board, medians: list | None = None) -> bool:
+    """Print a block fp8 GEMM grid's regime table under `head` and add one board row per (label, caption) of `board`
+    (goal <label>_goal); while the grid is not measured (tab None) say so, with the predicted medians per regime of
+    the `medians` columns when given. True when measured."""
+    if tab is None:
+        if medians is None:
+            print(head + f": NOT MEASURED YET ({len(m)} rows)")
+        else:
+            print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
+            print(m.groupby("regime")[medians].median().to_string(float_format=lambda v: f"{v:.2f}"))
+        return False
+    for tag, caption in board:
+        _board_table(tab, "blind", caption, goal=f"{tag}_goal", family=BLOCK_FAMILY)
+    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    return True
+
+
 def deepgemm_gemm_blind_errors():
     """(joined rows, per-regime table) of the DeepGEMM / cuBLASLt block grid: per regime (kernel x decode / prefill) n,
     |error| median / p90 and signed median of main's model and the new one, and each one's goal (median <= 10 %,
@@ -73,9 +95,9 @@ def _deepgemm_gemm_blind_table() -> None:
     if tab is None:
         return
     _board_table(tab, "blind", "block fp8 GEMM: DeepGEMM vs cuBLASLt grid, new model", goal="new_goal",
-                 family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
+                 family=BLOCK_FAMILY)
     _board_table(tab, "blind", "block fp8 GEMM: DeepGEMM vs cuBLASLt grid, model at 5b35f90", goal="main_goal",
-                 family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
+                 family=BLOCK_FAMILY)
     print(f"\n== block-scaled fp8 GEMM grid, BLIND: DeepGEMM fp8_gemm_nt (deepseek-ai/DeepGEMM 54e2261, 1D2D kernel, "
           f"host code built on the device) and cuBLASLt (torch._scaled_mm) on the same shapes: (K, N) of DeepSeek-V3 / "
           f"Qwen3-32B layers, M 1-60 and 640-4096 (predicted before measuring, commit {DEEPGEMM_GEMM_PREDICTION_COMMIT}: "
@@ -130,17 +152,9 @@ def _deepgemm_gemm_decode2_table() -> None:
     head = (f"\n== DeepGEMM block fp8 GEMM, decode-2 grid (predicted before measuring, commit "
             f"{DEEPGEMM_DECODE2_PREDICTION_COMMIT}: {DEEPGEMM_DECODE2_PREDICTION}; main = the model at 56e805c, "
             f"new = the tile-aware K step, terms fitted on the 6 DeepGEMM fit rows only)")
-    if tab is None:
-        med = m.groupby("regime")[["pred_main_us", "pred_new_us"]].median()
-        print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
-        print(med.to_string(float_format=lambda v: f"{v:.2f}"))
-        return
-    _board_table(tab, "blind", "DeepGEMM block fp8 GEMM decode-2 grid, tile-aware K step", goal="new_goal",
-                 family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
-    _board_table(tab, "blind", "DeepGEMM block fp8 GEMM decode-2 grid, model at 56e805c", goal="main_goal",
-                 family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
-    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    _grid_table(m, tab, head, (("new", "DeepGEMM block fp8 GEMM decode-2 grid, tile-aware K step"),
+                               ("main", "DeepGEMM block fp8 GEMM decode-2 grid, model at 56e805c")),
+                ["pred_main_us", "pred_new_us"])
 
 
 # ---- DeepGEMM block-scaled fp8 GEMM, third grid (decode M 1-128): the refit on the decode-2 rows ----------------------
@@ -176,15 +190,7 @@ def _deepgemm_gemm_decode3_table() -> None:
             f"{DEEPGEMM_DECODE3_PREDICTION_COMMIT}: {DEEPGEMM_DECODE3_PREDICTION}; main = the model at 6648a5d, "
             f"new = terms refitted on the 6 fit rows + the decode-2 rows (looked-at, now fit rows), promo = new + the "
             f"promotion FMAs per K step)")
-    if tab is None:
-        med = m.groupby("regime")[[c for c in DEEPGEMM_DECODE3_MODELS]].median()
-        print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
-        print(med.to_string(float_format=lambda v: f"{v:.2f}"))
-        return
-    for col, (tag, caption) in DEEPGEMM_DECODE3_MODELS.items():
-        _board_table(tab, "blind", caption, goal=f"{tag}_goal", family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
-    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    _grid_table(m, tab, head, DEEPGEMM_DECODE3_MODELS.values(), list(DEEPGEMM_DECODE3_MODELS))
 
 
 # ---- block-scaled fp8 GEMM grid 4: cuBLASLt's block path M 1-4096, DeepGEMM prefill on 1- / 2-CTA clusters ------------
@@ -260,20 +266,13 @@ def _block_fp8_grid4_table() -> None:
             f"scale_b promotion (block_n 80 / 112 / 144 tiles, sm90_fp8_gemm_1d2d.cuh @ 54e2261) fitted on the "
             f"kind's 59 named fit rows + cuBLASLt's kind refitted on its 60 named fit rows (no row of this grid "
             f"fitted); DeepGEMM's printed configs match block_layout on all 27 rows")
-    if tab is None:
-        med = m.groupby("regime")[[c for c in BLOCK_GRID4_MODELS]].median()
-        print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
-        print(med.to_string(float_format=lambda v: f"{v:.2f}"))
+    if not _grid_table(m, tab, head, BLOCK_GRID4_MODELS.values(), list(BLOCK_GRID4_MODELS)):
         return
-    for col, (tag, caption) in BLOCK_GRID4_MODELS.items():
-        _board_table(tab, "blind", caption, goal=f"{tag}_goal", family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
     me = pd.read_csv(sorted(FP.DATA_DIR.glob(BLOCK_GRID4_MEASURED_GLOB))[-1])
     cl = me[me["kernel"] == "cublaslt"]
     untimed = cl[pd.to_numeric(cl["median_us"], errors="coerce").isna()]
     m4 = untimed[untimed["rows"] % 4 != 0]
     k4 = untimed[(untimed["rows"] % 4 == 0) & ((untimed["k"] // 128) % 4 != 0)]
-    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     print(f"  cuBLASLt rows not timed: {len(untimed)} of {len(cl)}: M not a multiple of 4 ({len(m4)}: "
           f"CUBLAS_STATUS_NOT_SUPPORTED; scales with a 16-byte padded leading dimension are refused by torch), "
           f"K / 128 not a multiple of 4 ({len(k4)}: wrong values, rel. error 0.09-26)")
@@ -290,13 +289,8 @@ def _block_fp8_grid4_table() -> None:
              f"the split rule before), new = the split rule read off 32 recorded kernel choices (grid 4's included: "
              f"LOOKED-AT rule, these rows blind), the kind refitted under it on the same 60 named fit rows; it lost "
              f"(split counts 9 of 20 against 8 of 20, errors no better), so g4's model ships")
-    if tab5 is None:
-        print(head5 + f": NOT MEASURED YET ({len(m5)} rows)")
+    if not _grid_table(m5, tab5, head5, BLOCK_GRID5_MODELS.values()):
         return
-    for col, (tag, caption) in BLOCK_GRID5_MODELS.items():
-        _board_table(tab5, "blind", caption, goal=f"{tag}_goal", family="block fp8 GEMM (DeepGEMM / cuBLASLt)")
-    print(head5 + f"; |error| median / p90 and signed median, %, {len(m5)} timed rows")
-    print(tab5.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     notes = sorted(FP.DATA_DIR.glob(BLOCK_GRID5_MEASURED_GLOB.replace(".csv", "_notes.txt")))
     if notes:
         import re
