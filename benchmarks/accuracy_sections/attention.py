@@ -183,6 +183,12 @@ def context():
     return None if c is None else (FP, c[2], FMT)
 
 
+def now_err(FP, hw, rows):
+    """Signed % error (predicted / measured - 1) of the current model with the committed fitted file on `rows`."""
+    ops = FP.build_ops(rows, hw.units, FP._smem(hw))
+    return (FP.predict_us(ops, hw, hw.efficiency, len(rows)) / rows["median_us"] - 1.0) * 100.0
+
+
 #: how every attention table prints
 FMT = {"float_format": lambda v: f"{v:.1f}", "index": False}
 

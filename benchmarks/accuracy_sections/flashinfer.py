@@ -11,7 +11,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from .attention import context
+from .attention import context, now_err
 from .mla import _blind_regimes
 
 
@@ -89,8 +89,7 @@ def _fresh_fi(FP, fmt, pred=FRESH_FI_PRED, before=FRESH_FI_BEFORE, glob=FRESH_FI
     from hwmodels.spec import load_hardware
 
     hw = load_hardware("H100-SXM")
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["err_now"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["err_now"] = now_err(FP, hw, m)
     for fam, x in m.groupby("family"):
         e, eb, en = x["err"].abs(), x["err_before"].abs(), x["err_now"].abs()
         print(f"  {fam}: {len(x)} shapes, median |error| {e.median():.1f} %, p90 {np.percentile(e, 90):.1f} % (before: "
@@ -250,12 +249,6 @@ def _measured(FP, grid: tuple, title: str, note: str = " holds the predictions")
     return m, name
 
 
-def _now_err(FP, hw, m):
-    """Signed % error of the committed fitted file (now) on the rows `m`."""
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    return (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
-
-
 def _with_groups(FP, m, pred: str, extra: tuple = ()):
     """The rows `m` with the grid's group (its regime) from its prediction file, joined on DEC_KEYS (and `extra`)."""
     import pandas as pd
@@ -293,7 +286,7 @@ def _fi_dec_blind(FP, hw, fmt, grid=FI_DEC_BLIND) -> None:
         m = m.merge(r1[keys + ["pred_us"]].rename(columns={"pred_us": "rev1_us"}), on=keys, how="inner")
         m["rev1_err_pct"] = (m["rev1_us"] / m["median_us"] - 1.0) * 100.0
         labels = ["main", "rev1", "new"]
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     print(f"\n{title.upper()} (FlashInfer CUDA-core decode, {len(m)} of {timed_of} shapes timed, {name}; "
           f"BLIND: main = the model at {str(m['before_commit'].iloc[0])[:7]} ({before}), "
@@ -367,7 +360,7 @@ def _fi_dec_blind3(FP, hw, fmt) -> None:
     if m is None:
         return
     fit = FP._is_fi_lone_fit(m)
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     f, b = m[fit], m[~fit].reset_index(drop=True)
     print(f"\nFI_DECODE BLIND GRID 3 (FlashInfer CUDA-core decode, {len(b)} blind shapes + {len(f)} fp8 lone-CTA fit "
@@ -431,7 +424,7 @@ def _fi_dec_blind4(FP, hw, fmt) -> None:
     if m is None or a is None:
         print(f"\nFI_DECODE BLIND GRID 4: not measured yet ({pred} holds the predictions)")
         return
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     keys = [k for k in FP.SHAPE_KEYS if k in m.columns]
     m = m.merge(a[keys + ["err"]].rename(columns={"err": "alt_err_pct"}), on=keys, how="left")
@@ -503,7 +496,7 @@ def _fi_dec_blind5(FP, hw, fmt) -> None:
     m, name = _measured(FP, FI_DEC_BLIND5, "FI_DECODE BLIND GRID 5")
     if m is None:
         return
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     m["regime"] = [fi_dec_blind5_regime(*r) for r in m[["model", "dtype", "batch", "context"]].itertuples(index=False)]
     print(f"\nFI_DECODE BLIND GRID 5 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
@@ -551,7 +544,7 @@ def _fi_dec_blind6(FP, hw, fmt) -> None:
     if m is None:
         return
     m = _with_groups(FP, m, pred)
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     m["regime"] = m["group"]
     print(f"\nFI_DECODE BLIND GRID 6 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
@@ -681,7 +674,7 @@ def _fi_dec_blind8(FP, hw, fmt) -> None:
     if m is None:
         return
     m = _with_groups(FP, m, pred)
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
     print(f"\nFI_DECODE BLIND GRID 8 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
@@ -716,7 +709,7 @@ def _fi_tc_blind(FP, hw, fmt) -> None:
     if m is None:
         return
     m = _with_groups(FP, m, pred, ("family", "q_rows"))
-    m["now_err_pct"] = _now_err(FP, hw, m)
+    m["now_err_pct"] = now_err(FP, hw, m)
     m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
     m["regime"] = m["group"]
     print(f"\nFI_TC BLIND GRID (FlashInfer tensor-core decode and verification, FA2 prefill kernel; {len(m)} blind shapes "

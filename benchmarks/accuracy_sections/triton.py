@@ -11,7 +11,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from .attention import context
+from .attention import context, now_err
 
 
 def triton() -> None:
@@ -112,12 +112,8 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
         return
     by = ("phase", "kv", "ctx_regime", "batch_regime")
 
-    def now(df):
-        ops = FP.build_ops(df, hw.units, FP._smem(hw))
-        return (FP.predict_us(ops, hw, hw.efficiency, len(df)) / df["median_us"] - 1.0) * 100.0
-
     b = b.rename(columns={"base_err_pct": "main_err_pct"})
-    b["now_err_pct"] = now(b)
+    b["now_err_pct"] = now_err(FP, hw, b)
     keys = [k for k in FP.SHAPE_KEYS if k in b.columns]
     frozen = FP.DATA_DIR / TD_BLIND4_REFIT_PRICES
     if frozen.exists():
@@ -155,7 +151,7 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
     f = FP.load_triton_decode_blind4(FP.DATA_DIR, role="fit_fp8")
     if len(f):
         f = f.rename(columns={"base_err_pct": "main_err_pct"})
-        f["now_err_pct"] = now(f)
+        f["now_err_pct"] = now_err(FP, hw, f)
         print(f"fp8 fit set ({len(f)} Llama-3.1-8B fp8 rows, fit rows of the shipped model), per regime (main = "
               "main's model, which did not fit them):")
         print(_models_table(f, by, ["main", "now"], []).round(1).to_string(**fmt))
@@ -164,7 +160,7 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
         lo["G"] = np.floor(lo["heads"] / lo["kv_heads"]).astype(int)
         lo["kernel"] = np.where(lo["q_rows"] > 1, "2D", "3D")
         lo = lo.rename(columns={"base_err_pct": "main_err_pct"})
-        lo["now_err_pct"] = now(lo)
+        lo["now_err_pct"] = now_err(FP, hw, lo)
         piv = lo.pivot_table(index=["kernel", "dtype", "context"], columns="G", values="median_us")
         print("lone programs (batch 1, fit rows: G 4's join the fit, the others give VLLM_ITER_BY_G), measured us by GQA "
               f"group G; lone_iter_ratios: {FP.lone_iter_ratios()}")
@@ -187,8 +183,7 @@ def _triton_decode_blind5(FP, hw, fmt) -> None:
     if not len(b):
         return
     by = ("phase", "kv", "ctx_regime", "batch_regime")
-    ops = FP.build_ops(b, hw.units, FP._smem(hw))
-    b["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(b)) / b["median_us"] - 1.0) * 100.0
+    b["now_err_pct"] = now_err(FP, hw, b)
     b = b.rename(columns={"base_err_pct": "main_err_pct"})
     labels = ["main", "v1", "new"]
     moved = bool((b["now_err_pct"] - b["new_err_pct"]).abs().max() > 0.05)
@@ -225,8 +220,7 @@ def _triton_decode_blind6(FP, hw, fmt) -> None:
     b = FP.load_triton_decode_blind6(FP.DATA_DIR)
     if not len(b):
         return
-    ops = FP.build_ops(b, hw.units, FP._smem(hw))
-    b["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(b)) / b["median_us"] - 1.0) * 100.0
+    b["now_err_pct"] = now_err(FP, hw, b)
     b = b.rename(columns={"base_err_pct": "main_err_pct"})
     moved = bool((b["now_err_pct"] - b["new_err_pct"]).abs().max() > 0.05)
     print(f"\nBLIND 6 ({Path(b.attrs['file']).name}: {len(b)} triton_vllm shapes in none of the committed rows: "
@@ -399,8 +393,7 @@ def _triton_decode_blind3(FP, hw, fmt) -> None:
     if len(d):
         d = d.assign(us_per_tile=d["median_us"] / np.ceil(d["context"] / 32.0))
         piv = d.pivot_table(index=["model", "dtype", "batch", "context"], columns="layout", values="us_per_tile")
-        ops = FP.build_ops(d, hw.units, FP._smem(hw))
-        d["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(d)) / d["median_us"] - 1.0) * 100.0
+        d["now_err_pct"] = now_err(FP, hw, d)
         piv["spread_pct"] = (piv.max(axis=1) / piv.min(axis=1) - 1.0) * 100.0
         piv["shipped_err_pct"] = d.groupby(["model", "dtype", "batch", "context"])["now_err_pct"].median()
         print(f"\nPAGE-LAYOUT DIAGNOSIS (fit rows, not blind; {Path(b.attrs['file']).name}, row_role diagnosis): lone "
@@ -417,8 +410,7 @@ def _triton_decode_blind3(FP, hw, fmt) -> None:
           "(the per-launch constant on reduce_segments, shared by dtype; the second q block's re-read as L2 traffic)")
     _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt)
     v = b[b["family"] == "triton_vllm"].reset_index(drop=True)
-    ops = FP.build_ops(v, hw.units, FP._smem(hw))
-    v["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(v)) / v["median_us"] - 1.0) * 100.0
+    v["now_err_pct"] = now_err(FP, hw, v)
     tn = FP.accuracy(v, by=("family", "phase", "kv", "ctx_regime", "batch_regime"), col="now_err_pct", part=None)
     print("triton_vllm blind grid 3 under the shipped model (new + the lone-program fit rows, refitted AFTER this "
           "measurement: LOOKED-AT):")

@@ -228,6 +228,20 @@ def _xqa_x6(FP, hw, fmt) -> None:
         now_board="xqa sixth grid, the shipped terms (lock-step share fitted on the W-sweep after it)")
 
 
+def _priced_with(FP, hw, d, name: str, value: float):
+    """(the rows `d` priced in us with simulator.kernels.xqa.<name> set to `value` (the rule before), and priced
+    now)."""
+    from simulator.kernels import xqa as XQ
+
+    keep = getattr(XQ, name)
+    try:
+        setattr(XQ, name, value)
+        before = FP.predict_us(FP.build_ops(d, hw.units, FP._smem(hw)), hw, hw.efficiency, len(d))
+    finally:
+        setattr(XQ, name, keep)
+    return before, FP.predict_us(FP.build_ops(d, hw.units, FP._smem(hw)), hw, hw.efficiency, len(d))
+
+
 def _xqa_x7(FP, hw, fmt) -> None:
     """mha.cu's verification row share (simulator/kernels/xqa.py XQA_ROW_SHARE): its FIT rows (xqa_verify_fit_rows,
     share 1 = the rule before against the fitted share), then the seventh xqa grid (lab/kernels/measure_xqa_attention.py
@@ -241,14 +255,7 @@ def _xqa_x7(FP, hw, fmt) -> None:
     if len(xq):
         d = xq[FP.xqa_verify_fit_rows(xq)].reset_index(drop=True)
         keep = XQ.XQA_ROW_SHARE
-        try:
-            XQ.XQA_ROW_SHARE = 1.0
-            one = FP.predict_us(FP.build_ops(d, hw.units, float(hw.smem_per_unit_bytes or 233472)), hw, hw.efficiency,
-                                len(d))
-        finally:
-            XQ.XQA_ROW_SHARE = keep
-        now = FP.predict_us(FP.build_ops(d, hw.units, float(hw.smem_per_unit_bytes or 233472)), hw, hw.efficiency,
-                            len(d))
+        one, now = _priced_with(FP, hw, d, "XQA_ROW_SHARE", 1.0)
         e1, e2 = np.log(one / d["median_us"]), np.log(now / d["median_us"])
         print(f"\nXQA VERIFICATION ROW SHARE, FIT rows (xqa_verify_fit_rows: {len(d)} bf16 q 2 / q 4 rows of Llama-3.1-8B, "
               "page 16, context <= 256 at every batch and 1024-16384 at batch <= 64; LOOKED-AT before the rule): rms log "
@@ -285,14 +292,7 @@ def _xqa_x8(FP, hw, fmt) -> None:
     if len(xq):
         d = xq[FP.xqa_gmma_verify_fit_rows(xq)].reset_index(drop=True)
         keep = XQ.XQA_GMMA_COL_SHARE
-        try:
-            XQ.XQA_GMMA_COL_SHARE = 0.0
-            zero = FP.predict_us(FP.build_ops(d, hw.units, float(hw.smem_per_unit_bytes or 233472)), hw,
-                                 hw.efficiency, len(d))
-        finally:
-            XQ.XQA_GMMA_COL_SHARE = keep
-        now = FP.predict_us(FP.build_ops(d, hw.units, float(hw.smem_per_unit_bytes or 233472)), hw, hw.efficiency,
-                            len(d))
+        zero, now = _priced_with(FP, hw, d, "XQA_GMMA_COL_SHARE", 0.0)
         e0, e1 = np.log(zero / d["median_us"]), np.log(now / d["median_us"])
         print(f"\nXQA GMMA VERIFICATION COLUMNS, FIT rows (xqa_gmma_verify_fit_rows: {len(d)} fp8 q 2 / q 4 rows of "
               "Llama-3.1-8B, page 16, every context and batch of the campaign; LOOKED-AT before the rule): rms log error "
