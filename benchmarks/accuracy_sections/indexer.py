@@ -76,6 +76,17 @@ def _indexer_regime_table(d, sets, labels, signed: str = "signed", miss: str = "
     return pd.DataFrame(out)
 
 
+def _blind_board(d, t, grid: str, labels) -> None:
+    """Board rows of an indexer grid's blind rows: per (label, model) the signed errors of pred_<model>_us and the
+    regimes met on <model>_goal of the blind part of the regime table `t`."""
+    b = d[d["set"] == "blind"]
+    tb = t[t["set"] == "blind"]
+    for lab, short in labels:
+        BOARD.add("indexer_dg", "blind", f"{grid}, {lab} model's committed prices",
+                  (b[f"pred_{short}_us"] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()),
+                  len(tb))
+
+
 def production_indexer_blind2() -> None:
     """DeepGEMM's DSA-indexer kernels, second grid (lab/kernels/predict_deepgemm_indexer_blind.py): shapes in no
     earlier measurement, priced by main's model (c61edea) and by the model with the paged kernel's structure re-read
@@ -98,12 +109,7 @@ def production_indexer_blind2() -> None:
           f"measurement in {preds[-1].name}: main = c61edea's model, new = the paged kernel's structure re-read; "
           f"|model / measured - 1| in %, signed + = the model too slow; goal median <= 10 %, p90 <= 25 %)")
     print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    b = d[d["set"] == "blind"]
-    tb = t[t["set"] == "blind"]
-    for lab, col in (("main c61edea", "pred_main_us"), ("new", "pred_new_us")):
-        short = lab.split()[0]
-        BOARD.add("indexer_dg", "blind", f"DeepGEMM indexer blind grid 2, {lab} model's committed prices",
-                  (b[col] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()), len(tb))
+    _blind_board(d, t, "DeepGEMM indexer blind grid 2", (("main c61edea", "main"), ("new", "new")))
 
 
 def production_indexer_blind3() -> None:
@@ -143,12 +149,7 @@ def production_indexer_blind3() -> None:
         both["cold_vs_warm_pct"] = (both["cold_us"] / both["warm8_us"] - 1.0) * 100.0
         print("\nthe same decode shapes, keys rotated past the L2 (cold) vs the earlier grids' 8-table rotation (warm8):")
         print(both.reset_index().to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    b = d[d["set"] == "blind"]
-    tb = t[t["set"] == "blind"]
-    for lab, col in (("main 5b35f90", "pred_main_us"), ("new", "pred_new_us")):
-        short = lab.split()[0]
-        BOARD.add("indexer_dg", "blind", f"DeepGEMM indexer blind grid 3, {lab} model's committed prices",
-                  (b[col] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()), len(tb))
+    _blind_board(d, t, "DeepGEMM indexer blind grid 3", (("main 5b35f90", "main"), ("new", "new")))
 
 
 def _indexer_blind4_regime(d) -> "np.ndarray":
@@ -203,8 +204,5 @@ def production_indexer_blind4_cold() -> None:
         e3 = (FI.predict_us(c3, hw, hw.efficiency) / c3["median_us"] - 1.0) * 100.0
         print(f"grid 3's cold rows (LOOKED-AT while choosing the cold rule; n = {len(c3)}), this tree's model: "
               f"{e3.abs().median():.1f} / {np.quantile(e3.abs(), 0.9):.1f} % (signed {e3.median():+.1f})")
-    tb = t[t["set"] == "blind"]
-    for lab, short in (("main 8b74743", "main"), ("new (derived cold kind)", "new")):
-        BOARD.add("indexer_dg", "blind", f"DeepGEMM indexer blind grid 4 (cold keys), {lab} model's committed prices",
-                  (b[f"pred_{short}_us"] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()),
-                  len(tb))
+    _blind_board(d, t, "DeepGEMM indexer blind grid 4 (cold keys)",
+                 (("main 8b74743", "main"), ("new (derived cold kind)", "new")))
