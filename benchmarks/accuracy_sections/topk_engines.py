@@ -184,6 +184,21 @@ def _topk_grid_board(m, g, lines) -> None:
         BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
 
 
+def _trtllm_grid(measured: str, accuracy, rows, head, board):
+    """A blind top-k grid of 7-10 once `measured` is committed: print head(rows) and the regime table accuracy(), add
+    the board lines (see _topk_grid_board) and return the grid's rows (rows()); None while not measured."""
+    from simulator.calibration import topk_engines as TE
+
+    if not (TE.F.DATA_DIR / measured).is_file():
+        return None
+    g = accuracy()
+    m = rows()
+    print(head(m))
+    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    _topk_grid_board(m, g, board)
+    return m
+
+
 def _trtllm_lines(m, main: str) -> None:
     """One line each for main's committed price (labelled `main`) and the product's price now over all of a grid's
     TensorRT-LLM rows: |error| median / p90 and signed median."""
@@ -203,23 +218,20 @@ def _topk_trtllm_grid8_table() -> None:
     from simulator.calibration import topk_engines as TE
 
     commit = "ea62d27"   # the commit that holds the grid 8 predictions
-    if not (TE.F.DATA_DIR / TE.GRID8_MEASURED).is_file():
-        return
-    g = TE.grid8_accuracy()
-    m8 = TE.measured8()
-    print(f"\n== top-k grid8 (50 new shapes: TensorRT-LLM's prefill entry and decode dispatch at 520-4000 rows x 2.5K-300K, "
-          f"split long decode rows 1-80 x 88K-730K, single-CTA decode rows; predicted before measuring, commit {commit}: "
-          f"{TE.GRID8_PREDICTION}; measured {TE.GRID8_MEASURED}); every row BLIND: main = main a6875d8's product price "
-          f"(the decode dispatch for every row: it had no prefill entry), new = the product's price now (goal judged on "
-          f"it; SGLang's controls on main's); the closed-loop exponent was chosen with grids 5-7 LOOKED-AT; "
-          f"{int(m8['wrong'].sum())} SGLang rows marked WRONG SELECTION (threshold-bin ties, time kept); |error| "
-          f"median / p90, signed median, %")
-    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    trt = m8["kernel"].isin(["trt_topk", "trt_topk_pf"])
-    _topk_grid_board(m8, g, (
+    m8 = _trtllm_grid(TE.GRID8_MEASURED, TE.grid8_accuracy, TE.measured8, lambda m8: (
+        f"\n== top-k grid8 (50 new shapes: TensorRT-LLM's prefill entry and decode dispatch at 520-4000 rows x 2.5K-300K, "
+        f"split long decode rows 1-80 x 88K-730K, single-CTA decode rows; predicted before measuring, commit {commit}: "
+        f"{TE.GRID8_PREDICTION}; measured {TE.GRID8_MEASURED}); every row BLIND: main = main a6875d8's product price "
+        f"(the decode dispatch for every row: it had no prefill entry), new = the product's price now (goal judged on "
+        f"it; SGLang's controls on main's); the closed-loop exponent was chosen with grids 5-7 LOOKED-AT; "
+        f"{int(m8['wrong'].sum())} SGLang rows marked WRONG SELECTION (threshold-bin ties, time kept); |error| "
+        f"median / p90, signed median, %"), (
         (("trt_topk", "trt_topk_pf"), "trtllm", "pred_us", "new", "grid8 (75), the product's price, committed"),
         (("trt_topk", "trt_topk_pf"), "trtllm", "pred_main_us", "main", "grid8 (75), main a6875d8's price, committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid8 controls (8), main's committed prices")))
+    if m8 is None:
+        return
+    trt = m8["kernel"].isin(["trt_topk", "trt_topk_pf"])
     pf = m8[m8["kernel"] == "trt_topk_pf"]
     e_pf = 100.0 * (pf["pred_us"] / pf["median_us"] - 1.0)
     print(f"  TensorRT-LLM rows in all: {int(trt.sum())}; the prefill entry (25, the launch the product's prefill phase "
@@ -236,21 +248,18 @@ def _topk_trtllm_grid9_table() -> None:
     from simulator.calibration import topk_engines as TE
 
     commit = "dfce53b"   # the commit that holds the grid 9 predictions
-    if not (TE.F.DATA_DIR / TE.GRID9_MEASURED).is_file():
-        return
-    g = TE.grid9_accuracy()
-    m9 = TE.measured9()
-    print(f"\n== top-k grid9 (46 new shapes of TensorRT-LLM's decode dispatch: split rows with 1024- / 512-thread slices "
-          f"at 1-64 rows x 130K-960K, 520-3900 short / mid rows through 256-thread CTAs; predicted before measuring, "
-          f"commit {commit}: {TE.GRID9_PREDICTION}; measured {TE.GRID9_MEASURED}); every row BLIND: main = main "
-          f"ca60389's product price, new = the product's price now (goal judged on it; SGLang's controls on main's); "
-          f"WIDE_ROUND_COST fitted on the named TRT_WIDE_FIT rows (grids 6 and 8), the narrow sort share chosen with "
-          f"grids 7-8 LOOKED-AT; {int(m9['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed median, %")
-    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    _topk_grid_board(m9, g, (
+    m9 = _trtllm_grid(TE.GRID9_MEASURED, TE.grid9_accuracy, TE.measured9, lambda m9: (
+        f"\n== top-k grid9 (46 new shapes of TensorRT-LLM's decode dispatch: split rows with 1024- / 512-thread slices "
+        f"at 1-64 rows x 130K-960K, 520-3900 short / mid rows through 256-thread CTAs; predicted before measuring, "
+        f"commit {commit}: {TE.GRID9_PREDICTION}; measured {TE.GRID9_MEASURED}); every row BLIND: main = main "
+        f"ca60389's product price, new = the product's price now (goal judged on it; SGLang's controls on main's); "
+        f"WIDE_ROUND_COST fitted on the named TRT_WIDE_FIT rows (grids 6 and 8), the narrow sort share chosen with "
+        f"grids 7-8 LOOKED-AT; {int(m9['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed median, %"), (
         (("trt_topk",), "trtllm", "pred_us", "new", "grid9 (46), the product's price, committed"),
         (("trt_topk",), "trtllm", "pred_main_us", "main", "grid9 (46), main ca60389's price, committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid9 controls (6), main's committed prices")))
+    if m9 is None:
+        return
     _trtllm_lines(m9, "main ca60389")
 
 
@@ -263,22 +272,19 @@ def _topk_trtllm_grid10_table() -> None:
     from simulator.calibration import topk_engines as TE
 
     commit = "b5b2d41"   # the commit that holds the grid 10 predictions
-    if not (TE.F.DATA_DIR / TE.GRID10_MEASURED).is_file():
-        return
-    g = TE.grid10_accuracy()
-    m = TE.measured10()
-    print(f"\n== top-k grid10 (25 new shapes of TensorRT-LLM's decode dispatch: 1024-thread split launches at 17-120 "
-          f"rows x 310K-880K over 2-10 waves of one CTA per SM, one-wave and 512-thread controls; predicted before "
-          f"measuring, commit {commit}: {TE.GRID10_PREDICTION}; measured {TE.GRID10_MEASURED}); every row BLIND: main "
-          f"= main 46789a6's product price, new = the product's price now (goal judged on it; SGLang's controls on "
-          f"main's); WIDE_ALONE chosen from the source (64 registers x 1024 threads) with grids 8-9's multi-wave rows "
-          f"LOOKED-AT, nothing refitted; {int(m['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed "
-          f"median, %")
-    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    _topk_grid_board(m, g, (
+    m = _trtllm_grid(TE.GRID10_MEASURED, TE.grid10_accuracy, TE.measured10, lambda m: (
+        f"\n== top-k grid10 (25 new shapes of TensorRT-LLM's decode dispatch: 1024-thread split launches at 17-120 "
+        f"rows x 310K-880K over 2-10 waves of one CTA per SM, one-wave and 512-thread controls; predicted before "
+        f"measuring, commit {commit}: {TE.GRID10_PREDICTION}; measured {TE.GRID10_MEASURED}); every row BLIND: main "
+        f"= main 46789a6's product price, new = the product's price now (goal judged on it; SGLang's controls on "
+        f"main's); WIDE_ALONE chosen from the source (64 registers x 1024 threads) with grids 8-9's multi-wave rows "
+        f"LOOKED-AT, nothing refitted; {int(m['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed "
+        f"median, %"), (
         (("trt_topk",), "trtllm", "pred_us", "new", "grid10 (25), the product's price, committed"),
         (("trt_topk",), "trtllm", "pred_main_us", "main", "grid10 (25), main 46789a6's price, committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid10 controls (4), main's committed prices")))
+    if m is None:
+        return
     _trtllm_lines(m, "main 46789a6")
 
 
@@ -290,19 +296,16 @@ def _topk_trtllm_grid7_table() -> None:
     from simulator.calibration import topk_engines as TE
 
     commit = "c11b82f"   # the commit that holds the grid 7 predictions
-    if not (TE.F.DATA_DIR / TE.GRID7_MEASURED).is_file():
-        return
-    g = TE.grid7_accuracy()
-    m7 = TE.measured7()
-    print(f"\n== top-k grid7 (55 new shapes, decode 1-511 / prefill 512-4096 rows, 2.9K-256K columns; predicted before "
-          f"measuring, commit {commit}: {TE.GRID7_PREDICTION}; measured {TE.GRID7_MEASURED}); every row BLIND: main = "
-          f"main 6648a5d's product price (SGLang's terms borrowed), mainjob = its calibration-only job model, new = "
-          f"the product's price now (goal judged on it; SGLang's controls on main's); {int(m7['wrong'].sum())} rows "
-          f"marked WRONG SELECTION (threshold-bin ties, time kept); two SGLang controls (recorded 1 x 3,700, 64 x 2,900) "
-          f"repeat third-blind-set shapes; |error| median / p90, signed median, %")
-    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    _topk_grid_board(m7, g, (
+    m7 = _trtllm_grid(TE.GRID7_MEASURED, TE.grid7_accuracy, TE.measured7, lambda m7: (
+        f"\n== top-k grid7 (55 new shapes, decode 1-511 / prefill 512-4096 rows, 2.9K-256K columns; predicted before "
+        f"measuring, commit {commit}: {TE.GRID7_PREDICTION}; measured {TE.GRID7_MEASURED}); every row BLIND: main = "
+        f"main 6648a5d's product price (SGLang's terms borrowed), mainjob = its calibration-only job model, new = "
+        f"the product's price now (goal judged on it; SGLang's controls on main's); {int(m7['wrong'].sum())} rows "
+        f"marked WRONG SELECTION (threshold-bin ties, time kept); two SGLang controls (recorded 1 x 3,700, 64 x 2,900) "
+        f"repeat third-blind-set shapes; |error| median / p90, signed median, %"), (
         (("trt_topk",), "trtllm", "pred_us", "new", "grid7 (55), the product's price, committed prices"),
         (("trt_topk",), "trtllm", "pred_mainjob_us", "mainjob", "grid7 (55), main 6648a5d's job model, committed"),
         (("trt_topk",), "trtllm", "pred_main_us", "main", "grid7 (55), main 6648a5d's product price, committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid7 controls (55), main's committed prices")))
+    if m7 is None:
+        return
