@@ -2923,6 +2923,8 @@ def production_kernels() -> None:
         _deepgemm_gemm_decode2_table()
         _deepgemm_gemm_decode3_table()
         _block_fp8_grid4_table()
+        from accuracy_sections import s12gm
+        s12gm.grid6_section()
     production_allreduce()
 
 
