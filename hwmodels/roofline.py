@@ -189,7 +189,15 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: shared memory, then __syncthreads before the producer warp group issues the next item's prefetch_offset / load_kv) is
 #: on that CTA's own serial path while the other SMs stream their items: every item's epilogue but the last adds to the
 #: chain, not to the bandwidth-bound body
-CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_fi_mla"))
+#: DeepGEMM's SM90 fp8 1D2D GEMM (kind gemm_fp8_block; deep_gemm/include/deep_gemm/impls/sm90_fp8_gemm_1d2d.cuh @
+#: 54e2261) is persistent too: its TMA-producer warp walks the same tile schedule as the math warpgroups and issues the
+#: next tile's A / B loads as soon as the K loop's last empty_barrier_arrive frees a stage, i.e. BEFORE the math
+#: warpgroups run the tile's epilogue (STSM into shared memory, TMA store); that store is waited for only at the next
+#: tile's epilogue (tma_store_wait<0>), and the next tile's scale_b loads are issued by the math threads right after.
+#: So a later tile's turnover (cta_fixed) overlaps the device's byte stream: it adds to the SM's tile chain, not to the
+#: body (a memory-bound walk of many waves, e.g. a K <= 512 prefill writing a wide output, pays it once)
+CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_fi_mla",
+                                                "gemm_fp8_block"))
 #: kinds whose tensor-core work is on the CTA's per-tile chain and not a throughput stream of its own: FlashInfer's
 #: sm_90 MLA kernel runs ONE CTA per SM (256 threads, 222 KB of shared memory) and each 64-token stage's two GEMMs are
 #: issued and waited for synchronously by that CTA (mla_hopper.cuh @ f1e6fdcb: compute_mla_qk / compute_mla_pv, each

@@ -114,3 +114,50 @@ def test_runtime_sfb_tiles_are_the_unspecialised_promotions_and_cost_their_fitte
     base = 56 * (1.0 + G.wgmma_step_s(128, 144, 1.979e15, 132) / 1e-7)
     assert it[0] == pytest.approx(base + extra)
     assert it[1] == pytest.approx(56 * (1.0 + G.wgmma_step_s(256, 128, 1.979e15, 132) / 1e-7))
+
+
+def test_grid6_blind_and_turnover_hidden_after_the_first_wave():
+    """Grid 6: its committed predictions cover its 49 shapes, none in any earlier committed CSV, the measurement has the
+    same shapes, DeepGEMM's printed (block_m, block_n, cluster) is block_layout's; and the kind's per-wave turnover is
+    priced as hidden under the byte stream (roofline CTA_FIXED_HIDDEN): a memory-bound walk of several waves pays
+    cta_fixed once, one wave pays it as before."""
+    import re
+    import sys
+    from pathlib import Path
+
+    from hwmodels import roofline as R
+    from hwmodels.spec import load_hardware
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    import predict_deepgemm_gemm_grid6 as P
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    p = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid6_prediction_33275dc_2026-11-27.csv")
+    shapes = set(zip(p["rows"], p["k"], p["n"]))
+    assert len(p) == 49 and shapes == {r[1:4] for r in P.grid()}
+    assert not {("deepgemm",) + s for s in shapes} & P.committed_shapes()
+    m = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid6_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    assert set(zip(m["rows"], m["k"], m["n"])) == shapes and (m["rel_err"] < 1e-2).all()
+    log = (F.DATA_DIR / "deepgemm_gemm_grid6_nvidia-h100-80gb-hbm3_2026-11-27.log").read_text()
+    pat = r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"
+    printed = {(int(a), int(c), int(b)): (int(bm), int(bn), int(cm) * int(cn))
+               for a, b, c, bm, bn, cm, cn in re.findall(pat, log)}
+    assert set(printed) == shapes
+    assert all(G.block_layout(mm, n, k, 132) == printed[(mm, k, n)] for mm, k, n in shapes)
+
+    hw = load_hardware("H100-SXM")
+    g = F.gemm_frame(pd.DataFrame([{"family": "gemm", "kernel": "fp8_block", "dist": "", "rows": r, "k": 256,
+                                    "n": 8192} for r in (4096, 40)]))
+    on = F.predict_gemm_us(g, hw, hw.efficiency)
+    kb = R.KIND_CODE["gemm_fp8_block"]
+    assert kb in R.CTA_FIXED_HIDDEN
+    old = R.CTA_FIXED_HIDDEN
+    try:
+        R.CTA_FIXED_HIDDEN = tuple(x for x in old if x != kb)
+        off = F.predict_gemm_us(g, hw, hw.efficiency)
+    finally:
+        R.CTA_FIXED_HIDDEN = old
+    cf = hw.efficiency.cta_fixed_s["gemm_fp8_block"] * 1e6
+    assert off[0] - on[0] > 5 * cf          # M 4096 K 256 N 8192: 8 waves, memory-bound: 7 turnovers hidden
+    assert on[1] == pytest.approx(off[1])   # one wave: unchanged

@@ -9,6 +9,7 @@ import numpy as np
 
 from simulator.calibration.scoreboard import add_table as _board_table
 
+from . import deepgemm_grid6
 from .production_kernels import campaigns
 
 
@@ -19,6 +20,7 @@ def gemm_block() -> None:
         _deepgemm_gemm_decode2_table()
         _deepgemm_gemm_decode3_table()
         _block_fp8_grid4_table()
+        deepgemm_grid6.grid6_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

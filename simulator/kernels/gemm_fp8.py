@@ -134,7 +134,7 @@ def promotion_step_s(bm, bn, fp32_flops_s: float, sms: int):
 #: before)
 RUNTIME_SFB = True
 #: the fitted extra step latencies of a runtime-predicated tile's K step (see RUNTIME_SFB; fit_block's runtime_sfb_steps)
-RUNTIME_SFB_STEP_LATS = 0.8124
+RUNTIME_SFB_STEP_LATS = 0.8043
 
 
 def runtime_sfb(bn) -> np.ndarray:
