@@ -12,7 +12,7 @@ Timing: the lab harness's CUDA-graph timer (harness.time_graph, as measure_fa4cu
 pool per dtype far larger than L2; call i reads through page table i % R, R copies so that R x the K/V bytes >=
 128 MiB: every call reads its cache from HBM.
 
-    python3 measure_fa3_binary.py --out DIR [--budget-s 200] [--smoke]
+    python3 measure_fa3_binary.py --pkg DIR --out DIR [--budget-s 200] [--smoke] [--grid first|blind]
 
 `shapes()` is importable without torch: lab/kernels/predict_fa3_binary.py prices the same list before the run.
 """
@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: --grid blind
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 CUTLASS_COMMIT = "7127592069c2fe01b041e174ba4345ef9b279671"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,6 +82,33 @@ def shapes() -> list[dict]:
     return out
 
 
+def blind_shapes() -> list[dict]:
+    """The blind grid (script version 2): shapes in none of shapes()' rows, priced with main's model and the model
+    with hopper/'s prepare kernel and always-launched combine before they are measured: short contexts (16-512) at
+    batch 1-384, the split regime at middle contexts (2K-24K, batch 1-12), a few many-wave controls, verification
+    q 2 and fp8."""
+    out = []
+
+    def add(model, bts, q=1, page=16, dtype="bf16", tag=""):
+        hq, hkv = HEADS[model]
+        for b, t in bts:
+            out.append(dict(family="fa3", kernel="fa3_hopper", model=model, heads=hq, kv_heads=hkv, head_dim=128,
+                            dtype=dtype, batch=b, q_rows=q, context=t, page_size=page, causal=int(q > 1),
+                            num_splits=0, tag=tag))
+
+    add("llama8b", [(b, t) for t in (32, 128, 512) for b in (1, 2, 8, 48, 384)], tag="b_short")
+    add("qwen14b", [(b, t) for t in (96, 384) for b in (1, 24, 200)], tag="b_short")
+    add("qwen7b_tp2", [(3, 160), (96, 48)], tag="b_short")
+    add("llama8b", [(b, t) for t in (2048, 8192, 24576) for b in (1, 3, 6, 12)], tag="b_split")
+    add("qwen14b_tp2", [(1, 6144), (5, 12288)], tag="b_split")
+    add("qwen7b", [(2, 3072), (6, 20000)], tag="b_split")
+    add("llama8b", [(24, 2048), (96, 6144), (320, 1536)], tag="b_waves")
+    add("qwen14b", [(48, 3000), (160, 768)], tag="b_waves")
+    add("llama8b", [(2, 12288), (24, 1024), (160, 384)], q=2, tag="b_verify")
+    add("llama8b", [(2, 8192), (12, 512), (96, 2048)], dtype="e4m3", tag="b_fp8")
+    return out
+
+
 def copies_for(nbytes: float) -> int:
     return int(max(1, min(16, math.ceil((128 << 20) / max(nbytes, 1.0)))))
 
@@ -96,6 +123,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--grid", choices=("first", "blind"), default="first")
     ap.add_argument("--pkg", required=True, help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     args = ap.parse_args()
     t0 = time.time()
@@ -191,8 +219,9 @@ def main() -> None:
 
         return fn, len(sets), check
 
-    rows_path = os.path.join(args.out, "fa3_binary.csv")
-    grids_path = os.path.join(args.out, "fa3_binary_grids.csv")
+    pre = "fa3_binary" if args.grid == "first" else "fa3_binary_blind"
+    rows_path = os.path.join(args.out, pre + ".csv")
+    grids_path = os.path.join(args.out, pre + "_grids.csv")
     fcsv = open(rows_path, "w", newline="")
     w = csv.DictWriter(fcsv, fieldnames=COLS)
     w.writeheader()
@@ -200,7 +229,7 @@ def main() -> None:
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
-    shp = shapes()
+    shp = shapes() if args.grid == "first" else blind_shapes()
     if args.smoke:
         shp = shp[:2] + [s for s in shp if s["dtype"] == "e4m3"][:1]
     done, fail = 0, 0

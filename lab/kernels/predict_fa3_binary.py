@@ -11,7 +11,11 @@ terms (hwmodels/calibration/fitted/H100-SXM.yaml) twice:
 
 Writes hwmodels/calibration/data/production_attention/fa3_binary_first_look.csv with the commit of the code.
 
-    python lab/kernels/predict_fa3_binary.py
+`--grid blind` prices measure_fa3_binary.blind_shapes() BEFORE they are measured with the product's fa3 choice twice:
+pred_new_us with this checkout's committed model and pred_base_us with the model of `--base` (main's, extracted with
+git archive into a temporary folder and imported there in a subprocess), into fa3_binary_blind_predictions.csv.
+
+    python lab/kernels/predict_fa3_binary.py [--grid blind --base 06e70f8]
 """
 from __future__ import annotations
 
@@ -52,16 +56,58 @@ def price(shapes: pd.DataFrame, which: str) -> np.ndarray:
     return np.bincount(ops.setting, weights=t, minlength=len(shapes)) * 1e6
 
 
+BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/fa3_binary_blind_predictions.csv"
+
+
+def price_at(commit: str, shapes: pd.DataFrame) -> np.ndarray:
+    """The product's fa3 prices of `shapes` under the model of `commit` (git archive of hwmodels / simulator into a
+    temporary folder; this file's price() run there in a subprocess)."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        arc = subprocess.run(["git", "archive", commit, "hwmodels", "simulator"], cwd=ROOT, capture_output=True,
+                             check=True).stdout
+        subprocess.run(["tar", "-x", "-C", d], input=arc, check=True)
+        code = ("import sys, json, pandas as pd; sys.path.insert(0, sys.argv[1]); sys.path.insert(1, sys.argv[2]);"
+                "import hwmodels; assert hwmodels.__file__.startswith(sys.argv[1]), hwmodels.__file__;"
+                "import predict_fa3_binary as P; s = pd.read_json(sys.stdin);"
+                "print(json.dumps([float(x) for x in P.price(s, 'fa3')]))")
+        r = subprocess.run([sys.executable, "-c", code, d, str(Path(__file__).resolve().parent)],
+                           input=shapes.to_json(), capture_output=True, text=True, cwd=d)
+        if r.returncode:
+            raise SystemExit(r.stderr)
+        return np.array(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
 def main() -> None:
+    import argparse
+
     import measure_fa3_binary as M
-    from simulator.kernels import fa3 as FA3
+
     from hwmodels.spec import load_hardware
+    from simulator.kernels import fa3 as FA3
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--grid", choices=("first", "blind"), default="first")
+    ap.add_argument("--base", default="06e70f8", help="the commit whose model prices pred_base_us (--grid blind)")
+    args = ap.parse_args()
+    if args.grid == "blind":
+        base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        s = pd.DataFrame(M.blind_shapes())
+        s["pred_new_us"] = np.round(price(s, "fa3"), 3)
+        s["pred_base_us"] = np.round(price_at(base, s[list(M.blind_shapes()[0])]), 3)
+        s["model_commit"], s["base_commit"] = commit, base
+        s.to_csv(BLIND_OUT, index=False)
+        print(f"{len(s)} blind shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {BLIND_OUT}")
+        print(s.groupby(["tag", "dtype"])[["pred_new_us", "pred_base_us"]].median().to_string())
+        return
     s = pd.DataFrame(M.shapes())
     s["pred_fa3_us"] = np.round(price(s, "fa3"), 3)
     s["pred_unsplit_us"] = np.round(price(s, "unsplit"), 3)
