@@ -2644,6 +2644,8 @@ def _fa3(FP, hw, fmt) -> None:
           f"%, signed {np.median(e):+.1f} %; fit rows {len(fit)}, median |error| {np.median(fit):.1f} %; regimes met "
           f"{int((t['goal'] == 'met').sum())} of {len(t)}")
     _fa3_blind(FP, hw, fmt)
+    from accuracy_sections import s12fa3
+    s12fa3.fa3_binary(fmt)
     missed = t[t["goal"] == "MISSED"]
     if (missed["ctx_regime"] == "short (<=256)").any():
         print(f"  missed: fa3 short (<=256): {FA3_DIAGNOSIS['short (<=256)']}")
