@@ -11,6 +11,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
+from . import fa3_binary
 from .attention import context
 
 
@@ -84,6 +85,7 @@ def _fa3(FP, hw, fmt) -> None:
           f"%, signed {np.median(e):+.1f} %; fit rows {len(fit)}, median |error| {np.median(fit):.1f} %; regimes met "
           f"{int((t['goal'] == 'met').sum())} of {len(t)}")
     _fa3_blind(FP, hw, fmt)
+    fa3_binary.fa3_binary(fmt)
     missed = t[t["goal"] == "MISSED"]
     if (missed["ctx_regime"] == "short (<=256)").any():
         print(f"  missed: fa3 short (<=256): {FA3_DIAGNOSIS['short (<=256)']}")

@@ -17,7 +17,11 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     (vLLM: cu_seqlens_q + seqused_k) evaluates it as if batch = 1 (an upper bound), then prepare_varlen_num_blocks
     gives each request min(ceil(n_blocks / ceil(total_blocks x 1.1 x Hkv / SMs)), that bound) splits.
     The kernel is persistent on sm_90 (one CTA per SM walking tiles handed out by an atomic tile counter:
-    scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h).
+    scheduler_needs_semaphore); its combine kernel merges the splits (flash_fwd_combine_kernel.h). Each varlen call
+    first launches prepare_varlen_num_blocks (flash_prepare_scheduler.cu: one CTA writes every request's split count
+    and m-blocks), and the combine kernel runs whenever the split BOUND is > 1 (flash_api.cpp mha_fwd), its CTAs of
+    an unsplit request exiting after reading num_splits (seen on the binary: both kernels in every profiled call,
+    fa3_binary_nvidia-h100-80gb-hbm3_2026-11-27_grids.csv).
     Per tile (request, head, m-block, split): its request's seqused_k / page-table row, then the pages: 3 dependent
     loads before the first K/V block. Rates fitted on the FA4-CuTe sm_90 measurement (simulator/calibration/
     fit_production_attention.py fit_fa3, the cp.async page walk: the path hopper/'s decode takes); the combine kernel
@@ -36,6 +40,9 @@ from simulator.kernels.production import Launch, attention_io, ceil_div, combine
 
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 FA3_PROLOGUE_LOADS = 3.0
+#: rows per CTA of FA3's combine kernel at head dim 128 (flash_fwd_combine_launch_template.h kBlockM = 8 when kBlockK %
+#: 128 == 0)
+COMBINE_ROWS = 8.0
 
 
 def fa3_tile(d, paged_no_tma=True, causal=False):
@@ -82,9 +89,23 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
                 np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d), kv + S * qb,
                 np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob))
     rd, wr = combine_io(B * q * Hq, S, d)
-    k2 = Launch("attention_combine", "attn_combine_fa3", ceil_div(B * q * Hq, 4.0), 8.0, S, 2.0,
-                3.0 * B * q * Hq * d * S, rd, wr, dtype="fp32", where=split)
-    return [k1, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks}
+    # the combine kernel runs whenever the split bound (params.num_splits) is > 1 (flash_api.cpp mha_fwd: `if
+    # (params.num_splits > 1) run_mha_fwd_combine`), also where the dynamic split leaves every request whole: then
+    # the main kernel writes O itself (epilogue_fwd.hpp is_split = num_splits_dynamic > 1) and each combine CTA
+    # (grid (ceil(q Hq / 8), 1, B): kBlockM = 8 rows at head dim 128, flash_fwd_combine_launch_template.h) exits
+    # after reading its request's num_splits (flash_fwd_combine_kernel.h `if (num_splits <= 1) return`): idle CTAs
+    launched = (bound > 1) | split
+    idle = np.where(split, 0.0, B * ceil_div(q * Hq, COMBINE_ROWS))
+    k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, 4.0), 0.0), 8.0,
+                np.where(split, S, 0.0), np.where(split, 2.0, 0.0), np.where(split, 3.0 * B * q * Hq * d * S, 0.0),
+                np.where(split, rd, 0.0), np.where(split, wr, 0.0), dtype="fp32", idle=idle, where=launched)
+    # prepare_varlen_num_blocks (flash_prepare_scheduler.cu), launched before the main kernel on every varlen call
+    # (flash_fwd_launch_template.h: `if (Varlen && !skip_scheduler_metadata_computation)`): one CTA for B <= 992
+    # (PREPARE_VARLEN_MAX_BATCHES_1CTA) reads each request's seqused_k and writes its split count and m-blocks.
+    # ASSUMPTION: priced with attn_combine_fa3's terms (a small kernel of the same call; not fitted on its own)
+    k0 = Launch("attention_prepare", "attn_combine_fa3", 1.0, 1.0, 1.0, 1.0, 0.0, 4.0 * B, 8.0 * B,
+                where=np.asarray(varlen) & (B > 0))
+    return [k0, k1, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks, "split_bound": bound}
 
 
 #: FA4-CuTe's sm_90 forward (flash-attn-4 4.0.0b36, flash_attn/cute/interface.py _flash_attn_fwd and
