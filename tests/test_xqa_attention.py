@@ -367,3 +367,21 @@ def test_ninth_grid_is_new_and_priced_before_it_was_measured():
         pytest.skip("ninth grid not measured")
     assert len(b) == 44 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
     assert (b["model_commit"] != b["base_commit"]).all()
+
+
+def test_prologue_loads_recur_in_the_waves_of_the_launchs_own_residency():
+    """emit counts a launch's sync_steps (its prologue's dependent loads, once per wave) at the launch's own resident
+    CTAs per SM where it sets one: the GMMA verification build q 4 x G 7 (1 per SM by its registers) runs 600 CTAs in
+    5 waves on 132 SMs, not the 2 of the kind's 3 per SM; a build at the kind's residency is unchanged."""
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    q, Hq, Hkv = np.array([4.0, 2.0]), np.array([28.0, 32.0]), np.array([4.0, 8.0])
+    B = np.array([150.0, 75.0])   # 600 CTAs each: 4 x 150 (G 7, one per SM) and 8 x 75 (G 4, 3 per SM)
+    launches, info = XQ.xqa(B, q, 55.0, Hq, Hkv, 128.0, 1.0, 132, 16.0, split="port")
+    assert info["ctas"].tolist() == [600.0, 600.0]
+    b = OpBuilder(2)
+    emit(b, launches, 132)
+    o = b.build()
+    assert o.resident_ctas.tolist() == [1.0, 3.0]
+    assert o.sync_steps.tolist() == [5.0 * XQ.XQA_PROLOGUE_LOADS, 2.0 * XQ.XQA_PROLOGUE_LOADS]

@@ -43,7 +43,11 @@ Llama and Qwen heads, short and middle, batch 1-256, with q 1 / bf16 controls), 
 7 builds whose registers were profiled, full-model and tensor-parallel heads, short and middle, batch 2-200; bf16
 verification and q 1 controls), into xqa_x9_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9 --base COMMIT]
+`--grid x10` does the same for measure_xqa_attention.x10_shapes() (the tenth blind grid: fp8 / bf16 verification at G
+5-7 and q 2-4, the middle at batch 3-16 for both kernels, controls from regimes met before), into
+xqa_x10_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10 --base COMMIT]
 """
 from __future__ import annotations
 
@@ -124,6 +128,7 @@ X6_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x6_predictio
 X7_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x7_predictions.csv"
 X8_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x8_predictions.csv"
 X9_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x9_predictions.csv"
+X10_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x10_predictions.csv"
 
 
 def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
@@ -162,7 +167,7 @@ def main() -> None:
     import measure_xqa_attention as M
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10"),
                     default="campaign")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
@@ -172,14 +177,14 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
-    if args.grid in ("blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9"):
+    if args.grid in ("blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
         shp, out = {"blind": (M.blind_shapes(), BLIND_OUT), "alone": (M.alone_shapes(), ALONE_OUT),
                     "s6": (M.s6_shapes(), S6_OUT), "x4": (M.x4_shapes(), X4_OUT),
                     "x5": (M.x5_shapes(), X5_OUT), "x6": (M.x6_shapes(), X6_OUT),
                     "x7": (M.x7_shapes(), X7_OUT), "x8": (M.x8_shapes(), X8_OUT),
-                    "x9": (M.x9_shapes(), X9_OUT)}[args.grid]
+                    "x9": (M.x9_shapes(), X9_OUT), "x10": (M.x10_shapes(), X10_OUT)}[args.grid]
         s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price_fitted(s), 3)
         s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)

@@ -94,7 +94,11 @@ ctaNbQHeads <= 128 x 16 ? 3 : 2) asks for 2 CTAs per SM and the launch measured 
 per SM, not the decode build's 3. The residency of every verification build is read from its MEASURED registers
 (XQA_GMMA_REGS, the occupancy rule: 60 registers at q 3 x G 4 and 66 at q 2 x G 7 leave 2 per SM, 100 at q 4 x G 7
 one), passed as the op's resident_ctas; a build without a profile keeps the launch bounds' rule (3, or 2 at 17-32
-columns: XQA_GMMA_WIDE_SLOTS).
+columns: XQA_GMMA_WIDE_SLOTS). That residency sets the waves of both the stream and the prologue: every CTA of
+every wave makes the 3 dependent loads before its first tile (sequence length -> page indices -> the first TMA
+load, kernel_mha's IO warps), so a build at 1 or 2 CTAs per SM pays them in ceil(CTAs / (SMs x resident)) waves, not
+in the ceil(CTAs / (3 SMs)) waves of the decode build (simulator.kernels.production.emit counts the launch's
+sync_steps at its own residency).
 
 Split rules:
   TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
