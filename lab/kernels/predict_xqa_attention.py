@@ -141,6 +141,34 @@ def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
     return FP.predict_us(ops, hw, hw.efficiency, len(shapes))
 
 
+#: an EXPERIMENT priced beside the tenth grid, not the shipped model: mha.cu's one CTA per SM streams its K/V at no
+#: more than a per-SM rate, so a bf16 launch of fewer CTAs than ~0.8 x the SMs cannot reach the chip's fitted HBM rate
+#: (the middle at batch 4-12 misses -13..-21 % at 80 CTAs, within 10 % at 96-128). The rate is LOOKED-AT, not fitted
+#: (no fit row runs fewer than 128 CTAs of more than one tile): Llama-3.1-8B bf16 B 12 T 50000 of
+#: xqa_blind_nvidia-h100-80gb-hbm3_2026-11-27.csv, 96 CTAs of 196 tiles, 0.8995 ms: 28.5 GB/s per SM
+XQA_STREAM_PER_SM = 28.5e9
+
+
+def stream_ceiling_us(shapes: pd.DataFrame) -> np.ndarray:
+    """The experiment's floor (XQA_STREAM_PER_SM) for bf16 K/V: ceil(CTAs / SMs) CTAs on one SM, each streaming its
+    K/V bytes at the per-SM rate, plus the kind's fixed time and the 3 prologue loads; 0 for fp8 (not tested)."""
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import xqa as XQ
+
+    hw = load_hardware("H100-SXM")
+    a = {c: shapes[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim",
+                                                "page_size")}
+    kvb = np.where(shapes["dtype"].to_numpy() == "fp8", 1.0, 2.0)
+    _, info = XQ.xqa(a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"], a["head_dim"], kvb, hw.units,
+                     a["page_size"], split="port")
+    kv = a["batch"] * a["context"] * a["kv_heads"] * 2.0 * a["head_dim"] * kvb * info["blocks"]
+    per_sm = np.ceil(info["ctas"] / hw.units)
+    eff = hw.efficiency
+    t = (per_sm * kv / info["ctas"] / XQA_STREAM_PER_SM + eff.fixed_s["attn_xqa"]
+         + XQ.XQA_PROLOGUE_LOADS * eff.sync_s["attn_xqa"]) * 1e6
+    return np.where(kvb < 2.0, 0.0, t)
+
+
 def price_at(commit: str, shapes: pd.DataFrame) -> np.ndarray:
     """price_fitted with the model (hwmodels/, simulator/) as committed at `commit`."""
     import json
@@ -188,6 +216,8 @@ def main() -> None:
         s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price_fitted(s), 3)
         s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)
+        if args.grid == "x10":   # the experiment beside the candidate (XQA_STREAM_PER_SM; not shipped)
+            s["pred_stream_us"] = np.round(np.maximum(s["pred_new_us"], stream_ceiling_us(s[list(shp[0])])), 3)
         s["model_commit"], s["base_commit"] = commit, base
         s.to_csv(out, index=False)
         print(f"{len(s)} {args.grid} shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {out}")
