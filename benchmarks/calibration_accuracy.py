@@ -1723,6 +1723,8 @@ def production_attention() -> None:
     _xqa_x7(FP, hw, fmt)
     _xqa_x8(FP, hw, fmt)
     _xqa_x9(FP, hw, fmt)
+    from accuracy_sections import s12xqa
+    s12xqa.xqa_x10(fmt)
     _triton_vllm(FP, hw, fmt)
     fl = FP.first_look_errors(df, FP.DATA_DIR)
     if len(fl):
