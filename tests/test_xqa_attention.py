@@ -385,3 +385,24 @@ def test_prologue_loads_recur_in_the_waves_of_the_launchs_own_residency():
     o = b.build()
     assert o.resident_ctas.tolist() == [1.0, 3.0]
     assert o.sync_steps.tolist() == [5.0 * XQ.XQA_PROLOGUE_LOADS, 2.0 * XQ.XQA_PROLOGUE_LOADS]
+
+
+def test_tenth_grid_is_new_and_priced_before_it_was_measured():
+    """lab/kernels/measure_xqa_attention.py --grid x10: shapes in none of the earlier measured rows, priced by main's model
+    and the candidate (xqa_x10_predictions.csv, two different commits) before the measurement."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    x10 = pd.DataFrame(m.x10_shapes())[keys]
+    seen = pd.concat([pd.DataFrame(f())[keys] for f in (m.shapes, m.blind_shapes, m.alone_shapes, m.s6_shapes,
+                                                         m.x4_shapes, m.x5_shapes, m.x6_shapes, m.x7_shapes,
+                                                         m.x8_shapes, m.x9_shapes)])
+    assert len(x10) == 49 and not len(x10.merge(seen, on=keys))
+    p = pd.read_csv(FP.DATA_DIR / "xqa_x10_predictions.csv")
+    assert len(p.merge(x10, on=keys)) == 49
+    assert (p["model_commit"] != p["base_commit"]).all() and p["pred_base_us"].notna().all()
