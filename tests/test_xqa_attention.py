@@ -367,3 +367,42 @@ def test_ninth_grid_is_new_and_priced_before_it_was_measured():
         pytest.skip("ninth grid not measured")
     assert len(b) == 44 and b["pred_new_us"].notna().all() and b["pred_base_us"].notna().all()
     assert (b["model_commit"] != b["base_commit"]).all()
+
+
+def test_prologue_loads_recur_in_the_waves_of_the_launchs_own_residency():
+    """emit counts a launch's sync_steps (its prologue's dependent loads, once per wave) at the launch's own resident
+    CTAs per SM where it sets one: the GMMA verification build q 4 x G 7 (1 per SM by its registers) runs 600 CTAs in
+    5 waves on 132 SMs, not the 2 of the kind's 3 per SM; a build at the kind's residency is unchanged."""
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    q, Hq, Hkv = np.array([4.0, 2.0]), np.array([28.0, 32.0]), np.array([4.0, 8.0])
+    B = np.array([150.0, 75.0])   # 600 CTAs each: 4 x 150 (G 7, one per SM) and 8 x 75 (G 4, 3 per SM)
+    launches, info = XQ.xqa(B, q, 55.0, Hq, Hkv, 128.0, 1.0, 132, 16.0, split="port")
+    assert info["ctas"].tolist() == [600.0, 600.0]
+    b = OpBuilder(2)
+    emit(b, launches, 132)
+    o = b.build()
+    assert o.resident_ctas.tolist() == [1.0, 3.0]
+    assert o.sync_steps.tolist() == [5.0 * XQ.XQA_PROLOGUE_LOADS, 2.0 * XQ.XQA_PROLOGUE_LOADS]
+
+
+def test_tenth_grid_is_new_and_priced_before_it_was_measured():
+    """lab/kernels/measure_xqa_attention.py --grid x10: shapes in none of the earlier measured rows, priced by main's model
+    and the candidate (xqa_x10_predictions.csv, two different commits) before the measurement."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    x10 = pd.DataFrame(m.x10_shapes())[keys]
+    seen = pd.concat([pd.DataFrame(f())[keys] for f in (m.shapes, m.blind_shapes, m.alone_shapes, m.s6_shapes,
+                                                         m.x4_shapes, m.x5_shapes, m.x6_shapes, m.x7_shapes,
+                                                         m.x8_shapes, m.x9_shapes)])
+    assert len(x10) == 49 and not len(x10.merge(seen, on=keys))
+    p = pd.read_csv(FP.DATA_DIR / "xqa_x10_predictions.csv")
+    assert len(p.merge(x10, on=keys)) == 49
+    assert (p["model_commit"] != p["base_commit"]).all() and p["pred_base_us"].notna().all()

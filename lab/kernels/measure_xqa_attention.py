@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -565,13 +565,85 @@ def x9_shapes() -> list[dict]:
     return out
 
 
+#: the tenth blind grid's heads: X9_HEADS plus G 5 (Qwen2.5-14B: 40 query / 8 KV heads) and G 6 (Qwen2.5-1.5B: 12 / 2)
+#: and G 7 at 8 KV heads (Yi-34B: 56 / 8)
+X10_HEADS = {**X9_HEADS, "qwen14b": (40, 8), "qwen1p5b": (12, 2), "yi34b": (56, 8)}
+
+
+#: the tenth blind grid: fp8 verification (the GMMA kernel's SPEC_Q_SEQ_LEN build) at G 5-7 and q 2-4, the builds whose
+#: residency (profiled registers, or the launch bounds' 2 at 17-32 columns) is below the kind's 3 and those where it is
+#: not, short at mid batch (most at more CTAs than the SMs hold at the build's residency, where its waves outnumber the
+#: decode build's) and middle at small / mid batch; bf16 verification (mha.cu) at G 5-7; the middle (context
+#: 600-9000) at batch 3-16 for both kernels at q 1; controls from regimes met before (fp8 q 2 x G 4, bf16 q 1 / q 2 short,
+#: fp8 q 1 middle at mid batch). Page 16; shapes in none of the earlier grids' rows. Fixed and priced
+#: (lab/kernels/predict_xqa_attention.py --grid x10) with main's model and the candidate before it was measured
+def x10_shapes() -> list[dict]:
+    """The tenth blind grid, in measuring order (comment above): grouped by JIT module."""
+    out = []
+
+    def add(model, kv, ts, bs, q=1):
+        hq, hkv = X10_HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= MAX_TOKENS and b * t * hkv * D * 2 * (1 if kv == "fp8" else 2) <= MAX_KV_BYTES:
+                    out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv,
+                                "head_dim": D, "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    # fp8 verification at G 7 (profiled: q 2 = 66 registers, 2 per SM; q 4 = 100, 1 per SM; q 3 unprofiled: 21 columns,
+    # the launch bounds' 2)
+    add("qwen7b", "fp8", (65,), (85, 180), q=2)
+    add("qwen7b", "fp8", (230,), (35,), q=2)
+    add("qwen7b", "fp8", (950,), (7, 75), q=2)
+    add("yi34b", "fp8", (120,), (45,), q=2)
+    add("qwen7b", "fp8", (85,), (25, 110), q=4)
+    add("qwen7b", "fp8", (190,), (65,), q=4)
+    add("qwen7b", "fp8", (1150,), (5, 45), q=4)
+    add("yi34b", "fp8", (70,), (30,), q=4)
+    add("qwen7b", "fp8", (95,), (80, 140), q=3)
+    add("qwen7b", "fp8", (1400,), (6,), q=3)
+    # fp8 verification at G 5 (q 2: 10 columns, 3 per SM; q 4: 20, the launch bounds' 2) and G 6 (q 3: 18, 2; q 4: 24, 2)
+    add("qwen14b", "fp8", (75,), (40,), q=2)
+    add("qwen14b", "fp8", (1250,), (9,), q=2)
+    add("qwen14b", "fp8", (105,), (40, 70), q=4)
+    add("qwen14b", "fp8", (850,), (11,), q=4)
+    add("qwen1p5b", "fp8", (90,), (150,), q=3)
+    add("qwen1p5b", "fp8", (1700,), (13,), q=3)
+    add("qwen1p5b", "fp8", (140,), (170,), q=4)
+    add("qwen1p5b", "fp8", (2300,), (10,), q=4)
+    # bf16 verification at G 5-7 (mha.cu: 32 rows, 1 per SM under both models)
+    add("qwen14b", "bf16", (115,), (35,), q=2)
+    add("qwen14b", "bf16", (1050,), (8,), q=2)
+    add("qwen7b", "bf16", (210,), (45,), q=4)
+    add("qwen7b", "bf16", (1600,), (5,), q=4)
+    add("qwen1p5b", "bf16", (750,), (14,), q=3)
+    # the middle at batch 3-16, q 1, both kernels
+    add("llama8b", "bf16", (1150,), (9, 11), q=1)
+    add("llama8b", "bf16", (2700,), (5, 13), q=1)
+    add("llama8b", "bf16", (4700,), (3, 10), q=1)
+    add("qwen7b", "bf16", (1900,), (12,), q=1)
+    add("llama8b", "fp8", (1150,), (9, 11), q=1)
+    add("llama8b", "fp8", (4700,), (3, 10), q=1)
+    add("qwen7b", "fp8", (2700,), (13,), q=1)
+    # controls from regimes met before: fp8 q 2 x G 4 short / middle, bf16 q 1 / q 2 short at mid batch, fp8 q 1 middle
+    # at mid batch
+    add("llama8b", "fp8", (110,), (85,), q=2)
+    add("llama8b", "fp8", (1450,), (20,), q=2)
+    add("llama8b", "bf16", (145,), (75,), q=1)
+    add("llama8b", "bf16", (230,), (30,), q=1)
+    add("llama8b", "bf16", (155,), (55,), q=2)
+    add("llama8b", "fp8", (900,), (60,), q=1)
+    add("llama8b", "fp8", (95,), (150,), q=1)
+    add("llama8b", "bf16", (1250,), (70,), q=1)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "lock"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -615,7 +687,7 @@ def main() -> None:
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
-           "x9": x9_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x9": x9_shapes, "x10": x10_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

@@ -77,9 +77,13 @@ def waves(ctas, slots, sms: int) -> np.ndarray:
 def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
     """Append every launch as one op row per setting (module docstring): the prologue's dependent loads become
     `sync_steps` = waves x prologue_loads (less the first wave's `hidden_loads`), plus one load per wave of idle
-    CTAs (of the idle CTAs the working CTAs' last wave has no free slot for, where the launch says so: idle_fill)."""
+    CTAs (of the idle CTAs the working CTAs' last wave has no free slot for, where the launch says so: idle_fill).
+    The waves are the launch's own: at its `resident` CTAs per SM where it sets one (the roofline counts its waves
+    at that residency too), else at `slots`; a build that holds fewer CTAs per SM than its kind runs more waves, and
+    every wave's CTAs make their prologue's dependent loads."""
     for ln in launches:
-        w = waves(ln.ctas, ln.slots, sms)
+        res = np.asarray(ln.resident, dtype=np.float64)
+        w = waves(ln.ctas, np.where(res > 0.0, res, np.asarray(ln.slots, dtype=np.float64)), sms)
         steps = w * np.asarray(ln.prologue_loads, dtype=np.float64)
         steps = np.maximum(steps - np.asarray(ln.hidden_loads, dtype=np.float64), 0.0)
         idle = np.asarray(ln.idle, dtype=np.float64)

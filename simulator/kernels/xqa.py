@@ -94,7 +94,11 @@ ctaNbQHeads <= 128 x 16 ? 3 : 2) asks for 2 CTAs per SM and the launch measured 
 per SM, not the decode build's 3. The residency of every verification build is read from its MEASURED registers
 (XQA_GMMA_REGS, the occupancy rule: 60 registers at q 3 x G 4 and 66 at q 2 x G 7 leave 2 per SM, 100 at q 4 x G 7
 one), passed as the op's resident_ctas; a build without a profile keeps the launch bounds' rule (3, or 2 at 17-32
-columns: XQA_GMMA_WIDE_SLOTS).
+columns: XQA_GMMA_WIDE_SLOTS). That residency sets the waves of both the stream and the prologue: every CTA of
+every wave makes the 3 dependent loads before its first tile (sequence length -> page indices -> the first TMA
+load, kernel_mha's IO warps), so a build at 1 or 2 CTAs per SM pays them in ceil(CTAs / (SMs x resident)) waves, not
+in the ceil(CTAs / (3 SMs)) waves of the decode build (simulator.kernels.production.emit counts the launch's
+sync_steps at its own residency).
 
 Split rules:
   TensorRT-LLM (split="trtllm", what the product prices): computeMultiBlockCount: mb = T // 512
@@ -187,7 +191,7 @@ XQA_GMMA_THREADS = 384.0
 #: registers grow with the CTA's columns (q x G query heads: the gemm0 / gemm1 accumulators GmmaAcc<.., ctaNbQHeads>,
 #: the column max / sum) but not monotonically (q 3 x G 4 = 12 heads: 60; q 4 x G 4 = 16: 56): only a profile tells.
 #: The residency is the occupancy rule (simulator.kernels.production.occupancy: 64 K registers in 256-register units per
-#: warp; here the registers bind: 44 -> 3, 56 -> 3, 60 -> 2, 66 -> 2, 79 -> 2, 100 -> 1 per SM). These rows were
+#: warp; here the registers bind: 44 -> 3, 56 -> 3, 60 -> 2, 66 / 67 -> 2, 79 / 80 -> 2, 100 -> 1 per SM). These rows were
 #: LOOKED-AT (the eighth grid's profile showed the misses this table explains). A build not in the table keeps the
 #: launch-bounds rule (XQA_GMMA_SLOTS at <= 16 columns, XQA_GMMA_WIDE_SLOTS at 17-32): an ASSUMPTION, since its
 #: registers are unknown
@@ -195,6 +199,9 @@ XQA_GMMA_REGS = {
     (1, 4): (44, 35456), (1, 7): (44, 35456), (1, 8): (44, 35456),
     (2, 4): (42, 35456), (3, 4): (60, 37888), (4, 4): (56, 37888), (8, 4): (79, 42880),
     (2, 7): (66, 37888), (4, 7): (100, 42880),
+    # the tenth grid's launch profile (xqa_x10_grids_*.csv), read after its errors were seen (LOOKED-AT): G 5 q 2 at 67
+    # registers holds 2 per SM, not the launch bounds' 3; the 80-register builds of 17-32 columns confirm the wide rule
+    (2, 5): (67, 37888), (4, 5): (80, 42880), (3, 6): (80, 42880), (4, 6): (80, 42880), (3, 7): (80, 42880),
 }
 #: shared memory per SM the occupancy rule reads where the caller gives none: the H100's 228 KB (hwmodels' H100-SXM
 #: smem_per_unit_bytes); never the binding limit at these builds' 35-43 KB per CTA
