@@ -701,7 +701,7 @@ def fi_tc_blind12_shapes(part: str) -> list[dict]:
         add("control: verify middle", "llama8b", "bf16", (1500,), (30,), q=2)
         add("control: verify middle", "llama70b_tp4", "bf16", (1200,), (20,), q=3)
     elif part == "fi_tc":
-        add("tc bf16 short", "llama8b", "bf16", (40, 350, 690), (2, 220))
+        add("tc bf16 short", "llama8b", "bf16", (42, 350, 690), (2, 220))
         add("control: tc middle", "llama8b", "bf16", (2600,), (16,))
         add("control: tc middle", "llama8b", "fp8", (1400,), (40,))
         add("control: tc middle", "llama70b_tp2", "bf16", (1800,), (24,))
