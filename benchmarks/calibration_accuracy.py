@@ -1718,6 +1718,8 @@ def production_attention() -> None:
     _fi_cta_probe(FP, hw, fmt)
     _fi_dec_blind8(FP, hw, fmt)
     _fi_tc_blind(FP, hw, fmt)
+    from accuracy_sections import s12fv
+    s12fv.fi_tc_blind12(FP, hw, fmt)
     _fa3(FP, hw, fmt)
     _xqa(FP, hw, fmt)
     _xqa_x7(FP, hw, fmt)

@@ -533,6 +533,28 @@ def test_fa2_bf16_chain_is_the_later_tiles_waits_and_mmas(monkeypatch):
     assert np.allclose(FI.fi_tc_bf16_steps(3.0, ctq, tile, 128.0, 2.0), 3.0)
 
 
+def test_fa2_bf16_tile_rates_are_the_scan_fit():
+    # FI_TC_TILE_RATE_SM / FI_TC_WARP_MMA_FLOPS are the fit of the committed tile-rate scan's one-CTA rows by
+    # lab/kernels/fit_fi_tc_tile_rates.py (lab/ beside tests/), to the 4 digits the module writes
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    path = Path(__file__).resolve().parents[1] / "lab" / "kernels" / "fit_fi_tc_tile_rates.py"
+    spec = importlib.util.spec_from_file_location("fit_fi_tc_tile_rates", path)
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    import hwmodels
+    data = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
+    scan = pd.read_csv(data / "production_attention_fi_tc_scan12_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    scan = fit.configs(scan[scan["note"].fillna("").str.contains("nosplit") & (scan["dtype"] == "bf16")])
+    sl = fit.slopes(scan)
+    assert len(sl[sl["batch"] == 1]) == 6
+    rate, warp = fit.fit_rates(sl[sl["batch"] == 1])
+    assert abs(rate / FI.FI_TC_TILE_RATE_SM - 1.0) < 1e-3 and abs(warp / FI.FI_TC_WARP_MMA_FLOPS - 1.0) < 1e-3
+
+
 def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypatch):
     # roofline CHAIN_OVERLAP: the CUDA-core decode kinds combine body and chain through overlap_p (never below the
     # larger, never above their sum); every other kind's rows price exactly as with the hard max
