@@ -533,6 +533,28 @@ def test_fa2_bf16_chain_is_the_later_tiles_waits_and_mmas(monkeypatch):
     assert np.allclose(FI.fi_tc_bf16_steps(3.0, ctq, tile, 128.0, 2.0), 3.0)
 
 
+def test_fa2_bf16_tile_rates_are_the_scan_fit():
+    # FI_TC_TILE_RATE_SM / FI_TC_WARP_MMA_FLOPS are the fit of the committed tile-rate scan's one-CTA rows by
+    # lab/kernels/fit_fi_tc_tile_rates.py (lab/ beside tests/), to the 4 digits the module writes
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    path = Path(__file__).resolve().parents[1] / "lab" / "kernels" / "fit_fi_tc_tile_rates.py"
+    spec = importlib.util.spec_from_file_location("fit_fi_tc_tile_rates", path)
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    import hwmodels
+    data = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
+    scan = pd.read_csv(data / "production_attention_fi_tc_scan12_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    scan = fit.configs(scan[scan["note"].fillna("").str.contains("nosplit") & (scan["dtype"] == "bf16")])
+    sl = fit.slopes(scan)
+    assert len(sl[sl["batch"] == 1]) == 6
+    rate, warp = fit.fit_rates(sl[sl["batch"] == 1])
+    assert abs(rate / FI.FI_TC_TILE_RATE_SM - 1.0) < 1e-3 and abs(warp / FI.FI_TC_WARP_MMA_FLOPS - 1.0) < 1e-3
+
+
 def test_decode_chain_and_issue_compound_only_for_the_cuda_core_decode(monkeypatch):
     # roofline CHAIN_OVERLAP: the CUDA-core decode kinds combine body and chain through overlap_p (never below the
     # larger, never above their sum); every other kind's rows price exactly as with the hard max
@@ -870,6 +892,8 @@ def test_mla_blind6_grid_is_new_and_every_price_file_covers_it():
     for f in earlier:
         d = pd.read_csv(f)
         if {"batch", "context"} <= set(d.columns):
+            if "family" in d.columns:   # MLA rows only (the docstring's claim; other kernels' grids share (B, T) pairs)
+                d = d[d["family"].isin(["fi_mla", "flashmla"])]
             seen |= set(zip(d["batch"], d["context"]))
     assert not seen & set(zip(sh["batch"], sh["context"]))
 
@@ -951,3 +975,24 @@ def test_fi_decode_loaded_latency_and_merge_reloads():
     m1 = FI._merge(60.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, reloads=True)
     m1_off = FI._merge(60.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, reloads=False)
     assert np.all(m2.prologue_loads > m2_off.prologue_loads) and np.all(m1.prologue_loads == m1_off.prologue_loads)
+
+
+def test_fi_tc_blind12_grid_is_new_and_both_price_files_cover_it():
+    # the twelfth tensor-core blind grid: no shape of it in another committed CSV; main's prices (06e70f8, committed
+    # before the measurement) and the scanned-rate model's cover all 50 shapes
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _campaign_script()
+    sh = pd.DataFrame([s for p in ("fi_verify", "fi_tc") for s in m.shapes(p, "fi_tc_blind12")])
+    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
+    for f in ("", "_06e70f8"):
+        p = pd.read_csv(FP.DATA_DIR / f"production_attention_fi_tc_blind12_predictions{f}.csv")
+        assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 50 and p["pred_us"].gt(0).all()
+    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+        if "blind12" in f.name or "_grids" in f.name:
+            continue
+        d = pd.read_csv(f)
+        if set(keys) <= set(d.columns):
+            assert not len(sh.merge(d[keys].drop_duplicates(), on=keys)), f.name

@@ -46,7 +46,9 @@ HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4), "llama70b_t
          # the sixth decode blind grid's tensor-parallel shards (Llama-3.1-70B at TP 2 / 4, Llama-3.1-8B at TP 2): the
          # CUDA-core decode kernel is compiled for groups 1, 2, 3, 4, 8 only, so Qwen2.5-7B (28 / 4) and -32B (40 / 8)
          # are not CUDA-core decode shapes
-         "llama70b_tp2": (32, 4), "llama70b_tp4": (16, 2), "llama8b_tp2": (16, 4)}
+         "llama70b_tp2": (32, 4), "llama70b_tp4": (16, 2), "llama8b_tp2": (16, 4),
+         # the tile-rate scan's one-KV-head shard (Llama-3.1-8B's group of 4: one CTA per request and Q tile)
+         "g4kv1": (4, 1)}
 
 
 def bt_grid(max_tokens=MAX_TOKENS, ts=T_GRID, bs=B_GRID):
@@ -632,6 +634,81 @@ def fi_tc_blind_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the tensor-core (FA2 prefill) tile-rate SCAN (--grid fi_tc_scan12: part fi_verify; FIT rows of the bf16 tile chain's
+#: two rates, simulator/kernels/flashinfer.py FI_TC_TILE_RATE_SM and FI_TC_WARP_MMA_FLOPS): ONE variable at a time,
+#: one KV head and one request per CTA (heads 4 / 1, FlashInfer's plan with split-KV disabled, so a CTA walks the whole
+#: context): (1) one CTA (batch 1), q rows 1, 2, 4, 8, 16, 32 (CTA_TILE_Q 16, 16, 16, 64, 64, 128), context 16 then
+#: whole KV tiles up to 1024 (128-key tiles at 16 / 64 rows, 64-key at 128); (2) the same at 2 .. 132 CTAs (batch 2 ..
+#: 132, every CTA on its own SM) at three contexts, q 4 and 32 (does the per-SM rate hold when many SMs load at once)
+FTS12_Q = (1, 2, 4, 8, 16, 32)
+FTS12_CTAS = (2, 8, 33, 66, 132)
+
+
+def fi_tc_scan12_shapes(part: str) -> list[dict]:
+    """The shapes of the tile-rate scan (FTS12_*); `nosplit` = the plan's disable_split_kv, `group` = the scan row."""
+    out = []
+    if part != "fi_verify":
+        return out
+    hq, hkv = HEADS["g4kv1"]
+
+    def add(group, b, q, t, kv="bf16"):
+        out.append(dict(family="fi_verify", model="g4kv1", heads=hq, kv_heads=hkv, head_dim=128, dtype=kv, batch=b,
+                        q_rows=q, context=t, page_size=16, nosplit=True, group=group))
+
+    for q in FTS12_Q:
+        tile = 64 if q * 4 > 64 else 128
+        ts = [16] + [tile * k for k in range(1, 1024 // tile + 1)]
+        if tile == 64:      # 64-key tiles: every tile to 512, then every other one
+            ts = [t for t in ts if t <= 512 or t % 128 == 0]
+        for t in ts:
+            add(f"scan one CTA q{q}", 1, q, t)
+    for q in (4, 32):
+        for b in FTS12_CTAS:
+            for t in (128, 1024):
+                add(f"scan {b} CTAs q{q}", b, q, t)
+    return out
+
+
+#: the twelfth tensor-core BLIND grid (--grid fi_tc_blind12: fi_verify then fi_tc), the test of the bf16 tile chain's
+#: scanned rates: verification (q 2-8) at short contexts 32-768 and batches 1-256, bf16 and fp8 K/V, Llama-3.1-8B heads
+#: and Llama-3.1-70B's at TP 2 / 4, a few tensor-core decode rows, + 8 controls from met regimes (middle contexts);
+#: every (heads, K/V, batch, q, context, page) in none of the committed CSVs' rows (checked when priced); B x q <= 800
+def fi_tc_blind12_shapes(part: str) -> list[dict]:
+    """The shapes of the twelfth tensor-core blind grid, each with its regime label (`group`)."""
+    out = []
+
+    def add(group, model, kv, ts, bs, q=1):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * q <= FITB_MAX_ROWS_Q:
+                    out.append(dict(family=part, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=16, group=group))
+
+    if part == "fi_verify":
+        add("verify bf16 short small batch", "llama8b", "bf16", (48, 230, 610), (1, 5), q=3)
+        add("verify bf16 short small batch", "llama8b", "bf16", (130, 450), (2,), q=6)
+        add("verify bf16 short mid batch", "llama8b", "bf16", (90, 300, 700), (24, 64), q=2)
+        add("verify bf16 short mid batch", "llama8b", "bf16", (60, 400), (40,), q=5)
+        add("verify bf16 short mid batch", "llama8b", "bf16", (170,), (16, 48), q=8)
+        add("verify bf16 short mid batch", "llama70b_tp2", "bf16", (110, 380), (8, 96), q=3)
+        add("verify bf16 short large batch", "llama8b", "bf16", (34, 160, 510), (128, 200), q=4)
+        add("verify bf16 short large batch", "llama8b", "bf16", (260,), (256,), q=2)
+        add("verify fp8 short", "llama8b", "fp8", (56, 270, 740), (3, 60), q=4)
+        add("verify fp8 short", "llama8b", "fp8", (180,), (150,), q=2)
+        add("control: verify middle", "llama8b", "bf16", (3500,), (6,), q=4)
+        add("control: verify middle", "llama8b", "fp8", (2200,), (8,), q=4)
+        add("control: verify middle", "llama8b", "bf16", (1500,), (30,), q=2)
+        add("control: verify middle", "llama70b_tp4", "bf16", (1200,), (20,), q=3)
+    elif part == "fi_tc":
+        add("tc bf16 short", "llama8b", "bf16", (42, 350, 690), (2, 220))
+        add("control: tc middle", "llama8b", "bf16", (2600,), (16,))
+        add("control: tc middle", "llama8b", "fp8", (1400,), (40,))
+        add("control: tc middle", "llama70b_tp2", "bf16", (1800,), (24,))
+        add("control: tc middle", "llama8b", "bf16", (4200,), (4,))
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -674,6 +751,10 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind8_shapes(part)
     if grid == "fi_tc_blind":
         return fi_tc_blind_shapes(part)
+    if grid == "fi_tc_scan12":
+        return fi_tc_scan12_shapes(part)
+    if grid == "fi_tc_blind12":
+        return fi_tc_blind12_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -858,7 +939,12 @@ def run_fi_paged(torch, fi, s, ws, tc: bool, verify: bool):
     P_, idx, indptr, last = _pages(torch, B, T, page, pool, dev)
     qt = torch.randn((B * q, hq, d), device=dev, dtype=torch.bfloat16)
     out = torch.empty_like(qt)
-    if verify:
+    if verify and s.get("nosplit"):    # the tile-rate scan: no CUDA-graph padding, split-KV off (one CTA per request)
+        qo = torch.arange(0, B + 1, device=dev, dtype=torch.int32) * q
+        w = fi.BatchPrefillWithPagedKVCacheWrapper(ws, "NHD", backend="fa2")
+        w.plan(qo, indptr, idx, last, hq, hkv, d, page, causal=True, q_data_type=torch.bfloat16, kv_data_type=kvd,
+               disable_split_kv=True)
+    elif verify:
         qo = torch.arange(0, B + 1, device=dev, dtype=torch.int32) * q
         w = fi.BatchPrefillWithPagedKVCacheWrapper(ws, "NHD", use_cuda_graph=True, qo_indptr_buf=qo,
                                                    paged_kv_indptr_buf=indptr, paged_kv_indices_buf=idx,
@@ -1034,7 +1120,8 @@ def main() -> None:
                                                                "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
-                                                               "fi_dec_blind8", "fi_tc_blind"))
+                                                               "fi_dec_blind8", "fi_tc_blind", "fi_tc_scan12",
+                                                               "fi_tc_blind12"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)
@@ -1164,7 +1251,7 @@ def main() -> None:
                     gcsv.flush()
                 w.writerow({**meta, **{k: s.get(k, "") for k in COLS if k in s}, "median_us": f"{med:.3f}",
                             "p20_us": f"{p20:.3f}", "p80_us": f"{p80:.3f}", "calls": calls, "kv_copies": R,
-                            "plan": plan, "note": "fresh_q" if FRESH_Q else ""})
+                            "plan": plan, "note": ("fresh_q" if FRESH_Q else "") + ("nosplit" if s.get("nosplit") else "")})
                 fcsv.flush()
                 done += 1
             except Exception as e:   # noqa: BLE001

@@ -549,12 +549,19 @@ def fa2_fp8_frags(ctq, tile_kv):
 FI_TC_BF16_TILE_WAITS = True
 #: the dependent-load unit of that chain (s): the device's MEASURED DRAM latency, as FI_MLA_LOAD_S
 FI_TC_LOAD_S = 0.3494e-6
-#: one SM's rate for a K or V tile it waits on (bytes/s): ASSUMPTION, FI_MLA_FILL_RATE_SM (42.5 GB/s, FlashMLA's
-#: per-SM rate of its exposed per-request tile load, the same device; not scanned on this kernel's rows)
-FI_TC_TILE_RATE_SM = 42.5e9
-#: one warp's m16n8k16 MMA issue rate (FLOP/s): ASSUMPTION, a quarter (one of 4 sub-partitions, H100 whitepaper) of one
-#: SM's dense bf16 tensor rate at the datasheet peak (989.4 TFLOP/s / 132 SMs); a lower bound of a warp's MMA time
-FI_TC_WARP_MMA_FLOPS = 989.4e12 / 132.0 / 4.0
+#: one SM's rate for a K or V tile it waits on (bytes/s) and one warp's m16n8k16 MMA rate (FLOP/s) on that chain: FITTED
+#: (lab/kernels/fit_fi_tc_tile_rates.py, non-negative least squares of the chain step on the per-tile slopes) on the
+#: tile-rate scan's one-CTA rows, MEASURED on this kernel: hwmodels/calibration/data/production_attention/
+#: production_attention_fi_tc_scan12_nvidia-h100-80gb-hbm3_2026-11-27.csv (H100 SXM, flashinfer 0.6.4; one request and
+#: KV head per CTA, split-KV off, q 1-32 x context 16-1024 in KV-tile steps; slopes and rates in
+#: production_attention_fi_tc_scan12_rates.csv). Measured slopes per tile: 1.19-1.22 us at 16-row Q tiles (128-key
+#: tiles), 2.28-2.34 us at 64 rows, 1.82 us at 128 rows (64-key tiles); the fitted step gives 1.25 / 2.18 / 2.05 us.
+#: Before the scan both were ASSUMED: 42.5 GB/s (FlashMLA's per-SM fill rate) and a quarter of one SM's datasheet
+#: dense bf16 rate (1.87 TFLOP/s): the scan puts a tile's load 6x faster and a warp's MMAs 2.2x slower than that. The
+#: many-CTA rows (2-132 CTAs, one per SM; not fitted) keep the 128-row slope within 1.00-1.26x of one CTA's, while the
+#: 16-row tiles' slope grows to 2.8x at 132 CTAs (the launch's HBM traffic, which the kind's memory term prices)
+FI_TC_TILE_RATE_SM = 263.8e9
+FI_TC_WARP_MMA_FLOPS = 0.8524e12
 
 
 def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
