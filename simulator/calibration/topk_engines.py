@@ -1061,7 +1061,7 @@ GRID11_WIDE = ([("recorded", r, n) for r, n in ((5, 430000), (9, 330000), (12, 7
                                                (47, 420000), (55, 660000), (63, 350000), (70, 540000), (85, 600000),
                                                (110, 560000), (127, 720000))]
                + [("gaussian", r, n) for r, n in ((23, 500000), (42, 710000), (58, 380000))])
-GRID11_SPLIT512 = ([("recorded", r, n) for r, n in ((1, 120000), (4, 200000), (7, 95000), (2, 440000), (4, 410000),
+GRID11_SPLIT512 = ([("recorded", r, n) for r, n in ((1, 135000), (4, 200000), (7, 95000), (2, 440000), (4, 410000),
                                                    (9, 210000), (15, 260000), (27, 240000), (40, 205000),
                                                    (50, 280000), (63, 230000))]
                    + [("gaussian", 20, 230000)])
@@ -1072,7 +1072,7 @@ GRID11_NARROW = ([("recorded", r, n) for r, n in ((450, 11500), (1300, 7100), (2
                  + [("gaussian", 950, 9400)])
 GRID11 = GRID11_WIDE + GRID11_SPLIT512 + GRID11_NARROW
 GRID11_SGL_CONTROLS = (("recorded", 14, 650000), ("recorded", 47, 420000), ("recorded", 127, 720000),
-                       ("recorded", 9, 210000), ("recorded", 1, 120000), ("recorded", 1300, 7100),
+                       ("recorded", 9, 210000), ("recorded", 1, 135000), ("recorded", 1300, 7100),
                        ("recorded", 2100, 12800), ("recorded", 620, 28000))
 GRID11_PREDICTION = "topk_engines_grid11_prediction_2026-11-27.csv"
 GRID11_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid11.csv"
