@@ -2777,6 +2777,8 @@ def regimes(show_all: bool) -> None:
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
     _topk_trtllm_grid10_table()
+    from accuracy_sections import s12tk
+    s12tk.topk_trtllm_grid11()
 
 
 def _sdpa_check(path, hw) -> None:

@@ -31,7 +31,9 @@ closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100)
 (prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6); the block width's cost
 (WIDE_ROUND_COST: a 1024-thread round is dearer than two 512-thread ones; NARROW_SORT_SHARE: a 256-thread CTA's sort
 holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9); a 1024-thread CTA alone
-on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4). `add_ops` is the first
+on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4); the split path's fixed stretch per
+row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA's share (LATER_CTA_SHARE) blind on
+grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -307,7 +309,8 @@ MERGE_HANDSHAKE = True
 #: scores: slices and the merge job) costs WIDE_ROUND_COST of them (round_cost) where halving the rounds assumed 1.
 #: WIDE_ROUND_COST is fitted on topk_engines.TRT_WIDE_FIT (named fit rows: the one-wave 1024-thread split launches of
 #: grids 6 and 8, LOOKED-AT before; recorded as production_kernels.topk_trtllm.wide_round_cost of the fitted file by
-#: topk_engines.write_trtllm), judged blind on grid 9; 256- and 512-thread rounds unchanged (round_cost 1)
+#: topk_engines.write_trtllm), judged blind on grid 9; refitted (2.2317 -> 1.7059) once SPLIT_FIXED_ROUNDS carries the
+#: split path's fixed part, judged blind on grid 11; 256- and 512-thread rounds unchanged (round_cost 1)
 WIDE_ROUND_COST = 1.7059
 
 #: the split path's once-per-row rounds that no per-round term carries: topKPerRowDecodeFused (indexerTopK.cu @ 07339e94)
@@ -351,7 +354,8 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     sweeps of a row (split work: of its slowest slice), `merge_sweeps` those of the merge job over nb x k candidates
     (default 2; launch_job_stats counts them); `prefill`: the prefill entry's launch (blocks_per_row); otherwise
     add_ops. Each sweep / merge round costs round_cost(threads) load rounds (`wide_round_cost` overrides
-    WIDE_ROUND_COST, for its fit)."""
+    WIDE_ROUND_COST, for its fit); `sweep_scale` (shape_terms: LATER_CTA_SHARE's mean over a lone CTA's SM) scales the
+    sweep rounds; a split row's path adds SPLIT_FIXED_ROUNDS once (`split_fixed` overrides it, for its fit)."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     nb = blocks_per_row(rows, n, prefill)
