@@ -308,3 +308,43 @@ def test_trtllm_1024_thread_ctas_are_alone_on_their_sm():
     finally:
         TK.WIDE_ALONE = True
     assert on[0] == pytest.approx(off[0], rel=1e-9) and on[1] < off[1]
+
+
+def test_grid11_shapes_are_new_and_priced_by_both_models_before_measuring():
+    """No grid 11 shape was measured before for any top-k kernel, none is a fit row, every TensorRT-LLM row (both
+    entries) carries main's and this model's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid11" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT) for _, d, r, n in rows}
+    shapes = E.GRID11 + E.GRID11_PREFILL_MID
+    assert len(set(shapes)) == len(shapes) == 43 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    assert set(E.GRID11_SGL_CONTROLS) <= set(shapes)
+    p = pd.read_csv(F.DATA_DIR / E.GRID11_PREDICTION)
+    trt = p[p["kernel"].isin(["trt_topk", "trt_topk_pf"])]
+    assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_split_fixed_stretch_and_later_lone_ctas():
+    """SPLIT_FIXED_ROUNDS is paid once on a split row's path (not by single-CTA rows) and is the least-squares optimum on
+    TRT_SPLIT_FIT; a later lone 1024-thread CTA adds LATER_CTA_SHARE of a first one's sweep rounds (one-wave launches
+    unchanged)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("recorded", 4, 30000), ("recorded", 8, 440000), ("recorded", 32, 450000)])
+    base = E.predict_trtllm(t, hw, split_fixed=0.0)
+    more = E.predict_trtllm(t, hw, split_fixed=40.0)
+    assert more[0] == pytest.approx(base[0], rel=1e-9) and more[1] > base[1]
+    assert 0.0 < TK.LATER_CTA_SHARE < 1.0
+    full = E.predict_trtllm(t, hw, later_share=1.0)
+    assert full[1] == pytest.approx(E.predict_trtllm(t, hw)[1], rel=1e-9) and full[2] > E.predict_trtllm(t, hw)[2]
+    s = E._fit_named(E.TRT_SPLIT_FIT, "split")
+    y = np.log(s["median_us"].to_numpy(float))
+
+    def rms(c):
+        return float(np.sqrt(np.mean((np.log(E.predict_trtllm(s, hw, split_fixed=c)) - y) ** 2)))
+    assert rms(TK.SPLIT_FIXED_ROUNDS) < min(rms(TK.SPLIT_FIXED_ROUNDS * 0.9), rms(TK.SPLIT_FIXED_ROUNDS * 1.1))

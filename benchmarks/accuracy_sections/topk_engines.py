@@ -9,6 +9,7 @@ import numpy as np
 
 from simulator.calibration.scoreboard import BOARD
 
+from . import topk_grid11
 from .production_kernels import campaigns
 
 
@@ -26,6 +27,7 @@ def trtllm_grids() -> None:
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
     _topk_trtllm_grid10_table()
+    topk_grid11.topk_trtllm_grid11()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

@@ -572,7 +572,8 @@ def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[
 
 
 def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
-                   wide_round_cost: float | None = None) -> np.ndarray:
+                   wide_round_cost: float | None = None, split_fixed: float | None = None,
+                   later_share: float | None = None) -> np.ndarray:
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
     the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
     kernel is CSV_KERNEL["trtllm_prefill"]) on the measurement's score rows (us, in-graph)."""
@@ -585,7 +586,7 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
         pf = kk == CSV_KERNEL["trtllm_prefill"]
         TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
                           samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
-                          wide_round_cost=wide_round_cost)
+                          wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -783,17 +784,58 @@ def wide_fit_frame() -> pd.DataFrame:
     return t
 
 
-def fit_wide_round(hw: HardwareSpec) -> dict:
-    """topk_trtllm.WIDE_ROUND_COST by least squares on log time over TRT_WIDE_FIT (JOB_TERMS fixed: TRT_FIT's rows are
-    512-thread launches, where the term does not act)."""
+def _fit_named(rows, tag: str) -> pd.DataFrame:
+    """The measured decode-dispatch rows named by `rows` ((grid, dist, rows, n) tuples) from the committed grid 6-10 CSVs."""
+    out = []
+    for g, f in ((6, measured6), (8, measured8), (9, measured9), (10, measured10)):
+        keys = {(d, r, n) for gg, d, r, n in rows if gg == g}
+        if not keys:
+            continue
+        m = f()
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        out.append(m[[(d, int(r), int(n)) in keys for d, r, n in zip(m["dist"], m["rows"], m["n"])]])
+    t = pd.concat(out, ignore_index=True)[F.SHAPE_KEYS + ["median_us"]]
+    assert len(t) == len(rows), (tag, len(t))
+    return t
+
+
+def _fit_one(t: pd.DataFrame, hw: HardwareSpec, kw: str, x0: float, lo: float, hi: float) -> tuple[float, float]:
+    """One term (predict_trtllm's keyword `kw`) by least squares on log time over the rows of t: (value, rms)."""
     from scipy.optimize import least_squares
 
-    t = wide_fit_frame()
     y = np.log(t["median_us"].to_numpy(float))
-    r = least_squares(lambda x: np.log(np.maximum(predict_trtllm(t, hw, wide_round_cost=float(x[0])), 1e-3)) - y,
-                      [2.0], bounds=([1.0], [4.0]))
-    return {"wide_round_cost": round(float(r.x[0]), 4), "wide_fit_rows": len(t),
-            "wide_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+    r = least_squares(lambda x: np.log(np.maximum(predict_trtllm(t, hw, **{kw: float(x[0])}), 1e-3)) - y,
+                      [x0], bounds=([lo], [hi]), diff_step=0.02, xtol=1e-3)
+    return float(r.x[0]), float(np.sqrt(np.mean(r.fun ** 2)))
+
+
+#: the named fit rows of topk_trtllm.SPLIT_FIXED_ROUNDS: grid 8's one-wave 512-thread split launches at 1-16 rows
+#: (LOOKED-AT before this fit; round_cost 1, no other fitted term acts on their split path)
+TRT_SPLIT_FIT = ((8, "recorded", 1, 88000), (8, "recorded", 2, 98000), (8, "recorded", 2, 470000),
+                 (8, "recorded", 3, 160000), (8, "recorded", 8, 115000), (8, "recorded", 10, 235000),
+                 (8, "gaussian", 5, 140000), (8, "gaussian", 12, 270000))
+
+
+def fit_split_fixed(hw: HardwareSpec) -> dict:
+    """topk_trtllm.SPLIT_FIXED_ROUNDS on TRT_SPLIT_FIT (JOB_TERMS fixed; 512-thread rows: WIDE_ROUND_COST does not
+    act)."""
+    v, rms = _fit_one(_fit_named(TRT_SPLIT_FIT, "split"), hw, "split_fixed", 15.0, 0.0, 80.0)
+    return {"split_fixed_rounds": round(v, 2), "split_fit_rows": len(TRT_SPLIT_FIT),
+            "split_rms_log_error": round(rms, 4)}
+
+
+def fit_wide_round(hw: HardwareSpec) -> dict:
+    """topk_trtllm.WIDE_ROUND_COST by least squares on log time over TRT_WIDE_FIT (JOB_TERMS and SPLIT_FIXED_ROUNDS
+    fixed: TRT_FIT's and TRT_SPLIT_FIT's rows are 512-thread launches, where the term does not act; one-wave launches:
+    LATER_CTA_SHARE does not act)."""
+    v, rms = _fit_one(wide_fit_frame(), hw, "wide_round_cost", 2.0, 1.0, 4.0)
+    return {"wide_round_cost": round(v, 4), "wide_fit_rows": len(TRT_WIDE_FIT), "wide_rms_log_error": round(rms, 4)}
+
+
+def fit_later_share(hw: HardwareSpec) -> dict:
+    """topk_trtllm.LATER_CTA_SHARE on TRT_WAVE_FIT (the other terms fixed at their shipped values)."""
+    v, rms = _fit_one(_fit_named(TRT_WAVE_FIT, "wave"), hw, "later_share", 0.7, 0.1, 1.0)
+    return {"later_cta_share": round(v, 3), "wave_fit_rows": len(TRT_WAVE_FIT), "wave_rms_log_error": round(rms, 4)}
 
 
 #: grid 9: TensorRT-LLM's decode dispatch where its block width moves: split long rows whose slices run 1024-thread CTAs
@@ -875,11 +917,13 @@ def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw) | fit_wide_round(hw)
+    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw)
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
+                "split_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_SPLIT_FIT],
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
+                "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
                 "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
@@ -892,9 +936,14 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "chain_queued_p) and the split path's handshake (topk_trtllm.HANDSHAKE_ROUNDS); "
                            "wide_round_cost (a 1024-thread CTA's sweep round in 512-thread rounds, shipped as "
                            "topk_trtllm.WIDE_ROUND_COST) by fit_wide_round on the named TRT_WIDE_FIT rows of grids 6 "
-                           "and 8; narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
+                           "and 8, after split_fixed_rounds (the split path's once-per-row stretch, "
+                           "topk_trtllm.SPLIT_FIXED_ROUNDS) by fit_split_fixed on TRT_SPLIT_FIT (grid 8's one-wave "
+                           "512-thread split launches); later_cta_share (topk_trtllm.LATER_CTA_SHARE: a later lone "
+                           "1024-thread CTA's share of a first one's rounds) by fit_later_share on TRT_WAVE_FIT (grids "
+                           "8-10's multi-wave 1024-thread split launches); narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
-                           f"one per SM; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED} and {GRID10_MEASURED}")}
+                           f"one per SM; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED} "
+                           f"and {GRID11_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -925,6 +974,11 @@ GRID10_SPLIT512 = (("recorded", 30, 250000), ("recorded", 60, 220000))
 GRID10 = GRID10_WIDE_MULTI + GRID10_WIDE_ONE + list(GRID10_SPLIT512)
 GRID10_SGL_CONTROLS = (("recorded", 17, 340000), ("recorded", 41, 400000), ("recorded", 1, 480000),
                        ("recorded", 120, 580000))
+#: the named fit rows of topk_trtllm.LATER_CTA_SHARE: every multi-wave 1024-thread split launch of grids 8-10 (more
+#: 1024-thread CTAs than SMs; LOOKED-AT before this fit)
+TRT_WAVE_FIT = ((8, "recorded", 80, 560000), (9, "recorded", 16, 520000), (9, "recorded", 20, 330000),
+                (9, "recorded", 32, 450000), (9, "recorded", 48, 380000), (9, "recorded", 64, 700000),
+                (9, "gaussian", 40, 310000)) + tuple((10,) + s for s in GRID10_WIDE_MULTI)
 GRID10_PREDICTION = "topk_engines_grid10_prediction_2026-11-27.csv"
 GRID10_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid10.csv"
 
@@ -985,6 +1039,106 @@ def grid10_accuracy(by_dist: bool = False) -> pd.DataFrame:
     for kern, lab in ((CSV_KERNEL["trtllm"], "trtllm"), (CSV_KERNEL["sglang"], "sglang")):
         t = m[m["kernel"] == kern].reset_index(drop=True)
         reg = [f"top-k {lab} grid10: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if lab == "trtllm":
+            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "new")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
+
+
+# --- the split path's fixed stretch and the later lone CTAs' share (topk_trtllm.SPLIT_FIXED_ROUNDS, LATER_CTA_SHARE),
+# fitted on named rows (TRT_SPLIT_FIT, TRT_WAVE_FIT; WIDE_ROUND_COST refitted), judged blind on GRID11 ---
+#: grid 11: TensorRT-LLM's decode dispatch in 1024-thread split launches over 1-10 waves of one CTA per SM (1-127
+#: rows of 315K-820K), 512-thread split launches (1-63 rows, slices < 30,000), its prefill entry at mid rows (620-2800
+#: rows of 21K-52K: trt_topk_pf) and narrow short rows (256-thread CTAs); recorded and gaussian scores; no (scores,
+#: rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of
+#: GRID11_SGL_CONTROLS are its controls
+GRID11_WIDE = ([("recorded", r, n) for r, n in ((5, 430000), (9, 330000), (12, 770000), (14, 650000), (18, 315000),
+                                               (21, 740000), (26, 450000), (29, 820000), (33, 370000), (39, 560000),
+                                               (47, 420000), (55, 660000), (63, 350000), (70, 540000), (85, 600000),
+                                               (110, 560000), (127, 720000))]
+               + [("gaussian", r, n) for r, n in ((23, 500000), (42, 710000), (58, 380000))])
+GRID11_SPLIT512 = ([("recorded", r, n) for r, n in ((1, 135000), (4, 200000), (7, 95000), (2, 440000), (4, 410000),
+                                                   (9, 210000), (15, 260000), (27, 240000), (40, 205000),
+                                                   (50, 280000), (63, 230000))]
+                   + [("gaussian", 20, 230000)])
+GRID11_PREFILL_MID = ([("recorded", r, n) for r, n in ((620, 28000), (950, 37000), (1450, 21000), (2000, 52000),
+                                                       (2800, 26500))]
+                      + [("gaussian", 1200, 44000)])
+GRID11_NARROW = ([("recorded", r, n) for r, n in ((450, 11500), (1300, 7100), (2100, 12800), (3700, 5600))]
+                 + [("gaussian", 950, 9400)])
+GRID11 = GRID11_WIDE + GRID11_SPLIT512 + GRID11_NARROW
+GRID11_SGL_CONTROLS = (("recorded", 14, 650000), ("recorded", 47, 420000), ("recorded", 127, 720000),
+                       ("recorded", 9, 210000), ("recorded", 1, 135000), ("recorded", 1300, 7100),
+                       ("recorded", 2100, 12800), ("recorded", 620, 28000))
+GRID11_PREDICTION = "topk_engines_grid11_prediction_2026-11-27.csv"
+GRID11_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid11.csv"
+
+
+def grid11_frame() -> pd.DataFrame:
+    """GRID11's rows: TensorRT-LLM's decode dispatch at GRID11's shapes, its prefill entry at GRID11_PREFILL_MID's,
+    SGLang at GRID11_SGL_CONTROLS."""
+    t = frame(list(GRID11_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    pf = _trtllm_frame(GRID11_PREFILL_MID)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([t, _trtllm_frame(GRID11), pf], ignore_index=True)
+
+
+def regime11(kernel, rows, n) -> np.ndarray:
+    """GRID11's regimes: 1024-thread split launches by waves of one CTA per SM (one, 2-4, 5-10), 512-thread split
+    launches, the prefill entry at mid rows, narrow short rows; SGLang's controls (split / short-row launches)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    th = TK.block_threads(rows, n)
+    nb = TK.blocks_per_row(rows, n)
+    w = np.ceil(rows * nb / 132.0)
+    trt = np.where(pf, "prefill entry, mid rows 16K-64K",
+                   np.where(nb <= 1, "narrow 256-thread CTAs, short rows",
+                            np.where(th > 512, np.where(w <= 1, "split, 1024-thread CTAs, one wave",
+                                                        np.where(w <= 4, "split, 1024-thread CTAs, 2-4 waves",
+                                                                 "split, 1024-thread CTAs, 5-10 waves")),
+                                     "split, 512-thread CTAs")))
+    sg = np.where(n > 65536, "controls, long rows", "controls, short / mid rows")
+    return np.where(kernel == CSV_KERNEL["sglang"], sg, trt)
+
+
+def predict_grid11(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID11 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with SPLIT_FIXED_ROUNDS, LATER_CTA_SHARE and
+    the refitted WIDE_ROUND_COST; the prefill entry's launch for trt_topk_pf) beside main's product price read from
+    `main_csv` (`pred_main_us`, made by the model at main 06e70f8 with lab/kernels/price_topk_grid11_main.py)."""
+    mp = pd.read_csv(main_csv)
+    t = grid11_frame()
+    _price_mixed(t, hw)
+    t["regime"] = regime11(t["kernel"], t["rows"], t["n"])
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
+    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured11(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid11 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID11_PREDICTION, meas_csv or F.DATA_DIR / GRID11_MEASURED)
+
+
+def grid11_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid11 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main's product price (`main`,
+    06e70f8) and this one (`new`); SGLang's controls by its committed model (`main`)."""
+    m = measured11()
+    tabs = []
+    for kerns, lab in (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),
+                       ((CSV_KERNEL["sglang"],), "sglang")):
+        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
+        reg = [f"top-k {lab} grid11: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
         a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
         if lab == "trtllm":
             a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")

@@ -31,7 +31,9 @@ closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100)
 (prefill entry, split long rows): 17.0 / 38.8 % (main's price before these three 29.0 / 47.6); the block width's cost
 (WIDE_ROUND_COST: a 1024-thread round is dearer than two 512-thread ones; NARROW_SORT_SHARE: a 256-thread CTA's sort
 holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9); a 1024-thread CTA alone
-on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4). `add_ops` is the first
+on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4); the split path's fixed stretch per
+row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA's share (LATER_CTA_SHARE) blind on
+grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -255,7 +257,8 @@ def serial_iters_of(stats: dict, terms: dict) -> float:
     return out
 
 
-def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float, prefill: bool = False) -> dict:
+def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float, prefill: bool = False,
+                later_share: float | None = None) -> dict:
     """One launch's critical path from the per-sampled-row launch_job_stats `samples`: the full sweeps and merge sweeps
     (one wave: the expected slowest of `rows` rows, topk_production.expected_max; more: the mean row) and the on-chip
     rounds (job_iters under `terms`) of the busiest SM: its slowest CTA's own rounds plus, for each of the other
@@ -278,8 +281,11 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
     else:
         ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
-    out["job"] = (slowest + (c - 1.0) * float(ser.mean())) / w
+    share = (LATER_CTA_SHARE if later_share is None else float(later_share)) if alone else 1.0
+    out["job"] = (slowest + (c - 1.0) * share * float(ser.mean())) / w
     out["merge_waves"] = w if alone else 1.0
+    # a lone CTA's later CTAs on its SM add LATER_CTA_SHARE of its sweep rounds (add_job_ops scales them by this)
+    out["sweep_scale"] = (1.0 + (c - 1.0) * share) / c if alone and c > 1.0 else 1.0
     return out
 
 
@@ -303,8 +309,32 @@ MERGE_HANDSHAKE = True
 #: scores: slices and the merge job) costs WIDE_ROUND_COST of them (round_cost) where halving the rounds assumed 1.
 #: WIDE_ROUND_COST is fitted on topk_engines.TRT_WIDE_FIT (named fit rows: the one-wave 1024-thread split launches of
 #: grids 6 and 8, LOOKED-AT before; recorded as production_kernels.topk_trtllm.wide_round_cost of the fitted file by
-#: topk_engines.write_trtllm), judged blind on grid 9; 256- and 512-thread rounds unchanged (round_cost 1)
-WIDE_ROUND_COST = 2.2317
+#: topk_engines.write_trtllm), judged blind on grid 9; refitted (2.2317 -> 1.7059) once SPLIT_FIXED_ROUNDS carries the
+#: split path's fixed part, judged blind on grid 11; 256- and 512-thread rounds unchanged (round_cost 1)
+WIDE_ROUND_COST = 1.7059
+
+#: the split path's once-per-row rounds that no per-round term carries: topKPerRowDecodeFused (indexerTopK.cu @ 07339e94)
+#: makes the row's last CTA, after its slice, __threadfence + __syncthreads + thread 0's atomicAdd on doneCounter +
+#: __syncthreads again, reset the counter, then start a whole second topKPerRowJob (shared histogram cleared, step-0
+#: prologue, its own scan / final sort) on nb x k aux values another CTA wrote moments before (L2 round trips, cold
+#: for this SM): a fixed stretch of the row's path, in the kind's load rounds. Fitted by topk_engines.fit_split_fixed on
+#: the named TRT_SPLIT_FIT rows (grid 8's one-wave 512-thread split launches, LOOKED-AT before: they ran 9-18 % fast,
+#: where round_cost is 1 and nothing else is fitted); recorded as production_kernels.topk_trtllm.split_fixed_rounds.
+#: Paid once on the row's path (a launch of lone CTAs: once, like the merge: merge_waves; paying it on every lone CTA
+#: instead fitted TRT_WAVE_FIT worse, rms 0.124 vs 0.119). The 1024-thread
+#: WIDE_ROUND_COST is refitted with it (fit_wide_round), so it no longer carries this fixed part as per-round cost
+SPLIT_FIXED_ROUNDS = 22.17
+
+#: a 1024-thread CTA alone on its SM (WIDE_ALONE) that the SM runs after its first one adds LATER_CTA_SHARE of that
+#: CTA's sweep rounds and on-chip job, not all of it: the first wave of a split launch starts on every SM at once, all
+#: 132 CTAs streaming their first sweep together (the kind's closed load loop at its fullest, hwmodels/roofline.py
+#: CHAIN_QUEUED), while the later CTAs start as the earlier ones end, staggered by the slices' on-chip phases (block
+#: scans, final sorts, the last CTA's merge job: topKPerRowDecodeFused launches a (rows, numBlocksPerRow) grid, x the
+#: row, so a row's slices fall in different waves and the merges all in the last), so fewer SMs load at once and a
+#: later CTA's load round waits less (ASSUMPTION from the launch's structure; the share is fitted by
+#: topk_engines.fit_later_share on the named TRT_WAVE_FIT rows: every multi-wave 1024-thread split launch of grids 8-10,
+#: LOOKED-AT before, +20..+48 % slow under the whole-CTA rule; recorded as production_kernels.topk_trtllm.later_cta_share)
+LATER_CTA_SHARE = 0.774
 
 
 def round_cost(threads, wide: float | None = None):
@@ -316,14 +346,16 @@ def round_cost(threads, wide: float | None = None):
 
 
 def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None,
-                prefill: bool = False, wide_round_cost: float | None = None, merge_waves=None) -> None:
+                prefill: bool = False, wide_round_cost: float | None = None, merge_waves=None, sweep_scale=None,
+                split_fixed: float | None = None) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
     512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
     sweeps of a row (split work: of its slowest slice), `merge_sweeps` those of the merge job over nb x k candidates
     (default 2; launch_job_stats counts them); `prefill`: the prefill entry's launch (blocks_per_row); otherwise
     add_ops. Each sweep / merge round costs round_cost(threads) load rounds (`wide_round_cost` overrides
-    WIDE_ROUND_COST, for its fit)."""
+    WIDE_ROUND_COST, for its fit); `sweep_scale` (shape_terms: LATER_CTA_SHARE's mean over a lone CTA's SM) scales the
+    sweep rounds; a split row's path adds SPLIT_FIXED_ROUNDS once (`split_fixed` overrides it, for its fit)."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     nb = blocks_per_row(rows, n, prefill)
@@ -331,10 +363,12 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     seg = n / nb
     ms = 2.0 if merge_sweeps is None else np.asarray(merge_sweeps, float)
     rc = round_cost(th, wide_round_cost)
-    iters = sweeps * np.ceil(seg / (th * VEC)) * rc + np.asarray(job_extra_iters, float)
+    sc = 1.0 if sweep_scale is None else np.asarray(sweep_scale, float)
+    iters = sweeps * np.ceil(seg / (th * VEC)) * rc * sc + np.asarray(job_extra_iters, float)
     merge_rounds = np.ceil(nb * k / (th * VEC)) * rc
+    sf = SPLIT_FIXED_ROUNDS if split_fixed is None else float(split_fixed)
     merge_iters = np.where(nb > 1, ms * merge_rounds + (HANDSHAKE_ROUNDS + ms / 2.0 * merge_rounds
-                                                          if MERGE_HANDSHAKE else 0.0), 0.0)
+                                                          if MERGE_HANDSHAKE else 0.0) + sf, 0.0)
     if merge_waves is not None:   # the merge once on the path of a launch of lone CTAs (shape_terms, WIDE_ALONE)
         merge_iters = merge_iters / np.maximum(np.asarray(merge_waves, float), 1.0)
     rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
@@ -384,29 +418,32 @@ def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SA
     return _JOB_CACHE[key]
 
 
-def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = False) -> dict:
+def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = False,
+                later_share: float | None = None) -> dict:
     """Per shape (arrays over rows x n broadcast): sweeps, merge_sweeps and job rounds of the launch (shape_terms; the
     prefill entry's where `prefill`) on `samples_of(rows, n)` (default: default_samples, the recorded scores) under
     `terms` (default JOB_TERMS)."""
     terms = JOB_TERMS if terms is None else terms
     samples_of = samples_of or (lambda r, m: default_samples(r, m, int(k), prefill=prefill))
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
-    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job", "merge_waves")}
+    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job", "merge_waves", "sweep_scale")}
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
         if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
-            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill)
-                            if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0) | {"merge_waves": 1.0})
+            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill, later_share)
+                            if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0) | {"merge_waves": 1.0, "sweep_scale": 1.0})
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
     return out
 
 
 def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None, prefill: bool = False,
-                   wide_round_cost: float | None = None) -> None:
+                   wide_round_cost: float | None = None, split_fixed: float | None = None,
+                   later_share: float | None = None) -> None:
     """TensorRT-LLM's top-k as the product prices it (the job model: price_terms then add_job_ops): the decode dispatch,
     or with `prefill` the prefill entry (invokeIndexerTopKPrefill: one 512-thread CTA per row at any length); the
     calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
-    t = price_terms(rows, n, k, sms, samples_of, terms, prefill)
+    t = price_terms(rows, n, k, sms, samples_of, terms, prefill, later_share)
     add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
-                prefill=prefill, wide_round_cost=wide_round_cost, merge_waves=t["merge_waves"])
+                prefill=prefill, wide_round_cost=wide_round_cost, merge_waves=t["merge_waves"],
+                sweep_scale=t["sweep_scale"], split_fixed=split_fixed)
