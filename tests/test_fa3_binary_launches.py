@@ -51,3 +51,23 @@ def test_last_partial_round_is_its_own_row_with_its_share_of_the_bytes():
     # num_splits = 1 forced: no split, no last round at 48 tiles, no combine
     (_, _, k1t, k2), meta = FA3.fa3(6.0, 1.0, 8192.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, num_splits=1.0)
     assert meta["splits"] == 1 and not bool(np.any(k1t.where)) and not bool(np.any(k2.where))
+
+
+def test_blind_grid_2_is_new_and_both_prices_cover_it():
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("m3", root / "lab/kernels/measure_fa3_binary.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = ["model", "dtype", "batch", "q_rows", "context", "page_size"]
+    b2 = pd.DataFrame(m.blind2_shapes())
+    seen = pd.concat([pd.DataFrame(m.shapes()), pd.DataFrame(m.blind_shapes())])[keys]
+    assert len(b2) == 49 and not len(b2[keys].merge(seen, on=keys))
+    pred = pd.read_csv(root / "hwmodels/calibration/data/production_attention/fa3_binary_blind2_predictions.csv")
+    assert len(pred.merge(b2[keys], on=keys)) == len(b2)
+    assert pred["pred_new_us"].notna().all() and pred["pred_base_us"].notna().all()
+    assert (pred["model_commit"] != pred["base_commit"]).all()
