@@ -58,6 +58,10 @@ KIND_MEANING: dict[str, str] = {
     "attn_combine_fi": "FlashInfer's VariableLengthMergeStates (persistent merge of split-KV partial states)",
     "attn_fa3": "FlashAttention-3 (hopper/) paged split-KV forward (simulator/kernels/fa3.py)",
     "attn_combine_fa3": "FlashAttention-3's split-KV combine kernel",
+    "attn_fa3_persist": "FlashAttention-3's own hopper/ forward (persistent: one CTA per SM walking tiles from the "
+                        "varlen dynamic tile scheduler; simulator/kernels/fa3.py fa3)",
+    "attn_prepare_fa3": "FlashAttention-3's prepare_varlen_num_blocks kernel (one CTA: split counts and m-blocks of "
+                        "every request, sorted; simulator/kernels/fa3.py)",
     "attn_fa3_tma": "FlashAttention's sm_90 forward reading K/V by TMA (contiguous, or pages of one K/V block): the "
                     "fa3 family's measured stand-in on that path (simulator/kernels/fa3.py fa4cute_sm90)",
     "attn_fa4": "FlashAttention-4 (flash_attn/cute, Blackwell) forward (simulator/kernels/fa3.py)",

@@ -272,7 +272,7 @@ CHAIN_COLD_HEAD = tuple(KIND_CODE[k] for k in ("indexer_dg_cold",))
 #: gemm1 warp groups' partial outputs through shared memory (mergeAndSaveOutTile: three CTA barriers) and stores the
 #: output tile, and only then can the next CTA take the SM (flashinfer-python 0.6.4 csrc/xqa/mha.cu kernel_mha_impl).
 #: The GMMA kernel (attn_xqa_fp8kv, mha_sm90.cu) keeps 3 CTAs per SM: not here
-CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa4", "attn_xqa"))
+CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa3_persist", "attn_fa4", "attn_xqa"))
 #: kinds of CTA_ALONE whose CTA's last tile computes with nothing to overlap it: its MMAs need the tile the CTA has just
 #: loaded, no later tile's load runs under them and no other CTA shares the SM, so one tile's load (fill_m =
 #: min(memory_s', chain) / (waves x serial_iters), the memory share of the fill) and then one tile's tensor work on

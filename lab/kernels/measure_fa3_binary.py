@@ -12,7 +12,7 @@ Timing: the lab harness's CUDA-graph timer (harness.time_graph, as measure_fa4cu
 pool per dtype far larger than L2; call i reads through page table i % R, R copies so that R x the K/V bytes >=
 128 MiB: every call reads its cache from HBM.
 
-    python3 measure_fa3_binary.py --pkg DIR --out DIR [--budget-s 200] [--smoke] [--grid first|blind]
+    python3 measure_fa3_binary.py --pkg DIR --out DIR [--budget-s 200] [--smoke] [--grid first|blind|blind2]
 
 `shapes()` is importable without torch: lab/kernels/predict_fa3_binary.py prices the same list before the run.
 """
@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 2   # 2: --grid blind
+SCRIPT_VERSION = 3   # 2: --grid blind; 3: --grid blind2
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 CUTLASS_COMMIT = "7127592069c2fe01b041e174ba4345ef9b279671"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -109,6 +109,45 @@ def blind_shapes() -> list[dict]:
     return out
 
 
+def blind2_shapes() -> list[dict]:
+    """Blind grid 2 (script version 3): shapes in neither shapes() nor blind_shapes(), priced with main's model and
+    the model with the persistent kernel's own kind (scheduler loads per tile, the partial last round, the prepare
+    kernel's own terms) before they are measured: tiny calls (batch <= 8, context <= 200), short contexts at batch
+    32-512, the split regime at middle contexts (batch 2-12), fp8, and controls (many waves, long split, q 2-3)."""
+    out = []
+
+    def add(model, bts, q=1, page=16, dtype="bf16", tag=""):
+        hq, hkv = HEADS[model]
+        for b, t in bts:
+            out.append(dict(family="fa3", kernel="fa3_hopper", model=model, heads=hq, kv_heads=hkv, head_dim=128,
+                            dtype=dtype, batch=b, q_rows=q, context=t, page_size=page, causal=int(q > 1),
+                            num_splits=0, tag=tag))
+
+    add("llama8b", [(1, 20), (4, 48), (6, 96), (3, 112)], tag="c_tiny")
+    add("qwen14b", [(2, 64), (5, 128)], tag="c_tiny")
+    add("qwen7b", [(1, 80), (7, 24)], tag="c_tiny")
+    add("llama8b_tp2", [(4, 100)], tag="c_tiny")
+    add("qwen14b_tp2", [(2, 200)], tag="c_tiny")
+    add("llama8b", [(32, 48), (64, 160), (160, 64), (256, 96), (448, 40), (512, 200)], tag="c_short")
+    add("qwen14b", [(40, 64), (96, 128), (320, 48)], tag="c_short")
+    add("qwen7b", [(72, 192), (480, 96)], tag="c_short")
+    add("qwen7b_tp2", [(192, 64)], tag="c_short")
+    add("llama8b_tp2", [(128, 112)], tag="c_short")
+    add("llama8b", [(2, 5120), (5, 3584), (7, 10240), (9, 6144), (10, 16000), (11, 2560)], tag="c_split")
+    add("qwen7b", [(3, 12000), (8, 7168)], tag="c_split")
+    add("qwen14b", [(4, 9000), (6, 4608)], tag="c_split")
+    add("qwen14b_tp2", [(10, 3072)], tag="c_split")
+    add("llama8b_tp2", [(7, 20480)], tag="c_split")
+    add("llama8b", [(1, 72), (6, 6144), (40, 128), (300, 96), (10, 3000)], dtype="e4m3", tag="c_fp8")
+    add("qwen14b", [(3, 16384)], dtype="e4m3", tag="c_fp8")
+    add("llama8b", [(64, 3072), (200, 2048), (1, 49152), (3, 65536)], tag="c_control")
+    add("qwen14b", [(24, 12288)], tag="c_control")
+    add("qwen7b", [(256, 3000)], tag="c_control")
+    add("llama8b", [(4, 6000)], q=2, tag="c_control")
+    add("llama8b", [(96, 650)], q=3, tag="c_control")
+    return out
+
+
 def copies_for(nbytes: float) -> int:
     return int(max(1, min(16, math.ceil((128 << 20) / max(nbytes, 1.0)))))
 
@@ -123,7 +162,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("first", "blind"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind", "blind2"), default="first")
     ap.add_argument("--pkg", required=True, help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     args = ap.parse_args()
     t0 = time.time()
@@ -219,7 +258,7 @@ def main() -> None:
 
         return fn, len(sets), check
 
-    pre = "fa3_binary" if args.grid == "first" else "fa3_binary_blind"
+    pre = {"first": "fa3_binary", "blind": "fa3_binary_blind", "blind2": "fa3_binary_blind2"}[args.grid]
     rows_path = os.path.join(args.out, pre + ".csv")
     grids_path = os.path.join(args.out, pre + "_grids.csv")
     fcsv = open(rows_path, "w", newline="")
@@ -229,7 +268,7 @@ def main() -> None:
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
-    shp = shapes() if args.grid == "first" else blind_shapes()
+    shp = {"first": shapes, "blind": blind_shapes, "blind2": blind2_shapes}[args.grid]()
     if args.smoke:
         shp = shp[:2] + [s for s in shp if s["dtype"] == "e4m3"][:1]
     done, fail = 0, 0

@@ -15,7 +15,11 @@ Writes hwmodels/calibration/data/production_attention/fa3_binary_first_look.csv 
 pred_new_us with this checkout's committed model and pred_base_us with the model of `--base` (main's, extracted with
 git archive into a temporary folder and imported there in a subprocess), into fa3_binary_blind_predictions.csv.
 
-    python lab/kernels/predict_fa3_binary.py [--grid blind --base 06e70f8]
+`--grid blind2` does the same for measure_fa3_binary.blind2_shapes() into fa3_binary_blind2_predictions.csv (base =
+main's model at ea0997d, new = the persistent kernel's own kind, its scheduler loads and partial last round, the prepare
+kernel's own terms).
+
+    python lab/kernels/predict_fa3_binary.py [--grid blind --base 06e70f8 | --grid blind2 --base ea0997d]
 """
 from __future__ import annotations
 
@@ -57,6 +61,7 @@ def price(shapes: pd.DataFrame, which: str) -> np.ndarray:
 
 
 BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/fa3_binary_blind_predictions.csv"
+BLIND2_OUT = ROOT / "hwmodels/calibration/data/production_attention/fa3_binary_blind2_predictions.csv"
 
 
 def price_at(commit: str, shapes: pd.DataFrame) -> np.ndarray:
@@ -94,18 +99,20 @@ def main() -> None:
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("first", "blind"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind", "blind2"), default="first")
     ap.add_argument("--base", default="06e70f8", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
-    if args.grid == "blind":
+    if args.grid in ("blind", "blind2"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        s = pd.DataFrame(M.blind_shapes())
+        shp = M.blind_shapes() if args.grid == "blind" else M.blind2_shapes()
+        out = BLIND_OUT if args.grid == "blind" else BLIND2_OUT
+        s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price(s, "fa3"), 3)
-        s["pred_base_us"] = np.round(price_at(base, s[list(M.blind_shapes()[0])]), 3)
+        s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)
         s["model_commit"], s["base_commit"] = commit, base
-        s.to_csv(BLIND_OUT, index=False)
-        print(f"{len(s)} blind shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {BLIND_OUT}")
+        s.to_csv(out, index=False)
+        print(f"{len(s)} blind shapes priced at {commit[:10]} (new) and {base[:10]} (base) -> {out}")
         print(s.groupby(["tag", "dtype"])[["pred_new_us", "pred_base_us"]].median().to_string())
         return
     s = pd.DataFrame(M.shapes())

@@ -514,6 +514,7 @@ def fit(df: pd.DataFrame, hw: HardwareSpec, grids: pd.DataFrame | None = None, f
         eff, meta["fa3"] = fit_fa3(fa3, hw, eff, fa3_grids)
         meta["borrowed"] = {k: v for k, v in BORROWED.items() if k != "attn_fa3"}
         meta["borrowed"]["attn_fa4"] = "attn_fa3"
+        eff, meta["fa3_binary"] = fit_fa3_binary(DATA_DIR, hw, eff)
     if xqa is not None and len(xqa):
         eff, meta["xqa"] = fit_xqa(xqa, hw, eff, xqa_grids)
         meta["borrowed"] = {k: v for k, v in meta["borrowed"].items() if k not in XQA_KINDS}
@@ -639,6 +640,97 @@ def fit_fa3(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, grids: pd.DataF
         up[f"{part}.attn_fa4"] = d_.get("attn_fa3", 0.0) * 1e6
     up["cta_slots.attn_fa4"] = eff.cta_slots.get("attn_fa3", 1.0)
     return efficiency_with(eff, up), meta
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the fa3 family's own hopper/ binary: the persistent main kernel's per-tile scheduler loads and fixed time, the
+# prepare kernel's own terms
+# ---------------------------------------------------------------------------------------------------------------------
+#: lab/kernels/measure_fa3_binary.py's CSVs: the first-look grid and blind grid 1 (fit rows named in fa3_binary_fit_rows)
+FA3_BINARY_GLOBS = ("fa3_binary_nvidia*.csv", "fa3_binary_blind_nvidia*.csv")
+FA3_BINARY_KEYS = ("model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size",
+                   "num_splits")
+
+
+def load_fa3_binary(data_dir: Path = DATA_DIR) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows, kernel records) of the FA3 binary's first-look grid and blind grid 1 (the newest CSV of each, column
+    `grid` = first / blind1; the records of both `_grids` files with the row's shape parsed from their label)."""
+    rows, recs = [], []
+    for glob, grid in zip(FA3_BINARY_GLOBS, ("first", "blind1")):
+        fs = sorted(p for p in Path(data_dir).glob(glob) if not p.stem.endswith(("_repeat", "_nvidia-smi", "_grids")))
+        if not fs:
+            continue
+        d = pd.read_csv(fs[-1])
+        d = d[pd.to_numeric(d["median_us"], errors="coerce").notna()].drop_duplicates(list(FA3_BINARY_KEYS))
+        rows.append(d.assign(grid=grid))
+        g = fs[-1].with_name(fs[-1].stem + "_grids.csv")
+        if g.is_file():
+            recs.append(pd.read_csv(g).assign(grid=grid))
+    if not rows:
+        return pd.DataFrame(), pd.DataFrame()
+    rec = pd.concat(recs, ignore_index=True) if recs else pd.DataFrame()
+    if len(rec):
+        rec["batch"] = rec["label"].str.extract(r":B(\d+):")[0].astype(float)
+    return pd.concat(rows, ignore_index=True), rec
+
+
+def fa3_binary_fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The FA3 binary's fit rows for attn_fa3_persist: the first-look grid's num_splits = 1 rows (24: the split
+    plan off, one round of long tiles) and its `short` rows (10: context 64 / 256, batch 1-512), and blind grid 1's
+    `b_short` rows (25: context 32-512, batch 1-384). All were seen before this fit (looked-at; blind grid 1 was
+    priced blind by an earlier model); blind grid 2 (fa3_binary_blind2_*) is in none of them."""
+    g, tag = df["grid"].to_numpy(), df["tag"].astype(str).to_numpy()
+    return ((g == "first") & ((df["num_splits"].to_numpy(float) == 1) | (tag == "short"))) | \
+        ((g == "blind1") & (tag == "b_short"))
+
+
+def fa3_binary_ops(df: pd.DataFrame, sms: int):
+    """Op table of every FA3-binary row as simulator.kernels.fa3.fa3 launches it (num_splits as the row ran)."""
+    a = {c: df[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim",
+                                            "page_size", "num_splits")}
+    kvb = np.where(df["dtype"].to_numpy() == "e4m3", 1.0, 2.0)
+    b = OpBuilder(len(df))
+    launches, _ = FA3.fa3(a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"], a["head_dim"], kvb,
+                          a["page_size"], sms, num_splits=a["num_splits"])
+    emit(b, launches, sms)
+    return b.build()
+
+
+def fit_fa3_binary(data_dir: Path, hw: HardwareSpec, eff: Efficiency):
+    """FA3's own binary (hopper/ @ 0251105a): attn_fa3_persist takes attn_fa3's per-block rate, per-block latency,
+    turnover and residency (the num_splits = 1 rows show they carry over) and fits its own fixed time and per-load
+    latency (the per-tile page walk + the scheduler's loads: simulator.kernels.fa3 scheduler_loads) on
+    fa3_binary_fit_rows; attn_prepare_fa3's fixed time and per-step time are fitted on every record of the prepare
+    kernel in both grids' profiles (its device time: no graph node cost). Returns (Efficiency, meta)."""
+    df, rec = load_fa3_binary(data_dir)
+    if not len(df):
+        return eff, {"rows": 0, "skipped": "no fa3_binary measurement"}
+    meta: dict = {}
+    up = {"cta_slots.attn_fa3_persist": eff.cta_slots.get("attn_fa3", 1.0),
+          "memory.attn_fa3_persist": eff.memory["attn_fa3"], "compute.attn_fa3_persist": eff.compute["attn_fa3"]}
+    for part, d_ in (("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s), ("fixed_us", eff.fixed_s),
+                     ("sync_us", eff.sync_s)):
+        up[f"{part}.attn_fa3_persist"] = d_.get("attn_fa3", 0.0) * 1e6
+    eff = efficiency_with(eff, up)
+    prep = rec[rec["kernel_name"].astype(str).str.contains("prepare_varlen_num_blocks")] if len(rec) else rec
+    if len(prep) >= 4:
+        st = FA3.prepare_steps(prep["batch"].to_numpy(float))
+        y = prep["dur_us"].to_numpy(float)
+        A = np.stack([np.ones_like(st), st], axis=1)
+        (f0, s0), *_ = np.linalg.lstsq(A, y, rcond=None)
+        f0, s0 = max(float(f0), 0.0), max(float(s0), 0.0)
+        eff = efficiency_with(eff, {"fixed_us.attn_prepare_fa3": f0, "sync_us.attn_prepare_fa3": s0})
+        r = np.log((f0 + s0 * st) / y)
+        meta["prepare"] = {"records": int(len(prep)), "fixed_us": f0, "sync_us": s0,
+                           "rms_log_error": float(np.sqrt(np.mean(r ** 2)))}
+    rows = fa3_binary_fit_rows(df)
+    ops = fa3_binary_ops(df, hw.units)
+    meas = df["median_us"].to_numpy(float)
+    params = [("fixed_us.attn_fa3_persist", 1.0, 0.0, 20.0), ("sync_us.attn_fa3_persist", 0.35, 0.05, 3.0)]
+    eff, p, f = solve_terms(ops, hw, eff, params, rows, meas, len(df))
+    meta.update({"rows": int(rows.sum()), "params": p, "rms_log_error": float(np.sqrt(np.mean(f ** 2))),
+                 "data": ", ".join(sorted(set(df["grid"])))})
+    return eff, meta
 
 
 def solve_terms(ops, hw: HardwareSpec, eff: Efficiency, params, rows, meas, n: int):
@@ -1623,7 +1715,8 @@ OWNED_PARTS = ("memory", "compute", "fixed_us", "sync_us", "cta_slots", "iter_us
 
 
 def own_kinds() -> tuple[str, ...]:
-    ks = set(BORROWED) | set(BORROWED.values()) | set(FIRST_LOOK_FROM) | {"attn_fa3_tma"}
+    ks = set(BORROWED) | set(BORROWED.values()) | set(FIRST_LOOK_FROM) | {"attn_fa3_tma", "attn_fa3_persist",
+                                                                           "attn_prepare_fa3"}
     for fam in FAMILY_KINDS.values():
         ks |= set(fam)
     return tuple(sorted(ks))

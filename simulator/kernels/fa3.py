@@ -27,6 +27,13 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     fit_production_attention.py fit_fa3, the cp.async page walk: the path hopper/'s decode takes); the combine kernel
     borrows FlashInfer's merge terms. The persistent launch is one wave (hwmodels.roofline CTA_ALONE: no CTA turnover,
     one pipeline fill).
+    FA3's own binary (kind attn_fa3, measured: fa3_binary_*.csv): the main kernel is its own kind attn_fa3_persist
+    (attn_fa3's per-block rate and latency; its fixed time and per-load latency fitted on the binary's named rows,
+    fit_production_attention.fit_fa3_binary); each tile adds the persistent scheduler's dependent loads
+    (scheduler_loads: the tile counter's atomicAdd, the tile's batch-group read, the groups of 31 requests walked
+    past); a partial last round of tiles is its own op row after the full rounds (PERSIST_LAST_ROUND); the prepare
+    kernel is its own kind attn_prepare_fa3 (prepare_steps: a load and the merge sort's passes, fitted on the
+    kernel's own records).
 fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
     num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
     (kind attn_fa4) and attn_fa3's rates (measured on Hopper): ASSUMPTION, no Blackwell device here.
@@ -54,6 +61,37 @@ def fa3_tile(d, paged_no_tma=True, causal=False):
                      np.where(d <= 128, n128, np.where(d <= 192, np.where(paged_no_tma, 96.0, 128.0), 80.0))))
 
 
+#: dependent loads of the persistent scheduler per tile (hopper/tile_scheduler.hpp VarlenDynamicPersistentTileScheduler @
+#: 0251105a): prefetch_next_work's atomicAdd on the tile counter, then tile_idx_to_work_tile's read of the tile's
+#: batch group (num_m_blocks_ptr / num_splits_dynamic_ptr, 31 requests per warp), which needs the counter's value
+FA3_SCHED_LOADS = 2.0
+#: requests one warp of the scheduler (and of prepare_varlen_num_blocks) covers per load (kNumBatchPerWarp = 31)
+FA3_BATCH_PER_WARP = 31.0
+#: price the persistent kernel's partial last round of tiles after its full rounds (fa3: the binary's dynamic
+#: scheduler); False = every tile inside one bandwidth-bound body (the earlier rule)
+PERSIST_LAST_ROUND = True
+
+
+def scheduler_loads(B, tiles_per_request, sms):
+    """Dependent loads the persistent scheduler adds to each tile (FA3_SCHED_LOADS), plus the groups of 31 requests
+    it walks past (tile_idx_to_work_tile's `while (group_end_tile <= next_tile_idx)`: each a further load): a CTA's
+    next tile lies `sms` tiles on, sms / tiles_per_request requests later, where the batch has more than one group."""
+    B = np.asarray(B, dtype=np.float64)
+    walk = np.minimum(float(sms) / np.maximum(np.asarray(tiles_per_request, dtype=np.float64), 1.0)
+                      / FA3_BATCH_PER_WARP, np.ceil(B / FA3_BATCH_PER_WARP) - 1.0)
+    return FA3_SCHED_LOADS + np.where(B > FA3_BATCH_PER_WARP, walk, 0.0)
+
+
+def prepare_steps(B):
+    """Serial steps of prepare_varlen_num_blocks (flash_prepare_scheduler.cu @ 0251105a, Sort = true as the binary
+    runs it: the kernel record's template <NumWarps, true>): one dependent load of every request's seqused_k, then the
+    CTA's block merge sort over NumWarps x 32 items, NumWarps = ceil(B / 31) rounded up to a power of 2 (at most 32,
+    NUM_WARP_SWITCH): log2(NumWarps) merge passes beyond a warp's own (each a __syncthreads-separated pass)."""
+    nw = np.minimum(32.0, 2.0 ** np.ceil(np.log2(np.maximum(np.ceil(np.asarray(B, dtype=np.float64)
+                                                                    / FA3_BATCH_PER_WARP), 1.0))))
+    return 1.0 + np.log2(nw)
+
+
 def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
     """heuristics.h num_splits_heuristic (non-causal, K/V of one head below 50 MB)."""
     tm = np.asarray(total_mblocks, dtype=np.float64)
@@ -69,25 +107,44 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
     return out.reshape(tm.shape)
 
 
-def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3"):
-    """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring)."""
+def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0):
+    """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring). num_splits: the
+    caller's argument as flash_attn_with_kvcache takes it: 0 = hopper/'s heuristic (engines), n >= 1 = the split bound
+    (params.num_splits; 1 = no split and no combine kernel)."""
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                            for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
     bm, bn = fa3_tile(d, paged_no_tma=True)
     mblocks = ceil_div(q * G, bm)
     nblocks = ceil_div(T, bn)
-    bound = num_splits_heuristic(np.where(varlen, 1.0, B) * Hkv * mblocks, sms, nblocks)
+    ns = np.broadcast_to(np.asarray(num_splits, dtype=np.float64), B.shape)
+    bound = np.where(ns > 0, ns, num_splits_heuristic(np.where(varlen, 1.0, B) * Hkv * mblocks, sms, nblocks))
     per_sm = ceil_div(B * mblocks * nblocks * 1.1 * Hkv, sms)
     S = np.where(varlen & (B <= 992), np.clip(ceil_div(nblocks, per_sm), 1.0, bound), bound)
     tiles = B * Hkv * mblocks * S
     per_cta_tiles = ceil_div(tiles, sms)
-    iters = per_cta_tiles * ceil_div(nblocks, S)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
     split = S > 1
-    k1 = Launch("attention", kind, np.full(B.shape, float(sms)), 1.0, iters, FA3_PROLOGUE_LOADS * per_cta_tiles,
-                np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d), kv + S * qb,
-                np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob))
+    persist = kind == "attn_fa3"   # FA3's own hopper/ binary (measured); attn_fa4 keeps the stand-in's terms
+    main_kind = "attn_fa3_persist" if persist else kind
+    tile_loads = FA3_PROLOGUE_LOADS + (scheduler_loads(B, Hkv * mblocks * S, sms) if persist else 0.0)
+    fl = np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d)
+    rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
+    # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
+    # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile
+    # each with the rest of the GPU idle: the last round is priced after the full rounds (its own op row, its share
+    # of the bytes, one tile's blocks on its chain), not inside their bandwidth-bound body (PERSIST_LAST_ROUND)
+    full = np.floor(tiles / sms)
+    last = tiles - full * sms
+    tail = persist & PERSIST_LAST_ROUND & (full >= 1.0) & (last > 0.0)
+    head_share = np.where(tail, full * sms / tiles, 1.0)
+    rounds = np.where(tail, full, per_cta_tiles)
+    k1 = Launch("attention", main_kind, np.full(B.shape, float(sms)), 1.0, rounds * ceil_div(nblocks, S),
+                tile_loads * rounds, fl * head_share, rd1 * head_share, wr1 * head_share)
+    # its CTAs' chains bound each of them (per-block latency); their bytes are priced at the device's full rate (ctas =
+    # the SMs: no linear-in-CTAs bandwidth share, which would double-count what the chain already holds)
+    k1t = Launch("attention_last_round", main_kind, np.full(B.shape, float(sms)), 1.0, ceil_div(nblocks, S), tile_loads,
+                 fl * (1.0 - head_share), rd1 * (1.0 - head_share), wr1 * (1.0 - head_share), where=tail)
     rd, wr = combine_io(B * q * Hq, S, d)
     # the combine kernel runs whenever the split bound (params.num_splits) is > 1 (flash_api.cpp mha_fwd: `if
     # (params.num_splits > 1) run_mha_fwd_combine`), also where the dynamic split leaves every request whole: then
@@ -102,10 +159,12 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     # prepare_varlen_num_blocks (flash_prepare_scheduler.cu), launched before the main kernel on every varlen call
     # (flash_fwd_launch_template.h: `if (Varlen && !skip_scheduler_metadata_computation)`): one CTA for B <= 992
     # (PREPARE_VARLEN_MAX_BATCHES_1CTA) reads each request's seqused_k and writes its split count and m-blocks.
-    # ASSUMPTION: priced with attn_combine_fa3's terms (a small kernel of the same call; not fitted on its own)
-    k0 = Launch("attention_prepare", "attn_combine_fa3", 1.0, 1.0, 1.0, 1.0, 0.0, 4.0 * B, 8.0 * B,
-                where=np.asarray(varlen) & (B > 0))
-    return [k0, k1, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks, "split_bound": bound}
+    # FA3's binary: its own kind attn_prepare_fa3 (fitted on the kernel's own records), one dependent load and the
+    # merge sort's passes (prepare_steps); attn_fa4 (not measured): attn_combine_fa3's terms (ASSUMPTION)
+    k0 = Launch("attention_prepare", "attn_prepare_fa3" if persist else "attn_combine_fa3", 1.0, 1.0, 1.0,
+                prepare_steps(B) if persist else 1.0, 0.0, 4.0 * B, 8.0 * B, where=np.asarray(varlen) & (B > 0))
+    return [k0, k1, k1t, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks, "split_bound": bound,
+                               "last_round": np.where(tail, last, 0.0)}
 
 
 #: FA4-CuTe's sm_90 forward (flash-attn-4 4.0.0b36, flash_attn/cute/interface.py _flash_attn_fwd and
