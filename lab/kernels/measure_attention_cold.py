@@ -116,9 +116,8 @@ def main() -> None:
         return
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
-    import torch
-
     import measure_xqa_attention as mxa
+    import torch
     log = open(os.path.join(args.out, "log.txt"), "a")
 
     def say(*a):
