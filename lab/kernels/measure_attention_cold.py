@@ -73,7 +73,7 @@ def cold_shapes() -> list[dict]:
         out.extend(_shape(family, model, dtype, b, t, q, role) for b, t in bts)
 
     # CUDA-core decode: Llama-3.1-8B (group 4) bf16 / fp8, Llama-3.1-70B at TP8 (one KV head) bf16
-    add("fi_decode", "llama8b", "bf16", [(1, 20), (1, 100), (1, 270), (1, 500), (2, 180), (4, 50), (4, 150), (8, 30),
+    add("fi_decode", "llama8b", "bf16", [(1, 22), (1, 100), (1, 270), (1, 500), (2, 180), (4, 50), (4, 150), (8, 30),
                                          (8, 90), (16, 40), (32, 18), (64, 12)])
     add("fi_decode", "llama8b", "fp8", [(1, 420), (4, 300), (16, 70), (48, 26)])
     add("fi_decode", "llama70b_tp8", "bf16", [(1, 500), (8, 330), (32, 120), (64, 70)])
