@@ -12,12 +12,12 @@ per (shape, mode):
   calls: a flush would also evict the step's metadata (which an engine's layers keep warm) and its own time would
   have to be subtracted from every call.
 
-Families: FlashInfer's CUDA-core decode (fi_decode), its FA2 verification kernel (fi_verify), FlashMLA (flashmla),
-the XQA port (xqa); short contexts 16-512 at batch 1-64 whose warm-harness footprint is < 50 MB, and controls whose
+Families: FlashInfer's CUDA-core decode (fi_decode), its FA2 verification kernel (fi_verify), its MLA kernel (fi_mla),
+FlashMLA (flashmla: listed and priced, not measured by default: its wheel does not fit the carry), the XQA port (xqa); short contexts 16-512 at batch 1-64 whose warm-harness footprint is < 50 MB, and controls whose
 footprint is >= 128 MiB in both modes (they must agree). Runs from a copy with the two scripts and lab/harness.py beside
 it (.dev/<folder>/):
 
-    python3 measure_attention_cold.py --out DIR [--parts fi_decode,fi_verify,flashmla,xqa] [--budget-s 200] [--list]
+    python3 measure_attention_cold.py --out DIR [--parts fi_decode,xqa,fi_verify,fi_mla] [--budget-s 200] [--list]
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _shape(family, model, dtype, b, t, q=1, role="short"):
     mla = family in ("flashmla", "fi_mla")
     return dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=576 if mla else 128,
                 head_dim_v=512 if mla else "", dtype=dtype, batch=b, q_rows=q, context=t,
-                page_size=64 if family == "flashmla" else 16, role=role)
+                page_size={"flashmla": 64, "fi_mla": 1}.get(family, 16), role=role)
 
 
 def kv_bytes(s) -> float:
@@ -87,6 +87,12 @@ def cold_shapes() -> list[dict]:
         add("flashmla", m, "bf16", [(1, 70), (1, 500), (4, 140), (8, 260), (24, 60), (64, 36)])
     add("flashmla", "mla16", "bf16", [(64, 520)], role="control")
     add("flashmla", "mla128", "bf16", [(60, 560)], role="control")
+    # FlashInfer's MLA kernel (page 1) at the same shapes (the FlashMLA wheel and the FlashInfer wheel together exceed
+    # what one device call may carry beside the repository)
+    for m in ("mla16", "mla128"):
+        add("fi_mla", m, "bf16", [(1, 70), (1, 500), (4, 140), (8, 260), (24, 60), (64, 36)])
+    add("fi_mla", "mla16", "bf16", [(64, 520)], role="control")
+    add("fi_mla", "mla128", "bf16", [(60, 560)], role="control")
     # the XQA port: Llama-3.1-8B bf16, decode (one module)
     add("xqa", "llama8b", "bf16", [(1, 24), (1, 130), (1, 410), (2, 300), (4, 60), (4, 190), (8, 100), (16, 34),
                                    (32, 20)])
@@ -102,12 +108,12 @@ COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "fami
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--parts", default="fi_decode,fi_verify,flashmla,xqa")
+    ap.add_argument("--parts", default="fi_decode,xqa,fi_verify,fi_mla")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--list", action="store_true", help="print the grid and exit (no GPU)")
     args = ap.parse_args()
     parts = args.parts.split(",")
-    shp = [s for s in cold_shapes() if s["family"] in parts]
+    shp = sorted((s for s in cold_shapes() if s["family"] in parts), key=lambda s: parts.index(s["family"]))
     if args.list:
         for s in shp:
             print(s["family"], s["model"], s["dtype"], s["batch"], s["context"], s["q_rows"], s["role"],
@@ -145,6 +151,8 @@ def main() -> None:
                       A.gen_batch_decode_module(bf, f8, bf, i32, 128, 128, 0, False, False)]
         if "fi_verify" in parts:
             specs.append(A.gen_batch_prefill_module("fa2", bf, bf, bf, i32, 128, 128, 0, False, False, False))
+        if "fi_mla" in parts:
+            specs.append(A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False))
         seen = set()
         for s in shp:
             if s["family"] == "xqa" and mxa.module_name(s) not in seen:
@@ -184,6 +192,8 @@ def main() -> None:
                 f = s["family"]
                 if f in ("fi_decode", "fi_verify"):
                     fn, R, _ = mpa.run_fi_paged(torch, fi, s, ws, f != "fi_decode", f == "fi_verify")
+                elif f == "fi_mla":
+                    fn, R, _ = mpa.run_fi_mla(torch, fi, s, ws)
                 elif f == "flashmla":
                     if fm is None:
                         raise RuntimeError("no flash_mla")
