@@ -134,8 +134,14 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
 #: previous replay (harness_kv_l2_hit, harness_warm_launches); False = every K/V load from DRAM (the model before).
 #: An engine's layer reads its K/V cold (the step's weights and other layers' K/V evict it): the product prices hit 0;
 #: only the fit / evaluation of harness rows uses the hit. Rows timed with the cold option (column `mode` == 'cold',
-#: lab/kernels/measure_attention_cold.py, or `row_role` == 'cold') pay no hit
-HARNESS_KV_L2 = True
+#: lab/kernels/measure_attention_cold.py, or `row_role` == 'cold') pay no hit.
+#: OFF (main's model kept): the cold K/V grid (2026-11-27, attention_cold_nvidia-h100-80gb-hbm3_2026-11-27.csv) measured
+#: these kernels' warm harness rows only 0-7 % faster than cold ones (cold / warm median at footprint < 25 MB: fi_decode
+#: 1.07, fi_verify 1.06, fi_mla 1.02, xqa 1.00), and the rule refitted (True here, commit ca6580b) priced the cold rows
+#: worse than main's model in three of four families (fi_decode |error| median / p90 8.7 / 42.6 % vs 7.0 / 16.9 %,
+#: fi_mla 7.8 / 12.6 vs 3.5 / 7.5, xqa 6.4 / 15.2 vs 3.2 / 8.7; fi_verify 4.1 / 9.6 vs 5.2 / 8.7): the Triton family's
+#: per-tile L2 saving does not carry over to kernels that prefetch their K/V tiles (cp.async / TMA pipelines)
+HARNESS_KV_L2 = False
 #: the families the rule covers (triton_vllm has its own, tv_harness_kv_l2_hit; fa3 is fitted elsewhere)
 HARNESS_KV_L2_FAMILIES = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "xqa")
 #: the share of a DRAM-latency K/V wait an L2 hit saves: 1 - the measured L2 / DRAM latency ratio (the vLLM Triton
