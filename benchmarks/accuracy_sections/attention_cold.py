@@ -77,6 +77,12 @@ def attention_cold(fmt: dict | None = None) -> None:
             row = tc[tc["family"] == fam]
             BOARD.add(str(fam), "blind", f"cold K/V grid (engine state), {lab} model's committed prices",
                       g[f"{lab}_err_pct"], int((row[f"{lab}_goal"] == "met").sum()), len(row))
+    print("cold rows by the warm harness footprint band (blind):")
+    print(models_table(cold, ("family", "band"), ("main", "new"), ("main", "new")).round(1).to_string(**fmt))
     warm = b[b["mode"] == "warm"].reset_index(drop=True)
     print("warm rows (the campaign harness), blind:")
     print(models_table(warm, ("family",), ("main", "new"), ("main", "new")).round(1).to_string(**fmt))
+    print("main's model is kept (fit_production_attention HARNESS_KV_L2 False): the candidate (new) lost on the cold rows "
+          "of fi_decode, fi_mla and xqa; the controls (>= 128 MiB both ways) ran 1-2 % faster cold (the cold graph holds "
+          ">= 64 calls, the warm one 8-50: its start is spread wider), so the ratios above understate the warm gain by "
+          "about that much; FlashMLA's shapes are priced but not measured (its wheel does not fit the device carry)")
