@@ -37,6 +37,7 @@ import argparse
 from accuracy_sections import (
     allreduce,
     attention,
+    attention_cold,
     device_campaigns,
     fa3,
     flashinfer,
@@ -72,6 +73,7 @@ def main() -> None:
     fa3.fa3()
     xqa.xqa()
     triton.triton()
+    attention_cold.attention_cold()
     attention.first_look()
     indexer.indexer()
     BOARD.print()

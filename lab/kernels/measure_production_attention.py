@@ -864,8 +864,23 @@ FRESH_Q = False
 ONLY_BT: set = set()
 
 
+#: --cold (the engine's state: K/V cold, the step's metadata warm): 0 = the campaign's rotation (at most 16 copies, so a
+#: short call's copies can stay in the 50 MB L2: those rows time a WARM K/V); else the bytes the rotated K/V copies
+#: span at least, with NO cap on the copy count, and the graph captures a whole multiple of the copies (cold_calls), so
+#: every call reads a copy last touched >= COLD_BYTES of K/V ago (from HBM) while the page table / indptr / plan /
+#: Q / output, one for every copy, stay in L2 as they do across an engine step's layers
+COLD_BYTES = 0
+
+
 def copies_for(nbytes: float) -> int:
+    if COLD_BYTES:
+        return int(max(2, math.ceil(COLD_BYTES / max(nbytes, 1.0))))
     return int(max(1, min(16, math.ceil((128 << 20) / max(nbytes, 1.0)))))
+
+
+def cold_calls(R: int, at_least: int = 64) -> int:
+    """Calls per captured graph under --cold: the smallest multiple of the R copies that is >= at_least."""
+    return int(R * max(1, math.ceil(at_least / R)))
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,78 @@
+"""Price the cold-K/V grid (lab/kernels/measure_attention_cold.py cold_shapes(): every shape in mode 'warm', the
+campaign harness, and 'cold', K/V rotated over >= 128 MiB of copies with the metadata warm) BEFORE it is measured:
+
+  pred_base_us  the model at BASE_COMMIT (main's model; its code and fitted file from `git archive`): no notion of the
+                L2, the same price for both modes (for a cold row: the price the product pays)
+  pred_new_us   this tree's model: the harness's warm K/V share (fit_production_attention harness_kv_l2_hit /
+                harness_warm_launches) on 'warm' rows and on the families' warm fit rows (refitted), hit 0 on 'cold'
+                rows
+
+Checks that no shape of the grid is in a committed CSV of its family first. Writes
+hwmodels/calibration/data/production_attention/attention_cold_predictions.csv with both commits.
+
+    python lab/kernels/predict_attention_cold.py
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from triton_blind_pricing import DATA, ROOT, price_at  # noqa: E402
+
+OUT = DATA / "attention_cold_predictions.csv"
+BASE_COMMIT = "ea0997d"
+KEYS = ("family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size")
+
+
+def committed_shapes() -> pd.DataFrame:
+    out = []
+    for p in sorted(DATA.glob("*.csv")):
+        if "_grids" in p.name or "predictions" in p.name or "first_look" in p.name or "attention_cold" in p.name:
+            continue
+        try:
+            d = pd.read_csv(p, usecols=lambda c: c in KEYS or c == "family")
+        except (ValueError, pd.errors.ParserError):
+            continue
+        if "family" not in d.columns or not {"batch", "context", "heads"} <= set(d.columns):
+            continue
+        for c in KEYS:
+            if c not in d.columns:
+                d[c] = np.nan
+        out.append(d[list(KEYS)])
+    d = pd.concat(out, ignore_index=True)
+    d["q_rows"] = d["q_rows"].fillna(1)
+    return d
+
+
+def main() -> None:
+    import measure_attention_cold as M
+
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    g = pd.DataFrame(M.cold_shapes())
+    old = committed_shapes()
+    hit = g.merge(old.drop_duplicates(), on=list(KEYS), how="inner")
+    if len(hit):
+        raise SystemExit(f"{len(hit)} shapes already measured:\n{hit.to_string()}")
+    s = pd.concat([g.assign(mode="warm"), g.assign(mode="cold")], ignore_index=True)
+    s["head_dim_v"] = pd.to_numeric(s["head_dim_v"], errors="coerce")
+    s["warm_footprint_mb"] = [round(M.warm_footprint(r) / 1e6, 2) for r in s.to_dict("records")]
+    s["pred_base_us"] = np.round(price_at(s, BASE_COMMIT), 3)
+    s["pred_new_us"] = np.round(price_at(s, None), 3)
+    s["base_commit"], s["model_commit"] = BASE_COMMIT, commit
+    s.to_csv(OUT, index=False)
+    print(f"{len(s)} rows priced at {commit[:10]} (base {BASE_COMMIT}), none of {len(g)} shapes in {len(old)} "
+          f"committed rows -> {OUT}")
+    print(s.groupby(["family", "role", "mode"])[["pred_base_us", "pred_new_us"]].median().to_string())
+
+
+if __name__ == "__main__":
+    main()
