@@ -21,7 +21,8 @@ walking R requests and N K/V blocks is priced as R waves of one-request CTAs on 
 prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the epilogue); per request also the output
 store's wait, per request after the first the next request's exposed Q tile (one round trip + its bytes at
 FM_Q_RATE_SM, q_tile_loads), and per request with a partial last block the zero-fill of its out-of-bound V rows
-(FM_OOB_TOKEN_S). The combine kernel runs under the MLA kernel's tail as far as PDL lets it (FM_COMBINE_PDL).
+(FM_OOB_TOKEN_S). The combine kernel runs under the MLA kernel's tail as far as PDL lets it (FM_COMBINE_PDL). The
+tensor work is the MMAs' padded work: 64-row head blocks x whole 64-token blocks (FM_MMA_PADDED).
 """
 from __future__ import annotations
 
@@ -84,6 +85,13 @@ FM_COMBINE_PDL = True
 #: 3.9 / 10.0 % at 8.8 ns, not taken since that choice would follow the measurement). 0 = the rule before
 FM_OOB_TOKEN_S = 8.8e-9
 
+#: the tensor work the kernel issues: every QK^T / PV wgmma runs on the CTA's whole 64-row head block
+#: (BLOCK_SIZE_M = 64, csrc/sm90/decode/dense/config.h @ 9241ae3; the grid's m blocks are ceil(q x Hq / 64), so at
+#: q x Hq = 16 / 32 heads the rows past q x Hq are padding the MMA still computes) and over the K/V block's whole
+#: 64 tokens (PAGE_BLOCK_SIZE = 64; a partial last block is masked in the softmax, not skipped): flops =
+#: 2 x B x m blocks x 64 x ceil(T / 64) x 64 x (576 + 512). False = the useful work only (2 x B x q x Hq x T x 1088)
+FM_MMA_PADDED = True
+
 
 def q_tile_loads(q, H, rate=None):
     """The exposed per-request Q tile load in dependent-load units (Q_WAITS, FM_Q_RATE_SM): the round trip plus
@@ -142,7 +150,10 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
         reqs[i], nblk[i], used[i], S[i], nsplit[i], pieces[i] = flashmla_schedule(int(B[i]), int(blocks[i]),
                                                                                   int(parts[i]))
     lat = d_ckv + d_kpe
-    flops = 2.0 * B * q * H * T * (lat + d_ckv)
+    if FM_MMA_PADDED:   # the MMAs' real work: 64-row head blocks x whole 64-token blocks (FM_MMA_PADDED)
+        flops = 2.0 * B * mblocks * BLOCK_M * blocks * BLOCK_N * (lat + d_ckv)
+    else:
+        flops = 2.0 * B * q * H * T * (lat + d_ckv)
     # the K/V of a block is one TMA tile of PAGE_BLOCK_SIZE = 64 tokens x 576 (launch_kv_tiles_copy_tma): a request's
     # last block is loaded whole however few of its tokens are valid (masked in the softmax)
     kv = B * blocks * BLOCK_N * lat * kvb * mblocks
