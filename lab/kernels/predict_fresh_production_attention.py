@@ -30,7 +30,7 @@ the tensor-core (FA2 prefill) blind grid (FITB_*) into production_attention_fi_t
 mla_blind5 the fifth MLA blind grid (MLA_BLIND5_*) into production_attention_mla_blind5_predictions.csv, --grid
 mla_blind6 the sixth (MLA_BLIND6_*) into production_attention_mla_blind6_predictions.csv (--mla-variant oob15:
 FlashMLA's out-of-bound V fill at 15 ns per token), --grid mla_blind7 the seventh (MLA_BLIND7_*: FlashMLA at one request
-per part) into production_attention_mla_blind7_predictions.csv (with --out, e.g. one file per model priced; --cta-launch SHARE prices
+per part) into production_attention_mla_blind7_predictions.csv (--mla-variant padded: FM_MMA_PADDED on) (with --out, e.g. one file per model priced; --cta-launch SHARE prices
 it with simulator/kernels/flashinfer.py FI_DECODE_CTA_LAUNCH_SHARE set to SHARE, refitted so). Each is committed
 before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
@@ -91,7 +91,7 @@ def main() -> None:
     ap.add_argument("--cta-launch", type=float, default=None,
                     help="price the CUDA-core decode call with this CTA launch share (FI_DECODE_CTA_LAUNCH_SHARE)")
     ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4", "tail_unsplit", "q_l2", "fill21",
-                                                     "fill30", "nofill", "oob15"),
+                                                     "fill30", "nofill", "oob15", "padded"),
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
                          "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
                          "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
@@ -113,6 +113,9 @@ def main() -> None:
     elif args.mla_variant == "oob15":   # FlashMLA's out-of-bound V zero-fill at 15 ns per token
         from simulator.kernels import flashmla as FMo
         FMo.FM_OOB_TOKEN_S = 15e-9
+    elif args.mla_variant == "padded":   # FlashMLA's tensor term as the MMAs' padded work (FM_MMA_PADDED)
+        from simulator.kernels import flashmla as FMp
+        FMp.FM_MMA_PADDED = True
     elif args.mla_variant == "partial0.4":
         from simulator.kernels import flashinfer as FIv
         FIv.FI_MLA_PARTIAL_STAGE_SHARE = 0.4
