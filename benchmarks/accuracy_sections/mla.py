@@ -1,6 +1,7 @@
 """MLA decode kernels (FlashInfer MLA, FlashMLA, SGLang's Triton MLA kernel): the merge check, the fresh MLA / Triton
-shapes and MLA blind grids 2-6, each committed prediction (production_attention_*mla*_predictions*.csv, priced before
-measuring) against its measurement in hwmodels/calibration/data/production_attention/.
+shapes and MLA blind grids 2-6 (grid 7 in mla_grid7), each committed prediction
+(production_attention_*mla*_predictions*.csv, priced before measuring) against its measurement in
+hwmodels/calibration/data/production_attention/.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def mla() -> None:
     _mla_blind4(FP, fmt)
     _mla_blind5(FP, fmt)
     _mla_blind6(FP, fmt)
+    from .mla_grid7 import mla_grid7  # here: mla_grid7 imports this module's helpers
+    mla_grid7(FP, fmt)
 
 
 #: the MLA merge grid (lab/kernels/measure_production_attention.py --grid mla_merge): FlashInfer MLA shapes split into

@@ -137,6 +137,17 @@ MLA_BLIND6_HEADS = (16, 32, 64, 128)
 MLA_BLIND6_BT = ([(1, 48), (2, 248), (3, 128), (5, 104), (6, 448), (8, 36), (10, 320), (16, 112), (20, 40), (28, 264)]
                  + [(48, 1280), (192, 72)])
 
+#: the seventh MLA BLIND grid (--grid mla_blind7; part flashmla): DeepSeek-V3's 128 MLA heads at tensor-parallel
+#: 1 / 2 / 4 / 8 (128 / 64 / 32 / 16 heads per GPU), FlashMLA where get_mla_metadata gives each part ONE request (or one
+#: piece of one): long contexts (2.3K-24K) at batch 2-64, short contexts (40-176 tokens: one to three 64-token blocks) at
+#: batch 24-88, and controls (several requests per part: B 240 T 700, B 416 T 56); the test of the padded-MMA rule
+#: (simulator/kernels/flashmla.py FM_MMA_PADDED); every (batch, context) in none of the committed CSVs' rows (checked
+#: when priced), priced and committed before it was measured, same Q every replay
+MLA_BLIND7_HEADS = (16, 32, 64, 128)
+MLA_BLIND7_BT = ([(2, 24000), (10, 14000), (14, 3400), (28, 2300), (64, 9000)]
+                 + [(24, 56), (36, 136), (56, 176), (88, 40)]
+                 + [(240, 700), (416, 56)])
+
 #: the FlashInfer check grid (--grid fresh_fi: fi_decode, fi_tc, fi_verify only): contexts and batches in none of the
 #: campaign's, the fresh grid's or the MLA merge grid's rows, over the regimes the CUDA-core decode rules were revised
 #: for (short and middle contexts at small, mid and large batch, bf16 and fp8 K/V) and some they already met
@@ -760,6 +771,11 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
+    if grid == "mla_blind7":   # FlashMLA only (MLA_BLIND7_*)
+        if part != "flashmla":
+            return []
+        return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
+                     batch=b, q_rows=1, context=t, page_size=64) for h in MLA_BLIND7_HEADS for b, t in MLA_BLIND7_BT]
     if grid in ("mla_fit2", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6"):
         if part not in ("fi_mla", "flashmla"):
             return []
@@ -1132,7 +1148,7 @@ def main() -> None:
     ap.add_argument("--only-bt", default="", help="keep only these batch:context shapes, comma-separated")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "fi_dec_blind",
+                                                               "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "mla_blind7", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
                                                                "fi_dec_blind8", "fi_tc_blind", "fi_tc_scan12",

@@ -29,7 +29,8 @@ the eighth into production_attention_fi_dec_blind8_predictions.csv, --grid fi_tc
 the tensor-core (FA2 prefill) blind grid (FITB_*) into production_attention_fi_tc_blind_predictions.csv, --grid
 mla_blind5 the fifth MLA blind grid (MLA_BLIND5_*) into production_attention_mla_blind5_predictions.csv, --grid
 mla_blind6 the sixth (MLA_BLIND6_*) into production_attention_mla_blind6_predictions.csv (--mla-variant oob15:
-FlashMLA's out-of-bound V fill at 15 ns per token) (with --out, e.g. one file per model priced; --cta-launch SHARE prices
+FlashMLA's out-of-bound V fill at 15 ns per token), --grid mla_blind7 the seventh (MLA_BLIND7_*: FlashMLA at one request
+per part) into production_attention_mla_blind7_predictions.csv (--mla-variant padded: FM_MMA_PADDED on) (with --out, e.g. one file per model priced; --cta-launch SHARE prices
 it with simulator/kernels/flashinfer.py FI_DECODE_CTA_LAUNCH_SHARE set to SHARE, refitted so). Each is committed
 before that grid is measured. With PYTHONPATH pointing
 at an older checkout, the shapes still come from this script's folder and the prices (and the recorded model_commit)
@@ -57,6 +58,7 @@ OUT_MLA_BLIND3 = OUT.with_name("production_attention_mla_blind3_predictions.csv"
 OUT_MLA_BLIND4 = OUT.with_name("production_attention_mla_blind4_predictions.csv")
 OUT_MLA_BLIND5 = OUT.with_name("production_attention_mla_blind5_predictions.csv")
 OUT_MLA_BLIND6 = OUT.with_name("production_attention_mla_blind6_predictions.csv")
+OUT_MLA_BLIND7 = OUT.with_name("production_attention_mla_blind7_predictions.csv")
 OUT_FI_DEC_BLIND = OUT.with_name("production_attention_fi_dec_blind_predictions.csv")
 OUT_FI_DEC_BLIND2 = OUT.with_name("production_attention_fi_dec_blind2_predictions.csv")
 OUT_FI_DEC_BLIND3 = OUT.with_name("production_attention_fi_dec_blind3_predictions.csv")
@@ -77,7 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
     ap.add_argument("--grid", default="fresh", choices=("fresh", "mla_merge", "fresh_mla", "fresh_fi", "fresh_fi2",
-                                                        "fresh_fi3", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6",
+                                                        "fresh_fi3", "mla_blind2", "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "mla_blind7",
                                                         "fi_dec_blind", "fi_dec_blind2", "fi_dec_blind3",
                                                         "fi_dec_blind4", "fi_dec_blind5", "fi_dec_blind6",
                                                         "fi_dec_blind7", "fi_dec_blind8", "fi_tc_blind",
@@ -89,7 +91,7 @@ def main() -> None:
     ap.add_argument("--cta-launch", type=float, default=None,
                     help="price the CUDA-core decode call with this CTA launch share (FI_DECODE_CTA_LAUNCH_SHARE)")
     ap.add_argument("--mla-variant", default="", choices=("", "tensor_body", "partial0.4", "tail_unsplit", "q_l2", "fill21",
-                                                     "fill30", "nofill", "oob15"),
+                                                     "fill30", "nofill", "oob15", "padded"),
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
                          "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
                          "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
@@ -111,13 +113,16 @@ def main() -> None:
     elif args.mla_variant == "oob15":   # FlashMLA's out-of-bound V zero-fill at 15 ns per token
         from simulator.kernels import flashmla as FMo
         FMo.FM_OOB_TOKEN_S = 15e-9
+    elif args.mla_variant == "padded":   # FlashMLA's tensor term as the MMAs' padded work (FM_MMA_PADDED)
+        from simulator.kernels import flashmla as FMp
+        FMp.FM_MMA_PADDED = True
     elif args.mla_variant == "partial0.4":
         from simulator.kernels import flashinfer as FIv
         FIv.FI_MLA_PARTIAL_STAGE_SHARE = 0.4
     args.out = args.out or str({"fresh": OUT, "mla_merge": OUT_MLA_MERGE, "fresh_mla": OUT_FRESH_MLA,
                                 "fresh_fi": OUT_FRESH_FI, "fresh_fi2": OUT_FRESH_FI2,
                                 "fresh_fi3": OUT_FRESH_FI3, "mla_blind2": OUT_MLA_BLIND2,
-                                "mla_blind3": OUT_MLA_BLIND3, "mla_blind4": OUT_MLA_BLIND4, "mla_blind5": OUT_MLA_BLIND5, "mla_blind6": OUT_MLA_BLIND6,
+                                "mla_blind3": OUT_MLA_BLIND3, "mla_blind4": OUT_MLA_BLIND4, "mla_blind5": OUT_MLA_BLIND5, "mla_blind6": OUT_MLA_BLIND6, "mla_blind7": OUT_MLA_BLIND7,
                                 "fi_dec_blind": OUT_FI_DEC_BLIND,
                                 "fi_dec_blind2": OUT_FI_DEC_BLIND2,
                                 "fi_dec_blind3": OUT_FI_DEC_BLIND3, "fi_dec_blind4": OUT_FI_DEC_BLIND4,

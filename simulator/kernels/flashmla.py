@@ -21,7 +21,8 @@ walking R requests and N K/V blocks is priced as R waves of one-request CTAs on 
 prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the epilogue); per request also the output
 store's wait, per request after the first the next request's exposed Q tile (one round trip + its bytes at
 FM_Q_RATE_SM, q_tile_loads), and per request with a partial last block the zero-fill of its out-of-bound V rows
-(FM_OOB_TOKEN_S). The combine kernel runs under the MLA kernel's tail as far as PDL lets it (FM_COMBINE_PDL).
+(FM_OOB_TOKEN_S). The combine kernel runs under the MLA kernel's tail as far as PDL lets it (FM_COMBINE_PDL). The
+tensor work is the useful rows and tokens (FM_MMA_PADDED: the padded MMA work, an alternative).
 """
 from __future__ import annotations
 
@@ -84,6 +85,20 @@ FM_COMBINE_PDL = True
 #: 3.9 / 10.0 % at 8.8 ns, not taken since that choice would follow the measurement). 0 = the rule before
 FM_OOB_TOKEN_S = 8.8e-9
 
+#: the tensor work the kernel issues: every QK^T / PV wgmma runs on the CTA's whole 64-row head block
+#: (BLOCK_SIZE_M = 64, csrc/sm90/decode/dense/config.h @ 9241ae3; the grid's m blocks are ceil(q x Hq / 64), so at
+#: q x Hq = 16 / 32 heads the rows past q x Hq are padding the MMA still computes) and over the K/V block's whole
+#: 64 tokens (PAGE_BLOCK_SIZE = 64; a partial last block is masked in the softmax, not skipped): flops =
+#: 2 x B x m blocks x 64 x ceil(T / 64) x 64 x (576 + 512). False = the useful work only (2 x B x q x Hq x T x 1088),
+#: the rule shipped. True = the alternative `padded` priced on the seventh MLA blind grid (mla_blind7, committed before
+#: measuring; not measured: no device time was left). Chosen after the one-request-per-part rows of the earlier grids had
+#: been seen (LOOKED-AT): at 8 / 16 / 32 heads they are 6-29 % too fast (worst at batch 32-64 with 2-4 blocks per
+#: request), at 64 / 128 heads within a few %, the pattern the padding predicts (1.19 us of MMA per block and SM at the
+#: dense peak whatever the heads); with it (refitted) their 16-head signed median -9.1 -> -1.9 % but |error| median only
+#: 9.1 -> 7.3 % (batch 1-8 then 3-19 % too slow), the 64 / 128-head ones -1..-3 -> +5 %, and the fit rows' rms log
+#: error 0.0392 -> 0.0438: not shipped without a blind result
+FM_MMA_PADDED = False
+
 
 def q_tile_loads(q, H, rate=None):
     """The exposed per-request Q tile load in dependent-load units (Q_WAITS, FM_Q_RATE_SM): the round trip plus
@@ -142,7 +157,10 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
         reqs[i], nblk[i], used[i], S[i], nsplit[i], pieces[i] = flashmla_schedule(int(B[i]), int(blocks[i]),
                                                                                   int(parts[i]))
     lat = d_ckv + d_kpe
-    flops = 2.0 * B * q * H * T * (lat + d_ckv)
+    if FM_MMA_PADDED:   # the MMAs' real work: 64-row head blocks x whole 64-token blocks (FM_MMA_PADDED)
+        flops = 2.0 * B * mblocks * BLOCK_M * blocks * BLOCK_N * (lat + d_ckv)
+    else:
+        flops = 2.0 * B * q * H * T * (lat + d_ckv)
     # the K/V of a block is one TMA tile of PAGE_BLOCK_SIZE = 64 tokens x 576 (launch_kv_tiles_copy_tma): a request's
     # last block is loaded whole however few of its tokens are valid (masked in the softmax)
     kv = B * blocks * BLOCK_N * lat * kvb * mblocks
