@@ -925,6 +925,7 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
                 "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
+                "reg_resident": TK.REG_RESIDENT, "reg_ctas": TK.REG_CTAS,
                 "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
@@ -942,8 +943,10 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "1024-thread CTA's share of a first one's rounds) by fit_later_share on TRT_WAVE_FIT (grids "
                            "8-10's multi-wave 1024-thread split launches); narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
-                           f"one per SM; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED} "
-                           f"and {GRID11_MEASURED}")}
+                           "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
+                           "two per SM, a later one on an SM 1 / reg_ctas of its sweeps and job (no constant fitted); "
+                           f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
+                           f"{GRID11_MEASURED} and {GRID12_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

@@ -20,8 +20,9 @@ per row):
 Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin histogram per step with a cub BlockScan
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
-Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, 4 resident
-per SM (CTA_SLOTS: 512 threads, ~24 KiB; one 1024-thread CTA per SM, WIDE_ALONE), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
+Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, two
+512-thread CTAs resident per SM (REG_RESIDENT: 47-64 registers a thread; the narrow 256-thread CTAs keep CTA_SLOTS = 4
+slots; one 1024-thread CTA per SM, WIDE_ALONE), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
 price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
 call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
 terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
@@ -33,7 +34,8 @@ closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100)
 holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9); a 1024-thread CTA alone
 on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4); the split path's fixed stretch per
 row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA's share (LATER_CTA_SHARE) blind on
-grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1). `add_ops` is the first
+grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM by their registers (REG_RESIDENT) blind on
+grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
