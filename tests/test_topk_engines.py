@@ -195,7 +195,9 @@ def test_trtllm_product_price_is_the_calibrated_job_model():
     want = b2.build()
     assert np.allclose(got.serial_iters, want.serial_iters) and np.allclose(got.bytes_read, want.bytes_read)
     it = got.serial_iters
-    assert it[2] == 0.0 and it[1] > 1.5 * it[0] > 0   # 300 rows: 3 CTAs per SM serialize their scans and sorts
+    # 300 rows: 3 CTAs per SM, two at a time (REG_RESIDENT): two waves of the chain, each dearer than a lone CTA's half
+    w = float(TK.launch_waves(300, 8700, float(hw.units)))
+    assert it[2] == 0.0 and w == 2.0 and w * it[1] > 1.5 * it[0] > 0
     # the split path: the merge job's own sweeps are on the path
     s = TK.launch_job_stats(np.random.default_rng(0).standard_normal(250000).astype(np.float32), 2)
     assert s["merge_sweeps"] >= 2 and s["sweeps"] >= 2
@@ -293,12 +295,12 @@ def test_grid10_shapes_are_new_and_priced_by_both_models_before_measuring():
 
 def test_trtllm_1024_thread_ctas_are_alone_on_their_sm():
     """WIDE_ALONE: a 1024-thread CTA (64 registers x 1024 threads) is alone on its SM: a split launch of 320 of them
-    runs ceil(320 / 132) = 3 waves, 512-thread launches keep CTA_SLOTS per SM; a one-wave launch's price is unchanged
+    runs ceil(320 / 132) = 3 waves, 512-thread launches two per SM (REG_RESIDENT); a one-wave launch's price is unchanged
     by the rule, a multi-wave one pays each later CTA's slice job and the merge once."""
     from simulator.kernels import topk_trtllm as TK
 
     assert TK.block_threads(32, 450000) == 1024 and TK.launch_waves(32, 450000, 132) == 3.0
-    assert TK.launch_waves(60, 220000, 132) == np.ceil(600 / 528)
+    assert TK.launch_waves(60, 220000, 132) == np.ceil(600 / (TK.REG_CTAS * 132))   # two 512-thread CTAs per SM
     hw = load_hardware("H100-SXM")
     t = E._trtllm_frame([("recorded", 8, 440000), ("recorded", 32, 450000)])
     on = E.predict_trtllm(t, hw)
@@ -348,3 +350,38 @@ def test_trtllm_split_fixed_stretch_and_later_lone_ctas():
     def rms(c):
         return float(np.sqrt(np.mean((np.log(E.predict_trtllm(s, hw, split_fixed=c)) - y) ** 2)))
     assert rms(TK.SPLIT_FIXED_ROUNDS) < min(rms(TK.SPLIT_FIXED_ROUNDS * 0.9), rms(TK.SPLIT_FIXED_ROUNDS * 1.1))
+
+
+def test_grid12_shapes_are_new_and_priced_by_both_models_before_measuring():
+    """No grid 12 shape was measured before for any top-k kernel, none is a fit row, every TensorRT-LLM row (both
+    entries) carries main's and this model's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid12" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT) for _, d, r, n in rows}
+    shapes = E.GRID12 + E.GRID12_PREFILL
+    assert len(set(shapes)) == len(shapes) == 32 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    assert set(E.GRID12_SGL_CONTROLS) <= set(shapes)
+    p = pd.read_csv(F.DATA_DIR / E.GRID12_PREDICTION)
+    trt = p[p["kernel"].isin(["trt_topk", "trt_topk_pf"])]
+    assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_512_thread_ctas_two_per_sm():
+    """REG_RESIDENT: a one-CTA-per-SM launch prices as before; a split launch of 4 512-thread CTAs per SM no longer
+    charges the other CTAs' scans and sorts whole (cheaper), and its rows in flight are two CTAs per SM."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("recorded", 9, 210000), ("recorded", 50, 280000)])
+    on = E.predict_trtllm(t, hw)
+    try:
+        TK.REG_RESIDENT = False
+        off = E.predict_trtllm(t, hw)
+    finally:
+        TK.REG_RESIDENT = True
+    assert on[0] == pytest.approx(off[0], rel=1e-9) and on[1] < 0.8 * off[1]
+    assert float(TK.launch_waves(50, 280000, 132)) == 2.0 and float(TK.sm_slots(512)) == TK.REG_CTAS == 2.0

@@ -9,7 +9,7 @@ import numpy as np
 
 from simulator.calibration.scoreboard import BOARD
 
-from . import topk_grid11
+from . import topk_grid11, topk_grid12
 from .production_kernels import campaigns
 
 
@@ -28,6 +28,7 @@ def trtllm_grids() -> None:
     _topk_trtllm_grid9_table()
     _topk_trtllm_grid10_table()
     topk_grid11.topk_trtllm_grid11()
+    topk_grid12.topk_trtllm_grid12()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

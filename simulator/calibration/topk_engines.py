@@ -925,6 +925,7 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
                 "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
+                "reg_resident": TK.REG_RESIDENT, "reg_ctas": TK.REG_CTAS,
                 "serial_phases": list(TK.SERIAL_PHASES),
                 "chain_queued_p": R.CHAIN_QUEUED_P, "handshake_rounds": TK.HANDSHAKE_ROUNDS,
                 "source": (f"simulator/calibration/topk_engines.py fit_trtllm_job on {GRID5_MEASURED} (TensorRT-LLM "
@@ -942,8 +943,10 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "1024-thread CTA's share of a first one's rounds) by fit_later_share on TRT_WAVE_FIT (grids "
                            "8-10's multi-wave 1024-thread split launches); narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
-                           f"one per SM; judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED} "
-                           f"and {GRID11_MEASURED}")}
+                           "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
+                           "two per SM, a later one on an SM 1 / reg_ctas of its sweeps and job (no constant fitted); "
+                           f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
+                           f"{GRID11_MEASURED} and {GRID12_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -1139,6 +1142,103 @@ def grid11_accuracy(by_dist: bool = False) -> pd.DataFrame:
                        ((CSV_KERNEL["sglang"],), "sglang")):
         t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
         reg = [f"top-k {lab} grid11: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
+        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
+        if lab == "trtllm":
+            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
+            a["goal"] = goal(a, "new")
+        else:
+            a["goal"] = goal(a, "main")
+        tabs.append(a)
+    return pd.concat(tabs, ignore_index=True)
+
+
+# --- the register-limited residency of the kind's 512-thread CTAs (topk_trtllm.REG_RESIDENT, REG_CTAS), judged blind
+# on GRID12 ---
+#: grid 12: TensorRT-LLM's decode dispatch in 512-thread split launches of 2-5 CTAs per SM (14-59 rows of 205K-295K:
+#: slices < 30,000), single 512-thread CTAs at 150-400 decode rows, its prefill entry at mid rows (540-3000 rows of
+#: 17K-62K: trt_topk_pf) and at long / short rows (controls of what the rule also moves), narrow 256-thread short rows and
+#: multi-wave 1024-thread split launches (controls of what it does not move); recorded and gaussian scores; no (rows,
+#: length) of it in a committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of GRID12_SGL_CONTROLS are
+#: its controls
+GRID12_SPLIT512 = ([("recorded", r, n) for r, n in ((14, 215000), (17, 265000), (22, 245000), (25, 205000),
+                                                   (31, 285000), (36, 225000), (43, 260000), (48, 215000),
+                                                   (54, 295000), (59, 250000))]
+                   + [("gaussian", r, n) for r, n in ((33, 270000), (46, 240000))])
+GRID12_SINGLE512 = [("recorded", r, n) for r, n in ((200, 30000), (400, 55000), (150, 120000))]
+GRID12_NARROW = [("recorded", 1700, 8800), ("gaussian", 600, 11800)]
+GRID12_WIDE = [("recorded", 44, 480000), ("recorded", 75, 650000)]
+GRID12_PREFILL = ([("recorded", r, n) for r, n in ((700, 18000), (1050, 24000), (1600, 33000), (2400, 17000),
+                                                   (850, 58000), (1300, 46000), (3000, 22000), (540, 41000),
+                                                   (900, 95000), (1500, 160000), (2600, 4000))]
+                  + [("gaussian", r, n) for r, n in ((1900, 30000), (800, 62000))])
+GRID12 = GRID12_SPLIT512 + GRID12_SINGLE512 + GRID12_NARROW + GRID12_WIDE
+GRID12_SGL_CONTROLS = (("recorded", 31, 285000), ("recorded", 48, 215000), ("recorded", 75, 650000),
+                       ("recorded", 1050, 24000), ("recorded", 1600, 33000), ("recorded", 1700, 8800))
+GRID12_PREDICTION = "topk_engines_grid12_prediction_2026-11-27.csv"
+GRID12_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid12.csv"
+
+
+def grid12_frame() -> pd.DataFrame:
+    """GRID12's rows: TensorRT-LLM's decode dispatch at GRID12's shapes, its prefill entry at GRID12_PREFILL's, SGLang
+    at GRID12_SGL_CONTROLS."""
+    t = frame(list(GRID12_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    pf = _trtllm_frame(GRID12_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([t, _trtllm_frame(GRID12), pf], ignore_index=True)
+
+
+def regime12(kernel, rows, n) -> np.ndarray:
+    """GRID12's regimes: 512-thread split launches of several CTAs per SM, single 512-thread CTAs at > 132 rows, the
+    prefill entry at mid rows (16K-64K) and at long / short rows, narrow 256-thread short rows, multi-wave 1024-thread
+    split launches; SGLang's controls (long / short-mid rows)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    th = TK.block_threads(rows, n)
+    nb = TK.blocks_per_row(rows, n)
+    trt = np.where(pf, np.where((n >= 16000) & (n <= 64000), "prefill entry, mid rows 16K-64K",
+                                "prefill entry, long / short rows"),
+                   np.where(th > 512, "split, 1024-thread CTAs, several waves",
+                            np.where(th < 512, "narrow 256-thread CTAs, short rows",
+                                     np.where(nb > 1, "split, 512-thread CTAs, 2-5 per SM",
+                                              "single 512-thread CTAs, 150-400 rows"))))
+    sg = np.where(n > 65536, "controls, long rows", "controls, short / mid rows")
+    return np.where(kernel == CSV_KERNEL["sglang"], sg, trt)
+
+
+def predict_grid12(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID12 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with REG_RESIDENT; the prefill entry's launch
+    for trt_topk_pf) beside main's product price read from `main_csv` (`pred_main_us`, made by the model at main
+    ea0997d with lab/kernels/price_topk_grid12_main.py)."""
+    mp = pd.read_csv(main_csv)
+    t = grid12_frame()
+    _price_mixed(t, hw)
+    t["regime"] = regime12(t["kernel"], t["rows"], t["n"])
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
+    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured12(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid12 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID12_PREDICTION, meas_csv or F.DATA_DIR / GRID12_MEASURED)
+
+
+def grid12_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid12 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main ea0997d's product price
+    (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
+    m = measured12()
+    tabs = []
+    for kerns, lab in (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),
+                       ((CSV_KERNEL["sglang"],), "sglang")):
+        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
+        reg = [f"top-k {lab} grid12: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
         a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
         if lab == "trtllm":
             a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")

@@ -20,8 +20,9 @@ per row):
 Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin histogram per step with a cub BlockScan
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
-Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, 4 resident
-per SM (CTA_SLOTS: 512 threads, ~24 KiB; one 1024-thread CTA per SM, WIDE_ALONE), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
+Priced as one wave-model op per launch (topk_production's module docstring): CTAs = rows x blocks per row, two
+512-thread CTAs resident per SM (REG_RESIDENT: 47-64 registers a thread; the narrow 256-thread CTAs keep CTA_SLOTS = 4
+slots; one 1024-thread CTA per SM, WIDE_ALONE), each sweep ceil(slice / (threads x 4)) load rounds. `add_priced_ops` is THE
 price (the product's `topk: {radix: {kernel: trtllm}}` and the calibration, simulator/calibration/topk_engines.py,
 call it): the "job model" below, the on-chip phases of each CTA (block scans, the final sort) as loop rounds with
 terms fitted on topk_engines.TRT_FIT (JOB_TERMS), the split path's slice and merge jobs with their own steps, and the
@@ -33,7 +34,8 @@ closed loop, priced by hwmodels/roofline.py CHAIN_QUEUED. Blind on grid 7 (H100)
 holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before them 27.9 / 49.9); a 1024-thread CTA alone
 on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4); the split path's fixed stretch per
 row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA's share (LATER_CTA_SHARE) blind on
-grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1). `add_ops` is the first
+grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM by their registers (REG_RESIDENT) blind on
+grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -206,12 +208,43 @@ def ctas_per_sm(rows, n, sms, prefill: bool = False):
 WIDE_ALONE = True
 
 
+#: the kind's 512-thread CTAs are register-limited to REG_CTAS per SM, not the CTA_SLOTS = 4 their threads allow: ptxas
+#: (nvcc 13.0, -arch=sm_90a) gives the transcribed kernels of indexerTopK.cu @ 07339e94 topKPerRowDecodeFused<512> 64
+#: registers a thread (cuobjdump -res-usage of the device build agrees, grid 10's log), topKPerRowPrefill<512> 51 and
+#: topKPerRowDecode<512> 47; allocated per warp in units of 256 registers (8 a thread: 64 / 56 / 48), a CTA holds
+#: 32,768 / 28,672 / 24,576 of the SM's 65,536, so two fit (shared memory, ~27-37 KiB with the dynamic output buffer,
+#: would allow six). With REG_RESIDENT a launch's 512-thread CTAs count two per SM in its waves and its rows in flight
+#: (the op's resident_ctas), and an SM that runs c > 1 of them over the launch (ctas_per_sm) holds on its path, beside
+#: its slowest CTA, (c - 1) / REG_CTAS of the other CTAs' sweep rounds and whole job (slice job on the split path; the
+#: merge once per row: merge_waves), where the model before charged the co-resident CTAs' block scans and radix sorts
+#: whole (SERIAL_PHASES) and overlapped their sweeps fully: two CTAs share the SM's issue and each one's rounds are
+#: latency-bound, so the pair takes about one CTA's time and a third CTA waits for a slot (ASSUMPTION from the residency;
+#: no constant fitted: a lone CTA per SM, every fit row, prices as before). Chosen with grids 7-11's multi-CTA 512-thread
+#: rows LOOKED-AT (split launches 10.5 / 89.5 -> 4.2 / 18.0 %, the prefill entry's mid rows 26.6 / 43.5 -> 2.9 / 17.9
+#: %; its long rows +5 -> +20 %), judged blind on grid 12. The narrow 256-thread CTAs (topKPerRowDecode<256>, 62
+#: registers: four per SM, the same two 512-thread units) keep the CTA_SLOTS rule (NARROW_REG off: their serial-phase
+#: share, NARROW_SORT_SHARE, was chosen under it); a 1024-thread CTA is alone on its SM either way (WIDE_ALONE)
+REG_RESIDENT = True
+REG_CTAS = 2.0
+NARROW_REG = False
+
+
+def sm_slots(threads=None):
+    """512-thread slots an SM holds for a CTA of `threads` threads: REG_CTAS under REG_RESIDENT (the narrow 256-thread
+    CTAs CTA_SLOTS unless NARROW_REG), else the kind's CTA_SLOTS."""
+    if not REG_RESIDENT:
+        return P.CTA_SLOTS["trtllm"]
+    if threads is None or NARROW_REG:
+        return REG_CTAS
+    return np.where(np.asarray(threads, float) < THREADS, P.CTA_SLOTS["trtllm"], REG_CTAS)
+
+
 def resident_units(threads):
-    """A CTA of `threads` threads in 512-thread slots for the wave count: threads / 512, and a whole SM's CTA_SLOTS
-    for a 1024-thread CTA (WIDE_ALONE)."""
+    """A CTA of `threads` threads in 512-thread slots for the wave count: threads / 512, and a whole SM's slots
+    (sm_slots) for a 1024-thread CTA (WIDE_ALONE)."""
     t = np.asarray(threads, float)
     if WIDE_ALONE:
-        return np.where(t > THREADS, P.CTA_SLOTS["trtllm"], t / THREADS)
+        return np.where(t > THREADS, sm_slots(), t / THREADS)
     return t / THREADS
 
 
@@ -220,7 +253,7 @@ def launch_waves(rows, n, sms, prefill: bool = False):
     the whole SM: resident_units), as hwmodels.roofline `waves` counts them for add_job_ops's ops."""
     rows, n = np.asarray(rows, float), np.asarray(n, float)
     units = rows * blocks_per_row(rows, n, prefill) * resident_units(block_threads(rows, n, prefill))
-    return np.maximum(np.ceil(units / (P.CTA_SLOTS["trtllm"] * max(float(sms), 1.0))), 1.0)
+    return np.maximum(np.ceil(units / (sm_slots(block_threads(rows, n, prefill)) * max(float(sms), 1.0))), 1.0)
 
 
 #: the on-chip phases whose work co-resident CTAs cannot overlap (shape_terms): the block scans (every thread of the
@@ -273,19 +306,26 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         v = [s[name] for s in samples]
         out[name] = P.expected_max(v, rows) if one else float(np.mean(v))
     v = np.array([float(job_iters(s, terms)) for s in samples])
-    alone = bool(samples) and WIDE_ALONE and float(samples[0].get("threads", THREADS)) > THREADS
-    if alone:
-        # a CTA alone on its SM (WIDE_ALONE): the SM's other CTAs run their slice's whole job after it, not in its
-        # shadow, and only the row's last CTA runs the merge (its job once on the path: merge_waves)
+    th = float(samples[0].get("threads", THREADS)) if samples else float(THREADS)
+    alone = bool(samples) and WIDE_ALONE and th > THREADS
+    paired = bool(samples) and REG_RESIDENT and th == THREADS and c > 1.0
+    if alone or paired:
+        # a CTA alone on its SM (WIDE_ALONE), or one of the REG_CTAS 512-thread CTAs the register file holds at once
+        # (REG_RESIDENT): the SM's other CTAs run their slice's (row's) whole job after or beside it, not in its
+        # shadow, and only a row's last CTA runs the merge (its job once on the path: merge_waves)
         ser = np.array([float(job_iters(s.get("slice", s), terms)) for s in samples])
     else:
         ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
-    share = (LATER_CTA_SHARE if later_share is None else float(later_share)) if alone else 1.0
+    if paired:
+        share = 1.0 / REG_CTAS
+    else:
+        share = (LATER_CTA_SHARE if later_share is None else float(later_share)) if alone else 1.0
     out["job"] = (slowest + (c - 1.0) * share * float(ser.mean())) / w
-    out["merge_waves"] = w if alone else 1.0
-    # a lone CTA's later CTAs on its SM add LATER_CTA_SHARE of its sweep rounds (add_job_ops scales them by this)
-    out["sweep_scale"] = (1.0 + (c - 1.0) * share) / c if alone and c > 1.0 else 1.0
+    out["merge_waves"] = w if (alone or paired) else 1.0
+    # a lone CTA's later CTAs on its SM add LATER_CTA_SHARE of its sweep rounds, a paired one's 1 / REG_CTAS (add_job_ops
+    # scales them by this: over the launch's w waves the SM's path holds 1 + (c - 1) x share CTAs' sweeps)
+    out["sweep_scale"] = (1.0 + (c - 1.0) * share) / w if (alone or paired) and c > 1.0 else 1.0
     return out
 
 
@@ -374,7 +414,9 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
     # WIDE_ALONE: a 1024-thread CTA's two units are a whole SM (resident_ctas in the op's units); 0 = the kind's slots
-    res = np.where((th > THREADS) & WIDE_ALONE, P.CTA_SLOTS["trtllm"] * THREADS / th, 0.0)
+    res = np.where((th > THREADS) & WIDE_ALONE, sm_slots() * THREADS / th, 0.0)
+    if REG_RESIDENT:
+        res = np.asarray(sm_slots(th), float) * np.ones(np.shape(th))
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=rows * sweeps * n * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where,
