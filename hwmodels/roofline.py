@@ -333,6 +333,19 @@ CTA_LOCKSTEP = (KIND_CODE["attn_xqa"],)
 #: walk, simulator/kernels/xqa.py), two bursts per wave; one share for both is what ships (the op rows carry no burst
 #: count)
 LOCKSTEP_SHARE = 1.91
+#: per-SM stream ceilings (bytes / s per SM, by kind): a kernel whose CTAs each walk their K / V tiles through a fixed
+#: set of shared-memory buffers (TensorRT-LLM's XQA mha.cu: 2 K and 2 V buffers of one 256-key tile, one CTA per SM;
+#: mha_sm90.cu: its TMA ring) draws at most a bounded number of bytes in flight per SM, so its SM streams at no more than
+#: a per-SM rate however idle the DRAM is. The busiest SM holds ceil(n / U) of the launch's n CTAs (one after another, or
+#: side by side, on that SM), each streaming its share of the launch's HBM bytes: its stream takes
+#:   ceil(n / U) x (hbm_bytes / n) / rate
+#: and the launch's memory time is the longer of that and the chip's fitted HBM time (the aggregate rate = min(HBM
+#: rate, busy SMs x per-SM rate)). A launch of fewer CTAs than the HBM rate / per-SM rate is bound by it; one of a few
+#: more than a whole number of waves pays its last CTAs' stream on their own SMs. Empty = no ceiling (the rule before).
+#: FITTED (one dimension per kind, every other term as committed;
+#: simulator.calibration.fit_production_attention.xqa_stream_per_sm) on the named scan rows (xqa_stream_fit_rows: one
+#: variable, the launch's unsplit CTAs 8 -> 400 at a fixed long chain)
+SM_STREAM_CEILING: dict = {}
 
 
 def lockstep_exposure(waves):
@@ -559,6 +572,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
     if eff.l2_bw_bytes_s:
         memory_s = np.maximum(memory_s, l2_bytes / eff.l2_bw_bytes_s)
+    if SM_STREAM_CEILING:   # the busiest SM's CTAs at the kind's per-SM stream rate (SM_STREAM_CEILING)
+        rate = np.array([SM_STREAM_CEILING.get(k, 0.0) for k in KINDS])[ops.kind]
+        nn = np.maximum(n, 1.0)
+        memory_s = np.where(rate > 0.0, np.maximum(memory_s, np.ceil(nn / U) * hbm_bytes / nn
+                                                   / np.maximum(rate, 1e-30)), memory_s)
     if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
         compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:
