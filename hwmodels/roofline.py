@@ -344,8 +344,14 @@ LOCKSTEP_SHARE = 1.91
 #: more than a whole number of waves pays its last CTAs' stream on their own SMs. Empty = no ceiling (the rule before).
 #: FITTED (one dimension per kind, every other term as committed;
 #: simulator.calibration.fit_production_attention.xqa_stream_per_sm) on the named scan rows (xqa_stream_fit_rows: one
-#: variable, the launch's unsplit CTAs 8 -> 400 at a fixed long chain)
-SM_STREAM_CEILING: dict = {}
+#: variable, the launch's unsplit CTAs 8 -> 400 at a fixed long chain): xqa_x11_nvidia-h100-80gb-hbm3_2026-11-27.csv
+#: (H100 SXM, flashinfer-python 0.6.4, lab/kernels/measure_xqa_attention.py --grid x11). attn_xqa: 50.58 GB/s per SM on
+#: the 33 bf16 rows (q 1 / 2 / 4; the rows' rms log error 0.262 without a ceiling -> 0.064; 8 CTAs of 16384 keys
+#: measured 160 us, 8 x 8.4 MB: 52 GB/s per SM; the fit procedure was committed before the call, the rate after it).
+#: attn_xqa_fp8kv: none: on its 8 rows the rms is flat (0.1905) for every rate above ~100 GB/s per SM, i.e. no ceiling
+#: binds in the GMMA kernel's scan (its misses there, +37 % at 8-16 CTAs and -8 % at 400, are its chain, not a stream
+#: ceiling): the rate is not identified and none is set
+SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
 
 
 def lockstep_exposure(waves):
