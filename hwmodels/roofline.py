@@ -332,7 +332,7 @@ CTA_LOCKSTEP = (KIND_CODE["attn_xqa"],)
 #: Fitted per slice count it is 1.6 / 1.5 / 2.0 / 2.0: a tile of 3-4 slices loads in two dependent steps (the gemm1
 #: walk, simulator/kernels/xqa.py), two bursts per wave; one share for both is what ships (the op rows carry no burst
 #: count)
-LOCKSTEP_SHARE = 1.91
+LOCKSTEP_SHARE = 2.02
 #: per-SM stream ceilings (bytes / s per SM, by kind): a kernel whose CTAs each walk their K / V tiles through a fixed
 #: set of shared-memory buffers (TensorRT-LLM's XQA mha.cu: 2 K and 2 V buffers of one 256-key tile, one CTA per SM;
 #: mha_sm90.cu: its TMA ring) draws at most a bounded number of bytes in flight per SM, so its SM streams at no more than
@@ -351,7 +351,7 @@ LOCKSTEP_SHARE = 1.91
 #: attn_xqa_fp8kv: none: on its 8 rows the rms is flat (0.1905) for every rate above ~100 GB/s per SM, i.e. no ceiling
 #: binds in the GMMA kernel's scan (its misses there, +37 % at 8-16 CTAs and -8 % at 400, are its chain, not a stream
 #: ceiling): the rate is not identified and none is set
-SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
+SM_STREAM_CEILING: dict = {"attn_xqa": 49.51e9}
 
 
 def lockstep_exposure(waves):

@@ -163,7 +163,7 @@ XQA_ROW_BLOCK = 16.0
 #: batch and 1024-16384 at batch <= 64 of xqa_attention_nvidia-h100-80gb-hbm3_2026-11-27.csv: the q 1 fit rows'
 #: windows; these rows had been seen, LOOKED-AT, before the rule was chosen); 1 = every part of the tile doubles (the
 #: rule before)
-XQA_ROW_SHARE = 0.629
+XQA_ROW_SHARE = 0.826
 #: mha_sm90.cu's verification CTA (SPEC_DEC, SWAP_AB at q G <= 32): the share of the kind's per-CTA SM time
 #: (cta_serial_us.attn_xqa_fp8kv) that each 8 query heads (GMMA columns) beyond the decode CTA's G add, paid by every
 #: CTA on its SM (module docstring, "GMMA columns"; the op's cta_extra). FITTED (one dimension, every other term as
