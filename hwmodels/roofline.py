@@ -325,14 +325,37 @@ CTA_SERIAL_AFTER_FIRST = (KIND_CODE["attn_xqa_fp8kv"],)
 #: anyway)
 CTA_LOCKSTEP = (KIND_CODE["attn_xqa"],)
 #: the exposed share of one wave's load per harmonic step (lockstep_exposure). FITTED (one dimension, the other attn_xqa
-#: terms refitted on their own fit rows until it settled: 1.74 -> 1.86 -> 1.90 -> 1.91) on the lock-step W-sweep
+#: terms refitted on their own fit rows until it settled: 1.74 -> 1.86 -> 1.90 -> 1.91; with the per-SM stream ceiling
+#: (SM_STREAM_CEILING) and the terms it moved, refitted together until settled: 2.00 -> 2.02) on the lock-step W-sweep
 #: (simulator.calibration.fit_production_attention.xqa_lockstep_share on xqa_lock_nvidia-h100-80gb-hbm3_2026-11-27.csv:
 #: bf16 one-tile Llama-3.1-8B CTAs in W = 1..8 nearly full waves at 1 / 2 / 3 / 4 filled 64-key slices, H100 SXM,
-#: lab/kernels/measure_xqa_attention.py --grid lock; sweep rms log error 0.084 at the earlier assumed 1 -> 0.039).
+#: lab/kernels/measure_xqa_attention.py --grid lock; sweep rms log error 0.084 at the earlier assumed 1 -> 0.039; 0.038
+#: at 2.02).
 #: Fitted per slice count it is 1.6 / 1.5 / 2.0 / 2.0: a tile of 3-4 slices loads in two dependent steps (the gemm1
 #: walk, simulator/kernels/xqa.py), two bursts per wave; one share for both is what ships (the op rows carry no burst
 #: count)
-LOCKSTEP_SHARE = 1.91
+LOCKSTEP_SHARE = 2.02
+#: per-SM stream ceilings (bytes / s per SM, by kind): a kernel whose CTAs each walk their K / V tiles through a fixed
+#: set of shared-memory buffers (TensorRT-LLM's XQA mha.cu: 2 K and 2 V buffers of one 256-key tile, one CTA per SM;
+#: mha_sm90.cu: its TMA ring) draws at most a bounded number of bytes in flight per SM, so its SM streams at no more than
+#: a per-SM rate however idle the DRAM is. The busiest SM holds ceil(n / U) of the launch's n CTAs (one after another, or
+#: side by side, on that SM), each streaming its share of the launch's HBM bytes: its stream takes
+#:   ceil(n / U) x (hbm_bytes / n) / rate
+#: and the launch's memory time is the longer of that and the chip's fitted HBM time (the aggregate rate = min(HBM
+#: rate, busy SMs x per-SM rate)). A launch of fewer CTAs than the HBM rate / per-SM rate is bound by it; one of a few
+#: more than a whole number of waves pays its last CTAs' stream on their own SMs. Empty = no ceiling (the rule before).
+#: FITTED (one dimension per kind, every other term as committed;
+#: simulator.calibration.fit_production_attention.xqa_stream_per_sm) on the named scan rows (xqa_stream_fit_rows: one
+#: variable, the launch's unsplit CTAs 8 -> 400 at a fixed long chain): xqa_x11_nvidia-h100-80gb-hbm3_2026-11-27.csv
+#: (H100 SXM, flashinfer-python 0.6.4, lab/kernels/measure_xqa_attention.py --grid x11). attn_xqa: 49.51 GB/s per SM on
+#: the 33 bf16 rows (q 1 / 2 / 4; 8 CTAs of 16384 keys measured 160 us, 8 x 8.4 MB: 52 GB/s per SM; main's model priced
+#: them 79 us). The procedure was committed before the call, the rate fitted after it: 50.58 GB/s at first (the rows' rms
+#: log error 0.262 without a ceiling -> 0.064), then, the ceiling moving the attn_xqa fit rows of few CTAs, refitted with
+#: the terms it moves until they settled (fit_production_attention --write, XQA_ROW_SHARE, LOCKSTEP_SHARE): 49.51, rms
+#: 0.071. attn_xqa_fp8kv: none: on its 8 rows the rms is flat (0.1905) for every rate above ~100 GB/s per SM, i.e. no
+#: ceiling binds in the GMMA kernel's scan (its misses there, +20..+35 % at 8-96 CTAs and -8 % at 400, are its per-tile
+#: chain, not a stream ceiling): the rate is not identified and none is set
+SM_STREAM_CEILING: dict = {"attn_xqa": 49.51e9}
 
 
 def lockstep_exposure(waves):
@@ -559,6 +582,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
     if eff.l2_bw_bytes_s:
         memory_s = np.maximum(memory_s, l2_bytes / eff.l2_bw_bytes_s)
+    if SM_STREAM_CEILING:   # the busiest SM's CTAs at the kind's per-SM stream rate (SM_STREAM_CEILING)
+        rate = np.array([SM_STREAM_CEILING.get(k, 0.0) for k in KINDS])[ops.kind]
+        nn = np.maximum(n, 1.0)
+        memory_s = np.where(rate > 0.0, np.maximum(memory_s, np.ceil(nn / U) * hbm_bytes / nn
+                                                   / np.maximum(rate, 1e-30)), memory_s)
     if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
         compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:

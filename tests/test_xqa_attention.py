@@ -406,3 +406,61 @@ def test_tenth_grid_is_new_and_priced_before_it_was_measured():
     p = pd.read_csv(FP.DATA_DIR / "xqa_x10_predictions.csv")
     assert len(p.merge(x10, on=keys)) == 49
     assert (p["model_commit"] != p["base_commit"]).all() and p["pred_base_us"].notna().all()
+
+
+def test_per_sm_stream_ceiling_binds_only_below_the_hbm_rate():
+    """hwmodels.roofline.SM_STREAM_CEILING: the busiest SM's ceil(n / U) CTAs stream their bytes at the kind's per-SM
+    rate; with none set a launch prices as before; the fitted mha.cu rate binds at 8 unsplit CTAs of 16384 keys (8 x
+    8.4 MB at ~51 GB/s per SM, measured 160 us) and not at 128 (the HBM rate binds)."""
+    from hwmodels import roofline as RF
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    df = pd.DataFrame([{"family": "xqa", "model": "llama8b", "dtype": "bf16", "heads": 32, "kv_heads": 8,
+                        "head_dim": 128, "batch": b, "q_rows": 1, "context": 16384, "page_size": 16, "split_sms": 1}
+                       for b in (1, 16)])
+    ops = FP.build_ops(df, hw.units, 233472.0)
+    assert ops.parallel_units.tolist() == [8.0, 128.0]       # the launcher handed 1 SM: unsplit CTAs
+    keep = dict(RF.SM_STREAM_CEILING)
+    try:
+        RF.SM_STREAM_CEILING = {}
+        off = FP.predict_us(ops, hw, hw.efficiency, 2)
+    finally:
+        RF.SM_STREAM_CEILING = keep
+    on = FP.predict_us(ops, hw, hw.efficiency, 2)
+    assert "attn_xqa" in keep and "attn_xqa_fp8kv" not in keep
+    kv = 16384 * 128 * 2 * 2.0
+    assert on[0] > off[0] and on[0] >= kv / keep["attn_xqa"] * 1e6
+    assert on[1] == pytest.approx(off[1])
+
+
+def test_eleventh_grid_priced_before_and_the_scan_fit_is_the_committed_rate():
+    """lab/kernels/measure_xqa_attention.py --grid x11: the blind shapes are in no earlier measured row (the controls
+    only in the tenth grid's unmeasured prices), priced by main's model before the call (the mechanism without a
+    ceiling priced them identically); the committed attn_xqa rate is the fit of the named scan rows."""
+    import importlib.util
+    from pathlib import Path
+
+    from hwmodels import roofline as RF
+    from hwmodels.spec import load_hardware
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = list(FP.XQA_KEYS)
+    x11 = pd.DataFrame(m.x11_blind())[keys]
+    measured = pd.concat([pd.read_csv(f) for f in sorted(FP.DATA_DIR.glob("xqa_*nvidia*.csv"))
+                          if "_grids_" not in f.name and "x11" not in f.name and not f.stem.endswith("_nvidia-smi")])
+    measured = measured[measured["median_us"].notna()]
+    seen = x11.merge(measured[keys].drop_duplicates(), on=keys)
+    # one control repeats a row the tenth grid's call did reach (fp8 q 1 B 9 T 1150): controls may repeat, blind rows not
+    assert len(x11) == 45 and len(seen) == 1
+    assert (seen["dtype"].iloc[0], seen["q_rows"].iloc[0], seen["context"].iloc[0], seen["batch"].iloc[0]) == \
+        ("fp8", 1, 1150, 9)
+    p = pd.read_csv(FP.DATA_DIR / "xqa_x11_predictions.csv")
+    assert len(p.merge(x11, on=keys)) == 45 and (p["pred_here_us"] == p["pred_base_us"]).all()
+    df = FP.load_xqa_x11()
+    assert FP.xqa_stream_fit_rows(df).sum() == 41
+    fit = FP.xqa_stream_per_sm(df[df["dtype"] == "bf16"], load_hardware("H100-SXM"))
+    assert fit["attn_xqa"][0] == pytest.approx(RF.SM_STREAM_CEILING["attn_xqa"], rel=2e-3)

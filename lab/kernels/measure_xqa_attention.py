@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -650,13 +650,87 @@ def x10_shapes() -> list[dict]:
     return out
 
 
+#: the per-SM stream scan (fit rows of hwmodels.roofline.SM_STREAM_CEILING, named before the call:
+#: simulator.calibration.fit_production_attention.xqa_stream_fit_rows): one variable moves, the number of CTAs, at a fixed
+#: long chain per CTA. The launcher is handed 1 SM (xqa_wrapper's multiProcessorCount, which only its split reads:
+#: flashinfer-python 0.6.4 csrc/xqa/mha.cu launchMHAFlashInfer, mha_sm90.cu launchHopperF8MHAFlashInfer), so every
+#: (sequence, KV head) is one unsplit CTA: batch B x 8 KV heads (Llama-3.1-8B heads, G 4) = 8 .. 400 CTAs of
+#: 16384 keys (64 mha.cu tiles; 256 GMMA tiles), bf16 K/V at q 1 / 2 / 4 and fp8 K/V at q 1, plus bf16 q 1 at 4096 keys
+X11_SCAN_T = 16384
+X11_SCAN = {("bf16", 1): (1, 2, 4, 6, 8, 9, 10, 11, 12, 13, 14, 16, 17, 24, 33),
+            ("bf16", 2): (1, 4, 8, 10, 12, 14, 16, 17, 33),
+            ("bf16", 4): (1, 8, 11, 16, 33),
+            ("fp8", 1): (1, 4, 8, 12, 16, 24, 33, 50)}
+X11_SCAN_SHORT = (2, 9, 12, 16)
+
+
+def x11_scan_shapes(kv, q) -> list[dict]:
+    """The stream scan's rows of one build (comment above)."""
+    hq, hkv = X9_HEADS["llama8b"]
+    row = {"family": "xqa", "model": "llama8b", "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+           "q_rows": q, "page_size": 16, "split_sms": 1}
+    out = [{**row, "batch": b, "context": X11_SCAN_T} for b in X11_SCAN.get((kv, q), ())]
+    if (kv, q) == ("bf16", 1):
+        out += [{**row, "batch": b, "context": 4096} for b in X11_SCAN_SHORT]
+    return out
+
+
+#: the eleventh blind grid: the middle (context 700-8000) at batch 3-16 for bf16 (mha.cu) at q 1 / 2 / 4 and fp8
+#: (mha_sm90.cu) at q 1 / 2, over Llama-3.1-8B heads (8 KV heads: 24-128 CTAs under the port's split) and its
+#: tensor-parallel-2 heads (4 KV heads), plus controls: the tenth grid's shapes its call did not reach (fp8 q 1 middle at
+#: batch 3-11; fp8 q 2 / bf16 q 1 / bf16 q 2 short and middle at mid batch). Page 16; G 4 builds only (5 JIT modules,
+#: shared with the scan). Priced with main's model (lab/kernels/predict_xqa_attention.py --grid x11) before it was
+#: measured
+def x11_shapes(kv, q) -> list[dict]:
+    """The eleventh blind grid's rows of one build (comment above), blind rows first, then the controls."""
+    out = []
+
+    def add(model, pairs):
+        hq, hkv = X9_HEADS[model]
+        for t, b in pairs:
+            out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                        "batch": b, "q_rows": q, "context": t, "page_size": 16})
+
+    if (kv, q) == ("bf16", 1):
+        add("llama8b", ((1300, 9), (3800, 9), (2100, 10), (900, 11), (3300, 11), (5200, 12), (7000, 13), (1700, 14),
+                        (6100, 16), (2500, 3), (4100, 6)))
+        add("llama8b_tp2", ((1500, 9), (4400, 14)))
+        add("llama8b", ((145, 75), (230, 30), (1250, 70)))                       # controls
+    elif (kv, q) == ("bf16", 2):
+        add("llama8b", ((1400, 9), (2300, 10), (3500, 11), (5600, 12), (7400, 14), (2700, 5)))
+        add("llama8b", ((155, 55),))                                             # control
+    elif (kv, q) == ("bf16", 4):
+        add("llama8b", ((1800, 9), (3000, 11), (4600, 13), (6400, 10), (1250, 4)))
+    elif (kv, q) == ("fp8", 1):
+        add("llama8b", ((1600, 9), (2400, 12), (3600, 14), (6600, 5), (5000, 16)))
+        add("llama8b", ((1150, 9), (1150, 11), (4700, 3), (4700, 10), (900, 60), (95, 150)))   # controls
+    elif (kv, q) == ("fp8", 2):
+        add("llama8b", ((1900, 10), (3100, 13), (5400, 6), (8000, 4)))
+        add("llama8b", ((110, 85), (1450, 20)))                                  # controls
+    return out
+
+
+#: the x11 call's builds, in measuring order (each: the scan's rows, then the blind grid's)
+X11_BUILDS = (("bf16", 1), ("bf16", 2), ("fp8", 1), ("bf16", 4), ("fp8", 2))
+
+
+def x11_all() -> list[dict]:
+    """The x11 call: per build, the stream scan's rows (split_sms 1), then the eleventh blind grid's."""
+    return [r for kv, q in X11_BUILDS for r in x11_scan_shapes(kv, q) + x11_shapes(kv, q)]
+
+
+def x11_blind() -> list[dict]:
+    """The eleventh blind grid alone (what predict_xqa_attention.py --grid x11 prices)."""
+    return [r for kv, q in X11_BUILDS for r in x11_shapes(kv, q)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "lock"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -690,7 +764,8 @@ def main() -> None:
             "torch": torch.__version__, "cuda": torch.version.cuda, "flashinfer": fiv}
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
-    w = csv.DictWriter(fcsv, fieldnames=COLS)
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS   # the x11 scan hands the launcher 1 SM
+    w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
@@ -700,7 +775,7 @@ def main() -> None:
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
-           "x9": x9_shapes, "x10": x10_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:
@@ -725,7 +800,7 @@ def main() -> None:
             continue
         try:
             mod = load_module(torch, s, say)
-            fn, R = run_xqa(torch, mod, s, sms, sem, ws)
+            fn, R = run_xqa(torch, mod, s, int(s.get("split_sms") or sms), sem, ws)
             r = harness.time_graph(env, fn, target_us=250.0, reps=5, max_calls=128)
             lab = f"{name}:{s['model']}:B{s['batch']}:T{s['context']}"
             if name not in seen_cfg or (s["batch"], s["context"]) in ((256, 16), (1, 65536), (16, 4096)):
@@ -733,7 +808,7 @@ def main() -> None:
                 for row in profile_one(torch, fn, lab):
                     gw.writerow(row)
                 gcsv.flush()
-            w.writerow({**meta, **{k: s[k] for k in COLS if k in s}, "kernel": name, "median_us": f"{r['median']:.3f}",
+            w.writerow({**meta, **{k: s[k] for k in cols if k in s}, "kernel": name, "median_us": f"{r['median']:.3f}",
                         "p20_us": f"{r['p20']:.3f}", "p80_us": f"{r['p80']:.3f}", "calls": r["calls"],
                         "kv_copies": R, "note": ""})
             fcsv.flush()
@@ -741,7 +816,7 @@ def main() -> None:
         except Exception as e:   # noqa: BLE001
             fail += 1
             bad_cfg[name] = bad_cfg.get(name, 0) + 1
-            w.writerow({**meta, **{k: s[k] for k in COLS if k in s}, "kernel": name,
+            w.writerow({**meta, **{k: s[k] for k in cols if k in s}, "kernel": name,
                         "note": f"failed: {repr(e)[:300]}"})
             fcsv.flush()
             if fail <= 4:

@@ -47,7 +47,13 @@ verification and q 1 controls), into xqa_x9_predictions.csv.
 5-7 and q 2-4, the middle at batch 3-16 for both kernels, controls from regimes met before), into
 xqa_x10_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10 --base COMMIT]
+`--grid x11` prices measure_xqa_attention.x11_blind() (the eleventh blind grid: the middle at batch 3-16, bf16 q 1 / 2 /
+4 and fp8 q 1 / 2, with controls) BEFORE it is measured: pred_base_us with main's model (`--base`), pred_here_us with
+this checkout's (main's plus the per-SM stream mechanism, no ceiling set: must equal base), pred_stream28_us with the
+mechanism at the looked-at 28.5 GB/s per SM (X11_LOOKED_RATE), into xqa_x11_predictions.csv; `--grid x11 --after-fit`
+prices it with the checkout's model once the ceilings were fitted on the scan, into xqa_x11_fitted_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11 --base COMMIT]
 """
 from __future__ import annotations
 
@@ -129,6 +135,13 @@ X7_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x7_predictio
 X8_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x8_predictions.csv"
 X9_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x9_predictions.csv"
 X10_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x10_predictions.csv"
+X11_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x11_predictions.csv"
+#: the eleventh grid's prices by the model whose per-SM stream ceilings were fitted on the scan after the call (the
+#: procedure, fit_production_attention.xqa_stream_per_sm, committed before it): `--grid x11 --after-fit`
+X11_FIT_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x11_fitted_predictions.csv"
+#: the experiment's looked-at rate (XQA_STREAM_PER_SM below) priced through the committed mechanism
+#: (hwmodels.roofline.SM_STREAM_CEILING) before the call: the eleventh grid's pred_stream28_us
+X11_LOOKED_RATE = 28.5e9
 
 
 def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
@@ -195,8 +208,10 @@ def main() -> None:
     import measure_xqa_attention as M
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10"),
-                    default="campaign")
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
+                                       "x11"), default="campaign")
+    ap.add_argument("--after-fit", action="store_true",
+                    help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
 
@@ -205,6 +220,37 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    if args.grid == "x11":
+        s = pd.DataFrame(M.x11_blind())
+        if args.after_fit:
+            from hwmodels import roofline as RF
+
+            s["pred_new_us"] = np.round(price_fitted(s), 3)
+            s["model_commit"] = commit
+            s["ceilings"] = str(RF.SM_STREAM_CEILING)
+            s.to_csv(X11_FIT_OUT, index=False)
+            print(f"{len(s)} x11 shapes priced at {commit[:10]} (fitted: {RF.SM_STREAM_CEILING}) -> {X11_FIT_OUT}")
+            return
+        from hwmodels import roofline as RF
+
+        base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        cols = list(M.x11_blind()[0])
+        if RF.SM_STREAM_CEILING:
+            raise SystemExit("the checkout already ships a stream ceiling: price the grid before the fit")
+        s["pred_here_us"] = np.round(price_fitted(s), 3)
+        keep = dict(RF.SM_STREAM_CEILING)
+        try:
+            RF.SM_STREAM_CEILING = {"attn_xqa": X11_LOOKED_RATE}
+            s["pred_stream28_us"] = np.round(price_fitted(s), 3)
+        finally:
+            RF.SM_STREAM_CEILING = keep
+        s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+        s["model_commit"], s["base_commit"] = commit, base
+        s.to_csv(X11_OUT, index=False)
+        print(f"{len(s)} x11 shapes priced at {commit[:10]} (here, stream28) and {base[:10]} (base) -> {X11_OUT}")
+        print("max |here - base| / base:", float(np.max(np.abs(s["pred_here_us"] / s["pred_base_us"] - 1.0))))
+        return
     if args.grid in ("blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()

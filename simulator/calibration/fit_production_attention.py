@@ -108,7 +108,9 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
         elif f == "flashmla":
             launches, _ = FM.flashmla(B, q, T, Hq, 512.0, 64.0, kvb, sms)
         elif f == "xqa":    # the measured stand-in: FlashInfer's port, its own split rule
-            launches, _ = XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page, split="port")
+            # the SM count the launcher was handed (the stream scan hands it 1: unsplit CTAs), else the device's
+            ssms = _col(df, "split_sms", sel, float(sms)) if "split_sms" in df.columns else None
+            launches, _ = XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page, split="port", split_sms=ssms)
         elif f == "triton_vllm":   # the harness's K/V copies in the L2 (tv_harness_kv_l2_hit), none in rows
             # timed with the L2 flushed before every call (row_role "cold")
             warm = (df["row_role"].astype(str) != "cold").to_numpy() if "row_role" in df.columns else True
@@ -1574,6 +1576,70 @@ def xqa_gmma_col_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | Non
     rms log error with every other term as `eff` (the fitted file) prices it; a one-dimensional bounded search.
     Returns (share, rms, rows); the module constant is restored."""
     return _fit_xqa_share("XQA_GMMA_COL_SHARE", df[xqa_gmma_verify_fit_rows(df)], hw, eff, bounds)
+
+
+#: the per-SM stream scan (lab/kernels/measure_xqa_attention.py --grid x11, its rows with split_sms set): fit rows of
+#: hwmodels.roofline.SM_STREAM_CEILING, named before they were measured
+XQA_X11_GLOB = "xqa_x11_nvidia*.csv"
+
+
+def xqa_stream_fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The fit rows of hwmodels.roofline.SM_STREAM_CEILING: the stream scan's rows (split_sms set: the launcher handed 1
+    SM, so every (sequence, KV head[, token block]) is one unsplit CTA), Llama-3.1-8B heads (G 4), page 16: one variable
+    moves, the launch's CTAs (batch 1-50 x 8 KV heads = 8-400 CTAs), at a fixed chain of 16384 keys (and 4096 at a few
+    batches); bf16 K/V at q 1, 2, 4 (mha.cu) and fp8 K/V at q 1 (mha_sm90.cu). Named before the scan was measured."""
+    if not len(df) or "split_sms" not in df.columns:
+        return np.zeros(len(df), bool)
+    page = df["page_size"].fillna(0).to_numpy(float)
+    return ((df["family"].to_numpy() == "xqa") & (df["model"].to_numpy() == "llama8b") & (page == 16)
+            & df["split_sms"].notna().to_numpy() & (df["split_sms"].fillna(0).to_numpy(float) > 0))
+
+
+def load_xqa_x11(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The newest x11 measurement (XQA_X11_GLOB, its failed rows dropped; empty when none): the stream scan's rows
+    (split_sms set) and the eleventh blind grid's (split_sms empty)."""
+    files = sorted(p for p in Path(data_dir).glob(XQA_X11_GLOB) if "_grids_" not in p.name
+                   and p.suffix == ".csv" and not p.stem.endswith("_nvidia-smi"))
+    if not files:
+        return pd.DataFrame()
+    df = pd.read_csv(files[-1])
+    df = df[df["note"].isna() | (df["note"].astype(str) == "")].reset_index(drop=True)
+    df.attrs["file"] = str(files[-1])
+    return df
+
+
+def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                      bounds: tuple = (5e9, 1e12)) -> dict[str, tuple[float, float, int]]:
+    """hwmodels.roofline.SM_STREAM_CEILING fitted on xqa_stream_fit_rows(df), per kind (attn_xqa on the bf16 rows,
+    attn_xqa_fp8kv on the fp8 rows): the per-SM rate (bytes / s) minimising those rows' rms log error with every other
+    term as `eff` (the fitted file) prices it; a one-dimensional bounded search in log rate (the upper bound = no
+    ceiling inside the scan). Returns {kind: (rate, rms, rows)}; the module constant is restored."""
+    from scipy.optimize import minimize_scalar
+
+    from hwmodels import roofline as RF
+
+    eff = eff or hw.efficiency
+    fit = df[xqa_stream_fit_rows(df)].reset_index(drop=True)
+    keep = dict(RF.SM_STREAM_CEILING)
+    out = {}
+    try:
+        for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
+            rows = fit[fit["dtype"].to_numpy() == dt].reset_index(drop=True)
+            if not len(rows):
+                continue
+            meas = rows["median_us"].to_numpy(float)
+            ops = build_ops(rows, hw.units, _smem(hw))
+
+            def rms(lr, kind=kind, ops=ops, rows=rows, meas=meas):
+                RF.SM_STREAM_CEILING = {**keep, kind: float(np.exp(lr))}
+                return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(rows)) / meas) ** 2)))
+
+            r = minimize_scalar(rms, bounds=tuple(np.log(bounds)), method="bounded", options={"xatol": 1e-4})
+            out[kind] = (float(np.exp(r.x)), float(r.fun), len(rows))
+            RF.SM_STREAM_CEILING = dict(keep)
+        return out
+    finally:
+        RF.SM_STREAM_CEILING = keep
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:

@@ -162,8 +162,9 @@ XQA_ROW_BLOCK = 16.0
 #: named verification fit rows (xqa_verify_fit_rows: Llama-3.1-8B, page 16, bf16, q 2 and q 4, context <= 256 at every
 #: batch and 1024-16384 at batch <= 64 of xqa_attention_nvidia-h100-80gb-hbm3_2026-11-27.csv: the q 1 fit rows'
 #: windows; these rows had been seen, LOOKED-AT, before the rule was chosen); 1 = every part of the tile doubles (the
-#: rule before)
-XQA_ROW_SHARE = 0.629
+#: rule before). 0.629 until the per-SM stream ceiling (hwmodels.roofline.SM_STREAM_CEILING) moved the attn_xqa terms;
+#: refitted with them until settled: 0.826 (the rows' rms log error 0.077)
+XQA_ROW_SHARE = 0.826
 #: mha_sm90.cu's verification CTA (SPEC_DEC, SWAP_AB at q G <= 32): the share of the kind's per-CTA SM time
 #: (cta_serial_us.attn_xqa_fp8kv) that each 8 query heads (GMMA columns) beyond the decode CTA's G add, paid by every
 #: CTA on its SM (module docstring, "GMMA columns"; the op's cta_extra). FITTED (one dimension, every other term as
@@ -233,19 +234,24 @@ def xqa_multi_block(B, T, Hkv, sms):
 
 def port_split(B, T, Hkv, sms, gmma, page=16.0):
     """FlashInfer's port: sub-sequences per (sequence, KV head) of mha.cu (gmma False) / mha_sm90.cu (module
-    docstring); maxSeqLen = the page table's width in tokens."""
+    docstring); maxSeqLen = the page table's width in tokens; sms = the multiProcessorCount the launcher is given
+    (a scalar or one per setting)."""
     B, T, Hkv = (np.asarray(x, dtype=np.float64) for x in (B, T, Hkv))
+    sms = np.asarray(sms, dtype=np.float64)
     max_t = ceil_div(T, page) * np.asarray(page, dtype=np.float64)
     bh = np.maximum(B * Hkv, 1.0)
-    amp = np.maximum(1.0, np.floor(float(sms) / bh))
-    hop = np.maximum(1.0, np.floor(np.floor(3.0 * float(sms) / bh) * 0.25 + 0.5))   # C round(): half away from 0
+    amp = np.maximum(1.0, np.floor(sms / bh))
+    hop = np.maximum(1.0, np.floor(np.floor(3.0 * sms / bh) * 0.25 + 0.5))   # C round(): half away from 0
     return np.where(gmma, np.minimum(hop, ceil_div(max_t, XQA_GMMA_TILE)), np.minimum(amp, ceil_div(max_t, XQA_TILE)))
 
 
-def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gmma_slots=None, use_regs=None):
+def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gmma_slots=None, use_regs=None,
+        split_sms=None):
     """Launches of one XQA call: mha.cu for 2-byte K/V, mha_sm90.cu for fp8 K/V (each a Launch restricted by `where`
     to its settings); split "trtllm" (the product) or "port" (FlashInfer's port, the measured stand-in); use_regs
-    (default XQA_GMMA_USE_REGS): the GMMA verification build's residency from its profiled registers."""
+    (default XQA_GMMA_USE_REGS): the GMMA verification build's residency from its profiled registers; split_sms: the
+    SM count the port's launcher is handed (xqa_wrapper's multiProcessorCount: only its split reads it; default sms;
+    a measurement may hand it a smaller one to launch unsplit CTAs)."""
     use_regs = XQA_GMMA_USE_REGS if use_regs is None else bool(use_regs)
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(
         *(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb, page)))
@@ -254,7 +260,8 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     gmma = kvb < 2.0
     G = Hq / np.maximum(Hkv, 1.0)
     spec = q > 1.0
-    mb = xqa_multi_block(B, T, Hkv, sms) if split == "trtllm" else port_split(B, T, Hkv, sms, gmma, page)
+    mb = (xqa_multi_block(B, T, Hkv, sms) if split == "trtllm"
+          else port_split(B, T, Hkv, sms if split_sms is None else split_sms, gmma, page))
     # token blocks per KV head (grid y of mha.cu, grid x of mha_sm90.cu) and the padded rows each computes
     blocks = np.where(gmma, np.where(q * G <= 32.0, 1.0, ceil_div(q * G, GMMA_Q_HEADS)),
                       np.where(spec, ceil_div(q * G, SPEC_ROWS), 1.0))
