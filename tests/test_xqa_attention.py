@@ -421,13 +421,14 @@ def test_per_sm_stream_ceiling_binds_only_below_the_hbm_rate():
                        for b in (1, 16)])
     ops = FP.build_ops(df, hw.units, 233472.0)
     assert ops.parallel_units.tolist() == [8.0, 128.0]       # the launcher handed 1 SM: unsplit CTAs
-    keep = dict(RF.SM_STREAM_CEILING)
+    keep = dict(RF.SM_STREAM_CEILING_CANDIDATE)
+    assert RF.SM_STREAM_CEILING == {}                         # the candidate is not shipped (module comment)
+    off = FP.predict_us(ops, hw, hw.efficiency, 2)
     try:
-        RF.SM_STREAM_CEILING = {}
-        off = FP.predict_us(ops, hw, hw.efficiency, 2)
-    finally:
         RF.SM_STREAM_CEILING = keep
-    on = FP.predict_us(ops, hw, hw.efficiency, 2)
+        on = FP.predict_us(ops, hw, hw.efficiency, 2)
+    finally:
+        RF.SM_STREAM_CEILING = {}
     assert "attn_xqa" in keep and "attn_xqa_fp8kv" not in keep
     kv = 16384 * 128 * 2 * 2.0
     assert on[0] > off[0] and on[0] >= kv / keep["attn_xqa"] * 1e6
@@ -463,4 +464,6 @@ def test_eleventh_grid_priced_before_and_the_scan_fit_is_the_committed_rate():
     df = FP.load_xqa_x11()
     assert FP.xqa_stream_fit_rows(df).sum() == 41
     fit = FP.xqa_stream_per_sm(df[df["dtype"] == "bf16"], load_hardware("H100-SXM"))
-    assert fit["attn_xqa"][0] == pytest.approx(RF.SM_STREAM_CEILING["attn_xqa"], rel=2e-3)
+    # fitted with main's other terms; the candidate's 49.51 GB/s is the same fit after the refit it forces (module
+    # comment in hwmodels/roofline.py): the two agree within a few %
+    assert fit["attn_xqa"][0] == pytest.approx(RF.SM_STREAM_CEILING_CANDIDATE["attn_xqa"], rel=0.04)

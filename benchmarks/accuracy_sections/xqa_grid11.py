@@ -59,7 +59,8 @@ def load_x11(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
 
 
 def scan_table(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
-    """The scan's fit rows priced without a ceiling (main), at 28.5 GB/s and with the committed model."""
+    """The scan's fit rows priced without a ceiling (main), at 28.5 GB/s and with the candidate's fitted ceiling
+    (hwmodels.roofline.SM_STREAM_CEILING_CANDIDATE, not shipped), all under the committed terms."""
     from hwmodels import roofline as RF
     from hwmodels.spec import load_hardware
 
@@ -72,7 +73,7 @@ def scan_table(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
     keep = dict(RF.SM_STREAM_CEILING)
     cols = {}
     try:
-        for lab, ceil in (("base", {}), ("stream28", {"attn_xqa": 28.5e9}), ("new", keep)):
+        for lab, ceil in (("base", {}), ("stream28", {"attn_xqa": 28.5e9}), ("new", RF.SM_STREAM_CEILING_CANDIDATE)):
             RF.SM_STREAM_CEILING = dict(ceil)
             cols[lab] = FP.predict_us(ops, hw, hw.efficiency, len(f))
     finally:
@@ -93,8 +94,8 @@ def xqa_x11(fmt: dict) -> None:
     if len(s):
         print("xqa per-SM stream scan (FIT rows of hwmodels.roofline.SM_STREAM_CEILING, named before the call: unsplit "
               "CTAs of Llama-3.1-8B heads, the launcher handed 1 SM), error % without a ceiling (base), at the looked-at "
-              "28.5 GB/s (stream28), all under the committed terms, and the committed model (new: 49.51 GB/s; fp8: no ceiling "
-              "identified)")
+              "28.5 GB/s (stream28), and the candidate (new, NOT shipped: 49.51 GB/s; fp8: no ceiling "
+              "identified), all under the committed terms")
         print(s.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
         for lab in LABELS:
             for dt in ("bf16", "fp8"):
@@ -110,7 +111,7 @@ def xqa_x11(fmt: dict) -> None:
           f"{str(b['base_commit'].iloc[0])[:7]} (main) and stream28 (the ceiling mechanism at the looked-at 28.5 GB/s per "
           f"SM), prices committed before the call ({X11_PRED_CSV}); new = the model at {str(b['fit_commit'].iloc[0])[:7]}: "
           "its per-SM ceiling fitted on the scan AFTER the call by the procedure committed BEFORE it (procedure fixed "
-          f"before; {X11_FIT_CSV})")
+          f"before; {X11_FIT_CSV}); NOT shipped: it did not win this grid (main's model stays)")
     ctl = {(str(d), int(q), int(t), int(bb)) for d, q, t, bb in X11_CONTROLS}
     b["role"] = ["control" if (str(d), int(q), int(t), int(bb)) in ctl else "blind"
                  for d, q, t, bb in zip(b["dtype"], b["q_rows"], b["context"], b["batch"])]
@@ -124,7 +125,7 @@ def xqa_x11(fmt: dict) -> None:
               f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
     BOARD.add("xqa", "blind", "xqa eleventh blind grid, base model's committed prices", b["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
-    BOARD.add("xqa", "blind", "xqa eleventh blind grid, the new model (procedure fixed before, rate fitted after)",
+    BOARD.add("xqa", "blind", "xqa eleventh blind grid, the candidate (procedure fixed before; not shipped)",
               b["new_err_pct"], int((t["new_goal"] == "met").sum()), len(t))
     if (t["new_goal"] == "MISSED").any():
         print(f"  missed: xqa (eleventh blind grid): {X11_DIAGNOSIS}")

@@ -162,9 +162,9 @@ XQA_ROW_BLOCK = 16.0
 #: named verification fit rows (xqa_verify_fit_rows: Llama-3.1-8B, page 16, bf16, q 2 and q 4, context <= 256 at every
 #: batch and 1024-16384 at batch <= 64 of xqa_attention_nvidia-h100-80gb-hbm3_2026-11-27.csv: the q 1 fit rows'
 #: windows; these rows had been seen, LOOKED-AT, before the rule was chosen); 1 = every part of the tile doubles (the
-#: rule before). 0.629 until the per-SM stream ceiling (hwmodels.roofline.SM_STREAM_CEILING) moved the attn_xqa terms;
-#: refitted with them until settled: 0.826 (the rows' rms log error 0.077)
-XQA_ROW_SHARE = 0.826
+#: rule before). With the per-SM stream ceiling candidate (hwmodels.roofline.SM_STREAM_CEILING_CANDIDATE, not shipped)
+#: and the attn_xqa terms it moves, refitted together: 0.826 (the rows' rms log error 0.077)
+XQA_ROW_SHARE = 0.629
 #: mha_sm90.cu's verification CTA (SPEC_DEC, SWAP_AB at q G <= 32): the share of the kind's per-CTA SM time
 #: (cta_serial_us.attn_xqa_fp8kv) that each 8 query heads (GMMA columns) beyond the decode CTA's G add, paid by every
 #: CTA on its SM (module docstring, "GMMA columns"; the op's cta_extra). FITTED (one dimension, every other term as
