@@ -209,10 +209,11 @@ def engine_allreduce_blind6(data_dir=None) -> None:
     _engine_allreduce_blind_table(6, d, pred_f, meas_f, head)
 
 
-def _engine_allreduce_blind_table(grid: int, d, pred_f, meas_f: list, head: str) -> None:
+def _engine_allreduce_blind_table(grid: int, d, pred_f, meas_f: list, head: str, shipped: str | None = None) -> None:
     """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6 or 7; both score
     EA.blind6_rows): `pred_f` its committed prediction, `meas_f` the measured CSVs in `d` (the last one is scored),
-    `head` its caption; 'not measured yet' while either is missing."""
+    `head` its caption; 'not measured yet' while either is missing. `shipped`: the model (main / new) whose row is the
+    family's STANDING, on its newest blind grid."""
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
@@ -243,7 +244,7 @@ def _engine_allreduce_blind_table(grid: int, d, pred_f, meas_f: list, head: str)
         print(f"   {m}: {len(r)} rows |error| median {e.abs().median():.1f} %, p90 {e.abs().quantile(0.9):.1f} %; signed "
               f"median {e.median():+.1f} %; regimes met {met} of {len(tab)}")
         BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}, 2+4 ranks ({m} model's committed prices)", e, met,
-                  len(tab))
+                  len(tab), standing=m == shipped)
 
 
 #: the commit that holds blind grid 7's prediction (engine_allreduce.BLIND7_PRED_CSV), made before the measurement
@@ -267,4 +268,4 @@ def engine_allreduce_blind7(data_dir=None) -> None:
             f"prediction {pred_f.name}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
             f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
             "not shipped))")
-    _engine_allreduce_blind_table(7, d, pred_f, meas_f, head)
+    _engine_allreduce_blind_table(7, d, pred_f, meas_f, head, shipped="main")

@@ -341,17 +341,18 @@ FI_DEC_BLIND3_DIAGNOSIS = {
 }
 
 
-def _fi_dec_grid_summary(m, t, grid: int, labels, blind) -> None:
+def _fi_dec_grid_summary(m, t, grid: int, labels, blind, shipped: str | None = None) -> None:
     """Print each model label's pooled |error| median / p90, signed median and regimes met on a fi_decode blind grid
     (rows `m` with <label>_err_pct, regime table `t` with <label>_goal), and add the `blind` labels' committed prices to
-    the board (none with blind = ())."""
+    the board (none with blind = ()); `shipped`: the label of the shipped model on the family's newest blind grid (its
+    STANDING row)."""
     for lab in labels:
         e = m[f"{lab}_err_pct"]
         print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
               f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
     for lab in blind:
         BOARD.add("fi_decode", "blind", f"fi_decode blind grid {grid}, {lab} model's committed prices",
-                  m[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t))
+                  m[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t), standing=lab == shipped)
 
 
 def _fi_dec_blind3(FP, hw, fmt) -> None:
@@ -686,7 +687,7 @@ def _fi_dec_blind8(FP, hw, fmt) -> None:
     labels = ["main", "new", "now"]
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
-    _fi_dec_grid_summary(m, t, 8, labels, ["main", "new"])
+    _fi_dec_grid_summary(m, t, 8, labels, ["main", "new"], shipped="new")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

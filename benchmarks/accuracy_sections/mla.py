@@ -483,9 +483,9 @@ def _mla_blind6(FP, fmt) -> None:
     t = _variant_table(m, MLA_BLIND6_VARIANTS, "cbe4f0b", fmt)
     ship = MLA_BLIND6_SHIPPED == "small_batch"
     _board(m, "err", "blind", "MLA blind grid 6, small-batch model's committed prices"
-           + (" (shipped)" if ship else " (not shipped)"), t)
+           + (" (shipped)" if ship else " (not shipped)"), t, standing=ship)
     _board(m, "err_before", "blind", "MLA blind grid 6, main cbe4f0b model's committed prices"
-           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal")
+           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal", standing=not ship)
     print(f"MLA blind grid 6 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (cbe4f0b: "
           f"{int((t['before goal'] == 'met').sum())})")
     r = _fresh_q(FP, MLA_BLIND6_FRESHQ_GLOB, m)

@@ -281,7 +281,7 @@ def _blind4_table(f) -> None:
         now = H.accuracy(now_csv, pred, meas, "M<=64 (M 1/24/40)", ("now", "tile"))
     tab = tab.merge(now[["regime", "now_med", "now_p90", "now_signed"]], on="regime")
     tab["goal"] = np.where((tab["tile_med"] <= 10) & (tab["tile_p90"] <= 25), "met", "MISSED")
-    _board_table(tab, "blind", "fourth small-M GEMM set (102)")
+    _board_table(tab, "blind", "fourth small-M GEMM set (102)", standing=("GEMM bf16",))
     print(f"\n== fourth GEMM set, BLIND: decode layers of Qwen2.5-14B (TP 1-4), Qwen2.5-32B, Llama-3.2-3B, Mistral-Nemo-12B "
           f"(predicted before measuring, commit {BLIND4_PREDICTION_COMMIT}: tile = {pred.name}, db3789c = {base.name}; "
           f"measured {meas.name}); now = the current terms (held out, fitted after the measurement without these rows); "
@@ -326,7 +326,8 @@ def _blind5_table() -> None:
     tab = FP.blind5_accuracy(pred, meas)
     for tag in FP.BLIND5_MODELS.values():
         tab[f"{tag}_goal"] = np.where((tab[f"{tag}_med"] <= 10) & (tab[f"{tag}_p90"] <= 25), "met", "MISSED")
-    _board_table(tab, "blind", "fifth fp8 GEMM set (99), in-graph model", goal="in-graph_goal")
+    _board_table(tab, "blind", "fifth fp8 GEMM set (99), in-graph model", goal="in-graph_goal",
+                 standing=("GEMM fp8_rowwise", "GEMM fp8_tensorwise"))
     _board_table(tab, "blind", "fifth fp8 GEMM set (99), model at 65f5d1f", goal="65f5d1f_goal")
     print(f"\n== fifth GEMM set, BLIND: fp8 per-tensor / per-row / 1x128-128x128 block scales (torch._scaled_mm, "
           f"cuBLASLt), decode M 2-56, mid M 96-768, prefill M 1536-8192 at the (K, N) of Llama-3.1-8B / 70B, Qwen2.5-7B / "

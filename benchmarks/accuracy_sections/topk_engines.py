@@ -119,7 +119,8 @@ def _topk_engines_grid5_table() -> None:
                 "fi_topk_pt": "grid5 page-table transform (66), source model committed prices",
                 "trt_topk": "grid5 (66), indexerTopK.cu structure + SGLang's terms, committed prices"}[kern]
         BOARD.add(f"top-k {TE.GRID5_LABEL[kern]}", stage, what, 100.0 * (t["pred_us"] / t["median_us"] - 1.0),
-                  int((tab["goal"] == "met").sum()), len(tab))
+                  int((tab["goal"] == "met").sum()), len(tab),
+                  standing={"sgl_topk": True, "fi_topk": "top-k flashinfer"}.get(kern, False))
     if (m["kernel"] == "fi_topk_pt").any():
         print("FlashInfer's page-table transform minus its ragged transform (us; per dispatch path):")
         print(TE.page_table_cost().to_string(index=False))

@@ -34,14 +34,15 @@ def topk_trtllm_grid11() -> None:
           f"{int(m['wrong'].sum())} SGLang rows WRONG SELECTION (threshold-bin ties, time kept); |error| median / p90, "
           f"signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, lab, col, tag, what in (
+    for kerns, lab, col, tag, what in (   # trtllm's "new" (the product's price) is the family's STANDING
             (trt_k, "trtllm", "pred_us", "new", f"grid11 ({n_trt}), the product's price, committed"),
             (trt_k, "trtllm", "pred_main_us", "main", f"grid11 ({n_trt}), main 06e70f8's price, committed"),
             (("sgl_topk",), "sglang", "pred_main_us", "main", "grid11 controls (8), main's committed prices")):
         s = m[m["kernel"].isin(kerns)]
         gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
         met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
+        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg),
+                  standing=lab == "trtllm" and tag == "new")
     trt = m[m["kernel"].isin(trt_k)]
     for c, lab in (("pred_main_us", "main 06e70f8"), ("pred_us", "now")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)

@@ -321,10 +321,10 @@ TD_BLIND2_DIAGNOSIS = (
     "the model does not count; sgl_triton: bf16 long contexts at batch 32-59 +13 % (as main's model)")
 
 
-def _base_new_grid(b, grid: int, diagnosis: str, fmt) -> None:
+def _base_new_grid(b, grid: int, diagnosis: str, fmt, shipped: dict | None = None) -> None:
     """Print the per-family / phase / regime table of a Triton decode blind grid's base and new committed
     prices (rows `b`), one pooled line per family and price, their board rows, and the diagnosis while a regime of the
-    new model misses."""
+    new model misses; `shipped`: family -> the label of the shipped model where this is its newest blind grid."""
     import numpy as np
 
     t = _models_table(b, ("family", "phase", "kv", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
@@ -335,7 +335,7 @@ def _base_new_grid(b, grid: int, diagnosis: str, fmt) -> None:
             e = g[c]
             met = int((tt[lab + "_goal"] == "met").sum())
             BOARD.add(str(fam), "blind", f"Triton decode blind grid {grid}, {lab} model's committed prices", e, met,
-                      len(tt))
+                      len(tt), standing=(shipped or {}).get(fam) == lab)
             print(f"{fam} blind {grid}, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
                   f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
     if (t["new_goal"] == "MISSED").any():
@@ -410,7 +410,7 @@ def _triton_decode_blind3(FP, hw, fmt) -> None:
           f"64/8, bf16 and fp8 K/V), prices committed before the measurement ({FP.TD_BLIND3_PRED_CSV}): base = "
           f"main's model ({str(b['base_commit'].iloc[0])[:7]}), new = the model at {str(b['model_commit'].iloc[0])[:7]} "
           "(the per-launch constant on reduce_segments, shared by dtype; the second q block's re-read as L2 traffic)")
-    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt)
+    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt, shipped={"sgl_triton": "new"})
     v = b[b["family"] == "triton_vllm"].reset_index(drop=True)
     v["now_err_pct"] = now_err(FP, hw, v)
     tn = FP.accuracy(v, by=("family", "phase", "kv", "ctx_regime", "batch_regime"), col="now_err_pct", part=None)

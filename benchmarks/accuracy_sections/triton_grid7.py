@@ -58,7 +58,8 @@ def section(data_dir: Path, fmt: dict) -> None:
     for lab in ("main", "new"):
         e = blind[f"{lab}_err_pct"]
         met = int((t[lab + "_goal"] == "met").sum())
-        BOARD.add("triton_vllm", "blind", f"Triton decode blind grid 7, {lab} model's committed prices", e, met, len(t))
+        BOARD.add("triton_vllm", "blind", f"Triton decode blind grid 7, {lab} model's committed prices", e, met, len(t),
+                  standing=lab == "new")
         print(f"triton_vllm blind 7, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
               f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
     cold = b[b["row_role"] == "cold"].reset_index(drop=True)
