@@ -12,7 +12,8 @@ the row's own label, e.g. `standing="fi_decode, cold K/V (engine state)"`) the e
 newest blind grid of a family (its `main` column where the candidate lost and main's model stayed); the row shows
 that entry's figures beside the family's first look (its newest `first look` entry, looked up by the row's label).
 A label marked twice is an error (not "the newest wins": a grid newer than the marked one must move the marker), except
-that one grid may give a per-regime entry (regimes met only) and a pooled one (figures only): the two fill one row. A family with a first look and no marked grid gets a row of its own.
+that one grid may give a per-regime entry (regimes met only) and a pooled one (figures only): the two fill one row. A
+family with a first look and no marked grid gets a row of its own.
 """
 from __future__ import annotations
 
@@ -156,8 +157,8 @@ class Scoreboard:
         st = self.standing_table()
         if not len(st):
             return
-        print(f"\n== PRODUCTION KERNEL FAMILIES, STANDING: where each family stands now: the shipped model on its newest "
-              f"blind grid (rows priced and committed before they were measured; |error| %, median / p90, signed + = "
+        print(f"\n== PRODUCTION KERNEL FAMILIES, STANDING: where each family stands now: the shipped model on its "
+              f"newest blind grid (rows priced and committed before they were measured; |error| %, median / p90, signed + = "
               f"the model too slow; regimes met = median <= {GOAL_MEDIAN_PCT:.0f} % and p90 <= {GOAL_P90_PCT:.0f} %), "
               "and the family's first look (priced from the source before it was measured: median / p90, regimes "
               "met). An 'engine state' row is the same family on cold K/V (the engine's state), beside its standing")

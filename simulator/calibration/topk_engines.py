@@ -725,6 +725,17 @@ def _price_mixed(t: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
     return sg
 
 
+def _beside_main(t: pd.DataFrame, main_csv: str | Path, out: str | Path | None) -> pd.DataFrame:
+    """A priced grid frame (`pred_us`, regime, blocks_per_row, threads, sweeps) beside main's product price read from
+    `main_csv` (`pred_main_us`, joined on F.SHAPE_KEYS), written to `out` when given: the committed prediction file of
+    grids 9-11."""
+    t = t.merge(pd.read_csv(main_csv)[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
 def predict_grid8(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
     """GRID8 priced by this model (`pred_us`: topk_trtllm.add_priced_ops, the prefill entry's launch for trt_topk_pf)
     beside main's product price read from `main_csv` (made by the model at main a6875d8, which has no prefill entry:
@@ -890,17 +901,12 @@ def predict_grid9(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
     """GRID9 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with WIDE_ROUND_COST and NARROW_SORT_SHARE)
     beside main's product price read from `main_csv` (`pred_main_us`, made by the model at main ca60389 with
     lab/kernels/price_topk_grid9_main.py)."""
-    mp = pd.read_csv(main_csv)
     t = grid9_frame()
     sg = _price_mixed(t, hw)
     t["regime"] = regime9(t["kernel"], t["rows"], t["n"])
     t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
-    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _beside_main(t, main_csv, out)
 
 
 def measured9(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1006,20 +1012,12 @@ def regime10(kernel, rows, n) -> np.ndarray:
 def predict_grid10(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
     """GRID10 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with WIDE_ALONE) beside main's product price
     read from `main_csv` (`pred_main_us`, made by the model at main 46789a6 with lab/kernels/price_topk_grid10_main.py)."""
-    mp = pd.read_csv(main_csv)
     t = grid10_frame()
-    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
-    t["pred_us"] = np.nan
-    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
-    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    sg = _price_mixed(t, hw)
     t["regime"] = regime10(t["kernel"], t["rows"], t["n"])
     t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
-    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _beside_main(t, main_csv, out)
 
 
 def measured10(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1110,7 +1108,6 @@ def predict_grid11(hw: HardwareSpec, main_csv: str | Path, out: str | Path | Non
     """GRID11 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with SPLIT_FIXED_ROUNDS, LATER_CTA_SHARE and
     the refitted WIDE_ROUND_COST; the prefill entry's launch for trt_topk_pf) beside main's product price read from
     `main_csv` (`pred_main_us`, made by the model at main 06e70f8 with lab/kernels/price_topk_grid11_main.py)."""
-    mp = pd.read_csv(main_csv)
     t = grid11_frame()
     _price_mixed(t, hw)
     t["regime"] = regime11(t["kernel"], t["rows"], t["n"])
@@ -1118,11 +1115,7 @@ def predict_grid11(hw: HardwareSpec, main_csv: str | Path, out: str | Path | Non
     pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
     t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
-    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _beside_main(t, main_csv, out)
 
 
 def measured11(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
