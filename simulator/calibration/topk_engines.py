@@ -1032,19 +1032,7 @@ def measured10(pred_csv: str | Path | None = None, meas_csv: str | Path | None =
 def grid10_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid10 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`, 46789a6) and this one
     (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
-    m = measured10()
-    tabs = []
-    for kern, lab in ((CSV_KERNEL["trtllm"], "trtllm"), (CSV_KERNEL["sglang"], "sglang")):
-        t = m[m["kernel"] == kern].reset_index(drop=True)
-        reg = [f"top-k {lab} grid10: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    return _grid_accuracy(measured10(), 10, _TRT_SGL, (("pred_us", "new"),), "new", by_dist)
 
 
 # --- the split path's fixed stretch and the later lone CTAs' share (topk_trtllm.SPLIT_FIXED_ROUNDS, LATER_CTA_SHARE),
@@ -1126,17 +1114,5 @@ def measured11(pred_csv: str | Path | None = None, meas_csv: str | Path | None =
 def grid11_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid11 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main's product price (`main`,
     06e70f8) and this one (`new`); SGLang's controls by its committed model (`main`)."""
-    m = measured11()
-    tabs = []
-    for kerns, lab in (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),
-                       ((CSV_KERNEL["sglang"],), "sglang")):
-        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
-        reg = [f"top-k {lab} grid11: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured11(), 11, groups, (("pred_us", "new"),), "new", by_dist)
