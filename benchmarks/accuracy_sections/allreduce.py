@@ -199,23 +199,27 @@ def engine_allreduce_blind6(data_dir=None) -> None:
     <= 10 %, p90 <= 25 %). 'not measured yet' until the measured CSV (BLIND6_MEAS_GLOB) is committed beside it."""
     from simulator.calibration import engine_allreduce as EA
 
-    d = EA.DATA_DIR if data_dir is None else data_dir
-    pred_f = d / EA.BLIND6_PRED_CSV
-    meas_f = sorted(d.glob(EA.BLIND6_MEAS_GLOB))
-    head = (f"\n== engines' all-reduce kernels, BLIND grid 6 (2 and 4 ranks, tokens {list(EA.BLIND6_TOKENS)} x hidden "
-            f"{list(EA.BLIND6_HIDDENS)} + {list(EA.BLIND6_EXTRA)}; prediction {pred_f.name}, commit "
+    _engine_allreduce_blind_table(6, data_dir, EA.BLIND6_PRED_CSV, EA.BLIND6_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 6 (2 and 4 ranks, tokens {list(EA.BLIND6_TOKENS)} x hidden "
+            f"{list(EA.BLIND6_HIDDENS)} + {list(EA.BLIND6_EXTRA)}; prediction {pred}, commit "
             f"{ENGINE_AR_BLIND6_COMMIT}, before measuring: main = the model at {EA.BLIND6_MAIN_COMMIT}, new = the "
-            "per-kernel structure)")
-    _engine_allreduce_blind_table(6, d, pred_f, meas_f, head)
+            "per-kernel structure)"))
 
 
-def _engine_allreduce_blind_table(grid: int, d, pred_f, meas_f: list, head: str) -> None:
+def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob: str, head_of,
+                                  shipped: str | None = None) -> None:
     """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6 or 7; both score
-    EA.blind6_rows): `pred_f` its committed prediction, `meas_f` the measured CSVs in `d` (the last one is scored),
-    `head` its caption; 'not measured yet' while either is missing."""
+    EA.blind6_rows): `pred_csv` its committed prediction, `meas_glob` its measured CSVs (the last one is scored), both
+    in `data_dir` (None: EA.DATA_DIR); head_of(the prediction's name) its caption; 'not measured yet' while either is
+    missing. `shipped`: the model (main / new) whose row is the family's STANDING, on its newest blind grid."""
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
+
+    d = EA.DATA_DIR if data_dir is None else data_dir
+    pred_f = d / pred_csv
+    meas_f = sorted(d.glob(meas_glob))
+    head = head_of(pred_f.name)
 
     if not pred_f.is_file() or not meas_f:
         print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind{grid}_<device>_<date>.csv)")
@@ -243,7 +247,7 @@ def _engine_allreduce_blind_table(grid: int, d, pred_f, meas_f: list, head: str)
         print(f"   {m}: {len(r)} rows |error| median {e.abs().median():.1f} %, p90 {e.abs().quantile(0.9):.1f} %; signed "
               f"median {e.median():+.1f} %; regimes met {met} of {len(tab)}")
         BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}, 2+4 ranks ({m} model's committed prices)", e, met,
-                  len(tab))
+                  len(tab), standing=m == shipped)
 
 
 #: the commit that holds blind grid 7's prediction (engine_allreduce.BLIND7_PRED_CSV), made before the measurement
@@ -260,11 +264,8 @@ def engine_allreduce_blind7(data_dir=None) -> None:
     (BLIND7_MEAS_GLOB) is committed beside it."""
     from simulator.calibration import engine_allreduce as EA
 
-    d = EA.DATA_DIR if data_dir is None else data_dir
-    pred_f = d / EA.BLIND7_PRED_CSV
-    meas_f = sorted(d.glob(EA.BLIND7_MEAS_GLOB))
-    head = (f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(EA.BLIND7_SHAPES)}; "
-            f"prediction {pred_f.name}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
+    _engine_allreduce_blind_table(7, data_dir, EA.BLIND7_PRED_CSV, EA.BLIND7_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(EA.BLIND7_SHAPES)}; "
+            f"prediction {pred}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
             f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
-            "not shipped))")
-    _engine_allreduce_blind_table(7, d, pred_f, meas_f, head)
+            "not shipped))"), shipped="main")

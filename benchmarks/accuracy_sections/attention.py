@@ -189,6 +189,24 @@ def now_err(FP, hw, rows):
     return (FP.predict_us(ops, hw, hw.efficiency, len(rows)) / rows["median_us"] - 1.0) * 100.0
 
 
+def family_campaign(FP, hw, load, latest, first_look):
+    """(rows, the newest campaign file, the current model's evaluation, the first-look rows) of an attention family
+    measured in its own campaign (load / latest / first_look: its FP readers), or None while it is not measured."""
+    rows = load(FP.DATA_DIR)
+    if not len(rows):
+        return None
+    f, _ = latest(FP.DATA_DIR)
+    return rows, f, FP.evaluate(rows, hw, hw.efficiency), first_look(rows, FP.DATA_DIR)
+
+
+def first_look_line(head: str, e) -> None:
+    """Print `head` and the pooled first-look errors `e` (signed %): |error| median / p90 and the signed median."""
+    import numpy as np
+
+    print(f"{head}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, median signed "
+          f"{np.median(e):+.1f} %")
+
+
 #: how every attention table prints
 FMT = {"float_format": lambda v: f"{v:.1f}", "index": False}
 

@@ -72,11 +72,15 @@ def attention_cold(fmt: dict | None = None) -> None:
     print("cold rows (the engine's state), blind:")
     tc = models_table(cold, ("family",), ("main", "new"), ("main", "new"))
     print(tc.round(1).to_string(**fmt))
+    from simulator.calibration.fit_production_attention import HARNESS_KV_L2
+
+    shipped = "new" if HARNESS_KV_L2 else "main"   # the engine-state line beside each family's STANDING
     for lab in ("main", "new"):
         for fam, g in cold.groupby("family"):
             row = tc[tc["family"] == fam]
             BOARD.add(str(fam), "blind", f"cold K/V grid (engine state), {lab} model's committed prices",
-                      g[f"{lab}_err_pct"], int((row[f"{lab}_goal"] == "met").sum()), len(row))
+                      g[f"{lab}_err_pct"], int((row[f"{lab}_goal"] == "met").sum()), len(row),
+                      standing=lab == shipped and f"{fam}, cold K/V (engine state)")
     print("cold rows by the warm harness footprint band (blind):")
     print(models_table(cold, ("family", "band"), ("main", "new"), ("main", "new")).round(1).to_string(**fmt))
     warm = b[b["mode"] == "warm"].reset_index(drop=True)

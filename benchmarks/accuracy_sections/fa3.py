@@ -12,7 +12,7 @@ from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
 from . import fa3_binary, fa3_binary2
-from .attention import context
+from .attention import context, first_look_line
 
 
 def fa3() -> None:
@@ -64,10 +64,8 @@ def _fa3(FP, hw, fmt) -> None:
                            "one CTA per (m-block, KV head, request))"),
                           ("first_fa3_err_pct", "fa3 as the product priced it (FA3's split-KV plan and combine: a "
                            "different launch from the one measured, shown for reference only)")):
-            e = fl[col]
-            print(f"FIRST LOOK ({FP.FA3_FIRST_LOOK_CSV}, priced at {commit} before the measurement, attn_fa3 terms "
-                  f"borrowed from attn_fi_prefill), {what}: median |error| {np.median(e.abs()):.1f} %, p90 "
-                  f"{np.percentile(e.abs(), 90):.1f} %, median signed {np.median(e):+.1f} %")
+            first_look_line(f"FIRST LOOK ({FP.FA3_FIRST_LOOK_CSV}, priced at {commit} before the measurement, attn_fa3 "
+                            f"terms borrowed from attn_fi_prefill), {what}", fl[col])
         tf = FP.accuracy(fl, by=("family", "phase", "ctx_regime", "batch_regime"), col="first_struct_err_pct", part=None)
         print(tf.to_string(**fmt))
         _board(fl, "first_struct_err_pct", "first look", "FA4-CuTe sm_90 campaign, before measuring", tf)

@@ -8,8 +8,6 @@ from the fit procedure committed before the measurement but were computed after 
 """
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.calibration.scoreboard import BOARD, models_table
 
 #: (new model's prices, main's prices (committed before measuring), the measured blind grid)
@@ -56,14 +54,13 @@ def fi_tc_blind12(FP, hw, fmt) -> None:
     labels = ["main", "new", "now"]
     t = models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
-    for lab in labels:
-        e = m[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    from .flashinfer import _fi_dec_grid_summary
+
+    _fi_dec_grid_summary(m, t, None, labels, ())   # the pooled line of each model (its board rows follow, per family)
     for fam in ("fi_tc", "fi_verify"):
         x = m[m["family"] == fam]
         tt = t[t["regime"].isin(set(x["regime"]))]
         BOARD.add(fam, "blind", "fi_tc blind grid 12, main model's committed prices", x["main_err_pct"],
-                  int((tt["main_goal"] == "met").sum()), len(tt))
+                  int((tt["main_goal"] == "met").sum()), len(tt), standing=True)   # main's model is the one shipped
         BOARD.add(fam, "looked-at", "fi_tc blind grid 12, scanned tile rates", x["new_err_pct"],
                   int((tt["new_goal"] == "met").sum()), len(tt))

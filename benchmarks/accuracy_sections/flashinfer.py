@@ -259,6 +259,16 @@ def _with_groups(FP, m, pred: str, extra: tuple = ()):
     return m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
 
 
+def _grouped(FP, m, pred: str, hw=None, extra: tuple = ()):
+    """The rows `m` of a blind grid with its group (from `pred`, see _with_groups) as the regime, main's and the new
+    model's committed errors as main_err_pct / new_err_pct and, given `hw`, the committed fitted file's (now_err_pct)."""
+    m = _with_groups(FP, m, pred, extra)
+    if hw is not None:
+        m["now_err_pct"] = now_err(FP, hw, m)
+    m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
+    return m
+
+
 def _missed(t, diagnosis: dict, cols: tuple, goal: str, label: str) -> None:
     """Print each diagnosis {regime key (one value per column of `cols`, or one value): why} whose regime misses."""
     for key, why in diagnosis.items():
@@ -341,17 +351,18 @@ FI_DEC_BLIND3_DIAGNOSIS = {
 }
 
 
-def _fi_dec_grid_summary(m, t, grid: int, labels, blind) -> None:
+def _fi_dec_grid_summary(m, t, grid: int, labels, blind, shipped: str | None = None) -> None:
     """Print each model label's pooled |error| median / p90, signed median and regimes met on a fi_decode blind grid
     (rows `m` with <label>_err_pct, regime table `t` with <label>_goal), and add the `blind` labels' committed prices to
-    the board (none with blind = ())."""
+    the board (none with blind = ()); `shipped`: the label of the shipped model on the family's newest blind grid (its
+    STANDING row)."""
     for lab in labels:
         e = m[f"{lab}_err_pct"]
         print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
               f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
     for lab in blind:
         BOARD.add("fi_decode", "blind", f"fi_decode blind grid {grid}, {lab} model's committed prices",
-                  m[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t))
+                  m[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t), standing=lab == shipped)
 
 
 def _fi_dec_blind3(FP, hw, fmt) -> None:
@@ -545,10 +556,7 @@ def _fi_dec_blind6(FP, hw, fmt) -> None:
     m, name = _measured(FP, FI_DEC_BLIND6, "FI_DECODE BLIND GRID 6")
     if m is None:
         return
-    m = _with_groups(FP, m, pred)
-    m["now_err_pct"] = now_err(FP, hw, m)
-    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
-    m["regime"] = m["group"]
+    m = _grouped(FP, m, pred, hw)
     print(f"\nFI_DECODE BLIND GRID 6 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}; Llama-3.1-8B at TP 1 / 2, Llama-3.1-70B at TP 1 / 2 / 4; "
           f"BLIND: main = the model at {str(m['before_commit'].iloc[0])[:7]} ({before}), new = the model at "
@@ -644,8 +652,7 @@ def _fi_cta_probe(FP, hw, fmt) -> None:
                         "--grid fi_dec_blind7")
     if m is None:
         return
-    m = _with_groups(FP, m, pred)
-    m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
+    m = _grouped(FP, m, pred)
     print(f"\nFI_DECODE BLIND GRID 7 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
           f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = {str(m['model_commit'].iloc[0])[:7]} with the "
@@ -675,9 +682,7 @@ def _fi_dec_blind8(FP, hw, fmt) -> None:
                         "lab/kernels/measure_production_attention.py --grid fi_dec_blind8")
     if m is None:
         return
-    m = _with_groups(FP, m, pred)
-    m["now_err_pct"] = now_err(FP, hw, m)
-    m["main_err_pct"], m["new_err_pct"], m["regime"] = m["err_before"], m["err"], m["group"]
+    m = _grouped(FP, m, pred, hw)
     print(f"\nFI_DECODE BLIND GRID 8 (FlashInfer CUDA-core decode, {len(m)} blind shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
           f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = {str(m['model_commit'].iloc[0])[:7]} with the "
@@ -686,7 +691,7 @@ def _fi_dec_blind8(FP, hw, fmt) -> None:
     labels = ["main", "new", "now"]
     t = _models_table(m, ("regime",), labels, labels)
     print(t.to_string(**fmt))
-    _fi_dec_grid_summary(m, t, 8, labels, ["main", "new"])
+    _fi_dec_grid_summary(m, t, 8, labels, ["main", "new"], shipped="new")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -710,10 +715,7 @@ def _fi_tc_blind(FP, hw, fmt) -> None:
     m, name = _measured(FP, FI_TC_BLIND, "FI_TC BLIND GRID")
     if m is None:
         return
-    m = _with_groups(FP, m, pred, ("family", "q_rows"))
-    m["now_err_pct"] = now_err(FP, hw, m)
-    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
-    m["regime"] = m["group"]
+    m = _grouped(FP, m, pred, hw, ("family", "q_rows"))
     print(f"\nFI_TC BLIND GRID (FlashInfer tensor-core decode and verification, FA2 prefill kernel; {len(m)} blind shapes "
           f"of {m.attrs.get('timed_of', len(m))} timed, {name}; BLIND: main = the model at "
           f"{str(m['before_commit'].iloc[0])[:7]} ({before}), new = the model at {str(m['model_commit'].iloc[0])[:7]} "

@@ -36,7 +36,7 @@ DEEPGEMM_GEMM_MEASURED = "deepgemm_gemm_blind_nvidia-h100-80gb-hbm3_2026-11-27.c
 BLOCK_FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
 
 
-def _grid_table(m, tab, head: str, board, medians: list | None = None) -> bool:
+def _grid_table(m, tab, head: str, board, medians: list | None = None, shipped: tuple | None = None) -> bool:
     """Print a block fp8 GEMM grid's regime table under `head` and add one board row per (label, caption) of `board`
     (goal <label>_goal); while the grid is not measured (tab None) say so, with the predicted medians per regime of
     the `medians` columns when given. True when measured."""
@@ -48,7 +48,8 @@ def _grid_table(m, tab, head: str, board, medians: list | None = None) -> bool:
             print(m.groupby("regime")[medians].median().to_string(float_format=lambda v: f"{v:.2f}"))
         return False
     for tag, caption in board:
-        _board_table(tab, "blind", caption, goal=f"{tag}_goal", family=BLOCK_FAMILY)
+        mark = shipped is not None and tag == shipped[0]
+        _board_table(tab, "blind", caption, goal=f"{tag}_goal", family=BLOCK_FAMILY, standing=mark and shipped[1])
     print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     return True
@@ -192,7 +193,8 @@ def _deepgemm_gemm_decode3_table() -> None:
             f"{DEEPGEMM_DECODE3_PREDICTION_COMMIT}: {DEEPGEMM_DECODE3_PREDICTION}; main = the model at 6648a5d, "
             f"new = terms refitted on the 6 fit rows + the decode-2 rows (looked-at, now fit rows), promo = new + the "
             f"promotion FMAs per K step)")
-    _grid_table(m, tab, head, DEEPGEMM_DECODE3_MODELS.values(), list(DEEPGEMM_DECODE3_MODELS))
+    _grid_table(m, tab, head, DEEPGEMM_DECODE3_MODELS.values(), list(DEEPGEMM_DECODE3_MODELS),
+                shipped=("new", "block fp8 GEMM: DeepGEMM decode"))
 
 
 # ---- block-scaled fp8 GEMM grid 4: cuBLASLt's block path M 1-4096, DeepGEMM prefill on 1- / 2-CTA clusters ------------
@@ -291,7 +293,7 @@ def _block_fp8_grid4_table() -> None:
              f"the split rule before), new = the split rule read off 32 recorded kernel choices (grid 4's included: "
              f"LOOKED-AT rule, these rows blind), the kind refitted under it on the same 60 named fit rows; it lost "
              f"(split counts 9 of 20 against 8 of 20, errors no better), so g4's model ships")
-    if not _grid_table(m5, tab5, head5, BLOCK_GRID5_MODELS.values()):
+    if not _grid_table(m5, tab5, head5, BLOCK_GRID5_MODELS.values(), shipped=("g4", "block fp8 GEMM: cuBLASLt")):
         return
     notes = sorted(FP.DATA_DIR.glob(BLOCK_GRID5_MEASURED_GLOB.replace(".csv", "_notes.txt")))
     if notes:

@@ -76,15 +76,16 @@ def _indexer_regime_table(d, sets, labels, signed: str = "signed", miss: str = "
     return pd.DataFrame(out)
 
 
-def _blind_board(d, t, grid: str, labels) -> None:
+def _blind_board(d, t, grid: str, labels, shipped: str | None = None) -> None:
     """Board rows of an indexer grid's blind rows: per (label, model) the signed errors of pred_<model>_us and the
-    regimes met on <model>_goal of the blind part of the regime table `t`."""
+    regimes met on <model>_goal of the blind part of the regime table `t`; `shipped`: the model (short name) whose
+    row is the family's STANDING (on its newest blind grid)."""
     b = d[d["set"] == "blind"]
     tb = t[t["set"] == "blind"]
     for lab, short in labels:
         BOARD.add("indexer_dg", "blind", f"{grid}, {lab} model's committed prices",
                   (b[f"pred_{short}_us"] / b["median_us"] - 1.0) * 100.0, int((tb[f"{short}_goal"] == "met").sum()),
-                  len(tb))
+                  len(tb), standing=short == shipped)
 
 
 def production_indexer_blind2() -> None:
@@ -205,4 +206,4 @@ def production_indexer_blind4_cold() -> None:
         print(f"grid 3's cold rows (LOOKED-AT while choosing the cold rule; n = {len(c3)}), this tree's model: "
               f"{e3.abs().median():.1f} / {np.quantile(e3.abs(), 0.9):.1f} % (signed {e3.median():+.1f})")
     _blind_board(d, t, "DeepGEMM indexer blind grid 4 (cold keys)",
-                 (("main 8b74743", "main"), ("new (derived cold kind)", "new")))
+                 (("main 8b74743", "main"), ("new (derived cold kind)", "new")), shipped="new")

@@ -282,15 +282,24 @@ def _missed(t, diagnosis: dict, grid: int) -> None:
             print(f"  missed (MLA blind {grid}): {fam} {ctx} {bat}: {why}")
 
 
-def _fresh_q(FP, glob: str, m):
+def _met_line(t, grid: int, before: str) -> None:
+    """Print the regimes a blind grid's table `t` meets (column goal) beside main's model at `before` (before goal)."""
+    print(f"MLA blind grid {grid} regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} ({before}: "
+          f"{int((t['before goal'] == 'met').sum())})")
+
+
+def _fresh_q(FP, glob: str, m, errs: dict | None = None):
     """(the grid's shapes joined to their fresh-Q-per-replay times, column fresh_q_us, and fresh/same; the fresh-Q
-    file's name), or None where no fresh-Q measurement is committed."""
+    file's name), or None where no fresh-Q measurement is committed; `errs`: error column -> price column, each
+    (price / fresh-Q time - 1) x 100."""
     fq = sorted(p for p in FP.DATA_DIR.glob(glob) if "_grids" not in p.name)
     if not fq:
         return None
     q = FP.load(fq[-1])[MLA_KEYS + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})
     q = m.merge(q, on=MLA_KEYS, how="inner")
     q["fresh/same"] = q["fresh_q_us"] / q["median_us"]
+    for col, price in (errs or {}).items():
+        q[col] = (q[price] / q["fresh_q_us"] - 1.0) * 100.0
     return q, fq[-1].name
 
 
@@ -329,8 +338,7 @@ def _mla_blind3(FP, fmt) -> None:
           "partial last stage discounted). FlashMLA unchanged. Goal: median <= 10 %, p90 <= 25 %")
     t = _variant_table(m, MLA_BLIND3_VARIANTS, "65f5d1f", fmt)
     _board(m, "err", "blind", "MLA blind grid 3 (DeepSeek-V3 heads at TP 1-8)", t)
-    print(f"MLA blind grid 3 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (65f5d1f: "
-          f"{int((t['before goal'] == 'met').sum())})")
+    _met_line(t, 3, "65f5d1f")
     _missed(t, MLA_BLIND3_DIAGNOSIS, 3)
 
 
@@ -378,14 +386,12 @@ def _mla_blind4(FP, fmt) -> None:
     _board(m, "err", "blind", "MLA blind grid 4, tail-round model's committed prices (not shipped)", t)
     _board(m, "err_before", "blind", "MLA blind grid 4, main 8b74743 model's committed prices (shipped)", t,
            goal="before goal")
-    print(f"MLA blind grid 4 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (8b74743: "
-          f"{int((t['before goal'] == 'met').sum())})")
+    _met_line(t, 4, "8b74743")
     _missed(t, MLA_BLIND4_DIAGNOSIS, 4)
-    r = _fresh_q(FP, MLA_BLIND4_FRESHQ_GLOB, m)
+    r = _fresh_q(FP, MLA_BLIND4_FRESHQ_GLOB, m, {"err_fresh": "pred_us"})
     if r is None:
         return
     q, qname = r
-    q["err_fresh"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
     q["q_l2 err"] = q["err_q_l2"]
     print(f"  the short shapes timed twice ({qname}): the same Q every replay (the grid: Q stays in L2 when it "
           "fits) and a fresh Q per replay (rotated with the K/V copies: as an engine's Q that the L2 no longer holds); "
@@ -434,14 +440,11 @@ def _mla_blind5(FP, fmt) -> None:
     _board(m[fi], "err_before", "blind", "MLA blind grid 5, main 6648a5d model's committed prices"
            + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal")
     _board(m[~fi], "err", "blind", "MLA blind grid 5, committed prices (FlashMLA unchanged)", t)
-    print(f"MLA blind grid 5 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (6648a5d: "
-          f"{int((t['before goal'] == 'met').sum())})")
-    r = _fresh_q(FP, MLA_BLIND5_FRESHQ_GLOB, m)
+    _met_line(t, 5, "6648a5d")
+    r = _fresh_q(FP, MLA_BLIND5_FRESHQ_GLOB, m, {"err_fresh": "pred_us", "before err_fresh": "before_us"})
     if r is None:
         return
     q, qname = r
-    q["err_fresh"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
-    q["before err_fresh"] = (q["before_us"] / q["fresh_q_us"] - 1.0) * 100.0
     print(f"  the short shapes timed twice ({qname}): the same Q every replay (the grid) and a fresh Q per "
           "replay; err / err_fresh = the fill model against each, before = main's model")
     cols = MLA_KEYS + ["median_us", "fresh_q_us", "fresh/same", "err", "err_fresh", "err_before", "before err_fresh"]
@@ -483,17 +486,14 @@ def _mla_blind6(FP, fmt) -> None:
     t = _variant_table(m, MLA_BLIND6_VARIANTS, "cbe4f0b", fmt)
     ship = MLA_BLIND6_SHIPPED == "small_batch"
     _board(m, "err", "blind", "MLA blind grid 6, small-batch model's committed prices"
-           + (" (shipped)" if ship else " (not shipped)"), t)
+           + (" (shipped)" if ship else " (not shipped)"), t, standing=ship)
     _board(m, "err_before", "blind", "MLA blind grid 6, main cbe4f0b model's committed prices"
-           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal")
-    print(f"MLA blind grid 6 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (cbe4f0b: "
-          f"{int((t['before goal'] == 'met').sum())})")
-    r = _fresh_q(FP, MLA_BLIND6_FRESHQ_GLOB, m)
+           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal", standing=not ship)
+    _met_line(t, 6, "cbe4f0b")
+    r = _fresh_q(FP, MLA_BLIND6_FRESHQ_GLOB, m, {"err": "pred_us", "err_before": "before_us"})
     if r is None:
         return
     q, qname = r
-    q["err"] = (q["pred_us"] / q["fresh_q_us"] - 1.0) * 100.0
-    q["err_before"] = (q["before_us"] / q["fresh_q_us"] - 1.0) * 100.0
     tq = _blind_regimes(q)
     print(f"  the same shapes timed with a fresh Q per replay ({qname}, {len(q)} shapes; fresh / same time: median "
           f"{q['fresh/same'].median():.3f}, max {q['fresh/same'].max():.3f}): the committed prices against those times")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from simulator.calibration.scoreboard import add_pooled as _board
 
-from .mla import _variant_table, _with_variants
+from .mla import _met_line, _variant_table, _with_variants
 
 #: the committed prices: the padded-MMA model (simulator/kernels/flashmla.py FM_MMA_PADDED on, at the commit recorded in
 #: the file) and main's model at ea0997d (the model shipped: FM_MMA_PADDED off)
@@ -38,5 +38,4 @@ def mla_grid7(FP, fmt) -> None:
            + (" (shipped)" if padded else " (not shipped)"), t)
     _board(m, "err_before", "blind", "MLA blind grid 7, main ea0997d model's committed prices"
            + (" (not shipped)" if padded else " (shipped)"), t, goal="before goal")
-    print(f"MLA blind grid 7 regimes met: {int((t['goal'] == 'met').sum())} of {len(t)} (ea0997d: "
-          f"{int((t['before goal'] == 'met').sum())})")
+    _met_line(t, 7, "ea0997d")

@@ -79,6 +79,13 @@ def later_sets() -> None:
 FRESH_PREDICTION_COMMIT = "f54b834"
 
 
+def _goal_table(tab, med: str, p90: str, head: str) -> None:
+    """Print `head` and a hold-out's per-regime table with its goal (column `med` <= 10 % and `p90` <= 25 %: met)."""
+    tab["goal"] = np.where((tab[med] <= 10) & (tab[p90] <= 25), "met", "MISSED")
+    print(head)
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
 def _fresh_table(f, hw) -> None:
     """Fresh shapes (in none of the committed rows), predicted and committed before they were measured: per regime
     the committed prediction's error (goal judged on it) and the current terms' (looked-at where a rule changed since)."""
@@ -88,16 +95,14 @@ def _fresh_table(f, hw) -> None:
     pred = sorted(FP.DATA_DIR.glob("production_kernels_fresh_prediction_*.csv"))
     if not meas.is_file() or not pred:
         return
-    tab = FP.fresh_accuracy(pred[-1], meas, hw)
-    tab["goal"] = np.where((tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED")
-    print(f"\n== {hw.name}: fresh shapes (predicted before measuring, commit {FRESH_PREDICTION_COMMIT}: {pred[-1].name}; "
-          f"measured {meas.name}; GEMM weights rotated past the L2). median/p90/signed = the committed prediction "
-          f"(goal median <= 10 %, p90 <= 25 %); now_* = the current terms, LOOKED-AT for top-k (SGLang's loads in "
-          f"flight per sweep, read from its SASS, and its per-wave barrier phases were added after this measurement) and "
-          f"for the bf16 / per-tensor fp8 GEMMs (cuBLASLt's small-M selection table, simulator/kernels/data/"
-          f"cublaslt_small_m.yaml, and its rule were read off this measurement's kernel names, and the K-step time "
-          f"iter_us[gemm|gemm_fp8] FITTED on its times: for those rows now_* is in-sample)")
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    head = (f"\n== {hw.name}: fresh shapes (predicted before measuring, commit {FRESH_PREDICTION_COMMIT}: {pred[-1].name}; "
+            f"measured {meas.name}; GEMM weights rotated past the L2). median/p90/signed = the committed prediction "
+            f"(goal median <= 10 %, p90 <= 25 %); now_* = the current terms, LOOKED-AT for top-k (SGLang's loads in "
+            f"flight per sweep, read from its SASS, and its per-wave barrier phases were added after this measurement) and "
+            f"for the bf16 / per-tensor fp8 GEMMs (cuBLASLt's small-M selection table, simulator/kernels/data/"
+            f"cublaslt_small_m.yaml, and its rule were read off this measurement's kernel names, and the K-step time "
+            f"iter_us[gemm|gemm_fp8] FITTED on its times: for those rows now_* is in-sample)")
+    _goal_table(FP.fresh_accuracy(pred[-1], meas, hw), "median_abs_pct", "p90_abs_pct", head)
 
 
 #: the commit that holds the second GEMM hold-out's predictions, made before it was measured
@@ -113,13 +118,11 @@ def _fresh2_table(f) -> None:
     pred = sorted(FP.DATA_DIR.glob("production_kernels_fresh2_prediction_*.csv"))
     if not meas.is_file() or not pred:
         return
-    tab = FP.fresh2_accuracy(pred[-1], meas)
-    tab["goal"] = np.where((tab["median_abs_pct"] <= 10) & (tab["p90_abs_pct"] <= 25), "met", "MISSED")
-    print(f"\n== second GEMM hold-out (predicted before measuring, commit {FRESH2_PREDICTION_COMMIT}: {pred[-1].name}; "
-          f"measured {meas.name}; weights rotated past the L2; every row held out from that model; the current chain "
-          f"terms and tile-count split cut are FITTED on these rows since): selection table = the shape is "
-          f"inside an observed entry of simulator/kernels/data/cublaslt_small_m.yaml, fallback = full-device pricing")
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    head = (f"\n== second GEMM hold-out (predicted before measuring, commit {FRESH2_PREDICTION_COMMIT}: {pred[-1].name}; "
+            f"measured {meas.name}; weights rotated past the L2; every row held out from that model; the current chain "
+            f"terms and tile-count split cut are FITTED on these rows since): selection table = the shape is "
+            f"inside an observed entry of simulator/kernels/data/cublaslt_small_m.yaml, fallback = full-device pricing")
+    _goal_table(FP.fresh2_accuracy(pred[-1], meas), "median_abs_pct", "p90_abs_pct", head)
 
 
 #: the commit that holds the blind top-k set's predictions (this model and the 1081e97 model), made before measuring
@@ -241,15 +244,13 @@ def _fresh3_table(f) -> None:
                   d / "production_kernels_fresh3_prediction_1081e97_2026-11-26.csv")
     if not (meas.is_file() and pred.is_file() and base.is_file()):
         return
-    tab = H.accuracy(pred, base, meas)
-    tab["goal"] = np.where((tab["rule_med"] <= 10) & (tab["rule_p90"] <= 25), "met", "MISSED")
-    print(f"\n== third GEMM hold-out, real decode-layer shapes (predicted before measuring, commit "
-          f"{FRESH3_PREDICTION_COMMIT}: {pred.name} = the small-M rule + K-step chain, {base.name} = the model at "
-          f"1081e97; measured {meas.name}; weights rotated past the L2; every row held out from both; the current "
-          f"chain terms and tile-count split cut are FITTED on these rows since: the fourth set below judges them); "
-          f"|error| median / p90 and "
-          f"signed median, %; selection table = inside an observed entry of cublaslt_small_m.yaml")
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    head = (f"\n== third GEMM hold-out, real decode-layer shapes (predicted before measuring, commit "
+            f"{FRESH3_PREDICTION_COMMIT}: {pred.name} = the small-M rule + K-step chain, {base.name} = the model at "
+            f"1081e97; measured {meas.name}; weights rotated past the L2; every row held out from both; the current "
+            f"chain terms and tile-count split cut are FITTED on these rows since: the fourth set below judges them); "
+            f"|error| median / p90 and "
+            f"signed median, %; selection table = inside an observed entry of cublaslt_small_m.yaml")
+    _goal_table(H.accuracy(pred, base, meas), "rule_med", "rule_p90", head)
 
 
 #: the commit that holds the fourth GEMM set's predictions (made before it was measured)
@@ -281,7 +282,7 @@ def _blind4_table(f) -> None:
         now = H.accuracy(now_csv, pred, meas, "M<=64 (M 1/24/40)", ("now", "tile"))
     tab = tab.merge(now[["regime", "now_med", "now_p90", "now_signed"]], on="regime")
     tab["goal"] = np.where((tab["tile_med"] <= 10) & (tab["tile_p90"] <= 25), "met", "MISSED")
-    _board_table(tab, "blind", "fourth small-M GEMM set (102)")
+    _board_table(tab, "blind", "fourth small-M GEMM set (102)", standing=("GEMM bf16",))
     print(f"\n== fourth GEMM set, BLIND: decode layers of Qwen2.5-14B (TP 1-4), Qwen2.5-32B, Llama-3.2-3B, Mistral-Nemo-12B "
           f"(predicted before measuring, commit {BLIND4_PREDICTION_COMMIT}: tile = {pred.name}, db3789c = {base.name}; "
           f"measured {meas.name}); now = the current terms (held out, fitted after the measurement without these rows); "
@@ -326,7 +327,8 @@ def _blind5_table() -> None:
     tab = FP.blind5_accuracy(pred, meas)
     for tag in FP.BLIND5_MODELS.values():
         tab[f"{tag}_goal"] = np.where((tab[f"{tag}_med"] <= 10) & (tab[f"{tag}_p90"] <= 25), "met", "MISSED")
-    _board_table(tab, "blind", "fifth fp8 GEMM set (99), in-graph model", goal="in-graph_goal")
+    _board_table(tab, "blind", "fifth fp8 GEMM set (99), in-graph model", goal="in-graph_goal",
+                 standing=("GEMM fp8_rowwise", "GEMM fp8_tensorwise"))
     _board_table(tab, "blind", "fifth fp8 GEMM set (99), model at 65f5d1f", goal="65f5d1f_goal")
     print(f"\n== fifth GEMM set, BLIND: fp8 per-tensor / per-row / 1x128-128x128 block scales (torch._scaled_mm, "
           f"cuBLASLt), decode M 2-56, mid M 96-768, prefill M 1536-8192 at the (K, N) of Llama-3.1-8B / 70B, Qwen2.5-7B / "

@@ -120,7 +120,8 @@ def _topk_engines_grid5_table() -> None:
                 "fi_topk_pt": "grid5 page-table transform (66), source model committed prices",
                 "trt_topk": "grid5 (66), indexerTopK.cu structure + SGLang's terms, committed prices"}[kern]
         BOARD.add(f"top-k {TE.GRID5_LABEL[kern]}", stage, what, 100.0 * (t["pred_us"] / t["median_us"] - 1.0),
-                  int((tab["goal"] == "met").sum()), len(tab))
+                  int((tab["goal"] == "met").sum()), len(tab),
+                  standing={"sgl_topk": True, "fi_topk": "top-k flashinfer"}.get(kern, False))
     if (m["kernel"] == "fi_topk_pt").any():
         print("FlashInfer's page-table transform minus its ragged transform (us; per dispatch path):")
         print(TE.page_table_cost().to_string(index=False))
@@ -170,26 +171,27 @@ def _topk_trtllm_grid6_table(hw) -> None:
           f"{int(m6['wrong'].sum())} rows marked WRONG SELECTION (threshold-bin ties, time kept); |error| median / p90, "
           f"signed median, %")
     print(g.to_string(**fmt))
-    _topk_grid_board(m6, g, (
+    topk_grid_board(m6, g, (
         (("trt_topk",), "trtllm", "pred_job_us", "job", "grid6 (30), job model's committed prices"),
         (("trt_topk",), "trtllm", "pred_main_us", "main", "grid6 (30), main's model's committed prices"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid6 controls (30), main's committed prices")))
 
 
-def _topk_grid_board(m, g, lines) -> None:
+def topk_grid_board(m, g, lines, shipped: tuple | None = None) -> None:
     """The BOARD rows of a blind top-k grid (`m`: TE.measuredN, `g`: TE.gridN_accuracy): per (CSV kernels, label,
     prediction column, accuracy tag, caption) the signed errors of that column over the kernels' rows and the label's
-    regimes met on the tag's median / p90 (<= 10 % / <= 25 %)."""
+    regimes met on the tag's median / p90 (<= 10 % / <= 25 %); `shipped` = (label, tag): the family's STANDING line."""
     for kerns, lab, col, tag, what in lines:
         s = m[m["kernel"].isin(kerns)]
         gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
         met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
+        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg),
+                  standing=(lab, tag) == shipped)
 
 
 def _trtllm_grid(measured: str, accuracy, rows, head, board):
     """A blind top-k grid of 7-10 once `measured` is committed: print head(rows) and the regime table accuracy(), add
-    the board lines (see _topk_grid_board) and return the grid's rows (rows()); None while not measured."""
+    the board lines (see topk_grid_board) and return the grid's rows (rows()); None while not measured."""
     from simulator.calibration import topk_engines as TE
 
     if not (TE.F.DATA_DIR / measured).is_file():
@@ -198,14 +200,22 @@ def _trtllm_grid(measured: str, accuracy, rows, head, board):
     m = rows()
     print(head(m))
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    _topk_grid_board(m, g, board)
+    topk_grid_board(m, g, board)
     return m
 
 
-def _trtllm_lines(m, main: str) -> None:
+def new_main_board(grid: int, n: int, main: str, n_sgl: int, trt=("trt_topk",)) -> tuple:
+    """The board lines (see topk_grid_board) of a blind top-k grid priced by the product now (`new`) and by main's
+    commit `main`: TensorRT-LLM's `n` rows (CSV kernels `trt`) under both, SGLang's `n_sgl` controls under main's."""
+    return ((trt, "trtllm", "pred_us", "new", f"grid{grid} ({n}), the product's price, committed"),
+            (trt, "trtllm", "pred_main_us", "main", f"grid{grid} ({n}), main {main}'s price, committed"),
+            (("sgl_topk",), "sglang", "pred_main_us", "main", f"grid{grid} controls ({n_sgl}), main's committed prices"))
+
+
+def trtllm_lines(m, main: str, trt_kernels=("trt_topk",)) -> None:
     """One line each for main's committed price (labelled `main`) and the product's price now over all of a grid's
-    TensorRT-LLM rows: |error| median / p90 and signed median."""
-    trt = m[m["kernel"] == "trt_topk"]
+    TensorRT-LLM rows (CSV kernels `trt_kernels`): |error| median / p90 and signed median."""
+    trt = m[m["kernel"].isin(trt_kernels)]
     for c, lab in (("pred_main_us", main), ("pred_us", "now")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
         print(f"  TensorRT-LLM, all {len(trt)} rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
@@ -228,10 +238,7 @@ def _topk_trtllm_grid8_table() -> None:
         f"(the decode dispatch for every row: it had no prefill entry), new = the product's price now (goal judged on "
         f"it; SGLang's controls on main's); the closed-loop exponent was chosen with grids 5-7 LOOKED-AT; "
         f"{int(m8['wrong'].sum())} SGLang rows marked WRONG SELECTION (threshold-bin ties, time kept); |error| "
-        f"median / p90, signed median, %"), (
-        (("trt_topk", "trt_topk_pf"), "trtllm", "pred_us", "new", "grid8 (75), the product's price, committed"),
-        (("trt_topk", "trt_topk_pf"), "trtllm", "pred_main_us", "main", "grid8 (75), main a6875d8's price, committed"),
-        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid8 controls (8), main's committed prices")))
+        f"median / p90, signed median, %"), new_main_board(8, 75, "a6875d8", 8, ("trt_topk", "trt_topk_pf")))
     if m8 is None:
         return
     trt = m8["kernel"].isin(["trt_topk", "trt_topk_pf"])
@@ -257,13 +264,10 @@ def _topk_trtllm_grid9_table() -> None:
         f"commit {commit}: {TE.GRID9_PREDICTION}; measured {TE.GRID9_MEASURED}); every row BLIND: main = main "
         f"ca60389's product price, new = the product's price now (goal judged on it; SGLang's controls on main's); "
         f"WIDE_ROUND_COST fitted on the named TRT_WIDE_FIT rows (grids 6 and 8), the narrow sort share chosen with "
-        f"grids 7-8 LOOKED-AT; {int(m9['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed median, %"), (
-        (("trt_topk",), "trtllm", "pred_us", "new", "grid9 (46), the product's price, committed"),
-        (("trt_topk",), "trtllm", "pred_main_us", "main", "grid9 (46), main ca60389's price, committed"),
-        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid9 controls (6), main's committed prices")))
-    if m9 is None:
-        return
-    _trtllm_lines(m9, "main ca60389")
+        f"grids 7-8 LOOKED-AT; {int(m9['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed median, %"),
+        new_main_board(9, 46, "ca60389", 6))
+    if m9 is not None:
+        trtllm_lines(m9, "main ca60389")
 
 
 def _topk_trtllm_grid10_table() -> None:
@@ -282,13 +286,9 @@ def _topk_trtllm_grid10_table() -> None:
         f"= main 46789a6's product price, new = the product's price now (goal judged on it; SGLang's controls on "
         f"main's); WIDE_ALONE chosen from the source (64 registers x 1024 threads) with grids 8-9's multi-wave rows "
         f"LOOKED-AT, nothing refitted; {int(m['wrong'].sum())} rows WRONG SELECTION; |error| median / p90, signed "
-        f"median, %"), (
-        (("trt_topk",), "trtllm", "pred_us", "new", "grid10 (25), the product's price, committed"),
-        (("trt_topk",), "trtllm", "pred_main_us", "main", "grid10 (25), main 46789a6's price, committed"),
-        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid10 controls (4), main's committed prices")))
-    if m is None:
-        return
-    _trtllm_lines(m, "main 46789a6")
+        f"median, %"), new_main_board(10, 25, "46789a6", 4))
+    if m is not None:
+        trtllm_lines(m, "main 46789a6")
 
 
 def _topk_trtllm_grid7_table() -> None:

@@ -5,10 +5,7 @@ LATER_CTA_SHARE), judged on 43 new TensorRT-LLM shapes (37 decode-dispatch launc
 controls, main 06e70f8's product price beside this one, both committed before measuring."""
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.calibration import topk_engines as TE
-from simulator.calibration.scoreboard import BOARD
 
 #: the commit that holds the grid 11 predictions (the last one before the measurement: a shape already measured was
 #: replaced, both models' prices redone)
@@ -16,7 +13,10 @@ PREDICTION_COMMIT = "fb2abae"
 
 
 def topk_trtllm_grid11() -> None:
-    """Print grid 11's per-regime table (main 06e70f8 vs now; SGLang's controls on main's model) and add its BOARD rows."""
+    """Print grid 11's per-regime table (main 06e70f8 vs now; SGLang's controls on main's model) and add its BOARD rows
+    (the product's price on TensorRT-LLM's rows: the family's STANDING)."""
+    from .topk_engines import new_main_board, topk_grid_board, trtllm_lines
+
     if not (TE.F.DATA_DIR / TE.GRID11_MEASURED).is_file():
         return
     g = TE.grid11_accuracy()
@@ -34,16 +34,5 @@ def topk_trtllm_grid11() -> None:
           f"{int(m['wrong'].sum())} SGLang rows WRONG SELECTION (threshold-bin ties, time kept); |error| median / p90, "
           f"signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, lab, col, tag, what in (
-            (trt_k, "trtllm", "pred_us", "new", f"grid11 ({n_trt}), the product's price, committed"),
-            (trt_k, "trtllm", "pred_main_us", "main", f"grid11 ({n_trt}), main 06e70f8's price, committed"),
-            (("sgl_topk",), "sglang", "pred_main_us", "main", "grid11 controls (8), main's committed prices")):
-        s = m[m["kernel"].isin(kerns)]
-        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
-    trt = m[m["kernel"].isin(trt_k)]
-    for c, lab in (("pred_main_us", "main 06e70f8"), ("pred_us", "now")):
-        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
-        print(f"  TensorRT-LLM, all {n_trt} rows, {lab}: |error| median {np.median(np.abs(e)):.1f} %, p90 "
-              f"{np.percentile(np.abs(e), 90):.1f} %, signed median {np.median(e):+.1f} %")
+    topk_grid_board(m, g, new_main_board(11, n_trt, "06e70f8", 8, trt_k), shipped=None)   # grid 12 is the family's STANDING line now
+    trtllm_lines(m, "main 06e70f8", trt_k)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.calibration import topk_engines as TE
-from simulator.calibration.scoreboard import BOARD
 
 #: the commit that holds the grid 12 predictions (the last one before the measurement)
 PREDICTION_COMMIT = "66c3a8c"
@@ -17,6 +16,8 @@ PREDICTION_COMMIT = "66c3a8c"
 
 def topk_trtllm_grid12() -> None:
     """Print grid 12's per-regime table (main ea0997d vs now; SGLang's controls on main's model) and add its BOARD rows."""
+    from .topk_engines import topk_grid_board
+
     if not (TE.F.DATA_DIR / TE.GRID12_MEASURED).is_file():
         return
     g = TE.grid12_accuracy()
@@ -33,14 +34,11 @@ def topk_trtllm_grid12() -> None:
           f"them (controls of what did not change); {int(m['wrong'].sum())} SGLang rows WRONG SELECTION "
           f"(threshold-bin ties, time kept); |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, lab, col, tag, what in (
-            (trt_k, "trtllm", "pred_us", "new", f"grid12 ({n_trt}), the product's price, committed"),
-            (trt_k, "trtllm", "pred_main_us", "main", f"grid12 ({n_trt}), main ea0997d's price, committed"),
-            (("sgl_topk",), "sglang", "pred_main_us", "main", "grid12 controls (6), main's committed prices")):
-        s = m[m["kernel"].isin(kerns)]
-        gg = g[g["regime"].str.startswith(f"top-k {lab} ")]
-        met = int(((gg[f"{tag}_med"] <= 10.0) & (gg[f"{tag}_p90"] <= 25.0)).sum())
-        BOARD.add(f"top-k {lab}", "blind", what, 100.0 * (s[col] / s["median_us"] - 1.0), met, len(gg))
+    topk_grid_board(m, g, (
+        (trt_k, "trtllm", "pred_us", "new", f"grid12 ({n_trt}), the product's price, committed"),
+        (trt_k, "trtllm", "pred_main_us", "main", f"grid12 ({n_trt}), main ea0997d's price, committed"),
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid12 controls (6), main's committed prices")),
+        shipped=("trtllm", "new"))
     trt = m[m["kernel"].isin(trt_k)]
     for c, lab in (("pred_main_us", "main ea0997d"), ("pred_us", "now")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)

@@ -12,7 +12,7 @@ from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
 from . import triton_grid7
-from .attention import context, now_err
+from .attention import context, family_campaign, first_look_line, now_err
 
 
 def triton() -> None:
@@ -24,18 +24,30 @@ def triton() -> None:
     _triton_vllm(FP, hw, fmt)
 
 
+def vllm_blind_lines(b, t, labels, grid: int, what: dict | None = None, shipped: str | None = None) -> None:
+    """Per model label of a triton_vllm blind grid (rows `b` with <label>_err_pct, regime table `t` with <label>_goal):
+    its board row (`now` = the current model, looked-at; `what` names other labels' rows) and one line of pooled |error|
+    median / p90, signed median and regimes met; `shipped`: the label that is the family's STANDING."""
+    for lab in labels:
+        e = b[f"{lab}_err_pct"]
+        met = int((t[lab + "_goal"] == "met").sum())
+        name = {"now": "the current model", **(what or {})}.get(lab, f"{lab} model's committed prices")
+        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid {grid}, {name}", e,
+                  met, len(t), standing=lab == shipped)
+        print(f"triton_vllm blind {grid}, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
+              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+
+
 def _triton_vllm(FP, hw, fmt) -> None:
     """The triton_vllm family (vLLM's Triton unified attention, run from a copy of its source): the first look priced
     before the measurement ((a) the model at f5528fc, (b) the source's structure with rates borrowed from triton_sgl),
     the fit rows and the error after the fit on the rest, per regime; signed = predicted / measured - 1."""
     import numpy as np
 
-    tv = FP.load_triton_vllm(FP.DATA_DIR)
-    if not len(tv):
+    r = family_campaign(FP, hw, FP.load_triton_vllm, FP.latest_triton_vllm, FP.triton_vllm_first_look)
+    if r is None:
         return
-    f, _ = FP.latest_triton_vllm(FP.DATA_DIR)
-    ev = FP.evaluate(tv, hw, hw.efficiency)
-    fl = FP.triton_vllm_first_look(tv, FP.DATA_DIR)
+    tv, f, ev, fl = r
     print(f"\n== {hw.name}: triton_vllm family (vLLM's Triton unified attention, vllm/attention/ops/"
           f"triton_unified_attention.py @ 001ceb3e run from a copy of its source, Triton 3.6.0; {f.name}: {len(tv)} "
           "shapes, heads 32/8, 8/1, 28/4, head dim 128, page 16, q 1 / 2 / 4, bf16 / fp8 K/V; CUDA-graph timing). Fit: "
@@ -49,10 +61,8 @@ def _triton_vllm(FP, hw, fmt) -> None:
                                ("first_struct_err_pct", "(b) the structure read from the source (3D / 2D rule, idle "
                                 "programs, search and metadata loads, fp8 kind), triton_sgl's terms",
                                 "(b) source structure, borrowed rates")):
-            e = fl[col]
-            print(f"FIRST LOOK, blind ({FP.TV_FIRST_LOOK_CSV}, priced at {commit} before the measurement), {what}: "
-                  f"median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, median signed "
-                  f"{np.median(e):+.1f} %")
+            first_look_line(f"FIRST LOOK, blind ({FP.TV_FIRST_LOOK_CSV}, priced at {commit} before the measurement), "
+                            f"{what}", fl[col])
             t1 = FP.accuracy(fl, by=by, col=col, part=None)
             _board(fl.assign(family="triton_vllm"), col, "first look", lab, t1)
         ta = FP.accuracy(fl, by=by, col="first_main_err_pct", part=None)
@@ -139,17 +149,8 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
     t = _models_table(b, by, labels, labels)
     print(t.to_string(**fmt))
     moved = bool((b["now_err_pct"] - b["refit_err_pct"]).abs().max() > 0.05)
-    for lab in labels:
-        e = b[f"{lab}_err_pct"]
-        met = int((t[lab + "_goal"] == "met").sum())
-        if lab == "now" and not moved:
-            continue
-        what = {"refit": "shipped refit's frozen prices (rule committed before)",
-                "now": "the current model"}.get(lab, f"{lab} model's committed prices")
-        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 4, {what}", e,
-                  met, len(t))
-        print(f"triton_vllm blind 4, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+    vllm_blind_lines(b, t, [lab for lab in labels if lab != "now" or moved], 4,
+                     {"refit": "shipped refit's frozen prices (rule committed before)"})
     f = FP.load_triton_decode_blind4(FP.DATA_DIR, role="fit_fp8")
     if len(f):
         f = f.rename(columns={"base_err_pct": "main_err_pct"})
@@ -199,14 +200,7 @@ def _triton_decode_blind5(FP, hw, fmt) -> None:
     cols = labels + (["now"] if moved else [])
     t = _models_table(b, by, cols, cols)
     print(t.round(1).to_string(**fmt))
-    for lab in cols:
-        e = b[f"{lab}_err_pct"]
-        met = int((t[lab + "_goal"] == "met").sum())
-        what = "the current model" if lab == "now" else f"{lab} model's committed prices"
-        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 5, {what}", e,
-                  met, len(t))
-        print(f"triton_vllm blind 5, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+    vllm_blind_lines(b, t, cols, 5)
 
 
 def _triton_decode_blind6(FP, hw, fmt) -> None:
@@ -234,14 +228,7 @@ def _triton_decode_blind6(FP, hw, fmt) -> None:
     cols = ["main", "v1", "new"] + (["now"] if moved else [])
     t = _models_table(b, ("grid6_regime",), cols, cols)
     print(t.round(1).to_string(**fmt))
-    for lab in cols:
-        e = b[f"{lab}_err_pct"]
-        met = int((t[lab + "_goal"] == "met").sum())
-        what = "the current model" if lab == "now" else f"{lab} model's committed prices"
-        BOARD.add("triton_vllm", "looked-at" if lab == "now" else "blind", f"Triton decode blind grid 6, {what}", e,
-                  met, len(t))
-        print(f"triton_vllm blind 6, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+    vllm_blind_lines(b, t, cols, 6)
     d = FP.load_triton_decode_blind6(FP.DATA_DIR, role="diagnosis")
     if len(d):
         k = ["model", "dtype", "batch", "q_rows", "context"]
@@ -321,10 +308,10 @@ TD_BLIND2_DIAGNOSIS = (
     "the model does not count; sgl_triton: bf16 long contexts at batch 32-59 +13 % (as main's model)")
 
 
-def _base_new_grid(b, grid: int, diagnosis: str, fmt) -> None:
+def _base_new_grid(b, grid: int, diagnosis: str, fmt, shipped: dict | None = None) -> None:
     """Print the per-family / phase / regime table of a Triton decode blind grid's base and new committed
     prices (rows `b`), one pooled line per family and price, their board rows, and the diagnosis while a regime of the
-    new model misses."""
+    new model misses; `shipped`: family -> the label of the shipped model where this is its newest blind grid."""
     import numpy as np
 
     t = _models_table(b, ("family", "phase", "kv", "ctx_regime", "batch_regime"), ("base", "new"), ("base", "new"))
@@ -335,7 +322,7 @@ def _base_new_grid(b, grid: int, diagnosis: str, fmt) -> None:
             e = g[c]
             met = int((tt[lab + "_goal"] == "met").sum())
             BOARD.add(str(fam), "blind", f"Triton decode blind grid {grid}, {lab} model's committed prices", e, met,
-                      len(tt))
+                      len(tt), standing=(shipped or {}).get(fam) == lab)
             print(f"{fam} blind {grid}, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
                   f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
     if (t["new_goal"] == "MISSED").any():
@@ -410,7 +397,7 @@ def _triton_decode_blind3(FP, hw, fmt) -> None:
           f"64/8, bf16 and fp8 K/V), prices committed before the measurement ({FP.TD_BLIND3_PRED_CSV}): base = "
           f"main's model ({str(b['base_commit'].iloc[0])[:7]}), new = the model at {str(b['model_commit'].iloc[0])[:7]} "
           "(the per-launch constant on reduce_segments, shared by dtype; the second q block's re-read as L2 traffic)")
-    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt)
+    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt, shipped={"sgl_triton": "new"})
     v = b[b["family"] == "triton_vllm"].reset_index(drop=True)
     v["now_err_pct"] = now_err(FP, hw, v)
     tn = FP.accuracy(v, by=("family", "phase", "kv", "ctx_regime", "batch_regime"), col="now_err_pct", part=None)

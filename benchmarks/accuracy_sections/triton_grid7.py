@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import models_table
 
 PRED = "triton_decode_blind7_predictions.csv"
 GLOB = "triton_decode_blind7_nvidia-*.csv"
@@ -55,12 +55,9 @@ def section(data_dir: Path, fmt: dict) -> None:
           "with earlier grids' rows seen; refit on the fit rows)")
     t = models_table(blind, ("regime",), ("main", "new"), ("main", "new"))
     print(t.round(1).to_string(**fmt))
-    for lab in ("main", "new"):
-        e = blind[f"{lab}_err_pct"]
-        met = int((t[lab + "_goal"] == "met").sum())
-        BOARD.add("triton_vllm", "blind", f"Triton decode blind grid 7, {lab} model's committed prices", e, met, len(t))
-        print(f"triton_vllm blind 7, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met {met} of {len(t)}")
+    from .triton import vllm_blind_lines
+
+    vllm_blind_lines(blind, t, ("main", "new"), 7, shipped="new")
     cold = b[b["row_role"] == "cold"].reset_index(drop=True)
     if len(cold):
         print("the same shapes with the L2 flushed before every call (cold: (flush + call) - flush; an engine's layer "

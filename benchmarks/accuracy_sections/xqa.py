@@ -11,7 +11,7 @@ from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
 from . import xqa_grid10, xqa_grid11
-from .attention import context
+from .attention import context, family_campaign, first_look_line
 
 
 def xqa() -> None:
@@ -33,12 +33,10 @@ def _xqa(FP, hw, fmt) -> None:
     measurement ((a) the model at db3789c, (b) the port's structure with borrowed rates), the fit rows and the held-out
     error after the fit, per regime; signed = predicted / measured - 1."""
 
-    xq = FP.load_xqa(FP.DATA_DIR)
-    if not len(xq):
+    r = family_campaign(FP, hw, FP.load_xqa, FP.latest_xqa, FP.xqa_first_look)
+    if r is None:
         return
-    f, _ = FP.latest_xqa(FP.DATA_DIR)
-    ev = FP.evaluate(xq, hw, hw.efficiency)
-    fl = FP.xqa_first_look(xq, FP.DATA_DIR)
+    xq, f, ev, fl = r
     print(f"\n== {hw.name}: xqa family (TensorRT-LLM's XQA kernels) measured through FlashInfer's port (flashinfer-python "
           f"0.6.4, csrc/xqa mha.cu for bf16 K/V, mha_sm90.cu GMMA for fp8 K/V; {f.name}: {len(xq)} shapes, heads "
           "32/8, 8/1, 28/4, q 1 / 2 / 4, pages 16 / 64; CUDA-graph timing). The port splits sequences by its own rule "
@@ -56,10 +54,8 @@ def _xqa(FP, hw, fmt) -> None:
                            "and 2 CTAs per SM, terms borrowed from attn_fi_decode)"),
                           ("first_struct_err_pct", "(b) the port's structure read from its source (its split, 256-key "
                            "mha.cu tiles at 2 CTAs per SM, the GMMA kernel for fp8 at an assumed 1), borrowed rates")):
-            e = fl[col]
-            print(f"FIRST LOOK, blind ({FP.XQA_FIRST_LOOK_CSV}, priced at {commit} before the measurement), {what}: "
-                  f"median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, median signed "
-                  f"{np.median(e):+.1f} %")
+            first_look_line(f"FIRST LOOK, blind ({FP.XQA_FIRST_LOOK_CSV}, priced at {commit} before the measurement), "
+                            f"{what}", fl[col])
         ta = FP.accuracy(fl, by=by, col="first_main_err_pct", part=None)
         tb = FP.accuracy(fl, by=by, col="first_struct_err_pct", part=None)
         t = ta[list(by) + ["n"]].copy()
@@ -245,6 +241,22 @@ def _priced_with(FP, hw, d, name: str, value: float):
     return before, FP.predict_us(FP.build_ops(d, hw.units, FP._smem(hw)), hw, hw.efficiency, len(d))
 
 
+def _share_fit_rows(FP, hw, rows_of, name: str, value: float):
+    """A verification rule's FIT rows (`rows_of` of the xqa campaign) priced with simulator.kernels.xqa.<name> at
+    `value` (the rule before) and now: (rows, the fitted value, rms log error before / now, |error| median % before /
+    now), or None without the campaign."""
+    from simulator.kernels import xqa as XQ
+
+    xq = FP.load_xqa(FP.DATA_DIR)
+    if not len(xq):
+        return None
+    d = xq[rows_of(xq)].reset_index(drop=True)
+    before, now = _priced_with(FP, hw, d, name, value)
+    rms = [np.sqrt(np.mean(np.log(p / d["median_us"]) ** 2)) for p in (before, now)]
+    med = [np.median(np.abs(p / d["median_us"] - 1)) * 100 for p in (before, now)]
+    return len(d), getattr(XQ, name), rms, med
+
+
 def _xqa_x7(FP, hw, fmt) -> None:
     """mha.cu's verification row share (simulator/kernels/xqa.py XQA_ROW_SHARE): its FIT rows (xqa_verify_fit_rows,
     share 1 = the rule before against the fitted share), then the seventh xqa grid (lab/kernels/measure_xqa_attention.py
@@ -252,19 +264,13 @@ def _xqa_x7(FP, hw, fmt) -> None:
     before it was measured: base = main's model, new = the row share; per regime and per query rows."""
     from pathlib import Path
 
-    from simulator.kernels import xqa as XQ
-
-    xq = FP.load_xqa(FP.DATA_DIR)
-    if len(xq):
-        d = xq[FP.xqa_verify_fit_rows(xq)].reset_index(drop=True)
-        keep = XQ.XQA_ROW_SHARE
-        one, now = _priced_with(FP, hw, d, "XQA_ROW_SHARE", 1.0)
-        e1, e2 = np.log(one / d["median_us"]), np.log(now / d["median_us"])
-        print(f"\nXQA VERIFICATION ROW SHARE, FIT rows (xqa_verify_fit_rows: {len(d)} bf16 q 2 / q 4 rows of Llama-3.1-8B, "
+    fit = _share_fit_rows(FP, hw, FP.xqa_verify_fit_rows, "XQA_ROW_SHARE", 1.0)
+    if fit is not None:
+        n, keep, rms, med = fit
+        print(f"\nXQA VERIFICATION ROW SHARE, FIT rows (xqa_verify_fit_rows: {n} bf16 q 2 / q 4 rows of Llama-3.1-8B, "
               "page 16, context <= 256 at every batch and 1024-16384 at batch <= 64; LOOKED-AT before the rule): rms log "
-              f"error {np.sqrt(np.mean(e1 ** 2)):.3f} at share 1 (every part of the 32-row tile doubles) -> "
-              f"{np.sqrt(np.mean(e2 ** 2)):.3f} at the fitted {keep:g}; |error| median "
-              f"{np.median(np.abs(one / d['median_us'] - 1)) * 100:.1f} -> {np.median(np.abs(now / d['median_us'] - 1)) * 100:.1f} %")
+              f"error {rms[0]:.3f} at share 1 (every part of the 32-row tile doubles) -> {rms[1]:.3f} at the fitted "
+              f"{keep:g}; |error| median {med[0]:.1f} -> {med[1]:.1f} %")
     r = _xqa_grid(FP, hw, fmt, "x7", "seventh blind grid", lambda b: (
         f"BLIND seventh xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; bf16 "
         "verification q 2 / 3 / 4 / 8 at 4, 7 and 8 query heads per KV head, short and middle; fp8 verification q 2 / 4 "
@@ -289,20 +295,13 @@ def _xqa_x8(FP, hw, fmt) -> None:
     share; per regime and per heads / query rows."""
     from pathlib import Path
 
-    from simulator.kernels import xqa as XQ
-
-    xq = FP.load_xqa(FP.DATA_DIR)
-    if len(xq):
-        d = xq[FP.xqa_gmma_verify_fit_rows(xq)].reset_index(drop=True)
-        keep = XQ.XQA_GMMA_COL_SHARE
-        zero, now = _priced_with(FP, hw, d, "XQA_GMMA_COL_SHARE", 0.0)
-        e0, e1 = np.log(zero / d["median_us"]), np.log(now / d["median_us"])
-        print(f"\nXQA GMMA VERIFICATION COLUMNS, FIT rows (xqa_gmma_verify_fit_rows: {len(d)} fp8 q 2 / q 4 rows of "
+    fit = _share_fit_rows(FP, hw, FP.xqa_gmma_verify_fit_rows, "XQA_GMMA_COL_SHARE", 0.0)
+    if fit is not None:
+        n, keep, rms, med = fit
+        print(f"\nXQA GMMA VERIFICATION COLUMNS, FIT rows (xqa_gmma_verify_fit_rows: {n} fp8 q 2 / q 4 rows of "
               "Llama-3.1-8B, page 16, every context and batch of the campaign; LOOKED-AT before the rule): rms log error "
-              f"{np.sqrt(np.mean(e0 ** 2)):.3f} at share 0 (the verification CTA priced as the decode CTA) -> "
-              f"{np.sqrt(np.mean(e1 ** 2)):.3f} at the fitted {keep:g}; |error| median "
-              f"{np.median(np.abs(zero / d['median_us'] - 1)) * 100:.1f} -> "
-              f"{np.median(np.abs(now / d['median_us'] - 1)) * 100:.1f} %")
+              f"{rms[0]:.3f} at share 0 (the verification CTA priced as the decode CTA) -> {rms[1]:.3f} at the fitted "
+              f"{keep:g}; |error| median {med[0]:.1f} -> {med[1]:.1f} %")
     r = _xqa_grid(FP, hw, fmt, "x8", "eighth blind grid", lambda b: (
         f"BLIND eighth xqa grid ({Path(b.attrs['file']).name}: {len(b)} page-16 shapes in none of the earlier rows; fp8 "
         "verification q 2 / 3 / 4 / 8 at Llama-3.1-8B heads (8 / 12 / 16 / 32 query heads per CTA) and q 2 / 4 at "

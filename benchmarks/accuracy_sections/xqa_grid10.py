@@ -80,7 +80,7 @@ def xqa_x10(fmt: dict) -> None:
               f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
     for lab in ("base", "new"):
         BOARD.add("xqa", "blind", f"xqa tenth blind grid, {lab} model's committed prices", b[f"{lab}_err_pct"],
-                  int((t[lab + "_goal"] == "met").sum()), len(t))
+                  int((t[lab + "_goal"] == "met").sum()), len(t))   # grid 11 holds the STANDING line
     BOARD.add("xqa", "looked-at", "xqa tenth grid, the committed model (its launch profile read after the errors)",
               b["now_err_pct"], int((t["now_goal"] == "met").sum()), len(t))
     if (t["new_goal"] == "MISSED").any():

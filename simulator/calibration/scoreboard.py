@@ -6,6 +6,14 @@ rows never fitted, `blind` = priced and committed before the rows were measured,
 changed after their errors were seen), how many, median / p90 of |predicted / measured - 1| and the median signed error
 (+ = the model too slow), and the regimes of that table that meet the goal (median <= 10 %, p90 <= 25 %).
 Nothing here is computed anew: the entries are the figures the sections above it printed.
+
+After it, the STANDING table: one row per family, where the family stands now. A section marks (`standing=True`, or
+the row's own label, e.g. `standing="fi_decode, cold K/V (engine state)"`) the entry that is the SHIPPED model's
+newest blind grid of a family (its `main` column where the candidate lost and main's model stayed); the row shows
+that entry's figures beside the family's first look (its newest `first look` entry, looked up by the row's label).
+A label marked twice is an error (not "the newest wins": a grid newer than the marked one must move the marker), except
+that one grid may give a per-regime entry (regimes met only) and a pooled one (figures only): the two fill one row. A
+family with a first look and no marked grid gets a row of its own.
 """
 from __future__ import annotations
 
@@ -30,6 +38,18 @@ class Entry:
     signed_pct: float
     regimes_met: int | None = None
     regimes: int | None = None
+    standing: str | None = None   # the STANDING row this entry is (the shipped model's newest blind grid), or None
+
+
+def _standing_label(family: str, standing: bool | str) -> str | None:
+    """The STANDING row label of an entry marked `standing` (True: its family's name; a string: that label)."""
+    if standing is None:
+        return None
+    if isinstance(standing, (bool, np.bool_)):
+        return family if standing else None
+    if isinstance(standing, str) and standing.strip():
+        return standing
+    raise ValueError(f"scoreboard standing {standing!r}: True, False or a row label")
 
 
 def _pct(v: float, signed: bool = False) -> str:
@@ -43,8 +63,10 @@ class Scoreboard:
         self.entries: list[Entry] = []
 
     def add(self, family: str, stage: str, rows: str, err_pct, regimes_met: int | None = None,
-            regimes: int | None = None) -> None:
-        """Add the pooled figures of signed errors `err_pct` (%, predicted / measured - 1)."""
+            regimes: int | None = None, standing: bool | str = False) -> None:
+        """Add the pooled figures of signed errors `err_pct` (%, predicted / measured - 1); `standing` marks the
+        shipped model's newest blind grid of the family (see the module's docstring)."""
+        label = _standing_label(family, standing)
         if stage not in STAGES:
             raise ValueError(f"scoreboard stage {stage!r}: one of {', '.join(STAGES)}")
         e = np.asarray(err_pct, dtype=np.float64)
@@ -54,14 +76,16 @@ class Scoreboard:
         self.entries.append(Entry(family, stage, rows, int(len(e)), float(np.median(np.abs(e))),
                                   float(np.percentile(np.abs(e), 90)), float(np.median(e)),
                                   None if regimes_met is None else int(regimes_met),
-                                  None if regimes is None else int(regimes)))
+                                  None if regimes is None else int(regimes), label))
 
-    def add_regimes(self, family: str, stage: str, rows: str, n: int, regimes_met: int, regimes: int) -> None:
+    def add_regimes(self, family: str, stage: str, rows: str, n: int, regimes_met: int, regimes: int,
+                    standing: bool | str = False) -> None:
         """Add a section that prints per-regime figures only (no pooled |error|): its row count and regimes met."""
+        label = _standing_label(family, standing)
         if stage not in STAGES:
             raise ValueError(f"scoreboard stage {stage!r}: one of {', '.join(STAGES)}")
         self.entries.append(Entry(family, stage, rows, int(n), float("nan"), float("nan"), float("nan"),
-                                  int(regimes_met), int(regimes)))
+                                  int(regimes_met), int(regimes), label))
 
     def table(self) -> pd.DataFrame:
         rows = []
@@ -69,6 +93,56 @@ class Scoreboard:
             rows.append({"family": x.family, "stage": x.stage, "rows": x.rows, "n": x.n,
                          "median": _pct(x.median_pct), "p90": _pct(x.p90_pct), "signed": _pct(x.signed_pct, True),
                          "regimes met": "" if x.regimes is None else f"{x.regimes_met} of {x.regimes}"})
+        return pd.DataFrame(rows)
+
+    def _standing_entries(self) -> dict[str, Entry]:
+        """Each STANDING label's entry: a label marked twice raises, unless a per-regime entry (regimes only) and a
+        pooled one (figures only, no regimes) of the same stage fill one row between them."""
+        out: dict[str, Entry] = {}
+        for x in self.entries:
+            if x.standing is None:
+                continue
+            y = out.get(x.standing)
+            if y is None:
+                out[x.standing] = x
+                continue
+            a, b = (y, x) if np.isfinite(y.median_pct) else (x, y)   # a: the pooled one, b: the per-regime one
+            if (a.stage != b.stage or not np.isfinite(a.median_pct) or a.regimes is not None
+                    or np.isfinite(b.median_pct) or b.regimes is None):
+                raise ValueError(f"scoreboard: STANDING row {x.standing!r} marked twice ({y.rows!r} and {x.rows!r}); "
+                                 "mark only the shipped model's newest blind grid")
+            out[x.standing] = Entry(a.family, a.stage, b.rows, a.n, a.median_pct, a.p90_pct, a.signed_pct,
+                                    b.regimes_met, b.regimes, a.standing)
+        return out
+
+    def standing_table(self) -> pd.DataFrame:
+        """One row per STANDING label (in the order the board first named its family, then the order marked), and one
+        per family with a first look but no marked grid: the marked entry's figures and the newest first look."""
+        first = {}
+        for x in self.entries:
+            if x.stage == "first look":
+                first[x.family] = x          # the newest first look of a family wins
+        order = {}
+        for i, x in enumerate(self.entries):
+            order.setdefault(x.family, i)
+        marked = self._standing_entries()
+        keyed = [((order[x.family], i), label, x) for i, (label, x) in enumerate(marked.items())]
+        keyed += [((order[f], len(self.entries)), f, None) for f in first if f not in marked]
+        rows = []
+        for _, label, x in sorted(keyed, key=lambda k: k[0]):
+            fl = first.get(label)
+            r = {"family": label, "newest blind grid (shipped model)": "-" if x is None else x.rows,
+                 "n": "" if x is None else str(x.n)}
+            r.update({"median": "-", "p90": "-", "signed": "-", "regimes met": ""} if x is None else
+                     {"median": _pct(x.median_pct), "p90": _pct(x.p90_pct), "signed": _pct(x.signed_pct, True),
+                      "regimes met": "" if x.regimes is None else f"{x.regimes_met} of {x.regimes}"})
+            if fl is None:
+                r["first look"] = "-"
+            else:
+                parts = ([f"{_pct(fl.median_pct)} / {_pct(fl.p90_pct)}"] if np.isfinite(fl.median_pct) else []) + (
+                    [] if fl.regimes is None else [f"{fl.regimes_met} of {fl.regimes}"])
+                r["first look"] = ", ".join(parts)
+            rows.append(r)
         return pd.DataFrame(rows)
 
     def print(self) -> None:
@@ -80,6 +154,15 @@ class Scoreboard:
               "held out = measured, never fitted; blind = priced and committed before measuring; looked-at = never "
               "fitted, a rule changed after their errors were seen")
         print(self.table().to_string(index=False))
+        st = self.standing_table()
+        if not len(st):
+            return
+        print(f"\n== PRODUCTION KERNEL FAMILIES, STANDING: where each family stands now: the shipped model on its "
+              f"newest blind grid (rows priced and committed before they were measured; |error| %, median / p90, signed + = "
+              f"the model too slow; regimes met = median <= {GOAL_MEDIAN_PCT:.0f} % and p90 <= {GOAL_P90_PCT:.0f} %), "
+              "and the family's first look (priced from the source before it was measured: median / p90, regimes "
+              "met). An 'engine state' row is the same family on cold K/V (the engine's state), beside its standing")
+        print(st.to_string(index=False))
 
 
 #: the report's board (benchmarks/calibration_accuracy.py fills it section by section, prints it last)
@@ -102,21 +185,25 @@ def models_table(b, by, labels, goals):
     return pd.DataFrame(rows)
 
 
-def add_pooled(df, col: str, stage: str, rows: str, t=None, goal: str = "goal", by: str = "family") -> None:
+def add_pooled(df, col: str, stage: str, rows: str, t=None, goal: str = "goal", by: str = "family",
+               standing: bool = False) -> None:
     """Add each family's pooled errors (column `col` of df, %) to the summary board, with the regimes met of its
-    per-regime table t (column `goal`)."""
+    per-regime table t (column `goal`); `standing` marks each as its family's STANDING row."""
     for fam, x in df.groupby(by):
         met = tot = None
         if t is not None and len(t):
             tt = t[t[by] == fam]
             met, tot = int((tt[goal] == "met").sum()), len(tt)
-        BOARD.add(str(fam), stage, rows, x[col], met, tot)
+        BOARD.add(str(fam), stage, rows, x[col], met, tot, standing=standing)
 
 
-def add_table(tab, stage: str, rows: str, goal: str = "goal", family: str | None = None) -> None:
+def add_table(tab, stage: str, rows: str, goal: str = "goal", family: str | None = None,
+              standing: bool | str | tuple = False) -> None:
     """Add a per-regime table's row count and regimes met to the summary board, per family (the regime's text before
-    its first ':' unless `family` is given)."""
+    its first ':' unless `family` is given); `standing` marks each as a STANDING row (see Scoreboard), or, a tuple of
+    family names, only those families."""
     fam = tab["regime"].str.split(":").str[0].str.strip() if family is None else np.full(len(tab), family)
     for f, x in tab.groupby(fam):
         n = int(x["n"].sum()) if "n" in x else 0
-        BOARD.add_regimes(str(f), stage, rows, n, int((x[goal] == "met").sum()), len(x))
+        mark = str(f) in standing if isinstance(standing, tuple) else standing
+        BOARD.add_regimes(str(f), stage, rows, n, int((x[goal] == "met").sum()), len(x), standing=mark)

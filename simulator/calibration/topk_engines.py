@@ -725,6 +725,17 @@ def _price_mixed(t: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
     return sg
 
 
+def _beside_main(t: pd.DataFrame, main_csv: str | Path, out: str | Path | None) -> pd.DataFrame:
+    """A priced grid frame (`pred_us`, regime, blocks_per_row, threads, sweeps) beside main's product price read from
+    `main_csv` (`pred_main_us`, joined on F.SHAPE_KEYS), written to `out` when given: the committed prediction file of
+    grids 9-11."""
+    t = t.merge(pd.read_csv(main_csv)[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
 def predict_grid8(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
     """GRID8 priced by this model (`pred_us`: topk_trtllm.add_priced_ops, the prefill entry's launch for trt_topk_pf)
     beside main's product price read from `main_csv` (made by the model at main a6875d8, which has no prefill entry:
@@ -890,17 +901,12 @@ def predict_grid9(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None
     """GRID9 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with WIDE_ROUND_COST and NARROW_SORT_SHARE)
     beside main's product price read from `main_csv` (`pred_main_us`, made by the model at main ca60389 with
     lab/kernels/price_topk_grid9_main.py)."""
-    mp = pd.read_csv(main_csv)
     t = grid9_frame()
     sg = _price_mixed(t, hw)
     t["regime"] = regime9(t["kernel"], t["rows"], t["n"])
     t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
-    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _beside_main(t, main_csv, out)
 
 
 def measured9(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1009,20 +1015,12 @@ def regime10(kernel, rows, n) -> np.ndarray:
 def predict_grid10(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
     """GRID10 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with WIDE_ALONE) beside main's product price
     read from `main_csv` (`pred_main_us`, made by the model at main 46789a6 with lab/kernels/price_topk_grid10_main.py)."""
-    mp = pd.read_csv(main_csv)
     t = grid10_frame()
-    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
-    t["pred_us"] = np.nan
-    t.loc[sg, "pred_us"] = predict_us(t[sg].reset_index(drop=True), hw, hw.efficiency)
-    t.loc[~sg, "pred_us"] = predict_trtllm(t[~sg].reset_index(drop=True), hw)
+    sg = _price_mixed(t, hw)
     t["regime"] = regime10(t["kernel"], t["rows"], t["n"])
     t["blocks_per_row"] = np.where(sg, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, TK.block_threads(t["rows"], t["n"]))
-    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _beside_main(t, main_csv, out)
 
 
 def measured10(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1037,19 +1035,7 @@ def measured10(pred_csv: str | Path | None = None, meas_csv: str | Path | None =
 def grid10_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid10 per kernel x regime, every row BLIND: TensorRT-LLM by main's product price (`main`, 46789a6) and this one
     (`new`: the goal is judged on it); SGLang's controls by its committed model (`main`)."""
-    m = measured10()
-    tabs = []
-    for kern, lab in ((CSV_KERNEL["trtllm"], "trtllm"), (CSV_KERNEL["sglang"], "sglang")):
-        t = m[m["kernel"] == kern].reset_index(drop=True)
-        reg = [f"top-k {lab} grid10: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    return _grid_accuracy(measured10(), 10, _TRT_SGL, (("pred_us", "new"),), "new", by_dist)
 
 
 # --- the split path's fixed stretch and the later lone CTAs' share (topk_trtllm.SPLIT_FIXED_ROUNDS, LATER_CTA_SHARE),
@@ -1113,7 +1099,6 @@ def predict_grid11(hw: HardwareSpec, main_csv: str | Path, out: str | Path | Non
     """GRID11 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with SPLIT_FIXED_ROUNDS, LATER_CTA_SHARE and
     the refitted WIDE_ROUND_COST; the prefill entry's launch for trt_topk_pf) beside main's product price read from
     `main_csv` (`pred_main_us`, made by the model at main 06e70f8 with lab/kernels/price_topk_grid11_main.py)."""
-    mp = pd.read_csv(main_csv)
     t = grid11_frame()
     _price_mixed(t, hw)
     t["regime"] = regime11(t["kernel"], t["rows"], t["n"])
@@ -1121,11 +1106,7 @@ def predict_grid11(hw: HardwareSpec, main_csv: str | Path, out: str | Path | Non
     pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
     t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
     t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
-    t = t.merge(mp[F.SHAPE_KEYS + ["pred_main_us"]], on=F.SHAPE_KEYS, how="left")
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _beside_main(t, main_csv, out)
 
 
 def measured11(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1136,20 +1117,8 @@ def measured11(pred_csv: str | Path | None = None, meas_csv: str | Path | None =
 def grid11_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid11 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main's product price (`main`,
     06e70f8) and this one (`new`); SGLang's controls by its committed model (`main`)."""
-    m = measured11()
-    tabs = []
-    for kerns, lab in (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),
-                       ((CSV_KERNEL["sglang"],), "sglang")):
-        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
-        reg = [f"top-k {lab} grid11: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured11(), 11, groups, (("pred_us", "new"),), "new", by_dist)
 
 
 # --- the register-limited residency of the kind's 512-thread CTAs (topk_trtllm.REG_RESIDENT, REG_CTAS), judged blind
@@ -1233,17 +1202,5 @@ def measured12(pred_csv: str | Path | None = None, meas_csv: str | Path | None =
 def grid12_accuracy(by_dist: bool = False) -> pd.DataFrame:
     """grid12 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main ea0997d's product price
     (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
-    m = measured12()
-    tabs = []
-    for kerns, lab in (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),
-                       ((CSV_KERNEL["sglang"],), "sglang")):
-        t = m[m["kernel"].isin(kerns)].reset_index(drop=True)
-        reg = [f"top-k {lab} grid12: {r}" + (f", {d}" if by_dist else "") for r, d in zip(t["regime"], t["dist"])]
-        a = _errors(t["pred_main_us"], t["median_us"], reg, "main")
-        if lab == "trtllm":
-            a = a.merge(_errors(t["pred_us"], t["median_us"], reg, "new").drop(columns="n"), on="regime")
-            a["goal"] = goal(a, "new")
-        else:
-            a["goal"] = goal(a, "main")
-        tabs.append(a)
-    return pd.concat(tabs, ignore_index=True)
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured12(), 12, groups, (("pred_us", "new"),), "new", by_dist)
