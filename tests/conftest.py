@@ -10,18 +10,6 @@ def make_combo(hw="H100-SXM", model="Llama-3.1-8B", kv_dtype="bf16", weight_dtyp
                        attn_dp=attn_dp, attention=attention)
 
 
-@pytest.fixture(scope="session")
-def dask_client():
-    """One dask.distributed LocalCluster of 2 single-threaded worker processes (simulator.parallel.client) for every
-    Dask test of the session: starting one costs seconds. Each job installs its own shared scenario on the workers
-    (simulator.parallel.map_ordered) and drops it after, so the tests do not see each other's data."""
-    pytest.importorskip("dask.distributed")
-    from simulator.parallel import client
-
-    with client(workers=2) as cl:
-        yield cl
-
-
 @pytest.fixture
 def combo():
     return make_combo

@@ -1,6 +1,6 @@
 """Sweeps on a Dask cluster (simulator.parallel) equal the serial run bit for bit (issue 13).
 
-A LocalCluster of 2 worker processes (the session's, tests/conftest.py's dask_client) prices a sweep in several chunks (the scenario is pickled to the
+A LocalCluster of 2 worker processes prices a sweep in several chunks (the scenario is pickled to the
 workers, each chunk comes back as columns); the table must be identical to the serial one: same rows in the
 same order, same labels, every number equal (not merely close), same skip counts.
 """
@@ -36,15 +36,17 @@ def _identical(a: pd.DataFrame, b: pd.DataFrame) -> None:
             assert (a[c].astype(str) == b[c].astype(str)).all(), c
 
 
-def test_local_cluster_equals_serial(tmp_path, dask_client):
+def test_local_cluster_equals_serial(tmp_path):
+    from simulator.parallel import client
+
     sc = scenario_from_dict(DOC, "<dask-eq>")
     serial = planner.evaluate(sc, chunk_settings=64)
     assert planner.n_tuples(sc) == 3 * 2 * 2 * 3 * 3 * 3 == 324
     assert len(planner.chunk_bounds(sc, 64)) == 324 // 16 + 1 == 21  # 16 tuples of 4 settings per chunk
-    cl = dask_client                                                 # tests/conftest.py: shared by the Dask tests
-    assert len(cl.scheduler_info()["workers"]) == 2
-    dist = planner.evaluate(sc, chunk_settings=64, client=cl)
-    streamed = planner.evaluate(sc, chunk_settings=64, client=cl, parquet=tmp_path / "r.parquet")
+    with client(workers=2) as cl:
+        assert len(cl.scheduler_info()["workers"]) == 2
+        dist = planner.evaluate(sc, chunk_settings=64, client=cl)
+        streamed = planner.evaluate(sc, chunk_settings=64, client=cl, parquet=tmp_path / "r.parquet")
     assert len(serial.results) > 0 and serial.n_skipped > 0        # RTX-4090 refuses TP > 1; Llama-2-7B stops at 4K
     _identical(dist.results, serial.results)
     assert list(dist.skipped.items()) == list(serial.skipped.items())
