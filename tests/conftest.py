@@ -21,6 +21,8 @@ def arr(*v):
 
 def pytest_collection_finish(session):
     """Start executing the selected notebook tests' notebooks in the background (tests/notebook_runner.py)."""
+    if session.config.option.collectonly:
+        return
     from tests import notebook_runner
     from tests.test_notebooks import NOTEBOOKS, notebooks_to_run
 
