@@ -17,3 +17,19 @@ def combo():
 
 def arr(*v):
     return np.array(v, dtype=np.float64)
+
+
+def pytest_collection_finish(session):
+    """Start executing the selected notebook tests' notebooks in the background (tests/notebook_runner.py)."""
+    if session.config.option.collectonly:
+        return
+    from tests import notebook_runner
+    from tests.test_notebooks import NOTEBOOKS, notebooks_to_run
+
+    notebook_runner.start(NOTEBOOKS, notebooks_to_run(session.items))
+
+
+def pytest_sessionfinish(session):
+    from tests import notebook_runner
+
+    notebook_runner.stop()
