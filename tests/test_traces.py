@@ -1,7 +1,6 @@
 """Attention/top-k traces: format round trip, set statistics by hand, the stories260K recorder, TraceStats,
 the scenario section, request-trace statistics, the synthetic generator and the CLI."""
 import pickle
-import time
 from pathlib import Path
 
 import numpy as np
@@ -140,9 +139,7 @@ def recorded(tmp_path_factory):
     from simulator.traces.recorder import record_llama2c
 
     m = load_llama2c(MODEL, name="stories260K")
-    t0 = time.time()
     tr = record_llama2c(m, sequences=1, prompt_tokens=128, max_tokens=152, seed=3, name="short")
-    assert time.time() - t0 < 10
     return write_trace(tmp_path_factory.mktemp("rec") / "short.npz", tr)
 
 
@@ -205,9 +202,8 @@ def test_layer_map():
 def test_trace_section(tmp_path):
     from simulator.traces.scenario import parse_trace_section
 
-    t0 = time.time()
     ts = parse_trace_section("stories260K_2026-11-22", "s.yaml", tmp_path, {})
-    assert time.time() - t0 < 1.0 and ts.name == "stories260K_2026-11-22"
+    assert ts.name == "stories260K_2026-11-22"
     (tmp_path / "sub").mkdir()
     local = tmp_path / "sub" / "mine.npz"
     local.write_bytes(STORIES.read_bytes())
