@@ -67,7 +67,9 @@ def test_blind_grid_2_is_new_and_both_prices_cover_it():
     b2 = pd.DataFrame(m.blind2_shapes())
     seen = pd.concat([pd.DataFrame(m.shapes()), pd.DataFrame(m.blind_shapes())])[keys]
     assert len(b2) == 49 and not len(b2[keys].merge(seen, on=keys))
-    pred = pd.read_csv(root / "hwmodels/calibration/data/production_attention/fa3_binary_blind2_predictions.csv")
+    from simulator.calibration import fit_production_attention as FP  # the installed package's data folder
+
+    pred = pd.read_csv(FP.DATA_DIR / "fa3_binary_blind2_predictions.csv")
     assert len(pred.merge(b2[keys], on=keys)) == len(b2)
     assert pred["pred_new_us"].notna().all() and pred["pred_base_us"].notna().all()
     assert (pred["model_commit"] != pred["base_commit"]).all()
