@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from hwmodels import datafiles as DF
 from hwmodels.roofline import CHAIN_TENSOR, KIND_CODE, price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration.fit import efficiency_with
@@ -1831,7 +1832,7 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
             if k in d_:
                 own[part][k] = round(float(d_[k]) * scale.get(part, 1.0), 4)
     own["production_attention"] = {
-        "source": f"simulator/calibration/fit_production_attention.py on {Path(data_file).name}: FlashInfer / SGLang Triton / "
+        "source": f"simulator/calibration/fit_production_attention.py on {DF.name(data_file)}: FlashInfer / SGLang Triton / "
                   "FlashMLA kernel families (simulator/kernels), fitted on the middle regime, every other regime held out; "
                   f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in meta.get('borrowed', BORROWED).items())}"
                   + ("; attn_fa3 fitted on " + meta["fa3"]["data"] + " (FA4-CuTe's sm_90 forward, flash-attn-4 4.0.0b36, "
