@@ -10,12 +10,14 @@ The larger measured CSV / log / text files under ``hwmodels/calibration/data`` a
   name exist (a script just rewrote the plain file), the plain one wins and the pair counts once;
 - ``name`` / ``stem`` / ``suffix``: the logical name's parts (``X_repeat.csv.gz`` -> ``X_repeat.csv``,
   ``X_repeat``, ``.csv``), for the filters and labels that used ``Path.name`` / ``.stem`` / ``.suffix``;
-- ``read_text(path)``: the text of a plain or gzipped file (``pandas.read_csv`` reads ``.csv.gz`` by itself).
+- ``read_text(path)`` / ``open_text(path)``: the text of a plain or gzipped file (``pandas.read_csv`` reads
+  ``.csv.gz`` by itself).
 """
 from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import IO
 
 GZ = ".gz"
 
@@ -60,6 +62,14 @@ def logical(path: str | Path) -> Path:
     """``path`` with a trailing ``.gz`` removed."""
     p = Path(path)
     return p.with_name(name(p))
+
+
+def open_text(path: str | Path, encoding: str = "utf-8") -> IO[str]:
+    """``path`` (resolved as above) opened for reading text with ``newline=""`` (what the csv module wants)."""
+    p = resolve(path)
+    if p.name.endswith(GZ):
+        return gzip.open(p, "rt", encoding=encoding, newline="")
+    return open(p, encoding=encoding, newline="")  # noqa: SIM115 - the caller closes it (with ...)
 
 
 def read_text(path: str | Path, encoding: str = "utf-8") -> str:
