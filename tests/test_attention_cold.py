@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_attention as FP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,10 +46,10 @@ def test_warm_share_rule():
 def test_cold_grid_priced_before_and_joined():
     from benchmarks.accuracy_sections import attention_cold as A
 
-    p = pd.read_csv(FP.DATA_DIR / A.PRED)
+    p = pd.read_csv(DF.resolve(FP.DATA_DIR / A.PRED))
     assert p["base_commit"].iloc[0] == "ea0997d" and set(p["mode"]) == {"warm", "cold"}
     b = A.load()
-    m = pd.read_csv(sorted(FP.DATA_DIR.glob(A.GLOB))[-1])
+    m = pd.read_csv(sorted(DF.glob(FP.DATA_DIR, A.GLOB))[-1])
     assert len(b) == len(m) == 114
     r = A.ratios(b)
     ctrl = r[r["role"] == "control"]
