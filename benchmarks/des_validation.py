@@ -79,6 +79,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hwmodels import datafiles as DF
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "hwmodels" / "calibration" / "data" / "serving"
 sys.path.insert(0, str(ROOT / "lab" / "serving"))
@@ -408,7 +410,7 @@ def eager_launch(paths=PARTS_RUNS) -> dict:
     per = []
     sessions = []
     for p in paths:
-        if not Path(p).is_file():
+        if not DF.resolve(p).is_file():
             continue
         rows = fit_parts.read_rows(p)
         v = [float(r["host_us"]) / float(r["count"]) for r in rows if r["part"] == "host" and r["host_us"]]
@@ -1628,8 +1630,8 @@ def hf_eff_section(data: Path, results: list[dict]) -> list[dict]:
         prof_rows = records.read_csv(str(data / f"serving_{HF_EFF_PROFILE}_steps_{HF_EFF_TAG}.csv.gz"))
         runs = {eng: {r["name"].removesuffix(" (11-22)"): dict(r, name=r["name"].removesuffix(" (11-22)"))
                       for r in _hf_runs(data, engines=(eng,))} for eng in HF_EFF_RUNS}
-        with open(data / HF_EFF_BLIND) as f:     # its first line is a '#' provenance comment
-            blind = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        text = DF.read_text(data / HF_EFF_BLIND)     # its first line is a '#' provenance comment
+        blind = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
     except FileNotFoundError as e:
         print(f"\nHF-CB, SDPA without cuDNN: no runs ({e})")
         return []

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from hwmodels.calibration import DATA_DIR  # noqa: E402
 from tests.fuzz_cases import BASE_SCENARIO, Case, _dump, _model_doc, _spec_doc
 
@@ -366,7 +367,7 @@ def trace_cases() -> list[ClassCase]:
 # ---- 4. calibration that cannot be half-fitted ---------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _measure_csv() -> str:
-    return (CAL_DATA / "nvidia-h100-80gb-hbm3_2026-11-22.csv").read_text()
+    return DF.read_text(CAL_DATA / "nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 def _csv_without(text: str, keep_row) -> bytes:
@@ -429,13 +430,13 @@ def calib_cases() -> list[ClassCase]:
     out.append(_fit_case(c, "one_fit_attention_time_x1e5", mutate_first("decode_attn", "median_us", "4000000", n=1,
                                                                          backend="cudnn+gqa_native")))
     # fit-regimes on a handful of rows: nothing to fit; the fitted file must not be rewritten
-    reg = (CAL_DATA / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv").read_text().splitlines()
+    reg = DF.read_text(CAL_DATA / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv").splitlines()
     few = ("\n".join(reg[:1] + reg[200:203]) + "\n").encode()
     fitted = (DATA_DIR.parent / "fitted" / "H100-SXM.yaml").read_bytes()
     out.append(_case(c, "fit_regimes_three_rows", {"r.csv": few, "F/H100-SXM.yaml": fitted},
                      ["calibrate", "fit-regimes", "r.csv", "--device", "H100-SXM", "--fitted-dir", "F", "--out", "co"],
                      "error", None, "r.csv", keep=["F/H100-SXM.yaml"]))
-    lat = (CAL_DATA / "latency_nvidia-h100-80gb-hbm3_2026-11-22.csv").read_text().splitlines()
+    lat = DF.read_text(CAL_DATA / "latency_nvidia-h100-80gb-hbm3_2026-11-22.csv").splitlines()
     only_chase = "\n".join([lat[0]] + [x for x in lat[1:] if ",chase," in x]) + "\n"
     out.append(_case(c, "fit_latency_no_loop_rows", {"l.csv": only_chase.encode(), "F/H100-SXM.yaml": fitted},
                      ["calibrate", "fit-latency", "l.csv", "--device", "H100-SXM", "--fitted-dir", "F", "--out", "co"],

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_attention as FP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +48,10 @@ def test_cold_grid_priced_before_and_joined():
     # the report section lives in benchmarks/ (a checkout's folder, not installed: .ci/run's suite has none)
     A = pytest.importorskip("benchmarks.accuracy_sections.attention_cold")
 
-    p = pd.read_csv(FP.DATA_DIR / A.PRED)
+    p = pd.read_csv(DF.resolve(FP.DATA_DIR / A.PRED))
     assert p["base_commit"].iloc[0] == "ea0997d" and set(p["mode"]) == {"warm", "cold"}
     b = A.load()
-    m = pd.read_csv(sorted(FP.DATA_DIR.glob(A.GLOB))[-1])
+    m = pd.read_csv(sorted(DF.glob(FP.DATA_DIR, A.GLOB))[-1])
     assert len(b) == len(m) == 114
     r = A.ratios(b)
     ctrl = r[r["role"] == "control"]

@@ -5,13 +5,14 @@ import re
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_topk_gemm as F
 from simulator.kernels import gemm_fp8 as G
 from simulator.ops import OpBuilder
 
 
 def test_split_choice_reproduces_the_recorded_block_kernels():
-    notes = (F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5_notes.txt").read_text()
+    notes = DF.read_text(F.DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5_notes.txt")
     n = 0
     for line in notes.splitlines():
         mt = re.match(r"kernels fp8_block \(M (\d+), K (\d+), N (\d+)\): (.*)", line)

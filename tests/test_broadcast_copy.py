@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.calibration import DATA_DIR
 from hwmodels.errors import SpecError
 from hwmodels.roofline import FAR_MAX, INFLIGHT_ELEMS_PER_UNIT, broadcast_s, price
@@ -14,7 +15,7 @@ from hwmodels.spec import Efficiency, efficiency_from_dict, load_hardware
 from simulator.layers import repeat_kv_ops
 from simulator.ops import OpBuilder
 
-REGIMES4 = DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv"
+REGIMES4 = DF.resolve(DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv")
 TERMS = {"lead_ps_per_byte": 0.2, "near_ps_per_byte": 0.05, "near_slope_ps_per_byte": 0.01, "far_ps_per_byte": 0.01,
          "far_l2_scale": 0.2}
 

@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import Efficiency, efficiency_from_dict, load_efficiency, load_hardware
 from simulator.calibration import fit as F
 
-H100_CSV = F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"
+H100_CSV = DF.resolve(F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 def synthetic(truth: Efficiency) -> pd.DataFrame:

@@ -4,11 +4,12 @@ fitted on (cuDNN, one query row) by the generic model, every other attention row
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.opkinds import KINDS
 from simulator.calibration import fit as F
 from simulator.calibration import report as R
 
-H100_CSV = F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"
+H100_CSV = DF.resolve(F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 @pytest.fixture(scope="module")

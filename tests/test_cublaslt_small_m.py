@@ -4,6 +4,7 @@ import re
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from simulator.calibration import fit_production_topk_gemm as FP
 from simulator.kernels import cublaslt as CL
@@ -15,7 +16,7 @@ LINE = re.compile(r"kernels (bf16|fp8_tensorwise) \(M (\d+), K (\d+), N (\d+)\):
 
 def test_table_reproduces_the_observations_it_was_read_from():
     seen = 0
-    for line in NOTES.read_text().splitlines():
+    for line in DF.read_text(NOTES).splitlines():
         m = LINE.match(line)
         if not m:
             continue

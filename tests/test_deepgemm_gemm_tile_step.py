@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.kernels import gemm_fp8 as G
 from simulator.ops import OpBuilder
 
@@ -85,7 +86,7 @@ def test_decode3_grid_blind_and_layouts_are_deepgemms_printed_configs():
     assert not {(k, n) for _, k, n in shapes} & {(k, n) for _, k, n in seen}
     m = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_decode3_nvidia-h100-80gb-hbm3_2026-11-27.csv")
     assert set(zip(m["rows"], m["k"], m["n"])) == shapes and (m["rel_err"] < 1e-2).all()
-    log = (F.DATA_DIR / "deepgemm_gemm_decode3_nvidia-h100-80gb-hbm3_2026-11-27.log").read_text()
+    log = DF.read_text(F.DATA_DIR / "deepgemm_gemm_decode3_nvidia-h100-80gb-hbm3_2026-11-27.log")
     pat = r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"
     printed = {(int(a), int(c), int(b)): (int(bm), int(bn), int(cm) * int(cn))
                for a, b, c, bm, bn, cm, cn in re.findall(pat, log)}
@@ -139,7 +140,7 @@ def test_grid6_blind_and_turnover_hidden_after_the_first_wave():
     assert not {("deepgemm",) + s for s in shapes} & P.committed_shapes()
     m = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid6_nvidia-h100-80gb-hbm3_2026-11-27.csv")
     assert set(zip(m["rows"], m["k"], m["n"])) == shapes and (m["rel_err"] < 1e-2).all()
-    log = (F.DATA_DIR / "deepgemm_gemm_grid6_nvidia-h100-80gb-hbm3_2026-11-27.log").read_text()
+    log = DF.read_text(F.DATA_DIR / "deepgemm_gemm_grid6_nvidia-h100-80gb-hbm3_2026-11-27.log")
     pat = r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"
     printed = {(int(a), int(c), int(b)): (int(bm), int(bn), int(cm) * int(cn))
                for a, b, c, bm, bn, cm, cn in re.findall(pat, log)}

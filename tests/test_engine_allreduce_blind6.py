@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration import engine_allreduce as E
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,9 +21,9 @@ def test_blind6_shapes_match_the_measurement_script_and_are_new():
     assert (vals["BLIND6_TOKENS"], vals["BLIND6_HIDDENS"], vals["BLIND6_EXTRA"]) == \
         (E.BLIND6_TOKENS, E.BLIND6_HIDDENS, E.BLIND6_EXTRA)
     seen_t, seen_h = set(), set()
-    for f in E.DATA_DIR.glob("engine_allreduce_*.csv"):
+    for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
         if "blind6" not in f.name:
-            for r in csv.DictReader(f.open()):
+            for r in csv.DictReader(DF.open_text(f)):
                 seen_t.add(int(r["tokens"]))
                 seen_h.add(int(r["hidden"]))
     g = E.blind6_grid()
@@ -33,7 +34,7 @@ def test_blind6_shapes_match_the_measurement_script_and_are_new():
 
 
 def test_committed_blind6_prediction_covers_the_grid():
-    pred = pd.read_csv(E.DATA_DIR / E.BLIND6_PRED_CSV)
+    pred = pd.read_csv(DF.resolve(E.DATA_DIR / E.BLIND6_PRED_CSV))
     key = ["impl", "world", "tokens", "hidden"]
     assert sorted(map(tuple, pred[key].to_numpy().tolist())) == \
         sorted(map(tuple, E.blind6_grid()[key].to_numpy().tolist()))

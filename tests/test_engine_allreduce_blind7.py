@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.calibration import engine_allreduce as E
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,9 +20,9 @@ def test_blind7_shapes_match_the_measurement_script_and_are_new():
             for t in n.targets if isinstance(t, ast.Name) and t.id == "BLIND7_SHAPES"}
     assert vals["BLIND7_SHAPES"] == E.BLIND7_SHAPES
     seen = set()
-    for f in E.DATA_DIR.glob("engine_allreduce_*.csv"):
+    for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
         if "blind7" not in f.name:
-            seen |= {int(r["tokens"]) for r in csv.DictReader(f.open())}
+            seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
     g = E.blind7_grid()
     assert not seen & set(g["tokens"])
     assert set(g["world"]) == {2, 4} and set(g["impl"]) == set(E.IMPL_KIND)
@@ -29,7 +30,7 @@ def test_blind7_shapes_match_the_measurement_script_and_are_new():
 
 
 def test_committed_blind7_prediction_covers_the_grid():
-    f = E.DATA_DIR / E.BLIND7_PRED_CSV
+    f = DF.resolve(E.DATA_DIR / E.BLIND7_PRED_CSV)
     if not f.is_file():
         pytest.skip("blind7 prediction not written yet")
     pred = pd.read_csv(f)
@@ -40,7 +41,7 @@ def test_committed_blind7_prediction_covers_the_grid():
 
 
 def test_committed_blind7_measurement_covers_the_grid_and_the_lamport_tokens_per_cluster_follow_the_source():
-    meas = sorted(E.DATA_DIR.glob(E.BLIND7_MEAS_GLOB))
+    meas = DF.glob(E.DATA_DIR, E.BLIND7_MEAS_GLOB)
     if not meas:
         pytest.skip("blind7 not measured yet")
     m = pd.read_csv(meas[-1])

@@ -14,15 +14,16 @@ import pandas as pd
 import pytest
 import yaml
 
+from hwmodels import datafiles as DF
 from hwmodels.calibration import DATA_DIR
 from hwmodels.spec import FITTED_DIR, FITTED_ENV
 from simulator.cli import main
 
-H100 = DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"
-LAT = DATA_DIR / "latency_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+H100 = DF.resolve(DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv")
+LAT = DF.resolve(DATA_DIR / "latency_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 PRE = DATA_DIR / "prefill_attn_nvidia-h100-80gb-hbm3_2026-11-22.csv"
-TOPK = DATA_DIR / "topk_cta_nvidia-h100-80gb-hbm3_2026-11-22.csv"
-REG = DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+TOPK = DF.resolve(DATA_DIR / "topk_cta_nvidia-h100-80gb-hbm3_2026-11-22.csv")
+REG = DF.resolve(DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 LINKS = [DATA_DIR / "nvidia-h200_x2_collectives_2026-11-22.csv", DATA_DIR / "nvidia-h200_x4_collectives_2026-11-22.csv"]
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.calibration import DATA_DIR
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
@@ -16,7 +17,7 @@ from simulator.kernels.decode_attention import decode_layout, fa2_num_splits
 from simulator.ops import OpBuilder
 from simulator.pricing import decode_ops
 
-REGIMES = DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+REGIMES = DF.resolve(DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 def test_fa2_split_rule_reproduces_the_measured_kernel_splits():
@@ -172,7 +173,7 @@ def test_regime_fit_refuses_data_it_does_not_describe(tmp_path):
 
 
 # --- round 2 (issue 15): measured split rules and occupancy, combine kernels, eager kinds, fp8 paths ---------------
-GRIDS = DATA_DIR / "regimes_grids_nvidia-h100-80gb-hbm3_2026-11-22_v3.csv"
+GRIDS = DF.resolve(DATA_DIR / "regimes_grids_nvidia-h100-80gb-hbm3_2026-11-22_v3.csv")
 
 
 def test_cudnn_split_rule_reproduces_every_measured_launch_grid():
@@ -314,8 +315,8 @@ def test_topk_has_one_owner():
 
 
 # --- round 3 (issue 15): v4 timing, torch's reductions, the L2 bandwidth, FA2's re-reads, small CTAs ---------------
-GRIDS4 = DATA_DIR / "regimes_grids_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv"
-REGIMES4 = DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv"
+GRIDS4 = DF.resolve(DATA_DIR / "regimes_grids_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv")
+REGIMES4 = DF.resolve(DATA_DIR / "regimes_nvidia-h100-80gb-hbm3_2026-11-22_v4.csv")
 
 
 def test_torch_reduce_layout_reproduces_every_measured_launch():

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.kernels import flashmla as FM
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,10 +31,10 @@ def test_mla_blind7_grid_is_new_holds_one_request_per_part_and_both_price_files_
     assert set(sh["family"]) == {"flashmla"} and len(sh) == 44
     keys = ["family", "heads", "batch", "context"]
     for f in ("", "_ea0997d"):
-        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind7_predictions{f}.csv")
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_mla_blind7_predictions{f}.csv"))
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) and p["pred_us"].gt(0).all()
     seen = set()
-    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
         if "blind7" in f.name or "_grids" in f.name:
             continue
         d = pd.read_csv(f)

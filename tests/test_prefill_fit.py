@@ -1,6 +1,7 @@
 """Prefill-attention calibration (simulator/calibration/fit_prefill.py): compute.attention from causal prefill."""
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import load_efficiency, load_hardware
 from simulator.calibration import fit as F
@@ -34,4 +35,4 @@ def test_causal_prefill_flops_match_the_measured_count():
 def test_committed_fit_and_refusal():
     assert 0.5 < load_efficiency("H100-SXM").compute["attention"] < 0.7   # cuDNN prefill ~590 TFLOP/s of 989
     with pytest.raises(SparsesimError, match="measure_prefill_attn"):
-        FP.load(F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv")
+        FP.load(DF.resolve(F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"))

@@ -5,6 +5,7 @@ import functools
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.kernels import families as FAM
 from simulator.kernels import flashinfer as FI
 from simulator.kernels import flashmla as FM
@@ -305,7 +306,7 @@ def test_fresh_grid_predictions_join_every_measured_shape():
     from simulator.calibration import fit_production_attention as FP
 
     fr, commit = FP.fresh_errors(FP.DATA_DIR)
-    meas = FP.load(sorted(FP.DATA_DIR.glob(FP.FRESH_GLOB))[-1])
+    meas = FP.load(sorted(DF.glob(FP.DATA_DIR, FP.FRESH_GLOB))[-1])
     assert commit and len(fr) == len(meas) > 0 and np.isfinite(fr["pred_us"]).all()
     camp = FP.load(FP.latest(FP.DATA_DIR)[0])
     keys = ["family", "model", "dtype", "batch", "context", "page_size", "q_rows"]
@@ -365,7 +366,7 @@ def test_mla_merge_grid_is_new_and_predicted():
     sh = pd.DataFrame(m.shapes("fi_mla", "mla_merge"))
     keys = ["heads", "batch", "context"]
     seen = set()
-    for f in (FP.latest(FP.DATA_DIR)[0], sorted(FP.DATA_DIR.glob(FP.FRESH_GLOB))[-1]):
+    for f in (FP.latest(FP.DATA_DIR)[0], sorted(DF.glob(FP.DATA_DIR, FP.FRESH_GLOB))[-1]):
         d = FP.load(f)
         d = d[d["family"] == "fi_mla"]
         seen |= set(map(tuple, d[keys].astype(float).to_numpy().tolist()))
@@ -373,7 +374,7 @@ def test_mla_merge_grid_is_new_and_predicted():
     pl = FI.fi_mla_plan(sh["batch"].to_numpy(float), 1.0, sh["context"].to_numpy(float), sh["heads"].to_numpy(float),
                         SMS)
     assert pl["split"].all() and (pl["per_tile"] >= 2).all() and (pl["per_tile"] <= 4).all()
-    pr = pd.read_csv(FP.DATA_DIR / "production_attention_mla_merge_predictions.csv")
+    pr = pd.read_csv(DF.resolve(FP.DATA_DIR / "production_attention_mla_merge_predictions.csv"))
     assert len(pr.merge(sh, on=keys)) == len(sh) and np.isfinite(pr["pred_us"]).all()
 
 
@@ -426,7 +427,7 @@ def test_fresh_mla_grid_is_new_and_both_predictions_cover_it():
     sh = pd.DataFrame([s for p in ("fi_mla", "flashmla", "sgl_triton") for s in m.shapes(p, "fresh_mla")])
     keys = ["family", "model", "dtype", "batch", "context", "q_rows"]
     seen = set()
-    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
         if "_grids" in f.name or "fresh_mla" in f.name or "sdpa" in f.name:
             continue
         d = FP.load(f)
@@ -669,7 +670,7 @@ def test_fresh_fi2_grid_is_new_and_both_predictions_cover_it():
     keys = ["family", "model", "dtype", "batch", "context", "q_rows", "page_size"]
     cast = {"batch": float, "context": float, "q_rows": float, "page_size": float}
     seen = set()
-    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
         if "_grids" in f.name or "fresh_fi2" in f.name:
             continue
         d = FP.load(f)
@@ -677,10 +678,10 @@ def test_fresh_fi2_grid_is_new_and_both_predictions_cover_it():
             seen |= set(map(tuple, d[keys].astype(cast).to_numpy().tolist()))
     mine = set(map(tuple, sh[keys].astype(cast).to_numpy().tolist()))
     assert len(mine) == len(sh) == 140 and not mine & seen
-    meas = FP.load(next(FP.DATA_DIR.glob("production_attention_fresh_fi2_nvidia*.csv")))
+    meas = FP.load(DF.glob(FP.DATA_DIR, "production_attention_fresh_fi2_nvidia*.csv")[0])
     for name, commit in (("production_attention_fresh_fi2_predictions.csv", "e9e2977"),
                          ("production_attention_fresh_fi2_predictions_a823ab8.csv", "a823ab8")):
-        pr = pd.read_csv(FP.DATA_DIR / name)
+        pr = pd.read_csv(DF.resolve(FP.DATA_DIR / name))
         j = meas.merge(pr, on=[k for k in FP.SHAPE_KEYS if k in pr.columns])
         assert len(j) == 140 and np.isfinite(j["pred_us"]).all() and j["model_commit"].str.startswith(commit).all()
 
@@ -719,7 +720,7 @@ def test_mla_fit2_and_blind2_grids_are_new_fitted_and_predicted():
     bl2 = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind2")])
     assert len(fit2) == 36 and len(bl2) == 108
     seen = set()
-    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
         if "_grids" in f.name or "mla_fit2" in f.name or "mla_blind2" in f.name:
             continue
         d = FP.load(f)
@@ -772,7 +773,7 @@ def test_decode_blind_grids_are_new_and_their_prices_cover_them():
                             ("fi_dec_blind3", 88, ("", "_c61edea")), ("fi_dec_blind4", 83, ("", "_5b35f90", "_cta1.5"))):
         sh = pd.DataFrame(m.shapes("fi_decode", grid))
         seen = set()
-        for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+        for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
             if "_grids" in f.name or f"_{grid}_" in f.name:
                 continue
             d = FP.load(f)
@@ -781,7 +782,7 @@ def test_decode_blind_grids_are_new_and_their_prices_cover_them():
         mine = set(map(tuple, sh[keys].astype(cast).to_numpy().tolist()))
         assert len(mine) == len(sh) == n and not mine & seen
         for suffix in prices:
-            pr = pd.read_csv(FP.DATA_DIR / f"production_attention_{grid}_predictions{suffix}.csv")
+            pr = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_{grid}_predictions{suffix}.csv"))
             assert len(sh.merge(pr, on=[k for k in FP.SHAPE_KEYS if k in pr.columns])) == n
             assert pr["pred_us"].gt(0).all()
     lone = FP.load_fi_lone_fit()
@@ -869,7 +870,7 @@ def test_fi_mla_tail_round_streams_on_its_own_sms(monkeypatch):
     sh = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind4")])
     keys = ["family", "heads", "batch", "context"]
     for f in ("", "_8b74743", "_tail_unsplit", "_q_l2"):
-        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind4_predictions{f}.csv")
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_mla_blind4_predictions{f}.csv"))
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 120 and p["pred_us"].gt(0).all()
 
 
@@ -884,9 +885,9 @@ def test_mla_blind6_grid_is_new_and_every_price_file_covers_it():
     sh = pd.DataFrame([s for p in ("fi_mla", "flashmla") for s in m.shapes(p, "mla_blind6")])
     keys = ["family", "heads", "batch", "context"]
     for f in ("", "_cbe4f0b", "_oob15"):
-        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind6_predictions{f}.csv")
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_mla_blind6_predictions{f}.csv"))
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 96 and p["pred_us"].gt(0).all()
-    earlier = [f for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv")
+    earlier = [f for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv")
                if "blind6" not in f.name and "_grids" not in f.name]
     seen = set()
     for f in earlier:
@@ -910,12 +911,12 @@ def test_mla_blind5_grid_is_new_and_every_price_file_covers_it():
     keys = ["family", "heads", "batch", "context"]
     prices = {}
     for f in ("", "_6648a5d", "_fill21", "_fill30"):
-        p = pd.read_csv(FP.DATA_DIR / f"production_attention_mla_blind5_predictions{f}.csv")
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_mla_blind5_predictions{f}.csv"))
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 112 and p["pred_us"].gt(0).all()
         prices[f] = p.set_index(keys)["pred_us"]
     fm = [k for k in prices[""].index if k[0] == "flashmla"]
     assert all(np.allclose(prices[f][fm], prices[""][fm]) for f in prices)
-    earlier = [f for f in FP.DATA_DIR.glob("production_attention_mla_*nvidia*.csv")
+    earlier = [f for f in DF.glob(FP.DATA_DIR, "production_attention_mla_*nvidia*.csv")
                if "blind5" not in f.name and "_grids" not in f.name]
     seen = set()
     for f in earlier:
@@ -988,9 +989,9 @@ def test_fi_tc_blind12_grid_is_new_and_both_price_files_cover_it():
     sh = pd.DataFrame([s for p in ("fi_verify", "fi_tc") for s in m.shapes(p, "fi_tc_blind12")])
     keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
     for f in ("", "_06e70f8"):
-        p = pd.read_csv(FP.DATA_DIR / f"production_attention_fi_tc_blind12_predictions{f}.csv")
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_fi_tc_blind12_predictions{f}.csv"))
         assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 50 and p["pred_us"].gt(0).all()
-    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
         if "blind12" in f.name or "_grids" in f.name:
             continue
         d = pd.read_csv(f)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.calibration import DATA_DIR
 
 SERVING = Path(__file__).resolve().parents[1] / "lab" / "serving"
@@ -211,7 +212,7 @@ def test_committed_h100_run_is_consistent():
 
 
 # ---- the separate micro-measurements (measure_parts.py) and their fit (fit_parts.py) ---------------------------
-PARTS = DATA / "serving_parts_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+PARTS = DF.resolve(DATA / "serving_parts_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 @pytest.mark.skipif(not PARTS.is_file(), reason="micro-benchmark CSV not in this checkout")

@@ -5,6 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.spec import load_hardware
 from simulator.kernels import gvr_passes as G
 from simulator.ops import OpBuilder
@@ -78,7 +79,7 @@ def test_pass_table_matches_our_measured_gvr_kernel():
 
     from hwmodels.calibration import DATA_DIR
 
-    d = pd.read_csv(DATA_DIR / "topk_cta_nvidia-h200_2026-11-22.csv")
+    d = pd.read_csv(DF.resolve(DATA_DIR / "topk_cta_nvidia-h200_2026-11-22.csv"))
     g = d[(d.kernel == "gvr") & (d.rows == 64) & (d.threads == 512) & (d.cache == "hot")
           & d.note.str.startswith("dist=normal;sweeps")]
     assert len(g) == 21

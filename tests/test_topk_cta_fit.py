@@ -2,12 +2,13 @@
 import numpy as np
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import load_hardware
 from simulator.calibration import fit as F
 from simulator.calibration import fit_topk_cta as FK
 
-CSV = F.DATA_DIR / "topk_cta_nvidia-h100-80gb-hbm3_2026-11-22.csv"
+CSV = DF.resolve(F.DATA_DIR / "topk_cta_nvidia-h100-80gb-hbm3_2026-11-22.csv")
 
 
 def test_load_reads_launch_sweeps_and_refuses_other_csvs():
@@ -16,7 +17,7 @@ def test_load_reads_launch_sweeps_and_refuses_other_csvs():
     multi = df[df["rows"] > 1]
     assert (multi["sweeps_launch"] >= multi["sweeps_mean"]).all()   # a launch lasts as long as its slowest row
     with pytest.raises(SparsesimError, match="measure_topk_cta"):
-        FK.load(F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv")
+        FK.load(DF.resolve(F.DATA_DIR / "nvidia-h100-80gb-hbm3_2026-11-22.csv"))
 
 
 def test_fit_recovers_generated_parameters():

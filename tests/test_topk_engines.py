@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from hwmodels.spec import load_hardware
 from simulator.calibration import fit_production_topk_gemm as F
 from simulator.calibration import topk_engines as E
@@ -35,7 +36,7 @@ def test_flashinfer_grid4_kernels_recorded_match_the_dispatch():
     """The launched kernel of every measured FlashInfer shape (the _notes file): Filtered vs Radix and its grid."""
     import re
 
-    notes = (F.DATA_DIR / E.GRID4_MEASURED.replace(".csv", "_notes.txt")).read_text().splitlines()
+    notes = DF.read_text(F.DATA_DIR / E.GRID4_MEASURED.replace(".csv", "_notes.txt")).splitlines()
     seen = 0
     for line in notes:
         m = re.match(r"fi_topk \w+ rows (\d+) n (\d+): .*?(Filtered|Radix)TopK.*? grid \[(\d+), 1, 1\]", line)

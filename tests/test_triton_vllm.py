@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.kernels import triton_engines as TE
 
 
@@ -25,7 +26,7 @@ def test_grid_matches_launch_profile():
     _, g = FP.latest_triton_vllm()
     if g is None:
         pytest.skip("no launch profile")
-    prof = pd.concat([pd.read_csv(f) for f in [g, *FP.DATA_DIR.glob("triton_vllm_blind_grids_*.csv")]])
+    prof = pd.concat([pd.read_csv(f) for f in [g, *DF.glob(FP.DATA_DIR, "triton_vllm_blind_grids_*.csv")]])
     heads = {"llama8b": (32.0, 8.0), "llama70b_tp8": (8.0, 1.0), "qwen7b": (28.0, 4.0), "qwen72b": (64.0, 8.0)}
     checked = 0
     for r in prof[prof["kernel_name"].str.startswith("kernel_unified_attention")].itertuples():
@@ -92,7 +93,7 @@ def test_blind_grid_is_new_and_priced_before():
     keys = ["model", "dtype", "q_rows", "batch", "context"]
     blind, first = pd.DataFrame(m.blind_shapes()), pd.DataFrame(m.shapes())
     assert len(blind) >= 150 and not len(blind.merge(first, on=keys))
-    pred = pd.read_csv(FP.DATA_DIR / FP.TV_BLIND_PRED_CSV)
+    pred = pd.read_csv(DF.resolve(FP.DATA_DIR / FP.TV_BLIND_PRED_CSV))
     assert len(pred.merge(blind, on=keys)) == len(blind)
     b = FP.load_triton_vllm_blind()
     if len(b):
@@ -204,7 +205,7 @@ def test_blind3_grid_is_new_and_priced_before():
     spec.loader.exec_module(m)
     keys = list(FP.TD_BLIND3_KEYS)
     grid = pd.DataFrame(m.diagnosis_shapes() + m.blind3_shapes())
-    pred = pd.read_csv(FP.DATA_DIR / FP.TD_BLIND3_PRED_CSV)
+    pred = pd.read_csv(DF.resolve(FP.DATA_DIR / FP.TD_BLIND3_PRED_CSV))
     assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred)
     assert (pred["base_commit"] == "5b35f90").all() and pred["pred_new_us"].gt(0).all()
     b = FP.load_triton_decode_blind3()
@@ -242,7 +243,7 @@ def test_blind4_grid_priced_before_and_fit_sets_apart():
     m = _blind4_module()
     keys = list(FP.TD_BLIND3_KEYS)
     grid = pd.DataFrame(m.all_shapes())
-    pred = pd.read_csv(FP.DATA_DIR / FP.TD_BLIND4_PRED_CSV)
+    pred = pd.read_csv(DF.resolve(FP.DATA_DIR / FP.TD_BLIND4_PRED_CSV))
     assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred)
     assert (pred["base_commit"].astype(str) == "8b74743").all() and pred["pred_new_us"].gt(0).all()
     shape = ["heads", "kv_heads", "dtype", "batch", "q_rows", "context"]
@@ -315,7 +316,7 @@ def test_blind6_grid_priced_before_and_regimes_named():
     m = _blind6_module()
     keys = list(FP.TD_BLIND3_KEYS)
     grid = pd.DataFrame(m.all_shapes())
-    pred = pd.read_csv(FP.DATA_DIR / FP.TD_BLIND6_PRED_CSV)
+    pred = pd.read_csv(DF.resolve(FP.DATA_DIR / FP.TD_BLIND6_PRED_CSV))
     assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred)
     assert (pred["base_commit"].astype(str) == "c460edb").all()
     assert pred[["pred_base_us", "pred_new_us", "pred_v1_us"]].gt(0).all().all()

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_attention as FP
 from simulator.kernels import xqa as XQ
 
@@ -325,7 +326,7 @@ def test_gmma_residency_follows_the_profiled_registers():
     import hwmodels
 
     data = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
-    g = pd.concat([pd.read_csv(f) for f in sorted(data.glob("xqa_*_grids_*.csv"))], ignore_index=True)
+    g = pd.concat([pd.read_csv(f) for f in sorted(DF.glob(data, "xqa_*_grids_*.csv"))], ignore_index=True)
     g = g[pd.to_numeric(g["block_z"], errors="coerce") == 3]
     lab = g["label"].str.extract(r"xqa_fp8_g(\d+)_p16_q(\d+):")
     ok = lab[0].notna().to_numpy() & g["regs"].notna().to_numpy()
@@ -403,7 +404,7 @@ def test_tenth_grid_is_new_and_priced_before_it_was_measured():
                                                          m.x4_shapes, m.x5_shapes, m.x6_shapes, m.x7_shapes,
                                                          m.x8_shapes, m.x9_shapes)])
     assert len(x10) == 49 and not len(x10.merge(seen, on=keys))
-    p = pd.read_csv(FP.DATA_DIR / "xqa_x10_predictions.csv")
+    p = pd.read_csv(DF.resolve(FP.DATA_DIR / "xqa_x10_predictions.csv"))
     assert len(p.merge(x10, on=keys)) == 49
     assert (p["model_commit"] != p["base_commit"]).all() and p["pred_base_us"].notna().all()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 
 
@@ -20,7 +21,7 @@ def production_allreduce() -> None:
     from simulator.calibration import fit_production_allreduce as FA
 
     hw = load_hardware("H100-SXM")
-    for f in sorted(FA.DATA_DIR.glob("allreduce_nvidia*.csv")):
+    for f in DF.glob(FA.DATA_DIR, "allreduce_nvidia*.csv"):
         if "_first_look_" in f.name:
             continue
         fl = f.with_name(f.name.replace("allreduce_", "allreduce_first_look_", 1))
@@ -37,7 +38,7 @@ def production_allreduce() -> None:
             print(f"-- first look at 4 ranks per implementation and size regime, every row ({fl.name}; "
                   f"the fitted terms' structure was chosen after these rows were read)")
             print(FA.first_look_accuracy(f, fl).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for f in sorted(FA.DATA_DIR.glob("allreduce_check_*.csv")):
+    for f in DF.glob(FA.DATA_DIR, "allreduce_check_*.csv"):
         tab = FA.accuracy(f, None, hw, fitted=False).drop(columns=["first_look_med", "first_look_p90"])
         print(f"\n== {hw.name}: {f.name}, all-reduce at 2 ranks rerun on GPUs 0-1 of the 4-GPU host (never fitted; "
               f"committed terms)")
@@ -65,8 +66,8 @@ def engine_allreduce_blind() -> None:
     from hwmodels.spec import load_hardware
     from simulator.calibration import engine_allreduce as EA
 
-    meas_f = sorted(EA.DATA_DIR.glob("engine_allreduce_nvidia*.csv"))
-    pred_f = EA.DATA_DIR / EA.PRED_CSV
+    meas_f = DF.glob(EA.DATA_DIR, "engine_allreduce_nvidia*.csv")
+    pred_f = DF.resolve(EA.DATA_DIR / EA.PRED_CSV)
     if not meas_f or not pred_f.is_file():
         return
     hw = load_hardware("H100-SXM")
@@ -127,8 +128,8 @@ def engine_allreduce_blind4() -> None:
     from simulator.calibration import engine_allreduce as EA
     from simulator.calibration.fit_production_allreduce import own_kernel
 
-    blind_f = sorted(EA.DATA_DIR.glob("engine_allreduce_blind4_nvidia*.csv"))
-    pred_f = EA.DATA_DIR / EA.BLIND4_PRED_CSV
+    blind_f = DF.glob(EA.DATA_DIR, "engine_allreduce_blind4_nvidia*.csv")
+    pred_f = DF.resolve(EA.DATA_DIR / EA.BLIND4_PRED_CSV)
     if not blind_f or not pred_f.is_file():
         return
     hw = load_hardware("H100-SXM")
@@ -171,7 +172,7 @@ def engine_allreduce_blind4_now() -> None:
     from hwmodels.spec import load_hardware
     from simulator.calibration import engine_allreduce as EA
 
-    blind_f = sorted(EA.DATA_DIR.glob("engine_allreduce_blind4_nvidia*.csv"))
+    blind_f = DF.glob(EA.DATA_DIR, "engine_allreduce_blind4_nvidia*.csv")
     if not blind_f:
         return
     hw = load_hardware("H100-SXM")
@@ -217,8 +218,8 @@ def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob:
     from simulator.calibration import engine_allreduce as EA
 
     d = EA.DATA_DIR if data_dir is None else data_dir
-    pred_f = d / pred_csv
-    meas_f = sorted(d.glob(meas_glob))
+    pred_f = DF.resolve(d / pred_csv)
+    meas_f = DF.glob(d, meas_glob)
     head = head_of(pred_f.name)
 
     if not pred_f.is_file() or not meas_f:

@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import add_pooled as _board
 
 #: what the held-out data show about each production-kernel regime that misses (printed only while it misses)
@@ -125,7 +126,7 @@ def _fresh(FP, hw, fmt) -> None:
     if not len(fr):
         print("\nfresh shapes: not measured yet (" + FP.FRESH_PREDICTIONS_CSV + " holds the predictions)")
         return
-    src = sorted(FP.DATA_DIR.glob(FP.FRESH_GLOB))[-1].name
+    src = sorted(DF.glob(FP.DATA_DIR, FP.FRESH_GLOB))[-1].name
     print(f"\nFRESH SHAPES (predicted before measuring, commit {commit[:10]}; {FP.FRESH_PREDICTIONS_CSV} vs {src}: "
           f"{len(fr)} shapes, contexts 24-49152 x batches 2-512, none in the campaign). Goal: median <= 10 %, p90 <= 25 %")
     t = FP.accuracy(fr, part="fresh")
@@ -266,7 +267,7 @@ def first_look() -> None:
         tf = FP.accuracy(fl, by=("family", "kv", "ctx_regime", "batch_regime"), col="first_look_err_pct", part=None)
         print(tf.to_string(**fmt))
         _board(fl, "first_look_err_pct", "first look", "campaign, priced from source before measuring", tf)
-    sdpa = sorted(FP.DATA_DIR.glob("production_attention_sdpa_nvidia*.csv"))
+    sdpa = sorted(DF.glob(FP.DATA_DIR, "production_attention_sdpa_nvidia*.csv"))
     if sdpa:
         _sdpa_check(sdpa[-1], hw)
     tab = family_table()

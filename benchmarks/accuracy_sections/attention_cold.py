@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD, models_table
 
 DATA = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_attention"
@@ -28,8 +29,8 @@ def footprint_band(mb) -> np.ndarray:
 
 def load(data_dir: Path = DATA) -> pd.DataFrame:
     """Measured rows joined with the committed prices (main_err_pct, new_err_pct); empty when either is missing."""
-    fs = sorted(p for p in Path(data_dir).glob(GLOB) if "smi" not in p.name and p.suffix == ".csv")
-    pf = Path(data_dir) / PRED
+    fs = sorted(p for p in DF.glob(Path(data_dir), GLOB) if "smi" not in p.name and DF.suffix(p) == ".csv")
+    pf = DF.resolve(Path(data_dir) / PRED)
     if not fs or not pf.is_file():
         return pd.DataFrame()
     m = pd.read_csv(fs[-1])

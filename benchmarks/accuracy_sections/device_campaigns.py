@@ -6,6 +6,7 @@ against the topk kind.
 """
 from __future__ import annotations
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit as F
 from simulator.calibration import report as R
 
@@ -21,7 +22,7 @@ def device_campaigns(refit: bool) -> None:
         if not e2e.empty:
             print(f"max |error| end to end: {e2e['error_pct'].abs().max():.1f} %")
         print()
-    links = sorted(F.DATA_DIR.glob("*_collectives_*.csv"))
+    links = DF.glob(F.DATA_DIR, "*_collectives_*.csv")
     if links:
         from hwmodels.spec import load_hardware
         from simulator.calibration import fit_links as FL
@@ -40,13 +41,13 @@ def device_campaigns(refit: bool) -> None:
     from simulator.calibration import fit_topk_cta as FK
 
     fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
-    for f in sorted(F.DATA_DIR.glob("latency_*.csv")):
+    for f in DF.glob(F.DATA_DIR, "latency_*.csv"):
         df = FT.load(f)
         hw = load_hardware(F.DEVICE_SPECS[df["device"].iloc[0]])
         print(f"\n== {hw.name}: {f.name}, paged-scan loop vs the loop floor "
               f"({hw.efficiency.loop_iter_s * 1e6:.2f} us per iteration)")
         print(FT.error_table(FT.check(df, hw)).to_string(**fmt))
-    for f in sorted(F.DATA_DIR.glob("topk_cta_*.csv")):
+    for f in DF.glob(F.DATA_DIR, "topk_cta_*.csv"):
         df = FK.load(f)
         hw = load_hardware(F.DEVICE_SPECS[df["device"].iloc[0]])
         print(f"\n== {hw.name}: {f.name}, single-CTA radix / GVR top-k vs the topk kind")

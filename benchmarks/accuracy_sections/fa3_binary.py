@@ -17,16 +17,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD, models_table
 
 DATA = Path(__file__).resolve().parents[2] / "hwmodels/calibration/data/production_attention"
-PRED_CSV = DATA / "fa3_binary_first_look.csv"
+PRED_CSV = DF.resolve(DATA / "fa3_binary_first_look.csv")
 KEYS = ["model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size", "num_splits"]
 
 
 def load() -> pd.DataFrame:
     """The first-look prices joined with the newest measured CSV (rows that ran); empty when either is missing."""
-    meas = sorted(f for f in DATA.glob("fa3_binary_nvidia-*.csv") if "_grids" not in f.name and "_repeat" not in f.name)
+    meas = sorted(f for f in DF.glob(DATA, "fa3_binary_nvidia-*.csv") if "_grids" not in f.name and "_repeat" not in f.name)
     if not PRED_CSV.exists() or not meas:
         return pd.DataFrame()
     p = pd.read_csv(PRED_CSV).drop_duplicates(KEYS)
@@ -43,12 +44,12 @@ def load() -> pd.DataFrame:
     return b
 
 
-BLIND_PRED_CSV = DATA / "fa3_binary_blind_predictions.csv"
+BLIND_PRED_CSV = DF.resolve(DATA / "fa3_binary_blind_predictions.csv")
 
 
 def load_blind() -> pd.DataFrame:
     """The blind grid's two committed prices joined with its measurement; empty when either is missing."""
-    meas = sorted(DATA.glob("fa3_binary_blind_nvidia-*.csv"))
+    meas = sorted(DF.glob(DATA, "fa3_binary_blind_nvidia-*.csv"))
     meas = [f for f in meas if "_grids" not in f.name]
     if not BLIND_PRED_CSV.exists() or not meas:
         return pd.DataFrame()

@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD, models_table
 
 DATA = Path(__file__).resolve().parents[2] / "hwmodels/calibration/data/production_attention"
-PRED_CSV = DATA / "fa3_binary_blind2_predictions.csv"
+PRED_CSV = DF.resolve(DATA / "fa3_binary_blind2_predictions.csv")
 KEYS = ["model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size", "num_splits"]
 REGIME = {"c_tiny": "tiny B<=8 T<=200", "c_short": "short T<=200 B 32-512", "c_split": "split B 2-12 T 2.5K-20K",
           "c_fp8": "fp8 e4m3", "c_control": "controls"}
@@ -28,8 +29,8 @@ REGIME = {"c_tiny": "tiny B<=8 T<=200", "c_short": "short T<=200 B 32-512", "c_s
 
 def load() -> pd.DataFrame:
     """The two committed prices joined with the newest blind-2 measurement; empty when either is missing."""
-    meas = sorted(f for f in DATA.glob("fa3_binary_blind2_nvidia-*.csv")
-                  if not f.stem.endswith(("_grids", "_repeat", "_nvidia-smi")))
+    meas = sorted(f for f in DF.glob(DATA, "fa3_binary_blind2_nvidia-*.csv")
+                  if not DF.stem(f).endswith(("_grids", "_repeat", "_nvidia-smi")))
     if not PRED_CSV.exists() or not meas:
         return pd.DataFrame()
     p = pd.read_csv(PRED_CSV)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
@@ -124,12 +125,12 @@ def _fresh_fi3(FP, fmt) -> None:
 
     pred, before, glob, pdl = FRESH_FI3
     m, name = blind_errors(FP, glob, pred, before)
-    if m is None or not (FP.DATA_DIR / pdl).is_file():
+    if m is None or not (DF.resolve(FP.DATA_DIR / pdl)).is_file():
         print("\nFLASHINFER CHECK SHAPES 3: not measured yet (" + pred + " holds the predictions)")
         return
     timed_of = m.attrs["timed_of"]
     keys = [k for k in FP.SHAPE_KEYS if k in m.columns]
-    pp = pd.read_csv(FP.DATA_DIR / pdl)
+    pp = pd.read_csv(DF.resolve(FP.DATA_DIR / pdl))
     for k in keys:
         if k not in ("family", "model", "dtype"):
             pp[k] = pd.to_numeric(pp[k], errors="coerce")
@@ -168,7 +169,7 @@ def _fi_pdl_probe(FP) -> None:
     launch on and off, a lone call (a graph of one call after a spin), and the captured graph's programmatic edges."""
     import pandas as pd
 
-    fs = sorted(FP.DATA_DIR.glob("fi_pdl_probe_nvidia*.csv"))
+    fs = sorted(DF.glob(FP.DATA_DIR, "fi_pdl_probe_nvidia*.csv"))
     if not fs:
         return
     d = pd.read_csv(fs[-1])
@@ -256,7 +257,7 @@ def _with_groups(FP, m, pred: str, extra: tuple = ()):
     import pandas as pd
 
     keys = list(DEC_KEYS + extra)
-    return m.merge(pd.read_csv(FP.DATA_DIR / pred)[keys + ["group"]], on=keys, how="left")
+    return m.merge(pd.read_csv(DF.resolve(FP.DATA_DIR / pred))[keys + ["group"]], on=keys, how="left")
 
 
 def _grouped(FP, m, pred: str, hw=None, extra: tuple = ()):
@@ -294,7 +295,7 @@ def _fi_dec_blind(FP, hw, fmt, grid=FI_DEC_BLIND) -> None:
     labels, timed_of = ["main", "new"], m.attrs["timed_of"]
     if rev1 is not None:
         keys = [k for k in FP.SHAPE_KEYS if k in m.columns]
-        r1 = _shapes(FP.DATA_DIR / rev1, keys)
+        r1 = _shapes(DF.resolve(FP.DATA_DIR / rev1), keys)
         m = m.merge(r1[keys + ["pred_us"]].rename(columns={"pred_us": "rev1_us"}), on=keys, how="inner")
         m["rev1_err_pct"] = (m["rev1_us"] / m["median_us"] - 1.0) * 100.0
         labels = ["main", "rev1", "new"]
@@ -596,7 +597,7 @@ def _fi_cta_probe(FP, hw, fmt) -> None:
     from simulator.kernels.production import emit
     from simulator.ops import MaskedBuilder, OpBuilder
 
-    path = FP.DATA_DIR / FI_CTA_PROBE
+    path = DF.resolve(FP.DATA_DIR / FI_CTA_PROBE)
     if not path.is_file():
         return
     s = pd.read_csv(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import add_table as _board_table
 
 from . import deepgemm_grid6
@@ -113,10 +114,10 @@ def _deepgemm_gemm_blind_table() -> None:
           f"(CUBLAS_STATUS_NOT_SUPPORTED), K 2304 / 6400 failed the reference check (K / 128 not a multiple of 4: "
           f"torch._scaled_mm's block path returned wrong values, rel. error 0.2 and 4e3), so not timed")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    notes = FP.DATA_DIR / DEEPGEMM_GEMM_MEASURED.replace(".csv", "_notes.txt")
+    notes = DF.resolve(FP.DATA_DIR / DEEPGEMM_GEMM_MEASURED.replace(".csv", "_notes.txt"))
     if notes.is_file():
         split = {}
-        for line in notes.read_text().splitlines():
+        for line in DF.read_text(notes).splitlines():
             if line.startswith("kernels cublaslt (M "):
                 mm, kk, nn = (int(v) for v in line.split("(M ")[1].split(")")[0].replace("K ", "").replace(
                     "N ", "").split(", "))
@@ -295,12 +296,12 @@ def _block_fp8_grid4_table() -> None:
              f"(split counts 9 of 20 against 8 of 20, errors no better), so g4's model ships")
     if not _grid_table(m5, tab5, head5, BLOCK_GRID5_MODELS.values(), shipped=("g4", "block fp8 GEMM: cuBLASLt")):
         return
-    notes = sorted(FP.DATA_DIR.glob(BLOCK_GRID5_MEASURED_GLOB.replace(".csv", "_notes.txt")))
+    notes = DF.glob(FP.DATA_DIR, BLOCK_GRID5_MEASURED_GLOB.replace(".csv", "_notes.txt"))
     if notes:
         import re
 
         obs = {}
-        for line in notes[-1].read_text().splitlines():
+        for line in DF.read_text(notes[-1]).splitlines():
             mt = re.match(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (\S+) grid \[(\d+), (\d+),", line)
             if mt:
                 mm, kk, nn, gx, gy = (int(mt.group(i)) for i in (1, 2, 3, 5, 6))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import add_pooled as _board
 
 from .attention import context
@@ -43,8 +44,8 @@ def _mla_merge(FP, fmt) -> None:
 
     from simulator.kernels import flashinfer as FI
 
-    ms = sorted(FP.DATA_DIR.glob(MLA_MERGE_GLOB))
-    pp, pb = FP.DATA_DIR / MLA_MERGE_PRED, FP.DATA_DIR / MLA_MERGE_BEFORE
+    ms = sorted(DF.glob(FP.DATA_DIR, MLA_MERGE_GLOB))
+    pp, pb = DF.resolve(FP.DATA_DIR / MLA_MERGE_PRED), DF.resolve(FP.DATA_DIR / MLA_MERGE_BEFORE)
     if not ms or not pp.is_file():
         print("\nMLA merge shapes: not measured yet (" + MLA_MERGE_PRED + " holds the predictions)")
         return
@@ -181,7 +182,7 @@ def _mla_blind2(FP, hw, fmt) -> None:
 
     from simulator.calibration.blind_grids import blind_errors
 
-    fs = sorted(p for p in FP.DATA_DIR.glob(MLA_FIT2_GLOB) if "_grids" not in p.name)
+    fs = sorted(p for p in DF.glob(FP.DATA_DIR, MLA_FIT2_GLOB) if "_grids" not in p.name)
     if fs:
         fr = FP.evaluate(FP.load(fs[-1]), hw, hw.efficiency)
         print(f"\nMLA FIT ROWS (FITTED: {fs[-1].name}, FlashMLA page 64 / FlashInfer MLA page 1, 16 / 128 heads, batch "
@@ -199,7 +200,7 @@ def _mla_blind2(FP, hw, fmt) -> None:
     # grid's rows): left out
     keys = ["family", "model", "batch", "context"]
     seen = set()
-    for f in FP.DATA_DIR.glob("production_attention_*nvidia*.csv"):
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
         if not any(t in f.name for t in ("_grids", "mla_fit2", "mla_blind2")):
             seen |= set(map(tuple, FP.load(f)[keys].astype({"batch": float, "context": float}).to_numpy().tolist()))
     old = np.array([k in seen for k in map(tuple, m[keys].astype({"batch": float, "context": float}).to_numpy()
@@ -251,7 +252,7 @@ def _with_variants(FP, grid: int, glob: str, pred: str, before: str, variants: d
         print(f"\nMLA blind grid {grid}: not measured yet ({pred} holds the predictions)")
         return None
     for v, f in variants.items():
-        p = pd.read_csv(FP.DATA_DIR / f)[MLA_KEYS + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f))[MLA_KEYS + ["pred_us"]].rename(columns={"pred_us": "pred_" + v})
         m = m.merge(p, on=MLA_KEYS, how="left")
         m["err_" + v] = (m["pred_" + v] / m["median_us"] - 1.0) * 100.0
     return m, name
@@ -292,7 +293,7 @@ def _fresh_q(FP, glob: str, m, errs: dict | None = None):
     """(the grid's shapes joined to their fresh-Q-per-replay times, column fresh_q_us, and fresh/same; the fresh-Q
     file's name), or None where no fresh-Q measurement is committed; `errs`: error column -> price column, each
     (price / fresh-Q time - 1) x 100."""
-    fq = sorted(p for p in FP.DATA_DIR.glob(glob) if "_grids" not in p.name)
+    fq = sorted(p for p in DF.glob(FP.DATA_DIR, glob) if "_grids" not in p.name)
     if not fq:
         return None
     q = FP.load(fq[-1])[MLA_KEYS + ["median_us"]].rename(columns={"median_us": "fresh_q_us"})

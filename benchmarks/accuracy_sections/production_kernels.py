@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import add_table as _board_table
 
 
@@ -288,7 +289,7 @@ def _blind4_table(f) -> None:
           f"measured {meas.name}); now = the current terms (held out, fitted after the measurement without these rows); "
           f"|error| median / p90 and signed median, %; goal judged on the blind first look")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    notes = meas.with_name(meas.stem + "_notes.txt")
+    notes = DF.resolve(meas.with_name(DF.stem(meas) + "_notes.txt"))
     for tag, ch in (("tile", pred.with_name(pred.stem + "_choices.csv")),
                     ("db3789c", base.with_name(base.stem + "_choices.csv"))):
         if notes.is_file() and ch.is_file():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit as F
 
 
@@ -15,7 +16,7 @@ def _newest_regimes() -> list:
     import pandas as pd
 
     best: dict = {}
-    for f in sorted(F.DATA_DIR.glob("regimes_nvidia*.csv")):
+    for f in DF.glob(F.DATA_DIR, "regimes_nvidia*.csv"):
         if "_hf_profile_" in f.name or "_grids_" in f.name or "_round" in f.name:
             continue
         head = pd.read_csv(f, nrows=1)
@@ -58,13 +59,13 @@ def regimes(show_all: bool) -> None:
                                                            "max": "r3 max"})
         dev = f.name.split("_")[1]
         table = new
-        r2f = sorted(F.DATA_DIR.glob(f"regimes_round2_accuracy_{dev}_*.csv"))
+        r2f = DF.glob(F.DATA_DIR, f"regimes_round2_accuracy_{dev}_*.csv")
         if r2f:
             r2 = pd.read_csv(r2f[0]).rename(columns={"n": "r2 n", "round2_med": "r2 med", "round2_p90": "r2 p90",
                                                      "round2_max": "r2 max"}).assign(part="held-out")
             table = r2[["regime", "part", "r2 n", "r2 med", "r2 p90", "r2 max"]].merge(table, on=["regime", "part"],
                                                                                       how="outer")
-        r1f = sorted(F.DATA_DIR.glob(f"regimes_round1_accuracy_{dev}_*.csv"))
+        r1f = DF.glob(F.DATA_DIR, f"regimes_round1_accuracy_{dev}_*.csv")
         if r1f:
             r1 = pd.read_csv(r1f[0]).rename(columns={"n": "r1 n", "round1_med": "r1 med", "round1_p90": "r1 p90",
                                                      "round1_max": "r1 max", "pre15_med": "pre15 med"})

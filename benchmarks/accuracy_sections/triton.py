@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
@@ -127,7 +128,7 @@ def _triton_decode_blind4(FP, hw, fmt) -> None:
     b = b.rename(columns={"base_err_pct": "main_err_pct"})
     b["now_err_pct"] = now_err(FP, hw, b)
     keys = [k for k in FP.SHAPE_KEYS if k in b.columns]
-    frozen = FP.DATA_DIR / TD_BLIND4_REFIT_PRICES
+    frozen = DF.resolve(FP.DATA_DIR / TD_BLIND4_REFIT_PRICES)
     if frozen.exists():
         r = pd.read_csv(frozen, comment="#")
         attrs = dict(b.attrs)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import models_table
 
 PRED = "triton_decode_blind7_predictions.csv"
@@ -27,8 +28,8 @@ def blind7_regime(df: pd.DataFrame) -> np.ndarray:
 def load(data_dir: Path) -> pd.DataFrame:
     """The measured rows joined with the committed prices (main_err_pct, new_err_pct), with regime labels; empty when
     either is missing."""
-    fs = sorted(p for p in Path(data_dir).glob(GLOB) if "_grids" not in p.name and "smi" not in p.name)
-    pf = Path(data_dir) / PRED
+    fs = sorted(p for p in DF.glob(Path(data_dir), GLOB) if "_grids" not in p.name and "smi" not in p.name)
+    pf = DF.resolve(Path(data_dir) / PRED)
     if not fs or not pf.is_file():
         return pd.DataFrame()
     m = pd.read_csv(fs[-1])

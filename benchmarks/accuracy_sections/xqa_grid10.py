@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_attention as FP
 from simulator.calibration.scoreboard import BOARD, models_table
 
@@ -34,9 +35,9 @@ X10_DIAGNOSIS = (
 def load_x10(data_dir: Path = FP.DATA_DIR):
     """The tenth grid's measured rows joined with its committed prices (base / new / stream errors in %, regime labels);
     empty when either is missing."""
-    fs = sorted(p for p in Path(data_dir).glob(X10_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
-    pp = Path(data_dir) / X10_PRED_CSV
+    fs = sorted(p for p in DF.glob(Path(data_dir), X10_GLOB) if "_grids_" not in p.name
+                and not DF.stem(p).endswith("_nvidia-smi"))
+    pp = DF.resolve(Path(data_dir) / X10_PRED_CSV)
     if not fs or not pp.is_file():
         return None
     import pandas as pd

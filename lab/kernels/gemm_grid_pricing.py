@@ -20,7 +20,7 @@ def committed_grids(skip: str | tuple[str, ...], need: tuple[str, ...] = ("rows"
     with `skip` (the grid's own files) aside, its rows with a non-numeric `rows` dropped."""
     from simulator.calibration import fit_production_topk_gemm as F
 
-    for f in list(F.DATA_DIR.glob("*.csv")) + list((ROOT / "lab" / "kernels").glob("*.csv")):
+    for f in [*F.DATA_DIR.glob("*.csv"), *F.DATA_DIR.glob("*.csv.gz"), *(ROOT / "lab" / "kernels").glob("*.csv")]:
         if f.name.startswith(skip):
             continue
         d = pd.read_csv(f)

@@ -31,7 +31,7 @@ KEYS = ("family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "p
 
 def committed_shapes() -> pd.DataFrame:
     out = []
-    for p in sorted(DATA.glob("*.csv")):
+    for p in sorted([*DATA.glob("*.csv"), *DATA.glob("*.csv.gz")]):   # plain or committed gzip-compressed
         if "_grids" in p.name or "predictions" in p.name or "first_look" in p.name or "attention_cold" in p.name:
             continue
         try:

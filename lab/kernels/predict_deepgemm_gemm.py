@@ -66,7 +66,7 @@ OWN_PREFIX = "deepgemm_gemm_blind"
 def committed_shapes() -> set[tuple[int, int, int]]:
     """(M, K, N) of every GEMM row in a committed production_kernels CSV (any kernel; this grid's files aside)."""
     seen = set()
-    for f in F.DATA_DIR.glob("*.csv"):
+    for f in [*F.DATA_DIR.glob("*.csv"), *F.DATA_DIR.glob("*.csv.gz")]:   # plain or committed gzip-compressed
         if f.name.startswith(OWN_PREFIX):
             continue
         d = pd.read_csv(f)

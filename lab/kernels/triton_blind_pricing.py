@@ -34,7 +34,7 @@ s[["pred_us"]].to_csv(sys.argv[2], index=False)
 def committed_shapes() -> pd.DataFrame:
     """Every committed measured row of either family (shape keys only)."""
     out = []
-    for p in sorted(DATA.glob("*.csv")):
+    for p in sorted([*DATA.glob("*.csv"), *DATA.glob("*.csv.gz")]):   # plain or committed gzip-compressed
         if "_grids" in p.name or "predictions" in p.name or "first_look" in p.name:
             continue
         try:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import os
 import sys
 from pathlib import Path
@@ -70,7 +71,11 @@ def _parse_ctx(desc: str) -> np.ndarray:
 
 
 def read_rows(path) -> list[dict]:
-    with open(path, newline="") as f:
+    """The rows of a measure_parts.py CSV: PATH, or PATH.gz where only the gzip-compressed file is committed."""
+    p = Path(path)
+    if not p.exists() and p.with_name(p.name + ".gz").exists():
+        p = p.with_name(p.name + ".gz")
+    with (gzip.open(p, "rt", newline="") if p.name.endswith(".gz") else open(p, newline="")) as f:
         return list(csv.DictReader(f))
 
 

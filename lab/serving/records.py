@@ -74,6 +74,8 @@ def write_csv(path: str, columns: list[str], rows: list[dict]) -> str:
 def read_csv(path: str) -> list[dict]:
     """Rows with numeric columns converted (empty float cells -> nan)."""
     out = []
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):   # committed gzip-compressed
+        path += ".gz"
     with open(path, "rb") as fb:
         raw = fb.read()
     if path.endswith(".gz") or raw[:2] == b"\x1f\x8b":

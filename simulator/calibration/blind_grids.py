@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hwmodels import datafiles as DF
+
 #: the shape keys that are text; every other key is compared as a number (the price files store them as written)
 TEXT_KEYS = ("family", "model", "dtype")
 
@@ -26,8 +28,8 @@ def blind_errors(FP, glob: str, pred_name: str, before_name: str):
     `_grids` files left out), joined on the shape keys with `pred_name` (the revised model: pred_us, model_commit) and
     `before_name` (before_us, before_commit): err / err_before = prediction / measured median - 1, in %, plus the
     regime labels of FP.regime_labels. (None, "") while the measurement or either price file is missing."""
-    ms = sorted(p for p in FP.DATA_DIR.glob(glob) if "_grids" not in p.name)
-    pp, pb = FP.DATA_DIR / pred_name, FP.DATA_DIR / before_name
+    ms = sorted(p for p in DF.glob(FP.DATA_DIR, glob) if "_grids" not in p.name)
+    pp, pb = DF.resolve(FP.DATA_DIR / pred_name), DF.resolve(FP.DATA_DIR / before_name)
     if not ms or not pp.is_file() or not pb.is_file():
         return None, ""
     meas = FP.load(ms[-1])

@@ -22,6 +22,7 @@ Every fitter sets its parameters through `efficiency_with` (names as in a fitted
 """
 from __future__ import annotations
 
+import gzip
 import io
 import math
 from dataclasses import replace
@@ -30,9 +31,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import FITTED_ENV, Efficiency, HardwareSpec, efficiency_from_dict, load_hardware
-from hwmodels.yamlio import load_yaml, read_text
+from hwmodels.yamlio import decode_utf8, load_yaml, read_bytes, read_text
 
 #: physical ranges of fitted parameters (see module docstring): (low, high, inclusive low)
 EFF_RANGE = (0.0, 1.2)
@@ -55,6 +57,21 @@ class CalibrationError(SparsesimError):
 # ---------------------------------------------------------------------------------------------------
 # 1. the CSV
 # ---------------------------------------------------------------------------------------------------
+def _csv_text(p: Path, what: str) -> str:
+    """The UTF-8 text of a CSV, decompressed when its name ends in .gz (at most MAX_CSV_BYTES either way)."""
+    if not p.name.endswith(DF.GZ):
+        return read_text(p, what, MAX_CSV_BYTES)
+    raw = read_bytes(p, what, MAX_CSV_BYTES)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as g:
+            data = g.read(MAX_CSV_BYTES + 1)
+    except (OSError, EOFError) as e:
+        raise CalibrationError(f"is not a readable gzip file ({e}); expected {what}", file=str(p)) from None
+    if len(data) > MAX_CSV_BYTES:
+        raise CalibrationError(f"is larger than {MAX_CSV_BYTES} bytes uncompressed; expected {what}", file=str(p))
+    return decode_utf8(data, str(p), what)
+
+
 def read_csv(path: str | Path, required: tuple[str, ...], what: str, time_col: str = "median_us",
              min_rows: int = 1) -> tuple[pd.DataFrame, int]:
     """Read a measurement CSV strictly. Returns (rows with a time, count of rows without one).
@@ -62,13 +79,13 @@ def read_csv(path: str | Path, required: tuple[str, ...], what: str, time_col: s
     Every cell is read as text first, so that an empty cell (not measured), the text 'NaN', 'inf' and a
     word are told apart; the time column is then converted and must be a finite number > 0 wherever it is
     not empty."""
-    p = Path(path)
+    p = DF.resolve(path)   # X.csv or its committed gzip form X.csv.gz
     if not p.exists():
         raise CalibrationError("no such file", file=str(p))
     if not p.is_file():
         raise CalibrationError(f"is not a file; give {what}", file=str(p))
     try:
-        text = io.StringIO(read_text(p, what, MAX_CSV_BYTES))
+        text = io.StringIO(_csv_text(p, what))
     except CalibrationError:
         raise
     except SparsesimError as e:

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from hwmodels import datafiles as DF
 from hwmodels.calibration import DATA_DIR, DEVICE_SPECS
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
@@ -452,10 +453,10 @@ def fitted_doc(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str) ->
                 if k.startswith(part + ".") and k.split(".", 1)[1] in kinds}
 
     doc = {
-        "source": f"fitted by simulator/calibration/fit.py to {Path(data_file).name} (measured on {hw.name}; its "
+        "source": f"fitted by simulator/calibration/fit.py to {DF.name(data_file)} (measured on {hw.name}; its "
                   "held-out errors are listed in this file)",
         "device": hw.name,
-        "data": Path(data_file).name,
+        "data": DF.name(data_file),
         "compute": pick("compute"),
         "memory": pick("memory"),
         "compute_dtype": {k.split(".", 1)[1]: round(v, 4) for k, v in p.items() if k.startswith("compute_dtype.")},
@@ -504,7 +505,7 @@ def write_fitted(eff: Efficiency, meta: dict, hw: HardwareSpec, data_file: str, 
     doc["end_to_end"] = [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
                          for r in e2e.to_dict("records")]
     return C.write_checked(p, doc, "# Fitted roofline efficiencies. Regenerate: sparsesim calibrate fit "
-                                   f"<data>/{Path(data_file).name} --device {hw.name} --fitted-dir <this folder>\n")
+                                   f"<data>/{DF.name(data_file)} --device {hw.name} --fitted-dir <this folder>\n")
 
 
 def fitted_efficiency(hw_name: str) -> Efficiency:
@@ -515,9 +516,9 @@ def fitted_efficiency(hw_name: str) -> Efficiency:
 
 def latest_data_files() -> list[Path]:
     """The committed measurement CSVs, newest per device."""
-    files = sorted(DATA_DIR.glob("*.csv"))
+    files = sorted(DF.glob(DATA_DIR, "*.csv"))
     # measure.py CSVs only: the collectives, latency and single-CTA top-k campaigns have their own fits
-    return [f for f in files if not f.stem.endswith("_quick") and "_collectives_" not in f.stem
-            and not f.stem.startswith(("latency_", "topk_cta_", "prefill_attn_", "hf_decode_", "regimes_",
+    return [f for f in files if not DF.stem(f).endswith("_quick") and "_collectives_" not in DF.stem(f)
+            and not DF.stem(f).startswith(("latency_", "topk_cta_", "prefill_attn_", "hf_decode_", "regimes_",
                                        "graph_chains_", "graph_trace_", "eager_host_",
                                        "quest_prefill_runs_"))]

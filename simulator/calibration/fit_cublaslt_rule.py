@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hwmodels import datafiles as DF
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_kernels"
 NOTES = DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26_fresh_notes.txt"
 LINE = re.compile(r"kernels (bf16|fp8_tensorwise) \(M (\d+), K (\d+), N (\d+)\): (nvjet\S+) grid \[(\d+), (\d+), (\d+)\]")
@@ -43,7 +45,7 @@ MAX_CTAS = 72
 def observations(path: str | Path = NOTES) -> list[dict]:
     """One dict per observed nvjet GEMM kernel (the per-row fp8 ovscale kernels of the same lines are skipped)."""
     out = []
-    for line in Path(path).read_text().splitlines():
+    for line in DF.read_text(path).splitlines():
         m = LINE.match(line)
         if not m or "ovscale" in m.group(5):
             continue
@@ -107,7 +109,7 @@ def fit(path: str | Path = NOTES) -> dict:
             sp = [o["grid_x"] for o in obs if o["dtype"] == dt and sel(o) and o["split"]]
             rule["split_count"].setdefault(dt, {})[bucket] = int(np.bincount(sp).argmax())
         rule["bytes_per_cta"][dt] = per
-    if Path(path) == NOTES:
+    if DF.logical(path) == NOTES:
         rule.update(tile_rule(split_row_bytes=rule["split_row_bytes"]))
     return rule
 

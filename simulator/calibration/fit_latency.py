@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.spec import HardwareSpec
 from simulator.calibration import checks as C
@@ -120,7 +121,7 @@ def write(params: dict, target: str, data_file: str, measured_on: str, table: pd
         "loop_iter_us": round(params["loop_iter_us"], 4),
         "dram_us": round(params["dram_us"], 4),
         "l2_us": round(params["l2_us"], 4),
-        "source": f"simulator/calibration/fit_latency.py on {Path(data_file).name}{borrowed}",
+        "source": f"simulator/calibration/fit_latency.py on {DF.name(data_file)}{borrowed}",
         "intercept_us": round(params["intercept_us"], 3),
         "fit_rows": params["fit_rows"],
         "errors_pct": [{k: (round(v, 2) if isinstance(v, float) else (int(v) if isinstance(v, np.integer) else v))

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import HardwareSpec
@@ -109,7 +110,7 @@ def write(compute: float, target: str, data_file: str, measured_on: str, table: 
     p = Path(out_dir) / f"{target}.yaml"
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
     own = {"compute": {"attention": round(compute, 4)}, "prefill_attn": {
-        "source": f"simulator/calibration/fit_prefill.py on {Path(data_file).name}{borrowed}: compute.attention "
+        "source": f"simulator/calibration/fit_prefill.py on {DF.name(data_file)}{borrowed}: compute.attention "
                   f"from causal prefill ({FIT_BACKEND}, prompts >= {FIT_MIN_SEQ})",
         "compute_attention": round(compute, 4),
         "errors_pct": table.to_dict("records"),

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from hwmodels import datafiles as DF
 from hwmodels.roofline import CHAIN_TENSOR, KIND_CODE, price
 from hwmodels.spec import Efficiency, HardwareSpec
 from simulator.calibration.fit import efficiency_with
@@ -235,8 +236,8 @@ MLA_FIT_GLOB = "production_attention_mla_fit2_nvidia*.csv"
 
 def load_mla_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The newest mla_fit2 measurement (empty when none)."""
-    fs = sorted(p for p in Path(data_dir).glob(MLA_FIT_GLOB) if "_grids_" not in p.name and "_nvidia-smi" not in p.name
-                and p.suffix == ".csv")
+    fs = sorted(p for p in DF.glob(Path(data_dir), MLA_FIT_GLOB) if "_grids_" not in p.name and "_nvidia-smi" not in p.name
+                and DF.suffix(p) == ".csv")
     return load(fs[-1]) if fs else pd.DataFrame()
 
 
@@ -262,7 +263,7 @@ def load_fi_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     measured)."""
     parts = []
     for glob in (FI_LONE_FIT_GLOB, FI_LONE_FP8_FIT_GLOB):
-        fs = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name and p.suffix == ".csv")
+        fs = sorted(p for p in DF.glob(Path(data_dir), glob) if "_grids_" not in p.name and DF.suffix(p) == ".csv")
         if fs:
             d = load(fs[-1])
             parts.append(d[_is_fi_lone_fit(d)])
@@ -616,12 +617,12 @@ FA3_KEYS = ("model", "heads", "kv_heads", "head_dim", "batch", "q_rows", "contex
 def _newest_with_profile(data_dir: Path, glob: str, prefix: str) -> tuple[Path | None, Path | None]:
     """(the newest measurement CSV matching glob, its launch profile: the same name with prefix + 'grids_'), None
     where missing; repeat runs, nvidia-smi logs and launch profiles themselves are not measurements."""
-    fs = sorted(p for p in Path(data_dir).glob(glob) if p.suffix == ".csv"
-                and not p.stem.endswith(("_repeat", "_nvidia-smi")) and "_grids_" not in p.name)
+    fs = sorted(p for p in DF.glob(Path(data_dir), glob) if DF.suffix(p) == ".csv"
+                and not DF.stem(p).endswith(("_repeat", "_nvidia-smi")) and "_grids_" not in p.name)
     if not fs:
         return None, None
     f = fs[-1]
-    g = f.with_name(f.name.replace(prefix, prefix + "grids_", 1))
+    g = DF.resolve(f.with_name(DF.name(f).replace(prefix, prefix + "grids_", 1)))
     return f, (g if g.is_file() else None)
 
 
@@ -630,7 +631,7 @@ def latest_fa3(data_dir: Path = DATA_DIR) -> tuple[Path | None, Path | None, Pat
     f, g = _newest_with_profile(data_dir, FA3_GLOB, "fa3_fa4cute_")
     if f is None:
         return None, None, None
-    rep = f.with_name(f.stem + "_repeat.csv")
+    rep = DF.resolve(f.with_name(DF.stem(f) + "_repeat.csv"))
     return f, (rep if rep.is_file() else None), g
 
 
@@ -736,13 +737,13 @@ def load_fa3_binary(data_dir: Path = DATA_DIR) -> tuple[pd.DataFrame, pd.DataFra
     `grid` = first / blind1; the records of both `_grids` files with the row's shape parsed from their label)."""
     rows, recs = [], []
     for glob, grid in zip(FA3_BINARY_GLOBS, ("first", "blind1")):
-        fs = sorted(p for p in Path(data_dir).glob(glob) if not p.stem.endswith(("_repeat", "_nvidia-smi", "_grids")))
+        fs = sorted(p for p in DF.glob(Path(data_dir), glob) if not DF.stem(p).endswith(("_repeat", "_nvidia-smi", "_grids")))
         if not fs:
             continue
         d = pd.read_csv(fs[-1])
         d = d[pd.to_numeric(d["median_us"], errors="coerce").notna()].drop_duplicates(list(FA3_BINARY_KEYS))
         rows.append(d.assign(grid=grid))
-        g = fs[-1].with_name(fs[-1].stem + "_grids.csv")
+        g = DF.resolve(fs[-1].with_name(DF.stem(fs[-1]) + "_grids.csv"))
         if g.is_file():
             recs.append(pd.read_csv(g).assign(grid=grid))
     if not rows:
@@ -851,8 +852,8 @@ def newest_blind_grid(data_dir: Path, glob: str, pred_csv: str, keys, drop=("_nv
     """The newest measured file of a blind grid (`glob`; launch profiles and stems ending in `drop` left out), prepared
     by `prepare(rows, file)` if given, joined with the two prices committed before it was measured (BLIND_ERRORS,
     pred_csv), `attrs["file"]` = the measured file; empty when either is missing."""
-    fs = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name and not p.stem.endswith(tuple(drop)))
-    pp = Path(data_dir) / pred_csv
+    fs = sorted(p for p in DF.glob(Path(data_dir), glob) if "_grids_" not in p.name and not DF.stem(p).endswith(tuple(drop)))
+    pp = DF.resolve(Path(data_dir) / pred_csv)
     if not fs or not pp.is_file():
         return pd.DataFrame()
     df = load(fs[-1])
@@ -867,7 +868,7 @@ def fa3_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The fa3 first look (priced before the measurement) joined with the measured rows: first_struct_err_pct (the
     measured kernel's launch structure, fa4cute_sm90) and first_fa3_err_pct (fa3 as the product priced it), with
     regime labels; empty when either is missing."""
-    return joined_first_look(df, Path(data_dir) / FA3_FIRST_LOOK_CSV, FA3_KEYS, {"pred_struct_us": "first_struct_err_pct",
+    return joined_first_look(df, DF.resolve(Path(data_dir) / FA3_FIRST_LOOK_CSV), FA3_KEYS, {"pred_struct_us": "first_struct_err_pct",
                                                       "pred_fa3_us": "first_fa3_err_pct"})
 
 
@@ -1009,7 +1010,7 @@ def xqa_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The XQA first look (priced before the measurement, lab/kernels/predict_xqa_attention.py) joined with the
     measured rows: first_main_err_pct ((a) the model at db3789c) and first_struct_err_pct ((b) the port's structure,
     borrowed rates), with regime labels; empty when either is missing."""
-    return joined_first_look(df, Path(data_dir) / XQA_FIRST_LOOK_CSV, XQA_KEYS, {"pred_main_us": "first_main_err_pct",
+    return joined_first_look(df, DF.resolve(Path(data_dir) / XQA_FIRST_LOOK_CSV), XQA_KEYS, {"pred_main_us": "first_main_err_pct",
                                                       "pred_struct_us": "first_struct_err_pct"})
 
 
@@ -1129,8 +1130,8 @@ def tv_harness_gap(data_dir: Path = DATA_DIR, skip: tuple[str, ...] = TV_GAP_LAT
     (the row's graph time - the summed spans) / the launch's kernels; the median, rounded to 0.01 us. Profile files
     whose names start with one of `skip` are left out."""
     gaps = []
-    for g in sorted(Path(data_dir).glob("triton_*grids*.csv")):
-        f = g.with_name(g.name.replace("_grids", ""))
+    for g in sorted(DF.glob(Path(data_dir), "triton_*grids*.csv")):
+        f = DF.resolve(g.with_name(DF.name(g).replace("_grids", "")))
         if not f.is_file() or g.name.startswith(tuple(skip)):
             continue
         gr, me = pd.read_csv(g), pd.read_csv(f)
@@ -1154,8 +1155,8 @@ def load_triton_vllm_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     sequence alone, every block-table layout (the layout moved the time by 3 % at most, lab/kernels/
     triton_decode_blind3.py). They pin the lone program's iteration, which the decode fit rows (up to 128 programs
     per launch) share with the chain's queueing term. Empty when not measured."""
-    fs = sorted(p for p in Path(data_dir).glob(TD_BLIND3_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
+    fs = sorted(p for p in DF.glob(Path(data_dir), TD_BLIND3_GLOB) if "_grids_" not in p.name
+                and not DF.stem(p).endswith("_nvidia-smi"))
     if not fs:
         return pd.DataFrame()
     d = load(fs[-1])
@@ -1169,8 +1170,8 @@ def load_triton_vllm_lone_fit(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     # triton_decode_blind4.py): the fp8 kind's fit set (row_role fit_fp8: one-tile decode at batch 8-768, middle
     # contexts, lone long decode, verification) and the lone programs of the G 4 binary (fit_lone, heads 32/8: 2D and
     # 3D, bf16 and fp8, context 32768 / 90000); Llama-3.1-8B heads 32/8 only, as every other fit row of the family
-    f4 = sorted(p for p in Path(data_dir).glob(TD_BLIND4_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
+    f4 = sorted(p for p in DF.glob(Path(data_dir), TD_BLIND4_GLOB) if "_grids_" not in p.name
+                and not DF.stem(p).endswith("_nvidia-smi"))
     if f4:
         d4 = load(f4[-1])
         role = d4["row_role"].astype(str)
@@ -1212,7 +1213,7 @@ def load_triton_decode_blind5(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     b = newest_blind_grid(data_dir, TD_BLIND5_GLOB, TD_BLIND5_PRED_CSV, TD_BLIND3_KEYS)
     if not len(b):
         return b
-    pp = pd.read_csv(Path(data_dir) / TD_BLIND5_PRED_CSV)
+    pp = pd.read_csv(DF.resolve(Path(data_dir) / TD_BLIND5_PRED_CSV))
     keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
     attrs = dict(b.attrs)
     b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
@@ -1244,7 +1245,7 @@ def load_triton_decode_blind6(data_dir: Path = DATA_DIR, role: str = "blind") ->
     b = newest_blind_grid(data_dir, TD_BLIND6_GLOB, TD_BLIND6_PRED_CSV, TD_BLIND3_KEYS)
     if not len(b):
         return b
-    pp = pd.read_csv(Path(data_dir) / TD_BLIND6_PRED_CSV)
+    pp = pd.read_csv(DF.resolve(Path(data_dir) / TD_BLIND6_PRED_CSV))
     keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
     attrs = dict(b.attrs)
     b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
@@ -1263,8 +1264,8 @@ def lone_iter_ratios(data_dir: Path = DATA_DIR) -> dict[float, tuple[float, floa
     models of that G) of the row's time over the G 4 (heads 32/8) row's at the same context, kernel and dtype, rounded
     to 3 decimals; (3D bf16, 3D fp8, 2D bf16, 2D fp8) per G as VLLM_ITER_BY_G. Rule fixed before the measurement
     (every ratio is taken as measured). Empty when not measured."""
-    f4 = sorted(p for p in Path(data_dir).glob(TD_BLIND4_GLOB) if "_grids_" not in p.name
-                and not p.stem.endswith("_nvidia-smi"))
+    f4 = sorted(p for p in DF.glob(Path(data_dir), TD_BLIND4_GLOB) if "_grids_" not in p.name
+                and not DF.stem(p).endswith("_nvidia-smi"))
     if not f4:
         return {}
     d = load(f4[-1])
@@ -1347,7 +1348,7 @@ def triton_vllm_first_look(df: pd.DataFrame, data_dir: Path = DATA_DIR) -> pd.Da
     """The triton_vllm first look (priced before the measurement) joined with the measured rows: first_main_err_pct
     ((a) the model at f5528fc) and first_struct_err_pct ((b) the source's structure, borrowed rates), with regime
     labels; empty when either is missing."""
-    return joined_first_look(df, Path(data_dir) / TV_FIRST_LOOK_CSV, TV_KEYS, {"pred_main_us": "first_main_err_pct",
+    return joined_first_look(df, DF.resolve(Path(data_dir) / TV_FIRST_LOOK_CSV), TV_KEYS, {"pred_main_us": "first_main_err_pct",
                                                      "pred_struct_us": "first_struct_err_pct"})
 
 
@@ -1417,7 +1418,7 @@ def load_fa3_blind(data_dir: Path = DATA_DIR) -> pd.DataFrame:
 
     def smaller_of_repeat(df, f):   # the same grid timed again back to back: the smaller median, as load_fa3
         df["run1_us"] = df["median_us"]
-        rep = f.with_name(f.stem + "_repeat.csv")
+        rep = DF.resolve(f.with_name(DF.stem(f) + "_repeat.csv"))
         if rep.is_file():
             r = load(rep)[keys + ["median_us"]].rename(columns={"median_us": "run2_us"})
             df = df.merge(r, on=keys, how="left")
@@ -1475,7 +1476,7 @@ XQA_LOCK_GLOB = "xqa_lock_nvidia*.csv"
 
 def load_xqa_lock(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The newest lock-step W-sweep (XQA_LOCK_GLOB; empty when none), with W = ceil(8 B / SMs) waves per row."""
-    files = sorted(data_dir.glob(XQA_LOCK_GLOB))
+    files = sorted(DF.glob(data_dir, XQA_LOCK_GLOB))
     if not files:
         return pd.DataFrame()
     df = pd.read_csv(files[-1])
@@ -1797,11 +1798,11 @@ def accuracy(ev: pd.DataFrame, by=("family", "phase", "kv", "ctx_regime", "batch
 
 def latest(data_dir: Path) -> tuple[Path | None, Path | None]:
     """The newest campaign CSV and its launch-profile CSV."""
-    fs = sorted(p for p in Path(data_dir).glob(DATA_GLOB) if "_grids" not in p.name)
+    fs = sorted(p for p in DF.glob(Path(data_dir), DATA_GLOB) if "_grids" not in p.name)
     if not fs:
         return None, None
     f = fs[-1]
-    g = f.with_name(f.name.replace("production_attention_", "production_attention_grids_", 1))
+    g = DF.resolve(f.with_name(DF.name(f).replace("production_attention_", "production_attention_grids_", 1)))
     return f, (g if g.is_file() else None)
 
 
@@ -1814,7 +1815,7 @@ SHAPE_KEYS = ("family", "model", "dtype", "heads", "kv_heads", "head_dim", "batc
 
 def first_look_errors(df: pd.DataFrame, data_dir: Path) -> pd.DataFrame:
     """The committed first look (priced before the measurement) joined with the measured rows: first_look_err_pct."""
-    p = Path(data_dir) / FIRST_LOOK_CSV
+    p = DF.resolve(Path(data_dir) / FIRST_LOOK_CSV)
     if not p.is_file():
         return pd.DataFrame()
     fl = pd.read_csv(p)
@@ -1836,8 +1837,8 @@ def fresh_errors(data_dir: Path = DATA_DIR, predictions: str = FRESH_PREDICTIONS
     before the measurement (lab/kernels/predict_fresh_production_attention.py): err_pct = pred / measured - 1, with
     regime labels. Returns (rows, the model commit that priced them); empty when either file is missing.
     `predictions` may name another model's file (FRESH_EARLIER_CSV: the model before the rules were revised)."""
-    p = Path(data_dir) / predictions
-    ms = sorted(p for p in Path(data_dir).glob(FRESH_GLOB) if "_grids" not in p.name)
+    p = DF.resolve(Path(data_dir) / predictions)
+    ms = sorted(p for p in DF.glob(Path(data_dir), FRESH_GLOB) if "_grids" not in p.name)
     if not p.is_file() or not ms:
         return pd.DataFrame(), ""
     pr = pd.read_csv(p)
@@ -1897,7 +1898,7 @@ def write(eff: Efficiency, meta: dict, data_file: str, table: pd.DataFrame, firs
             if k in d_:
                 own[part][k] = round(float(d_[k]) * scale.get(part, 1.0), 4)
     own["production_attention"] = {
-        "source": f"simulator/calibration/fit_production_attention.py on {Path(data_file).name}: FlashInfer / SGLang Triton / "
+        "source": f"simulator/calibration/fit_production_attention.py on {DF.name(data_file)}: FlashInfer / SGLang Triton / "
                   "FlashMLA kernel families (simulator/kernels), fitted on the middle regime, every other regime held out; "
                   f"never-measured kinds borrow: {', '.join(f'{k} <- {v}' for k, v in meta.get('borrowed', BORROWED).items())}"
                   + ("; attn_fa3 fitted on " + meta["fa3"]["data"] + " (FA4-CuTe's sm_90 forward, flash-attn-4 4.0.0b36, "
@@ -1973,7 +1974,7 @@ def main(argv=None) -> None:
     if f is None:
         raise SystemExit("no production_attention_*.csv")
     if args.data:
-        gg = f.with_name(f.name.replace("production_attention_", "production_attention_grids_", 1))
+        gg = DF.resolve(f.with_name(DF.name(f).replace("production_attention_", "production_attention_grids_", 1)))
         g = gg if gg.is_file() else None
     df = load(f)
     grids = pd.read_csv(g) if g is not None else None

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
@@ -147,7 +148,7 @@ def _chains_beside(path: str | Path) -> list[Path]:
 
     p = Path(path)
     m = re.match(r"regimes_(.+?)_(\d{4}-\d{2}-\d{2})", p.name)
-    return sorted(p.parent.glob(f"graph_chains_{m.group(1)}_*.csv")) if m else []
+    return sorted(DF.glob(p.parent, f"graph_chains_{m.group(1)}_*.csv")) if m else []
 
 
 def in_step_quant(path: str | Path) -> pd.DataFrame | None:
@@ -242,8 +243,8 @@ REGS_PER_SM, REG_UNIT, THREADS_PER_SM, BLOCKS_PER_SM, SMEM_RESERVED = 65536, 256
 def grids_for(path: str | Path) -> Path | None:
     """The launch-grid profile written beside a measure_regimes.py CSV (regimes_grids_<rest of its name>)."""
     p = Path(path)
-    g = p.with_name(p.name.replace("regimes_", "regimes_grids_", 1))
-    return g if g.is_file() and g != p else None
+    g = DF.resolve(p.with_name(DF.name(p).replace("regimes_", "regimes_grids_", 1)))
+    return g if g.is_file() and DF.name(g) != DF.name(p) else None
 
 
 def load_grids(path: str | Path) -> pd.DataFrame:
@@ -1042,7 +1043,7 @@ def write(eff: Efficiency, meta: dict, target: str, data_file: str, measured_on:
                 own[part] = round(float(v), 4)
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
     own["regimes"] = {
-        "source": f"simulator/calibration/fit_regimes.py on {Path(data_file).name}{borrowed}: decode attention per "
+        "source": f"simulator/calibration/fit_regimes.py on {DF.name(data_file)}{borrowed}: decode attention per "
                   "kernel family and its combine kernel (wave model, resident CTAs from the launch-grid profile), fp8 "
                   "rowwise GEMM, indexer, eager casts / broadcast copies / reductions",
         "fit": {k: {kk: (round(vv, 4) if isinstance(vv, float) else vv) for kk, vv in m.items() if kk != "params"}

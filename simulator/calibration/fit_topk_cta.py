@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from hwmodels import datafiles as DF
 from hwmodels.errors import SparsesimError
 from hwmodels.roofline import price
 from hwmodels.spec import Efficiency, HardwareSpec
@@ -196,7 +197,7 @@ def write(eff: Efficiency, kernel_consts: tuple[float, float, float], meta: dict
     own["sync_us"] = {"topk_cta": round(eff.sync_s["topk_cta"] * 1e6, 3)}
     borrowed = "" if measured_on == target else f" (measured on {measured_on}: borrowed)"
     own["topk_cta"] = {
-        "source": f"simulator/calibration/fit_topk_cta.py on {Path(data_file).name}{borrowed}: single-CTA radix / "
+        "source": f"simulator/calibration/fit_topk_cta.py on {DF.name(data_file)}{borrowed}: single-CTA radix / "
                   "GVR top-k kernels (op kind topk_cta)",
         "kernel_constants_priced": {"hist_flops": kernel_consts[0], "gvr_fixed_flops": kernel_consts[1],
                                     "serial_flops": kernel_consts[2]},

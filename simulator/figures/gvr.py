@@ -24,6 +24,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from hwmodels import datafiles as DF
 from simulator.figures import Plot, Quantity, Value, evaluate, load_paper, paper_values, reproduction
 from simulator.figures import common as C
 
@@ -224,7 +225,7 @@ class Ctx:
         from simulator.kernels import gvr_passes as T
 
         rows = []
-        for f in sorted(DATA_DIR.glob("topk_cta_*.csv")):
+        for f in DF.glob(DATA_DIR, "topk_cta_*.csv"):
             d = pd.read_csv(f)
             g = d[(d.kernel == "gvr") & (d.threads == 512) & (d.rows >= 4) & (d.cache == "hot")
                   & d.note.str.startswith("dist=normal;sweeps")]

@@ -275,11 +275,13 @@ def _graph_placement_table(grid_x: int, grid_y: int, slots: int) -> tuple | None
     from pathlib import Path
 
     import hwmodels
-    p = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention" / FI_GRAPH_PLACEMENT_CSV
+    from hwmodels import datafiles as DF
+    p = DF.resolve(Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
+                   / FI_GRAPH_PLACEMENT_CSV)
     if not p.is_file():
         return None
     tables = []
-    with open(p, newline="") as f:
+    with DF.open_text(p) as f:
         for r in csv.DictReader(f):
             if r["grid"] != f"{grid_x}x{grid_y}" or int(r["slots"]) != slots:
                 continue
@@ -309,16 +311,17 @@ def _placement_table(grid_x: int, grid_y: int, slots: int = 8) -> tuple | None:
     from pathlib import Path
 
     import hwmodels
+    from hwmodels import datafiles as DF
     d = Path(hwmodels.__file__).resolve().parent / "calibration" / "data" / "production_attention"
     if slots == int(FI_PLACEMENT_SLOTS):
-        p, occ = d / FI_PLACEMENT_CSV, None
+        p, occ = DF.resolve(d / FI_PLACEMENT_CSV), None
     else:
-        fs = sorted(d.glob(FI_DISPATCH_GLOB))
+        fs = DF.glob(d, FI_DISPATCH_GLOB)
         p, occ = (fs[-1] if fs else d / FI_DISPATCH_GLOB), str(slots)
     if not p.is_file():
         return None
     sm = {}
-    with open(p, newline="") as f:
+    with DF.open_text(p) as f:
         for r in csv.DictReader(f):
             if r["grid"] == f"{grid_x}x{grid_y}" and (occ is None or r.get("occupancy") == occ):
                 sm[(int(r["x"]), int(r["y"]))] = int(r["smid"])
