@@ -8,36 +8,16 @@ EXPORT's simulator and hwmodels are imported (checked); GRID11_* are read from t
 SGLang's controls by main's SGLang model, TensorRT-LLM by main's product price (topk_trtllm.add_priced_ops through its
 calibration's predict_trtllm: the decode dispatch, the prefill entry's launch for trt_topk_pf rows).
 """
-import importlib
 import sys
+from pathlib import Path
 
-import numpy as np
-import pandas as pd
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from topk_main_pricing import price_controls_and_trtllm  # noqa: E402
 
 
 def main(export: str, grid_file: str, out: str) -> None:
-    sys.path.insert(0, export)
-    sim = importlib.import_module("simulator")
-    assert sim.__file__.startswith(export), sim.__file__
-    load_hardware = importlib.import_module("hwmodels.spec").load_hardware
-    E = importlib.import_module("simulator.calibration.topk_engines")
-    F = importlib.import_module("simulator.calibration.fit_production_topk_gemm")
-    src = open(grid_file).read()
-    ns: dict = {}
-    exec(src[src.index("GRID11_WIDE = ("):src.index("GRID11_PREDICTION")], ns)
-    hw = load_hardware("H100-SXM")
-    t = E.frame(list(ns["GRID11_SGL_CONTROLS"]))
-    t = t[t["kernel"] == "sgl_topk"].reset_index(drop=True)
-    t["pred_main_us"] = E.predict_us(t, hw, hw.efficiency)
-    j = E._trtllm_frame(ns["GRID11"])
-    pf = E._trtllm_frame(ns["GRID11_PREFILL_MID"])
-    pf["kernel"] = "trt_topk_pf"
-    j = pd.concat([j, pf], ignore_index=True)
-    j["pred_main_us"] = E.predict_trtllm(j, hw)
-    res = pd.concat([t, j], ignore_index=True)[F.SHAPE_KEYS + ["pred_main_us"]]
-    assert np.isfinite(res["pred_main_us"]).all()
-    res.to_csv(out, index=False, float_format="%.4f")
-    print(len(res), "rows ->", out)
+    price_controls_and_trtllm(export, grid_file, out, "GRID11_WIDE = (",
+                              "GRID11_PREDICTION", "GRID11", "GRID11_SGL_CONTROLS", prefill="GRID11_PREFILL_MID")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What the top-k grid pricing scripts (price_topk_grid7_main.py, _grid8_main.py, _grid9_main.py) share: a grid of
+"""What the top-k grid pricing scripts (price_topk_grid7_main.py .. _grid12_main.py) share: a grid of
 simulator/calibration/topk_engines.py priced by the model at an older main commit, unpacked from `git archive` into an
 EXPORT folder whose simulator and hwmodels are imported (checked), on H100-SXM; the grid's tuples are read from the
 topk_engines.py file given (the text between two markers), so the export's own copy need not have them."""
@@ -45,13 +45,18 @@ def write(res: pd.DataFrame, out: str) -> None:
 
 
 def price_controls_and_trtllm(export: str, grid_file: str, out: str, start: str, stop: str, grid: str,
-                              controls: str) -> None:
+                              controls: str, prefill: str | None = None) -> None:
     """SGLang's controls (the names `controls` of the grid file) by the export's SGLang model and TensorRT-LLM's rows of
-    `grid` by the export's product price (its calibration's predict_trtllm: the decode dispatch), as `pred_main_us`."""
+    `grid` by the export's product price (its calibration's predict_trtllm: the decode dispatch), as `pred_main_us`;
+    `prefill`: the name of the grid's prefill-entry shapes (priced as trt_topk_pf rows: the prefill entry's launch)."""
     E, F, hw = load_export(export)
     ns = read_grid(grid_file, start, stop)
     t = sglang_rows(E, hw, list(ns[controls]))
     j = E._trtllm_frame(ns[grid])
+    if prefill is not None:
+        pf = E._trtllm_frame(ns[prefill])
+        pf["kernel"] = "trt_topk_pf"
+        j = pd.concat([j, pf], ignore_index=True)
     j["pred_main_us"] = E.predict_trtllm(j, hw)
     res = pd.concat([t, j], ignore_index=True)[F.SHAPE_KEYS + ["pred_main_us"]]
     assert np.isfinite(res["pred_main_us"]).all()
