@@ -1210,10 +1210,16 @@ def load_triton_decode_blind5(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The fifth Triton decode call's measured rows joined with the prices committed before the measurement
     (base_err_pct: main's model, new_err_pct: the revised model, v1_err_pct: its first variant), with regime labels;
     empty when either is missing."""
-    b = newest_blind_grid(data_dir, TD_BLIND5_GLOB, TD_BLIND5_PRED_CSV, TD_BLIND3_KEYS)
+    return _with_v1(newest_blind_grid(data_dir, TD_BLIND5_GLOB, TD_BLIND5_PRED_CSV, TD_BLIND3_KEYS), data_dir,
+                    TD_BLIND5_PRED_CSV)
+
+
+def _with_v1(b: pd.DataFrame, data_dir: Path, pred_csv: str) -> pd.DataFrame:
+    """A Triton decode blind grid's joined rows `b` (newest_blind_grid) plus its variant's committed prices from
+    `pred_csv` (pred_v1_us, v1_commit) and their errors (v1_err_pct); `b` as it is when empty."""
     if not len(b):
         return b
-    pp = pd.read_csv(DF.resolve(Path(data_dir) / TD_BLIND5_PRED_CSV))
+    pp = pd.read_csv(DF.resolve(Path(data_dir) / pred_csv))
     keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
     attrs = dict(b.attrs)
     b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
@@ -1242,15 +1248,11 @@ def load_triton_decode_blind6(data_dir: Path = DATA_DIR, role: str = "blind") ->
     """The sixth Triton decode call's measured rows of `role` ("blind" or "diagnosis") joined with the prices committed
     before the measurement (base_err_pct: main's model, new_err_pct: the shipped model, v1_err_pct: its variant), with
     regime labels (blind6_regime in column grid6_regime); empty when either is missing."""
-    b = newest_blind_grid(data_dir, TD_BLIND6_GLOB, TD_BLIND6_PRED_CSV, TD_BLIND3_KEYS)
+    b = _with_v1(newest_blind_grid(data_dir, TD_BLIND6_GLOB, TD_BLIND6_PRED_CSV, TD_BLIND3_KEYS), data_dir,
+                 TD_BLIND6_PRED_CSV)
     if not len(b):
         return b
-    pp = pd.read_csv(DF.resolve(Path(data_dir) / TD_BLIND6_PRED_CSV))
-    keys = [k for k in TD_BLIND3_KEYS if k in pp.columns]
     attrs = dict(b.attrs)
-    b = b.merge(pp[keys + ["pred_v1_us", "v1_commit"]], on=keys, how="left")
-    b.attrs.update(attrs)
-    b["v1_err_pct"] = (b["pred_v1_us"] / b["median_us"] - 1.0) * 100.0
     b["grid6_regime"] = blind6_regime(b)
     out = b[b["row_role"].astype(str) == role].reset_index(drop=True)
     out.attrs.update(attrs)
