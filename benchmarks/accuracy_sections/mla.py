@@ -486,10 +486,12 @@ def _mla_blind6(FP, fmt) -> None:
           "shapes are blind). Goal: median <= 10 %, p90 <= 25 %")
     t = _variant_table(m, MLA_BLIND6_VARIANTS, "cbe4f0b", fmt)
     ship = MLA_BLIND6_SHIPPED == "small_batch"
+    # FlashMLA's STANDING row is its seventh grid's (mla_grid7); FlashInfer MLA's newest blind grid is this one
+    mark = frozenset({"fi_mla"})
     _board(m, "err", "blind", "MLA blind grid 6, small-batch model's committed prices"
-           + (" (shipped)" if ship else " (not shipped)"), t, standing=ship)
+           + (" (shipped)" if ship else " (not shipped)"), t, standing=mark if ship else False)
     _board(m, "err_before", "blind", "MLA blind grid 6, main cbe4f0b model's committed prices"
-           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal", standing=not ship)
+           + (" (not shipped)" if ship else " (shipped)"), t, goal="before goal", standing=False if ship else mark)
     _met_line(t, 6, "cbe4f0b")
     r = _fresh_q(FP, MLA_BLIND6_FRESHQ_GLOB, m, {"err": "pred_us", "err_before": "before_us"})
     if r is None:

@@ -186,15 +186,17 @@ def models_table(b, by, labels, goals):
 
 
 def add_pooled(df, col: str, stage: str, rows: str, t=None, goal: str = "goal", by: str = "family",
-               standing: bool = False) -> None:
+               standing: bool | frozenset = False) -> None:
     """Add each family's pooled errors (column `col` of df, %) to the summary board, with the regimes met of its
-    per-regime table t (column `goal`); `standing` marks each as its family's STANDING row."""
+    per-regime table t (column `goal`); `standing` marks each as its family's STANDING row (True: every family of df;
+    a frozenset of family names: only those, where a newer grid holds the others' marker)."""
     for fam, x in df.groupby(by):
+        mark = (str(fam) in standing) if isinstance(standing, frozenset) else standing
         met = tot = None
         if t is not None and len(t):
             tt = t[t[by] == fam]
             met, tot = int((tt[goal] == "met").sum()), len(tt)
-        BOARD.add(str(fam), stage, rows, x[col], met, tot, standing=standing)
+        BOARD.add(str(fam), stage, rows, x[col], met, tot, standing=mark)
 
 
 def add_table(tab, stage: str, rows: str, goal: str = "goal", family: str | None = None,

@@ -22,7 +22,7 @@ prologue loads, N / R blocks of the chain and the kind's per-wave CTA time (the 
 store's wait, per request after the first the next request's exposed Q tile (one round trip + its bytes at
 FM_Q_RATE_SM, q_tile_loads), and per request with a partial last block the zero-fill of its out-of-bound V rows
 (FM_OOB_TOKEN_S). The combine kernel runs under the MLA kernel's tail as far as PDL lets it (FM_COMBINE_PDL). The
-tensor work is the useful rows and tokens (FM_MMA_PADDED: the padded MMA work, an alternative).
+tensor work is the MMAs' padded work: 64-row head blocks x whole 64-token blocks (FM_MMA_PADDED).
 """
 from __future__ import annotations
 
@@ -90,14 +90,14 @@ FM_OOB_TOKEN_S = 8.8e-9
 #: q x Hq = 16 / 32 heads the rows past q x Hq are padding the MMA still computes) and over the K/V block's whole
 #: 64 tokens (PAGE_BLOCK_SIZE = 64; a partial last block is masked in the softmax, not skipped): flops =
 #: 2 x B x m blocks x 64 x ceil(T / 64) x 64 x (576 + 512). False = the useful work only (2 x B x q x Hq x T x 1088),
-#: the rule shipped. True = the alternative `padded` priced on the seventh MLA blind grid (mla_blind7, committed before
-#: measuring; not measured: no device time was left). Chosen after the one-request-per-part rows of the earlier grids had
+#: the rule before. True = `padded`, SHIPPED: priced on the seventh MLA blind grid (mla_blind7, committed before
+#: measuring; measured 2026-11-27 on the H100: padded 5.6 / 13.5 %, 4 of 4 regimes; main's 5.7 / 17.1 %, 3 of 4). Chosen after the one-request-per-part rows of the earlier grids had
 #: been seen (LOOKED-AT): at 8 / 16 / 32 heads they are 6-29 % too fast (worst at batch 32-64 with 2-4 blocks per
 #: request), at 64 / 128 heads within a few %, the pattern the padding predicts (1.19 us of MMA per block and SM at the
 #: dense peak whatever the heads); with it (refitted) their 16-head signed median -9.1 -> -1.9 % but |error| median only
 #: 9.1 -> 7.3 % (batch 1-8 then 3-19 % too slow), the 64 / 128-head ones -1..-3 -> +5 %, and the fit rows' rms log
-#: error 0.0392 -> 0.0438: not shipped without a blind result
-FM_MMA_PADDED = False
+#: error 0.0392 -> 0.0438; shipped on the blind result
+FM_MMA_PADDED = True
 
 
 def q_tile_loads(q, H, rate=None):
