@@ -60,6 +60,8 @@ KIND_MEANING: dict[str, str] = {
     "attn_combine_fa3": "FlashAttention-3's split-KV combine kernel",
     "attn_fa3_persist": "FlashAttention-3's own hopper/ forward (persistent: one CTA per SM walking tiles from the "
                         "varlen dynamic tile scheduler; simulator/kernels/fa3.py fa3)",
+    "attn_fa3_persist_fp8kv": "the same persistent hopper/ forward in fp8 e4m3 (128 x 160 tiles, V transposed in "
+                              "shared memory by the producer warpgroup; simulator/kernels/fa3.py fa3)",
     "attn_prepare_fa3": "FlashAttention-3's prepare_varlen_num_blocks kernel (one CTA: split counts and m-blocks of "
                         "every request, sorted; simulator/kernels/fa3.py)",
     "attn_fa3_tma": "FlashAttention's sm_90 forward reading K/V by TMA (contiguous, or pages of one K/V block): the "

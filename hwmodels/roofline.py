@@ -213,7 +213,15 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #: issue one [64 keys x 128] x [block_q x 64 heads x 128] WGMMA per 256-key block, wait for it (warpgroup_wait<0>)
 #: and reduce over the heads before the next block (deep_gemm/include/deep_gemm/impls/sm90_fp8_mqa_logits.cuh @
 #: 54e2261): a key block's MMAs and epilogue are its per-block time on the busiest CTA's chain
-CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_cold", "indexer_dg_prefill"))
+#: FlashAttention-3's persistent hopper/ forward (attn_fa3_persist; flash-attention @ 0251105a hopper/
+#: flash_fwd_kernel_sm90.h, mainloop_fwd_sm90_tma_gmma_ws.hpp): one CTA per SM (one producer and two consumer
+#: warpgroups); its consumers' QK and PV wgmma of a 128-key block run on that SM's tensor cores while the producer's
+#: cp.async loads stream, and a decode tile's m-block is padded to 128 rows (PackGQA: q x G rows), so the SM's tensor
+#: work is part of its measured per-block time (iter[kind], fitted on the binary's one-tile long chains) and runs beside
+#: the other SMs' bytes: the body is the bytes alone (compounding a padded-MMA stream with the bytes priced the
+#: many-wave calls 6-9 % too slow); its fp8 build (attn_fa3_persist_fp8kv) likewise
+CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_cold", "indexer_dg_prefill",
+                                            "attn_fa3_persist", "attn_fa3_persist_fp8kv"))
 #: kinds whose last partial wave streams on its own: FlashInfer's sm_90 MLA kernel is one persistent CTA (pair) per SM
 #: walking the work items MLAPlan dealt it (include/flashinfer/scheduler.cuh @ f1e6fdcb: the min-heap on cost 2 x tile
 #: rows + tokens; mla_hopper.cuh BatchMLAPageAttentionHopperKernel: for work_idx in [work_indptr[cta], work_indptr[cta
@@ -272,7 +280,8 @@ CHAIN_COLD_HEAD = tuple(KIND_CODE[k] for k in ("indexer_dg_cold",))
 #: gemm1 warp groups' partial outputs through shared memory (mergeAndSaveOutTile: three CTA barriers) and stores the
 #: output tile, and only then can the next CTA take the SM (flashinfer-python 0.6.4 csrc/xqa/mha.cu kernel_mha_impl).
 #: The GMMA kernel (attn_xqa_fp8kv, mha_sm90.cu) keeps 3 CTAs per SM: not here
-CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa3_persist", "attn_fa4", "attn_xqa"))
+CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa3_persist", "attn_fa3_persist_fp8kv",
+                                         "attn_fa4", "attn_xqa"))
 #: kinds of CTA_ALONE whose CTA's last tile computes with nothing to overlap it: its MMAs need the tile the CTA has just
 #: loaded, no later tile's load runs under them and no other CTA shares the SM, so one tile's load (fill_m =
 #: min(memory_s', chain) / (waves x serial_iters), the memory share of the fill) and then one tile's tensor work on

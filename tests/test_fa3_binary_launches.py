@@ -5,14 +5,19 @@ import numpy as np
 from simulator.kernels import fa3 as FA3
 
 
-def _launches(B, T):
-    return FA3.fa3(np.array([B], float), 1.0, np.array([T], float), 32.0, 8.0, 128.0, 2.0, 16.0, 132)
+def _launches(B, T, kvb=2.0, **kw):
+    """(prepare, the bf16 or fp8 main launch, its last-round launch, combine), meta of one Llama-3.1-8B call."""
+    ls, meta = FA3.fa3(np.array([B], float), 1.0, np.array([T], float), 32.0, 8.0, 128.0, kvb, 16.0, 132, **kw)
+    k0, k2 = ls[0], ls[-1]
+    k1 = next(ln for ln in ls[1:-1] if ln.name == "attention" and (ln.where is None or bool(np.all(ln.where))))
+    k1t = next(ln for ln in ls[1:-1] if ln.name == "attention_last_round" and ln.kind == k1.kind)
+    return (k0, k1, k1t, k2), meta
 
 
 def test_prepare_launched_every_varlen_call():
     (k0, _, _, _), _ = _launches(512, 64)
     assert k0.name == "attention_prepare" and bool(np.all(k0.where))
-    (k0, _, _, _), _ = FA3.fa3(1.0, 1.0, 4096.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, varlen=False)
+    (k0, _, _, _), _ = _launches(1, 4096, varlen=False)
     assert not bool(np.any(k0.where))
 
 
@@ -32,6 +37,9 @@ def test_binary_kinds_scheduler_loads_and_prepare_steps():
     assert k0.kind == "attn_prepare_fa3" and k1.kind == "attn_fa3_persist"
     # 64 tiles on 132 SMs: one tile per CTA, its page walk (3 loads) + the scheduler's atomicAdd and group read (2)
     assert float(np.asarray(k1.prologue_loads)[0]) == FA3.FA3_PROLOGUE_LOADS + FA3.FA3_SCHED_LOADS
+    # fp8: its own kind and hopper/'s 128 x 160 tile
+    (_, k8, _, _), meta8 = _launches(8, 64, kvb=1.0)
+    assert k8.kind == "attn_fa3_persist_fp8kv" and meta8["kBlockN"][0] == FA3.FA3_FP8_PAGED_TILE_N
     # more than 31 requests: the scheduler also walks past groups of 31 requests
     assert FA3.scheduler_loads(512.0, 8.0, 132)[()] > FA3.FA3_SCHED_LOADS
     # prepare: 1 load + log2(NumWarps) merge passes, NumWarps = ceil(B / 31) to a power of 2, at most 32
@@ -49,8 +57,17 @@ def test_last_partial_round_is_its_own_row_with_its_share_of_the_bytes():
     total = float(np.asarray(k1.bytes_read)[0]) + float(np.asarray(k1t.bytes_read)[0])
     assert abs(float(np.asarray(k1t.bytes_read)[0]) / total - 12 / 144) < 1e-12
     # num_splits = 1 forced: no split, no last round at 48 tiles, no combine
-    (_, _, k1t, k2), meta = FA3.fa3(6.0, 1.0, 8192.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, num_splits=1.0)
+    (_, _, k1t, k2), meta = _launches(6, 8192, num_splits=1.0)
     assert meta["splits"] == 1 and not bool(np.any(k1t.where)) and not bool(np.any(k2.where))
+
+
+def test_later_tiles_of_a_cta_are_waves_of_one_tile():
+    # batch 512 x 64 tokens: 4096 one-block tiles, 31 full rounds of 132: 31 waves of one tile each, the first tile's
+    # prologue loads once (emit multiplies by the waves)
+    (_, k1, _, _), _ = _launches(512, 64)
+    assert float(np.asarray(k1.ctas)[0]) == 31 * 132 and float(np.asarray(k1.serial_iters)[0]) == 1.0
+    assert abs(float(np.asarray(k1.prologue_loads)[0]) * 31 - float(FA3.FA3_PROLOGUE_LOADS
+                                                                     + FA3.scheduler_loads(512.0, 8.0, 132))) < 1e-9
 
 
 def test_blind_grid_2_is_new_and_both_prices_cover_it():

@@ -12,7 +12,8 @@ Timing: the lab harness's CUDA-graph timer (harness.time_graph, as measure_fa4cu
 pool per dtype far larger than L2; call i reads through page table i % R, R copies so that R x the K/V bytes >=
 128 MiB: every call reads its cache from HBM.
 
-    python3 measure_fa3_binary.py --pkg DIR --out DIR [--budget-s 200] [--smoke] [--grid first|blind|blind2]
+    python3 measure_fa3_binary.py --pkg DIR --out DIR [--budget-s 200] [--smoke] [--grid first|blind|blind2|blind3]
+        [--stride K]
 
 `shapes()` is importable without torch: lab/kernels/predict_fa3_binary.py prices the same list before the run.
 """
@@ -26,13 +27,13 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 3   # 2: --grid blind; 3: --grid blind2
+SCRIPT_VERSION = 4   # 2: --grid blind; 3: --grid blind2; 4: --grid blind3, --stride
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 CUTLASS_COMMIT = "7127592069c2fe01b041e174ba4345ef9b279671"
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: heads (query, KV) per GPU: Llama-3.1-8B, Qwen2.5-14B (40/8), Qwen2.5-7B (28/4), at tensor parallel 1 and 2
 HEADS = {"llama8b": (32, 8), "llama8b_tp2": (16, 4), "qwen14b": (40, 8), "qwen14b_tp2": (20, 4),
-         "qwen7b": (28, 4), "qwen7b_tp2": (14, 2)}
+         "qwen7b": (28, 4), "qwen7b_tp2": (14, 2), "llama70b_tp8": (8, 1)}
 MAX_TOKENS_X_HKV = 8 << 22      # B x T x Hkv <= 32 Mi: K + V of one shape <= 16 GiB in bf16
 
 
@@ -148,6 +149,52 @@ def blind2_shapes() -> list[dict]:
     return out
 
 
+def blind3_shapes() -> list[dict]:
+    """Blind grid 3 (script version 4): shapes in none of the earlier grids (shapes(), blind_shapes(), blind2_shapes()),
+    priced with main's model and the model with the binary's own streaming rate, per-block times and per-tile turnover
+    before they are measured: short contexts at batch 24-640 (several one-block tiles per CTA), tiny calls, middle and
+    long contexts at small and large batch, verification q 2-6, fp8, page 64, the GQA of Llama-3.1-8B (32/8),
+    Llama-3.1-70B at tensor parallel 8 (8/1) and Qwen2.5 (28/4, 40/8)."""
+    out = []
+
+    def add(model, bts, q=1, page=16, dtype="bf16", tag=""):
+        hq, hkv = HEADS[model]
+        for b, t in bts:
+            out.append(dict(family="fa3", kernel="fa3_hopper", model=model, heads=hq, kv_heads=hkv, head_dim=128,
+                            dtype=dtype, batch=b, q_rows=q, context=t, page_size=page, causal=int(q > 1),
+                            num_splits=0, tag=tag))
+
+    add("llama8b", [(24, 72), (80, 56), (208, 40), (352, 88), (416, 24), (640, 48)], tag="d_short")
+    add("qwen7b", [(120, 80), (400, 36)], tag="d_short")
+    add("llama70b_tp8", [(512, 96), (1024, 64), (256, 232)], tag="d_short")
+    add("qwen14b", [(272, 60)], tag="d_short")
+    add("llama8b", [(3, 40), (7, 180)], tag="d_tiny")
+    add("llama70b_tp8", [(2, 150), (8, 56)], tag="d_tiny")
+    add("qwen7b", [(5, 240)], tag="d_tiny")
+    add("llama8b", [(20, 1536), (48, 5000), (112, 2500)], tag="d_middle")
+    add("llama70b_tp8", [(16, 3500), (96, 6000), (300, 1800)], tag="d_middle")
+    add("qwen14b", [(36, 4000)], tag="d_middle")
+    add("qwen7b", [(80, 2200)], tag="d_middle")
+    add("llama8b", [(1, 90000), (3, 40000), (14, 20000)], tag="d_long")
+    add("llama70b_tp8", [(1, 100000), (4, 60000), (10, 30000)], tag="d_long")
+    add("qwen7b", [(2, 28000)], tag="d_long")
+    add("qwen14b", [(5, 45000)], tag="d_long")
+    add("llama8b", [(3, 6000), (48, 500)], q=2, tag="d_verify")
+    add("llama8b", [(12, 3000), (160, 200)], q=4, tag="d_verify")
+    add("llama70b_tp8", [(64, 2000), (6, 20000)], q=3, tag="d_verify")
+    add("qwen7b", [(40, 900)], q=6, tag="d_verify")
+    add("llama70b_tp8", [(200, 300)], q=5, tag="d_verify")
+    add("llama8b", [(16, 160), (384, 64), (6, 24000), (80, 3500)], dtype="e4m3", tag="d_fp8")
+    add("llama70b_tp8", [(128, 1200), (2, 70000)], dtype="e4m3", tag="d_fp8")
+    add("qwen7b", [(240, 640)], dtype="e4m3", tag="d_fp8")
+    add("llama8b", [(24, 2000)], q=3, dtype="e4m3", tag="d_fp8")
+    add("llama8b", [(2, 52000), (40, 3000), (300, 128)], page=64, tag="d_page64")
+    add("llama70b_tp8", [(160, 1500), (12, 16000)], page=64, tag="d_page64")
+    add("qwen7b", [(96, 400)], q=2, page=64, tag="d_page64")
+    add("llama8b", [(48, 1000)], q=1, page=64, dtype="e4m3", tag="d_page64")
+    return out
+
+
 def copies_for(nbytes: float) -> int:
     return int(max(1, min(16, math.ceil((128 << 20) / max(nbytes, 1.0)))))
 
@@ -162,7 +209,8 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("first", "blind", "blind2"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind", "blind2", "blind3"), default="first")
+    ap.add_argument("--stride", type=int, default=1, help="measure every STRIDE-th shape of the grid (a repeat)")
     ap.add_argument("--pkg", required=True, help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     args = ap.parse_args()
     t0 = time.time()
@@ -258,7 +306,8 @@ def main() -> None:
 
         return fn, len(sets), check
 
-    pre = {"first": "fa3_binary", "blind": "fa3_binary_blind", "blind2": "fa3_binary_blind2"}[args.grid]
+    pre = {"first": "fa3_binary", "blind": "fa3_binary_blind", "blind2": "fa3_binary_blind2",
+           "blind3": "fa3_binary_blind3"}[args.grid]
     rows_path = os.path.join(args.out, pre + ".csv")
     grids_path = os.path.join(args.out, pre + "_grids.csv")
     fcsv = open(rows_path, "w", newline="")
@@ -268,7 +317,8 @@ def main() -> None:
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
-    shp = {"first": shapes, "blind": blind_shapes, "blind2": blind2_shapes}[args.grid]()
+    shp = {"first": shapes, "blind": blind_shapes, "blind2": blind2_shapes, "blind3": blind3_shapes}[args.grid]()
+    shp = shp[::max(args.stride, 1)]
     if args.smoke:
         shp = shp[:2] + [s for s in shp if s["dtype"] == "e4m3"][:1]
     done, fail = 0, 0

@@ -19,7 +19,11 @@ git archive into a temporary folder and imported there in a subprocess), into fa
 main's model at ea0997d, new = the persistent kernel's own kind, its scheduler loads and partial last round, the prepare
 kernel's own terms).
 
-    python lab/kernels/predict_fa3_binary.py [--grid blind --base 06e70f8 | --grid blind2 --base ea0997d]
+`--grid blind3` does the same for measure_fa3_binary.blind3_shapes() into fa3_binary_blind3_predictions.csv (base =
+main's model at 08cf44f, new = the binary's own streaming rate, per-block times of both builds and per-tile turnover).
+
+    python lab/kernels/predict_fa3_binary.py [--grid blind --base 06e70f8 | --grid blind2 --base ea0997d |
+                                              --grid blind3 --base 08cf44f]
 """
 from __future__ import annotations
 
@@ -62,6 +66,7 @@ def price(shapes: pd.DataFrame, which: str) -> np.ndarray:
 
 BLIND_OUT = ROOT / "hwmodels/calibration/data/production_attention/fa3_binary_blind_predictions.csv"
 BLIND2_OUT = ROOT / "hwmodels/calibration/data/production_attention/fa3_binary_blind2_predictions.csv"
+BLIND3_OUT = ROOT / "hwmodels/calibration/data/production_attention/fa3_binary_blind3_predictions.csv"
 
 
 def price_at(commit: str, shapes: pd.DataFrame) -> np.ndarray:
@@ -99,14 +104,14 @@ def main() -> None:
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", choices=("first", "blind", "blind2"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind", "blind2", "blind3"), default="first")
     ap.add_argument("--base", default="06e70f8", help="the commit whose model prices pred_base_us (--grid blind)")
     args = ap.parse_args()
-    if args.grid in ("blind", "blind2"):
+    if args.grid in ("blind", "blind2", "blind3"):
         base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        shp = M.blind_shapes() if args.grid == "blind" else M.blind2_shapes()
-        out = BLIND_OUT if args.grid == "blind" else BLIND2_OUT
+        shp = {"blind": M.blind_shapes, "blind2": M.blind2_shapes, "blind3": M.blind3_shapes}[args.grid]()
+        out = {"blind": BLIND_OUT, "blind2": BLIND2_OUT, "blind3": BLIND3_OUT}[args.grid]
         s = pd.DataFrame(shp)
         s["pred_new_us"] = np.round(price(s, "fa3"), 3)
         s["pred_base_us"] = np.round(price_at(base, s[list(shp[0])]), 3)

@@ -70,6 +70,19 @@ FA3_BATCH_PER_WARP = 31.0
 #: price the persistent kernel's partial last round of tiles after its full rounds (fa3: the binary's dynamic
 #: scheduler); False = every tile inside one bandwidth-bound body (the earlier rule)
 PERSIST_LAST_ROUND = True
+#: the persistent CTA's tiles as rounds on its SM's serial path (fa3: the binary): a CTA's tiles are CTA_ALONE waves of
+#: one tile each (hwmodels.roofline: each tile pays its fill, each tile after the CTA's first one turnover,
+#: cta_fixed[attn_fa3_persist]), the prologue's dependent loads once (the first tile's). hopper/ @ 0251105a
+#: mainloop_fwd_sm90_tma_gmma_ws.hpp load(): the producer waits on barrier_O (the consumers' epilogue of the previous
+#: tile, flash_fwd_kernel_sm90.h epilogue.store: O through shared memory, which V's stage reuses) before it loads the
+#: tile's V, and on QueryEmpty before its Q; so the previous tile's PV, softmax finalize and O store, then this tile's V
+#: load, run in sequence on the SM, while the next tile's seqused_k / page-table / K loads and the scheduler's
+#: prefetch_next_work (issued inside load()) run ahead of them. False = every tile's prologue loads added to the kernel
+#: (the earlier rule)
+PERSIST_TILE_WAVES = True
+#: kBlockN of the fp8 (e4m3) forward at head dim 128 with a page table read by cp.async (hopper/tile_size.h @ 0251105a
+#: tile_size_fwd_sm90, element_size 1: `headdim <= 128: {128, paged_kv_non_TMA ? 160 : ...}`); bf16 keeps 128
+FA3_FP8_PAGED_TILE_N = 160.0
 
 
 def scheduler_loads(B, tiles_per_request, sms):
@@ -114,7 +127,10 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                            for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
+    persist = kind == "attn_fa3"   # FA3's own hopper/ binary (measured); attn_fa4 keeps the stand-in's terms
     bm, bn = fa3_tile(d, paged_no_tma=True)
+    if persist and PERSIST_TILE_WAVES:   # the fp8 forward's own key tile (FA3_FP8_PAGED_TILE_N)
+        bn = np.where((kvb <= 1.0) & (d > 64) & (d <= 128), FA3_FP8_PAGED_TILE_N, bn)
     mblocks = ceil_div(q * G, bm)
     nblocks = ceil_div(T, bn)
     ns = np.broadcast_to(np.asarray(num_splits, dtype=np.float64), B.shape)
@@ -125,7 +141,6 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     per_cta_tiles = ceil_div(tiles, sms)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
     split = S > 1
-    persist = kind == "attn_fa3"   # FA3's own hopper/ binary (measured); attn_fa4 keeps the stand-in's terms
     main_kind = "attn_fa3_persist" if persist else kind
     tile_loads = FA3_PROLOGUE_LOADS + (scheduler_loads(B, Hkv * mblocks * S, sms) if persist else 0.0)
     fl = np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d)
@@ -139,12 +154,26 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     tail = persist & PERSIST_LAST_ROUND & (full >= 1.0) & (last > 0.0)
     head_share = np.where(tail, full * sms / tiles, 1.0)
     rounds = np.where(tail, full, per_cta_tiles)
-    k1 = Launch("attention", main_kind, np.full(B.shape, float(sms)), 1.0, rounds * ceil_div(nblocks, S),
-                tile_loads * rounds, fl * head_share, rd1 * head_share, wr1 * head_share)
-    # its CTAs' chains bound each of them (per-block latency); their bytes are priced at the device's full rate (ctas =
-    # the SMs: no linear-in-CTAs bandwidth share, which would double-count what the chain already holds)
-    k1t = Launch("attention_last_round", main_kind, np.full(B.shape, float(sms)), 1.0, ceil_div(nblocks, S), tile_loads,
-                 fl * (1.0 - head_share), rd1 * (1.0 - head_share), wr1 * (1.0 - head_share), where=tail)
+    mains = []
+    if persist and PERSIST_TILE_WAVES:   # a CTA's tiles as waves of one tile (PERSIST_TILE_WAVES): `rounds` x the SMs
+        # CTAs of one resident slot, each walking one tile's blocks; emit counts the prologue's loads once per wave, so
+        # a wave's share (the first tile's loads / rounds) makes them one tile's. The fp8 build is its own kind
+        fp8 = kvb <= 1.0
+        for k_, on in ((main_kind, ~fp8), (main_kind + "_fp8kv", fp8)):
+            mains.append(Launch("attention", k_, float(sms) * rounds, 1.0, ceil_div(nblocks, S),
+                                tile_loads / np.maximum(rounds, 1.0), fl * head_share, rd1 * head_share,
+                                wr1 * head_share, where=on))
+            # its CTAs' chains bound each of them (per-block latency); their bytes are priced at the device's full rate
+            # (ctas = the SMs: no linear-in-CTAs bandwidth share, which would double-count what the chain holds)
+            mains.append(Launch("attention_last_round", k_, np.full(B.shape, float(sms)), 1.0, ceil_div(nblocks, S),
+                                tile_loads, fl * (1.0 - head_share), rd1 * (1.0 - head_share),
+                                wr1 * (1.0 - head_share), where=tail & on))
+    else:
+        mains.append(Launch("attention", main_kind, np.full(B.shape, float(sms)), 1.0, rounds * ceil_div(nblocks, S),
+                            tile_loads * rounds, fl * head_share, rd1 * head_share, wr1 * head_share))
+        mains.append(Launch("attention_last_round", main_kind, np.full(B.shape, float(sms)), 1.0, ceil_div(nblocks, S),
+                            tile_loads, fl * (1.0 - head_share), rd1 * (1.0 - head_share), wr1 * (1.0 - head_share),
+                            where=tail))
     rd, wr = combine_io(B * q * Hq, S, d)
     # the combine kernel runs whenever the split bound (params.num_splits) is > 1 (flash_api.cpp mha_fwd: `if
     # (params.num_splits > 1) run_mha_fwd_combine`), also where the dynamic split leaves every request whole: then
@@ -163,7 +192,7 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     # merge sort's passes (prepare_steps); attn_fa4 (not measured): attn_combine_fa3's terms (ASSUMPTION)
     k0 = Launch("attention_prepare", "attn_prepare_fa3" if persist else "attn_combine_fa3", 1.0, 1.0, 1.0,
                 prepare_steps(B) if persist else 1.0, 0.0, 4.0 * B, 8.0 * B, where=np.asarray(varlen) & (B > 0))
-    return [k0, k1, k1t, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks, "split_bound": bound,
+    return [k0, *mains, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks, "split_bound": bound,
                                "last_round": np.where(tail, last, 0.0)}
 
 
