@@ -90,3 +90,27 @@ def test_blind_grid_2_is_new_and_both_prices_cover_it():
     assert len(pred.merge(b2[keys], on=keys)) == len(b2)
     assert pred["pred_new_us"].notna().all() and pred["pred_base_us"].notna().all()
     assert (pred["model_commit"] != pred["base_commit"]).all()
+
+
+def test_blind_grid_3_is_new_and_both_prices_cover_it():
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("m4", root / "lab/kernels/measure_fa3_binary.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    keys = ["model", "dtype", "batch", "q_rows", "context", "page_size"]
+    b3 = pd.DataFrame(m.blind3_shapes())
+    seen = pd.concat([pd.DataFrame(f()) for f in (m.shapes, m.blind_shapes, m.blind2_shapes)])[keys]
+    assert len(b3) == 56 and not len(b3[keys].merge(seen, on=keys))
+    from simulator.calibration import fit_production_attention as FP  # the installed package's data folder
+
+    pred = pd.read_csv(FP.DATA_DIR / "fa3_binary_blind3_predictions.csv")
+    assert len(pred.merge(b3[keys], on=keys)) == len(b3)
+    assert pred["pred_new_us"].notna().all() and pred["pred_base_us"].notna().all()
+    assert (pred["model_commit"] != pred["base_commit"]).all()
+    # the fit rows are the three earlier grids, never blind grid 3
+    assert FP.FA3_BINARY_GRIDS == ("first", "blind1", "blind2")

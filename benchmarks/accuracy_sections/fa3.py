@@ -11,7 +11,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from . import fa3_binary, fa3_binary2
+from . import fa3_binary, fa3_binary2, fa3_binary3
 from .attention import context, first_look_line
 
 
@@ -85,6 +85,7 @@ def _fa3(FP, hw, fmt) -> None:
     _fa3_blind(FP, hw, fmt)
     fa3_binary.fa3_binary(fmt)
     fa3_binary2.fa3_binary2(fmt)
+    fa3_binary3.fa3_binary3(fmt)
     missed = t[t["goal"] == "MISSED"]
     if (missed["ctx_regime"] == "short (<=256)").any():
         print(f"  missed: fa3 short (<=256): {FA3_DIAGNOSIS['short (<=256)']}")

@@ -65,4 +65,4 @@ def fa3_binary2(fmt) -> None:
     BOARD.add("fa3", "blind", "FA3 binary blind grid 2, main's model", b["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
     BOARD.add("fa3", "blind", "FA3 binary blind grid 2, persistent kind + prepare terms", b["new_err_pct"],
-              int((t["new_goal"] == "met").sum()), len(t), standing=True)
+              int((t["new_goal"] == "met").sum()), len(t))

@@ -1,6 +1,6 @@
 """FlashAttention-3 (Hopper) and FlashAttention-4 (Blackwell) paged decode / verification as they launch them
-(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; the FA3 binary itself was not run: no
-build for torch 2.11 / CUDA 13). attn_fa3's rates are MEASURED through a stand-in, FA4-CuTe's sm_90 forward
+(Dao-AILab/flash-attention, commit 0251105a2fb19d2957484b7f023cd8c115286ced; FA3's own hopper/ binary, built from that
+commit, is measured too: its kinds below). attn_fa3's rates are MEASURED through a stand-in, FA4-CuTe's sm_90 forward
 (flash-attn-4 4.0.0b36, `fa4cute_sm90` below: hopper/'s 128 x 128 paged tiles, stages and warpgroups, but no split-KV,
 no combine and no persistent scheduler on sm_90); FA3's split plan, scheduler and combine keep their structure from
 the source (data/attention_families.yaml `fa3.stand_in`).
@@ -28,12 +28,13 @@ fa3  hopper/flash_api.cpp (get_num_splits, get_pack_gqa, get_pagedkv_tma), hoppe
     borrows FlashInfer's merge terms. The persistent launch is one wave (hwmodels.roofline CTA_ALONE: no CTA turnover,
     one pipeline fill).
     FA3's own binary (kind attn_fa3, measured: fa3_binary_*.csv): the main kernel is its own kind attn_fa3_persist
-    (attn_fa3's per-block rate and latency; its fixed time and per-load latency fitted on the binary's named rows,
-    fit_production_attention.fit_fa3_binary); each tile adds the persistent scheduler's dependent loads
-    (scheduler_loads: the tile counter's atomicAdd, the tile's batch-group read, the groups of 31 requests walked
-    past); a partial last round of tiles is its own op row after the full rounds (PERSIST_LAST_ROUND); the prepare
-    kernel is its own kind attn_prepare_fa3 (prepare_steps: a load and the merge sort's passes, fitted on the
-    kernel's own records).
+    (attn_fa3_persist_fp8kv for fp8: hopper/'s 128 x 160 fp8 paged tile, FA3_FP8_PAGED_TILE_N); a CTA's tiles are
+    waves of one tile on its SM (PERSIST_TILE_WAVES: a fill per tile, a turnover per later tile, the first tile's
+    prologue loads once: the page walk + the persistent scheduler's loads, scheduler_loads); its terms (fixed time,
+    prologue load, turnover, streaming rate, each build's per-block time) fitted on the binary's named rows
+    (fit_production_attention.fit_fa3_binary); a partial last round of tiles is its own op row after the full rounds
+    (PERSIST_LAST_ROUND); the prepare kernel is its own kind attn_prepare_fa3 (prepare_steps: a load and the merge
+    sort's passes, fitted on the kernel's own records).
 fa4  flash_attn/cute (CuTe-DSL, sm_100): the same packing and split rules (flash_attn/cute/interface.py reuses
     num_splits_heuristic) with 128 x 128 tiles and two Q tiles per CTA on tcgen05; modelled with fa3's structure
     (kind attn_fa4) and attn_fa3's rates (measured on Hopper): ASSUMPTION, no Blackwell device here.
