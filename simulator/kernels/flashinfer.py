@@ -565,9 +565,18 @@ FI_TC_LOAD_S = 0.3494e-6
 #: 16-row tiles' slope grows to 2.8x at 132 CTAs (the launch's HBM traffic, which the kind's memory term prices)
 FI_TC_TILE_RATE_SM = 263.8e9
 FI_TC_WARP_MMA_FLOPS = 0.8524e12
+#: True = the bf16 tile chain's MMAs are shared by the CTAs resident on the busiest SM: a CTA with k - 1 neighbours
+#: issues its tile's MMAs at 1 / k of the rate the one-CTA scan measured (the fitted per-warp rate x 4 warps = 3.4
+#: TFLOP/s per SM, 450 TFLOP/s over 132 SMs: the m16n8k16 mma.sync rate of one SM's four schedulers, which the
+#: two co-resident CTAs' eight warps then share, two per scheduler: prefill.cuh compute_qk / compute_sfm_v issue
+#: one MMA stream per warp, and the plan sizes the launch for 2 CTAs per SM, PrefillPlan). k = min(slots, ceil(CTAs /
+#: SMs)), the fp8 kind's column share (fi_tc share8) applied to the bf16 MMAs; the waited K / V loads are a CTA's own
+#: latency and stay unshared. False = every CTA at the one-CTA rate (the model before)
+FI_TC_MMA_SHARED = True
+FI_TC_MMA_SHARE_EXPOSED = 0.9
 
 
-def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
+def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
     """Chain steps (in FI_TC_LOAD_S units) of a bf16 K/V CTA of the FA2 prefill kernel walking `iters` K/V tiles
     (FI_TC_BF16_TILE_WAITS; prefill.cuh @ FI_COMMIT BatchPrefillWithPagedKVCacheDevice). The kernel keeps ONE shared-
     memory stage of K and one of V: tile i + 1's K is issued after tile i's q.k and softmax (page_produce_kv, commit)
@@ -595,6 +604,8 @@ def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
     load = 1.0 + tile_kv * np.asarray(d) * np.asarray(kvb) / (FI_TC_TILE_RATE_SM * FI_TC_LOAD_S)
     blocks = ctq / (16.0 * np.where(ctq > 16, 4.0, 1.0)) * fa2_fp8_frags(ctq, tile_kv)
     mma = blocks * 4.0 * 16.0 * 16.0 * np.asarray(d) / FI_TC_WARP_MMA_FLOPS / FI_TC_LOAD_S
+    if FI_TC_MMA_SHARED:   # the busiest SM's k CTAs share its MMA issue (FI_TC_MMA_SHARED)
+        mma = mma * (1.0 + FI_TC_MMA_SHARE_EXPOSED * (np.maximum(np.asarray(k_sm, dtype=np.float64), 1.0) - 1.0))
     return np.maximum(iters - 1.0, 0.0) * (2.0 * load + mma)
 
 
@@ -638,7 +649,7 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     share8 = k_sm / per_sm
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb)
+            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm)
             out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
