@@ -35,7 +35,8 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     64 rows, 4 at 128 rows, x k / slots for a CTA that shares its SM with k - 1 others (the columns' conversion work
     is issued by the SM's schedulers for all of them; a lone CTA of a one-wave launch takes half a full SM's time).
     bf16 K/V (FI_TC_BF16_TILE_WAITS, fi_tc_bf16_steps): every tile after a CTA's first waits on its K and its V load
-    (one shared-memory stage each) and issues its MMAs on the CTA's chain, in dependent-load units.
+    (one shared-memory stage each) and issues its MMAs on the CTA's chain, in dependent-load units; the MMAs at 1 / k
+    of the one-CTA rate when k CTAs share the busiest SM (FI_TC_MMA_SHARED, the exposed share fitted).
     Both kinds' CTAs carry a fitted serial time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8
     kind's fit rows, the bf16 kind takes it: the CTA outside the K/V loop is the same code, fit_production_attention
     CTA_SERIAL_FROM).
@@ -573,6 +574,13 @@ FI_TC_WARP_MMA_FLOPS = 0.8524e12
 #: SMs)), the fp8 kind's column share (fi_tc share8) applied to the bf16 MMAs; the waited K / V loads are a CTA's own
 #: latency and stay unshared. False = every CTA at the one-CTA rate (the model before)
 FI_TC_MMA_SHARED = True
+#: the share of the added MMA time (k - 1 neighbours' MMAs) that lands on the CTA's chain, the rest overlapping the
+#: neighbours' waited loads: step = 2 x load + mma x (1 + share x (k - 1)). FITTED (lab/kernels/fit_fi_tc_mma_share.py,
+#: the smallest rms log error in 0.05 steps) on NAMED fit rows: the bf16 fi_verify rows at batch >= 32 of the
+#: fresh_fi2, fresh_fi3 and fi_tc_blind12 grids (34 rows, contexts 20-1200, 2 CTAs per SM; looked at before, as
+#: earlier blind tests). Tested on the thirteenth tensor-core blind grid (48 fi_verify shapes, priced and committed
+#: before measuring): |error| median / p90 3.9 / 13.2 % against main's 7.6 / 15.4 %, bf16 short contexts at batch
+#: 44-170 11.3 -> 4.9 %, at 264-400 7.2 -> 3.5 % (benchmarks/accuracy_sections/fi_tc_grid13.py)
 FI_TC_MMA_SHARE_EXPOSED = 0.9
 
 
@@ -589,7 +597,8 @@ def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
     one warp's MMA rate (FI_TC_WARP_MMA_FLOPS): NUM_MMA_Q = CTA_TILE_Q / (16 x warps along Q), 1 at 16 and 64 rows, 2
     at 128; NUM_MMA_KV = fa2_fp8_frags, 2 at 16 rows (128-key tiles), 8 at 64, 4 at 128 (64-key tiles). A one-tile CTA
     adds nothing (its tile is in the per-wave time; the chain of a one-tile launch is 0, as it was at 0.005 us).
-    One step per tile when the rule is off.
+    One step per tile when the rule is off. `k_sm`: the CTAs on the launch's busiest SM (fi_tc's busiest_sm_ctas), whose
+    MMAs share its issue (FI_TC_MMA_SHARED: mma x (1 + FI_TC_MMA_SHARE_EXPOSED (k - 1))).
 
     The later waves' first tile: as in the CUDA-core decode kernel (hwmodels/roofline.py CHAIN_OVERLAP_WAVE_FILL), a CTA
     of a later wave issues nothing before its Q and first K / V stage land (griddepcontrol.wait, load_q_global_smem,
