@@ -195,7 +195,8 @@ def test_fa2_prefill_committed_fit_is_the_fit_of_the_committed_csv():
 
 def test_fp8_prefill_columns_shared_by_the_busiest_sms_ctas():
     # fp8 K/V: a CTA alone on its SM walks its fragment columns in half the full-residency time (k / slots, 2 slots);
-    # a launch with at least 2 CTAs per SM pays the whole column chain; bf16 tiles are not scaled
+    # a launch with at least 2 CTAs per SM pays the whole column chain; bf16 tiles share only their MMAs
+    # (FI_TC_MMA_SHARED, test_fa2_bf16_mmas_are_shared_by_the_busiest_sms_ctas)
     B = np.array([2.0, 400.0])
     for kvb, fp8 in ((1.0, True), (2.0, False)):
         launches, info = FI.fi_tc(B, 4.0, 72.0, 32.0, 8.0, 128.0, kvb, 16.0, SMS, SMEM)
@@ -207,7 +208,7 @@ def test_fp8_prefill_columns_shared_by_the_busiest_sms_ctas():
             assert np.allclose(ln.serial_iters, iters * frags * np.array([0.5, 1.0]))
         else:
             assert np.allclose(ln.serial_iters, FI.fi_tc_bf16_steps(iters, info["cta_tile_q"], info["cta_tile_kv"],
-                                                                     128.0, 2.0))
+                                                                     128.0, 2.0, info["busiest_sm_ctas"]))
 
 
 def test_pdl_hides_the_first_waves_pre_wait_loads_only_when_asked():
@@ -514,7 +515,7 @@ def test_fa2_fp8_chain_counts_each_warps_fragment_columns():
         assert l8[0].kind == "attn_fi_prefill_fp8kv" and float(l8[0].serial_iters) == float(iters8 * cols)
         i16_tiles = np.ceil(i16["chunk_tokens"] / i16["cta_tile_kv"])
         assert np.allclose(l16[0].serial_iters, FI.fi_tc_bf16_steps(i16_tiles, i16["cta_tile_q"], i16["cta_tile_kv"],
-                                                                   128.0, 2.0))
+                                                                   128.0, 2.0, i16["busiest_sm_ctas"]))
 
 
 def test_fa2_bf16_chain_is_the_later_tiles_waits_and_mmas(monkeypatch):
@@ -532,6 +533,29 @@ def test_fa2_bf16_chain_is_the_later_tiles_waits_and_mmas(monkeypatch):
     assert np.allclose(FI.fi_tc_bf16_steps(4.0, ctq, tile, 128.0, 2.0), 3.0 * one)
     monkeypatch.setattr(FI, "FI_TC_BF16_TILE_WAITS", False)
     assert np.allclose(FI.fi_tc_bf16_steps(3.0, ctq, tile, 128.0, 2.0), 3.0)
+
+
+def test_fa2_bf16_mmas_are_shared_by_the_busiest_sms_ctas(monkeypatch):
+    # FI_TC_MMA_SHARED: a CTA with k - 1 co-resident neighbours issues its tile's MMAs at 1 / k of the one-CTA rate, the
+    # exposed share FI_TC_MMA_SHARE_EXPOSED of the added time on its chain; the waited loads stay its own; k = 1 and
+    # one-tile CTAs as before; off = every CTA at the one-CTA rate
+    ctq = np.array([16.0, 64.0, 128.0])
+    tile, _, _, _ = FI.fa2_tile_kv(ctq, 128.0, 2.0, SMEM)
+    one = FI.fi_tc_bf16_steps(2.0, ctq, tile, 128.0, 2.0, 1.0)
+    two = FI.fi_tc_bf16_steps(2.0, ctq, tile, 128.0, 2.0, 2.0)
+    blocks = np.array([2.0, 8.0, 8.0])
+    mma = blocks * 4.0 * 16.0 * 16.0 * 128.0 / FI.FI_TC_WARP_MMA_FLOPS / FI.FI_TC_LOAD_S
+    assert FI.FI_TC_MMA_SHARED and 0.0 < FI.FI_TC_MMA_SHARE_EXPOSED <= 1.0
+    assert np.allclose(two - one, FI.FI_TC_MMA_SHARE_EXPOSED * mma)
+    assert np.allclose(FI.fi_tc_bf16_steps(1.0, ctq, tile, 128.0, 2.0, 2.0), 0.0)
+    # the launch passes its busiest SM's CTAs: Llama-3.1-8B heads, B 144 q 3 T 200 run 2 CTAs per SM
+    ln, info = FI.fi_tc(144.0, 3.0, 200.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert float(info["busiest_sm_ctas"]) == 2.0
+    tiles = np.ceil(info["chunk_tokens"] / info["cta_tile_kv"])
+    assert np.allclose(ln[0].serial_iters, FI.fi_tc_bf16_steps(tiles, info["cta_tile_q"], info["cta_tile_kv"], 128.0,
+                                                               2.0, 2.0))
+    monkeypatch.setattr(FI, "FI_TC_MMA_SHARED", False)
+    assert np.allclose(FI.fi_tc_bf16_steps(2.0, ctq, tile, 128.0, 2.0, 2.0), one)
 
 
 def test_fa2_bf16_tile_rates_are_the_scan_fit():
@@ -976,6 +1000,27 @@ def test_fi_decode_loaded_latency_and_merge_reloads():
     m1 = FI._merge(60.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, reloads=True)
     m1_off = FI._merge(60.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, reloads=False)
     assert np.all(m2.prologue_loads > m2_off.prologue_loads) and np.all(m1.prologue_loads == m1_off.prologue_loads)
+
+
+def test_fi_tc_blind13_grid_is_new_and_both_price_files_cover_it():
+    # the thirteenth tensor-core blind grid: no shape of it in another committed CSV; main's prices (08cf44f) and the
+    # shared-MMA model's, both committed before the measurement, cover all 48 shapes
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _campaign_script()
+    sh = pd.DataFrame([s for p in ("fi_verify", "fi_tc") for s in m.shapes(p, "fi_tc_blind13")])
+    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
+    for f in ("", "_08cf44f"):
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_fi_tc_blind13_predictions{f}.csv"))
+        assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 48 and p["pred_us"].gt(0).all()
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
+        if "blind13" in f.name or "_grids" in f.name:
+            continue
+        d = pd.read_csv(f)
+        if set(keys) <= set(d.columns):
+            assert not len(sh.merge(d[keys].drop_duplicates(), on=keys)), f.name
 
 
 def test_fi_tc_blind12_grid_is_new_and_both_price_files_cover_it():

@@ -61,6 +61,6 @@ def fi_tc_blind12(FP, hw, fmt) -> None:
         x = m[m["family"] == fam]
         tt = t[t["regime"].isin(set(x["regime"]))]
         BOARD.add(fam, "blind", "fi_tc blind grid 12, main model's committed prices", x["main_err_pct"],
-                  int((tt["main_goal"] == "met").sum()), len(tt), standing=True)   # main's model is the one shipped
+                  int((tt["main_goal"] == "met").sum()), len(tt), standing=fam == "fi_tc")   # fi_verify: grid 13
         BOARD.add(fam, "looked-at", "fi_tc blind grid 12, scanned tile rates", x["new_err_pct"],
                   int((tt["new_goal"] == "met").sum()), len(tt))

@@ -720,6 +720,48 @@ def fi_tc_blind12_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the thirteenth tensor-core BLIND grid (--grid fi_tc_blind13: fi_verify only), the test of the bf16 tile chain's shared
+#: MMA issue (simulator/kernels/flashinfer.py FI_TC_MMA_SHARED): verification (q 2-5) at short contexts 44-460 and
+#: batches 44-400 (several CTAs per SM, 1-7 KV tiles each), middle contexts 700-1600 at batches 10-44, bf16 and fp8 K/V,
+#: Llama-3.1-8B / Qwen2.5-7B heads and Llama-3.1-70B's at TP 2 / 4, + 7 controls from met regimes (small batch, middle
+#: large batch); every (heads, K/V, batch, q, context, page) in none of the committed CSVs' rows (checked when priced);
+#: B x q <= 800
+def fi_tc_blind13_shapes(part: str) -> list[dict]:
+    """The shapes of the thirteenth tensor-core blind grid, each with its regime label (`group`)."""
+    out = []
+    if part != "fi_verify":
+        return out
+
+    def add(group, model, kv, ts, bs, q):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * q <= FITB_MAX_ROWS_Q:
+                    out.append(dict(family=part, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=16, group=group))
+
+    add("verify bf16 short mid batch", "llama8b", "bf16", (44, 150, 330), (52, 112), q=3)
+    add("verify bf16 short mid batch", "llama8b", "bf16", (96, 236), (88, 150), q=5)
+    add("verify bf16 short mid batch", "qwen7b", "bf16", (64, 200), (72, 136), q=4)
+    add("verify bf16 short mid batch", "llama70b_tp2", "bf16", (120, 420), (170,), q=2)
+    add("verify bf16 short large batch", "llama8b", "bf16", (50, 180, 380), (300, 384), q=2)
+    add("verify bf16 short large batch", "llama8b", "bf16", (100, 240), (264,), q=3)
+    add("verify bf16 short large batch", "llama70b_tp4", "bf16", (90, 310), (400,), q=2)
+    add("verify bf16 middle mid batch", "llama8b", "bf16", (700, 1600), (12, 44), q=4)
+    add("verify bf16 middle mid batch", "llama70b_tp2", "bf16", (900,), (28,), q=3)
+    add("verify fp8 short mid / large batch", "llama8b", "fp8", (52, 210, 460), (44, 140), q=4)
+    add("verify fp8 short mid / large batch", "llama8b", "fp8", (88, 250), (320,), q=2)
+    add("verify fp8 middle mid batch", "llama8b", "fp8", (1300,), (10, 36), q=3)
+    add("control: verify short small batch", "llama8b", "bf16", (150,), (3,), q=4)
+    add("control: verify short small batch", "llama8b", "fp8", (90,), (6,), q=3)
+    add("control: verify middle small batch", "llama8b", "bf16", (2400,), (4,), q=4)
+    add("control: verify middle small batch", "qwen7b", "bf16", (1100,), (2,), q=2)
+    add("control: verify middle large batch", "llama8b", "bf16", (700,), (300,), q=2)
+    add("control: verify middle large batch", "llama8b", "fp8", (600,), (260,), q=3)
+    add("control: verify middle large batch", "llama70b_tp2", "bf16", (520,), (270,), q=2)
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -766,6 +808,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_tc_scan12_shapes(part)
     if grid == "fi_tc_blind12":
         return fi_tc_blind12_shapes(part)
+    if grid == "fi_tc_blind13":
+        return fi_tc_blind13_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -1152,7 +1196,7 @@ def main() -> None:
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
                                                                "fi_dec_blind8", "fi_tc_blind", "fi_tc_scan12",
-                                                               "fi_tc_blind12"))
+                                                               "fi_tc_blind12", "fi_tc_blind13"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)

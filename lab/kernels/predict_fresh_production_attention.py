@@ -69,6 +69,7 @@ OUT_FI_DEC_BLIND7 = OUT.with_name("production_attention_fi_dec_blind7_prediction
 OUT_FI_DEC_BLIND8 = OUT.with_name("production_attention_fi_dec_blind8_predictions.csv")
 OUT_FI_TC_BLIND = OUT.with_name("production_attention_fi_tc_blind_predictions.csv")
 OUT_FI_TC_BLIND12 = OUT.with_name("production_attention_fi_tc_blind12_predictions.csv")
+OUT_FI_TC_BLIND13 = OUT.with_name("production_attention_fi_tc_blind13_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -83,7 +84,7 @@ def main() -> None:
                                                         "fi_dec_blind", "fi_dec_blind2", "fi_dec_blind3",
                                                         "fi_dec_blind4", "fi_dec_blind5", "fi_dec_blind6",
                                                         "fi_dec_blind7", "fi_dec_blind8", "fi_tc_blind",
-                                                        "fi_tc_blind12"))
+                                                        "fi_tc_blind12", "fi_tc_blind13"))
     ap.add_argument("--graph-placement", action="store_true",
                     help="price the CUDA-core decode call with the CUDA-graph grids' probed placement on "
                          "(simulator/kernels/flashinfer.py FI_GRAPH_PLACEMENT)")
@@ -128,7 +129,8 @@ def main() -> None:
                                 "fi_dec_blind3": OUT_FI_DEC_BLIND3, "fi_dec_blind4": OUT_FI_DEC_BLIND4,
                                 "fi_dec_blind5": OUT_FI_DEC_BLIND5, "fi_dec_blind6": OUT_FI_DEC_BLIND6,
                                 "fi_dec_blind7": OUT_FI_DEC_BLIND7, "fi_dec_blind8": OUT_FI_DEC_BLIND8,
-                                "fi_tc_blind": OUT_FI_TC_BLIND, "fi_tc_blind12": OUT_FI_TC_BLIND12}[args.grid])
+                                "fi_tc_blind": OUT_FI_TC_BLIND, "fi_tc_blind12": OUT_FI_TC_BLIND12,
+                                "fi_tc_blind13": OUT_FI_TC_BLIND13}[args.grid])
     if args.graph_placement:
         from simulator.kernels import flashinfer as FIg
         if not hasattr(FIg, "FI_GRAPH_PLACEMENT"):

@@ -35,7 +35,8 @@ fi_tc  the tensor-core path: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores
     64 rows, 4 at 128 rows, x k / slots for a CTA that shares its SM with k - 1 others (the columns' conversion work
     is issued by the SM's schedulers for all of them; a lone CTA of a one-wave launch takes half a full SM's time).
     bf16 K/V (FI_TC_BF16_TILE_WAITS, fi_tc_bf16_steps): every tile after a CTA's first waits on its K and its V load
-    (one shared-memory stage each) and issues its MMAs on the CTA's chain, in dependent-load units.
+    (one shared-memory stage each) and issues its MMAs on the CTA's chain, in dependent-load units; the MMAs at 1 / k
+    of the one-CTA rate when k CTAs share the busiest SM (FI_TC_MMA_SHARED, the exposed share fitted).
     Both kinds' CTAs carry a fitted serial time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8
     kind's fit rows, the bf16 kind takes it: the CTA outside the K/V loop is the same code, fit_production_attention
     CTA_SERIAL_FROM).
@@ -565,9 +566,25 @@ FI_TC_LOAD_S = 0.3494e-6
 #: 16-row tiles' slope grows to 2.8x at 132 CTAs (the launch's HBM traffic, which the kind's memory term prices)
 FI_TC_TILE_RATE_SM = 263.8e9
 FI_TC_WARP_MMA_FLOPS = 0.8524e12
+#: True = the bf16 tile chain's MMAs are shared by the CTAs resident on the busiest SM: a CTA with k - 1 neighbours
+#: issues its tile's MMAs at 1 / k of the rate the one-CTA scan measured (the fitted per-warp rate x 4 warps = 3.4
+#: TFLOP/s per SM, 450 TFLOP/s over 132 SMs: the m16n8k16 mma.sync rate of one SM's four schedulers, which the
+#: two co-resident CTAs' eight warps then share, two per scheduler: prefill.cuh compute_qk / compute_sfm_v issue
+#: one MMA stream per warp, and the plan sizes the launch for 2 CTAs per SM, PrefillPlan). k = min(slots, ceil(CTAs /
+#: SMs)), the fp8 kind's column share (fi_tc share8) applied to the bf16 MMAs; the waited K / V loads are a CTA's own
+#: latency and stay unshared. False = every CTA at the one-CTA rate (the model before)
+FI_TC_MMA_SHARED = True
+#: the share of the added MMA time (k - 1 neighbours' MMAs) that lands on the CTA's chain, the rest overlapping the
+#: neighbours' waited loads: step = 2 x load + mma x (1 + share x (k - 1)). FITTED (lab/kernels/fit_fi_tc_mma_share.py,
+#: the smallest rms log error in 0.05 steps) on NAMED fit rows: the bf16 fi_verify rows at batch >= 32 of the
+#: fresh_fi2, fresh_fi3 and fi_tc_blind12 grids (34 rows, contexts 20-1200, 2 CTAs per SM; looked at before, as
+#: earlier blind tests). Tested on the thirteenth tensor-core blind grid (48 fi_verify shapes, priced and committed
+#: before measuring): |error| median / p90 3.9 / 13.2 % against main's 7.6 / 15.4 %, bf16 short contexts at batch
+#: 44-170 11.3 -> 4.9 %, at 264-400 7.2 -> 3.5 % (benchmarks/accuracy_sections/fi_tc_grid13.py)
+FI_TC_MMA_SHARE_EXPOSED = 0.9
 
 
-def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
+def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
     """Chain steps (in FI_TC_LOAD_S units) of a bf16 K/V CTA of the FA2 prefill kernel walking `iters` K/V tiles
     (FI_TC_BF16_TILE_WAITS; prefill.cuh @ FI_COMMIT BatchPrefillWithPagedKVCacheDevice). The kernel keeps ONE shared-
     memory stage of K and one of V: tile i + 1's K is issued after tile i's q.k and softmax (page_produce_kv, commit)
@@ -580,7 +597,8 @@ def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
     one warp's MMA rate (FI_TC_WARP_MMA_FLOPS): NUM_MMA_Q = CTA_TILE_Q / (16 x warps along Q), 1 at 16 and 64 rows, 2
     at 128; NUM_MMA_KV = fa2_fp8_frags, 2 at 16 rows (128-key tiles), 8 at 64, 4 at 128 (64-key tiles). A one-tile CTA
     adds nothing (its tile is in the per-wave time; the chain of a one-tile launch is 0, as it was at 0.005 us).
-    One step per tile when the rule is off.
+    One step per tile when the rule is off. `k_sm`: the CTAs on the launch's busiest SM (fi_tc's busiest_sm_ctas), whose
+    MMAs share its issue (FI_TC_MMA_SHARED: mma x (1 + FI_TC_MMA_SHARE_EXPOSED (k - 1))).
 
     The later waves' first tile: as in the CUDA-core decode kernel (hwmodels/roofline.py CHAIN_OVERLAP_WAVE_FILL), a CTA
     of a later wave issues nothing before its Q and first K / V stage land (griddepcontrol.wait, load_q_global_smem,
@@ -595,6 +613,8 @@ def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb):
     load = 1.0 + tile_kv * np.asarray(d) * np.asarray(kvb) / (FI_TC_TILE_RATE_SM * FI_TC_LOAD_S)
     blocks = ctq / (16.0 * np.where(ctq > 16, 4.0, 1.0)) * fa2_fp8_frags(ctq, tile_kv)
     mma = blocks * 4.0 * 16.0 * 16.0 * np.asarray(d) / FI_TC_WARP_MMA_FLOPS / FI_TC_LOAD_S
+    if FI_TC_MMA_SHARED:   # the busiest SM's k CTAs share its MMA issue (FI_TC_MMA_SHARED)
+        mma = mma * (1.0 + FI_TC_MMA_SHARE_EXPOSED * (np.maximum(np.asarray(k_sm, dtype=np.float64), 1.0) - 1.0))
     return np.maximum(iters - 1.0, 0.0) * (2.0 * load + mma)
 
 
@@ -638,7 +658,7 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     share8 = k_sm / per_sm
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb)
+            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm)
             out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))

@@ -1,0 +1,58 @@
+"""The tensor-core (FA2 prefill) kernel's thirteenth blind grid: FlashInfer verification rows (fi_verify) at short
+contexts with several CTAs per SM, the test of the bf16 tile chain's shared MMA issue (simulator/kernels/flashinfer.py
+FI_TC_MMA_SHARED, its exposed share FI_TC_MMA_SHARE_EXPOSED fitted on named rows of three earlier grids).
+
+The grid (lab/kernels/measure_production_attention.py --grid fi_tc_blind13) was priced by main's model (08cf44f) and by
+the shared-MMA model (6f7773a) and both price files were committed before it was measured.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.calibration.scoreboard import BOARD, models_table
+
+#: (the shared-MMA model's prices, main's prices, the measured blind grid); both price files committed before measuring
+FI_TC_BLIND13 = ("production_attention_fi_tc_blind13_predictions.csv",
+                 "production_attention_fi_tc_blind13_predictions_08cf44f.csv",
+                 "production_attention_fi_tc_blind13_nvidia*.csv")
+
+
+def fi_tc_blind13(FP, hw, fmt) -> None:
+    """Print the thirteenth blind grid's per-regime |error| of main's and the shared-MMA model's committed prices and of
+    the committed fitted file (now), per shape group and per standard regime; add the board rows (the shared-MMA model
+    ships: its row is fi_verify's STANDING row)."""
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = FI_TC_BLIND13
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_TC BLIND GRID 13: not measured yet ({before} holds main's prices)")
+        return
+    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
+    grp = pd.read_csv(FP.DATA_DIR / before)[keys + ["group"]]
+    m = m.merge(grp, on=keys, how="left")
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    m["regime"] = m["kv"] + " " + m["ctx_regime"] + " " + m["batch_regime"]
+    print(f"\nFI_TC BLIND GRID 13 (FlashInfer verification, q 2-5, at short contexts 44-460 x batch 44-400 and middle "
+          f"contexts at batch 10-44, + 7 controls; {len(m)} shapes of {m.attrs.get('timed_of', len(m))} timed, {name}): "
+          f"BLIND: main = the model at 08cf44f ({before}), new = the bf16 tile chain's MMAs shared by the busiest SM's "
+          f"co-resident CTAs (model {str(m['model_commit'].iloc[0])[:7]}, {pred}), both committed before measuring; "
+          "now = the committed fitted file")
+    labels = ["main", "new", "now"]
+    g = models_table(m.assign(regime=m["group"]), ("regime",), labels, labels)
+    print("per shape group:")
+    print(g.to_string(**fmt))
+    t = models_table(m, ("regime",), labels, labels)
+    print("per regime:")
+    print(t.to_string(**fmt))
+    for lab in labels:
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    for lab, desc in (("main", "main model's committed prices"), ("new", "shared-MMA model's committed prices")):
+        BOARD.add("fi_verify", "blind", f"fi_tc blind grid 13, {desc}", m[f"{lab}_err_pct"],
+                  int((t[f"{lab}_goal"] == "met").sum()), len(t), standing=lab == "new")   # the new model ships
