@@ -1204,3 +1204,27 @@ def grid12_accuracy(by_dist: bool = False) -> pd.DataFrame:
     (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
     return _grid_accuracy(measured12(), 12, groups, (("pred_us", "new"),), "new", by_dist)
+
+
+# --- the co-resident share of the kind's 512-thread CTAs (topk_trtllm.PAIR_SHARES), fitted on a named scan ---
+#: the named fit rows of topk_trtllm.PAIR_SHARES, measured in their own device call (a scan where one variable moves:
+#: the 512-thread CTAs an SM runs over the launch, ctas_per_sm): the decode dispatch's single CTAs (topKPerRowDecode<512>,
+#: 47 registers: two resident per SM) and the prefill entry's (topKPerRowPrefill<512>, 51) at fixed row lengths 55K /
+#: 120K / 250K with 132 / 264 / 396 / 528 / 1020 rows (1, 2, 3, 4, 8 CTAs on the busiest SM; 1020 < 1024 rows keeps
+#: the decode CTAs 512-thread, useNarrowBlock), and 512-thread split launches (topKPerRowDecodeFused<512>, 64
+#: registers; slices < 30,000 scores) of 32-63 rows x 200K-290K (3-5 CTAs per SM); recorded and gaussian scores
+#: (kernel, dist, rows, n)
+_SCAN_SINGLE = ([("recorded", r, n) for n in (55000, 120000, 250000) for r in (132, 264, 396, 528, 1020)]
+                + [("gaussian", r, n) for n in (55000, 250000) for r in (132, 264, 528, 1020)])
+TRT_PAIR_FIT = ([("trt_topk", d, r, n) for d, r, n in _SCAN_SINGLE]
+                + [("trt_topk_pf", d, r, n) for d, r, n in _SCAN_SINGLE]
+                + [("trt_topk", "recorded", r, n) for n in (200000, 245000, 290000) for r in (32, 40, 48, 56, 63)]
+                + [("trt_topk", "gaussian", r, 260000) for r in (36, 52, 63)])
+PAIR_SCAN_SHAPES = "topk_engines_pairscan_shapes_2026-11-27.csv"
+PAIR_SCAN_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_pairscan.csv"
+
+
+def pair_scan_frame() -> pd.DataFrame:
+    """TRT_PAIR_FIT as a frame (F.SHAPE_KEYS: family, kernel, dist, rows, n, k), the device script's shape list."""
+    return pd.DataFrame([{"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048}
+                         for k, d, r, n in TRT_PAIR_FIT])
