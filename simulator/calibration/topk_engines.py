@@ -573,7 +573,7 @@ def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[
 
 def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
                    wide_round_cost: float | None = None, split_fixed: float | None = None,
-                   later_share: float | None = None) -> np.ndarray:
+                   later_share: float | None = None, pair_shares: dict | None = None) -> np.ndarray:
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
     the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
     kernel is CSV_KERNEL["trtllm_prefill"]) on the measurement's score rows (us, in-graph)."""
@@ -586,7 +586,8 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
         pf = kk == CSV_KERNEL["trtllm_prefill"]
         TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
                           samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
-                          wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share)
+                          wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share,
+                          pair_shares=pair_shares)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -1228,3 +1229,117 @@ def pair_scan_frame() -> pd.DataFrame:
     """TRT_PAIR_FIT as a frame (F.SHAPE_KEYS: family, kernel, dist, rows, n, k), the device script's shape list."""
     return pd.DataFrame([{"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048}
                          for k, d, r, n in TRT_PAIR_FIT])
+
+
+def pair_scan_measured() -> pd.DataFrame:
+    """TRT_PAIR_FIT's measured rows (the committed scan CSV), in TRT_PAIR_FIT's order."""
+    m = pd.read_csv(F.DATA_DIR / PAIR_SCAN_MEASURED)
+    t = pair_scan_frame().merge(m[F.SHAPE_KEYS + ["median_us"]], on=F.SHAPE_KEYS, how="left")
+    assert t["median_us"].notna().all() and len(t) == len(TRT_PAIR_FIT), len(t)
+    return t
+
+
+def fit_pair_shares(hw: HardwareSpec) -> dict:
+    """topk_trtllm.PAIR_SHARES (a co-resident 512-thread CTA's share of its sweep rounds and of its on-chip job, per
+    path: the single-CTA decode / prefill launches and the split launches) by least squares on log time over
+    TRT_PAIR_FIT's rows of that path (every other term fixed at its shipped value)."""
+    from scipy.optimize import least_squares
+
+    t0 = pair_scan_measured()
+    split = (TK.blocks_per_row(t0["rows"], t0["n"]) > 1) & (t0["kernel"] == CSV_KERNEL["trtllm"]).to_numpy()
+    out: dict = {}
+    for path, m in (("single", ~split), ("split", split)):
+        t = t0[m].reset_index(drop=True)
+        y = np.log(t["median_us"].to_numpy(float))
+
+        def res(x, t=t, y=y, path=path):
+            ps = {p: {"sweep": 0.0, "job": 0.0} for p in ("single", "split")}
+            ps[path] = {"sweep": float(x[0]), "job": float(x[1])}
+            return np.log(np.maximum(predict_trtllm(t, hw, pair_shares=ps), 1e-3)) - y
+        r = least_squares(res, [0.3, 0.8], bounds=([0.0, 0.0], [1.5, 1.5]), diff_step=0.02, xtol=1e-3)
+        out[f"pair_{path}_sweep_share"] = round(float(r.x[0]), 3)
+        out[f"pair_{path}_job_share"] = round(float(r.x[1]), 3)
+        out[f"pair_{path}_fit_rows"] = int(m.sum())
+        out[f"pair_{path}_rms_log_error"] = round(float(np.sqrt(np.mean(r.fun ** 2))), 4)
+    return out
+
+
+# --- the co-resident share fitted on TRT_PAIR_FIT (topk_trtllm.PAIR_SHARES), judged blind on GRID13 ---
+#: grid 13: TensorRT-LLM's decode dispatch with single 512-thread CTAs at 180-850 rows (2-7 CTAs per SM; long rows
+#: 75K-300K and mid rows 21K-48K), 512-thread split launches of 2-5 CTAs per SM (19-61 rows of 205K-280K), its prefill
+#: entry at long rows (> 64K: 600-2200 rows) and mid rows (controls), narrow 256-thread short rows and multi-wave
+#: 1024-thread split launches (controls of what the share does not move); recorded and gaussian scores; no (scores,
+#: rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of
+#: GRID13_SGL_CONTROLS are its controls
+GRID13_SINGLE512 = ([("recorded", r, n) for r, n in ((180, 75000), (300, 140000), (350, 42000), (450, 95000),
+                                                    (600, 200000), (700, 38000), (850, 160000), (240, 300000),
+                                                    (250, 25000), (420, 21000), (520, 33000))]
+                    + [("gaussian", r, n) for r, n in ((330, 85000), (760, 130000))])
+GRID13_SPLIT512 = ([("recorded", r, n) for r, n in ((19, 230000), (28, 275000), (34, 205000), (38, 255000),
+                                                   (45, 280000), (51, 225000), (61, 265000))]
+                   + [("gaussian", r, n) for r, n in ((26, 250000), (57, 215000))])
+GRID13_NARROW = ([("recorded", r, n) for r, n in ((900, 10500), (1500, 6600), (2500, 9200))]
+                 + [("gaussian", 1100, 7800)])
+GRID13_WIDE = [("recorded", 36, 530000), ("recorded", 90, 560000)]
+GRID13_PREFILL = ([("recorded", r, n) for r, n in ((700, 80000), (1100, 130000), (1800, 70000), (2200, 110000),
+                                                   (600, 210000), (800, 26000), (1250, 48000), (2000, 35000))]
+                  + [("gaussian", r, n) for r, n in ((1400, 90000), (1600, 20000))])
+GRID13 = GRID13_SINGLE512 + GRID13_SPLIT512 + GRID13_NARROW + GRID13_WIDE
+GRID13_SGL_CONTROLS = (("recorded", 45, 280000), ("recorded", 36, 530000), ("recorded", 450, 95000),
+                       ("recorded", 800, 26000), ("recorded", 1500, 6600), ("recorded", 2000, 35000))
+GRID13_PREDICTION = "topk_engines_grid13_prediction_2026-11-27.csv"
+GRID13_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid13.csv"
+
+
+def grid13_frame() -> pd.DataFrame:
+    """GRID13's rows: TensorRT-LLM's decode dispatch at GRID13's shapes, its prefill entry at GRID13_PREFILL's, SGLang
+    at GRID13_SGL_CONTROLS."""
+    t = frame(list(GRID13_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    pf = _trtllm_frame(GRID13_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([t, _trtllm_frame(GRID13), pf], ignore_index=True)
+
+
+def regime13(kernel, rows, n) -> np.ndarray:
+    """GRID13's regimes: single 512-thread decode CTAs at > 132 rows (long rows > 64K / mid rows), 512-thread split
+    launches of several CTAs per SM, the prefill entry at long rows (> 64K) and mid rows (16K-64K), narrow 256-thread
+    short rows, multi-wave 1024-thread split launches; SGLang's controls (long / short-mid rows)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    th = TK.block_threads(rows, n)
+    nb = TK.blocks_per_row(rows, n)
+    trt = np.where(pf, np.where(n > 65536, "prefill entry, long rows > 64K", "prefill entry, mid rows 16K-64K"),
+                   np.where(th > 512, "split, 1024-thread CTAs, several waves",
+                            np.where(th < 512, "narrow 256-thread CTAs, short rows",
+                                     np.where(nb > 1, "split, 512-thread CTAs, 2-5 per SM",
+                                              np.where(n > 65536, "single 512-thread CTAs, long rows > 64K",
+                                                       "single 512-thread CTAs, mid rows 21K-48K")))))
+    sg = np.where(n > 65536, "controls, long rows", "controls, short / mid rows")
+    return np.where(kernel == CSV_KERNEL["sglang"], sg, trt)
+
+
+def predict_grid13(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID13 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with PAIR_SHARES; the prefill entry's launch
+    for trt_topk_pf) beside main's product price read from `main_csv` (`pred_main_us`, made by the model at main
+    08cf44f with lab/kernels/price_topk_grid13_main.py)."""
+    t = grid13_frame()
+    _price_mixed(t, hw)
+    t["regime"] = regime13(t["kernel"], t["rows"], t["n"])
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
+    return _beside_main(t, main_csv, out)
+
+
+def measured13(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid13 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID13_PREDICTION, meas_csv or F.DATA_DIR / GRID13_MEASURED)
+
+
+def grid13_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid13 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main 08cf44f's product price
+    (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured13(), 13, groups, (("pred_us", "new"),), "new", by_dist)
