@@ -924,13 +924,14 @@ def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw)
+    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
                 "split_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_SPLIT_FIT],
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
                 "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
+                "pair_fit_shapes": [f"{k} {d}, {r} rows x {n}" for k, d, r, n in TRT_PAIR_FIT],
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
                 "reg_resident": TK.REG_RESIDENT, "reg_ctas": TK.REG_CTAS,
                 "serial_phases": list(TK.SERIAL_PHASES),
@@ -951,9 +952,12 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "8-10's multi-wave 1024-thread split launches); narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
                            "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
-                           "two per SM, a later one on an SM 1 / reg_ctas of its sweeps and job (no constant fitted); "
+                           "two per SM, run in groups of reg_ctas, each group's other CTAs adding pair_<path>_sweep_share "
+                           "of their sweep rounds and pair_<path>_job_share of their job (topk_trtllm.PAIR_SHARES, by "
+                           f"fit_pair_shares on the named TRT_PAIR_FIT scan, {PAIR_SCAN_MEASURED}, each path on its "
+                           "own rows); "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
-                           f"{GRID11_MEASURED} and {GRID12_MEASURED}")}
+                           f"{GRID11_MEASURED}, {GRID12_MEASURED} and {GRID13_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
