@@ -35,7 +35,9 @@ holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before t
 on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4); the split path's fixed stretch per
 row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA's share (LATER_CTA_SHARE) blind on
 grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM by their registers (REG_RESIDENT) blind on
-grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8). `add_ops` is the first
+grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8); their co-resident share measured on a scan (PAIR_SHARES) blind on
+grid 13: 10.5 / 24.4 % (main 08cf44f's 13.3 / 25.4; the single CTAs' mid rows, whose re-sweeps hit the L2, now -14 %
+fast). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -216,7 +218,8 @@ WIDE_ALONE = True
 #: would allow six). With REG_RESIDENT a launch's 512-thread CTAs count two per SM in its waves and its rows in flight
 #: (the op's resident_ctas), and an SM that runs c > 1 of them over the launch (ctas_per_sm) holds on its path, beside
 #: its slowest CTA, (c - 1) / REG_CTAS of the other CTAs' sweep rounds and whole job (slice job on the split path; the
-#: merge once per row: merge_waves), where the model before charged the co-resident CTAs' block scans and radix sorts
+#: merge once per row: merge_waves; this assumed share is the rule only with PAIR_SHARES None: the shipped share is
+#: PAIR_SHARES's, measured), where the model before charged the co-resident CTAs' block scans and radix sorts
 #: whole (SERIAL_PHASES) and overlapped their sweeps fully: two CTAs share the SM's issue and each one's rounds are
 #: latency-bound, so the pair takes about one CTA's time and a third CTA waits for a slot (ASSUMPTION from the residency;
 #: no constant fitted: a lone CTA per SM, every fit row, prices as before). Chosen with grids 7-11's multi-CTA 512-thread
