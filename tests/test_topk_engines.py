@@ -386,3 +386,61 @@ def test_trtllm_512_thread_ctas_two_per_sm():
         TK.REG_RESIDENT = True
     assert on[0] == pytest.approx(off[0], rel=1e-9) and on[1] < 0.8 * off[1]
     assert float(TK.launch_waves(50, 280000, 132)) == 2.0 and float(TK.sm_slots(512)) == TK.REG_CTAS == 2.0
+
+
+def test_grid13_shapes_are_new_and_priced_by_both_models_before_measuring():
+    """No grid 13 shape was measured before for any top-k kernel (the co-resident scan included), none is a fit row,
+    every TensorRT-LLM row (both entries) carries main's and this model's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid13" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT) for _, d, r, n in rows}
+    fit |= {(d, r, n) for _, d, r, n in E.TRT_PAIR_FIT}
+    shapes = E.GRID13 + E.GRID13_PREFILL
+    assert len(set(shapes)) == len(shapes) == 38 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    assert set(E.GRID13_SGL_CONTROLS) <= set(shapes)
+    p = pd.read_csv(F.DATA_DIR / E.GRID13_PREDICTION)
+    trt = p[p["kernel"].isin(["trt_topk", "trt_topk_pf"])]
+    assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_pair_shares_are_the_scan_fit():
+    """PAIR_SHARES: the fitted file records the shipped shares; a lone CTA per SM prices as before; None restores main
+    08cf44f's rule (grid 13's committed main prices); an SM's CTAs run in groups of REG_CTAS (3 CTAs per SM: two
+    groups, the second one whole); the split path's shares minimise the scan's split rows' error locally."""
+    from pathlib import Path
+
+    from hwmodels.yamlio import load_yaml
+    from simulator.kernels import topk_trtllm as TK
+
+    rec = load_yaml(Path(F.__file__).resolve().parents[2] / "hwmodels/calibration/fitted/H100-SXM.yaml",
+                    "fitted")["production_kernels"]["topk_trtllm"]
+    for path in ("single", "split"):
+        for part in ("sweep", "job"):
+            assert rec[f"pair_{path}_{part}_share"] == TK.PAIR_SHARES[path][part]
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("recorded", 9, 210000), ("recorded", 396, 120000), ("recorded", 38, 255000)])
+    on = E.predict_trtllm(t, hw)
+    keep = TK.PAIR_SHARES
+    try:
+        TK.PAIR_SHARES = None
+        off = E.predict_trtllm(t, hw)
+    finally:
+        TK.PAIR_SHARES = keep
+    p = pd.read_csv(F.DATA_DIR / E.GRID13_PREDICTION)
+    main = p[(p["kernel"] == "trt_topk") & (p["rows"] == 38) & (p["n"] == 255000)]["pred_main_us"].iloc[0]
+    assert on[0] == pytest.approx(off[0], rel=1e-9) and off[2] == pytest.approx(main, rel=1e-4)
+    # 396 rows = 3 CTAs per SM: two groups of two, the second CTA of the first group free (single shares 0)
+    st = TK.shape_terms(E.trtllm_samples("recorded", 396, 120000), 396, 120000, TK.JOB_TERMS, 132.0)
+    assert st["sweep_scale"] == pytest.approx(2.0 / float(TK.launch_waves(396, 120000, 132)))
+    s = E.pair_scan_measured()
+    s = s[(s["rows"] < 128)].reset_index(drop=True)
+    y = np.log(s["median_us"].to_numpy(float))
+
+    def rms(f):
+        ps = {"single": TK.PAIR_SHARES["single"], "split": {k: v * f for k, v in TK.PAIR_SHARES["split"].items()}}
+        return float(np.sqrt(np.mean((np.log(E.predict_trtllm(s, hw, pair_shares=ps)) - y) ** 2)))
+    assert rms(1.0) < min(rms(0.8), rms(1.2))

@@ -9,7 +9,7 @@ import numpy as np
 
 from simulator.calibration.scoreboard import BOARD
 
-from . import topk_grid11, topk_grid12
+from . import topk_grid11, topk_grid12, topk_grid13
 from .production_kernels import campaigns
 
 
@@ -29,6 +29,7 @@ def trtllm_grids() -> None:
     _topk_trtllm_grid10_table()
     topk_grid11.topk_trtllm_grid11()
     topk_grid12.topk_trtllm_grid12()
+    topk_grid13.topk_trtllm_grid13()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

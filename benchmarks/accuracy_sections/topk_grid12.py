@@ -37,8 +37,7 @@ def topk_trtllm_grid12() -> None:
     topk_grid_board(m, g, (
         (trt_k, "trtllm", "pred_us", "new", f"grid12 ({n_trt}), the product's price, committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid12 ({n_trt}), main ea0997d's price, committed"),
-        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid12 controls (6), main's committed prices")),
-        shipped=("trtllm", "new"))
+        (("sgl_topk",), "sglang", "pred_main_us", "main", "grid12 controls (6), main's committed prices")))
     trt = m[m["kernel"].isin(trt_k)]
     for c, lab in (("pred_main_us", "main ea0997d"), ("pred_us", "now")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)

@@ -573,7 +573,7 @@ def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[
 
 def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
                    wide_round_cost: float | None = None, split_fixed: float | None = None,
-                   later_share: float | None = None) -> np.ndarray:
+                   later_share: float | None = None, pair_shares: dict | None = None) -> np.ndarray:
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
     the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
     kernel is CSV_KERNEL["trtllm_prefill"]) on the measurement's score rows (us, in-graph)."""
@@ -586,7 +586,8 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
         pf = kk == CSV_KERNEL["trtllm_prefill"]
         TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
                           samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
-                          wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share)
+                          wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share,
+                          pair_shares=pair_shares)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -923,13 +924,14 @@ def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw)
+    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
                 "split_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_SPLIT_FIT],
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
                 "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
+                "pair_fit_shapes": [f"{k} {d}, {r} rows x {n}" for k, d, r, n in TRT_PAIR_FIT],
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
                 "reg_resident": TK.REG_RESIDENT, "reg_ctas": TK.REG_CTAS,
                 "serial_phases": list(TK.SERIAL_PHASES),
@@ -950,9 +952,12 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "8-10's multi-wave 1024-thread split launches); narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
                            "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
-                           "two per SM, a later one on an SM 1 / reg_ctas of its sweeps and job (no constant fitted); "
+                           "two per SM, run in groups of reg_ctas, each group's other CTAs adding pair_<path>_sweep_share "
+                           "of their sweep rounds and pair_<path>_job_share of their job (topk_trtllm.PAIR_SHARES, by "
+                           f"fit_pair_shares on the named TRT_PAIR_FIT scan, {PAIR_SCAN_MEASURED}, each path on its "
+                           "own rows); "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
-                           f"{GRID11_MEASURED} and {GRID12_MEASURED}")}
+                           f"{GRID11_MEASURED}, {GRID12_MEASURED} and {GRID13_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -1204,3 +1209,141 @@ def grid12_accuracy(by_dist: bool = False) -> pd.DataFrame:
     (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
     return _grid_accuracy(measured12(), 12, groups, (("pred_us", "new"),), "new", by_dist)
+
+
+# --- the co-resident share of the kind's 512-thread CTAs (topk_trtllm.PAIR_SHARES), fitted on a named scan ---
+#: the named fit rows of topk_trtllm.PAIR_SHARES, measured in their own device call (a scan where one variable moves:
+#: the 512-thread CTAs an SM runs over the launch, ctas_per_sm): the decode dispatch's single CTAs (topKPerRowDecode<512>,
+#: 47 registers: two resident per SM) and the prefill entry's (topKPerRowPrefill<512>, 51) at fixed row lengths 55K /
+#: 120K / 250K with 132 / 264 / 396 / 528 / 1020 rows (1, 2, 3, 4, 8 CTAs on the busiest SM; 1020 < 1024 rows keeps
+#: the decode CTAs 512-thread, useNarrowBlock), and 512-thread split launches (topKPerRowDecodeFused<512>, 64
+#: registers; slices < 30,000 scores) of 32-63 rows x 200K-290K (3-5 CTAs per SM); recorded and gaussian scores
+#: (kernel, dist, rows, n)
+_SCAN_SINGLE = ([("recorded", r, n) for n in (55000, 120000, 250000) for r in (132, 264, 396, 528, 1020)]
+                + [("gaussian", r, n) for n in (55000, 250000) for r in (132, 264, 528, 1020)])
+TRT_PAIR_FIT = ([("trt_topk", d, r, n) for d, r, n in _SCAN_SINGLE]
+                + [("trt_topk_pf", d, r, n) for d, r, n in _SCAN_SINGLE]
+                + [("trt_topk", "recorded", r, n) for n in (200000, 245000, 290000) for r in (32, 40, 48, 56, 63)]
+                + [("trt_topk", "gaussian", r, 260000) for r in (36, 52, 63)])
+PAIR_SCAN_SHAPES = "topk_engines_pairscan_shapes_2026-11-27.csv"
+PAIR_SCAN_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_pairscan.csv"
+
+
+def pair_scan_frame() -> pd.DataFrame:
+    """TRT_PAIR_FIT as a frame (F.SHAPE_KEYS: family, kernel, dist, rows, n, k), the device script's shape list."""
+    return pd.DataFrame([{"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048}
+                         for k, d, r, n in TRT_PAIR_FIT])
+
+
+def pair_scan_measured() -> pd.DataFrame:
+    """TRT_PAIR_FIT's measured rows (the committed scan CSV), in TRT_PAIR_FIT's order."""
+    m = pd.read_csv(F.DATA_DIR / PAIR_SCAN_MEASURED)
+    t = pair_scan_frame().merge(m[F.SHAPE_KEYS + ["median_us"]], on=F.SHAPE_KEYS, how="left")
+    assert t["median_us"].notna().all() and len(t) == len(TRT_PAIR_FIT), len(t)
+    return t
+
+
+def fit_pair_shares(hw: HardwareSpec) -> dict:
+    """topk_trtllm.PAIR_SHARES (a co-resident 512-thread CTA's share of its sweep rounds and of its on-chip job, per
+    path: the single-CTA decode / prefill launches and the split launches) by least squares on log time over
+    TRT_PAIR_FIT's rows of that path (every other term fixed at its shipped value)."""
+    from scipy.optimize import least_squares
+
+    t0 = pair_scan_measured()
+    split = (TK.blocks_per_row(t0["rows"], t0["n"]) > 1) & (t0["kernel"] == CSV_KERNEL["trtllm"]).to_numpy()
+    out: dict = {}
+    for path, m in (("single", ~split), ("split", split)):
+        t = t0[m].reset_index(drop=True)
+        y = np.log(t["median_us"].to_numpy(float))
+
+        def res(x, t=t, y=y, path=path):
+            ps = {p: {"sweep": 0.0, "job": 0.0} for p in ("single", "split")}
+            ps[path] = {"sweep": float(x[0]), "job": float(x[1])}
+            return np.log(np.maximum(predict_trtllm(t, hw, pair_shares=ps), 1e-3)) - y
+        r = least_squares(res, [0.3, 0.8], bounds=([0.0, 0.0], [1.5, 1.5]), diff_step=0.02, xtol=1e-3)
+        out[f"pair_{path}_sweep_share"] = round(float(r.x[0]), 3)
+        out[f"pair_{path}_job_share"] = round(float(r.x[1]), 3)
+        out[f"pair_{path}_fit_rows"] = int(m.sum())
+        out[f"pair_{path}_rms_log_error"] = round(float(np.sqrt(np.mean(r.fun ** 2))), 4)
+    return out
+
+
+# --- the co-resident share fitted on TRT_PAIR_FIT (topk_trtllm.PAIR_SHARES), judged blind on GRID13 ---
+#: grid 13: TensorRT-LLM's decode dispatch with single 512-thread CTAs at 180-850 rows (2-7 CTAs per SM; long rows
+#: 75K-300K and mid rows 21K-48K), 512-thread split launches of 2-5 CTAs per SM (19-61 rows of 205K-280K), its prefill
+#: entry at long rows (> 64K: 600-2200 rows) and mid rows (controls), narrow 256-thread short rows and multi-wave
+#: 1024-thread split launches (controls of what the share does not move); recorded and gaussian scores; no (scores,
+#: rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of
+#: GRID13_SGL_CONTROLS are its controls
+GRID13_SINGLE512 = ([("recorded", r, n) for r, n in ((180, 75000), (300, 140000), (350, 42000), (450, 95000),
+                                                    (600, 200000), (700, 38000), (850, 160000), (240, 300000),
+                                                    (250, 25000), (420, 21000), (520, 33000))]
+                    + [("gaussian", r, n) for r, n in ((330, 85000), (760, 130000))])
+GRID13_SPLIT512 = ([("recorded", r, n) for r, n in ((19, 230000), (28, 275000), (34, 205000), (38, 255000),
+                                                   (45, 280000), (51, 225000), (61, 265000))]
+                   + [("gaussian", r, n) for r, n in ((26, 250000), (57, 215000))])
+GRID13_NARROW = ([("recorded", r, n) for r, n in ((900, 10500), (1500, 6600), (2500, 9200))]
+                 + [("gaussian", 1100, 7800)])
+GRID13_WIDE = [("recorded", 36, 530000), ("recorded", 90, 560000)]
+GRID13_PREFILL = ([("recorded", r, n) for r, n in ((700, 80000), (1100, 130000), (1800, 70000), (2200, 110000),
+                                                   (600, 210000), (800, 26000), (1250, 48000), (2000, 35000))]
+                  + [("gaussian", r, n) for r, n in ((1400, 90000), (1600, 20000))])
+GRID13 = GRID13_SINGLE512 + GRID13_SPLIT512 + GRID13_NARROW + GRID13_WIDE
+GRID13_SGL_CONTROLS = (("recorded", 45, 280000), ("recorded", 36, 530000), ("recorded", 450, 95000),
+                       ("recorded", 800, 26000), ("recorded", 1500, 6600), ("recorded", 2000, 35000))
+GRID13_PREDICTION = "topk_engines_grid13_prediction_2026-11-27.csv"
+GRID13_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid13.csv"
+
+
+def grid13_frame() -> pd.DataFrame:
+    """GRID13's rows: TensorRT-LLM's decode dispatch at GRID13's shapes, its prefill entry at GRID13_PREFILL's, SGLang
+    at GRID13_SGL_CONTROLS."""
+    t = frame(list(GRID13_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    pf = _trtllm_frame(GRID13_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([t, _trtllm_frame(GRID13), pf], ignore_index=True)
+
+
+def regime13(kernel, rows, n) -> np.ndarray:
+    """GRID13's regimes: single 512-thread decode CTAs at > 132 rows (long rows > 64K / mid rows), 512-thread split
+    launches of several CTAs per SM, the prefill entry at long rows (> 64K) and mid rows (16K-64K), narrow 256-thread
+    short rows, multi-wave 1024-thread split launches; SGLang's controls (long / short-mid rows)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    th = TK.block_threads(rows, n)
+    nb = TK.blocks_per_row(rows, n)
+    trt = np.where(pf, np.where(n > 65536, "prefill entry, long rows > 64K", "prefill entry, mid rows 16K-64K"),
+                   np.where(th > 512, "split, 1024-thread CTAs, several waves",
+                            np.where(th < 512, "narrow 256-thread CTAs, short rows",
+                                     np.where(nb > 1, "split, 512-thread CTAs, 2-5 per SM",
+                                              np.where(n > 65536, "single 512-thread CTAs, long rows > 64K",
+                                                       "single 512-thread CTAs, mid rows 21K-48K")))))
+    sg = np.where(n > 65536, "controls, long rows", "controls, short / mid rows")
+    return np.where(kernel == CSV_KERNEL["sglang"], sg, trt)
+
+
+def predict_grid13(hw: HardwareSpec, main_csv: str | Path, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID13 priced by this model (`pred_us`: topk_trtllm.add_priced_ops with PAIR_SHARES; the prefill entry's launch
+    for trt_topk_pf) beside main's product price read from `main_csv` (`pred_main_us`, made by the model at main
+    08cf44f with lab/kernels/price_topk_grid13_main.py)."""
+    t = grid13_frame()
+    _price_mixed(t, hw)
+    t["regime"] = regime13(t["kernel"], t["rows"], t["n"])
+    sg = (t["kernel"] == CSV_KERNEL["sglang"]).to_numpy()
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
+    return _beside_main(t, main_csv, out)
+
+
+def measured13(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid13 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID13_PREDICTION, meas_csv or F.DATA_DIR / GRID13_MEASURED)
+
+
+def grid13_accuracy(by_dist: bool = False) -> pd.DataFrame:
+    """grid13 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main 08cf44f's product price
+    (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured13(), 13, groups, (("pred_us", "new"),), "new", by_dist)

@@ -35,7 +35,9 @@ holds the SM half as long) blind on grid 9: 11.0 / 41.7 % (main's price before t
 on its SM (WIDE_ALONE) blind on grid 10: 20.8 / 35.8 % (before it 26.1 / 79.4); the split path's fixed stretch per
 row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA's share (LATER_CTA_SHARE) blind on
 grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM by their registers (REG_RESIDENT) blind on
-grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8). `add_ops` is the first
+grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8); their co-resident share measured on a scan (PAIR_SHARES) blind on
+grid 13: 10.5 / 24.4 % (main 08cf44f's 13.3 / 25.4; the single CTAs' mid rows, whose re-sweeps hit the L2, now -14 %
+fast). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -216,7 +218,8 @@ WIDE_ALONE = True
 #: would allow six). With REG_RESIDENT a launch's 512-thread CTAs count two per SM in its waves and its rows in flight
 #: (the op's resident_ctas), and an SM that runs c > 1 of them over the launch (ctas_per_sm) holds on its path, beside
 #: its slowest CTA, (c - 1) / REG_CTAS of the other CTAs' sweep rounds and whole job (slice job on the split path; the
-#: merge once per row: merge_waves), where the model before charged the co-resident CTAs' block scans and radix sorts
+#: merge once per row: merge_waves; this assumed share is the rule only with PAIR_SHARES None: the shipped share is
+#: PAIR_SHARES's, measured), where the model before charged the co-resident CTAs' block scans and radix sorts
 #: whole (SERIAL_PHASES) and overlapped their sweeps fully: two CTAs share the SM's issue and each one's rounds are
 #: latency-bound, so the pair takes about one CTA's time and a third CTA waits for a slot (ASSUMPTION from the residency;
 #: no constant fitted: a lone CTA per SM, every fit row, prices as before). Chosen with grids 7-11's multi-CTA 512-thread
@@ -227,6 +230,21 @@ WIDE_ALONE = True
 REG_RESIDENT = True
 REG_CTAS = 2.0
 NARROW_REG = False
+
+#: the share of a co-resident 512-thread CTA's work on its SM's path, MEASURED (replacing REG_RESIDENT's assumed 1 /
+#: REG_CTAS): an SM that runs c > 1 of the launch's 512-thread CTAs runs them REG_CTAS at a time, so ceil(c / REG_CTAS)
+#: of them (each group's first) are on its path whole and each other one adds PAIR_SHARES[path]["sweep"] of its sweep
+#: rounds and ["job"] of its on-chip job (block scans, final sort; the split path's slice job, the merge once per row),
+#: per path: "single" = topKPerRowDecode<512> / topKPerRowPrefill<512> (one CTA per row), "split" =
+#: topKPerRowDecodeFused<512> (slices < 30,000 scores) of indexerTopK.cu @ 07339e94. Fitted by
+#: topk_engines.fit_pair_shares on the named TRT_PAIR_FIT scan (one device call, H100, 2026-11-27: 46 single-CTA rows at
+#: 55K / 120K / 250K x 132-1020 rows, 1-8 CTAs per SM, both entries, recorded and gaussian scores; 18 split rows, 32-63
+#: rows x 200K-290K), each path on its own rows: the single CTAs fit 0 / 0 (rms log 0.097; the pair's cost is what the
+#: kind's closed load loop already charges for the doubled loads in flight, hwmodels/roofline.py CHAIN_QUEUED: measured
+#: 250K rows take 1.29 / 2.24 / 2.50 / 4.78 x one lone CTA at 2 / 3 / 4 / 8 CTAs per SM, i.e. groups of two), the split
+#: CTAs 0.465 / 0.244 (rms 0.129; their slices are short, their re-sweeps mostly L2 hits that the load loop's HBM queue
+#: does not charge). Recorded in the fitted file's production_kernels.topk_trtllm (pair_*); None = the assumed rule
+PAIR_SHARES: dict | None = {"single": {"sweep": 0.0, "job": 0.0}, "split": {"sweep": 0.465, "job": 0.244}}
 
 
 def sm_slots(threads=None):
@@ -291,7 +309,7 @@ def serial_iters_of(stats: dict, terms: dict) -> float:
 
 
 def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float, prefill: bool = False,
-                later_share: float | None = None) -> dict:
+                later_share: float | None = None, pair_shares: dict | None = None) -> dict:
     """One launch's critical path from the per-sampled-row launch_job_stats `samples`: the full sweeps and merge sweeps
     (one wave: the expected slowest of `rows` rows, topk_production.expected_max; more: the mean row) and the on-chip
     rounds (job_iters under `terms`) of the busiest SM: its slowest CTA's own rounds plus, for each of the other
@@ -317,6 +335,15 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
     else:
         ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
+    if paired and (PAIR_SHARES is not None or pair_shares is not None):
+        # PAIR_SHARES: the SM's c CTAs run ceil(c / REG_CTAS) at a time; each group's first CTA (`lead`) is on the path
+        # whole, each other one adds its share of its sweep rounds and of its on-chip job
+        ps = (PAIR_SHARES if pair_shares is None else pair_shares)["split" if "slice" in samples[0] else "single"]
+        lead = float(np.ceil(c / REG_CTAS))
+        out["job"] = (slowest + (lead - 1.0) * float(ser.mean()) + (c - lead) * ps["job"] * float(ser.mean())) / w
+        out["merge_waves"] = w
+        out["sweep_scale"] = (lead + (c - lead) * ps["sweep"]) / w
+        return out
     if paired:
         share = 1.0 / REG_CTAS
     else:
@@ -461,7 +488,7 @@ def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SA
 
 
 def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = False,
-                later_share: float | None = None) -> dict:
+                later_share: float | None = None, pair_shares: dict | None = None) -> dict:
     """Per shape (arrays over rows x n broadcast): sweeps, merge_sweeps and job rounds of the launch (shape_terms; the
     prefill entry's where `prefill`) on `samples_of(rows, n)` (default: default_samples, the recorded scores) under
     `terms` (default JOB_TERMS)."""
@@ -472,7 +499,7 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
         if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
-            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill, later_share)
+            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill, later_share, pair_shares)
                             if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0) | {"merge_waves": 1.0, "sweep_scale": 1.0})
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
@@ -481,11 +508,11 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
 
 def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None, prefill: bool = False,
                    wide_round_cost: float | None = None, split_fixed: float | None = None,
-                   later_share: float | None = None) -> None:
+                   later_share: float | None = None, pair_shares: dict | None = None) -> None:
     """TensorRT-LLM's top-k as the product prices it (the job model: price_terms then add_job_ops): the decode dispatch,
     or with `prefill` the prefill entry (invokeIndexerTopKPrefill: one 512-thread CTA per row at any length); the
     calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
-    t = price_terms(rows, n, k, sms, samples_of, terms, prefill, later_share)
+    t = price_terms(rows, n, k, sms, samples_of, terms, prefill, later_share, pair_shares)
     add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
                 prefill=prefill, wide_round_cost=wide_round_cost, merge_waves=t["merge_waves"],
                 sweep_scale=t["sweep_scale"], split_fixed=split_fixed)
