@@ -408,8 +408,8 @@ def test_grid13_shapes_are_new_and_priced_by_both_models_before_measuring():
 
 
 def test_trtllm_pair_shares_are_the_scan_fit():
-    """PAIR_SHARES: the fitted file records the shipped shares; a lone CTA per SM prices as before; None restores main
-    08cf44f's rule (grid 13's committed main prices); an SM's CTAs run in groups of REG_CTAS (3 CTAs per SM: two
+    """PAIR_SHARES_CANDIDATE (not shipped): the fitted file records the scan's shares; a lone CTA per SM prices as
+    before; None (shipped) is main 08cf44f's rule (grid 13's committed main prices); an SM's CTAs run in groups of REG_CTAS (3 CTAs per SM: two
     groups, the second one whole); the split path's shares minimise the scan's split rows' error locally."""
     from pathlib import Path
 
@@ -420,27 +420,25 @@ def test_trtllm_pair_shares_are_the_scan_fit():
                     "fitted")["production_kernels"]["topk_trtllm"]
     for path in ("single", "split"):
         for part in ("sweep", "job"):
-            assert rec[f"pair_{path}_{part}_share"] == TK.PAIR_SHARES[path][part]
+            assert rec[f"pair_{path}_{part}_share"] == TK.PAIR_SHARES_CANDIDATE[path][part]
     hw = load_hardware("H100-SXM")
     t = E._trtllm_frame([("recorded", 9, 210000), ("recorded", 396, 120000), ("recorded", 38, 255000)])
-    on = E.predict_trtllm(t, hw)
-    keep = TK.PAIR_SHARES
-    try:
-        TK.PAIR_SHARES = None
-        off = E.predict_trtllm(t, hw)
-    finally:
-        TK.PAIR_SHARES = keep
+    assert TK.PAIR_SHARES is None
+    on = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_CANDIDATE)
+    off = E.predict_trtllm(t, hw)
     p = pd.read_csv(F.DATA_DIR / E.GRID13_PREDICTION)
     main = p[(p["kernel"] == "trt_topk") & (p["rows"] == 38) & (p["n"] == 255000)]["pred_main_us"].iloc[0]
     assert on[0] == pytest.approx(off[0], rel=1e-9) and off[2] == pytest.approx(main, rel=1e-4)
     # 396 rows = 3 CTAs per SM: two groups of two, the second CTA of the first group free (single shares 0)
-    st = TK.shape_terms(E.trtllm_samples("recorded", 396, 120000), 396, 120000, TK.JOB_TERMS, 132.0)
+    st = TK.shape_terms(E.trtllm_samples("recorded", 396, 120000), 396, 120000, TK.JOB_TERMS, 132.0,
+                        pair_shares=TK.PAIR_SHARES_CANDIDATE)
     assert st["sweep_scale"] == pytest.approx(2.0 / float(TK.launch_waves(396, 120000, 132)))
     s = E.pair_scan_measured()
     s = s[(s["rows"] < 128)].reset_index(drop=True)
     y = np.log(s["median_us"].to_numpy(float))
 
     def rms(f):
-        ps = {"single": TK.PAIR_SHARES["single"], "split": {k: v * f for k, v in TK.PAIR_SHARES["split"].items()}}
+        c = TK.PAIR_SHARES_CANDIDATE
+        ps = {"single": c["single"], "split": {k: v * f for k, v in c["split"].items()}}
         return float(np.sqrt(np.mean((np.log(E.predict_trtllm(s, hw, pair_shares=ps)) - y) ** 2)))
     assert rms(1.0) < min(rms(0.8), rms(1.2))

@@ -16,7 +16,8 @@ PREDICTION_COMMIT = "586b7fb"
 
 def topk_trtllm_grid13() -> None:
     """Print grid 13's per-regime table (main 08cf44f vs now; SGLang's controls on main's model) and add its BOARD rows;
-    the product's price now holds the family's STANDING line."""
+    main 08cf44f's price (the product's: the measured pair shares lost a regime and did not ship) holds the family's
+    STANDING line."""
     from .topk_engines import topk_grid_board
 
     if not (TE.F.DATA_DIR / TE.GRID13_MEASURED).is_file():
@@ -29,19 +30,19 @@ def topk_trtllm_grid13() -> None:
           f"(2-7 CTAs per SM), 512-thread split launches at 19-61 rows x 205K-280K, the prefill entry at long rows "
           f"> 64K and mid rows, narrow 256-thread and multi-wave 1024-thread controls; predicted before measuring, "
           f"commit {PREDICTION_COMMIT}: {TE.GRID13_PREDICTION}; measured {TE.GRID13_MEASURED}); every row BLIND: "
-          f"main = main 08cf44f's product price, new = the product's price now (goal judged on it; SGLang's controls "
-          f"on main's); PAIR_SHARES fitted on the named TRT_PAIR_FIT scan ({TE.PAIR_SCAN_MEASURED}, "
+          f"main = main 08cf44f's product price (shipped), new = the measured pair shares (not shipped: 3 of 7 regimes "
+          f"against main's 4; SGLang's controls on main's); PAIR_SHARES_CANDIDATE fitted on the named TRT_PAIR_FIT scan ({TE.PAIR_SCAN_MEASURED}, "
           f"{len(TE.TRT_PAIR_FIT)} rows) only; narrow and 1024-thread rows are priced as main prices them (controls "
           f"of what did not change); {int(m['wrong'].sum())} SGLang rows WRONG SELECTION (threshold-bin ties, time "
           f"kept); |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     topk_grid_board(m, g, (
-        (trt_k, "trtllm", "pred_us", "new", f"grid13 ({n_trt}), the product's price, committed"),
-        (trt_k, "trtllm", "pred_main_us", "main", f"grid13 ({n_trt}), main 08cf44f's price, committed"),
+        (trt_k, "trtllm", "pred_us", "new", f"grid13 ({n_trt}), measured pair shares (not shipped), committed"),
+        (trt_k, "trtllm", "pred_main_us", "main", f"grid13 ({n_trt}), main 08cf44f's price (shipped), committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid13 controls (6), main's committed prices")),
-        shipped=("trtllm", "new"))
+        shipped=("trtllm", "main"))
     trt = m[m["kernel"].isin(trt_k)]
-    for c, lab in (("pred_main_us", "main 08cf44f"), ("pred_us", "now")):
+    for c, lab in (("pred_main_us", "main 08cf44f (shipped)"), ("pred_us", "pair shares")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
         met = int(((g[f"{'main' if c == 'pred_main_us' else 'new'}_med"] <= 10.0)
                    & (g[f"{'main' if c == 'pred_main_us' else 'new'}_p90"] <= 25.0)

@@ -952,10 +952,11 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "8-10's multi-wave 1024-thread split launches); narrow_sort_share: a 256-thread CTA's radix sort serializes 256 / 512 of the fitted "
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
                            "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
-                           "two per SM, run in groups of reg_ctas, each group's other CTAs adding pair_<path>_sweep_share "
-                           "of their sweep rounds and pair_<path>_job_share of their job (topk_trtllm.PAIR_SHARES, by "
-                           f"fit_pair_shares on the named TRT_PAIR_FIT scan, {PAIR_SCAN_MEASURED}, each path on its "
-                           "own rows); "
+                           "two per SM, each SM's other CTAs at (c - 1) / reg_ctas of their sweeps and job (the assumed rule, "
+                           "shipped); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
+                           "of reg_ctas each group's other CTAs adding those shares (topk_trtllm.PAIR_SHARES_CANDIDATE, "
+                           f"NOT shipped: it lost a regime on grid 13; by fit_pair_shares on the named TRT_PAIR_FIT scan, "
+                           f"{PAIR_SCAN_MEASURED}, each path on its own rows); "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
                            f"{GRID11_MEASURED}, {GRID12_MEASURED} and {GRID13_MEASURED}")}
 

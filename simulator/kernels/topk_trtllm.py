@@ -244,7 +244,12 @@ NARROW_REG = False
 #: 250K rows take 1.29 / 2.24 / 2.50 / 4.78 x one lone CTA at 2 / 3 / 4 / 8 CTAs per SM, i.e. groups of two), the split
 #: CTAs 0.465 / 0.244 (rms 0.129; their slices are short, their re-sweeps mostly L2 hits that the load loop's HBM queue
 #: does not charge). Recorded in the fitted file's production_kernels.topk_trtllm (pair_*); None = the assumed rule
-PAIR_SHARES: dict | None = {"single": {"sweep": 0.0, "job": 0.0}, "split": {"sweep": 0.465, "job": 0.244}}
+#: NOT SHIPPED: on blind grid 13 (both prices committed before measuring) it met 3 of 7 regimes where the assumed rule
+#: met 4 of 7 (pooled 10.5 / 24.4 % vs 13.3 / 25.4 %): it closes the single CTAs' long rows (19.2 -> 10.5 % median) but
+#: loses their mid rows (21K-48K: 2.5 -> 13.9 %), whose second sweep is an L2 hit the scan (every multi-CTA single row
+#: >= 58 MB) could not show. The fitted shares stay as PAIR_SHARES_CANDIDATE; PAIR_SHARES None = the assumed rule
+PAIR_SHARES_CANDIDATE = {"single": {"sweep": 0.0, "job": 0.0}, "split": {"sweep": 0.465, "job": 0.244}}
+PAIR_SHARES: dict | None = None
 
 
 def sm_slots(threads=None):
