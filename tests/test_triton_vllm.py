@@ -334,10 +334,42 @@ def test_harness_kv_l2_hit_follows_the_copies_footprint_and_engines_pay_none():
                                 128.0, 2.0)
     assert h[0] == 1.0 and h[1] == 0.0 and 0.0 < h[2] < 1.0
     args = (1.0, 2.0, 1450.0, 8.0, 1.0, 128.0, 2.0, 132, 233472.0)
-    cold, _ = TE.triton_vllm(*args)
-    same, _ = TE.triton_vllm(*args, kv_l2_hit=0.0)
-    hot, info = TE.triton_vllm(*args, kv_l2_hit=1.0)
-    assert float(cold[0].prologue_loads) == float(same[0].prologue_loads)
-    saved = float(cold[0].prologue_loads) - float(hot[0].prologue_loads)   # one L2-hit saving per K/V load
-    assert saved == pytest.approx(TE.VLLM_KV_L2_HIT_SAVING_SHARE * float(info["iters"]))
+    cold, _ = TE.triton_vllm(*args, engine=False)
+    same, _ = TE.triton_vllm(*args, kv_l2_hit=0.0, engine=False)
+    hot, info = TE.triton_vllm(*args, kv_l2_hit=1.0, engine=False)
+    assert float(cold[0].prologue_loads) == float(same[0].prologue_loads) == float(hot[0].prologue_loads)
+    assert float(cold[0].saved_loads) == 0.0
+    # one L2-hit saving per K/V load (46 tiles), taken off after emit's clip of the prologue at zero
+    assert float(hot[0].saved_loads) == pytest.approx(TE.VLLM_KV_L2_HIT_SAVING_SHARE * float(info["iters"]))
+    assert float(hot[0].saved_loads) > float(hot[0].prologue_loads)
     assert float(hot[0].bytes_read) < float(cold[0].bytes_read)
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+    steps = []
+    for ln in (cold, hot):
+        b = OpBuilder(1)
+        emit(b, ln[:1], 132)
+        steps.append(float(b.build().sync_steps[0]))
+    assert steps[1] == pytest.approx(steps[0] - float(hot[0].saved_loads)) and steps[1] < 0.0
+
+
+def test_engine_state_prices_the_first_waves_metadata_block_table_and_code_from_dram():
+    # one sequence, 2D (q 2, 1450 tokens: 46 tiles of 32 keys, 91 pages = 12 block-table sectors of 8 entries), one
+    # program: the engine adds the launch's cold loads, 3 metadata / first-table loads at the DRAM latency (from the
+    # L2 share) and the 11 later table sectors
+    args = (1.0, 2.0, 1450.0, 8.0, 1.0, 128.0, 2.0, 132, 233472.0)
+    warm, _ = TE.triton_vllm(*args, engine=False)
+    eng, _ = TE.triton_vllm(*args)
+    miss = 1.0 - TE.VLLM_L2_SHARE
+    want = TE.VLLM_COLD_LAUNCH_LOADS + TE.VLLM_COLD_META_LOADS * miss + 11.0 * miss
+    assert float(eng[0].prologue_loads) - float(warm[0].prologue_loads) == pytest.approx(want)
+    # 3D decode (one sequence, 230 tokens): the reduce launch pays its own code, query_start_len probe and seq_len
+    warm, _ = TE.triton_vllm(1.0, 1.0, 230.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0, engine=False)
+    eng, _ = TE.triton_vllm(1.0, 1.0, 230.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0)
+    red = [i for i, ln in enumerate(eng) if ln.kind == "attn_combine_triton_vllm"][0]
+    assert float(eng[red].prologue_loads) - float(warm[red].prologue_loads) == pytest.approx(
+        TE.VLLM_COLD_LAUNCH_LOADS + TE.VLLM_COLD_REDUCE_META_LOADS * miss)
+    # many waves: the first wave's cold loads spread over the waves emit multiplies the prologue by
+    big_w, _ = TE.triton_vllm(600.0, 1.0, 100.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0, engine=False)
+    big, _ = TE.triton_vllm(600.0, 1.0, 100.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0)
+    assert 0.0 < float(big[0].prologue_loads) - float(big_w[0].prologue_loads) < want / 2.0
