@@ -164,7 +164,7 @@ VLLM_BT_SECTOR_PAGES = 8.0
 #: memory the weights' traffic evicted: two dependent fetches at the DRAM latency per launch (first wave). An
 #: ASSUMPTION (the device's cold instruction / constant fetch was never measured alone), chosen with the seventh grid's
 #: 30 cold rows seen (looked-at: |error| median / p90 with 0 / 1 / 2 such loads 5.6 / 12.3, 3.5 / 7.5, 2.2 / 5.6 %)
-VLLM_COLD_LAUNCH_LOADS = 0.0
+VLLM_COLD_LAUNCH_LOADS = 2.0
 
 
 def sgl_num_kv_splits(B, T, Hq, Hkv, sms):
