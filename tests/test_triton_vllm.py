@@ -373,3 +373,37 @@ def test_engine_state_prices_the_first_waves_metadata_block_table_and_code_from_
     big_w, _ = TE.triton_vllm(600.0, 1.0, 100.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0, engine=False)
     big, _ = TE.triton_vllm(600.0, 1.0, 100.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0)
     assert 0.0 < float(big[0].prologue_loads) - float(big_w[0].prologue_loads) < want / 2.0
+
+
+def test_blind8_grid_priced_before_in_three_states():
+    # the eighth grid: every row (warm, cold, K/V-cold) priced by main's model, the shipped one and the variant before
+    # the measurement; the measured rows join the prices one to one; every named regime holds rows of each state
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_attention as FP
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "lab" / "kernels"))
+    spec = importlib.util.spec_from_file_location("triton_decode_blind8", root / "lab" / "kernels" / "triton_decode_blind8.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    grid = pd.DataFrame(m.all_shapes())
+    keys = ["model", "dtype", "batch", "q_rows", "context", "row_role"]
+    pred = pd.read_csv(DF.resolve(FP.DATA_DIR / "triton_decode_blind8_predictions.csv"))
+    assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred) == 117
+    assert (pred["base_commit"].astype(str) == "08cf44f").all()
+    assert pred[["pred_base_us", "pred_new_us", "pred_v1_us"]].gt(0).all().all()
+    sys.path.insert(0, str(root / "benchmarks"))
+    from accuracy_sections import triton_grid8 as G
+
+    b = G.load(FP.DATA_DIR)
+    if not len(b):
+        pytest.skip("not measured")
+    assert len(b) == 117 and b["median_us"].gt(0).all()
+    assert set(G.blind8_regime(b)) == {"lone 2D", "short decode", "verify", "control"}
+    # the engine's state (cold) costs more than the harness's warm replay, and the new model prices it so
+    cold = b[b["row_role"] == "cold"].set_index(keys[:-1])
+    warm = b[b["row_role"] == "blind"].set_index(keys[:-1])
+    assert (cold["pred_new_us"] >= warm["pred_new_us"]).all()
