@@ -334,10 +334,76 @@ def test_harness_kv_l2_hit_follows_the_copies_footprint_and_engines_pay_none():
                                 128.0, 2.0)
     assert h[0] == 1.0 and h[1] == 0.0 and 0.0 < h[2] < 1.0
     args = (1.0, 2.0, 1450.0, 8.0, 1.0, 128.0, 2.0, 132, 233472.0)
-    cold, _ = TE.triton_vllm(*args)
-    same, _ = TE.triton_vllm(*args, kv_l2_hit=0.0)
-    hot, info = TE.triton_vllm(*args, kv_l2_hit=1.0)
-    assert float(cold[0].prologue_loads) == float(same[0].prologue_loads)
-    saved = float(cold[0].prologue_loads) - float(hot[0].prologue_loads)   # one L2-hit saving per K/V load
-    assert saved == pytest.approx(TE.VLLM_KV_L2_HIT_SAVING_SHARE * float(info["iters"]))
+    cold, _ = TE.triton_vllm(*args, engine=False)
+    same, _ = TE.triton_vllm(*args, kv_l2_hit=0.0, engine=False)
+    hot, info = TE.triton_vllm(*args, kv_l2_hit=1.0, engine=False)
+    assert float(cold[0].prologue_loads) == float(same[0].prologue_loads) == float(hot[0].prologue_loads)
+    assert float(cold[0].saved_loads) == 0.0
+    # one L2-hit saving per K/V load (46 tiles), taken off after emit's clip of the prologue at zero
+    assert float(hot[0].saved_loads) == pytest.approx(TE.VLLM_KV_L2_HIT_SAVING_SHARE * float(info["iters"]))
+    assert float(hot[0].saved_loads) > float(hot[0].prologue_loads)
     assert float(hot[0].bytes_read) < float(cold[0].bytes_read)
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+    steps = []
+    for ln in (cold, hot):
+        b = OpBuilder(1)
+        emit(b, ln[:1], 132)
+        steps.append(float(b.build().sync_steps[0]))
+    assert steps[1] == pytest.approx(steps[0] - float(hot[0].saved_loads)) and steps[1] < 0.0
+
+
+def test_engine_state_prices_the_first_waves_metadata_block_table_and_code_from_dram():
+    # one sequence, 2D (q 2, 1450 tokens: 46 tiles of 32 keys, 91 pages = 12 block-table sectors of 8 entries), one
+    # program: the engine adds the launch's cold loads, 3 metadata / first-table loads at the DRAM latency (from the
+    # L2 share) and the 11 later table sectors
+    args = (1.0, 2.0, 1450.0, 8.0, 1.0, 128.0, 2.0, 132, 233472.0)
+    warm, _ = TE.triton_vllm(*args, engine=False)
+    eng, _ = TE.triton_vllm(*args)
+    miss = 1.0 - TE.VLLM_L2_SHARE
+    want = TE.VLLM_COLD_LAUNCH_LOADS + TE.VLLM_COLD_META_LOADS * miss + 11.0 * miss
+    assert float(eng[0].prologue_loads) - float(warm[0].prologue_loads) == pytest.approx(want)
+    # 3D decode (one sequence, 230 tokens): the reduce launch pays its own code, query_start_len probe and seq_len
+    warm, _ = TE.triton_vllm(1.0, 1.0, 230.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0, engine=False)
+    eng, _ = TE.triton_vllm(1.0, 1.0, 230.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0)
+    red = [i for i, ln in enumerate(eng) if ln.kind == "attn_combine_triton_vllm"][0]
+    assert float(eng[red].prologue_loads) - float(warm[red].prologue_loads) == pytest.approx(
+        TE.VLLM_COLD_LAUNCH_LOADS + TE.VLLM_COLD_REDUCE_META_LOADS * miss)
+    # many waves: the first wave's cold loads spread over the waves emit multiplies the prologue by
+    big_w, _ = TE.triton_vllm(600.0, 1.0, 100.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0, engine=False)
+    big, _ = TE.triton_vllm(600.0, 1.0, 100.0, 32.0, 8.0, 128.0, 2.0, 132, 233472.0)
+    assert 0.0 < float(big[0].prologue_loads) - float(big_w[0].prologue_loads) < want / 2.0
+
+
+def test_blind8_grid_priced_before_in_three_states():
+    # the eighth grid: every row (warm, cold, K/V-cold) priced by main's model, the shipped one and the variant before
+    # the measurement; the measured rows join the prices one to one; every named regime holds rows of each state
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from simulator.calibration import fit_production_attention as FP
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "lab" / "kernels"))
+    spec = importlib.util.spec_from_file_location("triton_decode_blind8", root / "lab" / "kernels" / "triton_decode_blind8.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    grid = pd.DataFrame(m.all_shapes())
+    keys = ["model", "dtype", "batch", "q_rows", "context", "row_role"]
+    pred = pd.read_csv(DF.resolve(FP.DATA_DIR / "triton_decode_blind8_predictions.csv"))
+    assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred) == 117
+    assert (pred["base_commit"].astype(str) == "08cf44f").all()
+    assert pred[["pred_base_us", "pred_new_us", "pred_v1_us"]].gt(0).all().all()
+    sys.path.insert(0, str(root / "benchmarks"))
+    from accuracy_sections import triton_grid8 as G
+
+    b = G.load(FP.DATA_DIR)
+    if not len(b):
+        pytest.skip("not measured")
+    assert len(b) == 117 and b["median_us"].gt(0).all()
+    assert set(G.blind8_regime(b)) == {"lone 2D", "short decode", "verify", "control"}
+    # the engine's state (cold) costs more than the harness's warm replay, and the new model prices it so
+    cold = b[b["row_role"] == "cold"].set_index(keys[:-1])
+    warm = b[b["row_role"] == "blind"].set_index(keys[:-1])
+    assert (cold["pred_new_us"] >= warm["pred_new_us"]).all()

@@ -112,11 +112,15 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
             # the SM count the launcher was handed (the stream scan hands it 1: unsplit CTAs), else the device's
             ssms = _col(df, "split_sms", sel, float(sms)) if "split_sms" in df.columns else None
             launches, _ = XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page, split="port", split_sms=ssms)
-        elif f == "triton_vllm":   # the harness's K/V copies in the L2 (tv_harness_kv_l2_hit), none in rows
-            # timed with the L2 flushed before every call (row_role "cold")
-            warm = (df["row_role"].astype(str) != "cold").to_numpy() if "row_role" in df.columns else True
+        elif f == "triton_vllm":   # the harness's K/V copies in the L2 (tv_harness_kv_l2_hit) and its warm
+            # metadata (engine=False); rows timed with the L2 flushed before every call (row_role "cold") in the
+            # engine's state (engine=True: nothing in the L2); rows whose K/V copies span >= 128 MiB (row_role
+            # "kvcold": the metadata and code warm) with no K/V hit
+            role = df["row_role"].astype(str).to_numpy() if "row_role" in df.columns else np.full(len(df), "")
+            hot = ~np.isin(role, ("cold", "kvcold"))
             launches, _ = TE.triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms, smem_per_sm,
-                                         kv_l2_hit=np.where(sel & warm, tv_harness_kv_l2_hit(B, T, Hkv, d, kvb), 0.0))
+                                         kv_l2_hit=np.where(sel & hot, tv_harness_kv_l2_hit(B, T, Hkv, d, kvb), 0.0),
+                                         engine=role == "cold")
         elif f == "fa3":    # the measured stand-in: FA4-CuTe's sm_90 forward (page 0: contiguous K/V)
             launches, _ = FA3.fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, np.where(sel, df["page_size"].fillna(0)
                                                                                .to_numpy(float), 16.0), sms)

@@ -23,6 +23,11 @@ metadata kernel), with, per priced setting (numpy arrays that broadcast):
                     programmatic dependent launch (PDL) after another such kernel starts early and finishes those
                     loads under its predecessor's tail; later waves start when slots free up and pay them (0 unless
                     the family says the call is launched with PDL and the graph keeps the programmatic edge)
+    saved_loads     dependent-load prices the CTA's chain saves because its K/V tiles hit in the L2 (each hit waits the
+                    L2's latency, not the DRAM's), per wave; taken off sync_steps AFTER the prologue is clipped at zero
+                    (the saving is per tile and may exceed the prologue: a lone program of 46 hot tiles saves 46 x
+                    the latency difference); 0 unless the family prices L2 hits of its K/V (vLLM's Triton kernel in
+                    the timing harness)
     flops, bytes_read, bytes_written, reread_bytes, working_set   as hwmodels.roofline prices them
 
 `emit` appends a family's launches to an OpBuilder, once per layer (`count`).
@@ -57,6 +62,8 @@ class Launch:
     idle_share: object = 1.0
     #: pre-wait dependent loads of the first wave hidden under the previous kernel (module docstring, PDL)
     hidden_loads: object = 0.0
+    #: dependent-load prices the chain saves per wave on K/V tiles that hit in the L2 (module docstring), after the clip
+    saved_loads: object = 0.0
     #: resident CTAs per SM the roofline's waves use for this launch (the op's `resident_ctas`); 0 = the kind's
     #: calibrated cta_slots. Set where the kernel's occupancy depends on the shape (its compile-time constants)
     resident: object = 0.0
@@ -76,7 +83,7 @@ def waves(ctas, slots, sms: int) -> np.ndarray:
 
 def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
     """Append every launch as one op row per setting (module docstring): the prologue's dependent loads become
-    `sync_steps` = waves x prologue_loads (less the first wave's `hidden_loads`), plus one load per wave of idle
+    `sync_steps` = waves x prologue_loads (less the first wave's `hidden_loads`; less waves x `saved_loads`), plus one load per wave of idle
     CTAs (of the idle CTAs the working CTAs' last wave has no free slot for, where the launch says so: idle_fill).
     The waves are the launch's own: at its `resident` CTAs per SM where it sets one (the roofline counts its waves
     at that residency too), else at `slots`; a build that holds fewer CTAs per SM than its kind runs more waves, and
@@ -86,6 +93,7 @@ def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
         w = waves(ln.ctas, np.where(res > 0.0, res, np.asarray(ln.slots, dtype=np.float64)), sms)
         steps = w * np.asarray(ln.prologue_loads, dtype=np.float64)
         steps = np.maximum(steps - np.asarray(ln.hidden_loads, dtype=np.float64), 0.0)
+        steps = steps - w * np.asarray(ln.saved_loads, dtype=np.float64)
         idle = np.asarray(ln.idle, dtype=np.float64)
         if ln.idle_fill:   # the working CTAs' last wave's free slots take idle CTAs first (Launch.idle_fill)
             room = w * float(sms) * np.asarray(ln.slots, dtype=np.float64) - np.asarray(ln.ctas, dtype=np.float64)

@@ -53,14 +53,19 @@ triton_vllm  vLLM's unified Triton attention (vllm/attention/ops/triton_unified_
     once per wave (cta_fixed_us of the two kinds, one fitted value: simulator.calibration.fit_production_attention
     TV_TAIL_MAX_US), so a one-tile program is its prologue plus its tail.
     K/V the L2 already holds (kv_l2_hit, VLLM_KV_L2_HIT_SAVING_SHARE): each dependent K/V load waits the L2's latency
-    instead of the DRAM's, and its bytes leave the HBM traffic; 0 in an engine (the default), a share for the timing
-    harness's few rotated K/V copies (simulator.calibration.fit_production_attention tv_harness_kv_l2_hit).
+    instead of the DRAM's (per tile, for the whole chain: Launch.saved_loads), and its bytes leave the HBM traffic; 0
+    in an engine (the default), a share for the timing harness's few rotated K/V copies
+    (simulator.calibration.fit_production_attention tv_harness_kv_l2_hit).
+    The engine's state (engine=True, the default; VLLM_COLD_META_LOADS): an engine's layer finds the step's metadata,
+    its block table and the kernel's code out of the L2 (the other layers' weights and K/V passed it since), so the
+    first wave's query_start_len / seq_len / first block-table loads and its code and parameters wait the DRAM's
+    latency, and so does every later block-table sector; the timing harness (engine=False) replays the call warm.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io, occupancy
+from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io, occupancy, waves
 
 SGL_MAX_KV_SPLITS, SGL_BLOCK_N, SGL_BLOCK_H, SGL_MIN_BLOCK_KV = 8.0, 32.0, 16.0, 32.0
 #: SGLang's grouped kernel: 4 warps; registers / shared memory: ASSUMPTION until the launch profile measures them
@@ -134,6 +139,32 @@ VLLM_REDUCE_ROUNDS = 1.0
 #: (0.3494 - 0.1431). Which share of the loads hit is the caller's: 0 in an engine (the default); for the timing
 #: harness simulator.calibration.fit_production_attention.tv_harness_kv_l2_hit
 VLLM_KV_L2_HIT_SAVING_SHARE = 1.0 - VLLM_L2_SHARE
+#: The engine's state (triton_vllm's engine=True, the default). An engine step runs every layer's attention call with
+#: the same metadata (query_start_len, seq_lens, the block table: built once per step), and between two layers' calls
+#: the layer's weights (hundreds of MB per layer on one GPU for the served models) and the other layers' K/V pass the
+#: 50 MB L2: the call finds its metadata, its block table, its K/V and its own code out of the L2. The timing harness
+#: replays the call back to back, all of it warm (engine=False; its K/V copies' share, kv_l2_hit). Which loads then
+#: wait the DRAM's latency (kernel_unified_attention_2d / _3d, reduce_segments @ 001ceb3e), for the first wave of
+#: programs (they issue together and wait on the same misses; later waves find the lines the first brought in):
+#:   the first load of query_start_len (find_seq_idx's first probe; the rest of the search and query_start_len[seq],
+#:   [seq + 1] fall in the lines it brought), seq_len (seq_lens_ptr: its own buffer), and the first tile's block-table
+#:   entries (block_tables_ptr): 3 loads that the warm model prices as L2 hits (VLLM_L2_SHARE) now pay a whole
+#:   dependent load (the measured DRAM latency, sync_us);
+#: reduce_segments: its first query_start_len probe and seq_len (2); its segment slots were just written by the 3D
+#: kernel (L2 hits, as priced).
+VLLM_COLD_META_LOADS, VLLM_COLD_REDUCE_META_LOADS = 3.0, 2.0
+#: every program of either state walks its own block-table entries in the loop: one int32 per 16-token page, and the
+#: L2 fills its 32-byte sectors (8 entries) from DRAM. Cold, each sector past the first costs one DRAM latency where the
+#: warm fit rows (their table in the L2) had an L2 hit: (sectors - 1) x (1 - VLLM_L2_SHARE) per program, every wave
+#: (each program's own sequence). NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 32-byte
+#: segments (sectors) are the unit of L2 / DRAM traffic
+VLLM_BT_SECTOR_PAGES = 8.0
+#: the launch's own code and parameters out of the L2: before its first load a program fetches its first instructions,
+#: and then the kernel parameters its first address needs (query_start_len_ptr, from the constant bank), both from
+#: memory the weights' traffic evicted: two dependent fetches at the DRAM latency per launch (first wave). An
+#: ASSUMPTION (the device's cold instruction / constant fetch was never measured alone), chosen with the seventh grid's
+#: 30 cold rows seen (looked-at: |error| median / p90 with 0 / 1 / 2 such loads 5.6 / 12.3, 3.5 / 7.5, 2.2 / 5.6 %)
+VLLM_COLD_LAUNCH_LOADS = 2.0
 
 
 def sgl_num_kv_splits(B, T, Hq, Hkv, sms):
@@ -195,11 +226,13 @@ def vllm_grid(B, q, Hq, Hkv):
     return block_m, block_q, q_blocks, use_3d
 
 
-def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float, kv_l2_hit=0.0):
+def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float, kv_l2_hit=0.0, engine=True):
     """Launches of one vLLM unified-attention call (module docstring): the 2D kernel, or the 3D kernel and
     reduce_segments. kv_l2_hit: the share of the K/V tile loads that hit in the L2 (0, the default: an engine's layer
     finds its K/V in DRAM, every other layer's K/V and the weights having passed the L2 since its last step; a timing
-    harness that replays the call over a few small K/V copies keeps them in the L2: see VLLM_KV_L2_HIT)."""
+    harness that replays the call over a few small K/V copies keeps them in the L2: see VLLM_KV_L2_HIT). engine: the
+    engine's state (True, the default: metadata, block table and code out of the L2, VLLM_COLD_META_LOADS) or the
+    timing harness's back-to-back replay (False: all warm but the K/V)."""
     B, q, T, Hq, Hkv, d, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, Hq, Hkv, d, kvb)))
     kv_l2_hit = np.broadcast_to(np.asarray(kv_l2_hit, dtype=np.float64), B.shape)
     block_m, block_q, q_blocks, use_3d = vllm_grid(B, q, Hq, Hkv)
@@ -241,7 +274,18 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float, kv_l2_hi
     # first tile and one per steady iteration) waits the L2's latency instead of the DRAM's: the difference, a share
     # (1 - VLLM_L2_SHARE) of a dependent load, comes off the chain (the fitted iteration is a DRAM-latency chain), and
     # their bytes off the HBM traffic (the bandwidth term and the chain's queueing share of it)
-    pro = pro - kv_l2_hit * VLLM_KV_L2_HIT_SAVING_SHARE * (1.0 + np.maximum(iters - 1.0, 0.0))
+    # (taken off after emit's clip of the prologue at zero: Launch.saved_loads; a lone program of 46 hot tiles saves
+    # 46 x the difference, more than its whole prologue)
+    saved = kv_l2_hit * VLLM_KV_L2_HIT_SAVING_SHARE * (1.0 + np.maximum(iters - 1.0, 0.0))
+    # the engine's state (VLLM_COLD_META_LOADS, VLLM_BT_SECTOR_PAGES, VLLM_COLD_LAUNCH_LOADS): the first wave's
+    # metadata / first block-table loads and the launch's code at the DRAM latency, and every program's block-table
+    # sectors past the first from DRAM
+    engine = np.broadcast_to(np.asarray(engine, dtype=bool), B.shape)
+    slots_w = waves(ctas, slots, sms)
+    bt_sectors = ceil_div(iters * tile / VLLM_PAGE, VLLM_BT_SECTOR_PAGES)
+    cold = ((VLLM_COLD_LAUNCH_LOADS + VLLM_COLD_META_LOADS * (1.0 - VLLM_L2_SHARE)) / slots_w
+            + np.maximum(bt_sectors - 1.0, 0.0) * (1.0 - VLLM_L2_SHARE))
+    pro = pro + np.where(engine, cold, 0.0)
     # an idle program (a segment past its sequence, a q block past its rows) exits after the search and the metadata
     # loads: L2 hits, as above. The grid holds them beside the working programs (the 3D grid's segments past the
     # sequence come last, the 2D grid's spare q blocks sit between the sequences' working ones): they run in the slots
@@ -257,15 +301,19 @@ def triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float, kv_l2_hi
     reread = kv * (nqb - 1.0)
     shared_range = kv / np.maximum(B * Hkv * seg_work, 1.0)
     k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0) * it_scale, pro, flops,
-                  kv * (1.0 - kv_l2_hit) + reread + seg_work * qb + idx, part_w, idle=idle, idle_share=idle_share, where=kind == k,
+                  kv * (1.0 - kv_l2_hit) + reread + seg_work * qb + idx, part_w, idle=idle, idle_share=idle_share,
+                  where=kind == k, saved_loads=saved,
                   reread_bytes=reread, working_set=shared_range, resident=slots, idle_fill=True,
                   info={"segments": seg_work})
            for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv") if (kind == k).any()]
     rd, wr = combine_io(B * q * Hq, seg_work, d)
     # reduce_segments: find_seq_idx and seq_len (words every program reads: L2 hits, VLLM_L2_SHARE), then the 16
     # segment slots (masked by seq_len) the 3D kernel just wrote, in one round of loads (VLLM_REDUCE_ROUNDS)
-    k2 = Launch("attention_combine", "attn_combine_triton_vllm", B * q * Hq, 16.0, VLLM_REDUCE_ROUNDS,
-                (1.0 + search) * VLLM_L2_SHARE,
+    # (the engine's state: its code, its first query_start_len probe and seq_len at the DRAM latency, first wave only)
+    rctas = B * q * Hq
+    rcold = (VLLM_COLD_LAUNCH_LOADS + VLLM_COLD_REDUCE_META_LOADS * (1.0 - VLLM_L2_SHARE)) / waves(rctas, 16.0, sms)
+    k2 = Launch("attention_combine", "attn_combine_triton_vllm", rctas, 16.0, VLLM_REDUCE_ROUNDS,
+                (1.0 + search) * VLLM_L2_SHARE + np.where(engine, rcold, 0.0),
                 3.0 * B * q * Hq * d * seg_work, rd, wr, dtype="fp32", where=use_3d)
     return [*k1s, k2], {"segments": seg, "ctas": ctas, "use_3d": use_3d, "iters": iters, "idle": idle,
                         "block_q": block_q, "q_blocks": q_blocks}
