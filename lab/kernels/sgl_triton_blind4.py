@@ -33,6 +33,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT_VERSION = "sgl_blind4"
+#: the stem of the CSVs the call writes (sgl_triton_blind5.py reuses this runner)
+OUT_STEM = "sgl_triton_blind4"
 HEADS = {"llama8b": (32, 8), "llama70b": (64, 8), "qwen7b": (28, 4), "g4h4": (16, 4), "g7h8": (56, 8)}
 
 
@@ -127,10 +129,10 @@ def main() -> None:
 
     say("env", meta, "SMs", dev.multi_processor_count)
     cols = P.COLS + ["row_role"]
-    fcsv = open(os.path.join(args.out, "sgl_triton_blind4.csv"), "w", newline="")
+    fcsv = open(os.path.join(args.out, f"{OUT_STEM}.csv"), "w", newline="")
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
-    gcsv = open(os.path.join(args.out, "sgl_triton_blind4_grids.csv"), "w", newline="")
+    gcsv = open(os.path.join(args.out, f"{OUT_STEM}_grids.csv"), "w", newline="")
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
