@@ -1042,3 +1042,31 @@ def test_fi_tc_blind12_grid_is_new_and_both_price_files_cover_it():
         d = pd.read_csv(f)
         if set(keys) <= set(d.columns):
             assert not len(sh.merge(d[keys].drop_duplicates(), on=keys)), f.name
+
+
+def test_sgl_group7_binary_scales_the_lone_chain_only():
+    # SGL_ITER_BY_G: the binary compiled for GQA group 7 walks its steady-state tiles at its measured share of group 4's
+    # (bf16 and fp8 apart); groups 4 and 8 (the fit rows' binaries) keep the fitted iteration, the prologue is unchanged
+    B, T = np.array([2.0, 2.0, 2.0, 2.0]), 65536.0
+    hq, hkv, kvb = np.array([28.0, 32.0, 64.0, 28.0]), np.array([4.0, 8.0, 8.0, 4.0]), np.array([2.0, 2.0, 2.0, 1.0])
+    launches, info = TE.triton_sgl(B, T, hq, hkv, 128.0, kvb, SMS, SMEM)
+    serial = sum(np.where(ln.where, ln.serial_iters, 0.0) for ln in launches if ln.name == "attention")
+    steps = np.maximum(info["iters"] - 1.0, 0.0)
+    a16, a8 = TE.SGL_ITER_BY_G[7.0]
+    assert serial == pytest.approx(steps * np.array([a16, 1.0, 1.0, a8]))
+    assert a16 < 1.0 < a8
+
+
+def test_sgl_bf16_stream_rate_and_constants_are_not_fitted():
+    # SGL_MEMORY_FROM / SGL_FIXED_ZERO: the bf16 kind streams at attn_fa2's measured rate and the stage-1 / stage-2
+    # constants are 0 in the shipped file; the fit takes them as given (its fitted terms: test_flashinfer_fixed_terms_
+    # are_not_fitted iterates FIXED_ZERO, which holds SGL_FIXED_ZERO)
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    eff = load_hardware("H100-SXM").efficiency
+    assert FP.MEMORY_FROM["attn_triton_sgl"] == "attn_fa2" and "attn_triton_sgl_fp8kv" not in FP.MEMORY_FROM
+    assert eff.memory["attn_triton_sgl"] == eff.memory["attn_fa2"]
+    assert set(FP.SGL_FIXED_ZERO) <= set(FP.FIXED_ZERO)
+    assert all(eff.fixed_s[k] == 0.0 for k in FP.SGL_FIXED_ZERO)
+    assert ("memory.attn_triton_sgl", 0.85, 0.5, 1.0) not in FP._params("attn_triton_sgl", 0.35, True)

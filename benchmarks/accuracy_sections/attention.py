@@ -109,7 +109,8 @@ LOOKED_AT_WHY = {
     "flashmla": "replayed scheduler, per-request store wait, whole 64-token blocks, combine on every call",
     "sgl_triton": "Triton two-stage pipeline prologue, idle programs' load an L2 hit, fp8 K/V its own kind; idle splits "
                   "in the last wave's free slots and a wave priced as vLLM's Triton kernel's (roofline CHAIN_ISSUE with "
-                  "a fitted chain_queue)",
+                  "a fitted chain_queue); the bf16 kind's K/V stream at attn_fa2's rate (SGL_MEMORY_FROM), both "
+                  "kernels' constants 0 (SGL_FIXED_ZERO); the GQA-group-7 binary's measured lone chain (SGL_ITER_BY_G)",
     "fi_tc": "epilogues hidden under the body but the last wave's (CTA_FIXED_HIDDEN); fixed_us 0 (FIXED_ZERO); fp8 "
              "chain = per-warp fp8 fragment columns (NUM_MMA_KV), shared by the busiest SM's CTAs (k / slots); a serial "
              "CTA time co-resident CTAs do not overlap (cta_serial_us, fitted on the fp8 fit rows, bf16 takes it)",

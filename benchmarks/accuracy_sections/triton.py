@@ -12,7 +12,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from . import triton_grid7, triton_grid8
+from . import sgl_triton_grid4, triton_grid7, triton_grid8
 from .attention import context, family_campaign, first_look_line, now_err
 
 
@@ -102,6 +102,7 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind4(FP, hw, fmt)
     _triton_decode_blind5(FP, hw, fmt)
     _triton_decode_blind6(FP, hw, fmt)
+    sgl_triton_grid4.section(FP.DATA_DIR, fmt)
     triton_grid7.section(FP.DATA_DIR, fmt)
     triton_grid8.section(FP.DATA_DIR, fmt)
 
@@ -399,7 +400,7 @@ def _triton_decode_blind3(FP, hw, fmt) -> None:
           f"64/8, bf16 and fp8 K/V), prices committed before the measurement ({FP.TD_BLIND3_PRED_CSV}): base = "
           f"main's model ({str(b['base_commit'].iloc[0])[:7]}), new = the model at {str(b['model_commit'].iloc[0])[:7]} "
           "(the per-launch constant on reduce_segments, shared by dtype; the second q block's re-read as L2 traffic)")
-    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt, shipped={"sgl_triton": "new"})
+    _base_new_grid(b, 3, TD_BLIND3_DIAGNOSIS, fmt)
     v = b[b["family"] == "triton_vllm"].reset_index(drop=True)
     v["now_err_pct"] = now_err(FP, hw, v)
     tn = FP.accuracy(v, by=("family", "phase", "kv", "ctx_regime", "batch_regime"), col="now_err_pct", part=None)

@@ -434,6 +434,21 @@ MEMORY_FROM = {"attn_fi_decode": "attn_fa2", "attn_fi_decode_fp8kv": "attn_fa2"}
 #: (fixed_us.attn_combine_triton_vllm), as the regimes fit found FlashAttention-2's split-KV decode at ~0 and its combine
 #: at 3.1 us
 FIXED_ZERO = ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_combine_fi")
+#: SGLang's Triton decode kernel (sgl_triton; simulator/kernels/triton_engines.py triton_sgl): its stage-1 programs
+#: read every K / V byte of their split once, 32 scattered 256-byte token rows per tile (decode_attention.py
+#: _fwd_grouped_kernel_stage1, sglang 0.5.6), so a launch of many programs streams K / V as FlashAttention-2's split-KV
+#: decode kernel does; its bf16 fit rows (batch <= 64, context 1K-16K, 1-3 waves) are chain-bound but for two and
+#: cannot identify the rate: fitted, memory.attn_triton_sgl went to 0.784 (2.63 TB/s) while the launches that do
+#: stream (context 32K-70K at batch 48-128, LOOKED-AT rows of the second Triton decode blind grid) draw 2.9-2.96 TB/s.
+#: The bf16 kind takes attn_fa2's measured rate (0.8534 of the datasheet, 2.86 TB/s; MEMORY_FROM); the fp8 kind keeps
+#: its own fitted rate (its streaming launches run at 1.85 TB/s of fp8 bytes: the in-loop conversion, not HBM, bounds
+#: them). With the rate fixed the fit rows cannot identify a per-kernel constant of stage 1 or stage 2 either: fitted,
+#: they went to 0.59 / 0.60 us and traded against the chain (the one-tile rows at batch <= 16, LOOKED-AT, +16 %); both
+#: are 0 as main's fit had found them (FIXED_ZERO)
+SGL_MEMORY_FROM = {"attn_triton_sgl": "attn_fa2"}
+SGL_FIXED_ZERO = ("attn_triton_sgl", "attn_triton_sgl_fp8kv", "attn_combine_triton_sgl")
+MEMORY_FROM = {**MEMORY_FROM, **SGL_MEMORY_FROM}
+FIXED_ZERO = FIXED_ZERO + SGL_FIXED_ZERO
 #: kinds with a fitted per-CTA time that co-resident CTAs do not overlap (cta_serial_us: hwmodels.roofline prices
 #: ceil(CTAs / SMs) x it, so a CTA sharing its SM pays it twice per wave, a lone CTA once): FlashInfer's FA2 prefill
 #: kernel with fp8 K/V, whose fit rows run 1 to 4 CTAs per SM (batch 1-16 split into 64-512 CTAs, batch 64 at 512 and

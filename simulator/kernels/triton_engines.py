@@ -86,6 +86,20 @@ SGL_PIPELINE_PROLOGUE_LOADS = 2.0
 #: hwmodels/calibration/fitted/H100-SXM.yaml latency block (fit_latency.py on latency_nvidia-h100-80gb-hbm3_2026-11-22
 #: .csv): l2 0.1431 us / dram 0.3494 us
 SGL_IDLE_LOAD_SHARE = 0.1431 / 0.3494
+#: the lone program's iteration of the binary compiled for GQA group G (kv_group_num, a tl.constexpr of
+#: _fwd_grouped_kernel_stage1: Triton compiles one binary per group), as a multiple of the G 4 binary's (the fitted
+#: iter_us, fitted on Llama-3.1-8B's 32/8 and Llama-3.1-70B's 64/8 heads, whose G 4 and G 8 binaries walk their lone
+#: chains within 1 % of each other: 598 / 602 us at batch 1 x context 65536, 2214 / 2235 us at 262144): (bf16, fp8).
+#: The source gives every G <= 16 the same tile (BLOCK_H = 16 query-head rows, VALID_BLOCK_H = G of them unmasked; the
+#: same two tl.dot shapes, (16 x 128) . (128 x 32) and (16 x 32) . (32 x 128); decode_attention.py, sglang 0.5.6), so
+#: the difference is the compiled binary's, MEASURED, not derived: lone programs (batch 2, context 65536, 64-128
+#: programs, one per SM) of heads 28/4 and 56/8 (G 7) against 16/4 and 32/8 (G 4), the same KV-head count paired:
+#: bf16 441.3 / 559.4 us (Hkv 4) and 454.8 / 556.5 us (Hkv 8), the median of the two ratios 0.803 (the KV-head count,
+#: so a token's K/V row of 512 or 1024 bytes, moves nothing: 559.4 / 556.5); fp8 (56/8 against 16/4) 472.1 / 457.0 =
+#: 1.033 (hwmodels/calibration/data/production_attention/sgl_triton_blind4_nvidia-h100-80gb-hbm3_2026-11-27.csv,
+#: row_role diagnosis, the smaller of its two runs). The ratio is of the whole call (the chain is ~98 % of it). A G not
+#: measured: 1.0 (an ASSUMPTION)
+SGL_ITER_BY_G = {7.0: (0.803, 1.033)}
 VLLM_BLOCK_M, VLLM_TILE_DECODE, VLLM_TILE_PREFILL, VLLM_SEGMENTS, VLLM_MIN_GRID_2D = 16.0, 16.0, 32.0, 16.0, 128.0
 #: vLLM's default KV block size (the page the block table addresses)
 VLLM_PAGE = 16.0
@@ -204,7 +218,10 @@ def triton_sgl(B, T, Hq, Hkv, d, kvb, sms: int, smem_per_sm: float):
     # fp8 K/V: the program loads fp8 keys / values (half the bytes of a tile) and converts them to the query's dtype
     # (k.to(q.dtype)): its own kind, whose tile time is fitted on the fp8 rows (as FlashInfer's attn_fi_decode_fp8kv)
     kind = np.where(kvb < 2.0, "attn_triton_sgl_fp8kv", "attn_triton_sgl")
-    k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0),
+    it_scale = np.ones_like(G)
+    for g, (a16, a8) in SGL_ITER_BY_G.items():   # the binary's lone iteration (SGL_ITER_BY_G)
+        it_scale = np.where(G == g, np.where(kvb < 2.0, a8, a16), it_scale)
+    k1s = [Launch("attention", k, ctas, slots, np.maximum(iters - 1.0, 0.0) * it_scale,
                   SGL_PROLOGUE_LOADS + SGL_PIPELINE_PROLOGUE_LOADS, flops,
                   kv + S * qb + idx, part_w, idle=idle, idle_share=SGL_IDLE_LOAD_SHARE, where=kind == k, idle_fill=True,
                   info={"splits": S})
