@@ -1645,6 +1645,32 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
         RF.SM_STREAM_CEILING = keep
 
 
+def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                           bounds: tuple = (0.3, 1.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_GMMA_UNSPLIT_SHARE fitted ONLY on the fp8 rows of xqa_stream_fit_rows(df) (the per-SM
+    stream scan: 8-400 unsplit GMMA CTAs of 256 tiles), every other term as `eff` prices it: a one-dimensional bounded
+    search of the rows' rms log error with XQA_GMMA_UNSPLIT on. Returns (share, rms, rms at share 1, rows); the module
+    constants are restored."""
+    from scipy.optimize import minimize_scalar
+
+    eff = eff or hw.efficiency
+    fit = df[xqa_stream_fit_rows(df) & (df["dtype"].to_numpy() == "fp8")].reset_index(drop=True)
+    meas = fit["median_us"].to_numpy(float)
+    keep = (XQ.XQA_GMMA_UNSPLIT, XQ.XQA_GMMA_UNSPLIT_SHARE)
+    try:
+        XQ.XQA_GMMA_UNSPLIT = True
+
+        def rms(share):
+            XQ.XQA_GMMA_UNSPLIT_SHARE = float(share)
+            ops = build_ops(fit, hw.units, _smem(hw))
+            return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
+        return float(r.x), float(r.fun), rms(1.0), len(fit)
+    finally:
+        XQ.XQA_GMMA_UNSPLIT, XQ.XQA_GMMA_UNSPLIT_SHARE = keep
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
