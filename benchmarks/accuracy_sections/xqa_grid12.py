@@ -32,10 +32,10 @@ ROLES = {"fewcta": "few-CTA long chain (TensorRT-LLM split)", "longmany": "long 
 
 #: what the twelfth grid shows where its regimes miss (printed while they miss)
 X12_DIAGNOSIS = (
-    "fp8 (GMMA) few-CTA long chains under TensorRT-LLM's split run 14-19 % faster than every model prices them (20-41 "
+    "fp8 (GMMA) few-CTA long chains under TensorRT-LLM's split run 14-19 % faster than every model prices them (21-42 "
     "tiles per CTA: the fitted per-tile iteration, 0.85 us, is too slow for split long chains as for the unsplit scan's, "
     "so the unsplit-walk hypothesis, a split walk at the fitted iteration, is refuted); the bf16 middle at 72-112 CTAs "
-    "still runs 4-6 us longer than priced (-8..-15 %), about half of it with programmatic dependent launch on (the PDL-off "
+    "still runs 2.5-7 us longer than priced (-2..-15 %), about half of it with programmatic dependent launch on (the PDL-off "
     "diagnostics run 1-2.5 us faster); Llama-3.1-8B bf16 at batch 1 and 150K tokens (384 CTAs in 3 waves) +13 %")
 
 

@@ -224,7 +224,7 @@ XQA_GMMA_USE_REGS = True
 XQA_GMMA_UNSPLIT_SHARE = 0.773
 #: price the unsplit GMMA walk at XQA_GMMA_UNSPLIT_SHARE (False = every tile at the fitted iteration). OFF (not shipped):
 #: the twelfth XQA blind grid (xqa_x12_*.csv, priced before the call) did not reach its regime (the fp8 middle), and
-#: its split fp8 long chains (TensorRT-LLM's split, 20-41 tiles per CTA), which the rule leaves at the fitted
+#: its split fp8 long chains (TensorRT-LLM's split, 21-42 tiles per CTA), which the rule leaves at the fitted
 #: iteration, ran 14-19 % faster than priced: split walks are fast too, so the sector-sharing premise is refuted; on
 #: the eleventh grid's unsplit fp8 middle rows (LOOKED-AT) it over-corrects, +3..+20 % -> -5..-14 %
 XQA_GMMA_UNSPLIT = False
