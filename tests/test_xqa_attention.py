@@ -422,14 +422,15 @@ def test_per_sm_stream_ceiling_binds_only_below_the_hbm_rate():
                        for b in (1, 16)])
     ops = FP.build_ops(df, hw.units, 233472.0)
     assert ops.parallel_units.tolist() == [8.0, 128.0]       # the launcher handed 1 SM: unsplit CTAs
-    keep = dict(RF.SM_STREAM_CEILING_CANDIDATE)
-    assert RF.SM_STREAM_CEILING == {}                         # the candidate is not shipped (module comment)
-    off = FP.predict_us(ops, hw, hw.efficiency, 2)
+    keep = dict(RF.SM_STREAM_CEILING)
+    # shipped: the procedure's rate under main's terms (module comment), not the candidate refitted with them
+    assert keep == {"attn_xqa": pytest.approx(50.58e9)} and RF.SM_STREAM_CEILING_CANDIDATE["attn_xqa"] < keep["attn_xqa"]
+    on = FP.predict_us(ops, hw, hw.efficiency, 2)
     try:
-        RF.SM_STREAM_CEILING = keep
-        on = FP.predict_us(ops, hw, hw.efficiency, 2)
-    finally:
         RF.SM_STREAM_CEILING = {}
+        off = FP.predict_us(ops, hw, hw.efficiency, 2)
+    finally:
+        RF.SM_STREAM_CEILING = keep
     assert "attn_xqa" in keep and "attn_xqa_fp8kv" not in keep
     kv = 16384 * 128 * 2 * 2.0
     assert on[0] > off[0] and on[0] >= kv / keep["attn_xqa"] * 1e6
@@ -468,3 +469,35 @@ def test_eleventh_grid_priced_before_and_the_scan_fit_is_the_committed_rate():
     # fitted with main's other terms; the candidate's 49.51 GB/s is the same fit after the refit it forces (module
     # comment in hwmodels/roofline.py): the two agree within a few %
     assert fit["attn_xqa"][0] == pytest.approx(RF.SM_STREAM_CEILING_CANDIDATE["attn_xqa"], rel=0.04)
+    assert fit["attn_xqa"][0] == pytest.approx(RF.SM_STREAM_CEILING["attn_xqa"], rel=1e-3)   # the shipped rate
+
+
+def test_twelfth_grid_reproduces_trtllm_split_and_the_unsplit_gmma_share_is_off():
+    """lab/kernels/measure_xqa_attention.py --grid x12: the rows marked with TensorRT-LLM's split hand the port's
+    launcher the SM count whose split equals computeMultiBlockCount (simulator.kernels.xqa xqa_multi_block / port_split);
+    main's model keeps the unsplit GMMA walk off (XQA_GMMA_UNSPLIT) and, on, an unsplit fp8 CTA's chain of n tiles is
+    1 + (n - 1) x XQA_GMMA_UNSPLIT_SHARE tiles while a split one's is not moved."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "measure_xqa_attention", Path(__file__).resolve().parents[1] / "lab/kernels/measure_xqa_attention.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    s = pd.DataFrame(m.x12_shapes())
+    t = s[s["split_sms"].notna()]
+    assert len(t) >= 12
+    B, T, H = (t[c].to_numpy(float) for c in ("batch", "context", "kv_heads"))
+    gm = (t["dtype"] == "fp8").to_numpy()
+    assert (XQ.port_split(B, T, H, t["split_sms"].to_numpy(float), gm) == XQ.xqa_multi_block(B, T, H, 132)).all()
+    assert XQ.XQA_GMMA_UNSPLIT is False
+    args = (np.array([8.0, 1.0]), 1.0, np.array([16384.0, 32768.0]), 8.0, 1.0, 128.0, 1.0, 132)
+    off, _ = XQ.xqa(*args, split="port", split_sms=np.array([1.0, 132.0]))
+    try:
+        XQ.XQA_GMMA_UNSPLIT = True
+        on, info = XQ.xqa(*args, split="port", split_sms=np.array([1.0, 132.0]))
+    finally:
+        XQ.XQA_GMMA_UNSPLIT = False
+    assert info["multi_block"].tolist()[0] == 1.0 and info["multi_block"].tolist()[1] > 1.0
+    assert on[0].serial_iters[0] == pytest.approx(1.0 + 255.0 * XQ.XQA_GMMA_UNSPLIT_SHARE)
+    assert on[0].serial_iters[1] == off[0].serial_iters[1]

@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -404,7 +404,8 @@ def xqa_copies(kv_bytes: float) -> int:
 
 
 def run_xqa(torch, mod, s, sms, sem, ws):
-    """fn(i) for one shape: the port's xqa_wrapper on cache copy i % R."""
+    """fn(i) for one shape: the port's xqa_wrapper on cache copy i % R (programmatic dependent launch on unless the
+    shape's `pdl` is 0)."""
     dev = "cuda"
     B, T, hq, hkv, page, q = s["batch"], s["context"], s["heads"], s["kv_heads"], s["page_size"], s["q_rows"]
     fp8 = s["dtype"] == "fp8"
@@ -428,11 +429,12 @@ def run_xqa(torch, mod, s, sms, sem, ws):
         qt = torch.randn((B, 1, hq, D), device=dev, dtype=torch.bfloat16)
         mask = None
     out = torch.empty_like(qt)
+    pdl = bool(int(s.get("pdl", 1)))
 
     def fn(i):
         kc, vc = caches[i % R]
         mod.xqa_wrapper(fp8, sms, hkv, 0, 1.0, None, out, 1.0, qt, None, kc, vc, table, P * page, lens, B, 1.0,
-                        None, q, mask, sem, ws, True)
+                        None, q, mask, sem, ws, pdl)
 
     return fn, R
 
@@ -724,13 +726,117 @@ def x11_blind() -> list[dict]:
     return [r for kv, q in X11_BUILDS for r in x11_shapes(kv, q)]
 
 
+#: the twelfth blind grid's heads: X10_HEADS plus Llama-3.1-8B at tensor-parallel 4 (8 query / 2 KV heads)
+X12_HEADS = {**X10_HEADS, "llama8b_tp4": (8, 2)}
+#: the SMs of the device the grid's TensorRT-LLM splits are computed for (the H100 SXM's 132)
+X12_SMS = 132
+
+
+def trtllm_multi_block(B, T, hkv, sms=X12_SMS) -> int:
+    """TensorRT-LLM's computeMultiBlockCount (cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/
+    decoderXQAImplCommon.h, as simulator/kernels/xqa.py xqa_multi_block reads it): T // 512, at most round(sqrt(8 mb)),
+    scaled down when B x Hkv x mb / SMs exceeds 8 waves; at least 1."""
+    mb = T // 512
+    mb = max(min(mb, int(math.floor(math.sqrt(mb * 8.0) + 0.5))), 1)
+    adj = B * hkv * mb / float(sms) / 8.0
+    if adj > 1.0:
+        mb = int(math.floor(mb / adj))
+    return max(mb, 1)
+
+
+def port_sub_seqs(B, T, hkv, sms, fp8, page=16) -> int:
+    """The port's split (simulator/kernels/xqa.py port_split) for a launcher handed `sms` SMs."""
+    bh = max(B * hkv, 1)
+    max_t = -(-T // page) * page
+    if fp8:
+        return min(max(1, int(math.floor((3 * sms // bh) * 0.25 + 0.5))), -(-max_t // 64))
+    return min(max(1, sms // bh), -(-max_t // 256))
+
+
+def trtllm_split_sms(B, T, hkv, fp8, page=16) -> int:
+    """The smallest SM count that makes the port's launcher split every (sequence, KV head) into TensorRT-LLM's
+    computeMultiBlockCount sub-sequences (so the port launches the CTAs TensorRT-LLM's launcher would)."""
+    want = trtllm_multi_block(B, T, hkv)
+    for s in range(1, 4 * X12_SMS * max(B * hkv, 1)):
+        if port_sub_seqs(B, T, hkv, s, fp8, page) == want:
+            return s
+    raise ValueError(f"no SM count gives {want} sub-sequences at B {B} T {T} Hkv {hkv}")
+
+
+#: the twelfth blind grid: (1) few-CTA long-chain launches as TensorRT-LLM's own launcher splits them (the port's
+#: launcher handed the SM count that reproduces computeMultiBlockCount, split_sms): one KV head per sequence
+#: (Llama-3.1-70B at tensor-parallel 8) or two (Llama-3.1-8B at tensor-parallel 4) at batch 1-3 and 16K-180K tokens,
+#: 18-66 CTAs of 4-15 tiles (mha.cu) / 20-70 (mha_sm90.cu), bf16 and fp8 K/V, where hwmodels.roofline's per-SM stream
+#: ceiling binds for mha.cu, and Llama-3.1-8B at batch 1-2 and 80K-150K tokens (384-560 CTAs); (2) the bf16 middle
+#: at 72-120 CTAs (Llama-3.1-8B, batch 6-14, the port's split); (3) the fp8 middle (batch 2-15, unsplit and split);
+#: (4) fp8 verification at G 5 / 7 (Qwen2.5-14B, Qwen2.5-7B, Yi-34B heads, q 2 / 4); (5) controls from regimes met
+#: before. Page 16; shapes in none of the earlier grids' rows. Fixed and priced (lab/kernels/predict_xqa_attention.py
+#: --grid x12) with main's model, the stream-ceiling candidate as fitted and the new model before it was measured.
+#: Rows: (model, dtype, q, context, batch, role, trtllm split)
+X12_ROWS = (
+    # (1) few-CTA long-chain launches, TensorRT-LLM's split
+    ("llama70b_tp8", "bf16", 1, 28000, 1, "fewcta", True), ("llama70b_tp8", "bf16", 1, 56000, 1, "fewcta", True),
+    ("llama70b_tp8", "bf16", 1, 90000, 1, "fewcta", True), ("llama70b_tp8", "bf16", 1, 120000, 1, "fewcta", True),
+    ("llama70b_tp8", "bf16", 1, 180000, 1, "fewcta", True), ("llama70b_tp8", "bf16", 1, 20000, 2, "fewcta", True),
+    ("llama70b_tp8", "bf16", 1, 36000, 2, "fewcta", True), ("llama70b_tp8", "bf16", 1, 16000, 3, "fewcta", True),
+    ("llama70b_tp8", "fp8", 1, 40000, 1, "fewcta", True), ("llama70b_tp8", "fp8", 1, 110000, 1, "fewcta", True),
+    ("llama70b_tp8", "fp8", 1, 28000, 2, "fewcta", True),
+    ("llama8b_tp4", "bf16", 1, 26000, 1, "fewcta", True), ("llama8b_tp4", "fp8", 1, 70000, 1, "fewcta", True),
+    ("llama8b", "bf16", 1, 150000, 1, "longmany", True), ("llama8b", "fp8", 1, 80000, 2, "longmany", True),
+    # (2) the bf16 middle at 72-120 CTAs
+    ("llama8b", "bf16", 1, 2600, 9, "middle", False), ("llama8b", "bf16", 1, 4300, 10, "middle", False),
+    ("llama8b", "bf16", 1, 1500, 11, "middle", False), ("llama8b", "bf16", 1, 3400, 12, "middle", False),
+    ("llama8b", "bf16", 1, 2000, 13, "middle", False), ("llama8b", "bf16", 1, 5900, 14, "middle", False),
+    ("llama8b", "bf16", 1, 2900, 6, "middle", False),
+    ("llama8b", "bf16", 2, 1700, 10, "middle", False), ("llama8b", "bf16", 2, 4000, 13, "middle", False),
+    # diagnostics (not blind rows): three of the bf16 middle shapes and one fp8 middle shape again with programmatic
+    # dependent launch off (xqa_wrapper's enable_pdl; every other row runs it on, as flashinfer.xqa does): mha.cu calls
+    # preExit (griddepcontrol.launch_dependents) right after its barrier init, so the next call's CTAs may take the SMs
+    # a launch of fewer CTAs than SMs leaves idle and wait there (acqBulk)
+    ("llama8b", "bf16", 1, 2600, 9, "nopdl", False), ("llama8b", "bf16", 1, 1500, 11, "nopdl", False),
+    ("llama8b", "bf16", 1, 5900, 14, "nopdl", False), ("llama8b", "fp8", 1, 3000, 9, "nopdl", False),
+    # (3) the fp8 middle
+    ("llama8b", "fp8", 1, 3000, 9, "middle", False), ("llama8b", "fp8", 1, 5300, 11, "middle", False),
+    ("llama8b", "fp8", 1, 2200, 13, "middle", False), ("llama8b", "fp8", 1, 1300, 15, "middle", False),
+    ("llama8b", "fp8", 1, 3800, 5, "middle", False), ("llama8b", "fp8", 1, 12000, 2, "middle", False),
+    ("llama8b", "fp8", 2, 2500, 11, "middle", False), ("llama8b", "fp8", 2, 3900, 14, "middle", False),
+    # (4) fp8 verification at G 5 / 7
+    ("qwen14b", "fp8", 2, 140, 35, "verify", False), ("qwen14b", "fp8", 2, 1100, 10, "verify", False),
+    ("qwen7b", "fp8", 2, 180, 55, "verify", False), ("qwen7b", "fp8", 4, 110, 30, "verify", False),
+    ("yi34b", "fp8", 2, 260, 30, "verify", False),
+    # (5) controls
+    ("llama8b", "bf16", 1, 190, 40, "control", False), ("llama8b", "bf16", 1, 1100, 60, "control", False),
+    ("llama8b", "bf16", 2, 140, 65, "control", False), ("llama8b", "bf16", 1, 20000, 2, "control", False),
+    ("llama8b", "fp8", 1, 130, 100, "control", False), ("llama8b", "fp8", 1, 1700, 48, "control", False),
+    ("llama8b", "fp8", 2, 240, 60, "control", False),
+)
+#: the x12 call's builds in measuring order (the few-CTA builds first)
+X12_BUILD_ORDER = ("xqa_bf16_g8_p16_q1", "xqa_fp8_g8_p16_q1", "xqa_bf16_g4_p16_q1", "xqa_fp8_g4_p16_q1",
+                   "xqa_bf16_g4_p16_q2", "xqa_fp8_g4_p16_q2", "xqa_fp8_g5_p16_q2", "xqa_fp8_g7_p16_q2",
+                   "xqa_fp8_g7_p16_q4")
+
+
+def x12_shapes() -> list[dict]:
+    """The twelfth blind grid (X12_ROWS), in measuring order (X12_BUILD_ORDER, then the table's order): split_sms set
+    where TensorRT-LLM's split is reproduced, empty (the device's SMs) where the port's own split runs."""
+    out = []
+    for model, kv, q, t, b, role, trt in X12_ROWS:
+        hq, hkv = X12_HEADS[model]
+        out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                    "batch": b, "q_rows": q, "context": t, "page_size": 16, "role": role, "pdl": int(role != "nopdl"),
+                    "split_sms": trtllm_split_sms(b, t, hkv, kv == "fp8") if trt else None})
+    order = {n: i for i, n in enumerate(X12_BUILD_ORDER)}
+    return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "lock"),
+    ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
+                                       "x12", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -764,7 +870,8 @@ def main() -> None:
             "torch": torch.__version__, "cuda": torch.version.cuda, "flashinfer": fiv}
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
-    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS   # the x11 scan hands the launcher 1 SM
+    # the x11 scan hands the launcher 1 SM; the x12 grid hands it TensorRT-LLM's split (and labels each row's role)
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid == "x12" else COLS
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
@@ -775,7 +882,7 @@ def main() -> None:
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
-           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.smoke:
         seen, sm = set(), []
         for s in shp:

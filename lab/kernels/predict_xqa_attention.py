@@ -53,7 +53,14 @@ this checkout's (main's plus the per-SM stream mechanism, no ceiling set: must e
 mechanism at the looked-at 28.5 GB/s per SM (X11_LOOKED_RATE), into xqa_x11_predictions.csv; `--grid x11 --after-fit`
 prices it with the checkout's model once the ceilings were fitted on the scan, into xqa_x11_fitted_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11 --base COMMIT]
+`--grid x12` prices measure_xqa_attention.x12_shapes() (the twelfth blind grid: few-CTA long-chain launches under
+TensorRT-LLM's split, the bf16 and fp8 middle, fp8 verification at G 5 / 7, controls) BEFORE it is measured:
+pred_base_us with main's model (`--base`), pred_cand_us with the per-SM stream ceiling candidate as fitted
+(X12_CAND_COMMIT), pred_new_us with this checkout's terms plus the ceiling refitted by the committed procedure and the
+GMMA kernel's unsplit walk (price_new_x12), pred_here_us with this checkout as committed (must equal base), into
+xqa_x12_predictions.csv.
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12 --base COMMIT]
 """
 from __future__ import annotations
 
@@ -142,6 +149,34 @@ X11_FIT_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x11_fit
 #: the experiment's looked-at rate (XQA_STREAM_PER_SM below) priced through the committed mechanism
 #: (hwmodels.roofline.SM_STREAM_CEILING) before the call: the eleventh grid's pred_stream28_us
 X11_LOOKED_RATE = 28.5e9
+X12_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x12_predictions.csv"
+#: the commit whose model is the per-SM stream ceiling candidate AS FITTED (hwmodels.roofline.SM_STREAM_CEILING
+#: 49.51 GB/s for attn_xqa shipped there, with the attn_xqa terms, XQA_ROW_SHARE and LOCKSTEP_SHARE refitted with it)
+X12_CAND_COMMIT = "e4c53d3"
+
+
+def price_new_x12(shapes: pd.DataFrame) -> tuple[np.ndarray, dict, float]:
+    """The twelfth grid's new model: this checkout's committed terms plus (a) mha.cu's per-SM stream ceiling fitted by
+    the committed procedure (fit_production_attention.xqa_stream_per_sm, the x11 scan's bf16 rows) under these terms,
+    no other term refitted, and (b) the GMMA kernel's unsplit walk at XQA_GMMA_UNSPLIT_SHARE (fitted only on the x11
+    scan's fp8 rows, fit_production_attention.xqa_gmma_unsplit_share; must equal the committed constant). Returns
+    (prices in us, the ceilings used, the share refitted now); the module constants are restored."""
+    from hwmodels import roofline as RF
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import xqa as XQ
+
+    hw = load_hardware("H100-SXM")
+    x11 = FP.load_xqa_x11()
+    share = FP.xqa_gmma_unsplit_share(x11, hw)[0]
+    rate = FP.xqa_stream_per_sm(x11, hw)["attn_xqa"][0]
+    keep = (dict(RF.SM_STREAM_CEILING), XQ.XQA_GMMA_UNSPLIT)
+    try:
+        RF.SM_STREAM_CEILING = {"attn_xqa": float(rate)}
+        XQ.XQA_GMMA_UNSPLIT = True
+        return price_fitted(shapes), dict(RF.SM_STREAM_CEILING), share
+    finally:
+        RF.SM_STREAM_CEILING, XQ.XQA_GMMA_UNSPLIT = keep
 
 
 def price_fitted(shapes: pd.DataFrame) -> np.ndarray:
@@ -209,7 +244,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11"), default="campaign")
+                                       "x11", "x12"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -220,6 +255,38 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    if args.grid == "x12":
+        from hwmodels import roofline as RF
+        from simulator.kernels import xqa as XQ
+
+        if XQ.XQA_GMMA_UNSPLIT:
+            raise SystemExit("the checkout must price main's model with XQA_GMMA_UNSPLIT off")
+        base = subprocess.run(["git", "rev-parse", args.base], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        cand = subprocess.run(["git", "rev-parse", X12_CAND_COMMIT], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        s = pd.DataFrame(M.x12_shapes())
+        cols = [c for c in s.columns if c != "role"]
+        keep = dict(RF.SM_STREAM_CEILING)
+        try:   # main's model: no ceiling (the ceiling shipped after this grid was measured)
+            RF.SM_STREAM_CEILING = {}
+            s["pred_here_us"] = np.round(price_fitted(s[cols]), 3)
+        finally:
+            RF.SM_STREAM_CEILING = keep
+        new, ceil, share = price_new_x12(s[cols])
+        if abs(share - XQ.XQA_GMMA_UNSPLIT_SHARE) > 5e-4:
+            raise SystemExit(f"XQA_GMMA_UNSPLIT_SHARE {XQ.XQA_GMMA_UNSPLIT_SHARE} is not the fitted {share:.4f}")
+        s["pred_new_us"] = np.round(new, 3)
+        s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+        s["pred_cand_us"] = np.round(price_at(cand, s[cols]), 3)
+        s["model_commit"], s["base_commit"], s["cand_commit"] = commit, base, cand
+        s["new_ceiling_gbs"] = round(ceil["attn_xqa"] / 1e9, 3)
+        s["new_unsplit_share"] = XQ.XQA_GMMA_UNSPLIT_SHARE
+        s.to_csv(X12_OUT, index=False)
+        print(f"{len(s)} x12 shapes priced: base {base[:10]}, candidate {cand[:10]}, new {commit[:10]} (ceiling "
+              f"{ceil['attn_xqa'] / 1e9:.2f} GB/s per SM, unsplit GMMA share {XQ.XQA_GMMA_UNSPLIT_SHARE}) -> {X12_OUT}")
+        print("max |here - base| / base:", float(np.max(np.abs(s["pred_here_us"] / s["pred_base_us"] - 1.0))))
+        return
     if args.grid == "x11":
         s = pd.DataFrame(M.x11_blind())
         if args.after_fit:

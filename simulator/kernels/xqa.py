@@ -209,6 +209,25 @@ XQA_GMMA_REGS = {
 XQA_SMEM_PER_SM = 233472.0
 #: read the residency from XQA_GMMA_REGS (False = the launch-bounds rule alone, the model before)
 XQA_GMMA_USE_REGS = True
+#: mha_sm90.cu's K / V loader warps (kernel_mha, flashinfer-python 0.6.4 csrc/xqa/mha_sm90.cu) walk a CTA's tiles
+#: idxKTile = idxKTileInit + idxIter x nbSubSeq and, before each tile's TMA load, read that tile's page indices
+#: (KVTilePartLoader::loadPages: nbPagesPerTile = 64 / tokensPerPage indices of 4 bytes, a generic global load whose
+#: value the TMA address needs). An unsplit CTA (nbSubSeq = 1) reads consecutive tiles' indices, 16 bytes apart at
+#: page 16, so every other tile's indices sit in the 32-byte sector the previous tile's load already brought into the
+#: CTA's L1; a split CTA's stride is nbSubSeq x 16 bytes >= 32, a sector of its own every tile. So an unsplit walk's
+#: tiles after the first are a share of the split walk's per-tile time (iter_us.attn_xqa_fp8kv, fitted on rows most of
+#: which are split). FITTED (one dimension, every other term as committed;
+#: simulator.calibration.fit_production_attention.xqa_gmma_unsplit_share) ONLY on the 8 fp8 rows of the per-SM stream
+#: scan (xqa_stream_fit_rows: 8-400 unsplit CTAs of 256 64-key tiles, xqa_x11_nvidia-h100-80gb-hbm3_2026-11-27.csv;
+#: their rms log error 0.190 at share 1 -> 0.064). ASSUMPTIONS: the same share at every page size (the sector arithmetic would
+#: give page 64 more hits; not measured) and none for a split walk. Read by xqa() only when XQA_GMMA_UNSPLIT is on
+XQA_GMMA_UNSPLIT_SHARE = 0.773
+#: price the unsplit GMMA walk at XQA_GMMA_UNSPLIT_SHARE (False = every tile at the fitted iteration). OFF (not shipped):
+#: the twelfth XQA blind grid (xqa_x12_*.csv, priced before the call) did not reach its regime (the fp8 middle), and
+#: its split fp8 long chains (TensorRT-LLM's split, 21-42 tiles per CTA), which the rule leaves at the fitted
+#: iteration, ran 14-19 % faster than priced: split walks are fast too, so the sector-sharing premise is refuted; on
+#: the eleventh grid's unsplit fp8 middle rows (LOOKED-AT) it over-corrects, +3..+20 % -> -5..-14 %
+XQA_GMMA_UNSPLIT = False
 
 
 def gmma_resident(q, G, smem_per_sm: float = XQA_SMEM_PER_SM):
@@ -271,6 +290,10 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     ctas = mb * Hkv * B * blocks
     tile = np.where(gmma, XQA_GMMA_TILE, XQA_TILE)
     iters = ceil_div(ceil_div(T, tile), mb)
+    # mha_sm90.cu, an unsplit CTA: its tiles after the first read their page indices from a sector already in L1
+    # (XQA_GMMA_UNSPLIT_SHARE); the chain's tiles as priced
+    chain_iters = (np.where(gmma & (mb <= 1.0) & (iters > 1.0), 1.0 + (iters - 1.0) * XQA_GMMA_UNSPLIT_SHARE, iters)
+                   if XQA_GMMA_UNSPLIT else iters)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
     # padded rows, as the tensor cores run them; mha.cu's CTA (alone on its SM) runs whole 256-key tiles: a short
     # tile's time is its busiest gemm0 warp's 64-key slice (SHORT_SEQ_OPT), the same as a full tile's
@@ -313,7 +336,7 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
                                            (gmma, "attn_xqa_fp8kv", ctas, slots_g, "fp8")):
         if not sel.any():
             continue
-        out.append(Launch("attention", kind, units, slots, iters, loads, np.maximum(flops, flops_run),
+        out.append(Launch("attention", kind, units, slots, chain_iters, loads, np.maximum(flops, flops_run),
                           kv * blocks + mb * qb, ob + merge, dtype=dtype,
                           where=None if sel.all() else sel,
                           **({"cta_extra": col_extra, "resident": res_g} if kind == "attn_xqa_fp8kv" else {})))
