@@ -18,6 +18,8 @@ Structure read from the source:
                        final_accum ("promotion", lines 326-347: block_m x block_n FMAs on the CUDA cores per K step,
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
                        ceil(K / 128) such steps (serial_iters); no split-K
+pipeline fill          a K loop shorter than the pipeline's stages exposes less fill than the fitted per-wave CTA
+                       time holds: sync_us[gemm_fp8_block] off per stage left unfilled (UNFILLED_STAGES)
 K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMMA pipeline latency, the wait, the
                        promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
                        (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
@@ -134,7 +136,7 @@ def promotion_step_s(bm, bn, fp32_flops_s: float, sms: int):
 #: before)
 RUNTIME_SFB = True
 #: the fitted extra step latencies of a runtime-predicated tile's K step (see RUNTIME_SFB; fit_block's runtime_sfb_steps)
-RUNTIME_SFB_STEP_LATS = 0.8043
+RUNTIME_SFB_STEP_LATS = 0.802
 
 
 def runtime_sfb(bn) -> np.ndarray:
@@ -153,6 +155,27 @@ def sfb_selects(bm, bn):
     return np.asarray(bn, dtype=np.float64) / 2.0 * np.maximum(1.0, bm / 128.0)
 
 
+#: price the pipeline fill a short K loop does not expose (UNFILLED_STAGES): DeepGEMM's TMA producer issues one stage's
+#: loads per K step and waits for a freed stage only once all kNumStages are in flight (sm90_fp8_gemm_1d2d.cuh @ 54e2261:
+#: the producer's `empty_barriers[stage_idx]->wait` in its K loop; the stage count from get_pipeline_config, _stages
+#: here). The kind's per-wave CTA time (cta_fixed_us), fitted on K loops that fill every stage, holds that fill: the S
+#: stage loads issued back to back at the start and the math warpgroups' waits on their arrivals before the loop runs
+#: at its steady rate. A K loop of ceil(K / 128) < S steps (K <= 1920 for the 16-stage decode tiles) fills only that
+#: many stages, so its kernel's exposed time is shorter by sync_us[gemm_fp8_block] (fitted: fit_production_topk_gemm
+#: fit_block, on the kind's named fit rows, among them one-wave K scans from 1 K step to past the stage count) per stage
+#: it leaves unfilled, once per kernel (the op's sync_steps = -unfilled_stages: roofline adds sync_steps x sync_us to
+#: the kernel's fixed time, outside the wave walk). False: no such term (the model before)
+UNFILLED_STAGES = True
+
+
+def unfilled_stages(m, n, k, bm, bn) -> np.ndarray:
+    """Pipeline stages a tile's K loop leaves unfilled: max(0, stages - ceil(K / 128)) (UNFILLED_STAGES), per row."""
+    ks = np.ceil(k / BLOCK_K)
+    st = np.array([_stages(float(a), n, k, int(x), int(y)) for a, x, y in zip(np.atleast_1d(m), np.atleast_1d(bm),
+                                                                               np.atleast_1d(bn))], dtype=np.float64)
+    return np.maximum(st - ks, 0.0)
+
+
 def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
                    step_lat_s: float | None = None, fp8_flops_s: float | None = None,
                    fp32_flops_s: float | None = None, runtime_sfb_steps: float | None = None) -> None:
@@ -165,7 +188,7 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     kind, so the tile's share rides on the count); without them every K step is one iteration (the tile-blind step).
     fp32_flops_s (with both; PROMOTION): a K step also costs promotion_step_s. runtime_sfb_steps (with both; default
     RUNTIME_SFB_STEP_LATS when RUNTIME_SFB, else 0): a runtime-predicated tile's K step (runtime_sfb) costs that many
-    more step latencies."""
+    more step latencies. UNFILLED_STAGES: the op's sync_steps = -unfilled_stages (priced at sync_us[gemm_fp8_block])."""
     r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
     lay = [block_layout(float(m), n, k, sms) for m in r]
     bm = np.array([x[0] for x in lay], float)
@@ -183,9 +206,10 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
+    sync = -unfilled_stages(r, n, k, bm, bn) if UNFILLED_STAGES else np.zeros(r.shape)
     b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
           ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
-          serial_iters=iters.reshape(shape), dtype="fp8", count=count)
+          serial_iters=iters.reshape(shape), sync_steps=sync.reshape(shape), dtype="fp8", count=count)
 
 
 # ---- cuBLASLt's block-scaled kernel (torch._scaled_mm with 1 x 128 / 128 x 128 scales) ------------------------------
