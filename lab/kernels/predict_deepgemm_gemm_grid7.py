@@ -62,7 +62,7 @@ DEEPGEMM = {
     (512, 32768, "DeepSeek-V3 wkv_b TP1 (kv_lora 512 -> 128 x 256)"): (512,),
     # long K prefill (controls)
     (7168, 2048, "DeepSeek-V3 hidden -> 2048"): (2048,),
-    (4096, 6144, "K 4096 -> 6144"): (1024,),
+    (4096, 6144, "K 4096 -> 6144"): (1536,),
     (2048, 4096, "K 2048 -> 4096"): (4096,),
     # long-K decode, one wave (controls)
     (7168, 3072, "DeepSeek-V3 hidden -> 3072"): (8,),
