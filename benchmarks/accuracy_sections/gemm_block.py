@@ -10,7 +10,7 @@ import numpy as np
 from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import add_table as _board_table
 
-from . import deepgemm_grid6
+from . import deepgemm_grid6, deepgemm_grid7
 from .production_kernels import campaigns
 
 
@@ -22,6 +22,7 @@ def gemm_block() -> None:
         _deepgemm_gemm_decode3_table()
         _block_fp8_grid4_table()
         deepgemm_grid6.grid6_section()
+        deepgemm_grid7.grid7_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

@@ -220,27 +220,32 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
 #: stages (218 KB of shared memory: one CTA per SM), a grid of the tiles at decode and mid M, a persistent 2 x 66 grid at
 #: prefill (the same waves of 132 CTAs in the wave model)
 CUBLASLT_TILE = 128
-#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel): seen only at M <= 64, into 2 or 4 slices, where
-#: the K steps per output tile are many against the tiles (LOOKED-AT rule, read off the fifth set's 11 block decode rows:
-#: split = the power of two <= K steps / (SPLIT_STEPS_PER_TILE x tiles), at most CUBLASLT_MAX_SPLIT; it reproduces their
-#: 3 splits (2 / 4 / 2 at 12 / 10 / 32 tiles, 56 / 64 / 112 K steps) and 8 non-splits; M 128 at 32 tiles and 112 K steps
-#: ran unsplit, hence the M bound). The constants are read off kernel names, not fitted to times.
-#: Tested since: a rule read off all 32 choices recorded at M <= 128 (grid 4's included) reproduced them and then named
-#: the split count of 9 of grid 5's 20 blind decode shapes (this rule 8): cuBLASLt split K 6144 at 12 tiles, M 48 at 16
-#: tiles and 44 tiles at M 16, into 3 at 24 / 32 tiles, but not 36 tiles at M 32 (deepgemm_gemm_grid5_*_notes.txt), so
-#: this rule stays until more of its choices are recorded
+#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel; cuBLASLt's heuristic is closed source): a rule
+#: READ OFF the kernel choices recorded at M <= 128 (the first block grid's, grid 4's and grid 5's _notes files: 38
+#: choices, LOOKED-AT; it reproduces 35 of them and the split / no-split of all 33 fifth-set block rows): no split above
+#: M 64 (CUBLASLT_SPLIT_MAX_M) or below 48 K steps (CUBLASLT_SPLIT_MIN_STEPS); a split where the 128 x 128 output tiles
+#: are <= 20 (CUBLASLT_SPLIT_TILES), or <= 44 at M <= 28 (CUBLASLT_SPLIT_TILES_SMALL_M, CUBLASLT_SPLIT_SMALL_M: at the
+#: same (K, N) M 16 / 24 / 28 split where M 32-64 did not); 2 slices up to 56 K steps (CUBLASLT_SPLIT_TWO_STEPS), 3
+#: above. Tested BLIND on 16 fresh decode shapes (M 8-64, 8-48 tiles, 32-128 K steps; split counts committed before
+#: the call, production_kernels/cublaslt_block_split7_prediction_2026-11-27.csv): it named 10 of the 16 recorded split
+#: counts and 13 of 16 split / no-split decisions (the rule before: 4 and 9). The constants are read off kernel names,
+#: not fitted to times; the kind's terms (gemm_fp8_block_cublaslt) are those fitted under the rule before
 CUBLASLT_SPLIT_MAX_M = 64
-SPLIT_STEPS_PER_TILE = 1.5
-CUBLASLT_MAX_SPLIT = 4
+CUBLASLT_SPLIT_MIN_STEPS = 48
+CUBLASLT_SPLIT_TILES = 20
+CUBLASLT_SPLIT_TILES_SMALL_M = 44
+CUBLASLT_SPLIT_SMALL_M = 28
+CUBLASLT_SPLIT_TWO_STEPS = 56
 
 
 def cublaslt_block_split(m, k, n) -> np.ndarray:
     """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit; module constants above)."""
     m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
     tiles = np.ceil(m / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
-    ratio = np.ceil(k / BLOCK_K) / (SPLIT_STEPS_PER_TILE * tiles)
-    s = np.where(ratio >= 1.0, 2.0 ** np.floor(np.log2(np.maximum(ratio, 1.0))), 1.0)
-    return np.where(m <= CUBLASLT_SPLIT_MAX_M, np.clip(s, 1.0, CUBLASLT_MAX_SPLIT), 1.0)
+    ks = np.ceil(k / BLOCK_K)
+    few = (tiles <= CUBLASLT_SPLIT_TILES) | ((m <= CUBLASLT_SPLIT_SMALL_M) & (tiles <= CUBLASLT_SPLIT_TILES_SMALL_M))
+    split = (m <= CUBLASLT_SPLIT_MAX_M) & (ks >= CUBLASLT_SPLIT_MIN_STEPS) & few
+    return np.where(split, np.where(ks <= CUBLASLT_SPLIT_TWO_STEPS, 2.0, 3.0), 1.0)
 
 
 def add_block_gemm_cublaslt(b, name: str, rows, k: float, n: float, count, weight_bytes: float = 1.0) -> None:
