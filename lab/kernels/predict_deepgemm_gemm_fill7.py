@@ -3,6 +3,11 @@ cuBLASLt decode shapes whose split-K choice is recorded. Writes the grid (and th
 measurement (lab/kernels/measure_deepgemm_gemm.py measures it, tag fill7).
 
     python lab/kernels/predict_deepgemm_gemm_fill7.py GRID.csv SPLIT_PREDICTION.csv
+    python lab/kernels/predict_deepgemm_gemm_fill7.py --prices OUT.csv MAIN_TREE
+
+--prices (written AFTER the measurement, from the split rules committed before it): the cuBLASLt rows' times priced by
+main's model (MAIN_TREE: git archive 08cf44f, the rule before and its terms) and by this checkout (the read-off rule,
+the kind refitted under it on its own named fit rows; no row of this set fitted); columns pred_main_us, pred_new_us.
 
 DeepGEMM rows (all NAMED FIT ROWS of kind gemm_fp8_block, fitted after this call, never judged as held out): K scans at
 fixed (M, N), one wave of tiles each (M 8 x N 2048: 16 x 16 tiles, 16 stages; M 64 x N 8192: 64 x 64 tiles, 13
@@ -26,7 +31,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_grid_pricing import code_state, committed_grids  # noqa: E402
+from gemm_grid_pricing import code_state, committed_grids, run_price  # noqa: E402
 
 #: (M, N) -> K values of the one-wave fill scans
 SCANS = {
@@ -61,9 +66,38 @@ def grid() -> list[tuple[str, int, int, int]]:
     return rows + [("cublaslt", m, k, n) for m, k, n in CUBLASLT]
 
 
+PRICE = """
+import json, sys
+import pandas as pd
+sys.path.insert(0, sys.argv[1])
+from hwmodels.spec import load_hardware
+from simulator.calibration import fit_production_topk_gemm as F
+rows = json.loads(sys.stdin.read())
+hw = load_hardware("H100-SXM")
+df = pd.DataFrame([{"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": m, "n": n, "k": k}
+                   for m, k, n in rows])
+print(json.dumps({"us": [float(x) for x in F.predict_gemm_us(F.gemm_frame(df), hw, hw.efficiency)]}))
+"""
+
+
+def prices(out: Path, main_tree: Path) -> None:
+    """The cuBLASLt rows priced by main's model and by this checkout's (module docstring, --prices)."""
+    rows = [list(x) for x in CUBLASLT]
+    mp, nw = run_price(PRICE, main_tree, rows), run_price(PRICE, ROOT, rows)
+    p = pd.DataFrame({"kernel": "cublaslt", "rows": [r[0] for r in rows], "k": [r[1] for r in rows],
+                      "n": [r[2] for r in rows], "pred_main_us": mp["us"], "pred_new_us": nw["us"]})
+    head, dirty = code_state()
+    print(f"main 08cf44f, new {head}{' + uncommitted changes' if dirty else ''}: priced after the measurement")
+    p.to_csv(out, index=False, float_format="%.4f")
+    print(p.to_string())
+
+
 def main():
     from simulator.kernels import gemm_fp8 as G
 
+    if sys.argv[1] == "--prices":
+        prices(Path(sys.argv[2]), Path(sys.argv[3]))
+        return
     out, pred = Path(sys.argv[1]), Path(sys.argv[2])
     rows = grid()
     seen = set()
