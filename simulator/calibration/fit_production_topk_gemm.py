@@ -299,10 +299,11 @@ BLOCK_FIXED_US = 0.0
 BLOCK_COMPUTE_TILE_STEP = 1.0
 
 
-def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) -> dict:
+def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None, x0: list[float] | None = None) -> dict:
     """compute, memory, cta_fixed_us, iter_us of gemm_fp8_block by least squares on log time over its FIT_GEMM rows,
     priced in-graph (launch kept, as the serving step prices it); fixed_us pinned (BLOCK_FIXED_US); tile_step (default
-    simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too."""
+    simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too. x0: the
+    start of the free terms (default: fixed values; a test starts at the committed terms, the fit's fixed point)."""
     from scipy.optimize import least_squares
 
     named = g["fit"].fillna(False).to_numpy(bool) if "fit" in g.columns else gemm_fit_mask(g)
@@ -311,6 +312,7 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) 
     y = np.log(sub["median_us"].to_numpy(float))
 
     tile_step = G.TILE_STEP if tile_step is None else tile_step
+    x0_given = x0
     if tile_step:   # the tensor work is on the K-step chain at peak: compute pinned (BLOCK_COMPUTE_TILE_STEP)
         def full(x):
             return [BLOCK_COMPUTE_TILE_STEP, x[0], BLOCK_FIXED_US, x[1], x[2]]
@@ -330,6 +332,9 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) 
     free_fill = bool(G.UNFILLED_STAGES)
     if free_fill:
         x0, lo, hi = x0 + [0.05], lo + [0.0], hi + [1.0]
+
+    if x0_given is not None:
+        x0 = list(x0_given)
 
     def sfb_of(x):
         return x[n_base] if free_sfb else 0.0
