@@ -24,7 +24,7 @@ K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMM
                        promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
                        (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
 Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
-production_kernels/deepgemm_gemm_fit_*.csv + the decode-2 grid's 53 rows, named fit rows:
+production_kernels/deepgemm_gemm_fit_*.csv + the decode-2 grid's 53 rows + the fill7 K scans' 32, named fit rows:
 simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm, DEEPGEMM_NAMED_FIT_CSVS).
 torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
 CTA, split-K at decode where its tiles are few): kind gemm_fp8_block_cublaslt, add_block_gemm_cublaslt below.
