@@ -105,3 +105,19 @@ def test_grid5_prediction_is_new_runnable_and_measured():
     assert all(m % 4 == 0 and (k // 128) % 4 == 0 for m, k, n in shapes)   # where the block path runs (grid 4)
     meas = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid5_nvidia-h100-80gb-hbm3_2026-11-27.csv")
     assert pd.to_numeric(meas["median_us"], errors="coerce").notna().sum() == 20
+
+
+def test_split_rule_names_the_fresh_sets_recorded_splits():
+    """The shipped split rule (read off the earlier recorded choices) is the one committed as split_readoff before the
+    fresh decode set was measured, and names at least 10 of its 16 recorded split counts (the rule before: 4)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from accuracy_sections import deepgemm_grid7 as S
+
+    m = S.split7_errors()
+    assert len(m) == 16
+    assert [int(G.cublaslt_block_split(a, k, n)) for a, k, n in zip(m["rows"], m["k"], m["n"])] == list(
+        m["split_readoff"])
+    assert (m["split_readoff"] == m["split_recorded"]).sum() >= 10

@@ -162,3 +162,64 @@ def test_grid6_blind_and_turnover_hidden_after_the_first_wave():
     cf = hw.efficiency.cta_fixed_s["gemm_fp8_block"] * 1e6
     assert off[0] - on[0] > 5 * cf          # M 4096 K 256 N 8192: 8 waves, memory-bound: 7 turnovers hidden
     assert on[1] == pytest.approx(off[1])   # one wave: unchanged
+
+
+def test_unfilled_stages_price_a_short_k_loop_below_the_fitted_cta_time():
+    """A K loop shorter than the pipeline's stages (gemm_fp8.UNFILLED_STAGES): the op carries sync_steps = -(stages -
+    K steps), priced at sync_us[gemm_fp8_block], the fit's unfilled_stage_us; a loop that fills its stages has none."""
+    import pytest
+
+    import hwmodels
+    from hwmodels.spec import load_hardware
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    hw = load_hardware("H100-SXM")
+    doc = load_yaml(Path(hwmodels.__file__).resolve().parent / "calibration" / "fitted" / "H100-SXM.yaml", "f")
+    fit = doc["production_kernels"]["gemm_fp8_block"]["unfilled_stage_us"]
+    assert fit > 0 and hw.efficiency.sync_s["gemm_fp8_block"] * 1e6 == pytest.approx(fit)
+    b = OpBuilder(1)
+    G.add_block_gemm(b, "g", np.array([8.0]), 256.0, 2048.0, 1.0, 132)     # 16 x 16 tiles, 16 stages, 2 K steps
+    assert b.build().sync_steps[0] == -14.0
+    b = OpBuilder(1)
+    G.add_block_gemm(b, "g", np.array([8.0]), 7168.0, 2048.0, 1.0, 132)    # 56 K steps: every stage filled
+    ops = b.build()
+    assert ops.sync_steps is None or ops.sync_steps[0] == 0.0
+    g = F.gemm_frame(pd.DataFrame([{"family": "gemm", "kernel": "fp8_block", "dist": "", "rows": 8, "n": 2048,
+                                    "k": 256}]))
+    on = F.predict_gemm_us(g, hw, hw.efficiency)[0]
+    G.UNFILLED_STAGES = False
+    try:
+        off = F.predict_gemm_us(g, hw, hw.efficiency)[0]
+    finally:
+        G.UNFILLED_STAGES = True
+    assert off - on == pytest.approx(14 * fit, rel=1e-6)
+
+
+def test_grid7_blind_and_layouts_and_stages_are_deepgemms_printed_configs():
+    """Grid 7: its committed predictions cover the grid, no (M, K, N) of an earlier CSV; the measurement times every
+    row; DeepGEMM's printed (block_m, block_n, cluster) and stage count are block_layout's and _stages' (the rule reads
+    the stage count)."""
+    import re
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    import predict_deepgemm_gemm_grid7 as P
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    p = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid7_prediction_9720e84_2026-11-27.csv")
+    shapes = set(zip(p["rows"], p["k"], p["n"]))
+    assert len(p) == 41 and shapes == {(m, k, n) for _, m, k, n, _ in P.grid()}
+    assert not {("deepgemm",) + s for s in shapes} & P.committed_shapes()
+    m = pd.read_csv(F.DATA_DIR / "deepgemm_gemm_grid7_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    assert shapes <= set(zip(m["rows"], m["k"], m["n"])) and (m["rel_err"] < 1e-2).all()
+    log = DF.read_text(F.DATA_DIR / "deepgemm_gemm_grid7_nvidia-h100-80gb-hbm3_2026-11-27.log.gz")
+    pat = (r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"
+           r".*?num_stages=(\d+)")
+    printed = {(int(a), int(c), int(b)): (int(bm), int(bn), int(cm) * int(cn), int(st))
+               for a, b, c, bm, bn, cm, cn, st in re.findall(pat, log)}
+    assert shapes <= set(printed)
+    for mm, k, n in shapes:
+        bm, bn, cl = G.block_layout(float(mm), n, k, 132)
+        assert (bm, bn, cl, G._stages(float(mm), n, k, bm, bn)) == printed[(mm, k, n)]

@@ -558,14 +558,19 @@ def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
     graph = F.predict_gemm_us(g, hw, hw.efficiency)
     dev = F.predict_gemm_us(g, hw, hw.efficiency, launch_convention="device")
     assert graph - dev == pytest.approx(F.np.full(4, hw.launch_graph_s * 1e6))
-    # DeepGEMM's own kernel: the 6 FIT_GEMM rows + the named fit rows (the decode-2 grid's 53)
-    bk = F.fit_block(F.deepgemm_fit_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw)
-    assert bk["fit_rows"] == 6 + 53
+    # DeepGEMM's own kernel: the 6 FIT_GEMM rows + the named fit rows (the decode-2 grid's 53, the fill7 scans' 32)
     e = hw.efficiency
+    k = "gemm_fp8_block"
+    # started at the committed terms (the fit's fixed point: least squares stays there; the writer's default start
+    # reaches the same terms, slower)
+    start = [e.memory[k], e.cta_fixed_s[k] * 1e6, e.iter_s[k] * 1e6, F.G.RUNTIME_SFB_STEP_LATS, e.sync_s[k] * 1e6]
+    bk = F.fit_block(F.deepgemm_fit_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw, x0=start)
+    assert bk["fit_rows"] == 6 + 53 + 32
     assert bk["fixed_us"] == F.BLOCK_FIXED_US == e.fixed_s["gemm_fp8_block"] * 1e6
     assert e.iter_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["iter_us"], rel=2e-3)
     assert e.cta_fixed_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["cta_fixed_us"], rel=2e-3)
     assert e.compute["gemm_fp8_block"] == pytest.approx(bk["compute"], rel=2e-3)
+    assert e.sync_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["unfilled_stage_us"], rel=2e-3)
 
 
 def test_blind5_set_predicted_before_measuring_on_new_shapes():

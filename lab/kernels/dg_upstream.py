@@ -68,7 +68,32 @@ def _build_dir():
     return d
 
 
+def _prebuilt():
+    """The extension built by an earlier call on the same machine image (DG_PREBUILT_SO: the .so that _build wrote into
+    its build directory), loaded as is, or None where no such file is named or it does not exist."""
+    path = os.environ.get("DG_PREBUILT_SO", "")
+    if not path or not os.path.exists(path):
+        return None
+    import importlib.util
+
+    t0 = time.time()
+    try:
+        spec = importlib.util.spec_from_file_location(f"dg_indexer_C_{LINK_MODE}{_TAG}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except Exception as ex:  # noqa: BLE001 - built here instead
+        print("deep_gemm prebuilt host extension", path, "not loaded:", type(ex).__name__, str(ex)[:200], flush=True)
+        return None
+    print("deep_gemm host extension", LINK_MODE, "loaded prebuilt", path, "in", round(time.time() - t0, 1), "s",
+          flush=True)
+    return mod
+
+
 def _build():
+    pre = _prebuilt()
+    if pre is not None:
+        pre.init(os.path.join(SRC, "deep_gemm"), CUDA_HOME)
+        return pre
     api = os.path.join(SRC, "csrc", f"indexer_api{_TAG}.cpp")
     if not os.path.exists(api) or open(api).read() != _API:   # an unchanged source is not rebuilt
         with open(api, "w") as fh:

@@ -276,12 +276,15 @@ def block_first_look_eff(hw: HardwareSpec) -> Efficiency:
                    iter_s={**e.iter_s, "gemm_fp8_block": e.iter_s.get(src, 0.0) or 1e-9})
 
 
-def block_eff_with(hw: HardwareSpec, x) -> Efficiency:
+def block_eff_with(hw: HardwareSpec, x, unfilled_stage_us: float = 0.0) -> Efficiency:
+    """The block kind's terms x = (compute, memory, fixed_us, cta_fixed_us, iter_us) and its per-unfilled-stage time
+    (sync_us; simulator.kernels.gemm_fp8.UNFILLED_STAGES) on the first-look efficiency."""
     e = block_first_look_eff(hw)
     c, mem, fx, cf, it = x
     k = "gemm_fp8_block"
     return replace(e, compute={**e.compute, k: c}, memory={**e.memory, k: mem}, fixed_s={**e.fixed_s, k: fx * 1e-6},
-                   cta_fixed_s={**e.cta_fixed_s, k: cf * 1e-6}, iter_s={**e.iter_s, k: it * 1e-6})
+                   cta_fixed_s={**e.cta_fixed_s, k: cf * 1e-6}, iter_s={**e.iter_s, k: it * 1e-6},
+                   sync_s={**e.sync_s, k: unfilled_stage_us * 1e-6})
 
 
 #: the block kind's per-kernel fixed time is PINNED at 0, not fitted: its rows are priced in-graph (predict_gemm_us,
@@ -296,10 +299,11 @@ BLOCK_FIXED_US = 0.0
 BLOCK_COMPUTE_TILE_STEP = 1.0
 
 
-def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) -> dict:
+def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None, x0: list[float] | None = None) -> dict:
     """compute, memory, cta_fixed_us, iter_us of gemm_fp8_block by least squares on log time over its FIT_GEMM rows,
     priced in-graph (launch kept, as the serving step prices it); fixed_us pinned (BLOCK_FIXED_US); tile_step (default
-    simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too."""
+    simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too. x0: the
+    start of the free terms (default: fixed values; a test starts at the committed terms, the fit's fixed point)."""
     from scipy.optimize import least_squares
 
     named = g["fit"].fillna(False).to_numpy(bool) if "fit" in g.columns else gemm_fit_mask(g)
@@ -308,6 +312,7 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) 
     y = np.log(sub["median_us"].to_numpy(float))
 
     tile_step = G.TILE_STEP if tile_step is None else tile_step
+    x0_given = x0
     if tile_step:   # the tensor work is on the K-step chain at peak: compute pinned (BLOCK_COMPUTE_TILE_STEP)
         def full(x):
             return [BLOCK_COMPUTE_TILE_STEP, x[0], BLOCK_FIXED_US, x[1], x[2]]
@@ -319,18 +324,34 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None) 
     # the runtime-predicated promotion's extra step latencies (simulator.kernels.gemm_fp8.RUNTIME_SFB): one more free
     # term, the last of x; 0 (no term) when the rule is off or the step is tile-blind
     free_sfb = bool(tile_step and G.RUNTIME_SFB)
+    n_base = len(x0)
     if free_sfb:
         x0, lo, hi = x0 + [0.5], lo + [0.0], hi + [10.0]
+    # the time of a pipeline stage a short K loop leaves unfilled (simulator.kernels.gemm_fp8.UNFILLED_STAGES): one
+    # more free term, the last of x; 0 (no term) when the rule is off
+    free_fill = bool(G.UNFILLED_STAGES)
+    if free_fill:
+        x0, lo, hi = x0 + [0.05], lo + [0.0], hi + [1.0]
+
+    if x0_given is not None:
+        x0 = list(x0_given)
+
+    def sfb_of(x):
+        return x[n_base] if free_sfb else 0.0
+
+    def fill_of(x):
+        return x[-1] if free_fill else 0.0
 
     def resid(x):
-        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x)), tile_step=tile_step,
-                                                 runtime_sfb_steps=x[-1] if free_sfb else 0.0), 1e-3)) - y
+        return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x), fill_of(x)),
+                                                 tile_step=tile_step, runtime_sfb_steps=sfb_of(x)), 1e-3)) - y
     r = least_squares(resid, x0, bounds=(lo, hi))
     pinned = {"compute_pinned": "BLOCK_COMPUTE_TILE_STEP (the WGMMA time is on the K-step chain at peak)"} \
         if tile_step else {}
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)"} | pinned | {
-        "runtime_sfb_steps": round(float(r.x[-1]), 4) if free_sfb else 0.0,
+        "runtime_sfb_steps": round(float(sfb_of(r.x)), 4),
+        "unfilled_stage_us": round(float(fill_of(r.x)), 4),
         "fit_rows": int(sel.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
@@ -842,8 +863,11 @@ def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pa
     own = {"cta_slots": {kb: 1.0}, "iter_us": {kb: bk["iter_us"]}, "fixed_us": {kb: bk["fixed_us"]},
            "cta_fixed_us": {kb: bk["cta_fixed_us"]}, "compute": {kb: bk["compute"]}, "memory": {kb: bk["memory"]},
            "production_kernels": block}
-    doc = C.merge_into(p, own, {"cta_slots": (kb,), "iter_us": (kb,), "fixed_us": (kb,), "cta_fixed_us": (kb,),
-                                "compute": (kb,), "memory": (kb,), "production_kernels": None})
+    keys = {"cta_slots": (kb,), "iter_us": (kb,), "fixed_us": (kb,), "cta_fixed_us": (kb,), "compute": (kb,),
+            "memory": (kb,), "production_kernels": None}
+    if bk.get("unfilled_stage_us"):   # the unfilled-stage time is the kind's sync_us (gemm_fp8.UNFILLED_STAGES)
+        own["sync_us"], keys["sync_us"] = {kb: bk["unfilled_stage_us"]}, (kb,)
+    doc = C.merge_into(p, own, keys)
     before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
     for key in own:   # keep each table's key order (a changed term stays on its line)
         if isinstance(doc.get(key), dict) and isinstance(before.get(key), dict):
@@ -995,8 +1019,12 @@ def deepgemm_frame(path: str | Path) -> pd.DataFrame:
 #: measured blind for the models of 56e805c / aa5ca0b and then LOOKED-AT while the tile-aware K step was judged; named
 #: as fit rows before the decode-3 grid was measured. The 6 FIT_GEMM rows alone (two (K, N), M 1 / 64 / 1024) pinned the
 #: per-wave CTA time at 0 and put the persistent kernel's start / drain (~2-3 us at decode) into the per-step latency:
-#: narrow-N decode over-priced, wide-N decode and prefill under-priced
-DEEPGEMM_NAMED_FIT_CSVS = ("deepgemm_gemm_decode2_nvidia-h100-80gb-hbm3_2026-11-27.csv",)
+#: narrow-N decode over-priced, wide-N decode and prefill under-priced. And the fill7 rows (32 DeepGEMM rows, named as
+#: fit rows before they were measured: lab/kernels/predict_deepgemm_gemm_fill7.py): one-wave K scans from 1 K step to
+#: past the stage count at M 8 x N 2048, M 64 x N 8192, M 4 x N 4096, + 6 several-wave rows at K 512-1024, which carry
+#: the unfilled-stage time (simulator.kernels.gemm_fp8.UNFILLED_STAGES)
+DEEPGEMM_NAMED_FIT_CSVS = ("deepgemm_gemm_decode2_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                           "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv")
 
 
 def deepgemm_fit_frame(data_csv: str | Path) -> pd.DataFrame:

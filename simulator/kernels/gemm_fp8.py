@@ -18,11 +18,13 @@ Structure read from the source:
                        final_accum ("promotion", lines 326-347: block_m x block_n FMAs on the CUDA cores per K step,
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
                        ceil(K / 128) such steps (serial_iters); no split-K
+pipeline fill          a K loop shorter than the pipeline's stages exposes less fill than the fitted per-wave CTA
+                       time holds: sync_us[gemm_fp8_block] off per stage left unfilled (UNFILLED_STAGES)
 K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMMA pipeline latency, the wait, the
                        promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
                        (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
 Calibration: kind gemm_fp8_block is fitted on DeepGEMM's own fp8_gemm_nt (its host code built on the lent H100:
-production_kernels/deepgemm_gemm_fit_*.csv + the decode-2 grid's 53 rows, named fit rows:
+production_kernels/deepgemm_gemm_fit_*.csv + the decode-2 grid's 53 rows + the fill7 K scans' 32, named fit rows:
 simulator/calibration/fit_production_topk_gemm.py write_block_deepgemm, DEEPGEMM_NAMED_FIT_CSVS).
 torch._scaled_mm's block-scaled path is another kernel, cuBLASLt's nvjet ..._Ablk128_Bvec128 (one 128 x 128 tile per
 CTA, split-K at decode where its tiles are few): kind gemm_fp8_block_cublaslt, add_block_gemm_cublaslt below.
@@ -134,7 +136,7 @@ def promotion_step_s(bm, bn, fp32_flops_s: float, sms: int):
 #: before)
 RUNTIME_SFB = True
 #: the fitted extra step latencies of a runtime-predicated tile's K step (see RUNTIME_SFB; fit_block's runtime_sfb_steps)
-RUNTIME_SFB_STEP_LATS = 0.8043
+RUNTIME_SFB_STEP_LATS = 0.802
 
 
 def runtime_sfb(bn) -> np.ndarray:
@@ -153,6 +155,27 @@ def sfb_selects(bm, bn):
     return np.asarray(bn, dtype=np.float64) / 2.0 * np.maximum(1.0, bm / 128.0)
 
 
+#: price the pipeline fill a short K loop does not expose (UNFILLED_STAGES): DeepGEMM's TMA producer issues one stage's
+#: loads per K step and waits for a freed stage only once all kNumStages are in flight (sm90_fp8_gemm_1d2d.cuh @ 54e2261:
+#: the producer's `empty_barriers[stage_idx]->wait` in its K loop; the stage count from get_pipeline_config, _stages
+#: here). The kind's per-wave CTA time (cta_fixed_us), fitted on K loops that fill every stage, holds that fill: the S
+#: stage loads issued back to back at the start and the math warpgroups' waits on their arrivals before the loop runs
+#: at its steady rate. A K loop of ceil(K / 128) < S steps (K <= 1920 for the 16-stage decode tiles) fills only that
+#: many stages, so its kernel's exposed time is shorter by sync_us[gemm_fp8_block] (fitted: fit_production_topk_gemm
+#: fit_block, on the kind's named fit rows, among them one-wave K scans from 1 K step to past the stage count) per stage
+#: it leaves unfilled, once per kernel (the op's sync_steps = -unfilled_stages: roofline adds sync_steps x sync_us to
+#: the kernel's fixed time, outside the wave walk). False: no such term (the model before)
+UNFILLED_STAGES = True
+
+
+def unfilled_stages(m, n, k, bm, bn) -> np.ndarray:
+    """Pipeline stages a tile's K loop leaves unfilled: max(0, stages - ceil(K / 128)) (UNFILLED_STAGES), per row."""
+    ks = np.ceil(k / BLOCK_K)
+    st = np.array([_stages(float(a), n, k, int(x), int(y)) for a, x, y in zip(np.atleast_1d(m), np.atleast_1d(bm),
+                                                                               np.atleast_1d(bn))], dtype=np.float64)
+    return np.maximum(st - ks, 0.0)
+
+
 def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
                    step_lat_s: float | None = None, fp8_flops_s: float | None = None,
                    fp32_flops_s: float | None = None, runtime_sfb_steps: float | None = None) -> None:
@@ -165,7 +188,7 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     kind, so the tile's share rides on the count); without them every K step is one iteration (the tile-blind step).
     fp32_flops_s (with both; PROMOTION): a K step also costs promotion_step_s. runtime_sfb_steps (with both; default
     RUNTIME_SFB_STEP_LATS when RUNTIME_SFB, else 0): a runtime-predicated tile's K step (runtime_sfb) costs that many
-    more step latencies."""
+    more step latencies. UNFILLED_STAGES: the op's sync_steps = -unfilled_stages (priced at sync_us[gemm_fp8_block])."""
     r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
     lay = [block_layout(float(m), n, k, sms) for m in r]
     bm = np.array([x[0] for x in lay], float)
@@ -183,9 +206,10 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
+    sync = -unfilled_stages(r, n, k, bm, bn) if UNFILLED_STAGES else np.zeros(r.shape)
     b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
           ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
-          serial_iters=iters.reshape(shape), dtype="fp8", count=count)
+          serial_iters=iters.reshape(shape), sync_steps=sync.reshape(shape), dtype="fp8", count=count)
 
 
 # ---- cuBLASLt's block-scaled kernel (torch._scaled_mm with 1 x 128 / 128 x 128 scales) ------------------------------
@@ -196,27 +220,32 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
 #: stages (218 KB of shared memory: one CTA per SM), a grid of the tiles at decode and mid M, a persistent 2 x 66 grid at
 #: prefill (the same waves of 132 CTAs in the wave model)
 CUBLASLT_TILE = 128
-#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel): seen only at M <= 64, into 2 or 4 slices, where
-#: the K steps per output tile are many against the tiles (LOOKED-AT rule, read off the fifth set's 11 block decode rows:
-#: split = the power of two <= K steps / (SPLIT_STEPS_PER_TILE x tiles), at most CUBLASLT_MAX_SPLIT; it reproduces their
-#: 3 splits (2 / 4 / 2 at 12 / 10 / 32 tiles, 56 / 64 / 112 K steps) and 8 non-splits; M 128 at 32 tiles and 112 K steps
-#: ran unsplit, hence the M bound). The constants are read off kernel names, not fitted to times.
-#: Tested since: a rule read off all 32 choices recorded at M <= 128 (grid 4's included) reproduced them and then named
-#: the split count of 9 of grid 5's 20 blind decode shapes (this rule 8): cuBLASLt split K 6144 at 12 tiles, M 48 at 16
-#: tiles and 44 tiles at M 16, into 3 at 24 / 32 tiles, but not 36 tiles at M 32 (deepgemm_gemm_grid5_*_notes.txt), so
-#: this rule stays until more of its choices are recorded
+#: split-K (the names' _splitK_ kernels + cublasLt::splitKreduce_kernel; cuBLASLt's heuristic is closed source): a rule
+#: READ OFF the kernel choices recorded at M <= 128 (the first block grid's, grid 4's and grid 5's _notes files: 38
+#: choices, LOOKED-AT; it reproduces 35 of them and the split / no-split of all 33 fifth-set block rows): no split above
+#: M 64 (CUBLASLT_SPLIT_MAX_M) or below 48 K steps (CUBLASLT_SPLIT_MIN_STEPS); a split where the 128 x 128 output tiles
+#: are <= 20 (CUBLASLT_SPLIT_TILES), or <= 44 at M <= 28 (CUBLASLT_SPLIT_TILES_SMALL_M, CUBLASLT_SPLIT_SMALL_M: at the
+#: same (K, N) M 16 / 24 / 28 split where M 32-64 did not); 2 slices up to 56 K steps (CUBLASLT_SPLIT_TWO_STEPS), 3
+#: above. Tested BLIND on 16 fresh decode shapes (M 8-64, 8-48 tiles, 32-128 K steps; split counts committed before
+#: the call, production_kernels/cublaslt_block_split7_prediction_2026-11-27.csv): it named 10 of the 16 recorded split
+#: counts and 13 of 16 split / no-split decisions (the rule before: 4 and 9). The constants are read off kernel names,
+#: not fitted to times; the kind's terms (gemm_fp8_block_cublaslt) are those fitted under the rule before
 CUBLASLT_SPLIT_MAX_M = 64
-SPLIT_STEPS_PER_TILE = 1.5
-CUBLASLT_MAX_SPLIT = 4
+CUBLASLT_SPLIT_MIN_STEPS = 48
+CUBLASLT_SPLIT_TILES = 20
+CUBLASLT_SPLIT_TILES_SMALL_M = 44
+CUBLASLT_SPLIT_SMALL_M = 28
+CUBLASLT_SPLIT_TWO_STEPS = 56
 
 
 def cublaslt_block_split(m, k, n) -> np.ndarray:
     """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit; module constants above)."""
     m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
     tiles = np.ceil(m / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
-    ratio = np.ceil(k / BLOCK_K) / (SPLIT_STEPS_PER_TILE * tiles)
-    s = np.where(ratio >= 1.0, 2.0 ** np.floor(np.log2(np.maximum(ratio, 1.0))), 1.0)
-    return np.where(m <= CUBLASLT_SPLIT_MAX_M, np.clip(s, 1.0, CUBLASLT_MAX_SPLIT), 1.0)
+    ks = np.ceil(k / BLOCK_K)
+    few = (tiles <= CUBLASLT_SPLIT_TILES) | ((m <= CUBLASLT_SPLIT_SMALL_M) & (tiles <= CUBLASLT_SPLIT_TILES_SMALL_M))
+    split = (m <= CUBLASLT_SPLIT_MAX_M) & (ks >= CUBLASLT_SPLIT_MIN_STEPS) & few
+    return np.where(split, np.where(ks <= CUBLASLT_SPLIT_TWO_STEPS, 2.0, 3.0), 1.0)
 
 
 def add_block_gemm_cublaslt(b, name: str, rows, k: float, n: float, count, weight_bytes: float = 1.0) -> None:

@@ -1,0 +1,129 @@
+"""Block-scaled fp8 GEMM grid 7 (DeepGEMM fp8_gemm_nt): a K loop shorter than the pipeline's stages exposes less of the
+fill the per-wave CTA time holds (simulator/kernels/gemm_fp8.py UNFILLED_STAGES, kind gemm_fp8_block), judged BLIND.
+
+The grid (lab/kernels/predict_deepgemm_gemm_grid7.py: one-wave tiny-K (K 256-512) decode where the rule applies,
+several-wave K 640-1024, controls: several-wave tiny K, long-K prefill, long-K decode and one-wave K 640-1024 decode; no
+(M, K, N) of any earlier CSV) was priced by main's model (08cf44f) and by the new one (9720e84: the rule + the kind's
+terms refitted on its 91 named fit rows, the fill7 K scans among them) and committed before it was measured
+(lab/kernels/run_deepgemm_gemm_device.sh OUT grid7.csv 14 grid7, the grid + 3 fill7 rows repeated).
+The same section prints cuBLASLt's split-K choice on 16 fresh decode shapes (the fill7 call): the split counts the rule
+before and the read-off rule named (committed before the call) against the kernels cuBLASLt launched, and the two
+models' times, priced AFTER the measurement from those committed rules (looked-at; nothing of this set fitted).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from simulator.calibration import fit_production_topk_gemm as FP
+from simulator.calibration.scoreboard import BOARD, add_table, models_table
+
+PREDICTION_COMMIT = "e05ff06"
+PREDICTION = "deepgemm_gemm_grid7_prediction_9720e84_2026-11-27.csv"
+MEASURED_GLOB = "deepgemm_gemm_grid7_nvidia-h100-80gb-hbm3_*.csv"
+#: prediction column -> label
+MODELS = {"pred_main_us": "main", "pred_new_us": "new"}
+FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
+#: the model that ships (its grid-7 row holds the family's STANDING marker)
+SHIPPED = "new"
+
+SPLIT_PREDICTION = "cublaslt_block_split7_prediction_2026-11-27.csv"
+SPLIT_PRICES = "cublaslt_block_split7_prices_675b516_2026-11-27.csv"
+SPLIT_MEASURED = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+SPLIT_NOTES = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"
+
+
+def recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
+    """(M, K, N) -> the split-K count of the cuBLASLt kernel the _notes file recorded: CTAs / 128 x 128 output tiles of
+    a _splitK_ kernel, 1 for the others."""
+    out = {}
+    for line in notes.splitlines():
+        mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
+                       line)
+        if mt:
+            m, k, n = (int(mt.group(i)) for i in (1, 2, 3))
+            ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
+            tiles = math.ceil(m / 128) * math.ceil(n / 128)
+            out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
+    return out
+
+
+def split7_errors() -> pd.DataFrame:
+    """The 16 cuBLASLt rows: recorded split, the committed predictions (split_main, split_readoff), the two models'
+    times (priced after the measurement) and their signed errors (%)."""
+    from hwmodels import datafiles as DF
+
+    p = pd.read_csv(FP.DATA_DIR / SPLIT_PREDICTION).merge(pd.read_csv(FP.DATA_DIR / SPLIT_PRICES),
+                                                         on=["kernel", "rows", "k", "n"])
+    rec = recorded_splits(DF.read_text(FP.DATA_DIR / SPLIT_NOTES))
+    p["split_recorded"] = [rec[(m, k, n)] for m, k, n in zip(p["rows"], p["k"], p["n"])]
+    me = pd.read_csv(FP.DATA_DIR / SPLIT_MEASURED)
+    m = p.merge(me[me["kernel"] == "cublaslt"][["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
+    for col, lab in MODELS.items():
+        m[f"{lab}_err_pct"] = (m[col] / m["median_us"].astype(float) - 1.0) * 100.0
+    return m
+
+
+def _split7_table() -> None:
+    m = split7_errors()
+    named = {c: int((m[c] == m["split_recorded"]).sum()) for c in ("split_main", "split_readoff")}
+    sides = {c: int(((m[c] > 1) == (m["split_recorded"] > 1)).sum()) for c in ("split_main", "split_readoff")}
+    print(f"\n== cuBLASLt block fp8 GEMM split-K choice, 16 fresh decode shapes (M 8-64, 8-48 tiles, 32-128 K steps; "
+          f"split counts committed before the call: {SPLIT_PREDICTION}): the rule before named {named['split_main']} "
+          f"of {len(m)} recorded counts ({sides['split_main']} split / no-split decisions), the read-off rule (shipped) "
+          f"{named['split_readoff']} ({sides['split_readoff']}); times priced AFTER the measurement from those rules "
+          f"(main = 08cf44f, new = the read-off rule with the kind refitted on its own fit rows; LOOKED-AT), |error| "
+          f"median / p90 and signed median, %")
+    cols = ["rows", "k", "n", "tiles", "ksteps", "split_recorded", "split_main", "split_readoff", "median_us",
+            "main_err_pct", "new_err_pct"]
+    print(m[cols].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for lab in MODELS.values():
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: {e.abs().median():.1f} / {e.abs().quantile(0.9):.1f} %, signed {e.median():+.1f} %")
+        BOARD.add(FAMILY, "looked-at", f"cuBLASLt split-K set 7 (16 decode shapes, splits blind), {lab}",
+                  e.to_numpy(np.float64), standing=lab == SHIPPED and "block fp8 GEMM: cuBLASLt")
+
+
+def grid7_errors() -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The committed predictions joined to the measurement (timed rows), with each model's signed error (%), and the
+    per-regime table (None before the measurement exists)."""
+    p = pd.read_csv(FP.DATA_DIR / PREDICTION)
+    files = sorted(FP.DATA_DIR.glob(MEASURED_GLOB))
+    if not files:
+        return p, None
+    me = pd.read_csv(files[-1])
+    me = me[(me["kernel"] == "deepgemm") & pd.to_numeric(me["median_us"], errors="coerce").notna()]
+    m = p.merge(me[["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
+    m["median_us"] = m["median_us"].astype(float)
+    for col, lab in MODELS.items():
+        m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
+    return m, models_table(m, ["regime"], list(MODELS.values()), list(MODELS.values()))
+
+
+def grid7_section() -> None:
+    """Print grid 7's blind table (main vs new per regime) and the cuBLASLt split-K set's table; add their board
+    rows."""
+    _split7_table()
+    m, tab = grid7_errors()
+    head = (f"\n== DeepGEMM block fp8 GEMM grid 7, BLIND (predicted before measuring, commit {PREDICTION_COMMIT}: "
+            f"{PREDICTION}): one-wave tiny-K (K 256-512) decode + several-wave K 640-1024, with several-wave tiny-K, "
+            f"long-K prefill / decode and one-wave K 640-1024 controls; main = the model at 08cf44f, new = a K loop "
+            f"shorter than the pipeline's stages exposes less fill (sync_us[gemm_fp8_block] per unfilled stage: "
+            f"gemm_fp8.UNFILLED_STAGES, sm90_fp8_gemm_1d2d.cuh @ 54e2261), the kind refitted on its 91 named fit rows "
+            f"(the fill7 K scans among them; no row of this grid fitted); weights rotated past the L2")
+    if tab is None:
+        med = m.groupby("regime")[list(MODELS)].median()
+        print(head + f": NOT MEASURED YET ({len(m)} rows); predicted medians, us:")
+        print(med.to_string(float_format=lambda v: f"{v:.2f}"))
+        return
+    print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for lab in MODELS.values():
+        mark = lab == SHIPPED and "block fp8 GEMM: DeepGEMM"   # the shipped model: the family's STANDING
+        add_table(tab, "blind", f"DeepGEMM grid 7 (H100, one-wave tiny K + several-wave K 640-1024 + controls), {lab}",
+                  goal=f"{lab}_goal", family=FAMILY, standing=mark)
+        BOARD.add(FAMILY, "blind", f"DeepGEMM grid 7 pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),
+                  standing=mark)
