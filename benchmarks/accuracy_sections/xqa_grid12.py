@@ -47,7 +47,8 @@ def load_x12(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
     pp = Path(data_dir) / X12_PRED_CSV
     if not files or not pp.is_file():
         return pd.DataFrame()
-    df = FP.load(files[-1])
+    # the first call's rows and, where its budget ran out, a later call's rest (--skip-measured): each row once
+    df = pd.concat([FP.load(f) for f in files], ignore_index=True)
     df = df[df["note"] == ""].reset_index(drop=True)
     keys = list(FP.XQA_KEYS) + ["role", "pdl"]
     out = FP.join_prices(df, pd.read_csv(pp), keys, {f"pred_{lab}_us": f"{lab}_err_pct" for lab in LABELS},
@@ -56,7 +57,7 @@ def load_x12(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
     fp8 = out["dtype"].to_numpy() == "fp8"
     out["pred_shipped_us"] = np.where(fp8, out["pred_base_us"], out["pred_new_us"])
     out["shipped_err_pct"] = np.where(fp8, out["base_err_pct"], out["new_err_pct"])
-    out.attrs["file"] = str(files[-1])
+    out.attrs["file"] = " + ".join(f.name for f in files)
     return out
 
 

@@ -816,6 +816,10 @@ X12_BUILD_ORDER = ("xqa_bf16_g8_p16_q1", "xqa_fp8_g8_p16_q1", "xqa_bf16_g4_p16_q
                    "xqa_fp8_g7_p16_q4")
 
 
+#: the keys a measured row is matched on by --skip-measured
+SKIP_KEYS = ("model", "dtype", "batch", "q_rows", "context", "role", "pdl")
+
+
 def x12_shapes() -> list[dict]:
     """The twelfth blind grid (X12_ROWS), in measuring order (X12_BUILD_ORDER, then the table's order): split_sms set
     where TensorRT-LLM's split is reproduced, empty (the device's SMs) where the port's own split runs."""
@@ -835,6 +839,9 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=170.0)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--build", action="store_true")
+    ap.add_argument("--skip-measured", default="",
+                    help="a measured CSV of this grid: its rows (shape, role, pdl) are left out (e.g. the x12 rows a "
+                         "first call's budget measured, so a second call times the rest)")
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
                                        "x12", "lock"),
                     default="campaign")
@@ -883,6 +890,12 @@ def main() -> None:
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
            "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+    if args.skip_measured:
+        with open(args.skip_measured, newline="") as f:
+            got = {tuple(str(r[k]) for k in SKIP_KEYS) for r in csv.DictReader(f) if not r.get("note")}
+        n0 = len(shp)
+        shp = [s for s in shp if tuple(str(s[k]) for k in SKIP_KEYS) not in got]
+        say(f"--skip-measured: {n0 - len(shp)} rows already measured, {len(shp)} to time")
     if args.smoke:
         seen, sm = set(), []
         for s in shp:
