@@ -1,4 +1,5 @@
-"""The twelfth xqa blind grid (lab/kernels/measure_xqa_attention.py --grid x12, one device call): few-CTA long-chain
+"""The twelfth xqa blind grid (lab/kernels/measure_xqa_attention.py --grid x12, two device calls: the second timed the
+rows the first call's budget did not reach, --skip-measured): few-CTA long-chain
 launches as TensorRT-LLM's own launcher splits them (the port's launcher handed the SM count that reproduces
 computeMultiBlockCount: one or two KV heads per sequence at batch 1-3 and 16K-180K tokens, 21-66 CTAs; Llama-3.1-8B at
 batch 1-2 and 80K-150K tokens), the bf16 middle at 72-120 CTAs, the fp8 middle, fp8 verification at G 5 / 7 and
@@ -7,8 +8,9 @@ controls, plus four diagnostic rows timed with programmatic dependent launch off
 49.51 GB/s per SM with the attn_xqa terms refitted); new = main's terms plus the ceiling refitted by the committed
 procedure under them (50.58 GB/s) and the GMMA kernel's unsplit walk (XQA_GMMA_UNSPLIT_SHARE, fitted only on the x11
 scan's fp8 rows). SHIPPED: new's ceiling (hwmodels.roofline.SM_STREAM_CEILING, main's terms kept); not its unsplit
-GMMA walk (XQA_GMMA_UNSPLIT off: its regime, the fp8 middle, was not reached by the call, and the split fp8 long
-chains it leaves at the fitted iteration ran 14-19 % faster than priced). shipped = that model's committed prices:
+GMMA walk (XQA_GMMA_UNSPLIT off, decided when the first call had not reached its regime: the split fp8 long chains it
+leaves at the fitted iteration ran 14-19 % faster than priced; the second call then found it worse on fp8 verification
+at G 5 / 7 and no better on the fp8 middle). shipped = that model's committed prices:
 new's for bf16 rows, base's for fp8 rows (new moves an fp8 row only through the unsplit walk)."""
 from __future__ import annotations
 
