@@ -83,7 +83,7 @@ def _split7_table() -> None:
     for lab in MODELS.values():
         e = m[f"{lab}_err_pct"]
         print(f"  {lab}: {e.abs().median():.1f} / {e.abs().quantile(0.9):.1f} %, signed {e.median():+.1f} %")
-        BOARD.add(FAMILY, "looked-at", f"cuBLASLt split-K set 7 (16 decode shapes, splits blind), {lab}",
+        BOARD.add(FAMILY, "looked-at", f"cuBLASLt split-K set 7 (16 decode shapes; split counts blind, times LOOKED-AT), {lab}",
                   e.to_numpy(np.float64), standing=lab == SHIPPED and "block fp8 GEMM: cuBLASLt")
 
 
