@@ -476,6 +476,23 @@ CHAIN_LOADED_STEPS = 8
 #: (LOOKED-AT): one 2D program alone walks its 32-key tiles at 1.12 us each (Llama-3.1-70B TP8 verification, batch 1,
 #: context 4096) where 128 of them, one per SM, take 1.53 us (Llama-3.1-8B decode, batch 16, context 16384)
 CHAIN_ISSUE = tuple(KIND_CODE[k] for k in ("attn_triton_vllm", "attn_triton_vllm_fp8kv", "attn_triton_sgl", "attn_triton_sgl_fp8kv"))
+#: SGLang's Triton decode kernel's bf16 kind among CHAIN_ISSUE (simulator/kernels/triton_engines.py triton_sgl): the
+#: co-resident programs' issue hides in the lone program's load waits, and the chain meets the HBM stream at a knee. A
+#: program's iteration is a synchronous token-location load, then the K / V of the NEXT iteration issued as async copies
+#: before this one's dots (the two-stage pipeline; decode_attention.py _fwd_grouped_kernel_stage1, sglang 0.5.6), so a
+#: program holds its 4 warps idle on a dependent load every iteration: the k programs resident on an SM take turns in
+#: those waits, and their dots / softmax share the SM's issue slots without lengthening the lone chain (the busiest
+#: SM's issue costs one program's share: compute / k, k the programs per SM of one wave), while the chain's loads queue
+#: behind the launch's HBM traffic as it nears the stream rate: wave = (a^p + memory^p)^(1/p), a = chain + compute / k
+#: + chain_queue x memory, p = CHAIN_ISSUE_HIDDEN_P[kind], FITTED (simulator.calibration.fit_production_attention
+#: sgl_coresident_p_scan: the minimum of the rms log error over the family's bf16 fit rows and the co-resident scan,
+#: 36 rows, 0.0549 at 4.5; main's form, chain + every program's issue + chain_queue x memory, 0.0694; the other terms
+#: as fitted, not refitted). MEASURED scan (H100 2026-11-27, lab/kernels/sgl_triton_fit6.py, Llama-3.1-8B heads 32/8,
+#: 64-512 programs, 1-4 per SM): batch 1-8 x 65536 562, 570, 566, 590, 626, 669, 729, 826 us (a second program per SM
+#: adds nothing; the rise after it follows the K / V traffic, 2.15 GB at batch 8: 751 us at the stream rate), batch 1,
+#: 2, 4, 8 x 16384 142, 144, 153, 207 us. The fp8 kind keeps main's form: its memory term is its fitted conversion-bound
+#: rate, not the HBM queue, and its scan rows (batch 1, 2, 4, 6, 8) are within -1..+5 % as main prices them
+CHAIN_ISSUE_HIDDEN_P = {KIND_CODE["attn_triton_sgl"]: 4.5}
 #: kinds whose loop rounds are a closed loop of loads, so that the HBM queue adds to the latency chain instead of
 #: hiding behind it: TensorRT-LLM's indexer top-k (cpp/tensorrt_llm/kernels/indexerTopK.cu @ 07339e94,
 #: processHistogramStep's vectorized_process: each thread holds ONE float4 load in flight, its next load issued after
@@ -690,6 +707,14 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         q = np.array([eff.chain_queue.get(k, 0.0) for k in KINDS])[ops.kind]
         wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
                           + np.maximum(memory_s, chain + compute_s + q * memory_s), wave_s)
+        if CHAIN_ISSUE_HIDDEN_P:   # co-resident programs' issue in the lone chain's waits (CHAIN_ISSUE_HIDDEN_P)
+            hp = np.array([CHAIN_ISSUE_HIDDEN_P.get(c, 0.0) for c in range(len(KINDS))])[ops.kind]
+            k = np.maximum(np.ceil(n / U) / np.maximum(waves, 1.0), 1.0)
+            a = chain + compute_s / k + q * memory_s
+            hpp = np.maximum(hp, 1.0)
+            top = np.maximum(np.maximum(a, memory_s), 1e-30)
+            knee = top * ((a / top) ** hpp + (memory_s / top) ** hpp) ** (1.0 / hpp)
+            wave_s = np.where(hp > 0.0, wave_s - np.maximum(memory_s, chain + compute_s + q * memory_s) + knee, wave_s)
     if CHAIN_QUEUED:   # a closed loop of loads: the HBM queue and the chain meet at a knee (CHAIN_QUEUED)
         qp = CHAIN_QUEUED_P
         top = np.maximum(np.maximum(body, chain), 1e-30)

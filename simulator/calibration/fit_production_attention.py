@@ -450,6 +450,40 @@ SGL_MEMORY_FROM = {"attn_triton_sgl": "attn_fa2"}
 SGL_FIXED_ZERO = ("attn_triton_sgl", "attn_triton_sgl_fp8kv", "attn_combine_triton_sgl")
 MEMORY_FROM = {**MEMORY_FROM, **SGL_MEMORY_FROM}
 FIXED_ZERO = FIXED_ZERO + SGL_FIXED_ZERO
+#: the co-resident scan and lone rows of SGLang's Triton kernel (lab/kernels/sgl_triton_fit6.py: FIT rows, named before
+#: their measurement): the fit rows of hwmodels.roofline CHAIN_ISSUE_HIDDEN_P (sgl_coresident_p_scan) and of
+#: simulator/kernels/triton_engines.py SGL_ITER_BY_G (groups 2, 3, 5, 6)
+SGL_FIT6_CSV = "sgl_triton_fit6_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+#: the knee exponents sgl_coresident_p_scan tries
+SGL_P_GRID = tuple(np.arange(2.0, 10.01, 0.5))
+
+
+def sgl_coresident_p_scan(df: pd.DataFrame, hw: HardwareSpec, data_dir: Path = DATA_DIR) -> list[tuple[float, float]]:
+    """(p, rms log error) of hwmodels.roofline CHAIN_ISSUE_HIDDEN_P's bf16 exponent over SGL_P_GRID, on the bf16 fit
+    rows of the family (fit_rows of `df`, the shipped terms) and the bf16 rows of the group-4 binary in SGL_FIT6_CSV
+    (the co-resident scan, batch 1-8 x 65536 and 16384, and its lone row): the shipped value is the minimum (4.5 on
+    the campaign's fit rows and the sixth campaign's scan, 36 rows; main's form, chain + every program's issue +
+    chain_queue x memory, 0.0694 there)."""
+    from hwmodels import roofline as RL
+    f6 = load(DF.resolve(Path(data_dir) / SGL_FIT6_CSV))
+    f6 = f6[(f6["dtype"] == "bf16") & (f6["model"] == "llama8b")]
+    fr = df[fit_rows(df) & (df["family"] == "sgl_triton") & (df["dtype"] == "bf16")]
+    rows = pd.concat([fr, f6], ignore_index=True)
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    ops = build_ops(rows, hw.units, smem)
+    meas = rows["median_us"].to_numpy(float)
+    code = RL.KIND_CODE["attn_triton_sgl"]
+    saved = dict(RL.CHAIN_ISSUE_HIDDEN_P)
+    out = []
+    try:
+        for p_ in SGL_P_GRID:
+            RL.CHAIN_ISSUE_HIDDEN_P[code] = float(p_)
+            e = np.log(predict_us(ops, hw, hw.efficiency, len(rows)) / meas)
+            out.append((float(p_), float(np.sqrt(np.mean(e ** 2)))))
+    finally:
+        RL.CHAIN_ISSUE_HIDDEN_P.clear()
+        RL.CHAIN_ISSUE_HIDDEN_P.update(saved)
+    return out
 #: kinds with a fitted per-CTA time that co-resident CTAs do not overlap (cta_serial_us: hwmodels.roofline prices
 #: ceil(CTAs / SMs) x it, so a CTA sharing its SM pays it twice per wave, a lone CTA once): FlashInfer's FA2 prefill
 #: kernel with fp8 K/V, whose fit rows run 1 to 4 CTAs per SM (batch 1-16 split into 64-512 CTAs, batch 64 at 512 and
@@ -2060,6 +2094,8 @@ def main(argv=None) -> None:
                     help="print the MLA kinds' per-request / per-item tile rate scan (rate_scan) on the fit rows")
     ap.add_argument("--scan-fill", action="store_true",
                     help="print FlashInfer MLA's per-item first-stage fill rate scan (fill_rate_scan) on the fit rows")
+    ap.add_argument("--scan-sgl-p", action="store_true",
+                    help="print SGLang Triton's co-resident knee exponent scan (sgl_coresident_p_scan)")
     ap.add_argument("--scan-cta-launch", action="store_true",
                     help="print the CUDA-core decode call's CTA launch share scan (cta_launch_scan) on the fit rows")
     args = ap.parse_args(argv)
@@ -2101,6 +2137,10 @@ def main(argv=None) -> None:
               "rows (bf16, fp8):")
         for s_, b_, f_ in cta_launch_scan(df, hw, grids):
             print(f"  {s_:.2f}: {b_:.4f} {f_:.4f}")
+    if args.scan_sgl_p:
+        print("SGLang Triton co-resident knee exponent (hwmodels.roofline CHAIN_ISSUE_HIDDEN_P); rms log error:")
+        for p_, r_ in sgl_coresident_p_scan(df, hw, data_dir):
+            print(f"  {p_:.1f}  {r_:.4f}")
     if args.scan_merge:
         from simulator.kernels import flashinfer as fi
         print(f"FlashInfer MLA merge link share (module: {fi.FI_MLA_MERGE_LOAD_SHARE}); rms log error on the fit rows:")
