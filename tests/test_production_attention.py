@@ -1057,6 +1057,44 @@ def test_sgl_group7_binary_scales_the_lone_chain_only():
     assert a16 < 1.0 < a8
 
 
+def test_sgl_group_binaries_measured_for_groups_2_to_7():
+    # SGL_ITER_BY_G: groups 2-3 and 5-7 have their measured lone-chain ratios (bf16, fp8), groups 4 / 8 none
+    assert set(TE.SGL_ITER_BY_G) == {2.0, 3.0, 5.0, 6.0, 7.0}
+    assert all(a16 < 1.0 < a8 for a16, a8 in TE.SGL_ITER_BY_G.values())
+    B, T = np.array([2.0, 2.0]), 65536.0
+    launches, info = TE.triton_sgl(B, T, np.array([24.0, 40.0]), 8.0, 128.0, np.array([1.0, 2.0]), SMS, SMEM)
+    serial = sum(np.where(ln.where, ln.serial_iters, 0.0) for ln in launches if ln.name == "attention")
+    steps = np.maximum(info["iters"] - 1.0, 0.0)
+    assert serial == pytest.approx(steps * np.array([TE.SGL_ITER_BY_G[3.0][1], TE.SGL_ITER_BY_G[5.0][0]]))
+
+
+def test_sgl_coresident_issue_hides_under_the_lone_chain():
+    # hwmodels.roofline CHAIN_ISSUE_HIDDEN_P: a second program per SM (batch 4 x 65536, 256 programs) costs less over a
+    # lone one (batch 2) than main's form adds (every program's issue on the chain), time still rises with the traffic,
+    # and the fp8 kind keeps main's form
+    import pandas as pd
+
+    from hwmodels import roofline as RL
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+
+    hw = load_hardware("H100-SXM")
+    rows = pd.DataFrame([dict(family="sgl_triton", model="llama8b", heads=32, kv_heads=8, head_dim=128, dtype=kv,
+                              batch=b, q_rows=1, context=65536, page_size=1) for kv in ("bf16", "fp8")
+                         for b in (2, 4, 8)])
+    ops = FP.build_ops(rows, hw.units, float(hw.smem_per_unit_bytes))
+    new = FP.predict_us(ops, hw, hw.efficiency, len(rows))
+    saved = dict(RL.CHAIN_ISSUE_HIDDEN_P)
+    try:
+        RL.CHAIN_ISSUE_HIDDEN_P.clear()
+        old = FP.predict_us(ops, hw, hw.efficiency, len(rows))
+    finally:
+        RL.CHAIN_ISSUE_HIDDEN_P.update(saved)
+    assert new[1] - new[0] < old[1] - old[0] and new[0] < new[1] < new[2]
+    assert new[3:] == pytest.approx(old[3:])
+    assert RL.KIND_CODE["attn_triton_sgl_fp8kv"] not in RL.CHAIN_ISSUE_HIDDEN_P
+
+
 def test_sgl_bf16_stream_rate_and_constants_are_not_fitted():
     # SGL_MEMORY_FROM / SGL_FIXED_ZERO: the bf16 kind streams at attn_fa2's measured rate and the stage-1 / stage-2
     # constants are 0 in the shipped file; the fit takes them as given (its fitted terms: test_flashinfer_fixed_terms_

@@ -12,7 +12,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from . import sgl_triton_grid4, triton_grid7, triton_grid8
+from . import sgl_triton_grid4, sgl_triton_grid6, triton_grid7, triton_grid8
 from .attention import context, family_campaign, first_look_line, now_err
 
 
@@ -103,6 +103,7 @@ def _triton_vllm(FP, hw, fmt) -> None:
     _triton_decode_blind5(FP, hw, fmt)
     _triton_decode_blind6(FP, hw, fmt)
     sgl_triton_grid4.section(FP.DATA_DIR, fmt)
+    sgl_triton_grid6.section(FP.DATA_DIR, fmt)
     triton_grid7.section(FP.DATA_DIR, fmt)
     triton_grid8.section(FP.DATA_DIR, fmt)
 
