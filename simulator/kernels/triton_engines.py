@@ -16,7 +16,8 @@ triton_sgl  SGLang's grouped decode kernel (sglang 0.5.6, python/sglang/srt/laye
     split count, words every program of the request reads: an L2 hit (SGL_IDLE_LOAD_SHARE); split_kv_id is the grid's
     slowest dimension, so they are launched last and run in the slots the working programs' last wave leaves free,
     only the rest adding rounds (Launch.idle_fill). A wave of tiles is priced as vLLM's Triton kernel's (the lone
-    chain, the busiest SM's issue and the queueing share of the HBM time: hwmodels.roofline CHAIN_ISSUE). fp8 K/V is its own kind
+    chain, the busiest SM's issue and the queueing share of the HBM time: hwmodels.roofline CHAIN_ISSUE; the bf16 kind's
+    co-resident programs issue in the lone chain's waits and the chain meets the HBM stream at a knee: CHAIN_ISSUE_HIDDEN_P). fp8 K/V is its own kind
     (attn_triton_sgl_fp8kv): the program converts its fp8 tiles, and its tile time and occupancy are its own.
     Stage 2 (`_fwd_kernel_stage2`): one program per (request, query head) merges the splits.
     Prologue per program: kv_indptr[b] (its start and length) and num_kv_splits[b] -> kv_indices -> the first keys.
