@@ -127,7 +127,7 @@ def section(data_dir: Path, fmt: dict) -> None:
     t5 = models_table(b5, by, ("base", "v1", "new"), ("base", "v1", "new"))
     print(t5.round(1).to_string(**fmt))
     _pooled(b5, t5, ("base", "v1", "new"), {"base": "main's model's committed prices", "v1": "grid 4's new model's "
-            "committed prices", "new": "s15st's model's committed prices (shipped until grid 6)"}, 5, None)
+            "committed prices", "new": "the new model's committed prices (shipped until grid 6)"}, 5, None)
     g = b5.assign(G=(b5["heads"] / b5["kv_heads"]).astype(int))
     print("by GQA group (|error| median, signed median, n):")
     print(g.groupby("G").agg(n=("new_err_pct", "size"), base_med=("base_err_pct", lambda x: x.abs().median()),
