@@ -521,3 +521,27 @@ def test_twelfth_grid_reproduces_trtllm_split_and_the_unsplit_gmma_share_is_off(
     assert info["multi_block"].tolist()[0] == 1.0 and info["multi_block"].tolist()[1] > 1.0
     assert on[0].serial_iters[0] == pytest.approx(1.0 + 255.0 * XQ.XQA_GMMA_UNSPLIT_SHARE)
     assert on[0].serial_iters[1] == off[0].serial_iters[1]
+
+
+def test_gmma_steady_share_is_fitted_on_its_named_rows_and_the_fits_hold_it_off():
+    """simulator.kernels.xqa.XQA_GMMA_STEADY_SHARE: fitted only on the x11 scan's fp8 rows and the twelfth grid's fp8
+    few-CTA rows (12 named rows); a CTA's first XQA_GMMA_PIPE_TILES tiles stay at the fitted iteration; the xqa fits
+    run with the steady-state tiles and the kind's loaded chain off (XQA_FIT_WITHOUT_STEADY)."""
+    from hwmodels import roofline as RF
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    x11, x12 = FP.load_xqa_x11(), FP.load_xqa_x12()
+    rows = FP.xqa_gmma_steady_fit_rows(x11, x12)
+    assert len(rows) == 12 and set(rows["dtype"]) == {"fp8"}
+    share, rms, rms1, n = FP.xqa_gmma_steady_share(x11, x12, hw)
+    assert share == pytest.approx(XQ.XQA_GMMA_STEADY_SHARE, abs=5e-4) and rms < rms1 and n == 12
+    launches, _ = XQ.xqa(1.0, 1.0, np.array([128.0, 64.0 * 40]), 8.0, 1.0, 128.0, 1.0, 132, 16.0, split="port",
+                         split_sms=1.0)
+    assert np.ravel(launches[0].serial_iters).tolist() == pytest.approx(
+        [2.0, XQ.XQA_GMMA_PIPE_TILES + (40.0 - XQ.XQA_GMMA_PIPE_TILES) * XQ.XQA_GMMA_STEADY_SHARE])
+    fp8 = RF.KIND_CODE["attn_xqa_fp8kv"]
+    assert fp8 in RF.CHAIN_LOADED
+    with FP._xqa_ceiling_off():
+        assert XQ.XQA_GMMA_STEADY is False and fp8 not in RF.CHAIN_LOADED
+    assert XQ.XQA_GMMA_STEADY is True and fp8 in RF.CHAIN_LOADED
