@@ -44,7 +44,9 @@ Both walk a sequence's tiles interleaved: sub-sequence s of nbSub takes tiles s,
 nbSubSeqPerSeq): ceil(ceil(T / tile) / nbSub) serial tiles per CTA. Before its first tile a CTA makes 3 dependent
 loads (sequence length -> page indices -> keys); the next tile's page indices are loaded with the current tile
 (loadCacheIndir / the TMA producer), so page size adds no per-tile round trip: it enters only through maxSeqLen =
-pages per sequence x page size (the page table's width), which the split rules read.
+pages per sequence x page size (the page table's width), which the split rules read. The GMMA kernel's loader warps run its 2-deep K / V pipeline (nbKBuf = nbVBuf = 2) ahead of
+its math warps, so a CTA's tiles beyond the first 2 are its steady state (XQA_GMMA_STEADY_SHARE of the fitted
+iteration, under the roofline's loaded chain: the steady tile is the loader's page-index load).
 
 Multi-block (nbSub > 1): every CTA writes its partial output tile with its row max and row sum to the scratch
 workspace, then increments one semaphore per (sequence, KV head[, token block]) with atom.inc (which wraps to 0: no reset
