@@ -454,7 +454,9 @@ CHAIN_OVERLAP_WAVE_FILL = True
 #: u / (1 - u) 0.159 -> 1.132, c = 0.1875 / (0.3494 x 0.973) = 0.55. Only the decode kinds (their chain is the one the
 #: probe timed); u is capped at CHAIN_LOADED_U_MAX (the queue's form has no meaning at the ceiling, where the HBM term
 #: prices the call)
-CHAIN_LOADED = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv"))
+#: TensorRT-LLM's GMMA XQA kernel (attn_xqa_fp8kv) joins them: its steady tile is its loader warp's page-index load
+#: (simulator/kernels/xqa.py XQA_GMMA_STEADY_SHARE), a dependent global load, at the same c (not refitted)
+CHAIN_LOADED = tuple(KIND_CODE[k] for k in ("attn_fi_decode", "attn_fi_decode_fp8kv", "attn_xqa_fp8kv"))
 CHAIN_LOADED_C = 0.55
 CHAIN_LOADED_U_MAX = 0.9
 CHAIN_LOADED_STEPS = 8

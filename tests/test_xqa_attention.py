@@ -1,6 +1,7 @@
 """The xqa family (simulator/kernels/xqa.py): the port's split rule reproduces the launch grids measured on the H100
 (hwmodels/calibration/data/production_attention/xqa_attention_grids_*.csv), the kernel choice and tiles follow the
 source, and the shipped attn_xqa / attn_xqa_fp8kv terms are the fit of the committed measurement."""
+import contextlib
 import re
 
 import numpy as np
@@ -13,6 +14,20 @@ from simulator.kernels import xqa as XQ
 
 SMS = 132
 
+
+
+@contextlib.contextmanager
+def _gmma_steady_off():
+    """The GMMA kernel's steady-state tiles and its loaded chain off (the model before them)."""
+    from hwmodels import roofline as RF
+
+    keep = (XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED)
+    XQ.XQA_GMMA_STEADY = False
+    RF.CHAIN_LOADED = tuple(k for k in keep[1] if k != RF.KIND_CODE["attn_xqa_fp8kv"])
+    try:
+        yield
+    finally:
+        XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED = keep
 
 def _grids():
     f, g = FP.latest_xqa(FP.DATA_DIR)
@@ -53,7 +68,10 @@ def test_kernel_choice_tiles_and_splits():
     assert list(info["multi_block"]) == [16.0, 12.0, 1.0]
     assert list(info["tile"]) == [256.0, 64.0, 256.0]
     assert list(np.ravel(launches[0].serial_iters)[[0, 2]]) == [8.0, 16.0]
-    assert float(np.ravel(launches[1].serial_iters)[1]) == np.ceil(512.0 / 12.0)
+    # GMMA: 43 tiles per CTA; the first XQA_GMMA_PIPE_TILES at the fitted iteration, the rest at the steady share
+    n = np.ceil(512.0 / 12.0)
+    p, s = XQ.XQA_GMMA_PIPE_TILES, XQ.XQA_GMMA_STEADY_SHARE
+    assert float(np.ravel(launches[1].serial_iters)[1]) == pytest.approx(p + (n - p) * s if XQ.XQA_GMMA_STEADY else n)
     # verification rows: mha.cu packs q x G = 16 (token, head) rows into one 32-row block; the GMMA kernel rounds
     # G = 4 to 8 rows (swap-AB)
     assert list(info["rows"]) == [16.0, 8.0, 32.0]
@@ -281,13 +299,14 @@ def test_gmma_verification_columns_add_cta_time_on_every_cta_and_wide_ctas_take_
     o = ops()
     assert o.cta_extra.tolist() == pytest.approx([0.0, XQ.XQA_GMMA_COL_SHARE * 12 / 8, XQ.XQA_GMMA_COL_SHARE * 28 / 8])
     assert o.resident_ctas.tolist() == [0.0, 3.0, XQ.XQA_GMMA_WIDE_SLOTS]
-    with_share = price(o, hw, "graph")
-    keep = XQ.XQA_GMMA_COL_SHARE
-    try:
-        XQ.XQA_GMMA_COL_SHARE = 0.0
-        without = price(ops(), hw, "graph")
-    finally:
-        XQ.XQA_GMMA_COL_SHARE = keep
+    with _gmma_steady_off():   # the per-CTA term alone (the loaded chain would move with it)
+        with_share = price(ops(), hw, "graph")
+        keep = XQ.XQA_GMMA_COL_SHARE
+        try:
+            XQ.XQA_GMMA_COL_SHARE = 0.0
+            without = price(ops(), hw, "graph")
+        finally:
+            XQ.XQA_GMMA_COL_SHARE = keep
     per_sm = np.ceil(2048 / hw.units)
     serial = hw.efficiency.cta_serial_s["attn_xqa_fp8kv"]
     assert with_share[0] == without[0]
@@ -492,12 +511,37 @@ def test_twelfth_grid_reproduces_trtllm_split_and_the_unsplit_gmma_share_is_off(
     assert (XQ.port_split(B, T, H, t["split_sms"].to_numpy(float), gm) == XQ.xqa_multi_block(B, T, H, 132)).all()
     assert XQ.XQA_GMMA_UNSPLIT is False
     args = (np.array([8.0, 1.0]), 1.0, np.array([16384.0, 32768.0]), 8.0, 1.0, 128.0, 1.0, 132)
-    off, _ = XQ.xqa(*args, split="port", split_sms=np.array([1.0, 132.0]))
-    try:
-        XQ.XQA_GMMA_UNSPLIT = True
-        on, info = XQ.xqa(*args, split="port", split_sms=np.array([1.0, 132.0]))
-    finally:
-        XQ.XQA_GMMA_UNSPLIT = False
+    with _gmma_steady_off():
+        off, _ = XQ.xqa(*args, split="port", split_sms=np.array([1.0, 132.0]))
+        try:
+            XQ.XQA_GMMA_UNSPLIT = True
+            on, info = XQ.xqa(*args, split="port", split_sms=np.array([1.0, 132.0]))
+        finally:
+            XQ.XQA_GMMA_UNSPLIT = False
     assert info["multi_block"].tolist()[0] == 1.0 and info["multi_block"].tolist()[1] > 1.0
     assert on[0].serial_iters[0] == pytest.approx(1.0 + 255.0 * XQ.XQA_GMMA_UNSPLIT_SHARE)
     assert on[0].serial_iters[1] == off[0].serial_iters[1]
+
+
+def test_gmma_steady_share_is_fitted_on_its_named_rows_and_the_fits_hold_it_off():
+    """simulator.kernels.xqa.XQA_GMMA_STEADY_SHARE: fitted only on the x11 scan's fp8 rows and the twelfth grid's fp8
+    few-CTA rows (12 named rows); a CTA's first XQA_GMMA_PIPE_TILES tiles stay at the fitted iteration; the xqa fits
+    run with the steady-state tiles and the kind's loaded chain off (XQA_FIT_WITHOUT_STEADY)."""
+    from hwmodels import roofline as RF
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    x11, x12 = FP.load_xqa_x11(), FP.load_xqa_x12()
+    rows = FP.xqa_gmma_steady_fit_rows(x11, x12)
+    assert len(rows) == 12 and set(rows["dtype"]) == {"fp8"}
+    share, rms, rms1, n = FP.xqa_gmma_steady_share(x11, x12, hw)
+    assert share == pytest.approx(XQ.XQA_GMMA_STEADY_SHARE, abs=5e-4) and rms < rms1 and n == 12
+    launches, _ = XQ.xqa(1.0, 1.0, np.array([128.0, 64.0 * 40]), 8.0, 1.0, 128.0, 1.0, 132, 16.0, split="port",
+                         split_sms=1.0)
+    assert np.ravel(launches[0].serial_iters).tolist() == pytest.approx(
+        [2.0, XQ.XQA_GMMA_PIPE_TILES + (40.0 - XQ.XQA_GMMA_PIPE_TILES) * XQ.XQA_GMMA_STEADY_SHARE])
+    fp8 = RF.KIND_CODE["attn_xqa_fp8kv"]
+    assert fp8 in RF.CHAIN_LOADED
+    with FP._xqa_ceiling_off():
+        assert XQ.XQA_GMMA_STEADY is False and fp8 not in RF.CHAIN_LOADED
+    assert XQ.XQA_GMMA_STEADY is True and fp8 in RF.CHAIN_LOADED

@@ -103,7 +103,7 @@ def xqa_x12(fmt: dict) -> None:
     BOARD.add("xqa", "blind", "xqa twelfth blind grid, the new model (committed prices)", blind["new_err_pct"],
               int((t["new_goal"] == "met").sum()), len(t))
     BOARD.add("xqa", "blind", "xqa twelfth blind grid, the shipped model (new's ceiling, main's fp8)",
-              blind["shipped_err_pct"], int((t["shipped_goal"] == "met").sum()), len(t), standing=True)
+              blind["shipped_err_pct"], int((t["shipped_goal"] == "met").sum()), len(t))
     if (t["shipped_goal"] == "MISSED").any():
         print(f"  missed: xqa (twelfth blind grid): {X12_DIAGNOSIS}")
     few = blind[blind["role"] == "fewcta"]

@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -833,6 +833,56 @@ def x12_shapes() -> list[dict]:
     return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
 
 
+#: the thirteenth blind grid: (1) fp8 (mha_sm90.cu) few-CTA long chains under TensorRT-LLM's split (the port's
+#: launcher handed split_sms): one KV head per sequence (Llama-3.1-70B and Qwen2.5-72B at tensor-parallel 8: 8/1 heads;
+#: Qwen2.5-72B has Llama-3.1-70B's 64/8 heads, so the same build), two (Llama-3.1-8B at TP 4) and four (Llama-3.1-8B at TP 2), batch 1-4,
+#: 12K-170K tokens; (2) the fp8 middle (Llama-3.1-8B, batch 3-16, the port's split); (3) fp8 verification at G 4 / 7
+#: (Llama-3.1-8B TP 2, Qwen2.5-7B TP 4: q 2), short and middle; (4) bf16 controls (a few-CTA long chain and the middle
+#: and short regimes met before). Page 16; shapes in none of the earlier grids' rows. Fixed and priced
+#: (lab/kernels/predict_xqa_attention.py --grid x13) with main's model and the new model before it was measured.
+#: Rows: (model, dtype, q, context, batch, role, trtllm split)
+X13_HEADS = {**X12_HEADS, "qwen72b_tp8": (8, 1)}
+X13_ROWS = (
+    # (1) fp8 few-CTA long chains, TensorRT-LLM's split
+    ("llama70b_tp8", "fp8", 1, 23000, 1, "fewcta", True), ("llama70b_tp8", "fp8", 1, 67000, 1, "fewcta", True),
+    ("llama70b_tp8", "fp8", 1, 165000, 1, "fewcta", True), ("llama70b_tp8", "fp8", 1, 47000, 2, "fewcta", True),
+    ("llama70b_tp8", "fp8", 1, 19000, 3, "fewcta", True), ("llama70b_tp8", "fp8", 1, 33000, 4, "fewcta", True),
+    ("qwen72b_tp8", "fp8", 1, 31000, 1, "fewcta", True), ("qwen72b_tp8", "fp8", 1, 95000, 2, "fewcta", True),
+    ("llama8b_tp4", "fp8", 1, 27000, 1, "fewcta", True), ("llama8b_tp4", "fp8", 1, 130000, 1, "fewcta", True),
+    ("llama8b_tp4", "fp8", 1, 43000, 2, "fewcta", True),
+    ("llama8b_tp2", "fp8", 1, 37000, 1, "fewcta", True), ("llama8b_tp2", "fp8", 1, 21000, 2, "fewcta", True),
+    # (2) the fp8 middle (the port's split)
+    ("llama8b", "fp8", 1, 4600, 10, "middle", False), ("llama8b", "fp8", 1, 2700, 12, "middle", False),
+    ("llama8b", "fp8", 1, 6100, 4, "middle", False), ("llama8b", "fp8", 1, 9300, 3, "middle", False),
+    ("llama8b", "fp8", 1, 1900, 16, "middle", False), ("llama8b", "fp8", 1, 3500, 7, "middle", False),
+    # (3) fp8 verification at G 4 / 7
+    ("llama8b_tp2", "fp8", 2, 850, 20, "verify", False), ("llama8b_tp2", "fp8", 2, 4200, 6, "verify", False),
+    ("llama8b_tp2", "fp8", 2, 230, 70, "verify", False),
+    ("qwen7b_tp4", "fp8", 2, 1300, 16, "verify", False), ("qwen7b_tp4", "fp8", 2, 5200, 4, "verify", False),
+    ("qwen7b_tp4", "fp8", 2, 170, 90, "verify", False),
+    # (4) bf16 controls
+    ("llama8b_tp4", "bf16", 1, 61000, 1, "fewcta", True), ("llama8b_tp4", "bf16", 1, 33000, 2, "fewcta", True),
+    ("llama8b", "bf16", 1, 950, 30, "control", False), ("llama8b", "bf16", 1, 210, 90, "control", False),
+    ("llama8b", "bf16", 1, 7700, 4, "control", False),
+)
+#: the x13 call's builds in measuring order (the fp8 few-CTA builds first)
+X13_BUILD_ORDER = ("xqa_fp8_g8_p16_q1", "xqa_fp8_g4_p16_q1", "xqa_fp8_g4_p16_q2",
+                   "xqa_fp8_g7_p16_q2", "xqa_bf16_g4_p16_q1")
+
+
+def x13_shapes() -> list[dict]:
+    """The thirteenth blind grid (X13_ROWS), in measuring order (X13_BUILD_ORDER, then the table's order): split_sms set
+    where TensorRT-LLM's split is reproduced, empty (the device's SMs) where the port's own split runs."""
+    out = []
+    for model, kv, q, t, b, role, trt in X13_ROWS:
+        hq, hkv = X13_HEADS[model]
+        out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                    "batch": b, "q_rows": q, "context": t, "page_size": 16, "role": role, "pdl": 1,
+                    "split_sms": trtllm_split_sms(b, t, hkv, kv == "fp8") if trt else None})
+    order = {n: i for i, n in enumerate(X13_BUILD_ORDER)}
+    return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -843,7 +893,7 @@ def main() -> None:
                     help="a measured CSV of this grid: its rows (shape, role, pdl) are left out (e.g. the x12 rows a "
                          "first call's budget measured, so a second call times the rest)")
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
-                                       "x12", "lock"),
+                                       "x12", "x13", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -878,7 +928,7 @@ def main() -> None:
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
     # the x11 scan hands the launcher 1 SM; the x12 grid hands it TensorRT-LLM's split (and labels each row's role)
-    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid == "x12" else COLS
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13") else COLS
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
@@ -889,7 +939,8 @@ def main() -> None:
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
-           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "x13": x13_shapes,
+           "lock": lock_shapes}.get(args.grid, shapes)()
     if args.skip_measured:
         with open(args.skip_measured, newline="") as f:
             got = {tuple(str(r[k]) for k in SKIP_KEYS) for r in csv.DictReader(f) if not r.get("note")}

@@ -60,7 +60,12 @@ pred_base_us with main's model (`--base`), pred_cand_us with the per-SM stream c
 GMMA kernel's unsplit walk (price_new_x12), pred_here_us with this checkout as committed (must equal base), into
 xqa_x12_predictions.csv.
 
-    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12 --base COMMIT]
+`--grid x13` prices measure_xqa_attention.x13_shapes() (the thirteenth blind grid: fp8 few-CTA long chains under
+TensorRT-LLM's split, the fp8 middle, fp8 verification at G 4 / 7, bf16 controls) BEFORE it is measured: pred_base_us
+with main's model (X13_BASE), pred_new_us with this checkout (the GMMA kernel's steady-state tiles), pred_here_off_us
+with this checkout's steady-state tiles off (must equal base), into xqa_x13_predictions.csv (price_x13).
+
+    python lab/kernels/predict_xqa_attention.py [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13 --base COMMIT]
 """
 from __future__ import annotations
 
@@ -237,6 +242,48 @@ def price_at(commit: str, shapes: pd.DataFrame) -> np.ndarray:
         return np.array(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
+X13_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x13_predictions.csv"
+#: main's model when the thirteenth grid was priced
+X13_BASE = "2bec4e2"
+
+
+def price_x13(M, commit: str, base_ref: str) -> None:
+    """--grid x13: the thirteenth blind grid priced by main's model (pred_base_us, the model at --base, default
+    X13_BASE), the new model (pred_new_us: this checkout, the GMMA kernel's steady-state tiles at the share
+    fit_production_attention.xqa_gmma_steady_share fits on its named rows, under the kind's loaded chain) and this
+    checkout with both off (pred_here_off_us: must equal main's)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import xqa as XQ
+
+    if not XQ.XQA_GMMA_STEADY:
+        raise SystemExit("the checkout must price the new model with XQA_GMMA_STEADY on")
+    hw = load_hardware("H100-SXM")
+    share = FP.xqa_gmma_steady_share(FP.load_xqa_x11(), FP.load_xqa_x12(), hw)[0]
+    if abs(share - XQ.XQA_GMMA_STEADY_SHARE) > 5e-4:
+        raise SystemExit(f"XQA_GMMA_STEADY_SHARE {XQ.XQA_GMMA_STEADY_SHARE} is not the fitted {share:.4f}")
+    base = subprocess.run(["git", "rev-parse", base_ref if base_ref != "29e0e49" else X13_BASE], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    s = pd.DataFrame(M.x13_shapes())
+    cols = [c for c in s.columns if c != "role"]
+    s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
+    from hwmodels import roofline as RF
+
+    keep = RF.CHAIN_LOADED
+    try:   # the steady-state tiles and the kind's loaded chain off: main's model
+        XQ.XQA_GMMA_STEADY = False
+        RF.CHAIN_LOADED = tuple(k for k in keep if k != RF.KIND_CODE["attn_xqa_fp8kv"])
+        s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
+    finally:
+        XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED = True, keep
+    s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+    s["model_commit"], s["base_commit"], s["new_steady_share"] = commit, base, XQ.XQA_GMMA_STEADY_SHARE
+    s.to_csv(X13_OUT, index=False)
+    print(f"{len(s)} x13 shapes priced: base {base[:10]}, new {commit[:10]} (steady share "
+          f"{XQ.XQA_GMMA_STEADY_SHARE}) -> {X13_OUT}")
+    print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
+
+
 def main() -> None:
     import argparse
 
@@ -244,7 +291,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11", "x12"), default="campaign")
+                                       "x11", "x12", "x13"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -255,6 +302,9 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    if args.grid == "x13":
+        price_x13(M, commit, args.base)
+        return
     if args.grid == "x12":
         from hwmodels import roofline as RF
         from simulator.kernels import xqa as XQ
