@@ -170,10 +170,38 @@ UNFILLED_STAGES = True
 
 def unfilled_stages(m, n, k, bm, bn) -> np.ndarray:
     """Pipeline stages a tile's K loop leaves unfilled: max(0, stages - ceil(K / 128)) (UNFILLED_STAGES), per row."""
-    ks = np.ceil(k / BLOCK_K)
-    st = np.array([_stages(float(a), n, k, int(x), int(y)) for a, x, y in zip(np.atleast_1d(m), np.atleast_1d(bm),
-                                                                               np.atleast_1d(bn))], dtype=np.float64)
-    return np.maximum(st - ks, 0.0)
+    return np.maximum(_stage_counts(m, n, k, bm, bn) - np.ceil(k / BLOCK_K), 0.0)
+
+
+def _stage_counts(m, n, k, bm, bn) -> np.ndarray:
+    """get_pipeline_config's stage count (_stages) per row."""
+    return np.array([_stages(float(a), n, k, int(x), int(y)) for a, x, y in zip(np.atleast_1d(m), np.atleast_1d(bm),
+                                                                                np.atleast_1d(bn))], dtype=np.float64)
+
+
+#: price the unfilled pipeline as a FILL CURVE rather than linearly per unfilled stage (FILL_CURVE; with
+#: UNFILLED_STAGES): before the math warpgroups consume stage 0 the TMA producer has issued the loads of the first
+#: min(K steps, stages) stages back to back, without waiting (sm90_fp8_gemm_1d2d.cuh @ 54e2261: the producer's
+#: empty_barriers wait is passed until every stage has been issued once; the consumer's first full_barriers wait is on
+#: stage 0's arrival), so the first steps' loads are exposed almost whole and every later in-flight stage's arrival is
+#: overlapped more by the ones before it. ASSUMED shape (not read from the source): the step j (1-based) exposes
+#: FILL_STEP_RATIO^(j-1) of step 1's share, so a K loop of n < S steps exposes (1 - r^n) / (1 - r^S) of the full
+#: fill (the linear rule is the r -> 1 limit), and the time saved is sync_us[gemm_fp8_block] (the full fill, us) x
+#: (r^n - r^S) / (1 - r^S) (fill_curve_saved). Both fitted on the fill7 K scans only (lab/kernels/fit_deepgemm_fill_curve.py).
+#: False: the linear rule (sync_us per unfilled stage)
+FILL_CURVE = False
+#: the fill curve's per-step ratio r (FILL_CURVE)
+FILL_STEP_RATIO = 0.8
+
+
+def fill_curve_saved(m, n, k, bm, bn, ratio: float | None = None) -> np.ndarray:
+    """The share of the full pipeline fill a K loop of n = ceil(K / 128) steps does not expose: (r^n - r^S) /
+    (1 - r^S) for n < S stages, else 0 (FILL_CURVE), per row."""
+    r = FILL_STEP_RATIO if ratio is None else ratio
+    st = _stage_counts(m, n, k, bm, bn)
+    ks = np.ceil(k / BLOCK_K) * np.ones_like(st)
+    saved = (r ** ks - r ** st) / (1.0 - r ** st)
+    return np.where(ks < st, saved, 0.0)
 
 
 def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
@@ -206,7 +234,10 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
-    sync = -unfilled_stages(r, n, k, bm, bn) if UNFILLED_STAGES else np.zeros(r.shape)
+    if UNFILLED_STAGES:
+        sync = -(fill_curve_saved(r, n, k, bm, bn) if FILL_CURVE else unfilled_stages(r, n, k, bm, bn))
+    else:
+        sync = np.zeros(r.shape)
     b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
           ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
           serial_iters=iters.reshape(shape), sync_steps=sync.reshape(shape), dtype="fp8", count=count)
