@@ -2,8 +2,9 @@
 and the per-step ratio FILL_STEP_RATIO) on the fill7 K scans ONLY (deepgemm_gemm_fill7_*.csv, 32 DeepGEMM rows named as
 fit rows before they were measured), the kind's other terms (memory, cta_fixed, iter, runtime_sfb_steps) held at the
 committed values (hwmodels/calibration/fitted/H100-SXM.yaml). Least squares on log time, priced in-graph as
-fit_production_topk_gemm.fit_block prices the kind. Prints the two terms, the rms and the per-row errors of the linear
-rule (committed) and of the curve.
+fit_production_topk_gemm.fit_block prices the kind (fit_production_topk_gemm.fit_fill_curve; the writer runs the same
+fit). Prints the two terms, the rms and the per-row errors of the linear rule (the model before) and of the curve.
+Grid 8's prediction (lab/kernels/predict_gemm_grid8.py) used this fit at 35b7db0 (1.5 us, 0.8677).
 
     python lab/kernels/fit_deepgemm_fill_curve.py
 """
@@ -21,37 +22,44 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
 from simulator.kernels import gemm_fp8 as G  # noqa: E402
 
-FILL7 = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+FILL7 = F.DEEPGEMM_FILL7_CSV
 KIND = "gemm_fp8_block"
+
+
+def _linear_eff(hw):
+    """The committed terms with the linear unfilled-stage rule's time as the kind's sync_us (production_kernels.
+    gemm_fp8_block.unfilled_stage_us, the value the model before the fill curve priced with)."""
+    import hwmodels
+    from hwmodels.yamlio import load_yaml
+
+    rec = load_yaml(Path(hwmodels.__file__).resolve().parent / "calibration" / "fitted" / "H100-SXM.yaml",
+                    "fitted efficiency file")["production_kernels"][KIND]
+    e = hw.efficiency
+    return replace(e, sync_s={**e.sync_s, KIND: rec["unfilled_stage_us"] * 1e-6})
+
+
+def linear_price(g, hw) -> np.ndarray:
+    """g's rows priced with the linear unfilled-stage rule (gemm_fp8.FILL_CURVE off), the other terms as committed."""
+    old, G.FILL_CURVE = G.FILL_CURVE, False
+    try:
+        return F.predict_gemm_us(g, hw, _linear_eff(hw))
+    finally:
+        G.FILL_CURVE = old
 
 
 def curve_price(g, hw, full_us: float, ratio: float) -> np.ndarray:
     """g's rows priced with the fill curve (full fill full_us, per-step ratio), the other terms as committed."""
-    e = hw.efficiency
-    e = replace(e, sync_s={**e.sync_s, KIND: full_us * 1e-6})
-    old = (G.FILL_CURVE, G.FILL_STEP_RATIO)
-    G.FILL_CURVE, G.FILL_STEP_RATIO = True, ratio
-    try:
-        return F.predict_gemm_us(g, hw, e)
-    finally:
-        G.FILL_CURVE, G.FILL_STEP_RATIO = old
+    return F.fill_curve_us(g, hw, hw.efficiency, full_us, ratio)
 
 
 def fit(hw=None) -> dict:
-    """{'fill_us', 'fill_step_ratio', 'fit_rows', 'rms_log_error', 'rms_log_error_linear'} on the fill7 rows."""
-    from scipy.optimize import least_squares
-
+    """{'fill_us', 'fill_step_ratio', 'fill_curve_fit_rows', 'fill_curve_rms_log_error', 'rms_log_error_linear'} on the
+    fill7 rows (fit_production_topk_gemm.fit_fill_curve)."""
     hw = hw or load_hardware("H100-SXM")
     g = F.deepgemm_frame(F.DATA_DIR / FILL7)
     y = np.log(g["median_us"].to_numpy(float))
-
-    def resid(x):
-        return np.log(np.maximum(curve_price(g, hw, x[0], x[1]), 1e-3)) - y
-    r = least_squares(resid, [1.2, 0.8], bounds=([0.0, 0.3], [5.0, 0.999]))
-    lin = np.log(F.predict_gemm_us(g, hw, hw.efficiency)) - y
-    return {"fill_us": round(float(r.x[0]), 4), "fill_step_ratio": round(float(r.x[1]), 4), "fit_rows": len(g),
-            "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4),
-            "rms_log_error_linear": round(float(np.sqrt(np.mean(lin ** 2))), 4)}
+    lin = np.log(linear_price(g, hw)) - y
+    return F.fit_fill_curve(g, hw, hw.efficiency) | {"rms_log_error_linear": round(float(np.sqrt(np.mean(lin ** 2))), 4)}
 
 
 def main():
@@ -60,7 +68,7 @@ def main():
     print(f)
     g = F.deepgemm_frame(F.DATA_DIR / FILL7)
     g["ks"] = np.ceil(g["K"] / 128).astype(int)
-    g["linear_%"] = (F.predict_gemm_us(g, hw, hw.efficiency) / g["median_us"] - 1) * 100
+    g["linear_%"] = (linear_price(g, hw) / g["median_us"] - 1) * 100
     g["curve_%"] = (curve_price(g, hw, f["fill_us"], f["fill_step_ratio"]) / g["median_us"] - 1) * 100
     print(g[["m", "N", "K", "ks", "median_us", "linear_%", "curve_%"]].round(2).to_string())
 
