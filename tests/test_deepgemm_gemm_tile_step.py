@@ -165,8 +165,9 @@ def test_grid6_blind_and_turnover_hidden_after_the_first_wave():
 
 
 def test_unfilled_stages_price_a_short_k_loop_below_the_fitted_cta_time():
-    """A K loop shorter than the pipeline's stages (gemm_fp8.UNFILLED_STAGES): the op carries sync_steps = -(stages -
-    K steps), priced at sync_us[gemm_fp8_block], the fit's unfilled_stage_us; a loop that fills its stages has none."""
+    """A K loop shorter than the pipeline's stages (gemm_fp8.UNFILLED_STAGES, FILL_CURVE): the op carries sync_steps =
+    -(r^n - r^S) / (1 - r^S), priced at sync_us[gemm_fp8_block] = the fit's full fill (fill_us), r the fit's
+    fill_step_ratio; the linear rule (FILL_CURVE off) carries -(S - n); a loop that fills its stages has none."""
     import pytest
 
     import hwmodels
@@ -176,11 +177,21 @@ def test_unfilled_stages_price_a_short_k_loop_below_the_fitted_cta_time():
 
     hw = load_hardware("H100-SXM")
     doc = load_yaml(Path(hwmodels.__file__).resolve().parent / "calibration" / "fitted" / "H100-SXM.yaml", "f")
-    fit = doc["production_kernels"]["gemm_fp8_block"]["unfilled_stage_us"]
-    assert fit > 0 and hw.efficiency.sync_s["gemm_fp8_block"] * 1e6 == pytest.approx(fit)
+    rec = doc["production_kernels"]["gemm_fp8_block"]
+    fill, r = rec["fill_us"], G.FILL_STEP_RATIO
+    assert G.FILL_CURVE and r == pytest.approx(rec["fill_step_ratio"])
+    assert fill > 0 and hw.efficiency.sync_s["gemm_fp8_block"] * 1e6 == pytest.approx(fill)
+    share = (r ** 2 - r ** 16) / (1 - r ** 16)
     b = OpBuilder(1)
     G.add_block_gemm(b, "g", np.array([8.0]), 256.0, 2048.0, 1.0, 132)     # 16 x 16 tiles, 16 stages, 2 K steps
-    assert b.build().sync_steps[0] == -14.0
+    assert b.build().sync_steps[0] == pytest.approx(-share)
+    G.FILL_CURVE = False
+    try:
+        b = OpBuilder(1)
+        G.add_block_gemm(b, "g", np.array([8.0]), 256.0, 2048.0, 1.0, 132)
+        assert b.build().sync_steps[0] == -14.0
+    finally:
+        G.FILL_CURVE = True
     b = OpBuilder(1)
     G.add_block_gemm(b, "g", np.array([8.0]), 7168.0, 2048.0, 1.0, 132)    # 56 K steps: every stage filled
     ops = b.build()
@@ -193,7 +204,51 @@ def test_unfilled_stages_price_a_short_k_loop_below_the_fitted_cta_time():
         off = F.predict_gemm_us(g, hw, hw.efficiency)[0]
     finally:
         G.UNFILLED_STAGES = True
-    assert off - on == pytest.approx(14 * fit, rel=1e-6)
+    assert off - on == pytest.approx(share * fill, rel=1e-6)
+    # the curve saves more than the linear rule's share of the same full fill (S - n) / S past the first steps only
+    assert G.fill_curve_saved(np.array([8.0]), 2048.0, 128.0, np.array([16]), np.array([16]))[0] == pytest.approx(
+        (r - r ** 16) / (1 - r ** 16))
+
+
+def test_grid8_blind_and_layouts_and_splits_recorded():
+    """Grid 8: its committed predictions cover the measuring grid, no (kernel, M, K, N) of an earlier CSV but the two
+    marked fill7 repeats; every row timed; DeepGEMM's printed (block_m, block_n, cluster) and stages are block_layout's
+    and _stages'; every cuBLASLt row's launched kernel is recorded (its split count read off)."""
+    import re
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import predict_gemm_grid8 as P
+    from accuracy_sections.deepgemm_grid7 import recorded_splits
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    c = pd.read_csv(F.DATA_DIR / "gemm_grid8_prediction_35b7db0_2026-11-27_cublaslt.csv")
+    d = pd.read_csv(F.DATA_DIR / "gemm_grid8_prediction_35b7db0_2026-11-27_deepgemm.csv")
+    assert set(zip(c["rows"], c["k"], c["n"])) == set(P.CUBLASLT)
+    assert set(zip(d["rows"], d["k"], d["n"])) == {(m, k, n) for m, k, n, _ in P.DEEPGEMM}
+    from gemm_grid_pricing import committed_grids
+
+    seen = set()
+    for x in committed_grids(P.OWN_PREFIX):
+        kern = x["kernel"].astype(str) if "kernel" in x.columns else pd.Series("?", index=x.index)
+        kern = kern.replace({"fp8_block": "deepgemm", "fp8_block_cublaslt": "cublaslt"})
+        seen |= set(zip(kern, x["rows"].astype(int), x["k"].astype(int), x["n"].astype(int)))
+    rows = {("cublaslt", *r) for r in P.CUBLASLT} | {("deepgemm", m, k, n) for m, k, n, _ in P.DEEPGEMM}
+    assert rows & seen == {("deepgemm", m, k, n) for m, k, n, r in P.DEEPGEMM if r.startswith("repeat")}
+    m = pd.read_csv(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27.csv")
+    assert len(m) == 54 and m["median_us"].notna().all() and (m["rel_err"] < 1e-2).all()
+    rec = recorded_splits(DF.read_text(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"))
+    assert set(rec) == set(P.CUBLASLT)
+    log = DF.read_text(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27.log.gz")
+    pat = (r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"
+           r".*?num_stages=(\d+)")
+    printed = {(int(a), int(c_), int(b)): (int(bm), int(bn), int(cm) * int(cn), int(st))
+               for a, b, c_, bm, bn, cm, cn, st in re.findall(pat, log)}
+    for mm, k, n, _ in P.DEEPGEMM:
+        bm, bn, cl = G.block_layout(float(mm), n, k, 132)
+        assert (bm, bn, cl, G._stages(float(mm), n, k, bm, bn)) == printed[(mm, k, n)]
 
 
 def test_grid7_blind_and_layouts_and_stages_are_deepgemms_printed_configs():

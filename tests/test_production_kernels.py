@@ -563,14 +563,26 @@ def test_fp8_gemm_rows_priced_in_graph_and_block_terms_are_the_fit():
     k = "gemm_fp8_block"
     # started at the committed terms (the fit's fixed point: least squares stays there; the writer's default start
     # reaches the same terms, slower)
-    start = [e.memory[k], e.cta_fixed_s[k] * 1e6, e.iter_s[k] * 1e6, F.G.RUNTIME_SFB_STEP_LATS, e.sync_s[k] * 1e6]
-    bk = F.fit_block(F.deepgemm_fit_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw, x0=start)
+    # the linear unfilled-stage time the terms are fitted under (the kind's sync_us is the fill curve's full fill)
+    import hwmodels
+    from hwmodels.yamlio import load_yaml
+
+    rec = load_yaml(F.Path(hwmodels.__file__).resolve().parent / "calibration" / "fitted" / "H100-SXM.yaml",
+                    "f")["production_kernels"][k]
+    start = [e.memory[k], e.cta_fixed_s[k] * 1e6, e.iter_s[k] * 1e6, F.G.RUNTIME_SFB_STEP_LATS,
+             rec["unfilled_stage_us"]]
+    bk = F.fit_block(F.deepgemm_fit_frame(F.DATA_DIR / F.DEEPGEMM_FIT_CSV), hw, x0=start,
+                     fill_x0=[rec["fill_us"], rec["fill_step_ratio"]])
     assert bk["fit_rows"] == 6 + 53 + 32
     assert bk["fixed_us"] == F.BLOCK_FIXED_US == e.fixed_s["gemm_fp8_block"] * 1e6
     assert e.iter_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["iter_us"], rel=2e-3)
     assert e.cta_fixed_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["cta_fixed_us"], rel=2e-3)
     assert e.compute["gemm_fp8_block"] == pytest.approx(bk["compute"], rel=2e-3)
-    assert e.sync_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["unfilled_stage_us"], rel=2e-3)
+    assert rec["unfilled_stage_us"] == pytest.approx(bk["unfilled_stage_us"], rel=2e-3)
+    # the fill curve (gemm_fp8.FILL_CURVE) on the fill7 rows only: sync_us is its full fill, the ratio the module's
+    assert bk["fill_curve_fit_rows"] == 32
+    assert e.sync_s["gemm_fp8_block"] * 1e6 == pytest.approx(bk["fill_us"], rel=2e-3)
+    assert F.G.FILL_STEP_RATIO == pytest.approx(bk["fill_step_ratio"], rel=2e-3)
 
 
 def test_blind5_set_predicted_before_measuring_on_new_shapes():

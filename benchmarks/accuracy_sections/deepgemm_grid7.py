@@ -84,7 +84,7 @@ def _split7_table() -> None:
         e = m[f"{lab}_err_pct"]
         print(f"  {lab}: {e.abs().median():.1f} / {e.abs().quantile(0.9):.1f} %, signed {e.median():+.1f} %")
         BOARD.add(FAMILY, "looked-at", f"cuBLASLt split-K set 7 (16 decode shapes; split counts blind, times LOOKED-AT), {lab}",
-                  e.to_numpy(np.float64), standing=lab == SHIPPED and "block fp8 GEMM: cuBLASLt")
+                  e.to_numpy(np.float64))
 
 
 def grid7_errors() -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -122,7 +122,7 @@ def grid7_section() -> None:
     print(head + f"; |error| median / p90 and signed median, %, {len(m)} timed rows")
     print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     for lab in MODELS.values():
-        mark = lab == SHIPPED and "block fp8 GEMM: DeepGEMM"   # the shipped model: the family's STANDING
+        mark = False   # the STANDING marker moved to grid 8 (accuracy_sections/gemm_grid8.py)
         add_table(tab, "blind", f"DeepGEMM grid 7 (H100, one-wave tiny K + several-wave K 640-1024 + controls), {lab}",
                   goal=f"{lab}_goal", family=FAMILY, standing=mark)
         BOARD.add(FAMILY, "blind", f"DeepGEMM grid 7 pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),

@@ -79,7 +79,7 @@ OWN_PREFIX = "deepgemm_gemm_decode2"
 #: grids drawn after this one (each checked its own shapes against the CSVs committed before it): their files are not
 #: what this grid was drawn against (cuBLASLt's grid 5 reuses (M 8, K 7168, N 1024) of this grid for another kernel)
 LATER_PREFIXES = ("deepgemm_gemm_grid5", "cublaslt_block_grid5", "deepgemm_gemm_grid6", "deepgemm_gemm_fill7",
-                  "cublaslt_block_split7", "deepgemm_gemm_grid7")
+                  "cublaslt_block_split7", "deepgemm_gemm_grid7", "gemm_grid8")
 
 
 def committed_shapes() -> set[tuple[int, int, int]]:

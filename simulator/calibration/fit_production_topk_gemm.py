@@ -299,11 +299,13 @@ BLOCK_FIXED_US = 0.0
 BLOCK_COMPUTE_TILE_STEP = 1.0
 
 
-def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None, x0: list[float] | None = None) -> dict:
+def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None, x0: list[float] | None = None,
+              fill_x0: list[float] | None = None) -> dict:
     """compute, memory, cta_fixed_us, iter_us of gemm_fp8_block by least squares on log time over its FIT_GEMM rows,
     priced in-graph (launch kept, as the serving step prices it); fixed_us pinned (BLOCK_FIXED_US); tile_step (default
     simulator.kernels.gemm_fp8.TILE_STEP): the K step with the tile's WGMMA time, compute then pinned too. x0: the
-    start of the free terms (default: fixed values; a test starts at the committed terms, the fit's fixed point)."""
+    start of the free terms (default: fixed values; a test starts at the committed terms, the fit's fixed point);
+    fill_x0: the fill curve's start (fit_fill_curve), where gemm_fp8.FILL_CURVE is on and g has the fill7 column."""
     from scipy.optimize import least_squares
 
     named = g["fit"].fillna(False).to_numpy(bool) if "fit" in g.columns else gemm_fit_mask(g)
@@ -345,14 +347,53 @@ def fit_block(g: pd.DataFrame, hw: HardwareSpec, tile_step: bool | None = None, 
     def resid(x):
         return np.log(np.maximum(predict_gemm_us(sub, hw, block_eff_with(hw, full(x), fill_of(x)),
                                                  tile_step=tile_step, runtime_sfb_steps=sfb_of(x)), 1e-3)) - y
-    r = least_squares(resid, x0, bounds=(lo, hi))
+    curve, G.FILL_CURVE = G.FILL_CURVE, False   # the terms are fitted under the linear unfilled-stage rule
+    try:
+        r = least_squares(resid, x0, bounds=(lo, hi))
+    finally:
+        G.FILL_CURVE = curve
     pinned = {"compute_pinned": "BLOCK_COMPUTE_TILE_STEP (the WGMMA time is on the K-step chain at peak)"} \
         if tile_step else {}
-    return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
+    out = {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)"} | pinned | {
         "runtime_sfb_steps": round(float(sfb_of(r.x)), 4),
         "unfilled_stage_us": round(float(fill_of(r.x)), 4),
         "fit_rows": int(sel.sum()), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+    if free_fill and curve and "fill7" in g.columns:   # the fill curve replaces the linear rule (gemm_fp8.FILL_CURVE)
+        fc = fit_fill_curve(g[g["fill7"].fillna(False).to_numpy(bool)].reset_index(drop=True), hw,
+                            block_eff_with(hw, full(r.x)), sfb_of(r.x), x0=fill_x0)
+        out |= fc | {"fill_curve_note": "the kind's other terms fitted under the linear rule on the named fit rows, "
+                                        "then the fill curve (sync_us = fill_us, FILL_STEP_RATIO) on the fill7 rows"}
+    return out
+
+
+def fill_curve_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, fill_us: float, ratio: float,
+                  runtime_sfb_steps: float | None = None) -> np.ndarray:
+    """g's DeepGEMM rows priced with the fill curve on (gemm_fp8.FILL_CURVE: full fill fill_us as the kind's sync_us,
+    per-step ratio `ratio`), eff's other terms."""
+    e = replace(eff, sync_s={**eff.sync_s, "gemm_fp8_block": fill_us * 1e-6})
+    old = (G.FILL_CURVE, G.FILL_STEP_RATIO)
+    G.FILL_CURVE, G.FILL_STEP_RATIO = True, ratio
+    try:
+        return predict_gemm_us(g, hw, e, runtime_sfb_steps=runtime_sfb_steps)
+    finally:
+        G.FILL_CURVE, G.FILL_STEP_RATIO = old
+
+
+def fit_fill_curve(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, runtime_sfb_steps: float | None = None,
+                   x0: list[float] | None = None) -> dict:
+    """The fill curve's full fill (fill_us) and per-step ratio (fill_step_ratio; simulator.kernels.gemm_fp8.FILL_CURVE)
+    by least squares on log time over g's rows (the fill7 K scans), eff's other terms held; x0: the start (default
+    1.2 us, 0.8)."""
+    from scipy.optimize import least_squares
+
+    y = np.log(g["median_us"].to_numpy(float))
+
+    def resid(x):
+        return np.log(np.maximum(fill_curve_us(g, hw, eff, x[0], x[1], runtime_sfb_steps), 1e-3)) - y
+    r = least_squares(resid, x0 or [1.2, 0.8], bounds=([0.0, 0.3], [5.0, 0.999]))
+    return {"fill_us": round(float(r.x[0]), 4), "fill_step_ratio": round(float(r.x[1]), 4),
+            "fill_curve_fit_rows": len(g), "fill_curve_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
 def error_table(pred, meas, regime: pd.Series, fit: np.ndarray) -> pd.DataFrame:
@@ -865,7 +906,9 @@ def write_block(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pa
            "production_kernels": block}
     keys = {"cta_slots": (kb,), "iter_us": (kb,), "fixed_us": (kb,), "cta_fixed_us": (kb,), "compute": (kb,),
             "memory": (kb,), "production_kernels": None}
-    if bk.get("unfilled_stage_us"):   # the unfilled-stage time is the kind's sync_us (gemm_fp8.UNFILLED_STAGES)
+    if bk.get("fill_us"):   # the full fill is the kind's sync_us (gemm_fp8.FILL_CURVE)
+        own["sync_us"], keys["sync_us"] = {kb: bk["fill_us"]}, (kb,)
+    elif bk.get("unfilled_stage_us"):   # the unfilled-stage time is the kind's sync_us (gemm_fp8.UNFILLED_STAGES)
         own["sync_us"], keys["sync_us"] = {kb: bk["unfilled_stage_us"]}, (kb,)
     doc = C.merge_into(p, own, keys)
     before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
@@ -1027,11 +1070,17 @@ DEEPGEMM_NAMED_FIT_CSVS = ("deepgemm_gemm_decode2_nvidia-h100-80gb-hbm3_2026-11-
                            "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv")
 
 
+#: the fill7 K scans: the fill curve's only fit rows (simulator.kernels.gemm_fp8.FILL_CURVE; fit_fill_curve)
+DEEPGEMM_FILL7_CSV = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+
+
 def deepgemm_fit_frame(data_csv: str | Path) -> pd.DataFrame:
-    """The block kind's fit rows: data_csv's FIT_GEMM rows + every timed row of DEEPGEMM_NAMED_FIT_CSVS (column fit)."""
+    """The block kind's fit rows: data_csv's FIT_GEMM rows + every timed row of DEEPGEMM_NAMED_FIT_CSVS (column fit;
+    column fill7: the rows of DEEPGEMM_FILL7_CSV)."""
     g = deepgemm_frame(data_csv)
     g["fit"] = gemm_fit_mask(g)
-    named = [deepgemm_frame(Path(data_csv).parent / f).assign(fit=True) for f in DEEPGEMM_NAMED_FIT_CSVS]
+    named = [deepgemm_frame(Path(data_csv).parent / f).assign(fit=True, fill7=f == DEEPGEMM_FILL7_CSV)
+             for f in DEEPGEMM_NAMED_FIT_CSVS]
     return pd.concat([g, *named], ignore_index=True)
 
 

@@ -19,7 +19,8 @@ Structure read from the source:
                        which the tensor cores do not overlap within a warpgroup), so a tile's critical path is
                        ceil(K / 128) such steps (serial_iters); no split-K
 pipeline fill          a K loop shorter than the pipeline's stages exposes less fill than the fitted per-wave CTA
-                       time holds: sync_us[gemm_fp8_block] off per stage left unfilled (UNFILLED_STAGES)
+                       time holds: a share (r^n - r^S) / (1 - r^S) of the full fill sync_us[gemm_fp8_block] off
+                       (UNFILLED_STAGES, FILL_CURVE)
 K step time            the fitted per-step latency iter_us[gemm_fp8_block] (WGMMA pipeline latency, the wait, the
                        promotion, the pipeline barriers) + the tile's WGMMA time at the SM's share of the fp8 peak
                        (wgmma_step_s; TILE_STEP), so a 64 x 16 tile's step is cheaper than a 256 x 128 tile's
@@ -170,10 +171,42 @@ UNFILLED_STAGES = True
 
 def unfilled_stages(m, n, k, bm, bn) -> np.ndarray:
     """Pipeline stages a tile's K loop leaves unfilled: max(0, stages - ceil(K / 128)) (UNFILLED_STAGES), per row."""
-    ks = np.ceil(k / BLOCK_K)
-    st = np.array([_stages(float(a), n, k, int(x), int(y)) for a, x, y in zip(np.atleast_1d(m), np.atleast_1d(bm),
-                                                                               np.atleast_1d(bn))], dtype=np.float64)
-    return np.maximum(st - ks, 0.0)
+    return np.maximum(_stage_counts(m, n, k, bm, bn) - np.ceil(k / BLOCK_K), 0.0)
+
+
+def _stage_counts(m, n, k, bm, bn) -> np.ndarray:
+    """get_pipeline_config's stage count (_stages) per row."""
+    return np.array([_stages(float(a), n, k, int(x), int(y)) for a, x, y in zip(np.atleast_1d(m), np.atleast_1d(bm),
+                                                                                np.atleast_1d(bn))], dtype=np.float64)
+
+
+#: price the unfilled pipeline as a FILL CURVE rather than linearly per unfilled stage (FILL_CURVE; with
+#: UNFILLED_STAGES): before the math warpgroups consume stage 0 the TMA producer has issued the loads of the first
+#: min(K steps, stages) stages back to back, without waiting (sm90_fp8_gemm_1d2d.cuh @ 54e2261: the producer's
+#: empty_barriers wait is passed until every stage has been issued once; the consumer's first full_barriers wait is on
+#: stage 0's arrival), so the first steps' loads are exposed almost whole and every later in-flight stage's arrival is
+#: overlapped more by the ones before it. ASSUMED shape (not read from the source): the step j (1-based) exposes
+#: FILL_STEP_RATIO^(j-1) of step 1's share, so a K loop of n < S steps exposes (1 - r^n) / (1 - r^S) of the full
+#: fill (the linear rule is the r -> 1 limit), and the time saved is sync_us[gemm_fp8_block] (the full fill, us) x
+#: (r^n - r^S) / (1 - r^S) (fill_curve_saved). Both fitted on the fill7 K scans only, the kind's other terms held
+#: (fit_production_topk_gemm.fit_fill_curve: full fill 1.5 us, r 0.868; the blind grid was priced with 1.5 / 0.8677,
+#: the writer gives 1.5001 / 0.8676; rms log error on those 32 rows 0.089 with the linear rule -> 0.081). Judged BLIND on grid 8 (deepgemm rows of gemm_grid8_*): one-wave K 128-1024 at new (M, N)
+#: 9.5 / 12.6 % (linear, -8.7 signed) -> 6.1 / 9.6 % (-4.2), pooled 8.7 / 12.6 -> 6.1 / 11.3 %. False: the linear rule
+#: (sync_us per unfilled stage, 0.077 us)
+FILL_CURVE = True
+#: the fill curve's per-step ratio r (FILL_CURVE; fit_fill_curve's fill_step_ratio, recorded under
+#: production_kernels.gemm_fp8_block in hwmodels/calibration/fitted/H100-SXM.yaml)
+FILL_STEP_RATIO = 0.8676
+
+
+def fill_curve_saved(m, n, k, bm, bn, ratio: float | None = None) -> np.ndarray:
+    """The share of the full pipeline fill a K loop of n = ceil(K / 128) steps does not expose: (r^n - r^S) /
+    (1 - r^S) for n < S stages, else 0 (FILL_CURVE), per row."""
+    r = FILL_STEP_RATIO if ratio is None else ratio
+    st = _stage_counts(m, n, k, bm, bn)
+    ks = np.ceil(k / BLOCK_K) * np.ones_like(st)
+    saved = (r ** ks - r ** st) / (1.0 - r ** st)
+    return np.where(ks < st, saved, 0.0)
 
 
 def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weight_bytes: float = 1.0,
@@ -206,7 +239,10 @@ def add_block_gemm(b, name: str, rows, k: float, n: float, count, sms: int, weig
     flops = 2.0 * tiles * bm * bn * ksteps * BLOCK_K
     scale_bytes = 4.0 * (r * ksteps + ksteps * np.ceil(n / BLOCK_K))
     shape = np.shape(rows)
-    sync = -unfilled_stages(r, n, k, bm, bn) if UNFILLED_STAGES else np.zeros(r.shape)
+    if UNFILLED_STAGES:
+        sync = -(fill_curve_saved(r, n, k, bm, bn) if FILL_CURVE else unfilled_stages(r, n, k, bm, bn))
+    else:
+        sync = np.zeros(r.shape)
     b.add(name, "gemm_fp8_block", flops=flops.reshape(shape), bytes_read=(k * n * weight_bytes + r * k + scale_bytes
           ).reshape(shape), bytes_written=(r * n * 2.0).reshape(shape), parallel_units=tiles.reshape(shape),
           serial_iters=iters.reshape(shape), sync_steps=sync.reshape(shape), dtype="fp8", count=count)
