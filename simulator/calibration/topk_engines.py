@@ -1361,9 +1361,26 @@ TRT_PAIR_L2_FIT = ([("trt_topk", "recorded", r, n, 13) for r, n in ((350, 42000)
                    + [("trt_topk_pf", "recorded", r, n, 13) for r, n in ((800, 26000), (1250, 48000), (2000, 35000))]
                    + [("trt_topk_pf", "gaussian", 1600, 20000, 13), ("trt_topk", "recorded", 200, 30000, 12)])
 
+#: more named fit rows of PAIR_L2_SHARE, measured in their own device call AFTER being named here (a scan where the rows
+#: in flight cross the L2: single 512-thread CTAs of the decode dispatch and the prefill entry at 20K / 32K / 45K x 132 /
+#: 264 / 396 / 528 / 1020 rows = 1-8 CTAs per SM, recorded scores, and gaussian 264 / 528 x 32K; rows in flight 21-48
+#: MB): (kernel, dist, rows, n)
+_L2_SCAN = ([("recorded", r, n) for n in (20000, 32000, 45000) for r in (132, 264, 396, 528, 1020)]
+            + [("gaussian", r, 32000) for r in (264, 528)])
+TRT_PAIR_L2_SCAN = ([("trt_topk", d, r, n) for d, r, n in _L2_SCAN]
+                    + [("trt_topk_pf", d, r, n) for d, r, n in _L2_SCAN])
+PAIR_L2_SCAN_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_pairl2scan.csv"
 
-def pair_l2_fit_measured() -> pd.DataFrame:
-    """TRT_PAIR_L2_FIT's measured rows (grid 13's and grid 12's committed CSVs), in its order."""
+
+def pair_l2_scan_frame() -> pd.DataFrame:
+    """TRT_PAIR_L2_SCAN as a frame (F.SHAPE_KEYS), the device script's shape list."""
+    return pd.DataFrame([{"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048}
+                         for k, d, r, n in TRT_PAIR_L2_SCAN])
+
+
+def pair_l2_fit_measured(with_scan: bool = True) -> pd.DataFrame:
+    """TRT_PAIR_L2_FIT's measured rows (grid 13's and grid 12's committed CSVs), in its order, then TRT_PAIR_L2_SCAN's
+    (grid 0) where its CSV is committed and `with_scan`."""
     ms = {13: measured13(), 12: measured12()}
     rows = []
     for k, d, r, n, g in TRT_PAIR_L2_FIT:
@@ -1372,16 +1389,22 @@ def pair_l2_fit_measured() -> pd.DataFrame:
         assert len(hit) == 1, (k, d, r, n, g)
         rows.append({"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048, "grid": g,
                      "median_us": float(hit["median_us"].iloc[0])})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if with_scan and (F.DATA_DIR / PAIR_L2_SCAN_MEASURED).is_file():
+        m = pd.read_csv(F.DATA_DIR / PAIR_L2_SCAN_MEASURED)
+        sc = pair_l2_scan_frame().merge(m[F.SHAPE_KEYS + ["median_us"]], on=F.SHAPE_KEYS, how="left")
+        assert sc["median_us"].notna().all(), int(sc["median_us"].isna().sum())
+        out = pd.concat([out, sc.assign(grid=0)], ignore_index=True)
+    return out
 
 
-def fit_pair_l2(hw: HardwareSpec) -> dict:
+def fit_pair_l2(hw: HardwareSpec, with_scan: bool = True) -> dict:
     """topk_trtllm.PAIR_L2_SHARE / PAIR_L2_SHARE_PREFILL (the L2-hit share of a co-resident single CTA's sweep rounds and
     job, the decode dispatch's and the prefill entry's, each on its own TRT_PAIR_L2_FIT rows) by least squares on log
     time (every other term at its shipped value, the candidate's pair shares), bounded 0..1."""
     from scipy.optimize import least_squares
 
-    t0 = pair_l2_fit_measured()
+    t0 = pair_l2_fit_measured(with_scan)
     out: dict = {}
     for key, kern in (("l2_sweep", CSV_KERNEL["trtllm"]), ("l2_sweep_prefill", CSV_KERNEL["trtllm_prefill"])):
         t = t0[t0["kernel"] == kern].reset_index(drop=True)
