@@ -1500,3 +1500,11 @@ def predict_grid14(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
 def measured14(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
     """The committed grid14 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
     return measured10(pred_csv or F.DATA_DIR / GRID14_PREDICTION, meas_csv or F.DATA_DIR / GRID14_MEASURED)
+
+
+def grid14_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid14 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main 2bec4e2's product price
+    (`main`), the measured pair shares alone (`cand`) and with the L2 term (`l2`); SGLang's controls by its committed
+    model (`main`); the goal judged on the `shipped` tag."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured14(), 14, groups, (("pred_cand_us", "cand"), ("pred_us", "l2")), shipped, by_dist)

@@ -266,9 +266,9 @@ PAIR_SHARES: dict | None = None
 #: 12's 200 x 30K: measured, LOOKED-AT before, named as fit rows); the split path keeps its fitted shares (its scan rows
 #: were all L2-resident: their 0.465 carries the L2 part). PAIR_SHARES_L2 = the candidate with this term (not shipped
 #: unless it wins its blind grid: PAIR_SHARES then takes it)
-PAIR_L2_SHARE = 0.516
+PAIR_L2_SHARE = 0.487
 PAIR_L2_JOB = True
-PAIR_L2_SHARE_PREFILL = 0.0
+PAIR_L2_SHARE_PREFILL = 0.389
 PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": PAIR_L2_SHARE, "l2_sweep_prefill": PAIR_L2_SHARE_PREFILL},
                   "split": {"sweep": 0.465, "job": 0.244, "l2_sweep": 0.0}}
 
