@@ -925,7 +925,8 @@ def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
+    x = (fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
+         | fit_pair_l2(hw))
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
@@ -933,6 +934,8 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
                 "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
                 "pair_fit_shapes": [f"{k} {d}, {r} rows x {n}" for k, d, r, n in TRT_PAIR_FIT],
+                "pair_l2_fit_shapes": ([f"grid {g}: {k} {d}, {r} rows x {n}" for k, d, r, n, g in TRT_PAIR_L2_FIT]
+                                       + [f"L2 scan: {k} {d}, {r} rows x {n}" for k, d, r, n in TRT_PAIR_L2_SCAN]),
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
                 "reg_resident": TK.REG_RESIDENT, "reg_ctas": TK.REG_CTAS,
                 "serial_phases": list(TK.SERIAL_PHASES),
@@ -957,9 +960,13 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "shipped); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
                            "of reg_ctas each group's other CTAs adding those shares (topk_trtllm.PAIR_SHARES_CANDIDATE, "
                            f"NOT shipped: it lost a regime on grid 13; by fit_pair_shares on the named TRT_PAIR_FIT scan, "
-                           f"{PAIR_SCAN_MEASURED}, each path on its own rows); "
+                           f"{PAIR_SCAN_MEASURED}, each path on its own rows); pair_l2_share / pair_l2_prefill_share: "
+                           "a paired single CTA's L2-hit sweep rounds and job at that share, decode dispatch / prefill "
+                           "entry (topk_trtllm.PAIR_L2_SHARE, PAIR_SHARES_L2, NOT shipped: it tied main's regimes on "
+                           "grid 14; by fit_pair_l2 on the named TRT_PAIR_L2_FIT rows of grids 12-13 and the "
+                           f"TRT_PAIR_L2_SCAN scan, {PAIR_L2_SCAN_MEASURED}, each entry on its own rows); "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
-                           f"{GRID11_MEASURED}, {GRID12_MEASURED} and {GRID13_MEASURED}")}
+                           f"{GRID11_MEASURED}, {GRID12_MEASURED}, {GRID13_MEASURED} and {GRID14_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:

@@ -37,7 +37,8 @@ row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA
 grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM by their registers (REG_RESIDENT) blind on
 grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8); their co-resident share measured on a scan (PAIR_SHARES) blind on
 grid 13: 10.5 / 24.4 % (main 08cf44f's 13.3 / 25.4; the single CTAs' mid rows, whose re-sweeps hit the L2, now -14 %
-fast). `add_ops` is the first
+fast); those shares with an L2 term (PAIR_L2_SHARE) blind on grid 14: 9.2 / 16.5 % (main 2bec4e2's 10.1 / 26.6 %, the
+same 3 of 5 regimes: not shipped, PAIR_SHARES None). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -263,9 +264,14 @@ PAIR_SHARES: dict | None = None
 #: sweeps is pair_l2_hit's (its first sweep at the whole tensor's reuse distance, its re-sweeps at the rows in flight's:
 #: the roofline's SWEEP_REREAD reuse, on the device's measured curve where the caller passes it). Fitted by
 #: topk_engines.fit_pair_l2 on the named TRT_PAIR_L2_FIT rows only (grid 13's single-CTA mid rows, both entries, and grid
-#: 12's 200 x 30K: measured, LOOKED-AT before, named as fit rows); the split path keeps its fitted shares (its scan rows
-#: were all L2-resident: their 0.465 carries the L2 part). PAIR_SHARES_L2 = the candidate with this term (not shipped
-#: unless it wins its blind grid: PAIR_SHARES then takes it)
+#: 12's 200 x 30K: measured, LOOKED-AT before, named as fit rows) and the named TRT_PAIR_L2_SCAN (one device call, H100,
+#: 2026-11-27: 20K / 32K / 45K x 132-1020 rows, both entries), each entry on its own rows: decode dispatch 0.487 (23
+#: rows, rms log 0.203 -> 0.075), prefill entry 0.389 (21 rows, 0.163 -> 0.098); the split path keeps its fitted shares
+#: (its scan rows were all L2-resident: their 0.465 carries the L2 part). PAIR_SHARES_L2 = the candidate with this term.
+#: NOT SHIPPED: on blind grid 14 (all three prices committed before measuring) it met 3 of 5 TensorRT-LLM regimes, as
+#: the assumed rule did (the pair shares alone 2 of 5), where shipping needed more: pooled 9.2 / 16.5 % (rms log 0.107)
+#: against main's 10.1 / 26.6 % (0.152), single CTAs at mid rows 8.4 / 23.3 -> 7.6 / 13.7 %, long rows 17.2 / 31.3 ->
+#: 12.5 / 16.8 % (missed either way), the prefill entry's mid rows 2.3 / 6.5 -> 9.2 / 13.1 % (+9 % slow, met either way)
 PAIR_L2_SHARE = 0.487
 PAIR_L2_JOB = True
 PAIR_L2_SHARE_PREFILL = 0.389
