@@ -442,3 +442,38 @@ def test_trtllm_pair_shares_are_the_scan_fit():
         ps = {"single": c["single"], "split": {k: v * f for k, v in c["split"].items()}}
         return float(np.sqrt(np.mean((np.log(E.predict_trtllm(s, hw, pair_shares=ps)) - y) ** 2)))
     assert rms(1.0) < min(rms(0.8), rms(1.2))
+
+
+def test_grid14_shapes_are_new_and_priced_by_three_models_before_measuring():
+    """No grid 14 shape was measured before for any top-k kernel (the L2 scan included), none is a fit row, every
+    TensorRT-LLM row (both entries) carries main's, the pair shares' and the L2 term's price."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid14" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT, E.TRT_PAIR_FIT, E.TRT_PAIR_L2_SCAN)
+           for _, d, r, n in rows}
+    fit |= {(d, r, n) for _, d, r, n, _g in E.TRT_PAIR_L2_FIT}
+    shapes = E.GRID14 + E.GRID14_PREFILL
+    assert len(set(shapes)) == len(shapes) == 31 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    assert not set(E.GRID14_SGL_CONTROLS) & seen
+    p = pd.read_csv(F.DATA_DIR / E.GRID14_PREDICTION)
+    trt = p[p["kernel"].isin(["trt_topk", "trt_topk_pf"])]
+    assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_cand_us", "pred_us"]].notna().all().all()
+
+
+def test_trtllm_pair_l2_term():
+    """pair_l2_hit: 0 without an L2, 1 where the tensor and the rows in flight fit, 0 where neither does; the L2 term
+    moves only a paired single CTA whose rows hit the L2 (a 250K row and a split launch price as the pair shares alone)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    assert TK.pair_l2_hit(250, 25000, 2.0, 132, None) == 0.0
+    assert TK.pair_l2_hit(250, 25000, 2.0, 132, hw.l2_bytes) == 1.0
+    assert TK.pair_l2_hit(264, 250000, 2.0, 132, hw.l2_bytes) == 0.0
+    t = E._trtllm_frame([("recorded", 264, 250000), ("recorded", 38, 255000), ("recorded", 250, 25000)])
+    cand = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_CANDIDATE)
+    l2 = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)
+    assert l2[:2] == pytest.approx(cand[:2], rel=1e-9) and l2[2] > 1.1 * cand[2]

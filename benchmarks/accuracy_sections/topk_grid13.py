@@ -16,8 +16,8 @@ PREDICTION_COMMIT = "586b7fb"
 
 def topk_trtllm_grid13() -> None:
     """Print grid 13's per-regime table (main 08cf44f vs now; SGLang's controls on main's model) and add its BOARD rows;
-    main 08cf44f's price (the product's: the measured pair shares lost a regime and did not ship) holds the family's
-    STANDING line."""
+    main 08cf44f's price is the product's (the measured pair shares lost a regime and did not ship); the family's
+    STANDING line is grid 14's now."""
     from .topk_engines import topk_grid_board
 
     if not (TE.F.DATA_DIR / TE.GRID13_MEASURED).is_file():
@@ -40,7 +40,7 @@ def topk_trtllm_grid13() -> None:
         (trt_k, "trtllm", "pred_us", "new", f"grid13 ({n_trt}), measured pair shares (not shipped), committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid13 ({n_trt}), main 08cf44f's price (shipped), committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid13 controls (6), main's committed prices")),
-        shipped=("trtllm", "main"))
+        shipped=None)   # the family's STANDING line moved to grid 14's main row (topk_grid14)
     trt = m[m["kernel"].isin(trt_k)]
     for c, lab in (("pred_main_us", "main 08cf44f (shipped)"), ("pred_us", "pair shares")):
         e = 100.0 * (trt[c] / trt["median_us"] - 1.0)

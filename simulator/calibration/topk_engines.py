@@ -587,7 +587,8 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
         TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
                           samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
                           wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share,
-                          pair_shares=pair_shares)
+                          pair_shares=pair_shares, l2_bytes=hw.l2_bytes,
+                          l2_curves=hw.efficiency.l2_sweep_hit or None)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -924,7 +925,8 @@ def grid9_accuracy(by_dist: bool = False) -> pd.DataFrame:
 def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
-    x = fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
+    x = (fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
+         | fit_pair_l2(hw))
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
@@ -932,6 +934,8 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                 "wide_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WIDE_FIT],
                 "wave_fit_shapes": [f"grid {g}: {d}, {r} rows x {n}" for g, d, r, n in TRT_WAVE_FIT],
                 "pair_fit_shapes": [f"{k} {d}, {r} rows x {n}" for k, d, r, n in TRT_PAIR_FIT],
+                "pair_l2_fit_shapes": ([f"grid {g}: {k} {d}, {r} rows x {n}" for k, d, r, n, g in TRT_PAIR_L2_FIT]
+                                       + [f"L2 scan: {k} {d}, {r} rows x {n}" for k, d, r, n in TRT_PAIR_L2_SCAN]),
                 "narrow_sort_share": TK.NARROW_SORT_SHARE, "wide_alone": TK.WIDE_ALONE,
                 "reg_resident": TK.REG_RESIDENT, "reg_ctas": TK.REG_CTAS,
                 "serial_phases": list(TK.SERIAL_PHASES),
@@ -956,9 +960,13 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "shipped); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
                            "of reg_ctas each group's other CTAs adding those shares (topk_trtllm.PAIR_SHARES_CANDIDATE, "
                            f"NOT shipped: it lost a regime on grid 13; by fit_pair_shares on the named TRT_PAIR_FIT scan, "
-                           f"{PAIR_SCAN_MEASURED}, each path on its own rows); "
+                           f"{PAIR_SCAN_MEASURED}, each path on its own rows); pair_l2_share / pair_l2_prefill_share: "
+                           "a paired single CTA's L2-hit sweep rounds and job at that share, decode dispatch / prefill "
+                           "entry (topk_trtllm.PAIR_L2_SHARE, PAIR_SHARES_L2, NOT shipped: it tied main's regimes on "
+                           "grid 14; by fit_pair_l2 on the named TRT_PAIR_L2_FIT rows of grids 12-13 and the "
+                           f"TRT_PAIR_L2_SCAN scan, {PAIR_L2_SCAN_MEASURED}, each entry on its own rows); "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
-                           f"{GRID11_MEASURED}, {GRID12_MEASURED} and {GRID13_MEASURED}")}
+                           f"{GRID11_MEASURED}, {GRID12_MEASURED}, {GRID13_MEASURED} and {GRID14_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -1348,3 +1356,162 @@ def grid13_accuracy(by_dist: bool = False) -> pd.DataFrame:
     (`main`) and this one (`new`); SGLang's controls by its committed model (`main`)."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
     return _grid_accuracy(measured13(), 13, groups, (("pred_us", "new"),), "new", by_dist)
+
+
+# --- the co-resident single CTAs' L2-hit share (topk_trtllm.PAIR_L2_SHARE), fitted on named rows, judged on GRID14 ---
+#: the named fit rows of topk_trtllm.PAIR_L2_SHARE (measured before, LOOKED-AT, named as fit rows before any new
+#: measurement): grid 13's single 512-thread CTAs at mid rows 21K-48K, the decode dispatch (5) and the prefill entry (4),
+#: whose rows in flight fit the L2 (the candidate shares priced them -28..-10 % fast), and grid 12's decode 200 x 30K
+#: (kernel, dist, rows, n, grid)
+TRT_PAIR_L2_FIT = ([("trt_topk", "recorded", r, n, 13) for r, n in ((350, 42000), (700, 38000), (250, 25000),
+                                                                  (420, 21000), (520, 33000))]
+                   + [("trt_topk_pf", "recorded", r, n, 13) for r, n in ((800, 26000), (1250, 48000), (2000, 35000))]
+                   + [("trt_topk_pf", "gaussian", 1600, 20000, 13), ("trt_topk", "recorded", 200, 30000, 12)])
+
+#: more named fit rows of PAIR_L2_SHARE, measured in their own device call AFTER being named here (a scan where the rows
+#: in flight cross the L2: single 512-thread CTAs of the decode dispatch and the prefill entry at 20K / 32K / 45K x 132 /
+#: 264 / 396 / 528 / 1020 rows = 1-8 CTAs per SM, recorded scores, and gaussian 264 / 528 x 32K; rows in flight 21-48
+#: MB): (kernel, dist, rows, n)
+_L2_SCAN = ([("recorded", r, n) for n in (20000, 32000, 45000) for r in (132, 264, 396, 528, 1020)]
+            + [("gaussian", r, 32000) for r in (264, 528)])
+TRT_PAIR_L2_SCAN = ([("trt_topk", d, r, n) for d, r, n in _L2_SCAN]
+                    + [("trt_topk_pf", d, r, n) for d, r, n in _L2_SCAN])
+PAIR_L2_SCAN_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_pairl2scan.csv"
+
+
+def pair_l2_scan_frame() -> pd.DataFrame:
+    """TRT_PAIR_L2_SCAN as a frame (F.SHAPE_KEYS), the device script's shape list."""
+    return pd.DataFrame([{"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048}
+                         for k, d, r, n in TRT_PAIR_L2_SCAN])
+
+
+def pair_l2_fit_measured(with_scan: bool = True) -> pd.DataFrame:
+    """TRT_PAIR_L2_FIT's measured rows (grid 13's and grid 12's committed CSVs), in its order, then TRT_PAIR_L2_SCAN's
+    (grid 0) where its CSV is committed and `with_scan`."""
+    ms = {13: measured13(), 12: measured12()}
+    rows = []
+    for k, d, r, n, g in TRT_PAIR_L2_FIT:
+        m = ms[g]
+        hit = m[(m["kernel"] == k) & (m["dist"] == d) & (m["rows"] == r) & (m["n"] == n)]
+        assert len(hit) == 1, (k, d, r, n, g)
+        rows.append({"family": "topk", "kernel": k, "dist": d, "rows": r, "n": n, "k": 2048, "grid": g,
+                     "median_us": float(hit["median_us"].iloc[0])})
+    out = pd.DataFrame(rows)
+    if with_scan and (F.DATA_DIR / PAIR_L2_SCAN_MEASURED).is_file():
+        m = pd.read_csv(F.DATA_DIR / PAIR_L2_SCAN_MEASURED)
+        sc = pair_l2_scan_frame().merge(m[F.SHAPE_KEYS + ["median_us"]], on=F.SHAPE_KEYS, how="left")
+        assert sc["median_us"].notna().all(), int(sc["median_us"].isna().sum())
+        out = pd.concat([out, sc.assign(grid=0)], ignore_index=True)
+    return out
+
+
+def fit_pair_l2(hw: HardwareSpec, with_scan: bool = True) -> dict:
+    """topk_trtllm.PAIR_L2_SHARE / PAIR_L2_SHARE_PREFILL (the L2-hit share of a co-resident single CTA's sweep rounds and
+    job, the decode dispatch's and the prefill entry's, each on its own TRT_PAIR_L2_FIT rows) by least squares on log
+    time (every other term at its shipped value, the candidate's pair shares), bounded 0..1."""
+    from scipy.optimize import least_squares
+
+    t0 = pair_l2_fit_measured(with_scan)
+    out: dict = {}
+    for key, kern in (("l2_sweep", CSV_KERNEL["trtllm"]), ("l2_sweep_prefill", CSV_KERNEL["trtllm_prefill"])):
+        t = t0[t0["kernel"] == kern].reset_index(drop=True)
+        y = np.log(t["median_us"].to_numpy(float))
+
+        def res(x, t=t, y=y, key=key):
+            ps = {p: dict(v) for p, v in TK.PAIR_SHARES_L2.items()}
+            ps["single"][key] = float(x[0])
+            return np.log(np.maximum(predict_trtllm(t, hw, pair_shares=ps), 1e-3)) - y
+        r = least_squares(res, [0.5], bounds=([0.0], [1.0]), diff_step=0.02, xtol=1e-4)
+        tag = "pair_l2" + ("_prefill" if "prefill" in key else "")
+        out[f"{tag}_share"] = round(float(r.x[0]), 3)
+        out[f"{tag}_fit_rows"] = int(len(t))
+        out[f"{tag}_rms_log_error"] = round(float(np.sqrt(np.mean(r.fun ** 2))), 4)
+        out[f"{tag}_rms_log_error_at_0"] = round(float(np.sqrt(np.mean(res([0.0]) ** 2))), 4)
+    return out
+
+
+#: grid 14: TensorRT-LLM's decode dispatch with single 512-thread CTAs at mid rows 16K-60K (the L2 term's regime: rows
+#: in flight inside or across the L2) and long rows 64K-300K, 160-900 rows (2-7 CTAs per SM), 512-thread split launches
+#: (22-63 rows x 210K-295K), its prefill entry at long rows (> 64K) and mid rows; recorded and gaussian scores; no (scores,
+#: rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks); SGLang's rows of
+#: GRID14_SGL_CONTROLS are its controls
+GRID14_SINGLE_MID = ([("recorded", r, n) for r, n in ((160, 47000), (230, 36000), (300, 28000), (380, 18000),
+                                                     (460, 52000), (500, 24000), (610, 31000), (680, 17000),
+                                                     (790, 44000), (880, 27000))]
+                     + [("gaussian", r, n) for r, n in ((240, 40000), (560, 22000))])
+GRID14_SINGLE_LONG = ([("recorded", r, n) for r, n in ((200, 110000), (370, 70000), (510, 180000), (640, 90000),
+                                                      (720, 240000), (900, 68000))]
+                      + [("gaussian", 280, 150000)])
+GRID14_SPLIT512 = ([("recorded", r, n) for r, n in ((22, 240000), (31, 215000), (42, 295000), (48, 210000),
+                                                   (55, 250000))]
+                   + [("gaussian", 63, 235000)])
+GRID14_PREFILL = ([("recorded", r, n) for r, n in ((650, 100000), (1300, 75000), (1900, 150000), (900, 30000),
+                                                   (1700, 42000))]
+                  + [("gaussian", 2600, 19000)])
+GRID14 = GRID14_SINGLE_MID + GRID14_SINGLE_LONG + GRID14_SPLIT512
+GRID14_SGL_CONTROLS = (("recorded", 40, 240000), ("recorded", 300, 28000), ("recorded", 900, 68000),
+                       ("recorded", 680, 17000), ("recorded", 1700, 42000), ("recorded", 2600, 19000))
+GRID14_PREDICTION = "topk_engines_grid14_prediction_2026-11-27.csv"
+GRID14_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid14.csv"
+
+
+def grid14_frame() -> pd.DataFrame:
+    """GRID14's rows: TensorRT-LLM's decode dispatch at GRID14's shapes, its prefill entry at GRID14_PREFILL's, SGLang
+    at GRID14_SGL_CONTROLS."""
+    t = frame(list(GRID14_SGL_CONTROLS))
+    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
+    pf = _trtllm_frame(GRID14_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([t, _trtllm_frame(GRID14), pf], ignore_index=True)
+
+
+def regime14(kernel, rows, n) -> np.ndarray:
+    """GRID14's regimes: single 512-thread decode CTAs at 2-7 per SM (mid rows 16K-64K / long rows > 64K), 512-thread
+    split launches, the prefill entry at long rows (> 64K) and mid rows; SGLang's controls (long / short-mid rows)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    nb = TK.blocks_per_row(rows, n)
+    trt = np.where(pf, np.where(n > 65536, "prefill entry, long rows > 64K", "prefill entry, mid rows 16K-64K"),
+                   np.where(nb > 1, "split, 512-thread CTAs, 2-5 per SM",
+                            np.where(n > 65536, "single 512-thread CTAs, long rows > 64K",
+                                     "single 512-thread CTAs, mid rows 16K-64K")))
+    sg = np.where(n > 65536, "controls, long rows", "controls, short / mid rows")
+    return np.where(kernel == CSV_KERNEL["sglang"], sg, trt)
+
+
+def predict_grid14(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID14 priced three ways: `pred_main_us` main 2bec4e2's product price (topk_trtllm.PAIR_SHARES None: the assumed
+    REG_RESIDENT rule; the same code path, checked against main's checkout by lab/kernels/price_topk_grid14_main.py),
+    `pred_cand_us` the measured pair shares alone (PAIR_SHARES_CANDIDATE), `pred_us` the candidate with the L2 term
+    (PAIR_SHARES_L2); SGLang's controls by its committed model in all three."""
+    t = grid14_frame()
+    sg = _price_mixed(t, hw)
+    t["pred_main_us"] = t["pred_us"]
+    tr = t[~sg].reset_index(drop=True)
+    for col, ps in (("pred_cand_us", TK.PAIR_SHARES_CANDIDATE), ("pred_us", TK.PAIR_SHARES_L2)):
+        t[col] = t["pred_main_us"]
+        t.loc[~sg, col] = predict_trtllm(tr, hw, pair_shares=ps)
+    t["regime"] = regime14(t["kernel"], t["rows"], t["n"])
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(sg | pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(sg, 1024, np.where(pf, 512, TK.block_threads(t["rows"], t["n"])))
+    t["ctas_per_sm"] = np.where(sg, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
+    t.loc[pf, "ctas_per_sm"] = np.ceil(t.loc[pf, "rows"] / hw.units)
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us",
+                            "pred_cand_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured14(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid14 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID14_PREDICTION, meas_csv or F.DATA_DIR / GRID14_MEASURED)
+
+
+def grid14_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid14 per kernel x regime, every row BLIND: TensorRT-LLM (both entries) by main 2bec4e2's product price
+    (`main`), the measured pair shares alone (`cand`) and with the L2 term (`l2`); SGLang's controls by its committed
+    model (`main`); the goal judged on the `shipped` tag."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
+    return _grid_accuracy(measured14(), 14, groups, (("pred_cand_us", "cand"), ("pred_us", "l2")), shipped, by_dist)

@@ -37,7 +37,8 @@ row (SPLIT_FIXED_ROUNDS, WIDE_ROUND_COST refitted after it) and a later lone CTA
 grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM by their registers (REG_RESIDENT) blind on
 grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8); their co-resident share measured on a scan (PAIR_SHARES) blind on
 grid 13: 10.5 / 24.4 % (main 08cf44f's 13.3 / 25.4; the single CTAs' mid rows, whose re-sweeps hit the L2, now -14 %
-fast). `add_ops` is the first
+fast); those shares with an L2 term (PAIR_L2_SHARE) blind on grid 14: 9.2 / 16.5 % (main 2bec4e2's 10.1 / 26.6 %, the
+same 3 of 5 regimes: not shipped, PAIR_SHARES None). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -251,6 +252,53 @@ NARROW_REG = False
 PAIR_SHARES_CANDIDATE = {"single": {"sweep": 0.0, "job": 0.0}, "split": {"sweep": 0.465, "job": 0.244}}
 PAIR_SHARES: dict | None = None
 
+#: the candidate rule plus an L2 term (PAIR_SHARES_CANDIDATE's single-CTA shares, 0 / 0, were fitted on scan rows whose
+#: rows in flight (>= 58 MB at >= 2 CTAs per SM) outgrow the L2, where the kind's closed load loop (hwmodels/roofline.py
+#: CHAIN_QUEUED) already charges the second CTA's loads in the HBM queue): a co-resident single CTA's sweep rounds whose
+#: loads HIT the L2 cost the SM PAIR_L2_SHARE of them. An L2-hit round is short (no HBM queue) and its work is issue:
+#: per float4 four bin extractions, four shared-memory atomicAdds (processHistogramStep's distributeToBins) or four
+#: compares and staging atomics (processBins), every thread of both 16-warp CTAs issuing on the same four schedulers
+#: (indexerTopK.cu @ 07339e94: vectorized_process keeps one float4 load in flight a thread); with the loads from the L2
+#: the pair's rounds no longer hide behind each other's latency, and nothing in the HBM queue charges them (ASSUMPTION
+#: from the kernel's structure; bounded 0..1: 1 = the pair's L2-hit rounds fully serial). The hit share of a CTA's
+#: sweeps is pair_l2_hit's (its first sweep at the whole tensor's reuse distance, its re-sweeps at the rows in flight's:
+#: the roofline's SWEEP_REREAD reuse, on the device's measured curve where the caller passes it). Fitted by
+#: topk_engines.fit_pair_l2 on the named TRT_PAIR_L2_FIT rows only (grid 13's single-CTA mid rows, both entries, and grid
+#: 12's 200 x 30K: measured, LOOKED-AT before, named as fit rows) and the named TRT_PAIR_L2_SCAN (one device call, H100,
+#: 2026-11-27: 20K / 32K / 45K x 132-1020 rows, both entries), each entry on its own rows: decode dispatch 0.487 (23
+#: rows, rms log 0.203 -> 0.075), prefill entry 0.389 (21 rows, 0.163 -> 0.098); the split path keeps its fitted shares
+#: (its scan rows were all L2-resident: their 0.465 carries the L2 part). PAIR_SHARES_L2 = the candidate with this term.
+#: NOT SHIPPED: on blind grid 14 (all three prices committed before measuring) it met 3 of 5 TensorRT-LLM regimes, as
+#: the assumed rule did (the pair shares alone 2 of 5), where shipping needed more: pooled 9.2 / 16.5 % (rms log 0.107)
+#: against main's 10.1 / 26.6 % (0.152), single CTAs at mid rows 8.4 / 23.3 -> 7.6 / 13.7 %, long rows 17.2 / 31.3 ->
+#: 12.5 / 16.8 % (missed either way), the prefill entry's mid rows 2.3 / 6.5 -> 9.2 / 13.1 % (+9 % slow, met either way)
+PAIR_L2_SHARE = 0.487
+PAIR_L2_JOB = True
+PAIR_L2_SHARE_PREFILL = 0.389
+PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": PAIR_L2_SHARE, "l2_sweep_prefill": PAIR_L2_SHARE_PREFILL},
+                  "split": {"sweep": 0.465, "job": 0.244, "l2_sweep": 0.0}}
+
+
+def pair_l2_hit(rows, n, sweeps: float, sms: float, l2_bytes: float | None, curves: dict | None = None,
+                prefill: bool = False) -> float:
+    """Share of a single 512-thread CTA's sweep rounds whose loads hit the L2: its first sweep re-reads the row after
+    the whole tensor (rows x n x 4 B) passed, its later sweeps after the rows in flight passed (min(rows, sms x
+    REG_CTAS) rows: topk_production's SWEEP_REREAD reuse distances), each hit by the device's measured curve for that
+    pattern (`curves`: Efficiency.l2_sweep_hit's "first" / "again", (set_over_l2, hit)) where given, else all-or-nothing
+    at the L2's size (the roofline's uncalibrated rule); 0 without an L2 size."""
+    if not l2_bytes or sweeps <= 0.0:
+        return 0.0
+    nb = float(blocks_per_row(rows, n, prefill))
+    inflight = min(float(rows) * nb, float(sms) * REG_CTAS) / nb
+    curves = curves or {}
+
+    def hit(pattern, x):
+        c = curves.get(pattern)
+        return float(np.interp(x, c[0], c[1])) if c is not None else float(x <= 1.0)
+    first = hit("first", float(rows) * float(n) * P.SCORE_BYTES / l2_bytes)
+    again = hit("again", inflight * float(n) * P.SCORE_BYTES / l2_bytes)
+    return (min(sweeps, 1.0) * first + max(sweeps - 1.0, 0.0) * again) / sweeps
+
 
 def sm_slots(threads=None):
     """512-thread slots an SM holds for a CTA of `threads` threads: REG_CTAS under REG_RESIDENT (the narrow 256-thread
@@ -314,7 +362,7 @@ def serial_iters_of(stats: dict, terms: dict) -> float:
 
 
 def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float, prefill: bool = False,
-                later_share: float | None = None, pair_shares: dict | None = None) -> dict:
+                later_share: float | None = None, pair_shares: dict | None = None, l2_hit: float = 0.0) -> dict:
     """One launch's critical path from the per-sampled-row launch_job_stats `samples`: the full sweeps and merge sweeps
     (one wave: the expected slowest of `rows` rows, topk_production.expected_max; more: the mean row) and the on-chip
     rounds (job_iters under `terms`) of the busiest SM: its slowest CTA's own rounds plus, for each of the other
@@ -345,9 +393,14 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         # whole, each other one adds its share of its sweep rounds and of its on-chip job
         ps = (PAIR_SHARES if pair_shares is None else pair_shares)["split" if "slice" in samples[0] else "single"]
         lead = float(np.ceil(c / REG_CTAS))
-        out["job"] = (slowest + (lead - 1.0) * float(ser.mean()) + (c - lead) * ps["job"] * float(ser.mean())) / w
+        # the L2 term (PAIR_L2_SHARE): the other CTAs' sweep rounds that hit the L2 (share `l2_hit`), and as much of
+        # their on-chip job (issue-bound beside the pair's L2-fed rounds: nothing of it hides behind an HBM wait)
+        l2x = ps.get("l2_sweep_prefill" if prefill else "l2_sweep", 0.0) * float(l2_hit)
+        out["job"] = (slowest + (lead - 1.0) * float(ser.mean())
+                      + (c - lead) * min(ps["job"] + (l2x if PAIR_L2_JOB else 0.0), 1.0) * float(ser.mean())) / w
         out["merge_waves"] = w
-        out["sweep_scale"] = (lead + (c - lead) * ps["sweep"]) / w
+        sweep_share = min(ps["sweep"] + l2x, 1.0)
+        out["sweep_scale"] = (lead + (c - lead) * sweep_share) / w
         return out
     if paired:
         share = 1.0 / REG_CTAS
@@ -493,7 +546,8 @@ def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SA
 
 
 def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = False,
-                later_share: float | None = None, pair_shares: dict | None = None) -> dict:
+                later_share: float | None = None, pair_shares: dict | None = None, l2_bytes: float | None = None,
+                l2_curves: dict | None = None) -> dict:
     """Per shape (arrays over rows x n broadcast): sweeps, merge_sweeps and job rounds of the launch (shape_terms; the
     prefill entry's where `prefill`) on `samples_of(rows, n)` (default: default_samples, the recorded scores) under
     `terms` (default JOB_TERMS)."""
@@ -504,7 +558,10 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
         if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
-            memo[(r, m)] = (shape_terms(samples_of(int(r), int(m)), int(r), int(m), terms, sms, prefill, later_share, pair_shares)
+            if int(r) >= 1 and m > k:
+                smp = samples_of(int(r), int(m))
+                hit = pair_l2_hit(r, m, float(np.mean([x["sweeps"] for x in smp])), sms, l2_bytes, l2_curves, prefill)
+            memo[(r, m)] = (shape_terms(smp, int(r), int(m), terms, sms, prefill, later_share, pair_shares, hit)
                             if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0) | {"merge_waves": 1.0, "sweep_scale": 1.0})
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
@@ -513,11 +570,12 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
 
 def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, terms=None, prefill: bool = False,
                    wide_round_cost: float | None = None, split_fixed: float | None = None,
-                   later_share: float | None = None, pair_shares: dict | None = None) -> None:
+                   later_share: float | None = None, pair_shares: dict | None = None, l2_bytes: float | None = None,
+                   l2_curves: dict | None = None) -> None:
     """TensorRT-LLM's top-k as the product prices it (the job model: price_terms then add_job_ops): the decode dispatch,
     or with `prefill` the prefill entry (invokeIndexerTopKPrefill: one 512-thread CTA per row at any length); the
     calibration (simulator/calibration/topk_engines.py) prices its grids through this same function."""
-    t = price_terms(rows, n, k, sms, samples_of, terms, prefill, later_share, pair_shares)
+    t = price_terms(rows, n, k, sms, samples_of, terms, prefill, later_share, pair_shares, l2_bytes, l2_curves)
     add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
                 prefill=prefill, wide_round_cost=wide_round_cost, merge_waves=t["merge_waves"],
                 sweep_scale=t["sweep_scale"], split_fixed=split_fixed)
