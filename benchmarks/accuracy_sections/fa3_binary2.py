@@ -27,21 +27,37 @@ REGIME = {"c_tiny": "tiny B<=8 T<=200", "c_short": "short T<=200 B 32-512", "c_s
           "c_fp8": "fp8 e4m3", "c_control": "controls"}
 
 
-def load() -> pd.DataFrame:
-    """The two committed prices joined with the newest blind-2 measurement; empty when either is missing."""
-    meas = sorted(f for f in DF.glob(DATA, "fa3_binary_blind2_nvidia-*.csv")
+def load_grid(grid: int, regime: dict) -> pd.DataFrame:
+    """Blind grid `grid`'s two committed prices (fa3_binary_blind<grid>_predictions.csv) joined with its newest
+    measurement, errors in % and the regime named by `regime` (tag -> name); empty when either file is missing."""
+    pred = DF.resolve(DATA / f"fa3_binary_blind{grid}_predictions.csv")
+    meas = sorted(f for f in DF.glob(DATA, f"fa3_binary_blind{grid}_nvidia-*.csv")
                   if not DF.stem(f).endswith(("_grids", "_repeat", "_nvidia-smi")))
-    if not PRED_CSV.exists() or not meas:
+    if not pred.exists() or not meas:
         return pd.DataFrame()
-    p = pd.read_csv(PRED_CSV)
+    p = pd.read_csv(pred)
     m = pd.read_csv(meas[-1])
     m = m[pd.to_numeric(m["median_us"], errors="coerce").notna()]
     b = p.merge(m[KEYS + ["median_us", "device", "date", "torch", "cuda"]], on=KEYS)
     b.attrs["file"] = meas[-1].name
-    b["regime"] = b["tag"].map(REGIME).fillna(b["tag"])
+    b["regime"] = b["tag"].map(regime).fillna(b["tag"])
     for lab in ("base", "new"):
         b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["median_us"] - 1.0) * 100.0
     return b
+
+
+def pooled_lines(b: pd.DataFrame, t: pd.DataFrame, grid: int) -> None:
+    """One line per model (base, new): n, |error| median / p90, signed median, regimes met of the table t."""
+    for lab in ("base", "new"):
+        e = b[f"{lab}_err_pct"]
+        print(f"fa3 binary blind {grid}, {lab}: n {len(e)}, median |error| {np.median(e.abs()):.1f} %, p90 "
+              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
+              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+
+
+def load() -> pd.DataFrame:
+    """The two committed prices joined with the newest blind-2 measurement; empty when either is missing."""
+    return load_grid(2, REGIME)
 
 
 def fa3_binary2(fmt) -> None:
@@ -57,11 +73,7 @@ def fa3_binary2(fmt) -> None:
           f"{str(r0['model_commit'])[:7]} (fitted on looked-at rows of the first-look grid and blind grid 1)")
     t = models_table(b, ("regime",), ("base", "new"), ("base", "new"))
     print(t.to_string(**fmt))
-    for lab in ("base", "new"):
-        e = b[f"{lab}_err_pct"]
-        print(f"fa3 binary blind 2, {lab}: n {len(e)}, median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    pooled_lines(b, t, 2)
     BOARD.add("fa3", "blind", "FA3 binary blind grid 2, main's model", b["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
     BOARD.add("fa3", "blind", "FA3 binary blind grid 2, persistent kind + prepare terms", b["new_err_pct"],

@@ -13,17 +13,14 @@ call it); the `_repeat` file is every fifth shape timed again in the same call.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pandas as pd
 
 from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD, models_table
 
-DATA = Path(__file__).resolve().parents[2] / "hwmodels/calibration/data/production_attention"
+from .fa3_binary2 import DATA, load_grid, pooled_lines
+
 PRED_CSV = DF.resolve(DATA / "fa3_binary_blind3_predictions.csv")
-KEYS = ["model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size", "num_splits"]
 REGIME = {"d_short": "short T<=232 B 24-1024", "d_tiny": "tiny B<=8 T<=240", "d_middle": "middle T 1.5K-6K",
           "d_long": "long T 20K-100K B<=14", "d_verify": "verification q 2-6", "d_fp8": "fp8 e4m3",
           "d_page64": "page 64"}
@@ -31,19 +28,7 @@ REGIME = {"d_short": "short T<=232 B 24-1024", "d_tiny": "tiny B<=8 T<=240", "d_
 
 def load() -> pd.DataFrame:
     """The two committed prices joined with the newest blind-3 measurement; empty when either is missing."""
-    meas = sorted(f for f in DF.glob(DATA, "fa3_binary_blind3_nvidia-*.csv")
-                  if not DF.stem(f).endswith(("_grids", "_repeat", "_nvidia-smi")))
-    if not PRED_CSV.exists() or not meas:
-        return pd.DataFrame()
-    p = pd.read_csv(PRED_CSV)
-    m = pd.read_csv(meas[-1])
-    m = m[pd.to_numeric(m["median_us"], errors="coerce").notna()]
-    b = p.merge(m[KEYS + ["median_us", "device", "date", "torch", "cuda"]], on=KEYS)
-    b.attrs["file"] = meas[-1].name
-    b["regime"] = b["tag"].map(REGIME).fillna(b["tag"])
-    for lab in ("base", "new"):
-        b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["median_us"] - 1.0) * 100.0
-    return b
+    return load_grid(3, REGIME)
 
 
 def fa3_binary3(fmt) -> None:
@@ -59,11 +44,7 @@ def fa3_binary3(fmt) -> None:
           f"first-look grid and blind grids 1 and 2)")
     t = models_table(b, ("regime",), ("base", "new"), ("base", "new"))
     print(t.to_string(**fmt))
-    for lab in ("base", "new"):
-        e = b[f"{lab}_err_pct"]
-        print(f"fa3 binary blind 3, {lab}: n {len(e)}, median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    pooled_lines(b, t, 3)
     BOARD.add("fa3", "blind", "FA3 binary blind grid 3, main's model", b["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
     BOARD.add("fa3", "blind", "FA3 binary blind grid 3, own rate + per-tile turnover", b["new_err_pct"],
