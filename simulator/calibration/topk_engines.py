@@ -692,15 +692,22 @@ GRID8_PREDICTION = "topk_engines_grid8_prediction_2026-11-27.csv"
 GRID8_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid8.csv"
 
 
+def engines_frame(decode: list, prefill: list | tuple = (), sgl_controls: list | tuple = ()) -> pd.DataFrame:
+    """A grid's rows in one frame: SGLang at `sgl_controls`, TensorRT-LLM's decode dispatch at `decode`, its prefill
+    entry at `prefill` (kernel trtllm_prefill), in that order; (scores, rows, length) triples each."""
+    t = frame(list(sgl_controls))
+    parts = [t[t["kernel"] == CSV_KERNEL["sglang"]], _trtllm_frame(decode)]
+    if len(prefill):
+        pf = _trtllm_frame(list(prefill))
+        pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+        parts.append(pf)
+    return pd.concat(parts, ignore_index=True)
+
+
 def grid8_frame() -> pd.DataFrame:
     """GRID8's rows: TensorRT-LLM's decode dispatch at every shape, its prefill entry at GRID8_PREFILL's, SGLang at
     GRID8_SGL_CONTROLS (one row per kernel x shape; SGLang's with its pass statistics, `frame`)."""
-    t = frame(list(GRID8_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    j = _trtllm_frame(GRID8)
-    pf = _trtllm_frame(GRID8_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([t, j, pf], ignore_index=True)
+    return engines_frame(GRID8, GRID8_PREFILL, GRID8_SGL_CONTROLS)
 
 
 def regime8(kernel, rows, n) -> np.ndarray:
@@ -879,9 +886,7 @@ GRID9_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid9.csv"
 
 def grid9_frame() -> pd.DataFrame:
     """GRID9's rows: TensorRT-LLM's decode dispatch at every shape, SGLang at GRID9_SGL_CONTROLS."""
-    t = frame(list(GRID9_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    return pd.concat([t, _trtllm_frame(GRID9)], ignore_index=True)
+    return engines_frame(GRID9, (), GRID9_SGL_CONTROLS)
 
 
 def regime9(kernel, rows, n) -> np.ndarray:
@@ -1008,9 +1013,7 @@ GRID10_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid10.csv"
 
 def grid10_frame() -> pd.DataFrame:
     """GRID10's rows: TensorRT-LLM's decode dispatch at every shape, SGLang at GRID10_SGL_CONTROLS."""
-    t = frame(list(GRID10_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    return pd.concat([t, _trtllm_frame(GRID10)], ignore_index=True)
+    return engines_frame(GRID10, (), GRID10_SGL_CONTROLS)
 
 
 def regime10(kernel, rows, n) -> np.ndarray:
@@ -1084,11 +1087,7 @@ GRID11_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid11.csv"
 def grid11_frame() -> pd.DataFrame:
     """GRID11's rows: TensorRT-LLM's decode dispatch at GRID11's shapes, its prefill entry at GRID11_PREFILL_MID's,
     SGLang at GRID11_SGL_CONTROLS."""
-    t = frame(list(GRID11_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    pf = _trtllm_frame(GRID11_PREFILL_MID)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([t, _trtllm_frame(GRID11), pf], ignore_index=True)
+    return engines_frame(GRID11, GRID11_PREFILL_MID, GRID11_SGL_CONTROLS)
 
 
 def regime11(kernel, rows, n) -> np.ndarray:
@@ -1164,11 +1163,7 @@ GRID12_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid12.csv"
 def grid12_frame() -> pd.DataFrame:
     """GRID12's rows: TensorRT-LLM's decode dispatch at GRID12's shapes, its prefill entry at GRID12_PREFILL's, SGLang
     at GRID12_SGL_CONTROLS."""
-    t = frame(list(GRID12_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    pf = _trtllm_frame(GRID12_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([t, _trtllm_frame(GRID12), pf], ignore_index=True)
+    return engines_frame(GRID12, GRID12_PREFILL, GRID12_SGL_CONTROLS)
 
 
 def regime12(kernel, rows, n) -> np.ndarray:
@@ -1307,11 +1302,7 @@ GRID13_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid13.csv"
 def grid13_frame() -> pd.DataFrame:
     """GRID13's rows: TensorRT-LLM's decode dispatch at GRID13's shapes, its prefill entry at GRID13_PREFILL's, SGLang
     at GRID13_SGL_CONTROLS."""
-    t = frame(list(GRID13_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    pf = _trtllm_frame(GRID13_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([t, _trtllm_frame(GRID13), pf], ignore_index=True)
+    return engines_frame(GRID13, GRID13_PREFILL, GRID13_SGL_CONTROLS)
 
 
 def regime13(kernel, rows, n) -> np.ndarray:
@@ -1458,11 +1449,7 @@ GRID14_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid14.csv"
 def grid14_frame() -> pd.DataFrame:
     """GRID14's rows: TensorRT-LLM's decode dispatch at GRID14's shapes, its prefill entry at GRID14_PREFILL's, SGLang
     at GRID14_SGL_CONTROLS."""
-    t = frame(list(GRID14_SGL_CONTROLS))
-    t = t[t["kernel"] == CSV_KERNEL["sglang"]]
-    pf = _trtllm_frame(GRID14_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([t, _trtllm_frame(GRID14), pf], ignore_index=True)
+    return engines_frame(GRID14, GRID14_PREFILL, GRID14_SGL_CONTROLS)
 
 
 def regime14(kernel, rows, n) -> np.ndarray:
