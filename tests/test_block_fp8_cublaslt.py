@@ -55,7 +55,6 @@ def test_blind_grid_prediction_is_new_and_priced_by_both_models():
 
 
 def test_cublaslt_kind_terms_are_its_fit_on_the_scaled_mm_rows():
-    import pytest
 
     from hwmodels.spec import load_hardware
 
@@ -111,14 +110,7 @@ def test_grid5_prediction_is_new_runnable_and_measured():
 def test_split_rule_names_the_fresh_sets_recorded_splits():
     """The shipped split rule (read off the earlier recorded choices) is the one committed as split_readoff before the
     fresh decode set was measured, and names at least 10 of its 16 recorded split counts (the rule before: 4)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    # the report section lives in benchmarks/ (a checkout's folder, not installed: .ci/run's suite has none)
-    S = pytest.importorskip("accuracy_sections.deepgemm_grid7")
-
-    m = S.split7_errors()
+    m = F.cublaslt_split7_errors()
     assert len(m) == 16
     assert [int(G.cublaslt_block_split(a, k, n)) for a, k, n in zip(m["rows"], m["k"], m["n"])] == list(
         m["split_readoff"])

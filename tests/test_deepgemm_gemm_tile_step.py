@@ -218,10 +218,7 @@ def test_grid8_blind_and_layouts_and_splits_recorded():
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import predict_gemm_grid8 as P
-    # the report section lives in benchmarks/ (a checkout's folder, not installed: .ci/run's suite has none)
-    recorded_splits = pytest.importorskip("accuracy_sections.deepgemm_grid7").recorded_splits
 
     from simulator.calibration import fit_production_topk_gemm as F
 
@@ -240,7 +237,7 @@ def test_grid8_blind_and_layouts_and_splits_recorded():
     assert rows & seen == {("deepgemm", m, k, n) for m, k, n, r in P.DEEPGEMM if r.startswith("repeat")}
     m = pd.read_csv(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27.csv")
     assert len(m) == 54 and m["median_us"].notna().all() and (m["rel_err"] < 1e-2).all()
-    rec = recorded_splits(DF.read_text(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"))
+    rec = F.cublaslt_recorded_splits(DF.read_text(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"))
     assert set(rec) == set(P.CUBLASLT)
     log = DF.read_text(F.DATA_DIR / "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27.log.gz")
     pat = (r"m=(\d+), n=(\d+), k=(\d+),.*?block_m=(\d+), block_n=(\d+), block_k=128, cluster_m=(\d), cluster_n=(\d)"

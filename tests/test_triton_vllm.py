@@ -395,15 +395,11 @@ def test_blind8_grid_priced_before_in_three_states():
     assert len(pred.merge(grid, on=keys)) == len(grid) == len(pred) == 117
     assert (pred["base_commit"].astype(str) == "08cf44f").all()
     assert pred[["pred_base_us", "pred_new_us", "pred_v1_us"]].gt(0).all().all()
-    sys.path.insert(0, str(root / "benchmarks"))
-    # the report section lives in benchmarks/ (a checkout's folder, not installed: .ci/run's suite has none)
-    G = pytest.importorskip("accuracy_sections.triton_grid8")
-
-    b = G.load(FP.DATA_DIR)
+    b = FP.load_triton_decode_blind8(FP.DATA_DIR)
     if not len(b):
         pytest.skip("not measured")
     assert len(b) == 117 and b["median_us"].gt(0).all()
-    assert set(G.blind8_regime(b)) == {"lone 2D", "short decode", "verify", "control"}
+    assert set(FP.triton_blind8_regime(b)) == {"lone 2D", "short decode", "verify", "control"}
     # the engine's state (cold) costs more than the harness's warm replay, and the new model prices it so
     cold = b[b["row_role"] == "cold"].set_index(keys[:-1])
     warm = b[b["row_role"] == "blind"].set_index(keys[:-1])

@@ -12,9 +12,6 @@ models' times, priced AFTER the measurement from those committed rules (looked-a
 """
 from __future__ import annotations
 
-import math
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -30,49 +27,12 @@ FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
 #: the model that ships (its grid-7 row holds the family's STANDING marker)
 SHIPPED = "new"
 
-SPLIT_PREDICTION = "cublaslt_block_split7_prediction_2026-11-27.csv"
-SPLIT_PRICES = "cublaslt_block_split7_prices_675b516_2026-11-27.csv"
-SPLIT_MEASURED = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv"
-SPLIT_NOTES = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"
-
-
-def recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
-    """(M, K, N) -> the split-K count of the cuBLASLt kernel the _notes file recorded: CTAs / 128 x 128 output tiles of
-    a _splitK_ kernel, 1 for the others."""
-    out = {}
-    for line in notes.splitlines():
-        mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
-                       line)
-        if mt:
-            m, k, n = (int(mt.group(i)) for i in (1, 2, 3))
-            ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
-            tiles = math.ceil(m / 128) * math.ceil(n / 128)
-            out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
-    return out
-
-
-def split7_errors() -> pd.DataFrame:
-    """The 16 cuBLASLt rows: recorded split, the committed predictions (split_main, split_readoff), the two models'
-    times (priced after the measurement) and their signed errors (%)."""
-    from hwmodels import datafiles as DF
-
-    p = pd.read_csv(FP.DATA_DIR / SPLIT_PREDICTION).merge(pd.read_csv(FP.DATA_DIR / SPLIT_PRICES),
-                                                         on=["kernel", "rows", "k", "n"])
-    rec = recorded_splits(DF.read_text(FP.DATA_DIR / SPLIT_NOTES))
-    p["split_recorded"] = [rec[(m, k, n)] for m, k, n in zip(p["rows"], p["k"], p["n"])]
-    me = pd.read_csv(FP.DATA_DIR / SPLIT_MEASURED)
-    m = p.merge(me[me["kernel"] == "cublaslt"][["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
-    for col, lab in MODELS.items():
-        m[f"{lab}_err_pct"] = (m[col] / m["median_us"].astype(float) - 1.0) * 100.0
-    return m
-
-
 def _split7_table() -> None:
-    m = split7_errors()
+    m = FP.cublaslt_split7_errors(MODELS)
     named = {c: int((m[c] == m["split_recorded"]).sum()) for c in ("split_main", "split_readoff")}
     sides = {c: int(((m[c] > 1) == (m["split_recorded"] > 1)).sum()) for c in ("split_main", "split_readoff")}
     print(f"\n== cuBLASLt block fp8 GEMM split-K choice, 16 fresh decode shapes (M 8-64, 8-48 tiles, 32-128 K steps; "
-          f"split counts committed before the call: {SPLIT_PREDICTION}): the rule before named {named['split_main']} "
+          f"split counts committed before the call: {FP.CUBLASLT_SPLIT7_PREDICTION}): the rule before named {named['split_main']} "
           f"of {len(m)} recorded counts ({sides['split_main']} split / no-split decisions), the read-off rule (shipped) "
           f"{named['split_readoff']} ({sides['split_readoff']}); times priced AFTER the measurement from those rules "
           f"(main = 08cf44f, new = the read-off rule with the kind refitted on its own fit rows; LOOKED-AT), |error| "

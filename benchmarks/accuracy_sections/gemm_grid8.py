@@ -19,8 +19,6 @@ from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_topk_gemm as FP
 from simulator.calibration.scoreboard import BOARD, add_table, models_table
 
-from .deepgemm_grid7 import recorded_splits
-
 PREDICTION_COMMIT = "f73dbb8"
 CL_PREDICTION = "gemm_grid8_prediction_35b7db0_2026-11-27_cublaslt.csv"
 DG_PREDICTION = "gemm_grid8_prediction_35b7db0_2026-11-27_deepgemm.csv"
@@ -58,7 +56,7 @@ def grid8_errors(kernel: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
         m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
     if kernel == "cublaslt":
         notes = DF.glob(FP.DATA_DIR, MEASURED_GLOB.replace(".csv", "_notes.txt"))
-        rec = recorded_splits(DF.read_text(notes[-1]))
+        rec = FP.cublaslt_recorded_splits(DF.read_text(notes[-1]))
         m["split_recorded"] = [rec.get((a, b, c), 0) for a, b, c in zip(m["rows"], m["k"], m["n"])]
     judged = m[~m["regime"].str.startswith("repeat")]
     return m, models_table(judged, ["regime"], list(models.values()), list(models.values()))

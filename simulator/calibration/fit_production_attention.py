@@ -2270,3 +2270,41 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# --- vLLM's Triton kernel, eighth blind grid: warm (the harness), cold (the engine's state) and K/V-cold rows ---
+TD_BLIND8_PRED = "triton_decode_blind8_predictions.csv"
+TD_BLIND8_GLOB = "triton_decode_blind8_nvidia-*.csv"
+TD_BLIND8_KEYS = ["model", "dtype", "batch", "q_rows", "context", "row_role"]
+
+
+def triton_blind8_regime(df: pd.DataFrame) -> np.ndarray:
+    """The eighth grid's regimes, named before the measurement: 'lone 2D' (one sequence, q >= 2), 'short decode'
+    (q 1, context <= 512), 'verify' (q >= 2 of 2-16 sequences, context <= 700), else 'control'."""
+    q, b, t = (df[c].to_numpy(float) for c in ("q_rows", "batch", "context"))
+    return np.where((b == 1) & (q > 1), "lone 2D", np.where((q == 1) & (t <= 512), "short decode",
+                    np.where((q > 1) & (t <= 700), "verify", "control")))
+
+
+def load_triton_decode_blind8(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """vLLM's Triton kernel's eighth blind grid (lab/kernels/triton_decode_blind8.py: each shape warm, cold and K/V-cold):
+    the measured rows joined with the committed prices (main / new / v1 _err_pct), with regime labels and the probe's
+    line (attrs); empty when either file is missing."""
+    fs = sorted(p for p in DF.glob(Path(data_dir), TD_BLIND8_GLOB) if "_grids" not in p.name and "smi" not in p.name)
+    pf = DF.resolve(Path(data_dir) / TD_BLIND8_PRED)
+    if not fs or not pf.is_file():
+        return pd.DataFrame()
+    m = pd.read_csv(fs[-1])
+    probe = m[m["row_role"] == "probe"]
+    m = m[np.isfinite(pd.to_numeric(m["median_us"], errors="coerce")) & (m["row_role"] != "probe")]
+    p = pd.read_csv(pf)
+    b = m.merge(p[TD_BLIND8_KEYS + [f"pred_{x}_us" for x in ("base", "new", "v1")] + ["base_commit", "model_commit", "v1_commit"]],
+                on=TD_BLIND8_KEYS, how="inner")
+    b["main_err_pct"] = (b["pred_base_us"] / b["median_us"] - 1.0) * 100.0
+    for lab in ("new", "v1"):
+        b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["median_us"] - 1.0) * 100.0
+    b["regime"] = triton_blind8_regime(b)
+    b.attrs["file"] = fs[-1].name
+    b.attrs["probe"] = (f"{float(probe['median_us'].iloc[0]):.2f} us per call; {probe['note'].iloc[0]}"
+                        if len(probe) else "")
+    return b

@@ -19,6 +19,8 @@ their sweeps and gathers (the slowest row of a one-wave launch sets its time; th
 """
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -1089,3 +1091,47 @@ def write_block_deepgemm(data_csv: str | Path, target: str, hw: HardwareSpec, ou
     rows (data_csv: DEEPGEMM_FIT_CSV) + the named fit rows (DEEPGEMM_NAMED_FIT_CSVS) and merge its terms into
     out_dir/<target>.yaml (write_block's keys, nothing else)."""
     return write_block(data_csv, target, hw, out_dir, frame=deepgemm_fit_frame)
+
+
+# --- cuBLASLt's fresh split-K set (split counts predicted before the measurement; the cuBLASLt block fp8 rule) ---
+#: the fresh decode set's committed split predictions, the two models' prices (after the measurement), its measurement
+#: and the _notes file of the launched kernels (their grids give the recorded split counts)
+CUBLASLT_SPLIT7_PREDICTION = "cublaslt_block_split7_prediction_2026-11-27.csv"
+CUBLASLT_SPLIT7_PRICES = "cublaslt_block_split7_prices_675b516_2026-11-27.csv"
+CUBLASLT_SPLIT7_MEASURED = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv"
+CUBLASLT_SPLIT7_NOTES = "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27_notes.txt"
+#: the price columns of the fresh split set and their labels (main = the rule before, new = the rule read off the
+#: recorded choices, shipped)
+CUBLASLT_SPLIT7_MODELS = {"pred_main_us": "main", "pred_new_us": "new"}
+
+
+def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
+    """(M, K, N) -> the split-K count of the cuBLASLt kernel the _notes file recorded: CTAs / 128 x 128 output tiles of
+    a _splitK_ kernel, 1 for the others."""
+    out = {}
+    for line in notes.splitlines():
+        mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
+                       line)
+        if mt:
+            m, k, n = (int(mt.group(i)) for i in (1, 2, 3))
+            ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
+            tiles = math.ceil(m / 128) * math.ceil(n / 128)
+            out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
+    return out
+
+
+def cublaslt_split7_errors(models: dict | None = None) -> pd.DataFrame:
+    """The fresh cuBLASLt split set's 16 rows: recorded split, the committed predictions (split_main, split_readoff),
+    the models' times (priced after the measurement: `models` maps a price column to a label, default main / new) and
+    their signed errors (%)."""
+    from hwmodels import datafiles as DF
+
+    p = pd.read_csv(DATA_DIR / CUBLASLT_SPLIT7_PREDICTION).merge(pd.read_csv(DATA_DIR / CUBLASLT_SPLIT7_PRICES),
+                                                         on=["kernel", "rows", "k", "n"])
+    rec = cublaslt_recorded_splits(DF.read_text(DATA_DIR / CUBLASLT_SPLIT7_NOTES))
+    p["split_recorded"] = [rec[(m, k, n)] for m, k, n in zip(p["rows"], p["k"], p["n"])]
+    me = pd.read_csv(DATA_DIR / CUBLASLT_SPLIT7_MEASURED)
+    m = p.merge(me[me["kernel"] == "cublaslt"][["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
+    for col, lab in (models or CUBLASLT_SPLIT7_MODELS).items():
+        m[f"{lab}_err_pct"] = (m[col] / m["median_us"].astype(float) - 1.0) * 100.0
+    return m
