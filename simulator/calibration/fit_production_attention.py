@@ -1788,24 +1788,32 @@ def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency |
     stream scan: 8-400 unsplit GMMA CTAs of 256 tiles), every other term as `eff` prices it: a one-dimensional bounded
     search of the rows' rms log error with XQA_GMMA_UNSPLIT on. Returns (share, rms, rms at share 1, rows); the module
     constants are restored."""
+    fit = df[xqa_stream_fit_rows(df) & (df["dtype"].to_numpy() == "fp8")].reset_index(drop=True)
+    return _xqa_share_search(fit, hw, eff or hw.efficiency, bounds, "XQA_GMMA_UNSPLIT", "XQA_GMMA_UNSPLIT_SHARE")
+
+
+def _xqa_share_search(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, bounds: tuple, flag: str,
+                      share: str) -> tuple[float, float, float, int]:
+    """A one-dimensional bounded search of simulator.kernels.xqa's module constant `share` (with the rule `flag` on)
+    for the smallest rms log error of the rows `fit`, every other term as `eff` prices them. Returns (share, rms, rms
+    at share 1, rows); both module constants are restored."""
     from scipy.optimize import minimize_scalar
 
-    eff = eff or hw.efficiency
-    fit = df[xqa_stream_fit_rows(df) & (df["dtype"].to_numpy() == "fp8")].reset_index(drop=True)
     meas = fit["median_us"].to_numpy(float)
-    keep = (XQ.XQA_GMMA_UNSPLIT, XQ.XQA_GMMA_UNSPLIT_SHARE)
+    keep = (getattr(XQ, flag), getattr(XQ, share))
     try:
-        XQ.XQA_GMMA_UNSPLIT = True
+        setattr(XQ, flag, True)
 
-        def rms(share):
-            XQ.XQA_GMMA_UNSPLIT_SHARE = float(share)
+        def rms(x):
+            setattr(XQ, share, float(x))
             ops = build_ops(fit, hw.units, _smem(hw))
             return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
 
         r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
         return float(r.x), float(r.fun), rms(1.0), len(fit)
     finally:
-        XQ.XQA_GMMA_UNSPLIT, XQ.XQA_GMMA_UNSPLIT_SHARE = keep
+        setattr(XQ, flag, keep[0])
+        setattr(XQ, share, keep[1])
 
 
 #: the twelfth xqa blind grid's measured rows (lab/kernels/measure_xqa_attention.py --grid x12: two calls, two files)
@@ -1841,24 +1849,8 @@ def xqa_gmma_steady_share(x11: pd.DataFrame, x12: pd.DataFrame, hw: HardwareSpec
     as `eff` (the fitted file) prices it: a one-dimensional bounded search of the rows' rms log error with
     XQA_GMMA_STEADY on and the kind's loaded chain (hwmodels.roofline CHAIN_LOADED) as shipped. Returns (share, rms, rms
     at share 1, rows); the module constants are restored."""
-    from scipy.optimize import minimize_scalar
-
-    eff = eff or hw.efficiency
-    fit = xqa_gmma_steady_fit_rows(x11, x12)
-    meas = fit["median_us"].to_numpy(float)
-    keep = (XQ.XQA_GMMA_STEADY, XQ.XQA_GMMA_STEADY_SHARE)
-    try:
-        XQ.XQA_GMMA_STEADY = True
-
-        def rms(share):
-            XQ.XQA_GMMA_STEADY_SHARE = float(share)
-            ops = build_ops(fit, hw.units, _smem(hw))
-            return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
-
-        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
-        return float(r.x), float(r.fun), rms(1.0), len(fit)
-    finally:
-        XQ.XQA_GMMA_STEADY, XQ.XQA_GMMA_STEADY_SHARE = keep
+    return _xqa_share_search(xqa_gmma_steady_fit_rows(x11, x12), hw, eff or hw.efficiency, bounds,
+                             "XQA_GMMA_STEADY", "XQA_GMMA_STEADY_SHARE")
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
