@@ -22,11 +22,12 @@ MODELS = {"pred_main_us": "main", "pred_new_us": "new"}
 FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
 
 
-def grid6_errors() -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The committed predictions joined to the measurement (timed rows), with each model's signed error (%), and the
-    per-regime table (None before the measurement exists)."""
-    p = pd.read_csv(FP.DATA_DIR / PREDICTION)
-    files = sorted(FP.DATA_DIR.glob(MEASURED_GLOB))
+def grid_errors(prediction: str, measured_glob: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """A DeepGEMM grid's committed predictions (`prediction`) joined to its newest measurement (`measured_glob`, timed
+    DeepGEMM rows), with each model's signed error (%), and the per-regime table (None before the measurement
+    exists)."""
+    p = pd.read_csv(FP.DATA_DIR / prediction)
+    files = sorted(FP.DATA_DIR.glob(measured_glob))
     if not files:
         return p, None
     me = pd.read_csv(files[-1])
@@ -36,6 +37,11 @@ def grid6_errors() -> tuple[pd.DataFrame, pd.DataFrame | None]:
     for col, lab in MODELS.items():
         m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
     return m, models_table(m, ["regime"], list(MODELS.values()), list(MODELS.values()))
+
+
+def grid6_errors() -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Grid 6's rows and per-regime table (grid_errors)."""
+    return grid_errors(PREDICTION, MEASURED_GLOB)
 
 
 def grid6_section() -> None:

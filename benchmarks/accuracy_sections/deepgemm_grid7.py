@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from simulator.calibration import fit_production_topk_gemm as FP
-from simulator.calibration.scoreboard import BOARD, add_table, models_table
+from simulator.calibration.scoreboard import BOARD, add_table
+
+from .deepgemm_grid6 import grid_errors
 
 PREDICTION_COMMIT = "e05ff06"
 PREDICTION = "deepgemm_gemm_grid7_prediction_9720e84_2026-11-27.csv"
@@ -48,19 +50,8 @@ def _split7_table() -> None:
 
 
 def grid7_errors() -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The committed predictions joined to the measurement (timed rows), with each model's signed error (%), and the
-    per-regime table (None before the measurement exists)."""
-    p = pd.read_csv(FP.DATA_DIR / PREDICTION)
-    files = sorted(FP.DATA_DIR.glob(MEASURED_GLOB))
-    if not files:
-        return p, None
-    me = pd.read_csv(files[-1])
-    me = me[(me["kernel"] == "deepgemm") & pd.to_numeric(me["median_us"], errors="coerce").notna()]
-    m = p.merge(me[["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
-    m["median_us"] = m["median_us"].astype(float)
-    for col, lab in MODELS.items():
-        m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
-    return m, models_table(m, ["regime"], list(MODELS.values()), list(MODELS.values()))
+    """Grid 7's rows and per-regime table (deepgemm_grid6.grid_errors)."""
+    return grid_errors(PREDICTION, MEASURED_GLOB)
 
 
 def grid7_section() -> None:

@@ -18,12 +18,33 @@ FI_TC_BLIND12 = ("production_attention_fi_tc_blind12_predictions.csv",
 FI_TC_SCAN12_RATES = "production_attention_fi_tc_scan12_rates.csv"
 
 
+def fi_tc_grid_rows(FP, hw, grid: tuple, number: int):
+    """A fi_tc blind grid's measured rows joined to both committed prices (`grid` = (prediction, main's prediction,
+    measured glob)), with each shape's group, main / new / now (the committed fitted file) errors in %; (rows, file
+    name), or None (a line printed) before the measurement exists."""
+    import pandas as pd
+
+    from simulator.calibration.blind_grids import blind_errors
+
+    pred, before, glob = grid
+    m, name = blind_errors(FP, glob, pred, before)
+    if m is None:
+        print(f"\nFI_TC BLIND GRID {number}: not measured yet ({before} holds main's prices)")
+        return None
+    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
+    grp = pd.read_csv(FP.DATA_DIR / before)[keys + ["group"]]
+    m = m.merge(grp, on=keys, how="left")
+    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
+    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
+    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    return m, name
+
+
 def fi_tc_blind12(FP, hw, fmt) -> None:
     """Print the tile-rate scan's slopes (FIT rows) and the blind grid's per-regime |error| of main's and the new
     model's prices and of the committed fitted file (now); add the board rows."""
     import pandas as pd
 
-    from simulator.calibration.blind_grids import blind_errors
 
     rates = FP.DATA_DIR / FI_TC_SCAN12_RATES
     if rates.is_file():
@@ -34,17 +55,11 @@ def fi_tc_blind12(FP, hw, fmt) -> None:
               f"{r['fitted_warp_mma_flops'].iloc[0] / 1e12:.2f} TFLOP/s; fitted on the one-CTA rows only")
         print(r[["batch", "q_rows", "ctq", "tile_kv", "n", "slope_us", "model_slope_us", "fit_row"]]
               .to_string(**{**fmt, "float_format": lambda v: f"{v:.3f}"}))
-    pred, before, glob = FI_TC_BLIND12
-    m, name = blind_errors(FP, glob, pred, before)
-    if m is None:
-        print(f"\nFI_TC BLIND GRID 12: not measured yet ({before} holds main's prices)")
+    pred, before, _ = FI_TC_BLIND12
+    r = fi_tc_grid_rows(FP, hw, FI_TC_BLIND12, 12)
+    if r is None:
         return
-    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
-    grp = pd.read_csv(FP.DATA_DIR / before)[keys + ["group"]]
-    m = m.merge(grp, on=keys, how="left")
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
-    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    m, name = r
     m["regime"] = m["group"]
     print(f"\nFI_TC BLIND GRID 12 (FlashInfer verification and tensor-core decode at short contexts; {len(m)} shapes of "
           f"{m.attrs.get('timed_of', len(m))} timed, {name}): main = the model at 06e70f8, priced BEFORE measuring "

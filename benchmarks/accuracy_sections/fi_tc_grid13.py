@@ -21,21 +21,15 @@ def fi_tc_blind13(FP, hw, fmt) -> None:
     """Print the thirteenth blind grid's per-regime |error| of main's and the shared-MMA model's committed prices and of
     the committed fitted file (now), per shape group and per standard regime; add the board rows (the shared-MMA model
     ships: its row is fi_verify's STANDING row)."""
-    import pandas as pd
 
-    from simulator.calibration.blind_grids import blind_errors
 
-    pred, before, glob = FI_TC_BLIND13
-    m, name = blind_errors(FP, glob, pred, before)
-    if m is None:
-        print(f"\nFI_TC BLIND GRID 13: not measured yet ({before} holds main's prices)")
+    from .fi_tc_grid12 import fi_tc_grid_rows
+
+    pred, before, _ = FI_TC_BLIND13
+    r = fi_tc_grid_rows(FP, hw, FI_TC_BLIND13, 13)
+    if r is None:
         return
-    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
-    grp = pd.read_csv(FP.DATA_DIR / before)[keys + ["group"]]
-    m = m.merge(grp, on=keys, how="left")
-    ops = FP.build_ops(m, hw.units, float(hw.smem_per_unit_bytes or 233472))
-    m["now_err_pct"] = (FP.predict_us(ops, hw, hw.efficiency, len(m)) / m["median_us"] - 1.0) * 100.0
-    m["main_err_pct"], m["new_err_pct"] = m["err_before"], m["err"]
+    m, name = r
     m["regime"] = m["kv"] + " " + m["ctx_regime"] + " " + m["batch_regime"]
     print(f"\nFI_TC BLIND GRID 13 (FlashInfer verification, q 2-5, at short contexts 44-460 x batch 44-400 and middle "
           f"contexts at batch 10-44, + 7 controls; {len(m)} shapes of {m.attrs.get('timed_of', len(m))} timed, {name}): "
