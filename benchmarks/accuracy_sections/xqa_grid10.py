@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from hwmodels import datafiles as DF
 from simulator.calibration import fit_production_attention as FP
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import BOARD, models_table, pooled_lines
 
 X10_GLOB = "xqa_x10_nvidia*.csv"
 X10_PRED_CSV = "xqa_x10_predictions.csv"
@@ -74,11 +72,7 @@ def xqa_x10(fmt: dict) -> None:
     keys = ("phase", "kv", "ctx_regime", "batch_regime")
     t = models_table(b, keys, labels, labels)
     print(t.to_string(**fmt))
-    for lab in labels:
-        e = b[f"{lab}_err_pct"]
-        print(f"xqa tenth blind grid, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    pooled_lines(b, t, labels, "xqa tenth blind grid")
     for lab in ("base", "new"):
         BOARD.add("xqa", "blind", f"xqa tenth blind grid, {lab} model's committed prices", b[f"{lab}_err_pct"],
                   int((t[lab + "_goal"] == "met").sum()), len(t))   # grid 11 holds the STANDING line

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.calibration import fit_production_attention as FP
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import BOARD, models_table, pooled_lines
 
 X11_PRED_CSV = "xqa_x11_predictions.csv"
 X11_FIT_CSV = "xqa_x11_fitted_predictions.csv"
@@ -118,11 +118,7 @@ def xqa_x11(fmt: dict) -> None:
     keys = ("phase", "kv", "ctx_regime", "batch_regime")
     t = models_table(b, keys, LABELS, LABELS)
     print(t.to_string(**fmt))
-    for lab in LABELS:
-        e = b[f"{lab}_err_pct"]
-        print(f"xqa eleventh blind grid, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    pooled_lines(b, t, LABELS, "xqa eleventh blind grid")
     BOARD.add("xqa", "blind", "xqa eleventh blind grid, base model's committed prices", b["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
     BOARD.add("xqa", "blind", "xqa eleventh blind grid, the candidate (procedure fixed before; not shipped)",

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.calibration import fit_production_attention as FP
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import BOARD, models_table, pooled_lines
 
 X12_GLOB = "xqa_x12_nvidia*.csv"
 X12_PRED_CSV = "xqa_x12_predictions.csv"
@@ -91,11 +91,7 @@ def xqa_x12(fmt: dict) -> None:
           "walk off): new's committed price for bf16 rows, base's for fp8 rows")
     t = models_table(blind, ("regime",), TABLE_LABELS, TABLE_LABELS)
     print(t.to_string(**fmt))
-    for lab in TABLE_LABELS:
-        e = blind[f"{lab}_err_pct"]
-        print(f"xqa twelfth blind grid, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    pooled_lines(blind, t, TABLE_LABELS, "xqa twelfth blind grid")
     BOARD.add("xqa", "blind", "xqa twelfth blind grid, main's model (committed prices)", blind["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
     BOARD.add("xqa", "blind", "xqa twelfth blind grid, the stream ceiling candidate as fitted (not shipped)",

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from simulator.calibration import fit_production_attention as FP
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import BOARD, models_table, pooled_lines
 
 X13_GLOB = "xqa_x13_nvidia*.csv"
 X13_PRED_CSV = "xqa_x13_predictions.csv"
@@ -72,11 +71,7 @@ def xqa_x13(fmt: dict) -> None:
           "few-CTA rows, looked-at)")
     t = models_table(b, ("regime",), LABELS, LABELS)
     print(t.to_string(**fmt))
-    for lab in LABELS:
-        e = b[f"{lab}_err_pct"]
-        print(f"xqa thirteenth blind grid, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 "
-              f"{np.percentile(e.abs(), 90):.1f} %, signed {np.median(e):+.1f} %; regimes met "
-              f"{int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    pooled_lines(b, t, LABELS, "xqa thirteenth blind grid")
     BOARD.add("xqa", "blind", "xqa thirteenth blind grid, main's model (committed prices)", b["base_err_pct"],
               int((t["base_goal"] == "met").sum()), len(t))
     BOARD.add("xqa", "blind", "xqa thirteenth blind grid, the shipped model (GMMA steady-state tiles)", b["new_err_pct"],

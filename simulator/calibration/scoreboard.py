@@ -209,3 +209,12 @@ def add_table(tab, stage: str, rows: str, goal: str = "goal", family: str | None
         n = int(x["n"].sum()) if "n" in x else 0
         mark = str(f) in standing if isinstance(standing, tuple) else standing
         BOARD.add_regimes(str(f), stage, rows, n, int((x[goal] == "met").sum()), len(x), standing=mark)
+
+
+def pooled_lines(df, t, labels, title: str) -> None:
+    """Print one line per model label: `title, label: median |error| ... %, p90 ... %, signed ... %; regimes met a of
+    b`, from df's `<label>_err_pct` column (%) and the per-regime table t's `<label>_goal` column."""
+    for lab in labels:
+        e = df[f"{lab}_err_pct"]
+        print(f"{title}, {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, "
+              f"signed {np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
