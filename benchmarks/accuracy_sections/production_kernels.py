@@ -8,8 +8,10 @@ names the campaign file that the other production-kernel sections follow.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from hwmodels import datafiles as DF
+from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_table as _board_table
 
 
@@ -48,6 +50,7 @@ def production_kernels() -> None:
               f"blind top-k tables below are the unseen checks")
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         held = tab[tab["part"] != "fit"]
+        _first_look_board(f, fl, tab)
         topk = held["regime"].str.startswith("top-k")
         _board_table(held[topk], "looked-at", "production kernels campaign")
         _board_table(held[~topk], "held out", "production kernels campaign")
@@ -66,6 +69,29 @@ def production_kernels() -> None:
         _topk_blind_table(f, hw)
         _topk_blind2_table()
         _topk_blind3_table()
+
+
+#: the STANDING family of each first-look regime prefix: the campaign's block rows are torch._scaled_mm's 1x128 /
+#: 128x128 block kernel, i.e. cuBLASLt's (its first look priced them as DeepGEMM's tile walk: the only block source read)
+FIRST_LOOK_FAMILY = {"top-k sglang": "top-k sglang", "GEMM fp8_rowwise": "GEMM fp8_rowwise",
+                     "GEMM fp8_tensorwise": "GEMM fp8_tensorwise", "GEMM fp8_block": "block fp8 GEMM: cuBLASLt"}
+
+
+def _first_look_board(f, fl, tab) -> None:
+    """The campaign's first look (every row it priced, committed before the measurement from the source alone) on
+    the summary board, per family: its pooled errors and the regimes its per-regime figures in `tab` met."""
+    from simulator.calibration import fit_production_topk_gemm as FP
+
+    e = FP.first_look_errors(f, fl)
+    e["family"] = e["regime"].str.split(":").str[0].str.strip()
+    per = tab[tab["part"] != "fit"].drop_duplicates("regime")
+    per = per.assign(family=per["regime"].str.split(":").str[0].str.strip())
+    for fam, x in e.groupby("family"):
+        r = per[per["family"] == fam]
+        met = int(((r["first_look_med"] <= 10) & (r["first_look_p90"] <= 25)).sum())
+        BOARD.add(FIRST_LOOK_FAMILY[fam], "first look", f"production kernels campaign ({fl.name}), from source, "
+                  "committed before measuring" + (" (priced as DeepGEMM's tile walk)" if fam.endswith("block") else ""),
+                  x["err_pct"], met, len(r))
 
 
 def later_sets() -> None:
@@ -331,6 +357,12 @@ def _blind5_table() -> None:
     _board_table(tab, "blind", "fifth fp8 GEMM set (99), in-graph model", goal="in-graph_goal",
                  standing=("GEMM fp8_rowwise", "GEMM fp8_tensorwise"))
     _board_table(tab, "blind", "fifth fp8 GEMM set (99), model at 65f5d1f", goal="65f5d1f_goal")
+    m = FP._predicted_and_measured(pred, meas)
+    fam = pd.Series(FP.blind5_regime(m["kernel"], m["rows"])).str.split(":").str[0]
+    err = (m["pred_us"].astype(float) / m["median_us"].astype(float) - 1.0).to_numpy() * 100.0
+    for f in ("GEMM fp8_rowwise", "GEMM fp8_tensorwise"):   # pooled figures beside the per-regime STANDING entry
+        BOARD.add(f, "blind", "fifth fp8 GEMM set (99), in-graph model, pooled", err[(fam == f).to_numpy()],
+                  standing=True)
     print(f"\n== fifth GEMM set, BLIND: fp8 per-tensor / per-row / 1x128-128x128 block scales (torch._scaled_mm, "
           f"cuBLASLt), decode M 2-56, mid M 96-768, prefill M 1536-8192 at the (K, N) of Llama-3.1-8B / 70B, Qwen2.5-7B / "
           f"72B, DeepSeek-V3 layers (TP 1-8) (predicted before measuring, commit {BLIND5_PREDICTION_COMMIT}: {pred.name}; "

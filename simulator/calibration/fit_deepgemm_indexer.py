@@ -321,14 +321,18 @@ def error_table(pred, meas, reg: pd.Series, fit: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def first_look_frame(meas_csv: str | Path, first_look_csv: str | Path) -> pd.DataFrame:
+    """The measured rows joined to the first look's committed prices (pred_main_us = (a) the model before any
+    measurement, pred_struct_us = (b) the structure re-read at borrowed rates), on the shape keys."""
+    key = ["part", "batch", "context", "next_n", "rows", "keys"]
+    return load(meas_csv).merge(load(first_look_csv), on=key, how="inner")
+
+
 def accuracy(meas_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
              eff: Efficiency | None = None) -> pd.DataFrame:
     """Per regime: first look (a) and (b) on every row (blind: predicted before the measurement), and the fitted
     terms (`eff`, default the device's committed ones) on fit rows and held-out rows apart."""
-    m = load(meas_csv)
-    fl = load(first_look_csv)
-    key = ["part", "batch", "context", "next_n", "rows", "keys"]
-    d = m.merge(fl, on=key, how="inner")
+    d = first_look_frame(meas_csv, first_look_csv)
     reg = regime(d)
     fit = fit_mask(d)
     pred = predict_us(d, hw, eff or hw.efficiency)

@@ -797,41 +797,55 @@ def write_topk(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Pat
     return C.write_checked(p, doc, ""), tk
 
 
-def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
-             gemm_csv: str | Path | None = None) -> pd.DataFrame:
-    """Per regime: the first look's error (the committed predictions) and the held-out error of the fitted file's
-    terms (fit rows listed apart). gemm_csv: take the GEMM rows from that campaign instead (e.g. the _rotated one,
-    weights rotated past the L2; the terms stay those fitted on data_csv's rows)."""
+def _campaign_frames(data_csv: str | Path, first_look_csv: str | Path, gemm_csv: str | Path | None = None):
+    """The campaign's top-k rows and non-bf16 GEMM rows, each with the first look's committed price (pred_us, NaN
+    where the first look has no row) and its regime: (t, its regimes, g, its regimes). gemm_csv: take the GEMM rows
+    from that campaign instead (e.g. the _rotated one)."""
     df = load(data_csv)
     fl = pd.read_csv(first_look_csv)
-    out = []
     if gemm_csv is not None:
         dg = load(gemm_csv)
         df = pd.concat([df[df["family"] != "gemm"], dg[dg["family"] == "gemm"]], ignore_index=True)
     t = topk_frame(df)
     keys = ["kernel", "dist", "rows", "n"]
-    m = t.merge(fl[keys + ["pred_us"]], on=keys, how="left")
-    reg = topk_regime(t)
-    fit = topk_fit_mask(t)
-    first = error_table(m["pred_us"], t["median_us"], reg, np.zeros(len(t), bool)).rename(
-        columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
-    held = error_table(predict_topk_us(t, hw, hw.efficiency), t["median_us"], reg, fit)
-    out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
-                          how="left"))
+    t["pred_us"] = t[keys].merge(fl[keys + ["pred_us"]], on=keys, how="left")["pred_us"].to_numpy()
     g = gemm_frame(df)
     g = g[g["kernel"] != "bf16"].reset_index(drop=True)
     gk = ["kernel", "rows", "n", "k"]
-    mg = g.rename(columns={"m": "rows", "kk": "k"}).merge(fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")
-    reg = gemm_regime(g)
+    g["pred_us"] = g.rename(columns={"m": "rows", "kk": "k"})[gk].merge(
+        fl[fl["family"] == "gemm"][gk + ["pred_us"]], on=gk, how="left")["pred_us"].to_numpy()
+    return t, topk_regime(t), g, gemm_regime(g)
+
+
+def first_look_errors(data_csv: str | Path, first_look_csv: str | Path) -> pd.DataFrame:
+    """Every campaign row the first look priced (committed before the measurement, from the source alone): its regime
+    (`top-k sglang: ...`, `GEMM <kernel>: ...`) and signed error err_pct = first-look price / measured - 1, in %."""
+    t, rt, g, rg = _campaign_frames(data_csv, first_look_csv)
+    out = pd.DataFrame({"regime": np.concatenate([rt.to_numpy(), rg.to_numpy()]),
+                        "err_pct": np.concatenate([(t["pred_us"] / t["median_us"] - 1.0).to_numpy(),
+                                                   (g["pred_us"] / g["median_us"] - 1.0).to_numpy()]) * 100.0})
+    return out[np.isfinite(out["err_pct"])].reset_index(drop=True)
+
+
+def accuracy(data_csv: str | Path, first_look_csv: str | Path, hw: HardwareSpec,
+             gemm_csv: str | Path | None = None) -> pd.DataFrame:
+    """Per regime: the first look's error (the committed predictions) and the held-out error of the fitted file's
+    terms (fit rows listed apart). gemm_csv: take the GEMM rows from that campaign instead (e.g. the _rotated one,
+    weights rotated past the L2; the terms stay those fitted on data_csv's rows)."""
+    t, reg_t, g, reg_g = _campaign_frames(data_csv, first_look_csv, gemm_csv)
+    fl_cols = ["regime", "first_look_med", "first_look_p90", "first_look_signed"]
+    ren = {"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"}
+    out = []
+    first = error_table(t["pred_us"], t["median_us"], reg_t, np.zeros(len(t), bool)).rename(columns=ren)
+    held = error_table(predict_topk_us(t, hw, hw.efficiency), t["median_us"], reg_t, topk_fit_mask(t))
+    out.append(held.merge(first[fl_cols], on="regime", how="left"))
     # fit rows: the block kind's FIT_GEMM rows (the small-M chain of bf16 / per-tensor fp8 is fitted on another
     # campaign, simulator/calibration/fit_cublaslt_rule.py: every row here is held out for it)
     fit = gemm_fit_mask(g) & (g["kernel"] == "fp8_block").to_numpy()
-    first = error_table(mg["pred_us"], g["median_us"], reg, np.zeros(len(g), bool)).rename(
-        columns={"median_abs_pct": "first_look_med", "p90_abs_pct": "first_look_p90", "median_signed_pct": "first_look_signed"})
+    first = error_table(g["pred_us"], g["median_us"], reg_g, np.zeros(len(g), bool)).rename(columns=ren)
     # the campaign's block rows are torch._scaled_mm's, i.e. cuBLASLt's block kernel: priced by its own kind
-    held = error_table(predict_gemm_us(as_cublaslt_block(g), hw, hw.efficiency), g["median_us"], reg, fit)
-    out.append(held.merge(first[["regime", "first_look_med", "first_look_p90", "first_look_signed"]], on="regime",
-                          how="left"))
+    held = error_table(predict_gemm_us(as_cublaslt_block(g), hw, hw.efficiency), g["median_us"], reg_g, fit)
+    out.append(held.merge(first[fl_cols], on="regime", how="left"))
     res = pd.concat(out, ignore_index=True)
     res.loc[res["part"] == "fit", ["first_look_med", "first_look_p90", "first_look_signed"]] = np.nan
     return res
