@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from hwmodels import datafiles as DF
+from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_table as _board_table
 
 from . import deepgemm_grid6, deepgemm_grid7, gemm_grid8
@@ -104,6 +105,12 @@ def _deepgemm_gemm_blind_table() -> None:
                  family=BLOCK_FAMILY)
     _board_table(tab, "blind", "block fp8 GEMM: DeepGEMM vs cuBLASLt grid, model at 5b35f90", goal="main_goal",
                  family=BLOCK_FAMILY)
+    # DeepGEMM's first look: main 5b35f90 priced its rows from fp8_gemm_nt's tile walk (the model was not changed before
+    # DeepGEMM's first measurement), committed before measuring
+    dg, tdg = m[m["kernel"] == "deepgemm"], tab[tab["regime"].str.startswith("deepgemm")]
+    BOARD.add("block fp8 GEMM: DeepGEMM", "first look", "DeepGEMM vs cuBLASLt grid, DeepGEMM rows, main 5b35f90 (its "
+              "tile walk from the source), committed", (dg["pred_main_us"] / dg["median_us"] - 1.0) * 100.0,
+              int((tdg["main_goal"] == "met").sum()), len(tdg))
     print(f"\n== block-scaled fp8 GEMM grid, BLIND: DeepGEMM fp8_gemm_nt (deepseek-ai/DeepGEMM 54e2261, 1D2D kernel, "
           f"host code built on the device) and cuBLASLt (torch._scaled_mm) on the same shapes: (K, N) of DeepSeek-V3 / "
           f"Qwen3-32B layers, M 1-60 and 640-4096 (predicted before measuring, commit {DEEPGEMM_GEMM_PREDICTION_COMMIT}: "
