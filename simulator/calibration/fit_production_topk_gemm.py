@@ -1107,7 +1107,10 @@ CUBLASLT_SPLIT7_MODELS = {"pred_main_us": "main", "pred_new_us": "new"}
 
 def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
     """(M, K, N) -> the split-K count of the cuBLASLt kernel the _notes file recorded: CTAs / 128 x 128 output tiles of
-    a _splitK_ kernel, 1 for the others."""
+    a _splitK_ kernel, 1 for the others. The tiles are counted as launched: at decode cuBLASLt's 4 x 1 cluster pads the
+    N tiles to a multiple of 4 (M 36 x N 1280 unsplit: 10 tiles, 12 CTAs), so M 12 x N 768's 24 split CTAs are 3
+    slices of 8 padded tiles (the count read as round(24 / 6) = 4 before) and M 24 x N 1280's 60 are 5 of 12 (6
+    before); rows whose padded tiles are not a whole number of clusters keep the plain count."""
     out = {}
     for line in notes.splitlines():
         mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
@@ -1116,6 +1119,9 @@ def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
             m, k, n = (int(mt.group(i)) for i in (1, 2, 3))
             ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
             tiles = math.ceil(m / 128) * math.ceil(n / 128)
+            padded = math.ceil(m / 128) * math.ceil(math.ceil(n / 128) / 4) * 4
+            if ctas % padded == 0 and int(mt.group(5)) == 4:
+                tiles = padded
             out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
     return out
 
