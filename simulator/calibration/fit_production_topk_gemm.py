@@ -1141,3 +1141,35 @@ def cublaslt_split7_errors(models: dict | None = None) -> pd.DataFrame:
     for col, lab in (models or CUBLASLT_SPLIT7_MODELS).items():
         m[f"{lab}_err_pct"] = (m[col] / m["median_us"].astype(float) - 1.0) * 100.0
     return m
+
+
+# --- cuBLASLt block fp8 grid 9 (split counts and times of main and the candidate split rule, committed before) ---
+#: grid 9's committed prediction (lab/kernels/predict_gemm_grid9.py at 6cf7e30, committed in 09a8e20 before the
+#: device call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid9) and the measurement's _notes file
+CUBLASLT_GRID9_PREDICTION = "gemm_grid9_prediction_6cf7e30_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID9_MEASURED_GLOB = "gemm_grid9_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the shipped split rule (gemm_fp8.CUBLASLT_SPLIT_RULE "tiles"), cand = the rule read off
+#: all 83 recorded choices ("work")
+CUBLASLT_GRID9_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid9_errors() -> pd.DataFrame:
+    """Grid 9's 42 rows: the committed prediction (split_main / split_cand, pred_main_us / pred_cand_us, regime), the
+    measured median_us, split_recorded (the _notes file's count; 0 where not recorded) and each model's signed error
+    (%); the prediction alone (no median_us column) before the measurement exists."""
+    from hwmodels import datafiles as DF
+
+    p = pd.read_csv(DATA_DIR / CUBLASLT_GRID9_PREDICTION)
+    files = DF.glob(DATA_DIR, CUBLASLT_GRID9_MEASURED_GLOB)
+    if not files:
+        return p
+    me = pd.read_csv(files[-1])
+    me = me[(me["kernel"] == "cublaslt") & pd.to_numeric(me["median_us"], errors="coerce").notna()].copy()
+    me["median_us"] = me["median_us"].astype(float)
+    m = p.merge(me[["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
+    for col, lab in CUBLASLT_GRID9_MODELS.items():
+        m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
+    notes = DF.glob(DATA_DIR, CUBLASLT_GRID9_MEASURED_GLOB.replace(".csv", "_notes.txt"))
+    rec = cublaslt_recorded_splits(DF.read_text(notes[-1])) if notes else {}
+    m["split_recorded"] = [rec.get((a, b, c), 0) for a, b, c in zip(m["rows"], m["k"], m["n"])]
+    return m
