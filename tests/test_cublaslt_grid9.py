@@ -23,7 +23,7 @@ def test_recorded_splits_count_the_cluster_padded_tiles():
 
 def test_work_rule_structure():
     w = G.cublaslt_block_split_work
-    assert G.CUBLASLT_SPLIT_RULE == "tiles"          # main ships the tiles rule; the candidate is named, not on
+    assert G.CUBLASLT_SPLIT_RULE == "work"           # shipped after grid 9 (the tiles rule stays, named)
     assert int(w(8, 18432, 1024)) == 7               # 144 K steps, W 64
     assert int(w(20, 14336, 2048)) == 5              # 112 K steps, W 320
     assert int(w(16, 12288, 5120)) == 2              # 3 x 640 > the slice budget
@@ -52,7 +52,8 @@ def test_grid9_prediction_committed_rows():
     assert len(p) == 42
     assert {"rows", "k", "n", "split_main", "split_cand", "pred_main_us", "pred_cand_us", "regime"} <= set(p.columns)
     assert all(p["rows"] % 4 == 0) and all(p["k"] % 512 == 0)
-    assert [int(G.cublaslt_block_split(a, k, n)) for a, k, n in zip(p["rows"], p["k"], p["n"])] == list(p["split_main"])
+    assert [int(G.cublaslt_block_split_tiles(a, k, n)) for a, k, n in zip(p["rows"], p["k"], p["n"])] == list(
+        p["split_main"])
     assert [int(G.cublaslt_block_split_work(a, k, n)) for a, k, n in zip(p["rows"], p["k"], p["n"])] == list(
         p["split_cand"])
 
@@ -63,3 +64,15 @@ def test_grid9_errors_join_the_measurement():
         pytest.skip("grid 9 not measured")
     assert len(m) >= 40 and (m["split_recorded"] > 0).all()
     assert np.isfinite(m[["main_err_pct", "cand_err_pct"]].to_numpy()).all()
+    assert int((m["split_cand"] == m["split_recorded"]).sum()) == 22
+
+
+def test_shipped_rule_prices_the_candidate():
+    """The shipped kernel is the candidate judged on grid 9: pricing a committed row now gives its pred_cand_us."""
+    from hwmodels.spec import load_hardware
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID9_PREDICTION).iloc[[0, 9, 27]]
+    df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": p["rows"], "n": p["n"],
+                       "k": p["k"]})
+    us = F.predict_gemm_us(F.gemm_frame(df), hw, hw.efficiency)
+    assert np.allclose(us, p["pred_cand_us"], rtol=1e-3)

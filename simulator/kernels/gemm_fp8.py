@@ -282,8 +282,15 @@ CUBLASLT_SPLIT_TWO_STEPS = 56
 #: unsplit, M 48 x 20 split); else the largest of 2 / 3 / 5 / 7 slices (CUBLASLT_W_SLICES: 4 and 6 never recorded) whose
 #: slices keep more than 20 K steps each (CUBLASLT_W_MIN_STEPS: 60 steps ran 2 slices, 64 ran 3, 144 ran 7) and, for 3
 #: or more, slices x W <= 1900 (CUBLASLT_W_SLICE_BUDGET: 3 x 624 ran 3, 3 x 640 ran 2, 5 x 560 ran 3). cuBLASLt's
-#: heuristic is closed source: every constant is read off kernel names and grids, none is fitted to times
-CUBLASLT_SPLIT_RULE = "tiles"
+#: heuristic is closed source: every constant is read off kernel names and grids, none is fitted to times.
+#: Grid 9 (42 decode shapes, BLIND, predictions committed in 09a8e20 before one device call; benchmarks/
+#: accuracy_sections/gemm_grid9.py): "work" 7.2 / 17.2 % pooled, 2 of 4 regimes (>= 3 slices 5.9 / 9.2, unsplit at M <= 64
+#: 9.4 / 12.2), "tiles" 8.1 / 22.1 %, 2 of 4 (2 slices 5.3 / 21.0, unsplit 9.4 / 12.2): "work" SHIPS (same regimes, lower
+#: pooled median and p90), though it named 22 of 42 recorded counts ("tiles" 23): cuBLASLt also ran 4, 6 and 9 slices
+#: (the 2 / 3 / 5 / 7 set is wrong; slices keep ~21-32 K steps), split M 68 x 12 tiles (3), M 56 x 20 tiles at 128 K
+#: steps (W 1120) and M 8 x 52 / 64 tiles at 128 / 224 K steps, so the W and tile bounds relax with K. "tiles": the rule
+#: above (the constants CUBLASLT_SPLIT_*), kept for the earlier grids' tests
+CUBLASLT_SPLIT_RULE = "work"
 CUBLASLT_W_MAX = 960
 CUBLASLT_W_MAX_TILES = 48
 CUBLASLT_W_SLICES = (2, 3, 5, 7)
@@ -313,10 +320,15 @@ def cublaslt_block_split_work(m, k, n) -> np.ndarray:
 
 
 def cublaslt_block_split(m, k, n) -> np.ndarray:
-    """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit; module constants above; the
-    candidate rule where CUBLASLT_SPLIT_RULE is "work")."""
+    """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit): the rule CUBLASLT_SPLIT_RULE names
+    ("work": cublaslt_block_split_work, shipped; "tiles": cublaslt_block_split_tiles, the rule before grid 9)."""
     if CUBLASLT_SPLIT_RULE == "work":
         return cublaslt_block_split_work(m, k, n)
+    return cublaslt_block_split_tiles(m, k, n)
+
+
+def cublaslt_block_split_tiles(m, k, n) -> np.ndarray:
+    """The split rule before grid 9 (CUBLASLT_SPLIT_RULE "tiles"; the CUBLASLT_SPLIT_* constants): 1 = unsplit."""
     m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
     tiles = np.ceil(m / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
     ks = np.ceil(k / BLOCK_K)
