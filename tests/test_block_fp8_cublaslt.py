@@ -21,7 +21,7 @@ def test_split_choice_reproduces_the_recorded_block_kernels():
             continue
         m, k, nn = (int(mt.group(i)) for i in (1, 2, 3))
         observed = "_splitK_" in mt.group(4)
-        assert (G.cublaslt_block_split(m, k, nn) > 1) == observed, (m, k, nn)
+        assert (G.cublaslt_block_split_tiles(m, k, nn) > 1) == observed, (m, k, nn)   # the rule before grid 9
         n += 1
     assert n >= 30
 
@@ -112,6 +112,6 @@ def test_split_rule_names_the_fresh_sets_recorded_splits():
     fresh decode set was measured, and names at least 10 of its 16 recorded split counts (the rule before: 4)."""
     m = F.cublaslt_split7_errors()
     assert len(m) == 16
-    assert [int(G.cublaslt_block_split(a, k, n)) for a, k, n in zip(m["rows"], m["k"], m["n"])] == list(
+    assert [int(G.cublaslt_block_split_tiles(a, k, n)) for a, k, n in zip(m["rows"], m["k"], m["n"])] == list(
         m["split_readoff"])
     assert (m["split_readoff"] == m["split_recorded"]).sum() >= 10

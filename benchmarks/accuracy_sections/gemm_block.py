@@ -11,7 +11,7 @@ from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_table as _board_table
 
-from . import deepgemm_grid6, deepgemm_grid7, gemm_grid8
+from . import deepgemm_grid6, deepgemm_grid7, gemm_grid8, gemm_grid9
 from .production_kernels import campaigns
 
 
@@ -25,6 +25,7 @@ def gemm_block() -> None:
         deepgemm_grid6.grid6_section()
         deepgemm_grid7.grid7_section()
         gemm_grid8.grid8_section()
+        gemm_grid9.grid9_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------
@@ -303,7 +304,7 @@ def _block_fp8_grid4_table() -> None:
              f"the split rule before), new = the split rule read off 32 recorded kernel choices (grid 4's included: "
              f"LOOKED-AT rule, these rows blind), the kind refitted under it on the same 60 named fit rows; it lost "
              f"(split counts 9 of 20 against 8 of 20, errors no better), so g4's model ships")
-    # cuBLASLt's STANDING marker is on grid 8's row of the shipped rule (accuracy_sections/gemm_grid8.py)
+    # cuBLASLt's STANDING marker is on grid 9's row of the shipped rule (accuracy_sections/gemm_grid9.py)
     if not _grid_table(m5, tab5, head5, BLOCK_GRID5_MODELS.values()):
         return
     notes = DF.glob(FP.DATA_DIR, BLOCK_GRID5_MEASURED_GLOB.replace(".csv", "_notes.txt"))

@@ -998,14 +998,23 @@ def cublaslt_fit_frame(data_csv: str | Path | None = None) -> pd.DataFrame:
     return g.reset_index(drop=True)
 
 
+#: the split rule gemm_fp8_block_cublaslt's committed terms are fitted under: "tiles", the rule before grid 9. Grid 9
+#: judged the shipped "work" rule WITH these terms (blind), so they are not refitted under it (a refit there moves iter
+#: 0.388 -> 0.386 us, an unjudged model); change this only with a fresh blind grid
+CUBLASLT_FIT_SPLIT_RULE = "tiles"
+
+
 def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None = None) -> dict:
     """compute, memory, cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over its fit
     rows (cublaslt_fit_frame: kernel fp8_block_cublaslt, fit True), priced in-graph with cuBLASLt's structure
     (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt); compute bounded by the datasheet peak (1.0); fixed_us pinned
     (BLOCK_FIXED_US, the same reason as fit_block). x0: the start (compute, memory, cta_fixed_us, iter_us; default the
     fixed start the committed terms were fitted from; a test starts at the committed terms to check they are the fit's
-    fixed point)."""
+    fixed point). The rows are priced under CUBLASLT_FIT_SPLIT_RULE (the split rule the committed terms were fitted
+    under), whatever rule the kernel model ships."""
     from scipy.optimize import least_squares
+
+    from simulator.kernels import gemm_fp8 as G
 
     sub = g[(g["kernel"] == "fp8_block_cublaslt").to_numpy() & g["fit"].fillna(False).to_numpy(bool)].copy()
     y = np.log(sub["median_us"].to_numpy(float))
@@ -1015,8 +1024,12 @@ def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None
 
     def resid(x):
         return np.log(np.maximum(predict_gemm_us(sub, hw, block_cublaslt_eff_with(hw, full(x))), 1e-3)) - y
-    r = least_squares(resid, [0.8, 0.8, 1.0, 0.3] if x0 is None else x0,
-                      bounds=([0.05, 0.05, 0.0, 0.001], [1.0, 1.5, 50.0, 5.0]))
+    shipped, G.CUBLASLT_SPLIT_RULE = G.CUBLASLT_SPLIT_RULE, CUBLASLT_FIT_SPLIT_RULE
+    try:
+        r = least_squares(resid, [0.8, 0.8, 1.0, 0.3] if x0 is None else x0,
+                          bounds=([0.05, 0.05, 0.0, 0.001], [1.0, 1.5, 50.0, 5.0]))
+    finally:
+        G.CUBLASLT_SPLIT_RULE = shipped
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)",
         "named_fit_csvs": [f"{n} ({k} rows)" for n, k in CUBLASLT_NAMED_FIT], "fit_rows": len(sub),
@@ -1121,7 +1134,10 @@ CUBLASLT_SPLIT7_MODELS = {"pred_main_us": "main", "pred_new_us": "new"}
 
 def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
     """(M, K, N) -> the split-K count of the cuBLASLt kernel the _notes file recorded: CTAs / 128 x 128 output tiles of
-    a _splitK_ kernel, 1 for the others."""
+    a _splitK_ kernel, 1 for the others. The tiles are counted as launched: at decode cuBLASLt's 4 x 1 cluster pads the
+    N tiles to a multiple of 4 (M 36 x N 1280 unsplit: 10 tiles, 12 CTAs), so M 12 x N 768's 24 split CTAs are 3
+    slices of 8 padded tiles (the count read as round(24 / 6) = 4 before) and M 24 x N 1280's 60 are 5 of 12 (6
+    before); rows whose padded tiles are not a whole number of clusters keep the plain count."""
     out = {}
     for line in notes.splitlines():
         mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
@@ -1130,6 +1146,9 @@ def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
             m, k, n = (int(mt.group(i)) for i in (1, 2, 3))
             ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
             tiles = math.ceil(m / 128) * math.ceil(n / 128)
+            padded = math.ceil(m / 128) * math.ceil(math.ceil(n / 128) / 4) * 4
+            if ctas % padded == 0 and int(mt.group(5)) == 4:
+                tiles = padded
             out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
     return out
 
@@ -1148,4 +1167,36 @@ def cublaslt_split7_errors(models: dict | None = None) -> pd.DataFrame:
     m = p.merge(me[me["kernel"] == "cublaslt"][["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
     for col, lab in (models or CUBLASLT_SPLIT7_MODELS).items():
         m[f"{lab}_err_pct"] = (m[col] / m["median_us"].astype(float) - 1.0) * 100.0
+    return m
+
+
+# --- cuBLASLt block fp8 grid 9 (split counts and times of main and the candidate split rule, committed before) ---
+#: grid 9's committed prediction (lab/kernels/predict_gemm_grid9.py at 6cf7e30, committed in 09a8e20 before the
+#: device call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid9) and the measurement's _notes file
+CUBLASLT_GRID9_PREDICTION = "gemm_grid9_prediction_6cf7e30_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID9_MEASURED_GLOB = "gemm_grid9_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the shipped split rule (gemm_fp8.CUBLASLT_SPLIT_RULE "tiles"), cand = the rule read off
+#: all 83 recorded choices ("work")
+CUBLASLT_GRID9_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid9_errors() -> pd.DataFrame:
+    """Grid 9's 42 rows: the committed prediction (split_main / split_cand, pred_main_us / pred_cand_us, regime), the
+    measured median_us, split_recorded (the _notes file's count; 0 where not recorded) and each model's signed error
+    (%); the prediction alone (no median_us column) before the measurement exists."""
+    from hwmodels import datafiles as DF
+
+    p = pd.read_csv(DATA_DIR / CUBLASLT_GRID9_PREDICTION)
+    files = DF.glob(DATA_DIR, CUBLASLT_GRID9_MEASURED_GLOB)
+    if not files:
+        return p
+    me = pd.read_csv(files[-1])
+    me = me[(me["kernel"] == "cublaslt") & pd.to_numeric(me["median_us"], errors="coerce").notna()].copy()
+    me["median_us"] = me["median_us"].astype(float)
+    m = p.merge(me[["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
+    for col, lab in CUBLASLT_GRID9_MODELS.items():
+        m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
+    notes = DF.glob(DATA_DIR, CUBLASLT_GRID9_MEASURED_GLOB.replace(".csv", "_notes.txt"))
+    rec = cublaslt_recorded_splits(DF.read_text(notes[-1])) if notes else {}
+    m["split_recorded"] = [rec.get((a, b, c), 0) for a, b, c in zip(m["rows"], m["k"], m["n"])]
     return m

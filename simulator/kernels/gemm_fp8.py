@@ -274,8 +274,61 @@ CUBLASLT_SPLIT_SMALL_M = 28
 CUBLASLT_SPLIT_TWO_STEPS = 56
 
 
+#: the candidate split rule of grid 9 (CUBLASLT_SPLIT_RULE "work"), READ OFF all 83 recorded choices at M <= 128 (the
+#: _notes files of the block grid, grids 4 / 5 / 8 and fill7: LOOKED-AT; it reproduces all 83, the rule above 67). The
+#: launched grids show that cuBLASLt's 4 x 1 cluster pads the N tiles to a multiple of 4 (10 tiles run 12 CTAs unsplit,
+#: 24 split in 2), so W = M x the padded tile count (the output rows x padded columns / 128). Unsplit where M > 64, fewer
+#: than 48 K steps, more than 48 padded tiles (CUBLASLT_W_MAX_TILES) or W > 960 (CUBLASLT_W_MAX: M 52 x 20 tiles ran
+#: unsplit, M 48 x 20 split); else the largest of 2 / 3 / 5 / 7 slices (CUBLASLT_W_SLICES: 4 and 6 never recorded) whose
+#: slices keep more than 20 K steps each (CUBLASLT_W_MIN_STEPS: 60 steps ran 2 slices, 64 ran 3, 144 ran 7) and, for 3
+#: or more, slices x W <= 1900 (CUBLASLT_W_SLICE_BUDGET: 3 x 624 ran 3, 3 x 640 ran 2, 5 x 560 ran 3). cuBLASLt's
+#: heuristic is closed source: every constant is read off kernel names and grids, none is fitted to times.
+#: Grid 9 (42 decode shapes, BLIND, predictions committed in 09a8e20 before one device call; benchmarks/
+#: accuracy_sections/gemm_grid9.py): "work" 7.2 / 17.2 % pooled, 2 of 4 regimes (>= 3 slices 5.9 / 9.2, unsplit at M <= 64
+#: 9.4 / 12.2), "tiles" 8.1 / 22.1 %, 2 of 4 (2 slices 5.3 / 21.0, unsplit 9.4 / 12.2): "work" SHIPS (same regimes, lower
+#: pooled median and p90), though it named 22 of 42 recorded counts ("tiles" 23): cuBLASLt also ran 4, 6 and 9 slices
+#: (the 2 / 3 / 5 / 7 set is wrong; slices keep ~21-32 K steps), split M 68 x 12 tiles (3), M 56 x 20 tiles at 128 K
+#: steps (W 1120) and M 8 x 52 / 64 tiles at 128 / 224 K steps, so the W and tile bounds relax with K. "tiles": the rule
+#: above (the constants CUBLASLT_SPLIT_*), kept for the earlier grids' tests
+CUBLASLT_SPLIT_RULE = "work"
+CUBLASLT_W_MAX = 960
+CUBLASLT_W_MAX_TILES = 48
+CUBLASLT_W_SLICES = (2, 3, 5, 7)
+CUBLASLT_W_MIN_STEPS = 20
+CUBLASLT_W_SLICE_BUDGET = 1900
+CUBLASLT_CLUSTER_N = 4
+
+
+def cublaslt_padded_tiles(m, n) -> np.ndarray:
+    """cuBLASLt's launched 128 x 128 tiles at decode: the N tiles padded to its 4 x 1 cluster, times the M tiles."""
+    m, n = np.asarray(m, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    return np.ceil(np.ceil(n / CUBLASLT_TILE) / CUBLASLT_CLUSTER_N) * CUBLASLT_CLUSTER_N * np.ceil(m / CUBLASLT_TILE)
+
+
+def cublaslt_block_split_work(m, k, n) -> np.ndarray:
+    """The candidate split count (CUBLASLT_SPLIT_RULE "work"; constants above): 1 = unsplit."""
+    m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
+    pt = cublaslt_padded_tiles(m, n)
+    ks = np.ceil(k / BLOCK_K)
+    w = m * pt
+    split = (m <= CUBLASLT_SPLIT_MAX_M) & (ks >= CUBLASLT_SPLIT_MIN_STEPS) & (pt <= CUBLASLT_W_MAX_TILES) & (
+        w <= CUBLASLT_W_MAX)
+    s = np.full(np.broadcast(m, k, n).shape, float(CUBLASLT_W_SLICES[0]))
+    for c in CUBLASLT_W_SLICES[1:]:
+        s = np.where((ks > CUBLASLT_W_MIN_STEPS * c) & (c * w <= CUBLASLT_W_SLICE_BUDGET), float(c), s)
+    return np.where(split, s, 1.0)
+
+
 def cublaslt_block_split(m, k, n) -> np.ndarray:
-    """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit; module constants above)."""
+    """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit): the rule CUBLASLT_SPLIT_RULE names
+    ("work": cublaslt_block_split_work, shipped; "tiles": cublaslt_block_split_tiles, the rule before grid 9)."""
+    if CUBLASLT_SPLIT_RULE == "work":
+        return cublaslt_block_split_work(m, k, n)
+    return cublaslt_block_split_tiles(m, k, n)
+
+
+def cublaslt_block_split_tiles(m, k, n) -> np.ndarray:
+    """The split rule before grid 9 (CUBLASLT_SPLIT_RULE "tiles"; the CUBLASLT_SPLIT_* constants): 1 = unsplit."""
     m, k, n = (np.asarray(x, dtype=np.float64) for x in (m, k, n))
     tiles = np.ceil(m / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
     ks = np.ceil(k / BLOCK_K)
