@@ -73,8 +73,8 @@ GLOBAL_BARRIER_PHASE = 0.5
 #: (ASSUMPTION: the k indices of a row fall on distinct sectors until the row's table of n x 4 B is all read).
 PT_VALUES_PER_ROUND = 2.0
 PT_EXTRA_BARRIERS = 1.0
-#: CANDIDATE (FlashInfer grid 6, simulator/calibration/topk_flashinfer_grid6.py; not the shipped rule while
-#: PT_LOOKUP_SHIPPED is None): the filtered kernel's page-table epilogue (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel,
+#: FlashInfer grid 6's candidate (simulator/calibration/topk_flashinfer_grid6.py; shipped: PT_LOOKUP_SHIPPED): the
+#: filtered kernel's page-table epilogue (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel,
 #: "Output phase": `#pragma unroll 2` over k / 1024 = 2 entries a thread, `dst[base] = src_page_entry[idx]`) is a
 #: phase of its own at the end of each CTA: 2048 dependent random loads into the row's page table that nothing of the
 #: CTA overlaps (one CTA per SM: 128 KiB dynamic shared memory), and the CTAs of a wave, which start together and run the
@@ -88,8 +88,11 @@ PT_EXTRA_BARRIERS = 1.0
 #: PT_VALUES_PER_ROUND load round; the radix kernel keeps PT_VALUES_PER_ROUND / PT_EXTRA_BARRIERS.
 PT_LOOKUP_CANDIDATE = {"wave_phases": 0.2938, "row_phases": 0.000566, "row_phases_per_kscore": 0.000401,
                        "span_sat_kscores": 70.1}
-#: the page-table lookup rule the product prices (None = main's PT_VALUES_PER_ROUND / PT_EXTRA_BARRIERS rule)
-PT_LOOKUP_SHIPPED: dict | None = None
+#: the page-table lookup rule the product prices (None = main's PT_VALUES_PER_ROUND / PT_EXTRA_BARRIERS rule). SHIPPED
+#: after FlashInfer's blind grid 6 (benchmarks/accuracy_sections/topk_flashinfer_grid6.py: 41 new shapes x both
+#: transforms, priced before measuring, commit 716930a): the candidate met 14 of 20 regimes, main's rule 9 (page-table
+#: rows 6.1 / 17.1 % against 14.7 / 27.6 %)
+PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE
 
 
 def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0) -> np.ndarray:
