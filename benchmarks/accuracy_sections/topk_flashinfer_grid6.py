@@ -14,11 +14,14 @@ PREDICTION_COMMIT = "716930a"
 #: calibration's multi-wave statistic topk_flashinfer_grid6.WAVE_RULE) or "main"; the candidate had to meet MORE of grid
 #: 6's 20 regimes than main's: it met 14, main 9 (pooled 6.7 / 18.0 % against 12.2 / 25.5 %), so it ships
 SHIPPED = "cand"
+#: the STANDING rows grid 6's shipped lines hold: the ragged transform's (the family's row, grid 5's before) and the
+#: page-table transform's (its first blind grid); the pooled line over both is not a STANDING row
+STANDING = {"top-k flashinfer ragged": "top-k flashinfer", "top-k flashinfer page-table": "top-k flashinfer page-table"}
 
 
 def topk_flashinfer_grid6() -> None:
     """Print grid 6's per-regime table (main 8c86417 / candidate / alternative) and its pooled lines, and add its BOARD
-    rows; the shipped model's pooled row over both transforms holds the family's STANDING line."""
+    rows; the shipped model's ragged and page-table rows hold the STANDING lines (STANDING)."""
     if not (G.F.DATA_DIR / G.FI_GRID6_MEASURED).is_file():
         print(f"\n== FlashInfer top-k grid6: not measured yet ({G.FI_GRID6_PREDICTION} holds the predictions)")
         return
@@ -53,4 +56,4 @@ def topk_flashinfer_grid6() -> None:
             what = {"cand": "candidate (busiest-SM rows, lookup phase)", "main": "main 8c86417's model"}[tag]
             BOARD.add(fam, "blind", f"grid6 ({len(s)}), {what}{' (shipped)' if tag == SHIPPED else ''}, committed",
                       100.0 * (s[col] / s["median_us"] - 1.0), met, int(regs.sum()),
-                      standing="top-k flashinfer" if (fam == "top-k flashinfer" and tag == SHIPPED) else False)
+                      standing=STANDING.get(fam, False) if tag == SHIPPED else False)
