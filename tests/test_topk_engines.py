@@ -92,8 +92,9 @@ def test_user_can_pick_flashinfer_topk():
 
 
 def test_page_table_transform_adds_its_lookup_to_both_paths():
-    """FlashInfer's page-table transform = the ragged kernel + the lookup epilogue (topk_flashinfer PT_*): more serial
-    iterations on both paths, one more inter-CTA barrier only where a row spans several CTAs."""
+    """FlashInfer's page-table transform = the ragged kernel + the lookup epilogue (topk_flashinfer PT_*): the filtered
+    kernel's lookups a phase per wave (PT_LOOKUP_SHIPPED, since FlashInfer's grid 6), the radix kernel's more serial
+    iterations and one more inter-CTA barrier only where a row spans several CTAs."""
     rows, n = np.array([4.0, 2.0, 1.0]), np.array([9000.0, 640000.0, 40000.0])   # filtered, radix 12 CTAs, radix 1 CTA
     st = {"sweeps": np.full(3, 2.0), "gathers": np.full(3, 3000.0), "gather_iters": np.full(3, 3.0),
           "rounds": np.full(3, 2.0)}
@@ -104,9 +105,12 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
                    rounds=st["rounds"], page_table=pt)
         ops.append(b.build())
     rag, pt = ops
-    assert (pt.serial_iters > rag.serial_iters).all() and (pt.bytes_read > rag.bytes_read).all()
+    assert FK.PT_LOOKUP_SHIPPED is FK.PT_LOOKUP_CANDIDATE
+    assert (pt.bytes_read > rag.bytes_read).all()
+    assert pt.serial_iters[0] == rag.serial_iters[0] and (pt.serial_iters[1:] > rag.serial_iters[1:]).all()
     extra_sync = pt.sync_steps - rag.sync_steps
-    assert extra_sync[0] == 0 and extra_sync[2] == 0 and extra_sync[1] > 0
+    assert extra_sync[0] == pytest.approx(float(FK.pt_lookup_phases(4.0, 9000.0, FK.PT_LOOKUP_CANDIDATE)))
+    assert extra_sync[2] == 0 and extra_sync[1] > 0
 
 
 def test_grid5_shapes_are_new_and_priced_before_measuring():

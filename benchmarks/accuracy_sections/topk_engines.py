@@ -9,7 +9,7 @@ import numpy as np
 
 from simulator.calibration.scoreboard import BOARD
 
-from . import topk_grid11, topk_grid12, topk_grid13, topk_grid14
+from . import topk_flashinfer_grid6, topk_grid11, topk_grid12, topk_grid13, topk_grid14
 from .production_kernels import campaigns
 
 
@@ -18,6 +18,7 @@ def engine_grids() -> None:
     for _, _, hw in campaigns():
         _topk_engines_grid4_table()
         _topk_engines_grid5_table()
+        topk_flashinfer_grid6.topk_flashinfer_grid6()
         _topk_trtllm_grid6_table(hw)
 
 
@@ -123,7 +124,7 @@ def _topk_engines_grid5_table() -> None:
                 "trt_topk": "grid5 (66), indexerTopK.cu structure + SGLang's terms, committed prices"}[kern]
         BOARD.add(f"top-k {TE.GRID5_LABEL[kern]}", stage, what, 100.0 * (t["pred_us"] / t["median_us"] - 1.0),
                   int((tab["goal"] == "met").sum()), len(tab),
-                  standing={"sgl_topk": True, "fi_topk": "top-k flashinfer"}.get(kern, False))
+                  standing={"sgl_topk": True}.get(kern, False))   # FlashInfer's: grid 6 (topk_flashinfer_grid6)
     if (m["kernel"] == "fi_topk_pt").any():
         print("FlashInfer's page-table transform minus its ragged transform (us; per dispatch path):")
         print(TE.page_table_cost().to_string(index=False))

@@ -73,6 +73,35 @@ GLOBAL_BARRIER_PHASE = 0.5
 #: (ASSUMPTION: the k indices of a row fall on distinct sectors until the row's table of n x 4 B is all read).
 PT_VALUES_PER_ROUND = 2.0
 PT_EXTRA_BARRIERS = 1.0
+#: FlashInfer grid 6's candidate (simulator/calibration/topk_flashinfer_grid6.py; shipped: PT_LOOKUP_SHIPPED): the
+#: filtered kernel's page-table epilogue (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel,
+#: "Output phase": `#pragma unroll 2` over k / 1024 = 2 entries a thread, `dst[base] = src_page_entry[idx]`) is a
+#: phase of its own at the end of each CTA: 2048 dependent random loads into the row's page table that nothing of the
+#: CTA overlaps (one CTA per SM: 128 KiB dynamic shared memory), and the CTAs of a wave, which start together and run the
+#: same passes, reach it together, so a wave's lookups queue behind each other in the memory system. Priced per wave
+#: in barrier phases of the kind (sync[topk_flashinfer], paid by every wave: CTA_SYNC_PER_WAVE) as
+#:     wave_phases + (rows / waves) x (row_phases + row_phases_per_kscore x min(n, span_sat_kscores x 1000) / 1000)
+#: one dependent round per wave plus a share per CTA of the wave that grows with the span of the row's page table
+#: (n x 4 B: the 2048 lookups spread over more DRAM pages) up to span_sat (FITTED: the four terms by least squares on
+#: grid 5's 53 filtered page-table rows, the measured page-table minus ragged time, relative to the page-table time:
+#: topk_flashinfer_grid6.fit_pt_lookup; those rows are LOOKED-AT). It replaces the filtered kernel's
+#: PT_VALUES_PER_ROUND load round; the radix kernel keeps PT_VALUES_PER_ROUND / PT_EXTRA_BARRIERS.
+PT_LOOKUP_CANDIDATE = {"wave_phases": 0.2938, "row_phases": 0.000566, "row_phases_per_kscore": 0.000401,
+                       "span_sat_kscores": 70.1}
+#: the page-table lookup rule the product prices (None = main's PT_VALUES_PER_ROUND / PT_EXTRA_BARRIERS rule). SHIPPED
+#: after FlashInfer's blind grid 6 (benchmarks/accuracy_sections/topk_flashinfer_grid6.py: 41 new shapes x both
+#: transforms, priced before measuring, commit 716930a): the candidate met 14 of 20 regimes, main's rule 9 (page-table
+#: rows 6.1 / 17.1 % against 14.7 / 27.6 %)
+PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE
+
+
+def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0) -> np.ndarray:
+    """Barrier phases per wave of the filtered kernel's page-table lookups under `terms` (PT_LOOKUP_CANDIDATE's keys):
+    one round per wave plus each CTA's share, the wave's CTAs = rows / ceil(rows / sms) on average."""
+    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
+    per_wave = rows / np.maximum(np.ceil(rows / sms), 1.0)
+    span = np.minimum(n, terms["span_sat_kscores"] * 1000.0) / 1000.0
+    return terms["wave_phases"] + per_wave * (terms["row_phases"] + terms["row_phases_per_kscore"] * span)
 
 
 def filtered(rows, n):
@@ -100,7 +129,7 @@ def vec_width(n):
 
 
 def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=None, rounds=None,
-            sms: float = 132.0, page_table: bool = False) -> None:
+            sms: float = 132.0, page_table: bool = False, pt_lookup: dict | None = None) -> None:
     """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (filtered):
     filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
                ceil(n / (1024 x VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (P.SGL_GATHER_ROUNDS,
@@ -112,7 +141,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
                GLOBAL_BARRIER_PHASE; times the rows each CTA walks (`iters`); groups x ctas CTAs (one wave); each
                score read once.
     page_table  the page-table transform's epilogue (PT_VALUES_PER_ROUND, PT_EXTRA_BARRIERS) on top of either kernel;
-               False = the ragged transform / plain top-k (an offset added, no lookup)."""
+               False = the ragged transform / plain top-k (an offset added, no lookup).
+    pt_lookup  the filtered kernel's lookup phase terms (PT_LOOKUP_CANDIDATE's keys: pt_lookup_phases in place of the
+               PT_VALUES_PER_ROUND round); None = PT_LOOKUP_SHIPPED (None: main's rule)."""
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
     shape = rows.shape
     sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
@@ -139,7 +170,11 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     r_rd = rows * n * P.SCORE_BYTES
     if page_table:   # the lookup epilogue (PT_VALUES_PER_ROUND, PT_EXTRA_BARRIERS)
         k_ = float(k)
-        f_iters = f_iters + np.ceil(k_ / (THREADS * PT_VALUES_PER_ROUND))
+        look = PT_LOOKUP_SHIPPED if pt_lookup is None else pt_lookup
+        if look is None:
+            f_iters = f_iters + np.ceil(k_ / (THREADS * PT_VALUES_PER_ROUND))
+        else:   # a phase of its own per wave (PT_LOOKUP_CANDIDATE)
+            f_sync = f_sync + pt_lookup_phases(rows, n, look, sms)
         per_cta = np.ceil(k_ / L["ctas"])
         r_iters = r_iters + L["iters"] * np.ceil(per_cta / THREADS)
         r_sync = r_sync + L["iters"] * np.where(L["ctas"] > 1, PT_EXTRA_BARRIERS * GLOBAL_BARRIER_PHASE, 0.0)
