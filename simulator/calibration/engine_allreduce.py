@@ -73,6 +73,19 @@ BLIND7_SHAPES = ((5, 4096), (7, 4096), (40, 4096), (112, 4096), (448, 4096),
 BLIND7_PRED_CSV = "engine_allreduce_blind7_prediction_H100-SXM_2026-11-27.csv"
 BLIND7_MEAS_GLOB = "engine_allreduce_blind7_nvidia*.csv"
 BLIND7_MAIN_COMMIT = "6648a5d"
+#: blind grid 8 (4 ranks, with 2-rank controls; token counts in none of the earlier grids, the 4-rank messages just below
+#: and just above whole loop steps of vLLM's two-shot): main = the model at BLIND8_MAIN_COMMIT (this code with
+#: candidate=None prices it unchanged), new = simulator.kernels.allreduce.GRID8_CANDIDATE; both committed before the
+#: measurement (lab/kernels/run_engine_allreduce_blind8.sh)
+BLIND8_SHAPES = ((9, 4096), (36, 4096), (66, 4096), (140, 4096), (150, 4096), (280, 4096), (296, 4096), (440, 4096),
+                 (570, 4096),
+                 (11, 8192), (30, 8192), (76, 8192), (136, 8192), (150, 8192), (220, 8192), (356, 8192), (600, 8192),
+                 (13, 3584), (52, 3584), (168, 3584), (330, 3584), (900, 3584),
+                 (17, 5120), (120, 5120), (230, 5120), (240, 5120))
+BLIND8_CONTROL = ((36, 4096), (150, 8192), (330, 3584), (900, 3584))
+BLIND8_PRED_CSV = "engine_allreduce_blind8_prediction_H100-SXM_2026-11-27.csv"
+BLIND8_MEAS_GLOB = "engine_allreduce_blind8_nvidia*.csv"
+BLIND8_MAIN_COMMIT = "8c86417"
 #: the measured CSV, as the lab script names it (engine_allreduce_blind6_<device>_<date>.csv)
 BLIND6_MEAS_GLOB = "engine_allreduce_blind6_nvidia*.csv"
 BLIND6_MAIN_COMMIT = "65f5d1f"
@@ -108,12 +121,14 @@ def grid(worlds=WORLDS, shapes=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.ndarray:
+def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True, candidate: dict | None = None) -> np.ndarray:
     """Device microseconds per row (impl, world, tokens, hidden, bytes): the kind's roofline price less the graph launch
     gap, plus the fused epilogue for the arnorm rows; with `flags` the TensorRT-LLM two-shot rows also pay their
     barrier-flag stores (simulator/kernels/allreduce.py, a rule added after the measurement was read; the blind CSV
-    was priced without it)."""
-    from simulator.kernels.allreduce import trtllm_twoshot_flag_steps
+    was priced without it). `candidate` (simulator.kernels.allreduce.GRID8_CANDIDATE, NOT the model): vLLM's two-shot
+    rows priced in whole loop steps (vllm_twoshot_wave_bytes) and the Lamport one-shot over more than one peer at its own
+    link ceiling (its link bytes scaled by the pull one-shot's ceiling / lamport_link_ceiling)."""
+    from simulator.kernels.allreduce import trtllm_twoshot_flag_steps, vllm_twoshot_wave_bytes
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(df))
@@ -126,9 +141,17 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     # the fused epilogue's extra read + write as the layers declare it (bytes_written = 2 x message: roofline prices
     # it as fused_epilogue_s, and with the engines' terms its serialized RMSNorms at norm_s)
     written = np.where(df["impl"].str.startswith("trtllm_arnorm"), 2.0, 0.0) * df["bytes"].to_numpy(float)
+    link = df["bytes"].to_numpy(float)
+    if candidate:
+        g = df["world"].to_numpy(float)
+        link = np.where(df["impl"].eq("vllm_twoshot").to_numpy(),
+                        vllm_twoshot_wave_bytes(link, g, candidate["vllm_wave_skip"]), link)
+        lam = (df["impl"].map(IMPL_KIND) == "allreduce_1shot_lamport").to_numpy() & (g > 2)
+        link = np.where(lam, link * hw.efficiency.link_ceiling["allreduce_1shot"] / candidate["lamport_link_ceiling"],
+                        link)
     for kind in np.unique(kinds):
         m = kinds == kind
-        b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), bytes_written=written, dtype="bf16",
+        b.add("ar", kind, bytes_read=link, bytes_written=written, dtype="bf16",
               devices=df["world"].to_numpy(float), sync_steps=steps, where=m)
     ops = b.build()
     s = np.bincount(ops.setting, weights=price(ops, hw, "graph") - hw.launch_graph_s, minlength=len(df))
@@ -228,6 +251,28 @@ def blind6_grid() -> pd.DataFrame:
 def blind7_grid() -> pd.DataFrame:
     """Blind grid 7's rows (BLIND7_*): 2 and 4 ranks, every implementation the lab script runs."""
     return grid(BLIND7_WORLDS, list(BLIND7_SHAPES))
+
+
+def blind8_grid() -> pd.DataFrame:
+    """Blind grid 8's rows: BLIND8_SHAPES at 4 ranks and BLIND8_CONTROL at 2 ranks, every implementation the lab script
+    runs (lab/kernels/measure_engine_allreduce.py --grid blind8)."""
+    return pd.concat([grid((4,), list(BLIND8_SHAPES)), grid((2,), list(BLIND8_CONTROL))], ignore_index=True)
+
+
+def blind8_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> pd.DataFrame:
+    """Write blind grid 8's prediction BEFORE it is measured: pred_main_us = main's model (this code, candidate=None: the
+    pricing of BLIND8_MAIN_COMMIT unchanged), pred_new_us = GRID8_CANDIDATE; plus each vLLM two-shot row's loop steps."""
+    from simulator.kernels.allreduce import GRID8_CANDIDATE, vllm_twoshot_waves
+
+    df = blind8_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(predict_us(df, hw), 3)
+    df["pred_new_us"] = np.round(predict_us(df, hw, candidate=GRID8_CANDIDATE), 3)
+    df["vllm_twoshot_waves"] = np.where(df["impl"] == "vllm_twoshot", vllm_twoshot_waves(df["bytes"], df["world"]),
+                                        np.nan)
+    return _write_prediction(df, hw, out, BLIND8_MAIN_COMMIT, model_commit,
+                             f"; candidate GRID8_CANDIDATE {GRID8_CANDIDATE}: vLLM two-shot in whole loop steps, the "
+                             "Lamport push's own link ceiling over > 1 peer (fitted on grids 4, 6, 7's 4-rank rows)")
 
 
 def blind7_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
@@ -340,6 +385,10 @@ def main() -> None:  # pragma: no cover - writes the committed first-look CSV (s
 
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
+    if sys.argv[1:2] == ["blind8"]:
+        df = blind8_prediction(hw, DATA_DIR / BLIND8_PRED_CSV, sys.argv[2])
+        print(df.groupby(["impl", "world"])[["pred_main_us", "pred_new_us"]].median().round(2))
+        return
     if sys.argv[1:2] == ["blind7"]:
         df = blind7_prediction(hw, sys.argv[2], DATA_DIR / BLIND7_PRED_CSV, sys.argv[3])
         print(df.groupby(["impl", "world"])[["pred_main_us", "pred_new_us"]].median().round(2))

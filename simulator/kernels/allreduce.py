@@ -269,6 +269,36 @@ def trtllm_twoshot_flag_steps(tokens, hidden, world, sms: int) -> np.ndarray:
     return 2.0 * (np.ceil(TRTLLM_BARRIER_FLAGS / grid) - 1.0)
 
 
+#: vLLM's custom all-reduce launch (custom_all_reduce.cuh @ c9eabec7: block_limit = 36 CTAs of 512 threads) and its
+#: packed access (16 B a thread per loop step)
+VLLM_CTAS, VLLM_THREADS, VLLM_PACK_BYTES = 36, 512, 16
+
+
+def vllm_twoshot_waves(nbytes, world) -> np.ndarray:
+    """Loop steps of vLLM's two-shot kernel (cross_device_reduce_2stage, custom_all_reduce.cuh @ c9eabec7): each rank's
+    reduce-scatter walks its part = packs / g (16-B packs) with stride 36 x 512 threads, and its all-gather the largest
+    part the same way, so both phases take ceil(bytes / (16 x 36 x 512 x g)) steps in a row (a thread's step waits on its
+    peers' loads before the next one issues)."""
+    w = VLLM_PACK_BYTES * VLLM_CTAS * VLLM_THREADS * np.maximum(np.asarray(world, float), 1.0)
+    return np.ceil(np.asarray(nbytes, float) / w)
+
+
+def vllm_twoshot_wave_bytes(nbytes, world, skip: float) -> np.ndarray:
+    """The message size vLLM's two-shot moves in whole loop steps, less `skip` of one step (GRID8_CANDIDATE's
+    vllm_wave_skip: the part of the last step's time the next phase or the exit overlaps): (waves - skip) x 16 x 36 x 512
+    x g bytes, priced by the kind's link terms in place of the message (a candidate, NOT in the model: blind grid 8)."""
+    w = VLLM_PACK_BYTES * VLLM_CTAS * VLLM_THREADS * np.maximum(np.asarray(world, float), 1.0)
+    return (vllm_twoshot_waves(nbytes, world) - skip) * w
+
+
+#: blind grid 8's candidate (simulator/calibration/engine_allreduce.py, priced beside main's model before the
+#: measurement; fitted on the already-measured 4-rank rows of grids 4, 6 and 7 only): vLLM's two-shot priced in whole
+#: loop steps (vllm_twoshot_wave_bytes, skip fitted: 0.25 of a step), and the TensorRT-LLM Lamport one-shot's push over
+#: more than one peer at its own link ceiling (lamport_link_ceiling, fitted on the 4-rank rows >= 2 MiB; against the pull
+#: one-shot's 0.655). NOT in the model unless blind grid 8 ships it.
+GRID8_CANDIDATE = {"vllm_wave_skip": 0.25, "lamport_link_ceiling": 0.604}
+
+
 def fused_epilogue_s(nbytes, hw) -> np.ndarray:
     """Seconds the residual-add + RMSNorm epilogue of TensorRT-LLM's fusion adds to its plain all-reduce: one more
     read (residual_in) and one more write (residual_out and norm_out against allreduce_out) of the message, at the
