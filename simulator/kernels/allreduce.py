@@ -278,25 +278,10 @@ def vllm_twoshot_waves(nbytes, world) -> np.ndarray:
     """Loop steps of vLLM's two-shot kernel (cross_device_reduce_2stage, custom_all_reduce.cuh @ c9eabec7): each rank's
     reduce-scatter walks its part = packs / g (16-B packs) with stride 36 x 512 threads, and its all-gather the largest
     part the same way, so both phases take ceil(bytes / (16 x 36 x 512 x g)) steps in a row (a thread's step waits on its
-    peers' loads before the next one issues)."""
+    peers' loads before the next one issues). hwmodels.roofline prices these steps for a two-shot op that declares its
+    CTAs (add_allreduce: parallel_units = VLLM_CTAS for vLLM's and SGLang's kernels; AR_WAVE_SKIP)."""
     w = VLLM_PACK_BYTES * VLLM_CTAS * VLLM_THREADS * np.maximum(np.asarray(world, float), 1.0)
     return np.ceil(np.asarray(nbytes, float) / w)
-
-
-def vllm_twoshot_wave_bytes(nbytes, world, skip: float) -> np.ndarray:
-    """The message size vLLM's two-shot moves in whole loop steps, less `skip` of one step (GRID8_CANDIDATE's
-    vllm_wave_skip: the part of the last step's time the next phase or the exit overlaps): (waves - skip) x 16 x 36 x 512
-    x g bytes, priced by the kind's link terms in place of the message (a candidate, NOT in the model: blind grid 8)."""
-    w = VLLM_PACK_BYTES * VLLM_CTAS * VLLM_THREADS * np.maximum(np.asarray(world, float), 1.0)
-    return (vllm_twoshot_waves(nbytes, world) - skip) * w
-
-
-#: blind grid 8's candidate (simulator/calibration/engine_allreduce.py, priced beside main's model before the
-#: measurement; fitted on the already-measured 4-rank rows of grids 4, 6 and 7 only): vLLM's two-shot priced in whole
-#: loop steps (vllm_twoshot_wave_bytes, skip fitted: 0.25 of a step), and the TensorRT-LLM Lamport one-shot's push over
-#: more than one peer at its own link ceiling (lamport_link_ceiling, fitted on the 4-rank rows >= 2 MiB; against the pull
-#: one-shot's 0.655). NOT in the model unless blind grid 8 ships it.
-GRID8_CANDIDATE = {"vllm_wave_skip": 0.25, "lamport_link_ceiling": 0.604}
 
 
 def fused_epilogue_s(nbytes, hw) -> np.ndarray:
@@ -336,6 +321,9 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
                 tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
                 steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
             written = 0.0 if impl == "nccl" else np.where(fz, 2.0, 0.0) * np.asarray(nbytes, float)
+            # vLLM's (and SGLang's) kernels declare their 36 CTAs: hwmodels.roofline prices the two-shot's link bytes in
+            # whole grid-stride loop steps (vllm_twoshot_waves)
+            units = VLLM_CTAS if engine in ("vllm", "sglang") and impl != "nccl" else 0.0
             b.add(name, kind, bytes_read=nbytes, bytes_written=written, dtype="bf16", count=count, devices=world,
-                  sync_steps=steps, where=m if np.ndim(m) else None)
+                  sync_steps=steps, parallel_units=units, where=m if np.ndim(m) else None)
     return fz & (pick != "nccl") & base
