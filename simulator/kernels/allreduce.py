@@ -125,6 +125,21 @@ allreduce_fusion_kernel_oneshot_lamport and allreduce_fusion_kernel_launcher), r
     in the model. Pricing a thread's further tokens (a poll step, or a further RMSNorm, per token beyond the first:
     trtllm_oneshot_token_steps) was tried on the fit rows and rejected there: the fit put 0 us on a poll step, and a
     norm per token raised the fit's log error (0.1252 against 0.1192 without it).
+
+Blind grid 8 (4 ranks, 2-rank controls; simulator/calibration/engine_allreduce.py BLIND8_*) shipped two rules, read from
+the 4-rank rows of grids 4, 6 and 7 (looked-at) and fitted there only (fit_grid8_terms), priced beside main's model and
+committed (d5ee6a3) before the measurement:
+    vLLM two-shot   cross_device_reduce_2stage (custom_all_reduce.cuh @ c9eabec7) walks each rank's part of 16-B packs
+                    with a stride of all 36 x 512 threads, reduce-scatter then all-gather: ceil(bytes / (16 x 36 x 512 x
+                    g)) loop steps per phase (vllm_twoshot_waves; 1.125 MiB a step at 4 ranks), each waiting on its
+                    peers' loads; its time rises in steps of ~6.7 us at 4 ranks (the link term of one whole step), not
+                    with the bytes. hwmodels.roofline prices a two-shot op that declares its CTAs (add_allreduce:
+                    parallel_units = 36 for vLLM / SGLang) on (steps - AR_WAVE_SKIP = 0.25) whole steps
+    Lamport push    over more than one peer TensorRT-LLM's one-shot reaches LAMPORT_CEILING_RATIO = 0.922 of the pull
+                    one-shot's link ceiling (0.604 against 0.655 of the datasheet rate); at 2 ranks the one-peer rate
+                    binds and nothing moves
+Blind (90 rows measured of 150 priced: the TensorRT-LLM JIT build took 164 s of the one call, so its 4-rank rows stop
+after 11 of 26 shapes): |error| median 6.0 %, p90 14.8 %, 19 of 22 regimes, against main's 8.5 / 19.6 %, 17 of 22.
 """
 from __future__ import annotations
 
