@@ -94,7 +94,9 @@ For every op row (one kernel, or `count` identical kernels in sequence):
                 barrier is engine_ar[barrier_s] at any rank count and its fixed time AR_PHASES x engine_ar[phase_s]
                 + sync_steps x engine_ar[flag_store_s] (the own kernel's grid-wide barrier, fixed and sync terms
                 are not used for it); ENGINE_AR_BARRIERS barriers (none in the Lamport one-shot) and, with a fused
-                epilogue, engine_ar[norm_s] per serialized RMSNorm (1 in a one-shot, g in a two-shot)
+                epilogue, engine_ar[norm_s] per serialized RMSNorm (1 in a one-shot, g in a two-shot); and with
+                them a two-shot that declares its CTAs (vLLM's) moves its bytes in whole grid-stride loop steps less
+                AR_WAVE_SKIP of one, and the Lamport push over > 1 peer reaches LAMPORT_CEILING_RATIO x the ceiling
     alltoall    = (g-1)/g * bytes / (bw_link * eff_m) + latency_link + fixed + launch    (each device sends
                   the (g-1)/g of its `bytes_read` that belongs to the others, over all its links at once)
     time_s      = count * kernel_s
@@ -150,6 +152,19 @@ ENGINE_AR_NORMS_ONESHOT = 1.0
 #: once; the two-shots reduce-scatter, then all-gather (vLLM: pull the peers' scratch; TensorRT-LLM: push the sums),
 #: the second phase starting only after the first one's data arrived
 AR_PHASES = {ONESHOT: 1.0, TWOSHOT: 2.0, LAMPORT: 1.0}
+#: a two-shot whose op declares its CTAs (parallel_units > 0: vLLM's cross_device_reduce_2stage, custom_all_reduce.cuh @
+#: c9eabec7, 36 CTAs x 512 threads) walks each rank's part of 16-B packs with a stride of every thread of the grid, both
+#: phases: ceil(bytes / (16 x 512 x CTAs x g)) loop steps in a row, each waiting on its peers' loads before the next
+#: issues; with the engines' terms its link bytes are those whole steps less AR_WAVE_SKIP of one (the share of the last
+#: step the next phase or the exit overlaps; FITTED with the Lamport ratio below by simulator/calibration/
+#: engine_allreduce.py fit_grid8_terms on the 4-rank 4 x H100 rows of blind grids 4, 6 and 7 only; judged on blind grid 8)
+AR_STEP_BYTES, AR_CTA_THREADS = 16.0, 512.0
+AR_WAVE_SKIP = 0.25
+#: TensorRT-LLM's Lamport one-shot PUSHES its message into every peer (posted stores) where vLLM's one-shot pulls: over
+#: more than one peer, with the engines' terms, its traffic together reaches this share of the pull one-shot's link
+#: ceiling (FITTED: fit_grid8_terms, 0.604 against the pull's 0.655 on the 4-rank rows >= 2 MiB of grids 4, 6, 7); at 2
+#: ranks the one-peer rate binds and nothing moves
+LAMPORT_CEILING_RATIO = 0.9219
 
 
 
@@ -865,13 +880,19 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             nnorm = np.where(ops.bytes_written > 0.0, np.where(is_two, g, ENGINE_AR_NORMS_ONESHOT), 0.0)
             fixed = np.where(cust, nph * e.get("phase_s", 0.0) + st + nnorm * e.get("norm_s", 0.0), fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
-        bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
+        link = ops.bytes_read
         if eff.engine_ar:
             nbar_e = np.array([ENGINE_AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
             nbar = np.where(is_one | is_two, nbar_e, nbar)
-        one = np.maximum((g - 1.0) * ops.bytes_read / bw_all, ops.bytes_read / bw) + nbar * barrier
-        two = np.maximum(2.0 * (g - 1.0) / g * ops.bytes_read / bw_all, 2.0 / g * ops.bytes_read / bw) + nbar * barrier
+            # vLLM's two-shot in whole loop steps (AR_WAVE_SKIP), the Lamport push's own ceiling (LAMPORT_CEILING_RATIO)
+            step = AR_STEP_BYTES * AR_CTA_THREADS * np.maximum(ops.parallel_units, 1.0) * g
+            waves = (is_two & (ops.parallel_units > 0)) & (ops.bytes_read > 0)
+            link = np.where(waves, (np.ceil(ops.bytes_read / step) - AR_WAVE_SKIP) * step, link)
+            ceil = np.where((ops.kind == LAMPORT) & (g > 2.0), ceil * LAMPORT_CEILING_RATIO, ceil)
+        bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
+        one = np.maximum((g - 1.0) * link / bw_all, link / bw) + nbar * barrier
+        two = np.maximum(2.0 * (g - 1.0) / g * link / bw_all, 2.0 / g * link / bw) + nbar * barrier
         # a fused epilogue (TensorRT-LLM's residual add + RMSNorm): its extra HBM traffic in bytes_written, at the
         # elementwise rate after the all-reduce (simulator.kernels.allreduce.fused_epilogue_s); 0 for a plain kernel
         epi = ops.bytes_written / (hw.hbm_bw_bytes_s * eff.memory["elementwise"])

@@ -48,6 +48,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind4_now()
     engine_allreduce_blind6()
     engine_allreduce_blind7()
+    from .allreduce_grid8 import engine_allreduce_blind8  # here: allreduce_grid8 imports this module's helpers
+    engine_allreduce_blind8()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement
@@ -209,7 +211,7 @@ def engine_allreduce_blind6(data_dir=None) -> None:
 
 def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob: str, head_of,
                                   shipped: str | None = None) -> None:
-    """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6 or 7; both score
+    """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6, 7 or 8; all score
     EA.blind6_rows): `pred_csv` its committed prediction, `meas_glob` its measured CSVs (the last one is scored), both
     in `data_dir` (None: EA.DATA_DIR); head_of(the prediction's name) its caption; 'not measured yet' while either is
     missing. `shipped`: the model (main / new) whose row is the family's STANDING, on its newest blind grid."""
@@ -269,4 +271,4 @@ def engine_allreduce_blind7(data_dir=None) -> None:
             f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(EA.BLIND7_SHAPES)}; "
             f"prediction {pred}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
             f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
-            "not shipped))"), shipped="main")
+            "not shipped); STANDING moved to grid 8)"), shipped=None)

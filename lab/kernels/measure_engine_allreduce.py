@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|blind6|blind7] [--smoke]
+                                                   [--grid campaign|blind4|blind6|blind7|blind8] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
 the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
@@ -45,8 +45,8 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 4                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
-#                                               4: --grid blind7
+SCRIPT_VERSION = 5                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+#                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -77,8 +77,20 @@ BLIND7_SHAPES = ((5, 4096), (7, 4096), (40, 4096), (112, 4096), (448, 4096),
                  (12, 7168), (28, 7168), (88, 7168), (176, 7168),
                  (14, 8192), (44, 8192), (300, 8192), (1200, 8192))
 
+#: --grid blind8: 4 ranks (BLIND8_SHAPES) with a few 2-rank controls (BLIND8_CONTROL), token counts in none of the earlier
+#: grids; the 4-rank messages sit just below and just above whole waves of vLLM's two-shot (36 x 512 threads x 16 B x 4
+#: ranks = 1.125 MiB per wave; simulator/calibration/engine_allreduce.py BLIND8_SHAPES)
+BLIND8_SHAPES = ((9, 4096), (36, 4096), (66, 4096), (140, 4096), (150, 4096), (280, 4096), (296, 4096), (440, 4096),
+                 (570, 4096),
+                 (11, 8192), (30, 8192), (76, 8192), (136, 8192), (150, 8192), (220, 8192), (356, 8192), (600, 8192),
+                 (13, 3584), (52, 3584), (168, 3584), (330, 3584), (900, 3584),
+                 (17, 5120), (120, 5120), (230, 5120), (240, 5120))
+BLIND8_CONTROL = ((36, 4096), (150, 8192), (330, 3584), (900, 3584))
 
-def grid():
+
+def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind8":
+        return list(BLIND8_CONTROL if world == 2 else BLIND8_SHAPES)
     if os.environ.get(GRID_ENV) == "blind7":
         return list(BLIND7_SHAPES)
     if os.environ.get(GRID_ENV) == "blind4":
@@ -246,7 +258,7 @@ def _vllm(rank, world, csv_path, meta):
     fa = mod.init_custom_ar(meta_ptrs, rank_data, rank, True)
     reg = _shared(MAX_BYTES, fill=None)
     mod.register_buffer(fa, reg)
-    for t, h in grid():
+    for t, h in grid(world):
         n, nbytes = t * h, t * h * 2
         # the kernel's own choice (vllm_custom_all_reduce.cuh CustomAllreduce::allreduce)
         two = world > 2 and not ((world <= 4 and nbytes < 512 * 1024) or (world <= 8 and nbytes < 256 * 1024))
@@ -291,7 +303,7 @@ def _trtllm(rank, world, csv_path, meta):
     import torch.distributed as dist
     dist.barrier()
     gamma = (torch.rand(8192, device="cuda") + 0.5).to(torch.bfloat16)
-    for t, h in grid():
+    for t, h in grid(world):
         n, nbytes = t * h, t * h * 2
         x, want = _inputs(rank, world, n, seed=n + 7)
         res = torch.randint(-2, 3, (n,), device="cuda").to(torch.bfloat16)
@@ -370,10 +382,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7"), default="campaign",
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8"), default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
-                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES (the CSV is then named "
-                         "engine_allreduce_<grid>_*)")
+                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8: BLIND8_SHAPES "
+                         "(4 ranks) / BLIND8_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
     args = ap.parse_args()
     os.environ[GRID_ENV] = args.grid          # read by grid() here and in the spawned workers
     args.out.mkdir(parents=True, exist_ok=True)
@@ -382,7 +394,7 @@ def main():
         with open(p, "w", newline="") as f:
             csv.DictWriter(f, fieldnames=FIELDS).writeheader()
         _put(str(p), {"device": "cpu (smoke)"}, _row("smoke", 2, 1, 4096, [1.0, 2.0, 3.0], 1))
-        print(len(grid()), "shapes")
+        print(len(grid(4)), "shapes at 4 ranks,", len(grid(2)), "at 2")
         return
     impls = [i for i in args.impls.split(",") if i]
     for i in impls:
@@ -394,7 +406,7 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7") else ""
+    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

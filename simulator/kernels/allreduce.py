@@ -125,6 +125,21 @@ allreduce_fusion_kernel_oneshot_lamport and allreduce_fusion_kernel_launcher), r
     in the model. Pricing a thread's further tokens (a poll step, or a further RMSNorm, per token beyond the first:
     trtllm_oneshot_token_steps) was tried on the fit rows and rejected there: the fit put 0 us on a poll step, and a
     norm per token raised the fit's log error (0.1252 against 0.1192 without it).
+
+Blind grid 8 (4 ranks, 2-rank controls; simulator/calibration/engine_allreduce.py BLIND8_*) shipped two rules, read from
+the 4-rank rows of grids 4, 6 and 7 (looked-at) and fitted there only (fit_grid8_terms), priced beside main's model and
+committed (d5ee6a3) before the measurement:
+    vLLM two-shot   cross_device_reduce_2stage (custom_all_reduce.cuh @ c9eabec7) walks each rank's part of 16-B packs
+                    with a stride of all 36 x 512 threads, reduce-scatter then all-gather: ceil(bytes / (16 x 36 x 512 x
+                    g)) loop steps per phase (vllm_twoshot_waves; 1.125 MiB a step at 4 ranks), each waiting on its
+                    peers' loads; its time rises in steps of ~6.7 us at 4 ranks (the link term of one whole step), not
+                    with the bytes. hwmodels.roofline prices a two-shot op that declares its CTAs (add_allreduce:
+                    parallel_units = 36 for vLLM / SGLang) on (steps - AR_WAVE_SKIP = 0.25) whole steps
+    Lamport push    over more than one peer TensorRT-LLM's one-shot reaches LAMPORT_CEILING_RATIO = 0.922 of the pull
+                    one-shot's link ceiling (0.604 against 0.655 of the datasheet rate); at 2 ranks the one-peer rate
+                    binds and nothing moves
+Blind (90 rows measured of 150 priced: the TensorRT-LLM JIT build took 164 s of the one call, so its 4-rank rows stop
+after 11 of 26 shapes): |error| median 6.0 %, p90 14.8 %, 19 of 22 regimes, against main's 8.5 / 19.6 %, 17 of 22.
 """
 from __future__ import annotations
 
@@ -269,6 +284,21 @@ def trtllm_twoshot_flag_steps(tokens, hidden, world, sms: int) -> np.ndarray:
     return 2.0 * (np.ceil(TRTLLM_BARRIER_FLAGS / grid) - 1.0)
 
 
+#: vLLM's custom all-reduce launch (custom_all_reduce.cuh @ c9eabec7: block_limit = 36 CTAs of 512 threads) and its
+#: packed access (16 B a thread per loop step)
+VLLM_CTAS, VLLM_THREADS, VLLM_PACK_BYTES = 36, 512, 16
+
+
+def vllm_twoshot_waves(nbytes, world) -> np.ndarray:
+    """Loop steps of vLLM's two-shot kernel (cross_device_reduce_2stage, custom_all_reduce.cuh @ c9eabec7): each rank's
+    reduce-scatter walks its part = packs / g (16-B packs) with stride 36 x 512 threads, and its all-gather the largest
+    part the same way, so both phases take ceil(bytes / (16 x 36 x 512 x g)) steps in a row (a thread's step waits on its
+    peers' loads before the next one issues). hwmodels.roofline prices these steps for a two-shot op that declares its
+    CTAs (add_allreduce: parallel_units = VLLM_CTAS for vLLM's and SGLang's kernels; AR_WAVE_SKIP)."""
+    w = VLLM_PACK_BYTES * VLLM_CTAS * VLLM_THREADS * np.maximum(np.asarray(world, float), 1.0)
+    return np.ceil(np.asarray(nbytes, float) / w)
+
+
 def fused_epilogue_s(nbytes, hw) -> np.ndarray:
     """Seconds the residual-add + RMSNorm epilogue of TensorRT-LLM's fusion adds to its plain all-reduce: one more
     read (residual_in) and one more write (residual_out and norm_out against allreduce_out) of the message, at the
@@ -306,6 +336,9 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
                 tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
                 steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
             written = 0.0 if impl == "nccl" else np.where(fz, 2.0, 0.0) * np.asarray(nbytes, float)
+            # vLLM's (and SGLang's) kernels declare their 36 CTAs: hwmodels.roofline prices the two-shot's link bytes in
+            # whole grid-stride loop steps (vllm_twoshot_waves)
+            units = VLLM_CTAS if engine in ("vllm", "sglang") and impl != "nccl" else 0.0
             b.add(name, kind, bytes_read=nbytes, bytes_written=written, dtype="bf16", count=count, devices=world,
-                  sync_steps=steps, where=m if np.ndim(m) else None)
+                  sync_steps=steps, parallel_units=units, where=m if np.ndim(m) else None)
     return fz & (pick != "nccl") & base
