@@ -278,6 +278,19 @@ PAIR_L2_SHARE_PREFILL = 0.389
 PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": PAIR_L2_SHARE, "l2_sweep_prefill": PAIR_L2_SHARE_PREFILL},
                   "split": {"sweep": 0.465, "job": 0.244, "l2_sweep": 0.0}}
 
+#: the closed load loop's knee where an SM keeps two or more CTAs resident (hwmodels/roofline.py CHAIN_QUEUED_P_SHARED;
+#: the shipped CHAIN_QUEUED_P = 1.5 was chosen with one CTA per SM in the fit rows): in indexerTopK.cu @ 07339e94 a CTA
+#: stops loading for its on-chip phases (processHistogramStep's cub::BlockScan rounds between __syncthreads, the final
+#: sort), each thread otherwise holding ONE float4 load in flight (vectorized_process); two co-resident CTAs (REG_CTAS,
+#: by registers) are out of phase, so one's loads keep the HBM queue full through the other's barriers and the launch
+#: turns from latency- to queue-bound over a shorter stretch: a sharper knee, (chain^q + body^q)^(1/q) with q > 1.5.
+#: Where grids 11-14 missed it: single 512-thread CTAs at long rows (> 64K) at 2-7 CTAs per SM and the prefill entry's
+#: long rows ran +10..+43 % slow-priced with max(body, chain) within 5-26 % of the measured time while the 1.5-knee added
+#: 36-51 % (ASSUMPTION from the kernel's structure; the value scanned, topk_engines.fit_queue_p_shared, over the named
+#: looked-at rows of grids 11-14 (every TensorRT-LLM row but the narrow launches, 133 rows) with PAIR_SHARES_L2: rms log
+#: error 0.0865 at 2.0, 0.1053 at 1.5). A CANDIDATE (with PAIR_SHARES_L2), judged on blind grid 15
+QUEUE_P_SHARED_CANDIDATE = 2.0
+
 
 def pair_l2_hit(rows, n, sweeps: float, sms: float, l2_bytes: float | None, curves: dict | None = None,
                 prefill: bool = False) -> float:
