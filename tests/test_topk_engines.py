@@ -477,3 +477,39 @@ def test_trtllm_pair_l2_term():
     cand = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_CANDIDATE)
     l2 = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)
     assert l2[:2] == pytest.approx(cand[:2], rel=1e-9) and l2[2] > 1.1 * cand[2]
+
+
+def test_grid15_shapes_are_new_and_priced_by_three_models_before_measuring():
+    """No grid 15 shape was measured before for any top-k kernel (nor is a fit row), every TensorRT-LLM row (both
+    entries) carries main's, main + sharper knee's and the candidate's price; the committed CSV has its columns."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid15" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT, E.TRT_PAIR_FIT, E.TRT_PAIR_L2_SCAN)
+           for _, d, r, n in rows}
+    shapes = E.GRID15 + E.GRID15_PREFILL
+    assert len(set(shapes)) == len(shapes) == 37 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    p = pd.read_csv(F.DATA_DIR / E.GRID15_PREDICTION)
+    assert len(p) == 37 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_q_us", "pred_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime15(p["kernel"], p["rows"], p["n"]))
+
+
+def test_trtllm_sharper_knee_only_where_an_sm_keeps_two_ctas():
+    """CHAIN_QUEUED_P_SHARED (roofline) is off by default; on, it lowers a launch that keeps >= 2 CTAs per SM (264 x
+    250K) and leaves a launch of one CTA per SM (132 x 250K, the fit rows' case) unchanged; the context manager
+    restores the setting."""
+    import hwmodels.roofline as R
+    from simulator.kernels import topk_trtllm as TK
+
+    assert R.CHAIN_QUEUED_P_SHARED is None and TK.QUEUE_P_SHARED_CANDIDATE > R.CHAIN_QUEUED_P
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 132, 250000), ("gaussian", 264, 250000)])
+    base = E.predict_trtllm(t, hw)
+    with E.queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
+        sharp = E.predict_trtllm(t, hw)
+    assert R.CHAIN_QUEUED_P_SHARED is None
+    assert sharp[0] == pytest.approx(base[0], rel=1e-12) and sharp[1] < 0.97 * base[1]
