@@ -514,9 +514,12 @@ CHAIN_QUEUED_P = 1.5
 #: the op's resident CTAs) >= 2, units in the op's parallel_units): each SM then holds two CTAs' worth of closed-loop
 #: loads in flight (indexerTopK.cu @ 07339e94: one float4 a thread, 512 threads a CTA, two CTAs by registers), so the
 #: HBM queue stays full through one CTA's on-chip phases (scans, sorts) and the round trip turns from latency to queue
-#: over a shorter stretch (a closed queue's knee sharpens with its population): None = CHAIN_QUEUED_P everywhere (the
-#: shipped rule); simulator/kernels/topk_trtllm.py QUEUE_P_SHARED_CANDIDATE holds the candidate value
-CHAIN_QUEUED_P_SHARED: float | None = None
+#: over a shorter stretch (a closed queue's knee sharpens with its population); None = CHAIN_QUEUED_P everywhere (the
+#: rule before grid 15). SHIPPED at 2.0 = simulator/kernels/topk_trtllm.py QUEUE_P_SHARED (scanned on grids 11-14's
+#: looked-at rows, topk_engines.fit_queue_p_shared; judged blind on grid 15 with the pair shares + L2 term: 6 of 7
+#: regimes, main's rule 2 of 7); the terms fitted before it keep their values (topk_engines.as_fitted prices their fits
+#: under the rule they were fitted with)
+CHAIN_QUEUED_P_SHARED: float | None = 2.0
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:

@@ -4,7 +4,8 @@
 # transcription of indexerTopK.cu @ 07339e94, trt/trt_topk_kernels.cuh, not part of this repository); no SGLang (its
 # .so was not rebuilt), no FlashInfer (not installed: its rows are skipped)
 set -o pipefail
-# carried folder .dev/s17tk: measure_topk_engines.py, measure_production_kernels.py, _timing.py (this folder),
+# carried folder .dev/s17tk: measure_topk_engines.py (this folder; _timing.py and measure_production_kernels.py from
+# the checkout's lab/kernels, on PYTHONPATH, whose _timing finds lab/harness.py),
 # lib/scores_codegqa_16k.npy (the recorded rows: measure.gvr_rows of traces/attention/codegqa_16k_h100_2026-11-22.npz),
 # trt/ (trt_topk_launch.cu, trt_topk_kernels.cuh), grid15_prediction.csv
 cd "$(dirname "$0")/../.."
@@ -15,6 +16,7 @@ shift 2
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $OUT/nvidia-smi.txt
 SECONDS=0
+export PYTHONPATH=lab/kernels
 md5sum $D/trt/trt_topk_launch.cu $D/trt/trt_topk_kernels.cuh $D/lib/scores_codegqa_16k.npy | tee $OUT/src_md5.txt
 mkdir -p /tmp/trt
 TRT=/tmp/trt/trt_topk.so

@@ -80,6 +80,36 @@ def eff_with(hw: HardwareSpec, x) -> Efficiency:
                    fixed_s={**e.fixed_s, KIND: F.pinned_fixed_us(hw) * 1e-6})
 
 
+class as_fitted:
+    """Context manager: price as the terms fitted before grid 15 were fitted (topk_trtllm.PAIR_SHARES None: the
+    assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee), restored on
+    exit; every fit of those terms runs inside it, so shipping grid 15's rules refits nothing."""
+
+    def __enter__(self):
+        import hwmodels.roofline as R
+
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = None, None
+        return self
+
+    def __exit__(self, *exc):
+        import hwmodels.roofline as R
+
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = self.old
+        return False
+
+
+def _fitted_before_grid15(fit):
+    """Run `fit` under as_fitted (the rules it was fitted with)."""
+    import functools
+
+    @functools.wraps(fit)
+    def wrapped(*a, **k):
+        with as_fitted():
+            return fit(*a, **k)
+    return wrapped
+
+
 def frame(shapes) -> pd.DataFrame:
     """One row per (kernel, shape) with the pass statistics (fit_production_topk_gemm.topk_frame: FlashInfer's
     filtered kernel makes SGLang's passes, so both kernels share them) and FlashInfer's dispatch (`fi_path`)."""
@@ -490,6 +520,7 @@ def trt_fit_mask(t: pd.DataFrame) -> np.ndarray:
     return np.array([(d, int(r), int(n)) in keys for d, r, n in zip(t["dist"], t["rows"], t["n"])])
 
 
+@_fitted_before_grid15
 def fit_trtllm_job(hw: HardwareSpec) -> dict:
     """(scan, radix, rank) of the job model by least squares on log time over grid 5's TRT_FIT rows only."""
     from scipy.optimize import least_squares
@@ -836,6 +867,7 @@ TRT_SPLIT_FIT = ((8, "recorded", 1, 88000), (8, "recorded", 2, 98000), (8, "reco
                  (8, "gaussian", 5, 140000), (8, "gaussian", 12, 270000))
 
 
+@_fitted_before_grid15
 def fit_split_fixed(hw: HardwareSpec) -> dict:
     """topk_trtllm.SPLIT_FIXED_ROUNDS on TRT_SPLIT_FIT (JOB_TERMS fixed; 512-thread rows: WIDE_ROUND_COST does not
     act)."""
@@ -844,6 +876,7 @@ def fit_split_fixed(hw: HardwareSpec) -> dict:
             "split_rms_log_error": round(rms, 4)}
 
 
+@_fitted_before_grid15
 def fit_wide_round(hw: HardwareSpec) -> dict:
     """topk_trtllm.WIDE_ROUND_COST by least squares on log time over TRT_WIDE_FIT (JOB_TERMS and SPLIT_FIXED_ROUNDS
     fixed: TRT_FIT's and TRT_SPLIT_FIT's rows are 512-thread launches, where the term does not act; one-wave launches:
@@ -852,6 +885,7 @@ def fit_wide_round(hw: HardwareSpec) -> dict:
     return {"wide_round_cost": round(v, 4), "wide_fit_rows": len(TRT_WIDE_FIT), "wide_rms_log_error": round(rms, 4)}
 
 
+@_fitted_before_grid15
 def fit_later_share(hw: HardwareSpec) -> dict:
     """topk_trtllm.LATER_CTA_SHARE on TRT_WAVE_FIT (the other terms fixed at their shipped values)."""
     v, rms = _fit_one(_fit_named(TRT_WAVE_FIT, "wave"), hw, "later_share", 0.7, 0.1, 1.0)
@@ -931,7 +965,7 @@ def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
     x = (fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
-         | fit_pair_l2(hw))
+         | fit_pair_l2(hw) | fit_queue_p_shared(hw))
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
@@ -962,16 +996,23 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
                            "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
                            "two per SM, each SM's other CTAs at (c - 1) / reg_ctas of their sweeps and job (the assumed rule, "
-                           "shipped); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
+                           "shipped up to grid 14); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
                            "of reg_ctas each group's other CTAs adding those shares (topk_trtllm.PAIR_SHARES_CANDIDATE, "
                            f"NOT shipped: it lost a regime on grid 13; by fit_pair_shares on the named TRT_PAIR_FIT scan, "
                            f"{PAIR_SCAN_MEASURED}, each path on its own rows); pair_l2_share / pair_l2_prefill_share: "
                            "a paired single CTA's L2-hit sweep rounds and job at that share, decode dispatch / prefill "
-                           "entry (topk_trtllm.PAIR_L2_SHARE, PAIR_SHARES_L2, NOT shipped: it tied main's regimes on "
+                           "entry (topk_trtllm.PAIR_L2_SHARE, PAIR_SHARES_L2: it tied main's regimes alone on "
                            "grid 14; by fit_pair_l2 on the named TRT_PAIR_L2_FIT rows of grids 12-13 and the "
                            f"TRT_PAIR_L2_SCAN scan, {PAIR_L2_SCAN_MEASURED}, each entry on its own rows); "
+                           "queue_p_shared: the closed load loop's knee where an SM keeps >= 2 CTAs resident "
+                           "(hwmodels/roofline.py CHAIN_QUEUED_P_SHARED = topk_trtllm.QUEUE_P_SHARED) by "
+                           "fit_queue_p_shared, scanned over grids 11-14's looked-at rows (narrow launches aside) "
+                           "with PAIR_SHARES_L2; SHIPPED after grid 15 with PAIR_SHARES = PAIR_SHARES_L2 (6 of 7 "
+                           "regimes, main's rule 2 of 7); every term above was fitted under the rule before grid 15 "
+                           "(as_fitted) and is not refitted; "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
-                           f"{GRID11_MEASURED}, {GRID12_MEASURED}, {GRID13_MEASURED} and {GRID14_MEASURED}")}
+                           f"{GRID11_MEASURED}, {GRID12_MEASURED}, {GRID13_MEASURED}, {GRID14_MEASURED} and "
+                           f"{GRID15_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -1247,6 +1288,7 @@ def pair_scan_measured() -> pd.DataFrame:
     return t
 
 
+@_fitted_before_grid15
 def fit_pair_shares(hw: HardwareSpec) -> dict:
     """topk_trtllm.PAIR_SHARES (a co-resident 512-thread CTA's share of its sweep rounds and of its on-chip job, per
     path: the single-CTA decode / prefill launches and the split launches) by least squares on log time over
@@ -1396,6 +1438,7 @@ def pair_l2_fit_measured(with_scan: bool = True) -> pd.DataFrame:
     return out
 
 
+@_fitted_before_grid15
 def fit_pair_l2(hw: HardwareSpec, with_scan: bool = True) -> dict:
     """topk_trtllm.PAIR_L2_SHARE / PAIR_L2_SHARE_PREFILL (the L2-hit share of a co-resident single CTA's sweep rounds and
     job, the decode dispatch's and the prefill entry's, each on its own TRT_PAIR_L2_FIT rows) by least squares on log
@@ -1614,10 +1657,11 @@ def predict_grid15(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
     None), `pred_q_us` main's rule with the sharper knee alone (QUEUE_P_SHARED_CANDIDATE), `pred_us` THE candidate: the
     measured pair shares with the L2 term (PAIR_SHARES_L2) and the sharper knee."""
     t = grid15_frame()
-    with queue_p_shared(None):
+    with as_fitted():
         t["pred_main_us"] = predict_trtllm(t, hw)
+        with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
+            t["pred_q_us"] = predict_trtllm(t, hw)
     with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
-        t["pred_q_us"] = predict_trtllm(t, hw)
         t["pred_us"] = predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)
     t["regime"] = regime15(t["kernel"], t["rows"], t["n"], hw.units)
     pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
