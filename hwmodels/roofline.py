@@ -525,6 +525,16 @@ CHAIN_ISSUE_HIDDEN_P = {KIND_CODE["attn_triton_sgl"]: 4.5}
 #: chain is ~387 us and the HBM stream ~286 us. Judged blind on grid 8 (simulator/calibration/topk_engines.py)
 CHAIN_QUEUED = tuple(KIND_CODE[k] for k in ("topk_trtllm",))
 CHAIN_QUEUED_P = 1.5
+#: the knee's exponent where the launch keeps two or more of its CTAs resident on an SM (per_sm = min(ceil(units / SMs),
+#: the op's resident CTAs) >= 2, units in the op's parallel_units): each SM then holds two CTAs' worth of closed-loop
+#: loads in flight (indexerTopK.cu @ 07339e94: one float4 a thread, 512 threads a CTA, two CTAs by registers), so the
+#: HBM queue stays full through one CTA's on-chip phases (scans, sorts) and the round trip turns from latency to queue
+#: over a shorter stretch (a closed queue's knee sharpens with its population); None = CHAIN_QUEUED_P everywhere (the
+#: rule before grid 15). SHIPPED at 2.0 = simulator/kernels/topk_trtllm.py QUEUE_P_SHARED (scanned on grids 11-14's
+#: looked-at rows, topk_engines.fit_queue_p_shared; judged blind on grid 15 with the pair shares + L2 term: 6 of 7
+#: regimes, main's rule 2 of 7); the terms fitted before it keep their values (topk_engines.as_fitted prices their fits
+#: under the rule they were fitted with)
+CHAIN_QUEUED_P_SHARED: float | None = 2.0
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
@@ -734,6 +744,13 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
             wave_s = np.where(hp > 0.0, wave_s - np.maximum(memory_s, chain + compute_s + q * memory_s) + knee, wave_s)
     if CHAIN_QUEUED:   # a closed loop of loads: the HBM queue and the chain meet at a knee (CHAIN_QUEUED)
         qp = CHAIN_QUEUED_P
+        if CHAIN_QUEUED_P_SHARED is not None:   # several CTAs resident per SM: a sharper knee (CHAIN_QUEUED_P_SHARED)
+            occ_q = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
+            own_q = getattr(ops, "resident_ctas", None)
+            if own_q is not None:
+                occ_q = np.where(own_q > 0, own_q, occ_q)
+            per_sm = np.minimum(np.ceil(np.maximum(n, 1.0) / U), np.maximum(occ_q, 1.0))
+            qp = np.where(per_sm >= 2.0, CHAIN_QUEUED_P_SHARED, CHAIN_QUEUED_P)
         top = np.maximum(np.maximum(body, chain), 1e-30)
         both = top * ((body / top) ** qp + (chain / top) ** qp) ** (1.0 / qp)
         wave_s = np.where(np.isin(ops.kind, CHAIN_QUEUED), wave_s - np.maximum(body, chain) - fill + both, wave_s)

@@ -17,6 +17,14 @@ from simulator.strategies.base import parse_axis
 from tests.conftest import make_combo
 
 
+@pytest.fixture
+def fitted_rules():
+    """The TensorRT-LLM rules the terms before grid 15 were fitted and judged under (topk_engines.as_fitted: the
+    assumed pair rule, one 1.5-knee); the tests of those terms run inside it."""
+    with E.as_fitted():
+        yield
+
+
 def test_flashinfer_dispatch_and_radix_launch_follow_the_source():
     rows = np.array([1, 128, 1, 2, 3, 12, 20, 6])
     n = np.array([32768, 524288, 32772, 640000, 900000, 640000, 900000, 72000])
@@ -127,6 +135,7 @@ def test_grid5_shapes_are_new_and_priced_before_measuring():
     assert len(p) == 4 * 66 and p["pred_us"].gt(0).all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_job_model_follows_the_source():
     """topk_trtllm's job model: the threshold bin's staged values are ranked (<= 512) or radix-sorted (> 512), the
     block-scan rounds follow the threshold bin's index / threads, the block widths follow invokeIndexerTopKDecodeImpl,
@@ -181,6 +190,7 @@ def test_grid7_shapes_are_new_and_priced_by_three_models_before_measuring():
     assert len(trt) == 55 and trt[["pred_main_us", "pred_mainjob_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_product_price_is_the_calibrated_job_model():
     """One price path: `topk: {radix: {kernel: trtllm}}` adds topk_trtllm.add_priced_ops' op (the function the grid 7
     calibration prices), its job terms are the TRT_FIT fit, and several CTAs per SM cost more than one."""
@@ -224,6 +234,7 @@ def test_grid8_shapes_are_new_and_priced_by_both_models_before_measuring():
     assert len(trt) == len(E.GRID8) + len(E.GRID8_PREFILL) and trt[["pred_main_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_prefill_entry_is_one_512_thread_cta_per_row():
     """invokeIndexerTopKPrefill: one 512-thread CTA per row at any length (the decode dispatch splits a long row of a
     few rows and narrows many short rows to 256 threads); the product's prefill phase prices that launch."""
@@ -261,6 +272,7 @@ def test_grid9_shapes_are_new_and_priced_by_both_models_before_measuring():
     assert len(trt) == len(E.GRID9) and trt[["pred_main_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_round_cost_and_narrow_sort_share_follow_the_block_width():
     """A 1024-thread round costs WIDE_ROUND_COST 512-thread rounds, 256 / 512 one; a 256-thread CTA's radix sort holds
     the SM for half a 512-thread one's, a 1024-thread one's for one."""
@@ -298,6 +310,7 @@ def test_grid10_shapes_are_new_and_priced_by_both_models_before_measuring():
     assert len(trt) == len(E.GRID10) and trt[["pred_main_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_1024_thread_ctas_are_alone_on_their_sm():
     """WIDE_ALONE: a 1024-thread CTA (64 registers x 1024 threads) is alone on its SM: a split launch of 320 of them
     runs ceil(320 / 132) = 3 waves, 512-thread launches two per SM (REG_RESIDENT); a one-wave launch's price is unchanged
@@ -335,6 +348,7 @@ def test_grid11_shapes_are_new_and_priced_by_both_models_before_measuring():
     assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_split_fixed_stretch_and_later_lone_ctas():
     """SPLIT_FIXED_ROUNDS is paid once on a split row's path (not by single-CTA rows) and is the least-squares optimum on
     TRT_SPLIT_FIT; a later lone 1024-thread CTA adds LATER_CTA_SHARE of a first one's sweep rounds (one-wave launches
@@ -375,6 +389,7 @@ def test_grid12_shapes_are_new_and_priced_by_both_models_before_measuring():
     assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_512_thread_ctas_two_per_sm():
     """REG_RESIDENT: a one-CTA-per-SM launch prices as before; a split launch of 4 512-thread CTAs per SM no longer
     charges the other CTAs' scans and sorts whole (cheaper), and its rows in flight are two CTAs per SM."""
@@ -411,6 +426,7 @@ def test_grid13_shapes_are_new_and_priced_by_both_models_before_measuring():
     assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_pair_shares_are_the_scan_fit():
     """PAIR_SHARES_CANDIDATE (not shipped): the fitted file records the scan's shares; a lone CTA per SM prices as
     before; None (shipped) is main 08cf44f's rule (grid 13's committed main prices); an SM's CTAs run in groups of REG_CTAS (3 CTAs per SM: two
@@ -468,6 +484,7 @@ def test_grid14_shapes_are_new_and_priced_by_three_models_before_measuring():
     assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_cand_us", "pred_us"]].notna().all().all()
 
 
+@pytest.mark.usefixtures("fitted_rules")
 def test_trtllm_pair_l2_term():
     """pair_l2_hit: 0 without an L2, 1 where the tensor and the rows in flight fit, 0 where neither does; the L2 term
     moves only a paired single CTA whose rows hit the L2 (a 250K row and a split launch price as the pair shares alone)."""
@@ -481,3 +498,54 @@ def test_trtllm_pair_l2_term():
     cand = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_CANDIDATE)
     l2 = E.predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)
     assert l2[:2] == pytest.approx(cand[:2], rel=1e-9) and l2[2] > 1.1 * cand[2]
+
+
+def test_grid15_shapes_are_new_and_priced_by_three_models_before_measuring():
+    """No grid 15 shape was measured before for any top-k kernel (nor is a fit row), every TensorRT-LLM row (both
+    entries) carries main's, main + sharper knee's and the candidate's price; the committed CSV has its columns."""
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid15" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT, E.TRT_PAIR_FIT, E.TRT_PAIR_L2_SCAN)
+           for _, d, r, n in rows}
+    shapes = E.GRID15 + E.GRID15_PREFILL
+    assert len(set(shapes)) == len(shapes) == 37 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    p = pd.read_csv(F.DATA_DIR / E.GRID15_PREDICTION)
+    assert len(p) == 37 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_q_us", "pred_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime15(p["kernel"], p["rows"], p["n"]))
+
+
+def test_trtllm_sharper_knee_only_where_an_sm_keeps_two_ctas():
+    """CHAIN_QUEUED_P_SHARED (roofline) ships at topk_trtllm.QUEUE_P_SHARED with PAIR_SHARES = PAIR_SHARES_L2; the
+    sharper knee lowers a launch that keeps >= 2 CTAs per SM (264 x 250K) and leaves a launch of one CTA per SM (132 x
+    250K, the fit rows' case) unchanged; as_fitted prices the rule before grid 15 and restores the shipped one."""
+    import hwmodels.roofline as R
+    from simulator.kernels import topk_trtllm as TK
+
+    assert R.CHAIN_QUEUED_P_SHARED == TK.QUEUE_P_SHARED == TK.QUEUE_P_SHARED_CANDIDATE > R.CHAIN_QUEUED_P
+    assert TK.PAIR_SHARES is TK.PAIR_SHARES_L2
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 132, 250000), ("gaussian", 264, 250000)])
+    with E.queue_p_shared(None):
+        base = E.predict_trtllm(t, hw)
+    sharp = E.predict_trtllm(t, hw)
+    assert sharp[0] == pytest.approx(base[0], rel=1e-12) and sharp[1] < 0.97 * base[1]
+    with E.as_fitted():
+        assert TK.PAIR_SHARES is None and R.CHAIN_QUEUED_P_SHARED is None
+    assert TK.PAIR_SHARES is TK.PAIR_SHARES_L2 and R.CHAIN_QUEUED_P_SHARED == TK.QUEUE_P_SHARED
+
+
+def test_grid15_committed_prices_are_reproduced():
+    """Three grid 15 rows re-priced now: pred_main_us under as_fitted (main 8c86417's rule), pred_us (the shipped
+    candidate) by the product's price, as committed before measuring."""
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID15_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[0, 8, 16]].reset_index(drop=True)
+    with E.as_fitted():
+        main = E.predict_trtllm(p, hw)
+    assert main == pytest.approx(p["pred_main_us"].to_numpy(), rel=1e-4)
+    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_us"].to_numpy(), rel=1e-4)

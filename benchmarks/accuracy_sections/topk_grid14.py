@@ -47,7 +47,7 @@ def topk_trtllm_grid14() -> None:
         (trt_k, "trtllm", "pred_main_us", "main", f"grid14 ({n_trt}), main 2bec4e2's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid14 controls (6), main's committed prices")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 15's shipped row (topk_grid15)
     trt = m[m["kernel"].isin(trt_k)]
     regs = g["regime"].str.startswith("top-k trtllm ")
     for c, tag, lab in (("pred_main_us", "main", "main 2bec4e2"), ("pred_cand_us", "cand", "pair shares"),

@@ -80,6 +80,36 @@ def eff_with(hw: HardwareSpec, x) -> Efficiency:
                    fixed_s={**e.fixed_s, KIND: F.pinned_fixed_us(hw) * 1e-6})
 
 
+class as_fitted:
+    """Context manager: price as the terms fitted before grid 15 were fitted (topk_trtllm.PAIR_SHARES None: the
+    assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee), restored on
+    exit; every fit of those terms runs inside it, so shipping grid 15's rules refits nothing."""
+
+    def __enter__(self):
+        import hwmodels.roofline as R
+
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = None, None
+        return self
+
+    def __exit__(self, *exc):
+        import hwmodels.roofline as R
+
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = self.old
+        return False
+
+
+def _fitted_before_grid15(fit):
+    """Run `fit` under as_fitted (the rules it was fitted with)."""
+    import functools
+
+    @functools.wraps(fit)
+    def wrapped(*a, **k):
+        with as_fitted():
+            return fit(*a, **k)
+    return wrapped
+
+
 def frame(shapes) -> pd.DataFrame:
     """One row per (kernel, shape) with the pass statistics (fit_production_topk_gemm.topk_frame: FlashInfer's
     filtered kernel makes SGLang's passes, so both kernels share them) and FlashInfer's dispatch (`fi_path`)."""
@@ -490,6 +520,7 @@ def trt_fit_mask(t: pd.DataFrame) -> np.ndarray:
     return np.array([(d, int(r), int(n)) in keys for d, r, n in zip(t["dist"], t["rows"], t["n"])])
 
 
+@_fitted_before_grid15
 def fit_trtllm_job(hw: HardwareSpec) -> dict:
     """(scan, radix, rank) of the job model by least squares on log time over grid 5's TRT_FIT rows only."""
     from scipy.optimize import least_squares
@@ -836,6 +867,7 @@ TRT_SPLIT_FIT = ((8, "recorded", 1, 88000), (8, "recorded", 2, 98000), (8, "reco
                  (8, "gaussian", 5, 140000), (8, "gaussian", 12, 270000))
 
 
+@_fitted_before_grid15
 def fit_split_fixed(hw: HardwareSpec) -> dict:
     """topk_trtllm.SPLIT_FIXED_ROUNDS on TRT_SPLIT_FIT (JOB_TERMS fixed; 512-thread rows: WIDE_ROUND_COST does not
     act)."""
@@ -844,6 +876,7 @@ def fit_split_fixed(hw: HardwareSpec) -> dict:
             "split_rms_log_error": round(rms, 4)}
 
 
+@_fitted_before_grid15
 def fit_wide_round(hw: HardwareSpec) -> dict:
     """topk_trtllm.WIDE_ROUND_COST by least squares on log time over TRT_WIDE_FIT (JOB_TERMS and SPLIT_FIXED_ROUNDS
     fixed: TRT_FIT's and TRT_SPLIT_FIT's rows are 512-thread launches, where the term does not act; one-wave launches:
@@ -852,6 +885,7 @@ def fit_wide_round(hw: HardwareSpec) -> dict:
     return {"wide_round_cost": round(v, 4), "wide_fit_rows": len(TRT_WIDE_FIT), "wide_rms_log_error": round(rms, 4)}
 
 
+@_fitted_before_grid15
 def fit_later_share(hw: HardwareSpec) -> dict:
     """topk_trtllm.LATER_CTA_SHARE on TRT_WAVE_FIT (the other terms fixed at their shipped values)."""
     v, rms = _fit_one(_fit_named(TRT_WAVE_FIT, "wave"), hw, "later_share", 0.7, 0.1, 1.0)
@@ -931,7 +965,7 @@ def trtllm_record(hw: HardwareSpec) -> dict:
     """production_kernels.topk_trtllm of the fitted file: the job model's terms (fit_trtllm_job on TRT_FIT, shipped as
     topk_trtllm.JOB_TERMS) and where the rest of the kind's terms come from."""
     x = (fit_trtllm_job(hw) | fit_split_fixed(hw) | fit_wide_round(hw) | fit_later_share(hw) | fit_pair_shares(hw)
-         | fit_pair_l2(hw))
+         | fit_pair_l2(hw) | fit_queue_p_shared(hw))
     from hwmodels import roofline as R
 
     return x | {"fit_shapes": [f"{d}, {r} rows x {n}" for d, r, n in TRT_FIT],
@@ -962,16 +996,23 @@ def trtllm_record(hw: HardwareSpec) -> dict:
                            "one; wide_alone: a 1024-thread CTA (64 registers a thread) fills an SM's register file, "
                            "one per SM; reg_resident / reg_ctas: 512-thread CTAs (47-64 registers a thread, ptxas) "
                            "two per SM, each SM's other CTAs at (c - 1) / reg_ctas of their sweeps and job (the assumed rule, "
-                           "shipped); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
+                           "shipped up to grid 14); pair_<path>_sweep_share / pair_<path>_job_share: the measured alternative, groups "
                            "of reg_ctas each group's other CTAs adding those shares (topk_trtllm.PAIR_SHARES_CANDIDATE, "
                            f"NOT shipped: it lost a regime on grid 13; by fit_pair_shares on the named TRT_PAIR_FIT scan, "
                            f"{PAIR_SCAN_MEASURED}, each path on its own rows); pair_l2_share / pair_l2_prefill_share: "
                            "a paired single CTA's L2-hit sweep rounds and job at that share, decode dispatch / prefill "
-                           "entry (topk_trtllm.PAIR_L2_SHARE, PAIR_SHARES_L2, NOT shipped: it tied main's regimes on "
+                           "entry (topk_trtllm.PAIR_L2_SHARE, PAIR_SHARES_L2: it tied main's regimes alone on "
                            "grid 14; by fit_pair_l2 on the named TRT_PAIR_L2_FIT rows of grids 12-13 and the "
                            f"TRT_PAIR_L2_SCAN scan, {PAIR_L2_SCAN_MEASURED}, each entry on its own rows); "
+                           "queue_p_shared: the closed load loop's knee where an SM keeps >= 2 CTAs resident "
+                           "(hwmodels/roofline.py CHAIN_QUEUED_P_SHARED = topk_trtllm.QUEUE_P_SHARED) by "
+                           "fit_queue_p_shared, scanned over grids 11-14's looked-at rows (narrow launches aside) "
+                           "with PAIR_SHARES_L2; SHIPPED after grid 15 with PAIR_SHARES = PAIR_SHARES_L2 (6 of 7 "
+                           "regimes, main's rule 2 of 7); every term above was fitted under the rule before grid 15 "
+                           "(as_fitted) and is not refitted; "
                            f"judged blind on {GRID7_MEASURED}, {GRID8_MEASURED}, {GRID9_MEASURED}, {GRID10_MEASURED}, "
-                           f"{GRID11_MEASURED}, {GRID12_MEASURED}, {GRID13_MEASURED} and {GRID14_MEASURED}")}
+                           f"{GRID11_MEASURED}, {GRID12_MEASURED}, {GRID13_MEASURED}, {GRID14_MEASURED} and "
+                           f"{GRID15_MEASURED}")}
 
 
 def write_trtllm(target: str, hw: HardwareSpec, out_dir: Path) -> Path:
@@ -1247,6 +1288,7 @@ def pair_scan_measured() -> pd.DataFrame:
     return t
 
 
+@_fitted_before_grid15
 def fit_pair_shares(hw: HardwareSpec) -> dict:
     """topk_trtllm.PAIR_SHARES (a co-resident 512-thread CTA's share of its sweep rounds and of its on-chip job, per
     path: the single-CTA decode / prefill launches and the split launches) by least squares on log time over
@@ -1396,6 +1438,7 @@ def pair_l2_fit_measured(with_scan: bool = True) -> pd.DataFrame:
     return out
 
 
+@_fitted_before_grid15
 def fit_pair_l2(hw: HardwareSpec, with_scan: bool = True) -> dict:
     """topk_trtllm.PAIR_L2_SHARE / PAIR_L2_SHARE_PREFILL (the L2-hit share of a co-resident single CTA's sweep rounds and
     job, the decode dispatch's and the prefill entry's, each on its own TRT_PAIR_L2_FIT rows) by least squares on log
@@ -1502,3 +1545,144 @@ def grid14_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     model (`main`); the goal judged on the `shipped` tag."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"), ((CSV_KERNEL["sglang"],), "sglang"))
     return _grid_accuracy(measured14(), 14, groups, (("pred_cand_us", "cand"), ("pred_us", "l2")), shipped, by_dist)
+
+
+# --- the sharper closed-loop knee where an SM keeps two or more CTAs resident (hwmodels/roofline.py
+# CHAIN_QUEUED_P_SHARED; topk_trtllm.QUEUE_P_SHARED_CANDIDATE), fitted on looked-at rows, judged on GRID15 ---
+#: the looked-at rows QUEUE_P_SHARED_CANDIDATE is fitted on: every TensorRT-LLM row of grids 11-14 (both entries)
+#: but the narrow 256-thread launches (a regime the knee does not address), measured before, named as fit rows
+QUEUE_P_FIT_GRIDS = (11, 12, 13, 14)
+#: the exponents scanned (the shipped CHAIN_QUEUED_P = 1.5 first)
+QUEUE_P_SCAN = (1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 4.0, 6.0)
+
+
+class queue_p_shared:
+    """Context manager: price with hwmodels.roofline.CHAIN_QUEUED_P_SHARED = `p` (None = the shipped rule), restored
+    on exit."""
+
+    def __init__(self, p: float | None):
+        self.p = p
+
+    def __enter__(self):
+        import hwmodels.roofline as R
+
+        self.old = R.CHAIN_QUEUED_P_SHARED
+        R.CHAIN_QUEUED_P_SHARED = self.p
+        return self
+
+    def __exit__(self, *exc):
+        import hwmodels.roofline as R
+
+        R.CHAIN_QUEUED_P_SHARED = self.old
+        return False
+
+
+def queue_p_fit_rows() -> pd.DataFrame:
+    """QUEUE_P_FIT_GRIDS' measured TensorRT-LLM rows, narrow 256-thread launches left out (`grid` added)."""
+    ms = {11: measured11, 12: measured12, 13: measured13, 14: measured14}
+    parts = []
+    for g in QUEUE_P_FIT_GRIDS:
+        m = ms[g]()
+        m = m[m["kernel"].isin((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]))].copy()
+        pf = (m["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+        narrow = ~pf & (TK.block_threads(m["rows"], m["n"]) < TK.THREADS)
+        parts.append(m[~narrow].assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_queue_p_shared(hw: HardwareSpec, scan=QUEUE_P_SCAN) -> dict:
+    """topk_trtllm.QUEUE_P_SHARED_CANDIDATE: the scanned exponent of least rms log error over queue_p_fit_rows, priced
+    with the measured pair shares and the L2 term (PAIR_SHARES_L2); every other term at its shipped value."""
+    t = queue_p_fit_rows()
+    y = np.log(t["median_us"].to_numpy(float))
+    rms = {}
+    for p in scan:
+        with queue_p_shared(p):
+            rms[p] = float(np.sqrt(np.mean((np.log(predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)) - y) ** 2)))
+    best = min(rms, key=rms.get)
+    return {"queue_p_shared": best, "queue_p_fit_rows": int(len(t)),
+            "queue_p_rms_log_error": round(rms[best], 4), "queue_p_rms_log_error_at_1_5": round(rms[1.5], 4)}
+
+
+#: grid 15: TensorRT-LLM's four regimes still missed after grid 14 and controls: single 512-thread decode CTAs at long
+#: rows (> 64K) at 2-7 CTAs per SM, at mid rows (16K-64K) with an odd count of CTAs per SM (3 / 5 / 7) and, as a
+#: control, an even one, narrow 256-thread short rows (520-3000 rows of 6K-11K), the prefill entry at long rows (> 64K)
+#: and, as a control, mid rows, split launches of 512- and 1024-thread slices as controls; recorded and gaussian scores;
+#: no (scores, rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks). No SGLang rows (its
+#: .so was not rebuilt this session)
+GRID15_SINGLE_LONG = ([("recorded", r, n) for r, n in ((170, 260000), (250, 90000), (410, 125000), (350, 200000),
+                                                      (560, 78000), (700, 105000), (830, 72000))]
+                      + [("gaussian", 450, 170000)])
+GRID15_SINGLE_MID_ODD = ([("recorded", r, n) for r, n in ((330, 19000), (290, 33000), (620, 23000), (600, 45000),
+                                                         (900, 26000), (850, 35000))]
+                         + [("gaussian", 310, 26000)])
+GRID15_SINGLE_MID_EVEN = [("recorded", r, n) for r, n in ((470, 30000), (255, 50000), (760, 40000))]
+GRID15_NARROW = ([("recorded", r, n) for r, n in ((520, 9000), (800, 8000), (1150, 6000), (1800, 10000), (3000, 7500))]
+                 + [("gaussian", r, n) for r, n in ((700, 10000), (1400, 11000))])
+GRID15_SPLIT = [("recorded", r, n) for r, n in ((35, 220000), (52, 270000), (40, 600000), (16, 700000))]
+GRID15_PREFILL = ([("recorded", r, n) for r, n in ((500, 120000), (1000, 85000), (1600, 68000), (2400, 100000),
+                                                   (750, 190000))]
+                  + [("gaussian", 1200, 110000)] + [("recorded", r, n) for r, n in ((800, 36000), (1500, 25000))])
+GRID15 = GRID15_SINGLE_LONG + GRID15_SINGLE_MID_ODD + GRID15_SINGLE_MID_EVEN + GRID15_NARROW + GRID15_SPLIT
+GRID15_PREDICTION = "topk_engines_grid15_prediction_2026-11-27.csv"
+GRID15_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid15.csv"
+
+
+def grid15_frame() -> pd.DataFrame:
+    """GRID15's rows: TensorRT-LLM's decode dispatch at GRID15's shapes, its prefill entry at GRID15_PREFILL's."""
+    pf = _trtllm_frame(GRID15_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([_trtllm_frame(GRID15), pf], ignore_index=True)
+
+
+def regime15(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID15's regimes: single 512-thread decode CTAs at long rows (> 64K) / mid rows with an odd / even count of CTAs
+    per SM, narrow 256-thread short rows, the prefill entry at long (> 64K) / mid rows, split launches (controls)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    th = TK.block_threads(rows, n)
+    nb = TK.blocks_per_row(rows, n)
+    odd = np.ceil(rows / sms) % 2 == 1
+    return np.where(pf, np.where(n > 65536, "prefill entry, long rows > 64K", "prefill entry, mid rows (control)"),
+                    np.where(nb > 1, "split launches, 512- / 1024-thread slices (controls)",
+                             np.where(th < 512, "narrow 256-thread CTAs, short rows",
+                                      np.where(n > 65536, "single 512-thread CTAs, long rows > 64K",
+                                               np.where(odd, "single 512-thread CTAs, mid rows, odd CTAs per SM",
+                                                        "single 512-thread CTAs, mid rows, even CTAs per SM "
+                                                        "(control)")))))
+
+
+def predict_grid15(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID15 priced three ways: `pred_main_us` main 8c86417's product price (PAIR_SHARES None, CHAIN_QUEUED_P_SHARED
+    None), `pred_q_us` main's rule with the sharper knee alone (QUEUE_P_SHARED_CANDIDATE), `pred_us` THE candidate: the
+    measured pair shares with the L2 term (PAIR_SHARES_L2) and the sharper knee."""
+    t = grid15_frame()
+    with as_fitted():
+        t["pred_main_us"] = predict_trtllm(t, hw)
+        with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
+            t["pred_q_us"] = predict_trtllm(t, hw)
+    with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
+        t["pred_us"] = predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)
+    t["regime"] = regime15(t["kernel"], t["rows"], t["n"], hw.units)
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
+    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_q_us",
+                            "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured15(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid15 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID15_PREDICTION, meas_csv or F.DATA_DIR / GRID15_MEASURED)
+
+
+def grid15_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid15 per regime, every row BLIND: TensorRT-LLM (both entries) by main 8c86417's product price (`main`), main's
+    rule with the sharper knee (`q`) and the candidate (`cand`: pair shares + L2 term + sharper knee); the goal judged on
+    the `shipped` tag."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured15(), 15, groups, (("pred_q_us", "q"), ("pred_us", "cand")), shipped, by_dist)

@@ -38,7 +38,9 @@ grid 11: 6.9 / 35.2 % (main 06e70f8's 20.9 / 38.1); two 512-thread CTAs per SM b
 grid 12: 6.2 / 25.7 % (main ea0997d's 17.0 / 41.8); their co-resident share measured on a scan (PAIR_SHARES) blind on
 grid 13: 10.5 / 24.4 % (main 08cf44f's 13.3 / 25.4; the single CTAs' mid rows, whose re-sweeps hit the L2, now -14 %
 fast); those shares with an L2 term (PAIR_L2_SHARE) blind on grid 14: 9.2 / 16.5 % (main 2bec4e2's 10.1 / 26.6 %, the
-same 3 of 5 regimes: not shipped, PAIR_SHARES None). `add_ops` is the first
+same 3 of 5 regimes: not shipped then); those shares with the L2 term and a sharper closed-loop knee where an SM keeps
+two or more CTAs resident (QUEUE_P_SHARED, hwmodels/roofline.py CHAIN_QUEUED_P_SHARED) blind on grid 15: 6.0 / 18.8 %,
+6 of 7 regimes (main 8c86417's 19.3 / 27.6 %, 2 of 7): SHIPPED (PAIR_SHARES = PAIR_SHARES_L2). `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -249,6 +251,7 @@ NARROW_REG = False
 #: met 4 of 7 (pooled 10.5 / 24.4 % vs 13.3 / 25.4 %): it closes the single CTAs' long rows (19.2 -> 10.5 % median) but
 #: loses their mid rows (21K-48K: 2.5 -> 13.9 %), whose second sweep is an L2 hit the scan (every multi-CTA single row
 #: >= 58 MB) could not show. The fitted shares stay as PAIR_SHARES_CANDIDATE; PAIR_SHARES None = the assumed rule
+#: (the shipped rule up to grid 14: after grid 15 PAIR_SHARES = PAIR_SHARES_L2, set below)
 PAIR_SHARES_CANDIDATE = {"single": {"sweep": 0.0, "job": 0.0}, "split": {"sweep": 0.465, "job": 0.244}}
 PAIR_SHARES: dict | None = None
 
@@ -277,6 +280,26 @@ PAIR_L2_JOB = True
 PAIR_L2_SHARE_PREFILL = 0.389
 PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": PAIR_L2_SHARE, "l2_sweep_prefill": PAIR_L2_SHARE_PREFILL},
                   "split": {"sweep": 0.465, "job": 0.244, "l2_sweep": 0.0}}
+
+#: the closed load loop's knee where an SM keeps two or more CTAs resident (hwmodels/roofline.py CHAIN_QUEUED_P_SHARED;
+#: the shipped CHAIN_QUEUED_P = 1.5 was chosen with one CTA per SM in the fit rows): in indexerTopK.cu @ 07339e94 a CTA
+#: stops loading for its on-chip phases (processHistogramStep's cub::BlockScan rounds between __syncthreads, the final
+#: sort), each thread otherwise holding ONE float4 load in flight (vectorized_process); two co-resident CTAs (REG_CTAS,
+#: by registers) are out of phase, so one's loads keep the HBM queue full through the other's barriers and the launch
+#: turns from latency- to queue-bound over a shorter stretch: a sharper knee, (chain^q + body^q)^(1/q) with q > 1.5.
+#: Where grids 11-14 missed it: single 512-thread CTAs at long rows (> 64K) at 2-7 CTAs per SM and the prefill entry's
+#: long rows ran +10..+43 % slow-priced with max(body, chain) within 5-26 % of the measured time while the 1.5-knee added
+#: 36-51 % (ASSUMPTION from the kernel's structure; the value scanned, topk_engines.fit_queue_p_shared, over the named
+#: looked-at rows of grids 11-14 (every TensorRT-LLM row but the narrow launches, 133 rows) with PAIR_SHARES_L2: rms log
+#: error 0.0865 at 2.0, 0.1053 at 1.5). Judged with PAIR_SHARES_L2 on blind grid 15 (37 new shapes, all three prices
+#: committed before measuring): 6.0 / 18.8 %, 6 of 7 regimes, where main 8c86417's rule met 2 of 7 (19.3 / 27.6 %) and
+#: main's rule with this knee alone 4 of 7 (8.9 / 28.4 %): SHIPPED, as hwmodels/roofline.py CHAIN_QUEUED_P_SHARED (equal
+#: to this constant; tests check) with PAIR_SHARES = PAIR_SHARES_L2 below
+QUEUE_P_SHARED_CANDIDATE = 2.0
+QUEUE_P_SHARED = QUEUE_P_SHARED_CANDIDATE
+#: SHIPPED after grid 15: the measured pair shares with the L2 term (PAIR_SHARES_L2; not shipped alone on grid 14, where
+#: they tied main's regimes: with the sharper knee above they met 6 of grid 15's 7 regimes, main's rule 2)
+PAIR_SHARES = PAIR_SHARES_L2
 
 
 def pair_l2_hit(rows, n, sweeps: float, sms: float, l2_bytes: float | None, curves: dict | None = None,
