@@ -76,7 +76,9 @@ def test_pt_lookup_terms_are_the_grid5_fit():
 def test_grid6_shapes_are_new_and_priced_by_three_models():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        if "figrid6" in f.name or "flashinfer_grid6" in f.name:
+        # TensorRT-LLM's grid 15 was designed at the same time, by another hand, and measured after grid 6's
+        # prediction commit (716930a): it shares one row length (190,000) and is no earlier grid
+        if "figrid6" in f.name or "flashinfer_grid6" in f.name or "grid15" in f.name:
             continue
         seen |= {int(v) for v in pd.read_csv(f)["n"]}
     assert len(set(G.FI_GRID6)) == len(G.FI_GRID6) == 41
