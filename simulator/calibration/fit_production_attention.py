@@ -1853,6 +1853,47 @@ def xqa_gmma_steady_share(x11: pd.DataFrame, x12: pd.DataFrame, hw: HardwareSpec
                              "XQA_GMMA_STEADY", "XQA_GMMA_STEADY_SHARE")
 
 
+#: the tenth xqa blind grid's measured rows
+XQA_X10_GLOB = "xqa_x10_nvidia*.csv"
+
+
+def load_xqa_x10(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The tenth grid's measured rows (failed rows dropped; empty when none)."""
+    files = sorted(p for p in Path(data_dir).glob(XQA_X10_GLOB) if "_grids_" not in p.name and p.suffix == ".csv"
+                   and not p.stem.endswith("_nvidia-smi"))
+    if not files:
+        return pd.DataFrame()
+    df = pd.concat([load(f) for f in files], ignore_index=True)
+    return df[df["note"] == ""].reset_index(drop=True)
+
+
+def xqa_late_fit_rows(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame) -> pd.DataFrame:
+    """The fit rows of simulator.kernels.xqa.XQA_LATE_LOADS, named before the fit: every bf16 (mha.cu) row of the tenth,
+    eleventh and twelfth grids timed with programmatic dependent launch on (the twelfth grid's enable_pdl-off
+    diagnostics left out), the eleventh grid's per-SM stream scan included; LOOKED-AT (their middle rows' misses
+    motivated the rule)."""
+    parts = []
+    for d in (x10, x11, x12):
+        if len(d):
+            keep = d["dtype"].to_numpy() == "bf16"
+            if "pdl" in d.columns:
+                keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+            parts.append(d[keep])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(out) and "split_sms" in out.columns:
+        out["split_sms"] = pd.to_numeric(out["split_sms"], errors="coerce")
+    return out
+
+
+def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: HardwareSpec,
+                   eff: Efficiency | None = None, bounds: tuple = (0.0, 60.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_LATE_LOADS fitted ONLY on xqa_late_fit_rows(x10, x11, x12), every other term as `eff`
+    prices it (a one-dimensional bounded search of the rows' rms log error with XQA_LATE on). Returns (loads, rms, rms
+    at 1 load, rows); the module constants are restored."""
+    return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
+                             "XQA_LATE_LOADS")
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
