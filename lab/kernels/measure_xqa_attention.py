@@ -914,7 +914,7 @@ X14_ROWS = (
     ("llama8b", "bf16", 1, 3000, 20, "mid136", None),
     # (5) bf16 controls
     ("llama8b", "bf16", 1, 300, 48, "control", None), ("llama8b", "bf16", 1, 700, 64, "control", None),
-    ("llama8b_tp4", "bf16", 1, 45000, 1, "control", "trt"), ("llama8b", "bf16", 1, 3500, 6, "control", None),
+    ("llama8b_tp4", "bf16", 1, 45000, 1, "control", "trt"), ("llama8b", "bf16", 1, 3500, 6, "mid72", None),
     # (6) fp8 rows
     ("llama8b", "fp8", 1, 9000, 4, "fp8", None), ("llama8b", "fp8", 1, 2600, 16, "fp8", None),
     ("llama8b", "fp8", 1, 1700, 11, "fp8", None), ("llama8b", "fp8", 1, 900, 20, "fp8", None),
