@@ -1894,6 +1894,26 @@ def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: 
                              "XQA_LATE_LOADS")
 
 
+#: the fourteenth xqa blind grid's measured rows and the prices committed before them
+XQA_X14_GLOB, XQA_X14_PRED_CSV = "xqa_x14_nvidia*.csv", "xqa_x14_predictions.csv"
+
+
+def load_xqa_x14(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fourteenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    files = sorted(p for p in Path(data_dir).glob(XQA_X14_GLOB) if "_grids_" not in p.name and p.suffix == ".csv"
+                   and not p.stem.endswith("_nvidia-smi"))
+    pp = Path(data_dir) / XQA_X14_PRED_CSV
+    if not files or not pp.is_file():
+        return pd.DataFrame()
+    df = pd.concat([load(f) for f in files], ignore_index=True)
+    df = df[df["note"] == ""].reset_index(drop=True)
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
