@@ -22,7 +22,7 @@ def _loads(ctas_batch, kvb=2.0, late=True):
 
 
 def test_late_loads_only_on_one_partial_wave_of_more_than_half_the_sms():
-    """Batch 6-20 of Llama-3.1-8B (8 KV heads, unsplit): 48-64 CTAs (<= 66) and 136-160 (two waves) untouched; 72-128
+    """Context 3000 (12 tiles per unsplit CTA); batch 6-20 of Llama-3.1-8B (8 KV heads, unsplit): 48-64 CTAs (<= 66) and 136-160 (two waves) untouched; 72-128
     CTAs pay XQA_LATE_LOADS x min(1, XQA_LATE_SAT_SMS / CTAs) more loads; fp8 (the GMMA kernel) untouched."""
     b = np.array([6.0, 8.0, 9.0, 12.0, 16.0, 17.0, 20.0])
     on, ctas = _loads(b)
@@ -46,7 +46,12 @@ def test_late_loads_fitted_on_the_named_rows():
     x10, x11, x12 = FP.load_xqa_x10(), FP.load_xqa_x11(), FP.load_xqa_x12()
     rows = FP.xqa_late_fit_rows(x10, x11, x12)
     assert len(rows) == 96 and set(rows["dtype"]) == {"bf16"}
-    loads, rms, rms1, n = FP.xqa_late_loads(x10, x11, x12, hw)
+    keep = XQ.XQA_LATE_MIN_TILES
+    XQ.XQA_LATE_MIN_TILES = 1.0   # the form fitted and priced before the fourteenth grid's call
+    try:
+        loads, rms, rms1, n = FP.xqa_late_loads(x10, x11, x12, hw)
+    finally:
+        XQ.XQA_LATE_MIN_TILES = keep
     assert loads == pytest.approx(XQ.XQA_LATE_LOADS, abs=0.01) and rms < rms1 and n == 96
 
 
@@ -57,3 +62,33 @@ def test_fourteenth_grid_predictions_committed():
         assert c in p.columns
     assert (p["pred_here_off_us"] == p["pred_base_us"]).all()
     assert not p.duplicated(list(FP.XQA_KEYS) + ["role"]).any()
+
+
+def test_fourteenth_grid_measured_and_the_fits_hold_late_off():
+    b = FP.load_xqa_x14()
+    assert len(b) == 34 and {"base_err_pct", "new_err_pct", "role"} <= set(b.columns)
+    assert XQ.XQA_LATE is True
+    with FP._xqa_ceiling_off():
+        assert XQ.XQA_LATE is False
+    assert XQ.XQA_LATE is True
+
+
+def test_late_loads_spare_one_tile_ctas():
+    keep = XQ.XQA_LATE
+    try:
+        XQ.XQA_LATE = True
+        on, _ = XQ.xqa(12.0, 1.0, 200.0, 32.0, 8.0, 128.0, 2.0, 132, 16.0, split="port")
+        XQ.XQA_LATE = False
+        off, _ = XQ.xqa(12.0, 1.0, 200.0, 32.0, 8.0, 128.0, 2.0, 132, 16.0, split="port")
+    finally:
+        XQ.XQA_LATE = keep
+    assert np.ravel(on[0].prologue_loads) == pytest.approx(np.ravel(off[0].prologue_loads))
+
+
+def test_fourteenth_grid_blind_prices_are_the_shipped_models():
+    """The shipped rule (XQA_LATE_MIN_TILES 2) prices the fourteenth grid as the candidate committed before the call."""
+    b = FP.load_xqa_x14()
+    ops = FP.build_ops(b, 132, 233472.0)
+    hw = load_hardware("H100-SXM")
+    now = FP.predict_us(ops, hw, hw.efficiency, len(b))
+    assert now == pytest.approx(b["pred_new_us"].to_numpy(float), rel=1e-3)

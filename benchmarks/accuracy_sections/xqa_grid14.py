@@ -5,7 +5,8 @@ waves of 136-160 CTAs, with bf16 controls and a few fp8 rows. Prices committed b
 (xqa_x14_predictions.csv): base = main's model (8c86417); new = the candidate XQA_LATE (simulator/kernels/xqa.py: under
 programmatic dependent launch the next call's CTAs take the SMs a one-partial-wave launch leaves idle, and the rest, when
 it holds more than half the SMs, start late; XQA_LATE_LOADS 18.01 dependent loads x min(1, 54.9 / CTAs), fitted only on
-the tenth to twelfth grids' bf16 PDL-on rows, looked-at). The regime is the row's role x K/V dtype."""
+the tenth to twelfth grids' bf16 PDL-on rows, looked-at). SHIPPED: new (5 of 6 regimes, 3.1 / 11.7 %; main's 4 of 6,
+7.8 / 16.4 %). The regime is the row's role x K/V dtype."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,9 +22,13 @@ ROLES = {"mid72": "middle, one partial wave of 72-104 CTAs", "mid112": "middle, 
          "mid48": "middle, 48-64 unsplit CTAs", "mid136": "middle, two waves of 136-160 CTAs",
          "control": "controls", "fp8": "fp8 rows (GMMA)"}
 #: the model shipped on this grid: "base" (main's, XQA_LATE off) or "new" (the candidate, XQA_LATE on)
-SHIPPED = "base"
+SHIPPED = "new"
 #: what the fourteenth grid shows where its regimes miss (printed while they miss)
-X14_DIAGNOSIS = "(filled in after the call)"
+X14_DIAGNOSIS = (
+    "bf16 launches of two waves (136-160 CTAs: a full wave and 4-28 CTAs) run 9-16 % longer than both models price (the "
+    "rule prices late CTAs only in one partial wave; the eleventh grid's 136-CTA scan rows -12..-18 % too); below half "
+    "the SMs (48-64 unsplit CTAs) the extra time is there as well at short chains (batch 7 at 1800 tokens -18.8 %), "
+    "against the rule's cut-off at SMs / 2; q 2 rows stay -5..-8 %")
 
 
 def load_x14(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:

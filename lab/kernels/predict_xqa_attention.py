@@ -299,6 +299,17 @@ def price_x14(M, commit: str) -> None:
     from simulator.kernels import xqa as XQ
 
     hw = load_hardware("H100-SXM")
+    # the candidate as priced before the call: every launch of the regime, one-tile CTAs included (XQA_LATE_MIN_TILES
+    # 1; the shipped 2 was chosen after the call and leaves this grid's prices unchanged)
+    keep_min = XQ.XQA_LATE_MIN_TILES
+    XQ.XQA_LATE_MIN_TILES = 1.0
+    try:
+        _price_x14(M, commit, hw, FP, XQ)
+    finally:
+        XQ.XQA_LATE_MIN_TILES = keep_min
+
+
+def _price_x14(M, commit, hw, FP, XQ) -> None:
     loads = FP.xqa_late_loads(FP.load_xqa_x10(), FP.load_xqa_x11(), FP.load_xqa_x12(), hw)[0]
     if abs(loads - XQ.XQA_LATE_LOADS) > 0.01:
         raise SystemExit(f"XQA_LATE_LOADS {XQ.XQA_LATE_LOADS} is not the fitted {loads:.3f}")

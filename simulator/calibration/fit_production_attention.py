@@ -1109,12 +1109,14 @@ XQA_FIT_WITHOUT_STEADY = True
 
 @contextmanager
 def _xqa_ceiling_off():
-    """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), and the
-    GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY)."""
+    """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), the
+    GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY) and mha.cu's late CTAs off (simulator.kernels.xqa
+    XQA_LATE, fitted on top of the terms fitted without it)."""
     from hwmodels import roofline as RF
 
     keep = dict(RF.SM_STREAM_CEILING)
-    keep_steady, keep_loaded = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED
+    keep_steady, keep_loaded, keep_late = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE
+    XQ.XQA_LATE = False   # mha.cu's late CTAs (XQA_LATE_LOADS was fitted under the terms fitted without them)
     if XQA_FIT_WITHOUT_CEILING:
         RF.SM_STREAM_CEILING = {k: v for k, v in keep.items() if k not in XQA_KINDS}
     if XQA_FIT_WITHOUT_STEADY:
@@ -1124,7 +1126,7 @@ def _xqa_ceiling_off():
         yield
     finally:
         RF.SM_STREAM_CEILING = keep
-        XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED = keep_steady, keep_loaded
+        XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE = keep_steady, keep_loaded, keep_late
 
 
 def _fit_xqa_kinds(ops, hw: HardwareSpec, eff: Efficiency, meta: dict, meas, dram: float, base, fp8, n: int):
