@@ -149,7 +149,7 @@ def test_cta_alone_grid_is_new_and_priced_before_it_was_measured():
     assert (b["model_commit"] != b["base_commit"]).all()
 
 
-def test_verification_cta_prices_its_rows_mask_and_merge_walk():
+def test_verification_cta_prices_its_rows_mask_and_merge_walk(monkeypatch):
     """mha.cu: a q 2 CTA (32 rows) pays its exposed last tile (1 + XQA_ROW_SHARE) times a q 1 CTA's (16 rows: the K / V
     fragments are loaded once for both 16-row blocks) and one mask load more; the merging CTA's loads follow each
     kernel's walk of its partials."""
@@ -169,6 +169,7 @@ def test_verification_cta_prices_its_rows_mask_and_merge_walk():
     # merged splits: the scratch stores' release before the semaphore (1), then mha.cu 1 + ceil(16 / 8) + ceil(16 / 2)
     # = 11 more loads; mha_sm90.cu 1 + ceil(12 / 4) = 4
     assert XQ.XQA_RELEASE_LOADS == 1.0
+    monkeypatch.setattr(XQ, "XQA_LATE", False)   # 128 CTAs of 8 tiles: mha.cu's late CTAs (tests/test_xqa_late.py) off
     launches, info = XQ.xqa(np.array([1.0, 1.0]), 1.0, 32768.0, 32.0, 8.0, 128.0, np.array([2.0, 1.0]), SMS, 16.0,
                             split="port")
     assert list(info["multi_block"]) == [16.0, 12.0]

@@ -883,6 +883,60 @@ def x13_shapes() -> list[dict]:
     return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
 
 
+#: the fourteenth blind grid (helper s17xqa): the bf16 (mha.cu) middle at 48-160 CTAs, Llama-3.1-8B heads, page 16:
+#: (1) one partial wave of 72-104 CTAs (batch 9-13, the port's split: unsplit) and (2) 112-128 CTAs (batch 14-16
+#: unsplit; batch 6-8 split in 2), q 1 and q 2, where the open miss is; (3) 48-64 CTAs (batch 6-8, the launcher handed 1
+#: SM: unsplit, fewer CTAs than half the SMs) and (4) 136-160 CTAs (two waves): the candidate's cut-offs; (5) bf16
+#: controls (many-wave short, a few-CTA long chain under TensorRT-LLM's split); (6) a few fp8 rows (the GMMA kernel at
+#: 88-160 CTAs and a long few-CTA chain). Shapes in none of the earlier grids' rows. Fixed and priced
+#: (lab/kernels/predict_xqa_attention.py --grid x14) with main's model and the candidate (simulator/kernels/xqa.py
+#: XQA_LATE) before it was measured. Rows: (model, dtype, q, context, batch, role, split: None = the port's own
+#: split, "trt" = TensorRT-LLM's split through split_sms, an int = that SM count handed to the launcher)
+X14_ROWS = (
+    # (1) 72-104 CTAs, one partial wave
+    ("llama8b", "bf16", 1, 3100, 9, "mid72", None), ("llama8b", "bf16", 1, 6500, 9, "mid72", None),
+    ("llama8b", "bf16", 1, 1250, 10, "mid72", None), ("llama8b", "bf16", 1, 2400, 11, "mid72", None),
+    ("llama8b", "bf16", 1, 5000, 11, "mid72", None), ("llama8b", "bf16", 1, 1000, 12, "mid72", None),
+    ("llama8b", "bf16", 1, 2700, 12, "mid72", None), ("llama8b", "bf16", 1, 1400, 13, "mid72", None),
+    ("llama8b", "bf16", 1, 3700, 13, "mid72", None),
+    ("llama8b", "bf16", 2, 2200, 9, "mid72", None), ("llama8b", "bf16", 2, 1300, 11, "mid72", None),
+    ("llama8b", "bf16", 1, 8500, 10, "mid72", None),
+    # (2) 112-128 CTAs
+    ("llama8b", "bf16", 1, 3200, 14, "mid112", None), ("llama8b", "bf16", 1, 1200, 15, "mid112", None),
+    ("llama8b", "bf16", 1, 4500, 15, "mid112", None), ("llama8b", "bf16", 1, 2200, 16, "mid112", None),
+    ("llama8b", "bf16", 1, 2200, 7, "mid112", None), ("llama8b", "bf16", 1, 3300, 8, "mid112", None),
+    ("llama8b", "bf16", 2, 2600, 14, "mid112", None),
+    # (3) 48-64 CTAs, unsplit (the launcher handed 1 SM)
+    ("llama8b", "bf16", 1, 3000, 6, "mid48", 1), ("llama8b", "bf16", 1, 1800, 7, "mid48", 1),
+    ("llama8b", "bf16", 1, 5500, 8, "mid48", 1),
+    # (4) 136-160 CTAs, two waves
+    ("llama8b", "bf16", 1, 2500, 17, "mid136", None), ("llama8b", "bf16", 1, 1500, 18, "mid136", None),
+    ("llama8b", "bf16", 1, 3000, 20, "mid136", None),
+    # (5) bf16 controls
+    ("llama8b", "bf16", 1, 300, 48, "control", None), ("llama8b", "bf16", 1, 700, 64, "control", None),
+    ("llama8b_tp4", "bf16", 1, 45000, 1, "control", "trt"), ("llama8b", "bf16", 1, 3500, 6, "mid72", None),
+    # (6) fp8 rows
+    ("llama8b", "fp8", 1, 9000, 4, "fp8", None), ("llama8b", "fp8", 1, 2600, 16, "fp8", None),
+    ("llama8b", "fp8", 1, 1700, 11, "fp8", None), ("llama8b", "fp8", 1, 900, 20, "fp8", None),
+    ("llama8b_tp4", "fp8", 1, 50000, 1, "fp8", "trt"),
+)
+#: the x14 call's builds in measuring order (the bf16 middle first)
+X14_BUILD_ORDER = ("xqa_bf16_g4_p16_q1", "xqa_bf16_g4_p16_q2", "xqa_fp8_g4_p16_q1")
+
+
+def x14_shapes() -> list[dict]:
+    """The fourteenth blind grid (X14_ROWS), in measuring order (X14_BUILD_ORDER, then the table's order)."""
+    out = []
+    for model, kv, q, t, b, role, split in X14_ROWS:
+        hq, hkv = X13_HEADS[model]
+        ssms = trtllm_split_sms(b, t, hkv, kv == "fp8") if split == "trt" else split
+        out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                    "batch": b, "q_rows": q, "context": t, "page_size": 16, "role": role, "pdl": 1,
+                    "split_sms": ssms})
+    order = {n: i for i, n in enumerate(X14_BUILD_ORDER)}
+    return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -893,7 +947,7 @@ def main() -> None:
                     help="a measured CSV of this grid: its rows (shape, role, pdl) are left out (e.g. the x12 rows a "
                          "first call's budget measured, so a second call times the rest)")
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
-                                       "x12", "x13", "lock"),
+                                       "x12", "x13", "x14", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -928,7 +982,7 @@ def main() -> None:
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
     # the x11 scan hands the launcher 1 SM; the x12 grid hands it TensorRT-LLM's split (and labels each row's role)
-    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13") else COLS
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14") else COLS
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
@@ -939,7 +993,7 @@ def main() -> None:
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
-           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "x13": x13_shapes,
+           "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "x13": x13_shapes, "x14": x14_shapes,
            "lock": lock_shapes}.get(args.grid, shapes)()
     if args.skip_measured:
         with open(args.skip_measured, newline="") as f:

@@ -284,6 +284,55 @@ def price_x13(M, commit: str, base_ref: str) -> None:
     print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
 
 
+X14_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x14_predictions.csv"
+#: main's model when the fourteenth grid was priced
+X14_BASE = "8c86417"
+
+
+def price_x14(M, commit: str) -> None:
+    """--grid x14: the fourteenth blind grid priced by main's model (pred_base_us, the model at X14_BASE), the candidate
+    (pred_new_us: this checkout with simulator.kernels.xqa.XQA_LATE on at the XQA_LATE_LOADS that
+    fit_production_attention.xqa_late_loads fits on its named rows) and this checkout as committed, the rule off
+    (pred_here_off_us: must equal main's)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import xqa as XQ
+
+    hw = load_hardware("H100-SXM")
+    # the candidate as priced before the call: every launch of the regime, one-tile CTAs included (XQA_LATE_MIN_TILES
+    # 1; the shipped 2 was chosen after the call and leaves this grid's prices unchanged)
+    keep_min = XQ.XQA_LATE_MIN_TILES
+    XQ.XQA_LATE_MIN_TILES = 1.0
+    try:
+        _price_x14(M, commit, hw, FP, XQ)
+    finally:
+        XQ.XQA_LATE_MIN_TILES = keep_min
+
+
+def _price_x14(M, commit, hw, FP, XQ) -> None:
+    loads = FP.xqa_late_loads(FP.load_xqa_x10(), FP.load_xqa_x11(), FP.load_xqa_x12(), hw)[0]
+    if abs(loads - XQ.XQA_LATE_LOADS) > 0.01:
+        raise SystemExit(f"XQA_LATE_LOADS {XQ.XQA_LATE_LOADS} is not the fitted {loads:.3f}")
+    base = subprocess.run(["git", "rev-parse", X14_BASE], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    s = pd.DataFrame(M.x14_shapes())
+    s["split_sms"] = pd.to_numeric(s["split_sms"], errors="coerce")
+    cols = [c for c in s.columns if c != "role"]
+    keep = XQ.XQA_LATE
+    try:
+        XQ.XQA_LATE = True
+        s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
+        XQ.XQA_LATE = False
+        s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
+    finally:
+        XQ.XQA_LATE = keep
+    s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+    s["model_commit"], s["base_commit"], s["new_late_loads"] = commit, base, XQ.XQA_LATE_LOADS
+    s.to_csv(X14_OUT, index=False)
+    print(f"{len(s)} x14 shapes priced: base {base[:10]}, new {commit[:10]} (late loads {XQ.XQA_LATE_LOADS}) -> {X14_OUT}")
+    print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
+
+
 def main() -> None:
     import argparse
 
@@ -291,7 +340,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11", "x12", "x13"), default="campaign")
+                                       "x11", "x12", "x13", "x14"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -302,6 +351,9 @@ def main() -> None:
                             "hwmodels/opkinds.py"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
+    if args.grid == "x14":
+        price_x14(M, commit)
+        return
     if args.grid == "x13":
         price_x13(M, commit, args.base)
         return

@@ -1109,12 +1109,14 @@ XQA_FIT_WITHOUT_STEADY = True
 
 @contextmanager
 def _xqa_ceiling_off():
-    """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), and the
-    GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY)."""
+    """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), the
+    GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY) and mha.cu's late CTAs off (simulator.kernels.xqa
+    XQA_LATE, fitted on top of the terms fitted without it)."""
     from hwmodels import roofline as RF
 
     keep = dict(RF.SM_STREAM_CEILING)
-    keep_steady, keep_loaded = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED
+    keep_steady, keep_loaded, keep_late = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE
+    XQ.XQA_LATE = False   # mha.cu's late CTAs (XQA_LATE_LOADS was fitted under the terms fitted without them)
     if XQA_FIT_WITHOUT_CEILING:
         RF.SM_STREAM_CEILING = {k: v for k, v in keep.items() if k not in XQA_KINDS}
     if XQA_FIT_WITHOUT_STEADY:
@@ -1124,7 +1126,7 @@ def _xqa_ceiling_off():
         yield
     finally:
         RF.SM_STREAM_CEILING = keep
-        XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED = keep_steady, keep_loaded
+        XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE = keep_steady, keep_loaded, keep_late
 
 
 def _fit_xqa_kinds(ops, hw: HardwareSpec, eff: Efficiency, meta: dict, meas, dram: float, base, fp8, n: int):
@@ -1851,6 +1853,67 @@ def xqa_gmma_steady_share(x11: pd.DataFrame, x12: pd.DataFrame, hw: HardwareSpec
     at share 1, rows); the module constants are restored."""
     return _xqa_share_search(xqa_gmma_steady_fit_rows(x11, x12), hw, eff or hw.efficiency, bounds,
                              "XQA_GMMA_STEADY", "XQA_GMMA_STEADY_SHARE")
+
+
+#: the tenth xqa blind grid's measured rows
+XQA_X10_GLOB = "xqa_x10_nvidia*.csv"
+
+
+def load_xqa_x10(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The tenth grid's measured rows (failed rows dropped; empty when none)."""
+    files = sorted(p for p in Path(data_dir).glob(XQA_X10_GLOB) if "_grids_" not in p.name and p.suffix == ".csv"
+                   and not p.stem.endswith("_nvidia-smi"))
+    if not files:
+        return pd.DataFrame()
+    df = pd.concat([load(f) for f in files], ignore_index=True)
+    return df[df["note"] == ""].reset_index(drop=True)
+
+
+def xqa_late_fit_rows(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame) -> pd.DataFrame:
+    """The fit rows of simulator.kernels.xqa.XQA_LATE_LOADS, named before the fit: every bf16 (mha.cu) row of the tenth,
+    eleventh and twelfth grids timed with programmatic dependent launch on (the twelfth grid's enable_pdl-off
+    diagnostics left out), the eleventh grid's per-SM stream scan included; LOOKED-AT (their middle rows' misses
+    motivated the rule)."""
+    parts = []
+    for d in (x10, x11, x12):
+        if len(d):
+            keep = d["dtype"].to_numpy() == "bf16"
+            if "pdl" in d.columns:
+                keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+            parts.append(d[keep])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(out) and "split_sms" in out.columns:
+        out["split_sms"] = pd.to_numeric(out["split_sms"], errors="coerce")
+    return out
+
+
+def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: HardwareSpec,
+                   eff: Efficiency | None = None, bounds: tuple = (0.0, 60.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_LATE_LOADS fitted ONLY on xqa_late_fit_rows(x10, x11, x12), every other term as `eff`
+    prices it (a one-dimensional bounded search of the rows' rms log error with XQA_LATE on). Returns (loads, rms, rms
+    at 1 load, rows); the module constants are restored."""
+    return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
+                             "XQA_LATE_LOADS")
+
+
+#: the fourteenth xqa blind grid's measured rows and the prices committed before them
+XQA_X14_GLOB, XQA_X14_PRED_CSV = "xqa_x14_nvidia*.csv", "xqa_x14_predictions.csv"
+
+
+def load_xqa_x14(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fourteenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    files = sorted(p for p in Path(data_dir).glob(XQA_X14_GLOB) if "_grids_" not in p.name and p.suffix == ".csv"
+                   and not p.stem.endswith("_nvidia-smi"))
+    pp = Path(data_dir) / XQA_X14_PRED_CSV
+    if not files or not pp.is_file():
+        return pd.DataFrame()
+    df = pd.concat([load(f) for f in files], ignore_index=True)
+    df = df[df["note"] == ""].reset_index(drop=True)
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:

@@ -258,6 +258,37 @@ XQA_GMMA_STEADY_SHARE = 0.691
 XQA_GMMA_STEADY = True
 
 
+#: mha.cu (attn_xqa) under programmatic dependent launch, a launch of ONE partial wave holding more than half the SMs.
+#: mha.cu calls preExit (griddepcontrol.launch_dependents) right after its barrier init (kernel_mha_impl,
+#: flashinfer-python 0.6.4 csrc/xqa/mha.cu), so the next call's grid is dispatched while this one streams: its CTAs take
+#: the SMs this launch leaves idle (SMs - n of them, 145 KB of shared memory: one per SM) and wait there (acqBulk); the
+#: rest, 2n - SMs when n > SMs / 2, are dispatched only as this launch's CTAs exit, and pay their dispatch, barrier init,
+#: Q load and prologue after the early ones began to stream. Those late CTAs finish after the early ones; in the tail they
+#: stream at their SM's rate, not at a share of the HBM rate, so the tail is the late start times the share of the
+#: per-SM rate each CTA got while all n streamed: min(1, XQA_LATE_SAT_SMS / n). Priced as XQA_LATE_LOADS dependent
+#: loads (sync_us.attn_xqa) x that share on the launch's path. The mechanism's form is read from the source; the size
+#: (XQA_LATE_LOADS) is FITTED (simulator.calibration.fit_production_attention.xqa_late_loads, one dimension, every
+#: other term as committed) ONLY on the bf16 PDL-on rows of the tenth to twelfth grids (xqa_late_fit_rows; LOOKED-AT:
+#: their middle rows' misses, -8..-22 % at 72-104 CTAs, 2.5-7 us a launch, motivated the rule). The twelfth grid's
+#: diagnostics put about half of that extra on PDL (enable_pdl off: 1-2.5 us faster): the fitted size holds the rest
+#: too (ASSUMPTION: the same share form). A launch of n <= SMs / 2 places every next CTA early: no late CTAs
+XQA_LATE_LOADS = 18.01
+#: SMs whose per-SM stream rate (hwmodels.roofline SM_STREAM_CEILING attn_xqa, 50.58 GB/s) adds up to the kind's fitted
+#: HBM rate (3.35 TB/s x memory.attn_xqa 0.8289 = 2.777 TB/s): 54.9 (tests/test_xqa_late.py checks it against the files)
+XQA_LATE_SAT_SMS = 54.9
+#: the fewest serial tiles per CTA the late-CTA term applies to. Chosen AFTER the fourteenth grid's call on LOOKED-AT
+#: rows: with every launch priced (1 = the candidate as committed before the call) the one-tile short launches of 72-128
+#: CTAs (6-10 us: the campaign's short bf16 rows, the lock-step sweep, the fourth and CTA_ALONE grids) went +28..+41 %
+#: (main's model -8..0 %): a one-tile CTA has no stream for a late start to lengthen. Every fourteenth-grid row in the
+#: rule's regime walks >= 4 tiles, so its blind prices are the committed candidate's (tests/test_xqa_late.py)
+XQA_LATE_MIN_TILES = 2.0
+#: price mha.cu's late CTAs (False = the model before). SHIPPED on the fourteenth xqa blind grid (xqa_x14_*.csv, 34 rows
+#: priced before the call, xqa_x14_predictions.csv): 5 of 6 regimes, 3.1 / 11.7 % (main's 4 of 6, 7.8 / 16.4 %; the
+#: one-partial-wave 72-104-CTA bf16 middle 11.2 / 16.6 -> 2.9 / 5.7 %, 112-128 CTAs 5.1 / 10.0 -> 0.7 / 3.9 %). The xqa
+#: fits hold it off (fit_production_attention._xqa_ceiling_off): the fitted terms are unchanged
+XQA_LATE = True
+
+
 def gmma_resident(q, G, smem_per_sm: float = XQA_SMEM_PER_SM):
     """Resident CTAs per SM of mha_sm90.cu's build for (q, G) from its MEASURED registers (XQA_GMMA_REGS) by the
     occupancy rule; 0 where the build was not profiled (the caller's launch-bounds rule then holds)."""
@@ -345,6 +376,10 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     walk = np.where(~gmma & (iters <= 1.0), ceil_div(slices, XQA_GEMM1_GROUPS) - 1.0, 0.0)
     loads = (XQA_PROLOGUE_LOADS + np.where(mb > 1.0, merge_loads, 0.0)
              + np.where(~gmma & spec, XQA_SPEC_MASK_LOADS, 0.0) + walk)
+    if XQA_LATE:   # mha.cu, one partial wave of more CTAs than half the SMs: the next call's late CTAs (XQA_LATE)
+        late = (~gmma & (ctas > 0.5 * float(sms)) & (ctas <= float(sms) * XQA_SLOTS)
+                & (iters >= XQA_LATE_MIN_TILES))
+        loads = loads + np.where(late, XQA_LATE_LOADS * np.minimum(1.0, XQA_LATE_SAT_SMS / np.maximum(ctas, 1.0)), 0.0)
     slots_g = XQA_GMMA_SLOTS if gmma_slots is None else float(gmma_slots)
     # the roofline counts waves with one residency per kind (cta_slots.attn_xqa): a residency of the verification
     # build other than the decode build's is priced as more CTAs at the decode residency (the same waves)
