@@ -319,11 +319,58 @@ def cublaslt_block_split_work(m, k, n) -> np.ndarray:
     return np.where(split, s, 1.0)
 
 
+#: the candidate split rule of grid 10 (CUBLASLT_SPLIT_RULE "slices"), READ OFF all 125 recorded choices at M <= 128 (the
+#: _notes files of the block grid, grids 4 / 5 / 8 / 9 and fill7: LOOKED-AT; it reproduces 122 of them and all 125 split /
+#: no-split decisions, "work" 105). W = M x padded tiles pt, ks = K steps. Unsplit below 48 K steps, where W >
+#: max(960, 960 + 2.5 (ks - 64)) (CUBLASLT_S_W_MAX, CUBLASLT_S_W_SLOPE: W 1120 split at 128 K steps, W 1152 not at 112;
+#: M > 64 splits inside it: M 68 x 12 tiles) or pt > min(66, max(48, 48 + (ks - 64) / 4)) (CUBLASLT_S_PT_MAX,
+#: CUBLASLT_S_PT_SLOPE: 52 tiles split at 128 K steps, 64 at 224, 56 not at 64). Else the largest slice count c in 2..16
+#: (any integer: 4, 6, 9 ran) with ks / c > 20 (CUBLASLT_W_MIN_STEPS), for c >= 3 c x W <= 1800 + 2 ks
+#: (CUBLASLT_S_BUDGET, CUBLASLT_S_BUDGET_STEP) and c x pt <= 80 CTAs (CUBLASLT_S_SMALL_CTAS), or <= 132 (one wave) with
+#: slices of >= 28 K steps (CUBLASLT_S_LONG_STEPS) and >= 0.875 x pt (CUBLASLT_S_STEPS_PER_TILE: 40 tiles ran 2 slices
+#: at 100 K steps, 3 at 200); else 2. Closed source: every constant is read off kernel names and grids, none fitted
+#: to times
+CUBLASLT_S_W_MAX = 960
+CUBLASLT_S_W_SLOPE = 2.5
+CUBLASLT_S_PT_MAX = 48
+CUBLASLT_S_PT_SLOPE = 0.25
+CUBLASLT_S_PT_CAP = 66
+CUBLASLT_S_BUDGET = 1800
+CUBLASLT_S_BUDGET_STEP = 2.0
+CUBLASLT_S_SMALL_CTAS = 80
+CUBLASLT_S_WAVE = 132
+CUBLASLT_S_LONG_STEPS = 28
+CUBLASLT_S_STEPS_PER_TILE = 0.875
+CUBLASLT_S_MAX_SLICES = 16
+
+
+def cublaslt_block_split_slices(m, k, n) -> np.ndarray:
+    """The grid-10 candidate split count (CUBLASLT_SPLIT_RULE "slices"; constants above): 1 = unsplit."""
+    m, k, n = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (m, k, n)))
+    ks = np.ceil(k / BLOCK_K)
+    pt = cublaslt_padded_tiles(m, n)
+    w = m * pt
+    w_max = np.maximum(CUBLASLT_S_W_MAX, CUBLASLT_S_W_MAX + CUBLASLT_S_W_SLOPE * (ks - 64))
+    pt_max = np.minimum(CUBLASLT_S_PT_CAP, np.maximum(CUBLASLT_S_PT_MAX, CUBLASLT_S_PT_MAX + CUBLASLT_S_PT_SLOPE * (ks - 64)))
+    split = (ks >= CUBLASLT_SPLIT_MIN_STEPS) & (w <= w_max) & (pt <= pt_max)
+    s = np.full(m.shape, 2.0)
+    for c in range(3, CUBLASLT_S_MAX_SLICES + 1):
+        per = ks / c
+        ctas = c * pt
+        fits = (ctas <= CUBLASLT_S_SMALL_CTAS) | ((ctas <= CUBLASLT_S_WAVE) & (per >= CUBLASLT_S_LONG_STEPS) & (
+            per >= CUBLASLT_S_STEPS_PER_TILE * pt))
+        ok = (per > CUBLASLT_W_MIN_STEPS) & fits & (c * w <= CUBLASLT_S_BUDGET + CUBLASLT_S_BUDGET_STEP * ks)
+        s = np.where(ok, float(c), s)
+    return np.where(split, s, 1.0)
+
+
 def cublaslt_block_split(m, k, n) -> np.ndarray:
     """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit): the rule CUBLASLT_SPLIT_RULE names
     ("work": cublaslt_block_split_work, shipped; "tiles": cublaslt_block_split_tiles, the rule before grid 9)."""
     if CUBLASLT_SPLIT_RULE == "work":
         return cublaslt_block_split_work(m, k, n)
+    if CUBLASLT_SPLIT_RULE == "slices":
+        return cublaslt_block_split_slices(m, k, n)
     return cublaslt_block_split_tiles(m, k, n)
 
 
