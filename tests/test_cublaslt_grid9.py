@@ -23,7 +23,7 @@ def test_recorded_splits_count_the_cluster_padded_tiles():
 
 def test_work_rule_structure():
     w = G.cublaslt_block_split_work
-    assert G.CUBLASLT_SPLIT_RULE == "work"           # shipped after grid 9 (the tiles rule stays, named)
+    assert G.CUBLASLT_SPLIT_RULE == "slices"         # "work" shipped after grid 9, "slices" after grid 10 (both named)
     assert int(w(8, 18432, 1024)) == 7               # 144 K steps, W 64
     assert int(w(20, 14336, 2048)) == 5              # 112 K steps, W 320
     assert int(w(16, 12288, 5120)) == 2              # 3 x 640 > the slice budget
@@ -40,7 +40,7 @@ def test_work_rule_reproduces_the_recorded_choices():
     from hwmodels import datafiles as DF
     rec = {}
     for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if "grid9" not in f.name:
+        if "grid9" not in f.name and "grid10" not in f.name:
             rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) >= 83
     miss = [k for k, v in rec.items() if int(G.cublaslt_block_split_work(*k)) != v]
@@ -67,9 +67,11 @@ def test_grid9_errors_join_the_measurement():
     assert int((m["split_cand"] == m["split_recorded"]).sum()) == 22
 
 
-def test_shipped_rule_prices_the_candidate():
-    """The shipped kernel is the candidate judged on grid 9: pricing a committed row now gives its pred_cand_us."""
+def test_work_rule_prices_the_grid9_candidate(monkeypatch):
+    """The "work" rule (shipped after grid 9, main on grid 10) is the candidate judged on grid 9: pricing a committed row
+    under it gives its pred_cand_us."""
     from hwmodels.spec import load_hardware
+    monkeypatch.setattr(G, "CUBLASLT_SPLIT_RULE", "work")
     hw = load_hardware("H100-SXM")
     p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID9_PREDICTION).iloc[[0, 9, 27]]
     df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": p["rows"], "n": p["n"],

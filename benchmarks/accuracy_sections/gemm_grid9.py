@@ -46,7 +46,7 @@ def grid9_section() -> None:
     tab = models_table(m, ["regime"], labels, labels)
     print(tab.to_string(**fmt))
     for lab in labels:
-        mark = lab == SHIPPED and "block fp8 GEMM: cuBLASLt"
+        mark = False   # cuBLASLt's STANDING marker moved to grid 10 (accuracy_sections/gemm_grid10.py)
         add_table(tab, "blind", f"cuBLASLt grid 9 (H100, decode / small M, split counts + times), {lab}",
                   goal=f"{lab}_goal", family=FAMILY, standing=mark)
         BOARD.add(FAMILY, "blind", f"cuBLASLt grid 9 pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),

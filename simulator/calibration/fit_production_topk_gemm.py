@@ -998,9 +998,10 @@ def cublaslt_fit_frame(data_csv: str | Path | None = None) -> pd.DataFrame:
     return g.reset_index(drop=True)
 
 
-#: the split rule gemm_fp8_block_cublaslt's committed terms are fitted under: "tiles", the rule before grid 9. Grid 9
-#: judged the shipped "work" rule WITH these terms (blind), so they are not refitted under it (a refit there moves iter
-#: 0.388 -> 0.386 us, an unjudged model); change this only with a fresh blind grid
+#: the split rule gemm_fp8_block_cublaslt's committed terms are fitted under: "tiles", the rule before grid 9. Grids 9 and
+#: 10 judged the shipped rules ("work", then "slices") WITH these terms (blind), so they are not refitted under them (a
+#: refit on the same rows under "slices" moves iter 0.388 -> 0.387 us; grid 10's refit on more rows:
+#: CUBLASLT_GRID10_REFIT_TERMS, not shipped); change this only with a fresh blind grid
 CUBLASLT_FIT_SPLIT_RULE = "tiles"
 
 
@@ -1200,3 +1201,49 @@ def cublaslt_grid9_errors() -> pd.DataFrame:
     rec = cublaslt_recorded_splits(DF.read_text(notes[-1])) if notes else {}
     m["split_recorded"] = [rec.get((a, b, c), 0) for a, b, c in zip(m["rows"], m["k"], m["n"])]
     return m
+
+
+# --- cuBLASLt block fp8 grid 10 (split counts and times of main, the candidate rule and its refit, committed before) ---
+#: grid 10's committed prediction (lab/kernels/predict_gemm_grid10.py at 83bdd87, committed in f099c09 before the device
+#: call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid10) and the measurement's _notes file
+CUBLASLT_GRID10_PREDICTION = "gemm_grid10_prediction_83bdd87_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID10_MEASURED_GLOB = "gemm_grid10_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the shipped split rule ("work"), cand = the rule read off all 125 recorded choices
+#: ("slices") with the kind's terms as committed, cand_refit = "slices" with the kind's terms refitted under it
+#: (lab/kernels/predict_gemm_grid10.py REFIT_TERMS)
+CUBLASLT_GRID10_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand", "pred_cand_refit_us": "cand_refit"}
+#: cand_refit's terms (compute, memory, fixed_us, cta_fixed_us, iter_us), NOT SHIPPED: gemm_fp8_block_cublaslt refitted
+#: under "slices" (fit_block_cublaslt, CUBLASLT_FIT_SPLIT_RULE "slices") on cublaslt_fit_frame(None) + the 143 timed
+#: cuBLASLt rows of deepgemm_gemm_{blind,grid4,grid5,fill7}_* and gemm_grid{8,9}_* (199 rows, rms log error 0.063).
+#: Grid 10: 5.6 / 14.6 % pooled, 3 of 4 regimes (cand 6.9 / 17.0, 3 of 4); not shipped because write_block_cublaslt fits
+#: a different frame (data_csv's FIT_GEMM rows + CUBLASLT_NAMED_FIT), so the YAML it writes would not be these judged
+#: terms: adopting them means naming these grids in CUBLASLT_NAMED_FIT and judging the writer's terms on a fresh grid
+CUBLASLT_GRID10_REFIT_TERMS = (1.0, 0.8135, 0.0, 1.0713, 0.3784)
+
+
+def cublaslt_grid_errors(prediction: str, measured_glob: str, models: dict) -> pd.DataFrame:
+    """A cuBLASLt grid's rows: the committed prediction, the measured median_us, split_recorded (the _notes file's
+    count; 0 where not recorded) and each model's signed error (%) (`models`: price column -> label); the prediction
+    alone (no median_us column) before the measurement exists."""
+    from hwmodels import datafiles as DF
+
+    p = pd.read_csv(DATA_DIR / prediction)
+    files = DF.glob(DATA_DIR, measured_glob)
+    if not files:
+        return p
+    me = pd.read_csv(files[-1])
+    me = me[(me["kernel"] == "cublaslt") & pd.to_numeric(me["median_us"], errors="coerce").notna()].copy()
+    me["median_us"] = me["median_us"].astype(float)
+    m = p.merge(me[["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
+    for col, lab in models.items():
+        m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
+    notes = DF.glob(DATA_DIR, measured_glob.replace(".csv", "_notes.txt"))
+    rec = cublaslt_recorded_splits(DF.read_text(notes[-1])) if notes else {}
+    m["split_recorded"] = [rec.get((a, b, c), 0) for a, b, c in zip(m["rows"], m["k"], m["n"])]
+    return m
+
+
+def cublaslt_grid10_errors() -> pd.DataFrame:
+    """Grid 10's 43 rows (cublaslt_grid_errors on CUBLASLT_GRID10_*): split_main / split_cand, the three models' prices
+    and signed errors, median_us, split_recorded, regime."""
+    return cublaslt_grid_errors(CUBLASLT_GRID10_PREDICTION, CUBLASLT_GRID10_MEASURED_GLOB, CUBLASLT_GRID10_MODELS)

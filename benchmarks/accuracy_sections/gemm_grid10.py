@@ -1,0 +1,59 @@
+"""Block-scaled fp8 GEMM grid 10, BLIND: cuBLASLt's block path (torch._scaled_mm, 128 x 128 / 1 x 128 scales) at decode /
+small M, split counts AND times of the split rule shipped after grid 9 (main: simulator.kernels.gemm_fp8
+.cublaslt_block_split_work, "work"), of the candidate read off all 125 recorded choices ("slices": any slice count 2-16
+with > 20 K steps per slice, <= 80 CTAs or one wave of 132 with long slices, a W budget growing with K; the W and tile
+gates relax with K and M > 64 may split) with the kind's terms as committed, and of cand_refit ("slices" with the kind's
+terms refitted under it on 199 earlier rows: fit_production_topk_gemm.CUBLASLT_GRID10_REFIT_TERMS, not shipped).
+
+cuBLASLt's heuristic is closed source (NVIDIA ships no source for it): its choice is modelled only from what the
+profiler shows (the nvjet kernel names, _splitK_ or not, and the launched grids: CTAs / padded tiles = slices). The grid
+(lab/kernels/predict_gemm_grid10.py; small-M projections of Llama-3, DeepSeek-V3, Grok-1, Gemma-2-27B, Qwen2.5, Phi-3,
+Yi-34B, Command-R + long-K probes, M 8-128, 8-64 padded tiles, 64-256 K steps, no (M, K, N) of any earlier CSV) was
+priced by the three models and committed before it was measured (f099c09); one device call (lab/kernels/
+measure_deepgemm_gemm.py --tag grid10, H100 80GB HBM3, torch 2.11.0+cu130). Regimes are the candidate's split (fixed
+before the call) and M 72-128.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.calibration import fit_production_topk_gemm as FP
+from simulator.calibration.scoreboard import BOARD, add_table, models_table
+
+PREDICTION_COMMIT = "f099c09"
+FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
+#: the model that ships (its grid-10 rows hold cuBLASLt's STANDING marker): the candidate (3 of 4 regimes like main,
+#: lower pooled median and p90: 6.9 / 17.0 % against 8.8 / 53.3 %); cand_refit (5.6 / 14.6 %, 3 of 4) is not shipped
+#: (fit_production_topk_gemm.CUBLASLT_GRID10_REFIT_TERMS says why)
+SHIPPED = "cand"
+
+
+def grid10_section() -> None:
+    """Print grid 10's blind table (split counts and times, main vs the candidate rule and its refit) and add its board
+    rows."""
+    fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
+    m = FP.cublaslt_grid10_errors()
+    labels = list(FP.CUBLASLT_GRID10_MODELS.values())
+    head = (f"\n== cuBLASLt block fp8 GEMM grid 10, BLIND (split counts AND times predicted before measuring, commit "
+            f"{PREDICTION_COMMIT}: {FP.CUBLASLT_GRID10_PREDICTION}): torch._scaled_mm's block path at M 8-128, 8-64 "
+            f"padded tiles, 64-256 K steps; main = the split rule shipped after grid 9 ('work'), cand = the rule read off "
+            f"125 recorded choices (gemm_fp8.CUBLASLT_SPLIT_RULE 'slices'), the kind's terms as committed; cand_refit = "
+            f"'slices' with the kind's terms refitted under it (not shipped); shipped: {SHIPPED}")
+    if "median_us" not in m.columns:
+        print(head + f": NOT MEASURED YET ({len(m)} rows)")
+        return
+    named = {c: int((m[c] == m["split_recorded"]).sum()) for c in ("split_main", "split_cand")}
+    sides = {c: int(((m[c] > 1) == (m["split_recorded"] > 1)).sum()) for c in ("split_main", "split_cand")}
+    print(head + f"; split counts named: main {named['split_main']} of {len(m)} ({sides['split_main']} split / "
+          f"no-split decisions), cand {named['split_cand']} ({sides['split_cand']}); |error| median / p90 and "
+          f"signed median, %")
+    print(m[["rows", "k", "n", "padded_tiles", "ksteps", "split_recorded", "split_main", "split_cand", "median_us",
+             "main_err_pct", "cand_err_pct", "cand_refit_err_pct"]].to_string(**fmt))
+    tab = models_table(m, ["regime"], labels, labels)
+    print(tab.to_string(**fmt))
+    for lab in labels:
+        mark = lab == SHIPPED and "block fp8 GEMM: cuBLASLt"
+        add_table(tab, "blind", f"cuBLASLt grid 10 (H100, decode / small M, split counts + times), {lab}",
+                  goal=f"{lab}_goal", family=FAMILY, standing=mark)
+        BOARD.add(FAMILY, "blind", f"cuBLASLt grid 10 pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),
+                  standing=mark)
