@@ -73,9 +73,11 @@ def engine_allreduce_blind() -> None:
     if not meas_f or not pred_f.is_file():
         return
     hw = load_hardware("H100-SXM")
+    first = []
     for f in meas_f:
         meas = pd.read_csv(f)
         pred = pd.read_csv(pred_f)
+        first.append(EA.blind_rows(pred, meas).assign(device=f.name))
         blind = EA.blind_table(pred, meas)
         cur = pred.drop(columns=["pred_us"]).copy()
         cur["pred_us"] = EA.predict_us(cur, hw)
@@ -101,6 +103,13 @@ def engine_allreduce_blind() -> None:
             e = t["err"].abs()
             print(f"   {name}: all {len(t)} rows |error| median {100 * e.median():.1f} %, p90 {100 * e.quantile(0.9):.1f} %"
                   f"; signed median {100 * t['err'].median():+.1f} %")
+    # the family's first look: these committed prices (the source's structure, nothing of these kernels fitted) on
+    # every row measured against them (both hosts), regimes = implementation x ranks x size, per host
+    fl = pd.concat(first, ignore_index=True)
+    g = fl.groupby(["device", "impl", "world", "regime"])["err"]
+    met = int(((g.apply(lambda e: e.abs().median()) <= 0.10) & (g.apply(lambda e: e.abs().quantile(0.9)) <= 0.25)).sum())
+    BOARD.add("engines' all-reduce", "first look", f"{pred_f.name} (commit {ENGINE_AR_PREDICTION_COMMIT}), every row "
+              "measured against it (2 x H100, 4 x H200)", 100.0 * fl["err"], met, g.ngroups)
 
 
 #: the commit that holds the blind 4-rank prediction (engine_allreduce.BLIND4_PRED_CSV), made before the measurement
