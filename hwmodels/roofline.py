@@ -401,17 +401,21 @@ SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
 #: kinds whose per-SM stream ceiling (SM_STREAM_CEILING) binds wave by wave, not over the launch: a CTA_ALONE kind's
 #: CTA (one per SM, TensorRT-LLM's XQA mha.cu) of a later wave starts only when one of the earlier wave exits, so its
 #: stream cannot overlap the earlier waves'. Each of the launch's ceil(n / U) waves streams its CTAs' bytes at the
-#: longer of the chip's fitted HBM time and one CTA's bytes at the per-SM rate, and the waves add:
-#:   memory_s = (waves - 1) x max(U b / HBM, b / rate) + max(r b / HBM, b / rate),   b = bytes / n, r = the last wave's CTAs
+#: longer of the chip's fitted HBM time and one CTA's bytes at the per-SM rate, and the waves add, the last wave's CTAs
+#: starting SM_STREAM_TAIL_HEAD of a wave early (b = bytes / n, r = the last wave's CTAs; never below the rule before):
+#:   memory_s = (waves - 1 - HEAD) x max(U b / HBM, b / rate) + max(r b / HBM, b / rate)
 #: (the rule before: max(n b / HBM, ceil(n / U) b / rate), the busiest SM's CTAs beside the others' full waves). A launch
 #: of a full wave and r << U CTAs pays the r CTAs' whole stream at the per-SM rate after the first wave
 #: (Llama-3.1-8B bf16 at batch 17, 2500 tokens: 132 CTAs of 1.28 MB in 61 us at 2.78 TB/s, then 4 more alone in 25
 #: us at 50.6 GB/s). Only CTAs of at least SM_STREAM_TAIL_MIN_TILES serial tiles (a stream: a one-tile CTA's burst
 #: arrives in about one latency, not at the per-SM rate). No parameter is fitted: the rate is SM_STREAM_CEILING's.
-#: CANDIDATE of the fifteenth xqa blind grid (simulator/kernels/xqa.py; xqa_x15_predictions.csv): off = the model before
-SM_STREAM_TAIL: tuple = ()
-#: the kinds the candidate turns on (SM_STREAM_TAIL = SM_STREAM_TAIL_CANDIDATE)
+#: SHIPPED on the fifteenth xqa blind grid (xqa_x15_*.csv: 29 bf16 rows priced before the call, xqa_x15_predictions.csv,
+#: prices at 3792c83 with the rule on, main's at 60b5b38): two waves of 136-200 CTAs 8.6 / 15.7 % -> 4.8 / 11.2 %
+#: (signed -8.6 -> -2.7 %), below half the SMs and the controls unmoved; 2 of 3 regimes for both, pooled 8.0 / 16.5 ->
+#: 5.7 / 15.8 %. SM_STREAM_TAIL_CANDIDATE = the kinds it prices; () = the model before (the xqa fits run without it:
+#: fit_production_attention._xqa_ceiling_off takes the xqa kinds' ceiling away, and the rule with it)
 SM_STREAM_TAIL_CANDIDATE = (KIND_CODE["attn_xqa"],)
+SM_STREAM_TAIL: tuple = SM_STREAM_TAIL_CANDIDATE
 SM_STREAM_TAIL_MIN_TILES = 2.0
 #: the share of the last full wave's stream the last wave's CTAs start ahead of its end: the first CTAs of a wave to
 #: finish free their SMs before the wave's mean (the lock-step spread, CTA_LOCKSTEP); 0 = the waves strictly one after
