@@ -30,8 +30,8 @@ X15_DIAGNOSIS = (
     "ceiling and the chip's HBM rate, max(b / 50.6 GB/s, n b / 2.78 TB/s); measured, the time rises smoothly through the "
     "knee (the diagnostic scan xqa_x15d: 8 -> 64 CTAs at 1100 tokens 15.2 -> 20.0 us, priced flat 14.9 -> 16.7; the "
     "extra peaks, 3-4 us, where the two terms are equal, 48-64 CTAs), a soft knee ((a^p + b^p)^(1/p), p ~ 2.5-3 on the "
-    "scan, not fitted, not shipped); enable_pdl off changes none of these rows (+-1 us): not late CTAs. Two-wave q 2 rows "
-    "and the 168-184-CTA q 1 rows, whose last wave is HBM-bound in the rule, stay -6..-16 %")
+    "scan, not fitted, not shipped); enable_pdl off changes none of these rows (+-1.3 us): not late CTAs. Two-wave q 2 rows "
+    "(-6..-16 %) and the 164-184-CTA q 1 rows (-6..-8 %), whose last wave is HBM-bound in the rule, stay short")
 
 
 def load_x15(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
