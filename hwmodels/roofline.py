@@ -398,6 +398,32 @@ LOCKSTEP_SHARE = 1.91
 #: kept (they are NOT refitted with the ceiling: that refit, e4c53d3, moved the tenth grid 2 of 7 -> 1 of 7 regimes)
 SM_STREAM_CEILING_CANDIDATE: dict = {"attn_xqa": 49.51e9}
 SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
+#: kinds whose per-SM stream ceiling (SM_STREAM_CEILING) binds wave by wave, not over the launch: a CTA_ALONE kind's
+#: CTA (one per SM, TensorRT-LLM's XQA mha.cu) of a later wave starts only when one of the earlier wave exits, so its
+#: stream cannot overlap the earlier waves'. Each of the launch's ceil(n / U) waves streams its CTAs' bytes at the
+#: longer of the chip's fitted HBM time and one CTA's bytes at the per-SM rate, and the waves add, the last wave's CTAs
+#: starting SM_STREAM_TAIL_HEAD of a wave early (b = bytes / n, r = the last wave's CTAs; never below the rule before):
+#:   memory_s = (waves - 1 - HEAD) x max(U b / HBM, b / rate) + max(r b / HBM, b / rate)
+#: (the rule before: max(n b / HBM, ceil(n / U) b / rate), the busiest SM's CTAs beside the others' full waves). A launch
+#: of a full wave and r << U CTAs pays the r CTAs' whole stream at the per-SM rate after the first wave
+#: (Llama-3.1-8B bf16 at batch 17, 2500 tokens: 132 CTAs of 1.28 MB in 61 us at 2.78 TB/s, then 4 more alone in 25
+#: us at 50.6 GB/s). Only CTAs of at least SM_STREAM_TAIL_MIN_TILES serial tiles (a stream: a one-tile CTA's burst
+#: arrives in about one latency, not at the per-SM rate). No parameter is fitted: the rate is SM_STREAM_CEILING's.
+#: SHIPPED on the fifteenth xqa blind grid (xqa_x15_*.csv: 29 bf16 rows priced before the call, xqa_x15_predictions.csv,
+#: prices at 3792c83 with the rule on, main's at 60b5b38): two waves of 136-200 CTAs 8.6 / 15.7 % -> 4.8 / 11.2 %
+#: (signed -8.6 -> -2.7 %), below half the SMs and the controls unmoved; 2 of 3 regimes for both, pooled 8.0 / 16.5 ->
+#: 5.7 / 15.8 %. SM_STREAM_TAIL_CANDIDATE = the kinds it prices; () = the model before (the xqa fits run without it:
+#: fit_production_attention._xqa_ceiling_off takes the xqa kinds' ceiling away, and the rule with it)
+SM_STREAM_TAIL_CANDIDATE = (KIND_CODE["attn_xqa"],)
+SM_STREAM_TAIL: tuple = SM_STREAM_TAIL_CANDIDATE
+SM_STREAM_TAIL_MIN_TILES = 2.0
+#: the share of the last full wave's stream the last wave's CTAs start ahead of its end: the first CTAs of a wave to
+#: finish free their SMs before the wave's mean (the lock-step spread, CTA_LOCKSTEP); 0 = the waves strictly one after
+#: another. FITTED (one dimension, a grid search in steps of 0.02, every other term as committed, the candidate on) ONLY
+#: on the six LOOKED-AT bf16 rows of 136-192 CTAs of >= 2 tiles measured before the fifteenth grid (the eleventh grid's
+#: 136 / 192-CTA scan rows at 16384 tokens, q 1 / 2, and the fourteenth grid's 136-160-CTA rows): rms log error 0.097
+#: at 0 -> 0.037 at 0.14 (main's model: -8.6..-17.8 % on them)
+SM_STREAM_TAIL_HEAD = 0.14
 
 
 def lockstep_exposure(waves):
@@ -658,6 +684,17 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         nn = np.maximum(n, 1.0)
         memory_s = np.where(rate > 0.0, np.maximum(memory_s, np.ceil(nn / U) * hbm_bytes / nn
                                                    / np.maximum(rate, 1e-30)), memory_s)
+        if SM_STREAM_TAIL:   # the ceiling wave by wave, the waves one after another (SM_STREAM_TAIL)
+            its = getattr(ops, "serial_iters", None)
+            b = hbm_bytes / nn
+            per = b / np.maximum(rate, 1e-30)
+            hbm = b / (hw.hbm_bw_bytes_s * eff_m)
+            r = nn - (waves - 1.0) * slots
+            full = np.maximum(slots * hbm, per)
+            seq = (np.maximum(waves - 1.0 - SM_STREAM_TAIL_HEAD, 0.0) * full + np.maximum(r * hbm, per))
+            on = (np.isin(ops.kind, SM_STREAM_TAIL) & (rate > 0.0) & (waves > 1.0)
+                  & (np.asarray(its if its is not None else 0.0) >= SM_STREAM_TAIL_MIN_TILES))
+            memory_s = np.where(on, np.maximum(memory_s, seq), memory_s)
     if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
         compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:

@@ -43,7 +43,7 @@ def load_x14(data_dir: Path = FP.DATA_DIR) -> pd.DataFrame:
 
 def xqa_x14(fmt: dict) -> None:
     """Print the fourteenth grid's table (per regime, per model); add base (main's) and new (the candidate) to the board,
-    the shipped one's bf16 rows as the STANDING line of the family's bf16 kernel (mha.cu)."""
+    the shipped one's bf16 rows (the STANDING line of mha.cu is the fifteenth grid's since)."""
     b = load_x14()
     if not len(b):
         return
@@ -63,7 +63,7 @@ def xqa_x14(fmt: dict) -> None:
     bf = (b["dtype"] == "bf16").to_numpy()
     tb = t[t["regime"].str.endswith(", bf16")]
     BOARD.add("xqa", "blind", "xqa fourteenth blind grid, bf16 rows, the shipped model", b.loc[bf, f"{SHIPPED}_err_pct"],
-              int((tb[f"{SHIPPED}_goal"] == "met").sum()), len(tb), standing="xqa, bf16 K/V (mha.cu)")
+              int((tb[f"{SHIPPED}_goal"] == "met").sum()), len(tb))   # STANDING: the fifteenth grid (xqa_grid15)
     if (t[f"{SHIPPED}_goal"] == "MISSED").any():
         print(f"  missed: xqa (fourteenth blind grid): {X14_DIAGNOSIS}")
     cols = ["model", "dtype", "q_rows", "batch", "context", "split_sms", "role", "median_us", "pred_base_us",

@@ -333,6 +333,39 @@ def _price_x14(M, commit, hw, FP, XQ) -> None:
     print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
 
 
+X15_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x15_predictions.csv"
+#: main's model when the fifteenth grid was priced
+X15_BASE = "60b5b38"
+
+
+def price_x15(M, commit: str) -> None:
+    """--grid x15: the fifteenth blind grid priced by main's model (pred_base_us, the model at X15_BASE), the candidate
+    (pred_new_us: this checkout with hwmodels.roofline.SM_STREAM_TAIL = SM_STREAM_TAIL_CANDIDATE: mha.cu's per-SM
+    stream ceiling wave by wave, the last wave's CTAs starting SM_STREAM_TAIL_HEAD of a wave early) and this checkout
+    with the candidate off (pred_here_off_us: must equal main's)."""
+    from hwmodels import roofline as RF
+
+    base = subprocess.run(["git", "rev-parse", X15_BASE], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    s = pd.DataFrame(M.x15_shapes())
+    s["split_sms"] = pd.to_numeric(s["split_sms"], errors="coerce")
+    cols = [c for c in s.columns if c != "role"]
+    keep = RF.SM_STREAM_TAIL
+    try:
+        RF.SM_STREAM_TAIL = RF.SM_STREAM_TAIL_CANDIDATE
+        s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
+        RF.SM_STREAM_TAIL = ()
+        s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
+    finally:
+        RF.SM_STREAM_TAIL = keep
+    s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+    s["model_commit"], s["base_commit"], s["new_tail_head"] = commit, base, RF.SM_STREAM_TAIL_HEAD
+    s.to_csv(X15_OUT, index=False)
+    print(f"{len(s)} x15 shapes priced: base {base[:10]}, new {commit[:10]} (tail head {RF.SM_STREAM_TAIL_HEAD}) -> "
+          f"{X15_OUT}")
+    print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
+
+
 def main() -> None:
     import argparse
 
@@ -340,7 +373,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11", "x12", "x13", "x14"), default="campaign")
+                                       "x11", "x12", "x13", "x14", "x15"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -353,6 +386,8 @@ def main() -> None:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     if args.grid == "x14":
         price_x14(M, commit)
+    if args.grid == "x15":
+        price_x15(M, commit)
         return
     if args.grid == "x13":
         price_x13(M, commit, args.base)

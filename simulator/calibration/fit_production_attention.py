@@ -1755,14 +1755,17 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     """hwmodels.roofline.SM_STREAM_CEILING fitted on xqa_stream_fit_rows(df), per kind (attn_xqa on the bf16 rows,
     attn_xqa_fp8kv on the fp8 rows): the per-SM rate (bytes / s) minimising those rows' rms log error with every other
     term as `eff` (the fitted file) prices it; a one-dimensional bounded search in log rate (the upper bound = no
-    ceiling inside the scan). Returns {kind: (rate, rms, rows)}; the module constant is restored."""
+    ceiling inside the scan). Returns {kind: (rate, rms, rows)}; the module constant is restored. The rate was fitted
+    before hwmodels.roofline.SM_STREAM_TAIL (the fifteenth xqa grid's rule, which reads it): the search holds that rule
+    off, so it reproduces the shipped rate."""
     from scipy.optimize import minimize_scalar
 
     from hwmodels import roofline as RF
 
     eff = eff or hw.efficiency
     fit = df[xqa_stream_fit_rows(df)].reset_index(drop=True)
-    keep = dict(RF.SM_STREAM_CEILING)
+    keep, keep_tail = dict(RF.SM_STREAM_CEILING), RF.SM_STREAM_TAIL
+    RF.SM_STREAM_TAIL = ()
     out = {}
     try:
         for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
@@ -1781,7 +1784,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
             RF.SM_STREAM_CEILING = dict(keep)
         return out
     finally:
-        RF.SM_STREAM_CEILING = keep
+        RF.SM_STREAM_CEILING, RF.SM_STREAM_TAIL = keep, keep_tail
 
 
 def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
@@ -1914,6 +1917,39 @@ def load_xqa_x14(data_dir: Path = DATA_DIR) -> pd.DataFrame:
                       {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
     out.attrs["file"] = " + ".join(f.name for f in files)
     return out
+
+
+#: the fifteenth xqa blind grid's measured rows (the nopdl diagnostics among them) and the prices committed before them;
+#: the diagnostic scan measured after its call (xqa_x15d_*.csv, LOOKED-AT)
+XQA_X15_GLOB, XQA_X15_PRED_CSV = "xqa_x15_nvidia*.csv", "xqa_x15_predictions.csv"
+XQA_X15D_GLOB = "xqa_x15d_nvidia*.csv"
+
+
+def _measured(data_dir: Path, glob: str) -> tuple[pd.DataFrame, list]:
+    files = sorted(p for p in Path(data_dir).glob(glob) if "_grids_" not in p.name and p.suffix == ".csv"
+                   and not p.stem.endswith("_nvidia-smi"))
+    if not files:
+        return pd.DataFrame(), files
+    df = pd.concat([load(f) for f in files], ignore_index=True)
+    return df[df["note"] == ""].reset_index(drop=True), files
+
+
+def load_xqa_x15(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fifteenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape, its role
+    and pdl: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    df, files = _measured(data_dir, XQA_X15_GLOB)
+    pp = Path(data_dir) / XQA_X15_PRED_CSV
+    if not len(df) or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role", "pdl"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
+
+
+def load_xqa_x15d(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The diagnostic scan measured after the fifteenth grid's call (failed rows dropped; empty when none)."""
+    return _measured(data_dir, XQA_X15D_GLOB)[0]
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
