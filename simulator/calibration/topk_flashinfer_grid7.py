@@ -204,3 +204,40 @@ if __name__ == "__main__":
         print(fit_stream_floor(hw))
     pd.set_option("display.width", 250)
     print(predict_grid7(hw, a.out).to_string(index=False))
+
+
+
+def product_frame(shapes, rule: str = "launch", sms: float = 132.0) -> pd.DataFrame:
+    """FlashInfer's ragged and page-table rows at `shapes` with the PRODUCT's pass statistics (every distribution priced
+    on the default recorded rows, as simulator/strategies/topk.py RadixTopk does): `launch` = topk_flashinfer.
+    launch_stats (the calibration's wave rule over 32 sampled rows at the power of two nearest n: what ships after
+    grid 7), `default` = topk_production.default_stats (the largest of 4 sampled rows at that length whatever the rows
+    and waves: what main's product priced)."""
+    out = []
+    for d, r, n in shapes:
+        st = (FK.launch_stats(float(r), float(n), 2048, sms) if rule == "launch"
+              else P.default_stats("flashinfer", float(n), 2048))
+        row = {"family": "topk", "dist": d, "rows": r, "n": n, "k": 2048, **{c: st[c] for c in P.STAT_NAMES}}
+        for kern in KERNELS:
+            out.append({**row, "kernel": kern})
+    t = pd.DataFrame(out)
+    t["fi_path"] = np.where(FK.filtered(t["rows"], t["n"]), "filtered", "radix")
+    return t
+
+
+def product_accuracy(hw: HardwareSpec, m: pd.DataFrame, pred_col: str = "pred_us") -> pd.DataFrame:
+    """Per regime of a measured grid `m` (grid 6's or grid 7's measured()): the calibration's price `pred_col` (`cal`)
+    against the shipped kernel model priced on the product's statistics, the shipped launch_stats (`prod`) and main's
+    default_stats (`prod_main`): |error| median / p90 / signed and the goal of each."""
+    shapes = list(dict.fromkeys(zip(m["dist"], m["rows"].astype(int), m["n"].astype(int))))
+    j = m
+    for rule, col in (("launch", "prod_us"), ("default", "prod_main_us")):
+        t = product_frame(shapes, rule, hw.units)
+        t[col] = TE.predict_us(t, hw, hw.efficiency)
+        j = j.merge(t[["kernel", "dist", "rows", "n", col]], on=["kernel", "dist", "rows", "n"], how="inner")
+    tab = TE._errors(j[pred_col], j["median_us"], j["regime"], "cal")
+    for col, tag in (("prod_us", "prod"), ("prod_main_us", "prod_main")):
+        tab = tab.merge(TE._errors(j[col], j["median_us"], j["regime"], tag).drop(columns="n"), on="regime")
+    for tag in ("cal", "prod", "prod_main"):
+        tab[f"goal_{tag}"] = TE.goal(tab, tag)
+    return tab
