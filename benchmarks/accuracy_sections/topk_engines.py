@@ -9,7 +9,15 @@ import numpy as np
 
 from simulator.calibration.scoreboard import BOARD
 
-from . import topk_flashinfer_grid6, topk_grid11, topk_grid12, topk_grid13, topk_grid14, topk_grid15
+from . import (
+    topk_flashinfer_grid6,
+    topk_flashinfer_grid7,
+    topk_grid11,
+    topk_grid12,
+    topk_grid13,
+    topk_grid14,
+    topk_grid15,
+)
 from .production_kernels import campaigns
 
 
@@ -19,6 +27,7 @@ def engine_grids() -> None:
         _topk_engines_grid4_table()
         _topk_engines_grid5_table()
         topk_flashinfer_grid6.topk_flashinfer_grid6()
+        topk_flashinfer_grid7.topk_flashinfer_grid7()
         _topk_trtllm_grid6_table(hw)
 
 

@@ -14,9 +14,9 @@ PREDICTION_COMMIT = "716930a"
 #: calibration's multi-wave statistic topk_flashinfer_grid6.WAVE_RULE) or "main"; the candidate had to meet MORE of grid
 #: 6's 20 regimes than main's: it met 14, main 9 (pooled 6.7 / 18.0 % against 12.2 / 25.5 %), so it ships
 SHIPPED = "cand"
-#: the STANDING rows grid 6's shipped lines hold: the ragged transform's (the family's row, grid 5's before) and the
-#: page-table transform's (its first blind grid); the pooled line over both is not a STANDING row
-STANDING = {"top-k flashinfer ragged": "top-k flashinfer", "top-k flashinfer page-table": "top-k flashinfer page-table"}
+#: the STANDING rows grid 6's shipped lines held (the ragged transform's and the page-table transform's) moved to grid 7
+#: (benchmarks/accuracy_sections/topk_flashinfer_grid7.py); grid 6's lines stand as history
+STANDING: dict = {}
 
 
 def topk_flashinfer_grid6() -> None:

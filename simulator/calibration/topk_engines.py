@@ -241,12 +241,15 @@ def sglang_blind4_accuracy(by_dist: bool = False) -> pd.DataFrame:
 
 def values_per_round_study(hw: HardwareSpec, values=(8.0, 4.0, 2.0, 1.0)) -> pd.DataFrame:
     """topk_flashinfer.VALUES_PER_ROUND's candidates, each refitted on FI_FIT alone: the fit rows' rms log error
-    (the choice's criterion) and, for the record, the held-out rows' |error| median / p90 (LOOKED-AT once printed)."""
-    keep = FK.VALUES_PER_ROUND
+    (the choice's criterion) and, for the record, the held-out rows' |error| median / p90 (LOOKED-AT once printed).
+    Priced as it was made, before grid 7's stream floor (topk_flashinfer.STREAM_FLOOR_SHIPPED off: at 8 or 4 values a
+    round the floor would bind on float4 rows too)."""
+    keep, keep_floor = FK.VALUES_PER_ROUND, FK.STREAM_FLOOR_SHIPPED
     m = measured()
     t = m[m["kernel"] == CSV_KERNEL["flashinfer"]].reset_index(drop=True)
     out = []
     try:
+        FK.STREAM_FLOOR_SHIPPED = None
         for v in values:
             FK.VALUES_PER_ROUND = float(v)
             x = fit_flashinfer(t, hw)
@@ -257,7 +260,7 @@ def values_per_round_study(hw: HardwareSpec, values=(8.0, 4.0, 2.0, 1.0)) -> pd.
                         "iter_l2_us": x["iter_l2_us"], "phase_us": x["phase_us"],
                         "held_med": round(float(np.median(h)), 1), "held_p90": round(float(np.percentile(h, 90)), 1)})
     finally:
-        FK.VALUES_PER_ROUND = keep
+        FK.VALUES_PER_ROUND, FK.STREAM_FLOOR_SHIPPED = keep, keep_floor
     return pd.DataFrame(out)
 
 

@@ -95,6 +95,43 @@ PT_LOOKUP_CANDIDATE = {"wave_phases": 0.2938, "row_phases": 0.000566, "row_phase
 PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE
 
 
+#: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
+#: filtered kernel's two sweeps (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel, Stage 1 and the filter sweep: `#pragma
+#: unroll 2` over `vec_t<float, VEC_SIZE>::cast_load`, VEC_SIZE = gcd(max_len, 4)) keep 2 x VEC_SIZE scores of each
+#: thread in flight, one CTA per SM: 32 KiB a SM at float4, 16 KiB at float2. VALUES_PER_ROUND prices a sweep by its
+#: per-score chain, which does not see the load width; where a sweep streams from HBM (its set misses the L2) the
+#: loads' loaded round trip can outlast that chain, so a sweep lasts at least ceil(n / (1024 x 2 x VEC_SIZE)) rounds of
+#: `loaded_round_iters` iterations (iter[topk_flashinfer]): the float2 rows (n = 2 mod 4) pay it first. The first sweep
+#: misses when the launch's rows x n x 4 B pass `l2_miss_at` x the L2 (the back-to-back call re-reads them), the
+#: second when one wave's min(rows, SMs) x n x 4 B do (the device's measured sweep-hit curves fall from ~1 to ~0.05
+#: between 0.80 and 0.88 of the L2: 0.84 their midpoint, ASSUMPTION). FITTED: loaded_round_iters by least squares on log
+#: time over the looked-at filtered rows of grids 4-6, both transforms (topk_flashinfer_grid7.fit_stream_floor)
+STREAM_FLOOR_CANDIDATE = {"loaded_round_iters": 3.0, "l2_miss_at": 0.84}
+#: the stream floor the product prices (None = none: main's VALUES_PER_ROUND chain alone). SHIPPED after FlashInfer's
+#: blind grid 7 (benchmarks/accuracy_sections/topk_flashinfer_grid7.py: 50 new shapes x both transforms, priced before
+#: measuring, commit 15e1f3a): the candidate met 16 of 18 regimes, main's model 12 (pooled 7.4 / 14.7 % against
+#: 8.7 / 19.9 %; the two scalar-load rows, n odd, -8 to -10 % against main's -39 to -41 %)
+STREAM_FLOOR_SHIPPED: dict | None = STREAM_FLOOR_CANDIDATE
+#: the L2 the stream floor compares a sweep's set with when the caller gives none: the H100's 50 MiB
+STREAM_FLOOR_L2_BYTES = 50.0 * 2 ** 20
+
+
+def stream_floor_iters(rows, n, sweeps, floor: dict, sms: float = 132.0,
+                       l2_bytes: float = STREAM_FLOOR_L2_BYTES) -> np.ndarray:
+    """Serial iterations the filtered kernel's HBM-streamed sweeps add under the stream floor `floor`
+    (STREAM_FLOOR_CANDIDATE's keys): per missed sweep max(0, ceil(n / (1024 x 2 x VEC)) x loaded_round_iters -
+    ceil(n / (1024 x VALUES_PER_ROUND))); the first sweep missed where rows x n x 4 B > l2_miss_at x L2, the later ones
+    where min(rows, sms) x n x 4 B is."""
+    rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
+    sweeps = np.broadcast_to(np.asarray(sweeps, float), rows.shape)
+    lim = floor["l2_miss_at"] * l2_bytes
+    miss = (np.where(rows * n * P.SCORE_BYTES > lim, 1.0, 0.0) * np.minimum(sweeps, 1.0)
+            + np.where(np.minimum(rows, sms) * n * P.SCORE_BYTES > lim, 1.0, 0.0) * np.maximum(sweeps - 1.0, 0.0))
+    per = np.maximum(np.ceil(n / (THREADS * 2.0 * vec_width(n))) * floor["loaded_round_iters"]
+                     - np.ceil(n / (THREADS * VALUES_PER_ROUND)), 0.0)
+    return miss * per
+
+
 def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0) -> np.ndarray:
     """Barrier phases per wave of the filtered kernel's page-table lookups under `terms` (PT_LOOKUP_CANDIDATE's keys):
     one round per wave plus each CTA's share, the wave's CTAs = rows / ceil(rows / sms) on average."""
@@ -103,6 +140,46 @@ def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0) -> np.ndarray:
     span = np.minimum(n, terms["span_sat_kscores"] * 1000.0) / 1000.0
     return terms["wave_phases"] + per_wave * (terms["row_phases"] + terms["row_phases_per_kscore"] * span)
 
+
+#: recorded rows the product samples for launch_stats (every base row of the default trace once)
+LAUNCH_SAMPLE = 32
+_LAUNCH_VALUES: dict = {}
+
+
+def launch_stats(rows, n, k: int = 2048, sms: float = 132.0, sample: int = LAUNCH_SAMPLE) -> dict:
+    """The product's pass statistics of a filtered launch of `rows` rows of n scores, by the calibration's rule
+    (topk_flashinfer_grid6.wave_stat, the statistic blind grids 6 and 7 judged): one wave (rows <= sms) the expected
+    slowest of its rows (topk_production.expected_max), more waves w = ceil(rows / sms) mean + (E[max of sms rows] -
+    mean) / sqrt(w); the per-row values from `sample` recorded rows of the default trace (topk_production.default_rows,
+    base row j mod 32 resampled with fp16 dither, as default_stats draws its first 4) at the power of two nearest n.
+    Arrays shaped like rows x n (scalars for scalars)."""
+    scalar = np.ndim(rows) == 0 and np.ndim(n) == 0
+    rows, n = np.broadcast_arrays(np.atleast_1d(np.asarray(rows, float)), np.atleast_1d(np.asarray(n, float)))
+    out = {c: np.zeros(rows.shape) for c in P.STAT_NAMES}
+    for i, (r, v) in enumerate(zip(rows.flat, n.flat)):
+        p2 = int(2 ** np.clip(np.round(np.log2(max(v, 1.0))), 0, 24))
+        key = (p2, int(k), int(sample))
+        if key not in _LAUNCH_VALUES:
+            rec = P.default_rows()
+            rng = np.random.default_rng(p2)
+            xs = []
+            for j in range(sample):
+                base = rec[j % len(rec)]
+                xs.append((base[rng.integers(0, len(base), p2)] * (1.0 + rng.uniform(-1, 1, p2) * 2.0 ** -11))
+                          .astype(np.float32))
+            _LAUNCH_VALUES[key] = P.pass_stats("flashinfer", xs, int(k))["values"]
+        vals = _LAUNCH_VALUES[key]
+        r = max(float(r), 1.0)
+        for c in P.STAT_NAMES:
+            x = vals[c]
+            if r <= sms:
+                out[c].flat[i] = P.expected_max(x, r)
+            else:
+                mean, top = float(np.mean(x)), P.expected_max(x, sms)
+                out[c].flat[i] = mean + (top - mean) / np.sqrt(np.ceil(r / sms))
+    if scalar:
+        return {c: float(v[0]) for c, v in out.items()}
+    return out
 
 def filtered(rows, n):
     """True where FlashInfer's dispatch (ShouldUseFilteredTopK, fp32, k <= 2048 < max_len) runs FilteredTopK, False
@@ -129,7 +206,8 @@ def vec_width(n):
 
 
 def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=None, rounds=None,
-            sms: float = 132.0, page_table: bool = False, pt_lookup: dict | None = None) -> None:
+            sms: float = 132.0, page_table: bool = False, pt_lookup: dict | None = None,
+            stream_floor: dict | None = None, l2_bytes: float = STREAM_FLOOR_L2_BYTES) -> None:
     """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (filtered):
     filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
                ceil(n / (1024 x VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (P.SGL_GATHER_ROUNDS,
@@ -143,7 +221,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     page_table  the page-table transform's epilogue (PT_VALUES_PER_ROUND, PT_EXTRA_BARRIERS) on top of either kernel;
                False = the ragged transform / plain top-k (an offset added, no lookup).
     pt_lookup  the filtered kernel's lookup phase terms (PT_LOOKUP_CANDIDATE's keys: pt_lookup_phases in place of the
-               PT_VALUES_PER_ROUND round); None = PT_LOOKUP_SHIPPED (None: main's rule)."""
+               PT_VALUES_PER_ROUND round); None = PT_LOOKUP_SHIPPED (None: main's rule).
+    stream_floor  the filtered kernel's HBM stream floor (STREAM_FLOOR_CANDIDATE's keys, stream_floor_iters against
+               `l2_bytes`); None = STREAM_FLOOR_SHIPPED (None: no floor)."""
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
     shape = rows.shape
     sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
@@ -156,6 +236,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     in_l1 = n * P.SCORE_BYTES <= P.SGL_L1_BYTES
     # filtered kernel
     f_iters = sweeps * np.ceil(n / (THREADS * VALUES_PER_ROUND)) + P.SGL_GATHER_ROUNDS * g_it
+    floor = STREAM_FLOOR_SHIPPED if stream_floor is None else stream_floor
+    if floor is not None:   # the HBM-streamed sweeps' load floor (STREAM_FLOOR_CANDIDATE)
+        f_iters = f_iters + stream_floor_iters(rows, n, sweeps, floor, sms, l2_bytes)
     f_l1 = np.where(in_l1, P.SGL_GATHER_ROUNDS * g_it, 0.0)
     f_sync = np.where(sweeps > 0, P.SGL_PHASES["stage1"] + rnd, 0.0)
     f_rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(in_l1, 0.0, gathers * P.SECTOR_BYTES))

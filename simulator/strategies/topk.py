@@ -240,14 +240,17 @@ class RadixTopk(_Topk):
                 TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers,
                                   prefill=phase == "prefill")   # its prefill entry: one 512-thread CTA per row
                 return
-            st = TP.default_stats(self.kernel, length, int(k))
             if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
-                # DSA backend calls its page-table transform at decode, the ragged transform at prefill
+                # DSA backend calls its page-table transform at decode, the ragged transform at prefill; its pass
+                # statistics by the launch's rows and waves (topk_flashinfer.launch_stats: the calibration's rule)
                 from simulator.kernels import topk_flashinfer as FK
+                st = FK.launch_stats(rows, length, int(k), float(combo.target.sm_count))
                 FK.add_ops(b, rows, length, float(k), st["sweeps"], st["gathers"], count=layers, where=None,
                            gather_iters=st["gather_iters"], rounds=st["rounds"], sms=float(combo.target.sm_count),
-                           page_table=phase == "decode")
+                           page_table=phase == "decode", **({"l2_bytes": float(combo.target.l2_bytes)}
+                                                            if combo.target.l2_bytes else {}))
                 return
+            st = TP.default_stats(self.kernel, length, int(k))
             TP.add_topk_ops(b, self.kernel, rows, length, float(k), st["sweeps"], st["gathers"], count=layers,
                             gather_iters=st["gather_iters"], rounds=st["rounds"])
             return

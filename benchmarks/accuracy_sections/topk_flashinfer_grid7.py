@@ -1,0 +1,72 @@
+"""FlashInfer's top-k on its blind grid 7 (simulator/calibration/topk_flashinfer_grid7.py): 50 new shapes, each timed
+through the ragged and the page-table transform (100 rows), aimed at grid 6's misses (long filtered rows at decode
+24-256 and prefill, single mid rows at decode 1-16, short multi-wave decode) with controls, priced by main 60b5b38's
+model (grid 6's shipped one), the candidate (the filtered kernel's HBM stream floor, topk_flashinfer.
+STREAM_FLOOR_CANDIDATE) and an alternative (the same floor, one-wave recorded launches on the rows the harness
+launches), all three committed before the one device call; then the same kernel model priced on the product's
+statistics (topk_flashinfer.launch_stats, shipped; main's topk_production.default_stats) beside the calibration's."""
+from __future__ import annotations
+
+from simulator.calibration import topk_flashinfer_grid7 as G
+from simulator.calibration.scoreboard import BOARD
+
+#: the commit that holds the grid 7 predictions (made before the measurement)
+PREDICTION_COMMIT = "15e1f3a"
+#: the model the family ships after grid 7: "cand" (topk_flashinfer.STREAM_FLOOR_SHIPPED = STREAM_FLOOR_CANDIDATE) or
+#: "main"; the candidate had to meet MORE of grid 7's 18 regimes than main's: it met 16, main 12 (pooled 7.4 / 14.7 %
+#: against 8.7 / 19.9 %), so it ships
+SHIPPED = "cand"
+#: the STANDING rows grid 7's shipped lines hold (grid 6's before)
+STANDING = {"top-k flashinfer ragged": "top-k flashinfer", "top-k flashinfer page-table": "top-k flashinfer page-table"}
+
+
+def topk_flashinfer_grid7() -> None:
+    """Print grid 7's per-regime table (main 60b5b38 / candidate / alternative), its pooled lines and the product's
+    statistics beside the calibration's, and add its BOARD rows; the shipped model's ragged and page-table rows hold
+    the STANDING lines (STANDING)."""
+    if not (G.F.DATA_DIR / G.FI_GRID7_MEASURED).is_file():
+        print(f"\n== FlashInfer top-k grid7: not measured yet ({G.FI_GRID7_PREDICTION} holds the predictions)")
+        return
+    m = G.measured()
+    g = G.accuracy(m)
+    print(f"\n== FlashInfer top-k grid7 ({len(m) // 2} new shapes x the ragged and the page-table transform: decode 1-256 "
+          f"/ prefill 700-3100 rows, n 3.7K-433K, float4 / float2 / scalar loads, aimed at grid 6's misses; predicted "
+          f"before measuring, commit {PREDICTION_COMMIT}: {G.FI_GRID7_PREDICTION}; measured {G.FI_GRID7_MEASURED}); "
+          f"every row BLIND: main = main 60b5b38's model (grid 6's shipped one), cand = the candidate (the filtered "
+          f"kernel's HBM-streamed sweeps last at least ceil(n / (1024 x 2 x VEC)) rounds of "
+          f"{G.FK.STREAM_FLOOR_CANDIDATE['loaded_round_iters']} iterations, topk_flashinfer.STREAM_FLOOR_CANDIDATE "
+          f"fitted on grids 4-6's looked-at filtered rows), alt = the same floor with one-wave recorded launches priced "
+          f"on the rows the harness launches; shipped: {SHIPPED}; {int(m['wrong'].sum())} rows marked WRONG SELECTION "
+          f"(the 16,384-candidate cap; time kept); |error| median / p90, signed median, %")
+    print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for kerns, lab in ((G.KERNELS, "both transforms"), (("fi_topk",), "ragged"), (("fi_topk_pt",), "page-table")):
+        regs = g["regime"].str.contains(
+            {"both transforms": "grid7", "ragged": "ragged grid7", "page-table": "page-table grid7"}[lab])
+        parts = []
+        for col, tag in (("pred_main_us", "main"), ("pred_us", "cand"), ("pred_alt_us", "alt")):
+            med, p90, sgn = G.pooled(m, col, kerns)
+            met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
+            parts.append(f"{tag}{' (shipped)' if tag == SHIPPED else ''} {med:.1f} / {p90:.1f} % ({sgn:+.1f}), "
+                         f"{met} of {int(regs.sum())}")
+        print(f"  {lab}, {int(m['kernel'].isin(kerns).sum())} rows: " + "; ".join(parts))
+    from hwmodels.spec import load_hardware
+
+    p = G.product_accuracy(load_hardware("H100-SXM"), m, "pred_us")
+    print("  the product's statistics through the shipped kernel model, beside the calibration's (cal): prod = "
+          "topk_flashinfer.launch_stats (the calibration's wave rule over 32 recorded rows at the power of two nearest "
+          "n; shipped with grid 7, chosen after these rows were seen: LOOKED-AT), prod_main = main's topk_production."
+          "default_stats (the largest of 4 such rows whatever the rows and waves): met "
+          f"{int((p['goal_prod'] == 'met').sum())} / {int((p['goal_prod_main'] == 'met').sum())} of {len(p)} regimes "
+          f"against the calibration's {int((p['goal_cal'] == 'met').sum())}")
+    print(p.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    for kerns, fam, regex in ((G.KERNELS, "top-k flashinfer", "grid7"),
+                              (("fi_topk",), "top-k flashinfer ragged", "ragged grid7"),
+                              (("fi_topk_pt",), "top-k flashinfer page-table", "page-table grid7")):
+        regs = g["regime"].str.contains(regex)
+        s = m[m["kernel"].isin(kerns)]
+        for col, tag in (("pred_us", "cand"), ("pred_main_us", "main")):
+            met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
+            what = {"cand": "candidate (HBM stream floor)", "main": "main 60b5b38's model"}[tag]
+            BOARD.add(fam, "blind", f"grid7 ({len(s)}), {what}{' (shipped)' if tag == SHIPPED else ''}, committed",
+                      100.0 * (s[col] / s["median_us"] - 1.0), met, int(regs.sum()),
+                      standing=STANDING.get(fam, False) if tag == SHIPPED else False)
