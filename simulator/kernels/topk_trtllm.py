@@ -368,6 +368,18 @@ SERIAL_PHASES = ("scan", "radix")
 #: one (a 1024-thread CTA is alone on its SM in every split launch)
 NARROW_SORT_SHARE = True
 
+#: CANDIDATE (grid 16; see NARROW_SHARES_CANDIDATE): the narrow 256-thread CTAs held NARROW_CTAS at a time per SM by
+#: their registers (topKPerRowDecode<256>: 62 registers a thread, allocated 64: 256 x 64 = 16,384 of the SM's 65,536),
+#: each group's first CTA on the SM's path whole, each other one adding NARROW_SHARES of its sweep rounds ("sweep"), of
+#: its BlockRadixSort ("radix") and of the rest of its on-chip job ("job"); None = the shipped rule (NARROW_REG off:
+#: eight narrow CTAs a wave and SERIAL_PHASES with NARROW_SORT_SHARE)
+NARROW_CTAS = 4.0
+NARROW_SHARES: dict | None = None
+#: the shares fitted by topk_engines.fit_narrow_shares on the looked-at narrow rows of grids 5-15 (73 rows, NARROW_REG
+#: on; rms log error 0.186, where NARROW_REG with the shipped co-resident rule, SERIAL_PHASES / NARROW_SORT_SHARE, has
+#: 0.173 and main 0.242): priced beside the candidate on grid 16 for the record, not the shipping candidate
+NARROW_SHARES_CANDIDATE = {"sweep": 0.023, "job": 0.165}
+
 
 def serial_iters_of(stats: dict, terms: dict) -> float:
     """A CTA's on-chip rounds that the SM's other CTAs wait through (SERIAL_PHASES), in 512-thread-CTA rounds: a block
@@ -411,6 +423,19 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
     else:
         ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
+    if NARROW_SHARES is not None and NARROW_REG and bool(samples) and th < THREADS and c > 1.0:
+        # NARROW_SHARES: the SM's c narrow CTAs run NARROW_CTAS at a time (their registers); each group's first CTA is
+        # on the path whole, each other one adds its share of its sweep rounds, of its BlockRadixSort and of the rest
+        # of its on-chip job (block scans, the all-pairs rank)
+        ns = NARROW_SHARES
+        lead = float(np.ceil(c / NARROW_CTAS))
+        full = np.array([float(job_iters(s, terms)) for s in samples])
+        rad = np.array([float(terms["radix"]) * float(s["radix"]) for s in samples])
+        other = (c - lead) * (ns["job"] * float((full - rad).mean()) + ns.get("radix", ns["job"]) * float(rad.mean()))
+        out["job"] = (slowest + (lead - 1.0) * float(full.mean()) + other) / w
+        out["merge_waves"] = w
+        out["sweep_scale"] = (lead + (c - lead) * ns["sweep"]) / w
+        return out
     if paired and (PAIR_SHARES is not None or pair_shares is not None):
         # PAIR_SHARES: the SM's c CTAs run ceil(c / REG_CTAS) at a time; each group's first CTA (`lead`) is on the path
         # whole, each other one adds its share of its sweep rounds and of its on-chip job
