@@ -82,20 +82,21 @@ def eff_with(hw: HardwareSpec, x) -> Efficiency:
 
 class as_fitted:
     """Context manager: price as the terms fitted before grid 15 were fitted (topk_trtllm.PAIR_SHARES None: the
-    assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee), restored on
-    exit; every fit of those terms runs inside it, so shipping grid 15's rules refits nothing."""
+    assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee; NARROW_REG
+    off: eight narrow 256-thread CTAs a wave, the rule before grid 16), restored on exit; every fit of those terms runs
+    inside it, so shipping grid 15's and grid 16's rules refits nothing (no fit row is a narrow launch)."""
 
     def __enter__(self):
         import hwmodels.roofline as R
 
-        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED)
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = None, None
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = None, None, False
         return self
 
     def __exit__(self, *exc):
         import hwmodels.roofline as R
 
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = self.old
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = self.old
         return False
 
 
