@@ -124,7 +124,9 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9")):   # grids 7-9 check their own shapes
+        # grids 7-9 and 16 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
+        # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16")):
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -549,3 +551,76 @@ def test_grid15_committed_prices_are_reproduced():
         main = E.predict_trtllm(p, hw)
     assert main == pytest.approx(p["pred_main_us"].to_numpy(), rel=1e-4)
     assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_us"].to_numpy(), rel=1e-4)
+
+
+def test_grid16_shapes_are_new_narrow_and_priced_by_three_models_before_measuring():
+    """No grid 16 shape was measured before for any top-k kernel (nor is a fit row); its 28 decode rows at short
+    lengths all run the narrow 256-thread dispatch; the committed CSV has its 33 rows, columns and regimes."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid16" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    fit = {(d, r, n) for rows in (E.TRT_WIDE_FIT, E.TRT_SPLIT_FIT, E.TRT_WAVE_FIT, E.TRT_PAIR_FIT, E.TRT_PAIR_L2_SCAN)
+           for _, d, r, n in rows}
+    shapes = E.GRID16 + E.GRID16_PREFILL
+    assert len(set(shapes)) == len(shapes) == 33 and not set(shapes) & (seen | set(E.TRT_FIT) | fit)
+    r = np.array([s[1] for s in E.GRID16_NARROW])
+    n = np.array([s[2] for s in E.GRID16_NARROW])
+    assert len(r) == 28 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= 16384).all()
+    p = pd.read_csv(F.DATA_DIR / E.GRID16_PREDICTION)
+    assert len(p) == 33 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us", "pred_sh_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime16(p["kernel"], p["rows"], p["n"]))
+
+
+def test_narrow_rule_moves_only_narrow_launches_and_is_restored():
+    """NARROW_REG (four 256-thread CTAs per SM by registers) changes a narrow launch past one register group per SM
+    and leaves a 512-thread launch unchanged; narrow_rule restores the shipped constants on exit; the loader of the
+    looked-at narrow rows finds the 73 measured narrow rows of grids 5-15."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 2200, 7700), ("recorded", 580, 41000)])
+    old = (TK.NARROW_REG, TK.NARROW_SHARES)
+    with E.narrow_rule(False, None):
+        a = E.predict_trtllm(t, hw)
+    with E.narrow_rule(True, None):
+        b = E.predict_trtllm(t, hw)
+    assert (TK.NARROW_REG, TK.NARROW_SHARES) == old
+    assert b[0] > 1.1 * a[0] and b[1] == pytest.approx(a[1], rel=1e-12)
+    with E.narrow_rule(True, None):
+        assert TK.launch_waves(2200, 7700, 132) == 5.0   # 2200 CTAs over 132 SMs x 4
+    with E.narrow_rule(False, None):
+        assert TK.launch_waves(2200, 7700, 132) == 3.0   # 2200 CTAs over 132 SMs x 8
+    fr = E.narrow_fit_rows()
+    assert len(fr) == 73 and (TK.block_threads(fr["rows"], fr["n"]) == TK.NARROW).all()
+
+
+def test_grid16_committed_prices_are_reproduced():
+    """Three grid 16 rows re-priced now under each rule as committed before measuring."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID16_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[2, 14, 23]].reset_index(drop=True)
+    for col, reg, sh in (("pred_main_us", False, None), ("pred_us", True, None),
+                         ("pred_sh_us", True, TK.NARROW_SHARES_CANDIDATE)):
+        with E.narrow_rule(reg, sh):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+
+
+def test_narrow_reg_ships_after_grid16_and_as_fitted_turns_it_off():
+    """Grid 16 shipped NARROW_REG (four narrow CTAs per SM), not the fitted shares; as_fitted prices the rule before
+    grid 16 (NARROW_REG off) and restores the shipped one; the committed measurement has every grid 16 shape."""
+    from simulator.kernels import topk_trtllm as TK
+
+    assert TK.NARROW_REG is True and TK.NARROW_SHARES is None
+    with E.as_fitted():
+        assert TK.NARROW_REG is False
+    assert TK.NARROW_REG is True
+    m = E.measured16()
+    assert len(m) == 33 and m["median_us"].notna().all() and not m["wrong"].any()

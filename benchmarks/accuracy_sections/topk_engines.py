@@ -17,6 +17,7 @@ from . import (
     topk_grid13,
     topk_grid14,
     topk_grid15,
+    topk_grid16,
 )
 from .production_kernels import campaigns
 
@@ -32,7 +33,7 @@ def engine_grids() -> None:
 
 
 def trtllm_grids() -> None:
-    """TensorRT-LLM top-k grids 7-15 (after the regimes tables)."""
+    """TensorRT-LLM top-k grids 7-16 (after the regimes tables)."""
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
@@ -42,6 +43,7 @@ def trtllm_grids() -> None:
     topk_grid13.topk_trtllm_grid13()
     topk_grid14.topk_trtllm_grid14()
     topk_grid15.topk_trtllm_grid15()
+    topk_grid16.topk_trtllm_grid16()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

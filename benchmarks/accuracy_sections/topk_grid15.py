@@ -46,7 +46,7 @@ def topk_trtllm_grid15() -> None:
         (trt_k, "trtllm", "pred_q_us", "q", f"grid15 ({n_trt}), main's rule + sharper knee (not shipped), committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid15 ({n_trt}), main 8c86417's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 16's shipped row (topk_grid16)
     trt = m[m["kernel"].isin(trt_k)]
     regs = g["regime"].str.startswith("top-k trtllm ")
     for c, tag, lab in (("pred_main_us", "main", "main 8c86417"), ("pred_q_us", "q", "main + sharper knee"),

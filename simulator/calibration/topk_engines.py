@@ -82,20 +82,21 @@ def eff_with(hw: HardwareSpec, x) -> Efficiency:
 
 class as_fitted:
     """Context manager: price as the terms fitted before grid 15 were fitted (topk_trtllm.PAIR_SHARES None: the
-    assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee), restored on
-    exit; every fit of those terms runs inside it, so shipping grid 15's rules refits nothing."""
+    assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee; NARROW_REG
+    off: eight narrow 256-thread CTAs a wave, the rule before grid 16), restored on exit; every fit of those terms runs
+    inside it, so shipping grid 15's and grid 16's rules refits nothing (no fit row is a narrow launch)."""
 
     def __enter__(self):
         import hwmodels.roofline as R
 
-        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED)
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = None, None
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = None, None, False
         return self
 
     def __exit__(self, *exc):
         import hwmodels.roofline as R
 
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED = self.old
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = self.old
         return False
 
 
@@ -1689,3 +1690,126 @@ def grid15_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     the `shipped` tag."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured15(), 15, groups, (("pred_q_us", "q"), ("pred_us", "cand")), shipped, by_dist)
+
+
+# --- the narrow 256-thread launches (useNarrowBlock: topKPerRowDecode<256>) at their register residency, judged on
+# GRID16 (topk_trtllm.NARROW_REG, NARROW_SHARES) ---
+class narrow_rule:
+    """Context manager: price the narrow 256-thread launches with topk_trtllm.NARROW_REG = `reg` and NARROW_SHARES =
+    `shares` (None = the shipped rule's), restored on exit."""
+
+    def __init__(self, reg: bool, shares: dict | None = None):
+        self.reg, self.shares = reg, shares
+
+    def __enter__(self):
+        self.old = (TK.NARROW_REG, TK.NARROW_SHARES)
+        TK.NARROW_REG, TK.NARROW_SHARES = self.reg, self.shares
+        return self
+
+    def __exit__(self, *exc):
+        TK.NARROW_REG, TK.NARROW_SHARES = self.old
+        return False
+
+
+#: the looked-at narrow rows: every measured TensorRT-LLM decode row of grids 5-15 that the dispatch runs as narrow
+#: 256-thread CTAs (useNarrowBlock; 73 rows), the only rows topk_trtllm.NARROW_SHARES_CANDIDATE is fitted on
+NARROW_FIT_GRIDS = ("grid5", "grid7", "grid8", "grid9", "grid11", "grid12", "grid13", "grid15")
+
+
+def narrow_fit_rows() -> pd.DataFrame:
+    """NARROW_FIT_GRIDS' measured narrow 256-thread decode rows (`grid` added), from the committed CSVs."""
+    parts = []
+    for g in NARROW_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[TK.block_threads(m["rows"], m["n"]) < TK.THREADS]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_narrow_shares(hw: HardwareSpec) -> dict:
+    """topk_trtllm.NARROW_SHARES_CANDIDATE: the co-resident narrow CTAs' sweep and job shares (NARROW_REG on) by least
+    squares on log time over narrow_fit_rows, bounded 0..1; every other term at its shipped value."""
+    from scipy.optimize import least_squares
+
+    t = narrow_fit_rows()
+    y = np.log(t["median_us"].to_numpy(float))
+
+    def res(x):
+        with narrow_rule(True, {"sweep": float(x[0]), "job": float(x[1])}):
+            return np.log(np.maximum(predict_trtllm(t, hw), 1e-3)) - y
+    r = least_squares(res, [0.3, 0.3], bounds=([0.0, 0.0], [1.0, 1.0]), diff_step=0.02, xtol=1e-4)
+    return {"narrow_sweep_share": round(float(r.x[0]), 3), "narrow_job_share": round(float(r.x[1]), 3),
+            "narrow_fit_rows": int(len(t)), "narrow_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: grid 16: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.3K-15K scores, 360-2950 rows: 3-23 CTAs
+#: per SM), recorded, gaussian and uniform scores, split at 8 CTAs per SM (<= 1056 rows: at most two register groups of
+#: four per SM); controls in met regimes: single 512-thread CTAs at mid and long rows, a split launch, the prefill entry
+#: at mid rows; no (scores, rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks)
+GRID16_NARROW = ([("recorded", r, n) for r, n in ((360, 12000), (430, 10800), (560, 8500), (610, 7400), (680, 6500),
+                                                 (770, 9600), (860, 5500), (980, 4600), (1060, 11200), (1250, 5200),
+                                                 (1350, 8300), (1600, 15000), (1750, 4300), (2050, 6200),
+                                                 (2300, 10400), (2700, 13800), (2950, 4900))]
+                 + [("gaussian", r, n) for r, n in ((400, 11400), (520, 8600), (820, 7000), (1000, 5100), (1200, 9900),
+                                                    (1650, 12500), (2200, 7700), (2800, 5800))]
+                 + [("uniform", r, n) for r, n in ((640, 9200), (1450, 6800), (2500, 11800))])
+GRID16_CONTROLS = [("recorded", r, n) for r, n in ((340, 27000), (580, 41000), (300, 160000), (44, 230000))]
+GRID16_PREFILL = [("recorded", 1100, 30000)]
+GRID16 = GRID16_NARROW + GRID16_CONTROLS
+GRID16_PREDICTION = "topk_engines_grid16_prediction_2026-11-27.csv"
+GRID16_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid16.csv"
+
+
+def grid16_frame() -> pd.DataFrame:
+    """GRID16's rows: TensorRT-LLM's decode dispatch at GRID16's shapes, its prefill entry at GRID16_PREFILL's."""
+    pf = _trtllm_frame(GRID16_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([_trtllm_frame(GRID16), pf], ignore_index=True)
+
+
+def regime16(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID16's regimes: narrow 256-thread CTAs over short rows at <= 8 / > 8 CTAs per SM; controls (single 512-thread
+    CTAs, split launches, the prefill entry)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows), np.asarray(n)
+    pf = kernel == CSV_KERNEL["trtllm_prefill"]
+    th = TK.block_threads(rows, n)
+    few = np.ceil(rows / sms) <= 8
+    return np.where(pf | (th >= TK.THREADS), "controls: single 512-thread CTAs, split launch, prefill entry",
+                    np.where(few, "narrow 256-thread CTAs, short rows, <= 8 CTAs per SM",
+                             "narrow 256-thread CTAs, short rows, > 8 CTAs per SM"))
+
+
+def predict_grid16(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID16 priced three ways: `pred_main_us` main 60b5b38's product price (the shipped narrow rule: NARROW_REG off),
+    `pred_us` THE candidate (NARROW_REG on: four narrow CTAs per SM by their registers, nothing fitted), `pred_sh_us`
+    the candidate with NARROW_SHARES_CANDIDATE (fitted on narrow_fit_rows; reported, not the shipping candidate)."""
+    t = grid16_frame()
+    with narrow_rule(False, None):
+        t["pred_main_us"] = predict_trtllm(t, hw)
+    with narrow_rule(True, None):
+        t["pred_us"] = predict_trtllm(t, hw)
+    with narrow_rule(True, TK.NARROW_SHARES_CANDIDATE):
+        t["pred_sh_us"] = predict_trtllm(t, hw)
+    t["regime"] = regime16(t["kernel"], t["rows"], t["n"], hw.units)
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
+    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_us",
+                            "pred_sh_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured16(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid16 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID16_PREDICTION, meas_csv or F.DATA_DIR / GRID16_MEASURED)
+
+
+def grid16_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid16 per regime, every row BLIND: TensorRT-LLM (both entries) by main 60b5b38's product price (`main`), the
+    candidate (`cand`: NARROW_REG) and the candidate with the fitted shares (`sh`); the goal judged on `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured16(), 16, groups, (("pred_us", "cand"), ("pred_sh_us", "sh")), shipped, by_dist)

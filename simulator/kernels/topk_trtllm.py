@@ -40,7 +40,9 @@ grid 13: 10.5 / 24.4 % (main 08cf44f's 13.3 / 25.4; the single CTAs' mid rows, w
 fast); those shares with an L2 term (PAIR_L2_SHARE) blind on grid 14: 9.2 / 16.5 % (main 2bec4e2's 10.1 / 26.6 %, the
 same 3 of 5 regimes: not shipped then); those shares with the L2 term and a sharper closed-loop knee where an SM keeps
 two or more CTAs resident (QUEUE_P_SHARED, hwmodels/roofline.py CHAIN_QUEUED_P_SHARED) blind on grid 15: 6.0 / 18.8 %,
-6 of 7 regimes (main 8c86417's 19.3 / 27.6 %, 2 of 7): SHIPPED (PAIR_SHARES = PAIR_SHARES_L2). `add_ops` is the first
+6 of 7 regimes (main 8c86417's 19.3 / 27.6 %, 2 of 7): SHIPPED (PAIR_SHARES = PAIR_SHARES_L2); the narrow 256-thread CTAs four per SM by
+their registers (NARROW_REG) blind on grid 16: 13.5 / 25.3 % (main 60b5b38's 20.6 / 37.3 %, the same 1 of 3 regimes):
+SHIPPED. `add_ops` is the first
 look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the multi-pass path is not priced
 (KNOWN_GAPS).
 """
@@ -228,11 +230,20 @@ WIDE_ALONE = True
 #: no constant fitted: a lone CTA per SM, every fit row, prices as before). Chosen with grids 7-11's multi-CTA 512-thread
 #: rows LOOKED-AT (split launches 10.5 / 89.5 -> 4.2 / 18.0 %, the prefill entry's mid rows 26.6 / 43.5 -> 2.9 / 17.9
 #: %; its long rows +5 -> +20 %), judged blind on grid 12. The narrow 256-thread CTAs (topKPerRowDecode<256>, 62
-#: registers: four per SM, the same two 512-thread units) keep the CTA_SLOTS rule (NARROW_REG off: their serial-phase
-#: share, NARROW_SORT_SHARE, was chosen under it); a 1024-thread CTA is alone on its SM either way (WIDE_ALONE)
+#: registers: four per SM, the same two 512-thread units) kept the CTA_SLOTS rule (eight a wave) up to grid 15; with
+#: NARROW_REG they count by their registers too: 62 registers a thread (cuobjdump -res-usage of the device build, grids
+#: 10-16's logs), allocated 64, 256 x 64 = 16,384 of the SM's 65,536: four per SM (shared memory, 17,424 B static +
+#: 8,192 B of output buffer, would allow eight), so a launch of narrow CTAs counts four per SM in its waves, each wave's
+#: co-resident CTAs still charged by SERIAL_PHASES with NARROW_SORT_SHARE (no constant fitted; ASSUMPTION that the
+#: register limit is the residency: the source's launch and ptxas's count, not a measured occupancy). Judged blind on
+#: grid 16 (33 new shapes, 28 narrow launches over short rows, all prices committed before measuring, e170f4f): 13.5 /
+#: 25.3 % pooled where main 60b5b38's eight-a-wave rule had 20.6 / 37.3 %, the same 1 of 3 regimes met (the controls;
+#: both narrow regimes missed either way: <= 8 CTAs per SM 21.8 / 31.2 -> 12.5 / 24.4 %, > 8 CTAs per SM 21.1 / 41.3 ->
+#: 15.0 / 29.3 %): SHIPPED on the lower pooled median and p90. A 1024-thread CTA is alone on its SM either way
+#: (WIDE_ALONE)
 REG_RESIDENT = True
 REG_CTAS = 2.0
-NARROW_REG = False
+NARROW_REG = True
 
 #: the share of a co-resident 512-thread CTA's work on its SM's path, MEASURED (replacing REG_RESIDENT's assumed 1 /
 #: REG_CTAS): an SM that runs c > 1 of the launch's 512-thread CTAs runs them REG_CTAS at a time, so ceil(c / REG_CTAS)
@@ -368,6 +379,18 @@ SERIAL_PHASES = ("scan", "radix")
 #: one (a 1024-thread CTA is alone on its SM in every split launch)
 NARROW_SORT_SHARE = True
 
+#: NOT SHIPPED (grid 16's record; see NARROW_SHARES_CANDIDATE): the narrow 256-thread CTAs held NARROW_CTAS at a time per
+#: SM by their registers (NARROW_REG), each group's first CTA on the SM's path whole, each other one adding NARROW_SHARES
+#: of its sweep rounds ("sweep"), of its BlockRadixSort ("radix", default "job") and of the rest of its on-chip job
+#: ("job"); None = the shipped rule (NARROW_REG's waves, SERIAL_PHASES with NARROW_SORT_SHARE)
+NARROW_CTAS = 4.0
+NARROW_SHARES: dict | None = None
+#: the shares fitted by topk_engines.fit_narrow_shares on the looked-at narrow rows of grids 5-15 (73 rows, NARROW_REG
+#: on; rms log error 0.186, where NARROW_REG with the shipped co-resident rule, SERIAL_PHASES / NARROW_SORT_SHARE, has
+#: 0.173 and main 0.242): priced beside the candidate on grid 16 for the record, not the shipping candidate; blind on
+#: grid 16 13.9 / 22.3 % pooled, 1 of 3 regimes (<= 8 CTAs per SM 16.3 / 26.6 %, > 8 CTAs per SM 13.1 / 21.5 %)
+NARROW_SHARES_CANDIDATE = {"sweep": 0.023, "job": 0.165}
+
 
 def serial_iters_of(stats: dict, terms: dict) -> float:
     """A CTA's on-chip rounds that the SM's other CTAs wait through (SERIAL_PHASES), in 512-thread-CTA rounds: a block
@@ -411,6 +434,19 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
     else:
         ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
+    if NARROW_SHARES is not None and NARROW_REG and bool(samples) and th < THREADS and c > 1.0:
+        # NARROW_SHARES: the SM's c narrow CTAs run NARROW_CTAS at a time (their registers); each group's first CTA is
+        # on the path whole, each other one adds its share of its sweep rounds, of its BlockRadixSort and of the rest
+        # of its on-chip job (block scans, the all-pairs rank)
+        ns = NARROW_SHARES
+        lead = float(np.ceil(c / NARROW_CTAS))
+        full = np.array([float(job_iters(s, terms)) for s in samples])
+        rad = np.array([float(terms["radix"]) * float(s["radix"]) for s in samples])
+        other = (c - lead) * (ns["job"] * float((full - rad).mean()) + ns.get("radix", ns["job"]) * float(rad.mean()))
+        out["job"] = (slowest + (lead - 1.0) * float(full.mean()) + other) / w
+        out["merge_waves"] = w
+        out["sweep_scale"] = (lead + (c - lead) * ns["sweep"]) / w
+        return out
     if paired and (PAIR_SHARES is not None or pair_shares is not None):
         # PAIR_SHARES: the SM's c CTAs run ceil(c / REG_CTAS) at a time; each group's first CTA (`lead`) is on the path
         # whole, each other one adds its share of its sweep rounds and of its on-chip job
