@@ -590,14 +590,14 @@ FI_TC_MMA_SHARE_EXPOSED = 0.9
 #: k_last = min(slots, ceil(r / U)) rather than the busiest SM's k of the whole launch. The chain the roofline prices
 #: is waves x steps, so the steps become the waves' mean: ((waves - 1) x steps(k) + steps(k_last)) / waves. No
 #: constant. False = every wave at the whole launch's k (the rule before)
-FI_TC_LAST_WAVE_SHARE = False
+FI_TC_LAST_WAVE_SHARE = True
 #: True = the FA2 prefill call's merge (VariableLengthMergeStates, the same persistent kernel the CUDA-core decode call
 #: launches, cascade.cuh @ FI_COMMIT) is priced as the decode call's: each merge-path item after a CTA's first pays its
 #: dependent loads again (FI_MERGE_ITEM_RELOADS) and the SM's CTAs after its first each add a launch share
 #: (FI_DECODE_CTA_LAUNCH_SHARE). Where it showed (LOOKED-AT, the launch profiles of the thirteenth tensor-core blind
 #: grid): Llama-3.1-70B TP 2, B 28, q 3, 900 tokens (2 partial states, 2 items per CTA): merge 9.2 us measured, 3.1 us
 #: priced; Llama-3.1-8B B 12 q 4 at 700 tokens 5.3 / 2.5 us. No constant. False = the merge's bare per-state walk
-FI_TC_MERGE_AS_DECODE = False
+FI_TC_MERGE_AS_DECODE = True
 
 
 def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
