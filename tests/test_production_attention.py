@@ -204,11 +204,15 @@ def test_fp8_prefill_columns_shared_by_the_busiest_sms_ctas():
         iters = np.ceil(info["chunk_tokens"] / info["cta_tile_kv"])
         frags = FI.fa2_fp8_frags(info["cta_tile_q"], info["cta_tile_kv"])
         assert list(info["busiest_sm_ctas"]) == [1.0, 2.0]
+        # B 400: 3200 CTAs, 12 whole waves + 32 CTAs, whose last wave runs a CTA per SM (FI_TC_LAST_WAVE_SHARE)
+        w, kl = info["waves"], info["last_wave_sm_ctas"]
+        assert list(w) == [1.0, 13.0] and list(kl) == [1.0, 1.0]
         if fp8:
-            assert np.allclose(ln.serial_iters, iters * frags * np.array([0.5, 1.0]))
+            assert np.allclose(ln.serial_iters, iters * frags * ((w - 1.0) * np.array([0.5, 1.0]) + kl / 2.0) / w)
         else:
-            assert np.allclose(ln.serial_iters, FI.fi_tc_bf16_steps(iters, info["cta_tile_q"], info["cta_tile_kv"],
-                                                                     128.0, 2.0, info["busiest_sm_ctas"]))
+            args = (iters, info["cta_tile_q"], info["cta_tile_kv"], 128.0, 2.0)
+            assert np.allclose(ln.serial_iters, ((w - 1.0) * FI.fi_tc_bf16_steps(*args, info["busiest_sm_ctas"])
+                                                 + FI.fi_tc_bf16_steps(*args, kl)) / w)
 
 
 def test_pdl_hides_the_first_waves_pre_wait_loads_only_when_asked():
@@ -548,7 +552,9 @@ def test_fa2_bf16_mmas_are_shared_by_the_busiest_sms_ctas(monkeypatch):
     assert FI.FI_TC_MMA_SHARED and 0.0 < FI.FI_TC_MMA_SHARE_EXPOSED <= 1.0
     assert np.allclose(two - one, FI.FI_TC_MMA_SHARE_EXPOSED * mma)
     assert np.allclose(FI.fi_tc_bf16_steps(1.0, ctq, tile, 128.0, 2.0, 2.0), 0.0)
-    # the launch passes its busiest SM's CTAs: Llama-3.1-8B heads, B 144 q 3 T 200 run 2 CTAs per SM
+    # the launch passes its busiest SM's CTAs: Llama-3.1-8B heads, B 144 q 3 T 200 run 2 CTAs per SM (every wave at
+    # that k: the last partial wave's own occupancy off, test_fa2_last_partial_wave_runs_at_its_own_occupancy)
+    monkeypatch.setattr(FI, "FI_TC_LAST_WAVE_SHARE", False)
     ln, info = FI.fi_tc(144.0, 3.0, 200.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
     assert float(info["busiest_sm_ctas"]) == 2.0
     tiles = np.ceil(info["chunk_tokens"] / info["cta_tile_kv"])
@@ -1108,3 +1114,72 @@ def test_sgl_bf16_stream_rate_and_constants_are_not_fitted():
     assert set(FP.SGL_FIXED_ZERO) <= set(FP.FIXED_ZERO)
     assert all(eff.fixed_s[k] == 0.0 for k in FP.SGL_FIXED_ZERO)
     assert ("memory.attn_triton_sgl", 0.85, 0.5, 1.0) not in FP._params("attn_triton_sgl", 0.35, True)
+
+
+def test_fa2_last_partial_wave_runs_at_its_own_occupancy(monkeypatch):
+    # FI_TC_LAST_WAVE_SHARE: Llama-3.1-8B heads, B 44 q 4 T 1600 (no KV split: 352 working CTAs = 264 at 2 per SM + 88)
+    # run 2 waves, the last one a CTA per SM: the bf16 steps are the waves' mean of k = 2 and k = 1; fp8 the column
+    # share's mean (2 / 2 and 1 / 2); a whole-wave launch (B 66: 528 CTAs) and a one-wave one (B 24) keep k
+    assert FI.FI_TC_LAST_WAVE_SHARE
+    ln, info = FI.fi_tc(44.0, 4.0, 1600.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert float(info["waves"]) == 2.0 and float(info["last_wave_sm_ctas"]) == 1.0
+    assert float(info["busiest_sm_ctas"]) == 2.0
+    tiles = np.ceil(info["chunk_tokens"] / info["cta_tile_kv"])
+    args = (tiles, info["cta_tile_q"], info["cta_tile_kv"], 128.0, 2.0)
+    want = (FI.fi_tc_bf16_steps(*args, 2.0) + FI.fi_tc_bf16_steps(*args, 1.0)) / 2.0
+    assert np.allclose(ln[0].serial_iters, want)
+    ln8, i8 = FI.fi_tc(44.0, 4.0, 52.0, 32.0, 8.0, 128.0, 1.0, 16.0, SMS, SMEM)
+    cols = np.ceil(i8["chunk_tokens"] / i8["cta_tile_kv"]) * FI.fa2_fp8_frags(i8["cta_tile_q"], i8["cta_tile_kv"])
+    assert np.allclose(ln8[0].serial_iters, cols * (1.0 + 0.5) / 2.0)
+    for b in (66.0, 24.0):
+        lw, iw = FI.fi_tc(b, 4.0, 1600.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+        assert float(iw["last_wave_sm_ctas"]) == float(iw["busiest_sm_ctas"])
+        tw = np.ceil(iw["chunk_tokens"] / iw["cta_tile_kv"])
+        assert np.allclose(lw[0].serial_iters, FI.fi_tc_bf16_steps(tw, iw["cta_tile_q"], iw["cta_tile_kv"], 128.0, 2.0,
+                                                                   iw["busiest_sm_ctas"]))
+    monkeypatch.setattr(FI, "FI_TC_LAST_WAVE_SHARE", False)
+    off, _ = FI.fi_tc(44.0, 4.0, 1600.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert np.allclose(off[0].serial_iters, FI.fi_tc_bf16_steps(*args, 2.0))
+    assert float(off[0].serial_iters) > float(ln[0].serial_iters)
+
+
+def test_fa2_merge_reloads_its_merge_path_items(monkeypatch):
+    # FI_TC_MERGE_AS_DECODE: the FA2 prefill call's merge pays each merge-path item's dependent loads again after a
+    # CTA's first (Qwen2.5-7B B 30 q 3 T 800: KV split in 2, 2520 items on 1584 CTAs); S = 1 items (the copy path)
+    # (B 40 at 200 tokens: no split) keep the bare walk; no CTA launch share
+    assert FI.FI_TC_MERGE_AS_DECODE
+    on, info = FI.fi_tc(30.0, 3.0, 800.0, 28.0, 4.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert float(info["splits"]) == 2.0
+    one, i1 = FI.fi_tc(40.0, 3.0, 200.0, 28.0, 4.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert float(i1["splits"]) == 1.0
+    monkeypatch.setattr(FI, "FI_TC_MERGE_AS_DECODE", False)
+    off, _ = FI.fi_tc(30.0, 3.0, 800.0, 28.0, 4.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    one_off, _ = FI.fi_tc(40.0, 3.0, 200.0, 28.0, 4.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert np.allclose(on[-1].prologue_loads - off[-1].prologue_loads, FI.FI_MERGE_PROLOGUE_LOADS * 1.0)
+    assert np.allclose(one[-1].prologue_loads, one_off[-1].prologue_loads)
+
+
+def test_fi_tc_blind14_grid_is_new_and_both_price_files_cover_it():
+    # the fourteenth tensor-core blind grid: no shape of it in another committed CSV; main's prices (60b5b38's model)
+    # and the candidate's, both committed before the measurement, cover all 39 shapes; the measured file holds all 39
+    import pandas as pd
+
+    from simulator.calibration import fit_production_attention as FP
+
+    m = _campaign_script()
+    sh = pd.DataFrame([s for p in ("fi_verify", "fi_tc") for s in m.shapes(p, "fi_tc_blind14")])
+    keys = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size"]
+    for f in ("", "_60b5b38"):
+        p = pd.read_csv(DF.resolve(FP.DATA_DIR / f"production_attention_fi_tc_blind14_predictions{f}.csv"))
+        assert len(sh.merge(p[keys + ["pred_us"]], on=keys)) == len(sh) == 39 and p["pred_us"].gt(0).all()
+        assert {"group", "model_commit", "fitted_on"} <= set(p.columns)
+    meas = [f for f in DF.glob(FP.DATA_DIR, "production_attention_fi_tc_blind14_nvidia*.csv") if "_grids" not in f.name]
+    assert len(meas) == 1
+    d = FP.load(meas[0])
+    assert len(d) == 39 and d.attrs["failed"] == 0 and len(sh.merge(d[keys], on=keys)) == 39
+    for f in DF.glob(FP.DATA_DIR, "production_attention_*nvidia*.csv"):
+        if "blind14" in f.name or "_grids" in f.name:
+            continue
+        d = pd.read_csv(f)
+        if set(keys) <= set(d.columns):
+            assert not len(sh.merge(d[keys].drop_duplicates(), on=keys)), f.name

@@ -12,7 +12,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from . import fi_tc_grid12, fi_tc_grid13
+from . import fi_tc_grid12, fi_tc_grid13, fi_tc_grid14
 from .attention import context, now_err
 from .mla import _blind_regimes
 
@@ -38,6 +38,7 @@ def flashinfer() -> None:
     _fi_tc_blind(FP, hw, fmt)
     fi_tc_grid12.fi_tc_blind12(FP, hw, fmt)
     fi_tc_grid13.fi_tc_blind13(FP, hw, fmt)
+    fi_tc_grid14.fi_tc_blind14(FP, hw, fmt)
 
 
 #: the FlashInfer check grid (lab/kernels/measure_production_attention.py --grid fresh_fi): CUDA-core decode, tensor-core

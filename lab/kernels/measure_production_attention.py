@@ -762,6 +762,46 @@ def fi_tc_blind13_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the fourteenth tensor-core BLIND grid (--grid fi_tc_blind14: fi_verify only), the test of the last partial wave's own
+#: occupancy (simulator/kernels/flashinfer.py FI_TC_LAST_WAVE_SHARE) and of the merge's item reloads
+#: (FI_TC_MERGE_AS_DECODE): verification (q 2-4) at middle contexts 560-2000 and batch 18-104 where the plan leaves
+#: 265-396 working CTAs (a second wave of <= 132 CTAs, 2 per SM) or splits the KV in 2 (Qwen2.5-7B / Llama-3.1-70B
+#: TP 2 at B 18-30), fp8 one- to two-tile shapes (36-120 tokens) at batch 38-180, + 6 controls from met regimes; every
+#: (heads, K/V, batch, q, context, page) in none of the committed CSVs' rows (checked when priced); B x q <= 800
+def fi_tc_blind14_shapes(part: str) -> list[dict]:
+    """The shapes of the fourteenth tensor-core blind grid, each with its regime label (`group`)."""
+    out = []
+    if part != "fi_verify":
+        return out
+
+    def add(group, model, kv, ts, bs, q):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * q <= FITB_MAX_ROWS_Q:
+                    out.append(dict(family=part, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=16, group=group))
+
+    add("verify bf16 middle, partial last wave", "llama8b", "bf16", (560, 1100, 1900), (36, 46), q=3)
+    add("verify bf16 middle, partial last wave", "llama8b", "bf16", (850, 1400), (40,), q=4)
+    add("verify bf16 middle, partial last wave", "qwen7b", "bf16", (620, 1250), (76, 90), q=4)
+    add("verify bf16 middle, partial last wave", "llama70b_tp2", "bf16", (760, 1500), (80,), q=2)
+    add("verify bf16 middle, partial last wave", "llama70b_tp2", "bf16", (980,), (74,), q=3)
+    add("verify bf16 middle, KV split in 2", "qwen7b", "bf16", (800, 1700), (22, 30), q=3)
+    add("verify bf16 middle, KV split in 2", "llama70b_tp2", "bf16", (650, 1350), (18, 26), q=4)
+    add("verify bf16 middle, one wave", "llama8b", "bf16", (1000,), (20, 28), q=2)
+    add("verify fp8 short, one or two tiles", "llama8b", "fp8", (36, 100), (38, 46, 104), q=4)
+    add("verify fp8 short, one or two tiles", "llama8b", "fp8", (60,), (180,), q=2)
+    add("verify fp8 short, one or two tiles", "qwen7b", "fp8", (120,), (80,), q=4)
+    add("control: verify bf16 short large batch", "llama8b", "bf16", (140,), (330,), q=2)
+    add("control: verify bf16 middle small batch", "llama8b", "bf16", (1850,), (7,), q=4)
+    add("control: verify bf16 middle large batch", "llama8b", "bf16", (620,), (350,), q=2)
+    add("control: verify fp8 middle large batch", "llama8b", "fp8", (900,), (280,), q=2)
+    add("control: verify fp8 middle mid batch", "llama8b", "fp8", (1150,), (44,), q=3)
+    add("control: verify bf16 short mid batch", "llama8b", "bf16", (170,), (120,), q=3)
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -810,6 +850,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_tc_blind12_shapes(part)
     if grid == "fi_tc_blind13":
         return fi_tc_blind13_shapes(part)
+    if grid == "fi_tc_blind14":
+        return fi_tc_blind14_shapes(part)
     if grid == "mla_merge":
         if part != "fi_mla":
             return []
@@ -1196,7 +1238,7 @@ def main() -> None:
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
                                                                "fi_dec_blind8", "fi_tc_blind", "fi_tc_scan12",
-                                                               "fi_tc_blind12", "fi_tc_blind13"))
+                                                               "fi_tc_blind12", "fi_tc_blind13", "fi_tc_blind14"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)

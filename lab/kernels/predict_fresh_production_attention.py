@@ -70,6 +70,7 @@ OUT_FI_DEC_BLIND8 = OUT.with_name("production_attention_fi_dec_blind8_prediction
 OUT_FI_TC_BLIND = OUT.with_name("production_attention_fi_tc_blind_predictions.csv")
 OUT_FI_TC_BLIND12 = OUT.with_name("production_attention_fi_tc_blind12_predictions.csv")
 OUT_FI_TC_BLIND13 = OUT.with_name("production_attention_fi_tc_blind13_predictions.csv")
+OUT_FI_TC_BLIND14 = OUT.with_name("production_attention_fi_tc_blind14_predictions.csv")
 PARTS = ("fi_decode", "fi_tc", "fi_verify", "fi_mla", "flashmla", "sgl_triton")
 
 
@@ -84,7 +85,7 @@ def main() -> None:
                                                         "fi_dec_blind", "fi_dec_blind2", "fi_dec_blind3",
                                                         "fi_dec_blind4", "fi_dec_blind5", "fi_dec_blind6",
                                                         "fi_dec_blind7", "fi_dec_blind8", "fi_tc_blind",
-                                                        "fi_tc_blind12", "fi_tc_blind13"))
+                                                        "fi_tc_blind12", "fi_tc_blind13", "fi_tc_blind14"))
     ap.add_argument("--graph-placement", action="store_true",
                     help="price the CUDA-core decode call with the CUDA-graph grids' probed placement on "
                          "(simulator/kernels/flashinfer.py FI_GRAPH_PLACEMENT)")
@@ -96,7 +97,13 @@ def main() -> None:
                     help="price an alternative FlashInfer MLA rule (refitted so): tensor_body = the stages' tensor work "
                          "as a compute term of the body again (no CHAIN_TENSOR); partial0.4 = a partial last stage at "
                          "0.4 + 0.6 x its tokens / 64 of a stage (FI_MLA_PARTIAL_STAGE_SHARE)")
+    ap.add_argument("--fi-tc-variant", default="", choices=("", "main", "last_wave_merge"),
+                    help="price the FA2 prefill call with its flags off (main: FI_TC_LAST_WAVE_SHARE and "
+                         "FI_TC_MERGE_AS_DECODE False) or on (last_wave_merge), the fitted file refitted so")
     args = ap.parse_args()
+    if args.fi_tc_variant:
+        from simulator.kernels import flashinfer as FIw
+        FIw.FI_TC_LAST_WAVE_SHARE = FIw.FI_TC_MERGE_AS_DECODE = args.fi_tc_variant == "last_wave_merge"
     if args.mla_variant == "tensor_body":
         import hwmodels.roofline as R
         from simulator.calibration import fit_production_attention as FPv
@@ -130,7 +137,7 @@ def main() -> None:
                                 "fi_dec_blind5": OUT_FI_DEC_BLIND5, "fi_dec_blind6": OUT_FI_DEC_BLIND6,
                                 "fi_dec_blind7": OUT_FI_DEC_BLIND7, "fi_dec_blind8": OUT_FI_DEC_BLIND8,
                                 "fi_tc_blind": OUT_FI_TC_BLIND, "fi_tc_blind12": OUT_FI_TC_BLIND12,
-                                "fi_tc_blind13": OUT_FI_TC_BLIND13}[args.grid])
+                                "fi_tc_blind13": OUT_FI_TC_BLIND13, "fi_tc_blind14": OUT_FI_TC_BLIND14}[args.grid])
     if args.graph_placement:
         from simulator.kernels import flashinfer as FIg
         if not hasattr(FIg, "FI_GRAPH_PLACEMENT"):
@@ -168,6 +175,7 @@ def main() -> None:
     shapes["fitted_on"] = f.name
     shapes["model_commit"] = commit + ("+pdl" if args.pdl else "") + \
         (f"+cta_launch{args.cta_launch:g}" if args.cta_launch is not None else "") + (f"+{args.mla_variant}" if args.mla_variant else "") + \
+        (f"+{args.fi_tc_variant}" if args.fi_tc_variant else "") + \
         ("+graph_placement" if args.graph_placement else "")
     shapes.to_csv(args.out, index=False)
     print(f"{len(shapes)} {args.grid} shapes priced at {commit[:10]} -> {args.out}")

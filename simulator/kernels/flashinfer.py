@@ -582,6 +582,28 @@ FI_TC_MMA_SHARED = True
 #: before measuring): |error| median / p90 3.9 / 13.2 % against main's 7.6 / 15.4 %, bf16 short contexts at batch
 #: 44-170 11.3 -> 4.9 %, at 264-400 7.2 -> 3.5 % (benchmarks/accuracy_sections/fi_tc_grid13.py)
 FI_TC_MMA_SHARE_EXPOSED = 0.9
+#: True = the launch's last, partial wave shares its SMs by its OWN occupancy: FlashInfer's FA2 prefill kernel holds 2
+#: CTAs per SM (255 registers x 128 threads, measured in the launch profiles), so a launch of n working CTAs on U SMs
+#: runs ceil(n / 2U) waves and its last one holds r = n - (waves - 1) 2U CTAs; where r <= U (e.g. Llama-3.1-8B
+#: verification at B 44 without a KV split: 352 CTAs = 264 + 88) those CTAs run alone on their SMs once their wave-1
+#: neighbours leave, and issue their MMAs (bf16: fi_tc_bf16_steps' k) and fp8 fragment columns (the share k / slots) at
+#: k_last = min(slots, ceil(r / U)) rather than the busiest SM's k of the whole launch. The chain the roofline prices
+#: is waves x steps, so the steps become the waves' mean: ((waves - 1) x steps(k) + steps(k_last)) / waves. No
+#: constant. False = every wave at the whole launch's k (the rule before). Tested on the fourteenth tensor-core blind
+#: grid (39 fi_verify shapes, both price files committed before the one device call, H100 2026-11-27): bf16 middle
+#: contexts with a partial last wave 20.0 / 23.1 -> 2.5 / 4.7 % (median / p90), fp8 one- / two-tile mid batch 18.9 /
+#: 28.1 -> 6.6 / 19.3 %; regimes met 6 -> 8 of 8 (benchmarks/accuracy_sections/fi_tc_grid14.py)
+FI_TC_LAST_WAVE_SHARE = True
+#: True = the FA2 prefill call's merge (VariableLengthMergeStates, the same persistent kernel the CUDA-core decode call
+#: launches, cascade.cuh @ FI_COMMIT) is priced as the decode call's: each merge-path item after a CTA's first pays its
+#: dependent loads again (FI_MERGE_ITEM_RELOADS) and the SM's CTAs after its first each add a launch share
+#: (FI_DECODE_CTA_LAUNCH_SHARE). Where it showed (LOOKED-AT, the launch profiles of the thirteenth tensor-core blind
+#: grid): Llama-3.1-70B TP 2, B 28, q 3, 900 tokens (2 partial states, 2 items per CTA): merge 9.2 us measured, 3.1 us
+#: priced; Llama-3.1-8B B 12 q 4 at 700 tokens 5.3 / 2.5 us. No constant; the decode call's CTA launch share is NOT
+#: taken (it raised every S = 1 merge, the short small-batch rows' +8 % -> +11 % on the looked-at grids). False = the
+#: merge's bare per-state walk. It closes little of the gap: the fourteenth blind grid's KV-split rows (S = 2) stay
+#: 12 % fast (main 14 %)
+FI_TC_MERGE_AS_DECODE = True
 
 
 def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
@@ -656,15 +678,28 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     # dispatch was not probed; the CUDA-core decode kernel's crowding rule, fi_decode_crowding, for the same reason)
     k_sm = np.minimum(per_sm, np.maximum(np.ceil(new_batch * Hkv / float(sms)), 1.0))
     share8 = k_sm / per_sm
+    n_act = new_batch * Hkv
+    waves = np.maximum(np.ceil(n_act / (per_sm * sms)), 1.0)
+    k_last = np.minimum(per_sm, np.maximum(np.ceil((n_act - (waves - 1.0) * per_sm * sms) / float(sms)), 1.0))
     for k, m in (("attn_fi_prefill", kvb >= 2.0), ("attn_fi_prefill_fp8kv", kvb < 2.0)):
         if m.any():
-            steps = iters * frags * share8 if k == "attn_fi_prefill_fp8kv" else fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm)
+            if k == "attn_fi_prefill_fp8kv":
+                steps = iters * frags * share8
+                if FI_TC_LAST_WAVE_SHARE:   # the last partial wave at its own occupancy (FI_TC_LAST_WAVE_SHARE)
+                    steps = iters * frags * ((waves - 1.0) * share8 + k_last / per_sm) / waves
+            else:
+                steps = fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm)
+                if FI_TC_LAST_WAVE_SHARE:
+                    steps = ((waves - 1.0) * steps + fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_last)) / waves
             out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
-    out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split, pdl=pdl))
+    out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split, pdl=pdl,
+                      cta_launch=0.0,
+                      reloads=FI_TC_MERGE_AS_DECODE and FI_MERGE_ITEM_RELOADS))
     return out, {"splits": S, "cta_tile_q": ctq, "cta_tile_kv": tile_kv, "ctas": grid, "active_ctas": new_batch * Hkv,
-                 "slots": per_sm, "chunk_tokens": chunk_tok, "split": split, "busiest_sm_ctas": k_sm}
+                 "slots": per_sm, "chunk_tokens": chunk_tok, "split": split, "busiest_sm_ctas": k_sm,
+                 "waves": waves, "last_wave_sm_ctas": k_last}
 
 
 def mla_kv_limit(x):
