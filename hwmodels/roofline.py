@@ -160,6 +160,11 @@ AR_PHASES = {ONESHOT: 1.0, TWOSHOT: 2.0, LAMPORT: 1.0}
 #: engine_allreduce.py fit_grid8_terms on the 4-rank 4 x H100 rows of blind grids 4, 6 and 7 only; judged on blind grid 8)
 AR_STEP_BYTES, AR_CTA_THREADS = 16.0, 512.0
 AR_WAVE_SKIP = 0.25
+#: the last loop step's share by its fill (0 < fill <= 1, the share of the grid's threads it still has work for): the
+#: priced steps are ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE x (1 - fill) for x = bytes / step bytes. 0 here: the last
+#: step costs the same whatever its fill (blind grid 8's rule); blind grid 9's candidate (simulator/calibration/
+#: engine_allreduce.py GRID9_CANDIDATE, fitted with AR_WAVE_SKIP on the 4-rank rows of grids 4, 6, 7 and 8) is > 0
+AR_FILL_SLOPE = 0.0
 #: TensorRT-LLM's Lamport one-shot PUSHES its message into every peer (posted stores) where vLLM's one-shot pulls: over
 #: more than one peer, with the engines' terms, its traffic together reaches this share of the pull one-shot's link
 #: ceiling (FITTED: fit_grid8_terms, 0.604 against the pull's 0.655 on the 4-rank rows >= 2 MiB of grids 4, 6, 7); at 2
@@ -905,7 +910,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             # vLLM's two-shot in whole loop steps (AR_WAVE_SKIP), the Lamport push's own ceiling (LAMPORT_CEILING_RATIO)
             step = AR_STEP_BYTES * AR_CTA_THREADS * np.maximum(ops.parallel_units, 1.0) * g
             waves = (is_two & (ops.parallel_units > 0)) & (ops.bytes_read > 0)
-            link = np.where(waves, (np.ceil(ops.bytes_read / step) - AR_WAVE_SKIP) * step, link)
+            x = ops.bytes_read / step
+            link = np.where(waves, (np.ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE * (np.ceil(x) - x)) * step, link)
             ceil = np.where((ops.kind == LAMPORT) & (g > 2.0), ceil * LAMPORT_CEILING_RATIO, ceil)
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         one = np.maximum((g - 1.0) * link / bw_all, link / bw) + nbar * barrier
