@@ -12,7 +12,8 @@
 # (MAX_JOBS=64) while vLLM's kernel is measured, as grid 8 did.
 #
 # Runs from the repository root of the device copy, with this script, the lab script (script version 6), the wheels
-# (whl/) and the prebuilt modules (aot/) in $W (carry it):  bash .dev/s18ar/run.sh
+# (w.tar.xz, as .dev/fiwheels holds them) and the prebuilt modules (aot.tar.xz: aot/<name>/<name>.so) in $W (carry
+# it):  bash .dev/s18ar/run.sh
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -23,10 +24,12 @@ L=$OUT/log.txt
 { date -u; nvidia-smi topo -m
   nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,temperature.gpu --format=csv
   python3 -c "import torch;print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count())"
-  nvcc --version | tail -2; nproc; md5sum $S lab/kernels/_timing.py lab/harness.py $W/aot/*/*.so; cat $W/run.sh; } > $OUT/env.txt 2>&1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site $W/whl/*.whl > $OUT/pip.txt 2>&1 || { cat $OUT/pip.txt; exit 3; }
+  nvcc --version | tail -2; nproc; md5sum $S lab/kernels/_timing.py lab/harness.py $W/*.xz; cat $W/run.sh; } > $OUT/env.txt 2>&1
+mkdir -p /tmp/whl && tar -xJf $W/w.tar.xz -C /tmp || exit 3
+for d in /tmp/w/*/; do n=$(basename $d); (cd $d && python3 -m zipfile -c /tmp/whl/$n.whl $(ls -A)); done
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/whl/*.whl > $OUT/pip.txt 2>&1 || { cat $OUT/pip.txt; exit 3; }
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH FLASHINFER_CUDA_ARCH_LIST=9.0a MAX_JOBS=64
-cp -r $W/aot /tmp/site/flashinfer/data/aot
+tar -xJf $W/aot.tar.xz -C /tmp/site/flashinfer/data && md5sum /tmp/site/flashinfer/data/aot/*/*.so >> $OUT/env.txt
 python3 -c "import flashinfer; print('flashinfer', flashinfer.__version__)" >> $OUT/env.txt 2>&1
 python3 $S --out /tmp/smoke --grid blind9 --smoke > $OUT/smoke.txt 2>&1; tail -1 $OUT/smoke.txt | tee -a $L
 echo "setup $(el) s" | tee -a $L
