@@ -53,6 +53,21 @@ def test_committed_blind9_prediction():
     assert (pred.loc[~other, "pred_new_us"] > pred.loc[~other, "pred_main_us"]).all()
     hw = load_hardware("H100-SXM")
     assert np.allclose(E.predict_with(pred, hw, E.GRID9_CANDIDATE), pred["pred_new_us"], rtol=1e-3)
+    assert np.allclose(E.predict_with(pred, hw, E.GRID8_RULE), pred["pred_main_us"], rtol=1e-3)
+
+
+def test_the_candidate_shipped_and_the_measurement_is_whole():
+    hw = load_hardware("H100-SXM")
+    assert {k: getattr(R, k) for k in E.GRID9_CANDIDATE} == E.GRID9_CANDIDATE
+    pred = pd.read_csv(DF.resolve(E.DATA_DIR / E.BLIND9_PRED_CSV))
+    assert np.allclose(E.predict_us(pred, hw), pred["pred_new_us"], rtol=1e-3)
+    meas = pd.read_csv(DF.glob(E.DATA_DIR, E.BLIND9_MEAS_GLOB)[-1])
+    assert len(meas) == 207 and _keys(meas) == _keys(pred) and (meas["script_version"] == 6).all()
+    assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
+    r = E.blind6_rows(pred, meas)
+    med = {m: (100 * r[f"err_{m}"]).abs().median() for m in ("main", "new")}
+    p90 = {m: (100 * r[f"err_{m}"]).abs().quantile(0.9) for m in ("main", "new")}
+    assert med["new"] < med["main"] and p90["new"] < p90["main"]
 
 
 def test_fill_slope_prices_the_last_step_by_its_fill():
@@ -60,9 +75,7 @@ def test_fill_slope_prices_the_last_step_by_its_fill():
     step = 16 * 36 * 512 * 4
     tok = np.array([step // 8192 // 4, step // 8192 // 2, step // 8192])     # fills 0.25, 0.5, 1.0 of one step
     df = pd.DataFrame({"impl": "vllm_twoshot", "world": 4, "tokens": tok, "hidden": 4096, "bytes": tok * 8192})
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(R, "AR_FILL_SLOPE", 0.0)
-        flat = E.predict_us(df, hw)
+    flat = E.predict_with(df, hw, E.GRID8_RULE)
     assert flat[0] == pytest.approx(flat[2])          # grid 8's rule: one step whatever its fill
     p = E.predict_with(df, hw, {"AR_WAVE_SKIP": 0.25, "AR_FILL_SLOPE": 0.4})
     assert p[0] < p[1] < p[2] and p[2] == pytest.approx(flat[2])
