@@ -50,6 +50,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind7()
     from .allreduce_grid8 import engine_allreduce_blind8  # here: allreduce_grid8 imports this module's helpers
     engine_allreduce_blind8()
+    from .allreduce_grid9 import engine_allreduce_blind9  # here: allreduce_grid9 imports this module's helpers
+    engine_allreduce_blind9()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

@@ -17,11 +17,12 @@ def engine_allreduce_blind8(data_dir=None) -> None:
     TensorRT-LLM JIT build took 164 s, so its 4-rank rows stop after the first 11 shapes), priced before the measurement
     by main's model (BLIND8_MAIN_COMMIT) and the candidate (fitted on grids 4, 6 and 7's 4-rank rows only), both
     committed in BLIND8_PRED_CSV: per implementation x ranks x size regime n, |error| median / p90 and signed median of
-    each, regimes met (median <= 10 %, p90 <= 25 %); the candidate (new) won and is the family's STANDING."""
+    each, regimes met (median <= 10 %, p90 <= 25 %); the candidate (new) won and shipped (grid 9's fill rule has
+    replaced its whole-step rule since; the family's STANDING is grid 9's row)."""
     from simulator.calibration import engine_allreduce as EA
 
     _engine_allreduce_blind_table(8, data_dir, EA.BLIND8_PRED_CSV, EA.BLIND8_MEAS_GLOB, lambda pred: (
             f"\n== engines' all-reduce kernels, BLIND grid 8 (4 ranks, (tokens, hidden) {list(EA.BLIND8_SHAPES)}; 2-rank "
             f"controls {list(EA.BLIND8_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND8_COMMIT}, before measuring: "
             f"main = the model at {EA.BLIND8_MAIN_COMMIT}, new = vLLM's two-shot in whole loop steps + the Lamport "
-            "push's own link ceiling (won blind, shipped))"), shipped="new")
+            "push's own link ceiling (won blind, shipped; the STANDING moved to grid 9))"), shipped=None)

@@ -6,7 +6,8 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|blind6|blind7|blind8] [--smoke]
+                                                   [--grid campaign|blind4|blind6|blind7|blind8|blind9]
+                                                   [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
 the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
@@ -45,8 +46,8 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 5                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
-#                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count)
+SCRIPT_VERSION = 6                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+#                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -87,8 +88,22 @@ BLIND8_SHAPES = ((9, 4096), (36, 4096), (66, 4096), (140, 4096), (150, 4096), (2
                  (17, 5120), (120, 5120), (230, 5120), (240, 5120))
 BLIND8_CONTROL = ((36, 4096), (150, 8192), (330, 3584), (900, 3584))
 
+#: --grid blind9: 4 ranks (BLIND9_SHAPES: messages of 14-64 KiB for TensorRT-LLM's one- and two-shot, plain and + RMSNorm;
+#: vLLM's two-shot at several fills of a loop step, steps 1-7, incl. exactly whole steps; TensorRT-LLM's two-shot at
+#: 2-8 MiB) with 2-rank controls (BLIND9_CONTROL, the Lamport one-shot at 2 ranks, 48 KiB - 7.8 MiB), (tokens, hidden)
+#: in none of the earlier grids (simulator/calibration/engine_allreduce.py BLIND9_SHAPES)
+BLIND9_SHAPES = ((2, 4096), (6, 4096), (5, 3584), (8, 3584), (12, 2560), (4, 5120), (3, 8192), (1, 7168), (6, 5120),
+                 (20, 4096), (48, 4096), (90, 4096), (130, 4096), (144, 4096), (160, 3584), (110, 5120), (72, 8192),
+                 (74, 7168), (40, 7168),
+                 (200, 4096), (216, 4096), (260, 4096), (288, 4096), (112, 8192), (130, 8192), (225, 5120), (320, 3584),
+                 (420, 4096), (432, 4096), (200, 8192), (340, 5120), (280, 8192), (500, 4096), (360, 8192), (700, 4096),
+                 (1000, 4096), (512, 7168))
+BLIND9_CONTROL = ((6, 4096), (48, 4096), (130, 4096), (288, 4096), (500, 4096), (1000, 4096))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind9":
+        return list(BLIND9_CONTROL if world == 2 else BLIND9_SHAPES)
     if os.environ.get(GRID_ENV) == "blind8":
         return list(BLIND8_CONTROL if world == 2 else BLIND8_SHAPES)
     if os.environ.get(GRID_ENV) == "blind7":
@@ -382,10 +397,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8"), default="campaign",
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9"), default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
-                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8: BLIND8_SHAPES "
-                         "(4 ranks) / BLIND8_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
+                         "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
+                         "BLIND8_SHAPES / BLIND9_SHAPES (4 ranks), BLIND8_CONTROL / BLIND9_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
     args = ap.parse_args()
     os.environ[GRID_ENV] = args.grid          # read by grid() here and in the spawned workers
     args.out.mkdir(parents=True, exist_ok=True)
@@ -406,7 +421,7 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8") else ""
+    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

@@ -134,12 +134,21 @@ committed (d5ee6a3) before the measurement:
                     g)) loop steps per phase (vllm_twoshot_waves; 1.125 MiB a step at 4 ranks), each waiting on its
                     peers' loads; its time rises in steps of ~6.7 us at 4 ranks (the link term of one whole step), not
                     with the bytes. hwmodels.roofline prices a two-shot op that declares its CTAs (add_allreduce:
-                    parallel_units = 36 for vLLM / SGLang) on (steps - AR_WAVE_SKIP = 0.25) whole steps
+                    parallel_units = 36 for vLLM / SGLang) on (steps - AR_WAVE_SKIP = 0.25) whole steps (grid 9: the
+                    last step by its fill, below)
     Lamport push    over more than one peer TensorRT-LLM's one-shot reaches LAMPORT_CEILING_RATIO = 0.922 of the pull
                     one-shot's link ceiling (0.604 against 0.655 of the datasheet rate); at 2 ranks the one-peer rate
                     binds and nothing moves
 Blind (90 rows measured of 150 priced: the TensorRT-LLM JIT build took 164 s of the one call, so its 4-rank rows stop
 after 11 of 26 shapes): |error| median 6.0 %, p90 14.8 %, 19 of 22 regimes, against main's 8.5 / 19.6 %, 17 of 22.
+
+Blind grid 9 (4 ranks, 2-rank controls; engine_allreduce.py BLIND9_*) shipped the last loop step priced by its fill:
+grid 8's rows near the top of a step (fill 0.9-1.0) were 11-19 % too fast, as the time still grows within a step (the
+last step's threads are fewer the smaller its fill: cross_device_reduce_2stage's `idx < end` / `idx < largest_part`
+loop bounds). The priced steps are ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE x (ceil(x) - x), x = bytes / step bytes,
+0.09 / 0.16 fitted together on the 4-rank vLLM two-shot rows of grids 4, 6, 7 and 8 (fit_grid9_terms; 45 rows).
+Blind (207 rows, one call): 7.16 / 16.0 %, 22 of 31 regimes, against grid 8's rule's 7.25 / 16.9 %, 22 of 31 (vLLM's
+two-shot 2-8 MiB -8.8 -> -3.6 % signed, p90 19.8 -> 13.9 %; its two rows of 0.5-0.7 MiB +18 -> +23 %).
 """
 from __future__ import annotations
 
