@@ -40,6 +40,36 @@ def fi_tc_grid_rows(FP, hw, grid: tuple, number: int):
     return m, name
 
 
+def fi_tc_verify_grid_report(FP, hw, fmt, grid: tuple, number: int, head, descs: dict, ships: bool) -> None:
+    """A fi_verify blind grid's report (grids 13, 14): its rows (fi_tc_grid_rows) with regime = K/V dtype x context x
+    batch, `head(m, name, before, pred)`'s title, per shape group and per regime the |error| of main's and the new
+    model's committed prices and of the committed fitted file (now), each model's pooled line, and the board rows of
+    main and new (`descs`: label -> description); `ships`: the new model's row is fi_verify's STANDING row."""
+    import numpy as np
+
+    pred, before, _ = grid
+    r = fi_tc_grid_rows(FP, hw, grid, number)
+    if r is None:
+        return
+    m, name = r
+    m["regime"] = m["kv"] + " " + m["ctx_regime"] + " " + m["batch_regime"]
+    print(head(m, name, before, pred))
+    labels = ["main", "new", "now"]
+    g = models_table(m.assign(regime=m["group"]), ("regime",), labels, labels)
+    print("per shape group:")
+    print(g.to_string(**fmt))
+    t = models_table(m, ("regime",), labels, labels)
+    print("per regime:")
+    print(t.to_string(**fmt))
+    for lab in labels:
+        e = m[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    for lab, desc in descs.items():
+        BOARD.add("fi_verify", "blind", f"fi_tc blind grid {number}, {desc}", m[f"{lab}_err_pct"],
+                  int((t[f"{lab}_goal"] == "met").sum()), len(t), standing=ships and lab == "new")
+
+
 def fi_tc_blind12(FP, hw, fmt) -> None:
     """Print the tile-rate scan's slopes (FIT rows) and the blind grid's per-regime |error| of main's and the new
     model's prices and of the committed fitted file (now); add the board rows."""

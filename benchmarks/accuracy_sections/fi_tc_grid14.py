@@ -9,10 +9,6 @@ The grid (lab/kernels/measure_production_attention.py --grid fi_tc_blind14) was 
 """
 from __future__ import annotations
 
-import numpy as np
-
-from simulator.calibration.scoreboard import BOARD, models_table
-
 #: (the candidate's prices, main's prices, the measured blind grid); both price files committed before measuring
 FI_TC_BLIND14 = ("production_attention_fi_tc_blind14_predictions.csv",
                  "production_attention_fi_tc_blind14_predictions_60b5b38.csv",
@@ -23,31 +19,16 @@ def fi_tc_blind14(FP, hw, fmt) -> None:
     """Print the fourteenth blind grid's per-regime |error| of main's and the candidate's committed prices and of the
     committed fitted file (now), per shape group and per standard regime; add the board rows (the candidate ships: its
     row is fi_verify's STANDING row)."""
-    from .fi_tc_grid12 import fi_tc_grid_rows
+    from .fi_tc_grid12 import fi_tc_verify_grid_report
 
-    pred, before, _ = FI_TC_BLIND14
-    r = fi_tc_grid_rows(FP, hw, FI_TC_BLIND14, 14)
-    if r is None:
-        return
-    m, name = r
-    m["regime"] = m["kv"] + " " + m["ctx_regime"] + " " + m["batch_regime"]
-    print(f"\nFI_TC BLIND GRID 14 (FlashInfer verification, q 2-4, middle contexts 560-2000 at batch 18-104 with a partial "
-          f"last wave or a KV split in 2, fp8 one- / two-tile shapes at batch 38-180, + 6 controls; {len(m)} shapes of "
-          f"{m.attrs.get('timed_of', len(m))} timed, {name}): BLIND: main = the model at 60b5b38 ({before}), new = the "
-          f"last partial wave at its own occupancy + the merge's item reloads (model "
-          f"{str(m['model_commit'].iloc[0])[:7]}, {pred}), both committed before measuring; now = the committed fitted "
-          "file")
-    labels = ["main", "new", "now"]
-    g = models_table(m.assign(regime=m["group"]), ("regime",), labels, labels)
-    print("per shape group:")
-    print(g.to_string(**fmt))
-    t = models_table(m, ("regime",), labels, labels)
-    print("per regime:")
-    print(t.to_string(**fmt))
-    for lab in labels:
-        e = m[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
-    for lab, desc in (("main", "main model's committed prices"), ("new", "last-wave / merge-reload model's prices")):
-        BOARD.add("fi_verify", "blind", f"fi_tc blind grid 14, {desc}", m[f"{lab}_err_pct"],
-                  int((t[f"{lab}_goal"] == "met").sum()), len(t), standing=lab == "new")   # the new model ships
+    def head(m, name, before, pred):
+        return (f"\nFI_TC BLIND GRID 14 (FlashInfer verification, q 2-4, middle contexts 560-2000 at batch 18-104 with "
+                f"a partial last wave or a KV split in 2, fp8 one- / two-tile shapes at batch 38-180, + 6 controls; "
+                f"{len(m)} shapes of {m.attrs.get('timed_of', len(m))} timed, {name}): BLIND: main = the model at "
+                f"60b5b38 ({before}), new = the last partial wave at its own occupancy + the merge's item reloads (model "
+                f"{str(m['model_commit'].iloc[0])[:7]}, {pred}), both committed before measuring; now = the committed "
+                "fitted file")
+
+    # the new model ships: its row is fi_verify's STANDING row
+    fi_tc_verify_grid_report(FP, hw, fmt, FI_TC_BLIND14, 14, head, {
+        "main": "main model's committed prices", "new": "last-wave / merge-reload model's prices"}, True)

@@ -15,10 +15,9 @@ before the call) and M 72-128.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.calibration import fit_production_topk_gemm as FP
-from simulator.calibration.scoreboard import BOARD, add_table, models_table
+
+from .gemm_grid9 import cublaslt_grid_report
 
 PREDICTION_COMMIT = "f099c09"
 FAMILY = "block fp8 GEMM (DeepGEMM / cuBLASLt)"
@@ -31,7 +30,6 @@ SHIPPED = "cand"
 def grid10_section() -> None:
     """Print grid 10's blind table (split counts and times, main vs the candidate rule and its refit) and add its board
     rows."""
-    fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
     m = FP.cublaslt_grid10_errors()
     labels = list(FP.CUBLASLT_GRID10_MODELS.values())
     head = (f"\n== cuBLASLt block fp8 GEMM grid 10, BLIND (split counts AND times predicted before measuring, commit "
@@ -39,21 +37,4 @@ def grid10_section() -> None:
             f"padded tiles, 64-256 K steps; main = the split rule shipped after grid 9 ('work'), cand = the rule read off "
             f"125 recorded choices (gemm_fp8.CUBLASLT_SPLIT_RULE 'slices'), the kind's terms as committed; cand_refit = "
             f"'slices' with the kind's terms refitted under it (not shipped); shipped: {SHIPPED}")
-    if "median_us" not in m.columns:
-        print(head + f": NOT MEASURED YET ({len(m)} rows)")
-        return
-    named = {c: int((m[c] == m["split_recorded"]).sum()) for c in ("split_main", "split_cand")}
-    sides = {c: int(((m[c] > 1) == (m["split_recorded"] > 1)).sum()) for c in ("split_main", "split_cand")}
-    print(head + f"; split counts named: main {named['split_main']} of {len(m)} ({sides['split_main']} split / "
-          f"no-split decisions), cand {named['split_cand']} ({sides['split_cand']}); |error| median / p90 and "
-          f"signed median, %")
-    print(m[["rows", "k", "n", "padded_tiles", "ksteps", "split_recorded", "split_main", "split_cand", "median_us",
-             "main_err_pct", "cand_err_pct", "cand_refit_err_pct"]].to_string(**fmt))
-    tab = models_table(m, ["regime"], labels, labels)
-    print(tab.to_string(**fmt))
-    for lab in labels:
-        mark = lab == SHIPPED and "block fp8 GEMM: cuBLASLt"
-        add_table(tab, "blind", f"cuBLASLt grid 10 (H100, decode / small M, split counts + times), {lab}",
-                  goal=f"{lab}_goal", family=FAMILY, standing=mark)
-        BOARD.add(FAMILY, "blind", f"cuBLASLt grid 10 pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),
-                  standing=mark)
+    cublaslt_grid_report(m, labels, head, 10, SHIPPED)

@@ -26,13 +26,20 @@ SHIPPED = "cand"
 
 def grid9_section() -> None:
     """Print grid 9's blind table (split counts and times, main vs the candidate rule) and add its board rows."""
-    fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
     m = FP.cublaslt_grid9_errors()
     labels = list(FP.CUBLASLT_GRID9_MODELS.values())
     head = (f"\n== cuBLASLt block fp8 GEMM grid 9, BLIND (split counts AND times predicted before measuring, commit "
             f"{PREDICTION_COMMIT}: {FP.CUBLASLT_GRID9_PREDICTION}): torch._scaled_mm's block path at M 8-124, 8-64 "
             f"tiles, 16-224 K steps; main = the split rule shipped before grid 9 ('tiles'), cand = the rule read off 83 recorded choices "
             f"(gemm_fp8.CUBLASLT_SPLIT_RULE 'work'), the kind's terms as committed; shipped: {SHIPPED}")
+    cublaslt_grid_report(m, labels, head, 9, None)   # cuBLASLt's STANDING marker moved to grid 10 (gemm_grid10.py)
+
+
+def cublaslt_grid_report(m, labels: list, head: str, number: int, shipped: str | None) -> None:
+    """Print a cuBLASLt split grid's blind table (`m`: cublaslt_grid_errors' rows; split counts named by main and the
+    candidate, each row, per regime each model in `labels`) under `head`, and add its board rows; `shipped`: the label
+    whose rows hold cuBLASLt's STANDING marker (None: a later grid holds it)."""
+    fmt = {"float_format": lambda v: f"{v:.1f}", "index": False}
     if "median_us" not in m.columns:
         print(head + f": NOT MEASURED YET ({len(m)} rows)")
         return
@@ -41,13 +48,13 @@ def grid9_section() -> None:
     print(head + f"; split counts named: main {named['split_main']} of {len(m)} ({sides['split_main']} split / "
           f"no-split decisions), cand {named['split_cand']} ({sides['split_cand']}); |error| median / p90 and "
           f"signed median, %")
-    print(m[["rows", "k", "n", "padded_tiles", "ksteps", "split_recorded", "split_main", "split_cand", "median_us",
-             "main_err_pct", "cand_err_pct"]].to_string(**fmt))
+    print(m[["rows", "k", "n", "padded_tiles", "ksteps", "split_recorded", "split_main", "split_cand", "median_us"]
+            + [f"{lab}_err_pct" for lab in labels]].to_string(**fmt))
     tab = models_table(m, ["regime"], labels, labels)
     print(tab.to_string(**fmt))
     for lab in labels:
-        mark = False   # cuBLASLt's STANDING marker moved to grid 10 (accuracy_sections/gemm_grid10.py)
-        add_table(tab, "blind", f"cuBLASLt grid 9 (H100, decode / small M, split counts + times), {lab}",
+        mark = lab == shipped and "block fp8 GEMM: cuBLASLt"
+        add_table(tab, "blind", f"cuBLASLt grid {number} (H100, decode / small M, split counts + times), {lab}",
                   goal=f"{lab}_goal", family=FAMILY, standing=mark)
-        BOARD.add(FAMILY, "blind", f"cuBLASLt grid 9 pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),
+        BOARD.add(FAMILY, "blind", f"cuBLASLt grid {number} pooled, {lab}", m[f"{lab}_err_pct"].to_numpy(np.float64),
                   standing=mark)

@@ -1182,25 +1182,11 @@ CUBLASLT_GRID9_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
 
 
 def cublaslt_grid9_errors() -> pd.DataFrame:
-    """Grid 9's 42 rows: the committed prediction (split_main / split_cand, pred_main_us / pred_cand_us, regime), the
-    measured median_us, split_recorded (the _notes file's count; 0 where not recorded) and each model's signed error
-    (%); the prediction alone (no median_us column) before the measurement exists."""
-    from hwmodels import datafiles as DF
-
-    p = pd.read_csv(DATA_DIR / CUBLASLT_GRID9_PREDICTION)
-    files = DF.glob(DATA_DIR, CUBLASLT_GRID9_MEASURED_GLOB)
-    if not files:
-        return p
-    me = pd.read_csv(files[-1])
-    me = me[(me["kernel"] == "cublaslt") & pd.to_numeric(me["median_us"], errors="coerce").notna()].copy()
-    me["median_us"] = me["median_us"].astype(float)
-    m = p.merge(me[["rows", "k", "n", "median_us"]], on=["rows", "k", "n"])
-    for col, lab in CUBLASLT_GRID9_MODELS.items():
-        m[f"{lab}_err_pct"] = (m[col] / m["median_us"] - 1.0) * 100.0
-    notes = DF.glob(DATA_DIR, CUBLASLT_GRID9_MEASURED_GLOB.replace(".csv", "_notes.txt"))
-    rec = cublaslt_recorded_splits(DF.read_text(notes[-1])) if notes else {}
-    m["split_recorded"] = [rec.get((a, b, c), 0) for a, b, c in zip(m["rows"], m["k"], m["n"])]
-    return m
+    """Grid 9's 42 rows (cublaslt_grid_errors on CUBLASLT_GRID9_*): the committed prediction (split_main / split_cand,
+    pred_main_us / pred_cand_us, regime), the measured median_us, split_recorded (the _notes file's count; 0 where not
+    recorded) and each model's signed error (%); the prediction alone (no median_us column) before the measurement
+    exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID9_PREDICTION, CUBLASLT_GRID9_MEASURED_GLOB, CUBLASLT_GRID9_MODELS)
 
 
 # --- cuBLASLt block fp8 grid 10 (split counts and times of main, the candidate rule and its refit, committed before) ---
