@@ -116,12 +116,15 @@ GRID9_CANDIDATE = {"AR_WAVE_SKIP": 0.09, "AR_FILL_SLOPE": 0.16}
 #: blind grid 8's shipped rule (whole steps less a quarter, whatever the last step's fill): grid 9's main
 GRID8_RULE = {"AR_WAVE_SKIP": 0.25, "AR_FILL_SLOPE": 0.0}
 #: blind grid 10 (4 ranks with 2-rank controls; (tokens, hidden) in none of the earlier grids: TensorRT-LLM's two-shot,
-#: plain and + RMSNorm, at new token counts of every launch config (cluster size 8 / 4 / 2 / 1, grids up to the 132 SMs,
+#: plain and + RMSNorm, at new token counts of its launch configs (cluster size 4 / 2 / 1, grids up to the 132 SMs,
 #: one and two tokens a cluster), 1-8 MiB above all, messages <= 64 KiB for the fused one-shot, vLLM's kernels run on
 #: every shape as controls): main = the model at BLIND10_MAIN_COMMIT, candidate = GRID10_CANDIDATE (predict_grid10: the
 #: two-shot's serialized local copies and the RMSNorm by cluster size), fitted by fit_grid10_terms on grids 4, 6, 7, 8
-#: and 9's 4-rank rows only; both committed in BLIND10_PRED_CSV before lab/kernels/run_engine_allreduce_blind10.sh
-#: measured them
+#: and 9's 4-rank rows only; both committed in BLIND10_PRED_CSV (dc5b3f0) before lab/kernels/run_engine_allreduce_blind10.sh
+#: measured them (one 4 x H100 call, 201 rows). The candidate met FEWER regimes (17 of 26 against main's 18: it met the
+#: 4-rank TensorRT-LLM two-shot at 2-8 MiB, -11.5 -> -1.5 % signed, p90 17.8 -> 10.3 %, but made the 2-rank two-shot
+#: controls +14 % too slow) although its pooled |error| median / p90 were lower (4.46 / 14.26 % against 5.80 / 14.97 %):
+#: NOT shipped; predict_us prices main's model and GRID10_CANDIDATE is the record of the discarded one
 GRID10_FIT_GLOBS = GRID9_FIT_GLOBS + ("engine_allreduce_blind9_nvidia*.csv",)
 BLIND10_SHAPES = ((2, 8192), (7, 2048), (13, 2048), (9, 2560), (7, 3584), (5, 6144), (3, 5120),
                   (18, 4096), (33, 5120), (60, 4096), (52, 7168), (84, 4096), (100, 4096),
