@@ -52,6 +52,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind8()
     from .allreduce_grid9 import engine_allreduce_blind9  # here: allreduce_grid9 imports this module's helpers
     engine_allreduce_blind9()
+    from .allreduce_grid10 import engine_allreduce_blind10  # here: allreduce_grid10 imports this module's helpers
+    engine_allreduce_blind10()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

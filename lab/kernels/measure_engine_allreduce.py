@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|blind6|blind7|blind8|blind9]
+                                                   [--grid campaign|blind4|blind6|blind7|blind8|blind9|blind10]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,8 +46,9 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 6                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 7                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
+#                                               7: --grid blind10
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -101,7 +102,21 @@ BLIND9_SHAPES = ((2, 4096), (6, 4096), (5, 3584), (8, 3584), (12, 2560), (4, 512
 BLIND9_CONTROL = ((6, 4096), (48, 4096), (130, 4096), (288, 4096), (500, 4096), (1000, 4096))
 
 
+#: --grid blind10: 4 ranks (BLIND10_SHAPES: TensorRT-LLM's two-shot at every launch config of the fusion kernel, 1-8 MiB
+#: above all, and <= 64 KiB for the fused one-shot) with 2-rank controls (BLIND10_CONTROL), (tokens, hidden) in none of
+#: the earlier grids (simulator/calibration/engine_allreduce.py BLIND10_SHAPES)
+BLIND10_SHAPES = ((2, 8192), (7, 2048), (13, 2048), (9, 2560), (7, 3584), (5, 6144), (3, 5120),
+                  (18, 4096), (33, 5120), (60, 4096), (52, 7168), (84, 4096), (100, 4096),
+                  (124, 4096), (132, 4096), (136, 4096), (170, 4096), (96, 8192), (120, 7168), (180, 5120),
+                  (250, 4096), (272, 4096), (300, 4096), (350, 4096), (264, 8192), (460, 4096), (400, 5120),
+                  (530, 4096), (640, 4096), (600, 5120), (450, 7168), (800, 4096), (480, 8192), (960, 4096),
+                  (140, 8192), (196, 7168), (520, 6144))
+BLIND10_CONTROL = ((7, 3584), (132, 4096), (300, 4096), (800, 4096))
+
+
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind10":
+        return list(BLIND10_CONTROL if world == 2 else BLIND10_SHAPES)
     if os.environ.get(GRID_ENV) == "blind9":
         return list(BLIND9_CONTROL if world == 2 else BLIND9_SHAPES)
     if os.environ.get(GRID_ENV) == "blind8":
@@ -397,7 +412,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9"), default="campaign",
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10"), default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
                          "BLIND8_SHAPES / BLIND9_SHAPES (4 ranks), BLIND8_CONTROL / BLIND9_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
@@ -421,7 +436,7 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9") else ""
+    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

@@ -115,6 +115,35 @@ BLIND9_MAIN_COMMIT = "60b5b38"
 GRID9_CANDIDATE = {"AR_WAVE_SKIP": 0.09, "AR_FILL_SLOPE": 0.16}
 #: blind grid 8's shipped rule (whole steps less a quarter, whatever the last step's fill): grid 9's main
 GRID8_RULE = {"AR_WAVE_SKIP": 0.25, "AR_FILL_SLOPE": 0.0}
+#: blind grid 10 (4 ranks with 2-rank controls; (tokens, hidden) in none of the earlier grids: TensorRT-LLM's two-shot,
+#: plain and + RMSNorm, at new token counts of its launch configs (cluster size 4 / 2 / 1, grids up to the 132 SMs,
+#: one and two tokens a cluster), 1-8 MiB above all, messages <= 64 KiB for the fused one-shot, vLLM's kernels run on
+#: every shape as controls): main = the model at BLIND10_MAIN_COMMIT, candidate = GRID10_CANDIDATE (predict_grid10: the
+#: two-shot's serialized local copies and the RMSNorm by cluster size), fitted by fit_grid10_terms on grids 4, 6, 7, 8
+#: and 9's 4-rank rows only; both committed in BLIND10_PRED_CSV (dc5b3f0) before lab/kernels/run_engine_allreduce_blind10.sh
+#: measured them (one 4 x H100 call, 201 rows). The candidate met FEWER regimes (17 of 26 against main's 18: it met the
+#: 4-rank TensorRT-LLM two-shot at 2-8 MiB, -11.5 -> -1.5 % signed, p90 17.8 -> 10.3 %, but made the 2-rank two-shot
+#: controls +14 % too slow) although its pooled |error| median / p90 were lower (4.46 / 14.26 % against 5.80 / 14.97 %):
+#: NOT shipped; predict_us prices main's model and GRID10_CANDIDATE is the record of the discarded one
+GRID10_FIT_GLOBS = GRID9_FIT_GLOBS + ("engine_allreduce_blind9_nvidia*.csv",)
+BLIND10_SHAPES = ((2, 8192), (7, 2048), (13, 2048), (9, 2560), (7, 3584), (5, 6144), (3, 5120),
+                  (18, 4096), (33, 5120), (60, 4096), (52, 7168), (84, 4096), (100, 4096),
+                  (124, 4096), (132, 4096), (136, 4096), (170, 4096), (96, 8192), (120, 7168), (180, 5120),
+                  (250, 4096), (272, 4096), (300, 4096), (350, 4096), (264, 8192), (460, 4096), (400, 5120),
+                  (530, 4096), (640, 4096), (600, 5120), (450, 7168), (800, 4096), (480, 8192), (960, 4096),
+                  (140, 8192), (196, 7168), (520, 6144))
+BLIND10_CONTROL = ((7, 3584), (132, 4096), (300, 4096), (800, 4096))
+BLIND10_PRED_CSV = "engine_allreduce_blind10_prediction_H100-SXM_2026-11-27.csv"
+BLIND10_MEAS_GLOB = "engine_allreduce_blind10_nvidia*.csv"
+BLIND10_MAIN_COMMIT = "de97b41"
+#: blind grid 10's candidate (fit_grid10_terms on GRID10_FIT_GLOBS' 4-rank TensorRT-LLM two-shot rows): copy = the
+#: two-shot's serialized local traffic in units of (read + write of the message) at the elementwise HBM rate (the
+#: source's copy of the input into the own comm buffer before the first barrier and the epilogue's read of the sums +
+#: write of the output after the last: 2 such units), norm_cs1 = the share of the fused RMSNorm's `norm` term a
+#: cluster of ONE CTA still pays (FusedOp::rms_norm runs its two cluster.sync only with > 1 CTA a cluster)
+GRID10_CANDIDATE = {"copy": 2.01, "norm_cs1": 0.19}
+#: blind grid 10's main (no local-copy term, the RMSNorm's norm term at any cluster size)
+GRID10_MAIN = {"copy": 0.0, "norm_cs1": 1.0}
 #: the measured CSV, as the lab script names it (engine_allreduce_blind6_<device>_<date>.csv)
 BLIND6_MEAS_GLOB = "engine_allreduce_blind6_nvidia*.csv"
 BLIND6_MAIN_COMMIT = "65f5d1f"
@@ -393,6 +422,85 @@ def blind9_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, 
                              "4, 6, 7, 8's 4-rank rows)")
 
 
+def predict_grid10(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID10_CANDIDATE) -> np.ndarray:
+    """predict_us with blind grid 10's candidate terms on TensorRT-LLM's two-shot rows (GRID10_CANDIDATE; GRID10_MAIN
+    prices predict_us itself), read from flashinfer 0.6.4 include/flashinfer/comm/trtllm_allreduce_fusion.cuh @ f1e6fdcb:
+    allreduce_fusion_kernel_twoshot_sync copies the whole input into its own comm buffer (a read + a write of the
+    message) before the first Barrier::sync and, after the last, the epilogue reads the whole sum back and writes the
+    output (another read + write): `copy` x 2 x message at the elementwise HBM rate, serialized with the link phases;
+    allreduce_fusion_kernel_launcher's cluster size (trtllm_cluster_size: 8 CTAs halved to keep >= 128 threads a CTA
+    and the clusters within the SMs) decides whether FusedOp::rms_norm runs its two cluster.sync: with one CTA a
+    cluster the g serialized RMSNorms pay `norm_cs1` of the norm term."""
+    from simulator.kernels.allreduce import trtllm_cluster_size
+
+    base = predict_us(df, hw)
+    two = (df["impl"].str.startswith("trtllm") & df["impl"].str.endswith("twoshot")).to_numpy()
+    nrm = df["impl"].str.startswith("trtllm_arnorm").to_numpy() & two
+    g = df["world"].to_numpy(float)
+    hbm = hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"]
+    copy = np.where(two, float(terms["copy"]) * 2.0 * df["bytes"].to_numpy(float) / hbm * 1e6, 0.0)
+    cs = trtllm_cluster_size(df["tokens"], df["hidden"], df["world"], False, int(hw.units)) if len(df) else np.zeros(0)
+    norm_us = (hw.efficiency.engine_ar or {}).get("norm_s", 0.0) * 1e6
+    less = np.where(nrm & (cs == 1), (1.0 - float(terms["norm_cs1"])) * g * norm_us, 0.0)
+    return base + copy - less
+
+
+def grid10_fit_rows() -> pd.DataFrame:
+    """The 4-rank rows of blind grids 4, 6, 7, 8 and 9 (GRID10_FIT_GLOBS; not WRONG): what fit_grid10_terms may read."""
+    from hwmodels import datafiles as DF
+
+    m = pd.concat([pd.read_csv(DF.glob(DATA_DIR, g)[-1]) for g in GRID10_FIT_GLOBS], ignore_index=True)
+    m = m[(m["world"] == 4) & ~m["note"].astype("string").fillna("").str.contains("WRONG")]
+    return m.reset_index(drop=True)
+
+
+def fit_grid10_terms(hw: HardwareSpec) -> dict:
+    """Blind grid 10's candidate: copy and norm_cs1 together, bounded least squares on log time over grid10_fit_rows'
+    TensorRT-LLM two-shot rows (plain and + RMSNorm). Returns the fitted values rounded as GRID10_CANDIDATE holds them."""
+    from scipy.optimize import least_squares
+
+    v = grid10_fit_rows()
+    v = v[v["impl"].str.startswith("trtllm") & v["impl"].str.endswith("twoshot")].reset_index(drop=True)
+    y = np.log(v["median_us"].to_numpy(float))
+    r = least_squares(lambda x: np.log(predict_grid10(v, hw, {"copy": x[0], "norm_cs1": x[1]})) - y, [0.0, 1.0],
+                      bounds=([0.0, 0.0], [5.0, 1.0]))
+    return {"copy": round(float(r.x[0]), 2), "norm_cs1": round(float(r.x[1]), 2), "rows": len(v),
+            "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def blind10_grid() -> pd.DataFrame:
+    """Blind grid 10's rows: BLIND10_SHAPES at 4 ranks and BLIND10_CONTROL at 2 ranks, every implementation the lab
+    script runs (lab/kernels/measure_engine_allreduce.py --grid blind10)."""
+    return pd.concat([grid((4,), list(BLIND10_SHAPES)), grid((2,), list(BLIND10_CONTROL))], ignore_index=True)
+
+
+def blind10_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
+    """Write blind grid 10's prediction BEFORE it is measured: pred_main_us = the model at BLIND10_MAIN_COMMIT (priced in
+    `main_tree`, that commit exported), pred_new_us = GRID10_CANDIDATE (predict_grid10); plus the fusion kernel's launch
+    config of each TensorRT-LLM row (trtllm_grid, trtllm_cluster_size: CTAs, CTAs a cluster, tokens a cluster)."""
+    from simulator.kernels.allreduce import trtllm_cluster_size, trtllm_grid
+
+    df = blind10_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
+    df["pred_new_us"] = np.round(predict_grid10(df, hw, GRID10_CANDIDATE), 3)
+    tr = df["impl"].str.startswith("trtllm").to_numpy()
+    one = df["impl"].str.endswith("oneshot").to_numpy()
+    for o in (True, False):
+        m = tr & (one == o)
+        if m.any():
+            d = df[m]
+            ctas = trtllm_grid(d["tokens"], d["hidden"], d["world"], o, int(hw.units))
+            cs = trtllm_cluster_size(d["tokens"], d["hidden"], d["world"], o, int(hw.units))
+            cn = d["tokens"].to_numpy(float) if o else np.ceil(d["tokens"].to_numpy(float) / d["world"].to_numpy(float))
+            df.loc[m, "trt_ctas"] = ctas
+            df.loc[m, "trt_cluster_size"] = cs
+            df.loc[m, "trt_tokens_per_cluster"] = np.ceil(cn / np.maximum(ctas / cs, 1.0))
+    return _write_prediction(df, hw, out, BLIND10_MAIN_COMMIT, model_commit,
+                             f"; TensorRT-LLM's two-shot's serialized local copies and RMSNorm by cluster size "
+                             f"{GRID10_CANDIDATE} (fitted on grids 4, 6, 7, 8, 9's 4-rank rows)")
+
+
 def blind7_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
     """Write blind grid 7's prediction BEFORE it is measured: pred_main_us = the model at BLIND7_MAIN_COMMIT (priced in
     `main_tree`, that commit exported), pred_new_us = this model (its code at `model_commit`, the fitted terms). The
@@ -503,6 +611,10 @@ def main() -> None:  # pragma: no cover - writes the committed first-look CSV (s
 
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
+    if sys.argv[1:2] == ["blind10"]:
+        df = blind10_prediction(hw, sys.argv[2], DATA_DIR / BLIND10_PRED_CSV, sys.argv[3])
+        print(df.groupby(["impl", "world"])[["pred_main_us", "pred_new_us"]].median().round(2))
+        return
     if sys.argv[1:2] == ["blind9"]:
         df = blind9_prediction(hw, sys.argv[2], DATA_DIR / BLIND9_PRED_CSV, sys.argv[3])
         print(df.groupby(["impl", "world"])[["pred_main_us", "pred_new_us"]].median().round(2))

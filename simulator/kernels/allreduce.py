@@ -149,6 +149,16 @@ loop bounds). The priced steps are ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE x (cei
 0.09 / 0.16 fitted together on the 4-rank vLLM two-shot rows of grids 4, 6, 7 and 8 (fit_grid9_terms; 45 rows).
 Blind (207 rows, one call): 7.16 / 16.0 %, 22 of 31 regimes, against grid 8's rule's 7.25 / 16.9 %, 22 of 31 (vLLM's
 two-shot 2-8 MiB -8.8 -> -3.6 % signed, p90 19.8 -> 13.9 %; its two rows of 0.5-0.7 MiB +18 -> +23 %).
+
+Blind grid 10 (4 ranks, 2-rank controls; engine_allreduce.py BLIND10_*) tested, and did NOT ship, a candidate read from
+allreduce_fusion_kernel_twoshot_sync / _launcher (flashinfer 0.6.4 @ f1e6fdcb): the two-shot copies the whole input into
+its own comm buffer before the first barrier and reads the sums back + writes the output after the last (2 x (read +
+write) of the message of local HBM traffic, serialized with the link phases: copy 2.01 fitted), and FusedOp::rms_norm's
+two cluster.sync run only with > 1 CTA a cluster (launcher's cluster size: trtllm_cluster_size), so with one CTA a
+cluster the RMSNorms pay 0.19 of `norm` (engine_allreduce.GRID10_CANDIDATE, predict_grid10; fitted on grids 4, 6-9's
+4-rank rows). Blind (201 rows): 17 of 26 regimes against main's 18 (pooled 4.46 / 14.26 % against 5.80 / 14.97 %): it
+met TensorRT-LLM's 4-rank two-shot at 2-8 MiB (-11.5 -> -1.5 % signed) but priced the 2-rank two-shot controls +14 %
+(looked at after: the copy term was fitted on 4 ranks and at 2 ranks the one-peer link bound already covers it).
 """
 from __future__ import annotations
 
