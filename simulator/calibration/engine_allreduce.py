@@ -584,7 +584,7 @@ def blind_rows(pred: pd.DataFrame, meas: pd.DataFrame) -> pd.DataFrame:
     and the size regime; rows the measurement marked WRONG are left out (counted in attrs['wrong'])."""
     key = ["impl", "world", "tokens", "hidden"]
     m = meas.copy()
-    m["note"] = m["note"].fillna("")
+    m["note"] = m["note"].astype("string").fillna("")
     df = pred.merge(m[key + ["median_us", "note"]], on=key, how="inner")
     bad = df["note"].str.contains("WRONG")
     df = df[~bad].copy()
