@@ -89,14 +89,14 @@ class as_fitted:
     def __enter__(self):
         import hwmodels.roofline as R
 
-        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG)
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = None, None, False
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA = None, None, False, None
         return self
 
     def __exit__(self, *exc):
         import hwmodels.roofline as R
 
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = self.old
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA = self.old
         return False
 
 
@@ -1702,12 +1702,12 @@ class narrow_rule:
         self.reg, self.shares = reg, shares
 
     def __enter__(self):
-        self.old = (TK.NARROW_REG, TK.NARROW_SHARES)
-        TK.NARROW_REG, TK.NARROW_SHARES = self.reg, self.shares
+        self.old = (TK.NARROW_REG, TK.NARROW_SHARES, TK.NARROW_PERCTA)
+        TK.NARROW_REG, TK.NARROW_SHARES, TK.NARROW_PERCTA = self.reg, self.shares, None   # grid 16's rules: no per-CTA
         return self
 
     def __exit__(self, *exc):
-        TK.NARROW_REG, TK.NARROW_SHARES = self.old
+        TK.NARROW_REG, TK.NARROW_SHARES, TK.NARROW_PERCTA = self.old
         return False
 
 

@@ -414,6 +414,10 @@ NARROW_PERCTA_CANDIDATE = {"round": 0.3836, "scan": 0.1002, "radix": 11.5931, "r
 #: the rule's scope: narrow launches over short rows (n <= 16,384, its fit rows' range); longer narrow rows (>= 1024
 #: rows, up to 100K-200K) keep the shipped rule
 NARROW_PERCTA_MAX_N = 16384
+#: SHIPPED after grid 17 (39 blind rows, both prices committed before measuring, ce6191e): 1 of 3 regimes as main
+#: de97b41 (the controls), pooled 11.3 / 22.7 % (signed +0.4) against main's 13.6 / 23.8 % (-10.7): shipped by the tie
+#: rule (lower pooled median AND p90); <= 8 CTAs per SM 14.9 / 26.0 -> 15.7 / 22.2 %, > 8 11.5 / 21.9 -> 11.3 / 22.8 %
+NARROW_PERCTA = NARROW_PERCTA_CANDIDATE
 
 
 def serial_iters_of(stats: dict, terms: dict) -> float:
