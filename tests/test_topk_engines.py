@@ -126,7 +126,7 @@ def test_grid5_shapes_are_new_and_priced_before_measuring():
     for f in F.DATA_DIR.glob("*topk*.csv"):
         # grids 7-9 and 16 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
         # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16")):
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17")):
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -624,3 +624,47 @@ def test_narrow_reg_ships_after_grid16_and_as_fitted_turns_it_off():
     assert TK.NARROW_REG is True
     m = E.measured16()
     assert len(m) == 33 and m["median_us"].notna().all() and not m["wrong"].any()
+
+
+def test_grid17_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 17 shape was measured before for any top-k kernel; its 34 decode rows at short lengths all run the
+    narrow 256-thread dispatch; the committed CSV has its 39 rows, columns and regimes."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid17" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID17 + E.GRID17_PREFILL
+    assert len(set(shapes)) == len(shapes) == 39 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID17_NARROW])
+    n = np.array([s[2] for s in E.GRID17_NARROW])
+    assert len(r) == 34 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= TK.NARROW_PERCTA_MAX_N).all()
+    p = pd.read_csv(F.DATA_DIR / E.GRID17_PREDICTION)
+    assert len(p) == 39 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime17(p["kernel"], p["rows"], p["n"]))
+
+
+def test_narrow_percta_moves_only_short_narrow_launches_and_is_restored():
+    """The per-CTA rule (NARROW_PERCTA) changes a narrow short-row launch, leaves a 512-thread launch and a narrow
+    launch past its scope (n > NARROW_PERCTA_MAX_N) unchanged, grows with the SM's CTAs, and is restored on exit; its
+    fit rows are the 81 looked-at narrow short rows of grids 5-16."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 2200, 7700), ("recorded", 580, 41000), ("recorded", 1024, 24100),
+                         ("gaussian", 1100, 7700)])
+    old = TK.NARROW_PERCTA
+    with E.narrow_percta(None):
+        a = E.predict_trtllm(t, hw)
+    with E.narrow_percta(TK.NARROW_PERCTA_CANDIDATE):
+        b = E.predict_trtllm(t, hw)
+    assert TK.NARROW_PERCTA is old
+    assert b[0] != pytest.approx(a[0], rel=1e-3) and b[1] == pytest.approx(a[1], rel=1e-12)
+    assert b[2] == pytest.approx(a[2], rel=1e-12) and b[0] > 1.5 * b[3]
+    assert set(TK.NARROW_PERCTA_CANDIDATE) == {"round", "scan", "radix", "rank"}
+    fr = E.narrow_percta_fit_rows()
+    assert (fr["n"] <= TK.NARROW_PERCTA_MAX_N).sum() == 81 and (TK.block_threads(fr["rows"], fr["n"]) == TK.NARROW).all()

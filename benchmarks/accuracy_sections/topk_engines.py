@@ -18,6 +18,7 @@ from . import (
     topk_grid14,
     topk_grid15,
     topk_grid16,
+    topk_grid17,
 )
 from .production_kernels import campaigns
 
@@ -33,7 +34,7 @@ def engine_grids() -> None:
 
 
 def trtllm_grids() -> None:
-    """TensorRT-LLM top-k grids 7-16 (after the regimes tables)."""
+    """TensorRT-LLM top-k grids 7-17 (after the regimes tables)."""
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
@@ -44,6 +45,7 @@ def trtllm_grids() -> None:
     topk_grid14.topk_trtllm_grid14()
     topk_grid15.topk_trtllm_grid15()
     topk_grid16.topk_trtllm_grid16()
+    topk_grid17.topk_trtllm_grid17()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

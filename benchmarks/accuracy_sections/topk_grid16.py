@@ -46,7 +46,7 @@ def topk_trtllm_grid16() -> None:
                                               "committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid16 ({n_trt}), main 60b5b38's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 17's shipped row (topk_grid17)
     trt = m[m["kernel"].isin(trt_k)]
     regs = g["regime"].str.startswith("top-k trtllm ")
     for c, tag, lab in (("pred_main_us", "main", "main 60b5b38"), ("pred_us", "cand", "narrow CTAs by registers"),

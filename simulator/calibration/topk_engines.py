@@ -89,14 +89,14 @@ class as_fitted:
     def __enter__(self):
         import hwmodels.roofline as R
 
-        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG)
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = None, None, False
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA = None, None, False, None
         return self
 
     def __exit__(self, *exc):
         import hwmodels.roofline as R
 
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG = self.old
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA = self.old
         return False
 
 
@@ -1702,12 +1702,12 @@ class narrow_rule:
         self.reg, self.shares = reg, shares
 
     def __enter__(self):
-        self.old = (TK.NARROW_REG, TK.NARROW_SHARES)
-        TK.NARROW_REG, TK.NARROW_SHARES = self.reg, self.shares
+        self.old = (TK.NARROW_REG, TK.NARROW_SHARES, TK.NARROW_PERCTA)
+        TK.NARROW_REG, TK.NARROW_SHARES, TK.NARROW_PERCTA = self.reg, self.shares, None   # grid 16's rules: no per-CTA
         return self
 
     def __exit__(self, *exc):
-        TK.NARROW_REG, TK.NARROW_SHARES = self.old
+        TK.NARROW_REG, TK.NARROW_SHARES, TK.NARROW_PERCTA = self.old
         return False
 
 
@@ -1813,3 +1813,119 @@ def grid16_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     candidate (`cand`: NARROW_REG) and the candidate with the fitted shares (`sh`); the goal judged on `shipped`."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured16(), 16, groups, (("pred_us", "cand"), ("pred_sh_us", "sh")), shipped, by_dist)
+
+
+# --- the narrow 256-thread launches priced per CTA (topk_trtllm.NARROW_PERCTA), judged on GRID17 ---
+class narrow_percta:
+    """Context manager: price the narrow 256-thread launches with topk_trtllm.NARROW_PERCTA = `rule` (None = the
+    shipped rule), restored on exit."""
+
+    def __init__(self, rule: dict | None):
+        self.rule = rule
+
+    def __enter__(self):
+        self.old = TK.NARROW_PERCTA
+        TK.NARROW_PERCTA = self.rule
+        return self
+
+    def __exit__(self, *exc):
+        TK.NARROW_PERCTA = self.old
+        return False
+
+
+#: the looked-at narrow rows for the per-CTA rule: every measured narrow 256-thread decode row of grids 5-16 (grid 16
+#: measured before grid 17 was designed), the only rows topk_trtllm.NARROW_PERCTA_CANDIDATE is fitted on
+NARROW_PERCTA_FIT_GRIDS = NARROW_FIT_GRIDS + ("grid16",)
+
+
+def narrow_percta_fit_rows() -> pd.DataFrame:
+    """NARROW_PERCTA_FIT_GRIDS' measured narrow 256-thread decode rows (`grid` added), from the committed CSVs."""
+    parts = []
+    for g in NARROW_PERCTA_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[TK.block_threads(m["rows"], m["n"]) < TK.THREADS]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_narrow_percta(hw: HardwareSpec, short: float = 16384.0) -> dict:
+    """topk_trtllm.NARROW_PERCTA_CANDIDATE: the narrow CTA's round, block-scan round, BlockRadixSort and all-pairs rank
+    terms (per-CTA rule) by least squares on log time over narrow_percta_fit_rows at short rows (n <= `short`); every
+    other term at its shipped value."""
+    from scipy.optimize import least_squares
+
+    t = narrow_percta_fit_rows()
+    t = t[t["n"] <= short].reset_index(drop=True)
+    y = np.log(t["median_us"].to_numpy(float))
+    names = ("round", "scan", "radix", "rank")
+
+    def res(x):
+        with narrow_percta(dict(zip(names, map(float, x)))):
+            return np.log(np.maximum(predict_trtllm(t, hw), 1e-3)) - y
+    r = least_squares(res, [0.31, 0.18, 12.0, 0.031], bounds=([0.0] * 4, [4.0, 4.0, 80.0, 1.0]), diff_step=0.02,
+                      xtol=1e-4)
+    return {f"narrow_{k}": round(float(v), 4) for k, v in zip(names, r.x)} | {
+        "narrow_fit_rows": int(len(t)), "narrow_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: grid 17: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.4K-12.3K scores, 380-3800 rows: 3-29
+#: CTAs per SM), recorded, gaussian and uniform scores, split at 8 CTAs per SM; controls in met regimes: single
+#: 512-thread CTAs at mid and long rows, split launches, the prefill entry at mid rows; no (scores, rows, length) of it in
+#: a committed top-k CSV (tests/test_topk_engines.py checks)
+GRID17_NARROW = ([("recorded", r, n) for r, n in ((380, 11600), (460, 10200), (540, 9700), (590, 8100), (660, 7100),
+                                                 (720, 8900), (790, 6800), (880, 5900), (940, 7900), (1030, 4900),
+                                                 (1120, 8600), (1280, 12300), (1420, 5600), (1550, 9400), (1700, 6600),
+                                                 (1950, 11900), (2150, 5200), (2450, 8000), (2650, 4700), (3100, 9800),
+                                                 (3350, 6900), (3800, 4400))]
+                 + [("gaussian", r, n) for r, n in ((420, 10900), (700, 7300), (960, 5300), (1180, 10600), (1900, 6400),
+                                                    (2600, 12100), (3300, 5400))]
+                 + [("uniform", r, n) for r, n in ((560, 9900), (900, 6100), (1350, 11200), (2000, 8700), (3000, 6000))])
+GRID17_CONTROLS = [("recorded", r, n) for r, n in ((320, 33000), (260, 140000), (50, 240000), (27, 310000))]
+GRID17_PREFILL = [("recorded", 1300, 26000)]
+GRID17 = GRID17_NARROW + GRID17_CONTROLS
+GRID17_PREDICTION = "topk_engines_grid17_prediction_2026-11-27.csv"
+GRID17_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid17.csv"
+
+
+def grid17_frame() -> pd.DataFrame:
+    """GRID17's rows: TensorRT-LLM's decode dispatch at GRID17's shapes, its prefill entry at GRID17_PREFILL's."""
+    pf = _trtllm_frame(GRID17_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([_trtllm_frame(GRID17), pf], ignore_index=True)
+
+
+def regime17(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID17's regimes: the narrow short-row regimes of grid 16 (regime16)."""
+    return regime16(kernel, rows, n, sms)
+
+
+def predict_grid17(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID17 priced two ways: `pred_main_us` main de97b41's product price (the shipped rule: NARROW_REG, no per-CTA
+    rule), `pred_us` THE candidate (NARROW_PERCTA = NARROW_PERCTA_CANDIDATE, fitted on narrow_percta_fit_rows)."""
+    t = grid17_frame()
+    with narrow_percta(None):
+        t["pred_main_us"] = predict_trtllm(t, hw)
+    with narrow_percta(TK.NARROW_PERCTA_CANDIDATE):
+        t["pred_us"] = predict_trtllm(t, hw)
+    t["regime"] = regime17(t["kernel"], t["rows"], t["n"], hw.units)
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
+    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured17(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid17 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID17_PREDICTION, meas_csv or F.DATA_DIR / GRID17_MEASURED)
+
+
+def grid17_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid17 per regime, every row BLIND: TensorRT-LLM (both entries) by main de97b41's product price (`main`) and the
+    candidate (`cand`: NARROW_PERCTA); the goal judged on `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured17(), 17, groups, (("pred_us", "cand"),), shipped, by_dist)

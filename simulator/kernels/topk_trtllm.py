@@ -392,6 +392,34 @@ NARROW_SHARES: dict | None = None
 NARROW_SHARES_CANDIDATE = {"sweep": 0.023, "job": 0.165}
 
 
+#: NOT SHIPPED unless set (grid 17's candidate): the narrow 256-thread CTAs (useNarrowBlock: topKPerRowDecode<256>) priced
+#: PER CTA: the busiest SM's c = ctas_per_sm narrow CTAs are c whole per-CTA costs on its path, nothing of one CTA's
+#: sweep rounds or on-chip phases hidden behind another's; the SM's FIRST CTA is priced as a lone CTA (the fitted
+#: latency-bound JOB_TERMS at round cost 1: the launch's first wave starts every SM at once), each LATER one at the
+#: narrow costs below (the looked-at rows' time is ~12 us + c x a per-CTA cost). From topKPerRowJob of indexerTopK.cu @ 07339e94 a narrow CTA
+#: (kNumThreadsPerBlock 256, kNumFinalItemsPerThread 8) does per phase: each step's two sweeps (distributeToBins'
+#: histogram pass and processBins' staging pass: vectorized_process, ONE float4 load in flight a thread, then four
+#: shared-memory atomics) of ceil(n / 1024) rounds, each round priced NARROW_PERCTA["round"] of the kind's 512-thread
+#: load rounds (a narrow round moves half the bytes of a 512-thread one; the looked-at rows say the SM's co-resident
+#: narrow CTAs do not overlap each other's rounds: ~18 GB/s per SM); each step's block scan of the 2048-bin histogram
+#: (ceil((2048 - tb) / 256) cub::BlockScan rounds: JOB_TERMS["scan"] each, 8 warps); the final sort of the threshold
+#: bin, cub::BlockRadixSort<float, 256, 8> where it holds > 512 staged items (NARROW_PERCTA["radix"] rounds, its own
+#: narrow term: 8 warps x 8 keys, not the lone 512-thread CTA's latency-bound JOB_TERMS["radix"]), else the all-pairs
+#: rank (JOB_TERMS["rank"] per staged item). ASSUMPTION from the kernel's structure and the looked-at rows' linearity in
+#: c; the two constants fitted by topk_engines.fit_narrow_percta on the narrow rows of grids 5-16 (looked-at); None =
+#: the shipped rule (NARROW_REG's waves, SERIAL_PHASES with NARROW_SORT_SHARE)
+NARROW_PERCTA: dict | None = None
+#: fitted by topk_engines.fit_narrow_percta (81 looked-at narrow short rows of grids 5-16, rms log error 0.133)
+NARROW_PERCTA_CANDIDATE = {"round": 0.3836, "scan": 0.1002, "radix": 11.5931, "rank": 0.0481}
+#: the rule's scope: narrow launches over short rows (n <= 16,384, its fit rows' range); longer narrow rows (>= 1024
+#: rows, up to 100K-200K) keep the shipped rule
+NARROW_PERCTA_MAX_N = 16384
+#: SHIPPED after grid 17 (39 blind rows, both prices committed before measuring, ce6191e): 1 of 3 regimes as main
+#: de97b41 (the controls), pooled 11.3 / 22.7 % (signed +0.4) against main's 13.6 / 23.8 % (-10.7): shipped by the tie
+#: rule (lower pooled median AND p90); <= 8 CTAs per SM 14.9 / 26.0 -> 15.7 / 22.2 %, > 8 11.5 / 21.9 -> 11.3 / 22.8 %
+NARROW_PERCTA = NARROW_PERCTA_CANDIDATE
+
+
 def serial_iters_of(stats: dict, terms: dict) -> float:
     """A CTA's on-chip rounds that the SM's other CTAs wait through (SERIAL_PHASES), in 512-thread-CTA rounds: a block
     scan round of t threads scans t bins, so its work is rounds x t / 512 rounds of the fitted (512-thread) scan; a
@@ -434,6 +462,18 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
     else:
         ser = np.array([serial_iters_of(s, terms) for s in samples])
     slowest = P.expected_max(v, rows) if one else float(v.mean())
+    if NARROW_PERCTA is not None and NARROW_REG and bool(samples) and th < THREADS and n <= NARROW_PERCTA_MAX_N:
+        # NARROW_PERCTA: the SM's first narrow CTA whole at the lone CTA's cost (JOB_TERMS, round_cost 1), each of its
+        # c - 1 later ones adding a whole narrow CTA at the narrow round / scan / radix / rank costs
+        nt = NARROW_PERCTA
+        per = np.array([nt["scan"] * float(s["scan_rounds"]) + nt["radix"] * float(s["radix"])
+                        + nt["rank"] * float(s["rank_items"]) for s in samples])
+        out["sweeps"] = float(np.mean([s["sweeps"] for s in samples]))
+        out["merge_sweeps"] = 0.0
+        out["job"] = (slowest + (c - 1.0) * float(per.mean())) / w
+        out["merge_waves"] = w
+        out["sweep_scale"] = (1.0 + (c - 1.0) * float(nt["round"])) / w
+        return out
     if NARROW_SHARES is not None and NARROW_REG and bool(samples) and th < THREADS and c > 1.0:
         # NARROW_SHARES: the SM's c narrow CTAs run NARROW_CTAS at a time (their registers); each group's first CTA is
         # on the path whole, each other one adds its share of its sweep rounds, of its BlockRadixSort and of the rest
