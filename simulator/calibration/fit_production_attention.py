@@ -1952,6 +1952,72 @@ def load_xqa_x15d(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return _measured(data_dir, XQA_X15D_GLOB)[0]
 
 
+#: the grids whose bf16 PDL-on rows fit the soft knee jointly with XQA_LATE_LOADS (all LOOKED-AT before the sixteenth grid)
+XQA_SOFT_FIT_GLOBS = (XQA_X10_GLOB, XQA_X11_GLOB, XQA_X12_GLOB, XQA_X14_GLOB, XQA_X15_GLOB, XQA_X15D_GLOB)
+
+
+def xqa_soft_fit_rows(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fit rows of hwmodels.roofline.SM_STREAM_SOFT_P and XQA_LATE_LOADS (jointly), named before the sixteenth grid:
+    every bf16 (mha.cu) row timed with programmatic dependent launch on of the tenth, eleventh (the per-SM stream scan
+    included), twelfth, fourteenth and fifteenth grids and the fifteenth grid's diagnostic scan (x15d); LOOKED-AT."""
+    parts = []
+    for g in XQA_SOFT_FIT_GLOBS:
+        d = _measured(data_dir, g)[0]
+        if not len(d):
+            continue
+        keep = d["dtype"].to_numpy() == "bf16"
+        if "pdl" in d.columns:
+            keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+        parts.append(d[keep])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(out) and "split_sms" in out.columns:
+        out["split_sms"] = pd.to_numeric(out["split_sms"], errors="coerce")
+    return out.reset_index(drop=True)
+
+
+def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                  ps=tuple(np.round(np.arange(1.5, 8.01, 0.25), 2)),
+                  bounds: tuple = (0.0, 60.0), rates=None) -> tuple[float, float, float, float, float, int]:
+    """hwmodels.roofline.SM_STREAM_SOFT_P and simulator.kernels.xqa.XQA_LATE_LOADS fitted JOINTLY on the rows `fit`
+    (xqa_soft_fit_rows), every other term as `eff` prices them: for each p of the grid `ps` (SM_STREAM_SOFT on) and,
+    where `rates` is given, each attn_xqa per-SM rate of that grid (hwmodels.roofline.SM_STREAM_CEILING, bytes / s; None
+    = the committed rate) a bounded search in the loads (XQA_LATE on); the set of the smallest rms log error. Returns
+    (p, loads, rate, rms, rms of the committed model (soft off, the committed loads and rate), rows); the module
+    constants are restored."""
+    from scipy.optimize import minimize_scalar
+
+    from hwmodels import roofline as RF
+
+    eff = eff or hw.efficiency
+    meas = fit["median_us"].to_numpy(float)
+    keep = (RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS)
+    keep_rate = dict(RF.SM_STREAM_CEILING)
+    rates = (keep_rate["attn_xqa"],) if rates is None else tuple(rates)
+
+    def rms(loads):
+        XQ.XQA_LATE_LOADS = float(loads)
+        ops = build_ops(fit, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+    try:
+        XQ.XQA_LATE = True
+        RF.SM_STREAM_SOFT = ()
+        base = rms(keep[3])
+        RF.SM_STREAM_SOFT = RF.SM_STREAM_SOFT_CANDIDATE
+        best = None
+        for rate in rates:
+            RF.SM_STREAM_CEILING = {**keep_rate, "attn_xqa": float(rate)}
+            for p in ps:
+                RF.SM_STREAM_SOFT_P = float(p)
+                r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+                if best is None or r.fun < best[3]:
+                    best = (float(p), float(r.x), float(rate), float(r.fun))
+        return best[0], best[1], best[2], best[3], base, len(fit)
+    finally:
+        RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS = keep
+        RF.SM_STREAM_CEILING = keep_rate
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and

@@ -273,6 +273,10 @@ XQA_GMMA_STEADY = True
 #: diagnostics put about half of that extra on PDL (enable_pdl off: 1-2.5 us faster): the fitted size holds the rest
 #: too (ASSUMPTION: the same share form). A launch of n <= SMs / 2 places every next CTA early: no late CTAs
 XQA_LATE_LOADS = 18.01
+#: XQA_LATE_LOADS refitted JOINTLY with hwmodels.roofline.SM_STREAM_SOFT_P (the soft knee of a one-wave stream,
+#: candidate of the sixteenth xqa grid; fit_production_attention.xqa_soft_knee on its LOOKED-AT rows): the value the
+#: candidate prices with (with SM_STREAM_SOFT on); XQA_LATE_LOADS above is main's
+XQA_LATE_LOADS_SOFT = 15.86
 #: SMs whose per-SM stream rate (hwmodels.roofline SM_STREAM_CEILING attn_xqa, 50.58 GB/s) adds up to the kind's fitted
 #: HBM rate (3.35 TB/s x memory.attn_xqa 0.8289 = 2.777 TB/s): 54.9 (tests/test_xqa_late.py checks it against the files)
 XQA_LATE_SAT_SMS = 54.9
