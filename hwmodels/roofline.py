@@ -437,10 +437,14 @@ SM_STREAM_TAIL_HEAD = 0.14
 #: 1.5-8 in steps of 0.25), loads 15.86 (main's 18.01); rms log error 0.0679 (main) -> 0.0555. The per-SM rate refitted
 #: beside them (48-64 GB/s) stays at 50 GB/s (rms 0.0552): kept at the shipped 50.58. On the x15d scan it lifts the
 #: short chains' knee (1100 tokens, 48-64 CTAs: -17 -> -10 %) but prices the scan's long chains (16384 tokens, 48-80
-#: CTAs) +8..+11 % (main's -2..+4 %). SM_STREAM_SOFT_CANDIDATE = the kinds it prices; SM_STREAM_SOFT = () is the model
-#: before
+#: CTAs) +8..+11 % (main's -2..+4 %). SHIPPED on the sixteenth xqa blind grid (xqa_x16_*.csv: 38 rows priced before the
+#: call, xqa_x16_predictions.csv, commit c5f0136; main's model c073267): 4 of 5 regimes for both, pooled 5.9 / 17.5 ->
+#: 2.9 / 12.5 %; the knee (24-64 unsplit CTAs of 3-20 tiles) 8.7 / 17.8 -> 2.7 / 10.4 % (signed -8.7 -> -2.4 %), the
+#: one-wave middle 4.8 / 7.1 -> 3.1 / 5.4 %, q 2 missed by both (10.9 / 22.1 -> 10.3 / 16.3 %), controls unmoved.
+#: SM_STREAM_SOFT_CANDIDATE = the kinds it prices; SM_STREAM_SOFT = () is the model before (with
+#: simulator.kernels.xqa.XQA_LATE_LOADS_HARD; the xqa fits run without it: fit_production_attention._xqa_ceiling_off)
 SM_STREAM_SOFT_CANDIDATE = (KIND_CODE["attn_xqa"],)
-SM_STREAM_SOFT: tuple = ()
+SM_STREAM_SOFT: tuple = SM_STREAM_SOFT_CANDIDATE
 SM_STREAM_SOFT_P = 4.0
 
 

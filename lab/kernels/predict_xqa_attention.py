@@ -311,8 +311,8 @@ def price_x14(M, commit: str) -> None:
 
 def _price_x14(M, commit, hw, FP, XQ) -> None:
     loads = FP.xqa_late_loads(FP.load_xqa_x10(), FP.load_xqa_x11(), FP.load_xqa_x12(), hw)[0]
-    if abs(loads - XQ.XQA_LATE_LOADS) > 0.01:
-        raise SystemExit(f"XQA_LATE_LOADS {XQ.XQA_LATE_LOADS} is not the fitted {loads:.3f}")
+    if abs(loads - XQ.XQA_LATE_LOADS_HARD) > 0.01:
+        raise SystemExit(f"XQA_LATE_LOADS_HARD {XQ.XQA_LATE_LOADS_HARD} is not the fitted {loads:.3f}")
     base = subprocess.run(["git", "rev-parse", X14_BASE], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
     s = pd.DataFrame(M.x14_shapes())
@@ -395,7 +395,7 @@ def price_x16(M, commit: str) -> None:
     try:
         RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = RF.SM_STREAM_SOFT_CANDIDATE, XQ.XQA_LATE_LOADS_SOFT
         s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
-        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), keep[1]
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
         s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
     finally:
         RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep

@@ -1895,8 +1895,15 @@ def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: 
     """simulator.kernels.xqa.XQA_LATE_LOADS fitted ONLY on xqa_late_fit_rows(x10, x11, x12), every other term as `eff`
     prices it (a one-dimensional bounded search of the rows' rms log error with XQA_LATE on). Returns (loads, rms, rms
     at 1 load, rows); the module constants are restored."""
-    return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
-                             "XQA_LATE_LOADS")
+    from hwmodels import roofline as RF
+
+    keep = RF.SM_STREAM_SOFT
+    try:   # fitted before the sixteenth grid's soft knee (SM_STREAM_SOFT): reproduces XQA_LATE_LOADS_HARD
+        RF.SM_STREAM_SOFT = ()
+        return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
+                                 "XQA_LATE_LOADS")
+    finally:
+        RF.SM_STREAM_SOFT = keep
 
 
 #: the fourteenth xqa blind grid's measured rows and the prices committed before them
@@ -1952,6 +1959,37 @@ def load_xqa_x15d(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     return _measured(data_dir, XQA_X15D_GLOB)[0]
 
 
+@contextmanager
+def xqa_before_soft():
+    """The xqa model before the sixteenth grid's soft knee (hwmodels.roofline SM_STREAM_SOFT off, XQA_LATE_LOADS at
+    XQA_LATE_LOADS_HARD): what the fourteenth and fifteenth grids' committed prices were made with."""
+    from hwmodels import roofline as RF
+
+    keep = (RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS)
+    try:
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+        yield
+    finally:
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+
+
+#: the sixteenth xqa blind grid's measured rows and the prices committed before them
+XQA_X16_GLOB, XQA_X16_PRED_CSV = "xqa_x16_nvidia*.csv", "xqa_x16_predictions.csv"
+
+
+def load_xqa_x16(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The sixteenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    df, files = _measured(data_dir, XQA_X16_GLOB)
+    pp = Path(data_dir) / XQA_X16_PRED_CSV
+    if not len(df) or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
+
+
 #: the grids whose bf16 PDL-on rows fit the soft knee jointly with XQA_LATE_LOADS (all LOOKED-AT before the sixteenth grid)
 XQA_SOFT_FIT_GLOBS = (XQA_X10_GLOB, XQA_X11_GLOB, XQA_X12_GLOB, XQA_X14_GLOB, XQA_X15_GLOB, XQA_X15D_GLOB)
 
@@ -1982,7 +2020,7 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
     (xqa_soft_fit_rows), every other term as `eff` prices them: for each p of the grid `ps` (SM_STREAM_SOFT on) and,
     where `rates` is given, each attn_xqa per-SM rate of that grid (hwmodels.roofline.SM_STREAM_CEILING, bytes / s; None
     = the committed rate) a bounded search in the loads (XQA_LATE on); the set of the smallest rms log error. Returns
-    (p, loads, rate, rms, rms of the committed model (soft off, the committed loads and rate), rows); the module
+    (p, loads, rate, rms, rms of the model before (soft off, XQA_LATE_LOADS_HARD, the committed rate), rows); the module
     constants are restored."""
     from scipy.optimize import minimize_scalar
 
@@ -2002,7 +2040,7 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
     try:
         XQ.XQA_LATE = True
         RF.SM_STREAM_SOFT = ()
-        base = rms(keep[3])
+        base = rms(XQ.XQA_LATE_LOADS_HARD)
         RF.SM_STREAM_SOFT = RF.SM_STREAM_SOFT_CANDIDATE
         best = None
         for rate in rates:
