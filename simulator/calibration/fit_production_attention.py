@@ -1756,8 +1756,8 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     attn_xqa_fp8kv on the fp8 rows): the per-SM rate (bytes / s) minimising those rows' rms log error with every other
     term as `eff` (the fitted file) prices it; a one-dimensional bounded search in log rate (the upper bound = no
     ceiling inside the scan). Returns {kind: (rate, rms, rows)}; the module constant is restored. The rate was fitted
-    before hwmodels.roofline.SM_STREAM_TAIL (the fifteenth xqa grid's rule, which reads it): the search holds that rule
-    off, so it reproduces the shipped rate."""
+    before hwmodels.roofline.SM_STREAM_TAIL and SM_STREAM_SOFT (the fifteenth and sixteenth xqa grids' rules, which read
+    it): the search holds both off (the late loads at XQA_LATE_LOADS_HARD), so it reproduces the shipped rate."""
     from scipy.optimize import minimize_scalar
 
     from hwmodels import roofline as RF
@@ -1765,7 +1765,8 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     eff = eff or hw.efficiency
     fit = df[xqa_stream_fit_rows(df)].reset_index(drop=True)
     keep, keep_tail = dict(RF.SM_STREAM_CEILING), RF.SM_STREAM_TAIL
-    RF.SM_STREAM_TAIL = ()
+    keep_soft, keep_loads = RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS
+    RF.SM_STREAM_TAIL, RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), (), XQ.XQA_LATE_LOADS_HARD
     out = {}
     try:
         for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
@@ -1785,6 +1786,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
         return out
     finally:
         RF.SM_STREAM_CEILING, RF.SM_STREAM_TAIL = keep, keep_tail
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep_soft, keep_loads
 
 
 def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
