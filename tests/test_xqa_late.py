@@ -52,7 +52,7 @@ def test_late_loads_fitted_on_the_named_rows():
         loads, rms, rms1, n = FP.xqa_late_loads(x10, x11, x12, hw)
     finally:
         XQ.XQA_LATE_MIN_TILES = keep
-    assert loads == pytest.approx(XQ.XQA_LATE_LOADS, abs=0.01) and rms < rms1 and n == 96
+    assert loads == pytest.approx(XQ.XQA_LATE_LOADS_HARD, abs=0.01) and rms < rms1 and n == 96
 
 
 def test_fourteenth_grid_predictions_committed():
@@ -88,12 +88,12 @@ def test_late_loads_spare_one_tile_ctas():
 def test_fourteenth_grid_blind_prices_are_the_shipped_models():
     """The shipped rule (XQA_LATE_MIN_TILES 2) prices the fourteenth grid as the candidate committed before the call."""
     b = FP.load_xqa_x14()
-    ops = FP.build_ops(b, 132, 233472.0)
     hw = load_hardware("H100-SXM")
     keep = RF.SM_STREAM_TAIL
-    try:   # the fifteenth grid's rule (SM_STREAM_TAIL) came after: the fourteenth grid's model is without it
+    try:   # the fifteenth and sixteenth grids' rules came after: the fourteenth grid's model is without them
         RF.SM_STREAM_TAIL = ()
-        now = FP.predict_us(ops, hw, hw.efficiency, len(b))
+        with FP.xqa_before_soft():   # the late loads enter when the ops are built
+            now = FP.predict_us(FP.build_ops(b, 132, 233472.0), hw, hw.efficiency, len(b))
     finally:
         RF.SM_STREAM_TAIL = keep
     assert now == pytest.approx(b["pred_new_us"].to_numpy(float), rel=1e-3)

@@ -66,7 +66,7 @@ def xqa_x15(fmt: dict) -> None:
                                                                                 " (not shipped)"),
                   b[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t))
     BOARD.add("xqa", "blind", "xqa fifteenth blind grid, bf16 rows, the shipped model", b[f"{SHIPPED}_err_pct"],
-              int((t[f"{SHIPPED}_goal"] == "met").sum()), len(t), standing="xqa, bf16 K/V (mha.cu)")
+              int((t[f"{SHIPPED}_goal"] == "met").sum()), len(t))   # STANDING: the sixteenth grid (xqa_grid16)
     if (t[f"{SHIPPED}_goal"] == "MISSED").any():
         print(f"  missed: xqa (fifteenth blind grid): {X15_DIAGNOSIS}")
     cols = ["model", "q_rows", "batch", "context", "split_sms", "role", "pdl", "median_us", "pred_base_us",

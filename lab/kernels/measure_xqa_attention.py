@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|x14|x15|x15d|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|x14|x15|x15d|x16|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -1002,6 +1002,57 @@ def x15d_shapes() -> list[dict]:
             for m, kv, q, t, b, role, split in X15D_ROWS]
 
 
+#: the sixteenth blind grid (helper s19xqa): bf16 (mha.cu) launches through the crossover of the per-SM stream rate and
+#: the chip's HBM rate, page 16, G 4 builds only (Llama-3.1-8B heads and its TP-2 heads): (1) knee: below half the SMs,
+#: 24-64 unsplit CTAs (the launcher handed 1 SM) of 3-20 tiles, q 1; (2) middle: one partial wave of 72-128 CTAs (the
+#: port's split leaves them unsplit), 3-20 tiles, q 1; (3) q 2: 40-104 CTAs and one two-wave row; (4) controls: two
+#: waves of 144-192 CTAs, q 1; (5) fp8 controls (mha_sm90.cu, the port's split). Shapes in none of the earlier grids'
+#: rows. Fixed and priced (lab/kernels/predict_xqa_attention.py --grid x16) with main's model and the candidate
+#: (hwmodels.roofline SM_STREAM_SOFT with XQA_LATE_LOADS refitted jointly) before it was measured. Rows: (model, dtype,
+#: q, context, batch, role, split) as X15_ROWS
+X16_ROWS = (
+    # (1) knee: 24-64 unsplit CTAs, q 1
+    ("llama8b", "bf16", 1, 3700, 3, "knee", 1), ("llama8b", "bf16", 1, 1500, 3, "knee", 1),
+    ("llama8b", "bf16", 1, 1250, 4, "knee", 1), ("llama8b", "bf16", 1, 2250, 5, "knee", 1),
+    ("llama8b", "bf16", 1, 4900, 5, "knee", 1), ("llama8b", "bf16", 1, 850, 6, "knee", 1),
+    ("llama8b", "bf16", 1, 3100, 6, "knee", 1), ("llama8b", "bf16", 1, 1750, 7, "knee", 1),
+    ("llama8b", "bf16", 1, 4300, 7, "knee", 1), ("llama8b", "bf16", 1, 650, 8, "knee", 1),
+    ("llama8b", "bf16", 1, 3450, 8, "knee", 1),
+    ("llama8b_tp2", "bf16", 1, 2900, 9, "knee", 1), ("llama8b_tp2", "bf16", 1, 1900, 11, "knee", 1),
+    ("llama8b_tp2", "bf16", 1, 1200, 13, "knee", 1), ("llama8b_tp2", "bf16", 1, 3900, 15, "knee", 1),
+    # (2) middle: one partial wave of 72-128 CTAs, q 1
+    ("llama8b", "bf16", 1, 2400, 9, "middle", None), ("llama8b", "bf16", 1, 1550, 10, "middle", None),
+    ("llama8b", "bf16", 1, 3500, 11, "middle", None), ("llama8b", "bf16", 1, 950, 12, "middle", None),
+    ("llama8b", "bf16", 1, 2050, 13, "middle", None), ("llama8b", "bf16", 1, 4700, 14, "middle", None),
+    ("llama8b", "bf16", 1, 1650, 16, "middle", None),
+    ("llama8b_tp2", "bf16", 1, 2700, 21, "middle", None), ("llama8b_tp2", "bf16", 1, 1350, 27, "middle", None),
+    # (3) q 2
+    ("llama8b", "bf16", 2, 1800, 5, "q2", 1), ("llama8b", "bf16", 2, 2700, 7, "q2", 1),
+    ("llama8b", "bf16", 2, 1300, 10, "q2", None), ("llama8b", "bf16", 2, 3200, 13, "q2", None),
+    ("llama8b_tp2", "bf16", 2, 2200, 23, "q2", None), ("llama8b", "bf16", 2, 1700, 19, "q2", None),
+    # (4) controls: two waves, q 1
+    ("llama8b", "bf16", 1, 3400, 18, "control", None), ("llama8b", "bf16", 1, 2500, 21, "control", None),
+    ("llama8b", "bf16", 1, 1450, 24, "control", None), ("llama8b_tp2", "bf16", 1, 2800, 37, "control", None),
+    # (5) fp8 controls (mha_sm90.cu)
+    ("llama8b", "fp8", 1, 2300, 6, "fp8", None), ("llama8b", "fp8", 1, 1700, 12, "fp8", None),
+    ("llama8b", "fp8", 1, 3600, 20, "fp8", None), ("llama8b", "fp8", 1, 5300, 4, "fp8", None),
+)
+#: the x16 call's builds in measuring order
+X16_BUILD_ORDER = ("xqa_bf16_g4_p16_q1", "xqa_bf16_g4_p16_q2", "xqa_fp8_g4_p16_q1")
+
+
+def x16_shapes() -> list[dict]:
+    """The sixteenth blind grid (X16_ROWS), in measuring order (X16_BUILD_ORDER, then the table's order), pdl on."""
+    out = []
+    for model, kv, q, t, b, role, split in X16_ROWS:
+        hq, hkv = X13_HEADS[model] if model in X13_HEADS else X9_HEADS[model]
+        out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                    "batch": b, "q_rows": q, "context": t, "page_size": 16, "role": role, "pdl": 1,
+                    "split_sms": split})
+    order = {n: i for i, n in enumerate(X16_BUILD_ORDER)}
+    return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -1012,7 +1063,7 @@ def main() -> None:
                     help="a measured CSV of this grid: its rows (shape, role, pdl) are left out (e.g. the x12 rows a "
                          "first call's budget measured, so a second call times the rest)")
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
-                                       "x12", "x13", "x14", "x15", "x15d", "lock"),
+                                       "x12", "x13", "x14", "x15", "x15d", "x16", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -1047,7 +1098,7 @@ def main() -> None:
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
     # the x11 scan hands the launcher 1 SM; the x12 grid hands it TensorRT-LLM's split (and labels each row's role)
-    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14", "x15", "x15d") else COLS
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14", "x15", "x15d", "x16") else COLS
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
@@ -1059,7 +1110,7 @@ def main() -> None:
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
            "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "x13": x13_shapes, "x14": x14_shapes,
-           "x15": x15_shapes, "x15d": x15d_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x15": x15_shapes, "x15d": x15d_shapes, "x16": x16_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.skip_measured:
         with open(args.skip_measured, newline="") as f:
             got = {tuple(str(r[k]) for k in SKIP_KEYS) for r in csv.DictReader(f) if not r.get("note")}

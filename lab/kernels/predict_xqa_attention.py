@@ -311,8 +311,8 @@ def price_x14(M, commit: str) -> None:
 
 def _price_x14(M, commit, hw, FP, XQ) -> None:
     loads = FP.xqa_late_loads(FP.load_xqa_x10(), FP.load_xqa_x11(), FP.load_xqa_x12(), hw)[0]
-    if abs(loads - XQ.XQA_LATE_LOADS) > 0.01:
-        raise SystemExit(f"XQA_LATE_LOADS {XQ.XQA_LATE_LOADS} is not the fitted {loads:.3f}")
+    if abs(loads - XQ.XQA_LATE_LOADS_HARD) > 0.01:
+        raise SystemExit(f"XQA_LATE_LOADS_HARD {XQ.XQA_LATE_LOADS_HARD} is not the fitted {loads:.3f}")
     base = subprocess.run(["git", "rev-parse", X14_BASE], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
     s = pd.DataFrame(M.x14_shapes())
@@ -366,6 +366,48 @@ def price_x15(M, commit: str) -> None:
     print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
 
 
+X16_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x16_predictions.csv"
+#: main's model when the sixteenth grid was priced
+X16_BASE = "c073267"
+
+
+def price_x16(M, commit: str) -> None:
+    """--grid x16: the sixteenth blind grid priced by main's model (pred_base_us, the model at X16_BASE), the candidate
+    (pred_new_us: this checkout with hwmodels.roofline.SM_STREAM_SOFT = SM_STREAM_SOFT_CANDIDATE at SM_STREAM_SOFT_P and
+    simulator.kernels.xqa.XQA_LATE_LOADS = XQA_LATE_LOADS_SOFT, the pair fit_production_attention.xqa_soft_knee fits on
+    its looked-at rows) and this checkout with the candidate off (pred_here_off_us: must equal main's)."""
+    from hwmodels import roofline as RF
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import xqa as XQ
+
+    hw = load_hardware("H100-SXM")
+    p, loads, _, rms, rms0, n = FP.xqa_soft_knee(FP.xqa_soft_fit_rows(), hw)
+    if abs(p - RF.SM_STREAM_SOFT_P) > 1e-6 or abs(loads - XQ.XQA_LATE_LOADS_SOFT) > 0.01:
+        raise SystemExit(f"committed p {RF.SM_STREAM_SOFT_P} / loads {XQ.XQA_LATE_LOADS_SOFT} are not the fitted "
+                         f"{p} / {loads:.3f}")
+    base = subprocess.run(["git", "rev-parse", X16_BASE], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    s = pd.DataFrame(M.x16_shapes())
+    s["split_sms"] = pd.to_numeric(s["split_sms"], errors="coerce")
+    cols = [c for c in s.columns if c != "role"]
+    keep = (RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS)
+    try:
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = RF.SM_STREAM_SOFT_CANDIDATE, XQ.XQA_LATE_LOADS_SOFT
+        s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+        s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
+    finally:
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+    s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+    s["model_commit"], s["base_commit"] = commit, base
+    s["new_soft_p"], s["new_late_loads"] = RF.SM_STREAM_SOFT_P, XQ.XQA_LATE_LOADS_SOFT
+    s.to_csv(X16_OUT, index=False)
+    print(f"{len(s)} x16 shapes priced: base {base[:10]}, new {commit[:10]} (p {RF.SM_STREAM_SOFT_P}, loads "
+          f"{XQ.XQA_LATE_LOADS_SOFT}; fit rms {rms:.4f} vs committed {rms0:.4f} on {n} rows) -> {X16_OUT}")
+    print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
+
+
 def main() -> None:
     import argparse
 
@@ -373,7 +415,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11", "x12", "x13", "x14", "x15"), default="campaign")
+                                       "x11", "x12", "x13", "x14", "x15", "x16"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -388,6 +430,9 @@ def main() -> None:
         price_x14(M, commit)
     if args.grid == "x15":
         price_x15(M, commit)
+        return
+    if args.grid == "x16":
+        price_x16(M, commit)
         return
     if args.grid == "x13":
         price_x13(M, commit, args.base)

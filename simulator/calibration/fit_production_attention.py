@@ -1756,8 +1756,8 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     attn_xqa_fp8kv on the fp8 rows): the per-SM rate (bytes / s) minimising those rows' rms log error with every other
     term as `eff` (the fitted file) prices it; a one-dimensional bounded search in log rate (the upper bound = no
     ceiling inside the scan). Returns {kind: (rate, rms, rows)}; the module constant is restored. The rate was fitted
-    before hwmodels.roofline.SM_STREAM_TAIL (the fifteenth xqa grid's rule, which reads it): the search holds that rule
-    off, so it reproduces the shipped rate."""
+    before hwmodels.roofline.SM_STREAM_TAIL and SM_STREAM_SOFT (the fifteenth and sixteenth xqa grids' rules, which read
+    it): the search holds both off (the late loads at XQA_LATE_LOADS_HARD), so it reproduces the shipped rate."""
     from scipy.optimize import minimize_scalar
 
     from hwmodels import roofline as RF
@@ -1765,7 +1765,8 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     eff = eff or hw.efficiency
     fit = df[xqa_stream_fit_rows(df)].reset_index(drop=True)
     keep, keep_tail = dict(RF.SM_STREAM_CEILING), RF.SM_STREAM_TAIL
-    RF.SM_STREAM_TAIL = ()
+    keep_soft, keep_loads = RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS
+    RF.SM_STREAM_TAIL, RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), (), XQ.XQA_LATE_LOADS_HARD
     out = {}
     try:
         for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
@@ -1785,6 +1786,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
         return out
     finally:
         RF.SM_STREAM_CEILING, RF.SM_STREAM_TAIL = keep, keep_tail
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep_soft, keep_loads
 
 
 def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
@@ -1895,8 +1897,15 @@ def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: 
     """simulator.kernels.xqa.XQA_LATE_LOADS fitted ONLY on xqa_late_fit_rows(x10, x11, x12), every other term as `eff`
     prices it (a one-dimensional bounded search of the rows' rms log error with XQA_LATE on). Returns (loads, rms, rms
     at 1 load, rows); the module constants are restored."""
-    return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
-                             "XQA_LATE_LOADS")
+    from hwmodels import roofline as RF
+
+    keep = RF.SM_STREAM_SOFT
+    try:   # fitted before the sixteenth grid's soft knee (SM_STREAM_SOFT): reproduces XQA_LATE_LOADS_HARD
+        RF.SM_STREAM_SOFT = ()
+        return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
+                                 "XQA_LATE_LOADS")
+    finally:
+        RF.SM_STREAM_SOFT = keep
 
 
 #: the fourteenth xqa blind grid's measured rows and the prices committed before them
@@ -1950,6 +1959,103 @@ def load_xqa_x15(data_dir: Path = DATA_DIR) -> pd.DataFrame:
 def load_xqa_x15d(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """The diagnostic scan measured after the fifteenth grid's call (failed rows dropped; empty when none)."""
     return _measured(data_dir, XQA_X15D_GLOB)[0]
+
+
+@contextmanager
+def xqa_before_soft():
+    """The xqa model before the sixteenth grid's soft knee (hwmodels.roofline SM_STREAM_SOFT off, XQA_LATE_LOADS at
+    XQA_LATE_LOADS_HARD): what the fourteenth and fifteenth grids' committed prices were made with."""
+    from hwmodels import roofline as RF
+
+    keep = (RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS)
+    try:
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+        yield
+    finally:
+        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+
+
+#: the sixteenth xqa blind grid's measured rows and the prices committed before them
+XQA_X16_GLOB, XQA_X16_PRED_CSV = "xqa_x16_nvidia*.csv", "xqa_x16_predictions.csv"
+
+
+def load_xqa_x16(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The sixteenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    df, files = _measured(data_dir, XQA_X16_GLOB)
+    pp = Path(data_dir) / XQA_X16_PRED_CSV
+    if not len(df) or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
+
+
+#: the grids whose bf16 PDL-on rows fit the soft knee jointly with XQA_LATE_LOADS (all LOOKED-AT before the sixteenth grid)
+XQA_SOFT_FIT_GLOBS = (XQA_X10_GLOB, XQA_X11_GLOB, XQA_X12_GLOB, XQA_X14_GLOB, XQA_X15_GLOB, XQA_X15D_GLOB)
+
+
+def xqa_soft_fit_rows(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fit rows of hwmodels.roofline.SM_STREAM_SOFT_P and XQA_LATE_LOADS (jointly), named before the sixteenth grid:
+    every bf16 (mha.cu) row timed with programmatic dependent launch on of the tenth, eleventh (the per-SM stream scan
+    included), twelfth, fourteenth and fifteenth grids and the fifteenth grid's diagnostic scan (x15d); LOOKED-AT."""
+    parts = []
+    for g in XQA_SOFT_FIT_GLOBS:
+        d = _measured(data_dir, g)[0]
+        if not len(d):
+            continue
+        keep = d["dtype"].to_numpy() == "bf16"
+        if "pdl" in d.columns:
+            keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+        parts.append(d[keep])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(out) and "split_sms" in out.columns:
+        out["split_sms"] = pd.to_numeric(out["split_sms"], errors="coerce")
+    return out.reset_index(drop=True)
+
+
+def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                  ps=tuple(np.round(np.arange(1.5, 8.01, 0.25), 2)),
+                  bounds: tuple = (0.0, 60.0), rates=None) -> tuple[float, float, float, float, float, int]:
+    """hwmodels.roofline.SM_STREAM_SOFT_P and simulator.kernels.xqa.XQA_LATE_LOADS fitted JOINTLY on the rows `fit`
+    (xqa_soft_fit_rows), every other term as `eff` prices them: for each p of the grid `ps` (SM_STREAM_SOFT on) and,
+    where `rates` is given, each attn_xqa per-SM rate of that grid (hwmodels.roofline.SM_STREAM_CEILING, bytes / s; None
+    = the committed rate) a bounded search in the loads (XQA_LATE on); the set of the smallest rms log error. Returns
+    (p, loads, rate, rms, rms of the model before (soft off, XQA_LATE_LOADS_HARD, the committed rate), rows); the module
+    constants are restored."""
+    from scipy.optimize import minimize_scalar
+
+    from hwmodels import roofline as RF
+
+    eff = eff or hw.efficiency
+    meas = fit["median_us"].to_numpy(float)
+    keep = (RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS)
+    keep_rate = dict(RF.SM_STREAM_CEILING)
+    rates = (keep_rate["attn_xqa"],) if rates is None else tuple(rates)
+
+    def rms(loads):
+        XQ.XQA_LATE_LOADS = float(loads)
+        ops = build_ops(fit, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+    try:
+        XQ.XQA_LATE = True
+        RF.SM_STREAM_SOFT = ()
+        base = rms(XQ.XQA_LATE_LOADS_HARD)
+        RF.SM_STREAM_SOFT = RF.SM_STREAM_SOFT_CANDIDATE
+        best = None
+        for rate in rates:
+            RF.SM_STREAM_CEILING = {**keep_rate, "attn_xqa": float(rate)}
+            for p in ps:
+                RF.SM_STREAM_SOFT_P = float(p)
+                r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+                if best is None or r.fun < best[3]:
+                    best = (float(p), float(r.x), float(rate), float(r.fun))
+        return best[0], best[1], best[2], best[3], base, len(fit)
+    finally:
+        RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS = keep
+        RF.SM_STREAM_CEILING = keep_rate
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:

@@ -272,7 +272,14 @@ XQA_GMMA_STEADY = True
 #: their middle rows' misses, -8..-22 % at 72-104 CTAs, 2.5-7 us a launch, motivated the rule). The twelfth grid's
 #: diagnostics put about half of that extra on PDL (enable_pdl off: 1-2.5 us faster): the fitted size holds the rest
 #: too (ASSUMPTION: the same share form). A launch of n <= SMs / 2 places every next CTA early: no late CTAs
-XQA_LATE_LOADS = 18.01
+XQA_LATE_LOADS_HARD = 18.01
+#: XQA_LATE_LOADS refitted JOINTLY with hwmodels.roofline.SM_STREAM_SOFT_P (the soft knee of a one-wave stream, the
+#: sixteenth xqa grid's candidate; fit_production_attention.xqa_soft_knee on its LOOKED-AT rows, 172 bf16 rows of grids
+#: 10-15 and the x15d scan): 15.86 with the soft knee on. XQA_LATE_LOADS_HARD above is the size fitted without it (the
+#: fourteenth grid's, fit_production_attention.xqa_late_loads, which holds the soft knee off), the model before
+XQA_LATE_LOADS_SOFT = 15.86
+#: the size priced: SHIPPED with hwmodels.roofline SM_STREAM_SOFT on the sixteenth xqa blind grid (xqa_x16_*.csv)
+XQA_LATE_LOADS = XQA_LATE_LOADS_SOFT
 #: SMs whose per-SM stream rate (hwmodels.roofline SM_STREAM_CEILING attn_xqa, 50.58 GB/s) adds up to the kind's fitted
 #: HBM rate (3.35 TB/s x memory.attn_xqa 0.8289 = 2.777 TB/s): 54.9 (tests/test_xqa_late.py checks it against the files)
 XQA_LATE_SAT_SMS = 54.9
