@@ -194,6 +194,21 @@ def _topk_trtllm_grid6_table(hw) -> None:
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid6 controls (30), main's committed prices")))
 
 
+def trtllm_pooled_lines(m, g, trt_k, models, shipped: str) -> None:
+    """Print, per model (prediction column, accuracy tag, label) of a TensorRT-LLM top-k grid (`m`: TE.measuredN, `g`:
+    TE.gridN_accuracy), its pooled |error| median / p90, signed median and rms log error over the rows of kernels
+    `trt_k`, and the TensorRT-LLM regimes it met (median <= 10 %, p90 <= 25 %); `shipped`: the shipped model's tag."""
+    trt = m[m["kernel"].isin(trt_k)]
+    regs = g["regime"].str.startswith("top-k trtllm ")
+    for c, tag, lab in models:
+        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
+        met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
+        print(f"  TensorRT-LLM, all {len(trt)} rows, {lab}{' (shipped)' if tag == shipped else ''}: |error| median "
+              f"{np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed median "
+              f"{np.median(e):+.1f} %, rms log error {np.sqrt(np.mean(np.log1p(e / 100.0) ** 2)):.3f}, regimes met "
+              f"{met} of {int(regs.sum())}")
+
+
 def topk_grid_board(m, g, lines, shipped: tuple | None = None) -> None:
     """The BOARD rows of a blind top-k grid (`m`: TE.measuredN, `g`: TE.gridN_accuracy): per (CSV kernels, label,
     prediction column, accuracy tag, caption) the signed errors of that column over the kernels' rows and the label's

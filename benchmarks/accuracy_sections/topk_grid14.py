@@ -6,8 +6,6 @@ prefill-entry launches) and 6 SGLang controls, priced by main 2bec4e2's product 
 pair shares with the L2 term, all three committed before measuring."""
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.calibration import topk_engines as TE
 
 #: the commit that holds the grid 14 predictions (made before the measurement; main's and the pair shares' prices first
@@ -22,7 +20,7 @@ SHIPPED = "main"
 def topk_trtllm_grid14() -> None:
     """Print grid 14's per-regime table (main 2bec4e2 / pair shares / pair shares + L2 term; SGLang's controls on main's
     model) and add its BOARD rows; the shipped model's row holds the family's STANDING line."""
-    from .topk_engines import topk_grid_board
+    from .topk_engines import topk_grid_board, trtllm_pooled_lines
 
     if not (TE.F.DATA_DIR / TE.GRID14_MEASURED).is_file():
         return
@@ -48,13 +46,8 @@ def topk_trtllm_grid14() -> None:
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed"),
         (("sgl_topk",), "sglang", "pred_main_us", "main", "grid14 controls (6), main's committed prices")),
         shipped=None)   # the family's STANDING line moved to grid 15's shipped row (topk_grid15)
-    trt = m[m["kernel"].isin(trt_k)]
-    regs = g["regime"].str.startswith("top-k trtllm ")
-    for c, tag, lab in (("pred_main_us", "main", "main 2bec4e2"), ("pred_cand_us", "cand", "pair shares"),
-                        ("pred_us", "l2", "pair shares + L2 term")):
-        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
-        met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-        print(f"  TensorRT-LLM, all {n_trt} rows, {lab}{' (shipped)' if tag == SHIPPED else ''}: |error| median "
-              f"{np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed median "
-              f"{np.median(e):+.1f} %, rms log error {np.sqrt(np.mean(np.log1p(e / 100.0) ** 2)):.3f}, regimes met "
-              f"{met} of {int(regs.sum())}")
+    trtllm_pooled_lines(m, g, trt_k, (
+        ("pred_main_us", "main", "main 2bec4e2"),
+        ("pred_cand_us", "cand", "pair shares"),
+        ("pred_us", "l2", "pair shares + L2 term"),
+    ), SHIPPED)

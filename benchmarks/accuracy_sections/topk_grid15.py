@@ -7,8 +7,6 @@ CTA counts per SM, narrow 256-thread short rows, split-launch controls; 8 prefil
 measuring. No SGLang controls (its .so was not rebuilt)."""
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.calibration import topk_engines as TE
 
 #: the commit that holds the grid 15 predictions (made before the measurement)
@@ -23,7 +21,7 @@ SHIPPED = "cand"
 def topk_trtllm_grid15() -> None:
     """Print grid 15's per-regime table (main 8c86417 / main + sharper knee / candidate) and add its BOARD rows; the
     shipped model's row holds the family's STANDING line."""
-    from .topk_engines import topk_grid_board
+    from .topk_engines import topk_grid_board, trtllm_pooled_lines
 
     if not (TE.F.DATA_DIR / TE.GRID15_MEASURED).is_file():
         return
@@ -47,13 +45,8 @@ def topk_trtllm_grid15() -> None:
         (trt_k, "trtllm", "pred_main_us", "main", f"grid15 ({n_trt}), main 8c86417's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
         shipped=None)   # the family's STANDING line moved to grid 16's shipped row (topk_grid16)
-    trt = m[m["kernel"].isin(trt_k)]
-    regs = g["regime"].str.startswith("top-k trtllm ")
-    for c, tag, lab in (("pred_main_us", "main", "main 8c86417"), ("pred_q_us", "q", "main + sharper knee"),
-                        ("pred_us", "cand", "pair shares + L2 term + sharper knee")):
-        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
-        met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-        print(f"  TensorRT-LLM, all {n_trt} rows, {lab}{' (shipped)' if tag == SHIPPED else ''}: |error| median "
-              f"{np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed median "
-              f"{np.median(e):+.1f} %, rms log error {np.sqrt(np.mean(np.log1p(e / 100.0) ** 2)):.3f}, regimes met "
-              f"{met} of {int(regs.sum())}")
+    trtllm_pooled_lines(m, g, trt_k, (
+        ("pred_main_us", "main", "main 8c86417"),
+        ("pred_q_us", "q", "main + sharper knee"),
+        ("pred_us", "cand", "pair shares + L2 term + sharper knee"),
+    ), SHIPPED)

@@ -7,8 +7,6 @@ uniform scores; controls: single 512-thread CTAs at mid and long rows, two split
 prices committed before measuring."""
 from __future__ import annotations
 
-import numpy as np
-
 from simulator.calibration import topk_engines as TE
 
 #: the commit that holds the grid 17 predictions (made before the measurement)
@@ -20,7 +18,7 @@ SHIPPED = "cand"   # 1 of 3 regimes each; the candidate's pooled 11.3 / 22.7 % <
 def topk_trtllm_grid17() -> None:
     """Print grid 17's per-regime table (main de97b41 / the per-CTA candidate) and add its BOARD rows; the shipped
     model's row holds the family's STANDING line."""
-    from .topk_engines import topk_grid_board
+    from .topk_engines import topk_grid_board, trtllm_pooled_lines
 
     if not (TE.F.DATA_DIR / TE.GRID17_MEASURED).is_file():
         return
@@ -42,12 +40,7 @@ def topk_trtllm_grid17() -> None:
         (trt_k, "trtllm", "pred_main_us", "main", f"grid17 ({n_trt}), main de97b41's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
         shipped=("trtllm", SHIPPED))
-    trt = m[m["kernel"].isin(trt_k)]
-    regs = g["regime"].str.startswith("top-k trtllm ")
-    for c, tag, lab in (("pred_main_us", "main", "main de97b41"), ("pred_us", "cand", "narrow CTAs per CTA")):
-        e = 100.0 * (trt[c] / trt["median_us"] - 1.0)
-        met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-        print(f"  TensorRT-LLM, all {n_trt} rows, {lab}{' (shipped)' if tag == SHIPPED else ''}: |error| median "
-              f"{np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed median "
-              f"{np.median(e):+.1f} %, rms log error {np.sqrt(np.mean(np.log1p(e / 100.0) ** 2)):.3f}, regimes met "
-              f"{met} of {int(regs.sum())}")
+    trtllm_pooled_lines(m, g, trt_k, (
+        ("pred_main_us", "main", "main de97b41"),
+        ("pred_us", "cand", "narrow CTAs per CTA"),
+    ), SHIPPED)
