@@ -92,7 +92,7 @@ PT_LOOKUP_CANDIDATE = {"wave_phases": 0.2938, "row_phases": 0.000566, "row_phase
 #: after FlashInfer's blind grid 6 (benchmarks/accuracy_sections/topk_flashinfer_grid6.py: 41 new shapes x both
 #: transforms, priced before measuring, commit 716930a): the candidate met 14 of 20 regimes, main's rule 9 (page-table
 #: rows 6.1 / 17.1 % against 14.7 / 27.6 %)
-PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE
+PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE   # replaced below by PT_MISS_CANDIDATE (grid 8)
 #: FlashInfer grid 8's candidate (simulator/calibration/topk_flashinfer_grid8.py): the lookups of a launch of at most
 #: two waves (decode 24-264 rows, whose CTAs start together and reach the output phase together) whose scores and
 #: identity page table (2 x rows x n x 4 B: the harness's page table is rows x n int32, touched nearly whole) pass the
@@ -101,6 +101,10 @@ PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE
 #: (ASSUMPTION: their CTAs drift apart and the lookups overlap other SMs' sweeps). miss_row_phases FITTED on the
 #: looked-at miss rows (topk_flashinfer_grid8.fit_pt_miss); l2_miss_at as the stream floor's.
 PT_MISS_CANDIDATE = {**PT_LOOKUP_CANDIDATE, "miss_row_phases": 0.0269, "l2_miss_at": 0.84, "max_waves": 2.0}
+#: SHIPPED after FlashInfer's blind grid 8 (benchmarks/accuracy_sections/topk_flashinfer_grid8.py: 37 new shapes x both
+#: transforms, priced before measuring, commit 9853195): both models met 13 of 18 regimes, the candidate with the lower
+#: pooled median and p90 (8.2 / 18.9 % against 8.6 / 19.9 %; page-table 8.6 / 19.3 % against 11.3 / 22.8 %): the tie rule
+PT_LOOKUP_SHIPPED = PT_MISS_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
