@@ -49,3 +49,15 @@ def test_grid8_prediction_is_new_and_committed():
     moved = ~np.isclose(p["pred_us"], p["pred_main_us"])
     assert (p.loc[moved, "kernel"] == "fi_topk_pt").all() and p.loc[moved, "l2_miss"].all()
     assert (p.loc[moved, "waves"] <= 2).all()
+
+
+def test_partial_wave_stat():
+    from simulator.kernels import topk_production as P
+
+    v = np.linspace(1.0, 3.0, 64)
+    assert G.partial_wave_stat(v, 100) == pytest.approx(P.expected_max(v, 100))
+    # a full second wave: the sqrt rule; a near-empty one prices below it (its few 2-row SMs' spread is smaller)
+    full = G.partial_wave_stat(v, 264)
+    assert full == pytest.approx(np.mean(v) + (P.expected_max(v, 132) - np.mean(v)) / np.sqrt(2.0))
+    assert G.partial_wave_stat(v, 136) < full
+    assert G.partial_wave_stat(v, 136) >= np.mean(v)

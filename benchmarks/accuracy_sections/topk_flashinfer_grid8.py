@@ -45,6 +45,15 @@ def topk_flashinfer_grid8() -> None:
             parts.append(f"{tag}{' (shipped)' if tag == SHIPPED else ''} {med:.1f} / {p90:.1f} % ({sgn:+.1f}), "
                          f"{met} of {int(regs.sum())}")
         print(f"  {lab}, {int(m['kernel'].isin(kerns).sum())} rows: " + "; ".join(parts))
+    from hwmodels.spec import load_hardware
+
+    p = G.G7.product_accuracy(load_hardware("H100-SXM"), m, "pred_us")
+    print("  the product's statistics through the shipped kernel model (simulator/strategies/topk.py prices through the "
+          "same topk_flashinfer.add_ops, lookups included), beside the calibration's (cal): prod = topk_flashinfer."
+          "launch_stats (shipped with grid 7), prod_main = topk_production.default_stats: met "
+          f"{int((p['goal_prod'] == 'met').sum())} / {int((p['goal_prod_main'] == 'met').sum())} of {len(p)} regimes "
+          f"against the calibration's {int((p['goal_cal'] == 'met').sum())}")
+    print(p.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     for kerns, fam, regex in ((G.KERNELS, "top-k flashinfer", "grid8"),
                               (("fi_topk",), "top-k flashinfer ragged", "ragged grid8"),
                               (("fi_topk_pt",), "top-k flashinfer page-table", "page-table grid8")):

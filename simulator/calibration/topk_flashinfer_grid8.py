@@ -34,6 +34,7 @@ from simulator.calibration import topk_engines as TE
 from simulator.calibration import topk_flashinfer_grid6 as G6
 from simulator.calibration import topk_flashinfer_grid7 as G7
 from simulator.kernels import topk_flashinfer as FK
+from simulator.kernels import topk_production as P
 
 #: the blind grid 8 (dist, rows, n): row lengths in no committed top-k grid; aimed at grid 7's page-table misses (mid
 #: and long rows at decode 24-256 on both sides of the L2 threshold, one and two waves; short rows with a partial
@@ -144,6 +145,50 @@ def accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 pooled = G6.pooled
+
+
+def partial_wave_stat(values, rows: float, sms: float = 132.0) -> float:
+    """NOT SHIPPED (studied after grid 8's measurement: grids 5-8 LOOKED-AT): one pass statistic of a launch whose last
+    wave is partial, from the source's launch (grid = rows CTAs, one CTA an SM): w = ceil(rows / sms), r = rows - (w -
+    1) x sms SMs walk w rows and sms - r walk w - 1; the busiest SM in the normal approximation, max(w x mean +
+    sqrt(w) x (E[max of r rows] - mean), (w - 1) x mean + sqrt(w - 1) x (E[max of sms - r rows] - mean)), per row (/ w).
+    grid 6's sqrt rule takes E[max of sms rows] for the w-row SMs whatever r. One wave: its slowest row."""
+    if rows <= sms:
+        return P.expected_max(values, rows)
+    v = np.asarray(values, float)
+    mean = float(np.mean(v))
+    w = float(np.ceil(rows / sms))
+    r = rows - (w - 1.0) * sms
+    full = w * mean + np.sqrt(w) * (P.expected_max(v, r) - mean)
+    rest = (w - 1.0) * mean + np.sqrt(w - 1.0) * (P.expected_max(v, sms - r) - mean) if sms - r >= 1.0 else 0.0
+    return float(max(full, rest) / w)
+
+
+def partial_wave_study(hw: HardwareSpec) -> pd.DataFrame:
+    """partial_wave_stat against grid 6's sqrt rule on the looked-at filtered launches of 133-528 rows of grids 5-8
+    (both transforms, the shipped kernel model): per transform x row length, |error| median / p90 and signed median."""
+    m = looked_at()
+    g8 = measured()[["kernel", "dist", "rows", "n", "median_us"]].copy()
+    g8["grid"] = 8
+    m = pd.concat([m, g8], ignore_index=True)
+    m = m[(m["rows"] > hw.units) & (m["rows"] <= 4 * hw.units)]
+    shapes = list(dict.fromkeys(zip(m["dist"], m["rows"].astype(int), m["n"].astype(int))))
+    t = G6.frame(shapes, G6.WAVE_RULE, hw.units)
+    part = t.copy()
+    cache = {}
+    for i, r in part.iterrows():
+        key = (r["dist"], int(r["n"]))
+        if key not in cache:
+            cache[key] = P.pass_stats("sglang", F.sample_rows(key[0], key[1], F.sample_count(key[1])), 2048)
+        for c in P.STAT_NAMES:
+            part.at[i, c] = partial_wave_stat(cache[key]["values"][c], float(r["rows"]), hw.units)
+    j = m.merge(t, on=["kernel", "dist", "rows", "n"])
+    j["partial_us"] = TE.predict_us(m.merge(part, on=["kernel", "dist", "rows", "n"]), hw, hw.efficiency)
+    j["sqrt_us"] = TE.predict_us(j, hw, hw.efficiency)
+    j = j[j["fi_path"] == "filtered"]
+    reg = [f"{LABEL[k]}: {x}" for k, x in zip(j["kernel"], TE.regime5(j["rows"], j["n"]))]
+    tab = TE._errors(j["sqrt_us"], j["median_us"], reg, "sqrt")
+    return tab.merge(TE._errors(j["partial_us"], j["median_us"], reg, "partial").drop(columns="n"), on="regime")
 
 
 if __name__ == "__main__":
