@@ -12,6 +12,7 @@ from simulator.calibration.scoreboard import BOARD
 from . import (
     topk_flashinfer_grid6,
     topk_flashinfer_grid7,
+    topk_flashinfer_grid8,
     topk_grid11,
     topk_grid12,
     topk_grid13,
@@ -30,6 +31,7 @@ def engine_grids() -> None:
         _topk_engines_grid5_table()
         topk_flashinfer_grid6.topk_flashinfer_grid6()
         topk_flashinfer_grid7.topk_flashinfer_grid7()
+        topk_flashinfer_grid8.topk_flashinfer_grid8()
         _topk_trtllm_grid6_table(hw)
 
 

@@ -108,12 +108,12 @@ def frame(shapes, launched: bool = False, sms: float = 132.0) -> pd.DataFrame:
 def predict(t: pd.DataFrame, hw: HardwareSpec, floor: dict | None) -> np.ndarray:
     """Each row's time (us) by topk_engines.predict_us with the stream floor `floor` (None: no floor, main's model);
     the page-table lookups are the shipped ones (topk_flashinfer.PT_LOOKUP_SHIPPED)."""
-    keep = FK.STREAM_FLOOR_SHIPPED
-    try:
-        FK.STREAM_FLOOR_SHIPPED = floor
+    keep, keep_pt = FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED
+    try:   # grid 7's lookups: grid 6's terms (PT_LOOKUP_CANDIDATE; grid 8 shipped PT_MISS_CANDIDATE after it)
+        FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED = floor, FK.PT_LOOKUP_CANDIDATE
         return TE.predict_us(t, hw, hw.efficiency)
     finally:
-        FK.STREAM_FLOOR_SHIPPED = keep
+        FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED = keep, keep_pt
 
 
 def looked_at() -> pd.DataFrame:

@@ -92,7 +92,19 @@ PT_LOOKUP_CANDIDATE = {"wave_phases": 0.2938, "row_phases": 0.000566, "row_phase
 #: after FlashInfer's blind grid 6 (benchmarks/accuracy_sections/topk_flashinfer_grid6.py: 41 new shapes x both
 #: transforms, priced before measuring, commit 716930a): the candidate met 14 of 20 regimes, main's rule 9 (page-table
 #: rows 6.1 / 17.1 % against 14.7 / 27.6 %)
-PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE
+PT_LOOKUP_SHIPPED: dict | None = PT_LOOKUP_CANDIDATE   # replaced below by PT_MISS_CANDIDATE (grid 8)
+#: FlashInfer grid 8's candidate (simulator/calibration/topk_flashinfer_grid8.py): the lookups of a launch of at most
+#: two waves (decode 24-264 rows, whose CTAs start together and reach the output phase together) whose scores and
+#: identity page table (2 x rows x n x 4 B: the harness's page table is rows x n int32, touched nearly whole) pass the
+#: L2 come from HBM: ~64 B of DRAM a lookup (one 32-B sector, DRAM's 64-B access), 2048 a CTA, queued across the wave,
+#: and (looked-at, grids 5-7) a second, partial wave pays like a full one; launches of 3+ waves keep grid 6's terms
+#: (ASSUMPTION: their CTAs drift apart and the lookups overlap other SMs' sweeps). miss_row_phases FITTED on the
+#: looked-at miss rows (topk_flashinfer_grid8.fit_pt_miss); l2_miss_at as the stream floor's.
+PT_MISS_CANDIDATE = {**PT_LOOKUP_CANDIDATE, "miss_row_phases": 0.0269, "l2_miss_at": 0.84, "max_waves": 2.0}
+#: SHIPPED after FlashInfer's blind grid 8 (benchmarks/accuracy_sections/topk_flashinfer_grid8.py: 37 new shapes x both
+#: transforms, priced before measuring, commit 9853195): both models met 13 of 18 regimes, the candidate with the lower
+#: pooled median and p90 (8.2 / 18.9 % against 8.6 / 19.9 %; page-table 8.6 / 19.3 % against 11.3 / 22.8 %): the tie rule
+PT_LOOKUP_SHIPPED = PT_MISS_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
@@ -132,13 +144,24 @@ def stream_floor_iters(rows, n, sweeps, floor: dict, sms: float = 132.0,
     return miss * per
 
 
-def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0) -> np.ndarray:
+def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0, k: float = 2048.0,
+                     l2_bytes: float = STREAM_FLOOR_L2_BYTES) -> np.ndarray:
     """Barrier phases per wave of the filtered kernel's page-table lookups under `terms` (PT_LOOKUP_CANDIDATE's keys):
-    one round per wave plus each CTA's share, the wave's CTAs = rows / ceil(rows / sms) on average."""
+    one round per wave plus each CTA's share, the wave's CTAs = rows / ceil(rows / sms) on average. With
+    PT_MISS_CANDIDATE's keys too (`miss_row_phases`, `l2_miss_at`, `max_waves`): a launch of at most `max_waves` waves
+    whose scores and page table (2 x rows x n x 4 B) pass l2_miss_at x the L2 pays per wave wave_phases + min(rows, sms)
+    x miss_row_phases x min(1, n x 4 / (k x 64)) instead (every wave priced as a full one)."""
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
-    per_wave = rows / np.maximum(np.ceil(rows / sms), 1.0)
+    waves = np.maximum(np.ceil(rows / sms), 1.0)
+    per_wave = rows / waves
     span = np.minimum(n, terms["span_sat_kscores"] * 1000.0) / 1000.0
-    return terms["wave_phases"] + per_wave * (terms["row_phases"] + terms["row_phases_per_kscore"] * span)
+    out = terms["wave_phases"] + per_wave * (terms["row_phases"] + terms["row_phases_per_kscore"] * span)
+    if "miss_row_phases" not in terms:
+        return out
+    miss = (2.0 * rows * n * P.SCORE_BYTES > terms["l2_miss_at"] * l2_bytes) & (waves <= terms["max_waves"])
+    full = terms["wave_phases"] + np.minimum(rows, sms) * terms["miss_row_phases"] * np.minimum(
+        1.0, n * P.SCORE_BYTES / (float(k) * 64.0))
+    return np.where(miss, full, out)
 
 
 #: recorded rows the product samples for launch_stats (every base row of the default trace once)
@@ -257,7 +280,7 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
         if look is None:
             f_iters = f_iters + np.ceil(k_ / (THREADS * PT_VALUES_PER_ROUND))
         else:   # a phase of its own per wave (PT_LOOKUP_CANDIDATE)
-            f_sync = f_sync + pt_lookup_phases(rows, n, look, sms)
+            f_sync = f_sync + pt_lookup_phases(rows, n, look, sms, k_, l2_bytes)
         per_cta = np.ceil(k_ / L["ctas"])
         r_iters = r_iters + L["iters"] * np.ceil(per_cta / THREADS)
         r_sync = r_sync + L["iters"] * np.where(L["ctas"] > 1, PT_EXTRA_BARRIERS * GLOBAL_BARRIER_PHASE, 0.0)
