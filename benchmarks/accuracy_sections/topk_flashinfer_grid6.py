@@ -36,24 +36,40 @@ def topk_flashinfer_grid6() -> None:
           f"/ waves; shipped: {SHIPPED}; {int(m['wrong'].sum())} rows marked WRONG SELECTION (the 16,384-candidate "
           f"cap; time kept); |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, lab in ((G.KERNELS, "both transforms"), (("fi_topk",), "ragged"), (("fi_topk_pt",), "page-table")):
-        regs = g["regime"].str.contains(
-            {"both transforms": "grid6", "ragged": "ragged grid6", "page-table": "page-table grid6"}[lab])
+    fi_grid_pooled_lines(G, m, g, "grid6", (("pred_main_us", "main"), ("pred_us", "cand"), ("pred_alt_us", "alt")),
+                         SHIPPED)
+    fi_grid_board(G, m, g, "grid6", {"cand": "candidate (busiest-SM rows, lookup phase)",
+                                     "main": "main 8c86417's model"}, SHIPPED, STANDING)
+
+
+def fi_grid_pooled_lines(G, m, g, grid: str, models, shipped: str) -> None:
+    """Print a FlashInfer top-k grid's pooled lines: for both transforms, the ragged and the page-table rows, each model
+    (prediction column, tag) in `models`: |error| median / p90 (signed median) and the regimes of that transform it
+    met (median <= 10 %, p90 <= 25 %); `grid` = the regimes' grid tag (e.g. 'grid7'), `shipped` = the shipped tag."""
+    for kerns, lab, regex in ((G.KERNELS, "both transforms", grid), (("fi_topk",), "ragged", f"ragged {grid}"),
+                              (("fi_topk_pt",), "page-table", f"page-table {grid}")):
+        regs = g["regime"].str.contains(regex)
         parts = []
-        for col, tag in (("pred_main_us", "main"), ("pred_us", "cand"), ("pred_alt_us", "alt")):
+        for col, tag in models:
             med, p90, sgn = G.pooled(m, col, kerns)
             met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-            parts.append(f"{tag}{' (shipped)' if tag == SHIPPED else ''} {med:.1f} / {p90:.1f} % ({sgn:+.1f}), "
+            parts.append(f"{tag}{' (shipped)' if tag == shipped else ''} {med:.1f} / {p90:.1f} % ({sgn:+.1f}), "
                          f"{met} of {int(regs.sum())}")
         print(f"  {lab}, {int(m['kernel'].isin(kerns).sum())} rows: " + "; ".join(parts))
-    for kerns, fam, regex in ((G.KERNELS, "top-k flashinfer", "grid6"),
-                              (("fi_topk",), "top-k flashinfer ragged", "ragged grid6"),
-                              (("fi_topk_pt",), "top-k flashinfer page-table", "page-table grid6")):
+
+
+def fi_grid_board(G, m, g, grid: str, whats: dict, shipped: str, standing: dict) -> None:
+    """Add a FlashInfer top-k grid's BOARD rows: per family (both transforms, ragged, page-table) and model tag in
+    `whats` (tag -> description; columns pred_us = cand, pred_main_us = main) the signed errors and regimes met; the
+    shipped tag's rows hold the STANDING lines `standing` names (family -> label)."""
+    cols = {"cand": "pred_us", "main": "pred_main_us"}
+    for kerns, fam, regex in ((G.KERNELS, "top-k flashinfer", grid),
+                              (("fi_topk",), "top-k flashinfer ragged", f"ragged {grid}"),
+                              (("fi_topk_pt",), "top-k flashinfer page-table", f"page-table {grid}")):
         regs = g["regime"].str.contains(regex)
         s = m[m["kernel"].isin(kerns)]
-        for col, tag in (("pred_us", "cand"), ("pred_main_us", "main")):
+        for tag, what in whats.items():
             met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-            what = {"cand": "candidate (busiest-SM rows, lookup phase)", "main": "main 8c86417's model"}[tag]
-            BOARD.add(fam, "blind", f"grid6 ({len(s)}), {what}{' (shipped)' if tag == SHIPPED else ''}, committed",
-                      100.0 * (s[col] / s["median_us"] - 1.0), met, int(regs.sum()),
-                      standing=STANDING.get(fam, False) if tag == SHIPPED else False)
+            BOARD.add(fam, "blind", f"{grid} ({len(s)}), {what}{' (shipped)' if tag == shipped else ''}, committed",
+                      100.0 * (s[cols[tag]] / s["median_us"] - 1.0), met, int(regs.sum()),
+                      standing=standing.get(fam, False) if tag == shipped else False)

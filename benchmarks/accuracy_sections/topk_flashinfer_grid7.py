@@ -8,7 +8,8 @@ statistics (topk_flashinfer.launch_stats, shipped; main's topk_production.defaul
 from __future__ import annotations
 
 from simulator.calibration import topk_flashinfer_grid7 as G
-from simulator.calibration.scoreboard import BOARD
+
+from .topk_flashinfer_grid6 import fi_grid_board, fi_grid_pooled_lines
 
 #: the commit that holds the grid 7 predictions (made before the measurement)
 PREDICTION_COMMIT = "15e1f3a"
@@ -40,16 +41,7 @@ def topk_flashinfer_grid7() -> None:
           f"on the rows the harness launches; shipped: {SHIPPED}; {int(m['wrong'].sum())} rows marked WRONG SELECTION "
           f"(the 16,384-candidate cap; time kept); |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, lab in ((G.KERNELS, "both transforms"), (("fi_topk",), "ragged"), (("fi_topk_pt",), "page-table")):
-        regs = g["regime"].str.contains(
-            {"both transforms": "grid7", "ragged": "ragged grid7", "page-table": "page-table grid7"}[lab])
-        parts = []
-        for col, tag in (("pred_main_us", "main"), ("pred_us", "cand"), ("pred_alt_us", "alt")):
-            med, p90, sgn = G.pooled(m, col, kerns)
-            met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-            parts.append(f"{tag}{' (shipped)' if tag == SHIPPED else ''} {med:.1f} / {p90:.1f} % ({sgn:+.1f}), "
-                         f"{met} of {int(regs.sum())}")
-        print(f"  {lab}, {int(m['kernel'].isin(kerns).sum())} rows: " + "; ".join(parts))
+    fi_grid_pooled_lines(G, m, g, "grid7", (("pred_main_us", "main"), ("pred_us", "cand"), ("pred_alt_us", "alt")), SHIPPED)
     from hwmodels.spec import load_hardware
 
     p = G.product_accuracy(load_hardware("H100-SXM"), m, "pred_us")
@@ -60,14 +52,4 @@ def topk_flashinfer_grid7() -> None:
           f"{int((p['goal_prod'] == 'met').sum())} / {int((p['goal_prod_main'] == 'met').sum())} of {len(p)} regimes "
           f"against the calibration's {int((p['goal_cal'] == 'met').sum())}")
     print(p.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, fam, regex in ((G.KERNELS, "top-k flashinfer", "grid7"),
-                              (("fi_topk",), "top-k flashinfer ragged", "ragged grid7"),
-                              (("fi_topk_pt",), "top-k flashinfer page-table", "page-table grid7")):
-        regs = g["regime"].str.contains(regex)
-        s = m[m["kernel"].isin(kerns)]
-        for col, tag in (("pred_us", "cand"), ("pred_main_us", "main")):
-            met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-            what = {"cand": "candidate (HBM stream floor)", "main": "main 60b5b38's model"}[tag]
-            BOARD.add(fam, "blind", f"grid7 ({len(s)}), {what}{' (shipped)' if tag == SHIPPED else ''}, committed",
-                      100.0 * (s[col] / s["median_us"] - 1.0), met, int(regs.sum()),
-                      standing=STANDING.get(fam, False) if tag == SHIPPED else False)
+    fi_grid_board(G, m, g, "grid7", {"cand": "candidate (HBM stream floor)", "main": "main 60b5b38's model"}, SHIPPED, STANDING)
