@@ -2058,6 +2058,64 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
         RF.SM_STREAM_CEILING = keep_rate
 
 
+
+#: the grids whose bf16 q 2 rows fit simulator.kernels.xqa.XQA_SPEC_TILE_SHARE (all LOOKED-AT before the seventeenth grid)
+XQA_SPEC_TILE_FIT_GLOBS = XQA_SOFT_FIT_GLOBS + (XQA_X16_GLOB,)
+
+
+def xqa_spec_tile_fit_rows(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fit rows of XQA_SPEC_TILE_SHARE, named before the seventeenth grid: every bf16 (mha.cu) q 2 row timed with
+    programmatic dependent launch on of grids 10-16 (the soft knee's grids and the sixteenth) whose CTAs walk at least
+    XQA_SPEC_TILE_MIN_TILES tiles (the rows the share prices); LOOKED-AT."""
+    parts = []
+    for g in XQA_SPEC_TILE_FIT_GLOBS:
+        d = _measured(data_dir, g)[0]
+        if not len(d):
+            continue
+        keep = (d["dtype"].to_numpy() == "bf16") & (pd.to_numeric(d["q_rows"]).to_numpy() == 2)
+        if "pdl" in d.columns:
+            keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+        parts.append(d[keep])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if not len(out):
+        return out
+    out["split_sms"] = pd.to_numeric(out.get("split_sms"), errors="coerce")
+    return out[xqa_chain_tiles(out) >= XQ.XQA_SPEC_TILE_MIN_TILES].reset_index(drop=True)
+
+
+def xqa_chain_tiles(df: pd.DataFrame, sms: int = 132) -> np.ndarray:
+    """Serial 256-key tiles per CTA of mha.cu under the port's split (the launcher handed split_sms, else `sms`)."""
+    a = {c: df[c].to_numpy(float) for c in ("batch", "context", "kv_heads")}
+    sp = pd.to_numeric(df["split_sms"], errors="coerce").to_numpy(float) if "split_sms" in df else np.full(len(df), np.nan)
+    mb = XQ.port_split(a["batch"], a["context"], a["kv_heads"], np.where(np.isnan(sp), float(sms), sp),
+                       np.zeros(len(df), bool), df["page_size"].to_numpy(float))
+    return np.ceil(np.ceil(a["context"] / XQ.XQA_TILE) / mb)
+
+
+def xqa_spec_tile_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                        bounds: tuple = (0.0, 1.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_SPEC_TILE_SHARE fitted (one dimension, every other term as committed) on the rows `fit`
+    (xqa_spec_tile_fit_rows): the share of the smallest rms log error. Returns (share, rms, rms at share 0, rows); the
+    module constant is restored."""
+    from scipy.optimize import minimize_scalar
+
+    eff = eff or hw.efficiency
+    meas = fit["median_us"].to_numpy(float)
+    keep = XQ.XQA_SPEC_TILE_SHARE
+
+    def rms(share):
+        XQ.XQA_SPEC_TILE_SHARE = float(share)
+        ops = build_ops(fit, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+    try:
+        base = rms(0.0)
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
+        return float(r.x), float(r.fun), base, len(fit)
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE = keep
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
