@@ -1111,12 +1111,14 @@ XQA_FIT_WITHOUT_STEADY = True
 def _xqa_ceiling_off():
     """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), the
     GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY) and mha.cu's late CTAs off (simulator.kernels.xqa
-    XQA_LATE, fitted on top of the terms fitted without it)."""
+    XQA_LATE, fitted on top of the terms fitted without it) and its XQA_SPEC_TILE_SHARE off (likewise)."""
     from hwmodels import roofline as RF
 
     keep = dict(RF.SM_STREAM_CEILING)
     keep_steady, keep_loaded, keep_late = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE
+    keep_spec = XQ.XQA_SPEC_TILE_SHARE
     XQ.XQA_LATE = False   # mha.cu's late CTAs (XQA_LATE_LOADS was fitted under the terms fitted without them)
+    XQ.XQA_SPEC_TILE_SHARE = 0.0   # the verification build's chain premium (fitted on top of the terms, grid 17)
     if XQA_FIT_WITHOUT_CEILING:
         RF.SM_STREAM_CEILING = {k: v for k, v in keep.items() if k not in XQA_KINDS}
     if XQA_FIT_WITHOUT_STEADY:
@@ -1127,6 +1129,7 @@ def _xqa_ceiling_off():
     finally:
         RF.SM_STREAM_CEILING = keep
         XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE = keep_steady, keep_loaded, keep_late
+        XQ.XQA_SPEC_TILE_SHARE = keep_spec
 
 
 def _fit_xqa_kinds(ops, hw: HardwareSpec, eff: Efficiency, meta: dict, meas, dram: float, base, fp8, n: int):
@@ -1767,6 +1770,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     keep, keep_tail = dict(RF.SM_STREAM_CEILING), RF.SM_STREAM_TAIL
     keep_soft, keep_loads = RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS
     RF.SM_STREAM_TAIL, RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), (), XQ.XQA_LATE_LOADS_HARD
+    keep_spec, XQ.XQA_SPEC_TILE_SHARE = XQ.XQA_SPEC_TILE_SHARE, 0.0   # fitted before grid 17's share
     out = {}
     try:
         for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
@@ -1787,6 +1791,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     finally:
         RF.SM_STREAM_CEILING, RF.SM_STREAM_TAIL = keep, keep_tail
         RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep_soft, keep_loads
+        XQ.XQA_SPEC_TILE_SHARE = keep_spec
 
 
 def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
@@ -2058,6 +2063,22 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
         RF.SM_STREAM_CEILING = keep_rate
 
 
+
+#: the seventeenth xqa blind grid's measured rows and the prices committed before them
+XQA_X17_GLOB, XQA_X17_PRED_CSV = "xqa_x17_nvidia*.csv", "xqa_x17_predictions.csv"
+
+
+def load_xqa_x17(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The seventeenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    df, files = _measured(data_dir, XQA_X17_GLOB)
+    pp = Path(data_dir) / XQA_X17_PRED_CSV
+    if not len(df) or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
 
 #: the grids whose bf16 q 2 rows fit simulator.kernels.xqa.XQA_SPEC_TILE_SHARE (all LOOKED-AT before the seventeenth grid)
 XQA_SPEC_TILE_FIT_GLOBS = XQA_SOFT_FIT_GLOBS + (XQA_X16_GLOB,)

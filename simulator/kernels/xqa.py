@@ -179,8 +179,12 @@ XQA_ROW_SHARE = 0.629
 #: on the LOOKED-AT bf16 q 2 rows of grids 10-16 whose CTAs walk >= 2 tiles (xqa_spec_tile_fit_rows: 30 rows, rms log
 #: error 0.0763 at 0 -> 0.0668)
 XQA_SPEC_TILE_SHARE_CANDIDATE = 0.0481
-#: the share priced (0 = main's model, the candidate off)
-XQA_SPEC_TILE_SHARE = 0.0
+#: the share priced (0 = the model before). SHIPPED on the seventeenth xqa blind grid (xqa_x17_*.csv, 30 rows priced
+#: before the call, xqa_x17_predictions.csv): 4 of 5 regimes against main's 3, pooled 5.4 / 16.7 % against 7.7 / 17.0 %
+#: (q 2 below half the SMs 12.6 / 21.0 -> 9.9 / 19.0 %). The grid's twins put the verification build at ~1.25 x its q 1
+#: twin below half the SMs (24-64 CTAs, 2-39 tiles alike) but 1.01-1.15 x at 72-152 CTAs: the premium is on the per-SM
+#: stream, far above this share, which the fit rows' long one-wave rows hold down
+XQA_SPEC_TILE_SHARE = XQA_SPEC_TILE_SHARE_CANDIDATE
 #: the fewest serial tiles per CTA the share applies to
 XQA_SPEC_TILE_MIN_TILES = 2.0
 #: mha_sm90.cu's verification CTA (SPEC_DEC, SWAP_AB at q G <= 32): the share of the kind's per-CTA SM time
