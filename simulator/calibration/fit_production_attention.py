@@ -1905,10 +1905,11 @@ def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: 
     from hwmodels import roofline as RF
 
     keep = RF.SM_STREAM_SOFT
-    try:   # fitted before the sixteenth grid's soft knee (SM_STREAM_SOFT): reproduces XQA_LATE_LOADS_HARD
+    try:   # fitted before the sixteenth grid's soft knee (SM_STREAM_SOFT) and grid 17's share: reproduces the HARD loads
         RF.SM_STREAM_SOFT = ()
-        return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
-                                 "XQA_LATE_LOADS")
+        with xqa_before_spec_tile():
+            return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
+                                     "XQA_LATE_LOADS")
     finally:
         RF.SM_STREAM_SOFT = keep
 
@@ -1973,11 +1974,24 @@ def xqa_before_soft():
     from hwmodels import roofline as RF
 
     keep = (RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS)
+    with xqa_before_spec_tile():
+        try:
+            RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+            yield
+        finally:
+            RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+
+
+@contextmanager
+def xqa_before_spec_tile():
+    """The xqa model before the seventeenth grid's verification chain premium (simulator.kernels.xqa
+    XQA_SPEC_TILE_SHARE 0): what the sixteenth grid's committed prices (and every fit before grid 17) were made with."""
+    keep = XQ.XQA_SPEC_TILE_SHARE
     try:
-        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+        XQ.XQA_SPEC_TILE_SHARE = 0.0
         yield
     finally:
-        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+        XQ.XQA_SPEC_TILE_SHARE = keep
 
 
 #: the sixteenth xqa blind grid's measured rows and the prices committed before them
@@ -2044,7 +2058,9 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
         ops = build_ops(fit, hw.units, _smem(hw))
         return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
 
+    keep_spec = XQ.XQA_SPEC_TILE_SHARE
     try:
+        XQ.XQA_SPEC_TILE_SHARE = 0.0   # fitted before the seventeenth grid's verification chain premium
         XQ.XQA_LATE = True
         RF.SM_STREAM_SOFT = ()
         base = rms(XQ.XQA_LATE_LOADS_HARD)
@@ -2061,6 +2077,7 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
     finally:
         RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS = keep
         RF.SM_STREAM_CEILING = keep_rate
+        XQ.XQA_SPEC_TILE_SHARE = keep_spec
 
 
 
