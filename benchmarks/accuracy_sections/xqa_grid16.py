@@ -68,7 +68,7 @@ def xqa_x16(fmt: dict) -> None:
     bf = (b["dtype"] == "bf16").to_numpy()
     tb = t[t["regime"] != ROLES["fp8"]]
     BOARD.add("xqa", "blind", "xqa sixteenth blind grid, bf16 rows, the shipped model", b.loc[bf, f"{SHIPPED}_err_pct"],
-              int((tb[f"{SHIPPED}_goal"] == "met").sum()), len(tb), standing="xqa, bf16 K/V (mha.cu)")
+              int((tb[f"{SHIPPED}_goal"] == "met").sum()), len(tb))   # STANDING: the seventeenth grid (xqa_grid17)
     if (t[f"{SHIPPED}_goal"] == "MISSED").any():
         print(f"  missed: xqa (sixteenth blind grid): {X16_DIAGNOSIS}")
     cols = ["model", "dtype", "q_rows", "batch", "context", "split_sms", "role", "median_us", "pred_base_us",

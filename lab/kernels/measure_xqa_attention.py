@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|x14|x15|x15d|x16|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|x14|x15|x15d|x16|x17|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -1053,6 +1053,42 @@ def x16_shapes() -> list[dict]:
     return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
 
 
+#: the seventeenth blind grid (helper s20xqa): mha.cu's verification build (q 2, 32 rows per CTA) over long chains
+#: against q 1 twins at the same CTAs (same model, batch, context, split: the launcher handed 1 SM, unsplit CTAs =
+#: batch x KV heads), 24-152 CTAs over 2-39 tiles, page 16, G 4 builds only (Llama-3.1-8B heads and its TP-2 heads);
+#: controls: q 2 one-tile launches (the candidate leaves them as main prices them). Shapes in none of the earlier grids'
+#: rows. Fixed and priced (lab/kernels/predict_xqa_attention.py --grid x17) with main's model and the candidate
+#: (simulator.kernels.xqa XQA_SPEC_TILE_SHARE) before it was measured. Rows: (model, dtype, q, context, batch, role,
+#: split) as X15_ROWS; role q2_half (below half the SMs), q2_wave (one partial wave), q2_two (two waves), q1 (the twins),
+#: control
+X17_TWINS = (
+    ("llama8b", 2950, 3, "half"), ("llama8b", 9800, 4, "half"), ("llama8b", 480, 5, "half"),
+    ("llama8b", 5600, 6, "half"), ("llama8b_tp2", 1350, 13, "half"), ("llama8b", 7400, 7, "half"),
+    ("llama8b", 1050, 8, "half"),
+    ("llama8b", 3300, 9, "wave"), ("llama8b", 760, 11, "wave"), ("llama8b", 6100, 12, "wave"),
+    ("llama8b_tp2", 2350, 27, "wave"), ("llama8b", 4050, 15, "wave"),
+    ("llama8b", 1900, 17, "two"), ("llama8b", 3700, 19, "two"),
+)
+X17_ROWS = tuple(r for m, t, b, reg in X17_TWINS
+                 for r in ((m, "bf16", 2, t, b, f"q2_{reg}", 1), (m, "bf16", 1, t, b, "q1", 1))) + (
+    ("llama8b", "bf16", 2, 200, 10, "control", 1), ("llama8b", "bf16", 2, 170, 16, "control", 1),
+)
+#: the x17 call's builds in measuring order
+X17_BUILD_ORDER = ("xqa_bf16_g4_p16_q1", "xqa_bf16_g4_p16_q2")
+
+
+def x17_shapes() -> list[dict]:
+    """The seventeenth blind grid (X17_ROWS), in measuring order (X17_BUILD_ORDER, then the table's order), pdl on."""
+    out = []
+    for model, kv, q, t, b, role, split in X17_ROWS:
+        hq, hkv = X13_HEADS[model] if model in X13_HEADS else X9_HEADS[model]
+        out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                    "batch": b, "q_rows": q, "context": t, "page_size": 16, "role": role, "pdl": 1,
+                    "split_sms": split})
+    order = {n: i for i, n in enumerate(X17_BUILD_ORDER)}
+    return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -1063,7 +1099,7 @@ def main() -> None:
                     help="a measured CSV of this grid: its rows (shape, role, pdl) are left out (e.g. the x12 rows a "
                          "first call's budget measured, so a second call times the rest)")
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
-                                       "x12", "x13", "x14", "x15", "x15d", "x16", "lock"),
+                                       "x12", "x13", "x14", "x15", "x15d", "x16", "x17", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -1098,7 +1134,7 @@ def main() -> None:
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
     # the x11 scan hands the launcher 1 SM; the x12 grid hands it TensorRT-LLM's split (and labels each row's role)
-    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14", "x15", "x15d", "x16") else COLS
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14", "x15", "x15d", "x16", "x17") else COLS
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
@@ -1110,7 +1146,7 @@ def main() -> None:
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
            "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "x13": x13_shapes, "x14": x14_shapes,
-           "x15": x15_shapes, "x15d": x15d_shapes, "x16": x16_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x15": x15_shapes, "x15d": x15d_shapes, "x16": x16_shapes, "x17": x17_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.skip_measured:
         with open(args.skip_measured, newline="") as f:
             got = {tuple(str(r[k]) for k in SKIP_KEYS) for r in csv.DictReader(f) if not r.get("note")}

@@ -408,6 +408,46 @@ def price_x16(M, commit: str) -> None:
     print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
 
 
+
+X17_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x17_predictions.csv"
+#: main's model when the seventeenth grid was priced
+X17_BASE = "922980a"
+
+
+def price_x17(M, commit: str) -> None:
+    """--grid x17: the seventeenth blind grid priced by main's model (pred_base_us, the model at X17_BASE), the candidate
+    (pred_new_us: this checkout with simulator.kernels.xqa.XQA_SPEC_TILE_SHARE = XQA_SPEC_TILE_SHARE_CANDIDATE, the share
+    fit_production_attention.xqa_spec_tile_share fits on its looked-at rows) and this checkout with the candidate off
+    (pred_here_off_us: must equal main's)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import xqa as XQ
+
+    hw = load_hardware("H100-SXM")
+    share, rms, rms0, n = FP.xqa_spec_tile_share(FP.xqa_spec_tile_fit_rows(), hw)
+    if abs(share - XQ.XQA_SPEC_TILE_SHARE_CANDIDATE) > 1e-3:
+        raise SystemExit(f"committed share {XQ.XQA_SPEC_TILE_SHARE_CANDIDATE} is not the fitted {share:.4f}")
+    base = subprocess.run(["git", "rev-parse", X17_BASE], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    s = pd.DataFrame(M.x17_shapes())
+    s["split_sms"] = pd.to_numeric(s["split_sms"], errors="coerce")
+    cols = [c for c in s.columns if c != "role"]
+    keep = XQ.XQA_SPEC_TILE_SHARE
+    try:
+        XQ.XQA_SPEC_TILE_SHARE = XQ.XQA_SPEC_TILE_SHARE_CANDIDATE
+        s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
+        XQ.XQA_SPEC_TILE_SHARE = 0.0
+        s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE = keep
+    s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+    s["model_commit"], s["base_commit"], s["new_spec_tile_share"] = commit, base, XQ.XQA_SPEC_TILE_SHARE_CANDIDATE
+    s.to_csv(X17_OUT, index=False)
+    print(f"{len(s)} x17 shapes priced: base {base[:10]}, new {commit[:10]} (share {XQ.XQA_SPEC_TILE_SHARE_CANDIDATE}; "
+          f"fit rms {rms:.4f} vs {rms0:.4f} at 0 on {n} rows) -> {X17_OUT}")
+    print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
+
+
 def main() -> None:
     import argparse
 
@@ -415,7 +455,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11", "x12", "x13", "x14", "x15", "x16"), default="campaign")
+                                       "x11", "x12", "x13", "x14", "x15", "x16", "x17"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -433,6 +473,9 @@ def main() -> None:
         return
     if args.grid == "x16":
         price_x16(M, commit)
+        return
+    if args.grid == "x17":
+        price_x17(M, commit)
         return
     if args.grid == "x13":
         price_x13(M, commit, args.base)

@@ -1111,12 +1111,14 @@ XQA_FIT_WITHOUT_STEADY = True
 def _xqa_ceiling_off():
     """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), the
     GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY) and mha.cu's late CTAs off (simulator.kernels.xqa
-    XQA_LATE, fitted on top of the terms fitted without it)."""
+    XQA_LATE, fitted on top of the terms fitted without it) and its XQA_SPEC_TILE_SHARE off (likewise)."""
     from hwmodels import roofline as RF
 
     keep = dict(RF.SM_STREAM_CEILING)
     keep_steady, keep_loaded, keep_late = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE
+    keep_spec = XQ.XQA_SPEC_TILE_SHARE
     XQ.XQA_LATE = False   # mha.cu's late CTAs (XQA_LATE_LOADS was fitted under the terms fitted without them)
+    XQ.XQA_SPEC_TILE_SHARE = 0.0   # the verification build's chain premium (fitted on top of the terms, grid 17)
     if XQA_FIT_WITHOUT_CEILING:
         RF.SM_STREAM_CEILING = {k: v for k, v in keep.items() if k not in XQA_KINDS}
     if XQA_FIT_WITHOUT_STEADY:
@@ -1127,6 +1129,7 @@ def _xqa_ceiling_off():
     finally:
         RF.SM_STREAM_CEILING = keep
         XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE = keep_steady, keep_loaded, keep_late
+        XQ.XQA_SPEC_TILE_SHARE = keep_spec
 
 
 def _fit_xqa_kinds(ops, hw: HardwareSpec, eff: Efficiency, meta: dict, meas, dram: float, base, fp8, n: int):
@@ -1767,6 +1770,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     keep, keep_tail = dict(RF.SM_STREAM_CEILING), RF.SM_STREAM_TAIL
     keep_soft, keep_loads = RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS
     RF.SM_STREAM_TAIL, RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), (), XQ.XQA_LATE_LOADS_HARD
+    keep_spec, XQ.XQA_SPEC_TILE_SHARE = XQ.XQA_SPEC_TILE_SHARE, 0.0   # fitted before grid 17's share
     out = {}
     try:
         for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
@@ -1787,6 +1791,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     finally:
         RF.SM_STREAM_CEILING, RF.SM_STREAM_TAIL = keep, keep_tail
         RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep_soft, keep_loads
+        XQ.XQA_SPEC_TILE_SHARE = keep_spec
 
 
 def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
@@ -1900,10 +1905,11 @@ def xqa_late_loads(x10: pd.DataFrame, x11: pd.DataFrame, x12: pd.DataFrame, hw: 
     from hwmodels import roofline as RF
 
     keep = RF.SM_STREAM_SOFT
-    try:   # fitted before the sixteenth grid's soft knee (SM_STREAM_SOFT): reproduces XQA_LATE_LOADS_HARD
+    try:   # fitted before the sixteenth grid's soft knee (SM_STREAM_SOFT) and grid 17's share: reproduces the HARD loads
         RF.SM_STREAM_SOFT = ()
-        return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
-                                 "XQA_LATE_LOADS")
+        with xqa_before_spec_tile():
+            return _xqa_share_search(xqa_late_fit_rows(x10, x11, x12), hw, eff or hw.efficiency, bounds, "XQA_LATE",
+                                     "XQA_LATE_LOADS")
     finally:
         RF.SM_STREAM_SOFT = keep
 
@@ -1968,11 +1974,24 @@ def xqa_before_soft():
     from hwmodels import roofline as RF
 
     keep = (RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS)
+    with xqa_before_spec_tile():
+        try:
+            RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+            yield
+        finally:
+            RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+
+
+@contextmanager
+def xqa_before_spec_tile():
+    """The xqa model before the seventeenth grid's verification chain premium (simulator.kernels.xqa
+    XQA_SPEC_TILE_SHARE 0): what the sixteenth grid's committed prices (and every fit before grid 17) were made with."""
+    keep = XQ.XQA_SPEC_TILE_SHARE
     try:
-        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), XQ.XQA_LATE_LOADS_HARD
+        XQ.XQA_SPEC_TILE_SHARE = 0.0
         yield
     finally:
-        RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep
+        XQ.XQA_SPEC_TILE_SHARE = keep
 
 
 #: the sixteenth xqa blind grid's measured rows and the prices committed before them
@@ -2039,7 +2058,9 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
         ops = build_ops(fit, hw.units, _smem(hw))
         return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
 
+    keep_spec = XQ.XQA_SPEC_TILE_SHARE
     try:
+        XQ.XQA_SPEC_TILE_SHARE = 0.0   # fitted before the seventeenth grid's verification chain premium
         XQ.XQA_LATE = True
         RF.SM_STREAM_SOFT = ()
         base = rms(XQ.XQA_LATE_LOADS_HARD)
@@ -2056,6 +2077,81 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
     finally:
         RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS = keep
         RF.SM_STREAM_CEILING = keep_rate
+        XQ.XQA_SPEC_TILE_SHARE = keep_spec
+
+
+
+#: the seventeenth xqa blind grid's measured rows and the prices committed before them
+XQA_X17_GLOB, XQA_X17_PRED_CSV = "xqa_x17_nvidia*.csv", "xqa_x17_predictions.csv"
+
+
+def load_xqa_x17(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The seventeenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    df, files = _measured(data_dir, XQA_X17_GLOB)
+    pp = Path(data_dir) / XQA_X17_PRED_CSV
+    if not len(df) or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
+
+#: the grids whose bf16 q 2 rows fit simulator.kernels.xqa.XQA_SPEC_TILE_SHARE (all LOOKED-AT before the seventeenth grid)
+XQA_SPEC_TILE_FIT_GLOBS = XQA_SOFT_FIT_GLOBS + (XQA_X16_GLOB,)
+
+
+def xqa_spec_tile_fit_rows(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fit rows of XQA_SPEC_TILE_SHARE, named before the seventeenth grid: every bf16 (mha.cu) q 2 row timed with
+    programmatic dependent launch on of grids 10-16 (the soft knee's grids and the sixteenth) whose CTAs walk at least
+    XQA_SPEC_TILE_MIN_TILES tiles (the rows the share prices); LOOKED-AT."""
+    parts = []
+    for g in XQA_SPEC_TILE_FIT_GLOBS:
+        d = _measured(data_dir, g)[0]
+        if not len(d):
+            continue
+        keep = (d["dtype"].to_numpy() == "bf16") & (pd.to_numeric(d["q_rows"]).to_numpy() == 2)
+        if "pdl" in d.columns:
+            keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+        parts.append(d[keep])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if not len(out):
+        return out
+    out["split_sms"] = pd.to_numeric(out.get("split_sms"), errors="coerce")
+    return out[xqa_chain_tiles(out) >= XQ.XQA_SPEC_TILE_MIN_TILES].reset_index(drop=True)
+
+
+def xqa_chain_tiles(df: pd.DataFrame, sms: int = 132) -> np.ndarray:
+    """Serial 256-key tiles per CTA of mha.cu under the port's split (the launcher handed split_sms, else `sms`)."""
+    a = {c: df[c].to_numpy(float) for c in ("batch", "context", "kv_heads")}
+    sp = pd.to_numeric(df["split_sms"], errors="coerce").to_numpy(float) if "split_sms" in df else np.full(len(df), np.nan)
+    mb = XQ.port_split(a["batch"], a["context"], a["kv_heads"], np.where(np.isnan(sp), float(sms), sp),
+                       np.zeros(len(df), bool), df["page_size"].to_numpy(float))
+    return np.ceil(np.ceil(a["context"] / XQ.XQA_TILE) / mb)
+
+
+def xqa_spec_tile_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                        bounds: tuple = (0.0, 1.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_SPEC_TILE_SHARE fitted (one dimension, every other term as committed) on the rows `fit`
+    (xqa_spec_tile_fit_rows): the share of the smallest rms log error. Returns (share, rms, rms at share 0, rows); the
+    module constant is restored."""
+    from scipy.optimize import minimize_scalar
+
+    eff = eff or hw.efficiency
+    meas = fit["median_us"].to_numpy(float)
+    keep = XQ.XQA_SPEC_TILE_SHARE
+
+    def rms(share):
+        XQ.XQA_SPEC_TILE_SHARE = float(share)
+        ops = build_ops(fit, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+    try:
+        base = rms(0.0)
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
+        return float(r.x), float(r.fun), base, len(fit)
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE = keep
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
