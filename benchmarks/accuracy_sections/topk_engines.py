@@ -13,6 +13,7 @@ from . import (
     topk_flashinfer_grid6,
     topk_flashinfer_grid7,
     topk_flashinfer_grid8,
+    topk_flashinfer_grid9,
     topk_grid11,
     topk_grid12,
     topk_grid13,
@@ -32,6 +33,7 @@ def engine_grids() -> None:
         topk_flashinfer_grid6.topk_flashinfer_grid6()
         topk_flashinfer_grid7.topk_flashinfer_grid7()
         topk_flashinfer_grid8.topk_flashinfer_grid8()
+        topk_flashinfer_grid9.topk_flashinfer_grid9()
         _topk_trtllm_grid6_table(hw)
 
 

@@ -105,6 +105,11 @@ PT_MISS_CANDIDATE = {**PT_LOOKUP_CANDIDATE, "miss_row_phases": 0.0269, "l2_miss_
 #: transforms, priced before measuring, commit 9853195): both models met 13 of 18 regimes, the candidate with the lower
 #: pooled median and p90 (8.2 / 18.9 % against 8.6 / 19.9 %; page-table 8.6 / 19.3 % against 11.3 / 22.8 %): the tie rule
 PT_LOOKUP_SHIPPED = PT_MISS_CANDIDATE
+#: FlashInfer grid 9's candidate (simulator/calibration/topk_flashinfer_grid9.py): PT_MISS_CANDIDATE with its threshold
+#: re-fitted for the lookups (read last, after the launch's scores streamed through the L2, they miss below the sweeps'
+#: own 0.84): l2_miss_at and miss_row_phases FITTED together on every looked-at filtered pair of grids 5-8
+#: (topk_flashinfer_grid9.fit_pt_miss9); judged on the blind grid 9 against the shipped PT_MISS_CANDIDATE
+PT_MISS9_CANDIDATE = {**PT_MISS_CANDIDATE, "miss_row_phases": 0.029, "l2_miss_at": 0.73}
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
