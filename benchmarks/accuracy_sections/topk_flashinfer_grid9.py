@@ -7,7 +7,8 @@ topk_flashinfer.PT_MISS9_CANDIDATE, 0.73 / 0.029), both committed before the one
 from __future__ import annotations
 
 from simulator.calibration import topk_flashinfer_grid9 as G
-from simulator.calibration.scoreboard import BOARD
+
+from .topk_flashinfer_grid6 import fi_grid_board, fi_grid_pooled_lines
 
 #: the commit that holds the grid 9 predictions (made before the measurement)
 PREDICTION_COMMIT = "cc73e17"
@@ -36,33 +37,16 @@ def topk_flashinfer_grid9() -> None:
           f"grids 5-8's looked-at rows); shipped: {SHIPPED}; {int(m['wrong'].sum())} rows marked WRONG SELECTION "
           f"(time kept); |error| median / p90, signed median, %")
     print(g.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, lab, regex in ((G.KERNELS, "both transforms", "grid9"), (("fi_topk",), "ragged", "ragged grid9"),
-                              (("fi_topk_pt",), "page-table", "page-table grid9")):
-        regs = g["regime"].str.contains(regex)
-        parts = []
-        for col, tag in (("pred_main_us", "main"), ("pred_us", "cand")):
-            med, p90, sgn = G.pooled(m, col, kerns)
-            met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-            parts.append(f"{tag}{' (shipped)' if tag == SHIPPED else ''} {med:.1f} / {p90:.1f} % ({sgn:+.1f}), "
-                         f"{met} of {int(regs.sum())}")
-        print(f"  {lab}, {int(m['kernel'].isin(kerns).sum())} rows: " + "; ".join(parts))
+    fi_grid_pooled_lines(G, m, g, "grid9", (("pred_main_us", "main"), ("pred_us", "cand")), SHIPPED)
     from hwmodels.spec import load_hardware
 
-    p = G.G7.product_accuracy(load_hardware("H100-SXM"), m, "pred_us")
+    # the calibration beside the product: the shipped model's prices (main's: the candidate did not ship)
+    p = G.G7.product_accuracy(load_hardware("H100-SXM"), m, {"cand": "pred_us", "main": "pred_main_us"}[SHIPPED])
     print("  the product's statistics through the shipped kernel model (simulator/strategies/topk.py prices through the "
           "same topk_flashinfer.add_ops, lookups included), beside the calibration's (cal): prod = topk_flashinfer."
           "launch_stats (shipped with grid 7), prod_main = topk_production.default_stats: met "
           f"{int((p['goal_prod'] == 'met').sum())} / {int((p['goal_prod_main'] == 'met').sum())} of {len(p)} regimes "
           f"against the calibration's {int((p['goal_cal'] == 'met').sum())}")
     print(p.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    for kerns, fam, regex in ((G.KERNELS, "top-k flashinfer", "grid9"),
-                              (("fi_topk",), "top-k flashinfer ragged", "ragged grid9"),
-                              (("fi_topk_pt",), "top-k flashinfer page-table", "page-table grid9")):
-        regs = g["regime"].str.contains(regex)
-        s = m[m["kernel"].isin(kerns)]
-        for col, tag in (("pred_us", "cand"), ("pred_main_us", "main")):
-            met = int(((g[f"{tag}_med"] <= 10.0) & (g[f"{tag}_p90"] <= 25.0) & regs).sum())
-            what = {"cand": "candidate (lookups' L2 threshold 0.73)", "main": "main 922980a's model"}[tag]
-            BOARD.add(fam, "blind", f"grid9 ({len(s)}), {what}{' (shipped)' if tag == SHIPPED else ''}, committed",
-                      100.0 * (s[col] / s["median_us"] - 1.0), met, int(regs.sum()),
-                      standing=STANDING.get(fam, False) if tag == SHIPPED else False)
+    fi_grid_board(G, m, g, "grid9", {"cand": "candidate (lookups' L2 threshold 0.73)", "main": "main 922980a's model"},
+                  SHIPPED, STANDING)
