@@ -1824,12 +1824,12 @@ class narrow_percta:
         self.rule = rule
 
     def __enter__(self):
-        self.old = TK.NARROW_PERCTA
-        TK.NARROW_PERCTA = self.rule
+        self.old = (TK.NARROW_PERCTA, TK.NARROW_ADDITIVE)
+        TK.NARROW_PERCTA, TK.NARROW_ADDITIVE = self.rule, False   # grid 17's rules: through the knee
         return self
 
     def __exit__(self, *exc):
-        TK.NARROW_PERCTA = self.old
+        TK.NARROW_PERCTA, TK.NARROW_ADDITIVE = self.old
         return False
 
 
@@ -2023,7 +2023,7 @@ def predict_grid18(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
     closed-loop knee), `pred_us` THE candidate (NARROW_ADDITIVE with NARROW_PERCTA_ADD_CANDIDATE, fitted on
     narrow_add_fit_rows)."""
     t = grid18_frame()
-    with narrow_additive(False):
+    with narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
         t["pred_main_us"] = predict_trtllm(t, hw)
     with narrow_additive(True, TK.NARROW_PERCTA_ADD_CANDIDATE):
         t["pred_us"] = predict_trtllm(t, hw)
