@@ -124,9 +124,9 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        # grids 7-9 and 16 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
+        # grids 7-9 and 16-18 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
         # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17")):
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18")):
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -668,3 +668,62 @@ def test_narrow_percta_moves_only_short_narrow_launches_and_is_restored():
     assert set(TK.NARROW_PERCTA_CANDIDATE) == {"round", "scan", "radix", "rank"}
     fr = E.narrow_percta_fit_rows()
     assert (fr["n"] <= TK.NARROW_PERCTA_MAX_N).sum() == 81 and (TK.block_threads(fr["rows"], fr["n"]) == TK.NARROW).all()
+
+
+def test_grid18_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 18 shape was measured before for any top-k kernel; its 31 decode rows at short lengths all run the
+    narrow 256-thread dispatch; the committed prediction CSV has its 36 rows, columns and regimes."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid18" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID18 + E.GRID18_PREFILL
+    assert len(set(shapes)) == len(shapes) == 36 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID18_NARROW])
+    n = np.array([s[2] for s in E.GRID18_NARROW])
+    assert len(r) == 31 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= TK.NARROW_PERCTA_MAX_N).all()
+    p = pd.read_csv(F.DATA_DIR / E.GRID18_PREDICTION)
+    assert len(p) == 36 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime18(p["kernel"], p["rows"], p["n"]))
+
+
+def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
+    """The additive rule (NARROW_ADDITIVE) changes a narrow short-row launch, leaves a 512-thread launch and a narrow
+    launch past NARROW_PERCTA_MAX_N unchanged, ships after grid 18, is off under as_fitted and restored on exit; its fit rows are grids 5-17's
+    115 looked-at narrow short rows."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 2200, 7700), ("recorded", 580, 41000), ("recorded", 1024, 24100)])
+    assert TK.NARROW_ADDITIVE is True and TK.NARROW_PERCTA is TK.NARROW_PERCTA_ADD_CANDIDATE   # shipped after grid 18
+    with E.narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
+        a = E.predict_trtllm(t, hw)
+    with E.narrow_additive(True, TK.NARROW_PERCTA_ADD_CANDIDATE):
+        assert TK.narrow_additive([2200, 580], [7700, 41000]).tolist() == [True, False]
+        b = E.predict_trtllm(t, hw)
+    with E.as_fitted():
+        assert not TK.narrow_additive([2200], [7700]).any()
+    assert TK.NARROW_ADDITIVE is True and TK.NARROW_PERCTA is TK.NARROW_PERCTA_ADD_CANDIDATE
+    assert b[0] != pytest.approx(a[0], rel=1e-3) and b[1:] == pytest.approx(a[1:], rel=1e-12)
+    assert set(TK.NARROW_PERCTA_ADD_CANDIDATE) == {"round", "scan", "radix", "rank"}
+    fr = E.narrow_add_fit_rows()
+    assert len(fr) == 115 and (TK.block_threads(fr["rows"], fr["n"]) == TK.NARROW).all()
+
+
+def test_grid18_committed_prices_are_reproduced_and_measured():
+    """Three grid 18 rows re-priced now under each rule as committed before measuring; the measurement has every shape."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID18_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[1, 17, 26]].reset_index(drop=True)
+    for col, on, rule in (("pred_main_us", False, TK.NARROW_PERCTA_CANDIDATE), ("pred_us", True, TK.NARROW_PERCTA_ADD_CANDIDATE)):
+        with E.narrow_additive(on, rule):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    m = E.measured18()
+    assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()

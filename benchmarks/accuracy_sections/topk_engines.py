@@ -21,6 +21,7 @@ from . import (
     topk_grid15,
     topk_grid16,
     topk_grid17,
+    topk_grid18,
 )
 from .production_kernels import campaigns
 
@@ -50,6 +51,7 @@ def trtllm_grids() -> None:
     topk_grid15.topk_trtllm_grid15()
     topk_grid16.topk_trtllm_grid16()
     topk_grid17.topk_trtllm_grid17()
+    topk_grid18.topk_trtllm_grid18()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

@@ -39,7 +39,7 @@ def topk_trtllm_grid17() -> None:
          + (" (shipped)" if SHIPPED == "cand" else " (not shipped)") + ", committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid17 ({n_trt}), main de97b41's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 18's shipped row (topk_grid18)
     trtllm_pooled_lines(m, g, trt_k, (
         ("pred_main_us", "main", "main de97b41"),
         ("pred_us", "cand", "narrow CTAs per CTA"),

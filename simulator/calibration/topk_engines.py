@@ -1824,12 +1824,12 @@ class narrow_percta:
         self.rule = rule
 
     def __enter__(self):
-        self.old = TK.NARROW_PERCTA
-        TK.NARROW_PERCTA = self.rule
+        self.old = (TK.NARROW_PERCTA, TK.NARROW_ADDITIVE)
+        TK.NARROW_PERCTA, TK.NARROW_ADDITIVE = self.rule, False   # grid 17's rules: through the knee
         return self
 
     def __exit__(self, *exc):
-        TK.NARROW_PERCTA = self.old
+        TK.NARROW_PERCTA, TK.NARROW_ADDITIVE = self.old
         return False
 
 
@@ -1929,3 +1929,122 @@ def grid17_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     candidate (`cand`: NARROW_PERCTA); the goal judged on `shipped`."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured17(), 17, groups, (("pred_us", "cand"),), shipped, by_dist)
+
+
+# --- the narrow short-row launches priced additively (topk_trtllm.NARROW_ADDITIVE: the per-CTA chain alone, no
+# closed-loop knee), judged on GRID18 ---
+class narrow_additive:
+    """Context manager: price the narrow short-row launches with topk_trtllm.NARROW_ADDITIVE = `on` and NARROW_PERCTA =
+    `rule` (None in `rule` = keep the shipped NARROW_PERCTA), restored on exit."""
+
+    def __init__(self, on: bool, rule: dict | None = None):
+        self.on, self.rule = on, rule
+
+    def __enter__(self):
+        self.old = (TK.NARROW_ADDITIVE, TK.NARROW_PERCTA)
+        TK.NARROW_ADDITIVE = self.on
+        if self.rule is not None:
+            TK.NARROW_PERCTA = self.rule
+        return self
+
+    def __exit__(self, *exc):
+        TK.NARROW_ADDITIVE, TK.NARROW_PERCTA = self.old
+        return False
+
+
+#: the looked-at narrow rows for the additive rule: every measured narrow 256-thread decode row of grids 5-17 (grid 17
+#: measured before grid 18 was designed), the only rows topk_trtllm.NARROW_PERCTA_ADD_CANDIDATE is fitted on
+NARROW_ADD_FIT_GRIDS = NARROW_PERCTA_FIT_GRIDS + ("grid17",)
+
+
+def narrow_add_fit_rows(short: float = 16384.0) -> pd.DataFrame:
+    """NARROW_ADD_FIT_GRIDS' measured narrow 256-thread decode rows at short rows (n <= `short`; `grid` added)."""
+    parts = []
+    for g in NARROW_ADD_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[(TK.block_threads(m["rows"], m["n"]) < TK.THREADS) & (m["n"] <= short)]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_narrow_additive(hw: HardwareSpec) -> dict:
+    """topk_trtllm.NARROW_PERCTA_ADD_CANDIDATE: the per-CTA rule's round, block-scan round, BlockRadixSort and all-pairs
+    rank terms with NARROW_ADDITIVE on, by least squares on log time over narrow_add_fit_rows; every other term at its
+    shipped value (each row's radix / rank counts are its own scores' pass statistics: trtllm_samples)."""
+    from scipy.optimize import least_squares
+
+    t = narrow_add_fit_rows()
+    y = np.log(t["median_us"].to_numpy(float))
+    names = ("round", "scan", "radix", "rank")
+
+    def res(x):
+        with narrow_additive(True, dict(zip(names, map(float, x)))):
+            return np.log(np.maximum(predict_trtllm(t, hw), 1e-3)) - y
+    r = least_squares(res, [0.38, 0.1, 11.6, 0.048], bounds=([0.0] * 4, [4.0, 4.0, 80.0, 1.0]), diff_step=0.02,
+                      xtol=1e-4)
+    return {f"narrow_{k}": round(float(v), 4) for k, v in zip(names, r.x)} | {
+        "narrow_fit_rows": int(len(t)), "narrow_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: grid 18: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.5K-15.5K scores, 400-4000 rows: 4-31
+#: CTAs per SM), recorded, gaussian and uniform scores, split at 8 CTAs per SM; controls in met regimes: single
+#: 512-thread CTAs at mid and long rows, split launches, the prefill entry at mid rows; no (scores, rows, length) of it in
+#: a committed top-k CSV (tests/test_topk_engines.py checks)
+GRID18_NARROW = ([("recorded", r, n) for r, n in ((410, 11100), (500, 9000), (620, 7600), (750, 6200), (850, 10500),
+                                                 (1000, 5000), (1090, 13500), (1300, 7300), (1500, 4500), (1800, 9100),
+                                                 (2100, 14500), (2350, 6300), (2750, 10100), (3200, 5700), (3600, 8300),
+                                                 (4000, 4800))]
+                 + [("gaussian", r, n) for r, n in ((450, 9800), (680, 12000), (920, 4700), (1150, 8200), (1600, 15500),
+                                                    (2250, 5600), (2900, 9300), (3500, 7100))]
+                 + [("uniform", r, n) for r, n in ((520, 10400), (780, 5800), (1050, 12800), (1400, 7800), (1850, 5300),
+                                                   (2400, 13200), (3400, 6500))])
+GRID18_CONTROLS = [("recorded", r, n) for r, n in ((300, 38000), (240, 120000), (40, 260000), (20, 280000))]
+GRID18_PREFILL = [("recorded", 1200, 28000)]
+GRID18 = GRID18_NARROW + GRID18_CONTROLS
+GRID18_PREDICTION = "topk_engines_grid18_prediction_2026-11-27.csv"
+GRID18_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid18.csv"
+
+
+def grid18_frame() -> pd.DataFrame:
+    """GRID18's rows: TensorRT-LLM's decode dispatch at GRID18's shapes, its prefill entry at GRID18_PREFILL's."""
+    pf = _trtllm_frame(GRID18_PREFILL)
+    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
+    return pd.concat([_trtllm_frame(GRID18), pf], ignore_index=True)
+
+
+def regime18(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID18's regimes: the narrow short-row regimes of grid 16 (regime16)."""
+    return regime16(kernel, rows, n, sms)
+
+
+def predict_grid18(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID18 priced two ways: `pred_main_us` main 922980a's product price (the shipped NARROW_PERCTA through the
+    closed-loop knee), `pred_us` THE candidate (NARROW_ADDITIVE with NARROW_PERCTA_ADD_CANDIDATE, fitted on
+    narrow_add_fit_rows)."""
+    t = grid18_frame()
+    with narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
+        t["pred_main_us"] = predict_trtllm(t, hw)
+    with narrow_additive(True, TK.NARROW_PERCTA_ADD_CANDIDATE):
+        t["pred_us"] = predict_trtllm(t, hw)
+    t["regime"] = regime18(t["kernel"], t["rows"], t["n"], hw.units)
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
+    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured18(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid18 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID18_PREDICTION, meas_csv or F.DATA_DIR / GRID18_MEASURED)
+
+
+def grid18_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid18 per regime, every row BLIND: TensorRT-LLM (both entries) by main 922980a's product price (`main`) and the
+    candidate (`cand`: NARROW_ADDITIVE); the goal judged on `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured18(), 18, groups, (("pred_us", "cand"),), shipped, by_dist)

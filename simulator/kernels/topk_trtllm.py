@@ -419,6 +419,35 @@ NARROW_PERCTA_MAX_N = 16384
 #: rule (lower pooled median AND p90); <= 8 CTAs per SM 14.9 / 26.0 -> 15.7 / 22.2 %, > 8 11.5 / 21.9 -> 11.3 / 22.8 %
 NARROW_PERCTA = NARROW_PERCTA_CANDIDATE
 
+#: NOT SHIPPED unless set (grid 18's candidate): a narrow short-row launch under NARROW_PERCTA priced ADDITIVELY, its
+#: busiest SM's per-CTA chain alone (the c CTAs' load rounds and on-chip phases end to end), NOT through the kind's
+#: closed-loop knee (hwmodels/roofline.py CHAIN_QUEUED: sqrt(body^2 + chain^2) at >= 2 CTAs per SM), which bends the
+#: per-CTA rule's linear-in-c form. From topKPerRowJob of indexerTopK.cu @ 07339e94: a 256-thread CTA keeps ONE float4
+#: load in flight a thread (vectorized_process), 1,024 loads an SM-resident CTA, ~4 KB per round trip, far from the
+#: HBM queue (a 3,000-row launch of 8K scores streams ~100 MB over ~150 us: < 1 TB/s), so the loads' queue is not the
+#: bound and the chain is the time (ASSUMPTION from the kernel's structure and grid 17's c >= 21 rows, +20..+36 % slow
+#: through the knee). In add_job_ops the launch's bytes leave the roofline's body (the knee then returns the chain);
+#: the re-read bytes stay (the L2 share of a round). Constants NARROW_PERCTA_ADD_CANDIDATE refitted by
+#: topk_engines.fit_narrow_additive on the narrow short rows of grids 5-17 (all looked-at). False = the shipped rule
+NARROW_ADDITIVE = False
+NARROW_PERCTA_ADD_CANDIDATE: dict = {"round": 0.6112, "scan": 0.003, "radix": 20.2477, "rank": 0.051}
+#: (fit_narrow_additive: 115 looked-at narrow short rows of grids 5-17, rms log error 0.0902; the shipped per-CTA rule
+#: through the knee 0.1401 on the same rows)
+
+#: SHIPPED after grid 18 (36 blind rows, both prices committed before measuring, 83db7bc): 2 of 3 regimes as main 922980a
+#: (controls and > 8 CTAs per SM), pooled 6.0 / 20.1 % (signed -2.2) against main's 12.2 / 23.7 % (+2.7): shipped by
+#: the tie rule (lower pooled median AND p90); <= 8 CTAs per SM 19.4 / 25.6 -> 10.0 / 42.1 % (gaussian 680 x 12,000 +82 %:
+#: its sampled rows' BlockRadixSort), > 8 9.0 / 23.6 -> 4.7 / 10.3 %
+NARROW_ADDITIVE = True
+NARROW_PERCTA = NARROW_PERCTA_ADD_CANDIDATE
+
+def narrow_additive(rows, n) -> np.ndarray:
+    """Rows of a launch that NARROW_ADDITIVE prices by its chain alone: narrow 256-thread launches over short rows
+    (n <= NARROW_PERCTA_MAX_N) under NARROW_PERCTA with NARROW_REG."""
+    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    on = bool(NARROW_ADDITIVE and NARROW_PERCTA is not None and NARROW_REG)
+    return on & (block_threads(rows, n) < THREADS) & (n <= NARROW_PERCTA_MAX_N)
+
 
 def serial_iters_of(stats: dict, terms: dict) -> float:
     """A CTA's on-chip rounds that the SM's other CTAs wait through (SERIAL_PHASES), in 512-thread-CTA rounds: a block
@@ -601,8 +630,10 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     res = np.where((th > THREADS) & WIDE_ALONE, sm_slots() * THREADS / th, 0.0)
     if REG_RESIDENT:
         res = np.asarray(sm_slots(th), float) * np.ones(np.shape(th))
-    b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=rows * sweeps * n * 4.0, bytes_read=rd,
-          bytes_written=rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
+    # NARROW_ADDITIVE: a narrow short-row launch's bytes leave the body (its chain alone is the time; not prefill)
+    keep = 1.0 if prefill else np.where(narrow_additive(rows, n), 1e-6, 1.0)   # (not 0: the roofline divides by it)
+    b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=keep * rows * sweeps * n * 4.0, bytes_read=keep * rd,
+          bytes_written=keep * rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where,
           resident_ctas=res)
 
