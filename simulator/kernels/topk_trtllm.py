@@ -434,12 +434,14 @@ NARROW_PERCTA_ADD_CANDIDATE: dict = {"round": 0.6112, "scan": 0.003, "radix": 20
 #: (fit_narrow_additive: 115 looked-at narrow short rows of grids 5-17, rms log error 0.0902; the shipped per-CTA rule
 #: through the knee 0.1401 on the same rows)
 
-#: SHIPPED after grid 18 (36 blind rows, both prices committed before measuring, 83db7bc): 2 of 3 regimes as main 922980a
-#: (controls and > 8 CTAs per SM), pooled 6.0 / 20.1 % (signed -2.2) against main's 12.2 / 23.7 % (+2.7): shipped by
-#: the tie rule (lower pooled median AND p90); <= 8 CTAs per SM 19.4 / 25.6 -> 10.0 / 42.1 % (gaussian 680 x 12,000 +82 %:
-#: its sampled rows' BlockRadixSort), > 8 9.0 / 23.6 -> 4.7 / 10.3 %
-NARROW_ADDITIVE = True
-NARROW_PERCTA = NARROW_PERCTA_ADD_CANDIDATE
+#: NOT SHIPPED after grid 18 (36 blind rows, both prices committed before measuring, 83db7bc): it met 2 of 3 regimes as
+#: main 922980a did, pooled 6.0 / 20.1 % (signed -2.2) against main's 12.2 / 23.7 % (+2.7), which the tie rule would
+#: ship; but after the measurement the lead found a DEFECT in it: add_job_ops scales the launch's bytes by 1e-6 and
+#: leaves reread_bytes (the L2 re-read credit) unscaled, so the roofline's L2 credit exceeds the bytes and the memory
+#: term goes NEGATIVE (-17..-35 us on 16 of grid 18's rows). Its committed (judged) prices carry that defect; scaling
+#: the credit too moves them 0.55-1.44x, a model no grid has judged. Grid 17's rule (NARROW_PERCTA_CANDIDATE through
+#: the knee) stays shipped; the candidate is kept as it was judged (narrow_additive(True, NARROW_PERCTA_ADD_CANDIDATE)
+#: reproduces its committed prices), to be fixed and re-judged on a fresh grid
 
 def narrow_additive(rows, n) -> np.ndarray:
     """Rows of a launch that NARROW_ADDITIVE prices by its chain alone: narrow 256-thread launches over short rows
