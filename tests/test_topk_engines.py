@@ -728,3 +728,16 @@ def test_grid18_committed_prices_are_reproduced_and_measured():
             assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
     m = E.measured18()
     assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
+
+
+@pytest.mark.parametrize("grid", [15])
+def test_trtllm_grid_committed_predictions_are_reproduced_whole(grid):
+    """Every row and price column of a committed TensorRT-LLM grid prediction re-made by its predict_gridN under the
+    rules it was priced with, whatever has shipped since (grid 15's candidate pins grid 16's narrow rules off; grids
+    16-18 are re-priced on sample rows by their own tests)."""
+    hw = load_hardware("H100-SXM")
+    p = getattr(E, f"predict_grid{grid}")(hw)
+    c = pd.read_csv(F.DATA_DIR / getattr(E, f"GRID{grid}_PREDICTION"))
+    assert list(p.columns) == list(c.columns) and (p["regime"] == c["regime"]).all()
+    for col in [x for x in c.columns if x.startswith("pred_")]:
+        assert p[col].to_numpy() == pytest.approx(c[col].to_numpy(), rel=1e-4), col

@@ -1656,6 +1656,21 @@ def regime15(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
                                                         "(control)")))))
 
 
+def _launch_columns(t: pd.DataFrame, hw: HardwareSpec, regime, prices: list, out: str | Path | None) -> pd.DataFrame:
+    """A priced TensorRT-LLM grid (grids 15-18): its regime (`regime(kernel, rows, n, sms)`), each launch's blocks per
+    row, threads and CTAs per SM (the prefill entry: one 512-thread CTA a row), the shape keys and the `prices`
+    columns; written to `out` when given."""
+    t["regime"] = regime(t["kernel"], t["rows"], t["n"], hw.units)
+    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
+    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
+    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps"] + list(prices)]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
 def predict_grid15(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
     """GRID15 priced three ways: `pred_main_us` main 8c86417's product price (PAIR_SHARES None, CHAIN_QUEUED_P_SHARED
     None), `pred_q_us` main's rule with the sharper knee alone (QUEUE_P_SHARED_CANDIDATE), `pred_us` THE candidate: the
@@ -1665,18 +1680,10 @@ def predict_grid15(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
         t["pred_main_us"] = predict_trtllm(t, hw)
         with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
             t["pred_q_us"] = predict_trtllm(t, hw)
-    with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE):
+    # the candidate as it was before grid 16's narrow rules (NARROW_REG off, no shares, no per-CTA rule)
+    with queue_p_shared(TK.QUEUE_P_SHARED_CANDIDATE), narrow_rule(False, None):
         t["pred_us"] = predict_trtllm(t, hw, pair_shares=TK.PAIR_SHARES_L2)
-    t["regime"] = regime15(t["kernel"], t["rows"], t["n"], hw.units)
-    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
-    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
-    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
-    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_q_us",
-                            "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _launch_columns(t, hw, regime15, ["pred_main_us", "pred_q_us", "pred_us"], out)
 
 
 def measured15(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1791,16 +1798,7 @@ def predict_grid16(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
         t["pred_us"] = predict_trtllm(t, hw)
     with narrow_rule(True, TK.NARROW_SHARES_CANDIDATE):
         t["pred_sh_us"] = predict_trtllm(t, hw)
-    t["regime"] = regime16(t["kernel"], t["rows"], t["n"], hw.units)
-    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
-    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
-    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
-    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_us",
-                            "pred_sh_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _launch_columns(t, hw, regime16, ["pred_main_us", "pred_us", "pred_sh_us"], out)
 
 
 def measured16(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -1908,15 +1906,7 @@ def predict_grid17(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
         t["pred_main_us"] = predict_trtllm(t, hw)
     with narrow_percta(TK.NARROW_PERCTA_CANDIDATE):
         t["pred_us"] = predict_trtllm(t, hw)
-    t["regime"] = regime17(t["kernel"], t["rows"], t["n"], hw.units)
-    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
-    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
-    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
-    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _launch_columns(t, hw, regime17, ["pred_main_us", "pred_us"], out)
 
 
 def measured17(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
@@ -2027,15 +2017,7 @@ def predict_grid18(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
         t["pred_main_us"] = predict_trtllm(t, hw)
     with narrow_additive(True, TK.NARROW_PERCTA_ADD_CANDIDATE):
         t["pred_us"] = predict_trtllm(t, hw)
-    t["regime"] = regime18(t["kernel"], t["rows"], t["n"], hw.units)
-    pf = (t["kernel"] == CSV_KERNEL["trtllm_prefill"]).to_numpy()
-    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
-    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
-    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units, False))
-    res = t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "ctas_per_sm", "sweeps", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return _launch_columns(t, hw, regime18, ["pred_main_us", "pred_us"], out)
 
 
 def measured18(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
