@@ -730,14 +730,16 @@ def test_grid18_committed_prices_are_reproduced_and_measured():
     assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
 
 
-@pytest.mark.parametrize("grid", [15])
-def test_trtllm_grid_committed_predictions_are_reproduced_whole(grid):
-    """Every row and price column of a committed TensorRT-LLM grid prediction re-made by its predict_gridN under the
-    rules it was priced with, whatever has shipped since (grid 15's candidate pins grid 16's narrow rules off; grids
-    16-18 are re-priced on sample rows by their own tests)."""
+def test_trtllm_grid15_committed_narrow_prices_are_reproduced(monkeypatch):
+    """Grid 15's committed prices of its narrow 256-thread rows (where later rules would leak in) re-made by
+    predict_grid15 under the rules it was priced with, whatever has shipped since (it pins grid 16's narrow rules off)."""
+    from simulator.kernels import topk_trtllm as TK
+
     hw = load_hardware("H100-SXM")
-    p = getattr(E, f"predict_grid{grid}")(hw)
-    c = pd.read_csv(F.DATA_DIR / getattr(E, f"GRID{grid}_PREDICTION"))
-    assert list(p.columns) == list(c.columns) and (p["regime"] == c["regime"]).all()
-    for col in [x for x in c.columns if x.startswith("pred_")]:
+    c = pd.read_csv(F.DATA_DIR / E.GRID15_PREDICTION)
+    c = c[(c["kernel"] == E.CSV_KERNEL["trtllm"]) & (c["threads"] < TK.THREADS)].reset_index(drop=True)
+    assert len(c) >= 3
+    monkeypatch.setattr(E, "grid15_frame", lambda: E._trtllm_frame(list(zip(c["dist"], c["rows"], c["n"]))))
+    p = E.predict_grid15(hw)
+    for col in ("pred_main_us", "pred_q_us", "pred_us"):
         assert p[col].to_numpy() == pytest.approx(c[col].to_numpy(), rel=1e-4), col
