@@ -743,3 +743,18 @@ def test_trtllm_grid15_committed_narrow_prices_are_reproduced(monkeypatch):
     p = E.predict_grid15(hw)
     for col in ("pred_main_us", "pred_q_us", "pred_us"):
         assert p[col].to_numpy() == pytest.approx(c[col].to_numpy(), rel=1e-4), col
+
+
+def test_shipped_narrow_prices_have_no_negative_memory_term():
+    """The shipped rule prices narrow short-row launches without a negative memory term (the roofline's power of a
+    negative ratio raises under np.errstate); grid 18's additive candidate, as judged, did not (its L2 re-read credit
+    exceeds its 1e-6-scaled bytes: the reason it is not shipped)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 2200, 7700), ("uniform", 780, 5800), ("recorded", 1400, 9000)])
+    with np.errstate(invalid="raise"):
+        assert np.isfinite(E.predict_trtllm(t, hw)).all()
+    with E.narrow_additive(True, TK.NARROW_PERCTA_ADD_CANDIDATE), np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError):
+            E.predict_trtllm(t, hw)
