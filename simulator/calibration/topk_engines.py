@@ -730,8 +730,11 @@ GRID8_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid8.csv"
 def engines_frame(decode: list, prefill: list | tuple = (), sgl_controls: list | tuple = ()) -> pd.DataFrame:
     """A grid's rows in one frame: SGLang at `sgl_controls`, TensorRT-LLM's decode dispatch at `decode`, its prefill
     entry at `prefill` (kernel trtllm_prefill), in that order; (scores, rows, length) triples each."""
-    t = frame(list(sgl_controls))
-    parts = [t[t["kernel"] == CSV_KERNEL["sglang"]], _trtllm_frame(decode)]
+    parts = []
+    if len(sgl_controls):
+        t = frame(list(sgl_controls))
+        parts.append(t[t["kernel"] == CSV_KERNEL["sglang"]])
+    parts.append(_trtllm_frame(decode))
     if len(prefill):
         pf = _trtllm_frame(list(prefill))
         pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
@@ -1634,9 +1637,7 @@ GRID15_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid15.csv"
 
 def grid15_frame() -> pd.DataFrame:
     """GRID15's rows: TensorRT-LLM's decode dispatch at GRID15's shapes, its prefill entry at GRID15_PREFILL's."""
-    pf = _trtllm_frame(GRID15_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([_trtllm_frame(GRID15), pf], ignore_index=True)
+    return engines_frame(GRID15, GRID15_PREFILL)
 
 
 def regime15(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
@@ -1770,9 +1771,7 @@ GRID16_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid16.csv"
 
 def grid16_frame() -> pd.DataFrame:
     """GRID16's rows: TensorRT-LLM's decode dispatch at GRID16's shapes, its prefill entry at GRID16_PREFILL's."""
-    pf = _trtllm_frame(GRID16_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([_trtllm_frame(GRID16), pf], ignore_index=True)
+    return engines_frame(GRID16, GRID16_PREFILL)
 
 
 def regime16(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
@@ -1888,9 +1887,7 @@ GRID17_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid17.csv"
 
 def grid17_frame() -> pd.DataFrame:
     """GRID17's rows: TensorRT-LLM's decode dispatch at GRID17's shapes, its prefill entry at GRID17_PREFILL's."""
-    pf = _trtllm_frame(GRID17_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([_trtllm_frame(GRID17), pf], ignore_index=True)
+    return engines_frame(GRID17, GRID17_PREFILL)
 
 
 def regime17(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
@@ -1998,9 +1995,7 @@ GRID18_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid18.csv"
 
 def grid18_frame() -> pd.DataFrame:
     """GRID18's rows: TensorRT-LLM's decode dispatch at GRID18's shapes, its prefill entry at GRID18_PREFILL's."""
-    pf = _trtllm_frame(GRID18_PREFILL)
-    pf["kernel"] = CSV_KERNEL["trtllm_prefill"]
-    return pd.concat([_trtllm_frame(GRID18), pf], ignore_index=True)
+    return engines_frame(GRID18, GRID18_PREFILL)
 
 
 def regime18(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
