@@ -878,6 +878,25 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     return np.where(wave, wave_s, device_s)
 
 
+NEGATIVE_BYTES_TOL = 1e-9
+"""Relative slack of `_refuse_negative_bytes` (float rounding of bytes - L2 hits on rows that hit everything)."""
+
+
+def _refuse_negative_bytes(ops, hbm_bytes, traffic) -> None:
+    """An op whose L2 re-read credit exceeds what it reads (reread_bytes > bytes_read), or leaves it a negative
+    HBM traffic after the L2 hits, would get a negative memory term (a kernel faster than free): that is a defect of
+    the op's builder, never a price, so stop with the kinds and rows at fault."""
+    tol = NEGATIVE_BYTES_TOL * np.maximum(traffic, 1.0)
+    bad = (hbm_bytes < -tol) | (ops.reread_bytes > ops.bytes_read + tol)
+    if np.any(bad):
+        rows = np.flatnonzero(bad)
+        kinds = sorted({KINDS[int(k)] for k in np.asarray(ops.kind)[rows]})
+        raise SparsesimError(f"{len(rows)} op row(s) of kind {', '.join(kinds)} re-read more bytes than they read "
+                             f"(reread_bytes > bytes_read, or HBM bytes after L2 hits "
+                             f"{float(np.min(hbm_bytes[rows])):.3g} < 0): a defect of the op builder "
+                             f"(rows {rows[:8].tolist()})")
+
+
 def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     """Seconds for each op row of `ops` on `hw`.
 
@@ -932,6 +951,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             again = rr * sweep_hit(eff, "again", ops.working_set * inflight / cap)
             hit_bytes = np.where(sweep, first + again, hit_bytes)
         hbm_bytes = hbm_bytes - hit_bytes
+        _refuse_negative_bytes(ops, hbm_bytes, l2_bytes)
     memory_s = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m * fill_m)
     graph = launch == "graph"
     launch_one = hw.launch_graph_s if graph else hw.launch_eager_s

@@ -62,6 +62,7 @@ class Candidate:
     alpha_hat: float        # profiled acceptance
     _grid: np.ndarray | None = field(default=None, repr=False)   # [G, levels]: P(L >= l) on ALPHA_GRID
     _logp: np.ndarray | None = field(default=None, repr=False)
+    _grid_rate: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def grid_mass(self) -> np.ndarray:
@@ -90,6 +91,12 @@ class Candidate:
     def rate(self, alpha) -> np.ndarray:
         """Expected accepted tokens per second of the batch at acceptance alpha."""
         return self.batch * self.tokens(alpha) / self.round_s
+
+    def grid_rate(self) -> np.ndarray:
+        """[G]: expected accepted tokens/s of the batch at each ALPHA_GRID point (what a switch re-scores)."""
+        if self._grid_rate is None:
+            self._grid_rate = self.batch * (1.0 + self.grid_mass.sum(axis=1)) / self.round_s
+        return self._grid_rate
 
     def log_length_probs(self) -> np.ndarray:
         """[G, levels + 1]: log P_alpha(L = j) on ALPHA_GRID."""
@@ -173,7 +180,7 @@ def simulate_prompt(candidates: list[Candidate], alpha_seq, output_tokens: int, 
     seq = np.atleast_1d(np.asarray(alpha_seq, dtype=np.float64))
     if np.any((seq < 0) | (seq > 1)):
         raise ScenarioError("acceptance values must lie in [0, 1]")
-    rates = np.stack([c.batch * (1.0 + c.grid_mass.sum(axis=1)) / c.round_s for c in candidates]) if adaptive else None
+    rates = np.stack([c.grid_rate() for c in candidates]) if adaptive else None
     cur = 0
     alpha_hat = candidates[0].alpha_hat
     cdf_cache: dict[tuple[int, float], np.ndarray] = {}

@@ -532,3 +532,17 @@ def test_beyond_32bit_indexing_rows_are_checked_not_fitted():
     big = FR.beyond_32bit_indexing(df)
     assert big.sum() == 1 and df[big].iloc[0].kernel == "repeat_kv" and df[big].iloc[0].context == 262144
     assert not (FR.fit_sets(df)["eager"][0] & big).any()
+
+
+def test_roofline_refuses_an_l2_credit_larger_than_the_bytes_read():
+    """A builder that credits more L2 re-reads than its op reads would get a negative memory term: the roofline
+    stops with the kind and row instead of pricing a kernel faster than free (hwmodels.roofline)."""
+    hw = load_hardware("H100-SXM")
+    ok, bad = OpBuilder(2), OpBuilder(2)
+    ok.add("k", "elementwise", bytes_read=np.array([4e6, 4e6]), reread_bytes=np.array([4e6, 2e6]),
+           working_set=np.array([8e6, 8e6]))
+    assert (price(ok.build(), hw) > 0).all()
+    bad.add("k", "elementwise", bytes_read=np.array([4e6, 4e6]), reread_bytes=np.array([1e6, 5e6]),
+            working_set=np.array([8e6, 8e6]))
+    with pytest.raises(SparsesimError, match=r"1 op row\(s\) of kind elementwise re-read more.*rows \[1\]"):
+        price(bad.build(), hw)

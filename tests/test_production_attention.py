@@ -136,8 +136,8 @@ def _campaign():
 
 @functools.lru_cache(maxsize=1)
 def _campaign_fit():
-    """(FP, hw, eff, meta): the whole production-attention fit of the committed campaign, run once for the tests that
-    only read it (~9 s each time)."""
+    """(FP, hw, eff, meta): the whole production-attention fit of the committed campaign, run once (cached) for the
+    three tests that only read it (~9 s each time)."""
     import pandas as pd
 
     FP, df, g, hw = _campaign()
