@@ -370,14 +370,54 @@ def cublaslt_block_split_slices(m, k, n) -> np.ndarray:
     return np.where(split, s, 1.0)
 
 
+#: the candidate split rule of grid 11 (CUBLASLT_SPLIT_RULE "workspace"), READ OFF all 168 recorded choices at M <= 128
+#: (the _notes files of the block grid, grids 4 / 5 / 8 / 9 / 10 and fill7: LOOKED-AT; it reproduces 166 of them and all 168
+#: split / no-split decisions, "slices" 159 / 164): "slices" with its W = M x padded tiles gates (the W ceiling and the
+#: c x W budget) replaced by ONE bound on the split's fp32 partials, c x M x N x 4 bytes < 1 MiB (CUBLASLT_WS_BYTES, strict:
+#: M 128 x N 1024 and M 16 x N 8192 = exactly 1 MiB at 2 slices ran unsplit, M 68 x N 1280 = 0.996 MiB at 3 slices ran
+#: 3). Unsplit below 48 K steps, where 2 slices' partials reach 1 MiB (whatever M: the bound alone names M 72-128's
+#: choices, M 100 x 8 tiles' 3 slices, M 128 x 8 tiles unsplit at 192 K steps, M 28 x N 5120 unsplit at 216) or padded
+#: tiles pt > min(66, max(48, 48 + (ks - 64) / 3)) (CUBLASLT_WS_PT_SLOPE: pt 64 split at 112 K steps, 56 not at 64). The
+#: slice count as "slices" (ks / c > 20; c x pt <= 80 CTAs, or <= 132 with slices of >= 28 K steps and >= 0.875 pt) with
+#: c x M x N x 4 < 1 MiB for its budget. A 1 MiB limit is consistent with cuBLASLt's split-K partials needing a workspace
+#: of c x M x N fp32 and a 1 MiB workspace offered to it (an assumption: torch's cuBLASLt workspace setting is not read
+#: here). Closed source: every constant read off kernel names and grids, none fitted to times. Misses: M 12 x 28 tiles at
+#: 72 K steps (3 slices = 84 CTAs ran, the rule says 2), M 20 x 16 tiles at 192 (5 ran, the rule says 6)
+CUBLASLT_WS_BYTES = float(1 << 20)
+CUBLASLT_WS_PT_SLOPE = 1.0 / 3.0
+
+
+def cublaslt_block_split_workspace(m, k, n) -> np.ndarray:
+    """The split count of grid 11's candidate rule (CUBLASLT_SPLIT_RULE "workspace"; constants above): 1 = unsplit."""
+    m, k, n = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (m, k, n)))
+    ks = np.ceil(k / BLOCK_K)
+    pt = cublaslt_padded_tiles(m, n)
+    part = m * n * 4.0
+    pt_max = np.minimum(CUBLASLT_S_PT_CAP, np.maximum(CUBLASLT_S_PT_MAX, CUBLASLT_S_PT_MAX + CUBLASLT_WS_PT_SLOPE * (
+        ks - 64)))
+    split = (ks >= CUBLASLT_SPLIT_MIN_STEPS) & (2.0 * part < CUBLASLT_WS_BYTES) & (pt <= pt_max)
+    s = np.full(m.shape, 2.0)
+    for c in range(3, CUBLASLT_S_MAX_SLICES + 1):
+        per = ks / c
+        ctas = c * pt
+        fits = (ctas <= CUBLASLT_S_SMALL_CTAS) | ((ctas <= CUBLASLT_S_WAVE) & (per >= CUBLASLT_S_LONG_STEPS) & (
+            per >= CUBLASLT_S_STEPS_PER_TILE * pt))
+        ok = (per > CUBLASLT_W_MIN_STEPS) & fits & (c * part < CUBLASLT_WS_BYTES)
+        s = np.where(ok, float(c), s)
+    return np.where(split, s, 1.0)
+
+
 def cublaslt_block_split(m, k, n) -> np.ndarray:
     """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit): the rule CUBLASLT_SPLIT_RULE names
-    ("slices": cublaslt_block_split_slices, shipped after grid 10; "work": cublaslt_block_split_work, shipped after grid
+    ("slices": cublaslt_block_split_slices, shipped after grid 10; "workspace": cublaslt_block_split_workspace, grid
+    11's candidate; "work": cublaslt_block_split_work, shipped after grid
     9; "tiles": cublaslt_block_split_tiles, the rule before grid 9)."""
     if CUBLASLT_SPLIT_RULE == "work":
         return cublaslt_block_split_work(m, k, n)
     if CUBLASLT_SPLIT_RULE == "slices":
         return cublaslt_block_split_slices(m, k, n)
+    if CUBLASLT_SPLIT_RULE == "workspace":
+        return cublaslt_block_split_workspace(m, k, n)
     return cublaslt_block_split_tiles(m, k, n)
 
 
