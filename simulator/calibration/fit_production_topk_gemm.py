@@ -1233,3 +1233,19 @@ def cublaslt_grid10_errors() -> pd.DataFrame:
     """Grid 10's 43 rows (cublaslt_grid_errors on CUBLASLT_GRID10_*): split_main / split_cand, the three models' prices
     and signed errors, median_us, split_recorded, regime."""
     return cublaslt_grid_errors(CUBLASLT_GRID10_PREDICTION, CUBLASLT_GRID10_MEASURED_GLOB, CUBLASLT_GRID10_MODELS)
+
+
+# --- cuBLASLt block fp8 grid 11 (split counts and times of main "slices" and the candidate "workspace", committed before) ---
+#: grid 11's committed prediction (lab/kernels/predict_gemm_grid11.py, committed before the device call), its
+#: measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid11) and the measurement's _notes file
+CUBLASLT_GRID11_PREDICTION = "gemm_grid11_prediction_s21gm_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID11_MEASURED_GLOB = "gemm_grid11_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the split rule shipped after grid 10 ("slices"), cand = the rule read off all 168
+#: recorded choices ("workspace": c x M x N x 4 bytes < 1 MiB), both with the kind's terms as committed
+CUBLASLT_GRID11_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid11_errors() -> pd.DataFrame:
+    """Grid 11's rows (cublaslt_grid_errors on CUBLASLT_GRID11_*): split_main / split_cand, both models' prices and
+    signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID11_PREDICTION, CUBLASLT_GRID11_MEASURED_GLOB, CUBLASLT_GRID11_MODELS)
