@@ -1236,9 +1236,9 @@ def cublaslt_grid10_errors() -> pd.DataFrame:
 
 
 # --- cuBLASLt block fp8 grid 11 (split counts and times of main "slices" and the candidate "workspace", committed before) ---
-#: grid 11's committed prediction (lab/kernels/predict_gemm_grid11.py, committed before the device call), its
+#: grid 11's committed prediction (lab/kernels/predict_gemm_grid11.py at 1b51571, committed before the device call), its
 #: measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid11) and the measurement's _notes file
-CUBLASLT_GRID11_PREDICTION = "gemm_grid11_prediction_s21gm_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID11_PREDICTION = "gemm_grid11_prediction_1b51571_2026-11-27_cublaslt.csv"
 CUBLASLT_GRID11_MEASURED_GLOB = "gemm_grid11_nvidia-h100-80gb-hbm3_*.csv"
 #: price column -> label: main = the split rule shipped after grid 10 ("slices"), cand = the rule read off all 168
 #: recorded choices ("workspace": c x M x N x 4 bytes < 1 MiB), both with the kind's terms as committed
