@@ -1138,7 +1138,9 @@ def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
     a _splitK_ kernel, 1 for the others. The tiles are counted as launched: at decode cuBLASLt's 4 x 1 cluster pads the
     N tiles to a multiple of 4 (M 36 x N 1280 unsplit: 10 tiles, 12 CTAs), so M 12 x N 768's 24 split CTAs are 3
     slices of 8 padded tiles (the count read as round(24 / 6) = 4 before) and M 24 x N 1280's 60 are 5 of 12 (6
-    before); rows whose padded tiles are not a whole number of clusters keep the plain count."""
+    before); rows whose padded tiles are not a whole number of clusters keep the plain count. Above M 128 cuBLASLt runs a
+    4 x 2 cluster (grid [8, CTAs / 8, 1]: grid 11's _notes), padded the same way (M 256 x N 384's 16 CTAs are 2 slices of
+    2 x 4 padded tiles)."""
     out = {}
     for line in notes.splitlines():
         mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
@@ -1148,7 +1150,7 @@ def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
             ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
             tiles = math.ceil(m / 128) * math.ceil(n / 128)
             padded = math.ceil(m / 128) * math.ceil(math.ceil(n / 128) / 4) * 4
-            if ctas % padded == 0 and int(mt.group(5)) == 4:
+            if ctas % padded == 0 and int(mt.group(5)) in (4, 8):   # 4 x 1 or 4 x 2 clusters (M > 128: grid 11)
                 tiles = padded
             out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
     return out
