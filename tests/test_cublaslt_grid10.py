@@ -10,7 +10,7 @@ from simulator.kernels import gemm_fp8 as G
 
 def test_slices_rule_structure():
     s = G.cublaslt_block_split_slices
-    assert G.CUBLASLT_SPLIT_RULE == "slices"
+    assert G.CUBLASLT_SPLIT_RULE == "workspace"      # "slices" shipped after grid 10, "workspace" after grid 11
     assert int(s(8, 25600, 1024)) == 9               # 200 K steps, 8 tiles: slices of > 20 steps, 72 CTAs
     assert int(s(12, 18432, 1536)) == 6              # 7 x 12 = 84 CTAs > 80 with 20.6-step slices
     assert int(s(8, 14336, 4096)) == 4               # 128 CTAs: one wave, 28-step slices
@@ -30,7 +30,7 @@ def test_slices_rule_reproduces_the_recorded_choices():
     from hwmodels import datafiles as DF
     rec = {}
     for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if "grid10" not in f.name:
+        if "grid10" not in f.name and "grid11" not in f.name:
             rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) == 125
     got = {k: int(G.cublaslt_block_split_slices(*k)) for k in rec}
@@ -61,9 +61,11 @@ def test_grid10_errors_join_the_measurement():
     assert int((m["split_main"] == m["split_recorded"]).sum()) == 26
 
 
-def test_shipped_rule_prices_the_candidate():
-    """The shipped kernel is the candidate judged on grid 10: pricing a committed row now gives its pred_cand_us."""
+def test_shipped_rule_prices_the_candidate(monkeypatch):
+    """The "slices" rule (shipped after grid 10, main on grid 11) is the candidate judged on grid 10: pricing a committed
+    row under it gives its pred_cand_us."""
     from hwmodels.spec import load_hardware
+    monkeypatch.setattr(G, "CUBLASLT_SPLIT_RULE", "slices")
     hw = load_hardware("H100-SXM")
     p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID10_PREDICTION).iloc[[6, 12, 31, 35]]
     df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": p["rows"], "n": p["n"],
@@ -72,9 +74,10 @@ def test_shipped_rule_prices_the_candidate():
     assert np.allclose(us, p["pred_cand_us"], rtol=1e-3)
 
 
-def test_refit_terms_price_cand_refit():
-    """CUBLASLT_GRID10_REFIT_TERMS (not shipped) are the terms cand_refit was priced with."""
+def test_refit_terms_price_cand_refit(monkeypatch):
+    """CUBLASLT_GRID10_REFIT_TERMS (not shipped) are the terms cand_refit was priced with (under "slices")."""
     from hwmodels.spec import load_hardware
+    monkeypatch.setattr(G, "CUBLASLT_SPLIT_RULE", "slices")
     hw = load_hardware("H100-SXM")
     p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID10_PREDICTION).iloc[[0, 20, 40]]
     df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": p["rows"], "n": p["n"],

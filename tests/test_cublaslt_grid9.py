@@ -23,7 +23,7 @@ def test_recorded_splits_count_the_cluster_padded_tiles():
 
 def test_work_rule_structure():
     w = G.cublaslt_block_split_work
-    assert G.CUBLASLT_SPLIT_RULE == "slices"         # "work" shipped after grid 9, "slices" after grid 10 (both named)
+    assert G.CUBLASLT_SPLIT_RULE == "workspace"      # "work" after grid 9, "slices" after 10, "workspace" after 11
     assert int(w(8, 18432, 1024)) == 7               # 144 K steps, W 64
     assert int(w(20, 14336, 2048)) == 5              # 112 K steps, W 320
     assert int(w(16, 12288, 5120)) == 2              # 3 x 640 > the slice budget
@@ -40,7 +40,7 @@ def test_work_rule_reproduces_the_recorded_choices():
     from hwmodels import datafiles as DF
     rec = {}
     for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if "grid9" not in f.name and "grid10" not in f.name:
+        if not any(g in f.name for g in ("grid9", "grid10", "grid11")):
             rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) >= 83
     miss = [k for k, v in rec.items() if int(G.cublaslt_block_split_work(*k)) != v]

@@ -1138,7 +1138,9 @@ def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
     a _splitK_ kernel, 1 for the others. The tiles are counted as launched: at decode cuBLASLt's 4 x 1 cluster pads the
     N tiles to a multiple of 4 (M 36 x N 1280 unsplit: 10 tiles, 12 CTAs), so M 12 x N 768's 24 split CTAs are 3
     slices of 8 padded tiles (the count read as round(24 / 6) = 4 before) and M 24 x N 1280's 60 are 5 of 12 (6
-    before); rows whose padded tiles are not a whole number of clusters keep the plain count."""
+    before); rows whose padded tiles are not a whole number of clusters keep the plain count. Above M 128 cuBLASLt runs a
+    4 x 2 cluster (grid [8, CTAs / 8, 1]: grid 11's _notes), padded the same way (M 256 x N 384's 16 CTAs are 2 slices of
+    2 x 4 padded tiles)."""
     out = {}
     for line in notes.splitlines():
         mt = re.search(r"kernels cublaslt \(M (\d+), K (\d+), N (\d+)[^)]*\): (nvjet\S*) grid \[(\d+), (\d+), (\d+)\]",
@@ -1148,7 +1150,7 @@ def cublaslt_recorded_splits(notes: str) -> dict[tuple[int, int, int], int]:
             ctas = int(mt.group(5)) * int(mt.group(6)) * int(mt.group(7))
             tiles = math.ceil(m / 128) * math.ceil(n / 128)
             padded = math.ceil(m / 128) * math.ceil(math.ceil(n / 128) / 4) * 4
-            if ctas % padded == 0 and int(mt.group(5)) == 4:
+            if ctas % padded == 0 and int(mt.group(5)) in (4, 8):   # 4 x 1 or 4 x 2 clusters (M > 128: grid 11)
                 tiles = padded
             out[(m, k, n)] = round(ctas / tiles) if "_splitK_" in mt.group(4) else 1
     return out
@@ -1233,3 +1235,19 @@ def cublaslt_grid10_errors() -> pd.DataFrame:
     """Grid 10's 43 rows (cublaslt_grid_errors on CUBLASLT_GRID10_*): split_main / split_cand, the three models' prices
     and signed errors, median_us, split_recorded, regime."""
     return cublaslt_grid_errors(CUBLASLT_GRID10_PREDICTION, CUBLASLT_GRID10_MEASURED_GLOB, CUBLASLT_GRID10_MODELS)
+
+
+# --- cuBLASLt block fp8 grid 11 (split counts and times of main "slices" and the candidate "workspace", committed before) ---
+#: grid 11's committed prediction (lab/kernels/predict_gemm_grid11.py at 1b51571, committed before the device call), its
+#: measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid11) and the measurement's _notes file
+CUBLASLT_GRID11_PREDICTION = "gemm_grid11_prediction_1b51571_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID11_MEASURED_GLOB = "gemm_grid11_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the split rule shipped after grid 10 ("slices"), cand = the rule read off all 168
+#: recorded choices ("workspace": c x M x N x 4 bytes < 1 MiB), both with the kind's terms as committed
+CUBLASLT_GRID11_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid11_errors() -> pd.DataFrame:
+    """Grid 11's rows (cublaslt_grid_errors on CUBLASLT_GRID11_*): split_main / split_cand, both models' prices and
+    signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID11_PREDICTION, CUBLASLT_GRID11_MEASURED_GLOB, CUBLASLT_GRID11_MODELS)

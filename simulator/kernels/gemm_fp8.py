@@ -289,9 +289,10 @@ CUBLASLT_SPLIT_TWO_STEPS = 56
 #: pooled median and p90), though it named 22 of 42 recorded counts ("tiles" 23): cuBLASLt also ran 4, 6 and 9 slices
 #: (the 2 / 3 / 5 / 7 set is wrong; slices keep ~21-32 K steps), split M 68 x 12 tiles (3), M 56 x 20 tiles at 128 K
 #: steps (W 1120) and M 8 x 52 / 64 tiles at 128 / 224 K steps, so the W and tile bounds relax with K. "tiles": the rule
-#: above (the constants CUBLASLT_SPLIT_*), kept for the earlier grids' tests. "slices" (below) SHIPS after grid 10: "work"
-#: stays, named, as the rule judged on grid 10 as main
-CUBLASLT_SPLIT_RULE = "slices"
+#: above (the constants CUBLASLT_SPLIT_*), kept for the earlier grids' tests. "slices" (below) shipped after grid 10: "work"
+#: stays, named, as the rule judged on grid 10 as main. "workspace" (below) SHIPS after grid 11: "slices" stays, named, as
+#: the rule judged on grid 11 as main
+CUBLASLT_SPLIT_RULE = "workspace"
 CUBLASLT_W_MAX = 960
 CUBLASLT_W_MAX_TILES = 48
 CUBLASLT_W_SLICES = (2, 3, 5, 7)
@@ -370,14 +371,63 @@ def cublaslt_block_split_slices(m, k, n) -> np.ndarray:
     return np.where(split, s, 1.0)
 
 
+#: the split rule shipped after grid 11 (CUBLASLT_SPLIT_RULE "workspace"), READ OFF all 168 recorded choices at M <= 128
+#: (the _notes files of the block grid, grids 4 / 5 / 8 / 9 / 10 and fill7: LOOKED-AT; it reproduces 166 of them and all 168
+#: split / no-split decisions, "slices" 159 / 164): "slices" with its W = M x padded tiles gates (the W ceiling and the
+#: c x W budget) replaced by ONE bound on the split's fp32 partials, c x M x N x 4 bytes < 1 MiB (CUBLASLT_WS_BYTES, strict:
+#: M 128 x N 1024 and M 16 x N 8192 = exactly 1 MiB at 2 slices ran unsplit, M 68 x N 1280 = 0.996 MiB at 3 slices ran
+#: 3). Unsplit below 48 K steps, where 2 slices' partials reach 1 MiB (whatever M: the bound alone names M 72-128's
+#: choices, M 100 x 8 tiles' 3 slices, M 128 x 8 tiles unsplit at 192 K steps, M 28 x N 5120 unsplit at 216) or padded
+#: tiles pt > min(66, max(48, 48 + (ks - 64) / 3)) (CUBLASLT_WS_PT_SLOPE: pt 64 split at 112 K steps, 56 not at 64). The
+#: slice count as "slices" (ks / c > 20; c x pt <= 80 CTAs, or <= 132 with slices of >= 28 K steps and >= 0.875 pt) with
+#: c x M x N x 4 < 1 MiB for its budget. A 1 MiB limit is consistent with cuBLASLt's split-K partials needing a workspace
+#: of c x M x N fp32 and a 1 MiB workspace offered to it (an assumption: torch's cuBLASLt workspace setting is not read
+#: here). Closed source: every constant read off kernel names and grids, none fitted to times. Misses: M 12 x 28 tiles at
+#: 72 K steps (3 slices = 84 CTAs ran, the rule says 2), M 20 x 16 tiles at 192 (5 ran, the rule says 6).
+#: Grid 11 (43 shapes, 29 of them at M 68-256 with 4-16 padded tiles at 64-256 K steps, BLIND, predictions committed in
+#: d34a52c before one device call; benchmarks/accuracy_sections/gemm_grid11.py): "workspace" 8.2 / 13.4 % pooled, 3 of 4
+#: regimes, 41 of 43 counts named (42 split / no-split); "slices" 11.2 / 90.1 %, 1 of 4, 24 of 43 (it kept M > 128
+#: unsplit: +50 to +144 %, and split M 68-80 x 16 tiles whose partials reach 1 MiB: -35 to -38 %): "workspace" SHIPS,
+#: with the kind's terms as committed. The same call's control (gemm_grid11ws_*: CUBLASLT_WORKSPACE_SIZE=32768) split all
+#: 6 rows the bound keeps unsplit, 5 of them 2.3-3.2x faster: the bound is the 1 MiB cuBLASLt workspace torch offers by
+#: default (a process that sets a larger one gets splits this rule does not price). Still missed: unsplit long-K rows
+#: over-priced by 11-15 % (the kind's per-step term, fitted under "tiles"), M 8 x 72 tiles (a persistent 132-CTA split-K
+#: ran, priced unsplit: -13 %), M 16 x 16 tiles at 240 K steps (6 slices ran, 8 priced: -6 %)
+CUBLASLT_WS_BYTES = float(1 << 20)
+CUBLASLT_WS_PT_SLOPE = 1.0 / 3.0
+
+
+def cublaslt_block_split_workspace(m, k, n) -> np.ndarray:
+    """The split count of the rule shipped after grid 11 (CUBLASLT_SPLIT_RULE "workspace"; constants above): 1 = unsplit."""
+    m, k, n = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (m, k, n)))
+    ks = np.ceil(k / BLOCK_K)
+    pt = cublaslt_padded_tiles(m, n)
+    part = m * n * 4.0
+    pt_max = np.minimum(CUBLASLT_S_PT_CAP, np.maximum(CUBLASLT_S_PT_MAX, CUBLASLT_S_PT_MAX + CUBLASLT_WS_PT_SLOPE * (
+        ks - 64)))
+    split = (ks >= CUBLASLT_SPLIT_MIN_STEPS) & (2.0 * part < CUBLASLT_WS_BYTES) & (pt <= pt_max)
+    s = np.full(m.shape, 2.0)
+    for c in range(3, CUBLASLT_S_MAX_SLICES + 1):
+        per = ks / c
+        ctas = c * pt
+        fits = (ctas <= CUBLASLT_S_SMALL_CTAS) | ((ctas <= CUBLASLT_S_WAVE) & (per >= CUBLASLT_S_LONG_STEPS) & (
+            per >= CUBLASLT_S_STEPS_PER_TILE * pt))
+        ok = (per > CUBLASLT_W_MIN_STEPS) & fits & (c * part < CUBLASLT_WS_BYTES)
+        s = np.where(ok, float(c), s)
+    return np.where(split, s, 1.0)
+
+
 def cublaslt_block_split(m, k, n) -> np.ndarray:
     """The split-K count cuBLASLt's block-scaled kernel is priced with (1 = unsplit): the rule CUBLASLT_SPLIT_RULE names
-    ("slices": cublaslt_block_split_slices, shipped after grid 10; "work": cublaslt_block_split_work, shipped after grid
+    ("slices": cublaslt_block_split_slices, shipped after grid 10; "workspace": cublaslt_block_split_workspace, shipped
+    after grid 11; "work": cublaslt_block_split_work, shipped after grid
     9; "tiles": cublaslt_block_split_tiles, the rule before grid 9)."""
     if CUBLASLT_SPLIT_RULE == "work":
         return cublaslt_block_split_work(m, k, n)
     if CUBLASLT_SPLIT_RULE == "slices":
         return cublaslt_block_split_slices(m, k, n)
+    if CUBLASLT_SPLIT_RULE == "workspace":
+        return cublaslt_block_split_workspace(m, k, n)
     return cublaslt_block_split_tiles(m, k, n)
 
 
