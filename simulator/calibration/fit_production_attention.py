@@ -2154,6 +2154,47 @@ def xqa_spec_tile_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | N
         XQ.XQA_SPEC_TILE_SHARE = keep
 
 
+def xqa_spec_stream_fit_rows(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fit rows of simulator.kernels.xqa.XQA_SPEC_STREAM_SHARE, named before the eighteenth grid: the bf16 q 2 rows
+    of >= XQA_SPEC_TILE_MIN_TILES tiles per CTA of grids 10-16 (xqa_spec_tile_fit_rows) and of the seventeenth grid
+    (PDL on); LOOKED-AT."""
+    a = xqa_spec_tile_fit_rows(data_dir)
+    d = _measured(data_dir, XQA_X17_GLOB)[0]
+    if len(d):
+        keep = (d["dtype"].to_numpy() == "bf16") & (pd.to_numeric(d["q_rows"]).to_numpy() == 2)
+        if "pdl" in d.columns:
+            keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+        d = d[keep].copy()
+        d["split_sms"] = pd.to_numeric(d.get("split_sms"), errors="coerce")
+        d = d[xqa_chain_tiles(d) >= XQ.XQA_SPEC_TILE_MIN_TILES]
+    out = pd.concat([x for x in (a, d) if len(x)], ignore_index=True) if (len(a) or len(d)) else pd.DataFrame()
+    return out.reset_index(drop=True)
+
+
+def xqa_spec_stream_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                          bounds: tuple = (0.0, 1.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_SPEC_STREAM_SHARE fitted (one dimension, XQA_SPEC_TILE_SHARE 0, every other term as
+    committed) on the rows `fit` (xqa_spec_stream_fit_rows). Returns (share, rms log error, rms of main's model (the
+    committed XQA_SPEC_TILE_SHARE, stream share 0), rows); the module constants are restored."""
+    from scipy.optimize import minimize_scalar
+
+    eff = eff or hw.efficiency
+    meas = fit["median_us"].to_numpy(float)
+    keep = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
+
+    def rms(share, tile=0.0):
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = float(tile), float(share)
+        ops = build_ops(fit, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+    try:
+        base = rms(0.0, keep[0])
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
+        return float(r.x), float(r.fun), base, len(fit)
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep
+
+
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:
     """The xqa blind grid's (grid "blind"), the CTA_ALONE grid's (grid "alone") or the third blind grid's (grid "s6")
     measured rows joined with the prices committed before the measurement: base_err_pct (the model at base_commit) and
