@@ -184,7 +184,9 @@ XQA_SPEC_TILE_SHARE_CANDIDATE = 0.0481
 #: (q 2 below half the SMs 12.6 / 21.0 -> 9.9 / 19.0 %). The grid's twins put the verification build at ~1.25 x its q 1
 #: twin below half the SMs (24-64 CTAs, 2-39 tiles alike) but 1.01-1.15 x at 72-152 CTAs: the premium is on the per-SM
 #: stream, far above this share, which the fit rows' long one-wave rows hold down
-XQA_SPEC_TILE_SHARE = XQA_SPEC_TILE_SHARE_CANDIDATE
+#: REPLACED since by XQA_SPEC_STREAM_SHARE (the eighteenth grid): 0 here; grid 17's model is this share at
+#: XQA_SPEC_TILE_SHARE_CANDIDATE with the stream share 0 (fit_production_attention.xqa_before_spec_stream)
+XQA_SPEC_TILE_SHARE = 0.0
 #: the fewest serial tiles per CTA the share applies to
 XQA_SPEC_TILE_MIN_TILES = 2.0
 #: mha.cu's verification build streams its K/V at a slower PER-SM rate than the decode build. Source (kernel_mha_impl,
@@ -206,8 +208,19 @@ XQA_SPEC_TILE_MIN_TILES = 2.0
 #: simulator.calibration.fit_production_attention.xqa_spec_stream_share) ONLY on the LOOKED-AT bf16 q 2 rows of
 #: grids 10-17 whose CTAs walk >= 2 tiles (xqa_spec_stream_fit_rows)
 XQA_SPEC_STREAM_SHARE_CANDIDATE = 0.246
-#: the share priced (0 = the model before: main at f9af03b)
-XQA_SPEC_STREAM_SHARE = 0.0
+#: the share priced (0 = the model before: main at f9af03b, with XQA_SPEC_TILE_SHARE 0.0481). SHIPPED on the eighteenth
+#: xqa blind grid (xqa_x18_*.csv: 29 rows priced before the call, xqa_x18_predictions.csv, commit 2aa985e): 4 of 4
+#: regimes against main's 3 of 4, pooled 6.1 / 11.3 % against 6.2 / 16.6 %; q 2 below half the SMs (8-64 CTAs, 2-40
+#: tiles) 10.6 / 26.2 % (signed -10.6) -> 6.9 / 23.9 % (signed -1.3). The grid's q 2 / q 1 twins measure 1.18-1.28
+#: at 8-64 CTAs at every chain length (one row, 48 CTAs of 5 tiles, 1.68 with a wide p20-p80 spread)
+XQA_SPEC_STREAM_SHARE = XQA_SPEC_STREAM_SHARE_CANDIDATE
+
+
+def _stream_ceiling_on() -> bool:
+    """Whether hwmodels.roofline prices attn_xqa's per-SM stream ceiling (the fits take it away: then no premium)."""
+    from hwmodels import roofline as RF
+
+    return bool(RF.SM_STREAM_CEILING.get("attn_xqa", 0.0))
 
 
 def xqa_spec_stream_factor(ctas, sms, share, sat: float | None = None):
@@ -476,7 +489,7 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     res_g = np.where(gmma & spec & (res_regs > 0.0), res_regs, np.where(wide, XQA_GMMA_WIDE_SLOTS, 0.0))
     # mha.cu verification on a chain: the doubled row blocks on every tile's issue path (XQA_SPEC_TILE_SHARE)
     spec_tile = np.where(~gmma & spec & (iters >= XQA_SPEC_TILE_MIN_TILES), 1.0 + XQA_SPEC_TILE_SHARE, 1.0)
-    if XQA_SPEC_STREAM_SHARE:   # mha.cu verification: its slower per-SM stream (XQA_SPEC_STREAM_SHARE)
+    if XQA_SPEC_STREAM_SHARE and _stream_ceiling_on():   # mha.cu verification: its slower per-SM stream
         spec_tile = spec_tile * np.where(~gmma & spec & (iters >= XQA_SPEC_TILE_MIN_TILES),
                                          xqa_spec_stream_factor(ctas, sms, XQA_SPEC_STREAM_SHARE), 1.0)
     out = []
