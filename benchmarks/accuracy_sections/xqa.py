@@ -10,7 +10,7 @@ from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_pooled as _board
 from simulator.calibration.scoreboard import models_table as _models_table
 
-from . import xqa_grid10, xqa_grid11, xqa_grid12, xqa_grid13, xqa_grid14, xqa_grid15, xqa_grid16, xqa_grid17
+from . import xqa_grid10, xqa_grid11, xqa_grid12, xqa_grid13, xqa_grid14, xqa_grid15, xqa_grid16, xqa_grid17, xqa_grid18
 from .attention import context, family_campaign, first_look_line
 
 
@@ -32,6 +32,7 @@ def xqa() -> None:
     xqa_grid15.xqa_x15(fmt)
     xqa_grid16.xqa_x16(fmt)
     xqa_grid17.xqa_x17(fmt)
+    xqa_grid18.xqa_x18(fmt)
 
 
 def _xqa(FP, hw, fmt) -> None:

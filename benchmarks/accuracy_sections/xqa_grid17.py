@@ -62,7 +62,7 @@ def xqa_x17(fmt: dict) -> None:
                                                                                   " (not shipped)"),
                   b[f"{lab}_err_pct"], int((t[f"{lab}_goal"] == "met").sum()), len(t))
     BOARD.add("xqa", "blind", "xqa seventeenth blind grid, bf16 rows, the shipped model", b[f"{SHIPPED}_err_pct"],
-              int((t[f"{SHIPPED}_goal"] == "met").sum()), len(t), standing="xqa, bf16 K/V (mha.cu)")
+              int((t[f"{SHIPPED}_goal"] == "met").sum()), len(t))   # STANDING moved to grid 18 (xqa_grid18)
     if (t[f"{SHIPPED}_goal"] == "MISSED").any():
         print(f"  missed: xqa (seventeenth blind grid): {X17_DIAGNOSIS}")
     cols = ["model", "dtype", "q_rows", "batch", "context", "split_sms", "role", "median_us", "pred_base_us",

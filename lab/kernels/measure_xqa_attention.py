@@ -12,7 +12,7 @@ beside the script, built with the same nvcc flags off the device) is loaded with
 JIT builds it. The call is the port's `xqa_wrapper` with the arguments flashinfer.xqa.xqa passes (run_sm90_fp8_mha =
 fp8 K/V on compute capability 9, enable_pdl on, no sinks, no sliding window, scales 1).
 
-    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|x14|x15|x15d|x16|x17|lock]
+    python3 measure_xqa_attention.py --out DIR [--build] [--budget-s 170] [--smoke] [--grid blind|alone|s6|x4|x5|x6|x7|x8|x9|x10|x11|x12|x13|x14|x15|x15d|x16|x17|x18|lock]
 
 --build JIT-builds every configuration's module first in one parallel ninja run (flashinfer.jit.core.build_jit_specs;
 MAX_JOBS sets the parallelism). flashinfer is imported with measure_production_attention.import_flashinfer (stand-ins
@@ -1089,6 +1089,40 @@ def x17_shapes() -> list[dict]:
     return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
 
 
+#: the eighteenth blind grid (helper s21xqa): mha.cu's verification build (q 2) BELOW HALF THE SMs (8-64 unsplit CTAs,
+#: the launcher handed 1 SM) over 1-40 tiles against q 1 twins at the same CTAs and tiles, and q 2 controls at 104-144
+#: CTAs; page 16, G 4 builds only (Llama-3.1-8B heads and its TP-2 heads). Shapes in none of the earlier grids' rows.
+#: Fixed and priced (lab/kernels/predict_xqa_attention.py --grid x18) with main's model and the candidate
+#: (simulator.kernels.xqa XQA_SPEC_STREAM_SHARE) before it was measured. Rows as X17_ROWS; role q2_half (2-40 tiles
+#: below half the SMs), q2_one (one tile below half the SMs), q1 (the twins), control (q 2 at >= 100 CTAs)
+X18_TWINS = (
+    ("llama8b", 6900, 1, "half"), ("llama8b_tp2", 2200, 3, "half"), ("llama8b", 10100, 2, "half"),
+    ("llama8b_tp2", 620, 5, "half"), ("llama8b", 4400, 3, "half"), ("llama8b_tp2", 1700, 9, "half"),
+    ("llama8b", 8300, 5, "half"), ("llama8b_tp2", 3100, 11, "half"), ("llama8b", 1250, 6, "half"),
+    ("llama8b", 340, 7, "half"), ("llama8b", 2650, 8, "half"),
+    ("llama8b", 210, 4, "one"), ("llama8b_tp2", 150, 15, "one"),
+)
+X18_ROWS = tuple(r for m, t, b, reg in X18_TWINS
+                 for r in ((m, "bf16", 2, t, b, f"q2_{reg}", 1), (m, "bf16", 1, t, b, "q1", 1))) + (
+    ("llama8b", "bf16", 2, 2750, 13, "control", 1), ("llama8b_tp2", "bf16", 2, 5300, 30, "control", 1),
+    ("llama8b", "bf16", 2, 1450, 18, "control", 1),
+)
+#: the x18 call's builds in measuring order
+X18_BUILD_ORDER = ("xqa_bf16_g4_p16_q1", "xqa_bf16_g4_p16_q2")
+
+
+def x18_shapes() -> list[dict]:
+    """The eighteenth blind grid (X18_ROWS), in measuring order (X18_BUILD_ORDER, then the table's order), pdl on."""
+    out = []
+    for model, kv, q, t, b, role, split in X18_ROWS:
+        hq, hkv = X13_HEADS[model] if model in X13_HEADS else X9_HEADS[model]
+        out.append({"family": "xqa", "model": model, "dtype": kv, "heads": hq, "kv_heads": hkv, "head_dim": D,
+                    "batch": b, "q_rows": q, "context": t, "page_size": 16, "role": role, "pdl": 1,
+                    "split_sms": split})
+    order = {n: i for i, n in enumerate(X18_BUILD_ORDER)}
+    return sorted(out, key=lambda s: order.get(module_name(s), len(order)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -1099,7 +1133,7 @@ def main() -> None:
                     help="a measured CSV of this grid: its rows (shape, role, pdl) are left out (e.g. the x12 rows a "
                          "first call's budget measured, so a second call times the rest)")
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
-                                       "x12", "x13", "x14", "x15", "x15d", "x16", "x17", "lock"),
+                                       "x12", "x13", "x14", "x15", "x15d", "x16", "x17", "x18", "lock"),
                     default="campaign")
     args = ap.parse_args()
     t0 = time.time()
@@ -1134,7 +1168,7 @@ def main() -> None:
     say("env", meta, "SMs", sms)
     fcsv = open(os.path.join(args.out, "xqa_attention.csv"), "w", newline="")
     # the x11 scan hands the launcher 1 SM; the x12 grid hands it TensorRT-LLM's split (and labels each row's role)
-    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14", "x15", "x15d", "x16", "x17") else COLS
+    cols = COLS + ["split_sms"] if args.grid == "x11" else COLS + ["split_sms", "role", "pdl"] if args.grid in ("x12", "x13", "x14", "x15", "x15d", "x16", "x17", "x18") else COLS
     w = csv.DictWriter(fcsv, fieldnames=cols)
     w.writeheader()
     gcsv = open(os.path.join(args.out, "xqa_attention_grids.csv"), "w", newline="")
@@ -1146,7 +1180,7 @@ def main() -> None:
     shp = {"blind": blind_shapes, "alone": alone_shapes, "s6": s6_shapes, "x4": x4_shapes,
            "x5": x5_shapes, "x6": x6_shapes, "x7": x7_shapes, "x8": x8_shapes,
            "x9": x9_shapes, "x10": x10_shapes, "x11": x11_all, "x12": x12_shapes, "x13": x13_shapes, "x14": x14_shapes,
-           "x15": x15_shapes, "x15d": x15d_shapes, "x16": x16_shapes, "x17": x17_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
+           "x15": x15_shapes, "x15d": x15d_shapes, "x16": x16_shapes, "x17": x17_shapes, "x18": x18_shapes, "lock": lock_shapes}.get(args.grid, shapes)()
     if args.skip_measured:
         with open(args.skip_measured, newline="") as f:
             got = {tuple(str(r[k]) for k in SKIP_KEYS) for r in csv.DictReader(f) if not r.get("note")}

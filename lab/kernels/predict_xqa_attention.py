@@ -448,6 +448,46 @@ def price_x17(M, commit: str) -> None:
     print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
 
 
+X18_OUT = ROOT / "hwmodels/calibration/data/production_attention/xqa_x18_predictions.csv"
+#: main's model when the eighteenth grid was priced
+X18_BASE = "f9af03b"
+
+
+def price_x18(M, commit: str) -> None:
+    """--grid x18: the eighteenth blind grid priced by main's model (pred_base_us, the model at X18_BASE), the candidate
+    (pred_new_us: this checkout with simulator.kernels.xqa.XQA_SPEC_STREAM_SHARE = XQA_SPEC_STREAM_SHARE_CANDIDATE and
+    XQA_SPEC_TILE_SHARE 0, the share fit_production_attention.xqa_spec_stream_share fits on its looked-at rows) and this
+    checkout with the candidate off (pred_here_off_us: must equal main's)."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import xqa as XQ
+
+    hw = load_hardware("H100-SXM")
+    share, rms, rms0, n = FP.xqa_spec_stream_share(FP.xqa_spec_stream_fit_rows(), hw)
+    if abs(share - XQ.XQA_SPEC_STREAM_SHARE_CANDIDATE) > 1e-3:
+        raise SystemExit(f"committed share {XQ.XQA_SPEC_STREAM_SHARE_CANDIDATE} is not the fitted {share:.4f}")
+    base = subprocess.run(["git", "rev-parse", X18_BASE], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    s = pd.DataFrame(M.x18_shapes())
+    s["split_sms"] = pd.to_numeric(s["split_sms"], errors="coerce")
+    cols = [c for c in s.columns if c != "role"]
+    keep = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
+    try:
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = 0.0, XQ.XQA_SPEC_STREAM_SHARE_CANDIDATE
+        s["pred_new_us"] = np.round(price_fitted(s[cols]), 3)
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep[0], 0.0
+        s["pred_here_off_us"] = np.round(price_fitted(s[cols]), 3)
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep
+    s["pred_base_us"] = np.round(price_at(base, s[cols]), 3)
+    s["model_commit"], s["base_commit"] = commit, base
+    s["new_spec_stream_share"] = XQ.XQA_SPEC_STREAM_SHARE_CANDIDATE
+    s.to_csv(X18_OUT, index=False)
+    print(f"{len(s)} x18 shapes priced: base {base[:10]}, new {commit[:10]} (share {XQ.XQA_SPEC_STREAM_SHARE_CANDIDATE}; "
+          f"fit rms {rms:.4f} vs main's {rms0:.4f} on {n} rows) -> {X18_OUT}")
+    print("max |here off - base| / base:", float(np.max(np.abs(s["pred_here_off_us"] / s["pred_base_us"] - 1.0))))
+
+
 def main() -> None:
     import argparse
 
@@ -455,7 +495,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", choices=("campaign", "blind", "alone", "s6", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-                                       "x11", "x12", "x13", "x14", "x15", "x16", "x17"), default="campaign")
+                                       "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18"), default="campaign")
     ap.add_argument("--after-fit", action="store_true",
                     help="--grid x11: price the grid with this checkout's (fitted) model into X11_FIT_OUT")
     ap.add_argument("--base", default="29e0e49", help="the commit whose model prices pred_base_us (--grid blind)")
@@ -476,6 +516,8 @@ def main() -> None:
         return
     if args.grid == "x17":
         price_x17(M, commit)
+    if args.grid == "x18":
+        price_x18(M, commit)
         return
     if args.grid == "x13":
         price_x13(M, commit, args.base)

@@ -1111,14 +1111,16 @@ XQA_FIT_WITHOUT_STEADY = True
 def _xqa_ceiling_off():
     """hwmodels.roofline.SM_STREAM_CEILING without the xqa kinds while a fit runs (XQA_FIT_WITHOUT_CEILING), the
     GMMA kernel's steady-state tiles off (XQA_FIT_WITHOUT_STEADY) and mha.cu's late CTAs off (simulator.kernels.xqa
-    XQA_LATE, fitted on top of the terms fitted without it) and its XQA_SPEC_TILE_SHARE off (likewise)."""
+    XQA_LATE, fitted on top of the terms fitted without it) and its XQA_SPEC_TILE_SHARE and XQA_SPEC_STREAM_SHARE off
+    (likewise)."""
     from hwmodels import roofline as RF
 
     keep = dict(RF.SM_STREAM_CEILING)
     keep_steady, keep_loaded, keep_late = XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE
-    keep_spec = XQ.XQA_SPEC_TILE_SHARE
+    keep_spec = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
     XQ.XQA_LATE = False   # mha.cu's late CTAs (XQA_LATE_LOADS was fitted under the terms fitted without them)
-    XQ.XQA_SPEC_TILE_SHARE = 0.0   # the verification build's chain premium (fitted on top of the terms, grid 17)
+    # the verification build's chain premium (grid 17) and per-SM stream premium (grid 18), fitted on top of the terms
+    XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = 0.0, 0.0
     if XQA_FIT_WITHOUT_CEILING:
         RF.SM_STREAM_CEILING = {k: v for k, v in keep.items() if k not in XQA_KINDS}
     if XQA_FIT_WITHOUT_STEADY:
@@ -1129,7 +1131,7 @@ def _xqa_ceiling_off():
     finally:
         RF.SM_STREAM_CEILING = keep
         XQ.XQA_GMMA_STEADY, RF.CHAIN_LOADED, XQ.XQA_LATE = keep_steady, keep_loaded, keep_late
-        XQ.XQA_SPEC_TILE_SHARE = keep_spec
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep_spec
 
 
 def _fit_xqa_kinds(ops, hw: HardwareSpec, eff: Efficiency, meta: dict, meas, dram: float, base, fp8, n: int):
@@ -1770,7 +1772,8 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     keep, keep_tail = dict(RF.SM_STREAM_CEILING), RF.SM_STREAM_TAIL
     keep_soft, keep_loads = RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS
     RF.SM_STREAM_TAIL, RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = (), (), XQ.XQA_LATE_LOADS_HARD
-    keep_spec, XQ.XQA_SPEC_TILE_SHARE = XQ.XQA_SPEC_TILE_SHARE, 0.0   # fitted before grid 17's share
+    keep_spec = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
+    XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = 0.0, 0.0   # fitted before grid 17's and grid 18's shares
     out = {}
     try:
         for kind, dt in (("attn_xqa", "bf16"), ("attn_xqa_fp8kv", "fp8")):
@@ -1791,7 +1794,7 @@ def xqa_stream_per_sm(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None
     finally:
         RF.SM_STREAM_CEILING, RF.SM_STREAM_TAIL = keep, keep_tail
         RF.SM_STREAM_SOFT, XQ.XQA_LATE_LOADS = keep_soft, keep_loads
-        XQ.XQA_SPEC_TILE_SHARE = keep_spec
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep_spec
 
 
 def xqa_gmma_unsplit_share(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
@@ -1985,13 +1988,27 @@ def xqa_before_soft():
 @contextmanager
 def xqa_before_spec_tile():
     """The xqa model before the seventeenth grid's verification chain premium (simulator.kernels.xqa
-    XQA_SPEC_TILE_SHARE 0): what the sixteenth grid's committed prices (and every fit before grid 17) were made with."""
-    keep = XQ.XQA_SPEC_TILE_SHARE
+    XQA_SPEC_TILE_SHARE 0, and so XQA_SPEC_STREAM_SHARE 0): what the sixteenth grid's committed prices (and every fit
+    before grid 17) were made with."""
+    keep = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
     try:
-        XQ.XQA_SPEC_TILE_SHARE = 0.0
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = 0.0, 0.0
         yield
     finally:
-        XQ.XQA_SPEC_TILE_SHARE = keep
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep
+
+
+@contextmanager
+def xqa_before_spec_stream():
+    """The xqa model before the eighteenth grid's verification per-SM stream premium (simulator.kernels.xqa
+    XQA_SPEC_STREAM_SHARE 0, XQA_SPEC_TILE_SHARE at grid 17's shipped XQA_SPEC_TILE_SHARE_CANDIDATE): main at f9af03b,
+    what the seventeenth grid's shipped prices and the eighteenth grid's base prices were made with."""
+    keep = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
+    try:
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = XQ.XQA_SPEC_TILE_SHARE_CANDIDATE, 0.0
+        yield
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep
 
 
 #: the sixteenth xqa blind grid's measured rows and the prices committed before them
@@ -2058,9 +2075,10 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
         ops = build_ops(fit, hw.units, _smem(hw))
         return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
 
-    keep_spec = XQ.XQA_SPEC_TILE_SHARE
+    keep_spec = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
     try:
-        XQ.XQA_SPEC_TILE_SHARE = 0.0   # fitted before the seventeenth grid's verification chain premium
+        # fitted before the seventeenth grid's verification chain premium (and the eighteenth's stream premium)
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = 0.0, 0.0
         XQ.XQA_LATE = True
         RF.SM_STREAM_SOFT = ()
         base = rms(XQ.XQA_LATE_LOADS_HARD)
@@ -2077,7 +2095,7 @@ def xqa_soft_knee(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = 
     finally:
         RF.SM_STREAM_SOFT, RF.SM_STREAM_SOFT_P, XQ.XQA_LATE, XQ.XQA_LATE_LOADS = keep
         RF.SM_STREAM_CEILING = keep_rate
-        XQ.XQA_SPEC_TILE_SHARE = keep_spec
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep_spec
 
 
 
@@ -2139,7 +2157,7 @@ def xqa_spec_tile_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | N
 
     eff = eff or hw.efficiency
     meas = fit["median_us"].to_numpy(float)
-    keep = XQ.XQA_SPEC_TILE_SHARE
+    keep = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
 
     def rms(share):
         XQ.XQA_SPEC_TILE_SHARE = float(share)
@@ -2147,11 +2165,70 @@ def xqa_spec_tile_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | N
         return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
 
     try:
+        XQ.XQA_SPEC_STREAM_SHARE = 0.0   # fitted before the eighteenth grid's stream premium
         base = rms(0.0)
         r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
         return float(r.x), float(r.fun), base, len(fit)
     finally:
-        XQ.XQA_SPEC_TILE_SHARE = keep
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep
+
+
+def xqa_spec_stream_fit_rows(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The fit rows of simulator.kernels.xqa.XQA_SPEC_STREAM_SHARE, named before the eighteenth grid: the bf16 q 2 rows
+    of >= XQA_SPEC_TILE_MIN_TILES tiles per CTA of grids 10-16 (xqa_spec_tile_fit_rows) and of the seventeenth grid
+    (PDL on); LOOKED-AT."""
+    a = xqa_spec_tile_fit_rows(data_dir)
+    d = _measured(data_dir, XQA_X17_GLOB)[0]
+    if len(d):
+        keep = (d["dtype"].to_numpy() == "bf16") & (pd.to_numeric(d["q_rows"]).to_numpy() == 2)
+        if "pdl" in d.columns:
+            keep &= pd.to_numeric(d["pdl"], errors="coerce").fillna(1).to_numpy() != 0
+        d = d[keep].copy()
+        d["split_sms"] = pd.to_numeric(d.get("split_sms"), errors="coerce")
+        d = d[xqa_chain_tiles(d) >= XQ.XQA_SPEC_TILE_MIN_TILES]
+    out = pd.concat([x for x in (a, d) if len(x)], ignore_index=True) if (len(a) or len(d)) else pd.DataFrame()
+    return out.reset_index(drop=True)
+
+
+def xqa_spec_stream_share(fit: pd.DataFrame, hw: HardwareSpec, eff: Efficiency | None = None,
+                          bounds: tuple = (0.0, 1.0)) -> tuple[float, float, float, int]:
+    """simulator.kernels.xqa.XQA_SPEC_STREAM_SHARE fitted (one dimension, XQA_SPEC_TILE_SHARE 0, every other term as
+    committed) on the rows `fit` (xqa_spec_stream_fit_rows). Returns (share, rms log error, rms of main's model (the
+    committed XQA_SPEC_TILE_SHARE, stream share 0), rows); the module constants are restored."""
+    from scipy.optimize import minimize_scalar
+
+    eff = eff or hw.efficiency
+    meas = fit["median_us"].to_numpy(float)
+    keep = (XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE)
+
+    def rms(share, tile=0.0):
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = float(tile), float(share)
+        ops = build_ops(fit, hw.units, _smem(hw))
+        return float(np.sqrt(np.mean(np.log(predict_us(ops, hw, eff, len(fit)) / meas) ** 2)))
+
+    try:
+        base = rms(0.0, keep[0])
+        r = minimize_scalar(rms, bounds=bounds, method="bounded", options={"xatol": 1e-4})
+        return float(r.x), float(r.fun), base, len(fit)
+    finally:
+        XQ.XQA_SPEC_TILE_SHARE, XQ.XQA_SPEC_STREAM_SHARE = keep
+
+
+#: the eighteenth xqa blind grid's measured rows and the prices committed before them
+XQA_X18_GLOB, XQA_X18_PRED_CSV = "xqa_x18_nvidia*.csv", "xqa_x18_predictions.csv"
+
+
+def load_xqa_x18(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The eighteenth grid's measured rows (failed rows dropped) joined with the committed prices on the shape and its
+    role: base_err_pct / new_err_pct (%); empty when either file is missing."""
+    df, files = _measured(data_dir, XQA_X18_GLOB)
+    pp = Path(data_dir) / XQA_X18_PRED_CSV
+    if not len(df) or not pp.is_file():
+        return pd.DataFrame()
+    out = join_prices(df, pd.read_csv(pp), list(XQA_KEYS) + ["role"],
+                      {"pred_base_us": "base_err_pct", "pred_new_us": "new_err_pct"}, ("model_commit", "base_commit"))
+    out.attrs["file"] = " + ".join(f.name for f in files)
+    return out
 
 
 def load_xqa_blind(data_dir: Path = DATA_DIR, grid: str = "blind") -> pd.DataFrame:

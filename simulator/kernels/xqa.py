@@ -184,9 +184,70 @@ XQA_SPEC_TILE_SHARE_CANDIDATE = 0.0481
 #: (q 2 below half the SMs 12.6 / 21.0 -> 9.9 / 19.0 %). The grid's twins put the verification build at ~1.25 x its q 1
 #: twin below half the SMs (24-64 CTAs, 2-39 tiles alike) but 1.01-1.15 x at 72-152 CTAs: the premium is on the per-SM
 #: stream, far above this share, which the fit rows' long one-wave rows hold down
-XQA_SPEC_TILE_SHARE = XQA_SPEC_TILE_SHARE_CANDIDATE
+#: REPLACED since by XQA_SPEC_STREAM_SHARE (the eighteenth grid): 0 here; grid 17's model is this share at
+#: XQA_SPEC_TILE_SHARE_CANDIDATE with the stream share 0 (fit_production_attention.xqa_before_spec_stream)
+XQA_SPEC_TILE_SHARE = 0.0
 #: the fewest serial tiles per CTA the share applies to
 XQA_SPEC_TILE_MIN_TILES = 2.0
+#: mha.cu's verification build streams its K/V at a slower PER-SM rate than the decode build. Source (kernel_mha_impl,
+#: flashinfer-python 0.6.4 csrc/xqa/mha.cu): each gemm0 warp streams its 64-key K slice in parts of kHeadPartBytes
+#: (128 B per head on sm_90: 2 parts per 128-dim bf16 head, 8 KB per warp and part) with ONE part in flight ahead
+#: (nbKBuffers = 2: loadKTilePart(next), commitGroup, waitGroup<1>, then qSliceRows x kSliceRows MMAs on the current
+#: part; the softmax / row sums / X store of the tile after its last part, the next tile's first part in flight), and
+#: the gemm1 warps likewise hold nbVBuffers = 2 V parts ("@fixme: H100 SXM need more in-flight requests"). A stream of
+#: one part in flight whose issue waits on the current part's math has the period (latency + math) / 2 per part: the
+#: math on the issue path slows the lone CTA's stream, and the verification build (warpTile.y = 32: two 16-row MMA
+#: blocks, a softmax over twice the rows) has more of it. Once the chip's HBM rate binds (about XQA_LATE_SAT_SMS CTAs
+#: streaming) the latency grows with the queues and the math's share of the period shrinks: the premium is on the
+#: per-SM rate alone (hwmodels.roofline SM_STREAM_CEILING attn_xqa), not on the chip's. Priced as the verification
+#: launch's per-SM stream time x (1 + share), carried into the launch's K/V bytes by the factor that gives the
+#: roofline's stream rule (the soft knee of one wave, SM_STREAM_SOFT_P; wave by wave with SM_STREAM_TAIL_HEAD beyond
+#: one wave) that per-SM time at the committed HBM time (xqa_spec_stream_factor), for CTAs of >= XQA_SPEC_TILE_MIN_TILES
+#: tiles; it REPLACES XQA_SPEC_TILE_SHARE (0 with it). CANDIDATE of the eighteenth xqa grid (helper s21xqa), FITTED
+#: (one dimension, XQA_SPEC_TILE_SHARE 0, every other term as committed;
+#: simulator.calibration.fit_production_attention.xqa_spec_stream_share) ONLY on the LOOKED-AT bf16 q 2 rows of
+#: grids 10-17 whose CTAs walk >= 2 tiles (xqa_spec_stream_fit_rows)
+XQA_SPEC_STREAM_SHARE_CANDIDATE = 0.246
+#: the share priced (0 = the model before: main at f9af03b, with XQA_SPEC_TILE_SHARE 0.0481). SHIPPED on the eighteenth
+#: xqa blind grid (xqa_x18_*.csv: 29 rows priced before the call, xqa_x18_predictions.csv, commit 2aa985e): 4 of 4
+#: regimes against main's 3 of 4, pooled 6.1 / 11.3 % against 6.2 / 16.6 %; q 2 below half the SMs (8-64 CTAs, 2-40
+#: tiles) 10.6 / 26.2 % (signed -10.6) -> 6.9 / 23.9 % (signed -1.3). The grid's q 2 / q 1 twins measure 1.18-1.28
+#: at 8-64 CTAs at every chain length (one row, 48 CTAs of 5 tiles, 1.68 with a wide p20-p80 spread)
+XQA_SPEC_STREAM_SHARE = XQA_SPEC_STREAM_SHARE_CANDIDATE
+
+
+def _stream_ceiling_on() -> bool:
+    """Whether hwmodels.roofline prices attn_xqa's per-SM stream ceiling (the fits take it away: then no premium)."""
+    from hwmodels import roofline as RF
+
+    return bool(RF.SM_STREAM_CEILING.get("attn_xqa", 0.0))
+
+
+def xqa_spec_stream_factor(ctas, sms, share, sat: float | None = None):
+    """The K/V byte factor that makes the roofline's stream rule (hwmodels.roofline: one wave's soft knee
+    (a^p + c^p)^(1/p), a = n b / HBM, c = b / rate; beyond one wave the waves' max(U b / HBM, b / rate) one after
+    another, the last one SM_STREAM_TAIL_HEAD early) price the per-SM stream time b / rate x (1 + share) at the same
+    HBM time. In units of one CTA's per-SM time b / rate: a = n / sat (sat = XQA_LATE_SAT_SMS, the CTAs whose per-SM
+    rates add up to the kind's HBM rate). 1 where share is 0."""
+    from hwmodels import roofline as RF
+
+    sat = XQA_LATE_SAT_SMS if sat is None else float(sat)
+    n = np.maximum(np.asarray(ctas, dtype=np.float64), 1.0)
+    U = float(sms) * XQA_SLOTS
+    k = 1.0 + float(share)
+    waves = np.ceil(n / U)
+    p = float(RF.SM_STREAM_SOFT_P)
+    x = n / sat
+    one = ((x ** p + k ** p) / (x ** p + 1.0)) ** (1.0 / p) if RF.SM_STREAM_SOFT else (
+        np.maximum(x, k) / np.maximum(x, 1.0))
+    r = n - (waves - 1.0) * U
+    head = float(RF.SM_STREAM_TAIL_HEAD)
+
+    def seq(kk):
+        return (np.maximum(waves - 1.0 - head, 0.0) * np.maximum(U / sat, kk) + np.maximum(r / sat, kk))
+
+    many = np.maximum(seq(k), n / sat) / np.maximum(seq(1.0), n / sat)
+    return np.where(waves <= 1.0, one, many)
 #: mha_sm90.cu's verification CTA (SPEC_DEC, SWAP_AB at q G <= 32): the share of the kind's per-CTA SM time
 #: (cta_serial_us.attn_xqa_fp8kv) that each 8 query heads (GMMA columns) beyond the decode CTA's G add, paid by every
 #: CTA on its SM (module docstring, "GMMA columns"; the op's cta_extra). FITTED (one dimension, every other term as
@@ -428,6 +489,9 @@ def xqa(B, q, T, Hq, Hkv, d, kvb, sms: int, page=16.0, split: str = "trtllm", gm
     res_g = np.where(gmma & spec & (res_regs > 0.0), res_regs, np.where(wide, XQA_GMMA_WIDE_SLOTS, 0.0))
     # mha.cu verification on a chain: the doubled row blocks on every tile's issue path (XQA_SPEC_TILE_SHARE)
     spec_tile = np.where(~gmma & spec & (iters >= XQA_SPEC_TILE_MIN_TILES), 1.0 + XQA_SPEC_TILE_SHARE, 1.0)
+    if XQA_SPEC_STREAM_SHARE and _stream_ceiling_on():   # mha.cu verification: its slower per-SM stream
+        spec_tile = spec_tile * np.where(~gmma & spec & (iters >= XQA_SPEC_TILE_MIN_TILES),
+                                         xqa_spec_stream_factor(ctas, sms, XQA_SPEC_STREAM_SHARE), 1.0)
     out = []
     for sel, kind, units, slots, dtype in ((~gmma, "attn_xqa", amp_units, XQA_SLOTS, "bf16"),
                                            (gmma, "attn_xqa_fp8kv", ctas, slots_g, "fp8")):
