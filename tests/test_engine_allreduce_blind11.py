@@ -76,3 +76,18 @@ def test_candidate_structure():
     d = E.predict_grid11(df, hw, {"copy": 0.0, "norm_cs1": 0.0, "norm_csn": 2.0}) - base
     norm_us = hw.efficiency.engine_ar["norm_s"] * 1e6
     assert np.allclose(d, [0.0, 0.0, -norm_us, norm_us])
+
+
+def test_the_measurement_is_whole_and_the_candidate_lost(pred):
+    meas = pd.read_csv(DF.glob(E.DATA_DIR, E.BLIND11_MEAS_GLOB)[-1])
+    # the one 4-GPU call asked for 4 x H100 and ran on 4 x H200 (the STANDING stays on grid 10)
+    assert len(meas) == 210 and _keys(meas) == _keys(pred) and (meas["script_version"] == 8).all()
+    assert set(meas["device"]) == {"NVIDIA H200"}
+    assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
+    r = E.blind6_rows(pred, meas)
+    met = {}
+    for m in ("main", "new"):
+        t = r.groupby(["impl", "world", "regime"])[f"err_{m}"].agg(
+            med=lambda e: (100 * e).abs().median(), p90=lambda e: (100 * e).abs().quantile(0.9))
+        met[m] = int(((t["med"] <= 10) & (t["p90"] <= 25)).sum())
+    assert met == {"main": 12, "new": 11}

@@ -149,7 +149,10 @@ GRID10_MAIN = {"copy": 0.0, "norm_cs1": 1.0}
 #: two-shot at 132 CTAs in clusters of 4 (tokens 131), vLLM's one- and two-shot across the middle regime): main = the
 #: model at BLIND11_MAIN_COMMIT (grid 9's, the standing one), candidate = GRID11_CANDIDATE (predict_grid11), fitted by
 #: fit_grid11_terms on grids 4, 6, 7, 8, 9 and 10's rows only (10's are looked-at); both committed in BLIND11_PRED_CSV
-#: before lab/kernels/run_engine_allreduce_blind11.sh measured them
+#: (7984042) before lab/kernels/run_engine_allreduce_blind11.sh measured them. The one 4-GPU call asked for 4 x H100 and
+#: ran on 4 x H200 (the lender's substitute; 210 rows, 0 wrong sums): the H100 model is judged there ACROSS devices.
+#: Main 11.8 / 39.7 %, 12 of 31 regimes; candidate 12.5 / 39.7 %, 11 of 31: NOT shipped (predict_us prices main's model;
+#: GRID11_CANDIDATE is the record of the discarded one). The family's STANDING stays on grid 10 (4 x H100)
 GRID11_FIT_GLOBS = GRID10_FIT_GLOBS + ("engine_allreduce_blind10_nvidia*.csv",)
 BLIND11_SHAPES = ((19, 1536), (21, 1536), (23, 1024), (27, 1024), (29, 1024), (15, 2048),
                   (25, 4096), (37, 4096), (45, 4096), (61, 4096), (39, 5120),
