@@ -11,10 +11,8 @@ from .allreduce import _engine_allreduce_blind_table
 ENGINE_AR_BLIND10_COMMIT = "dc5b3f0"
 #: the model whose row is the family's STANDING after grid 10 (main / new): the candidate met 17 of 26 regimes against
 #: main's 18 (its 2-rank two-shot controls went +14 % too slow; 4-rank TensorRT-LLM two-shot 2-8 MiB met, -11.5 -> -1.5 %
-#: signed) although its pooled |error| median and p90 were lower (4.46 / 14.26 % against 5.80 / 14.97 %): NOT shipped;
-#: the family's STANDING moved to grid 11 (allreduce_grid11)
+#: signed) although its pooled |error| median and p90 were lower (4.46 / 14.26 % against 5.80 / 14.97 %): NOT shipped
 SHIPPED = "main"
-STANDING = None
 
 
 def engine_allreduce_blind10(data_dir=None) -> None:
@@ -32,4 +30,4 @@ def engine_allreduce_blind10(data_dir=None) -> None:
             f"\n== engines' all-reduce kernels, BLIND grid 10 (4 ranks, (tokens, hidden) {list(EA.BLIND10_SHAPES)}; "
             f"2-rank controls {list(EA.BLIND10_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND10_COMMIT}, before "
             f"measuring: main = the model at {EA.BLIND10_MAIN_COMMIT}, new = TensorRT-LLM's two-shot's serialized local "
-            f"copies + RMSNorm by cluster size {EA.GRID10_CANDIDATE}: fewer regimes met, NOT shipped)"), shipped=STANDING)
+            f"copies + RMSNorm by cluster size {EA.GRID10_CANDIDATE}: fewer regimes met, NOT shipped)"), shipped=SHIPPED)
