@@ -54,6 +54,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind9()
     from .allreduce_grid10 import engine_allreduce_blind10  # here: allreduce_grid10 imports this module's helpers
     engine_allreduce_blind10()
+    from .allreduce_grid11 import engine_allreduce_blind11  # here: allreduce_grid11 imports this module's helpers
+    engine_allreduce_blind11()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

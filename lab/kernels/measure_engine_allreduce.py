@@ -46,9 +46,9 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 7                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 8                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
-#                                               7: --grid blind10
+#                                               7: --grid blind10; 8: --grid blind11
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -114,7 +114,21 @@ BLIND10_SHAPES = ((2, 8192), (7, 2048), (13, 2048), (9, 2560), (7, 3584), (5, 61
 BLIND10_CONTROL = ((7, 3584), (132, 4096), (300, 4096), (800, 4096))
 
 
+#: --grid blind11: 4 ranks (BLIND11_SHAPES) and 2 ranks (BLIND11_CONTROL), >= 4 rows in every (implementation, ranks, size
+#: regime) cell, token counts in none of the earlier grids (simulator/calibration/engine_allreduce.py BLIND11_SHAPES)
+BLIND11_SHAPES = ((19, 1536), (21, 1536), (23, 1024), (27, 1024), (29, 1024), (15, 2048),
+                  (25, 4096), (37, 4096), (45, 4096), (61, 4096), (39, 5120),
+                  (67, 4096), (93, 4096), (115, 4096), (75, 6144), (47, 8192),
+                  (131, 4096), (155, 4096), (211, 5120), (247, 4096), (333, 4096), (371, 5120), (505, 4096),
+                  (745, 4096), (1023, 4096), (277, 8192), (163, 7168))
+BLIND11_CONTROL = ((19, 1536), (23, 1024), (15, 2048), (27, 1024),
+                   (31, 2048), (25, 4096), (45, 4096), (93, 4096), (47, 8192), (67, 4096),
+                   (131, 4096), (247, 4096), (505, 4096), (1023, 4096), (163, 7168))
+
+
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind11":
+        return list(BLIND11_CONTROL if world == 2 else BLIND11_SHAPES)
     if os.environ.get(GRID_ENV) == "blind10":
         return list(BLIND10_CONTROL if world == 2 else BLIND10_SHAPES)
     if os.environ.get(GRID_ENV) == "blind9":
@@ -412,7 +426,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10"), default="campaign",
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11"), default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
                          "BLIND8_SHAPES / BLIND9_SHAPES (4 ranks), BLIND8_CONTROL / BLIND9_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
@@ -436,7 +450,7 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10") else ""
+    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

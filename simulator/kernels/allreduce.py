@@ -159,6 +159,16 @@ cluster the RMSNorms pay 0.19 of `norm` (engine_allreduce.GRID10_CANDIDATE, pred
 4-rank rows). Blind (201 rows): 17 of 26 regimes against main's 18 (pooled 4.46 / 14.26 % against 5.80 / 14.97 %): it
 met TensorRT-LLM's 4-rank two-shot at 2-8 MiB (-11.5 -> -1.5 % signed) but priced the 2-rank two-shot controls +14 %
 (looked at after: the copy term was fitted on 4 ranks and at 2 ranks the one-peer link bound already covers it).
+
+Blind grid 11 (4 AND 2 ranks, >= 4 rows in every (implementation, ranks, size regime) cell, 31 cells; engine_allreduce.py
+BLIND11_*) tested, and did NOT ship, grid 10's copy term above 2 ranks only plus the fused RMSNorm's `norm` by the fusion
+kernel's cluster size in the Lamport one-shot too (FusedOp::rms_norm's cluster.sync only with > 1 CTA a cluster):
+GRID11_CANDIDATE copy 1.93, norm_cs1 0.28, norm_csn 1.18 (predict_grid11; fit_grid11_terms on grids 4, 6-10's rows).
+Its one 4-GPU call, asked for 4 x H100, was served by 4 x H200: the H100 model judged across devices. Main 11.8 / 39.7 %,
+12 of 31; candidate 12.5 / 39.7 %, 11 of 31 (the RMSNorm rule alone, looked at after: 13 of 31; the copy term, priced at
+the H100's HBM rate, overprices the H200's faster local copies). The H200's TensorRT-LLM two-shot below 1 MiB is priced
++11..+72 % too slow (as the 4 x H200 campaign showed), and 131 x 4096 at 4 ranks (132 CTAs in 33 clusters of 4) is again
+priced too fast (-21 %; grid 10's 132 x 4096 on the H100 -27 %). The family's STANDING stays on grid 10 (4 x H100).
 """
 from __future__ import annotations
 
