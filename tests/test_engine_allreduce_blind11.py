@@ -91,3 +91,15 @@ def test_the_measurement_is_whole_and_the_candidate_lost(pred):
             med=lambda e: (100 * e).abs().median(), p90=lambda e: (100 * e).abs().quantile(0.9))
         met[m] = int(((t["med"] <= 10) & (t["p90"] <= 25)).sum())
     assert met == {"main": 12, "new": 11}
+
+
+def test_grid11_replicate_joins_every_row_of_the_scored_run():
+    """The second 4 x H200 run of grid 11 (BLIND11_REPLICATE_CSV, named outside BLIND11_MEAS_GLOB so the scored run
+    stays the first) joins the scored run on all 210 rows; the spread is second / first - 1."""
+    from hwmodels import datafiles as DF
+
+    assert not any(f.name == E.BLIND11_REPLICATE_CSV for f in DF.glob(E.DATA_DIR, E.BLIND11_MEAS_GLOB))
+    j = E.blind11_replicate()
+    assert len(j) == 210 and j[["us_1", "us_2"]].gt(0).all().all()
+    assert j["spread"].to_numpy() == pytest.approx((j["us_2"] / j["us_1"] - 1).to_numpy())
+    assert set(j["regime"]) <= {"small (8-64 KiB)", "middle (128 KiB-1 MiB)", "large (2-8 MiB)"}

@@ -7,6 +7,8 @@ GRID11_CANDIDATE, predict_grid11), both priced and committed before the measurem
 """
 from __future__ import annotations
 
+from hwmodels import datafiles as DF
+
 from .allreduce import _engine_allreduce_blind_table
 
 #: the commit that holds blind grid 11's prediction (engine_allreduce.BLIND11_PRED_CSV), made before the measurement
@@ -36,3 +38,28 @@ def engine_allreduce_blind11(data_dir=None) -> None:
             f"above 2 ranks + the fused RMSNorm by cluster size, one- and two-shot {EA.GRID11_CANDIDATE}: "
             f"{'SHIPPED' if SHIPPED == 'new' else 'NOT shipped'}; measured on 4 x H200 lent for a 4 x H100 request: the H100 "
             f"model judged across devices, STANDING stays on grid 10)"), shipped=STANDING)
+    _replicate_table()
+
+
+def _replicate_table() -> None:
+    """Grid 11 measured twice, on two 4 x H200 hosts (EA.blind11_replicate): |second / first - 1| per implementation x
+    ranks, median / p90 %, beside main's |error| on the same rows: where the two hosts disagree by as much as the model
+    misses, no model of one host can meet the goal on the other."""
+    import pandas as pd
+
+    from simulator.calibration import engine_allreduce as EA
+
+    j = EA.blind11_replicate()
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND11_PRED_CSV))
+    key = ["impl", "world", "tokens", "hidden"]
+    j = j.merge(pred[key + ["pred_main_us"]], on=key, how="left")
+    j["err_main"] = j["pred_main_us"] / j["us_1"] - 1.0
+    print(f"   grid 11 measured twice (second run {EA.BLIND11_REPLICATE_CSV}, another 4 x H200 host, same script): "
+          f"{len(j)} rows, |second / first - 1| median {100 * j['spread'].abs().median():.1f} %, p90 "
+          f"{100 * j['spread'].abs().quantile(0.9):.1f} %")
+    rows = []
+    for (impl, g), t in j.groupby(["impl", "world"]):
+        rows.append({"impl": impl, "world": g, "n": len(t), "host_spread_med": 100 * t["spread"].abs().median(),
+                     "host_spread_p90": 100 * t["spread"].abs().quantile(0.9),
+                     "main_err_med": 100 * t["err_main"].abs().median()})
+    print(pd.DataFrame(rows).round(1).to_string(index=False))

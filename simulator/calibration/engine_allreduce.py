@@ -165,6 +165,10 @@ BLIND11_CONTROL = ((19, 1536), (23, 1024), (15, 2048), (27, 1024),
 BLIND11_PRED_CSV = "engine_allreduce_blind11_prediction_H100-SXM_2026-11-27.csv.gz"
 BLIND11_MEAS_GLOB = "engine_allreduce_blind11_nvidia*.csv"
 BLIND11_MAIN_COMMIT = "f9af03b"
+#: grid 11 measured a second time by the lead (the same script, .dev copy of run_engine_allreduce_blind11.sh, another
+#: 4 x H100 request served by another 4 x H200 host, 2026-11-27; named so that BLIND11_MEAS_GLOB does not take it):
+#: how far two hosts of one kind disagree, the floor under any model's error on these rows
+BLIND11_REPLICATE_CSV = "engine_allreduce_blind11rep2_nvidia-h200_x4_2026-11-27.csv"
 #: blind grid 11's candidate (fit_grid11_terms): copy = grid 10's serialized local copies of TensorRT-LLM's two-shot, now
 #: only above 2 ranks (at 2 ranks the one-peer link bound already covers them: grid 10's 2-rank controls, looked-at);
 #: norm_cs1 / norm_csn = the share of the fused RMSNorm's `norm` term a call pays with ONE CTA a cluster (no
@@ -582,6 +586,22 @@ def fit_grid11_terms(hw: HardwareSpec) -> dict:
                       [0.0, 1.0, 1.0], bounds=([0.0, 0.0, 0.0], [5.0, 3.0, 3.0]))
     return {"copy": round(float(r.x[0]), 2), "norm_cs1": round(float(r.x[1]), 2), "norm_csn": round(float(r.x[2]), 2),
             "rows": len(v), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def blind11_replicate(data_dir: Path | None = None) -> pd.DataFrame:
+    """Grid 11's two measurements joined per (impl, world, tokens, hidden): `us_1` the scored run (BLIND11_MEAS_GLOB),
+    `us_2` the replicate (BLIND11_REPLICATE_CSV), `spread` = us_2 / us_1 - 1, and `regime` (size regime, as scored)."""
+    from hwmodels import datafiles as DF
+
+    d = DATA_DIR if data_dir is None else data_dir
+    key = ["impl", "world", "tokens", "hidden"]
+    a = pd.read_csv(DF.glob(d, BLIND11_MEAS_GLOB)[-1])
+    b = pd.read_csv(d / BLIND11_REPLICATE_CSV)
+    j = a[key + ["bytes", "median_us"]].merge(b[key + ["median_us"]], on=key, suffixes=("_1", "_2"), how="inner")
+    j = j.rename(columns={"median_us_1": "us_1", "median_us_2": "us_2"})
+    j["spread"] = j["us_2"] / j["us_1"] - 1.0
+    j["regime"] = [r[2:] for r in size_regime(j["bytes"])]
+    return j
 
 
 def blind11_grid() -> pd.DataFrame:
