@@ -812,8 +812,9 @@ def test_grid19_shapes_are_new_narrow_and_priced_before_measuring():
     assert len(fr) == 146 and set(fr["grid"]) == set(E.NARROW_BOUNDED_FIT_GRIDS)
 
 
-def test_grid19_committed_prices_are_reproduced():
-    """Three grid 19 rows re-priced now under each rule as committed before measuring."""
+def test_grid19_committed_prices_are_reproduced_and_measured():
+    """Three grid 19 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
+    no wrong selection, and main stays shipped (the candidate lost the tie rule)."""
     from simulator.kernels import topk_trtllm as TK
 
     hw = load_hardware("H100-SXM")
@@ -823,3 +824,7 @@ def test_grid19_committed_prices_are_reproduced():
                               ("pred_us", True, TK.NARROW_PERCTA_BOUNDED_CANDIDATE, True)):
         with E.narrow_additive(on, rule, bounded=bd):
             assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    m = E.measured19()
+    assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
+    assert {"pred_main_us", "pred_us", "median_us", "regime", "ctas_per_sm"} <= set(m.columns)
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE

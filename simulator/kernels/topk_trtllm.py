@@ -455,7 +455,10 @@ NARROW_ADD_BOUNDED = False
 #: the per-CTA terms refitted with NARROW_ADDITIVE and NARROW_ADD_BOUNDED on, by topk_engines.fit_narrow_bounded on the
 #: 146 looked-at narrow short rows of grids 5-18 (rms log error 0.1462; on the same rows main's shipped rule, grid 17's
 #: per-CTA rule through the knee, has 0.1449 and grid 18's defective candidate 0.1073: its gain was the defect's, a
-#: negative body squared into the knee). NOT SHIPPED unless grid 19 says so (benchmarks/accuracy_sections/topk_grid19.py)
+#: negative body squared into the knee). NOT SHIPPED after grid 19 (35 blind rows, both prices committed before
+#: measuring, 2b60d40; one H100 call): 1 of 3 regimes as main f9af03b (the controls), pooled 14.3 / 22.2 % (signed
+#: -9.6) against main's 13.1 / 22.7 % (-9.1): a higher median, so the tie rule keeps main; <= 8 CTAs per SM 16.1 / 22.6
+#: -> 14.9 / 22.1 %, > 8 13.1 / 21.7 -> 16.9 / 18.9 % (both missed either way; benchmarks/accuracy_sections/topk_grid19.py)
 NARROW_PERCTA_BOUNDED_CANDIDATE: dict = {"round": 0.3795, "scan": 0.5544, "radix": 12.1763, "rank": 0.0345}
 
 
