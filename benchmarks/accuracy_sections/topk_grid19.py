@@ -3,7 +3,7 @@ NARROW_ADD_BOUNDED: the narrow short-row launch's L2 re-read credit scaled with 
 them, so its memory term is >= 0 and the price is the per-CTA chain alone; NARROW_PERCTA_BOUNDED_CANDIDATE refitted on
 the 146 looked-at narrow short rows of grids 5-18), where main f9af03b prices the per-CTA chain through the knee
 (grid 17's NARROW_PERCTA), judged on 35 new TensorRT-LLM shapes (31 narrow launches over short rows 4.0K-14.0K at
-370-2050 rows, 3-16 CTAs per SM, 20 of them at <= 8; recorded / gaussian / uniform scores; controls: single 512-thread
+370-2080 rows, 3-16 CTAs per SM, 20 of them at <= 8; recorded / gaussian / uniform scores; controls: single 512-thread
 CTAs at a mid and a long row, a split launch, the prefill entry), both prices committed before measuring."""
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def topk_trtllm_grid19() -> None:
     trt_k = ("trt_topk", "trt_topk_pf")
     n_trt = int(m["kernel"].isin(trt_k).sum())
     print(f"\n== top-k grid19 ({n_trt} new TensorRT-LLM shapes: narrow 256-thread CTAs over short rows 4.0K-14.0K at "
-          f"370-2050 rows (3-16 CTAs per SM), recorded / gaussian / uniform scores, at <= 8 and > 8 CTAs per SM; "
+          f"370-2080 rows (3-16 CTAs per SM), recorded / gaussian / uniform scores, at <= 8 and > 8 CTAs per SM; "
           f"controls: single 512-thread CTAs at a mid / long row, a split launch, the prefill entry; predicted before "
           f"measuring, commit {PREDICTION_COMMIT}: {TE.GRID19_PREDICTION}; measured {TE.GRID19_MEASURED}); every row "
           f"BLIND: main = main f9af03b's product price, cand = grid 18's additive rule with its re-read credit bounded "

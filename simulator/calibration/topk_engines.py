@@ -2065,7 +2065,7 @@ def fit_narrow_bounded(hw: HardwareSpec) -> dict:
         "narrow_fit_rows": int(len(t)), "narrow_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
-#: grid 19: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.0K-14.0K scores, 370-2050 rows: 3-16
+#: grid 19: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.0K-14.0K scores, 370-2080 rows: 3-16
 #: CTAs per SM; 1-2 CTAs per SM hold no narrow launch: useNarrowBlock needs >= 256 rows and rows x n >= 4 Mi scores
 #: below n 12,288, i.e. > 341 rows), weighted to <= 8 CTAs per SM (the regime grid 18 missed), recorded, gaussian and
 #: uniform scores; controls in met regimes: a single 512-thread CTA at a mid and a long row, a split launch, the prefill
