@@ -124,9 +124,9 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        # grids 7-9 and 16-18 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
+        # grids 7-9 and 16-19 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
         # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18")):
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18", "grid19")):
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -763,3 +763,73 @@ def test_shipped_narrow_prices_have_no_negative_memory_term():
     with E.narrow_additive(True, TK.NARROW_PERCTA_ADD_CANDIDATE):
         with pytest.raises(SparsesimError, match="re-read more bytes than they read"):
             E.predict_trtllm(t, hw)
+
+
+def test_bounded_credit_repairs_the_negative_memory_term():
+    """Grid 19's repair (NARROW_ADD_BOUNDED): the re-read credit is scaled with the bytes it re-reads and never above
+    them, so the additive candidate prices narrow short-row launches with no negative memory term; a 512-thread launch
+    and the shipped rule are unchanged by it; off by default (not shipped unless the grid says so) and restored on exit."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 2200, 7700), ("uniform", 780, 5800), ("recorded", 580, 41000)])
+    assert TK.NARROW_ADD_BOUNDED is False
+    with E.narrow_additive(True, TK.NARROW_PERCTA_BOUNDED_CANDIDATE, bounded=True), np.errstate(invalid="raise"):
+        b = E.predict_trtllm(t, hw)
+        ops = OpBuilder(2)
+        TK.add_job_ops(ops, np.array([2200.0, 580.0]), np.array([7700.0, 41000.0]), 2048, np.array([4.0, 4.0]),
+                       np.zeros(2))
+        tab = ops.build()
+        assert (tab.reread_bytes <= tab.bytes_read).all() and (tab.reread_bytes >= 0).all()
+    assert np.isfinite(b).all() and (b > 0).all()
+    with E.narrow_additive(True, TK.NARROW_PERCTA_BOUNDED_CANDIDATE, bounded=False):
+        u = E.predict_trtllm(t.iloc[[2]].reset_index(drop=True), hw)
+    assert b[2] == pytest.approx(u[0], rel=1e-12)   # the 512-thread launch: the bound changes nothing
+    assert TK.NARROW_ADD_BOUNDED is False and TK.NARROW_ADDITIVE is False
+    assert set(TK.NARROW_PERCTA_BOUNDED_CANDIDATE) == {"round", "scan", "radix", "rank"}
+
+
+@pytest.mark.usefixtures("fitted_rules")
+def test_grid19_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 19 shape was measured before for any top-k kernel; its 31 decode rows at short lengths all run the
+    narrow 256-thread dispatch at 3-16 CTAs per SM, 20 of them at <= 8; the committed prediction CSV has its 35 rows,
+    columns and regimes; the repaired candidate's fit rows are grids 5-18's 146 looked-at narrow short rows."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid19" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID19 + E.GRID19_PREFILL
+    assert len(set(shapes)) == len(shapes) == 35 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID19_NARROW])
+    n = np.array([s[2] for s in E.GRID19_NARROW])
+    assert len(r) == 31 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= TK.NARROW_PERCTA_MAX_N).all()
+    c = np.ceil(r / 132)
+    assert c.min() == 3 and c.max() == 16 and (c <= 8).sum() == 20
+    p = pd.read_csv(F.DATA_DIR / E.GRID19_PREDICTION)
+    assert len(p) == 35 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime19(p["kernel"], p["rows"], p["n"]))
+    fr = E.narrow_bounded_fit_rows()
+    assert len(fr) == 146 and set(fr["grid"]) == set(E.NARROW_BOUNDED_FIT_GRIDS)
+
+
+def test_grid19_committed_prices_are_reproduced_and_measured():
+    """Three grid 19 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
+    no wrong selection, and main stays shipped (the candidate lost the tie rule)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID19_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[1, 18, 27]].reset_index(drop=True)
+    for col, on, rule, bd in (("pred_main_us", False, TK.NARROW_PERCTA_CANDIDATE, False),
+                              ("pred_us", True, TK.NARROW_PERCTA_BOUNDED_CANDIDATE, True)):
+        with E.narrow_additive(on, rule, bounded=bd):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    m = E.measured19()
+    assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
+    assert {"pred_main_us", "pred_us", "median_us", "regime", "ctas_per_sm"} <= set(m.columns)
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE

@@ -22,6 +22,7 @@ from . import (
     topk_grid16,
     topk_grid17,
     topk_grid18,
+    topk_grid19,
 )
 from .production_kernels import campaigns
 
@@ -39,7 +40,7 @@ def engine_grids() -> None:
 
 
 def trtllm_grids() -> None:
-    """TensorRT-LLM top-k grids 7-17 (after the regimes tables)."""
+    """TensorRT-LLM top-k grids 7-19 (after the regimes tables)."""
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
@@ -52,6 +53,7 @@ def trtllm_grids() -> None:
     topk_grid16.topk_trtllm_grid16()
     topk_grid17.topk_trtllm_grid17()
     topk_grid18.topk_trtllm_grid18()
+    topk_grid19.topk_trtllm_grid19()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

@@ -41,7 +41,7 @@ def topk_trtllm_grid18() -> None:
          + (" (shipped)" if SHIPPED == "cand" else " (not shipped)") + ", committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid18 ({n_trt}), main 922980a's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 19's shipped row (topk_grid19)
     trtllm_pooled_lines(m, g, trt_k, (
         ("pred_main_us", "main", "main 922980a"),
         ("pred_us", "cand", "narrow launches additive"),

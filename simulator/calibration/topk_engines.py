@@ -1921,21 +1921,22 @@ def grid17_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
 # --- the narrow short-row launches priced additively (topk_trtllm.NARROW_ADDITIVE: the per-CTA chain alone, no
 # closed-loop knee), judged on GRID18 ---
 class narrow_additive:
-    """Context manager: price the narrow short-row launches with topk_trtllm.NARROW_ADDITIVE = `on` and NARROW_PERCTA =
-    `rule` (None in `rule` = keep the shipped NARROW_PERCTA), restored on exit."""
+    """Context manager: price the narrow short-row launches with topk_trtllm.NARROW_ADDITIVE = `on`, NARROW_PERCTA =
+    `rule` (None in `rule` = keep the shipped NARROW_PERCTA) and NARROW_ADD_BOUNDED = `bounded` (grid 19's repaired
+    re-read credit; False = grid 18's candidate as judged), restored on exit."""
 
-    def __init__(self, on: bool, rule: dict | None = None):
-        self.on, self.rule = on, rule
+    def __init__(self, on: bool, rule: dict | None = None, bounded: bool = False):
+        self.on, self.rule, self.bounded = on, rule, bounded
 
     def __enter__(self):
-        self.old = (TK.NARROW_ADDITIVE, TK.NARROW_PERCTA)
-        TK.NARROW_ADDITIVE = self.on
+        self.old = (TK.NARROW_ADDITIVE, TK.NARROW_PERCTA, TK.NARROW_ADD_BOUNDED)
+        TK.NARROW_ADDITIVE, TK.NARROW_ADD_BOUNDED = self.on, self.bounded
         if self.rule is not None:
             TK.NARROW_PERCTA = self.rule
         return self
 
     def __exit__(self, *exc):
-        TK.NARROW_ADDITIVE, TK.NARROW_PERCTA = self.old
+        TK.NARROW_ADDITIVE, TK.NARROW_PERCTA, TK.NARROW_ADD_BOUNDED = self.old
         return False
 
 
@@ -2025,3 +2026,94 @@ def grid18_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     candidate (`cand`: NARROW_ADDITIVE); the goal judged on `shipped`."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured18(), 18, groups, (("pred_us", "cand"),), shipped, by_dist)
+
+
+# --- grid 19: the additive candidate REPAIRED (topk_trtllm.NARROW_ADD_BOUNDED: the re-read credit scaled with the bytes
+# it re-reads and bounded by them), refitted on the looked-at narrow rows of grids 5-18, judged on GRID19 ---
+#: the looked-at narrow rows for the repaired rule: every measured narrow 256-thread short-row decode row of grids 5-18
+#: (grid 18 measured before grid 19 was designed), the only rows topk_trtllm.NARROW_PERCTA_BOUNDED_CANDIDATE is fitted on
+NARROW_BOUNDED_FIT_GRIDS = NARROW_ADD_FIT_GRIDS + ("grid18",)
+
+
+def narrow_bounded_fit_rows(short: float = 16384.0) -> pd.DataFrame:
+    """NARROW_BOUNDED_FIT_GRIDS' measured narrow 256-thread decode rows at short rows (n <= `short`; `grid` added)."""
+    parts = []
+    for g in NARROW_BOUNDED_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[(TK.block_threads(m["rows"], m["n"]) < TK.THREADS) & (m["n"] <= short)]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_narrow_bounded(hw: HardwareSpec) -> dict:
+    """topk_trtllm.NARROW_PERCTA_BOUNDED_CANDIDATE: the per-CTA rule's round, block-scan round, BlockRadixSort and
+    all-pairs rank terms with NARROW_ADDITIVE and NARROW_ADD_BOUNDED on, by least squares on log time over
+    narrow_bounded_fit_rows; every other term at its shipped value."""
+    from scipy.optimize import least_squares
+
+    t = narrow_bounded_fit_rows()
+    y = np.log(t["median_us"].to_numpy(float))
+    names = ("round", "scan", "radix", "rank")
+
+    def res(x):
+        with narrow_additive(True, dict(zip(names, map(float, x))), bounded=True):
+            return np.log(np.maximum(predict_trtllm(t, hw), 1e-3)) - y
+    r = least_squares(res, [0.6, 0.05, 20.0, 0.05], bounds=([0.0] * 4, [4.0, 4.0, 80.0, 1.0]), diff_step=0.02,
+                      xtol=1e-4)
+    return {f"narrow_{k}": round(float(v), 4) for k, v in zip(names, r.x)} | {
+        "narrow_fit_rows": int(len(t)), "narrow_rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: grid 19: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.0K-14.0K scores, 370-2080 rows: 3-16
+#: CTAs per SM; 1-2 CTAs per SM hold no narrow launch: useNarrowBlock needs >= 256 rows and rows x n >= 4 Mi scores
+#: below n 12,288, i.e. > 341 rows), weighted to <= 8 CTAs per SM (the regime grid 18 missed), recorded, gaussian and
+#: uniform scores; controls in met regimes: a single 512-thread CTA at a mid and a long row, a split launch, the prefill
+#: entry at mid rows; no (scores, rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks)
+GRID19_NARROW = ([("recorded", r, n) for r, n in ((370, 11800), (440, 10300), (510, 8800), (570, 9600), (640, 7000),
+                                                 (710, 11000), (770, 6000), (830, 8400), (900, 5100), (980, 10800),
+                                                 (1040, 4300), (1100, 7700), (1250, 5000), (1400, 11500), (1620, 4000),
+                                                 (1880, 9600), (2080, 6300))]
+                 + [("gaussian", r, n) for r, n in ((400, 11200), (600, 7500), (750, 9900), (870, 5600), (1010, 6900),
+                                                    (1200, 13000), (1500, 8300), (1990, 4500))]
+                 + [("uniform", r, n) for r, n in ((480, 9200), (690, 6400), (820, 11400), (960, 4700), (1320, 6700),
+                                                   (1720, 14000))])
+GRID19_CONTROLS = [("recorded", r, n) for r, n in ((330, 35000), (250, 105000), (36, 245000))]
+GRID19_PREFILL = [("recorded", 1150, 31000)]
+GRID19 = GRID19_NARROW + GRID19_CONTROLS
+GRID19_PREDICTION = "topk_engines_grid19_prediction_2026-11-27.csv"
+GRID19_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid19.csv"
+
+
+def grid19_frame() -> pd.DataFrame:
+    """GRID19's rows: TensorRT-LLM's decode dispatch at GRID19's shapes, its prefill entry at GRID19_PREFILL's."""
+    return engines_frame(GRID19, GRID19_PREFILL)
+
+
+def regime19(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID19's regimes: the narrow short-row regimes of grid 16 (regime16)."""
+    return regime16(kernel, rows, n, sms)
+
+
+def predict_grid19(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID19 priced two ways: `pred_main_us` main f9af03b's product price (the shipped NARROW_PERCTA through the
+    closed-loop knee), `pred_us` THE candidate (NARROW_ADDITIVE with the bounded re-read credit, NARROW_ADD_BOUNDED, and
+    NARROW_PERCTA_BOUNDED_CANDIDATE, fitted on narrow_bounded_fit_rows)."""
+    t = grid19_frame()
+    with narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
+        t["pred_main_us"] = predict_trtllm(t, hw)
+    with narrow_additive(True, TK.NARROW_PERCTA_BOUNDED_CANDIDATE, bounded=True):
+        t["pred_us"] = predict_trtllm(t, hw)
+    return _launch_columns(t, hw, regime19, ["pred_main_us", "pred_us"], out)
+
+
+def measured19(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid19 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID19_PREDICTION, meas_csv or F.DATA_DIR / GRID19_MEASURED)
+
+
+def grid19_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid19 per regime, every row BLIND: TensorRT-LLM (both entries) by main f9af03b's product price (`main`) and the
+    repaired candidate (`cand`: NARROW_ADDITIVE + NARROW_ADD_BOUNDED); the goal judged on `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured19(), 19, groups, (("pred_us", "cand"),), shipped, by_dist)

@@ -443,6 +443,25 @@ NARROW_PERCTA_ADD_CANDIDATE: dict = {"round": 0.6112, "scan": 0.003, "radix": 20
 #: the knee) stays shipped; the candidate is kept as it was judged (narrow_additive(True, NARROW_PERCTA_ADD_CANDIDATE)
 #: reproduces its committed prices), to be fixed and re-judged on a fresh grid
 
+#: grid 19's REPAIR of that defect (NOT SHIPPED unless set): with NARROW_ADD_BOUNDED the re-read credit (reread_bytes,
+#: the later sweeps' bytes of the same CTA, which the roofline's SWEEP_REREAD rule turns into L2 hits) is scaled by the
+#: same factor as the bytes it re-reads (1e-6 on a narrow short-row launch under NARROW_ADDITIVE, 1 elsewhere) and
+#: bounded by them (reread_bytes <= bytes_read, both in bytes of the one op): the roofline's memory term is then >= 0
+#: (a ~0 body; the knee returns the chain), and the L2 share of a round (hit bytes / bytes read: the kind's iter_l2_s
+#: blend) is the unscaled launch's, since both scale alike. Off = grid 18's candidate as judged (its committed prices).
+#: Every other launch is unchanged either way (keep = 1 there and again <= rd already: add_job_ops's `again` is the
+#: bytes of all but the first sweep). The terms refitted with it: NARROW_PERCTA_BOUNDED_CANDIDATE below
+NARROW_ADD_BOUNDED = False
+#: the per-CTA terms refitted with NARROW_ADDITIVE and NARROW_ADD_BOUNDED on, by topk_engines.fit_narrow_bounded on the
+#: 146 looked-at narrow short rows of grids 5-18 (rms log error 0.1462; on the same rows main's shipped rule, grid 17's
+#: per-CTA rule through the knee, has 0.1449 and grid 18's defective candidate 0.1073: its gain was the defect's, a
+#: negative body squared into the knee). NOT SHIPPED after grid 19 (35 blind rows, both prices committed before
+#: measuring, 2b60d40; one H100 call): 1 of 3 regimes as main f9af03b (the controls), pooled 14.3 / 22.2 % (signed
+#: -9.6) against main's 13.1 / 22.7 % (-9.1): a higher median, so the tie rule keeps main; <= 8 CTAs per SM 16.1 / 22.6
+#: -> 14.9 / 22.1 %, > 8 13.1 / 21.7 -> 16.9 / 18.9 % (both missed either way; benchmarks/accuracy_sections/topk_grid19.py)
+NARROW_PERCTA_BOUNDED_CANDIDATE: dict = {"round": 0.3795, "scan": 0.5544, "radix": 12.1763, "rank": 0.0345}
+
+
 def narrow_additive(rows, n) -> np.ndarray:
     """Rows of a launch that NARROW_ADDITIVE prices by its chain alone: narrow 256-thread launches over short rows
     (n <= NARROW_PERCTA_MAX_N) under NARROW_PERCTA with NARROW_REG."""
@@ -634,6 +653,8 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
         res = np.asarray(sm_slots(th), float) * np.ones(np.shape(th))
     # NARROW_ADDITIVE: a narrow short-row launch's bytes leave the body (its chain alone is the time; not prefill)
     keep = 1.0 if prefill else np.where(narrow_additive(rows, n), 1e-6, 1.0)   # (not 0: the roofline divides by it)
+    if NARROW_ADD_BOUNDED:   # the re-read credit in the same units as the bytes it re-reads, never above them
+        again = np.minimum(keep * again, keep * rd)
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=keep * rows * sweeps * n * 4.0, bytes_read=keep * rd,
           bytes_written=keep * rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where,
