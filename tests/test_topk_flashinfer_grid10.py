@@ -65,3 +65,13 @@ def test_grid10_prediction_is_new():
     # the candidate moves only short rows (both transforms) and page-table rows past the ramp's start
     assert (short[moved] | ((p.loc[moved, "kernel"] == "fi_topk_pt") & (p.loc[moved, "set_l2"] > C["ramp_lo"]))).all()
     assert (p.loc[short, "pred_us"] < p.loc[short, "pred_main_us"]).all()
+
+
+def test_grid10_shipped_and_measured():
+    assert FK.PT_LOOKUP_SHIPPED is C and FK.SHORT_SWEEP_SHIPPED is FK.SHORT_SWEEP_CANDIDATE
+    m = G.measured()
+    # the copy-path rows (n <= k) are not measured: the harness's selection check needs n >= k
+    assert len(m) == 62 and m["median_us"].gt(0).all() and (m["n"] > 2048).all()
+    a = G.accuracy(m)
+    assert set(a["goal_main"]) <= {"met", "MISSED"}
+    assert (a["goal_cand"] == "met").sum() > (a["goal_main"] == "met").sum()

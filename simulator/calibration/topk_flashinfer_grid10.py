@@ -156,10 +156,10 @@ def regime(kernel, rows, n, path) -> np.ndarray:
 
 
 def predict_grid10(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
-    """FI_GRID10 priced two ways on grid 6's statistics and grid 7's stream floor: `pred_main_us` main's model (the
-    shipped lookups, no short-row rule), `pred_us` the candidate (PT_RAMP_CANDIDATE + SHORT_SWEEP_CANDIDATE)."""
+    """FI_GRID10 priced two ways on grid 6's statistics and grid 7's stream floor: `pred_main_us` main f9af03b's model
+    (PT_MISS_CANDIDATE's lookups, no short-row rule), `pred_us` the candidate (PT_RAMP_CANDIDATE + SHORT_SWEEP_CANDIDATE)."""
     t = G7.frame(FI_GRID10, False, hw.units)
-    t["pred_main_us"] = predict(t, hw, None, {})
+    t["pred_main_us"] = predict(t, hw, FK.PT_MISS_CANDIDATE, {})
     t["pred_us"] = predict(t, hw, FK.PT_RAMP_CANDIDATE, FK.SHORT_SWEEP_CANDIDATE)
     t["fi_path"] = path_of(t)
     t["regime"] = regime(t["kernel"], t["rows"], t["n"], t["fi_path"])

@@ -128,8 +128,14 @@ PT_RAMP_CANDIDATE = {**PT_MISS_CANDIDATE, "miss_row_phases": 0.0307, "ramp_lo": 
 #: of {0, 0.25, ..., 2}, rms log 0.035 against 0.096 at the source's 1 round: the one load round hides under the row's
 #: barrier phases, which the kind's sync terms already price)
 SHORT_SWEEP_CANDIDATE = {"max_loads": 1.0, "short_sweep_iters": 0.0}
-#: the short-row rule the product prices (None = main's VALUES_PER_ROUND chain at every length)
-SHORT_SWEEP_SHIPPED: dict | None = None
+#: the short-row rule the product prices (None = main's VALUES_PER_ROUND chain at every length). SHIPPED after FlashInfer's
+#: blind grid 10 (benchmarks/accuracy_sections/topk_flashinfer_grid10.py: 31 new shapes x both transforms, priced before
+#: measuring, commit d3389d3), with PT_RAMP_CANDIDATE (PT_LOOKUP_SHIPPED below): the candidate met 13 of 14 regimes, main
+#: 10 (pooled 6.3 / 15.0 % against 8.3 / 19.4 %); the gain is the short-row rule's (short rows <= 4K: 6.0-6.9 / 11-14 %
+#: against 11.7-13.5 / 22-24 %); the ramp alone moved 9 page-table rows, 6 of them away from the measurement
+SHORT_SWEEP_SHIPPED: dict | None = SHORT_SWEEP_CANDIDATE
+#: SHIPPED with SHORT_SWEEP_SHIPPED after grid 10 (the candidate as judged; see above)
+PT_LOOKUP_SHIPPED = PT_RAMP_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
