@@ -30,7 +30,7 @@ def topk_flashinfer_grid10() -> None:
     m = G.measured()
     g = G.accuracy(m)
     print(f"\n== FlashInfer top-k grid10 ({len(m) // 2} new shapes x the ragged and the page-table transform: decode 1-256 "
-          f"/ prefill 700-1500 rows, n 1.5K-150K, aimed at the page-table lookups' L2 ramp (0.30-1.20 of the L2) and "
+          f"/ prefill 700-1500 rows, n 2.3K-150K (the two copy-path shapes, n <= k, unmeasured), aimed at the page-table lookups' L2 ramp (0.30-1.20 of the L2) and "
           f"short rows; predicted before measuring, commit {PREDICTION_COMMIT}: {G.FI_GRID10_PREDICTION}; measured "
           f"{G.FI_GRID10_MEASURED}); every row BLIND: main = main f9af03b's model (lookups miss past 0.84 x the L2), "
           f"cand = the candidate (lookups' miss ramped over {G.FK.PT_RAMP_CANDIDATE['ramp_lo']}-"
