@@ -82,9 +82,8 @@ def pairs() -> pd.DataFrame:
 def fit_pt_ramp(hw: HardwareSpec, grid=RAMP_GRID) -> dict:
     """PT_RAMP_CANDIDATE's ramp_lo, ramp_hi and miss_row_phases: for each (lo, hi) of `grid`, miss_row_phases by least
     squares over EVERY looked-at filtered pair of grids 5-9 (waves x pt_lookup_phases x sync[topk_flashinfer] against
-    page-table minus ragged time, relative to the page-table time); the least rms wins."""
-    from scipy.optimize import least_squares
-
+    page-table minus ragged time, relative to the page-table time; the residual is linear in miss_row_phases, so the
+    bounded least squares is closed-form, clipped to [0, 1]); the least rms wins."""
     j = pairs()
     rows, n = j["rows"].to_numpy(float), j["n"].to_numpy(float)
     waves = np.maximum(np.ceil(rows / hw.units), 1.0)
@@ -96,11 +95,13 @@ def fit_pt_ramp(hw: HardwareSpec, grid=RAMP_GRID) -> dict:
         base = {**FK.PT_RAMP_CANDIDATE, "ramp_lo": lo, "ramp_hi": hi}
 
         def resid(x, base=base):
-            return (waves * FK.pt_lookup_phases(rows, n, {**base, "miss_row_phases": x[0]}, hw.units) * phase - d) / pt
-        r = least_squares(resid, [0.02], bounds=([0.0], [1.0]))
-        rms = float(np.sqrt(np.mean(r.fun ** 2)))
+            return (waves * FK.pt_lookup_phases(rows, n, {**base, "miss_row_phases": x}, hw.units) * phase - d) / pt
+        a = resid(0.0)
+        b = resid(1.0) - a
+        x = float(np.clip(-np.dot(a, b) / max(float(np.dot(b, b)), 1e-30), 0.0, 1.0))
+        rms = float(np.sqrt(np.mean(resid(x) ** 2)))
         if best is None or rms < best["rms_rel_error"] - 1e-12:
-            best = {"ramp_lo": lo, "ramp_hi": hi, "miss_row_phases": round(float(r.x[0]), 4), "rms_rel_error": rms}
+            best = {"ramp_lo": float(lo), "ramp_hi": float(hi), "miss_row_phases": round(x, 4), "rms_rel_error": rms}
     best["rms_rel_error"] = round(best["rms_rel_error"], 4)
     best["fit_rows"] = len(j)
     return best
