@@ -113,7 +113,7 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
                    rounds=st["rounds"], page_table=pt)
         ops.append(b.build())
     rag, pt = ops
-    assert FK.PT_LOOKUP_SHIPPED is FK.PT_MISS_CANDIDATE   # grid 8 shipped the L2-miss rule on top of grid 6's terms
+    assert FK.PT_LOOKUP_SHIPPED is FK.PT_RAMP_CANDIDATE   # grid 10 shipped the L2-miss ramp on top of grid 6's terms
     assert (pt.bytes_read > rag.bytes_read).all()
     assert pt.serial_iters[0] == rag.serial_iters[0] and (pt.serial_iters[1:] > rag.serial_iters[1:]).all()
     extra_sync = pt.sync_steps - rag.sync_steps

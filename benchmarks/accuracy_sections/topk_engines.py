@@ -14,6 +14,7 @@ from . import (
     topk_flashinfer_grid7,
     topk_flashinfer_grid8,
     topk_flashinfer_grid9,
+    topk_flashinfer_grid10,
     topk_grid11,
     topk_grid12,
     topk_grid13,
@@ -36,6 +37,7 @@ def engine_grids() -> None:
         topk_flashinfer_grid7.topk_flashinfer_grid7()
         topk_flashinfer_grid8.topk_flashinfer_grid8()
         topk_flashinfer_grid9.topk_flashinfer_grid9()
+        topk_flashinfer_grid10.topk_flashinfer_grid10()
         _topk_trtllm_grid6_table(hw)
 
 

@@ -112,6 +112,32 @@ PT_LOOKUP_SHIPPED = PT_MISS_CANDIDATE
 PT_MISS9_CANDIDATE = {**PT_MISS_CANDIDATE, "miss_row_phases": 0.029, "l2_miss_at": 0.73}
 
 
+#: FlashInfer grid 10's candidate (simulator/calibration/topk_flashinfer_grid10.py): PT_MISS_CANDIDATE with the lookups'
+#: L2 miss as a RAMP, not a threshold: a launch of at most max_waves waves whose scores and page table (2 x rows x n x
+#: 4 B) hold s x the L2 pays the fraction f = clip((s - ramp_lo) / (ramp_hi - ramp_lo), 0, 1) of the miss price and
+#: 1 - f of grid 6's hit terms (the L2's two partitions, its hashing and the sweeps' streaming evict the page table
+#: line by line, not at one size: grid 9's diagnosis, 0.45-0.95). ramp_lo / ramp_hi / miss_row_phases FITTED together
+#: on every looked-at filtered pair of grids 5-9 (topk_flashinfer_grid10.fit_pt_ramp)
+PT_RAMP_CANDIDATE = {**PT_MISS_CANDIDATE, "miss_row_phases": 0.0307, "ramp_lo": 0.70, "ramp_hi": 0.95}
+#: FlashInfer grid 10's short-row rule (candidate; None = not priced): topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel's
+#: Stage 1 and filter sweeps are `#pragma unroll 2` loops of `vec_t<float, VEC_SIZE>::cast_load` strided by 1024 x VEC:
+#: a row of n <= 1024 x VEC x max_loads scores gives each thread at most max_loads vector loads, issued together (the
+#: unrolled pair), so a sweep is ONE dependent load round followed by the thread's <= VEC x max_loads key atomics, not
+#: ceil(n / (1024 x VALUES_PER_ROUND)) rounds: such a sweep is priced `short_sweep_iters` iterations (FITTED on the
+#: looked-at filtered rows of grids 5-9 with n <= 1024 x VEC x max_loads: topk_flashinfer_grid10.fit_short, 16 rows: 0.0
+#: of {0, 0.25, ..., 2}, rms log 0.035 against 0.096 at the source's 1 round: the one load round hides under the row's
+#: barrier phases, which the kind's sync terms already price)
+SHORT_SWEEP_CANDIDATE = {"max_loads": 1.0, "short_sweep_iters": 0.0}
+#: the short-row rule the product prices (None = main's VALUES_PER_ROUND chain at every length). SHIPPED after FlashInfer's
+#: blind grid 10 (benchmarks/accuracy_sections/topk_flashinfer_grid10.py: 31 new shapes x both transforms, priced before
+#: measuring, commit d3389d3), with PT_RAMP_CANDIDATE (PT_LOOKUP_SHIPPED below): the candidate met 13 of 14 regimes, main
+#: 10 (pooled 6.3 / 15.0 % against 8.3 / 19.4 %); the gain is the short-row rule's (short rows <= 4K: 6.0-6.9 / 11-14 %
+#: against 11.7-13.5 / 22-24 %); the ramp alone moved 9 page-table rows, 6 of them away from the measurement
+SHORT_SWEEP_SHIPPED: dict | None = SHORT_SWEEP_CANDIDATE
+#: SHIPPED with SHORT_SWEEP_SHIPPED after grid 10 (the candidate as judged; see above)
+PT_LOOKUP_SHIPPED = PT_RAMP_CANDIDATE
+
+
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
 #: filtered kernel's two sweeps (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel, Stage 1 and the filter sweep: `#pragma
 #: unroll 2` over `vec_t<float, VEC_SIZE>::cast_load`, VEC_SIZE = gcd(max_len, 4)) keep 2 x VEC_SIZE scores of each
@@ -163,9 +189,14 @@ def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0, k: float = 2048.0
     out = terms["wave_phases"] + per_wave * (terms["row_phases"] + terms["row_phases_per_kscore"] * span)
     if "miss_row_phases" not in terms:
         return out
-    miss = (2.0 * rows * n * P.SCORE_BYTES > terms["l2_miss_at"] * l2_bytes) & (waves <= terms["max_waves"])
     full = terms["wave_phases"] + np.minimum(rows, sms) * terms["miss_row_phases"] * np.minimum(
         1.0, n * P.SCORE_BYTES / (float(k) * 64.0))
+    if "ramp_lo" in terms:   # PT_RAMP_CANDIDATE: the miss price's share ramps over the launch's set
+        s = 2.0 * rows * n * P.SCORE_BYTES / l2_bytes
+        f = np.clip((s - terms["ramp_lo"]) / max(terms["ramp_hi"] - terms["ramp_lo"], 1e-9), 0.0, 1.0)
+        f = np.where(waves <= terms["max_waves"], f, 0.0)
+        return out + f * (full - out)
+    miss = (2.0 * rows * n * P.SCORE_BYTES > terms["l2_miss_at"] * l2_bytes) & (waves <= terms["max_waves"])
     return np.where(miss, full, out)
 
 
@@ -235,7 +266,8 @@ def vec_width(n):
 
 def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=None, rounds=None,
             sms: float = 132.0, page_table: bool = False, pt_lookup: dict | None = None,
-            stream_floor: dict | None = None, l2_bytes: float = STREAM_FLOOR_L2_BYTES) -> None:
+            stream_floor: dict | None = None, l2_bytes: float = STREAM_FLOOR_L2_BYTES,
+            short_sweep: dict | None = None) -> None:
     """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (filtered):
     filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
                ceil(n / (1024 x VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (P.SGL_GATHER_ROUNDS,
@@ -251,7 +283,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     pt_lookup  the filtered kernel's lookup phase terms (PT_LOOKUP_CANDIDATE's keys: pt_lookup_phases in place of the
                PT_VALUES_PER_ROUND round); None = PT_LOOKUP_SHIPPED (None: main's rule).
     stream_floor  the filtered kernel's HBM stream floor (STREAM_FLOOR_CANDIDATE's keys, stream_floor_iters against
-               `l2_bytes`); None = STREAM_FLOOR_SHIPPED (None: no floor)."""
+               `l2_bytes`); None = STREAM_FLOOR_SHIPPED (None: no floor).
+    short_sweep  the filtered kernel's short-row sweeps (SHORT_SWEEP_CANDIDATE's keys); None = SHORT_SWEEP_SHIPPED,
+               {} = none."""
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
     shape = rows.shape
     sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
@@ -263,7 +297,11 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     filt = filtered(rows, n)
     in_l1 = n * P.SCORE_BYTES <= P.SGL_L1_BYTES
     # filtered kernel
-    f_iters = sweeps * np.ceil(n / (THREADS * VALUES_PER_ROUND)) + P.SGL_GATHER_ROUNDS * g_it
+    sweep_it = np.ceil(n / (THREADS * VALUES_PER_ROUND))
+    short = SHORT_SWEEP_SHIPPED if short_sweep is None else (short_sweep or None)
+    if short is not None:   # one unrolled vector-load round a sweep on short rows (SHORT_SWEEP_CANDIDATE)
+        sweep_it = np.where(n <= THREADS * vec * short["max_loads"], short["short_sweep_iters"], sweep_it)
+    f_iters = sweeps * sweep_it + P.SGL_GATHER_ROUNDS * g_it
     floor = STREAM_FLOOR_SHIPPED if stream_floor is None else stream_floor
     if floor is not None:   # the HBM-streamed sweeps' load floor (STREAM_FLOOR_CANDIDATE)
         f_iters = f_iters + stream_floor_iters(rows, n, sweeps, floor, sms, l2_bytes)
