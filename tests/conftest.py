@@ -33,3 +33,14 @@ def pytest_sessionfinish(session):
     from tests import notebook_runner
 
     notebook_runner.stop()
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One LocalCluster of 2 single-threaded worker processes (simulator.parallel.client) for every test that needs a
+    Dask cluster: starting one takes ~4-9 s on 2 cores, so the tests share it."""
+    pytest.importorskip("dask.distributed")
+    from simulator.parallel import client
+
+    with client(workers=2) as cl:
+        yield cl

@@ -36,17 +36,15 @@ def _identical(a: pd.DataFrame, b: pd.DataFrame) -> None:
             assert (a[c].astype(str) == b[c].astype(str)).all(), c
 
 
-def test_local_cluster_equals_serial(tmp_path):
-    from simulator.parallel import client
-
+def test_local_cluster_equals_serial(tmp_path, dask_client):
     sc = scenario_from_dict(DOC, "<dask-eq>")
     serial = planner.evaluate(sc, chunk_settings=40)
     assert planner.n_tuples(sc) == 2 * 2 * 2 * 2 * 3 * 2 == 96
     assert len(planner.chunk_bounds(sc, 40)) == 96 // 10 + 1 == 10   # 10 tuples of 4 settings per chunk, the last 6
-    with client(workers=2) as cl:
-        assert len(cl.scheduler_info()["workers"]) == 2
-        dist = planner.evaluate(sc, chunk_settings=40, client=cl)
-        streamed = planner.evaluate(sc, chunk_settings=40, client=cl, parquet=tmp_path / "r.parquet")
+    cl = dask_client
+    assert len(cl.scheduler_info()["workers"]) == 2
+    dist = planner.evaluate(sc, chunk_settings=40, client=cl)
+    streamed = planner.evaluate(sc, chunk_settings=40, client=cl, parquet=tmp_path / "r.parquet")
     assert len(serial.results) > 0 and serial.n_skipped > 0        # RTX-4090 refuses TP > 1; Llama-2-7B stops at 4K
     _identical(dist.results, serial.results)
     assert list(dist.skipped.items()) == list(serial.skipped.items())

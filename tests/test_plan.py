@@ -153,13 +153,10 @@ def test_branch_and_bound_prunes_what_cannot_win():
     assert r.winner["hardware"] == "H100-SXM"
 
 
-def test_dask_plan_equals_serial(tiny_result):
-    pytest.importorskip("dask.distributed")
-    from simulator.parallel import client
+def test_dask_plan_equals_serial(tiny_result, dask_client):
     from simulator.planning.study import run_plan
 
-    with client(workers=2) as cl:
-        dist = run_plan(_scenario(), client=cl)
+    dist = run_plan(_scenario(), client=dask_client)
     cols = ["id", "status", "capacity_req_s", "engine_runs", "usd_per_hour"]
     a, b = dist.table[cols], tiny_result.table[cols]
     assert a.astype(str).equals(b.astype(str))
