@@ -332,7 +332,7 @@ def _trtllm_frame(shapes) -> pd.DataFrame:
     out, cache = [], {}
     for d, r, n in shapes:
         if (d, n) not in cache:
-            cache[(d, n)] = P.pass_stats("trtllm", F.sample_rows(d, n, F.sample_count(n)), 2048)
+            cache[(d, n)] = F.sampled_pass_stats("trtllm", d, int(n), 2048)
         st = cache[(d, n)]
         one_wave = r * TK.blocks_per_row(r, n) <= P.CTA_SLOTS["trtllm"] * 132
         row = {"family": "topk", "kernel": CSV_KERNEL["trtllm"], "dist": d, "rows": r, "n": n, "k": 2048}

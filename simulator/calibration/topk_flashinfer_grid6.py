@@ -90,7 +90,7 @@ def frame(shapes, rule: str = "main", sms: float = 132.0) -> pd.DataFrame:
     out, cache = [], {}
     for d, r, n in shapes:
         if (d, n) not in cache:
-            cache[(d, n)] = P.pass_stats("sglang", F.sample_rows(d, n, F.sample_count(n)), 2048)
+            cache[(d, n)] = F.sampled_pass_stats("sglang", d, int(n), 2048)
         st = cache[(d, n)]
         row = {"family": "topk", "dist": d, "rows": r, "n": n, "k": 2048}
         for c in P.STAT_NAMES:

@@ -98,8 +98,7 @@ def frame(shapes, launched: bool = False, sms: float = 132.0) -> pd.DataFrame:
             continue
         key = (r["dist"], int(r["n"]))
         if key not in cache:
-            cache[key] = P.pass_stats("sglang", F.sample_rows(r["dist"], int(r["n"]), F.sample_count(int(r["n"]))),
-                                      2048)
+            cache[key] = F.sampled_pass_stats("sglang", r["dist"], int(r["n"]), 2048)
         for c in P.STAT_NAMES:
             t.at[i, c] = launched_stat(cache[key]["values"][c], float(r["rows"]), sms)
     return t

@@ -179,7 +179,7 @@ def partial_wave_study(hw: HardwareSpec) -> pd.DataFrame:
     for i, r in part.iterrows():
         key = (r["dist"], int(r["n"]))
         if key not in cache:
-            cache[key] = P.pass_stats("sglang", F.sample_rows(key[0], key[1], F.sample_count(key[1])), 2048)
+            cache[key] = F.sampled_pass_stats("sglang", key[0], key[1], 2048)
         for c in P.STAT_NAMES:
             part.at[i, c] = partial_wave_stat(cache[key]["values"][c], float(r["rows"]), hw.units)
     j = m.merge(t, on=["kernel", "dist", "rows", "n"])
