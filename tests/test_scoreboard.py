@@ -55,3 +55,15 @@ def test_a_family_marked_twice_is_an_error():
         b.standing_table()
     with pytest.raises(ValueError, match="standing"):
         b.add("fa3", "blind", "grid 3", [1.0], standing=3)
+
+
+def test_standing_total_counts_every_family_and_names_the_short_ones():
+    import pandas as pd
+
+    from simulator.calibration.scoreboard import Scoreboard
+
+    st = pd.DataFrame({"family": ["a", "b", "c", "d"], "regimes met": ["3 of 4", "5 of 5", "", "0 of 2"]})
+    assert Scoreboard.standing_total(st) == ("   STANDING total: 8 of 11 regimes met on the newest blind grids; "
+                                             "missed 3: a 1, d 2")
+    st = pd.DataFrame({"family": ["a"], "regimes met": ["2 of 2"]})
+    assert Scoreboard.standing_total(st).endswith("missed 0: none")

@@ -163,6 +163,23 @@ class Scoreboard:
               "and the family's first look (priced from the source before it was measured: median / p90, regimes "
               "met). An 'engine state' row is the same family on cold K/V (the engine's state), beside its standing")
         print(st.to_string(index=False))
+        print(self.standing_total(st))
+
+    @staticmethod
+    def standing_total(st: pd.DataFrame) -> str:
+        """One line under the STANDING table: regimes met over every family's standing row, and the families (with
+        their misses) that keep the issue's goal open."""
+        met = tot = 0
+        short = []
+        for fam, cell in zip(st["family"], st["regimes met"]):
+            if not cell:
+                continue
+            a, b = (int(v) for v in cell.split(" of "))
+            met, tot = met + a, tot + b
+            if a < b:
+                short.append(f"{fam} {b - a}")
+        return (f"   STANDING total: {met} of {tot} regimes met on the newest blind grids; missed "
+                f"{tot - met}: {', '.join(short) if short else 'none'}")
 
 
 #: the report's board (benchmarks/calibration_accuracy.py fills it section by section, prints it last)
