@@ -60,8 +60,6 @@ def test_a_family_marked_twice_is_an_error():
 def test_standing_total_counts_every_family_and_names_the_short_ones():
     import pandas as pd
 
-    from simulator.calibration.scoreboard import Scoreboard
-
     st = pd.DataFrame({"family": ["a", "b", "c", "d"], "regimes met": ["3 of 4", "5 of 5", "", "0 of 2"]})
     assert Scoreboard.standing_total(st) == ("   STANDING total: 8 of 11 regimes met on the newest blind grids; "
                                              "missed 3: a 1, d 2")
