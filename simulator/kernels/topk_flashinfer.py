@@ -150,8 +150,13 @@ SHORT_SWEEP_CANDIDATE = {"max_loads": 1.0, "short_sweep_iters": 0.0}
 #: 10 (pooled 6.3 / 15.0 % against 8.3 / 19.4 %); the gain is the short-row rule's (short rows <= 4K: 6.0-6.9 / 11-14 %
 #: against 11.7-13.5 / 22-24 %); the ramp alone moved 9 page-table rows, 6 of them away from the measurement
 SHORT_SWEEP_SHIPPED: dict | None = SHORT_SWEEP_CANDIDATE
-#: SHIPPED with SHORT_SWEEP_SHIPPED after grid 10 (the candidate as judged; see above)
+#: SHIPPED with SHORT_SWEEP_SHIPPED after grid 10 (the candidate as judged; see above); replaced by PT_WAVE_CANDIDATE
 PT_LOOKUP_SHIPPED = PT_RAMP_CANDIDATE
+#: SHIPPED after FlashInfer's blind grid 11 (benchmarks/accuracy_sections/topk_flashinfer_grid11.py: 38 new shapes x
+#: both transforms, priced before measuring, commit 9befb15): the candidate met 14 of 14 regimes, main (PT_RAMP_CANDIDATE)
+#: 13 (page-table rows 6.5 / 15.8 % against 6.4 / 16.3 %; pooled 6.4 / 15.1 % against 6.2 / 15.1 %); the regime it gains
+#: (page-table two waves at >= 0.6 of the L2) is a thin one: 10.0 % against 10.3 % median
+PT_LOOKUP_SHIPPED = PT_WAVE_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
