@@ -113,11 +113,11 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
                    rounds=st["rounds"], page_table=pt)
         ops.append(b.build())
     rag, pt = ops
-    assert FK.PT_LOOKUP_SHIPPED is FK.PT_RAMP_CANDIDATE   # grid 10 shipped the L2-miss ramp on top of grid 6's terms
+    assert FK.PT_LOOKUP_SHIPPED is FK.PT_WAVE_CANDIDATE   # grid 11 shipped per-wave lookups (grid 10: the L2-miss ramp)
     assert (pt.bytes_read > rag.bytes_read).all()
     assert pt.serial_iters[0] == rag.serial_iters[0] and (pt.serial_iters[1:] > rag.serial_iters[1:]).all()
     extra_sync = pt.sync_steps - rag.sync_steps
-    assert extra_sync[0] == pytest.approx(float(FK.pt_lookup_phases(4.0, 9000.0, FK.PT_LOOKUP_CANDIDATE)))
+    assert extra_sync[0] == pytest.approx(float(FK.pt_lookup_phases(4.0, 9000.0, FK.PT_LOOKUP_SHIPPED)))
     assert extra_sync[2] == 0 and extra_sync[1] > 0
 
 

@@ -15,6 +15,7 @@ from . import (
     topk_flashinfer_grid8,
     topk_flashinfer_grid9,
     topk_flashinfer_grid10,
+    topk_flashinfer_grid11,
     topk_grid11,
     topk_grid12,
     topk_grid13,
@@ -38,6 +39,7 @@ def engine_grids() -> None:
         topk_flashinfer_grid8.topk_flashinfer_grid8()
         topk_flashinfer_grid9.topk_flashinfer_grid9()
         topk_flashinfer_grid10.topk_flashinfer_grid10()
+        topk_flashinfer_grid11.topk_flashinfer_grid11()
         _topk_trtllm_grid6_table(hw)
 
 

@@ -119,6 +119,22 @@ PT_MISS9_CANDIDATE = {**PT_MISS_CANDIDATE, "miss_row_phases": 0.029, "l2_miss_at
 #: line by line, not at one size: grid 9's diagnosis, 0.45-0.95). ramp_lo / ramp_hi / miss_row_phases FITTED together
 #: on every looked-at filtered pair of grids 5-9 (topk_flashinfer_grid10.fit_pt_ramp)
 PT_RAMP_CANDIDATE = {**PT_MISS_CANDIDATE, "miss_row_phases": 0.0307, "ramp_lo": 0.70, "ramp_hi": 0.95}
+#: FlashInfer grid 11's candidate (simulator/calibration/topk_flashinfer_grid11.py): the lookups of launches of at most
+#: max_waves (2) waves by their own terms. Measured page-table minus ragged time of grids 5-10 (looked-at): a one-wave
+#: launch pays ~0.4-1.4 us below ~0.85 of the L2 whatever its rows (1 row and 120 rows of ~27K scores alike), growing
+#: with the row's length, where grid 6's hit terms (per CTA of the wave) price up to 3.9-5 us; its lookups miss the L2
+#: only past ~0.85-1.0 of it; a two-wave launch pays about twice the one-wave base at small sets and ramps to the miss
+#: price from ~0.4 of the L2 (the second wave's lookups follow the first wave's sweeps through the L2). So per wave
+#: base = base_wave_phases + base_kscore_phases x min(n, base_sat_kscores x 1000) / 1000 (rows-independent: the
+#: wave's CTAs' lookups overlap each other), ramped to PT_MISS_CANDIDATE's full miss price over ramp1_lo-ramp1_hi
+#: (one wave) or ramp_lo-ramp_hi (two waves) of the L2 (2 x rows x n x 4 B); launches of 3+ waves keep grid 6's hit
+#: terms. FITTED (topk_flashinfer_grid11.fit_pt_wave) on every looked-at filtered pair of grids 5-10 with <= 2 waves:
+#: the (lo, hi) pairs on a grid, base_wave_phases / base_kscore_phases / miss_row_phases by least squares (relative
+#: to the page-table time), base_sat_kscores fixed at grid 6's 70.1
+#: (182 pairs, rms relative error 0.032)
+PT_WAVE_CANDIDATE = {**PT_MISS_CANDIDATE, "base_wave_phases": 0.261, "base_kscore_phases": 0.0137,
+                     "base_sat_kscores": 70.1, "ramp1_lo": 1.1, "ramp1_hi": 1.45, "ramp_lo": 0.6, "ramp_hi": 0.9,
+                     "miss_row_phases": 0.0294}
 #: FlashInfer grid 10's short-row rule (candidate; None = not priced): topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel's
 #: Stage 1 and filter sweeps are `#pragma unroll 2` loops of `vec_t<float, VEC_SIZE>::cast_load` strided by 1024 x VEC:
 #: a row of n <= 1024 x VEC x max_loads scores gives each thread at most max_loads vector loads, issued together (the
@@ -134,8 +150,13 @@ SHORT_SWEEP_CANDIDATE = {"max_loads": 1.0, "short_sweep_iters": 0.0}
 #: 10 (pooled 6.3 / 15.0 % against 8.3 / 19.4 %); the gain is the short-row rule's (short rows <= 4K: 6.0-6.9 / 11-14 %
 #: against 11.7-13.5 / 22-24 %); the ramp alone moved 9 page-table rows, 6 of them away from the measurement
 SHORT_SWEEP_SHIPPED: dict | None = SHORT_SWEEP_CANDIDATE
-#: SHIPPED with SHORT_SWEEP_SHIPPED after grid 10 (the candidate as judged; see above)
+#: SHIPPED with SHORT_SWEEP_SHIPPED after grid 10 (the candidate as judged; see above); replaced by PT_WAVE_CANDIDATE
 PT_LOOKUP_SHIPPED = PT_RAMP_CANDIDATE
+#: SHIPPED after FlashInfer's blind grid 11 (benchmarks/accuracy_sections/topk_flashinfer_grid11.py: 38 new shapes x
+#: both transforms, priced before measuring, commit 9befb15): the candidate met 14 of 14 regimes, main (PT_RAMP_CANDIDATE)
+#: 13 (page-table rows 6.5 / 15.8 % against 6.4 / 16.3 %; pooled 6.4 / 15.1 % against 6.2 / 15.1 %); the regime it gains
+#: (page-table two waves at >= 0.6 of the L2) is a thin one: 10.0 % against 10.3 % median
+PT_LOOKUP_SHIPPED = PT_WAVE_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
@@ -191,6 +212,14 @@ def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0, k: float = 2048.0
         return out
     full = terms["wave_phases"] + np.minimum(rows, sms) * terms["miss_row_phases"] * np.minimum(
         1.0, n * P.SCORE_BYTES / (float(k) * 64.0))
+    if "base_wave_phases" in terms:   # PT_WAVE_CANDIDATE: one- and two-wave launches by their own terms
+        s = 2.0 * rows * n * P.SCORE_BYTES / l2_bytes
+        base = terms["base_wave_phases"] + terms["base_kscore_phases"] * np.minimum(
+            n, terms["base_sat_kscores"] * 1000.0) / 1000.0
+        lo = np.where(waves <= 1.0, terms["ramp1_lo"], terms["ramp_lo"])
+        hi = np.where(waves <= 1.0, terms["ramp1_hi"], terms["ramp_hi"])
+        f = np.clip((s - lo) / np.maximum(hi - lo, 1e-9), 0.0, 1.0)
+        return np.where(waves <= terms["max_waves"], base + f * (full - base), out)
     if "ramp_lo" in terms:   # PT_RAMP_CANDIDATE: the miss price's share ramps over the launch's set
         s = 2.0 * rows * n * P.SCORE_BYTES / l2_bytes
         f = np.clip((s - terms["ramp_lo"]) / max(terms["ramp_hi"] - terms["ramp_lo"], 1e-9), 0.0, 1.0)
