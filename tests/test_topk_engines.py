@@ -835,3 +835,59 @@ def test_grid19_committed_prices_are_reproduced_and_measured():
     assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
     assert {"pred_main_us", "pred_us", "median_us", "regime", "ctas_per_sm"} <= set(m.columns)
     assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+
+
+@pytest.mark.usefixtures("fitted_rules")
+def test_grid20_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 20 shape was measured before for any top-k kernel; its 31 decode rows at short lengths all run the
+    narrow 256-thread dispatch at 3-16 CTAs per SM, 18 of them at <= 8, 9 on uniform scores; the committed prediction
+    CSV has its 35 rows, columns and regimes."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid20" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID20 + E.GRID20_PREFILL
+    assert len(set(shapes)) == len(shapes) == 35 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID20_NARROW])
+    n = np.array([s[2] for s in E.GRID20_NARROW])
+    assert len(r) == 31 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= TK.NARROW_PERCTA_MAX_N).all()
+    c = np.ceil(r / 132)
+    assert c.min() == 3 and c.max() == 16 and (c <= 8).sum() == 18
+    assert sum(d == "uniform" for d, _, _ in E.GRID20_NARROW) == 9
+    p = pd.read_csv(F.DATA_DIR / E.GRID20_PREDICTION)
+    assert len(p) == 35 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us", "pred_rank_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime20(p["kernel"], p["rows"], p["n"]))
+    ctl = p["threads"] >= 512   # the controls: every rule prices them alike (the first-CTA rule is narrow-only)
+    assert ctl.sum() == 4 and (p.loc[ctl, "pred_us"] == p.loc[ctl, "pred_main_us"]).all()
+
+
+def test_first_cta_rule_structure_and_fast_pricer():
+    """The first-CTA part (NARROW_PERCTA's optional first* keys) is 0 without them (main's price unchanged), adds
+    first + first_scan x scan rounds + first_radix x radix share rounds on the SM's first narrow CTA with them, leaves
+    512-thread launches alone, and narrow_price_fast (the fit's pricer) equals predict_trtllm on a few rows."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 560, 9400), ("recorded", 945, 4700), ("recorded", 315, 37000)])
+    nar = t.iloc[:2].reset_index(drop=True)
+    f = E.narrow_features(nar, float(hw.units))
+    cand = TK.NARROW_PERCTA_FIRST_CANDIDATE
+    with E.narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
+        main = E.predict_trtllm(t, hw)
+    with E.narrow_additive(False, cand):
+        new = E.predict_trtllm(t, hw)
+    assert E.narrow_price_fast(nar, f, hw, TK.NARROW_PERCTA_CANDIDATE) == pytest.approx(main[:2], rel=1e-9)
+    assert E.narrow_price_fast(nar, f, hw, cand) == pytest.approx(new[:2], rel=1e-9)
+    assert E.narrow_price_fast(nar, f, hw, TK.NARROW_PERCTA_CANDIDATE | dict.fromkeys(
+        ("first", "first_scan", "first_radix"), 0.0)) == pytest.approx(main[:2], rel=1e-12)
+    assert new[2] == pytest.approx(main[2], rel=1e-12)   # a 512-thread launch: unchanged
+    # the first part is ~0 on a gaussian row (3 scan rounds, no radix sort) and large on a recorded one (7, some)
+    part = cand["first"] + cand["first_scan"] * f["scan_rounds"] + cand["first_radix"] * f["radix"]
+    assert abs(part[0]) < 2 and part[1] > 50 and new[1] > main[1]
+    assert set(cand) == set(E.NARROW_FIRST_FORMS["kind"]) | {"round", "scan", "radix", "rank"}
+    assert E.NARROW_FIRST_FIT_GRIDS == E.NARROW_BOUNDED_FIT_GRIDS + ("grid19",)
