@@ -124,9 +124,10 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        # grids 7-9 and 16-19 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
+        # grids 7-9 and 16-20 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
         # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18", "grid19")):
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18", "grid19",
+                                     "grid20")):
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -700,8 +701,9 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
 
     hw = load_hardware("H100-SXM")
     t = E._trtllm_frame([("gaussian", 2200, 7700), ("recorded", 580, 41000), ("recorded", 1024, 24100)])
-    # not shipped after grid 18 (a defect found after its measurement): grid 17's per-CTA rule through the knee stays
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+    # not shipped after grid 18 (a defect found after its measurement); the per-CTA rule through the knee stays (grid
+    # 20: in its first-CTA form)
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
     with E.narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
         a = E.predict_trtllm(t, hw)
     # grid 18's candidate as judged carries a negative memory term the roofline refuses: its repaired form (grid 19's
@@ -711,7 +713,7 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
         b = E.predict_trtllm(t, hw)
     with E.as_fitted():
         assert not TK.narrow_additive([2200], [7700]).any()
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
     assert b[0] != pytest.approx(a[0], rel=1e-3) and b[1:] == pytest.approx(a[1:], rel=1e-12)
     assert set(TK.NARROW_PERCTA_ADD_CANDIDATE) == {"round", "scan", "radix", "rank"}
     fr = E.narrow_add_fit_rows()
@@ -834,7 +836,7 @@ def test_grid19_committed_prices_are_reproduced_and_measured():
     m = E.measured19()
     assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
     assert {"pred_main_us", "pred_us", "median_us", "regime", "ctas_per_sm"} <= set(m.columns)
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
 
 
 @pytest.mark.usefixtures("fitted_rules")
@@ -891,3 +893,21 @@ def test_first_cta_rule_structure_and_fast_pricer():
     assert abs(part[0]) < 2 and part[1] > 50 and new[1] > main[1]
     assert set(cand) == set(E.NARROW_FIRST_FORMS["kind"]) | {"round", "scan", "radix", "rank"}
     assert E.NARROW_FIRST_FIT_GRIDS == E.NARROW_BOUNDED_FIT_GRIDS + ("grid19",)
+
+
+def test_grid20_committed_prices_are_reproduced_and_measured():
+    """Three grid 20 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
+    no wrong selection, and the first-CTA rule is shipped (2 of 3 regimes against main's 1)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID20_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[1, 18, 27]].reset_index(drop=True)
+    for col, rule in (("pred_main_us", TK.NARROW_PERCTA_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_FIRST_CANDIDATE)):
+        with E.narrow_additive(False, rule):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_us"].to_numpy(), rel=1e-4)   # the shipped rule now
+    m = E.measured20()
+    assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
+    g = E.grid20_accuracy(shipped="cand")
+    assert int((g["goal"] == "met").sum()) == 2 and int(((g["main_med"] <= 10) & (g["main_p90"] <= 25)).sum()) == 1

@@ -417,6 +417,7 @@ NARROW_PERCTA_MAX_N = 16384
 #: SHIPPED after grid 17 (39 blind rows, both prices committed before measuring, ce6191e): 1 of 3 regimes as main
 #: de97b41 (the controls), pooled 11.3 / 22.7 % (signed +0.4) against main's 13.6 / 23.8 % (-10.7): shipped by the tie
 #: rule (lower pooled median AND p90); <= 8 CTAs per SM 14.9 / 26.0 -> 15.7 / 22.2 %, > 8 11.5 / 21.9 -> 11.3 / 22.8 %
+#: (grid 17's rule as shipped up to grid 20; grid 20 ships NARROW_PERCTA_FIRST_CANDIDATE below in its place)
 NARROW_PERCTA = NARROW_PERCTA_CANDIDATE
 
 #: NOT SHIPPED unless set (grid 18's candidate): a narrow short-row launch under NARROW_PERCTA priced ADDITIVELY, its
@@ -462,7 +463,7 @@ NARROW_ADD_BOUNDED = False
 NARROW_PERCTA_BOUNDED_CANDIDATE: dict = {"round": 0.3795, "scan": 0.5544, "radix": 12.1763, "rank": 0.0345}
 
 
-#: grid 20's candidate (NOT SHIPPED unless grid 20 says so): grids 5-19's narrow short rows (all looked-at) run ~23 us
+#: grid 20's candidate (SHIPPED after grid 20, below): grids 5-19's narrow short rows (all looked-at) run ~23 us
 #: + ~8 us per CTA on the busiest SM on recorded scores where the per-CTA rule prices ~12 us + ~10 us (the first CTA
 #: too cheap, each later one too dear), and uniform rows the other way (+27 % at 4 CTAs per SM, -13 % at 10). The three
 #: score kinds differ in the pass statistics the model already carries for each row (launch_job_stats over its own
@@ -486,6 +487,11 @@ NARROW_PERCTA_FIRST_CANDIDATE: dict = {"first": -100.7869, "first_scan": 33.4349
 #: beside the candidate on grid 20, not the shipping candidate
 NARROW_PERCTA_FIRST_RANK: dict = {"first": -20.0004, "first_rank": 0.3702, "round": 0.3233, "scan": 1.1604,
                                   "radix": 7.5927, "rank": 0.0002}   # fit_narrow_first "rank": rms 0.1109
+#: SHIPPED after grid 20 (35 blind rows, all three prices committed before measuring, eae2283; one H100 call, 42 s):
+#: 2 of 3 regimes against main b118817's 1 (the controls): <= 8 CTAs per SM 13.6 / 21.1 % (signed -7.6) -> 8.0 / 17.8 %
+#: (+0.4) MET, > 8 15.5 / 26.1 (-6.0) -> 10.2 / 22.5 % (-4.7) missed by 0.2 points; pooled 12.5 / 23.1 -> 8.5 / 19.3 %
+#: (benchmarks/accuracy_sections/topk_grid20.py). Grid 17's rule: NARROW_PERCTA_CANDIDATE (narrow_additive(False, it))
+NARROW_PERCTA = NARROW_PERCTA_FIRST_CANDIDATE
 
 
 def narrow_additive(rows, n) -> np.ndarray:
