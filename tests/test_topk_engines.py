@@ -124,9 +124,10 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
     for f in F.DATA_DIR.glob("*topk*.csv"):
-        # grids 7-9 and 16-19 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
+        # grids 7-9 and 16-20 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
         # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18", "grid19")):
+        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18", "grid19",
+                                     "grid20")):
             continue
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
@@ -700,8 +701,9 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
 
     hw = load_hardware("H100-SXM")
     t = E._trtllm_frame([("gaussian", 2200, 7700), ("recorded", 580, 41000), ("recorded", 1024, 24100)])
-    # not shipped after grid 18 (a defect found after its measurement): grid 17's per-CTA rule through the knee stays
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+    # not shipped after grid 18 (a defect found after its measurement); the per-CTA rule through the knee stays (grid
+    # 20: in its first-CTA form)
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
     with E.narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
         a = E.predict_trtllm(t, hw)
     # grid 18's candidate as judged carries a negative memory term the roofline refuses: its repaired form (grid 19's
@@ -711,7 +713,7 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
         b = E.predict_trtllm(t, hw)
     with E.as_fitted():
         assert not TK.narrow_additive([2200], [7700]).any()
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
     assert b[0] != pytest.approx(a[0], rel=1e-3) and b[1:] == pytest.approx(a[1:], rel=1e-12)
     assert set(TK.NARROW_PERCTA_ADD_CANDIDATE) == {"round", "scan", "radix", "rank"}
     fr = E.narrow_add_fit_rows()
@@ -834,4 +836,78 @@ def test_grid19_committed_prices_are_reproduced_and_measured():
     m = E.measured19()
     assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
     assert {"pred_main_us", "pred_us", "median_us", "regime", "ctas_per_sm"} <= set(m.columns)
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_CANDIDATE
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
+
+
+@pytest.mark.usefixtures("fitted_rules")
+def test_grid20_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 20 shape was measured before for any top-k kernel; its 31 decode rows at short lengths all run the
+    narrow 256-thread dispatch at 3-16 CTAs per SM, 18 of them at <= 8, 9 on uniform scores; the committed prediction
+    CSV has its 35 rows, columns and regimes."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid20" in f.name:
+            continue
+        d = pd.read_csv(f)
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID20 + E.GRID20_PREFILL
+    assert len(set(shapes)) == len(shapes) == 35 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID20_NARROW])
+    n = np.array([s[2] for s in E.GRID20_NARROW])
+    assert len(r) == 31 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= TK.NARROW_PERCTA_MAX_N).all()
+    c = np.ceil(r / 132)
+    assert c.min() == 3 and c.max() == 16 and (c <= 8).sum() == 18
+    assert sum(d == "uniform" for d, _, _ in E.GRID20_NARROW) == 9
+    p = pd.read_csv(F.DATA_DIR / E.GRID20_PREDICTION)
+    assert len(p) == 35 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us", "pred_rank_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime20(p["kernel"], p["rows"], p["n"]))
+    ctl = p["threads"] >= 512   # the controls: every rule prices them alike (the first-CTA rule is narrow-only)
+    assert ctl.sum() == 4 and (p.loc[ctl, "pred_us"] == p.loc[ctl, "pred_main_us"]).all()
+
+
+def test_first_cta_rule_structure_and_fast_pricer():
+    """The first-CTA part (NARROW_PERCTA's optional first* keys) is 0 without them (main's price unchanged), adds
+    first + first_scan x scan rounds + first_radix x radix share rounds on the SM's first narrow CTA with them, leaves
+    512-thread launches alone, and narrow_price_fast (the fit's pricer) equals predict_trtllm on a few rows."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    t = E._trtllm_frame([("gaussian", 560, 9400), ("recorded", 945, 4700), ("recorded", 315, 37000)])
+    nar = t.iloc[:2].reset_index(drop=True)
+    f = E.narrow_features(nar, float(hw.units))
+    cand = TK.NARROW_PERCTA_FIRST_CANDIDATE
+    with E.narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
+        main = E.predict_trtllm(t, hw)
+    with E.narrow_additive(False, cand):
+        new = E.predict_trtllm(t, hw)
+    assert E.narrow_price_fast(nar, f, hw, TK.NARROW_PERCTA_CANDIDATE) == pytest.approx(main[:2], rel=1e-9)
+    assert E.narrow_price_fast(nar, f, hw, cand) == pytest.approx(new[:2], rel=1e-9)
+    assert E.narrow_price_fast(nar, f, hw, TK.NARROW_PERCTA_CANDIDATE | dict.fromkeys(
+        ("first", "first_scan", "first_radix"), 0.0)) == pytest.approx(main[:2], rel=1e-12)
+    assert new[2] == pytest.approx(main[2], rel=1e-12)   # a 512-thread launch: unchanged
+    # the first part is ~0 on a gaussian row (3 scan rounds, no radix sort) and large on a recorded one (7, some)
+    part = cand["first"] + cand["first_scan"] * f["scan_rounds"] + cand["first_radix"] * f["radix"]
+    assert abs(part[0]) < 2 and part[1] > 50 and new[1] > main[1]
+    assert set(cand) == set(E.NARROW_FIRST_FORMS["kind"]) | {"round", "scan", "radix", "rank"}
+    assert E.NARROW_FIRST_FIT_GRIDS == E.NARROW_BOUNDED_FIT_GRIDS + ("grid19",)
+
+
+def test_grid20_committed_prices_are_reproduced_and_measured():
+    """Three grid 20 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
+    no wrong selection, and the first-CTA rule is shipped (2 of 3 regimes against main's 1)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID20_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[1, 18, 27]].reset_index(drop=True)
+    for col, rule in (("pred_main_us", TK.NARROW_PERCTA_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_FIRST_CANDIDATE)):
+        with E.narrow_additive(False, rule):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_us"].to_numpy(), rel=1e-4)   # the shipped rule now
+    m = E.measured20()
+    assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
+    g = E.grid20_accuracy(shipped="cand")
+    assert int((g["goal"] == "met").sum()) == 2 and int(((g["main_med"] <= 10) & (g["main_p90"] <= 25)).sum()) == 1

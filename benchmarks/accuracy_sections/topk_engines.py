@@ -25,6 +25,7 @@ from . import (
     topk_grid17,
     topk_grid18,
     topk_grid19,
+    topk_grid20,
 )
 from .production_kernels import campaigns
 
@@ -44,7 +45,7 @@ def engine_grids() -> None:
 
 
 def trtllm_grids() -> None:
-    """TensorRT-LLM top-k grids 7-19 (after the regimes tables)."""
+    """TensorRT-LLM top-k grids 7-20 (after the regimes tables)."""
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
@@ -58,6 +59,7 @@ def trtllm_grids() -> None:
     topk_grid17.topk_trtllm_grid17()
     topk_grid18.topk_trtllm_grid18()
     topk_grid19.topk_trtllm_grid19()
+    topk_grid20.topk_trtllm_grid20()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

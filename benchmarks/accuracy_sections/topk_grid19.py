@@ -42,7 +42,7 @@ def topk_trtllm_grid19() -> None:
          + (" (shipped)" if SHIPPED == "cand" else " (not shipped)") + ", committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid19 ({n_trt}), main f9af03b's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 20's shipped row (topk_grid20)
     trtllm_pooled_lines(m, g, trt_k, (
         ("pred_main_us", "main", "main f9af03b"),
         ("pred_us", "cand", "additive, bounded credit"),

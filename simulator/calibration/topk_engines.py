@@ -2117,3 +2117,154 @@ def grid19_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     repaired candidate (`cand`: NARROW_ADDITIVE + NARROW_ADD_BOUNDED); the goal judged on `shipped`."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured19(), 19, groups, (("pred_us", "cand"),), shipped, by_dist)
+
+
+# --- grid 20: the narrow per-CTA rule's FIRST CTA part read from its pass statistics (topk_trtllm.NARROW_PERCTA's
+# optional first / first_scan / first_radix / first_rank keys), refitted on grids 5-19's looked-at narrow rows ---
+#: the looked-at narrow rows for the first-CTA rule: every measured narrow 256-thread short-row decode row of grids 5-19
+#: (grid 19 measured before grid 20 was designed), the only rows NARROW_PERCTA_FIRST_CANDIDATE is fitted on
+NARROW_FIRST_FIT_GRIDS = NARROW_BOUNDED_FIT_GRIDS + ("grid19",)
+#: the forms tried (every one fitted on the same rows; chosen by leave-one-grid-out error over grids 16-19, looked-at):
+#: "slope" refits the per-CTA terms alone (main's form), "flat" adds a constant first part, "rank" a first part in the
+#: staged items, "kind" one in the block-scan rounds and radix-sort share (THE candidate)
+NARROW_FIRST_FORMS = {"slope": (), "flat": ("first",), "rank": ("first", "first_rank"),
+                      "kind": ("first", "first_scan", "first_radix")}
+_SLOPE = ("round", "scan", "radix", "rank")
+
+
+def narrow_first_fit_rows(short: float = 16384.0) -> pd.DataFrame:
+    """NARROW_FIRST_FIT_GRIDS' measured narrow 256-thread decode rows at short rows (n <= `short`; `grid` added)."""
+    parts = []
+    for g in NARROW_FIRST_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[(TK.block_threads(m["rows"], m["n"]) < TK.THREADS) & (m["n"] <= short)]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def narrow_features(t: pd.DataFrame, sms: float = 132.0) -> pd.DataFrame:
+    """Per narrow short decode row of `t`: what topk_trtllm.shape_terms's NARROW_PERCTA branch reads from its own scores'
+    samples (trtllm_samples): the lone CTA's job at JOB_TERMS (`slowest`), CTAs per SM `c`, waves `w`, mean sweeps and
+    the mean pass statistics (scan_rounds, radix, rank_items)."""
+    rows = []
+    for d, r, n in zip(t["dist"], t["rows"].astype(int), t["n"].astype(int)):
+        smp = trtllm_samples(d, r, n)
+        one = TK.launch_waves(r, n, sms) <= 1.0
+        v = np.array([float(TK.job_iters(s, TK.JOB_TERMS)) for s in smp])
+        rows.append({"slowest": P.expected_max(v, r) if one else float(v.mean()),
+                     "c": float(TK.ctas_per_sm(r, n, sms)), "w": float(TK.launch_waves(r, n, sms))}
+                    | {k: float(np.mean([s[k] for s in smp])) for k in ("sweeps", "scan_rounds", "radix", "rank_items")})
+    return pd.DataFrame(rows)
+
+
+def narrow_price_fast(t: pd.DataFrame, f: pd.DataFrame, hw: HardwareSpec, rule: dict) -> np.ndarray:
+    """predict_trtllm of narrow short decode rows under NARROW_PERCTA = `rule` (through the knee, NARROW_ADDITIVE off)
+    in one vectorized add_job_ops from their narrow_features `f` (the fit's pricer; tests check it against
+    predict_trtllm)."""
+    from simulator.ops import OpBuilder
+
+    per = rule["scan"] * f["scan_rounds"] + rule["radix"] * f["radix"] + rule["rank"] * f["rank_items"]
+    first = sum(float(rule.get(f"first{key}", 0.0)) * (f[st] if st else 1.0) for key, st in TK.FIRST_STATS)
+    job = (f["slowest"] + first + (f["c"] - 1.0) * per) / f["w"]
+    b = OpBuilder(len(t))
+    TK.add_job_ops(b, t["rows"].to_numpy(float), t["n"].to_numpy(float), 2048.0, f["sweeps"].to_numpy(float),
+                   job.to_numpy(float), merge_sweeps=np.zeros(len(t)), merge_waves=f["w"].to_numpy(float),
+                   sweep_scale=((1.0 + (f["c"] - 1.0) * rule["round"]) / f["w"]).to_numpy(float))
+    ops = b.build()
+    sec = price(ops, hw, "graph") - hw.launch_graph_s
+    return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
+
+
+def fit_narrow_first(hw: HardwareSpec, form: str = "kind", t: pd.DataFrame | None = None,
+                     f: pd.DataFrame | None = None) -> dict:
+    """NARROW_PERCTA_FIRST_CANDIDATE (form "kind"; NARROW_FIRST_FORMS): the first CTA's part and the per-CTA terms by
+    least squares on log time over narrow_first_fit_rows (or `t`), through the knee, every other term shipped."""
+    from scipy.optimize import least_squares
+
+    t = narrow_first_fit_rows() if t is None else t.reset_index(drop=True)
+    f = narrow_features(t, float(hw.units)) if f is None else f.reset_index(drop=True)
+    y = np.log(t["median_us"].to_numpy(float))
+    names = NARROW_FIRST_FORMS[form] + _SLOPE
+    start = {"first": 10.0, "first_scan": 0.0, "first_radix": 0.0, "first_rank": 0.0} | TK.NARROW_PERCTA_CANDIDATE
+
+    def res(x):
+        return np.log(np.maximum(narrow_price_fast(t, f, hw, dict(zip(names, map(float, x)))), 1e-3)) - y
+    lo = [-200.0 if k.startswith("first") else 0.0 for k in names]
+    hi = [400.0 if k.startswith("first") else 80.0 for k in names]
+    r = least_squares(res, [start[k] for k in names], bounds=(lo, hi), diff_step=0.02, xtol=1e-6)
+    return {k: round(float(v), 4) for k, v in zip(names, r.x)} | {
+        "fit_rows": int(len(t)), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def narrow_first_logo(hw: HardwareSpec, grids=("grid16", "grid17", "grid18", "grid19")) -> pd.DataFrame:
+    """Each NARROW_FIRST_FORMS form fitted on narrow_first_fit_rows less one grid, priced on that grid: |error| median
+    / p90 and signed median (%) per form x held-out grid (how the candidate's form was chosen; all rows looked-at)."""
+    t = narrow_first_fit_rows()
+    f = narrow_features(t, float(hw.units))
+    out = []
+    for form in NARROW_FIRST_FORMS:
+        for g in grids:
+            tr = (t["grid"] != g).to_numpy()
+            rule = fit_narrow_first(hw, form, t[tr], f[tr])
+            e = (narrow_price_fast(t[~tr].reset_index(drop=True), f[~tr].reset_index(drop=True), hw, rule)
+                 / t.loc[~tr, "median_us"].to_numpy(float) - 1.0) * 100.0
+            out.append({"form": form, "held_out": g, "rows": int((~tr).sum()), "median": np.median(np.abs(e)),
+                        "p90": np.quantile(np.abs(e), 0.9), "signed": np.median(e)})
+    return pd.DataFrame(out)
+
+
+#: grid 20: TensorRT-LLM's narrow 256-thread decode launches over short rows (4.4K-12.2K scores, 350-2040 rows: 3-16
+#: CTAs per SM), recorded, gaussian and uniform scores (uniform weighted up: the kind grid 19 missed both ways), split at
+#: 8 CTAs per SM; controls in met regimes: a single 512-thread CTA at a mid and a long row, a split launch, the prefill
+#: entry at mid rows; no (scores, rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py checks)
+GRID20_NARROW = ([("recorded", r, n) for r, n in ((350, 12200), (420, 11300), (495, 9300), (585, 8300), (650, 7800),
+                                                 (735, 6900), (810, 9100), (890, 6600), (945, 4700), (1070, 8100),
+                                                 (1180, 5300), (1330, 9900), (1560, 6100), (1840, 4900))]
+                 + [("gaussian", r, n) for r, n in ((380, 11900), (560, 9400), (725, 6100), (915, 8700), (1080, 4400),
+                                                    (1380, 10300), (1680, 5900), (2040, 8100))]
+                 + [("uniform", r, n) for r, n in ((430, 10600), (530, 8200), (705, 7200), (860, 5200), (1010, 10100),
+                                                   (1240, 6200), (1610, 9600), (1960, 5000), (2030, 7400))])
+GRID20_CONTROLS = [("recorded", r, n) for r, n in ((315, 37000), (270, 115000), (33, 255000))]
+GRID20_PREFILL = [("recorded", 1220, 29500)]
+GRID20 = GRID20_NARROW + GRID20_CONTROLS
+GRID20_PREDICTION = "topk_engines_grid20_prediction_2026-11-27.csv"
+GRID20_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid20.csv"
+
+
+def grid20_frame() -> pd.DataFrame:
+    """GRID20's rows: TensorRT-LLM's decode dispatch at GRID20's shapes, its prefill entry at GRID20_PREFILL's."""
+    return engines_frame(GRID20, GRID20_PREFILL)
+
+
+def regime20(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID20's regimes: the narrow short-row regimes of grid 16 (regime16)."""
+    return regime16(kernel, rows, n, sms)
+
+
+def predict_grid20(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID20 priced three ways: `pred_main_us` main b118817's product price (grid 17's NARROW_PERCTA through the
+    closed-loop knee), `pred_us` THE candidate (NARROW_PERCTA = NARROW_PERCTA_FIRST_CANDIDATE: the first CTA's part in
+    its block-scan rounds and radix-sort share, the per-CTA slope refitted; fit_narrow_first "kind"), `pred_rank_us`
+    the first part in its staged items (NARROW_PERCTA_FIRST_RANK; reported, not the shipping candidate)."""
+    t = grid20_frame()
+    with narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
+        t["pred_main_us"] = predict_trtllm(t, hw)
+    with narrow_additive(False, TK.NARROW_PERCTA_FIRST_CANDIDATE):
+        t["pred_us"] = predict_trtllm(t, hw)
+    with narrow_additive(False, TK.NARROW_PERCTA_FIRST_RANK):
+        t["pred_rank_us"] = predict_trtllm(t, hw)
+    return _launch_columns(t, hw, regime20, ["pred_main_us", "pred_us", "pred_rank_us"], out)
+
+
+def measured20(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid20 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID20_PREDICTION, meas_csv or F.DATA_DIR / GRID20_MEASURED)
+
+
+def grid20_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid20 per regime, every row BLIND: TensorRT-LLM (both entries) by main b118817's product price (`main`), the
+    candidate (`cand`: the first CTA's part by score kind) and the staged-items variant (`rank`); the goal judged on
+    `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured20(), 20, groups, (("pred_us", "cand"), ("pred_rank_us", "rank")), shipped, by_dist)

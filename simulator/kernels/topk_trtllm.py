@@ -417,6 +417,7 @@ NARROW_PERCTA_MAX_N = 16384
 #: SHIPPED after grid 17 (39 blind rows, both prices committed before measuring, ce6191e): 1 of 3 regimes as main
 #: de97b41 (the controls), pooled 11.3 / 22.7 % (signed +0.4) against main's 13.6 / 23.8 % (-10.7): shipped by the tie
 #: rule (lower pooled median AND p90); <= 8 CTAs per SM 14.9 / 26.0 -> 15.7 / 22.2 %, > 8 11.5 / 21.9 -> 11.3 / 22.8 %
+#: (grid 17's rule as shipped up to grid 20; grid 20 ships NARROW_PERCTA_FIRST_CANDIDATE below in its place)
 NARROW_PERCTA = NARROW_PERCTA_CANDIDATE
 
 #: NOT SHIPPED unless set (grid 18's candidate): a narrow short-row launch under NARROW_PERCTA priced ADDITIVELY, its
@@ -460,6 +461,37 @@ NARROW_ADD_BOUNDED = False
 #: -9.6) against main's 13.1 / 22.7 % (-9.1): a higher median, so the tie rule keeps main; <= 8 CTAs per SM 16.1 / 22.6
 #: -> 14.9 / 22.1 %, > 8 13.1 / 21.7 -> 16.9 / 18.9 % (both missed either way; benchmarks/accuracy_sections/topk_grid19.py)
 NARROW_PERCTA_BOUNDED_CANDIDATE: dict = {"round": 0.3795, "scan": 0.5544, "radix": 12.1763, "rank": 0.0345}
+
+
+#: grid 20's candidate (SHIPPED after grid 20, below): grids 5-19's narrow short rows (all looked-at) run ~23 us
+#: + ~8 us per CTA on the busiest SM on recorded scores where the per-CTA rule prices ~12 us + ~10 us (the first CTA
+#: too cheap, each later one too dear), and uniform rows the other way (+27 % at 4 CTAs per SM, -13 % at 10). The three
+#: score kinds differ in the pass statistics the model already carries for each row (launch_job_stats over its own
+#: scores): recorded rows scan 7 block-scan rounds (their threshold bin lies deeper in the 2048-bin histogram) and sort
+#: their threshold bin with cub::BlockRadixSort on 10-60 % of rows (more at longer rows), gaussian and uniform rows scan
+#: 3 and rank <= 512 staged items (uniform ~3x gaussian's). So the SM's FIRST narrow CTA adds, on top of the lone CTA's
+#: JOB_TERMS price, `first` + `first_scan` x its block-scan rounds + `first_radix` x its radix-sort share (+
+#: `first_rank` x its staged items) loop rounds (the NARROW_PERCTA dict's optional keys; absent = 0 = the shipped
+#: rule), and the per-CTA slope terms (round, scan, radix, rank) are refitted with it. ASSUMPTION: the first CTA's
+#: extra part is linear in its pass statistics (the launch's first wave: every SM's first CTA loads at once; its
+#: block scans, sort or rank then run with the SM's three other register-resident CTAs issuing beside it); fitted by
+#: topk_engines.fit_narrow_first on the 177 narrow short rows of grids 5-19 (all looked-at), form chosen by
+#: leave-one-grid-out error over grids 16-19 (topk_engines.NARROW_FIRST_FORMS)
+FIRST_STATS = (("", None), ("_scan", "scan_rounds"), ("_radix", "radix"), ("_rank", "rank_items"))
+NARROW_PERCTA_FIRST_CANDIDATE: dict = {"first": -100.7869, "first_scan": 33.4349, "first_radix": -169.7668,
+                                       "round": 0.4742, "scan": 0.0001, "radix": 10.0176, "rank": 0.0195}
+#: (fit_narrow_first "kind": rms log error 0.0993 on the 177 rows, where main's per-CTA rule refitted alone has 0.1435;
+#: leave-one-grid-out |error| median 5.5-6.9 %, p90 10.0-19.4 % on grids 16-19 vs 12.3-15.2 / 18.0-21.5 % for the slope
+#: alone: on recorded rows the first part is ~31 rounds at a 0.6 radix share and ~117 at 0.1; ~0 on gaussian / uniform)
+#: the same with the first CTA's part read from its staged items alone (first + first_rank x rank_items): reported
+#: beside the candidate on grid 20, not the shipping candidate
+NARROW_PERCTA_FIRST_RANK: dict = {"first": -20.0004, "first_rank": 0.3702, "round": 0.3233, "scan": 1.1604,
+                                  "radix": 7.5927, "rank": 0.0002}   # fit_narrow_first "rank": rms 0.1109
+#: SHIPPED after grid 20 (35 blind rows, all three prices committed before measuring, eae2283; one H100 call, 42 s):
+#: 2 of 3 regimes against main b118817's 1 (the controls): <= 8 CTAs per SM 13.6 / 21.1 % (signed -7.6) -> 8.0 / 17.8 %
+#: (+0.4) MET, > 8 15.5 / 26.1 (-6.0) -> 10.2 / 22.5 % (-4.7) missed by 0.2 points; pooled 12.5 / 23.1 -> 8.5 / 19.3 %
+#: (benchmarks/accuracy_sections/topk_grid20.py). Grid 17's rule: NARROW_PERCTA_CANDIDATE (narrow_additive(False, it))
+NARROW_PERCTA = NARROW_PERCTA_FIRST_CANDIDATE
 
 
 def narrow_additive(rows, n) -> np.ndarray:
@@ -520,7 +552,11 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
                         + nt["rank"] * float(s["rank_items"]) for s in samples])
         out["sweeps"] = float(np.mean([s["sweeps"] for s in samples]))
         out["merge_sweeps"] = 0.0
-        out["job"] = (slowest + (c - 1.0) * float(per.mean())) / w
+        # grid 20's candidate (NARROW_PERCTA_FIRST_CANDIDATE): the SM's first CTA adds a part read from its own
+        # scores' pass statistics (absent keys: 0, the shipped rule)
+        first = sum(float(nt.get(f"first{key}", 0.0)) * float(np.mean([s[st] for s in samples]) if st else 1.0)
+                    for key, st in FIRST_STATS)
+        out["job"] = (slowest + first + (c - 1.0) * float(per.mean())) / w
         out["merge_waves"] = w
         out["sweep_scale"] = (1.0 + (c - 1.0) * float(nt["round"])) / w
         return out
