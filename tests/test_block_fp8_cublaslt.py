@@ -115,3 +115,33 @@ def test_split_rule_names_the_fresh_sets_recorded_splits():
     assert [int(G.cublaslt_block_split_tiles(a, k, n)) for a, k, n in zip(m["rows"], m["k"], m["n"])] == list(
         m["split_readoff"])
     assert (m["split_readoff"] == m["split_recorded"]).sum() >= 10
+
+
+def test_grid12_prediction_is_committed_new_and_unsplit_where_its_regime_says():
+    """Grid 12's committed prediction: 44 rows, its columns, both models under one split rule, the unsplit regimes
+    unsplit and the controls split, and the candidate's terms are what the writer's fit rows name."""
+    p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID12_PREDICTION)
+    assert len(p) == 44 and {"rows", "k", "n", "split_main", "split_cand", "pred_main_us", "pred_cand_us",
+                             "regime"} <= set(p.columns)
+    assert (p["split_main"] == p["split_cand"]).all()
+    ctl = p["regime"] == "M<=64 split"
+    assert (p.loc[ctl, "split_main"] > 1).all() and (p.loc[~ctl, "split_main"] == 1).all()
+    assert ((p["k"] // 128).between(64, 256)).all()
+    assert len(F.CUBLASLT_NAMED_FIT_GRID12) == len(F.CUBLASLT_NAMED_FIT) + 7 and F.CUBLASLT_GRID12_RULE == "workspace"
+
+
+def test_grid12_candidate_terms_price_the_committed_rows():
+    """The candidate's terms (CUBLASLT_GRID12_CAND_TERMS) reproduce its committed prices on a handful of rows."""
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID12_PREDICTION).iloc[[0, 12, 23, 33]]
+    df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": p["rows"], "n": p["n"],
+                       "k": p["k"]})
+    eff = F.block_cublaslt_eff_with(hw, F.CUBLASLT_GRID12_CAND_TERMS)
+    shipped, G.CUBLASLT_SPLIT_RULE = G.CUBLASLT_SPLIT_RULE, "workspace"
+    try:
+        us = F.predict_gemm_us(F.gemm_frame(df), hw, eff)
+    finally:
+        G.CUBLASLT_SPLIT_RULE = shipped
+    assert np.allclose(us, p["pred_cand_us"], rtol=1e-3)

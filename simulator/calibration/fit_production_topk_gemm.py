@@ -1275,3 +1275,18 @@ def cublaslt_grid11_errors() -> pd.DataFrame:
     """Grid 11's rows (cublaslt_grid_errors on CUBLASLT_GRID11_*): split_main / split_cand, both models' prices and
     signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
     return cublaslt_grid_errors(CUBLASLT_GRID11_PREDICTION, CUBLASLT_GRID11_MEASURED_GLOB, CUBLASLT_GRID11_MODELS)
+
+
+# --- cuBLASLt block fp8 grid 12 (main's and the refitted candidate's times under "workspace", committed before) ---
+#: grid 12's committed prediction (lab/kernels/predict_gemm_grid12.py at 103e80c, committed in fa98159 before the device
+#: call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid12) and the measurement's _notes file
+CUBLASLT_GRID12_PREDICTION = "gemm_grid12_prediction_103e80c_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID12_MEASURED_GLOB = "gemm_grid12_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the kind's terms as committed, cand = CUBLASLT_GRID12_CAND_TERMS (both "workspace")
+CUBLASLT_GRID12_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid12_errors() -> pd.DataFrame:
+    """Grid 12's rows (cublaslt_grid_errors on CUBLASLT_GRID12_*): split_main / split_cand, both models' prices and
+    signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID12_PREDICTION, CUBLASLT_GRID12_MEASURED_GLOB, CUBLASLT_GRID12_MODELS)
