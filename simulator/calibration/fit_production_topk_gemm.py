@@ -987,19 +987,45 @@ def block_cublaslt_eff_with(hw: HardwareSpec, x) -> Efficiency:
 #: measured blind for earlier models and LOOKED-AT since (the split-K rule was read off their kernel names); named as fit
 #: rows before the cuBLASLt rows of the block fp8 grid 4 (deepgemm_gemm_grid4_*) were measured. The 4 FIT_GEMM rows alone
 #: ran the per-step time to its bound (iter_us 0.001): decode over-priced at large K, under-priced at small K
-CUBLASLT_NAMED_FIT = (("deepgemm_gemm_blind_nvidia-h100-80gb-hbm3_2026-11-27.csv", "cublaslt"),
-                      ("production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5.csv", "fp8_block"))
+CUBLASLT_NAMED_FIT_GRID4 = (("deepgemm_gemm_blind_nvidia-h100-80gb-hbm3_2026-11-27.csv", "cublaslt"),
+                            ("production_kernels_nvidia-h100-80gb-hbm3_2026-11-27_blind5.csv", "fp8_block"))
+
+#: grid 12's candidate fit rows (shipped after grid 12 as CUBLASLT_NAMED_FIT): CUBLASLT_NAMED_FIT_GRID4 + every
+#: timed cuBLASLt row of the block grids 4 / 5, fill7 and grids 8-11 (all measured blind for earlier models, LOOKED-AT
+#: since; grid 11's workspace control gemm_grid11ws_* is left out: another workspace), fitted by write_block_cublaslt
+#: under the shipped split rule ("workspace": CUBLASLT_GRID12_RULE) on the 4 FIT_GEMM rows of
+#: production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv
+CUBLASLT_NAMED_FIT_GRID12 = CUBLASLT_NAMED_FIT_GRID4 + tuple(
+    (f, "cublaslt") for f in ("deepgemm_gemm_grid4_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "deepgemm_gemm_grid5_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "deepgemm_gemm_fill7_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "gemm_grid8_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "gemm_grid9_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "gemm_grid10_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "gemm_grid11_nvidia-h100-80gb-hbm3_2026-11-27.csv"))
+CUBLASLT_GRID12_RULE = "workspace"
+#: what that writer call gives (compute, memory, fixed_us, cta_fixed_us, iter_us; 266 fit rows, rms log error 0.0599):
+#: write_block_cublaslt(DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv", "H100-SXM",
+#: load_hardware("H100-SXM"), <a copy of hwmodels/calibration/fitted>, named=CUBLASLT_NAMED_FIT_GRID12,
+#: rule=CUBLASLT_GRID12_RULE); the terms then committed: CUBLASLT_TERMS_BEFORE_GRID12
+CUBLASLT_GRID12_CAND_TERMS = (1.0, 0.8192, 0.0, 1.486, 0.3623)
+#: the kind's terms before grid 12 (main on grid 12; what grids 9-11 judged the split rules with): 60 rows under "tiles"
+CUBLASLT_TERMS_BEFORE_GRID12 = (1.0, 0.8425, 0.0, 1.095, 0.3879)
+#: the kind's fit rows: grid 12 (44 shapes, BLIND, predictions committed in fa98159 before one device call;
+#: benchmarks/accuracy_sections/gemm_grid12.py) judged the refit 6.6 / 8.2 % pooled, 5 of 5 regimes, against the terms
+#: before (the 60 CUBLASLT_NAMED_FIT_GRID4 + FIT_GEMM rows under "tiles") 11.8 / 14.6 %, 2 of 5: the refit SHIPS
+CUBLASLT_NAMED_FIT = CUBLASLT_NAMED_FIT_GRID12
 
 
-def cublaslt_fit_frame(data_csv: str | Path | None = None) -> pd.DataFrame:
+def cublaslt_fit_frame(data_csv: str | Path | None = None, named: tuple | None = None) -> pd.DataFrame:
     """gemm_fp8_block_cublaslt's fit rows (kernel fp8_block_cublaslt, column fit = True): data_csv's FIT_GEMM block
-    rows (a production_kernels campaign CSV; None: none) + every timed row of CUBLASLT_NAMED_FIT."""
+    rows (a production_kernels campaign CSV; None: none) + every timed row of `named` (default CUBLASLT_NAMED_FIT)."""
     parts = []
     if data_csv is not None:
         g = gemm_frame(load(data_csv))
         g = g[(g["kernel"] == "fp8_block").to_numpy() & gemm_fit_mask(g)]
         parts.append(g)
-    for name, kern in CUBLASLT_NAMED_FIT:
+    for name, kern in (CUBLASLT_NAMED_FIT if named is None else named):
         d = pd.read_csv(DATA_DIR / name)
         if "family" not in d.columns:   # a measure_deepgemm_gemm.py CSV
             d["family"], d["dist"] = "gemm", ""
@@ -1010,21 +1036,22 @@ def cublaslt_fit_frame(data_csv: str | Path | None = None) -> pd.DataFrame:
     return g.reset_index(drop=True)
 
 
-#: the split rule gemm_fp8_block_cublaslt's committed terms are fitted under: "tiles", the rule before grid 9. Grids 9 and
-#: 10 judged the shipped rules ("work", then "slices") WITH these terms (blind), so they are not refitted under them (a
-#: refit on the same rows under "slices" moves iter 0.388 -> 0.387 us; grid 10's refit on more rows:
-#: CUBLASLT_GRID10_REFIT_TERMS, not shipped); change this only with a fresh blind grid
-CUBLASLT_FIT_SPLIT_RULE = "tiles"
+#: the split rule gemm_fp8_block_cublaslt's committed terms are fitted under: "workspace" (the rule shipped after grid 11)
+#: since grid 12 (CUBLASLT_GRID12_RULE; before: "tiles", the rule before grid 9, with which grids 9-11 judged the rules
+#: "work", "slices", "workspace"; grid 10's refit on more rows under "slices": CUBLASLT_GRID10_REFIT_TERMS, not shipped);
+#: change this only with a fresh blind grid
+CUBLASLT_FIT_SPLIT_RULE = CUBLASLT_GRID12_RULE
 
 
-def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None = None) -> dict:
+def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None = None, rule: str | None = None,
+                       named: tuple | None = None) -> dict:
     """compute, memory, cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over its fit
     rows (cublaslt_fit_frame: kernel fp8_block_cublaslt, fit True), priced in-graph with cuBLASLt's structure
     (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt); compute bounded by the datasheet peak (1.0); fixed_us pinned
     (BLOCK_FIXED_US, the same reason as fit_block). x0: the start (compute, memory, cta_fixed_us, iter_us; default the
     fixed start the committed terms were fitted from; a test starts at the committed terms to check they are the fit's
-    fixed point). The rows are priced under CUBLASLT_FIT_SPLIT_RULE (the split rule the committed terms were fitted
-    under), whatever rule the kernel model ships."""
+    fixed point). The rows are priced under `rule` (default CUBLASLT_FIT_SPLIT_RULE, the split rule the committed terms
+    were fitted under), whatever rule the kernel model ships; `named` (default CUBLASLT_NAMED_FIT) is only recorded."""
     from scipy.optimize import least_squares
 
     from simulator.kernels import gemm_fp8 as G
@@ -1037,7 +1064,7 @@ def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None
 
     def resid(x):
         return np.log(np.maximum(predict_gemm_us(sub, hw, block_cublaslt_eff_with(hw, full(x))), 1e-3)) - y
-    shipped, G.CUBLASLT_SPLIT_RULE = G.CUBLASLT_SPLIT_RULE, CUBLASLT_FIT_SPLIT_RULE
+    shipped, G.CUBLASLT_SPLIT_RULE = G.CUBLASLT_SPLIT_RULE, (CUBLASLT_FIT_SPLIT_RULE if rule is None else rule)
     try:
         r = least_squares(resid, [0.8, 0.8, 1.0, 0.3] if x0 is None else x0,
                           bounds=([0.05, 0.05, 0.0, 0.001], [1.0, 1.5, 50.0, 5.0]))
@@ -1045,17 +1072,20 @@ def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None
         G.CUBLASLT_SPLIT_RULE = shipped
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)",
-        "named_fit_csvs": [f"{n} ({k} rows)" for n, k in CUBLASLT_NAMED_FIT], "fit_rows": len(sub),
+        "named_fit_csvs": [f"{n} ({k} rows)" for n, k in (CUBLASLT_NAMED_FIT if named is None else named)],
+        "split_rule": CUBLASLT_FIT_SPLIT_RULE if rule is None else rule, "fit_rows": len(sub),
         "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
-def write_block_cublaslt(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path) -> tuple[Path, dict]:
-    """Fit gemm_fp8_block_cublaslt alone (fit_block_cublaslt on data_csv's FIT_GEMM block rows) and merge its terms into
+def write_block_cublaslt(data_csv: str | Path, target: str, hw: HardwareSpec, out_dir: Path, named: tuple | None = None,
+                         rule: str | None = None) -> tuple[Path, dict]:
+    """Fit gemm_fp8_block_cublaslt alone (fit_block_cublaslt on data_csv's FIT_GEMM block rows + the timed rows of
+    `named`, default CUBLASLT_NAMED_FIT, priced under `rule`, default CUBLASLT_FIT_SPLIT_RULE) and merge its terms into
     out_dir/<target>.yaml: only that kind's keys are added (every other term, gemm_fp8_block's included, is kept)."""
     from hwmodels.yamlio import load_yaml
     from simulator.calibration import checks as C
 
-    bk = fit_block_cublaslt(cublaslt_fit_frame(data_csv), hw)
+    bk = fit_block_cublaslt(cublaslt_fit_frame(data_csv, named), hw, rule=rule, named=named)
     kb = CUBLASLT_BLOCK_KIND
     p = Path(out_dir) / f"{target}.yaml"
     before = load_yaml(p, "fitted efficiency file") if p.exists() else {}
@@ -1263,3 +1293,18 @@ def cublaslt_grid11_errors() -> pd.DataFrame:
     """Grid 11's rows (cublaslt_grid_errors on CUBLASLT_GRID11_*): split_main / split_cand, both models' prices and
     signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
     return cublaslt_grid_errors(CUBLASLT_GRID11_PREDICTION, CUBLASLT_GRID11_MEASURED_GLOB, CUBLASLT_GRID11_MODELS)
+
+
+# --- cuBLASLt block fp8 grid 12 (main's and the refitted candidate's times under "workspace", committed before) ---
+#: grid 12's committed prediction (lab/kernels/predict_gemm_grid12.py at 103e80c, committed in fa98159 before the device
+#: call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid12) and the measurement's _notes file
+CUBLASLT_GRID12_PREDICTION = "gemm_grid12_prediction_103e80c_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID12_MEASURED_GLOB = "gemm_grid12_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the kind's terms as committed, cand = CUBLASLT_GRID12_CAND_TERMS (both "workspace")
+CUBLASLT_GRID12_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid12_errors() -> pd.DataFrame:
+    """Grid 12's rows (cublaslt_grid_errors on CUBLASLT_GRID12_*): split_main / split_cand, both models' prices and
+    signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID12_PREDICTION, CUBLASLT_GRID12_MEASURED_GLOB, CUBLASLT_GRID12_MODELS)

@@ -392,7 +392,10 @@ def cublaslt_block_split_slices(m, k, n) -> np.ndarray:
 #: 6 rows the bound keeps unsplit, 5 of them 2.3-3.2x faster: the bound is the 1 MiB cuBLASLt workspace torch offers by
 #: default (a process that sets a larger one gets splits this rule does not price). Still missed: unsplit long-K rows
 #: over-priced by 11-15 % (the kind's per-step term, fitted under "tiles"), M 8 x 72 tiles (a persistent 132-CTA split-K
-#: ran, priced unsplit: -13 %), M 16 x 16 tiles at 240 K steps (6 slices ran, 8 priced: -6 %)
+#: ran, priced unsplit: -13 %), M 16 x 16 tiles at 240 K steps (6 slices ran, 8 priced: -6 %).
+#: Grid 12 (44 shapes, BLIND, fa98159; benchmarks/accuracy_sections/gemm_grid12.py): the kind's terms refitted under
+#: "workspace" on grids 4-11 (fit_production_topk_gemm.CUBLASLT_FIT_SPLIT_RULE / CUBLASLT_NAMED_FIT) 6.6 / 8.2 %, 5 of 5
+#: regimes, SHIPPED; the terms fitted under "tiles" 11.8 / 14.6 %, 2 of 5; this rule named 43 of 44 counts
 CUBLASLT_WS_BYTES = float(1 << 20)
 CUBLASLT_WS_PT_SLOPE = 1.0 / 3.0
 
