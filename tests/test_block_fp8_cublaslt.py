@@ -165,3 +165,25 @@ def test_grid12_measured_splits_and_the_shipped_terms_error():
     assert len(m) == 44 and ((m["split_cand"] > 1) == (m["split_recorded"] > 1)).all()
     assert (m["split_cand"] == m["split_recorded"]).sum() == 43
     assert m["cand_err_pct"].abs().median() < 7.0 < 11.0 < m["main_err_pct"].abs().median()
+
+
+def test_grid13_prefill_check_is_committed_priced_by_both_term_sets_and_measured():
+    """Grid 13 (the lead's prefill check of grid 12's refit): 26 committed rows, unsplit except the split controls; the
+    shipped terms and CUBLASLT_TERMS_BEFORE_GRID12 reproduce their committed prices on a handful of rows; every row
+    measured with the split the rule named, and the refit's few-K-step prefill rows are the over-priced ones."""
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID13_PREDICTION)
+    assert len(p) == 26 and ((p["split_main"] > 1) == p["regime"].str.startswith("decode split")).all()
+    q = p.iloc[[0, 9, 17, 23]]
+    df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": q["rows"], "n": q["n"],
+                       "k": q["k"]})
+    fr = F.gemm_frame(df)
+    assert np.allclose(F.predict_gemm_us(fr, hw, hw.efficiency), q["pred_main_us"], rtol=1e-3)
+    before = F.block_cublaslt_eff_with(hw, F.CUBLASLT_TERMS_BEFORE_GRID12)
+    assert np.allclose(F.predict_gemm_us(fr, hw, before), q["pred_before_us"], rtol=1e-3)
+    m = F.cublaslt_grid13_errors()
+    assert len(m) == 26 and (m["split_main"] == m["split_recorded"]).all()
+    few = m[m["regime"] == "prefill M>=640, K steps <= 16"]
+    assert few.loc[few["ksteps"] == 4, "main_err_pct"].min() > 15.0      # the refit's fixed time per CTA at 4 K steps

@@ -11,7 +11,7 @@ from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_table as _board_table
 
-from . import deepgemm_grid6, deepgemm_grid7, gemm_grid8, gemm_grid9, gemm_grid10, gemm_grid11, gemm_grid12
+from . import deepgemm_grid6, deepgemm_grid7, gemm_grid8, gemm_grid9, gemm_grid10, gemm_grid11, gemm_grid12, gemm_grid13
 from .production_kernels import campaigns
 
 
@@ -29,6 +29,7 @@ def gemm_block() -> None:
         gemm_grid10.grid10_section()
         gemm_grid11.grid11_section()
         gemm_grid12.grid12_section()
+        gemm_grid13.grid13_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

@@ -30,4 +30,4 @@ def grid12_section() -> None:
             f"{FP.CUBLASLT_GRID12_PREDICTION}): torch._scaled_mm's block path at M 8-256, 64-256 K steps, weighted to "
             f"rows the 'workspace' rule keeps unsplit; main = the kind's terms as committed, cand = the terms refitted "
             f"under 'workspace' on grids 4-11 ({FP.CUBLASLT_GRID12_CAND_TERMS}); shipped: {SHIPPED}")
-    cublaslt_grid_report(m, labels, head, 12, SHIPPED)
+    cublaslt_grid_report(m, labels, head, 12, None)   # cuBLASLt's STANDING marker moved to grid 13 (gemm_grid13.py)

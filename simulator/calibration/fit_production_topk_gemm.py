@@ -1308,3 +1308,20 @@ def cublaslt_grid12_errors() -> pd.DataFrame:
     """Grid 12's rows (cublaslt_grid_errors on CUBLASLT_GRID12_*): split_main / split_cand, both models' prices and
     signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
     return cublaslt_grid_errors(CUBLASLT_GRID12_PREDICTION, CUBLASLT_GRID12_MEASURED_GLOB, CUBLASLT_GRID12_MODELS)
+
+
+# --- cuBLASLt block fp8 grid 13 (the lead's prefill check of grid 12's refit: shipped terms vs the terms before) ---
+#: grid 13's committed prediction (lab/kernels/predict_gemm_grid13.py at d5cd4ca, committed in be3bfcf before the device
+#: call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid13, H100 80GB HBM3) and its _notes file
+CUBLASLT_GRID13_PREDICTION = "gemm_grid13_prediction_d5cd4ca_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID13_MEASURED_GLOB = "gemm_grid13_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the kind's terms as committed (grid 12's refit, shipped), before =
+#: CUBLASLT_TERMS_BEFORE_GRID12 (both under "workspace")
+CUBLASLT_GRID13_MODELS = {"pred_main_us": "main", "pred_before_us": "before"}
+
+
+def cublaslt_grid13_errors() -> pd.DataFrame:
+    """Grid 13's 26 rows (cublaslt_grid_errors on CUBLASLT_GRID13_*): split_main, both term sets' prices and signed
+    errors, median_us, split_recorded, regime (prefill at few / many K steps, decode unsplit / split)."""
+    return cublaslt_grid_errors(CUBLASLT_GRID13_PREDICTION, CUBLASLT_GRID13_MEASURED_GLOB, CUBLASLT_GRID13_MODELS)
+
