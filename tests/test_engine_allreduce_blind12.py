@@ -86,3 +86,16 @@ def test_writer_merges_only_its_keys(tmp_path):
     assert {k: v for k, v in after["memory"].items() if k not in E.H200_LINK_KINDS} == before["memory"]
     assert {k: after[k] for k in before if k not in ("memory", "link_ceiling")} == \
         {k: before[k] for k in before if k not in ("memory", "link_ceiling")}
+
+
+def test_the_measurement_is_whole_and_ran_on_h100(pred):
+    """The one call asked for 4 x H200 and was served by 4 x H100: the H100 model (pred_h100_us) is judged, the H200
+    candidate is not (another device)."""
+    meas = pd.read_csv(DF.glob(E.DATA_DIR, E.BLIND12_MEAS_GLOB)[-1])
+    assert len(meas) == 215 and _keys(meas) == _keys(pred) and (meas["script_version"] == 9).all()
+    assert set(meas["device"]) == {"NVIDIA H100 80GB HBM3"}
+    assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
+    r = E.blind6_rows(pred.rename(columns={"pred_main_us": "x", "pred_h100_us": "pred_main_us"}), meas)
+    t = r.groupby(["impl", "world", "regime"])["err_main"].agg(
+        med=lambda e: (100 * e).abs().median(), p90=lambda e: (100 * e).abs().quantile(0.9))
+    assert int(((t["med"] <= 10) & (t["p90"] <= 25)).sum()) == 23

@@ -228,7 +228,7 @@ def engine_allreduce_blind6(data_dir=None) -> None:
 
 def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob: str, head_of,
                                   shipped: str | None = None, standing_label: str | None = None,
-                                  rows_what: str = "2+4 ranks") -> None:
+                                  rows_what: str = "2+4 ranks", rename: dict | None = None) -> None:
     """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6, 7 or 8; all score
     EA.blind6_rows): `pred_csv` its committed prediction, `meas_glob` its measured CSVs (the last one is scored), both
     in `data_dir` (None: EA.DATA_DIR); head_of(the prediction's name) its caption; 'not measured yet' while either is
@@ -247,7 +247,7 @@ def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob:
         print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind{grid}_<device>_<date>.csv)")
         return
     meas = pd.read_csv(meas_f[-1])
-    r = EA.blind6_rows(pd.read_csv(pred_f), meas)
+    r = EA.blind6_rows(pd.read_csv(pred_f).rename(columns=rename or {}), meas)
     if not len(r):
         print(head + f": {meas_f[-1].name} holds no row of the grid")
         return
