@@ -56,6 +56,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind10()
     from .allreduce_grid11 import engine_allreduce_blind11  # here: allreduce_grid11 imports this module's helpers
     engine_allreduce_blind11()
+    from .allreduce_grid12 import engine_allreduce_blind12  # here: allreduce_grid12 imports this module's helpers
+    engine_allreduce_blind12()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement
@@ -225,11 +227,13 @@ def engine_allreduce_blind6(data_dir=None) -> None:
 
 
 def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob: str, head_of,
-                                  shipped: str | None = None) -> None:
+                                  shipped: str | None = None, standing_label: str | None = None,
+                                  rows_what: str = "2+4 ranks", rename: dict | None = None) -> None:
     """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6, 7 or 8; all score
     EA.blind6_rows): `pred_csv` its committed prediction, `meas_glob` its measured CSVs (the last one is scored), both
     in `data_dir` (None: EA.DATA_DIR); head_of(the prediction's name) its caption; 'not measured yet' while either is
-    missing. `shipped`: the model (main / new) whose row is the family's STANDING, on its newest blind grid."""
+    missing. `shipped`: the model (main / new) whose row is the family's STANDING, on its newest blind grid (under
+    `standing_label`, where given: a STANDING row of its own, e.g. another device's); `rows_what`: the BOARD rows' words."""
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
@@ -243,7 +247,7 @@ def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob:
         print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind{grid}_<device>_<date>.csv)")
         return
     meas = pd.read_csv(meas_f[-1])
-    r = EA.blind6_rows(pd.read_csv(pred_f), meas)
+    r = EA.blind6_rows(pd.read_csv(pred_f).rename(columns=rename or {}), meas)
     if not len(r):
         print(head + f": {meas_f[-1].name} holds no row of the grid")
         return
@@ -264,8 +268,9 @@ def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob:
         met = int((tab[f"{m}_goal"] == "met").sum())
         print(f"   {m}: {len(r)} rows |error| median {e.abs().median():.1f} %, p90 {e.abs().quantile(0.9):.1f} %; signed "
               f"median {e.median():+.1f} %; regimes met {met} of {len(tab)}")
-        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}, 2+4 ranks ({m} model's committed prices)", e, met,
-                  len(tab), standing=m == shipped)
+        mark = (standing_label or True) if m == shipped else False
+        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}, {rows_what} ({m} model's committed prices)", e, met,
+                  len(tab), standing=mark)
 
 
 #: the commit that holds blind grid 7's prediction (engine_allreduce.BLIND7_PRED_CSV), made before the measurement

@@ -13,6 +13,8 @@ ENGINE_AR_BLIND10_COMMIT = "dc5b3f0"
 #: main's 18 (its 2-rank two-shot controls went +14 % too slow; 4-rank TensorRT-LLM two-shot 2-8 MiB met, -11.5 -> -1.5 %
 #: signed) although its pooled |error| median and p90 were lower (4.46 / 14.26 % against 5.80 / 14.97 %): NOT shipped
 SHIPPED = "main"
+#: the family's STANDING moved to blind grid 12 (4 x H100, the same main model: allreduce_grid12)
+STANDING = None
 
 
 def engine_allreduce_blind10(data_dir=None) -> None:
@@ -30,4 +32,4 @@ def engine_allreduce_blind10(data_dir=None) -> None:
             f"\n== engines' all-reduce kernels, BLIND grid 10 (4 ranks, (tokens, hidden) {list(EA.BLIND10_SHAPES)}; "
             f"2-rank controls {list(EA.BLIND10_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND10_COMMIT}, before "
             f"measuring: main = the model at {EA.BLIND10_MAIN_COMMIT}, new = TensorRT-LLM's two-shot's serialized local "
-            f"copies + RMSNorm by cluster size {EA.GRID10_CANDIDATE}: fewer regimes met, NOT shipped)"), shipped=SHIPPED)
+            f"copies + RMSNorm by cluster size {EA.GRID10_CANDIDATE}: fewer regimes met, NOT shipped)"), shipped=STANDING)

@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|blind6|blind7|blind8|blind9|blind10]
+                                                   [--grid campaign|blind4|...|blind11|blind12]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,9 +46,9 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 8                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 9                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
-#                                               7: --grid blind10; 8: --grid blind11
+#                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -126,7 +126,24 @@ BLIND11_CONTROL = ((19, 1536), (23, 1024), (15, 2048), (27, 1024),
                    (131, 4096), (247, 4096), (505, 4096), (1023, 4096), (163, 7168))
 
 
+#: --grid blind12: 4 x H200 (the H200's own terms judged), 4 ranks (BLIND12_SHAPES) and 2 ranks (BLIND12_CONTROL), >= 4 rows
+#: in every (implementation, ranks, size regime) cell, token counts in none of the earlier grids
+#: (simulator/calibration/engine_allreduce.py BLIND12_SHAPES)
+BLIND12_SHAPES = ((22, 1024), (26, 1024), (22, 1280),
+                  (35, 4096), (43, 4096), (50, 4096), (54, 4096), (57, 3584),
+                  (70, 4096), (86, 4096), (99, 4096), (121, 4096), (126, 4096), (58, 8192), (62, 8192),
+                  (129, 4096), (189, 4096), (265, 4096), (385, 4096), (550, 4096), (690, 4096), (930, 4096),
+                  (123, 7168), (197, 5120), (410, 8192),
+                  (34, 768), (38, 768), (41, 768))
+BLIND12_CONTROL = ((22, 1024), (26, 1024), (22, 1280),
+                   (35, 4096), (50, 4096), (70, 4096), (99, 4096), (58, 8192),
+                   (129, 4096), (189, 4096), (265, 4096), (385, 4096), (690, 4096),
+                   (34, 768), (38, 768))
+
+
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind12":
+        return list(BLIND12_CONTROL if world == 2 else BLIND12_SHAPES)
     if os.environ.get(GRID_ENV) == "blind11":
         return list(BLIND11_CONTROL if world == 2 else BLIND11_SHAPES)
     if os.environ.get(GRID_ENV) == "blind10":
@@ -426,7 +443,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11"), default="campaign",
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12"),
+                    default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
                          "BLIND8_SHAPES / BLIND9_SHAPES (4 ranks), BLIND8_CONTROL / BLIND9_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
@@ -450,7 +468,8 @@ def main():
     import torch.multiprocessing as mp
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
-    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11") else ""
+    tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
+                                             "blind12") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:
