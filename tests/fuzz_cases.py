@@ -40,8 +40,13 @@ class Case:
     tags: list[str] = field(default_factory=list)
 
 
+#: libyaml's emitter where PyYAML has it (the same text as the pure-Python one for these documents, ~4x faster: the
+#: cases are built at collection)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def _dump(doc) -> bytes:
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True).encode()
+    return yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True).encode()
 
 
 def _yaml_value(v) -> str:
@@ -49,7 +54,7 @@ def _yaml_value(v) -> str:
         return ".nan"
     if isinstance(v, float) and math.isinf(v):
         return ".inf" if v > 0 else "-.inf"
-    return yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()
+    return yaml.dump(v, Dumper=_DUMPER, default_flow_style=True).strip().removesuffix("...").strip()
 
 
 def _set(doc: dict, path: str, value):
