@@ -106,6 +106,18 @@ class OpTable:
             "cta_extra": self.cta_extra if self.cta_extra is not None else 0.0,
         })
 
+    def settings_subset(self, keep) -> "OpTable":
+        """The ops of the settings where `keep` (bool, one per setting) holds, renumbered 0..k-1 in their order: a
+        per-op price of the subset is the whole table's price of those ops (the roofline prices each op row on its
+        own), so a fit that judges a few settings need not price the rest."""
+        keep = np.asarray(keep, dtype=bool)
+        sel = keep[self.setting]
+        new_id = np.cumsum(keep) - 1
+        cols = {c: getattr(self, c)[sel] for c in _REQUIRED}
+        cols.update({c: (None if getattr(self, c) is None else getattr(self, c)[sel]) for c in _OPTIONAL})
+        return OpTable(names=self.names, name_id=self.name_id[sel], kind=self.kind[sel], dtype=self.dtype[sel],
+                       setting=new_id[self.setting[sel]], n_settings=int(keep.sum()), **cols)
+
     def total(self, column: str) -> np.ndarray:
         """Per-setting sum of `column` times `count` (e.g. total bytes moved per step)."""
         col = getattr(self, column)

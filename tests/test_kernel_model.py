@@ -546,3 +546,20 @@ def test_roofline_refuses_an_l2_credit_larger_than_the_bytes_read():
             working_set=np.array([8e6, 8e6]))
     with pytest.raises(SparsesimError, match=r"1 op row\(s\) of kind elementwise re-read more.*rows \[1\]"):
         price(bad.build(), hw)
+
+
+def test_settings_subset_prices_its_ops_as_the_whole_table_does():
+    """OpTable.settings_subset keeps the ops of the chosen settings, renumbered in order, and the roofline prices each
+    of them exactly as in the whole table (what lets a fit price only the settings it judges)."""
+    hw = load_hardware("H100-SXM")
+    b = OpBuilder(3)
+    b.add("a", "elementwise", bytes_read=np.array([1e6, 2e6, 3e6]), parallel_units=np.array([10.0, 200.0, 500.0]))
+    b.add("g", "gemm", flops=np.array([1e9, 2e9, 4e9]), bytes_read=1e6, where=np.array([True, False, True]),
+          parallel_units=64.0)
+    ops = b.build()
+    keep = np.array([True, False, True])
+    sub = ops.settings_subset(keep)
+    assert sub.n_settings == 2 and sorted(set(sub.setting.tolist())) == [0, 1] and len(sub) == 4
+    assert np.array_equal(price(sub, hw), price(ops, hw)[keep[ops.setting]])
+    assert np.array_equal(np.bincount(sub.setting, weights=price(sub, hw)),
+                          np.bincount(ops.setting, weights=price(ops, hw))[keep])

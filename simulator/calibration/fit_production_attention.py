@@ -914,8 +914,12 @@ def solve_terms(ops, hw: HardwareSpec, eff: Efficiency, params, rows, meas, n: i
     def terms(x):   # a name "a|b" is one parameter that sets both terms
         return {k: v for n_, v in zip(names, x) for k in n_.split("|")}
 
+    rows = np.asarray(rows, dtype=bool)
+    sub = ops.settings_subset(rows)   # only the judged settings are priced (each op row's price is its own)
+    m = meas[rows]
+
     def resid(x):
-        return np.log(predict_us(ops, hw, efficiency_with(eff, terms(x)), n)[rows] / meas[rows])
+        return np.log(predict_us(sub, hw, efficiency_with(eff, terms(x)), sub.n_settings) / m)
 
     x0 = np.array([p[1] for p in params])
     lo, hi = np.array([p[2] for p in params]), np.array([p[3] for p in params])
