@@ -164,6 +164,12 @@ def predict_grid10(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
     t["pred_us"] = predict(t, hw, FK.PT_RAMP_CANDIDATE, FK.SHORT_SWEEP_CANDIDATE)
     t["fi_path"] = path_of(t)
     t["regime"] = regime(t["kernel"], t["rows"], t["n"], t["fi_path"])
+    return launch_columns(t, hw, out)
+
+
+def launch_columns(t: pd.DataFrame, hw: HardwareSpec, out: str | Path | None) -> pd.DataFrame:
+    """A priced grid frame's committed columns (grids 10-11): waves (filtered and copy paths by rows / SMs, radix one),
+    load width, the score + page-table set over the L2, the pass statistics and both prices; written to `out`."""
     t["waves"] = np.where(t["fi_path"] != "radix", np.ceil(t["rows"] / hw.units), 1)
     t["vec"] = FK.vec_width(t["n"])
     t["set_l2"] = 2.0 * t["rows"] * t["n"] * 4.0 / FK.STREAM_FLOOR_L2_BYTES
@@ -187,12 +193,7 @@ def measured(pred_csv: str | Path | None = None, meas_csv: str | Path | None = N
 def accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per transform x regime, every row BLIND: |error| median / p90 and signed median of main's price (`main`) and
     the candidate's (`cand`); goal columns (median <= 10 %, p90 <= 25 %)."""
-    m = measured() if m is None else m
-    tab = TE._errors(m["pred_main_us"], m["median_us"], m["regime"], "main")
-    tab = tab.merge(TE._errors(m["pred_us"], m["median_us"], m["regime"], "cand").drop(columns="n"), on="regime")
-    for tag in ("main", "cand"):
-        tab[f"goal_{tag}"] = TE.goal(tab, tag)
-    return tab
+    return G9.two_model_accuracy(measured() if m is None else m)
 
 
 pooled = G6.pooled

@@ -27,6 +27,7 @@ from simulator.calibration import fit_production_topk_gemm as F
 from simulator.calibration import topk_engines as TE
 from simulator.calibration import topk_flashinfer_grid6 as G6
 from simulator.calibration import topk_flashinfer_grid7 as G7
+from simulator.calibration import topk_flashinfer_grid9 as G9
 from simulator.calibration import topk_flashinfer_grid10 as G10
 from simulator.kernels import topk_flashinfer as FK
 
@@ -139,14 +140,7 @@ def predict_grid11(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
     t["pred_us"] = predict(t, hw, FK.PT_WAVE_CANDIDATE)
     t["fi_path"] = G10.path_of(t)
     t["regime"] = regime(t["kernel"], t["rows"], t["n"], t["fi_path"])
-    t["waves"] = np.where(t["fi_path"] != "radix", np.ceil(t["rows"] / hw.units), 1)
-    t["vec"] = FK.vec_width(t["n"])
-    t["set_l2"] = 2.0 * t["rows"] * t["n"] * 4.0 / FK.STREAM_FLOOR_L2_BYTES
-    res = t[F.SHAPE_KEYS + ["fi_path", "regime", "waves", "vec", "set_l2", "sweeps", "gathers", "gather_iters",
-                            "rounds", "pred_main_us", "pred_us"]]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return G10.launch_columns(t, hw, out)
 
 
 def prediction(path: str | Path | None = None) -> pd.DataFrame:
@@ -162,12 +156,7 @@ def measured(pred_csv: str | Path | None = None, meas_csv: str | Path | None = N
 def accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per transform x regime, every row BLIND: |error| median / p90 and signed median of main's price (`main`) and
     the candidate's (`cand`); goal columns (median <= 10 %, p90 <= 25 %)."""
-    m = measured() if m is None else m
-    tab = TE._errors(m["pred_main_us"], m["median_us"], m["regime"], "main")
-    tab = tab.merge(TE._errors(m["pred_us"], m["median_us"], m["regime"], "cand").drop(columns="n"), on="regime")
-    for tag in ("main", "cand"):
-        tab[f"goal_{tag}"] = TE.goal(tab, tag)
-    return tab
+    return G9.two_model_accuracy(measured() if m is None else m)
 
 
 pooled = G6.pooled

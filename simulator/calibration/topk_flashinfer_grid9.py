@@ -139,7 +139,12 @@ def measured(pred_csv: str | Path | None = None, meas_csv: str | Path | None = N
 def accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per transform x regime, every row BLIND: |error| median / p90 and signed median of main's price (`main`) and
     the candidate's (`cand`); goal columns (median <= 10 %, p90 <= 25 %)."""
-    m = measured() if m is None else m
+    return two_model_accuracy(measured() if m is None else m)
+
+
+def two_model_accuracy(m: pd.DataFrame) -> pd.DataFrame:
+    """A FlashInfer top-k grid's joined rows (pred_main_us, pred_us, median_us, regime) per regime: |error| median /
+    p90 and signed median of main's price (`main`) and the candidate's (`cand`), and their goal columns (grids 9-11)."""
     tab = TE._errors(m["pred_main_us"], m["median_us"], m["regime"], "main")
     tab = tab.merge(TE._errors(m["pred_us"], m["median_us"], m["regime"], "cand").drop(columns="n"), on="regime")
     for tag in ("main", "cand"):
