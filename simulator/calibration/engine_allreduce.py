@@ -538,28 +538,36 @@ def blind10_grid() -> pd.DataFrame:
     return pd.concat([grid((4,), list(BLIND10_SHAPES)), grid((2,), list(BLIND10_CONTROL))], ignore_index=True)
 
 
-def blind10_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
-    """Write blind grid 10's prediction BEFORE it is measured: pred_main_us = the model at BLIND10_MAIN_COMMIT (priced in
-    `main_tree`, that commit exported), pred_new_us = GRID10_CANDIDATE (predict_grid10); plus the fusion kernel's launch
-    config of each TensorRT-LLM row (trtllm_grid, trtllm_cluster_size: CTAs, CTAs a cluster, tokens a cluster)."""
+def trtllm_launch_columns(df: pd.DataFrame, sms: int, tokens_per_cluster: bool = True) -> None:
+    """Add the TensorRT-LLM fusion kernel's launch config to its rows of a prediction frame (in place): trt_ctas
+    (simulator.kernels.allreduce.trtllm_grid), trt_cluster_size, and (grids 10-11) the tokens each cluster takes."""
     from simulator.kernels.allreduce import trtllm_cluster_size, trtllm_grid
 
-    df = blind10_grid()
-    df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
-    df["pred_new_us"] = np.round(predict_grid10(df, hw, GRID10_CANDIDATE), 3)
     tr = df["impl"].str.startswith("trtllm").to_numpy()
     one = df["impl"].str.endswith("oneshot").to_numpy()
     for o in (True, False):
         m = tr & (one == o)
-        if m.any():
-            d = df[m]
-            ctas = trtllm_grid(d["tokens"], d["hidden"], d["world"], o, int(hw.units))
-            cs = trtllm_cluster_size(d["tokens"], d["hidden"], d["world"], o, int(hw.units))
+        if not m.any():
+            continue
+        d = df[m]
+        ctas = trtllm_grid(d["tokens"], d["hidden"], d["world"], o, sms)
+        cs = trtllm_cluster_size(d["tokens"], d["hidden"], d["world"], o, sms)
+        df.loc[m, "trt_ctas"] = ctas
+        df.loc[m, "trt_cluster_size"] = cs
+        if tokens_per_cluster:
             cn = d["tokens"].to_numpy(float) if o else np.ceil(d["tokens"].to_numpy(float) / d["world"].to_numpy(float))
-            df.loc[m, "trt_ctas"] = ctas
-            df.loc[m, "trt_cluster_size"] = cs
             df.loc[m, "trt_tokens_per_cluster"] = np.ceil(cn / np.maximum(ctas / cs, 1.0))
+
+
+def blind10_prediction(hw: HardwareSpec, main_tree: str | Path, out: str | Path, model_commit: str) -> pd.DataFrame:
+    """Write blind grid 10's prediction BEFORE it is measured: pred_main_us = the model at BLIND10_MAIN_COMMIT (priced in
+    `main_tree`, that commit exported), pred_new_us = GRID10_CANDIDATE (predict_grid10); plus the fusion kernel's launch
+    config of each TensorRT-LLM row (trtllm_grid, trtllm_cluster_size: CTAs, CTAs a cluster, tokens a cluster)."""
+    df = blind10_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(price_in_tree(df, main_tree), 3)
+    df["pred_new_us"] = np.round(predict_grid10(df, hw, GRID10_CANDIDATE), 3)
+    trtllm_launch_columns(df, int(hw.units))
     return _write_prediction(df, hw, out, BLIND10_MAIN_COMMIT, model_commit,
                              f"; TensorRT-LLM's two-shot's serialized local copies and RMSNorm by cluster size "
                              f"{GRID10_CANDIDATE} (fitted on grids 4, 6, 7, 8, 9's 4-rank rows)")
@@ -646,24 +654,11 @@ def blind11_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> 
     """Write blind grid 11's prediction BEFORE it is measured: pred_main_us = main's model (predict_us: the model at
     BLIND11_MAIN_COMMIT, unchanged on this branch), pred_new_us = GRID11_CANDIDATE (predict_grid11); plus the fusion
     kernel's launch config of each TensorRT-LLM row (CTAs, CTAs a cluster, tokens a cluster)."""
-    from simulator.kernels.allreduce import trtllm_cluster_size, trtllm_grid
-
     df = blind11_grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
     df["pred_main_us"] = np.round(predict_us(df, hw), 3)
     df["pred_new_us"] = np.round(predict_grid11(df, hw, GRID11_CANDIDATE), 3)
-    tr = df["impl"].str.startswith("trtllm").to_numpy()
-    one = df["impl"].str.endswith("oneshot").to_numpy()
-    for o in (True, False):
-        m = tr & (one == o)
-        if m.any():
-            d = df[m]
-            ctas = trtllm_grid(d["tokens"], d["hidden"], d["world"], o, int(hw.units))
-            cs = trtllm_cluster_size(d["tokens"], d["hidden"], d["world"], o, int(hw.units))
-            cn = d["tokens"].to_numpy(float) if o else np.ceil(d["tokens"].to_numpy(float) / d["world"].to_numpy(float))
-            df.loc[m, "trt_ctas"] = ctas
-            df.loc[m, "trt_cluster_size"] = cs
-            df.loc[m, "trt_tokens_per_cluster"] = np.ceil(cn / np.maximum(ctas / cs, 1.0))
+    trtllm_launch_columns(df, int(hw.units))
     df["regime"] = size_regime(df["bytes"])
     return _write_prediction(df, hw, out, BLIND11_MAIN_COMMIT, model_commit,
                              f"; TensorRT-LLM's two-shot's local copies above 2 ranks and the fused RMSNorm by cluster "
@@ -739,7 +734,6 @@ def blind12_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
     GRID12_CANDIDATE), pred_h100_us = the H100 model (as grid 11 judged it; not scored); plus the fusion kernel's launch
     config of each TensorRT-LLM row."""
     from hwmodels.spec import load_hardware
-    from simulator.kernels.allreduce import trtllm_cluster_size, trtllm_grid
 
     h200, h100 = load_hardware("H200"), load_hardware("H100-SXM")
     df = blind12_grid()
@@ -747,15 +741,7 @@ def blind12_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
     df["pred_main_us"] = np.round(predict_us(df, h200), 3)
     df["pred_new_us"] = np.round(predict_us(df, h200_candidate(h200, h100)), 3)
     df["pred_h100_us"] = np.round(predict_us(df, h100), 3)
-    tr = df["impl"].str.startswith("trtllm").to_numpy()
-    one = df["impl"].str.endswith("oneshot").to_numpy()
-    for o in (True, False):
-        m = tr & (one == o)
-        d = df[m]
-        ctas = trtllm_grid(d["tokens"], d["hidden"], d["world"], o, int(h200.units))
-        cs = trtllm_cluster_size(d["tokens"], d["hidden"], d["world"], o, int(h200.units))
-        df.loc[m, "trt_ctas"] = ctas
-        df.loc[m, "trt_cluster_size"] = cs
+    trtllm_launch_columns(df, int(h200.units), tokens_per_cluster=False)
     df["regime"] = size_regime(df["bytes"])
     df["device"] = h200.name
     df["main_model"] = f"H200 as shipped at {BLIND12_MAIN_COMMIT} (no engine_ar, no custom-kind link terms)"
