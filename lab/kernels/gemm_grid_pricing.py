@@ -16,12 +16,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def committed_grids(skip: str | tuple[str, ...], need: tuple[str, ...] = ("rows", "k", "n")) -> Iterator[pd.DataFrame]:
-    """Every committed CSV (production_kernels, lab/kernels grids) holding the columns `need`, files whose name starts
-    with `skip` (the grid's own files) aside, its rows with a non-numeric `rows` dropped."""
+    """The committed CSVs (production_kernels, lab/kernels grids) a grid named by the file-name prefix(es) `skip` was
+    drawn against, holding the columns `need`, their rows with a non-numeric `rows` dropped. Once the grid's own files
+    are committed (listed in data_order.txt), only files committed BEFORE its first one count: a later grid that reuses
+    its shapes does not make it look measured already. A grid not committed yet is checked against every CSV but its own."""
+    from data_order import positions
+
     from simulator.calibration import fit_production_topk_gemm as F
 
+    skip = (skip,) if isinstance(skip, str) else tuple(skip)
+    order = positions()
+    own = [p for n, p in order.items() if n.startswith(skip)]
     for f in [*F.DATA_DIR.glob("*.csv"), *F.DATA_DIR.glob("*.csv.gz"), *(ROOT / "lab" / "kernels").glob("*.csv")]:
-        if f.name.startswith(skip):
+        n = f.name[:-3] if f.name.endswith(".gz") else f.name
+        if n.startswith(skip) or (own and order.get(n, float("inf")) >= min(own)):
             continue
         d = pd.read_csv(f)
         if set(need) <= set(d.columns):

@@ -76,17 +76,13 @@ def regime(m, n) -> str:
 
 
 OWN_PREFIX = "deepgemm_gemm_decode2"
-#: grids drawn after this one (each checked its own shapes against the CSVs committed before it): their files are not
-#: what this grid was drawn against (cuBLASLt's grid 5 reuses (M 8, K 7168, N 1024) of this grid for another kernel)
-LATER_PREFIXES = ("deepgemm_gemm_grid5", "cublaslt_block_grid5", "deepgemm_gemm_grid6", "deepgemm_gemm_fill7",
-                  "cublaslt_block_split7", "deepgemm_gemm_grid7", "gemm_grid8")
 
 
 def committed_shapes() -> set[tuple[int, int, int]]:
-    """(M, K, N) of every row of any committed CSV with rows / k / n columns (production_kernels, lab/kernels grids),
-    this grid's own files aside."""
+    """(M, K, N) of every row of the committed CSVs with rows / k / n columns this grid was drawn against
+    (gemm_grid_pricing.committed_grids: the ones committed before it, lab/kernels/data_order.txt)."""
     seen = set()
-    for d in committed_grids((OWN_PREFIX,) + LATER_PREFIXES):
+    for d in committed_grids(OWN_PREFIX):
         seen |= set(zip(d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
     return seen
 

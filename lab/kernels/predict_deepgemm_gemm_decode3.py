@@ -55,11 +55,6 @@ DECODE_M = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 PREFILL = {1: 4096, 7: 256, 11: 1024, 14: 512, 15: 2048}
 MAIN_COMMIT = "6648a5d"
 OWN_PREFIX = "deepgemm_gemm_decode3"
-#: grids drawn after this one (each checked its own shapes against the CSVs committed before it): their files are not
-#: what this grid was drawn against (grids 6 and 7 and the fill7 scans reuse some of its (K, N) at other M)
-#: (and FlashInfer's top-k grid 10, whose rows / k / n columns hold k 2048 at n = a decode-3 N: a top-k row, not a GEMM)
-LATER_PREFIXES = ("deepgemm_gemm_grid6", "deepgemm_gemm_fill7", "cublaslt_block_split7", "deepgemm_gemm_grid7",
-                  "gemm_grid8", "topk_flashinfer_grid10")
 
 
 def grid() -> list[tuple[int, int, int]]:
@@ -83,10 +78,10 @@ def regime(m, n) -> str:
 
 
 def committed_shapes() -> set[tuple[int, int, int]]:
-    """(M, K, N) of every row of any committed CSV with rows / k / n columns (production_kernels, lab/kernels grids),
-    this grid's own files aside."""
+    """(M, K, N) of every row of the committed CSVs with rows / k / n columns this grid was drawn against
+    (gemm_grid_pricing.committed_grids: the ones committed before it, lab/kernels/data_order.txt)."""
     seen = set()
-    for d in committed_grids((OWN_PREFIX,) + LATER_PREFIXES):
+    for d in committed_grids(OWN_PREFIX):
         seen |= set(zip(d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
     return seen
 
