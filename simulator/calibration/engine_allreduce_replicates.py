@@ -1,0 +1,68 @@
+"""The engines' all-reduce blind grids measured twice (the same script, a second host of the same kind): how far two
+hosts disagree, the floor under any model's error on those rows.
+
+REPLICATES maps a grid to (its scored measurement's glob, the replicate's file) in engine_allreduce.DATA_DIR; the
+replicate's file name never matches the scored glob, so the grid's own section keeps scoring the first run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+#: grid -> (the scored run's glob, the replicate), engine_allreduce.DATA_DIR
+REPLICATES = {
+    # grid 11: the second 4 x H200 host (an H100 request served by H200s), the lead, 2026-11-27
+    11: ("engine_allreduce_blind11_nvidia*.csv", "engine_allreduce_blind11rep2_nvidia-h200_x4_2026-11-27.csv"),
+    # grid 12: a 4 x H200 request served by 4 x H100 (the H200 candidate not judged), the lead, 2026-11-27 21:44 UTC;
+    # ..._notes.txt beside it
+    12: ("engine_allreduce_blind12_nvidia*.csv", "engine_allreduce_blind12rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
+}
+KEY = ["impl", "world", "tokens", "hidden"]
+
+
+def runs(grid: int, data_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(first run, replicate) of `grid` as measured (REPLICATES)."""
+    from hwmodels import datafiles as DF
+    from simulator.calibration.engine_allreduce import DATA_DIR
+
+    d = DATA_DIR if data_dir is None else data_dir
+    scored, rep = REPLICATES[grid]
+    return pd.read_csv(DF.glob(d, scored)[-1]), pd.read_csv(DF.resolve(d / rep))
+
+
+def joined(grid: int, data_dir: Path | None = None) -> pd.DataFrame:
+    """The two runs of `grid` per (impl, world, tokens, hidden): us_1 (scored run), us_2 (replicate), spread =
+    us_2 / us_1 - 1, and the size regime as the grid's section scores it."""
+    from simulator.calibration.engine_allreduce import size_regime
+
+    a, b = runs(grid, data_dir)
+    j = a[KEY + ["bytes", "median_us"]].merge(b[KEY + ["median_us"]], on=KEY, suffixes=("_1", "_2"), how="inner")
+    j = j.rename(columns={"median_us_1": "us_1", "median_us_2": "us_2"})
+    j["spread"] = j["us_2"] / j["us_1"] - 1.0
+    j["regime"] = [r[2:] for r in size_regime(j["bytes"])]
+    return j
+
+
+def regimes_on_both(pred: pd.DataFrame, grid: int, col: str = "pred_main_us", data_dir: Path | None = None) -> pd.DataFrame:
+    """The committed prices `pred[col]` scored on each run of `grid` per implementation x ranks x size regime: n,
+    |error| median / p90 on run 1 and on run 2, the hosts' |spread| median, and whether the goal (median <= 10 %,
+    p90 <= 25 %) is met on each run."""
+    from simulator.calibration.engine_allreduce import blind_rows
+
+    p = pred.rename(columns={col: "pred_us"})
+    r1, r2 = (blind_rows(p, m) for m in runs(grid, data_dir))
+    j = r1[KEY + ["regime", "err"]].merge(r2[KEY + ["err"]], on=KEY, suffixes=("_1", "_2"))
+    j["spread"] = (1 + j["err_1"]) / (1 + j["err_2"]) - 1.0      # us_2 / us_1 - 1
+    rows = []
+    for (impl, g, reg), t in j.groupby(["impl", "world", "regime"]):
+        row = {"impl": impl, "world": g, "regime": reg[2:], "n": len(t)}
+        for i in (1, 2):
+            e = 100 * t[f"err_{i}"].abs()
+            row[f"run{i}_med"], row[f"run{i}_p90"] = e.median(), e.quantile(0.9)
+            row[f"run{i}_goal"] = "met" if row[f"run{i}_med"] <= 10 and row[f"run{i}_p90"] <= 25 else "MISSED"
+        row["host_spread_med"] = 100 * t["spread"].abs().median()
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs["err_2"] = 100 * j["err_2"].to_numpy()
+    return out

@@ -1,0 +1,25 @@
+"""simulator.calibration.engine_allreduce_replicates: the blind grids measured twice."""
+from __future__ import annotations
+
+import pandas as pd
+
+from hwmodels import datafiles as DF
+from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_replicates as R
+
+
+def test_grid12_replicate_joins_every_row_and_is_not_the_scored_run():
+    scored, rep = R.REPLICATES[12]
+    assert not DF.glob(EA.DATA_DIR, scored)[-1].name == rep
+    j = R.joined(12)
+    assert len(j) == 215 and (j["us_1"] > 0).all() and (j["us_2"] > 0).all()
+    assert 0.0 < j["spread"].abs().median() < 0.10          # two hosts of one kind: a few %, not another device
+
+
+def test_regimes_on_both_scores_each_run_on_the_same_rows():
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND12_PRED_CSV))
+    t = R.regimes_on_both(pred, 12, "pred_h100_us")
+    assert len(t) == 31 and int(t["n"].sum()) == 215
+    assert set(t["run1_goal"]) <= {"met", "MISSED"} and len(t.attrs["err_2"]) == 215
+    # scoring the first run must reproduce the grid's own section (23 of 31 regimes met by main)
+    assert int((t["run1_goal"] == "met").sum()) == 23
