@@ -249,7 +249,7 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     barrier-flag stores (simulator/kernels/allreduce.py, a rule added after the measurement was read; the blind CSV
     was priced without it). vLLM's rows declare its 36 CTAs (hwmodels.roofline prices its two-shot in whole loop
     steps, shipped after blind grid 8)."""
-    from simulator.kernels.allreduce import VLLM_CTAS, trtllm_twoshot_flag_steps
+    from simulator.kernels.allreduce import VLLM_CTAS, trtllm_cluster_size, trtllm_twoshot_flag_steps
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(df))
@@ -263,10 +263,22 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     # it as fused_epilogue_s, and with the engines' terms its serialized RMSNorms at norm_s)
     written = np.where(df["impl"].str.startswith("trtllm_arnorm"), 2.0, 0.0) * df["bytes"].to_numpy(float)
     units = np.where(df["impl"].str.startswith("vllm").to_numpy(), float(VLLM_CTAS), 0.0)
+    # TensorRT-LLM's rows declare the fusion kernel's cluster (the fused RMSNorm's share: hwmodels.roofline AR_NORM_CS1 /
+    # AR_NORM_CSN, shipped after blind grid 13)
+    cluster = np.zeros(len(df))
+    trt = df["impl"].str.startswith("trtllm").to_numpy()
+    if trt.any():
+        one = df["impl"].str.endswith("oneshot").to_numpy()
+        t, h, g = df["tokens"].to_numpy(float), df["hidden"].to_numpy(float), df["world"].to_numpy(float)
+        for o in (True, False):
+            mm = trt & (one == o)
+            if mm.any():
+                cluster[mm] = trtllm_cluster_size(t[mm], h[mm], g[mm], o, int(hw.units))
     for kind in np.unique(kinds):
         m = kinds == kind
         b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), bytes_written=written, dtype="bf16",
-              devices=df["world"].to_numpy(float), sync_steps=steps, parallel_units=units, where=m)
+              devices=df["world"].to_numpy(float), sync_steps=steps, parallel_units=units, cluster_ctas=cluster,
+              where=m)
     ops = b.build()
     s = np.bincount(ops.setting, weights=price(ops, hw, "graph") - hw.launch_graph_s, minlength=len(df))
     return s * 1e6
@@ -431,14 +443,16 @@ def grid9_fit_rows() -> pd.DataFrame:
 
 
 def predict_with(df: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.ndarray:
-    """predict_us with hwmodels.roofline's module constants `terms` ({name: value}, e.g. GRID9_CANDIDATE) in place."""
+    """predict_us with hwmodels.roofline's module constants `terms` ({name: value}, e.g. GRID9_CANDIDATE) in place; blind
+    grid 13's rules (GRID13_RULES_OFF: every earlier grid's models were priced without them) are off unless `terms`
+    names them, so predict_with(df, hw, {}) prices the model as it stood before grid 13 (BLIND13_MAIN_COMMIT)."""
     from contextlib import ExitStack
     from unittest import mock
 
     import hwmodels.roofline as R
 
     with ExitStack() as st:
-        for k, v in terms.items():
+        for k, v in {**GRID13_RULES_OFF, **terms}.items():
             st.enter_context(mock.patch.object(R, k, float(v)))
         return predict_us(df, hw)
 
@@ -497,7 +511,7 @@ def predict_grid10(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID10_CAND
     cluster the g serialized RMSNorms pay `norm_cs1` of the norm term."""
     from simulator.kernels.allreduce import trtllm_cluster_size
 
-    base = predict_us(df, hw)
+    base = predict_with(df, hw, {})
     two = (df["impl"].str.startswith("trtllm") & df["impl"].str.endswith("twoshot")).to_numpy()
     nrm = df["impl"].str.startswith("trtllm_arnorm").to_numpy() & two
     g = df["world"].to_numpy(float)
@@ -583,7 +597,7 @@ def predict_grid11(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID11_CAND
     (one-shot 1, two-shot g) pay `norm_cs1` of the norm term with one CTA a cluster, `norm_csn` with more."""
     from simulator.kernels.allreduce import trtllm_cluster_size
 
-    base = predict_us(df, hw)
+    base = predict_with(df, hw, {}) if len(df) else np.zeros(0)
     if not len(df):
         return base
     impl = df["impl"].astype(str)
@@ -785,6 +799,9 @@ GRID13_WAITS = {"vllm_oneshot": 3.0, "vllm_twoshot": 0.0, "trtllm_ar_oneshot": 1
 GRID13_CANDIDATE = {"copy": 1.42, "norm_cs1": 0.36, "norm_csn": 1.07, "peer": 0.145}
 #: the terms that price main's model through predict_grid13
 GRID13_MAIN = {"copy": 0.0, "norm_cs1": 1.0, "norm_csn": 1.0, "peer": 0.0}
+#: hwmodels.roofline's grid-13 constants (shipped after blind grid 13 won: GRID13_CANDIDATE, peer as a share of the H100's
+#: phase_s) at the values that turn them off: predict_with prices every earlier grid's model with them
+GRID13_RULES_OFF = {"AR_TWOSHOT_COPY": 0.0, "AR_NORM_CS1": 1.0, "AR_NORM_CSN": 1.0, "AR_PEER_SHARE": 0.0}
 
 
 def predict_grid13(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID13_CANDIDATE) -> np.ndarray:

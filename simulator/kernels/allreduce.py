@@ -342,7 +342,9 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
     bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps).
     `fused` (TensorRT-LLM only; a bool or one per setting): the call carries the residual add + RMSNorm (fusion op
     RESIDUAL_RMS_NORM: the table's fusion column, and where a custom kernel runs, its epilogue's extra read + write
-    as bytes_written = 2 x nbytes, which hwmodels.roofline prices at the elementwise HBM rate: fused_epilogue_s).
+    as bytes_written = 2 x nbytes, which hwmodels.roofline prices at the elementwise HBM rate: fused_epilogue_s); with
+    `hidden` and `sms` its ops also declare the fusion kernel's cluster (trtllm_cluster_size: cluster_ctas, which sets
+    the fused RMSNorm's share, hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN).
     Returns where (per setting) the norm ran inside the custom kernel; with an NCCL pick the caller keeps its norm
     kernel (fallbackRunSubsequentOps)."""
     fz = np.asarray(fused, bool)
@@ -360,14 +362,17 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
     for impl, kind in kinds:
         m = (pick == impl) & base
         if np.any(m):
-            steps = 0.0
-            if engine == "trtllm" and impl == "twoshot" and hidden is not None and sms is not None:
+            steps, cluster = 0.0, 0.0
+            if engine == "trtllm" and impl != "nccl" and hidden is not None and sms is not None:
                 tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
-                steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
+                if impl == "twoshot":
+                    steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
+                # the fusion kernel's cluster (hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN: the fused RMSNorm)
+                cluster = trtllm_cluster_size(tokens, hidden, world, impl == "oneshot", sms)
             written = 0.0 if impl == "nccl" else np.where(fz, 2.0, 0.0) * np.asarray(nbytes, float)
             # vLLM's (and SGLang's) kernels declare their 36 CTAs: hwmodels.roofline prices the two-shot's link bytes in
             # whole grid-stride loop steps (vllm_twoshot_waves)
             units = VLLM_CTAS if engine in ("vllm", "sglang") and impl != "nccl" else 0.0
             b.add(name, kind, bytes_read=nbytes, bytes_written=written, dtype="bf16", count=count, devices=world,
-                  sync_steps=steps, parallel_units=units, where=m if np.ndim(m) else None)
+                  sync_steps=steps, parallel_units=units, cluster_ctas=cluster, where=m if np.ndim(m) else None)
     return fz & (pick != "nccl") & base
