@@ -294,7 +294,8 @@ def with_engine_terms(hw: HardwareSpec, terms: dict) -> HardwareSpec:
 def fit_engine_terms(meas: pd.DataFrame, hw: HardwareSpec) -> dict:
     """The engines' kernel terms (TERMS: one per-CTA flag barrier, the zero-byte time beyond it, one further
     TensorRT-LLM flag store, one serialized fused RMSNorm), least squares on log time over every row of `meas` (not
-    WRONG); the link terms stay the own kernel's (fit_production_allreduce.py)."""
+    WRONG); the link terms stay the own kernel's (fit_production_allreduce.py). Priced without blind grid 13's rules
+    (predict_with(..., {})), as the committed terms were fitted."""
     from scipy.optimize import least_squares
 
     m = meas[~meas["note"].astype("string").fillna("").str.contains("WRONG")].reset_index(drop=True)
@@ -302,7 +303,7 @@ def fit_engine_terms(meas: pd.DataFrame, hw: HardwareSpec) -> dict:
     names = list(TERMS)
 
     def resid(x):
-        return np.log(np.maximum(predict_us(m, with_engine_terms(hw, dict(zip(names, x)))), 1e-3)) - y
+        return np.log(np.maximum(predict_with(m, with_engine_terms(hw, dict(zip(names, x))), {}), 1e-3)) - y
     r = least_squares(resid, [TERMS[n][0] for n in names], bounds=([TERMS[n][1] for n in names],
                                                                     [TERMS[n][2] for n in names]))
     return {**{n: round(float(v), 4) for n, v in zip(names, r.x)}, "fit_rows": len(m),
@@ -426,7 +427,7 @@ def fit_grid8_terms(hw: HardwareSpec) -> dict:
 
     def loss(rows, name, x):   # grid 8's rule had no fill term (AR_FILL_SLOPE 0, shipped after grid 9)
         with mock.patch.object(R, name, x), mock.patch.object(R, "AR_FILL_SLOPE", 0.0):
-            return float(np.mean((np.log(predict_us(rows, hw)) - np.log(rows["median_us"].to_numpy(float))) ** 2))
+            return float(np.mean((np.log(predict_with(rows, hw, {})) - np.log(rows["median_us"].to_numpy(float))) ** 2))
     skip = minimize_scalar(lambda x: loss(v, "AR_WAVE_SKIP", x), bounds=(0.0, 1.0), method="bounded").x
     ratio = minimize_scalar(lambda x: loss(lam, "LAMPORT_CEILING_RATIO", x), bounds=(0.5, 1.5), method="bounded").x
     return {"AR_WAVE_SKIP": round(float(skip), 2), "LAMPORT_CEILING_RATIO": round(float(ratio), 4),
@@ -670,7 +671,7 @@ def blind11_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> 
     kernel's launch config of each TensorRT-LLM row (CTAs, CTAs a cluster, tokens a cluster)."""
     df = blind11_grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(predict_us(df, hw), 3)
+    df["pred_main_us"] = np.round(predict_with(df, hw, {}), 3)
     df["pred_new_us"] = np.round(predict_grid11(df, hw, GRID11_CANDIDATE), 3)
     trtllm_launch_columns(df, int(hw.units))
     df["regime"] = size_regime(df["bytes"])
@@ -752,9 +753,9 @@ def blind12_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
     h200, h100 = load_hardware("H200"), load_hardware("H100-SXM")
     df = blind12_grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(predict_us(df, h200), 3)
-    df["pred_new_us"] = np.round(predict_us(df, h200_candidate(h200, h100)), 3)
-    df["pred_h100_us"] = np.round(predict_us(df, h100), 3)
+    df["pred_main_us"] = np.round(predict_with(df, h200, {}), 3)
+    df["pred_new_us"] = np.round(predict_with(df, h200_candidate(h200, h100), {}), 3)
+    df["pred_h100_us"] = np.round(predict_with(df, h100, {}), 3)
     trtllm_launch_columns(df, int(h200.units), tokens_per_cluster=False)
     df["regime"] = size_regime(df["bytes"])
     df["device"] = h200.name
@@ -862,7 +863,7 @@ def blind13_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> 
     kernel's launch config of each TensorRT-LLM row."""
     df = blind13_grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(predict_us(df, hw), 3)
+    df["pred_main_us"] = np.round(predict_with(df, hw, {}), 3)
     df["pred_new_us"] = np.round(predict_grid13(df, hw, GRID13_CANDIDATE), 3)
     trtllm_launch_columns(df, int(hw.units), tokens_per_cluster=False)
     df["regime"] = size_regime(df["bytes"])
