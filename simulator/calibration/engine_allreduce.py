@@ -771,7 +771,10 @@ def blind12_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
 #: TensorRT-LLM's 4-rank two-shot is 10-11 % too fast in every earlier grid; the 2-rank shapes repeat grid 12's missed
 #: 2-rank cells): main = the H100 model at BLIND13_MAIN_COMMIT (predict_us), candidate = GRID13_CANDIDATE (predict_grid13),
 #: fitted by fit_grid13_terms on the H100 rows of grids <= 12 only (grid13_fit_rows: all looked-at); both committed in
-#: BLIND13_PRED_CSV before lab/kernels/run_engine_allreduce_blind13.sh measured them
+#: BLIND13_PRED_CSV (8525dba) before lab/kernels/run_engine_allreduce_blind13.sh measured them (one 4 x H100 call, 108 s,
+#: 210 rows, 0 wrong sums). The candidate met 25 of 31 regimes against main's 22 (pooled 4.7 / 16.3 % against 5.4 /
+#: 17.1 %) and SHIPPED: hwmodels.roofline AR_TWOSHOT_COPY / AR_NORM_CS1 / AR_NORM_CSN / AR_PEER_SHARE hold it, predict_us
+#: prices it; predict_with(df, hw, {}) prices the model before it (GRID13_RULES_OFF)
 BLIND13_SHAPES = ((9, 3072), (11, 2048), (14, 1024), (18, 1536), (10, 2560), (12, 2048),
                   (20, 3072), (37, 2048), (44, 3584), (29, 5120), (52, 4096),
                   (68, 4096), (78, 4096), (46, 7168), (100, 5120), (59, 6144),

@@ -169,6 +169,14 @@ Its one 4-GPU call, asked for 4 x H100, was served by 4 x H200: the H100 model j
 the H100's HBM rate, overprices the H200's faster local copies). The H200's TensorRT-LLM two-shot below 1 MiB is priced
 +11..+72 % too slow (as the 4 x H200 campaign showed), and 131 x 4096 at 4 ranks (132 CTAs in 33 clusters of 4) is again
 priced too fast (-21 %; grid 10's 132 x 4096 on the H100 -27 %). The family's STANDING stays on grid 10 (4 x H100).
+
+Blind grid 13 (4 x H100, 4 AND 2 ranks, 210 rows; engine_allreduce.py BLIND13_*) SHIPPED grid 11's two rules with a third
+(GRID13_CANDIDATE, fit_grid13_terms on grids <= 12's H100 rows): TensorRT-LLM's two-shot local copies above 2 ranks
+(hwmodels.roofline AR_TWOSHOT_COPY 1.42), the fused RMSNorm's norm term by the fusion kernel's cluster (AR_NORM_CS1 0.36
+with one CTA, FusedOp::rms_norm's cluster.sync skipped; AR_NORM_CSN 1.07 with more; the ops declare cluster_ctas,
+trtllm_cluster_size) and (g - 2) x AR_PEER_SHARE x phase (0.145 us on the H100) per serialized peer wait (each flag
+barrier and peer-data phase waits on the slowest of g - 1 peers; vLLM's two-shot none). Blind: 25 of 31 regimes against
+main's 22 (4.7 / 16.3 % against 5.4 / 17.1 %).
 """
 from __future__ import annotations
 
