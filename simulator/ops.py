@@ -37,6 +37,9 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
                     shape's CTAs add on top of it, paid by every CTA on an SM's serial path, the first included
                     (work a compile-time tile size scales: the GMMA columns of a verification CTA); 0 = the kind's
                     calibrated per-CTA time alone. Only the kinds of hwmodels.roofline CTA_SERIAL_AFTER_FIRST read it
+    cluster_ctas    optional: CTAs a thread-block cluster of the kernel's launch holds (0 = none declared). Read by the
+                    custom all-reduce kinds (hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN: TensorRT-LLM's fused RMSNorm
+                    syncs its cluster only with > 1 CTA)
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -76,6 +79,7 @@ class OpTable:
     l1_iters: np.ndarray | None = None
     resident_ctas: np.ndarray | None = None
     cta_extra: np.ndarray | None = None
+    cluster_ctas: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -104,6 +108,7 @@ class OpTable:
             "l1_iters": self.l1_iters if self.l1_iters is not None else 0.0,
             "resident_ctas": self.resident_ctas if self.resident_ctas is not None else 0.0,
             "cta_extra": self.cta_extra if self.cta_extra is not None else 0.0,
+            "cluster_ctas": self.cluster_ctas if self.cluster_ctas is not None else 0.0,
         })
 
     def settings_subset(self, keep) -> "OpTable":
@@ -129,7 +134,7 @@ class OpTable:
 
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
 _OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
-             "resident_ctas", "cta_extra")
+             "resident_ctas", "cta_extra", "cluster_ctas")
 
 
 class OpBuilder:
@@ -158,7 +163,7 @@ class OpBuilder:
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
             onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
-            serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0) -> None:
+            serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0, cluster_ctas=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -170,7 +175,7 @@ class OpBuilder:
         col = self._col
         req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
         opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters,
-               resident_ctas, cta_extra)
+               resident_ctas, cta_extra, cluster_ctas)
         if all(type(c) is float and c == 0.0 for c in opt):
             opt = None
         else:

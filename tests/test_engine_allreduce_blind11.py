@@ -34,7 +34,7 @@ def test_blind11_shapes_match_the_measurement_script_and_token_counts_are_new():
     assert vals == {"BLIND11_SHAPES": E.BLIND11_SHAPES, "BLIND11_CONTROL": E.BLIND11_CONTROL}
     seen = set()
     for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
-        if "blind11" not in f.name:
+        if "blind11" not in f.name and "blind13" not in f.name:   # grid 13 checks its (tokens, hidden) itself
             seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
     assert len(seen) > 80
     assert not seen & {t for t, _ in E.BLIND11_SHAPES + E.BLIND11_CONTROL}
@@ -67,7 +67,7 @@ def test_candidate_structure():
     df = pd.DataFrame({"impl": ["trtllm_ar_twoshot", "trtllm_ar_twoshot", "trtllm_arnorm_oneshot", "trtllm_arnorm_oneshot"],
                        "world": [4, 2, 4, 4], "tokens": [300, 300, 100, 18], "hidden": 4096})
     df["bytes"] = df["tokens"] * df["hidden"] * 2
-    base = E.predict_us(df, hw)
+    base = E.predict_with(df, hw, {})
     d = E.predict_grid11(df, hw, {"copy": 1.0, "norm_cs1": 1.0, "norm_csn": 1.0}) - base
     hbm = hw.hbm_bw_bytes_s * hw.efficiency.memory["elementwise"]
     assert np.isclose(d[0], 2.0 * df["bytes"][0] / hbm * 1e6) and d[1] == 0.0 and d[2] == 0.0 and d[3] == 0.0

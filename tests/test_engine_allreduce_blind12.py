@@ -53,7 +53,7 @@ def test_committed_blind12_prediction(pred):
     assert {"pred_main_us", "pred_new_us", "pred_h100_us", "trt_ctas", "trt_cluster_size", "regime"} <= set(pred.columns)
     few = pred.iloc[::20].reset_index(drop=True)
     h200, h100 = load_hardware("H200"), load_hardware("H100-SXM")
-    assert np.allclose(E.predict_us(few, E.h200_candidate(h200, h100)), few["pred_new_us"], rtol=1e-3)
+    assert np.allclose(E.predict_with(few, E.h200_candidate(h200, h100), {}), few["pred_new_us"], rtol=1e-3)
     # main's H200 (no engines' terms, the datasheet link rate) priced every row faster than the candidate
     assert (pred["pred_main_us"] < pred["pred_new_us"]).mean() > 0.9
 

@@ -60,6 +60,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind12()
     from .allreduce_grid12_replicate import engine_allreduce_blind12_replicate
     engine_allreduce_blind12_replicate()
+    from .allreduce_grid13 import engine_allreduce_blind13  # here: allreduce_grid13 imports this module's helpers
+    engine_allreduce_blind13()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

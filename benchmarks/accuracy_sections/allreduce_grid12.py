@@ -12,8 +12,9 @@ from .allreduce import _engine_allreduce_blind_table
 
 #: the commit that holds blind grid 12's prediction (engine_allreduce.BLIND12_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND12_COMMIT = "95e278e"
-#: the model whose row is the family's STANDING (main = the H100 model, measured on 4 x H100)
-SHIPPED = "main"
+#: the model whose row was the family's STANDING (main = the H100 model, measured on 4 x H100) until blind grid 13 moved
+#: it (allreduce_grid13: the candidate shipped)
+SHIPPED = None
 #: the committed prediction's columns as scored on 4 x H100: main = the H100 model, new = the H200 candidate
 RENAME = {"pred_main_us": "pred_h200_main_us", "pred_h100_us": "pred_main_us"}
 

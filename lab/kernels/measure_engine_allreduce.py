@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind11|blind12]
+                                                   [--grid campaign|blind4|...|blind12|blind13]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,9 +46,10 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 9                            # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 10                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
+#                                               10: --grid blind13
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -141,7 +142,21 @@ BLIND12_CONTROL = ((22, 1024), (26, 1024), (22, 1280),
                    (34, 768), (38, 768))
 
 
+#: --grid blind13: 4 x H100, 4 ranks (BLIND13_SHAPES) and 2 ranks (BLIND13_CONTROL), >= 4 rows in every (implementation,
+#: ranks, size regime) cell, (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce.py BLIND13_SHAPES)
+BLIND13_SHAPES = ((9, 3072), (11, 2048), (14, 1024), (18, 1536), (10, 2560), (12, 2048),
+                  (20, 3072), (37, 2048), (44, 3584), (29, 5120), (52, 4096),
+                  (68, 4096), (78, 4096), (46, 7168), (100, 5120), (59, 6144),
+                  (142, 4096), (184, 4096), (226, 5120), (316, 4096), (260, 6144), (390, 5120), (470, 4096),
+                  (330, 7168), (620, 4096), (430, 8192), (500, 7168))
+BLIND13_CONTROL = ((9, 3072), (11, 2048), (14, 1024), (18, 1536),
+                   (20, 3072), (44, 3584), (52, 4096), (78, 4096), (100, 5120),
+                   (142, 4096), (226, 5120), (316, 4096), (390, 5120), (430, 8192), (620, 4096))
+
+
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind13":
+        return list(BLIND13_CONTROL if world == 2 else BLIND13_SHAPES)
     if os.environ.get(GRID_ENV) == "blind12":
         return list(BLIND12_CONTROL if world == 2 else BLIND12_SHAPES)
     if os.environ.get(GRID_ENV) == "blind11":
@@ -443,7 +458,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=100.0, help="seconds per (impl, world) phase")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12"),
+    ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
+                                       "blind13"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -469,7 +485,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12") else ""
+                                             "blind12", "blind13") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

@@ -249,7 +249,7 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     barrier-flag stores (simulator/kernels/allreduce.py, a rule added after the measurement was read; the blind CSV
     was priced without it). vLLM's rows declare its 36 CTAs (hwmodels.roofline prices its two-shot in whole loop
     steps, shipped after blind grid 8)."""
-    from simulator.kernels.allreduce import VLLM_CTAS, trtllm_twoshot_flag_steps
+    from simulator.kernels.allreduce import VLLM_CTAS, trtllm_cluster_size, trtllm_twoshot_flag_steps
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(df))
@@ -263,10 +263,22 @@ def predict_us(df: pd.DataFrame, hw: HardwareSpec, flags: bool = True) -> np.nda
     # it as fused_epilogue_s, and with the engines' terms its serialized RMSNorms at norm_s)
     written = np.where(df["impl"].str.startswith("trtllm_arnorm"), 2.0, 0.0) * df["bytes"].to_numpy(float)
     units = np.where(df["impl"].str.startswith("vllm").to_numpy(), float(VLLM_CTAS), 0.0)
+    # TensorRT-LLM's rows declare the fusion kernel's cluster (the fused RMSNorm's share: hwmodels.roofline AR_NORM_CS1 /
+    # AR_NORM_CSN, shipped after blind grid 13)
+    cluster = np.zeros(len(df))
+    trt = df["impl"].str.startswith("trtllm").to_numpy()
+    if trt.any():
+        one = df["impl"].str.endswith("oneshot").to_numpy()
+        t, h, g = df["tokens"].to_numpy(float), df["hidden"].to_numpy(float), df["world"].to_numpy(float)
+        for o in (True, False):
+            mm = trt & (one == o)
+            if mm.any():
+                cluster[mm] = trtllm_cluster_size(t[mm], h[mm], g[mm], o, int(hw.units))
     for kind in np.unique(kinds):
         m = kinds == kind
         b.add("ar", kind, bytes_read=df["bytes"].to_numpy(float), bytes_written=written, dtype="bf16",
-              devices=df["world"].to_numpy(float), sync_steps=steps, parallel_units=units, where=m)
+              devices=df["world"].to_numpy(float), sync_steps=steps, parallel_units=units, cluster_ctas=cluster,
+              where=m)
     ops = b.build()
     s = np.bincount(ops.setting, weights=price(ops, hw, "graph") - hw.launch_graph_s, minlength=len(df))
     return s * 1e6
@@ -282,7 +294,8 @@ def with_engine_terms(hw: HardwareSpec, terms: dict) -> HardwareSpec:
 def fit_engine_terms(meas: pd.DataFrame, hw: HardwareSpec) -> dict:
     """The engines' kernel terms (TERMS: one per-CTA flag barrier, the zero-byte time beyond it, one further
     TensorRT-LLM flag store, one serialized fused RMSNorm), least squares on log time over every row of `meas` (not
-    WRONG); the link terms stay the own kernel's (fit_production_allreduce.py)."""
+    WRONG); the link terms stay the own kernel's (fit_production_allreduce.py). Priced without blind grid 13's rules
+    (predict_with(..., {})), as the committed terms were fitted."""
     from scipy.optimize import least_squares
 
     m = meas[~meas["note"].astype("string").fillna("").str.contains("WRONG")].reset_index(drop=True)
@@ -290,7 +303,7 @@ def fit_engine_terms(meas: pd.DataFrame, hw: HardwareSpec) -> dict:
     names = list(TERMS)
 
     def resid(x):
-        return np.log(np.maximum(predict_us(m, with_engine_terms(hw, dict(zip(names, x)))), 1e-3)) - y
+        return np.log(np.maximum(predict_with(m, with_engine_terms(hw, dict(zip(names, x))), {}), 1e-3)) - y
     r = least_squares(resid, [TERMS[n][0] for n in names], bounds=([TERMS[n][1] for n in names],
                                                                     [TERMS[n][2] for n in names]))
     return {**{n: round(float(v), 4) for n, v in zip(names, r.x)}, "fit_rows": len(m),
@@ -414,7 +427,7 @@ def fit_grid8_terms(hw: HardwareSpec) -> dict:
 
     def loss(rows, name, x):   # grid 8's rule had no fill term (AR_FILL_SLOPE 0, shipped after grid 9)
         with mock.patch.object(R, name, x), mock.patch.object(R, "AR_FILL_SLOPE", 0.0):
-            return float(np.mean((np.log(predict_us(rows, hw)) - np.log(rows["median_us"].to_numpy(float))) ** 2))
+            return float(np.mean((np.log(predict_with(rows, hw, {})) - np.log(rows["median_us"].to_numpy(float))) ** 2))
     skip = minimize_scalar(lambda x: loss(v, "AR_WAVE_SKIP", x), bounds=(0.0, 1.0), method="bounded").x
     ratio = minimize_scalar(lambda x: loss(lam, "LAMPORT_CEILING_RATIO", x), bounds=(0.5, 1.5), method="bounded").x
     return {"AR_WAVE_SKIP": round(float(skip), 2), "LAMPORT_CEILING_RATIO": round(float(ratio), 4),
@@ -431,14 +444,16 @@ def grid9_fit_rows() -> pd.DataFrame:
 
 
 def predict_with(df: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.ndarray:
-    """predict_us with hwmodels.roofline's module constants `terms` ({name: value}, e.g. GRID9_CANDIDATE) in place."""
+    """predict_us with hwmodels.roofline's module constants `terms` ({name: value}, e.g. GRID9_CANDIDATE) in place; blind
+    grid 13's rules (GRID13_RULES_OFF: every earlier grid's models were priced without them) are off unless `terms`
+    names them, so predict_with(df, hw, {}) prices the model as it stood before grid 13 (BLIND13_MAIN_COMMIT)."""
     from contextlib import ExitStack
     from unittest import mock
 
     import hwmodels.roofline as R
 
     with ExitStack() as st:
-        for k, v in terms.items():
+        for k, v in {**GRID13_RULES_OFF, **terms}.items():
             st.enter_context(mock.patch.object(R, k, float(v)))
         return predict_us(df, hw)
 
@@ -497,7 +512,7 @@ def predict_grid10(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID10_CAND
     cluster the g serialized RMSNorms pay `norm_cs1` of the norm term."""
     from simulator.kernels.allreduce import trtllm_cluster_size
 
-    base = predict_us(df, hw)
+    base = predict_with(df, hw, {})
     two = (df["impl"].str.startswith("trtllm") & df["impl"].str.endswith("twoshot")).to_numpy()
     nrm = df["impl"].str.startswith("trtllm_arnorm").to_numpy() & two
     g = df["world"].to_numpy(float)
@@ -583,7 +598,7 @@ def predict_grid11(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID11_CAND
     (one-shot 1, two-shot g) pay `norm_cs1` of the norm term with one CTA a cluster, `norm_csn` with more."""
     from simulator.kernels.allreduce import trtllm_cluster_size
 
-    base = predict_us(df, hw)
+    base = predict_with(df, hw, {}) if len(df) else np.zeros(0)
     if not len(df):
         return base
     impl = df["impl"].astype(str)
@@ -656,7 +671,7 @@ def blind11_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> 
     kernel's launch config of each TensorRT-LLM row (CTAs, CTAs a cluster, tokens a cluster)."""
     df = blind11_grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(predict_us(df, hw), 3)
+    df["pred_main_us"] = np.round(predict_with(df, hw, {}), 3)
     df["pred_new_us"] = np.round(predict_grid11(df, hw, GRID11_CANDIDATE), 3)
     trtllm_launch_columns(df, int(hw.units))
     df["regime"] = size_regime(df["bytes"])
@@ -738,15 +753,127 @@ def blind12_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
     h200, h100 = load_hardware("H200"), load_hardware("H100-SXM")
     df = blind12_grid()
     df["kind"] = df["impl"].map(IMPL_KIND)
-    df["pred_main_us"] = np.round(predict_us(df, h200), 3)
-    df["pred_new_us"] = np.round(predict_us(df, h200_candidate(h200, h100)), 3)
-    df["pred_h100_us"] = np.round(predict_us(df, h100), 3)
+    df["pred_main_us"] = np.round(predict_with(df, h200, {}), 3)
+    df["pred_new_us"] = np.round(predict_with(df, h200_candidate(h200, h100), {}), 3)
+    df["pred_h100_us"] = np.round(predict_with(df, h100, {}), 3)
     trtllm_launch_columns(df, int(h200.units), tokens_per_cluster=False)
     df["regime"] = size_regime(df["bytes"])
     df["device"] = h200.name
     df["main_model"] = f"H200 as shipped at {BLIND12_MAIN_COMMIT} (no engine_ar, no custom-kind link terms)"
     df["new_model"] = (f"the model at {model_commit}: H200 + engines' terms (us) {GRID12_CANDIDATE} fitted on "
                        f"{', '.join(H200_FIT_CSVS)} only + {H200_LINKS_FROM}'s custom-kind link terms")
+    df.to_csv(out, index=False)
+    return df
+
+
+#: blind grid 13 (4 x H100; 4 ranks AND 2 ranks, >= 4 rows in every (implementation, ranks, size regime) cell, (tokens,
+#: hidden) in no earlier grid: small 5-64 KiB, middle across vLLM's 512 KiB one-/two-shot switch, large 1-8 MiB where
+#: TensorRT-LLM's 4-rank two-shot is 10-11 % too fast in every earlier grid; the 2-rank shapes repeat grid 12's missed
+#: 2-rank cells): main = the H100 model at BLIND13_MAIN_COMMIT (predict_us), candidate = GRID13_CANDIDATE (predict_grid13),
+#: fitted by fit_grid13_terms on the H100 rows of grids <= 12 only (grid13_fit_rows: all looked-at); both committed in
+#: BLIND13_PRED_CSV (8525dba) before lab/kernels/run_engine_allreduce_blind13.sh measured them (one 4 x H100 call, 108 s,
+#: 210 rows, 0 wrong sums). The candidate met 25 of 31 regimes against main's 22 (pooled 4.7 / 16.3 % against 5.4 /
+#: 17.1 %) and SHIPPED: hwmodels.roofline AR_TWOSHOT_COPY / AR_NORM_CS1 / AR_NORM_CSN / AR_PEER_SHARE hold it, predict_us
+#: prices it; predict_with(df, hw, {}) prices the model before it (GRID13_RULES_OFF)
+BLIND13_SHAPES = ((9, 3072), (11, 2048), (14, 1024), (18, 1536), (10, 2560), (12, 2048),
+                  (20, 3072), (37, 2048), (44, 3584), (29, 5120), (52, 4096),
+                  (68, 4096), (78, 4096), (46, 7168), (100, 5120), (59, 6144),
+                  (142, 4096), (184, 4096), (226, 5120), (316, 4096), (260, 6144), (390, 5120), (470, 4096),
+                  (330, 7168), (620, 4096), (430, 8192), (500, 7168))
+BLIND13_CONTROL = ((9, 3072), (11, 2048), (14, 1024), (18, 1536),
+                   (20, 3072), (44, 3584), (52, 4096), (78, 4096), (100, 5120),
+                   (142, 4096), (226, 5120), (316, 4096), (390, 5120), (430, 8192), (620, 4096))
+BLIND13_PRED_CSV = "engine_allreduce_blind13_prediction_H100-SXM_2026-11-27.csv.gz"
+BLIND13_MEAS_GLOB = "engine_allreduce_blind13_nvidia*.csv"
+BLIND13_MAIN_COMMIT = "753b5c0"
+#: the H100 rows grid 13's candidate is fitted on (all measured and looked at before grid 13): the 2 x H100 campaign and
+#: blind grids 4, 6, 7, 8, 9, 10 and 12 (grid 11 ran on 4 x H200 and is not read)
+GRID13_FIT_GLOBS = (FIT_CSV,) + GRID11_FIT_GLOBS + (BLIND12_MEAS_GLOB,)
+#: serialized peer waits per call (ENGINE_AR_BARRIERS + AR_PHASES) of each implementation that pays grid 13's `peer` term:
+#: vLLM's two-shot pays none (its loop-step terms AR_WAVE_SKIP / AR_FILL_SLOPE were fitted on 4-rank rows only and hold
+#: its 4-rank waits already)
+GRID13_WAITS = {"vllm_oneshot": 3.0, "vllm_twoshot": 0.0, "trtllm_ar_oneshot": 1.0, "trtllm_arnorm_oneshot": 1.0,
+                "trtllm_ar_twoshot": 4.0, "trtllm_arnorm_twoshot": 4.0}
+#: blind grid 13's candidate (fit_grid13_terms, us / shares): grid 11's rules judged on the H100 for the first time (copy:
+#: TensorRT-LLM's two-shot's serialized local copies above 2 ranks; norm_cs1 / norm_csn: the fused RMSNorm by the fusion
+#: kernel's cluster size) + `peer` (us): each serialized peer wait (a flag barrier or a peer-data phase: GRID13_WAITS)
+#: waits on the slowest of g - 1 peers, not one: (g - 2) x peer more per wait (vllm_custom_all_reduce.cuh
+#: multi_gpu_barrier: thread i < ngpus stores / polls peer i's flag, the CTA waits on all of them; the Lamport one-shot
+#: polls until every rank's slice arrived). Every 4-rank size regime of the earlier H100 grids was priced 5-10 % too fast
+GRID13_CANDIDATE = {"copy": 1.42, "norm_cs1": 0.36, "norm_csn": 1.07, "peer": 0.145}
+#: the terms that price main's model through predict_grid13
+GRID13_MAIN = {"copy": 0.0, "norm_cs1": 1.0, "norm_csn": 1.0, "peer": 0.0}
+#: hwmodels.roofline's grid-13 constants (shipped after blind grid 13 won: GRID13_CANDIDATE, peer as a share of the H100's
+#: phase_s) at the values that turn them off: predict_with prices every earlier grid's model with them
+GRID13_RULES_OFF = {"AR_TWOSHOT_COPY": 0.0, "AR_NORM_CS1": 1.0, "AR_NORM_CSN": 1.0, "AR_PEER_SHARE": 0.0}
+
+
+def predict_grid13(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID13_CANDIDATE) -> np.ndarray:
+    """predict_grid11 (copy, norm_cs1, norm_csn) plus `peer` us x (g - 2) x GRID13_WAITS[impl] per row (grid 13's
+    candidate; GRID13_MAIN prices predict_us itself)."""
+    p = predict_grid11(df, hw, {k: terms[k] for k in ("copy", "norm_cs1", "norm_csn")})
+    if not len(df):
+        return p
+    g = df["world"].to_numpy(float)
+    waits = df["impl"].map(GRID13_WAITS).fillna(0.0).to_numpy(float)
+    return p + float(terms["peer"]) * np.maximum(g - 2.0, 0.0) * waits
+
+
+def grid13_fit_rows() -> pd.DataFrame:
+    """The H100 rows of GRID13_FIT_GLOBS (2 and 4 ranks, every implementation, not WRONG): what fit_grid13_terms may read."""
+    from hwmodels import datafiles as DF
+
+    fr = [pd.read_csv(DF.glob(DATA_DIR, g)[-1] if "*" in g else DATA_DIR / g) for g in GRID13_FIT_GLOBS]
+    m = pd.concat(fr, ignore_index=True)
+    m = m[m["device"].astype(str).str.contains("H100") & ~m["note"].astype("string").fillna("").str.contains("WRONG")]
+    return m.reset_index(drop=True)
+
+
+def fit_grid13_terms(hw: HardwareSpec) -> dict:
+    """Blind grid 13's candidate: copy, norm_cs1, norm_csn, peer together, bounded least squares on log time over
+    grid13_fit_rows. Returns the fitted values rounded as GRID13_CANDIDATE holds them."""
+    from scipy.optimize import least_squares
+
+    v = grid13_fit_rows()
+    y = np.log(v["median_us"].to_numpy(float))
+    names = ("copy", "norm_cs1", "norm_csn", "peer")
+    r = least_squares(lambda x: np.log(predict_grid13(v, hw, dict(zip(names, x)))) - y, [0.0, 1.0, 1.0, 0.0],
+                      bounds=([0.0] * 4, [5.0, 3.0, 3.0, 10.0]))
+    out = {n: round(float(x), 2 if n != "peer" else 3) for n, x in zip(names, r.x)}
+    return {**out, "rows": len(v), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+def blind13_grid() -> pd.DataFrame:
+    """Blind grid 13's rows: BLIND13_SHAPES at 4 ranks and BLIND13_CONTROL at 2 ranks, every implementation the lab script
+    runs (lab/kernels/measure_engine_allreduce.py --grid blind13)."""
+    return pd.concat([grid((4,), list(BLIND13_SHAPES)), grid((2,), list(BLIND13_CONTROL))], ignore_index=True)
+
+
+def earlier_shapes() -> set:
+    """Every (tokens, hidden) an earlier grid measured (campaign, blind 4 and 6-12): grid 13's shapes must be in none."""
+    s = {(t, h) for h in HIDDENS for t in TOKENS} | set(LARGE)
+    s |= {(t, h) for h in BLIND4_HIDDENS for t in BLIND4_TOKENS} | {(t, h) for h in BLIND6_HIDDENS for t in BLIND6_TOKENS}
+    s |= set(BLIND6_EXTRA) | set(BLIND7_SHAPES)
+    for a in (BLIND8_SHAPES, BLIND8_CONTROL, BLIND9_SHAPES, BLIND9_CONTROL, BLIND10_SHAPES, BLIND10_CONTROL,
+              BLIND11_SHAPES, BLIND11_CONTROL, BLIND12_SHAPES, BLIND12_CONTROL):
+        s |= set(a)
+    return s
+
+
+def blind13_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> pd.DataFrame:
+    """Write blind grid 13's prediction BEFORE it is measured: pred_main_us = main's H100 model (predict_us, the model at
+    BLIND13_MAIN_COMMIT, unchanged on this branch), pred_new_us = GRID13_CANDIDATE (predict_grid13); plus the fusion
+    kernel's launch config of each TensorRT-LLM row."""
+    df = blind13_grid()
+    df["kind"] = df["impl"].map(IMPL_KIND)
+    df["pred_main_us"] = np.round(predict_with(df, hw, {}), 3)
+    df["pred_new_us"] = np.round(predict_grid13(df, hw, GRID13_CANDIDATE), 3)
+    trtllm_launch_columns(df, int(hw.units), tokens_per_cluster=False)
+    df["regime"] = size_regime(df["bytes"])
+    df["device"] = hw.name
+    df["main_model"] = f"the H100 model at {BLIND13_MAIN_COMMIT} (predict_us)"
+    df["new_model"] = (f"the model at {model_commit}: predict_grid13 {GRID13_CANDIDATE} (copy above 2 ranks, RMSNorm by "
+                       "cluster size, (g - 2) x peer per serialized peer wait; fitted on grids <= 12's H100 rows only)")
     df.to_csv(out, index=False)
     return df
 
@@ -861,6 +988,10 @@ def main() -> None:  # pragma: no cover - writes the committed first-look CSV (s
 
     from hwmodels.spec import load_hardware
     hw = load_hardware("H100-SXM")
+    if sys.argv[1:2] == ["blind13"]:
+        df = blind13_prediction(hw, DATA_DIR / BLIND13_PRED_CSV, sys.argv[2])
+        print(df.groupby(["impl", "world", "regime"])[["pred_main_us", "pred_new_us"]].agg(["size", "median"]).round(2))
+        return
     if sys.argv[1:2] == ["blind12"]:
         df = blind12_prediction(DATA_DIR / BLIND12_PRED_CSV, sys.argv[2])
         print(df.groupby(["impl", "world", "regime"])[["pred_main_us", "pred_new_us"]].agg(["size", "median"]).round(2))

@@ -169,6 +169,14 @@ Its one 4-GPU call, asked for 4 x H100, was served by 4 x H200: the H100 model j
 the H100's HBM rate, overprices the H200's faster local copies). The H200's TensorRT-LLM two-shot below 1 MiB is priced
 +11..+72 % too slow (as the 4 x H200 campaign showed), and 131 x 4096 at 4 ranks (132 CTAs in 33 clusters of 4) is again
 priced too fast (-21 %; grid 10's 132 x 4096 on the H100 -27 %). The family's STANDING stays on grid 10 (4 x H100).
+
+Blind grid 13 (4 x H100, 4 AND 2 ranks, 210 rows; engine_allreduce.py BLIND13_*) SHIPPED grid 11's two rules with a third
+(GRID13_CANDIDATE, fit_grid13_terms on grids <= 12's H100 rows): TensorRT-LLM's two-shot local copies above 2 ranks
+(hwmodels.roofline AR_TWOSHOT_COPY 1.42), the fused RMSNorm's norm term by the fusion kernel's cluster (AR_NORM_CS1 0.36
+with one CTA, FusedOp::rms_norm's cluster.sync skipped; AR_NORM_CSN 1.07 with more; the ops declare cluster_ctas,
+trtllm_cluster_size) and (g - 2) x AR_PEER_SHARE x phase (0.145 us on the H100) per serialized peer wait (each flag
+barrier and peer-data phase waits on the slowest of g - 1 peers; vLLM's two-shot none). Blind: 25 of 31 regimes against
+main's 22 (4.7 / 16.3 % against 5.4 / 17.1 %).
 """
 from __future__ import annotations
 
@@ -342,7 +350,9 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
     bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps).
     `fused` (TensorRT-LLM only; a bool or one per setting): the call carries the residual add + RMSNorm (fusion op
     RESIDUAL_RMS_NORM: the table's fusion column, and where a custom kernel runs, its epilogue's extra read + write
-    as bytes_written = 2 x nbytes, which hwmodels.roofline prices at the elementwise HBM rate: fused_epilogue_s).
+    as bytes_written = 2 x nbytes, which hwmodels.roofline prices at the elementwise HBM rate: fused_epilogue_s); with
+    `hidden` and `sms` its ops also declare the fusion kernel's cluster (trtllm_cluster_size: cluster_ctas, which sets
+    the fused RMSNorm's share, hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN).
     Returns where (per setting) the norm ran inside the custom kernel; with an NCCL pick the caller keeps its norm
     kernel (fallbackRunSubsequentOps)."""
     fz = np.asarray(fused, bool)
@@ -360,14 +370,17 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
     for impl, kind in kinds:
         m = (pick == impl) & base
         if np.any(m):
-            steps = 0.0
-            if engine == "trtllm" and impl == "twoshot" and hidden is not None and sms is not None:
+            steps, cluster = 0.0, 0.0
+            if engine == "trtllm" and impl != "nccl" and hidden is not None and sms is not None:
                 tokens = np.maximum(np.asarray(nbytes, float) / (2.0 * hidden), 1.0)
-                steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
+                if impl == "twoshot":
+                    steps = trtllm_twoshot_flag_steps(tokens, hidden, world, sms)
+                # the fusion kernel's cluster (hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN: the fused RMSNorm)
+                cluster = trtllm_cluster_size(tokens, hidden, world, impl == "oneshot", sms)
             written = 0.0 if impl == "nccl" else np.where(fz, 2.0, 0.0) * np.asarray(nbytes, float)
             # vLLM's (and SGLang's) kernels declare their 36 CTAs: hwmodels.roofline prices the two-shot's link bytes in
             # whole grid-stride loop steps (vllm_twoshot_waves)
             units = VLLM_CTAS if engine in ("vllm", "sglang") and impl != "nccl" else 0.0
             b.add(name, kind, bytes_read=nbytes, bytes_written=written, dtype="bf16", count=count, devices=world,
-                  sync_steps=steps, parallel_units=units, where=m if np.ndim(m) else None)
+                  sync_steps=steps, parallel_units=units, cluster_ctas=cluster, where=m if np.ndim(m) else None)
     return fz & (pick != "nccl") & base
