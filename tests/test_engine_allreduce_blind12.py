@@ -3,6 +3,7 @@ candidate: the H200's own engines' terms (GRID12_CANDIDATE, h200_candidate, fit_
 import ast
 import csv
 import shutil
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -34,9 +35,10 @@ def test_blind12_shapes_match_the_measurement_script_and_token_counts_are_new():
             for t in n.targets if isinstance(t, ast.Name) and t.id in ("BLIND12_SHAPES", "BLIND12_CONTROL")}
     assert vals == {"BLIND12_SHAPES": E.BLIND12_SHAPES, "BLIND12_CONTROL": E.BLIND12_CONTROL}
     seen = set()
-    for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
-        if "blind12" not in f.name:
-            seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
+    for f in committed_before("engine_allreduce_blind12_", DF.glob(E.DATA_DIR, "engine_allreduce_*.csv")):
+        seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
     assert len(seen) > 80
     assert not seen & {t for t, _ in E.BLIND12_SHAPES + E.BLIND12_CONTROL}
 

@@ -2,6 +2,7 @@
 script measures, none of them in a committed campaign, and the per-kernel structure the new model prices."""
 import ast
 import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +22,12 @@ def test_blind6_shapes_match_the_measurement_script_and_are_new():
     assert (vals["BLIND6_TOKENS"], vals["BLIND6_HIDDENS"], vals["BLIND6_EXTRA"]) == \
         (E.BLIND6_TOKENS, E.BLIND6_HIDDENS, E.BLIND6_EXTRA)
     seen_t, seen_h = set(), set()
-    for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
-        if not any(g in f.name for g in ("blind6", "blind9", "blind10", "blind11", "blind13")):   # grids 9-11, 13 check their own
-            for r in csv.DictReader(DF.open_text(f)):
-                seen_t.add(int(r["tokens"]))
-                seen_h.add(int(r["hidden"]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
+    for f in committed_before("engine_allreduce_blind6_", DF.glob(E.DATA_DIR, "engine_allreduce_*.csv")):
+        for r in csv.DictReader(DF.open_text(f)):
+            seen_t.add(int(r["tokens"]))
+            seen_h.add(int(r["hidden"]))
     g = E.blind6_grid()
     assert not seen_t & set(g["tokens"]) and not seen_h & set(g["hidden"])
     assert set(g["world"]) == {2, 4} and set(g["impl"]) == set(E.IMPL_KIND)

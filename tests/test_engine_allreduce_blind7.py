@@ -2,6 +2,7 @@
 script measures, token counts in no committed campaign, and the Lamport one-shot's push phase the new model prices."""
 import ast
 import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,10 @@ def test_blind7_shapes_match_the_measurement_script_and_are_new():
             for t in n.targets if isinstance(t, ast.Name) and t.id == "BLIND7_SHAPES"}
     assert vals["BLIND7_SHAPES"] == E.BLIND7_SHAPES
     seen = set()
-    for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
-        if not any(g in f.name for g in ("blind7", "blind9", "blind10", "blind11", "blind13")):   # grids 9-11, 13 check their own
-            seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
+    for f in committed_before("engine_allreduce_blind7_", DF.glob(E.DATA_DIR, "engine_allreduce_*.csv")):
+        seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
     g = E.blind7_grid()
     assert not seen & set(g["tokens"])
     assert set(g["world"]) == {2, 4} and set(g["impl"]) == set(E.IMPL_KIND)

@@ -3,6 +3,7 @@ vLLM's two-shot priced in whole grid-stride loop steps, the TensorRT-LLM Lamport
 (hwmodels.roofline AR_WAVE_SKIP / LAMPORT_CEILING_RATIO)."""
 import ast
 import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +30,10 @@ def test_blind8_shapes_match_the_measurement_script_and_are_new():
             for t in n.targets if isinstance(t, ast.Name) and t.id in ("BLIND8_SHAPES", "BLIND8_CONTROL")}
     assert vals == {"BLIND8_SHAPES": E.BLIND8_SHAPES, "BLIND8_CONTROL": E.BLIND8_CONTROL}
     seen = set()
-    for f in DF.glob(E.DATA_DIR, "engine_allreduce_*.csv"):
-        if not any(g in f.name for g in ("blind8", "blind9", "blind10", "blind11", "blind13")):   # grids 9-11, 13 check their own
-            seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
+    for f in committed_before("engine_allreduce_blind8_", DF.glob(E.DATA_DIR, "engine_allreduce_*.csv")):
+        seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
     g = E.blind8_grid()
     assert not seen & set(g["tokens"])
     assert len(g) == 150 and (g["world"] == 4).sum() == 130 and set(g["impl"]) == set(E.IMPL_KIND)

@@ -64,6 +64,22 @@ def positions(path: Path = MANIFEST) -> dict[str, int]:
     return out
 
 
+def committed_before(prefix: str | tuple[str, ...], files) -> list[Path]:
+    """The `files` (paths) committed before the first file whose logical name starts with `prefix` (a grid's own
+    files): what that grid was drawn against. A grid not committed yet: every file but its own. A file the manifest
+    does not list counts as later."""
+    prefix = (prefix,) if isinstance(prefix, str) else tuple(prefix)
+    order = positions()
+    own = [p for n, p in order.items() if n.startswith(prefix)]
+    out = []
+    for f in map(Path, files):
+        n = _logical(f.name)
+        if n.startswith(prefix) or (own and order.get(n, float("inf")) >= min(own)):
+            continue
+        out.append(f)
+    return out
+
+
 def listed_csvs(root: Path = ROOT) -> set[str]:
     """Logical names of the CSVs present under DIRS now."""
     return {_logical(p.name) for d in DIRS for s in SUFFIXES for p in (root / d).glob("*" + s)}

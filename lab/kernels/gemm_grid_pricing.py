@@ -20,17 +20,12 @@ def committed_grids(skip: str | tuple[str, ...], need: tuple[str, ...] = ("rows"
     drawn against, holding the columns `need`, their rows with a non-numeric `rows` dropped. Once the grid's own files
     are committed (listed in data_order.txt), only files committed BEFORE its first one count: a later grid that reuses
     its shapes does not make it look measured already. A grid not committed yet is checked against every CSV but its own."""
-    from data_order import positions
+    from data_order import committed_before
 
     from simulator.calibration import fit_production_topk_gemm as F
 
-    skip = (skip,) if isinstance(skip, str) else tuple(skip)
-    order = positions()
-    own = [p for n, p in order.items() if n.startswith(skip)]
-    for f in [*F.DATA_DIR.glob("*.csv"), *F.DATA_DIR.glob("*.csv.gz"), *(ROOT / "lab" / "kernels").glob("*.csv")]:
-        n = f.name[:-3] if f.name.endswith(".gz") else f.name
-        if n.startswith(skip) or (own and order.get(n, float("inf")) >= min(own)):
-            continue
+    files = [*F.DATA_DIR.glob("*.csv"), *F.DATA_DIR.glob("*.csv.gz"), *(ROOT / "lab" / "kernels").glob("*.csv")]
+    for f in committed_before(skip, files):
         d = pd.read_csv(f)
         if set(need) <= set(d.columns):
             yield d[pd.to_numeric(d["rows"], errors="coerce").notna()]
