@@ -44,7 +44,7 @@ def test_gather_sector_rule():
     x = FK.gather_bytes(35748.0, 29328.0, 4.0, g)
     assert 0.4 * 29328.0 * P.SECTOR_BYTES < x < 0.6 * 29328.0 * P.SECTOR_BYTES
     assert np.all(FK.gather_bytes([3e4, 3e4], [10.0, 3e4], [4.0, 0.0], g) <= np.array([10.0, 3e4]) * P.SECTOR_BYTES)
-    assert FK.GATHER_SECTOR_SHIPPED is None or FK.GATHER_SECTOR_SHIPPED is g
+    assert FK.GATHER_SECTOR_SHIPPED is g
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +77,12 @@ def test_grid12_parts_move_their_rows(pred):
     full = (pred["rows"] >= 120) & (pred["rows"] <= 132) & (pred["n"] * 4 > P.SGL_L1_BYTES)
     assert (pred.loc[full & (pred["dist"] == "recorded"), "pred_gather_us"]
             < pred.loc[full & (pred["dist"] == "recorded"), "pred_main_us"]).all()
+
+
+def test_grid12_shipped_and_measured():
+    assert FK.PT_LOOKUP_SHIPPED is C3 and FK.GATHER_SECTOR_SHIPPED is FK.GATHER_SECTOR_CANDIDATE
+    m = G.measured()
+    assert len(m) == 72 and m["median_us"].gt(0).all()
+    a = G.accuracy(m)
+    assert set(a["goal_main"]) <= {"met", "MISSED"} and len(a) == 14
+    assert (a["goal_cand"] == "met").sum() > (a["goal_main"] == "met").sum()

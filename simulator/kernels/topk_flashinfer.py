@@ -171,6 +171,11 @@ PT_LOOKUP_SHIPPED = PT_WAVE_CANDIDATE
 #: (topk_flashinfer_grid12.fit_pt_wave3) on every looked-at filtered pair of grids 5-11 with 3+ waves: (lo, hi, w) on a
 #: grid, least rms relative error of the page-table minus ragged time
 PT_WAVE3_CANDIDATE = {**PT_WAVE_CANDIDATE, "ramp3_lo": 0.25, "ramp3_hi": 1.4, "ramp3_w": 0.2}
+#: SHIPPED after FlashInfer's blind grid 12 (benchmarks/accuracy_sections/topk_flashinfer_grid12.py: 36 new shapes x
+#: both transforms, priced before measuring, commit b144490), with GATHER_SECTOR_CANDIDATE (GATHER_SECTOR_SHIPPED): the
+#: candidate met 14 of 14 regimes, main (PT_WAVE_CANDIDATE, one sector a candidate) 12 (pooled 5.1 / 11.3 % against
+#: 6.7 / 17.5 %; page-table 5.1 / 12.3 % against 7.3 / 16.8 %)
+PT_LOOKUP_SHIPPED = PT_WAVE3_CANDIDATE
 
 
 #: FlashInfer grid 12's gather candidate (simulator/calibration/topk_flashinfer_grid12.py): the refinement rounds'
@@ -184,8 +189,10 @@ PT_WAVE3_CANDIDATE = {**PT_WAVE_CANDIDATE, "ramp3_lo": 0.25, "ramp3_hi": 1.4, "r
 #: outlasts its chain) and measured +11..+18 % too slow there (looked-at grids 8-11), while the same rows at 100-118
 #: rows (chain-bound) are met. NOT FITTED: sector_scores = 32 B / 4 B (the sector size and the score width)
 GATHER_SECTOR_CANDIDATE = {"sector_scores": 8.0}
-#: the gather sector rule the product prices (None = main's one sector a candidate)
-GATHER_SECTOR_SHIPPED: dict | None = None
+#: the gather sector rule the product prices (None = main's one sector a candidate). SHIPPED after FlashInfer's blind
+#: grid 12 with PT_WAVE3_CANDIDATE (see PT_LOOKUP_SHIPPED): full one-wave launches (116-132 rows) 6.1 / 8.3 % (ragged)
+#: and 6.2 / 10.4 % (page-table) against main's 9.5 / 19.2 % and 10.4 / 24.5 %
+GATHER_SECTOR_SHIPPED: dict | None = GATHER_SECTOR_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
