@@ -68,8 +68,8 @@ def test_grid10_prediction_is_new():
 
 
 def test_grid10_shipped_and_measured():
-    # grid 10 shipped C; grid 11 replaced it with PT_WAVE_CANDIDATE (tests/test_topk_flashinfer_grid11.py)
-    assert FK.PT_LOOKUP_SHIPPED is FK.PT_WAVE_CANDIDATE and FK.SHORT_SWEEP_SHIPPED is FK.SHORT_SWEEP_CANDIDATE
+    # grid 10 shipped C; grid 11 replaced it with PT_WAVE_CANDIDATE, grid 12 with PT_WAVE3_CANDIDATE (test_..._grid12.py)
+    assert FK.PT_LOOKUP_SHIPPED is FK.PT_WAVE3_CANDIDATE and FK.SHORT_SWEEP_SHIPPED is FK.SHORT_SWEEP_CANDIDATE
     m = G.measured()
     # the copy-path rows (n <= k) are not measured: the harness's selection check needs n >= k
     assert len(m) == 62 and m["median_us"].gt(0).all() and (m["n"] > 2048).all()

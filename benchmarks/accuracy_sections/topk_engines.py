@@ -16,6 +16,7 @@ from . import (
     topk_flashinfer_grid9,
     topk_flashinfer_grid10,
     topk_flashinfer_grid11,
+    topk_flashinfer_grid12,
     topk_grid11,
     topk_grid12,
     topk_grid13,
@@ -41,6 +42,7 @@ def engine_grids() -> None:
         topk_flashinfer_grid9.topk_flashinfer_grid9()
         topk_flashinfer_grid10.topk_flashinfer_grid10()
         topk_flashinfer_grid11.topk_flashinfer_grid11()
+        topk_flashinfer_grid12.topk_flashinfer_grid12()
         _topk_trtllm_grid6_table(hw)
 
 

@@ -15,8 +15,8 @@ PREDICTION_COMMIT = "9befb15"
 #: main 13 (pooled 6.4 / 15.1 % against 6.2 / 15.1 %; page-table 6.5 / 15.8 % against 6.4 / 16.3 %): it ships by the
 #: regime count; the regime it gains (page-table two waves at >= 0.6 of the L2) is thin, 10.0 % against 10.3 % median
 SHIPPED = "cand"
-#: the STANDING rows grid 11's shipped lines hold (grid 10's before)
-STANDING = {"top-k flashinfer ragged": "top-k flashinfer", "top-k flashinfer page-table": "top-k flashinfer page-table"}
+#: the STANDING rows grid 11's shipped lines held moved to grid 12 (benchmarks/accuracy_sections/topk_flashinfer_grid12.py)
+STANDING: dict = {}
 
 
 def topk_flashinfer_grid11() -> None:

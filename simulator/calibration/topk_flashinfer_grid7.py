@@ -107,12 +107,13 @@ def frame(shapes, launched: bool = False, sms: float = 132.0) -> pd.DataFrame:
 def predict(t: pd.DataFrame, hw: HardwareSpec, floor: dict | None) -> np.ndarray:
     """Each row's time (us) by topk_engines.predict_us with the stream floor `floor` (None: no floor, main's model);
     the page-table lookups are the shipped ones (topk_flashinfer.PT_LOOKUP_SHIPPED)."""
-    keep, keep_pt = FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED
-    try:   # grid 7's lookups: grid 6's terms (PT_LOOKUP_CANDIDATE; grid 8 shipped PT_MISS_CANDIDATE after it)
-        FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED = floor, FK.PT_LOOKUP_CANDIDATE
+    keep, keep_pt, keep_g = FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED, FK.GATHER_SECTOR_SHIPPED
+    try:   # grid 7's lookups: grid 6's terms (PT_LOOKUP_CANDIDATE; grid 8 shipped PT_MISS_CANDIDATE after it); grid 7's
+        # gathers: one sector a candidate (grid 12 shipped GATHER_SECTOR_CANDIDATE after it)
+        FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED, FK.GATHER_SECTOR_SHIPPED = floor, FK.PT_LOOKUP_CANDIDATE, None
         return TE.predict_us(t, hw, hw.efficiency)
     finally:
-        FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED = keep, keep_pt
+        FK.STREAM_FLOOR_SHIPPED, FK.PT_LOOKUP_SHIPPED, FK.GATHER_SECTOR_SHIPPED = keep, keep_pt, keep_g
 
 
 def looked_at() -> pd.DataFrame:

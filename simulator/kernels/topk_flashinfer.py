@@ -157,6 +157,42 @@ PT_LOOKUP_SHIPPED = PT_RAMP_CANDIDATE
 #: 13 (page-table rows 6.5 / 15.8 % against 6.4 / 16.3 %; pooled 6.4 / 15.1 % against 6.2 / 15.1 %); the regime it gains
 #: (page-table two waves at >= 0.6 of the L2) is a thin one: 10.0 % against 10.3 % median
 PT_LOOKUP_SHIPPED = PT_WAVE_CANDIDATE
+#: FlashInfer grid 12's lookup candidate (simulator/calibration/topk_flashinfer_grid12.py): PT_WAVE_CANDIDATE with the
+#: lookups of launches of 3+ waves (more than max_waves) priced like the one- and two-wave launches' misses inside a
+#: window of the launch's set (2 x rows x n x 4 B over the L2). Source (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel,
+#: `dim3 grid(num_rows)`, one CTA per SM): every CTA ends with its "Output phase" (`dst[base] = src_page_entry[idx]`,
+#: 2048 dependent loads, `#pragma unroll 2`), and an SM starts its next row only after that CTA retires, so in a launch
+#: of w waves each SM pays w lookup rounds one after another. Measured (looked-at grids 5-11, page-table minus ragged
+#: time of 3+-wave launches): 8.4-15.2 us at 0.6-1.1 of the L2 where grid 6's hit terms price 4.9-11.6 us (the
+#: sweeps' streaming evicts the page table: the rounds miss, as PT_MISS_CANDIDATE's full price), while past ~1.5-2 of
+#: the L2 the hit terms already cover it (the launch streams its scores from HBM and its SMs drift apart: one SM's
+#: lookup misses overlap the others' sweeps). So for waves > max_waves the price is out + f3 x (full - out) with
+#: f3 = clip((s - ramp3_lo) / ramp3_w, 0, 1) x clip((ramp3_hi - s) / ramp3_w, 0, 1) (a trapezoid window). FITTED
+#: (topk_flashinfer_grid12.fit_pt_wave3) on every looked-at filtered pair of grids 5-11 with 3+ waves: (lo, hi, w) on a
+#: grid, least rms relative error of the page-table minus ragged time
+PT_WAVE3_CANDIDATE = {**PT_WAVE_CANDIDATE, "ramp3_lo": 0.25, "ramp3_hi": 1.4, "ramp3_w": 0.2}
+#: SHIPPED after FlashInfer's blind grid 12 (benchmarks/accuracy_sections/topk_flashinfer_grid12.py: 36 new shapes x
+#: both transforms, priced before measuring, commit b144490), with GATHER_SECTOR_CANDIDATE (GATHER_SECTOR_SHIPPED): the
+#: candidate met 14 of 14 regimes, main (PT_WAVE_CANDIDATE, one sector a candidate) 12 (pooled 5.1 / 11.3 % against
+#: 6.7 / 17.5 %; page-table 5.1 / 12.3 % against 7.3 / 16.8 %)
+PT_LOOKUP_SHIPPED = PT_WAVE3_CANDIDATE
+
+
+#: FlashInfer grid 12's gather candidate (simulator/calibration/topk_flashinfer_grid12.py): the refinement rounds'
+#: gathers (topk.cuh @ f1e6fdcb FilteredTopKUnifiedKernel: each round re-reads `score[idx]` for the staged candidate
+#: indices, 4 B each, from global memory) are priced by main at one 32-B sector per candidate (P.SECTOR_BYTES) on rows
+#: past the L1 (n x 4 B > P.SGL_L1_BYTES); but a round's candidates are one bin's share of the row, spread over it, so
+#: neighbouring candidates share a sector: a round of c candidates of a row of n scores touches (n / sector_scores)
+#: x (1 - (1 - c / n)^sector_scores) sectors (each sector of 8 scores holds a candidate with that probability),
+#: c = gathers / max(rounds, 1) the round's mean. Where it matters: a full one-wave launch of long rows (24K+ scores at
+#: 116-132 rows) is L2-bandwidth-bound in main's price (its L2 traffic, 132 rows x (2 sweeps + ~29K gathers x 32 B),
+#: outlasts its chain) and measured +11..+18 % too slow there (looked-at grids 8-11), while the same rows at 100-118
+#: rows (chain-bound) are met. NOT FITTED: sector_scores = 32 B / 4 B (the sector size and the score width)
+GATHER_SECTOR_CANDIDATE = {"sector_scores": 8.0}
+#: the gather sector rule the product prices (None = main's one sector a candidate). SHIPPED after FlashInfer's blind
+#: grid 12 with PT_WAVE3_CANDIDATE (see PT_LOOKUP_SHIPPED): full one-wave launches (116-132 rows) 6.1 / 8.3 % (ragged)
+#: and 6.2 / 10.4 % (page-table) against main's 9.5 / 19.2 % and 10.4 / 24.5 %
+GATHER_SECTOR_SHIPPED: dict | None = GATHER_SECTOR_CANDIDATE
 
 
 #: FlashInfer grid 7's candidate (simulator/calibration/topk_flashinfer_grid7.py; shipped: STREAM_FLOOR_SHIPPED): the
@@ -219,6 +255,11 @@ def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0, k: float = 2048.0
         lo = np.where(waves <= 1.0, terms["ramp1_lo"], terms["ramp_lo"])
         hi = np.where(waves <= 1.0, terms["ramp1_hi"], terms["ramp_hi"])
         f = np.clip((s - lo) / np.maximum(hi - lo, 1e-9), 0.0, 1.0)
+        if "ramp3_lo" in terms:   # PT_WAVE3_CANDIDATE: 3+ waves pay the miss price inside a window of the set
+            w3 = max(terms["ramp3_w"], 1e-9)
+            f3 = (np.clip((s - terms["ramp3_lo"]) / w3, 0.0, 1.0)
+                  * np.clip((terms["ramp3_hi"] - s) / w3, 0.0, 1.0))
+            out = out + f3 * (full - out)
         return np.where(waves <= terms["max_waves"], base + f * (full - base), out)
     if "ramp_lo" in terms:   # PT_RAMP_CANDIDATE: the miss price's share ramps over the launch's set
         s = 2.0 * rows * n * P.SCORE_BYTES / l2_bytes
@@ -227,6 +268,20 @@ def pt_lookup_phases(rows, n, terms: dict, sms: float = 132.0, k: float = 2048.0
         return out + f * (full - out)
     miss = (2.0 * rows * n * P.SCORE_BYTES > terms["l2_miss_at"] * l2_bytes) & (waves <= terms["max_waves"])
     return np.where(miss, full, out)
+
+
+def gather_bytes(n, gathers, rounds, rule: dict) -> np.ndarray:
+    """Bytes a row's refinement gathers read under `rule` (GATHER_SECTOR_CANDIDATE's keys): per round of c = gathers /
+    max(rounds, 1) candidates, (n / s) x (1 - (1 - c / n)^s) sectors of P.SECTOR_BYTES, s = sector_scores; never more
+    than one sector a candidate."""
+    n, gathers, rounds = np.broadcast_arrays(np.asarray(n, float), np.asarray(gathers, float),
+                                             np.asarray(rounds, float))
+    s = float(rule["sector_scores"])
+    r = np.maximum(rounds, 1.0)
+    c = gathers / r
+    p = np.clip(c / np.maximum(n, 1.0), 0.0, 1.0)
+    sectors = r * (n / s) * (1.0 - (1.0 - p) ** s)
+    return np.minimum(sectors, gathers) * P.SECTOR_BYTES
 
 
 #: recorded rows the product samples for launch_stats (every base row of the default trace once)
@@ -296,7 +351,7 @@ def vec_width(n):
 def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=None, rounds=None,
             sms: float = 132.0, page_table: bool = False, pt_lookup: dict | None = None,
             stream_floor: dict | None = None, l2_bytes: float = STREAM_FLOOR_L2_BYTES,
-            short_sweep: dict | None = None) -> None:
+            short_sweep: dict | None = None, gather_sector: dict | None = None) -> None:
     """FlashInfer's top-k launch (module docstring), per setting the kernel its dispatch picks (filtered):
     filtered   SGLang's passes (`sweeps`, `gathers`, `gather_iters`, `rounds` from sglang_row), each full sweep
                ceil(n / (1024 x VALUES_PER_ROUND)) load rounds, the gathers as SGLang's (P.SGL_GATHER_ROUNDS,
@@ -314,7 +369,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
     stream_floor  the filtered kernel's HBM stream floor (STREAM_FLOOR_CANDIDATE's keys, stream_floor_iters against
                `l2_bytes`); None = STREAM_FLOOR_SHIPPED (None: no floor).
     short_sweep  the filtered kernel's short-row sweeps (SHORT_SWEEP_CANDIDATE's keys); None = SHORT_SWEEP_SHIPPED,
-               {} = none."""
+               {} = none.
+    gather_sector  the filtered kernel's gathered sectors (GATHER_SECTOR_CANDIDATE's keys, gather_bytes); None =
+               GATHER_SECTOR_SHIPPED, {} = none (one sector a candidate)."""
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
     shape = rows.shape
     sweeps = np.broadcast_to(np.asarray(sweeps, float), shape)
@@ -336,7 +393,9 @@ def add_ops(b, rows, n, k, sweeps, gathers, count=1.0, where=None, gather_iters=
         f_iters = f_iters + stream_floor_iters(rows, n, sweeps, floor, sms, l2_bytes)
     f_l1 = np.where(in_l1, P.SGL_GATHER_ROUNDS * g_it, 0.0)
     f_sync = np.where(sweeps > 0, P.SGL_PHASES["stage1"] + rnd, 0.0)
-    f_rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(in_l1, 0.0, gathers * P.SECTOR_BYTES))
+    gsec = GATHER_SECTOR_SHIPPED if gather_sector is None else (gather_sector or None)
+    g_bytes = gathers * P.SECTOR_BYTES if gsec is None else gather_bytes(n, gathers, rnd, gsec)
+    f_rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(in_l1, 0.0, g_bytes))
     f_again = f_rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
     # multi-CTA radix kernel
     L = launch(rows, n, sms)
