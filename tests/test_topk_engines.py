@@ -113,7 +113,7 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
                    rounds=st["rounds"], page_table=pt)
         ops.append(b.build())
     rag, pt = ops
-    assert FK.PT_LOOKUP_SHIPPED is FK.PT_WAVE_CANDIDATE   # grid 11 shipped per-wave lookups (grid 10: the L2-miss ramp)
+    assert FK.PT_LOOKUP_SHIPPED is FK.PT_WAVE3_CANDIDATE   # grid 12: per-wave lookups + the 3+-wave window (grid 11: per-wave)
     assert (pt.bytes_read > rag.bytes_read).all()
     assert pt.serial_iters[0] == rag.serial_iters[0] and (pt.serial_iters[1:] > rag.serial_iters[1:]).all()
     extra_sync = pt.sync_steps - rag.sync_steps

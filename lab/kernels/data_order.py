@@ -1,4 +1,4 @@
-"""The order in which the measured / predicted CSVs that new grids are checked against were first committed.
+"""The order in which the measured / predicted CSVs (and their notes) new grids are checked against were first committed.
 
 A blind grid is drawn from shapes in no CSV committed BEFORE it (gemm_grid_pricing.committed_grids). A later grid may
 reuse an older grid's shapes (a control, a replicate), so an older grid's novelty test must not look at files committed
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the folders whose CSVs gemm_grid_pricing.committed_grids reads (relative to the repository root)
 DIRS = ("hwmodels/calibration/data/production_kernels", "lab/kernels")
 MANIFEST = Path(__file__).resolve().parent / "data_order.txt"
-SUFFIXES = (".csv", ".csv.gz")
+SUFFIXES = (".csv", ".csv.gz", ".txt", ".txt.gz")   # measurements, predictions and their notes
 
 
 def _logical(path: str) -> str:
@@ -42,7 +42,7 @@ def from_git(root: Path = ROOT) -> list[tuple[int, str, str]]:
                         "--format=@%h", *merges, "--", *DIRS).splitlines():
             if line.startswith("@"):
                 commit = line[1:]
-            elif line.endswith(SUFFIXES) and Path(line).parent.as_posix() in DIRS:
+            elif line.endswith(SUFFIXES) and Path(line).parent.as_posix() in DIRS and Path(line).name != MANIFEST.name:
                 f = _logical(line)
                 seen.setdefault(f, (index[commit], commit, f))
     return sorted(seen.values())
@@ -81,8 +81,8 @@ def committed_before(prefix: str | tuple[str, ...], files) -> list[Path]:
 
 
 def listed_csvs(root: Path = ROOT) -> set[str]:
-    """Logical names of the CSVs present under DIRS now."""
-    return {_logical(p.name) for d in DIRS for s in SUFFIXES for p in (root / d).glob("*" + s)}
+    """Logical names of the data files (CSVs and their text notes) present under DIRS now, this manifest aside."""
+    return {_logical(p.name) for d in DIRS for s in SUFFIXES for p in (root / d).glob("*" + s)} - {MANIFEST.name}
 
 
 if __name__ == "__main__":
