@@ -1325,3 +1325,28 @@ def cublaslt_grid13_errors() -> pd.DataFrame:
     errors, median_us, split_recorded, regime (prefill at few / many K steps, decode unsplit / split)."""
     return cublaslt_grid_errors(CUBLASLT_GRID13_PREDICTION, CUBLASLT_GRID13_MEASURED_GLOB, CUBLASLT_GRID13_MODELS)
 
+
+
+# --- cuBLASLt block fp8 grid 14 (s23gm: the per-tile turnover hidden across waves; main vs two candidates) ---
+#: grid 14's candidate fit rows: CUBLASLT_NAMED_FIT_GRID12 + the timed cuBLASLt rows of grids 12 and 13 (all measured
+#: blind for earlier models, LOOKED-AT since): the looked-at grids 4-13
+CUBLASLT_NAMED_FIT_GRID14 = CUBLASLT_NAMED_FIT_GRID12 + tuple(
+    (f, "cublaslt") for f in ("gemm_grid12_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "gemm_grid13_nvidia-h100-80gb-hbm3_2026-11-27.csv"))
+#: grid 14's refit candidate (compute, memory, fixed_us, cta_fixed_us, iter_us; 336 fit rows, rms log error 0.0554):
+#: fit_block_cublaslt(cublaslt_fit_frame(DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv",
+#: CUBLASLT_NAMED_FIT_GRID14), load_hardware("H100-SXM"), named=CUBLASLT_NAMED_FIT_GRID14) with the kind in
+#: hwmodels.roofline.CTA_FIXED_HIDDEN (cublaslt_turnover_hidden), i.e. what write_block_cublaslt gives under that
+#: structure with CUBLASLT_NAMED_FIT = CUBLASLT_NAMED_FIT_GRID14
+CUBLASLT_GRID14_CAND_TERMS = (1.0, 0.8193, 0.0, 1.6721, 0.3542)
+
+
+def cublaslt_turnover_hidden(on: bool = True) -> tuple:
+    """Put gemm_fp8_block_cublaslt in (on) or take it out of hwmodels.roofline.CTA_FIXED_HIDDEN (every wave's
+    per-tile turnover but the last's on the tile chain, not added to the body); returns the tuple before, to restore."""
+    from hwmodels import roofline as R
+
+    before = R.CTA_FIXED_HIDDEN
+    code = R.KIND_CODE[CUBLASLT_BLOCK_KIND]
+    R.CTA_FIXED_HIDDEN = tuple(c for c in before if c != code) + ((code,) if on else ())
+    return before
