@@ -59,7 +59,7 @@ OWN_PREFIX = "deepgemm_gemm_decode3"
 #: what this grid was drawn against (grids 6 and 7 and the fill7 scans reuse some of its (K, N) at other M)
 #: (and FlashInfer's top-k grid 10, whose rows / k / n columns hold k 2048 at n = a decode-3 N: a top-k row, not a GEMM)
 LATER_PREFIXES = ("deepgemm_gemm_grid6", "deepgemm_gemm_fill7", "cublaslt_block_split7", "deepgemm_gemm_grid7",
-                  "gemm_grid8", "topk_flashinfer_grid10")
+                  "gemm_grid8", "topk_flashinfer_grid10", "gemm_grid14")
 
 
 def grid() -> list[tuple[int, int, int]]:
