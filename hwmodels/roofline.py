@@ -236,8 +236,14 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: tile's epilogue (tma_store_wait<0>), and the next tile's scale_b loads are issued by the math threads right after.
 #: So a later tile's turnover (cta_fixed) overlaps the device's byte stream: it adds to the SM's tile chain, not to the
 #: body (a memory-bound walk of many waves, e.g. a K <= 512 prefill writing a wide output, pays it once)
+#: cuBLASLt's block-scaled fp8 GEMM (kind gemm_fp8_block_cublaslt; closed source: what is known is the launch recorded by
+#: lab/kernels/measure_deepgemm_gemm.py's _notes files) runs its multi-wave prefill as a persistent kernel: nvjet_sm90_
+#: qqtst_128x128_128x6_{1x2,2x1}_..._coopA grid [2, 66, 1] = 132 CTAs walking 700-9200 output tiles (grids 13 and 14,
+#: hwmodels/calibration/data/production_kernels/gemm_grid1{3,4}_*_notes.txt), so a tile's turnover is on its CTA's tile
+#: chain while the next tile's loads run, as DeepGEMM's. One wave (decode, where grid = the padded tiles) prices as before.
+#: Blind grid 14 (s23gm, benchmarks/accuracy_sections/gemm_grid14.py): 4-K-step prefill +28 -> +8 %, 5 of 5 regimes
 CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_fi_mla",
-                                                "gemm_fp8_block"))
+                                                "gemm_fp8_block", "gemm_fp8_block_cublaslt"))
 #: kinds whose tensor-core work is on the CTA's per-tile chain and not a throughput stream of its own: FlashInfer's
 #: sm_90 MLA kernel runs ONE CTA per SM (256 threads, 222 KB of shared memory) and each 64-token stage's two GEMMs are
 #: issued and waited for synchronously by that CTA (mla_hopper.cuh @ f1e6fdcb: compute_mla_qk / compute_mla_pv, each

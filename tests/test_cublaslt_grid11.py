@@ -30,7 +30,7 @@ def test_workspace_rule_reproduces_the_recorded_choices():
     from hwmodels import datafiles as DF
     rec = {}
     for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if not any(g in f.name for g in ("grid11", "gemm_grid12", "gemm_grid13")):   # grids measured after the rule was read
+        if not any(g in f.name for g in ("grid11", "gemm_grid12", "gemm_grid13", "gemm_grid14")):   # grids measured after the rule was read
             rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) == 168
     got = {k: int(G.cublaslt_block_split_workspace(*k)) for k in rec}

@@ -40,7 +40,7 @@ def test_work_rule_reproduces_the_recorded_choices():
     from hwmodels import datafiles as DF
     rec = {}
     for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if not any(g in f.name for g in ("grid9", "grid10", "grid11", "gemm_grid12", "gemm_grid13")):
+        if not any(g in f.name for g in ("grid9", "grid10", "grid11", "gemm_grid12", "gemm_grid13", "gemm_grid14")):
             rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) >= 83
     miss = [k for k, v in rec.items() if int(G.cublaslt_block_split_work(*k)) != v]
@@ -70,8 +70,12 @@ def test_grid9_errors_join_the_measurement():
 def test_work_rule_prices_the_grid9_candidate(monkeypatch):
     """The "work" rule (shipped after grid 9, main on grid 10) is the candidate judged on grid 9: pricing a committed row
     under it gives its pred_cand_us."""
+    from hwmodels import roofline as R
     from hwmodels.spec import load_hardware
     monkeypatch.setattr(G, "CUBLASLT_SPLIT_RULE", "work")
+    # and the structure of then: the kind's turnover added per wave (grid 14 moved it into CTA_FIXED_HIDDEN)
+    monkeypatch.setattr(R, "CTA_FIXED_HIDDEN", tuple(c for c in R.CTA_FIXED_HIDDEN
+                                                     if c != R.KIND_CODE[F.CUBLASLT_BLOCK_KIND]))
     hw = load_hardware("H100-SXM")
     p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID9_PREDICTION).iloc[[0, 9, 27]]
     df = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": p["rows"], "n": p["n"],

@@ -11,7 +11,17 @@ from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 from simulator.calibration.scoreboard import add_table as _board_table
 
-from . import deepgemm_grid6, deepgemm_grid7, gemm_grid8, gemm_grid9, gemm_grid10, gemm_grid11, gemm_grid12, gemm_grid13
+from . import (
+    deepgemm_grid6,
+    deepgemm_grid7,
+    gemm_grid8,
+    gemm_grid9,
+    gemm_grid10,
+    gemm_grid11,
+    gemm_grid12,
+    gemm_grid13,
+    gemm_grid14,
+)
 from .production_kernels import campaigns
 
 
@@ -30,6 +40,7 @@ def gemm_block() -> None:
         gemm_grid11.grid11_section()
         gemm_grid12.grid12_section()
         gemm_grid13.grid13_section()
+        gemm_grid14.grid14_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

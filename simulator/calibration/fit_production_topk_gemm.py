@@ -1043,15 +1043,25 @@ def cublaslt_fit_frame(data_csv: str | Path | None = None, named: tuple | None =
 CUBLASLT_FIT_SPLIT_RULE = CUBLASLT_GRID12_RULE
 
 
+#: whether gemm_fp8_block_cublaslt's committed terms are fitted with the kind's per-tile turnover hidden across waves
+#: (hwmodels.roofline.CTA_FIXED_HIDDEN, shipped after grid 14): False, the additive form (max(body, chain) + waves x
+#: cta_fixed) they were fitted under at grid 12; the structure ships with those terms, as the split rules shipped with
+#: terms fitted under an earlier rule (CUBLASLT_FIT_SPLIT_RULE). The refit under the hidden form
+#: (CUBLASLT_GRID14_CAND_TERMS) met fewer of grid 14's regimes; change this only with a fresh blind grid
+CUBLASLT_FIT_TURNOVER_HIDDEN = False
+
+
 def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None = None, rule: str | None = None,
-                       named: tuple | None = None) -> dict:
+                       named: tuple | None = None, hidden: bool | None = None) -> dict:
     """compute, memory, cta_fixed_us and iter_us of gemm_fp8_block_cublaslt by least squares on log time over its fit
     rows (cublaslt_fit_frame: kernel fp8_block_cublaslt, fit True), priced in-graph with cuBLASLt's structure
     (simulator.kernels.gemm_fp8.add_block_gemm_cublaslt); compute bounded by the datasheet peak (1.0); fixed_us pinned
     (BLOCK_FIXED_US, the same reason as fit_block). x0: the start (compute, memory, cta_fixed_us, iter_us; default the
     fixed start the committed terms were fitted from; a test starts at the committed terms to check they are the fit's
     fixed point). The rows are priced under `rule` (default CUBLASLT_FIT_SPLIT_RULE, the split rule the committed terms
-    were fitted under), whatever rule the kernel model ships; `named` (default CUBLASLT_NAMED_FIT) is only recorded."""
+    were fitted under), whatever rule the kernel model ships, and with the turnover hidden or not (`hidden`, default
+    CUBLASLT_FIT_TURNOVER_HIDDEN), whatever hwmodels.roofline ships; `named` (default CUBLASLT_NAMED_FIT) is only
+    recorded."""
     from scipy.optimize import least_squares
 
     from simulator.kernels import gemm_fp8 as G
@@ -1065,11 +1075,13 @@ def fit_block_cublaslt(g: pd.DataFrame, hw: HardwareSpec, x0: list[float] | None
     def resid(x):
         return np.log(np.maximum(predict_gemm_us(sub, hw, block_cublaslt_eff_with(hw, full(x))), 1e-3)) - y
     shipped, G.CUBLASLT_SPLIT_RULE = G.CUBLASLT_SPLIT_RULE, (CUBLASLT_FIT_SPLIT_RULE if rule is None else rule)
+    turnover = cublaslt_turnover_hidden(CUBLASLT_FIT_TURNOVER_HIDDEN if hidden is None else hidden)
     try:
         r = least_squares(resid, [0.8, 0.8, 1.0, 0.3] if x0 is None else x0,
                           bounds=([0.05, 0.05, 0.0, 0.001], [1.0, 1.5, 50.0, 5.0]))
     finally:
         G.CUBLASLT_SPLIT_RULE = shipped
+        _restore_hidden(turnover)
     return {k: round(float(v), 4) for k, v in zip(BLOCK_TERMS, full(r.x))} | {
         "fixed_us_pinned": "BLOCK_FIXED_US (in-graph pricing: the graph gap is launch_graph)",
         "named_fit_csvs": [f"{n} ({k} rows)" for n, k in (CUBLASLT_NAMED_FIT if named is None else named)],
@@ -1325,3 +1337,51 @@ def cublaslt_grid13_errors() -> pd.DataFrame:
     errors, median_us, split_recorded, regime (prefill at few / many K steps, decode unsplit / split)."""
     return cublaslt_grid_errors(CUBLASLT_GRID13_PREDICTION, CUBLASLT_GRID13_MEASURED_GLOB, CUBLASLT_GRID13_MODELS)
 
+
+
+# --- cuBLASLt block fp8 grid 14 (s23gm: the per-tile turnover hidden across waves; main vs two candidates) ---
+#: grid 14's candidate fit rows: CUBLASLT_NAMED_FIT_GRID12 + the timed cuBLASLt rows of grids 12 and 13 (all measured
+#: blind for earlier models, LOOKED-AT since): the looked-at grids 4-13
+CUBLASLT_NAMED_FIT_GRID14 = CUBLASLT_NAMED_FIT_GRID12 + tuple(
+    (f, "cublaslt") for f in ("gemm_grid12_nvidia-h100-80gb-hbm3_2026-11-27.csv",
+                              "gemm_grid13_nvidia-h100-80gb-hbm3_2026-11-27.csv"))
+#: grid 14's refit candidate (compute, memory, fixed_us, cta_fixed_us, iter_us; 336 fit rows, rms log error 0.0554):
+#: fit_block_cublaslt(cublaslt_fit_frame(DATA_DIR / "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv",
+#: CUBLASLT_NAMED_FIT_GRID14), load_hardware("H100-SXM"), named=CUBLASLT_NAMED_FIT_GRID14, hidden=True), i.e. what
+#: write_block_cublaslt would give with CUBLASLT_NAMED_FIT = CUBLASLT_NAMED_FIT_GRID14 and CUBLASLT_FIT_TURNOVER_HIDDEN
+#: True. NOT SHIPPED: grid 14 (BLIND, 23 timed rows) 2.9 / 13.0 % pooled, 4 of 5 regimes (4-K-step prefill +14 %),
+#: against main 2.9 / 27.2 %, 4 of 5, and `hidden` (the structure with the committed terms, SHIPPED) 2.3 / 9.9 %, 5 of 5
+CUBLASLT_GRID14_CAND_TERMS = (1.0, 0.8193, 0.0, 1.6721, 0.3542)
+
+
+def cublaslt_turnover_hidden(on: bool = True) -> tuple:
+    """Put gemm_fp8_block_cublaslt in (on) or take it out of hwmodels.roofline.CTA_FIXED_HIDDEN (every wave's
+    per-tile turnover but the last's on the tile chain, not added to the body); returns the tuple before, to restore."""
+    from hwmodels import roofline as R
+
+    before = R.CTA_FIXED_HIDDEN
+    code = R.KIND_CODE[CUBLASLT_BLOCK_KIND]
+    R.CTA_FIXED_HIDDEN = tuple(c for c in before if c != code) + ((code,) if on else ())
+    return before
+
+
+#: grid 14's committed prediction (lab/kernels/predict_gemm_grid14.py at aa9cfad, committed in 476f60e before the device
+#: call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid14, H100 80GB HBM3) and its _notes file
+CUBLASLT_GRID14_PREDICTION = "gemm_grid14_prediction_aa9cfad_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID14_MEASURED_GLOB = "gemm_grid14_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the kind's terms and structure as committed, hidden = the turnover in CTA_FIXED_HIDDEN
+#: with the committed terms, cand = hidden + CUBLASLT_GRID14_CAND_TERMS (all under "workspace")
+CUBLASLT_GRID14_MODELS = {"pred_main_us": "main", "pred_hidden_us": "hidden", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid14_errors() -> pd.DataFrame:
+    """Grid 14's 35 rows (cublaslt_grid_errors on CUBLASLT_GRID14_*): split_main, waves, the three models' prices and
+    signed errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID14_PREDICTION, CUBLASLT_GRID14_MEASURED_GLOB, CUBLASLT_GRID14_MODELS)
+
+
+def _restore_hidden(before: tuple) -> None:
+    """Put hwmodels.roofline.CTA_FIXED_HIDDEN back to `before` (what cublaslt_turnover_hidden returned)."""
+    from hwmodels import roofline as R
+
+    R.CTA_FIXED_HIDDEN = before

@@ -448,7 +448,9 @@ def add_block_gemm_cublaslt(b, name: str, rows, k: float, n: float, count, weigh
     """An fp8 block-scaled GEMM [rows, k] x [k, n] -> bf16 as cuBLASLt runs it (kind gemm_fp8_block_cublaslt):
     CTAs = 128 x 128 output tiles x split slices, each walking ceil(K steps / split) K steps (serial_iters), tile-padded
     flops; where it splits, cuBLASLt's splitKreduce (kind elementwise: split fp32 partials [M, N] read, bf16 written),
-    as simulator.kernels.cublaslt.add_gemm emits it for the small-M bf16 / per-tensor kernels."""
+    as simulator.kernels.cublaslt.add_gemm emits it for the small-M bf16 / per-tensor kernels. Many waves: every tile's
+    turnover (the kind's cta_fixed) but the last's on the tile chain, hidden under the body (the kind is in
+    hwmodels.roofline.CTA_FIXED_HIDDEN since blind grid 14: a persistent 132-CTA nvjet kernel runs the prefill tiles)."""
     r = np.atleast_1d(np.asarray(rows, dtype=np.float64))
     split = cublaslt_block_split(r, k, n)
     tiles = np.ceil(r / CUBLASLT_TILE) * np.ceil(n / CUBLASLT_TILE)
