@@ -1,5 +1,8 @@
 """cuBLASLt block fp8 grid 10: the split rule shipped after it ('slices', read off 125 recorded choices), the committed
 grid-10 prediction and its measurement's loader."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,9 +32,10 @@ def test_slices_rule_reproduces_the_recorded_choices():
     """'slices' names at least 122 of the 125 recorded choices at M <= 128 before grid 10 and every split / no-split."""
     from hwmodels import datafiles as DF
     rec = {}
-    for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if not any(g in f.name for g in ("grid10", "grid11", "gemm_grid12", "gemm_grid13", "gemm_grid14")):
-            rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the notes committed before grid 10 (data_order.txt)
+    for f in committed_before("gemm_grid10_", DF.glob(F.DATA_DIR, "*_notes.txt")):
+        rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) == 125
     got = {k: int(G.cublaslt_block_split_slices(*k)) for k in rec}
     assert sum(got[k] == v for k, v in rec.items()) >= 122

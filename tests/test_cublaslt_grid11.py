@@ -1,5 +1,8 @@
 """cuBLASLt block fp8 grid 11: the split rule shipped after it ('workspace': c x M x N x 4 bytes < 1 MiB, read off 168
 recorded choices), the 4 x 2-cluster reading of the recorded counts, the committed grid-11 prediction and its loader."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,9 +32,10 @@ def test_workspace_rule_reproduces_the_recorded_choices():
     """'workspace' names at least 166 of the 168 recorded choices at M <= 128 before grid 11 and every split / no-split."""
     from hwmodels import datafiles as DF
     rec = {}
-    for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if not any(g in f.name for g in ("grid11", "gemm_grid12", "gemm_grid13", "gemm_grid14")):   # grids measured after the rule was read
-            rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the notes committed before grid 11 (data_order.txt)
+    for f in committed_before("gemm_grid11", DF.glob(F.DATA_DIR, "*_notes.txt")):
+        rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) == 168
     got = {k: int(G.cublaslt_block_split_workspace(*k)) for k in rec}
     assert sum(got[k] == v for k, v in rec.items()) >= 166

@@ -1,5 +1,8 @@
 """cuBLASLt block fp8 grid 9: the candidate split rule ('work', read off 83 recorded choices), the padded-tile parser of
 the recorded split counts, and the committed grid-9 prediction."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,9 +42,10 @@ def test_work_rule_reproduces_the_recorded_choices():
     """The candidate reproduces every recorded choice at M <= 128 of the committed _notes files it was read off."""
     from hwmodels import datafiles as DF
     rec = {}
-    for f in DF.glob(F.DATA_DIR, "*_notes.txt"):
-        if not any(g in f.name for g in ("grid9", "grid10", "grid11", "gemm_grid12", "gemm_grid13", "gemm_grid14")):
-            rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the notes committed before grid 9 (data_order.txt)
+    for f in committed_before("gemm_grid9_", DF.glob(F.DATA_DIR, "*_notes.txt")):
+        rec.update({k: v for k, v in F.cublaslt_recorded_splits(DF.read_text(f)).items() if k[0] <= 128})
     assert len(rec) >= 83
     miss = [k for k, v in rec.items() if int(G.cublaslt_block_split_work(*k)) != v]
     assert not miss, miss

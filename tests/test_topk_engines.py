@@ -1,7 +1,9 @@
 """FlashInfer's top-k (kind topk_flashinfer): its dispatch and radix launch follow topk.cuh (and the kernels the
 measurement recorded), its fitted terms are the FI_FIT fit, grid4 was priced before it was measured, and a user can pick
 it as the radix top-k kernel."""
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -123,12 +125,9 @@ def test_page_table_transform_adds_its_lookup_to_both_paths():
 
 def test_grid5_shapes_are_new_and_priced_before_measuring():
     seen = set()
-    for f in F.DATA_DIR.glob("*topk*.csv"):
-        # grids 7-9 and 16-20 check their own shapes (grid 16, measured long after grid 5, shares the row length 5,100
-        # at other rows and scores: gaussian 1000 x 5100 vs grid 5's 768 x 5100)
-        if any(g in f.name for g in ("grid5", "grid7", "grid8", "grid9", "grid16", "grid17", "grid18", "grid19",
-                                     "grid20")):
-            continue
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before  # the top-k CSVs committed before grid 5 (data_order.txt)
+    for f in committed_before("topk_engines_grid5_", F.DATA_DIR.glob("*topk*.csv")):
         d = pd.read_csv(f)
         seen |= {int(v) for v in d["n"]}
     assert len(set(E.GRID5)) == len(E.GRID5) == 66
