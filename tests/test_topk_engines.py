@@ -961,3 +961,23 @@ def test_output_indices_in_the_narrow_l2_set():
     assert on[0] > 1.15 * off[0] and on[1] == pytest.approx(off[1], rel=1e-9)
     with E.narrow_additive(False, cand):
         assert E.predict_trtllm(t, hw) == pytest.approx(on, rel=1e-9)
+
+
+def test_grid21_committed_prices_are_reproduced_and_measured():
+    """Three grid 21 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
+    no wrong selection; main stays shipped (1 of 3 regimes each, the candidate's pooled p90 higher)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID21_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[2, 8, 29]].reset_index(drop=True)
+    for col, rule in (("pred_main_us", TK.NARROW_PERCTA_FIRST_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_OUTSET_CANDIDATE)):
+        with E.narrow_additive(False, rule):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_main_us"].to_numpy(), rel=1e-4)   # the shipped rule now
+    m = E.measured21()
+    assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
+    g = E.grid21_accuracy(shipped="main")
+    met = {t: int(((g[f"{t}_med"] <= 10) & (g[f"{t}_p90"] <= 25)).sum()) for t in ("main", "cand")}
+    assert met == {"main": 1, "cand": 1}
+    assert TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE

@@ -508,6 +508,12 @@ NARROW_PERCTA = NARROW_PERCTA_FIRST_CANDIDATE
 #: topk_engines.fit_narrow_later(hw, "kind", out_set=1.0) on topk_engines.narrow_later_fit_rows (grids 5-20)
 NARROW_PERCTA_OUTSET_CANDIDATE: dict = {"first": -100.9694, "first_scan": 33.3846, "first_radix": -174.6411,
                                         "round": 0.4687, "scan": 0.0, "radix": 10.9322, "rank": 0.0141, "out_set": 1.0}
+#: NOT SHIPPED after grid 21 (36 blind rows, both prices committed before measuring, 6905ae5; one H100 call, 46 s):
+#: 1 of 3 regimes each (<= 8 CTAs per SM: main 7.6 / 14.8 %, candidate 4.8 / 11.7 %); > 8 CTAs per SM main 14.3 / 31.4
+#: (+4.1), candidate 8.3 / 47.6 % (+3.5); pooled main 12.4 / 25.4 %, candidate 6.9 / 25.6 %: lower median, higher p90,
+#: so the tie rule keeps grid 20's rule (benchmarks/accuracy_sections/topk_grid21.py). The set fixed the rows at
+#: 0.5-0.8 of the L2 it moves; the p90 is the shortest rows' (2.6K-3.3K scores at 11-19 CTAs per SM: 1.2-2x faster
+#: than both rules), which the set makes worse where it pushes them past the curve's edge
 
 
 def narrow_additive(rows, n) -> np.ndarray:
