@@ -910,3 +910,73 @@ def test_grid20_committed_prices_are_reproduced_and_measured():
     assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
     g = E.grid20_accuracy(shipped="cand")
     assert int((g["goal"] == "met").sum()) == 2 and int(((g["main_med"] <= 10) & (g["main_p90"] <= 25)).sum()) == 1
+
+
+@pytest.mark.usefixtures("fitted_rules")
+def test_grid21_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 21 shape was measured before for any top-k kernel; its 32 decode rows at short lengths all run the
+    narrow 256-thread dispatch at 6-20 CTAs per SM, 22 above 8; the committed prediction CSV has its 36 rows, columns
+    and regimes, the controls priced alike by both rules."""
+    from simulator.kernels import topk_trtllm as TK
+
+    seen = set()
+    for f in F.DATA_DIR.glob("*topk*.csv"):
+        if "grid21" in f.name:
+            continue
+        d = pd.read_csv(f, usecols=["dist", "rows", "n"])
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID21 + E.GRID21_PREFILL
+    assert len(set(shapes)) == len(shapes) == 36 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID21_NARROW])
+    n = np.array([s[2] for s in E.GRID21_NARROW])
+    assert len(r) == 32 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= TK.NARROW_PERCTA_MAX_N).all()
+    c = np.ceil(r / 132)
+    assert c.min() == 6 and c.max() == 20 and (c > 8).sum() == 22
+    p = pd.read_csv(F.DATA_DIR / E.GRID21_PREDICTION)
+    assert len(p) == 36 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime21(p["kernel"], p["rows"], p["n"]))
+    ctl = p["threads"] >= 512
+    assert ctl.sum() == 4 and (p.loc[ctl, "pred_us"] == p.loc[ctl, "pred_main_us"]).all()
+
+
+def test_output_indices_in_the_narrow_l2_set():
+    """narrow_out_set: 0 under the shipped rule (no out_set key) and for 512-thread / prefill launches; out_set x rows x
+    k x 4 B on a narrow short-row launch; a narrow row whose scores sit at 0.75 of the L2 is dearer with it (its first
+    sweep's re-read past the "first" curve's edge), one at 0.35 is not moved by the set; the fast pricer matches."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    cand = TK.NARROW_PERCTA_OUTSET_CANDIDATE
+    assert cand["out_set"] == 1.0 and "later" not in cand
+    assert float(TK.narrow_out_set(1790, 4400, 2048, out_set=0.0)) == 0.0
+    assert float(TK.narrow_out_set(1790, 4400, 2048, out_set=1.0)) == 1790 * 2048 * 4.0
+    assert float(TK.narrow_out_set(345, 31000, 2048, out_set=1.0)) == 0.0          # a 512-thread launch
+    assert float(TK.narrow_out_set(1790, 4400, 2048, prefill=True, out_set=1.0)) == 0.0
+    t = E._trtllm_frame([("recorded", 1790, 4400), ("recorded", 1290, 3500)])
+    f = E.narrow_features(t, float(hw.units))
+    on = E.narrow_price_fast(t, f, hw, cand)
+    off = E.narrow_price_fast(t, f, hw, cand | {"out_set": 0.0})
+    assert on[0] > 1.15 * off[0] and on[1] == pytest.approx(off[1], rel=1e-9)
+    with E.narrow_additive(False, cand):
+        assert E.predict_trtllm(t, hw) == pytest.approx(on, rel=1e-9)
+
+
+def test_grid21_committed_prices_are_reproduced_and_measured():
+    """Three grid 21 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
+    no wrong selection; main stays shipped (1 of 3 regimes each, the candidate's pooled p90 higher)."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID21_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[2, 8, 29]].reset_index(drop=True)
+    for col, rule in (("pred_main_us", TK.NARROW_PERCTA_FIRST_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_OUTSET_CANDIDATE)):
+        with E.narrow_additive(False, rule):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_main_us"].to_numpy(), rel=1e-4)   # the shipped rule now
+    m = E.measured21()
+    assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
+    g = E.grid21_accuracy(shipped="main")
+    met = {t: int(((g[f"{t}_med"] <= 10) & (g[f"{t}_p90"] <= 25)).sum()) for t in ("main", "cand")}
+    assert met == {"main": 1, "cand": 1}
+    assert TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE

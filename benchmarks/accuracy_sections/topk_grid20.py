@@ -42,7 +42,7 @@ def topk_trtllm_grid20() -> None:
          + (" (shipped)" if SHIPPED == "cand" else " (not shipped)") + ", committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid20 ({n_trt}), main b118817's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 21's shipped row (topk_grid21)
     trtllm_pooled_lines(m, g, trt_k, (
         ("pred_main_us", "main", "main b118817"),
         ("pred_us", "cand", "first CTA by pass statistics"),

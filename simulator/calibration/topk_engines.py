@@ -2166,11 +2166,12 @@ def narrow_price_fast(t: pd.DataFrame, f: pd.DataFrame, hw: HardwareSpec, rule: 
 
     per = rule["scan"] * f["scan_rounds"] + rule["radix"] * f["radix"] + rule["rank"] * f["rank_items"]
     first = sum(float(rule.get(f"first{key}", 0.0)) * (f[st] if st else 1.0) for key, st in TK.FIRST_STATS)
-    job = (f["slowest"] + first + (f["c"] - 1.0) * per) / f["w"]
+    job = (f["slowest"] + first + (f["c"] - 1.0) * (per + float(rule.get("later", 0.0)))) / f["w"]
     b = OpBuilder(len(t))
     TK.add_job_ops(b, t["rows"].to_numpy(float), t["n"].to_numpy(float), 2048.0, f["sweeps"].to_numpy(float),
                    job.to_numpy(float), merge_sweeps=np.zeros(len(t)), merge_waves=f["w"].to_numpy(float),
-                   sweep_scale=((1.0 + (f["c"] - 1.0) * rule["round"]) / f["w"]).to_numpy(float))
+                   sweep_scale=((1.0 + (f["c"] - 1.0) * rule["round"]) / f["w"]).to_numpy(float),
+                   out_set=float(rule.get("out_set", 0.0)))
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6
@@ -2268,3 +2269,98 @@ def grid20_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     `shipped`."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured20(), 20, groups, (("pred_us", "cand"), ("pred_rank_us", "rank")), shipped, by_dist)
+
+
+#: grid 21's candidate fit: grids 5-20's narrow short rows (all looked-at; grid 20 measured and read before)
+NARROW_LATER_FIT_GRIDS = NARROW_FIRST_FIT_GRIDS + ("grid20",)
+#: the forms tried for grid 21 (each fitted on NARROW_LATER_FIT_GRIDS' rows, with or without out_set): "kind" grid 20's
+#: form (THE candidate's, with out_set 1: TK.NARROW_PERCTA_OUTSET_CANDIDATE), "later" it with a fixed part per later CTA
+NARROW_LATER_FORMS = {"kind": NARROW_FIRST_FORMS["kind"], "later": NARROW_FIRST_FORMS["kind"] + ("later",)}
+
+
+def narrow_later_fit_rows(short: float = 16384.0) -> pd.DataFrame:
+    """NARROW_LATER_FIT_GRIDS' measured narrow 256-thread decode rows at short rows (n <= `short`; `grid` added)."""
+    parts = []
+    for g in NARROW_LATER_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[(TK.block_threads(m["rows"], m["n"]) < TK.THREADS) & (m["n"] <= short)]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_narrow_later(hw: HardwareSpec, form: str = "kind", t: pd.DataFrame | None = None,
+                     f: pd.DataFrame | None = None, out_set: float = 0.0) -> dict:
+    """TK.NARROW_PERCTA_OUTSET_CANDIDATE (form "kind", out_set 1.0): the form's terms of NARROW_LATER_FORMS (the first
+    CTA's part, the fixed part per later CTA for "later", the per-CTA slope) by least squares on log time over
+    narrow_later_fit_rows (or `t`) with the output indices' share `out_set` of the L2 set fixed (topk_trtllm.
+    narrow_out_set; 0 = none), through the knee, every other term shipped."""
+    from scipy.optimize import least_squares
+
+    t = narrow_later_fit_rows() if t is None else t.reset_index(drop=True)
+    f = narrow_features(t, float(hw.units)) if f is None else f.reset_index(drop=True)
+    y = np.log(t["median_us"].to_numpy(float))
+    names = NARROW_LATER_FORMS[form] + _SLOPE
+    start = {"later": 5.0} | TK.NARROW_PERCTA_FIRST_CANDIDATE
+    fixed = {"out_set": out_set} if out_set else {}
+
+    def res(x):
+        return np.log(np.maximum(narrow_price_fast(t, f, hw, dict(zip(names, map(float, x))) | fixed), 1e-3)) - y
+    lo = [-200.0 if k.startswith("first") else 0.0 for k in names]
+    hi = [400.0 if k.startswith("first") else 80.0 for k in names]
+    r = least_squares(res, [start[k] for k in names], bounds=(lo, hi), diff_step=0.02, xtol=1e-6)
+    return {k: round(float(v), 4) for k, v in zip(names, r.x)} | fixed | {
+        "fit_rows": int(len(t)), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: grid 21: TensorRT-LLM's narrow 256-thread decode launches over short rows, 22 above 8 CTAs per SM (1120-2630 rows:
+#: 9-20 CTAs per SM; 2.6K-13.5K scores, most 2.6K-6.4K: the short rows grid 20 ran -19..-26 % fast) and 10 at 6-8,
+#: recorded / gaussian / uniform, their scores 0.34-2.2 of the L2 (11 in the band where the candidate's output indices
+#: push the set past the "first" curve's edge); controls: single 512-thread CTAs at a mid and a long row, a split
+#: launch, the prefill entry; no (scores, rows, length) of it in a committed top-k CSV (tests/test_topk_engines.py)
+GRID21_NARROW = ([("recorded", r, n) for r, n in ((680, 7700), (880, 5400), (1010, 9700), (1050, 4250), (1120, 4100),
+                                                 (1290, 3500), (1470, 5600), (1650, 2900), (1790, 4400), (1930, 7300),
+                                                 (2110, 3100), (2270, 5100), (2450, 2600), (2600, 9800))]
+                 + [("gaussian", r, n) for r, n in ((760, 10700), (990, 6300), (1180, 6400), (1420, 3300), (1720, 5400),
+                                                    (2010, 2700), (2330, 4200), (2560, 11500))]
+                 + [("uniform", r, n) for r, n in ((720, 8900), (940, 4700), (970, 10300), (1030, 11600), (1240, 13500),
+                                                   (1540, 4600), (1870, 3600), (2180, 6800), (2390, 2800), (2630, 3900))])
+GRID21_CONTROLS = [("recorded", r, n) for r, n in ((345, 31000), (285, 98000), (38, 250000))]
+GRID21_PREFILL = [("recorded", 1260, 27500)]
+GRID21 = GRID21_NARROW + GRID21_CONTROLS
+GRID21_PREDICTION = "topk_engines_grid21_prediction_2026-11-27.csv"
+GRID21_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid21.csv"
+
+
+def grid21_frame() -> pd.DataFrame:
+    """GRID21's rows: TensorRT-LLM's decode dispatch at GRID21's shapes, its prefill entry at GRID21_PREFILL's."""
+    return engines_frame(GRID21, GRID21_PREFILL)
+
+
+def regime21(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID21's regimes: the narrow short-row regimes of grid 16 (regime16)."""
+    return regime16(kernel, rows, n, sms)
+
+
+def predict_grid21(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID21 priced two ways: `pred_main_us` main 753b5c0's product price (grid 20's NARROW_PERCTA_FIRST_CANDIDATE),
+    `pred_us` THE candidate (NARROW_PERCTA = TK.NARROW_PERCTA_OUTSET_CANDIDATE: the output indices in the narrow
+    launch's L2 set, its terms refitted; fit_narrow_later "kind", out_set 1.0)."""
+    t = grid21_frame()
+    with narrow_additive(False, TK.NARROW_PERCTA_FIRST_CANDIDATE):
+        t["pred_main_us"] = predict_trtllm(t, hw)
+    with narrow_additive(False, TK.NARROW_PERCTA_OUTSET_CANDIDATE):
+        t["pred_us"] = predict_trtllm(t, hw)
+    return _launch_columns(t, hw, regime21, ["pred_main_us", "pred_us"], out)
+
+
+def measured21(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid21 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID21_PREDICTION, meas_csv or F.DATA_DIR / GRID21_MEASURED)
+
+
+def grid21_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid21 per regime, every row BLIND: TensorRT-LLM (both entries) by main 753b5c0's product price (`main`) and the
+    output-indices-in-the-L2-set candidate (`cand`); the goal judged on `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured21(), 21, groups, (("pred_us", "cand"),), shipped, by_dist)

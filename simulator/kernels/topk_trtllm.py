@@ -493,6 +493,28 @@ NARROW_PERCTA_FIRST_RANK: dict = {"first": -20.0004, "first_rank": 0.3702, "roun
 #: (benchmarks/accuracy_sections/topk_grid20.py). Grid 17's rule: NARROW_PERCTA_CANDIDATE (narrow_additive(False, it))
 NARROW_PERCTA = NARROW_PERCTA_FIRST_CANDIDATE
 
+#: grid 21's candidate (NOT SHIPPED unless set as NARROW_PERCTA): grid 20's first-CTA rule whose narrow short-row
+#: launches' L2 working set also holds their output indices (`out_set` 1: narrow_out_set, rows x 2048 x 4 B), the
+#: first-CTA part and per-CTA slope refitted with it. Why: on grids 5-20's 208 narrow short rows (all looked-at) the
+#: shipped rule's error follows the scores' share of the 50 MiB L2, not the CTA count: 0.57-0.80 of it -15..-25 %
+#: (the device's "first" re-read curve, measured on a read-only x.sum(), keeps them resident), above 0.85 +3..+10 %
+#: (the slope making up for them), below 0.5 ~+5 %; every launch also writes rows x 8 KiB of indices
+#: (topKPerRowJob's final store, indexerTopK.cu @ 07339e94), 7-17 MB at 900-2100 rows, which shares the L2 with the
+#: next replay's scores. With them in the set: rms log error 0.1037 -> 0.0803 (grid 20's form refitted on the same
+#: rows alone: 0.1037), leave-one-grid-out over grids 17-20 |error| median 4.5-6.0 % / p90 10.6-13.2 % (the form alone
+#: 5.5-9.8 / 10.1-19.5). Tried and dropped: the lead's fixed part per later CTA (`later`, shape_terms: each of the
+#: c - 1 later CTAs pays it whatever n) fits 1.57 loop rounds alone (rms 0.1019, leave-one-out no better) and 0.12
+#: beside out_set; out_set fitted 1.5 / 2 / 3 instead of the source's 1: rms 0.0879 / 0.0871 / 0.0936. Fitted by
+#: topk_engines.fit_narrow_later(hw, "kind", out_set=1.0) on topk_engines.narrow_later_fit_rows (grids 5-20)
+NARROW_PERCTA_OUTSET_CANDIDATE: dict = {"first": -100.9694, "first_scan": 33.3846, "first_radix": -174.6411,
+                                        "round": 0.4687, "scan": 0.0, "radix": 10.9322, "rank": 0.0141, "out_set": 1.0}
+#: NOT SHIPPED after grid 21 (36 blind rows, both prices committed before measuring, 6905ae5; one H100 call, 46 s):
+#: 1 of 3 regimes each (<= 8 CTAs per SM: main 7.6 / 14.8 %, candidate 4.8 / 11.7 %); > 8 CTAs per SM main 14.3 / 31.4
+#: (+4.1), candidate 8.3 / 47.6 % (+3.5); pooled main 12.4 / 25.4 %, candidate 6.9 / 25.6 %: lower median, higher p90,
+#: so the tie rule keeps grid 20's rule (benchmarks/accuracy_sections/topk_grid21.py). The set fixed the rows at
+#: 0.5-0.8 of the L2 it moves; the p90 is the shortest rows' (2.6K-3.3K scores at 11-19 CTAs per SM: 1.2-2x faster
+#: than both rules), which the set makes worse where it pushes them past the curve's edge
+
 
 def narrow_additive(rows, n) -> np.ndarray:
     """Rows of a launch that NARROW_ADDITIVE prices by its chain alone: narrow 256-thread launches over short rows
@@ -556,7 +578,9 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         # scores' pass statistics (absent keys: 0, the shipped rule)
         first = sum(float(nt.get(f"first{key}", 0.0)) * float(np.mean([s[st] for s in samples]) if st else 1.0)
                     for key, st in FIRST_STATS)
-        out["job"] = (slowest + first + (c - 1.0) * float(per.mean())) / w
+        # a fixed part per later CTA (`later` loop rounds whatever n; tried for grid 21, not in any candidate; absent: 0)
+        later = float(nt.get("later", 0.0))
+        out["job"] = (slowest + first + (c - 1.0) * (float(per.mean()) + later)) / w
         out["merge_waves"] = w
         out["sweep_scale"] = (1.0 + (c - 1.0) * float(nt["round"])) / w
         return out
@@ -657,7 +681,7 @@ def round_cost(threads, wide: float | None = None):
 
 def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None,
                 prefill: bool = False, wide_round_cost: float | None = None, merge_waves=None, sweep_scale=None,
-                split_fixed: float | None = None) -> None:
+                split_fixed: float | None = None, out_set: float | None = None) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
     512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
@@ -691,10 +715,26 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     keep = 1.0 if prefill else np.where(narrow_additive(rows, n), 1e-6, 1.0)   # (not 0: the roofline divides by it)
     if NARROW_ADD_BOUNDED:   # the re-read credit in the same units as the bytes it re-reads, never above them
         again = np.minimum(keep * again, keep * rd)
+    # grid 21's candidate (NARROW_OUT_SET): a narrow short-row launch's L2 set holds its output indices too
+    ws = rows * n * P.SCORE_BYTES + narrow_out_set(rows, n, k, prefill, out_set)
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=keep * rows * sweeps * n * 4.0, bytes_read=keep * rd,
           bytes_written=keep * rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
-          reread_bytes=again, working_set=rows * n * P.SCORE_BYTES, dtype="fp32", count=count, where=where,
+          reread_bytes=again, working_set=ws, dtype="fp32", count=count, where=where,
           resident_ctas=res)
+
+
+def narrow_out_set(rows, n, k, prefill: bool = False, out_set: float | None = None) -> np.ndarray:
+    """The bytes NARROW_PERCTA's `out_set` key (grid 21's candidate; absent = 0 = the shipped rule; `out_set` given
+    overrides it, for the fit's pricer) adds to a narrow short-row decode launch's L2 working set: out_set x its
+    output indices, rows x k x 4 B (topKPerRowJob's final `outIndices[i] = smemOutput[i]`, 2048 int32 a row, written
+    every launch: under graph replay they share the L2 with the next launch's scores, which the first sweep re-reads
+    from it only while both fit; the device's "first" curve was measured on a read-only x.sum())."""
+    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    f = float((NARROW_PERCTA or {}).get("out_set", 0.0)) if out_set is None else float(out_set)
+    if prefill or f == 0.0 or not NARROW_REG:
+        return np.zeros(np.broadcast(rows, n).shape)
+    on = (block_threads(rows, n) < THREADS) & (n <= NARROW_PERCTA_MAX_N)
+    return np.where(on, f * rows * float(k) * 4.0, 0.0)
 
 
 #: the job model's terms (loop rounds of iter_us[topk_trtllm] per block-scan round, per BlockRadixSort, per staged item
