@@ -23,3 +23,11 @@ def test_regimes_on_both_scores_each_run_on_the_same_rows():
     assert set(t["run1_goal"]) <= {"met", "MISSED"} and len(t.attrs["err_2"]) == 215
     # scoring the first run must reproduce the grid's own section (23 of 31 regimes met by main)
     assert int((t["run1_goal"] == "met").sum()) == 23
+
+
+def test_grid13_replicate_scores_both_models():
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND13_PRED_CSV))
+    assert len(R.joined(13)) == 210
+    new = R.regimes_on_both(pred, 13, "pred_new_us")
+    # the first run reproduces grid 13's own section: the shipped rules meet 25 of 31
+    assert len(new) == 31 and int((new["run1_goal"] == "met").sum()) == 25

@@ -58,10 +58,10 @@ def production_allreduce() -> None:
     engine_allreduce_blind11()
     from .allreduce_grid12 import engine_allreduce_blind12  # here: allreduce_grid12 imports this module's helpers
     engine_allreduce_blind12()
-    from .allreduce_grid12_replicate import engine_allreduce_blind12_replicate
-    engine_allreduce_blind12_replicate()
     from .allreduce_grid13 import engine_allreduce_blind13  # here: allreduce_grid13 imports this module's helpers
     engine_allreduce_blind13()
+    from .allreduce_replicates import engine_allreduce_replicates
+    engine_allreduce_replicates()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

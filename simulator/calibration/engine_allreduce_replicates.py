@@ -17,6 +17,8 @@ REPLICATES = {
     # grid 12: a 4 x H200 request served by 4 x H100 (the H200 candidate not judged), the lead, 2026-11-27 21:44 UTC;
     # ..._notes.txt beside it
     12: ("engine_allreduce_blind12_nvidia*.csv", "engine_allreduce_blind12rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
+    # grid 13: the same again (lead, 22:04 UTC: lab/kernels/run_engine_allreduce_h200_or_replicate.sh ran grid 13 on H100s), ..._notes.txt beside it
+    13: ("engine_allreduce_blind13_nvidia*.csv", "engine_allreduce_blind13rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
 }
 KEY = ["impl", "world", "tokens", "hidden"]
 
