@@ -167,14 +167,15 @@ def predict_grid10(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
     return launch_columns(t, hw, out)
 
 
-def launch_columns(t: pd.DataFrame, hw: HardwareSpec, out: str | Path | None) -> pd.DataFrame:
-    """A priced grid frame's committed columns (grids 10-11): waves (filtered and copy paths by rows / SMs, radix one),
-    load width, the score + page-table set over the L2, the pass statistics and both prices; written to `out`."""
+def launch_columns(t: pd.DataFrame, hw: HardwareSpec, out: str | Path | None, extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A priced grid frame's committed columns (grids 10-12): waves (filtered and copy paths by rows / SMs, radix one),
+    load width, the score + page-table set over the L2, the pass statistics, both prices and the `extra` columns (a
+    grid's further prices); written to `out`."""
     t["waves"] = np.where(t["fi_path"] != "radix", np.ceil(t["rows"] / hw.units), 1)
     t["vec"] = FK.vec_width(t["n"])
     t["set_l2"] = 2.0 * t["rows"] * t["n"] * 4.0 / FK.STREAM_FLOOR_L2_BYTES
     res = t[F.SHAPE_KEYS + ["fi_path", "regime", "waves", "vec", "set_l2", "sweeps", "gathers", "gather_iters",
-                            "rounds", "pred_main_us", "pred_us"]]
+                            "rounds", "pred_main_us", "pred_us", *extra]]
     if out is not None:
         res.to_csv(out, index=False, float_format="%.4f")
     return res

@@ -147,13 +147,7 @@ def predict_grid12(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFr
     t["pred_gather_us"] = predict(t, hw, FK.PT_WAVE_CANDIDATE, FK.GATHER_SECTOR_CANDIDATE)
     t["fi_path"] = G10.path_of(t)
     t["regime"] = regime(t["kernel"], t["rows"], t["n"], t["fi_path"], hw.units)
-    t["waves"] = np.where(t["fi_path"] != "radix", np.ceil(t["rows"] / hw.units), 1)
-    t["vec"] = FK.vec_width(t["n"])
-    t["set_l2"] = 2.0 * t["rows"] * t["n"] * 4.0 / FK.STREAM_FLOOR_L2_BYTES
-    res = t[COLUMNS]
-    if out is not None:
-        res.to_csv(out, index=False, float_format="%.4f")
-    return res
+    return G10.launch_columns(t, hw, out, extra=("pred_wave3_us", "pred_gather_us"))
 
 
 def prediction(path: str | Path | None = None) -> pd.DataFrame:
