@@ -81,8 +81,13 @@ def committed_before(prefix: str | tuple[str, ...], files) -> list[Path]:
 
 
 def listed_csvs(root: Path = ROOT) -> set[str]:
-    """Logical names of the data files (CSVs and their text notes) present under DIRS now, this manifest aside."""
-    return {_logical(p.name) for d in DIRS for s in SUFFIXES for p in (root / d).glob("*" + s)} - {MANIFEST.name}
+    """Logical names of the data files (CSVs and their text notes) present under DIRS now, this manifest aside; the
+    production_kernels folder is read where the package has it (an installed package's data, as CI runs the tests
+    from a copy of lab/ and tests/ without the source tree)."""
+    from simulator.calibration.fit_production_topk_gemm import DATA_DIR
+
+    folders = [DATA_DIR if d == DIRS[0] else root / d for d in DIRS]
+    return {_logical(p.name) for d in folders for s in SUFFIXES for p in d.glob("*" + s)} - {MANIFEST.name}
 
 
 if __name__ == "__main__":
