@@ -190,8 +190,9 @@ AR_TWOSHOT_COPY = 1.42
 AR_NORM_CS1 = 0.36
 AR_NORM_CSN = 1.07
 AR_PEER_SHARE = 0.0376
-#: blind grid 14's rules (with the engines' terms only; at the values that turn them OFF unless grid 14 shipped them:
-#: simulator/calibration/engine_allreduce.py GRID14_CANDIDATE, fit_grid14_terms, judged on blind grid 14):
+#: blind grid 14's rules (with the engines' terms only), NOT shipped: they stay at the values that turn them OFF
+#: (simulator/calibration/engine_allreduce.py GRID14_CANDIDATE = 0.57 / 0.19, fit_grid14_terms on looked-at H100 rows;
+#: blind grid 14 ran on 4 x H200 for an H100 request: 16 of 31 regimes against main's 12, judged across devices only):
 #:   AR_FIRST_FILL_EXTRA  vLLM's two-shot (a declared-CTA allreduce_2shot) whose message fits ONE loop step (ceil(x) = 1):
 #:                        its step is priced AR_FIRST_FILL_EXTRA x (1 - x) of a step lower still than AR_FILL_SLOPE does
 #:                        (cross_device_reduce_2stage, flashinfer 0.6.4 vllm_custom_all_reduce.cuh: with part = size / g

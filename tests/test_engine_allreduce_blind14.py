@@ -76,3 +76,18 @@ def test_fit_grid14_terms_reads_looked_at_h100_rows_only():
     files = [g for g in E.GRID14_FIT_GLOBS]
     assert not any("blind14" in g for g in files) and not any("h200" in g for g in files)
     assert set(E.GRID14_CANDIDATE) == set(E.GRID14_RULES_OFF) == {"AR_FIRST_FILL_EXTRA", "AR_LAMPORT_OVERLAP"}
+
+
+def test_the_measurement_is_whole_and_on_the_h200_it_ran_on():
+    meas = pd.read_csv(DF.glob(E.DATA_DIR, E.BLIND14_MEAS_GLOB)[-1])
+    assert len(meas) == 235 and _keys(meas) == _keys(E.blind14_grid())
+    assert (meas["script_version"] == 11).all() and meas["device"].str.contains("H200").all()
+    assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
+
+
+def test_grid14_candidate_not_shipped():
+    import hwmodels.roofline as R
+
+    assert (R.AR_FIRST_FILL_EXTRA, R.AR_LAMPORT_OVERLAP) == (0.0, 0.0)
+    assert (R.AR_FIRST_FILL_EXTRA, R.AR_LAMPORT_OVERLAP) == tuple(E.GRID14_RULES_OFF[k] for k in
+                                                                  ("AR_FIRST_FILL_EXTRA", "AR_LAMPORT_OVERLAP"))

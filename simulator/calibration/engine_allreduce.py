@@ -884,8 +884,12 @@ def blind13_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> 
 #: two-shot at 4 ranks, 512 KiB-1 MiB, one loop step), (tokens, hidden) in no earlier grid): main = the H100 model at
 #: BLIND14_MAIN_COMMIT (predict_us: grid 13's shipped rules), candidate = GRID14_CANDIDATE (predict_grid14: main +
 #: hwmodels.roofline AR_FIRST_FILL_EXTRA / AR_LAMPORT_OVERLAP), fitted by fit_grid14_terms on looked-at H100 rows only
-#: (grid14_fit_rows: grids <= 13 and the replicates of grids 12 and 13); both committed in BLIND14_PRED_CSV before
-#: lab/kernels/run_engine_allreduce_blind14.sh measured them
+#: (grid14_fit_rows: grids <= 13 and the replicates of grids 12 and 13); both committed in BLIND14_PRED_CSV (85d8fc2)
+#: before lab/kernels/run_engine_allreduce_blind14.sh measured them. The one call asked for 4 x H100 and ran on 4 x H200
+#: (114 s, 235 rows, 0 wrong sums): the H100 model judged ACROSS devices. Candidate 11.0 / 43.6 %, 16 of 31 regimes,
+#: against main's 12.8 / 43.6 %, 12 of 31 (vLLM's 4-rank two-shot 512 KiB-1 MiB +21.7 -> +6.4 % signed; the 2-rank Lamport
+#: one-shot 128 KiB-1 MiB +18.4 -> +11.6 %): NOT shipped, an H100 rule judged on another device (predict_us prices main's
+#: model; GRID14_CANDIDATE is the record, and the committed prediction stays blind for a 4 x H100 run of the same script)
 BLIND14_SHAPES = ((7, 2560), (13, 1536), (19, 1024), (9, 2048), (6, 3584), (15, 1280),
                   (17, 4096), (27, 3584), (33, 4096), (23, 7168), (41, 5120), (26, 8192),
                   (65, 4096), (36, 7168), (74, 4096), (51, 6144), (45, 8192), (106, 4096), (118, 4096),
