@@ -190,6 +190,20 @@ AR_TWOSHOT_COPY = 1.42
 AR_NORM_CS1 = 0.36
 AR_NORM_CSN = 1.07
 AR_PEER_SHARE = 0.0376
+#: blind grid 14's rules (with the engines' terms only), NOT shipped: they stay at the values that turn them OFF
+#: (simulator/calibration/engine_allreduce.py GRID14_CANDIDATE = 0.57 / 0.19, fit_grid14_terms on looked-at H100 rows;
+#: blind grid 14 ran on 4 x H200 for an H100 request: 16 of 31 regimes against main's 12, judged across devices only):
+#:   AR_FIRST_FILL_EXTRA  vLLM's two-shot (a declared-CTA allreduce_2shot) whose message fits ONE loop step (ceil(x) = 1):
+#:                        its step is priced AR_FIRST_FILL_EXTRA x (1 - x) of a step lower still than AR_FILL_SLOPE does
+#:                        (cross_device_reduce_2stage, flashinfer 0.6.4 vllm_custom_all_reduce.cuh: with part = size / g
+#:                        packs < the 36 x 512 threads, only the first `part` threads load anything, in both phases,
+#:                        and no further step waits on the slowest one: the fill sets the time, not the step)
+#:   AR_LAMPORT_OVERLAP   TensorRT-LLM's Lamport one-shot at 2 ranks (one peer): its fixed phase (phase_s) and its one-peer
+#:                        transfer overlap by this share of the shorter one (allreduce_fusion_kernel_oneshot_lamport,
+#:                        trtllm_allreduce_fusion.cuh @ f1e6fdcb: posted st of every vector into the peer's buffer, then
+#:                        the local buffer's clear and the ld.volatile poll run while the pushes are still in flight)
+AR_FIRST_FILL_EXTRA = 0.0
+AR_LAMPORT_OVERLAP = 0.0
 
 
 
@@ -1038,10 +1052,16 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             step = AR_STEP_BYTES * AR_CTA_THREADS * np.maximum(ops.parallel_units, 1.0) * g
             waves = (is_two & (ops.parallel_units > 0)) & (ops.bytes_read > 0)
             x = ops.bytes_read / step
-            link = np.where(waves, (np.ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE * (np.ceil(x) - x)) * step, link)
+            first = np.where(np.ceil(x) <= 1.0, AR_FIRST_FILL_EXTRA, 0.0)
+            link = np.where(waves, (np.ceil(x) - AR_WAVE_SKIP - (AR_FILL_SLOPE + first) * (np.ceil(x) - x)) * step, link)
             ceil = np.where((ops.kind == LAMPORT) & (g > 2.0), ceil * LAMPORT_CEILING_RATIO, ceil)
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
-        one = np.maximum((g - 1.0) * link / bw_all, link / bw) + nbar * barrier
+        one = np.maximum((g - 1.0) * link / bw_all, link / bw)
+        if eff.engine_ar and AR_LAMPORT_OVERLAP:
+            # blind grid 14's AR_LAMPORT_OVERLAP: the 2-rank Lamport push overlaps its phase with its transfer
+            lam2 = (ops.kind == LAMPORT) & (g == 2.0)
+            one = one - np.where(lam2, AR_LAMPORT_OVERLAP * np.minimum(one, eff.engine_ar.get("phase_s", 0.0)), 0.0)
+        one = one + nbar * barrier
         two = np.maximum(2.0 * (g - 1.0) / g * link / bw_all, 2.0 / g * link / bw) + nbar * barrier
         # a fused epilogue (TensorRT-LLM's residual add + RMSNorm): its extra HBM traffic in bytes_written, at the
         # elementwise rate after the all-reduce (simulator.kernels.allreduce.fused_epilogue_s); 0 for a plain kernel

@@ -60,6 +60,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind12()
     from .allreduce_grid13 import engine_allreduce_blind13  # here: allreduce_grid13 imports this module's helpers
     engine_allreduce_blind13()
+    from .allreduce_grid14 import engine_allreduce_blind14  # here: allreduce_grid14 imports this module's helpers
+    engine_allreduce_blind14()
     from .allreduce_replicates import engine_allreduce_replicates
     engine_allreduce_replicates()
 

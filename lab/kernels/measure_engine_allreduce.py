@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind12|blind13]
+                                                   [--grid campaign|blind4|...|blind13|blind14]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,10 +46,10 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 10                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 11                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
-#                                               10: --grid blind13
+#                                               10: --grid blind13; 11: --grid blind14
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -153,8 +153,23 @@ BLIND13_CONTROL = ((9, 3072), (11, 2048), (14, 1024), (18, 1536),
                    (20, 3072), (44, 3584), (52, 4096), (78, 4096), (100, 5120),
                    (142, 4096), (226, 5120), (316, 4096), (390, 5120), (430, 8192), (620, 4096))
 
+#: --grid blind14: 4 x H100, 4 ranks (BLIND14_SHAPES) and 2 ranks (BLIND14_CONTROL), >= 4 rows in every (implementation,
+#: ranks, size regime) cell, >= 5 in the Lamport one-shot at 2 ranks, 64 KiB-1 MiB, and vLLM's two-shot at 4 ranks,
+#: 512 KiB-1 MiB; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce.py BLIND14_SHAPES)
+BLIND14_SHAPES = ((7, 2560), (13, 1536), (19, 1024), (9, 2048), (6, 3584), (15, 1280),
+                  (17, 4096), (27, 3584), (33, 4096), (23, 7168), (41, 5120), (26, 8192),
+                  (65, 4096), (36, 7168), (74, 4096), (51, 6144), (45, 8192), (106, 4096), (118, 4096),
+                  (133, 4096), (158, 4096), (205, 4096), (117, 8192), (245, 5120), (365, 4096), (282, 6144), (415, 5120),
+                  (455, 8192))
+BLIND14_CONTROL = ((7, 2560), (13, 1536), (19, 1024), (6, 3584),
+                   (17, 4096), (27, 3584), (33, 4096), (23, 7168), (41, 5120), (65, 4096), (51, 6144), (45, 8192),
+                   (106, 4096), (118, 4096),
+                   (158, 4096), (245, 5120), (365, 4096), (415, 5120), (455, 8192))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind14":
+        return list(BLIND14_CONTROL if world == 2 else BLIND14_SHAPES)
     if os.environ.get(GRID_ENV) == "blind13":
         return list(BLIND13_CONTROL if world == 2 else BLIND13_SHAPES)
     if os.environ.get(GRID_ENV) == "blind12":
@@ -459,7 +474,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13"),
+                                       "blind13", "blind14"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -485,7 +500,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13") else ""
+                                             "blind12", "blind13", "blind14") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:
