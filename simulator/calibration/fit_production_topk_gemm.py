@@ -1380,6 +1380,33 @@ def cublaslt_grid14_errors() -> pd.DataFrame:
     return cublaslt_grid_errors(CUBLASLT_GRID14_PREDICTION, CUBLASLT_GRID14_MEASURED_GLOB, CUBLASLT_GRID14_MODELS)
 
 
+# --- cuBLASLt block fp8 grid 15 (s24gm: a later tile's turnover share and K-step factor; main vs one candidate) ---
+#: grid 15's candidate fit rows: CUBLASLT_NAMED_FIT_GRID14 + grid 14's timed rows (measured blind, LOOKED-AT since)
+CUBLASLT_NAMED_FIT_GRID15 = CUBLASLT_NAMED_FIT_GRID14 + (("gemm_grid14_nvidia-h100-80gb-hbm3_2026-11-27.csv", "cublaslt"),)
+#: grid 15's candidate: the kind's committed terms (compute, memory, fixed_us, cta_fixed_us, iter_us) ...
+CUBLASLT_GRID15_CAND_TERMS = (1.0, 0.8192, 0.0, 1.486, 0.3623)
+#: ... with hwmodels.roofline.CTA_FIXED_HIDDEN_SHARE[gemm_fp8_block_cublaslt] = (share, step): a later tile's turnover
+#: share x cta_fixed on the tile chain, the later waves' K steps at step x iter. Fitted (scipy least_squares on log time,
+#: start (0.8, 1.05)) on the 66 multi-wave rows (ceil(tiles x split / 132) > 1) of cublaslt_fit_frame(DATA_DIR /
+#: "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv", CUBLASLT_NAMED_FIT_GRID15) with the committed terms:
+#: rms log error 0.0544 -> 0.0334 (4 K steps signed +5.7 -> -0.3 %, >= 20 K steps -4.5 / -5.4 -> +0.5 / -0.4 %)
+CUBLASLT_GRID15_CAND_SHARE = (0.7851, 1.0856)
+
+
+def cublaslt_hidden_share(share: tuple[float, float] | None) -> dict:
+    """Set hwmodels.roofline.CTA_FIXED_HIDDEN_SHARE's gemm_fp8_block_cublaslt entry to `share` ((share, step); None:
+    no entry); returns the dict before, to restore (R.CTA_FIXED_HIDDEN_SHARE = before)."""
+    from hwmodels import roofline as R
+
+    before = dict(R.CTA_FIXED_HIDDEN_SHARE)
+    code = R.KIND_CODE[CUBLASLT_BLOCK_KIND]
+    now = {c: v for c, v in before.items() if c != code}
+    if share is not None:
+        now[code] = (float(share[0]), float(share[1]))
+    R.CTA_FIXED_HIDDEN_SHARE = now
+    return before
+
+
 def _restore_hidden(before: tuple) -> None:
     """Put hwmodels.roofline.CTA_FIXED_HIDDEN back to `before` (what cublaslt_turnover_hidden returned)."""
     from hwmodels import roofline as R
