@@ -249,7 +249,8 @@ CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_pref
 #: persistent CTA prefetches the next tile's stages during the epilogue, cuBLASLt's nvjet 128x128_128x6 6 of them, all 4
 #: of a 4-K-step tile) and runs its K steps at step x iter (the later waves' share of the chain: a chip whose every SM
 #: is busy for the whole kernel): chain x (1 + (step - 1) (waves - 1) / waves), one wave unchanged. Empty = not used
-#: (grid 15's candidate, fit_production_topk_gemm.CUBLASLT_GRID15_CAND_SHARE, judged blind before any entry ships)
+#: (grid 15's candidate, fit_production_topk_gemm.CUBLASLT_GRID15_CAND_SHARE, NOT SHIPPED: blind grid 15 5 of 5 regimes as
+#: main, pooled median 4.6 vs 6.7 % but p90 12.0 vs 11.8 %: benchmarks/accuracy_sections/gemm_grid15.py)
 CTA_FIXED_HIDDEN_SHARE: dict[int, tuple[float, float]] = {}
 #: kinds whose tensor-core work is on the CTA's per-tile chain and not a throughput stream of its own: FlashInfer's
 #: sm_90 MLA kernel runs ONE CTA per SM (256 threads, 222 KB of shared memory) and each 64-token stage's two GEMMs are
