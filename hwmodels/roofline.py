@@ -258,6 +258,14 @@ STREAM_REREAD = tuple(KIND_CODE[k] for k in ("elementwise", "cast", "copy_stride
 #: Blind grid 14 (s23gm, benchmarks/accuracy_sections/gemm_grid14.py): 4-K-step prefill +28 -> +8 %, 5 of 5 regimes
 CTA_FIXED_HIDDEN = tuple(KIND_CODE[k] for k in ("attn_fi_prefill", "attn_fi_prefill_fp8kv", "attn_fi_mla",
                                                 "gemm_fp8_block", "gemm_fp8_block_cublaslt"))
+#: kind code -> (share, step) for the later tiles of a CTA_FIXED_HIDDEN kind (default (1.0, 1.0)): each later tile keeps
+#: share x cta_fixed of its turnover on the tile chain (the first wave's exposed turnover, added once, stays whole: a
+#: persistent CTA prefetches the next tile's stages during the epilogue, cuBLASLt's nvjet 128x128_128x6 6 of them, all 4
+#: of a 4-K-step tile) and runs its K steps at step x iter (the later waves' share of the chain: a chip whose every SM
+#: is busy for the whole kernel): chain x (1 + (step - 1) (waves - 1) / waves), one wave unchanged. Empty = not used
+#: (grid 15's candidate, fit_production_topk_gemm.CUBLASLT_GRID15_CAND_SHARE, NOT SHIPPED: blind grid 15 5 of 5 regimes as
+#: main, pooled median 4.6 vs 6.7 % but p90 12.0 vs 11.8 %: benchmarks/accuracy_sections/gemm_grid15.py)
+CTA_FIXED_HIDDEN_SHARE: dict[int, tuple[float, float]] = {}
 #: kinds whose tensor-core work is on the CTA's per-tile chain and not a throughput stream of its own: FlashInfer's
 #: sm_90 MLA kernel runs ONE CTA per SM (256 threads, 222 KB of shared memory) and each 64-token stage's two GEMMs are
 #: issued and waited for synchronously by that CTA (mla_hopper.cuh @ f1e6fdcb: compute_mla_qk / compute_mla_pv, each
@@ -886,13 +894,18 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                  + fixed + per_cta)
         wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
-        hidden = np.maximum(body, chain + (waves - 1.0) * cta_fixed) + cta_fixed + fill + fixed + per_cta
+        later_fixed, chain_h = cta_fixed, chain
+        if CTA_FIXED_HIDDEN_SHARE:   # a later tile's turnover share and K-step factor (CTA_FIXED_HIDDEN_SHARE)
+            sh = np.array([CTA_FIXED_HIDDEN_SHARE.get(c, (1.0, 1.0)) for c in range(len(KINDS))])[ops.kind]
+            later_fixed = cta_fixed * sh[..., 0]
+            chain_h = chain * (1.0 + (sh[..., 1] - 1.0) * (waves - 1.0) / np.maximum(waves, 1.0))
+        hidden = np.maximum(body, chain_h + (waves - 1.0) * later_fixed) + cta_fixed + fill + fixed + per_cta
         if TAIL_ROUND_KINDS:   # the last partial round streams on its own SMs (TAIL_ROUND_KINDS)
             tail = np.isin(ops.kind, [KIND_CODE[k] for k in TAIL_ROUND_KINDS]) & (waves > 1.0)
             r = n - (waves - 1.0) * slots
             share = np.clip(r / np.maximum(n, 1.0), 0.0, 1.0)
             w1 = np.maximum(waves, 1.0)
-            two = (np.maximum(body * (1.0 - share), chain * (w1 - 1.0) / w1 + (waves - 1.0) * cta_fixed)
+            two = (np.maximum(body * (1.0 - share), chain * (w1 - 1.0) / w1 + (waves - 1.0) * later_fixed)
                    + np.maximum(body * share, chain / w1) + cta_fixed + fill + fixed + per_cta)
             hidden = np.where(tail & (r < slots), two, hidden)
         wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)

@@ -21,6 +21,7 @@ from . import (
     gemm_grid12,
     gemm_grid13,
     gemm_grid14,
+    gemm_grid15,
 )
 from .production_kernels import campaigns
 
@@ -41,6 +42,7 @@ def gemm_block() -> None:
         gemm_grid12.grid12_section()
         gemm_grid13.grid13_section()
         gemm_grid14.grid14_section()
+        gemm_grid15.grid15_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

@@ -1380,6 +1380,51 @@ def cublaslt_grid14_errors() -> pd.DataFrame:
     return cublaslt_grid_errors(CUBLASLT_GRID14_PREDICTION, CUBLASLT_GRID14_MEASURED_GLOB, CUBLASLT_GRID14_MODELS)
 
 
+# --- cuBLASLt block fp8 grid 15 (s24gm: a later tile's turnover share and K-step factor; main vs one candidate) ---
+#: grid 15's candidate fit rows: CUBLASLT_NAMED_FIT_GRID14 + grid 14's timed rows (measured blind, LOOKED-AT since)
+CUBLASLT_NAMED_FIT_GRID15 = CUBLASLT_NAMED_FIT_GRID14 + (("gemm_grid14_nvidia-h100-80gb-hbm3_2026-11-27.csv", "cublaslt"),)
+#: grid 15's candidate: the kind's committed terms (compute, memory, fixed_us, cta_fixed_us, iter_us) ...
+CUBLASLT_GRID15_CAND_TERMS = (1.0, 0.8192, 0.0, 1.486, 0.3623)
+#: ... with hwmodels.roofline.CTA_FIXED_HIDDEN_SHARE[gemm_fp8_block_cublaslt] = (share, step): a later tile's turnover
+#: share x cta_fixed on the tile chain, the later waves' K steps at step x iter. Fitted (scipy least_squares on log time,
+#: start (0.8, 1.05)) on the 66 multi-wave rows (ceil(tiles x split / 132) > 1) of cublaslt_fit_frame(DATA_DIR /
+#: "production_kernels_nvidia-h100-80gb-hbm3_2026-11-26.csv", CUBLASLT_NAMED_FIT_GRID15) with the committed terms:
+#: rms log error 0.0544 -> 0.0334 (4 K steps signed +5.7 -> -0.3 %, >= 20 K steps -4.5 / -5.4 -> +0.5 / -0.4 %)
+#: NOT SHIPPED: grid 15 (BLIND, 37 rows) 4.6 / 12.0 % pooled, 5 of 5 regimes, against main 6.7 / 11.8 %, 5 of 5: as many
+#: regimes, a lower median but a higher p90 (common13's rule wants both lower); 4-K-step prefill 4.4 / 13.4 % (main
+#: 8.1 / 12.0): it fixes the many-wave rows (+10..+12 -> +3..+5 %) and widens the few-wave ones (-8..-13 -> -13..-17 %)
+CUBLASLT_GRID15_CAND_SHARE = (0.7851, 1.0856)
+
+
+def cublaslt_hidden_share(share: tuple[float, float] | None) -> dict:
+    """Set hwmodels.roofline.CTA_FIXED_HIDDEN_SHARE's gemm_fp8_block_cublaslt entry to `share` ((share, step); None:
+    no entry); returns the dict before, to restore (R.CTA_FIXED_HIDDEN_SHARE = before)."""
+    from hwmodels import roofline as R
+
+    before = dict(R.CTA_FIXED_HIDDEN_SHARE)
+    code = R.KIND_CODE[CUBLASLT_BLOCK_KIND]
+    now = {c: v for c, v in before.items() if c != code}
+    if share is not None:
+        now[code] = (float(share[0]), float(share[1]))
+    R.CTA_FIXED_HIDDEN_SHARE = now
+    return before
+
+
+#: grid 15's committed prediction (lab/kernels/predict_gemm_grid15.py at ad4e27f, committed in 7292576 before the device
+#: call), its measurement (lab/kernels/measure_deepgemm_gemm.py --tag grid15, H100 80GB HBM3) and its _notes file
+CUBLASLT_GRID15_PREDICTION = "gemm_grid15_prediction_ad4e27f_2026-11-27_cublaslt.csv"
+CUBLASLT_GRID15_MEASURED_GLOB = "gemm_grid15_nvidia-h100-80gb-hbm3_*.csv"
+#: price column -> label: main = the kind's terms and structure as committed (CTA_FIXED_HIDDEN, shipped after grid 14),
+#: cand = main + CTA_FIXED_HIDDEN_SHARE CUBLASLT_GRID15_CAND_SHARE (both under "workspace")
+CUBLASLT_GRID15_MODELS = {"pred_main_us": "main", "pred_cand_us": "cand"}
+
+
+def cublaslt_grid15_errors() -> pd.DataFrame:
+    """Grid 15's 37 rows (cublaslt_grid_errors on CUBLASLT_GRID15_*): split_main, waves, both models' prices and signed
+    errors, median_us, split_recorded, regime; the prediction alone before the measurement exists."""
+    return cublaslt_grid_errors(CUBLASLT_GRID15_PREDICTION, CUBLASLT_GRID15_MEASURED_GLOB, CUBLASLT_GRID15_MODELS)
+
+
 def _restore_hidden(before: tuple) -> None:
     """Put hwmodels.roofline.CTA_FIXED_HIDDEN back to `before` (what cublaslt_turnover_hidden returned)."""
     from hwmodels import roofline as R
