@@ -567,6 +567,12 @@ NARROW_PERCTA_RANKW_CANDIDATE: dict = {"first": -15.7912, "first_radix": -25.343
 #: rms 0.1068): priced beside the candidate on grid 22 to part its two changes, not the shipping candidate
 NARROW_PERCTA_RANKW_NOSET: dict = {"first": -17.6509, "first_radix": -16.4264, "first_rankw": 0.2416, "round": 0.3894,
                                    "scan": 0.9857, "radix": 6.0803, "rank": 0.0013}
+#: SHIPPED after grid 22 (36 blind rows, all three prices committed before measuring, 41ccfef; one H100 call, 47 s):
+#: 2 of 2 regimes against main 9addb67's 1 (the controls): narrow > 8 CTAs per SM main 18.9 / 50.5 % (signed -0.3) ->
+#: 6.6 / 15.8 % (-1.7) MET (without the output indices in the set 7.2 / 21.5 %); pooled 18.6 / 48.7 -> 6.6 / 17.1 %
+#: (benchmarks/accuracy_sections/topk_grid22.py). Grid 20's rule: NARROW_PERCTA_FIRST_CANDIDATE (narrow_additive(False,
+#: it) reproduces main 9addb67's prices)
+NARROW_PERCTA = NARROW_PERCTA_RANKW_CANDIDATE
 
 
 def narrow_additive(rows, n) -> np.ndarray:
