@@ -52,9 +52,9 @@ def topk_trtllm_grid22() -> None:
     print("  the first part in the sort's work removes grid 21's short-row misses: gaussian rows at 2.6K-3.7K scores "
           "+19..+98 % under main (their threshold bin in the lower tail scans 6 rounds, which main's first part reads "
           "as a recorded row's) -> +1..+28 %; recorded rows at 2.55K-3.35K -3..+46 % -> -12..+9 % (150-250 staged "
-          "items: one pass of the all-pairs rank, where main charged the recorded kind's ~133 rounds); uniform rows at "
+          "items, mostly one pass of the all-pairs rank, where main charged the recorded kind's ~133 rounds); uniform rows at "
           "0.5-0.8 of the L2 -22..-24 % -> -4..+5 % on three of four (the output indices in the set). Still off: "
           "uniform 1780 x 3850 -21 %, gaussian 2610 x 3250 +28 % and 2250 x 2900 +18 % (20 and 18 CTAs per SM, where the set pushes "
           "0.5-0.65 of the L2 past the curve's edge: without the indices +10 / +13 %), recorded 1610 x 3750 and "
-          "1380 x 4650 -12 % (~400-500 staged items, at the rank / radix switch); the split-launch control -20 % "
+          "1380 x 4650 -12 % (~290-330 staged items: the two-pass rank priced a little dear); the split-launch control -20 % "
           "(grid 21's -26 %: the family's split rule, untouched)")

@@ -550,8 +550,8 @@ NARROW_PERCTA_OUTSET_CANDIDATE: dict = {"first": -100.9694, "first_scan": 33.384
 #: threshold bin's staged items (finalCount) go to cub::BlockRadixSort above kInsertionSortBranchThreshold (512), else
 #: to the all-pairs rank, where each of the 256 threads takes ceil(finalCount / 256) items and walks all finalCount
 #: staged logits for each: finalCount x ceil(finalCount / 256) shared-memory reads on a thread's path (`rank_work`,
-#: launch_job_stats; a 2-3K recorded row stages ~150-250 items, one pass; a 4-5K one ~400-510, two passes; gaussian
-#: rows ~5-40). So the first part is first + first_rankw x rank_work + first_radix x radix, the per-CTA slope
+#: launch_job_stats; a 2.6K recorded row stages ~150 items, mostly one pass; a 4-5K one ~300, half its rows two
+#: passes, ~10 % sorted by BlockRadixSort; gaussian / uniform rows ~5-40). So the first part is first + first_rankw x rank_work + first_radix x radix, the per-CTA slope
 #: refitted with it, and the output indices in the L2 set (`out_set` 1, grid 21's NARROW_PERCTA_OUTSET_CANDIDATE:
 #: rows at 0.5-0.8 of the L2 ran -15..-25 %). Fitted by topk_engines.fit_narrow_conflict(hw, "rankw", out_set=1.0,
 #: start=topk_engines.NARROW_RANKW_START) on grids 5-21's 240 narrow short rows (all looked-at): rms log error 0.0861
