@@ -702,7 +702,7 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
     t = E._trtllm_frame([("gaussian", 2200, 7700), ("recorded", 580, 41000), ("recorded", 1024, 24100)])
     # not shipped after grid 18 (a defect found after its measurement); the per-CTA rule through the knee stays (grid
     # 20: in its first-CTA form)
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_RANKW_CANDIDATE   # grid 22 shipped it
     with E.narrow_additive(False, TK.NARROW_PERCTA_CANDIDATE):
         a = E.predict_trtllm(t, hw)
     # grid 18's candidate as judged carries a negative memory term the roofline refuses: its repaired form (grid 19's
@@ -712,7 +712,7 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
         b = E.predict_trtllm(t, hw)
     with E.as_fitted():
         assert not TK.narrow_additive([2200], [7700]).any()
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_RANKW_CANDIDATE   # grid 22 shipped it
     assert b[0] != pytest.approx(a[0], rel=1e-3) and b[1:] == pytest.approx(a[1:], rel=1e-12)
     assert set(TK.NARROW_PERCTA_ADD_CANDIDATE) == {"round", "scan", "radix", "rank"}
     fr = E.narrow_add_fit_rows()
@@ -835,7 +835,7 @@ def test_grid19_committed_prices_are_reproduced_and_measured():
     m = E.measured19()
     assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
     assert {"pred_main_us", "pred_us", "median_us", "regime", "ctas_per_sm"} <= set(m.columns)
-    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE   # grid 20 shipped it
+    assert TK.NARROW_ADDITIVE is False and TK.NARROW_PERCTA is TK.NARROW_PERCTA_RANKW_CANDIDATE   # grid 22 shipped it
 
 
 @pytest.mark.usefixtures("fitted_rules")
@@ -905,8 +905,7 @@ def test_grid20_committed_prices_are_reproduced_and_measured():
     for col, rule in (("pred_main_us", TK.NARROW_PERCTA_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_FIRST_CANDIDATE)):
         with E.narrow_additive(False, rule):
             assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
-    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_us"].to_numpy(), rel=1e-4)   # the shipped rule now
-    m = E.measured20()
+    m = E.measured20()   # (the shipped rule now: grid 22's, test_grid22_committed_prices_are_reproduced_and_measured)
     assert len(m) == 35 and m["median_us"].notna().all() and not m["wrong"].any()
     g = E.grid20_accuracy(shipped="cand")
     assert int((g["goal"] == "met").sum()) == 2 and int(((g["main_med"] <= 10) & (g["main_p90"] <= 25)).sum()) == 1
@@ -973,10 +972,95 @@ def test_grid21_committed_prices_are_reproduced_and_measured():
     for col, rule in (("pred_main_us", TK.NARROW_PERCTA_FIRST_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_OUTSET_CANDIDATE)):
         with E.narrow_additive(False, rule):
             assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
-    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_main_us"].to_numpy(), rel=1e-4)   # the shipped rule now
-    m = E.measured21()
+    m = E.measured21()   # (the shipped rule now: grid 22's, test_grid22_committed_prices_are_reproduced_and_measured)
     assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
     g = E.grid21_accuracy(shipped="main")
     met = {t: int(((g[f"{t}_med"] <= 10) & (g[f"{t}_p90"] <= 25)).sum()) for t in ("main", "cand")}
     assert met == {"main": 1, "cand": 1}
-    assert TK.NARROW_PERCTA is TK.NARROW_PERCTA_FIRST_CANDIDATE
+    assert TK.NARROW_PERCTA is TK.NARROW_PERCTA_RANKW_CANDIDATE   # grid 22 shipped it
+
+
+def test_grid22_shapes_are_new_narrow_and_priced_before_measuring():
+    """No grid 22 shape was in a top-k CSV committed before it (data_order); its 32 decode rows at short lengths
+    (2.55K-5.95K, 18 at <= 3.5K) all run the narrow 256-thread dispatch at 9-20 CTAs per SM; the committed prediction
+    CSV has its 36 rows, columns and regimes, the controls priced alike by every rule."""
+    from simulator.kernels import topk_trtllm as TK
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
+    from data_order import committed_before
+
+    seen = set()
+    own = ("topk_engines_grid22", "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid22")
+    for f in committed_before(own, F.DATA_DIR.glob("*topk*.csv")):
+        d = pd.read_csv(f, usecols=["dist", "rows", "n"])
+        seen |= set(zip(d["dist"], d["rows"].astype(int), d["n"].astype(int)))
+    shapes = E.GRID22 + E.GRID22_PREFILL
+    assert len(set(shapes)) == len(shapes) == 36 and not set(shapes) & (seen | set(E.TRT_FIT))
+    r = np.array([s[1] for s in E.GRID22_NARROW])
+    n = np.array([s[2] for s in E.GRID22_NARROW])
+    assert len(r) == 32 and (TK.block_threads(r, n) == TK.NARROW).all() and (n <= 6000).all() and (n <= 3500).sum() == 18
+    c = TK.ctas_per_sm(r, n, 132.0)
+    assert c.min() == 9 and c.max() == 20
+    p = pd.read_csv(F.DATA_DIR / E.GRID22_PREDICTION)
+    assert len(p) == 36 and set(p["kernel"]) == {"trt_topk", "trt_topk_pf"}
+    assert p[["pred_main_us", "pred_us", "pred_noset_us"]].notna().all().all() and (p["pred_us"] > 0).all()
+    assert set(p["regime"]) == set(E.regime22(p["kernel"], p["rows"], p["n"]))
+    ctl = p["threads"] >= 512
+    assert ctl.sum() == 4 and (p.loc[ctl, "pred_us"] == p.loc[ctl, "pred_main_us"]).all()
+
+
+def test_rank_work_and_hist_conflict_statistics():
+    """launch_job_stats' rank_work = staged items x ceil(staged / 256) on a narrow launch (the all-pairs rank's walk per
+    thread; 0 where BlockRadixSort takes the bin), hist_conflict 1 for 32 lanes on distinct bins, 32 for one bin."""
+    from simulator.kernels import topk_trtllm as TK
+
+    for d, n in (("recorded", 2600), ("recorded", 4400), ("gaussian", 2700)):
+        x = F.sample_rows(d, n, 1)[0]
+        s = TK.launch_job_stats(x, 2000)
+        assert s["threads"] == 256
+        assert s["rank_work"] == s["rank_items"] * np.ceil(s["rank_items"] / 256)
+        assert s["rank_work"] == 0.0 or s["radix"] == 0.0
+        assert 1.0 <= s["conflict"] <= 32.0
+    one = np.full(4096, 0.5, np.float32)
+    assert TK.hist_conflict(one) == 32.0
+    spread = (2.0 ** (np.arange(4096) % 16 - 8)).astype(np.float32)   # lane l's float4 holds elements 4l..4l+3
+    assert TK.hist_conflict(spread) == 8.0   # 16 exponents over the 4 x 32 elements: each j-th slot sees 4 bins x 8
+
+
+def test_rank_work_rule_structure_and_fast_pricer():
+    """Grid 22's rule (SHIPPED): its first part reads rank_work and radix, not the block-scan rounds; 512-thread
+    launches keep their price; narrow_price_fast equals predict_trtllm on two narrow rows."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    cand = TK.NARROW_PERCTA_RANKW_CANDIDATE
+    assert TK.NARROW_PERCTA is cand and "first_scan" not in cand and cand["out_set"] == 1.0
+    assert {"first", "first_radix", "first_rankw"} <= set(cand) and "first_rankw" not in TK.NARROW_PERCTA_FIRST_CANDIDATE
+    t = E._trtllm_frame([("gaussian", 1420, 3300), ("recorded", 1650, 2900), ("recorded", 345, 31000)])
+    nar = t.iloc[:2].reset_index(drop=True)
+    f = E.narrow_features(nar, float(hw.units))
+    now = E.predict_trtllm(t, hw)
+    with E.narrow_additive(False, TK.NARROW_PERCTA_FIRST_CANDIDATE):
+        main = E.predict_trtllm(t, hw)
+    assert now[2] == pytest.approx(main[2], rel=1e-9)
+    assert now[0] < 0.7 * main[0]   # grid 21's gaussian 1420 x 3300: main +100 %
+    assert E.narrow_price_fast(nar, f, hw, cand) == pytest.approx(now[:2], rel=1e-6)
+
+
+def test_grid22_committed_prices_are_reproduced_and_measured():
+    """Three grid 22 rows re-priced now under each rule as committed before measuring (the candidate is the shipped
+    rule now); the measurement has every shape, no wrong selection; the candidate meets 2 of 2 regimes, main 1."""
+    from simulator.kernels import topk_trtllm as TK
+
+    hw = load_hardware("H100-SXM")
+    p = pd.read_csv(F.DATA_DIR / E.GRID22_PREDICTION)
+    p = p[p["kernel"] == "trt_topk"].iloc[[0, 13, 25]].reset_index(drop=True)
+    for col, rule in (("pred_main_us", TK.NARROW_PERCTA_FIRST_CANDIDATE), ("pred_noset_us", TK.NARROW_PERCTA_RANKW_NOSET)):
+        with E.narrow_additive(False, rule):
+            assert E.predict_trtllm(p, hw) == pytest.approx(p[col].to_numpy(), rel=1e-4)
+    assert E.predict_trtllm(p, hw) == pytest.approx(p["pred_us"].to_numpy(), rel=1e-4)   # the shipped rule now
+    m = E.measured22()
+    assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
+    g = E.grid22_accuracy(shipped="cand")
+    met = {t: int(((g[f"{t}_med"] <= 10) & (g[f"{t}_p90"] <= 25)).sum()) for t in ("main", "cand", "noset")}
+    assert met == {"main": 1, "cand": 2, "noset": 2}

@@ -28,6 +28,7 @@ from . import (
     topk_grid19,
     topk_grid20,
     topk_grid21,
+    topk_grid22,
 )
 from .production_kernels import campaigns
 
@@ -48,7 +49,7 @@ def engine_grids() -> None:
 
 
 def trtllm_grids() -> None:
-    """TensorRT-LLM top-k grids 7-21 (after the regimes tables)."""
+    """TensorRT-LLM top-k grids 7-22 (after the regimes tables)."""
     _topk_trtllm_grid7_table()
     _topk_trtllm_grid8_table()
     _topk_trtllm_grid9_table()
@@ -64,6 +65,7 @@ def trtllm_grids() -> None:
     topk_grid19.topk_trtllm_grid19()
     topk_grid20.topk_trtllm_grid20()
     topk_grid21.topk_trtllm_grid21()
+    topk_grid22.topk_trtllm_grid22()
 
 
 #: the commit that holds grid4's predictions (FlashInfer's first look, SGLang's fourth blind set), made before measuring

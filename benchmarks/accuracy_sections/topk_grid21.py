@@ -40,7 +40,7 @@ def topk_trtllm_grid21() -> None:
          + (" (shipped)" if SHIPPED == "cand" else " (not shipped)") + ", committed"),
         (trt_k, "trtllm", "pred_main_us", "main", f"grid21 ({n_trt}), main 753b5c0's price"
          + (" (shipped)" if SHIPPED == "main" else "") + ", committed")),
-        shipped=("trtllm", SHIPPED))
+        shipped=None)   # the family's STANDING line moved to grid 22's shipped row (topk_grid22)
     trtllm_pooled_lines(m, g, trt_k, (
         ("pred_main_us", "main", "main 753b5c0"),
         ("pred_us", "cand", "output indices in the L2 set"),

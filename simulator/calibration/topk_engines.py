@@ -2154,7 +2154,8 @@ def narrow_features(t: pd.DataFrame, sms: float = 132.0) -> pd.DataFrame:
         v = np.array([float(TK.job_iters(s, TK.JOB_TERMS)) for s in smp])
         rows.append({"slowest": P.expected_max(v, r) if one else float(v.mean()),
                      "c": float(TK.ctas_per_sm(r, n, sms)), "w": float(TK.launch_waves(r, n, sms))}
-                    | {k: float(np.mean([s[k] for s in smp])) for k in ("sweeps", "scan_rounds", "radix", "rank_items")})
+                    | {k: float(np.mean([s.get(k, 0.0) for s in smp]))
+                       for k in ("sweeps", "scan_rounds", "radix", "rank_items", "conflict", "rank_work")})
     return pd.DataFrame(rows)
 
 
@@ -2164,13 +2165,15 @@ def narrow_price_fast(t: pd.DataFrame, f: pd.DataFrame, hw: HardwareSpec, rule: 
     predict_trtllm)."""
     from simulator.ops import OpBuilder
 
-    per = rule["scan"] * f["scan_rounds"] + rule["radix"] * f["radix"] + rule["rank"] * f["rank_items"]
+    per = (rule["scan"] * f["scan_rounds"] + rule["radix"] * f["radix"] + rule["rank"] * f["rank_items"]
+           + float(rule.get("rankw", 0.0)) * f["rank_work"])
     first = sum(float(rule.get(f"first{key}", 0.0)) * (f[st] if st else 1.0) for key, st in TK.FIRST_STATS)
     job = (f["slowest"] + first + (f["c"] - 1.0) * (per + float(rule.get("later", 0.0)))) / f["w"]
     b = OpBuilder(len(t))
     TK.add_job_ops(b, t["rows"].to_numpy(float), t["n"].to_numpy(float), 2048.0, f["sweeps"].to_numpy(float),
                    job.to_numpy(float), merge_sweeps=np.zeros(len(t)), merge_waves=f["w"].to_numpy(float),
-                   sweep_scale=((1.0 + (f["c"] - 1.0) * rule["round"]) / f["w"]).to_numpy(float),
+                   sweep_scale=((1.0 + (f["c"] - 1.0) * (rule["round"] + float(rule.get("round_conflict", 0.0))
+                                                         * (f["conflict"] - 1.0))) / f["w"]).to_numpy(float),
                    out_set=float(rule.get("out_set", 0.0)))
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
@@ -2364,3 +2367,112 @@ def grid21_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFram
     output-indices-in-the-L2-set candidate (`cand`); the goal judged on `shipped`."""
     groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
     return _grid_accuracy(measured21(), 21, groups, (("pred_us", "cand"),), shipped, by_dist)
+
+
+# --- grid 22: the narrow short-row launch's first-CTA part read from its step-0 histogram's atomic conflict
+# (topk_trtllm.hist_conflict) instead of its block-scan rounds, refitted on grids 5-21's looked-at narrow rows ---
+#: grid 22's candidate fit: grids 5-21's narrow short rows (all looked-at; grid 21 measured and read before)
+NARROW_CONFLICT_FIT_GRIDS = NARROW_LATER_FIT_GRIDS + ("grid21",)
+#: the forms tried for grid 22 (each fitted on NARROW_CONFLICT_FIT_GRIDS' rows): "kind" grid 20's form (main's, refitted),
+#: "conflict" its first-CTA part in the histogram conflict instead of the block-scan rounds (THE candidate),
+#: "conflict_round" that plus later CTAs' sweep rounds dearer with the conflict, "kind_round" grid 20's form plus that
+NARROW_CONFLICT_FORMS = {"kind": ("first", "first_scan", "first_radix"),
+                         "conflict": ("first", "first_conflict", "first_radix"),
+                         "conflict_round": ("first", "first_conflict", "first_radix", "round_conflict"),
+                         "kind_round": ("first", "first_scan", "first_radix", "round_conflict"),
+                         "conflict_rankw": ("first", "first_conflict", "first_radix", "first_rankw"),
+                         "conflict_rankw_only": ("first", "first_conflict", "first_rankw"),
+                         "rankw": ("first", "first_radix", "first_rankw"),
+                         "rankw_slope": ("first", "first_radix", "first_rankw", "rankw")}
+
+
+def narrow_conflict_fit_rows(short: float = 16384.0, grids: tuple | None = None) -> pd.DataFrame:
+    """NARROW_CONFLICT_FIT_GRIDS' (or `grids`') measured narrow 256-thread decode rows at short rows (n <= `short`)."""
+    parts = []
+    for g in grids or NARROW_CONFLICT_FIT_GRIDS:
+        m = pd.read_csv(F.DATA_DIR / f"topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_{g}.csv")
+        m = m[m["kernel"] == CSV_KERNEL["trtllm"]]
+        m = m[(TK.block_threads(m["rows"], m["n"]) < TK.THREADS) & (m["n"] <= short)]
+        parts.append(m.assign(grid=g)[F.SHAPE_KEYS + ["grid", "median_us"]])
+    return pd.concat(parts, ignore_index=True)
+
+
+def fit_narrow_conflict(hw: HardwareSpec, form: str = "conflict", t: pd.DataFrame | None = None,
+                        f: pd.DataFrame | None = None, out_set: float = 0.0, start: dict | None = None) -> dict:
+    """TK.NARROW_PERCTA_CONFLICT_CANDIDATE (form "conflict"): the form's terms of NARROW_CONFLICT_FORMS and the per-CTA
+    slope by least squares on log time over narrow_conflict_fit_rows (or `t`), the output indices' share `out_set`
+    of the L2 set fixed (0 = none), through the knee, every other term shipped."""
+    from scipy.optimize import least_squares
+
+    t = narrow_conflict_fit_rows() if t is None else t.reset_index(drop=True)
+    f = narrow_features(t, float(hw.units)) if f is None else f.reset_index(drop=True)
+    y = np.log(t["median_us"].to_numpy(float))
+    names = NARROW_CONFLICT_FORMS[form] + _SLOPE
+    start = ({"first_conflict": 20.0, "round_conflict": 0.05, "first_rankw": 0.05, "rankw": 0.001}
+             | TK.NARROW_PERCTA_FIRST_CANDIDATE | (start or {}))
+    fixed = {"out_set": out_set} if out_set else {}
+
+    def res(x):
+        return np.log(np.maximum(narrow_price_fast(t, f, hw, dict(zip(names, map(float, x))) | fixed), 1e-3)) - y
+    lo = [-300.0 if k.startswith("first") else (-0.2 if k == "round_conflict" else 0.0) for k in names]
+    hi = [400.0 if k.startswith("first") else 80.0 for k in names]
+    r = least_squares(res, [start[k] for k in names], bounds=(lo, hi), diff_step=0.02, xtol=1e-6)
+    return {k: round(float(v), 4) for k, v in zip(names, r.x)} | fixed | {
+        "fit_rows": int(len(t)), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: the start of fit_narrow_conflict's "rankw" fits (the least squares falls into a far minimum, rms ~0.6, from grid 20's
+#: terms; this start is the "conflict_rankw" fit's, rounded)
+NARROW_RANKW_START = {"first": -13.0, "first_radix": -21.0, "first_rankw": 0.25, "round": 0.39, "scan": 0.7,
+                      "radix": 8.0, "rank": 0.001}
+
+#: grid 22: TensorRT-LLM's narrow 256-thread decode launches over short rows, all above 8 CTAs per SM (1070-2610 rows:
+#: 9-20 CTAs per SM; 2.55K-5.95K scores, 18 of 32 at <= 3.5K: the shortest rows grid 21 ran 1.2-2x fast), recorded /
+#: gaussian / uniform, their scores 0.32-1.13 of the L2 (13 at 0.5-0.8); controls: single 512-thread CTAs at a mid and a
+#: long row, a split launch, the prefill entry; no (scores, rows, length) of it in a committed top-k CSV
+GRID22_NARROW = ([("recorded", r, n) for r, n in ((1690, 2550), (2170, 2650), (1860, 2750), (2290, 2850), (2570, 3050),
+                                                 (1490, 3150), (1290, 3350), (2020, 3450), (1610, 3750), (2440, 4150),
+                                                 (1380, 4650), (2520, 5900))]
+                 + [("gaussian", r, n) for r, n in ((1780, 2600), (1540, 2750), (2250, 2900), (1830, 3150), (2610, 3250),
+                                                    (1270, 3650), (1950, 4050), (1130, 4550), (1660, 5050), (2180, 5750))]
+                 + [("uniform", r, n) for r, n in ((1650, 2650), (2060, 2700), (1640, 2950), (2500, 3150), (1350, 3400),
+                                                   (1780, 3850), (2370, 4450), (1070, 5150), (1450, 5650), (2100, 5950))])
+GRID22_CONTROLS = [("recorded", r, n) for r, n in ((330, 36000), (270, 120000), (44, 210000))]
+GRID22_PREFILL = [("recorded", 1180, 31500)]
+GRID22 = GRID22_NARROW + GRID22_CONTROLS
+GRID22_PREDICTION = "topk_engines_grid22_prediction_2026-11-27.csv"
+GRID22_MEASURED = "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_grid22.csv"
+
+
+def grid22_frame() -> pd.DataFrame:
+    """GRID22's rows: TensorRT-LLM's decode dispatch at GRID22's shapes, its prefill entry at GRID22_PREFILL's."""
+    return engines_frame(GRID22, GRID22_PREFILL)
+
+
+def regime22(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """GRID22's regimes: the narrow short-row regimes of grid 16 (regime16; every narrow row is above 8 CTAs per SM)."""
+    return regime16(kernel, rows, n, sms)
+
+
+def predict_grid22(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """GRID22 priced three ways: `pred_main_us` main 9addb67's product price (grid 20's NARROW_PERCTA_FIRST_CANDIDATE),
+    `pred_us` THE candidate (TK.NARROW_PERCTA_RANKW_CANDIDATE: the first CTA's part in its threshold-bin sort's work,
+    the output indices in the L2 set), `pred_noset_us` the same form without the indices (TK.NARROW_PERCTA_RANKW_NOSET)."""
+    t = grid22_frame()
+    for col, rule in (("pred_main_us", TK.NARROW_PERCTA_FIRST_CANDIDATE), ("pred_us", TK.NARROW_PERCTA_RANKW_CANDIDATE),
+                      ("pred_noset_us", TK.NARROW_PERCTA_RANKW_NOSET)):
+        with narrow_additive(False, rule):
+            t[col] = predict_trtllm(t, hw)
+    return _launch_columns(t, hw, regime22, ["pred_main_us", "pred_us", "pred_noset_us"], out)
+
+
+def measured22(pred_csv: str | Path | None = None, meas_csv: str | Path | None = None) -> pd.DataFrame:
+    """The committed grid22 prediction joined to its measurement (`wrong` = the selection check failed, time kept)."""
+    return measured10(pred_csv or F.DATA_DIR / GRID22_PREDICTION, meas_csv or F.DATA_DIR / GRID22_MEASURED)
+
+
+def grid22_accuracy(by_dist: bool = False, shipped: str = "main") -> pd.DataFrame:
+    """grid22 per regime, every row BLIND: TensorRT-LLM (both entries) by main 9addb67's product price (`main`), the
+    threshold-bin-sort candidate (`cand`) and it without the output indices in the set (`noset`); goal on `shipped`."""
+    groups = (((CSV_KERNEL["trtllm"], CSV_KERNEL["trtllm_prefill"]), "trtllm"),)
+    return _grid_accuracy(measured22(), 22, groups, (("pred_us", "cand"), ("pred_noset_us", "noset")), shipped, by_dist)

@@ -167,6 +167,28 @@ def job_stats(x: np.ndarray, threads: int, k: int = 2048) -> dict:
 JOB_NAMES = ("scan_rounds", "radix", "rank_items")
 
 
+def hist_conflict(x: np.ndarray) -> float:
+    """The step-0 histogram's shared-memory atomic conflict of a row (grid 22's candidate statistic): distributeToBins
+    (processHistogramStep<0> of indexerTopK.cu @ 07339e94) reads one float4 a lane (vectorized_process) and issues its
+    four atomicAdd(&histo[bin]) one element at a time, so each warp-wide atomic holds the bins of 32 lanes' j-th
+    elements (lane l of warp w in round i: element 4 (l + 32 w + threads i) + j); lanes on the same bin serialize.
+    Returned: the mean over those 32-lane atomics of the largest number of lanes on one bin (1 = no conflict, 32 =
+    all on one bin), from the fp16 key >> 5 bins the step uses (extractBinIdx<0>); the tail past the last full warp
+    group and the row's misaligned head (vectorized_process's skip_cnt) are left out. Recorded scores fall in ~35-45
+    of the 2048 bins (~5.8 lanes a bin), gaussian in ~450 (~1.9), uniform in ~230 (~2.4)."""
+    x = np.asarray(x, np.float32)
+    m = (len(x) // 128) * 128
+    if m == 0:
+        return 1.0
+    b = (P._fp16_key(x[:m]) >> 5).astype(np.int64).reshape(-1, 32, 4).transpose(0, 2, 1).reshape(-1, 32)
+    a = np.sort(b, axis=1)
+    idx = np.arange(32)
+    new = np.ones(a.shape, bool)
+    new[:, 1:] = a[:, 1:] != a[:, :-1]
+    start = np.maximum.accumulate(np.where(new, idx, 0), axis=1)
+    return float((idx - start + 1).max(axis=1).mean())
+
+
 def launch_job_stats(x: np.ndarray, rows: int, k: int = 2048, nb: int | None = None, th: int | None = None) -> dict:
     """A row's on-chip phases on its critical path for the decode dispatch at `rows` rows: one job over the row (single
     CTA), or a job over one slice (the slowest of the slices) plus the last CTA's merge job over the slices' top-k
@@ -180,7 +202,9 @@ def launch_job_stats(x: np.ndarray, rows: int, k: int = 2048, nb: int | None = N
     th = int(block_threads(rows, n)) if th is None else int(th)
     if nb == 1:
         js = job_stats(x, th, k)
-        return {c: js[c] for c in JOB_NAMES} | {"sweeps": 2.0 * js["steps"], "merge_sweeps": 0.0, "threads": th}
+        return {c: js[c] for c in JOB_NAMES} | {"sweeps": 2.0 * js["steps"], "merge_sweeps": 0.0, "threads": th,
+                                                "conflict": hist_conflict(x) if n > k else 0.0,
+                                                "rank_work": js["rank_items"] * np.ceil(js["rank_items"] / th)}
     parts = np.array_split(x, nb)
     js = [job_stats(s, th, k) for s in parts]
     part = max(js, key=lambda d: d["steps"] * 64 + d["scan_rounds"] + d["radix"] * 8 + d["rank_items"] / 64)
@@ -477,7 +501,8 @@ NARROW_PERCTA_BOUNDED_CANDIDATE: dict = {"round": 0.3795, "scan": 0.5544, "radix
 #: block scans, sort or rank then run with the SM's three other register-resident CTAs issuing beside it); fitted by
 #: topk_engines.fit_narrow_first on the 177 narrow short rows of grids 5-19 (all looked-at), form chosen by
 #: leave-one-grid-out error over grids 16-19 (topk_engines.NARROW_FIRST_FORMS)
-FIRST_STATS = (("", None), ("_scan", "scan_rounds"), ("_radix", "radix"), ("_rank", "rank_items"))
+FIRST_STATS = (("", None), ("_scan", "scan_rounds"), ("_radix", "radix"), ("_rank", "rank_items"),
+               ("_conflict", "conflict"), ("_rankw", "rank_work"))   # (grid 22's candidate: the last two)
 NARROW_PERCTA_FIRST_CANDIDATE: dict = {"first": -100.7869, "first_scan": 33.4349, "first_radix": -169.7668,
                                        "round": 0.4742, "scan": 0.0001, "radix": 10.0176, "rank": 0.0195}
 #: (fit_narrow_first "kind": rms log error 0.0993 on the 177 rows, where main's per-CTA rule refitted alone has 0.1435;
@@ -514,6 +539,40 @@ NARROW_PERCTA_OUTSET_CANDIDATE: dict = {"first": -100.9694, "first_scan": 33.384
 #: so the tie rule keeps grid 20's rule (benchmarks/accuracy_sections/topk_grid21.py). The set fixed the rows at
 #: 0.5-0.8 of the L2 it moves; the p90 is the shortest rows' (2.6K-3.3K scores at 11-19 CTAs per SM: 1.2-2x faster
 #: than both rules), which the set makes worse where it pushes them past the curve's edge
+
+
+#: grid 22's candidate (NOT SHIPPED unless set as NARROW_PERCTA): the SM's first narrow CTA's part read from the work of
+#: its threshold-bin sort instead of its block-scan rounds. Why: the shipped first part (first + first_scan x
+#: scan_rounds + first_radix x radix) was fitted where the scan rounds only took 3 (gaussian / uniform) or 7
+#: (recorded), so it stands for the score kind; at the shortest rows (2.6K-3.3K scores, k 2048) a gaussian row's
+#: threshold bin lies in the lower tail and it scans 6 rounds, so the first part jumps from ~0 to ~100 loop rounds
+#: (grid 21: gaussian 1420 x 3300 +100 %, 2010 x 2700 +56 %). From topKPerRowJob of indexerTopK.cu @ 07339e94: the
+#: threshold bin's staged items (finalCount) go to cub::BlockRadixSort above kInsertionSortBranchThreshold (512), else
+#: to the all-pairs rank, where each of the 256 threads takes ceil(finalCount / 256) items and walks all finalCount
+#: staged logits for each: finalCount x ceil(finalCount / 256) shared-memory reads on a thread's path (`rank_work`,
+#: launch_job_stats; a 2.6K recorded row stages ~150 items, mostly one pass; a 4-5K one ~300, half its rows two
+#: passes, ~10 % sorted by BlockRadixSort; gaussian / uniform rows ~5-40). So the first part is first + first_rankw x rank_work + first_radix x radix, the per-CTA slope
+#: refitted with it, and the output indices in the L2 set (`out_set` 1, grid 21's NARROW_PERCTA_OUTSET_CANDIDATE:
+#: rows at 0.5-0.8 of the L2 ran -15..-25 %). Fitted by topk_engines.fit_narrow_conflict(hw, "rankw", out_set=1.0,
+#: start=topk_engines.NARROW_RANKW_START) on grids 5-21's 240 narrow short rows (all looked-at): rms log error 0.0861
+#: (main's rule on the same rows 0.1229; the form without out_set 0.1068), leave-one-grid-out over grids 18-21
+#: |error| median 4.0-7.6 %, p90 13.9-18.3 % (grid 20's form refitted with out_set: 4.7-7.7 / 12.6-25.1). Tried and
+#: dropped (topk_engines.NARROW_CONFLICT_FORMS): the first part in the step-0 histogram's atomic conflict
+#: (hist_conflict: recorded scores sit in ~40 of the 2048 bins) rms 0.0991, its coefficient ~0 beside rank_work; later
+#: CTAs' sweep rounds priced by the conflict (`round_conflict`): fitted at its negative bound (unphysical); a rank_work
+#: term in the per-CTA slope too (`rankw`): 0.005, rms 0.0850, no better leave-one-out
+NARROW_PERCTA_RANKW_CANDIDATE: dict = {"first": -15.7912, "first_radix": -25.3439, "first_rankw": 0.2448,
+                                       "round": 0.3941, "scan": 0.7067, "radix": 8.473, "rank": 0.0, "out_set": 1.0}
+#: the same form without the output indices in the set (fit_narrow_conflict(hw, "rankw", out_set=0.0, start=...):
+#: rms 0.1068): priced beside the candidate on grid 22 to part its two changes, not the shipping candidate
+NARROW_PERCTA_RANKW_NOSET: dict = {"first": -17.6509, "first_radix": -16.4264, "first_rankw": 0.2416, "round": 0.3894,
+                                   "scan": 0.9857, "radix": 6.0803, "rank": 0.0013}
+#: SHIPPED after grid 22 (36 blind rows, all three prices committed before measuring, 41ccfef; one H100 call, 47 s):
+#: 2 of 2 regimes against main 9addb67's 1 (the controls): narrow > 8 CTAs per SM main 18.9 / 50.5 % (signed -0.3) ->
+#: 6.6 / 15.8 % (-1.7) MET (without the output indices in the set 7.2 / 21.5 %); pooled 18.6 / 48.7 -> 6.6 / 17.1 %
+#: (benchmarks/accuracy_sections/topk_grid22.py). Grid 20's rule: NARROW_PERCTA_FIRST_CANDIDATE (narrow_additive(False,
+#: it) reproduces main 9addb67's prices)
+NARROW_PERCTA = NARROW_PERCTA_RANKW_CANDIDATE
 
 
 def narrow_additive(rows, n) -> np.ndarray:
@@ -571,18 +630,22 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         # c - 1 later ones adding a whole narrow CTA at the narrow round / scan / radix / rank costs
         nt = NARROW_PERCTA
         per = np.array([nt["scan"] * float(s["scan_rounds"]) + nt["radix"] * float(s["radix"])
-                        + nt["rank"] * float(s["rank_items"]) for s in samples])
+                        + nt["rank"] * float(s["rank_items"]) + float(nt.get("rankw", 0.0)) * float(s.get("rank_work", 0.0))
+                        for s in samples])
         out["sweeps"] = float(np.mean([s["sweeps"] for s in samples]))
         out["merge_sweeps"] = 0.0
         # grid 20's candidate (NARROW_PERCTA_FIRST_CANDIDATE): the SM's first CTA adds a part read from its own
         # scores' pass statistics (absent keys: 0, the shipped rule)
-        first = sum(float(nt.get(f"first{key}", 0.0)) * float(np.mean([s[st] for s in samples]) if st else 1.0)
+        first = sum(float(nt.get(f"first{key}", 0.0)) * float(np.mean([s.get(st, 0.0) for s in samples]) if st else 1.0)
                     for key, st in FIRST_STATS)
         # a fixed part per later CTA (`later` loop rounds whatever n; tried for grid 21, not in any candidate; absent: 0)
         later = float(nt.get("later", 0.0))
         out["job"] = (slowest + first + (c - 1.0) * (float(per.mean()) + later)) / w
         out["merge_waves"] = w
-        out["sweep_scale"] = (1.0 + (c - 1.0) * float(nt["round"])) / w
+        # grid 22's candidate: each later CTA's sweep rounds dearer by `round_conflict` x (its histogram atomics'
+        # conflict - 1) (hist_conflict; absent: 0, the shipped rule)
+        conf = float(nt.get("round_conflict", 0.0)) * (float(np.mean([s.get("conflict", 1.0) for s in samples])) - 1.0)
+        out["sweep_scale"] = (1.0 + (c - 1.0) * (float(nt["round"]) + conf)) / w
         return out
     if NARROW_SHARES is not None and NARROW_REG and bool(samples) and th < THREADS and c > 1.0:
         # NARROW_SHARES: the SM's c narrow CTAs run NARROW_CTAS at a time (their registers); each group's first CTA is
