@@ -31,3 +31,15 @@ def test_grid13_replicate_scores_both_models():
     new = R.regimes_on_both(pred, 13, "pred_new_us")
     # the first run reproduces grid 13's own section: the shipped rules meet 25 of 31
     assert len(new) == 31 and int((new["run1_goal"] == "met").sum()) == 25
+
+
+def test_grid14_replicate_ran_on_a_second_h200_host_and_judges_the_shipped_h200():
+    from simulator.calibration import engine_allreduce_h200 as H
+
+    a, b = R.runs(14)
+    assert set(a["device"]) == set(b["device"]) == {"NVIDIA H200"} and len(R.joined(14)) == 235
+    late = pd.read_csv(EA.DATA_DIR / H.H200_GRID14_PRED_CSV)
+    t = R.regimes_on_both(late, 14, "pred_new13_us")
+    without = R.regimes_on_both(late, 14, "pred_main_us")
+    # the H200's own terms beat the H200 without them on both hosts
+    assert (t["run2_goal"] == "met").sum() > (without["run2_goal"] == "met").sum() + 10

@@ -31,6 +31,6 @@ def engine_allreduce_grid14_h200(data_dir=None) -> None:
                 f"\n== engines' all-reduce kernels on the H200: grid 14's rows (run on 4 x H200), priced LATE from frozen "
                 f"constants ({pred}, commit {H200_GRID14_COMMIT}): main = the H200 without engine terms (shipped until now), new = "
                 f"the H200's own engines' terms {EA.GRID12_CANDIDATE} (committed {H.GRID12_CANDIDATE_COMMIT}) {w}"),
-            shipped=SHIPPED if col == "pred_new13_us" else None, standing_label="engines' all-reduce, H200",
+            shipped=None,   # the H200's STANDING is on grid 14's second H200 run (allreduce_replicates), priced before it
             rows_what=f"2+4 ranks, 4 x H200, the H200 models priced late ({words})",
             rename={"pred_new_us": "pred_unused_us", col: "pred_new_us"} if col != "pred_new_us" else None)

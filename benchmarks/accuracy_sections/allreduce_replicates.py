@@ -1,31 +1,40 @@
 """Engines' all-reduce blind grids measured a second time on another host of the same kind
-(simulator/calibration/engine_allreduce_replicates.py REPLICATES): a 4 x H200 request meant to judge the H200's own
-terms (engine_allreduce.GRID12_CANDIDATE) was served by 4 x H100 twice this way, so each call became a replicate of the
-newest H100 grid. Each model's committed prices are scored on both runs, per regime: which misses hold on both hosts
-(the model's own) and which come and go with the host. The family's STANDING stays on each grid's first run.
+(simulator/calibration/engine_allreduce_replicates.py REPLICATES): two 4 x H200 requests were served by 4 x H100 (grids 12
+and 13 again) and a 4 x H100 request by a second 4 x H200 host (grid 14 again). Each model's committed prices are scored
+on both runs, per regime: which misses hold on both hosts (the model's own) and which come and go with the host. The H100
+STANDING stays on grid 13's first run; the H200's STANDING is the shipped H200 on grid 14's second run, the one run its
+prices were committed before.
 """
 from __future__ import annotations
 
 from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 
-#: grid -> the committed prediction's columns scored on both runs: {column: the model's words}
+#: grid -> (the committed prediction's name: None = the grid's own BLIND<grid>_PRED_CSV, {column: (the model's words, its
+#: STANDING label or None)}) scored on both runs
 SCORED = {
-    12: {"pred_h100_us": "main: the H100 model before grid 13's rules (commit 95e278e)"},
-    13: {"pred_main_us": "main: the H100 model before grid 13's rules (commit 8525dba)",
-         "pred_new_us": "new: grid 13's rules (shipped, commit 8525dba)"},
+    12: (None, {"pred_h100_us": ("main: the H100 model before grid 13's rules (commit 95e278e)", None)}),
+    13: (None, {"pred_main_us": ("main: the H100 model before grid 13's rules (commit 8525dba)", None),
+                "pred_new_us": ("new: grid 13's rules (shipped, commit 8525dba)", None)}),
+    # grid 14 ran twice on 4 x H200 (two H100 requests): the H200 models' prices, committed (80154df) after the first
+    # run and BEFORE the second: on the second run the shipped H200 (new13) is judged blind, its STANDING row
+    14: ("engine_allreduce_blind14_prediction_H200_late_2026-11-27.csv",
+         {"pred_main_us": ("main: the H200 without engine terms (shipped until da3c83c)", None),
+          "pred_new13_us": ("new: the H200's own engines' terms + grid 13's rules (shipped at da3c83c)",
+                            "engines' all-reduce, H200")}),
 }
+HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200"}
 
 
 def engine_allreduce_replicates(data_dir=None) -> None:
     """Every grid of SCORED measured twice: the hosts' |spread| (us_2 / us_1 - 1) and, per model, its |error| median /
     p90 and goal per implementation x ranks x size regime on each run; a BOARD row of each model on the replicate
     (blind: the prices were committed before either run)."""
-    for grid, cols in SCORED.items():
-        _replicate(grid, cols, data_dir)
+    for grid, (pred_csv, cols) in SCORED.items():
+        _replicate(grid, pred_csv, cols, data_dir)
 
 
-def _replicate(grid: int, cols: dict, data_dir) -> None:
+def _replicate(grid: int, pred_csv: str | None, cols: dict, data_dir) -> None:
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
@@ -33,12 +42,12 @@ def _replicate(grid: int, cols: dict, data_dir) -> None:
 
     _, rep = R.REPLICATES[grid]
     j = R.joined(grid, data_dir)
-    pred_csv = getattr(EA, f"BLIND{grid}_PRED_CSV")
+    pred_csv = pred_csv or getattr(EA, f"BLIND{grid}_PRED_CSV")
     pred = pd.read_csv(DF.resolve((EA.DATA_DIR if data_dir is None else data_dir) / pred_csv))
-    print(f"\n== engines' all-reduce kernels, BLIND grid {grid} measured twice on 4 x H100 (second run {rep}: a 4 x H200 "
-          f"request served by 4 x H100, the same script and prebuilt modules): {len(j)} rows, hosts' |second / first - 1| "
+    print(f"\n== engines' all-reduce kernels, BLIND grid {grid} measured twice on {HOSTS[grid]} (second run {rep}: another "
+          f"host of the kind, the same script and prebuilt modules; prices {pred_csv}): {len(j)} rows, hosts' |second / first - 1| "
           f"median {100 * j['spread'].abs().median():.1f} %, p90 {100 * j['spread'].abs().quantile(0.9):.1f} %")
-    for col, words in cols.items():
+    for col, (words, standing) in cols.items():
         tab = R.regimes_on_both(pred, grid, col, data_dir)
         met1, met2 = (int((tab[f"run{i}_goal"] == "met").sum()) for i in (1, 2))
         both = int(((tab["run1_goal"] == "MISSED") & (tab["run2_goal"] == "MISSED")).sum())
@@ -46,5 +55,6 @@ def _replicate(grid: int, cols: dict, data_dir) -> None:
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         print(f"   meets {met1} of {len(tab)} regimes on the first run, {met2} on the second; {both} missed on both hosts "
               f"(the model's own misses), {(len(tab) - met1 - both) + (len(tab) - met2 - both)} misses on one host only")
-        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}'s replicate, 2+4 ranks, a second 4 x H100 host "
-                  f"({words.split(':')[0]} model's committed prices)", tab.attrs["err_2"], met2, len(tab))
+        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}'s replicate, 2+4 ranks, a second {HOSTS[grid]} host "
+                  f"({words.split(':')[0]} model's committed prices)", tab.attrs["err_2"], met2, len(tab),
+                  standing=standing or False)

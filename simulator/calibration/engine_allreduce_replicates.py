@@ -1,5 +1,5 @@
-"""The engines' all-reduce blind grids measured twice (the same script, a second host of the same kind): how far two
-hosts disagree, the floor under any model's error on those rows.
+"""The engines' all-reduce blind grids measured twice (the same script, a second host of the same kind: 4 x H100 for
+grids 12-13, 4 x H200 for grid 14): how far two hosts disagree, the floor under any model's error on those rows.
 
 REPLICATES maps a grid to (its scored measurement's glob, the replicate's file) in engine_allreduce.DATA_DIR; the
 replicate's file name never matches the scored glob, so the grid's own section keeps scoring the first run.
@@ -19,6 +19,9 @@ REPLICATES = {
     12: ("engine_allreduce_blind12_nvidia*.csv", "engine_allreduce_blind12rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
     # grid 13: the same again (lead, 22:04 UTC: lab/kernels/run_engine_allreduce_h200_or_replicate.sh ran grid 13 on H100s), ..._notes.txt beside it
     13: ("engine_allreduce_blind13_nvidia*.csv", "engine_allreduce_blind13rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
+    # grid 14: a 4 x H100 request served by a SECOND 4 x H200 host (the lead, 22:31 UTC, run_engine_allreduce_blind14.sh):
+    # a blind judgement of the H200 model shipped at da3c83c (its prices committed at 80154df, before this run)
+    14: ("engine_allreduce_blind14_nvidia*.csv", "engine_allreduce_blind14rep2_nvidia-h200_x4_2026-11-27.csv"),
 }
 KEY = ["impl", "world", "tokens", "hidden"]
 
