@@ -31,6 +31,22 @@ def committed_grids(skip: str | tuple[str, ...], need: tuple[str, ...] = ("rows"
             yield d[pd.to_numeric(d["rows"], errors="coerce").notna()]
 
 
+def check_block_shapes(rows: list[tuple[int, int, int]], own_prefix: str | tuple[str, ...], k_multiple: int = 512) -> None:
+    """A block-scaled fp8 GEMM grid's (M, K, N) rows: none measured for either block kernel (cuBLASLt, DeepGEMM) or an
+    unnamed one in the CSVs committed before the grid (committed_grids), M % 4 == 0, K % k_multiple == 0 (512: torch's
+    block path gives wrong results elsewhere, grid 14's readme; grid 14 drew with 128), N % 128 == 0, no duplicates;
+    SystemExit naming what fails."""
+    seen = set()
+    for d in committed_grids(own_prefix):
+        kern = d["kernel"].astype(str) if "kernel" in d.columns else pd.Series("?", index=d.index)
+        kern = kern.replace({"fp8_block": "deepgemm", "fp8_block_cublaslt": "cublaslt"})
+        seen |= set(zip(kern, d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
+    clash = [r for r in rows if ("cublaslt", *r) in seen or ("deepgemm", *r) in seen or ("?", *r) in seen]
+    bad = [r for r in rows if r[0] % 4 or r[1] % k_multiple or r[2] % 128]
+    if clash or bad or len(set(rows)) != len(rows):
+        raise SystemExit(f"clash {clash}; bad {bad}; duplicates {len(rows) - len(set(rows))}")
+
+
 def run_price(script: str, tree: Path, rows, extra: tuple[str, ...] = (), echo_stderr: bool = False) -> dict:
     """Run the pricing program `script` with the model at `tree` (argv: tree, then `extra`) on `rows` (JSON on stdin);
     its stdout is one JSON object. `echo_stderr` prints what it wrote to stderr."""

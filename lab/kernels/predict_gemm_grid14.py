@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_grid_pricing import code_state, committed_grids, run_price  # noqa: E402
+from gemm_grid_pricing import check_block_shapes, code_state, run_price  # noqa: E402
 
 #: regime -> (M, K, N); the regime of a decode row is checked against the shipped split rule below
 GRID = {
@@ -79,16 +79,8 @@ def grid() -> list[tuple[int, int, int, str]]:
 
 
 def check(rows: list[tuple[int, int, int]]) -> None:
-    """No (M, K, N) of a committed CSV, M % 4 / K % 128 / N % 128, no duplicates."""
-    seen = set()
-    for d in committed_grids(OWN_PREFIX):
-        kern = d["kernel"].astype(str) if "kernel" in d.columns else pd.Series("?", index=d.index)
-        kern = kern.replace({"fp8_block": "deepgemm", "fp8_block_cublaslt": "cublaslt"})
-        seen |= set(zip(kern, d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))
-    clash = [r for r in rows if ("cublaslt", *r) in seen or ("deepgemm", *r) in seen or ("?", *r) in seen]
-    bad = [r for r in rows if r[0] % 4 or r[1] % 128 or r[2] % 128]
-    if clash or bad or len(set(rows)) != len(rows):
-        raise SystemExit(f"clash {clash}; bad {bad}; duplicates {len(rows) - len(set(rows))}")
+    """gemm_grid_pricing.check_block_shapes (K % 128)."""
+    check_block_shapes(rows, OWN_PREFIX, 128)
 
 
 def main():
