@@ -12,8 +12,10 @@ no field, or rc 1) | accepted (a bad input that ran).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
@@ -209,16 +211,22 @@ def _legal(param: str, spec, v) -> bool:
 
 
 # ---- hardware spec and model files, given as paths ------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _parsed(path: str) -> dict:
+    """A YAML file parsed once per test session (every case mutates its own deep copy: _spec_doc, _model_doc)."""
+    return yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def _spec_doc(name="H100-SXM") -> dict:
     from hwmodels.spec import SPEC_DIR
 
-    return yaml.safe_load((SPEC_DIR / f"{name}.yaml").read_text())
+    return copy.deepcopy(_parsed(str(SPEC_DIR / f"{name}.yaml")))
 
 
 def _model_doc(name="Llama-3.1-8B") -> dict:
     from simulator.model import MODEL_DIR
 
-    return yaml.safe_load((MODEL_DIR / f"{name}.yaml").read_text())
+    return copy.deepcopy(_parsed(str(MODEL_DIR / f"{name}.yaml")))
 
 
 SPEC_NUMERIC = ["max_devices_per_node", "compute_units.count", "compute_units.clock_ghz", "peak_tflops.bf16",

@@ -56,10 +56,15 @@ CSV_NAME = {"sglang": "sgl_topk"}
 TOPK_TERMS = ("iter_us", "iter_l2_us", "phase_us")
 
 
-def _recorded_rows() -> list[np.ndarray]:
+@functools.lru_cache(maxsize=1)
+def _recorded_rows() -> tuple[np.ndarray, ...]:
+    """The recorded score rows (read once; read-only: sample_rows draws from them)."""
     z = np.load(traces_dir() / "attention" / "codegqa_16k_h100_2026-11-22.npz")
     rows = z["measure.gvr_rows"].astype(np.float32)
-    return [r[~np.isnan(r)] for r in rows]
+    out = tuple(r[~np.isnan(r)] for r in rows)
+    for r in out:
+        r.setflags(write=False)
+    return out
 
 
 def sample_rows(dist: str, n: int, count: int, seed: int = 0) -> list[np.ndarray]:
