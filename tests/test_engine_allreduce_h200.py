@@ -17,10 +17,10 @@ def test_the_late_prices_are_the_frozen_candidate_and_the_shipped_h200():
     assert np.allclose(np.round(EA.predict_with(g12, EA.h200_candidate(h200, h100), {}), 3), g12["pred_new_us"], atol=0)
     late = pd.read_csv(EA.DATA_DIR / H.H200_GRID14_PRED_CSV)
     assert len(late) == 235 and (late["pred_new_us"] > 0).all()
-    # shipped: H200.yaml carries the terms, so the H200 now prices grid 14 as pred_new13_us
-    assert h200.efficiency.engine_ar == {f"{k}_s": v * 1e-6 for k, v in EA.GRID12_CANDIDATE.items()}
+    # shipped until grid 15 (H200.yaml now carries GRID15_H200_CANDIDATE, engine_allreduce_grid15): the GRID12 terms
+    # + the H100's custom-kind link terms (h200_candidate) price grid 14 as pred_new13_us
     sub = late.head(20)
-    assert np.allclose(np.round(EA.predict_us(sub, h200), 3), sub["pred_new13_us"], atol=0)
+    assert np.allclose(np.round(EA.predict_us(sub, EA.h200_candidate(h200, h100)), 3), sub["pred_new13_us"], atol=0)
 
 
 def test_grid14_ran_on_h200s():

@@ -66,6 +66,8 @@ def production_allreduce() -> None:
     engine_allreduce_replicates()
     from .allreduce_grid14_h200 import engine_allreduce_grid14_h200
     engine_allreduce_grid14_h200()
+    from .allreduce_grid15_h200 import engine_allreduce_grid15_h200
+    engine_allreduce_grid15_h200()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

@@ -2,8 +2,8 @@
 (simulator/calibration/engine_allreduce_replicates.py REPLICATES): two 4 x H200 requests were served by 4 x H100 (grids 12
 and 13 again) and a 4 x H100 request by a second 4 x H200 host (grid 14 again). Each model's committed prices are scored
 on both runs, per regime: which misses hold on both hosts (the model's own) and which come and go with the host. The H100
-STANDING stays on grid 13's first run; the H200's STANDING is the shipped H200 on grid 14's second run, the one run its
-prices were committed before.
+STANDING stays on grid 13's first run; the H200's STANDING was the shipped H200 on grid 14's second run until blind grid
+15 (allreduce_grid15_h200) moved it there.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ SCORED = {
     # run and BEFORE the second: on the second run the shipped H200 (new13) is judged blind, its STANDING row
     14: ("engine_allreduce_blind14_prediction_H200_late_2026-11-27.csv",
          {"pred_main_us": ("main: the H200 without engine terms (shipped until da3c83c)", None),
-          "pred_new13_us": ("new: the H200's own engines' terms + grid 13's rules (shipped at da3c83c)",
-                            "engines' all-reduce, H200")}),
+          # the H200's STANDING moved to blind grid 15 (allreduce_grid15_h200), its shipped model's row
+          "pred_new13_us": ("new: the H200's own engines' terms + grid 13's rules (shipped at da3c83c)", None)}),
 }
 HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200"}
 

@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind13|blind14]
+                                                   [--grid campaign|blind4|...|blind14|blind15]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,10 +46,10 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 11                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 12                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
-#                                               10: --grid blind13; 11: --grid blind14
+#                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -166,8 +166,21 @@ BLIND14_CONTROL = ((7, 2560), (13, 1536), (19, 1024), (6, 3584),
                    (106, 4096), (118, 4096),
                    (158, 4096), (245, 5120), (365, 4096), (415, 5120), (455, 8192))
 
+#: --grid blind15: 4 x H200 (the H200's refitted terms judged), 4 ranks (BLIND15_SHAPES) and 2 ranks (BLIND15_CONTROL),
+#: >= 4 rows in every (implementation, ranks, size regime) cell; (tokens, hidden) in no earlier grid
+#: (simulator/calibration/engine_allreduce_grid15.py BLIND15_SHAPES)
+BLIND15_SHAPES = ((5, 3072), (11, 1536), (3, 7168), (21, 1280), (25, 1024), (9, 3584),
+                  (31, 3072), (47, 4096), (29, 7168), (57, 2048),
+                  (75, 4096), (85, 4096), (55, 6144), (95, 5120), (62, 7168), (49, 8192),
+                  (145, 5120), (190, 5120), (270, 6144), (350, 5120), (480, 4096), (310, 7168), (400, 8192), (510, 6144))
+BLIND15_CONTROL = ((5, 3072), (11, 1536), (3, 7168), (21, 1280), (25, 1024), (9, 3584),
+                   (31, 3072), (47, 4096), (75, 4096), (95, 5120), (49, 8192),
+                   (145, 5120), (190, 5120), (270, 6144), (350, 5120), (480, 4096), (310, 7168), (400, 8192))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind15":
+        return list(BLIND15_CONTROL if world == 2 else BLIND15_SHAPES)
     if os.environ.get(GRID_ENV) == "blind14":
         return list(BLIND14_CONTROL if world == 2 else BLIND14_SHAPES)
     if os.environ.get(GRID_ENV) == "blind13":
@@ -474,7 +487,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13", "blind14"),
+                                       "blind13", "blind14", "blind15"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -500,7 +513,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13", "blind14") else ""
+                                             "blind12", "blind13", "blind14", "blind15") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

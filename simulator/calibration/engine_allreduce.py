@@ -711,7 +711,8 @@ def h200_candidate(h200: HardwareSpec, src: HardwareSpec, terms: dict = GRID12_C
 def write_h200_engine_terms(out_dir: Path, target: str = "H200") -> tuple[Path, dict]:
     """Fit the H200's own engines' terms (fit_h200_terms) and merge them into out_dir/<target>.yaml: engine_allreduce_us,
     the record under engine_allreduce, and the custom kinds' memory / link_ceiling taken from H200_LINKS_FROM (other
-    terms kept)."""
+    terms kept). SUPERSEDED after blind grid 15: H200.yaml's keys are now written by
+    engine_allreduce_grid15.write_h200_grid15_terms (GRID15_H200_CANDIDATE); rerunning this one reverts them."""
     from hwmodels.spec import load_hardware
     from simulator.calibration import checks as C
 
