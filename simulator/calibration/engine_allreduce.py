@@ -645,18 +645,11 @@ def fit_grid11_terms(hw: HardwareSpec) -> dict:
 
 def blind11_replicate(data_dir: Path | None = None) -> pd.DataFrame:
     """Grid 11's two measurements joined per (impl, world, tokens, hidden): `us_1` the scored run (BLIND11_MEAS_GLOB),
-    `us_2` the replicate (BLIND11_REPLICATE_CSV), `spread` = us_2 / us_1 - 1, and `regime` (size regime, as scored)."""
-    from hwmodels import datafiles as DF
+    `us_2` the replicate (BLIND11_REPLICATE_CSV), `spread` = us_2 / us_1 - 1, and `regime` (size regime, as scored):
+    engine_allreduce_replicates.joined(11), which joins every grid measured twice."""
+    from simulator.calibration.engine_allreduce_replicates import joined
 
-    d = DATA_DIR if data_dir is None else data_dir
-    key = ["impl", "world", "tokens", "hidden"]
-    a = pd.read_csv(DF.glob(d, BLIND11_MEAS_GLOB)[-1])
-    b = pd.read_csv(d / BLIND11_REPLICATE_CSV)
-    j = a[key + ["bytes", "median_us"]].merge(b[key + ["median_us"]], on=key, suffixes=("_1", "_2"), how="inner")
-    j = j.rename(columns={"median_us_1": "us_1", "median_us_2": "us_2"})
-    j["spread"] = j["us_2"] / j["us_1"] - 1.0
-    j["regime"] = [r[2:] for r in size_regime(j["bytes"])]
-    return j
+    return joined(11, data_dir)
 
 
 def blind11_grid() -> pd.DataFrame:

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from simulator.calibration import engine_allreduce as EA
+
 #: grid -> (the scored run's glob, the replicate), engine_allreduce.DATA_DIR
 REPLICATES = {
     # grid 11: the second 4 x H200 host (an H100 request served by H200s), the lead, 2026-11-27
-    11: ("engine_allreduce_blind11_nvidia*.csv", "engine_allreduce_blind11rep2_nvidia-h200_x4_2026-11-27.csv"),
+    11: (EA.BLIND11_MEAS_GLOB, EA.BLIND11_REPLICATE_CSV),
     # grid 12: a 4 x H200 request served by 4 x H100 (the H200 candidate not judged), the lead, 2026-11-27 21:44 UTC;
     # ..._notes.txt beside it
     12: ("engine_allreduce_blind12_nvidia*.csv", "engine_allreduce_blind12rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
