@@ -101,7 +101,9 @@ def test_grid11_replicate_joins_every_row_of_the_scored_run():
     from hwmodels import datafiles as DF
 
     assert not any(f.name == E.BLIND11_REPLICATE_CSV for f in DF.glob(E.DATA_DIR, E.BLIND11_MEAS_GLOB))
-    j = E.blind11_replicate()
+    from simulator.calibration.engine_allreduce_replicates import joined
+
+    j = joined(11)   # grid 11's two runs
     assert len(j) == 210 and j[["us_1", "us_2"]].gt(0).all().all()
     assert j["spread"].to_numpy() == pytest.approx((j["us_2"] / j["us_1"] - 1).to_numpy())
     assert set(j["regime"]) <= {"small (8-64 KiB)", "middle (128 KiB-1 MiB)", "large (2-8 MiB)"}

@@ -42,14 +42,15 @@ def engine_allreduce_blind11(data_dir=None) -> None:
 
 
 def _replicate_table() -> None:
-    """Grid 11 measured twice, on two 4 x H200 hosts (EA.blind11_replicate): |second / first - 1| per implementation x
+    """Grid 11 measured twice, on two 4 x H200 hosts (engine_allreduce_replicates.joined(11)): |second / first - 1| per implementation x
     ranks, median / p90 %, beside main's |error| on the same rows: where the two hosts disagree by as much as the model
     misses, no model of one host can meet the goal on the other."""
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration.engine_allreduce_replicates import joined
 
-    j = EA.blind11_replicate()
+    j = joined(11)
     pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND11_PRED_CSV))
     key = ["impl", "world", "tokens", "hidden"]
     j = j.merge(pred[key + ["pred_main_us"]], on=key, how="left")

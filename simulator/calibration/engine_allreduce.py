@@ -643,15 +643,6 @@ def fit_grid11_terms(hw: HardwareSpec) -> dict:
             "rows": len(v), "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
 
 
-def blind11_replicate(data_dir: Path | None = None) -> pd.DataFrame:
-    """Grid 11's two measurements joined per (impl, world, tokens, hidden): `us_1` the scored run (BLIND11_MEAS_GLOB),
-    `us_2` the replicate (BLIND11_REPLICATE_CSV), `spread` = us_2 / us_1 - 1, and `regime` (size regime, as scored):
-    engine_allreduce_replicates.joined(11), which joins every grid measured twice."""
-    from simulator.calibration.engine_allreduce_replicates import joined
-
-    return joined(11, data_dir)
-
-
 def blind11_grid() -> pd.DataFrame:
     """Blind grid 11's rows: BLIND11_SHAPES at 4 ranks and BLIND11_CONTROL at 2 ranks, every implementation the lab script
     runs (lab/kernels/measure_engine_allreduce.py --grid blind11)."""
