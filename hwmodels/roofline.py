@@ -1065,15 +1065,17 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             step = AR_STEP_BYTES * AR_CTA_THREADS * np.maximum(ops.parallel_units, 1.0) * g
             waves = (is_two & (ops.parallel_units > 0)) & (ops.bytes_read > 0)
             x = ops.bytes_read / step
-            first = np.where(np.ceil(x) <= 1.0, AR_FIRST_FILL_EXTRA, 0.0)
+            first = np.where(np.ceil(x) <= 1.0, eff.engine_ar_rules.get("first_fill_extra", AR_FIRST_FILL_EXTRA), 0.0)
             link = np.where(waves, (np.ceil(x) - AR_WAVE_SKIP - (AR_FILL_SLOPE + first) * (np.ceil(x) - x)) * step, link)
             ceil = np.where((ops.kind == LAMPORT) & (g > 2.0), ceil * LAMPORT_CEILING_RATIO, ceil)
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         one = np.maximum((g - 1.0) * link / bw_all, link / bw)
-        if eff.engine_ar and AR_LAMPORT_OVERLAP:
-            # blind grid 14's AR_LAMPORT_OVERLAP: the 2-rank Lamport push overlaps its phase with its transfer
+        overlap = eff.engine_ar_rules.get("lamport_overlap", AR_LAMPORT_OVERLAP)
+        if eff.engine_ar and overlap:
+            # blind grid 14's AR_LAMPORT_OVERLAP (or the device's own lamport_overlap): the 2-rank Lamport push overlaps
+            # its phase with its transfer
             lam2 = (ops.kind == LAMPORT) & (g == 2.0)
-            one = one - np.where(lam2, AR_LAMPORT_OVERLAP * np.minimum(one, eff.engine_ar.get("phase_s", 0.0)), 0.0)
+            one = one - np.where(lam2, overlap * np.minimum(one, eff.engine_ar.get("phase_s", 0.0)), 0.0)
         one = one + nbar * barrier
         two = np.maximum(2.0 * (g - 1.0) / g * link / bw_all, 2.0 / g * link / bw) + nbar * barrier
         # a fused epilogue (TensorRT-LLM's residual add + RMSNorm): its extra HBM traffic in bytes_written, at the

@@ -198,6 +198,10 @@ class Efficiency:
         each further release store of TensorRT-LLM's barrier loop (an op's sync_steps). When given they replace, for
         the custom kinds, the barrier (link latency + sync per peer), fixed_s and sync_s that the project's own kernel
         fitted (its grid-wide barriers); the link terms stay. Empty = the own kernel's terms price the engines.
+    engine_ar_rules: this device's values of the engines' all-reduce rules that are shares, not times (ENGINE_AR_RULES:
+        first_fill_extra = vLLM's two-shot in one loop step, lamport_overlap = the 2-rank Lamport one-shot's phase /
+        transfer overlap; hwmodels.roofline AR_FIRST_FILL_EXTRA / AR_LAMPORT_OVERLAP say what each does). A key left
+        out takes the module constant (0: the rule off). Written only by a judged candidate's writer.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -228,6 +232,7 @@ class Efficiency:
     l2_sweep_hit: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
     engine_ar: dict[str, float] = field(default_factory=dict)
+    engine_ar_rules: dict[str, float] = field(default_factory=dict)
     broadcast_copy: dict[str, float] = field(default_factory=dict)
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
@@ -494,6 +499,11 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
     return table
 
 
+#: Efficiency.engine_ar_rules' keys (dimensionless shares in [0, 1]; the fitted file's `engine_allreduce_rules`): this
+#: device's value of a rule of the engines' all-reduce that hwmodels.roofline otherwise takes from its module constant
+#: (first_fill_extra -> AR_FIRST_FILL_EXTRA, lamport_overlap -> AR_LAMPORT_OVERLAP; both 0 = off there)
+ENGINE_AR_RULES = ("first_fill_extra", "lamport_overlap")
+
 #: Efficiency.broadcast_copy's terms and their allowed ranges (ps per byte; far_l2_scale: a share of the L2's size)
 BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 100.0),
                    "near_slope_ps_per_byte": (0.0, 100.0), "far_ps_per_byte": (0.0, 100.0), "far_l2_scale": (0.01, 4.0)}
@@ -593,6 +603,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                 or not isinstance(v, (int, float)) or not 0 <= v < 1e3:
             raise SpecError(f"must map barrier / phase / flag_store / norm to microseconds in [0, 1e3), got {k}: {v!r}",
                             file=file, field="engine_allreduce_us")
+    rules = _keyed(doc, "engine_allreduce_rules", file, {}, ENGINE_AR_RULES, -1e-12, 1.0, "a share in [0, 1]")
     launch = doc.get("launch_us", {}) or {}
     if not isinstance(launch, dict):
         raise SpecError("must map graph/eager to positive microseconds", file=file, field="launch_us")
@@ -615,6 +626,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},
                       engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in eng.items()},
+                      engine_ar_rules=rules,
                       source=str(doc.get("source", file)))
 
 

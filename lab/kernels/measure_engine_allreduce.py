@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind14|blind15]
+                                                   [--grid campaign|blind4|...|blind15|blind16]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,10 +46,11 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 12                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 13                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
+#                                               13: --grid blind16
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -177,8 +178,21 @@ BLIND15_CONTROL = ((5, 3072), (11, 1536), (3, 7168), (21, 1280), (25, 1024), (9,
                    (31, 3072), (47, 4096), (75, 4096), (95, 5120), (49, 8192),
                    (145, 5120), (190, 5120), (270, 6144), (350, 5120), (480, 4096), (310, 7168), (400, 8192))
 
+#: --grid blind16: 4 x H100 or 4 x H200, 4 ranks (BLIND16_SHAPES) and 2 ranks (BLIND16_CONTROL), >= 5 rows in every
+#: (implementation, ranks, size regime) cell; (tokens, hidden) in no earlier grid
+#: (simulator/calibration/engine_allreduce_grid16.py BLIND16_SHAPES)
+BLIND16_SHAPES = ((11, 2560), (8, 2560), (14, 2048), (6, 2560), (24, 1024), (15, 1536), (16, 1280),
+                  (11, 4096), (21, 3072), (30, 2560), (39, 4096), (27, 5120), (60, 2048),
+                  (80, 4096), (92, 5120), (44, 7168), (58, 6144), (39, 8192), (150, 3072), (250, 2048),
+                  (200, 5120), (160, 8192), (380, 4096), (480, 6144), (700, 5120), (1000, 3584), (500, 8192))
+BLIND16_CONTROL = ((11, 2560), (8, 2560), (14, 2048), (24, 1024), (15, 1536),
+                   (21, 3072), (30, 2560), (39, 4096), (60, 2048), (80, 4096), (44, 7168), (150, 3072),
+                   (200, 5120), (160, 8192), (380, 4096), (480, 6144), (700, 5120), (500, 8192))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind16":
+        return list(BLIND16_CONTROL if world == 2 else BLIND16_SHAPES)
     if os.environ.get(GRID_ENV) == "blind15":
         return list(BLIND15_CONTROL if world == 2 else BLIND15_SHAPES)
     if os.environ.get(GRID_ENV) == "blind14":
@@ -487,7 +501,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13", "blind14", "blind15"),
+                                       "blind13", "blind14", "blind15", "blind16"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -513,7 +527,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13", "blind14", "blind15") else ""
+                                             "blind12", "blind13", "blind14", "blind15", "blind16") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

@@ -1,0 +1,57 @@
+"""All-reduce blind grid 16: grid 14's rules as per-device values (engine_allreduce_rules), the committed prediction."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwmodels.errors import SpecError
+from hwmodels.spec import efficiency_from_dict, load_hardware
+from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_grid16 as G
+
+
+@pytest.fixture(scope="module")
+def pred():
+    return pd.read_csv(EA.DATA_DIR / G.BLIND16_PRED_CSV)
+
+
+def test_grid16_shapes_are_new_and_cells_full(pred):
+    assert not set(G.BLIND16_SHAPES + G.BLIND16_CONTROL) & G.earlier_shapes16()
+    n = len(G.blind16_grid())
+    assert n == 225 and len(pred) == 2 * n and set(pred["device"]) == {"H100-SXM", "H200"}
+    cells = pred[pred["device"] == "H100-SXM"].groupby(["impl", "world", "regime"]).size()
+    assert cells.min() >= 5 and len(cells) == 31
+
+
+def test_device_rules_match_the_module_constants():
+    """An H100 with GRID16_H100_RULES prices exactly as grid 14's module constants at GRID14_CANDIDATE did."""
+    h100 = load_hardware("H100-SXM")
+    assert G.GRID16_H100_RULES == {"first_fill_extra": EA.GRID14_CANDIDATE["AR_FIRST_FILL_EXTRA"],
+                                   "lamport_overlap": EA.GRID14_CANDIDATE["AR_LAMPORT_OVERLAP"]}
+    df = G.blind16_grid().iloc[::9]
+    a = EA.predict_grid14(df, G.with_rules(h100, {}), EA.GRID14_CANDIDATE)
+    b = G.predict(df, G.with_rules(h100, G.GRID16_H100_RULES))
+    assert np.allclose(a, b, rtol=1e-12)
+    # the rules move only the cells they are about: vLLM's two-shot in one step, the 2-rank Lamport one-shot
+    base = G.predict(df, G.with_rules(h100, {}))
+    moved = ~np.isclose(b, base, rtol=1e-9)
+    about = ((df["impl"] == "vllm_twoshot") | (df["impl"].str.startswith("trtllm") & df["impl"].str.endswith("oneshot")
+                                               & (df["world"] == 2))).to_numpy()
+    assert moved.any() and not (moved & ~about).any() and (b[moved] < base[moved]).all()
+
+
+def test_rules_key_is_checked():
+    assert efficiency_from_dict({"engine_allreduce_rules": {"first_fill_extra": 0.5}}, "t").engine_ar_rules == \
+        {"first_fill_extra": 0.5}
+    for bad in ({"first_fill": 0.5}, {"lamport_overlap": 1.5}, {"lamport_overlap": -0.1}):
+        with pytest.raises(SpecError):
+            efficiency_from_dict({"engine_allreduce_rules": bad}, "t")
+
+
+def test_prediction_reprices_from_the_committed_rules(pred):
+    for dev, rules in (("H100-SXM", G.GRID16_H100_RULES), ("H200", G.GRID16_H200_RULES)):
+        hw = load_hardware(dev)
+        sub = pred[pred["device"] == dev].iloc[::30]
+        assert np.allclose(np.round(G.predict(sub, G.with_rules(hw, {})), 3), sub["pred_main_us"], atol=2e-3, rtol=0)
+        assert np.allclose(np.round(G.predict(sub, G.with_rules(hw, rules)), 3), sub["pred_new_us"], atol=2e-3, rtol=0)
