@@ -7,7 +7,8 @@
 #   4 x H100: grid 14 first (--grid blind14: the H100 judgement of GRID14_CANDIDATE, H100 prices committed at 85d8fc2;
 #             grid 14 ran only on H200s so far), then grid 16
 #   4 x H200: grid 16 first, then grid 15 again (--grid blind15: a second host's run of the H200 as shipped)
-# NVLink multicast OFF. Whole run bounded to ~400 s (call bound 480 s).
+# On a 2-GPU host (the 4-GPU kinds not lent) the same grids run their 2-rank rows only. NVLink multicast OFF. Whole
+# run bounded to ~400 s (call bound 480 s).
 #
 # The two flashinfer modules come PREBUILT (aot.tar.xz, as grids 9-15 reused them); if one does not load it is removed
 # and JIT-built here (MAX_JOBS=64).
@@ -21,6 +22,7 @@ W=${W:-.dev/s26ar}
 S=lab/kernels/measure_engine_allreduce_s26.py
 GRIDS="blind16 blind15"
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && GRIDS="blind14 blind16"
+NG=$(nvidia-smi -L | wc -l)
 L=$OUT/log.txt
 echo "GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' '); grids $GRIDS" | tee $L
 cp $W/measure_engine_allreduce.py $S
@@ -55,7 +57,11 @@ run() {  # grid impl worlds seconds end
 END=$(el)
 for G in $GRIDS; do
   END=$(( END + 185 )); [ $END -gt 410 ] && END=410
-  run $G trtllm 4 75 $END; run $G vllm 4 50 $END; run $G trtllm 2 45 $END; run $G vllm 2 35 $END
+  if [ $NG -ge 4 ]; then
+    run $G trtllm 4 75 $END; run $G vllm 4 50 $END; run $G trtllm 2 45 $END; run $G vllm 2 35 $END
+  else
+    run $G trtllm 2 110 $END; run $G vllm 2 70 $END
+  fi
   END=$(el)
 done
 echo "all done $(el) s" | tee -a $L
