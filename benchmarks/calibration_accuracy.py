@@ -47,6 +47,7 @@ from accuracy_sections import (
     production_kernels,
     regimes,
     topk_engines,
+    torch_rmsnorm_grid1,
     triton,
     xqa,
 )
@@ -60,6 +61,7 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="regimes table: also the fit and check rows")
     args = ap.parse_args()
     device_campaigns.device_campaigns(args.refit)
+    torch_rmsnorm_grid1.torch_rmsnorm_grid1()
     regimes.regimes(args.all)
     topk_engines.trtllm_grids()
     production_kernels.production_kernels()
