@@ -55,3 +55,18 @@ def test_prediction_reprices_from_the_committed_rules(pred):
         sub = pred[pred["device"] == dev].iloc[::30]
         assert np.allclose(np.round(G.predict(sub, G.with_rules(hw, {})), 3), sub["pred_main_us"], atol=2e-3, rtol=0)
         assert np.allclose(np.round(G.predict(sub, G.with_rules(hw, rules)), 3), sub["pred_new_us"], atol=2e-3, rtol=0)
+
+
+def test_shipped_rules_per_device():
+    """Only the rule a run judged ships, and only on its device: the H200's lamport_overlap (grid 16's 2-rank rows)."""
+    assert load_hardware("H200").efficiency.engine_ar_rules == {"lamport_overlap": G.GRID16_H200_RULES["lamport_overlap"]}
+    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == {}
+
+
+def test_grid16_h200_run_joins_the_prediction(pred):
+    from hwmodels import datafiles as DF
+
+    meas = pd.read_csv(DF.glob(EA.DATA_DIR, "engine_allreduce_blind16_nvidia-h200_x2_*.csv")[-1])
+    assert set(meas["device"]) == {"NVIDIA H200"} and set(meas["world"]) == {2} and len(meas) == 90
+    assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
+    assert len(pred[pred["device"] == "H200"].merge(meas, on=["impl", "world", "tokens", "hidden"])) == 90

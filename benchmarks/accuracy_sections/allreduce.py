@@ -68,6 +68,8 @@ def production_allreduce() -> None:
     engine_allreduce_grid14_h200()
     from .allreduce_grid15_h200 import engine_allreduce_grid15_h200
     engine_allreduce_grid15_h200()
+    from .allreduce_grid16 import engine_allreduce_blind16
+    engine_allreduce_blind16()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement
@@ -238,12 +240,14 @@ def engine_allreduce_blind6(data_dir=None) -> None:
 
 def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob: str, head_of,
                                   shipped: str | None = None, standing_label: str | None = None,
-                                  rows_what: str = "2+4 ranks", rename: dict | None = None) -> None:
+                                  rows_what: str = "2+4 ranks", rename: dict | None = None,
+                                  device: str | None = None) -> None:
     """The table, totals and BOARD rows of the engines' all-reduce blind grid `grid` (6, 7 or 8; all score
     EA.blind6_rows): `pred_csv` its committed prediction, `meas_glob` its measured CSVs (the last one is scored), both
     in `data_dir` (None: EA.DATA_DIR); head_of(the prediction's name) its caption; 'not measured yet' while either is
     missing. `shipped`: the model (main / new) whose row is the family's STANDING, on its newest blind grid (under
-    `standing_label`, where given: a STANDING row of its own, e.g. another device's); `rows_what`: the BOARD rows' words."""
+    `standing_label`, where given: a STANDING row of its own, e.g. another device's); `rows_what`: the BOARD rows' words;
+    `device`: score only the prediction's rows of that `device` column (a prediction priced for several devices)."""
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
@@ -257,7 +261,10 @@ def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob:
         print(head + f": not measured yet (expected {d.name}/engine_allreduce_blind{grid}_<device>_<date>.csv)")
         return
     meas = pd.read_csv(meas_f[-1])
-    r = EA.blind6_rows(pd.read_csv(pred_f).rename(columns=rename or {}), meas)
+    pred = pd.read_csv(pred_f).rename(columns=rename or {})
+    if device is not None:
+        pred = pred[pred["device"] == device]
+    r = EA.blind6_rows(pred, meas)
     if not len(r):
         print(head + f": {meas_f[-1].name} holds no row of the grid")
         return
