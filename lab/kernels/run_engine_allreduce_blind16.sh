@@ -23,6 +23,10 @@ S=lab/kernels/measure_engine_allreduce_s26.py
 GRIDS="blind16 blind15"
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && GRIDS="blind14 blind16"
 NG=$(nvidia-smi -L | wc -l)
+# ON_H200=skip: only an H100 host is wanted (every H200 grid has run): stop at once on H200s
+if [ "${ON_H200:-run}" = skip ] && ! nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100; then
+  echo "H200s lent, ON_H200=skip: nothing run"; exit 0
+fi
 L=$OUT/log.txt
 echo "GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' '); grids $GRIDS" | tee $L
 cp $W/measure_engine_allreduce.py $S
