@@ -30,6 +30,9 @@ def test_h200_ships_the_candidate_and_prices_the_prediction(pred):
     for k in G.LINK_KINDS:
         assert h200.efficiency.memory[k] == c[f"memory.{k}"] and h200.efficiency.link_ceiling[k] == c[f"link_ceiling.{k}"]
     sub = pred.iloc[::25]
+    # grid 16's rules (engine_allreduce_rules) shipped after grid 15: its prices are the H200 without them
+    from simulator.calibration.engine_allreduce_grid16 import with_rules
+    h200 = with_rules(h200, {})
     assert np.allclose(np.round(G.predict_shipped(sub, h200), 3), sub["pred_new_us"], atol=0)
     # main's prices: the H200 as shipped before (GRID12 terms + the H100's link terms)
     old = EA.h200_candidate(h200, load_hardware("H100-SXM"))

@@ -58,15 +58,19 @@ def test_prediction_reprices_from_the_committed_rules(pred):
 
 
 def test_shipped_rules_per_device():
-    """Only the rule a run judged ships, and only on its device: the H200's lamport_overlap (grid 16's 2-rank rows)."""
-    assert load_hardware("H200").efficiency.engine_ar_rules == {"lamport_overlap": G.GRID16_H200_RULES["lamport_overlap"]}
+    """Rules ship only where a run judged them, on their device: both on the H200 (grid 16 on 4 x H200), none on the
+    H100 (no H100 host lent yet)."""
+    assert load_hardware("H200").efficiency.engine_ar_rules == G.GRID16_H200_RULES
     assert load_hardware("H100-SXM").efficiency.engine_ar_rules == {}
 
 
-def test_grid16_h200_run_joins_the_prediction(pred):
+@pytest.mark.parametrize("glob, worlds, n", [("engine_allreduce_blind16_nvidia-h200_x4_*.csv", {2, 4}, 225),
+                                             ("engine_allreduce_blind16_nvidia-h200_x2_*.csv", {2}, 90),
+                                             ("engine_allreduce_blind16rep2_nvidia-h200_x2_*.csv", {2}, 90)])
+def test_grid16_h200_runs_join_the_prediction(pred, glob, worlds, n):
     from hwmodels import datafiles as DF
 
-    meas = pd.read_csv(DF.glob(EA.DATA_DIR, "engine_allreduce_blind16_nvidia-h200_x2_*.csv")[-1])
-    assert set(meas["device"]) == {"NVIDIA H200"} and set(meas["world"]) == {2} and len(meas) == 90
+    meas = pd.read_csv(DF.glob(EA.DATA_DIR, glob)[-1])
+    assert set(meas["device"]) == {"NVIDIA H200"} and set(meas["world"]) == worlds and len(meas) == n
     assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
-    assert len(pred[pred["device"] == "H200"].merge(meas, on=["impl", "world", "tokens", "hidden"])) == 90
+    assert len(pred[pred["device"] == "H200"].merge(meas, on=["impl", "world", "tokens", "hidden"])) == n

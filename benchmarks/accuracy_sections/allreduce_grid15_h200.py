@@ -8,7 +8,8 @@ grid 11's two runs, grid 14's three runs, 1,273 rows; nothing of hwmodels.roofli
 regimes against main's 27 (pooled |error| median / p90 4.1 / 12.0 % against 5.3 / 13.0 %): SHIPPED into H200.yaml only
 (engine_allreduce_grid15.write_h200_grid15_terms). The miss left: vLLM's two-shot at 4 ranks, 512 KiB-1 MiB (one loop
 step, +14.7 % signed), the cell grid 14's not-shipped AR_FIRST_FILL_EXTRA targets (a shared roofline constant, not an
-H200 key). The H200's STANDING row moves here from grid 14's replicate.
+H200 key). The H200's STANDING row moved here from grid 14's replicate, then on to blind grid 16 (allreduce_grid16),
+where the H200 carries grid 14's two rules as its own values.
 """
 from __future__ import annotations
 
@@ -18,8 +19,6 @@ from .allreduce import _engine_allreduce_blind_table
 ENGINE_AR_BLIND15_COMMIT = "175308f"
 #: the model kept after grid 15: new (30 of 31 regimes against main's 27, lower pooled median and p90): SHIPPED
 SHIPPED = "new"
-#: the H200's own STANDING label (the H100's stays on grid 13)
-STANDING_LABEL = "engines' all-reduce, H200"
 
 
 def engine_allreduce_grid15_h200(data_dir=None) -> None:
@@ -34,4 +33,4 @@ def engine_allreduce_grid15_h200(data_dir=None) -> None:
             f"{ENGINE_AR_BLIND15_COMMIT}, before measuring: main = the H200 as shipped at {G.BLIND15_MAIN_COMMIT}, new = "
             f"GRID15_H200_CANDIDATE {G.GRID15_H200_CANDIDATE} (engines' terms + custom kinds' link shares refitted on the "
             f"looked-at 4 x H200 rows): {'SHIPPED' if SHIPPED == 'new' else 'NOT shipped'})"),
-        shipped=SHIPPED, standing_label=STANDING_LABEL, rows_what="2+4 ranks, 4 x H200, the H200 models")
+        shipped=None, rows_what="2+4 ranks, 4 x H200, the H200 models")   # STANDING: grid 16 (allreduce_grid16)

@@ -22,14 +22,12 @@ SCORED = {
          {"pred_main_us": ("main: the H200 without engine terms (shipped until da3c83c)", None),
           # the H200's STANDING moved to blind grid 15 (allreduce_grid15_h200), its shipped model's row
           "pred_new13_us": ("new: the H200's own engines' terms + grid 13's rules (shipped at da3c83c)", None)}),
-    # grid 15's 2-rank rows on a 2 x H200 host: the H200 shipped after grid 15 (its prices committed 175308f) blind again
+    # grid 15 on a second 4 x H200 host: the H200 shipped after grid 15 (its prices committed 175308f) blind again
     15: ("engine_allreduce_blind15_prediction_H200_2026-11-27.csv",
          {"pred_main_us": ("main: the H200 before grid 15 (commit 175308f)", None),
-                "pred_new_us": ("new: GRID15_H200_CANDIDATE (shipped, commit 175308f)", None)}),
+          "pred_new_us": ("new: GRID15_H200_CANDIDATE (shipped, commit 175308f)", None)}),
 }
-HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200", 15: "2 x H200"}
-#: the ranks a replicate holds, where not both
-RANKS = {15: "2 ranks"}
+HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200", 15: "4 x H200"}
 
 
 def engine_allreduce_replicates(data_dir=None) -> None:
@@ -50,10 +48,8 @@ def _replicate(grid: int, pred_csv: str | None, cols: dict, data_dir) -> None:
     j = R.joined(grid, data_dir)
     pred_csv = pred_csv or getattr(EA, f"BLIND{grid}_PRED_CSV")
     pred = pd.read_csv(DF.resolve((EA.DATA_DIR if data_dir is None else data_dir) / pred_csv))
-    where = (f"on {HOSTS[grid]} (second run {rep}: another host of the kind" if grid not in RANKS else
-             f"(second run {rep}: its {RANKS[grid]} on a {HOSTS[grid]} host")
-    print(f"\n== engines' all-reduce kernels, BLIND grid {grid} measured twice {where}, the same script and prebuilt "
-          f"modules; prices {pred_csv}): {len(j)} rows, hosts' |second / first - 1| "
+    print(f"\n== engines' all-reduce kernels, BLIND grid {grid} measured twice on {HOSTS[grid]} (second run {rep}: another "
+          f"host of the kind, the same script and prebuilt modules; prices {pred_csv}): {len(j)} rows, hosts' |second / first - 1| "
           f"median {100 * j['spread'].abs().median():.1f} %, p90 {100 * j['spread'].abs().quantile(0.9):.1f} %")
     for col, (words, standing) in cols.items():
         tab = R.regimes_on_both(pred, grid, col, data_dir)
@@ -63,6 +59,6 @@ def _replicate(grid: int, pred_csv: str | None, cols: dict, data_dir) -> None:
         print(tab.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         print(f"   meets {met1} of {len(tab)} regimes on the first run, {met2} on the second; {both} missed on both hosts "
               f"(the model's own misses), {(len(tab) - met1 - both) + (len(tab) - met2 - both)} misses on one host only")
-        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}'s replicate, {RANKS.get(grid, '2+4 ranks')}, a second {HOSTS[grid]} host "
+        BOARD.add("engines' all-reduce", "blind", f"BLIND grid {grid}'s replicate, 2+4 ranks, a second {HOSTS[grid]} host "
                   f"({words.split(':')[0]} model's committed prices)", tab.attrs["err_2"], met2, len(tab),
                   standing=standing or False)

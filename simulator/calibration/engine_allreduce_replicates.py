@@ -1,5 +1,5 @@
 """The engines' all-reduce blind grids measured twice (the same script, a second host of the same kind: 4 x H100 for
-grids 12-13, 4 x H200 for grid 14, a 2 x H200 host for grid 15's 2-rank rows): how far two hosts disagree, the floor under any model's error on those rows.
+grids 12-13, 4 x H200 for grids 14 and 15): how far two hosts disagree, the floor under any model's error on those rows.
 
 REPLICATES maps a grid to (its scored measurement's glob, the replicate's file) in engine_allreduce.DATA_DIR; the
 replicate's file name never matches the scored glob, so the grid's own section keeps scoring the first run.
@@ -24,9 +24,10 @@ REPLICATES = {
     # grid 14: a 4 x H100 request served by a SECOND 4 x H200 host (the lead, 22:31 UTC, run_engine_allreduce_blind14.sh):
     # a blind judgement of the H200 model shipped at da3c83c (its prices committed at 80154df, before this run)
     14: ("engine_allreduce_blind14_nvidia*.csv", "engine_allreduce_blind14rep2_nvidia-h200_x4_2026-11-27.csv"),
-    # grid 15: its 2-rank rows on a 2 x H200 host (an H100 x2 request served by H200s; the lead, 2026-11-27 23:38 UTC,
-    # run_engine_allreduce_blind16.sh after grid 16's rows; ..._notes.txt beside grid 16's file): the shipped H200 blind
-    15: ("engine_allreduce_blind15_nvidia*.csv", "engine_allreduce_blind15rep2_nvidia-h200_x2_2026-11-27.csv"),
+    # grid 15: a second 4 x H200 host (an H100 x4 request served by H200s; the lead, 2026-11-27 23:44 UTC,
+    # run_engine_allreduce_blind16.sh after grid 16's rows; ..._notes.txt beside grid 16's x4 file): the H200 shipped
+    # after grid 15 blind again. Its 2-rank rows also ran twice on 2 x H200 hosts (blind15rep2 / rep3_..._x2_, not scored)
+    15: ("engine_allreduce_blind15_nvidia*.csv", "engine_allreduce_blind15rep4_nvidia-h200_x4_2026-11-27.csv"),
 }
 KEY = ["impl", "world", "tokens", "hidden"]
 
