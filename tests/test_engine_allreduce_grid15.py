@@ -41,7 +41,9 @@ def test_h200_ships_the_candidate_and_prices_the_prediction(pred):
 
 def test_h100_prices_did_not_move():
     g13 = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND13_PRED_CSV)).iloc[::40]
-    assert np.allclose(EA.predict_us(g13, load_hardware("H100-SXM")), g13["pred_new_us"], atol=2e-3, rtol=0)
+    # grid 15's H200 fit moved nothing of the H100 (its own rules, shipped after grid 16, left out)
+    h100 = EA.without_device_rules(load_hardware("H100-SXM"))
+    assert np.allclose(EA.predict_us(g13, h100), g13["pred_new_us"], atol=2e-3, rtol=0)
 
 
 def test_grid15_ran_on_h200s(pred):

@@ -58,19 +58,25 @@ def test_prediction_reprices_from_the_committed_rules(pred):
 
 
 def test_shipped_rules_per_device():
-    """Rules ship only where a run judged them, on their device: both on the H200 (grid 16 on 4 x H200), none on the
-    H100 (no H100 host lent yet)."""
+    """Rules ship per device, each judged on its own device's blind runs (grid 16 on 4 x H200; grids 14 and 16 on
+    4 x H100); the module constants stay off."""
+    import hwmodels.roofline as R
+
     assert load_hardware("H200").efficiency.engine_ar_rules == G.GRID16_H200_RULES
-    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == {}
+    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == G.GRID16_H100_RULES
+    assert R.AR_FIRST_FILL_EXTRA == 0.0 and R.AR_LAMPORT_OVERLAP == 0.0
 
 
-@pytest.mark.parametrize("glob, worlds, n", [("engine_allreduce_blind16_nvidia-h200_x4_*.csv", {2, 4}, 225),
+@pytest.mark.parametrize("glob, worlds, n", [("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv", {2, 4}, 225),
+                                             ("engine_allreduce_blind16_nvidia-h200_x4_*.csv", {2, 4}, 225),
                                              ("engine_allreduce_blind16_nvidia-h200_x2_*.csv", {2}, 90),
                                              ("engine_allreduce_blind16rep2_nvidia-h200_x2_*.csv", {2}, 90)])
-def test_grid16_h200_runs_join_the_prediction(pred, glob, worlds, n):
+def test_grid16_runs_join_the_prediction(pred, glob, worlds, n):
     from hwmodels import datafiles as DF
 
     meas = pd.read_csv(DF.glob(EA.DATA_DIR, glob)[-1])
-    assert set(meas["device"]) == {"NVIDIA H200"} and set(meas["world"]) == worlds and len(meas) == n
+    dev = "H100-SXM" if "h100" in glob else "H200"
+    assert set(meas["device"]) == {"NVIDIA H100 80GB HBM3" if dev == "H100-SXM" else "NVIDIA H200"}
+    assert set(meas["world"]) == worlds and len(meas) == n
     assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
-    assert len(pred[pred["device"] == "H200"].merge(meas, on=["impl", "world", "tokens", "hidden"])) == n
+    assert len(pred[pred["device"] == dev].merge(meas, on=["impl", "world", "tokens", "hidden"])) == n

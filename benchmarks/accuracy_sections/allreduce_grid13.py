@@ -32,5 +32,5 @@ def engine_allreduce_blind13(data_dir=None) -> None:
             f"2 ranks {list(EA.BLIND13_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND13_COMMIT}, before measuring: "
             f"main = the H100 model at {EA.BLIND13_MAIN_COMMIT}, new = GRID13_CANDIDATE {EA.GRID13_CANDIDATE} (copy above "
             f"2 ranks, RMSNorm by cluster size, (g - 2) x peer us per serialized peer wait; fitted on grids <= 12's H100 "
-            f"rows) -- won blind: SHIPPED, STANDING)"),
-        shipped=SHIPPED, rows_what="2+4 ranks, 4 x H100")
+            f"rows) -- won blind: SHIPPED; the STANDING moved on to grid 16)"),
+        shipped=None, rows_what="2+4 ranks, 4 x H100")   # STANDING: grid 16 on 4 x H100 (allreduce_grid16)

@@ -23,6 +23,9 @@ ENGINE_AR_BLIND14_COMMIT = "85d8fc2"
 SHIPPED = "main"
 #: grid 14 ran on 4 x H200 (an H100 request served by H200s): the family's STANDING stays on grid 13's row (allreduce_grid13)
 STANDING = None
+#: the model kept after grid 14's 4 x H100 run (next session, with grid 16 on the same host): new, SHIPPED as the H100's
+#: engine_allreduce_rules; the STANDING moved to grid 16 (allreduce_grid16), the newer blind grid of that host
+SHIPPED_AFTER_H100 = "new"
 
 
 def engine_allreduce_blind14(data_dir=None) -> None:
@@ -42,3 +45,10 @@ def engine_allreduce_blind14(data_dir=None) -> None:
             f"{'SHIPPED' if SHIPPED == 'new' else 'NOT shipped'}; measured on 4 x H200 lent for a 4 x H100 request: the "
             f"H100 model judged across devices, STANDING stays on grid 13)"),
         shipped=STANDING, rows_what="2+4 ranks, 4 x H200 for an H100 request")
+    _engine_allreduce_blind_table(14, data_dir, EA.BLIND14_PRED_CSV, EA.BLIND14_H100_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 14 on 4 x H100 (the same rows and committed prices, {pred}, "
+            f"commit {ENGINE_AR_BLIND14_COMMIT}; run in the next session with grid 16 on one 4 x H100 host: main = the H100 "
+            f"model at {EA.BLIND14_MAIN_COMMIT}, new = GRID14_CANDIDATE {EA.GRID14_CANDIDATE}: "
+            f"{'SHIPPED' if SHIPPED_AFTER_H100 == 'new' else 'NOT shipped'} as the H100's engine_allreduce_rules; "
+            f"STANDING on grid 16)"),
+        shipped=None, rows_what="2+4 ranks, 4 x H100")

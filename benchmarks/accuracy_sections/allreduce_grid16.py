@@ -10,7 +10,11 @@ The runs (lab/kernels/run_engine_allreduce_blind16.sh; every H100 request was se
   2. 23:42 UTC, 2 x H200 again (another lease): the same rows repeated (rep2)
   3. 23:44 UTC, 4 x H200: every row: both rules 31 of 31 regimes against main's 29 (pooled 4.0 / 11.0 % against
      4.2 / 11.8 %) -> first_fill_extra 0.66 SHIPPED too; this run is the H200's STANDING
-The H100 carries no rule yet: no H100 host was lent, so grid 14's and grid 16's H100 prices are still blind.
+  4. 23:51 UTC, 4 x H100 (the first H100 host lent): grid 14 (its H100 prices committed 85d8fc2; allreduce_grid14) 26 of
+     31 regimes against main's 24, then grid 16: 28 of 31 against 26 (pooled 4.9 / 11.4 % against 5.4 / 13.7 %) -> the
+     H100's rules (GRID14_CANDIDATE's values) SHIPPED into H100-SXM.yaml; this run is the H100's STANDING (the family's
+     row moves here from grid 13). Still missed on it: three 2-rank cells (the Lamport one-shot <= 64 KiB +11 %,
+     TensorRT-LLM's two-shot 2-8 MiB +15 %, vLLM's one-shot 2-8 MiB 12.5 % median with -1 % signed).
 """
 from __future__ import annotations
 
@@ -19,12 +23,12 @@ from .allreduce import _engine_allreduce_blind_table
 #: the commit that holds blind grid 16's prediction (engine_allreduce_grid16.BLIND16_PRED_CSV), made before any measurement
 ENGINE_AR_BLIND16_COMMIT = "7ba43ee"
 #: (the measured file's glob, the prediction's device column, the ranks it holds, the model kept after it)
-RUNS = (("engine_allreduce_blind16_nvidia-h200_x4_*.csv", "H200", "2+4 ranks, 4 x H200", "new"),
-        ("engine_allreduce_blind16_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200", "new"),
-        ("engine_allreduce_blind16rep2_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200 again", "new"))
-#: the run whose shipped model's row is the H200's own STANDING row (every regime measured)
-STANDING_RUN = "2+4 ranks, 4 x H200"
-STANDING_LABEL = "engines' all-reduce, H200"
+#: and its STANDING label (the run whose shipped model's row is a device's STANDING: every regime measured; None = none)
+RUNS = (("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv", "H100-SXM", "2+4 ranks, 4 x H100", "new",
+         "engines' all-reduce"),
+        ("engine_allreduce_blind16_nvidia-h200_x4_*.csv", "H200", "2+4 ranks, 4 x H200", "new", "engines' all-reduce, H200"),
+        ("engine_allreduce_blind16_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200", "new", None),
+        ("engine_allreduce_blind16rep2_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200 again", "new", None))
 
 
 def engine_allreduce_blind16(data_dir=None) -> None:
@@ -33,7 +37,7 @@ def engine_allreduce_blind16(data_dir=None) -> None:
     met (median <= 10 %, p90 <= 25 %); the shipped H200 on the 4 x H200 run is the H200's STANDING row."""
     from simulator.calibration import engine_allreduce_grid16 as G
 
-    for glob, device, what, kept in RUNS:
+    for glob, device, what, kept, standing in RUNS:
         rules = G.GRID16_H100_RULES if device == "H100-SXM" else G.GRID16_H200_RULES
         _engine_allreduce_blind_table(16, data_dir, G.BLIND16_PRED_CSV, glob, lambda pred: (
                 f"\n== engines' all-reduce kernels, BLIND grid 16 on {what} (4 ranks, (tokens, hidden) "
@@ -41,4 +45,4 @@ def engine_allreduce_blind16(data_dir=None) -> None:
                 f"commit {ENGINE_AR_BLIND16_COMMIT}, before measuring: main = the {device} as shipped at "
                 f"{G.BLIND16_MAIN_COMMIT}, new = the {device} with engine_allreduce_rules {rules}: "
                 f"{'SHIPPED' if kept == 'new' else 'NOT shipped'})"),
-            shipped=kept if what == STANDING_RUN else None, standing_label=STANDING_LABEL, rows_what=what, device=device)
+            shipped=kept if standing else None, standing_label=standing, rows_what=what, device=device)

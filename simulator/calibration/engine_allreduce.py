@@ -443,6 +443,14 @@ def grid9_fit_rows() -> pd.DataFrame:
     return m.reset_index(drop=True)
 
 
+def without_device_rules(hw: HardwareSpec) -> HardwareSpec:
+    """`hw` without its own engine_allreduce_rules (Efficiency.engine_ar_rules, shipped after blind grid 16): the earlier
+    grids' predictors set the rules through hwmodels.roofline's module constants, which a device's own values override."""
+    from dataclasses import replace
+
+    return hw.with_efficiency(replace(hw.efficiency, engine_ar_rules={})) if hw.efficiency.engine_ar_rules else hw
+
+
 def predict_with(df: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.ndarray:
     """predict_us with hwmodels.roofline's module constants `terms` ({name: value}, e.g. GRID9_CANDIDATE) in place; blind
     grid 13's rules (GRID13_RULES_OFF: every earlier grid's models were priced without them) are off unless `terms`
@@ -455,7 +463,7 @@ def predict_with(df: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.ndarray:
     with ExitStack() as st:
         for k, v in {**GRID13_RULES_OFF, **GRID14_RULES_OFF, **terms}.items():
             st.enter_context(mock.patch.object(R, k, float(v)))
-        return predict_us(df, hw)
+        return predict_us(df, without_device_rules(hw))
 
 
 def fit_grid9_terms(hw: HardwareSpec) -> dict:
@@ -876,7 +884,10 @@ def blind13_prediction(hw: HardwareSpec, out: str | Path, model_commit: str) -> 
 #: (114 s, 235 rows, 0 wrong sums): the H100 model judged ACROSS devices. Candidate 11.0 / 43.6 %, 16 of 31 regimes,
 #: against main's 12.8 / 43.6 %, 12 of 31 (vLLM's 4-rank two-shot 512 KiB-1 MiB +21.7 -> +6.4 % signed; the 2-rank Lamport
 #: one-shot 128 KiB-1 MiB +18.4 -> +11.6 %): NOT shipped, an H100 rule judged on another device (predict_us prices main's
-#: model; GRID14_CANDIDATE is the record, and the committed prediction stays blind for a 4 x H100 run of the same script)
+#: model; GRID14_CANDIDATE is the record, and the committed prediction stays blind for a 4 x H100 run of the same script).
+#: That run came in the next session (BLIND14_H100_MEAS_GLOB): 26 of 31 regimes against main's 24, and grid 16 on the
+#: same host 28 against 26: SHIPPED as the H100's own engine_allreduce_rules (engine_allreduce_grid16.GRID16_H100_RULES;
+#: the module constants stay 0, the values each device's fitted file holds)
 BLIND14_SHAPES = ((7, 2560), (13, 1536), (19, 1024), (9, 2048), (6, 3584), (15, 1280),
                   (17, 4096), (27, 3584), (33, 4096), (23, 7168), (41, 5120), (26, 8192),
                   (65, 4096), (36, 7168), (74, 4096), (51, 6144), (45, 8192), (106, 4096), (118, 4096),
@@ -887,7 +898,11 @@ BLIND14_CONTROL = ((7, 2560), (13, 1536), (19, 1024), (6, 3584),
                    (106, 4096), (118, 4096),
                    (158, 4096), (245, 5120), (365, 4096), (415, 5120), (455, 8192))
 BLIND14_PRED_CSV = "engine_allreduce_blind14_prediction_H100-SXM_2026-11-27.csv.gz"
-BLIND14_MEAS_GLOB = "engine_allreduce_blind14_nvidia*.csv"
+BLIND14_MEAS_GLOB = "engine_allreduce_blind14_nvidia-h200_x4_*.csv"
+#: grid 14 on 4 x H100 (the lead, 2026-11-27 23:51 UTC, lab/kernels/run_engine_allreduce_blind16.sh): the H100 judgement of
+#: GRID14_CANDIDATE, 26 of 31 regimes against main's 24 -> shipped as the H100's engine_allreduce_rules (with grid 16's
+#: run: engine_allreduce_grid16)
+BLIND14_H100_MEAS_GLOB = "engine_allreduce_blind14_nvidia-h100-80gb-hbm3_x4_*.csv"
 BLIND14_MAIN_COMMIT = "9addb67"
 #: the looked-at H100 rows grid 14's candidate may read: grid 13's fit rows, grid 13 itself and the two H100 replicates
 GRID14_FIT_GLOBS = GRID13_FIT_GLOBS + (BLIND13_MEAS_GLOB, "engine_allreduce_blind13rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv",
@@ -901,7 +916,8 @@ GRID14_RULES_OFF = {"AR_FIRST_FILL_EXTRA": 0.0, "AR_LAMPORT_OVERLAP": 0.0}
 
 
 def predict_grid14(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID14_CANDIDATE) -> np.ndarray:
-    """predict_us with grid 14's roofline constants set to `terms` (every other constant as shipped)."""
+    """predict_us with grid 14's roofline constants set to `terms` (every other constant as shipped; the device's own
+    engine_allreduce_rules, shipped after grid 16, left out: without_device_rules)."""
     from contextlib import ExitStack
     from unittest import mock
 
@@ -910,7 +926,7 @@ def predict_grid14(df: pd.DataFrame, hw: HardwareSpec, terms: dict = GRID14_CAND
     with ExitStack() as st:
         for k, v in {**GRID14_RULES_OFF, **terms}.items():
             st.enter_context(mock.patch.object(R, k, float(v)))
-        return predict_us(df, hw)
+        return predict_us(df, without_device_rules(hw))
 
 
 def grid14_fit_rows() -> pd.DataFrame:

@@ -69,10 +69,10 @@ def with_rules(hw: HardwareSpec, rules: dict) -> HardwareSpec:
 
 
 def predict(df: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
-    """The shipped structure (grid 13's rules on, grid 14's module constants off) with hw's own engine_ar_rules."""
+    """The shipped structure (grid 13's rules on, grid 14's module constants 0) with hw's own engine_ar_rules."""
     from simulator.calibration import engine_allreduce as EA
 
-    return EA.predict_grid14(df, hw, EA.GRID14_RULES_OFF)
+    return EA.predict_us(df, hw)
 
 
 def h200_looked_at_rows16() -> pd.DataFrame:

@@ -23,7 +23,7 @@ REPLICATES = {
     13: ("engine_allreduce_blind13_nvidia*.csv", "engine_allreduce_blind13rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
     # grid 14: a 4 x H100 request served by a SECOND 4 x H200 host (the lead, 22:31 UTC, run_engine_allreduce_blind14.sh):
     # a blind judgement of the H200 model shipped at da3c83c (its prices committed at 80154df, before this run)
-    14: ("engine_allreduce_blind14_nvidia*.csv", "engine_allreduce_blind14rep2_nvidia-h200_x4_2026-11-27.csv"),
+    14: (EA.BLIND14_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h200_x4_2026-11-27.csv"),
     # grid 15: a second 4 x H200 host (an H100 x4 request served by H200s; the lead, 2026-11-27 23:44 UTC,
     # run_engine_allreduce_blind16.sh after grid 16's rows; ..._notes.txt beside grid 16's x4 file): the H200 shipped
     # after grid 15 blind again. Its 2-rank rows also ran twice on 2 x H200 hosts (blind15rep2 / rep3_..._x2_, not scored)
