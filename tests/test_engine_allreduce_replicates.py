@@ -43,3 +43,15 @@ def test_grid14_replicate_ran_on_a_second_h200_host_and_judges_the_shipped_h200(
     without = R.regimes_on_both(late, 14, "pred_main_us")
     # the H200's own terms beat the H200 without them on both hosts
     assert (t["run2_goal"] == "met").sum() > (without["run2_goal"] == "met").sum() + 10
+
+
+def test_h100_replicates_of_grids_14_and_16_ran_on_h100s_and_reproduce_the_first_run():
+    from simulator.calibration import engine_allreduce_grid16 as G
+
+    for key, n in (("14 (H100)", 235), (16, 225)):
+        a, b = R.runs(key)
+        assert set(a["device"]) == set(b["device"]) == {"NVIDIA H100 80GB HBM3"} and len(R.joined(key)) == n
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / G.BLIND16_PRED_CSV))
+    new = R.regimes_on_both(pred[pred["device"] == "H100-SXM"], 16, "pred_new_us")
+    # the first run reproduces grid 16's own H100 section: the shipped rules meet 28 of 31
+    assert len(new) == 31 and int((new["run1_goal"] == "met").sum()) == 28

@@ -26,8 +26,17 @@ SCORED = {
     15: ("engine_allreduce_blind15_prediction_H200_2026-11-27.csv",
          {"pred_main_us": ("main: the H200 before grid 15 (commit 175308f)", None),
           "pred_new_us": ("new: GRID15_H200_CANDIDATE (shipped, commit 175308f)", None)}),
+    # grids 14 and 16 on a second 4 x H100 lease: the H100's engine_allreduce_rules (shipped after the first H100 run of
+    # both) blind again; grid 16's shipped model is the H100's STANDING on the first run
+    "14 (H100)": (None, {"pred_main_us": ("main: the H100 before grid 14's rules (commit 85d8fc2)", None),
+                         "pred_new_us": ("new: GRID14_CANDIDATE (shipped as the H100's rules, commit 85d8fc2)", None)}),
+    16: ("engine_allreduce_blind16_prediction_2026-11-27.csv",
+         {"pred_main_us": ("main: the H100 before grid 16 (commit 7ba43ee)", None),
+          "pred_new_us": ("new: the H100's rules (shipped, commit 7ba43ee)", None)}),
 }
-HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200", 15: "4 x H200"}
+HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200", 15: "4 x H200", "14 (H100)": "4 x H100", 16: "4 x H100"}
+#: the prediction's `device` rows a replicate scores, where the prediction priced several devices
+DEVICE = {16: "H100-SXM"}
 
 
 def engine_allreduce_replicates(data_dir=None) -> None:
@@ -38,7 +47,7 @@ def engine_allreduce_replicates(data_dir=None) -> None:
         _replicate(grid, pred_csv, cols, data_dir)
 
 
-def _replicate(grid: int, pred_csv: str | None, cols: dict, data_dir) -> None:
+def _replicate(grid: int | str, pred_csv: str | None, cols: dict, data_dir) -> None:
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
@@ -46,8 +55,10 @@ def _replicate(grid: int, pred_csv: str | None, cols: dict, data_dir) -> None:
 
     _, rep = R.REPLICATES[grid]
     j = R.joined(grid, data_dir)
-    pred_csv = pred_csv or getattr(EA, f"BLIND{grid}_PRED_CSV")
+    pred_csv = pred_csv or getattr(EA, f"BLIND{str(grid).split()[0]}_PRED_CSV")
     pred = pd.read_csv(DF.resolve((EA.DATA_DIR if data_dir is None else data_dir) / pred_csv))
+    if grid in DEVICE:
+        pred = pred[pred["device"] == DEVICE[grid]]
     print(f"\n== engines' all-reduce kernels, BLIND grid {grid} measured twice on {HOSTS[grid]} (second run {rep}: another "
           f"host of the kind, the same script and prebuilt modules; prices {pred_csv}): {len(j)} rows, hosts' |second / first - 1| "
           f"median {100 * j['spread'].abs().median():.1f} %, p90 {100 * j['spread'].abs().quantile(0.9):.1f} %")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from simulator.calibration import engine_allreduce as EA
 
-#: grid -> (the scored run's glob, the replicate), engine_allreduce.DATA_DIR
+#: grid (or a grid and its device, where the grid ran on both) -> (the scored run's glob, the replicate), DATA_DIR
 REPLICATES = {
     # grid 11: the second 4 x H200 host (an H100 request served by H200s), the lead, 2026-11-27
     11: (EA.BLIND11_MEAS_GLOB, EA.BLIND11_REPLICATE_CSV),
@@ -28,11 +28,16 @@ REPLICATES = {
     # run_engine_allreduce_blind16.sh after grid 16's rows; ..._notes.txt beside grid 16's x4 file): the H200 shipped
     # after grid 15 blind again. Its 2-rank rows also ran twice on 2 x H200 hosts (blind15rep2 / rep3_..._x2_, not scored)
     15: ("engine_allreduce_blind15_nvidia*.csv", "engine_allreduce_blind15rep4_nvidia-h200_x4_2026-11-27.csv"),
+    # grids 14 and 16 on a second 4 x H100 lease (the lead, 2026-11-28 00:00 UTC, run_engine_allreduce_blind16.sh with
+    # ON_H200=skip; ..._notes.txt beside grid 16's rep3): the H100's rules, shipped after the first H100 run, blind again
+    "14 (H100)": (EA.BLIND14_H100_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
+    16: ("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv",
+         "engine_allreduce_blind16rep3_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
 }
 KEY = ["impl", "world", "tokens", "hidden"]
 
 
-def runs(grid: int, data_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def runs(grid: int | str, data_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(first run, replicate) of `grid` as measured (REPLICATES)."""
     from hwmodels import datafiles as DF
     from simulator.calibration.engine_allreduce import DATA_DIR
@@ -42,7 +47,7 @@ def runs(grid: int, data_dir: Path | None = None) -> tuple[pd.DataFrame, pd.Data
     return pd.read_csv(DF.glob(d, scored)[-1]), pd.read_csv(DF.resolve(d / rep))
 
 
-def joined(grid: int, data_dir: Path | None = None) -> pd.DataFrame:
+def joined(grid: int | str, data_dir: Path | None = None) -> pd.DataFrame:
     """The two runs of `grid` per (impl, world, tokens, hidden): us_1 (scored run), us_2 (replicate), spread =
     us_2 / us_1 - 1, and the size regime as the grid's section scores it."""
     from simulator.calibration.engine_allreduce import size_regime
@@ -55,7 +60,7 @@ def joined(grid: int, data_dir: Path | None = None) -> pd.DataFrame:
     return j
 
 
-def regimes_on_both(pred: pd.DataFrame, grid: int, col: str = "pred_main_us", data_dir: Path | None = None) -> pd.DataFrame:
+def regimes_on_both(pred: pd.DataFrame, grid: int | str, col: str = "pred_main_us", data_dir: Path | None = None) -> pd.DataFrame:
     """The committed prices `pred[col]` scored on each run of `grid` per implementation x ranks x size regime: n,
     |error| median / p90 on run 1 and on run 2, the hosts' |spread| median, and whether the goal (median <= 10 %,
     p90 <= 25 %) is met on each run."""
