@@ -93,39 +93,6 @@ def regime(rows, sms: int = H100_SMS) -> str:
     return "lone" if m <= 1 else ("mid" if m <= BLOCKS_PER_SM else "stream")
 
 
-def main_us(rows, n) -> np.ndarray:
-    """Main's price of F.rms_norm rows (simulator.calibration.fit's builder: one elementwise op, one block per row,
-    with the committed H100 fitted efficiencies)."""
-    from dataclasses import replace
-
-    from hwmodels.spec import load_efficiency
-    from simulator.calibration import fit as F
-
-    rows = np.asarray(rows, dtype=float)
-    df = pd.DataFrame({"family": "elementwise", "op_kind": "rmsnorm", "dtype": "bf16", "batch": rows,
-                       "n": np.asarray(n, dtype=float), "device": "NVIDIA H100 80GB HBM3", "backend": "F.rms_norm"})
-    hw = F.spec_for(df)
-    eff = load_efficiency(hw.name)
-    hw = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
-                 launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)   # as fit.errors prices a row
-    return F.predict_us(F.build_ops(df, hw.units), hw, eff, df["family"].to_numpy())
-
-
-def prediction_table() -> pd.DataFrame:
-    """Every grid-1 row (and control) priced by main and both candidates (the committed prediction CSV)."""
-    shapes = [(r, n, "blind") for r, n in GRID] + [(r, n, "control") for r, n in CONTROLS]
-    t = pd.DataFrame(shapes, columns=["rows", "n", "kind"])
-    t["regime"] = [regime(r) for r in t["rows"]]
-    t["pred_main_us"] = main_us(t["rows"], t["n"]).round(3)
-    t["pred_cand_us"] = rmsnorm_us(t["rows"], t["n"], CAND).round(3)
-    t["pred_nol2_us"] = rmsnorm_us(t["rows"], t["n"], NOL2).round(3)
-    return t
-
-
-if __name__ == "__main__":
-    print(prediction_table().to_string(index=False))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # grid 1: prices committed at PREDICTION_COMMIT, timed on the H100 2026-11-27 (lab/kernels/measure_torch_rmsnorm.py)
 # ---------------------------------------------------------------------------------------------------------------
@@ -144,7 +111,7 @@ GOAL_MEDIAN, GOAL_P90 = 10.0, 25.0
 def measured1() -> pd.DataFrame:
     """Grid 1's measured rows with the committed prices (30: 27 blind + 3 campaign controls) and signed errors."""
     from hwmodels import datafiles as DF
-    from simulator.calibration.fit import DATA_DIR
+    from hwmodels.calibration import DATA_DIR
 
     with DF.open_text(DATA_DIR / GRID1_MEASURED) as f:
         m = pd.read_csv(f)
@@ -177,6 +144,6 @@ def grid1_accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
 def grid1_measured_path():
     """The grid-1 measurement file's path (the report's section prints nothing where it is absent)."""
     from hwmodels import datafiles as DF
-    from simulator.calibration.fit import DATA_DIR
+    from hwmodels.calibration import DATA_DIR
 
     return DF.resolve(DATA_DIR / GRID1_MEASURED)

@@ -1,0 +1,43 @@
+"""Grid 1's committed prediction of torch's own RMSNorm kernel: main's price (simulator.calibration.fit's builder) beside
+the kernel's form (simulator.calibration.torch_rmsnorm). Its own module because fit prices the report's rows with the
+form, so torch_rmsnorm must not import fit; this module imports both. `python -m
+simulator.calibration.torch_rmsnorm_prediction` prints the table the prediction CSV holds."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from simulator.calibration.torch_rmsnorm import CAND, CONTROLS, GRID, NOL2, regime, rmsnorm_us
+
+
+def main_us(rows, n) -> np.ndarray:
+    """Main's price of F.rms_norm rows (simulator.calibration.fit's builder: one elementwise op, one block per row,
+    with the committed H100 fitted efficiencies)."""
+    from dataclasses import replace
+
+    from hwmodels.spec import load_efficiency
+    from simulator.calibration import fit as F
+
+    rows = np.asarray(rows, dtype=float)
+    df = pd.DataFrame({"family": "elementwise", "op_kind": "rmsnorm", "dtype": "bf16", "batch": rows,
+                       "n": np.asarray(n, dtype=float), "device": "NVIDIA H100 80GB HBM3", "backend": "F.rms_norm"})
+    hw = F.spec_for(df)
+    eff = load_efficiency(hw.name)
+    hw = replace(hw, launch_graph_s=eff.launch_graph_s or hw.launch_graph_s,
+                 launch_eager_s=eff.launch_eager_s or hw.launch_eager_s)   # as fit.errors prices a row
+    return F.predict_us(F.build_ops(df, hw.units), hw, eff, df["family"].to_numpy())
+
+
+def prediction_table() -> pd.DataFrame:
+    """Every grid-1 row (and control) priced by main and both candidates (the committed prediction CSV)."""
+    shapes = [(r, n, "blind") for r, n in GRID] + [(r, n, "control") for r, n in CONTROLS]
+    t = pd.DataFrame(shapes, columns=["rows", "n", "kind"])
+    t["regime"] = [regime(r) for r in t["rows"]]
+    t["pred_main_us"] = main_us(t["rows"], t["n"]).round(3)
+    t["pred_cand_us"] = rmsnorm_us(t["rows"], t["n"], CAND).round(3)
+    t["pred_nol2_us"] = rmsnorm_us(t["rows"], t["n"], NOL2).round(3)
+    return t
+
+
+if __name__ == "__main__":
+    print(prediction_table().to_string(index=False))
