@@ -200,8 +200,9 @@ class Efficiency:
         fitted (its grid-wide barriers); the link terms stay. Empty = the own kernel's terms price the engines.
     engine_ar_rules: this device's values of the engines' all-reduce rules that are shares, not times (ENGINE_AR_RULES:
         first_fill_extra = vLLM's two-shot in one loop step, lamport_overlap = the 2-rank Lamport one-shot's phase /
-        transfer overlap; hwmodels.roofline AR_FIRST_FILL_EXTRA / AR_LAMPORT_OVERLAP say what each does). A key left
-        out takes the module constant (0: the rule off). Written only by a judged candidate's writer.
+        transfer overlap, lamport_phase2 / twoshot2_link = grid 17's 2-rank rules; hwmodels.roofline AR_FIRST_FILL_EXTRA /
+        AR_LAMPORT_OVERLAP / AR_LAMPORT_PHASE2 / AR_TWOSHOT2_LINK say what each does). A key left
+        out takes the module constant (which turns the rule off). Written only by a judged candidate's writer.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
