@@ -92,3 +92,14 @@ def test_measurement_joins_the_prediction(pred):
     assert set(meas["device"]) == {"NVIDIA H100 80GB HBM3"}
     assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
     assert len(EA.blind_rows(pred.rename(columns={"pred_new_us": "pred_us"}), meas)) == 220
+
+
+def test_writer_reproduces_the_committed_yaml(tmp_path):
+    import shutil
+
+    from simulator.calibration.engine_allreduce import DATA_DIR
+
+    src = DATA_DIR.parents[1] / "fitted" / "H100-SXM.yaml"
+    shutil.copy(src, tmp_path / "H100-SXM.yaml")
+    out = G.ship_grid17(tmp_path)
+    assert out.read_text() == src.read_text()

@@ -163,3 +163,17 @@ def write_rules(out_dir: Path, rules: dict, source: str) -> Path:
     from simulator.calibration.engine_allreduce_grid16 import write_rules as w16
 
     return w16(out_dir, "H100-SXM", rules, source)
+
+
+#: the shipped rules' source line in H100-SXM.yaml (engine_allreduce_rules_source)
+GRID17_SOURCE = ("simulator/calibration/engine_allreduce_grid17.py write_rules: GRID17_H100_RULES (grid 16's "
+                 "first_fill_extra kept; lamport_overlap + lamport_phase2 and twoshot2_link by fit_grid17_h100_rules on "
+                 "every looked-at 2-rank H100 row, committed 220293f before grid 17 ran), judged blind on 2 x H100 "
+                 "(2026-11-28 00:11 UTC, 220 rows, 2 ranks only): 18 of 20 regimes against main's 17 (pooled 4.9 / 13.0 % "
+                 "against 5.8 / 14.3 %)")
+
+
+def ship_grid17(out_dir: Path | None = None) -> Path:
+    """Write GRID17_H100_RULES into the fitted H100-SXM.yaml (engine_allreduce_rules only), as shipped after grid 17."""
+    d = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "fitted" if out_dir is None else Path(out_dir)
+    return write_rules(d, GRID17_H100_RULES, GRID17_SOURCE)
