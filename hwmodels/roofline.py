@@ -204,6 +204,20 @@ AR_PEER_SHARE = 0.0376
 #:                        the local buffer's clear and the ld.volatile poll run while the pushes are still in flight)
 AR_FIRST_FILL_EXTRA = 0.0
 AR_LAMPORT_OVERLAP = 0.0
+#: blind grid 17's rules (with the engines' terms only; 2 ranks only), module constants that turn them OFF; a device's
+#: own values come from its engine_allreduce_rules (hwmodels.spec ENGINE_AR_RULES; simulator/calibration/
+#: engine_allreduce_grid17.py GRID17_H100_RULES, fitted on looked-at H100 rows only):
+#:   AR_LAMPORT_PHASE2  TensorRT-LLM's Lamport one-shot at 2 ranks pays this share of phase_s for its peer-data phase
+#:                      (allreduce_fusion_kernel_oneshot_lamport, trtllm_allreduce_fusion.cuh @ f1e6fdcb: a posted st
+#:                      into the one peer's buffer and an ld.volatile poll of its own -- a one-way trip -- where phase_s
+#:                      was fitted with vLLM's pull, a load's round trip, on the same rows; 1 = off)
+#:   AR_TWOSHOT2_LINK   TensorRT-LLM's two-shot (an allreduce_2shot that declares no CTAs) at 2 ranks: its link bytes at
+#:                      this share of the datasheet link rate, in place of max(link / ceiling, link / memory) of the own
+#:                      kernel's shares (allreduce_fusion_kernel_twoshot_sync: each rank's reduce-scatter loads the one
+#:                      peer's half and stores the sum into the peer's buffer in the same loop, reads and posted writes
+#:                      on the two directions of the link at once; 0 = off)
+AR_LAMPORT_PHASE2 = 1.0
+AR_TWOSHOT2_LINK = 0.0
 
 
 
@@ -1052,7 +1066,10 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             peer = AR_PEER_SHARE * e.get("phase_s", 0.0) * np.maximum(g - 2.0, 0.0) * waits
             copy = np.where(is_two & ~declared & (g > 2.0), AR_TWOSHOT_COPY * 2.0 * ops.bytes_read
                             / (hw.hbm_bw_bytes_s * eff.memory["elementwise"]), 0.0)
-            fixed = np.where(cust, nph * e.get("phase_s", 0.0) + st + nnorm * nshare * e.get("norm_s", 0.0) + peer
+            # blind grid 17's AR_LAMPORT_PHASE2 (or the device's own lamport_phase2): the 2-rank Lamport's one-way phase
+            lp2 = eff.engine_ar_rules.get("lamport_phase2", AR_LAMPORT_PHASE2)
+            nph_p = np.where((ops.kind == LAMPORT) & (g == 2.0), lp2 * nph, nph)
+            fixed = np.where(cust, nph_p * e.get("phase_s", 0.0) + st + nnorm * nshare * e.get("norm_s", 0.0) + peer
                              + copy, fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
@@ -1077,7 +1094,13 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             lam2 = (ops.kind == LAMPORT) & (g == 2.0)
             one = one - np.where(lam2, overlap * np.minimum(one, eff.engine_ar.get("phase_s", 0.0)), 0.0)
         one = one + nbar * barrier
-        two = np.maximum(2.0 * (g - 1.0) / g * link / bw_all, 2.0 / g * link / bw) + nbar * barrier
+        two = np.maximum(2.0 * (g - 1.0) / g * link / bw_all, 2.0 / g * link / bw)
+        t2 = eff.engine_ar_rules.get("twoshot2_link", AR_TWOSHOT2_LINK)
+        if eff.engine_ar and t2:
+            # blind grid 17's AR_TWOSHOT2_LINK (or the device's own twoshot2_link): TensorRT-LLM's 2-rank two-shot
+            two2 = is_two & (ops.parallel_units <= 0) & (g == 2.0)
+            two = np.where(two2, link / ((hw.link_bw_bytes_s or np.inf) * t2), two)
+        two = two + nbar * barrier
         # a fused epilogue (TensorRT-LLM's residual add + RMSNorm): its extra HBM traffic in bytes_written, at the
         # elementwise rate after the all-reduce (simulator.kernels.allreduce.fused_epilogue_s); 0 for a plain kernel
         epi = ops.bytes_written / (hw.hbm_bw_bytes_s * eff.memory["elementwise"])

@@ -532,11 +532,15 @@ def test_engine_allreduce_terms_are_the_fit_and_leave_the_own_kernel():
     us = E.predict_us(rows, hw)
     data = S / (hw.link_bw_bytes_s * hw.efficiency.memory["allreduce_1shot"]) * 1e6
     assert us[0] == pytest.approx(2 * e["barrier_s"] * 1e6 + e["phase_s"] * 1e6 + data)
-    # the 2-rank Lamport one-shot: phase + data, less the device's lamport_overlap share of the shorter (grid 16's rule)
-    ov = hw.efficiency.engine_ar_rules.get("lamport_overlap", 0.0)
-    assert us[1] == pytest.approx(e["phase_s"] * 1e6 + data - ov * min(e["phase_s"] * 1e6, data))
+    # the 2-rank Lamport one-shot: its share of the phase (grid 17's lamport_phase2) + data, less the device's
+    # lamport_overlap share of the shorter of phase and data (grid 16's rule)
+    rules = hw.efficiency.engine_ar_rules
+    ov, lp2 = rules.get("lamport_overlap", 0.0), rules.get("lamport_phase2", 1.0)
+    assert us[1] == pytest.approx(lp2 * e["phase_s"] * 1e6 + data - ov * min(e["phase_s"] * 1e6, data))
     steps = float(trtllm_twoshot_flag_steps(256, 16, 2, hw.units))
-    data2 = S / (hw.link_bw_bytes_s * hw.efficiency.memory["allreduce_2shot"]) * 1e6
+    # TensorRT-LLM's 2-rank two-shot: its link bytes at the device's twoshot2_link share of the link (grid 17's rule)
+    t2 = rules.get("twoshot2_link", 0.0)
+    data2 = S / (hw.link_bw_bytes_s * (t2 or hw.efficiency.memory["allreduce_2shot"])) * 1e6
     assert us[2] == pytest.approx((2 * e["barrier_s"] + 2 * e["phase_s"] + steps * e["flag_store_s"]) * 1e6 + data2)
     # the own kernel: 2 barriers at the link latency + its fitted fixed time, as before the engines' terms existed
     own = A.predict_us(pd.DataFrame({"impl": ["own_oneshot"], "world": [2], "bytes": [S]}), hw)[0]

@@ -70,6 +70,8 @@ def production_allreduce() -> None:
     engine_allreduce_grid15_h200()
     from .allreduce_grid16 import engine_allreduce_blind16
     engine_allreduce_blind16()
+    from .allreduce_grid17 import engine_allreduce_blind17
+    engine_allreduce_blind17()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

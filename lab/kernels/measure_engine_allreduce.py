@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind15|blind16]
+                                                   [--grid campaign|blind4|...|blind16|blind17]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,11 +46,11 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 13                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 14                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
-#                                               13: --grid blind16
+#                                               13: --grid blind16; 14: --grid blind17 (2 ranks only)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -189,8 +189,19 @@ BLIND16_CONTROL = ((11, 2560), (8, 2560), (14, 2048), (24, 1024), (15, 1536),
                    (21, 3072), (30, 2560), (39, 4096), (60, 2048), (80, 4096), (44, 7168), (150, 3072),
                    (200, 5120), (160, 8192), (380, 4096), (480, 6144), (700, 5120), (500, 8192))
 
+#: --grid blind17: 2 x H100, 2 ranks ONLY (BLIND17_SHAPES; 4 ranks: none), >= 6 rows in every (implementation, size
+#: regime) cell; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid17.py BLIND17_SHAPES)
+BLIND17_SHAPES = ((3, 4608), (4, 3072), (5, 2048), (9, 1280), (10, 1536), (12, 1024), (17, 1024), (3, 3584),
+                  (4, 6144), (7, 1536), (20, 1280), (25, 1280), (31, 1024), (6, 4608), (23, 1280), (15, 1024),
+                  (10, 5120), (33, 3072), (70, 2048), (58, 4096), (96, 3584), (37, 7168), (110, 4096), (62, 6144),
+                  (134, 8192), (170, 6144), (210, 5120), (270, 4096), (335, 4096), (262, 6144), (318, 5120), (444, 4096),
+                  (372, 7168), (425, 6144), (580, 5120), (760, 4096), (470, 8192), (990, 4096),
+                  (610, 8192), (860, 6144), (1100, 5120), (1500, 4096), (900, 8192), (1700, 4096))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind17":
+        return list(BLIND17_SHAPES) if world == 2 else []
     if os.environ.get(GRID_ENV) == "blind16":
         return list(BLIND16_CONTROL if world == 2 else BLIND16_SHAPES)
     if os.environ.get(GRID_ENV) == "blind15":
@@ -501,7 +512,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13", "blind14", "blind15", "blind16"),
+                                       "blind13", "blind14", "blind15", "blind16", "blind17"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -527,7 +538,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13", "blind14", "blind15", "blind16") else ""
+                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:
