@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind16|blind17]
+                                                   [--grid campaign|blind4|...|blind17|blind18]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,11 +46,12 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 14                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 15                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
 #                                               13: --grid blind16; 14: --grid blind17 (2 ranks only)
+#                                               15: --grid blind18
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -198,8 +199,20 @@ BLIND17_SHAPES = ((3, 4608), (4, 3072), (5, 2048), (9, 1280), (10, 1536), (12, 1
                   (372, 7168), (425, 6144), (580, 5120), (760, 4096), (470, 8192), (990, 4096),
                   (610, 8192), (860, 6144), (1100, 5120), (1500, 4096), (900, 8192), (1700, 4096))
 
+#: --grid blind18: 4 x H100, 4 ranks (BLIND18_SHAPES) and 2 ranks (BLIND18_CONTROL), >= 6 rows in every (implementation,
+#: ranks, size regime) cell; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid18.py)
+BLIND18_SHAPES = ((7, 3072), (28, 1024), (19, 1280), (5, 4608), (20, 1536), (16, 2048), (30, 1024),
+                  (12, 4096), (23, 3072), (34, 2560), (41, 4096), (26, 5120), (64, 2048),
+                  (72, 4096), (88, 5120), (42, 7168), (54, 6144), (36, 8192), (140, 3072), (230, 2048),
+                  (185, 5120), (145, 8192), (360, 4096), (440, 6144), (650, 5120), (910, 3584), (490, 8192))
+BLIND18_CONTROL = ((7, 3072), (28, 1024), (19, 1280), (5, 4608), (20, 1536), (16, 2048),
+                   (23, 3072), (34, 2560), (41, 4096), (64, 2048), (72, 4096), (42, 7168), (140, 3072),
+                   (185, 5120), (145, 8192), (360, 4096), (440, 6144), (650, 5120), (490, 8192))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind18":
+        return list(BLIND18_CONTROL if world == 2 else BLIND18_SHAPES)
     if os.environ.get(GRID_ENV) == "blind17":
         return list(BLIND17_SHAPES) if world == 2 else []
     if os.environ.get(GRID_ENV) == "blind16":
@@ -512,7 +525,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13", "blind14", "blind15", "blind16", "blind17"),
+                                       "blind13", "blind14", "blind15", "blind16", "blind17", "blind18"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -538,7 +551,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17") else ""
+                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:

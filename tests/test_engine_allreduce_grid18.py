@@ -1,0 +1,33 @@
+"""All-reduce blind grid 18 on 4 x H100: the H100 as shipped after grid 17 judged on every cell."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwmodels.spec import load_hardware
+from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_grid16 as G16
+from simulator.calibration import engine_allreduce_grid17 as G17
+from simulator.calibration import engine_allreduce_grid18 as G
+
+
+@pytest.fixture(scope="module")
+def pred():
+    return pd.read_csv(EA.DATA_DIR / G.BLIND18_PRED_CSV)
+
+
+def test_grid18_shapes_are_new_and_cells_full(pred):
+    assert not set(G.BLIND18_SHAPES + G.BLIND18_CONTROL) & G.earlier_shapes18()
+    assert len(pred) == len(G.blind18_grid()) == 230 and set(pred["device"]) == {"H100-SXM"}
+    cells = pred.groupby(["impl", "world", "regime"]).size()
+    assert len(cells) == 31 and cells.min() >= 6
+
+
+def test_grid18_prices_the_shipped_h100_against_grid16s(pred):
+    h100 = load_hardware("H100-SXM")
+    assert h100.efficiency.engine_ar_rules == G17.GRID17_H100_RULES        # new = the model as shipped
+    sub = pred.iloc[::23]
+    assert np.allclose(np.round(EA.predict_us(sub, h100), 3), sub["pred_new_us"], atol=2e-3, rtol=0)
+    old = G16.with_rules(h100, G16.GRID16_H100_RULES)
+    assert np.allclose(np.round(EA.predict_us(sub, old), 3), sub["pred_main_us"], atol=2e-3, rtol=0)
