@@ -31,3 +31,12 @@ def test_grid18_prices_the_shipped_h100_against_grid16s(pred):
     assert np.allclose(np.round(EA.predict_us(sub, h100), 3), sub["pred_new_us"], atol=2e-3, rtol=0)
     old = G16.with_rules(h100, G16.GRID16_H100_RULES)
     assert np.allclose(np.round(EA.predict_us(sub, old), 3), sub["pred_main_us"], atol=2e-3, rtol=0)
+
+
+def test_grid18_ran_on_h100s_and_joins(pred):
+    from hwmodels import datafiles as DF
+
+    meas = pd.read_csv(DF.glob(EA.DATA_DIR, G.BLIND18_MEAS_GLOB)[-1])
+    assert set(meas["device"]) == {"NVIDIA H100 80GB HBM3"} and len(meas) == 230 and (meas["script_version"] == 15).all()
+    assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
+    assert len(pred.merge(meas, on=["impl", "world", "tokens", "hidden"])) == 230

@@ -72,6 +72,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind16()
     from .allreduce_grid17 import engine_allreduce_blind17
     engine_allreduce_blind17()
+    from .allreduce_grid18 import engine_allreduce_blind18
+    engine_allreduce_blind18()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

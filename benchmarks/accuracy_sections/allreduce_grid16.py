@@ -13,7 +13,7 @@ The runs (lab/kernels/run_engine_allreduce_blind16.sh; every H100 request was se
   4. 23:51 UTC, 4 x H100 (the first H100 host lent): grid 14 (its H100 prices committed 85d8fc2; allreduce_grid14) 26 of
      31 regimes against main's 24, then grid 16: 28 of 31 against 26 (pooled 4.9 / 11.4 % against 5.4 / 13.7 %) -> the
      H100's rules (GRID14_CANDIDATE's values) SHIPPED into H100-SXM.yaml; this run is the H100's STANDING (the family's
-     row moves here from grid 13). Still missed on it: three 2-rank cells (the Lamport one-shot <= 64 KiB +11 %,
+     row moved here from grid 13, and on to grid 18 after grid 17's 2-rank rules). Still missed on it: three 2-rank cells (the Lamport one-shot <= 64 KiB +11 %,
      TensorRT-LLM's two-shot 2-8 MiB +15 %, vLLM's one-shot 2-8 MiB 12.5 % median with -1 % signed).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ ENGINE_AR_BLIND16_COMMIT = "7ba43ee"
 #: (the measured file's glob, the prediction's device column, the ranks it holds, the model kept after it)
 #: and its STANDING label (the run whose shipped model's row is a device's STANDING: every regime measured; None = none)
 RUNS = (("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv", "H100-SXM", "2+4 ranks, 4 x H100", "new",
-         "engines' all-reduce"),
+         None),   # the H100's STANDING was here until blind grid 18 (allreduce_grid18) judged the model as it ships
         ("engine_allreduce_blind16_nvidia-h200_x4_*.csv", "H200", "2+4 ranks, 4 x H200", "new", "engines' all-reduce, H200"),
         ("engine_allreduce_blind16_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200", "new", None),
         ("engine_allreduce_blind16rep2_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200 again", "new", None))
