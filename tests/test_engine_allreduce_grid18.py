@@ -40,3 +40,13 @@ def test_grid18_ran_on_h100s_and_joins(pred):
     assert set(meas["device"]) == {"NVIDIA H100 80GB HBM3"} and len(meas) == 230 and (meas["script_version"] == 15).all()
     assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
     assert len(pred.merge(meas, on=["impl", "world", "tokens", "hidden"])) == 230
+
+
+def test_lab_script_holds_grid18s_shapes():
+    import importlib.util
+
+    p = EA.DATA_DIR.parents[3] / "lab" / "kernels" / "measure_engine_allreduce.py"
+    spec = importlib.util.spec_from_file_location("mea18", p)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    assert (m.BLIND18_SHAPES, m.BLIND18_CONTROL) == (G.BLIND18_SHAPES, G.BLIND18_CONTROL) and m.SCRIPT_VERSION >= 15
