@@ -443,12 +443,18 @@ def grid9_fit_rows() -> pd.DataFrame:
     return m.reset_index(drop=True)
 
 
-def without_device_rules(hw: HardwareSpec) -> HardwareSpec:
-    """`hw` without its own engine_allreduce_rules (Efficiency.engine_ar_rules, shipped after blind grid 16): the earlier
-    grids' predictors set the rules through hwmodels.roofline's module constants, which a device's own values override."""
+def with_device_rules(hw: HardwareSpec, rules: dict) -> HardwareSpec:
+    """`hw` with its own engine_allreduce_rules (Efficiency.engine_ar_rules; hwmodels.spec ENGINE_AR_RULES keys) replaced
+    by `rules`."""
     from dataclasses import replace
 
-    return hw.with_efficiency(replace(hw.efficiency, engine_ar_rules={})) if hw.efficiency.engine_ar_rules else hw
+    return hw.with_efficiency(replace(hw.efficiency, engine_ar_rules={k: float(v) for k, v in rules.items()}))
+
+
+def without_device_rules(hw: HardwareSpec) -> HardwareSpec:
+    """`hw` without its own engine_allreduce_rules (shipped after blind grid 16): the earlier grids' predictors set the
+    rules through hwmodels.roofline's module constants, which a device's own values override."""
+    return with_device_rules(hw, {}) if hw.efficiency.engine_ar_rules else hw
 
 
 def predict_with(df: pd.DataFrame, hw: HardwareSpec, terms: dict) -> np.ndarray:

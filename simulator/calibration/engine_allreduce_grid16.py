@@ -19,7 +19,6 @@ at <= 64 KiB; the 2-rank Lamport one-shot at 128 KiB-1 MiB).
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +63,10 @@ def blind16_grid() -> pd.DataFrame:
 
 
 def with_rules(hw: HardwareSpec, rules: dict) -> HardwareSpec:
-    """`hw` with its engine_ar_rules replaced by `rules` (hwmodels.spec ENGINE_AR_RULES keys)."""
-    return hw.with_efficiency(replace(hw.efficiency, engine_ar_rules={k: float(v) for k, v in rules.items()}))
+    """`hw` with its engine_ar_rules replaced by `rules` (engine_allreduce.with_device_rules)."""
+    from simulator.calibration.engine_allreduce import with_device_rules
+
+    return with_device_rules(hw, rules)
 
 
 def predict(df: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
