@@ -218,6 +218,17 @@ AR_LAMPORT_OVERLAP = 0.0
 #:                      on the two directions of the link at once; 0 = off)
 AR_LAMPORT_PHASE2 = 1.0
 AR_TWOSHOT2_LINK = 0.0
+#: blind grid 19's rule (with the engines' terms only; above 2 ranks): no module constant (AR_PEER_SHARE where a device
+#: has none, the shipped model as it was); a device's own value comes from its engine_allreduce_rules (oneshot_peer_share;
+#: simulator/calibration/engine_allreduce_grid19.py, fitted on looked-at 4-rank H100 rows of every host only). Source: flashinfer
+#: 0.6.4 @ f1e6fdcb (vllm_custom_all_reduce.cuh multi_gpu_barrier: threads 0..g-1 of each CTA each store one peer's
+#: flag and spin on that peer's own flag AT ONCE, so a barrier waits ONE max over the peers; cross_device_reduce_1stage:
+#: start barrier, the unrolled loads from every rank (one round trip, again the slowest peer), end barrier: 3 waits,
+#: each a max of g - 1 peers; trtllm_allreduce_fusion.cuh allreduce_fusion_kernel_oneshot_lamport: the pushes to all
+#: ranks, then each thread polls all g slots of its own buffer in one loop: one one-way wait, the slowest peer's -- the
+#: ONE wait main already charges it, so the Lamport keeps its rule)
+#:   oneshot_peer_share  vLLM's one-shot pays this share of phase_s per wait per peer beyond the first in place of
+#:                       AR_PEER_SHARE (which grid 13 fitted on every kind's rows together)
 
 
 
@@ -1063,7 +1074,10 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             declared = ops.parallel_units > 0
             nbw = np.array([ENGINE_AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
             waits = np.where(is_two & declared, 0.0, nph + nbw)
-            peer = AR_PEER_SHARE * e.get("phase_s", 0.0) * np.maximum(g - 2.0, 0.0) * waits
+            # blind grid 19's oneshot_peer_share (the device's own; AR_PEER_SHARE where it has none): vLLM's one-shot
+            # (cross_device_reduce_1stage) pays its own per-wait share of the slowest-of-(g - 1)-peers extra
+            psh = np.where(ops.kind == ONESHOT, eff.engine_ar_rules.get("oneshot_peer_share", AR_PEER_SHARE), AR_PEER_SHARE)
+            peer = psh * e.get("phase_s", 0.0) * np.maximum(g - 2.0, 0.0) * waits
             copy = np.where(is_two & ~declared & (g > 2.0), AR_TWOSHOT_COPY * 2.0 * ops.bytes_read
                             / (hw.hbm_bw_bytes_s * eff.memory["elementwise"]), 0.0)
             # blind grid 17's AR_LAMPORT_PHASE2 (or the device's own lamport_phase2): the 2-rank Lamport's one-way phase

@@ -503,8 +503,9 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
 #: Efficiency.engine_ar_rules' keys (dimensionless shares in [0, 1]; the fitted file's `engine_allreduce_rules`): this
 #: device's value of a rule of the engines' all-reduce that hwmodels.roofline otherwise takes from its module constant
 #: (first_fill_extra -> AR_FIRST_FILL_EXTRA, lamport_overlap -> AR_LAMPORT_OVERLAP; both 0 = off there; blind grid 17's
-#: lamport_phase2 -> AR_LAMPORT_PHASE2, 1 = off, twoshot2_link -> AR_TWOSHOT2_LINK, 0 = off)
-ENGINE_AR_RULES = ("first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link")
+#: lamport_phase2 -> AR_LAMPORT_PHASE2, 1 = off, twoshot2_link -> AR_TWOSHOT2_LINK, 0 = off; blind grid 19's
+#: oneshot_peer_share -> AR_PEER_SHARE for vLLM's one-shot)
+ENGINE_AR_RULES = ("first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link", "oneshot_peer_share")
 
 #: Efficiency.broadcast_copy's terms and their allowed ranges (ps per byte; far_l2_scale: a share of the L2's size)
 BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 100.0),

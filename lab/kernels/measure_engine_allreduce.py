@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind17|blind18]
+                                                   [--grid campaign|blind4|...|blind18|blind19]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,12 +46,12 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 15                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 16                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
 #                                               13: --grid blind16; 14: --grid blind17 (2 ranks only)
-#                                               15: --grid blind18
+#                                               15: --grid blind18; 16: --grid blind19
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -209,8 +209,18 @@ BLIND18_CONTROL = ((7, 3072), (28, 1024), (19, 1280), (5, 4608), (20, 1536), (16
                    (23, 3072), (34, 2560), (41, 4096), (64, 2048), (72, 4096), (42, 7168), (140, 3072),
                    (185, 5120), (145, 8192), (360, 4096), (440, 6144), (650, 5120), (490, 8192))
 
+#: --grid blind19: 4 x H100, 4 ranks and 2 ranks (BLIND19_SHAPES both), 14 shapes <= 64 KiB (each 4-rank one-shot cell's
+#: target rows), >= 4 rows in every other cell; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid19.py)
+BLIND19_SHAPES = ((1, 5120), (2, 3584), (3, 2560), (4, 4608), (8, 3072), (18, 1280), (21, 1024), (6, 2048), (12, 1536),
+                  (3, 4096), (8, 4096), (2, 6144), (4, 7168), (14, 1280),
+                  (27, 4096), (30, 6144), (57, 2560), (120, 1280), (161, 1536),
+                  (130, 3072), (93, 3584), (156, 2048), (183, 1536), (105, 3584),
+                  (301, 2560), (201, 8192), (691, 5120), (601, 2048), (841, 4608), (601, 6144))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind19":
+        return list(BLIND19_SHAPES)
     if os.environ.get(GRID_ENV) == "blind18":
         return list(BLIND18_CONTROL if world == 2 else BLIND18_SHAPES)
     if os.environ.get(GRID_ENV) == "blind17":
@@ -525,7 +535,7 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13", "blind14", "blind15", "blind16", "blind17", "blind18"),
+                                       "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -551,7 +561,7 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18") else ""
+                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:
