@@ -80,7 +80,10 @@ def test_prediction_reprices_and_ship_state(pred):
     for col, rules in (("pred_main_us", GRID16_H100_RULES), ("pred_new_us", G.GRID17_H100_RULES),
                        ("pred_alt_us", G.GRID17_H100_ALT)):
         assert np.allclose(np.round(G.predict(sub, with_rules(h, rules)), 3), sub[col], atol=2e-3, rtol=0)
-    assert h.efficiency.engine_ar_rules == G.GRID17_H100_RULES
+    # grid 17's rules shipped, kept after grid 19 (which adds its 4-rank oneshot_peer_share)
+    from simulator.calibration.engine_allreduce_grid19 import GRID19_H100_RULES
+
+    assert h.efficiency.engine_ar_rules == GRID19_H100_RULES and GRID19_H100_RULES.items() >= G.GRID17_H100_RULES.items()
     assert load_hardware("H200").efficiency.engine_ar_rules.keys() <= {"first_fill_extra", "lamport_overlap"}
 
 
@@ -101,5 +104,8 @@ def test_writer_reproduces_the_committed_yaml(tmp_path):
 
     src = DATA_DIR.parents[1] / "fitted" / "H100-SXM.yaml"
     shutil.copy(src, tmp_path / "H100-SXM.yaml")
-    out = G.ship_grid17(tmp_path)
+    from simulator.calibration.engine_allreduce_grid19 import ship_grid19
+
+    G.ship_grid17(tmp_path)
+    out = ship_grid19(tmp_path)       # the H100 moved on after grid 19
     assert out.read_text() == src.read_text()

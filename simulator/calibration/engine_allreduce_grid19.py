@@ -140,3 +140,45 @@ def write_rules(out_dir: Path, rules: dict, source: str) -> Path:
     from simulator.calibration.engine_allreduce_grid16 import write_rules as w16
 
     return w16(out_dir, "H100-SXM", rules, source)
+
+
+#: the commit that holds blind grid 19's prediction (BLIND19_PRED_CSV), made before the measurement
+BLIND19_PRED_COMMIT = "1e53d08"
+#: the shipped rules' source line in H100-SXM.yaml (engine_allreduce_rules_source)
+GRID19_SOURCE = ("simulator/calibration/engine_allreduce_grid19.py write_rules: GRID19_H100_RULES (grid 17's rules kept; "
+                 "oneshot_peer_share by fit_grid19_h100_rules on every looked-at 4-rank vLLM one-shot H100 row, 161 rows "
+                 "of 14 runs on several hosts, committed 1e53d08 before grid 19 ran), judged blind on 4 x H100 (2026-11-28 "
+                 "01:29 UTC, 280 rows, 4 and 2 ranks): 29 of 31 regimes as main's 29, pooled 4.8 / 12.8 % against 5.2 / "
+                 "13.0 % (4 ranks: 16 of 16 both, 4.0 / 11.3 % against 4.6 / 13.0 %; vLLM's one-shot 4 ranks <= 64 KiB "
+                 "2.7 / 7.2 % against 7.8 / 13.9 %)")
+
+
+def ship_grid19(out_dir: Path | None = None) -> Path:
+    """Write GRID19_H100_RULES into the fitted H100-SXM.yaml (engine_allreduce_rules only), as shipped after grid 19."""
+    d = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "fitted" if out_dir is None else Path(out_dir)
+    return write_rules(d, GRID19_H100_RULES, GRID19_SOURCE)
+
+
+def target_cell_by_host(data_dir: Path | None = None) -> pd.DataFrame:
+    """vLLM's one-shot at 4 ranks <= 64 KiB per H100 run (every looked-at file, then grid 19's): n, measured median us,
+    main's (GRID17_H100_RULES) and new's (GRID19_H100_RULES) |error| median / p90 and signed median, %."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration.engine_allreduce_grid16 import with_rules
+    from simulator.calibration.engine_allreduce_grid17 import GRID17_H100_RULES, h100_looked_at_rows
+
+    d = EA.DATA_DIR if data_dir is None else data_dir
+    v = h100_looked_at_rows(world=4, data_dir=d)       # grid 19's own file included (its name holds h100)
+    v = v[(v["impl"] == "vllm_oneshot") & (v["bytes"] <= 64 * 1024)].reset_index(drop=True)
+    h = load_hardware("H100-SXM")
+    rows = []
+    for name, rules in (("main", GRID17_H100_RULES), ("new", GRID19_H100_RULES)):
+        v[f"err_{name}"] = 100 * (predict(v, with_rules(h, rules)) / v["median_us"] - 1)
+    for f, t in v.groupby("file", sort=False):
+        row = {"run": f.replace("engine_allreduce_", "").replace("_nvidia-h100-80gb-hbm3", "").split("_20")[0]
+               + (" (blind)" if "blind19" in f else ""), "n": len(t), "meas_us": t["median_us"].median()}
+        for name in ("main", "new"):
+            e = t[f"err_{name}"]
+            row.update({f"{name}_med": e.abs().median(), f"{name}_p90": e.abs().quantile(0.9), f"{name}_signed": e.median()})
+        rows.append(row)
+    return pd.DataFrame(rows)
