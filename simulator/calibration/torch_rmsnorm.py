@@ -24,6 +24,17 @@ regimes (lone 9.2 / 12.8 %, stream 9.0 / 22.1 %; mid 14.5 / 20.0 % too fast), ma
 median), so fit.errors prices the campaign's rows with CAND (SHIPPED). The profiler confirmed the launch:
 vectorized_layer_norm_kernel<BFloat16, float, true>, grid = rows, block 32 x 4, 27 registers. Other devices: T0 and ROUND as measured on the H100 (the H200's lone rows
 match them), STREAM scaled by the datasheet HBM ratio (a transfer, never fitted there).
+
+Grid 2 (s27rn, 2026-11-28; the form fit.errors ships now: `shipped_us` -> rmsnorm2_us with CAND2). Read off grid 1's
+rows (looked-at): a lone row's round costs ~0.34 us while its input stays in the L2 across the harness's rotation sets
+(every lone row measured so far) and ~0.6 us once the sets' input overflows it (192 x 7168, 256 x 14336 at 2 blocks per
+SM: most of the mid rows' -15 % was this, not co-resident blocks slowing each other); co-resident blocks cost
+through the HBM stream (k blocks per SM put k rows' bytes on it, summed with the chain: p = 1 fitted), and the second pass's re-read of
+its row misses the L2 once one wave's rows (SMs x 16 x n x 2 B) overflow it (the stream rows of long hiddens ran at
+1.7-1.9 TB/s of input + output, ~2.8 TB/s with the re-read). T = T0 + chain + bytes / STREAM, fitted on the 44
+looked-at rows (lab/kernels/fit_torch_rmsnorm2.py). Blind grid 2 (GRID2: 32 shapes, prices committed 78a3342, timed on
+the H100 2026-11-28): CAND2 met 3 of 3 regimes (lone 2.1 / 3.3 %, mid 3.6 / 15.0 %, stream 8.7 / 11.3 %), main's CAND 1
+of 3 (lone only; mid 11.7 / 22.5 %, stream 9.8 / 29.8 %).
 """
 from __future__ import annotations
 
@@ -229,3 +240,77 @@ GRID2 = [
 ]
 #: controls: the campaign's shapes grid 1 re-timed (looked-at), the first row also the run's warm-up
 CONTROLS2 = [(1, 4096), (1024, 4096), (16384, 14336)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# grid 2: prices committed at PREDICTION2_COMMIT (main = CAND, the form main f845e58 ships; cand2 = CAND2, the
+# primary candidate; cand2b = CAND2B, a named variant; builder = the builder's one elementwise op), timed on the H100
+# 2026-11-28 (lab/kernels/measure_torch_rmsnorm.py --grid blind2)
+# ---------------------------------------------------------------------------------------------------------------
+PREDICTION2_COMMIT = "78a3342"
+GRID2_PREDICTION = "production_kernels/torch_rmsnorm_grid2_prediction_2026-11-28.csv"
+GRID2_MEASURED = "production_kernels/torch_rmsnorm_grid2_nvidia-h100-80gb-hbm3_2026-11-28.csv"
+MODELS2 = (("main", "pred_main_us"), ("cand2", "pred_cand2_us"), ("cand2b", "pred_cand2b_us"),
+           ("builder", "pred_builder_us"))
+GRID2_COLUMNS = ("rows", "n", "kind", "regime", "median_us", "rotation_sets") + tuple(c for _, c in MODELS2)
+
+
+def measured2() -> pd.DataFrame:
+    """Grid 2's measured rows with the committed prices (35: 32 blind + 3 campaign controls) and signed errors."""
+    from hwmodels import datafiles as DF
+    from hwmodels.calibration import DATA_DIR
+
+    with DF.open_text(DATA_DIR / GRID2_MEASURED) as f:
+        m = pd.read_csv(f)
+    missing = [c for c in GRID2_COLUMNS if c not in m.columns]
+    if missing:
+        raise ValueError(f"{GRID2_MEASURED}: missing columns {missing}")
+    for name, col in MODELS2:
+        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
+    return m
+
+
+def accuracy(m: pd.DataFrame, models=MODELS2) -> pd.DataFrame:
+    """Per regime (blind rows) and model: n, |error| median / p90, signed median, met (median <= 10, p90 <= 25)."""
+    b = m[m["kind"] == "blind"]
+    out = []
+    for reg in REGIMES + ("pooled",):
+        r = b if reg == "pooled" else b[b["regime"] == reg]
+        row = {"regime": reg, "n": len(r)}
+        for name, _ in models:
+            e = r[f"err_{name}"].to_numpy()
+            med, p90 = float(np.median(np.abs(e))), float(np.percentile(np.abs(e), 90))
+            row.update({f"{name}_med": med, f"{name}_p90": p90, f"{name}_signed": float(np.median(e)),
+                        f"{name}_met": "" if reg == "pooled" else ("yes" if med <= GOAL_MEDIAN and p90 <= GOAL_P90
+                                                                 else "no")})
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def ship_decision(g: pd.DataFrame, cand: str = "cand2", base: str = "main") -> bool:
+    """The ship rule: the candidate meets more regimes than main on the blind grid, or as many with a lower pooled
+    median AND p90."""
+    met = {k: int((g.set_index("regime").loc[list(REGIMES), f"{k}_met"] == "yes").sum()) for k in (cand, base)}
+    pooled = g.set_index("regime").loc["pooled"]
+    return met[cand] > met[base] or (met[cand] == met[base] and pooled[f"{cand}_med"] < pooled[f"{base}_med"]
+                                     and pooled[f"{cand}_p90"] < pooled[f"{base}_p90"])
+
+
+def grid2_measured_path():
+    from hwmodels import datafiles as DF
+    from hwmodels.calibration import DATA_DIR
+
+    return DF.resolve(DATA_DIR / GRID2_MEASURED)
+
+
+#: the form the report's row ships after grid 2: "cand2" (CAND2 met 3 of 3 regimes on grid 2's 32 blind rows,
+#: main's CAND 1 of 3) or "main" (CAND, grid 1's); CAND2B stays a named, not-shipped variant
+SHIPPED2 = "cand2"
+
+
+def shipped_us(rows, n, sms: int = H100_SMS, l2_bytes: float = H100_L2, hbm_bps: float = H100_HBM_BPS,
+               sets=None) -> np.ndarray:
+    """The shipped price of F.rms_norm (fit.errors prices the report's `elementwise:rmsnorm` rows with it)."""
+    if SHIPPED2 == "cand2":
+        return rmsnorm2_us(rows, n, CAND2, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps, sets=sets)
+    return rmsnorm_us(rows, n, CAND, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps)
