@@ -48,6 +48,7 @@ from accuracy_sections import (
     regimes,
     topk_engines,
     torch_rmsnorm_grid1,
+    torch_rmsnorm_grid2,
     triton,
     xqa,
 )
@@ -62,6 +63,7 @@ def main() -> None:
     args = ap.parse_args()
     device_campaigns.device_campaigns(args.refit)
     torch_rmsnorm_grid1.torch_rmsnorm_grid1()
+    torch_rmsnorm_grid2.torch_rmsnorm_grid2()
     regimes.regimes(args.all)
     topk_engines.trtllm_grids()
     production_kernels.production_kernels()

@@ -40,6 +40,53 @@ def test_grid1_files_and_judgement():
     g = TR.grid1_accuracy(m).set_index("regime")
     assert (g.loc[list(TR.REGIMES), "cand_met"] == "yes").sum() == 2
     assert (g.loc[list(TR.REGIMES), "main_met"] == "yes").sum() == 0
-    assert TR.SHIPPED == "cand"
+    assert TR.SHIPPED == "cand"   # grid 1's decision (grid 2 then shipped CAND2: SHIPPED2)
     # novelty: no blind shape was in measure.py's campaign (hidden 4096 / 14336)
     assert not set(TR.GRID) & {(r, n) for r in (1, 16, 64, 256, 1024, 4096, 16384) for n in (4096, 14336)}
+
+
+def test_grid2_form_structure_warm_reread_and_stream():
+    c = dict(TR.CAND2, stream_bps=1e30)   # no stream: the chain alone
+    # a lone row's round: l_hit while the input's rotation footprint sits under warm_lo x L2, l_miss above warm_hi
+    warm = TR.rmsnorm2_us(1, 1024, c, sets=1) - c["t0_us"]
+    cold = TR.rmsnorm2_us(1, 1024, c, sets=1e6) - c["t0_us"]
+    assert np.isclose(warm, 2 * c["l_hit_us"]) and np.isclose(cold, 2 * c["l_miss_us"])
+    # the chain counts waves of SMs x 16 blocks, as grid 1's form
+    assert np.isclose(TR.rmsnorm2_us(2113, 4096, c, sets=1) - TR.rmsnorm2_us(2112, 4096, c, sets=1),
+                      8 * c["l_hit_us"])
+    # the second pass re-reads its row from HBM once one wave's rows overflow rr_hi x L2; not under rr_lo x L2
+    z = dict(TR.CAND2, t0_us=0.0, l_hit_us=0.0, l_miss_us=0.0, l2_out_share=0.0)
+    n = 16384   # one wave: 2112 rows x 32 KiB = 66 MiB > 0.65 x 50 MiB
+    big = TR.rmsnorm2_us(2112, n, z, sets=1)
+    assert np.isclose(big, (2 * 2 * 2112 * n + 2 * n + 2 * 2112 * n) / TR.CAND2["stream_bps"] * 1e6)
+    small = TR.rmsnorm2_us(64, 2048, z, sets=1)
+    assert np.isclose(small, (2 * 64 * 2048 + 2 * 2048 + 2 * 64 * 2048) / TR.CAND2["stream_bps"] * 1e6)
+    # the harness's rotation sets (lab/harness.py: 256 MiB of input + output, at most 16) are the default
+    assert TR.harness_sets(1, 4096) == 16 and TR.harness_sets(16384, 14336) == 1 and TR.harness_sets(2048, 8192) == 4
+    assert np.isclose(TR.rmsnorm2_us(512, 16384), TR.rmsnorm2_us(512, 16384, sets=8))
+    # the shipped price is grid 2's form; another device's stream scales with its HBM rate
+    assert TR.SHIPPED2 == "cand2"
+    assert np.isclose(TR.shipped_us(300, 6144), TR.rmsnorm2_us(300, 6144, TR.CAND2))
+    assert TR.shipped_us(16384, 8192, hbm_bps=4.8e12) < TR.shipped_us(16384, 8192)
+
+
+def test_grid2_files_and_judgement():
+    with DF.open_text(DATA_DIR / TR.GRID2_PREDICTION) as f:
+        pred = pd.read_csv(f)
+    assert len(pred) == len(TR.GRID2) + len(TR.CONTROLS2) == 35
+    # the committed prices are the constants' (nothing refitted after the measurement)
+    assert np.allclose(pred["pred_cand2_us"], TR.rmsnorm2_us(pred["rows"], pred["n"], TR.CAND2), atol=1e-3)
+    assert np.allclose(pred["pred_cand2b_us"], TR.rmsnorm2_us(pred["rows"], pred["n"], TR.CAND2B), atol=1e-3)
+    assert np.allclose(pred["pred_main_us"], TR.rmsnorm_us(pred["rows"], pred["n"], TR.CAND), atol=1e-3)
+    m = TR.measured2()
+    assert set(TR.GRID2_COLUMNS) <= set(m.columns) and len(m) == 35
+    assert (m["kind"] == "blind").sum() == 32 and (m["kind"] == "control").sum() == 3
+    assert (m["median_us"] > 0).all() and (m["rotation_sets"] == TR.harness_sets(m["rows"], m["n"])).all()
+    assert (m[m["kind"] == "blind"]["regime"] == "mid").sum() >= 12
+    g = TR.accuracy(m).set_index("regime")
+    assert (g.loc[list(TR.REGIMES), "cand2_met"] == "yes").sum() == 3
+    assert (g.loc[list(TR.REGIMES), "main_met"] == "yes").sum() == 1
+    assert TR.ship_decision(g.reset_index()) and TR.SHIPPED2 == "cand2"
+    # novelty: no blind shape of grid 2 was in the campaign or in grid 1
+    camp = {(r, n) for r in (1, 16, 64, 256, 1024, 4096, 16384) for n in (4096, 14336)}
+    assert not set(TR.GRID2) & (camp | set(TR.GRID))

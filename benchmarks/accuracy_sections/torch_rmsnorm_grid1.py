@@ -42,7 +42,7 @@ def torch_rmsnorm_grid1() -> None:
         if name == "nol2":
             continue
         met = int((g[f"{name}_met"] == "yes").sum())
-        shipped = " (shipped)" if name == TR.SHIPPED else ""
+        shipped = " (shipped after grid 1)" if name == TR.SHIPPED else ""
         what = "main 4ee4cbc's builder" if name == "main" else "the kernel's form"
         BOARD.add(FAMILY, "blind", f"grid1 ({len(blind)}), {what}{shipped}, committed", blind[f"err_{name}"], met,
                   len(TR.REGIMES))

@@ -390,15 +390,18 @@ def errors(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> pd.DataFrame:
     hold = holdout_mask(df)
     out = df.assign(predicted_us=np.where(has, pred, np.nan), held_out=hold,
                     part=np.where(hold, "held-out", np.where(fitted, "fit", "predicted")))
-    # torch's own RMSNorm: its kernel's form (simulator.calibration.torch_rmsnorm, shipped after its blind grid 1),
-    # whose constants were fitted on the H100 campaign's rows: those rows are `looked-at`, other devices' `transfer`
+    # torch's own RMSNorm: its kernel's form (simulator.calibration.torch_rmsnorm: grid 2's rmsnorm2_us, shipped
+    # after its blind grid 2), whose constants were fitted on the H100 campaign's rows (and grid 1's): those rows are
+    # `looked-at`, other devices' `transfer`; a row's input warmth follows its recorded rotation sets
     rms = has & (df["family"].to_numpy() == "elementwise") & (df["op_kind"].to_numpy() == "rmsnorm")
     if rms.any():
         from simulator.calibration import torch_rmsnorm as TR
 
-        out.loc[rms, "predicted_us"] = TR.rmsnorm_us(_num(df, "batch", 1)[rms], _num(df, "n", 0)[rms],
-                                                     sms=hw.units, l2_bytes=(hw.l2_bytes or TR.H100_L2),
-                                                     hbm_bps=hw.hbm_bw_bytes_s)
+        rows_, n_ = _num(df, "batch", 1)[rms], _num(df, "n", 0)[rms]
+        sets = _num(df, "rotation_sets", 0)[rms]
+        sets = np.where(sets > 0, sets, TR.harness_sets(rows_, n_))
+        out.loc[rms, "predicted_us"] = TR.shipped_us(rows_, n_, sms=hw.units, l2_bytes=(hw.l2_bytes or TR.H100_L2),
+                                                     hbm_bps=hw.hbm_bw_bytes_s, sets=sets)
         out.loc[rms, "part"] = TR.report_part(hw.name)
     out["ape_pct"] = (out["predicted_us"] / out["median_us"] - 1).abs() * 100
     # torch.topk's terms belong to fit-regimes (module docstring): its rows here are checked there

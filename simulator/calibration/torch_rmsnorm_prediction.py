@@ -1,7 +1,7 @@
 """Grid 1's committed prediction of torch's own RMSNorm kernel: main's price (simulator.calibration.fit's builder) beside
 the kernel's form (simulator.calibration.torch_rmsnorm). Its own module because fit prices the report's rows with the
 form, so torch_rmsnorm must not import fit; this module imports both. `python -m
-simulator.calibration.torch_rmsnorm_prediction` prints the table the prediction CSV holds."""
+simulator.calibration.torch_rmsnorm_prediction [--grid2]` prints the table grid 1's (grid 2's) prediction CSV holds."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,5 +39,25 @@ def prediction_table() -> pd.DataFrame:
     return t
 
 
+
+def prediction_table2() -> pd.DataFrame:
+    """Every grid-2 row (controls first: the first is also the run's warm-up) priced by main f845e58's shipped form
+    (`main`: torch_rmsnorm.CAND, grid 1's), grid 2's candidate (`cand2`: CAND2), its named variant (`cand2b`: CAND2B)
+    and the builder's one elementwise op (`builder`, for reference); `sets` = the harness's rotation sets."""
+    from simulator.calibration.torch_rmsnorm import CAND2, CAND2B, CONTROLS2, GRID2, harness_sets, rmsnorm2_us
+
+    shapes = [(r, n, "control") for r, n in CONTROLS2] + [(r, n, "blind") for r, n in GRID2]
+    t = pd.DataFrame(shapes, columns=["rows", "n", "kind"])
+    t["regime"] = [regime(r) for r in t["rows"]]
+    t["sets"] = harness_sets(t["rows"], t["n"]).astype(int)
+    t["pred_main_us"] = rmsnorm_us(t["rows"], t["n"], CAND).round(3)
+    t["pred_cand2_us"] = rmsnorm2_us(t["rows"], t["n"], CAND2).round(3)
+    t["pred_cand2b_us"] = rmsnorm2_us(t["rows"], t["n"], CAND2B).round(3)
+    t["pred_builder_us"] = main_us(t["rows"], t["n"]).round(3)
+    return t
+
+
 if __name__ == "__main__":
-    print(prediction_table().to_string(index=False))
+    import sys
+
+    print((prediction_table2() if "--grid2" in sys.argv else prediction_table()).to_string(index=False))
