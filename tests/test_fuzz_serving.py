@@ -24,7 +24,14 @@ BASE = {
     },
 }
 
-DROP = object()
+class _Drop:
+    """Marks a key the case deletes; its repr names it, so the case ids are the same in every process (pytest-xdist)."""
+
+    def __repr__(self):
+        return "DROP"
+
+
+DROP = _Drop()
 
 
 def _set(doc, path, value):
