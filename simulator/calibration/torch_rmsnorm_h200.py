@@ -1,0 +1,68 @@
+"""torch's own RMSNorm on the H200: grid 2's shapes timed on the device whose row the report calls a `transfer`.
+
+The RMSNorm forms (simulator.calibration.torch_rmsnorm) were fitted on H100 rows only; on another device the report
+prices them with that device's SMs, L2 and datasheet HBM bandwidth (the stream rate scaled by the HBM ratio, T0 and the
+round latencies as on the H100). Until now the H200 row was judged only on measure.py's 14 campaign shapes timed on the
+H200 (2026-11-22). This grid times GRID2 + CONTROLS2 (the H100's grid 2) on an H200, priced before the run
+(PREDICTION, committed first) by both transferred forms:
+  main   grid 1's form (torch_rmsnorm.CAND), the transfer before grid 2
+  cand2  grid 2's form (torch_rmsnorm.CAND2), the transfer the report ships now
+Nothing here is fitted on H200 rows: every row is blind for the H200 (the shapes' H100 times were looked at when CAND2
+was fitted; the H200's were never seen). Timed with lab/kernels/measure_torch_rmsnorm.py --grid blind2 PREDICTION.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+DEVICE = "H200"
+PREDICTION = "production_kernels/torch_rmsnorm_grid2_prediction_H200_2026-11-28.csv"
+MEASURED = "production_kernels/torch_rmsnorm_grid2_nvidia-h200_2026-11-28.csv"
+MODELS = (("main", "pred_main_us"), ("cand2", "pred_cand2_us"))
+
+
+def prediction_table() -> pd.DataFrame:
+    """Every grid-2 row (controls first, as the H100 run) priced on the H200 by both transferred forms."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import torch_rmsnorm as TR
+
+    hw = load_hardware(DEVICE)
+    dev = {"sms": int(hw.units), "l2_bytes": float(hw.l2_bytes or TR.H100_L2), "hbm_bps": float(hw.hbm_bw_bytes_s)}
+    shapes = [(r, n, "control") for r, n in TR.CONTROLS2] + [(r, n, "blind") for r, n in TR.GRID2]
+    t = pd.DataFrame(shapes, columns=["rows", "n", "kind"])
+    t["regime"] = [TR.regime(r, dev["sms"]) for r in t["rows"]]
+    t["sets"] = TR.harness_sets(t["rows"], t["n"]).astype(int)
+    t["pred_main_us"] = TR.rmsnorm_us(t["rows"], t["n"], TR.CAND, **dev).round(3)
+    t["pred_cand2_us"] = TR.rmsnorm2_us(t["rows"], t["n"], TR.CAND2, **dev).round(3)
+    return t
+
+
+def measured() -> pd.DataFrame:
+    """The H200 grid-2 rows with the committed prices and signed errors (err_main, err_cand2)."""
+    from hwmodels import datafiles as DF
+    from hwmodels.calibration import DATA_DIR
+
+    with DF.open_text(DATA_DIR / MEASURED) as f:
+        m = pd.read_csv(f)
+    need = ["rows", "n", "kind", "regime", "median_us", "rotation_sets"] + [c for _, c in MODELS]
+    missing = [c for c in need if c not in m.columns]
+    if missing:
+        raise ValueError(f"{MEASURED}: missing columns {missing}")
+    for name, col in MODELS:
+        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
+    return m
+
+
+def accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per regime (blind rows): both transferred forms' |error| median / p90, signed median, met."""
+    from simulator.calibration import torch_rmsnorm as TR
+
+    return TR.accuracy(measured() if m is None else m, MODELS)
+
+
+if __name__ == "__main__":
+    import sys
+
+    t = prediction_table()
+    if len(sys.argv) > 1:
+        t.to_csv(sys.argv[1], index=False)
+    print(t.to_string(index=False))
