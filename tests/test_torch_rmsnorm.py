@@ -90,3 +90,30 @@ def test_grid2_files_and_judgement():
     # novelty: no blind shape of grid 2 was in the campaign or in grid 1
     camp = {(r, n) for r in (1, 16, 64, 256, 1024, 4096, 16384) for n in (4096, 14336)}
     assert not set(TR.GRID2) & (camp | set(TR.GRID))
+
+
+def test_grid2_second_lease_carries_grid2s_committed_prices():
+    """The replicate's rows are grid 2's shapes with grid 2's committed H100 prices (not the H200 prices the run's
+    command line named); the shipped form meets all three regimes there too."""
+    first, rep = TR.measured2(), TR.measured2(TR.GRID2_REPLICATE)
+    assert len(rep) == 35 and set(map(tuple, rep[["rows", "n"]].to_numpy())) == set(map(tuple, first[["rows", "n"]].to_numpy()))
+    j = first.merge(rep, on=["rows", "n"], suffixes=("", "_rep"))
+    for _, col in TR.MODELS2:
+        assert np.allclose(j[col], j[f"{col}_rep"])
+    assert (rep["rotation_sets"] == TR.harness_sets(rep["rows"], rep["n"])).all()
+    g = TR.accuracy(rep).set_index("regime")
+    assert (g.loc[list(TR.REGIMES), "cand2_met"] == "yes").sum() == 3
+
+
+def test_h200_prediction_is_the_transferred_forms():
+    from simulator.calibration import torch_rmsnorm_h200 as H
+
+    with DF.open_text(DATA_DIR / H.PREDICTION) as f:
+        pred = pd.read_csv(f)
+    now = H.prediction_table()
+    assert len(pred) == 35 and list(pred.columns) == list(now.columns)
+    for _, col in H.MODELS:
+        assert np.allclose(pred[col], now[col], atol=1e-3)
+    # the H200's faster HBM makes the stream rows cheaper than the H100's prices of the same shapes
+    h100 = TR.rmsnorm2_us(pred["rows"], pred["n"], TR.CAND2)
+    assert (pred["pred_cand2_us"] <= h100 + 1e-3).all() and (pred["pred_cand2_us"] < h100 - 1e-3).any()

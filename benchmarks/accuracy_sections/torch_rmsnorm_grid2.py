@@ -45,3 +45,21 @@ def torch_rmsnorm_grid2() -> None:
         what = "main f845e58's form (grid 1's)" if name == "main" else "grid 2's form"
         BOARD.add(FAMILY, "blind", f"grid2 ({len(blind)}), {what}{shipped}, committed", blind[f"err_{name}"], met,
                   len(TR.REGIMES))
+    if TR.grid2_measured_path(TR.GRID2_REPLICATE).is_file():
+        _replicate(m)
+
+
+def _replicate(first) -> None:
+    """Grid 2 timed again on a second H100 lease: the spread between the two runs and each form on the second."""
+    import numpy as np
+
+    r = TR.measured2(TR.GRID2_REPLICATE)
+    g = TR.accuracy(r).set_index("regime")
+    j = first.merge(r[["rows", "n", "median_us"]], on=["rows", "n"], suffixes=("", "_rep"))
+    spread = (j["median_us_rep"] / j["median_us"] - 1).abs() * 100
+    print(f"  second lease ({TR.GRID2_REPLICATE}; asked for an H200, served by an H100): run-to-run |difference| "
+          f"median {np.median(spread):.1f} / p90 {np.percentile(spread, 90):.1f} %; on it, per model (median / p90 %, "
+          "regimes met): " + "; ".join(
+              f"{name} {g.loc['pooled', f'{name}_med']:.1f} / {g.loc['pooled', f'{name}_p90']:.1f}, "
+              f"{int((g.loc[list(TR.REGIMES), f'{name}_met'] == 'yes').sum())} of {len(TR.REGIMES)}"
+              for name, _ in TR.MODELS2))

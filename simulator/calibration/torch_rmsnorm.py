@@ -250,21 +250,25 @@ CONTROLS2 = [(1, 4096), (1024, 4096), (16384, 14336)]
 PREDICTION2_COMMIT = "78a3342"
 GRID2_PREDICTION = "production_kernels/torch_rmsnorm_grid2_prediction_2026-11-28.csv"
 GRID2_MEASURED = "production_kernels/torch_rmsnorm_grid2_nvidia-h100-80gb-hbm3_2026-11-28.csv"
+#: grid 2 timed again on a second H100 lease (asked for an H200, served by an H100: see its notes file), with grid 2's
+#: committed H100 prices joined on (rows, n); every model's constants were fixed before either run
+GRID2_REPLICATE = "production_kernels/torch_rmsnorm_grid2rep2_nvidia-h100-80gb-hbm3_2026-11-28.csv"
 MODELS2 = (("main", "pred_main_us"), ("cand2", "pred_cand2_us"), ("cand2b", "pred_cand2b_us"),
            ("builder", "pred_builder_us"))
 GRID2_COLUMNS = ("rows", "n", "kind", "regime", "median_us", "rotation_sets") + tuple(c for _, c in MODELS2)
 
 
-def measured2() -> pd.DataFrame:
-    """Grid 2's measured rows with the committed prices (35: 32 blind + 3 campaign controls) and signed errors."""
+def measured2(name: str = GRID2_MEASURED) -> pd.DataFrame:
+    """Grid 2's measured rows (`name`: GRID2_MEASURED or GRID2_REPLICATE) with the committed prices (35: 32 blind + 3
+    campaign controls) and signed errors."""
     from hwmodels import datafiles as DF
     from hwmodels.calibration import DATA_DIR
 
-    with DF.open_text(DATA_DIR / GRID2_MEASURED) as f:
+    with DF.open_text(DATA_DIR / name) as f:
         m = pd.read_csv(f)
     missing = [c for c in GRID2_COLUMNS if c not in m.columns]
     if missing:
-        raise ValueError(f"{GRID2_MEASURED}: missing columns {missing}")
+        raise ValueError(f"{name}: missing columns {missing}")
     for name, col in MODELS2:
         m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
     return m
@@ -296,11 +300,11 @@ def ship_decision(g: pd.DataFrame, cand: str = "cand2", base: str = "main") -> b
                                      and pooled[f"{cand}_p90"] < pooled[f"{base}_p90"])
 
 
-def grid2_measured_path():
+def grid2_measured_path(name: str = GRID2_MEASURED):
     from hwmodels import datafiles as DF
     from hwmodels.calibration import DATA_DIR
 
-    return DF.resolve(DATA_DIR / GRID2_MEASURED)
+    return DF.resolve(DATA_DIR / name)
 
 
 #: the form the report's row ships after grid 2: "cand2" (CAND2 met 3 of 3 regimes on grid 2's 32 blind rows,

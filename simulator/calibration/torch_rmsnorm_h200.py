@@ -9,6 +9,9 @@ H200 (2026-11-22). This grid times GRID2 + CONTROLS2 (the H100's grid 2) on an H
   cand2  grid 2's form (torch_rmsnorm.CAND2), the transfer the report ships now
 Nothing here is fitted on H200 rows: every row is blind for the H200 (the shapes' H100 times were looked at when CAND2
 was fitted; the H200's were never seen). Timed with lab/kernels/measure_torch_rmsnorm.py --grid blind2 PREDICTION.
+Status: NOT YET MEASURED. The first call (2026-11-28, run tool kind nvidia-h200) was served by an H100; its rows became
+grid 2's H100 replicate (torch_rmsnorm.GRID2_REPLICATE). The device's rules reserve H200-only requests for work that
+does not fit an H100, so this prediction waits for a call the lender happens to serve with an H200.
 """
 from __future__ import annotations
 
