@@ -232,6 +232,17 @@ AR_TWOSHOT2_LINK = 0.0
 
 
 
+#: blind grid 20's rule (with the engines' terms only; 2 ranks only), a module constant that turns it OFF; a device's own
+#: value comes from its engine_allreduce_rules (lamport2_link; simulator/calibration/engine_allreduce_grid20.py, fitted on
+#: looked-at 2-rank H100 rows only):
+#:   AR_LAMPORT2_LINK  TensorRT-LLM's Lamport one-shot at 2 ranks: its push's link bytes at this share of the datasheet
+#:                     link rate, in place of max(link / ceiling, link / memory) of the own kernel's shares, which were
+#:                     fitted with vLLM's PULLS (allreduce_fusion_kernel_oneshot_lamport, trtllm_allreduce_fusion.cuh @
+#:                     f1e6fdcb: every thread posts st.global of its 16-byte vectors into the ONE peer's buffer, no round
+#:                     trip, then clears the previous buffer and polls its own; 0 = off)
+AR_LAMPORT2_LINK = 0.0
+
+
 def ar_barrier_s(hw: HardwareSpec, kind: str, world) -> np.ndarray:
     """One custom all-reduce barrier of `kind` over `world` ranks on `hw` (the term `price` charges AR_BARRIERS
     times): the link latency (the fitted one, at least the spec's) plus sync[kind] per peer beyond the first."""
@@ -1101,6 +1112,11 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             ceil = np.where((ops.kind == LAMPORT) & (g > 2.0), ceil * LAMPORT_CEILING_RATIO, ceil)
         bw_all = (hw.link_bw_bytes_s or np.inf) * ceil
         one = np.maximum((g - 1.0) * link / bw_all, link / bw)
+        l2 = eff.engine_ar_rules.get("lamport2_link", AR_LAMPORT2_LINK)
+        if eff.engine_ar and l2:
+            # blind grid 20's AR_LAMPORT2_LINK (or the device's own lamport2_link): the Lamport one-shot's push at 2 ranks
+            lam2l = (ops.kind == LAMPORT) & (g == 2.0)
+            one = np.where(lam2l, link / ((hw.link_bw_bytes_s or np.inf) * l2), one)
         overlap = eff.engine_ar_rules.get("lamport_overlap", AR_LAMPORT_OVERLAP)
         if eff.engine_ar and overlap:
             # blind grid 14's AR_LAMPORT_OVERLAP (or the device's own lamport_overlap): the 2-rank Lamport push overlaps

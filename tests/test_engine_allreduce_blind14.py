@@ -97,7 +97,8 @@ def test_grid14_candidate_ships_as_the_h100s_own_rules():
     rules = load_hardware("H100-SXM").efficiency.engine_ar_rules
     # grid 14's first_fill_extra still; lamport_overlap refit with grid 17's 2-rank rules (engine_allreduce_grid17)
     assert rules["first_fill_extra"] == E.GRID14_CANDIDATE["AR_FIRST_FILL_EXTRA"]
-    assert set(rules) == {"first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link", "oneshot_peer_share"}
+    assert set(rules) == {"first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link", "oneshot_peer_share",
+                          "lamport2_link"}    # grid 20's lamport2_link (engine_allreduce_grid20)
 
 
 def test_the_h100_run_is_whole():

@@ -64,10 +64,11 @@ def test_shipped_rules_per_device():
 
     assert load_hardware("H200").efficiency.engine_ar_rules == G.GRID16_H200_RULES
     from simulator.calibration import engine_allreduce_grid17 as G17
-    from simulator.calibration import engine_allreduce_grid19 as G19
+    from simulator.calibration import engine_allreduce_grid20 as G20
 
-    # the H100 moved on after grid 17 (its 2-rank rules; grid 16's first_fill_extra kept) and grid 19 (oneshot_peer_share)
-    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == G19.GRID19_H100_RULES
+    # the H100 moved on after grid 17 (its 2-rank rules; grid 16's first_fill_extra kept), grid 19 (oneshot_peer_share)
+    # and grid 20 (lamport2_link, the Lamport pair refitted)
+    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == G20.GRID20_H100_RULES
     assert G17.GRID17_H100_RULES["first_fill_extra"] == G.GRID16_H100_RULES["first_fill_extra"]
     assert R.AR_FIRST_FILL_EXTRA == 0.0 and R.AR_LAMPORT_OVERLAP == 0.0
 

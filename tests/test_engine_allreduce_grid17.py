@@ -80,10 +80,14 @@ def test_prediction_reprices_and_ship_state(pred):
     for col, rules in (("pred_main_us", GRID16_H100_RULES), ("pred_new_us", G.GRID17_H100_RULES),
                        ("pred_alt_us", G.GRID17_H100_ALT)):
         assert np.allclose(np.round(G.predict(sub, with_rules(h, rules)), 3), sub[col], atol=2e-3, rtol=0)
-    # grid 17's rules shipped, kept after grid 19 (which adds its 4-rank oneshot_peer_share)
+    # grid 17's rules shipped, kept after grid 19 (which adds its 4-rank oneshot_peer_share); grid 20 refitted the
+    # Lamport pair with its lamport2_link and kept twoshot2_link
     from simulator.calibration.engine_allreduce_grid19 import GRID19_H100_RULES
+    from simulator.calibration.engine_allreduce_grid20 import GRID20_H100_RULES
 
-    assert h.efficiency.engine_ar_rules == GRID19_H100_RULES and GRID19_H100_RULES.items() >= G.GRID17_H100_RULES.items()
+    assert GRID19_H100_RULES.items() >= G.GRID17_H100_RULES.items()
+    assert h.efficiency.engine_ar_rules == GRID20_H100_RULES
+    assert GRID20_H100_RULES["twoshot2_link"] == G.GRID17_H100_RULES["twoshot2_link"]
     assert load_hardware("H200").efficiency.engine_ar_rules.keys() <= {"first_fill_extra", "lamport_overlap"}
 
 
@@ -105,7 +109,9 @@ def test_writer_reproduces_the_committed_yaml(tmp_path):
     src = DATA_DIR.parents[1] / "fitted" / "H100-SXM.yaml"
     shutil.copy(src, tmp_path / "H100-SXM.yaml")
     from simulator.calibration.engine_allreduce_grid19 import ship_grid19
+    from simulator.calibration.engine_allreduce_grid20 import ship_grid20
 
     G.ship_grid17(tmp_path)
-    out = ship_grid19(tmp_path)       # the H100 moved on after grid 19
+    ship_grid19(tmp_path)             # the H100 moved on after grid 19
+    out = ship_grid20(tmp_path)       # and after grid 20
     assert out.read_text() == src.read_text()

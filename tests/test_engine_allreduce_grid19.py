@@ -29,7 +29,13 @@ def test_grid19_shapes_are_new_and_cells_full(pred):
 
 def test_prediction_reprices_and_ship_state(pred):
     h = load_hardware("H100-SXM")
-    assert h.efficiency.engine_ar_rules == G.GRID19_H100_RULES
+    from simulator.calibration.engine_allreduce_grid20 import GRID20_H100_RULES
+
+    # shipped after grid 19, then grid 20 moved only the 2-rank Lamport keys (oneshot_peer_share kept)
+    assert h.efficiency.engine_ar_rules == GRID20_H100_RULES
+    lam = {"lamport_overlap", "lamport_phase2", "lamport2_link"}
+    assert {k: v for k, v in GRID20_H100_RULES.items() if k not in lam} == \
+        {k: v for k, v in G.GRID19_H100_RULES.items() if k not in lam}
     assert {k: v for k, v in G.GRID19_H100_RULES.items() if k != "oneshot_peer_share"} == GRID17_H100_RULES
     sub = pred.iloc[::13]
     for col, rules in (("pred_main_us", GRID17_H100_RULES), ("pred_new_us", G.GRID19_H100_RULES),

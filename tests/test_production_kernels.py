@@ -532,11 +532,14 @@ def test_engine_allreduce_terms_are_the_fit_and_leave_the_own_kernel():
     us = E.predict_us(rows, hw)
     data = S / (hw.link_bw_bytes_s * hw.efficiency.memory["allreduce_1shot"]) * 1e6
     assert us[0] == pytest.approx(2 * e["barrier_s"] * 1e6 + e["phase_s"] * 1e6 + data)
-    # the 2-rank Lamport one-shot: its share of the phase (grid 17's lamport_phase2) + data, less the device's
-    # lamport_overlap share of the shorter of phase and data (grid 16's rule)
+    # the 2-rank Lamport one-shot: its share of the phase (grid 17's lamport_phase2) + data (at the device's
+    # lamport2_link share of the link: grid 20's rule), less the device's lamport_overlap share of the shorter of phase
+    # and data (grid 16's rule)
     rules = hw.efficiency.engine_ar_rules
     ov, lp2 = rules.get("lamport_overlap", 0.0), rules.get("lamport_phase2", 1.0)
-    assert us[1] == pytest.approx(lp2 * e["phase_s"] * 1e6 + data - ov * min(e["phase_s"] * 1e6, data))
+    l2 = rules.get("lamport2_link", 0.0)
+    data_l = S / (hw.link_bw_bytes_s * (l2 or hw.efficiency.memory["allreduce_1shot"])) * 1e6
+    assert us[1] == pytest.approx(lp2 * e["phase_s"] * 1e6 + data_l - ov * min(e["phase_s"] * 1e6, data_l))
     steps = float(trtllm_twoshot_flag_steps(256, 16, 2, hw.units))
     # TensorRT-LLM's 2-rank two-shot: its link bytes at the device's twoshot2_link share of the link (grid 17's rule)
     t2 = rules.get("twoshot2_link", 0.0)

@@ -76,6 +76,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind18()
     from .allreduce_grid19 import engine_allreduce_blind19
     engine_allreduce_blind19()
+    from .allreduce_grid20 import engine_allreduce_blind20
+    engine_allreduce_blind20()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind18|blind19]
+                                                   [--grid campaign|blind4|...|blind19|blind20]
                                                    [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -46,12 +46,13 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 16                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 17                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
 #                                               13: --grid blind16; 14: --grid blind17 (2 ranks only)
 #                                               15: --grid blind18; 16: --grid blind19
+#                                               17: --grid blind20 (2 ranks only)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -218,7 +219,18 @@ BLIND19_SHAPES = ((1, 5120), (2, 3584), (3, 2560), (4, 4608), (8, 3072), (18, 12
                   (301, 2560), (201, 8192), (691, 5120), (601, 2048), (841, 4608), (601, 6144))
 
 
+#: --grid blind20: 2 x H100, 2 ranks ONLY (BLIND20_SHAPES; 4 ranks: none), 8 shapes <= 64 KiB, 12 at 128 KiB-1 MiB, 12 at
+#: 1-8 MiB; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid20.py BLIND20_SHAPES)
+BLIND20_SHAPES = ((2, 4608), (5, 2560), (11, 1280), (16, 1536), (7, 4608), (1, 6144), (10, 2048), (4, 3584),
+                  (19, 4096), (46, 2048), (13, 8192), (31, 4608), (85, 2048), (47, 5120), (63, 4096), (38, 7168),
+                  (117, 2560), (53, 6144), (91, 4096), (102, 4608),
+                  (66, 8192), (135, 4096), (180, 3584), (97, 7168), (290, 2560), (230, 4608), (196, 6144), (355, 5120),
+                  (520, 4096), (410, 7168), (740, 5120), (505, 8192))
+
+
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind20":
+        return list(BLIND20_SHAPES) if world == 2 else []
     if os.environ.get(GRID_ENV) == "blind19":
         return list(BLIND19_SHAPES)
     if os.environ.get(GRID_ENV) == "blind18":
@@ -535,7 +547,8 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
-                                       "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19"),
+                                       "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
+                                       "blind20"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -561,7 +574,8 @@ def main():
     meta = _meta()
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19") else ""
+                                             "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
+                                             "blind20") else ""
     csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
     if not csv_path.exists():
         with open(csv_path, "w", newline="") as f:
