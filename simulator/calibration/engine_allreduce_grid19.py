@@ -63,25 +63,28 @@ def blind19_grid() -> pd.DataFrame:
     return pd.concat([EA.grid((4,), list(BLIND19_SHAPES)), EA.grid((2,), list(BLIND19_CONTROL))], ignore_index=True)
 
 
-def h100_looked_at_rows19(data_dir: Path | None = None) -> pd.DataFrame:
+def h100_looked_at_rows19(data_dir: Path | None = None, names=None) -> pd.DataFrame:
     """Every measured 4-rank H100 row before grid 19 (engine_allreduce_grid17.h100_looked_at_rows: every
     engine_allreduce_*h100* measurement of every host, predictions and WRONG rows left out), grid 19 itself left out."""
     from simulator.calibration.engine_allreduce_grid17 import h100_looked_at_rows
 
-    v = h100_looked_at_rows(world=4, data_dir=data_dir)
+    v = h100_looked_at_rows(world=4, data_dir=data_dir, names=names)
     return v[~v["file"].str.contains("blind19")].reset_index(drop=True)
 
 
-def fit_grid19_h100_rules(rows: pd.DataFrame | None = None) -> dict:
+def fit_grid19_h100_rules(rows: pd.DataFrame | None = None, held: dict | None = None) -> dict:
     """GRID19_H100_RULES / _ALT: oneshot_peer_share by a bounded 1-D least squares on log time over the looked-at 4-rank
-    vLLM one-shot rows (new: all of them, <= 512 KiB; alt: <= 64 KiB), the H100's shipped rules held."""
+    vLLM one-shot rows (new: all of them, <= 512 KiB; alt: <= 64 KiB), the other rules held at `held` (default: the H100
+    as shipped when grid 19 was priced, GRID17_H100_RULES; later grids' rules would change the held prices)."""
     from scipy.optimize import minimize_scalar
 
     from hwmodels.spec import load_hardware
     from simulator.calibration.engine_allreduce_grid16 import with_rules
 
     h = load_hardware("H100-SXM")
-    base = {k: v for k, v in h.efficiency.engine_ar_rules.items() if k != "oneshot_peer_share"}
+    if held is None:
+        from simulator.calibration.engine_allreduce_grid17 import GRID17_H100_RULES as held
+    base = {k: v for k, v in held.items() if k != "oneshot_peer_share"}
     v = h100_looked_at_rows19() if rows is None else rows
     one = v[(v["impl"] == "vllm_oneshot") & (v["world"] == 4)]
     out = {}

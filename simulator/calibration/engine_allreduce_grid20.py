@@ -89,9 +89,10 @@ def blind20_grid() -> pd.DataFrame:
     return EA.grid((BLIND20_WORLD,), list(BLIND20_SHAPES))
 
 
-def h100_looked_at_rows20(world: int = 2, data_dir: Path | None = None) -> pd.DataFrame:
-    """Every measured H100 row of the engines' kernels at `world` ranks before grid 20 (H100_GLOB: every host, grids 6-19
-    and the replicates; predictions, grid 20 and WRONG rows left out), with the file it came from."""
+def h100_looked_at_rows20(world: int = 2, data_dir: Path | None = None, names=None) -> pd.DataFrame:
+    """Every measured H100 row of the engines' kernels at `world` ranks (H100_GLOB: every host, grids 6-19 and the
+    replicates; predictions, grid 20 and WRONG rows left out), with the file it came from; `names` keeps only those
+    files (lab/kernels/data_order.py committed_before: the rows grid 20's fit saw; later files match the glob too)."""
     from hwmodels import datafiles as DF
     from simulator.calibration import engine_allreduce as EA
 
@@ -99,7 +100,7 @@ def h100_looked_at_rows20(world: int = 2, data_dir: Path | None = None) -> pd.Da
     parts = []
     for p in DF.glob(d, H100_GLOB):
         name = Path(p).name
-        if "prediction" in name or "blind20" in name:
+        if "prediction" in name or "blind20" in name or (names is not None and name not in names):
             continue
         m = pd.read_csv(p)
         if "median_us" not in m:
@@ -110,17 +111,20 @@ def h100_looked_at_rows20(world: int = 2, data_dir: Path | None = None) -> pd.Da
     return v[v["world"] == world].reset_index(drop=True)
 
 
-def fit_grid20_h100_rules(rows: pd.DataFrame | None = None) -> dict:
+def fit_grid20_h100_rules(rows: pd.DataFrame | None = None, held: dict | None = None) -> dict:
     """GRID20_H100_RULES / _ALT from the looked-at 2-rank H100 rows, the H100's shipped rules held but for
     (lamport_overlap, lamport_phase2, lamport2_link), fitted together (L-BFGS-B on log time, bounds [0, 1] / [0, 1] /
-    [0.2, 1]) over the plain Lamport one-shot rows (new) or the plain + RMSNorm ones (alt)."""
+    [0.2, 1]) over the plain Lamport one-shot rows (new) or the plain + RMSNorm ones (alt); the other rules held at
+    `held` (default: the H100 as shipped when grid 20 was priced, GRID19_H100_RULES)."""
     from scipy.optimize import minimize
 
     from hwmodels.spec import load_hardware
     from simulator.calibration.engine_allreduce_grid16 import with_rules
 
     h = load_hardware("H100-SXM")
-    base = dict(h.efficiency.engine_ar_rules)
+    if held is None:
+        from simulator.calibration.engine_allreduce_grid19 import GRID19_H100_RULES as held
+    base = dict(held)
     v = h100_looked_at_rows20() if rows is None else rows
     out = {}
     for name, impls in (("new", ("trtllm_ar_oneshot",)), ("alt", ("trtllm_ar_oneshot", "trtllm_arnorm_oneshot"))):
