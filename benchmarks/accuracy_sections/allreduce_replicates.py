@@ -33,8 +33,13 @@ SCORED = {
     16: ("engine_allreduce_blind16_prediction_2026-11-27.csv",
          {"pred_main_us": ("main: the H100 before grid 16 (commit 7ba43ee)", None),
           "pred_new_us": ("new: the H100's rules (shipped, commit 7ba43ee)", None)}),
+    # grid 19 on a second 4 x H100 lease: both models' prices as committed (1e53d08) before either run
+    19: ("engine_allreduce_blind19_prediction_H100-SXM_2026-11-28.csv",
+         {"pred_main_us": ("main: the H100 as shipped after grid 17 (commit 1e53d08)", None),
+          "pred_new_us": ("new: GRID19_H100_RULES (shipped after grid 19, commit 1e53d08)", None)}),
 }
-HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200", 15: "4 x H200", "14 (H100)": "4 x H100", 16: "4 x H100"}
+HOSTS = {12: "4 x H100", 13: "4 x H100", 14: "4 x H200", 15: "4 x H200", "14 (H100)": "4 x H100", 16: "4 x H100",
+         19: "4 x H100"}
 #: the prediction's `device` rows a replicate scores, where the prediction priced several devices
 DEVICE = {16: "H100-SXM"}
 

@@ -33,6 +33,10 @@ REPLICATES = {
     "14 (H100)": (EA.BLIND14_H100_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
     16: ("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv",
          "engine_allreduce_blind16rep3_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
+    # grid 19 (the H100's STANDING) on a second 4 x H100 lease (the lead, 2026-11-28 01:54 UTC, the grid's own script
+    # and lab script v16; ..._env.txt / _log.txt / _notes.txt beside it): the rules shipped after grid 19 blind again
+    19: ("engine_allreduce_blind19_nvidia-h100-80gb-hbm3_x4_*.csv",
+         "engine_allreduce_blind19rep2_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
 }
 KEY = ["impl", "world", "tokens", "hidden"]
 
