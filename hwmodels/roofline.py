@@ -159,7 +159,7 @@ AR_PHASES = {ONESHOT: 1.0, TWOSHOT: 2.0, LAMPORT: 1.0}
 #: step the next phase or the exit overlaps) less AR_FILL_SLOPE x (1 - fill) of one (fill, 0 < fill <= 1: the share of
 #: the grid's threads the last step still has work for; the priced steps are ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE x
 #: (ceil(x) - x) for x = bytes / step bytes). Blind grid 8 shipped 0.25 / 0 (fit_grid8_terms on grids 4, 6, 7); blind
-#: grid 9 shipped 0.09 / 0.16 (FITTED together by simulator/calibration/engine_allreduce.py fit_grid9_terms on the
+#: grid 9 shipped 0.09 / 0.16 (FITTED together by simulator/calibration/engine_allreduce_grid9.py fit_grid9_terms on the
 #: 4-rank vLLM two-shot rows of grids 4, 6, 7 and 8 only, GRID9_CANDIDATE; judged on blind grid 9: same regimes met,
 #: lower pooled median and p90)
 AR_STEP_BYTES, AR_CTA_THREADS = 16.0, 512.0
@@ -170,7 +170,7 @@ AR_FILL_SLOPE = 0.16
 #: ceiling (FITTED: fit_grid8_terms, 0.604 against the pull's 0.655 on the 4-rank rows >= 2 MiB of grids 4, 6, 7); at 2
 #: ranks the one-peer rate binds and nothing moves
 LAMPORT_CEILING_RATIO = 0.9219
-#: blind grid 13's rules (SHIPPED: fitted together by simulator/calibration/engine_allreduce.py fit_grid13_terms on grids
+#: blind grid 13's rules (SHIPPED: fitted together by simulator/calibration/engine_allreduce_grid13.py fit_grid13_terms on grids
 #: <= 12's H100 rows only, GRID13_CANDIDATE; judged on blind grid 13, 4 x H100: 25 of 31 regimes against main's 22), all
 #: with the engines' terms only:
 #:   AR_TWOSHOT_COPY   TensorRT-LLM's two-shot (allreduce_2shot without declared CTAs) above 2 ranks also pays its
@@ -191,7 +191,7 @@ AR_NORM_CS1 = 0.36
 AR_NORM_CSN = 1.07
 AR_PEER_SHARE = 0.0376
 #: blind grid 14's rules (with the engines' terms only), NOT shipped: they stay at the values that turn them OFF
-#: (simulator/calibration/engine_allreduce.py GRID14_CANDIDATE = 0.57 / 0.19, fit_grid14_terms on looked-at H100 rows;
+#: (simulator/calibration/engine_allreduce_grid14.py GRID14_CANDIDATE = 0.57 / 0.19, fit_grid14_terms on looked-at H100 rows;
 #: blind grid 14 ran on 4 x H200 for an H100 request: 16 of 31 regimes against main's 12, judged across devices only):
 #:   AR_FIRST_FILL_EXTRA  vLLM's two-shot (a declared-CTA allreduce_2shot) whose message fits ONE loop step (ceil(x) = 1):
 #:                        its step is priced AR_FIRST_FILL_EXTRA x (1 - x) of a step lower still than AR_FILL_SLOPE does

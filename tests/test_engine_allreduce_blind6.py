@@ -1,4 +1,4 @@
-"""The engines' all-reduce blind grid (simulator/calibration/engine_allreduce.py BLIND6_*): the same shapes as the lab
+"""The engines' all-reduce blind grid (simulator/calibration/engine_allreduce_grid6.py BLIND6_*): the same shapes as the lab
 script measures, none of them in a committed campaign, and the per-kernel structure the new model prices."""
 import ast
 import csv
@@ -10,6 +10,7 @@ import pandas as pd
 
 from hwmodels import datafiles as DF
 from simulator.calibration import engine_allreduce as E
+from simulator.calibration import engine_allreduce_grid6 as G6
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,7 +21,7 @@ def test_blind6_shapes_match_the_measurement_script_and_are_new():
     vals = {t.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.Assign)
             for t in n.targets if isinstance(t, ast.Name) and t.id in names}
     assert (vals["BLIND6_TOKENS"], vals["BLIND6_HIDDENS"], vals["BLIND6_EXTRA"]) == \
-        (E.BLIND6_TOKENS, E.BLIND6_HIDDENS, E.BLIND6_EXTRA)
+        (G6.BLIND6_TOKENS, G6.BLIND6_HIDDENS, G6.BLIND6_EXTRA)
     seen_t, seen_h = set(), set()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
     from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
@@ -28,7 +29,7 @@ def test_blind6_shapes_match_the_measurement_script_and_are_new():
         for r in csv.DictReader(DF.open_text(f)):
             seen_t.add(int(r["tokens"]))
             seen_h.add(int(r["hidden"]))
-    g = E.blind6_grid()
+    g = G6.blind6_grid()
     assert not seen_t & set(g["tokens"]) and not seen_h & set(g["hidden"])
     assert set(g["world"]) == {2, 4} and set(g["impl"]) == set(E.IMPL_KIND)
     assert (g[g["impl"].str.endswith("twoshot") & g["impl"].str.startswith("trtllm")]["tokens"]
@@ -36,10 +37,10 @@ def test_blind6_shapes_match_the_measurement_script_and_are_new():
 
 
 def test_committed_blind6_prediction_covers_the_grid():
-    pred = pd.read_csv(DF.resolve(E.DATA_DIR / E.BLIND6_PRED_CSV))
+    pred = pd.read_csv(DF.resolve(E.DATA_DIR / G6.BLIND6_PRED_CSV))
     key = ["impl", "world", "tokens", "hidden"]
     assert sorted(map(tuple, pred[key].to_numpy().tolist())) == \
-        sorted(map(tuple, E.blind6_grid()[key].to_numpy().tolist()))
+        sorted(map(tuple, G6.blind6_grid()[key].to_numpy().tolist()))
     assert (pred["pred_main_us"] > 0).all() and (pred["pred_new_us"] > 0).all()
 
 

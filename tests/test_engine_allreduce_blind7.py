@@ -1,4 +1,4 @@
-"""The engines' all-reduce blind grid 7 (simulator/calibration/engine_allreduce.py BLIND7_*): the same shapes as the lab
+"""The engines' all-reduce blind grid 7 (simulator/calibration/engine_allreduce_grid7.py BLIND7_*): the same shapes as the lab
 script measures, token counts in no committed campaign, and the Lamport one-shot's push phase the new model prices."""
 import ast
 import csv
@@ -11,6 +11,7 @@ import pytest
 
 from hwmodels import datafiles as DF
 from simulator.calibration import engine_allreduce as E
+from simulator.calibration import engine_allreduce_grid7 as G7
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,37 +20,37 @@ def test_blind7_shapes_match_the_measurement_script_and_are_new():
     src = (ROOT / "lab" / "kernels" / "measure_engine_allreduce.py").read_text()
     vals = {t.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.Assign)
             for t in n.targets if isinstance(t, ast.Name) and t.id == "BLIND7_SHAPES"}
-    assert vals["BLIND7_SHAPES"] == E.BLIND7_SHAPES
+    assert vals["BLIND7_SHAPES"] == G7.BLIND7_SHAPES
     seen = set()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
     from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
     for f in committed_before("engine_allreduce_blind7_", DF.glob(E.DATA_DIR, "engine_allreduce_*.csv")):
         seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
-    g = E.blind7_grid()
+    g = G7.blind7_grid()
     assert not seen & set(g["tokens"])
     assert set(g["world"]) == {2, 4} and set(g["impl"]) == set(E.IMPL_KIND)
     assert set(g["hidden"]) == {4096, 5120, 7168, 8192} and 120 <= len(g) <= 180
 
 
 def test_committed_blind7_prediction_covers_the_grid():
-    f = DF.resolve(E.DATA_DIR / E.BLIND7_PRED_CSV)
+    f = DF.resolve(E.DATA_DIR / G7.BLIND7_PRED_CSV)
     if not f.is_file():
         pytest.skip("blind7 prediction not written yet")
     pred = pd.read_csv(f)
     key = ["impl", "world", "tokens", "hidden"]
     assert sorted(map(tuple, pred[key].to_numpy().tolist())) == \
-        sorted(map(tuple, E.blind7_grid()[key].to_numpy().tolist()))
+        sorted(map(tuple, G7.blind7_grid()[key].to_numpy().tolist()))
     assert (pred["pred_main_us"] > 0).all() and (pred["pred_new_us"] > 0).all()
 
 
 def test_committed_blind7_measurement_covers_the_grid_and_the_lamport_tokens_per_cluster_follow_the_source():
-    meas = DF.glob(E.DATA_DIR, E.BLIND7_MEAS_GLOB)
+    meas = DF.glob(E.DATA_DIR, G7.BLIND7_MEAS_GLOB)
     if not meas:
         pytest.skip("blind7 not measured yet")
     m = pd.read_csv(meas[-1])
     key = ["impl", "world", "tokens", "hidden"]
     assert sorted(map(tuple, m[key].to_numpy().tolist())) == \
-        sorted(map(tuple, E.blind7_grid()[key].to_numpy().tolist()))
+        sorted(map(tuple, G7.blind7_grid()[key].to_numpy().tolist()))
     assert not m["note"].astype("string").fillna("").str.contains("WRONG").any()
     from simulator.kernels.allreduce import trtllm_cluster_size, trtllm_oneshot_token_steps
     # allreduce_fusion_kernel_launcher on 132 SMs: 4096 x 256 -> 512-thread CTAs, 132 clusters of 1, 2 tokens each;

@@ -1,4 +1,4 @@
-"""The engines' all-reduce blind grid 8 (simulator/calibration/engine_allreduce.py BLIND8_*) and the rule it shipped:
+"""The engines' all-reduce blind grid 8 (simulator/calibration/engine_allreduce_grid8.py BLIND8_*) and the rule it shipped:
 vLLM's two-shot priced in whole grid-stride loop steps, the TensorRT-LLM Lamport push's own link ceiling over > 1 peer
 (hwmodels.roofline AR_WAVE_SKIP / LAMPORT_CEILING_RATIO)."""
 import ast
@@ -14,6 +14,8 @@ import hwmodels.roofline as R
 from hwmodels import datafiles as DF
 from hwmodels.spec import load_hardware
 from simulator.calibration import engine_allreduce as E
+from simulator.calibration import engine_allreduce_grid8 as G8
+from simulator.calibration import engine_allreduce_grid9 as G9
 from simulator.kernels.allreduce import vllm_twoshot_waves
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,23 +30,23 @@ def test_blind8_shapes_match_the_measurement_script_and_are_new():
     src = (ROOT / "lab" / "kernels" / "measure_engine_allreduce.py").read_text()
     vals = {t.id: ast.literal_eval(n.value) for n in ast.parse(src).body if isinstance(n, ast.Assign)
             for t in n.targets if isinstance(t, ast.Name) and t.id in ("BLIND8_SHAPES", "BLIND8_CONTROL")}
-    assert vals == {"BLIND8_SHAPES": E.BLIND8_SHAPES, "BLIND8_CONTROL": E.BLIND8_CONTROL}
+    assert vals == {"BLIND8_SHAPES": G8.BLIND8_SHAPES, "BLIND8_CONTROL": G8.BLIND8_CONTROL}
     seen = set()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "kernels"))
     from data_order import committed_before  # the CSVs committed before this grid (data_order.txt)
     for f in committed_before("engine_allreduce_blind8_", DF.glob(E.DATA_DIR, "engine_allreduce_*.csv")):
         seen |= {int(r["tokens"]) for r in csv.DictReader(DF.open_text(f))}
-    g = E.blind8_grid()
+    g = G8.blind8_grid()
     assert not seen & set(g["tokens"])
     assert len(g) == 150 and (g["world"] == 4).sum() == 130 and set(g["impl"]) == set(E.IMPL_KIND)
 
 
 def test_committed_blind8_prediction_and_measurement():
-    pred = pd.read_csv(DF.resolve(E.DATA_DIR / E.BLIND8_PRED_CSV))
-    assert _keys(pred) == _keys(E.blind8_grid())
+    pred = pd.read_csv(DF.resolve(E.DATA_DIR / G8.BLIND8_PRED_CSV))
+    assert _keys(pred) == _keys(G8.blind8_grid())
     assert {"pred_main_us", "pred_new_us", "vllm_twoshot_waves"} <= set(pred.columns)
     assert (pred["pred_main_us"] > 0).all() and (pred["pred_new_us"] > 0).all()
-    meas = pd.read_csv(DF.glob(E.DATA_DIR, E.BLIND8_MEAS_GLOB)[-1])
+    meas = pd.read_csv(DF.glob(E.DATA_DIR, G8.BLIND8_MEAS_GLOB)[-1])
     # one device call: vLLM complete, TensorRT-LLM's 4-rank rows stop after the first 11 shapes (JIT build 164 s)
     assert len(meas) == 90 and set(_keys(meas)) <= set(_keys(pred))
     assert not meas["note"].astype("string").fillna("").str.contains("WRONG").any()
@@ -54,8 +56,8 @@ def test_committed_blind8_prediction_and_measurement():
 def test_grid8_rule_prices_the_committed_candidate():
     # grid 8's rule (shipped at grid 8, replaced by grid 9's fill rule: GRID8_RULE) reproduces its committed prices
     hw = load_hardware("H100-SXM")
-    pred = pd.read_csv(DF.resolve(E.DATA_DIR / E.BLIND8_PRED_CSV))
-    assert np.allclose(E.predict_with(pred, hw, E.GRID8_RULE), pred["pred_new_us"], rtol=1e-3)
+    pred = pd.read_csv(DF.resolve(E.DATA_DIR / G8.BLIND8_PRED_CSV))
+    assert np.allclose(E.predict_with(pred, hw, G9.GRID8_RULE), pred["pred_new_us"], rtol=1e-3)
 
 
 def test_vllm_twoshot_steps_and_lamport_ceiling_follow_the_rule():
@@ -63,7 +65,7 @@ def test_vllm_twoshot_steps_and_lamport_ceiling_follow_the_rule():
     step = 16 * 36 * 512 * 4      # bytes of one loop step of vLLM's two-shot at 4 ranks
     tok = np.array([step // 8192 - 2, step // 8192 + 2])    # hidden 4096: just below and just above one step
     df = pd.DataFrame({"impl": "vllm_twoshot", "world": 4, "tokens": tok, "hidden": 4096, "bytes": tok * 8192})
-    lo, hi = E.predict_with(df, hw, E.GRID8_RULE)
+    lo, hi = E.predict_with(df, hw, G9.GRID8_RULE)
     assert list(vllm_twoshot_waves(df["bytes"], 4)) == [1.0, 2.0]
     one_step = 2 * 0.75 * step / (hw.link_bw_bytes_s * hw.efficiency.link_ceiling["allreduce_2shot"]) * 1e6
     assert hi - lo == pytest.approx(one_step, rel=1e-6)
@@ -80,11 +82,11 @@ def test_vllm_twoshot_steps_and_lamport_ceiling_follow_the_rule():
 
 
 def test_grid8_terms_refit_on_earlier_grids_reproduce_the_shipped_constants():
-    got = E.fit_grid8_terms(load_hardware("H100-SXM"))
-    assert got["AR_WAVE_SKIP"] == pytest.approx(E.GRID8_RULE["AR_WAVE_SKIP"], abs=0.01)
+    got = G8.fit_grid8_terms(load_hardware("H100-SXM"))
+    assert got["AR_WAVE_SKIP"] == pytest.approx(G9.GRID8_RULE["AR_WAVE_SKIP"], abs=0.01)
     assert got["LAMPORT_CEILING_RATIO"] == pytest.approx(R.LAMPORT_CEILING_RATIO, abs=1e-3)
     assert got["rows_vllm_twoshot"] == 26 and got["rows_lamport"] == 28
-    assert "blind8" not in "".join(E.GRID8_FIT_GLOBS)
+    assert "blind8" not in "".join(G8.GRID8_FIT_GLOBS)
 
 
 def test_add_allreduce_declares_vllm_ctas():

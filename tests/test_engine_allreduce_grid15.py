@@ -8,6 +8,8 @@ import pytest
 from hwmodels import datafiles as DF
 from hwmodels.spec import load_hardware
 from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_grid12 as G12
+from simulator.calibration import engine_allreduce_grid13 as G13
 from simulator.calibration import engine_allreduce_grid15 as G
 
 
@@ -35,12 +37,12 @@ def test_h200_ships_the_candidate_and_prices_the_prediction(pred):
     h200 = with_rules(h200, {})
     assert np.allclose(np.round(G.predict_shipped(sub, h200), 3), sub["pred_new_us"], atol=0)
     # main's prices: the H200 as shipped before (GRID12 terms + the H100's link terms)
-    old = EA.h200_candidate(h200, load_hardware("H100-SXM"))
+    old = G12.h200_candidate(h200, load_hardware("H100-SXM"))
     assert np.allclose(np.round(G.predict_shipped(sub, old), 3), sub["pred_main_us"], atol=0)
 
 
 def test_h100_prices_did_not_move():
-    g13 = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND13_PRED_CSV)).iloc[::40]
+    g13 = pd.read_csv(DF.resolve(EA.DATA_DIR / G13.BLIND13_PRED_CSV)).iloc[::40]
     # grid 15's H200 fit moved nothing of the H100 (its own rules, shipped after grid 16, left out)
     h100 = EA.without_device_rules(load_hardware("H100-SXM"))
     assert np.allclose(EA.predict_us(g13, h100), g13["pred_new_us"], atol=2e-3, rtol=0)

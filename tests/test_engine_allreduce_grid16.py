@@ -8,6 +8,7 @@ import pytest
 from hwmodels.errors import SpecError
 from hwmodels.spec import efficiency_from_dict, load_hardware
 from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_grid14 as G14
 from simulator.calibration import engine_allreduce_grid16 as G
 
 
@@ -27,10 +28,10 @@ def test_grid16_shapes_are_new_and_cells_full(pred):
 def test_device_rules_match_the_module_constants():
     """An H100 with GRID16_H100_RULES prices exactly as grid 14's module constants at GRID14_CANDIDATE did."""
     h100 = load_hardware("H100-SXM")
-    assert G.GRID16_H100_RULES == {"first_fill_extra": EA.GRID14_CANDIDATE["AR_FIRST_FILL_EXTRA"],
-                                   "lamport_overlap": EA.GRID14_CANDIDATE["AR_LAMPORT_OVERLAP"]}
+    assert G.GRID16_H100_RULES == {"first_fill_extra": G14.GRID14_CANDIDATE["AR_FIRST_FILL_EXTRA"],
+                                   "lamport_overlap": G14.GRID14_CANDIDATE["AR_LAMPORT_OVERLAP"]}
     df = G.blind16_grid().iloc[::9]
-    a = EA.predict_grid14(df, G.with_rules(h100, {}), EA.GRID14_CANDIDATE)
+    a = G14.predict_grid14(df, G.with_rules(h100, {}), G14.GRID14_CANDIDATE)
     b = G.predict(df, G.with_rules(h100, G.GRID16_H100_RULES))
     assert np.allclose(a, b, rtol=1e-12)
     # the rules move only the cells they are about: vLLM's two-shot in one step, the 2-rank Lamport one-shot

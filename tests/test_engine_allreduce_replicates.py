@@ -5,6 +5,8 @@ import pandas as pd
 
 from hwmodels import datafiles as DF
 from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_grid12 as G12
+from simulator.calibration import engine_allreduce_grid13 as G13
 from simulator.calibration import engine_allreduce_replicates as R
 
 
@@ -17,7 +19,7 @@ def test_grid12_replicate_joins_every_row_and_is_not_the_scored_run():
 
 
 def test_regimes_on_both_scores_each_run_on_the_same_rows():
-    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND12_PRED_CSV))
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / G12.BLIND12_PRED_CSV))
     t = R.regimes_on_both(pred, 12, "pred_h100_us")
     assert len(t) == 31 and int(t["n"].sum()) == 215
     assert set(t["run1_goal"]) <= {"met", "MISSED"} and len(t.attrs["err_2"]) == 215
@@ -26,7 +28,7 @@ def test_regimes_on_both_scores_each_run_on_the_same_rows():
 
 
 def test_grid13_replicate_scores_both_models():
-    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND13_PRED_CSV))
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / G13.BLIND13_PRED_CSV))
     assert len(R.joined(13)) == 210
     new = R.regimes_on_both(pred, 13, "pred_new_us")
     # the first run reproduces grid 13's own section: the shipped rules meet 25 of 31

@@ -140,7 +140,7 @@ def engine_allreduce_blind() -> None:
               "measured against it (2 x H100, 4 x H200)", 100.0 * fl["err"], met, g.ngroups)
 
 
-#: the commit that holds the blind 4-rank prediction (engine_allreduce.BLIND4_PRED_CSV), made before the measurement
+#: the commit that holds the blind 4-rank prediction (engine_allreduce_grid4.BLIND4_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND4_COMMIT = "012b9ed"
 
 
@@ -165,10 +165,11 @@ def engine_allreduce_blind4() -> None:
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid4 as G4
     from simulator.calibration.fit_production_allreduce import own_kernel
 
     blind_f = DF.glob(EA.DATA_DIR, "engine_allreduce_blind4_nvidia*.csv")
-    pred_f = DF.resolve(EA.DATA_DIR / EA.BLIND4_PRED_CSV)
+    pred_f = DF.resolve(EA.DATA_DIR / G4.BLIND4_PRED_CSV)
     if not blind_f or not pred_f.is_file():
         return
     hw = load_hardware("H100-SXM")
@@ -188,11 +189,11 @@ def engine_allreduce_blind4() -> None:
         ok = (t["med%"] <= 10) & (t["p90%"] <= 25)
         BOARD.add("engines' all-reduce", stage, f"{part} (vLLM / TensorRT-LLM kernels)",
                   100 * dict(totals)[part]["err"], int(ok.sum()), len(t))
-    old = EA.blind4_grid().assign(pred_us=lambda d: EA.predict_us(d, own_kernel(hw)))
+    old = G4.blind4_grid().assign(pred_us=lambda d: EA.predict_us(d, own_kernel(hw)))
     totals.append(("BLIND rows, own-kernel terms", EA.blind_rows(old, meas)))
     print(f"\n== engines' all-reduce kernels, fitted terms {hw.efficiency.engine_ar} (fit_engine_terms on {EA.FIT_CSV} "
           f"only): fit rows, held-out H200 rows, BLIND rows ({blind_f[-1].name}, 4 ranks, tokens "
-          f"{list(EA.BLIND4_TOKENS)} x hidden {list(EA.BLIND4_HIDDENS)}; prediction {pred_f.name}, commit "
+          f"{list(G4.BLIND4_TOKENS)} x hidden {list(G4.BLIND4_HIDDENS)}; prediction {pred_f.name}, commit "
           f"{ENGINE_AR_BLIND4_COMMIT}, before measuring); |model/measured - 1| median / p90, signed median")
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     for part, t in totals:
@@ -210,12 +211,13 @@ def engine_allreduce_blind4_now() -> None:
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid4 as G4
 
     blind_f = DF.glob(EA.DATA_DIR, "engine_allreduce_blind4_nvidia*.csv")
     if not blind_f:
         return
     hw = load_hardware("H100-SXM")
-    r = EA.blind_rows(EA.blind4_grid().assign(pred_us=lambda d: EA.predict_us(d, hw)), pd.read_csv(blind_f[-1]))
+    r = EA.blind_rows(G4.blind4_grid().assign(pred_us=lambda d: EA.predict_us(d, hw)), pd.read_csv(blind_f[-1]))
     t = pd.DataFrame(_regime_errors(r, "now"))
     met = int(((t["med%"] <= 10) & (t["p90%"] <= 25)).sum())
     e = 100 * r["err"]
@@ -225,24 +227,24 @@ def engine_allreduce_blind4_now() -> None:
     BOARD.add("engines' all-reduce", "looked-at", "BLIND 4xH100 rows, current model (after the rule)", e, met, len(t))
 
 
-#: the commit that holds the blind6 prediction (engine_allreduce.BLIND6_PRED_CSV), made before the measurement
+#: the commit that holds the blind6 prediction (engine_allreduce_grid6.BLIND6_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND6_COMMIT = "ba55d34"
 
 
 def engine_allreduce_blind6(data_dir=None) -> None:
-    """The engines' all-reduce BLIND grid 6 (simulator/calibration/engine_allreduce.py BLIND6_*: 2 and 4 ranks, tokens
+    """The engines' all-reduce BLIND grid 6 (simulator/calibration/engine_allreduce_grid6.py BLIND6_*: 2 and 4 ranks, tokens
     3-640 x hidden 3072 / 6144 + 1280 x 6144, shapes in no earlier campaign; lab/kernels/measure_engine_allreduce.py
     --grid blind6 on a 4-GPU host, lab/kernels/run_engine_allreduce_blind6.sh), priced before the measurement by the
     model at 65f5d1f (main) and by the per-kernel-structure model (new: no flag barrier in the Lamport one-shot, the
     fused RMSNorm's serialized reductions, terms refitted on the 2 x H100 rows), both committed in BLIND6_PRED_CSV:
     per implementation x ranks x size regime n, |error| median / p90 and signed median of each, regimes met (median
     <= 10 %, p90 <= 25 %). 'not measured yet' until the measured CSV (BLIND6_MEAS_GLOB) is committed beside it."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid6 as G6
 
-    _engine_allreduce_blind_table(6, data_dir, EA.BLIND6_PRED_CSV, EA.BLIND6_MEAS_GLOB, lambda pred: (
-            f"\n== engines' all-reduce kernels, BLIND grid 6 (2 and 4 ranks, tokens {list(EA.BLIND6_TOKENS)} x hidden "
-            f"{list(EA.BLIND6_HIDDENS)} + {list(EA.BLIND6_EXTRA)}; prediction {pred}, commit "
-            f"{ENGINE_AR_BLIND6_COMMIT}, before measuring: main = the model at {EA.BLIND6_MAIN_COMMIT}, new = the "
+    _engine_allreduce_blind_table(6, data_dir, G6.BLIND6_PRED_CSV, G6.BLIND6_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 6 (2 and 4 ranks, tokens {list(G6.BLIND6_TOKENS)} x hidden "
+            f"{list(G6.BLIND6_HIDDENS)} + {list(G6.BLIND6_EXTRA)}; prediction {pred}, commit "
+            f"{ENGINE_AR_BLIND6_COMMIT}, before measuring: main = the model at {G6.BLIND6_MAIN_COMMIT}, new = the "
             "per-kernel structure)"))
 
 
@@ -298,22 +300,22 @@ def _engine_allreduce_blind_table(grid: int, data_dir, pred_csv: str, meas_glob:
                   len(tab), standing=mark)
 
 
-#: the commit that holds blind grid 7's prediction (engine_allreduce.BLIND7_PRED_CSV), made before the measurement
+#: the commit that holds blind grid 7's prediction (engine_allreduce_grid7.BLIND7_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND7_COMMIT = "ea4904a"
 
 
 def engine_allreduce_blind7(data_dir=None) -> None:
-    """The engines' all-reduce BLIND grid 7 (simulator/calibration/engine_allreduce.py BLIND7_*: 2 and 4 ranks, hidden
+    """The engines' all-reduce BLIND grid 7 (simulator/calibration/engine_allreduce_grid7.py BLIND7_*: 2 and 4 ranks, hidden
     4096 / 5120 / 7168 / 8192 at token counts in no earlier grid, an 18.75 MiB control; lab/kernels/
     run_engine_allreduce_blind7.sh on a 4-GPU host), priced before the measurement by main's model (BLIND7_MAIN_COMMIT)
     and the new one (the Lamport one-shot's own push phase, robust refit on the 2 x H100 rows), both committed in
     BLIND7_PRED_CSV: per implementation x ranks x size regime n, |error| median / p90 and signed median of each,
     regimes met (median <= 10 %, p90 <= 25 %); the BOARD rows of both. 'not measured yet' until the measured CSV
     (BLIND7_MEAS_GLOB) is committed beside it."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid7 as G7
 
-    _engine_allreduce_blind_table(7, data_dir, EA.BLIND7_PRED_CSV, EA.BLIND7_MEAS_GLOB, lambda pred: (
-            f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(EA.BLIND7_SHAPES)}; "
+    _engine_allreduce_blind_table(7, data_dir, G7.BLIND7_PRED_CSV, G7.BLIND7_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 7 (2 and 4 ranks, (tokens, hidden) {list(G7.BLIND7_SHAPES)}; "
             f"prediction {pred}, commit {ENGINE_AR_BLIND7_COMMIT}, before measuring: main = the model at "
-            f"{EA.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
+            f"{G7.BLIND7_MAIN_COMMIT} (kept), new = the Lamport one-shot's own push phase, robust refit (lost blind, "
             "not shipped); STANDING moved to grid 8)"), shipped=None)

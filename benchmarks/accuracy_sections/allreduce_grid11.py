@@ -11,7 +11,7 @@ from hwmodels import datafiles as DF
 
 from .allreduce import _engine_allreduce_blind_table
 
-#: the commit that holds blind grid 11's prediction (engine_allreduce.BLIND11_PRED_CSV), made before the measurement
+#: the commit that holds blind grid 11's prediction (engine_allreduce_grid11.BLIND11_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND11_COMMIT = "7984042"
 #: the model kept after grid 11 (main / new): the candidate met 11 of 31 regimes against main's 12 (pooled 12.5 / 39.7 %
 #: against 11.8 / 39.7 %): NOT shipped
@@ -22,20 +22,20 @@ STANDING = None
 
 
 def engine_allreduce_blind11(data_dir=None) -> None:
-    """The engines' all-reduce BLIND grid 11 (simulator/calibration/engine_allreduce.py BLIND11_*: 27 shapes at 4 ranks,
+    """The engines' all-reduce BLIND grid 11 (simulator/calibration/engine_allreduce_grid11.py BLIND11_*: 27 shapes at 4 ranks,
     15 at 2 ranks, token counts in no earlier grid, hidden 1024-8192; lab/kernels/run_engine_allreduce_blind11.sh, one
     call asked for 4 x H100 and run on 4 x H200, the flashinfer modules JIT-built beforehand on one H100 by
     lab/kernels/build_flashinfer_comm_on_device.sh), priced before the measurement by main's model (BLIND11_MAIN_COMMIT)
     and the candidate (fitted on grids 4, 6-10's rows only), both committed in BLIND11_PRED_CSV: per implementation x
     ranks x size regime n, |error| median / p90 and signed median of each, regimes met (median <= 10 %, p90 <= 25 %);
     no STANDING row here (another device than the model's)."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid11 as G11
 
-    _engine_allreduce_blind_table(11, data_dir, EA.BLIND11_PRED_CSV, EA.BLIND11_MEAS_GLOB, lambda pred: (
-            f"\n== engines' all-reduce kernels, BLIND grid 11 (4 ranks, (tokens, hidden) {list(EA.BLIND11_SHAPES)}; "
-            f"2 ranks {list(EA.BLIND11_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND11_COMMIT}, before "
-            f"measuring: main = the model at {EA.BLIND11_MAIN_COMMIT}, new = TensorRT-LLM's two-shot's local copies "
-            f"above 2 ranks + the fused RMSNorm by cluster size, one- and two-shot {EA.GRID11_CANDIDATE}: "
+    _engine_allreduce_blind_table(11, data_dir, G11.BLIND11_PRED_CSV, G11.BLIND11_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 11 (4 ranks, (tokens, hidden) {list(G11.BLIND11_SHAPES)}; "
+            f"2 ranks {list(G11.BLIND11_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND11_COMMIT}, before "
+            f"measuring: main = the model at {G11.BLIND11_MAIN_COMMIT}, new = TensorRT-LLM's two-shot's local copies "
+            f"above 2 ranks + the fused RMSNorm by cluster size, one- and two-shot {G11.GRID11_CANDIDATE}: "
             f"{'SHIPPED' if SHIPPED == 'new' else 'NOT shipped'}; measured on 4 x H200 lent for a 4 x H100 request: the H100 "
             f"model judged across devices, STANDING stays on grid 10)"), shipped=STANDING)
     _replicate_table()
@@ -48,14 +48,15 @@ def _replicate_table() -> None:
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid11 as G11
     from simulator.calibration.engine_allreduce_replicates import joined
 
     j = joined(11)
-    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / EA.BLIND11_PRED_CSV))
+    pred = pd.read_csv(DF.resolve(EA.DATA_DIR / G11.BLIND11_PRED_CSV))
     key = ["impl", "world", "tokens", "hidden"]
     j = j.merge(pred[key + ["pred_main_us"]], on=key, how="left")
     j["err_main"] = j["pred_main_us"] / j["us_1"] - 1.0
-    print(f"   grid 11 measured twice (second run {EA.BLIND11_REPLICATE_CSV}, another 4 x H200 host, same script): "
+    print(f"   grid 11 measured twice (second run {G11.BLIND11_REPLICATE_CSV}, another 4 x H200 host, same script): "
           f"{len(j)} rows, |second / first - 1| median {100 * j['spread'].abs().median():.1f} %, p90 "
           f"{100 * j['spread'].abs().quantile(0.9):.1f} %")
     rows = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .allreduce import _engine_allreduce_blind_table
 
-#: the commit that holds blind grid 13's prediction (engine_allreduce.BLIND13_PRED_CSV), made before the measurement
+#: the commit that holds blind grid 13's prediction (engine_allreduce_grid13.BLIND13_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND13_COMMIT = "8525dba"
 #: the model whose row is the family's STANDING: the candidate met MORE regimes on the blind rows (25 of 31 against main's
 #: 22; pooled |error| median / p90 4.7 / 16.3 % against 5.4 / 17.1 %) and is the model now (hwmodels.roofline
@@ -20,17 +20,17 @@ SHIPPED = "new"
 
 
 def engine_allreduce_blind13(data_dir=None) -> None:
-    """The engines' all-reduce BLIND grid 13 (simulator/calibration/engine_allreduce.py BLIND13_*: 27 shapes at 4 ranks,
+    """The engines' all-reduce BLIND grid 13 (simulator/calibration/engine_allreduce_grid13.py BLIND13_*: 27 shapes at 4 ranks,
     15 at 2 ranks, token counts in no earlier grid, hidden 1024-8192; lab/kernels/run_engine_allreduce_blind13.sh, one
     4 x H100 call, the flashinfer modules prebuilt), both models' prices committed in BLIND13_PRED_CSV before it: per
     implementation x ranks x size regime n, |error| median / p90 and signed median, regimes met (median <= 10 %,
     p90 <= 25 %); the shipped model's row is the family's STANDING."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid13 as G13
 
-    _engine_allreduce_blind_table(13, data_dir, EA.BLIND13_PRED_CSV, EA.BLIND13_MEAS_GLOB, lambda pred: (
-            f"\n== engines' all-reduce kernels, BLIND grid 13 (4 x H100; 4 ranks, (tokens, hidden) {list(EA.BLIND13_SHAPES)}; "
-            f"2 ranks {list(EA.BLIND13_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND13_COMMIT}, before measuring: "
-            f"main = the H100 model at {EA.BLIND13_MAIN_COMMIT}, new = GRID13_CANDIDATE {EA.GRID13_CANDIDATE} (copy above "
+    _engine_allreduce_blind_table(13, data_dir, G13.BLIND13_PRED_CSV, G13.BLIND13_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 13 (4 x H100; 4 ranks, (tokens, hidden) {list(G13.BLIND13_SHAPES)}; "
+            f"2 ranks {list(G13.BLIND13_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND13_COMMIT}, before measuring: "
+            f"main = the H100 model at {G13.BLIND13_MAIN_COMMIT}, new = GRID13_CANDIDATE {G13.GRID13_CANDIDATE} (copy above "
             f"2 ranks, RMSNorm by cluster size, (g - 2) x peer us per serialized peer wait; fitted on grids <= 12's H100 "
             f"rows) -- won blind: SHIPPED; the STANDING moved on to grid 16)"),
         shipped=None, rows_what="2+4 ranks, 4 x H100")   # STANDING: grid 16 on 4 x H100 (allreduce_grid16)

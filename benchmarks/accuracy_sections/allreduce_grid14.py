@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .allreduce import _engine_allreduce_blind_table
 
-#: the commit that holds blind grid 14's prediction (engine_allreduce.BLIND14_PRED_CSV), made before the measurement
+#: the commit that holds blind grid 14's prediction (engine_allreduce_grid14.BLIND14_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND14_COMMIT = "85d8fc2"
 #: the model kept after grid 14 (main / new): the candidate met 16 of 31 regimes against main's 12 on 4 x H200, another
 #: device than the model's: NOT shipped (hwmodels.roofline AR_FIRST_FILL_EXTRA / AR_LAMPORT_OVERLAP stay 0)
@@ -29,26 +29,26 @@ SHIPPED_AFTER_H100 = "new"
 
 
 def engine_allreduce_blind14(data_dir=None) -> None:
-    """The engines' all-reduce BLIND grid 14 (simulator/calibration/engine_allreduce.py BLIND14_*: 28 shapes at 4 ranks,
+    """The engines' all-reduce BLIND grid 14 (simulator/calibration/engine_allreduce_grid14.py BLIND14_*: 28 shapes at 4 ranks,
     19 at 2 ranks, token counts in no earlier grid, hidden 1024-8192; lab/kernels/run_engine_allreduce_blind14.sh, one
     call asked for 4 x H100 and run on 4 x H200, the flashinfer modules prebuilt), both models' prices committed in
     BLIND14_PRED_CSV before it: per implementation x ranks x size regime n, |error| median / p90 and signed median,
     regimes met (median <= 10 %, p90 <= 25 %); no STANDING row here (another device than the model's)."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid14 as G14
 
-    _engine_allreduce_blind_table(14, data_dir, EA.BLIND14_PRED_CSV, EA.BLIND14_MEAS_GLOB, lambda pred: (
-            f"\n== engines' all-reduce kernels, BLIND grid 14 (4 ranks, (tokens, hidden) {list(EA.BLIND14_SHAPES)}; "
-            f"2 ranks {list(EA.BLIND14_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND14_COMMIT}, before measuring: "
-            f"main = the H100 model at {EA.BLIND14_MAIN_COMMIT}, new = GRID14_CANDIDATE {EA.GRID14_CANDIDATE} (vLLM "
+    _engine_allreduce_blind_table(14, data_dir, G14.BLIND14_PRED_CSV, G14.BLIND14_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 14 (4 ranks, (tokens, hidden) {list(G14.BLIND14_SHAPES)}; "
+            f"2 ranks {list(G14.BLIND14_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND14_COMMIT}, before measuring: "
+            f"main = the H100 model at {G14.BLIND14_MAIN_COMMIT}, new = GRID14_CANDIDATE {G14.GRID14_CANDIDATE} (vLLM "
             f"two-shot's first loop step by its fill; the 2-rank Lamport one-shot's phase / transfer overlap; fitted on "
             f"looked-at H100 rows of grids <= 13 and both replicates): "
             f"{'SHIPPED' if SHIPPED == 'new' else 'NOT shipped'}; measured on 4 x H200 lent for a 4 x H100 request: the "
             f"H100 model judged across devices, STANDING stays on grid 13)"),
         shipped=STANDING, rows_what="2+4 ranks, 4 x H200 for an H100 request")
-    _engine_allreduce_blind_table(14, data_dir, EA.BLIND14_PRED_CSV, EA.BLIND14_H100_MEAS_GLOB, lambda pred: (
+    _engine_allreduce_blind_table(14, data_dir, G14.BLIND14_PRED_CSV, G14.BLIND14_H100_MEAS_GLOB, lambda pred: (
             f"\n== engines' all-reduce kernels, BLIND grid 14 on 4 x H100 (the same rows and committed prices, {pred}, "
             f"commit {ENGINE_AR_BLIND14_COMMIT}; run in the next session with grid 16 on one 4 x H100 host: main = the H100 "
-            f"model at {EA.BLIND14_MAIN_COMMIT}, new = GRID14_CANDIDATE {EA.GRID14_CANDIDATE}: "
+            f"model at {G14.BLIND14_MAIN_COMMIT}, new = GRID14_CANDIDATE {G14.GRID14_CANDIDATE}: "
             f"{'SHIPPED' if SHIPPED_AFTER_H100 == 'new' else 'NOT shipped'} as the H100's engine_allreduce_rules; "
             f"STANDING on grid 16)"),
         shipped=None, rows_what="2+4 ranks, 4 x H100")

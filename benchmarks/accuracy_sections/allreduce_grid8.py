@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from .allreduce import _engine_allreduce_blind_table
 
-#: the commit that holds blind grid 8's prediction (engine_allreduce.BLIND8_PRED_CSV), made before the measurement
+#: the commit that holds blind grid 8's prediction (engine_allreduce_grid8.BLIND8_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND8_COMMIT = "d5ee6a3"
 
 
 def engine_allreduce_blind8(data_dir=None) -> None:
-    """The engines' all-reduce BLIND grid 8 (simulator/calibration/engine_allreduce.py BLIND8_*: 4 ranks at hidden 3584 /
+    """The engines' all-reduce BLIND grid 8 (simulator/calibration/engine_allreduce_grid8.py BLIND8_*: 4 ranks at hidden 3584 /
     4096 / 5120 / 8192 and token counts in no earlier grid, the messages just below and just above whole loop steps of
     vLLM's two-shot, plus 2-rank controls; lab/kernels/run_engine_allreduce_blind8.sh on 4 x H100, one call: the
     TensorRT-LLM JIT build took 164 s, so its 4-rank rows stop after the first 11 shapes), priced before the measurement
@@ -19,10 +19,10 @@ def engine_allreduce_blind8(data_dir=None) -> None:
     committed in BLIND8_PRED_CSV: per implementation x ranks x size regime n, |error| median / p90 and signed median of
     each, regimes met (median <= 10 %, p90 <= 25 %); the candidate (new) won and shipped (grid 9's fill rule has
     replaced its whole-step rule since; the family's STANDING is grid 9's row)."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid8 as G8
 
-    _engine_allreduce_blind_table(8, data_dir, EA.BLIND8_PRED_CSV, EA.BLIND8_MEAS_GLOB, lambda pred: (
-            f"\n== engines' all-reduce kernels, BLIND grid 8 (4 ranks, (tokens, hidden) {list(EA.BLIND8_SHAPES)}; 2-rank "
-            f"controls {list(EA.BLIND8_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND8_COMMIT}, before measuring: "
-            f"main = the model at {EA.BLIND8_MAIN_COMMIT}, new = vLLM's two-shot in whole loop steps + the Lamport "
+    _engine_allreduce_blind_table(8, data_dir, G8.BLIND8_PRED_CSV, G8.BLIND8_MEAS_GLOB, lambda pred: (
+            f"\n== engines' all-reduce kernels, BLIND grid 8 (4 ranks, (tokens, hidden) {list(G8.BLIND8_SHAPES)}; 2-rank "
+            f"controls {list(G8.BLIND8_CONTROL)}; prediction {pred}, commit {ENGINE_AR_BLIND8_COMMIT}, before measuring: "
+            f"main = the model at {G8.BLIND8_MAIN_COMMIT}, new = vLLM's two-shot in whole loop steps + the Lamport "
             "push's own link ceiling (won blind, shipped; the STANDING moved to grid 9))"), shipped=None)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from hwmodels import datafiles as DF
 from simulator.calibration.scoreboard import BOARD
 
-#: grid -> (the committed prediction's name: None = the grid's own BLIND<grid>_PRED_CSV, {column: (the model's words, its
-#: STANDING label or None)}) scored on both runs
+#: grid -> (the committed prediction's name: None = the grid's own BLIND<grid>_PRED_CSV, of engine_allreduce_grid<grid>;
+#: {column: (the model's words, its STANDING label or None)}) scored on both runs
 SCORED = {
     12: (None, {"pred_h100_us": ("main: the H100 model before grid 13's rules (commit 95e278e)", None)}),
     13: (None, {"pred_main_us": ("main: the H100 model before grid 13's rules (commit 8525dba)", None),
@@ -53,6 +53,8 @@ def engine_allreduce_replicates(data_dir=None) -> None:
 
 
 def _replicate(grid: int | str, pred_csv: str | None, cols: dict, data_dir) -> None:
+    import importlib
+
     import pandas as pd
 
     from simulator.calibration import engine_allreduce as EA
@@ -60,7 +62,8 @@ def _replicate(grid: int | str, pred_csv: str | None, cols: dict, data_dir) -> N
 
     _, rep = R.REPLICATES[grid]
     j = R.joined(grid, data_dir)
-    pred_csv = pred_csv or getattr(EA, f"BLIND{str(grid).split()[0]}_PRED_CSV")
+    n = str(grid).split()[0]
+    pred_csv = pred_csv or getattr(importlib.import_module(f"{EA.__name__}_grid{n}"), f"BLIND{n}_PRED_CSV")
     pred = pd.read_csv(DF.resolve((EA.DATA_DIR if data_dir is None else data_dir) / pred_csv))
     if grid in DEVICE:
         pred = pred[pred["device"] == DEVICE[grid]]

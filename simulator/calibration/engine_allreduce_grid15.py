@@ -5,7 +5,7 @@ allreduce_2shot: the H200's NVLink measured, not the H100's) refitted on every L
 campaign, grid 11's two runs, grid 14's three runs). Everything it changes is a key of H200.yaml (hwmodels.roofline's
 module constants, shared with the H100, are untouched), so the H100's prices cannot move.
 
-Grid 14's not-shipped rules (engine_allreduce.GRID14_CANDIDATE: AR_FIRST_FILL_EXTRA, AR_LAMPORT_OVERLAP) are module
+Grid 14's not-shipped rules (engine_allreduce_grid14.GRID14_CANDIDATE: AR_FIRST_FILL_EXTRA, AR_LAMPORT_OVERLAP) are module
 constants of hwmodels.roofline, not per device: an H200-only candidate cannot carry them without a per-device key, so
 this candidate leaves them off (grid 14's section and the device script's H100 fallback judge them on the H100).
 
@@ -57,10 +57,11 @@ BLIND15_MAIN_COMMIT = "7f96efc"
 
 def earlier_shapes15() -> set:
     """Every (tokens, hidden) an earlier grid measured (campaign, blind 4, 6-14)."""
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid13 as G13
+    from simulator.calibration import engine_allreduce_grid14 as G14
 
-    s = EA.earlier_shapes()
-    for a in (EA.BLIND13_SHAPES, EA.BLIND13_CONTROL, EA.BLIND14_SHAPES, EA.BLIND14_CONTROL):
+    s = G13.earlier_shapes()
+    for a in (G13.BLIND13_SHAPES, G13.BLIND13_CONTROL, G14.BLIND14_SHAPES, G14.BLIND14_CONTROL):
         s |= set(a)
     return s
 
@@ -100,8 +101,9 @@ def with_grid15_terms(hw: HardwareSpec, p: dict) -> HardwareSpec:
 def predict_shipped(df: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
     """The shipped structure: predict_us with grid 13's rules on and grid 14's off (as main prices today)."""
     from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid14 as G14
 
-    return EA.predict_grid14(df, hw, EA.GRID14_RULES_OFF)
+    return G14.predict_grid14(df, hw, EA.GRID14_RULES_OFF)
 
 
 def fit_grid15_h200(rows: pd.DataFrame | None = None) -> dict:

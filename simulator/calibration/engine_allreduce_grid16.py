@@ -1,10 +1,10 @@
 """Blind grid 16 of the engines' all-reduce kernels (4 x H100 or 4 x H200, whichever the lender gives; 4 AND 2 ranks):
-grid 14's two not-shipped rules (engine_allreduce.GRID14_CANDIDATE: vLLM's two-shot in ONE loop step priced by its fill,
+grid 14's two not-shipped rules (engine_allreduce_grid14.GRID14_CANDIDATE: vLLM's two-shot in ONE loop step priced by its fill,
 AR_FIRST_FILL_EXTRA; the 2-rank Lamport one-shot's phase / transfer overlap, AR_LAMPORT_OVERLAP) as PER-DEVICE values
 (the fitted file's `engine_allreduce_rules`, hwmodels.spec ENGINE_AR_RULES), judged against each device as shipped.
 
     H100   main = the H100 as shipped (grid 13's rules; grid 14's off), new = the H100 + GRID14_CANDIDATE's values, fitted
-           on looked-at H100 rows only (engine_allreduce.fit_grid14_terms; committed 85d8fc2, before grid 14 ran)
+           on looked-at H100 rows only (engine_allreduce_grid14.fit_grid14_terms; committed 85d8fc2, before grid 14 ran)
     H200   main = the H200 as shipped (GRID15_H200_CANDIDATE, grid 13's rules on), new = the H200 + GRID16_H200_RULES:
            the same two rules fitted by the same 1-D least squares on every LOOKED-AT 4 x H200 row (the campaign, grid
            11's two runs, grid 14's three runs, grid 15), the H200's shipped terms held
@@ -38,7 +38,7 @@ BLIND16_PRED_CSV = "engine_allreduce_blind16_prediction_2026-11-27.csv"
 BLIND16_MEAS_GLOB = "engine_allreduce_blind16_nvidia*.csv"
 #: main's commit (both devices as shipped) the prediction prices
 BLIND16_MAIN_COMMIT = "4ee4cbc"
-#: the H100's candidate: grid 14's rules at GRID14_CANDIDATE's values (engine_allreduce.fit_grid14_terms, H100 rows only)
+#: the H100's candidate: grid 14's rules at GRID14_CANDIDATE's values (engine_allreduce_grid14.fit_grid14_terms, H100 rows only)
 GRID16_H100_RULES = {"first_fill_extra": 0.57, "lamport_overlap": 0.19}
 #: the H200's candidate: fit_grid16_h200_rules on h200_looked_at_rows16 (42 vLLM two-shot one-step rows, 242 2-rank Lamport
 #: rows), as committed before grid 16 was measured
@@ -90,7 +90,7 @@ def h200_looked_at_rows16() -> pd.DataFrame:
 def fit_grid16_h200_rules() -> dict:
     """GRID16_H200_RULES: each rule by a bounded 1-D least squares on log time over its own rows of h200_looked_at_rows16
     (first_fill_extra: the 4-rank vLLM two-shot rows in one loop step; lamport_overlap: the 2-rank Lamport one-shot rows,
-    plain and + RMSNorm), the other off, the H200's shipped terms held (engine_allreduce.fit_grid14_terms on H200 rows)."""
+    plain and + RMSNorm), the other off, the H200's shipped terms held (engine_allreduce_grid14.fit_grid14_terms on H200 rows)."""
     from scipy.optimize import minimize_scalar
 
     from hwmodels.spec import load_hardware

@@ -1,4 +1,4 @@
-"""The H200's own engines' all-reduce terms (engine_allreduce.GRID12_CANDIDATE, committed at 95e278e and never judged
+"""The H200's own engines' all-reduce terms (engine_allreduce_grid12.GRID12_CANDIDATE, committed at 95e278e and never judged
 on an H200: three 4 x H200 requests were served by H100s) judged on the one H200 grid measured after them: blind grid 14,
 which an H100 request ran on 4 x H200 (engine_allreduce_blind14_nvidia-h200_x4_*.csv).
 
@@ -27,10 +27,12 @@ def h200_grid14_prediction(out: str | Path) -> pd.DataFrame:
     (pred_new13_us: predict_us, grid 13's rules on once a device has engine terms)."""
     from hwmodels.spec import load_hardware
     from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration import engine_allreduce_grid12 as G12
+    from simulator.calibration import engine_allreduce_grid14 as G14
 
     h200, h100 = load_hardware("H200"), load_hardware("H100-SXM")
-    cand = EA.h200_candidate(h200, h100)
-    df = EA.blind14_grid()
+    cand = G12.h200_candidate(h200, h100)
+    df = G14.blind14_grid()
     df["kind"] = df["impl"].map(EA.IMPL_KIND)
     df["pred_main_us"] = np.round(EA.predict_us(df, h200), 3)
     df["pred_new_us"] = np.round(EA.predict_with(df, cand, {}), 3)
@@ -38,8 +40,8 @@ def h200_grid14_prediction(out: str | Path) -> pd.DataFrame:
     df["regime"] = EA.size_regime(df["bytes"])
     df["device"] = h200.name
     df["main_model"] = "H200 as shipped (no engine_ar terms, no custom-kind link terms)"
-    df["new_model"] = (f"GRID12_CANDIDATE {EA.GRID12_CANDIDATE} (committed {GRID12_CANDIDATE_COMMIT}) + "
-                       f"{EA.H200_LINKS_FROM}'s custom-kind link terms; priced late, after grid 14 was measured")
+    df["new_model"] = (f"GRID12_CANDIDATE {G12.GRID12_CANDIDATE} (committed {GRID12_CANDIDATE_COMMIT}) + "
+                       f"{G12.H200_LINKS_FROM}'s custom-kind link terms; priced late, after grid 14 was measured")
     df.to_csv(out, index=False)
     return df
 

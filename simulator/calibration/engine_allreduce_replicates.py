@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from simulator.calibration import engine_allreduce as EA
+from simulator.calibration import engine_allreduce_grid11 as G11
+from simulator.calibration import engine_allreduce_grid14 as G14
 
 #: grid (or a grid and its device, where the grid ran on both) -> (the scored run's glob, the replicate), DATA_DIR
 REPLICATES = {
     # grid 11: the second 4 x H200 host (an H100 request served by H200s), the lead, 2026-11-27
-    11: (EA.BLIND11_MEAS_GLOB, EA.BLIND11_REPLICATE_CSV),
+    11: (G11.BLIND11_MEAS_GLOB, G11.BLIND11_REPLICATE_CSV),
     # grid 12: a 4 x H200 request served by 4 x H100 (the H200 candidate not judged), the lead, 2026-11-27 21:44 UTC;
     # ..._notes.txt beside it
     12: ("engine_allreduce_blind12_nvidia*.csv", "engine_allreduce_blind12rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
@@ -23,14 +24,14 @@ REPLICATES = {
     13: ("engine_allreduce_blind13_nvidia*.csv", "engine_allreduce_blind13rep2_nvidia-h100-80gb-hbm3_x4_2026-11-27.csv"),
     # grid 14: a 4 x H100 request served by a SECOND 4 x H200 host (the lead, 22:31 UTC, run_engine_allreduce_blind14.sh):
     # a blind judgement of the H200 model shipped at da3c83c (its prices committed at 80154df, before this run)
-    14: (EA.BLIND14_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h200_x4_2026-11-27.csv"),
+    14: (G14.BLIND14_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h200_x4_2026-11-27.csv"),
     # grid 15: a second 4 x H200 host (an H100 x4 request served by H200s; the lead, 2026-11-27 23:44 UTC,
     # run_engine_allreduce_blind16.sh after grid 16's rows; ..._notes.txt beside grid 16's x4 file): the H200 shipped
     # after grid 15 blind again. Its 2-rank rows also ran twice on 2 x H200 hosts (blind15rep2 / rep3_..._x2_, not scored)
     15: ("engine_allreduce_blind15_nvidia*.csv", "engine_allreduce_blind15rep4_nvidia-h200_x4_2026-11-27.csv"),
     # grids 14 and 16 on a second 4 x H100 lease (the lead, 2026-11-28 00:00 UTC, run_engine_allreduce_blind16.sh with
     # ON_H200=skip; ..._notes.txt beside grid 16's rep3): the H100's rules, shipped after the first H100 run, blind again
-    "14 (H100)": (EA.BLIND14_H100_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
+    "14 (H100)": (G14.BLIND14_H100_MEAS_GLOB, "engine_allreduce_blind14rep2_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
     16: ("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv",
          "engine_allreduce_blind16rep3_nvidia-h100-80gb-hbm3_x4_2026-11-28.csv"),
     # grid 19 (the H100's STANDING) on a second 4 x H100 lease (the lead, 2026-11-28 01:54 UTC, the grid's own script

@@ -100,7 +100,7 @@ committed first): median 9.6 %, p90 22.8 %, signed -8.4 % (+ RMSNorm rows 8-26 %
 `norm`), refitted on the same 2 x H100 rows (barrier 0.41, phase 3.86, flag_store 1.75, norm 1.65 us; was 0.0 / 4.68 /
 1.81 / -): fit rows median 6.6 %, p90 17.1 % (was 6.8 / 27.4 %); the 4 x H200 rows and the 4 x H100 blind rows above,
 seen after the rule was fixed (nothing chosen on them): 9.7 / 30.5 % and 7.6 / 14.1 % (was 11.0 / 36.8 and 9.6 /
-22.8 %). A new blind grid (engine_allreduce.py BLIND6_*, 2 and 4 ranks) holds both models' prices, committed before
+22.8 %). A new blind grid (engine_allreduce_grid6.py BLIND6_*, 2 and 4 ranks) holds both models' prices, committed before
 its measurement. Beyond 4 ranks the engines' barrier and phase times are taken as at 4 ranks (an ASSUMPTION).
 
 The Lamport one-shot as flashinfer v0.6.4 ships it (include/flashinfer/comm/trtllm_allreduce_fusion.cuh @ f1e6fdcb,
@@ -118,7 +118,7 @@ allreduce_fusion_kernel_oneshot_lamport and allreduce_fusion_kernel_launcher), r
                    cluster.sync around the CTAs' partial sums (FusedOp::rms_norm), then the two stores
     the one phase is a posted push and a local poll, not a pull (vLLM) or a flag exchange. An own fitted phase term for
     it (push, 3.51 us against phase 4.22 us, robust soft_l1 refit on the same 2 x H100 rows: fit rows |error| median
-    6.6 -> 5.4 %, p90 17.1 -> 16.3 %) was tested BLIND (engine_allreduce.py BLIND7_*, 170 rows on 4 x H100, both
+    6.6 -> 5.4 %, p90 17.1 -> 16.3 %) was tested BLIND (engine_allreduce_grid7.py BLIND7_*, 170 rows on 4 x H100, both
     prices committed first) and LOST: median 5.8 / p90 14.4 %, 34 of 41 regimes, against the kept model's 5.6 / 14.0 %,
     35 of 41 (the Lamport one-shot's 2-rank rows improved, its 4-rank small messages went from -8 % to -15 %: what
     the 2-rank rows lend the push phase, the 4-rank call spends waiting on the slowest of three peers). It is not
@@ -126,7 +126,7 @@ allreduce_fusion_kernel_oneshot_lamport and allreduce_fusion_kernel_launcher), r
     trtllm_oneshot_token_steps) was tried on the fit rows and rejected there: the fit put 0 us on a poll step, and a
     norm per token raised the fit's log error (0.1252 against 0.1192 without it).
 
-Blind grid 8 (4 ranks, 2-rank controls; simulator/calibration/engine_allreduce.py BLIND8_*) shipped two rules, read from
+Blind grid 8 (4 ranks, 2-rank controls; simulator/calibration/engine_allreduce_grid8.py BLIND8_*) shipped two rules, read from
 the 4-rank rows of grids 4, 6 and 7 (looked-at) and fitted there only (fit_grid8_terms), priced beside main's model and
 committed (d5ee6a3) before the measurement:
     vLLM two-shot   cross_device_reduce_2stage (custom_all_reduce.cuh @ c9eabec7) walks each rank's part of 16-B packs
@@ -142,7 +142,7 @@ committed (d5ee6a3) before the measurement:
 Blind (90 rows measured of 150 priced: the TensorRT-LLM JIT build took 164 s of the one call, so its 4-rank rows stop
 after 11 of 26 shapes): |error| median 6.0 %, p90 14.8 %, 19 of 22 regimes, against main's 8.5 / 19.6 %, 17 of 22.
 
-Blind grid 9 (4 ranks, 2-rank controls; engine_allreduce.py BLIND9_*) shipped the last loop step priced by its fill:
+Blind grid 9 (4 ranks, 2-rank controls; engine_allreduce_grid9.py BLIND9_*) shipped the last loop step priced by its fill:
 grid 8's rows near the top of a step (fill 0.9-1.0) were 11-19 % too fast, as the time still grows within a step (the
 last step's threads are fewer the smaller its fill: cross_device_reduce_2stage's `idx < end` / `idx < largest_part`
 loop bounds). The priced steps are ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE x (ceil(x) - x), x = bytes / step bytes,
@@ -150,12 +150,12 @@ loop bounds). The priced steps are ceil(x) - AR_WAVE_SKIP - AR_FILL_SLOPE x (cei
 Blind (207 rows, one call): 7.16 / 16.0 %, 22 of 31 regimes, against grid 8's rule's 7.25 / 16.9 %, 22 of 31 (vLLM's
 two-shot 2-8 MiB -8.8 -> -3.6 % signed, p90 19.8 -> 13.9 %; its two rows of 0.5-0.7 MiB +18 -> +23 %).
 
-Blind grid 10 (4 ranks, 2-rank controls; engine_allreduce.py BLIND10_*) tested, and did NOT ship, a candidate read from
+Blind grid 10 (4 ranks, 2-rank controls; engine_allreduce_grid10.py BLIND10_*) tested, and did NOT ship, a candidate read from
 allreduce_fusion_kernel_twoshot_sync / _launcher (flashinfer 0.6.4 @ f1e6fdcb): the two-shot copies the whole input into
 its own comm buffer before the first barrier and reads the sums back + writes the output after the last (2 x (read +
 write) of the message of local HBM traffic, serialized with the link phases: copy 2.01 fitted), and FusedOp::rms_norm's
 two cluster.sync run only with > 1 CTA a cluster (launcher's cluster size: trtllm_cluster_size), so with one CTA a
-cluster the RMSNorms pay 0.19 of `norm` (engine_allreduce.GRID10_CANDIDATE, predict_grid10; fitted on grids 4, 6-9's
+cluster the RMSNorms pay 0.19 of `norm` (engine_allreduce_grid10.GRID10_CANDIDATE, predict_grid10; fitted on grids 4, 6-9's
 4-rank rows). Blind (201 rows): 17 of 26 regimes against main's 18 (pooled 4.46 / 14.26 % against 5.80 / 14.97 %): it
 met TensorRT-LLM's 4-rank two-shot at 2-8 MiB (-11.5 -> -1.5 % signed) but priced the 2-rank two-shot controls +14 %
 (looked at after: the copy term was fitted on 4 ranks and at 2 ranks the one-peer link bound already covers it).
@@ -170,7 +170,7 @@ the H100's HBM rate, overprices the H200's faster local copies). The H200's Tens
 +11..+72 % too slow (as the 4 x H200 campaign showed), and 131 x 4096 at 4 ranks (132 CTAs in 33 clusters of 4) is again
 priced too fast (-21 %; grid 10's 132 x 4096 on the H100 -27 %). The family's STANDING stays on grid 10 (4 x H100).
 
-Blind grid 13 (4 x H100, 4 AND 2 ranks, 210 rows; engine_allreduce.py BLIND13_*) SHIPPED grid 11's two rules with a third
+Blind grid 13 (4 x H100, 4 AND 2 ranks, 210 rows; engine_allreduce_grid13.py BLIND13_*) SHIPPED grid 11's two rules with a third
 (GRID13_CANDIDATE, fit_grid13_terms on grids <= 12's H100 rows): TensorRT-LLM's two-shot local copies above 2 ranks
 (hwmodels.roofline AR_TWOSHOT_COPY 1.42), the fused RMSNorm's norm term by the fusion kernel's cluster (AR_NORM_CS1 0.36
 with one CTA, FusedOp::rms_norm's cluster.sync skipped; AR_NORM_CSN 1.07 with more; the ops declare cluster_ctas,
