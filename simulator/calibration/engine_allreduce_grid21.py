@@ -172,13 +172,13 @@ def blind21_prediction(out: str | Path) -> pd.DataFrame:
 
 def load_blind21(data_dir: Path | None = None) -> pd.DataFrame | None:
     """The committed prediction joined to both protocols' measurements: one row per (implementation, shape) with
-    median / p20 / p80 / calls of A and B (suffix _A / _B), err_A / err_B = pred_main_us / median - 1, spread_A / _B =
+    median / p20 / p80 / calls of A and B (suffix _A / _B; the prediction's calls as pcalls_A / _B), err_A / err_B = pred_main_us / median - 1, spread_A / _B =
     p80 / p20; WRONG rows left out. None while a protocol's CSV is missing."""
     from hwmodels import datafiles as DF
     from simulator.calibration import engine_allreduce as EA
 
     d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    pred = pd.read_csv(DF.resolve(d / BLIND21_PRED_CSV))
+    pred = pd.read_csv(DF.resolve(d / BLIND21_PRED_CSV)).rename(columns={f"calls_{p}": f"pcalls_{p}" for p in PROTOCOLS})
     key = ["impl", "world", "tokens", "hidden"]
     out = pred
     for p in PROTOCOLS:
