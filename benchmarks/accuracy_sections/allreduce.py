@@ -78,6 +78,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind19()
     from .allreduce_grid20 import engine_allreduce_blind20
     engine_allreduce_blind20()
+    from .allreduce_grid21 import engine_allreduce_blind21
+    engine_allreduce_blind21()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

@@ -6,8 +6,8 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind19|blind20]
-                                                   [--smoke]
+                                                   [--grid campaign|blind4|...|blind20|blind21]
+                                                   [--protocol A|B|AB] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
 the IPC handle exchange and the barriers), every call captured `calls` times back to back in one CUDA graph, each of
@@ -27,6 +27,12 @@ Writes DIR/engine_allreduce_<device>_<date>.csv: impl (vllm_oneshot / vllm_twosh
 trtllm_ar_oneshot / trtllm_ar_twoshot / trtllm_arnorm_oneshot / trtllm_arnorm_twoshot), world, tokens, hidden, bytes
 (= tokens x hidden x 2, bf16), median / p20 / p80 microseconds per call, calls per replay, a note (WRONG when the
 result was checked and was not right), versions. --smoke (no CUDA) only checks the grid and the CSV writer.
+
+--protocol (script version 18, grid 21): A = the timing every earlier grid used (REPS 7 replays, _calls: 40 calls a
+replay at <= 1 MiB, 10 up to 16 MiB, 4 above); B = REPS_B 21 replays of 40 calls a replay up to 16 MiB (4 above, as A);
+AB = both on every row in the same process, back to back (A first on even rows, B first on odd ones), each protocol to
+its own CSV (engine_allreduce_<grid><protocol>_<device>_<date>.csv). Same statistic (median over the replays of the max
+over the ranks of the time per call). Default A (the CSV name then has no protocol letter, as before).
 """
 from __future__ import annotations
 
@@ -46,17 +52,22 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 17                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 18                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
 #                                               13: --grid blind16; 14: --grid blind17 (2 ranks only)
 #                                               15: --grid blind18; 16: --grid blind19
 #                                               17: --grid blind20 (2 ranks only)
+#                                               18: --grid blind21 (2 ranks only), --protocol A|B|AB
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
 REPS = 7
+#: --protocol B: replays and calls a replay (lab/kernels/measure_engine_allreduce.py --protocol; grid 21)
+REPS_B = 21
+CALLS_B = 40
+PROTOCOL_ENV = "ENGINE_AR_PROTOCOL"
 VLLM_CTAS = 36                                # vLLM CustomAllreduce default block_limit (kMaxBlocks)
 MAX_BYTES = 2048 * 8192 * 2
 FIELDS = ["impl", "world", "tokens", "hidden", "bytes", "median_us", "p20_us", "p80_us", "calls", "note", "device",
@@ -227,8 +238,19 @@ BLIND20_SHAPES = ((2, 4608), (5, 2560), (11, 1280), (16, 1536), (7, 4608), (1, 6
                   (66, 8192), (135, 4096), (180, 3584), (97, 7168), (290, 2560), (230, 4608), (196, 6144), (355, 5120),
                   (520, 4096), (410, 7168), (740, 5120), (505, 8192))
 
+#: --grid blind21: 2 x H100, 2 ranks ONLY (BLIND21_SHAPES; 4 ranks: none), 5 shapes <= 64 KiB, 9 at 128 KiB-1 MiB (4 at
+#: 0.65-1 MiB), 13 at 1-8 MiB (8 at 1.0-1.4 MiB, just past the harness's 40 -> 10 calls step), every row timed by both
+#: protocols (--protocol AB); (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid21.py)
+BLIND21_SHAPES = ((9, 1536), (13, 1024), (17, 1280), (8, 2048), (17, 1536),
+                  (43, 2048), (59, 3072), (34, 6144), (57, 4608), (89, 3072), (83, 4096), (97, 4096), (59, 7168),
+                  (61, 8192),
+                  (103, 5120), (149, 3584), (87, 6144), (209, 2560), (67, 8192), (137, 4096), (75, 8192), (177, 4096),
+                  (310, 4096), (227, 6144), (395, 5120), (350, 8192), (710, 4096))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind21":
+        return list(BLIND21_SHAPES) if world == 2 else []
     if os.environ.get(GRID_ENV) == "blind20":
         return list(BLIND20_SHAPES) if world == 2 else []
     if os.environ.get(GRID_ENV) == "blind19":
@@ -264,8 +286,25 @@ def grid(world=None):
     return [(t, h) for h in HIDDENS for t in TOKENS] + list(LARGE)
 
 
-def _calls(nbytes: int) -> int:
+def _calls(nbytes: int, protocol: str = "A") -> int:
+    if protocol == "B":
+        return CALLS_B if nbytes <= (1 << 24) else 4
     return 40 if nbytes <= (1 << 20) else (10 if nbytes <= (1 << 24) else 4)
+
+
+def _reps(protocol: str = "A") -> int:
+    return REPS_B if protocol == "B" else REPS
+
+
+def _protocols(row: int = 0) -> list:
+    """The protocols of this run (PROTOCOL_ENV: A, B or AB), AB alternating which comes first row by row."""
+    p = list(os.environ.get(PROTOCOL_ENV, "A"))
+    return p[::-1] if row % 2 and len(p) > 1 else p
+
+
+def _csv_for(csv_path, protocol: str) -> str:
+    """The CSV of `protocol` (csv_path: a dict protocol -> path, or one path)."""
+    return csv_path[protocol] if isinstance(csv_path, dict) else csv_path
 
 
 def _say(tag: str, msg: str) -> None:
@@ -373,7 +412,7 @@ def _shared(nbytes: int, fill: int | None = 0):
 
 # ---- timing ----------------------------------------------------------------------------------------------------------
 
-def _time_graph(capture_fn, calls: int, after_capture=None) -> list:
+def _time_graph(capture_fn, calls: int, after_capture=None, reps: int = REPS) -> list:
     """Per-call device microseconds (max over ranks) of REPS replays of a graph of `calls` capture_fn() calls."""
     import torch
     import torch.distributed as dist
@@ -389,7 +428,7 @@ def _time_graph(capture_fn, calls: int, after_capture=None) -> list:
     torch.cuda.synchronize()
     if after_capture is not None:
         after_capture()
-    xs = T.replay_max_over_ranks(g, calls, REPS)
+    xs = T.replay_max_over_ranks(g, calls, reps)
     del g
     return xs
 
@@ -422,29 +461,31 @@ def _vllm(rank, world, csv_path, meta):
     fa = mod.init_custom_ar(meta_ptrs, rank_data, rank, True)
     reg = _shared(MAX_BYTES, fill=None)
     mod.register_buffer(fa, reg)
-    for t, h in grid(world):
+    for i, (t, h) in enumerate(grid(world)):
         n, nbytes = t * h, t * h * 2
         # the kernel's own choice (vllm_custom_all_reduce.cuh CustomAllreduce::allreduce)
         two = world > 2 and not ((world <= 4 and nbytes < 512 * 1024) or (world <= 8 and nbytes < 256 * 1024))
         impl = "vllm_twoshot" if two else "vllm_oneshot"
         x, want = _inputs(rank, world, n, seed=n + 1)
         out = torch.full_like(x, float("nan"))
-        calls = _calls(nbytes)
         try:
             mod.all_reduce(fa, x, out, reg[rank], MAX_BYTES, VLLM_CTAS)     # eager: staged through the registered buffer
             torch.cuda.synchronize()
-            ok = bool(torch.equal(out.float(), want))
-            out.fill_(float("nan"))
+            ok0 = bool(torch.equal(out.float(), want))
 
             def reg_graph():
                 hd, off = mod.get_graph_buffer_ipc_meta(fa)
                 got = [None] * world
                 dist.all_gather_object(got, (list(hd), list(off)))
                 mod.register_graph_buffers(fa, [g[0] for g in got], [g[1] for g in got])
-            xs = _time_graph(lambda: mod.all_reduce(fa, x, out, 0, 0, VLLM_CTAS), calls, after_capture=reg_graph)
-            ok = _all_ok(ok and bool(torch.equal(out.float(), want)))
-            if rank == 0:
-                _put(csv_path, meta, _row(impl, world, t, h, xs, calls, "" if ok else "WRONG"))
+            for proto in _protocols(i):
+                calls = _calls(nbytes, proto)
+                out.fill_(float("nan"))
+                xs = _time_graph(lambda: mod.all_reduce(fa, x, out, 0, 0, VLLM_CTAS), calls, after_capture=reg_graph,
+                                 reps=_reps(proto))
+                ok = _all_ok(ok0 and bool(torch.equal(out.float(), want)))
+                if rank == 0:
+                    _put(_csv_for(csv_path, proto), meta, _row(impl, world, t, h, xs, calls, "" if ok else "WRONG"))
         except Exception as e:  # noqa: BLE001
             _say(f"vllm r{rank}", f"T{t} H{h}: {type(e).__name__}: {str(e)[:300]}")
             traceback.print_exc()
@@ -467,11 +508,10 @@ def _trtllm(rank, world, csv_path, meta):
     import torch.distributed as dist
     dist.barrier()
     gamma = (torch.rand(8192, device="cuda") + 0.5).to(torch.bfloat16)
-    for t, h in grid(world):
+    for i, (t, h) in enumerate(grid(world)):
         n, nbytes = t * h, t * h * 2
         x, want = _inputs(rank, world, n, seed=n + 7)
         res = torch.randint(-2, 3, (n,), device="cuda").to(torch.bfloat16)
-        calls = _calls(nbytes)
         for pattern, pname in ((0, "ar"), (1, "arnorm")):
             for one in (True, False):
                 if not one and t <= world:    # the two-shot kernel splits tokens over ranks (flashinfer asserts >)
@@ -498,11 +538,14 @@ def _trtllm(rank, world, csv_path, meta):
                 try:
                     call()
                     torch.cuda.synchronize()
-                    ok = check()
-                    xs = _time_graph(call, calls)
-                    ok = _all_ok(ok and check())
-                    if rank == 0:
-                        _put(csv_path, meta, _row(impl, world, t, h, xs, calls, "" if ok else "WRONG"))
+                    ok0 = check()
+                    for proto in _protocols(i):
+                        calls = _calls(nbytes, proto)
+                        xs = _time_graph(call, calls, reps=_reps(proto))
+                        ok = _all_ok(ok0 and check())
+                        if rank == 0:
+                            _put(_csv_for(csv_path, proto), meta,
+                                 _row(impl, world, t, h, xs, calls, "" if ok else "WRONG"))
                 except Exception as e:  # noqa: BLE001
                     _say(f"trtllm r{rank}", f"{impl} T{t} H{h}: {type(e).__name__}: {str(e)[:300]}")
                     traceback.print_exc()
@@ -548,20 +591,25 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
                                        "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                       "blind20"),
+                                       "blind20", "blind21"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
                          "BLIND8_SHAPES / BLIND9_SHAPES (4 ranks), BLIND8_CONTROL / BLIND9_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
+    ap.add_argument("--protocol", choices=("A", "B", "AB"), default="A",
+                    help="A: REPS replays, _calls (every earlier grid); B: REPS_B replays of CALLS_B calls up to 16 MiB; "
+                         "AB: both on every row, each to its own CSV")
     args = ap.parse_args()
-    os.environ[GRID_ENV] = args.grid          # read by grid() here and in the spawned workers
+    os.environ[GRID_ENV] = args.grid
+    os.environ[PROTOCOL_ENV] = args.protocol          # read by grid() here and in the spawned workers
     args.out.mkdir(parents=True, exist_ok=True)
     if args.smoke:
         p = args.out / "smoke.csv"
         with open(p, "w", newline="") as f:
             csv.DictWriter(f, fieldnames=FIELDS).writeheader()
         _put(str(p), {"device": "cpu (smoke)"}, _row("smoke", 2, 1, 4096, [1.0, 2.0, 3.0], 1))
-        print(len(grid(4)), "shapes at 4 ranks,", len(grid(2)), "at 2")
+        print(len(grid(4)), "shapes at 4 ranks,", len(grid(2)), "at 2; protocols", _protocols(0), _protocols(1),
+              "calls at 1 / 2 MiB", [(_calls(1 << 20, p), _calls(2 << 20, p), _reps(p)) for p in ("A", "B")])
         return
     impls = [i for i in args.impls.split(",") if i]
     for i in impls:
@@ -575,18 +623,25 @@ def main():
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
                                              "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                             "blind20") else ""
-    csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
-    if not csv_path.exists():
-        with open(csv_path, "w", newline="") as f:
-            csv.DictWriter(f, fieldnames=FIELDS).writeheader()
+                                             "blind20", "blind21") else ""
+    if args.protocol == "A":
+        csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
+        paths = [csv_path]
+    else:
+        csv_path = {p: str(args.out / f"engine_allreduce_{tag[:-1]}{p}_{slug}_{meta['date']}.csv") for p in args.protocol}
+        paths = [Path(p) for p in csv_path.values()]
+    for cp in paths:
+        if not cp.exists():
+            with open(cp, "w", newline="") as f:
+                csv.DictWriter(f, fieldnames=FIELDS).writeheader()
     ctx = mp.get_context("spawn")
     port = 29600 + os.getpid() % 1000
     for impl in impls:
         for world in [int(w) for w in args.worlds.split(",")]:
             port += 7
             t0 = time.time()
-            procs = [ctx.Process(target=_worker, args=(r, world, port, impl, str(csv_path), meta, args.timeout))
+            cp = str(csv_path) if isinstance(csv_path, Path) else csv_path
+            procs = [ctx.Process(target=_worker, args=(r, world, port, impl, cp, meta, args.timeout))
                      for r in range(world)]
             for p in procs:
                 p.start()
