@@ -318,3 +318,92 @@ def shipped_us(rows, n, sms: int = H100_SMS, l2_bytes: float = H100_L2, hbm_bps:
     if SHIPPED2 == "cand2":
         return rmsnorm2_us(rows, n, CAND2, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps, sets=sets)
     return rmsnorm_us(rows, n, CAND, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# grid 3's candidate (s28rn, 2026-11-28): the SM's per-block work as a third resource beside the chain and the stream
+# ---------------------------------------------------------------------------------------------------------------
+# Source (layer_norm_kernel.cu @ 0005c538): every block, whatever its row's length, runs a fixed part: its launch,
+# compute_stats' reduction (a warp-shuffle tree, then a shared-memory step across the 4 warps between __syncthreads,
+# and a broadcast after one more __syncthreads), the rsqrt, the retire; and per round of 512 elements its loads,
+# converts, squares / scales and stores (both passes). Those instructions are issued by the block's SM: an SM that
+# runs B = ceil(rows / SMs) blocks in all (every wave) spends B x (c_blk + rounds x c_rnd) of its issue / barrier time.
+# That is a throughput, overlapped with the chain (latency) and with the HBM stream: the three combine by one fitted
+# p-norm; co-resident blocks amortize each other's fixed latency (the chain counts a wave once) but not their issue.
+# Grid 2's misses (2-round rows at 13-16 blocks per SM 16-18 % too fast; the stream rows of 2 rounds 11-14 %) are
+# rows where this term is a large part of the time. With the overlap the stream rate fits at the datasheet bound.
+#: fitted on the 73 distinct looked-at shapes (campaign 14 + grid 1's 30 + grid 2's 35, grid 2's two leases averaged
+#: per shape; soft-L1 on log errors, STREAM bounded at the datasheet 3.35 TB/s: lab/kernels/fit_torch_rmsnorm3.py B);
+#: ramps and the L2 output share held at CAND2's
+CAND3 = {"t0_us": 2.548, "l_hit_us": 0.3361, "l_miss_us": 0.6203, "stream_bps": 3.35e12, "p": 1.806,
+         "c_blk_us": 0.0302, "c_rnd_us": 0.0552,
+         "warm_lo": 0.4, "warm_hi": 0.8, "rr_lo": 0.30, "rr_hi": 0.65, "l2_out_share": 0.2}
+#: named variant (not the primary): CAND2's sum of chain and bytes kept, the issue term overlapped with that sum only
+#: (fitted the same way, STREAM bound 4 TB/s: lab/kernels/fit_torch_rmsnorm3.py E)
+CAND3E = {"t0_us": 2.504, "l_hit_us": 0.3416, "l_miss_us": 0.5834, "stream_bps": 3.969e12, "p": 6.606,
+          "c_blk_us": 0.0286, "c_rnd_us": 0.0874,
+          "warm_lo": 0.4, "warm_hi": 0.8, "rr_lo": 0.30, "rr_hi": 0.65, "l2_out_share": 0.2}
+
+
+def describe3(c: dict) -> str:
+    return (describe2(c) + f", per block {c['c_blk_us'] * 1e3:.1f} ns + {c['c_rnd_us'] * 1e3:.1f} ns per round "
+            "of the SM's issue")
+
+
+def rmsnorm3_us(rows, n, consts=CAND3, sms: int = H100_SMS, l2_bytes: float = H100_L2,
+                hbm_bps: float = H100_HBM_BPS, sets=None, form: str = "B") -> np.ndarray:
+    """Grid 3's form of one F.rms_norm call (us): grid 2's chain and bytes (rmsnorm2_us) and the SM's issue work
+        issue = ceil(rows / SMs) x (c_blk + ceil(n / 512) x c_rnd)
+    form "B" (CAND3): T = T0 + (chain^p + bytes^p + issue^p)^(1/p);
+    form "E" (CAND3E): T = T0 + ((chain + bytes)^p + issue^p)^(1/p)."""
+    rows = np.asarray(rows, dtype=float)
+    n = np.asarray(n, dtype=float)
+    c = consts
+    sets = harness_sets(rows, n) if sets is None else np.asarray(sets, dtype=float)
+    rounds = np.ceil(n / ROW_ROUND)
+    per_sm = np.ceil(rows / sms)
+    waves = np.ceil(per_sm / BLOCKS_PER_SM)
+    inp = 2.0 * rows * n
+    rnd = c["l_hit_us"] + (c["l_miss_us"] - c["l_hit_us"]) * _ramp(sets * inp, c["warm_lo"] * l2_bytes,
+                                                                   c["warm_hi"] * l2_bytes)
+    chain = waves * rounds * rnd
+    wave_rows = np.minimum(rows, sms * BLOCKS_PER_SM) * n * 2.0
+    reread = _ramp(wave_rows, c["rr_lo"] * l2_bytes, c["rr_hi"] * l2_bytes)
+    written = np.maximum(0.0, inp - c["l2_out_share"] * l2_bytes)
+    stream = c["stream_bps"] * hbm_bps / H100_HBM_BPS
+    bw = (inp * (1.0 + reread) + 2.0 * n + written) / stream * 1e6
+    issue = per_sm * (c["c_blk_us"] + rounds * c["c_rnd_us"])
+    p = c["p"]
+    if form == "E":
+        return c["t0_us"] + ((chain + bw) ** p + issue ** p) ** (1.0 / p)
+    return c["t0_us"] + (chain ** p + bw ** p + issue ** p) ** (1.0 / p)
+
+
+def rmsnorm3e_us(rows, n, consts=CAND3E, **kw) -> np.ndarray:
+    return rmsnorm3_us(rows, n, consts, form="E", **kw)
+
+
+def target(rows, n, sms: int = H100_SMS) -> np.ndarray:
+    """Grid 3's target rows: short hiddens (n <= 2048) at >= 8 blocks per SM (ceil(rows / SMs) >= 8)."""
+    return (np.asarray(n) <= 2048) & (np.ceil(np.asarray(rows, dtype=float) / sms) >= 8)
+
+
+#: grid 3: (rows, hidden) in no earlier campaign or grid (lab/kernels/data_order.txt: the campaign, grids 1 and 2,
+#: grid 2's replicate and H200 prediction); 21 target rows (n <= 2048 at >= 8 blocks per SM), controls around them
+GRID3 = [
+    # target, mid: one wave of 8..16 blocks per SM, 1..4 rounds
+    (960, 1280), (1024, 2048), (1056, 896), (1150, 512), (1250, 1792), (1400, 576), (1500, 2048), (1650, 1536),
+    (1800, 768), (1950, 1152), (2100, 960), (2112, 1664),
+    # target, stream: several waves, 1..4 rounds
+    (2500, 1024), (3200, 640), (4000, 1536), (5500, 1280), (8000, 768), (12000, 2048), (16000, 256), (20000, 512),
+    (40000, 896),
+    # lone controls
+    (1, 1024), (7, 640), (20, 15360), (50, 1792), (90, 4096), (120, 6656),
+    # mid controls (long hiddens)
+    (500, 7680), (800, 5120), (1000, 12800), (1200, 3328),
+    # stream controls (long hiddens)
+    (3300, 8960), (6500, 4096), (10000, 12288), (20000, 5120),
+]
+#: controls: looked-at shapes re-timed (not blind): the campaign's 1 x 4096 (also the run's first timed shape) and
+#: grid 2's two worst misses
+CONTROLS3 = [(1, 4096), (2060, 2048), (1700, 1000)]
