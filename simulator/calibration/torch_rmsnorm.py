@@ -407,3 +407,40 @@ GRID3 = [
 #: controls: looked-at shapes re-timed (not blind): the campaign's 1 x 4096 (also the run's first timed shape) and
 #: grid 2's two worst misses
 CONTROLS3 = [(1, 4096), (2060, 2048), (1700, 1000)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# grid 3: prices committed at PREDICTION3_COMMIT (main = CAND2, the form main 4c6b642 ships; cand3 = CAND3, the
+# primary candidate; cand3e = CAND3E, a named variant), timed on the H100 2026-11-28 (measure_torch_rmsnorm.py
+# --grid blind3)
+# ---------------------------------------------------------------------------------------------------------------
+PREDICTION3_COMMIT = "0f03835"
+GRID3_PREDICTION = "production_kernels/torch_rmsnorm_grid3_prediction_2026-11-28.csv"
+GRID3_MEASURED = "production_kernels/torch_rmsnorm_grid3_nvidia-h100-80gb-hbm3_2026-11-28.csv"
+MODELS3 = (("main", "pred_main_us"), ("cand3", "pred_cand3_us"), ("cand3e", "pred_cand3e_us"))
+GRID3_COLUMNS = ("rows", "n", "kind", "regime", "target", "median_us", "rotation_sets") + tuple(c for _, c in MODELS3)
+
+
+def measured3() -> pd.DataFrame:
+    """Grid 3's measured rows with the committed prices (38: 35 blind + 3 looked-at controls) and signed errors."""
+    from hwmodels import datafiles as DF
+    from hwmodels.calibration import DATA_DIR
+
+    with DF.open_text(DATA_DIR / GRID3_MEASURED) as f:
+        m = pd.read_csv(f)
+    missing = [c for c in GRID3_COLUMNS if c not in m.columns]
+    if missing:
+        raise ValueError(f"{GRID3_MEASURED}: missing columns {missing}")
+    for name, col in MODELS3:
+        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
+    return m
+
+
+def target_accuracy(m: pd.DataFrame, models=MODELS3) -> dict:
+    """The blind target rows (n <= 2048 at >= 8 blocks per SM) per model: n, |error| median / p90, signed median."""
+    b = m[(m["kind"] == "blind") & (m["target"] == 1)]
+    out = {"n": len(b)}
+    for name, _ in models:
+        e = b[f"err_{name}"].to_numpy()
+        out[name] = (float(np.median(np.abs(e))), float(np.percentile(np.abs(e), 90)), float(np.median(e)))
+    return out
