@@ -25,7 +25,7 @@ median), so fit.errors prices the campaign's rows with CAND (SHIPPED). The profi
 vectorized_layer_norm_kernel<BFloat16, float, true>, grid = rows, block 32 x 4, 27 registers. Other devices: T0 and ROUND as measured on the H100 (the H200's lone rows
 match them), STREAM scaled by the datasheet HBM ratio (a transfer, never fitted there).
 
-Grid 2 (s27rn, 2026-11-28; the form fit.errors ships now: `shipped_us` -> rmsnorm2_us with CAND2). Read off grid 1's
+Grid 2 (s27rn, 2026-11-28; the form fit.errors shipped after grid 2: rmsnorm2_us with CAND2). Read off grid 1's
 rows (looked-at): a lone row's round costs ~0.34 us while its input stays in the L2 across the harness's rotation sets
 (every lone row measured so far) and ~0.6 us once the sets' input overflows it (192 x 7168, 256 x 14336 at 2 blocks per
 SM: most of the mid rows' -15 % was this, not co-resident blocks slowing each other); co-resident blocks cost
@@ -35,6 +35,14 @@ its row misses the L2 once one wave's rows (SMs x 16 x n x 2 B) overflow it (the
 looked-at rows (lab/kernels/fit_torch_rmsnorm2.py). Blind grid 2 (GRID2: 32 shapes, prices committed 78a3342, timed on
 the H100 2026-11-28): CAND2 met 3 of 3 regimes (lone 2.1 / 3.3 %, mid 3.6 / 15.0 %, stream 8.7 / 11.3 %), main's CAND 1
 of 3 (lone only; mid 11.7 / 22.5 %, stream 9.8 / 29.8 %).
+
+Grid 3 (s28rn, 2026-11-28; the form fit.errors ships now: `shipped_us` -> rmsnorm3_us with CAND3). Grid 2's misses
+(2-round rows at 13-16 blocks per SM 16-18 % too fast) are rows where each block's fixed work (launch, compute_stats'
+reduction and its __syncthreads, rsqrt, retire) is a large share: CAND3 adds the SM's issue work, ceil(rows / SMs) x
+(c_blk + rounds x c_rnd), as a third resource overlapped with the chain and the bytes by one p-norm (STREAM then fits
+at the datasheet). Fitted on the 73 distinct looked-at shapes (lab/kernels/fit_torch_rmsnorm3.py). Blind grid 3
+(GRID3: 35 shapes, 21 of them n <= 2048 at >= 8 blocks per SM; prices committed 0f03835, timed on the H100
+2026-11-28): CAND3 met 3 of 3 regimes (3.6 / 12.1 % pooled), main's CAND2 2 of 3 (mid 10.5 / 20.2 % too fast).
 """
 from __future__ import annotations
 
