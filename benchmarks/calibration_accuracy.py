@@ -49,6 +49,7 @@ from accuracy_sections import (
     topk_engines,
     torch_rmsnorm_grid1,
     torch_rmsnorm_grid2,
+    torch_rmsnorm_grid3,
     triton,
     xqa,
 )
@@ -64,6 +65,7 @@ def main() -> None:
     device_campaigns.device_campaigns(args.refit)
     torch_rmsnorm_grid1.torch_rmsnorm_grid1()
     torch_rmsnorm_grid2.torch_rmsnorm_grid2()
+    torch_rmsnorm_grid3.torch_rmsnorm_grid3()
     regimes.regimes(args.all)
     topk_engines.trtllm_grids()
     production_kernels.production_kernels()

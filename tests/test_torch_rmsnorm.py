@@ -64,9 +64,9 @@ def test_grid2_form_structure_warm_reread_and_stream():
     # the harness's rotation sets (lab/harness.py: 256 MiB of input + output, at most 16) are the default
     assert TR.harness_sets(1, 4096) == 16 and TR.harness_sets(16384, 14336) == 1 and TR.harness_sets(2048, 8192) == 4
     assert np.isclose(TR.rmsnorm2_us(512, 16384), TR.rmsnorm2_us(512, 16384, sets=8))
-    # the shipped price is grid 2's form; another device's stream scales with its HBM rate
+    # grid 2 shipped its form (grid 3 then shipped CAND3: test_grid3_files_and_judgement); another device's stream
+    # scales with its HBM rate
     assert TR.SHIPPED2 == "cand2"
-    assert np.isclose(TR.shipped_us(300, 6144), TR.rmsnorm2_us(300, 6144, TR.CAND2))
     assert TR.shipped_us(16384, 8192, hbm_bps=4.8e12) < TR.shipped_us(16384, 8192)
 
 
@@ -117,3 +117,49 @@ def test_h200_prediction_is_the_transferred_forms():
     # the H200's faster HBM makes the stream rows cheaper than the H100's prices of the same shapes
     h100 = TR.rmsnorm2_us(pred["rows"], pred["n"], TR.CAND2)
     assert (pred["pred_cand2_us"] <= h100 + 1e-3).all() and (pred["pred_cand2_us"] < h100 - 1e-3).any()
+
+
+def test_grid3_form_structure_issue_term_and_overlap():
+    # chain and stream off: what is left over T0 is the SM's issue work, ceil(rows / SMs) x (c_blk + rounds x c_rnd)
+    z = dict(TR.CAND3, l_hit_us=0.0, l_miss_us=0.0, stream_bps=1e30)
+    for rows, n in ((1, 512), (133, 513), (16000, 256), (2112, 1664)):
+        issue = np.ceil(rows / 132) * (z["c_blk_us"] + np.ceil(n / 512) * z["c_rnd_us"])
+        assert np.isclose(TR.rmsnorm3_us(rows, n, z, sets=1) - z["t0_us"], issue)
+        assert np.isclose(TR.rmsnorm3_us(rows, n, z, sets=1, form="E") - z["t0_us"], issue)
+    # p = 1 without the issue term is grid 2's sum (same chain, bytes); p > 1 overlaps the three (never above the sum)
+    c1 = dict(TR.CAND2, c_blk_us=0.0, c_rnd_us=0.0)
+    r, n = np.array([1, 700, 2060, 14000, 30720]), np.array([4096, 9216, 2048, 1000, 2048])
+    assert np.allclose(TR.rmsnorm3_us(r, n, c1), TR.rmsnorm2_us(r, n, TR.CAND2))
+    summed = TR.rmsnorm3_us(r, n, dict(TR.CAND3, p=1.0))
+    assert (TR.rmsnorm3_us(r, n, TR.CAND3) < summed).all()
+    # the stream sits at the datasheet (3.35 TB/s), not above it as grid 2's 3.66
+    assert TR.CAND3["stream_bps"] <= TR.H100_HBM_BPS < TR.CAND2["stream_bps"]
+    # the target rows: n <= 2048 at >= 8 blocks per SM
+    assert list(TR.target([925, 924, 2100, 2100], [896, 896, 2048, 2049])) == [True, False, True, False]
+
+
+def test_grid3_files_and_judgement():
+    with DF.open_text(DATA_DIR / TR.GRID3_PREDICTION) as f:
+        pred = pd.read_csv(f)
+    assert len(pred) == len(TR.GRID3) + len(TR.CONTROLS3) == 38
+    # the committed prices are the constants' (nothing refitted after the measurement)
+    assert np.allclose(pred["pred_main_us"], TR.rmsnorm2_us(pred["rows"], pred["n"], TR.CAND2), atol=1e-3)
+    assert np.allclose(pred["pred_cand3_us"], TR.rmsnorm3_us(pred["rows"], pred["n"], TR.CAND3), atol=1e-3)
+    assert np.allclose(pred["pred_cand3e_us"], TR.rmsnorm3e_us(pred["rows"], pred["n"]), atol=1e-3)
+    m = TR.measured3()
+    assert set(TR.GRID3_COLUMNS) <= set(m.columns) and len(m) == 38
+    assert (m["kind"] == "blind").sum() == 35 and (m["kind"] == "control").sum() == 3
+    assert (m["median_us"] > 0).all() and (m["rotation_sets"] == TR.harness_sets(m["rows"], m["n"])).all()
+    b = m[m["kind"] == "blind"]
+    assert (b["target"] == 1).sum() == 21 >= 12
+    assert (b["target"] == TR.target(b["rows"], b["n"]).astype(int)).all()
+    g = TR.accuracy(m, TR.MODELS3).set_index("regime")
+    assert (g.loc[list(TR.REGIMES), "cand3_met"] == "yes").sum() == 3
+    assert (g.loc[list(TR.REGIMES), "main_met"] == "yes").sum() == 2
+    assert TR.ship_decision(g.reset_index(), "cand3", "main") and TR.SHIPPED3 == "cand3"
+    assert np.isclose(TR.shipped_us(300, 6144), TR.rmsnorm3_us(300, 6144, TR.CAND3))
+    assert TR.shipped_us(16384, 8192, hbm_bps=4.8e12) < TR.shipped_us(16384, 8192)
+    # novelty: no blind shape of grid 3 was in the campaign, grid 1 or grid 2 (its replicate: grid 2's shapes)
+    camp = {(r, n) for r in (1, 16, 64, 256, 1024, 4096, 16384) for n in (4096, 14336)}
+    assert not set(TR.GRID3) & (camp | set(TR.GRID) | set(TR.GRID2) | set(TR.CONTROLS2))
+    assert set(TR.CONTROLS3) <= camp | set(TR.GRID2)

@@ -3,7 +3,9 @@
 (name, grid, block, registers, blocks per SM). Writes $OUT/rms.csv, $OUT/trace.txt; prints a table last.
 s27rn: `--grid blind2` reads pred2.csv (grid 2's committed prices), writes $OUT/rms2.csv carrying every pred_*
 column, makes one untimed warm-up call first (grid 1's first row, 1 x 2048, ran ~20 % slow as the run's first shape),
-and traces grid 2's shapes; the timing (harness.Bencher, rotation sets, budget) is grid 1's."""
+and traces grid 2's shapes; the timing (harness.Bencher, rotation sets, budget) is grid 1's.
+s28rn: `--grid blind3` does the same as blind2 with pred3.csv (grid 3's committed prices) -> $OUT/rms3.csv (carrying
+its `target` column too) and traces grid 3's shapes; blind2's behaviour is unchanged."""
 import csv, json, math, os, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]   # harness.py beside it (device copy) or in lab/
@@ -14,7 +16,8 @@ from harness import Env, Bencher, quantile
 OUT = os.environ.get("OUT", "/tmp/s26rn_out")
 os.makedirs(OUT, exist_ok=True)
 DRY = "--dry-run" in sys.argv
-G2 = "blind2" in sys.argv
+G3 = "blind3" in sys.argv
+G2 = "blind2" in sys.argv or G3   # grid 3 runs as grid 2 (warm-up, pred_* columns), its own files and traces
 MiB = 1 << 20
 ROT = 256 * MiB
 T_END = time.time() + (30 if DRY else 150)
@@ -33,7 +36,7 @@ def rnd(shape, dt, dev):
 env = Env("cpu" if DRY else "cuda")
 bench = Bencher(env)
 dev, dt = env.device, torch.bfloat16
-PRED = next((a for a in sys.argv[1:] if a.endswith(".csv")), os.path.join(HERE, "pred2.csv" if G2 else "pred.csv"))
+PRED = next((a for a in sys.argv[1:] if a.endswith(".csv")), os.path.join(HERE, "pred3.csv" if G3 else ("pred2.csv" if G2 else "pred.csv")))
 shapes = list(csv.DictReader(open(PRED)))
 PCOLS = [c for c in shapes[0] if c.startswith("pred_")] if G2 else ["pred_main_us", "pred_cand_us", "pred_nol2_us"]
 if G2:   # one untimed warm-up call (the kernel loaded, the clocks up) before the first timed shape
@@ -59,13 +62,13 @@ for s in shapes:
     t = bench.run(lambda i: F.rms_norm(xs[i % nrot], (H,), w, 1e-5), nrot, budget_s=0.03)
     r = dict(rows=s["rows"], n=H, kind=s["kind"], regime=s["regime"], median_us=round(t["median"], 3),
              p20_us=round(t["p20"], 3), p80_us=round(t["p80"], 3), repeats=t["reps"], inner_calls=t["inner"],
-             rotation_sets=nrot, **{c: s[c] for c in PCOLS})
+             rotation_sets=nrot, **({"target": s["target"]} if G3 else {}), **{c: s[c] for c in PCOLS})
     rows.append(r)
     print(f"{B:6d} x {H:6d} {t['median']:10.3f} us (p20 {t['p20']:.3f} p80 {t['p80']:.3f}) nrot {nrot}", flush=True)
     del xs
     env.free()
 
-with open(os.path.join(OUT, "rms2.csv" if G2 else "rms.csv"), "w", newline="") as f:
+with open(os.path.join(OUT, "rms3.csv" if G3 else ("rms2.csv" if G2 else "rms.csv")), "w", newline="") as f:
     wr = csv.DictWriter(f, fieldnames=list(rows[0]))
     wr.writeheader()
     wr.writerows(rows)
@@ -75,7 +78,9 @@ trace_lines = [f"device={env.name} sm={env.sm_count} l2={env.l2_bytes} torch={to
                f"cuda={torch.version.cuda} driver={env.driver} date={env.date}"]
 if not DRY:
     from torch.profiler import ProfilerActivity, profile
-    for B, H in (((132, 11264), (1900, 4608), (30720, 2048)) if G2 else ((1, 16384), (16384, 8192), (1024, 4096))):
+    TRACE = (((16000, 256), (2112, 1664), (40000, 896)) if G3 else ((132, 11264), (1900, 4608), (30720, 2048)) if G2
+             else ((1, 16384), (16384, 8192), (1024, 4096)))
+    for B, H in TRACE:
         try:
             x = rnd((B, H), dt, dev)
             w = rnd((H,), dt, dev)
@@ -109,8 +114,8 @@ for r in rows:
     m = r["median_us"]
     print(f"{int(r['rows']):6d} {r['n']:6d} {r['kind']:>7} {r['regime']:>6} {m:9.2f} "
           + " ".join(f"{(float(r[c]) / m - 1) * 100:+8.1f}" for c in PCOLS))
-for reg in ("lone", "mid", "stream"):
-    rr = [r for r in rows if r["kind"] == "blind" and r["regime"] == reg]
+for reg in ("lone", "mid", "stream") + (("target",) if G3 else ()):
+    rr = [r for r in rows if r["kind"] == "blind" and (r["regime"] == reg or (reg == "target" and r.get("target") == "1"))]
     if rr:
         out = f"{reg:<6} n={len(rr):2d}"
         for c, k in zip(PCOLS, NAMES):

@@ -25,7 +25,7 @@ median), so fit.errors prices the campaign's rows with CAND (SHIPPED). The profi
 vectorized_layer_norm_kernel<BFloat16, float, true>, grid = rows, block 32 x 4, 27 registers. Other devices: T0 and ROUND as measured on the H100 (the H200's lone rows
 match them), STREAM scaled by the datasheet HBM ratio (a transfer, never fitted there).
 
-Grid 2 (s27rn, 2026-11-28; the form fit.errors ships now: `shipped_us` -> rmsnorm2_us with CAND2). Read off grid 1's
+Grid 2 (s27rn, 2026-11-28; the form fit.errors shipped after grid 2: rmsnorm2_us with CAND2). Read off grid 1's
 rows (looked-at): a lone row's round costs ~0.34 us while its input stays in the L2 across the harness's rotation sets
 (every lone row measured so far) and ~0.6 us once the sets' input overflows it (192 x 7168, 256 x 14336 at 2 blocks per
 SM: most of the mid rows' -15 % was this, not co-resident blocks slowing each other); co-resident blocks cost
@@ -35,6 +35,14 @@ its row misses the L2 once one wave's rows (SMs x 16 x n x 2 B) overflow it (the
 looked-at rows (lab/kernels/fit_torch_rmsnorm2.py). Blind grid 2 (GRID2: 32 shapes, prices committed 78a3342, timed on
 the H100 2026-11-28): CAND2 met 3 of 3 regimes (lone 2.1 / 3.3 %, mid 3.6 / 15.0 %, stream 8.7 / 11.3 %), main's CAND 1
 of 3 (lone only; mid 11.7 / 22.5 %, stream 9.8 / 29.8 %).
+
+Grid 3 (s28rn, 2026-11-28; the form fit.errors ships now: `shipped_us` -> rmsnorm3_us with CAND3). Grid 2's misses
+(2-round rows at 13-16 blocks per SM 16-18 % too fast) are rows where each block's fixed work (launch, compute_stats'
+reduction and its __syncthreads, rsqrt, retire) is a large share: CAND3 adds the SM's issue work, ceil(rows / SMs) x
+(c_blk + rounds x c_rnd), as a third resource overlapped with the chain and the bytes by one p-norm (STREAM then fits
+at the datasheet). Fitted on the 73 distinct looked-at shapes (lab/kernels/fit_torch_rmsnorm3.py). Blind grid 3
+(GRID3: 35 shapes, 21 of them n <= 2048 at >= 8 blocks per SM; prices committed 0f03835, timed on the H100
+2026-11-28): CAND3 met 3 of 3 regimes (3.6 / 12.1 % pooled), main's CAND2 2 of 3 (mid 10.5 / 20.2 % too fast).
 """
 from __future__ import annotations
 
@@ -314,7 +322,141 @@ SHIPPED2 = "cand2"
 
 def shipped_us(rows, n, sms: int = H100_SMS, l2_bytes: float = H100_L2, hbm_bps: float = H100_HBM_BPS,
                sets=None) -> np.ndarray:
-    """The shipped price of F.rms_norm (fit.errors prices the report's `elementwise:rmsnorm` rows with it)."""
+    """The shipped price of F.rms_norm (fit.errors prices the report's `elementwise:rmsnorm` rows with it): grid 3's
+    CAND3 where SHIPPED3 names it (defined below), else grid 2's decision."""
+    if SHIPPED3 == "cand3":
+        return rmsnorm3_us(rows, n, CAND3, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps, sets=sets)
     if SHIPPED2 == "cand2":
         return rmsnorm2_us(rows, n, CAND2, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps, sets=sets)
     return rmsnorm_us(rows, n, CAND, sms=sms, l2_bytes=l2_bytes, hbm_bps=hbm_bps)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# grid 3's candidate (s28rn, 2026-11-28): the SM's per-block work as a third resource beside the chain and the stream
+# ---------------------------------------------------------------------------------------------------------------
+# Source (layer_norm_kernel.cu @ 0005c538): every block, whatever its row's length, runs a fixed part: its launch,
+# compute_stats' reduction (a warp-shuffle tree, then a shared-memory step across the 4 warps between __syncthreads,
+# and a broadcast after one more __syncthreads), the rsqrt, the retire; and per round of 512 elements its loads,
+# converts, squares / scales and stores (both passes). Those instructions are issued by the block's SM: an SM that
+# runs B = ceil(rows / SMs) blocks in all (every wave) spends B x (c_blk + rounds x c_rnd) of its issue / barrier time.
+# That is a throughput, overlapped with the chain (latency) and with the HBM stream: the three combine by one fitted
+# p-norm; co-resident blocks amortize each other's fixed latency (the chain counts a wave once) but not their issue.
+# Grid 2's misses (2-round rows at 13-16 blocks per SM 16-18 % too fast; the stream rows of 2 rounds 11-14 %) are
+# rows where this term is a large part of the time. With the overlap the stream rate fits at the datasheet bound.
+#: fitted on the 73 distinct looked-at shapes (campaign 14 + grid 1's 30 + grid 2's 35, grid 2's two leases averaged
+#: per shape; soft-L1 on log errors, STREAM bounded at the datasheet 3.35 TB/s: lab/kernels/fit_torch_rmsnorm3.py B);
+#: ramps and the L2 output share held at CAND2's
+CAND3 = {"t0_us": 2.548, "l_hit_us": 0.3361, "l_miss_us": 0.6203, "stream_bps": 3.35e12, "p": 1.806,
+         "c_blk_us": 0.0302, "c_rnd_us": 0.0552,
+         "warm_lo": 0.4, "warm_hi": 0.8, "rr_lo": 0.30, "rr_hi": 0.65, "l2_out_share": 0.2}
+#: named variant (not the primary): CAND2's sum of chain and bytes kept, the issue term overlapped with that sum only
+#: (fitted the same way, STREAM bound 4 TB/s: lab/kernels/fit_torch_rmsnorm3.py E)
+CAND3E = {"t0_us": 2.504, "l_hit_us": 0.3416, "l_miss_us": 0.5834, "stream_bps": 3.969e12, "p": 6.606,
+          "c_blk_us": 0.0286, "c_rnd_us": 0.0874,
+          "warm_lo": 0.4, "warm_hi": 0.8, "rr_lo": 0.30, "rr_hi": 0.65, "l2_out_share": 0.2}
+
+
+def describe3(c: dict) -> str:
+    return (describe2(c) + f", per block {c['c_blk_us'] * 1e3:.1f} ns + {c['c_rnd_us'] * 1e3:.1f} ns per round "
+            "of the SM's issue")
+
+
+def rmsnorm3_us(rows, n, consts=CAND3, sms: int = H100_SMS, l2_bytes: float = H100_L2,
+                hbm_bps: float = H100_HBM_BPS, sets=None, form: str = "B") -> np.ndarray:
+    """Grid 3's form of one F.rms_norm call (us): grid 2's chain and bytes (rmsnorm2_us) and the SM's issue work
+        issue = ceil(rows / SMs) x (c_blk + ceil(n / 512) x c_rnd)
+    form "B" (CAND3): T = T0 + (chain^p + bytes^p + issue^p)^(1/p);
+    form "E" (CAND3E): T = T0 + ((chain + bytes)^p + issue^p)^(1/p)."""
+    rows = np.asarray(rows, dtype=float)
+    n = np.asarray(n, dtype=float)
+    c = consts
+    sets = harness_sets(rows, n) if sets is None else np.asarray(sets, dtype=float)
+    rounds = np.ceil(n / ROW_ROUND)
+    per_sm = np.ceil(rows / sms)
+    waves = np.ceil(per_sm / BLOCKS_PER_SM)
+    inp = 2.0 * rows * n
+    rnd = c["l_hit_us"] + (c["l_miss_us"] - c["l_hit_us"]) * _ramp(sets * inp, c["warm_lo"] * l2_bytes,
+                                                                   c["warm_hi"] * l2_bytes)
+    chain = waves * rounds * rnd
+    wave_rows = np.minimum(rows, sms * BLOCKS_PER_SM) * n * 2.0
+    reread = _ramp(wave_rows, c["rr_lo"] * l2_bytes, c["rr_hi"] * l2_bytes)
+    written = np.maximum(0.0, inp - c["l2_out_share"] * l2_bytes)
+    stream = c["stream_bps"] * hbm_bps / H100_HBM_BPS
+    bw = (inp * (1.0 + reread) + 2.0 * n + written) / stream * 1e6
+    issue = per_sm * (c["c_blk_us"] + rounds * c["c_rnd_us"])
+    p = c["p"]
+    if form == "E":
+        return c["t0_us"] + ((chain + bw) ** p + issue ** p) ** (1.0 / p)
+    return c["t0_us"] + (chain ** p + bw ** p + issue ** p) ** (1.0 / p)
+
+
+def rmsnorm3e_us(rows, n, consts=CAND3E, **kw) -> np.ndarray:
+    return rmsnorm3_us(rows, n, consts, form="E", **kw)
+
+
+def target(rows, n, sms: int = H100_SMS) -> np.ndarray:
+    """Grid 3's target rows: short hiddens (n <= 2048) at >= 8 blocks per SM (ceil(rows / SMs) >= 8)."""
+    return (np.asarray(n) <= 2048) & (np.ceil(np.asarray(rows, dtype=float) / sms) >= 8)
+
+
+#: grid 3: (rows, hidden) in no earlier campaign or grid (lab/kernels/data_order.txt: the campaign, grids 1 and 2,
+#: grid 2's replicate and H200 prediction); 21 target rows (n <= 2048 at >= 8 blocks per SM), controls around them
+GRID3 = [
+    # target, mid: one wave of 8..16 blocks per SM, 1..4 rounds
+    (960, 1280), (1024, 2048), (1056, 896), (1150, 512), (1250, 1792), (1400, 576), (1500, 2048), (1650, 1536),
+    (1800, 768), (1950, 1152), (2100, 960), (2112, 1664),
+    # target, stream: several waves, 1..4 rounds
+    (2500, 1024), (3200, 640), (4000, 1536), (5500, 1280), (8000, 768), (12000, 2048), (16000, 256), (20000, 512),
+    (40000, 896),
+    # lone controls
+    (1, 1024), (7, 640), (20, 15360), (50, 1792), (90, 4096), (120, 6656),
+    # mid controls (long hiddens)
+    (500, 7680), (800, 5120), (1000, 12800), (1200, 3328),
+    # stream controls (long hiddens)
+    (3300, 8960), (6500, 4096), (10000, 12288), (20000, 5120),
+]
+#: controls: looked-at shapes re-timed (not blind): the campaign's 1 x 4096 (also the run's first timed shape) and
+#: grid 2's two worst misses
+CONTROLS3 = [(1, 4096), (2060, 2048), (1700, 1000)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# grid 3: prices committed at PREDICTION3_COMMIT (main = CAND2, the form main 4c6b642 ships; cand3 = CAND3, the
+# primary candidate; cand3e = CAND3E, a named variant), timed on the H100 2026-11-28 (measure_torch_rmsnorm.py
+# --grid blind3)
+# ---------------------------------------------------------------------------------------------------------------
+PREDICTION3_COMMIT = "0f03835"
+GRID3_PREDICTION = "production_kernels/torch_rmsnorm_grid3_prediction_2026-11-28.csv"
+GRID3_MEASURED = "production_kernels/torch_rmsnorm_grid3_nvidia-h100-80gb-hbm3_2026-11-28.csv"
+MODELS3 = (("main", "pred_main_us"), ("cand3", "pred_cand3_us"), ("cand3e", "pred_cand3e_us"))
+GRID3_COLUMNS = ("rows", "n", "kind", "regime", "target", "median_us", "rotation_sets") + tuple(c for _, c in MODELS3)
+
+
+def measured3() -> pd.DataFrame:
+    """Grid 3's measured rows with the committed prices (38: 35 blind + 3 looked-at controls) and signed errors."""
+    from hwmodels import datafiles as DF
+    from hwmodels.calibration import DATA_DIR
+
+    with DF.open_text(DATA_DIR / GRID3_MEASURED) as f:
+        m = pd.read_csv(f)
+    missing = [c for c in GRID3_COLUMNS if c not in m.columns]
+    if missing:
+        raise ValueError(f"{GRID3_MEASURED}: missing columns {missing}")
+    for name, col in MODELS3:
+        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
+    return m
+
+
+def target_accuracy(m: pd.DataFrame, models=MODELS3) -> dict:
+    """The blind target rows (n <= 2048 at >= 8 blocks per SM) per model: n, |error| median / p90, signed median."""
+    b = m[(m["kind"] == "blind") & (m["target"] == 1)]
+    out = {"n": len(b)}
+    for name, _ in models:
+        e = b[f"err_{name}"].to_numpy()
+        out[name] = (float(np.median(np.abs(e))), float(np.percentile(np.abs(e), 90)), float(np.median(e)))
+    return out
+
+
+#: the form the report's row ships after grid 3: "cand3" (CAND3 met 3 of 3 regimes on grid 3's 35 blind rows, main's
+#: CAND2 2 of 3: mid 10.5 / 20.2 % missed) or "main" (CAND2, grid 2's); CAND3E stays a named, not-shipped variant
+SHIPPED3 = "cand3"

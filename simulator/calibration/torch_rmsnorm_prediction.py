@@ -57,7 +57,37 @@ def prediction_table2() -> pd.DataFrame:
     return t
 
 
+def prediction_table3() -> pd.DataFrame:
+    """Every grid-3 row (controls first: the first is also the run's first timed shape) priced by main 4c6b642's
+    shipped form (`main`: torch_rmsnorm.CAND2, grid 2's), grid 3's candidate (`cand3`: CAND3) and its named variant
+    (`cand3e`: CAND3E); `target` = n <= 2048 at >= 8 blocks per SM; `sets` = the harness's rotation sets."""
+    from simulator.calibration.torch_rmsnorm import (
+        CAND2,
+        CAND3,
+        CONTROLS3,
+        GRID3,
+        harness_sets,
+        rmsnorm2_us,
+        rmsnorm3_us,
+        rmsnorm3e_us,
+        target,
+    )
+
+    shapes = [(r, n, "control") for r, n in CONTROLS3] + [(r, n, "blind") for r, n in GRID3]
+    t = pd.DataFrame(shapes, columns=["rows", "n", "kind"])
+    t["regime"] = [regime(r) for r in t["rows"]]
+    t["target"] = target(t["rows"], t["n"]).astype(int)
+    t["sets"] = harness_sets(t["rows"], t["n"]).astype(int)
+    t["pred_main_us"] = rmsnorm2_us(t["rows"], t["n"], CAND2).round(3)
+    t["pred_cand3_us"] = rmsnorm3_us(t["rows"], t["n"], CAND3).round(3)
+    t["pred_cand3e_us"] = rmsnorm3e_us(t["rows"], t["n"]).round(3)
+    return t
+
+
 if __name__ == "__main__":
     import sys
 
-    print((prediction_table2() if "--grid2" in sys.argv else prediction_table()).to_string(index=False))
+    if "--grid3" in sys.argv:
+        print(prediction_table3().to_string(index=False))
+    else:
+        print((prediction_table2() if "--grid2" in sys.argv else prediction_table()).to_string(index=False))
