@@ -390,9 +390,9 @@ def errors(df: pd.DataFrame, hw: HardwareSpec, eff: Efficiency) -> pd.DataFrame:
     hold = holdout_mask(df)
     out = df.assign(predicted_us=np.where(has, pred, np.nan), held_out=hold,
                     part=np.where(hold, "held-out", np.where(fitted, "fit", "predicted")))
-    # torch's own RMSNorm: its kernel's form (simulator.calibration.torch_rmsnorm: grid 2's rmsnorm2_us, shipped
-    # after its blind grid 2), whose constants were fitted on the H100 campaign's rows (and grid 1's): those rows are
-    # `looked-at`, other devices' `transfer`; a row's input warmth follows its recorded rotation sets
+    # torch's own RMSNorm: its kernel's form (simulator.calibration.torch_rmsnorm.shipped_us: grid 3's rmsnorm3_us,
+    # shipped after its blind grid 3), whose constants were fitted on H100 rows (the campaign's and grids 1-2's): those
+    # rows are `looked-at`, other devices' `transfer`; a row's input warmth follows its recorded rotation sets
     rms = has & (df["family"].to_numpy() == "elementwise") & (df["op_kind"].to_numpy() == "rmsnorm")
     if rms.any():
         from simulator.calibration import torch_rmsnorm as TR
