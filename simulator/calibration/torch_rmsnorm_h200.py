@@ -6,7 +6,9 @@ round latencies as on the H100). Until now the H200 row was judged only on measu
 H200 (2026-11-22). This grid times GRID2 + CONTROLS2 (the H100's grid 2) on an H200, priced before the run
 (PREDICTION, committed first) by both transferred forms:
   main   grid 1's form (torch_rmsnorm.CAND), the transfer before grid 2
-  cand2  grid 2's form (torch_rmsnorm.CAND2), the transfer the report ships now
+  cand2  grid 2's form (torch_rmsnorm.CAND2), the transfer the report shipped until grid 3
+  cand3  grid 3's form (torch_rmsnorm.CAND3), the transfer the report ships now (its column added at the commit after
+         grid 3's merge, still before any H200 run)
 Nothing here is fitted on H200 rows: every row is blind for the H200 (the shapes' H100 times were looked at when CAND2
 was fitted; the H200's were never seen). Timed with lab/kernels/measure_torch_rmsnorm.py --grid blind2 PREDICTION.
 Status: NOT YET MEASURED. The first call (2026-11-28, run tool kind nvidia-h200) was served by an H100; its rows became
@@ -20,11 +22,11 @@ import pandas as pd
 DEVICE = "H200"
 PREDICTION = "production_kernels/torch_rmsnorm_grid2_prediction_H200_2026-11-28.csv"
 MEASURED = "production_kernels/torch_rmsnorm_grid2_nvidia-h200_2026-11-28.csv"
-MODELS = (("main", "pred_main_us"), ("cand2", "pred_cand2_us"))
+MODELS = (("main", "pred_main_us"), ("cand2", "pred_cand2_us"), ("cand3", "pred_cand3_us"))
 
 
 def prediction_table() -> pd.DataFrame:
-    """Every grid-2 row (controls first, as the H100 run) priced on the H200 by both transferred forms."""
+    """Every grid-2 row (controls first, as the H100 run) priced on the H200 by the transferred forms."""
     from hwmodels.spec import load_hardware
     from simulator.calibration import torch_rmsnorm as TR
 
@@ -36,6 +38,7 @@ def prediction_table() -> pd.DataFrame:
     t["sets"] = TR.harness_sets(t["rows"], t["n"]).astype(int)
     t["pred_main_us"] = TR.rmsnorm_us(t["rows"], t["n"], TR.CAND, **dev).round(3)
     t["pred_cand2_us"] = TR.rmsnorm2_us(t["rows"], t["n"], TR.CAND2, **dev).round(3)
+    t["pred_cand3_us"] = TR.rmsnorm3_us(t["rows"], t["n"], TR.CAND3, **dev).round(3)
     return t
 
 
