@@ -127,37 +127,30 @@ REGIMES = ("lone", "mid", "stream")
 GOAL_MEDIAN, GOAL_P90 = 10.0, 25.0
 
 
-def measured1() -> pd.DataFrame:
-    """Grid 1's measured rows with the committed prices (30: 27 blind + 3 campaign controls) and signed errors."""
+def read_measured(name: str, columns, models) -> pd.DataFrame:
+    """A measured grid file (`name` under the calibration data folder) with its committed prices, checked for
+    `columns`, and a signed error column err_<model> (%) per (model, price column) of `models`."""
     from hwmodels import datafiles as DF
     from hwmodels.calibration import DATA_DIR
 
-    with DF.open_text(DATA_DIR / GRID1_MEASURED) as f:
+    with DF.open_text(DATA_DIR / name) as f:
         m = pd.read_csv(f)
-    missing = [c for c in GRID1_COLUMNS if c not in m.columns]
+    missing = [c for c in columns if c not in m.columns]
     if missing:
-        raise ValueError(f"{GRID1_MEASURED}: missing columns {missing}")
-    for name, col in MODELS:
-        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
+        raise ValueError(f"{name}: missing columns {missing}")
+    for model, col in models:
+        m[f"err_{model}"] = (m[col] / m["median_us"] - 1) * 100
     return m
+
+
+def measured1() -> pd.DataFrame:
+    """Grid 1's measured rows with the committed prices (30: 27 blind + 3 campaign controls) and signed errors."""
+    return read_measured(GRID1_MEASURED, GRID1_COLUMNS, MODELS)
 
 
 def grid1_accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per regime (blind rows) and model: n, |error| median / p90, signed median, met (median <= 10, p90 <= 25)."""
-    m = measured1() if m is None else m
-    b = m[m["kind"] == "blind"]
-    out = []
-    for reg in REGIMES + ("pooled",):
-        r = b if reg == "pooled" else b[b["regime"] == reg]
-        row = {"regime": reg, "n": len(r)}
-        for name, _ in MODELS:
-            e = r[f"err_{name}"].to_numpy()
-            med, p90 = float(np.median(np.abs(e))), float(np.percentile(np.abs(e), 90))
-            row.update({f"{name}_med": med, f"{name}_p90": p90, f"{name}_signed": float(np.median(e)),
-                        f"{name}_met": "" if reg == "pooled" else ("yes" if med <= GOAL_MEDIAN and p90 <= GOAL_P90
-                                                                 else "no")})
-        out.append(row)
-    return pd.DataFrame(out)
+    return accuracy(measured1() if m is None else m, MODELS)
 
 
 def grid1_measured_path():
@@ -269,17 +262,7 @@ GRID2_COLUMNS = ("rows", "n", "kind", "regime", "median_us", "rotation_sets") + 
 def measured2(name: str = GRID2_MEASURED) -> pd.DataFrame:
     """Grid 2's measured rows (`name`: GRID2_MEASURED or GRID2_REPLICATE) with the committed prices (35: 32 blind + 3
     campaign controls) and signed errors."""
-    from hwmodels import datafiles as DF
-    from hwmodels.calibration import DATA_DIR
-
-    with DF.open_text(DATA_DIR / name) as f:
-        m = pd.read_csv(f)
-    missing = [c for c in GRID2_COLUMNS if c not in m.columns]
-    if missing:
-        raise ValueError(f"{name}: missing columns {missing}")
-    for name, col in MODELS2:
-        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
-    return m
+    return read_measured(name, GRID2_COLUMNS, MODELS2)
 
 
 def accuracy(m: pd.DataFrame, models=MODELS2) -> pd.DataFrame:
@@ -434,17 +417,7 @@ GRID3_COLUMNS = ("rows", "n", "kind", "regime", "target", "median_us", "rotation
 
 def measured3() -> pd.DataFrame:
     """Grid 3's measured rows with the committed prices (38: 35 blind + 3 looked-at controls) and signed errors."""
-    from hwmodels import datafiles as DF
-    from hwmodels.calibration import DATA_DIR
-
-    with DF.open_text(DATA_DIR / GRID3_MEASURED) as f:
-        m = pd.read_csv(f)
-    missing = [c for c in GRID3_COLUMNS if c not in m.columns]
-    if missing:
-        raise ValueError(f"{GRID3_MEASURED}: missing columns {missing}")
-    for name, col in MODELS3:
-        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
-    return m
+    return read_measured(GRID3_MEASURED, GRID3_COLUMNS, MODELS3)
 
 
 def target_accuracy(m: pd.DataFrame, models=MODELS3) -> dict:

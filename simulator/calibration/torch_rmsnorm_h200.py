@@ -43,19 +43,11 @@ def prediction_table() -> pd.DataFrame:
 
 
 def measured() -> pd.DataFrame:
-    """The H200 grid-2 rows with the committed prices and signed errors (err_main, err_cand2)."""
-    from hwmodels import datafiles as DF
-    from hwmodels.calibration import DATA_DIR
+    """The H200 grid-2 rows with the committed prices and signed errors (err_main, err_cand2, err_cand3)."""
+    from simulator.calibration.torch_rmsnorm import read_measured
 
-    with DF.open_text(DATA_DIR / MEASURED) as f:
-        m = pd.read_csv(f)
-    need = ["rows", "n", "kind", "regime", "median_us", "rotation_sets"] + [c for _, c in MODELS]
-    missing = [c for c in need if c not in m.columns]
-    if missing:
-        raise ValueError(f"{MEASURED}: missing columns {missing}")
-    for name, col in MODELS:
-        m[f"err_{name}"] = (m[col] / m["median_us"] - 1) * 100
-    return m
+    need = ("rows", "n", "kind", "regime", "median_us", "rotation_sets") + tuple(c for _, c in MODELS)
+    return read_measured(MEASURED, need, MODELS)
 
 
 def accuracy(m: pd.DataFrame | None = None) -> pd.DataFrame:
