@@ -68,8 +68,11 @@ def test_shipped_rules_per_device():
     from simulator.calibration import engine_allreduce_grid20 as G20
 
     # the H100 moved on after grid 17 (its 2-rank rules; grid 16's first_fill_extra kept), grid 19 (oneshot_peer_share)
-    # and grid 20 (lamport2_link, the Lamport pair refitted)
-    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == G20.GRID20_H100_RULES
+    # and grid 20 (lamport2_link, the Lamport pair refitted), then grid 22 (the Lamport trio refitted on protocol-B rows)
+    from simulator.calibration import engine_allreduce_grid22 as G22
+
+    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == G22.GRID22_H100_RULES
+    assert G20.GRID20_H100_RULES.keys() == G22.GRID22_H100_RULES.keys()
     assert G17.GRID17_H100_RULES["first_fill_extra"] == G.GRID16_H100_RULES["first_fill_extra"]
     assert R.AR_FIRST_FILL_EXTRA == 0.0 and R.AR_LAMPORT_OVERLAP == 0.0
 

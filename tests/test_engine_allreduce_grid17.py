@@ -86,7 +86,10 @@ def test_prediction_reprices_and_ship_state(pred):
     from simulator.calibration.engine_allreduce_grid20 import GRID20_H100_RULES
 
     assert GRID19_H100_RULES.items() >= G.GRID17_H100_RULES.items()
-    assert h.efficiency.engine_ar_rules == GRID20_H100_RULES
+    from simulator.calibration.engine_allreduce_grid22 import GRID22_H100_RULES
+
+    assert h.efficiency.engine_ar_rules == GRID22_H100_RULES       # grid 22: the Lamport trio refitted again
+    assert GRID22_H100_RULES["twoshot2_link"] == GRID20_H100_RULES["twoshot2_link"]
     assert GRID20_H100_RULES["twoshot2_link"] == G.GRID17_H100_RULES["twoshot2_link"]
     assert load_hardware("H200").efficiency.engine_ar_rules.keys() <= {"first_fill_extra", "lamport_overlap"}
 
@@ -110,8 +113,10 @@ def test_writer_reproduces_the_committed_yaml(tmp_path):
     shutil.copy(src, tmp_path / "H100-SXM.yaml")
     from simulator.calibration.engine_allreduce_grid19 import ship_grid19
     from simulator.calibration.engine_allreduce_grid20 import ship_grid20
+    from simulator.calibration.engine_allreduce_grid22 import ship_grid22
 
     G.ship_grid17(tmp_path)
     ship_grid19(tmp_path)             # the H100 moved on after grid 19
-    out = ship_grid20(tmp_path)       # and after grid 20
+    ship_grid20(tmp_path)             # and after grid 20
+    out = ship_grid22(tmp_path)       # and after grid 22
     assert out.read_text() == src.read_text()

@@ -32,7 +32,9 @@ def test_prediction_reprices_and_ship_state(pred):
     from simulator.calibration.engine_allreduce_grid20 import GRID20_H100_RULES
 
     # shipped after grid 19, then grid 20 moved only the 2-rank Lamport keys (oneshot_peer_share kept)
-    assert h.efficiency.engine_ar_rules == GRID20_H100_RULES
+    from simulator.calibration.engine_allreduce_grid22 import GRID22_H100_RULES
+
+    assert h.efficiency.engine_ar_rules == GRID22_H100_RULES      # grid 22 refitted the Lamport trio again
     lam = {"lamport_overlap", "lamport_phase2", "lamport2_link"}
     assert {k: v for k, v in GRID20_H100_RULES.items() if k not in lam} == \
         {k: v for k, v in G.GRID19_H100_RULES.items() if k not in lam}

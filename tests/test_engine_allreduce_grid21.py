@@ -43,7 +43,10 @@ def test_grid21_shapes_new_and_lab_script_agrees(pred):
 
 
 def test_prediction_prices_main_and_prior(pred):
-    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == GRID20_H100_RULES
+    from simulator.calibration.engine_allreduce_grid22 import GRID22_H100_RULES
+
+    assert load_hardware("H100-SXM").efficiency.engine_ar_rules == GRID22_H100_RULES   # shipped after grid 22
+    assert G.main_hw().efficiency.engine_ar_rules == GRID20_H100_RULES                 # grid 21's main, as priced
     sub = pred.iloc[::9]
     assert np.allclose(np.round(G.predict(sub, G.main_hw()), 3), sub["pred_main_us"], atol=2e-3, rtol=0)
     assert (pred["calls_A"] == np.where(pred["bytes"] <= 1 << 20, 40, 10)).all() and (pred["calls_B"] == 40).all()

@@ -80,6 +80,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind20()
     from .allreduce_grid21 import engine_allreduce_blind21
     engine_allreduce_blind21()
+    from .allreduce_grid22 import engine_allreduce_blind22
+    engine_allreduce_blind22()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

@@ -6,9 +6,9 @@ one-shot's own per-wait share of the slowest-of-(g - 1)-peers extra, fitted on 1
 14 H100 runs, hosts pooled) and alt = GRID19_H100_ALT (0.0191, fitted on the <= 64 KiB rows only; named, NOT shipped).
 The one call (lab/kernels/run_engine_allreduce_blind19.sh, 4 x H100, 116 s, 280 rows, 0 wrong sums): new 29 of 31 as
 main's 29, pooled 4.8 / 12.8 % against 5.2 / 13.0 % (4 ranks 16 of 16 both, 4.0 / 11.3 % against 4.6 / 13.0 %): SHIPPED
-into H100-SXM.yaml (engine_allreduce_grid19.ship_grid19); the shipped model's row is the H100's STANDING (moved here from
-grid 18: grid 19 holds all 31 cells). Both target cells met by main too on this host (vLLM 7.8 / 13.9 %, +7.8 % signed;
-Lamport 6.7 / 11.8 %, -5.9 %): grid 18's misses came with its host. Missed by both: two 2-rank cells (the Lamport one-shot
+into H100-SXM.yaml (engine_allreduce_grid19.ship_grid19); the shipped model's row was the H100's STANDING (moved here from
+grid 18: grid 19 holds all 31 cells) until grid 22 (allreduce_grid22: protocol B's rows). Both target cells met by main
+too on this host (vLLM 7.8 / 13.9 %, +7.8 % signed; Lamport 6.7 / 11.8 %, -5.9 %): grid 18's misses came with its host. Missed by both: two 2-rank cells (the Lamport one-shot
 128 KiB-1 MiB 11.2 / 17.0 %, +8.3 % signed; vLLM's one-shot 2-8 MiB 10.9 / 25.4 %), which the candidate does not touch.
 """
 from __future__ import annotations
@@ -17,8 +17,10 @@ from .allreduce import _engine_allreduce_blind_table
 
 #: the commit that holds blind grid 19's prediction (engine_allreduce_grid19.BLIND19_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND19_COMMIT = "1e53d08"
-#: the model whose row is the family's STANDING: new, the H100 as it ships after grid 19 (GRID19_H100_RULES)
+#: the model shipped after grid 19: new (GRID19_H100_RULES); its row was the family's STANDING until blind grid 22
+#: (allreduce_grid22: protocol B's rows, all 31 cells)
 SHIPPED = "new"
+STANDING = False
 
 
 def engine_allreduce_blind19(data_dir=None) -> None:
@@ -30,8 +32,8 @@ def engine_allreduce_blind19(data_dir=None) -> None:
             f"\n== engines' all-reduce kernels, BLIND grid 19 (4 x H100; 4 and 2 ranks, (tokens, hidden) "
             f"{list(G().BLIND19_SHAPES)}; prediction {pred}, commit {ENGINE_AR_BLIND19_COMMIT}, before measuring: main = "
             f"the H100 as shipped at {G().BLIND19_MAIN_COMMIT}, new = the H100 with engine_allreduce_rules "
-            f"{G().GRID19_H100_RULES}: SHIPPED, STANDING)"),
-        shipped=SHIPPED, rows_what="2+4 ranks, 4 x H100")
+            f"{G().GRID19_H100_RULES}: SHIPPED; STANDING until grid 22)"),
+        shipped=SHIPPED if STANDING else None, rows_what="2+4 ranks, 4 x H100")
     _alt_and_hosts(data_dir)
 
 

@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind20|blind21]
+                                                   [--grid campaign|blind4|...|blind21|blind22]
                                                    [--protocol A|B|AB] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -32,7 +32,10 @@ result was checked and was not right), versions. --smoke (no CUDA) only checks t
 replay at <= 1 MiB, 10 up to 16 MiB, 4 above); B = REPS_B 21 replays of 40 calls a replay up to 16 MiB (4 above, as A);
 AB = both on every row in the same process, back to back (A first on even rows, B first on odd ones), each protocol to
 its own CSV (engine_allreduce_<grid><protocol>_<device>_<date>.csv). Same statistic (median over the replays of the max
-over the ranks of the time per call). Default A (the CSV name then has no protocol letter, as before).
+over the ranks of the time per call). Default A up to script version 18 (the CSV name then has no protocol letter, as
+before); from version 19 (grid 22 on) the default is B (the CSV then named engine_allreduce_<grid>B_*): protocol A's rows
+carry the ranks' start skew / calls (simulator/calibration/engine_allreduce_grid21.py, _grid22.py); pass --protocol A for
+the earlier grids' timing.
 """
 from __future__ import annotations
 
@@ -52,7 +55,7 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 18                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 19                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
@@ -60,6 +63,7 @@ SCRIPT_VERSION = 18                           # 2: --grid blind4 (the shapes onl
 #                                               15: --grid blind18; 16: --grid blind19
 #                                               17: --grid blind20 (2 ranks only)
 #                                               18: --grid blind21 (2 ranks only), --protocol A|B|AB
+#                                               19: --grid blind22 (4 and 2 ranks), default --protocol B
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -247,8 +251,22 @@ BLIND21_SHAPES = ((9, 1536), (13, 1024), (17, 1280), (8, 2048), (17, 1536),
                   (103, 5120), (149, 3584), (87, 6144), (209, 2560), (67, 8192), (137, 4096), (75, 8192), (177, 4096),
                   (310, 4096), (227, 6144), (395, 5120), (350, 8192), (710, 4096))
 
+#: --grid blind22: 4 x H100, 4 ranks AND 2 ranks (BLIND22_SHAPES both), regimes interleaved (a cut run drops rows in every
+#: cell, not a regime), every row timed by both protocols (--protocol AB); (tokens, hidden) in no earlier grid
+#: (simulator/calibration/engine_allreduce_grid22.py)
+BLIND22_SHAPES = ((6, 1536), (29, 4096), (53, 8192), (131, 5120),
+                  (10, 1280), (37, 3072), (71, 4096), (245, 4096),
+                  (13, 1280), (21, 5120), (79, 5120), (163, 8192),
+                  (14, 1536), (45, 4608), (49, 6144), (413, 3584),
+                  (20, 1024), (31, 3584), (113, 3584), (297, 7168),
+                  (24, 1280), (33, 6144), (67, 7168), (455, 6144),
+                  (32, 1024), (41, 2560), (39, 7168), (351, 4608),
+                  (13, 2560), (123, 4096), (199, 4608))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind22":
+        return list(BLIND22_SHAPES)
     if os.environ.get(GRID_ENV) == "blind21":
         return list(BLIND21_SHAPES) if world == 2 else []
     if os.environ.get(GRID_ENV) == "blind20":
@@ -591,14 +609,14 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
                                        "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                       "blind20", "blind21"),
+                                       "blind20", "blind21", "blind22"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
                          "BLIND8_SHAPES / BLIND9_SHAPES (4 ranks), BLIND8_CONTROL / BLIND9_CONTROL (2 ranks) (the CSV is then named engine_allreduce_<grid>_*)")
-    ap.add_argument("--protocol", choices=("A", "B", "AB"), default="A",
+    ap.add_argument("--protocol", choices=("A", "B", "AB"), default="B",
                     help="A: REPS replays, _calls (every earlier grid); B: REPS_B replays of CALLS_B calls up to 16 MiB; "
-                         "AB: both on every row, each to its own CSV")
+                         "AB: both on every row, each to its own CSV (default B from script version 19)")
     args = ap.parse_args()
     os.environ[GRID_ENV] = args.grid
     os.environ[PROTOCOL_ENV] = args.protocol          # read by grid() here and in the spawned workers
@@ -623,7 +641,7 @@ def main():
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
                                              "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                             "blind20", "blind21") else ""
+                                             "blind20", "blind21", "blind22") else ""
     if args.protocol == "A":
         csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
         paths = [csv_path]
