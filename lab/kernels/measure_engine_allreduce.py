@@ -79,20 +79,20 @@ FIELDS = ["impl", "world", "tokens", "hidden", "bytes", "median_us", "p20_us", "
 
 
 #: --grid blind4: shapes in none of the earlier campaigns (token counts and hidden sizes not measured before), for the
-#: blind test of the engines' fitted terms at 4 ranks (simulator/calibration/engine_allreduce.py blind4_grid)
+#: blind test of the engines' fitted terms at 4 ranks (simulator/calibration/engine_allreduce_grid4.py blind4_grid)
 BLIND4_TOKENS = (2, 8, 32, 96, 192, 384, 768)
 BLIND4_HIDDENS = (5120, 7168)
 GRID_ENV = "ENGINE_AR_GRID"
 #: --grid blind6: 2 and 4 ranks, token counts and hidden sizes in none of the earlier campaigns (the campaign's 1-2048 x
 #: 4096 / 8192, blind4's 2-768 x 5120 / 7168), for the blind test of the per-kernel structure (no flag barrier in the
-#: Lamport one-shot, the fused RMSNorm's serialized reductions; simulator/calibration/engine_allreduce.py blind6_grid)
+#: Lamport one-shot, the fused RMSNorm's serialized reductions; simulator/calibration/engine_allreduce_grid6.py blind6_grid)
 BLIND6_TOKENS = (3, 6, 10, 24, 48, 80, 160, 320, 640)
 BLIND6_HIDDENS = (3072, 6144)
 BLIND6_EXTRA = ((1280, 6144),)                # 15 MiB: past vLLM's 8 MiB cap, a large-message control
 
 
 #: --grid blind7: 2 and 4 ranks, hidden 4096 / 5120 / 7168 / 8192 at token counts in none of the earlier grids (campaign,
-#: blind4, blind6), 18.75 MiB past vLLM's cap as a control (simulator/calibration/engine_allreduce.py BLIND7_SHAPES)
+#: blind4, blind6), 18.75 MiB past vLLM's cap as a control (simulator/calibration/engine_allreduce_grid7.py BLIND7_SHAPES)
 BLIND7_SHAPES = ((5, 4096), (7, 4096), (40, 4096), (112, 4096), (448, 4096),
                  (5, 5120), (20, 5120), (56, 5120), (224, 5120),
                  (12, 7168), (28, 7168), (88, 7168), (176, 7168),
@@ -100,7 +100,7 @@ BLIND7_SHAPES = ((5, 4096), (7, 4096), (40, 4096), (112, 4096), (448, 4096),
 
 #: --grid blind8: 4 ranks (BLIND8_SHAPES) with a few 2-rank controls (BLIND8_CONTROL), token counts in none of the earlier
 #: grids; the 4-rank messages sit just below and just above whole waves of vLLM's two-shot (36 x 512 threads x 16 B x 4
-#: ranks = 1.125 MiB per wave; simulator/calibration/engine_allreduce.py BLIND8_SHAPES)
+#: ranks = 1.125 MiB per wave; simulator/calibration/engine_allreduce_grid8.py BLIND8_SHAPES)
 BLIND8_SHAPES = ((9, 4096), (36, 4096), (66, 4096), (140, 4096), (150, 4096), (280, 4096), (296, 4096), (440, 4096),
                  (570, 4096),
                  (11, 8192), (30, 8192), (76, 8192), (136, 8192), (150, 8192), (220, 8192), (356, 8192), (600, 8192),
@@ -111,7 +111,7 @@ BLIND8_CONTROL = ((36, 4096), (150, 8192), (330, 3584), (900, 3584))
 #: --grid blind9: 4 ranks (BLIND9_SHAPES: messages of 14-64 KiB for TensorRT-LLM's one- and two-shot, plain and + RMSNorm;
 #: vLLM's two-shot at several fills of a loop step, steps 1-7, incl. exactly whole steps; TensorRT-LLM's two-shot at
 #: 2-8 MiB) with 2-rank controls (BLIND9_CONTROL, the Lamport one-shot at 2 ranks, 48 KiB - 7.8 MiB), (tokens, hidden)
-#: in none of the earlier grids (simulator/calibration/engine_allreduce.py BLIND9_SHAPES)
+#: in none of the earlier grids (simulator/calibration/engine_allreduce_grid9.py BLIND9_SHAPES)
 BLIND9_SHAPES = ((2, 4096), (6, 4096), (5, 3584), (8, 3584), (12, 2560), (4, 5120), (3, 8192), (1, 7168), (6, 5120),
                  (20, 4096), (48, 4096), (90, 4096), (130, 4096), (144, 4096), (160, 3584), (110, 5120), (72, 8192),
                  (74, 7168), (40, 7168),
@@ -123,7 +123,7 @@ BLIND9_CONTROL = ((6, 4096), (48, 4096), (130, 4096), (288, 4096), (500, 4096), 
 
 #: --grid blind10: 4 ranks (BLIND10_SHAPES: TensorRT-LLM's two-shot at every launch config of the fusion kernel, 1-8 MiB
 #: above all, and <= 64 KiB for the fused one-shot) with 2-rank controls (BLIND10_CONTROL), (tokens, hidden) in none of
-#: the earlier grids (simulator/calibration/engine_allreduce.py BLIND10_SHAPES)
+#: the earlier grids (simulator/calibration/engine_allreduce_grid10.py BLIND10_SHAPES)
 BLIND10_SHAPES = ((2, 8192), (7, 2048), (13, 2048), (9, 2560), (7, 3584), (5, 6144), (3, 5120),
                   (18, 4096), (33, 5120), (60, 4096), (52, 7168), (84, 4096), (100, 4096),
                   (124, 4096), (132, 4096), (136, 4096), (170, 4096), (96, 8192), (120, 7168), (180, 5120),
@@ -134,7 +134,7 @@ BLIND10_CONTROL = ((7, 3584), (132, 4096), (300, 4096), (800, 4096))
 
 
 #: --grid blind11: 4 ranks (BLIND11_SHAPES) and 2 ranks (BLIND11_CONTROL), >= 4 rows in every (implementation, ranks, size
-#: regime) cell, token counts in none of the earlier grids (simulator/calibration/engine_allreduce.py BLIND11_SHAPES)
+#: regime) cell, token counts in none of the earlier grids (simulator/calibration/engine_allreduce_grid11.py BLIND11_SHAPES)
 BLIND11_SHAPES = ((19, 1536), (21, 1536), (23, 1024), (27, 1024), (29, 1024), (15, 2048),
                   (25, 4096), (37, 4096), (45, 4096), (61, 4096), (39, 5120),
                   (67, 4096), (93, 4096), (115, 4096), (75, 6144), (47, 8192),
@@ -147,7 +147,7 @@ BLIND11_CONTROL = ((19, 1536), (23, 1024), (15, 2048), (27, 1024),
 
 #: --grid blind12: 4 x H200 (the H200's own terms judged), 4 ranks (BLIND12_SHAPES) and 2 ranks (BLIND12_CONTROL), >= 4 rows
 #: in every (implementation, ranks, size regime) cell, token counts in none of the earlier grids
-#: (simulator/calibration/engine_allreduce.py BLIND12_SHAPES)
+#: (simulator/calibration/engine_allreduce_grid12.py BLIND12_SHAPES)
 BLIND12_SHAPES = ((22, 1024), (26, 1024), (22, 1280),
                   (35, 4096), (43, 4096), (50, 4096), (54, 4096), (57, 3584),
                   (70, 4096), (86, 4096), (99, 4096), (121, 4096), (126, 4096), (58, 8192), (62, 8192),
@@ -161,7 +161,7 @@ BLIND12_CONTROL = ((22, 1024), (26, 1024), (22, 1280),
 
 
 #: --grid blind13: 4 x H100, 4 ranks (BLIND13_SHAPES) and 2 ranks (BLIND13_CONTROL), >= 4 rows in every (implementation,
-#: ranks, size regime) cell, (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce.py BLIND13_SHAPES)
+#: ranks, size regime) cell, (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid13.py BLIND13_SHAPES)
 BLIND13_SHAPES = ((9, 3072), (11, 2048), (14, 1024), (18, 1536), (10, 2560), (12, 2048),
                   (20, 3072), (37, 2048), (44, 3584), (29, 5120), (52, 4096),
                   (68, 4096), (78, 4096), (46, 7168), (100, 5120), (59, 6144),
@@ -173,7 +173,7 @@ BLIND13_CONTROL = ((9, 3072), (11, 2048), (14, 1024), (18, 1536),
 
 #: --grid blind14: 4 x H100, 4 ranks (BLIND14_SHAPES) and 2 ranks (BLIND14_CONTROL), >= 4 rows in every (implementation,
 #: ranks, size regime) cell, >= 5 in the Lamport one-shot at 2 ranks, 64 KiB-1 MiB, and vLLM's two-shot at 4 ranks,
-#: 512 KiB-1 MiB; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce.py BLIND14_SHAPES)
+#: 512 KiB-1 MiB; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid14.py BLIND14_SHAPES)
 BLIND14_SHAPES = ((7, 2560), (13, 1536), (19, 1024), (9, 2048), (6, 3584), (15, 1280),
                   (17, 4096), (27, 3584), (33, 4096), (23, 7168), (41, 5120), (26, 8192),
                   (65, 4096), (36, 7168), (74, 4096), (51, 6144), (45, 8192), (106, 4096), (118, 4096),
