@@ -4,7 +4,10 @@ import ast
 import re
 from pathlib import Path
 
-CAL = Path(__file__).resolve().parents[1] / "simulator" / "calibration"
+import simulator.calibration
+
+#: the package's own folder (CI runs the suite against the INSTALLED package, not the checkout)
+CAL = Path(simulator.calibration.__file__).resolve().parent
 GRIDS = (4, 6, 7, 8, 9, 10, 11, 12, 13, 14)
 
 
