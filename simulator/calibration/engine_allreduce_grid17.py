@@ -69,9 +69,9 @@ def blind17_grid() -> pd.DataFrame:
     return EA.grid((BLIND17_WORLD,), list(BLIND17_SHAPES))
 
 
-def h100_looked_at_rows(world: int = 2, data_dir: Path | None = None, names=None) -> pd.DataFrame:
+def h100_looked_at_rows(world: int = 2, data_dir: Path | None = None, names=None, exclude: str = "blind17") -> pd.DataFrame:
     """Every measured H100 row of the engines' kernels at `world` ranks (H100_GLOB, predictions and grid 17 left out,
-    WRONG rows dropped), with the file it came from. The glob also finds files committed after a grid's prediction
+    WRONG rows dropped; `exclude`: the grid whose files are left out), with the file it came from. The glob also finds files committed after a grid's prediction
     (later grids, replicates): `names` (file names, e.g. lab/kernels/data_order.py committed_before(the grid's files))
     keeps only those, which is how a grid's fit is reproduced on exactly the rows it saw."""
     from hwmodels import datafiles as DF
@@ -81,7 +81,7 @@ def h100_looked_at_rows(world: int = 2, data_dir: Path | None = None, names=None
     parts = []
     for p in DF.glob(d, H100_GLOB):
         name = Path(p).name
-        if "prediction" in name or "blind17" in name or (names is not None and name not in names):
+        if "prediction" in name or exclude in name or (names is not None and name not in names):
             continue
         m = pd.read_csv(p)
         if "median_us" not in m:

@@ -93,22 +93,9 @@ def h100_looked_at_rows20(world: int = 2, data_dir: Path | None = None, names=No
     """Every measured H100 row of the engines' kernels at `world` ranks (H100_GLOB: every host, grids 6-19 and the
     replicates; predictions, grid 20 and WRONG rows left out), with the file it came from; `names` keeps only those
     files (lab/kernels/data_order.py committed_before: the rows grid 20's fit saw; later files match the glob too)."""
-    from hwmodels import datafiles as DF
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration.engine_allreduce_grid17 import h100_looked_at_rows
 
-    d = EA.DATA_DIR if data_dir is None else data_dir
-    parts = []
-    for p in DF.glob(d, H100_GLOB):
-        name = Path(p).name
-        if "prediction" in name or "blind20" in name or (names is not None and name not in names):
-            continue
-        m = pd.read_csv(p)
-        if "median_us" not in m:
-            continue
-        parts.append(m.assign(file=name))
-    v = pd.concat(parts, ignore_index=True)
-    v = v[~v["note"].astype("string").fillna("").str.contains("WRONG") & v["impl"].isin(list(EA.IMPL_KIND))]
-    return v[v["world"] == world].reset_index(drop=True)
+    return h100_looked_at_rows(world=world, data_dir=data_dir, names=names, exclude="blind20")
 
 
 def fit_grid20_h100_rules(rows: pd.DataFrame | None = None, held: dict | None = None) -> dict:
