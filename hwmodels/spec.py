@@ -505,7 +505,8 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
 #: device's value of a rule of the engines' all-reduce that hwmodels.roofline otherwise takes from its module constant
 #: (first_fill_extra -> AR_FIRST_FILL_EXTRA, lamport_overlap -> AR_LAMPORT_OVERLAP; both 0 = off there; blind grid 17's
 #: lamport_phase2 -> AR_LAMPORT_PHASE2, 1 = off, twoshot2_link -> AR_TWOSHOT2_LINK, 0 = off; blind grid 19's
-#: oneshot_peer_share -> AR_PEER_SHARE for vLLM's one-shot; blind grid 20's lamport2_link -> AR_LAMPORT2_LINK, 0 = off)
+#: oneshot_peer_share -> AR_PEER_SHARE for vLLM's one-shot; blind grid 20's lamport2_link -> AR_LAMPORT2_LINK, 0 = off;
+#: blind grid 23's oneshot2_link -> AR_ONESHOT2_LINK, 0 = off, multi_link_time -> AR_MULTI_LINK_TIME, 1 = off)
 ENGINE_AR_RULES = ("first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link", "oneshot_peer_share",
                    "lamport2_link", "oneshot2_link", "multi_link_time")
 
