@@ -241,6 +241,20 @@ AR_TWOSHOT2_LINK = 0.0
 #:                     f1e6fdcb: every thread posts st.global of its 16-byte vectors into the ONE peer's buffer, no round
 #:                     trip, then clears the previous buffer and polls its own; 0 = off)
 AR_LAMPORT2_LINK = 0.0
+#: blind grid 23's rules (with the engines' terms only), module constants that turn them OFF; a device's own values come
+#: from its engine_allreduce_rules (oneshot2_link, multi_link_time; simulator/calibration/engine_allreduce_grid23.py,
+#: fitted on H100 rows measured before grid 23, protocol-A rows corrected to protocol B). Source: flashinfer 0.6.4 @
+#: f1e6fdcb -- above 1 MiB every engine kernel's time is its link phase (vllm_custom_all_reduce.cuh
+#: cross_device_reduce_1stage: one grid-stride loop of 16-B loads from every peer; cross_device_reduce_2stage: the
+#: reduce-scatter and all-gather loops of peer loads; trtllm_allreduce_fusion.cuh allreduce_fusion_kernel_oneshot_lamport:
+#: posted stores into every peer, allreduce_fusion_kernel_twoshot_sync: its peer loads / stores plus local copies), and
+#: the link shares that set that slope were fitted on protocol-A rows that carried the harness's per-replay skew / 10:
+#:   AR_ONESHOT2_LINK     vLLM's one-shot (cross_device_reduce_1stage) at 2 ranks: its one peer's loads at this share of
+#:                        the datasheet link rate, in place of max(link / ceiling, link / memory) (0 = off)
+#:   AR_MULTI_LINK_TIME  every engine kernel above 2 ranks: its link time (one-shot: max((g - 1) x link / ceiling,
+#:                        link / memory); two-shot: its two phases' share) times this share (1 = off)
+AR_ONESHOT2_LINK = 0.0
+AR_MULTI_LINK_TIME = 1.0
 
 
 def ar_barrier_s(hw: HardwareSpec, kind: str, world) -> np.ndarray:
@@ -1117,6 +1131,15 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             # blind grid 20's AR_LAMPORT2_LINK (or the device's own lamport2_link): the Lamport one-shot's push at 2 ranks
             lam2l = (ops.kind == LAMPORT) & (g == 2.0)
             one = np.where(lam2l, link / ((hw.link_bw_bytes_s or np.inf) * l2), one)
+        o2 = eff.engine_ar_rules.get("oneshot2_link", AR_ONESHOT2_LINK)
+        if eff.engine_ar and o2:
+            # blind grid 23's AR_ONESHOT2_LINK (or the device's own oneshot2_link): vLLM's one-shot at 2 ranks
+            one = np.where((ops.kind == ONESHOT) & (g == 2.0), link / ((hw.link_bw_bytes_s or np.inf) * o2), one)
+        mls = eff.engine_ar_rules.get("multi_link_time", AR_MULTI_LINK_TIME)
+        if eff.engine_ar and mls != 1.0:
+            # blind grid 23's AR_MULTI_LINK_TIME (or the device's own multi_link_time): the engines' link time above
+            # 2 ranks
+            one = np.where((is_one | is_two) & (g > 2.0), one * mls, one)
         overlap = eff.engine_ar_rules.get("lamport_overlap", AR_LAMPORT_OVERLAP)
         if eff.engine_ar and overlap:
             # blind grid 14's AR_LAMPORT_OVERLAP (or the device's own lamport_overlap): the 2-rank Lamport push overlaps
@@ -1125,6 +1148,8 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             one = one - np.where(lam2, overlap * np.minimum(one, eff.engine_ar.get("phase_s", 0.0)), 0.0)
         one = one + nbar * barrier
         two = np.maximum(2.0 * (g - 1.0) / g * link / bw_all, 2.0 / g * link / bw)
+        if eff.engine_ar and mls != 1.0:
+            two = np.where(is_two & (g > 2.0), two * mls, two)
         t2 = eff.engine_ar_rules.get("twoshot2_link", AR_TWOSHOT2_LINK)
         if eff.engine_ar and t2:
             # blind grid 17's AR_TWOSHOT2_LINK (or the device's own twoshot2_link): TensorRT-LLM's 2-rank two-shot

@@ -55,7 +55,7 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 19                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 20                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
@@ -64,6 +64,7 @@ SCRIPT_VERSION = 19                           # 2: --grid blind4 (the shapes onl
 #                                               17: --grid blind20 (2 ranks only)
 #                                               18: --grid blind21 (2 ranks only), --protocol A|B|AB
 #                                               19: --grid blind22 (4 and 2 ranks), default --protocol B
+#                                               20: --grid blind23 (4 and 2 ranks; + a 2-rank 12-30 MiB diagnostic)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -264,7 +265,20 @@ BLIND22_SHAPES = ((6, 1536), (29, 4096), (53, 8192), (131, 5120),
                   (13, 2560), (123, 4096), (199, 4608))
 
 
+#: --grid blind23: 4 x H100, 4 ranks AND 2 ranks (BLIND23_SHAPES both, regimes interleaved), protocol B (the default);
+#: at 2 ranks BLIND23_DIAG last (12-30 MiB, a diagnostic outside the 31 cells); (tokens, hidden) in no earlier grid
+#: (simulator/calibration/engine_allreduce_grid23.py)
+BLIND23_SHAPES = ((93, 6144), (11, 1024), (43, 3072), (57, 5120), (157, 4096), (18, 1024), (61, 2560), (69, 4608),
+                  (109, 7168), (12, 1280), (17, 7168), (85, 3584), (187, 5120), (8, 1536), (35, 5120), (43, 8192),
+                  (241, 4608), (7, 1280), (47, 4608), (101, 4096), (143, 8192), (9, 1024), (25, 8192), (63, 7168),
+                  (311, 5120), (16, 1024), (73, 1536), (119, 3584), (267, 7168), (23, 4096), (81, 6144), (389, 6144),
+                  (301, 8192), (445, 7168))
+BLIND23_DIAG = ((768, 8192), (1100, 7168), (1500, 6144), (1900, 8192))
+
+
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind23":
+        return list(BLIND23_SHAPES) + (list(BLIND23_DIAG) if world == 2 else [])
     if os.environ.get(GRID_ENV) == "blind22":
         return list(BLIND22_SHAPES)
     if os.environ.get(GRID_ENV) == "blind21":
@@ -609,7 +623,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
                                        "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                       "blind20", "blind21", "blind22"),
+                                       "blind20", "blind21", "blind22", "blind23"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -641,7 +655,7 @@ def main():
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
                                              "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                             "blind20", "blind21", "blind22") else ""
+                                             "blind20", "blind21", "blind22", "blind23") else ""
     if args.protocol == "A":
         csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
         paths = [csv_path]
