@@ -80,3 +80,16 @@ def test_as_b23_correction_per_rank_count(tmp_path):
 
 def test_shipped_h100_rules_unchanged_until_judged():
     assert load_hardware("H100-SXM").efficiency.engine_ar_rules == GRID22_H100_RULES
+
+
+def test_h200_run_is_judged_against_the_h200_prices_committed_before_it():
+    from simulator.calibration import engine_allreduce_grid23 as G
+    from simulator.calibration import engine_allreduce_grid23_h200 as H
+
+    r = H.load_blind23_h200()
+    assert r is not None and len(r) == 360 and set(r["device"]) == {"H200"}
+    assert (r["median_us"] > 0).all() and r["spread"].between(0.99, 5).all()
+    j = G.judge(r, "err")
+    assert len(j) == 31 and j["n"].min() >= 7
+    s = G.pooled(r, err="err")
+    assert s["cells"] == 31 and s["met"] == int(j["met"].sum())

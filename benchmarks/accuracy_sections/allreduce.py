@@ -82,8 +82,9 @@ def production_allreduce() -> None:
     engine_allreduce_blind21()
     from .allreduce_grid22 import engine_allreduce_blind22
     engine_allreduce_blind22()
-    from .allreduce_grid23 import engine_allreduce_blind23
+    from .allreduce_grid23 import engine_allreduce_blind23, engine_allreduce_blind23_h200
     engine_allreduce_blind23()
+    engine_allreduce_blind23_h200()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

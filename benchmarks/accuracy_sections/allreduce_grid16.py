@@ -26,7 +26,8 @@ ENGINE_AR_BLIND16_COMMIT = "7ba43ee"
 #: and its STANDING label (the run whose shipped model's row is a device's STANDING: every regime measured; None = none)
 RUNS = (("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv", "H100-SXM", "2+4 ranks, 4 x H100", "new",
          None),   # the H100's STANDING was here until blind grid 18 (allreduce_grid18) judged the model as it ships
-        ("engine_allreduce_blind16_nvidia-h200_x4_*.csv", "H200", "2+4 ranks, 4 x H200", "new", "engines' all-reduce, H200"),
+        ("engine_allreduce_blind16_nvidia-h200_x4_*.csv", "H200", "2+4 ranks, 4 x H200", "new",
+         None),   # the H200's STANDING was here (protocol A) until grid 23 ran on 4 x H200 (allreduce_grid23, protocol B)
         ("engine_allreduce_blind16_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200", "new", None),
         ("engine_allreduce_blind16rep2_nvidia-h200_x2_*.csv", "H200", "2 ranks, 2 x H200 again", "new", None))
 
@@ -34,7 +35,7 @@ RUNS = (("engine_allreduce_blind16_nvidia-h100-80gb-hbm3_x4_*.csv", "H100-SXM", 
 def engine_allreduce_blind16(data_dir=None) -> None:
     """The engines' all-reduce BLIND grid 16, each measured run against its device's committed prices (main vs the
     device's grid-16 rules): per implementation x ranks x size regime n, |error| median / p90 and signed median, regimes
-    met (median <= 10 %, p90 <= 25 %); the shipped H200 on the 4 x H200 run is the H200's STANDING row."""
+    met (median <= 10 %, p90 <= 25 %); the shipped H200 on the 4 x H200 run was the H200's STANDING row until grid 23."""
     from simulator.calibration import engine_allreduce_grid16 as G
 
     for glob, device, what, kept, standing in RUNS:

@@ -6,9 +6,12 @@ replays of 40 calls). Priced and committed (1238290) before the call by main = t
 vLLM's 2-rank one-shot and multi_link_time 0.9224 for every engine kernel above 2 ranks, fitted on the rows measured
 before grid 23 with protocol-A rows corrected to B: s = 30.9 us at 2 ranks, 35.5 us at 4).
 
-The one call (lab/kernels/run_engine_allreduce_blind23.sh, nvidia-h100-x4, 2026-11-28) got 4 x H200: ON_H200=skip, nothing
-measured. Until the grid is measured this section prints the prediction only; the STANDING stays on grid 22's protocol-B
-row of the shipped model (GRID22_H100_RULES).
+Three calls for it (lab/kernels/run_engine_allreduce_blind23.sh, nvidia-h100-x4, 2026-11-28 02:36-02:45 UTC) got 4 x H200.
+The first two skipped (ON_H200=skip). Before the third, the lead committed the H200 as shipped priced on the same rows
+(engine_allreduce_grid23_h200.py, commit 6dfae1c) and ran the script with ON_H200=run: the H200 judged blind under
+protocol B (its first protocol-B grid; grids 11-16 ran protocol A), 360 rows, 0 wrong sums. That run is the H200's
+STANDING (its newest blind grid, all 31 cells). The H100's rows of grid 23 are not measured: its STANDING stays on grid 22's
+protocol-B row of the shipped model (GRID22_H100_RULES) and GRID23_H100_RULES is not shipped.
 """
 from __future__ import annotations
 
@@ -59,3 +62,35 @@ def engine_allreduce_blind23(data_dir=None) -> None:
     print("   the 2-rank diagnostic at 12-30 MiB (outside the 31 cells; not counted), signed %")
     with pd.option_context("display.width", 250):
         print(G.diag_rows(r).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
+def engine_allreduce_blind23_h200(data_dir=None) -> None:
+    """Grid 23's rows on 4 x H200 (protocol B) against the H200 as shipped, priced before the run: per cell |error|
+    median / p90, signed median, met; pooled; the H200's STANDING row; the 12-30 MiB diagnostic rows (not counted)."""
+    import pandas as pd
+
+    from simulator.calibration import engine_allreduce_grid23 as G
+    from simulator.calibration import engine_allreduce_grid23_h200 as H
+
+    r = H.load_blind23_h200(data_dir)
+    if r is None:
+        return
+    print(f"\n== engines' all-reduce kernels, BLIND grid 23 on 4 x H200 (the same rows; prediction {H.BLIND23_H200_PRED_CSV}, "
+          "commit 6dfae1c, before the run: the H200 as shipped at "
+          f"{H.BLIND23_H200_MAIN_COMMIT} (grid 16's rules, fitted on protocol-A rows); protocol {G.PROTOCOL}; the H200's "
+          "STANDING); |model/measured - 1| median / p90, signed median, %")
+    j = G.judge(r, "err")
+    j["goal"] = j["met"].map({True: "met", False: "MISSED"})
+    with pd.option_context("display.width", 250):
+        print(j.drop(columns="met").to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    s = G.pooled(r, err="err")
+    w = {g: G.pooled(r, g, "err") for g in (4, 2)}
+    print(f"   the H200 as shipped: {s['n']} rows |error| median {s['med']:.1f} %, p90 {s['p90']:.1f} %; signed median "
+          f"{s['signed']:+.1f} %; regimes met {s['met']} of {s['cells']} (4 ranks {w[4]['met']} of {w[4]['cells']}, "
+          f"2 ranks {w[2]['met']} of {w[2]['cells']})")
+    cells = r[~r["diag"].astype(bool)]
+    BOARD.add("engines' all-reduce", "blind", "BLIND grid 23, 2+4 ranks, 4 x H200, protocol B (the H200 as shipped, "
+              "committed prices)", 100 * cells["err"], s["met"], s["cells"], standing="engines' all-reduce, H200")
+    d = r[r["diag"].astype(bool)]
+    print("   the 2-rank diagnostic at 12-30 MiB (outside the 31 cells; not counted), signed %: " + ", ".join(
+        f"{i} {int(t)} x {int(h)} {100 * e:+.1f}" for i, t, h, e in zip(d["impl"], d["tokens"], d["hidden"], d["err"])))
