@@ -183,19 +183,20 @@ def blind21_prediction(out: str | Path) -> pd.DataFrame:
     return df
 
 
-def load_blind21(data_dir: Path | None = None) -> pd.DataFrame | None:
-    """The committed prediction joined to both protocols' measurements: one row per (implementation, shape) with
-    median / p20 / p80 / calls of A and B (suffix _A / _B; the prediction's calls as pcalls_A / _B), err_A / err_B = pred_main_us / median - 1, spread_A / _B =
-    p80 / p20; WRONG rows left out. None while a protocol's CSV is missing."""
+def join_protocols(pred_csv: str, meas_glob: str, models=("main",), data_dir: Path | None = None) -> pd.DataFrame | None:
+    """A committed prediction joined to each protocol's measurement (meas_glob has a {p} for the protocol): per row
+    median / p20 / p80 / calls with suffix _A / _B (the prediction's calls as pcalls_A / _B), err_A / err_B =
+    pred_main_us / median - 1 (errnew_A / _B for "new" in `models`: pred_new_us), spread_A / _B = p80 / p20,
+    a_minus_b_us; WRONG rows left out. None while a protocol's CSV is missing."""
     from hwmodels import datafiles as DF
     from simulator.calibration import engine_allreduce as EA
 
     d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    pred = pd.read_csv(DF.resolve(d / BLIND21_PRED_CSV)).rename(columns={f"calls_{p}": f"pcalls_{p}" for p in PROTOCOLS})
+    pred = pd.read_csv(DF.resolve(d / pred_csv)).rename(columns={f"calls_{p}": f"pcalls_{p}" for p in PROTOCOLS})
     key = ["impl", "world", "tokens", "hidden"]
     out = pred
     for p in PROTOCOLS:
-        f = DF.glob(d, BLIND21_MEAS_GLOB.format(p=p))
+        f = DF.glob(d, meas_glob.format(p=p))
         if not f:
             return None
         m = pd.read_csv(f[-1])
@@ -204,9 +205,21 @@ def load_blind21(data_dir: Path | None = None) -> pd.DataFrame | None:
             columns={c: f"{c}_{p}" for c in ("median_us", "p20_us", "p80_us", "calls")})
         out = out.merge(m, on=key, how="inner")
     for p in PROTOCOLS:
-        out[f"err_{p}"] = out["pred_main_us"] / out[f"median_us_{p}"] - 1.0
+        for model in models:
+            err = "err" if model == "main" else f"err{model}"
+            out[f"{err}_{p}"] = out[f"pred_{model}_us"] / out[f"median_us_{p}"] - 1.0
         out[f"spread_{p}"] = out[f"p80_us_{p}"] / out[f"p20_us_{p}"]
     out["a_minus_b_us"] = out["median_us_A"] - out["median_us_B"]
+    return out
+
+
+def load_blind21(data_dir: Path | None = None) -> pd.DataFrame | None:
+    """The committed prediction joined to both protocols' measurements: one row per (implementation, shape) with
+    median / p20 / p80 / calls of A and B (suffix _A / _B; the prediction's calls as pcalls_A / _B), err_A / err_B = pred_main_us / median - 1, spread_A / _B =
+    p80 / p20; WRONG rows left out. None while a protocol's CSV is missing."""
+    out = join_protocols(BLIND21_PRED_CSV, BLIND21_MEAS_GLOB, ("main",), data_dir)
+    if out is None:
+        return None
     # the per-replay cost and the per-call time the two call counts imply (rows where they differ: > 1 MiB)
     ia, ib = 1 / out["calls_A"], 1 / out["calls_B"]
     diff = (ia - ib).where(ia != ib)

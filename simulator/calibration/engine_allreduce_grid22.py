@@ -176,27 +176,11 @@ def load_blind22(data_dir: Path | None = None) -> pd.DataFrame | None:
     median / p20 / p80 / calls of A and B (suffix _A / _B), err_A / err_B = pred_main_us / median - 1, spread_A / _B =
     p80 / p20, errnew_A / errnew_B the candidate's (pred_new_us), a_minus_b_us and s_us = (A - B) / (1/calls_A - 1/calls_B) (> 1 MiB rows); WRONG rows left out. None while
     a protocol's CSV is missing."""
-    from hwmodels import datafiles as DF
-    from simulator.calibration import engine_allreduce as EA
+    from simulator.calibration.engine_allreduce_grid21 import join_protocols
 
-    d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    pred = pd.read_csv(DF.resolve(d / BLIND22_PRED_CSV)).rename(columns={f"calls_{p}": f"pcalls_{p}" for p in PROTOCOLS})
-    key = ["impl", "world", "tokens", "hidden"]
-    out = pred
-    for p in PROTOCOLS:
-        f = DF.glob(d, BLIND22_MEAS_GLOB.format(p=p))
-        if not f:
-            return None
-        m = pd.read_csv(f[-1])
-        m = m[~m["note"].astype("string").fillna("").str.contains("WRONG")]
-        m = m[key + ["median_us", "p20_us", "p80_us", "calls"]].rename(
-            columns={c: f"{c}_{p}" for c in ("median_us", "p20_us", "p80_us", "calls")})
-        out = out.merge(m, on=key, how="inner")
-    for p in PROTOCOLS:
-        out[f"err_{p}"] = out["pred_main_us"] / out[f"median_us_{p}"] - 1.0
-        out[f"errnew_{p}"] = out["pred_new_us"] / out[f"median_us_{p}"] - 1.0
-        out[f"spread_{p}"] = out[f"p80_us_{p}"] / out[f"p20_us_{p}"]
-    out["a_minus_b_us"] = out["median_us_A"] - out["median_us_B"]
+    out = join_protocols(BLIND22_PRED_CSV, BLIND22_MEAS_GLOB, ("main", "new"), data_dir)
+    if out is None:
+        return None
     ia, ib = 1 / out["calls_A"], 1 / out["calls_B"]
     out["s_us"] = out["a_minus_b_us"] / (ia - ib).where(ia != ib)
     return out
