@@ -120,20 +120,27 @@ def blind19_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
     """Write blind grid 19's prediction BEFORE it is measured: pred_main_us (the H100 as shipped at BLIND19_MAIN_COMMIT,
     GRID17_H100_RULES), pred_new_us (GRID19_H100_RULES, the shipping candidate), pred_alt_us (GRID19_H100_ALT, named,
     not shipped)."""
-    from simulator.calibration import engine_allreduce as EA
     from simulator.calibration.engine_allreduce_grid17 import GRID17_H100_RULES
 
-    c = candidates()
-    df = blind19_grid()
+    return write_rules_prediction(out, blind19_grid(), candidates(), model_commit, BLIND19_MAIN_COMMIT,
+                                  {"main": GRID17_H100_RULES, "new": GRID19_H100_RULES, "alt": GRID19_H100_ALT})
+
+
+def write_rules_prediction(out: str | Path, df: pd.DataFrame, cands: dict, model_commit: str, main_commit: str,
+                           rules: dict) -> pd.DataFrame:
+    """A blind grid's prediction of H100 rule sets (grids 19, 20): pred_<name>_us of each hardware in `cands` (main,
+    new, alt), TensorRT-LLM's launch columns, the size regime, and each model in words (`rules`: name -> its rules)."""
+    from simulator.calibration import engine_allreduce as EA
+
     df["kind"] = df["impl"].map(EA.IMPL_KIND)
     for n in ("main", "new", "alt"):
-        df[f"pred_{n}_us"] = np.round(predict(df, c[n]), 3)
-    EA.trtllm_launch_columns(df, int(c["main"].units), tokens_per_cluster=False)
+        df[f"pred_{n}_us"] = np.round(predict(df, cands[n]), 3)
+    EA.trtllm_launch_columns(df, int(cands["main"].units), tokens_per_cluster=False)
     df["regime"] = EA.size_regime(df["bytes"])
     df["device"] = "H100-SXM"
-    df["main_model"] = (f"the H100-SXM as shipped at {BLIND19_MAIN_COMMIT} (engine_allreduce_rules {GRID17_H100_RULES})")
-    df["new_model"] = f"the model at {model_commit}: the H100-SXM with engine_allreduce_rules {GRID19_H100_RULES}"
-    df["alt_model"] = f"the model at {model_commit}: the H100-SXM with engine_allreduce_rules {GRID19_H100_ALT} (not shipped)"
+    df["main_model"] = f"the H100-SXM as shipped at {main_commit} (engine_allreduce_rules {rules['main']})"
+    df["new_model"] = f"the model at {model_commit}: the H100-SXM with engine_allreduce_rules {rules['new']}"
+    df["alt_model"] = f"the model at {model_commit}: the H100-SXM with engine_allreduce_rules {rules['alt']} (not shipped)"
     df.to_csv(out, index=False)
     return df
 

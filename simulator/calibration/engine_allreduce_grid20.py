@@ -151,22 +151,10 @@ def blind20_prediction(out: str | Path, model_commit: str) -> pd.DataFrame:
     """Write blind grid 20's prediction BEFORE it is measured: pred_main_us (the H100 as shipped at BLIND20_MAIN_COMMIT,
     GRID19_H100_RULES), pred_new_us (GRID20_H100_RULES, the shipping candidate), pred_alt_us (GRID20_H100_ALT, named,
     not shipped)."""
-    from simulator.calibration import engine_allreduce as EA
-    from simulator.calibration.engine_allreduce_grid19 import GRID19_H100_RULES
+    from simulator.calibration.engine_allreduce_grid19 import GRID19_H100_RULES, write_rules_prediction
 
-    c = candidates()
-    df = blind20_grid()
-    df["kind"] = df["impl"].map(EA.IMPL_KIND)
-    for n in ("main", "new", "alt"):
-        df[f"pred_{n}_us"] = np.round(predict(df, c[n]), 3)
-    EA.trtllm_launch_columns(df, int(c["main"].units), tokens_per_cluster=False)
-    df["regime"] = EA.size_regime(df["bytes"])
-    df["device"] = "H100-SXM"
-    df["main_model"] = f"the H100-SXM as shipped at {BLIND20_MAIN_COMMIT} (engine_allreduce_rules {GRID19_H100_RULES})"
-    df["new_model"] = f"the model at {model_commit}: the H100-SXM with engine_allreduce_rules {GRID20_H100_RULES}"
-    df["alt_model"] = f"the model at {model_commit}: the H100-SXM with engine_allreduce_rules {GRID20_H100_ALT} (not shipped)"
-    df.to_csv(out, index=False)
-    return df
+    return write_rules_prediction(out, blind20_grid(), candidates(), model_commit, BLIND20_MAIN_COMMIT,
+                                  {"main": GRID19_H100_RULES, "new": GRID20_H100_RULES, "alt": GRID20_H100_ALT})
 
 
 def write_rules(out_dir: Path, rules: dict, source: str) -> Path:
