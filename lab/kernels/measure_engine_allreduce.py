@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind21|blind22]
+                                                   [--grid campaign|blind4|...|blind23|blind24]
                                                    [--protocol A|B|AB] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -55,7 +55,7 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 20                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 21                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
@@ -65,6 +65,7 @@ SCRIPT_VERSION = 20                           # 2: --grid blind4 (the shapes onl
 #                                               18: --grid blind21 (2 ranks only), --protocol A|B|AB
 #                                               19: --grid blind22 (4 and 2 ranks), default --protocol B
 #                                               20: --grid blind23 (4 and 2 ranks; + a 2-rank 12-30 MiB diagnostic)
+#                                               21: --grid blind24 (4 and 2 ranks; H100 or H200)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -275,8 +276,18 @@ BLIND23_SHAPES = ((93, 6144), (11, 1024), (43, 3072), (57, 5120), (157, 4096), (
                   (301, 8192), (445, 7168))
 BLIND23_DIAG = ((768, 8192), (1100, 7168), (1500, 6144), (1900, 8192))
 
+#: --grid blind24: 4 x H100 or 4 x H200, 4 ranks AND 2 ranks (BLIND24_SHAPES both, regimes interleaved), protocol B (the
+#: default); (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid24.py)
+BLIND24_SHAPES = ((99, 6144), (5, 1024), (29, 3072), (55, 5120), (151, 4096), (13, 1152), (53, 2560), (65, 4608),
+                  (113, 7168), (10, 1024), (19, 7168), (89, 3584), (179, 5120), (11, 2304), (37, 5120), (41, 8192),
+                  (233, 4608), (8, 1280), (51, 4608), (105, 4096), (139, 8192), (27, 1152), (27, 8192), (61, 7168),
+                  (317, 5120), (5, 1536), (77, 1536), (123, 3584), (259, 7168), (49, 2048), (59, 8192), (379, 6144),
+                  (293, 8192), (433, 7168))
+
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind24":
+        return list(BLIND24_SHAPES)
     if os.environ.get(GRID_ENV) == "blind23":
         return list(BLIND23_SHAPES) + (list(BLIND23_DIAG) if world == 2 else [])
     if os.environ.get(GRID_ENV) == "blind22":
@@ -623,7 +634,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
                                        "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                       "blind20", "blind21", "blind22", "blind23"),
+                                       "blind20", "blind21", "blind22", "blind23", "blind24"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -655,7 +666,7 @@ def main():
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
                                              "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                             "blind20", "blind21", "blind22", "blind23") else ""
+                                             "blind20", "blind21", "blind22", "blind23", "blind24") else ""
     if args.protocol == "A":
         csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
         paths = [csv_path]
