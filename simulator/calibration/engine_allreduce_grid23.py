@@ -196,6 +196,17 @@ GRID23_H100_RULES = {"first_fill_extra": 0.57, "lamport_overlap": 0.1231, "lampo
                      "oneshot_peer_share": 0.0228, "lamport2_link": 0.6008, "oneshot2_link": 0.6191, "multi_link_time": 0.9224}
 
 
+#: the 2-rank part of the candidate (GRID22_H100_RULES + oneshot2_link; multi_link_time prices only > 2 ranks, so at 2
+#: ranks this IS GRID23_H100_RULES): what ships if the 4 x H100 run never comes and a 2 x H100 run wins by TWO_RANK_SHIP_RULE
+GRID23_H100_2RANK_RULES = {k: v for k, v in GRID23_H100_RULES.items() if k != "multi_link_time"}
+#: the rule for a 2 x H100 run of grid 23's 2-rank rows (lab/kernels/run_engine_allreduce_2rank_23_24.sh), committed before
+#: that call: over grid 23's 15 two-rank cells (protocol B; the diagnostic rows left out), GRID23_H100_2RANK_RULES ships
+#: (H100-SXM.yaml gets oneshot2_link, not multi_link_time) only if it meets MORE of them than main (GRID22_H100_RULES), or
+#: as many with a lower pooled |error| median AND p90 over the 2-rank rows; the H100's STANDING then moves to that run's
+#: 2-rank rows only if it ships, and grid 22's 4-rank cells stay in it. Grid 24's 2-rank rows are reported, not judged.
+TWO_RANK_SHIP_RULE = "more of the 15 two-rank cells of grid 23, or as many with a lower pooled median AND p90"
+
+
 def main_hw():
     """The H100 as shipped at BLIND23_MAIN_COMMIT (GRID22_H100_RULES)."""
     from simulator.calibration.engine_allreduce_grid22 import GRID22_H100_RULES
