@@ -22,7 +22,10 @@ def test_the_late_prices_are_the_frozen_candidate_and_the_shipped_h200():
     # shipped until grid 15 (H200.yaml now carries GRID15_H200_CANDIDATE, engine_allreduce_grid15): the GRID12 terms
     # + the H100's custom-kind link terms (h200_candidate) price grid 14 as pred_new13_us
     sub = late.head(20)
-    assert np.allclose(np.round(EA.predict_us(sub, G12.h200_candidate(h200, h100)), 3), sub["pred_new13_us"], atol=0)
+    # (grid 16's rules on the H200 as they were shipped then: grid 24's link keys came later and do not apply here)
+    from simulator.calibration.engine_allreduce_grid16 import GRID16_H200_RULES, with_rules
+    then = with_rules(h200, GRID16_H200_RULES)
+    assert np.allclose(np.round(EA.predict_us(sub, G12.h200_candidate(then, h100)), 3), sub["pred_new13_us"], atol=0)
 
 
 def test_grid14_ran_on_h200s():

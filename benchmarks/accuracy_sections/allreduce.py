@@ -85,6 +85,8 @@ def production_allreduce() -> None:
     from .allreduce_grid23 import engine_allreduce_blind23, engine_allreduce_blind23_h200
     engine_allreduce_blind23()
     engine_allreduce_blind23_h200()
+    from .allreduce_grid24 import engine_allreduce_blind24
+    engine_allreduce_blind24()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

@@ -9,9 +9,10 @@ before grid 23 with protocol-A rows corrected to B: s = 30.9 us at 2 ranks, 35.5
 Three calls for it (lab/kernels/run_engine_allreduce_blind23.sh, nvidia-h100-x4, 2026-11-28 02:36-02:45 UTC) got 4 x H200.
 The first two skipped (ON_H200=skip). Before the third, the lead committed the H200 as shipped priced on the same rows
 (engine_allreduce_grid23_h200.py, commit 6dfae1c) and ran the script with ON_H200=run: the H200 judged blind under
-protocol B (its first protocol-B grid; grids 11-16 ran protocol A), 360 rows, 0 wrong sums. That run is the H200's
-STANDING (its newest blind grid, all 31 cells). The H100's rows of grid 23 are not measured: its STANDING stays on grid 22's
-protocol-B row of the shipped model (GRID22_H100_RULES) and GRID23_H100_RULES is not shipped.
+protocol B (its first protocol-B grid; grids 11-16 ran protocol A), 360 rows, 0 wrong sums. That run was the H200's
+STANDING (its newest blind grid, all 31 cells) until grid 24 (allreduce_grid24), whose H200 candidate was fitted on it.
+The H100's rows of grid 23 are not measured: its STANDING stays on grid 22's protocol-B row of the shipped model
+(GRID22_H100_RULES) and GRID23_H100_RULES is not shipped.
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ ENGINE_AR_BLIND23_COMMIT = "1238290"
 #: not judged yet: main (GRID22_H100_RULES) stays shipped; no STANDING row here
 SHIPPED = "main"
 STANDING = False
+#: the H200 as shipped on grid 23 was the H200's STANDING until grid 24 (allreduce_grid24) shipped GRID24_H200_RULES
+H200_STANDING = False
 
 
 def engine_allreduce_blind23(data_dir=None) -> None:
@@ -78,7 +81,7 @@ def engine_allreduce_blind23_h200(data_dir=None) -> None:
     print(f"\n== engines' all-reduce kernels, BLIND grid 23 on 4 x H200 (the same rows; prediction {H.BLIND23_H200_PRED_CSV}, "
           "commit 6dfae1c, before the run: the H200 as shipped at "
           f"{H.BLIND23_H200_MAIN_COMMIT} (grid 16's rules, fitted on protocol-A rows); protocol {G.PROTOCOL}; the H200's "
-          "STANDING); |model/measured - 1| median / p90, signed median, %")
+          "STANDING until grid 24); |model/measured - 1| median / p90, signed median, %")
     j = G.judge(r, "err")
     j["goal"] = j["met"].map({True: "met", False: "MISSED"})
     with pd.option_context("display.width", 250):
@@ -90,7 +93,8 @@ def engine_allreduce_blind23_h200(data_dir=None) -> None:
           f"2 ranks {w[2]['met']} of {w[2]['cells']})")
     cells = r[~r["diag"].astype(bool)]
     BOARD.add("engines' all-reduce", "blind", "BLIND grid 23, 2+4 ranks, 4 x H200, protocol B (the H200 as shipped, "
-              "committed prices)", 100 * cells["err"], s["met"], s["cells"], standing="engines' all-reduce, H200")
+              "committed prices)", 100 * cells["err"], s["met"], s["cells"],
+              standing="engines' all-reduce, H200" if H200_STANDING else False)
     d = r[r["diag"].astype(bool)]
     print("   the 2-rank diagnostic at 12-30 MiB (outside the 31 cells; not counted), signed %: " + ", ".join(
         f"{i} {int(t)} x {int(h)} {100 * e:+.1f}" for i, t, h, e in zip(d["impl"], d["tokens"], d["hidden"], d["err"])))
