@@ -255,6 +255,13 @@ AR_LAMPORT2_LINK = 0.0
 #:                        link / memory); two-shot: its two phases' share) times this share (1 = off)
 AR_ONESHOT2_LINK = 0.0
 AR_MULTI_LINK_TIME = 1.0
+#: blind grid 25's rule (with the engines' terms only; above 2 ranks): no module constant (AR_PEER_SHARE where a device has
+#: none, the shipped model as it was); a device's own value comes from its engine_allreduce_rules (lamport_peer_share;
+#: simulator/calibration/engine_allreduce_grid25.py, fitted on looked-at 4-rank H200 Lamport rows <= 1 MiB). Source:
+#: flashinfer 0.6.4 @ f1e6fdcb trtllm_allreduce_fusion.cuh allreduce_fusion_kernel_oneshot_lamport -- each thread polls
+#: all g slots of its own buffer in one loop, so its wait ends with the last of the g - 1 peers' pushes:
+#:   lamport_peer_share  the Lamport one-shot pays this share of phase_s per wait per peer beyond the first in place of
+#:                       AR_PEER_SHARE (as oneshot_peer_share does for vLLM's one-shot)
 
 
 def ar_barrier_s(hw: HardwareSpec, kind: str, world) -> np.ndarray:
@@ -1102,6 +1109,9 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             # blind grid 19's oneshot_peer_share (the device's own; AR_PEER_SHARE where it has none): vLLM's one-shot
             # (cross_device_reduce_1stage) pays its own per-wait share of the slowest-of-(g - 1)-peers extra
             psh = np.where(ops.kind == ONESHOT, eff.engine_ar_rules.get("oneshot_peer_share", AR_PEER_SHARE), AR_PEER_SHARE)
+            # blind grid 25's lamport_peer_share (the device's own; AR_PEER_SHARE where it has none): TensorRT-LLM's
+            # Lamport one-shot pays its own per-wait share of the slowest-of-(g - 1)-peers extra
+            psh = np.where(ops.kind == LAMPORT, eff.engine_ar_rules.get("lamport_peer_share", AR_PEER_SHARE), psh)
             peer = psh * e.get("phase_s", 0.0) * np.maximum(g - 2.0, 0.0) * waits
             copy = np.where(is_two & ~declared & (g > 2.0), AR_TWOSHOT_COPY * 2.0 * ops.bytes_read
                             / (hw.hbm_bw_bytes_s * eff.memory["elementwise"]), 0.0)

@@ -201,8 +201,8 @@ class Efficiency:
     engine_ar_rules: this device's values of the engines' all-reduce rules that are shares, not times (ENGINE_AR_RULES:
         first_fill_extra = vLLM's two-shot in one loop step, lamport_overlap = the 2-rank Lamport one-shot's phase /
         transfer overlap, lamport_phase2 / twoshot2_link = grid 17's 2-rank rules, lamport2_link = grid 20's, oneshot2_link /
-        multi_link_time = grid 23's (AR_ONESHOT2_LINK / AR_MULTI_LINK_TIME); hwmodels.roofline AR_FIRST_FILL_EXTRA /
-        AR_LAMPORT_OVERLAP / AR_LAMPORT_PHASE2 / AR_TWOSHOT2_LINK say what each does). A key left
+        multi_link_time = grid 23's (AR_ONESHOT2_LINK / AR_MULTI_LINK_TIME), lamport_peer_share = grid 25's;
+        hwmodels.roofline AR_FIRST_FILL_EXTRA / AR_LAMPORT_OVERLAP / AR_LAMPORT_PHASE2 / AR_TWOSHOT2_LINK say what each does). A key left
         out takes the module constant (which turns the rule off). Written only by a judged candidate's writer.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
@@ -506,9 +506,10 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
 #: (first_fill_extra -> AR_FIRST_FILL_EXTRA, lamport_overlap -> AR_LAMPORT_OVERLAP; both 0 = off there; blind grid 17's
 #: lamport_phase2 -> AR_LAMPORT_PHASE2, 1 = off, twoshot2_link -> AR_TWOSHOT2_LINK, 0 = off; blind grid 19's
 #: oneshot_peer_share -> AR_PEER_SHARE for vLLM's one-shot; blind grid 20's lamport2_link -> AR_LAMPORT2_LINK, 0 = off;
-#: blind grid 23's oneshot2_link -> AR_ONESHOT2_LINK, 0 = off, multi_link_time -> AR_MULTI_LINK_TIME, 1 = off)
+#: blind grid 23's oneshot2_link -> AR_ONESHOT2_LINK, 0 = off, multi_link_time -> AR_MULTI_LINK_TIME, 1 = off; blind grid
+#: 25's lamport_peer_share -> AR_PEER_SHARE for the Lamport one-shot)
 ENGINE_AR_RULES = ("first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link", "oneshot_peer_share",
-                   "lamport2_link", "oneshot2_link", "multi_link_time")
+                   "lamport2_link", "oneshot2_link", "multi_link_time", "lamport_peer_share")
 
 #: Efficiency.broadcast_copy's terms and their allowed ranges (ps per byte; far_l2_scale: a share of the L2's size)
 BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 100.0),

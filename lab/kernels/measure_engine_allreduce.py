@@ -6,7 +6,7 @@ trtllm_allreduce_fusion.cuh: allreduce_fusion_kernel_oneshot_lamport / _twoshot_
 residual add + RMSNorm, one-shot and two-shot forced).
 
     python lab/kernels/measure_engine_allreduce.py --out DIR [--worlds 4,2] [--impls vllm,trtllm] [--timeout 100]
-                                                   [--grid campaign|blind4|...|blind23|blind24]
+                                                   [--grid campaign|blind4|...|blind24|blind25]
                                                    [--protocol A|B|AB] [--smoke]
 
 Process setup and timing follow lab/kernels/measure_allreduce.py: one process per GPU (torch.distributed NCCL group for
@@ -55,7 +55,7 @@ MULTICAST_OFF = (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST",
 for _k, _v in MULTICAST_OFF:
     os.environ[_k] = _v
 
-SCRIPT_VERSION = 21                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
+SCRIPT_VERSION = 22                           # 2: --grid blind4 (the shapes only); 3: --grid blind6, grid-named CSV;
 #                                               4: --grid blind7; 5: --grid blind8 (shapes per rank count); 6: --grid blind9
 #                                               7: --grid blind10; 8: --grid blind11; 9: --grid blind12
 #                                               10: --grid blind13; 11: --grid blind14; 12: --grid blind15
@@ -66,6 +66,7 @@ SCRIPT_VERSION = 21                           # 2: --grid blind4 (the shapes onl
 #                                               19: --grid blind22 (4 and 2 ranks), default --protocol B
 #                                               20: --grid blind23 (4 and 2 ranks; + a 2-rank 12-30 MiB diagnostic)
 #                                               21: --grid blind24 (4 and 2 ranks; H100 or H200)
+#                                               22: --grid blind25 (4 and 2 ranks; H200; six other models' hiddens)
 TOKENS = (1, 4, 16, 64, 128, 256, 512)
 HIDDENS = (4096, 8192)
 LARGE = ((1024, 8192), (2048, 8192))          # 16 and 32 MiB: past vLLM's 8 MiB cap, measured anyway
@@ -284,8 +285,17 @@ BLIND24_SHAPES = ((99, 6144), (5, 1024), (29, 3072), (55, 5120), (151, 4096), (1
                   (317, 5120), (5, 1536), (77, 1536), (123, 3584), (259, 7168), (49, 2048), (59, 8192), (379, 6144),
                   (293, 8192), (433, 7168))
 
+#: --grid blind25: 4 x H200, 4 ranks AND 2 ranks (BLIND25_SHAPES both, regimes interleaved; the hiddens of six other real
+#: models), protocol B; (tokens, hidden) in no earlier grid (simulator/calibration/engine_allreduce_grid25.py)
+BLIND25_SHAPES = ((149, 3840), (9, 896), (83, 896), (71, 3840), (211, 2880), (23, 896), (101, 1152), (53, 5376),
+                  (307, 2304), (7, 1152), (61, 2304), (131, 2304), (139, 5376), (19, 1152), (53, 2880), (113, 2880),
+                  (251, 3840), (5, 2304), (47, 3840), (83, 5376), (397, 2880), (13, 2304), (37, 5376), (97, 3840),
+                  (523, 2304), (7, 2880), (73, 2880), (173, 2880), (331, 3840), (5, 3840), (89, 2304), (223, 2304),
+                  (601, 3840), (1031, 2880), (653, 5376))
 
 def grid(world=None):
+    if os.environ.get(GRID_ENV) == "blind25":
+        return list(BLIND25_SHAPES)
     if os.environ.get(GRID_ENV) == "blind24":
         return list(BLIND24_SHAPES)
     if os.environ.get(GRID_ENV) == "blind23":
@@ -634,7 +644,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--grid", choices=("campaign", "blind4", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12",
                                        "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                       "blind20", "blind21", "blind22", "blind23", "blind24"),
+                                       "blind20", "blind21", "blind22", "blind23", "blind24", "blind25"),
                     default="campaign",
                     help="campaign: the first campaign's shapes; blind4: BLIND4_TOKENS x BLIND4_HIDDENS; blind6: "
                          "BLIND6_TOKENS x BLIND6_HIDDENS + BLIND6_EXTRA; blind7: BLIND7_SHAPES; blind8 / blind9: "
@@ -666,7 +676,7 @@ def main():
     slug = meta["device"].lower().replace(" ", "-")
     tag = f"{args.grid}_" if args.grid in ("blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
                                              "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "blind19",
-                                             "blind20", "blind21", "blind22", "blind23", "blind24") else ""
+                                             "blind20", "blind21", "blind22", "blind23", "blind24", "blind25") else ""
     if args.protocol == "A":
         csv_path = args.out / f"engine_allreduce_{tag}{slug}_{meta['date']}.csv"
         paths = [csv_path]
