@@ -56,3 +56,13 @@ def test_candidate_refits_from_the_rows_measured_before_it():
 def test_shipped_h200_is_grid24_until_grid25_is_judged():
     assert load_hardware("H200").efficiency.engine_ar_rules == GRID24_H200_RULES
     assert h200_hw(GRID24_H200_RULES).efficiency.engine_ar_rules == GRID24_H200_RULES
+
+
+def test_judged_run_keeps_main():
+    from simulator.calibration import engine_allreduce_grid23 as G23
+
+    r = G.load_blind25()
+    assert r is not None and len(r) == 350 and (r["median_us"] > 0).all()
+    main, new = G23.pooled(r, err="err"), G23.pooled(r, err="errnew")
+    assert main["cells"] == 31 and new["met"] == main["met"]
+    assert not (new["med"] < main["med"] and new["p90"] < main["p90"])     # the ship rule: main stays

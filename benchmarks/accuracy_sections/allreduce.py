@@ -87,6 +87,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind23_h200()
     from .allreduce_grid24 import engine_allreduce_blind24
     engine_allreduce_blind24()
+    from .allreduce_grid25 import engine_allreduce_blind25
+    engine_allreduce_blind25()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

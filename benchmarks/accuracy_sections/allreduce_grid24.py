@@ -8,8 +8,8 @@ request with H100s or H200s (lab/kernels/run_engine_allreduce_blind23_24.sh bran
 
 Three nvidia-h100-x4 calls (2026-11-28 03:37-03:45 UTC) got 4 x H200 each: the first ran grid 24 (the judged H200 run),
 the second (after giving the first machine back) a replicate, the third skipped. By the ship rule (more cells met),
-GRID24_H200_RULES shipped (engine_allreduce_grid24.ship_grid24_h200); its row on the judged run is the H200's STANDING
-(moved from grid 23). The H100's rows of grids 23 and 24 are still not measured.
+GRID24_H200_RULES shipped (engine_allreduce_grid24.ship_grid24_h200); its row on the judged run was the H200's STANDING
+(moved from grid 23) until grid 25 (allreduce_grid25). The H100's rows of grids 23 and 24 are still not measured.
 """
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ ENGINE_AR_BLIND24_COMMIT = "32a912d"
 #: the H200 model whose row on the judged run is the H200's STANDING: new (GRID24_H200_RULES) met 29 of 31 cells against
 #: main's 27 (the ship rule's "more cells")
 SHIPPED_H200 = "new"
+#: grid 24's row of the shipped H200 model was the H200's STANDING until grid 25 (allreduce_grid25) measured it again
+H200_STANDING = False
 
 
 def _cells_table(r):
@@ -67,7 +69,7 @@ def engine_allreduce_blind24(data_dir=None) -> None:
             continue
         print(head + "; |model/measured - 1| median / p90, signed median, %")
         _cells_table(r)
-        std = "engines' all-reduce, H200" if dev == "H200" else None
+        std = "engines' all-reduce, H200" if (dev == "H200" and H200_STANDING) else None
         _pooled_lines(r, f"BLIND grid 24, 2+4 ranks, {n_gpu}, protocol B", SHIPPED_H200, std)
         rep = G.load_blind24(dev, data_dir, replicate=True)
         if rep is not None:

@@ -27,6 +27,11 @@ two misses were seen, on the same rows it is fitted on; grid 25 is its first bli
 Models priced (BLIND25_PRED_CSV, committed before the call): main = the H200 as shipped (GRID24_H200_RULES); new =
 GRID25_H200_RULES. Ship rule (common rules, protocol B): new ships only if it meets MORE of the 31 cells than main, or as
 many with a lower pooled |error| median AND p90.
+
+Result (4 x H200, 2026-11-28 03:51 UTC, 350 rows): main 31 of 31 cells, pooled 4.36 / 10.51 %, signed +1.2 %; new 31 of
+31, 4.39 / 10.76 %, +1.7 %: NOT shipped (as many cells, higher median and p90). On this host the 4-rank Lamport rows
+<= 64 KiB sat at -2.9 % (plain) / -7.0 % (fused) under main, nearer zero than on grid 24's host (-10.9 / -12.8 %); the
+share moved them to +4.6 / -2.2 %. The bias is host-dependent in size; the rule keeps main.
 """
 from __future__ import annotations
 
