@@ -50,6 +50,7 @@ from accuracy_sections import (
     torch_rmsnorm_grid1,
     torch_rmsnorm_grid2,
     torch_rmsnorm_grid3,
+    torch_rmsnorm_h200,
     triton,
     xqa,
 )
@@ -66,6 +67,7 @@ def main() -> None:
     torch_rmsnorm_grid1.torch_rmsnorm_grid1()
     torch_rmsnorm_grid2.torch_rmsnorm_grid2()
     torch_rmsnorm_grid3.torch_rmsnorm_grid3()
+    torch_rmsnorm_h200.torch_rmsnorm_h200()
     regimes.regimes(args.all)
     topk_engines.trtllm_grids()
     production_kernels.production_kernels()

@@ -119,6 +119,20 @@ def test_h200_prediction_is_the_transferred_forms():
     assert (pred["pred_cand2_us"] <= h100 + 1e-3).all() and (pred["pred_cand2_us"] < h100 - 1e-3).any()
 
 
+def test_h200_run_carries_the_committed_h200_prices():
+    from simulator.calibration import torch_rmsnorm_h200 as H
+
+    m = H.measured()
+    with DF.open_text(DATA_DIR / H.PREDICTION) as f:
+        pred = pd.read_csv(f)
+    j = pred.merge(m, on=["rows", "n"], suffixes=("", "_run"))
+    assert len(m) == len(j) == 35 and (m["median_us"] > 0).all()
+    for _, col in H.MODELS:
+        assert np.allclose(j[col], j[f"{col}_run"])
+    g = H.accuracy(m).set_index("regime")
+    assert (g.loc[list(TR.REGIMES), "cand3_met"] == "yes").sum() == 3
+
+
 def test_grid3_form_structure_issue_term_and_overlap():
     # chain and stream off: what is left over T0 is the SM's issue work, ceil(rows / SMs) x (c_blk + rounds x c_rnd)
     z = dict(TR.CAND3, l_hit_us=0.0, l_miss_us=0.0, stream_bps=1e30)

@@ -11,9 +11,12 @@ H200 (2026-11-22). This grid times GRID2 + CONTROLS2 (the H100's grid 2) on an H
          grid 3's merge, still before any H200 run)
 Nothing here is fitted on H200 rows: every row is blind for the H200 (the shapes' H100 times were looked at when CAND2
 was fitted; the H200's were never seen). Timed with lab/kernels/measure_torch_rmsnorm.py --grid blind2 PREDICTION.
-Status: NOT YET MEASURED. The first call (2026-11-28, run tool kind nvidia-h200) was served by an H100; its rows became
-grid 2's H100 replicate (torch_rmsnorm.GRID2_REPLICATE). The device's rules reserve H200-only requests for work that
-does not fit an H100, so this prediction waits for a call the lender happens to serve with an H200.
+Status: MEASURED 2026-11-28 03:39 UTC on GPU 0 of a 4 x H200 lease (lab/kernels/run_engine_allreduce_blind23_24.sh's H200
+branch; MEASURED, notes beside it), and on a second lease (grid2rep2). The earlier call (run tool kind nvidia-h200) had
+been served by an H100; its rows became grid 2's H100 replicate (torch_rmsnorm.GRID2_REPLICATE). Blind rows, |error|
+median / p90 % (regimes met of 3): main 10.3 / 25.2 (1), cand2 4.5 / 17.2 (2; stream 11.1 / 17.4 missed), cand3 (shipped)
+4.8 / 15.3 (3; stream 8.4 / 18.6, signed +8.4: the H200's stream rows a little slower than the HBM ratio carries over);
+second lease cand3 5.0 / 15.1, 3 of 3 (benchmarks/accuracy_sections/torch_rmsnorm_h200.py).
 """
 from __future__ import annotations
 
