@@ -241,26 +241,33 @@ def blind23_prediction(out: str | Path) -> pd.DataFrame:
     return df
 
 
-def load_blind23(data_dir: Path | None = None) -> pd.DataFrame | None:
-    """The committed prediction joined to protocol B's measurement: one row per (implementation, ranks, shape) with
-    median_us / p20_us / p80_us / calls, err = pred_main_us / median - 1, errnew the candidate's, spread = p80 / p20;
-    WRONG rows left out. None while the CSV is missing."""
+def join_run(pred_csv: str, meas_glob: str, data_dir: Path | None = None) -> pd.DataFrame | None:
+    """A committed protocol-B prediction (pred_main_us, and pred_new_us where it has one) joined to the newest run matching
+    meas_glob: one row per (implementation, ranks, shape) with median_us / p20_us / p80_us / calls, err = pred_main_us /
+    median - 1, errnew the candidate's, spread = p80 / p20; WRONG rows left out. None while no such run is committed.
+    Grids 23-25 (H100 and H200) all join this way."""
     from hwmodels import datafiles as DF
     from simulator.calibration import engine_allreduce as EA
 
     d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    pred = pd.read_csv(DF.resolve(d / BLIND23_PRED_CSV))
-    f = DF.glob(d, BLIND23_MEAS_GLOB)
+    f = DF.glob(d, meas_glob)
     if not f:
         return None
+    pred = pd.read_csv(DF.resolve(d / pred_csv))
     key = ["impl", "world", "tokens", "hidden"]
     m = pd.read_csv(f[-1])
     m = m[~m["note"].astype("string").fillna("").str.contains("WRONG")]
     out = pred.merge(m[key + ["median_us", "p20_us", "p80_us", "calls"]], on=key, how="inner")
     out["err"] = out["pred_main_us"] / out["median_us"] - 1.0
-    out["errnew"] = out["pred_new_us"] / out["median_us"] - 1.0
+    if "pred_new_us" in out:
+        out["errnew"] = out["pred_new_us"] / out["median_us"] - 1.0
     out["spread"] = out["p80_us"] / out["p20_us"]
     return out
+
+
+def load_blind23(data_dir: Path | None = None) -> pd.DataFrame | None:
+    """The committed prediction joined to protocol B's H100 measurement (join_run); None while the CSV is missing."""
+    return join_run(BLIND23_PRED_CSV, BLIND23_MEAS_GLOB, data_dir)
 
 
 def judge(r: pd.DataFrame, err: str = "err") -> pd.DataFrame:

@@ -38,24 +38,11 @@ def blind23_h200_prediction(out: str | Path) -> pd.DataFrame:
 
 
 def load_blind23_h200(data_dir: Path | None = None) -> pd.DataFrame | None:
-    """The H200 prediction joined to the H200 run of grid 23 (protocol B): err = pred_main_us / median - 1, spread =
-    p80 / p20; WRONG rows left out; None while no H200 measurement is committed."""
-    from hwmodels import datafiles as DF
-    from simulator.calibration import engine_allreduce as EA
+    """The H200 prediction joined to the H200 run of grid 23 (protocol B; engine_allreduce_grid23.join_run): err =
+    pred_main_us / median - 1, spread = p80 / p20; WRONG rows left out; None while no H200 measurement is committed."""
+    from simulator.calibration.engine_allreduce_grid23 import join_run
 
-    d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    f = DF.glob(d, BLIND23_H200_MEAS_GLOB)
-    if not f:
-        return None
-    pred = pd.read_csv(DF.resolve(d / BLIND23_H200_PRED_CSV))
-    key = ["impl", "world", "tokens", "hidden"]
-    m = pd.read_csv(f[-1])
-    m = m[~m["note"].astype("string").fillna("").str.contains("WRONG")]
-    out = pred.merge(m[key + ["median_us", "p20_us", "p80_us", "calls"]], on=key, how="inner")
-    out["err"] = out["pred_main_us"] / out["median_us"] - 1.0
-    out["spread"] = out["p80_us"] / out["p20_us"]
-    return out
-
+    return join_run(BLIND23_H200_PRED_CSV, BLIND23_H200_MEAS_GLOB, data_dir)
 
 if __name__ == "__main__":
     import sys

@@ -199,25 +199,10 @@ def blind24_prediction(out: str | Path, device: str) -> pd.DataFrame:
 
 def load_blind24(device: str, data_dir: Path | None = None, replicate: bool = False) -> pd.DataFrame | None:
     """`device`'s committed prediction joined to its protocol-B run of grid 24 (the judged run; `replicate`: the second
-    lease's) -- err = pred_main_us / median - 1, errnew the candidate's, spread = p80 / p20; WRONG rows left out; None
-    while no such run is committed."""
-    from hwmodels import datafiles as DF
-    from simulator.calibration import engine_allreduce as EA
+    lease's) by engine_allreduce_grid23.join_run (err main, errnew the candidate's, spread); None while no such run."""
+    from simulator.calibration.engine_allreduce_grid23 import join_run
 
-    d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    f = DF.glob(d, (BLIND24_REP_GLOB if replicate else BLIND24_MEAS_GLOB)[device])
-    if not f:
-        return None
-    pred = pd.read_csv(DF.resolve(d / BLIND24_PRED_CSV[device]))
-    key = ["impl", "world", "tokens", "hidden"]
-    m = pd.read_csv(f[-1])
-    m = m[~m["note"].astype("string").fillna("").str.contains("WRONG")]
-    out = pred.merge(m[key + ["median_us", "p20_us", "p80_us", "calls"]], on=key, how="inner")
-    out["err"] = out["pred_main_us"] / out["median_us"] - 1.0
-    out["errnew"] = out["pred_new_us"] / out["median_us"] - 1.0
-    out["spread"] = out["p80_us"] / out["p20_us"]
-    return out
-
+    return join_run(BLIND24_PRED_CSV[device], (BLIND24_REP_GLOB if replicate else BLIND24_MEAS_GLOB)[device], data_dir)
 
 #: the shipped rules' source line in H200.yaml (engine_allreduce_rules_source)
 GRID24_SOURCE = ("simulator/calibration/engine_allreduce_grid24.py ship_grid24_h200: GRID24_H200_RULES (grid 16's rules plus "

@@ -158,24 +158,10 @@ def blind25_prediction(out: str | Path) -> pd.DataFrame:
 
 
 def load_blind25(data_dir: Path | None = None) -> pd.DataFrame | None:
-    """The committed prediction joined to the H200 run of grid 25 (err / errnew / spread as grid 24's); None while none."""
-    from hwmodels import datafiles as DF
-    from simulator.calibration import engine_allreduce as EA
+    """The committed prediction joined to the H200 run of grid 25 (engine_allreduce_grid23.join_run); None while none."""
+    from simulator.calibration.engine_allreduce_grid23 import join_run
 
-    d = EA.DATA_DIR if data_dir is None else Path(data_dir)
-    f = DF.glob(d, BLIND25_MEAS_GLOB)
-    if not f:
-        return None
-    pred = pd.read_csv(DF.resolve(d / BLIND25_PRED_CSV))
-    key = ["impl", "world", "tokens", "hidden"]
-    m = pd.read_csv(f[-1])
-    m = m[~m["note"].astype("string").fillna("").str.contains("WRONG")]
-    out = pred.merge(m[key + ["median_us", "p20_us", "p80_us", "calls"]], on=key, how="inner")
-    out["err"] = out["pred_main_us"] / out["median_us"] - 1.0
-    out["errnew"] = out["pred_new_us"] / out["median_us"] - 1.0
-    out["spread"] = out["p80_us"] / out["p20_us"]
-    return out
-
+    return join_run(BLIND25_PRED_CSV, BLIND25_MEAS_GLOB, data_dir)
 
 if __name__ == "__main__":
     import sys
