@@ -1,0 +1,185 @@
+"""Does an engine all-reduce cost more inside a decode step than back to back? (script version 1)
+
+The engines' all-reduce terms are judged on graphs of back-to-back calls (measure_engine_allreduce.py, protocol B). A
+tensor-parallel decode step interleaves them with row-parallel GEMMs: per layer o_proj (tokens x hidden/g . hidden/g x
+hidden) -> all-reduce -> down_proj (tokens x ffn/g . ffn/g x hidden) -> all-reduce. This script times, per rank count g
+and token count T, three CUDA graphs of L such layers (Llama-3.1-70B's hidden 8192, ffn 28672):
+    step  GEMM, all-reduce, GEMM, all-reduce, ... (2L all-reduces)
+    gemm  the same GEMMs alone
+    ar    the same 2L all-reduces alone (back to back, as the kernel grids time them)
+each replayed 21 times behind a barrier and a spin (lab/kernels/_timing.py replay_max_over_ranks, one replay = one step:
+the max over ranks of the replay's time), for L = 8 and L = 32. extra(L) = step - gemm - ar holds what the parts' sum
+misses: the ranks' start skew a step absorbs at its first all-reduce (once per replay) and a per-all-reduce cost
+epsilon of interleaving (e.g. GEMMs ending at different times on different ranks, a cold flag line after a GEMM), so
+    epsilon = (extra(32) - extra(8)) / (2 x (32 - 8)).
+The model prices a step as the sum of its kernels (hwmodels.roofline, engine all-reduce terms from back-to-back grids):
+it assumes epsilon = 0. Hypothesis written before the run: |epsilon| < 0.3 us a call at every (g, T).
+
+The all-reduce is vLLM's custom all-reduce (flashinfer-python 0.6.4, vllm_custom_all_reduce.cuh, 36 CTAs; messages of
+T x 8192 bf16 = 16 KiB, 256 KiB, 1 MiB: one-shot at 2 ranks, and at 4 ranks below 512 KiB, two-shot at 4 ranks and
+1 MiB), set up as measure_engine_allreduce.py does (imported from beside this file). Writes $OUT/allreduce_in_step_<device>_<date>.csv; prints a table last.
+
+Usage (from the repository root of the device copy, flashinfer on PYTHONPATH):
+    python lab/kernels/measure_allreduce_in_step.py --out $OUT [--worlds 4,2] [--timeout 120]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import faulthandler
+import os
+import statistics as st
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+SCRIPT_VERSION = 1
+HIDDEN, FFN = 8192, 28672
+TOKENS = (1, 16, 64)
+LAYERS = (8, 32)
+REPS = 21
+FIELDS = ("device", "world", "tokens", "layers", "variant", "n_allreduce", "median_us", "p20_us", "p80_us", "reps",
+          "note", "script_version", "date")
+
+
+def _q(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+def _worker(rank, world, port, out_csv, timeout):
+    faulthandler.dump_traceback_later(timeout, exit=True)
+    import _timing as T
+    import measure_engine_allreduce as M
+    import torch
+    import torch.distributed as dist
+
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            device_id=torch.device(f"cuda:{rank}"))
+    torch.zeros(1, device="cuda")
+    mod = M.vllm_module()
+    meta_ptrs = M._shared(int(mod.meta_size()) + M.MAX_BYTES, fill=0)
+    rank_data = torch.empty(8 << 20, dtype=torch.uint8, device="cuda")
+    fa = mod.init_custom_ar(meta_ptrs, rank_data, rank, True)
+    reg = M._shared(M.MAX_BYTES, fill=None)
+    mod.register_buffer(fa, reg)
+    dev = torch.cuda.get_device_name()
+    gen = torch.Generator(device="cuda").manual_seed(1234 + rank)
+    ka, kb = HIDDEN // world, FFN // world
+    wa = (torch.randn(ka, HIDDEN, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+    wb = (torch.randn(kb, HIDDEN, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+
+    def reg_graph():
+        hd, off = mod.get_graph_buffer_ipc_meta(fa)
+        got = [None] * world
+        dist.all_gather_object(got, (list(hd), list(off)))
+        mod.register_graph_buffers(fa, [g[0] for g in got], [g[1] for g in got])
+
+    for t in TOKENS:
+        xa = torch.randn(t, ka, device="cuda", generator=gen).to(torch.bfloat16)
+        xb = torch.randn(t, kb, device="cuda", generator=gen).to(torch.bfloat16)
+        ya = torch.empty(t, HIDDEN, device="cuda", dtype=torch.bfloat16)
+        yb = torch.empty_like(ya)
+        oa, ob = torch.empty_like(ya), torch.empty_like(ya)
+        torch.matmul(xa, wa, out=ya)
+        torch.matmul(xb, wb, out=yb)
+        for layers in LAYERS:
+            for variant in ("step", "gemm", "ar"):
+                note = ""
+                try:
+                    torch.cuda.synchronize()
+                    dist.barrier()
+                    g = torch.cuda.CUDAGraph()
+                    s = torch.cuda.Stream()
+                    with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
+                        for _ in range(layers):
+                            if variant != "ar":
+                                torch.matmul(xa, wa, out=ya)
+                            if variant != "gemm":
+                                mod.all_reduce(fa, ya, oa, 0, 0, M.VLLM_CTAS)
+                            if variant != "ar":
+                                torch.matmul(xb, wb, out=yb)
+                            if variant != "gemm":
+                                mod.all_reduce(fa, yb, ob, 0, 0, M.VLLM_CTAS)
+                    torch.cuda.synchronize()
+                    if variant != "gemm":
+                        reg_graph()
+                    xs = T.replay_max_over_ranks(g, 1, REPS)
+                    if variant != "gemm":
+                        ref = yb.float()
+                        dist.all_reduce(ref)
+                        ok = bool(torch.allclose(ob.float(), ref, rtol=2e-2, atol=2e-2))
+                        note = "" if M._all_ok(ok) else "WRONG"
+                    del g
+                except Exception as e:  # noqa: BLE001
+                    print(f"[r{rank}] g{world} T{t} L{layers} {variant}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+                    xs, note = [float("nan")], "ERROR"
+                if rank == 0:
+                    row = {"device": dev, "world": world, "tokens": t, "layers": layers, "variant": variant,
+                           "n_allreduce": 0 if variant == "gemm" else 2 * layers, "median_us": round(st.median(xs), 3),
+                           "p20_us": round(_q(xs, 0.2), 3), "p80_us": round(_q(xs, 0.8), 3), "reps": len(xs),
+                           "note": note, "script_version": SCRIPT_VERSION, "date": dt.date.today().isoformat()}
+                    with open(out_csv, "a", newline="") as f:
+                        csv.DictWriter(f, fieldnames=FIELDS).writerow(row)
+                    print(f"g{world} T{t:3d} L{layers:2d} {variant:4s} {row['median_us']:9.2f} us {note}", flush=True)
+    mod.dispose(fa)
+    torch.cuda.synchronize()
+    dist.barrier()
+    dist.destroy_process_group()
+    faulthandler.cancel_dump_traceback_later()
+
+
+def summary(out_csv: str) -> None:
+    """extra(L) = step - gemm - ar and epsilon per (world, tokens)."""
+    rows = list(csv.DictReader(open(out_csv)))
+    v = {(int(r["world"]), int(r["tokens"]), int(r["layers"]), r["variant"]): float(r["median_us"]) for r in rows}
+    print("world tokens  step8   gemm8   ar8  extra8  step32  gemm32  ar32 extra32  eps_us/call")
+    for g in sorted({k[0] for k in v}, reverse=True):
+        for t in TOKENS:
+            try:
+                e = {L: v[(g, t, L, "step")] - v[(g, t, L, "gemm")] - v[(g, t, L, "ar")] for L in LAYERS}
+            except KeyError:
+                continue
+            eps = (e[LAYERS[1]] - e[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0]))
+            print(f"{g:5d} {t:6d} " + " ".join(f"{v[(g, t, L, k)]:7.1f}" for L in LAYERS[:1] for k in ("step", "gemm", "ar"))
+                  + f" {e[LAYERS[0]]:7.1f} " + " ".join(f"{v[(g, t, LAYERS[1], k)]:7.1f}" for k in ("step", "gemm", "ar"))
+                  + f" {e[LAYERS[1]]:7.1f} {eps:+8.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--worlds", default="4,2")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    import torch
+    import torch.multiprocessing as mp
+    slug = torch.cuda.get_device_name().lower().replace(" ", "-")
+    out_csv = str(args.out / f"allreduce_in_step_{slug}_{dt.date.today().isoformat()}.csv")
+    with open(out_csv, "w", newline="") as f:
+        csv.DictWriter(f, fieldnames=FIELDS).writeheader()
+    ctx = mp.get_context("spawn")
+    port = 29700 + os.getpid() % 1000
+    for world in [int(w) for w in args.worlds.split(",")]:
+        port += 7
+        t0 = time.time()
+        procs = [ctx.Process(target=_worker, args=(r, world, port, out_csv, args.timeout)) for r in range(world)]
+        for p in procs:
+            p.start()
+        deadline = time.time() + args.timeout + 5
+        for p in procs:
+            p.join(timeout=max(0.1, deadline - time.time()))
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+        print(f"world {world}: {time.time() - t0:.1f} s", flush=True)
+    summary(out_csv)
+
+
+if __name__ == "__main__":
+    main()
