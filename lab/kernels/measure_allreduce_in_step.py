@@ -1,4 +1,4 @@
-"""Does an engine all-reduce cost more inside a decode step than back to back? (script version 1)
+"""Does an engine all-reduce cost more inside a decode step than back to back? (script version 2)
 
 The engines' all-reduce terms are judged on graphs of back-to-back calls (measure_engine_allreduce.py, protocol B). A
 tensor-parallel decode step interleaves them with row-parallel GEMMs: per layer o_proj (tokens x hidden/g . hidden/g x
@@ -12,6 +12,11 @@ the max over ranks of the replay's time), for L = 8 and L = 32. extra(L) = step 
 misses: the ranks' start skew a step absorbs at its first all-reduce (once per replay) and a per-all-reduce cost
 epsilon of interleaving (e.g. GEMMs ending at different times on different ranks, a cold flag line after a GEMM), so
     epsilon = (extra(32) - extra(8)) / (2 x (32 - 8)).
+Version 2 adds two variants with a fixed-length spin kernel (torch.cuda._sleep, SLEEP_CYCLES cycles: the same work on
+every rank, no data) in place of each GEMM: sstep (spin, all-reduce, spin, all-reduce, ...) and sleep (the spins alone),
+so epsilon_spin = the same difference with spins. If epsilon_spin ~ epsilon, the cost is an all-reduce following any
+kernel (its start no longer overlapping the previous all-reduce); if epsilon_spin ~ 0, it is the GEMMs ending at different
+times on different ranks (the one-shot's start barrier waits for the slowest).
 The model prices a step as the sum of its kernels (hwmodels.roofline, engine all-reduce terms from back-to-back grids):
 it assumes epsilon = 0. Hypothesis written before the run: |epsilon| < 0.3 us a call at every (g, T).
 
@@ -36,7 +41,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
+#: the spin kernel's length (cycles; ~10 us at 1.98 GHz)
+SLEEP_CYCLES = 20000
 HIDDEN, FFN = 8192, 28672
 TOKENS = (1, 16, 64)
 LAYERS = (8, 32)
@@ -88,7 +95,7 @@ def _worker(rank, world, port, out_csv, timeout):
         torch.matmul(xa, wa, out=ya)
         torch.matmul(xb, wb, out=yb)
         for layers in LAYERS:
-            for variant in ("step", "gemm", "ar"):
+            for variant in ("step", "gemm", "ar", "sstep", "sleep"):
                 note = ""
                 try:
                     torch.cuda.synchronize()
@@ -97,19 +104,18 @@ def _worker(rank, world, port, out_csv, timeout):
                     s = torch.cuda.Stream()
                     with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
                         for _ in range(layers):
-                            if variant != "ar":
-                                torch.matmul(xa, wa, out=ya)
-                            if variant != "gemm":
-                                mod.all_reduce(fa, ya, oa, 0, 0, M.VLLM_CTAS)
-                            if variant != "ar":
-                                torch.matmul(xb, wb, out=yb)
-                            if variant != "gemm":
-                                mod.all_reduce(fa, yb, ob, 0, 0, M.VLLM_CTAS)
+                            for x, w, y, o in ((xa, wa, ya, oa), (xb, wb, yb, ob)):
+                                if variant in ("step", "gemm"):
+                                    torch.matmul(x, w, out=y)
+                                elif variant in ("sstep", "sleep"):
+                                    torch.cuda._sleep(SLEEP_CYCLES)
+                                if variant in ("step", "ar", "sstep"):
+                                    mod.all_reduce(fa, y, o, 0, 0, M.VLLM_CTAS)
                     torch.cuda.synchronize()
-                    if variant != "gemm":
+                    if variant in ("step", "ar", "sstep"):
                         reg_graph()
                     xs = T.replay_max_over_ranks(g, 1, REPS)
-                    if variant != "gemm":
+                    if variant in ("step", "ar", "sstep"):
                         ref = yb.float()
                         dist.all_reduce(ref)
                         ok = bool(torch.allclose(ob.float(), ref, rtol=2e-2, atol=2e-2))
@@ -120,7 +126,7 @@ def _worker(rank, world, port, out_csv, timeout):
                     xs, note = [float("nan")], "ERROR"
                 if rank == 0:
                     row = {"device": dev, "world": world, "tokens": t, "layers": layers, "variant": variant,
-                           "n_allreduce": 0 if variant == "gemm" else 2 * layers, "median_us": round(st.median(xs), 3),
+                           "n_allreduce": 2 * layers if variant in ("step", "ar", "sstep") else 0, "median_us": round(st.median(xs), 3),
                            "p20_us": round(_q(xs, 0.2), 3), "p80_us": round(_q(xs, 0.8), 3), "reps": len(xs),
                            "note": note, "script_version": SCRIPT_VERSION, "date": dt.date.today().isoformat()}
                     with open(out_csv, "a", newline="") as f:
@@ -137,7 +143,7 @@ def summary(out_csv: str) -> None:
     """extra(L) = step - gemm - ar and epsilon per (world, tokens)."""
     rows = list(csv.DictReader(open(out_csv)))
     v = {(int(r["world"]), int(r["tokens"]), int(r["layers"]), r["variant"]): float(r["median_us"]) for r in rows}
-    print("world tokens  step8   gemm8   ar8  extra8  step32  gemm32  ar32 extra32  eps_us/call")
+    print("world tokens  step8   gemm8   ar8  extra8  step32  gemm32  ar32 extra32  eps_us/call  eps_spin_us/call")
     for g in sorted({k[0] for k in v}, reverse=True):
         for t in TOKENS:
             try:
@@ -145,9 +151,14 @@ def summary(out_csv: str) -> None:
             except KeyError:
                 continue
             eps = (e[LAYERS[1]] - e[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0]))
+            try:
+                es = {L: v[(g, t, L, "sstep")] - v[(g, t, L, "sleep")] - v[(g, t, L, "ar")] for L in LAYERS}
+                eps_s = f"{(es[LAYERS[1]] - es[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0])):+8.3f}"
+            except KeyError:
+                eps_s = "       -"
             print(f"{g:5d} {t:6d} " + " ".join(f"{v[(g, t, L, k)]:7.1f}" for L in LAYERS[:1] for k in ("step", "gemm", "ar"))
                   + f" {e[LAYERS[0]]:7.1f} " + " ".join(f"{v[(g, t, LAYERS[1], k)]:7.1f}" for k in ("step", "gemm", "ar"))
-                  + f" {e[LAYERS[1]]:7.1f} {eps:+8.3f}")
+                  + f" {e[LAYERS[1]]:7.1f} {eps:+8.3f}     {eps_s}")
 
 
 def main():
