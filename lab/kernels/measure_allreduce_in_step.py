@@ -1,4 +1,4 @@
-"""Does an engine all-reduce cost more inside a decode step than back to back? (script version 2)
+"""Does an engine all-reduce cost more inside a decode step than back to back? (script version 3)
 
 The engines' all-reduce terms are judged on graphs of back-to-back calls (measure_engine_allreduce.py, protocol B). A
 tensor-parallel decode step interleaves them with row-parallel GEMMs: per layer o_proj (tokens x hidden/g . hidden/g x
@@ -17,6 +17,9 @@ every rank, no data) in place of each GEMM: sstep (spin, all-reduce, spin, all-r
 so epsilon_spin = the same difference with spins. If epsilon_spin ~ epsilon, the cost is an all-reduce following any
 kernel (its start no longer overlapping the previous all-reduce); if epsilon_spin ~ 0, it is the GEMMs ending at different
 times on different ranks (the one-shot's start barrier waits for the slowest).
+Version 3 adds gspin (GEMM, spin, GEMM, spin, ...: no all-reduce): epsilon_gspin = (gspin - gemm - sleep) per slot tells
+a GEMM that runs slower next to another kind of kernel (its tail no longer overlapping the next GEMM) from a cost of the
+all-reduce itself.
 The model prices a step as the sum of its kernels (hwmodels.roofline, engine all-reduce terms from back-to-back grids):
 it assumes epsilon = 0. Hypothesis written before the run: |epsilon| < 0.3 us a call at every (g, T).
 
@@ -41,7 +44,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 #: the spin kernel's length (cycles; ~10 us at 1.98 GHz)
 SLEEP_CYCLES = 20000
 HIDDEN, FFN = 8192, 28672
@@ -95,7 +98,7 @@ def _worker(rank, world, port, out_csv, timeout):
         torch.matmul(xa, wa, out=ya)
         torch.matmul(xb, wb, out=yb)
         for layers in LAYERS:
-            for variant in ("step", "gemm", "ar", "sstep", "sleep"):
+            for variant in ("step", "gemm", "ar", "sstep", "sleep", "gspin"):
                 note = ""
                 try:
                     torch.cuda.synchronize()
@@ -105,9 +108,9 @@ def _worker(rank, world, port, out_csv, timeout):
                     with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
                         for _ in range(layers):
                             for x, w, y, o in ((xa, wa, ya, oa), (xb, wb, yb, ob)):
-                                if variant in ("step", "gemm"):
+                                if variant in ("step", "gemm", "gspin"):
                                     torch.matmul(x, w, out=y)
-                                elif variant in ("sstep", "sleep"):
+                                if variant in ("sstep", "sleep", "gspin"):
                                     torch.cuda._sleep(SLEEP_CYCLES)
                                 if variant in ("step", "ar", "sstep"):
                                     mod.all_reduce(fa, y, o, 0, 0, M.VLLM_CTAS)
@@ -143,7 +146,8 @@ def summary(out_csv: str) -> None:
     """extra(L) = step - gemm - ar and epsilon per (world, tokens)."""
     rows = list(csv.DictReader(open(out_csv)))
     v = {(int(r["world"]), int(r["tokens"]), int(r["layers"]), r["variant"]): float(r["median_us"]) for r in rows}
-    print("world tokens  step8   gemm8   ar8  extra8  step32  gemm32  ar32 extra32  eps_us/call  eps_spin_us/call")
+    print("world tokens  step8   gemm8   ar8  extra8  step32  gemm32  ar32 extra32  eps_us/call  eps_spin_us/call"
+          "  eps_gspin_us/slot")
     for g in sorted({k[0] for k in v}, reverse=True):
         for t in TOKENS:
             try:
@@ -156,9 +160,14 @@ def summary(out_csv: str) -> None:
                 eps_s = f"{(es[LAYERS[1]] - es[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0])):+8.3f}"
             except KeyError:
                 eps_s = "       -"
+            try:
+                eg = {L: v[(g, t, L, "gspin")] - v[(g, t, L, "gemm")] - v[(g, t, L, "sleep")] for L in LAYERS}
+                eps_g = f"{(eg[LAYERS[1]] - eg[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0])):+8.3f}"
+            except KeyError:
+                eps_g = "       -"
             print(f"{g:5d} {t:6d} " + " ".join(f"{v[(g, t, L, k)]:7.1f}" for L in LAYERS[:1] for k in ("step", "gemm", "ar"))
                   + f" {e[LAYERS[0]]:7.1f} " + " ".join(f"{v[(g, t, LAYERS[1], k)]:7.1f}" for k in ("step", "gemm", "ar"))
-                  + f" {e[LAYERS[1]]:7.1f} {eps:+8.3f}     {eps_s}")
+                  + f" {e[LAYERS[1]]:7.1f} {eps:+8.3f}     {eps_s}          {eps_g}")
 
 
 def main():
