@@ -51,6 +51,8 @@ HIDDEN, FFN = 8192, 28672
 TOKENS = (1, 16, 64)
 LAYERS = (8, 32)
 REPS = 21
+#: the variants that run the all-reduce
+AR_VARIANTS = ("step", "ar", "sstep")
 FIELDS = ("device", "world", "tokens", "layers", "variant", "n_allreduce", "median_us", "p20_us", "p80_us", "reps",
           "note", "script_version", "date")
 
@@ -60,7 +62,8 @@ def _q(xs, q):
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
-def _worker(rank, world, port, out_csv, timeout):
+def _worker(rank, world, port, out_csv, timeout, dims=((HIDDEN, FFN),), tokens=TOKENS, layer_counts=LAYERS,
+            variants=("step", "gemm", "ar", "sstep", "sleep", "gspin")):
     faulthandler.dump_traceback_later(timeout, exit=True)
     import _timing as T
     import measure_engine_allreduce as M
@@ -79,9 +82,6 @@ def _worker(rank, world, port, out_csv, timeout):
     mod.register_buffer(fa, reg)
     dev = torch.cuda.get_device_name()
     gen = torch.Generator(device="cuda").manual_seed(1234 + rank)
-    ka, kb = HIDDEN // world, FFN // world
-    wa = (torch.randn(ka, HIDDEN, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
-    wb = (torch.randn(kb, HIDDEN, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
 
     def reg_graph():
         hd, off = mod.get_graph_buffer_ipc_meta(fa)
@@ -89,52 +89,63 @@ def _worker(rank, world, port, out_csv, timeout):
         dist.all_gather_object(got, (list(hd), list(off)))
         mod.register_graph_buffers(fa, [g[0] for g in got], [g[1] for g in got])
 
-    for t in TOKENS:
-        xa = torch.randn(t, ka, device="cuda", generator=gen).to(torch.bfloat16)
-        xb = torch.randn(t, kb, device="cuda", generator=gen).to(torch.bfloat16)
-        ya = torch.empty(t, HIDDEN, device="cuda", dtype=torch.bfloat16)
-        yb = torch.empty_like(ya)
-        oa, ob = torch.empty_like(ya), torch.empty_like(ya)
-        torch.matmul(xa, wa, out=ya)
-        torch.matmul(xb, wb, out=yb)
-        for layers in LAYERS:
-            for variant in ("step", "gemm", "ar", "sstep", "sleep", "gspin"):
-                note = ""
-                try:
-                    torch.cuda.synchronize()
-                    dist.barrier()
-                    g = torch.cuda.CUDAGraph()
-                    s = torch.cuda.Stream()
-                    with torch.cuda.graph(g, stream=s, capture_error_mode="thread_local"):
-                        for _ in range(layers):
-                            for x, w, y, o in ((xa, wa, ya, oa), (xb, wb, yb, ob)):
-                                if variant in ("step", "gemm", "gspin"):
-                                    torch.matmul(x, w, out=y)
-                                if variant in ("sstep", "sleep", "gspin"):
-                                    torch.cuda._sleep(SLEEP_CYCLES)
-                                if variant in ("step", "ar", "sstep"):
-                                    mod.all_reduce(fa, y, o, 0, 0, M.VLLM_CTAS)
-                    torch.cuda.synchronize()
-                    if variant in ("step", "ar", "sstep"):
-                        reg_graph()
-                    xs = T.replay_max_over_ranks(g, 1, REPS)
-                    if variant in ("step", "ar", "sstep"):
-                        ref = yb.float()
-                        dist.all_reduce(ref)
-                        ok = bool(torch.allclose(ob.float(), ref, rtol=2e-2, atol=2e-2))
-                        note = "" if M._all_ok(ok) else "WRONG"
-                    del g
-                except Exception as e:  # noqa: BLE001
-                    print(f"[r{rank}] g{world} T{t} L{layers} {variant}: {type(e).__name__}: {str(e)[:300]}", flush=True)
-                    xs, note = [float("nan")], "ERROR"
-                if rank == 0:
-                    row = {"device": dev, "world": world, "tokens": t, "layers": layers, "variant": variant,
-                           "n_allreduce": 2 * layers if variant in ("step", "ar", "sstep") else 0, "median_us": round(st.median(xs), 3),
-                           "p20_us": round(_q(xs, 0.2), 3), "p80_us": round(_q(xs, 0.8), 3), "reps": len(xs),
-                           "note": note, "script_version": SCRIPT_VERSION, "date": dt.date.today().isoformat()}
-                    with open(out_csv, "a", newline="") as f:
-                        csv.DictWriter(f, fieldnames=FIELDS).writerow(row)
-                    print(f"g{world} T{t:3d} L{layers:2d} {variant:4s} {row['median_us']:9.2f} us {note}", flush=True)
+    def one(x_w_y_o, layers, variant):
+        """The variant's graph of `layers` layers, replayed: per-replay microseconds (max over ranks) and a note."""
+        torch.cuda.synchronize()
+        dist.barrier()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=torch.cuda.Stream(), capture_error_mode="thread_local"):
+            for _ in range(layers):
+                for x, w, y, o in x_w_y_o:
+                    if variant in ("step", "gemm", "gspin"):
+                        torch.matmul(x, w, out=y)
+                    if variant in ("sstep", "sleep", "gspin"):
+                        torch.cuda._sleep(SLEEP_CYCLES)
+                    if variant in AR_VARIANTS:
+                        mod.all_reduce(fa, y, o, 0, 0, M.VLLM_CTAS)
+        torch.cuda.synchronize()
+        if variant in AR_VARIANTS:
+            reg_graph()
+        xs = T.replay_max_over_ranks(g, 1, REPS)
+        note = ""
+        if variant in AR_VARIANTS:
+            _, _, y, o = x_w_y_o[-1]
+            ref = y.float()
+            dist.all_reduce(ref)
+            note = "" if M._all_ok(bool(torch.allclose(o.float(), ref, rtol=2e-2, atol=2e-2))) else "WRONG"
+        del g
+        return xs, note
+
+    for hidden, ffn in dims:
+        ka, kb = hidden // world, ffn // world
+        wa = (torch.randn(ka, hidden, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+        wb = (torch.randn(kb, hidden, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+        for t in tokens:
+            xa = torch.randn(t, ka, device="cuda", generator=gen).to(torch.bfloat16)
+            xb = torch.randn(t, kb, device="cuda", generator=gen).to(torch.bfloat16)
+            ya = torch.empty(t, hidden, device="cuda", dtype=torch.bfloat16)
+            yb, oa, ob = torch.empty_like(ya), torch.empty_like(ya), torch.empty_like(ya)
+            torch.matmul(xa, wa, out=ya)
+            torch.matmul(xb, wb, out=yb)
+            for layers in layer_counts:
+                for variant in variants:
+                    try:
+                        xs, note = one(((xa, wa, ya, oa), (xb, wb, yb, ob)), layers, variant)
+                    except Exception as e:  # noqa: BLE001
+                        print(f"[r{rank}] g{world} H{hidden} T{t} L{layers} {variant}: {type(e).__name__}: "
+                              f"{str(e)[:300]}", flush=True)
+                        xs, note = [float("nan")], "ERROR"
+                    if rank == 0:
+                        row = {"device": dev, "world": world, "hidden": hidden, "ffn": ffn, "tokens": t,
+                               "layers": layers, "variant": variant,
+                               "n_allreduce": 2 * layers if variant in AR_VARIANTS else 0,
+                               "median_us": round(st.median(xs), 3), "p20_us": round(_q(xs, 0.2), 3),
+                               "p80_us": round(_q(xs, 0.8), 3), "reps": len(xs), "note": note,
+                               "script_version": SCRIPT_VERSION, "date": dt.date.today().isoformat()}
+                        with open(out_csv, "a", newline="") as f:
+                            csv.DictWriter(f, fieldnames=FIELDS).writerow(row)
+                        print(f"g{world} H{hidden} T{t:3d} L{layers:2d} {variant:5s} {row['median_us']:9.2f} us {note}",
+                              flush=True)
     mod.dispose(fa)
     torch.cuda.synchronize()
     dist.barrier()
@@ -143,31 +154,25 @@ def _worker(rank, world, port, out_csv, timeout):
 
 
 def summary(out_csv: str) -> None:
-    """extra(L) = step - gemm - ar and epsilon per (world, tokens)."""
-    rows = list(csv.DictReader(open(out_csv)))
-    v = {(int(r["world"]), int(r["tokens"]), int(r["layers"]), r["variant"]): float(r["median_us"]) for r in rows}
-    print("world tokens  step8   gemm8   ar8  extra8  step32  gemm32  ar32 extra32  eps_us/call  eps_spin_us/call"
-          "  eps_gspin_us/slot")
-    for g in sorted({k[0] for k in v}, reverse=True):
-        for t in TOKENS:
+    """extra(L) = whole - parts at the smallest and largest L, and the slope per slot, per (world, hidden, tokens): eps =
+    step - gemm - ar (the all-reduce after a GEMM), eps_spin = sstep - sleep - ar, eps_gspin = gspin - gemm - sleep."""
+    rows = [r for r in csv.DictReader(open(out_csv)) if r["note"] != "ERROR"]
+    v = {(int(r["world"]), int(r["hidden"]), int(r["tokens"]), int(r["layers"]), r["variant"]): float(r["median_us"])
+         for r in rows}
+    est = {"eps": ("step", "gemm", "ar"), "eps_spin": ("sstep", "sleep", "ar"), "eps_gspin": ("gspin", "gemm", "sleep")}
+    print("world hidden tokens  L_lo L_hi  step_hi  gemm_hi   ar_hi    eps  eps_spin  eps_gspin   (us; eps per slot)")
+    for g, h, t in sorted({k[:3] for k in v}, key=lambda k: (-k[0], k[1], k[2])):
+        ls = sorted({k[3] for k in v if k[:3] == (g, h, t)})
+        lo, hi = ls[0], ls[-1]
+        out = []
+        for whole, a, b in est.values():
             try:
-                e = {L: v[(g, t, L, "step")] - v[(g, t, L, "gemm")] - v[(g, t, L, "ar")] for L in LAYERS}
+                ex = [v[(g, h, t, L, whole)] - v[(g, h, t, L, a)] - v[(g, h, t, L, b)] for L in (lo, hi)]
+                out.append(f"{(ex[1] - ex[0]) / (2 * (hi - lo)):+8.3f}" if hi > lo else "       -")
             except KeyError:
-                continue
-            eps = (e[LAYERS[1]] - e[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0]))
-            try:
-                es = {L: v[(g, t, L, "sstep")] - v[(g, t, L, "sleep")] - v[(g, t, L, "ar")] for L in LAYERS}
-                eps_s = f"{(es[LAYERS[1]] - es[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0])):+8.3f}"
-            except KeyError:
-                eps_s = "       -"
-            try:
-                eg = {L: v[(g, t, L, "gspin")] - v[(g, t, L, "gemm")] - v[(g, t, L, "sleep")] for L in LAYERS}
-                eps_g = f"{(eg[LAYERS[1]] - eg[LAYERS[0]]) / (2 * (LAYERS[1] - LAYERS[0])):+8.3f}"
-            except KeyError:
-                eps_g = "       -"
-            print(f"{g:5d} {t:6d} " + " ".join(f"{v[(g, t, L, k)]:7.1f}" for L in LAYERS[:1] for k in ("step", "gemm", "ar"))
-                  + f" {e[LAYERS[0]]:7.1f} " + " ".join(f"{v[(g, t, LAYERS[1], k)]:7.1f}" for k in ("step", "gemm", "ar"))
-                  + f" {e[LAYERS[1]]:7.1f} {eps:+8.3f}     {eps_s}          {eps_g}")
+                out.append("       -")
+        parts = " ".join(f"{v.get((g, h, t, hi, k), float('nan')):8.1f}" for k in ("step", "gemm", "ar"))
+        print(f"{g:5d} {h:6d} {t:6d} {lo:5d} {hi:4d} {parts} " + "  ".join(out))
 
 
 def main():
@@ -175,12 +180,21 @@ def main():
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--worlds", default="4,2")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--dims", default=f"{HIDDEN}:{FFN}", help="hidden:ffn[,hidden:ffn...]")
+    ap.add_argument("--tokens", default=",".join(map(str, TOKENS)))
+    ap.add_argument("--layers", default=",".join(map(str, LAYERS)))
+    ap.add_argument("--variants", default="step,gemm,ar,sstep,sleep,gspin")
+    ap.add_argument("--tag", default="", help="inserted in the CSV name")
     args = ap.parse_args()
+    dims = tuple(tuple(int(x) for x in d.split(":")) for d in args.dims.split(","))
+    tokens = tuple(int(x) for x in args.tokens.split(","))
+    layer_counts = tuple(int(x) for x in args.layers.split(","))
+    variants = tuple(args.variants.split(","))
     args.out.mkdir(parents=True, exist_ok=True)
     import torch
     import torch.multiprocessing as mp
     slug = torch.cuda.get_device_name().lower().replace(" ", "-")
-    out_csv = str(args.out / f"allreduce_in_step_{slug}_{dt.date.today().isoformat()}.csv")
+    out_csv = str(args.out / f"allreduce_in_step{args.tag}_{slug}_{dt.date.today().isoformat()}.csv")
     with open(out_csv, "w", newline="") as f:
         csv.DictWriter(f, fieldnames=FIELDS).writeheader()
     ctx = mp.get_context("spawn")
@@ -188,7 +202,8 @@ def main():
     for world in [int(w) for w in args.worlds.split(",")]:
         port += 7
         t0 = time.time()
-        procs = [ctx.Process(target=_worker, args=(r, world, port, out_csv, args.timeout)) for r in range(world)]
+        procs = [ctx.Process(target=_worker, args=(r, world, port, out_csv, args.timeout, dims, tokens, layer_counts,
+                                                   variants)) for r in range(world)]
         for p in procs:
             p.start()
         deadline = time.time() + args.timeout + 5

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vLLM's custom all-reduce inside a decode step vs back to back (lab/kernels/measure_allreduce_in_step.py v3) on a 4-GPU
+# vLLM's custom all-reduce inside a decode step vs back to back (lab/kernels/measure_allreduce_in_step.py v4) on a 4-GPU
 # NVLink host, 4 ranks then 2; when the host is 4 x H100 it first runs the all-reduce grids 23 and 24 (run3.sh, the copy
 # of run_engine_allreduce_blind23_25.sh beside this script), which wait for H100s. flashinfer-python 0.6.4 from the
 # wheels (w.tar.xz) and the prebuilt comm modules (aot.tar.xz) in $W, as the grid scripts install them. NVLink multicast
