@@ -53,8 +53,8 @@ LAYERS = (8, 32)
 REPS = 21
 #: the variants that run the all-reduce
 AR_VARIANTS = ("step", "ar", "sstep")
-FIELDS = ("device", "world", "tokens", "layers", "variant", "n_allreduce", "median_us", "p20_us", "p80_us", "reps",
-          "note", "script_version", "date")
+FIELDS = ("device", "world", "hidden", "ffn", "tokens", "layers", "variant", "n_allreduce", "median_us", "p20_us",
+          "p80_us", "reps", "note", "script_version", "date")
 
 
 def _q(xs, q):

@@ -22,7 +22,7 @@ if [ ! -d /tmp/site/flashinfer ]; then
 fi
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH FLASHINFER_CUDA_ARCH_LIST=9.0a MAX_JOBS=64
 echo "setup $(el) s" | tee -a $L
-timeout 400 python3 lab/kernels/measure_allreduce_in_step.py --out $OUT --worlds 4,2 --timeout 180 \
+timeout 200 python3 lab/kernels/measure_allreduce_in_step.py --out $OUT --worlds 4,2 --timeout 80 \
   --dims 4096:14336,5120:27648 --tokens 4,32,128 --layers 12,48 --variants step,gemm,ar --tag _blind 2>&1 \
   | grep -v "^\s*$" | tee -a $L | tail -16
 echo "all done $(el) s" | tee -a $L
