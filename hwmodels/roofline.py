@@ -137,7 +137,7 @@ AR_TERMS_FROM = {LAMPORT: ONESHOT}
 #: Efficiency.engine_ar's terms: the engines' kernels' own barrier, fixed time and flag-store time (fitted on their
 #: measurement, simulator/calibration/engine_allreduce.py fit_engine_terms), which replace for the custom kinds the
 #: own kernel's barrier (link latency + sync per further peer: grid-wide barriers), fixed_s and sync_s
-ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s", "norm_s")
+ENGINE_AR_TERMS = ("barrier_s", "phase_s", "flag_store_s", "norm_s", "after_gemm_s")
 #: cross-rank flag barriers per call of each custom kind priced with the engines' own terms (flashinfer-python 0.6.4's
 #: copies of the engines' kernels): vLLM's cross_device_reduce_1stage / _2stage two multi_gpu_barrier calls each (per
 #: CTA, relaxed st/ld.volatile flags, the 2-stage's middle one a release/acquire pair); TensorRT-LLM's Lamport one-shot
@@ -1118,8 +1118,13 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             # blind grid 17's AR_LAMPORT_PHASE2 (or the device's own lamport_phase2): the 2-rank Lamport's one-way phase
             lp2 = eff.engine_ar_rules.get("lamport_phase2", AR_LAMPORT_PHASE2)
             nph_p = np.where((ops.kind == LAMPORT) & (g == 2.0), lp2 * nph, nph)
+            # the all-reduce after a GEMM on every rank (an op's `after_gemm`: the layer model's tensor-parallel
+            # all-reduce) waits for the slowest rank's GEMM: engine_ar[after_gemm_s] (simulator/calibration/
+            # allreduce_in_step.py; 0 where the device has none, and for back-to-back calls)
+            ag = getattr(ops, "after_gemm", None)
+            wait = 0.0 if ag is None else np.where(ag > 0.0, e.get("after_gemm_s", 0.0), 0.0)
             fixed = np.where(cust, nph_p * e.get("phase_s", 0.0) + st + nnorm * nshare * e.get("norm_s", 0.0) + peer
-                             + copy, fixed)
+                             + copy + wait, fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]
         nbar = np.array([AR_BARRIERS.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
         link = ops.bytes_read

@@ -603,13 +603,13 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
             raise SpecError(f"must be one of: {allowed}; got {k}: {v!r}", file=file, field=f"broadcast_copy.{k}")
     eng = doc.get("engine_allreduce_us") or {}
     if not isinstance(eng, dict):
-        raise SpecError("must map barrier / phase / flag_store / norm to microseconds", file=file,
+        raise SpecError("must map barrier / phase / flag_store / norm / after_gemm to microseconds", file=file,
                         field="engine_allreduce_us")
     for k, v in eng.items():
-        if k not in ("barrier", "phase", "flag_store", "norm") or isinstance(v, bool) \
+        if k not in ("barrier", "phase", "flag_store", "norm", "after_gemm") or isinstance(v, bool) \
                 or not isinstance(v, (int, float)) or not 0 <= v < 1e3:
-            raise SpecError(f"must map barrier / phase / flag_store / norm to microseconds in [0, 1e3), got {k}: {v!r}",
-                            file=file, field="engine_allreduce_us")
+            raise SpecError("must map barrier / phase / flag_store / norm / after_gemm to microseconds in [0, 1e3), "
+                            f"got {k}: {v!r}", file=file, field="engine_allreduce_us")
     rules = _keyed(doc, "engine_allreduce_rules", file, {}, ENGINE_AR_RULES, -1e-12, 1.0, "a share in [0, 1]")
     launch = doc.get("launch_us", {}) or {}
     if not isinstance(launch, dict):

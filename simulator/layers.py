@@ -308,7 +308,7 @@ def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float, fused=F
     h = combo.model.hidden
     nbytes = rows * h * ACT_BYTES
     t = combo.target
-    kw = dict(hidden=h, sms=t.sm_count, fused=fused, sm=trtllm_sm(t.architecture))
+    kw = dict(hidden=h, sms=t.sm_count, fused=fused, sm=trtllm_sm(t.architecture), after_gemm=True)
     if isinstance(tp, np.ndarray):  # an array-valued combo (docs/VECTOR_COMBOS.md): only where tp > 1
         if (tp > 1).any():
             return add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1, **kw)

@@ -40,6 +40,10 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
     cluster_ctas    optional: CTAs a thread-block cluster of the kernel's launch holds (0 = none declared). Read by the
                     custom all-reduce kinds (hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN: TensorRT-LLM's fused RMSNorm
                     syncs its cluster only with > 1 CTA)
+    after_gemm      optional: 1 where a custom all-reduce follows a GEMM on every rank (the layer model's
+                    tensor-parallel all-reduce after a row-parallel GEMM), 0 = back to back / not declared. Read by the
+                    custom all-reduce kinds: the device's engine_ar[after_gemm_s] (the slowest rank's GEMM end, measured
+                    by lab/kernels/measure_allreduce_in_step.py; simulator/calibration/allreduce_in_step.py)
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -80,6 +84,7 @@ class OpTable:
     resident_ctas: np.ndarray | None = None
     cta_extra: np.ndarray | None = None
     cluster_ctas: np.ndarray | None = None
+    after_gemm: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -109,6 +114,7 @@ class OpTable:
             "resident_ctas": self.resident_ctas if self.resident_ctas is not None else 0.0,
             "cta_extra": self.cta_extra if self.cta_extra is not None else 0.0,
             "cluster_ctas": self.cluster_ctas if self.cluster_ctas is not None else 0.0,
+            "after_gemm": self.after_gemm if self.after_gemm is not None else 0.0,
         })
 
     def settings_subset(self, keep) -> "OpTable":
@@ -134,7 +140,7 @@ class OpTable:
 
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
 _OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
-             "resident_ctas", "cta_extra", "cluster_ctas")
+             "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm")
 
 
 class OpBuilder:
@@ -163,7 +169,8 @@ class OpBuilder:
     def add(self, name: str, kind: str, *, flops=0.0, bytes_read=0.0, bytes_written=0.0,
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
             onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
-            serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0, cluster_ctas=0.0) -> None:
+            serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0, cluster_ctas=0.0,
+            after_gemm=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -175,7 +182,7 @@ class OpBuilder:
         col = self._col
         req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
         opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters,
-               resident_ctas, cta_extra, cluster_ctas)
+               resident_ctas, cta_extra, cluster_ctas, after_gemm)
         if all(type(c) is float and c == 0.0 for c in opt):
             opt = None
         else:

@@ -28,7 +28,9 @@ def test_grid15_shapes_are_new_and_cells_full(pred):
 def test_h200_ships_the_candidate_and_prices_the_prediction(pred):
     h200 = load_hardware("H200")
     c = G.GRID15_H200_CANDIDATE
-    assert h200.efficiency.engine_ar == pytest.approx({f"{k}_s": c[k] * 1e-6 for k in EA.TERMS})
+    # (the in-step after_gemm term came later: simulator/calibration/allreduce_in_step.py)
+    own = {k: v for k, v in h200.efficiency.engine_ar.items() if k != "after_gemm_s"}
+    assert own == pytest.approx({f"{k}_s": c[k] * 1e-6 for k in EA.TERMS})
     for k in G.LINK_KINDS:
         assert h200.efficiency.memory[k] == c[f"memory.{k}"] and h200.efficiency.link_ceiling[k] == c[f"link_ceiling.{k}"]
     sub = pred.iloc[::25]

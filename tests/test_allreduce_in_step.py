@@ -1,0 +1,74 @@
+"""The all-reduce inside a decode step (simulator/calibration/allreduce_in_step.py): the looked-at runs' epsilon, the blind
+grid's rule, the H200's after_gemm term and where the op model charges it."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from hwmodels.roofline import price
+from hwmodels.spec import load_hardware
+from simulator.calibration import allreduce_in_step as S
+from simulator.calibration.engine_allreduce import DATA_DIR
+
+
+def test_looked_at_runs_give_the_committed_epsilon_and_the_spin_controls_sit_near_zero():
+    t = S.looked_at()
+    assert len(t) == 24 and set(t["world"]) == {2, 4} and set(t["tokens"]) == {1, 16, 64}
+    assert S.fitted_epsilon_us() == pytest.approx(S.FITTED_EPS_US, abs=5e-4)
+    assert (t["eps"] > 0).all()
+    assert abs(t["eps_spin"].dropna().median()) < 0.3 and abs(t["eps_gspin"].dropna().median()) < 0.3
+
+
+def test_blind_grid_by_its_rule():
+    r = S.judge_blind()
+    assert r is not None and r["n"] == 12 and r["nearer"] == 8 and r["adopt"]
+    c = r["cells"]
+    assert set(c["hidden"]) == {4096, 5120} and set(c["tokens"]) == set(S.BLIND_TOKENS)
+    assert not set(c["tokens"]) & {1, 16, 64}                      # no looked-at token count
+
+
+def test_writer_reproduces_the_h200_yaml_and_the_term_is_read(tmp_path):
+    src = DATA_DIR.parents[1] / "fitted" / "H200.yaml"
+    shutil.copy(src, tmp_path / "H200.yaml")
+    assert S.ship_after_gemm_h200(tmp_path).read_text() == src.read_text()
+    assert load_hardware("H200").efficiency.engine_ar["after_gemm_s"] == pytest.approx(S.FITTED_EPS_US * 1e-6)
+    assert "after_gemm_s" not in load_hardware("H100-SXM").efficiency.engine_ar
+
+
+def _decode(dev, engine, tp=4):
+    from simulator.combo import make_combo
+    from simulator.engine.runtime import load_profile
+    from simulator.pricing import decode_ops
+
+    c = load_profile(engine).apply_collectives(make_combo(dev, "Llama-3.1-70B", tp=tp, attention="dense"))
+    ops, _ = decode_ops(c, np.array([1.0, 16.0]), np.array([4096.0, 4096.0]))
+    return ops
+
+
+def test_the_step_pays_the_wait_once_per_custom_all_reduce_after_a_gemm():
+    ops = _decode("H200", "vllm-v1")
+    names = np.asarray(ops.names)[ops.name_id].astype(str)
+    ar = np.char.startswith(names, "allreduce")
+    assert ops.after_gemm is not None and (ops.after_gemm[ar] == 1.0).all() and (ops.after_gemm[~ar] == 0.0).all()
+    hw = load_hardware("H200")
+    t_on = price(ops, hw)
+    t_off = price(replace(ops, after_gemm=None), hw)
+    d = np.bincount(ops.setting, weights=t_on - t_off, minlength=ops.n_settings)
+    n_ar = np.bincount(ops.setting, weights=np.where(ar, ops.count, 0.0), minlength=ops.n_settings)
+    assert np.allclose(d, n_ar * S.FITTED_EPS_US * 1e-6) and (n_ar == 160).all()
+    # the H100 has no such term: the column changes nothing there
+    h100 = load_hardware("H100-SXM")
+    o100 = _decode("H100-SXM", "vllm-v1")
+    assert np.allclose(price(o100, h100), price(replace(o100, after_gemm=None), h100))
+
+
+def test_nccl_rings_do_not_declare_it():
+    from simulator.combo import make_combo
+    from simulator.pricing import decode_ops
+
+    c = make_combo("H200", "Llama-3.1-70B", tp=4, attention="dense")      # the scenario's default: NCCL's ring
+    ops, _ = decode_ops(c, np.array([1.0]), np.array([4096.0]))
+    assert ops.after_gemm is None
