@@ -10,6 +10,9 @@ would move by:
     delta 0.8 us   the skew protocol B leaves in each measured call (the model's terms carry it)
     delta 3 us     protocol A's share above 1 MiB (the terms fitted before grid 22 carried about this)
     delta 10 us    an assumed serving-step skew (not measured; a third of a replay's skew on every call)
+Measured since (simulator/calibration/allreduce_in_step.py, 4 x H200): an all-reduce after a row-parallel GEMM costs
+0-2.7 us more than back to back (median 1.5 us on Llama-3.1-70B's shapes, 0.8 us on the blind 8B / 32B shapes), which the
+H200 now prices (engine_allreduce_us.after_gemm 1.546 us, so its step_ms below includes it; the H100 has no such term).
 Rows: model x TP x engine x device x batch at 4,096 tokens of context. Columns: the step's price (ms), its all-reduce
 calls and their priced share, and the step's relative change for each delta.
 

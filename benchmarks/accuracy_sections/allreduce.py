@@ -89,6 +89,8 @@ def production_allreduce() -> None:
     engine_allreduce_blind24()
     from .allreduce_grid25 import engine_allreduce_blind25
     engine_allreduce_blind25()
+    from .allreduce_in_step import allreduce_in_step
+    allreduce_in_step()
 
 
 #: the commit that holds the engine all-reduce prediction (engine_allreduce.PRED_CSV), made before the measurement

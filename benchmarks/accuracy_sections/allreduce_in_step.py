@@ -1,0 +1,40 @@
+"""The engines' all-reduce inside a decode step (simulator/calibration/allreduce_in_step.py; lab/kernels/
+measure_allreduce_in_step.py): per-call epsilon of the all-reduce after a GEMM over the parts timed alone, the four
+looked-at 4 x H200 runs (Llama-3.1-70B's row-parallel shapes) and the blind in-step grid (Llama-3.1-8B / Qwen2.5-32B
+shapes) judged by the rule committed before it (the H200's after_gemm term, adopted)."""
+from __future__ import annotations
+
+from simulator.calibration.scoreboard import BOARD
+
+
+def allreduce_in_step() -> None:
+    """Print the looked-at epsilons (with the spin controls), the blind cells against FITTED_EPS_US and 0, BOARD rows of
+    the blind steps' error (parts + 2 L epsilon against the measured step)."""
+    import pandas as pd
+
+    from simulator.calibration import allreduce_in_step as S
+
+    t = S.looked_at()
+    print("\n== engines' all-reduce inside a decode step (4 x H200, vLLM's custom all-reduce after row-parallel GEMMs; "
+          "epsilon = the per-call cost the parts timed alone miss, us; eps_spin / eps_gspin = spin-kernel controls)")
+    g = t.groupby(["world", "tokens"])[["eps", "eps_spin", "eps_gspin"]].median().reset_index()
+    print("  looked-at (Llama-3.1-70B shapes, 4 runs; median per cell):")
+    with pd.option_context("display.width", 200):
+        print(g.to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    print(f"  fitted epsilon (pooled median of {len(t)} cells): {S.fitted_epsilon_us():.3f} us, committed "
+          f"{S.FITTED_EPS_US} us before the blind grid")
+    r = S.judge_blind()
+    if r is None:
+        return
+    c = r["cells"]
+    print(f"  blind grid (Llama-3.1-8B / Qwen2.5-32B shapes, T {S.BLIND_TOKENS}, L {S.BLIND_LAYERS}): measured "
+          f"epsilon nearer {S.FITTED_EPS_US} than 0 in {r['nearer']} of {r['n']} cells (rule: >= {S.ADOPT_MIN_CELLS}, "
+          f"and median |error| {c['abs_fit'].median():.2f} < {c['abs_zero'].median():.2f} us): "
+          f"{'ADOPTED' if r['adopt'] else 'not adopted'}")
+    with pd.option_context("display.width", 200):
+        print(c[["world", "hidden", "tokens", "eps", "abs_fit", "abs_zero", "step_err_fit_%", "step_err_zero_%"]]
+              .to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    for col, what in (("step_err_fit_%", f"parts + 2 L x {S.FITTED_EPS_US} us (adopted)"),
+                      ("step_err_zero_%", "parts alone (epsilon 0)")):
+        BOARD.add("all-reduce in a step (H200)", "blind", f"blind in-step grid, step at L = {S.BLIND_LAYERS[-1]}: {what}",
+                  c[col])
