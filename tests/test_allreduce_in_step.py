@@ -28,6 +28,10 @@ def test_blind_grid_by_its_rule():
     c = r["cells"]
     assert set(c["hidden"]) == {4096, 5120} and set(c["tokens"]) == set(S.BLIND_TOKENS)
     assert not set(c["tokens"]) & {1, 16, 64}                      # no looked-at token count
+    rep = S.judge_blind(run=S.BLIND_REPLICATE)
+    assert rep is not None and rep["n"] == 12 and rep["nearer"] >= 8
+    z = S.sizes_probe()
+    assert z is not None and len(z) == 8 and z["eps"].abs().max() < 0.3     # short GEMMs: no wait
 
 
 def test_writer_reproduces_the_h200_yaml_and_the_term_is_read(tmp_path):

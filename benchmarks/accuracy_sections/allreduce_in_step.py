@@ -34,6 +34,15 @@ def allreduce_in_step() -> None:
     with pd.option_context("display.width", 200):
         print(c[["world", "hidden", "tokens", "eps", "abs_fit", "abs_zero", "step_err_fit_%", "step_err_zero_%"]]
               .to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    rep = S.judge_blind(run=S.BLIND_REPLICATE)
+    if rep is not None:
+        rc = rep["cells"]
+        print(f"  the blind grid's replicate (a second lease): nearer {S.FITTED_EPS_US} than 0 in {rep['nearer']} of "
+              f"{rep['n']}, median |error| {rc['abs_fit'].median():.2f} against {rc['abs_zero'].median():.2f} us")
+    z = S.sizes_probe()
+    if z is not None:
+        print(f"  small-GEMM probe (looked-at, after the judgement; hidden {sorted(set(z['hidden']))}, ffn 8192): epsilon "
+              f"{z['eps'].min():+.2f} .. {z['eps'].max():+.2f} us -- no wait where the GEMMs are short (2-6 us)")
     for col, what in (("step_err_fit_%", f"parts + 2 L x {S.FITTED_EPS_US} us (adopted)"),
                       ("step_err_zero_%", "parts alone (epsilon 0)")):
         BOARD.add("all-reduce in a step (H200)", "blind", f"blind in-step grid, step at L = {S.BLIND_LAYERS[-1]}: {what}",
