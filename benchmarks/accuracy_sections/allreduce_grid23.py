@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from simulator.calibration.scoreboard import BOARD
 
+from .allreduce_cells import cells_table, pooled_lines
+
 #: the commit that holds blind grid 23's prediction (engine_allreduce_grid23.BLIND23_PRED_CSV), made before the measurement
 ENGINE_AR_BLIND23_COMMIT = "1238290"
 #: not judged yet: main (GRID22_H100_RULES) stays shipped; no STANDING row here
@@ -45,23 +47,8 @@ def engine_allreduce_blind23(data_dir=None) -> None:
               "engine_allreduce_blind23B_<device>_<date>.csv); the STANDING stays on grid 22")
         return
     print(head + "; |model/measured - 1| median / p90, signed median, %")
-    jm, jn = G.judge(r, "err"), G.judge(r, "errnew")
-    t = jm[["impl", "world", "regime", "n", "meas_us"]].copy()
-    for m, j in (("main", jm), ("new", jn)):
-        for c in ("med", "p90", "signed"):
-            t[f"{m}_{c}"] = j[c]
-        t[f"{m}_goal"] = j["met"].map({True: "met", False: "MISSED"})
-    with pd.option_context("display.width", 250):
-        print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    cells = r[~r["diag"].astype(bool)]
-    for m, err in (("main", "err"), ("new", "errnew")):
-        s = G.pooled(r, err=err)
-        w = {g: G.pooled(r, g, err) for g in (4, 2)}
-        print(f"   {m}: {s['n']} rows |error| median {s['med']:.1f} %, p90 {s['p90']:.1f} %; signed median "
-              f"{s['signed']:+.1f} %; regimes met {s['met']} of {s['cells']} (4 ranks {w[4]['met']} of {w[4]['cells']}, "
-              f"2 ranks {w[2]['met']} of {w[2]['cells']})")
-        BOARD.add("engines' all-reduce", "blind", f"BLIND grid 23, 2+4 ranks, 4 x H100, protocol B ({m} model's committed "
-                  "prices)", 100 * cells[err], s["met"], s["cells"], standing=STANDING and m == SHIPPED)
+    cells_table(r)
+    pooled_lines(r, "BLIND grid 23, 2+4 ranks, 4 x H100, protocol B", SHIPPED, STANDING)
     print("   the 2-rank diagnostic at 12-30 MiB (outside the 31 cells; not counted), signed %")
     with pd.option_context("display.width", 250):
         print(G.diag_rows(r).to_string(index=False, float_format=lambda v: f"{v:.1f}"))

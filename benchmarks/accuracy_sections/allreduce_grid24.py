@@ -13,7 +13,7 @@ GRID24_H200_RULES shipped (engine_allreduce_grid24.ship_grid24_h200); its row on
 """
 from __future__ import annotations
 
-from simulator.calibration.scoreboard import BOARD
+from .allreduce_cells import cells_table, pooled_lines
 
 #: the commit that holds grid 24's predictions (engine_allreduce_grid24.BLIND24_PRED_CSV), made before any run
 ENGINE_AR_BLIND24_COMMIT = "32a912d"
@@ -22,34 +22,6 @@ ENGINE_AR_BLIND24_COMMIT = "32a912d"
 SHIPPED_H200 = "new"
 #: grid 24's row of the shipped H200 model was the H200's STANDING until grid 25 (allreduce_grid25) measured it again
 H200_STANDING = False
-
-
-def _cells_table(r):
-    import pandas as pd
-
-    from simulator.calibration import engine_allreduce_grid23 as G
-
-    jm, jn = G.judge(r, "err"), G.judge(r, "errnew")
-    t = jm[["impl", "world", "regime", "n", "meas_us"]].copy()
-    for m, j in (("main", jm), ("new", jn)):
-        for c in ("med", "p90", "signed"):
-            t[f"{m}_{c}"] = j[c]
-        t[f"{m}_goal"] = j["met"].map({True: "met", False: "MISSED"})
-    with pd.option_context("display.width", 250):
-        print(t.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-
-
-def _pooled_lines(r, what: str, standing_model: str | None, label: str | None) -> None:
-    from simulator.calibration import engine_allreduce_grid23 as G
-
-    for m, err in (("main", "err"), ("new", "errnew")):
-        s = G.pooled(r, err=err)
-        w = {g: G.pooled(r, g, err) for g in (4, 2)}
-        print(f"   {m}: {s['n']} rows |error| median {s['med']:.1f} %, p90 {s['p90']:.1f} %; signed median "
-              f"{s['signed']:+.1f} %; regimes met {s['met']} of {s['cells']} (4 ranks {w[4]['met']} of {w[4]['cells']}, "
-              f"2 ranks {w[2]['met']} of {w[2]['cells']})")
-        BOARD.add("engines' all-reduce", "blind", f"{what} ({m} model's committed prices)", 100 * r[err], s["met"],
-                  s["cells"], standing=label if (label and m == standing_model) else False)
 
 
 def engine_allreduce_blind24(data_dir=None) -> None:
@@ -68,10 +40,10 @@ def engine_allreduce_blind24(data_dir=None) -> None:
                   f"{G.BLIND24_MEAS_GLOB[dev]})")
             continue
         print(head + "; |model/measured - 1| median / p90, signed median, %")
-        _cells_table(r)
+        cells_table(r)
         std = "engines' all-reduce, H200" if (dev == "H200" and H200_STANDING) else None
-        _pooled_lines(r, f"BLIND grid 24, 2+4 ranks, {n_gpu}, protocol B", SHIPPED_H200, std)
+        pooled_lines(r, f"BLIND grid 24, 2+4 ranks, {n_gpu}, protocol B", SHIPPED_H200, std)
         rep = G.load_blind24(dev, data_dir, replicate=True)
         if rep is not None:
             print(f"   the replicate (a second lease, {G.BLIND24_REP_GLOB[dev]}; the same committed prices):")
-            _pooled_lines(rep, f"BLIND grid 24 replicate (second lease), 2+4 ranks, {n_gpu}, protocol B", None, None)
+            pooled_lines(rep, f"BLIND grid 24 replicate (second lease), 2+4 ranks, {n_gpu}, protocol B", None, None)

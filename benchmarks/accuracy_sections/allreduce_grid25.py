@@ -10,7 +10,7 @@ GRID25_H200_RULES is not shipped. The H200's STANDING moves to this grid's row o
 """
 from __future__ import annotations
 
-from .allreduce_grid24 import _cells_table, _pooled_lines
+from .allreduce_cells import cells_table, pooled_lines
 
 #: the commit that holds grid 25's prediction (engine_allreduce_grid25.BLIND25_PRED_CSV), made before the call
 ENGINE_AR_BLIND25_COMMIT = "e619cd0"
@@ -31,5 +31,5 @@ def engine_allreduce_blind25(data_dir=None) -> None:
         print(head + f": not measured yet (expected {G.BLIND25_MEAS_GLOB})")
         return
     print(head + "; |model/measured - 1| median / p90, signed median, %")
-    _cells_table(r)
-    _pooled_lines(r, "BLIND grid 25, 2+4 ranks, 4 x H200, protocol B", SHIPPED_H200, "engines' all-reduce, H200")
+    cells_table(r)
+    pooled_lines(r, "BLIND grid 25, 2+4 ranks, 4 x H200, protocol B", SHIPPED_H200, "engines' all-reduce, H200")

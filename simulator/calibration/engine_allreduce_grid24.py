@@ -43,6 +43,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simulator.calibration.engine_allreduce_grid23 import _interleave as interleave
+
 #: (tokens, hidden) in no earlier grid (earlier_shapes24), each at 4 AND 2 ranks: 7 at <= 64 KiB (tokens > 4; the
 #: hiddens 1152 / 2304 of Gemma-3-1B / Gemma-2-2B because the usual ones have no unmeasured small shape left), 8 at
 #: 128-512 KiB, 8 at 512 KiB-1 MiB, 11 at 1-8 MiB, the regimes interleaved so that a run cut short drops rows in every cell
@@ -53,14 +55,7 @@ BLIND24_LARGE = ((99, 6144), (151, 4096), (113, 7168), (179, 5120), (233, 4608),
                  (379, 6144), (293, 8192), (433, 7168))
 
 
-def _interleave(*groups):
-    out, n = [], max(len(g) for g in groups)
-    for i in range(n):
-        out += [g[i] for g in groups if i < len(g)]
-    return tuple(out)
-
-
-BLIND24_SHAPES = _interleave(BLIND24_LARGE, BLIND24_SMALL, BLIND24_MIDDLE, BLIND24_UPPER)
+BLIND24_SHAPES = interleave(BLIND24_LARGE, BLIND24_SMALL, BLIND24_MIDDLE, BLIND24_UPPER)
 BLIND24_WORLDS = (4, 2)
 #: the committed predictions, one per device (written before any grid-24 run)
 BLIND24_PRED_CSV = {"H200": "engine_allreduce_blind24_prediction_H200_2026-11-28.csv",

@@ -40,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simulator.calibration.engine_allreduce_grid23 import _interleave as interleave
+
 #: (tokens, hidden) in no earlier grid, at 4 AND 2 ranks: 8 at <= 64 KiB, 8 at 128-512 KiB, 8 at 512 KiB-1 MiB, 11 at
 #: 1-7 MiB, the regimes interleaved so that a run cut short drops rows in every cell
 BLIND25_SMALL = ((9, 896), (23, 896), (7, 1152), (19, 1152), (5, 2304), (13, 2304), (7, 2880), (5, 3840))
@@ -49,14 +51,7 @@ BLIND25_LARGE = ((149, 3840), (211, 2880), (307, 2304), (139, 5376), (251, 3840)
                  (601, 3840), (1031, 2880), (653, 5376))
 
 
-def _interleave(*groups):
-    out, n = [], max(len(g) for g in groups)
-    for i in range(n):
-        out += [g[i] for g in groups if i < len(g)]
-    return tuple(out)
-
-
-BLIND25_SHAPES = _interleave(BLIND25_LARGE, BLIND25_SMALL, BLIND25_MIDDLE, BLIND25_UPPER)
+BLIND25_SHAPES = interleave(BLIND25_LARGE, BLIND25_SMALL, BLIND25_MIDDLE, BLIND25_UPPER)
 BLIND25_WORLDS = (4, 2)
 BLIND25_PRED_CSV = "engine_allreduce_blind25_prediction_H200_2026-11-28.csv"
 BLIND25_MEAS_GLOB = "engine_allreduce_blind25B_nvidia-h200*.csv"
