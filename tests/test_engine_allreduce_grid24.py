@@ -70,3 +70,16 @@ def test_shipped_h200_rules_and_the_writer_reproduces_the_yaml(tmp_path):
     src = EA.DATA_DIR.parents[1] / "fitted" / "H200.yaml"
     shutil.copy(src, tmp_path / "H200.yaml")
     assert G.ship_grid24_h200(tmp_path).read_text() == src.read_text()
+
+
+def test_protocol_b_prediction_writers_regenerate_the_committed_csvs(tmp_path):
+    """Grids 23-25's predictions, written by one helper (engine_allreduce_grid23.price_protocol_b), byte for byte."""
+    from simulator.calibration import engine_allreduce_grid25 as G25
+
+    G23.blind23_prediction(tmp_path / "g23.csv")
+    assert (tmp_path / "g23.csv").read_bytes() == (EA.DATA_DIR / G23.BLIND23_PRED_CSV).read_bytes()
+    for dev, name in G.BLIND24_PRED_CSV.items():
+        G.blind24_prediction(tmp_path / f"g24_{dev}.csv", dev)
+        assert (tmp_path / f"g24_{dev}.csv").read_bytes() == (EA.DATA_DIR / name).read_bytes()
+    G25.blind25_prediction(tmp_path / "g25.csv")
+    assert (tmp_path / "g25.csv").read_bytes() == (EA.DATA_DIR / G25.BLIND25_PRED_CSV).read_bytes()

@@ -219,24 +219,34 @@ def new_hw():
     return _hw(GRID23_H100_RULES)
 
 
-def blind23_prediction(out: str | Path) -> pd.DataFrame:
-    """Write blind grid 23's prediction BEFORE it is measured: pred_main_us (the H100 as shipped at BLIND23_MAIN_COMMIT,
-    GRID22_H100_RULES) and pred_new_us (GRID23_H100_RULES), the size regime, protocol B's calls / replays, diag."""
+def price_protocol_b(df: pd.DataFrame, main, new, device: str, main_label: str, new_label: str) -> pd.DataFrame:
+    """A protocol-B grid's prediction frame (grids 23-25): `df`'s rows (engine_allreduce.grid) with the kind,
+    pred_main_us / pred_new_us (main's and new's prices, 3 decimals), TensorRT-LLM's launch columns, the size regime,
+    protocol B's calls / replays, the device and both models' labels."""
     from simulator.calibration import engine_allreduce as EA
-    from simulator.calibration.engine_allreduce_grid22 import GRID22_H100_RULES
 
-    hw = main_hw()
-    df = blind23_grid()
+    df = df.copy()
     df["kind"] = df["impl"].map(EA.IMPL_KIND)
-    df["pred_main_us"] = np.round(predict(df, hw), 3)
-    df["pred_new_us"] = np.round(predict(df, new_hw()), 3)
-    EA.trtllm_launch_columns(df, int(hw.units), tokens_per_cluster=False)
+    df["pred_main_us"] = np.round(predict(df, main), 3)
+    df["pred_new_us"] = np.round(predict(df, new), 3)
+    EA.trtllm_launch_columns(df, int(main.units), tokens_per_cluster=False)
     df["regime"] = EA.size_regime(df["bytes"])
     df["calls_B"] = calls_b(df["bytes"])
     df["reps_B"] = REPS_B
-    df["device"] = "H100-SXM"
-    df["main_model"] = f"the H100-SXM as shipped at {BLIND23_MAIN_COMMIT} (engine_allreduce_rules {GRID22_H100_RULES})"
-    df["new_model"] = f"the H100-SXM with engine_allreduce_rules {GRID23_H100_RULES} (GRID23_H100_RULES, the candidate)"
+    df["device"] = device
+    df["main_model"] = main_label
+    df["new_model"] = new_label
+    return df
+
+
+def blind23_prediction(out: str | Path) -> pd.DataFrame:
+    """Write blind grid 23's prediction BEFORE it is measured: pred_main_us (the H100 as shipped at BLIND23_MAIN_COMMIT,
+    GRID22_H100_RULES) and pred_new_us (GRID23_H100_RULES), the size regime, protocol B's calls / replays, diag."""
+    from simulator.calibration.engine_allreduce_grid22 import GRID22_H100_RULES
+
+    df = price_protocol_b(blind23_grid(), main_hw(), new_hw(), "H100-SXM",
+                          f"the H100-SXM as shipped at {BLIND23_MAIN_COMMIT} (engine_allreduce_rules {GRID22_H100_RULES})",
+                          f"the H100-SXM with engine_allreduce_rules {GRID23_H100_RULES} (GRID23_H100_RULES, the candidate)")
     df.to_csv(out, index=False)
     return df
 

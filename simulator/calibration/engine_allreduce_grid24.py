@@ -53,8 +53,6 @@ BLIND24_MIDDLE = ((29, 3072), (53, 2560), (19, 7168), (37, 5120), (51, 4608), (2
 BLIND24_UPPER = ((55, 5120), (65, 4608), (89, 3584), (41, 8192), (105, 4096), (61, 7168), (123, 3584), (59, 8192))
 BLIND24_LARGE = ((99, 6144), (151, 4096), (113, 7168), (179, 5120), (233, 4608), (139, 8192), (317, 5120), (259, 7168),
                  (379, 6144), (293, 8192), (433, 7168))
-
-
 BLIND24_SHAPES = interleave(BLIND24_LARGE, BLIND24_SMALL, BLIND24_MIDDLE, BLIND24_UPPER)
 BLIND24_WORLDS = (4, 2)
 #: the committed predictions, one per device (written before any grid-24 run)
@@ -172,22 +170,10 @@ def models(device: str):
 
 def blind24_prediction(out: str | Path, device: str) -> pd.DataFrame:
     """Write blind grid 24's prediction for `device` BEFORE it is measured: pred_main_us / pred_new_us (models()), the
-    size regime, protocol B's calls / replays."""
-    from simulator.calibration import engine_allreduce as EA
-    from simulator.calibration import engine_allreduce_grid23 as G23
+    size regime, protocol B's calls / replays (engine_allreduce_grid23.price_protocol_b)."""
+    from simulator.calibration.engine_allreduce_grid23 import price_protocol_b
 
-    main, new, main_label, new_label = models(device)
-    df = blind24_grid()
-    df["kind"] = df["impl"].map(EA.IMPL_KIND)
-    df["pred_main_us"] = np.round(EA.predict_us(df, main), 3)
-    df["pred_new_us"] = np.round(EA.predict_us(df, new), 3)
-    EA.trtllm_launch_columns(df, int(main.units), tokens_per_cluster=False)
-    df["regime"] = EA.size_regime(df["bytes"])
-    df["calls_B"] = G23.calls_b(df["bytes"])
-    df["reps_B"] = G23.REPS_B
-    df["device"] = device
-    df["main_model"] = main_label
-    df["new_model"] = new_label
+    df = price_protocol_b(blind24_grid(), *models(device)[:2], device, *models(device)[2:])
     df.to_csv(out, index=False)
     return df
 

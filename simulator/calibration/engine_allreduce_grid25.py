@@ -132,22 +132,12 @@ def models():
 
 
 def blind25_prediction(out: str | Path) -> pd.DataFrame:
-    """Write blind grid 25's H200 prediction BEFORE it is measured (pred_main_us / pred_new_us, regime, protocol B)."""
-    from simulator.calibration import engine_allreduce as EA
-    from simulator.calibration import engine_allreduce_grid23 as G23
+    """Write blind grid 25's H200 prediction BEFORE it is measured (pred_main_us / pred_new_us, regime, protocol B;
+    engine_allreduce_grid23.price_protocol_b)."""
+    from simulator.calibration.engine_allreduce_grid23 import price_protocol_b
 
     main, new, main_label, new_label = models()
-    df = blind25_grid()
-    df["kind"] = df["impl"].map(EA.IMPL_KIND)
-    df["pred_main_us"] = np.round(EA.predict_us(df, main), 3)
-    df["pred_new_us"] = np.round(EA.predict_us(df, new), 3)
-    EA.trtllm_launch_columns(df, int(main.units), tokens_per_cluster=False)
-    df["regime"] = EA.size_regime(df["bytes"])
-    df["calls_B"] = G23.calls_b(df["bytes"])
-    df["reps_B"] = G23.REPS_B
-    df["device"] = "H200"
-    df["main_model"] = main_label
-    df["new_model"] = new_label
+    df = price_protocol_b(blind25_grid(), main, new, "H200", main_label, new_label)
     df.to_csv(out, index=False)
     return df
 
