@@ -255,6 +255,13 @@ AR_LAMPORT2_LINK = 0.0
 #:                        link / memory); two-shot: its two phases' share) times this share (1 = off)
 AR_ONESHOT2_LINK = 0.0
 AR_MULTI_LINK_TIME = 1.0
+#: the in-step candidate's rule (simulator/calibration/allreduce_in_step.py STEP2_*; with the engines' terms only), a
+#: module constant that turns it OFF; a device's own value comes from its engine_allreduce_rules (after_gemm_share):
+#:   AR_AFTER_GEMM_SHARE  an all-reduce after a GEMM on every rank (an op's after_gemm = that GEMM's HBM bytes per rank)
+#:                        waits this share of the GEMM's memory time x sqrt(g - 1) (the slowest of g - 1 peers' GEMM
+#:                        ends; measured: the wait grows with the GEMM, ~0 for GEMMs of 2-6 us), on top of the
+#:                        device's constant engine_ar[after_gemm_s]
+AR_AFTER_GEMM_SHARE = 0.0
 #: blind grid 25's rule (with the engines' terms only; above 2 ranks): no module constant (AR_PEER_SHARE where a device has
 #: none, the shipped model as it was); a device's own value comes from its engine_allreduce_rules (lamport_peer_share;
 #: simulator/calibration/engine_allreduce_grid25.py, fitted on looked-at 4-rank H200 Lamport rows <= 1 MiB). Source:
@@ -1123,6 +1130,12 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
             # allreduce_in_step.py; 0 where the device has none, and for back-to-back calls)
             ag = getattr(ops, "after_gemm", None)
             wait = 0.0 if ag is None else np.where(ag > 0.0, e.get("after_gemm_s", 0.0), 0.0)
+            agsh = eff.engine_ar_rules.get("after_gemm_share", AR_AFTER_GEMM_SHARE)
+            if ag is not None and agsh:
+                # the in-step candidate's AR_AFTER_GEMM_SHARE (or the device's own after_gemm_share): the wait as a
+                # share of the preceding GEMM's memory time (its bytes in after_gemm) per sqrt(g - 1) peers
+                t_gemm = ag / (hw.hbm_bw_bytes_s * eff.memory["gemm"])
+                wait = wait + np.where(ag > 1.0, agsh * np.sqrt(np.maximum(g - 1.0, 1.0)) * t_gemm, 0.0)
             fixed = np.where(cust, nph_p * e.get("phase_s", 0.0) + st + nnorm * nshare * e.get("norm_s", 0.0) + peer
                              + copy + wait, fixed)
         ceil = np.array([eff.link_ceiling.get(k, eff.memory[k]) for k in KINDS])[tkind]

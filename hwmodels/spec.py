@@ -507,9 +507,10 @@ def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], l
 #: lamport_phase2 -> AR_LAMPORT_PHASE2, 1 = off, twoshot2_link -> AR_TWOSHOT2_LINK, 0 = off; blind grid 19's
 #: oneshot_peer_share -> AR_PEER_SHARE for vLLM's one-shot; blind grid 20's lamport2_link -> AR_LAMPORT2_LINK, 0 = off;
 #: blind grid 23's oneshot2_link -> AR_ONESHOT2_LINK, 0 = off, multi_link_time -> AR_MULTI_LINK_TIME, 1 = off; blind grid
-#: 25's lamport_peer_share -> AR_PEER_SHARE for the Lamport one-shot)
+#: 25's lamport_peer_share -> AR_PEER_SHARE for the Lamport one-shot; the in-step candidate's after_gemm_share ->
+#: AR_AFTER_GEMM_SHARE, 0 = off)
 ENGINE_AR_RULES = ("first_fill_extra", "lamport_overlap", "lamport_phase2", "twoshot2_link", "oneshot_peer_share",
-                   "lamport2_link", "oneshot2_link", "multi_link_time", "lamport_peer_share")
+                   "lamport2_link", "oneshot2_link", "multi_link_time", "lamport_peer_share", "after_gemm_share")
 
 #: Efficiency.broadcast_copy's terms and their allowed ranges (ps per byte; far_l2_scale: a share of the L2's size)
 BROADCAST_TERMS = {"lead_ps_per_byte": (0.0, 100.0), "near_ps_per_byte": (0.0, 100.0),

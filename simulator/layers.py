@@ -80,6 +80,12 @@ class _Unfused:
         self.inner.add(name, kind, count=np.asarray(count, dtype=np.float64) * self.table.get(name, 1) * k, **kw)
 
 
+def gemm_hbm_bytes(combo: Combo, rows, k: float, n: float):
+    """A weight GEMM's HBM bytes per rank, [rows, k] @ [k, n]: its weights at the combo's weight bytes and its bf16
+    activations in and out (what the tensor-parallel all-reduce after it carries in its op column after_gemm)."""
+    return k * n * combo.wbytes + np.asarray(rows, dtype=np.float64) * (k + n) * ACT_BYTES
+
+
 def gemm(b: OpBuilder, name: str, combo: Combo, rows, k: float, n: float, count: float,
          weight_bytes: float | None = None, dtype: str | None = None) -> None:
     """A weight GEMM of `rows` tokens: [rows, k] @ [k, n].
@@ -296,11 +302,12 @@ def elementwise(b: OpBuilder, name: str, rows, width_in: float, width_out: float
           bytes_written=rows * width_out * out_bytes, dtype="fp32", count=count)
 
 
-def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float, fused=False):
+def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float, fused=False, gemm_bytes=None):
     """Tensor-parallel all-reduce of the hidden states (bf16) after a row-parallel GEMM, as combo.allreduce's engine
     runs it (simulator.kernels.allreduce: NCCL's ring, or the engine's custom one-shot / two-shot kernel below its
     size cap). `fused` (trtllm_fused_norm): the call carries the residual add + RMSNorm; returns where (per setting)
-    the norm ran inside the all-reduce kernel, so the caller drops its own norm op there."""
+    the norm ran inside the all-reduce kernel, so the caller drops its own norm op there. `gemm_bytes`: the preceding
+    GEMM's HBM bytes per rank (gemm_hbm_bytes), carried in the op column after_gemm (1 where not given)."""
     from simulator.kernels.allreduce import add_allreduce, trtllm_sm
 
     tp = combo.tp
@@ -308,7 +315,8 @@ def allreduce(b: OpBuilder, name: str, combo: Combo, rows, count: float, fused=F
     h = combo.model.hidden
     nbytes = rows * h * ACT_BYTES
     t = combo.target
-    kw = dict(hidden=h, sms=t.sm_count, fused=fused, sm=trtllm_sm(t.architecture), after_gemm=True)
+    kw = dict(hidden=h, sms=t.sm_count, fused=fused, sm=trtllm_sm(t.architecture),
+              after_gemm=1.0 if gemm_bytes is None else np.maximum(np.asarray(gemm_bytes, dtype=np.float64), 1.0))
     if isinstance(tp, np.ndarray):  # an array-valued combo (docs/VECTOR_COMBOS.md): only where tp > 1
         if (tp > 1).any():
             return add_allreduce(b, name, engine, nbytes, tp, count, where=tp > 1, **kw)
@@ -405,14 +413,17 @@ def attention_out_ops(b: OpBuilder, combo: Combo, rows, count: float, phase: str
         a = m.mla
         if phase == "decode":
             head_bmm(b, "v_absorb", combo, rows, a.kv_lora_rank, a.v_head_dim, hd, count)
-        gemm(b, "o_proj", combo, rows, hd * a.v_head_dim, h, count)
+        k = hd * a.v_head_dim
     else:
-        gemm(b, "o_proj", combo, rows, hd * m.head_dim, h, count)
-    return allreduce(b, "allreduce_attn", combo, rows, count, fused=trtllm_fused_norm(combo, "attn"))
+        k = hd * m.head_dim
+    gemm(b, "o_proj", combo, rows, k, h, count)
+    return allreduce(b, "allreduce_attn", combo, rows, count, fused=trtllm_fused_norm(combo, "attn"),
+                     gemm_bytes=gemm_hbm_bytes(combo, rows, k, h))
 
 
-def mlp_ops(b: OpBuilder, combo: Combo, rows, ffn: int, count: float, prefix: str = "mlp") -> None:
-    """Dense MLP with its FFN width split over TP ranks: gated (gate+up fused, act*mul, down) or plain."""
+def mlp_ops(b: OpBuilder, combo: Combo, rows, ffn: int, count: float, prefix: str = "mlp"):
+    """Dense MLP with its FFN width split over TP ranks: gated (gate+up fused, act*mul, down) or plain. Returns the
+    down projection's HBM bytes per rank (gemm_hbm_bytes: what the all-reduce after it declares)."""
     m, h = combo.model, combo.model.hidden
     f = ffn / combo.tp
     if m.mlp_matrices == 3:
@@ -422,6 +433,7 @@ def mlp_ops(b: OpBuilder, combo: Combo, rows, ffn: int, count: float, prefix: st
         gemm(b, f"{prefix}_up", combo, rows, h, f, count)
         elementwise(b, f"{prefix}_act", rows, f, f, count)
     gemm(b, f"{prefix}_down", combo, rows, f, h, count)
+    return gemm_hbm_bytes(combo, rows, f, h)
 
 
 def expected_distinct_experts(experts: int, top_k: int, tokens) -> np.ndarray:
@@ -445,9 +457,10 @@ def streams_all_experts(combo: Combo) -> bool:
     return combo.hardware.kind == "dataflow" and combo.launch == "graph"
 
 
-def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
+def moe_ops(b: OpBuilder, combo: Combo, rows, count: float):
     """One MoE FFN: router GEMM + top-k gating, routed experts (grouped GEMMs over the distinct experts
-    touched), shared experts (a dense MLP, TP-sharded), weighted combine.
+    touched), shared experts (a dense MLP, TP-sharded), weighted combine. Returns the routed experts' down GEMM's
+    HBM bytes per device (what the all-reduce after the layer declares, with gemm_hbm_bytes' meaning).
 
     ep == 1: every expert is TP-sharded (each device holds 1/tp of every expert's columns and computes
     every token-expert pair on its slice). ep == tp (TP attention + EP MoE, "TEP"): each device holds
@@ -470,13 +483,14 @@ def moe_ops(b: OpBuilder, combo: Combo, rows, count: float) -> None:
           bytes_read=touched * h * gate_up_n * combo.wbytes + assign * h * ACT_BYTES,
           bytes_written=assign * gate_up_n * ACT_BYTES, dtype=combo.gemm_dtype, count=count)
     elementwise(b, "moe_experts_act", assign, gate_up_n, f, count)
-    b.add("moe_experts_down", "gemm", flops=2.0 * assign * f * h,
-          bytes_read=touched * f * h * combo.wbytes + assign * f * ACT_BYTES,
+    down_read = touched * f * h * combo.wbytes + assign * f * ACT_BYTES
+    b.add("moe_experts_down", "gemm", flops=2.0 * assign * f * h, bytes_read=down_read,
           bytes_written=assign * h * ACT_BYTES, dtype=combo.gemm_dtype, count=count)
     if e.shared_experts:
         mlp_ops(b, combo, rows, e.shared_experts * e.expert_ffn, count, prefix="moe_shared")
     b.add("moe_combine", "elementwise", flops=2.0 * assign * h, bytes_read=assign * h * ACT_BYTES,
           bytes_written=rows * h * ACT_BYTES, dtype="fp32", count=count)
+    return down_read + assign * h * ACT_BYTES
 
 
 def ffn_ops(b: OpBuilder, combo: Combo, rows, phase: str, attn_fused=False):
@@ -488,12 +502,13 @@ def ffn_ops(b: OpBuilder, combo: Combo, rows, phase: str, attn_fused=False):
     if m.dense_layers:
         keep = np.where(np.asarray(attn_fused, bool), 0.0, 1.0)
         norm(b, combo, "mlp_norm", rows, h, m.dense_layers * keep)
-        mlp_ops(b, combo, rows, m.ffn, m.dense_layers)
-        mlp_fused = allreduce(b, "allreduce_mlp", combo, rows, m.dense_layers, fused=trtllm_fused_norm(combo, "mlp"))
+        down = mlp_ops(b, combo, rows, m.ffn, m.dense_layers)
+        mlp_fused = allreduce(b, "allreduce_mlp", combo, rows, m.dense_layers, fused=trtllm_fused_norm(combo, "mlp"),
+                              gemm_bytes=down)
     if m.moe and m.moe_layers:
         norm(b, combo, "moe_norm", rows, h, m.moe_layers)
-        moe_ops(b, combo, rows, m.moe_layers)
-        allreduce(b, "allreduce_moe", combo, rows, m.moe_layers)
+        down = moe_ops(b, combo, rows, m.moe_layers)
+        allreduce(b, "allreduce_moe", combo, rows, m.moe_layers, gemm_bytes=down)
     return mlp_fused
 
 

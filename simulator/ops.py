@@ -40,10 +40,11 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
     cluster_ctas    optional: CTAs a thread-block cluster of the kernel's launch holds (0 = none declared). Read by the
                     custom all-reduce kinds (hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN: TensorRT-LLM's fused RMSNorm
                     syncs its cluster only with > 1 CTA)
-    after_gemm      optional: 1 where a custom all-reduce follows a GEMM on every rank (the layer model's
-                    tensor-parallel all-reduce after a row-parallel GEMM), 0 = back to back / not declared. Read by the
-                    custom all-reduce kinds: the device's engine_ar[after_gemm_s] (the slowest rank's GEMM end, measured
-                    by lab/kernels/measure_allreduce_in_step.py; simulator/calibration/allreduce_in_step.py)
+    after_gemm      optional: > 0 where a custom all-reduce follows a GEMM on every rank (the layer model's
+                    tensor-parallel all-reduce after a row-parallel GEMM): that GEMM's HBM bytes per rank (1 where
+                    unknown); 0 = back to back / not declared. Read by the custom all-reduce kinds: the device's
+                    engine_ar[after_gemm_s] and the rule after_gemm_share (the slowest rank's GEMM end, measured by
+                    lab/kernels/measure_allreduce_in_step.py; simulator/calibration/allreduce_in_step.py)
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per

@@ -56,7 +56,10 @@ def test_the_step_pays_the_wait_once_per_custom_all_reduce_after_a_gemm():
     ops = _decode("H200", "vllm-v1")
     names = np.asarray(ops.names)[ops.name_id].astype(str)
     ar = np.char.startswith(names, "allreduce")
-    assert ops.after_gemm is not None and (ops.after_gemm[ar] == 1.0).all() and (ops.after_gemm[~ar] == 0.0).all()
+    # each carries its GEMM's HBM bytes per rank (o_proj 2048 x 8192, down 7168 x 8192 bf16 weights at TP4)
+    assert ops.after_gemm is not None and (ops.after_gemm[~ar] == 0.0).all()
+    w = ops.after_gemm[ar & (ops.setting == 0)]
+    assert set(np.round(w / 2**20).astype(int)) == {32, 112}
     hw = load_hardware("H200")
     t_on = price(ops, hw)
     t_off = price(replace(ops, after_gemm=None), hw)
@@ -76,3 +79,24 @@ def test_nccl_rings_do_not_declare_it():
     c = make_combo("H200", "Llama-3.1-70B", tp=4, attention="dense")      # the scenario's default: NCCL's ring
     ops, _ = decode_ops(c, np.array([1.0]), np.array([4096.0]))
     assert ops.after_gemm is None
+
+
+def test_step2_candidate_is_priced_before_its_grid_and_moves_only_the_wait():
+    f = S.fit_step2_share()
+    assert f["share"] == S.STEP2_SHARE and f["cells"] == 56
+    assert f["rms_us"]["candidate"] < f["rms_us"]["shipped"] < f["rms_us"]["zero"]
+    pred = __import__("pandas").read_csv(DATA_DIR / S.STEP2_PRED_CSV)
+    assert len(pred) == 18 and set(pred["hidden"]) == {h for h, _ in S.STEP2_DIMS}
+    fit_shapes = set(zip(S.step2_fit_cells()["hidden"], S.step2_fit_cells()["tokens"]))
+    assert not fit_shapes & set(zip(pred["hidden"], pred["tokens"]))         # blind: no shape of the fit runs
+    assert np.allclose(pred["eps_candidate_us"], np.round(S.STEP2_SHARE * S.step2_x(pred) * 1e6, 3))
+    assert S.judge_step2() is None                                             # not run yet
+    # in the op model: the candidate prices share x sqrt(g - 1) x the GEMM's memory time per all-reduce, no constant
+    ops = _decode("H200", "vllm-v1")
+    hw, cand = load_hardware("H200"), S.step2_candidate_hw()
+    names = np.asarray(ops.names)[ops.name_id].astype(str)
+    ar = np.char.startswith(names, "allreduce")
+    off = price(replace(ops, after_gemm=None), hw)
+    t_gemm = ops.after_gemm / (hw.hbm_bw_bytes_s * hw.efficiency.memory["gemm"])
+    want = np.where(ar, S.STEP2_SHARE * np.sqrt(3.0) * t_gemm * ops.count, 0.0)   # price() includes the count
+    assert np.allclose(price(ops, cand) - off, want)

@@ -43,6 +43,12 @@ def allreduce_in_step() -> None:
     if z is not None:
         print(f"  small-GEMM probe (looked-at, after the judgement; hidden {sorted(set(z['hidden']))}, ffn 8192): epsilon "
               f"{z['eps'].min():+.2f} .. {z['eps'].max():+.2f} us -- no wait where the GEMMs are short (2-6 us)")
+    f2 = S.fit_step2_share()
+    print(f"  next candidate (priced before its grid, {S.STEP2_PRED_CSV}): the wait = {S.STEP2_SHARE} x sqrt(g - 1) x "
+          f"the preceding GEMM's memory time, no constant; on the {f2['cells']} looked-at cells rms "
+          f"{f2['rms_us']['candidate']:.2f} us against the shipped constant's {f2['rms_us']['shipped']:.2f} and 0's "
+          f"{f2['rms_us']['zero']:.2f}; its grid ({S.STEP2_DIMS}, T {S.STEP2_TOKENS}) "
+          + ("not run yet" if S.judge_step2() is None else "measured"))
     for col, what in (("step_err_fit_%", f"parts + 2 L x {S.FITTED_EPS_US} us (adopted)"),
                       ("step_err_zero_%", "parts alone (epsilon 0)")):
         BOARD.add("all-reduce in a step (H200)", "blind", f"blind in-step grid, step at L = {S.BLIND_LAYERS[-1]}: {what}",

@@ -344,7 +344,7 @@ def fused_epilogue_s(nbytes, hw) -> np.ndarray:
 
 
 def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, hidden=None, sms=None,
-                  fused=False, sm: int = 90, after_gemm: bool = False):
+                  fused=False, sm: int = 90, after_gemm=0.0):
     """The all-reduce of `nbytes` per rank over `world` ranks as `engine` runs it: one op of kind collective (NCCL's
     ring), or the engine's one-shot / two-shot kind (KIND) per the engine's choice. With `hidden` (elements per token,
     bf16) and `sms` given, TensorRT-LLM's two-shot pays its barrier-flag stores (trtllm_twoshot_flag_steps).
@@ -353,9 +353,11 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
     as bytes_written = 2 x nbytes, which hwmodels.roofline prices at the elementwise HBM rate: fused_epilogue_s); with
     `hidden` and `sms` its ops also declare the fusion kernel's cluster (trtllm_cluster_size: cluster_ctas, which sets
     the fused RMSNorm's share, hwmodels.roofline AR_NORM_CS1 / AR_NORM_CSN).
-    `after_gemm`: the call follows a GEMM on every rank (the tensor-parallel all-reduce after a row-parallel GEMM):
-    its custom-kernel ops declare it (op column after_gemm), so a device with engine_ar[after_gemm_s] charges the
-    wait for the slowest rank's GEMM (simulator/calibration/allreduce_in_step.py); NCCL's ring ops do not.
+    `after_gemm` (> 0, scalar or one per setting): the call follows a GEMM on every rank (the tensor-parallel
+    all-reduce after a row-parallel GEMM), the value that GEMM's HBM bytes per rank (1 where unknown): its
+    custom-kernel ops carry it (op column after_gemm), so a device with engine_ar[after_gemm_s] (and the rule
+    after_gemm_share) charges the wait for the slowest rank's GEMM (simulator/calibration/allreduce_in_step.py);
+    NCCL's ring ops do not.
     Returns where (per setting) the norm ran inside the custom kernel; with an NCCL pick the caller keeps its norm
     kernel (fallbackRunSubsequentOps)."""
     fz = np.asarray(fused, bool)
@@ -384,7 +386,7 @@ def add_allreduce(b, name: str, engine: str, nbytes, world, count, where=None, h
             # vLLM's (and SGLang's) kernels declare their 36 CTAs: hwmodels.roofline prices the two-shot's link bytes in
             # whole grid-stride loop steps (vllm_twoshot_waves)
             units = VLLM_CTAS if engine in ("vllm", "sglang") and impl != "nccl" else 0.0
-            ag = 1.0 if after_gemm and impl != "nccl" else 0.0
+            ag = 0.0 if impl == "nccl" else after_gemm
             b.add(name, kind, bytes_read=nbytes, bytes_written=written, dtype="bf16", count=count, devices=world,
                   sync_steps=steps, parallel_units=units, cluster_ctas=cluster, after_gemm=ag,
                   where=m if np.ndim(m) else None)
