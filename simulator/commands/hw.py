@@ -87,6 +87,14 @@ def cmd_hw(args) -> int:
     if e.broadcast_copy:
         print("    broadcast copy (kind copy_broadcast, load latency; hwmodels.roofline broadcast_s): "
               + ", ".join(f"{k}={v:g}" for k, v in e.broadcast_copy.items()))
+    if e.engine_ar:
+        print("    engines' custom all-reduce (vLLM / TensorRT-LLM / SGLang kernels; hwmodels.roofline ENGINE_AR_TERMS, "
+              "sources beside them in the fitted file): "
+              + ", ".join(f"{k[:-2]}={v * 1e6:.3f} us" for k, v in e.engine_ar.items()))
+    if e.engine_ar_rules:
+        print("    engines' all-reduce rules (shares; hwmodels.spec ENGINE_AR_RULES, each from the blind grid that judged "
+              "it: engine_allreduce_rules_source in the fitted file): "
+              + ", ".join(f"{k}={v:g}" for k, v in e.engine_ar_rules.items()))
     if e.loop_iter_s:
         print(f"    latency: paged-scan loop iteration {e.loop_iter_s * 1e6:.2f} us, dependent load DRAM "
               f"{(e.dram_latency_s or 0) * 1e6:.3f} us / L2 {(e.l2_latency_s or 0) * 1e6:.3f} us "
