@@ -6,11 +6,11 @@
 # rule committed before the call (engine_allreduce_grid23.py, TWO_RANK_SHIP_RULE); grid 24's 2-rank rows follow as a second
 # blind check. Both priced before the call (1238290, 32a912d). On H200s nothing runs (exit 0). NVLink multicast OFF.
 #
-# Runs from the repository root of the device copy, with this script (run2.sh), the lab script, the wheels and the
+# flashinfer from lab/kernels/_flashinfer_site.sh. Runs from the repository root of the device copy, with this script
+# (run2.sh), the lab script, the wheels and the
 # prebuilt modules in $W (carry it):  bash .dev/s31ar/run2.sh
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-.dev/s31ar}
 S=lab/kernels/measure_engine_allreduce_s31ar.py
 NG=$(nvidia-smi -L | wc -l)
@@ -26,12 +26,8 @@ cp $W/measure_engine_allreduce.py $S
   nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,temperature.gpu --format=csv
   python3 -c "import torch;print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count())"
   nvcc --version | tail -2; nproc; md5sum $S lab/kernels/_timing.py lab/harness.py $W/*.xz; cat $0; } > $OUT/env.txt 2>&1
-mkdir -p /tmp/whl && tar -xJf $W/w.tar.xz -C /tmp || exit 3
-for d in /tmp/w/*/; do n=$(basename $d); (cd $d && python3 -m zipfile -c /tmp/whl/$n.whl $(ls -A)); done
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/whl/*.whl > $OUT/pip.txt 2>&1 || { cat $OUT/pip.txt; exit 3; }
-export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH FLASHINFER_CUDA_ARCH_LIST=9.0a MAX_JOBS=64
-tar -xJf $W/aot.tar.xz -C /tmp/site/flashinfer/data && md5sum /tmp/site/flashinfer/data/aot/*/*.so >> $OUT/env.txt
-python3 -c "import flashinfer; print('flashinfer', flashinfer.__version__)" >> $OUT/env.txt 2>&1
+. lab/kernels/_flashinfer_site.sh
+flashinfer_site $W $OUT/env.txt || exit 3
 python3 $S --out /tmp/smoke --grid blind24 --protocol B --smoke > $OUT/smoke.txt 2>&1; tail -1 $OUT/smoke.txt | tee -a $L
 echo "setup $(el) s" | tee -a $L
 AOT=1
