@@ -1,7 +1,8 @@
 """The engines' all-reduce inside a decode step (simulator/calibration/allreduce_in_step.py; lab/kernels/
 measure_allreduce_in_step.py): per-call epsilon of the all-reduce after a GEMM over the parts timed alone, the four
 looked-at 4 x H200 runs (Llama-3.1-70B's row-parallel shapes) and the blind in-step grid (Llama-3.1-8B / Qwen2.5-32B
-shapes) judged by the rule committed before it (the H200's after_gemm term, adopted)."""
+shapes) judged by the rule committed before it (the H200's after_gemm constant, adopted), and the step-2 grid (Qwen2.5 /
+Mistral-Large shapes) that replaced the constant by a share of the preceding GEMM's memory time (adopted by its rule)."""
 from __future__ import annotations
 
 from simulator.calibration.scoreboard import BOARD
@@ -44,12 +45,33 @@ def allreduce_in_step() -> None:
         print(f"  small-GEMM probe (looked-at, after the judgement; hidden {sorted(set(z['hidden']))}, ffn 8192): epsilon "
               f"{z['eps'].min():+.2f} .. {z['eps'].max():+.2f} us -- no wait where the GEMMs are short (2-6 us)")
     f2 = S.fit_step2_share()
-    print(f"  next candidate (priced before its grid, {S.STEP2_PRED_CSV}): the wait = {S.STEP2_SHARE} x sqrt(g - 1) x "
+    print(f"  step-2 candidate (priced before its grid, {S.STEP2_PRED_CSV}): the wait = {S.STEP2_SHARE} x sqrt(g - 1) x "
           f"the preceding GEMM's memory time, no constant; on the {f2['cells']} looked-at cells rms "
-          f"{f2['rms_us']['candidate']:.2f} us against the shipped constant's {f2['rms_us']['shipped']:.2f} and 0's "
-          f"{f2['rms_us']['zero']:.2f}; its grid ({S.STEP2_DIMS}, T {S.STEP2_TOKENS}) "
-          + ("not run yet" if S.judge_step2() is None else "measured"))
-    for col, what in (("step_err_fit_%", f"parts + 2 L x {S.FITTED_EPS_US} us (adopted)"),
+          f"{f2['rms_us']['candidate']:.2f} us against the constant's {f2['rms_us']['shipped']:.2f} and 0's "
+          f"{f2['rms_us']['zero']:.2f}")
+    for col, what in (("step_err_fit_%", f"parts + 2 L x {S.FITTED_EPS_US} us (adopted then)"),
                       ("step_err_zero_%", "parts alone (epsilon 0)")):
         BOARD.add("all-reduce in a step (H200)", "blind", f"blind in-step grid, step at L = {S.BLIND_LAYERS[-1]}: {what}",
                   c[col])
+    r2 = S.judge_step2()
+    if r2 is None:
+        print("  its grid: not run yet")
+        return
+    c2 = r2["cells"]
+    print(f"  step-2 grid (Qwen2.5-7B / Qwen2.5-14B / Mistral-Large shapes {S.STEP2_DIMS}, T {S.STEP2_TOKENS}, L "
+          f"{S.STEP2_LAYERS}): the candidate nearer than the constant in {r2['nearer']} of {r2['n']} cells, median "
+          f"|error| {c2['abs_candidate'].median():.2f} against {c2['abs_shipped'].median():.2f} us (rule: more than half "
+          f"and a lower median): {'ADOPTED (shipped: after_gemm_share)' if r2['adopt'] else 'not adopted'}")
+    with pd.option_context("display.width", 200):
+        print(c2[["world", "hidden", "tokens", "eps", "eps_candidate_us", "step_err_candidate_%", "step_err_shipped_%",
+                  "step_err_zero_%"]].to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    rep2 = S.judge_step2(run=S.STEP2_REPLICATE)
+    if rep2 is not None:
+        rc2 = rep2["cells"]
+        print(f"  the step-2 grid's replicate (same lease): nearer in {rep2['nearer']} of {rep2['n']}, median |error| "
+              f"{rc2['abs_candidate'].median():.2f} against {rc2['abs_shipped'].median():.2f} us")
+    for col, what in (("step_err_candidate_%", f"parts + 2 L x share wait (shipped)"),
+                      ("step_err_shipped_%", f"parts + 2 L x {S.FITTED_EPS_US} us (the constant it replaced)"),
+                      ("step_err_zero_%", "parts alone (epsilon 0)")):
+        BOARD.add("all-reduce in a step (H200)", "blind", f"step-2 in-step grid, step at L = {S.STEP2_LAYERS[-1]}: {what}",
+                  c2[col])
