@@ -66,10 +66,14 @@ def test_judged_h200_run_and_its_replicate():
 
 
 def test_shipped_h200_rules_and_the_writer_reproduces_the_yaml(tmp_path):
-    assert load_hardware("H200").efficiency.engine_ar_rules == G.GRID24_H200_RULES
+    from simulator.calibration import allreduce_in_step as S
+
+    rules = load_hardware("H200").efficiency.engine_ar_rules
+    assert {k: v for k, v in rules.items() if k != "after_gemm_share"} == G.GRID24_H200_RULES
     src = EA.DATA_DIR.parents[1] / "fitted" / "H200.yaml"
     shutil.copy(src, tmp_path / "H200.yaml")
-    assert G.ship_grid24_h200(tmp_path).read_text() == src.read_text()
+    G.ship_grid24_h200(tmp_path)                        # grid 24's rules, then the in-step share on top (step-2 grid)
+    assert S.ship_step2_h200(tmp_path).read_text() == src.read_text()
 
 
 def test_protocol_b_prediction_writers_regenerate_the_committed_csvs(tmp_path):

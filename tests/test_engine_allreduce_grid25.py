@@ -54,7 +54,8 @@ def test_candidate_refits_from_the_rows_measured_before_it():
 
 
 def test_shipped_h200_is_grid24_until_grid25_is_judged():
-    assert load_hardware("H200").efficiency.engine_ar_rules == GRID24_H200_RULES
+    rules = load_hardware("H200").efficiency.engine_ar_rules     # + the in-step share (no back-to-back call carries it)
+    assert {k: v for k, v in rules.items() if k != "after_gemm_share"} == GRID24_H200_RULES
     assert h200_hw(GRID24_H200_RULES).efficiency.engine_ar_rules == GRID24_H200_RULES
 
 
