@@ -18,6 +18,7 @@ footprint is >= 128 MiB in both modes (they must agree). Runs from a copy with t
 it (.dev/<folder>/):
 
     python3 measure_attention_cold.py --out DIR [--parts fi_decode,xqa,fi_verify,fi_mla] [--budget-s 200] [--list]
+    python3 measure_attention_cold.py --out DIR --grid 2 [--budget-s 200]     # cold grid 2: fi_tc (script cold2)
 """
 from __future__ import annotations
 
@@ -35,11 +36,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import measure_production_attention as mpa  # noqa: E402
 
-SCRIPT_VERSION = "cold1"
+SCRIPT_VERSION = "cold2"   # cold2: --grid 2 (FlashInfer's tensor-core decode, fi_tc); grid 1 unchanged
 COLD_BYTES = 128 << 20
 L2_BYTES = 50 << 20
 #: (query heads, KV heads) of the models
-HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "mla16": (16, 1), "mla128": (128, 1)}
+HEADS = {"llama8b": (32, 8), "llama70b_tp8": (8, 1), "mla16": (16, 1), "mla128": (128, 1), "qwen7b": (28, 4)}
 
 
 def _shape(family, model, dtype, b, t, q=1, role="short"):
@@ -100,6 +101,25 @@ def cold_shapes() -> list[dict]:
     return out
 
 
+def cold_shapes2() -> list[dict]:
+    """Cold grid 2: FlashInfer's tensor-core decode (fi_tc: BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores=True),
+    the prefill kernel at one query row; SGLang's decode kernel for GQA groups >= 4), page 16, short contexts whose warm
+    harness footprint is < 50 MB (both bands), Llama-3.1-8B bf16 / fp8 and Qwen2.5-7B bf16, and controls >= 128 MiB
+    both ways. Shapes in no committed fi_tc CSV (checked by predict_attention_cold.py --grid 2)."""
+    out = []
+
+    def add(model, dtype, bts, role="short"):
+        out.extend(_shape("fi_tc", model, dtype, b, t, 1, role) for b, t in bts)
+
+    add("llama8b", "bf16", [(1, 28), (1, 190), (1, 460), (2, 120), (3, 230), (4, 90), (6, 60), (10, 40), (20, 26),
+                            (40, 14), (4, 130), (2, 330)])
+    add("llama8b", "fp8", [(1, 610), (5, 150), (24, 30), (12, 100)])
+    add("qwen7b", "bf16", [(1, 650), (7, 80), (30, 22), (12, 100)])
+    add("llama8b", "bf16", [(24, 420)], role="control")
+    add("qwen7b", "bf16", [(64, 170)], role="control")
+    return out
+
+
 COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "family", "kernel", "model", "dtype", "heads",
         "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "context", "page_size", "role", "mode", "median_us",
         "p20_us", "p80_us", "calls", "kv_copies", "kv_bytes", "footprint_bytes", "note"]
@@ -111,9 +131,11 @@ def main() -> None:
     ap.add_argument("--parts", default="fi_decode,xqa,fi_verify,fi_mla")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--list", action="store_true", help="print the grid and exit (no GPU)")
+    ap.add_argument("--grid", type=int, default=1, choices=(1, 2), help="1: cold_shapes(), 2: cold_shapes2() (fi_tc)")
     args = ap.parse_args()
-    parts = args.parts.split(",")
-    shp = sorted((s for s in cold_shapes() if s["family"] in parts), key=lambda s: parts.index(s["family"]))
+    parts = args.parts.split(",") if args.grid == 1 else ["fi_tc"]
+    grid = cold_shapes() if args.grid == 1 else cold_shapes2()
+    shp = sorted((s for s in grid if s["family"] in parts), key=lambda s: parts.index(s["family"]))
     if args.list:
         for s in shp:
             print(s["family"], s["model"], s["dtype"], s["batch"], s["context"], s["q_rows"], s["role"],
@@ -149,7 +171,7 @@ def main() -> None:
         if "fi_decode" in parts:
             specs += [A.gen_batch_decode_module(bf, bf, bf, i32, 128, 128, 0, False, False),
                       A.gen_batch_decode_module(bf, f8, bf, i32, 128, 128, 0, False, False)]
-        if "fi_verify" in parts:
+        if "fi_verify" in parts or "fi_tc" in parts:
             specs.append(A.gen_batch_prefill_module("fa2", bf, bf, bf, i32, 128, 128, 0, False, False, False))
         if "fi_mla" in parts:
             specs.append(A.gen_batch_mla_module("fa3", bf, bf, bf, i32, 512, 64, False))
@@ -190,7 +212,7 @@ def main() -> None:
             kern = ""
             try:
                 f = s["family"]
-                if f in ("fi_decode", "fi_verify"):
+                if f in ("fi_decode", "fi_verify", "fi_tc"):
                     fn, R, _ = mpa.run_fi_paged(torch, fi, s, ws, f != "fi_decode", f == "fi_verify")
                 elif f == "fi_mla":
                     fn, R, _ = mpa.run_fi_mla(torch, fi, s, ws)

@@ -10,7 +10,11 @@ campaign harness, and 'cold', K/V rotated over >= 128 MiB of copies with the met
 Checks that no shape of the grid is in a committed CSV of its family first. Writes
 hwmodels/calibration/data/production_attention/attention_cold_predictions.csv with both commits.
 
-    python lab/kernels/predict_attention_cold.py
+Cold grid 2 (--grid 2: cold_shapes2(), FlashInfer's tensor-core decode) is priced once, by this tree's committed model
+(the product's price for both modes: no notion of the L2), into attention_cold2_predictions.csv (pred_base_us =
+pred_new_us, base_commit = model_commit = HEAD).
+
+    python lab/kernels/predict_attention_cold.py [--grid 2]
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from triton_blind_pricing import DATA, ROOT, price_at  # noqa: E402
 
 OUT = DATA / "attention_cold_predictions.csv"
+OUT2 = DATA / "attention_cold2_predictions.csv"
 BASE_COMMIT = "ea0997d"
 KEYS = ("family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size")
 
@@ -52,12 +57,14 @@ def committed_shapes() -> pd.DataFrame:
 def main() -> None:
     import measure_attention_cold as M
 
+    grid2 = sys.argv[1:] == ["--grid", "2"]
+
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
-    g = pd.DataFrame(M.cold_shapes())
+    g = pd.DataFrame(M.cold_shapes2() if grid2 else M.cold_shapes())
     old = committed_shapes()
     hit = g.merge(old.drop_duplicates(), on=list(KEYS), how="inner")
     if len(hit):
@@ -65,12 +72,13 @@ def main() -> None:
     s = pd.concat([g.assign(mode="warm"), g.assign(mode="cold")], ignore_index=True)
     s["head_dim_v"] = pd.to_numeric(s["head_dim_v"], errors="coerce")
     s["warm_footprint_mb"] = [round(M.warm_footprint(r) / 1e6, 2) for r in s.to_dict("records")]
-    s["pred_base_us"] = np.round(price_at(s, BASE_COMMIT), 3)
     s["pred_new_us"] = np.round(price_at(s, None), 3)
-    s["base_commit"], s["model_commit"] = BASE_COMMIT, commit
-    s.to_csv(OUT, index=False)
-    print(f"{len(s)} rows priced at {commit[:10]} (base {BASE_COMMIT}), none of {len(g)} shapes in {len(old)} "
-          f"committed rows -> {OUT}")
+    s.insert(s.columns.get_loc("pred_new_us"), "pred_base_us",
+             s["pred_new_us"] if grid2 else np.round(price_at(s, BASE_COMMIT), 3))
+    s["base_commit"], s["model_commit"] = (commit[:7] if grid2 else BASE_COMMIT), commit
+    s.to_csv(OUT2 if grid2 else OUT, index=False)
+    print(f"{len(s)} rows priced at {commit[:10]} (base {s['base_commit'].iloc[0]}), none of {len(g)} shapes in "
+          f"{len(old)} committed rows -> {OUT2 if grid2 else OUT}")
     print(s.groupby(["family", "role", "mode"])[["pred_base_us", "pred_new_us"]].median().to_string())
 
 
