@@ -56,3 +56,25 @@ def test_cold_grid_priced_before_and_joined():
     r = A.ratios(b)
     ctrl = r[r["role"] == "control"]
     assert len(ctrl) == 8 and ctrl["ratio"].between(0.95, 1.05).all()
+
+
+def test_cold_grid2_fi_tc_priced_before_by_the_shipped_model_and_joined():
+    """Cold grid 2 (FlashInfer's tensor-core decode): 22 shapes in no committed fi_tc CSV, one price for both modes
+    committed before the measurement; every measured row joins; controls agree both ways; the engine-state rows meet the
+    bf16 regime and miss the fp8 one (short fp8 calls priced flat, measured growing with context)."""
+    A = pytest.importorskip("benchmarks.accuracy_sections.attention_cold")
+    M = _lab("measure_attention_cold")
+
+    shapes = M.cold_shapes2()
+    assert len(shapes) == 22 and {s["family"] for s in shapes} == {"fi_tc"}
+    p = pd.read_csv(DF.resolve(FP.DATA_DIR / A.PRED2))
+    assert len(p) == 44 and (p["pred_base_us"] == p["pred_new_us"]).all()
+    b = A.load(glob=A.GLOB2, pred=A.PRED2)
+    assert len(b) == 44 and (b["median_us"] > 0).all()
+    r = A.ratios(b)
+    ctrl = r[r["role"] == "control"]
+    assert len(ctrl) == 2 and ctrl["ratio"].between(0.97, 1.03).all()
+    assert r[r["role"] == "short"]["ratio"].median() > 1.03           # cold is slower at a warm footprint < 50 MB
+    cold = b[b["mode"] == "cold"]
+    med = cold.groupby("dtype")["main_err_pct"].apply(lambda e: e.abs().median())
+    assert med["bf16"] < 10.0 and med["fp8"] > 10.0
