@@ -301,8 +301,74 @@ def step2_candidate_hw(hw=None):
                                           engine_ar_rules={**eff.engine_ar_rules, "after_gemm_share": STEP2_SHARE}))
 
 
+# ---- TensorRT-LLM's all-reduce inside a step (priced before its grid) ---------------------------------------------
+
+#: the TensorRT-LLM in-step grid (measure_allreduce_in_step.py v4 --impl trtllm): the step-2 grid's shapes, tokens and
+#: layer counts (the share was never fitted on them; the vLLM epsilons there are measured, so the two kernels families
+#: compare cell by cell), both TensorRT-LLM kernels per cell (the Lamport one-shot everywhere, the two-shot where tokens >
+#: ranks), 4 then 2 ranks, on 4 x H200
+TRT_PRED_CSV = "allreduce_in_step_trt_prediction_H200_2026-11-28.csv"
+TRT_RUN = "allreduce_in_step_trt_nvidia-h200_x4.csv"
+#: the rule, fixed with the prediction: the shipped model charges the after-GEMM wait to every custom all-reduce kind
+#: (TensorRT-LLM's included); it keeps doing so for TensorRT-LLM's kinds only if the shipped wait is nearer the measured
+#: epsilon than 0 in at least half of the (cell, kernel) pairs AND the median |measured - wait| is below the median
+#: |measured|; otherwise the wait is restricted to vLLM's / SGLang's kinds
+TRT_KERNELS = ("trtllm_oneshot", "trtllm_twoshot")
+
+
+def trt_prediction(out: str | Path) -> pd.DataFrame:
+    """Every (cell, kernel) of the TensorRT-LLM in-step grid with epsilon (us) as the shipped H200 prices it
+    (after_gemm_share x sqrt(g - 1) x the GEMM's memory time, the same for both kernels), and whether TensorRT-LLM's
+    AUTO table (simulator/kernels/allreduce.py trtllm_choose) picks that kernel for the message."""
+    from hwmodels.spec import load_hardware
+    from simulator.kernels.allreduce import trtllm_choose
+
+    share = load_hardware("H200").efficiency.engine_ar_rules.get("after_gemm_share", 0.0)
+    rows = [{"world": w, "hidden": h, "ffn": f, "tokens": t, "impl": k, "l_lo": STEP2_LAYERS[0], "l_hi": STEP2_LAYERS[1]}
+            for w in (4, 2) for h, f in STEP2_DIMS for t in STEP2_TOKENS for k in TRT_KERNELS
+            if k == "trtllm_oneshot" or t > w]
+    df = pd.DataFrame(rows)
+    df["x_us"] = np.round(step2_x(df) * 1e6, 4)
+    df["eps_shipped_us"] = np.round(share * step2_x(df) * 1e6, 3)
+    pick = [str(trtllm_choose(w, t, h, "none")) for w, t, h in zip(df["world"], df["tokens"], df["hidden"])]
+    df["engine_pick"] = [p == k.split("_")[1] for p, k in zip(pick, df["impl"])]
+    df["device"] = "H200"
+    df.to_csv(out, index=False)
+    return df
+
+
+def trt_epsilons(raw: pd.DataFrame) -> pd.DataFrame:
+    """epsilons() per TensorRT-LLM kernel: each kernel's step / ar rows with the cell's gemm rows (impl '-')."""
+    raw = raw[raw["note"].astype("string").fillna("") == ""]
+    gemm = raw[raw["variant"] == "gemm"]
+    parts = [epsilons(pd.concat([gemm, raw[raw["impl"] == k]], ignore_index=True)).assign(impl=k)
+             for k in TRT_KERNELS if (raw["impl"] == k).any()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def judge_trt(data_dir: Path | None = None, run: str = TRT_RUN) -> dict | None:
+    """The TensorRT-LLM in-step grid's (cell, kernel) pairs against the committed prediction (the shipped wait and 0),
+    nearer in how many, the medians and the rule's outcome; None while the run is not committed."""
+    d = _dir(data_dir)
+    if not (d / run).is_file():
+        return None
+    e = trt_epsilons(pd.read_csv(d / run))
+    pred = pd.read_csv(d / TRT_PRED_CSV)
+    j = e.merge(pred, on=["world", "hidden", "ffn", "tokens", "impl"], how="inner")
+    j["abs_shipped"] = (j["eps"] - j["eps_shipped_us"]).abs()
+    j["abs_zero"] = j["eps"].abs()
+    nearer = int((j["abs_shipped"] < j["abs_zero"]).sum())
+    keep = nearer >= len(j) / 2 and float(j["abs_shipped"].median()) < float(j["abs_zero"].median())
+    return {"cells": j, "nearer": nearer, "n": len(j), "keep": keep}
+
+
 if __name__ == "__main__":
     from simulator.calibration.engine_allreduce import DATA_DIR
 
-    print(fit_step2_share())
-    print(step2_prediction(DATA_DIR / STEP2_PRED_CSV).to_string(index=False))
+    import sys
+
+    if sys.argv[1:] == ["trt"]:
+        print(trt_prediction(DATA_DIR / TRT_PRED_CSV).to_string(index=False))
+    else:
+        print(fit_step2_share())
+        print(step2_prediction(DATA_DIR / STEP2_PRED_CSV).to_string(index=False))
