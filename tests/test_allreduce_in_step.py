@@ -111,3 +111,28 @@ def test_step2_candidate_was_priced_before_its_grid_adopted_by_its_rule_and_move
     t_gemm = ops.after_gemm / (hw.hbm_bw_bytes_s * hw.efficiency.memory["gemm"])
     want = np.where(ar, S.STEP2_SHARE * np.sqrt(3.0) * t_gemm * ops.count, 0.0)   # price() includes the count
     assert np.allclose(price(ops, cand) - off, want)
+
+
+def test_trtllm_in_step_grid_was_priced_before_and_its_rule_keeps_the_wait():
+    import pandas as pd
+
+    pred = pd.read_csv(DATA_DIR / S.TRT_PRED_CSV)
+    assert len(pred) == 30 and set(pred["impl"]) == set(S.TRT_KERNELS)
+    assert (pred.loc[pred["impl"] == "trtllm_twoshot", "tokens"] > pred.loc[pred["impl"] == "trtllm_twoshot", "world"]).all()
+    # the same wait for both kernels: the shipped share x the cell's regressor
+    assert np.allclose(pred["eps_shipped_us"], np.round(S.STEP2_SHARE * S.step2_x(pred) * 1e6, 3))
+    r = S.judge_trt()
+    assert r is not None and r["n"] == 30 and r["nearer"] == 28 and r["keep"]
+    rep = S.judge_trt(run=S.TRT_REPLICATE)
+    assert rep is not None and rep["n"] == 30 and rep["keep"]
+    # TensorRT-LLM's kinds are priced with the wait in a step (the rule kept it): a TensorRT-LLM decode step's
+    # all-reduces each carry share x sqrt(g - 1) x their GEMM's memory time
+    ops = _decode("H200", "trtllm")
+    names = np.asarray(ops.names)[ops.name_id].astype(str)
+    ar = np.char.startswith(names, "allreduce")
+    hw = load_hardware("H200")
+    d = price(ops, hw) - price(replace(ops, after_gemm=None), hw)
+    t_gemm = ops.after_gemm / (hw.hbm_bw_bytes_s * hw.efficiency.memory["gemm"])
+    assert ar.any() and np.allclose(d, np.where(ar & (ops.after_gemm > 1.0), S.STEP2_SHARE * np.sqrt(3.0) * t_gemm
+                                                * ops.count, 0.0))
+    assert (d[ar] > 0).any()

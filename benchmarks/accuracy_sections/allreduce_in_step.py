@@ -75,3 +75,22 @@ def allreduce_in_step() -> None:
                       ("step_err_zero_%", "parts alone (epsilon 0)")):
         BOARD.add("all-reduce in a step (H200)", "blind", f"step-2 in-step grid, step at L = {S.STEP2_LAYERS[-1]}: {what}",
                   c2[col])
+    rt = S.judge_trt()
+    if rt is None:
+        return
+    ct = rt["cells"]
+    print(f"  TensorRT-LLM's kernels in a step (the same shapes; the Lamport one-shot everywhere, the two-shot where tokens > "
+          f"ranks; priced before the run with the shipped wait, which the model charges every custom kind): the wait "
+          f"nearer than 0 in {rt['nearer']} of {rt['n']} pairs, median |error| {ct['abs_shipped'].median():.2f} against "
+          f"{ct['abs_zero'].median():.2f} us (rule: at least half and a lower median): "
+          f"{'KEPT for TensorRT-LLM' if rt['keep'] else 'restricted to vLLM / SGLang'}")
+    with pd.option_context("display.width", 200):
+        print(ct[["world", "hidden", "tokens", "impl", "engine_pick", "eps", "eps_shipped_us", "step_err_shipped_%",
+                  "step_err_zero_%"]].to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    rr = S.judge_trt(run=S.TRT_REPLICATE)
+    if rr is not None:
+        print(f"  its replicate (same lease): nearer in {rr['nearer']} of {rr['n']}, median |error| "
+              f"{rr['cells']['abs_shipped'].median():.2f} against {rr['cells']['abs_zero'].median():.2f} us")
+    for col, what in (("step_err_shipped_%", "parts + 2 L x the shipped wait"), ("step_err_zero_%", "parts alone")):
+        BOARD.add("all-reduce in a step (H200)", "blind",
+                  f"TensorRT-LLM in-step grid, step at L = {S.STEP2_LAYERS[-1]}: {what}", ct[col])
