@@ -8,6 +8,14 @@ from __future__ import annotations
 from simulator.calibration.scoreboard import BOARD
 
 
+def _cells(df, cols) -> None:
+    """Print a grid's cells (signed, two decimals)."""
+    import pandas as pd
+
+    with pd.option_context("display.width", 200):
+        print(df[cols].to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+
+
 def allreduce_in_step() -> None:
     """Print the looked-at epsilons (with the spin controls), the blind cells against FITTED_EPS_US and 0, BOARD rows of
     the blind steps' error (parts + 2 L epsilon against the measured step)."""
@@ -32,9 +40,7 @@ def allreduce_in_step() -> None:
           f"epsilon nearer {S.FITTED_EPS_US} than 0 in {r['nearer']} of {r['n']} cells (rule: >= {S.ADOPT_MIN_CELLS}, "
           f"and median |error| {c['abs_fit'].median():.2f} < {c['abs_zero'].median():.2f} us): "
           f"{'ADOPTED' if r['adopt'] else 'not adopted'}")
-    with pd.option_context("display.width", 200):
-        print(c[["world", "hidden", "tokens", "eps", "abs_fit", "abs_zero", "step_err_fit_%", "step_err_zero_%"]]
-              .to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    _cells(c, ["world", "hidden", "tokens", "eps", "abs_fit", "abs_zero", "step_err_fit_%", "step_err_zero_%"])
     rep = S.judge_blind(run=S.BLIND_REPLICATE)
     if rep is not None:
         rc = rep["cells"]
@@ -62,9 +68,8 @@ def allreduce_in_step() -> None:
           f"{S.STEP2_LAYERS}): the candidate nearer than the constant in {r2['nearer']} of {r2['n']} cells, median "
           f"|error| {c2['abs_candidate'].median():.2f} against {c2['abs_shipped'].median():.2f} us (rule: more than half "
           f"and a lower median): {'ADOPTED (shipped: after_gemm_share)' if r2['adopt'] else 'not adopted'}")
-    with pd.option_context("display.width", 200):
-        print(c2[["world", "hidden", "tokens", "eps", "eps_candidate_us", "step_err_candidate_%", "step_err_shipped_%",
-                  "step_err_zero_%"]].to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    _cells(c2, ["world", "hidden", "tokens", "eps", "eps_candidate_us", "step_err_candidate_%", "step_err_shipped_%",
+                "step_err_zero_%"])
     rep2 = S.judge_step2(run=S.STEP2_REPLICATE)
     if rep2 is not None:
         rc2 = rep2["cells"]
@@ -84,9 +89,8 @@ def allreduce_in_step() -> None:
           f"nearer than 0 in {rt['nearer']} of {rt['n']} pairs, median |error| {ct['abs_shipped'].median():.2f} against "
           f"{ct['abs_zero'].median():.2f} us (rule: at least half and a lower median): "
           f"{'KEPT for TensorRT-LLM' if rt['keep'] else 'restricted to vLLM / SGLang'}")
-    with pd.option_context("display.width", 200):
-        print(ct[["world", "hidden", "tokens", "impl", "engine_pick", "eps", "eps_shipped_us", "step_err_shipped_%",
-                  "step_err_zero_%"]].to_string(index=False, float_format=lambda v: f"{v:+.2f}"))
+    _cells(ct, ["world", "hidden", "tokens", "impl", "engine_pick", "eps", "eps_shipped_us", "step_err_shipped_%",
+                "step_err_zero_%"])
     rr = S.judge_trt(run=S.TRT_REPLICATE)
     if rr is not None:
         print(f"  its replicate (same lease): nearer in {rr['nearer']} of {rr['n']}, median |error| "
