@@ -12,7 +12,8 @@ would move by:
     delta 10 us    an assumed serving-step skew (not measured; a third of a replay's skew on every call)
 Measured since (simulator/calibration/allreduce_in_step.py, 4 x H200): an all-reduce after a row-parallel GEMM costs
 0-2.7 us more than back to back (median 1.5 us on Llama-3.1-70B's shapes, 0.8 us on the blind 8B / 32B shapes), which the
-H200 now prices (engine_allreduce_us.after_gemm 1.546 us, so its step_ms below includes it; the H100 has no such term).
+H200 now prices as 0.0479 x sqrt(g - 1) x the preceding GEMM's memory time (engine_allreduce_rules.after_gemm_share,
+the step-2 grid; its step_ms below includes it; the H100 has no such term).
 Rows: model x TP x engine x device x batch at 4,096 tokens of context. Columns: the step's price (ms), its all-reduce
 calls and their priced share, and the step's relative change for each delta.
 
