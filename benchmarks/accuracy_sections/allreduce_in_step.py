@@ -75,7 +75,7 @@ def allreduce_in_step() -> None:
         rc2 = rep2["cells"]
         print(f"  the step-2 grid's replicate (same lease): nearer in {rep2['nearer']} of {rep2['n']}, median |error| "
               f"{rc2['abs_candidate'].median():.2f} against {rc2['abs_shipped'].median():.2f} us")
-    for col, what in (("step_err_candidate_%", f"parts + 2 L x share wait (shipped)"),
+    for col, what in (("step_err_candidate_%", "parts + 2 L x share wait (shipped)"),
                       ("step_err_shipped_%", f"parts + 2 L x {S.FITTED_EPS_US} us (the constant it replaced)"),
                       ("step_err_zero_%", "parts alone (epsilon 0)")):
         BOARD.add("all-reduce in a step (H200)", "blind", f"step-2 in-step grid, step at L = {S.STEP2_LAYERS[-1]}: {what}",

@@ -377,9 +377,9 @@ def judge_trt(data_dir: Path | None = None, run: str = TRT_RUN) -> dict | None:
 
 
 if __name__ == "__main__":
-    from simulator.calibration.engine_allreduce import DATA_DIR
-
     import sys
+
+    from simulator.calibration.engine_allreduce import DATA_DIR
 
     if sys.argv[1:] == ["trt"]:
         print(trt_prediction(DATA_DIR / TRT_PRED_CSV).to_string(index=False))
