@@ -19,6 +19,7 @@ it (.dev/<folder>/):
 
     python3 measure_attention_cold.py --out DIR [--parts fi_decode,xqa,fi_verify,fi_mla] [--budget-s 200] [--list]
     python3 measure_attention_cold.py --out DIR --grid 2 [--budget-s 200]     # cold grid 2: fi_tc (script cold2)
+    python3 measure_attention_cold.py --out DIR --grid 3 [--budget-s 200]     # cold grid 3: fi_tc, fi_verify (cold3)
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import measure_production_attention as mpa  # noqa: E402
 
-SCRIPT_VERSION = "cold2"   # cold2: --grid 2 (FlashInfer's tensor-core decode, fi_tc); grid 1 unchanged
+SCRIPT_VERSION = "cold3"   # cold2: --grid 2 (FlashInfer's tensor-core decode, fi_tc); cold3: --grid 3; grid 1 unchanged
 COLD_BYTES = 128 << 20
 L2_BYTES = 50 << 20
 #: (query heads, KV heads) of the models
@@ -120,6 +121,32 @@ def cold_shapes2() -> list[dict]:
     return out
 
 
+def cold_shapes3() -> list[dict]:
+    """Cold grid 3: the blind grid of the fp8 decode tile's exposed load (hwmodels.roofline LONE_TILE_LOAD on branch
+    cand-lone-tile) against main: FlashInfer's tensor-core decode (fi_tc) bf16 and fp8 K/V and its verification kernel
+    (fi_verify, q 2-3) bf16 and fp8, Llama-3.1-8B (32 / 8 heads), Qwen2.5-7B (28 / 4) and Llama-3.1-70B at TP 8 (8 / 1),
+    page 16, batch 1-96, context 20-900: launches of a few CTAs, about one per SM and two per SM; two controls. Shapes
+    in no committed CSV (checked by predict_attention_cold.py --grid 3)."""
+    out = []
+
+    def add(family, model, dtype, bts, q=1, role="short"):
+        out.extend(_shape(family, model, dtype, b, t, q, role) for b, t in bts)
+
+    add("fi_tc", "llama8b", "fp8", [(2, 300), (3, 170), (6, 90), (8, 140), (12, 60), (20, 40), (1, 900), (48, 20)])
+    add("fi_tc", "qwen7b", "fp8", [(2, 500), (10, 120), (24, 50), (40, 30)])
+    add("fi_tc", "llama70b_tp8", "fp8", [(4, 400), (32, 90), (96, 40)])
+    add("fi_tc", "llama8b", "bf16", [(2, 420), (5, 110), (14, 70), (28, 28)])
+    add("fi_tc", "qwen7b", "bf16", [(3, 300), (18, 60)])
+    add("fi_tc", "llama70b_tp8", "bf16", [(16, 200), (64, 60)])
+    add("fi_verify", "llama8b", "bf16", [(2, 200), (6, 80), (16, 40)], q=3)
+    add("fi_verify", "llama8b", "fp8", [(3, 150), (10, 60)], q=3)
+    add("fi_verify", "llama8b", "fp8", [(4, 300)], q=2)
+    add("fi_verify", "qwen7b", "fp8", [(6, 100)], q=2)
+    add("fi_tc", "llama8b", "fp8", [(36, 700)], role="control")
+    add("fi_tc", "qwen7b", "bf16", [(56, 330)], role="control")
+    return out
+
+
 COLS = ["script_version", "date", "device", "torch", "cuda", "flashinfer", "family", "kernel", "model", "dtype", "heads",
         "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "context", "page_size", "role", "mode", "median_us",
         "p20_us", "p80_us", "calls", "kv_copies", "kv_bytes", "footprint_bytes", "note"]
@@ -131,10 +158,11 @@ def main() -> None:
     ap.add_argument("--parts", default="fi_decode,xqa,fi_verify,fi_mla")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--list", action="store_true", help="print the grid and exit (no GPU)")
-    ap.add_argument("--grid", type=int, default=1, choices=(1, 2), help="1: cold_shapes(), 2: cold_shapes2() (fi_tc)")
+    ap.add_argument("--grid", type=int, default=1, choices=(1, 2, 3),
+                    help="1: cold_shapes(), 2: cold_shapes2() (fi_tc), 3: cold_shapes3() (fi_tc, fi_verify)")
     args = ap.parse_args()
-    parts = args.parts.split(",") if args.grid == 1 else ["fi_tc"]
-    grid = cold_shapes() if args.grid == 1 else cold_shapes2()
+    parts = {1: args.parts.split(","), 2: ["fi_tc"], 3: ["fi_tc", "fi_verify"]}[args.grid]
+    grid = {1: cold_shapes, 2: cold_shapes2, 3: cold_shapes3}[args.grid]()
     shp = sorted((s for s in grid if s["family"] in parts), key=lambda s: parts.index(s["family"]))
     if args.list:
         for s in shp:

@@ -14,7 +14,11 @@ Cold grid 2 (--grid 2: cold_shapes2(), FlashInfer's tensor-core decode) is price
 (the product's price for both modes: no notion of the L2), into attention_cold2_predictions.csv (pred_base_us =
 pred_new_us, base_commit = model_commit = HEAD).
 
-    python lab/kernels/predict_attention_cold.py [--grid 2]
+Cold grid 3 (--grid 3: cold_shapes3(), fi_tc and fi_verify) is priced by main's model (HEAD: pred_base_us) and by the
+candidate on branch cand-lone-tile (CAND3_COMMIT: pred_new_us), both from `git archive`, into
+attention_cold3_predictions.csv.
+
+    python lab/kernels/predict_attention_cold.py [--grid 2 | --grid 3]
 """
 from __future__ import annotations
 
@@ -30,6 +34,9 @@ from triton_blind_pricing import DATA, ROOT, price_at  # noqa: E402
 
 OUT = DATA / "attention_cold_predictions.csv"
 OUT2 = DATA / "attention_cold2_predictions.csv"
+OUT3 = DATA / "attention_cold3_predictions.csv"
+#: the candidate cold grid 3 judges (branch cand-lone-tile): the fp8 decode tile's exposed load, the fit rerun under it
+CAND3_COMMIT = "3dee3d0"
 BASE_COMMIT = "ea0997d"
 KEYS = ("family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "page_size")
 
@@ -58,6 +65,8 @@ def main() -> None:
     import measure_attention_cold as M
 
     grid2 = sys.argv[1:] == ["--grid", "2"]
+    if sys.argv[1:] == ["--grid", "3"]:
+        return main3()
 
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels"], cwd=ROOT,
@@ -80,6 +89,29 @@ def main() -> None:
     print(f"{len(s)} rows priced at {commit[:10]} (base {s['base_commit'].iloc[0]}), none of {len(g)} shapes in "
           f"{len(old)} committed rows -> {OUT2 if grid2 else OUT}")
     print(s.groupby(["family", "role", "mode"])[["pred_base_us", "pred_new_us"]].median().to_string())
+
+
+def main3() -> None:
+    """Cold grid 3: every shape warm and cold, priced by main (HEAD) and by the candidate (CAND3_COMMIT)."""
+    import measure_attention_cold as M
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    g = pd.DataFrame(M.cold_shapes3())
+    old = committed_shapes()
+    hit = g.merge(old.drop_duplicates(), on=list(KEYS), how="inner")
+    if len(hit):
+        raise SystemExit(f"{len(hit)} shapes already measured:\n{hit.to_string()}")
+    s = pd.concat([g.assign(mode="warm"), g.assign(mode="cold")], ignore_index=True)
+    s["head_dim_v"] = pd.to_numeric(s["head_dim_v"], errors="coerce")
+    s["warm_footprint_mb"] = [round(M.warm_footprint(r) / 1e6, 2) for r in s.to_dict("records")]
+    s["pred_base_us"] = np.round(price_at(s, commit), 3)
+    s["pred_new_us"] = np.round(price_at(s, CAND3_COMMIT), 3)
+    s["base_commit"], s["model_commit"] = commit, CAND3_COMMIT
+    s.to_csv(OUT3, index=False)
+    print(f"{len(s)} rows priced by main {commit} and the candidate {CAND3_COMMIT}; none of {len(g)} shapes in "
+          f"{len(old)} committed rows -> {OUT3}")
+    print(s.groupby(["family", "dtype", "mode"])[["pred_base_us", "pred_new_us"]].median().to_string())
 
 
 if __name__ == "__main__":
