@@ -45,6 +45,10 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
                     unknown); 0 = back to back / not declared. Read by the custom all-reduce kinds: the device's
                     engine_ar[after_gemm_s] and the rule after_gemm_share (the slowest rank's GEMM end, measured by
                     lab/kernels/measure_allreduce_in_step.py; simulator/calibration/allreduce_in_step.py)
+    lone_tile_bytes optional: bytes of the first K/V tile each CTA waits for with nothing of its own to overlap the
+                    load (a decode tile of FlashInfer's FA2 prefill kernel with an fp8 K/V cache); 0 = none declared.
+                    Where the launch holds at most one CTA per SM in one wave, the roofline adds the CTAs' tile loads at
+                    the kind's HBM rate (hwmodels.roofline LONE_TILE_LOAD)
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -86,6 +90,7 @@ class OpTable:
     cta_extra: np.ndarray | None = None
     cluster_ctas: np.ndarray | None = None
     after_gemm: np.ndarray | None = None
+    lone_tile_bytes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -116,6 +121,7 @@ class OpTable:
             "cta_extra": self.cta_extra if self.cta_extra is not None else 0.0,
             "cluster_ctas": self.cluster_ctas if self.cluster_ctas is not None else 0.0,
             "after_gemm": self.after_gemm if self.after_gemm is not None else 0.0,
+            "lone_tile_bytes": self.lone_tile_bytes if self.lone_tile_bytes is not None else 0.0,
         })
 
     def settings_subset(self, keep) -> "OpTable":
@@ -141,7 +147,7 @@ class OpTable:
 
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
 _OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
-             "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm")
+             "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm", "lone_tile_bytes")
 
 
 class OpBuilder:
@@ -171,7 +177,7 @@ class OpBuilder:
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
             onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
             serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0, cluster_ctas=0.0,
-            after_gemm=0.0) -> None:
+            after_gemm=0.0, lone_tile_bytes=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -183,7 +189,7 @@ class OpBuilder:
         col = self._col
         req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
         opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters,
-               resident_ctas, cta_extra, cluster_ctas, after_gemm)
+               resident_ctas, cta_extra, cluster_ctas, after_gemm, lone_tile_bytes)
         if all(type(c) is float and c == 0.0 for c in opt):
             opt = None
         else:

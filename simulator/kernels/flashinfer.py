@@ -604,6 +604,10 @@ FI_TC_LAST_WAVE_SHARE = True
 #: merge's bare per-state walk. It closes little of the gap: the fourteenth blind grid's KV-split rows (S = 2) stay
 #: 12 % fast (main 14 %)
 FI_TC_MERGE_AS_DECODE = True
+#: True = a decode call's fp8 K/V CTAs declare their first tile's bytes as waited with nothing to overlap
+#: (Launch.lone_tile_bytes; hwmodels.roofline LONE_TILE_LOAD: added where the launch holds at most one CTA per SM);
+#: verification tiles (> 16 rows) and bf16 K/V do not. LOOKED-AT when chosen (the fi_tc probe); False = off
+FI_TC_FP8_LONE_TILE = True
 
 
 def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
@@ -691,9 +695,14 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
                 steps = fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm)
                 if FI_TC_LAST_WAVE_SHARE:
                     steps = ((waves - 1.0) * steps + fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_last)) / waves
+            # fp8 K/V at decode tiles (16 rows, warps along KV): each CTA's first tile (its valid keys, K and V) is
+            # waited for with nothing to overlap it (hwmodels.roofline LONE_TILE_LOAD)
+            lone = np.where((k == "attn_fi_prefill_fp8kv") & (ctq <= 16.0),
+                            np.minimum(chunk_tok, tile_kv) * d * kvb * 2.0, 0.0) if FI_TC_FP8_LONE_TILE else 0.0
             out.append(Launch("attention", k, new_batch * Hkv, per_sm, steps, FI_PROLOGUE_LOADS,
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
-                              idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
+                              idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0,
+                              lone_tile_bytes=lone))
     out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split, pdl=pdl,
                       cta_launch=0.0,
                       reloads=FI_TC_MERGE_AS_DECODE and FI_MERGE_ITEM_RELOADS))

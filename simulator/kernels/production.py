@@ -73,6 +73,9 @@ class Launch:
     #: the share of the kind's per-CTA SM time (cta_serial) this launch's CTAs add (the op's `cta_extra`, read for the
     #: kinds of hwmodels.roofline CTA_SERIAL_AFTER_FIRST); 0 = none
     cta_extra: object = 0.0
+    #: bytes of the first K/V tile each CTA waits for with nothing of its own to overlap (the op's `lone_tile_bytes`,
+    #: hwmodels.roofline LONE_TILE_LOAD); 0 = none
+    lone_tile_bytes: object = 0.0
     info: dict = field(default_factory=dict)
 
 
@@ -103,7 +106,8 @@ def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
         b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
               parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
               sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,
-              count=count, where=ln.where, resident_ctas=ln.resident, cta_extra=ln.cta_extra)
+              count=count, where=ln.where, resident_ctas=ln.resident, cta_extra=ln.cta_extra,
+              lone_tile_bytes=ln.lone_tile_bytes)
 
 
 def occupancy(threads, smem_bytes, regs, smem_per_sm: float, max_blocks: int = 32) -> np.ndarray:
