@@ -364,7 +364,10 @@ CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexe
 #: at 8-16 active CTAs, 12.5-13.5 us at 64-128, priced flat 11.0-11.4 us); no constant refitted. A second resident CTA
 #: hides its load behind its neighbour's columns (two-per-SM launches are priced as fitted), and verification tiles
 #: (64 / 128 rows) do not declare it (the same term on them priced fi_verify fp8 3.6 / 14.0 -> 4.9 / 17.2 %, looked-at).
-#: Judged on its own blind grid (cold grid 3, simulator/calibration/fi_tc_fp8_grid3.py). False = off
+#: Judged on its own blind grid (cold grid 3, simulator/calibration/fi_tc_fp8_grid3.py: 30 fi_tc / fi_verify shapes in
+#: the engine's state, priced by main and by this rule with the fit rerun under it before the device call, H100
+#: 2026-11-28): 4 of 4 regimes against main's 3 (fi_tc fp8 10.1 / 12.1 -> 6.6 / 8.9 %), pooled 6.8 / 12.0 -> 5.9 / 9.4 %;
+#: SHIPPED by the rule (a replicate in the same call: 4 against 4, 7.9 / 12.0 -> 5.9 / 9.5 %). False = off
 LONE_TILE_LOAD = True
 #: kinds whose last partial wave streams on its own: FlashInfer's sm_90 MLA kernel is one persistent CTA (pair) per SM
 #: walking the work items MLAPlan dealt it (include/flashinfer/scheduler.cuh @ f1e6fdcb: the min-heap on cost 2 x tile

@@ -78,3 +78,45 @@ def test_cold_grid2_fi_tc_priced_before_by_the_shipped_model_and_joined():
     cold = b[b["mode"] == "cold"]
     med = cold.groupby("dtype")["main_err_pct"].apply(lambda e: e.abs().median())
     assert med["bf16"] < 10.0 and med["fp8"] > 10.0
+
+
+def test_cold_grid3_priced_by_both_models_before_and_the_rule_ships_the_candidate():
+    from simulator.calibration import fi_tc_fp8_grid3 as G3
+
+    M = _lab("measure_attention_cold")
+    assert len(M.cold_shapes3()) == 32
+    p = pd.read_csv(DF.resolve(FP.DATA_DIR / G3.PRED), dtype={"base_commit": str, "model_commit": str})
+    assert len(p) == 64 and set(p["base_commit"]) == {G3.PRED_BASE} and set(p["model_commit"]) == {G3.CAND_COMMIT}
+    r = G3.judge()
+    assert r is not None and r["met"] == {"main": 3, "new": 4} and r["ship"]
+    assert r["pooled"]["new"][1] < r["pooled"]["main"][1]
+
+
+def test_lone_tile_load_is_declared_by_fp8_decode_tiles_only_and_priced_at_one_cta_per_sm():
+    from dataclasses import replace
+
+    from hwmodels import roofline as R
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import flashinfer as FI
+
+    # Llama-3.1-8B decode (16-row tiles): fp8 declares its first tile's K and V bytes, bf16 and verification do not
+    fp8, info = FI.fi_tc(4.0, 1.0, 256.0, 32.0, 8.0, 128.0, 1.0, 16.0, 132, 233472.0)
+    bf16, _ = FI.fi_tc(4.0, 1.0, 256.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, 233472.0)
+    ver, vinfo = FI.fi_tc(4.0, 8.0, 256.0, 32.0, 8.0, 128.0, 1.0, 16.0, 132, 233472.0)
+    lt = [np.asarray(ln.lone_tile_bytes, dtype=float) for ln in fp8 if ln.name == "attention"]
+    want = min(float(info["chunk_tokens"]), float(info["cta_tile_kv"])) * 128 * 1.0 * 2
+    assert len(lt) == 1 and np.allclose(lt[0], want)
+    assert all(np.all(np.asarray(ln.lone_tile_bytes) == 0.0) for ln in bf16 + ver)
+    assert float(vinfo["cta_tile_q"]) > 16
+    # the roofline adds the CTAs' tile loads at the kind's HBM rate only where <= 1 CTA per SM
+    from simulator.ops import OpBuilder
+
+    hw = load_hardware("H100-SXM")
+    b = OpBuilder(2)
+    b.add("attention", "attn_fi_prefill_fp8kv", bytes_read=1e6, parallel_units=np.array([100.0, 200.0]),
+          lone_tile_bytes=32768.0)
+    ops = b.build()
+    on = R.price(ops, hw)
+    off = R.price(replace(ops, lone_tile_bytes=None), hw)
+    eff_m = hw.efficiency.memory["attn_fi_prefill_fp8kv"]
+    assert np.isclose(on[0] - off[0], 32768.0 * 100 / (hw.hbm_bw_bytes_s * eff_m)) and np.isclose(on[1], off[1])

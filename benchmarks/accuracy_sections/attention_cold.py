@@ -81,12 +81,13 @@ def attention_cold(fmt: dict | None = None) -> None:
     from simulator.calibration.fit_production_attention import HARNESS_KV_L2
 
     shipped = "new" if HARNESS_KV_L2 else "main"   # the engine-state line beside each family's STANDING
+    newer = _grid3_families()                       # families whose engine-state line is cold grid 3's now
     for lab in ("main", "new"):
         for fam, g in cold.groupby("family"):
             row = tc[tc["family"] == fam]
             BOARD.add(str(fam), "blind", f"cold K/V grid (engine state), {lab} model's committed prices",
                       g[f"{lab}_err_pct"], int((row[f"{lab}_goal"] == "met").sum()), len(row),
-                      standing=lab == shipped and f"{fam}, cold K/V (engine state)")
+                      standing=lab == shipped and fam not in newer and f"{fam}, cold K/V (engine state)")
     print("cold rows by the warm harness footprint band (blind):")
     print(models_table(cold, ("family", "band"), ("main", "new"), ("main", "new")).round(1).to_string(**fmt))
     warm = b[b["mode"] == "warm"].reset_index(drop=True)
@@ -124,4 +125,70 @@ def attention_cold2(fmt: dict | None = None) -> None:
         # regimes: bf16 / fp8 K/V (the issue's), so the fp8 short calls' miss counts on its own
         BOARD.add("fi_tc", "blind", f"cold K/V grid 2, {mode} rows, the shipped model's committed prices",
                   g["main_err_pct"], int((t["main_goal"] == "met").sum()), len(t),
-                  standing=mode == "cold" and "fi_tc, cold K/V (engine state)")
+                  standing=mode == "cold" and "fi_tc" not in _grid3_families() and "fi_tc, cold K/V (engine state)")
+    attention_cold3(fmt)
+
+
+def _grid3_families() -> tuple:
+    """The families cold grid 3 measured once it is committed (their engine-state STANDING line is grid 3's)."""
+    from simulator.calibration import fi_tc_fp8_grid3 as G3
+
+    return ("fi_tc", "fi_verify") if len(G3.load()) else ()
+
+
+def attention_cold3(fmt: dict | None = None) -> None:
+    """Cold grid 3 (fi_tc and fi_verify, bf16 and fp8): main's and the candidate's blind errors per regime on the cold
+    rows, the rule's outcome, the replicate, and the engine-state STANDING lines of both families (the shipped model)."""
+    import pandas as pd
+
+    from hwmodels import datafiles as DF
+    from simulator.calibration import fi_tc_fp8_grid3 as G3
+
+    fmt = fmt or {"index": False}
+    b = G3.load()
+    r = G3.judge(b)
+    if r is None:
+        return
+    print(f"\nCOLD K/V GRID 3 ({b.attrs['file']}: fi_tc and fi_verify, bf16 and fp8, {r['n']} cold shapes + controls; "
+          f"priced before the measurement by main {G3.PRED_BASE} and by the candidate {G3.CAND_COMMIT} -- the fp8 "
+          "decode tile's exposed load at one CTA per SM, the fit rerun under it; regimes family x K/V dtype on the "
+          "cold rows)")
+    with pd.option_context("display.width", 200):
+        print(r["regimes"].round(1).to_string(**fmt))
+    pm, pn = r["pooled"]["main"], r["pooled"]["new"]
+    print(f"  regimes met: main {r['met']['main']}, candidate {r['met']['new']} of {len(r['regimes'])}; pooled cold "
+          f"main {pm[0]:.1f} / {pm[1]:.1f} %, candidate {pn[0]:.1f} / {pn[1]:.1f} %: "
+          f"{'SHIPPED (the rule: more regimes met)' if r['ship'] else 'main stays'}")
+    rep = sorted(p for p in DF.glob(G3._data_dir(None), "attention_cold3rep2_nvidia-*.csv") if DF.suffix(p) == ".csv")
+    if rep:
+        rb = pd.read_csv(rep[-1]).merge(pd.read_csv(DF.resolve(G3._data_dir(None) / G3.PRED))[
+            G3.KEYS + ["pred_base_us", "pred_new_us"]], on=G3.KEYS)
+        rb["main_err_pct"] = (rb["pred_base_us"] / rb["median_us"] - 1.0) * 100.0
+        rb["new_err_pct"] = (rb["pred_new_us"] / rb["median_us"] - 1.0) * 100.0
+        rr = G3.judge(rb)
+        print(f"  replicate (same call): main {rr['met']['main']}, candidate {rr['met']['new']} regimes; pooled "
+              f"{rr['pooled']['main'][0]:.1f} / {rr['pooled']['main'][1]:.1f} -> {rr['pooled']['new'][0]:.1f} / "
+              f"{rr['pooled']['new'][1]:.1f} %")
+    ctrl = b[(b["mode"] == "cold") & (b["role"] == "control")]
+    print("  controls (not in the regimes): " + "; ".join(
+        f"{m} {d} {int(bb)} x {int(t)}: main {e1:+.1f} %, candidate {e2:+.1f} %" for m, d, bb, t, e1, e2 in
+        zip(ctrl["model"], ctrl["dtype"], ctrl["batch"], ctrl["context"], ctrl["main_err_pct"], ctrl["new_err_pct"])))
+    warm = b[(b["mode"] == "warm") & (b["role"] != "control")].assign(mode="cold")   # judge() reads 'cold' rows
+    rw = G3.judge(warm)
+    print(f"  warm rows (the campaign harness), by the same regimes: main {rw['met']['main']}, candidate "
+          f"{rw['met']['new']}; pooled {rw['pooled']['main'][0]:.1f} / {rw['pooled']['main'][1]:.1f} -> "
+          f"{rw['pooled']['new'][0]:.1f} / {rw['pooled']['new'][1]:.1f} %")
+    for lab in ("main", "new"):
+        BOARD.add("fi_tc + fi_verify", "blind", f"cold K/V grid 3, warm rows (the harness), {lab} model's committed "
+                  "prices", warm[f"{lab}_err_pct"], int(rw["regimes"][f"{lab}_met"].sum()), len(rw["regimes"]))
+    from simulator.kernels.flashinfer import FI_TC_FP8_LONE_TILE
+
+    shipped = "new" if FI_TC_FP8_LONE_TILE else "main"
+    cold = b[(b["mode"] == "cold") & (b["role"] != "control")]
+    reg = r["regimes"]
+    for lab in ("main", "new"):
+        for fam, g in cold.groupby("family"):
+            rf = reg[reg["family"] == fam]
+            BOARD.add(str(fam), "blind", f"cold K/V grid 3 (engine state), {lab} model's committed prices",
+                      g[f"{lab}_err_pct"], int(rf[f"{lab}_met"].sum()), len(rf),
+                      standing=lab == shipped and f"{fam}, cold K/V (engine state)")

@@ -606,7 +606,8 @@ FI_TC_LAST_WAVE_SHARE = True
 FI_TC_MERGE_AS_DECODE = True
 #: True = a decode call's fp8 K/V CTAs declare their first tile's bytes as waited with nothing to overlap
 #: (Launch.lone_tile_bytes; hwmodels.roofline LONE_TILE_LOAD: added where the launch holds at most one CTA per SM);
-#: verification tiles (> 16 rows) and bf16 K/V do not. LOOKED-AT when chosen (the fi_tc probe); False = off
+#: verification tiles (> 16 rows) and bf16 K/V do not. LOOKED-AT when chosen (the fi_tc probe); shipped after cold grid
+#: 3 judged it blind (simulator/calibration/fi_tc_fp8_grid3.py: 4 of 4 regimes against 3); False = off
 FI_TC_FP8_LONE_TILE = True
 
 
