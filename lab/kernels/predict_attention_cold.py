@@ -61,6 +61,22 @@ def committed_shapes() -> pd.DataFrame:
     return d
 
 
+def grid_rows(shapes: list[dict]) -> tuple[pd.DataFrame, int]:
+    """Every shape of a cold grid in both modes (warm, cold) with its warm harness footprint (MB), after checking that
+    none is in a committed CSV; with the count of committed rows checked."""
+    import measure_attention_cold as M
+
+    g = pd.DataFrame(shapes)
+    old = committed_shapes()
+    hit = g.merge(old.drop_duplicates(), on=list(KEYS), how="inner")
+    if len(hit):
+        raise SystemExit(f"{len(hit)} shapes already measured:\n{hit.to_string()}")
+    s = pd.concat([g.assign(mode="warm"), g.assign(mode="cold")], ignore_index=True)
+    s["head_dim_v"] = pd.to_numeric(s["head_dim_v"], errors="coerce")
+    s["warm_footprint_mb"] = [round(M.warm_footprint(r) / 1e6, 2) for r in s.to_dict("records")]
+    return s, len(old)
+
+
 def main() -> None:
     import measure_attention_cold as M
 
@@ -73,21 +89,14 @@ def main() -> None:
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
-    g = pd.DataFrame(M.cold_shapes2() if grid2 else M.cold_shapes())
-    old = committed_shapes()
-    hit = g.merge(old.drop_duplicates(), on=list(KEYS), how="inner")
-    if len(hit):
-        raise SystemExit(f"{len(hit)} shapes already measured:\n{hit.to_string()}")
-    s = pd.concat([g.assign(mode="warm"), g.assign(mode="cold")], ignore_index=True)
-    s["head_dim_v"] = pd.to_numeric(s["head_dim_v"], errors="coerce")
-    s["warm_footprint_mb"] = [round(M.warm_footprint(r) / 1e6, 2) for r in s.to_dict("records")]
+    s, n_old = grid_rows(M.cold_shapes2() if grid2 else M.cold_shapes())
     s["pred_new_us"] = np.round(price_at(s, None), 3)
     s.insert(s.columns.get_loc("pred_new_us"), "pred_base_us",
              s["pred_new_us"] if grid2 else np.round(price_at(s, BASE_COMMIT), 3))
     s["base_commit"], s["model_commit"] = (commit[:7] if grid2 else BASE_COMMIT), commit
     s.to_csv(OUT2 if grid2 else OUT, index=False)
-    print(f"{len(s)} rows priced at {commit[:10]} (base {s['base_commit'].iloc[0]}), none of {len(g)} shapes in "
-          f"{len(old)} committed rows -> {OUT2 if grid2 else OUT}")
+    print(f"{len(s)} rows priced at {commit[:10]} (base {s['base_commit'].iloc[0]}), none of {len(s) // 2} shapes in "
+          f"{n_old} committed rows -> {OUT2 if grid2 else OUT}")
     print(s.groupby(["family", "role", "mode"])[["pred_base_us", "pred_new_us"]].median().to_string())
 
 
@@ -97,20 +106,13 @@ def main3() -> None:
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    g = pd.DataFrame(M.cold_shapes3())
-    old = committed_shapes()
-    hit = g.merge(old.drop_duplicates(), on=list(KEYS), how="inner")
-    if len(hit):
-        raise SystemExit(f"{len(hit)} shapes already measured:\n{hit.to_string()}")
-    s = pd.concat([g.assign(mode="warm"), g.assign(mode="cold")], ignore_index=True)
-    s["head_dim_v"] = pd.to_numeric(s["head_dim_v"], errors="coerce")
-    s["warm_footprint_mb"] = [round(M.warm_footprint(r) / 1e6, 2) for r in s.to_dict("records")]
+    s, n_old = grid_rows(M.cold_shapes3())
     s["pred_base_us"] = np.round(price_at(s, commit), 3)
     s["pred_new_us"] = np.round(price_at(s, CAND3_COMMIT), 3)
     s["base_commit"], s["model_commit"] = commit, CAND3_COMMIT
     s.to_csv(OUT3, index=False)
-    print(f"{len(s)} rows priced by main {commit} and the candidate {CAND3_COMMIT}; none of {len(g)} shapes in "
-          f"{len(old)} committed rows -> {OUT3}")
+    print(f"{len(s)} rows priced by main {commit} and the candidate {CAND3_COMMIT}; none of {len(s) // 2} shapes in "
+          f"{n_old} committed rows -> {OUT3}")
     print(s.groupby(["family", "dtype", "mode"])[["pred_base_us", "pred_new_us"]].median().to_string())
 
 
