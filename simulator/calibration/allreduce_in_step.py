@@ -102,6 +102,22 @@ FITTED_EPS_US = 1.546
 ADOPT_MIN_CELLS = 8
 
 
+def _step_err_pct(raw: pd.DataFrame, cells: pd.DataFrame, eps_us, l_col: str, impl=None) -> list:
+    """Beside each rule: the step at the cell's larger L priced as parts (gemm + ar) + 2 L epsilon (`eps_us`, us, one
+    per cell) against the measured step (%). `impl` (one per cell): the all-reduce kernel whose ar / step rows to use,
+    with the cell's gemm rows under '-' (the TensorRT-LLM grid); None = the run's only kernel."""
+    if impl is None:
+        v = raw.set_index(["world", "hidden", "tokens", "layers", "variant"])["median_us"]
+        key = lambda w, h, t, L, var, k: (w, h, t, L, var)   # noqa: E731
+    else:
+        v = raw.set_index(["world", "hidden", "tokens", "layers", "variant", "impl"])["median_us"]
+        key = lambda w, h, t, L, var, k: (w, h, t, L, var, "-" if var == "gemm" else k)   # noqa: E731
+    ks = impl if impl is not None else [None] * len(cells)
+    return [100 * ((v[key(w, h, t, L, "gemm", k)] + v[key(w, h, t, L, "ar", k)] + 2 * L * ep)
+                   / v[key(w, h, t, L, "step", k)] - 1)
+            for w, h, t, L, k, ep in zip(cells["world"], cells["hidden"], cells["tokens"], cells[l_col], ks, eps_us)]
+
+
 def judge_blind(data_dir: Path | None = None, run: str = BLIND_RUN) -> dict | None:
     """The blind run's cells (`run`: BLIND_RUN, or BLIND_REPLICATE): measured epsilon against FITTED_EPS_US and against
     0, and the step at the larger L priced as parts + 2 L epsilon (fitted, 0) against the measured step (%); None while
@@ -112,12 +128,9 @@ def judge_blind(data_dir: Path | None = None, run: str = BLIND_RUN) -> dict | No
     raw = pd.read_csv(d / run)
     raw = raw[raw["note"].astype("string").fillna("") == ""]
     e = epsilons(raw)
-    v = raw.set_index(["world", "hidden", "tokens", "layers", "variant"])["median_us"]
     for c, eps in (("fit", FITTED_EPS_US), ("zero", 0.0)):
         e[f"abs_{c}"] = (e["eps"] - eps).abs()
-        e[f"step_err_{c}_%"] = [
-            100 * ((v[(w, h, t, hi, "gemm")] + v[(w, h, t, hi, "ar")] + 2 * hi * eps) / v[(w, h, t, hi, "step")] - 1)
-            for w, h, t, hi in zip(e["world"], e["hidden"], e["tokens"], e["l_hi"])]
+        e[f"step_err_{c}_%"] = _step_err_pct(raw, e, [eps] * len(e), "l_hi")
     nearer = int((e["abs_fit"] < e["abs_zero"]).sum())
     adopt = nearer >= ADOPT_MIN_CELLS and float(e["abs_fit"].median()) < float(e["abs_zero"].median())
     return {"cells": e, "nearer": nearer, "n": len(e), "adopt": adopt}
@@ -245,13 +258,8 @@ def judge_step2(data_dir: Path | None = None, run: str | None = None) -> dict | 
     j = e.merge(pred, on=["world", "hidden", "ffn", "tokens"], how="inner")
     j["abs_shipped"] = (j["eps"] - j["eps_shipped_us"]).abs()
     j["abs_candidate"] = (j["eps"] - j["eps_candidate_us"]).abs()
-    v = raw.set_index(["world", "hidden", "tokens", "layers", "variant"])["median_us"]
     for c, col in (("candidate", "eps_candidate_us"), ("shipped", "eps_shipped_us"), ("zero", None)):
-        j[f"step_err_{c}_%"] = [   # beside the rule: the step at the larger L priced as parts + 2 L epsilon
-            100 * ((v[(w, h, t, hi, "gemm")] + v[(w, h, t, hi, "ar")] + 2 * hi * (0.0 if col is None else e))
-                   / v[(w, h, t, hi, "step")] - 1)
-            for w, h, t, hi, e in zip(j["world"], j["hidden"], j["tokens"], j["l_hi_x"],
-                                      j[col] if col else [0.0] * len(j))]
+        j[f"step_err_{c}_%"] = _step_err_pct(raw, j, j[col] if col else [0.0] * len(j), "l_hi_x")
     nearer = int((j["abs_candidate"] < j["abs_shipped"]).sum())
     adopt = nearer > len(j) / 2 and float(j["abs_candidate"].median()) < float(j["abs_shipped"].median())
     return {"cells": j, "nearer": nearer, "n": len(j), "adopt": adopt}
@@ -364,13 +372,8 @@ def judge_trt(data_dir: Path | None = None, run: str = TRT_RUN) -> dict | None:
     j = e.merge(pred, on=["world", "hidden", "ffn", "tokens", "impl"], how="inner")
     j["abs_shipped"] = (j["eps"] - j["eps_shipped_us"]).abs()
     j["abs_zero"] = j["eps"].abs()
-    v = raw.set_index(["world", "hidden", "tokens", "layers", "variant", "impl"])["median_us"]
     for c, col in (("shipped", "eps_shipped_us"), ("zero", None)):
-        j[f"step_err_{c}_%"] = [   # beside the rule: the step at the larger L priced as parts + 2 L epsilon
-            100 * ((v[(w, h, t, hi, "gemm", "-")] + v[(w, h, t, hi, "ar", k)] + 2 * hi * ep)
-                   / v[(w, h, t, hi, "step", k)] - 1)
-            for w, h, t, hi, k, ep in zip(j["world"], j["hidden"], j["tokens"], j["l_hi_x"], j["impl"],
-                                          j[col] if col else [0.0] * len(j))]
+        j[f"step_err_{c}_%"] = _step_err_pct(raw, j, j[col] if col else [0.0] * len(j), "l_hi_x", impl=j["impl"])
     nearer = int((j["abs_shipped"] < j["abs_zero"]).sum())
     keep = nearer >= len(j) / 2 and float(j["abs_shipped"].median()) < float(j["abs_zero"].median())
     return {"cells": j, "nearer": nearer, "n": len(j), "keep": keep}
