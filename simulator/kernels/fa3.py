@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.kernels.decode_attention import fa2_num_splits  # noqa: F401  (FA2's variant of the same rule)
-from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io
+from simulator.kernels.production import Launch, attention_io, causal_flops, causal_tile_blocks, ceil_div, combine_io
 
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 FA3_PROLOGUE_LOADS = 3.0
@@ -121,10 +121,13 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
     return out.reshape(tm.shape)
 
 
-def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0):
+def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0,
+        causal=None):
     """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring). num_splits: the
     caller's argument as flash_attn_with_kvcache takes it: 0 = hopper/'s heuristic (engines), n >= 1 = the split bound
-    (params.num_splits; 1 = no split and no combine kernel)."""
+    (params.num_splits; 1 = no split and no combine kernel). causal: None / False = every m-block walks every key
+    block (the decode and verification pricing, fitted so); True (per setting) = a prefill call's causal bound on each
+    m-block's key blocks (block.h get_n_block_min_max; production.causal_tile_blocks)."""
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                            for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -145,6 +148,15 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     main_kind = "attn_fa3_persist" if persist else kind
     tile_loads = FA3_PROLOGUE_LOADS + (scheduler_loads(B, Hkv * mblocks * S, sms) if persist else 0.0)
     fl = np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d)
+    blocks = ceil_div(nblocks, S)      # one tile's key blocks on its chain
+    if causal is not None and np.any(causal):
+        # causal: each m-block walks its own blocks up to its last row's diagonal, a split divides that range; the
+        # chain is the mean tile's over several rounds of the SMs, the longest's in one
+        total, longest = causal_tile_blocks(q, T, G, bm, bn, per_tile_split=S)
+        cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
+        mean = total / np.maximum(mblocks * S, 1.0)
+        blocks = np.where(cz, np.where(per_cta_tiles > 1.0, mean, longest), blocks)
+        fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, d), B * Hkv * total * 4.0 * bm * bn * d), fl)
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
     # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile
@@ -161,18 +173,18 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         # a wave's share (the first tile's loads / rounds) makes them one tile's. The fp8 build is its own kind
         fp8 = kvb <= 1.0
         for k_, on in ((main_kind, ~fp8), (main_kind + "_fp8kv", fp8)):
-            mains.append(Launch("attention", k_, float(sms) * rounds, 1.0, ceil_div(nblocks, S),
+            mains.append(Launch("attention", k_, float(sms) * rounds, 1.0, blocks,
                                 tile_loads / np.maximum(rounds, 1.0), fl * head_share, rd1 * head_share,
                                 wr1 * head_share, where=on))
             # its CTAs' chains bound each of them (per-block latency); their bytes are priced at the device's full rate
             # (ctas = the SMs: no linear-in-CTAs bandwidth share, which would double-count what the chain holds)
-            mains.append(Launch("attention_last_round", k_, np.full(B.shape, float(sms)), 1.0, ceil_div(nblocks, S),
+            mains.append(Launch("attention_last_round", k_, np.full(B.shape, float(sms)), 1.0, blocks,
                                 tile_loads, fl * (1.0 - head_share), rd1 * (1.0 - head_share),
                                 wr1 * (1.0 - head_share), where=tail & on))
     else:
-        mains.append(Launch("attention", main_kind, np.full(B.shape, float(sms)), 1.0, rounds * ceil_div(nblocks, S),
+        mains.append(Launch("attention", main_kind, np.full(B.shape, float(sms)), 1.0, rounds * blocks,
                             tile_loads * rounds, fl * head_share, rd1 * head_share, wr1 * head_share))
-        mains.append(Launch("attention_last_round", main_kind, np.full(B.shape, float(sms)), 1.0, ceil_div(nblocks, S),
+        mains.append(Launch("attention_last_round", main_kind, np.full(B.shape, float(sms)), 1.0, blocks,
                             tile_loads, fl * (1.0 - head_share), rd1 * (1.0 - head_share), wr1 * (1.0 - head_share),
                             where=tail))
     rd, wr = combine_io(B * q * Hq, S, d)

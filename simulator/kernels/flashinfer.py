@@ -66,7 +66,15 @@ import heapq
 
 import numpy as np
 
-from simulator.kernels.production import Launch, attention_io, ceil_div, combine_io, occupancy
+from simulator.kernels.production import (
+    Launch,
+    attention_io,
+    causal_flops,
+    causal_tile_blocks,
+    ceil_div,
+    combine_io,
+    occupancy,
+)
 
 FI_COMMIT = "f1e6fdcb8f65104047697f022b5d055ef022d763"
 #: GQA group sizes the CUDA-core decode kernel is compiled for (utils.cuh DISPATCH_GQA_GROUP_SIZE)
@@ -648,8 +656,10 @@ def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
 def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None,
           pdl=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
-    verification rows q > 1): the kernel and its merge (module docstring); pdl as fi_decode. Returns (launches,
-    info)."""
+    verification rows q > 1): the kernel and its merge (module docstring); pdl as fi_decode. causal: None / False =
+    every query tile walks its whole chunk (the decode and verification pricing, fitted so); True (per setting) = a
+    prefill call's causal bound on each query tile's keys (production.causal_tile_blocks). cuda_graph False = an
+    engine's eager prefill plan (no padded grid, split only where it fills the device). Returns (launches, info)."""
     B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                            for x in (B, q, T, Hq, Hkv, d, kvb, page)))
     G = Hq / Hkv
@@ -673,6 +683,16 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     iters = ceil_div(chunk_tok, tile_kv)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
     tile_flops = new_batch * Hkv * iters * 4.0 * ctq * tile_kv * d     # whole tiles, padded rows included
+    waves0 = np.maximum(np.ceil(new_batch * Hkv / (per_sm * sms)), 1.0)
+    if causal is not None and np.any(causal):
+        # causal (prefill.cuh num_iterations, production.causal_tile_blocks): a query tile walks its chunk's keys up to
+        # its last row's diagonal; the CTAs' chain is the mean CTA's over several waves, the longest's in one
+        total, longest = causal_tile_blocks(q, T, G, ctq, tile_kv, chunk=chunk_tok)
+        cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
+        mean = total / np.maximum(tiles_q * S, 1.0)
+        iters = np.where(cz, np.where(waves0 > 1.0, mean, longest), iters)
+        tile_flops = np.where(cz, B * Hkv * total * 4.0 * ctq * tile_kv * d, tile_flops)
+        flops = np.where(cz, causal_flops(B, q, T, Hq, d), flops)
     written = np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
     out = []
     frags = fa2_fp8_frags(ctq, tile_kv)

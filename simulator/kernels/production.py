@@ -139,3 +139,55 @@ def combine_io(rows_heads, splits, dv):
     """(bytes read, bytes written) of a merge of `splits` fp32 partial outputs (+ one fp32 log-sum-exp) per
     (row, head) into a bf16 output."""
     return rows_heads * splits * (dv + 1.0) * 4.0, rows_heads * dv * 2.0
+
+
+def causal_flops(B, q, T, Hq, d):
+    """FLOP of a causal call's valid (query, key) pairs: q new rows after T - q cached keys, row i seeing T - q + i + 1
+    keys: q (T - q) + q (q + 1) / 2 pairs per head, QK^T and PV at 2 FLOP a multiply-add each (head dim d both)."""
+    q, T = np.asarray(q, dtype=np.float64), np.asarray(T, dtype=np.float64)
+    pairs = q * np.maximum(T - q, 0.0) + q * (q + 1.0) / 2.0
+    return 4.0 * np.asarray(B, dtype=np.float64) * np.asarray(Hq, dtype=np.float64) * np.asarray(d) * pairs
+
+
+def causal_tile_blocks(q, T, G, rows_per_tile, key_tile, chunk=None, per_tile_split=None):
+    """Key blocks a causal call's query tiles walk, per (request, KV head): (total over its tiles, the longest tile's),
+    as both FA2-style kernels bound a tile's walk (bottom-right aligned causal mask: query row i of q new rows sees
+    keys 0 .. T - q + i; packed GQA rows: a tile of `rows_per_tile` packed rows holds ceil(rows / G) query positions):
+
+      the tile j's last query position  r_j = min(q, ceil((j + 1) rows_per_tile / G))  (1-based)
+      its visible keys                  L_j = min(T, T - q + r_j)
+    FlashInfer's FA2 prefill kernel (prefill.cuh @ simulator.kernels.flashinfer.FI_COMMIT, BatchPrefillWithPagedKVCache-
+    Device: num_iterations = ceil(min(chunk_size, kv_len - qo_len + ceil((qo_tile_idx + 1) CTA_TILE_Q / G) -
+    chunk_start) / CTA_TILE_KV)) cuts the keys into fixed chunks of `chunk` tokens (its split-KV plan), one CTA each:
+      blocks_j = floor(L_j / chunk) x ceil(chunk / key_tile) + ceil((L_j mod chunk) / key_tile)
+    FlashAttention-3 (hopper/block.h @ simulator.kernels.fa3.FA3_COMMIT get_n_block_min_max: n_block_max = min(
+    ceil(T / kBlockN), ceil((ceil((m_block + 1) kBlockM / G) + T - q) / kBlockN)); a split divides the tile's own range)
+    cuts each tile's own blocks into `per_tile_split` pieces: blocks_j = ceil(L_j / key_tile), the longest piece
+    ceil(blocks_j / splits).
+    Returns (sum_j blocks_j, max over tiles / chunks of one CTA's blocks); every argument broadcasts."""
+    q, T, G, rows, kt = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                              for x in (q, T, G, rows_per_tile, key_tile)))
+    tiles = ceil_div(q * G, rows)
+    C = None if chunk is None else np.broadcast_to(np.asarray(chunk, dtype=np.float64), q.shape)
+    total = np.zeros(q.shape)
+    jmax = int(np.max(tiles)) if tiles.size else 0
+    step = 256
+    for j0 in range(0, jmax, step):    # tiles in slabs of 256 columns: memory stays (settings x 256)
+        j = np.arange(j0, min(j0 + step, jmax), dtype=np.float64)
+        on = j[None, :] < tiles.reshape(-1, 1)
+        r = np.minimum(q.reshape(-1, 1), np.ceil((j[None, :] + 1.0) * rows.reshape(-1, 1) / G.reshape(-1, 1)))
+        L = np.minimum(T.reshape(-1, 1), T.reshape(-1, 1) - q.reshape(-1, 1) + r)
+        if C is None:
+            n = np.ceil(L / kt.reshape(-1, 1))
+        else:
+            c = np.maximum(C.reshape(-1, 1), 1.0)
+            n = np.floor(L / c) * np.ceil(c / kt.reshape(-1, 1)) + np.ceil(np.mod(L, c) / kt.reshape(-1, 1))
+        total += np.where(on, n, 0.0).sum(axis=1).reshape(q.shape)
+    last = np.ceil(T / kt)     # the last tile sees every key
+    if C is not None:
+        longest = np.minimum(np.ceil(np.maximum(C, 1.0) / kt), last)
+    elif per_tile_split is not None:
+        longest = np.ceil(last / np.maximum(np.asarray(per_tile_split, dtype=np.float64), 1.0))
+    else:
+        longest = last
+    return total, longest
