@@ -44,6 +44,7 @@ from accuracy_sections import (
     gemm_block,
     indexer,
     mla,
+    prefill_kernels,
     production_kernels,
     regimes,
     topk_engines,
@@ -82,6 +83,7 @@ def main() -> None:
     xqa.xqa()
     triton.triton()
     attention_cold.attention_cold()
+    prefill_kernels.prefill_kernels()
     attention.first_look()
     indexer.indexer()
     BOARD.print()

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Prefill rows of FA3's hopper/ binary and FlashInfer's FA2 paged prefill on the lent H100, one call: build the trimmed FA3
-# (build_fa3_binary.py from $W/src, made by prepare_fa3_source.sh: flash-attention @ 0251105a, CUTLASS @ 71275920), return
+# (build_fa3_binary.py from $W/src.tar.xz, prepare_fa3_source.sh's tree packed: flash-attention @ 0251105a, CUTLASS @ 71275920), return
 # the library gzipped, install flashinfer-python 0.6.4 from $W (lab/kernels/_flashinfer_site.sh), then
 # lab/kernels/measure_prefill_kernels.py (v1) for both families with the time left. Priced before the call:
 # hwmodels/calibration/data/production_attention/prefill_kernels_first_look.csv (lab/kernels/predict_prefill_kernels.py).
@@ -16,7 +16,8 @@ el() { echo $(( $(date +%s) - T0 )); }
 if [ -f $W/fa3_C.abi3.so.gz ]; then   # a library built by an earlier call of this script
   mkdir -p /tmp/fa3pkg/flash_attn_3 && gunzip -c $W/fa3_C.abi3.so.gz > /tmp/fa3pkg/flash_attn_3/_C.abi3.so
   echo '__version__ = "3.0.0+0251105a.trim"' > /tmp/fa3pkg/flash_attn_3/__init__.py
-  cp $W/src/hopper/flash_attn_interface.py /tmp/fa3pkg/
+  mkdir -p /tmp/fa3src && tar -xJf $W/src.tar.xz -C /tmp/fa3src
+  cp /tmp/fa3src/src/hopper/flash_attn_interface.py /tmp/fa3pkg/
   python3 - <<'PY'
 f = ['BACKWARD','SPLIT','PAGEDKV','APPENDKV','LOCAL','SOFTCAP','PACKGQA','FP16','FP8','VARLEN','CLUSTER','HDIM64','HDIM96','HDIM128','HDIM192','HDIM256','SM8x']
 dis = {'BACKWARD','SOFTCAP','LOCAL','FP16','CLUSTER','HDIM64','HDIM96','HDIM192','HDIM256','SM8x','APPENDKV'}
@@ -24,7 +25,8 @@ open('/tmp/fa3pkg/flash_attn_config.py', 'w').write('CONFIG = ' + repr({'build_f
 PY
   echo "fa3 library carried $(el) s"
 else
-  python3 lab/kernels/build_fa3_binary.py $W/src /tmp/fa3pkg --jobs 16 > $OUT/build.log 2>&1; rc=$?
+  mkdir -p /tmp/fa3src && tar -xJf $W/src.tar.xz -C /tmp/fa3src
+  python3 lab/kernels/build_fa3_binary.py /tmp/fa3src/src /tmp/fa3pkg --jobs 16 > $OUT/build.log 2>&1; rc=$?
   grep "compile wall\|FAIL\|link\|built" $OUT/build.log | head; echo "build rc $rc after $(el) s"
   [ $rc -eq 0 ] && gzip -1 -c /tmp/fa3pkg/flash_attn_3/_C.abi3.so > $OUT/fa3_C.abi3.so.gz && ls -la $OUT/fa3_C.abi3.so.gz
 fi

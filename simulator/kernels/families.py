@@ -100,6 +100,28 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
     raise ValueError(f"unknown GQA family {family!r}")
 
 
+#: GQA families whose prefill kernel the product prices from its own launches (gqa_prefill_launches): FlashAttention-3
+#: (vLLM's FLASH_ATTN and SGLang's fa3 backend run the same varlen paged forward for a prefill chunk; fa4 takes fa3's
+#: structure on attn_fa4's borrowed terms) and FlashInfer (SGLang's flashinfer backend and vLLM's FLASHINFER backend
+#: plan BatchPrefillWithPagedKVCacheWrapper, backend fa2, for an extend / chunked-prefill batch, whichever decode
+#: kernel they pick). The other families' engines prefill with kernels not modelled here (TensorRT-LLM's context FMHA,
+#: the Triton backends' extend kernels): the dense strategy's generic prefill op prices them
+PREFILL_FAMILY = {"fa3": "fa3", "fa4": "fa4", "fi_tc": "fi_tc", "fi_decode": "fi_tc", "flashinfer": "fi_tc"}
+
+
+def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float | None = None):
+    """Launches of one causal prefill call of a GQA family (PREFILL_FAMILY): B requests of P new query rows each after
+    T - P cached tokens (the chunk's own K/V already in the cache), each query tile's keys bounded by its diagonal
+    (simulator.kernels.production.causal_tile_blocks); FlashInfer planned without a CUDA graph (an eager prefill)."""
+    fam = PREFILL_FAMILY[family]
+    causal = np.ones(np.broadcast(B, P, T).shape, dtype=bool)
+    if fam == "fi_tc":
+        return FI.fi_tc(B, P, T, Hq, Hkv, d, kvb, page, sms, float(smem_per_sm or DEFAULT_SMEM_PER_SM),
+                        cuda_graph=False, causal=causal)[0]
+    return FA3.fa3(B, P, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa4" if fam == "fa4" else "attn_fa3",
+                   causal=causal)[0]
+
+
 def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     """Launches of one MLA decode / verification call (absorbed: one latent of d_ckv + d_kpe per token)."""
     if family == "fi_mla":

@@ -36,6 +36,7 @@ from simulator.kernels.decode_attention import (
     fa2_num_splits,
     reread_working_set,
 )
+from simulator.kernels.families import PREFILL_FAMILY
 from simulator.layers import repeat_kv_ops
 from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE
@@ -261,6 +262,23 @@ class DenseAttention(AttentionStrategy):
                                     sms, getattr(t, "smem_per_sm", None))
         emit(b, launches, sms, count=shape.layers)
 
+    def _production_prefill_ops(self, b, lay, shape) -> None:
+        """A prefill chunk (P new tokens after kv_prefix cached ones, B prompts) as the production family's prefill
+        kernel launches it (simulator/kernels/families.py gqa_prefill_launches: the causal bound on each query tile's
+        keys; judged on the prefill rows of FA3's binary and FlashInfer's FA2 kernel, docs/KERNEL_FAMILIES.md)."""
+        from simulator.kernels.families import gqa_prefill_launches
+        from simulator.kernels.production import emit
+
+        t = lay.target
+        sms = t.sm_count
+        one = np.ones(np.broadcast(shape.batch, shape.context, shape.kv_prefix).shape)
+        T = np.asarray(shape.context, dtype=np.float64) * one
+        P = np.maximum(T - np.asarray(shape.kv_prefix, dtype=np.float64) * one, 1.0)
+        launches = gqa_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
+                                        lay.heads_dev * one, lay.kv_heads_dev * one, float(lay.head_dim),
+                                        lay.kvbytes * one, float(self.page_size), sms, getattr(t, "smem_per_sm", None))
+        emit(b, launches, sms, count=shape.layers)
+
     def _family_decode_ops(self, b, lay, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
         """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the
         family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
@@ -298,6 +316,9 @@ class DenseAttention(AttentionStrategy):
         """prefill_ops for an attention layout (a tuple's, or a bare kernel's in fitting)."""
         if self.fa2_call == "varlen":
             self._fa2_varlen_prefill_ops(b, lay, shape)
+            return
+        if self.kernel in PREFILL_FAMILY and not lay.mla:   # a production family's own prefill kernel
+            self._production_prefill_ops(b, lay, shape)
             return
         B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)

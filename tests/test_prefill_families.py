@@ -1,0 +1,135 @@
+"""Prefill rows of the production attention families: the causal bound on each query tile's keys
+(simulator.kernels.production.causal_tile_blocks / causal_flops), the families' prefill launches and the dense
+strategy's use of them, and the committed prefill grid."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simulator.kernels import fa3 as FA3
+from simulator.kernels import flashinfer as FI
+from simulator.kernels.families import PREFILL_FAMILY, gqa_prefill_launches
+from simulator.kernels.production import causal_flops, causal_tile_blocks
+
+DATA = Path(__file__).resolve().parents[1] / "hwmodels/calibration/data/production_attention"
+
+
+def brute_blocks(q, T, G, rows, kt, chunk=None, splits=None):
+    """Walk every query tile (and chunk / split) as the kernels' loops do."""
+    tiles = math.ceil(q * G / rows)
+    total, longest = 0, 0
+    for j in range(tiles):
+        last_row = min(q, math.ceil((j + 1) * rows / G))     # 1-based query position of the tile's last row
+        L = min(T, T - q + last_row)
+        if chunk is not None:
+            for start in range(0, T, chunk):
+                n = math.ceil(max(0, min(chunk, L - start)) / kt)
+                total += n
+                longest = max(longest, math.ceil(min(chunk, T - start) / kt))
+        else:
+            n = math.ceil(L / kt)
+            total += n
+            longest = max(longest, math.ceil(n / (splits or 1)))
+    return total, longest
+
+
+@pytest.mark.parametrize("q,T,G,rows,kt,chunk", [
+    (256, 256, 4, 128, 64, None), (512, 4096, 4, 128, 64, None), (1000, 1000, 7, 128, 64, None),
+    (37, 5000, 8, 64, 128, None), (300, 300, 1, 128, 128, None), (512, 33280, 4, 128, 64, 4096),
+    (256, 256, 4, 128, 64, 128), (1024, 3072, 8, 128, 64, 1024), (3, 700, 4, 16, 128, 256)])
+def test_causal_tile_blocks_walks_the_kernels_loops(q, T, G, rows, kt, chunk):
+    total, longest = causal_tile_blocks(q, T, G, rows, kt, chunk=chunk)
+    bt, bl = brute_blocks(q, T, G, rows, kt, chunk=chunk)
+    assert float(total) == bt
+    if chunk is None:
+        assert float(longest) == bl
+
+
+def test_causal_tile_blocks_vectorised_over_settings_and_long_rows():
+    q = np.array([256.0, 9000.0, 1.0])
+    T = np.array([256.0, 12000.0, 4096.0])
+    total, _ = causal_tile_blocks(q, T, 8.0, 128.0, 128.0)
+    for i in range(3):
+        assert float(total[i]) == brute_blocks(int(q[i]), int(T[i]), 8, 128, 128)[0]
+
+
+def test_causal_flops_counts_the_visible_pairs():
+    q, T, Hq, d = 5, 9, 2, 4
+    pairs = sum(T - q + i + 1 for i in range(q))
+    assert float(causal_flops(3, q, T, Hq, d)) == 4.0 * 3 * Hq * d * pairs
+
+
+@pytest.mark.parametrize("fn", ["fi_tc", "fa3"])
+def test_causal_off_leaves_decode_and_verification_launches_alone(fn):
+    args = (np.array([1.0, 8.0, 64.0]), np.array([1.0, 4.0, 2.0]), np.array([4096.0, 900.0, 300.0]), 32.0, 8.0, 128.0,
+            2.0, 16.0, 132)
+    if fn == "fi_tc":
+        a, _ = FI.fi_tc(*args, 233472.0)
+        b, _ = FI.fi_tc(*args, 233472.0, causal=np.zeros(3, bool))
+    else:
+        a, _ = FA3.fa3(*args)
+        b, _ = FA3.fa3(*args, causal=np.zeros(3, bool))
+    for x, y in zip(a, b):
+        assert np.allclose(np.asarray(x.flops, float), np.asarray(y.flops, float))
+        assert np.allclose(np.asarray(x.serial_iters, float), np.asarray(y.serial_iters, float))
+
+
+def test_causal_prefill_does_about_half_the_work_of_a_full_walk():
+    """A fresh 16K prompt: the causal bound walks ~half the key blocks and its flops are the visible pairs."""
+    full, _ = FA3.fa3(1.0, 16384.0, 16384.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132)
+    cz, _ = FA3.fa3(1.0, 16384.0, 16384.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, causal=np.ones(1, bool))
+    main_full = [x for x in full if x.name == "attention"][0]
+    main_cz = [x for x in cz if x.name == "attention"][0]
+    r = float(np.ravel(main_cz.flops)[0]) / float(np.ravel(main_full.flops)[0])
+    assert 0.49 < r < 0.52
+
+
+@pytest.mark.parametrize("family", sorted(PREFILL_FAMILY))
+def test_prefill_launches_name_their_kernels(family):
+    ls = gqa_prefill_launches(family, np.array([1.0, 4.0]), np.array([2048.0, 512.0]), np.array([2048.0, 8704.0]),
+                              32.0, 8.0, 128.0, 2.0, 16.0, 132)
+    kinds = {x.kind for x in ls}
+    want = {"fa3": "attn_fa3_persist", "fa4": "attn_fa4"}.get(PREFILL_FAMILY[family], "attn_fi_prefill")
+    assert want in kinds
+
+
+def _dense_prefill_kinds(kernel):
+    from hwmodels.opkinds import KINDS
+    from simulator.combo import AttentionLayout, TargetFacts
+    from simulator.ops import OpBuilder
+    from simulator.strategies.base import StepShape
+    from simulator.strategies.dense import DenseAttention
+
+    b = OpBuilder(2)
+    lay = AttentionLayout.one_device(32, 8, 128, 2.0, TargetFacts("hopper", 132, 50 << 20, smem_per_sm=233472.0))
+    shape = StepShape(batch=np.array([1.0, 2.0]), query_rows=np.ones(2), context=np.array([4096.0, 9000.0]),
+                      phase="prefill", layers=32.0, kv_prefix=np.array([0.0, 8000.0]))
+    DenseAttention(kernel=kernel).layout_prefill_ops(b, lay, shape)
+    ops = b.build()
+    return {KINDS[k] for k in ops.kind}, ops
+
+
+@pytest.mark.parametrize("kernel,kind", [("fa3", "attn_fa3_persist"), ("flashinfer", "attn_fi_prefill"),
+                                         ("generic", "attention"), ("xqa", "attention")])
+def test_dense_prefill_prices_the_chosen_family(kernel, kind):
+    kinds, ops = _dense_prefill_kinds(kernel)
+    assert kind in kinds
+    assert np.all(np.asarray(ops.count)[np.asarray(ops.count) > 0] == 32.0)
+
+
+def test_committed_prefill_grid_is_whole_and_checked():
+    """The measured prefill grid: every shape of the committed first look timed, none failed, and the reference
+    check (where run) within bf16 / fp8 rounding."""
+    m = pd.read_csv(DATA / "prefill_kernels_nvidia-h100-80gb-hbm3_2026-11-28.csv")
+    p = pd.read_csv(DATA / "prefill_kernels_first_look.csv", dtype={"model_commit": str})
+    assert len(m) == len(p) == 84
+    assert np.isfinite(m["median_us"]).all()
+    err = m["note"].astype(str).str.extract(r"rel_err=([0-9.e+-]+)")[0].dropna().astype(float)
+    assert len(err) >= 20
+    assert (err < np.where(m.loc[err.index, "dtype"] == "fp8", 3e-2, 5e-3)).all()
+    keys = ["family", "model", "dtype", "batch", "q_rows", "prefix"]
+    assert len(m.merge(p, on=keys)) == 84
