@@ -21,6 +21,7 @@ role column says what each row is for, fixed before any row was measured: 'fit' 
 'held_out' = other models' heads (Qwen2.5-7B 28 / 4, Llama-3.1-70B at TP 8: 8 / 1, Qwen2.5-14B 40 / 8).
 
     python3 measure_prefill_kernels.py --out DIR --parts fa3,fi [--pkg FA3_PKG_DIR] [--budget-s 200] [--smoke]
+        [--grid first|blind2]
 """
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row)
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: query / KV heads per GPU
-HEADS = {"llama8b": (32, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1), "qwen14b": (40, 8)}
+HEADS = {"llama8b": (32, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1), "qwen14b": (40, 8),
+         # blind grid 2: Llama-3.1-70B at TP 4, Qwen2.5-32B at TP 2, Llama-3.2-3B, Qwen2.5-3B
+         "llama70b_tp4": (16, 2), "qwen32b_tp2": (20, 4), "llama3b": (24, 8), "qwen3b": (16, 2)}
 PAGE = 16
 #: (B, P new tokens, O cached) of the fit model, and the subset the held-out models repeat
 FRESH = [(1, 256, 0), (1, 1024, 0), (1, 4096, 0), (1, 16384, 0), (4, 512, 0), (4, 2048, 0), (16, 256, 0),
@@ -44,6 +47,29 @@ FRESH = [(1, 256, 0), (1, 1024, 0), (1, 4096, 0), (1, 16384, 0), (4, 512, 0), (4
 CHUNKED = [(1, 512, 4096), (1, 2048, 16384), (1, 8192, 8192), (1, 2048, 65536), (1, 512, 32768), (2, 1024, 2048)]
 HELD = [(1, 1024, 0), (1, 8192, 0), (4, 2048, 0), (16, 256, 0), (1, 2048, 16384), (1, 512, 32768), (2, 1024, 2048)]
 FP8 = [(1, 4096, 0), (4, 1024, 0), (1, 2048, 16384), (1, 8192, 8192)]
+
+
+#: blind grid 2 (--grid blind2): (B, P, O) in no grid-1 row, on four models none of grid 1 has; fp8 on two of them
+BLIND2_FRESH = [(1, 384, 0), (1, 3000, 0), (2, 6000, 0), (8, 768, 0), (3, 1536, 0), (1, 12000, 0)]
+BLIND2_CHUNKED = [(1, 768, 6144), (1, 3072, 24576), (2, 1536, 1000), (1, 4096, 40000), (4, 384, 8192)]
+BLIND2_FP8 = [(1, 3000, 0), (8, 768, 0), (1, 12000, 0), (1, 3072, 24576), (4, 384, 8192)]
+
+
+def blind2_shapes() -> list[dict]:
+    """Blind grid 2, grouped by family then dtype; role 'blind' (priced and committed before it runs)."""
+    out = []
+    for fam in ("fa3_prefill", "fi_prefill"):
+        def add(model, bpo, dtype="bf16"):
+            hq, hkv = HEADS[model]
+            for b, p, o in bpo:
+                out.append(dict(family=fam, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=dtype, batch=b,
+                                q_rows=p, prefix=o, context=o + p, page_size=PAGE, causal=1, role="blind"))
+
+        for m in ("llama70b_tp4", "qwen32b_tp2", "llama3b", "qwen3b"):
+            add(m, BLIND2_FRESH + BLIND2_CHUNKED)
+        for m in ("llama70b_tp4", "qwen32b_tp2"):
+            add(m, BLIND2_FP8, "fp8")
+    return out
 
 
 def shapes() -> list[dict]:
@@ -81,6 +107,7 @@ def main() -> None:
     ap.add_argument("--pkg", default="", help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--grid", choices=("first", "blind2"), default="first")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -194,16 +221,18 @@ def main() -> None:
 
         return fn, R, check, res
 
-    rows_path = os.path.join(args.out, "prefill_kernels.csv")
+    pre = "prefill_kernels" if args.grid == "first" else f"prefill_kernels_{args.grid}"
+    rows_path = os.path.join(args.out, pre + ".csv")
     fcsv = open(rows_path, "w", newline="")
     w = csv.DictWriter(fcsv, fieldnames=COLS)
     w.writeheader()
-    gcsv = open(os.path.join(args.out, "prefill_kernels_grids.csv"), "w", newline="")
+    gcsv = open(os.path.join(args.out, pre + "_grids.csv"), "w", newline="")
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
     fam_of = {"fa3": "fa3_prefill", "fi": "fi_prefill"}
-    shp = [s for s in shapes() if s["family"] in {fam_of[p] for p in parts if p in fam_of}]
+    grid = shapes() if args.grid == "first" else blind2_shapes()
+    shp = [s for s in grid if s["family"] in {fam_of[p] for p in parts if p in fam_of}]
     if args.smoke:
         shp = [s for s in shp if s["batch"] * s["context"] <= 4096][:4]
     done, fail = 0, 0

@@ -15,7 +15,12 @@ three ways, all from this tree's committed model on the H100-SXM's fitted file:
 
 Writes hwmodels/calibration/data/production_attention/prefill_kernels_first_look.csv with the commit.
 
-    python lab/kernels/predict_prefill_kernels.py
+Blind grid 2 (--grid blind2: measure_prefill_kernels.blind2_shapes(), four models of no grid-1 row) is priced by main's
+model (MAIN_COMMIT, the shipped causal bound, from `git archive`: pred_main_us) and by this tree's candidate
+(pred_new_us: FlashInfer's in-order dispatch tail, flashinfer.FI_TC_INORDER_TAIL) into
+prefill_kernels_blind2_predictions.csv, with SHIP_RULE (fixed before the call).
+
+    python lab/kernels/predict_prefill_kernels.py [--grid blind2]
 """
 from __future__ import annotations
 
@@ -29,20 +34,64 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
-from measure_prefill_kernels import shapes  # noqa: E402
+from measure_prefill_kernels import blind2_shapes, shapes  # noqa: E402
 
 from simulator.calibration import prefill_kernels as PK  # noqa: E402
 
 OUT = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_first_look.csv"
+OUT2 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_blind2_predictions.csv"
+#: the shipped model blind grid 2 judges the candidate against (the causal bound, shipped after the first look)
+MAIN_COMMIT = "9d3e023"
+#: fixed before the call: per family, regimes = K/V dtype x (fresh, chunked), goal median <= 10 %, p90 <= 25 %; the
+#: candidate (FlashInfer rows only differ) ships if it meets more fi prefill regimes than main, or as many with both a
+#: lower pooled median and a lower pooled p90 |error|; else main stays
+SHIP_RULE = ("fi prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
+             "and p90 |error|; else main stays")
+PRICE = """
+import sys, pandas as pd
+from simulator.calibration import prefill_kernels as PK
+s = pd.read_csv(sys.argv[1])
+pd.DataFrame({"pred_us": PK.family_us(s, causal=True)}).to_csv(sys.argv[2], index=False)
+"""
+
+
+def price_at(s: pd.DataFrame, commit: str) -> pd.Series:
+    """The grid priced by the model at `commit` (its code and fitted file from `git archive`)."""
+    import tarfile
+    import tempfile
+    from io import BytesIO
+    with tempfile.TemporaryDirectory() as tmp:
+        tar = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
+        tarfile.open(fileobj=BytesIO(tar)).extractall(tmp)
+        src, dst = Path(tmp) / "in.csv", Path(tmp) / "out.csv"
+        s.to_csv(src, index=False)
+        subprocess.run([sys.executable, "-c", PRICE, str(src), str(dst)], cwd=tmp, check=True,
+                       env={"PYTHONPATH": tmp, "PATH": "/usr/bin:/bin"})
+        return pd.read_csv(dst)["pred_us"]
 
 
 def main() -> None:
+    grid = sys.argv[sys.argv.index("--grid") + 1] if "--grid" in sys.argv else "first"
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     if dirty:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
+    if grid == "blind2":
+        s = pd.DataFrame(blind2_shapes())
+        first = pd.DataFrame(shapes())
+        hit = s.merge(first, on=["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "prefix"])
+        if len(hit):
+            raise SystemExit(f"{len(hit)} blind-2 shapes are in grid 1")
+        s["pred_product_us"] = PK.product_us(s).round(3)
+        s["pred_main_us"] = price_at(s, MAIN_COMMIT).round(3)
+        s["pred_new_us"] = PK.family_us(s, causal=True).round(3)
+        s["main_commit"], s["model_commit"], s["ship_rule"] = MAIN_COMMIT, commit, SHIP_RULE
+        s.to_csv(OUT2, index=False)
+        print(f"{len(s)} shapes priced: main {MAIN_COMMIT}, candidate {commit} -> {OUT2}")
+        print(s.groupby(["family", "dtype"])[["pred_product_us", "pred_main_us", "pred_new_us"]].median().to_string())
+        return
     s = pd.DataFrame(shapes())
     s["pred_product_us"] = PK.product_us(s).round(3)
     s["pred_family_us"] = PK.family_us(s, causal=False).round(3)

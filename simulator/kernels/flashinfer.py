@@ -73,6 +73,7 @@ from simulator.kernels.production import (
     causal_tile_blocks,
     ceil_div,
     combine_io,
+    inorder_makespan,
     occupancy,
 )
 
@@ -619,6 +620,14 @@ FI_TC_MERGE_AS_DECODE = True
 FI_TC_FP8_LONE_TILE = True
 
 
+#: True = a causal prefill launch of several waves puts on each slot's chain the in-order dispatch's makespan over the
+#: waves (production.inorder_makespan: FlashInfer's plan orders CTAs by request, query tile and chunk, heads slowest,
+#: and the GPU hands them out in that order, so the heaviest tiles of each head start last); False = the mean CTA's
+#: walk (the shipped first look's rule). LOOKED-AT: chosen after the first prefill grid, whose multi-wave fresh rows ran
+#: 15-28 % slower than priced where the emulated makespan is 1.3-1.6x the mean slot's work
+FI_TC_INORDER_TAIL = True
+
+
 def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
     """Chain steps (in FI_TC_LOAD_S units) of a bf16 K/V CTA of the FA2 prefill kernel walking `iters` K/V tiles
     (FI_TC_BF16_TILE_WAITS; prefill.cuh @ FI_COMMIT BatchPrefillWithPagedKVCacheDevice). The kernel keeps ONE shared-
@@ -690,6 +699,9 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
         total, longest = causal_tile_blocks(q, T, G, ctq, tile_kv, chunk=chunk_tok)
         cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
         mean = total / np.maximum(tiles_q * S, 1.0)
+        if FI_TC_INORDER_TAIL:   # the heaviest tiles dispatched last (production.inorder_makespan): a slot's chain
+            span, _ = inorder_makespan(B, q, T, G, ctq, tile_kv, chunk_tok, Hkv, per_sm * sms)
+            mean = span / waves0
         iters = np.where(cz, np.where(waves0 > 1.0, mean, longest), iters)
         tile_flops = np.where(cz, B * Hkv * total * 4.0 * ctq * tile_kv * d, tile_flops)
         flops = np.where(cz, causal_flops(B, q, T, Hq, d), flops)
