@@ -26,7 +26,10 @@ dis = {'BACKWARD','SOFTCAP','LOCAL','FP16','CLUSTER','HDIM64','HDIM96','HDIM192'
 open('/tmp/fa3pkg/flash_attn_config.py', 'w').write('CONFIG = ' + repr({'build_flags': {f'FLASHATTENTION_DISABLE_{k}': k in dis for k in f}}) + '\n')
 PY
   echo "fa3 library carried $(el) s"
-else
+  PYTHONPATH=/tmp/fa3pkg python3 -c "import flash_attn_interface" 2>&1 | tail -2 || true
+  PYTHONPATH=/tmp/fa3pkg python3 -c "import flash_attn_interface" > /dev/null 2>&1 || { echo "carried library does not load: build"; rm -f $W/fa3_C.abi3.so.gz; }
+fi
+if [ ! -f $W/fa3_C.abi3.so.gz ]; then
   mkdir -p /tmp/fa3src && tar -xJf $W/src.tar.xz -C /tmp/fa3src
   python3 lab/kernels/build_fa3_binary.py /tmp/fa3src/src /tmp/fa3pkg --jobs 16 > $OUT/build.log 2>&1; rc=$?
   grep "compile wall\|FAIL\|link\|built" $OUT/build.log | head; echo "build rc $rc after $(el) s"
