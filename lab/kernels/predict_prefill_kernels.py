@@ -20,7 +20,7 @@ model (MAIN_COMMIT, the shipped causal bound, from `git archive`: pred_main_us) 
 (pred_new_us: FlashInfer's in-order dispatch tail, flashinfer.FI_TC_INORDER_TAIL) into
 prefill_kernels_blind2_predictions.csv, with SHIP_RULE (fixed before the call).
 
-    python lab/kernels/predict_prefill_kernels.py [--grid blind2]
+    python lab/kernels/predict_prefill_kernels.py [--grid blind2 | --grid blind3]
 """
 from __future__ import annotations
 
@@ -34,12 +34,19 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
-from measure_prefill_kernels import blind2_shapes, shapes  # noqa: E402
+from measure_prefill_kernels import blind2_shapes, blind3_shapes, shapes  # noqa: E402
 
 from simulator.calibration import prefill_kernels as PK  # noqa: E402
 
 OUT = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_first_look.csv"
 OUT2 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_blind2_predictions.csv"
+OUT3 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_blind3_predictions.csv"
+#: blind grid 3: main = the model shipped after blind grid 2 (FlashInfer's in-order tail on; FA3's decode block time),
+#: new = + FA3's prefill tile terms (fa3.FA3_PREFILL_TILES: block scales and the full-row tile term, fitted on grid 1's
+#: fit rows after grids 1 and 2 were seen); FlashInfer rows priced the same by both (a second blind check of the shipped)
+MAIN3_COMMIT = "3eb07da"
+SHIP_RULE3 = ("fa3 prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
+              "and p90 |error|; else main stays")
 #: the shipped model blind grid 2 judges the candidate against (the causal bound, shipped after the first look)
 MAIN_COMMIT = "9d3e023"
 #: fixed before the call: per family, regimes = K/V dtype x (fresh, chunked), goal median <= 10 %, p90 <= 25 %; the
@@ -78,18 +85,20 @@ def main() -> None:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    if grid == "blind2":
-        s = pd.DataFrame(blind2_shapes())
-        first = pd.DataFrame(shapes())
+    if grid in ("blind2", "blind3"):
+        b2 = grid == "blind2"
+        s = pd.DataFrame(blind2_shapes() if b2 else blind3_shapes())
+        first = pd.DataFrame(shapes() + ([] if b2 else blind2_shapes()))
         hit = s.merge(first, on=["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "prefix"])
         if len(hit):
-            raise SystemExit(f"{len(hit)} blind-2 shapes are in grid 1")
+            raise SystemExit(f"{len(hit)} {grid} shapes are in an earlier grid")
+        main_commit, rule, out = (MAIN_COMMIT, SHIP_RULE, OUT2) if b2 else (MAIN3_COMMIT, SHIP_RULE3, OUT3)
         s["pred_product_us"] = PK.product_us(s).round(3)
-        s["pred_main_us"] = price_at(s, MAIN_COMMIT).round(3)
+        s["pred_main_us"] = price_at(s, main_commit).round(3)
         s["pred_new_us"] = PK.family_us(s, causal=True).round(3)
-        s["main_commit"], s["model_commit"], s["ship_rule"] = MAIN_COMMIT, commit, SHIP_RULE
-        s.to_csv(OUT2, index=False)
-        print(f"{len(s)} shapes priced: main {MAIN_COMMIT}, candidate {commit} -> {OUT2}")
+        s["main_commit"], s["model_commit"], s["ship_rule"] = main_commit, commit, rule
+        s.to_csv(out, index=False)
+        print(f"{len(s)} shapes priced: main {main_commit}, candidate {commit} -> {out}")
         print(s.groupby(["family", "dtype"])[["pred_product_us", "pred_main_us", "pred_new_us"]].median().to_string())
         return
     s = pd.DataFrame(shapes())

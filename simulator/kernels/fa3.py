@@ -86,6 +86,24 @@ PERSIST_TILE_WAVES = True
 FA3_FP8_PAGED_TILE_N = 160.0
 
 
+#: True = a causal (prefill) call's tiles take their own block time and a per-tile term (FA3_PREFILL_BLOCK_SCALE,
+#: FA3_PREFILL_TILE_EXTRA_BLOCKS); False = the decode-fitted block time alone (the shipped causal bound of prefill grid 1)
+FA3_PREFILL_TILES = True
+#: a prefill tile's key block as a multiple of the kind's decode-fitted block time (iter_us[attn_fa3_persist] 1.546 us
+#: bf16 / [_fp8kv] 2.143 us fp8, one-tile decode chains of padded m-blocks), per K/V bytes: a full 128-row m-block's
+#: QK / PV wgmma and softmax run on real rows and its K/V blocks come from the L2 (the tile's neighbours read them);
+#: FITTED by lab/kernels/fit_fa3_prefill.py on prefill grid 1's 'fit' rows (Llama-3.1-8B's heads; 14 bf16 + 4 fp8;
+#: hwmodels/calibration/data/production_attention/prefill_kernels_nvidia-h100-80gb-hbm3_2026-11-28.csv, H100 SXM):
+#: bf16 1.1206 (1.73 us a 128-key block, ~640 TFLOP/s over the SMs), fp8 0.7961 (1.71 us a 160-key block, ~810 TFLOP/s);
+#: rms log error of the fit rows 0.159 -> 0.058. LOOKED-AT when chosen: blind grid 2 had run (FA3 bf16 -11 %, fp8 +17 %
+#: signed under the decode block time); judged on prefill blind grid 3
+FA3_PREFILL_BLOCK_SCALE = {2.0: 1.1206, 1.0: 0.7961}
+#: a prefill tile's full-row Q load and O epilogue (128 rows x 128 x 2 B each way through shared memory and TMA, where a
+#: decode tile's PackGQA m-block has q x G real rows), in block times, scaled by the tile's real rows / 128: FITTED with
+#: the scales above: 0.9155 block times (~1.4 us a full bf16 tile)
+FA3_PREFILL_TILE_EXTRA_BLOCKS = 0.9155
+
+
 def scheduler_loads(B, tiles_per_request, sms):
     """Dependent loads the persistent scheduler adds to each tile (FA3_SCHED_LOADS), plus the groups of 31 requests
     it walks past (tile_idx_to_work_tile's `while (group_end_tile <= next_tile_idx)`: each a further load): a CTA's
@@ -155,7 +173,11 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         total, longest = causal_tile_blocks(q, T, G, bm, bn, per_tile_split=S)
         cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
         mean = total / np.maximum(mblocks * S, 1.0)
-        blocks = np.where(cz, np.where(per_cta_tiles > 1.0, mean, longest), blocks)
+        pb = np.where(per_cta_tiles > 1.0, mean, longest)
+        if FA3_PREFILL_TILES:   # a prefill tile's own block time and its full-row Q load / O epilogue (constants above)
+            scale = np.where(kvb <= 1.0, FA3_PREFILL_BLOCK_SCALE[1.0], FA3_PREFILL_BLOCK_SCALE[2.0])
+            pb = pb * scale + FA3_PREFILL_TILE_EXTRA_BLOCKS * np.minimum(q * G, bm) / bm
+        blocks = np.where(cz, pb, blocks)
         fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, d), B * Hkv * total * 4.0 * bm * bn * d), fl)
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
