@@ -155,7 +155,7 @@ def heap_makespan(B, q, T, G, rows, kt, chunk, Hkv, slots):
 
 
 @pytest.mark.parametrize("case", [(1, 4096, 4096, 4, 128, 64, 4096, 8, 264), (4, 512, 512, 4, 128, 64, 512, 8, 264),
-                                  (1, 8192, 8192, 8, 128, 64, 8192, 1, 264), (3, 700, 2000, 7, 128, 64, 2000, 4, 264),
+                                  (1, 8192, 8192, 8, 128, 64, 8192, 1, 264), (3, 700, 1980, 7, 128, 64, 1980, 4, 264),
                                   (2, 1024, 3072, 8, 128, 64, 1024, 1, 100)])
 def test_inorder_makespan_matches_an_exact_list_schedule(case):
     from simulator.kernels.production import inorder_makespan

@@ -146,6 +146,10 @@ def runtime_notes(config: ServingConfig) -> list[str]:
     if prof.mask is not None and any(g.combo.hardware.name != prof.mask.gpu for g in config.groups):
         out.append(f"engine {config.engine}: batch-mask attention terms measured on {prof.mask.gpu}, scaled to the "
                    "replica's GPU by HBM bandwidth (per key) and bf16 peak (per Q x K): an assumption")
+    fams = sorted({f for g in config.groups for f in [prof.apply_attention(g.combo)[1]] if f})
+    if fams:
+        out.append(f"engine {config.engine}: dense attention priced as its default kernel family {', '.join(fams)} "
+                   "(runtime.attention_defaults; set strategies.attention dense.kernel to choose another)")
     if prof.kernels is not None and any(g.combo.kernels != prof.kernels for g in config.groups):
         out.append(f"engine {config.engine}: its steps are priced with the {prof.kernels} kernel set (the scenario's "
                    "runtime.kernels is replaced)")

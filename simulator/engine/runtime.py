@@ -283,8 +283,33 @@ class RuntimeProfile:
     async_admission: bool = False
     allreduce: str | None = None          # the engine's tensor-parallel all-reduce (runtime.allreduce: nccl | vllm | sglang |
                                           # trtllm, simulator.kernels.allreduce), None: the scenario's (NCCL)
+    #: the engine whose default attention kernel family fills a dense attention left at kernel: generic
+    #: (runtime.attention_defaults: a key of simulator/kernels/data/engine_attention_defaults.yaml), None: none
+    attention_engine: str | None = None
     sources: tuple = ()
     notes: tuple = ()
+
+    def apply_attention(self, combo):
+        """(combo, the family it now prices or None): a dense attention whose `kernel` the scenario did not set takes
+        this engine's default family for the device's architecture and the model (engine_attention_defaults.yaml),
+        where that file names the architecture and the family can run the model; unchanged otherwise."""
+        from simulator.kernels.families import engine_defaults, refuse
+
+        att = combo.attention
+        if (self.attention_engine is None or getattr(att, "name", "") != "dense" or "kernel" in att.given
+                or att.values.get("fa2_call", "sdpa") != "sdpa"):
+            return combo, None
+        arch = (engine_defaults().get(self.attention_engine) or {}).get(combo.hardware.architecture)
+        if not arch:
+            return combo, None
+        mla = combo.model.mla is not None
+        fam = arch["mla" if mla else "gqa"]
+        lay = combo.attn_layout
+        if refuse(fam, np.asarray(lay.attn_heads_dev) / np.maximum(np.asarray(lay.attn_kv_heads_dev), 1), mla=mla):
+            return combo, None
+        values = {k: v for k, v in att.values.items() if k in att.given}
+        new = type(att)(**values, kernel=fam)
+        return replace(combo, attention=new), fam
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)
@@ -454,6 +479,8 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
         api.append(float(x) * 1e-3)
     kern = rv("kernels", allowed=("fused", "unfused", "hf"), default=None)
     ar = rv("allreduce", allowed=AR_ENGINES, default=None)
+    from simulator.kernels.families import engine_defaults
+    ae = rv("attention_defaults", allowed=tuple(engine_defaults()), default=None)
     le = rv("launch_eager_us", default=None)
     if le is not None and (isinstance(le, bool) or not isinstance(le, (int, float)) or le <= 0):
         raise ProfileError(f"must be a positive number, got {le!r}", file=file, field="runtime.launch_eager_us.value")
@@ -470,6 +497,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
                           launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar,
+                          attention_engine=ae,
                           async_launch=bool(al), async_admission=bool(adm), sources=tuple(sources),
                           notes=tuple(notes))
 

@@ -214,6 +214,7 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
         combo = replace(combo, kernels=prof.kernels)
     combo = prof.apply_collectives(combo)   # the engine's tensor-parallel all-reduce (runtime profile `allreduce`)
+    combo, _ = prof.apply_attention(combo)  # the engine's default attention kernel family (runtime.attention_defaults)
     mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
     sizes = (cfg.graph_sizes if "graph_sizes" in given else
              g.capture_sizes(seqs, mnbt, combo.hardware, combo.tp, 1 + spec) if g.decode == "graph" else None)

@@ -129,13 +129,15 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
     tm = np.asarray(total_mblocks, dtype=np.float64)
     nb = np.asarray(n_blocks, dtype=np.float64)
     tm, nb = np.broadcast_arrays(tm, nb)
-    s = np.arange(1, int(max_splits) + 1, dtype=np.float64)[None, :]
-    cap = np.minimum(np.minimum(max_splits, float(sms)), nb.ravel()[:, None])
-    wv = tm.ravel()[:, None] * s / sms
-    eff = np.where(s <= cap, wv / np.ceil(wv), 0.0)
-    best = eff.max(axis=1, keepdims=True)
-    first = np.argmax(eff >= 0.85 * best, axis=1) + 1.0
-    out = np.where((tm.ravel() >= 0.8 * sms) | (nb.ravel() <= 4), 1.0, first)
+    out = np.ones(tm.size)
+    need = np.flatnonzero(~((tm.ravel() >= 0.8 * sms) | (nb.ravel() <= 4)))   # the rest take 1 split at once
+    if len(need):
+        s = np.arange(1, int(max_splits) + 1, dtype=np.float64)[None, :]
+        cap = np.minimum(np.minimum(max_splits, float(sms)), nb.ravel()[need, None])
+        wv = tm.ravel()[need, None] * s / sms
+        eff = np.where(s <= cap, wv / np.ceil(wv), 0.0)
+        best = eff.max(axis=1, keepdims=True)
+        out[need] = np.argmax(eff >= 0.85 * best, axis=1) + 1.0
     return out.reshape(tm.shape)
 
 
@@ -170,7 +172,7 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     if causal is not None and np.any(causal):
         # causal: each m-block walks its own blocks up to its last row's diagonal, a split divides that range; the
         # chain is the mean tile's over several rounds of the SMs, the longest's in one
-        total, longest = causal_tile_blocks(q, T, G, bm, bn, per_tile_split=S)
+        total, longest = causal_tile_blocks(q, T, G, bm, bn, per_tile_split=S, prefix_continuous=True)
         cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
         mean = total / np.maximum(mblocks * S, 1.0)
         pb = np.where(per_cta_tiles > 1.0, mean, longest)

@@ -696,7 +696,7 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     if causal is not None and np.any(causal):
         # causal (prefill.cuh num_iterations, production.causal_tile_blocks): a query tile walks its chunk's keys up to
         # its last row's diagonal; the CTAs' chain is the mean CTA's over several waves, the longest's in one
-        total, longest = causal_tile_blocks(q, T, G, ctq, tile_kv, chunk=chunk_tok)
+        total, longest = causal_tile_blocks(q, T, G, ctq, tile_kv, chunk=chunk_tok, prefix_continuous=True)
         cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
         mean = total / np.maximum(tiles_q * S, 1.0)
         if FI_TC_INORDER_TAIL:   # the heaviest tiles dispatched last (production.inorder_makespan): a slot's chain

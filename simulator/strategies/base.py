@@ -123,6 +123,9 @@ class Strategy:
                 f"{self.axis} '{self.name}' has no parameter(s) {sorted(unknown)}; "
                 f"allowed: {sorted(self.params) or 'none'}", field=f"strategies.{self.axis}")
         self.values: dict[str, Any] = {}
+        #: the parameters the scenario set (the others took their defaults): an engine profile may fill a default the
+        #: scenario left (RuntimeProfile.apply_attention), never one it set
+        self.__dict__["given"] = frozenset(values)
         for p, spec in self.params.items():
             v = values.get(p, spec.default)
             bad = _generic_problem(v, spec)
