@@ -193,3 +193,25 @@ def test_committed_prefill_blind_grids_are_whole(grid):
     assert (p["main_commit"] != p["model_commit"]).all()
     first = pd.read_csv(DATA / "prefill_kernels_first_look.csv")
     assert not len(p.merge(first, on=["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "prefix"]))
+
+
+def test_engine_profiles_fill_the_attention_family_the_scenario_left():
+    """runtime.attention_defaults: vLLM's and SGLang's profiles price a dense attention left at kernel generic with
+    fa3 on Hopper, TensorRT-LLM's with xqa; a kernel the scenario set, a device whose architecture the defaults do
+    not name, and a profile without the key keep the scenario's."""
+    from dataclasses import replace
+
+    from simulator.engine.runtime import load_profile
+    from simulator.strategies.dense import DenseAttention
+    from tests.conftest import make_combo
+
+    c = make_combo("H100-SXM", "Llama-3.1-8B")
+    assert "kernel" not in c.attention.given
+    for engine, fam in (("vllm-v1", "fa3"), ("sglang", "fa3"), ("trtllm", "xqa")):
+        c2, got = load_profile(engine).apply_attention(c)
+        assert got == fam and c2.attention.kernel == fam
+    assert load_profile("own").apply_attention(c) == (c, None)
+    chosen = replace(c, attention=DenseAttention(kernel="flashinfer"))
+    assert load_profile("vllm-v1").apply_attention(chosen) == (chosen, None)
+    sn = make_combo("SN40L", "Llama-3.1-8B")
+    assert load_profile("vllm-v1").apply_attention(sn)[1] is None
