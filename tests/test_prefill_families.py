@@ -215,3 +215,26 @@ def test_engine_profiles_fill_the_attention_family_the_scenario_left():
     assert load_profile("vllm-v1").apply_attention(chosen) == (chosen, None)
     sn = make_combo("SN40L", "Llama-3.1-8B")
     assert load_profile("vllm-v1").apply_attention(sn)[1] is None
+
+
+def test_prefill_merge_items_take_the_sm_time_decode_merges_keep_their_reloads():
+    """FI_MERGE_ITEM_SM: a split prefill's merge over P x Hq items pays the SMs' per-item time beyond the first round
+    of CTAs; a decode / verification call's merge (causal unset) is the rule-off launch."""
+    args = (np.array([1.0]), np.array([256.0]), np.array([256.0]), 32.0, 8.0, 128.0, 2.0, 16.0, 132, 233472.0)
+    pre, info = FI.fi_tc(*args, cuda_graph=False, causal=np.ones(1, bool))
+    dec, _ = FI.fi_tc(*args, cuda_graph=False)
+    assert float(np.ravel(info["splits"])[0]) >= 2.0
+    old = FI.FI_MERGE_ITEM_SM
+    try:
+        FI.FI_MERGE_ITEM_SM = False
+        pre_off, _ = FI.fi_tc(*args, cuda_graph=False, causal=np.ones(1, bool))
+        dec_off, _ = FI.fi_tc(*args, cuda_graph=False)
+    finally:
+        FI.FI_MERGE_ITEM_SM = old
+    extra = float(np.ravel(pre[-1].prologue_loads)[0] - np.ravel(pre_off[-1].prologue_loads)[0])
+    items_per_sm = 256 * 32 / 132
+    assert extra * FI.FI_TC_LOAD_S * 1e6 == pytest.approx(
+        FI.FI_MERGE_ITEM_SM_US * (items_per_sm - float(np.ravel(pre[-1].ctas)[0]) / 132)
+        - FI.FI_MERGE_PROLOGUE_LOADS * (np.ceil(256 * 32 / float(np.ravel(pre[-1].ctas)[0])) - 1) * FI.FI_TC_LOAD_S * 1e6,
+        rel=1e-6)
+    assert np.allclose(np.ravel(dec[-1].prologue_loads), np.ravel(dec_off[-1].prologue_loads))

@@ -21,7 +21,7 @@ role column says what each row is for, fixed before any row was measured: 'fit' 
 'held_out' = other models' heads (Qwen2.5-7B 28 / 4, Llama-3.1-70B at TP 8: 8 / 1, Qwen2.5-14B 40 / 8).
 
     python3 measure_prefill_kernels.py --out DIR --parts fa3,fi [--pkg FA3_PKG_DIR] [--budget-s 200] [--smoke]
-        [--grid first|blind2|blind3]
+        [--grid first|blind2|blind3|blind4]
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 3   # 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row); 3: --grid blind3
+SCRIPT_VERSION = 4   # 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row); 3: --grid blind3;
+# 4: --grid blind4 (BLIND4_*: FlashInfer's split short prefills, its merge)
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: query / KV heads per GPU
@@ -41,7 +42,9 @@ HEADS = {"llama8b": (32, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1), "qwen14b
          # blind grid 2: Llama-3.1-70B at TP 4, Qwen2.5-32B at TP 2, Llama-3.2-3B, Qwen2.5-3B
          "llama70b_tp4": (16, 2), "qwen32b_tp2": (20, 4), "llama3b": (24, 8), "qwen3b": (16, 2),
          # blind grid 3: Llama-3.1-70B at TP 2, Qwen2.5-1.5B, Phi-3-medium, Yi-34B
-         "llama70b_tp2": (32, 4), "qwen1_5b": (12, 2), "phi3_medium": (40, 10), "yi34b": (56, 8)}
+         "llama70b_tp2": (32, 4), "qwen1_5b": (12, 2), "phi3_medium": (40, 10), "yi34b": (56, 8),
+         # blind grid 4: Llama-3.1-8B at TP 2, Mistral-Small-24B (32 / 8) at TP 2, Qwen2.5-72B at TP 4
+         "llama8b_tp2": (16, 4), "mistral24b_tp2": (16, 4), "qwen72b_tp4": (16, 2)}
 PAGE = 16
 #: (B, P new tokens, O cached) of the fit model, and the subset the held-out models repeat
 FRESH = [(1, 256, 0), (1, 1024, 0), (1, 4096, 0), (1, 16384, 0), (4, 512, 0), (4, 2048, 0), (16, 256, 0),
@@ -97,6 +100,30 @@ def blind3_shapes() -> list[dict]:
     return out
 
 
+#: blind grid 4 (--grid blind4; FlashInfer only): short prefills that FlashInfer's plan splits over the KV (few query
+#: tiles), so their merge runs over P x Hq items; on models of every earlier grid and new ones, shapes in no earlier row
+BLIND4_FRESH = [(1, 192, 0), (1, 320, 0), (1, 448, 0), (1, 640, 0), (1, 896, 0), (2, 320, 0)]
+BLIND4_CHUNKED = [(1, 320, 3000), (1, 640, 12000), (2, 192, 5000), (1, 896, 2000)]
+BLIND4_FP8 = [(1, 320, 0), (1, 640, 0), (1, 320, 3000), (1, 640, 12000)]
+
+
+def blind4_shapes() -> list[dict]:
+    """Blind grid 4 (FlashInfer only), grouped by dtype."""
+    out = []
+
+    def add(model, bpo, dtype="bf16"):
+        hq, hkv = HEADS[model]
+        for b, p, o in bpo:
+            out.append(dict(family="fi_prefill", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=dtype, batch=b,
+                            q_rows=p, prefix=o, context=o + p, page_size=PAGE, causal=1, role="blind"))
+
+    for m in ("llama8b", "qwen7b", "llama70b_tp8", "llama8b_tp2", "qwen72b_tp4"):
+        add(m, BLIND4_FRESH + BLIND4_CHUNKED)
+    for m in ("llama8b", "qwen72b_tp4"):
+        add(m, BLIND4_FP8, "fp8")
+    return out
+
+
 def shapes() -> list[dict]:
     """Every row, grouped by family then dtype (each group one kernel build)."""
     out = []
@@ -132,7 +159,7 @@ def main() -> None:
     ap.add_argument("--pkg", default="", help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("first", "blind2", "blind3"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind2", "blind3", "blind4"), default="first")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -256,7 +283,7 @@ def main() -> None:
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
     fam_of = {"fa3": "fa3_prefill", "fi": "fi_prefill"}
-    grid = {"first": shapes, "blind2": blind2_shapes, "blind3": blind3_shapes}[args.grid]()
+    grid = {"first": shapes, "blind2": blind2_shapes, "blind3": blind3_shapes, "blind4": blind4_shapes}[args.grid]()
     shp = [s for s in grid if s["family"] in {fam_of[p] for p in parts if p in fam_of}]
     if args.smoke:
         shp = [s for s in shp if s["batch"] * s["context"] <= 4096][:4]

@@ -20,7 +20,7 @@ model (MAIN_COMMIT, the shipped causal bound, from `git archive`: pred_main_us) 
 (pred_new_us: FlashInfer's in-order dispatch tail, flashinfer.FI_TC_INORDER_TAIL) into
 prefill_kernels_blind2_predictions.csv, with SHIP_RULE (fixed before the call).
 
-    python lab/kernels/predict_prefill_kernels.py [--grid blind2 | --grid blind3]
+    python lab/kernels/predict_prefill_kernels.py [--grid blind2 | --grid blind3 | --grid blind4]
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
-from measure_prefill_kernels import blind2_shapes, blind3_shapes, shapes  # noqa: E402
+from measure_prefill_kernels import blind2_shapes, blind3_shapes, blind4_shapes, shapes  # noqa: E402
 
 from simulator.calibration import prefill_kernels as PK  # noqa: E402
 
@@ -45,6 +45,12 @@ OUT3 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_bl
 #: new = + FA3's prefill tile terms (fa3.FA3_PREFILL_TILES: block scales and the full-row tile term, fitted on grid 1's
 #: fit rows after grids 1 and 2 were seen); FlashInfer rows priced the same by both (a second blind check of the shipped)
 MAIN3_COMMIT = "3eb07da"
+OUT4 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_blind4_predictions.csv"
+#: blind grid 4: main = the model shipped after grid 3, new = + the merge's per-item SM time (flashinfer.FI_MERGE_ITEM_SM,
+#: fitted on the ten profiled merges of grids 1-3, looked-at)
+MAIN4_COMMIT = "f1a9d6b"
+SHIP_RULE4 = ("fi prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
+              "and p90 |error|; else main stays")
 SHIP_RULE3 = ("fa3 prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
               "and p90 |error|; else main stays")
 #: the shipped model blind grid 2 judges the candidate against (the causal bound, shipped after the first look)
@@ -85,14 +91,15 @@ def main() -> None:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    if grid in ("blind2", "blind3"):
+    if grid in ("blind2", "blind3", "blind4"):
         b2 = grid == "blind2"
-        s = pd.DataFrame(blind2_shapes() if b2 else blind3_shapes())
-        first = pd.DataFrame(shapes() + ([] if b2 else blind2_shapes()))
+        s = pd.DataFrame({"blind2": blind2_shapes, "blind3": blind3_shapes, "blind4": blind4_shapes}[grid]())
+        first = pd.DataFrame(shapes() + ([] if b2 else blind2_shapes()) + (blind3_shapes() if grid == "blind4" else []))
         hit = s.merge(first, on=["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "prefix"])
         if len(hit):
             raise SystemExit(f"{len(hit)} {grid} shapes are in an earlier grid")
-        main_commit, rule, out = (MAIN_COMMIT, SHIP_RULE, OUT2) if b2 else (MAIN3_COMMIT, SHIP_RULE3, OUT3)
+        main_commit, rule, out = {"blind2": (MAIN_COMMIT, SHIP_RULE, OUT2), "blind3": (MAIN3_COMMIT, SHIP_RULE3, OUT3),
+                                  "blind4": (MAIN4_COMMIT, SHIP_RULE4, OUT4)}[grid]
         s["pred_product_us"] = PK.product_us(s).round(3)
         s["pred_main_us"] = price_at(s, main_commit).round(3)
         s["pred_new_us"] = PK.family_us(s, causal=True).round(3)

@@ -436,7 +436,22 @@ def fi_decode_geometry(G, d, kvb):
 FI_MERGE_ITEM_RELOADS = True
 
 
-def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0, reloads=False):
+#: True = a merge of many merge-path items (two or more partial states each) is bounded by its SMs' issue: the items
+#: beyond the first round of CTAs (rows / SMs - CTAs per SM of them) take FI_MERGE_ITEM_SM_US each on their SM, in
+#: the CTAs' chain (dependent-load units, FI_TC_LOAD_S), where that exceeds the items' reloads (FI_MERGE_ITEM_RELOADS);
+#: False = the reloads alone. LOOKED-AT: the ten merge kernels in the prefill grids' launch profiles (1584 CTAs, 6,144-
+#: 16,384 items of 2+ states, six models) follow 2.76 us + 0.310 us x items / SM within -3.6..+2.7 %, where the model
+#: priced 9-17 us against 17-43 us measured. Applied to a prefill call's merge (fi_tc causal) only: the decode and
+#: verification merges of the production-attention fit keep their reloads (on them the law would move the fitted FA2
+#: prefill kinds, attn_fi_prefill's compute 0.654 -> 0.713, a refit not done here)
+FI_MERGE_ITEM_SM = True
+#: the per-item SM time of that law: FITTED (least squares) on those ten profiled merges (hwmodels/calibration/data/
+#: production_attention/prefill_kernels*_grids.csv, PersistentVariableLengthMergeStatesKernel rows, H100 2026-11-28)
+FI_MERGE_ITEM_SM_US = 0.3103
+
+
+def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0, reloads=False,
+           item_sm=False):
     """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs; cta_launch: the
     share of a dependent load each CTA after the first on an SM adds (FI_DECODE_CTA_LAUNCH_SHARE; 0 = none); reloads:
     each merge-path item after a CTA's first pays its dependent loads again (FI_MERGE_ITEM_RELOADS)."""
@@ -452,7 +467,12 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
     # one wave (persistent grid): the SM's CTAs after its first each add a launch share (cta_launch)
     launch = cta_launch * np.maximum(ctas / float(sms) - 1.0, 0.0)
     if reloads:   # the merge path's items after the CTA's first (FI_MERGE_ITEM_RELOADS)
-        launch = launch + np.where(np.asarray(S) >= 2.0, FI_MERGE_PROLOGUE_LOADS * np.maximum(per_cta - 1.0, 0.0), 0.0)
+        again = FI_MERGE_PROLOGUE_LOADS * np.maximum(per_cta - 1.0, 0.0)
+        if FI_MERGE_ITEM_SM:   # the SM's issue of the items beyond its first round (FI_MERGE_ITEM_SM_US), prefill's
+            k1 = ctas / float(sms)
+            sm = FI_MERGE_ITEM_SM_US * 1e-6 * np.maximum(rows / float(sms) - k1, 0.0) / FI_TC_LOAD_S
+            again = np.where(item_sm, np.maximum(again, sm), again)
+        launch = launch + np.where(np.asarray(S) >= 2.0, again, 0.0)
     return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS + launch,
                   3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows},
                   hidden_loads=FI_MERGE_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0)
@@ -736,9 +756,10 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
                               np.maximum(tile_flops, flops), kv + S * qb + B * P * 4.0 * Hkv, written, where=m,
                               idle=grid - new_batch * Hkv, hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0,
                               lone_tile_bytes=lone))
+    prefill = (np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)) if causal is not None else False
     out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split, pdl=pdl,
                       cta_launch=0.0,
-                      reloads=FI_TC_MERGE_AS_DECODE and FI_MERGE_ITEM_RELOADS))
+                      reloads=FI_TC_MERGE_AS_DECODE and FI_MERGE_ITEM_RELOADS, item_sm=prefill))
     return out, {"splits": S, "cta_tile_q": ctq, "cta_tile_kv": tile_kv, "ctas": grid, "active_ctas": new_batch * Hkv,
                  "slots": per_sm, "chunk_tokens": chunk_tok, "split": split, "busiest_sm_ctas": k_sm,
                  "waves": waves, "last_wave_sm_ctas": k_last}
