@@ -129,8 +129,32 @@ def prefill_blind3(fmt: dict) -> None:
             f"{k} {np.median(g[k + '_err_pct'].abs()):.1f} / {np.percentile(g[k + '_err_pct'].abs(), 90):.1f} %, "
             f"{int((tt[k + '_goal'] == 'met').sum())} of {len(tt)}" for k in ("product", "main", "new")))
         fa3 = fam == "fa3_prefill"   # the candidate moved FA3's rows only
-        BOARD.add(lab, "blind", "prefill blind grid 3, main" + ("" if fa3 else " (shipped)"), g["main_err_pct"],
-                  int((tt["main_goal"] == "met").sum()), len(tt), standing=not fa3)
+        BOARD.add(lab, "blind", "prefill blind grid 3, main", g["main_err_pct"],
+                  int((tt["main_goal"] == "met").sum()), len(tt))
         if fa3:
             BOARD.add(lab, "blind", "prefill blind grid 3, + FA3's prefill tile terms (shipped)", g["new_err_pct"],
                       int((tt["new_goal"] == "met").sum()), len(tt), standing=True)
+    prefill_blind4(fmt)
+
+
+def prefill_blind4(fmt: dict) -> None:
+    """Blind grid 4 (FlashInfer only: short prefills its plan splits over the KV): main (shipped after grid 3) against
+    the candidate (the merge's per-item SM time, flashinfer.FI_MERGE_ITEM_SM, fitted on the ten profiled merges of grids
+    1-3), both committed before the call with the ship rule."""
+    b = load("_blind4")
+    if not len(b):
+        return
+    r0 = b.iloc[0]
+    print(f"\nPREFILL BLIND GRID 4 ({b.attrs['file']}: {len(b)} FlashInfer rows, short prefills its plan splits; "
+          f"{r0['device']}), priced before the call (prefill_kernels_blind4_predictions.csv): main = the model shipped "
+          f"after grid 3 ({r0['main_commit']}), new = + the merge's per-item SM time ({r0['model_commit']}); product = "
+          f"the generic prefill op; ship rule: {r0['ship_rule']}")
+    t = models_table(b, ("regime",), ("product", "main", "new"), ("product", "main", "new"))
+    print(t.to_string(**fmt))
+    print("fi prefill, blind grid 4: " + "; ".join(
+        f"{k} {np.median(b[k + '_err_pct'].abs()):.1f} / {np.percentile(b[k + '_err_pct'].abs(), 90):.1f} %, "
+        f"{int((t[k + '_goal'] == 'met').sum())} of {len(t)}" for k in ("product", "main", "new")))
+    BOARD.add("fi prefill", "blind", "prefill blind grid 4, main", b["main_err_pct"],
+              int((t["main_goal"] == "met").sum()), len(t))
+    BOARD.add("fi prefill", "blind", "prefill blind grid 4, + the merge's per-item SM time (shipped)", b["new_err_pct"],
+              int((t["new_goal"] == "met").sum()), len(t), standing=True)
