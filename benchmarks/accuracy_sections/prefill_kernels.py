@@ -76,85 +76,53 @@ def prefill_kernels(fmt: dict | None = None) -> None:
                       int((tt[f"{k}_goal"] == "met").sum()), len(tt))
         BOARD.add(lab, "blind", "prefill grid 1 (first look), the causal bound (shipped after it)",
                   g["family_causal_err_pct"], int((tt["family_causal_goal"] == "met").sum()), len(tt))
-    prefill_blind2(fmt)
+    grids = [(g, load(f"_blind{g[0]}")) for g in BLIND_GRIDS]
+    newest = {fam: n for (n, *_), b in grids if len(b) for fam in set(b["family"])}   # the last grid with its rows
+    for grid, b in grids:
+        prefill_blind(grid, b, fmt, newest)
 
 
-def prefill_blind2(fmt: dict) -> None:
-    """Blind grid 2: main (the causal bound shipped after grid 1) against the candidate (FlashInfer's in-order dispatch
-    tail, production.inorder_makespan), both committed before the call with the ship rule; the product's old generic op
-    beside them."""
-    b = load("_blind2")
+#: the blind grids after the first look: (suffix, what its rows are, main's description, the candidate's, the family
+#: the candidate moved, whether the candidate shipped and holds that family's STANDING row, whether main holds the other
+#: family's STANDING row there). Each was priced by main and the candidate, both committed before its call with the
+#: ship rule, the product's old generic op beside them. The STANDING row of a family is its newest grid's shipped model
+BLIND_GRIDS = (
+    ("2", "rows on four models of no grid-1 row", "the causal bound as shipped",
+     "+ FlashInfer's in-order dispatch tail", "fi_prefill", "the in-order dispatch tail (shipped)", True),
+    ("3", "rows on four models of no earlier row", "the model shipped after grid 2", "+ FA3's prefill tile terms",
+     "fa3_prefill", "FA3's prefill tile terms (shipped)", True),
+    ("4", "FlashInfer rows, short prefills its plan splits", "the model shipped after grid 3",
+     "+ the merge's per-item SM time", "fi_prefill", "the merge's per-item SM time (shipped)", True),
+)
+
+
+def prefill_blind(grid: tuple, b: pd.DataFrame, fmt: dict, newest: dict) -> None:
+    """One blind grid of BLIND_GRIDS (b: its rows, load()): per regime product / main / new, a line per family, and the
+    board's entries (the candidate's family gets main and new; the other family, where it has rows, main, which the
+    candidate priced the same); `newest`: each family's newest grid, whose shipped model is its STANDING row."""
+    n_, rows, main_is, new_is, moved, new_label, shipped = grid
     if not len(b):
         return
     r0 = b.iloc[0]
-    print(f"\nPREFILL BLIND GRID 2 ({b.attrs['file']}: {len(b)} rows on four models of no grid-1 row; {r0['device']}), "
-          f"priced before the call (prefill_kernels_blind2_predictions.csv): main = the causal bound as shipped "
-          f"({r0['main_commit']}), new = + FlashInfer's in-order dispatch tail ({r0['model_commit']}; FA3 rows the "
-          f"same), product = the generic prefill op; ship rule: {r0['ship_rule']}")
+    print(f"\nPREFILL BLIND GRID {n_} ({b.attrs['file']}: {len(b)} {rows}; {r0['device']}), priced before the call "
+          f"(prefill_kernels_blind{n_}_predictions.csv): main = {main_is} ({r0['main_commit']}), new = {new_is} "
+          f"({r0['model_commit']}; the other family's rows the same), product = the generic prefill op; ship rule: "
+          f"{r0['ship_rule']}")
     t = models_table(b, ("regime",), ("product", "main", "new"), ("product", "main", "new"))
     print(t.to_string(**fmt))
     for fam, lab in FAMILY.items():
         g = b[b["family"] == fam]
+        if not len(g):
+            continue
         tt = t[t["regime"].str.startswith(lab)]
-        print(f"{lab}, blind grid 2: " + "; ".join(
+        print(f"{lab}, blind grid {n_}: " + "; ".join(
             f"{k} {np.median(g[k + '_err_pct'].abs()):.1f} / {np.percentile(g[k + '_err_pct'].abs(), 90):.1f} %, "
             f"{int((tt[k + '_goal'] == 'met').sum())} of {len(tt)}" for k in ("product", "main", "new")))
-        fi = fam == "fi_prefill"   # the candidate moved FlashInfer's rows only
-        BOARD.add(lab, "blind", "prefill blind grid 2, main (the causal bound)", g["main_err_pct"],
-                  int((tt["main_goal"] == "met").sum()), len(tt))
-        if fi:
-            BOARD.add(lab, "blind", "prefill blind grid 2, + the in-order dispatch tail (shipped after it)",
-                      g["new_err_pct"], int((tt["new_goal"] == "met").sum()), len(tt))
-    prefill_blind3(fmt)
-
-
-def prefill_blind3(fmt: dict) -> None:
-    """Blind grid 3: main (shipped after grid 2) against the candidate (FA3's prefill tile terms, fitted on grid 1's fit
-    rows after grids 1 and 2 were seen), both committed before the call with the ship rule; FlashInfer's rows priced
-    the same by both (a second blind check of the shipped FlashInfer model)."""
-    b = load("_blind3")
-    if not len(b):
-        return
-    r0 = b.iloc[0]
-    print(f"\nPREFILL BLIND GRID 3 ({b.attrs['file']}: {len(b)} rows on four models of no earlier row; {r0['device']}),"
-          f" priced before the call (prefill_kernels_blind3_predictions.csv): main = the model shipped after grid 2 "
-          f"({r0['main_commit']}), new = + FA3's prefill tile terms ({r0['model_commit']}; FlashInfer rows the same); "
-          f"product = the generic prefill op; ship rule: {r0['ship_rule']}")
-    t = models_table(b, ("regime",), ("product", "main", "new"), ("product", "main", "new"))
-    print(t.to_string(**fmt))
-    for fam, lab in FAMILY.items():
-        g = b[b["family"] == fam]
-        tt = t[t["regime"].str.startswith(lab)]
-        print(f"{lab}, blind grid 3: " + "; ".join(
-            f"{k} {np.median(g[k + '_err_pct'].abs()):.1f} / {np.percentile(g[k + '_err_pct'].abs(), 90):.1f} %, "
-            f"{int((tt[k + '_goal'] == 'met').sum())} of {len(tt)}" for k in ("product", "main", "new")))
-        fa3 = fam == "fa3_prefill"   # the candidate moved FA3's rows only
-        BOARD.add(lab, "blind", "prefill blind grid 3, main", g["main_err_pct"],
-                  int((tt["main_goal"] == "met").sum()), len(tt))
-        if fa3:
-            BOARD.add(lab, "blind", "prefill blind grid 3, + FA3's prefill tile terms (shipped)", g["new_err_pct"],
-                      int((tt["new_goal"] == "met").sum()), len(tt), standing=True)
-    prefill_blind4(fmt)
-
-
-def prefill_blind4(fmt: dict) -> None:
-    """Blind grid 4 (FlashInfer only: short prefills its plan splits over the KV): main (shipped after grid 3) against
-    the candidate (the merge's per-item SM time, flashinfer.FI_MERGE_ITEM_SM, fitted on the ten profiled merges of grids
-    1-3), both committed before the call with the ship rule."""
-    b = load("_blind4")
-    if not len(b):
-        return
-    r0 = b.iloc[0]
-    print(f"\nPREFILL BLIND GRID 4 ({b.attrs['file']}: {len(b)} FlashInfer rows, short prefills its plan splits; "
-          f"{r0['device']}), priced before the call (prefill_kernels_blind4_predictions.csv): main = the model shipped "
-          f"after grid 3 ({r0['main_commit']}), new = + the merge's per-item SM time ({r0['model_commit']}); product = "
-          f"the generic prefill op; ship rule: {r0['ship_rule']}")
-    t = models_table(b, ("regime",), ("product", "main", "new"), ("product", "main", "new"))
-    print(t.to_string(**fmt))
-    print("fi prefill, blind grid 4: " + "; ".join(
-        f"{k} {np.median(b[k + '_err_pct'].abs()):.1f} / {np.percentile(b[k + '_err_pct'].abs(), 90):.1f} %, "
-        f"{int((t[k + '_goal'] == 'met').sum())} of {len(t)}" for k in ("product", "main", "new")))
-    BOARD.add("fi prefill", "blind", "prefill blind grid 4, main", b["main_err_pct"],
-              int((t["main_goal"] == "met").sum()), len(t))
-    BOARD.add("fi prefill", "blind", "prefill blind grid 4, + the merge's per-item SM time (shipped)", b["new_err_pct"],
-              int((t["new_goal"] == "met").sum()), len(t), standing=True)
+        cand = fam == moved
+        main_ships = not (cand and shipped)
+        BOARD.add(lab, "blind", f"prefill blind grid {n_}, main" + (" (shipped)" if main_ships else ""),
+                  g["main_err_pct"], int((tt["main_goal"] == "met").sum()), len(tt),
+                  standing=main_ships and newest.get(fam) == n_)
+        if cand:
+            BOARD.add(lab, "blind", f"prefill blind grid {n_}, + {new_label}", g["new_err_pct"],
+                      int((tt["new_goal"] == "met").sum()), len(tt), standing=shipped and newest.get(fam) == n_)
