@@ -204,6 +204,8 @@ class Efficiency:
         multi_link_time = grid 23's (AR_ONESHOT2_LINK / AR_MULTI_LINK_TIME), lamport_peer_share = grid 25's;
         hwmodels.roofline AR_FIRST_FILL_EXTRA / AR_LAMPORT_OVERLAP / AR_LAMPORT_PHASE2 / AR_TWOSHOT2_LINK say what each does). A key left
         out takes the module constant (which turns the rule off). Written only by a judged candidate's writer.
+    borrowed_kinds / kinds_from: the op kinds never measured on this device whose terms its fitted file takes from
+        the sibling `kinds_from` (the file's `unmeasured_kinds_from`; load_efficiency), () / None when none.
     source: where these numbers come from (a fitted file, or "uncalibrated default").
     """
 
@@ -236,6 +238,9 @@ class Efficiency:
     engine_ar: dict[str, float] = field(default_factory=dict)
     engine_ar_rules: dict[str, float] = field(default_factory=dict)
     broadcast_copy: dict[str, float] = field(default_factory=dict)
+    #: the op kinds whose terms came from another device's fitted file (`unmeasured_kinds_from`), and that device
+    borrowed_kinds: tuple[str, ...] = ()
+    kinds_from: str | None = None
     source: str = "uncalibrated default: 1.0 (datasheet peaks)"
 
 
@@ -452,8 +457,10 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
     eff = load_efficiency(calib_name, spec)
     ffile = fitted_file(calib_name)
     if ffile is not None:
-        spec = replace(spec, calibration=(f"fitted file {ffile}" if calib_name == name else
-                                          f"borrowed from {calib_name} (fitted file {ffile})"))
+        kinds = (f"; {len(eff.borrowed_kinds)} kinds never measured on {calib_name} from {eff.kinds_from}"
+                 if eff.borrowed_kinds else "")
+        spec = replace(spec, calibration=(f"fitted file {ffile}{kinds}" if calib_name == name else
+                                          f"borrowed from {calib_name} (fitted file {ffile}{kinds})"))
     if eff.launch_graph_s is not None or eff.launch_eager_s is not None:
         spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
                        launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)
@@ -478,11 +485,63 @@ def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Effic
     path = fitted_file(device_name)
     if path is None:
         return Efficiency()
+    doc, borrowed, sibling = _fitted_doc(device_name, ())
+    eff = efficiency_from_dict(doc, str(path))
+    if borrowed:
+        eff = replace(eff, borrowed_kinds=borrowed, kinds_from=sibling,
+                      source=f"{eff.source}; {len(borrowed)} kinds never measured on {device_name} from {sibling}'s "
+                             f"fitted file (unmeasured_kinds_from)")
+    return eff
+
+
+#: the fitted file's sections keyed by op kind (hwmodels.opkinds.KINDS): a kind named in none of them was never
+#: measured on that device, and `unmeasured_kinds_from` fills it from the named sibling
+PER_KIND_SECTIONS = ("compute", "memory", "saturation", "fixed_us", "sync_us", "link_ceiling", "cta_slots",
+                     "cta_fixed_us", "wave_fixed_us", "iter_us", "iter_l2_us", "cta_serial_us", "iter_l1_us",
+                     "chain_queue")
+
+
+def _fitted_doc(device_name: str, seen: tuple[str, ...]) -> tuple[dict, tuple[str, ...], str | None]:
+    """(the fitted file's mapping for `device_name` with its unmeasured kinds filled in, the kinds filled, from whom).
+
+    A fitted file may name a sibling device in `unmeasured_kinds_from: {device: NAME, source: why}`: every op kind
+    that none of this file's PER_KIND_SECTIONS names takes all of NAME's entries for it (resolved the same way, so
+    a chain of siblings works), and an absent l2_sweep_hit curve takes NAME's. A kind this file names keeps this
+    file's terms only (a partial measurement is not mixed with another device's). The H200 uses it for the production
+    families measured on the H100-SXM alone (same GH100 SM; hwmodels/calibration/fitted/H200.yaml says why)."""
+    path = fitted_file(device_name)
+    if path is None:
+        raise SpecError(f"has no fitted file in {', '.join(str(d) for d in fitted_dirs())}",
+                        field="unmeasured_kinds_from")
     try:
         doc = load_yaml(path, "fitted efficiency file")
     except SparsesimError as e:
         raise SpecError(str(e)) from None
-    return efficiency_from_dict(doc, str(path))
+    if not isinstance(doc, dict):
+        raise SpecError("must be a mapping", file=str(path))
+    spec = doc.get("unmeasured_kinds_from")
+    if spec is None:
+        return doc, (), None
+    sib = spec.get("device") if isinstance(spec, dict) else None
+    if not isinstance(sib, str) or not _DEVICE_NAME.match(sib) or not str(spec.get("source", "")).strip():
+        raise SpecError(f"must be {{device: NAME of a calibrated device, source: why its terms stand in}}, got {spec!r}",
+                        file=str(path), field="unmeasured_kinds_from")
+    if sib == device_name or sib in seen:
+        raise SpecError(f"names {sib!r}, which leads back to {device_name!r} (a cycle)", file=str(path),
+                        field="unmeasured_kinds_from")
+    other, _, _ = _fitted_doc(sib, seen + (device_name,))
+    named = set()
+    for part in PER_KIND_SECTIONS:
+        named |= set((doc.get(part) or {}).keys())
+    borrowed = sorted({k for part in PER_KIND_SECTIONS for k in (other.get(part) or {})} - named)
+    out = dict(doc)
+    for part in PER_KIND_SECTIONS:
+        add = {k: v for k, v in (other.get(part) or {}).items() if k in borrowed}
+        if add:
+            out[part] = {**(doc.get(part) or {}), **add}
+    if "l2_sweep_hit" not in doc and "l2_sweep_hit" in other:
+        out["l2_sweep_hit"] = other["l2_sweep_hit"]
+    return out, tuple(borrowed), sib
 
 
 def _keyed(doc: dict, part: str, file: str, base: dict, keys: tuple[str, ...], lo: float, hi: float,

@@ -1,0 +1,114 @@
+"""Price the H200 TRANSFER grid BEFORE it is measured: the production attention families, fitted on the H100-SXM alone,
+on the lent H200 (same GH100 SXM5 die: 132 SMs, 1.98 GHz, 228 KiB shared memory per SM, 50 MB L2; HBM3e at 4.8 TB/s
+against the H100's HBM3 at 3.35 TB/s: hwmodels/specs/H200.yaml).
+
+The grid is the newest H100 blind grid of each family, the same shapes re-run on the H200 by the same measurement
+scripts (the --grid flag of each, run_h200_transfer_device.sh): every plan column those CSVs record (FlashInfer's plan,
+FA3's num_splits = 0: its own heuristic) depends on the SM count alone, the same on both chips. Three prices a row:
+
+  pred_main_us   what the product charged on the H200 before unmeasured_kinds_from (main at f305da5): the H200's fitted
+                 file names none of these families' kinds, so they ran at the uncalibrated defaults (compute and memory
+                 shares 1.0, no per-CTA, per-iteration or fixed times)
+  pred_new_us    this tree: the H200's fitted file takes the kinds it never measured from the H100-SXM's
+                 (hwmodels/calibration/fitted/H200.yaml unmeasured_kinds_from; hwmodels.spec load_efficiency)
+  pred_h100_us   the same model on the H100-SXM (the shapes' own chip; its error there is looked-at or blind per
+                 family, benchmarks/results_calibration_accuracy.txt), beside h100_us, the H100 measurement
+
+SHIP_RULE (fixed before the call): the borrowed kinds ship if, pooled over the grid, they meet more family x regime
+cells (median <= 10 %, p90 <= 25 %) than main, or as many with a lower pooled median and p90 |error| (main's
+defaults cannot be kept by choice: they are no calibration at all; the rule is there to say whether the borrowed
+terms are a calibration of the H200 or only less wrong).
+
+    python lab/kernels/predict_h200_transfer.py      # writes h200_transfer_predictions.csv
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from hwmodels.spec import efficiency_from_dict, fitted_file, load_hardware  # noqa: E402
+from hwmodels.yamlio import load_yaml  # noqa: E402
+from simulator.calibration import fit_production_attention as FP  # noqa: E402
+from simulator.calibration import prefill_kernels as PK  # noqa: E402
+
+DATA = ROOT / "hwmodels/calibration/data/production_attention"
+OUT = DATA / "h200_transfer_predictions.csv"
+MAIN_COMMIT = "f305da5"
+#: (part, the H100 CSV whose shapes the H200 re-runs, how its rows are priced, the measurement call that re-runs it)
+GRIDS = (
+    ("fa3_decode", "fa3_binary_blind3_nvidia-h100-80gb-hbm3_2026-11-27.csv", "fa3_binary",
+     "measure_fa3_binary.py --grid blind3"),
+    ("prefill3", "prefill_kernels_blind3_nvidia-h100-80gb-hbm3_2026-11-28.csv", "prefill",
+     "measure_prefill_kernels.py --grid blind3"),
+    ("prefill4", "prefill_kernels_blind4_nvidia-h100-80gb-hbm3_2026-11-28.csv", "prefill",
+     "measure_prefill_kernels.py --grid blind4"),
+    ("fi_dec8", "production_attention_fi_dec_blind8_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production",
+     "measure_production_attention.py --grid fi_dec_blind8"),
+    ("fi_tc14", "production_attention_fi_tc_blind14_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production",
+     "measure_production_attention.py --grid fi_tc_blind14"),
+)
+#: the columns that name a row (its shape), per pricing route
+KEYS = {"fa3_binary": ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
+                       "page_size", "num_splits", "tag"],
+        "prefill": ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "prefix",
+                    "context", "page_size"],
+        "production": ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
+                       "page_size"]}
+
+
+def main_h200():
+    """The H200 as main priced it: its fitted file as written, without the kinds unmeasured_kinds_from adds."""
+    hw = load_hardware("H200")
+    raw = load_yaml(fitted_file("H200"), "fitted efficiency file")
+    raw = {k: v for k, v in raw.items() if k != "unmeasured_kinds_from"}
+    return replace(hw, efficiency=efficiency_from_dict(raw, str(fitted_file("H200"))))
+
+
+def price(route: str, df: pd.DataFrame, hw) -> np.ndarray:
+    """In-graph device time of every row (the timing harness's measurement) as the model prices it on `hw`."""
+    df = df.reset_index(drop=True)
+    if route == "prefill":
+        return PK.family_us(df, causal=True, hw=hw)
+    if route == "fa3_binary":
+        ops = FP.fa3_binary_ops(df, hw.units)
+    else:
+        ops = FP.build_ops(df, hw.units, hw.smem_per_unit_bytes)
+    return FP.predict_us(ops, hw, hw.efficiency, len(df))
+
+
+def main() -> None:
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    hws = {"main": main_h200(), "new": load_hardware("H200"), "h100": load_hardware("H100-SXM")}
+    out = []
+    for part, csv, route, call in GRIDS:
+        df = pd.read_csv(DATA / csv)
+        rows = df[KEYS[route]].copy()
+        rows.insert(0, "part", part)
+        rows["h100_us"] = df["median_us"].to_numpy()
+        for name, hw in hws.items():
+            rows[f"pred_{name}_us"] = np.round(price(route, df, hw), 3)
+        rows["measured_by"] = call
+        out.append(rows)
+    res = pd.concat(out, ignore_index=True)
+    res["main_commit"] = MAIN_COMMIT
+    res["model_commit"] = commit
+    res.to_csv(OUT, index=False)
+    print(f"{len(res)} rows -> {OUT.relative_to(ROOT)} (model at {commit})")
+    for part, g in res.groupby("part", sort=False):
+        e = (g["pred_h100_us"] / g["h100_us"] - 1) * 100
+        print(f"{part:10s} {len(g):4d} rows; H100 model / H100 measured |err| median {e.abs().median():5.1f} %, "
+              f"H200 new / H100 price median {np.median(g['pred_new_us'] / g['pred_h100_us']):.3f}, "
+              f"H200 main / new median {np.median(g['pred_main_us'] / g['pred_new_us']):.3f}")
+
+
+if __name__ == "__main__":
+    main()
