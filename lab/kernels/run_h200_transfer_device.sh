@@ -9,16 +9,20 @@
 # CUTLASS @ 71275920; fa3_C.abi3.so.gz) with its flash_attn_interface.py; FlashInfer 0.6.4 from the carried wheels
 # (lab/kernels/_flashinfer_site.sh). Every part's files are packed into $OUT/h200_transfer_<part>.tgz after it (the
 # call returns at most 8 files). From the repository root of the device copy:
-#   W=.dev/h200 bash lab/kernels/run_h200_transfer_device.sh A|B
+#   W=.dev/h200 [L=.dev/h200fa3] bash lab/kernels/run_h200_transfer_device.sh A|B
+# ($W: w.tar.xz, aot.tar.xz; $L: fa3_C.abi3.so.gz, flash_attn_interface.py, default $W. Two folders because one call's
+# working tree may not carry both: part B's call carries $W and installs FlashInfer into /tmp/site, part A's call, on the
+# machine still warm, carries $L and finds the install there.)
 T0=$(date +%s)
 W=${W:-.dev/h200}
+L=${L:-$W}
 PART=${1:-A}
 el() { echo $(( $(date +%s) - T0 )); }
 O=/tmp/o$PART; mkdir -p $O
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
   nvcc --version | tail -2; nproc
   md5sum lab/kernels/measure_prefill_kernels.py lab/kernels/measure_fa3_binary.py lab/kernels/measure_production_attention.py \
-    lab/harness.py lab/kernels/_flashinfer_site.sh $W/*; cat $0; } > $O/env.txt 2>&1
+    lab/harness.py lab/kernels/_flashinfer_site.sh $W/* $L/*; cat $0; } > $O/env.txt 2>&1
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/clocks.csv 2>/dev/null &
 SMI=$!
 pack() { kill $SMI 2>/dev/null; tar -czf $OUT/h200_transfer_$PART.tgz -C $O . ; echo "packed $1 at $(el) s"; }
@@ -28,9 +32,9 @@ echo "flashinfer ready $(el) s"
 F='warning #\|Remark\|^\s*\^\|^ *if (\|^ *constexpr'
 cd lab/kernels
 if [ "$PART" = A ]; then
-  mkdir -p /tmp/fa3pkg/flash_attn_3 && gunzip -c ../../$W/fa3_C.abi3.so.gz > /tmp/fa3pkg/flash_attn_3/_C.abi3.so
+  mkdir -p /tmp/fa3pkg/flash_attn_3 && gunzip -c ../../$L/fa3_C.abi3.so.gz > /tmp/fa3pkg/flash_attn_3/_C.abi3.so
   echo '__version__ = "3.0.0+0251105a.trim"' > /tmp/fa3pkg/flash_attn_3/__init__.py
-  cp ../../$W/flash_attn_interface.py /tmp/fa3pkg/
+  cp ../../$L/flash_attn_interface.py /tmp/fa3pkg/
   python3 - <<'PY'
 f = ['BACKWARD','SPLIT','PAGEDKV','APPENDKV','LOCAL','SOFTCAP','PACKGQA','FP16','FP8','VARLEN','CLUSTER','HDIM64','HDIM96','HDIM128','HDIM192','HDIM256','SM8x']
 dis = {'BACKWARD','SOFTCAP','LOCAL','FP16','CLUSTER','HDIM64','HDIM96','HDIM192','HDIM256','SM8x','APPENDKV'}
