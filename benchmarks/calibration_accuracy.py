@@ -42,6 +42,7 @@ from accuracy_sections import (
     fa3,
     flashinfer,
     gemm_block,
+    h200_transfer,
     indexer,
     mla,
     prefill_kernels,
@@ -84,6 +85,7 @@ def main() -> None:
     triton.triton()
     attention_cold.attention_cold()
     prefill_kernels.prefill_kernels()
+    h200_transfer.h200_transfer()
     attention.first_look()
     indexer.indexer()
     BOARD.print()

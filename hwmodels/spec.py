@@ -286,8 +286,12 @@ class HardwareSpec:
 
     def calibration_text(self) -> str:
         """One phrase for outputs: which calibration prices this device."""
-        return self.calibration or ("UNCALIBRATED: efficiencies 1.0 (datasheet peaks); no fitted file "
-                                    f"{self.name}.yaml and no calibration_from")
+        if not self.calibration:
+            return (f"UNCALIBRATED: efficiencies 1.0 (datasheet peaks); no fitted file {self.name}.yaml and no "
+                    "calibration_from")
+        eff = self.efficiency
+        return self.calibration + (f"; {len(eff.borrowed_kinds)} op kinds never measured there from "
+                                   f"{eff.kinds_from}'s fitted file" if eff.borrowed_kinds else "")
 
     def flops_for(self, dtype: str) -> float:
         """Peak dense FLOP/s for arithmetic in `dtype`, falling back to the next wider unit the device has."""
@@ -457,10 +461,8 @@ def _read_spec(doc: Any, file: str) -> HardwareSpec:
     eff = load_efficiency(calib_name, spec)
     ffile = fitted_file(calib_name)
     if ffile is not None:
-        kinds = (f"; {len(eff.borrowed_kinds)} kinds never measured on {calib_name} from {eff.kinds_from}"
-                 if eff.borrowed_kinds else "")
-        spec = replace(spec, calibration=(f"fitted file {ffile}{kinds}" if calib_name == name else
-                                          f"borrowed from {calib_name} (fitted file {ffile}{kinds})"))
+        spec = replace(spec, calibration=(f"fitted file {ffile}" if calib_name == name else
+                                          f"borrowed from {calib_name} (fitted file {ffile})"))
     if eff.launch_graph_s is not None or eff.launch_eager_s is not None:
         spec = replace(spec, launch_graph_s=eff.launch_graph_s or spec.launch_graph_s,
                        launch_eager_s=eff.launch_eager_s or spec.launch_eager_s)

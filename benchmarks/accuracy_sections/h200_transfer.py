@@ -1,0 +1,53 @@
+"""The H200 transfer grid (simulator/calibration/h200_transfer.py): the production attention families, every term fitted
+on the H100-SXM, judged BLIND on the lent H200 (the newest H100 blind grid of each family re-run there; priced and
+committed before the call by lab/kernels/predict_h200_transfer.py).
+
+  main   what the product charged on the H200 before (f305da5): the H200's fitted file named none of these kinds, so
+         they ran at the uncalibrated defaults
+  new    the H200's fitted file with unmeasured_kinds_from: H100-SXM (shipped): the H100's terms, the H200's bandwidth
+  h100   the same model on the H100-SXM against the H100's own measurement of the same shapes (for reference: fitted,
+         looked-at or blind there as benchmarks/results_calibration_accuracy.txt says per family)
+
+Each family keeps its H100 grid's regimes; goal median <= 10 %, p90 <= 25 %.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.calibration import h200_transfer as HT
+from simulator.calibration.scoreboard import BOARD, models_table
+
+
+def h200_transfer(fmt: dict | None = None) -> None:
+    """Print the grid per family and regime and the measured / modelled H200-over-H100 time ratio per part; add each
+    family's main and new rows to the board (new: the family's H200 STANDING row)."""
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    b = HT.load()
+    if not len(b):
+        return
+    b["regime"] = b["family_label"] + ": " + b["regime"]
+    print(f"\nTHE H200 TRANSFER GRID ({len(b)} rows of the newest H100 blind grids of FA3 decode, FA3 / FlashInfer "
+          f"prefill, FlashInfer CUDA-core decode and verification, re-run on the {b['device'].iloc[0]}; files "
+          f"h200_transfer_*_nvidia-h200_*.csv), BLIND: every price committed before the call ({HT.PRED_CSV}, model at "
+          f"{str(b['model_commit'].iloc[0])[:7]}): main = the product on the H200 before (the production kinds at the "
+          f"uncalibrated defaults, {b['main_commit'].iloc[0]}), new = the kinds the H200 never measured taken from the "
+          "H100-SXM's fitted file (unmeasured_kinds_from, shipped), h100 = the same model against the H100's own "
+          "measurement of the same shapes; |model/measured - 1| median / p90, signed median, %")
+    t = models_table(b, ("regime",), HT.LABELS, HT.LABELS)
+    print(t.to_string(**fmt))
+    print("H200 / H100 time of the same shapes, median [min, max], measured against the model's (new / h100 price):")
+    for part, g in b.groupby("part", sort=False):
+        r, q = g["measured_ratio"], g["model_ratio"]
+        print(f"  {part:10s} n {len(g):3d}: measured {r.median():.3f} [{r.min():.2f}, {r.max():.2f}], model "
+              f"{q.median():.3f} [{q.min():.2f}, {q.max():.2f}]")
+    fam = t["regime"].str.split(":").str[0]
+    for f, g in b.groupby("family_label", sort=False):
+        tt = t[fam == f]
+        for lab, what in (("main", "the product before (uncalibrated defaults)"),
+                          ("new", "the H100-SXM's terms (unmeasured_kinds_from, shipped)")):
+            BOARD.add(f"{f}, H200", "blind", f"H200 transfer grid, {what}", g[f"{lab}_err_pct"],
+                      int((tt[f"{lab}_goal"] == "met").sum()), len(tt), standing=lab == "new")
+    for lab in HT.LABELS:
+        e = b[f"{lab}_err_pct"]
+        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
+              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
