@@ -19,7 +19,14 @@ cells (median <= 10 %, p90 <= 25 %) than main, or as many with a lower pooled me
 defaults cannot be kept by choice: they are no calibration at all; the rule is there to say whether the borrowed
 terms are a calibration of the H200 or only less wrong).
 
-    python lab/kernels/predict_h200_transfer.py      # writes h200_transfer_predictions.csv
+Part C (--part C, priced and committed after parts A and B were measured and judged, before C's own call; the same
+rule): XQA blind grid 18 (FlashInfer's port of TensorRT-LLM's XQA, measure_xqa_attention.py --grid x18), FlashInfer's
+MLA rows of MLA blind grid 6 (measure_production_attention.py --grid mla_blind6 --parts build,fi_mla) and FlashInfer's
+top-k grid 12 (measure_topk_engines.py on topk_flashinfer_grid12_prediction_2026-11-27.csv's shapes, the ragged and the
+page-table transform; priced by simulator.calibration.topk_flashinfer_grid12.predict with the shipped candidate's
+terms) -> h200_transfer_c_predictions.csv.
+
+    python lab/kernels/predict_h200_transfer.py [--part C]     # writes h200_transfer[_c]_predictions.csv
 """
 from __future__ import annotations
 
@@ -54,13 +61,25 @@ GRIDS = (
     ("fi_tc14", "production_attention_fi_tc_blind14_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production",
      "measure_production_attention.py --grid fi_tc_blind14"),
 )
+OUT_C = DATA / "h200_transfer_c_predictions.csv"
+TOPK_DATA = ROOT / "hwmodels/calibration/data/production_kernels"
+GRIDS_C = (
+    ("xqa18", "xqa_x18_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production", "measure_xqa_attention.py --grid x18"),
+    ("fi_mla6", "production_attention_mla_blind6_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production",
+     "measure_production_attention.py --grid mla_blind6 --parts build,fi_mla"),
+    ("fi_topk12", "topk_engines_nvidia-h100-80gb-hbm3_2026-11-27_figrid12.csv", "topk_fi",
+     "measure_topk_engines.py --shapes topk_flashinfer_grid12_prediction_2026-11-27.csv --page-table"),
+)
 #: the columns that name a row (its shape), per pricing route
 KEYS = {"fa3_binary": ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
                        "page_size", "num_splits", "tag"],
         "prefill": ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "prefix",
                     "context", "page_size"],
         "production": ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
-                       "page_size"]}
+                       "page_size"],
+        "xqa": ["family", "kernel", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
+                "page_size", "split_sms", "role", "pdl"],
+        "topk_fi": ["family", "kernel", "dist", "rows", "n", "k"]}
 
 
 def main_h200():
@@ -74,6 +93,14 @@ def main_h200():
 def price(route: str, df: pd.DataFrame, hw) -> np.ndarray:
     """In-graph device time of every row (the timing harness's measurement) as the model prices it on `hw`."""
     df = df.reset_index(drop=True)
+    if route == "topk_fi":
+        from simulator.calibration import topk_flashinfer_grid7 as G7
+        from simulator.calibration import topk_flashinfer_grid12 as G12
+        from simulator.kernels import topk_flashinfer as FK
+        t = G7.frame(G12.FI_GRID12, False, hw.units)
+        t = df[KEYS["topk_fi"]].merge(t.drop(columns=[c for c in ("k",) if c in t.columns]),
+                                      on=["family", "kernel", "dist", "rows", "n"], how="left")
+        return G12.predict(t, hw, FK.PT_WAVE3_CANDIDATE, FK.GATHER_SECTOR_CANDIDATE)
     if route == "prefill":
         return PK.family_us(df, causal=True, hw=hw)
     if route == "fa3_binary":
@@ -84,14 +111,22 @@ def price(route: str, df: pd.DataFrame, hw) -> np.ndarray:
 
 
 def main() -> None:
+    import argparse
     import subprocess
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", choices=("AB", "C"), default="AB")
+    args = ap.parse_args()
+    grids, out_csv = (GRIDS, OUT) if args.part == "AB" else (GRIDS_C, OUT_C)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     hws = {"main": main_h200(), "new": load_hardware("H200"), "h100": load_hardware("H100-SXM")}
     out = []
-    for part, csv, route, call in GRIDS:
-        df = pd.read_csv(DATA / csv)
-        rows = df[KEYS[route]].copy()
+    for part, csv, route, call in grids:
+        df = pd.read_csv((TOPK_DATA if route == "topk_fi" else DATA) / csv)
+        if part == "fi_mla6":
+            df = df[df["family"] == "fi_mla"].reset_index(drop=True)
+        key = "xqa" if part == "xqa18" else route
+        rows = df[KEYS[key]].copy()
         rows.insert(0, "part", part)
         rows["h100_us"] = df["median_us"].to_numpy()
         for name, hw in hws.items():
@@ -101,8 +136,8 @@ def main() -> None:
     res = pd.concat(out, ignore_index=True)
     res["main_commit"] = MAIN_COMMIT
     res["model_commit"] = commit
-    res.to_csv(OUT, index=False)
-    print(f"{len(res)} rows -> {OUT.relative_to(ROOT)} (model at {commit})")
+    res.to_csv(out_csv, index=False)
+    print(f"{len(res)} rows -> {out_csv.relative_to(ROOT)} (model at {commit})")
     for part, g in res.groupby("part", sort=False):
         e = (g["pred_h100_us"] / g["h100_us"] - 1) * 100
         print(f"{part:10s} {len(g):4d} rows; H100 model / H100 measured |err| median {e.abs().median():5.1f} %, "
