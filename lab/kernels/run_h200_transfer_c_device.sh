@@ -10,7 +10,7 @@
 T0=$(date +%s)
 W=${W:-.dev/h200}
 el() { echo $(( $(date +%s) - T0 )); }
-O=/tmp/oC; mkdir -p $O /tmp/toplib
+O=/tmp/oC; mkdir -p $O/topk12 /tmp/toplib   # topk12/: measure_topk_engines.py makes no --out (the first call's top-k part failed on it)
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
   nvcc --version | tail -2; nproc
   md5sum lab/kernels/measure_xqa_attention.py lab/kernels/measure_production_attention.py lab/kernels/measure_topk_engines.py \

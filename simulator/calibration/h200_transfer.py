@@ -8,9 +8,13 @@ family on the lent H200 with the same scripts and flags (lab/kernels/run_h200_tr
 call (lab/kernels/predict_h200_transfer.py -> h200_transfer_predictions.csv: pred_main_us = the product before,
 pred_new_us = the borrowed kinds, pred_h100_us = the same model on the H100-SXM beside the H100's measurement).
 
+Part C (priced after A and B were judged, before its own call: h200_transfer_c_predictions.csv) re-runs XQA blind grid
+18 (FlashInfer's port), FlashInfer MLA's rows of MLA blind grid 6 and FlashInfer top-k grid 12 (ragged and page-table).
+
 Each part keeps the regimes its H100 grid was judged by (benchmarks/accuracy_sections: FA3 blind grid 3's shape groups,
-the prefill grids' K/V dtype x fresh / chunked, fi_decode grid 8's groups, fi_verify grid 14's K/V dtype x context x
-batch); the regimes were fixed before this grid ran.
+the prefill grids' K/V dtype x fresh / chunked, fi_decode grid 8's groups, fi_verify grid 14's and MLA grid 6's K/V dtype
+x context x batch, XQA grid 18's row roles, top-k grid 12's transform x launch); the regimes were fixed before this grid
+ran. Where a part ran twice on the warm machine (XQA, MLA), the first call is judged and the second is its `_replicate`.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from simulator.calibration import fit_production_attention as FP
 
 DATA_DIR = FP.DATA_DIR
 PRED_CSV = "h200_transfer_predictions.csv"
+PRED_C_CSV = "h200_transfer_c_predictions.csv"
 #: part -> (the H200 measurement's glob, the columns that name a row, the family label of the report)
 PARTS = {
     "fa3_decode": ("h200_transfer_fa3_decode_nvidia-h200_*.csv",
@@ -41,20 +46,33 @@ PARTS = {
     "fi_tc14": ("h200_transfer_fi_tc14_nvidia-h200_*.csv",
                 ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
                  "page_size"]),
+    "xqa18": ("h200_transfer_xqa18_nvidia-h200_*.csv",
+              ["family", "kernel", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
+               "page_size", "split_sms", "role", "pdl"]),
+    "fi_mla6": ("h200_transfer_fi_mla6_nvidia-h200_*.csv",
+                ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
+                 "page_size"]),
+    "fi_topk12": ("h200_transfer_fi_topk12_nvidia-h200_*.csv", ["family", "kernel", "dist", "rows", "n", "k"]),
 }
+#: the parts priced in the second prediction file
+PARTS_C = ("xqa18", "fi_mla6", "fi_topk12")
+#: XQA grid 18's row roles (benchmarks/accuracy_sections/xqa_grid18.py ROLES, its regimes on the H100)
+XQA_ROLES = {"q2_half": "q 2 below half the SMs: 8-64 CTAs, 2-40 tiles", "q2_one": "q 2 one tile: 32-60 CTAs",
+             "q1": "q 1 twins (same CTAs and tiles)", "control": "controls: q 2 at 104-144 CTAs"}
 #: FA3 blind grid 3's shape groups (benchmarks/accuracy_sections/fa3_binary3.py REGIME, its regimes on the H100)
 FA3_REGIME = {"d_short": "short T<=232 B 24-1024", "d_tiny": "tiny B<=8 T<=240", "d_middle": "middle T 1.5K-6K",
               "d_long": "long T 20K-100K B<=14", "d_verify": "verification q 2-6", "d_fp8": "fp8 e4m3",
               "d_page64": "page 64"}
 #: the report's family label of each measured family
 FAMILY = {"fa3": "fa3", "fa3_prefill": "fa3 prefill", "fi_prefill": "fi prefill", "fi_decode": "fi_decode",
-          "fi_verify": "fi_verify"}
+          "fi_verify": "fi_verify", "xqa": "xqa", "fi_mla": "fi_mla", "topk": "top-k flashinfer"}
 LABELS = ("main", "new", "h100")
 
 
 def _measured(part: str, data_dir: Path) -> pd.DataFrame | None:
     glob, _ = PARTS[part]
-    fs = sorted(p for p in DF.glob(Path(data_dir), glob) if "_grids" not in p.name and "_shape_times" not in p.name)
+    fs = sorted(p for p in DF.glob(Path(data_dir), glob)
+                if not any(x in p.name for x in ("_grids", "_shape_times", "_replicate", "_notes")))
     if not fs:
         return None
     m = pd.read_csv(fs[-1])
@@ -76,6 +94,15 @@ def regimes(part: str, j: pd.DataFrame, data_dir: Path) -> pd.Series:
         return j["tag"].map(FA3_REGIME).fillna(j["tag"])
     if part.startswith("prefill"):
         return j["dtype"] + ", " + np.where(j["prefix"] > 0, "chunked (O > 0)", "fresh (O = 0)")
+    if part == "xqa18":
+        return j["role"].map(XQA_ROLES).fillna(j["role"])
+    if part == "fi_topk12":
+        from simulator.calibration import topk_flashinfer_grid7 as G7
+        from simulator.calibration import topk_flashinfer_grid12 as G12
+        f = j[["kernel", "dist", "rows", "n"]].merge(G7.frame(G12.FI_GRID12, False, 132)[
+            ["kernel", "dist", "rows", "n", "fi_path"]], on=["kernel", "dist", "rows", "n"], how="left")
+        r = pd.Series(G12.regime(f["kernel"], f["rows"], f["n"], f["fi_path"]), index=j.index)
+        return r.str.split(": ", n=1).str[-1]          # the transform is the family label's
     if part == "fi_dec8":
         keys = [k for k in PARTS["fi_dec8"][1] if k in j.columns]
         g = j[keys].merge(_dec8_groups(data_dir), on=keys, how="left")["group"]
@@ -88,14 +115,16 @@ def load(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     """Every measured H200 row joined with its committed prices: part, family, regime, h200_us, h100_us, pred_<label>_us
     and <label>_err_pct (main / new against the H200, h100 against the H100's own measurement); empty before the
     measurement is committed."""
-    pf = DF.resolve(Path(data_dir) / PRED_CSV)
-    if not pf.is_file():
-        return pd.DataFrame()
-    pred = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
+    preds = {}
+    for name in (PRED_CSV, PRED_C_CSV):
+        pf = DF.resolve(Path(data_dir) / name)
+        if pf.is_file():
+            preds[name] = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
     out = []
     for part, (_, keys) in PARTS.items():
+        pred = preds.get(PRED_C_CSV if part in PARTS_C else PRED_CSV)
         m = _measured(part, data_dir)
-        if m is None:
+        if m is None or pred is None:
             continue
         p = pred[pred["part"] == part].dropna(axis=1, how="all")
         j = p.merge(m[keys + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=keys,
@@ -104,11 +133,17 @@ def load(data_dir: Path = DATA_DIR) -> pd.DataFrame:
             continue
         j["regime"] = regimes(part, j, data_dir).to_numpy()
         j["file"] = m.attrs["file"]
+        if "note" in m.columns:
+            note = j[keys].merge(m[keys + ["note"]], on=keys, how="left")["note"]
+            j["wrong"] = note.astype(object).where(note.notna(), "").astype(str).str.contains("WRONG").to_numpy()
         out.append(j)
     if not out:
         return pd.DataFrame()
     b = pd.concat(out, ignore_index=True)
     b["family_label"] = b["family"].map(FAMILY).fillna(b["family"])
+    if "kernel" in b.columns:
+        b.loc[b["kernel"] == "fi_topk", "family_label"] = "top-k flashinfer ragged"
+        b.loc[b["kernel"] == "fi_topk_pt", "family_label"] = "top-k flashinfer page-table"
     for lab in ("main", "new"):
         b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["h200_us"] - 1.0) * 100.0
     b["h100_err_pct"] = (b["pred_h100_us"] / b["h100_us"] - 1.0) * 100.0
