@@ -26,7 +26,12 @@ top-k grid 12 (measure_topk_engines.py on topk_flashinfer_grid12_prediction_2026
 page-table transform; priced by simulator.calibration.topk_flashinfer_grid12.predict with the shipped candidate's
 terms) -> h200_transfer_c_predictions.csv.
 
-    python lab/kernels/predict_h200_transfer.py [--part C]     # writes h200_transfer[_c]_predictions.csv
+Part D (--part D, priced after C was judged, before D's call): cuBLASLt's block-scaled fp8 GEMM grid 15 (torch's
+_scaled_mm with 1 x 128 / 128 x 128 scales, measure_deepgemm_gemm.py --tag grid15 on the committed grid's (M, K, N);
+priced by simulator.calibration.fit_production_topk_gemm.predict_gemm_us, the kind gemm_fp8_block_cublaslt) ->
+h200_transfer_d_predictions.csv and the call's grid file h200_transfer_d_grid.csv.
+
+    python lab/kernels/predict_h200_transfer.py [--part C | --part D]   # writes h200_transfer[_c|_d]_predictions.csv
 """
 from __future__ import annotations
 
@@ -62,6 +67,8 @@ GRIDS = (
      "measure_production_attention.py --grid fi_tc_blind14"),
 )
 OUT_C = DATA / "h200_transfer_c_predictions.csv"
+OUT_D = DATA / "h200_transfer_d_predictions.csv"
+GRID_D = DATA / "h200_transfer_d_grid.csv"
 TOPK_DATA = ROOT / "hwmodels/calibration/data/production_kernels"
 GRIDS_C = (
     ("xqa18", "xqa_x18_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production", "measure_xqa_attention.py --grid x18"),
@@ -79,7 +86,10 @@ KEYS = {"fa3_binary": ["family", "model", "dtype", "heads", "kv_heads", "head_di
                        "page_size"],
         "xqa": ["family", "kernel", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
                 "page_size", "split_sms", "role", "pdl"],
-        "topk_fi": ["family", "kernel", "dist", "rows", "n", "k"]}
+        "topk_fi": ["family", "kernel", "dist", "rows", "n", "k"],
+        "gemm_block": ["kernel", "rows", "k", "n"]}
+GRIDS_D = (("cublaslt15", "gemm_grid15_nvidia-h100-80gb-hbm3_2026-11-27.csv", "gemm_block",
+            "measure_deepgemm_gemm.py --grid h200_transfer_d_grid.csv --tag grid15"),)
 
 
 def main_h200():
@@ -93,6 +103,11 @@ def main_h200():
 def price(route: str, df: pd.DataFrame, hw) -> np.ndarray:
     """In-graph device time of every row (the timing harness's measurement) as the model prices it on `hw`."""
     df = df.reset_index(drop=True)
+    if route == "gemm_block":
+        from simulator.calibration import fit_production_topk_gemm as F
+        f = pd.DataFrame({"family": "gemm", "kernel": "fp8_block_cublaslt", "dist": "", "rows": df["rows"],
+                          "n": df["n"], "k": df["k"]})
+        return F.predict_gemm_us(F.gemm_frame(f), hw, hw.efficiency)
     if route == "topk_fi":
         from simulator.calibration import topk_flashinfer_grid7 as G7
         from simulator.calibration import topk_flashinfer_grid12 as G12
@@ -114,15 +129,18 @@ def main() -> None:
     import argparse
     import subprocess
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("AB", "C"), default="AB")
+    ap.add_argument("--part", choices=("AB", "C", "D"), default="AB")
     args = ap.parse_args()
-    grids, out_csv = (GRIDS, OUT) if args.part == "AB" else (GRIDS_C, OUT_C)
+    grids, out_csv = {"AB": (GRIDS, OUT), "C": (GRIDS_C, OUT_C), "D": (GRIDS_D, OUT_D)}[args.part]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     hws = {"main": main_h200(), "new": load_hardware("H200"), "h100": load_hardware("H100-SXM")}
     out = []
     for part, csv, route, call in grids:
-        df = pd.read_csv((TOPK_DATA if route == "topk_fi" else DATA) / csv)
+        df = pd.read_csv((TOPK_DATA if route in ("topk_fi", "gemm_block") else DATA) / csv)
+        if route == "gemm_block":
+            df = df[df["kernel"] == "cublaslt"].reset_index(drop=True)
+            df[["kernel", "rows", "k", "n"]].to_csv(GRID_D, index=False)
         if part == "fi_mla6":
             df = df[df["family"] == "fi_mla"].reset_index(drop=True)
         key = "xqa" if part == "xqa18" else route
