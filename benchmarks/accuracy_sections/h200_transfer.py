@@ -29,15 +29,16 @@ def h200_transfer(fmt: dict | None = None) -> None:
     commits = ", ".join(f"{part} {str(c)[:7]}" for part, c in b.groupby("part", sort=False)["model_commit"].first()
                         .items())
     wrong = int(b["wrong"].fillna(False).astype(bool).sum()) if "wrong" in b.columns else 0
-    print(f"\nTHE H200 TRANSFER GRID ({len(b)} rows of the newest H100 blind grids of FA3 decode, FA3 / FlashInfer "
-          f"prefill, FlashInfer CUDA-core decode and verification (parts A, B), XQA, FlashInfer MLA and FlashInfer top-k "
-          f"(part C, priced after A and B were judged), re-run on the {b['device'].iloc[0]}; files "
-          f"h200_transfer_*_nvidia-h200_*.csv), BLIND: every price committed before its call ({HT.PRED_CSV}, "
-          f"{HT.PRED_C_CSV}; models at {commits}): main = the product on the H200 before (the production kinds at the "
-          f"uncalibrated defaults, {b['main_commit'].iloc[0]}), new = the kinds the H200 never measured taken from the "
-          "H100-SXM's fitted file (unmeasured_kinds_from, shipped), h100 = the same model against the H100's own "
-          f"measurement of the same shapes; {wrong} top-k rows marked WRONG SELECTION, time kept (the same 14 as on the "
-          "H100); |model/measured - 1| median / p90, signed median, %")
+    print(f"\nTHE H200 TRANSFER GRID ({len(b)} rows of the newest H100 blind grids of FA3 decode, FA3 / "
+          "FlashInfer prefill, FlashInfer CUDA-core decode and verification (parts A, B), XQA, FlashInfer MLA and "
+          "FlashInfer top-k (part C, priced after A and B were judged) and cuBLASLt's block fp8 GEMM grid 15 (part D, "
+          f"after C), re-run on the {b['device'].iloc[0]}; files h200_transfer_*_nvidia-h200_*.csv), BLIND: every "
+          f"price committed before its call ({HT.PRED_CSV}, {HT.PRED_C_CSV}, {HT.PRED_D_CSV}; models at {commits}): "
+          "main = the product on the H200 before (the production kinds at the uncalibrated defaults, "
+          f"{b['main_commit'].iloc[0]}), new = the kinds the H200 never measured taken from the H100-SXM's fitted "
+          "file (unmeasured_kinds_from, shipped), h100 = the same model against the H100's own measurement of the "
+          f"same shapes; {wrong} top-k rows marked WRONG SELECTION, time kept (the same 14 as on the H100); "
+          "|model/measured - 1| median / p90, signed median, %")
     t = models_table(b, ("regime",), HT.LABELS, HT.LABELS)
     print(t.to_string(**fmt))
     print("H200 / H100 time of the same shapes, median [min, max], measured against the model's (new / h100 price):")
@@ -45,7 +46,7 @@ def h200_transfer(fmt: dict | None = None) -> None:
         r, q = g["measured_ratio"], g["model_ratio"]
         print(f"  {part:10s} n {len(g):3d}: measured {r.median():.3f} [{r.min():.2f}, {r.max():.2f}], model "
               f"{q.median():.3f} [{q.min():.2f}, {q.max():.2f}]")
-    fam = t["regime"].str.split(":").str[0]
+    fam = t["regime"].map(dict(zip(b["regime"], b["family_label"])))
     for f, g in b.groupby("family_label", sort=False):
         tt = t[fam == f]
         for lab, what in (("main", "the product before (uncalibrated defaults)"),

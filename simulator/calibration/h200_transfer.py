@@ -11,10 +11,13 @@ pred_new_us = the borrowed kinds, pred_h100_us = the same model on the H100-SXM 
 Part C (priced after A and B were judged, before its own call: h200_transfer_c_predictions.csv) re-runs XQA blind grid
 18 (FlashInfer's port), FlashInfer MLA's rows of MLA blind grid 6 and FlashInfer top-k grid 12 (ragged and page-table).
 
+Part D (h200_transfer_d_predictions.csv, priced after C was judged) re-runs cuBLASLt's block-scaled fp8 GEMM grid 15.
+
 Each part keeps the regimes its H100 grid was judged by (benchmarks/accuracy_sections: FA3 blind grid 3's shape groups,
-the prefill grids' K/V dtype x fresh / chunked, fi_decode grid 8's groups, fi_verify grid 14's and MLA grid 6's K/V dtype
-x context x batch, XQA grid 18's row roles, top-k grid 12's transform x launch); the regimes were fixed before this grid
-ran. Where a part ran twice on the warm machine (XQA, MLA), the first call is judged and the second is its `_replicate`.
+the prefill grids' K/V dtype x fresh / chunked, fi_decode grid 8's groups, fi_verify grid 14's and MLA grid 6's K/V
+dtype x context x batch, XQA grid 18's row roles, top-k grid 12's transform x launch, cuBLASLt grid 15's regimes); the
+regimes were fixed before this grid ran. Where a part ran twice on the warm machine (XQA, MLA), the first call is judged
+and the second is its `_replicate`.
 """
 from __future__ import annotations
 
@@ -29,6 +32,10 @@ from simulator.calibration import fit_production_attention as FP
 DATA_DIR = FP.DATA_DIR
 PRED_CSV = "h200_transfer_predictions.csv"
 PRED_C_CSV = "h200_transfer_c_predictions.csv"
+PRED_D_CSV = "h200_transfer_d_predictions.csv"
+#: cuBLASLt grid 15's committed H100 prediction (its `regime` column: the grid's regimes)
+GRID15_PRED = Path(__file__).resolve().parents[2] / "hwmodels/calibration/data/production_kernels" / \
+    "gemm_grid15_prediction_ad4e27f_2026-11-27_cublaslt.csv"
 #: part -> (the H200 measurement's glob, the columns that name a row, the family label of the report)
 PARTS = {
     "fa3_decode": ("h200_transfer_fa3_decode_nvidia-h200_*.csv",
@@ -53,6 +60,7 @@ PARTS = {
                 ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context",
                  "page_size"]),
     "fi_topk12": ("h200_transfer_fi_topk12_nvidia-h200_*.csv", ["family", "kernel", "dist", "rows", "n", "k"]),
+    "cublaslt15": ("h200_transfer_cublaslt15_nvidia-h200_*.csv", ["kernel", "rows", "k", "n"]),
 }
 #: the parts priced in the second prediction file
 PARTS_C = ("xqa18", "fi_mla6", "fi_topk12")
@@ -65,7 +73,8 @@ FA3_REGIME = {"d_short": "short T<=232 B 24-1024", "d_tiny": "tiny B<=8 T<=240",
               "d_page64": "page 64"}
 #: the report's family label of each measured family
 FAMILY = {"fa3": "fa3", "fa3_prefill": "fa3 prefill", "fi_prefill": "fi prefill", "fi_decode": "fi_decode",
-          "fi_verify": "fi_verify", "xqa": "xqa", "fi_mla": "fi_mla", "topk": "top-k flashinfer"}
+          "fi_verify": "fi_verify", "xqa": "xqa", "fi_mla": "fi_mla", "topk": "top-k flashinfer",
+          "gemm": "block fp8 GEMM: cuBLASLt"}
 LABELS = ("main", "new", "h100")
 
 
@@ -94,6 +103,10 @@ def regimes(part: str, j: pd.DataFrame, data_dir: Path) -> pd.Series:
         return j["tag"].map(FA3_REGIME).fillna(j["tag"])
     if part.startswith("prefill"):
         return j["dtype"] + ", " + np.where(j["prefix"] > 0, "chunked (O > 0)", "fresh (O = 0)")
+    if part == "cublaslt15":
+        g = pd.read_csv(DF.resolve(GRID15_PRED))[["rows", "k", "n", "regime"]]
+        return pd.Series(j[["rows", "k", "n"]].merge(g, on=["rows", "k", "n"], how="left")["regime"].to_numpy(),
+                         index=j.index)
     if part == "xqa18":
         return j["role"].map(XQA_ROLES).fillna(j["role"])
     if part == "fi_topk12":
@@ -116,13 +129,13 @@ def load(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     and <label>_err_pct (main / new against the H200, h100 against the H100's own measurement); empty before the
     measurement is committed."""
     preds = {}
-    for name in (PRED_CSV, PRED_C_CSV):
+    for name in (PRED_CSV, PRED_C_CSV, PRED_D_CSV):
         pf = DF.resolve(Path(data_dir) / name)
         if pf.is_file():
             preds[name] = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
     out = []
     for part, (_, keys) in PARTS.items():
-        pred = preds.get(PRED_C_CSV if part in PARTS_C else PRED_CSV)
+        pred = preds.get(PRED_D_CSV if part == "cublaslt15" else PRED_C_CSV if part in PARTS_C else PRED_CSV)
         m = _measured(part, data_dir)
         if m is None or pred is None:
             continue
@@ -140,6 +153,7 @@ def load(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     if not out:
         return pd.DataFrame()
     b = pd.concat(out, ignore_index=True)
+    b["family"] = b["family"].fillna("gemm") if "family" in b.columns else "gemm"
     b["family_label"] = b["family"].map(FAMILY).fillna(b["family"])
     if "kernel" in b.columns:
         b.loc[b["kernel"] == "fi_topk", "family_label"] = "top-k flashinfer ragged"
