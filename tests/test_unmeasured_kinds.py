@@ -93,3 +93,12 @@ def test_the_h200_transfer_grid_judged_blind():
     r = b.groupby("part")[["measured_ratio", "model_ratio"]].median()
     assert abs(r.loc["prefill3", "measured_ratio"] - 1) < 0.03 and r.loc["fa3_decode", "measured_ratio"] < 0.92
     assert (abs(r["measured_ratio"] - r["model_ratio"]) < 0.05).all()
+
+
+def test_the_replicate_tells_the_same():
+    r, b = HT.load(replicate=True), HT.load()
+    if not len(r):
+        pytest.skip("no replicate committed")
+    assert len(r) == 376 and set(r["part"]) == set(b["part"]) - {"fi_topk12", "cublaslt15"}
+    k = b[b["part"].isin(set(r["part"]))]
+    assert abs(np.median(r["new_err_pct"].abs()) - np.median(k["new_err_pct"].abs())) < 1.0

@@ -57,3 +57,18 @@ def h200_transfer(fmt: dict | None = None) -> None:
         e = b[f"{lab}_err_pct"]
         print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
               f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
+    r = HT.load(replicate=True)
+    if len(r):
+        r["regime"] = r["family_label"] + ": " + r["regime"]
+        tr = models_table(r, ("regime",), ("new",), ("new",))
+        famr = tr["regime"].map(dict(zip(r["regime"], r["family_label"])))
+        print(f"the replicate ({len(r)} rows: parts A and B again on a second H200 lease, XQA and MLA again on the same "
+              "warm machine), the shipped model (new), per family: median / p90 %, regimes met:")
+        for f, g in r.groupby("family_label", sort=False):
+            tt = tr[famr == f]
+            e = g["new_err_pct"]
+            print(f"  {f:28s} n {len(g):3d}: {np.median(e.abs()):4.1f} / {np.percentile(e.abs(), 90):4.1f}, "
+                  f"{int((tt['new_goal'] == 'met').sum())} of {len(tt)}")
+        e = r["new_err_pct"]
+        print(f"  all: {np.median(e.abs()):.1f} / {np.percentile(e.abs(), 90):.1f} %, regimes met "
+              f"{int((tr['new_goal'] == 'met').sum())} of {len(tr)}")

@@ -78,10 +78,13 @@ FAMILY = {"fa3": "fa3", "fa3_prefill": "fa3 prefill", "fi_prefill": "fi prefill"
 LABELS = ("main", "new", "h100")
 
 
-def _measured(part: str, data_dir: Path) -> pd.DataFrame | None:
+def _measured(part: str, data_dir: Path, replicate: bool = False) -> pd.DataFrame | None:
     glob, _ = PARTS[part]
+    if replicate:
+        glob = glob.replace("_*.csv", "_*_replicate.csv")
     fs = sorted(p for p in DF.glob(Path(data_dir), glob)
-                if not any(x in p.name for x in ("_grids", "_shape_times", "_replicate", "_notes")))
+                if not any(x in p.name for x in ("_grids", "_shape_times", "_notes"))
+                and ("_replicate" in p.name) == replicate)
     if not fs:
         return None
     m = pd.read_csv(fs[-1])
@@ -124,10 +127,11 @@ def regimes(part: str, j: pd.DataFrame, data_dir: Path) -> pd.Series:
     return pd.Series((lab["kv"] + " " + lab["ctx_regime"] + " " + lab["batch_regime"]).to_numpy(), index=j.index)
 
 
-def load(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+def load(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame:
     """Every measured H200 row joined with its committed prices: part, family, regime, h200_us, h100_us, pred_<label>_us
     and <label>_err_pct (main / new against the H200, h100 against the H100's own measurement); empty before the
-    measurement is committed."""
+    measurement is committed. `replicate`: the parts' `_replicate` files instead (parts A and B again on a second lease,
+    XQA and MLA again on the same warm machine)."""
     preds = {}
     for name in (PRED_CSV, PRED_C_CSV, PRED_D_CSV):
         pf = DF.resolve(Path(data_dir) / name)
@@ -136,7 +140,7 @@ def load(data_dir: Path = DATA_DIR) -> pd.DataFrame:
     out = []
     for part, (_, keys) in PARTS.items():
         pred = preds.get(PRED_D_CSV if part == "cublaslt15" else PRED_C_CSV if part in PARTS_C else PRED_CSV)
-        m = _measured(part, data_dir)
+        m = _measured(part, data_dir, replicate)
         if m is None or pred is None:
             continue
         p = pred[pred["part"] == part].dropna(axis=1, how="all")
