@@ -5,7 +5,9 @@ combine + prepare-scheduler kernels, no backward/softcap/local/fp16/cluster/othe
 Flags follow flash-attention hopper/setup.py @ 0251105a (nvcc_flags, feature_args, sources rule
 `not (packgqa and (paged or split))`, flash_api_stable.cpp for torch >= 2.9). Compiles every file in parallel with
 plain nvcc / g++ and links one shared library pkg/flash_attn_3/_C.abi3.so.
-usage: build_fa3.py SRC_DIR OUT_PKG_DIR [--jobs N] [--only FILE]  (--only: compile one file, no link: a smoke test)
+usage: build_fa3.py SRC_DIR OUT_PKG_DIR [--jobs N] [--only FILE] [--mla]  (--only: compile one file, no link: a smoke
+test; --mla: also the bf16 hdim 192 x 128 forward instantiations, MLA's non-absorbed prefill, with flash_api.cpp's
+192 x 192 and e4m3 192 dispatches cut out of the copy it compiles, so that no other hdim 192 instantiation is needed)
 """
 import argparse
 import os
@@ -30,12 +32,32 @@ def feature_args():
     return out
 
 
-def sources(src):
+MLA_VARIANTS = ("", "_packgqa", "_split", "_paged", "_paged_split")
+
+
+def sources(src, mla=False):
     h = os.path.join(src, "hopper")
     inst = [f"instantiations/flash_fwd_hdim128_{dt}{v}_sm90.cu" for dt in ("bf16", "e4m3")
             for v in ("", "_packgqa", "_split", "_paged", "_paged_split")]
-    return [os.path.join(h, s) for s in inst + ["flash_fwd_combine.cu", "flash_prepare_scheduler.cu",
-                                                "flash_api_stable.cpp"]]
+    if mla:
+        inst += [f"instantiations/flash_fwd_hdim192_128_bf16{v}_sm90.cu" for v in MLA_VARIANTS]
+    api = "flash_api_stable_mla.cpp" if mla else "flash_api_stable.cpp"
+    return [os.path.join(h, s) for s in inst + ["flash_fwd_combine.cu", "flash_prepare_scheduler.cu", api]]
+
+
+def mla_api(src):
+    """hopper/flash_api_stable_mla.cpp: flash_api_stable.cpp with HDIM192 and HDIMDIFF192 on, and every hdim 192
+    dispatch but bf16 192 x 128 replaced by an error (the build compiles no other hdim 192 instantiation)."""
+    import re
+    h = os.path.join(src, "hopper")
+    text = open(os.path.join(h, "flash_api_stable.cpp")).read()
+    n0 = text.count("run_mha_fwd_<")
+    text = re.sub(r"return run_mha_fwd_<([^;]*?), 192, 192, ([^;]*?)>\(params, stream\);",
+                  'STD_TORCH_CHECK(false, "hdim 192 x 192: not in this build");', text)
+    text = re.sub(r"return run_mha_fwd_<([^;]*?)(cutlass::half_t|cutlass::float_e4m3_t), 192, 128, ([^;]*?)>"
+                  r"\(params, stream\);", 'STD_TORCH_CHECK(false, "hdim 192 x 128 fp16 / e4m3: not in this build");', text)
+    assert "bfloat16_t, 192, 128" in text and text.count("run_mha_fwd_<") < n0, "flash_api_stable.cpp changed"
+    open(os.path.join(h, "flash_api_stable_mla.cpp"), "w").write(text)
 
 
 def main():
@@ -45,7 +67,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--only", default=None)
     ap.add_argument("--torch-include", default=None, help="override torch include dirs (CPU smoke test)")
+    ap.add_argument("--mla", action="store_true", help="also the bf16 hdim 192 x 128 forward (module docstring)")
     a = ap.parse_args()
+    if a.mla:
+        DISABLE.remove("HDIM192")
+        DISABLE.remove("HDIMDIFF192")
+        mla_api(a.src)
     import torch.utils.cpp_extension as ce
     cuda_home = ce.CUDA_HOME or "/usr/local/cuda"
     if a.torch_include:
@@ -69,7 +96,7 @@ def main():
            "-DTORCH_API_INCLUDE_EXTENSION_H"] + feature_args()
     objdir = os.path.join(a.pkg, "obj")
     os.makedirs(objdir, exist_ok=True)
-    srcs = sources(a.src)
+    srcs = sources(a.src, a.mla)
     if a.only:
         srcs = [s for s in srcs if s.endswith(a.only)]
 
@@ -110,7 +137,8 @@ def main():
         f.write('__version__ = "3.0.0+0251105a.trim"\n')
     with open(os.path.join(a.pkg, "flash_attn_config.py"), "w") as f:
         flags = {f"FLASHATTENTION_DISABLE_{k}": (k in DISABLE) for k in ALL_FLAGS}
-        flags.update({"FLASH_ATTENTION_DISABLE_HDIMDIFF64": True, "FLASH_ATTENTION_DISABLE_HDIMDIFF192": True})
+        flags.update({"FLASH_ATTENTION_DISABLE_HDIMDIFF64": True,
+                      "FLASH_ATTENTION_DISABLE_HDIMDIFF192": "HDIMDIFF192" in DISABLE})
         f.write(f"CONFIG = {{'build_flags': {flags!r}}}\n")
     import shutil
     shutil.copy(os.path.join(hop, "flash_attn_interface.py"), os.path.join(a.pkg, "flash_attn_interface.py"))

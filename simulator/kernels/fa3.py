@@ -102,6 +102,10 @@ FA3_PREFILL_BLOCK_SCALE = {2.0: 1.1206, 1.0: 0.7961}
 #: decode tile's PackGQA m-block has q x G real rows), in block times, scaled by the tile's real rows / 128: FITTED with
 #: the scales above: 0.9155 block times (~1.4 us a full bf16 tile)
 FA3_PREFILL_TILE_EXTRA_BLOCKS = 0.9155
+#: a block's time at another head dim than the measured 128: the d = 128 block's x (d + dv) / 256, the MMA work per block
+#: (ASSUMPTION read from hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp: per K/V block one QK^T GEMM over d and one PV GEMM over
+#: dv on the same kBlockM x kBlockN tile; the MLA prefill grid's first look, lab/kernels/predict_mla_prefill.py)
+FA3_BLOCK_WORK_SCALE = True
 
 
 def scheduler_loads(B, tiles_per_request, sms):
@@ -142,17 +146,24 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
 
 
 def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0,
-        causal=None):
+        causal=None, dv=None, paged: bool = True):
     """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring). num_splits: the
     caller's argument as flash_attn_with_kvcache takes it: 0 = hopper/'s heuristic (engines), n >= 1 = the split bound
     (params.num_splits; 1 = no split and no combine kernel). causal: None / False = every m-block walks every key
     block (the decode and verification pricing, fitted so); True (per setting) = a prefill call's causal bound on each
-    m-block's key blocks (block.h get_n_block_min_max; production.causal_tile_blocks)."""
-    B, q, T, Hq, Hkv, d, kvb, page = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
-                                                           for x in (B, q, T, Hq, Hkv, d, kvb, page)))
+    m-block's key blocks (block.h get_n_block_min_max; production.causal_tile_blocks). dv: V's head dim where it is not
+    d (MLA's non-absorbed prefill: d = 192 for Q / K, dv = 128; hopper/'s hdim 192 x 128 instantiations); paged: False =
+    contiguous K/V (flash_attn_varlen_func: loaded by TMA, tile_size_fwd_sm90's non-paged tile), True = the paged cache
+    through cp.async (the measured path). A d != 128 call's per-block time is the measured d = 128 block's scaled by the
+    MMA work per block, (d + dv) / 256 (FA3_BLOCK_WORK_SCALE; the first look's reading of the source: a block's QK^T
+    and PV are kBlockM x kBlockN x d and x dv, the tile being the same 128 x 128)."""
+    dv = d if dv is None else dv
+    B, q, T, Hq, Hkv, d, kvb, page, dv = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                               for x in (B, q, T, Hq, Hkv, d, kvb, page, dv)))
     G = Hq / Hkv
     persist = kind == "attn_fa3"   # FA3's own hopper/ binary (measured); attn_fa4 keeps the stand-in's terms
-    bm, bn = fa3_tile(d, paged_no_tma=True)
+    causal_any = causal is not None and bool(np.any(causal))
+    bm, bn = fa3_tile(d, paged_no_tma=paged, causal=causal_any)
     if persist and PERSIST_TILE_WAVES:   # the fp8 forward's own key tile (FA3_FP8_PAGED_TILE_N)
         bn = np.where((kvb <= 1.0) & (d > 64) & (d <= 128), FA3_FP8_PAGED_TILE_N, bn)
     mblocks = ceil_div(q * G, bm)
@@ -163,11 +174,12 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     S = np.where(varlen & (B <= 992), np.clip(ceil_div(nblocks, per_sm), 1.0, bound), bound)
     tiles = B * Hkv * mblocks * S
     per_cta_tiles = ceil_div(tiles, sms)
-    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, d, kvb)
+    flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, dv, kvb)
     split = S > 1
+    dd = (d + dv) / 2.0                # the mean of the two GEMMs' inner widths: 4 x bm x bn x dd FLOP a block
     main_kind = "attn_fa3_persist" if persist else kind
     tile_loads = FA3_PROLOGUE_LOADS + (scheduler_loads(B, Hkv * mblocks * S, sms) if persist else 0.0)
-    fl = np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * d)
+    fl = np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * dd)
     blocks = ceil_div(nblocks, S)      # one tile's key blocks on its chain
     if causal is not None and np.any(causal):
         # causal: each m-block walks its own blocks up to its last row's diagonal, a split divides that range; the
@@ -180,8 +192,9 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
             scale = np.where(kvb <= 1.0, FA3_PREFILL_BLOCK_SCALE[1.0], FA3_PREFILL_BLOCK_SCALE[2.0])
             pb = pb * scale + FA3_PREFILL_TILE_EXTRA_BLOCKS * np.minimum(q * G, bm) / bm
         blocks = np.where(cz, pb, blocks)
-        fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, d), B * Hkv * total * 4.0 * bm * bn * d), fl)
-    rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (d + 1.0) * 4.0, ob)
+        fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, dd), B * Hkv * total * 4.0 * bm * bn * dd), fl)
+    blocks = blocks * np.where(d == 128.0, 1.0, (d + dv) / 256.0) if FA3_BLOCK_WORK_SCALE else blocks
+    rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
     # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile
     # each with the rest of the GPU idle: the last round is priced after the full rounds (its own op row, its share
@@ -211,7 +224,7 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         mains.append(Launch("attention_last_round", main_kind, np.full(B.shape, float(sms)), 1.0, blocks,
                             tile_loads, fl * (1.0 - head_share), rd1 * (1.0 - head_share), wr1 * (1.0 - head_share),
                             where=tail))
-    rd, wr = combine_io(B * q * Hq, S, d)
+    rd, wr = combine_io(B * q * Hq, S, dv)
     # the combine kernel runs whenever the split bound (params.num_splits) is > 1 (flash_api.cpp mha_fwd: `if
     # (params.num_splits > 1) run_mha_fwd_combine`), also where the dynamic split leaves every request whole: then
     # the main kernel writes O itself (epilogue_fwd.hpp is_split = num_splits_dynamic > 1) and each combine CTA
@@ -220,7 +233,7 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     launched = (bound > 1) | split
     idle = np.where(split, 0.0, B * ceil_div(q * Hq, COMBINE_ROWS))
     k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, 4.0), 0.0), 8.0,
-                np.where(split, S, 0.0), np.where(split, 2.0, 0.0), np.where(split, 3.0 * B * q * Hq * d * S, 0.0),
+                np.where(split, S, 0.0), np.where(split, 2.0, 0.0), np.where(split, 3.0 * B * q * Hq * dv * S, 0.0),
                 np.where(split, rd, 0.0), np.where(split, wr, 0.0), dtype="fp32", idle=idle, where=launched)
     # prepare_varlen_num_blocks (flash_prepare_scheduler.cu), launched before the main kernel on every varlen call
     # (flash_fwd_launch_template.h: `if (Varlen && !skip_scheduler_metadata_computation)`): one CTA for B <= 992

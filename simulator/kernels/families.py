@@ -122,6 +122,25 @@ def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, 
                    causal=causal)[0]
 
 
+#: MLA decode families whose engines prefill through FlashAttention-3's varlen forward on Hopper, non-absorbed (the
+#: latent expanded to per-head K of d_qk = qk_nope + qk_rope = 192 and V of d_v = 128; hopper/'s hdim 192 x 128
+#: instantiations): vLLM's MLA backends (FLASHMLA among them) run the prefill of new tokens with flash_attn_varlen_func,
+#: causal, and the cached context through the same kernel by chunks. FlashInfer's MLA backend (fi_mla: SGLang) prefills
+#: with FlashInfer's ragged FA2 kernel, not modelled: the dense strategy's generic prefill op prices it
+MLA_PREFILL_FAMILY = {"flashmla": "fa3"}
+
+
+def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int):
+    """Launches of one causal MLA prefill call (MLA_PREFILL_FAMILY): B requests of P new query rows after T - P cached
+    tokens, every head its own K (d_qk) and V (d_v), bf16 and contiguous (the up-projected K / V, loaded by TMA); the
+    prefix's keys are walked by the same causal call (bottom-right aligned), as one chunk; num_splits = 1, the varlen
+    interface's default (hopper/flash_attn_interface.py flash_attn_varlen_func, kept by sgl-kernel's wrapper)."""
+    if MLA_PREFILL_FAMILY.get(family) != "fa3":
+        raise ValueError(f"no MLA prefill kernel modelled for {family!r}")
+    return FA3.fa3(B, P, T, H, H, d_qk, 2.0, 0.0, sms, causal=np.ones(np.broadcast(B, P, T).shape, dtype=bool),
+                   dv=d_v, paged=False, num_splits=1.0)[0]
+
+
 def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     """Launches of one MLA decode / verification call (absorbed: one latent of d_ckv + d_kpe per token)."""
     if family == "fi_mla":

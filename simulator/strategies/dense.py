@@ -36,7 +36,7 @@ from simulator.kernels.decode_attention import (
     fa2_num_splits,
     reread_working_set,
 )
-from simulator.kernels.families import PREFILL_FAMILY
+from simulator.kernels.families import MLA_PREFILL_FAMILY, PREFILL_FAMILY
 from simulator.layers import repeat_kv_ops
 from simulator.ops import OpBuilder
 from simulator.precision import ACT_BYTES, ACT_DTYPE
@@ -279,6 +279,21 @@ class DenseAttention(AttentionStrategy):
                                         lay.kvbytes * one, float(self.page_size), sms, getattr(t, "smem_per_sm", None))
         emit(b, launches, sms, count=shape.layers)
 
+    def _production_mla_prefill_ops(self, b, lay, shape) -> None:
+        """An MLA prefill chunk as the engines behind an MLA decode family prefill it on Hopper (simulator/kernels/
+        families.py MLA_PREFILL_FAMILY: FlashAttention-3's varlen forward over the expanded heads, d_qk / d_v)."""
+        from simulator.kernels.families import mla_prefill_launches
+        from simulator.kernels.production import emit
+
+        a, sms = lay.mla, lay.target.sm_count
+        one = np.ones(np.broadcast(shape.batch, shape.context, shape.kv_prefix).shape)
+        T = np.asarray(shape.context, dtype=np.float64) * one
+        P = np.maximum(T - np.asarray(shape.kv_prefix, dtype=np.float64) * one, 1.0)
+        launches = mla_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
+                                        lay.heads_dev * one, float(a.qk_nope_head_dim + a.qk_rope_head_dim),
+                                        float(a.v_head_dim), sms)
+        emit(b, launches, sms, count=shape.layers)
+
     def _family_decode_ops(self, b, lay, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
         """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the
         family's split heuristic on the target's SM count, each CTA's serial K/V tiles, partial outputs and a
@@ -319,6 +334,9 @@ class DenseAttention(AttentionStrategy):
             return
         if self.kernel in PREFILL_FAMILY and not lay.mla:   # a production family's own prefill kernel
             self._production_prefill_ops(b, lay, shape)
+            return
+        if lay.mla and self.kernel in MLA_PREFILL_FAMILY and lay.target.architecture == "hopper":
+            self._production_mla_prefill_ops(b, lay, shape)
             return
         B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
