@@ -12,7 +12,10 @@ are one buffer. Timing: the lab harness's CUDA-graph timer (harness.time_graph).
 `shapes()` imports without torch: lab/kernels/predict_mla_prefill.py prices the same list before the run. Heads per GPU:
 DeepSeek-V3 / R1 (128 heads) at TP 1, 2, 4, 8 = 128, 64, 32, 16; Kimi-K2 (64 heads) at TP 1 and 4 = 64, 16.
 
-    python3 measure_mla_prefill.py --out DIR --pkg FA3_PKG_DIR [--budget-s 200] [--smoke]
+`--grid blind2` (script version 2): BLIND2_* shapes, none of them in grid 1, for the candidate judged after it (the
+library built by grid 1's call is carried: run_mla_prefill_blind2_device.sh).
+
+    python3 measure_mla_prefill.py --out DIR --pkg FA3_PKG_DIR [--budget-s 200] [--smoke] [--grid first|blind2]
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: --grid blind2
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 HERE = os.path.dirname(os.path.abspath(__file__))
 D_QK, D_V = 192, 128
@@ -35,6 +38,9 @@ FRESH = [(1, 512, 0), (1, 2048, 0), (1, 8192, 0), (1, 16384, 0), (4, 1024, 0), (
 CHUNKED = [(1, 2048, 8192), (1, 1024, 30000), (1, 4096, 4096), (2, 512, 6000)]
 #: Kimi-K2's rows: (B, P, O) in none of DeepSeek-V3's (the same head dims: another model's shapes, not its heads)
 SUBSET = [(1, 3000, 0), (3, 1536, 0), (8, 384, 0), (1, 6000, 2000), (1, 768, 12000)]
+#: blind grid 2 (--grid blind2): (B, P, O) in no grid-1 row, on the same four DeepSeek-V3 head counts
+BLIND2_FRESH = [(1, 1536, 0), (1, 3072, 0), (1, 12000, 0), (2, 6000, 0), (6, 768, 0), (16, 256, 0), (1, 24000, 0)]
+BLIND2_CHUNKED = [(1, 1536, 2000), (1, 3000, 16000), (1, 512, 60000), (3, 1024, 3000), (1, 8192, 24576)]
 COLS = ["script_version", "date", "device", "driver", "torch", "cuda", "library", "family", "model", "dtype", "heads",
         "kv_heads", "head_dim", "head_dim_v", "batch", "q_rows", "prefix", "context", "causal", "num_splits",
         "median_us", "p20_us", "p80_us", "calls", "kv_copies", "note"]
@@ -53,12 +59,27 @@ def shapes() -> list[dict]:
     return out
 
 
+def blind2_shapes() -> list[dict]:
+    """Blind grid 2: DeepSeek-V3's heads at TP 1-8 on BLIND2_FRESH + BLIND2_CHUNKED."""
+    out = []
+    for model, h in HEADS.items():
+        if not model.startswith("dsv3"):
+            continue
+        for B, P, O in BLIND2_FRESH + BLIND2_CHUNKED:
+            out.append(dict(family="fa3_mla_prefill", model=model, dtype="bf16", heads=h, kv_heads=h, head_dim=D_QK,
+                            head_dim_v=D_V, batch=B, q_rows=P, prefix=O, context=O + P, causal=1, num_splits=1,
+                            regime=("fresh (O = 0)" if O == 0 else "chunked (O > 0)") + ", "
+                            + (">= 64 heads" if h >= 64 else "<= 32 heads")))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--pkg", required=True, help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--grid", choices=("first", "blind2"), default="first")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -84,15 +105,16 @@ def main() -> None:
             "cuda": torch.version.cuda, "library": f"flash-attention {FA3_COMMIT[:10]} (hdim 128 + 192 x 128)"}
     say("env", meta, "SMs", dev.multi_processor_count)
     env = harness.Env("cuda:0")
-    rows_path = os.path.join(args.out, "mla_prefill.csv")
+    pre = "mla_prefill" if args.grid == "first" else f"mla_prefill_{args.grid}"
+    rows_path = os.path.join(args.out, pre + ".csv")
     fcsv = open(rows_path, "w", newline="")
     w = csv.DictWriter(fcsv, fieldnames=COLS)
     w.writeheader()
-    gcsv = open(os.path.join(args.out, "mla_prefill_grids.csv"), "w", newline="")
+    gcsv = open(os.path.join(args.out, pre + "_grids.csv"), "w", newline="")
     gw = csv.DictWriter(gcsv, fieldnames=["label", "kernel_name", "dur_us", "grid_x", "grid_y", "grid_z", "block_x",
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
-    shp = shapes()
+    shp = shapes() if args.grid == "first" else blind2_shapes()
     if args.smoke:
         shp = [s for s in shp if s["context"] <= 2048][:3]
     done, fail = 0, 0

@@ -15,8 +15,13 @@ H200's unmeasured_kinds_from, judged blind there at 5.2 / 12.4 % over nine famil
 Nothing here is fitted. Regimes (fixed before the call): fresh (O = 0) / chunked (O > 0) x heads per GPU (>= 64: TP 1-2
 of DeepSeek-V3 / Kimi-K2; <= 32: TP 4-8); goal median <= 10 %, p90 <= 25 %.
 
-    python lab/kernels/predict_mla_prefill.py     # writes hwmodels/calibration/data/production_attention/
-                                                  #   mla_prefill_first_look.csv
+Blind grid 2 (--grid blind2: measure_mla_prefill.blind2_shapes(), 48 shapes in no grid-1 row): pred_main_us = FA3's
+launches as the first look priced them (the block work ratio), pred_new_us = the candidate (a 192 x 128 block =
+simulator.kernels.fa3.FA3_MLA_BLOCK_CANDIDATE d = 128 blocks, fitted on grid 1's rows), pred_product_us as before, all
+on the H200, with SHIP_RULE2 (fixed before the call) -> mla_prefill_blind2_predictions.csv.
+
+    python lab/kernels/predict_mla_prefill.py [--grid blind2]   # writes hwmodels/calibration/data/production_attention/
+                                                                #   mla_prefill_first_look.csv (blind2_predictions.csv)
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
-from measure_mla_prefill import shapes  # noqa: E402
+from measure_mla_prefill import blind2_shapes, shapes  # noqa: E402
 
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_attention as FP  # noqa: E402
@@ -45,6 +50,9 @@ from simulator.strategies.base import StepShape  # noqa: E402
 from simulator.strategies.dense import DenseAttention  # noqa: E402
 
 OUT = ROOT / "hwmodels/calibration/data/production_attention/mla_prefill_first_look.csv"
+OUT2 = ROOT / "hwmodels/calibration/data/production_attention/mla_prefill_blind2_predictions.csv"
+SHIP_RULE2 = ("regimes (fresh / chunked x >= 64 / <= 32 heads) met: candidate > main, or equal with lower pooled median "
+              "and p90 |error|; else main (the work ratio) stays")
 MLA = load_model("DeepSeek-V3").mla
 
 
@@ -74,8 +82,25 @@ def family_us(df: pd.DataFrame, hw) -> np.ndarray:
 
 
 def main() -> None:
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--grid", choices=("first", "blind2"), default="first")
+    args = ap.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
+    if args.grid == "blind2":
+        from simulator.calibration import mla_prefill as MP
+        from simulator.kernels import fa3 as F
+        s = pd.DataFrame(blind2_shapes())
+        hw = load_hardware("H200")
+        out = s.copy()
+        out["pred_product_us"] = np.round(product_us(s, hw), 3)
+        out["pred_main_us"] = np.round(MP.family_us(s, hw, None), 3)
+        out["pred_new_us"] = np.round(MP.family_us(s, hw, F.FA3_MLA_BLOCK_CANDIDATE), 3)
+        out["model_commit"], out["ship_rule"] = commit, SHIP_RULE2
+        out.to_csv(OUT2, index=False)
+        print(f"{len(out)} rows -> {OUT2.relative_to(ROOT)} (model at {commit})")
+        return
     s = pd.DataFrame(shapes())
     out = s.copy()
     for dev, tag in (("H200", ""), ("H100-SXM", "_h100")):
