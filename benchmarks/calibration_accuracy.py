@@ -45,6 +45,7 @@ from accuracy_sections import (
     h200_transfer,
     indexer,
     mla,
+    mla_prefill,
     prefill_kernels,
     production_kernels,
     regimes,
@@ -85,6 +86,7 @@ def main() -> None:
     triton.triton()
     attention_cold.attention_cold()
     prefill_kernels.prefill_kernels()
+    mla_prefill.mla_prefill()
     h200_transfer.h200_transfer()
     attention.first_look()
     indexer.indexer()

@@ -108,11 +108,12 @@ FA3_PREFILL_TILE_EXTRA_BLOCKS = 0.9155
 FA3_BLOCK_WORK_SCALE = True
 #: None = the block work ratio (d + dv) / 256 above; a number = that multiple of the d = 128 block (a candidate's)
 FA3_OTHER_HDIM_BLOCK = None
-#: the MLA prefill candidate: a 192 x 128 block = 1.106 d = 128 blocks (not the work ratio's 1.25), FITTED on the MLA
-#: prefill grid 1's 50 rows on the H200 (looked-at; simulator/calibration/mla_prefill.py fit_block, rms log error 0.110
-#: against 0.155 at 1.25): the contiguous K / V come by TMA, where the d = 128 block was measured on the paged cp.async
-#: path, and softmax work per block does not grow with d. Judged on blind grid 2 before it ships
-FA3_MLA_BLOCK_CANDIDATE = 1.106
+#: MLA's prefill block (d 192, dv 128): 1.106 d = 128 blocks, not the work ratio's 1.25. FITTED on the MLA prefill grid
+#: 1's 50 rows on the H200 (looked-at; simulator/calibration/mla_prefill.py fit_block, rms log error 0.110 against 0.155
+#: at 1.25): the contiguous K / V come by TMA, where the d = 128 block was measured on the paged cp.async path, and the
+#: softmax work per block does not grow with d. SHIPPED after blind grid 2 (48 rows, priced before the call): 7.0 / 16.7 %,
+#: 4 of 4 regimes against the work ratio's 11.9 / 23.4 %, 1 of 4. None = the work ratio
+FA3_MLA_BLOCK = 1.106
 
 
 def scheduler_loads(B, tiles_per_request, sms):
@@ -200,9 +201,10 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
             pb = pb * scale + FA3_PREFILL_TILE_EXTRA_BLOCKS * np.minimum(q * G, bm) / bm
         blocks = np.where(cz, pb, blocks)
         fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, dd), B * Hkv * total * 4.0 * bm * bn * dd), fl)
-    if FA3_BLOCK_WORK_SCALE:   # a d != 128 block's time (FA3_BLOCK_WORK_SCALE, FA3_OTHER_HDIM_BLOCK)
-        blocks = blocks * np.where(d == 128.0, 1.0, (d + dv) / 256.0 if FA3_OTHER_HDIM_BLOCK is None
-                                   else FA3_OTHER_HDIM_BLOCK)
+    if FA3_BLOCK_WORK_SCALE:   # a d != 128 block's time (FA3_BLOCK_WORK_SCALE, FA3_OTHER_HDIM_BLOCK, FA3_MLA_BLOCK)
+        ratio = (d + dv) / 256.0 if FA3_OTHER_HDIM_BLOCK is None else FA3_OTHER_HDIM_BLOCK
+        mla = (d == 192.0) & (dv == 128.0) & (FA3_MLA_BLOCK is not None)
+        blocks = blocks * np.where(d == 128.0, 1.0, np.where(mla, FA3_MLA_BLOCK or 1.0, ratio))
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
     # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile
