@@ -21,7 +21,7 @@ role column says what each row is for, fixed before any row was measured: 'fit' 
 'held_out' = other models' heads (Qwen2.5-7B 28 / 4, Llama-3.1-70B at TP 8: 8 / 1, Qwen2.5-14B 40 / 8).
 
     python3 measure_prefill_kernels.py --out DIR --parts fa3,fi [--pkg FA3_PKG_DIR] [--budget-s 200] [--smoke]
-        [--grid first|blind2|blind3|blind4]
+        [--grid first|blind2|blind3|blind4|blind5]
 """
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 4   # 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row); 3: --grid blind3;
-# 4: --grid blind4 (BLIND4_*: FlashInfer's split short prefills, its merge)
+SCRIPT_VERSION = 5   # 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row); 3: --grid blind3;
+# 4: --grid blind4 (BLIND4_*: FlashInfer's split short prefills, its merge); 5: --grid blind5 (BLIND5_*: FA3 calls of
+# several rounds of the persistent kernel, its longest-first schedule; run on the lent H200)
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: query / KV heads per GPU
@@ -44,7 +45,10 @@ HEADS = {"llama8b": (32, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1), "qwen14b
          # blind grid 3: Llama-3.1-70B at TP 2, Qwen2.5-1.5B, Phi-3-medium, Yi-34B
          "llama70b_tp2": (32, 4), "qwen1_5b": (12, 2), "phi3_medium": (40, 10), "yi34b": (56, 8),
          # blind grid 4: Llama-3.1-8B at TP 2, Mistral-Small-24B (32 / 8) at TP 2, Qwen2.5-72B at TP 4
-         "llama8b_tp2": (16, 4), "mistral24b_tp2": (16, 4), "qwen72b_tp4": (16, 2)}
+         "llama8b_tp2": (16, 4), "mistral24b_tp2": (16, 4), "qwen72b_tp4": (16, 2),
+         # blind grid 5: Llama-3.1-8B at TP 4, Qwen2.5-14B at TP 2, Llama-3.1-405B at TP 8, Qwen2.5-32B, Mixtral-8x7B at TP 2
+         "llama8b_tp4": (8, 2), "qwen14b_tp2": (20, 4), "llama405b_tp8": (16, 1), "qwen32b": (40, 8),
+         "mixtral_tp2": (16, 4)}
 PAGE = 16
 #: (B, P new tokens, O cached) of the fit model, and the subset the held-out models repeat
 FRESH = [(1, 256, 0), (1, 1024, 0), (1, 4096, 0), (1, 16384, 0), (4, 512, 0), (4, 2048, 0), (16, 256, 0),
@@ -124,6 +128,32 @@ def blind4_shapes() -> list[dict]:
     return out
 
 
+#: blind grid 5 (--grid blind5; FA3 only): calls of 1.3-3.7 rounds of the persistent kernel's 132 CTAs (its causal tiles
+#: handed out longest first) on five models no earlier grid has; each row (B, rounds, O): P = the new tokens that give
+#: about `rounds` x 132 m-blocks of 128 packed rows (P x Hq x B / (128 x 132)), rounded to 16; fp8 on two of them
+BLIND5_ROWS = [(1, 1.3, 0), (1, 1.8, 0), (2, 2.2, 0), (1, 2.6, 0), (4, 3.1, 0), (1, 3.7, 0), (1, 1.5, 2048),
+               (1, 2.4, 6000), (3, 1.9, 1000)]
+BLIND5_FP8 = [(1, 1.8, 0), (2, 2.2, 0), (1, 3.7, 0), (1, 2.4, 6000)]
+
+
+def blind5_shapes() -> list[dict]:
+    """Blind grid 5 (FA3 only), grouped by dtype."""
+    out = []
+
+    def add(model, rows, dtype="bf16"):
+        hq, hkv = HEADS[model]
+        for b, r, o in rows:
+            p = int(round(r * 128 * 132 / (hq * b) / 16.0)) * 16
+            out.append(dict(family="fa3_prefill", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=dtype,
+                            batch=b, q_rows=p, prefix=o, context=o + p, page_size=PAGE, causal=1, role="blind"))
+
+    for m in ("llama8b_tp4", "qwen14b_tp2", "llama405b_tp8", "qwen32b", "mixtral_tp2"):
+        add(m, BLIND5_ROWS)
+    for m in ("qwen14b_tp2", "qwen32b"):
+        add(m, BLIND5_FP8, "fp8")
+    return out
+
+
 def shapes() -> list[dict]:
     """Every row, grouped by family then dtype (each group one kernel build)."""
     out = []
@@ -159,7 +189,7 @@ def main() -> None:
     ap.add_argument("--pkg", default="", help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("first", "blind2", "blind3", "blind4"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind2", "blind3", "blind4", "blind5"), default="first")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -283,7 +313,8 @@ def main() -> None:
                                           "block_y", "block_z", "regs", "smem"])
     gw.writeheader()
     fam_of = {"fa3": "fa3_prefill", "fi": "fi_prefill"}
-    grid = {"first": shapes, "blind2": blind2_shapes, "blind3": blind3_shapes, "blind4": blind4_shapes}[args.grid]()
+    grid = {"first": shapes, "blind2": blind2_shapes, "blind3": blind3_shapes, "blind4": blind4_shapes,
+            "blind5": blind5_shapes}[args.grid]()
     shp = [s for s in grid if s["family"] in {fam_of[p] for p in parts if p in fam_of}]
     if args.smoke:
         shp = [s for s in shp if s["batch"] * s["context"] <= 4096][:4]

@@ -20,7 +20,10 @@ model (MAIN_COMMIT, the shipped causal bound, from `git archive`: pred_main_us) 
 (pred_new_us: FlashInfer's in-order dispatch tail, flashinfer.FI_TC_INORDER_TAIL) into
 prefill_kernels_blind2_predictions.csv, with SHIP_RULE (fixed before the call).
 
-    python lab/kernels/predict_prefill_kernels.py [--grid blind2 | --grid blind3 | --grid blind4]
+Blind grid 5 (--grid blind5, FA3 only, on the H200): main = the shipped model, new = FA3's longest-first schedule
+(FA3_PREFILL_LPT), both from this tree -> prefill_kernels_blind5_predictions.csv with SHIP_RULE5.
+
+    python lab/kernels/predict_prefill_kernels.py [--grid blind2 | --grid blind3 | --grid blind4 | --grid blind5]
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
-from measure_prefill_kernels import blind2_shapes, blind3_shapes, blind4_shapes, shapes  # noqa: E402
+from measure_prefill_kernels import blind2_shapes, blind3_shapes, blind4_shapes, blind5_shapes, shapes  # noqa: E402
 
 from simulator.calibration import prefill_kernels as PK  # noqa: E402
 
@@ -50,6 +53,13 @@ OUT4 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_bl
 #: fitted on the ten profiled merges of grids 1-3, looked-at)
 MAIN4_COMMIT = "f1a9d6b"
 SHIP_RULE4 = ("fi prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
+              "and p90 |error|; else main stays")
+OUT5 = ROOT / "hwmodels/calibration/data/production_attention/prefill_kernels_blind5_predictions.csv"
+#: blind grid 5 (FA3 only, run on the lent H200: every price on the H200, whose production kinds are the H100-SXM's):
+#: main = the model as shipped (the mean tile's chain a round, the last round apart), new = FA3's longest-first schedule
+#: (simulator.kernels.fa3.FA3_PREFILL_LPT; production.lpt_makespan: read from hopper/ tile_scheduler.hpp after grids 1-3
+#: were seen, nothing fitted)
+SHIP_RULE5 = ("fa3 prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
               "and p90 |error|; else main stays")
 SHIP_RULE3 = ("fa3 prefill regimes (dtype x fresh / chunked) met: candidate > main, or equal with lower pooled median "
               "and p90 |error|; else main stays")
@@ -91,6 +101,29 @@ def main() -> None:
         raise SystemExit(f"uncommitted changes under simulator/ hwmodels/: commit the model first\n{dirty}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
+    if grid == "blind5":
+        from hwmodels.spec import load_hardware
+        from simulator.kernels import fa3 as F
+        s = pd.DataFrame(blind5_shapes())
+        first = pd.DataFrame(shapes() + blind2_shapes() + blind3_shapes() + blind4_shapes())
+        hit = s.merge(first, on=["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "prefix"])
+        if len(hit):
+            raise SystemExit(f"{len(hit)} blind5 shapes are in an earlier grid")
+        hw = load_hardware("H200")
+        s["pred_product_us"] = PK.product_us(s, hw).round(3)
+        before = F.FA3_PREFILL_LPT
+        try:
+            F.FA3_PREFILL_LPT = False
+            s["pred_main_us"] = PK.family_us(s, causal=True, hw=hw).round(3)
+            F.FA3_PREFILL_LPT = True
+            s["pred_new_us"] = PK.family_us(s, causal=True, hw=hw).round(3)
+        finally:
+            F.FA3_PREFILL_LPT = before
+        s["main_commit"], s["model_commit"], s["ship_rule"] = commit, commit, SHIP_RULE5
+        s.to_csv(OUT5, index=False)
+        print(f"{len(s)} shapes priced on the H200 at {commit} (main: FA3_PREFILL_LPT off, new: on) -> {OUT5}")
+        print(s.groupby(["dtype"])[["pred_product_us", "pred_main_us", "pred_new_us"]].median().to_string())
+        return
     if grid in ("blind2", "blind3", "blind4"):
         b2 = grid == "blind2"
         s = pd.DataFrame({"blind2": blind2_shapes, "blind3": blind3_shapes, "blind4": blind4_shapes}[grid]())

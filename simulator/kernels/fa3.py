@@ -44,7 +44,15 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.kernels.decode_attention import fa2_num_splits  # noqa: F401  (FA2's variant of the same rule)
-from simulator.kernels.production import Launch, attention_io, causal_flops, causal_tile_blocks, ceil_div, combine_io
+from simulator.kernels.production import (
+    Launch,
+    attention_io,
+    causal_flops,
+    causal_tile_blocks,
+    ceil_div,
+    combine_io,
+    lpt_makespan,
+)
 
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
 FA3_PROLOGUE_LOADS = 3.0
@@ -114,6 +122,13 @@ FA3_OTHER_HDIM_BLOCK = None
 #: softmax work per block does not grow with d. SHIPPED after blind grid 2 (48 rows, priced before the call): 7.0 / 16.7 %,
 #: 4 of 4 regimes against the work ratio's 11.9 / 23.4 %, 1 of 4. None = the work ratio
 FA3_MLA_BLOCK = 1.106
+#: True = a causal call of several rounds of the persistent kernel is priced by its longest-first schedule (hopper/
+#: tile_scheduler.hpp VarlenDynamicPersistentTileScheduler, LPT = Is_causal: each request's m-blocks handed out in
+#: reverse, the longest first, heads interleaved within an L2 section; production.lpt_makespan emulates it across the
+#: call's tiles), its chain the busiest SM's blocks, with no last round priced apart (PERSIST_LAST_ROUND: the shortest
+#: tiles fill the SMs that finish first). False = the mean tile's chain a round and the last round apart (the model
+#: shipped after prefill grid 3). The candidate of prefill blind grid 5 (lab/kernels/predict_prefill_kernels.py)
+FA3_PREFILL_LPT = False
 
 
 def scheduler_loads(B, tiles_per_request, sms):
@@ -196,6 +211,11 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         cz = np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)
         mean = total / np.maximum(mblocks * S, 1.0)
         pb = np.where(per_cta_tiles > 1.0, mean, longest)
+        if persist and FA3_PREFILL_LPT:   # the longest-first schedule's busiest SM over the rounds (FA3_PREFILL_LPT)
+            lpt = cz & (per_cta_tiles > 1.0) & (S <= 1.0)
+            if np.any(lpt):
+                span, _ = lpt_makespan(B, q, T, G, bm, bn, Hkv, float(sms))
+                pb = np.where(lpt, span / np.maximum(per_cta_tiles, 1.0), pb)
         if FA3_PREFILL_TILES:   # a prefill tile's own block time and its full-row Q load / O epilogue (constants above)
             scale = np.where(kvb <= 1.0, FA3_PREFILL_BLOCK_SCALE[1.0], FA3_PREFILL_BLOCK_SCALE[2.0])
             pb = pb * scale + FA3_PREFILL_TILE_EXTRA_BLOCKS * np.minimum(q * G, bm) / bm
@@ -213,6 +233,8 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     full = np.floor(tiles / sms)
     last = tiles - full * sms
     tail = persist & PERSIST_LAST_ROUND & (full >= 1.0) & (last > 0.0)
+    if persist and FA3_PREFILL_LPT and causal is not None and np.any(causal):
+        tail = tail & ~(np.asarray(causal, dtype=bool) & (S <= 1.0))   # the LPT span holds the last round
     head_share = np.where(tail, full * sms / tiles, 1.0)
     rounds = np.where(tail, full, per_cta_tiles)
     mains = []

@@ -327,3 +327,50 @@ def inorder_makespan(B, q, T, G, rows_per_tile, key_tile, chunk, Hkv, slots):
         emu[todo] = ((1.0 - w) * ratios[0] + w * ratios[1]) * W[todo]
     out = np.where(n > INORDER_MAX_WAVES * m, closed, emu)
     return out.reshape(shape), W.reshape(shape)
+
+
+def _lpt_ratio(B, q, T, G, rows, kt, Hkv, m) -> np.ndarray:
+    """Makespan / mean slot work of the longest-first list schedule of these launches (1-D arrays, integral shapes,
+    several rounds each), emulated once per distinct launch: every (request, KV head)'s causal tiles, heaviest first, each
+    to the earliest-free of the m slots."""
+    import heapq
+    keys = np.stack([B, q, T, G, rows, kt, Hkv, m], axis=1)
+    uk, inv = np.unique(keys, axis=0, return_inverse=True)
+    out = np.empty(len(uk))
+    for i, (b, qq, tt, g, r, k, h, mm) in enumerate(uk):
+        nt = int(np.ceil(qq * g / r))
+        j = np.arange(nt, dtype=np.float64)
+        L = np.minimum(tt, tt - qq + np.minimum(qq, np.ceil((j + 1.0) * r / g)))
+        jobs = np.sort(np.tile(np.ceil(L / k), int(b * h)))[::-1]
+        slots = [0.0] * int(mm)
+        for w in jobs:
+            heapq.heapreplace(slots, slots[0] + float(w))
+        out[i] = max(slots) / max(float(jobs.sum()) / mm, 1e-30)
+    return out[inv.ravel()]
+
+
+def lpt_makespan(B, q, T, G, rows_per_tile, key_tile, Hkv, slots):
+    """Makespan, in key blocks, of a causal prefill launch whose persistent scheduler hands its tiles out longest first
+    (FlashAttention-3, hopper/ tile_scheduler.hpp @ simulator.kernels.fa3.FA3_COMMIT: for causal varlen calls the
+    VarlenDynamicPersistentTileScheduler walks each batch group's m-blocks in reverse, the longest tiles first, LPT)
+    onto `slots` CTAs: the longest-first list schedule, emulated at the cached prefix's key-tile multiples below and
+    above it and interpolated (the prefix continuous, as causal_tile_blocks counts it), then scaled to the continuous
+    mean slot work W; beyond INORDER_MAX_WAVES rounds, W + half the last tile. Returns (makespan, W)."""
+    B, q, T, G, rows, kt, Hkv, m = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in
+                                                        (B, q, T, G, rows_per_tile, key_tile, Hkv, slots)))
+    shape = B.shape
+    B, q, T, G, rows, kt, Hkv, m = (x.ravel() for x in (B, q, T, G, rows, kt, Hkv, m))
+    n = ceil_div(q * G, rows) * B * Hkv
+    total, longest = causal_tile_blocks(q, T, G, rows, kt, prefix_continuous=True)
+    W = total * B * Hkv / m
+    out = np.maximum(W, longest)
+    todo = np.flatnonzero((n > m) & (n <= INORDER_MAX_WAVES * m))
+    if len(todo):
+        O = T[todo] - q[todo]
+        lo = np.floor(O / kt[todo]) * kt[todo]
+        w = (O - lo) / kt[todo]
+        ratios = [_lpt_ratio(B[todo], q[todo], Ok + q[todo], G[todo], rows[todo], kt[todo], Hkv[todo], m[todo])
+                  for Ok in (lo, lo + kt[todo])]
+        out[todo] = np.maximum(((1.0 - w) * ratios[0] + w * ratios[1]) * W[todo], longest[todo])
+    out = np.where(n > INORDER_MAX_WAVES * m, W + np.ceil(T / kt) / 2.0, out)
+    return out.reshape(shape), W.reshape(shape)
