@@ -93,6 +93,10 @@ BLIND_GRIDS = (
      "fa3_prefill", "FA3's prefill tile terms (shipped)", True),
     ("4", "FlashInfer rows, short prefills its plan splits", "the model shipped after grid 3",
      "+ the merge's per-item SM time", "fi_prefill", "the merge's per-item SM time (shipped)", True),
+    ("5", "FA3 rows of 1.3-3.7 rounds of its persistent CTAs, five new models, on the lent H200 (the H100-SXM's "
+     "terms through the H200's unmeasured_kinds_from)", "the model shipped after grid 4",
+     "+ FA3's longest-first schedule (read from hopper/ tile_scheduler.hpp, nothing fitted)", "fa3_prefill",
+     "FA3's longest-first schedule (shipped)", True),
 )
 
 

@@ -127,8 +127,10 @@ FA3_MLA_BLOCK = 1.106
 #: reverse, the longest first, heads interleaved within an L2 section; production.lpt_makespan emulates it across the
 #: call's tiles), its chain the busiest SM's blocks, with no last round priced apart (PERSIST_LAST_ROUND: the shortest
 #: tiles fill the SMs that finish first). False = the mean tile's chain a round and the last round apart (the model
-#: shipped after prefill grid 3). The candidate of prefill blind grid 5 (lab/kernels/predict_prefill_kernels.py)
-FA3_PREFILL_LPT = False
+#: shipped after prefill grid 3). Read from the source after grids 1-3 were seen (nothing fitted); SHIPPED after prefill
+#: blind grid 5 (53 FA3 rows of 1.3-3.7 rounds, five new models, 1 x H200, priced before the call by
+#: lab/kernels/predict_prefill_kernels.py --grid blind5): 3.4 / 11.5 % against 8.1 / 17.9 %, 4 of 4 regimes both
+FA3_PREFILL_LPT = True
 
 
 def scheduler_loads(B, tiles_per_request, sms):
