@@ -9,7 +9,9 @@ built with its hdim 192 x 128 forward (lab/kernels/measure_mla_prefill.py, run_m
          simulator.kernels.fa3.FA3_MLA_BLOCK
   grid 2 (blind, 48 rows in no grid-1 shape): main (from source) and the candidate priced and committed before its call
          (mla_prefill_blind2_predictions.csv), ship rule fixed there: the candidate 7.0 / 16.7 %, 4 of 4 regimes,
-         against main's 11.9 / 23.4 %, 1 of 4: SHIPPED
+         against main's 11.9 / 23.4 %, 1 of 4: SHIPPED. FA3's longest-first schedule (fa3.FA3_PREFILL_LPT, judged on
+         GQA rows by prefill blind grid 5) shipped after it: with it grid 2 prices at 6.6 / 17.0 %, 4 of 4 (looked-at);
+         grid 1 refitted under it would give 1.118 (not adopted: the judged 1.106 stays)
 
 Regimes: fresh (O = 0) / chunked (O > 0) x heads per GPU (>= 64 / <= 32); goal median <= 10 %, p90 <= 25 %.
 """
@@ -81,7 +83,8 @@ def family_us(df: pd.DataFrame, hw, block="shipped") -> np.ndarray:
 
 def fit_block(hw=None, data_dir: Path = DATA_DIR) -> tuple[float, float]:
     """(the 192 x 128 block's multiple of the d = 128 block, its rms log error) fitted on grid 1's measured rows (all
-    50, looked-at) by a scan of SCAN on the H200 (the device they ran on)."""
+    50, looked-at) by a scan of SCAN on the H200 (the device they ran on), under the FA3 model as it stands (the shipped
+    1.106 was fitted with fa3.FA3_PREFILL_LPT off)."""
     from hwmodels.spec import load_hardware
     hw = hw or load_hardware("H200")
     m = measured(1, data_dir)

@@ -331,22 +331,39 @@ def inorder_makespan(B, q, T, G, rows_per_tile, key_tile, chunk, Hkv, slots):
 
 def _lpt_ratio(B, q, T, G, rows, kt, Hkv, m) -> np.ndarray:
     """Makespan / mean slot work of the longest-first list schedule of these launches (1-D arrays, integral shapes,
-    several rounds each), emulated once per distinct launch: every (request, KV head)'s causal tiles, heaviest first, each
-    to the earliest-free of the m slots."""
-    import heapq
+    several rounds each), emulated once per distinct launch and vectorized across them as _inorder_ratio is: the
+    (request, KV head) copies of every causal tile, heaviest first (job k is tile nt - 1 - floor(k / (B Hkv))), in groups
+    of slots / INORDER_GROUP_PARTS to the earliest-free slots (LPT_EXACT: one job at a time, the greedy rule exactly)."""
     keys = np.stack([B, q, T, G, rows, kt, Hkv, m], axis=1)
     uk, inv = np.unique(keys, axis=0, return_inverse=True)
-    out = np.empty(len(uk))
-    for i, (b, qq, tt, g, r, k, h, mm) in enumerate(uk):
-        nt = int(np.ceil(qq * g / r))
-        j = np.arange(nt, dtype=np.float64)
-        L = np.minimum(tt, tt - qq + np.minimum(qq, np.ceil((j + 1.0) * r / g)))
-        jobs = np.sort(np.tile(np.ceil(L / k), int(b * h)))[::-1]
-        slots = [0.0] * int(mm)
-        for w in jobs:
-            heapq.heapreplace(slots, slots[0] + float(w))
-        out[i] = max(slots) / max(float(jobs.sum()) / mm, 1e-30)
-    return out[inv.ravel()]
+    Bk, qk, Tk, Gk, Rk, kk, Hk, mk = uk.T
+    ntk = ceil_div(qk * Gk, Rk)
+    copies = Bk * Hk
+    nk = ntk * copies
+    tk, _ = causal_tile_blocks(qk, Tk, Gk, Rk, kk)
+    Wk = tk * copies / mk
+    M = int(mk.max())
+    g = 1 if LPT_EXACT else max(int(np.ceil(M / INORDER_GROUP_PARTS)), 1)
+    F = np.where(np.arange(M)[None, :] < mk[:, None], 0.0, np.inf)
+    cols = np.arange(g, dtype=np.float64)[None, :]
+    ntr, cr, qr, Tr, Gr, rr, kr, nr = (x[:, None] for x in (ntk, copies, qk, Tk, Gk, Rk, kk, nk))
+    for c in range(int(np.ceil(nk.max() / g))):
+        k = c * g + cols
+        t = ntr - 1.0 - np.floor(k / cr)
+        L = np.minimum(Tr, Tr - qr + np.minimum(qr, np.ceil((t + 1.0) * rr / Gr)))
+        job = np.where(k < nr, np.ceil(L / kr), 0.0)
+        F.sort(axis=1)
+        F[:, :g] += job
+    span = np.where(np.isinf(F), 0.0, F).max(axis=1)
+    return (span / np.maximum(Wk, 1e-30))[inv.ravel()]
+
+
+#: True = _lpt_ratio hands out one tile at a time (the greedy rule exactly: the emulation prefill blind grid 5 judged,
+#: ~30 x slower); False = in groups of slots / INORDER_GROUP_PARTS, as the in-order emulation does (the shipped form:
+#: the engine's chunk surface prices ~10^6 distinct launches)
+LPT_EXACT = False
+#: rounds of the slots up to which lpt_makespan emulates the schedule (beyond: its closed form)
+LPT_MAX_ROUNDS = 4.0
 
 
 def lpt_makespan(B, q, T, G, rows_per_tile, key_tile, Hkv, slots):
@@ -355,7 +372,9 @@ def lpt_makespan(B, q, T, G, rows_per_tile, key_tile, Hkv, slots):
     VarlenDynamicPersistentTileScheduler walks each batch group's m-blocks in reverse, the longest tiles first, LPT)
     onto `slots` CTAs: the longest-first list schedule, emulated at the cached prefix's key-tile multiples below and
     above it and interpolated (the prefix continuous, as causal_tile_blocks counts it), then scaled to the continuous
-    mean slot work W; beyond INORDER_MAX_WAVES rounds, W + half the last tile. Returns (makespan, W)."""
+    mean slot work W; beyond LPT_MAX_ROUNDS rounds, max(longest tile, W + half the shortest tile): the last jobs handed
+    out are the shortest, so the slots finish within one of them (within 0.6 / 2.7 % median / p90 of the emulation at
+    8-16 rounds, 1.5 / 5.5 % at 4-8, on a sweep of q 256-8192, O 0-32K, G 1-8, 1-8 KV heads). Returns (makespan, W)."""
     B, q, T, G, rows, kt, Hkv, m = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in
                                                         (B, q, T, G, rows_per_tile, key_tile, Hkv, slots)))
     shape = B.shape
@@ -364,7 +383,7 @@ def lpt_makespan(B, q, T, G, rows_per_tile, key_tile, Hkv, slots):
     total, longest = causal_tile_blocks(q, T, G, rows, kt, prefix_continuous=True)
     W = total * B * Hkv / m
     out = np.maximum(W, longest)
-    todo = np.flatnonzero((n > m) & (n <= INORDER_MAX_WAVES * m))
+    todo = np.flatnonzero((n > m) & (n <= LPT_MAX_ROUNDS * m))
     if len(todo):
         O = T[todo] - q[todo]
         lo = np.floor(O / kt[todo]) * kt[todo]
@@ -372,5 +391,6 @@ def lpt_makespan(B, q, T, G, rows_per_tile, key_tile, Hkv, slots):
         ratios = [_lpt_ratio(B[todo], q[todo], Ok + q[todo], G[todo], rows[todo], kt[todo], Hkv[todo], m[todo])
                   for Ok in (lo, lo + kt[todo])]
         out[todo] = np.maximum(((1.0 - w) * ratios[0] + w * ratios[1]) * W[todo], longest[todo])
-    out = np.where(n > INORDER_MAX_WAVES * m, W + np.ceil(T / kt) / 2.0, out)
+    shortest = (T - q) / kt + np.ceil(np.ceil(rows / G) / kt)
+    out = np.where(n > LPT_MAX_ROUNDS * m, np.maximum(longest, W + shortest / 2.0), out)
     return out.reshape(shape), W.reshape(shape)
