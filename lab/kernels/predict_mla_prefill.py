@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -41,13 +40,11 @@ from measure_mla_prefill import blind2_shapes, shapes  # noqa: E402
 
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_attention as FP  # noqa: E402
-from simulator.combo import AttentionLayout, TargetFacts  # noqa: E402
+from simulator.calibration import prefill_kernels as PK  # noqa: E402
 from simulator.kernels.families import mla_prefill_launches  # noqa: E402
 from simulator.kernels.production import emit  # noqa: E402
 from simulator.model import load_model  # noqa: E402
-from simulator.ops import MaskedBuilder, OpBuilder  # noqa: E402
-from simulator.strategies.base import StepShape  # noqa: E402
-from simulator.strategies.dense import DenseAttention  # noqa: E402
+from simulator.ops import OpBuilder  # noqa: E402
 
 OUT = ROOT / "hwmodels/calibration/data/production_attention/mla_prefill_first_look.csv"
 OUT2 = ROOT / "hwmodels/calibration/data/production_attention/mla_prefill_blind2_predictions.csv"
@@ -57,19 +54,8 @@ MLA = load_model("DeepSeek-V3").mla
 
 
 def product_us(df: pd.DataFrame, hw) -> np.ndarray:
-    """The dense strategy's generic prefill op for each MLA row."""
-    b = OpBuilder(len(df))
-    for h, g in df.groupby("heads"):
-        mask = np.zeros(len(df), bool)
-        mask[g.index.to_numpy()] = True
-        ones = np.ones(len(df))
-        shape = StepShape(batch=np.where(mask, df["batch"], 1.0).astype(float), query_rows=ones,
-                          context=np.where(mask, df["context"], 1.0).astype(float), phase="prefill", layers=1.0,
-                          kv_prefix=np.where(mask, df["prefix"], 0.0).astype(float))
-        lay = replace(AttentionLayout.one_device(int(h), int(h), 192, 2.0, TargetFacts("hopper", hw.units, None)),
-                      mla=MLA)
-        DenseAttention().layout_prefill_ops(MaskedBuilder(b, mask), lay, shape)
-    return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+    """The dense strategy's generic prefill op for each MLA row (simulator.calibration.prefill_kernels.product_us)."""
+    return PK.product_us(df.assign(kv_heads=df["heads"], dtype="bf16"), hw, mla=MLA)
 
 
 def family_us(df: pd.DataFrame, hw) -> np.ndarray:

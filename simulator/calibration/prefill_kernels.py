@@ -13,6 +13,8 @@ H100-SXM's fitted file.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -37,8 +39,9 @@ def _kvb(df: pd.DataFrame) -> np.ndarray:
     return np.where(df["dtype"].astype(str).isin(["fp8", "e4m3"]).to_numpy(), 1.0, 2.0)
 
 
-def product_us(df: pd.DataFrame, hw: HardwareSpec | None = None) -> np.ndarray:
-    """The dense strategy's prefill op for each row (B prompts, P = q_rows new tokens after `prefix` cached ones)."""
+def product_us(df: pd.DataFrame, hw: HardwareSpec | None = None, mla=None) -> np.ndarray:
+    """The dense strategy's prefill op for each row (B prompts, P = q_rows new tokens after `prefix` cached ones); `mla`:
+    the model's MLA dimensions (simulator.model.MLA) for MLA rows (lab/kernels/predict_mla_prefill.py), None = GQA."""
     hw = _hw(hw)
     b = OpBuilder(len(df))
     kvb = _kvb(df)
@@ -51,6 +54,8 @@ def product_us(df: pd.DataFrame, hw: HardwareSpec | None = None) -> np.ndarray:
                           context=np.where(mask, df["context"], 1.0).astype(float), phase="prefill", layers=1.0,
                           kv_prefix=np.where(mask, df["prefix"], 0.0).astype(float))
         lay = AttentionLayout.one_device(int(h), int(kv), int(d), float(kb), TargetFacts("hopper", 0, None))
+        if mla is not None:
+            lay = replace(lay, mla=mla)
         kern.layout_prefill_ops(MaskedBuilder(b, mask), lay, shape)
     return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
 
