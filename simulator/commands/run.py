@@ -40,7 +40,8 @@ def cmd_run(args) -> int:
 
     with client_from_args(args) as cl:
         result = planner.evaluate(sc, breakdown=args.breakdown, progress=True, client=cl)
-    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
+    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else "")
+          + (f" [changed by --set {'; '.join(args.set)}: the description is the file's]" if args.set else ""))
     for line in calibration_lines(sc.hardware):
         print(line)
     print()

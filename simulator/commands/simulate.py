@@ -74,7 +74,8 @@ def cmd_simulate(args) -> int:
     seed = cfg.seed if args.seed is None else args.seed
     trace = load_source(cfg.source, seed, requests=args.requests, rate_scale=args.rate_scale)
     res = simulate(cfg, trace, seed=seed, progress=True)
-    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else ""))
+    print(f"scenario {sc.name} ({sc.file})" + (f": {sc.description}" if sc.description else "")
+          + (f" [changed by --set {'; '.join(args.set)}: the description is the file's]" if args.set else ""))
     if cfg.source.concurrency:
         print(f"requests: {trace.name} ({len(trace):,} requests, closed loop of {cfg.source.concurrency} in flight, "
               f"{cfg.source.warmup} warm-up; lengths: {trace.source})")
