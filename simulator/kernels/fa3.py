@@ -114,8 +114,6 @@ FA3_PREFILL_TILE_EXTRA_BLOCKS = 0.9155
 #: (ASSUMPTION read from hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp: per K/V block one QK^T GEMM over d and one PV GEMM over
 #: dv on the same kBlockM x kBlockN tile; the MLA prefill grid's first look, lab/kernels/predict_mla_prefill.py)
 FA3_BLOCK_WORK_SCALE = True
-#: None = the block work ratio (d + dv) / 256 above; a number = that multiple of the d = 128 block (a candidate's)
-FA3_OTHER_HDIM_BLOCK = None
 #: MLA's prefill block (d 192, dv 128): 1.106 d = 128 blocks, not the work ratio's 1.25. FITTED on the MLA prefill grid
 #: 1's 50 rows on the H200 (looked-at; simulator/calibration/mla_prefill.py fit_block, rms log error 0.110 against 0.155
 #: at 1.25): the contiguous K / V come by TMA, where the d = 128 block was measured on the paged cp.async path, and the
@@ -223,8 +221,8 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
             pb = pb * scale + FA3_PREFILL_TILE_EXTRA_BLOCKS * np.minimum(q * G, bm) / bm
         blocks = np.where(cz, pb, blocks)
         fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, dd), B * Hkv * total * 4.0 * bm * bn * dd), fl)
-    if FA3_BLOCK_WORK_SCALE:   # a d != 128 block's time (FA3_BLOCK_WORK_SCALE, FA3_OTHER_HDIM_BLOCK, FA3_MLA_BLOCK)
-        ratio = (d + dv) / 256.0 if FA3_OTHER_HDIM_BLOCK is None else FA3_OTHER_HDIM_BLOCK
+    if FA3_BLOCK_WORK_SCALE:   # a d != 128 block's time (FA3_BLOCK_WORK_SCALE, FA3_MLA_BLOCK)
+        ratio = (d + dv) / 256.0
         mla = (d == 192.0) & (dv == 128.0) & (FA3_MLA_BLOCK is not None)
         blocks = blocks * np.where(d == 128.0, 1.0, np.where(mla, FA3_MLA_BLOCK or 1.0, ratio))
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
