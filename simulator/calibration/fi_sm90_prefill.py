@@ -1,0 +1,117 @@
+"""FlashInfer's own Hopper prefill kernel (simulator/kernels/fi_sm90.py: the "fa3" backend that vLLM's FLASHINFER
+backend and SGLang's flashinfer backends run on sm_90 at bf16), measured on the lent H200 by
+lab/kernels/measure_fi_sm90_prefill.py (flashinfer-python 0.6.4 JIT-built there).
+
+  grid 1 (the first look): priced before the call by lab/kernels/predict_fi_sm90_prefill.py ->
+         fi_sm90_prefill_first_look.csv: pred_family_us = the family from source with FA3's binary's terms (nothing of
+         this kernel measured), pred_product_us = what the product charged these calls before (the engines' FlashInfer
+         prefill priced as FlashInfer's FA2 kernel, fi_tc; MLA rows: the dense strategy's generic op)
+
+Regimes (fixed before grid 1 ran): call (ragged / paged / MLA ragged) x rounds of the persistent CTAs (one round: the
+busiest CTA walks one item; several); goal median <= 10 %, p90 <= 25 %.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels import datafiles as DF
+from simulator.calibration import fit_production_attention as FP
+
+DATA_DIR = FP.DATA_DIR
+KEYS = ["family", "model", "heads", "batch", "q_rows", "prefix"]
+#: (prediction file, measured glob) per grid
+GRIDS = {1: ("fi_sm90_prefill_first_look.csv", "fi_sm90_prefill_nvidia-*.csv"),
+         2: ("fi_sm90_prefill_blind2_predictions.csv", "fi_sm90_prefill_blind2_nvidia-*.csv")}
+
+
+def items_busiest(df: pd.DataFrame, sms: int = 132) -> np.ndarray:
+    """The plan's items on its busiest CTA for every row (simulator.kernels.fi_sm90)."""
+    from simulator.kernels import fi_sm90 as S
+    a = {c: df[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim",
+                                            "head_dim_v")}
+    out = np.zeros(len(df))
+    for paged in (False, True):
+        m = (df["family"].astype(str) == "fi_sm90_paged").to_numpy() == paged
+        if m.any():
+            _, info = S.fi_sm90_prefill(*(a[c][m] for c in ("batch", "q_rows", "context", "heads", "kv_heads",
+                                                             "head_dim", "head_dim_v")), sms, paged=paged)
+            out[m] = info["items_busiest"]
+    return out
+
+
+def regime(df: pd.DataFrame, sms: int = 132) -> pd.Series:
+    """call x rounds of the persistent CTAs (the grids' regimes, fixed before grid 1 ran)."""
+    call = df["family"].astype(str).map({"fi_sm90_ragged": "ragged", "fi_sm90_paged": "paged",
+                                         "fi_sm90_mla": "MLA ragged"})
+    rounds = np.where(items_busiest(df, sms) <= 1.0, "one item per CTA", "several items per CTA")
+    return call + ", " + pd.Series(rounds, index=df.index)
+
+
+def family_us(df: pd.DataFrame, hw) -> np.ndarray:
+    """The family's price of every row on `hw` (simulator.kernels.fi_sm90.fi_sm90_prefill)."""
+    from simulator.kernels import fi_sm90 as S
+    from simulator.kernels.production import emit
+    from simulator.ops import MaskedBuilder, OpBuilder
+    b = OpBuilder(len(df))
+    a = {c: df[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim",
+                                            "head_dim_v")}
+    for paged in (False, True):
+        m = (df["family"].astype(str) == "fi_sm90_paged").to_numpy() == paged
+        if not m.any():
+            continue
+        ones = np.where(m, 1.0, 0.0)
+        args = [np.where(m, a[c], 1.0) for c in ("batch", "q_rows", "context", "heads", "kv_heads")]
+        dq = np.where(m, a["head_dim"], 128.0)
+        dv = np.where(m, a["head_dim_v"], 128.0)
+        launches, _ = S.fi_sm90_prefill(*args, dq, dv, hw.units, paged=paged)
+        emit(MaskedBuilder(b, ones > 0), launches, hw.units)
+    return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+
+
+def product_us(df: pd.DataFrame, hw) -> np.ndarray:
+    """What the product charged these calls before the family: GQA rows as FlashInfer's FA2 prefill (fi_tc, eager
+    plan, causal: simulator/kernels/families.py gqa_prefill_launches('flashinfer'), the engines' FlashInfer prefill
+    as the product read them until now), MLA rows as the dense strategy's generic op."""
+    from simulator.calibration import prefill_kernels as PK
+    from simulator.kernels.families import gqa_prefill_launches
+    from simulator.kernels.production import emit
+    from simulator.model import load_model
+    from simulator.ops import OpBuilder
+    out = np.zeros(len(df))
+    mla = (df["family"].astype(str) == "fi_sm90_mla").to_numpy()
+    if mla.any():
+        sub = df[mla].reset_index(drop=True)
+        out[mla] = PK.product_us(sub.assign(kv_heads=sub["heads"]), hw, mla=load_model("DeepSeek-V3").mla)
+    if (~mla).any():
+        sub = df[~mla].reset_index(drop=True)
+        b = OpBuilder(len(sub))
+        a = {c: sub[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim")}
+        emit(b, gqa_prefill_launches("flashinfer", a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"],
+                                     a["head_dim"], np.full(len(sub), 2.0), 16.0, hw.units,
+                                     getattr(hw, "smem_per_sm", None)), hw.units)
+        out[~mla] = FP.predict_us(b.build(), hw, hw.efficiency, len(sub))
+    return out
+
+
+def measured(grid: int, data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """Grid `grid`'s measured rows joined with its committed prices (<label>_err_pct for every pred_<label>_us);
+    empty when either file is missing."""
+    pred, glob = GRIDS[grid]
+    fs = sorted(p for p in DF.glob(Path(data_dir), glob)
+                if not any(x in p.name for x in ("_grids", "_env", "_build", "_clocks")))
+    pf = DF.resolve(Path(data_dir) / pred)
+    if not fs or not pf.is_file():
+        return pd.DataFrame()
+    m = pd.read_csv(fs[-1])
+    m = m[np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
+    p = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
+    cols = [c for c in p.columns if c.startswith("pred_") or c in ("model_commit", "main_commit", "ship_rule")]
+    b = p[KEYS + ["regime", "role"] + cols].merge(m[KEYS + ["median_us", "device", "note"]], on=KEYS, how="inner")
+    for c in cols:
+        if c.startswith("pred_"):
+            b[c[5:-3] + "_err_pct"] = (b[c] / b["median_us"] - 1.0) * 100.0
+    b.attrs["file"] = fs[-1].name
+    return b
