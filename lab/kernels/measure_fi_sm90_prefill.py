@@ -33,12 +33,15 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: --grid blind2 (BLIND2_*)
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = 16
 #: query / KV heads per GPU
 HEADS = {"llama8b": (32, 8), "qwen7b": (28, 4), "llama70b_tp8": (8, 1), "qwen14b": (40, 8),
-         "dsv3_tp8": (16, 16), "dsv3_tp4": (32, 32), "dsv3_tp2": (64, 64), "dsv3_tp1": (128, 128)}
+         "dsv3_tp8": (16, 16), "dsv3_tp4": (32, 32), "dsv3_tp2": (64, 64), "dsv3_tp1": (128, 128),
+         # blind grid 2: Llama-3.2-3B, Qwen2.5-32B at TP 2, Llama-3.1-70B at TP 4, Yi-34B; Kimi-K2 (64 heads) at TP 1 / 4
+         "llama3b": (24, 8), "qwen32b_tp2": (20, 4), "llama70b_tp4": (16, 2), "yi34b": (56, 8),
+         "kimik2_tp1": (64, 64), "kimik2_tp4": (16, 16)}
 #: grid 1 (B, P) of the ragged rows (O = 0: SGLang's ragged call holds only the new tokens) and (B, P, O) of the paged
 RAGGED_FIT = [(1, 256), (1, 640), (1, 1024), (1, 4096), (1, 16384), (4, 512), (4, 2048), (16, 256), (2, 8192),
               (8, 1000)]
@@ -78,9 +81,27 @@ def shapes() -> list[dict]:
     return out
 
 
+#: blind grid 2 (--grid blind2): (B, P[, O]) in no grid-1 row, on models grid 1 does not have (DeepSeek-V3's heads
+#: at TP 8 / 2 on new shapes); the short rows give every regime's one-item-per-CTA calls
+BLIND2_RAGGED = [(1, 384), (1, 896), (1, 1536), (2, 3000), (1, 6000), (6, 768), (12, 320), (1, 12000), (3, 1280)]
+BLIND2_PAGED = [(1, 384, 0), (1, 1200, 0), (1, 768, 6144), (1, 3072, 24576), (2, 1536, 1000), (1, 4096, 40000),
+                (4, 384, 8192), (2, 640, 12000), (1, 256, 20000)]
+BLIND2_MLA = [(1, 384), (1, 768), (1, 1536), (1, 3072), (2, 6000), (6, 768), (1, 12000), (3, 640)]
+
+
 def blind2_shapes() -> list[dict]:
-    """Blind grid 2: filled in once grid 1 is judged (empty until then)."""
-    return []
+    """Blind grid 2 (role 'blind': priced and committed before it runs), grouped by kernel module."""
+    out = []
+    for m in ("llama3b", "qwen32b_tp2", "llama70b_tp4", "yi34b"):
+        for b, p in BLIND2_RAGGED:
+            out.append(_row("fi_sm90_ragged", m, b, p, 0, "blind"))
+    for m in ("llama3b", "qwen32b_tp2", "llama70b_tp4", "yi34b"):
+        for b, p, o in BLIND2_PAGED:
+            out.append(_row("fi_sm90_paged", m, b, p, o, "blind"))
+    for m in ("kimik2_tp1", "kimik2_tp4", "dsv3_tp8", "dsv3_tp2"):
+        for b, p in BLIND2_MLA:
+            out.append(_row("fi_sm90_mla", m, b, p, 0, "blind", 192, 128))
+    return out
 
 
 def main() -> None:

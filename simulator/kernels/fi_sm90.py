@@ -58,6 +58,13 @@ FI_SM90_LOADS = {"ragged": 2.0, "paged": 3.0}
 #: a key tile's time relative to FA3's 128-key prefill block: its keys / 128 (ASSUMPTION of the first look: the wgmma
 #: work of a CTA_Q x CTA_KV tile is linear in CTA_KV)
 FI_SM90_KEY_SCALE = True
+#: a key tile's time on each path as a multiple of the first look's (FA3's prefill block x keys / 128): None = 1 (the
+#: first look). Head dim 128 only: the 192 / 128 tile keeps FA3_MLA_BLOCK (measured on FA3's own TMA path)
+FI_SM90_TILE_SCALE: dict | None = None
+#: True = a launch of at most one item per SM declares its first Q tile and K / V tiles as the bytes each CTA waits for
+#: with nothing of its own to overlap (Launch.lone_tile_bytes, hwmodels.roofline LONE_TILE_LOAD: the CTAs' loads at the
+#: kind's HBM rate); False = the first look's (the prologue's dependent loads alone)
+FI_SM90_LONE_TILE = False
 #: emulate the plan's min-heap one item at a time up to this many items per SM (exact); beyond, the closed form
 #: (sm90_plan_span)
 FI_SM90_EMULATE_ROUNDS = 8.0
@@ -166,6 +173,8 @@ def fi_sm90_prefill(B, P, T, Hq, Hkv, d_qk, d_vo, sms: int, paged: bool = False,
                                                         np.where(d_qk == 128, 1.0, (d_qk + d_vo) / 256.0))
     if FI_SM90_KEY_SCALE:
         block = block * ck / 128.0
+    if FI_SM90_TILE_SCALE:
+        block = block * np.where(d_qk == 128.0, FI_SM90_TILE_SCALE["paged" if paged else "ragged"], 1.0)
     extra = FA3.FA3_PREFILL_TILE_EXTRA_BLOCKS
     span, items, mean = sm90_plan_span(B, P, T, Hq, cq, ck, float(sms), block, extra)
     flops_io, kv, qb, ob = attention_io(B, P, T, Hq, Hkv, d_qk, d_vo, 2.0)
@@ -173,6 +182,13 @@ def fi_sm90_prefill(B, P, T, Hq, Hkv, d_qk, d_vo, sms: int, paged: bool = False,
     fl = causal_flops(B, P, T, Hq, dd) if np.all(causal) else flops_io
     rounds = np.maximum(items, 1.0)
     loads = FI_SM90_LOADS["paged" if paged else "ragged"]
-    main = Launch("attention", FI_SM90_KIND, float(sms) * rounds, 1.0, span / rounds, loads / rounds, fl, kv + qb, ob,
+    n_items = np.where(B * np.ceil(P / cq) > SAME_SCHEDULE_ITEMS, 1.0, Hq) * B * np.ceil(P / cq)
+    # the CTAs that get work: every item at one item per SM (the others exit at once), else the SMs x the busiest CTA's
+    # items (the first look counted every SM's CTA at one item per SM too)
+    one = (rounds <= 1.0) & FI_SM90_LONE_TILE
+    ctas = np.where(one, np.minimum(n_items, float(sms)), float(sms) * rounds)
+    lone = np.where(rounds <= 1.0, 2.0 * (cq * d_qk + ck * (d_qk + d_vo)), 0.0) if FI_SM90_LONE_TILE else 0.0
+    main = Launch("attention", FI_SM90_KIND, ctas, 1.0, span / rounds, loads / rounds, fl, kv + qb, ob,
+                  lone_tile_bytes=lone,
                   info={"cta_q": cq, "cta_kv": ck, "items": items, "span_blocks": span, "mean_blocks": mean})
     return [main], {"cta_q": cq, "cta_kv": ck, "items_busiest": items, "span_blocks": span, "mean_blocks": mean}
