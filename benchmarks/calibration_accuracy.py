@@ -40,6 +40,7 @@ from accuracy_sections import (
     attention_cold,
     device_campaigns,
     fa3,
+    fi_sm90_prefill,
     flashinfer,
     gemm_block,
     h200_transfer,
@@ -87,6 +88,7 @@ def main() -> None:
     attention_cold.attention_cold()
     prefill_kernels.prefill_kernels()
     mla_prefill.mla_prefill()
+    fi_sm90_prefill.fi_sm90_prefill()
     h200_transfer.h200_transfer()
     attention.first_look()
     indexer.indexer()

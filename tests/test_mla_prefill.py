@@ -74,11 +74,11 @@ def test_d128_calls_do_not_move(h200):
     assert np.allclose(np.asarray(m.serial_iters) / np.asarray(r.serial_iters), 1.106 / 1.25)
 
 
-def _prefill_ops(kernel, arch):
+def _prefill_ops(kernel, arch, prefix=0.0):
     m = load_model("DeepSeek-V3")
     lay = replace(AttentionLayout.one_device(32, 32, 192, 2.0, TargetFacts(arch, 132, 50e6)), mla=m.mla)
     shape = StepShape(batch=np.array([1.0]), query_rows=np.array([1.0]), context=np.array([8192.0]), phase="prefill",
-                      layers=1.0, kv_prefix=np.array([0.0]))
+                      layers=1.0, kv_prefix=np.array([prefix]))
     b = OpBuilder(1)
     DenseAttention(kernel=kernel).layout_prefill_ops(b, lay, shape)
     return b.build()
@@ -87,5 +87,9 @@ def _prefill_ops(kernel, arch):
 def test_the_dense_strategy_prices_flashmla_prefill_through_fa3_on_hopper_only():
     hop = _prefill_ops("flashmla", "hopper").to_frame()["kind"]
     assert (hop == "attn_fa3_persist").any()
-    for kernel, arch in (("flashmla", "blackwell"), ("fi_mla", "hopper")):   # not modelled there: the generic op
-        assert set(_prefill_ops(kernel, arch).to_frame()["kind"]) == {"attention"}
+    # fi_mla (SGLang): a prefix-free chunk through FlashInfer's ragged sm_90 kernel (FA3's kind prices it), a chunk with
+    # a cached prefix (SGLang's paged MLA wrapper, not modelled at prefill rows) by the generic op
+    assert (_prefill_ops("fi_mla", "hopper").to_frame()["kind"] == "attn_fa3_persist").any()
+    for kernel, arch, prefix in (("flashmla", "blackwell", 0.0), ("fi_mla", "hopper", 4096.0),
+                                 ("fi_mla", "blackwell", 0.0)):   # not modelled there: the generic op
+        assert set(_prefill_ops(kernel, arch, prefix).to_frame()["kind"]) == {"attention"}

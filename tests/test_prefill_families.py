@@ -95,7 +95,7 @@ def test_prefill_launches_name_their_kernels(family):
     assert want in kinds
 
 
-def _dense_prefill_kinds(kernel):
+def _dense_prefill_kinds(kernel, **params):
     from hwmodels.opkinds import KINDS
     from simulator.combo import AttentionLayout, TargetFacts
     from simulator.ops import OpBuilder
@@ -106,16 +106,22 @@ def _dense_prefill_kinds(kernel):
     lay = AttentionLayout.one_device(32, 8, 128, 2.0, TargetFacts("hopper", 132, 50 << 20, smem_per_sm=233472.0))
     shape = StepShape(batch=np.array([1.0, 2.0]), query_rows=np.ones(2), context=np.array([4096.0, 9000.0]),
                       phase="prefill", layers=32.0, kv_prefix=np.array([0.0, 8000.0]))
-    DenseAttention(kernel=kernel).layout_prefill_ops(b, lay, shape)
+    DenseAttention(kernel=kernel, **params).layout_prefill_ops(b, lay, shape)
     ops = b.build()
     return {KINDS[k] for k in ops.kind}, ops
 
 
-@pytest.mark.parametrize("kernel,kind", [("fa3", "attn_fa3_persist"), ("flashinfer", "attn_fi_prefill"),
-                                         ("generic", "attention"), ("xqa", "attention")])
-def test_dense_prefill_prices_the_chosen_family(kernel, kind):
-    kinds, ops = _dense_prefill_kinds(kernel)
-    assert kind in kinds
+@pytest.mark.parametrize("kernel,params,kinds_wanted", [
+    ("fa3", {}, {"attn_fa3_persist"}),
+    # FlashInfer's paged wrapper on Hopper at bf16 (vLLM): its own sm_90 kernel, priced on FA3's kind (fi_sm90.py)
+    ("flashinfer", {}, {"attn_fa3_persist"}),
+    ("flashinfer", {"flashinfer_prefill": "fa2"}, {"attn_fi_prefill"}),
+    # SGLang: the new tokens through the ragged sm_90 kernel, the second row's cached prefix through FA2 + a merge
+    ("flashinfer", {"flashinfer_prefill": "ragged"}, {"attn_fa3_persist", "attn_fi_prefill", "elementwise"}),
+    ("generic", {}, {"attention"}), ("xqa", {}, {"attention"})])
+def test_dense_prefill_prices_the_chosen_family(kernel, params, kinds_wanted):
+    kinds, ops = _dense_prefill_kinds(kernel, **params)
+    assert kinds_wanted <= kinds
     assert np.all(np.asarray(ops.count)[np.asarray(ops.count) > 0] == 32.0)
 
 
@@ -209,8 +215,16 @@ def test_engine_profiles_fill_the_attention_family_the_scenario_left():
         c2, got = load_profile(engine).apply_attention(c)
         assert got == fam and c2.attention.kernel == fam
     assert load_profile("own").apply_attention(c) == (c, None)
-    chosen = replace(c, attention=DenseAttention(kernel="flashinfer"))
+    chosen = replace(c, attention=DenseAttention(kernel="fa3"))
     assert load_profile("vllm-v1").apply_attention(chosen) == (chosen, None)
+    # a FlashInfer family the scenario chose keeps its kernel and takes the engine's prefill call (flashinfer_prefill),
+    # unless the scenario set that too
+    fi = replace(c, attention=DenseAttention(kernel="flashinfer"))
+    for engine, mode in (("vllm-v1", "paged"), ("sglang", "ragged")):
+        c2, got = load_profile(engine).apply_attention(fi)
+        assert got is None and c2.attention.kernel == "flashinfer" and c2.attention.flashinfer_prefill == mode
+    fixed = replace(c, attention=DenseAttention(kernel="flashinfer", flashinfer_prefill="fa2"))
+    assert load_profile("sglang").apply_attention(fixed) == (fixed, None)
     sn = make_combo("SN40L", "Llama-3.1-8B")
     assert load_profile("vllm-v1").apply_attention(sn)[1] is None
 

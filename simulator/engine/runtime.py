@@ -292,24 +292,35 @@ class RuntimeProfile:
     def apply_attention(self, combo):
         """(combo, the family it now prices or None): a dense attention whose `kernel` the scenario did not set takes
         this engine's default family for the device's architecture and the model (engine_attention_defaults.yaml),
-        where that file names the architecture and the family can run the model; unchanged otherwise."""
+        where that file names the architecture and the family can run the model; a FlashInfer GQA family (set or
+        defaulted) whose `flashinfer_prefill` the scenario did not set takes the engine's (the same file); unchanged
+        otherwise."""
         from simulator.kernels.families import engine_defaults, refuse
 
         att = combo.attention
-        if (self.attention_engine is None or getattr(att, "name", "") != "dense" or "kernel" in att.given
+        if (self.attention_engine is None or getattr(att, "name", "") != "dense"
                 or att.values.get("fa2_call", "sdpa") != "sdpa"):
             return combo, None
         arch = (engine_defaults().get(self.attention_engine) or {}).get(combo.hardware.architecture)
         if not arch:
             return combo, None
-        mla = combo.model.mla is not None
-        fam = arch["mla" if mla else "gqa"]
-        lay = combo.attn_layout
-        if refuse(fam, np.asarray(lay.attn_heads_dev) / np.maximum(np.asarray(lay.attn_kv_heads_dev), 1), mla=mla):
-            return combo, None
         values = {k: v for k, v in att.values.items() if k in att.given}
-        new = type(att)(**values, kernel=fam)
-        return replace(combo, attention=new), fam
+        fam = None
+        if "kernel" not in att.given:
+            mla = combo.model.mla is not None
+            fam = arch["mla" if mla else "gqa"]
+            lay = combo.attn_layout
+            if refuse(fam, np.asarray(lay.attn_heads_dev) / np.maximum(np.asarray(lay.attn_kv_heads_dev), 1), mla=mla):
+                return combo, None
+            values["kernel"] = fam
+        kernel = values.get("kernel", att.values.get("kernel"))
+        mode = arch.get("flashinfer_prefill")
+        set_mode = bool(mode) and "flashinfer_prefill" not in att.given and kernel in ("fi_decode", "fi_tc", "flashinfer")
+        if set_mode:
+            values["flashinfer_prefill"] = mode
+        if fam is None and not set_mode:
+            return combo, None
+        return replace(combo, attention=type(att)(**values)), fam
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)

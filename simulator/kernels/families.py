@@ -16,12 +16,14 @@ triton_vllm  vLLM's Triton unified attention                                    
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from hwmodels.yamlio import load_yaml
 from simulator.kernels import fa3 as FA3
+from simulator.kernels import fi_sm90 as SM90
 from simulator.kernels import flashinfer as FI
 from simulator.kernels import flashmla as FM
 from simulator.kernels import triton_engines as TE
@@ -102,40 +104,122 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
 
 #: GQA families whose prefill kernel the product prices from its own launches (gqa_prefill_launches): FlashAttention-3
 #: (vLLM's FLASH_ATTN and SGLang's fa3 backend run the same varlen paged forward for a prefill chunk; fa4 takes fa3's
-#: structure on attn_fa4's borrowed terms) and FlashInfer (SGLang's flashinfer backend and vLLM's FLASHINFER backend
-#: plan BatchPrefillWithPagedKVCacheWrapper, backend fa2, for an extend / chunked-prefill batch, whichever decode
-#: kernel they pick). The other families' engines prefill with kernels not modelled here (TensorRT-LLM's context FMHA,
+#: structure on attn_fa4's borrowed terms) and FlashInfer (its prefill wrappers, as the engine's backend calls them:
+#: FI_PREFILL_MODES). The other families' engines prefill with kernels not modelled here (TensorRT-LLM's context FMHA,
 #: the Triton backends' extend kernels): the dense strategy's generic prefill op prices them
 PREFILL_FAMILY = {"fa3": "fa3", "fa4": "fa4", "fi_tc": "fi_tc", "fi_decode": "fi_tc", "flashinfer": "fi_tc"}
+#: how an engine's FlashInfer backend runs a prefill chunk (DenseAttention's `flashinfer_prefill`; the kernels:
+#: simulator/kernels/fi_sm90.py for FlashInfer's own sm_90 kernel, simulator/kernels/flashinfer.py fi_tc for its FA2 one):
+#:   paged   BatchPrefillWithPagedKVCacheWrapper with the default backend "auto" (vLLM's FLASHINFER backend,
+#:           vllm/v1/attention/backends/flashinfer.py _get_prefill_wrapper): FlashInfer's own sm_90 kernel on Hopper at
+#:           bf16 K/V (flashinfer/utils.py determine_attention_backend), its FA2 kernel otherwise (fp8 K/V with a bf16
+#:           query, or another architecture)
+#:   ragged  SGLang's flashinfer backend (python/sglang/srt/layers/attention/flashinfer_backend.py): the chunk's new
+#:           tokens through BatchPrefillWithRaggedKVCacheWrapper(backend "auto": the sm_90 kernel on Hopper; their K/V
+#:           are the layer's fresh bf16 activations whatever the cache's dtype), causal; a cached prefix through the
+#:           paged wrappers, built with backend "fa2", non-causal; the two merged by merge_state (cascade.cuh)
+#:   fa2     FlashInfer's FA2 kernel for the whole chunk (a backend forced to "fa2"; the product's reading before)
+FI_PREFILL_MODES = ("paged", "ragged", "fa2")
 
 
-def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float | None = None):
+def _masked(launches, mask):
+    """The launches, each priced only where `mask` (and its own `where`) holds."""
+    out = []
+    for ln in launches:
+        w = mask if ln.where is None else (np.asarray(ln.where, dtype=bool) & mask)
+        out.append(replace(ln, where=w))
+    return out
+
+
+def _merge_state_launch(B, P, Hq, dv, where):
+    """merge_state (flashinfer cascade.cuh MergeStateKernel): two bf16 partial outputs with their fp32 log-sum-exps per
+    (token, head) into one bf16 output; one element-wise pass (kind elementwise)."""
+    from simulator.kernels.production import Launch
+    rows = B * P * Hq
+    return Launch("attention_merge", "elementwise", np.maximum(np.ceil(rows / 8.0), 1.0), 1.0, 0.0, 0.0,
+                  6.0 * rows * dv, 2.0 * rows * (dv * 2.0 + 4.0), rows * dv * 2.0, where=where)
+
+
+def fi_prefill_launches(mode: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float | None = None,
+                        architecture: str = "hopper"):
+    """Launches of one causal prefill chunk through an engine's FlashInfer backend (FI_PREFILL_MODES): B requests of P
+    new tokens after T - P cached ones."""
+    if mode not in FI_PREFILL_MODES:
+        raise ValueError(f"flashinfer_prefill must be one of {FI_PREFILL_MODES}, got {mode!r}")
+    B, P, T, Hq, Hkv, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, P, T, Hq, Hkv, kvb)))
+    smem = float(smem_per_sm or DEFAULT_SMEM_PER_SM)
+    causal = np.ones(B.shape, dtype=bool)
+
+    def fa2(mask):
+        return _masked(FI.fi_tc(B, P, T, Hq, Hkv, d, kvb, page, sms, smem, cuda_graph=False, causal=causal)[0], mask)
+
+    sm90 = architecture == "hopper" and mode != "fa2" and float(d) in (64.0, 128.0, 256.0)
+    if not sm90:
+        return fa2(np.ones(B.shape, dtype=bool))
+    if mode == "paged":
+        bf16 = kvb >= 2.0
+        out = []
+        if np.any(bf16):
+            out += _masked(SM90.fi_sm90_prefill(B, P, T, Hq, Hkv, d, d, sms, paged=True)[0], bf16)
+        if np.any(~bf16):
+            out += fa2(~bf16)
+        return out
+    # ragged: the new tokens' own causal attention, then a cached prefix's (FA2, non-causal) and the merge
+    O = np.maximum(T - P, 0.0)
+    pre = O > 0.0
+    out = SM90.fi_sm90_prefill(B, P, P, Hq, Hkv, d, d, sms, paged=False)[0]
+    if np.any(pre):
+        out += _masked(FI.fi_tc(B, P, np.maximum(O, 1.0), Hq, Hkv, d, kvb, page, sms, smem, cuda_graph=False,
+                                causal=np.zeros(B.shape, dtype=bool))[0], pre)
+        out.append(_merge_state_launch(B, P, Hq, float(d), pre))
+    return out
+
+
+def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float | None = None,
+                         flashinfer_prefill: str = "fa2", architecture: str = "hopper"):
     """Launches of one causal prefill call of a GQA family (PREFILL_FAMILY): B requests of P new query rows each after
     T - P cached tokens (the chunk's own K/V already in the cache), each query tile's keys bounded by its diagonal
-    (simulator.kernels.production.causal_tile_blocks); FlashInfer planned without a CUDA graph (an eager prefill)."""
+    (simulator.kernels.production.causal_tile_blocks); FlashInfer's as its engine calls it (fi_prefill_launches, planned
+    without a CUDA graph: an eager prefill)."""
     fam = PREFILL_FAMILY[family]
     causal = np.ones(np.broadcast(B, P, T).shape, dtype=bool)
     if fam == "fi_tc":
-        return FI.fi_tc(B, P, T, Hq, Hkv, d, kvb, page, sms, float(smem_per_sm or DEFAULT_SMEM_PER_SM),
-                        cuda_graph=False, causal=causal)[0]
+        return fi_prefill_launches(flashinfer_prefill, B, P, T, Hq, Hkv, d, kvb, page, sms, smem_per_sm, architecture)
     return FA3.fa3(B, P, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa4" if fam == "fa4" else "attn_fa3",
                    causal=causal)[0]
 
 
-#: MLA decode families whose engines prefill through FlashAttention-3's varlen forward on Hopper, non-absorbed (the
-#: latent expanded to per-head K of d_qk = qk_nope + qk_rope = 192 and V of d_v = 128; hopper/'s hdim 192 x 128
-#: instantiations): vLLM's MLA backends (FLASHMLA among them) run the prefill of new tokens with flash_attn_varlen_func,
-#: causal, and the cached context through the same kernel by chunks. FlashInfer's MLA backend (fi_mla: SGLang) prefills
-#: with FlashInfer's ragged FA2 kernel, not modelled: the dense strategy's generic prefill op prices it
-MLA_PREFILL_FAMILY = {"flashmla": "fa3"}
+#: MLA decode families whose engines prefill through a modelled kernel on Hopper, non-absorbed (the latent expanded to
+#: per-head K of d_qk = qk_nope + qk_rope = 192 and V of d_v = 128): vLLM's MLA backends (FLASHMLA among them) run the
+#: prefill of new tokens with FlashAttention-3's flash_attn_varlen_func, causal, and the cached context through the same
+#: kernel by chunks (hopper/'s hdim 192 x 128 instantiations); SGLang's flashinfer MLA backend (fi_mla,
+#: flashinfer_mla_backend.py) runs a prefix-free extend through BatchPrefillWithRaggedKVCacheWrapper at head_dim_qk 192 /
+#: head_dim_vo 128 (backend "auto": FlashInfer's own sm_90 kernel, simulator/kernels/fi_sm90.py) and an extend with a
+#: cached prefix through its paged MLA wrapper (not modelled at prefill rows: those chunks keep the dense strategy's
+#: generic op, mla_prefill_covered)
+MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90"}
+
+
+def mla_prefill_covered(family: str, T, P) -> np.ndarray:
+    """Where the family's MLA prefill kernel prices a chunk (MLA_PREFILL_FAMILY): every chunk for FA3's varlen forward,
+    the prefix-free ones (T == P) for FlashInfer's ragged wrapper."""
+    T, P = np.broadcast_arrays(np.asarray(T, dtype=np.float64), np.asarray(P, dtype=np.float64))
+    if MLA_PREFILL_FAMILY.get(family) == "fi_sm90":
+        return T <= P
+    return np.ones(T.shape, dtype=bool)
 
 
 def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int):
     """Launches of one causal MLA prefill call (MLA_PREFILL_FAMILY): B requests of P new query rows after T - P cached
-    tokens, every head its own K (d_qk) and V (d_v), bf16 and contiguous (the up-projected K / V, loaded by TMA); the
-    prefix's keys are walked by the same causal call (bottom-right aligned), as one chunk; num_splits = 1, the varlen
-    interface's default (hopper/flash_attn_interface.py flash_attn_varlen_func, kept by sgl-kernel's wrapper)."""
-    if MLA_PREFILL_FAMILY.get(family) != "fa3":
+    tokens, every head its own K (d_qk) and V (d_v), bf16 and contiguous (the up-projected K / V, loaded by TMA). FA3:
+    the prefix's keys walked by the same causal call (bottom-right aligned), as one chunk; num_splits = 1, the varlen
+    interface's default (hopper/flash_attn_interface.py flash_attn_varlen_func, kept by sgl-kernel's wrapper).
+    FlashInfer's sm_90 ragged kernel: the new tokens alone (T = P; the caller prices a chunk with a prefix otherwise,
+    mla_prefill_covered)."""
+    kind = MLA_PREFILL_FAMILY.get(family)
+    if kind == "fi_sm90":
+        return SM90.fi_sm90_prefill(B, P, P, H, H, d_qk, d_v, sms, paged=False)[0]
+    if kind != "fa3":
         raise ValueError(f"no MLA prefill kernel modelled for {family!r}")
     return FA3.fa3(B, P, T, H, H, d_qk, 2.0, 0.0, sms, causal=np.ones(np.broadcast(B, P, T).shape, dtype=bool),
                    dv=d_v, paged=False, num_splits=1.0)[0]

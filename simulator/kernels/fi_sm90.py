@@ -32,18 +32,20 @@ The structure, read from the source before anything was measured:
           table by cp.async, the sparse mainloop) 128 x 96 at 128, 192 x 96 at 64, 128 x 32 at 256; the paged path has
           no 192 / 128 kernel (cudaErrorNotSupported).
 
-The time of a key tile and of an item's Q load / O epilogue are not measured for this kernel at first: the first look
-takes them from FlashAttention-3's binary (the same producer / consumer warpgroup design on the same wgmma tiles:
-simulator.kernels.fa3 FA3_PREFILL_BLOCK_SCALE, FA3_PREFILL_TILE_EXTRA_BLOCKS, FA3_MLA_BLOCK, on the kind
-attn_fa3_persist), a key tile's time scaled by its keys / 128 (FI_SM90_KEY_SCALE). What this kernel's own
-measurement changed is marked where it did.
+The time of a key tile and of an item's Q load / O epilogue come from FlashAttention-3's binary (the same producer /
+consumer warpgroup design on the same wgmma tiles: simulator.kernels.fa3 FA3_PREFILL_BLOCK_SCALE,
+FA3_PREFILL_TILE_EXTRA_BLOCKS, FA3_MLA_BLOCK, on the kind attn_fa3_persist), a key tile's time scaled by its keys / 128
+(FI_SM90_KEY_SCALE). That was the first look (priced before the kernel was measured: grid 1, 73 rows on 1 x H200,
+5.7 / 13.8 %, 5 of 6 regimes; the product's reading of these calls as FlashInfer's FA2 kernel 68.1 / 121.0 %, 0 of 6).
+Its own measurement changed two things (FI_SM90_TILE_SCALE, FI_SM90_LONE_TILE), judged on blind grid 2 (104 rows of
+other models): 4.6 / 9.5 %, 6 of 6 (the first look 6.6 / 14.6 %, 4 of 6; the FA2 reading 68.2 / 134.7 %, 0 of 6).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from simulator.kernels import fa3 as FA3
-from simulator.kernels.production import Launch, attention_io, causal_flops
+from simulator.kernels.production import Launch, attention_io, causal_flops, floor_sum
 
 #: work items of one query head above which the plan keeps one schedule for every head (scheduler.cuh PrefillSM90Plan:
 #: plan_info.same_schedule_for_all_heads = max_num_works_per_head > 4096)
@@ -58,13 +60,21 @@ FI_SM90_LOADS = {"ragged": 2.0, "paged": 3.0}
 #: a key tile's time relative to FA3's 128-key prefill block: its keys / 128 (ASSUMPTION of the first look: the wgmma
 #: work of a CTA_Q x CTA_KV tile is linear in CTA_KV)
 FI_SM90_KEY_SCALE = True
-#: a key tile's time on each path as a multiple of the first look's (FA3's prefill block x keys / 128): None = 1 (the
-#: first look). Head dim 128 only: the 192 / 128 tile keeps FA3_MLA_BLOCK (measured on FA3's own TMA path)
-FI_SM90_TILE_SCALE: dict | None = None
-#: True = a launch of at most one item per SM declares its first Q tile and K / V tiles as the bytes each CTA waits for
-#: with nothing of its own to overlap (Launch.lone_tile_bytes, hwmodels.roofline LONE_TILE_LOAD: the CTAs' loads at the
-#: kind's HBM rate); False = the first look's (the prologue's dependent loads alone)
-FI_SM90_LONE_TILE = False
+#: a key tile's time on each path as a multiple of the first look's (FA3's prefill block x keys / 128), head dim 128 only
+#: (the 192 / 128 tile keeps FA3_MLA_BLOCK, measured on FA3's own TMA path): ragged (TMA) 0.955, paged (cp.async
+#: gather, 96 keys) 1.07. FITTED on grid 1's 'fit' rows (Llama-3.1-8B's heads, 10 ragged + 9 paged; hwmodels/calibration/
+#: data/production_attention/fi_sm90_prefill_nvidia-h200_2026-11-28.csv, 1 x H200) by the rms log error over a 0.005
+#: scan, with FI_SM90_LONE_TILE on; LOOKED-AT (chosen after grid 1's errors: the ragged rows +8 % signed, the paged -6 %).
+#: SHIPPED after blind grid 2 (104 rows of other models, priced before the call: lab/kernels/predict_fi_sm90_prefill.py
+#: --grid blind2, candidate A): 4.6 / 9.5 %, 6 of 6 regimes, against the first look's 6.6 / 14.6 %, 4 of 6. None = 1
+FI_SM90_TILE_SCALE: dict | None = {"ragged": 0.955, "paged": 1.07}
+#: True = a launch of at most one item per SM counts only the CTAs with an item and declares each one's first Q tile and
+#: K / V tiles as the bytes it waits for with nothing of its own to overlap (Launch.lone_tile_bytes, hwmodels.roofline
+#: LONE_TILE_LOAD: the CTAs' loads at the kind's HBM rate; the roofline's existing rule, no constant of its own). Chosen
+#: after grid 1 (its one-item rows 9-25 % fast under the first look's prologue loads alone); shipped with the scales
+#: above (blind grid 2: the one-item regimes 14.4 / 15.5 -> 4.6 / 9.4 % ragged, 21.9 / 27.6 -> 7.3 / 14.5 % MLA).
+#: False = the first look's
+FI_SM90_LONE_TILE = True
 #: emulate the plan's min-heap one item at a time up to this many items per SM (exact); beyond, the closed form
 #: (sm90_plan_span)
 FI_SM90_EMULATE_ROUNDS = 8.0
@@ -88,39 +98,93 @@ def sm90_tile(d_qk, d_vo, causal=True, paged=False):
     return cq, ck
 
 
-def _item_arrays(P, T, cq, ck, nt):
-    """Per query tile j = nt - 1 .. 0 (the plan's order within a request): (plan cost, key tiles, real rows)."""
-    j = nt - 1.0 - np.arange(int(nt), dtype=np.float64)
-    end = np.where(j + 1.0 >= nt, T, np.maximum(np.minimum(T - P + (j + 1.0) * cq, T), 0.0))
-    return 2.0 * cq + end, np.ceil(end / ck), np.minimum(cq, P - j * cq)
+#: the emulation hands out ceil(SMs / FI_SM90_GROUP_PARTS) items at a time, each group to the least-loaded CTAs in
+#: order (None: one item at a time, the plan's heap exactly); the grouped form bounds its steps (the engine prices
+#: ~10^4 distinct launches a run), as production.INORDER_GROUP_PARTS does for FA3's schedule
+FI_SM90_GROUP_PARTS: int | None = 8
+#: memo of emulated plans across calls: (B, tiles, heads, prefix, CTA_Q, CTA_KV, SMs, block_w, extra_w) -> (span / mean,
+#: the busiest CTA's items); cleared when it passes _MEMO_MAX entries
+_MEMO: dict = {}
+_MEMO_MAX = 500_000
 
 
-def _emulate(B, P, T, heads, cq, ck, sms, block_w, extra_w):
-    """One launch's plan, item by item (scheduler.cuh PrefillSM90Plan's min-heap; ties to the lowest CTA index, as the
-    heap's (cost, index) pairs order them): (the busiest CTA's time in key-block units, its items, the mean CTA's)."""
-    nt = np.ceil(P / cq)
-    cost, blocks, rows = _item_arrays(P, T, cq, ck, nt)
-    real = blocks * block_w + extra_w * rows / cq
-    n_items = int(heads * B * nt)
-    m = int(sms)
-    F = np.zeros(m)
-    R = np.zeros(m)
-    N = np.zeros(m)
-    per_req = int(nt)
-    for k in range(n_items):
-        c = int(np.argmin(F))
-        i = k % per_req
-        F[c] += cost[i]
-        R[c] += real[i]
-        N[c] += 1.0
-    top = int(np.argmax(R))
-    return R[top], N[top], R.sum() / m
+def _emulate_many(keys: np.ndarray) -> np.ndarray:
+    """The plan (scheduler.cuh PrefillSM90Plan) of every launch in `keys` (rows B, tiles nt, heads, prefix O, CTA_Q,
+    CTA_KV, SMs, block_w, extra_w; every request nt full tiles), vectorized across them: items handed out in the plan's
+    order (heads, then requests, each request's tiles last to first) to the CTAs of least accumulated plan cost (2 CTA_Q
+    + the tile's causal key end, cost_function), FI_SM90_GROUP_PARTS at a time; each CTA's time the sum of its items'
+    key tiles x block_w + extra_w. Returns rows (busiest CTA's time / the mean CTA's, the busiest CTA's items)."""
+    B, nt, heads, O, cq, ck, m, bw, ew = (keys[:, i][:, None] for i in range(9))
+    M = int(keys[:, 6].max())
+    n = heads * B * nt
+    g = 1 if FI_SM90_GROUP_PARTS is None else max(int(np.ceil(M / FI_SM90_GROUP_PARTS)), 1)
+    K = len(keys)
+    F = np.where(np.arange(M)[None, :] < m, 0.0, np.inf)
+    R = np.zeros((K, M))
+    N = np.zeros((K, M))
+    rows = np.arange(K)[:, None]
+    cols = np.arange(g, dtype=np.float64)[None, :]
+    for step in range(int(np.ceil(n.max() / g))):
+        k = step * g + cols
+        live = k < n
+        i = np.mod(k, nt)                       # 0 = a request's last tile (handed out first)
+        end = np.where(i == 0.0, O + nt * cq, O + (nt - i) * cq)
+        cost = np.where(live, 2.0 * cq + end, 0.0)
+        real = np.where(live, np.ceil(end / ck) * bw + ew, 0.0)
+        slot = np.argsort(F, axis=1, kind="stable")[:, :g] if g > 1 else np.argmin(F, axis=1)[:, None]
+        F[rows, slot] += cost
+        R[rows, slot] += real
+        N[rows, slot] += live
+    top = np.argmax(R, axis=1)
+    mean = R.sum(axis=1) / keys[:, 6]
+    return np.stack([R[np.arange(K), top] / np.maximum(mean, 1e-30), N[np.arange(K), top]], axis=1)
+
+
+def _unique_rows(keys: np.ndarray):
+    """np.unique(keys, axis=0, return_inverse=True), through one int64 code per row where every column is a small
+    non-negative integer (the launches' keys are: counts, tokens and the constants of one call), else row-wise."""
+    k = np.asarray(keys)
+    if k.size and np.all(k == np.rint(k)) and k.min() >= 0:
+        span = k.max(axis=0).astype(np.int64) + 1
+        if float(np.prod(span.astype(np.float64))) < 2.0 ** 62:
+            mult = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
+            code = k.astype(np.int64) @ mult
+            _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+            return k[first], inv
+    return np.unique(k, axis=0, return_inverse=True)
+
+
+def _plan_ratio(keys: np.ndarray, block_w: float, extra_w: float) -> np.ndarray:
+    """_emulate_many of every row of `keys` (B, tiles, heads, prefix, CTA_Q, CTA_KV, SMs) at these time units, through
+    the memo (_MEMO): only the keys no earlier call emulated are emulated."""
+    uk, inv = _unique_rows(np.rint(keys))
+    out = np.empty((len(uk), 2))
+    todo = []
+    for r, row in enumerate(map(tuple, uk.tolist())):
+        got = _MEMO.get(row + (block_w, extra_w))
+        if got is None:
+            todo.append(r)
+        else:
+            out[r] = got
+    if todo:
+        if len(_MEMO) > _MEMO_MAX:
+            _MEMO.clear()
+        for a in range(0, len(todo), 4096):
+            part = todo[a:a + 4096]
+            full = np.concatenate([uk[part], np.full((len(part), 1), block_w), np.full((len(part), 1), extra_w)], axis=1)
+            res = _emulate_many(full)
+            out[part] = res
+            for r, v in zip(part, res.tolist()):
+                _MEMO[tuple(uk[r].tolist()) + (block_w, extra_w)] = (v[0], v[1])
+    return out[inv.ravel()]
 
 
 def sm90_plan_span(B, P, T, Hq, cq, ck, sms, block_w, extra_w):
     """(busiest CTA's time, its items, mean CTA time) of the plan, in units of one `block_w = 1` key tile: every item's
-    key tiles x block_w + extra_w x its real rows / CTA_Q. Up to FI_SM90_EMULATE_ROUNDS items per SM the plan is
-    emulated (_emulate, once per distinct launch); beyond, max(longest item, mean + half the shortest item) (the last
+    key tiles x block_w + extra_w x its real rows / CTA_Q. At most one item per SM: the longest item. Up to
+    FI_SM90_EMULATE_ROUNDS items per SM the plan is emulated (_plan_ratio: its span / mean at full query tiles and the
+    prefix's key-tile multiples around it, interpolated, times this launch's mean); beyond, max(longest item, mean +
+    half the shortest item) (the last
     items handed out are each request's first tiles, the cheapest, onto the least-loaded CTAs). Where one head's items
     exceed SAME_SCHEDULE_ITEMS the grid is (SMs, heads): the heads' copies of one head's schedule run one after another
     on each SM (heads x the one-head span). Every argument broadcasts."""
@@ -132,26 +196,38 @@ def sm90_plan_span(B, P, T, Hq, cq, ck, sms, block_w, extra_w):
     same = per_head > SAME_SCHEDULE_ITEMS
     heads = np.where(same, 1.0, Hq)
     n = heads * per_head
-    j0 = np.zeros_like(P)                               # the first (cheapest) tile of a request
-    end0 = np.where(nt <= 1.0, T, np.minimum(T - P + cq, T))
-    end_last = T
-    longest = np.ceil(end_last / ck) * bw + ew * np.minimum(cq, P - (nt - 1.0) * cq) / cq
-    shortest = np.ceil(end0 / ck) * bw + ew * np.minimum(cq, P - j0 * cq) / cq
-    # the mean CTA's time: every item's key tiles (an arithmetic walk of the tiles' causal ends) over the SMs
-    total = np.zeros_like(P)
-    for i in range(P.size):   # tiles per request are few (<= P / 128): summed exactly
-        _, blocks, rows = _item_arrays(P[i], T[i], cq[i], ck[i], nt[i])
-        total[i] = (blocks.sum() * bw[i] + ew[i] * rows.sum() / cq[i]) * B[i] * heads[i]
+    # the cached prefix O counted in key tiles continuously (as production.causal_tile_blocks' prefix_continuous: exact
+    # where O is a multiple of CTA_KV, linear between): the engine interpolates its chunk surface in the prefix, which
+    # a step every key tile of prefix would defeat. A request's tiles j = 0 .. nt - 2 end at O + (j + 1) CTA_Q keys
+    # (an arithmetic progression, summed exactly by production.floor_sum), its last at T; the items' rows sum to P
+    O = np.maximum(T - P, 0.0)
+    pre = O / ck
+    last_rows = np.minimum(cq, P - (nt - 1.0) * cq)
+    longest = (np.ceil(P / ck) + pre) * bw + ew * last_rows / cq
+    shortest = np.where(nt <= 1.0, longest, (np.ceil(cq / ck) + pre) * bw + ew)
+    own = floor_sum(np.maximum(nt - 1.0, 0.0), ck, cq, cq + ck - 1.0) + np.ceil(np.rint(P) / ck)
+    total = ((own + nt * pre) * bw + ew * P / cq) * B * heads
     mean = total / m
-    span = np.maximum(longest, mean + shortest / 2.0)
+    span = np.where(n <= m, longest, np.maximum(longest, mean + shortest / 2.0))
     items = np.ceil(n / m)
-    emu = np.flatnonzero(n <= FI_SM90_EMULATE_ROUNDS * m)
+    emu = np.flatnonzero((n > m) & (n <= FI_SM90_EMULATE_ROUNDS * m))
     if len(emu):
-        keys = np.stack([B[emu], P[emu], T[emu], heads[emu], cq[emu], ck[emu], m[emu], bw[emu], ew[emu]], axis=1)
-        uk, inv = np.unique(keys, axis=0, return_inverse=True)
-        got = np.array([_emulate(*row) for row in uk])
-        span[emu] = got[inv.ravel(), 0]
-        items[emu] = got[inv.ravel(), 1]
+        # the plan's span / mean, emulated at the prefix's key-tile multiples below and above it (full query tiles) and
+        # interpolated, then scaled to this launch's exact mean (as production.lpt_makespan does for FA3's schedule)
+        Oe, kte = O[emu], ck[emu]
+        lo = np.floor(Oe / kte) * kte
+        w = (Oe - lo) / kte
+        res = [np.empty((len(emu), 2)), np.empty((len(emu), 2))]
+        pairs = np.stack([bw[emu], ew[emu]], axis=1)
+        for pair in np.unique(pairs, axis=0):   # the time units: one pair per call in practice
+            sel = np.flatnonzero((pairs == pair).all(axis=1))
+            e = emu[sel]
+            for r, Ok in enumerate((lo[sel], lo[sel] + kte[sel])):
+                res[r][sel] = _plan_ratio(np.stack([B[e], nt[e], heads[e], Ok, cq[e], ck[e], m[e]], axis=1),
+                                          float(pair[0]), float(pair[1]))
+        ratio = (1.0 - w) * res[0][:, 0] + w * res[1][:, 0]
+        span[emu] = np.maximum(ratio * mean[emu], longest[emu])
+        items[emu] = res[0][:, 1]
     mult = np.where(same, Hq, 1.0)
     return (span * mult).reshape(shape), (items * mult).reshape(shape), (mean * mult).reshape(shape)
 

@@ -106,6 +106,19 @@ class DenseAttention(AttentionStrategy):
                 "SGLang's token-level pool is 1, FlashMLA's 64; it sets FlashInfer's smallest KV chunk (128 / page pages) "
                 "and so its split count",
             lambda v: isinstance(v, int) and 1 <= v <= 4096, "an integer in [1, 4096]"),
+        # --- how an engine's FlashInfer backend runs a prefill chunk (simulator/kernels/families.py FI_PREFILL_MODES) ---
+        "flashinfer_prefill": Param(
+            "paged", "how the FlashInfer GQA families (kernel: fi_decode, fi_tc, flashinfer) prefill a chunk, as the "
+                     "engine's FlashInfer backend calls it: paged = BatchPrefillWithPagedKVCacheWrapper with FlashInfer's "
+                     "default backend 'auto' (vLLM's FLASHINFER): FlashInfer's own sm_90 kernel on Hopper at bf16 K/V "
+                     "(simulator/kernels/fi_sm90.py, measured on the H200), its FA2 kernel otherwise; ragged = SGLang's "
+                     "flashinfer backend: the new tokens through the ragged wrapper (the sm_90 kernel on Hopper), a cached "
+                     "prefix through the FA2 paged wrapper, merged; fa2 = FlashInfer's FA2 kernel for every chunk (a "
+                     "backend forced to fa2). The engine profiles set it (simulator/kernels/data/"
+                     "engine_attention_defaults.yaml). fi_mla (SGLang only) always prefills as SGLang does: a "
+                     "prefix-free chunk through the ragged sm_90 kernel at 192 / 128 on Hopper, a chunk with a prefix "
+                     "by the generic op",
+            lambda v: v in ("paged", "ragged", "fa2"), "paged | ragged | fa2"),
         # --- how FlashAttention-2 is called (serving-validation helper, issue 12; see _fa2_varlen_decode_ops) ---
         "fa2_call": Param(
             "sdpa", "sdpa: FlashAttention-2 as SDPA calls it (kernel: fa2 above). varlen: torch's varlen "
@@ -276,23 +289,36 @@ class DenseAttention(AttentionStrategy):
         P = np.maximum(T - np.asarray(shape.kv_prefix, dtype=np.float64) * one, 1.0)
         launches = gqa_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
                                         lay.heads_dev * one, lay.kv_heads_dev * one, float(lay.head_dim),
-                                        lay.kvbytes * one, float(self.page_size), sms, getattr(t, "smem_per_sm", None))
+                                        lay.kvbytes * one, float(self.page_size), sms, getattr(t, "smem_per_sm", None),
+                                        flashinfer_prefill=self.flashinfer_prefill, architecture=t.architecture)
         emit(b, launches, sms, count=shape.layers)
 
     def _production_mla_prefill_ops(self, b, lay, shape) -> None:
         """An MLA prefill chunk as the engines behind an MLA decode family prefill it on Hopper (simulator/kernels/
-        families.py MLA_PREFILL_FAMILY: FlashAttention-3's varlen forward over the expanded heads, d_qk / d_v)."""
-        from simulator.kernels.families import mla_prefill_launches
+        families.py MLA_PREFILL_FAMILY: FlashAttention-3's varlen forward over the expanded heads, d_qk / d_v; FlashInfer's
+        ragged sm_90 kernel for a prefix-free chunk); the chunks no modelled kernel covers (mla_prefill_covered) keep the
+        generic op."""
+        from simulator.kernels.families import mla_prefill_covered, mla_prefill_launches
         from simulator.kernels.production import emit
+        from simulator.ops import MaskedBuilder
 
         a, sms = lay.mla, lay.target.sm_count
         one = np.ones(np.broadcast(shape.batch, shape.context, shape.kv_prefix).shape)
         T = np.asarray(shape.context, dtype=np.float64) * one
         P = np.maximum(T - np.asarray(shape.kv_prefix, dtype=np.float64) * one, 1.0)
+        covered = mla_prefill_covered(self.kernel, T, P)
+        if not np.any(covered):
+            self._generic_prefill_ops(b, lay, shape)
+            return
         launches = mla_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
                                         lay.heads_dev * one, float(a.qk_nope_head_dim + a.qk_rope_head_dim),
                                         float(a.v_head_dim), sms)
-        emit(b, launches, sms, count=shape.layers)
+        if np.all(covered):
+            emit(b, launches, sms, count=shape.layers)
+            return
+        mask = np.broadcast_to(covered, (b.n,)) if covered.size in (1, b.n) else covered
+        emit(MaskedBuilder(b, mask), launches, sms, count=shape.layers)
+        self._generic_prefill_ops(MaskedBuilder(b, ~mask), lay, shape)
 
     def _family_decode_ops(self, b, lay, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
         """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the
@@ -338,6 +364,11 @@ class DenseAttention(AttentionStrategy):
         if lay.mla and self.kernel in MLA_PREFILL_FAMILY and lay.target.architecture == "hopper":
             self._production_mla_prefill_ops(b, lay, shape)
             return
+        self._generic_prefill_ops(b, lay, shape)
+
+    def _generic_prefill_ops(self, b, lay: AttentionLayout, shape: StepShape) -> None:
+        """The calibrated generic prefill op: one 'attention' op of the chunk's causal pairs (fitted on cuDNN's
+        prefill, simulator/calibration/fit_prefill.py)."""
         B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
         O = shape.kv_prefix
