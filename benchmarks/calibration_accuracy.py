@@ -89,6 +89,7 @@ def main() -> None:
     prefill_kernels.prefill_kernels()
     mla_prefill.mla_prefill()
     fi_sm90_prefill.fi_sm90_prefill()
+    fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
     attention.first_look()
     indexer.indexer()

@@ -115,3 +115,23 @@ def test_the_shipped_model_on_the_blind_grid():
     for _, g in pd.DataFrame({"regime": b["regime"], "e": np.abs(err)}).groupby("regime"):
         assert g["e"].median() <= 0.10 and g["e"].quantile(0.9) <= 0.25
     assert np.median(np.abs(now / b["pred_candA_us"].to_numpy() - 1.0)) < 0.01
+
+
+def test_sglang_extend_grid_is_whole_and_the_product_prices_it_as_committed():
+    """SGLang's extend with a cached prefix: every committed row timed on the H200, and the product's composition
+    (fi_prefill_launches 'ragged') still prices the 'extend' rows as committed before the call."""
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    b = S.sglang_extend()
+    assert len(b) == 76 and np.isfinite(b["median_us"]).all()
+    e = b[b["part"] == "extend"].reset_index(drop=True)
+    hw = load_hardware("H200")
+    a = {c: e[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads")}
+    ob = OpBuilder(len(e))
+    emit(ob, fi_prefill_launches("ragged", a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"], 128.0,
+                                 np.where(e["dtype"] == "fp8", 1.0, 2.0), 1.0, hw.units), hw.units)
+    now = FP.predict_us(ob.build(), hw, hw.efficiency, len(e))
+    assert np.allclose(now, e["pred_us"].to_numpy(), rtol=1e-3)

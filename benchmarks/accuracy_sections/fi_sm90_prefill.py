@@ -64,3 +64,31 @@ def fi_sm90_prefill(fmt: dict | None = None) -> None:
                                 ("candA", "candidate A (shipped)", True)):
         BOARD.add(FAMILY, "blind", f"fi_sm90 blind grid 2, {what}", b2[f"{lab}_err_pct"],
                   int((t2[f"{lab}_goal"] == "met").sum()), len(t2), standing=standing)
+
+
+def sglang_extend() -> None:
+    """SGLang's extend with a cached prefix: the composition (sm_90 ragged + FA2 prefix + merge), priced before the call."""
+    b = S.sglang_extend()
+    if not len(b):
+        return
+    r0 = b.iloc[0]
+    print(f"\nSGLANG'S FLASHINFER EXTEND WITH A CACHED PREFIX ({b.attrs['file']}: {len(b)} rows, {r0['device']}; the "
+          "sequence its flashinfer backend runs: FlashInfer's sm_90 ragged kernel over the new tokens, its FA2 paged "
+          "kernel (page 1, non-causal) over the prefix, merge_state; priced before the call, "
+          f"{S.EXTEND[0]}, model at {str(r0['model_commit'])[:7]}; the regimes (cache dtype) named after the "
+          "measurement; 'prefix' = the FA2 call alone, a diagnosis); |model/measured - 1| %")
+    rows = []
+    for (part, dt), g in b.groupby(["part", "dtype"]):
+        e = g["err_pct"]
+        rows.append(f"  {part:7s} {dt:5s} n={len(g):3d} median {e.abs().median():5.1f} p90 {e.abs().quantile(0.9):5.1f} "
+                    f"signed {e.median():+5.1f}")
+    print("\n".join(rows))
+    ext = b[b["part"] == "extend"]
+    one = ext[ext["model"] == "llama70b_tp8"]
+    print(f"  extend, one KV head (Llama-3.1-70B at TP 8): median {one['err_pct'].abs().median():.1f} %, signed "
+          f"{one['err_pct'].median():+.1f} % (the FA2 prefix call of few CTAs too fast); the other models' rows: median "
+          f"{ext[ext['model'] != 'llama70b_tp8']['err_pct'].abs().median():.1f} %")
+    met = sum(1 for _, g in ext.groupby("dtype")
+              if g["err_pct"].abs().median() <= 10 and g["err_pct"].abs().quantile(0.9) <= 25)
+    BOARD.add("fi extend, SGLang (composed)", "blind", "SGLang extend with a prefix, the product's composition",
+              ext["err_pct"], met, ext["dtype"].nunique(), standing=True)

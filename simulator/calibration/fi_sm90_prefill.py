@@ -134,3 +134,25 @@ def measured(grid: int, data_dir: Path = DATA_DIR) -> pd.DataFrame:
             b[c[5:-3] + "_err_pct"] = (b[c] / b["median_us"] - 1.0) * 100.0
     b.attrs["file"] = fs[-1].name
     return b
+
+
+#: SGLang's flashinfer-backend extend with a cached prefix (lab/kernels/measure_sglang_extend.py): the composition the
+#: product prices (simulator/kernels/families.py fi_prefill_launches('ragged')), priced before the call
+EXTEND = ("sglang_extend_predictions.csv", "sglang_extend_nvidia-*.csv")
+
+
+def sglang_extend(data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """The extend rows (part 'extend': the whole sequence; 'prefix': its FA2 prefix call alone) joined with their
+    committed prices (err_pct); empty when either file is missing."""
+    fs = sorted(p for p in DF.glob(Path(data_dir), EXTEND[1]) if "_env" not in p.name)
+    pf = DF.resolve(Path(data_dir) / EXTEND[0])
+    if not fs or not pf.is_file():
+        return pd.DataFrame()
+    m = pd.read_csv(fs[-1])
+    m = m[np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
+    p = pd.read_csv(pf, dtype={"model_commit": str})
+    k = ["part", "model", "dtype", "batch", "q_rows", "prefix"]
+    b = p.merge(m[k + ["median_us", "device"]], on=k, how="inner")
+    b["err_pct"] = (b["pred_us"] / b["median_us"] - 1.0) * 100.0
+    b.attrs["file"] = fs[-1].name
+    return b
