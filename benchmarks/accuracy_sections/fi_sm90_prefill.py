@@ -7,17 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from accuracy_sections.mla_prefill import _pooled
 from simulator.calibration import fi_sm90_prefill as S
 from simulator.calibration.scoreboard import BOARD, models_table
 
 FAMILY = "fi_sm90 prefill"
-
-
-def _pooled(b, labs, t) -> None:
-    for lab in labs:
-        e = b[f"{lab}_err_pct"]
-        print(f"  {lab}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
 
 
 def fi_sm90_prefill(fmt: dict | None = None) -> None:

@@ -115,25 +115,11 @@ def product_us(df: pd.DataFrame, hw) -> np.ndarray:
 
 
 def measured(grid: int, data_dir: Path = DATA_DIR) -> pd.DataFrame:
-    """Grid `grid`'s measured rows joined with its committed prices (<label>_err_pct for every pred_<label>_us);
-    empty when either file is missing."""
+    """Grid `grid`'s measured rows joined with its committed prices (<label>_err_pct for every pred_<label>_us;
+    simulator.calibration.mla_prefill.join_grid); empty when either file is missing."""
+    from simulator.calibration.mla_prefill import join_grid
     pred, glob = GRIDS[grid]
-    fs = sorted(p for p in DF.glob(Path(data_dir), glob)
-                if not any(x in p.name for x in ("_grids", "_env", "_build", "_clocks")))
-    pf = DF.resolve(Path(data_dir) / pred)
-    if not fs or not pf.is_file():
-        return pd.DataFrame()
-    m = pd.read_csv(fs[-1])
-    m = m[np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
-    p = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
-    cols = [c for c in p.columns if c.startswith("pred_") or c in ("model_commit", "main_commit", "ship_rule")]
-    shape = ["kv_heads", "head_dim", "head_dim_v", "context", "regime", "role"]
-    b = p[KEYS + shape + cols].merge(m[KEYS + ["median_us", "device", "note"]], on=KEYS, how="inner")
-    for c in cols:
-        if c.startswith("pred_"):
-            b[c[5:-3] + "_err_pct"] = (b[c] / b["median_us"] - 1.0) * 100.0
-    b.attrs["file"] = fs[-1].name
-    return b
+    return join_grid(pred, glob, KEYS, ["kv_heads", "head_dim", "head_dim_v", "context", "regime", "role"], data_dir)
 
 
 #: SGLang's flashinfer-backend extend with a cached prefix (lab/kernels/measure_sglang_extend.py): the composition the

@@ -40,10 +40,10 @@ def regime(df: pd.DataFrame) -> pd.Series:
         pd.Series(np.where(df["heads"] >= 64, ">= 64 heads", "<= 32 heads"), index=df.index)
 
 
-def measured(grid: int, data_dir: Path = DATA_DIR) -> pd.DataFrame:
-    """Grid `grid`'s measured rows joined with its committed prices (<label>_err_pct for every pred_<label>_us);
-    empty when either file is missing."""
-    pred, glob = GRIDS[grid]
+def join_grid(pred: str, glob: str, keys: list[str], pred_cols: list[str], data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """A grid's newest measured file (`glob`, support files left out) joined on `keys` with its committed prices
+    (`pred`: the `pred_cols` and every pred_<label>_us, model_commit, main_commit, ship_rule column), with
+    <label>_err_pct for every pred_<label>_us; empty when either file is missing."""
     fs = sorted(p for p in DF.glob(Path(data_dir), glob)
                 if not any(x in p.name for x in ("_grids", "_env", "_build", "_clocks")))
     pf = DF.resolve(Path(data_dir) / pred)
@@ -53,12 +53,18 @@ def measured(grid: int, data_dir: Path = DATA_DIR) -> pd.DataFrame:
     m = m[np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
     p = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
     cols = [c for c in p.columns if c.startswith("pred_") or c in ("model_commit", "main_commit", "ship_rule")]
-    b = p[KEYS + ["regime"] + cols].merge(m[KEYS + ["median_us", "device", "note"]], on=KEYS, how="inner")
+    b = p[keys + pred_cols + cols].merge(m[keys + ["median_us", "device", "note"]], on=keys, how="inner")
     for c in cols:
         if c.startswith("pred_"):
             b[c[5:-3] + "_err_pct"] = (b[c] / b["median_us"] - 1.0) * 100.0
     b.attrs["file"] = fs[-1].name
     return b
+
+
+def measured(grid: int, data_dir: Path = DATA_DIR) -> pd.DataFrame:
+    """Grid `grid`'s measured rows joined with its committed prices (join_grid)."""
+    pred, glob = GRIDS[grid]
+    return join_grid(pred, glob, KEYS, ["regime"], data_dir)
 
 
 def family_us(df: pd.DataFrame, hw, block="shipped") -> np.ndarray:
