@@ -180,12 +180,12 @@ def _plan_ratio(keys: np.ndarray, block_w: float, extra_w: float) -> np.ndarray:
 
 
 def sm90_plan_span(B, P, T, Hq, cq, ck, sms, block_w, extra_w):
-    """(busiest CTA's time, its items, mean CTA time) of the plan, in units of one `block_w = 1` key tile: every item's
-    key tiles x block_w + extra_w x its real rows / CTA_Q. At most one item per SM: the longest item. Up to
+    """(busiest CTA's time, its items, mean CTA time, the launch's items) of the plan, in units of one `block_w = 1` key
+    tile: every item's key tiles x block_w + extra_w x its real rows / CTA_Q. At most one item per SM: the longest item. Up to
     FI_SM90_EMULATE_ROUNDS items per SM the plan is emulated (_plan_ratio: its span / mean at full query tiles and the
     prefix's key-tile multiples around it, interpolated, times this launch's mean); beyond, max(longest item, mean +
-    half the shortest item) (the last
-    items handed out are each request's first tiles, the cheapest, onto the least-loaded CTAs). Where one head's items
+    half the shortest item) (the last items handed out are each request's first tiles, the cheapest, onto the
+    least-loaded CTAs). Where one head's items
     exceed SAME_SCHEDULE_ITEMS the grid is (SMs, heads): the heads' copies of one head's schedule run one after another
     on each SM (heads x the one-head span). Every argument broadcasts."""
     arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, P, T, Hq, cq, ck, sms, block_w, extra_w)))
@@ -229,7 +229,7 @@ def sm90_plan_span(B, P, T, Hq, cq, ck, sms, block_w, extra_w):
         span[emu] = np.maximum(ratio * mean[emu], longest[emu])
         items[emu] = res[0][:, 1]
     mult = np.where(same, Hq, 1.0)
-    return (span * mult).reshape(shape), (items * mult).reshape(shape), (mean * mult).reshape(shape)
+    return tuple((x * mult).reshape(shape) for x in (span, items, mean, n))
 
 
 def fi_sm90_prefill(B, P, T, Hq, Hkv, d_qk, d_vo, sms: int, paged: bool = False, causal=True):
@@ -252,13 +252,12 @@ def fi_sm90_prefill(B, P, T, Hq, Hkv, d_qk, d_vo, sms: int, paged: bool = False,
     if FI_SM90_TILE_SCALE:
         block = block * np.where(d_qk == 128.0, FI_SM90_TILE_SCALE["paged" if paged else "ragged"], 1.0)
     extra = FA3.FA3_PREFILL_TILE_EXTRA_BLOCKS
-    span, items, mean = sm90_plan_span(B, P, T, Hq, cq, ck, float(sms), block, extra)
+    span, items, mean, n_items = sm90_plan_span(B, P, T, Hq, cq, ck, float(sms), block, extra)
     flops_io, kv, qb, ob = attention_io(B, P, T, Hq, Hkv, d_qk, d_vo, 2.0)
     dd = (d_qk + d_vo) / 2.0
     fl = causal_flops(B, P, T, Hq, dd) if np.all(causal) else flops_io
     rounds = np.maximum(items, 1.0)
     loads = FI_SM90_LOADS["paged" if paged else "ragged"]
-    n_items = np.where(B * np.ceil(P / cq) > SAME_SCHEDULE_ITEMS, 1.0, Hq) * B * np.ceil(P / cq)
     # the CTAs that get work: every item at one item per SM (the others exit at once), else the SMs x the busiest CTA's
     # items (the first look counted every SM's CTA at one item per SM too)
     one = (rounds <= 1.0) & FI_SM90_LONE_TILE
