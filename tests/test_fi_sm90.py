@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from simulator.calibration import fi_sm90_prefill as S
+from simulator.kernels import families as FAM
 from simulator.kernels import fi_sm90 as K
 from simulator.kernels.families import fi_prefill_launches
 
@@ -130,8 +131,18 @@ def test_sglang_extend_grid_is_whole_and_the_product_prices_it_as_committed():
     e = b[b["part"] == "extend"].reset_index(drop=True)
     hw = load_hardware("H200")
     a = {c: e[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads")}
-    ob = OpBuilder(len(e))
-    emit(ob, fi_prefill_launches("ragged", a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"], 128.0,
-                                 np.where(e["dtype"] == "fp8", 1.0, 2.0), 1.0, hw.units), hw.units)
-    now = FP.predict_us(ob.build(), hw, hw.efficiency, len(e))
-    assert np.allclose(now, e["pred_us"].to_numpy(), rtol=1e-3)
+    def priced(interpolated):
+        old = FAM.FA2_PREFIX_INTERPOLATED
+        FAM.FA2_PREFIX_INTERPOLATED = interpolated
+        try:
+            ob = OpBuilder(len(e))
+            emit(ob, fi_prefill_launches("ragged", a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"],
+                                         128.0, np.where(e["dtype"] == "fp8", 1.0, 2.0), 1.0, hw.units), hw.units)
+            return FP.predict_us(ob.build(), hw, hw.efficiency, len(e))
+        finally:
+            FAM.FA2_PREFIX_INTERPOLATED = old
+
+    # the exact plan at each row's prefix is what was committed; the engine's prefix interpolation (the product's form
+    # since 2026-11-28) stays within 2 % of it on these rows (measured: median 0.05 %, max 1.7 %)
+    assert np.allclose(priced(False), e["pred_us"].to_numpy(), rtol=1e-3)
+    assert np.allclose(priced(True), e["pred_us"].to_numpy(), rtol=0.02)

@@ -21,7 +21,7 @@ role column says what each row is for, fixed before any row was measured: 'fit' 
 'held_out' = other models' heads (Qwen2.5-7B 28 / 4, Llama-3.1-70B at TP 8: 8 / 1, Qwen2.5-14B 40 / 8).
 
     python3 measure_prefill_kernels.py --out DIR --parts fa3,fi [--pkg FA3_PKG_DIR] [--budget-s 200] [--smoke]
-        [--grid first|blind2|blind3|blind4|blind5]
+        [--grid first|blind2|blind3|blind4|blind5|scan6]
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import os
 import sys
 import time
 
-SCRIPT_VERSION = 5   # 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row); 3: --grid blind3;
+SCRIPT_VERSION = 6   # 6: --grid scan6 (SCAN6_*: FlashInfer's FA2 kernel across its plan's prefix steps, H200); 2: --grid blind2 (BLIND2_*: four other models' heads, shapes in no grid-1 row); 3: --grid blind3;
 # 4: --grid blind4 (BLIND4_*: FlashInfer's split short prefills, its merge); 5: --grid blind5 (BLIND5_*: FA3 calls of
 # several rounds of the persistent kernel, its longest-first schedule; run on the lent H200)
 FA3_COMMIT = "0251105a2fb19d2957484b7f023cd8c115286ced"
@@ -154,6 +154,30 @@ def blind5_shapes() -> list[dict]:
     return out
 
 
+#: scan 6 (--grid scan6; FlashInfer FA2 only, bf16, run on the H200): chunks of P new tokens whose cached prefix O walks
+#: across the steps of the FA2 plan (scheduler.cuh PrefillSplitQOKVIndptr): (model, B, P, O start, O stop, O step). The
+#: model's exact plan steps there by a key tile of the longest CTA's chain (every n x 64 tokens of prefix, n = the plan's
+#: KV chunks) or by a KV chunk (every 128 tokens while the chunk sits at its minimum); the engine's form
+#: (simulator/kernels/families.py fa2_prefix_interpolated) is linear between the steps. Which of the two the kernel's time
+#: follows is what the scan is for (priced both ways before the call: prefill_kernels_scan6_predictions.csv)
+SCAN6 = [("llama8b", 1, 64, 5952, 8320, 64), ("llama70b_tp8", 1, 40, 21760, 29120, 320), ("llama8b", 1, 64, 256, 2368, 64),
+         ("llama8b", 2, 48, 7936, 10368, 128), ("qwen7b", 1, 200, 4992, 7680, 96)]
+
+
+def scan6_shapes() -> list[dict]:
+    """Scan 6 (FlashInfer only, bf16), the scans interleaved so that a partial run covers each of them."""
+    scans = []
+    for model, b, p, o0, o1, step in SCAN6:
+        hq, hkv = HEADS[model]
+        scans.append([dict(family="fi_prefill", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype="bf16",
+                           batch=b, q_rows=p, prefix=o, context=o + p, page_size=PAGE, causal=1, role="scan")
+                      for o in range(o0, o1, step)])
+    out = []
+    for i in range(max(len(x) for x in scans)):
+        out += [x[i] for x in scans if i < len(x)]
+    return out
+
+
 def shapes() -> list[dict]:
     """Every row, grouped by family then dtype (each group one kernel build)."""
     out = []
@@ -189,7 +213,7 @@ def main() -> None:
     ap.add_argument("--pkg", default="", help="folder holding flash_attn_3/_C.abi3.so and flash_attn_interface.py")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--grid", choices=("first", "blind2", "blind3", "blind4", "blind5"), default="first")
+    ap.add_argument("--grid", choices=("first", "blind2", "blind3", "blind4", "blind5", "scan6"), default="first")
     args = ap.parse_args()
     t0 = time.time()
     os.makedirs(args.out, exist_ok=True)
@@ -314,7 +338,7 @@ def main() -> None:
     gw.writeheader()
     fam_of = {"fa3": "fa3_prefill", "fi": "fi_prefill"}
     grid = {"first": shapes, "blind2": blind2_shapes, "blind3": blind3_shapes, "blind4": blind4_shapes,
-            "blind5": blind5_shapes}[args.grid]()
+            "blind5": blind5_shapes, "scan6": scan6_shapes}[args.grid]()
     shp = [s for s in grid if s["family"] in {fam_of[p] for p in parts if p in fam_of}]
     if args.smoke:
         shp = [s for s in shp if s["batch"] * s["context"] <= 4096][:4]

@@ -83,3 +83,37 @@ def family_us(df: pd.DataFrame, causal: bool, hw: HardwareSpec | None = None) ->
         if sel.any():
             emit(MaskedBuilder(b, sel), launches, sms)
     return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+
+
+def engine_fi_us(df: pd.DataFrame, interpolated: bool = True, hw: HardwareSpec | None = None) -> np.ndarray:
+    """Each FlashInfer FA2 prefill row (family fi_prefill) priced as the engine prices a chunk through that kernel
+    (simulator/kernels/families.py fi_prefill_launches('fa2')): interpolated = the cached prefix counted continuously
+    between the plan's exact prices at its key-tile steps (families.fa2_prefix_interpolated, the product's form);
+    False = the exact plan at the row's own prefix (family_us with the causal bound). Other rows: NaN."""
+    from simulator.kernels import families as FAM
+
+    hw = _hw(hw)
+    sms = int(hw.units)
+    smem = float(hw.smem_per_unit_bytes or 233472)
+    a = {c: df[c].to_numpy(float) for c in ("batch", "q_rows", "context", "heads", "kv_heads", "head_dim",
+                                            "page_size")}
+    sel = df["family"].astype(str).to_numpy() == "fi_prefill"
+    out = np.full(len(df), np.nan)
+    if not sel.any():
+        return out
+    b = OpBuilder(len(df))
+    keep = FAM.FA2_PREFIX_INTERPOLATED
+    try:
+        FAM.FA2_PREFIX_INTERPOLATED = bool(interpolated)
+        for d in np.unique(a["head_dim"][sel]):
+            for pg in np.unique(a["page_size"][sel]):
+                m = sel & (a["head_dim"] == d) & (a["page_size"] == pg)
+                if not m.any():
+                    continue
+                ls = FAM.fi_prefill_launches("fa2", a["batch"], a["q_rows"], a["context"], a["heads"], a["kv_heads"],
+                                             float(d), _kvb(df), float(pg), sms, smem, architecture=hw.architecture)
+                emit(MaskedBuilder(b, m), ls, sms)
+    finally:
+        FAM.FA2_PREFIX_INTERPOLATED = keep
+    out[sel] = FP.predict_us(b.build(), hw, hw.efficiency, len(df))[sel]
+    return out

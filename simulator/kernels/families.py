@@ -140,6 +140,56 @@ def _merge_state_launch(B, P, Hq, dv, where):
                   6.0 * rows * dv, 2.0 * rows * (dv * 2.0 + 4.0), rows * dv * 2.0, where=where)
 
 
+#: True = the engine's FlashInfer FA2 prefill calls are priced exactly where the cached prefix is a multiple of the call's
+#: key tile (CTA_TILE_KV) and linearly in between (fa2_prefix_interpolated); False = exactly at every prefix length
+FA2_PREFIX_INTERPOLATED = True
+
+
+def fa2_prefix_interpolated(B, P, base, O, Hq, Hkv, d, kvb, page, sms: int, smem: float, causal):
+    """Launches of one eager call of FlashInfer's FA2 prefill kernel (flashinfer.fi_tc, cuda_graph=False) over
+    T = base + O keys, P query rows each, with the cached prefix O counted continuously: the call priced exactly at the
+    prefix's key-tile multiples below and above O (O_lo = floor(O / kt) kt and O_lo + kt, kt = the call's CTA_TILE_KV,
+    which depends on P, the GQA group and d, not on O) and interpolated, as two launch sets of weights 1 - w and w
+    (Launch.weight; w = (O - O_lo) / kt). Why: the FA2 plan steps with the prefix at every key tile (the longest CTA's
+    tiles) and every page where the split plan's chunk changes (scheduler.cuh PrefillSplitQOKVIndptr), so the engine's
+    chunk surface (simulator/engine/step_cost.py _init_chunks, refined until linear interpolation in the prefix holds
+    to 1e-4) needs ~4,500 prefix points on an 8B model at 128K where FlashInfer's sm_90 kernel (prefix continuous)
+    needs ~230: serving_mooncake_h100 with every prefill on the FA2 kernel ran 1,149 s. The price is exact at every
+    key-tile multiple; between, it stands within one tile's step of the exact plan (the judged rows off a multiple:
+    simulator/calibration/prefill_kernels.py engine_us, benchmarks/calibration_accuracy.py). base = P for a causal call
+    (T = P + O), 0 for SGLang's non-causal prefix call (T = O, at least 1 key)."""
+    B, P, base, O, Hq, Hkv, kvb = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                                        for x in (B, P, base, O, Hq, Hkv, kvb)))
+    if not FA2_PREFIX_INTERPOLATED:
+        return FI.fi_tc(B, P, np.maximum(base + O, 1.0), Hq, Hkv, d, kvb, page, sms, smem, cuda_graph=False,
+                        causal=causal)[0]
+    ctq = FI.fa2_cta_tile_q(P * Hq / Hkv, d)
+    kt = FI.fa2_tile_kv(ctq, d, kvb, smem)[0]
+    n = FI.fa2_max_chunks(B * np.ceil(P * Hq / Hkv / ctq), Hkv, sms)
+    lb = max(np.floor(128.0 / float(page)), 1.0)
+
+    def regime(Ok):
+        # 0: one chunk (the longest CTA walks every key: a tile more every kt of prefix); 1: split at the smallest chunk
+        # (128 tokens: a chunk more every 128 tokens); 2: split at ceil(pages / n) pages (a tile more every n x kt)
+        pages = np.maximum(np.ceil(np.maximum(base + Ok, 1.0) / float(page)), 1.0)
+        c = np.ceil(pages / np.maximum(n, 1.0))
+        return np.where((n < 1.0) | (lb >= pages) | (c >= pages), 0, np.where(c <= lb, 1, 2))
+
+    r = regime(O)
+    step = np.select([r == 0, r == 1], [kt, lb * float(page)], np.maximum(n, 1.0) * kt)
+    lo = np.floor(O / step) * step
+    # a bracket that crosses a change of regime (the split starting, the chunk leaving its minimum): the exact plan
+    same = (regime(lo) == r) & (regime(lo + step) == r)
+    lo = np.where(same, lo, O)
+    w = np.where(same, (O - lo) / step, 0.0)
+    out = []
+    for Ok, share in ((lo, 1.0 - w), (lo + step, w)):
+        part = FI.fi_tc(B, P, np.maximum(base + Ok, 1.0), Hq, Hkv, d, kvb, page, sms, smem, cuda_graph=False,
+                        causal=causal)[0]
+        out += [replace(ln, weight=np.asarray(ln.weight, dtype=np.float64) * share) for ln in part]
+    return out
+
+
 def fi_prefill_launches(mode: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float | None = None,
                         architecture: str = "hopper"):
     """Launches of one causal prefill chunk through an engine's FlashInfer backend (FI_PREFILL_MODES): B requests of P
@@ -151,7 +201,8 @@ def fi_prefill_launches(mode: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, sme
     causal = np.ones(B.shape, dtype=bool)
 
     def fa2(mask):
-        return _masked(FI.fi_tc(B, P, T, Hq, Hkv, d, kvb, page, sms, smem, cuda_graph=False, causal=causal)[0], mask)
+        return _masked(fa2_prefix_interpolated(B, P, P, np.maximum(T - P, 0.0), Hq, Hkv, d, kvb, page, sms, smem,
+                                               causal), mask)
 
     sm90 = architecture == "hopper" and mode != "fa2" and float(d) in (64.0, 128.0, 256.0)
     if not sm90:
@@ -169,8 +220,8 @@ def fi_prefill_launches(mode: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, sme
     pre = O > 0.0
     out = SM90.fi_sm90_prefill(B, P, P, Hq, Hkv, d, d, sms, paged=False)[0]
     if np.any(pre):
-        out += _masked(FI.fi_tc(B, P, np.maximum(O, 1.0), Hq, Hkv, d, kvb, page, sms, smem, cuda_graph=False,
-                                causal=np.zeros(B.shape, dtype=bool))[0], pre)
+        out += _masked(fa2_prefix_interpolated(B, P, 0.0, O, Hq, Hkv, d, kvb, page, sms, smem,
+                                               np.zeros(B.shape, dtype=bool)), pre)
         out.append(_merge_state_launch(B, P, Hq, float(d), pre))
     return out
 

@@ -682,6 +682,14 @@ def fi_tc_bf16_steps(iters, ctq, tile_kv, d, kvb, k_sm=1.0):
     return np.maximum(iters - 1.0, 0.0) * (2.0 * load + mma)
 
 
+def fa2_max_chunks(tiles, Hkv, sms: int):
+    """KV chunks the FA2 prefill plan may cut each (request, query tile) into (scheduler.cuh PrefillSplitQOKVIndptr @
+    FI_COMMIT: max_batch_size_if_split = 2 x SMs / KV heads CTAs, shared by `tiles` (request, query tile) pairs);
+    below 1 the plan does not split."""
+    return np.floor(np.floor(2.0 * sms / np.asarray(Hkv, dtype=np.float64))
+                    / np.maximum(np.asarray(tiles, dtype=np.float64), 1.0))
+
+
 def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None,
           pdl=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
@@ -699,7 +707,7 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     M = np.floor(2.0 * sms / Hkv)
     P = np.maximum(ceil_div(T, page), 1.0)
     lb = np.maximum(np.floor(128.0 / page), 1.0)
-    n = np.floor(M / np.maximum(B * tiles_q, 1.0))
+    n = fa2_max_chunks(B * tiles_q, Hkv, sms)
     c = np.where(lb >= P, lb, np.where(n >= 1, np.clip(ceil_div(P, np.maximum(n, 1.0)), lb, P), P))
     chunks = ceil_div(P, c)
     split = np.asarray(cuda_graph | (c < P)) & np.ones_like(B, dtype=bool)

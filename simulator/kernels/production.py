@@ -30,7 +30,7 @@ metadata kernel), with, per priced setting (numpy arrays that broadcast):
                     the timing harness)
     flops, bytes_read, bytes_written, reread_bytes, working_set   as hwmodels.roofline prices them
 
-`emit` appends a family's launches to an OpBuilder, once per layer (`count`).
+`emit` appends a family's launches to an OpBuilder, once per layer (`count`, times the launch's `weight`).
 """
 from __future__ import annotations
 
@@ -76,6 +76,10 @@ class Launch:
     #: bytes of the first K/V tile each CTA waits for with nothing of its own to overlap (the op's `lone_tile_bytes`,
     #: hwmodels.roofline LONE_TILE_LOAD); 0 = none
     lone_tile_bytes: object = 0.0
+    #: the share of the call this launch stands for (its op's `count` is multiplied by it): 1 for a launch of the call
+    #: itself; the two launches of a call priced by interpolation between two exact plans (families.py
+    #: fa2_prefix_interpolated) carry weights 1 - w and w
+    weight: object = 1.0
     info: dict = field(default_factory=dict)
 
 
@@ -106,7 +110,8 @@ def emit(b, launches: list[Launch], sms: int, count=1.0) -> None:
         b.add(ln.name, ln.kind, flops=ln.flops, bytes_read=ln.bytes_read, bytes_written=ln.bytes_written,
               parallel_units=np.maximum(np.asarray(ln.ctas, dtype=np.float64), 1.0), serial_iters=ln.serial_iters,
               sync_steps=steps, reread_bytes=ln.reread_bytes, working_set=ln.working_set, dtype=ln.dtype,
-              count=count, where=ln.where, resident_ctas=ln.resident, cta_extra=ln.cta_extra,
+              count=np.asarray(count, dtype=np.float64) * np.asarray(ln.weight, dtype=np.float64), where=ln.where,
+              resident_ctas=ln.resident, cta_extra=ln.cta_extra,
               lone_tile_bytes=ln.lone_tile_bytes)
 
 
@@ -256,6 +261,16 @@ INORDER_GROUP_PARTS = 8
 #: within 3 % there (232 random prefill launches: median 0.4 %, max 2.9 % above 8 waves; up to 18 % at 1-2 waves,
 #: where the emulation runs); it bounds the emulation's steps (64 until the engine priced every chunk length with it)
 INORDER_MAX_WAVES = 16.0
+#: True = the in-order makespan's ratio to the mean slot work (the emulated part; the work W itself stays exact) is
+#: emulated at whole query tiles (q rounded up to its last query tile's end: the CTAs and their order are the same, the
+#: last tile's rows full) and at the cached prefix's ladder of INORDER_PREFIX_LADDER key-tile multiples per doubling
+#: (every key tile up to INORDER_PREFIX_LADDER tiles), interpolated in the prefix. Why: the engine's chunk surface
+#: (simulator/engine/step_cost.py) prices every chunk length at every prefix point, ~2 million launches for an 8B
+#: model, and the emulation costs ~0.4 ms a distinct launch (serving_mooncake_h100, 100 requests, every prefill on
+#: FlashInfer's FA2 kernel: 600 s). False = at q itself and at the prefix's key-tile multiples. Its departure from
+#: the exact form: benchmarks/calibration_accuracy.py (prefill rows) and tests/test_prefill_families.py
+INORDER_RATIO_COARSE = True
+INORDER_PREFIX_LADDER = 8.0
 
 
 def _inorder_ratio(B, q, T, G, rows, kt, C, Hkv, m) -> np.ndarray:
@@ -316,14 +331,19 @@ def inorder_makespan(B, q, T, G, rows_per_tile, key_tile, chunk, Hkv, slots):
         # the makespan / mean-slot-work ratio emulated at the prefix's key-tile multiples below and above it,
         # interpolated (the prefix continuous, as causal_tile_blocks counts it), once per distinct launch
         O = T[todo] - q[todo]
-        lo = np.floor(O / kt[todo]) * kt[todo]
-        w = (O - lo) / kt[todo]
+        step = kt[todo]
+        qr = q[todo]
+        if INORDER_RATIO_COARSE:   # whole query tiles, the prefix on its ladder (INORDER_RATIO_COARSE)
+            octave = np.floor(np.log2(np.maximum(O / step, 1.0)))
+            step = step * np.exp2(np.maximum(octave - np.log2(INORDER_PREFIX_LADDER), 0.0))
+            qr = np.ceil(ceil_div(qr * G[todo], rows[todo]) * rows[todo] / G[todo])
+        lo = np.floor(O / step) * step
+        w = (O - lo) / step
         ratios = []
-        for Ok in (lo, lo + kt[todo]):
-            Tk = Ok + q[todo]
+        for Ok in (lo, lo + step):
+            Tk = Ok + qr
             Ck = np.where(C[todo] >= T[todo], Tk, C[todo])   # one chunk stays one chunk
-            ratios.append(_inorder_ratio(B[todo], q[todo], Tk, G[todo], rows[todo], kt[todo], Ck, Hkv[todo],
-                                         m[todo]))
+            ratios.append(_inorder_ratio(B[todo], qr, Tk, G[todo], rows[todo], kt[todo], Ck, Hkv[todo], m[todo]))
         emu[todo] = ((1.0 - w) * ratios[0] + w * ratios[1]) * W[todo]
     out = np.where(n > INORDER_MAX_WAVES * m, closed, emu)
     return out.reshape(shape), W.reshape(shape)
