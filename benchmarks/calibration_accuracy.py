@@ -48,6 +48,7 @@ from accuracy_sections import (
     mla,
     mla_prefill,
     prefill_kernels,
+    prefill_scan6,
     production_kernels,
     regimes,
     topk_engines,
@@ -87,6 +88,7 @@ def main() -> None:
     triton.triton()
     attention_cold.attention_cold()
     prefill_kernels.prefill_kernels()
+    prefill_scan6.prefill_scan6()
     mla_prefill.mla_prefill()
     fi_sm90_prefill.fi_sm90_prefill()
     fi_sm90_prefill.sglang_extend()
