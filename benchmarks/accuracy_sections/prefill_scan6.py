@@ -101,7 +101,6 @@ def prefill_scan6(fmt: dict | None = None) -> None:
 def _engine_form_on_grids() -> None:
     """The engine's form against the exact plan on the FlashInfer rows of prefill grids 1-4 (rows seen before)."""
     from accuracy_sections.prefill_kernels import load as load_grid
-
     from simulator.calibration.prefill_kernels import engine_fi_us
 
     parts = []
