@@ -146,3 +146,14 @@ def test_sglang_extend_grid_is_whole_and_the_product_prices_it_as_committed():
     # since 2026-11-28) stays within 2 % of it on these rows (measured: median 0.05 %, max 1.7 %)
     assert np.allclose(priced(False), e["pred_us"].to_numpy(), rtol=1e-3)
     assert np.allclose(priced(True), e["pred_us"].to_numpy(), rtol=0.02)
+
+
+def test_a_flashinfer_family_label_names_its_prefill_call():
+    """A summary names the FlashInfer prefill call a run priced, the default included; other kernels' labels unchanged."""
+    from simulator.strategies.dense import DenseAttention
+
+    assert DenseAttention(kernel="flashinfer").label() == "dense(kernel=flashinfer,flashinfer_prefill=paged)"
+    assert DenseAttention(kernel="fi_tc", flashinfer_prefill="ragged").label() == \
+        "dense(kernel=fi_tc,flashinfer_prefill=ragged)"
+    assert DenseAttention(kernel="fa3").label() == "dense(kernel=fa3)"
+    assert DenseAttention().label() == "dense"

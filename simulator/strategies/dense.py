@@ -137,6 +137,15 @@ class DenseAttention(AttentionStrategy):
             lambda v: isinstance(v, int) and 0 <= v <= 1 << 24, "an integer in [0, 16777216]"),
     }
 
+    def label(self) -> str:
+        """The changed parameters (Strategy.label), and for a FlashInfer GQA family always its prefill call, default
+        or not (which FlashInfer prefill kernel a run priced is not otherwise visible in a summary)."""
+        out = super().label()
+        if self.kernel in ("fi_decode", "fi_tc", "flashinfer") and "flashinfer_prefill=" not in out:
+            extra = f"flashinfer_prefill={self.flashinfer_prefill}"
+            out = out[:-1] + "," + extra + ")" if out.endswith(")") else f"{out}({extra})"
+        return out
+
     def param_model_problem(self, model):
         if self.gqa_expand == "repeat_kv" and model.mla:
             return "gqa_expand", f"gqa_expand=repeat_kv applies to GQA/MHA models; {model.name} uses MLA"
