@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.kernels import fa3 as FA3
-from simulator.kernels.production import Launch, attention_io, causal_flops, floor_sum
+from simulator.kernels.production import Launch, attention_io, causal_flops, floor_sum, unique_rows
 
 #: work items of one query head above which the plan keeps one schedule for every head (scheduler.cuh PrefillSM90Plan:
 #: plan_info.same_schedule_for_all_heads = max_num_works_per_head > 4096)
@@ -140,24 +140,10 @@ def _emulate_many(keys: np.ndarray) -> np.ndarray:
     return np.stack([R[np.arange(K), top] / np.maximum(mean, 1e-30), N[np.arange(K), top]], axis=1)
 
 
-def _unique_rows(keys: np.ndarray):
-    """np.unique(keys, axis=0, return_inverse=True), through one int64 code per row where every column is a small
-    non-negative integer (the launches' keys are: counts, tokens and the constants of one call), else row-wise."""
-    k = np.asarray(keys)
-    if k.size and np.all(k == np.rint(k)) and k.min() >= 0:
-        span = k.max(axis=0).astype(np.int64) + 1
-        if float(np.prod(span.astype(np.float64))) < 2.0 ** 62:
-            mult = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
-            code = k.astype(np.int64) @ mult
-            _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-            return k[first], inv
-    return np.unique(k, axis=0, return_inverse=True)
-
-
 def _plan_ratio(keys: np.ndarray, block_w: float, extra_w: float) -> np.ndarray:
     """_emulate_many of every row of `keys` (B, tiles, heads, prefix, CTA_Q, CTA_KV, SMs) at these time units, through
     the memo (_MEMO): only the keys no earlier call emulated are emulated."""
-    uk, inv = _unique_rows(np.rint(keys))
+    uk, inv = unique_rows(np.rint(keys))
     out = np.empty((len(uk), 2))
     todo = []
     for r, row in enumerate(map(tuple, uk.tolist())):
