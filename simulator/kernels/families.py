@@ -172,8 +172,8 @@ def fa2_prefix_interpolated(B, P, base, O, Hq, Hkv, d, kvb, page, sms: int, smem
         # 0: one chunk (the longest CTA walks every key: a tile more every kt of prefix); 1: split at the smallest chunk
         # (128 tokens: a chunk more every 128 tokens); 2: split at ceil(pages / n) pages (a tile more every n x kt)
         pages = np.maximum(np.ceil(np.maximum(base + Ok, 1.0) / float(page)), 1.0)
-        c = np.ceil(pages / np.maximum(n, 1.0))
-        return np.where((n < 1.0) | (lb >= pages) | (c >= pages), 0, np.where(c <= lb, 1, 2))
+        c = FI.fa2_chunk_pages(pages, n, page)
+        return np.where(c >= pages, 0, np.where(c <= lb, 1, 2))
 
     r = regime(O)
     step = np.select([r == 0, r == 1], [kt, lb * float(page)], np.maximum(n, 1.0) * kt)

@@ -690,6 +690,15 @@ def fa2_max_chunks(tiles, Hkv, sms: int):
                     / np.maximum(np.asarray(tiles, dtype=np.float64), 1.0))
 
 
+def fa2_chunk_pages(pages, n, page):
+    """Pages of each KV chunk of the FA2 prefill plan (scheduler.cuh PrefillSplitQOKVIndptr @ FI_COMMIT): the smallest
+    chunk that keeps the plan within its n chunks (fa2_max_chunks), at least 128 tokens' pages; every page (one chunk,
+    no split) where that would not cut the keys or n < 1."""
+    pages, n = np.asarray(pages, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    lb = np.maximum(np.floor(128.0 / np.asarray(page, dtype=np.float64)), 1.0)
+    return np.where(lb >= pages, lb, np.where(n >= 1, np.clip(ceil_div(pages, np.maximum(n, 1.0)), lb, pages), pages))
+
+
 def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_graph: bool = True, causal=None,
           pdl=None):
     """Launches of one call of FlashInfer's FA2 prefill kernel over the paged cache (tensor-core decode at q = 1,
@@ -706,9 +715,8 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
     total_tiles = np.where(cuda_graph, ceil_div(B * q * G, ctq) + B - 1.0, B * tiles_q)
     M = np.floor(2.0 * sms / Hkv)
     P = np.maximum(ceil_div(T, page), 1.0)
-    lb = np.maximum(np.floor(128.0 / page), 1.0)
     n = fa2_max_chunks(B * tiles_q, Hkv, sms)
-    c = np.where(lb >= P, lb, np.where(n >= 1, np.clip(ceil_div(P, np.maximum(n, 1.0)), lb, P), P))
+    c = fa2_chunk_pages(P, n, page)
     chunks = ceil_div(P, c)
     split = np.asarray(cuda_graph | (c < P)) & np.ones_like(B, dtype=bool)
     S = chunks
