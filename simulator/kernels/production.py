@@ -274,9 +274,8 @@ INORDER_PREFIX_LADDER = 8.0
 
 
 def unique_rows(keys: np.ndarray):
-    """np.unique(keys, axis=0, return_inverse=True), through one int64 code per row where
-    every column is an integer of a modest range (the launches' keys are: counts, tokens and the constants of one
-    call), else row-wise. The
+    """np.unique(keys, axis=0, return_inverse=True), through one int64 code per row where every column is an integer
+    of a modest range (the launches' keys are: counts, tokens and the constants of one call), else row-wise. The
     emulated schedules (inorder_makespan, lpt_makespan, fi_sm90) run once per distinct launch; the engine's chunk
     surface asks for millions, and the row-wise unique's lexicographic sort was a quarter of the in-order tail's time."""
     k = np.asarray(keys)
