@@ -594,6 +594,47 @@ def fi_dec_blind8_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the ninth CUDA-core decode blind grid (--grid fi_dec_blind9: fi_decode only, run on an H200), the test of the merge
+#: path's per-item SM issue (simulator/kernels/flashinfer.py FI_MERGE_PATH_SM_DECODE): calls whose requests split in two
+#: chunks at 140-250 tokens with most SMs at the kernel's residency (bf16 and fp8 K/V, five head layouts), calls split
+#: in 3-22 chunks at 420-3,100 tokens, and one-state (copy path) controls at <= 128 tokens. Every (heads, K/V, batch,
+#: context, page) in none of the committed CSVs (checked when priced: lab/kernels/predict_fi_dec_blind9.py)
+FIDB9_MAX_TOKENS = 1_300_000
+
+
+def fi_dec_blind9_shapes(part: str) -> list[dict]:
+    """The shapes of the ninth CUDA-core decode blind grid (FIDB9_*), each with its intended regime (`group`)."""
+    out = []
+    if part != "fi_decode":
+        return out
+
+    def add(group, model, kv, ts, bs, page=16):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * t <= FIDB9_MAX_TOKENS:
+                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+
+    add("S = 2, bf16", "llama8b", "bf16", (140, 180, 236), (36, 52))
+    add("S = 2, bf16", "llama70b_tp2", "bf16", (150, 228), (40, 64))
+    add("S = 2, bf16", "llama70b", "bf16", (170,), (18, 26))
+    add("S = 2, bf16", "llama8b_tp2", "bf16", (200,), (70, 110))
+    add("S = 2, bf16", "llama70b_tp4", "bf16", (140, 240), (90, 150))
+    add("S = 2, fp8", "llama8b", "fp8", (150, 210), (32, 50))
+    add("S = 2, fp8", "llama8b_tp2", "fp8", (170, 250), (64, 88))
+    add("S = 2, fp8", "llama70b_tp2", "fp8", (190,), (48,))
+    add("S >= 3, middle", "llama8b", "bf16", (420, 700, 1300, 2600), (8, 16))
+    add("S >= 3, middle", "llama70b", "bf16", (600, 1800), (6, 12))
+    add("S >= 3, middle", "llama70b_tp2", "fp8", (900, 3100), (10, 20))
+    add("S >= 3, middle", "llama8b", "fp8", (520, 1500), (12,))
+    add("S = 1, copy path", "llama8b", "bf16", (60, 110), (40, 120))
+    add("S = 1, copy path", "llama70b", "bf16", (90,), (24, 60))
+    add("S = 1, copy path", "llama8b_tp2", "bf16", (100,), (300,))
+    add("S = 1, copy path", "llama8b", "fp8", (50,), (200,))
+    return out
+
+
 #: the tensor-core (FA2 prefill) blind grid (--grid fi_tc_blind: fi_tc and fi_verify only), the test of the bf16 K/V
 #: tile chain (simulator/kernels/flashinfer.py FI_TC_BF16_TILE_WAITS: every tile after a CTA's first waits on its K and
 #: V loads and issues its MMAs on the CTA's chain): tensor-core decode (q 1) and verification (q 2-8) at contexts
@@ -842,6 +883,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_dec_blind7_shapes(part)
     if grid == "fi_dec_blind8":
         return fi_dec_blind8_shapes(part)
+    if grid == "fi_dec_blind9":
+        return fi_dec_blind9_shapes(part)
     if grid == "fi_tc_blind":
         return fi_tc_blind_shapes(part)
     if grid == "fi_tc_scan12":
@@ -1237,7 +1280,8 @@ def main() -> None:
                                                                "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "mla_blind7", "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
-                                                               "fi_dec_blind8", "fi_tc_blind", "fi_tc_scan12",
+                                                               "fi_dec_blind8", "fi_dec_blind9", "fi_tc_blind",
+                                                               "fi_tc_scan12",
                                                                "fi_tc_blind12", "fi_tc_blind13", "fi_tc_blind14"))
     args = ap.parse_args()
     global FRESH_Q

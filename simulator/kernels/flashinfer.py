@@ -448,10 +448,22 @@ FI_MERGE_ITEM_SM = True
 #: the per-item SM time of that law: FITTED (least squares) on those ten profiled merges (hwmodels/calibration/data/
 #: production_attention/prefill_kernels*_grids.csv, PersistentVariableLengthMergeStatesKernel rows, H100 2026-11-28)
 FI_MERGE_ITEM_SM_US = 0.3103
+#: True = a decode call's merge prices its merge-path items (two or more partial states: the cp.async stages, the lse
+#: load and the five __syncthreads of PersistentVariableLengthMergeStatesKernel, cascade.cuh @ FI_COMMIT) by the SM's
+#: issue of every item it hosts, FI_MERGE_ITEM_SM_US x (rows / SMs) -- the per-item time of the prefill merges' law --
+#: where that exceeds the CTA launch share and reloads (FI_DECODE_CTA_LAUNCH_SHARE, FI_MERGE_ITEM_RELOADS): the SM's
+#: resident CTAs each take one item at a time, so at a few items per CTA the SM's issue of the items, not the CTAs'
+#: launch, sets the merge's length. The copy path (one state: a load and a store) keeps the launch share it was
+#: measured with. No constant of its own. Where it showed (LOOKED-AT, the launch profiles of the decode blind grids
+#: 6-8 and the H200 transfer grid: 20 merge-path merges, S 2-9, 0.06-12 items per SM): measured 2.3-5.5 us against
+#: 1.6-4.7 us priced (-13..-33 %); the law 1.9 + 0.31 x items / SM us follows them within about 10 %, the prefill
+#: merges' (2.76 + 0.310 x items / SM, 47-124 items / SM) with the same slope. False = the launch share and reloads
+#: alone (the model shipped after the eighth decode blind grid)
+FI_MERGE_PATH_SM_DECODE = False
 
 
 def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0, reloads=False,
-           item_sm=False):
+           item_sm=False, path_sm=False):
     """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs; cta_launch: the
     share of a dependent load each CTA after the first on an SM adds (FI_DECODE_CTA_LAUNCH_SHARE; 0 = none); reloads:
     each merge-path item after a CTA's first pays its dependent loads again (FI_MERGE_ITEM_RELOADS)."""
@@ -473,6 +485,9 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
             sm = FI_MERGE_ITEM_SM_US * 1e-6 * np.maximum(rows / float(sms) - k1, 0.0) / FI_TC_LOAD_S
             again = np.where(item_sm, np.maximum(again, sm), again)
         launch = launch + np.where(np.asarray(S) >= 2.0, again, 0.0)
+    if path_sm:   # the merge path's items by the SM's issue of all it hosts (FI_MERGE_PATH_SM_DECODE)
+        issue = FI_MERGE_ITEM_SM_US * 1e-6 * np.asarray(rows, dtype=np.float64) / float(sms) / FI_TC_LOAD_S
+        launch = np.where(np.asarray(S) >= 2.0, np.maximum(launch, issue), launch)
     return Launch(name, "attn_combine_fi", ctas, slots, per_cta * S, FI_MERGE_PROLOGUE_LOADS + launch,
                   3.0 * rows * d * S, rd, wr, dtype="fp32", where=where, info={"merge_rows": rows},
                   hidden_loads=FI_MERGE_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0)
@@ -539,7 +554,8 @@ def fi_decode(B, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gr
                               resident=slots if FI_DECODE_OWN_RESIDENCY else 0.0,
                               hidden_loads=FI_PDL_PREWAIT_LOADS if _pdl(pdl) else 0.0))
     out.append(_merge(B, 1.0, Hq, d, S, sms, smem_per_sm, split, pdl=pdl and FI_DECODE_MERGE_PDL,
-                      cta_launch=FI_DECODE_CTA_LAUNCH_SHARE, reloads=FI_MERGE_ITEM_RELOADS))
+                      cta_launch=FI_DECODE_CTA_LAUNCH_SHARE, reloads=FI_MERGE_ITEM_RELOADS,
+                      path_sm=FI_MERGE_PATH_SM_DECODE))
     return out, {"splits": S, "chunk_tokens": chunk_tok, "ctas": grid, "active_ctas": active, "slots": slots,
                  "keys_per_iter": keys, "split": split, "crowd": crowd, "busiest_sm_ctas": kb}
 
