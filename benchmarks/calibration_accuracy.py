@@ -40,6 +40,7 @@ from accuracy_sections import (
     attention_cold,
     device_campaigns,
     fa3,
+    fi_dec_blind9,
     fi_sm90_prefill,
     flashinfer,
     gemm_block,
@@ -93,6 +94,7 @@ def main() -> None:
     fi_sm90_prefill.fi_sm90_prefill()
     fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
+    fi_dec_blind9.fi_dec_blind9()
     attention.first_look()
     indexer.indexer()
     BOARD.print()

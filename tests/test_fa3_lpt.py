@@ -59,7 +59,9 @@ def test_blind_grid_5_judged_the_exact_form_and_the_shipped_one_stays_close(monk
     hw = load_hardware("H200")
     assert len(b) == 53 and set(b["device"]) == {"NVIDIA H200"}
     monkeypatch.setattr(PR, "LPT_EXACT", True)
-    assert np.allclose(PK.family_us(b, causal=True, hw=hw), b["pred_new_us"], rtol=1e-4)   # the judged prices
+    # the judged prices (to 2e-4: the decode refit of 2026-11-28, FI_MERGE_PATH_SM_DECODE, moved the shared merge kind's
+    # per-state term 0.0546 -> 0.0568 us, which FA3's combine borrows; the grid's prices moved by <= 1.1e-4)
+    assert np.allclose(PK.family_us(b, causal=True, hw=hw), b["pred_new_us"], rtol=2e-4)
     monkeypatch.setattr(PR, "LPT_EXACT", False)
     shipped = PK.family_us(b, causal=True, hw=hw)
     assert np.max(np.abs(shipped / b["pred_new_us"] - 1)) < 0.06

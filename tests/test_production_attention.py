@@ -1183,3 +1183,29 @@ def test_fi_tc_blind14_grid_is_new_and_both_price_files_cover_it():
         d = pd.read_csv(f)
         if set(keys) <= set(d.columns):
             assert not len(sh.merge(d[keys].drop_duplicates(), on=keys)), f.name
+
+
+def test_fi_decode_merge_path_sm_issue():
+    # FI_MERGE_PATH_SM_DECODE: a merge whose items take the merge path (S >= 2) lasts at least the SM's issue of every
+    # item it hosts (FI_MERGE_ITEM_SM_US per item); the copy path (S = 1) keeps its launch share; a lone call's few items
+    # (8 rows on 132 SMs) add their issue share only, a few hundredths of a load
+    kw = dict(cta_launch=FI.FI_DECODE_CTA_LAUNCH_SHARE, reloads=True)
+    rows = 30.0 * 32.0   # Llama-3.1-8B bf16, B 30: 960 (request, head) items, 7.3 per SM
+    m2 = FI._merge(30.0, 1.0, 32.0, 128.0, 2.0, SMS, SMEM, True, path_sm=True, **kw)
+    m2_off = FI._merge(30.0, 1.0, 32.0, 128.0, 2.0, SMS, SMEM, True, path_sm=False, **kw)
+    issue = FI.FI_MERGE_ITEM_SM_US * 1e-6 * rows / SMS / FI.FI_TC_LOAD_S
+    assert float(np.ravel(m2.prologue_loads)[0]) == pytest.approx(FI.FI_MERGE_PROLOGUE_LOADS + issue)
+    assert np.all(m2.prologue_loads > m2_off.prologue_loads)
+    m1 = FI._merge(30.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, path_sm=True, **kw)
+    m1_off = FI._merge(30.0, 1.0, 32.0, 128.0, 1.0, SMS, SMEM, True, path_sm=False, **kw)
+    assert np.all(m1.prologue_loads == m1_off.prologue_loads)
+    lone = FI._merge(1.0, 1.0, 8.0, 128.0, 5.0, SMS, SMEM, True, path_sm=True, **kw)
+    lone_off = FI._merge(1.0, 1.0, 8.0, 128.0, 5.0, SMS, SMEM, True, path_sm=False, **kw)
+    few = FI.FI_MERGE_ITEM_SM_US * 1e-6 * 8.0 / SMS / FI.FI_TC_LOAD_S
+    assert float(np.ravel(lone.prologue_loads)[0]) == pytest.approx(float(np.ravel(lone_off.prologue_loads)[0]) + few)
+    assert few < 0.1
+    # the decode call hands its flag to the merge
+    assert FI.FI_MERGE_PATH_SM_DECODE is True
+    launches, info = FI.fi_decode(30.0, 156.0, 32.0, 8.0, 128.0, 2.0, 16.0, SMS, SMEM)
+    assert float(np.ravel(info["splits"])[0]) == 2.0
+    assert float(np.ravel(launches[-1].prologue_loads)[0]) == pytest.approx(FI.FI_MERGE_PROLOGUE_LOADS + issue)

@@ -457,9 +457,15 @@ FI_MERGE_ITEM_SM_US = 0.3103
 #: measured with. No constant of its own. Where it showed (LOOKED-AT, the launch profiles of the decode blind grids
 #: 6-8 and the H200 transfer grid: 20 merge-path merges, S 2-9, 0.06-12 items per SM): measured 2.3-5.5 us against
 #: 1.6-4.7 us priced (-13..-33 %); the law 1.9 + 0.31 x items / SM us follows them within about 10 %, the prefill
-#: merges' (2.76 + 0.310 x items / SM, 47-124 items / SM) with the same slope. False = the launch share and reloads
-#: alone (the model shipped after the eighth decode blind grid)
-FI_MERGE_PATH_SM_DECODE = False
+#: merges' (2.76 + 0.310 x items / SM, 47-124 items / SM) with the same slope. Judged BLIND on the ninth decode blind
+#: grid (53 new shapes, 1 x H200, 2026-11-28, priced at a086edb with the decode kinds refitted with it; benchmarks/
+#: accuracy_sections/fi_dec_blind9.py): calls 8.7 / 15.4 % -> 7.8 / 14.7 % (median / p90), signed -8.3 -> -6.3 %, S = 2
+#: bf16 10.1 / 13.5 -> 6.6 / 17.2 % (regimes met 3 -> 4 of 4); its 8 profiled merge-path merges -30 % -> +3 % (median
+#: |error| 29.9 -> 3.3 %): SHIPPED. False = the launch share and reloads alone (the model shipped after the eighth decode
+#: blind grid). The verification / prefill call's merge (fi_tc) does not take it: its profiled merges run 25-60 % longer
+#: than priced too (the copy path's as well, where the decode call's launch share is not taken), absorbed by the fitted
+#: FA2 kinds; moving them means refitting attn_fi_prefill, which the FA2 prefill families share
+FI_MERGE_PATH_SM_DECODE = True
 
 
 def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=None, cta_launch=0.0, reloads=False,
