@@ -655,6 +655,18 @@ FI_TC_LAST_WAVE_SHARE = True
 #: merge's bare per-state walk. It closes little of the gap: the fourteenth blind grid's KV-split rows (S = 2) stay
 #: 12 % fast (main 14 %)
 FI_TC_MERGE_AS_DECODE = True
+#: True = the FA2 prefill call's merge is priced as the decode call's in full: the CTA launch share for the SM's CTAs
+#: after its first (FI_DECODE_CTA_LAUNCH_SHARE) and the merge path's items by the SM's issue of all it hosts
+#: (FI_MERGE_PATH_SM_DECODE's rule). NOT SHIPPED (looked-at, 2026-11-28): on the 130 profiled merges of the tensor-core
+#: grids (fi_tc / fi_verify launch profiles, H100 and H200) it takes the merge kernel from 30.3 / 43.3 % (S = 1, signed
+#: -30 %) and 26.4 / 50.1 % (S >= 2) to 8.2 / 16.1 and 11.8 / 15.8 %, but the call's fit does not hold it: refitted, the
+#: FA2 kinds move their time out of the tiles (attn_fi_prefill compute 0.652 -> 1.0, its bound; cta_serial 0.718 ->
+#: 0.538 us), the fit rows' rms log error rises (bf16 0.0702 -> 0.0767, fp8 0.0484 -> 0.0531) and the held-out fi_verify
+#: rows go 4.1 / 11.3 -> 5.3 / 12.7 % (the S >= 2 verification rows of grid 14 and the H200 transfer grid 12.4-14.4 %
+#: -> 2.6-4.0 % median, the one-state rows worse). The tiles' own terms carry the merge's missing time today: a correct
+#: merge needs the FA2 tile chain re-derived with it, which the FA2 prefill families share. False = the launch share off
+#: and the merge-path items at their reloads (FI_TC_MERGE_AS_DECODE)
+FI_TC_MERGE_SM = False
 #: True = a decode call's fp8 K/V CTAs declare their first tile's bytes as waited with nothing to overlap
 #: (Launch.lone_tile_bytes; hwmodels.roofline LONE_TILE_LOAD: added where the launch holds at most one CTA per SM);
 #: verification tiles (> 16 rows) and bf16 K/V do not. LOOKED-AT when chosen (the fi_tc probe); shipped after cold grid
@@ -796,8 +808,9 @@ def fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per_sm: float, cuda_gra
                               lone_tile_bytes=lone))
     prefill = (np.asarray(causal, dtype=bool) & np.ones_like(B, dtype=bool)) if causal is not None else False
     out.append(_merge(B, q, Hq, d, S, sms, smem_per_sm, split, pdl=pdl,
-                      cta_launch=0.0,
-                      reloads=FI_TC_MERGE_AS_DECODE and FI_MERGE_ITEM_RELOADS, item_sm=prefill))
+                      cta_launch=FI_DECODE_CTA_LAUNCH_SHARE if FI_TC_MERGE_SM else 0.0,
+                      reloads=FI_TC_MERGE_AS_DECODE and FI_MERGE_ITEM_RELOADS, item_sm=prefill,
+                      path_sm=FI_TC_MERGE_SM))
     return out, {"splits": S, "cta_tile_q": ctq, "cta_tile_kv": tile_kv, "ctas": grid, "active_ctas": new_batch * Hkv,
                  "slots": per_sm, "chunk_tokens": chunk_tok, "split": split, "busiest_sm_ctas": k_sm,
                  "waves": waves, "last_wave_sm_ctas": k_last}
