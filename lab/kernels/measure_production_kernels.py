@@ -21,6 +21,9 @@ prefill), CSV suffix _topk_blind2. --grid topk_blind3: the third (BLIND3_TOPK: s
 rows 1-256 on the recorded scores, with long-row, prefill and gaussian / uniform controls), CSV suffix _topk_blind3.
 --grid blind5 --shapes CSV: the fifth GEMM set (fp8 per-tensor / per-row / block scales at the shapes of the
 committed prediction CSV; weights rotated; kernels of the block and per-tensor rows recorded), CSV suffix _blind5.
+--grid list --shapes CSV --tag SUFFIX: any committed shape list of bf16 / fp8 GEMM rows (the H200 GEMM transfer grid:
+lab/kernels/predict_h200_gemm.py), measured as --grid blind5 measures, bf16 rows through torch.nn.functional.linear;
+CSV suffix SUFFIX.
 --sass: the SASS of sgl_topk.so's
 kernel (cuobjdump, when the machine has it) into DIR, to read how the sweep loops issue their loads.
 
@@ -48,8 +51,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 
-SCRIPT_VERSION = 6   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2; 6: --grid topk_blind3 and
-# --grid blind5 (added side by side, both measured as version 6; timing unchanged)
+SCRIPT_VERSION = 7   # 4: --grid fresh3 and --grid topk_blind added; 5: --grid topk_blind2; 6: --grid topk_blind3 and
+# --grid blind5 (added side by side, both measured as version 6; timing unchanged); 7: --grid list (bf16 rows in a
+# --shapes list: torch.nn.functional.linear, weights rotated as the fp8 rows'; timing unchanged)
 TOPK_K = 2048
 #: (rows, row length) per phase; decode rows 1 / 16 / 128 over 4K-1M, prefill-like 1024 rows over 4K-64K
 TOPK_DECODE = [(r, n) for r in (1, 16, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
@@ -319,6 +323,19 @@ def gemm_list_phase(sink, shapes_csv: Path, smoke: bool, profile_kinds=("fp8_blo
             cur = (K, N)
         wts = [w.t() for w in ws8]
         x8 = torch.randn(M, K, device=dev, dtype=torch.bfloat16).to(f8)
+        if kern == "bf16":   # the same weights in bf16 (twice the fp8 bytes: still past the L2), one linear
+            wb = [w.to(torch.bfloat16) for w in ws8]
+            xb = x8.to(torch.bfloat16)
+
+            def fb(i, xb=xb, wb=wb, c=copies):
+                return torch.nn.functional.linear(xb, wb[i % c])
+            try:
+                st = T.time_graph(fb)
+                sink.emit("gemm", kern, "", M, N, K, st, note=f"rotated over {copies} weight copies")
+            except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+                print(f"gemm {kern} M{M} K{K} N{N}: {type(e).__name__}: {str(e)[:160]}", flush=True)
+            del wb
+            continue
         if kern == "fp8_tensorwise":
             sa = sb = torch.ones((), device=dev)
         elif kern == "fp8_rowwise":
@@ -375,7 +392,7 @@ def main():
     ap.add_argument("--only", choices=("topk", "gemm"), default=None)
     ap.add_argument("--rotate", action="store_true", help="GEMMs: rotate weight copies past the L2 (CSV suffix _rotated)")
     ap.add_argument("--grid", choices=("committed", "fresh", "fresh2", "fresh3", "topk_blind", "topk_blind2",
-                                       "topk_blind3", "blind5"),
+                                       "topk_blind3", "blind5", "list"),
                     default="committed",
                     help="fresh: the fresh hold-out's shapes (module docstring; GEMM weights rotated; suffix _fresh); "
                          "fresh2: the second GEMM hold-out (FRESH2_*, bf16 + per-tensor fp8; suffix _fresh2); "
@@ -383,16 +400,18 @@ def main():
                          "topk_blind: the blind top-k set (BLIND_TOPK, SGLang only; suffix _topk_blind); "
                          "topk_blind2: the second (BLIND2_TOPK; suffix _topk_blind2); "
                          "topk_blind3: the third (BLIND3_TOPK; suffix _topk_blind3); "
-                         "blind5: the fifth GEMM set, fp8 only (the shapes of --shapes; suffix _blind5)")
+                         "blind5: the fifth GEMM set, fp8 only (the shapes of --shapes; suffix _blind5); "
+                         "list: the bf16 / fp8 shapes of --shapes (suffix --tag)")
+    ap.add_argument("--tag", default="_list", help="--grid list: the CSV suffix")
     ap.add_argument("--sass", action="store_true", help="dump the SASS of --lib's sgl_topk.so into --out")
     ap.add_argument("--shapes", type=Path, default=None,
                     help="--grid blind5: the committed prediction CSV whose shapes are measured (kernel, rows, k, n)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.grid == "blind5":
+    if args.grid in ("blind5", "list"):
         if args.shapes is None or not args.shapes.is_file():
-            ap.error("--grid blind5 needs --shapes CSV (the committed prediction of the fifth GEMM set)")
-        sink = Sink(args.out, "_blind5")
+            ap.error(f"--grid {args.grid} needs --shapes CSV (a committed prediction: kernel, rows, k, n)")
+        sink = Sink(args.out, "_blind5" if args.grid == "blind5" else args.tag)
         print(f"versions: {sink.v}", flush=True)
         gemm_list_phase(sink, args.shapes, args.smoke)
         print(f"wrote {sink.path} ({sink.count} rows)")
