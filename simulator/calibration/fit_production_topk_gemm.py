@@ -234,12 +234,14 @@ def _block_step_args(hw: HardwareSpec, eff: Efficiency, tile_step: bool | None =
 
 def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bool = True,
                     launch_convention: str = "graph", tile_step: bool | None = None,
-                    runtime_sfb_steps: float | None = None) -> np.ndarray:
+                    runtime_sfb_steps: float | None = None, small_m: bool = True) -> np.ndarray:
     """Each measured GEMM as the model emits it: bf16 (kind gemm), per-tensor / per-row fp8 (simulator.layers.fp8_gemm,
     the split-K reduce included), block-scaled (simulator.kernels.gemm_fp8). Small-M bf16 / per-tensor fp8: cuBLASLt's
     selection table, and where no entry covers the shape its structural rule (simulator.kernels.cublaslt.derive;
     rule=False: the full-device fallback instead). tile_step: DeepGEMM's K step with the tile's WGMMA time (default
-    simulator.kernels.gemm_fp8.TILE_STEP; False: the tile-blind step)."""
+    simulator.kernels.gemm_fp8.TILE_STEP; False: the tile-blind step). small_m=False: no small-M kernel model at all,
+    every bf16 / per-tensor row one kernel filling the device, as the serving op model prices them while its
+    cuBLASLt switch is off (simulator.kernels.cublaslt.priced_on)."""
     from simulator.layers import fp8_gemm
     from simulator.ops import OpBuilder
 
@@ -262,8 +264,9 @@ def predict_gemm_us(g: pd.DataFrame, hw: HardwareSpec, eff: Efficiency, rule: bo
             continue
         for j in range(len(sub)):
             bj = OpBuilder(1)
-            small = kern in SMALL_M_DTYPE and (CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None or (
-                rule and CL.derive(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None))
+            small = small_m and kern in SMALL_M_DTYPE and (
+                CL.select(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None
+                or (rule and CL.derive(SMALL_M_DTYPE[kern], m[j], K[j], N[j]) is not None))
             if small:
                 # cuBLASLt's small-M selection (simulator.kernels.cublaslt): its CTAs + the split-K reduce
                 CL.add_gemm(bj, "g", GEMM_KIND[kern], SMALL_M_DTYPE[kern], np.array([m[j]]), K[j], N[j],
