@@ -44,6 +44,7 @@ from accuracy_sections import (
     fi_sm90_prefill,
     flashinfer,
     gemm_block,
+    h200_gemm,
     h200_transfer,
     indexer,
     mla,
@@ -95,6 +96,7 @@ def main() -> None:
     fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
     fi_dec_blind9.fi_dec_blind9()
+    h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()
     BOARD.print()

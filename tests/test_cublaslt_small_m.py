@@ -60,3 +60,26 @@ def test_bad_entry_is_a_user_error(tmp_path):
                  "y_per_128n: 1.0, kernel: x}\n")
     with pytest.raises(SparsesimError, match="dtype"):
         CL._entries(str(p))
+
+
+def test_small_m_off_prices_decode_rows_as_the_serving_op_model():
+    # predict_gemm_us(small_m=False): a decode-sized bf16 / per-tensor row is one kernel filling the device, as
+    # simulator/layers.py prices it while cuBLASLt's small-M switch is off (cublaslt.priced_on); the default keeps the
+    # kernel families' small-M model (the row's CTAs walking serial K steps); rows above M 64 do not change
+    import pandas as pd
+
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H100-SXM")
+    assert not CL.priced_on(hw)
+    g = FP.gemm_frame(pd.DataFrame({"family": "gemm", "kernel": ["bf16", "fp8_tensorwise", "bf16"], "dist": "",
+                                    "rows": [1, 24, 512], "n": [7168, 5120, 7168], "k": [5120, 5120, 5120]}))
+    kern = FP.predict_gemm_us(g, hw, hw.efficiency)
+    serv = FP.predict_gemm_us(g, hw, hw.efficiency, small_m=False)
+    b = OpBuilder(1)
+    b.add("g", "gemm", flops=2.0 * 1 * 5120 * 7168, bytes_read=5120 * 7168 * 2.0 + 5120 * 2.0,
+          bytes_written=7168 * 2.0, dtype="bf16")
+    assert serv[0] == pytest.approx(price(b.build(), hw, "graph").sum() * 1e6)
+    assert abs(kern[0] / serv[0] - 1.0) > 0.02 and abs(kern[1] / serv[1] - 1.0) > 0.02
+    assert kern[2] == pytest.approx(serv[2])
