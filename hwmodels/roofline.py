@@ -369,6 +369,15 @@ CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexe
 #: 2026-11-28): 4 of 4 regimes against main's 3 (fi_tc fp8 10.1 / 12.1 -> 6.6 / 8.9 %), pooled 6.8 / 12.0 -> 5.9 / 9.4 %;
 #: SHIPPED by the rule (a replicate in the same call: 4 against 4, 7.9 / 12.0 -> 5.9 / 9.5 %). False = off
 LONE_TILE_LOAD = True
+#: kinds whose CTAs' `epilogue_bytes` (each CTA's output tile, stored after its main loop) are exposed in the launch's
+#: last wave: the last wave's CTAs x epilogue_bytes at the L2's measured rate (Efficiency.l2_bw_bytes_s) add to the
+#: kernel's time, the earlier waves' stores draining under the next tiles' main loops. cuBLASLt's block-scaled fp8
+#: GEMM (kind gemm_fp8_block_cublaslt: a persistent nvjet 128 x 128 kernel whose epilogue writes its tile through
+#: shared memory and TMA stores; the kernel ends when the last wave's stores have landed) is the candidate (empty =
+#: off). The stores land in the L2 (a one-wave output of 4 MB fits it many times over), so the term does not speed up
+#: with the device's HBM: on the H200 transfer grid the one-wave prefill rows run 0.95-0.99 of the H100's time while the
+#: model's HBM term gave 0.87-0.93
+EPILOGUE_EXPOSED: tuple = ()
 #: kinds whose last partial wave streams on its own: FlashInfer's sm_90 MLA kernel is one persistent CTA (pair) per SM
 #: walking the work items MLAPlan dealt it (include/flashinfer/scheduler.cuh @ f1e6fdcb: the min-heap on cost 2 x tile
 #: rows + tokens; mla_hopper.cuh BatchMLAPageAttentionHopperKernel: for work_idx in [work_indptr[cta], work_indptr[cta
@@ -1228,6 +1237,13 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     if LONE_TILE_LOAD and lt is not None:   # one wave of at most one CTA per SM: the tile loads add (LONE_TILE_LOAD)
         lone = (lt > 0.0) & has_n & (n_safe <= U)
         device_s = device_s + np.where(lone, lt * n_safe / (hw.hbm_bw_bytes_s * eff_m), 0.0)
+    ep = getattr(ops, "epilogue_bytes", None)
+    if EPILOGUE_EXPOSED and ep is not None and eff.l2_bw_bytes_s:   # the last wave's stores (EPILOGUE_EXPOSED)
+        occ_e = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
+        slots_e = U * np.maximum(occ_e, 1.0)
+        last = n_safe - (np.ceil(n_safe / slots_e) - 1.0) * slots_e
+        on = np.isin(ops.kind, [KIND_CODE[k] for k in EPILOGUE_EXPOSED]) & (ep > 0.0) & has_n
+        device_s = device_s + np.where(on, last * ep / eff.l2_bw_bytes_s, 0.0)
     if graph:
         kernel_s = device_s + launch_row
     else:

@@ -49,6 +49,9 @@ One row is one kernel (or fused kernel), repeated `count` times in sequence (e.g
                     load (a decode tile of FlashInfer's FA2 prefill kernel with an fp8 K/V cache); 0 = none declared.
                     Where the launch holds at most one CTA per SM in one wave, the roofline adds the CTAs' tile loads at
                     the kind's HBM rate (hwmodels.roofline LONE_TILE_LOAD)
+    epilogue_bytes  optional: bytes each CTA stores after its main loop (a GEMM's output tile through TMA stores);
+                    0 = none declared. The launch's last wave has nothing after it to overlap them: the roofline adds
+                    the last wave's CTAs x epilogue_bytes at the L2's measured rate (hwmodels.roofline EPILOGUE_EXPOSED)
     setting         which priced setting (row of the results) the op belongs to
 
 Many settings are priced at once: each `OpBuilder.add` call takes scalars or arrays with one entry per
@@ -91,6 +94,7 @@ class OpTable:
     cluster_ctas: np.ndarray | None = None
     after_gemm: np.ndarray | None = None
     lone_tile_bytes: np.ndarray | None = None
+    epilogue_bytes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -122,6 +126,7 @@ class OpTable:
             "cluster_ctas": self.cluster_ctas if self.cluster_ctas is not None else 0.0,
             "after_gemm": self.after_gemm if self.after_gemm is not None else 0.0,
             "lone_tile_bytes": self.lone_tile_bytes if self.lone_tile_bytes is not None else 0.0,
+            "epilogue_bytes": self.epilogue_bytes if self.epilogue_bytes is not None else 0.0,
         })
 
     def settings_subset(self, keep) -> "OpTable":
@@ -147,7 +152,7 @@ class OpTable:
 
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
 _OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
-             "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm", "lone_tile_bytes")
+             "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm", "lone_tile_bytes", "epilogue_bytes")
 
 
 class OpBuilder:
@@ -177,7 +182,7 @@ class OpBuilder:
             parallel_units=0.0, dtype: str = "bf16", count=1.0, devices=1.0, where=None,
             onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0, working_set=0.0, sync_steps=0.0,
             serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0, cluster_ctas=0.0,
-            after_gemm=0.0, lone_tile_bytes=0.0) -> None:
+            after_gemm=0.0, lone_tile_bytes=0.0, epilogue_bytes=0.0) -> None:
         """Append one op for every setting (or for the settings where `where` is True).
 
         Numeric arguments are scalars or arrays with one value per setting.
@@ -189,7 +194,7 @@ class OpBuilder:
         col = self._col
         req = (col(flops), col(bytes_read), col(bytes_written), col(parallel_units), col(count), col(devices))
         opt = (onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps, serial_iters, l1_iters,
-               resident_ctas, cta_extra, cluster_ctas, after_gemm, lone_tile_bytes)
+               resident_ctas, cta_extra, cluster_ctas, after_gemm, lone_tile_bytes, epilogue_bytes)
         if all(type(c) is float and c == 0.0 for c in opt):
             opt = None
         else:

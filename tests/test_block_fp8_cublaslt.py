@@ -193,3 +193,29 @@ def test_grid13_prefill_check_is_committed_priced_by_both_term_sets_and_measured
     assert len(m) == 26 and (m["split_main"] == m["split_recorded"]).all()
     few = m[m["regime"] == "prefill M>=640, K steps <= 16"]
     assert few.loc[few["ksteps"] == 4, "main_err_pct"].min() > 15.0      # the refit's fixed time per CTA at 4 K steps
+
+
+def test_epilogue_exposed_adds_the_last_waves_stores_at_the_l2_rate():
+    # hwmodels.roofline EPILOGUE_EXPOSED (off as shipped): the cuBLASLt block GEMM declares each CTA's output tile
+    # (epilogue_bytes); with its kind in the tuple the last wave's CTAs x bytes at the L2's rate add to the kernel
+    import hwmodels.roofline as R
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+
+    hw = load_hardware("H200")
+    rows = np.array([896.0, 8192.0])          # N 2304: one wave (126 tiles) and 9 waves (1152 tiles, the last 96)
+    b = OpBuilder(2)
+    G.add_block_gemm_cublaslt(b, "g", rows, 1024.0, 2304.0, 1.0)
+    ops = b.build()
+    assert np.allclose(ops.epilogue_bytes, 128 * 128 * 2.0)
+    assert R.EPILOGUE_EXPOSED == ()
+    off = price(ops, hw, "graph")
+    old = R.EPILOGUE_EXPOSED
+    try:
+        R.EPILOGUE_EXPOSED = ("gemm_fp8_block_cublaslt",)
+        on = price(ops, hw, "graph")
+    finally:
+        R.EPILOGUE_EXPOSED = old
+    tiles = np.ceil(rows / 128) * np.ceil(2304.0 / 128)
+    last = tiles - (np.ceil(tiles / 132) - 1) * 132
+    assert np.allclose(on - off, last * 128 * 128 * 2.0 / hw.efficiency.l2_bw_bytes_s)

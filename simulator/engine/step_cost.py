@@ -982,12 +982,12 @@ class StepCostModel:
                       parallel_units=col(pu, "max" if shared else "sum"), count=col(cnt, "max"),
                       devices=col(dev, "max"))
             if opt is not None:
-                ob, sb, rr, ws, ss, si, l1, rc, ce, cc, ag, lt = opt
+                ob, sb, rr, ws, ss, si, l1, rc, ce, cc, ag, lt, eb = opt
                 kw.update(onchip_bytes=col(ob, "max"), spill_bytes=col(sb, "work"), reread_bytes=col(rr, "work"),
                           working_set=col(ws, "work"), sync_steps=col(ss, "max"),
                           serial_iters=col(si, "sum" if shared else "max"), l1_iters=col(l1, "sum" if shared else "max"),
                           resident_ctas=col(rc, "max"), cta_extra=col(ce, "max"), cluster_ctas=col(cc, "max"),
-                          after_gemm=col(ag, "max"), lone_tile_bytes=col(lt, "max"))
+                          after_gemm=col(ag, "max"), lone_tile_bytes=col(lt, "max"), epilogue_bytes=col(eb, "max"))
             agg.add(names[nid], kname, dtype=DTYPES[dtype], **kw)
         ops = agg.build()
         return float(price(ops, self.combo.hardware, launch).sum())

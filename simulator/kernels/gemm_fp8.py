@@ -462,7 +462,9 @@ def add_block_gemm_cublaslt(b, name: str, rows, k: float, n: float, count, weigh
           bytes_read=(k * n * weight_bytes + r * k + scale_bytes).reshape(shape),
           bytes_written=(r * n * np.where(split > 1, 4.0 * split, 2.0)).reshape(shape),
           parallel_units=(tiles * split).reshape(shape), serial_iters=np.ceil(ksteps / split).reshape(shape),
-          dtype="fp8", count=count)
+          dtype="fp8", count=count,
+          # each CTA's output tile after its K steps: its valid rows x 128, bf16 (fp32 partials where split)
+          epilogue_bytes=(np.minimum(r, CUBLASLT_TILE) * CUBLASLT_TILE * np.where(split > 1, 4.0, 2.0)).reshape(shape))
     red = split > 1
     if red.any():
         b.add(name + "_splitk_reduce", "elementwise", flops=(split * r * n).reshape(shape),
