@@ -139,9 +139,11 @@ def test_grid12_prediction_is_committed_new_and_unsplit_where_its_regime_says():
     assert F.CUBLASLT_NAMED_FIT == F.CUBLASLT_NAMED_FIT_GRID12 and F.CUBLASLT_FIT_SPLIT_RULE == "workspace"   # shipped
 
 
-def test_grid12_candidate_terms_price_the_committed_rows():
+def test_grid12_candidate_terms_price_the_committed_rows(monkeypatch):
     """The candidate's terms (CUBLASLT_GRID12_CAND_TERMS) reproduce its committed prices on a handful of rows, and are
-    the committed (shipped) terms of the kind."""
+    the committed (shipped) terms of the kind (priced without EPILOGUE_EXPOSED, which came after)."""
+    import hwmodels.roofline as R
+    monkeypatch.setattr(R, "EPILOGUE_EXPOSED", ())
     from hwmodels.spec import load_hardware
 
     hw = load_hardware("H100-SXM")
@@ -171,7 +173,8 @@ def test_grid12_measured_splits_and_the_shipped_terms_error():
 
 def test_grid13_prefill_check_is_committed_priced_by_both_term_sets_and_measured(monkeypatch):
     """Grid 13 (the lead's prefill check of grid 12's refit): 26 committed rows, unsplit except the split controls; the
-    shipped terms and CUBLASLT_TERMS_BEFORE_GRID12 reproduce their committed prices on a handful of rows; every row
+    shipped terms and CUBLASLT_TERMS_BEFORE_GRID12 reproduce their committed prices on a handful of rows (priced without
+    EPILOGUE_EXPOSED, which came after); every row
     measured with the split the rule named, and the refit's few-K-step prefill rows are the over-priced ones."""
     from hwmodels import roofline as R
     from hwmodels.spec import load_hardware
@@ -180,6 +183,7 @@ def test_grid13_prefill_check_is_committed_priced_by_both_term_sets_and_measured
     # the structure of then: the kind's turnover added per wave (grid 14 moved it into CTA_FIXED_HIDDEN)
     monkeypatch.setattr(R, "CTA_FIXED_HIDDEN", tuple(c for c in R.CTA_FIXED_HIDDEN
                                                      if c != R.KIND_CODE[F.CUBLASLT_BLOCK_KIND]))
+    monkeypatch.setattr(R, "EPILOGUE_EXPOSED", ())
     p = pd.read_csv(F.DATA_DIR / F.CUBLASLT_GRID13_PREDICTION)
     assert len(p) == 26 and ((p["split_main"] > 1) == p["regime"].str.startswith("decode split")).all()
     q = p.iloc[[0, 9, 17, 23]]
@@ -196,7 +200,7 @@ def test_grid13_prefill_check_is_committed_priced_by_both_term_sets_and_measured
 
 
 def test_epilogue_exposed_adds_the_last_waves_stores_at_the_l2_rate():
-    # hwmodels.roofline EPILOGUE_EXPOSED (off as shipped): the cuBLASLt block GEMM declares each CTA's output tile
+    # hwmodels.roofline EPILOGUE_EXPOSED (shipped after grid 16): the cuBLASLt block GEMM declares each CTA's output tile
     # (epilogue_bytes); with its kind in the tuple the last wave's CTAs x bytes at the L2's rate add to the kernel
     import hwmodels.roofline as R
     from hwmodels.roofline import price
@@ -208,12 +212,12 @@ def test_epilogue_exposed_adds_the_last_waves_stores_at_the_l2_rate():
     G.add_block_gemm_cublaslt(b, "g", rows, 1024.0, 2304.0, 1.0)
     ops = b.build()
     assert np.allclose(ops.epilogue_bytes, 128 * 128 * 2.0)
-    assert R.EPILOGUE_EXPOSED == ()
-    off = price(ops, hw, "graph")
+    assert R.EPILOGUE_EXPOSED == ("gemm_fp8_block_cublaslt",)
+    on = price(ops, hw, "graph")
     old = R.EPILOGUE_EXPOSED
     try:
-        R.EPILOGUE_EXPOSED = ("gemm_fp8_block_cublaslt",)
-        on = price(ops, hw, "graph")
+        R.EPILOGUE_EXPOSED = ()
+        off = price(ops, hw, "graph")
     finally:
         R.EPILOGUE_EXPOSED = old
     tiles = np.ceil(rows / 128) * np.ceil(2304.0 / 128)

@@ -85,8 +85,8 @@ def test_holdout_shapes_match_the_measurement_script_and_are_new():
     for f in R.DATA_DIR.glob("production_kernels_nvidia*.csv"):
         # the fifth fp8 set, measured after this one, reuses real layers' (K, N) at M no earlier set measured (its
         # shapes are new as (kernel, M, K, N): test_production_kernels.py checks that)
-        if "_fresh3" in f.name or "_blind5" in f.name:
-            continue
+        if "_fresh3" in f.name or "_blind5" in f.name or "_h200gemm" in f.name:   # the H200 GEMM transfer grid
+            continue   # re-measured these sets' shapes on another device afterwards (by design)
         seen |= {(int(r["k"]), int(r["n"])) for r in csv.DictReader(f.open()) if r["family"] == "gemm"}
     assert not seen & set(H.FRESH3_KN)
 
@@ -162,6 +162,6 @@ def test_blind4_shapes_match_the_measurement_script_and_are_new():
     assert [tuple(x) for x in vals["BLIND4_KN"]] == H.BLIND4_KN and vals["BLIND4_M"] == H.BLIND4_M
     seen = set()
     for f in R.DATA_DIR.glob("production_kernels_nvidia*.csv"):
-        if "_blind4" not in f.name:
+        if "_blind4" not in f.name and "_h200gemm" not in f.name:   # (the H200 re-run of this set, afterwards)
             seen |= {(int(r["k"]), int(r["n"])) for r in csv.DictReader(f.open()) if r["family"] == "gemm"}
     assert not seen & set(H.BLIND4_KN)

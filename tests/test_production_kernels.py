@@ -608,7 +608,7 @@ def test_blind5_set_predicted_before_measuring_on_new_shapes():
     assert set(zip(me["kernel"], me["rows"], me["k"], me["n"])) == want
     earlier = set()
     for f in F.DATA_DIR.glob("production_kernels_nvidia*.csv"):
-        if f.name != F.BLIND5_MEASURED:
+        if f.name != F.BLIND5_MEASURED and "_h200gemm" not in f.name:   # (the H200 re-run of this set, afterwards)
             d = F.pd.read_csv(f)
             d = d[d["family"] == "gemm"]
             earlier |= set(zip(d["kernel"], d["rows"].astype(int), d["k"].astype(int), d["n"].astype(int)))

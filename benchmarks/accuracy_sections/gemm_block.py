@@ -22,6 +22,7 @@ from . import (
     gemm_grid13,
     gemm_grid14,
     gemm_grid15,
+    gemm_grid16,
 )
 from .production_kernels import campaigns
 
@@ -43,6 +44,7 @@ def gemm_block() -> None:
         gemm_grid13.grid13_section()
         gemm_grid14.grid14_section()
         gemm_grid15.grid15_section()
+        gemm_grid16.grid16_section()
 
 
 # ---- block-scaled fp8 GEMMs: DeepGEMM's own kernel and cuBLASLt's, one blind grid ---------------------------------

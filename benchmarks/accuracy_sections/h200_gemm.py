@@ -11,7 +11,7 @@ committed before the call:
 
 The fifth set's block rows ran torch._scaled_mm's block path (cuBLASLt's kernel) but carry the label fp8_block, which
 the calibration prices as DeepGEMM's kernel: shown apart, beside the cuBLASLt block model's price of the same rows
-(computed after the call from the model as committed before it: looked-at).
+(the model as shipped now, computed after the call: looked-at).
 """
 from __future__ import annotations
 
@@ -98,6 +98,6 @@ def h200_gemm(fmt: dict | None = None) -> None:
     if len(x):
         tb = models_table(x.assign(cl_err_pct=x["err_pct"]), ("regime",), ("serving", "cl"), ("serving", "cl"))
         print("  the fifth set's block rows (torch._scaled_mm's block path: cuBLASLt's kernel), priced as labelled "
-              "(DeepGEMM's kernel, serving) and by the cuBLASLt block model (cl: computed after the call from the "
-              "model committed before it, LOOKED-AT):")
+              "(DeepGEMM's kernel, serving) and by the cuBLASLt block model as shipped now (cl: computed after the "
+              "call, LOOKED-AT):")
         print(tb.to_string(**fmt))
