@@ -843,6 +843,41 @@ def fi_tc_blind14_shapes(part: str) -> list[dict]:
     return out
 
 
+#: the H200's own verification grid (--grid fi_tc_h200: fi_verify only, run on an H200): FlashInfer's FA2 prefill kernel
+#: at 2-4 query rows, every (K/V dtype, context, batch) regime of the H200 transfer grid's verification rows with 4-7
+#: shapes each (that grid held 1 row in six of its eight regimes), Llama-3.1-8B, Qwen2.5-7B and Llama-3.1-70B at TP 2.
+#: Every (heads, K/V, batch, q, context, page) in none of the committed CSVs (checked when priced:
+#: lab/kernels/predict_fi_tc_h200.py)
+def fi_tc_h200_shapes(part: str) -> list[dict]:
+    """The shapes of the H200 verification grid, each with its intended regime (`group`)."""
+    out = []
+    if part != "fi_verify":
+        return out
+
+    def add(group, model, kv, ts, bs, q):
+        hq, hkv = HEADS[model]
+        for t in ts:
+            for b in bs:
+                if b * q <= FITB_MAX_ROWS_Q:
+                    out.append(dict(family=part, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
+                                    batch=b, q_rows=q, context=t, page_size=16, group=group))
+
+    add("fp8 middle mid (64)", "llama8b", "fp8", (1250, 2100), (40, 52), q=3)
+    add("fp8 middle mid (64)", "qwen7b", "fp8", (1400,), (36, 60), q=4)
+    add("fp8 middle mid (64)", "llama70b_tp2", "fp8", (1700,), (48,), q=2)
+    add("fp8 middle large (>=256)", "llama8b", "fp8", (700, 1000), (260, 300), q=2)
+    add("fp8 short (<=256) mid (64)", "llama8b", "fp8", (90, 200), (50, 70), q=4)
+    add("fp8 short (<=256) mid (64)", "qwen7b", "fp8", (150,), (96,), q=3)
+    add("bf16 middle mid (64)", "llama8b", "bf16", (700, 1600), (34, 50), q=3)
+    add("bf16 middle mid (64)", "qwen7b", "bf16", (900,), (70,), q=4)
+    add("bf16 middle mid (64)", "llama70b_tp2", "bf16", (1200,), (60,), q=2)
+    add("bf16 middle small (<=16)", "llama8b", "bf16", (2400, 4000), (6, 12), q=4)
+    add("bf16 middle large (>=256)", "llama8b", "bf16", (560, 800), (300, 380), q=2)
+    add("bf16 short (<=256) large (>=256)", "llama8b", "bf16", (120, 200), (300, 390), q=2)
+    add("bf16 short (<=256) mid (64)", "llama8b", "bf16", (150, 230), (64, 100), q=3)
+    return out
+
+
 def grids(grid: str) -> dict:
     """The (batch, context) lists of one grid: 'campaign' (the 2026-11-26 campaign) or 'fresh'."""
     if grid == "campaign":
@@ -893,6 +928,8 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
         return fi_tc_blind12_shapes(part)
     if grid == "fi_tc_blind13":
         return fi_tc_blind13_shapes(part)
+    if grid == "fi_tc_h200":
+        return fi_tc_h200_shapes(part)
     if grid == "fi_tc_blind14":
         return fi_tc_blind14_shapes(part)
     if grid == "mla_merge":
@@ -1282,7 +1319,8 @@ def main() -> None:
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
                                                                "fi_dec_blind8", "fi_dec_blind9", "fi_tc_blind",
                                                                "fi_tc_scan12",
-                                                               "fi_tc_blind12", "fi_tc_blind13", "fi_tc_blind14"))
+                                                               "fi_tc_blind12", "fi_tc_blind13", "fi_tc_blind14",
+                                                               "fi_tc_h200"))
     args = ap.parse_args()
     global FRESH_Q
     FRESH_Q = bool(args.fresh_q)
