@@ -42,6 +42,7 @@ from accuracy_sections import (
     fa3,
     fi_dec_blind9,
     fi_sm90_prefill,
+    fi_tc_h200,
     flashinfer,
     gemm_block,
     h200_gemm,
@@ -96,6 +97,7 @@ def main() -> None:
     fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
     fi_dec_blind9.fi_dec_blind9()
+    fi_tc_h200.fi_tc_h200()
     h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()

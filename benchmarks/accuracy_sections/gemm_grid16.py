@@ -51,6 +51,15 @@ def grid16_section() -> None:
               f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
         BOARD.add(FAMILY, "blind", f"cuBLASLt grid 16 (H200), {WHAT[lab]}", e, int((t[f"{lab}_goal"] == "met").sum()),
                   len(t), standing=lab == "new")
+    rep = FP.DATA_DIR / "gemm_grid16_replicate_nvidia-h200_2026-11-28.csv"
+    if rep.is_file():
+        r = b.merge(pd.read_csv(rep)[["rows", "k", "n", "median_us"]].rename(columns={"median_us": "rep_us"}),
+                    on=["rows", "k", "n"])
+        x = r["rep_us"] / r["median_us"]
+        e = (r["pred_new_us"] / r["rep_us"] - 1.0) * 100.0
+        print(f"  replicate ({rep.name}, a later process on another lease): {int(((x - 1.0).abs() <= 0.02).sum())} of "
+              f"{len(r)} rows within 2 % (M 16 x K 3584 x N 12288 {100 * (x.max() - 1):+.0f} %: the same kernel and grid); "
+              f"new on the replicate {np.median(np.abs(e)):.1f} / {np.percentile(np.abs(e), 90):.1f} %")
     h = b["pred_new_h100_us"] / b["pred_main_h100_us"] - 1.0
     print(f"  the same rule on the H100-SXM's prices of these shapes: {100 * np.median(h):+.1f} % median "
           f"({100 * h.min():+.1f}..{100 * h.max():+.1f}); the H100's own STANDING stays on grid 15 (main's committed "
