@@ -55,6 +55,7 @@ from accuracy_sections import (
     production_kernels,
     regimes,
     topk_engines,
+    topk_fi_h200,
     torch_rmsnorm_grid1,
     torch_rmsnorm_grid2,
     torch_rmsnorm_grid3,
@@ -98,6 +99,7 @@ def main() -> None:
     h200_transfer.h200_transfer()
     fi_dec_blind9.fi_dec_blind9()
     fi_tc_h200.fi_tc_h200()
+    topk_fi_h200.topk_fi_h200()
     h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()

@@ -21,7 +21,9 @@ from simulator.calibration.scoreboard import BOARD, models_table
 #: the families whose H200 STANDING row a newer H200 blind grid holds (family: the section that marks it)
 MOVED_ON = {"fi_decode": "fi_dec_blind9 (the ninth decode blind grid, 2026-11-28)",
             "block fp8 GEMM: cuBLASLt": "gemm_grid16 (cuBLASLt block grid 16 on the H200, 2026-11-28)",
-            "fi_verify": "fi_tc_h200 (the H200 verification grid, 2026-11-28)"}
+            "fi_verify": "fi_tc_h200 (the H200 verification grid, 2026-11-28)",
+            "top-k flashinfer ragged": "topk_fi_h200 (the H200 FlashInfer top-k grid, 2026-11-28)",
+            "top-k flashinfer page-table": "topk_fi_h200 (the H200 FlashInfer top-k grid, 2026-11-28)"}
 
 
 def h200_transfer(fmt: dict | None = None) -> None:
