@@ -17,7 +17,6 @@ hwmodels/calibration/data/production_attention/production_attention_fi_dec_blind
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "lab" / "kernels"))
 sys.path.insert(0, str(ROOT / "lab"))
+
+from _committed import head_or_exit, measured_shapes  # noqa: E402
 
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_attention as FP  # noqa: E402
@@ -66,19 +67,7 @@ def price(shapes: pd.DataFrame, device: str, merge_path_sm: bool, terms: dict | 
 
 def committed_shapes() -> set[tuple]:
     """(heads, kv_heads, dtype, batch, context, page) of every committed fi_decode measurement."""
-    seen = set()
-    for p in sorted(FP.DATA_DIR.glob("*.csv*")):
-        if "predictions" in p.name or "_grids" in p.name:
-            continue
-        try:
-            d = pd.read_csv(p)
-        except Exception:  # noqa: BLE001 (logs, gzipped clocks and other non-tables)
-            continue
-        if not {"family", *KEYS} <= set(d.columns):
-            continue
-        d = d[d["family"] == "fi_decode"]
-        seen.update(tuple(r) for r in d[list(KEYS)].astype(str).itertuples(index=False))
-    return seen
+    return measured_shapes(FP.DATA_DIR, ("fi_decode",), KEYS)
 
 
 def regime(S: float, dtype: str) -> str:
@@ -92,11 +81,7 @@ def regime(S: float, dtype: str) -> str:
 def main() -> None:
     import measure_production_attention as M
 
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    if dirty:
-        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
+    commit = head_or_exit(ROOT)
     shapes = pd.DataFrame(M.fi_dec_blind9_shapes("fi_decode"))
     seen = committed_shapes()
     again = [k for k in shapes[list(KEYS)].astype(str).itertuples(index=False) if tuple(k) in seen]

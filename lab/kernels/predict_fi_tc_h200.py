@@ -13,7 +13,6 @@ price of each shape, for reference).
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +24,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "lab" / "kernels"))
 sys.path.insert(0, str(ROOT / "lab"))
 
+from _committed import head_or_exit, measured_shapes  # noqa: E402
+
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_attention as FP  # noqa: E402
 
@@ -33,20 +34,8 @@ KEYS = ("family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "p
 
 
 def committed_shapes() -> set[tuple]:
-    seen = set()
-    for p in sorted(FP.DATA_DIR.glob("*.csv*")):
-        if "predictions" in p.name or "_grids" in p.name:
-            continue
-        try:
-            d = pd.read_csv(p)
-        except Exception:  # noqa: BLE001 (logs, gzipped clocks and other non-tables)
-            continue
-        if not set(KEYS) <= set(d.columns):
-            continue
-        d = d[d["family"].isin(["fi_verify", "fi_tc"])].copy()
-        d["family"] = "fi_verify"
-        seen.update(tuple(r) for r in d[list(KEYS)].astype(str).itertuples(index=False))
-    return seen
+    """KEYS of every committed fi_verify / fi_tc measurement (one kernel, two family names)."""
+    return measured_shapes(FP.DATA_DIR, ("fi_verify", "fi_tc"), KEYS, as_family="fi_verify")
 
 
 def price(shapes: pd.DataFrame, device: str) -> np.ndarray:
@@ -58,11 +47,7 @@ def price(shapes: pd.DataFrame, device: str) -> np.ndarray:
 def main() -> None:
     import measure_production_attention as M
 
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    if dirty:
-        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
+    commit = head_or_exit(ROOT)
     shapes = pd.DataFrame(M.fi_tc_h200_shapes("fi_verify"))
     seen = committed_shapes()
     again = [k for k in shapes[list(KEYS)].astype(str).itertuples(index=False) if tuple(k) in seen]

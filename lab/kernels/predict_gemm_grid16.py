@@ -18,7 +18,6 @@ pooled median AND p90).
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _committed import head_or_exit  # noqa: E402
 from gemm_grid_pricing import check_block_shapes  # noqa: E402
 
 #: regime -> (M, K, N)
@@ -73,11 +73,7 @@ def main():
 
     # main = the model as committed at d554dfb (EPILOGUE_EXPOSED off), new = on: both set explicitly below (price)
     out, grid_csv = (Path(a) for a in sys.argv[1:3])
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    if dirty:
-        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
+    commit = head_or_exit(ROOT)
     g = grid()
     rows = [(m, k, n) for m, k, n, _ in g]
     assert all(k % 512 == 0 and n % 128 == 0 for _, k, n in rows), "every K a multiple of 512, every N of 128"

@@ -23,7 +23,6 @@ held pred_nochain_us alone, labelled as the product's price: wrong, rewritten be
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -32,6 +31,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from _committed import head_or_exit  # noqa: E402
 
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_topk_gemm as FP  # noqa: E402
@@ -77,11 +78,7 @@ def price(df: pd.DataFrame, device: str, small_m: bool, eff=None) -> np.ndarray:
 
 
 def main() -> None:
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    if dirty:
-        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
+    commit = head_or_exit(ROOT)
     df = shapes()
     df["dist"] = ""
     df["pred_us"] = price(df, "H200", small_m=False)

@@ -14,7 +14,6 @@ too, for reference); lab/kernels/measure_topk_engines.py --shapes reads it.
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +21,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from _committed import head_or_exit  # noqa: E402
 
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
@@ -68,11 +69,7 @@ def committed_topk() -> set[tuple]:
 
 
 def main() -> None:
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "simulator", "hwmodels", "lab"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    if dirty:
-        raise SystemExit(f"uncommitted changes under simulator/ hwmodels/ lab/: commit the model first\n{dirty}")
+    commit = head_or_exit(ROOT)
     again = [s for s in SHAPES if s in committed_topk()]
     if again:
         raise SystemExit(f"shapes already measured: {again}")
