@@ -373,8 +373,7 @@ LONE_TILE_LOAD = True
 #: last wave: the last wave's CTAs x epilogue_bytes at the L2's measured rate (Efficiency.l2_bw_bytes_s) add to the
 #: kernel's time, the earlier waves' stores draining under the next tiles' main loops. cuBLASLt's block-scaled fp8
 #: GEMM (kind gemm_fp8_block_cublaslt: a persistent nvjet 128 x 128 kernel whose epilogue writes its tile through
-#: shared memory and TMA stores; the kernel ends when the last wave's stores have landed) is the candidate (empty =
-#: off). The stores land in the L2 (a one-wave output of 4 MB fits it many times over), so the term does not speed up
+#: shared memory and TMA stores; the kernel ends when the last wave's stores have landed) declares it. The stores land in the L2 (a one-wave output of 4 MB fits it many times over), so the term does not speed up
 #: with the device's HBM: on the H200 transfer grid the one-wave prefill rows run 0.95-0.99 of the H100's time while the
 #: model's HBM term gave 0.87-0.93. No fitted constant (the tile from the kernel, the rate the measured L2 bandwidth);
 #: the kind's terms stay as fitted without it. LOOKED-AT when chosen (grids 8-15, the H200 transfer grid); judged BLIND

@@ -472,7 +472,9 @@ def _merge(B, q, Hq, d, S, sms, smem_per_sm, where, name="attention_merge", pdl=
            item_sm=False, path_sm=False):
     """VariableLengthMergeStates (cascade.cuh): persistent, SMs x min(resident, ceil(pairs / SMs)) CTAs; cta_launch: the
     share of a dependent load each CTA after the first on an SM adds (FI_DECODE_CTA_LAUNCH_SHARE; 0 = none); reloads:
-    each merge-path item after a CTA's first pays its dependent loads again (FI_MERGE_ITEM_RELOADS)."""
+    each merge-path item after a CTA's first pays its dependent loads again (FI_MERGE_ITEM_RELOADS); item_sm: the
+    prefill merges' per-item SM time beyond the first round (FI_MERGE_ITEM_SM); path_sm: the merge-path items at least
+    the SM's issue of all it hosts (FI_MERGE_PATH_SM_DECODE)."""
     rows = B * q * Hq
     vec = np.maximum(8.0, np.asarray(d, dtype=np.float64) / 32.0)
     bdy = 128.0 / (np.asarray(d, dtype=np.float64) / vec)
