@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from hwmodels import datafiles as DF
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import BOARD, models_table, pooled_lines
 
 DATA = Path(__file__).resolve().parents[2] / "hwmodels" / "calibration" / "data" / "production_attention"
 PRED = "production_attention_fi_dec_blind9_predictions.csv"
@@ -99,10 +99,9 @@ def fi_dec_blind9(fmt: dict | None = None) -> None:
           "states per request S; |model/measured - 1| median / p90, signed median, %")
     t = models_table(b, ("regime",), LABELS, LABELS)
     print(t.to_string(**fmt))
+    pooled_lines(b, t, LABELS, "  fi_decode grid 9")
     for k in LABELS:
         e = b[f"{k}_err_pct"]
-        print(f"  {k}: median |error| {np.median(e.abs()):.1f} %, p90 {np.percentile(e.abs(), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[k + '_goal'] == 'met').sum())} of {len(t)}")
         BOARD.add("fi_decode, H200", "blind", f"fi_decode blind grid 9 (H200), {WHAT[k]}", e,
                   int((t[f"{k}_goal"] == "met").sum()), len(t), standing=k == "new")
     x = merge_profiles()

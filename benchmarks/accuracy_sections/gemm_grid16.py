@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.calibration import fit_production_topk_gemm as FP
-from simulator.calibration.scoreboard import BOARD, models_table
+from simulator.calibration.scoreboard import BOARD, models_table, pooled_lines
 
 PRED = "gemm_grid16_prediction_h200_2026-11-28.csv"
 MEAS = "gemm_grid16_nvidia-h200_2026-11-28.csv"
@@ -45,10 +45,9 @@ def grid16_section() -> None:
           "L2's rate (EPILOGUE_EXPOSED): SHIPPED after this grid; |model/measured - 1| median / p90, signed median, %")
     t = models_table(b, ("regime",), LABELS, LABELS)
     print(t.to_string(**fmt))
+    pooled_lines(b, t, LABELS, "  cuBLASLt grid 16")
     for lab in LABELS:
         e = b[f"{lab}_err_pct"].to_numpy(np.float64)
-        print(f"  {lab}: median |error| {np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed "
-              f"{np.median(e):+.1f} %; regimes met {int((t[lab + '_goal'] == 'met').sum())} of {len(t)}")
         BOARD.add(FAMILY, "blind", f"cuBLASLt grid 16 (H200), {WHAT[lab]}", e, int((t[f"{lab}_goal"] == "met").sum()),
                   len(t), standing=lab == "new")
     rep = FP.DATA_DIR / "gemm_grid16_replicate_nvidia-h200_2026-11-28.csv"

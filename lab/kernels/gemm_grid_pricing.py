@@ -63,3 +63,17 @@ def code_state() -> tuple[str, bool]:
     dirty = subprocess.run(["git", "status", "--porcelain", "simulator", "hwmodels"], cwd=ROOT, capture_output=True,
                            text=True).stdout.strip()
     return head.strip(), bool(dirty)
+
+
+def regime_mismatches(rows, splits, waves, ksteps, regimes) -> list:
+    """The (M, K, N) rows whose split / waves / K steps are not their regime's (the block grids' regime names: 'decode
+    split' rows split, other decode rows unsplit, decode rows one wave; 'prefill one wave' one wave, other prefill rows
+    several, prefill rows unsplit; 'prefill <n> K steps' n K steps)."""
+    wrong = [r for r, s, reg in zip(rows, splits, regimes)
+             if reg.startswith("decode") and (s > 1) != reg.startswith("decode split")]
+    wrong += [r for r, w, s, reg in zip(rows, waves, splits, regimes) if reg.startswith("prefill")
+              and ((w == 1) != (reg == "prefill one wave") or s > 1)]
+    wrong += [r for r, w, reg in zip(rows, waves, regimes) if reg.startswith("decode") and w > 1]
+    wrong += [r for r, ks, reg in zip(rows, ksteps, regimes) if reg.startswith("prefill ")
+              and reg[8].isdigit() and ks != int(reg.split()[1])]
+    return wrong

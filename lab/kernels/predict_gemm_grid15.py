@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_grid_pricing import check_block_shapes, code_state, run_price  # noqa: E402
+from gemm_grid_pricing import check_block_shapes, code_state, regime_mismatches, run_price  # noqa: E402
 
 #: regime -> (M, K, N); K % 512 == 0 in every row (check); a decode row's regime is checked against the shipped split rule
 GRID = {
@@ -107,13 +107,7 @@ def main():
                                 for (m, k, n), s in zip(rows, mp["split"])],
                       "split_main": mp["split"], "pred_main_us": mp["us"], "pred_cand_us": cp["us"],
                       "regime": [x[3] for x in g]})
-    wrong = [r for r, s, reg in zip(rows, c["split_main"], c["regime"])
-             if reg.startswith("decode") and (s > 1) != reg.startswith("decode split")]
-    wrong += [r for r, w, s, reg in zip(rows, c["waves"], c["split_main"], c["regime"]) if reg.startswith("prefill")
-              and ((w == 1) != (reg == "prefill one wave") or s > 1)]
-    wrong += [r for r, w, reg in zip(rows, c["waves"], c["regime"]) if reg.startswith("decode") and w > 1]
-    wrong += [r for r, ks, reg in zip(rows, c["ksteps"], c["regime"]) if reg.startswith("prefill ")
-              and reg[8].isdigit() and ks != int(reg.split()[1])]
+    wrong = regime_mismatches(rows, c["split_main"], c["waves"], c["ksteps"], c["regime"])
     if wrong:
         raise SystemExit(f"rows whose split / waves / K steps are not their regime's: {wrong}")
     c.to_csv(out, index=False, float_format="%.4f")

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _committed import head_or_exit  # noqa: E402
-from gemm_grid_pricing import check_block_shapes  # noqa: E402
+from gemm_grid_pricing import check_block_shapes, regime_mismatches  # noqa: E402
 
 #: regime -> (M, K, N)
 GRID = {
@@ -86,13 +86,7 @@ def main():
                       "waves": [math.ceil(math.ceil(m / 128) * math.ceil(n / 128) * s / 132)
                                 for (m, k, n), s in zip(rows, split)],
                       "split_main": split, "regime": [x[3] for x in g]})
-    wrong = [r for r, s, reg in zip(rows, c["split_main"], c["regime"])
-             if reg.startswith("decode") and (s > 1) != reg.startswith("decode split")]
-    wrong += [r for r, w, s, reg in zip(rows, c["waves"], c["split_main"], c["regime"]) if reg.startswith("prefill")
-              and ((w == 1) != (reg == "prefill one wave") or s > 1)]
-    wrong += [r for r, w, reg in zip(rows, c["waves"], c["regime"]) if reg.startswith("decode") and w > 1]
-    wrong += [r for r, ks, reg in zip(rows, c["ksteps"], c["regime"]) if reg.startswith("prefill ")
-              and reg[8].isdigit() and ks != int(reg.split()[1])]
+    wrong = regime_mismatches(rows, c["split_main"], c["waves"], c["ksteps"], c["regime"])
     if wrong:
         raise SystemExit(f"rows whose split / waves / K steps are not their regime's: {wrong}")
     c["pred_main_us"] = price(rows, "H200", False)
