@@ -273,6 +273,14 @@ INORDER_RATIO_COARSE = True
 INORDER_PREFIX_LADDER = 8.0
 
 
+def prefix_ladder_step(O, key_tile):
+    """The step of the cached prefix's ladder at prefix O: one key tile up to INORDER_PREFIX_LADDER tiles, then
+    INORDER_PREFIX_LADDER points per doubling (the emulated ratios' interpolation grid, INORDER_RATIO_COARSE and
+    LPT_RATIO_COARSE)."""
+    octave = np.floor(np.log2(np.maximum(O / key_tile, 1.0)))
+    return key_tile * np.exp2(np.maximum(octave - np.log2(INORDER_PREFIX_LADDER), 0.0))
+
+
 def unique_rows(keys: np.ndarray):
     """np.unique(keys, axis=0, return_inverse=True), through one int64 code per row where every column is an integer
     of a modest range (the launches' keys are: counts, tokens and the constants of one call), else row-wise. The
@@ -351,8 +359,7 @@ def inorder_makespan(B, q, T, G, rows_per_tile, key_tile, chunk, Hkv, slots):
         step = kt[todo]
         qr = q[todo]
         if INORDER_RATIO_COARSE:   # whole query tiles, the prefix on its ladder (INORDER_RATIO_COARSE)
-            octave = np.floor(np.log2(np.maximum(O / step, 1.0)))
-            step = step * np.exp2(np.maximum(octave - np.log2(INORDER_PREFIX_LADDER), 0.0))
+            step = prefix_ladder_step(O, step)
             qr = np.ceil(ceil_div(qr * G[todo], rows[todo]) * rows[todo] / G[todo])
         lo = np.floor(O / step) * step
         w = (O - lo) / step
@@ -435,8 +442,7 @@ def lpt_makespan(B, q, T, G, rows_per_tile, key_tile, Hkv, slots):
         step = kt[todo]
         qr = q[todo]
         if LPT_RATIO_COARSE:   # the prefix on its ladder (LPT_RATIO_COARSE)
-            octave = np.floor(np.log2(np.maximum(O / step, 1.0)))
-            step = step * np.exp2(np.maximum(octave - np.log2(INORDER_PREFIX_LADDER), 0.0))
+            step = prefix_ladder_step(O, step)
         lo = np.floor(O / step) * step
         w = (O - lo) / step
         ratios = [_lpt_ratio(B[todo], qr, Ok + qr, G[todo], rows[todo], kt[todo], Hkv[todo], m[todo])
