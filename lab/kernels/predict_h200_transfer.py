@@ -31,7 +31,15 @@ _scaled_mm with 1 x 128 / 128 x 128 scales, measure_deepgemm_gemm.py --tag grid1
 priced by simulator.calibration.fit_production_topk_gemm.predict_gemm_us, the kind gemm_fp8_block_cublaslt) ->
 h200_transfer_d_predictions.csv and the call's grid file h200_transfer_d_grid.csv.
 
-    python lab/kernels/predict_h200_transfer.py [--part C | --part D]   # writes h200_transfer[_c|_d]_predictions.csv
+Part E (--part E, 2026-11-28, priced and committed before its call; the families the H200 had never run): vLLM's
+Triton unified attention (Triton decode blind grid 8: warm, cold and K/V-cold rows, triton_decode_blind8.py), SGLang's
+Triton grouped decode kernel (sgl_triton blind grid 6, sgl_triton_blind6.py) and FlashMLA (MLA blind grid 7's flashmla
+rows, measure_production_attention.py --grid mla_blind7 --parts flashmla). There is no "main" to beat: the product as
+committed (pred_new_us, the H100-SXM's kinds through unmeasured_kinds_from) is judged as it stands, beside the H100
+model on the H100's own measurement (pred_h100_us / h100_us); pred_main_us repeats pred_new_us. These rows become the
+three families' H200 STANDING (declared before the call) -> h200_transfer_e_predictions.csv.
+
+    python lab/kernels/predict_h200_transfer.py [--part C | D | E]   # writes h200_transfer[_c|_d|_e]_predictions.csv
 """
 from __future__ import annotations
 
@@ -88,6 +96,13 @@ KEYS = {"fa3_binary": ["family", "model", "dtype", "heads", "kv_heads", "head_di
                 "page_size", "split_sms", "role", "pdl"],
         "topk_fi": ["family", "kernel", "dist", "rows", "n", "k"],
         "gemm_block": ["kernel", "rows", "k", "n"]}
+OUT_E = DATA / "h200_transfer_e_predictions.csv"
+GRIDS_E = (
+    ("triton8", "triton_decode_blind8_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production", "triton_decode_blind8.py"),
+    ("sgl6", "sgl_triton_blind6_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production", "sgl_triton_blind6.py"),
+    ("flashmla7", "production_attention_mla_blind7_nvidia-h100-80gb-hbm3_2026-11-27.csv", "production",
+     "measure_production_attention.py --grid mla_blind7 --parts flashmla"),
+)
 GRIDS_D = (("cublaslt15", "gemm_grid15_nvidia-h100-80gb-hbm3_2026-11-27.csv", "gemm_block",
             "measure_deepgemm_gemm.py --grid h200_transfer_d_grid.csv --tag grid15"),)
 
@@ -129,12 +144,14 @@ def main() -> None:
     import argparse
     import subprocess
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("AB", "C", "D"), default="AB")
+    ap.add_argument("--part", choices=("AB", "C", "D", "E"), default="AB")
     args = ap.parse_args()
-    grids, out_csv = {"AB": (GRIDS, OUT), "C": (GRIDS_C, OUT_C), "D": (GRIDS_D, OUT_D)}[args.part]
+    grids, out_csv = {"AB": (GRIDS, OUT), "C": (GRIDS_C, OUT_C), "D": (GRIDS_D, OUT_D), "E": (GRIDS_E, OUT_E)}[args.part]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     hws = {"main": main_h200(), "new": load_hardware("H200"), "h100": load_hardware("H100-SXM")}
+    if args.part == "E":
+        hws["main"] = hws["new"]
     out = []
     for part, csv, route, call in grids:
         df = pd.read_csv((TOPK_DATA if route in ("topk_fi", "gemm_block") else DATA) / csv)
@@ -143,8 +160,10 @@ def main() -> None:
             df[["kernel", "rows", "k", "n"]].to_csv(GRID_D, index=False)
         if part == "fi_mla6":
             df = df[df["family"] == "fi_mla"].reset_index(drop=True)
+        if "row_role" in df.columns:
+            df = df[df["row_role"] != "probe"].reset_index(drop=True)
         key = "xqa" if part == "xqa18" else route
-        rows = df[KEYS[key]].copy()
+        rows = df[KEYS[key] + [c for c in ("row_role", "layout") if c in df.columns]].copy()
         rows.insert(0, "part", part)
         rows["h100_us"] = df["median_us"].to_numpy()
         for name, hw in hws.items():
@@ -152,7 +171,7 @@ def main() -> None:
         rows["measured_by"] = call
         out.append(rows)
     res = pd.concat(out, ignore_index=True)
-    res["main_commit"] = MAIN_COMMIT
+    res["main_commit"] = commit if args.part == "E" else MAIN_COMMIT
     res["model_commit"] = commit
     res.to_csv(out_csv, index=False)
     print(f"{len(res)} rows -> {out_csv.relative_to(ROOT)} (model at {commit})")

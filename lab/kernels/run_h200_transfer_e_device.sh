@@ -1,0 +1,32 @@
+#!/bin/bash
+# THE H200 TRANSFER GRID, part E (priced before the call: lab/kernels/predict_h200_transfer.py --part E ->
+# hwmodels/calibration/data/production_attention/h200_transfer_e_predictions.csv): the newest H100 blind grids of the
+# three families the H200 had never run, re-run on the lent H200 by the same scripts: vLLM's Triton unified attention
+# (triton_decode_blind8.py), SGLang's Triton decode kernel (sgl_triton_blind6.py), FlashMLA (mla_blind7, flashmla rows).
+# The Triton kernels run from copies kept outside the repository (lab/kernels/ext/, carried: vllm_ua_kernels.py = the
+# vllm 0.12.0 wheel's triton_unified_attention.py and sgl_decode_attention.py = the sglang 0.5.6 wheel's
+# decode_attention.py, imports replaced; their md5s in env.txt); FlashMLA from the carried sgl_flash_mla 1.0.0 wheel.
+# Every part's files are packed into $OUT/h200_transfer_E.tgz after it. From the repository root of the device copy:
+#   W=.dev/e bash lab/kernels/run_h200_transfer_e_device.sh
+T0=$(date +%s)
+W=${W:-.dev/e}
+el() { echo $(( $(date +%s) - T0 )); }
+O=/tmp/oE; mkdir -p $O
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
+  python3 -c "import torch, triton; print('torch', torch.__version__, torch.version.cuda, 'triton', triton.__version__)"; nproc
+  md5sum lab/kernels/triton_decode_blind8.py lab/kernels/triton_decode_blind3.py lab/kernels/sgl_triton_blind6.py \
+    lab/kernels/sgl_triton_blind4.py lab/kernels/measure_production_attention.py lab/kernels/_timing.py lab/harness.py \
+    lab/kernels/ext/* $W/*; cat $0; } > $O/env.txt 2>&1
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/clocks.csv 2>/dev/null &
+SMI=$!
+pack() { tar -czf $OUT/h200_transfer_E.tgz -C $O . ; echo "packed $1 at $(el) s"; }
+cd lab/kernels
+export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/tcache
+timeout 230 python3 triton_decode_blind8.py --out $O/triton8 --budget-s ${B8:-190} 2>&1 | grep -v "^\s*$" | tail -4
+echo "triton8 done $(el) s"; pack triton8
+timeout 110 python3 sgl_triton_blind6.py --out $O/sgl6 --budget-s ${B6:-80} 2>&1 | grep -v "^\s*$" | tail -4
+echo "sgl6 done $(el) s"; pack sgl6
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../../$W/sgl_flash_mla-*.whl > $O/pip.txt 2>&1 || cat $O/pip.txt
+PYTHONPATH=/tmp/site timeout $(( 570 - $(el) )) python3 measure_production_attention.py --out $O/fm7 --grid mla_blind7 \
+  --tag _blind7_flashmla --parts flashmla --budget-s $(( 540 - $(el) )) 2>&1 | grep -v "^\s*$" | tail -4
+echo "flashmla7 done $(el) s"; kill $SMI 2>/dev/null; pack flashmla7
