@@ -5,11 +5,15 @@
 # (triton_decode_blind8.py), SGLang's Triton decode kernel (sgl_triton_blind6.py), FlashMLA (mla_blind7, flashmla rows).
 # The Triton kernels run from copies kept outside the repository (lab/kernels/ext/, carried: vllm_ua_kernels.py = the
 # vllm 0.12.0 wheel's triton_unified_attention.py and sgl_decode_attention.py = the sglang 0.5.6 wheel's
-# decode_attention.py, imports replaced; their md5s in env.txt); FlashMLA from the carried sgl_flash_mla 1.0.0 wheel.
-# Every part's files are packed into $OUT/h200_transfer_E.tgz after it. From the repository root of the device copy:
-#   W=.dev/e bash lab/kernels/run_h200_transfer_e_device.sh
+# decode_attention.py, imports replaced; their md5s in env.txt); FlashMLA from the sgl_flash_mla 1.0.0 wheel, unpacked
+# and xz-packed (fm.tar.xz: w/<wheel name>/...), carried in two halves over two back-to-back calls (the repository alone
+# is 57 MiB of the 64 MiB a call carries): the first call only parks its half in /tmp/fmparts (W=.dev/e1 PARK=1), the
+# second carries the other and measures. Every part's files are packed into $OUT/h200_transfer_E.tgz after it. From
+# the repository root of the device copy:
+#   W=.dev/e1 PARK=1 bash lab/kernels/run_h200_transfer_e_device.sh; W=.dev/e2 bash lab/kernels/run_h200_transfer_e_device.sh
+if [ -n "$PARK" ]; then mkdir -p /tmp/fmparts && cp $W/fmpart_* /tmp/fmparts/ && ls -la /tmp/fmparts; exit 0; fi
 T0=$(date +%s)
-W=${W:-.dev/e}
+W=${W:-.dev/e2}
 el() { echo $(( $(date +%s) - T0 )); }
 O=/tmp/oE; mkdir -p $O
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
@@ -26,7 +30,9 @@ timeout 230 python3 triton_decode_blind8.py --out $O/triton8 --budget-s ${B8:-19
 echo "triton8 done $(el) s"; pack triton8
 timeout 110 python3 sgl_triton_blind6.py --out $O/sgl6 --budget-s ${B6:-80} 2>&1 | grep -v "^\s*$" | tail -4
 echo "sgl6 done $(el) s"; pack sgl6
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../../$W/sgl_flash_mla-*.whl > $O/pip.txt 2>&1 || cat $O/pip.txt
+cat /tmp/fmparts/fmpart_aa ../../$W/fmpart_ab > /tmp/fm.tar.xz; md5sum /tmp/fm.tar.xz >> $O/env.txt
+mkdir -p /tmp/whl && tar -xJf /tmp/fm.tar.xz -C /tmp && for d in /tmp/w/*/; do (cd "$d" && python3 -m zipfile -c "/tmp/whl/$(basename "$d").whl" $(ls -A)); done
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/whl/*.whl > $O/pip.txt 2>&1 || cat $O/pip.txt
 PYTHONPATH=/tmp/site timeout $(( 570 - $(el) )) python3 measure_production_attention.py --out $O/fm7 --grid mla_blind7 \
   --tag _blind7_flashmla --parts flashmla --budget-s $(( 540 - $(el) )) 2>&1 | grep -v "^\s*$" | tail -4
 echo "flashmla7 done $(el) s"; kill $SMI 2>/dev/null; pack flashmla7
