@@ -47,6 +47,7 @@ from accuracy_sections import (
     gemm_block,
     h200_gemm,
     h200_transfer,
+    h200_transfer_e,
     indexer,
     mla,
     mla_prefill,
@@ -97,6 +98,7 @@ def main() -> None:
     fi_sm90_prefill.fi_sm90_prefill()
     fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
+    h200_transfer_e.h200_transfer_e()
     fi_dec_blind9.fi_dec_blind9()
     fi_tc_h200.fi_tc_h200()
     topk_fi_h200.topk_fi_h200()

@@ -102,3 +102,21 @@ def test_the_replicate_tells_the_same():
     assert len(r) == 376 and set(r["part"]) == set(b["part"]) - {"fi_topk12", "cublaslt15"}
     k = b[b["part"].isin(set(r["part"]))]
     assert abs(np.median(r["new_err_pct"].abs()) - np.median(k["new_err_pct"].abs())) < 1.0
+
+
+def test_part_e_judges_the_families_the_h200_never_ran_apart_from_the_rest():
+    e = HT.load(parts=HT.PARTS_E)
+    if not len(e):
+        pytest.skip("part E's measurement is not committed")
+    assert len(e) == 200 and set(e["device"]) == {"NVIDIA H200"} and set(e["part"]) == set(HT.PARTS_E)
+    assert (e["model_commit"] == e["main_commit"]).all() and (e["pred_main_us"] == e["pred_new_us"]).all()
+    assert not HT.load()["part"].isin(HT.PARTS_E).any()                # the old grid's section is unchanged
+    assert set(e["family_label"]) == {"triton_vllm", "triton_vllm, cold (engine state)",
+                                      "triton_vllm, K/V cold (diagnosis)", "sgl_triton", "flashmla"}
+    assert not e["regime"].isin(["other"]).any() and e["regime"].notna().all()
+    new = e["new_err_pct"].abs()
+    assert np.median(new) < 6.5 and np.percentile(new, 90) < 15        # 4.9 / 13.6 % (blind)
+    # Triton decode barely gains from HBM3e (measured ~1.00), FlashMLA gains ~10 %; the model's ratio within 6 %
+    r = e.groupby("family_label")[["measured_ratio", "model_ratio"]].median()
+    assert abs(r.loc["triton_vllm", "measured_ratio"] - 1) < 0.03 and r.loc["flashmla", "measured_ratio"] < 0.93
+    assert (abs(r["measured_ratio"] - r["model_ratio"]) < 0.06).all()

@@ -13,6 +13,12 @@ Part C (priced after A and B were judged, before its own call: h200_transfer_c_p
 
 Part D (h200_transfer_d_predictions.csv, priced after C was judged) re-runs cuBLASLt's block-scaled fp8 GEMM grid 15.
 
+Part E (h200_transfer_e_predictions.csv, priced before its call on 2026-11-28) re-runs the three families the H200 had
+never run: vLLM's Triton unified attention (Triton decode blind grid 8: warm, cold and K/V-cold rows), SGLang's Triton
+decode kernel (sgl_triton blind grid 6) and FlashMLA (MLA blind grid 7). It has no "main": the product as committed
+(pred_new_us) is judged, beside the H100 model on the H100's own measurement; it is loaded apart (`load(parts=PARTS_E)`,
+benchmarks/accuracy_sections/h200_transfer_e.py).
+
 Each part keeps the regimes its H100 grid was judged by (benchmarks/accuracy_sections: FA3 blind grid 3's shape groups,
 the prefill grids' K/V dtype x fresh / chunked, fi_decode grid 8's groups, fi_verify grid 14's and MLA grid 6's K/V
 dtype x context x batch, XQA grid 18's row roles, top-k grid 12's transform x launch, cuBLASLt grid 15's regimes); the
@@ -33,6 +39,8 @@ DATA_DIR = FP.DATA_DIR
 PRED_CSV = "h200_transfer_predictions.csv"
 PRED_C_CSV = "h200_transfer_c_predictions.csv"
 PRED_D_CSV = "h200_transfer_d_predictions.csv"
+PRED_E_CSV = "h200_transfer_e_predictions.csv"
+_PROD_KEYS = ["family", "model", "dtype", "heads", "kv_heads", "head_dim", "batch", "q_rows", "context", "page_size"]
 #: cuBLASLt grid 15's committed H100 prediction (its `regime` column: the grid's regimes)
 GRID15_PRED = Path(__file__).resolve().parents[2] / "hwmodels/calibration/data/production_kernels" / \
     "gemm_grid15_prediction_ad4e27f_2026-11-27_cublaslt.csv"
@@ -61,9 +69,16 @@ PARTS = {
                  "page_size"]),
     "fi_topk12": ("h200_transfer_fi_topk12_nvidia-h200_*.csv", ["family", "kernel", "dist", "rows", "n", "k"]),
     "cublaslt15": ("h200_transfer_cublaslt15_nvidia-h200_*.csv", ["kernel", "rows", "k", "n"]),
+    "triton8": ("h200_transfer_triton8_nvidia-h200_*.csv", _PROD_KEYS + ["row_role", "layout"]),
+    "sgl6": ("h200_transfer_sgl6_nvidia-h200_*.csv", _PROD_KEYS),
+    "flashmla7": ("h200_transfer_flashmla7_nvidia-h200_*.csv", _PROD_KEYS),
 }
 #: the parts priced in the second prediction file
 PARTS_C = ("xqa18", "fi_mla6", "fi_topk12")
+#: the parts priced in the fifth (part E), judged apart from the rest
+PARTS_E = ("triton8", "sgl6", "flashmla7")
+#: sgl_triton blind grid 6's committed H100 prediction (its `group` column: the grid's regimes)
+SGL6_PRED = "sgl_triton_blind6_predictions.csv"
 #: XQA grid 18's row roles (benchmarks/accuracy_sections/xqa_grid18.py ROLES, its regimes on the H100)
 XQA_ROLES = {"q2_half": "q 2 below half the SMs: 8-64 CTAs, 2-40 tiles", "q2_one": "q 2 one tile: 32-60 CTAs",
              "q1": "q 1 twins (same CTAs and tiles)", "control": "controls: q 2 at 104-144 CTAs"}
@@ -74,7 +89,11 @@ FA3_REGIME = {"d_short": "short T<=232 B 24-1024", "d_tiny": "tiny B<=8 T<=240",
 #: the report's family label of each measured family
 FAMILY = {"fa3": "fa3", "fa3_prefill": "fa3 prefill", "fi_prefill": "fi prefill", "fi_decode": "fi_decode",
           "fi_verify": "fi_verify", "xqa": "xqa", "fi_mla": "fi_mla", "topk": "top-k flashinfer",
-          "gemm": "block fp8 GEMM: cuBLASLt"}
+          "gemm": "block fp8 GEMM: cuBLASLt", "triton_vllm": "triton_vllm", "sgl_triton": "sgl_triton",
+          "flashmla": "flashmla"}
+#: triton8's row roles other than the harness's warm rows: their family labels (the H100 grid's, cold = the engine's
+#: state; K/V cold is a diagnosis there and here)
+TRITON_ROLE_LABEL = {"cold": "triton_vllm, cold (engine state)", "kvcold": "triton_vllm, K/V cold (diagnosis)"}
 LABELS = ("main", "new", "h100")
 
 
@@ -119,6 +138,12 @@ def regimes(part: str, j: pd.DataFrame, data_dir: Path) -> pd.Series:
             ["kernel", "dist", "rows", "n", "fi_path"]], on=["kernel", "dist", "rows", "n"], how="left")
         r = pd.Series(G12.regime(f["kernel"], f["rows"], f["n"], f["fi_path"]), index=j.index)
         return r.str.split(": ", n=1).str[-1]          # the transform is the family label's
+    if part == "triton8":
+        return pd.Series(FP.triton_blind8_regime(j), index=j.index)
+    if part == "sgl6":
+        g = pd.read_csv(DF.resolve(Path(data_dir) / SGL6_PRED))[_PROD_KEYS + ["group"]].drop_duplicates(_PROD_KEYS)
+        return pd.Series(j[_PROD_KEYS].merge(g, on=_PROD_KEYS, how="left")["group"].fillna("other").to_numpy(),
+                         index=j.index)
     if part == "fi_dec8":
         keys = [k for k in PARTS["fi_dec8"][1] if k in j.columns]
         g = j[keys].merge(_dec8_groups(data_dir), on=keys, how="left")["group"]
@@ -127,19 +152,28 @@ def regimes(part: str, j: pd.DataFrame, data_dir: Path) -> pd.Series:
     return pd.Series((lab["kv"] + " " + lab["ctx_regime"] + " " + lab["batch_regime"]).to_numpy(), index=j.index)
 
 
-def load(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame:
+def _pred_file(part: str) -> str:
+    """The prediction file that priced `part`."""
+    if part in PARTS_E:
+        return PRED_E_CSV
+    return PRED_D_CSV if part == "cublaslt15" else PRED_C_CSV if part in PARTS_C else PRED_CSV
+
+
+def load(data_dir: Path = DATA_DIR, replicate: bool = False, parts: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Every measured H200 row joined with its committed prices: part, family, regime, h200_us, h100_us, pred_<label>_us
     and <label>_err_pct (main / new against the H200, h100 against the H100's own measurement); empty before the
     measurement is committed. `replicate`: the parts' `_replicate` files instead (parts A and B again on a second lease,
-    XQA and MLA again on the same warm machine)."""
+    XQA, MLA and part E again on the same warm machine). `parts`: which parts (default: all but part E's)."""
+    parts = tuple(p for p in PARTS if p not in PARTS_E) if parts is None else parts
     preds = {}
-    for name in (PRED_CSV, PRED_C_CSV, PRED_D_CSV):
+    for name in (PRED_CSV, PRED_C_CSV, PRED_D_CSV, PRED_E_CSV):
         pf = DF.resolve(Path(data_dir) / name)
         if pf.is_file():
             preds[name] = pd.read_csv(pf, dtype={"model_commit": str, "main_commit": str})
     out = []
-    for part, (_, keys) in PARTS.items():
-        pred = preds.get(PRED_D_CSV if part == "cublaslt15" else PRED_C_CSV if part in PARTS_C else PRED_CSV)
+    for part in parts:
+        keys = PARTS[part][1]
+        pred = preds.get(_pred_file(part))
         m = _measured(part, data_dir, replicate)
         if m is None or pred is None:
             continue
@@ -162,6 +196,9 @@ def load(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame:
     if "kernel" in b.columns:
         b.loc[b["kernel"] == "fi_topk", "family_label"] = "top-k flashinfer ragged"
         b.loc[b["kernel"] == "fi_topk_pt", "family_label"] = "top-k flashinfer page-table"
+    if "row_role" in b.columns:
+        role = b["row_role"].map(TRITON_ROLE_LABEL)
+        b.loc[role.notna() & (b["family"] == "triton_vllm"), "family_label"] = role
     for lab in ("main", "new"):
         b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["h200_us"] - 1.0) * 100.0
     b["h100_err_pct"] = (b["pred_h100_us"] / b["h100_us"] - 1.0) * 100.0
