@@ -48,6 +48,7 @@ from accuracy_sections import (
     h200_gemm,
     h200_transfer,
     h200_transfer_e,
+    h200_transfer_f,
     indexer,
     mla,
     mla_prefill,
@@ -99,6 +100,7 @@ def main() -> None:
     fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
     h200_transfer_e.h200_transfer_e()
+    h200_transfer_f.h200_transfer_f()
     fi_dec_blind9.fi_dec_blind9()
     fi_tc_h200.fi_tc_h200()
     topk_fi_h200.topk_fi_h200()

@@ -156,13 +156,10 @@ def production_indexer_blind3() -> None:
 
 
 def _indexer_blind4_regime(d) -> "np.ndarray":
-    """Grid 4's regimes: verification next_n 2, else batch <= 4 / 5-32 / > 32 x context <= 8K / longer (batch > 32
-    pooled), the rotation in brackets."""
-    b, c = d["batch"].to_numpy(), d["context"].to_numpy()
-    bat = np.where(b <= 4, "batch 1-4", np.where(b <= 32, "batch 5-32", "batch 33-128"))
-    ctx = np.where(b > 32, "", np.where(c <= 8192, ", ctx <= 8K", ", ctx > 8K"))
-    lab = np.where(d["next_n"].to_numpy() >= 2, "verify next_n 2", "decode " + bat.astype(object) + ctx.astype(object))
-    return lab.astype(object) + " [" + d["rotation"].astype(str).to_numpy().astype(object) + "]"
+    """Grid 4's regimes (simulator.calibration.fit_deepgemm_indexer.blind4_regime)."""
+    from simulator.calibration import fit_deepgemm_indexer as FI
+
+    return FI.blind4_regime(d)
 
 
 def production_indexer_blind4_cold() -> None:

@@ -137,6 +137,16 @@ def regime(df: pd.DataFrame) -> pd.Series:
     return pd.Series(np.where(dec, lab, "prefill many-row"), index=df.index)
 
 
+def blind4_regime(df: pd.DataFrame) -> np.ndarray:
+    """The fourth blind grid's regimes (the indexer's STANDING regimes): verification next_n 2, else batch <= 4 / 5-32 /
+    > 32 x context <= 8K / longer (batch > 32 pooled), the rotation in brackets."""
+    b, c = df["batch"].to_numpy(), df["context"].to_numpy()
+    bat = np.where(b <= 4, "batch 1-4", np.where(b <= 32, "batch 5-32", "batch 33-128"))
+    ctx = np.where(b > 32, "", np.where(c <= 8192, ", ctx <= 8K", ", ctx > 8K"))
+    lab = np.where(df["next_n"].to_numpy() >= 2, "verify next_n 2", "decode " + bat.astype(object) + ctx.astype(object))
+    return lab.astype(object) + " [" + df["rotation"].astype(str).to_numpy().astype(object) + "]"
+
+
 def fit_mask(df: pd.DataFrame) -> np.ndarray:
     dec = (df["part"] == "decode") & df["batch"].isin(FIT_DECODE["batch"])
     pre = (df["part"] == "prefill") & df["rows"].isin(FIT_PREFILL["rows"])

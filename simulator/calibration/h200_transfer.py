@@ -19,6 +19,10 @@ decode kernel (sgl_triton blind grid 6) and FlashMLA (MLA blind grid 7). It has 
 (pred_new_us) is judged, beside the H100 model on the H100's own measurement; it is loaded apart (`load(parts=PARTS_E)`,
 benchmarks/accuracy_sections/h200_transfer_e.py).
 
+Part F (h200_transfer_f_predictions.csv in production_kernels/, priced before its call on 2026-11-28) re-runs DeepGEMM's
+DSA-indexer grids 4 (cold keys, the indexer's STANDING grid) and 3 (warm and cold decode, prefill), DeepGEMM 54e2261
+built on the device (`load_part_f`).
+
 Each part keeps the regimes its H100 grid was judged by (benchmarks/accuracy_sections: FA3 blind grid 3's shape groups,
 the prefill grids' K/V dtype x fresh / chunked, fi_decode grid 8's groups, fi_verify grid 14's and MLA grid 6's K/V
 dtype x context x batch, XQA grid 18's row roles, top-k grid 12's transform x launch, cuBLASLt grid 15's regimes); the
@@ -201,6 +205,51 @@ def load(data_dir: Path = DATA_DIR, replicate: bool = False, parts: tuple[str, .
         b.loc[role.notna() & (b["family"] == "triton_vllm"), "family_label"] = role
     for lab in ("main", "new"):
         b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["h200_us"] - 1.0) * 100.0
+    b["h100_err_pct"] = (b["pred_h100_us"] / b["h100_us"] - 1.0) * 100.0
+    b["measured_ratio"] = b["h200_us"] / b["h100_us"]
+    b["model_ratio"] = b["pred_new_us"] / b["pred_h100_us"]
+    return b
+
+
+#: part F: the indexer's prediction file and measurements (production_kernels/), the columns that name a row
+KERNEL_DIR = Path(__file__).resolve().parents[2] / "hwmodels/calibration/data/production_kernels"
+PRED_F_CSV = "h200_transfer_f_predictions.csv"
+INDEXER_KEYS = ["part", "batch", "context", "next_n", "rows", "keys", "rotation"]
+
+
+def load_part_f(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.DataFrame:
+    """Part F's measured H200 rows (grids 4 and 3) joined with the prices committed before the call: grid, set, regime
+    (grid 4's regimes; grid 3's by rotation and part), h200_us, h100_us, pred_new_us / new_err_pct (the product on the
+    H200), pred_h100_us / h100_err_pct (the same model against the H100's own measurement), measured_ratio,
+    model_ratio; empty before the measurement is committed."""
+    from simulator.calibration import fit_deepgemm_indexer as FI
+
+    pf = DF.resolve(Path(data_dir) / PRED_F_CSV)
+    if not pf.is_file():
+        return pd.DataFrame()
+    pred = pd.read_csv(pf, keep_default_na=False, na_values=[""], dtype={"model_commit": str})
+    pred["rotation"] = pred["rotation"].fillna("").astype(str)
+    out = []
+    for grid in (4, 3):
+        tag = "_replicate" if replicate else ""
+        fs = [p for p in DF.glob(Path(data_dir), f"h200_transfer_indexer{grid}_nvidia-h200_*.csv")
+              if DF.stem(p).endswith("_replicate") == replicate]
+        if not fs:
+            continue
+        m = FI.load(sorted(fs)[-1])
+        m["rotation"] = m["rotation"].fillna("").astype(str)
+        j = pred[pred["grid"] == grid].merge(
+            m[INDEXER_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=INDEXER_KEYS,
+            how="inner")
+        j["file"] = sorted(fs)[-1].name + tag * 0
+        out.append(j)
+    if not out:
+        return pd.DataFrame()
+    b = pd.concat(out, ignore_index=True)
+    g4 = b["grid"] == 4
+    b["regime"] = np.where(g4, FI.blind4_regime(b), np.where(b["part"] == "prefill", "prefill many-row",
+                                                             "decode / verify [" + b["rotation"] + "]"))
+    b["new_err_pct"] = (b["pred_new_us"] / b["h200_us"] - 1.0) * 100.0
     b["h100_err_pct"] = (b["pred_h100_us"] / b["h100_us"] - 1.0) * 100.0
     b["measured_ratio"] = b["h200_us"] / b["h100_us"]
     b["model_ratio"] = b["pred_new_us"] / b["pred_h100_us"]
