@@ -254,3 +254,31 @@ def load_part_f(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Data
     b["measured_ratio"] = b["h200_us"] / b["h100_us"]
     b["model_ratio"] = b["pred_new_us"] / b["pred_h100_us"]
     return b
+
+
+#: part G: DeepGEMM's block-scaled fp8 GEMM (production_kernels/), its prediction file and measurements
+PRED_G_CSV = "h200_transfer_g_predictions.csv"
+GEMM_KEYS = ["rows", "k", "n"]
+
+
+def load_part_g(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.DataFrame:
+    """Part G's measured H200 rows (DeepGEMM's rows of block grid 8 and of the decode-3 grid) joined with the prices
+    committed before the call: grid, regime (each grid's own; grid 8's fill7 repeats keep 'repeat ...'), h200_us,
+    h100_us, new / h100 _err_pct, measured_ratio, model_ratio; empty before the measurement is committed."""
+    pf = DF.resolve(Path(data_dir) / PRED_G_CSV)
+    fs = [p for p in DF.glob(Path(data_dir), "h200_transfer_deepgemm_gemm_nvidia-h200_*.csv")
+          if DF.stem(p).endswith("_replicate") == replicate]
+    if not pf.is_file() or not fs:
+        return pd.DataFrame()
+    pred = pd.read_csv(pf, dtype={"model_commit": str})
+    m = pd.read_csv(sorted(fs)[-1])
+    m = m[(m["kernel"] == "deepgemm") & pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
+    m["median_us"] = m["median_us"].astype(float)
+    b = pred.merge(m[GEMM_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=GEMM_KEYS,
+                   how="inner")
+    b["file"] = sorted(fs)[-1].name
+    b["new_err_pct"] = (b["pred_new_us"] / b["h200_us"] - 1.0) * 100.0
+    b["h100_err_pct"] = (b["pred_h100_us"] / b["h100_us"] - 1.0) * 100.0
+    b["measured_ratio"] = b["h200_us"] / b["h100_us"]
+    b["model_ratio"] = b["pred_new_us"] / b["pred_h100_us"]
+    return b
