@@ -148,7 +148,7 @@ def test_part_g_judges_deepgemms_block_gemm_on_the_h200_blind():
     assert b.groupby("grid").size().to_dict() == {"decode3": 53, "grid8": 25}
     judged = b[~b["regime"].str.startswith("repeat")]
     e = judged["new_err_pct"]
-    assert np.median(e.abs()) < 7 and np.percentile(e.abs(), 90) < 18     # 5.8 / 16.0 % (blind)
+    assert np.median(e.abs()) < 7 and np.percentile(e.abs(), 90) < 18     # 5.7 / 15.8 % (blind)
     # the decode GEMMs barely gain from HBM3e (measured ~0.96 of the H100's time); the model gives them ~0.90
     r = judged[["measured_ratio", "model_ratio"]].median()
     assert 0.93 < r["measured_ratio"] < 1.0 and r["model_ratio"] < r["measured_ratio"] - 0.03
