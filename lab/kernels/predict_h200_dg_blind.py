@@ -16,7 +16,7 @@ regimes (median <= 10 %, p90 <= 25 %) than main, or as many with a lower pooled 
 Writes hwmodels/calibration/data/production_kernels/h200_dg_blind_predictions.csv and the call's grid
 h200_dg_blind_grid.csv (kernel, rows, k, n).
 
-    python lab/kernels/predict_h200_dg_blind.py
+    python lab/kernels/predict_h200_dg_blind.py [--refit]     (--refit: print CAND_H200's fit, write nothing)
 """
 from __future__ import annotations
 
@@ -105,7 +105,36 @@ def cand_eff(hw):
                    iter_s={**e.iter_s, k: CAND_H200["iter_us"] * 1e-6})
 
 
+def refit_on_part_g() -> dict:
+    """CAND_H200's fit: gemm_fp8_block's memory share, cta_fixed_us and iter_us by least squares on log time over part G's
+    78 H200 rows (h200_transfer.load_part_g: DeepGEMM's rows of block grid 8 and of the decode-3 grid as the H200 timed
+    them), every other term as the H200 borrows it; starts at the borrowed terms."""
+    from scipy.optimize import least_squares
+
+    from simulator.calibration import h200_transfer as HT
+
+    b = HT.load_part_g()
+    hw = load_hardware("H200")
+    gf = F.gemm_frame(pd.DataFrame({"family": "gemm", "kernel": "fp8_block", "dist": "", "rows": b["rows"],
+                                    "n": b["n"], "k": b["k"]}))
+    y = np.log(b["h200_us"].to_numpy(float))
+    e, k = hw.efficiency, "gemm_fp8_block"
+
+    def eff(x):
+        return replace(e, memory={**e.memory, k: x[0]}, cta_fixed_s={**e.cta_fixed_s, k: x[1] * 1e-6},
+                       iter_s={**e.iter_s, k: x[2] * 1e-6})
+    x0 = [e.memory[k], e.cta_fixed_s.get(k, 0.0) * 1e6, e.iter_s.get(k, 0.0) * 1e6]
+    r = least_squares(lambda x: np.log(F.predict_gemm_us(gf, hw, eff(x))) - y, x0,
+                      bounds=([0.05, 0.0, 0.001], [1.5, 50.0, 5.0]))
+    return {"memory": round(float(r.x[0]), 4), "cta_fixed_us": round(float(r.x[1]), 4),
+            "iter_us": round(float(r.x[2]), 4), "rows": int(len(b)),
+            "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
 def main() -> None:
+    if "--refit" in sys.argv:
+        print(refit_on_part_g())
+        return
     seen = committed_shapes()
     rows = grid(seen)
     clash = set(rows) & seen
