@@ -49,6 +49,7 @@ from accuracy_sections import (
     h200_transfer,
     h200_transfer_e,
     h200_transfer_f,
+    h200_dg_blind,
     h200_transfer_g,
     indexer,
     mla,
@@ -103,6 +104,7 @@ def main() -> None:
     h200_transfer_e.h200_transfer_e()
     h200_transfer_f.h200_transfer_f()
     h200_transfer_g.h200_transfer_g()
+    h200_dg_blind.h200_dg_blind()
     fi_dec_blind9.fi_dec_blind9()
     fi_tc_h200.fi_tc_h200()
     topk_fi_h200.topk_fi_h200()

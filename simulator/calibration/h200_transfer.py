@@ -282,3 +282,28 @@ def load_part_g(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Data
     b["measured_ratio"] = b["h200_us"] / b["h100_us"]
     b["model_ratio"] = b["pred_new_us"] / b["pred_h100_us"]
     return b
+
+
+#: the blind follow-up of part G (lab/kernels/predict_h200_dg_blind.py): DeepGEMM's block GEMM at new (M, K, N)
+PRED_DG_BLIND_CSV = "h200_dg_blind_predictions.csv"
+
+
+def load_dg_blind(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.DataFrame:
+    """The H200's DeepGEMM block-GEMM blind grid: its measured rows joined with the prices committed before the call
+    (main = the H100's terms as the H200 borrows them, cand = CAND_H200, the kind refitted on part G's rows): regime,
+    h200_us, main / cand _err_pct; empty before the measurement is committed."""
+    pf = DF.resolve(Path(data_dir) / PRED_DG_BLIND_CSV)
+    fs = [p for p in DF.glob(Path(data_dir), "h200_dg_blind_nvidia-h200_*.csv")
+          if DF.stem(p).endswith("_replicate") == replicate]
+    if not pf.is_file() or not fs:
+        return pd.DataFrame()
+    pred = pd.read_csv(pf, dtype={"model_commit": str})
+    m = pd.read_csv(sorted(fs)[-1])
+    m = m[(m["kernel"] == "deepgemm") & pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
+    m["median_us"] = m["median_us"].astype(float)
+    b = pred.merge(m[GEMM_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=GEMM_KEYS,
+                   how="inner")
+    b["file"] = sorted(fs)[-1].name
+    for lab in ("main", "cand"):
+        b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["h200_us"] - 1.0) * 100.0
+    return b
