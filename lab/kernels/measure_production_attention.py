@@ -144,6 +144,13 @@ MLA_BLIND6_BT = ([(1, 48), (2, 248), (3, 128), (5, 104), (6, 448), (8, 36), (10,
 #: (simulator/kernels/flashmla.py FM_MMA_PADDED); every (batch, context) in none of the committed CSVs' rows (checked
 #: when priced), priced and committed before it was measured, same Q every replay
 MLA_BLIND7_HEADS = (16, 32, 64, 128)
+#: the H200's FlashMLA grid (--grid mla_h200; part flashmla; lab/kernels/predict_mla_h200.py prices it before the call):
+#: DeepSeek-V3's MLA heads at TP 1-8 on the lent H200, weighted to the regime part E missed there (short contexts at
+#: mid batch: one to four 64-token blocks, one request per part) with the other three regimes as controls; every
+#: (heads, batch, context) in none of the committed CSVs' flashmla rows (checked when priced), same Q every replay
+MLA_H200_HEADS = (16, 32, 64, 128)
+MLA_H200_BT = ([(20, 88), (32, 200), (44, 152), (72, 120), (100, 64), (160, 232), (200, 40)]
+               + [(300, 100), (480, 52)] + [(4, 5000), (12, 1800)] + [(40, 3000), (96, 1100)])
 MLA_BLIND7_BT = ([(2, 24000), (10, 14000), (14, 3400), (28, 2300), (64, 9000)]
                  + [(24, 56), (36, 136), (56, 176), (88, 40)]
                  + [(240, 700), (416, 56)])
@@ -937,6 +944,11 @@ def shapes(part: str, grid: str = "campaign") -> list[dict]:
             return []
         return [dict(family="fi_mla", model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
                      batch=b, q_rows=1, context=t, page_size=1) for h, b, t in MLA_MERGE]
+    if grid == "mla_h200":   # FlashMLA only (MLA_H200_*)
+        if part != "flashmla":
+            return []
+        return [dict(family=part, model=f"mla{h}", heads=h, kv_heads=1, head_dim=576, head_dim_v=512, dtype="bf16",
+                     batch=b, q_rows=1, context=t, page_size=64) for h in MLA_H200_HEADS for b, t in MLA_H200_BT]
     if grid == "mla_blind7":   # FlashMLA only (MLA_BLIND7_*)
         if part != "flashmla":
             return []
@@ -1314,7 +1326,8 @@ def main() -> None:
     ap.add_argument("--only-bt", default="", help="keep only these batch:context shapes, comma-separated")
     ap.add_argument("--grid", default="campaign", choices=("campaign", "fresh", "mla_merge", "fresh_mla", "fresh_fi",
                                                                "fresh_fi2", "fresh_fi3", "mla_fit2", "mla_blind2",
-                                                               "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "mla_blind7", "fi_dec_blind",
+                                                               "mla_blind3", "mla_blind4", "mla_blind5", "mla_blind6", "mla_blind7", "mla_h200",
+                                                               "fi_dec_blind",
                                                                "fi_dec_blind2", "fi_dec_blind3", "fi_dec_blind4",
                                                                "fi_dec_blind5", "fi_dec_blind6", "fi_dec_blind7",
                                                                "fi_dec_blind8", "fi_dec_blind9", "fi_tc_blind",
