@@ -8,7 +8,8 @@
 # decode_attention.py, imports replaced; their md5s in env.txt); FlashMLA from the sgl_flash_mla 1.0.0 wheel, unpacked
 # and xz-packed (fm.tar.xz: w/<wheel name>/...), carried in two halves over two back-to-back calls (the repository alone
 # is 57 MiB of the 64 MiB a call carries): the first call only parks its half in /tmp/fmparts (W=.dev/e1 PARK=1), the
-# second carries the other and measures. Every part's files are packed into $OUT/h200_transfer_E.tgz after it. From
+# second carries the other and measures (from 2026-11-28's FlashMLA grid on, in three parts: two parking calls, e1 and
+# e2, then the measuring call with e3; the parts are joined in name order). Every part's files are packed into $OUT/h200_transfer_E.tgz after it. From
 # the repository root of the device copy:
 #   W=.dev/e1 PARK=1 bash lab/kernels/run_h200_transfer_e_device.sh; W=.dev/e2 bash lab/kernels/run_h200_transfer_e_device.sh
 # The H200's FlashMLA grid (lab/kernels/predict_mla_h200.py) runs through the same script with the FlashMLA part alone:
@@ -36,7 +37,7 @@ if [[ " $PARTS " == *" sgl "* ]]; then
   timeout 110 python3 sgl_triton_blind6.py --out $O/sgl6 --budget-s ${B6:-80} 2>&1 | grep -v "^\s*$" | tail -4
   echo "sgl6 done $(el) s"; pack sgl6
 fi
-cat /tmp/fmparts/fmpart_aa ../../$W/fmpart_ab > /tmp/fm.tar.xz; md5sum /tmp/fm.tar.xz >> $O/env.txt
+cp ../../$W/fmpart_* /tmp/fmparts/ 2>/dev/null; cat /tmp/fmparts/fmpart_* > /tmp/fm.tar.xz; md5sum /tmp/fm.tar.xz >> $O/env.txt
 mkdir -p /tmp/whl && tar -xJf /tmp/fm.tar.xz -C /tmp && for d in /tmp/w/*/; do (cd "$d" && python3 -m zipfile -c "/tmp/whl/$(basename "$d").whl" $(ls -A)); done
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/whl/*.whl > $O/pip.txt 2>&1 || cat $O/pip.txt
 PYTHONPATH=/tmp/site timeout $(( 570 - $(el) )) python3 measure_production_attention.py --out $O/fm7 --grid $MLA_GRID \
