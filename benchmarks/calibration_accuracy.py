@@ -53,6 +53,7 @@ from accuracy_sections import (
     h200_transfer_g,
     indexer,
     mla,
+    mla_h200,
     mla_prefill,
     prefill_kernels,
     prefill_scan6,
@@ -102,6 +103,7 @@ def main() -> None:
     fi_sm90_prefill.sglang_extend()
     h200_transfer.h200_transfer()
     h200_transfer_e.h200_transfer_e()
+    mla_h200.mla_h200()
     h200_transfer_f.h200_transfer_f()
     h200_transfer_g.h200_transfer_g()
     h200_dg_blind.h200_dg_blind()

@@ -167,3 +167,15 @@ def test_the_h200_deepgemm_blind_grid_keeps_the_h100_terms_by_its_rule():
     assert np.median(cand) > np.median(main) and np.percentile(cand, 90) > np.percentile(main, 90)
     from hwmodels.spec import load_hardware
     assert "gemm_fp8_block" in load_hardware("H200").efficiency.borrowed_kinds
+
+
+def test_the_h200_flashmla_grid_is_the_standing_and_part_e_gives_it_up():
+    b = HT.load_mla_h200()
+    if not len(b):
+        pytest.skip("the H200's FlashMLA grid is not committed")
+    assert len(b) == 52 and set(b["device"]) == {"NVIDIA H200"} and (b["regime"].value_counts().max() == 28)
+    e = b["new_err_pct"]
+    assert np.median(e.abs()) < 7 and np.percentile(e.abs(), 90) < 16      # 6.1 / 14.8 % (blind, no model change)
+    short_mid = b[b["regime"] == "bf16 short (<=256) mid (64)"]["new_err_pct"]
+    assert -10 < np.median(short_mid) < -5                                  # -7.5 %: still fast, part E's -10.4 % was not
+    assert len(HT.load_mla_h200(replicate=True)) == 52

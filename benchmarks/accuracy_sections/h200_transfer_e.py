@@ -22,6 +22,8 @@ from simulator.calibration.scoreboard import BOARD, models_table
 LABELS = ("new", "h100")
 #: family labels shown but kept off the board (a diagnosis on the H100 grid too)
 DIAGNOSIS_ONLY = ("triton_vllm, K/V cold (diagnosis)",)
+#: the families whose H200 STANDING row a newer H200 blind grid holds (family: the section that marks it)
+MOVED_ON = {"flashmla": "mla_h200 (the H200's FlashMLA grid, 2026-11-28)"}
 
 
 def h200_transfer_e(fmt: dict | None = None) -> None:
@@ -55,7 +57,7 @@ def h200_transfer_e(fmt: dict | None = None) -> None:
               f"{np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
         if f not in DIAGNOSIS_ONLY:
             BOARD.add(f"{f}, H200", "blind", "H200 transfer grid part E, the product as committed (the H100-SXM's "
-                      "terms)", e, met, len(tt), standing=True)
+                      "terms)", e, met, len(tt), standing=f not in MOVED_ON)
     r = HT.load(replicate=True, parts=HT.PARTS_E)
     if len(r):
         r["regime"] = r["family_label"] + ": " + r["regime"]

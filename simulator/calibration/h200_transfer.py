@@ -307,3 +307,27 @@ def load_dg_blind(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Da
     for lab in ("main", "cand"):
         b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["h200_us"] - 1.0) * 100.0
     return b
+
+
+#: the H200's FlashMLA grid (lab/kernels/predict_mla_h200.py; production_attention/): no model change, the standing
+PRED_MLA_H200_CSV = "production_attention_mla_h200_predictions.csv"
+
+
+def load_mla_h200(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame:
+    """The H200's FlashMLA grid's measured rows joined with the product's prices committed before the call (pred_us, and
+    pred_h100_us: the same shapes priced on the H100-SXM, no H100 time): regime, h200_us, new_err_pct; empty before
+    the measurement is committed."""
+    pf = DF.resolve(Path(data_dir) / PRED_MLA_H200_CSV)
+    fs = [p for p in DF.glob(Path(data_dir), "production_attention_mla_h200_nvidia-h200_*.csv")
+          if DF.stem(p).endswith("_replicate") == replicate and "_grids" not in p.name]
+    if not pf.is_file() or not fs:
+        return pd.DataFrame()
+    pred = pd.read_csv(pf, dtype={"model_commit": str})
+    m = pd.read_csv(sorted(fs)[-1])
+    m = m[pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
+    m["median_us"] = m["median_us"].astype(float)
+    keys = ["family", "heads", "batch", "context"]
+    b = pred.merge(m[keys + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=keys, how="inner")
+    b["file"] = sorted(fs)[-1].name
+    b["new_err_pct"] = (b["pred_us"] / b["h200_us"] - 1.0) * 100.0
+    return b
