@@ -14,9 +14,12 @@
 #   W=.dev/e1 PARK=1 bash lab/kernels/run_h200_transfer_e_device.sh; W=.dev/e2 bash lab/kernels/run_h200_transfer_e_device.sh
 # The H200's FlashMLA grid (lab/kernels/predict_mla_h200.py) runs through the same script with the FlashMLA part alone:
 #   PARTS=flashmla MLA_GRID=mla_h200 W=.dev/e2 bash lab/kernels/run_h200_transfer_e_device.sh
+# and the H200's vLLM Triton grid (lab/kernels/triton_decode_h200.py) with the Triton part alone:
+#   PARTS=triton TRITON_SCRIPT=triton_decode_h200.py bash lab/kernels/run_h200_transfer_e_device.sh
 if [ -n "$PARK" ]; then mkdir -p /tmp/fmparts && cp $W/fmpart_* /tmp/fmparts/ && ls -la /tmp/fmparts; exit 0; fi
 T0=$(date +%s)
 W=${W:-.dev/e2}; PARTS=${PARTS:-triton sgl flashmla}; MLA_GRID=${MLA_GRID:-mla_blind7}
+TRITON_SCRIPT=${TRITON_SCRIPT:-triton_decode_blind8.py}
 el() { echo $(( $(date +%s) - T0 )); }
 O=/tmp/oE; mkdir -p $O
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
@@ -30,16 +33,19 @@ pack() { tar -czf $OUT/h200_transfer_E.tgz -C $O . ; echo "packed $1 at $(el) s"
 cd lab/kernels
 export PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/tcache
 if [[ " $PARTS " == *" triton "* ]]; then
-  timeout 230 python3 triton_decode_blind8.py --out $O/triton8 --budget-s ${B8:-190} 2>&1 | grep -v "^\s*$" | tail -4
+  timeout 230 python3 $TRITON_SCRIPT --out $O/triton8 --budget-s ${B8:-190} 2>&1 | grep -v "^\s*$" | tail -4
   echo "triton8 done $(el) s"; pack triton8
 fi
 if [[ " $PARTS " == *" sgl "* ]]; then
   timeout 110 python3 sgl_triton_blind6.py --out $O/sgl6 --budget-s ${B6:-80} 2>&1 | grep -v "^\s*$" | tail -4
   echo "sgl6 done $(el) s"; pack sgl6
 fi
+if [[ " $PARTS " == *" flashmla "* ]]; then
 cp ../../$W/fmpart_* /tmp/fmparts/ 2>/dev/null; cat /tmp/fmparts/fmpart_* > /tmp/fm.tar.xz; md5sum /tmp/fm.tar.xz >> $O/env.txt
 mkdir -p /tmp/whl && tar -xJf /tmp/fm.tar.xz -C /tmp && for d in /tmp/w/*/; do (cd "$d" && python3 -m zipfile -c "/tmp/whl/$(basename "$d").whl" $(ls -A)); done
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/whl/*.whl > $O/pip.txt 2>&1 || cat $O/pip.txt
 PYTHONPATH=/tmp/site timeout $(( 570 - $(el) )) python3 measure_production_attention.py --out $O/fm7 --grid $MLA_GRID \
   --tag _${MLA_GRID#mla_}_flashmla --parts flashmla --budget-s $(( 540 - $(el) )) 2>&1 | grep -v "^\s*$" | tail -4
-echo "flashmla ($MLA_GRID) done $(el) s"; kill $SMI 2>/dev/null; pack flashmla
+echo "flashmla ($MLA_GRID) done $(el) s"
+fi
+kill $SMI 2>/dev/null; pack end
