@@ -66,6 +66,7 @@ from accuracy_sections import (
     torch_rmsnorm_grid3,
     torch_rmsnorm_h200,
     triton,
+    triton_h200,
     xqa,
 )
 
@@ -104,6 +105,7 @@ def main() -> None:
     h200_transfer.h200_transfer()
     h200_transfer_e.h200_transfer_e()
     mla_h200.mla_h200()
+    triton_h200.triton_h200()
     h200_transfer_f.h200_transfer_f()
     h200_transfer_g.h200_transfer_g()
     h200_dg_blind.h200_dg_blind()

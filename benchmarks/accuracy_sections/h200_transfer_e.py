@@ -23,7 +23,9 @@ LABELS = ("new", "h100")
 #: family labels shown but kept off the board (a diagnosis on the H100 grid too)
 DIAGNOSIS_ONLY = ("triton_vllm, K/V cold (diagnosis)",)
 #: the families whose H200 STANDING row a newer H200 blind grid holds (family: the section that marks it)
-MOVED_ON = {"flashmla": "mla_h200 (the H200's FlashMLA grid, 2026-11-28)"}
+MOVED_ON = {"flashmla": "mla_h200 (the H200's FlashMLA grid, 2026-11-28)",
+            "triton_vllm": "triton_h200 (the H200's vLLM Triton grid, 2026-11-28)",
+            "triton_vllm, cold (engine state)": "triton_h200 (the H200's vLLM Triton grid, 2026-11-28)"}
 
 
 def h200_transfer_e(fmt: dict | None = None) -> None:

@@ -331,3 +331,28 @@ def load_mla_h200(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.Data
     b["file"] = sorted(fs)[-1].name
     b["new_err_pct"] = (b["pred_us"] / b["h200_us"] - 1.0) * 100.0
     return b
+
+
+#: the H200's vLLM Triton grid (lab/kernels/predict_triton_h200.py; production_attention/): no model change, the standing
+PRED_TRITON_H200_CSV = "triton_decode_h200_predictions.csv"
+TRITON_KEYS = ["family", "heads", "kv_heads", "dtype", "batch", "q_rows", "context", "row_role"]
+
+
+def load_triton_h200(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame:
+    """The H200's vLLM Triton grid's measured rows (warm = row_role blind, cold = the engine's state) joined with the
+    product's prices committed before the call: regime (Triton grid 8's), h200_us, new_err_pct; empty before the
+    measurement is committed."""
+    pf = DF.resolve(Path(data_dir) / PRED_TRITON_H200_CSV)
+    fs = [p for p in DF.glob(Path(data_dir), "triton_decode_h200_nvidia-h200_*.csv")
+          if DF.stem(p).endswith("_replicate") == replicate]
+    if not pf.is_file() or not fs:
+        return pd.DataFrame()
+    pred = pd.read_csv(pf, dtype={"model_commit": str})
+    m = pd.read_csv(sorted(fs)[-1])
+    m = m[pd.to_numeric(m["median_us"], errors="coerce").notna() & (m["row_role"] != "probe")].copy()
+    m["median_us"] = m["median_us"].astype(float)
+    b = pred.merge(m[TRITON_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}),
+                   on=TRITON_KEYS, how="inner")
+    b["file"] = sorted(fs)[-1].name
+    b["new_err_pct"] = (b["pred_us"] / b["h200_us"] - 1.0) * 100.0
+    return b
