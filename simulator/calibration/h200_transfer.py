@@ -256,6 +256,26 @@ def load_part_f(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Data
     return b
 
 
+def _joined(data_dir: Path, pred_name: str, glob: str, keys: list[str], replicate: bool, keep=None) -> pd.DataFrame:
+    """A newer H200 grid's prices committed before its call (pred_name) joined on `keys` with its newest measurement
+    (`glob`; the `_replicate` file when `replicate`): timed rows only (and those `keep(m)` selects), median_us as h200_us,
+    the device and the measurement's file name; empty while either file is missing."""
+    pf = DF.resolve(Path(data_dir) / pred_name)
+    fs = sorted(p for p in DF.glob(Path(data_dir), glob)
+                if DF.stem(p).endswith("_replicate") == replicate and "_grids" not in p.name)
+    if not pf.is_file() or not fs:
+        return pd.DataFrame()
+    pred = pd.read_csv(pf, dtype={"model_commit": str})
+    m = pd.read_csv(fs[-1])
+    m = m[pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
+    if keep is not None:
+        m = m[keep(m)]
+    m["median_us"] = m["median_us"].astype(float)
+    b = pred.merge(m[keys + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=keys, how="inner")
+    b["file"] = fs[-1].name
+    return b
+
+
 #: part G: DeepGEMM's block-scaled fp8 GEMM (production_kernels/), its prediction file and measurements
 PRED_G_CSV = "h200_transfer_g_predictions.csv"
 GEMM_KEYS = ["rows", "k", "n"]
@@ -265,18 +285,10 @@ def load_part_g(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Data
     """Part G's measured H200 rows (DeepGEMM's rows of block grid 8 and of the decode-3 grid) joined with the prices
     committed before the call: grid, regime (each grid's own; grid 8's fill7 repeats keep 'repeat ...'), h200_us,
     h100_us, new / h100 _err_pct, measured_ratio, model_ratio; empty before the measurement is committed."""
-    pf = DF.resolve(Path(data_dir) / PRED_G_CSV)
-    fs = [p for p in DF.glob(Path(data_dir), "h200_transfer_deepgemm_gemm_nvidia-h200_*.csv")
-          if DF.stem(p).endswith("_replicate") == replicate]
-    if not pf.is_file() or not fs:
-        return pd.DataFrame()
-    pred = pd.read_csv(pf, dtype={"model_commit": str})
-    m = pd.read_csv(sorted(fs)[-1])
-    m = m[(m["kernel"] == "deepgemm") & pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
-    m["median_us"] = m["median_us"].astype(float)
-    b = pred.merge(m[GEMM_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=GEMM_KEYS,
-                   how="inner")
-    b["file"] = sorted(fs)[-1].name
+    b = _joined(data_dir, PRED_G_CSV, "h200_transfer_deepgemm_gemm_nvidia-h200_*.csv", GEMM_KEYS, replicate,
+                lambda m: m["kernel"] == "deepgemm")
+    if not len(b):
+        return b
     b["new_err_pct"] = (b["pred_new_us"] / b["h200_us"] - 1.0) * 100.0
     b["h100_err_pct"] = (b["pred_h100_us"] / b["h100_us"] - 1.0) * 100.0
     b["measured_ratio"] = b["h200_us"] / b["h100_us"]
@@ -292,18 +304,10 @@ def load_dg_blind(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Da
     """The H200's DeepGEMM block-GEMM blind grid: its measured rows joined with the prices committed before the call
     (main = the H100's terms as the H200 borrows them, cand = CAND_H200, the kind refitted on part G's rows): regime,
     h200_us, main / cand _err_pct; empty before the measurement is committed."""
-    pf = DF.resolve(Path(data_dir) / PRED_DG_BLIND_CSV)
-    fs = [p for p in DF.glob(Path(data_dir), "h200_dg_blind_nvidia-h200_*.csv")
-          if DF.stem(p).endswith("_replicate") == replicate]
-    if not pf.is_file() or not fs:
-        return pd.DataFrame()
-    pred = pd.read_csv(pf, dtype={"model_commit": str})
-    m = pd.read_csv(sorted(fs)[-1])
-    m = m[(m["kernel"] == "deepgemm") & pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
-    m["median_us"] = m["median_us"].astype(float)
-    b = pred.merge(m[GEMM_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=GEMM_KEYS,
-                   how="inner")
-    b["file"] = sorted(fs)[-1].name
+    b = _joined(data_dir, PRED_DG_BLIND_CSV, "h200_dg_blind_nvidia-h200_*.csv", GEMM_KEYS, replicate,
+                lambda m: m["kernel"] == "deepgemm")
+    if not len(b):
+        return b
     for lab in ("main", "cand"):
         b[f"{lab}_err_pct"] = (b[f"pred_{lab}_us"] / b["h200_us"] - 1.0) * 100.0
     return b
@@ -317,18 +321,10 @@ def load_mla_h200(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.Data
     """The H200's FlashMLA grid's measured rows joined with the product's prices committed before the call (pred_us, and
     pred_h100_us: the same shapes priced on the H100-SXM, no H100 time): regime, h200_us, new_err_pct; empty before
     the measurement is committed."""
-    pf = DF.resolve(Path(data_dir) / PRED_MLA_H200_CSV)
-    fs = [p for p in DF.glob(Path(data_dir), "production_attention_mla_h200_nvidia-h200_*.csv")
-          if DF.stem(p).endswith("_replicate") == replicate and "_grids" not in p.name]
-    if not pf.is_file() or not fs:
-        return pd.DataFrame()
-    pred = pd.read_csv(pf, dtype={"model_commit": str})
-    m = pd.read_csv(sorted(fs)[-1])
-    m = m[pd.to_numeric(m["median_us"], errors="coerce").notna()].copy()
-    m["median_us"] = m["median_us"].astype(float)
-    keys = ["family", "heads", "batch", "context"]
-    b = pred.merge(m[keys + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=keys, how="inner")
-    b["file"] = sorted(fs)[-1].name
+    b = _joined(data_dir, PRED_MLA_H200_CSV, "production_attention_mla_h200_nvidia-h200_*.csv",
+                ["family", "heads", "batch", "context"], replicate)
+    if not len(b):
+        return b
     b["new_err_pct"] = (b["pred_us"] / b["h200_us"] - 1.0) * 100.0
     return b
 
@@ -342,17 +338,9 @@ def load_triton_h200(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.D
     """The H200's vLLM Triton grid's measured rows (warm = row_role blind, cold = the engine's state) joined with the
     product's prices committed before the call: regime (Triton grid 8's), h200_us, new_err_pct; empty before the
     measurement is committed."""
-    pf = DF.resolve(Path(data_dir) / PRED_TRITON_H200_CSV)
-    fs = [p for p in DF.glob(Path(data_dir), "triton_decode_h200_nvidia-h200_*.csv")
-          if DF.stem(p).endswith("_replicate") == replicate]
-    if not pf.is_file() or not fs:
-        return pd.DataFrame()
-    pred = pd.read_csv(pf, dtype={"model_commit": str})
-    m = pd.read_csv(sorted(fs)[-1])
-    m = m[pd.to_numeric(m["median_us"], errors="coerce").notna() & (m["row_role"] != "probe")].copy()
-    m["median_us"] = m["median_us"].astype(float)
-    b = pred.merge(m[TRITON_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}),
-                   on=TRITON_KEYS, how="inner")
-    b["file"] = sorted(fs)[-1].name
+    b = _joined(data_dir, PRED_TRITON_H200_CSV, "triton_decode_h200_nvidia-h200_*.csv", TRITON_KEYS, replicate,
+                lambda m: m["row_role"] != "probe")
+    if not len(b):
+        return b
     b["new_err_pct"] = (b["pred_us"] / b["h200_us"] - 1.0) * 100.0
     return b
