@@ -231,7 +231,6 @@ def load_part_f(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Data
     pred["rotation"] = pred["rotation"].fillna("").astype(str)
     out = []
     for grid in (4, 3):
-        tag = "_replicate" if replicate else ""
         fs = [p for p in DF.glob(Path(data_dir), f"h200_transfer_indexer{grid}_nvidia-h200_*.csv")
               if DF.stem(p).endswith("_replicate") == replicate]
         if not fs:
@@ -241,7 +240,7 @@ def load_part_f(data_dir: Path = KERNEL_DIR, replicate: bool = False) -> pd.Data
         j = pred[pred["grid"] == grid].merge(
             m[INDEXER_KEYS + ["median_us", "device"]].rename(columns={"median_us": "h200_us"}), on=INDEXER_KEYS,
             how="inner")
-        j["file"] = sorted(fs)[-1].name + tag * 0
+        j["file"] = sorted(fs)[-1].name
         out.append(j)
     if not out:
         return pd.DataFrame()
