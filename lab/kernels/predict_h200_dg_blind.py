@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from predict_deepgemm_gemm_decode3 import DECODE_M, regime  # noqa: E402
+
 from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
 
@@ -60,16 +62,8 @@ GRID_KN = [
     (8192, 1024, "Qwen3-235B-A22B o_proj TP1, half N (like)"),
     (1536, 896, "Qwen3-235B-A22B expert down TP4, half N (like)"),
 ]
-DECODE_M = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 #: prefill controls: (K, N) index into GRID_KN -> M
 PREFILL = {0: 1024, 4: 512, 9: 2048, 11: 256}
-
-
-def regime(m, n) -> str:
-    """The decode-3 grid's regimes (predict_deepgemm_gemm_decode3.py `regime`)."""
-    if m > 128:
-        return "prefill M>=256 (control)"
-    return "decode M<=128, N<=1536" if n <= 1536 else "decode M<=128, N>=2048"
 
 
 def committed_shapes() -> set[tuple[int, int, int]]:
