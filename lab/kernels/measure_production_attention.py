@@ -55,6 +55,15 @@ def bt_grid(max_tokens=MAX_TOKENS, ts=T_GRID, bs=B_GRID):
     return [(b, t) for t in ts for b in bs if b * t <= max_tokens]
 
 
+def decode_rows(family, model, kv, ts, bs, max_tokens, q=1, page=16, **extra) -> list[dict]:
+    """One row per (context, batch) of ts x bs with batch x context <= max_tokens: `model`'s heads (HEADS), head dim 128,
+    K/V dtype `kv`, `q` query rows, page size `page`, and the `extra` columns (a grid's regime label)."""
+    hq, hkv = HEADS[model]
+    return [dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv, batch=b, q_rows=q,
+                 context=t, page_size=page, **extra) for t in ts for b in bs if b * t <= max_tokens]
+
+
+
 SUB_GRID = [(b, t) for t in (16, 256, 4096, 65536) for b in (1, 16, 256) if b * t <= MAX_TOKENS]
 VERIFY_GRID = [(b, t) for t in (64, 256, 1024, 4096, 16384, 65536) for b in (1, 4, 16, 64, 256) if b * t <= MAX_TOKENS]
 #: the fresh grid (--grid fresh): no (context, batch) of it is in the campaign's grids above
@@ -167,12 +176,7 @@ def fresh_fi_shapes(part: str) -> list[dict]:
     out = []
 
     def add(family, model, kv, page, ts, bs, q=1):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FI_CHECK_MAX_TOKENS:
-                    out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=q, context=t, page_size=page))
+        out.extend(decode_rows(family, model, kv, ts, bs, FI_CHECK_MAX_TOKENS, q=q, page=page))
 
     if part == "fi_decode":
         add("fi_decode", "llama8b", "bf16", 16, FI_DEC_T, FI_DEC_B)
@@ -241,12 +245,7 @@ def fresh_fi3_shapes(part: str) -> list[dict]:
     out = []
 
     def add(family, model, kv, ts, bs, q=1, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FI3_MAX_TOKENS:
-                    out.append(dict(family=family, model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=q, context=t, page_size=page))
+        out.extend(decode_rows(family, model, kv, ts, bs, FI3_MAX_TOKENS, q=q, page=page))
 
     if part == "fi_decode":
         add("fi_decode", "llama8b", "bf16", (20, 28) + FI3_SHORT[1:], FI3_SMALL_B)
@@ -288,12 +287,7 @@ def fi_dec_blind_shapes(part: str) -> list[dict]:
         return out
 
     def add(model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB_MAX_TOKENS, page=page))
 
     add("llama8b", "bf16", (12, 36, 88, 176, 232), (1, 2, 5, 7))
     add("llama70b_tp8", "bf16", (12, 36, 88, 120, 232, 520, 1800), (1, 2, 5))
@@ -333,12 +327,7 @@ def fi_dec_blind2_shapes(part: str) -> list[dict]:
         return out
 
     def add(model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB2_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB2_MAX_TOKENS, page=page))
 
     add("llama8b", "bf16", (10, 44, 104, 216), (1, 3, 6))
     add("llama70b_tp8", "bf16", (10, 68, 144, 1400), (1, 3, 6))
@@ -377,12 +366,7 @@ def fi_dec_blind3_shapes(part: str) -> list[dict]:
         return out
 
     def add(model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB3_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB3_MAX_TOKENS, page=page))
 
     add("llama70b_tp8", "fp8", (520, 1800), (1, 2, 3, 4, 5))      # the fp8 lone-CTA fit rows
     add("llama8b", "fp8", (20, 52, 184), (2, 4))
@@ -420,12 +404,7 @@ def fi_dec_blind4_shapes(part: str) -> list[dict]:
         return out
 
     def add(model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB4_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB4_MAX_TOKENS, page=page))
 
     add("llama8b", "bf16", (24, 60, 100, 168, 248), (14, 22, 34, 44, 58))     # crowded one-wave short calls
     add("llama70b", "bf16", (24, 60, 100, 168), (14, 30, 44))
@@ -458,12 +437,7 @@ def fi_dec_blind5_shapes(part: str) -> list[dict]:
         return out
 
     def add(model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB5_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB5_MAX_TOKENS, page=page))
 
     add("llama8b", "fp8", (1000, 2200), (200, 352))                           # fp8 many-wave middle
     add("llama8b", "fp8", (450,), (240, 500))
@@ -498,12 +472,7 @@ def fi_dec_blind6_shapes(part: str) -> list[dict]:
         return out
 
     def add(group, model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB6_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB6_MAX_TOKENS, page=page, group=group))
 
     add("fp8 many-wave short", "llama8b", "fp8", (40, 64, 100, 140), (288, 448, 800))
     add("fp8 many-wave short", "llama8b_tp2", "fp8", (56, 112), (600, 1000))
@@ -542,12 +511,7 @@ def fi_dec_blind7_shapes(part: str) -> list[dict]:
         return out
 
     def add(group, model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB7_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB7_MAX_TOKENS, page=page, group=group))
 
     add("70B TP4 graph grid (594, 2)", "llama70b_tp4", "bf16", (68, 108), (90, 130, 170, 230))
     add("70B TP4 graph grid (594, 2)", "llama70b_tp4", "bf16", (92,), (120, 190))
@@ -579,12 +543,7 @@ def fi_dec_blind8_shapes(part: str) -> list[dict]:
         return out
 
     def add(group, model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB8_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB8_MAX_TOKENS, page=page, group=group))
 
     add("8B bf16 S = 2 crowded", "llama8b", "bf16", (156, 196, 252), (30, 44, 58))
     add("8B TP2 bf16 S = 2 crowded", "llama8b_tp2", "bf16", (164, 212, 256), (56, 86, 126))
@@ -616,12 +575,7 @@ def fi_dec_blind9_shapes(part: str) -> list[dict]:
         return out
 
     def add(group, model, kv, ts, bs, page=16):
-        hq, hkv = HEADS[model]
-        for t in ts:
-            for b in bs:
-                if b * t <= FIDB9_MAX_TOKENS:
-                    out.append(dict(family="fi_decode", model=model, heads=hq, kv_heads=hkv, head_dim=128, dtype=kv,
-                                    batch=b, q_rows=1, context=t, page_size=page, group=group))
+        out.extend(decode_rows("fi_decode", model, kv, ts, bs, FIDB9_MAX_TOKENS, page=page, group=group))
 
     add("S = 2, bf16", "llama8b", "bf16", (140, 180, 236), (36, 52))
     add("S = 2, bf16", "llama70b_tp2", "bf16", (150, 228), (40, 64))
