@@ -1,0 +1,114 @@
+"""TensorRT-LLM's indexer top-k on the H200: the H100's blind grid 22 re-run there, and a new-shape grid over the
+family's launch regimes, both priced before the call by the product as committed.
+
+Every term of the TensorRT-LLM top-k model (simulator/kernels/topk_trtllm.py: the decode dispatch's tiers, the job
+model's pass costs, the narrow CTAs' per-CTA rule, the pair shares, the split merge) was fitted on the H100-SXM's grids
+5-21. The H200's fitted file names none of the top-k op kinds, so the product prices them there with the H100-SXM's
+terms (`unmeasured_kinds_from` in hwmodels/calibration/fitted/H200.yaml): same GH100 SM count (132) and 50 MiB L2, the
+H200's own HBM3e bandwidth. Nothing of either grid was measured on an H200 before its prices were committed
+(lab/kernels/predict_topk_trt_h200.py -> production_kernels/topk_trtllm_h200_prediction_2026-11-28.csv).
+
+- **transfer rows** (`set == "transfer"`): GRID22's 36 rows (the H100's STANDING grid of the family, narrow 256-thread
+  short rows at 9-20 CTAs per SM plus controls), the same (scores, rows, length) triples; the H100's measurement beside
+  them gives the measured H200 / H100 ratio.
+- **new rows** (`set == "new"`): 47 shapes in no committed top-k CSV over the dispatch's launch regimes (`regime`),
+  declared as the family's H200 STANDING before the call: split decode launches at 1-8 and 9-127 rows (DSA decode at
+  small batch and long context), single CTAs at few (<= 16) rows, single 512-thread CTAs over mid (12K-64K) and long
+  (> 64K) rows at 17-700 rows, narrow 256-thread CTAs, and the prefill entry (one 512-thread CTA a row).
+
+The measurement: lab/kernels/measure_topk_engines.py --trt-lib (TensorRT-LLM's kernels from a local transcription of
+indexerTopK.cu @ 07339e94, built on the device from lab/kernels/trt_topk_launch.cu; never committed),
+lab/kernels/run_topk_trt_h200_device.sh.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.spec import HardwareSpec
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.calibration import topk_engines as TE
+from simulator.kernels import topk_trtllm as TK
+
+PREDICTION = "topk_trtllm_h200_prediction_2026-11-28.csv"
+#: the measurement's file glob (measure_topk_engines.py names it topk_engines_<device>_<date>_<tag>.csv)
+MEASURED_GLOB = "topk_engines_nvidia-h200_*_trt_h200.csv"
+REPLICATE_GLOB = "topk_engines_nvidia-h200_*_trt_h200_replicate.csv"
+
+#: the new shapes by intended launch regime (checked against blocks_per_row / block_threads in `regime`); distances
+#: from the H100 grids' shapes chosen by hand, none measured before (the predictor refuses a measured one)
+NEW_SPLIT_FEW = ([("recorded", r, n) for r, n in ((1, 80000), (2, 150000), (4, 310000), (6, 520000), (8, 95000))]
+                 + [("gaussian", 3, 760000), ("uniform", 5, 240000), ("recorded", 7, 980000)])
+NEW_SPLIT_MANY = ([("recorded", r, n) for r, n in ((12, 260000), (20, 380000), (45, 560000), (70, 600000))]
+                  + [("gaussian", 28, 230000), ("uniform", 60, 300000), ("recorded", 100, 560000)])
+NEW_FEW_ROWS = ([("recorded", r, n) for r, n in ((1, 12000), (2, 40000), (4, 6000), (8, 24000), (12, 90000))]
+                + [("gaussian", 16, 150000), ("uniform", 10, 60000)])
+NEW_SINGLE_MID = ([("recorded", r, n) for r, n in ((40, 30000), (130, 45000), (260, 25000), (400, 60000))]
+                  + [("gaussian", 560, 35000), ("uniform", 700, 20000)])
+NEW_SINGLE_LONG = ([("recorded", r, n) for r, n in ((150, 180000), (220, 300000), (330, 95000), (480, 130000))]
+                   + [("gaussian", 600, 250000), ("uniform", 60, 150000)])
+NEW_NARROW = ([("recorded", r, n) for r, n in ((400, 11000), (700, 9000), (1200, 6000), (2000, 12000))]
+              + [("gaussian", 3000, 8000), ("uniform", 1500, 30000), ("gaussian", 900, 10000)])
+NEW_DECODE = NEW_SPLIT_FEW + NEW_SPLIT_MANY + NEW_FEW_ROWS + NEW_SINGLE_MID + NEW_SINGLE_LONG + NEW_NARROW
+NEW_PREFILL = ([("recorded", r, n) for r, n in ((700, 150000), (1500, 90000), (800, 40000), (2000, 25000))]
+               + [("gaussian", 1000, 8000), ("uniform", 3000, 5000)])
+
+
+def regime(kernel, rows, n) -> np.ndarray:
+    """The new grid's regimes (declared before the call), from the launch the product reads for each row: the prefill
+    entry; split decode launches at 1-8 / 9-127 rows; single CTAs at <= 16 rows; narrow 256-thread CTAs; single
+    512-thread CTAs over mid rows (<= 64K) / long rows (> 64K) at more than 16 rows."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows, float), np.asarray(n, float)
+    pf = kernel == TE.CSV_KERNEL["trtllm_prefill"]
+    split = TK.blocks_per_row(rows, n) > 1
+    narrow = TK.block_threads(rows, n) < 512
+    return np.where(pf, "prefill entry (one 512-thread CTA a row)",
+                    np.where(split, np.where(rows <= 8, "split decode, 1-8 rows", "split decode, 9-127 rows"),
+                             np.where(rows <= 16, "single CTA, <= 16 rows",
+                                      np.where(narrow, "narrow 256-thread CTAs",
+                                               np.where(n > 65536, "single 512-thread CTAs, long rows > 64K",
+                                                        "single 512-thread CTAs, mid rows 12K-64K")))))
+
+
+def frame() -> pd.DataFrame:
+    """Both sets' rows (TensorRT-LLM's decode dispatch and prefill entry), `set` transfer / new."""
+    tr = TE.grid22_frame()
+    tr["set"] = "transfer"
+    nw = TE.engines_frame(NEW_DECODE, NEW_PREFILL)
+    nw["set"] = "new"
+    return pd.concat([tr, nw], ignore_index=True)
+
+
+def predict(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """Every row priced by the product as committed on `hw` (`pred_us`: TE.predict_trtllm, the shipped terms), its
+    regime (new rows: `regime`; transfer rows: grid 22's, TE.regime22), launch columns; written to `out` if given."""
+    t = frame()
+    t["pred_us"] = TE.predict_trtllm(t, hw)
+    s = t["set"].to_numpy()
+    t["regime"] = np.where(s == "new", regime(t["kernel"], t["rows"], t["n"]),
+                           TE.regime22(t["kernel"], t["rows"], t["n"], hw.units))
+    pf = (t["kernel"] == TE.CSV_KERNEL["trtllm_prefill"]).to_numpy()
+    t["blocks_per_row"] = np.where(pf, 1, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(pf, 512, TK.block_threads(t["rows"], t["n"]))
+    t["ctas_per_sm"] = np.where(pf, np.ceil(t["rows"] / hw.units), TK.ctas_per_sm(t["rows"], t["n"], hw.units))
+    res = t[F.SHAPE_KEYS + ["set", "regime", "blocks_per_row", "threads", "ctas_per_sm", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The committed prediction joined to the H200's measurement (None before it exists); `h100_us` = the H100's own
+    measurement of the transfer rows (grid 22's CSV), `wrong` = the selection check failed (time kept)."""
+    files = sorted(Path(data_dir).glob(REPLICATE_GLOB if replicate else MEASURED_GLOB))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREDICTION)
+    m = pd.read_csv(files[-1])
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    h1 = pd.read_csv(Path(data_dir) / TE.GRID22_MEASURED)[F.SHAPE_KEYS + ["median_us"]]
+    out = out.merge(h1.rename(columns={"median_us": "h100_us"}), on=F.SHAPE_KEYS, how="left")
+    return out
