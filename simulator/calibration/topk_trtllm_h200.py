@@ -43,13 +43,13 @@ NEW_SPLIT_FEW = ([("recorded", r, n) for r, n in ((1, 80000), (2, 150000), (4, 3
                  + [("gaussian", 3, 760000), ("uniform", 5, 240000), ("recorded", 7, 980000)])
 NEW_SPLIT_MANY = ([("recorded", r, n) for r, n in ((12, 260000), (20, 380000), (45, 560000), (70, 600000))]
                   + [("gaussian", 28, 230000), ("uniform", 60, 300000), ("recorded", 100, 560000)])
-NEW_FEW_ROWS = ([("recorded", r, n) for r, n in ((1, 12000), (2, 40000), (4, 6000), (8, 24000), (12, 90000))]
+NEW_FEW_ROWS = ([("recorded", r, n) for r, n in ((1, 12000), (2, 40000), (4, 6300), (8, 24000), (12, 90000))]
                 + [("gaussian", 16, 150000), ("uniform", 10, 60000)])
 NEW_SINGLE_MID = ([("recorded", r, n) for r, n in ((40, 30000), (130, 45000), (260, 25000), (400, 60000))]
                   + [("gaussian", 560, 35000), ("uniform", 700, 20000)])
 NEW_SINGLE_LONG = ([("recorded", r, n) for r, n in ((150, 180000), (220, 300000), (330, 95000), (480, 130000))]
                    + [("gaussian", 600, 250000), ("uniform", 60, 150000)])
-NEW_NARROW = ([("recorded", r, n) for r, n in ((400, 11000), (700, 9000), (1200, 6000), (2000, 12000))]
+NEW_NARROW = ([("recorded", r, n) for r, n in ((420, 11300), (700, 9000), (1200, 6000), (2000, 12000))]
               + [("gaussian", 3000, 8000), ("uniform", 1500, 30000), ("gaussian", 900, 10000)])
 NEW_DECODE = NEW_SPLIT_FEW + NEW_SPLIT_MANY + NEW_FEW_ROWS + NEW_SINGLE_MID + NEW_SINGLE_LONG + NEW_NARROW
 NEW_PREFILL = ([("recorded", r, n) for r, n in ((700, 150000), (1500, 90000), (800, 40000), (2000, 25000))]
