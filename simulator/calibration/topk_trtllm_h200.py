@@ -49,7 +49,7 @@ NEW_SINGLE_MID = ([("recorded", r, n) for r, n in ((40, 30000), (130, 45000), (2
                   + [("gaussian", 560, 35000), ("uniform", 700, 20000)])
 NEW_SINGLE_LONG = ([("recorded", r, n) for r, n in ((150, 180000), (220, 300000), (330, 95000), (480, 130000))]
                    + [("gaussian", 600, 250000), ("uniform", 60, 150000)])
-NEW_NARROW = ([("recorded", r, n) for r, n in ((420, 11300), (700, 9000), (1200, 6000), (2000, 12000))]
+NEW_NARROW = ([("recorded", r, n) for r, n in ((470, 10900), (700, 9000), (1200, 6000), (2000, 12000))]
               + [("gaussian", 3000, 8000), ("uniform", 1500, 30000), ("gaussian", 900, 10000)])
 NEW_DECODE = NEW_SPLIT_FEW + NEW_SPLIT_MANY + NEW_FEW_ROWS + NEW_SINGLE_MID + NEW_SINGLE_LONG + NEW_NARROW
 NEW_PREFILL = ([("recorded", r, n) for r, n in ((700, 150000), (1500, 90000), (800, 40000), (2000, 25000))]
