@@ -80,6 +80,9 @@ def test_grid6_shapes_are_new_and_priced_by_three_models():
         # prediction commit (716930a): it shares one row length (190,000) and is no earlier grid
         if "figrid6" in f.name or "flashinfer_grid6" in f.name or "grid15" in f.name:
             continue
+        # grids of later days (the H200's, 2026-11-28) were designed after grid 6 was measured: not its neighbours
+        if "2026-11-28" in f.name or "h200" in f.name:
+            continue
         seen |= {int(v) for v in pd.read_csv(f)["n"]}
     assert len(set(G.FI_GRID6)) == len(G.FI_GRID6) == 41
     assert not {n for _, _, n in G.FI_GRID6} & seen

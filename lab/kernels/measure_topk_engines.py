@@ -11,7 +11,8 @@ largest value). FlashInfer's launched kernel (name, grid, block, shared memory) 
                                     [--page-table] [--smoke]
 
 CSV: DIR/topk_engines_<device>_<date>_<tag>.csv (measure_production_kernels' columns; kernel sgl_topk / fi_topk /
-fi_topk_pt).
+fi_topk_pt / trt_topk (the kernel's own dispatch) / trt_topk_pf (its prefill entry) / trt_topk_op (TensorRT-LLM's
+torch op as its DSA indexer calls it: the two-launch split at >= 200,000 columns)).
 """
 from __future__ import annotations
 
@@ -96,6 +97,11 @@ def main():
             trt.trt_topk_launch.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
             trt.trt_topk_blocks_per_row.restype = ctypes.c_int
             trt.trt_topk_blocks_per_row.argtypes = [ctypes.c_int] * 2
+            if hasattr(trt, "trt_topk_op_launch"):
+                trt.trt_topk_op_launch.restype = ctypes.c_int
+                trt.trt_topk_op_launch.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
+                trt.trt_topk_op_blocks_per_row.restype = ctypes.c_int
+                trt.trt_topk_op_blocks_per_row.argtypes = [ctypes.c_int] * 2
             if hasattr(trt, "trt_topk_prefill_launch"):
                 trt.trt_topk_prefill_launch.restype = ctypes.c_int
                 trt.trt_topk_prefill_launch.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int] * 2 + [ctypes.c_void_p]
@@ -219,6 +225,28 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"trt_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 del aux_i, aux_v, done
+            if trt is not None and hasattr(trt, "trt_topk_op_launch") and wanted("trt_topk_op", dist, R, N):
+                # TensorRT-LLM's torch op as its DSA indexer calls it (trt_topk_launch.cu trt_topk_op_launch)
+                nb = trt.trt_topk_op_blocks_per_row(R, N)
+                aux_i = torch.empty(R * 10 * TOPK_K, dtype=torch.int32, device=dev)
+                aux_v = torch.empty(R * 10 * TOPK_K, dtype=torch.float32, device=dev)
+
+                def run_op(i, x=x, lens=lens, idx=idx, aux_i=aux_i, aux_v=aux_v, R=R, N=N):
+                    rc = trt.trt_topk_op_launch(x.data_ptr(), lens.data_ptr(), idx.data_ptr(), aux_i.data_ptr(),
+                                                aux_v.data_ptr(), R, N, torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"trt_topk_op launch rc={rc}")
+                try:
+                    idx.fill_(-1)
+                    run_op(0)
+                    torch.cuda.synchronize()
+                    ok = ok_sel(idx)
+                    st = T.time_graph(run_op)
+                    sink.emit("topk", "trt_topk_op", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + f" blocks_per_row={nb}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"trt_topk_op {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del aux_i, aux_v
             del x, kth
             torch.cuda.empty_cache()
         print(f"{dist}: {len(todo)} shapes done", flush=True)

@@ -64,3 +64,34 @@ extern "C" int trt_topk_prefill_launch(const float* logits, const int* rowStarts
                                                                                     n, 1, topK, 0);
   return (int)cudaGetLastError();
 }
+
+// TensorRT-LLM's torch op as its DSA indexer calls it (cpp/tensorrt_llm/thop/IndexerTopKOp.cpp @ 07339e94:
+// splitWorkThreshold = 200 * 1000 for every row count; no done counter, no multi-pass scratch, no previous indices):
+// invokeIndexerTopKDecodeImpl's single-block tier below 200,000 columns (the narrow rule as above), else its original
+// two-launch split: topKPerRowDecode<512, multipleBlocksPerRow> over a (rows, 10) grid writing each slice's top-k to
+// the aux buffers (rows x 10 x topK each), then topKPerRowDecode<1024, mergeBlocks> over rows CTAs merging them.
+extern "C" int trt_topk_op_blocks_per_row(int rows, int n) { return n >= 200000 ? 10 : 1; }
+
+extern "C" int trt_topk_op_launch(const float* logits, const int* seqLens, int* out, int* auxIdx, float* auxLogits,
+                                  int rows, int n, void* stream_) {
+  cudaStream_t stream = (cudaStream_t)stream_;
+  const int topK = 2048, stride0 = n, stride1 = 1, next_n = 1;
+  if (n < 200000) {
+    int sortThr = rows >= 4096 ? 200000 : rows >= 1024 ? 100000 : 12288;
+    bool narrow = rows >= 256 && (long long)rows * n >= (4LL << 20) && n < sortThr;
+    size_t smem = topK * sizeof(int32_t);
+    if (narrow)
+      trtk::topKPerRowDecode<256, false, false, float><<<rows, 256, smem, stream>>>(logits, seqLens, out, stride0,
+                                                                                 stride1, topK, next_n);
+    else
+      trtk::topKPerRowDecode<512, false, false, float><<<rows, 512, smem, stream>>>(logits, seqLens, out, stride0,
+                                                                                 stride1, topK, next_n);
+  } else {
+    const int nb = 10;
+    trtk::topKPerRowDecode<512, true, false, float><<<dim3(rows, nb), 512, 2 * topK * sizeof(int32_t), stream>>>(
+        logits, seqLens, auxIdx, stride0, stride1, topK, next_n, auxLogits, 0, nullptr);
+    trtk::topKPerRowDecode<1024, false, true, float><<<rows, 1024, topK * sizeof(int32_t), stream>>>(
+        auxLogits, seqLens, out, nb * topK, 1, topK, next_n, nullptr, nb, auxIdx);
+  }
+  return (int)cudaGetLastError();
+}

@@ -15,6 +15,7 @@ was measured, and the fourth blind set of SGLang's top-k, both on one grid of sh
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from simulator.kernels import topk_trtllm as TK
 
 KIND = "topk_flashinfer"
 CSV_KERNEL = {"sglang": "sgl_topk", "flashinfer": "fi_topk", "flashinfer_pt": "fi_topk_pt", "trtllm": "trt_topk",
-              "trtllm_prefill": "trt_topk_pf"}
+              "trtllm_prefill": "trt_topk_pf", "trtllm_op": "trt_topk_op"}
 #: FlashInfer's fit rows, named before its measurement
 FI_FIT = {"dist": ("gaussian",), "rows": (1, 128), "n": (8192, 32768, 131072, 524288)}
 #: the grid (score distribution, rows, row length): row lengths in none of the committed top-k CSVs (the FI_FIT shapes
@@ -600,7 +601,7 @@ def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[
     """topk_trtllm.launch_job_stats over the rows fit_production_topk_gemm.sample_rows draws for (dist, n), at the
     launch of (rows, n) (the prefill entry's where `prefill`); cached."""
     nb, th = int(TK.blocks_per_row(rows, n, prefill)), int(TK.block_threads(rows, n, prefill))
-    key = (dist, nb, th, int(n))
+    key = (dist, nb, th, int(n), bool(TK._OP["on"]))   # the torch op's split samples carry their merge apart
     if key not in _JOB_SAMPLES:
         _JOB_SAMPLES[key] = [TK.launch_job_stats(x, rows, nb=nb, th=th) for x in F.sample_rows(dist, n, F.sample_count(n))]
     return _JOB_SAMPLES[key]
@@ -611,7 +612,8 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
                    later_share: float | None = None, pair_shares: dict | None = None) -> np.ndarray:
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
     the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
-    kernel is CSV_KERNEL["trtllm_prefill"]) on the measurement's score rows (us, in-graph)."""
+    kernel is CSV_KERNEL["trtllm_prefill"]; the torch op's dispatch, topk_trtllm.torch_op, where it is
+    CSV_KERNEL["trtllm_op"]) on the measurement's score rows (us, in-graph)."""
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(t))
@@ -619,11 +621,12 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
     kern = t["kernel"] if "kernel" in t.columns else pd.Series([CSV_KERNEL["trtllm"]] * len(t))
     for i, (d, r, n, kk) in enumerate(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int), kern)):
         pf = kk == CSV_KERNEL["trtllm_prefill"]
-        TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
-                          samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
-                          wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share,
-                          pair_shares=pair_shares, l2_bytes=hw.l2_bytes,
-                          l2_curves=hw.efficiency.l2_sweep_hit or None)
+        with TK.torch_op() if kk == CSV_KERNEL["trtllm_op"] else nullcontext():   # the engine's torch op
+            TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
+                              samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
+                              wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share,
+                              pair_shares=pair_shares, l2_bytes=hw.l2_bytes,
+                              l2_curves=hw.efficiency.l2_sweep_hit or None)
     ops = b.build()
     sec = price(ops, hw, "graph") - hw.launch_graph_s
     return np.bincount(ops.setting, weights=sec, minlength=len(t)) * 1e6

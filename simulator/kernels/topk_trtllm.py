@@ -17,6 +17,10 @@ per row):
                 12 at 2 / 4 / 8 rows of >= 400K-500K: indexerTopKDecodeFusedAuxBlocksPerRow), each the same job on
                 a 1/numBlocks slice, then the last CTA to finish merges numBlocks x k candidates (1024 threads where
                 the slice holds >= 30,000 scores, else 512)
+The engine (TensorRT-LLM's DSA indexer through its torch op, IndexerTopKOp.cpp @ 07339e94) reaches only two of these:
+the single tier below 200,000 logits columns at every row count, and at or above it the original two-launch split
+(10 x 512-thread slices, then a 1024-thread merge launch): `torch_op` (OP_SPLIT) prices it; the product's default
+(strategy parameter trtllm_dispatch: engine).
 Within a CTA (topKPerRowJob): float4 loads (vectorized_process), a 2048-bin histogram per step with a cub BlockScan
 prefix, the final sort of the threshold bin's <= 2048 items an insertion sort (<= 512) or a BlockRadixSort.
 
@@ -48,6 +52,8 @@ look (no on-chip phases, ~64 % fast), kept for the record of grids 5-7; the mult
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from simulator.kernels import topk_production as P
@@ -57,9 +63,48 @@ VEC = 4                       # float4 loads (vectorized_process)
 SPLIT_BLOCKS = 10             # indexerTopKDecodeFusedAuxBlocksPerRow's default
 
 
+#: TensorRT-LLM's torch op as its DSA indexer calls it (the engine's dispatch; `torch_op`): indexer_topk_decode
+#: (cpp/tensorrt_llm/thop/IndexerTopKOp.cpp @ 07339e94) passes splitWorkThreshold = 200 * 1000 to
+#: invokeIndexerTopKDecodeImpl, which then uses it for every row count instead of adaptiveSplitWorkThreshold, and compares
+#: it with numColumns, the logits tensor's width (the indexer's buffer: the engine's padded width, not the live length);
+#: the indexer (tensorrt_llm/_torch/attention_backend/sparse/dsa.py, the version of that era) passes no
+#: done_counter_scratch and no multi-pass scratch (pre_idx / heuristic_scratch only under enable_heuristic_topk, default
+#: off, and GVR only on SM >= 100), so at or above the threshold the dispatcher takes its original two-launch split:
+#: topKPerRowDecode<512, multipleBlocksPerRow> over a (rows, 10) grid (each CTA the job of a 1/10 slice, its k values
+#: and indices to the aux buffers), then topKPerRowDecode<1024, mergeBlocks> over `rows` CTAs (each the job over the
+#: 10 x k candidates); below it, the single-block tier as the kernel dispatch runs it (narrow 256-thread CTAs by the same
+#: rule on numColumns). The fused split (topKPerRowDecodeFused) is never reached from the engine.
+OP_SPLIT = 200_000
+OP_BLOCKS = 10                # multipleBlocksPerRowConfig of the two-launch tier
+_OP: dict = {"on": False, "width": None}
+
+
+@contextmanager
+def torch_op(width: float | None = None):
+    """Within it, the dispatch functions (split_threshold, blocks_per_row, block_threads, narrow_block,
+    launch_job_stats) and add_job_ops follow the engine's torch op (OP_SPLIT above) instead of the kernel's adaptive
+    tiers; `width`: the logits buffer's width (numColumns: the split and the narrow choice read it; None = each row's
+    own length, the measured case)."""
+    old = dict(_OP)
+    _OP.update(on=True, width=None if width is None else float(width))
+    try:
+        yield
+    finally:
+        _OP.update(old)
+
+
+def _columns(n):
+    """numColumns the dispatch compares: the torch op's logits width where torch_op gives one, else the row length."""
+    n = np.asarray(n, float)
+    return n if not (_OP["on"] and _OP["width"] is not None) else np.full(n.shape, _OP["width"])
+
+
 def split_threshold(rows):
-    """adaptiveSplitWorkThreshold of invokeIndexerTopKDecodeImpl: columns at which a row is split over several CTAs."""
+    """adaptiveSplitWorkThreshold of invokeIndexerTopKDecodeImpl: columns at which a row is split over several CTAs
+    (within torch_op: OP_SPLIT at every row count)."""
     rows = np.asarray(rows, float)
+    if _OP["on"]:
+        return np.full(rows.shape, float(OP_SPLIT))
     return np.where(rows >= 128, np.inf, np.where(rows >= 64, 524 * 1024, np.where(rows > 8, 200_000, 65 * 1024)))
 
 
@@ -70,6 +115,9 @@ def blocks_per_row(rows, n, prefill: bool = False):
     rows, n = np.asarray(rows, float), np.asarray(n, float)
     if prefill:
         return np.ones(np.broadcast(rows, n).shape)
+    if _OP["on"]:   # the two-launch tier: always OP_BLOCKS CTAs a row
+        return np.where(_columns(n) * np.ones(np.broadcast(rows, n).shape) >= split_threshold(rows), float(OP_BLOCKS),
+                        1.0)
     nb = np.full(np.broadcast(rows, n).shape, float(SPLIT_BLOCKS))
     nb = np.where(rows == 1, np.maximum(10.0, np.minimum(32.0, np.floor(n / 30000))), nb)
     nb = np.where((rows == 2) & (n >= 400000), 16.0, nb)
@@ -110,7 +158,7 @@ WIDE_SLICE = 30_000
 def narrow_block(rows, n):
     """useNarrowBlock of invokeIndexerTopKDecodeImpl: >= 256 rows, rows x n >= 4 Mi scores and n below the sort
     threshold (12,288 at < 1024 rows, 100,000 at 1024-4095, 200,000 at >= 4096)."""
-    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    rows, n = np.asarray(rows, float), _columns(n)
     thr = np.where(rows >= 4096, 200_000, np.where(rows >= 1024, 100_000, 12_288))
     return (rows >= 256) & (rows * n >= 4 * 2 ** 20) & (n < thr)
 
@@ -122,6 +170,8 @@ def block_threads(rows, n, prefill: bool = False):
     if prefill:
         return np.full(np.broadcast(rows, n).shape, float(THREADS))
     nb = blocks_per_row(rows, n)
+    if _OP["on"]:   # the two-launch tier's part 1: 512-thread CTAs whatever the slice
+        return np.where(nb > 1, float(THREADS), np.where(narrow_block(rows, n), float(NARROW), float(THREADS)))
     return np.where(nb > 1, np.where(n / nb >= WIDE_SLICE, float(WIDE), float(THREADS)),
                     np.where(narrow_block(rows, n), float(NARROW), float(THREADS)))
 
@@ -209,6 +259,11 @@ def launch_job_stats(x: np.ndarray, rows: int, k: int = 2048, nb: int | None = N
     js = [job_stats(s, th, k) for s in parts]
     part = max(js, key=lambda d: d["steps"] * 64 + d["scan_rounds"] + d["radix"] * 8 + d["rank_items"] / 64)
     cand = np.concatenate([np.partition(s, len(s) - k)[len(s) - k:] if len(s) > k else s for s in parts])
+    if _OP["on"]:   # the two-launch tier: the merge is its own 1024-thread launch (`merge`, add_job_ops prices it)
+        mj = job_stats(cand, WIDE, k)
+        return {c: part[c] for c in JOB_NAMES} | {"sweeps": 2.0 * part["steps"], "merge_sweeps": 2.0 * mj["steps"],
+                                                  "threads": th, "slice": {c: part[c] for c in JOB_NAMES},
+                                                  "merge": {c: mj[c] for c in JOB_NAMES}}
     mj = job_stats(cand, th, k)
     return {c: part[c] + mj[c] for c in JOB_NAMES} | {"sweeps": 2.0 * part["steps"],
                                                        "merge_sweeps": 2.0 * mj["steps"], "threads": th,
@@ -744,7 +799,7 @@ def round_cost(threads, wide: float | None = None):
 
 def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, merge_sweeps=None,
                 prefill: bool = False, wide_round_cost: float | None = None, merge_waves=None, sweep_scale=None,
-                split_fixed: float | None = None, out_set: float | None = None) -> None:
+                split_fixed: float | None = None, out_set: float | None = None, merge_job=0.0) -> None:
     """TensorRT-LLM's decode launch with its block widths (block_threads: each sweep ceil(slice / (threads x 4)) load
     rounds; a 256-thread CTA takes half a 512-thread slot, a 1024-thread one two: parallel_units scaled by threads /
     512) and `job_extra_iters` (shape_terms' `job`) more loop rounds on each CTA's critical path; `sweeps` = the full
@@ -752,7 +807,9 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
     (default 2; launch_job_stats counts them); `prefill`: the prefill entry's launch (blocks_per_row); otherwise
     add_ops. Each sweep / merge round costs round_cost(threads) load rounds (`wide_round_cost` overrides
     WIDE_ROUND_COST, for its fit); `sweep_scale` (shape_terms: LATER_CTA_SHARE's mean over a lone CTA's SM) scales the
-    sweep rounds; a split row's path adds SPLIT_FIXED_ROUNDS once (`split_fixed` overrides it, for its fit)."""
+    sweep rounds; a split row's path adds SPLIT_FIXED_ROUNDS once (`split_fixed` overrides it, for its fit). Within
+    torch_op a split row is the two-launch tier: this launch is its part 1 (no merge, no handshake) and
+    add_merge_launch adds part 2 (`merge_job`: its on-chip rounds, price_terms' merge_job)."""
     rows = np.asarray(rows, float)
     n = np.asarray(n, float)
     nb = blocks_per_row(rows, n, prefill)
@@ -768,7 +825,13 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
                                                           if MERGE_HANDSHAKE else 0.0) + sf, 0.0)
     if merge_waves is not None:   # the merge once on the path of a launch of lone CTAs (shape_terms, WIDE_ALONE)
         merge_iters = merge_iters / np.maximum(np.asarray(merge_waves, float), 1.0)
-    rd = rows * (sweeps * n * P.SCORE_BYTES + np.where(nb > 1, ms / 2.0 * nb * k * 8.0, 0.0))
+    two = (nb > 1) & _OP["on"] & (not prefill)
+    if np.any(two):   # the torch op's two-launch split: part 1 here without a merge, the merge its own launch
+        merge_iters = np.where(two, 0.0, merge_iters)
+        tw = np.broadcast_to(np.asarray(two, bool), (b.n,))
+        add_merge_launch(b, rows, nb, k, ms, merge_job, count=count, split_fixed=sf,
+                         where=tw if where is None else tw & np.broadcast_to(np.asarray(where, bool), (b.n,)))
+    rd = rows * (sweeps * n * P.SCORE_BYTES + np.where((nb > 1) & ~two, ms / 2.0 * nb * k * 8.0, 0.0))
     again = rd - rows * np.minimum(sweeps, 1.0) * n * P.SCORE_BYTES
     # WIDE_ALONE: a 1024-thread CTA's two units are a whole SM (resident_ctas in the op's units); 0 = the kind's slots
     res = np.where((th > THREADS) & WIDE_ALONE, sm_slots() * THREADS / th, 0.0)
@@ -784,6 +847,28 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
           bytes_written=keep * rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=ws, dtype="fp32", count=count, where=where,
           resident_ctas=res)
+
+
+def add_merge_launch(b, rows, nb, k, merge_sweeps, merge_job, count=1.0, where=None,
+                     split_fixed: float | None = None) -> None:
+    """Part 2 of the torch op's two-launch split (topKPerRowDecode<1024, mergeBlocks> of indexerTopK.cu @ 07339e94):
+    one 1024-thread CTA per row (alone on its SM, WIDE_ALONE) running topKPerRowJob over the nb x k fp32 candidates
+    part 1 wrote, reading each kept value's aux index in its processBins sweeps. Priced from the source with the fused
+    merge's terms, no new fitted term: merge_sweeps sweeps of ceil(nb x k / (1024 x 4)) rounds at WIDE_ROUND_COST, half
+    as many dependent aux-index rounds (the fused merge's MERGE_HANDSHAKE reading), the job's on-chip rounds
+    (`merge_job`), and SPLIT_FIXED_ROUNDS (a whole second topKPerRowJob started on aux values another CTA wrote: the
+    fused path's fixed stretch; ASSUMPTION: the same without the done-counter handshake, which the kernel boundary
+    replaces; the boundary itself is the graph's per-launch cost of this op)."""
+    rows = np.asarray(rows, float)
+    ms = np.asarray(merge_sweeps, float)
+    rounds = np.ceil(np.asarray(nb, float) * k / (WIDE * VEC)) * round_cost(WIDE)
+    sf = SPLIT_FIXED_ROUNDS if split_fixed is None else float(split_fixed)
+    iters = ms * rounds + ms / 2.0 * rounds + np.asarray(merge_job, float) + sf
+    rd = rows * ms / 2.0 * np.asarray(nb, float) * k * 8.0
+    b.add("topk_trtllm_merge", P.OP_KIND["trtllm"], flops=rows * ms * nb * k * 4.0, bytes_read=rd,
+          bytes_written=rows * k * 4.0, parallel_units=rows * WIDE / THREADS, serial_iters=iters,
+          reread_bytes=rd, working_set=rows * np.asarray(nb, float) * k * 8.0, dtype="fp32", count=count,
+          where=where, resident_ctas=sm_slots() * THREADS / WIDE if WIDE_ALONE else 0.0)
 
 
 def narrow_out_set(rows, n, k, prefill: bool = False, out_set: float | None = None) -> np.ndarray:
@@ -824,7 +909,7 @@ def default_samples(rows: int, n: float, k: int = 2048, sample: int = PRODUCT_SA
     length bucket, k)."""
     nb, th = int(blocks_per_row(rows, n, prefill)), int(block_threads(rows, n, prefill))
     nl = _length_bucket(n)
-    key = (nb, th, nl, int(k), int(sample))
+    key = (nb, th, nl, int(k), int(sample), bool(_OP["on"]))
     if key not in _JOB_CACHE:
         rec = P.default_rows()
         rng = np.random.default_rng(nl)
@@ -846,7 +931,8 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
     terms = JOB_TERMS if terms is None else terms
     samples_of = samples_of or (lambda r, m: default_samples(r, m, int(k), prefill=prefill))
     rows, n = np.broadcast_arrays(np.asarray(rows, float), np.asarray(n, float))
-    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job", "merge_waves", "sweep_scale")}
+    out = {c: np.zeros(rows.shape) for c in ("sweeps", "merge_sweeps", "job", "merge_waves", "sweep_scale",
+                                               "merge_job")}
     memo: dict = {}
     for i, (r, m) in enumerate(zip(rows.flat, n.flat)):
         if (r, m) not in memo:   # no rows, or rows no longer than k (copied, no job): nothing on the path
@@ -854,6 +940,8 @@ def price_terms(rows, n, k, sms, samples_of=None, terms=None, prefill: bool = Fa
                 smp = samples_of(int(r), int(m))
                 hit = pair_l2_hit(r, m, float(np.mean([x["sweeps"] for x in smp])), sms, l2_bytes, l2_curves, prefill)
             memo[(r, m)] = (shape_terms(smp, int(r), int(m), terms, sms, prefill, later_share, pair_shares, hit)
+                            | {"merge_job": float(np.mean([job_iters(x["merge"], terms) if "merge" in x else 0.0
+                                                           for x in smp]))}
                             if int(r) >= 1 and m > k else dict.fromkeys(out, 0.0) | {"merge_waves": 1.0, "sweep_scale": 1.0})
         for c in out:
             out[c].flat[i] = memo[(r, m)][c]
@@ -870,4 +958,4 @@ def add_priced_ops(b, rows, n, k, sms, count=1.0, where=None, samples_of=None, t
     t = price_terms(rows, n, k, sms, samples_of, terms, prefill, later_share, pair_shares, l2_bytes, l2_curves)
     add_job_ops(b, rows, n, k, t["sweeps"], t["job"], count=count, where=where, merge_sweeps=t["merge_sweeps"],
                 prefill=prefill, wide_round_cost=wide_round_cost, merge_waves=t["merge_waves"],
-                sweep_scale=t["sweep_scale"], split_fixed=split_fixed)
+                sweep_scale=t["sweep_scale"], split_fixed=split_fixed, merge_job=t["merge_job"])

@@ -229,6 +229,19 @@ class RadixTopk(_Topk):
                             and all(isinstance(x, (int, float)) and x >= 0 for x in v.values())),
                         " | ".join(tuple(RADIX_KERNELS) + PRODUCTION_RADIX)
                         + " | {hist_flops: F, fixed_flops: F} (what-if / fitting)"),
+        "trtllm_dispatch": Param("engine", "kernel 'trtllm' only: 'engine' = the launch TensorRT-LLM's DSA indexer gets "
+                                           "through its torch op (cpp/tensorrt_llm/thop/IndexerTopKOp.cpp @ 07339e94: "
+                                           "split at a logits width >= 200,000 for every row count, the two-launch "
+                                           "split: 10 CTAs a row then a 1024-thread merge launch; "
+                                           "simulator/kernels/topk_trtllm.py torch_op); 'kernel' = "
+                                           "invokeIndexerTopKDecodeImpl's own adaptive tiers and fused split (a caller "
+                                           "passing no threshold and a done counter; what the H100 grids 5-22 timed)",
+                                 lambda v: v in ("engine", "kernel"), "engine | kernel"),
+        "logits_width": Param(None, "kernel 'trtllm', dispatch 'engine': the indexer's logits buffer width (numColumns "
+                                    "the torch op's split and narrow choices read: the engine's padded width, e.g. "
+                                    "its max sequence length); None = each row's own length",
+                              lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v > 0),
+                              "a positive integer or null"),
     }
 
     def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
@@ -236,9 +249,13 @@ class RadixTopk(_Topk):
         if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
             from simulator.kernels import topk_production as TP
             if self.kernel == "trtllm":   # its own module (dispatch, split work, on-chip phases): topk_trtllm
+                from contextlib import nullcontext
+
                 from simulator.kernels import topk_trtllm as TK
-                TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers,
-                                  prefill=phase == "prefill")   # its prefill entry: one 512-thread CTA per row
+                engine = self.trtllm_dispatch == "engine"
+                with TK.torch_op(self.logits_width) if engine else nullcontext():
+                    TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers,
+                                      prefill=phase == "prefill")   # its prefill entry: one 512-thread CTA per row
                 return
             if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
                 # DSA backend calls its page-table transform at decode, the ragged transform at prefill; its pass

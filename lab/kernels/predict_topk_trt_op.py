@@ -1,0 +1,45 @@
+"""Price TensorRT-LLM's torch-op top-k grid before it is ever timed (simulator/calibration/topk_trtllm_op.py): the first
+look of the engine's dispatch (the two-launch split, single CTAs up to 200,000 columns), and the kernel's own dispatch
+at the same shapes, both by the product as committed on the H200 (pred_us) and the H100-SXM (pred_h100_us).
+Declared before the call: the op rows are the first look of the family's engine path; the kernel rows are judged with
+the H200 grid's regimes. Every shape is checked against the committed top-k measurements first. Writes
+hwmodels/calibration/data/production_kernels/topk_trtllm_op_prediction_2026-11-28.csv.
+
+    python lab/kernels/predict_topk_trt_op.py
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _committed import head_or_exit  # noqa: E402
+from predict_topk_fi_h200 import committed_topk  # noqa: E402
+
+from hwmodels.spec import load_hardware  # noqa: E402
+from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
+from simulator.calibration import topk_engines as TE  # noqa: E402
+from simulator.calibration import topk_trtllm_op as O  # noqa: E402
+
+OUT = F.DATA_DIR / O.PREDICTION
+
+
+def main() -> None:
+    commit = head_or_exit(ROOT)
+    again = [s for s in O.SHAPES if s in committed_topk()]
+    if again:
+        raise SystemExit(f"shapes already measured: {again}")
+    assert len(set(O.SHAPES)) == len(O.SHAPES) and all(n > 2048 for _, _, n in O.SHAPES)
+    res = O.predict(load_hardware("H200"))
+    res["pred_h100_us"] = TE.predict_trtllm(res, load_hardware("H100-SXM"))
+    res["model_commit"] = commit
+    res.to_csv(OUT, index=False, float_format="%.4f")
+    print(f"{len(res)} rows priced at {commit[:10]} -> {OUT}")
+    print(res.groupby(["kernel", "regime"])[["pred_us", "pred_h100_us"]].agg(["size", "median"]).round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()

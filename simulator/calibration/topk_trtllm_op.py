@@ -1,0 +1,97 @@
+"""TensorRT-LLM's top-k as its engine runs it: the torch op's dispatch (simulator/kernels/topk_trtllm.py torch_op), priced
+from its source before it was ever timed (the first look), and the kernel's own dispatch beside it at the same shapes.
+
+TensorRT-LLM's DSA indexer calls `torch.ops.trtllm.indexer_topk_decode(logits, seq_lens, indices, next_n, topk)`, whose
+C++ op (cpp/tensorrt_llm/thop/IndexerTopKOp.cpp @ 07339e94) passes splitWorkThreshold = 200,000 and no done counter:
+below 200,000 columns every row is one CTA (where the kernel's adaptive tiers split rows <= 8 at >= 65,536), at or above
+it the two-launch split (10 CTAs of 512 threads a row, then a 1024-thread merge launch; the kernel's tiers run rows
+>= 128 as single CTAs and otherwise the fused split). The H100 grids 5-22 timed the kernel's tiers only (the launcher
+lab/kernels/trt_topk_launch.cu's trt_topk_launch); this grid times both on the H200 (trt_topk_op_launch: the op's
+tiers), 31 shapes in no committed top-k CSV:
+
+- SINGLE_FEW: 1-8 rows of 72K-190K scores: one CTA a row under the op, the fused split under the kernel's tiers;
+- SPLIT_FEW / SPLIT_MID: 1-16 / 17-127 rows of >= 200K: the op's two-launch split beside the kernel's fused split;
+- SPLIT_MANY: 140-300 rows of >= 200K: the op's two-launch split, the kernel's tiers' single CTAs;
+- CONTROLS: single CTAs under both (< 65,536 columns, or 9-63 rows below 200,000).
+
+Prices: `pred_us` the product as committed (the op rows: the engine's dispatch, its two-launch merge priced from the
+source with the fused merge's terms, add_merge_launch; the kernel rows: the shipped model), on the H200 (the H100-SXM's
+top-k terms through unmeasured_kinds_from) and `pred_h100_us` on the H100-SXM for reference; written by
+lab/kernels/predict_topk_trt_op.py to production_kernels/topk_trtllm_op_prediction_2026-11-28.csv before the call.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.spec import HardwareSpec
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.calibration import topk_engines as TE
+from simulator.calibration import topk_trtllm_h200 as H
+from simulator.kernels import topk_trtllm as TK
+
+PREDICTION = "topk_trtllm_op_prediction_2026-11-28.csv"
+MEASURED_GLOB = "topk_engines_nvidia-h200_*_trt_op.csv"
+REPLICATE_GLOB = "topk_engines_nvidia-h200_*_trt_op_replicate.csv"
+
+SINGLE_FEW = ([("recorded", r, n) for r, n in ((1, 72000), (1, 160000), (2, 118000), (3, 190000), (4, 95000),
+                                              (6, 140000), (8, 175000))]
+              + [("gaussian", 5, 130000), ("uniform", 7, 82000)])
+SPLIT_FEW = ([("recorded", r, n) for r, n in ((1, 240000), (1, 610000), (2, 420000), (4, 330000), (8, 780000),
+                                             (12, 270000), (16, 500000))]
+             + [("gaussian", 3, 950000), ("uniform", 6, 360000)])
+SPLIT_MID = ([("recorded", r, n) for r, n in ((24, 230000), (40, 450000), (64, 350000), (96, 260000))]
+             + [("gaussian", 50, 300000), ("uniform", 80, 220000)])
+SPLIT_MANY = [("recorded", 140, 215000), ("recorded", 200, 280000), ("recorded", 300, 240000), ("gaussian", 180, 330000)]
+CONTROLS = [("recorded", 2, 45000), ("recorded", 12, 60000), ("recorded", 40, 120000)]
+SHAPES = SINGLE_FEW + SPLIT_FEW + SPLIT_MID + SPLIT_MANY + CONTROLS
+
+
+def op_regime(rows, n) -> np.ndarray:
+    """The op rows' regimes (declared before the call), from the op's launch: one CTA a row at 1-8 rows where the kernel's
+    tiers split (65,536-199,999 columns); the two-launch split at 1-16 / 17-127 / >= 128 rows; single CTAs both
+    dispatches agree on (controls)."""
+    rows, n = np.asarray(rows, float), np.asarray(n, float)
+    split = n >= TK.OP_SPLIT
+    return np.where(split, np.where(rows <= 16, "two-launch split, 1-16 rows",
+                                    np.where(rows < 128, "two-launch split, 17-127 rows",
+                                             "two-launch split, >= 128 rows")),
+                    np.where((rows <= 8) & (n >= 65536), "single CTA where the kernel splits, 1-8 rows",
+                             "single CTA under both (controls)"))
+
+
+def frame() -> pd.DataFrame:
+    """Every shape twice: the op (CSV kernel trt_topk_op) and the kernel's own dispatch (trt_topk)."""
+    t = TE._trtllm_frame(SHAPES)
+    op = t.copy()
+    op["kernel"] = TE.CSV_KERNEL["trtllm_op"]
+    return pd.concat([op, t], ignore_index=True)
+
+
+def predict(hw: HardwareSpec) -> pd.DataFrame:
+    """Both kernels' rows priced by the product as committed on `hw` (`pred_us`), their regimes (op rows: op_regime;
+    kernel rows: the H200 grid's regime) and each launch's blocks per row and threads."""
+    t = frame()
+    t["pred_us"] = TE.predict_trtllm(t, hw)
+    op = (t["kernel"] == TE.CSV_KERNEL["trtllm_op"]).to_numpy()
+    t["regime"] = np.where(op, op_regime(t["rows"], t["n"]), H.regime(t["kernel"], t["rows"], t["n"]))
+    with TK.torch_op():
+        nb_op, th_op = TK.blocks_per_row(t["rows"], t["n"]), TK.block_threads(t["rows"], t["n"])
+    t["blocks_per_row"] = np.where(op, nb_op, TK.blocks_per_row(t["rows"], t["n"]))
+    t["threads"] = np.where(op, th_op, TK.block_threads(t["rows"], t["n"]))
+    return t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "pred_us"]]
+
+
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The committed prediction joined to the H200's measurement (None before it exists); `wrong` = the selection
+    check failed (time kept)."""
+    files = sorted(Path(data_dir).glob(REPLICATE_GLOB if replicate else MEASURED_GLOB))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREDICTION)
+    m = pd.read_csv(files[-1])
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out

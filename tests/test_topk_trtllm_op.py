@@ -1,0 +1,54 @@
+"""TensorRT-LLM's torch-op dispatch (simulator/kernels/topk_trtllm.py torch_op) and its grid's shapes."""
+import numpy as np
+
+from simulator.calibration import topk_trtllm_op as O
+from simulator.kernels import topk_trtllm as TK
+from simulator.ops import OpBuilder
+
+
+def test_the_op_splits_at_200k_for_every_row_count_in_ten_512_thread_slices():
+    rows = np.array([1, 4, 8, 20, 64, 130, 300])
+    with TK.torch_op():
+        assert np.all(TK.blocks_per_row(rows, 199_999) == 1)
+        assert np.all(TK.blocks_per_row(rows, 200_000) == TK.OP_BLOCKS)
+        assert np.all(TK.block_threads(rows, 900_000) == TK.THREADS)
+    # the kernel's own tiers: rows <= 8 split from 65,536, rows >= 128 never, fused slices of >= 30K at 1024 threads
+    assert TK.blocks_per_row(1, 70_000) > 1 and TK.blocks_per_row(300, 900_000) == 1
+    assert TK.block_threads(4, 900_000) == TK.WIDE
+
+
+def test_the_logits_width_decides_the_split_and_the_narrow_block_not_the_live_length():
+    with TK.torch_op(163_840):           # a padded buffer below the threshold: one CTA a row even for long rows
+        assert TK.blocks_per_row(2, 150_000) == 1
+    with TK.torch_op(262_144):           # a padded buffer above it: the two-launch split even for short live rows
+        assert TK.blocks_per_row(2, 20_000) == TK.OP_BLOCKS
+    with TK.torch_op(163_840):           # 600 rows of 8K live scores in a 163,840-wide buffer: no narrow block
+        assert TK.block_threads(600, 8_000) == TK.THREADS
+    assert TK.block_threads(600, 8_000) == TK.NARROW
+
+
+def _ops(rows, n, op):
+    b = OpBuilder(1)
+    if op:
+        with TK.torch_op():
+            TK.add_priced_ops(b, rows, n, 2048.0, 132.0)
+    else:
+        TK.add_priced_ops(b, rows, n, 2048.0, 132.0)
+    return b.build()
+
+
+def test_the_two_launch_split_adds_its_merge_launch_and_the_single_tier_does_not():
+    assert len(_ops(8, 300_000, True).kind) == 2
+    assert len(_ops(8, 150_000, True).kind) == 1          # the op's single-CTA tier
+    assert len(_ops(8, 300_000, False).kind) == 1         # the kernel's fused split: merge inside the launch
+
+
+def test_the_grid_holds_each_shape_for_both_dispatches_in_its_declared_regime():
+    t = O.frame()
+    assert len(t) == 2 * len(O.SHAPES) and set(t["kernel"]) == {"trt_topk_op", "trt_topk"}
+    reg = O.op_regime(np.array([r for _, r, _ in O.SINGLE_FEW]), np.array([n for _, _, n in O.SINGLE_FEW]))
+    assert set(reg) == {"single CTA where the kernel splits, 1-8 rows"}
+    reg = O.op_regime(np.array([r for _, r, _ in O.SPLIT_MANY]), np.array([n for _, _, n in O.SPLIT_MANY]))
+    assert set(reg) == {"two-launch split, >= 128 rows"}
+    assert np.all(TK.blocks_per_row(np.array([r for _, r, _ in O.SINGLE_FEW]),
+                                    np.array([n for _, _, n in O.SINGLE_FEW])) > 1)
