@@ -9,7 +9,7 @@ it the two-launch split (10 CTAs of 512 threads a row, then a 1024-thread merge 
 lab/kernels/trt_topk_launch.cu's trt_topk_launch); this grid times both on the H200 (trt_topk_op_launch: the op's
 tiers), 31 shapes in no committed top-k CSV:
 
-- SINGLE_FEW: 1-8 rows of 72K-190K scores: one CTA a row under the op, the fused split under the kernel's tiers;
+- SINGLE_FEW: 1-8 rows of 74K-186K scores: one CTA a row under the op, the fused split under the kernel's tiers;
 - SPLIT_FEW / SPLIT_MID: 1-16 / 17-127 rows of >= 200K: the op's two-launch split beside the kernel's fused split;
 - SPLIT_MANY: 140-300 rows of >= 200K: the op's two-launch split, the kernel's tiers' single CTAs;
 - CONTROLS: single CTAs under both (< 65,536 columns, or 9-63 rows below 200,000).
@@ -36,11 +36,11 @@ PREDICTION = "topk_trtllm_op_prediction_2026-11-28.csv"
 MEASURED_GLOB = "topk_engines_nvidia-h200_*_trt_op.csv"
 REPLICATE_GLOB = "topk_engines_nvidia-h200_*_trt_op_replicate.csv"
 
-SINGLE_FEW = ([("recorded", r, n) for r, n in ((1, 72000), (1, 160000), (2, 118000), (3, 190000), (4, 95000),
+SINGLE_FEW = ([("recorded", r, n) for r, n in ((1, 74000), (1, 165000), (2, 118000), (3, 186000), (4, 95000),
                                               (6, 140000), (8, 175000))]
               + [("gaussian", 5, 130000), ("uniform", 7, 82000)])
-SPLIT_FEW = ([("recorded", r, n) for r, n in ((1, 240000), (1, 610000), (2, 420000), (4, 330000), (8, 780000),
-                                             (12, 270000), (16, 500000))]
+SPLIT_FEW = ([("recorded", r, n) for r, n in ((1, 240000), (1, 610000), (2, 430000), (4, 330000), (8, 780000),
+                                             (12, 270000), (16, 515000))]
              + [("gaussian", 3, 950000), ("uniform", 6, 360000)])
 SPLIT_MID = ([("recorded", r, n) for r, n in ((24, 230000), (40, 450000), (64, 350000), (96, 260000))]
              + [("gaussian", 50, 300000), ("uniform", 80, 220000)])
