@@ -52,3 +52,18 @@ def test_the_grid_holds_each_shape_for_both_dispatches_in_its_declared_regime():
     assert set(reg) == {"two-launch split, >= 128 rows"}
     assert np.all(TK.blocks_per_row(np.array([r for _, r, _ in O.SINGLE_FEW]),
                                     np.array([n for _, _, n in O.SINGLE_FEW])) > 1)
+
+
+def test_the_lone_round_touches_only_lone_512_thread_ctas_whose_rows_stay_in_the_l2():
+    from simulator.calibration import topk_trtllm_lone as L
+
+    t = L.TE._trtllm_frame([("recorded", 4, 120000), ("recorded", 300, 40000), ("recorded", 110, 190000)])
+    t["kernel"] = "trt_topk_op"
+    t["device"] = "H200"
+    a, b = L.price(t, 1.0), L.price(t, 1.3)
+    assert b[0] > 1.15 * a[0]                    # lone, 1.9 MB: its sweep rounds at the dearer L2 round
+    assert b[1] == a[1]                          # 300 rows: more than one CTA per SM
+    assert b[2] < 1.05 * a[2]                    # lone but 84 MB: its rounds come from HBM
+    assert set(L.blind_regime([r for _, r, _ in L.BLIND], [n for _, _, n in L.BLIND])) == {
+        "lone single CTAs, rows <= 24K", "lone single CTAs, rows 24K-64K", "lone single CTAs, rows 64K-200K",
+        "lone two-launch part 1 (1-13 rows >= 200K)", "controls: > 1 CTA per SM, or a set beyond the L2"}

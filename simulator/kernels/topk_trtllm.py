@@ -738,6 +738,10 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
     # a lone CTA's later CTAs on its SM add LATER_CTA_SHARE of its sweep rounds, a paired one's 1 / REG_CTAS (add_job_ops
     # scales them by this: over the launch's w waves the SM's path holds 1 + (c - 1) x share CTAs' sweeps)
     out["sweep_scale"] = (1.0 + (c - 1.0) * share) / w if (alone or paired) and c > 1.0 else 1.0
+    if LONE_L2_ROUND != 1.0 and c <= 1.0 and th == THREADS and bool(samples) and (
+            "slice" not in samples[0] or "merge" in samples[0]):
+        # LONE_L2_ROUND: a lone 512-thread CTA's sweep rounds from the L2 (share l2_hit) at TensorRT-LLM's own L2 round
+        out["sweep_scale"] = 1.0 + (LONE_L2_ROUND - 1.0) * float(l2_hit)
     return out
 
 
@@ -787,6 +791,22 @@ SPLIT_FIXED_ROUNDS = 22.17
 #: topk_engines.fit_later_share on the named TRT_WAVE_FIT rows: every multi-wave 1024-thread split launch of grids 8-10,
 #: LOOKED-AT before, +20..+48 % slow under the whole-CTA rule; recorded as production_kernels.topk_trtllm.later_cta_share)
 LATER_CTA_SHARE = 0.774
+
+
+#: a lone CTA's sweep round from the L2 in units of the kind's L2 round (iter_l2_us[topk_trtllm]): that round is
+#: SGLang's (fit_production_topk_gemm write_topk: "TensorRT-LLM's top-k was not measured: its loop round ... SGLang's",
+#: an ASSUMPTION), but TensorRT-LLM's loop keeps one float4 a thread in flight and issues its four shared-memory
+#: histogram atomics (processHistogramStep's distributeToBins) before the next load (indexerTopK.cu @ 07339e94), so its
+#: L2 round trip is longer. Shows where nothing else absorbs it: one CTA per SM (ctas_per_sm <= 1), 512 threads, rows
+#: whose scores stay in the L2 across calls, the single tier (and the torch op's two-launch part 1), long rows:
+#: -20 % at 60K-190K scores on the H100 and the H200 alike (grids 5-8; the H200 TensorRT-LLM grid's "single CTA, <= 16
+#: rows" and the torch-op grid's single rows, LOOKED-AT), ~0 at <= 20K (JOB_TERMS' fit rows, grid 5, absorbed it into
+#: the job), ~0 where the set exceeds the L2 (rounds from HBM at iter_us). The fused split's 512-thread slices keep their
+#: fitted SPLIT_FIXED_ROUNDS, which was fitted with it absent. 1.0 = off (SHIPPED until judged blind); the candidate is
+#: fitted by simulator/calibration/topk_trtllm_lone.py on the named looked-at lone rows (103: 67 H100, 36 H200; rms log
+#: error 0.148 at 1.0, 0.097 at 1.3, the scan's best), LONE_L2_ROUND_CANDIDATE
+LONE_L2_ROUND_CANDIDATE = 1.3
+LONE_L2_ROUND = 1.0
 
 
 def round_cost(threads, wide: float | None = None):

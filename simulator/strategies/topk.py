@@ -253,9 +253,12 @@ class RadixTopk(_Topk):
 
                 from simulator.kernels import topk_trtllm as TK
                 engine = self.trtllm_dispatch == "engine"
+                # the L2 size the dispatch-side hit shares read (topk_trtllm.pair_l2_hit: all-or-nothing at the L2's
+                # size here; the calibration reads the device's measured curves, which a strategy may not)
+                l2 = {"l2_bytes": float(combo.target.l2_bytes)} if combo.target.l2_bytes else {}
                 with TK.torch_op(self.logits_width) if engine else nullcontext():
                     TK.add_priced_ops(b, rows, length, float(k), float(combo.target.sm_count), count=layers,
-                                      prefill=phase == "prefill")   # its prefill entry: one 512-thread CTA per row
+                                      prefill=phase == "prefill", **l2)   # its prefill entry: one 512-thread CTA a row
                 return
             if self.kernel == "flashinfer":   # its own module (dispatch, multi-CTA launch): topk_flashinfer; SGLang's
                 # DSA backend calls its page-table transform at decode, the ragged transform at prefill; its pass
