@@ -102,7 +102,7 @@ BLIND_LONE_LONG = ([("recorded", r, n) for r, n in ((1, 68000), (2, 99000), (6, 
                                                     (48, 78000), (90, 110000))]
                    + [("gaussian", 4, 170000), ("uniform", 14, 135000)])
 BLIND_LONE_SPLIT = [("recorded", 1, 310000), ("recorded", 3, 560000), ("recorded", 8, 225000), ("gaussian", 12, 410000)]
-BLIND_CONTROLS = [("recorded", 180, 40000), ("recorded", 250, 90000), ("recorded", 110, 190000),
+BLIND_CONTROLS = [("recorded", 180, 40000), ("recorded", 240, 88000), ("recorded", 110, 190000),
                   ("recorded", 60, 700000)]
 BLIND = BLIND_LONE_SHORT + BLIND_LONE_MID + BLIND_LONE_LONG + BLIND_LONE_SPLIT + BLIND_CONTROLS
 
