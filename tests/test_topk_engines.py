@@ -208,7 +208,8 @@ def test_trtllm_product_price_is_the_calibrated_job_model():
     c.topk.add_ops(b, c, rows, n, 2048, 1.0, "decode")
     got = b.build()
     b2 = OpBuilder(3)
-    TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units))
+    with TK.torch_op():   # the product's default dispatch: the engine's torch op, with the device's L2 size
+        TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units), l2_bytes=hw.l2_bytes)
     want = b2.build()
     assert np.allclose(got.serial_iters, want.serial_iters) and np.allclose(got.bytes_read, want.bytes_read)
     it = got.serial_iters
@@ -252,7 +253,8 @@ def test_trtllm_prefill_entry_is_one_512_thread_cta_per_row():
     c.topk.add_ops(b, c, rows, n, 2048, 1.0, "prefill")
     got = b.build()
     b2 = OpBuilder(2)
-    TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units), prefill=True)
+    with TK.torch_op():
+        TK.add_priced_ops(b2, rows, n, 2048.0, float(hw.units), prefill=True, l2_bytes=hw.l2_bytes)
     want = b2.build()
     assert np.allclose(got.serial_iters, want.serial_iters) and np.allclose(got.parallel_units, rows)
 

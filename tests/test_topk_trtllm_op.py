@@ -67,3 +67,30 @@ def test_the_lone_round_touches_only_lone_512_thread_ctas_whose_rows_stay_in_the
     assert set(L.blind_regime([r for _, r, _ in L.BLIND], [n for _, _, n in L.BLIND])) == {
         "lone single CTAs, rows <= 24K", "lone single CTAs, rows 24K-64K", "lone single CTAs, rows 64K-200K",
         "lone two-launch part 1 (1-13 rows >= 200K)", "controls: > 1 CTA per SM, or a set beyond the L2"}
+
+
+def _product_iters(dispatch, width=None, rows=(4.0,), n=(120000.0,)):
+    from dataclasses import replace
+
+    from simulator.strategies.base import parse_axis
+    from tests.conftest import make_combo
+
+    c = replace(make_combo(hw="H200", model="DeepSeek-V3.2-Exp", tp=8, attention="dsa", kv_dtype="fp8"),
+                topk=parse_axis("topk", [{"radix": {"kernel": "trtllm", "trtllm_dispatch": dispatch,
+                                                    "logits_width": width}}])[0])
+    b = OpBuilder(len(rows))
+    c.topk.add_ops(b, c, np.array(rows), np.array(n), 2048, 1.0, "decode")
+    return b.build()
+
+
+def test_the_product_prices_the_engines_launch_unless_asked_for_the_kernels():
+    eng, ker = _product_iters("engine"), _product_iters("kernel")
+    assert len(eng.kind) == 1 and eng.parallel_units[0] == 4.0          # one 512-thread CTA a row
+    assert ker.parallel_units[0] > 4.0                                   # the fused split's slices
+    wide = _product_iters("engine", 262144)                              # a 256K-wide logits buffer: two launches
+    assert len(wide.kind) == 2
+    import pytest
+
+    from hwmodels.errors import ScenarioError
+    with pytest.raises(ScenarioError):
+        _product_iters("fused")

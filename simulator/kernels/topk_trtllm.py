@@ -802,11 +802,12 @@ LATER_CTA_SHARE = 0.774
 #: -20 % at 60K-190K scores on the H100 and the H200 alike (grids 5-8; the H200 TensorRT-LLM grid's "single CTA, <= 16
 #: rows" and the torch-op grid's single rows, LOOKED-AT), ~0 at <= 20K (JOB_TERMS' fit rows, grid 5, absorbed it into
 #: the job), ~0 where the set exceeds the L2 (rounds from HBM at iter_us). The fused split's 512-thread slices keep their
-#: fitted SPLIT_FIXED_ROUNDS, which was fitted with it absent. 1.0 = off (SHIPPED until judged blind); the candidate is
-#: fitted by simulator/calibration/topk_trtllm_lone.py on the named looked-at lone rows (103: 67 H100, 36 H200; rms log
-#: error 0.148 at 1.0, 0.097 at 1.3, the scan's best), LONE_L2_ROUND_CANDIDATE
+#: fitted SPLIT_FIXED_ROUNDS, which was fitted with it absent. Fitted by simulator/calibration/topk_trtllm_lone.py on
+#: the named looked-at lone rows (103: 67 H100, 36 H200; rms log error 0.148 at 1.0, 0.097 at 1.3, the scan's best):
+#: LONE_L2_ROUND_CANDIDATE; judged blind on the H200 lone grid (28 new torch-op shapes, topk_trtllm_lone.BLIND,
+#: committed fbd0a71): 3.5 / 10.0 %, 5 of 5 regimes, against 1.0's 11.8 / 21.4 %, 3 of 5: SHIPPED
 LONE_L2_ROUND_CANDIDATE = 1.3
-LONE_L2_ROUND = 1.0
+LONE_L2_ROUND = LONE_L2_ROUND_CANDIDATE
 
 
 def round_cost(threads, wide: float | None = None):
