@@ -61,6 +61,7 @@ from accuracy_sections import (
     regimes,
     topk_engines,
     topk_fi_h200,
+    topk_trt_h200,
     torch_rmsnorm_grid1,
     torch_rmsnorm_grid2,
     torch_rmsnorm_grid3,
@@ -112,6 +113,7 @@ def main() -> None:
     fi_dec_blind9.fi_dec_blind9()
     fi_tc_h200.fi_tc_h200()
     topk_fi_h200.topk_fi_h200()
+    topk_trt_h200.topk_trt_h200()
     h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()

@@ -94,3 +94,15 @@ def test_the_product_prices_the_engines_launch_unless_asked_for_the_kernels():
     from hwmodels.errors import ScenarioError
     with pytest.raises(ScenarioError):
         _product_iters("fused")
+
+
+def test_the_merge_launch_keeps_one_1024_thread_cta_per_sm_and_the_second_grid_spans_its_regimes():
+    b = OpBuilder(1)
+    TK.add_merge_launch(b, 140.0, 10.0, 2048.0, 4.0, 40.0)
+    ops = b.build()
+    # 140 CTAs of 1024 threads (2 units each), one per SM: two waves of 132 SMs, not four
+    assert ops.parallel_units[0] / (132 * ops.resident_ctas[0]) == __import__("pytest").approx(140 / 132)
+    reg = O.split_regime(np.array([r for _, r, _ in O.SPLIT_BLIND]), np.array([n for _, _, n in O.SPLIT_BLIND]))
+    assert {"two-launch split, part 1 at 2-3 CTAs per SM", "two-launch split, part 1 at 4-8 CTAs per SM",
+            "two-launch split, part 1 at >= 9 CTAs per SM"} == set(reg)
+    assert not set(O.SPLIT_BLIND) & set(O.SHAPES)

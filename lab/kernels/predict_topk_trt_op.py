@@ -5,7 +5,12 @@ Declared before the call: the op rows are the first look of the family's engine 
 the H200 grid's regimes. Every shape is checked against the committed top-k measurements first. Writes
 hwmodels/calibration/data/production_kernels/topk_trtllm_op_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_topk_trt_op.py
+    python lab/kernels/predict_topk_trt_op.py [--split]
+
+--split: the second op grid (topk_trtllm_op.SPLIT_BLIND, the two-launch split at 17-300 rows, 12 new shapes), priced
+after the first grid was judged by the product as committed (the merge launch's waves mended, LONE_L2_ROUND shipped);
+declared before its call: it is the two-launch many-row regimes' H200 STANDING. Writes
+production_kernels/topk_trtllm_op_split_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -29,6 +34,16 @@ OUT = F.DATA_DIR / O.PREDICTION
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--split" in sys.argv[1:]:
+        again = [s for s in O.SPLIT_BLIND if s in committed_topk()]
+        if again:
+            raise SystemExit(f"shapes already measured: {again}")
+        res = O.predict_split(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / O.SPLIT_PREDICTION, index=False, float_format="%.4f")
+        print(f"{len(res)} rows priced at {commit[:10]} -> {F.DATA_DIR / O.SPLIT_PREDICTION}")
+        print(res.groupby("regime")["pred_us"].agg(["size", "median"]).round(2).to_string())
+        return
     again = [s for s in O.SHAPES if s in committed_topk()]
     if again:
         raise SystemExit(f"shapes already measured: {again}")

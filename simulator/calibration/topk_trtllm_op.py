@@ -49,6 +49,35 @@ CONTROLS = [("recorded", 2, 45000), ("recorded", 12, 60000), ("recorded", 40, 12
 SHAPES = SINGLE_FEW + SPLIT_FEW + SPLIT_MID + SPLIT_MANY + CONTROLS
 
 
+#: the second op grid (priced after the first was judged, with the merge launch's waves mended and LONE_L2_ROUND
+#: shipped): the two-launch split at 17-300 rows, part 1's 512-thread slices 2-20 per SM, 12 new shapes
+SPLIT_BLIND = ([("recorded", r, n) for r, n in ((18, 260000), (30, 380000), (45, 240000), (56, 520000), (72, 300000),
+                                               (110, 210000), (128, 260000), (160, 230000), (220, 250000),
+                                               (260, 205000))]
+               + [("gaussian", 36, 340000), ("uniform", 150, 280000)])
+SPLIT_PREDICTION = "topk_trtllm_op_split_prediction_2026-11-28.csv"
+SPLIT_MEASURED_GLOB = "topk_engines_nvidia-h200_*_trt_opsplit.csv"
+SPLIT_REPLICATE_GLOB = "topk_engines_nvidia-h200_*_trt_opsplit_replicate.csv"
+
+
+def split_regime(rows, n, sms: float = 132.0) -> np.ndarray:
+    """The second op grid's regimes (declared before the call): part 1's CTAs per SM, 2-3 / 4-8 / >= 9."""
+    with TK.torch_op():
+        c = TK.ctas_per_sm(np.asarray(rows, float), np.asarray(n, float), sms)
+    return np.where(c <= 3, "two-launch split, part 1 at 2-3 CTAs per SM",
+                    np.where(c <= 8, "two-launch split, part 1 at 4-8 CTAs per SM",
+                             "two-launch split, part 1 at >= 9 CTAs per SM"))
+
+
+def predict_split(hw: HardwareSpec) -> pd.DataFrame:
+    """SPLIT_BLIND's op rows priced by the product as committed on `hw` (`pred_us`)."""
+    t = TE._trtllm_frame(SPLIT_BLIND)
+    t["kernel"] = TE.CSV_KERNEL["trtllm_op"]
+    t["pred_us"] = TE.predict_trtllm(t, hw)
+    t["regime"] = split_regime(t["rows"], t["n"], hw.units)
+    return t[F.SHAPE_KEYS + ["regime", "pred_us"]]
+
+
 def op_regime(rows, n) -> np.ndarray:
     """The op rows' regimes (declared before the call), from the op's launch: one CTA a row at 1-8 rows where the kernel's
     tiers split (65,536-199,999 columns); the two-launch split at 1-16 / 17-127 / >= 128 rows; single CTAs both
@@ -84,13 +113,15 @@ def predict(hw: HardwareSpec) -> pd.DataFrame:
     return t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "pred_us"]]
 
 
-def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False, split: bool = False) -> pd.DataFrame | None:
     """The committed prediction joined to the H200's measurement (None before it exists); `wrong` = the selection
-    check failed (time kept)."""
-    files = sorted(Path(data_dir).glob(REPLICATE_GLOB if replicate else MEASURED_GLOB))
+    check failed (time kept); `split`: the second op grid (SPLIT_BLIND)."""
+    glob = (SPLIT_REPLICATE_GLOB if replicate else SPLIT_MEASURED_GLOB) if split else (
+        REPLICATE_GLOB if replicate else MEASURED_GLOB)
+    files = sorted(Path(data_dir).glob(glob))
     if not files:
         return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION)
+    p = pd.read_csv(Path(data_dir) / (SPLIT_PREDICTION if split else PREDICTION))
     m = pd.read_csv(files[-1])
     out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
     out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()

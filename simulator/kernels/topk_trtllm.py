@@ -889,7 +889,17 @@ def add_merge_launch(b, rows, nb, k, merge_sweeps, merge_job, count=1.0, where=N
     b.add("topk_trtllm_merge", P.OP_KIND["trtllm"], flops=rows * ms * nb * k * 4.0, bytes_read=rd,
           bytes_written=rows * k * 4.0, parallel_units=rows * WIDE / THREADS, serial_iters=iters,
           reread_bytes=rd, working_set=rows * np.asarray(nb, float) * k * 8.0, dtype="fp32", count=count,
-          where=where, resident_ctas=sm_slots() * THREADS / WIDE if WIDE_ALONE else 0.0)
+          where=where, resident_ctas=merge_resident())
+
+
+def merge_resident() -> float:
+    """The merge launch's resident_ctas in the op's 512-thread units (parallel_units counts a 1024-thread CTA as 2): a
+    whole SM's REG_CTAS slots under REG_RESIDENT, as add_job_ops gives its 1024-thread slices (one CTA per SM,
+    WIDE_ALONE); else WIDE_ALONE's share of the kind's slots. (Until 2026-11-28 it was sm_slots() x 512 / 1024 = 1
+    unit, half a 1024-thread CTA: twice the waves. The torch-op grid's first look was priced with that defect.)"""
+    if REG_RESIDENT:
+        return float(sm_slots(WIDE))
+    return float(sm_slots()) * THREADS / WIDE if WIDE_ALONE else 0.0
 
 
 def narrow_out_set(rows, n, k, prefill: bool = False, out_set: float | None = None) -> np.ndarray:

@@ -1,0 +1,125 @@
+"""TensorRT-LLM's indexer top-k on the H200, three grids of 2026-11-28 (1 x H200, each run twice on the warm machine; the
+kernels from a local transcription of indexerTopK.cu @ 07339e94, lab/kernels/trt_topk_launch.cu):
+
+1. the H200 grid (simulator/calibration/topk_trtllm_h200.py): the kernel's own dispatch, grid 22's 36 rows re-run
+   (transfer) and 47 new shapes over its seven launch regimes, priced before the call by the product as committed
+   (the H100-SXM's terms through unmeasured_kinds_from); the new rows were declared the H200 STANDING of the kernel's
+   dispatch before the call.
+2. the torch-op grid (simulator/calibration/topk_trtllm_op.py): the launch TensorRT-LLM's engine gets through its torch
+   op (split at 200,000 logits columns for every row count, the two-launch split), modelled from IndexerTopKOp.cpp and
+   priced before it was ever timed: the FIRST LOOK of the engine's path; the kernel's dispatch at the same 31 shapes.
+3. the lone blind grid (simulator/calibration/topk_trtllm_lone.py): TensorRT-LLM's own L2 round for lone CTAs
+   (LONE_L2_ROUND, fitted on the looked-at lone rows of 1-2 and the H100 grids) against main, 28 new torch-op shapes:
+   the candidate won and SHIPPED; this grid holds the engine path's H200 STANDING (declared before the call).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hwmodels.spec import load_hardware
+from simulator.calibration import topk_engines as TE
+from simulator.calibration import topk_trtllm_h200 as H
+from simulator.calibration import topk_trtllm_lone as L
+from simulator.calibration import topk_trtllm_op as O
+from simulator.calibration.scoreboard import BOARD, models_table
+
+FAMILY_KERNEL = "top-k trtllm (kernel dispatch), H200"
+FAMILY_ENGINE = "top-k trtllm (engine's torch op), H200"
+
+
+def _err(m, col: str, tag: str):
+    m[f"{tag}_err_pct"] = (m[col].astype(float) / m["median_us"].astype(float) - 1.0) * 100.0
+
+
+def _pooled(e) -> str:
+    e = np.asarray(e, float)
+    return (f"median |error| {np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed "
+            f"{np.median(e):+.1f} %")
+
+
+def topk_trt_h200(fmt: dict | None = None) -> None:
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    m = H.measured()
+    if m is None:
+        print(f"\nH200 TensorRT-LLM top-k grid: not measured yet ({H.PREDICTION} holds the prices)")
+        return
+    _err(m, "pred_us", "shipped")
+    rep = H.measured(replicate=True)
+    rr = np.median(np.abs(rep["median_us"].to_numpy() / m["median_us"].to_numpy() - 1.0)) * 100.0
+    print(f"\n== THE H200 TENSORRT-LLM TOP-K GRID ({len(m)} rows of the kernel's own dispatch: grid 22's 36 shapes re-run "
+          f"(transfer) and 47 new shapes over its seven launch regimes; {H.PREDICTION}, commit "
+          f"{str(m['model_commit'].iloc[0])[:7]}, before the call), BLIND: the product as committed (the H100-SXM's "
+          f"top-k terms on the H200); the new rows are the kernel dispatch's H200 STANDING (declared before the call); "
+          f"{int(m['wrong'].sum())} rows WRONG SELECTION; replicate run to run {rr:.2f} % median; |model/measured - 1| "
+          "median / p90, signed median, %")
+    t = models_table(m, ("set", "regime"), ("shipped",), ("shipped",))
+    print(t.to_string(**fmt))
+    tr = m[m["set"] == "transfer"]
+    ratio = tr["median_us"] / tr["h100_us"]
+    mr = tr["pred_us"] / tr["pred_h100_us"]
+    print(f"  transfer rows: {_pooled(tr['shipped_err_pct'])}; measured H200 / H100 time {ratio.median():.3f} "
+          f"[{ratio.min():.2f}, {ratio.max():.2f}], the model's {mr.median():.3f} [{mr.min():.2f}, {mr.max():.2f}] "
+          "(the same SM and L2; these launches barely wait on HBM)")
+    nw = m[m["set"] == "new"]
+    tn = t[t["set"] == "new"]
+    met = int((tn["shipped_goal"] == "met").sum())
+    print(f"  new rows: {_pooled(nw['shipped_err_pct'])}; regimes met {met} of {len(tn)}")
+    print("  still off: single CTAs at <= 16 rows of 40K-150K scores -16..-22 % (the lone CTA's L2 round: grid 3 below)")
+    BOARD.add(FAMILY_KERNEL, "blind", "the H200 TensorRT-LLM grid, new rows, the product as committed",
+              nw["shipped_err_pct"], met, len(tn), standing=True)
+
+    o = O.measured()
+    if o is None:
+        print(f"\nTensorRT-LLM's torch-op top-k grid: not measured yet ({O.PREDICTION} holds the prices)")
+        return
+    _err(o, "pred_us", "first")
+    hw = load_hardware("H200")
+    o["now_us"] = TE.predict_trtllm(o, hw)
+    _err(o, "now_us", "now")
+    print(f"\n== TENSORRT-LLM'S TORCH-OP TOP-K GRID ({len(o)} rows: 31 new shapes x the engine's dispatch (trt_topk_op: "
+          "the torch op IndexerTopKOp.cpp @ 07339e94 as its DSA indexer calls it) and the kernel's own (trt_topk); "
+          f"{O.PREDICTION}, commit {str(o['model_commit'].iloc[0])[:7]}, before the call): first = the product as "
+          "committed (the op rows: priced from its source before any of its launches was timed, the FIRST LOOK of "
+          "the engine's path; the kernel rows: blind), now = the shipped model (LONE_L2_ROUND; LOOKED-AT); "
+          "|model/measured - 1| median / p90, signed median, %")
+    t = models_table(o, ("kernel", "regime"), ("first", "now"), ("first", "now"))
+    print(t.to_string(**fmt))
+    for k, lab in (("trt_topk_op", "engine's torch op"), ("trt_topk", "kernel dispatch")):
+        g = o[o["kernel"] == k]
+        tt = t[t["kernel"] == k]
+        print(f"  {lab}: first {_pooled(g['first_err_pct'])}, regimes met {int((tt['first_goal'] == 'met').sum())} "
+              f"of {len(tt)}; now {_pooled(g['now_err_pct'])}, {int((tt['now_goal'] == 'met').sum())} of {len(tt)}")
+    op = o[o["kernel"] == "trt_topk_op"].set_index(["dist", "rows", "n"])["median_us"]
+    kd = o[o["kernel"] == "trt_topk"].set_index(["dist", "rows", "n"])["median_us"]
+    r = (op / kd).reindex(op.index)
+    few = r[[i for i in r.index if i[1] <= 8 and i[2] < 200000 and i[2] >= 65536]]
+    print(f"  measured engine / kernel-dispatch time at the same shapes: 1-8 rows of 65K-200K (one CTA a row against "
+          f"the fused split) {few.median():.2f} [{few.min():.2f}, {few.max():.2f}]; all shapes {r.median():.2f} "
+          f"[{r.min():.2f}, {r.max():.2f}]: the kernel's dispatch, which the product priced for `kernel: trtllm` "
+          "before, is the faster launch by up to 1.7x where the engine runs one CTA a row")
+    tt = t[t["kernel"] == "trt_topk_op"]
+    BOARD.add(FAMILY_ENGINE, "first look", "the torch-op grid, priced from IndexerTopKOp.cpp before any timing",
+              o[o["kernel"] == "trt_topk_op"]["first_err_pct"], int((tt["first_goal"] == "met").sum()), len(tt))
+
+    b = L.measured()
+    if b is None:
+        print(f"\nthe lone-CTA L2 round's blind grid: not measured yet ({L.PREDICTION} holds the prices)")
+        return
+    _err(b, "pred_main_us", "main")
+    _err(b, "pred_us", "cand")
+    print(f"\n== THE LONE-CTA L2 ROUND'S BLIND GRID ({len(b)} new torch-op shapes; {L.PREDICTION}, commit "
+          f"{str(b['model_commit'].iloc[0])[:7]}, before the call): main = LONE_L2_ROUND 1.0 (the L2 round SGLang's, "
+          "as shipped then), cand = 1.3 (fitted on 103 looked-at lone rows, H100 and H200); declared before the call: "
+          "the candidate ships if it meets more regimes, and the grid is the engine path's H200 STANDING; "
+          "|model/measured - 1| median / p90, signed median, %")
+    t = models_table(b, ("regime",), ("main", "cand"), ("main", "cand"))
+    print(t.to_string(**fmt))
+    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
+    print(f"  main: {_pooled(b['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(b['cand_err_pct'])}, {mc} of "
+          f"{len(t)}: SHIPPED (topk_trtllm.LONE_L2_ROUND)")
+    print("  still off: the two-launch split at >= 17 rows (the torch-op grid above: part 1's 512-thread slices many per "
+          "SM, +14..+46 %; one control here, 60 x 700K, +22.6 %)")
+    BOARD.add(FAMILY_ENGINE, "blind", "the lone blind grid, LONE_L2_ROUND 1.0 (main then)", b["main_err_pct"], mm,
+              len(t))
+    BOARD.add(FAMILY_ENGINE, "blind", "the lone blind grid, LONE_L2_ROUND 1.3 (shipped)", b["cand_err_pct"], mc,
+              len(t), standing=True)
