@@ -106,3 +106,28 @@ def test_the_merge_launch_keeps_one_1024_thread_cta_per_sm_and_the_second_grid_s
     assert {"two-launch split, part 1 at 2-3 CTAs per SM", "two-launch split, part 1 at 4-8 CTAs per SM",
             "two-launch split, part 1 at >= 9 CTAs per SM"} == set(reg)
     assert not set(O.SPLIT_BLIND) & set(O.SHAPES)
+
+
+def test_the_lead_share_leaves_the_fused_path_and_two_ctas_per_sm_alone():
+    import pytest
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import topk_engines as TE
+
+    t = TE._trtllm_frame([("recorded", 20, 300000), ("recorded", 200, 240000)])
+    ops = t.copy()
+    ops["kernel"] = "trt_topk_op"
+    hw = load_hardware("H200")
+    old = TK.TWO_LAUNCH_LEAD_SHARE
+    try:
+        a_op, a_k = TE.predict_trtllm(ops, hw), TE.predict_trtllm(t, hw)
+        TK.TWO_LAUNCH_LEAD_SHARE = 0.75
+        b_op, b_k = TE.predict_trtllm(ops, hw), TE.predict_trtllm(t, hw)
+    finally:
+        TK.TWO_LAUNCH_LEAD_SHARE = old
+    assert b_op[0] == pytest.approx(a_op[0])          # 200 CTAs: two per SM, one pair group
+    assert b_op[1] < 0.95 * a_op[1]                   # 2,400 CTAs: 19 per SM, ten pair groups
+    assert np.allclose(a_k, b_k)                      # the kernel's own dispatch (fused split, single CTAs)
+    reg = set(O.lead_regime(np.array([r for _, r, _ in O.LEAD_BLIND]), np.array([n for _, _, n in O.LEAD_BLIND])))
+    assert reg == {"controls: part 1 at <= 2 CTAs per SM", "two-launch split, part 1 at 3-8 CTAs per SM",
+                   "two-launch split, part 1 at >= 9 CTAs per SM"}

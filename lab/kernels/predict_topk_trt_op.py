@@ -5,12 +5,16 @@ Declared before the call: the op rows are the first look of the family's engine 
 the H200 grid's regimes. Every shape is checked against the committed top-k measurements first. Writes
 hwmodels/calibration/data/production_kernels/topk_trtllm_op_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_topk_trt_op.py [--split]
+    python lab/kernels/predict_topk_trt_op.py [--split | --lead]
 
 --split: the second op grid (topk_trtllm_op.SPLIT_BLIND, the two-launch split at 17-300 rows, 12 new shapes), priced
 after the first grid was judged by the product as committed (the merge launch's waves mended, LONE_L2_ROUND shipped);
 declared before its call: it is the two-launch many-row regimes' H200 STANDING. Writes
 production_kernels/topk_trtllm_op_split_prediction_2026-11-28.csv.
+--lead: the third op grid (topk_trtllm_op.LEAD_BLIND, 14 new two-launch shapes), priced by main (TWO_LAUNCH_LEAD_SHARE
+None) and the candidate (TWO_LAUNCH_LEAD_SHARE_CANDIDATE, re-fitted here on the looked-at rows: the fit must give it);
+declared before its call: the candidate ships if it meets more of the grid's regimes (a tie: the lower pooled median
+|error|), and the grid holds the two-launch many-row regimes' H200 STANDING whichever ships.
 """
 from __future__ import annotations
 
@@ -34,6 +38,24 @@ OUT = F.DATA_DIR / O.PREDICTION
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--lead" in sys.argv[1:]:
+        from simulator.kernels import topk_trtllm as TK
+
+        again = [s for s in O.LEAD_BLIND if s in committed_topk()]
+        if again:
+            raise SystemExit(f"shapes already measured: {again}")
+        h200 = load_hardware("H200")
+        fit = O.fit_lead_share(h200)
+        print(f"fit on {fit['rows']} looked-at two-launch rows: rms log error {fit['rms']}")
+        if fit["value"] != TK.TWO_LAUNCH_LEAD_SHARE_CANDIDATE:
+            raise SystemExit(f"the fit gives {fit['value']}, the candidate is {TK.TWO_LAUNCH_LEAD_SHARE_CANDIDATE}")
+        res = O.predict_lead(h200, TK.TWO_LAUNCH_LEAD_SHARE_CANDIDATE)
+        res["model_commit"] = commit
+        out = F.DATA_DIR / O.GRIDS["lead"][0]
+        res.to_csv(out, index=False, float_format="%.4f")
+        print(f"{len(res)} rows priced at {commit[:10]} -> {out}")
+        print(res.groupby("regime")[["pred_main_us", "pred_us"]].agg(["size", "median"]).round(2).to_string())
+        return
     if "--split" in sys.argv[1:]:
         again = [s for s in O.SPLIT_BLIND if s in committed_topk()]
         if again:

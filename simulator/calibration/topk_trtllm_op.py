@@ -33,8 +33,6 @@ from simulator.calibration import topk_trtllm_h200 as H
 from simulator.kernels import topk_trtllm as TK
 
 PREDICTION = "topk_trtllm_op_prediction_2026-11-28.csv"
-MEASURED_GLOB = "topk_engines_nvidia-h200_*_trt_op.csv"
-REPLICATE_GLOB = "topk_engines_nvidia-h200_*_trt_op_replicate.csv"
 
 SINGLE_FEW = ([("recorded", r, n) for r, n in ((1, 74000), (1, 165000), (2, 118000), (3, 186000), (4, 95000),
                                               (6, 140000), (8, 175000))]
@@ -56,8 +54,6 @@ SPLIT_BLIND = ([("recorded", r, n) for r, n in ((18, 260000), (30, 380000), (45,
                                                (260, 205000))]
                + [("gaussian", 36, 340000), ("uniform", 150, 280000)])
 SPLIT_PREDICTION = "topk_trtllm_op_split_prediction_2026-11-28.csv"
-SPLIT_MEASURED_GLOB = "topk_engines_nvidia-h200_*_trt_opsplit.csv"
-SPLIT_REPLICATE_GLOB = "topk_engines_nvidia-h200_*_trt_opsplit_replicate.csv"
 
 
 def split_regime(rows, n, sms: float = 132.0) -> np.ndarray:
@@ -113,16 +109,85 @@ def predict(hw: HardwareSpec) -> pd.DataFrame:
     return t[F.SHAPE_KEYS + ["regime", "blocks_per_row", "threads", "pred_us"]]
 
 
-def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False, split: bool = False) -> pd.DataFrame | None:
+#: grid -> (prediction file, measurement tag): the first op grid, the second (SPLIT_BLIND), the third (LEAD_BLIND)
+GRIDS = {"first": (PREDICTION, "trt_op"), "split": (SPLIT_PREDICTION, "trt_opsplit"),
+         "lead": ("topk_trtllm_op_lead_prediction_2026-11-28.csv", "trt_oplead")}
+
+
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False, split: bool = False,
+             grid: str | None = None) -> pd.DataFrame | None:
     """The committed prediction joined to the H200's measurement (None before it exists); `wrong` = the selection
-    check failed (time kept); `split`: the second op grid (SPLIT_BLIND)."""
-    glob = (SPLIT_REPLICATE_GLOB if replicate else SPLIT_MEASURED_GLOB) if split else (
-        REPLICATE_GLOB if replicate else MEASURED_GLOB)
-    files = sorted(Path(data_dir).glob(glob))
+    check failed (time kept); `grid` a GRIDS key (`split`: the second op grid; default the first)."""
+    pred, tag = GRIDS[grid or ("split" if split else "first")]
+    files = sorted(Path(data_dir).glob(f"topk_engines_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
     if not files:
         return None
-    p = pd.read_csv(Path(data_dir) / (SPLIT_PREDICTION if split else PREDICTION))
+    p = pd.read_csv(Path(data_dir) / pred)
     m = pd.read_csv(files[-1])
     out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
     out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
     return out
+
+
+#: the scan of fit_lead_share (the candidate is its best value)
+LEAD_SCAN = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.5)
+
+
+def lead_fit_rows(data_dir: Path = F.DATA_DIR) -> pd.DataFrame:
+    """The looked-at two-launch rows at >= 3 CTAs per SM of part 1: the first op grid's op rows at >= 200,000 columns
+    and the second op grid's (both measured on the H200 before the candidate was formed)."""
+    a = measured(data_dir)
+    a = a[(a["kernel"] == TE.CSV_KERNEL["trtllm_op"]) & (a["n"] >= TK.OP_SPLIT)]
+    t = pd.concat([a, measured(data_dir, split=True)], ignore_index=True)[F.SHAPE_KEYS + ["median_us"]]
+    with TK.torch_op():
+        c = TK.ctas_per_sm(t["rows"].to_numpy(float), t["n"].to_numpy(float), 132.0)
+    return t[c >= 3].reset_index(drop=True)
+
+
+def fit_lead_share(hw: HardwareSpec, scan=LEAD_SCAN) -> dict:
+    """TK.TWO_LAUNCH_LEAD_SHARE by its scan's rms log error on lead_fit_rows (priced on `hw`); restored after."""
+    t = lead_fit_rows()
+    old = TK.TWO_LAUNCH_LEAD_SHARE
+    rms = {}
+    try:
+        for v in scan:
+            TK.TWO_LAUNCH_LEAD_SHARE = float(v)
+            rms[float(v)] = float(np.sqrt(np.mean(np.log(TE.predict_trtllm(t, hw) / t["median_us"].to_numpy()) ** 2)))
+    finally:
+        TK.TWO_LAUNCH_LEAD_SHARE = old
+    return {"rms": rms, "value": min(rms, key=rms.get), "rows": len(t)}
+
+
+#: the third op grid: the two-launch split at 3-31 CTAs per SM of part 1 (and two controls at 2), 14 new shapes, priced
+#: by main (TWO_LAUNCH_LEAD_SHARE None, shipped) and the candidate (TWO_LAUNCH_LEAD_SHARE_CANDIDATE) before the call
+LEAD_BLIND = ([("recorded", r, n) for r, n in ((34, 290000), (48, 410000), (62, 230000), (85, 270000), (100, 350000),
+                                              (120, 240000), (175, 260000), (240, 215000), (320, 225000),
+                                              (400, 205000), (20, 300000), (26, 450000))]
+              + [("gaussian", 90, 250000), ("uniform", 200, 240000)])
+
+
+def lead_regime(rows, n, sms: float = 132.0) -> np.ndarray:
+    """The third op grid's regimes (declared before the call): part 1's CTAs per SM <= 2 (controls: the candidate
+    changes nothing there) / 3-8 / >= 9."""
+    with TK.torch_op():
+        c = TK.ctas_per_sm(np.asarray(rows, float), np.asarray(n, float), sms)
+    return np.where(c <= 2, "controls: part 1 at <= 2 CTAs per SM",
+                    np.where(c <= 8, "two-launch split, part 1 at 3-8 CTAs per SM",
+                             "two-launch split, part 1 at >= 9 CTAs per SM"))
+
+
+def predict_lead(hw: HardwareSpec, value: float) -> pd.DataFrame:
+    """LEAD_BLIND's op rows priced by main (`pred_main_us`: TWO_LAUNCH_LEAD_SHARE as shipped) and the candidate
+    (`pred_us`: `value`) on `hw`."""
+    t = TE._trtllm_frame(LEAD_BLIND)
+    t["kernel"] = TE.CSV_KERNEL["trtllm_op"]
+    t["regime"] = lead_regime(t["rows"], t["n"], hw.units)
+    old = TK.TWO_LAUNCH_LEAD_SHARE
+    try:
+        t["pred_main_us"] = TE.predict_trtllm(t, hw)
+        TK.TWO_LAUNCH_LEAD_SHARE = float(value)
+        t["pred_us"] = TE.predict_trtllm(t, hw)
+    finally:
+        TK.TWO_LAUNCH_LEAD_SHARE = old
+    return t[F.SHAPE_KEYS + ["regime", "pred_main_us", "pred_us"]]
+

@@ -723,11 +723,14 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         # the L2 term (PAIR_L2_SHARE): the other CTAs' sweep rounds that hit the L2 (share `l2_hit`), and as much of
         # their on-chip job (issue-bound beside the pair's L2-fed rounds: nothing of it hides behind an HBM wait)
         l2x = ps.get("l2_sweep_prefill" if prefill else "l2_sweep", 0.0) * float(l2_hit)
-        out["job"] = (slowest + (lead - 1.0) * float(ser.mean())
+        # TWO_LAUNCH_LEAD_SHARE: the torch op's part 1 (slices that end without a merge) pays each later pair group's
+        # lead at that share (None: whole, the fused path's rule)
+        ls = 1.0 if TWO_LAUNCH_LEAD_SHARE is None or "merge" not in samples[0] else float(TWO_LAUNCH_LEAD_SHARE)
+        out["job"] = (slowest + (lead - 1.0) * ls * float(ser.mean())
                       + (c - lead) * min(ps["job"] + (l2x if PAIR_L2_JOB else 0.0), 1.0) * float(ser.mean())) / w
         out["merge_waves"] = w
         sweep_share = min(ps["sweep"] + l2x, 1.0)
-        out["sweep_scale"] = (lead + (c - lead) * sweep_share) / w
+        out["sweep_scale"] = (1.0 + (lead - 1.0) * ls + (c - lead) * sweep_share) / w
         return out
     if paired:
         share = 1.0 / REG_CTAS
@@ -792,6 +795,18 @@ SPLIT_FIXED_ROUNDS = 22.17
 #: LOOKED-AT before, +20..+48 % slow under the whole-CTA rule; recorded as production_kernels.topk_trtllm.later_cta_share)
 LATER_CTA_SHARE = 0.774
 
+
+#: the torch op's two-launch part 1 at >= 3 CTAs per SM (two resident by registers, REG_CTAS): each pair group after
+#: the SM's first adds TWO_LAUNCH_LEAD_SHARE of its lead CTA's sweeps and job instead of all of it. Part 1's CTAs
+#: (topKPerRowDecode<512, multipleBlocksPerRow>) end with their slice's job, no handshake or merge, so the next pair's
+#: CTAs start as soon as one of the SM's CTAs retires and their first sweep overlaps the retiring pair's on-chip phases
+#: (the staggering LATER_CTA_SHARE prices for lone 1024-thread CTAs); the fused path's rule (every group's lead
+#: whole) over-prices it: +14 % at >= 9 CTAs per SM on the second op grid (blind). None = the fused rule (SHIPPED);
+#: the candidate is fitted by simulator/calibration/topk_trtllm_op.py fit_lead_share on the looked-at two-launch rows
+#: (20 looked-at rows: rms log error 0.133 at 1.0 / None, 0.066 at 0.75, the scan's best; the lone 1024-thread CTAs'
+#: fitted LATER_CTA_SHARE is 0.774)
+TWO_LAUNCH_LEAD_SHARE_CANDIDATE = 0.75
+TWO_LAUNCH_LEAD_SHARE: float | None = None
 
 #: a lone CTA's sweep round from the L2 in units of the kind's L2 round (iter_l2_us[topk_trtllm]): that round is
 #: SGLang's (fit_production_topk_gemm write_topk: "TensorRT-LLM's top-k was not measured: its loop round ... SGLang's",
