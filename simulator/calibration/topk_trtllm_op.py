@@ -162,7 +162,7 @@ def fit_lead_share(hw: HardwareSpec, scan=LEAD_SCAN) -> dict:
 #: by main (TWO_LAUNCH_LEAD_SHARE None, shipped) and the candidate (TWO_LAUNCH_LEAD_SHARE_CANDIDATE) before the call
 LEAD_BLIND = ([("recorded", r, n) for r, n in ((34, 290000), (48, 410000), (62, 230000), (85, 270000), (100, 350000),
                                               (120, 240000), (175, 260000), (240, 215000), (320, 225000),
-                                              (400, 205000), (20, 300000), (26, 450000))]
+                                              (400, 205000), (20, 300000), (26, 460000))]
               + [("gaussian", 90, 250000), ("uniform", 200, 240000)])
 
 
