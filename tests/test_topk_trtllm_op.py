@@ -120,6 +120,7 @@ def test_the_lead_share_leaves_the_fused_path_and_two_ctas_per_sm_alone():
     hw = load_hardware("H200")
     old = TK.TWO_LAUNCH_LEAD_SHARE
     try:
+        TK.TWO_LAUNCH_LEAD_SHARE = None
         a_op, a_k = TE.predict_trtllm(ops, hw), TE.predict_trtllm(t, hw)
         TK.TWO_LAUNCH_LEAD_SHARE = 0.75
         b_op, b_k = TE.predict_trtllm(ops, hw), TE.predict_trtllm(t, hw)

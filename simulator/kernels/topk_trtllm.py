@@ -801,12 +801,13 @@ LATER_CTA_SHARE = 0.774
 #: (topKPerRowDecode<512, multipleBlocksPerRow>) end with their slice's job, no handshake or merge, so the next pair's
 #: CTAs start as soon as one of the SM's CTAs retires and their first sweep overlaps the retiring pair's on-chip phases
 #: (the staggering LATER_CTA_SHARE prices for lone 1024-thread CTAs); the fused path's rule (every group's lead
-#: whole) over-prices it: +14 % at >= 9 CTAs per SM on the second op grid (blind). None = the fused rule (SHIPPED);
-#: the candidate is fitted by simulator/calibration/topk_trtllm_op.py fit_lead_share on the looked-at two-launch rows
+#: whole) over-prices it: +14 % at >= 9 CTAs per SM on the second op grid (blind). None = the fused rule; the
+#: candidate is fitted by simulator/calibration/topk_trtllm_op.py fit_lead_share on the looked-at two-launch rows
 #: (20 looked-at rows: rms log error 0.133 at 1.0 / None, 0.066 at 0.75, the scan's best; the lone 1024-thread CTAs'
-#: fitted LATER_CTA_SHARE is 0.774)
+#: fitted LATER_CTA_SHARE is 0.774); judged blind on the third op grid (14 new shapes, committed b865c26): 3.6 / 13.5 %,
+#: 2 of 3 regimes (>= 9 CTAs per SM 1.7 / 4.7 %), against None's 12.4 / 19.0 %, 1 of 3 (16.2 / 20.8 %): SHIPPED
 TWO_LAUNCH_LEAD_SHARE_CANDIDATE = 0.75
-TWO_LAUNCH_LEAD_SHARE: float | None = None
+TWO_LAUNCH_LEAD_SHARE: float | None = TWO_LAUNCH_LEAD_SHARE_CANDIDATE
 
 #: a lone CTA's sweep round from the L2 in units of the kind's L2 round (iter_l2_us[topk_trtllm]): that round is
 #: SGLang's (fit_production_topk_gemm write_topk: "TensorRT-LLM's top-k was not measured: its loop round ... SGLang's",
