@@ -11,6 +11,10 @@ kernels from a local transcription of indexerTopK.cu @ 07339e94, lab/kernels/trt
 3. the lone blind grid (simulator/calibration/topk_trtllm_lone.py): TensorRT-LLM's own L2 round for lone CTAs
    (LONE_L2_ROUND, fitted on the looked-at lone rows of 1-2 and the H100 grids) against main, 28 new torch-op shapes:
    the candidate won and SHIPPED; this grid holds the engine path's H200 STANDING (declared before the call).
+4. the second op grid (topk_trtllm_op.SPLIT_BLIND, 12 two-launch shapes at 17-300 rows), priced blind by the product
+   after the merge launch's waves were mended; then the third (LEAD_BLIND, 14 shapes): the two-launch part 1's lead
+   share (TWO_LAUNCH_LEAD_SHARE, fitted on the looked-at rows of 2 and 4) against main: it won and SHIPPED; the third
+   grid holds the two-launch many-row regimes' H200 STANDING (declared before the call).
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from simulator.calibration.scoreboard import BOARD, models_table
 
 FAMILY_KERNEL = "top-k trtllm (kernel dispatch), H200"
 FAMILY_ENGINE = "top-k trtllm (engine's torch op), H200"
+FAMILY_SPLIT = "top-k trtllm (engine's two-launch split, >= 17 rows), H200"
 
 
 def _err(m, col: str, tag: str):
@@ -117,9 +122,44 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
     mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
     print(f"  main: {_pooled(b['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(b['cand_err_pct'])}, {mc} of "
           f"{len(t)}: SHIPPED (topk_trtllm.LONE_L2_ROUND)")
-    print("  still off: the two-launch split at >= 17 rows (the torch-op grid above: part 1's 512-thread slices many per "
-          "SM, +14..+46 %; one control here, 60 x 700K, +22.6 %)")
+    print("  not in this grid: the two-launch split at >= 17 rows (the first op grid: +14..+46 % as first priced; one "
+          "control here, 60 x 700K, +22.6 %): the second and third op grids below")
     BOARD.add(FAMILY_ENGINE, "blind", "the lone blind grid, LONE_L2_ROUND 1.0 (main then)", b["main_err_pct"], mm,
               len(t))
     BOARD.add(FAMILY_ENGINE, "blind", "the lone blind grid, LONE_L2_ROUND 1.3 (shipped)", b["cand_err_pct"], mc,
               len(t), standing=True)
+
+    sp = O.measured(split=True)
+    ld = O.measured(grid="lead")
+    if sp is None or ld is None:
+        print("\nthe second / third torch-op grids: not measured yet")
+        return
+    _err(sp, "pred_us", "blind")
+    t = models_table(sp, ("regime",), ("blind",), ("blind",))
+    print(f"\n== THE SECOND TORCH-OP GRID ({len(sp)} new two-launch shapes at 17-300 rows; {O.GRIDS['split'][0]}, commit "
+          f"{str(sp['model_commit'].iloc[0])[:7]}, before the call), BLIND: the product as committed (the merge "
+          "launch's waves mended after the first op grid, LONE_L2_ROUND shipped); |model/measured - 1| median / p90, "
+          "signed median, %")
+    print(t.to_string(**fmt))
+    ms = int((t["blind_goal"] == "met").sum())
+    print(f"  {_pooled(sp['blind_err_pct'])}; regimes met {ms} of {len(t)}")
+    BOARD.add(FAMILY_SPLIT, "blind", "the second op grid, the product then (fused-path lead rule)", sp["blind_err_pct"],
+              ms, len(t))
+    _err(ld, "pred_main_us", "main")
+    _err(ld, "pred_us", "cand")
+    t = models_table(ld, ("regime",), ("main", "cand"), ("main", "cand"))
+    print(f"\n== THE THIRD TORCH-OP GRID ({len(ld)} new two-launch shapes; {O.GRIDS['lead'][0]}, commit "
+          f"{str(ld['model_commit'].iloc[0])[:7]}, before the call): main = the fused path's lead rule (each pair group's "
+          "lead whole), cand = TWO_LAUNCH_LEAD_SHARE 0.75 (fitted on the 20 looked-at two-launch rows at >= 3 CTAs per "
+          "SM of the first and second op grids); declared before the call: the candidate ships if it meets more "
+          "regimes, and the grid holds the two-launch many-row regimes' STANDING; |model/measured - 1| median / p90, "
+          "signed median, %")
+    print(t.to_string(**fmt))
+    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
+    print(f"  main: {_pooled(ld['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(ld['cand_err_pct'])}, {mc} of "
+          f"{len(t)}: SHIPPED (topk_trtllm.TWO_LAUNCH_LEAD_SHARE)")
+    print("  still off: part 1 at <= 2 CTAs per SM (one pair group: the candidate leaves it) -11..+15 %")
+    BOARD.add(FAMILY_SPLIT, "blind", "the third op grid, main (fused-path lead rule)", ld["main_err_pct"], mm, len(t))
+    BOARD.add(FAMILY_SPLIT, "blind", "the third op grid, TWO_LAUNCH_LEAD_SHARE 0.75 (shipped)", ld["cand_err_pct"], mc,
+              len(t), standing=True)
+
