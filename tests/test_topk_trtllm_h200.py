@@ -34,3 +34,11 @@ def test_the_frame_holds_grid22_as_transfer_rows_and_new_shapes_apart():
     keys = {(d, r, n) for d, r, n in zip(tr["dist"], tr["rows"], tr["n"])}
     assert not keys & {(d, r, n) for d, r, n in zip(nw["dist"], nw["rows"], nw["n"])}
     assert set(nw["dist"]) == {"recorded", "gaussian", "uniform"}
+
+
+def test_the_second_grid_holds_four_new_shapes_in_each_regime():
+    import collections
+
+    t = TE.engines_frame(H.NEW2_DECODE, H.NEW2_PREFILL)
+    assert set(collections.Counter(H.regime(t["kernel"], t["rows"], t["n"])).values()) == {4}
+    assert not set(H.NEW2_DECODE + H.NEW2_PREFILL) & set(H.NEW_DECODE + H.NEW_PREFILL)

@@ -7,10 +7,12 @@
 # run again on the warm machine (tag trt_h200_replicate). The recorded score rows (scores_codegqa_16k.npy) are written
 # here from the shipped trace. Files packed into $OUT/topk_trt_h200.tgz (the device returns a limited number of files).
 # From the repository root of the device copy:
-#   bash lab/kernels/run_topk_trt_h200_device.sh
+#   bash lab/kernels/run_topk_trt_h200_device.sh [PREDICTION_CSV TAG]
+# (the second grid: topk_trtllm_h200_grid2_prediction_2026-11-28.csv trt_h200g2)
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
-P=hwmodels/calibration/data/production_kernels/topk_trtllm_h200_prediction_2026-11-28.csv
+P=hwmodels/calibration/data/production_kernels/${1:-topk_trtllm_h200_prediction_2026-11-28.csv}
+TG=${2:-trt_h200}
 O=/tmp/otrt; mkdir -p $O /tmp/toplib /tmp/trt
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
   nvcc --version | tail -2; nproc
@@ -31,16 +33,16 @@ python3 -c "import numpy as np; z = np.load('traces/attention/codegqa_16k_h100_2
 md5sum /tmp/toplib/scores_codegqa_16k.npy >> $O/env.txt
 cd lab/kernels
 export PYTHONPATH=$PWD:$PYTHONPATH
-for TAG in trt_h200 trt_h200_replicate; do
+for TAG in $TG ${TG}_replicate; do
   timeout 230 python3 measure_topk_engines.py --out $O --lib /tmp/toplib --shapes ../../$P --tag $TAG \
     --trt-lib /tmp/trt/trt_topk.so --only-listed 2>&1 | grep -v "^\s*$" | tee $O/log_$TAG.txt | tail -5
   echo "$TAG done at $(el) s"
 done
 cd ../..
 pack
-python3 - "$O" <<'PY'
+python3 - "$O" "$TG" <<'PY'
 import csv, glob, sys
-for f in sorted(glob.glob(sys.argv[1] + "/topk_engines_*trt_h200*.csv")):
+for f in sorted(glob.glob(sys.argv[1] + "/topk_engines_*" + sys.argv[2] + "*.csv")):
     r = list(csv.DictReader(open(f)))
     print(f.rsplit("/", 1)[1], len(r), "rows; wrong:", sum("WRONG" in x["note"] for x in r))
 PY

@@ -112,3 +112,41 @@ def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFra
     h1 = pd.read_csv(Path(data_dir) / TE.GRID22_MEASURED)[F.SHAPE_KEYS + ["median_us"]]
     out = out.merge(h1.rename(columns={"median_us": "h100_us"}), on=F.SHAPE_KEYS, how="left")
     return out
+
+
+#: the second H200 grid of the kernel's own dispatch (priced after LONE_L2_ROUND and TWO_LAUNCH_LEAD_SHARE shipped, by
+#: the product as committed): 4 new shapes in each of `regime`'s seven regimes; declared before its call as the kernel
+#: dispatch's H200 STANDING
+NEW2_DECODE = ([("recorded", r, n) for r, n in ((1, 67000), (3, 230000), (5, 88000), (7, 640000))]          # split 1-8
+               + [("recorded", r, n) for r, n in ((10, 215000), (33, 330000), (58, 255000))]                  # split 9+
+               + [("gaussian", 90, 600000)]
+               + [("recorded", r, n) for r, n in ((2, 21000), (6, 52000), (11, 140000), (15, 35000))]          # <= 16
+               + [("recorded", r, n) for r, n in ((26, 43000), (180, 27000), (350, 15500))]                    # mid
+               + [("uniform", 95, 58000)]
+               + [("recorded", r, n) for r, n in ((140, 75000), (45, 190000), (270, 110000))]                  # long
+               + [("gaussian", 500, 85000)]
+               + [("recorded", r, n) for r, n in ((520, 10200), (1350, 7700), (2200, 3300))]                   # narrow
+               + [("uniform", 800, 9500)])
+NEW2_PREFILL = [("recorded", r, n) for r, n in ((640, 66000), (1100, 21000), (2600, 12500))] + [("gaussian", 1800, 47000)]
+PREDICTION2 = "topk_trtllm_h200_grid2_prediction_2026-11-28.csv"
+
+
+def predict2(hw: HardwareSpec) -> pd.DataFrame:
+    """NEW2's rows (the kernel's own dispatch and its prefill entry) priced by the product as committed on `hw`."""
+    t = TE.engines_frame(NEW2_DECODE, NEW2_PREFILL)
+    t["pred_us"] = TE.predict_trtllm(t, hw)
+    t["regime"] = regime(t["kernel"], t["rows"], t["n"])
+    return t[F.SHAPE_KEYS + ["regime", "pred_us"]]
+
+
+def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The second grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    files = sorted(Path(data_dir).glob(f"topk_engines_nvidia-h200_*_trt_h200g2{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREDICTION2)
+    m = pd.read_csv(files[-1])
+    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
+    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
+    return out
+
