@@ -1,14 +1,16 @@
 #!/bin/bash
-# THE H200 TENSORRT-LLM TOP-K GRID on one H200 (simulator/calibration/topk_trtllm_h200.py; priced before the call by
-# lab/kernels/predict_topk_trt_h200.py -> production_kernels/topk_trtllm_h200_prediction_2026-11-28.csv): TensorRT-LLM's
-# decode dispatch and prefill entry (trt_topk.so, built HERE from lab/kernels/trt_topk_launch.cu beside
-# lab/kernels/ext/trt/trt_topk_kernels.cuh, a local transcription of indexerTopK.cu @ 07339e94 that is not part of this
-# repository and travels as a carried ignored folder), timed by measure_topk_engines.py --only-listed, then the same
-# run again on the warm machine (tag trt_h200_replicate). The recorded score rows (scores_codegqa_16k.npy) are written
-# here from the shipped trace. Files packed into $OUT/topk_trt_h200.tgz (the device returns a limited number of files).
-# From the repository root of the device copy:
+# THE H200 TENSORRT-LLM TOP-K GRIDS on one H200, one grid a call: TensorRT-LLM's top-k launches (trt_topk.so, built HERE
+# from lab/kernels/trt_topk_launch.cu beside lab/kernels/ext/trt/trt_topk_kernels.cuh, a local transcription of
+# indexerTopK.cu @ 07339e94 that is not part of this repository and travels as a carried ignored folder: trt_topk_launch
+# = the kernel's own dispatch, trt_topk_prefill_launch = its prefill entry, trt_topk_op_launch = the torch op's), timed
+# by measure_topk_engines.py --only-listed at the shapes and kernels of a committed prediction CSV, then the same run
+# again on the warm machine (tag TAG_replicate). The recorded score rows (scores_codegqa_16k.npy) are written here from
+# the shipped trace. Files packed into $OUT/topk_trt_h200.tgz (the device returns a limited number of files). From the
+# repository root of the device copy:
 #   bash lab/kernels/run_topk_trt_h200_device.sh [PREDICTION_CSV TAG]
-# (the second grid: topk_trtllm_h200_grid2_prediction_2026-11-28.csv trt_h200g2)
+# the grids of 2026-11-28 (production_kernels/...): topk_trtllm_h200_prediction_2026-11-28.csv trt_h200 (the default:
+# simulator/calibration/topk_trtllm_h200.py, lab/kernels/predict_topk_trt_h200.py), topk_trtllm_h200_grid2_prediction_...
+# trt_h200g2, and through run_topk_trt_op_device.sh / run_topk_trt_lone_device.sh the torch-op and lone grids
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 P=hwmodels/calibration/data/production_kernels/${1:-topk_trtllm_h200_prediction_2026-11-28.csv}

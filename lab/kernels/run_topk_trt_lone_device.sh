@@ -1,47 +1,5 @@
 #!/bin/bash
-# THE BLIND GRID OF TENSORRT-LLM'S LONE-CTA L2 ROUND on one H200 (simulator/calibration/topk_trtllm_lone.py; priced before the call by
-# lab/kernels/predict_topk_trt_lone.py -> production_kernels/topk_trtllm_lone_prediction_2026-11-28.csv): TensorRT-LLM's
-# torch-op dispatch alone (trt_topk_op_launch of trt_topk.so, built HERE from lab/kernels/trt_topk_launch.cu beside
-# lab/kernels/ext/trt/trt_topk_kernels.cuh, a local transcription of indexerTopK.cu @ 07339e94 that is not part of this
-# repository and travels as a carried ignored folder), timed by measure_topk_engines.py --only-listed, then the same
-# run again on the warm machine (tag trt_lone_replicate). The recorded score rows (scores_codegqa_16k.npy) are written
-# here from the shipped trace. Files packed into $OUT/topk_trt_lone.tgz (the device returns a limited number of files).
-# From the repository root of the device copy:
+# THE BLIND GRID OF TENSORRT-LLM'S LONE-CTA L2 ROUND on one H200 (simulator/calibration/topk_trtllm_lone.py; priced
+# before the call by lab/kernels/predict_topk_trt_lone.py): run_topk_trt_h200_device.sh at its prediction, tag trt_lone
 #   bash lab/kernels/run_topk_trt_lone_device.sh
-T0=$(date +%s)
-el() { echo $(( $(date +%s) - T0 )); }
-P=hwmodels/calibration/data/production_kernels/topk_trtllm_lone_prediction_2026-11-28.csv
-O=/tmp/otrtlone; mkdir -p $O /tmp/toplib /tmp/trt
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
-  nvcc --version | tail -2; nproc
-  md5sum lab/kernels/measure_topk_engines.py lab/kernels/trt_topk_launch.cu lab/kernels/ext/trt/trt_topk_kernels.cuh $P
-  cat $0; } > $O/env.txt 2>&1
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/clocks.csv 2>/dev/null &
-SMI=$!
-pack() { kill $SMI 2>/dev/null; tar -czf $OUT/topk_trt_lone.tgz -C $O . ; echo "packed at $(el) s"; }
-cp lab/kernels/trt_topk_launch.cu lab/kernels/ext/trt/trt_topk_kernels.cuh /tmp/trt/
-( cd /tmp/trt && timeout 150 nvcc -O3 -std=c++17 -arch=sm_90a -shared -Xcompiler -fPIC -o trt_topk.so trt_topk_launch.cu ) \
-  > $O/build.txt 2>&1
-tail -5 $O/build.txt
-[ -f /tmp/trt/trt_topk.so ] || { echo "no trt_topk.so"; pack; exit 4; }
-echo "built at $(el) s"
-CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-$CUOBJ -res-usage /tmp/trt/trt_topk.so > $O/res_usage.txt 2>&1 || echo "cuobjdump failed" >> $O/res_usage.txt
-python3 -c "import numpy as np; z = np.load('traces/attention/codegqa_16k_h100_2026-11-22.npz'); np.save('/tmp/toplib/scores_codegqa_16k.npy', z['measure.gvr_rows'])"
-md5sum /tmp/toplib/scores_codegqa_16k.npy >> $O/env.txt
-cd lab/kernels
-export PYTHONPATH=$PWD:$PYTHONPATH
-for TAG in trt_lone trt_lone_replicate; do
-  timeout 230 python3 measure_topk_engines.py --out $O --lib /tmp/toplib --shapes ../../$P --tag $TAG \
-    --trt-lib /tmp/trt/trt_topk.so --only-listed 2>&1 | grep -v "^\s*$" | tee $O/log_$TAG.txt | tail -5
-  echo "$TAG done at $(el) s"
-done
-cd ../..
-pack
-python3 - "$O" <<'PY'
-import csv, glob, sys
-for f in sorted(glob.glob(sys.argv[1] + "/topk_engines_*trt_lone*.csv")):
-    r = list(csv.DictReader(open(f)))
-    print(f.rsplit("/", 1)[1], len(r), "rows; wrong:", sum("WRONG" in x["note"] for x in r))
-PY
-echo "all done $(el) s"
+exec bash "$(dirname "$0")/run_topk_trt_h200_device.sh" topk_trtllm_lone_prediction_2026-11-28.csv trt_lone

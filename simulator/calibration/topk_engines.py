@@ -396,6 +396,13 @@ def _measured(pred_csv: str | Path, meas_csv: str | Path, regime_of=None) -> pd.
     return out
 
 
+def measured_latest(pred_name: str, glob: str, data_dir: str | Path = F.DATA_DIR) -> pd.DataFrame | None:
+    """`_measured` of the committed prediction `pred_name` against the newest measurement matching `glob` in
+    `data_dir` (None before one exists): the H200 TensorRT-LLM grids' loaders."""
+    files = sorted(Path(data_dir).glob(glob))
+    return None if not files else _measured(Path(data_dir) / pred_name, files[-1])
+
+
 def _grid_accuracy(m: pd.DataFrame, grid: int, groups, trt_cols, shipped: str, by_dist: bool) -> pd.DataFrame:
     """A blind grid's |error| table per kernel group x regime (`m`: its measuredN). `groups`: (CSV kernel names,
     label) pairs; every group is priced by `pred_main_us` (tag `main`), the "trtllm" group also by each (column, tag)

@@ -102,13 +102,9 @@ def predict(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
 def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The committed prediction joined to the H200's measurement (None before it exists); `h100_us` = the H100's own
     measurement of the transfer rows (grid 22's CSV), `wrong` = the selection check failed (time kept)."""
-    files = sorted(Path(data_dir).glob(REPLICATE_GLOB if replicate else MEASURED_GLOB))
-    if not files:
+    out = TE.measured_latest(PREDICTION, REPLICATE_GLOB if replicate else MEASURED_GLOB, data_dir)
+    if out is None:
         return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION)
-    m = pd.read_csv(files[-1])
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
     h1 = pd.read_csv(Path(data_dir) / TE.GRID22_MEASURED)[F.SHAPE_KEYS + ["median_us"]]
     out = out.merge(h1.rename(columns={"median_us": "h100_us"}), on=F.SHAPE_KEYS, how="left")
     return out
@@ -141,12 +137,6 @@ def predict2(hw: HardwareSpec) -> pd.DataFrame:
 
 def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The second grid's committed prediction joined to its H200 measurement (None before it exists)."""
-    files = sorted(Path(data_dir).glob(f"topk_engines_nvidia-h200_*_trt_h200g2{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION2)
-    m = pd.read_csv(files[-1])
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_trt_h200g2{'_replicate' if replicate else ''}.csv",
+                              data_dir)
 

@@ -137,11 +137,4 @@ def predict_blind(hw: HardwareSpec, value: float) -> pd.DataFrame:
 
 def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The committed blind prediction joined to its H200 measurement (None before it exists)."""
-    files = sorted(Path(data_dir).glob(REPLICATE_GLOB if replicate else MEASURED_GLOB))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION)
-    m = pd.read_csv(files[-1])
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return TE.measured_latest(PREDICTION, REPLICATE_GLOB if replicate else MEASURED_GLOB, data_dir)

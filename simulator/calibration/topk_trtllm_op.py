@@ -119,14 +119,7 @@ def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False, split: bool =
     """The committed prediction joined to the H200's measurement (None before it exists); `wrong` = the selection
     check failed (time kept); `grid` a GRIDS key (`split`: the second op grid; default the first)."""
     pred, tag = GRIDS[grid or ("split" if split else "first")]
-    files = sorted(Path(data_dir).glob(f"topk_engines_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / pred)
-    m = pd.read_csv(files[-1])
-    out = p.merge(m[F.SHAPE_KEYS + ["median_us", "note"]], on=F.SHAPE_KEYS, how="inner")
-    out["wrong"] = out["note"].fillna("").str.contains("WRONG").to_numpy()
-    return out
+    return TE.measured_latest(pred, f"topk_engines_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv", data_dir)
 
 
 #: the scan of fit_lead_share (the candidate is its best value)
