@@ -132,3 +132,16 @@ def test_the_lead_share_leaves_the_fused_path_and_two_ctas_per_sm_alone():
     reg = set(O.lead_regime(np.array([r for _, r, _ in O.LEAD_BLIND]), np.array([n for _, _, n in O.LEAD_BLIND])))
     assert reg == {"controls: part 1 at <= 2 CTAs per SM", "two-launch split, part 1 at 3-8 CTAs per SM",
                    "two-launch split, part 1 at >= 9 CTAs per SM"}
+
+
+def test_tensorrt_llm_only_parameters_are_refused_where_they_would_be_ignored():
+    import pytest
+
+    from hwmodels.errors import ScenarioError
+    from simulator.strategies.base import parse_axis
+
+    for bad in ({"kernel": "sglang", "trtllm_dispatch": "engine"}, {"kernel": "ours", "logits_width": 163840},
+                {"kernel": "trtllm", "trtllm_dispatch": "kernel", "logits_width": 163840}):
+        with pytest.raises(ScenarioError):
+            parse_axis("topk", [{"radix": bad}])
+    assert parse_axis("topk", [{"radix": {"kernel": "trtllm", "logits_width": 163840}}])

@@ -244,6 +244,18 @@ class RadixTopk(_Topk):
                               "a positive integer or null"),
     }
 
+    def param_problem(self) -> tuple[str, str] | None:
+        """trtllm_dispatch / logits_width are TensorRT-LLM's (kernel 'trtllm'), and logits_width the engine dispatch's:
+        set elsewhere they would be silently ignored."""
+        if self.kernel != "trtllm":
+            for p in ("trtllm_dispatch", "logits_width"):
+                if p in self.given:
+                    return p, f"{p} applies to kernel 'trtllm' only (kernel is {self.kernel!r})"
+        elif self.logits_width is not None and self.trtllm_dispatch != "engine":
+            return "logits_width", ("logits_width is the engine's torch-op buffer width: it applies to trtllm_dispatch "
+                                    "'engine' only (the kernel's own tiers read each row's length)")
+        return None
+
     def add_ops(self, b: OpBuilder, combo: Combo, rows: np.ndarray, length: np.ndarray, k: int, layers: float,
                 phase: str) -> None:
         if isinstance(self.kernel, str) and self.kernel in PRODUCTION_RADIX:
