@@ -145,3 +145,12 @@ def test_tensorrt_llm_only_parameters_are_refused_where_they_would_be_ignored():
         with pytest.raises(ScenarioError):
             parse_axis("topk", [{"radix": bad}])
     assert parse_axis("topk", [{"radix": {"kernel": "trtllm", "logits_width": 163840}}])
+
+
+def test_a_padded_buffer_prices_the_op_by_its_width_and_the_rows_by_their_live_scores():
+    from hwmodels.spec import load_hardware
+
+    t = O.predict_width(load_hardware("H200"))
+    two = t["regime"] == "two-launch split over live rows < 200K (a 262,144-wide buffer)"
+    assert two.sum() == 7 and (t.loc[two, "pred_us"] != t.loc[two, "pred_unpadded_us"]).all()
+    assert (t.loc[~two, "pred_us"] == t.loc[~two, "pred_unpadded_us"]).all()   # below 200K wide, or live >= 200K

@@ -12,7 +12,8 @@ largest value). FlashInfer's launched kernel (name, grid, block, shared memory) 
 
 CSV: DIR/topk_engines_<device>_<date>_<tag>.csv (measure_production_kernels' columns; kernel sgl_topk / fi_topk /
 fi_topk_pt / trt_topk (the kernel's own dispatch) / trt_topk_pf (its prefill entry) / trt_topk_op (TensorRT-LLM's
-torch op as its DSA indexer calls it: the two-launch split at >= 200,000 columns)).
+torch op as its DSA indexer calls it: the two-launch split at >= 200,000 columns) / trt_topk_op_w<W> (the same over a
+logits buffer W columns wide whose rows hold n live scores)).
 """
 from __future__ import annotations
 
@@ -225,15 +226,25 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"trt_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 del aux_i, aux_v, done
-            if trt is not None and hasattr(trt, "trt_topk_op_launch") and wanted("trt_topk_op", dist, R, N):
-                # TensorRT-LLM's torch op as its DSA indexer calls it (trt_topk_launch.cu trt_topk_op_launch)
-                nb = trt.trt_topk_op_blocks_per_row(R, N)
+            ops = [k for k in sorted(listed.get((dist, R, N), ())) if k.startswith("trt_topk_op_w")]
+            if wanted("trt_topk_op", dist, R, N):
+                ops = ["trt_topk_op"] + ops
+            for kop in (ops if trt is not None and hasattr(trt, "trt_topk_op_launch") else []):
+                # TensorRT-LLM's torch op as its DSA indexer calls it (trt_topk_launch.cu trt_topk_op_launch); a kernel
+                # name trt_topk_op_w<W> times it over a logits buffer W columns wide whose rows hold N live scores
+                # (seq_lens N: the op's split and narrow choice read W, the kernels walk N)
+                W = N if kop == "trt_topk_op" else int(kop.rsplit("_w", 1)[1])
+                xw = x
+                if W > N:
+                    xw = torch.zeros(R, W, dtype=x.dtype, device=dev)
+                    xw[:, :N] = x
+                nb = trt.trt_topk_op_blocks_per_row(R, W)
                 aux_i = torch.empty(R * 10 * TOPK_K, dtype=torch.int32, device=dev)
                 aux_v = torch.empty(R * 10 * TOPK_K, dtype=torch.float32, device=dev)
 
-                def run_op(i, x=x, lens=lens, idx=idx, aux_i=aux_i, aux_v=aux_v, R=R, N=N):
-                    rc = trt.trt_topk_op_launch(x.data_ptr(), lens.data_ptr(), idx.data_ptr(), aux_i.data_ptr(),
-                                                aux_v.data_ptr(), R, N, torch.cuda.current_stream().cuda_stream)
+                def run_op(i, xw=xw, lens=lens, idx=idx, aux_i=aux_i, aux_v=aux_v, R=R, W=W):
+                    rc = trt.trt_topk_op_launch(xw.data_ptr(), lens.data_ptr(), idx.data_ptr(), aux_i.data_ptr(),
+                                                aux_v.data_ptr(), R, W, torch.cuda.current_stream().cuda_stream)
                     if rc:
                         raise RuntimeError(f"trt_topk_op launch rc={rc}")
                 try:
@@ -242,11 +253,11 @@ def main():
                     torch.cuda.synchronize()
                     ok = ok_sel(idx)
                     st = T.time_graph(run_op)
-                    sink.emit("topk", "trt_topk_op", dist, R, N, TOPK_K, st,
+                    sink.emit("topk", kop, dist, R, N, TOPK_K, st,
                               note=("" if ok else "WRONG SELECTION") + f" blocks_per_row={nb}")
                 except Exception as e:  # noqa: BLE001
-                    print(f"trt_topk_op {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
-                del aux_i, aux_v
+                    print(f"{kop} {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del aux_i, aux_v, xw
             del x, kth
             torch.cuda.empty_cache()
         print(f"{dist}: {len(todo)} shapes done", flush=True)

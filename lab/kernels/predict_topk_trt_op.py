@@ -5,7 +5,7 @@ Declared before the call: the op rows are the first look of the family's engine 
 the H200 grid's regimes. Every shape is checked against the committed top-k measurements first. Writes
 hwmodels/calibration/data/production_kernels/topk_trtllm_op_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_topk_trt_op.py [--split | --lead]
+    python lab/kernels/predict_topk_trt_op.py [--split | --lead | --width]
 
 --split: the second op grid (topk_trtllm_op.SPLIT_BLIND, the two-launch split at 17-300 rows, 12 new shapes), priced
 after the first grid was judged by the product as committed (the merge launch's waves mended, LONE_L2_ROUND shipped);
@@ -15,6 +15,8 @@ production_kernels/topk_trtllm_op_split_prediction_2026-11-28.csv.
 None) and the candidate (TWO_LAUNCH_LEAD_SHARE_CANDIDATE, re-fitted here on the looked-at rows: the fit must give it);
 declared before its call: the candidate ships if it meets more of the grid's regimes (a tie: the lower pooled median
 |error|), and the grid holds the two-launch many-row regimes' H200 STANDING whichever ships.
+--width: the padded-buffer grid (topk_trtllm_op.WIDTH_BLIND, 11 rows: the torch op over a logits buffer wider than the
+rows' live scores), by the product as committed; declared before its call: the padded buffer's H200 standing.
 """
 from __future__ import annotations
 
@@ -38,6 +40,17 @@ OUT = F.DATA_DIR / O.PREDICTION
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--width" in sys.argv[1:]:
+        again = [(d, r, n) for d, r, n, _ in O.WIDTH_BLIND if (d, r, n) in committed_topk()]
+        if again:
+            raise SystemExit(f"shapes already measured: {again}")
+        res = O.predict_width(load_hardware("H200"))
+        res["model_commit"] = commit
+        out = F.DATA_DIR / O.GRIDS["width"][0]
+        res.to_csv(out, index=False, float_format="%.4f")
+        print(f"{len(res)} rows priced at {commit[:10]} -> {out}")
+        print(res[["kernel", "rows", "n", "regime", "pred_us", "pred_unpadded_us"]].round(1).to_string(index=False))
+        return
     if "--lead" in sys.argv[1:]:
         from simulator.kernels import topk_trtllm as TK
 

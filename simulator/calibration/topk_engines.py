@@ -620,7 +620,8 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
     """Each (dist, rows, n) row of `t` priced as the product prices TensorRT-LLM's top-k (topk_trtllm.add_priced_ops,
     the job model under `terms`, default the shipped topk_trtllm.JOB_TERMS; the prefill entry's launch where the row's
     kernel is CSV_KERNEL["trtllm_prefill"]; the torch op's dispatch, topk_trtllm.torch_op, where it is
-    CSV_KERNEL["trtllm_op"]) on the measurement's score rows (us, in-graph)."""
+    CSV_KERNEL["trtllm_op"], over a W-wide logits buffer where it is CSV_KERNEL["trtllm_op"] + "_w<W>") on the
+    measurement's score rows (us, in-graph)."""
     from simulator.ops import OpBuilder
 
     b = OpBuilder(len(t))
@@ -628,7 +629,9 @@ def predict_trtllm(t: pd.DataFrame, hw: HardwareSpec, terms: dict | None = None,
     kern = t["kernel"] if "kernel" in t.columns else pd.Series([CSV_KERNEL["trtllm"]] * len(t))
     for i, (d, r, n, kk) in enumerate(zip(t["dist"], t["rows"].astype(int), t["n"].astype(int), kern)):
         pf = kk == CSV_KERNEL["trtllm_prefill"]
-        with TK.torch_op() if kk == CSV_KERNEL["trtllm_op"] else nullcontext():   # the engine's torch op
+        op = str(kk).startswith(CSV_KERNEL["trtllm_op"])   # the engine's torch op; trt_topk_op_w<W>: a W-wide buffer
+        width = int(str(kk).rsplit("_w", 1)[1]) if str(kk).startswith(CSV_KERNEL["trtllm_op"] + "_w") else None
+        with TK.torch_op(width) if op else nullcontext():
             TK.add_priced_ops(b, r, n, 2048.0, sms, where=np.arange(len(t)) == i, prefill=pf,
                               samples_of=lambda rr, nn, d=d, pf=pf: trtllm_samples(d, rr, nn, pf), terms=terms,
                               wide_round_cost=wide_round_cost, split_fixed=split_fixed, later_share=later_share,

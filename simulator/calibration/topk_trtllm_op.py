@@ -111,7 +111,8 @@ def predict(hw: HardwareSpec) -> pd.DataFrame:
 
 #: grid -> (prediction file, measurement tag): the first op grid, the second (SPLIT_BLIND), the third (LEAD_BLIND)
 GRIDS = {"first": (PREDICTION, "trt_op"), "split": (SPLIT_PREDICTION, "trt_opsplit"),
-         "lead": ("topk_trtllm_op_lead_prediction_2026-11-28.csv", "trt_oplead")}
+         "lead": ("topk_trtllm_op_lead_prediction_2026-11-28.csv", "trt_oplead"),
+         "width": ("topk_trtllm_op_width_prediction_2026-11-28.csv", "trt_opwidth")}
 
 
 def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False, split: bool = False,
@@ -183,4 +184,43 @@ def predict_lead(hw: HardwareSpec, value: float) -> pd.DataFrame:
     finally:
         TK.TWO_LAUNCH_LEAD_SHARE = old
     return t[F.SHAPE_KEYS + ["regime", "pred_main_us", "pred_us"]]
+
+
+#: the padded-buffer grid (priced after the lead share shipped, by the product as committed): the torch op over a logits
+#: buffer wider than the rows' live scores, as the engine's indexer allocates it (its width, not the live length, sets
+#: the op's split): (scores, rows, live length, buffer width); none of these (rows, length) was timed before
+WIDTH_BLIND = ([("recorded", r, n, 262144) for r, n in ((1, 30000), (2, 65000), (4, 120000), (8, 180000), (16, 50000),
+                                                        (32, 90000), (64, 20000))]
+               + [("recorded", r, n, 163840) for r, n in ((3, 110000), (12, 150000), (48, 45000))]
+               + [("recorded", 5, 215000, 262144)])
+
+
+def width_frame() -> pd.DataFrame:
+    """WIDTH_BLIND's rows: kernel trt_topk_op_w<width> (topk_engines.predict_trtllm reads the width from the name)."""
+    t = TE._trtllm_frame([(d, r, n) for d, r, n, _ in WIDTH_BLIND])
+    t["kernel"] = [f"{TE.CSV_KERNEL['trtllm_op']}_w{w}" for *_, w in WIDTH_BLIND]
+    t["width"] = [w for *_, w in WIDTH_BLIND]
+    return t
+
+
+def width_regime(n, width) -> np.ndarray:
+    """The padded grid's regimes (declared before the call): the two-launch split over live rows below 200,000 (a
+    buffer >= 200,000 wide: where the unpadded op runs single CTAs), single CTAs in a buffer below it, and a control
+    (live rows >= 200,000: the unpadded launch)."""
+    n, width = np.asarray(n, float), np.asarray(width, float)
+    return np.where(width < TK.OP_SPLIT, "single CTAs in a 163,840-wide buffer",
+                    np.where(n < TK.OP_SPLIT, "two-launch split over live rows < 200K (a 262,144-wide buffer)",
+                             "control: live rows >= 200K"))
+
+
+def predict_width(hw: HardwareSpec) -> pd.DataFrame:
+    """WIDTH_BLIND priced by the product as committed on `hw` (`pred_us`) beside the same rows unpadded
+    (`pred_unpadded_us`: the op over a buffer as wide as the rows)."""
+    t = width_frame()
+    t["pred_us"] = TE.predict_trtllm(t, hw)
+    u = t.copy()
+    u["kernel"] = TE.CSV_KERNEL["trtllm_op"]
+    t["pred_unpadded_us"] = TE.predict_trtllm(u, hw)
+    t["regime"] = width_regime(t["n"], t["width"])
+    return t[F.SHAPE_KEYS + ["width", "regime", "pred_us", "pred_unpadded_us"]]
 
