@@ -189,7 +189,7 @@ def predict_lead(hw: HardwareSpec, value: float) -> pd.DataFrame:
 #: the padded-buffer grid (priced after the lead share shipped, by the product as committed): the torch op over a logits
 #: buffer wider than the rows' live scores, as the engine's indexer allocates it (its width, not the live length, sets
 #: the op's split): (scores, rows, live length, buffer width); none of these (rows, length) was timed before
-WIDTH_BLIND = ([("recorded", r, n, 262144) for r, n in ((1, 30000), (2, 65000), (4, 120000), (8, 180000), (16, 50000),
+WIDTH_BLIND = ([("recorded", r, n, 262144) for r, n in ((1, 31000), (2, 65000), (4, 120000), (8, 180000), (16, 50000),
                                                         (32, 90000), (64, 20000))]
                + [("recorded", r, n, 163840) for r, n in ((3, 110000), (12, 150000), (48, 45000))]
                + [("recorded", 5, 215000, 262144)])
