@@ -13,7 +13,8 @@ largest value). FlashInfer's launched kernel (name, grid, block, shared memory) 
 CSV: DIR/topk_engines_<device>_<date>_<tag>.csv (measure_production_kernels' columns; kernel sgl_topk / fi_topk /
 fi_topk_pt / trt_topk (the kernel's own dispatch) / trt_topk_pf (its prefill entry) / trt_topk_op (TensorRT-LLM's
 torch op as its DSA indexer calls it: the two-launch split at >= 200,000 columns) / trt_topk_op_w<W> (the same over a
-logits buffer W columns wide whose rows hold n live scores)).
+logits buffer W columns wide whose rows hold n live scores) / trt_topk_pf_tri (the prefill entry over a causal
+prompt's rows: row i of R ends at ceil((i + 1) n / R))).
 """
 from __future__ import annotations
 
@@ -203,6 +204,31 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"trt_topk_pf {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 del starts
+            if trt is not None and hasattr(trt, "trt_topk_prefill_launch") and wanted("trt_topk_pf_tri", dist, R, N):
+                # the prefill entry over a causal prompt's rows, as the DSA indexer passes a chunk: row i ends at
+                # ceil((i + 1) N / R) (R = N: row i holds i + 1 keys); checked against the masked rows' k-th value
+                starts = torch.zeros(R, dtype=torch.int32, device=dev)
+                ends = torch.ceil(torch.arange(1, R + 1, device=dev, dtype=torch.float64) * N / R).to(torch.int32)
+                xm = x.masked_fill(torch.arange(N, device=dev)[None, :] >= ends[:, None].long(), float("-inf"))
+                kth_m = torch.topk(xm, TOPK_K, dim=1).values[:, -1]
+
+                def run_tri(i, x=x, starts=starts, ends=ends, idx=idx, R=R, N=N):
+                    rc = trt.trt_topk_prefill_launch(x.data_ptr(), starts.data_ptr(), ends.data_ptr(), idx.data_ptr(),
+                                                     R, N, torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"trt_topk_prefill launch rc={rc}")
+                try:
+                    idx.fill_(-1)
+                    run_tri(0)
+                    torch.cuda.synchronize()
+                    got = torch.gather(xm, 1, idx.clamp(min=0).long()).min(dim=1).values
+                    ok = bool(torch.all(got >= kth_m - 1e-6 * kth_m.abs().clamp(min=1).nan_to_num(1.0)).item())
+                    st = T.time_graph(run_tri)
+                    sink.emit("topk", "trt_topk_pf_tri", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + " prefill entry, causal rows")
+                except Exception as e:  # noqa: BLE001
+                    print(f"trt_topk_pf_tri {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del starts, ends, xm, kth_m
             if trt is not None and wanted("trt_topk", dist, R, N):
                 nb = trt.trt_topk_blocks_per_row(R, N)
                 aux_i = torch.empty(R * nb * TOPK_K, dtype=torch.int32, device=dev)

@@ -59,6 +59,23 @@ LOGIT_BYTES = 4.0         # the indexer writes fp32 logits (indexer_topk_decode 
 INDEXER_KEYS_PER_CTA = 64.0
 
 
+#: the causal prompt's top-k rows as priced (prefill_topk_rows): "mean" = every one of the B x P rows at the mean
+#: length P / 2 (the rule before 2026-11-28, still SHIPPED until judged blind); "causal" = only the rows that hold more
+#: than k keys (a row of <= k keys selects them all: topKPerRowJob's `rowLen <= topK` copy in TensorRT-LLM's
+#: indexerTopK.cu @ 07339e94, the same early return in the other engines' kernels), B x (P - k) rows at their mean
+#: length (P + k + 1) / 2
+PREFILL_TOPK_ROWS = "mean"
+
+
+def prefill_topk_rows(B, P, k, rule: str | None = None):
+    """(rows, length) the prefill top-k is priced at for B causal prompts of P tokens (row i of a prompt holds i + 1
+    keys), under `rule` (default PREFILL_TOPK_ROWS)."""
+    B, P = np.asarray(B, float), np.asarray(P, float)
+    if (rule or PREFILL_TOPK_ROWS) == "causal":
+        return B * np.maximum(P - k, 0.0), np.maximum((P + k + 1.0) / 2.0, 1.0)
+    return B * P, np.maximum(P / 2.0, 1.0)
+
+
 def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None) -> None:
     """I[r, t] = sum_h w[r, h] * ReLU(q[r, h] . k[t]) for R query rows over N keys (fp8 keys + one fp32 scale per
     128 values, unless `key_bytes` per key says otherwise): flops 2 R N H d + 3 R N H in `dtype` arithmetic; reads
@@ -222,7 +239,8 @@ class DSAAttention(AttentionStrategy):
                   parallel_units=0, dtype=ix.dtype, count=count)
         select = P > k
         if np.any(select):
-            combo.topk.add_ops(MaskedBuilder(b, select), combo, rows, np.maximum(P / 2.0, 1.0), int(k), count, "prefill")
+            tr, tl = prefill_topk_rows(B, P, k)
+            combo.topk.add_ops(MaskedBuilder(b, select), combo, tr, tl, int(k), count, "prefill")
         # sum_{i=1..P} min(i, k)
         sparse_pairs = np.where(P <= k, pairs, k * (k + 1) / 2.0 + (P - k) * k)
         lat = a.kv_lora_rank + a.qk_rope_head_dim

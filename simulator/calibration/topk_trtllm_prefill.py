@@ -1,0 +1,62 @@
+"""TensorRT-LLM's top-k prefill entry over a causal prompt, as the product prices DSA prefill: the blind H200 grid.
+
+The DSA indexer of TensorRT-LLM selects each prompt token's top-k keys with `indexer_topk_prefill` (one 512-thread CTA
+per row, rows [cu_seqlen_ks, cu_seqlen_ke): row i of a prompt holds i + 1 keys). The product's DSA strategy
+(simulator/strategies/dsa.py prefill_ops) prices that launch as `rows` = B x P rows of the MEAN length, max(P / 2, 1),
+every row alike: an approximation never judged (every earlier top-k grid timed rows of one length each). This grid
+times the entry over whole causal prompts (R = P rows, row i ending at i + 1; lab/kernels/measure_topk_engines.py kernel
+trt_topk_pf_tri), priced before the call (lab/kernels/predict_topk_trt_prefill.py ->
+production_kernels/topk_trtllm_prefill_prediction_2026-11-28.csv) by main (the mean-length rule) and the candidate read
+from the kernel's source before any timing (dsa.py PREFILL_TOPK_ROWS "causal": only the rows of more than k keys, at
+their mean length). Declared before the call: the candidate ships if it meets more regimes (a tie: the lower pooled
+median |error|); the grid is the DSA prefill top-k rule's H200 standing.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.spec import HardwareSpec
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.calibration import topk_engines as TE
+from simulator.strategies.dsa import prefill_topk_rows
+
+KERNEL = "trt_topk_pf_tri"
+PREDICTION = "topk_trtllm_prefill_prediction_2026-11-28.csv"
+#: whole causal prompts of P tokens (rows = P, the longest row P scores); P <= 32,768: one indexer chunk
+#: (DSAtrtllmAttentionMetadata's indexer_max_chunk_size default), so one launch a prompt, as the product prices it
+SHAPES = ([("recorded", p, p) for p in (3072, 6144, 12288, 24576, 32768)] + [("gaussian", 16384, 16384)])
+
+
+def regime(n) -> np.ndarray:
+    """The grid's regimes (declared before the call): prompts of <= 8K / > 8K tokens."""
+    return np.where(np.asarray(n, float) <= 8192, "causal prompt, P <= 8K", "causal prompt, P > 8K")
+
+
+def _priced(t: pd.DataFrame, hw: HardwareSpec, rule: str) -> np.ndarray:
+    """Each causal prompt (rows = P, n = P) priced as the product prices DSA prefill top-k under `rule`
+    (simulator/strategies/dsa.py prefill_topk_rows): the prefill entry at those rows and that length."""
+    rows, n = prefill_topk_rows(1.0, t["n"].to_numpy(float), 2048.0, rule)
+    m = t.copy()
+    m["kernel"] = TE.CSV_KERNEL["trtllm_prefill"]
+    m["rows"], m["n"] = np.maximum(rows, 1.0).astype(int), np.round(n).astype(int)
+    return TE.predict_trtllm(m, hw)
+
+
+def predict(hw: HardwareSpec) -> pd.DataFrame:
+    """SHAPES priced by main (`pred_main_us`: PREFILL_TOPK_ROWS "mean", shipped) and the candidate (`pred_us`: "causal"),
+    on `hw`; `kernel` is the measurement's name (trt_topk_pf_tri)."""
+    t = TE._trtllm_frame(SHAPES)
+    t["pred_main_us"] = _priced(t, hw, "mean")
+    t["pred_us"] = _priced(t, hw, "causal")
+    t["kernel"] = KERNEL
+    t["regime"] = regime(t["n"])
+    return t[F.SHAPE_KEYS + ["regime", "pred_main_us", "pred_us"]]
+
+
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The committed prediction joined to its H200 measurement (None before it exists)."""
+    return TE.measured_latest(PREDICTION, f"topk_engines_nvidia-h200_*_trt_pftri{'_replicate' if replicate else ''}.csv",
+                              data_dir)

@@ -1,0 +1,17 @@
+"""The causal-prompt prefill top-k grid and the rows the product prices DSA prefill top-k at."""
+import numpy as np
+
+from simulator.calibration import topk_trtllm_prefill as PF
+from simulator.strategies.dsa import prefill_topk_rows
+
+
+def test_the_causal_rule_prices_only_the_rows_of_more_than_k_keys_at_their_mean_length():
+    rows, n = prefill_topk_rows(2.0, np.array([3072.0, 32768.0]), 2048.0, "causal")
+    assert np.allclose(rows, [2 * 1024, 2 * 30720]) and np.allclose(n, [(3072 + 2049) / 2, (32768 + 2049) / 2])
+    rows, n = prefill_topk_rows(2.0, np.array([3072.0]), 2048.0, "mean")
+    assert np.allclose(rows, [6144]) and np.allclose(n, [1536])      # every row, at a length below k: no job priced
+
+
+def test_the_grid_holds_whole_prompts_of_one_chunk_in_both_regimes():
+    assert all(r == n and n <= 32768 for _, r, n in PF.SHAPES)
+    assert set(PF.regime([n for *_, n in PF.SHAPES])) == {"causal prompt, P <= 8K", "causal prompt, P > 8K"}
