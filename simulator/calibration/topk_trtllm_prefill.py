@@ -46,7 +46,8 @@ def _priced(t: pd.DataFrame, hw: HardwareSpec, rule: str) -> np.ndarray:
 
 
 def predict(hw: HardwareSpec) -> pd.DataFrame:
-    """SHAPES priced by main (`pred_main_us`: PREFILL_TOPK_ROWS "mean", shipped) and the candidate (`pred_us`: "causal"),
+    """SHAPES priced by main (`pred_main_us`: PREFILL_TOPK_ROWS "mean", shipped then) and the candidate (`pred_us`:
+    "causal", shipped after this grid),
     on `hw`; `kernel` is the measurement's name (trt_topk_pf_tri)."""
     t = TE._trtllm_frame(SHAPES)
     t["pred_main_us"] = _priced(t, hw, "mean")

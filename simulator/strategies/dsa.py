@@ -60,11 +60,15 @@ INDEXER_KEYS_PER_CTA = 64.0
 
 
 #: the causal prompt's top-k rows as priced (prefill_topk_rows): "mean" = every one of the B x P rows at the mean
-#: length P / 2 (the rule before 2026-11-28, still SHIPPED until judged blind); "causal" = only the rows that hold more
-#: than k keys (a row of <= k keys selects them all: topKPerRowJob's `rowLen <= topK` copy in TensorRT-LLM's
-#: indexerTopK.cu @ 07339e94, the same early return in the other engines' kernels), B x (P - k) rows at their mean
-#: length (P + k + 1) / 2
-PREFILL_TOPK_ROWS = "mean"
+#: length P / 2 (the rule before 2026-11-28); "causal" = only the rows that hold more than k keys (a row of <= k keys
+#: selects them all: topKPerRowJob's `rowLen <= topK` copy in TensorRT-LLM's indexerTopK.cu @ 07339e94, the same early
+#: return in the other engines' kernels), B x (P - k) rows at their mean length (P + k + 1) / 2. Judged on the causal
+#: prompt grid (simulator/calibration/topk_trtllm_prefill.py, 6 whole prompts of 3K-32K on the H200, TensorRT-LLM's
+#: prefill entry, both priced before the call): causal 24.3 / 43.4 %, mean 44.1 / 67.9 %, 0 of 2 regimes each (at P =
+#: 3,072 the mean rule priced no job at all: -55.5 %; causal +5.2 %): SHIPPED by the declared tie rule (the lower
+#: pooled median); both over-price recorded prompts of 6K-32K by +22..+47 % (the prefill entry's many-CTA rule,
+#: docs/KNOWN_GAPS.md)
+PREFILL_TOPK_ROWS = "causal"
 
 
 def prefill_topk_rows(B, P, k, rule: str | None = None):
