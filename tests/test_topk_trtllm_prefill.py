@@ -15,3 +15,24 @@ def test_the_causal_rule_prices_only_the_rows_of_more_than_k_keys_at_their_mean_
 def test_the_grid_holds_whole_prompts_of_one_chunk_in_both_regimes():
     assert all(r == n and n <= 32768 for _, r, n in PF.SHAPES)
     assert set(PF.regime([n for *_, n in PF.SHAPES])) == {"causal prompt, P <= 8K", "causal prompt, P > 8K"}
+
+
+def test_the_prefill_lead_share_touches_only_the_prefill_entrys_paired_ctas():
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import topk_engines as TE
+    from simulator.kernels import topk_trtllm as TK
+
+    t = TE._trtllm_frame([("recorded", 2000, 9000), ("recorded", 300, 40000)])
+    pf = t.copy()
+    pf["kernel"] = TE.CSV_KERNEL["trtllm_prefill"]
+    hw = load_hardware("H200")
+    old = TK.PREFILL_LEAD_SHARE
+    try:
+        TK.PREFILL_LEAD_SHARE = None
+        a_pf, a_d = TE.predict_trtllm(pf, hw), TE.predict_trtllm(t, hw)
+        TK.PREFILL_LEAD_SHARE = 0.9
+        b_pf, b_d = TE.predict_trtllm(pf, hw), TE.predict_trtllm(t, hw)
+    finally:
+        TK.PREFILL_LEAD_SHARE = old
+    assert (b_pf < a_pf).all() and np.allclose(a_d, b_d)
+    assert {r for *_, r in PF.BLIND_CAUSAL}.isdisjoint({r for *_, r in PF.SHAPES})

@@ -3,7 +3,12 @@ product's price of TensorRT-LLM's prefill entry over whole causal prompts (rows 
 Declared before the call: the grid is the DSA prefill top-k approximation's H200 standing. Writes
 hwmodels/calibration/data/production_kernels/topk_trtllm_prefill_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_topk_trt_prefill.py
+    python lab/kernels/predict_topk_trt_prefill.py [--lead]
+
+--lead: the prefill lead share's blind grid (topk_trtllm_prefill.BLIND_UNIFORM / BLIND_CAUSAL), main (PREFILL_LEAD_SHARE
+None) and the candidate (PREFILL_LEAD_SHARE_CANDIDATE, re-fitted here: the fit must give it); declared before its call:
+the candidate ships if it meets more regimes (a tie: the lower pooled median |error|). Writes
+production_kernels/topk_trtllm_prefill_lead_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -24,6 +29,23 @@ from simulator.calibration import topk_trtllm_prefill as PF  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--lead" in sys.argv[1:]:
+        from simulator.kernels import topk_trtllm as TK
+
+        again = [s for s in PF.BLIND_UNIFORM + PF.BLIND_CAUSAL if s in committed_topk()]
+        if again:
+            raise SystemExit(f"shapes already measured: {again}")
+        fit = PF.fit_prefill_lead()
+        print(f"fit on {fit['rows']} looked-at prefill rows: rms log error {fit['rms']}")
+        if fit["value"] != TK.PREFILL_LEAD_SHARE_CANDIDATE:
+            raise SystemExit(f"the fit gives {fit['value']}, the candidate is {TK.PREFILL_LEAD_SHARE_CANDIDATE}")
+        res = PF.predict_blind(load_hardware("H200"), TK.PREFILL_LEAD_SHARE_CANDIDATE)
+        res["model_commit"] = commit
+        out = F.DATA_DIR / PF.PREDICTION2
+        res.to_csv(out, index=False, float_format="%.4f")
+        print(f"{len(res)} rows priced at {commit[:10]} -> {out}")
+        print(res[["kernel", "dist", "rows", "n", "pred_main_us", "pred_us"]].round(1).to_string(index=False))
+        return
     again = [s for s in PF.SHAPES if s in committed_topk()]
     if again:
         raise SystemExit(f"shapes already measured: {again}")

@@ -61,3 +61,83 @@ def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFra
     """The committed prediction joined to its H200 measurement (None before it exists)."""
     return TE.measured_latest(PREDICTION, f"topk_engines_nvidia-h200_*_trt_pftri{'_replicate' if replicate else ''}.csv",
                               data_dir)
+
+
+#: the scan of fit_prefill_lead
+LEAD_SCAN = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75)
+
+
+def lead_fit_rows(data_dir: Path = F.DATA_DIR) -> pd.DataFrame:
+    """The looked-at prefill-entry rows (trt_topk_pf, rows of one length) at >= 3 CTAs per SM of every committed
+    TensorRT-LLM grid (the pair scans aside), `device` the fitted file that prices them."""
+    parts = []
+    for f in sorted(Path(data_dir).glob("topk_engines_nvidia-h*.csv")):
+        if "replicate" in f.name or "scan" in f.name:
+            continue
+        d = pd.read_csv(f)
+        d = d[d["kernel"] == TE.CSV_KERNEL["trtllm_prefill"]].copy()
+        d["device"] = "H200" if "h200" in f.name else "H100-SXM"
+        parts.append(d)
+    t = pd.concat(parts, ignore_index=True).drop_duplicates(["device"] + F.SHAPE_KEYS)
+    return t[np.ceil(t["rows"] / 132.0) >= 3].reset_index(drop=True)
+
+
+def fit_prefill_lead(scan=LEAD_SCAN) -> dict:
+    """TK.PREFILL_LEAD_SHARE by its scan's rms log error on lead_fit_rows (each on its own device); restored after."""
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import topk_trtllm as TK
+
+    t = lead_fit_rows()
+    old = TK.PREFILL_LEAD_SHARE
+    rms = {}
+    try:
+        for v in scan:
+            TK.PREFILL_LEAD_SHARE = float(v)
+            p = np.zeros(len(t))
+            for dev in t["device"].unique():
+                m = (t["device"] == dev).to_numpy()
+                p[m] = TE.predict_trtllm(t[m].reset_index(drop=True), load_hardware(dev))
+            rms[float(v)] = float(np.sqrt(np.mean(np.log(p / t["median_us"].to_numpy()) ** 2)))
+    finally:
+        TK.PREFILL_LEAD_SHARE = old
+    return {"rms": rms, "value": min(rms, key=rms.get), "rows": len(t)}
+
+
+#: the prefill lead share's blind grid: the prefill entry over rows of one length at 7-24 CTAs per SM and over four
+#: more causal prompts, none timed before; main = PREFILL_LEAD_SHARE None (shipped), cand = the fitted value
+BLIND_UNIFORM = ([("recorded", r, n) for r, n in ((1250, 4200), (1750, 9800), (2350, 6600), (3100, 13300),
+                                                  (950, 17500), (2800, 2900))]
+                 + [("gaussian", 2100, 8800), ("uniform", 1600, 11000)])
+BLIND_CAUSAL = [("recorded", p, p) for p in (4608, 10240, 20480, 28672)]
+PREDICTION2 = "topk_trtllm_prefill_lead_prediction_2026-11-28.csv"
+
+
+def predict_blind(hw: HardwareSpec, value: float) -> pd.DataFrame:
+    """BLIND_UNIFORM (kernel trt_topk_pf) and BLIND_CAUSAL (trt_topk_pf_tri, priced as DSA prefill prices them) by main
+    (`pred_main_us`: PREFILL_LEAD_SHARE as shipped) and the candidate (`pred_us`: `value`) on `hw`."""
+    from simulator.kernels import topk_trtllm as TK
+
+    u = TE._trtllm_frame(BLIND_UNIFORM)
+    u["kernel"] = TE.CSV_KERNEL["trtllm_prefill"]
+    c = TE._trtllm_frame(BLIND_CAUSAL)
+    old = TK.PREFILL_LEAD_SHARE
+    try:
+        out = {}
+        for col, v in (("pred_main_us", old), ("pred_us", float(value))):
+            TK.PREFILL_LEAD_SHARE = v
+            out[col] = np.concatenate([TE.predict_trtllm(u, hw), _priced(c, hw, "causal")])
+    finally:
+        TK.PREFILL_LEAD_SHARE = old
+    c["kernel"] = KERNEL
+    t = pd.concat([u, c], ignore_index=True)
+    for col, v in out.items():
+        t[col] = v
+    t["regime"] = np.where(t["kernel"] == KERNEL, "causal prompts", "rows of one length, >= 7 CTAs per SM")
+    return t[F.SHAPE_KEYS + ["regime", "pred_main_us", "pred_us"]]
+
+
+def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The lead-share grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_trt_pflead{'_replicate' if replicate else ''}.csv",
+                              data_dir)
+

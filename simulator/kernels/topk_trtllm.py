@@ -726,6 +726,8 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         # TWO_LAUNCH_LEAD_SHARE: the torch op's part 1 (slices that end without a merge) pays each later pair group's
         # lead at that share (None: whole, the fused path's rule)
         ls = 1.0 if TWO_LAUNCH_LEAD_SHARE is None or "merge" not in samples[0] else float(TWO_LAUNCH_LEAD_SHARE)
+        if prefill and PREFILL_LEAD_SHARE is not None:   # the prefill entry's CTAs end without a merge as well
+            ls = float(PREFILL_LEAD_SHARE)
         out["job"] = (slowest + (lead - 1.0) * ls * float(ser.mean())
                       + (c - lead) * min(ps["job"] + (l2x if PAIR_L2_JOB else 0.0), 1.0) * float(ser.mean())) / w
         out["merge_waves"] = w
@@ -808,6 +810,15 @@ LATER_CTA_SHARE = 0.774
 #: 2 of 3 regimes (>= 9 CTAs per SM 1.7 / 4.7 %), against None's 12.4 / 19.0 %, 1 of 3 (16.2 / 20.8 %): SHIPPED
 TWO_LAUNCH_LEAD_SHARE_CANDIDATE = 0.75
 TWO_LAUNCH_LEAD_SHARE: float | None = TWO_LAUNCH_LEAD_SHARE_CANDIDATE
+
+#: the prefill entry's paired 512-thread CTAs (topKPerRowPrefill: one CTA a row, ending with its row's job, like the
+#: two-launch part 1): each pair group after the SM's first at PREFILL_LEAD_SHARE of its lead; None = whole (SHIPPED).
+#: The uniform prefill grids' recorded short-mid rows at many CTAs per SM run +15..+36 % under the whole-lead rule
+#: (gaussian ~0), and the causal prompts +22..+47 %; fitted by simulator/calibration/topk_trtllm_prefill.py
+#: fit_prefill_lead on the looked-at prefill-entry rows at >= 3 CTAs per SM (H100 grids 8-22, the H200 grids)
+#: (86 rows: rms log error 0.094 at None, 0.068 at 0.9, the scan's best), PREFILL_LEAD_SHARE_CANDIDATE
+PREFILL_LEAD_SHARE_CANDIDATE = 0.9
+PREFILL_LEAD_SHARE: float | None = None
 
 #: a lone CTA's sweep round from the L2 in units of the kind's L2 round (iter_l2_us[topk_trtllm]): that round is
 #: SGLang's (fit_production_topk_gemm write_topk: "TensorRT-LLM's top-k was not measured: its loop round ... SGLang's",
