@@ -18,7 +18,9 @@ kernels from a local transcription of indexerTopK.cu @ 07339e94, lab/kernels/trt
 5. the padded-buffer grid (topk_trtllm_op.WIDTH_BLIND, 11 rows): the torch op over a logits buffer wider than the rows'
    live scores, as the engine allocates it, priced by the product as committed (its own STANDING).
 6. the causal-prompt grid (simulator/calibration/topk_trtllm_prefill.py, 6 whole prompts): the prefill entry over
-   causal rows, priced as the DSA strategy prices prefill top-k, by its mean-length rule and the "causal" candidate.
+   causal rows, priced as the DSA strategy prices prefill top-k, by its mean-length rule and the "causal" candidate;
+   then the prefill lead share's grid (8 rows of one length at >= 7 CTAs per SM, 4 more causal prompts): main against
+   PREFILL_LEAD_SHARE 0.9 (shipped by the tie rule; this grid holds the prefill entry's H200 STANDING).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ FAMILY_KERNEL = "top-k trtllm (kernel dispatch), H200"
 FAMILY_ENGINE = "top-k trtllm (engine's torch op), H200"
 FAMILY_SPLIT = "top-k trtllm (engine's two-launch split, >= 17 rows), H200"
 FAMILY_WIDTH = "top-k trtllm (engine's torch op, a padded logits buffer), H200"
-FAMILY_CAUSAL = "top-k trtllm (prefill entry over causal prompts, as DSA prefill prices it), H200"
+FAMILY_CAUSAL = "top-k trtllm (prefill entry: causal prompts as DSA prefill prices them, rows of one length), H200"
 
 
 def _err(m, col: str, tag: str):
@@ -230,6 +232,28 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
     print("  still off: recorded prompts of 6K-32K +22..+47 % under both (gaussian 16K +6 %): the prefill entry's "
           "many-CTA rule over-prices recorded rows (the uniform grids: recorded short-mid rows +15..+36 %, gaussian ~0)")
     BOARD.add(FAMILY_CAUSAL, "blind", "the causal-prompt grid, 'mean' (the rule then)", cp["main_err_pct"], mm, len(t))
-    BOARD.add(FAMILY_CAUSAL, "blind", "the causal-prompt grid, 'causal' (shipped)", cp["cand_err_pct"], mc, len(t),
-              standing=True)
+    BOARD.add(FAMILY_CAUSAL, "blind", "the causal-prompt grid, 'causal' (shipped)", cp["cand_err_pct"], mc, len(t))
+
+    ld = PF.measured2()
+    if ld is None:
+        print("\nthe prefill lead share's grid: not measured yet")
+        return
+    _err(ld, "pred_main_us", "main")
+    _err(ld, "pred_us", "cand")
+    t = models_table(ld, ("regime",), ("main", "cand"), ("main", "cand"))
+    print(f"\n== THE PREFILL LEAD SHARE'S GRID ({len(ld)} rows: the prefill entry over 8 new rows of one length at >= 7 CTAs "
+          f"per SM and 4 new causal prompts; {PF.PREDICTION2}, commit {str(ld['model_commit'].iloc[0])[:7]}, before the "
+          "call): main = each pair group's lead whole, cand = PREFILL_LEAD_SHARE 0.9 (fitted on 86 looked-at "
+          "prefill-entry rows at >= 3 CTAs per SM, H100 and H200); declared before the call: the candidate ships if "
+          "it meets more regimes, a tie by the lower pooled median; the prefill entry's H200 STANDING; "
+          "|model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
+    print(f"  main: {_pooled(ld['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(ld['cand_err_pct'])}, {mc} of "
+          f"{len(t)}: SHIPPED by the tie rule (topk_trtllm.PREFILL_LEAD_SHARE)")
+    print("  still off: recorded and uniform rows +10..+30 % (gaussian -2 %): the recorded rows' heavy threshold bins "
+          "(sorted by BlockRadixSort) cost the paired prefill CTAs less than their serial phases charge")
+    BOARD.add(FAMILY_CAUSAL, "blind", "the prefill lead grid, main (each lead whole)", ld["main_err_pct"], mm, len(t))
+    BOARD.add(FAMILY_CAUSAL, "blind", "the prefill lead grid, PREFILL_LEAD_SHARE 0.9 (shipped)", ld["cand_err_pct"],
+              mc, len(t), standing=True)
 
