@@ -251,7 +251,7 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
     mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
     print(f"  main: {_pooled(ld['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(ld['cand_err_pct'])}, {mc} of "
           f"{len(t)}: SHIPPED by the tie rule (topk_trtllm.PREFILL_LEAD_SHARE)")
-    print("  still off: recorded and uniform rows +10..+30 % (gaussian -2 %): the recorded rows' heavy threshold bins "
+    print("  still off: recorded and uniform rows +10..+30 % (gaussian -2 %); a guess, not tested: the recorded rows' heavy bins "
           "(sorted by BlockRadixSort) cost the paired prefill CTAs less than their serial phases charge")
     BOARD.add(FAMILY_CAUSAL, "blind", "the prefill lead grid, main (each lead whole)", ld["main_err_pct"], mm, len(t))
     BOARD.add(FAMILY_CAUSAL, "blind", "the prefill lead grid, PREFILL_LEAD_SHARE 0.9 (shipped)", ld["cand_err_pct"],
