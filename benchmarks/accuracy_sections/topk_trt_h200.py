@@ -51,6 +51,25 @@ def _pooled(e) -> str:
             f"{np.median(e):+.1f} %")
 
 
+def _main_vs_cand(m, fmt: dict, header: str, shipped: str, notes: tuple, family: str, labels: tuple,
+                  standing: bool = True) -> None:
+    """A grid priced by main (`pred_main_us`) and a candidate (`pred_us`) before its call: its per-regime table under
+    `header`, the pooled figures with `shipped` (what shipped and why), each line of `notes`, and both on the board as
+    `family` under `labels` (main's, the candidate's; the candidate's marked STANDING where `standing`)."""
+    _err(m, "pred_main_us", "main")
+    _err(m, "pred_us", "cand")
+    t = models_table(m, ("regime",), ("main", "cand"), ("main", "cand"))
+    print(header)
+    print(t.to_string(**fmt))
+    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
+    print(f"  main: {_pooled(m['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(m['cand_err_pct'])}, {mc} of "
+          f"{len(t)}: {shipped}")
+    for line in notes:
+        print(line)
+    BOARD.add(family, "blind", labels[0], m["main_err_pct"], mm, len(t))
+    BOARD.add(family, "blind", labels[1], m["cand_err_pct"], mc, len(t), standing=standing)
+
+
 def topk_trt_h200(fmt: dict | None = None) -> None:
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
     m = H.measured()
@@ -138,24 +157,16 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
     if b is None:
         print(f"\nthe lone-CTA L2 round's blind grid: not measured yet ({L.PREDICTION} holds the prices)")
         return
-    _err(b, "pred_main_us", "main")
-    _err(b, "pred_us", "cand")
-    print(f"\n== THE LONE-CTA L2 ROUND'S BLIND GRID ({len(b)} new torch-op shapes; {L.PREDICTION}, commit "
-          f"{str(b['model_commit'].iloc[0])[:7]}, before the call): main = LONE_L2_ROUND 1.0 (the L2 round SGLang's, "
-          "as shipped then), cand = 1.3 (fitted on 103 looked-at lone rows, H100 and H200); declared before the call: "
-          "the candidate ships if it meets more regimes, and the grid is the engine path's H200 STANDING; "
-          "|model/measured - 1| median / p90, signed median, %")
-    t = models_table(b, ("regime",), ("main", "cand"), ("main", "cand"))
-    print(t.to_string(**fmt))
-    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
-    print(f"  main: {_pooled(b['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(b['cand_err_pct'])}, {mc} of "
-          f"{len(t)}: SHIPPED (topk_trtllm.LONE_L2_ROUND)")
-    print("  not in this grid: the two-launch split at >= 17 rows (the first op grid: +14..+46 % as first priced; one "
-          "control here, 60 x 700K, +22.6 %): the second and third op grids below")
-    BOARD.add(FAMILY_ENGINE, "blind", "the lone blind grid, LONE_L2_ROUND 1.0 (main then)", b["main_err_pct"], mm,
-              len(t))
-    BOARD.add(FAMILY_ENGINE, "blind", "the lone blind grid, LONE_L2_ROUND 1.3 (shipped)", b["cand_err_pct"], mc,
-              len(t), standing=True)
+    _main_vs_cand(
+        b, fmt, f"\n== THE LONE-CTA L2 ROUND'S BLIND GRID ({len(b)} new torch-op shapes; {L.PREDICTION}, commit "
+        f"{str(b['model_commit'].iloc[0])[:7]}, before the call): main = LONE_L2_ROUND 1.0 (the L2 round SGLang's, "
+        "as shipped then), cand = 1.3 (fitted on 103 looked-at lone rows, H100 and H200); declared before the call: "
+        "the candidate ships if it meets more regimes, and the grid is the engine path's H200 STANDING; "
+        "|model/measured - 1| median / p90, signed median, %", "SHIPPED (topk_trtllm.LONE_L2_ROUND)",
+        ("  not in this grid: the two-launch split at >= 17 rows (the first op grid: +14..+46 % as first priced; one "
+         "control here, 60 x 700K, +22.6 %): the second and third op grids below",),
+        FAMILY_ENGINE, ("the lone blind grid, LONE_L2_ROUND 1.0 (main then)",
+                        "the lone blind grid, LONE_L2_ROUND 1.3 (shipped)"))
 
     sp = O.measured(split=True)
     ld = O.measured(grid="lead")
@@ -173,23 +184,16 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
     print(f"  {_pooled(sp['blind_err_pct'])}; regimes met {ms} of {len(t)}")
     BOARD.add(FAMILY_SPLIT, "blind", "the second op grid, the product then (fused-path lead rule)", sp["blind_err_pct"],
               ms, len(t))
-    _err(ld, "pred_main_us", "main")
-    _err(ld, "pred_us", "cand")
-    t = models_table(ld, ("regime",), ("main", "cand"), ("main", "cand"))
-    print(f"\n== THE THIRD TORCH-OP GRID ({len(ld)} new two-launch shapes; {O.GRIDS['lead'][0]}, commit "
-          f"{str(ld['model_commit'].iloc[0])[:7]}, before the call): main = the fused path's lead rule (each pair group's "
-          "lead whole), cand = TWO_LAUNCH_LEAD_SHARE 0.75 (fitted on the 20 looked-at two-launch rows at >= 3 CTAs per "
-          "SM of the first and second op grids); declared before the call: the candidate ships if it meets more "
-          "regimes, and the grid holds the two-launch many-row regimes' STANDING; |model/measured - 1| median / p90, "
-          "signed median, %")
-    print(t.to_string(**fmt))
-    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
-    print(f"  main: {_pooled(ld['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(ld['cand_err_pct'])}, {mc} of "
-          f"{len(t)}: SHIPPED (topk_trtllm.TWO_LAUNCH_LEAD_SHARE)")
-    print("  still off: part 1 at <= 2 CTAs per SM (one pair group: the candidate leaves it) -11..+15 %")
-    BOARD.add(FAMILY_SPLIT, "blind", "the third op grid, main (fused-path lead rule)", ld["main_err_pct"], mm, len(t))
-    BOARD.add(FAMILY_SPLIT, "blind", "the third op grid, TWO_LAUNCH_LEAD_SHARE 0.75 (shipped)", ld["cand_err_pct"], mc,
-              len(t), standing=True)
+    _main_vs_cand(
+        ld, fmt, f"\n== THE THIRD TORCH-OP GRID ({len(ld)} new two-launch shapes; {O.GRIDS['lead'][0]}, commit "
+        f"{str(ld['model_commit'].iloc[0])[:7]}, before the call): main = the fused path's lead rule (each pair group's "
+        "lead whole), cand = TWO_LAUNCH_LEAD_SHARE 0.75 (fitted on the 20 looked-at two-launch rows at >= 3 CTAs per "
+        "SM of the first and second op grids); declared before the call: the candidate ships if it meets more "
+        "regimes, and the grid holds the two-launch many-row regimes' STANDING; |model/measured - 1| median / p90, "
+        "signed median, %", "SHIPPED (topk_trtllm.TWO_LAUNCH_LEAD_SHARE)",
+        ("  still off: part 1 at <= 2 CTAs per SM (one pair group: the candidate leaves it) -11..+15 %",),
+        FAMILY_SPLIT, ("the third op grid, main (fused-path lead rule)",
+                       "the third op grid, TWO_LAUNCH_LEAD_SHARE 0.75 (shipped)"))
 
     wd = O.measured(grid="width")
     if wd is None:
@@ -216,44 +220,31 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
     if cp is None:
         print("\nthe causal-prompt prefill top-k grid: not measured yet")
         return
-    _err(cp, "pred_main_us", "main")
-    _err(cp, "pred_us", "cand")
-    t = models_table(cp, ("regime",), ("main", "cand"), ("main", "cand"))
-    print(f"\n== THE CAUSAL-PROMPT PREFILL TOP-K GRID ({len(cp)} whole prompts of 3K-32K tokens, one indexer chunk each: "
-          f"TensorRT-LLM's prefill entry over rows of 1..P keys; {PF.PREDICTION}, commit "
-          f"{str(cp['model_commit'].iloc[0])[:7]}, before the call): main = the DSA strategy's rule then (every row at "
-          "the mean length P / 2), cand = 'causal' (only the rows of more than k keys, at their mean length: the "
-          "kernels' rowLen <= k copy); declared before the call: the candidate ships if it meets more regimes, a tie "
-          "by the lower pooled median; |model/measured - 1| median / p90, signed median, %")
-    print(t.to_string(**fmt))
-    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
-    print(f"  main: {_pooled(cp['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(cp['cand_err_pct'])}, {mc} of "
-          f"{len(t)}: SHIPPED by the tie rule (simulator/strategies/dsa.py PREFILL_TOPK_ROWS)")
-    print("  still off: recorded prompts of 6K-32K +22..+47 % under both (gaussian 16K +6 %): the prefill entry's "
-          "many-CTA rule over-prices recorded rows (the uniform grids: recorded short-mid rows +15..+36 %, gaussian ~0)")
-    BOARD.add(FAMILY_CAUSAL, "blind", "the causal-prompt grid, 'mean' (the rule then)", cp["main_err_pct"], mm, len(t))
-    BOARD.add(FAMILY_CAUSAL, "blind", "the causal-prompt grid, 'causal' (shipped)", cp["cand_err_pct"], mc, len(t))
+    _main_vs_cand(
+        cp, fmt, f"\n== THE CAUSAL-PROMPT PREFILL TOP-K GRID ({len(cp)} whole prompts of 3K-32K tokens, one indexer chunk "
+        f"each: TensorRT-LLM's prefill entry over rows of 1..P keys; {PF.PREDICTION}, commit "
+        f"{str(cp['model_commit'].iloc[0])[:7]}, before the call): main = the DSA strategy's rule then (every row at "
+        "the mean length P / 2), cand = 'causal' (only the rows of more than k keys, at their mean length: the "
+        "kernels' rowLen <= k copy); declared before the call: the candidate ships if it meets more regimes, a tie "
+        "by the lower pooled median; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED by the tie rule (simulator/strategies/dsa.py PREFILL_TOPK_ROWS)",
+        ("  still off: recorded prompts of 6K-32K +22..+47 % under both (gaussian 16K +6 %): the prefill entry's "
+         "many-CTA rule over-prices recorded rows (the uniform grids: recorded short-mid rows +15..+36 %, gaussian ~0)",),
+        FAMILY_CAUSAL, ("the causal-prompt grid, 'mean' (the rule then)", "the causal-prompt grid, 'causal' (shipped)"),
+        standing=False)
 
     ld = PF.measured2()
     if ld is None:
         print("\nthe prefill lead share's grid: not measured yet")
         return
-    _err(ld, "pred_main_us", "main")
-    _err(ld, "pred_us", "cand")
-    t = models_table(ld, ("regime",), ("main", "cand"), ("main", "cand"))
-    print(f"\n== THE PREFILL LEAD SHARE'S GRID ({len(ld)} rows: the prefill entry over 8 new rows of one length at >= 7 CTAs "
-          f"per SM and 4 new causal prompts; {PF.PREDICTION2}, commit {str(ld['model_commit'].iloc[0])[:7]}, before the "
-          "call): main = each pair group's lead whole, cand = PREFILL_LEAD_SHARE 0.9 (fitted on 86 looked-at "
-          "prefill-entry rows at >= 3 CTAs per SM, H100 and H200); declared before the call: the candidate ships if "
-          "it meets more regimes, a tie by the lower pooled median; the prefill entry's H200 STANDING; "
-          "|model/measured - 1| median / p90, signed median, %")
-    print(t.to_string(**fmt))
-    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
-    print(f"  main: {_pooled(ld['main_err_pct'])}, {mm} of {len(t)}; cand: {_pooled(ld['cand_err_pct'])}, {mc} of "
-          f"{len(t)}: SHIPPED by the tie rule (topk_trtllm.PREFILL_LEAD_SHARE)")
-    print("  still off: recorded and uniform rows +10..+30 % (gaussian -2 %); a guess, not tested: the recorded rows' heavy bins "
-          "(sorted by BlockRadixSort) cost the paired prefill CTAs less than their serial phases charge")
-    BOARD.add(FAMILY_CAUSAL, "blind", "the prefill lead grid, main (each lead whole)", ld["main_err_pct"], mm, len(t))
-    BOARD.add(FAMILY_CAUSAL, "blind", "the prefill lead grid, PREFILL_LEAD_SHARE 0.9 (shipped)", ld["cand_err_pct"],
-              mc, len(t), standing=True)
-
+    _main_vs_cand(
+        ld, fmt, f"\n== THE PREFILL LEAD SHARE'S GRID ({len(ld)} rows: the prefill entry over 8 new rows of one length at "
+        f">= 7 CTAs per SM and 4 new causal prompts; {PF.PREDICTION2}, commit {str(ld['model_commit'].iloc[0])[:7]}, "
+        "before the call): main = each pair group's lead whole, cand = PREFILL_LEAD_SHARE 0.9 (fitted on 86 looked-at "
+        "prefill-entry rows at >= 3 CTAs per SM, H100 and H200); declared before the call: the candidate ships if "
+        "it meets more regimes, a tie by the lower pooled median; the prefill entry's H200 STANDING; "
+        "|model/measured - 1| median / p90, signed median, %", "SHIPPED by the tie rule (topk_trtllm.PREFILL_LEAD_SHARE)",
+        ("  still off: recorded and uniform rows +10..+30 % (gaussian -2 %); a guess, not tested: the recorded rows' "
+         "heavy bins (sorted by BlockRadixSort) cost the paired prefill CTAs less than their serial phases charge",),
+        FAMILY_CAUSAL, ("the prefill lead grid, main (each lead whole)",
+                        "the prefill lead grid, PREFILL_LEAD_SHARE 0.9 (shipped)"))
