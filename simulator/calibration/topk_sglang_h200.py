@@ -1,0 +1,106 @@
+"""SGLang's DSA top-k on the H200: the H100's fifth blind set (grid 5) re-run there, and new shapes over its regimes,
+both priced before the call by the product as committed.
+
+Every term of SGLang's top-k model (simulator/kernels/topk_production.py: one 1024-thread CTA a row, two full sweeps,
+refinement rounds over the staged threshold bin, the L2 sweep curves) was fitted on the H100-SXM. The H200's fitted file
+names no top-k kind, so the product prices them there with the H100-SXM's terms (`unmeasured_kinds_from` in
+hwmodels/calibration/fitted/H200.yaml): the same GH100 SM count (132) and 50 MiB L2, the H200's own HBM3e bandwidth.
+Nothing of this grid was measured on an H200 before its prices were committed (lab/kernels/predict_topk_sgl_h200.py ->
+production_kernels/topk_sglang_h200_prediction_2026-11-28.csv).
+
+- **transfer rows** (`set == "transfer"`): grid 5's 66 shapes (the H100's STANDING set of the family: decode 1-256 rows
+  and prefill 512-4096 rows over 2.1K-1M scores, recorded / gaussian / uniform), the same (scores, rows, length)
+  triples; the H100's measurement beside them gives the measured H200 / H100 ratio.
+- **new rows** (`set == "new"`): 36 shapes in no committed top-k CSV, 4 in each of grid 5's nine regimes (`regime5`:
+  short / mid / long rows x decode 1-16 / decode 24-256 / prefill 512-4096), declared as the family's H200 STANDING
+  before the call.
+
+The measurement: lab/kernels/measure_topk_engines.py --lib (SGLang's kernel from a local transcription of
+sgl-kernel/csrc/elementwise/topk.cu, built on the device; never committed), lab/kernels/run_topk_sgl_h200_device.sh.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.spec import HardwareSpec
+from simulator.calibration import fit_production_topk_gemm as F
+from simulator.calibration import topk_engines as TE
+
+PREDICTION = "topk_sglang_h200_prediction_2026-11-28.csv"
+#: the measurement's file globs (measure_topk_engines.py names it topk_engines_<device>_<date>_<tag>.csv)
+MEASURED_GLOB = "topk_engines_nvidia-h200_*_sgl_h200.csv"
+REPLICATE_GLOB = "topk_engines_nvidia-h200_*_sgl_h200_replicate.csv"
+KERNEL = "sgl_topk"
+
+#: the new shapes, 4 per regime5 regime (lengths and row counts chosen by hand away from the H100 grids' shapes; the
+#: predictor refuses one measured before)
+NEW = [
+    # short rows (<= 16K), decode 1-16
+    ("recorded", 2, 5200), ("recorded", 7, 13300), ("gaussian", 12, 3900), ("uniform", 5, 10400),
+    # short rows, decode 24-256
+    ("recorded", 40, 8200), ("recorded", 130, 4700), ("recorded", 220, 14700), ("gaussian", 96, 11900),
+    # short rows, prefill 512-4096
+    ("recorded", 700, 6800), ("recorded", 1800, 12600), ("recorded", 3300, 3400), ("uniform", 1200, 8800),
+    # mid rows (16K-32K), decode 1-16
+    ("recorded", 1, 22500), ("recorded", 6, 29500), ("recorded", 14, 17600), ("gaussian", 3, 26800),
+    # mid rows, decode 24-256
+    ("recorded", 28, 20700), ("recorded", 110, 27300), ("recorded", 240, 18900), ("uniform", 70, 31200),
+    # mid rows, prefill
+    ("recorded", 600, 23300), ("recorded", 1400, 19500), ("recorded", 2600, 28200), ("gaussian", 3800, 17300),
+    # long rows (> 32K), decode 1-16
+    ("recorded", 2, 64500), ("recorded", 5, 205000), ("recorded", 11, 530000), ("uniform", 8, 131000),
+    # long rows, decode 24-256
+    ("recorded", 36, 88500), ("recorded", 90, 47300), ("recorded", 180, 162000), ("gaussian", 60, 360000),
+    # long rows, prefill
+    ("recorded", 560, 120500), ("recorded", 1300, 42700), ("recorded", 2300, 60500), ("uniform", 900, 36900),
+]
+
+
+def frame() -> pd.DataFrame:
+    """Both sets' SGLang rows (TE.frame's pass statistics; FlashInfer's twin rows dropped), `set` transfer / new."""
+    parts = []
+    for name, shapes in (("transfer", TE.GRID5), ("new", NEW)):
+        t = TE.frame(shapes)
+        t = t[t["kernel"] == KERNEL].copy()
+        t["set"] = name
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
+
+
+def predict(hw: HardwareSpec, out: str | Path | None = None) -> pd.DataFrame:
+    """Every row priced by the product as committed on `hw` (`pred_us`: TE.predict_us under the device's own
+    efficiency, the terms the product prices SGLang's top-k with), its regime (TE.regime5) and the pass statistics;
+    written to `out` if given."""
+    t = frame()
+    t["pred_us"] = TE.predict_us(t, hw, hw.efficiency)
+    t["regime"] = TE.regime5(t["rows"], t["n"])
+    res = t[F.SHAPE_KEYS + ["set", "regime", "sweeps", "gathers", "gather_iters", "rounds", "pred_us"]]
+    if out is not None:
+        res.to_csv(out, index=False, float_format="%.4f")
+    return res
+
+
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The committed prediction joined to the H200's measurement (None before it exists); `h100_us` = the H100's own
+    measurement of the transfer rows (grid 5's CSV), `wrong` = the selection check failed (time kept)."""
+    out = TE.measured_latest(PREDICTION, REPLICATE_GLOB if replicate else MEASURED_GLOB, data_dir)
+    if out is None:
+        return None
+    h1 = pd.read_csv(Path(data_dir) / TE.GRID5_MEASURED)
+    h1 = h1[h1["kernel"] == KERNEL][F.SHAPE_KEYS + ["median_us"]]
+    return out.merge(h1.rename(columns={"median_us": "h100_us"}), on=F.SHAPE_KEYS, how="left")
+
+
+def regime_sets() -> dict:
+    """{set: the regimes its rows fall in}, for the predictor's check that every new regime holds four rows."""
+    t = frame()
+    reg = TE.regime5(t["rows"], t["n"])
+    return {s: pd.Series(reg[(t["set"] == s).to_numpy()]).value_counts().to_dict() for s in ("transfer", "new")}
+
+
+def wave_count(rows, sms: float = 132.0) -> np.ndarray:
+    """One 1024-thread CTA a row, one per SM (128 KiB of shared memory): the launch's waves."""
+    return np.ceil(np.asarray(rows, float) / sms)

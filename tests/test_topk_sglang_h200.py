@@ -1,0 +1,29 @@
+"""The H200 SGLang top-k grid's shapes and regimes (simulator/calibration/topk_sglang_h200.py)."""
+import collections
+
+import numpy as np
+
+from simulator.calibration import topk_engines as TE
+from simulator.calibration import topk_sglang_h200 as S
+
+
+def test_the_new_rows_hold_four_shapes_in_each_of_grid5s_nine_regimes():
+    rows = np.array([r for _, r, _ in S.NEW])
+    n = np.array([x for _, _, x in S.NEW])
+    counts = collections.Counter(TE.regime5(rows, n))
+    assert len(counts) == 9 and set(counts.values()) == {4}
+    assert len(set(S.NEW)) == len(S.NEW) and all(x > 2048 for x in n)
+
+
+def test_the_frame_holds_grid5_as_transfer_rows_and_new_shapes_apart_sglang_only():
+    t = S.frame()
+    assert set(t["kernel"]) == {S.KERNEL}
+    tr, nw = t[t["set"] == "transfer"], t[t["set"] == "new"]
+    assert len(tr) == len(set(TE.GRID5)) and len(nw) == len(S.NEW)
+    keys = {(d, r, n) for d, r, n in zip(tr["dist"], tr["rows"], tr["n"])}
+    assert not keys & {(d, r, n) for d, r, n in zip(nw["dist"], nw["rows"], nw["n"])}
+    assert set(nw["dist"]) == {"recorded", "gaussian", "uniform"}
+
+
+def test_one_1024_thread_cta_a_row_gives_the_waves():
+    assert list(S.wave_count([1, 132, 133, 4096])) == [1.0, 1.0, 2.0, 32.0]
