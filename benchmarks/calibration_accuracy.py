@@ -61,6 +61,7 @@ from accuracy_sections import (
     regimes,
     topk_engines,
     topk_fi_h200,
+    topk_sgl_h200,
     topk_trt_h200,
     torch_rmsnorm_grid1,
     torch_rmsnorm_grid2,
@@ -114,6 +115,7 @@ def main() -> None:
     fi_tc_h200.fi_tc_h200()
     topk_fi_h200.topk_fi_h200()
     topk_trt_h200.topk_trt_h200()
+    topk_sgl_h200.topk_sgl_h200()
     h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()
