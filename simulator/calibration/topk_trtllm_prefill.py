@@ -141,3 +141,92 @@ def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFr
     return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_trt_pflead{'_replicate' if replicate else ''}.csv",
                               data_dir)
 
+
+
+#: the prefill stagger grid (topk_trtllm.STAGGERED_CANDIDATE against main, both priced before the call): new shapes
+#: none timed before, by regime (stagger_regime); `scan` rows (the prefill entry at 2,640 rows, 20 CTAs per SM, over
+#: sets of 0.6-2.4 x the L2) are priced too but named fit rows for a later rule, not judged
+STAGGER_PF_MID_C = ([("recorded", r, n) for r, n in ((640, 7600), (880, 15800), (1150, 33000), (1460, 5700))]
+                    + [("gaussian", 760, 11800), ("uniform", 1300, 21000)])
+STAGGER_PF_MANY_SHORT = ([("recorded", r, n) for r, n in ((1720, 3300), (2150, 6200), (2900, 8700), (3700, 14600))]
+                         + [("gaussian", 2500, 5200), ("uniform", 3300, 7300)])
+STAGGER_PF_MANY_LONG = ([("recorded", r, n) for r, n in ((1800, 24500), (2450, 47000), (3400, 19000))]
+                        + [("gaussian", 2000, 36000)])
+STAGGER_PF_FEW = [("recorded", 300, 9000), ("recorded", 160, 40000)]
+STAGGER_CAUSAL = [("recorded", p, p) for p in (5120, 8192, 14336, 18432)]
+STAGGER_DECODE = ([("recorded", r, n) for r, n in ((430, 13500), (560, 24000), (700, 48000), (930, 19500))]
+                  + [("gaussian", 650, 16500), ("uniform", 820, 35000)])
+STAGGER_DECODE_FEW = [("recorded", 290, 22000), ("recorded", 200, 70000)]
+STAGGER_SCAN = ([("recorded", 2640, n) for n in (3100, 3900, 4600, 5300, 6100, 7100, 8300, 9900, 12100)]
+                + [("gaussian", 2640, n) for n in (3900, 6100, 9900)])
+PREDICTION3 = "topk_trtllm_prefill_stagger_prediction_2026-11-28.csv"
+
+
+def stagger_regime(kernel, rows, n, sms: float = 132.0) -> np.ndarray:
+    """The stagger grid's regimes (declared before the call), by the launch each row gets: the prefill entry at 4-12
+    CTAs per SM, at > 12 over rows of <= 16K / > 16K scores, causal prompts (DSA prefill's price), the decode
+    dispatch's single 512-thread CTAs at 4-8 CTAs per SM, and controls at <= 3 CTAs per SM (main and the candidate
+    price them alike)."""
+    kernel, rows, n = np.asarray(kernel), np.asarray(rows, float), np.asarray(n, float)
+    c = np.ceil(rows / sms)
+    pf = kernel == TE.CSV_KERNEL["trtllm_prefill"]
+    return np.where(kernel == KERNEL, "causal prompts",
+                    np.where(c <= 3, "controls, <= 3 CTAs per SM",
+                             np.where(~pf, "decode single 512-thread CTAs, 4-8 CTAs per SM",
+                                      np.where(c <= 12, "prefill entry, 4-12 CTAs per SM",
+                                               np.where(n <= 16384, "prefill entry, > 12 CTAs per SM, rows <= 16K",
+                                                        "prefill entry, > 12 CTAs per SM, rows > 16K")))))
+
+
+def stagger_frame() -> pd.DataFrame:
+    """Every row of the stagger grid with its kernel (trt_topk_pf / trt_topk_pf_tri / trt_topk) and `set` (grid /
+    scan)."""
+    parts = []
+    for shapes, kern, name in ((STAGGER_PF_MID_C + STAGGER_PF_MANY_SHORT + STAGGER_PF_MANY_LONG + STAGGER_PF_FEW,
+                                TE.CSV_KERNEL["trtllm_prefill"], "grid"),
+                               (STAGGER_CAUSAL, KERNEL, "grid"),
+                               (STAGGER_DECODE + STAGGER_DECODE_FEW, TE.CSV_KERNEL["trtllm"], "grid"),
+                               (STAGGER_SCAN, TE.CSV_KERNEL["trtllm_prefill"], "scan")):
+        t = TE._trtllm_frame(shapes)
+        t["kernel"] = kern
+        t["set"] = name
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _price_grid(t: pd.DataFrame, hw: HardwareSpec) -> np.ndarray:
+    """The stagger grid's rows priced as the product prices them: causal prompts through DSA prefill's rule
+    ("causal"), the rest as their kernel (TE.predict_trtllm)."""
+    out = np.zeros(len(t))
+    cz = (t["kernel"] == KERNEL).to_numpy()
+    if cz.any():
+        out[cz] = _priced(t[cz].reset_index(drop=True), hw, "causal")
+    if (~cz).any():
+        out[~cz] = TE.predict_trtllm(t[~cz].reset_index(drop=True), hw)
+    return out
+
+
+def predict_stagger(hw: HardwareSpec) -> pd.DataFrame:
+    """The stagger grid priced by main (`pred_main_us`: the model as shipped) and the candidate (`pred_us`:
+    topk_trtllm.STAGGERED_CANDIDATE's settings) on `hw`."""
+    from simulator.kernels import topk_trtllm as TK
+
+    t = stagger_frame()
+    t["pred_main_us"] = _price_grid(t, hw)
+    old = {k: getattr(TK, k) for k in TK.STAGGERED_CANDIDATE}
+    try:
+        for k, v in TK.STAGGERED_CANDIDATE.items():
+            setattr(TK, k, v)
+        t["pred_us"] = _price_grid(t, hw)
+    finally:
+        for k, v in old.items():
+            setattr(TK, k, v)
+    t["regime"] = np.where(t["set"] == "scan", "scan (fit rows, not judged)",
+                           stagger_regime(t["kernel"], t["rows"], t["n"], hw.units))
+    return t[F.SHAPE_KEYS + ["set", "regime", "pred_main_us", "pred_us"]]
+
+
+def measured3(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The stagger grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return TE.measured_latest(PREDICTION3,
+                              f"topk_engines_nvidia-h200_*_trt_pfstag{'_replicate' if replicate else ''}.csv", data_dir)

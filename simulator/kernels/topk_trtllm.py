@@ -728,8 +728,12 @@ def shape_terms(samples: list[dict], rows: int, n: int, terms: dict, sms: float,
         ls = 1.0 if TWO_LAUNCH_LEAD_SHARE is None or "merge" not in samples[0] else float(TWO_LAUNCH_LEAD_SHARE)
         if prefill and PREFILL_LEAD_SHARE is not None:   # the prefill entry's CTAs end without a merge as well
             ls = float(PREFILL_LEAD_SHARE)
+        # STAGGERED_PARTNERS: the L2 term's job share on the SM's first pair's partner only (the pair that starts in
+        # lockstep); the later partners' on-chip job at the path's own share ps["job"] (all of them: the rule before)
+        locked = min(c - lead, 1.0) if STAGGERED_PARTNERS else (c - lead)
         out["job"] = (slowest + (lead - 1.0) * ls * float(ser.mean())
-                      + (c - lead) * min(ps["job"] + (l2x if PAIR_L2_JOB else 0.0), 1.0) * float(ser.mean())) / w
+                      + locked * min(ps["job"] + (l2x if PAIR_L2_JOB else 0.0), 1.0) * float(ser.mean())
+                      + (c - lead - locked) * min(ps["job"], 1.0) * float(ser.mean())) / w
         out["merge_waves"] = w
         sweep_share = min(ps["sweep"] + l2x, 1.0)
         out["sweep_scale"] = (1.0 + (lead - 1.0) * ls + (c - lead) * sweep_share) / w
@@ -821,6 +825,23 @@ TWO_LAUNCH_LEAD_SHARE: float | None = TWO_LAUNCH_LEAD_SHARE_CANDIDATE
 #: 0 of 2 regimes each (recorded rows still +10..+30 %): SHIPPED by the declared tie rule (the lower pooled median)
 PREFILL_LEAD_SHARE_CANDIDATE = 0.9
 PREFILL_LEAD_SHARE: float | None = PREFILL_LEAD_SHARE_CANDIDATE
+
+#: the L2 term's job share (PAIR_L2_JOB: a co-resident single 512-thread CTA's on-chip job at PAIR_L2_SHARE x its
+#: sweeps' L2 hit share) only for the partner of the SM's FIRST pair, not for every later CTA: the launch's first
+#: CTAs start on every SM at once, so the first pair's two CTAs run their phases in step (both sweeping, then both in
+#: their block scans and final sort on the same four schedulers, the issue the L2 term prices); each later CTA starts
+#: when one of the SM's CTAs retires, so its block scans and all-pairs rank run beside its partner's sweeps, not
+#: beside the same phases (the staggering LATER_CTA_SHARE and TWO_LAUNCH_LEAD_SHARE price for other launches;
+#: ASSUMPTION from the launch's structure, no constant fitted: at <= 3 CTAs per SM, one pair group and its partner,
+#: the price is the rule's before). Formed after looking at the paired single-CTA rows of the committed H100 / H200
+#: grids: the prefill entry's short rows at > 12 CTAs per SM over-priced +14..+23 % where the job (scans, rank of 130-300
+#: staged items) is most of a CTA's time, long rows not; with it, on those looked-at 512-thread single rows at >= 2
+#: CTAs per SM, rms log error 0.0715 -> 0.0685 with PREFILL_LEAD_SHARE None (the prefill lead share's scan with it: None
+#: 0.0685, 0.9 0.0747, 0.8 0.0980: the fitted 0.9 compensated for this charge; both seen before choosing). The
+#: candidate (STAGGERED_CANDIDATE: this rule, PREFILL_LEAD_SHARE None) against main is judged on the prefill stagger grid
+#: (simulator/calibration/topk_trtllm_prefill.py STAGGER_*), its prices committed before the call
+STAGGERED_PARTNERS = False
+STAGGERED_CANDIDATE = {"STAGGERED_PARTNERS": True, "PREFILL_LEAD_SHARE": None}
 
 #: a lone CTA's sweep round from the L2 in units of the kind's L2 round (iter_l2_us[topk_trtllm]): that round is
 #: SGLang's (fit_production_topk_gemm write_topk: "TensorRT-LLM's top-k was not measured: its loop round ... SGLang's",
