@@ -83,12 +83,14 @@ def lead_fit_rows(data_dir: Path = F.DATA_DIR) -> pd.DataFrame:
 
 
 def fit_prefill_lead(scan=LEAD_SCAN) -> dict:
-    """TK.PREFILL_LEAD_SHARE by its scan's rms log error on lead_fit_rows (each on its own device); restored after."""
+    """TK.PREFILL_LEAD_SHARE by its scan's rms log error on lead_fit_rows (each on its own device), under the pair rule
+    it was fitted with (STAGGERED_PARTNERS off, as before the stagger grid); both restored after."""
     from hwmodels.spec import load_hardware
     from simulator.kernels import topk_trtllm as TK
 
     t = lead_fit_rows()
-    old = TK.PREFILL_LEAD_SHARE
+    old, stag = TK.PREFILL_LEAD_SHARE, TK.STAGGERED_PARTNERS
+    TK.STAGGERED_PARTNERS = False
     rms = {}
     try:
         for v in scan:
@@ -99,7 +101,7 @@ def fit_prefill_lead(scan=LEAD_SCAN) -> dict:
                 p[m] = TE.predict_trtllm(t[m].reset_index(drop=True), load_hardware(dev))
             rms[float(v)] = float(np.sqrt(np.mean(np.log(p / t["median_us"].to_numpy()) ** 2)))
     finally:
-        TK.PREFILL_LEAD_SHARE = old
+        TK.PREFILL_LEAD_SHARE, TK.STAGGERED_PARTNERS = old, stag
     return {"rms": rms, "value": min(rms, key=rms.get), "rows": len(t)}
 
 

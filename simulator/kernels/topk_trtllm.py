@@ -823,8 +823,10 @@ TWO_LAUNCH_LEAD_SHARE: float | None = TWO_LAUNCH_LEAD_SHARE_CANDIDATE
 #: (86 rows: rms log error 0.094 at None, 0.068 at 0.9, the scan's best), PREFILL_LEAD_SHARE_CANDIDATE; judged blind on
 #: 8 new rows of one length and 4 new causal prompts (committed 036cbe0): 13.9 / 22.9 % against None's 22.5 / 30.8 %,
 #: 0 of 2 regimes each (recorded rows still +10..+30 %): SHIPPED by the declared tie rule (the lower pooled median)
+#: NOT SHIPPED since the prefill stagger grid: with STAGGERED_PARTNERS the fitted 0.9 over-corrects (it compensated for
+#: the later partners' L2 job share that rule removes); None = each pair group's lead whole
 PREFILL_LEAD_SHARE_CANDIDATE = 0.9
-PREFILL_LEAD_SHARE: float | None = PREFILL_LEAD_SHARE_CANDIDATE
+PREFILL_LEAD_SHARE: float | None = None
 
 #: the L2 term's job share (PAIR_L2_JOB: a co-resident single 512-thread CTA's on-chip job at PAIR_L2_SHARE x its
 #: sweeps' L2 hit share) only for the partner of the SM's FIRST pair, not for every later CTA: the launch's first
@@ -838,9 +840,12 @@ PREFILL_LEAD_SHARE: float | None = PREFILL_LEAD_SHARE_CANDIDATE
 #: staged items) is most of a CTA's time, long rows not; with it, on those looked-at 512-thread single rows at >= 2
 #: CTAs per SM, rms log error 0.0715 -> 0.0685 with PREFILL_LEAD_SHARE None (the prefill lead share's scan with it: None
 #: 0.0685, 0.9 0.0747, 0.8 0.0980: the fitted 0.9 compensated for this charge; both seen before choosing). The
-#: candidate (STAGGERED_CANDIDATE: this rule, PREFILL_LEAD_SHARE None) against main is judged on the prefill stagger grid
-#: (simulator/calibration/topk_trtllm_prefill.py STAGGER_*), its prices committed before the call
-STAGGERED_PARTNERS = False
+#: candidate (STAGGERED_CANDIDATE: this rule, PREFILL_LEAD_SHARE None) against main was judged on the prefill stagger
+#: grid (simulator/calibration/topk_trtllm_prefill.py STAGGER_*, 30 new shapes on 1 x H200, prices committed before the
+#: call, 1563c30): 4 of 5 judged regimes against main's 3 of 5 (the prefill entry at > 12 CTAs per SM over rows <= 16K
+#: 15.1 / 23.2 -> 9.0 / 18.4 %; decode single CTAs at 4-8 per SM 8.7 / 16.7 -> 7.4 / 9.8 %; causal prompts missed by
+#: both, 24.8 -> 16.0 %), pooled 9.5 / 24.8 -> 8.3 / 16.7 %: SHIPPED
+STAGGERED_PARTNERS = True
 STAGGERED_CANDIDATE = {"STAGGERED_PARTNERS": True, "PREFILL_LEAD_SHARE": None}
 
 #: a lone CTA's sweep round from the L2 in units of the kind's L2 round (iter_l2_us[topk_trtllm]): that round is

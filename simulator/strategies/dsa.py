@@ -67,7 +67,8 @@ INDEXER_KEYS_PER_CTA = 64.0
 #: prefill entry, both priced before the call): causal 24.3 / 43.4 %, mean 44.1 / 67.9 %, 0 of 2 regimes each (at P =
 #: 3,072 the mean rule priced no job at all: -55.5 %; causal +5.2 %): SHIPPED by the declared tie rule (the lower
 #: pooled median); both over-price recorded prompts of 6K-32K by +22..+47 % (the prefill entry's many-CTA rule,
-#: since then PREFILL_LEAD_SHARE: causal prompts 16.1 / 26.9 % blind; docs/KNOWN_GAPS.md)
+#: then PREFILL_LEAD_SHARE: causal prompts 16.1 / 26.9 % blind; since the stagger grid topk_trtllm.STAGGERED_PARTNERS:
+#: 16.0 / 25.9 % blind on four new prompts of 5K-18K, +12..+29 %; docs/KNOWN_GAPS.md)
 PREFILL_TOPK_ROWS = "causal"
 
 
