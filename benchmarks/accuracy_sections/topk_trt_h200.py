@@ -273,8 +273,8 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
               "|model/measured - 1| median / p90, signed median, %")
     _main_vs_cand(
         pf, fmt, header, "SHIPPED (4 of 5 judged regimes against main's 3 of 5, with the decode regime below)",
-        (f"  the decode dispatch's rows (decode single 512-thread CTAs at 4-8 per SM; controls at <= 3 CTAs per SM, "
-         f"both models alike):",), FAMILY_CAUSAL,
+        ("  the decode dispatch's rows (decode single 512-thread CTAs at 4-8 per SM; controls at <= 3 CTAs per SM, "
+         "both models alike):",), FAMILY_CAUSAL,
         ("the prefill stagger grid, main (the rule before)", "the prefill stagger grid, STAGGERED_PARTNERS (shipped)"))
     _main_vs_cand(dec, fmt, "", "the decode regime: a test the candidate had to pass, not the kernel dispatch's "
                   "STANDING (its second H200 grid keeps that)", (), FAMILY_KERNEL,
