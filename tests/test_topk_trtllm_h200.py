@@ -42,3 +42,13 @@ def test_the_second_grid_holds_four_new_shapes_in_each_regime():
     t = TE.engines_frame(H.NEW2_DECODE, H.NEW2_PREFILL)
     assert set(collections.Counter(H.regime(t["kernel"], t["rows"], t["n"])).values()) == {4}
     assert not set(H.NEW2_DECODE + H.NEW2_PREFILL) & set(H.NEW_DECODE + H.NEW_PREFILL)
+
+
+def test_the_third_grid_holds_four_new_shapes_in_each_regime():
+    import collections
+
+    t = TE.engines_frame(H.NEW3_DECODE, H.NEW3_PREFILL)
+    assert set(collections.Counter(H.regime(t["kernel"], t["rows"], t["n"])).values()) == {4}
+    assert len(collections.Counter(H.regime(t["kernel"], t["rows"], t["n"]))) == 7
+    earlier = set(H.NEW_DECODE + H.NEW_PREFILL + H.NEW2_DECODE + H.NEW2_PREFILL)
+    assert not set(H.NEW3_DECODE + H.NEW3_PREFILL) & earlier

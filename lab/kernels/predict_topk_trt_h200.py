@@ -7,11 +7,15 @@ The new shapes are checked against every committed top-k measurement first. Writ
 hwmodels/calibration/data/production_kernels/topk_trtllm_h200_prediction_2026-11-28.csv (the H100-SXM's prices too,
 `pred_h100_us`, for reference); lab/kernels/measure_topk_engines.py --shapes --only-listed reads it.
 
-    python lab/kernels/predict_topk_trt_h200.py [--grid2]
+    python lab/kernels/predict_topk_trt_h200.py [--grid2 | --grid3]
 
 --grid2: the second grid of the kernel's own dispatch (topk_trtllm_h200.NEW2_DECODE / NEW2_PREFILL, 28 new shapes, 4 a
 regime), priced by the product as committed after LONE_L2_ROUND and TWO_LAUNCH_LEAD_SHARE shipped; declared before its
 call as the kernel dispatch's H200 STANDING. Writes production_kernels/topk_trtllm_h200_grid2_prediction_2026-11-28.csv.
+
+--grid3: the third grid (topk_trtllm_h200.NEW3_DECODE / NEW3_PREFILL, 28 new shapes, 4 a regime), priced by the product
+as committed after STAGGERED_PARTNERS shipped; declared before its call as the kernel dispatch's H200 STANDING. Writes
+production_kernels/topk_trtllm_h200_grid3_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -35,15 +39,17 @@ OUT = F.DATA_DIR / H.PREDICTION
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    if "--grid2" in sys.argv[1:]:
-        new = H.NEW2_DECODE + H.NEW2_PREFILL
+    for flag, new, pricer, name in (("--grid2", H.NEW2_DECODE + H.NEW2_PREFILL, H.predict2, H.PREDICTION2),
+                                    ("--grid3", H.NEW3_DECODE + H.NEW3_PREFILL, H.predict3, H.PREDICTION3)):
+        if flag not in sys.argv[1:]:
+            continue
         again = [s for s in new if s in committed_topk()]
         if again:
             raise SystemExit(f"new shapes already measured: {again}")
-        res = H.predict2(load_hardware("H200"))
+        res = pricer(load_hardware("H200"))
         res["model_commit"] = commit
-        res.to_csv(F.DATA_DIR / H.PREDICTION2, index=False, float_format="%.4f")
-        print(f"{len(res)} rows priced at {commit[:10]} -> {F.DATA_DIR / H.PREDICTION2}")
+        res.to_csv(F.DATA_DIR / name, index=False, float_format="%.4f")
+        print(f"{len(res)} rows priced at {commit[:10]} -> {F.DATA_DIR / name}")
         print(res.groupby("regime")["pred_us"].agg(["size", "median"]).round(2).to_string())
         return
     new = H.NEW_DECODE + H.NEW_PREFILL

@@ -140,3 +140,31 @@ def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFr
     return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_trt_h200g2{'_replicate' if replicate else ''}.csv",
                               data_dir)
 
+
+
+#: the third H200 grid of the kernel's own dispatch (priced after STAGGERED_PARTNERS shipped, by the product as
+#: committed): 4 new shapes in each of `regime`'s seven regimes; declared before its call as the kernel dispatch's H200
+#: STANDING (the second grid was priced by the model before that rule)
+NEW3_DECODE = ([("recorded", r, n) for r, n in ((2, 99500), (4, 170000), (6, 410000))] + [("gaussian", 8, 120000)]
+               + [("recorded", r, n) for r, n in ((14, 240000), (27, 455000), (50, 290000))] + [("uniform", 80, 700000)]
+               + [("recorded", r, n) for r, n in ((3, 17000), (9, 44000), (13, 8800))] + [("gaussian", 5, 30000)]
+               + [("recorded", r, n) for r, n in ((60, 38000), (230, 16500), (470, 29000))] + [("gaussian", 320, 52000)]
+               + [("recorded", r, n) for r, n in ((100, 130000), (250, 96000), (520, 170000))]
+               + [("uniform", 180, 72000)]
+               + [("recorded", r, n) for r, n in ((600, 8100), (1700, 5400), (2500, 11500))] + [("gaussian", 400, 11000)])
+NEW3_PREFILL = [("recorded", r, n) for r, n in ((900, 28500), (1900, 11200), (3200, 21500))] + [("uniform", 1500, 60000)]
+PREDICTION3 = "topk_trtllm_h200_grid3_prediction_2026-11-28.csv"
+
+
+def predict3(hw: HardwareSpec) -> pd.DataFrame:
+    """NEW3's rows (the kernel's own dispatch and its prefill entry) priced by the product as committed on `hw`."""
+    t = TE.engines_frame(NEW3_DECODE, NEW3_PREFILL)
+    t["pred_us"] = TE.predict_trtllm(t, hw)
+    t["regime"] = regime(t["kernel"], t["rows"], t["n"])
+    return t[F.SHAPE_KEYS + ["regime", "pred_us"]]
+
+
+def measured3(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The third grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return TE.measured_latest(PREDICTION3, f"topk_engines_nvidia-h200_*_trt_h200g3{'_replicate' if replicate else ''}.csv",
+                              data_dir)
