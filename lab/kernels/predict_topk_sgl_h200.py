@@ -7,7 +7,11 @@ new shapes are checked against every committed top-k measurement first. Writes
 hwmodels/calibration/data/production_kernels/topk_sglang_h200_prediction_2026-11-28.csv (the H100-SXM's prices too,
 `pred_h100_us`, for reference); lab/kernels/measure_topk_engines.py --shapes --only-listed reads it.
 
-    python lab/kernels/predict_topk_sgl_h200.py
+    python lab/kernels/predict_topk_sgl_h200.py [--fit-rows]
+
+--fit-rows: the shape list of the H200's own fit rows (topk_sglang_h200.FIT_SHAPES: FIT_TOPK's shapes, re-measured on
+the H200 to fit SGLang's terms there; priced by the product as committed for reference, never judged). Writes
+production_kernels/topk_sglang_h200_fit_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -31,6 +35,12 @@ OUT = F.DATA_DIR / S.PREDICTION
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--fit-rows" in sys.argv[1:]:
+        res = S.fit_frame(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / S.FIT_PREDICTION, index=False, float_format="%.4f")
+        print(f"{len(res)} fit rows listed at {commit[:10]} -> {F.DATA_DIR / S.FIT_PREDICTION}")
+        return
     again = [s for s in S.NEW if s in committed_topk()]
     if again:
         raise SystemExit(f"new shapes already measured: {again}")

@@ -6,12 +6,14 @@
 # prediction (simulator/calibration/topk_sglang_h200.py, lab/kernels/predict_topk_sgl_h200.py ->
 # production_kernels/topk_sglang_h200_prediction_2026-11-28.csv), then the same run again on the warm machine (tag
 # sgl_h200_replicate). The recorded score rows (scores_codegqa_16k.npy) are written here from the shipped trace. Files
-# packed into $OUT/topk_sgl_h200.tgz. From the repository root of the device copy:
-#   bash lab/kernels/run_topk_sgl_h200_device.sh
+# packed into $OUT/topk_<TAG>.tgz. From the repository root of the device copy:
+#   bash lab/kernels/run_topk_sgl_h200_device.sh [PREDICTION_CSV TAG]
+# the grids of 2026-11-28 (production_kernels/...): topk_sglang_h200_prediction_2026-11-28.csv sgl_h200 (the default),
+# topk_sglang_h200_fit_prediction_2026-11-28.csv sgl_h200fit (the H200's own fit rows, topk_sglang_h200.FIT_SHAPES)
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
-P=hwmodels/calibration/data/production_kernels/topk_sglang_h200_prediction_2026-11-28.csv
-TG=sgl_h200
+P=hwmodels/calibration/data/production_kernels/${1:-topk_sglang_h200_prediction_2026-11-28.csv}
+TG=${2:-sgl_h200}
 O=/tmp/osgl; mkdir -p $O /tmp/toplib /tmp/sgl
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
   nvcc --version | tail -2; nproc
@@ -19,7 +21,7 @@ O=/tmp/osgl; mkdir -p $O /tmp/toplib /tmp/sgl
   cat $0; } > $O/env.txt 2>&1
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/clocks.csv 2>/dev/null &
 SMI=$!
-pack() { kill $SMI 2>/dev/null; tar -czf $OUT/topk_sgl_h200.tgz -C $O . ; echo "packed at $(el) s"; }
+pack() { kill $SMI 2>/dev/null; tar -czf $OUT/topk_${TG}.tgz -C $O . ; echo "packed at $(el) s"; }
 cp lab/kernels/ext/sgl/sgl_topk.cu /tmp/sgl/
 ( cd /tmp/sgl && timeout 150 nvcc -O3 -std=c++17 -arch=sm_90a -shared -Xcompiler -fPIC -Xptxas -v -o /tmp/toplib/sgl_topk.so sgl_topk.cu ) \
   > $O/build.txt 2>&1

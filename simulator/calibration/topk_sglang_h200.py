@@ -104,3 +104,36 @@ def regime_sets() -> dict:
 def wave_count(rows, sms: float = 132.0) -> np.ndarray:
     """One 1024-thread CTA a row, one per SM (128 KiB of shared memory): the launch's waves."""
     return np.ceil(np.asarray(rows, float) / sms)
+
+
+#: the H200's own fit rows for SGLang's terms: the shapes fit_production_topk_gemm.FIT_TOPK names on the H100 (gaussian
+#: rows, 1 and 128 rows, measure_production_kernels.TOPK_DECODE's lengths), re-measured on the H200 so that its
+#: iter_us / iter_l2_us / phase_us can be fitted there as they were on the H100 (fit_production_topk_gemm.fit_topk)
+FIT_SHAPES = [("gaussian", r, n) for r in (1, 128) for n in (4096, 16384, 65536, 262144, 1048576)]
+FIT_PREDICTION = "topk_sglang_h200_fit_prediction_2026-11-28.csv"
+FIT_GLOB = "topk_engines_nvidia-h200_*_sgl_h200fit.csv"
+
+
+def fit_frame(hw: HardwareSpec) -> pd.DataFrame:
+    """FIT_SHAPES as a shape list for the measurement (kernel sgl_topk), priced by the product as committed on `hw`
+    (`pred_us`, for reference: these rows are fit rows, never judged)."""
+    t = TE.frame(FIT_SHAPES)
+    t = t[t["kernel"] == KERNEL].reset_index(drop=True)
+    t["pred_us"] = TE.predict_us(t, hw, hw.efficiency)
+    t["regime"] = "fit rows (FIT_TOPK's shapes)"
+    return t[F.SHAPE_KEYS + ["regime", "pred_us"]]
+
+
+def fit_h200(data_dir: Path = F.DATA_DIR) -> dict | None:
+    """SGLang's terms fitted on the H200's own FIT_SHAPES measurement (fit_production_topk_gemm.fit_topk, the H100's
+    procedure: iter_us, iter_l2_us, phase_us by least squares on log time, fixed_us pinned to the H200's own topk_cta);
+    None before the rows are measured."""
+    from hwmodels.spec import load_hardware
+
+    files = sorted(Path(data_dir).glob(FIT_GLOB))
+    if not files:
+        return None
+    m = pd.read_csv(files[-1])
+    m = m[m["kernel"] == KERNEL]
+    t = F.topk_frame(m)
+    return F.fit_topk(t, load_hardware("H200"))
