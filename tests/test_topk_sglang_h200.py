@@ -27,3 +27,17 @@ def test_the_frame_holds_grid5_as_transfer_rows_and_new_shapes_apart_sglang_only
 
 def test_one_1024_thread_cta_a_row_gives_the_waves():
     assert list(S.wave_count([1, 132, 133, 4096])) == [1.0, 1.0, 2.0, 32.0]
+
+
+def test_the_second_grid_holds_four_new_shapes_in_each_regime_none_from_the_first():
+    rows = np.array([r for _, r, _ in S.NEW2])
+    n = np.array([x for _, _, x in S.NEW2])
+    counts = collections.Counter(TE.regime5(rows, n))
+    assert len(counts) == 9 and set(counts.values()) == {4}
+    assert not set(S.NEW2) & (set(S.NEW) | set(TE.GRID5) | set(S.FIT_SHAPES))
+
+
+def test_the_h200s_own_fit_reproduces_the_h100s_procedure():
+    x = S.fit_h200()
+    assert x is not None and x["fit_rows"] == 10 and x["fixed_from"] == "fixed_us.topk_cta"
+    assert 0.3 < x["iter_us"] < 0.8 and 0.1 < x["iter_l2_us"] < x["iter_us"]

@@ -7,11 +7,16 @@ new shapes are checked against every committed top-k measurement first. Writes
 hwmodels/calibration/data/production_kernels/topk_sglang_h200_prediction_2026-11-28.csv (the H100-SXM's prices too,
 `pred_h100_us`, for reference); lab/kernels/measure_topk_engines.py --shapes --only-listed reads it.
 
-    python lab/kernels/predict_topk_sgl_h200.py [--fit-rows]
+    python lab/kernels/predict_topk_sgl_h200.py [--fit-rows | --grid2]
 
 --fit-rows: the shape list of the H200's own fit rows (topk_sglang_h200.FIT_SHAPES: FIT_TOPK's shapes, re-measured on
 the H200 to fit SGLang's terms there; priced by the product as committed for reference, never judged). Writes
 production_kernels/topk_sglang_h200_fit_prediction_2026-11-28.csv.
+
+--grid2: the second H200 SGLang grid (topk_sglang_h200.NEW2, 36 new shapes, 4 a regime), priced by main (the H100-SXM's
+borrowed terms) and the candidate (the H200's own terms fitted on the fit rows alone, topk_sglang_h200.candidate_eff);
+declared before its call: the candidate ships if it meets more regimes, a tie by the lower pooled median |error|; the
+grid holds SGLang top-k's H200 STANDING. Writes production_kernels/topk_sglang_h200_grid2_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -40,6 +45,17 @@ def main() -> None:
         res["model_commit"] = commit
         res.to_csv(F.DATA_DIR / S.FIT_PREDICTION, index=False, float_format="%.4f")
         print(f"{len(res)} fit rows listed at {commit[:10]} -> {F.DATA_DIR / S.FIT_PREDICTION}")
+        return
+    if "--grid2" in sys.argv[1:]:
+        again = [s for s in S.NEW2 if s in committed_topk()]
+        if again:
+            raise SystemExit(f"new shapes already measured: {again}")
+        print(f"the H200's own terms (fit rows alone): {S.fit_h200()}")
+        res = S.predict2(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / S.PREDICTION2, index=False, float_format="%.4f")
+        print(f"{len(res)} rows priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION2}")
+        print(res.groupby("regime")[["pred_main_us", "pred_us"]].median().round(2).to_string())
         return
     again = [s for s in S.NEW if s in committed_topk()]
     if again:

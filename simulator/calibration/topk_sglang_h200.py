@@ -137,3 +137,46 @@ def fit_h200(data_dir: Path = F.DATA_DIR) -> dict | None:
     m = m[m["kernel"] == KERNEL]
     t = F.topk_frame(m)
     return F.fit_topk(t, load_hardware("H200"))
+
+
+def candidate_eff(hw: HardwareSpec):
+    """The H200 efficiency with SGLang's own terms (fit_h200 on FIT_SHAPES: iter_us, iter_l2_us, phase_us; fixed_us the
+    H200's own topk_cta; fit_production_topk_gemm.topk_eff_with) in place of the H100-SXM's borrowed ones."""
+    x = fit_h200()
+    if x is None:
+        raise ValueError("the H200's SGLang fit rows are not measured yet")
+    return F.topk_eff_with(hw, (x["iter_us"], x["iter_l2_us"], x["phase_us"]))
+
+
+#: the second H200 SGLang grid: 36 new shapes, 4 in each of grid 5's nine regimes, priced before its call by main (the
+#: H100-SXM's borrowed terms, as shipped) and the candidate (candidate_eff: the H200's own terms from FIT_SHAPES);
+#: declared before the call: the candidate ships if it meets more regimes, a tie by the lower pooled median |error|;
+#: the grid holds SGLang top-k's H200 STANDING
+NEW2 = [
+    ("recorded", 1, 3300), ("recorded", 4, 9100), ("gaussian", 10, 14200), ("uniform", 15, 6300),
+    ("recorded", 24, 12800), ("recorded", 75, 3700), ("recorded", 170, 7100), ("uniform", 250, 15200),
+    ("recorded", 520, 10300), ("recorded", 1100, 4400), ("recorded", 2800, 15400), ("gaussian", 1600, 7700),
+    ("recorded", 2, 31700), ("recorded", 9, 19800), ("recorded", 16, 25600), ("uniform", 4, 17800),
+    ("recorded", 33, 24800), ("recorded", 150, 30100), ("recorded", 205, 22700), ("gaussian", 120, 19200),
+    ("recorded", 800, 26100), ("recorded", 2000, 17700), ("recorded", 3500, 31000), ("uniform", 1000, 22900),
+    ("recorded", 1, 380000), ("recorded", 3, 96000), ("recorded", 12, 255000), ("gaussian", 7, 700000),
+    ("recorded", 64, 330000), ("recorded", 140, 73000), ("recorded", 256, 118000), ("uniform", 45, 560000),
+    ("recorded", 640, 83000), ("recorded", 1700, 50500), ("recorded", 2200, 140000), ("gaussian", 1250, 39800),
+]
+PREDICTION2 = "topk_sglang_h200_grid2_prediction_2026-11-28.csv"
+
+
+def predict2(hw: HardwareSpec) -> pd.DataFrame:
+    """NEW2 priced by main (`pred_main_us`: hw as shipped) and the candidate (`pred_us`: candidate_eff)."""
+    t = TE.frame(NEW2)
+    t = t[t["kernel"] == KERNEL].reset_index(drop=True)
+    t["pred_main_us"] = TE.predict_us(t, hw, hw.efficiency)
+    t["pred_us"] = TE.predict_us(t, hw, candidate_eff(hw))
+    t["regime"] = TE.regime5(t["rows"], t["n"])
+    return t[F.SHAPE_KEYS + ["regime", "sweeps", "gathers", "gather_iters", "rounds", "pred_main_us", "pred_us"]]
+
+
+def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The second grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_sgl_h200g2{'_replicate' if replicate else ''}.csv",
+                              data_dir)
