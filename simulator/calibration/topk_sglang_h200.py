@@ -180,3 +180,38 @@ def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFr
     """The second grid's committed prediction joined to its H200 measurement (None before it exists)."""
     return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_sgl_h200g2{'_replicate' if replicate else ''}.csv",
                               data_dir)
+
+
+def write_h200(out_dir: Path | None = None) -> tuple[Path, dict]:
+    """SGLang top-k's H200 terms (fit_h200) merged into out_dir/H200.yaml (default: the shipped fitted files), as
+    fit_production_topk_gemm.write_topk writes the H100's: iter_us, iter_l2_us, one barrier phase as sync_us, fixed_us
+    from the H200's own topk_cta, one resident CTA, iter_l1_us derived; the kind topk_sglang only (TensorRT-LLM's
+    top-k keeps the H100-SXM's borrowed terms, judged on its own H200 grids), and the fit's record under
+    production_kernels.topk_sglang. Naming the kind in H200.yaml ends its borrowing (hwmodels.spec
+    unmeasured_kinds_from)."""
+    from hwmodels.spec import fitted_dirs, load_hardware
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+    from simulator.kernels import topk_production as P
+
+    tk = fit_h200()
+    if tk is None:
+        raise ValueError("the H200's SGLang fit rows are not measured yet")
+    hw = load_hardware("H200")
+    tk["iter_l1_us"] = round(P.sglang_iter_l1_us(tk["iter_l2_us"], (hw.efficiency.l2_latency_s or 0.0) * 1e6), 4)
+    tk["iter_l1_from"] = (f"iter_l2_us - latency.l2_us + {P.SGL_L1_LATENCY_US} us (an L1 hit, ASSUMPTION: "
+                          f"topk_production.SGL_L1_LATENCY_US)")
+    tk["data"] = sorted(Path(F.DATA_DIR).glob(FIT_GLOB))[-1].name
+    tk["judged"] = (f"the second H200 SGLang grid ({PREDICTION2}): 9 of 9 regimes, 4.9 / 10.7 % against the H100-SXM's "
+                    "borrowed terms' 9 of 9, 5.0 / 12.2 % (shipped by the declared tie rule)")
+    ks = "topk_sglang"
+    p = Path(out_dir or fitted_dirs()[0]) / "H200.yaml"
+    old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
+    own = {"cta_slots": {ks: P.CTA_SLOTS["sglang"]}, "iter_us": {ks: tk["iter_us"]},
+           "iter_l2_us": {ks: tk["iter_l2_us"]}, "fixed_us": {ks: tk["fixed_us"]}, "cta_fixed_us": {ks: 0.0},
+           "sync_us": {ks: tk["phase_us"]}, "iter_l1_us": {ks: tk["iter_l1_us"]},
+           "production_kernels": dict(old) | {ks: tk}}
+    doc = C.merge_into(p, own, {"cta_slots": (ks,), "iter_us": (ks,), "iter_l2_us": (ks,), "fixed_us": (ks,),
+                                "cta_fixed_us": (ks,), "sync_us": (ks,), "iter_l1_us": (ks,),
+                                "production_kernels": None})
+    return C.write_checked(p, doc, ""), tk
