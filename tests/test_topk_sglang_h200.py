@@ -41,3 +41,14 @@ def test_the_h200s_own_fit_reproduces_the_h100s_procedure():
     x = S.fit_h200()
     assert x is not None and x["fit_rows"] == 10 and x["fixed_from"] == "fixed_us.topk_cta"
     assert 0.3 < x["iter_us"] < 0.8 and 0.1 < x["iter_l2_us"] < x["iter_us"]
+
+
+def test_the_causal_grid_prices_the_rows_of_more_than_k_keys_at_their_mean_length():
+    from hwmodels.spec import load_hardware
+
+    assert all(r == n and n <= 32768 for _, r, n in S.CAUSAL)
+    t = S.predict_causal(load_hardware("H200"))
+    assert list(t["priced_rows"]) == [n - 2048 for _, _, n in S.CAUSAL]
+    assert list(t["priced_n"]) == [round((n + 2049) / 2) for _, _, n in S.CAUSAL]
+    assert set(t["regime"]) == {"causal prompt, P <= 8K", "causal prompt, P > 8K"}
+    assert bool((t["pred_us"] > 0).all())

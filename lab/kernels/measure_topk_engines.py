@@ -14,7 +14,7 @@ CSV: DIR/topk_engines_<device>_<date>_<tag>.csv (measure_production_kernels' col
 fi_topk_pt / trt_topk (the kernel's own dispatch) / trt_topk_pf (its prefill entry) / trt_topk_op (TensorRT-LLM's
 torch op as its DSA indexer calls it: the two-launch split at >= 200,000 columns) / trt_topk_op_w<W> (the same over a
 logits buffer W columns wide whose rows hold n live scores) / trt_topk_pf_tri (the prefill entry over a causal
-prompt's rows: row i of R ends at ceil((i + 1) n / R))).
+prompt's rows: row i of R ends at ceil((i + 1) n / R)) / sgl_topk_tri (SGLang's kernel over the same causal rows)).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 import measure_production_kernels as M  # noqa: E402
 
-SCRIPT_VERSION = 3
+SCRIPT_VERSION = 4
 TOPK_K = 2048
 
 
@@ -229,6 +229,31 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     print(f"trt_topk_pf_tri {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 del starts, ends, xm, kth_m
+            if sgl is not None and wanted("sgl_topk_tri", dist, R, N):
+                # SGLang's top-k over a causal prompt's rows (its DSA prefill: row i's length i + 1, the rows' starts
+                # all 0 for one sequence): the same kernel with per-row lengths ceil((i + 1) N / R); checked against
+                # the masked rows' k-th value
+                ends = torch.ceil(torch.arange(1, R + 1, device=dev, dtype=torch.float64) * N / R).to(torch.int32)
+                xm = x.masked_fill(torch.arange(N, device=dev)[None, :] >= ends[:, None].long(), float("-inf"))
+                kth_m = torch.topk(xm, TOPK_K, dim=1).values[:, -1]
+
+                def run_sgl_tri(i, x=x, ends=ends, idx=idx, R=R, N=N):
+                    rc = sgl.sgl_topk_launch(x.data_ptr(), idx.data_ptr(), ends.data_ptr(), R, N,
+                                             torch.cuda.current_stream().cuda_stream)
+                    if rc:
+                        raise RuntimeError(f"sgl_topk launch rc={rc}")
+                try:
+                    idx.fill_(-1)
+                    run_sgl_tri(0)
+                    torch.cuda.synchronize()
+                    got = torch.gather(xm, 1, idx.clamp(min=0).long()).min(dim=1).values
+                    ok = bool(torch.all(got >= kth_m - 1e-6 * kth_m.abs().clamp(min=1).nan_to_num(1.0)).item())
+                    st = T.time_graph(run_sgl_tri)
+                    sink.emit("topk", "sgl_topk_tri", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + " causal rows")
+                except Exception as e:  # noqa: BLE001
+                    print(f"sgl_topk_tri {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del ends, xm, kth_m
             if trt is not None and wanted("trt_topk", dist, R, N):
                 nb = trt.trt_topk_blocks_per_row(R, N)
                 aux_i = torch.empty(R * nb * TOPK_K, dtype=torch.int32, device=dev)

@@ -7,7 +7,7 @@ new shapes are checked against every committed top-k measurement first. Writes
 hwmodels/calibration/data/production_kernels/topk_sglang_h200_prediction_2026-11-28.csv (the H100-SXM's prices too,
 `pred_h100_us`, for reference); lab/kernels/measure_topk_engines.py --shapes --only-listed reads it.
 
-    python lab/kernels/predict_topk_sgl_h200.py [--fit-rows | --grid2]
+    python lab/kernels/predict_topk_sgl_h200.py [--fit-rows | --grid2 | --causal]
 
 --fit-rows: the shape list of the H200's own fit rows (topk_sglang_h200.FIT_SHAPES: FIT_TOPK's shapes, re-measured on
 the H200 to fit SGLang's terms there; priced by the product as committed for reference, never judged). Writes
@@ -17,6 +17,10 @@ production_kernels/topk_sglang_h200_fit_prediction_2026-11-28.csv.
 borrowed terms) and the candidate (the H200's own terms fitted on the fit rows alone, topk_sglang_h200.candidate_eff);
 declared before its call: the candidate ships if it meets more regimes, a tie by the lower pooled median |error|; the
 grid holds SGLang top-k's H200 STANDING. Writes production_kernels/topk_sglang_h200_grid2_prediction_2026-11-28.csv.
+
+--causal: SGLang's top-k over 9 whole causal prompts (topk_sglang_h200.CAUSAL), priced as the product prices DSA prefill
+top-k (the "causal" rows rule) on the H200's own SGLang terms; no candidate; declared before its call as SGLang's
+causal-prompt H200 STANDING. Writes production_kernels/topk_sglang_h200_causal_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -45,6 +49,16 @@ def main() -> None:
         res["model_commit"] = commit
         res.to_csv(F.DATA_DIR / S.FIT_PREDICTION, index=False, float_format="%.4f")
         print(f"{len(res)} fit rows listed at {commit[:10]} -> {F.DATA_DIR / S.FIT_PREDICTION}")
+        return
+    if "--causal" in sys.argv[1:]:
+        again = [s for s in S.CAUSAL if s in committed_topk()]
+        if again:
+            raise SystemExit(f"prompts already measured: {again}")
+        res = S.predict_causal(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / S.CAUSAL_PREDICTION, index=False, float_format="%.4f")
+        print(f"{len(res)} prompts priced at {commit[:10]} -> {F.DATA_DIR / S.CAUSAL_PREDICTION}")
+        print(res[["dist", "n", "regime", "priced_rows", "priced_n", "pred_us"]].round(1).to_string(index=False))
         return
     if "--grid2" in sys.argv[1:]:
         again = [s for s in S.NEW2 if s in committed_topk()]

@@ -215,3 +215,43 @@ def write_h200(out_dir: Path | None = None) -> tuple[Path, dict]:
                                 "cta_fixed_us": (ks,), "sync_us": (ks,), "iter_l1_us": (ks,),
                                 "production_kernels": None})
     return C.write_checked(p, doc, ""), tk
+
+
+#: SGLang's top-k over whole causal prompts on the H200 (kernel sgl_topk_tri: its kernel with row i's length i + 1,
+#: as its DSA prefill passes one sequence's chunk), priced before the call as the product prices DSA prefill top-k
+#: (simulator/strategies/dsa.py prefill_topk_rows, PREFILL_TOPK_ROWS "causal": the P - k rows of more than k keys at
+#: their mean length; rows of <= k keys are the kernel's early-return copy), on the H200's own SGLang terms. No
+#: candidate; declared before the call: the grid is SGLang's causal-prompt H200 STANDING (the rule's only judgement
+#: outside TensorRT-LLM's prefill entry). P <= 32,768: one indexer chunk
+CAUSAL = [("recorded", p, p) for p in (3584, 5632, 7168, 9216, 11264, 15360, 22528, 30720)] + [("gaussian", 13312, 13312)]
+CAUSAL_KERNEL = "sgl_topk_tri"
+CAUSAL_PREDICTION = "topk_sglang_h200_causal_prediction_2026-11-28.csv"
+
+
+def causal_regime(n) -> np.ndarray:
+    """The causal grid's regimes (declared before the call): prompts of <= 8K / > 8K tokens."""
+    return np.where(np.asarray(n, float) <= 8192, "causal prompt, P <= 8K", "causal prompt, P > 8K")
+
+
+def predict_causal(hw: HardwareSpec) -> pd.DataFrame:
+    """CAUSAL priced as the product prices DSA prefill top-k with SGLang's kernel on `hw` (`pred_us`), with the
+    (rows, n) the rule prices (`priced_rows`, `priced_n`)."""
+    from simulator.strategies.dsa import prefill_topk_rows
+
+    out = []
+    for d, r, n in CAUSAL:
+        rows, length = prefill_topk_rows(1.0, np.array([float(n)]), 2048.0, "causal")
+        t = TE.frame([(d, int(rows[0]), int(round(length[0])))])
+        t = t[t["kernel"] == KERNEL].reset_index(drop=True)
+        out.append({"family": "topk", "kernel": CAUSAL_KERNEL, "dist": d, "rows": r, "n": n, "k": 2048,
+                    "priced_rows": int(rows[0]), "priced_n": int(round(length[0])),
+                    "pred_us": float(TE.predict_us(t, hw, hw.efficiency)[0])})
+    t = pd.DataFrame(out)
+    t["regime"] = causal_regime(t["n"])
+    return t[F.SHAPE_KEYS + ["regime", "priced_rows", "priced_n", "pred_us"]]
+
+
+def measured_causal(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The causal grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return TE.measured_latest(CAUSAL_PREDICTION,
+                              f"topk_engines_nvidia-h200_*_sgl_causal{'_replicate' if replicate else ''}.csv", data_dir)
