@@ -68,7 +68,9 @@ INDEXER_KEYS_PER_CTA = 64.0
 #: 3,072 the mean rule priced no job at all: -55.5 %; causal +5.2 %): SHIPPED by the declared tie rule (the lower
 #: pooled median); both over-price recorded prompts of 6K-32K by +22..+47 % (the prefill entry's many-CTA rule,
 #: then PREFILL_LEAD_SHARE: causal prompts 16.1 / 26.9 % blind; since the stagger grid topk_trtllm.STAGGERED_PARTNERS:
-#: 16.0 / 25.9 % blind on four new prompts of 5K-18K, +12..+29 %; docs/KNOWN_GAPS.md)
+#: 16.0 / 25.9 % blind on four new prompts of 5K-18K, +12..+29 %; docs/KNOWN_GAPS.md). SGLang's kernel over 9 whole
+#: prompts of 3.5K-30K under this rule (H200, blind, simulator/calibration/topk_sglang_h200.py CAUSAL): 5.0 / 8.3 %,
+#: 2 of 2 regimes: TensorRT-LLM's miss is its kernel model's, not the rule's
 PREFILL_TOPK_ROWS = "causal"
 
 
