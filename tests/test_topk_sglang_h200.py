@@ -52,3 +52,14 @@ def test_the_causal_grid_prices_the_rows_of_more_than_k_keys_at_their_mean_lengt
     assert list(t["priced_n"]) == [round((n + 2049) / 2) for _, _, n in S.CAUSAL]
     assert set(t["regime"]) == {"causal prompt, P <= 8K", "causal prompt, P > 8K"}
     assert bool((t["pred_us"] > 0).all())
+
+
+def test_the_flashinfer_causal_grid_prices_the_rule_on_the_ragged_transform():
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import topk_flashinfer_causal_h200 as C
+
+    assert all(r == n and n <= 32768 for _, r, n in C.CAUSAL)
+    assert not {n for *_, n in C.CAUSAL} & {n for *_, n in S.CAUSAL}
+    t = C.predict(load_hardware("H200"))
+    assert list(t["priced_rows"]) == [n - 2048 for _, _, n in C.CAUSAL]
+    assert set(t["regime"]) == {"causal prompt, P <= 8K", "causal prompt, P > 8K"} and bool((t["pred_us"] > 0).all())

@@ -14,7 +14,8 @@ CSV: DIR/topk_engines_<device>_<date>_<tag>.csv (measure_production_kernels' col
 fi_topk_pt / trt_topk (the kernel's own dispatch) / trt_topk_pf (its prefill entry) / trt_topk_op (TensorRT-LLM's
 torch op as its DSA indexer calls it: the two-launch split at >= 200,000 columns) / trt_topk_op_w<W> (the same over a
 logits buffer W columns wide whose rows hold n live scores) / trt_topk_pf_tri (the prefill entry over a causal
-prompt's rows: row i of R ends at ceil((i + 1) n / R)) / sgl_topk_tri (SGLang's kernel over the same causal rows)).
+prompt's rows: row i of R ends at ceil((i + 1) n / R)) / sgl_topk_tri (SGLang's kernel over the same causal rows) /
+fi_topk_tri (FlashInfer's ragged transform over them)).
 """
 from __future__ import annotations
 
@@ -166,6 +167,29 @@ def main():
                     sink.note(f"fi_topk {dist} rows {R} n {N}: " + " | ".join(M.launched_kernels(lambda: run_fi(0))))
                 except Exception as e:  # noqa: BLE001
                     print(f"fi_topk {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+            if fi is not None and wanted("fi_topk_tri", dist, R, N):
+                # FlashInfer's ragged transform over a causal prompt's rows (SGLang's DSA top-k backend 'flashinfer'
+                # at prefill): row i's length ceil((i + 1) N / R), offsets 0; checked against the masked rows' k-th
+                ends = torch.ceil(torch.arange(1, R + 1, device=dev, dtype=torch.float64) * N / R).to(torch.int32)
+                xm = x.masked_fill(torch.arange(N, device=dev)[None, :] >= ends[:, None].long(), float("-inf"))
+                kth_m = torch.topk(xm, TOPK_K, dim=1).values[:, -1]
+
+                def run_fi_tri(i, x=x, ends=ends, offs=offs, idx=idx):
+                    fi.radix_topk_ragged_transform(x, idx, offs, ends, states, TOPK_K)
+                try:
+                    idx.fill_(-1)
+                    run_fi_tri(0)
+                    torch.cuda.synchronize()
+                    got = torch.gather(xm, 1, idx.clamp(min=0).long()).min(dim=1).values
+                    ok = bool(torch.all(got >= kth_m - 1e-6 * kth_m.abs().clamp(min=1).nan_to_num(1.0)).item())
+                    st = T.time_graph(run_fi_tri)
+                    sink.emit("topk", "fi_topk_tri", dist, R, N, TOPK_K, st,
+                              note=("" if ok else "WRONG SELECTION") + " causal rows")
+                    sink.note(f"fi_topk_tri {dist} rows {R} n {N}: "
+                              + " | ".join(M.launched_kernels(lambda: run_fi_tri(0))))
+                except Exception as e:  # noqa: BLE001
+                    print(f"fi_topk_tri {dist} {R}x{N}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                del ends, xm, kth_m
             if fi is not None and args.page_table:
                 base = (torch.arange(R, dtype=torch.int64, device=dev) * N).unsqueeze(1)
                 ptab = (base + torch.arange(N, dtype=torch.int64, device=dev)).to(torch.int32)

@@ -10,7 +10,11 @@ Every shape is checked against the committed top-k grids first (no (dist, rows, 
 hwmodels/calibration/data/production_kernels/topk_flashinfer_h200_prediction_2026-11-28.csv (the H100-SXM's prices
 too, for reference); lab/kernels/measure_topk_engines.py --shapes reads it.
 
-    python lab/kernels/predict_topk_fi_h200.py
+    python lab/kernels/predict_topk_fi_h200.py [--causal]
+
+--causal: FlashInfer's ragged transform over 9 whole causal prompts (simulator/calibration/topk_flashinfer_causal_h200.py),
+priced as the product prices DSA prefill top-k; no candidate; declared before its call as FlashInfer's causal-prompt
+H200 STANDING. Writes production_kernels/topk_flashinfer_h200_causal_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -70,6 +74,18 @@ def committed_topk() -> set[tuple]:
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--causal" in sys.argv[1:]:
+        from simulator.calibration import topk_flashinfer_causal_h200 as C
+
+        again = [s for s in C.CAUSAL if s in committed_topk()]
+        if again:
+            raise SystemExit(f"prompts already measured: {again}")
+        res = C.predict(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / C.PREDICTION, index=False, float_format="%.4f")
+        print(f"{len(res)} prompts priced at {commit[:10]} -> {F.DATA_DIR / C.PREDICTION}")
+        print(res[["dist", "n", "regime", "priced_rows", "priced_n", "fi_path", "pred_us"]].round(1).to_string(index=False))
+        return
     again = [s for s in SHAPES if s in committed_topk()]
     if again:
         raise SystemExit(f"shapes already measured: {again}")
