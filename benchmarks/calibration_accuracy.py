@@ -114,6 +114,7 @@ def main() -> None:
     fi_dec_blind9.fi_dec_blind9()
     fi_tc_h200.fi_tc_h200()
     topk_fi_h200.topk_fi_h200()
+    topk_fi_h200.topk_fi_h200_causal()
     topk_trt_h200.topk_trt_h200()
     topk_sgl_h200.topk_sgl_h200()
     h200_gemm.h200_gemm()

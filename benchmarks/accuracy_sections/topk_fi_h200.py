@@ -11,11 +11,13 @@ import numpy as np
 
 from simulator.calibration import fit_production_topk_gemm as F
 from simulator.calibration import topk_engines as TE
+from simulator.calibration import topk_flashinfer_causal_h200 as C
 from simulator.calibration.scoreboard import BOARD, models_table
 
 PRED = "topk_flashinfer_h200_prediction_2026-11-28.csv"
 MEAS = "topk_engines_nvidia-h200_2026-11-28_fi_h200.csv"
 FAMILY = {"fi_topk": "top-k flashinfer ragged, H200", "fi_topk_pt": "top-k flashinfer page-table, H200"}
+FAMILY_CAUSAL = "top-k flashinfer ragged (causal prompts as DSA prefill prices them), H200"
 
 
 def topk_fi_h200(fmt: dict | None = None) -> None:
@@ -42,3 +44,30 @@ def topk_fi_h200(fmt: dict | None = None) -> None:
               f"{np.median(e):+.1f} %; regimes met {met} of {len(tt)}")
         BOARD.add(fam, "blind", "H200 FlashInfer top-k grid, the product as committed", e, met, len(tt), standing=True)
     print("  still off: the two-wave rows of 140 x 30K scores +18..+20 % (both transforms; 180-264 rows within -7..+10 %)")
+
+
+def topk_fi_h200_causal(fmt: dict | None = None) -> None:
+    """FlashInfer's ragged transform over whole causal prompts, priced by the DSA strategy's causal rows rule, blind."""
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    c = C.measured()
+    if c is None:
+        print(f"\nthe H200 FlashInfer causal-prompt grid: not measured yet ({C.PREDICTION} holds the prices)")
+        return
+    c["blind_err_pct"] = (c["pred_us"].astype(float) / c["median_us"].astype(float) - 1.0) * 100.0
+    rep = C.measured(replicate=True)
+    rr = np.median(np.abs(rep["median_us"].to_numpy() / c["median_us"].to_numpy() - 1.0)) * 100.0
+    t = models_table(c, ("regime",), ("blind",), ("blind",))
+    print(f"\n== FLASHINFER'S TOP-K OVER WHOLE CAUSAL PROMPTS ON THE H200 ({len(c)} prompts of 4.3K-27K tokens: its "
+          f"ragged transform with row i's length i + 1, FilteredTopKUnifiedKernel in every launch (the notes file); "
+          f"{C.PREDICTION}, commit {str(c['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+          f"{rr:.2f} %), BLIND: the product's DSA prefill price (PREFILL_TOPK_ROWS 'causal') on the H200's borrowed "
+          "FlashInfer terms; FlashInfer's causal-prompt H200 STANDING (declared before the call); |model/measured - 1| "
+          "median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    met = int((t["blind_goal"] == "met").sum())
+    e = c["blind_err_pct"].to_numpy(np.float64)
+    print(f"  median |error| {np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed "
+          f"{np.median(e):+.1f} %; regimes met {met} of {len(t)} (the shortest prompt, 4,352, -11 %: its 2,048 rows of "
+          "<= k keys, priced free, take their CTA each)")
+    BOARD.add(FAMILY_CAUSAL, "blind", "the H200 FlashInfer causal-prompt grid, the product as committed", e, met, len(t),
+              standing=True)
