@@ -67,7 +67,8 @@ def topk_fi_h200_causal(fmt: dict | None = None) -> None:
     met = int((t["blind_goal"] == "met").sum())
     e = c["blind_err_pct"].to_numpy(np.float64)
     print(f"  median |error| {np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed "
-          f"{np.median(e):+.1f} %; regimes met {met} of {len(t)} (the shortest prompt, 4,352, -11 %: its 2,048 rows of "
-          "<= k keys, priced free, take their CTA each)")
+          f"{np.median(e):+.1f} %; regimes met {met} of {len(t)} ; the shortest prompt, 4,352, -11 % (SGLang's "
+          "shortest, 3,584, -8 %): a guess, not tested: their 2,048 rows of <= k keys, priced free, each still take a "
+          "CTA)")
     BOARD.add(FAMILY_CAUSAL, "blind", "the H200 FlashInfer causal-prompt grid, the product as committed", e, met, len(t),
               standing=True)

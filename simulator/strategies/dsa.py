@@ -70,7 +70,8 @@ INDEXER_KEYS_PER_CTA = 64.0
 #: then PREFILL_LEAD_SHARE: causal prompts 16.1 / 26.9 % blind; since the stagger grid topk_trtllm.STAGGERED_PARTNERS:
 #: 16.0 / 25.9 % blind on four new prompts of 5K-18K, +12..+29 %; docs/KNOWN_GAPS.md). SGLang's kernel over 9 whole
 #: prompts of 3.5K-30K under this rule (H200, blind, simulator/calibration/topk_sglang_h200.py CAUSAL): 5.0 / 8.3 %,
-#: 2 of 2 regimes: TensorRT-LLM's miss is its kernel model's, not the rule's
+#: 2 of 2 regimes, and FlashInfer's ragged transform over 9 more (topk_flashinfer_causal_h200): 6.9 / 10.4 %, 2 of 2:
+#: TensorRT-LLM's miss is its kernel model's, not the rule's
 PREFILL_TOPK_ROWS = "causal"
 
 
