@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from accuracy_sections._blind_grid import blind_grid
 from simulator.calibration import fit_production_topk_gemm as F
 from simulator.calibration import topk_engines as TE
 from simulator.calibration import topk_flashinfer_causal_h200 as C
@@ -53,22 +54,14 @@ def topk_fi_h200_causal(fmt: dict | None = None) -> None:
     if c is None:
         print(f"\nthe H200 FlashInfer causal-prompt grid: not measured yet ({C.PREDICTION} holds the prices)")
         return
-    c["blind_err_pct"] = (c["pred_us"].astype(float) / c["median_us"].astype(float) - 1.0) * 100.0
-    rep = C.measured(replicate=True)
-    rr = np.median(np.abs(rep["median_us"].to_numpy() / c["median_us"].to_numpy() - 1.0)) * 100.0
-    t = models_table(c, ("regime",), ("blind",), ("blind",))
-    print(f"\n== FLASHINFER'S TOP-K OVER WHOLE CAUSAL PROMPTS ON THE H200 ({len(c)} prompts of 4.3K-27K tokens: its "
-          f"ragged transform with row i's length i + 1, FilteredTopKUnifiedKernel in every launch (the notes file); "
-          f"{C.PREDICTION}, commit {str(c['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
-          f"{rr:.2f} %), BLIND: the product's DSA prefill price (PREFILL_TOPK_ROWS 'causal') on the H200's borrowed "
-          "FlashInfer terms; FlashInfer's causal-prompt H200 STANDING (declared before the call); |model/measured - 1| "
-          "median / p90, signed median, %")
-    print(t.to_string(**fmt))
-    met = int((t["blind_goal"] == "met").sum())
-    e = c["blind_err_pct"].to_numpy(np.float64)
-    print(f"  median |error| {np.median(np.abs(e)):.1f} %, p90 {np.percentile(np.abs(e), 90):.1f} %, signed "
-          f"{np.median(e):+.1f} %; regimes met {met} of {len(t)} ; the shortest prompt, 4,352, -11 % (SGLang's "
-          "shortest, 3,584, -8 %): a guess, not tested: their 2,048 rows of <= k keys, priced free, each still take a "
-          "CTA)")
-    BOARD.add(FAMILY_CAUSAL, "blind", "the H200 FlashInfer causal-prompt grid, the product as committed", e, met, len(t),
-              standing=True)
+    blind_grid(
+        c, C.measured(replicate=True), fmt,
+        lambda rr: (f"\n== FLASHINFER'S TOP-K OVER WHOLE CAUSAL PROMPTS ON THE H200 ({len(c)} prompts of 4.3K-27K tokens: "
+                    f"its ragged transform with row i's length i + 1, FilteredTopKUnifiedKernel in every launch (the "
+                    f"notes file); {C.PREDICTION}, commit {str(c['model_commit'].iloc[0])[:7]}, before the call; "
+                    f"replicate run to run {rr:.2f} %), BLIND: the product's DSA prefill price (PREFILL_TOPK_ROWS "
+                    "'causal') on the H200's borrowed FlashInfer terms; FlashInfer's causal-prompt H200 STANDING "
+                    "(declared before the call); |model/measured - 1| median / p90, signed median, %"),
+        FAMILY_CAUSAL, "the H200 FlashInfer causal-prompt grid, the product as committed",
+        notes=("  the shortest prompt, 4,352, -11 % (SGLang's shortest, 3,584, -8 %): a guess, not tested: their 2,048 "
+               "rows of <= k keys, priced free, each still take a CTA",))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from accuracy_sections._blind_grid import blind_grid
 from simulator.calibration import topk_sglang_h200 as S
 from simulator.calibration.scoreboard import BOARD, models_table
 
@@ -74,23 +75,19 @@ def _causal(fmt: dict) -> None:
     if c is None:
         print(f"\nthe H200 SGLang causal-prompt grid: not measured yet ({S.CAUSAL_PREDICTION} holds the prices)")
         return
-    c["blind_err_pct"] = (c["pred_us"].astype(float) / c["median_us"].astype(float) - 1.0) * 100.0
-    rep = S.measured_causal(replicate=True)
-    rr = np.median(np.abs(rep["median_us"].to_numpy() / c["median_us"].to_numpy() - 1.0)) * 100.0
-    t = models_table(c, ("regime",), ("blind",), ("blind",))
-    print(f"\n== SGLANG'S TOP-K OVER WHOLE CAUSAL PROMPTS ON THE H200 ({len(c)} prompts of 3.5K-30K tokens, one indexer "
-          f"chunk each: its kernel with row i's length i + 1; {S.CAUSAL_PREDICTION}, commit "
-          f"{str(c['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr:.2f} %), BLIND: the "
-          "product's DSA prefill price (simulator/strategies/dsa.py PREFILL_TOPK_ROWS 'causal': the P - k rows of "
-          "more than k keys at their mean length) on the H200's own SGLang terms; SGLang's causal-prompt H200 "
-          "STANDING (declared before the call); |model/measured - 1| median / p90, signed median, %")
-    print(t.to_string(**fmt))
-    met = int((t["blind_goal"] == "met").sum())
-    print(f"  {_pooled(c['blind_err_pct'])}; regimes met {met} of {len(t)}: the causal rows rule holds for SGLang's "
-          "kernel (-8..+8 %); TensorRT-LLM's prefill entry over causal prompts still misses (+12..+29 %, the stagger "
-          "grid), so that miss is its kernel model's (sets just past the L2), not the rule's")
-    BOARD.add(FAMILY_CAUSAL, "blind", "the H200 SGLang causal-prompt grid, the product as committed",
-              c["blind_err_pct"], met, len(t), standing=True)
+    blind_grid(
+        c, S.measured_causal(replicate=True), fmt,
+        lambda rr: (f"\n== SGLANG'S TOP-K OVER WHOLE CAUSAL PROMPTS ON THE H200 ({len(c)} prompts of 3.5K-30K tokens, "
+                    f"one indexer chunk each: its kernel with row i's length i + 1; {S.CAUSAL_PREDICTION}, commit "
+                    f"{str(c['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr:.2f} %), BLIND: "
+                    "the product's DSA prefill price (simulator/strategies/dsa.py PREFILL_TOPK_ROWS 'causal': the P - k "
+                    "rows of more than k keys at their mean length) on the H200's own SGLang terms; SGLang's "
+                    "causal-prompt H200 STANDING (declared before the call); |model/measured - 1| median / p90, "
+                    "signed median, %"),
+        FAMILY_CAUSAL, "the H200 SGLang causal-prompt grid, the product as committed",
+        notes=("  the causal rows rule holds for SGLang's kernel (-8..+8 %); TensorRT-LLM's prefill entry over causal "
+               "prompts still misses (+12..+29 %, the stagger grid), so that miss is its kernel model's (sets just "
+               "past the L2), not the rule's",))
 
 
 def _grid2(fmt: dict) -> None:

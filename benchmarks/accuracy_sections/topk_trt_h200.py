@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from accuracy_sections._blind_grid import blind_grid
 from hwmodels.spec import load_hardware
 from simulator.calibration import topk_engines as TE
 from simulator.calibration import topk_trtllm_h200 as H
@@ -123,22 +124,16 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
                   len(t2))
     g3 = H.measured3()
     if g3 is not None:
-        _err(g3, "pred_us", "blind")
-        t3 = models_table(g3, ("regime",), ("blind",), ("blind",))
-        rep3 = H.measured3(replicate=True)
-        r3 = np.median(np.abs(rep3["median_us"].to_numpy() / g3["median_us"].to_numpy() - 1.0)) * 100.0
-        print(f"\n== THE THIRD H200 GRID OF THE KERNEL'S DISPATCH ({len(g3)} new shapes, 4 in each of the seven regimes; "
-              f"{H.PREDICTION3}, commit {str(g3['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
-              f"{r3:.2f} %), BLIND: the product as committed after STAGGERED_PARTNERS shipped (the stagger grid below); "
-              "the kernel dispatch's H200 STANDING (declared before the call); |model/measured - 1| median / p90, "
-              "signed median, %")
-        print(t3.to_string(**fmt))
-        m3 = int((t3["blind_goal"] == "met").sum())
-        print(f"  {_pooled(g3['blind_err_pct'])}; regimes met {m3} of {len(t3)}")
-        print("  largest: the prefill entry at 1,900 x 11.2K +14 % (19 CTAs per SM, 1.6 x the L2: the stagger grid's "
-              "scan rows show the same), narrow 400 x 11K gaussian +14 %, split 27 x 455K +12 %")
-        BOARD.add(FAMILY_KERNEL, "blind", "the third H200 grid, the product as committed", g3["blind_err_pct"], m3,
-                  len(t3), standing=True)
+        blind_grid(
+            g3, H.measured3(replicate=True), fmt,
+            lambda rr: (f"\n== THE THIRD H200 GRID OF THE KERNEL'S DISPATCH ({len(g3)} new shapes, 4 in each of the seven "
+                        f"regimes; {H.PREDICTION3}, commit {str(g3['model_commit'].iloc[0])[:7]}, before the call; "
+                        f"replicate run to run {rr:.2f} %), BLIND: the product as committed after STAGGERED_PARTNERS "
+                        "shipped (the stagger grid below); the kernel dispatch's H200 STANDING (declared before the "
+                        "call); |model/measured - 1| median / p90, signed median, %"),
+            FAMILY_KERNEL, "the third H200 grid, the product as committed",
+            notes=("  largest: the prefill entry at 1,900 x 11.2K +14 % (19 CTAs per SM, 1.6 x the L2: the stagger "
+                   "grid's scan rows show the same), narrow 400 x 11K gaussian +14 %, split 27 x 455K +12 %",))
 
     o = O.measured()
     if o is None:

@@ -127,19 +127,30 @@ NEW2_PREFILL = [("recorded", r, n) for r, n in ((640, 66000), (1100, 21000), (26
 PREDICTION2 = "topk_trtllm_h200_grid2_prediction_2026-11-28.csv"
 
 
-def predict2(hw: HardwareSpec) -> pd.DataFrame:
-    """NEW2's rows (the kernel's own dispatch and its prefill entry) priced by the product as committed on `hw`."""
-    t = TE.engines_frame(NEW2_DECODE, NEW2_PREFILL)
+def price_new(hw: HardwareSpec, decode, prefill) -> pd.DataFrame:
+    """New rows of the kernel's own dispatch (`decode`) and its prefill entry (`prefill`) priced by the product as
+    committed on `hw`, with their regime."""
+    t = TE.engines_frame(decode, prefill)
     t["pred_us"] = TE.predict_trtllm(t, hw)
     t["regime"] = regime(t["kernel"], t["rows"], t["n"])
     return t[F.SHAPE_KEYS + ["regime", "pred_us"]]
 
 
-def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """The second grid's committed prediction joined to its H200 measurement (None before it exists)."""
-    return TE.measured_latest(PREDICTION2, f"topk_engines_nvidia-h200_*_trt_h200g2{'_replicate' if replicate else ''}.csv",
+def measured_grid(prediction: str, tag: str, data_dir: Path = F.DATA_DIR, replicate: bool = False
+                  ) -> pd.DataFrame | None:
+    """A grid's committed `prediction` joined to its H200 measurement (tag `tag`; None before it exists)."""
+    return TE.measured_latest(prediction, f"topk_engines_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv",
                               data_dir)
 
+
+def predict2(hw: HardwareSpec) -> pd.DataFrame:
+    """NEW2's rows priced by the product as committed on `hw` (price_new)."""
+    return price_new(hw, NEW2_DECODE, NEW2_PREFILL)
+
+
+def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The second grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return measured_grid(PREDICTION2, "trt_h200g2", data_dir, replicate)
 
 
 #: the third H200 grid of the kernel's own dispatch (priced after STAGGERED_PARTNERS shipped, by the product as
@@ -157,14 +168,10 @@ PREDICTION3 = "topk_trtllm_h200_grid3_prediction_2026-11-28.csv"
 
 
 def predict3(hw: HardwareSpec) -> pd.DataFrame:
-    """NEW3's rows (the kernel's own dispatch and its prefill entry) priced by the product as committed on `hw`."""
-    t = TE.engines_frame(NEW3_DECODE, NEW3_PREFILL)
-    t["pred_us"] = TE.predict_trtllm(t, hw)
-    t["regime"] = regime(t["kernel"], t["rows"], t["n"])
-    return t[F.SHAPE_KEYS + ["regime", "pred_us"]]
+    """NEW3's rows priced by the product as committed on `hw` (price_new)."""
+    return price_new(hw, NEW3_DECODE, NEW3_PREFILL)
 
 
 def measured3(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The third grid's committed prediction joined to its H200 measurement (None before it exists)."""
-    return TE.measured_latest(PREDICTION3, f"topk_engines_nvidia-h200_*_trt_h200g3{'_replicate' if replicate else ''}.csv",
-                              data_dir)
+    return measured_grid(PREDICTION3, "trt_h200g3", data_dir, replicate)
