@@ -1,0 +1,158 @@
+"""FlashMLA's sparse decode on one Hopper GPU: the kernel DeepSeek-V3.2's DSA attention runs in SGLang
+(`flash_mla_with_kvcache(..., indices=..., use_legacy=True)` on SM90: sgl_flash_mla 1.0.0's frozen csrc_legacy
+kernels, the V3.2 KV cache format: 656 bytes a token = 512 fp8 e4m3 latent values, 4 fp32 scales, 64 bf16 RoPE values;
+pages of 64 tokens; one KV head). Called through its op, torch.ops.flash_mla_legacy.sparse_decode_fwd, loaded from the
+wheel's _C_legacy extension alone (the wheel's Python loader also wants its SM100 extension, which SM90 does not run).
+
+Per shape (batch B, query rows per sequence s_q, query heads H: 64 or 128, the kernel's only head counts, SGLang
+padding fewer heads to 64; topk k; context N tokens a sequence): q (B, s_q, H, 576) bf16; each sequence's N tokens
+on its own pages of a pool of B x ceil(N / 64) pages, dealt out in a random order; indices (B, s_q, k) int32: k
+distinct random positions of the sequence (page x 64 + offset), -1 past N when N < k. The scheduler metadata is made by
+the first (eager) call and reused, as an engine reuses it across a step's layers. Timed in CUDA graphs
+(_timing.time_graph): `fmla_sparse` with the K/V pool rotated through copies past the L2 (the engine's state: a layer's
+cache not read since that layer's last step), `fmla_sparse_warm` on one pool (the L2 keeps what fits). The launched
+kernels (names, grids) go to the notes file. Output checked against a reference on the first shapes.
+
+    python3 measure_flashmla_sparse.py --out DIR --so LEGACY_SO --shapes PREDICTION.csv [--tag TAG] [--smoke]
+
+CSV: DIR/flashmla_sparse_<device>_<date>_<tag>.csv.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _timing as T  # noqa: E402
+
+SCRIPT_VERSION = 1
+PAGE = 64
+BYTES_PER_TOKEN = 656
+L2_BYTES = 50 * (1 << 20)
+
+
+def shapes_of(path: Path) -> list[dict]:
+    """The distinct (batch, s_q, heads, topk, context) of a prediction CSV, in its order."""
+    out, seen = [], set()
+    for r in csv.DictReader(open(path)):
+        key = tuple(int(float(r[c])) for c in ("batch", "s_q", "heads", "topk", "context"))
+        if key not in seen:
+            seen.add(key)
+            out.append(dict(zip(("batch", "s_q", "heads", "topk", "context"), key)))
+    return out
+
+
+def kv_pool(pages: int, gen) -> torch.Tensor:
+    """A V3.2-format cache of `pages` pages: fp8 latent values, scales 1.0, bf16 RoPE values."""
+    tokens = pages * PAGE
+    lat = (torch.randn(tokens, 512, device="cuda", generator=gen) * 0.5).to(torch.float8_e4m3fn).view(torch.uint8)
+    sc = torch.ones(tokens, 4, device="cuda", dtype=torch.float32).view(torch.uint8)
+    rope = torch.randn(tokens, 64, device="cuda", generator=gen).to(torch.bfloat16).view(torch.uint8)
+    return torch.cat([lat, sc, rope], dim=1).view(pages, PAGE, 1, BYTES_PER_TOKEN).contiguous()
+
+
+def indices_for(B: int, s_q: int, k: int, N: int, gen) -> torch.Tensor:
+    """(B, s_q, k) int32: k distinct positions of each sequence's N tokens as pool indices, -1 past N."""
+    P = -(-N // PAGE)
+    perm = torch.randperm(B * P, device="cuda", generator=gen).view(B, P)
+    out = torch.full((B, s_q, k), -1, dtype=torch.int32, device="cuda")
+    kk = min(k, N)
+    for b in range(B):
+        for s in range(s_q):
+            pos = torch.randperm(N, device="cuda", generator=gen)[:kk]
+            out[b, s, :kk] = (perm[b, pos // PAGE] * PAGE + pos % PAGE).to(torch.int32)
+    return out
+
+
+def reference(q, kv, idx, scale):
+    """Dense reference of one (b, s) row over its gathered entries (latent dequantized, RoPE appended)."""
+    b, s = 0, 0
+    flat = kv.view(-1, BYTES_PER_TOKEN)
+    ix = idx[b, s][idx[b, s] >= 0].long()
+    rows = flat[ix]
+    lat = rows[:, :512].contiguous().view(torch.float8_e4m3fn).float()
+    rope = rows[:, 528:656].contiguous().view(torch.bfloat16).float()
+    k = torch.cat([lat, rope], dim=1)
+    p = torch.softmax((q[b, s].float() @ k.T) * scale, dim=-1)
+    return p @ lat
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--so", required=True, type=Path, help="the wheel's _C_legacy.abi3.so")
+    ap.add_argument("--shapes", required=True, type=Path)
+    ap.add_argument("--tag", default="grid1")
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args()
+    torch.ops.load_library(str(args.so))
+    op = torch.ops.flash_mla_legacy.sparse_decode_fwd
+    shapes = shapes_of(args.shapes)[: 2 if args.smoke else None]
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}.csv"
+    notes = open(args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}_notes.txt", "w")
+    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; so {args.so}\n")
+    fields = ["kernel", "batch", "s_q", "heads", "topk", "context", "median_us", "p20_us", "p80_us", "calls", "copies",
+              "note", "device", "date"]
+    f = open(path, "w", newline="")
+    w = csv.DictWriter(f, fieldnames=fields)
+    w.writeheader()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
+    for i, s in enumerate(shapes):
+        B, sq, H, k, N = s["batch"], s["s_q"], s["heads"], s["topk"], s["context"]
+        pages = B * -(-N // PAGE)
+        pool_bytes = pages * PAGE * BYTES_PER_TOKEN
+        copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
+        try:
+            kvs = [kv_pool(pages, gen) for _ in range(copies)]
+            idx = indices_for(B, sq, k, N, gen)
+            q = torch.randn(B, sq, H, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
+            scale = 1.0 / math.sqrt(576)
+            out, lse, meta, splits = op(q, kvs[0], idx, None, None, None, None, None, None, None, 512, scale, None)
+            torch.cuda.synchronize()
+            note = ""
+            if i < 3:
+                ref = reference(q, kvs[0], idx, scale)
+                err = float((out[0, 0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
+                note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
+            for kern, n_kv in (("fmla_sparse", copies), ("fmla_sparse_warm", 1)):
+                def fn(j, n_kv=n_kv, q=q, kvs=kvs, idx=idx, meta=meta, splits=splits, scale=scale):
+                    op(q, kvs[j % n_kv], idx, None, None, meta, splits, None, None, None, 512, scale, None)
+                st = T.time_graph(fn)
+                w.writerow({"kernel": kern, "batch": B, "s_q": sq, "heads": H, "topk": k, "context": N,
+                            "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                            "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
+                            "device": dev, "date": date})
+                f.flush()
+            if i < 40 or i % 5 == 0:
+                from torch.profiler import ProfilerActivity, profile
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    op(q, kvs[0], idx, None, None, meta, splits, None, None, None, 512, scale, None)
+                    torch.cuda.synchronize()
+                names = sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"})
+                notes.write(f"B {B} s_q {sq} H {H} k {k} N {N}: splits sum {int(splits[-1]) if splits is not None else -1}"
+                            f", meta {tuple(meta.shape) if meta is not None else None}: {' | '.join(names)[:600]}\n")
+            print(f"B {B:4d} s_q {sq} H {H:3d} k {k} N {N:6d}: done {note}", flush=True)
+            del kvs, idx, q
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"B {B} s_q {sq} H {H} N {N}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"B {B} s_q {sq} H {H} N {N}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    f.close()
+    notes.close()
+    print(f"wrote {path}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Price the FlashMLA sparse decode grid before it is measured (simulator/calibration/flashmla_sparse_h200.py): the
+product's DSA attention price today (the generic attention kind, no candidate) at DeepSeek-V3.2's decode shapes on the
+H200, per layer. Declared before the call: this is the first look of the product's DSA attention against FlashMLA's
+sparse decode; regimes as flashmla_sparse_h200.regime. Writes
+hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
+
+    python lab/kernels/predict_flashmla_sparse.py
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _committed import head_or_exit  # noqa: E402
+
+from hwmodels.spec import load_hardware  # noqa: E402
+from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
+from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
+
+
+def main() -> None:
+    commit = head_or_exit(ROOT)
+    res = S.predict(load_hardware("H200"))
+    res["model_commit"] = commit
+    res.to_csv(F.DATA_DIR / S.PREDICTION, index=False, float_format="%.4f")
+    print(f"{len(res)} shapes priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION}")
+    print(res.groupby("regime")["pred_us"].agg(["size", "median"]).round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()
