@@ -25,3 +25,21 @@ def test_the_products_price_grows_with_batch_and_heads_and_ignores_context_past_
     c = S.product_us(hw, 1, 32, 1, 65536)
     assert 0 < a < b < c
     assert np.isclose(S.product_us(hw, 8, 4, 1, 8192), S.product_us(hw, 8, 4, 1, 65536))
+
+
+def test_padding_the_heads_to_64_prices_tp8_as_tp2_and_leaves_64_and_128_alone():
+    from simulator.strategies.dsa import PAD_HEADS_CANDIDATE, decode_heads
+
+    assert list(decode_heads(np.array([16.0, 32.0, 64.0, 128.0]), PAD_HEADS_CANDIDATE)) == [64, 64, 64, 128]
+    assert decode_heads(16, 0) == 16
+    hw = load_hardware("H200")
+    assert np.isclose(S.product_us(hw, 8, 16, 1, 65536, pad_heads=64), S.product_us(hw, 2, 16, 1, 65536, pad_heads=64))
+    assert S.product_us(hw, 8, 16, 1, 65536, pad_heads=0) < S.product_us(hw, 8, 16, 1, 65536, pad_heads=64)
+    assert np.isclose(S.product_us(hw, 1, 16, 1, 65536, pad_heads=0), S.product_us(hw, 1, 16, 1, 65536, pad_heads=64))
+
+
+def test_the_second_grid_is_new_and_holds_its_four_regimes():
+    g1 = {(tp, b, sq, n) for tp, b, sq, n in S.SHAPES}
+    assert not g1 & set(S.SHAPES2)
+    counts = collections.Counter(S.regime2([s[0] for s in S.SHAPES2], [s[1] for s in S.SHAPES2]))
+    assert len(counts) == 4 and counts["heads padded to 64 (TP4 / TP8), batch >= 24"] >= 8

@@ -4,7 +4,12 @@ H200, per layer. Declared before the call: this is the first look of the product
 sparse decode; regimes as flashmla_sparse_h200.regime. Writes
 hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_flashmla_sparse.py
+    python lab/kernels/predict_flashmla_sparse.py [--grid2]
+
+--grid2: the second grid (flashmla_sparse_h200.SHAPES2, 24 new shapes), main (pad_heads 0) against the candidate
+(dsa.PAD_HEADS_CANDIDATE: the kernel's 64-head CTAs); declared before its call: the candidate ships if it meets more
+regimes, a tie by the lower pooled median; the grid holds FlashMLA sparse decode's H200 STANDING. Writes
+production_kernels/flashmla_sparse_h200_grid2_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -24,6 +29,13 @@ from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--grid2" in sys.argv[1:]:
+        res = S.predict2(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / S.PREDICTION2, index=False, float_format="%.4f")
+        print(f"{len(res)} shapes priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION2}")
+        print(res.groupby("regime")[["pred_main_us", "pred_us"]].median().round(2).to_string())
+        return
     res = S.predict(load_hardware("H200"))
     res["model_commit"] = commit
     res.to_csv(F.DATA_DIR / S.PREDICTION, index=False, float_format="%.4f")

@@ -44,9 +44,10 @@ def regime(tp, batch) -> np.ndarray:
     return np.array([f"{a}, batch {'<= 16' if b <= 16 else '>= 32'}" for a, b in zip(h, batch)])
 
 
-def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int) -> float:
+def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pad_heads: int | None = None) -> float:
     """The product's price of one layer's sparse MLA (the DSA strategy's `attention` and `attention_combine` ops) for
-    one decode step of `batch` sequences with `s_q` query rows each (s_q 2: one MTP draft) at `context`, in us."""
+    one decode step of `batch` sequences with `s_q` query rows each (s_q 2: one MTP draft) at `context`, in us;
+    `pad_heads` sets the strategy's parameter (None: its default)."""
     from dataclasses import replace
 
     from simulator.combo import make_combo
@@ -55,7 +56,8 @@ def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int) ->
 
     c = make_combo(hw.name, MODEL, kv_dtype="fp8", tp=int(tp), launch="graph", attention="dense")
     spec = "none" if s_q == 1 else {"mtp": {"k": int(s_q) - 1}}
-    c = replace(c, attention=parse_axis("attention", ["dsa"])[0], topk=parse_axis("topk", ["radix"])[0],
+    att = "dsa" if pad_heads is None else {"dsa": {"pad_heads": int(pad_heads)}}
+    c = replace(c, attention=parse_axis("attention", [att])[0], topk=parse_axis("topk", ["radix"])[0],
                 speculation=parse_axis("speculation", [spec])[0])
     ops, _ = decode_ops(c, np.array([float(batch)]), np.array([float(context)]))
     names = np.asarray(ops.names, dtype=object)[ops.name_id]
@@ -89,6 +91,52 @@ def measured(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR) -> pd.Dat
     if not files:
         return None
     p = pd.read_csv(Path(data_dir) / PREDICTION)
+    m = pd.read_csv(files[-1])
+    m = m[m["kernel"] == kernel]
+    return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
+                   on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+
+
+#: the second grid (new shapes; TP 4 joins: 32 heads a GPU): main = the DSA strategy as shipped (pad_heads 0: the heads
+#: a device holds), cand = dsa.PAD_HEADS_CANDIDATE (64: the kernel's 64-head CTAs, fewer heads padded), read from the
+#: kernel's source (it takes 64 or 128 query heads) after grid 1's TP8 rows ran -44..-57 % fast (LOOKED-AT there: the
+#: same padding prices them within grid 1's TP2 rows' errors); declared before the call: the candidate ships if it meets
+#: more regimes, a tie by the lower pooled median; the grid holds FlashMLA sparse decode's H200 STANDING
+SHAPES2 = ([(8, b, sq, n) for b in (2, 8, 24, 48, 96) for sq, n in ((1, 32768), (3, 4096))]
+           + [(4, b, sq, n) for b in (3, 12, 40, 80) for sq, n in ((1, 16384), (2, 131072))]
+           + [(2, b, 3, 32768) for b in (6, 20, 56)] + [(1, b, 4, 16384) for b in (2, 10, 48)])
+PREDICTION2 = "flashmla_sparse_h200_grid2_prediction_2026-11-28.csv"
+
+
+def regime2(tp, batch) -> np.ndarray:
+    """The second grid's regimes (declared before the call)."""
+    tp, batch = np.asarray(tp), np.asarray(batch)
+    return np.where(tp >= 4, np.where(batch <= 16, "heads padded to 64 (TP4 / TP8), batch <= 16",
+                                      "heads padded to 64 (TP4 / TP8), batch >= 24"),
+                    np.where(tp == 2, "64 heads (TP2)", "128 heads (TP1)"))
+
+
+def predict2(hw: HardwareSpec) -> pd.DataFrame:
+    """SHAPES2 priced by main (`pred_main_us`: pad_heads 0) and the candidate (`pred_us`: PAD_HEADS_CANDIDATE)."""
+    from simulator.strategies.dsa import PAD_HEADS_CANDIDATE
+
+    rows = [{"tp": tp, "batch": b, "s_q": sq, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "topk": TOPK,
+             "context": n} for tp, b, sq, n in SHAPES2]
+    t = pd.DataFrame(rows)
+    t["regime"] = regime2(t["tp"], t["batch"])
+    t["pred_main_us"] = [product_us(hw, *a, pad_heads=0) for a in zip(t["tp"], t["batch"], t["s_q"], t["context"])]
+    t["pred_us"] = [product_us(hw, *a, pad_heads=PAD_HEADS_CANDIDATE)
+                    for a in zip(t["tp"], t["batch"], t["s_q"], t["context"])]
+    return t
+
+
+def measured2(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicate: bool = False
+              ) -> pd.DataFrame | None:
+    """The second grid's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_grid2{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREDICTION2)
     m = pd.read_csv(files[-1])
     m = m[m["kernel"] == kernel]
     return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],

@@ -152,6 +152,22 @@ def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count, sms: int) -> No
           parallel_units=ctas, serial_iters=np.maximum(chain, 1.0), dtype="fp8", count=count)
 
 
+#: FlashMLA's sparse decode (the kernel DeepSeek-V3.2's DSA attention runs on Hopper: flash_mla_with_kvcache with
+#: indices; deepseek-ai/FlashMLA @ 9241ae3, the sm90 sparse decode launcher, and the frozen copy in sgl_flash_mla 1.0.0)
+#: takes 64 or 128 query heads, a CTA per 64 heads; fewer heads a device (DeepSeek-V3.2 at TP 4 / 8: 32 / 16) are padded
+#: to 64 by the engine and cost the padded heads' work. The candidate of the FlashMLA sparse grids
+#: (simulator/calibration/flashmla_sparse_h200.py); the strategy's `pad_heads` (0 = unpadded, the rule before)
+PAD_HEADS_CANDIDATE = 64
+
+
+def decode_heads(heads_dev, pad: int):
+    """The query heads sparse MLA decode computes for `heads_dev` heads a device: rounded up to a multiple of `pad`
+    (0: as they are)."""
+    if not pad:
+        return heads_dev
+    return np.ceil(np.asarray(heads_dev, float) / pad) * pad
+
+
 @register
 class DSAAttention(AttentionStrategy):
     name = "dsa"
@@ -171,6 +187,10 @@ class DSAAttention(AttentionStrategy):
                               "kind indexer_dg)", lambda v: v in ("cold", "warm"), "cold or warm"),
         "split_tokens": Param(256, "same split-KV chunk as attention: dense (ASSUMPTION until calibrated)",
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+        "pad_heads": Param(0, "decode's query heads padded up to a multiple of this (PAD_HEADS_CANDIDATE = 64: "
+                           "FlashMLA's sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64); 0 = "
+                           "the heads a device holds, unpadded", lambda v: isinstance(v, int) and v >= 0,
+                           "0 or a positive integer"),
     }
 
     def model_problem(self, model):
@@ -217,7 +237,7 @@ class DSAAttention(AttentionStrategy):
         # sparse MLA over T = min(N, k) gathered latent entries per row
         T = np.minimum(N, float(k))
         lat = a.kv_lora_rank + a.qk_rope_head_dim
-        H = combo.heads_dev
+        H = decode_heads(combo.heads_dev, self.pad_heads)
         splits = np.maximum(1.0, T / self.split_tokens)
         split = T > self.split_tokens
         out = R * H * a.kv_lora_rank
