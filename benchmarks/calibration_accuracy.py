@@ -44,6 +44,7 @@ from accuracy_sections import (
     fi_sm90_prefill,
     fi_tc_h200,
     flashinfer,
+    flashmla_sparse,
     gemm_block,
     h200_dg_blind,
     h200_gemm,
@@ -117,6 +118,7 @@ def main() -> None:
     topk_fi_h200.topk_fi_h200_causal()
     topk_trt_h200.topk_trt_h200()
     topk_sgl_h200.topk_sgl_h200()
+    flashmla_sparse.flashmla_sparse()
     h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()

@@ -33,8 +33,11 @@ def test_indexer_and_sparse_mla_formulas():
     assert ix.bytes_read == 65536 * 132 + 64 * 128 + 64 * 4
     assert ix.bytes_written == 65536 * 4 and ix["count"] == 61 and ix["dtype"] == "fp8"
     att = _op(df, "attention")
-    # absorbed MLA over k = 2048 entries, 16 heads per device (128 / TP8): 2*16*2048*(576 + 512)
-    assert att.flops == 2 * 16 * 2048 * (576 + 512)
+    # absorbed MLA over k = 2048 entries, 16 heads per device (128 / TP8) padded to FlashMLA sparse decode's 64-head
+    # CTAs (dsa pad_heads): 2*64*2048*(576 + 512); unpadded (pad_heads 0) the 16 heads alone
+    assert att.flops == 2 * 64 * 2048 * (576 + 512)
+    ops0, _ = decode_ops(_dsa(attention={"dsa": {"pad_heads": 0}}), np.array([1.0]), np.array([65536.0]))
+    assert _op(ops0.to_frame(), "attention").flops == 2 * 16 * 2048 * (576 + 512)
     assert _op(df, "topk.radix").bytes_read == 4 * 65536 * 4          # 4 sweeps
 
 
@@ -59,12 +62,12 @@ def test_short_context_selects_nothing():
     ops, _ = decode_ops(_dsa(), np.array([1.0]), np.array([1500.0]))
     df = ops.to_frame()
     assert not df.name.str.startswith("topk").any()
-    assert _op(df, "attention").flops == 2 * 16 * 1500 * (576 + 512)
+    assert _op(df, "attention").flops == 2 * 64 * 1500 * (576 + 512)   # 16 heads padded to 64 (pad_heads)
 
 
 def test_index_topk_parameter():
     ops, _ = decode_ops(_dsa(attention={"dsa": {"index_topk": 512}}), np.array([1.0]), np.array([65536.0]))
-    assert _op(ops.to_frame(), "attention").flops == 2 * 16 * 512 * (576 + 512)
+    assert _op(ops.to_frame(), "attention").flops == 2 * 64 * 512 * (576 + 512)   # 16 heads padded to 64
 
 
 def test_mtp_rows_select_topk_each():

@@ -155,8 +155,11 @@ def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count, sms: int) -> No
 #: FlashMLA's sparse decode (the kernel DeepSeek-V3.2's DSA attention runs on Hopper: flash_mla_with_kvcache with
 #: indices; deepseek-ai/FlashMLA @ 9241ae3, the sm90 sparse decode launcher, and the frozen copy in sgl_flash_mla 1.0.0)
 #: takes 64 or 128 query heads, a CTA per 64 heads; fewer heads a device (DeepSeek-V3.2 at TP 4 / 8: 32 / 16) are padded
-#: to 64 by the engine and cost the padded heads' work. The candidate of the FlashMLA sparse grids
-#: (simulator/calibration/flashmla_sparse_h200.py); the strategy's `pad_heads` (0 = unpadded, the rule before)
+#: to 64 by the engine and cost the padded heads' work. Read from the source after the first FlashMLA sparse grid's
+#: TP8 rows ran -44..-57 % fast under the unpadded price (simulator/calibration/flashmla_sparse_h200.py, 1 x H200);
+#: judged blind on its second grid (24 new shapes at TP 1 / 2 / 4 / 8, s_q 1-4; prices committed cbb5751): 2 of 4
+#: regimes against the unpadded 1 of 4, 8.1 / 16.1 % against 41.8 / 55.7 %: SHIPPED as the strategy's `pad_heads`
+#: default (0 = unpadded, the rule before). Decode only: the sparse prefill kernel (flash_mla_sparse_fwd) is not measured
 PAD_HEADS_CANDIDATE = 64
 
 
@@ -187,9 +190,10 @@ class DSAAttention(AttentionStrategy):
                               "kind indexer_dg)", lambda v: v in ("cold", "warm"), "cold or warm"),
         "split_tokens": Param(256, "same split-KV chunk as attention: dense (ASSUMPTION until calibrated)",
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
-        "pad_heads": Param(0, "decode's query heads padded up to a multiple of this (PAD_HEADS_CANDIDATE = 64: "
-                           "FlashMLA's sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64); 0 = "
-                           "the heads a device holds, unpadded", lambda v: isinstance(v, int) and v >= 0,
+        "pad_heads": Param(PAD_HEADS_CANDIDATE, "decode's query heads padded up to a multiple of this (64: FlashMLA's "
+                           "sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64; judged blind on "
+                           "the FlashMLA sparse grid 2, module constant PAD_HEADS_CANDIDATE); 0 = the heads a device "
+                           "holds, unpadded (the rule before)", lambda v: isinstance(v, int) and v >= 0,
                            "0 or a positive integer"),
     }
 
