@@ -79,7 +79,11 @@ KIND_MEANING: dict[str, str] = {
     "attn_combine_triton_vllm": "vLLM's Triton unified attention reduce_segments kernel",
     "indexer_dg_prefill": "DeepGEMM's fp8_mqa_logits (DSA indexer, prefill): persistent CTAs over 2-row query blocks, "
                           "each walking its causal key range in 256-key blocks (simulator/kernels/indexer.py)",
-    "gemm_fp8_block_cublaslt": "cuBLASLt's block-scaled fp8 GEMM (torch._scaled_mm: 128 x 128 tiles, split-K at decode; kernels/gemm_fp8.py)",}
+    "gemm_fp8_block_cublaslt": "cuBLASLt's block-scaled fp8 GEMM (torch._scaled_mm: 128 x 128 tiles, split-K at decode; kernels/gemm_fp8.py)",
+    "attn_flashmla_sparse": "FlashMLA's sm_90 sparse decode (DSA), 64-head CTAs walking the scheduler's 64-token index "
+                            "tiles (simulator/kernels/flashmla_sparse.py)",
+    "attn_flashmla_sparse_pair": "FlashMLA's sm_90 sparse decode at 128 heads: 2-CTA clusters sharing each tile's "
+                                 "gather (simulator/kernels/flashmla_sparse.py)",}
 KINDS: tuple[str, ...] = tuple(KIND_MEANING)
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 

@@ -43,3 +43,19 @@ def test_the_second_grid_is_new_and_holds_its_four_regimes():
     assert not g1 & set(S.SHAPES2)
     counts = collections.Counter(S.regime2([s[0] for s in S.SHAPES2], [s[1] for s in S.SHAPES2]))
     assert len(counts) == 4 and counts["heads padded to 64 (TP4 / TP8), batch >= 24"] >= 8
+
+
+def test_the_scheduler_replica_matches_the_sources_worked_examples():
+    from simulator.kernels import flashmla_sparse as K
+
+    got = {(b, h): K.busiest_part(b, 2048, int(K.parts(h, 1, 132))) for b, h in
+           ((1, 64), (8, 64), (32, 64), (32, 128), (132, 64), (128, 128))}
+    assert got == {(1, 64): (1, 1, 32), (8, 64): (3, 1, 11), (32, 64): (9, 1, 4), (32, 128): (18, 1, 2),
+                   (132, 64): (32, 1, 1), (128, 128): (64, 2, 1)}
+    assert list(K.payload([1, 32, 128], 1, [64, 64, 128], 2048, 132)) == [6, 14, 77]
+
+
+def test_the_third_grid_is_new():
+    old = {(tp, b, sq, n) for tp, b, sq, n in S.SHAPES + S.SHAPES2}
+    assert not old & set(S.SHAPES3) and len(set(S.SHAPES3)) == len(S.SHAPES3)
+    assert len(collections.Counter(S.regime2([s[0] for s in S.SHAPES3], [s[1] for s in S.SHAPES3]))) == 4

@@ -4,12 +4,17 @@ H200, per layer. Declared before the call: this is the first look of the product
 sparse decode; regimes as flashmla_sparse_h200.regime. Writes
 hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_flashmla_sparse.py [--grid2]
+    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3]
 
 --grid2: the second grid (flashmla_sparse_h200.SHAPES2, 24 new shapes), main (pad_heads 0) against the candidate
 (dsa.PAD_HEADS_CANDIDATE: the kernel's 64-head CTAs); declared before its call: the candidate ships if it meets more
 regimes, a tie by the lower pooled median; the grid holds FlashMLA sparse decode's H200 STANDING. Writes
 production_kernels/flashmla_sparse_h200_grid2_prediction_2026-11-28.csv.
+
+--grid3: the third grid (flashmla_sparse_h200.SHAPES3, 22 new shapes), main (the strategy's defaults) against the
+scheduler's tile chain (sparse_kernel flashmla, its terms fitted on grid 1 alone); declared before its call: the
+candidate ships if it meets more regimes, a tie by the lower pooled median; the grid holds the STANDING. Writes
+production_kernels/flashmla_sparse_h200_grid3_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -29,6 +34,13 @@ from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--grid3" in sys.argv[1:]:
+        res = S.predict3(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / S.PREDICTION3, index=False, float_format="%.4f")
+        print(f"{len(res)} shapes priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION3}; terms {res['terms'].iloc[0]}")
+        print(res.groupby("regime")[["pred_main_us", "pred_us"]].median().round(2).to_string())
+        return
     if "--grid2" in sys.argv[1:]:
         res = S.predict2(load_hardware("H200"))
         res["model_commit"] = commit

@@ -44,10 +44,11 @@ def regime(tp, batch) -> np.ndarray:
     return np.array([f"{a}, batch {'<= 16' if b <= 16 else '>= 32'}" for a, b in zip(h, batch)])
 
 
-def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pad_heads: int | None = None) -> float:
+def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pad_heads: int | None = None,
+               sparse_kernel: str | None = None) -> float:
     """The product's price of one layer's sparse MLA (the DSA strategy's `attention` and `attention_combine` ops) for
     one decode step of `batch` sequences with `s_q` query rows each (s_q 2: one MTP draft) at `context`, in us;
-    `pad_heads` sets the strategy's parameter (None: its default)."""
+    `pad_heads`, `sparse_kernel` set the strategy's parameters (None: their defaults)."""
     from dataclasses import replace
 
     from simulator.combo import make_combo
@@ -56,7 +57,9 @@ def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pa
 
     c = make_combo(hw.name, MODEL, kv_dtype="fp8", tp=int(tp), launch="graph", attention="dense")
     spec = "none" if s_q == 1 else {"mtp": {"k": int(s_q) - 1}}
-    att = "dsa" if pad_heads is None else {"dsa": {"pad_heads": int(pad_heads)}}
+    par = ({} if pad_heads is None else {"pad_heads": int(pad_heads)}) | (
+        {} if sparse_kernel is None else {"sparse_kernel": sparse_kernel})
+    att = {"dsa": par} if par else "dsa"
     c = replace(c, attention=parse_axis("attention", [att])[0], topk=parse_axis("topk", ["radix"])[0],
                 speculation=parse_axis("speculation", [spec])[0])
     ops, _ = decode_ops(c, np.array([float(batch)]), np.array([float(context)]))
@@ -137,6 +140,90 @@ def measured2(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicat
     if not files:
         return None
     p = pd.read_csv(Path(data_dir) / PREDICTION2)
+    m = pd.read_csv(files[-1])
+    m = m[m["kernel"] == kernel]
+    return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
+                   on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+
+
+#: the tile chain's kinds and their fit (fit_tiles): FlashMLA's sparse decode as the chain of its scheduler's tiles
+#: (simulator/kernels/flashmla_sparse.py), iter_us (one 64-token tile) and fixed_us (Q load, epilogue, combine) per kind
+TILE_KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
+
+
+def tile_eff(hw: HardwareSpec, terms: dict):
+    """hw's efficiency with the tile kinds' terms {kind: (iter_us a tile, fixed_us, sync_us a request segment)} and
+    one resident CTA an SM (the kernel's
+    __launch_bounds__ min blocks 1 and ~226 KiB of shared memory: the source)."""
+    from dataclasses import replace
+
+    e = hw.efficiency
+    return replace(e, iter_s={**e.iter_s, **{k: v[0] * 1e-6 for k, v in terms.items()}},
+                   fixed_s={**e.fixed_s, **{k: v[1] * 1e-6 for k, v in terms.items()}},
+                   sync_s={**e.sync_s, **{k: v[2] * 1e-6 for k, v in terms.items()}},
+                   cta_slots={**e.cta_slots, **{k: 1.0 for k in terms}})
+
+
+def fit_tiles(hw: HardwareSpec) -> dict:
+    """iter_us, fixed_us and sync_us of each tile kind by least squares on log time over grid 1's cold rows of that kind (the
+    kernel at 64 heads: TP2's rows, TP8's being the same measurements; 128 heads: TP1's), priced through the product
+    (dsa sparse_kernel flashmla)."""
+    from scipy.optimize import least_squares
+
+    m = measured()
+    m = m.drop_duplicates(["batch", "s_q", "heads", "context"]).reset_index(drop=True)
+    out = {}
+    for kd, tp in (("attn_flashmla_sparse", 2), ("attn_flashmla_sparse_pair", 1)):
+        sub = m[m["tp"] == tp].reset_index(drop=True)
+        y = np.log(sub["median_us"].to_numpy(float))
+
+        def resid(x, sub=sub, kd=kd, y=y):
+            h2 = hw.with_efficiency(tile_eff(hw, {kd: (x[0], x[1], x[2])}))
+            p = [product_us(h2, tp, b, sq, n, sparse_kernel="flashmla")
+                 for b, sq, n in zip(sub["batch"], sub["s_q"], sub["context"])]
+            return np.log(np.maximum(p, 1e-3)) - y
+        r = least_squares(resid, [2.5, 3.0, 5.0], bounds=([0.1, 0.0, 0.0], [20.0, 50.0, 50.0]))
+        out[kd] = {"iter_us": round(float(r.x[0]), 4), "fixed_us": round(float(r.x[1]), 4),
+                   "sync_us": round(float(r.x[2]), 4), "rows": len(sub),
+                   "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+    return out
+
+
+#: the third grid (new shapes): main = the DSA strategy as shipped (sparse_kernel generic, heads padded), cand = the
+#: tile chain (sparse_kernel flashmla) on fit_tiles' terms (fitted on grid 1's cold rows alone; grid 2 was LOOKED-AT
+#: with them: 4 of 4 regimes, 4.5 % median); declared before the call: the candidate ships if it meets more regimes, a
+#: tie by the lower pooled median; the grid holds FlashMLA sparse decode's H200 STANDING
+SHAPES3 = ([(8, b, sq, n) for b, sq, n in ((3, 1, 24576), (6, 2, 8192), (12, 4, 49152), (20, 1, 98304), (28, 2, 16384),
+                                           (40, 4, 24576), (72, 1, 65536), (112, 2, 12288))]
+           + [(4, b, sq, n) for b, sq, n in ((5, 2, 40960), (9, 1, 20480), (36, 3, 8192), (60, 1, 57344),
+                                             (100, 2, 32768), (160, 1, 16384))]
+           + [(2, b, sq, n) for b, sq, n in ((3, 2, 12288), (24, 1, 98304), (44, 2, 24576), (90, 1, 49152))]
+           + [(1, b, sq, n) for b, sq, n in ((5, 1, 16384), (14, 3, 32768), (40, 2, 8192), (100, 1, 65536))])
+PREDICTION3 = "flashmla_sparse_h200_grid3_prediction_2026-11-28.csv"
+
+
+def predict3(hw: HardwareSpec) -> pd.DataFrame:
+    """SHAPES3 priced by main (`pred_main_us`: the strategy's defaults) and the candidate (`pred_us`: sparse_kernel
+    flashmla on fit_tiles' terms, which the frame records)."""
+    x = fit_tiles(hw)
+    h2 = hw.with_efficiency(tile_eff(hw, {k: (v["iter_us"], v["fixed_us"], v["sync_us"]) for k, v in x.items()}))
+    rows = [{"tp": tp, "batch": b, "s_q": sq, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "topk": TOPK,
+             "context": n} for tp, b, sq, n in SHAPES3]
+    t = pd.DataFrame(rows)
+    t["regime"] = regime2(t["tp"], t["batch"])
+    t["pred_main_us"] = [product_us(hw, *a) for a in zip(t["tp"], t["batch"], t["s_q"], t["context"])]
+    t["pred_us"] = [product_us(h2, *a, sparse_kernel="flashmla") for a in zip(t["tp"], t["batch"], t["s_q"], t["context"])]
+    t["terms"] = str(x)
+    return t
+
+
+def measured3(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicate: bool = False
+              ) -> pd.DataFrame | None:
+    """The third grid's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_grid3{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREDICTION3)
     m = pd.read_csv(files[-1])
     m = m[m["kernel"] == kernel]
     return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],

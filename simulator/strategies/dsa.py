@@ -190,6 +190,11 @@ class DSAAttention(AttentionStrategy):
                               "kind indexer_dg)", lambda v: v in ("cold", "warm"), "cold or warm"),
         "split_tokens": Param(256, "same split-KV chunk as attention: dense (ASSUMPTION until calibrated)",
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
+        "sparse_kernel": Param("generic", "decode's sparse MLA: `generic` (the attention kind over min(N, k) entries, "
+                               "split by split_tokens) or `flashmla` (FlashMLA's sparse decode as the chain of its "
+                               "scheduler's index tiles: simulator/kernels/flashmla_sparse.py, kinds attn_flashmla_sparse"
+                               "[_pair], fitted on the H200)", lambda v: v in ("generic", "flashmla"),
+                               "generic or flashmla"),
         "pad_heads": Param(PAD_HEADS_CANDIDATE, "decode's query heads padded up to a multiple of this (64: FlashMLA's "
                            "sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64; judged blind on "
                            "the FlashMLA sparse grid 2, module constant PAD_HEADS_CANDIDATE); 0 = the heads a device "
@@ -242,6 +247,11 @@ class DSAAttention(AttentionStrategy):
         T = np.minimum(N, float(k))
         lat = a.kv_lora_rank + a.qk_rope_head_dim
         H = decode_heads(combo.heads_dev, self.pad_heads)
+        if self.sparse_kernel == "flashmla":   # every index tile walked, -1 entries too (the kernel skips none)
+            from simulator.kernels import flashmla_sparse
+            flashmla_sparse.add_ops(b, B, q, H * np.ones(np.shape(N)), float(k), lat, a.kv_lora_rank, combo.kvbytes,
+                                    ACT_BYTES, ACT_DTYPE, count, combo.target.sm_count)
+            return
         splits = np.maximum(1.0, T / self.split_tokens)
         split = T > self.split_tokens
         out = R * H * a.kv_lora_rank

@@ -1,0 +1,108 @@
+"""FlashMLA's sparse decode on Hopper: the kernel DeepSeek-V3.2's DSA attention runs (flash_mla_with_kvcache with
+`indices`), as a chain of the scheduler's index tiles.
+
+From deepseek-ai/FlashMLA @ 9241ae3 (the sm90 sparse decode, unchanged since 082094b7; sgl_flash_mla 1.0.0 carries a
+frozen copy in csrc_legacy, its scheduler constants checked against the built extension):
+  launch     grid (h / 64, s_q, parts), 384 threads (two consumer warpgroups, one producer that gathers and dequantizes
+             the 656-byte V3.2 tokens), one CTA per SM; h 64 or 128 only (128: the two CTAs of a cluster share each
+             tile's gather); fewer heads are padded to 64 by the engine (simulator/strategies/dsa.py pad_heads)
+  scheduler  parts = max(SMs // s_q // (h / 64), 1) (C integer division, sparse_decode.h get_meta); a request's k indices
+             are ceil(k / 64) tiles of 64 tokens and cost 5 more tiles a segment (fixed_overhead_num_blocks); each part
+             takes payload = ceil(b (ceil(k / 64) + 5) / parts) + 5 tiles, splitting requests across parts when b is
+             small (a combine kernel merges the splits)
+  per tile   the producer gathers 64 tokens (16-byte loads) and dequantizes them to bf16 into a 2-deep buffer; the
+             consumers run QK^T (36 WGMMA m64n64k16), the softmax, PV (8 WGMMA m64n256k16) in sequence
+So a launch lasts its busiest part's chain: its tiles at the kind's tile time (iter_us of attn_flashmla_sparse at 64
+heads, attn_flashmla_sparse_pair at 128) and its request segments at the kind's segment time (sync_us), plus the kind's
+fixed time, the three fitted on the first FlashMLA sparse grid (simulator/calibration/flashmla_sparse_h200.py
+fit_tiles); FlashMLA's combine kernel (its dense family's fitted kind) where a request splits.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+TILE = 64            # block_size_topk: tokens of one index tile
+SEGMENT_TILES = 5    # fixed_overhead_num_blocks: the scheduler's cost of a request segment, in tiles
+HEAD_TILE = 64       # query heads of one CTA
+
+
+def parts(heads, s_q, sms):
+    """num_sm_parts: max(SMs // s_q // (heads / 64), 1), C integer division."""
+    heads, s_q = np.asarray(heads, float), np.asarray(s_q, float)
+    return np.maximum(np.floor(np.floor(float(sms) / s_q) / np.maximum(heads / HEAD_TILE, 1.0)), 1.0)
+
+
+def payload(batch, s_q, heads, k, sms):
+    """Tiles one part walks: ceil(b (ceil(k / 64) + 5) / parts) + 5."""
+    per = np.ceil(np.asarray(k, float) / TILE) + SEGMENT_TILES
+    return np.ceil(np.asarray(batch, float) * per / parts(heads, s_q, sms)) + SEGMENT_TILES
+
+
+def busiest_part(batch: int, k: int, n_parts: int) -> tuple[int, int, int]:
+    """(tiles, segments, splits of the most split request) of the part the scheduler loads most, in its own unit (tiles
+    + 5 a segment), by its greedy packing (get_decoding_sched_meta.cu: each part takes whole requests while its budget
+    holds the request's left tiles + 5, else remain - 5 tiles of the current request, a split, and stops)."""
+    T = int(np.ceil(k / TILE))
+    pay = int(np.ceil(batch * (T + SEGMENT_TILES) / n_parts)) + SEGMENT_TILES
+    best, req, blk = (0, 0), 0, 0
+    touched = np.zeros(batch, int)
+    for _ in range(int(n_parts)):
+        remain, tiles, segs = pay, 0, 0
+        while req < batch:
+            left = T - blk
+            if remain >= left + SEGMENT_TILES:
+                tiles, segs, remain = tiles + left, segs + 1, remain - left - SEGMENT_TILES
+                touched[req] += 1
+                req, blk = req + 1, 0
+            else:
+                take = remain - SEGMENT_TILES
+                if take > 0:
+                    tiles, segs, blk = tiles + take, segs + 1, blk + take
+                    touched[req] += 1
+                break
+        if tiles + SEGMENT_TILES * segs > best[0] + SEGMENT_TILES * best[1]:
+            best = (tiles, segs)
+        if req >= batch:
+            break
+    return best[0], best[1], int(touched.max()) if batch else 0
+
+
+def kind(heads) -> np.ndarray:
+    """The op kind by the kernel's heads: 64-head CTAs or 128-head 2-CTA clusters."""
+    return np.where(np.asarray(heads, float) >= 2 * HEAD_TILE, "attn_flashmla_sparse_pair", "attn_flashmla_sparse")
+
+
+def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype, count, sms, where=None) -> None:
+    """One sparse decode launch per layer: `batch` sequences of `s_q` query rows, `heads` the kernel's (padded) query
+    heads, `k` index tiles' tokens, latent width `lat` (512 + 64) read at `kvbytes` a value, output `kv_lora` wide.
+    flops and bytes as the generic price had them (the body); the busiest part's tiles as serial_iters (the kind's
+    iter_us a tile) and its request segments as sync_steps (the kind's sync_us a segment: Q load, output or partial
+    store, the barrier before the next request); where a request splits, FlashMLA's combine kernel
+    (attn_combine_flashmla: b x s_q x ceil(h / 8) CTAs reading each split's partial output and LSE). One op per head
+    kind."""
+    batch, s_q, heads = (np.broadcast_to(np.asarray(v, float), np.shape(np.asarray(batch, float) * np.asarray(heads, float)))
+                         for v in (batch, s_q, heads))
+    P = parts(heads, s_q, sms)
+    stats = np.array([busiest_part(int(bb), int(k), int(pp)) for bb, pp in zip(batch.ravel(), P.ravel())], float)
+    tiles, segs, splits = (stats[:, i].reshape(batch.shape) for i in range(3))
+    R = batch * s_q
+    T = float(k)
+    ctas = np.ceil(heads / HEAD_TILE) * s_q * P
+    kd = kind(heads)
+    for name in ("attn_flashmla_sparse", "attn_flashmla_sparse_pair"):
+        on = kd == name
+        if where is not None:
+            on = on & np.broadcast_to(np.asarray(where, bool), on.shape)
+        if not on.any():
+            continue
+        b.add("attention", name, flops=2.0 * R * heads * T * (lat + kv_lora),
+              bytes_read=R * T * (lat * kvbytes + 4.0) + R * heads * lat * act_bytes,
+              bytes_written=R * heads * kv_lora * np.where(splits > 1, 4.0 * splits, act_bytes),
+              parallel_units=ctas, serial_iters=tiles, sync_steps=segs, resident_ctas=1.0, dtype=act_dtype,
+              count=count, where=on)
+    split = splits > 1
+    if np.any(split & ((where is None) | np.broadcast_to(np.asarray(True if where is None else where, bool), split.shape))):
+        part = R * heads * (kv_lora + 1.0) * 4.0 * splits
+        b.add("attention_combine", "attn_combine_flashmla", flops=3.0 * R * heads * kv_lora * splits, bytes_read=part,
+              bytes_written=R * heads * kv_lora * act_bytes, parallel_units=R * np.ceil(heads / 8.0), dtype="fp32",
+              count=count, where=split if where is None else split & np.broadcast_to(np.asarray(where, bool), split.shape))
