@@ -36,7 +36,8 @@ def test_indexer_and_sparse_mla_formulas():
     # absorbed MLA over k = 2048 entries, 16 heads per device (128 / TP8) padded to FlashMLA sparse decode's 64-head
     # CTAs (dsa pad_heads): 2*64*2048*(576 + 512); unpadded (pad_heads 0) the 16 heads alone
     assert att.flops == 2 * 64 * 2048 * (576 + 512)
-    ops0, _ = decode_ops(_dsa(attention={"dsa": {"pad_heads": 0}}), np.array([1.0]), np.array([65536.0]))
+    ops0, _ = decode_ops(_dsa(attention={"dsa": {"pad_heads": 0, "sparse_kernel": "generic"}}), np.array([1.0]),
+                         np.array([65536.0]))
     assert _op(ops0.to_frame(), "attention").flops == 2 * 16 * 2048 * (576 + 512)
     assert _op(df, "topk.radix").bytes_read == 4 * 65536 * 4          # 4 sweeps
 
@@ -59,10 +60,14 @@ def test_scaling_table_and_topk_share_grows():
 
 
 def test_short_context_selects_nothing():
-    ops, _ = decode_ops(_dsa(), np.array([1.0]), np.array([1500.0]))
+    ops, _ = decode_ops(_dsa(attention={"dsa": {"sparse_kernel": "generic"}}), np.array([1.0]), np.array([1500.0]))
     df = ops.to_frame()
     assert not df.name.str.startswith("topk").any()
     assert _op(df, "attention").flops == 2 * 64 * 1500 * (576 + 512)   # 16 heads padded to 64 (pad_heads)
+    # FlashMLA's sparse decode walks every index tile, the -1 entries past N too: k's work whatever N
+    ops, _ = decode_ops(_dsa(), np.array([1.0]), np.array([1500.0]))
+    att = _op(ops.to_frame(), "attention")
+    assert att.kind == "attn_flashmla_sparse" and att.flops == 2 * 64 * 2048 * (576 + 512)
 
 
 def test_index_topk_parameter():

@@ -59,3 +59,19 @@ def test_the_third_grid_is_new():
     old = {(tp, b, sq, n) for tp, b, sq, n in S.SHAPES + S.SHAPES2}
     assert not old & set(S.SHAPES3) and len(set(S.SHAPES3)) == len(S.SHAPES3)
     assert len(collections.Counter(S.regime2([s[0] for s in S.SHAPES3], [s[1] for s in S.SHAPES3]))) == 4
+
+
+def test_the_flashmla_kernel_is_refused_where_no_device_fit_stands_behind_it():
+    from dataclasses import replace
+
+    from simulator.combo import combo_refusal, make_combo
+    from simulator.strategies.base import parse_axis
+
+    c = make_combo("H200", "DeepSeek-V3.2-Exp", kv_dtype="fp8", tp=8, attention="dense")
+    c = replace(c, attention=parse_axis("attention", ["dsa"])[0], topk=parse_axis("topk", ["radix"])[0])
+    assert combo_refusal(c) is None
+    bare = c.hardware.with_efficiency(replace(c.hardware.efficiency, cta_slots={}))
+    r = combo_refusal(replace(c, hardware=bare))
+    assert r is not None and "sparse_kernel" in r and "generic" in r
+    gen = replace(c, hardware=bare, attention=parse_axis("attention", [{"dsa": {"sparse_kernel": "generic"}}])[0])
+    assert combo_refusal(gen) is None

@@ -3,7 +3,9 @@ DeepSeek-V3.2's DSA attention runs in SGLang on Hopper, timed through sgl_flash_
 against the product's DSA attention price. Grid 1 (48 shapes): the product as it was, the FIRST LOOK of its DSA
 attention (the generic attention kind over the heads a device holds). Grid 2 (24 new shapes): the query heads padded
 to the kernel's 64-head CTAs (dsa pad_heads, read from its source after grid 1) against main, both priced before the
-call; the candidate won and SHIPPED; grid 2 holds the STANDING.
+call; the candidate won and SHIPPED. Grid 3 (22 new shapes): the kernel as its scheduler's busiest part (dsa
+sparse_kernel flashmla: tiles, request segments, the combine; terms fitted on grid 1 alone) against main (grid 2's
+shipped model); it won and SHIPPED; grid 3 holds the STANDING.
 """
 from __future__ import annotations
 
@@ -51,9 +53,25 @@ def flashmla_sparse(fmt: dict | None = None) -> None:
         "%): main = the DSA strategy as shipped then (pad_heads 0), cand = pad_heads 64 (the kernel takes 64 or 128 "
         "query heads: fewer are padded); declared before the call: the candidate ships if it meets more regimes, a tie "
         "by the lower pooled median; the grid holds FlashMLA sparse decode's H200 STANDING; |model/measured - 1| median "
-        "/ p90, signed median, %", "SHIPPED (simulator/strategies/dsa.py pad_heads default 64)",
+        "/ p90, signed median, %", "SHIPPED (simulator/strategies/dsa.py pad_heads default 64); the STANDING moved to grid 3",
         ("  still off: padded heads at batch >= 24 -10 % (the generic kind's per-entry rate, not the kernel's tiles); "
          "128 heads at batch 48 x s_q 4 +34 % (as grid 1's large batches)",), FAMILY,
-        ("grid 2, main (unpadded heads)", "grid 2, pad_heads 64 (shipped)"))
+        ("grid 2, main (unpadded heads)", "grid 2, pad_heads 64 (shipped)"), standing=False)
     print(f"  cold against warm K/V on grid 1: {float(np.median(w['median_us'].to_numpy() / m['median_us'].to_numpy())):.3f} "
           "median (the gathered entries barely touch the L2)")
+    g3 = S.measured3()
+    if g3 is None:
+        print(f"\nFlashMLA sparse decode grid 3: not measured yet ({S.PREDICTION3} holds the prices)")
+        return
+    rr3 = replicate_pct(g3, S.measured3(replicate=True))
+    _main_vs_cand(
+        g3, fmt, f"\n== FLASHMLA'S SPARSE DECODE, GRID 3 ({len(g3)} new shapes at TP 1 / 2 / 4 / 8, batch 3-160, s_q 1-4; "
+        f"{S.PREDICTION3}, commit {str(g3['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr3:.2f} "
+        "%): main = grid 2's shipped model (the generic kind, heads padded), cand = the kernel as its scheduler's "
+        f"busiest part (sparse_kernel flashmla; terms fitted on grid 1 alone: {g3['terms'].iloc[0]}); declared before "
+        "the call: the candidate ships if it meets more regimes, a tie by the lower pooled median; the grid holds "
+        "FlashMLA sparse decode's H200 STANDING; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED (dsa sparse_kernel flashmla; the terms in H200.yaml and, as the H200's, H100-SXM.yaml)",
+        ("  still off: padded heads at batch <= 16 +12 % (6 x s_q 2 +12 %, TP4 5 x s_q 2 +24 %, 9 x 1 +15 %: the split "
+         "requests' combine and short segments)",), FAMILY,
+        ("grid 3, main (generic kind, heads padded)", "grid 3, the scheduler's tile chain (shipped)"))

@@ -228,3 +228,30 @@ def measured3(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicat
     m = m[m["kernel"] == kernel]
     return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
                    on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+
+
+def write_tiles(device: str = "H200", out_dir: Path | None = None) -> tuple[Path, dict]:
+    """fit_tiles' terms merged into out_dir/<device>.yaml (default: the shipped fitted files): each tile kind's
+    cta_slots 1, iter_us (a tile), fixed_us, sync_us (a request segment), and the fit's record under
+    production_kernels.flashmla_sparse. For a device other than the H200 the same terms, marked as the H200's
+    (ASSUMPTION: the same GH100 SM and clocks; FlashMLA's sparse decode not measured there)."""
+    from hwmodels.spec import fitted_dirs, load_hardware
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    x = fit_tiles(load_hardware("H200"))
+    rec = {k: dict(v) for k, v in x.items()} | {
+        "data": sorted(Path(F.DATA_DIR).glob("flashmla_sparse_nvidia-h200_*_grid1.csv"))[-1].name,
+        "judged": ("the third FlashMLA sparse grid (flashmla_sparse_h200_grid3_prediction_2026-11-28.csv, 22 new "
+                   "shapes, blind): 3 of 4 regimes, 3.6 / 11.5 %, against the generic kind's 2 of 4, 9.6 / 16.1 %")}
+    if device != "H200":
+        rec["source"] = ("the H200's fit (ASSUMPTION: the same GH100 SM, clocks and shared memory; FlashMLA's sparse "
+                         f"decode was not measured on the {device})")
+    p = Path(out_dir or fitted_dirs()[0]) / f"{device}.yaml"
+    old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
+    own = {"cta_slots": {k: 1.0 for k in TILE_KINDS}, "iter_us": {k: x[k]["iter_us"] for k in TILE_KINDS},
+           "fixed_us": {k: x[k]["fixed_us"] for k in TILE_KINDS}, "sync_us": {k: x[k]["sync_us"] for k in TILE_KINDS},
+           "production_kernels": dict(old) | {"flashmla_sparse": rec}}
+    doc = C.merge_into(p, own, {"cta_slots": TILE_KINDS, "iter_us": TILE_KINDS, "fixed_us": TILE_KINDS,
+                                "sync_us": TILE_KINDS, "production_kernels": None})
+    return C.write_checked(p, doc, ""), rec

@@ -162,6 +162,12 @@ def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count, sms: int) -> No
 #: default (0 = unpadded, the rule before). Decode only: the sparse prefill kernel (flash_mla_sparse_fwd) is not measured
 PAD_HEADS_CANDIDATE = 64
 
+#: where `sparse_kernel: flashmla` was judged: the third FlashMLA sparse grid (22 new shapes at TP 1 / 2 / 4 / 8, s_q
+#: 1-4, 1 x H200, prices committed ce081db before the call; the tile terms fitted on grid 1 alone): 3 of 4 regimes,
+#: 3.6 / 11.5 %, against the generic kind's (heads padded) 2 of 4, 9.6 / 16.1 %: SHIPPED as the default. Still missed:
+#: padded heads at batch <= 16 (+12 %: the split requests' combine and segments)
+SPARSE_KERNEL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES3"
+
 
 def decode_heads(heads_dev, pad: int):
     """The query heads sparse MLA decode computes for `heads_dev` heads a device: rounded up to a multiple of `pad`
@@ -190,10 +196,11 @@ class DSAAttention(AttentionStrategy):
                               "kind indexer_dg)", lambda v: v in ("cold", "warm"), "cold or warm"),
         "split_tokens": Param(256, "same split-KV chunk as attention: dense (ASSUMPTION until calibrated)",
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
-        "sparse_kernel": Param("generic", "decode's sparse MLA: `generic` (the attention kind over min(N, k) entries, "
-                               "split by split_tokens) or `flashmla` (FlashMLA's sparse decode as the chain of its "
-                               "scheduler's index tiles: simulator/kernels/flashmla_sparse.py, kinds attn_flashmla_sparse"
-                               "[_pair], fitted on the H200)", lambda v: v in ("generic", "flashmla"),
+        "sparse_kernel": Param("flashmla", "decode's sparse MLA: `flashmla` (FlashMLA's sparse decode as its "
+                               "scheduler's busiest part: simulator/kernels/flashmla_sparse.py, kinds "
+                               "attn_flashmla_sparse[_pair], fitted on the H200, judged blind on its third grid: "
+                               "SPARSE_KERNEL_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
+                               "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla"),
                                "generic or flashmla"),
         "pad_heads": Param(PAD_HEADS_CANDIDATE, "decode's query heads padded up to a multiple of this (64: FlashMLA's "
                            "sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64; judged blind on "
@@ -201,6 +208,14 @@ class DSAAttention(AttentionStrategy):
                            "holds, unpadded (the rule before)", lambda v: isinstance(v, int) and v >= 0,
                            "0 or a positive integer"),
     }
+
+    def refuse(self, combo):
+        kinds = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
+        if self.sparse_kernel == "flashmla" and not all(k in combo.hardware.efficiency.cta_slots for k in kinds):
+            return (f"attention 'dsa' with sparse_kernel 'flashmla' needs FlashMLA sparse decode's fitted terms on "
+                    f"{combo.hardware.name} (the H200's, the H100-SXM's and the devices that borrow them have them); "
+                    "use attention: {dsa: {sparse_kernel: generic}} for the generic attention kind")
+        return None
 
     def model_problem(self, model):
         if model.dsa_indexer is None or model.mla is None:
