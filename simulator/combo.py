@@ -131,6 +131,13 @@ class Combo:
         return priced_on(self.hardware)
 
     @functools.cached_property
+    def flashmla_sparse_priced(self) -> bool:
+        """Whether the device's fitted terms carry FlashMLA sparse decode's tile chain (flashmla_sparse.priced_on):
+        DSA's `sparse_kernel: flashmla` is refused elsewhere."""
+        from simulator.kernels.flashmla_sparse import priced_on
+        return priced_on(self.hardware)
+
+    @functools.cached_property
     def attn_layout(self) -> AttentionLayout:
         """What attention kernels read about this tuple's attention (see AttentionLayout)."""
         return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,

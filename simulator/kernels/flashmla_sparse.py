@@ -67,6 +67,14 @@ def busiest_part(batch: int, k: int, n_parts: int) -> tuple[int, int, int]:
     return best[0], best[1], int(touched.max()) if batch else 0
 
 
+KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
+
+
+def priced_on(hw) -> bool:
+    """Whether `hw`'s fitted terms carry the tile chain's kinds (their resident CTAs: the wave model prices them)."""
+    return all(k in hw.efficiency.cta_slots for k in KINDS)
+
+
 def kind(heads) -> np.ndarray:
     """The op kind by the kernel's heads: 64-head CTAs or 128-head 2-CTA clusters."""
     return np.where(np.asarray(heads, float) >= 2 * HEAD_TILE, "attn_flashmla_sparse_pair", "attn_flashmla_sparse")

@@ -210,11 +210,10 @@ class DSAAttention(AttentionStrategy):
     }
 
     def refuse(self, combo):
-        kinds = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
-        if self.sparse_kernel == "flashmla" and not all(k in combo.hardware.efficiency.cta_slots for k in kinds):
-            return (f"attention 'dsa' with sparse_kernel 'flashmla' needs FlashMLA sparse decode's fitted terms on "
-                    f"{combo.hardware.name} (the H200's, the H100-SXM's and the devices that borrow them have them); "
-                    "use attention: {dsa: {sparse_kernel: generic}} for the generic attention kind")
+        if self.sparse_kernel == "flashmla" and not combo.flashmla_sparse_priced:
+            return ("attention 'dsa' with sparse_kernel 'flashmla' needs FlashMLA sparse decode's fitted terms on this "
+                    "device (the H200's, the H100-SXM's and the devices that borrow them have them); use attention: "
+                    "{dsa: {sparse_kernel: generic}} for the generic attention kind")
         return None
 
     def model_problem(self, model):
