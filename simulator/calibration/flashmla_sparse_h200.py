@@ -88,16 +88,23 @@ def predict(hw: HardwareSpec) -> pd.DataFrame:
     return t
 
 
-def measured(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR) -> pd.DataFrame | None:
-    """The committed prediction joined to the newest H200 measurement of `kernel` (None before it exists)."""
-    files = sorted(Path(data_dir).glob("flashmla_sparse_nvidia-h200_*_grid1.csv"))
+def measured_grid(prediction: str, tag: str, kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR,
+                  replicate: bool = False) -> pd.DataFrame | None:
+    """A grid's committed `prediction` joined to the newest H200 measurement of `kernel` tagged `tag` (None before it
+    exists)."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
     if not files:
         return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION)
+    p = pd.read_csv(Path(data_dir) / prediction)
     m = pd.read_csv(files[-1])
     m = m[m["kernel"] == kernel]
     return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
                    on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+
+
+def measured(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR) -> pd.DataFrame | None:
+    """Grid 1's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    return measured_grid(PREDICTION, "grid1", kernel, data_dir)
 
 
 #: the second grid (new shapes; TP 4 joins: 32 heads a GPU): main = the DSA strategy as shipped (pad_heads 0: the heads
@@ -135,15 +142,8 @@ def predict2(hw: HardwareSpec) -> pd.DataFrame:
 
 def measured2(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicate: bool = False
               ) -> pd.DataFrame | None:
-    """The second grid's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_grid2{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION2)
-    m = pd.read_csv(files[-1])
-    m = m[m["kernel"] == kernel]
-    return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
-                   on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+    """Grid 2's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    return measured_grid(PREDICTION2, "grid2", kernel, data_dir, replicate)
 
 
 #: the tile chain's kinds and their fit (fit_tiles): FlashMLA's sparse decode as the chain of its scheduler's tiles
@@ -219,15 +219,8 @@ def predict3(hw: HardwareSpec) -> pd.DataFrame:
 
 def measured3(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicate: bool = False
               ) -> pd.DataFrame | None:
-    """The third grid's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_grid3{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / PREDICTION3)
-    m = pd.read_csv(files[-1])
-    m = m[m["kernel"] == kernel]
-    return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
-                   on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+    """Grid 3's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    return measured_grid(PREDICTION3, "grid3", kernel, data_dir, replicate)
 
 
 def write_tiles(device: str = "H200", out_dir: Path | None = None) -> tuple[Path, dict]:
