@@ -13,7 +13,12 @@ the first (eager) call and reused, as an engine reuses it across a step's layers
 cache not read since that layer's last step), `fmla_sparse_warm` on one pool (the L2 keeps what fits). The launched
 kernels (names, grids) go to the notes file. Output checked against a reference on the first shapes.
 
-    python3 measure_flashmla_sparse.py --out DIR --so LEGACY_SO --shapes PREDICTION.csv [--tag TAG] [--smoke]
+    python3 measure_flashmla_sparse.py --out DIR --so LEGACY_SO --shapes PREDICTION.csv [--tag TAG] [--smoke] [--prefill]
+
+--prefill: FlashMLA's sparse prefill (flash_mla_sparse_fwd, the legacy op sparse_prefill_fwd on SM90) over one causal
+prompt of P tokens a shape (the prediction's `prompt`, `heads`, `topk`): q (P, H, 576) bf16, kv (P, 1, 576) bf16, indices
+(P, 1, k): row i's min(i + 1, k) positions of [0, i] (random for rows past k, duplicates possible), -1 after; kernel
+`fmla_sparse_prefill`.
 
 CSV: DIR/flashmla_sparse_<device>_<date>_<tag>.csv.
 """
@@ -90,7 +95,10 @@ def main():
     ap.add_argument("--shapes", required=True, type=Path)
     ap.add_argument("--tag", default="grid1")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--prefill", action="store_true")
     args = ap.parse_args()
+    if args.prefill:
+        return prefill_main(args)
     torch.ops.load_library(str(args.so))
     op = torch.ops.flash_mla_legacy.sparse_decode_fwd
     shapes = shapes_of(args.shapes)[: 2 if args.smoke else None]
@@ -148,6 +156,61 @@ def main():
         except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
             print(f"B {B} s_q {sq} H {H} N {N}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"B {B} s_q {sq} H {H} N {N}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    f.close()
+    notes.close()
+    print(f"wrote {path}", flush=True)
+
+
+def prefill_main(args) -> None:
+    """The --prefill campaign (module docstring)."""
+    torch.ops.load_library(str(args.so))
+    op = torch.ops.flash_mla_legacy.sparse_prefill_fwd
+    rows = list(csv.DictReader(open(args.shapes)))
+    shapes = list(dict.fromkeys((int(float(r["heads"])), int(float(r["prompt"])), int(float(r["topk"]))) for r in rows))
+    shapes = shapes[: 2 if args.smoke else None]
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}.csv"
+    notes = open(args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}_notes.txt", "w")
+    f = open(path, "w", newline="")
+    w = csv.DictWriter(f, fieldnames=["kernel", "heads", "prompt", "topk", "median_us", "p20_us", "p80_us", "calls",
+                                      "note", "device", "date"])
+    w.writeheader()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    for H, P, k in shapes:
+        try:
+            q = torch.randn(P, H, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
+            kv = torch.randn(P, 1, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
+            i = torch.arange(P, device="cuda")[:, None]
+            j = torch.arange(k, device="cuda")[None, :]
+            rnd = (torch.rand(P, k, device="cuda", generator=gen) * (i + 1)).long()
+            idx = torch.where(i < k, torch.where(j <= i, j, torch.full_like(j, -1)), rnd).to(torch.int32).view(P, 1, k)
+            scale = 1.0 / math.sqrt(576)
+            op(q, kv, idx, scale, 512, None, None, False, True)
+            torch.cuda.synchronize()
+
+            def fn(_j, q=q, kv=kv, idx=idx, scale=scale):
+                op(q, kv, idx, scale, 512, None, None, False, True)
+            st = T.time_graph(fn)
+            w.writerow({"kernel": "fmla_sparse_prefill", "heads": H, "prompt": P, "topk": k,
+                        "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                        "p80_us": round(st["p80"], 4), "calls": st["calls"], "note": "", "device": dev, "date": date})
+            f.flush()
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn(0)
+                torch.cuda.synchronize()
+            names = sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"})
+            notes.write(f"prefill H {H} P {P} k {k}: {' | '.join(names)[:500]}\n")
+            print(f"prefill H {H:3d} P {P:6d} k {k}: done", flush=True)
+            del q, kv, idx
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"prefill H {H} P {P}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"prefill H {H} P {P}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
     f.close()
     notes.close()

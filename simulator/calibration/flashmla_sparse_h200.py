@@ -248,3 +248,49 @@ def write_tiles(device: str = "H200", out_dir: Path | None = None) -> tuple[Path
     doc = C.merge_into(p, own, {"cta_slots": TILE_KINDS, "iter_us": TILE_KINDS, "fixed_us": TILE_KINDS,
                                 "sync_us": TILE_KINDS, "production_kernels": None})
     return C.write_checked(p, doc, ""), rec
+
+
+#: FlashMLA's sparse PREFILL (flash_mla_sparse_fwd: DSA's attention over a prompt; its grid (h / 64) x P CTAs, not
+#: persistent, invalid indices skipped) against the product's DSA prefill attention (the generic kind over
+#: sum_i min(i + 1, k) pairs at the heads a device holds): a FIRST LOOK, no candidate, committed before the call;
+#: (tp, prompt P)
+PREFILL_SHAPES = [(tp, p) for tp in (1, 2, 8) for p in (2048, 4096, 8192, 16384, 32768)]
+PREFILL_PREDICTION = "flashmla_sparse_prefill_h200_prediction_2026-11-28.csv"
+
+
+def product_prefill_us(hw: HardwareSpec, tp: int, prompt: int) -> float:
+    """The product's price of one layer's sparse MLA at the prefill of one `prompt`-token prompt (the DSA strategy's
+    prefill `attention` op), in us."""
+    from dataclasses import replace
+
+    from simulator.combo import make_combo
+    from simulator.pricing import prefill_ops
+    from simulator.strategies.base import parse_axis
+
+    c = make_combo(hw.name, MODEL, kv_dtype="fp8", tp=int(tp), launch="graph", attention="dense")
+    c = replace(c, attention=parse_axis("attention", ["dsa"])[0], topk=parse_axis("topk", ["radix"])[0])
+    ops = prefill_ops(c, np.array([float(prompt)]))
+    names = np.asarray(ops.names, dtype=object)[ops.name_id]
+    sec = price(ops, hw, "graph") - hw.launch_graph_s * ops.count
+    keep = (names == "attention") & (ops.count > 1)
+    return float((sec[keep] / ops.count[keep]).sum() * 1e6)
+
+
+def predict_prefill(hw: HardwareSpec) -> pd.DataFrame:
+    """PREFILL_SHAPES priced as the product prices DSA prefill attention today (`pred_us`, per layer)."""
+    t = pd.DataFrame([{"tp": tp, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "prompt": p, "topk": TOPK}
+                      for tp, p in PREFILL_SHAPES])
+    t["regime"] = np.where(t["tp"] == 1, "128 heads (TP1)", np.where(t["tp"] == 2, "64 heads (TP2)",
+                                                                     "16 heads padded to 64 (TP8)"))
+    t["pred_us"] = [product_prefill_us(hw, tp, p) for tp, p in zip(t["tp"], t["prompt"])]
+    return t
+
+
+def measured_prefill(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The prefill grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_prefill1{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREFILL_PREDICTION)
+    m = pd.read_csv(files[-1])
+    return p.merge(m[["heads", "prompt", "topk", "median_us", "note"]], on=["heads", "prompt", "topk"], how="inner")
