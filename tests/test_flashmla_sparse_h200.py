@@ -75,3 +75,12 @@ def test_the_flashmla_kernel_is_refused_where_no_device_fit_stands_behind_it():
     assert r is not None and "sparse_kernel" in r and "generic" in r
     gen = replace(c, hardware=bare, attention=parse_axis("attention", [{"dsa": {"sparse_kernel": "generic"}}])[0])
     assert combo_refusal(gen) is None
+
+
+def test_the_flashmla_prefill_walks_every_rows_k_tiles_at_padded_heads():
+    hw = load_hardware("H200")
+    a = S.product_prefill_us(hw, 8, 4096, "flashmla")
+    assert np.isclose(a, S.product_prefill_us(hw, 2, 4096, "flashmla"))   # 16 heads padded: TP2's 64
+    assert S.product_prefill_us(hw, 1, 4096, "flashmla") > 1.5 * a
+    old = {p for _, p in S.PREFILL_SHAPES}
+    assert not old & {p for _, p in S.PREFILL_SHAPES2}

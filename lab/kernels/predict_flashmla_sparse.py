@@ -4,7 +4,7 @@ H200, per layer. Declared before the call: this is the first look of the product
 sparse decode; regimes as flashmla_sparse_h200.regime. Writes
 hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --prefill]
+    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --prefill | --prefill2]
 
 --grid2: the second grid (flashmla_sparse_h200.SHAPES2, 24 new shapes), main (pad_heads 0) against the candidate
 (dsa.PAD_HEADS_CANDIDATE: the kernel's 64-head CTAs); declared before its call: the candidate ships if it meets more
@@ -19,6 +19,10 @@ production_kernels/flashmla_sparse_h200_grid3_prediction_2026-11-28.csv.
 --prefill: FlashMLA's sparse prefill over one causal prompt (flashmla_sparse_h200.PREFILL_SHAPES: TP 1 / 2 / 8, P 2K-32K)
 priced as the product prices DSA prefill attention today; no candidate: the FIRST LOOK. Writes
 production_kernels/flashmla_sparse_prefill_h200_prediction_2026-11-28.csv.
+
+--prefill2: the second prefill grid (PREFILL_SHAPES2, 12 new prompts), main against sparse_prefill flashmla; declared
+before its call: the candidate ships if it meets more regimes, a tie by the lower pooled median. Writes
+production_kernels/flashmla_sparse_prefill_h200_grid2_prediction_2026-11-28.csv.
 """
 from __future__ import annotations
 
@@ -38,6 +42,12 @@ from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
+    if "--prefill2" in sys.argv[1:]:
+        res = S.predict_prefill2(load_hardware("H200"))
+        res["model_commit"] = commit
+        res.to_csv(F.DATA_DIR / S.PREFILL_PREDICTION2, index=False, float_format="%.4f")
+        print(f"{len(res)} prompts priced at {commit[:10]} -> {F.DATA_DIR / S.PREFILL_PREDICTION2}")
+        return
     if "--prefill" in sys.argv[1:]:
         res = S.predict_prefill(load_hardware("H200"))
         res["model_commit"] = commit

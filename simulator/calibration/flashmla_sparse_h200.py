@@ -258,7 +258,7 @@ PREFILL_SHAPES = [(tp, p) for tp in (1, 2, 8) for p in (2048, 4096, 8192, 16384,
 PREFILL_PREDICTION = "flashmla_sparse_prefill_h200_prediction_2026-11-28.csv"
 
 
-def product_prefill_us(hw: HardwareSpec, tp: int, prompt: int) -> float:
+def product_prefill_us(hw: HardwareSpec, tp: int, prompt: int, sparse_prefill: str | None = None) -> float:
     """The product's price of one layer's sparse MLA at the prefill of one `prompt`-token prompt (the DSA strategy's
     prefill `attention` op), in us."""
     from dataclasses import replace
@@ -268,7 +268,8 @@ def product_prefill_us(hw: HardwareSpec, tp: int, prompt: int) -> float:
     from simulator.strategies.base import parse_axis
 
     c = make_combo(hw.name, MODEL, kv_dtype="fp8", tp=int(tp), launch="graph", attention="dense")
-    c = replace(c, attention=parse_axis("attention", ["dsa"])[0], topk=parse_axis("topk", ["radix"])[0])
+    att = "dsa" if sparse_prefill is None else {"dsa": {"sparse_prefill": sparse_prefill}}
+    c = replace(c, attention=parse_axis("attention", [att])[0], topk=parse_axis("topk", ["radix"])[0])
     ops = prefill_ops(c, np.array([float(prompt)]))
     names = np.asarray(ops.names, dtype=object)[ops.name_id]
     sec = price(ops, hw, "graph") - hw.launch_graph_s * ops.count
@@ -292,5 +293,41 @@ def measured_prefill(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd
     if not files:
         return None
     p = pd.read_csv(Path(data_dir) / PREFILL_PREDICTION)
+    m = pd.read_csv(files[-1])
+    return p.merge(m[["heads", "prompt", "topk", "median_us", "note"]], on=["heads", "prompt", "topk"], how="inner")
+
+
+#: the second prefill grid (new prompts, TP 4 joins): main = the DSA strategy as shipped (sparse_prefill generic), cand
+#: = sparse_prefill flashmla (read from the kernel's source after prefill grid 1: every row's k index tiles at the padded
+#: heads, a CTA per (64 heads, row); no fitted constant: the attention kind's own terms; LOOKED-AT on grid 1: 5.3 /
+#: 10.9 % against 68.7 / 264.0 %); declared before the call: the candidate ships if it meets more regimes, a tie by the
+#: lower pooled median; the grid holds FlashMLA sparse prefill's H200 STANDING
+PREFILL_SHAPES2 = ([(8, p) for p in (3072, 6144, 12288, 24576)] + [(4, p) for p in (2560, 10240, 20480)]
+                   + [(2, p) for p in (5120, 28672)] + [(1, p) for p in (3584, 14336, 24576)])
+PREFILL_PREDICTION2 = "flashmla_sparse_prefill_h200_grid2_prediction_2026-11-28.csv"
+
+
+def prefill_regime(tp) -> np.ndarray:
+    """The prefill grids' regimes: the kernel's heads."""
+    tp = np.asarray(tp)
+    return np.where(tp == 1, "128 heads (TP1)", np.where(tp == 2, "64 heads (TP2)", "heads padded to 64 (TP4 / TP8)"))
+
+
+def predict_prefill2(hw: HardwareSpec) -> pd.DataFrame:
+    """PREFILL_SHAPES2 priced by main (`pred_main_us`) and the candidate (`pred_us`: sparse_prefill flashmla)."""
+    t = pd.DataFrame([{"tp": tp, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "prompt": p, "topk": TOPK}
+                      for tp, p in PREFILL_SHAPES2])
+    t["regime"] = prefill_regime(t["tp"])
+    t["pred_main_us"] = [product_prefill_us(hw, tp, p) for tp, p in zip(t["tp"], t["prompt"])]
+    t["pred_us"] = [product_prefill_us(hw, tp, p, "flashmla") for tp, p in zip(t["tp"], t["prompt"])]
+    return t
+
+
+def measured_prefill2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The second prefill grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_prefill2{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    p = pd.read_csv(Path(data_dir) / PREFILL_PREDICTION2)
     m = pd.read_csv(files[-1])
     return p.merge(m[["heads", "prompt", "topk", "median_us", "note"]], on=["heads", "prompt", "topk"], how="inner")

@@ -202,6 +202,10 @@ class DSAAttention(AttentionStrategy):
                                "SPARSE_KERNEL_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
                                "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla"),
                                "generic or flashmla"),
+        "sparse_prefill": Param("generic", "prefill's sparse MLA: `generic` (the attention kind over sum_i min(i, k) "
+                                "pairs at the heads a device holds) or `flashmla` (FlashMLA's sparse prefill: every row's "
+                                "k entries at the padded heads, a CTA per (64 heads, row))",
+                                lambda v: v in ("generic", "flashmla"), "generic or flashmla"),
         "pad_heads": Param(PAD_HEADS_CANDIDATE, "decode's query heads padded up to a multiple of this (64: FlashMLA's "
                            "sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64; judged blind on "
                            "the FlashMLA sparse grid 2, module constant PAD_HEADS_CANDIDATE); 0 = the heads a device "
@@ -297,9 +301,19 @@ class DSAAttention(AttentionStrategy):
         if np.any(select):
             tr, tl = prefill_topk_rows(B, P, k)
             combo.topk.add_ops(MaskedBuilder(b, select), combo, tr, tl, int(k), count, "prefill")
+        lat = a.kv_lora_rank + a.qk_rope_head_dim
+        if self.sparse_prefill == "flashmla":
+            # FlashMLA's sparse prefill (flash_mla_sparse_fwd, sm90 sparse_attn_fwd_kernel: grid (h / 64) x the
+            # prompt's rows, not persistent): every row walks all ceil(k / 64) index tiles, the -1 entries of its first
+            # k rows masked, not skipped (engines pass no topk_length for V3.2); query heads padded to 64 (pad_heads)
+            H = decode_heads(combo.heads_dev, self.pad_heads)
+            io = B * P * (lat * ACT_BYTES + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
+            b.add("attention", "attention", flops=2.0 * B * H * P * k * (lat + a.kv_lora_rank),
+                  bytes_read=io * 0.6, bytes_written=io * 0.4,
+                  parallel_units=B * P * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
+            return
         # sum_{i=1..P} min(i, k)
         sparse_pairs = np.where(P <= k, pairs, k * (k + 1) / 2.0 + (P - k) * k)
-        lat = a.kv_lora_rank + a.qk_rope_head_dim
         H = combo.heads_dev
         io = B * P * (lat * combo.kvbytes + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
         b.add("attention", "attention", flops=2.0 * B * H * sparse_pairs * (lat + a.kv_lora_rank),
