@@ -32,9 +32,10 @@ Assumptions: the indexer is replicated on every TP rank (its 64 heads are not sp
 same k tokens: TensorRT-LLM / SGLang TP attention); the scheduling-metadata kernel of the paged logits
 (get_paged_mqa_logits_metadata) runs once per step, not per layer; FlashMLA's sparse kernel splits the k entries into chunks of
 `split_tokens` per (row, 64-head tile) like dense FlashMLA, plus a combine kernel.
-Prefill (P prompt tokens, causal): the indexer over P(P+1)/2 pairs, the top-k over P rows of mean length
-P/2 (GVR falls back to radix in prefill), sparse MLA in its absorbed (MQA) form over sum_i min(i, k) pairs,
-the latent read once (re-reads assumed to hit L2, as for dense prefill).
+Prefill (P prompt tokens, causal): the indexer over P(P+1)/2 pairs, the top-k over the rows of more than k keys
+(PREFILL_TOPK_ROWS; GVR falls back to radix in prefill), sparse MLA as FlashMLA's sparse prefill runs it (every row's k
+index tiles at the padded heads; `sparse_prefill: generic`: the absorbed MQA form over sum_i min(i, k) pairs), the
+latent read once (re-reads assumed to hit L2, as for dense prefill).
 """
 from __future__ import annotations
 
@@ -168,6 +169,14 @@ PAD_HEADS_CANDIDATE = 64
 #: padded heads at batch <= 16 (+12 %: the split requests' combine and segments)
 SPARSE_KERNEL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES3"
 
+#: where `sparse_prefill: flashmla` was judged: FlashMLA's sparse prefill (sm90 sparse_attn_fwd_kernel, grid (h / 64) x
+#: rows; every row walks its k index tiles, the -1 entries masked, not skipped, since V3.2 engines pass no topk_length)
+#: first looked at on 15 prompts of 2K-32K at TP 1 / 2 / 8 (the generic kind 68.7 / 264.0 %: its parallel units were
+#: heads x P / 128 / 64, a handful of CTAs), then judged blind on 12 new prompts at TP 1 / 2 / 4 / 8 (prices committed
+#: 58514ef before the call): 3.6 / 10.5 %, 3 of 3 regimes, against the generic kind's 42.0 / 278.2 %, 0 of 3: SHIPPED;
+#: no constant fitted (the attention kind's own terms price the padded work)
+SPARSE_PREFILL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py PREFILL_SHAPES2"
+
 
 def decode_heads(heads_dev, pad: int):
     """The query heads sparse MLA decode computes for `heads_dev` heads a device: rounded up to a multiple of `pad`
@@ -202,9 +211,10 @@ class DSAAttention(AttentionStrategy):
                                "SPARSE_KERNEL_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
                                "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla"),
                                "generic or flashmla"),
-        "sparse_prefill": Param("generic", "prefill's sparse MLA: `generic` (the attention kind over sum_i min(i, k) "
-                                "pairs at the heads a device holds) or `flashmla` (FlashMLA's sparse prefill: every row's "
-                                "k entries at the padded heads, a CTA per (64 heads, row))",
+        "sparse_prefill": Param("flashmla", "prefill's sparse MLA: `flashmla` (FlashMLA's sparse prefill: every row's "
+                                "k entries at the padded heads, a CTA per (64 heads, row); judged blind on the second "
+                                "FlashMLA sparse prefill grid: SPARSE_PREFILL_SOURCE) or `generic` (the attention kind "
+                                "over sum_i min(i, k) pairs at the heads a device holds: the rule before)",
                                 lambda v: v in ("generic", "flashmla"), "generic or flashmla"),
         "pad_heads": Param(PAD_HEADS_CANDIDATE, "decode's query heads padded up to a multiple of this (64: FlashMLA's "
                            "sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64; judged blind on "
