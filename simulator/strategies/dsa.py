@@ -160,7 +160,8 @@ def add_deepgemm_prefill_logits(b, B, P, heads, head_dim, count, sms: int) -> No
 #: TP8 rows ran -44..-57 % fast under the unpadded price (simulator/calibration/flashmla_sparse_h200.py, 1 x H200);
 #: judged blind on its second grid (24 new shapes at TP 1 / 2 / 4 / 8, s_q 1-4; prices committed cbb5751): 2 of 4
 #: regimes against the unpadded 1 of 4, 8.1 / 16.1 % against 41.8 / 55.7 %: SHIPPED as the strategy's `pad_heads`
-#: default (0 = unpadded, the rule before). Decode only: the sparse prefill kernel (flash_mla_sparse_fwd) is not measured
+#: default (0 = unpadded, the rule before). The sparse prefill pads the same way (`sparse_prefill: flashmla`, judged on
+#: its own grid: SPARSE_PREFILL_SOURCE)
 PAD_HEADS_CANDIDATE = 64
 
 #: where `sparse_kernel: flashmla` was judged: the third FlashMLA sparse grid (22 new shapes at TP 1 / 2 / 4 / 8, s_q
