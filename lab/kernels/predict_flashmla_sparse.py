@@ -39,40 +39,21 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
 from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
+#: flag -> (the pricer, the prediction file); no flag: grid 1
+MODES = {"--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
+         "--grid3": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2), "": (S.predict, S.PREDICTION)}
+
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    if "--prefill2" in sys.argv[1:]:
-        res = S.predict_prefill2(load_hardware("H200"))
-        res["model_commit"] = commit
-        res.to_csv(F.DATA_DIR / S.PREFILL_PREDICTION2, index=False, float_format="%.4f")
-        print(f"{len(res)} prompts priced at {commit[:10]} -> {F.DATA_DIR / S.PREFILL_PREDICTION2}")
-        return
-    if "--prefill" in sys.argv[1:]:
-        res = S.predict_prefill(load_hardware("H200"))
-        res["model_commit"] = commit
-        res.to_csv(F.DATA_DIR / S.PREFILL_PREDICTION, index=False, float_format="%.4f")
-        print(f"{len(res)} prompts priced at {commit[:10]} -> {F.DATA_DIR / S.PREFILL_PREDICTION}")
-        return
-    if "--grid3" in sys.argv[1:]:
-        res = S.predict3(load_hardware("H200"))
-        res["model_commit"] = commit
-        res.to_csv(F.DATA_DIR / S.PREDICTION3, index=False, float_format="%.4f")
-        print(f"{len(res)} shapes priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION3}; terms {res['terms'].iloc[0]}")
-        print(res.groupby("regime")[["pred_main_us", "pred_us"]].median().round(2).to_string())
-        return
-    if "--grid2" in sys.argv[1:]:
-        res = S.predict2(load_hardware("H200"))
-        res["model_commit"] = commit
-        res.to_csv(F.DATA_DIR / S.PREDICTION2, index=False, float_format="%.4f")
-        print(f"{len(res)} shapes priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION2}")
-        print(res.groupby("regime")[["pred_main_us", "pred_us"]].median().round(2).to_string())
-        return
-    res = S.predict(load_hardware("H200"))
+    flag = next((f for f in MODES if f and f in sys.argv[1:]), "")
+    pricer, name = MODES[flag]
+    res = pricer(load_hardware("H200"))
     res["model_commit"] = commit
-    res.to_csv(F.DATA_DIR / S.PREDICTION, index=False, float_format="%.4f")
-    print(f"{len(res)} shapes priced at {commit[:10]} -> {F.DATA_DIR / S.PREDICTION}")
-    print(res.groupby("regime")["pred_us"].agg(["size", "median"]).round(2).to_string())
+    res.to_csv(F.DATA_DIR / name, index=False, float_format="%.4f")
+    print(f"{len(res)} rows priced at {commit[:10]} -> {F.DATA_DIR / name}")
+    cols = [c for c in ("pred_main_us", "pred_us") if c in res.columns]
+    print(res.groupby("regime")[cols].median().round(2).to_string())
 
 
 if __name__ == "__main__":
