@@ -97,10 +97,9 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
     T = float(k)
     ctas = np.ceil(heads / HEAD_TILE) * s_q * P
     kd = kind(heads)
-    for name in ("attn_flashmla_sparse", "attn_flashmla_sparse_pair"):
-        on = kd == name
-        if where is not None:
-            on = on & np.broadcast_to(np.asarray(where, bool), on.shape)
+    allowed = np.ones(kd.shape, bool) if where is None else np.broadcast_to(np.asarray(where, bool), kd.shape)
+    for name in KINDS:
+        on = (kd == name) & allowed
         if not on.any():
             continue
         b.add("attention", name, flops=2.0 * R * heads * T * (lat + kv_lora),
@@ -108,9 +107,9 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
               bytes_written=R * heads * kv_lora * np.where(splits > 1, 4.0 * splits, act_bytes),
               parallel_units=ctas, serial_iters=tiles, sync_steps=segs, resident_ctas=1.0, dtype=act_dtype,
               count=count, where=on)
-    split = splits > 1
-    if np.any(split & ((where is None) | np.broadcast_to(np.asarray(True if where is None else where, bool), split.shape))):
+    split = (splits > 1) & allowed
+    if split.any():
         part = R * heads * (kv_lora + 1.0) * 4.0 * splits
         b.add("attention_combine", "attn_combine_flashmla", flops=3.0 * R * heads * kv_lora * splits, bytes_read=part,
               bytes_written=R * heads * kv_lora * act_bytes, parallel_units=R * np.ceil(heads / 8.0), dtype="fp32",
-              count=count, where=split if where is None else split & np.broadcast_to(np.asarray(where, bool), split.shape))
+              count=count, where=split)
