@@ -35,8 +35,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
+from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 PAGE = 64
 BYTES_PER_TOKEN = 656
 L2_BYTES = 50 * (1 << 20)
@@ -88,6 +89,22 @@ def reference(q, kv, idx, scale):
     return p @ lat
 
 
+def open_outputs(args, fields: list[str]):
+    """(device name, date, CSV path, its file, its DictWriter with the header written, the notes file) of a campaign:
+    DIR/flashmla_sparse_<device>_<date>_<tag>.csv and _notes.txt, the notes opened with the script and library."""
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}.csv"
+    notes = open(args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}_notes.txt", "w")
+    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; so {args.so}\n")
+    f = open(path, "w", newline="")
+    w = csv.DictWriter(f, fieldnames=fields)
+    w.writeheader()
+    return dev, date, path, f, w, notes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, type=Path)
@@ -102,18 +119,8 @@ def main():
     torch.ops.load_library(str(args.so))
     op = torch.ops.flash_mla_legacy.sparse_decode_fwd
     shapes = shapes_of(args.shapes)[: 2 if args.smoke else None]
-    dev = torch.cuda.get_device_name(0)
-    date = dt.date.today().isoformat()
-    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}.csv"
-    notes = open(args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}_notes.txt", "w")
-    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; so {args.so}\n")
-    fields = ["kernel", "batch", "s_q", "heads", "topk", "context", "median_us", "p20_us", "p80_us", "calls", "copies",
-              "note", "device", "date"]
-    f = open(path, "w", newline="")
-    w = csv.DictWriter(f, fieldnames=fields)
-    w.writeheader()
+    dev, date, path, f, w, notes = open_outputs(args, ["kernel", "batch", "s_q", "heads", "topk", "context", "median_us",
+                                                       "p20_us", "p80_us", "calls", "copies", "note", "device", "date"])
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
@@ -144,11 +151,7 @@ def main():
                             "device": dev, "date": date})
                 f.flush()
             if i < 40 or i % 5 == 0:
-                from torch.profiler import ProfilerActivity, profile
-                with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    op(q, kvs[0], idx, None, None, meta, splits, None, None, None, 512, scale, None)
-                    torch.cuda.synchronize()
-                names = sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"})
+                names = launched_kernels(lambda fn=fn: fn(0))   # the last timed call (kvs[0])
                 notes.write(f"B {B} s_q {sq} H {H} k {k} N {N}: splits sum {int(splits[-1]) if splits is not None else -1}"
                             f", meta {tuple(meta.shape) if meta is not None else None}: {' | '.join(names)[:600]}\n")
             print(f"B {B:4d} s_q {sq} H {H:3d} k {k} N {N:6d}: done {note}", flush=True)
@@ -169,16 +172,8 @@ def prefill_main(args) -> None:
     rows = list(csv.DictReader(open(args.shapes)))
     shapes = list(dict.fromkeys((int(float(r["heads"])), int(float(r["prompt"])), int(float(r["topk"]))) for r in rows))
     shapes = shapes[: 2 if args.smoke else None]
-    dev = torch.cuda.get_device_name(0)
-    date = dt.date.today().isoformat()
-    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}.csv"
-    notes = open(args.out / f"flashmla_sparse_{slug}_{date}_{args.tag}_notes.txt", "w")
-    f = open(path, "w", newline="")
-    w = csv.DictWriter(f, fieldnames=["kernel", "heads", "prompt", "topk", "median_us", "p20_us", "p80_us", "calls",
-                                      "note", "device", "date"])
-    w.writeheader()
+    dev, date, path, f, w, notes = open_outputs(args, ["kernel", "heads", "prompt", "topk", "median_us", "p20_us",
+                                                       "p80_us", "calls", "note", "device", "date"])
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     for H, P, k in shapes:
@@ -200,11 +195,7 @@ def prefill_main(args) -> None:
                         "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
                         "p80_us": round(st["p80"], 4), "calls": st["calls"], "note": "", "device": dev, "date": date})
             f.flush()
-            from torch.profiler import ProfilerActivity, profile
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                fn(0)
-                torch.cuda.synchronize()
-            names = sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"})
+            names = launched_kernels(lambda: fn(0))
             notes.write(f"prefill H {H} P {P} k {k}: {' | '.join(names)[:500]}\n")
             print(f"prefill H {H:3d} P {P:6d} k {k}: done", flush=True)
             del q, kv, idx
