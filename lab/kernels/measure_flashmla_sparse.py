@@ -20,6 +20,12 @@ prompt of P tokens a shape (the prediction's `prompt`, `heads`, `topk`): q (P, H
 (P, 1, k): row i's min(i + 1, k) positions of [0, i] (random for rows past k, duplicates possible), -1 after; kernel
 `fmla_sparse_prefill`.
 
+--spans: also each decode shape's kernels one by one (kernel_spans): 24 eager calls over the rotated cold pools under
+torch.profiler, per call the sparse kernel's start and end and the combine kernel's start and end (the combine is launched
+with programmatic dependent launch, so it may start before the sparse kernel ends and wait inside); medians of the
+sparse kernel's span, the combine's exposed tail (its end - the sparse kernel's end), the call (the combine's end - the
+sparse kernel's start) and the combine's start lag, in DIR/flashmla_sparse_<device>_<date>_<tag>_spans.csv.
+
 CSV: DIR/flashmla_sparse_<device>_<date>_<tag>.csv.
 """
 from __future__ import annotations
@@ -37,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 PAGE = 64
 BYTES_PER_TOKEN = 656
 L2_BYTES = 50 * (1 << 20)
@@ -89,6 +95,52 @@ def reference(q, kv, idx, scale):
     return p @ lat
 
 
+SPAN_CALLS = 24
+
+
+def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
+    """Medians over `calls` eager fn(j) calls of the sparse kernel's span, the combine kernel's exposed tail (its end
+    minus the sparse kernel's end), the call (combine end - sparse start) and the combine's start lag (its start minus
+    the sparse kernel's start), us, from torch.profiler's kernel events (module docstring, --spans); the kernels one call
+    launches and their short names."""
+    import json
+    import statistics
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+    fn(0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for j in range(calls):
+            fn(j)
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        ev = [e for e in json.load(open(tf.name)).get("traceEvents", []) if e.get("cat") == "kernel"]
+    ev.sort(key=lambda e: float(e["ts"]))
+    per = len(ev) // calls
+    names = [("combine" if "combine" in e["name"] else ("sparse" if "sparse" in e["name"] else e["name"][:40]))
+             for e in ev[:per]]
+    out = {"sparse_us": [], "combine_tail_us": [], "call_us": [], "combine_lag_us": []}
+    for c in range(calls):
+        grp = ev[c * per:(c + 1) * per]
+        sp = [e for e, n in zip(grp, names) if n == "sparse"]
+        cb = [e for e, n in zip(grp, names) if n == "combine"]
+        if not sp:
+            continue
+        s0, s1 = float(sp[0]["ts"]), float(sp[0]["ts"]) + float(sp[0]["dur"])
+        out["sparse_us"].append(s1 - s0)
+        if cb:
+            c0, c1 = float(cb[0]["ts"]), float(cb[0]["ts"]) + float(cb[0]["dur"])
+            out["combine_tail_us"].append(c1 - s1)
+            out["call_us"].append(c1 - s0)
+            out["combine_lag_us"].append(c0 - s0)
+        else:
+            out["call_us"].append(s1 - s0)
+    med = {k: (round(statistics.median(v), 3) if v else float("nan")) for k, v in out.items()}
+    return med | {"kernels": "+".join(names), "n": len(out["sparse_us"])}
+
+
 def open_outputs(args, fields: list[str]):
     """(device name, date, CSV path, its file, its DictWriter with the header written, the notes file) of a campaign:
     DIR/flashmla_sparse_<device>_<date>_<tag>.csv and _notes.txt, the notes opened with the script and library."""
@@ -113,6 +165,7 @@ def main():
     ap.add_argument("--tag", default="grid1")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--prefill", action="store_true")
+    ap.add_argument("--spans", action="store_true", help="also time each decode shape's kernels one by one")
     args = ap.parse_args()
     if args.prefill:
         return prefill_main(args)
@@ -121,6 +174,13 @@ def main():
     shapes = shapes_of(args.shapes)[: 2 if args.smoke else None]
     dev, date, path, f, w, notes = open_outputs(args, ["kernel", "batch", "s_q", "heads", "topk", "context", "median_us",
                                                        "p20_us", "p80_us", "calls", "copies", "note", "device", "date"])
+    spans = None
+    if args.spans:
+        sf = open(path.with_name(path.stem + "_spans.csv"), "w", newline="")
+        spans = csv.DictWriter(sf, fieldnames=["batch", "s_q", "heads", "topk", "context", "sparse_us",
+                                               "combine_tail_us", "call_us", "combine_lag_us", "n", "kernels",
+                                               "device", "date"])
+        spans.writeheader()
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
@@ -150,6 +210,12 @@ def main():
                             "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
                             "device": dev, "date": date})
                 f.flush()
+            if spans is not None:
+                def eager(j, q=q, kvs=kvs, idx=idx, meta=meta, splits=splits, scale=scale, n_kv=copies):
+                    op(q, kvs[j % n_kv], idx, None, None, meta, splits, None, None, None, 512, scale, None)
+                spans.writerow({"batch": B, "s_q": sq, "heads": H, "topk": k, "context": N, **kernel_spans(eager),
+                                "device": dev, "date": date})
+                sf.flush()
             if i < 40 or i % 5 == 0:
                 names = launched_kernels(lambda fn=fn: fn(0))   # the last timed call (kvs[0])
                 notes.write(f"B {B} s_q {sq} H {H} k {k} N {N}: splits sum {int(splits[-1]) if splits is not None else -1}"
@@ -162,6 +228,8 @@ def main():
         torch.cuda.empty_cache()
     f.close()
     notes.close()
+    if spans is not None:
+        sf.close()
     print(f"wrote {path}", flush=True)
 
 

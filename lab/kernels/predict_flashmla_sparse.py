@@ -4,7 +4,7 @@ H200, per layer. Declared before the call: this is the first look of the product
 sparse decode; regimes as flashmla_sparse_h200.regime. Writes
 hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --prefill | --prefill2]
+    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --prefill | --prefill2 | --spans]
 
 --grid2: the second grid (flashmla_sparse_h200.SHAPES2, 24 new shapes), main (pad_heads 0) against the candidate
 (dsa.PAD_HEADS_CANDIDATE: the kernel's 64-head CTAs); declared before its call: the candidate ships if it meets more
@@ -23,6 +23,10 @@ production_kernels/flashmla_sparse_prefill_h200_prediction_2026-11-28.csv.
 --prefill2: the second prefill grid (PREFILL_SHAPES2, 12 new prompts), main against sparse_prefill flashmla; declared
 before its call: the candidate ships if it meets more regimes, a tie by the lower pooled median. Writes
 production_kernels/flashmla_sparse_prefill_h200_grid2_prediction_2026-11-28.csv.
+
+--spans: the diagnostic SPANS campaign (flashmla_sparse_h200.SPANS_SHAPES: the kernels timed one by one), priced by the
+product as shipped, per op (the tile chain and the combine). Writes
+production_kernels/flashmla_sparse_h200_spans_prediction_2026-11-29.csv.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
 from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
+MODES = {"--spans": (S.predict_spans, S.SPANS_PREDICTION), "--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
          "--grid3": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2), "": (S.predict, S.PREDICTION)}
 
 

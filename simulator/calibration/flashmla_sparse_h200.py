@@ -44,11 +44,12 @@ def regime(tp, batch) -> np.ndarray:
     return np.array([f"{a}, batch {'<= 16' if b <= 16 else '>= 32'}" for a, b in zip(h, batch)])
 
 
-def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pad_heads: int | None = None,
-               sparse_kernel: str | None = None) -> float:
-    """The product's price of one layer's sparse MLA (the DSA strategy's `attention` and `attention_combine` ops) for
-    one decode step of `batch` sequences with `s_q` query rows each (s_q 2: one MTP draft) at `context`, in us;
-    `pad_heads`, `sparse_kernel` set the strategy's parameters (None: their defaults)."""
+def product_parts_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pad_heads: int | None = None,
+                     sparse_kernel: str | None = None) -> dict:
+    """The product's price of one layer's sparse MLA for one decode step of `batch` sequences with `s_q` query rows
+    each (s_q 2: one MTP draft) at `context`, in us, by op name: {'attention': ..., 'attention_combine': ...} (a name
+    the step does not price is absent); `pad_heads`, `sparse_kernel` set the DSA strategy's parameters (None: their
+    defaults)."""
     from dataclasses import replace
 
     from simulator.combo import make_combo
@@ -65,10 +66,20 @@ def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pa
     ops, _ = decode_ops(c, np.array([float(batch)]), np.array([float(context)]))
     names = np.asarray(ops.names, dtype=object)[ops.name_id]
     sec = price(ops, hw, "graph") - hw.launch_graph_s * (ops.count if hasattr(ops, "count") else 1.0)
-    keep = np.isin(names, ["attention", "attention_combine"])
     # per layer: the target model's layers (an MTP draft module's own layer aside: count > 1 rows only)
-    per = sec[keep] / np.maximum(ops.count[keep], 1.0)
-    return float(per[ops.count[keep] > 1].sum() * 1e6)
+    out = {}
+    for name in ("attention", "attention_combine"):
+        keep = (names == name) & (ops.count > 1)
+        if keep.any():
+            out[name] = float((sec[keep] / ops.count[keep]).sum() * 1e6)
+    return out
+
+
+def product_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: int, pad_heads: int | None = None,
+               sparse_kernel: str | None = None) -> float:
+    """The product's price of one layer's sparse MLA (the DSA strategy's `attention` and `attention_combine` ops), us
+    (product_parts_us summed)."""
+    return float(sum(product_parts_us(hw, tp, batch, s_q, context, pad_heads, sparse_kernel).values()))
 
 
 def frame() -> pd.DataFrame:
@@ -331,3 +342,28 @@ def measured_prefill2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> p
     p = pd.read_csv(Path(data_dir) / PREFILL_PREDICTION2)
     m = pd.read_csv(files[-1])
     return p.merge(m[["heads", "prompt", "topk", "median_us", "note"]], on=["heads", "prompt", "topk"], how="inner")
+
+
+#: the SPANS campaign (diagnostic, LOOKED-AT once measured): each kernel of the sparse decode call timed on its own
+#: (lab/kernels/measure_flashmla_sparse.py --spans: the sparse kernel's span and the PDL-launched combine's exposed tail)
+#: after grid 3 left the padded heads' batch <= 16 regime +12 % (the model's split into the tile chain and the combine is
+#: what it asks). Shapes: the split-heavy small batches at 64 heads (s_q 1 and 2) and 128 heads, large-batch controls,
+#: and grid 3's 22 shapes again (their totals measured once: the two campaigns' agreement)
+SPANS_SHAPES = ([(8, b, 1, 32768) for b in (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24)]
+                + [(8, b, 2, 16384) for b in (1, 2, 3, 4, 6, 8)]
+                + [(1, b, 1, 16384) for b in (1, 2, 3, 4, 6, 8, 12, 16)]
+                + [(8, b, 1, 32768) for b in (32, 64, 128, 192)] + [(1, b, 1, 16384) for b in (64, 128)]
+                + SHAPES3)
+SPANS_PREDICTION = "flashmla_sparse_h200_spans_prediction_2026-11-29.csv"
+
+
+def predict_spans(hw: HardwareSpec) -> pd.DataFrame:
+    """SPANS_SHAPES priced by the product as shipped: the call (`pred_us`) and its two ops (`pred_attention_us`: the
+    tile chain; `pred_combine_us`: the combine, 0 where no request splits), us a layer."""
+    rows = []
+    for tp, b, sq, n in dict.fromkeys(SPANS_SHAPES):
+        d = product_parts_us(hw, tp, b, sq, n)
+        rows.append({"tp": tp, "batch": b, "s_q": sq, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "topk": TOPK,
+                     "context": n, "regime": regime2(tp, b).item(), "pred_us": sum(d.values()),
+                     "pred_attention_us": d.get("attention", 0.0), "pred_combine_us": d.get("attention_combine", 0.0)})
+    return pd.DataFrame(rows)
