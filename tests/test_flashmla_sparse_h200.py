@@ -84,3 +84,41 @@ def test_the_flashmla_prefill_walks_every_rows_k_tiles_at_padded_heads():
     assert S.product_prefill_us(hw, 1, 4096, "flashmla") > 1.5 * a
     old = {p for _, p in S.PREFILL_SHAPES}
     assert not old & {p for _, p in S.PREFILL_SHAPES2}
+
+
+def test_the_fourth_grid_runs_batch_and_query_rows_no_earlier_campaign_ran():
+    import pandas as pd
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    old = set()
+    for f in (S.PREDICTION, S.PREDICTION2, S.PREDICTION3, S.SPANS_PREDICTION):
+        d = pd.read_csv(F.DATA_DIR / f)
+        old |= set(zip(d["heads"], d["batch"], d["s_q"]))
+    new = [(S.kernel_heads(tp), b, sq) for tp, b, sq, _ in S.SHAPES4]
+    assert len(set(new)) == len(new) and not old & set(new)
+    assert len(collections.Counter(S.regime2([s[0] for s in S.SHAPES4], [s[1] for s in S.SHAPES4]))) == 4
+
+
+def test_the_combine_chain_grows_with_the_splits_and_is_absent_where_no_request_splits():
+    from simulator.kernels import flashmla_sparse as K
+
+    hw = load_hardware("H200")
+    old = K.COMBINE_CHAIN
+    K.COMBINE_CHAIN = True
+    try:
+        one, four = S.product_parts_us(hw, 8, 1, 1, 32768), S.product_parts_us(hw, 8, 4, 1, 32768)
+        whole = S.product_parts_us(hw, 8, 128, 1, 32768)   # 132 parts, 128 requests of 32 tiles: none splits
+    finally:
+        K.COMBINE_CHAIN = old
+    # 32 splits a request at batch 1, 16 at batch 4: ceil(S / 4) chained steps of the combine's warps
+    assert one["attention_combine"] > 1.5 * four["attention_combine"] > 0
+    assert "attention_combine" not in whole
+    assert one["attention"] < four["attention"] < whole["attention"]
+
+
+def test_the_spans_campaign_prices_both_ops_of_every_shape():
+    t = S.predict_spans(load_hardware("H200"))
+    assert len(t) == len(dict.fromkeys(S.SPANS_SHAPES))
+    assert np.allclose(t["pred_us"], t["pred_attention_us"] + t["pred_combine_us"])
+    assert (t.loc[t["batch"] <= 3, "pred_combine_us"] > 0).all()

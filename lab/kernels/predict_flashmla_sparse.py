@@ -4,7 +4,7 @@ H200, per layer. Declared before the call: this is the first look of the product
 sparse decode; regimes as flashmla_sparse_h200.regime. Writes
 hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --prefill | --prefill2 | --spans]
+    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --grid4 | --prefill | --prefill2 | --spans]
 
 --grid2: the second grid (flashmla_sparse_h200.SHAPES2, 24 new shapes), main (pad_heads 0) against the candidate
 (dsa.PAD_HEADS_CANDIDATE: the kernel's 64-head CTAs); declared before its call: the candidate ships if it meets more
@@ -15,6 +15,12 @@ production_kernels/flashmla_sparse_h200_grid2_prediction_2026-11-28.csv.
 scheduler's tile chain (sparse_kernel flashmla, its terms fitted on grid 1 alone); declared before its call: the
 candidate ships if it meets more regimes, a tie by the lower pooled median; the grid holds the STANDING. Writes
 production_kernels/flashmla_sparse_h200_grid3_prediction_2026-11-28.csv.
+
+--grid4: the fourth grid (flashmla_sparse_h200.SHAPES4, 39 new (heads, batch, s_q)), main (as shipped) against the
+combine as FlashMLA's combine kernel (flashmla_sparse.COMBINE_CHAIN) with the tile terms refitted on the SPANS campaign's
+kernel spans; declared before its call: the candidate ships if it meets more regimes, a tie by the lower pooled median;
+the grid holds the STANDING. Run with --spans (each kernel timed too). Writes
+production_kernels/flashmla_sparse_h200_grid4_prediction_2026-11-29.csv.
 
 --prefill: FlashMLA's sparse prefill over one causal prompt (flashmla_sparse_h200.PREFILL_SHAPES: TP 1 / 2 / 8, P 2K-32K)
 priced as the product prices DSA prefill attention today; no candidate: the FIRST LOOK. Writes
@@ -44,7 +50,7 @@ from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
 from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--spans": (S.predict_spans, S.SPANS_PREDICTION), "--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
+MODES = {"--grid4": (S.predict4, S.PREDICTION4), "--spans": (S.predict_spans, S.SPANS_PREDICTION), "--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
          "--grid3": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2), "": (S.predict, S.PREDICTION)}
 
 

@@ -367,3 +367,104 @@ def predict_spans(hw: HardwareSpec) -> pd.DataFrame:
                      "context": n, "regime": regime2(tp, b).item(), "pred_us": sum(d.values()),
                      "pred_attention_us": d.get("attention", 0.0), "pred_combine_us": d.get("attention_combine", 0.0)})
     return pd.DataFrame(rows)
+
+
+def measured_spans(data_dir: Path = F.DATA_DIR, replicate: bool = False, tag: str = "spans1",
+                   prediction: str = SPANS_PREDICTION) -> pd.DataFrame | None:
+    """A spans campaign's kernel spans (sparse_us, combine_tail_us, call_us, combine_lag_us; eager calls) joined to its
+    committed per-op prices and its graph-timed call (median_us) (None before it exists)."""
+    sfx = "_replicate" if replicate else ""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{sfx}_spans.csv"))
+    calls = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{sfx}.csv"))
+    if not files or not calls:
+        return None
+    key = ["batch", "s_q", "heads", "topk", "context"]
+    g = pd.read_csv(calls[-1])
+    g = g[g["kernel"] == "fmla_sparse"]
+    sp = pd.read_csv(files[-1])[key + ["sparse_us", "combine_tail_us", "call_us", "combine_lag_us"]]
+    return pd.read_csv(Path(data_dir) / prediction).merge(sp, on=key).merge(g[key + ["median_us", "note"]], on=key)
+
+
+def fit_span_tiles(hw: HardwareSpec) -> dict:
+    """iter_us, fixed_us and sync_us of each tile kind by least squares on log time over the SPANS campaign's sparse
+    kernel spans (the kernel alone, its combine apart; 64 heads: 42 shapes, 128: 14), priced through the product's
+    attention op (dsa sparse_kernel flashmla, the combine as FlashMLA's combine kernel: COMBINE_CHAIN)."""
+    from scipy.optimize import least_squares
+
+    from simulator.kernels import flashmla_sparse as K
+
+    m = measured_spans()
+    out = {}
+    old = K.COMBINE_CHAIN
+    K.COMBINE_CHAIN = True
+    try:
+        for kd, heads, tp in (("attn_flashmla_sparse", 64, 8), ("attn_flashmla_sparse_pair", 128, 1)):
+            sub = m[m["heads"] == heads].reset_index(drop=True)
+            y = np.log(sub["sparse_us"].to_numpy(float))
+
+            def resid(x, sub=sub, kd=kd, y=y, tp=tp):
+                h2 = hw.with_efficiency(tile_eff(hw, {kd: (x[0], x[1], x[2])}))
+                p = [product_parts_us(h2, tp, b, sq, n, sparse_kernel="flashmla")["attention"]
+                     for b, sq, n in zip(sub["batch"], sub["s_q"], sub["context"])]
+                return np.log(np.maximum(p, 1e-3)) - y
+            r = least_squares(resid, [2.5, 3.0, 5.0], bounds=([0.1, 0.0, 0.0], [20.0, 50.0, 50.0]))
+            out[kd] = {"iter_us": round(float(r.x[0]), 4), "fixed_us": round(float(r.x[1]), 4),
+                       "sync_us": round(float(r.x[2]), 4), "rows": len(sub),
+                       "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+    finally:
+        K.COMBINE_CHAIN = old
+    return out
+
+
+#: the fourth grid (new (batch, s_q) pairs at every head count; run with --spans, its kernels timed one by one too):
+#: main = the DSA strategy as shipped (the tile chain on grid 1's terms, the combine as its partials' bytes), cand =
+#: the combine as FlashMLA's combine kernel (flashmla_sparse.COMBINE_CHAIN, read from combine.cu, the dense family's
+#: terms, nothing refitted) + the tile kinds' terms refitted on the SPANS campaign's kernel spans (fit_span_tiles);
+#: built after the SPANS campaign (LOOKED-AT: on its 56 shapes the call 2.6 / 8.1 % against main's 4.3 / 17.4 %);
+#: declared before the call: the candidate ships if it meets more regimes, a tie by the lower pooled median; the grid
+#: holds FlashMLA sparse decode's H200 STANDING
+SHAPES4 = ([(8, b, 1, n) for b, n in ((11, 40960), (13, 12288), (15, 73728))]
+           + [(4, b, 2, n) for b, n in ((7, 28672), (9, 61440), (11, 6144), (14, 20480))]
+           + [(8, b, 3, n) for b, n in ((1, 36864), (3, 53248), (4, 10240), (10, 24576))]
+           + [(4, b, 4, n) for b, n in ((1, 45056), (2, 14336), (5, 30720))]
+           + [(8, b, 1, n) for b, n in ((28, 20480), (44, 36864), (100, 10240), (144, 28672))]
+           + [(4, b, 2, n) for b, n in ((20, 45056), (52, 12288))] + [(8, 30, 3, 16384), (4, 24, 4, 8192)]
+           + [(2, b, 1, n) for b, n in ((18, 53248), (36, 14336), (250, 4096))]
+           + [(2, b, 2, n) for b, n in ((10, 36864), (70, 8192))] + [(2, 16, 3, 20480)]
+           + [(1, b, 1, n) for b, n in ((7, 24576), (10, 45056), (24, 12288), (48, 36864), (200, 6144))]
+           + [(1, b, 2, n) for b, n in ((3, 61440), (12, 20480), (24, 28672))]
+           + [(1, b, 3, n) for b, n in ((2, 12288), (8, 40960))] + [(1, 5, 4, 16384)])
+PREDICTION4 = "flashmla_sparse_h200_grid4_prediction_2026-11-29.csv"
+
+
+def predict4(hw: HardwareSpec) -> pd.DataFrame:
+    """SHAPES4 priced by main (`pred_main_us`: the strategy as shipped) and the candidate (`pred_us`: COMBINE_CHAIN on
+    fit_span_tiles' terms, which the frame records), each with its two ops (`*_attention_us`, `*_combine_us`)."""
+    from simulator.kernels import flashmla_sparse as K
+
+    x = fit_span_tiles(hw)
+    h2 = hw.with_efficiency(tile_eff(hw, {k: (v["iter_us"], v["fixed_us"], v["sync_us"]) for k, v in x.items()}))
+    rows = []
+    for tp, b, sq, n in SHAPES4:
+        main = product_parts_us(hw, tp, b, sq, n)
+        old = K.COMBINE_CHAIN
+        K.COMBINE_CHAIN = True
+        try:
+            cand = product_parts_us(h2, tp, b, sq, n, sparse_kernel="flashmla")
+        finally:
+            K.COMBINE_CHAIN = old
+        rows.append({"tp": tp, "batch": b, "s_q": sq, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "topk": TOPK,
+                     "context": n, "regime": regime2(tp, b).item(), "pred_main_us": sum(main.values()),
+                     "pred_us": sum(cand.values()), "main_attention_us": main.get("attention", 0.0),
+                     "main_combine_us": main.get("attention_combine", 0.0),
+                     "cand_attention_us": cand.get("attention", 0.0),
+                     "cand_combine_us": cand.get("attention_combine", 0.0)})
+    t = pd.DataFrame(rows)
+    t["terms"] = str(x)
+    return t
+
+
+def measured4(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicate: bool = False
+              ) -> pd.DataFrame | None:
+    """Grid 4's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    return measured_grid(PREDICTION4, "grid4", kernel, data_dir, replicate)

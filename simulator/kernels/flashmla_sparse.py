@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.kernels.flashmla import COMBINE_HEADS, flashmla_schedule
+from simulator.kernels.production import Launch, ceil_div, combine_io, emit
+
 TILE = 64            # block_size_topk: tokens of one index tile
 SEGMENT_TILES = 5    # fixed_overhead_num_blocks: the scheduler's cost of a request segment, in tiles
 HEAD_TILE = 64       # query heads of one CTA
@@ -69,6 +72,18 @@ def busiest_part(batch: int, k: int, n_parts: int) -> tuple[int, int, int]:
 
 KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
 
+#: the combine as FlashMLA's combine kernel runs it (combine.cu @ 9241ae3, the kernel the dense decode launches too, and
+#: priced as simulator/kernels/flashmla.py prices it there, on attn_combine_flashmla's terms fitted on the dense rows):
+#: grid (b x s_q, 1, ceil(h / 8)) of 256 threads, a warp per head walking its request's splits one after another (each
+#: split's 512 fp32 partial values loaded one step ahead: a chain of ceil(S / 4) iterations at S splits), launched with
+#: programmatic dependent launch after the sparse kernel's trigger (its last request, splitkv_mla.cuh), the CTAs of an
+#: unsplit request exiting before the wait. False = the rule before (b x s_q x ceil(h / 8) CTAs pricing only the bytes of
+#: the partials, no chain). The SPANS campaign (each kernel timed on its own, 1 x H200,
+#: flashmla_sparse_nvidia-h200_*_spans1_spans.csv) showed the combine's exposed tail at 8-10 us where every request
+#: splits 32 ways (batch 1-3 at 64 heads) against 1.3-3.4 us priced, and the sparse kernel 4-5 us shorter than its price
+#: there (LOOKED-AT: the candidate was built after that campaign; judged on the fourth grid, blind)
+COMBINE_CHAIN = False
+
 
 def priced_on(hw) -> bool:
     """Whether `hw`'s fitted terms carry the tile chain's kinds (their resident CTAs: the wave model prices them)."""
@@ -86,7 +101,8 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
     flops and bytes as the generic price had them (the body); the busiest part's tiles as serial_iters (the kind's
     iter_us a tile) and its request segments as sync_steps (the kind's sync_us a segment: Q load, output or partial
     store, the barrier before the next request); where a request splits, FlashMLA's combine kernel
-    (attn_combine_flashmla: b x s_q x ceil(h / 8) CTAs reading each split's partial output and LSE). One op per head
+    (attn_combine_flashmla: b x s_q x ceil(h / 8) CTAs reading each split's partial output and LSE; with COMBINE_CHAIN
+    the kernel's own launch as the dense family prices it: its warps' chain over the splits, PDL). One op per head
     kind."""
     batch, s_q, heads = (np.broadcast_to(np.asarray(v, float), np.shape(np.asarray(batch, float) * np.asarray(heads, float)))
                          for v in (batch, s_q, heads))
@@ -98,18 +114,35 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
     ctas = np.ceil(heads / HEAD_TILE) * s_q * P
     kd = kind(heads)
     allowed = np.ones(kd.shape, bool) if where is None else np.broadcast_to(np.asarray(where, bool), kd.shape)
+    if COMBINE_CHAIN:   # the requests split and their pieces, by the same scheduler (flashmla_schedule)
+        sched = np.array([flashmla_schedule(int(bb), int(np.ceil(k / TILE)), int(pp))[3:]
+                          for bb, pp in zip(batch.ravel(), P.ravel())], float)
+        nsplit, pieces = (sched[:, i].reshape(batch.shape) for i in (1, 2))
+        per_split = np.maximum(pieces / np.maximum(nsplit, 1.0), 1.0)   # pieces of a split request, on average
+        written = R * heads * kv_lora * np.where(splits > 1, 4.0 * per_split, act_bytes)
+    else:
+        written = R * heads * kv_lora * np.where(splits > 1, 4.0 * splits, act_bytes)
     for name in KINDS:
         on = (kd == name) & allowed
         if not on.any():
             continue
         b.add("attention", name, flops=2.0 * R * heads * T * (lat + kv_lora),
-              bytes_read=R * T * (lat * kvbytes + 4.0) + R * heads * lat * act_bytes,
-              bytes_written=R * heads * kv_lora * np.where(splits > 1, 4.0 * splits, act_bytes),
+              bytes_read=R * T * (lat * kvbytes + 4.0) + R * heads * lat * act_bytes, bytes_written=written,
               parallel_units=ctas, serial_iters=tiles, sync_steps=segs, resident_ctas=1.0, dtype=act_dtype,
               count=count, where=on)
     split = (splits > 1) & allowed
-    if split.any():
-        part = R * heads * (kv_lora + 1.0) * 4.0 * splits
-        b.add("attention_combine", "attn_combine_flashmla", flops=3.0 * R * heads * kv_lora * splits, bytes_read=part,
-              bytes_written=R * heads * kv_lora * act_bytes, parallel_units=R * np.ceil(heads / 8.0), dtype="fp32",
-              count=count, where=split)
+    if not split.any():
+        return
+    if COMBINE_CHAIN:   # FlashMLA's combine kernel as the dense family prices it (COMBINE_CHAIN)
+        act = nsplit * s_q * ceil_div(heads, COMBINE_HEADS)
+        rows = nsplit * s_q * heads
+        rd, wr = combine_io(rows, per_split, kv_lora)
+        emit(b, [Launch("attention_combine", "attn_combine_flashmla", act, 8.0, np.where(split, ceil_div(splits, 4.0), 0.0),
+                        np.where(split, 2.0, 0.0), 3.0 * rows * kv_lora * per_split, rd, wr, dtype="fp32",
+                        idle=R * ceil_div(heads, COMBINE_HEADS) - act, hidden_loads=1.0, idle_share=0.0, where=split)],
+             sms, count)
+        return
+    part = R * heads * (kv_lora + 1.0) * 4.0 * splits
+    b.add("attention_combine", "attn_combine_flashmla", flops=3.0 * R * heads * kv_lora * splits, bytes_read=part,
+          bytes_written=R * heads * kv_lora * act_bytes, parallel_units=R * np.ceil(heads / 8.0), dtype="fp32",
+          count=count, where=split)
