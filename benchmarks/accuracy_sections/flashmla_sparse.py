@@ -5,7 +5,10 @@ attention (the generic attention kind over the heads a device holds). Grid 2 (24
 to the kernel's 64-head CTAs (dsa pad_heads, read from its source after grid 1) against main, both priced before the
 call; the candidate won and SHIPPED. Grid 3 (22 new shapes): the kernel as its scheduler's busiest part (dsa
 sparse_kernel flashmla: tiles, request segments, the combine; terms fitted on grid 1 alone) against main (grid 2's
-shipped model); it won and SHIPPED; grid 3 holds the STANDING.
+shipped model); it won and SHIPPED. The SPANS campaign (56 shapes, LOOKED-AT) timed each kernel of the call on its own:
+the combine's exposed tail was 8-10 us where every request splits 32 ways, priced 1.3-3.4 us. Grid 4 (39 new shapes):
+the combine as FlashMLA's combine kernel (COMBINE_CHAIN) with the tile terms refitted on the spans, against main; it
+won and SHIPPED; grid 4 holds the STANDING.
 """
 from __future__ import annotations
 
@@ -74,9 +77,63 @@ def flashmla_sparse(fmt: dict | None = None) -> None:
         "FlashMLA sparse decode's H200 STANDING; |model/measured - 1| median / p90, signed median, %",
         "SHIPPED (dsa sparse_kernel flashmla; the terms in H200.yaml and, as the H200's, H100-SXM.yaml)",
         ("  still off: padded heads at batch <= 16 +12 % (6 x s_q 2 +12 %, TP4 5 x s_q 2 +24 %, 9 x 1 +15 %: the split "
-         "requests' combine and short segments)",), FAMILY,
-        ("grid 3, main (generic kind, heads padded)", "grid 3, the scheduler's tile chain (shipped)"))
+         "requests' combine and short segments); the STANDING moved to grid 4",), FAMILY,
+        ("grid 3, main (generic kind, heads padded)", "grid 3, the scheduler's tile chain (shipped)"), standing=False)
+    _spans(fmt)
     _prefill(fmt)
+
+
+def _spans(fmt: dict) -> None:
+    """The SPANS campaign (looked-at: each kernel on its own) and grid 4 (blind, the STANDING)."""
+    sp = S.measured_spans()
+    if sp is None:
+        print(f"\nFlashMLA sparse SPANS campaign: not measured yet ({S.SPANS_PREDICTION} holds the prices)")
+        return
+    rep = S.measured_spans(replicate=True)
+    rr = float(np.median(np.abs(rep["call_us"].to_numpy() / sp["call_us"].to_numpy() - 1.0)) * 100.0)
+    split = sp[sp["pred_combine_us"] > 0]
+    many = sp[(sp["heads"] == 64) & (sp["s_q"] == 1) & (sp["batch"] <= 3)]
+    print(f"\n== FLASHMLA'S SPARSE DECODE, THE SPANS CAMPAIGN ({len(sp)} shapes: batch 1-192 at 64 heads s_q 1-2, 1-128 at "
+          f"128 heads, and grid 3's shapes; {S.SPANS_PREDICTION}, commit {str(sp['model_commit'].iloc[0])[:7]}, before "
+          f"the call; 24 eager calls a shape under the profiler, replicate run to run {rr:.2f} % on the call), "
+          "LOOKED-AT: each kernel of the call on its own against the product's two ops as shipped then; us")
+    print(f"  the call, eager against the graph-timed: {float(np.median(sp['call_us'] / sp['median_us'])):.3f} median")
+    print(f"  the combine's exposed tail (its end - the sparse kernel's end): {many['combine_tail_us'].min():.1f}-"
+          f"{many['combine_tail_us'].max():.1f} us where every request splits 32 ways (batch 1-3 at 64 heads, s_q 1), priced "
+          f"{many['pred_combine_us'].min():.1f}-{many['pred_combine_us'].max():.1f}; over the split calls "
+          f"{float(np.median(split['combine_tail_us'])):.1f} us median against {float(np.median(split['pred_combine_us'])):.1f}")
+    print(f"  the sparse kernel there: {many['sparse_us'].min():.1f}-{many['sparse_us'].max():.1f} us, priced "
+          f"{many['pred_attention_us'].min():.1f}-{many['pred_attention_us'].max():.1f} (grid 1's fit gave a request "
+          "segment 5.1 us that the kernel does not spend: the combine's time was booked to the segments)")
+    g = S.measured4()
+    if g is None:
+        print(f"\nFlashMLA sparse decode grid 4: not measured yet ({S.PREDICTION4} holds the prices)")
+        return
+    rr4 = replicate_pct(g, S.measured4(replicate=True))
+    _main_vs_cand(
+        g, fmt, f"\n== FLASHMLA'S SPARSE DECODE, GRID 4 ({len(g)} new (heads, batch, s_q) at TP 1 / 2 / 4 / 8, batch "
+        f"1-250, s_q 1-4; {S.PREDICTION4}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run "
+        f"to run {rr4:.2f} %): main = grid 3's shipped model (the tile chain on grid 1's terms, the combine as its "
+        "partials' bytes), cand = the combine as FlashMLA's combine kernel (COMBINE_CHAIN: the dense family's launch "
+        f"and terms, nothing refitted) + the tile terms refitted on the SPANS campaign's kernel spans ({g['terms'].iloc[0]}); "
+        "declared before the call: the candidate ships if it meets more regimes, a tie by the lower pooled median; the "
+        "grid holds FlashMLA sparse decode's H200 STANDING; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED by the tie rule (flashmla_sparse.COMBINE_CHAIN; the spans-fitted terms in H200.yaml and, as the H200's, "
+        "H100-SXM.yaml)", _grid4_notes(), FAMILY,
+        ("grid 4, main (grid 1's terms, the combine as bytes)", "grid 4, the combine's chain + spans-fitted tiles (shipped)"))
+
+
+def _grid4_notes() -> tuple:
+    """Grid 4's per-kernel check: its spans against the candidate's two ops (blind, the kernels timed in the same call)."""
+    g = S.measured_spans(tag="grid4", prediction=S.PREDICTION4)
+    if g is None:
+        return ()
+    att = (g["cand_attention_us"] / g["sparse_us"] - 1.0) * 100.0
+    sp = g[g["cand_combine_us"] > 0]
+    comb = (sp["cand_combine_us"] / sp["combine_tail_us"] - 1.0) * 100.0
+    return (f"  per kernel (the same call's spans): the sparse kernel {pooled(att)}; the combine's exposed tail "
+            f"{pooled(comb)} over the {len(sp)} split calls (the chain prices the 2-3-split large batches' combine "
+            "+20..+45 %: a few us; the dense family's terms, not refitted)",)
 
 
 def _prefill(fmt: dict) -> None:

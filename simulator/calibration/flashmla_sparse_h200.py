@@ -235,19 +235,21 @@ def measured3(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicat
 
 
 def write_tiles(device: str = "H200", out_dir: Path | None = None) -> tuple[Path, dict]:
-    """fit_tiles' terms merged into out_dir/<device>.yaml (default: the shipped fitted files): each tile kind's
-    cta_slots 1, iter_us (a tile), fixed_us, sync_us (a request segment), and the fit's record under
-    production_kernels.flashmla_sparse. For a device other than the H200 the same terms, marked as the H200's
-    (ASSUMPTION: the same GH100 SM and clocks; FlashMLA's sparse decode not measured there)."""
+    """fit_span_tiles' terms (the tile kinds fitted on the SPANS campaign's sparse kernel spans) merged into
+    out_dir/<device>.yaml (default: the shipped fitted files): each tile kind's cta_slots 1, iter_us (a tile), fixed_us,
+    sync_us (a request segment), and the fit's record under production_kernels.flashmla_sparse. For a device other than
+    the H200 the same terms, marked as the H200's (ASSUMPTION: the same GH100 SM and clocks; FlashMLA's sparse decode not
+    measured there)."""
     from hwmodels.spec import fitted_dirs, load_hardware
     from hwmodels.yamlio import load_yaml
     from simulator.calibration import checks as C
 
-    x = fit_tiles(load_hardware("H200"))
+    x = fit_span_tiles(load_hardware("H200"))
     rec = {k: dict(v) for k, v in x.items()} | {
-        "data": sorted(Path(F.DATA_DIR).glob("flashmla_sparse_nvidia-h200_*_grid1.csv"))[-1].name,
-        "judged": ("the third FlashMLA sparse grid (flashmla_sparse_h200_grid3_prediction_2026-11-28.csv, 22 new "
-                   "shapes, blind): 3 of 4 regimes, 3.6 / 11.5 %, against the generic kind's 2 of 4, 9.6 / 16.1 %")}
+        "data": sorted(Path(F.DATA_DIR).glob("flashmla_sparse_nvidia-h200_*_spans1_spans.csv"))[-1].name,
+        "judged": ("the fourth FlashMLA sparse grid (flashmla_sparse_h200_grid4_prediction_2026-11-29.csv, 39 new "
+                   "shapes, blind, with the combine as FlashMLA's combine kernel): 4 of 4 regimes, 2.6 / 7.1 %, against "
+                   "grid 1's terms with the combine as its bytes, 4 of 4, 4.5 / 11.7 %")}
     if device != "H200":
         rec["source"] = ("the H200's fit (ASSUMPTION: the same GH100 SM, clocks and shared memory; FlashMLA's sparse "
                          f"decode was not measured on the {device})")

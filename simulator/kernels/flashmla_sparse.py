@@ -14,8 +14,9 @@ frozen copy in csrc_legacy, its scheduler constants checked against the built ex
              consumers run QK^T (36 WGMMA m64n64k16), the softmax, PV (8 WGMMA m64n256k16) in sequence
 So a launch lasts its busiest part's chain: its tiles at the kind's tile time (iter_us of attn_flashmla_sparse at 64
 heads, attn_flashmla_sparse_pair at 128) and its request segments at the kind's segment time (sync_us), plus the kind's
-fixed time, the three fitted on the first FlashMLA sparse grid (simulator/calibration/flashmla_sparse_h200.py
-fit_tiles); FlashMLA's combine kernel (its dense family's fitted kind) where a request splits.
+fixed time, the three fitted on the sparse kernel's own spans (the SPANS campaign: simulator/calibration/
+flashmla_sparse_h200.py fit_span_tiles); FlashMLA's combine kernel where a request splits, as the dense family prices
+it (COMBINE_CHAIN: its warps' chain over the splits, launched under the sparse kernel's tail by PDL).
 """
 from __future__ import annotations
 
@@ -81,8 +82,11 @@ KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
 #: the partials, no chain). The SPANS campaign (each kernel timed on its own, 1 x H200,
 #: flashmla_sparse_nvidia-h200_*_spans1_spans.csv) showed the combine's exposed tail at 8-10 us where every request
 #: splits 32 ways (batch 1-3 at 64 heads) against 1.3-3.4 us priced, and the sparse kernel 4-5 us shorter than its price
-#: there (LOOKED-AT: the candidate was built after that campaign; judged on the fourth grid, blind)
-COMBINE_CHAIN = False
+#: there (LOOKED-AT: the candidate was built after that campaign). With the tile kinds' terms refitted on that campaign's
+#: sparse kernel spans (simulator/calibration/flashmla_sparse_h200.py fit_span_tiles) it won the fourth grid (39 new
+#: shapes, blind, flashmla_sparse_h200_grid4_prediction_2026-11-29.csv): 2.6 / 7.1 %, 4 of 4 regimes, against 4.5 /
+#: 11.7 %, 4 of 4 (padded heads at batch <= 16: 2.9 / 7.0 against 8.5 / 18.3 %). SHIPPED
+COMBINE_CHAIN = True
 
 
 def priced_on(hw) -> bool:

@@ -167,8 +167,11 @@ PAD_HEADS_CANDIDATE = 64
 #: where `sparse_kernel: flashmla` was judged: the third FlashMLA sparse grid (22 new shapes at TP 1 / 2 / 4 / 8, s_q
 #: 1-4, 1 x H200, prices committed ce081db before the call; the tile terms fitted on grid 1 alone): 3 of 4 regimes,
 #: 3.6 / 11.5 %, against the generic kind's (heads padded) 2 of 4, 9.6 / 16.1 %: SHIPPED as the default. Still missed:
-#: padded heads at batch <= 16 (+12 %: the split requests' combine and segments)
-SPARSE_KERNEL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES3"
+#: padded heads at batch <= 16 (+12 %: the split requests' combine and segments). Then the combine as FlashMLA's combine
+#: kernel (simulator/kernels/flashmla_sparse.py COMBINE_CHAIN) with the tile terms refitted on the kernel's own spans
+#: (the SPANS campaign) won the fourth grid (39 new shapes, prices committed f10a2f5 before the call): 2.6 / 7.1 %, 4 of
+#: 4 regimes, against 4.5 / 11.7 %, 4 of 4 (padded heads at batch <= 16: 2.9 / 7.0 against 8.5 / 18.3 %)
+SPARSE_KERNEL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES4"
 
 #: where `sparse_prefill: flashmla` was judged: FlashMLA's sparse prefill (sm90 sparse_attn_fwd_kernel, grid (h / 64) x
 #: rows; every row walks its k index tiles, the -1 entries masked, not skipped, since V3.2 engines pass no topk_length)
@@ -208,7 +211,7 @@ class DSAAttention(AttentionStrategy):
                               lambda v: isinstance(v, int) and v >= 16, "an integer >= 16"),
         "sparse_kernel": Param("flashmla", "decode's sparse MLA: `flashmla` (FlashMLA's sparse decode as its "
                                "scheduler's busiest part: simulator/kernels/flashmla_sparse.py, kinds "
-                               "attn_flashmla_sparse[_pair], fitted on the H200, judged blind on its third grid: "
+                               "attn_flashmla_sparse[_pair], fitted on the H200, judged blind on its fourth grid: "
                                "SPARSE_KERNEL_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
                                "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla"),
                                "generic or flashmla"),
