@@ -43,20 +43,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 3
+SCRIPT_VERSION = 4
 PAGE = 64
 BYTES_PER_TOKEN = 656
 L2_BYTES = 50 * (1 << 20)
 
 
 def shapes_of(path: Path) -> list[dict]:
-    """The distinct (batch, s_q, heads, topk, context) of a prediction CSV, in its order."""
+    """The distinct (batch, s_q, heads, topk, context) of a prediction CSV, in its order, each with `shared` (the CSV's
+    column of that name, 0 where absent: 1 = every row indexes one sequence of `context` tokens, as an engine's
+    flattened prompt rows do)."""
     out, seen = [], set()
     for r in csv.DictReader(open(path)):
         key = tuple(int(float(r[c])) for c in ("batch", "s_q", "heads", "topk", "context"))
         if key not in seen:
             seen.add(key)
-            out.append(dict(zip(("batch", "s_q", "heads", "topk", "context"), key)))
+            shared = int(float(r.get("shared") or 0))
+            out.append(dict(zip(("batch", "s_q", "heads", "topk", "context"), key)) | {"shared": shared})
     return out
 
 
@@ -69,12 +72,22 @@ def kv_pool(pages: int, gen) -> torch.Tensor:
     return torch.cat([lat, sc, rope], dim=1).view(pages, PAGE, 1, BYTES_PER_TOKEN).contiguous()
 
 
-def indices_for(B: int, s_q: int, k: int, N: int, gen) -> torch.Tensor:
-    """(B, s_q, k) int32: k distinct positions of each sequence's N tokens as pool indices, -1 past N."""
+def indices_for(B: int, s_q: int, k: int, N: int, gen, shared: bool = False) -> torch.Tensor:
+    """(B, s_q, k) int32: k distinct positions of each sequence's N tokens as pool indices, -1 past N; `shared`: every
+    row's positions drawn from one sequence of N tokens (a pool of ceil(N / 64) pages), rows drawn in blocks of 64 at a
+    time (argsort of random keys, the rows independent)."""
     P = -(-N // PAGE)
-    perm = torch.randperm(B * P, device="cuda", generator=gen).view(B, P)
-    out = torch.full((B, s_q, k), -1, dtype=torch.int32, device="cuda")
     kk = min(k, N)
+    out = torch.full((B, s_q, k), -1, dtype=torch.int32, device="cuda")
+    if shared:
+        perm = torch.randperm(P, device="cuda", generator=gen)
+        flat = out.view(B * s_q, k)
+        for i in range(0, B * s_q, 64):
+            n = min(64, B * s_q - i)
+            pos = torch.argsort(torch.rand(n, N, device="cuda", generator=gen), dim=1)[:, :kk]
+            flat[i:i + n, :kk] = (perm[pos // PAGE] * PAGE + pos % PAGE).to(torch.int32)
+        return out
+    perm = torch.randperm(B * P, device="cuda", generator=gen).view(B, P)
     for b in range(B):
         for s in range(s_q):
             pos = torch.randperm(N, device="cuda", generator=gen)[:kk]
@@ -186,12 +199,12 @@ def main():
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
     for i, s in enumerate(shapes):
         B, sq, H, k, N = s["batch"], s["s_q"], s["heads"], s["topk"], s["context"]
-        pages = B * -(-N // PAGE)
+        pages = (1 if s["shared"] else B) * -(-N // PAGE)
         pool_bytes = pages * PAGE * BYTES_PER_TOKEN
         copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
         try:
             kvs = [kv_pool(pages, gen) for _ in range(copies)]
-            idx = indices_for(B, sq, k, N, gen)
+            idx = indices_for(B, sq, k, N, gen, bool(s["shared"]))
             q = torch.randn(B, sq, H, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
             scale = 1.0 / math.sqrt(576)
             out, lse, meta, splits = op(q, kvs[0], idx, None, None, None, None, None, None, None, 512, scale, None)

@@ -470,3 +470,56 @@ def measured4(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicat
               ) -> pd.DataFrame | None:
     """Grid 4's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
     return measured_grid(PREDICTION4, "grid4", kernel, data_dir, replicate)
+
+
+def kernel_us(hw: HardwareSpec, heads: int, batch: int, s_q: int, topk: int = TOPK) -> dict:
+    """The product's price of one sparse decode call as the kernel sees it (simulator/kernels/flashmla_sparse.py
+    add_ops at `batch` requests of `s_q` rows, `heads` the kernel's heads, DeepSeek-V3.2's 512 + 64 latent and the V3.2
+    656-byte fp8 token), us by op name ({'attention': ..., 'attention_combine': ...}); graph launches, the node cost left
+    out as product_parts_us leaves it. For layouts the DSA strategy's decode step does not build from (batch, s_q)
+    itself: an engine's flattened rows (batch = rows, s_q 1) and one request of every row (batch 1, s_q = rows)."""
+    from simulator.kernels import flashmla_sparse as K
+    from simulator.ops import OpBuilder
+
+    b = OpBuilder(1)
+    K.add_ops(b, np.array([float(batch)]), np.array([float(s_q)]), np.array([float(heads)]), float(topk), 576.0,
+              512.0, 1.0, 2.0, "bf16", 1.0, hw.units)
+    ops = b.build()
+    names = np.asarray(ops.names, dtype=object)[ops.name_id]
+    sec = price(ops, hw, "graph") - hw.launch_graph_s * ops.count
+    return {n: float(sec[names == n].sum() * 1e6) for n in ("attention", "attention_combine") if (names == n).any()}
+
+
+#: the fifth grid: the kernel at the row layouts the engines use (read from their sources, 2026-11-29: SGLang's
+#: nsa_backend flattens every query row of a decode, verification or prefill step into its own request of one row,
+#: q.view(-1, 1, h, d), and prefills on Hopper with this decode kernel over the fp8 cache (flashmla_kv); vLLM's
+#: flashmla_sparse backend with an fp8 cache and < 32 heads a device (DeepSeek-V3.2 at TP8) passes every token of the
+#: step as ONE request, q.unsqueeze(0): s_q = the step's rows). (layout, heads, batch, s_q, context, shared): flattened
+#: prompt rows index one sequence (shared 1). Priced by the product as committed (kernel_us: the shipped tile chain and
+#: combine, no candidate), BLIND: the STANDING of the layouts' regimes
+SHAPES5 = ([("flattened rows (SGLang prefill)", 64, b, 1, n, 1) for b, n in ((700, 4096), (1536, 8192), (3000, 16384),
+                                                                         (6144, 32768))]
+           + [("flattened rows (SGLang prefill)", 128, b, 1, n, 1) for b, n in ((1000, 8192), (2500, 20480))]
+           + [("flattened rows (SGLang decode / verify)", 64, b, 1, n, 0) for b, n in ((268, 12288), (396, 24576),
+                                                                                     (520, 8192))]
+           + [("one request of every row (vLLM fp8, < 32 heads)", 64, 1, sq, n, 0) for sq, n in (
+               (6, 16384), (24, 8192), (40, 32768), (70, 12288), (133, 20480), (150, 65536), (264, 16384),
+               (300, 8192), (520, 24576), (1000, 40960), (2100, 16384), (4000, 32768))])
+PREDICTION5 = "flashmla_sparse_h200_grid5_prediction_2026-11-29.csv"
+
+
+def predict5(hw: HardwareSpec) -> pd.DataFrame:
+    """SHAPES5 priced by the product as committed (`pred_us`, with its two ops)."""
+    rows = []
+    for lay, h, b, sq, n, sh in SHAPES5:
+        d = kernel_us(hw, h, b, sq)
+        rows.append({"regime": lay, "heads": h, "batch": b, "s_q": sq, "topk": TOPK, "context": n, "shared": sh,
+                     "pred_us": sum(d.values()), "pred_attention_us": d.get("attention", 0.0),
+                     "pred_combine_us": d.get("attention_combine", 0.0)})
+    return pd.DataFrame(rows)
+
+
+def measured5(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicate: bool = False
+              ) -> pd.DataFrame | None:
+    """Grid 5's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
+    return measured_grid(PREDICTION5, "grid5", kernel, data_dir, replicate)
