@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 4
+SCRIPT_VERSION = 5
 PAGE = 64
 BYTES_PER_TOKEN = 656
 L2_BYTES = 50 * (1 << 20)
@@ -52,7 +52,7 @@ L2_BYTES = 50 * (1 << 20)
 def shapes_of(path: Path) -> list[dict]:
     """The distinct (batch, s_q, heads, topk, context) of a prediction CSV, in its order, each with `shared` (the CSV's
     column of that name, 0 where absent: 1 = every row indexes one sequence of `context` tokens, as an engine's
-    flattened prompt rows do)."""
+    flattened prompt rows do; 2 = every row its own sequence)."""
     out, seen = [], set()
     for r in csv.DictReader(open(path)):
         key = tuple(int(float(r[c])) for c in ("batch", "s_q", "heads", "topk", "context"))
@@ -72,14 +72,28 @@ def kv_pool(pages: int, gen) -> torch.Tensor:
     return torch.cat([lat, sc, rope], dim=1).view(pages, PAGE, 1, BYTES_PER_TOKEN).contiguous()
 
 
-def indices_for(B: int, s_q: int, k: int, N: int, gen, shared: bool = False) -> torch.Tensor:
-    """(B, s_q, k) int32: k distinct positions of each sequence's N tokens as pool indices, -1 past N; `shared`: every
+def pool_pages(B: int, s_q: int, N: int, shared: int) -> int:
+    """Pages of a shape's K/V pool: one sequence of N tokens (shared 1), one per row (shared 2), one per request (0)."""
+    P = -(-N // PAGE)
+    return P * (1 if shared == 1 else (B * s_q if shared == 2 else B))
+
+
+def indices_for(B: int, s_q: int, k: int, N: int, gen, shared: int = 0) -> torch.Tensor:
+    """(B, s_q, k) int32: k distinct positions of each sequence's N tokens as pool indices, -1 past N; `shared` 1: every
     row's positions drawn from one sequence of N tokens (a pool of ceil(N / 64) pages), rows drawn in blocks of 64 at a
-    time (argsort of random keys, the rows independent)."""
+    time (argsort of random keys, the rows independent); 2: every row from its own sequence of N tokens (rows of
+    distinct requests passed as one request); 0: a request's rows from its sequence."""
     P = -(-N // PAGE)
     kk = min(k, N)
     out = torch.full((B, s_q, k), -1, dtype=torch.int32, device="cuda")
-    if shared:
+    if shared == 2:
+        perm = torch.randperm(B * s_q * P, device="cuda", generator=gen).view(B * s_q, P)
+        flat = out.view(B * s_q, k)
+        for r in range(B * s_q):
+            pos = torch.randperm(N, device="cuda", generator=gen)[:kk]
+            flat[r, :kk] = (perm[r, pos // PAGE] * PAGE + pos % PAGE).to(torch.int32)
+        return out
+    if shared == 1:
         perm = torch.randperm(P, device="cuda", generator=gen)
         flat = out.view(B * s_q, k)
         for i in range(0, B * s_q, 64):
@@ -199,12 +213,12 @@ def main():
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
     for i, s in enumerate(shapes):
         B, sq, H, k, N = s["batch"], s["s_q"], s["heads"], s["topk"], s["context"]
-        pages = (1 if s["shared"] else B) * -(-N // PAGE)
+        pages = pool_pages(B, sq, N, s["shared"])
         pool_bytes = pages * PAGE * BYTES_PER_TOKEN
         copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
         try:
             kvs = [kv_pool(pages, gen) for _ in range(copies)]
-            idx = indices_for(B, sq, k, N, gen, bool(s["shared"]))
+            idx = indices_for(B, sq, k, N, gen, s["shared"])
             q = torch.randn(B, sq, H, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
             scale = 1.0 / math.sqrt(576)
             out, lse, meta, splits = op(q, kvs[0], idx, None, None, None, None, None, None, None, 512, scale, None)

@@ -88,6 +88,15 @@ KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
 #: 11.7 %, 4 of 4 (padded heads at batch <= 16: 2.9 / 7.0 against 8.5 / 18.3 %). SHIPPED
 COMBINE_CHAIN = True
 
+#: rows that gather from one shared sequence (a prompt's rows, flattened by SGLang or passed as one request by vLLM,
+#: all index that prompt's cache) re-read its tokens: the gathers past the distinct tokens are L2 re-reads of a working
+#: set of those tokens (the roofline's hit share, min(1, L2 / working set)) and the tile chain runs at the kind's
+#: iter_l2 for that share. FlashMLA sparse grid 5 (blind, 1 x H200) priced such rows with every gather from HBM: +30 %
+#: (64 heads) and +8.5 % (128 heads), where rows of distinct requests (flattened decode) met (2.5 %); iter_l2 of both
+#: kinds fitted on its six prefill rows (LOOKED-AT; simulator/calibration/flashmla_sparse_h200.py fit_iter_l2), judged
+#: on grid 6. False = every gather from HBM (the rule before)
+SHARED_ROWS_L2 = False
+
 
 def priced_on(hw) -> bool:
     """Whether `hw`'s fitted terms carry the tile chain's kinds (their resident CTAs: the wave model prices them)."""
@@ -99,7 +108,8 @@ def kind(heads) -> np.ndarray:
     return np.where(np.asarray(heads, float) >= 2 * HEAD_TILE, "attn_flashmla_sparse_pair", "attn_flashmla_sparse")
 
 
-def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype, count, sms, where=None) -> None:
+def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype, count, sms, where=None,
+            unique_tokens=None) -> None:
     """One sparse decode launch per layer: `batch` sequences of `s_q` query rows, `heads` the kernel's (padded) query
     heads, `k` index tiles' tokens, latent width `lat` (512 + 64) read at `kvbytes` a value, output `kv_lora` wide.
     flops and bytes as the generic price had them (the body); the busiest part's tiles as serial_iters (the kind's
@@ -107,7 +117,10 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
     store, the barrier before the next request); where a request splits, FlashMLA's combine kernel
     (attn_combine_flashmla: b x s_q x ceil(h / 8) CTAs reading each split's partial output and LSE; with COMBINE_CHAIN
     the kernel's own launch as the dense family prices it: its warps' chain over the splits, PDL). One op per head
-    kind."""
+    kind. `unique_tokens`: the distinct cached tokens the call's rows gather from, where its rows share sequences (a
+    prompt's rows all index that prompt's cache; SHARED_ROWS_L2): every gather past them is an L2 re-read of a working
+    set of those tokens, and the tile chain iterates at the kind's L2 time for the share that hits (hwmodels.roofline
+    iter_l2); None = every gather from HBM (decode rows of distinct requests)."""
     batch, s_q, heads = (np.broadcast_to(np.asarray(v, float), np.shape(np.asarray(batch, float) * np.asarray(heads, float)))
                          for v in (batch, s_q, heads))
     P = parts(heads, s_q, sms)
@@ -126,14 +139,21 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
         written = R * heads * kv_lora * np.where(splits > 1, 4.0 * per_split, act_bytes)
     else:
         written = R * heads * kv_lora * np.where(splits > 1, 4.0 * splits, act_bytes)
+    per_token = lat * kvbytes + 4.0
+    gathered = R * T * per_token
+    if unique_tokens is not None and SHARED_ROWS_L2:   # rows sharing a sequence re-read its tokens (SHARED_ROWS_L2)
+        ws = np.minimum(np.broadcast_to(np.asarray(unique_tokens, float), R.shape) * per_token, gathered)
+        reread = gathered - ws
+    else:
+        ws, reread = 0.0, 0.0
     for name in KINDS:
         on = (kd == name) & allowed
         if not on.any():
             continue
         b.add("attention", name, flops=2.0 * R * heads * T * (lat + kv_lora),
-              bytes_read=R * T * (lat * kvbytes + 4.0) + R * heads * lat * act_bytes, bytes_written=written,
+              bytes_read=gathered + R * heads * lat * act_bytes, bytes_written=written,
               parallel_units=ctas, serial_iters=tiles, sync_steps=segs, resident_ctas=1.0, dtype=act_dtype,
-              count=count, where=on)
+              reread_bytes=reread, working_set=ws, count=count, where=on)
     split = (splits > 1) & allowed
     if not split.any():
         return
