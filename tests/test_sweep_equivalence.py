@@ -25,8 +25,8 @@ from simulator.shipped import shipped_scenarios
 from simulator.strategies.base import AXES, StepShape
 
 _FLOAT_COLUMNS = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices", "onchip_bytes",
-                  "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "resident_ctas",
-                  "cluster_ctas", "after_gemm", "lone_tile_bytes", "epilogue_bytes")
+                  "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
+                  "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm", "lone_tile_bytes", "epilogue_bytes")
 
 
 class EagerOpBuilder:
@@ -46,13 +46,13 @@ class EagerOpBuilder:
 
     def add(self, name, kind, *, flops=0.0, bytes_read=0.0, bytes_written=0.0, parallel_units=0.0, dtype="bf16",
             count=1.0, devices=1.0, where=None, onchip_bytes=0.0, spill_bytes=0.0, reread_bytes=0.0,
-            working_set=0.0, sync_steps=0.0, serial_iters=0.0, resident_ctas=0.0, cluster_ctas=0.0,
-            after_gemm=0.0, lone_tile_bytes=0.0, epilogue_bytes=0.0) -> None:
+            working_set=0.0, sync_steps=0.0, serial_iters=0.0, l1_iters=0.0, resident_ctas=0.0, cta_extra=0.0,
+            cluster_ctas=0.0, after_gemm=0.0, lone_tile_bytes=0.0, epilogue_bytes=0.0) -> None:
         nid = self._names.setdefault(name, len(self._names))
         cols = [self._col(c) for c in (flops, bytes_read, bytes_written, parallel_units, count, devices,
                                        onchip_bytes, spill_bytes, reread_bytes, working_set, sync_steps,
-                                       serial_iters, resident_ctas, cluster_ctas, after_gemm, lone_tile_bytes,
-                                       epilogue_bytes)]
+                                       serial_iters, l1_iters, resident_ctas, cta_extra, cluster_ctas, after_gemm,
+                                       lone_tile_bytes, epilogue_bytes)]
         idx = np.arange(self.n)
         if where is not None:
             mask = np.broadcast_to(np.asarray(where, dtype=bool), (self.n,))

@@ -298,6 +298,8 @@ class RuntimeProfile:
         from simulator.kernels.families import engine_defaults, refuse
 
         att = combo.attention
+        if self.attention_engine is not None and getattr(att, "name", "") == "dsa":
+            return self._apply_dsa(combo, engine_defaults()), None
         if (self.attention_engine is None or getattr(att, "name", "") != "dense"
                 or att.values.get("fa2_call", "sdpa") != "sdpa"):
             return combo, None
@@ -321,6 +323,33 @@ class RuntimeProfile:
         if fam is None and not set_mode:
             return combo, None
         return replace(combo, attention=type(att)(**values)), fam
+
+    def _apply_dsa(self, combo, defaults: dict):
+        """`combo` with this engine's DSA row layout (engine_attention_defaults.yaml `dsa`, replaced by
+        `dsa_fp8_few_heads` with an fp8 cache below its `below_heads` query heads a device) in the dsa parameters the
+        scenario did not set; unchanged where the file names none for the device's architecture."""
+        att = combo.attention
+        arch = (defaults.get(self.attention_engine) or {}).get(combo.hardware.architecture) or {}
+        layout = dict(arch.get("dsa") or {})
+        few = arch.get("dsa_fp8_few_heads")
+        if few and combo.kv_dtype == "fp8" and float(np.max(np.asarray(combo.heads_dev, float))) < float(few["below_heads"]):
+            layout.update({k: v for k, v in few.items() if k != "below_heads"})
+        fill = {k: v for k, v in layout.items() if k not in att.given}
+        if not fill:
+            return combo
+        values = {k: v for k, v in att.values.items() if k in att.given} | fill
+        return replace(combo, attention=type(att)(**values))
+
+    def dsa_layout(self, combo) -> dict | None:
+        """The DSA row layout this engine gives `combo` ({decode_rows, sparse_prefill}), None where it sets none."""
+        from simulator.kernels.families import engine_defaults
+
+        if self.attention_engine is None or getattr(combo.attention, "name", "") != "dsa":
+            return None
+        c = self._apply_dsa(combo, engine_defaults())
+        if c is combo:
+            return None
+        return {k: c.attention.values[k] for k in ("decode_rows", "sparse_prefill")}
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)

@@ -20,9 +20,11 @@ it (COMBINE_CHAIN: its warps' chain over the splits, launched under the sparse k
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from simulator.kernels.flashmla import COMBINE_HEADS, flashmla_schedule
+from simulator.kernels.flashmla import COMBINE_HEADS
 from simulator.kernels.production import Launch, ceil_div, combine_io, emit
 
 TILE = 64            # block_size_topk: tokens of one index tile
@@ -46,29 +48,52 @@ def busiest_part(batch: int, k: int, n_parts: int) -> tuple[int, int, int]:
     """(tiles, segments, splits of the most split request) of the part the scheduler loads most, in its own unit (tiles
     + 5 a segment), by its greedy packing (get_decoding_sched_meta.cu: each part takes whole requests while its budget
     holds the request's left tiles + 5, else remain - 5 tiles of the current request, a split, and stops)."""
+    return schedule(int(batch), int(k), int(n_parts))[:3]
+
+
+@functools.lru_cache(maxsize=65536)
+def schedule(batch: int, k: int, n_parts: int) -> tuple[int, int, int, int, int]:
+    """The scheduler's packing of `batch` requests of ceil(k / 64) tiles over `n_parts` parts (busiest_part), in
+    O(parts): (the busiest part's tiles, its segments, the most pieces a request is split into, the requests split,
+    their pieces in all). A part first finishes the request its predecessor split, then takes as many whole requests as
+    its budget holds (tiles + 5 each), then a split piece of the next (budget - 5 tiles) and stops."""
     T = int(np.ceil(k / TILE))
     pay = int(np.ceil(batch * (T + SEGMENT_TILES) / n_parts)) + SEGMENT_TILES
-    best, req, blk = (0, 0), 0, 0
-    touched = np.zeros(batch, int)
+    best, req, blk, touch = (0, 0), 0, 0, 0
+    most, nsplit, pieces = (1 if batch else 0), 0, 0
+
+    def done(t):
+        nonlocal most, nsplit, pieces
+        if t > 1:
+            most, nsplit, pieces = max(most, t), nsplit + 1, pieces + t
+
     for _ in range(int(n_parts)):
         remain, tiles, segs = pay, 0, 0
-        while req < batch:
+        if blk > 0 and req < batch:            # the request the previous part split
             left = T - blk
             if remain >= left + SEGMENT_TILES:
                 tiles, segs, remain = tiles + left, segs + 1, remain - left - SEGMENT_TILES
-                touched[req] += 1
-                req, blk = req + 1, 0
+                done(touch + 1)
+                req, blk, touch = req + 1, 0, 0
             else:
                 take = remain - SEGMENT_TILES
                 if take > 0:
-                    tiles, segs, blk = tiles + take, segs + 1, blk + take
-                    touched[req] += 1
-                break
+                    tiles, segs, blk, touch = tiles + take, segs + 1, blk + take, touch + 1
+                remain = -1                    # the part stops
+        if remain >= 0 and req < batch:
+            m = min(batch - req, remain // (T + SEGMENT_TILES))
+            tiles, segs, remain, req = tiles + m * T, segs + m, remain - m * (T + SEGMENT_TILES), req + m
+            if req < batch:                    # a piece of the next request, and the part stops
+                take = remain - SEGMENT_TILES
+                if take > 0:
+                    tiles, segs, blk, touch = tiles + take, segs + 1, take, 1
         if tiles + SEGMENT_TILES * segs > best[0] + SEGMENT_TILES * best[1]:
             best = (tiles, segs)
         if req >= batch:
             break
-    return best[0], best[1], int(touched.max()) if batch else 0
+    if blk > 0:
+        done(touch)
+    return best[0], best[1], most, nsplit, pieces
 
 
 KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
@@ -134,9 +159,8 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
     kd = kind(heads)
     allowed = np.ones(kd.shape, bool) if where is None else np.broadcast_to(np.asarray(where, bool), kd.shape)
     if COMBINE_CHAIN:   # the requests split and their pieces, by the same scheduler (flashmla_schedule)
-        sched = np.array([flashmla_schedule(int(bb), int(np.ceil(k / TILE)), int(pp))[3:]
-                          for bb, pp in zip(batch.ravel(), P.ravel())], float)
-        nsplit, pieces = (sched[:, i].reshape(batch.shape) for i in (1, 2))
+        sched = np.array([schedule(int(bb), int(k), int(pp))[3:] for bb, pp in zip(batch.ravel(), P.ravel())], float)
+        nsplit, pieces = (sched[:, i].reshape(batch.shape) for i in (0, 1))
         per_split = np.maximum(pieces / np.maximum(nsplit, 1.0), 1.0)   # pieces of a split request, on average
         written = R * heads * kv_lora * np.where(splits > 1, 4.0 * per_split, act_bytes)
     else:

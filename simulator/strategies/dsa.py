@@ -181,6 +181,35 @@ SPARSE_KERNEL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES4"
 #: no constant fitted (the attention kind's own terms price the padded work)
 SPARSE_PREFILL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py PREFILL_SHAPES2"
 
+#: the engines' row layouts for FlashMLA's sparse decode kernel, read from their sources (2026-11-29):
+#:   SGLang (python/sglang/srt/layers/attention/nsa_backend.py, v0.5.10.post1; dsa_backend.py in v0.5.23,
+#:   _forward_flashmla_kv): q_all.view(-1, 1, h, d) and indices page_table_1.unsqueeze(1): every query row of a decode,
+#:   verification or draft-extend step its own request of one row (the page table repeat_interleave'd per draft token),
+#:   the heads padded to 64 / 128; on Hopper its default DSA backend is flashmla_kv for prefill too (v0.5.23
+#:   arg_groups/overrides.py: "trtllm" if major >= 10 else "flashmla_kv"), so a prompt's rows run this decode kernel over
+#:   the fp8 cache, no dequantization; the scheduler metadata once per step, reused by every layer
+#:   vLLM (vllm/v1/attention/backends/mla/flashmla_sparse.py, v0.33.0 @ 4ba787ec9): with an fp8 cache and fewer than 32
+#:   heads a device (MIN_HEADS_FOR_BF16_PREFILL; DeepSeek-V3.2 at TP8) every token of the step, prefill rows too, goes
+#:   as ONE request, q.unsqueeze(0): (1, T, h, d); otherwise decode rows keep their request (reshape_query_for_spec_decode:
+#:   (requests, 1 + draft, h, d)) and prefill gathers and up-converts the fp8 cache (cp_gather_and_upconvert_fp8_kv_cache)
+#:   for flash_mla_sparse_fwd
+#: The kernel at those layouts, priced before measuring (FlashMLA sparse grid 5, 1 x H200, blind): flattened decode rows
+#: 2.5 / 3.4 %; rows of one shared sequence +30 % until the L2 re-reads were priced (flashmla_sparse.SHARED_ROWS_L2, grid
+#: 6: 3 of 3 regimes, 4.0 / 6.6 %; one request of distinct sequences' rows 4.6 / 6.2 %)
+ROW_LAYOUT_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES5, SHAPES6"
+ROW_LAYOUTS = ("per_request", "flattened", "one_request")
+
+
+def kernel_rows(batch, q_rows, layout: str):
+    """(requests, rows a request) FlashMLA's sparse decode sees for `batch` sequences of `q_rows` query rows each under
+    an engine's row `layout` (ROW_LAYOUT_SOURCE)."""
+    batch, q_rows = np.asarray(batch, float), np.asarray(q_rows, float)
+    if layout == "flattened":
+        return batch * q_rows, np.ones_like(batch * q_rows)
+    if layout == "one_request":
+        return np.ones_like(batch * q_rows), batch * q_rows
+    return batch, q_rows
+
 
 def decode_heads(heads_dev, pad: int):
     """The query heads sparse MLA decode computes for `heads_dev` heads a device: rounded up to a multiple of `pad`
@@ -217,9 +246,18 @@ class DSAAttention(AttentionStrategy):
                                "generic or flashmla"),
         "sparse_prefill": Param("flashmla", "prefill's sparse MLA: `flashmla` (FlashMLA's sparse prefill: every row's "
                                 "k entries at the padded heads, a CTA per (64 heads, row); judged blind on the second "
-                                "FlashMLA sparse prefill grid: SPARSE_PREFILL_SOURCE) or `generic` (the attention kind "
-                                "over sum_i min(i, k) pairs at the heads a device holds: the rule before)",
-                                lambda v: v in ("generic", "flashmla"), "generic or flashmla"),
+                                "FlashMLA sparse prefill grid: SPARSE_PREFILL_SOURCE), `decode_kernel` (the prompt's "
+                                "rows through FlashMLA's fp8 sparse DECODE kernel, laid out by decode_rows, re-reading "
+                                "the prompt's cache from the L2: SGLang's flashmla_kv on Hopper, vLLM's fp8 path below "
+                                "32 heads; ROW_LAYOUT_SOURCE) or `generic` (the attention kind over sum_i min(i, k) "
+                                "pairs at the heads a device holds: the rule before)",
+                                lambda v: v in ("generic", "flashmla", "decode_kernel"),
+                                "generic, flashmla or decode_kernel"),
+        "decode_rows": Param("per_request", "how the engine hands a step's query rows to FlashMLA's sparse decode: "
+                             "`per_request` (a request's 1 + draft rows as its s_q: vLLM at >= 32 heads a device), "
+                             "`flattened` (every row its own request of one row: SGLang) or `one_request` (every row of "
+                             "the step as one request: vLLM's fp8 path below 32 heads); ROW_LAYOUT_SOURCE",
+                             lambda v: v in ROW_LAYOUTS, "per_request, flattened or one_request"),
         "pad_heads": Param(PAD_HEADS_CANDIDATE, "decode's query heads padded up to a multiple of this (64: FlashMLA's "
                            "sparse decode takes 64 or 128 query heads, so an engine pads fewer to 64; judged blind on "
                            "the FlashMLA sparse grid 2, module constant PAD_HEADS_CANDIDATE); 0 = the heads a device "
@@ -232,6 +270,12 @@ class DSAAttention(AttentionStrategy):
             return ("attention 'dsa' with sparse_kernel 'flashmla' needs FlashMLA sparse decode's fitted terms on this "
                     "device (the H200's, the H100-SXM's and the devices that borrow them have them); use attention: "
                     "{dsa: {sparse_kernel: generic}} for the generic attention kind")
+        if self.sparse_prefill == "decode_kernel" and not combo.flashmla_sparse_priced:
+            return ("attention 'dsa' with sparse_prefill 'decode_kernel' needs FlashMLA sparse decode's fitted terms on "
+                    "this device; use sparse_prefill: flashmla or generic")
+        if self.decode_rows != "per_request" and self.sparse_kernel != "flashmla":
+            return (f"attention 'dsa': decode_rows '{self.decode_rows}' lays a step's rows out for FlashMLA's sparse "
+                    "decode kernel; it needs sparse_kernel: flashmla (the generic kind has no rows to lay out)")
         return None
 
     def model_problem(self, model):
@@ -281,7 +325,8 @@ class DSAAttention(AttentionStrategy):
         H = decode_heads(combo.heads_dev, self.pad_heads)
         if self.sparse_kernel == "flashmla":   # every index tile walked, -1 entries too (the kernel skips none)
             from simulator.kernels import flashmla_sparse
-            flashmla_sparse.add_ops(b, B, q, H * np.ones(np.shape(N)), float(k), lat, a.kv_lora_rank, combo.kvbytes,
+            kb, kq = kernel_rows(B * np.ones(np.shape(N)), q * np.ones(np.shape(N)), self.decode_rows)
+            flashmla_sparse.add_ops(b, kb, kq, H * np.ones(np.shape(N)), float(k), lat, a.kv_lora_rank, combo.kvbytes,
                                     ACT_BYTES, ACT_DTYPE, count, combo.target.sm_count)
             return
         splits = np.maximum(1.0, T / self.split_tokens)
@@ -316,6 +361,17 @@ class DSAAttention(AttentionStrategy):
             tr, tl = prefill_topk_rows(B, P, k)
             combo.topk.add_ops(MaskedBuilder(b, select), combo, tr, tl, int(k), count, "prefill")
         lat = a.kv_lora_rank + a.qk_rope_head_dim
+        if self.sparse_prefill == "decode_kernel":
+            # the prompt's rows through FlashMLA's fp8 sparse decode kernel (ROW_LAYOUT_SOURCE): flattened into requests
+            # of one row (SGLang) or one request of every row (vLLM below 32 heads), every row's k / 64 tiles, the
+            # prompts' caches re-read from the L2 (flashmla_sparse.SHARED_ROWS_L2: the distinct tokens are the prompts')
+            from simulator.kernels import flashmla_sparse
+            H = decode_heads(combo.heads_dev, self.pad_heads)
+            lay = "one_request" if self.decode_rows == "one_request" else "flattened"
+            kb, kq = kernel_rows(B * P, 1.0, lay)
+            flashmla_sparse.add_ops(b, kb, kq, H * np.ones(np.shape(kb)), k, lat, a.kv_lora_rank, combo.kvbytes,
+                                    ACT_BYTES, ACT_DTYPE, count, combo.target.sm_count, unique_tokens=B * P)
+            return
         if self.sparse_prefill == "flashmla":
             # FlashMLA's sparse prefill (flash_mla_sparse_fwd, sm90 sparse_attn_fwd_kernel: grid (h / 64) x the
             # prompt's rows, not persistent): every row walks all ceil(k / 64) index tiles, the -1 entries of its first

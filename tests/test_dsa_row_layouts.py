@@ -1,0 +1,124 @@
+"""DSA's row layouts for FlashMLA's sparse kernels (simulator/strategies/dsa.py decode_rows / sparse_prefill) and the
+engines' defaults for them (simulator/kernels/data/engine_attention_defaults.yaml, RuntimeProfile.apply_attention)."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from hwmodels.roofline import price
+from simulator.combo import combo_refusal, make_combo
+from simulator.engine.runtime import load_profile
+from simulator.pricing import decode_ops, prefill_ops
+from simulator.strategies.base import parse_axis
+from simulator.strategies.dsa import kernel_rows
+
+
+def _combo(tp=8, kv="fp8", mtp=0, **dsa):
+    c = make_combo("H200", "DeepSeek-V3.2-Exp", kv_dtype=kv, tp=tp, launch="graph", attention="dense")
+    att = {"dsa": dsa} if dsa else "dsa"
+    spec = "none" if not mtp else {"mtp": {"k": mtp}}
+    return replace(c, attention=parse_axis("attention", [att])[0], topk=parse_axis("topk", ["radix"])[0],
+                   speculation=parse_axis("speculation", [spec])[0])
+
+
+def _attention_us(c, batch, context=32768.0):
+    ops, _ = decode_ops(c, np.array([float(batch)]), np.array([context]))
+    names = np.asarray(ops.names, dtype=object)[ops.name_id]
+    sec = price(ops, c.hardware, "graph")
+    m = np.isin(names, ["attention", "attention_combine"]) & (ops.count > 1)
+    return float((sec[m] / ops.count[m]).sum() * 1e6)
+
+
+def _prefill_attention_ms(c, prompt):
+    ops = prefill_ops(c, np.array([float(prompt)]))
+    names = np.asarray(ops.names, dtype=object)[ops.name_id]
+    sec = price(ops, c.hardware, "eager")
+    m = (names == "attention") & (ops.count > 1)
+    return float((sec[m] / ops.count[m]).sum() * 1e3)
+
+
+def test_kernel_rows_per_layout():
+    assert [tuple(np.ravel(x)) for x in kernel_rows(8, 3, "per_request")] == [(8.0,), (3.0,)]
+    assert [tuple(np.ravel(x)) for x in kernel_rows(8, 3, "flattened")] == [(24.0,), (1.0,)]
+    assert [tuple(np.ravel(x)) for x in kernel_rows(8, 3, "one_request")] == [(1.0,), (24.0,)]
+
+
+def test_one_request_pays_a_second_wave_just_past_the_sms_where_flattened_rows_do_not():
+    flat, one = _combo(decode_rows="flattened"), _combo(decode_rows="one_request")
+    # 140 rows: one request of 140 rows is 140 CTAs of a whole row each on 132 SMs (two waves of 32 tiles); flattened,
+    # the scheduler deals 140 x (32 + 5) tiles over 132 parts
+    assert _attention_us(one, 140) > 1.4 * _attention_us(flat, 140)
+    # at a batch the parts divide, the per-request and flattened layouts deal the same payload
+    per = _combo(mtp=1)
+    assert np.isclose(_attention_us(per, 64), _attention_us(_combo(mtp=1, decode_rows="flattened"), 64), rtol=0.02)
+
+
+def test_the_decode_kernel_prefill_is_slower_than_the_prefill_kernel_and_reads_the_prompt_from_the_l2():
+    dk, fm = _combo(sparse_prefill="decode_kernel"), _combo()
+    a, b = _prefill_attention_ms(dk, 32768), _prefill_attention_ms(fm, 32768)
+    assert 1.1 * b < a < 2.0 * b
+    from simulator.kernels import flashmla_sparse as K
+    old = K.SHARED_ROWS_L2
+    K.SHARED_ROWS_L2 = False
+    try:
+        cold = _prefill_attention_ms(dk, 32768)
+    finally:
+        K.SHARED_ROWS_L2 = old
+    assert cold > 1.2 * a
+
+
+def test_layouts_are_refused_where_nothing_prices_them():
+    bad = _combo(decode_rows="flattened", sparse_kernel="generic")
+    assert "sparse_kernel: flashmla" in combo_refusal(bad)
+    assert combo_refusal(_combo(decode_rows="one_request", sparse_prefill="decode_kernel")) is None
+
+
+@pytest.mark.parametrize("engine,tp,rows,prefill", [("sglang", 8, "flattened", "decode_kernel"),
+                                                      ("sglang", 2, "flattened", "decode_kernel"),
+                                                      ("vllm-v1", 8, "one_request", "decode_kernel"),
+                                                      ("vllm-v1", 2, "per_request", "flashmla")])
+def test_engine_profiles_lay_dsa_out_as_their_sources_do(engine, tp, rows, prefill):
+    prof = load_profile(engine)
+    c, _ = prof.apply_attention(_combo(tp=tp))
+    assert (c.attention.decode_rows, c.attention.sparse_prefill) == (rows, prefill)
+    assert prof.dsa_layout(_combo(tp=tp)) == {"decode_rows": rows, "sparse_prefill": prefill}
+
+
+def test_an_engine_never_overrides_a_layout_the_scenario_set():
+    c, _ = load_profile("sglang").apply_attention(_combo(decode_rows="per_request"))
+    assert (c.attention.decode_rows, c.attention.sparse_prefill) == ("per_request", "decode_kernel")
+    c, _ = load_profile("vllm-v1").apply_attention(_combo(tp=8, kv="bf16"))
+    assert c.attention.decode_rows == "per_request"   # the few-heads layout is the fp8 path's only
+
+
+def test_the_fast_scheduler_matches_the_greedy_replica():
+    from simulator.kernels import flashmla_sparse as K
+
+    def replica(batch, k, n_parts):
+        T = int(np.ceil(k / 64))
+        pay = int(np.ceil(batch * (T + 5) / n_parts)) + 5
+        best, req, blk, touched = (0, 0), 0, 0, np.zeros(batch, int)
+        for _ in range(n_parts):
+            remain, tiles, segs = pay, 0, 0
+            while req < batch:
+                left = T - blk
+                if remain >= left + 5:
+                    tiles, segs, remain = tiles + left, segs + 1, remain - left - 5
+                    touched[req] += 1
+                    req, blk = req + 1, 0
+                else:
+                    if remain - 5 > 0:
+                        tiles, segs, blk = tiles + remain - 5, segs + 1, blk + remain - 5
+                        touched[req] += 1
+                    break
+            if tiles + 5 * segs > best[0] + 5 * best[1]:
+                best = (tiles, segs)
+            if req >= batch:
+                break
+        split = touched[touched > 1]
+        return best[0], best[1], int(touched.max()), len(split), int(split.sum())
+
+    for b in (1, 2, 3, 5, 17, 64, 131, 133, 300, 1000):
+        for k in (512, 1000, 2048):
+            for p in (1, 7, 33, 66, 132):
+                assert K.schedule(b, k, p) == replica(b, k, p), (b, k, p)
