@@ -122,3 +122,13 @@ def test_the_fast_scheduler_matches_the_greedy_replica():
         for k in (512, 1000, 2048):
             for p in (1, 7, 33, 66, 132):
                 assert K.schedule(b, k, p) == replica(b, k, p), (b, k, p)
+
+
+def test_the_vectorized_scheduler_matches_the_scalar_one():
+    from simulator.kernels import flashmla_sparse as K
+
+    bs = np.array([1, 2, 5, 31, 64, 131, 132, 133, 140, 700, 4096, 9999])
+    parts = np.array([132, 66, 1, 44, 7, 132, 33, 1, 132, 2, 132, 16])
+    got = K.schedule_arrays(bs, 2048, parts)
+    for i, (b, p) in enumerate(zip(bs, parts)):
+        assert tuple(int(a[i]) for a in got) == K.schedule(int(b), 2048, int(p)), (b, p)

@@ -21,6 +21,8 @@ from simulator.calibration.scoreboard import BOARD, models_table
 
 FAMILY = "flashmla sparse decode (DSA attention), H200"
 FAMILY_PREFILL = "flashmla sparse prefill (DSA attention), H200"
+FAMILY_FLAT = "flashmla sparse decode kernel, SGLang's flattened decode rows, H200"
+FAMILY_LAYOUTS = "flashmla sparse decode kernel, rows sharing a sequence / one request, H200"
 
 
 def flashmla_sparse(fmt: dict | None = None) -> None:
@@ -121,6 +123,54 @@ def _spans(fmt: dict) -> None:
         "SHIPPED by the tie rule (flashmla_sparse.COMBINE_CHAIN; the spans-fitted terms in H200.yaml and, as the H200's, "
         "H100-SXM.yaml)", _grid4_notes(), FAMILY,
         ("grid 4, main (grid 1's terms, the combine as bytes)", "grid 4, the combine's chain + spans-fitted tiles (shipped)"))
+    _layouts(fmt)
+
+
+def _layouts(fmt: dict) -> None:
+    """Grids 5 and 6: the kernel at the engines' row layouts (blind)."""
+    g = S.measured5()
+    if g is None:
+        print(f"\nFlashMLA sparse grid 5: not measured yet ({S.PREDICTION5} holds the prices)")
+        return
+    rr = replicate_pct(g, S.measured5(replicate=True))
+    g["shipped_err_pct"] = (g["pred_us"] / g["median_us"] - 1.0) * 100.0
+    t = models_table(g, ("regime",), ("shipped",), ("shipped",))
+    print(f"\n== FLASHMLA'S SPARSE DECODE KERNEL AT THE ENGINES' ROW LAYOUTS, GRID 5 ({len(g)} shapes: SGLang flattens "
+          "every query row into a request of one row (its decode, verification and, on Hopper, prefill rows); vLLM's "
+          "fp8 path below 32 heads passes the step's rows as one request; "
+          f"{S.PREDICTION5}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr:.2f} "
+          "%), BLIND: the product as committed (the kernel priced at the layout, kernel_us); the flattened decode rows "
+          "are their layout's STANDING; |model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    met = int((t["shipped_goal"] == "met").sum())
+    print(f"  {pooled(g['shipped_err_pct'])}; regimes met {met} of {len(t)}; the prompt rows (every row indexing one "
+          "sequence) and the one-request rows (this grid's rows of one request index one sequence too) ran 29-32 % "
+          "faster than priced at 64 heads, 8.5 % at 128: their gathers re-read the sequence from the L2, which the "
+          "price read from HBM (SHARED_ROWS_L2, judged on grid 6)")
+    flat = g[g["regime"].str.startswith("flattened rows (SGLang decode")]
+    tf = t[t["regime"].str.startswith("flattened rows (SGLang decode")]
+    BOARD.add(FAMILY_FLAT, "blind", "grid 5, the product as committed", flat["shipped_err_pct"],
+              int((tf["shipped_goal"] == "met").sum()), len(tf), standing=True)
+    BOARD.add(FAMILY_LAYOUTS, "blind", "grid 5, every gather from HBM",
+              g.loc[~g.index.isin(flat.index), "shipped_err_pct"], met - len(tf), len(t) - len(tf))
+    g6 = S.measured6()
+    if g6 is None:
+        print(f"\nFlashMLA sparse grid 6: not measured yet ({S.PREDICTION6} holds the prices)")
+        return
+    rr6 = replicate_pct(g6, S.measured6(replicate=True))
+    _main_vs_cand(
+        g6, fmt, f"\n== FLASHMLA'S SPARSE DECODE KERNEL, GRID 6 ({len(g6)} new shapes: rows indexing one sequence of "
+        "2.5K-164K tokens (inside and past the L2), one request of 12-700 rows of distinct sequences; "
+        f"{S.PREDICTION6}, commit {str(g6['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+        f"{rr6:.2f} %): main = the product as shipped (every gather from HBM), cand = SHARED_ROWS_L2 (the gathers past "
+        "a shared sequence's distinct tokens re-read it from the L2; the tile chain at the kinds' iter_l2 for the share "
+        f"that hits, fitted on grid 5's prefill rows, LOOKED-AT: {g6['terms'].iloc[0]}); declared before the call: the "
+        "candidate ships if it meets more regimes, a tie by the lower pooled median; the grid holds these layouts' "
+        "STANDING; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED (flashmla_sparse.SHARED_ROWS_L2; iter_l2 in H200.yaml and, as the H200's, H100-SXM.yaml)",
+        ("  still off: rows of one sequence past the L2 -5 % (the roofline's hit share min(1, L2 / working set) a little "
+         "generous for random gathers); one request of distinct sequences' rows +4.6 % (the shipped cold tile)",),
+        FAMILY_LAYOUTS, ("grid 6, main (every gather from HBM)", "grid 6, SHARED_ROWS_L2 (shipped)"))
 
 
 def _grid4_notes() -> tuple:

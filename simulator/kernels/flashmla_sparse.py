@@ -96,6 +96,59 @@ def schedule(batch: int, k: int, n_parts: int) -> tuple[int, int, int, int, int]
     return best[0], best[1], most, nsplit, pieces
 
 
+def schedule_arrays(batch, k: int, n_parts) -> tuple[np.ndarray, ...]:
+    """schedule() for arrays of `batch` and `n_parts` at once (numpy, one step a part over every setting): (tiles,
+    segments, most pieces, requests split, pieces), each shaped as the broadcast inputs."""
+    batch, n_parts = np.broadcast_arrays(np.asarray(batch, dtype=np.int64), np.asarray(n_parts, dtype=np.int64))
+    shape = batch.shape
+    B, NP = batch.ravel(), n_parts.ravel()
+    T, S = int(np.ceil(k / TILE)), SEGMENT_TILES
+    pay = -(-(B * (T + S)) // np.maximum(NP, 1)) + S
+    z = np.zeros(B.shape, np.int64)
+    req, blk, touch = z.copy(), z.copy(), z.copy()
+    best_t, best_s = z.copy(), z.copy()
+    most, nsplit, pieces = np.where(B > 0, 1, 0), z.copy(), z.copy()
+    live = B > 0
+    for part in range(int(NP.max()) if NP.size else 0):
+        on = live & (part < NP) & (req < B)
+        if not on.any():
+            break
+        remain, tiles, segs = np.where(on, pay, 0), z.copy(), z.copy()
+        # the request the previous part split
+        cont = on & (blk > 0)
+        left = T - blk
+        whole = cont & (remain >= left + S)
+        t1 = np.where(whole, touch + 1, 0)
+        fin = whole & (t1 > 1)
+        most = np.where(fin, np.maximum(most, t1), most)
+        nsplit, pieces = nsplit + fin, pieces + np.where(fin, t1, 0)
+        tiles, segs = tiles + np.where(whole, left, 0), segs + whole
+        remain = np.where(whole, remain - left - S, remain)
+        req = req + whole
+        blk, touch = np.where(whole, 0, blk), np.where(whole, 0, touch)
+        part_piece = cont & ~whole
+        take = remain - S
+        grow = part_piece & (take > 0)
+        tiles, segs = tiles + np.where(grow, take, 0), segs + grow
+        blk, touch = np.where(grow, blk + take, blk), touch + grow
+        go = on & ~part_piece & (req < B)
+        # whole requests, then a piece of the next
+        m = np.where(go, np.minimum(B - req, np.maximum(remain, 0) // (T + S)), 0)
+        tiles, segs, remain, req = tiles + m * T, segs + m, remain - m * (T + S), req + m
+        nxt = go & (req < B)
+        take = remain - S
+        grow = nxt & (take > 0)
+        tiles, segs = tiles + np.where(grow, take, 0), segs + grow
+        blk, touch = np.where(grow, take, blk), np.where(grow, 1, touch)
+        better = on & (tiles + S * segs > best_t + S * best_s)
+        best_t, best_s = np.where(better, tiles, best_t), np.where(better, segs, best_s)
+    end = blk > 0
+    fin = end & (touch > 1)
+    most = np.where(fin, np.maximum(most, touch), most)
+    nsplit, pieces = nsplit + fin, pieces + np.where(fin, touch, 0)
+    return tuple(x.reshape(shape) for x in (best_t, best_s, most, nsplit, pieces))
+
+
 KINDS = ("attn_flashmla_sparse", "attn_flashmla_sparse_pair")
 
 #: the combine as FlashMLA's combine kernel runs it (combine.cu @ 9241ae3, the kernel the dense decode launches too, and
@@ -151,16 +204,14 @@ def add_ops(b, batch, s_q, heads, k, lat, kv_lora, kvbytes, act_bytes, act_dtype
     batch, s_q, heads = (np.broadcast_to(np.asarray(v, float), np.shape(np.asarray(batch, float) * np.asarray(heads, float)))
                          for v in (batch, s_q, heads))
     P = parts(heads, s_q, sms)
-    stats = np.array([busiest_part(int(bb), int(k), int(pp)) for bb, pp in zip(batch.ravel(), P.ravel())], float)
-    tiles, segs, splits = (stats[:, i].reshape(batch.shape) for i in range(3))
+    tiles, segs, splits, nsplit_s, pieces_s = (x.astype(float) for x in schedule_arrays(batch, int(k), P))
     R = batch * s_q
     T = float(k)
     ctas = np.ceil(heads / HEAD_TILE) * s_q * P
     kd = kind(heads)
     allowed = np.ones(kd.shape, bool) if where is None else np.broadcast_to(np.asarray(where, bool), kd.shape)
-    if COMBINE_CHAIN:   # the requests split and their pieces, by the same scheduler (flashmla_schedule)
-        sched = np.array([schedule(int(bb), int(k), int(pp))[3:] for bb, pp in zip(batch.ravel(), P.ravel())], float)
-        nsplit, pieces = (sched[:, i].reshape(batch.shape) for i in (0, 1))
+    if COMBINE_CHAIN:   # the requests split and their pieces, by the same scheduler
+        nsplit, pieces = nsplit_s, pieces_s
         per_split = np.maximum(pieces / np.maximum(nsplit, 1.0), 1.0)   # pieces of a split request, on average
         written = R * heads * kv_lora * np.where(splits > 1, 4.0 * per_split, act_bytes)
     else:
