@@ -81,7 +81,8 @@ def test_engine_profiles_lay_dsa_out_as_their_sources_do(engine, tp, rows, prefi
     prof = load_profile(engine)
     c, _ = prof.apply_attention(_combo(tp=tp))
     assert (c.attention.decode_rows, c.attention.sparse_prefill) == (rows, prefill)
-    assert prof.dsa_layout(_combo(tp=tp)) == {"decode_rows": rows, "sparse_prefill": prefill}
+    assert prof.dsa_layout(_combo(tp=tp)) == {"decode_rows": rows, "sparse_prefill": prefill,
+                                              "short_prompt_dense": engine == "sglang"}
 
 
 def test_an_engine_never_overrides_a_layout_the_scenario_set():
@@ -132,3 +133,13 @@ def test_the_vectorized_scheduler_matches_the_scalar_one():
     got = K.schedule_arrays(bs, 2048, parts)
     for i, (b, p) in enumerate(zip(bs, parts)):
         assert tuple(int(a[i]) for a in got) == K.schedule(int(b), 2048, int(p)), (b, p)
+
+
+def test_sglang_prefills_short_prompts_densely_and_a_bf16_cache_with_the_prefill_kernel():
+    prof = load_profile("sglang")
+    c, _ = prof.apply_attention(_combo(kv="bf16"))
+    assert c.attention.sparse_prefill == "flashmla" and c.attention.short_prompt_dense
+    dense, sparse = _combo(short_prompt_dense=True), _combo()
+    # at 1,024 tokens (<= k) the dense causal pairs are a quarter of every row's k entries
+    assert _prefill_attention_ms(dense, 1024) < 0.5 * _prefill_attention_ms(sparse, 1024)
+    assert np.isclose(_prefill_attention_ms(dense, 8192), _prefill_attention_ms(sparse, 8192))

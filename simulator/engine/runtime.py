@@ -326,14 +326,17 @@ class RuntimeProfile:
 
     def _apply_dsa(self, combo, defaults: dict):
         """`combo` with this engine's DSA row layout (engine_attention_defaults.yaml `dsa`, replaced by
-        `dsa_fp8_few_heads` with an fp8 cache below its `below_heads` query heads a device) in the dsa parameters the
-        scenario did not set; unchanged where the file names none for the device's architecture."""
+        `dsa_fp8_few_heads` with an fp8 cache below its `below_heads` query heads a device, by `dsa_bf16` with a bf16
+        cache) in the dsa parameters the scenario did not set; unchanged where the file names none for the device's
+        architecture."""
         att = combo.attention
         arch = (defaults.get(self.attention_engine) or {}).get(combo.hardware.architecture) or {}
         layout = dict(arch.get("dsa") or {})
         few = arch.get("dsa_fp8_few_heads")
         if few and combo.kv_dtype == "fp8" and float(np.max(np.asarray(combo.heads_dev, float))) < float(few["below_heads"]):
             layout.update({k: v for k, v in few.items() if k != "below_heads"})
+        if combo.kv_dtype != "fp8":
+            layout.update(arch.get("dsa_bf16") or {})
         fill = {k: v for k, v in layout.items() if k not in att.given}
         if not fill:
             return combo
@@ -349,7 +352,7 @@ class RuntimeProfile:
         c = self._apply_dsa(combo, engine_defaults())
         if c is combo:
             return None
-        return {k: c.attention.values[k] for k in ("decode_rows", "sparse_prefill")}
+        return {k: c.attention.values[k] for k in ("decode_rows", "sparse_prefill", "short_prompt_dense")}
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)

@@ -253,6 +253,12 @@ class DSAAttention(AttentionStrategy):
                                 "pairs at the heads a device holds: the rule before)",
                                 lambda v: v in ("generic", "flashmla", "decode_kernel"),
                                 "generic, flashmla or decode_kernel"),
+        "short_prompt_dense": Param(False, "a prompt of at most index_topk tokens prefills with dense MHA: SGLang's "
+                                    "MHA_ONE_SHOT on SM90 / SM100 (nsa_backend set_nsa_prefill_impl: max_kv_len <= "
+                                    "nsa_index_topk), priced as the dense strategy's MLA prefill of kernel flashmla "
+                                    "(FA3's varlen 192 / 128 forward on the decompressed heads; the layer's GEMMs "
+                                    "stay the absorbed path's: an ASSUMPTION); false = the sparse_prefill kernel for "
+                                    "every prompt", lambda v: isinstance(v, bool), "true or false"),
         "decode_rows": Param("per_request", "how the engine hands a step's query rows to FlashMLA's sparse decode: "
                              "`per_request` (a request's 1 + draft rows as its s_q: vLLM at >= 32 heads a device), "
                              "`flattened` (every row its own request of one row: SGLang) or `one_request` (every row of "
@@ -361,6 +367,13 @@ class DSAAttention(AttentionStrategy):
             tr, tl = prefill_topk_rows(B, P, k)
             combo.topk.add_ops(MaskedBuilder(b, select), combo, tr, tl, int(k), count, "prefill")
         lat = a.kv_lora_rank + a.qk_rope_head_dim
+        short = np.broadcast_to(np.asarray(P, float) <= k, np.shape(np.asarray(B, float) * P)) & self.short_prompt_dense
+        if short.any():   # MHA_ONE_SHOT: a prompt of at most k tokens attends densely (short_prompt_dense)
+            from simulator.strategies.dense import DenseAttention
+            DenseAttention(kernel="flashmla").layout_prefill_ops(MaskedBuilder(b, short), combo.attn_layout, shape)
+            if short.all():
+                return
+            b = MaskedBuilder(b, ~short)
         if self.sparse_prefill == "decode_kernel":
             # the prompt's rows through FlashMLA's fp8 sparse decode kernel (ROW_LAYOUT_SOURCE): flattened into requests
             # of one row (SGLang) or one request of every row (vLLM below 32 heads), every row's k / 64 tiles, the
@@ -382,7 +395,12 @@ class DSAAttention(AttentionStrategy):
                   bytes_read=io * 0.6, bytes_written=io * 0.4,
                   parallel_units=B * P * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
             return
-        # sum_{i=1..P} min(i, k)
+        self._prefill_generic(b, combo, B, P, k, lat, count)
+
+    def _prefill_generic(self, b, combo, B, P, k, lat, count) -> None:
+        """The generic attention kind over sum_{i=1..P} min(i, k) causal pairs at the heads a device holds."""
+        a = combo.model.mla
+        pairs = P * (P + 1) / 2.0
         sparse_pairs = np.where(P <= k, pairs, k * (k + 1) / 2.0 + (P - k) * k)
         H = combo.heads_dev
         io = B * P * (lat * combo.kvbytes + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
