@@ -26,6 +26,12 @@ with programmatic dependent launch, so it may start before the sparse kernel end
 sparse kernel's span, the combine's exposed tail (its end - the sparse kernel's end), the call (the combine's end - the
 sparse kernel's start) and the combine's start lag, in DIR/flashmla_sparse_<device>_<date>_<tag>_spans.csv.
 
+--prefill-rows: FlashMLA's sparse prefill kernel over `rows` independent query rows (the prediction's `heads`, `rows`,
+`topk`, `context`, `shared`), as TensorRT-LLM runs its DSA decode on Hopper (every generation row a row of
+flash_mla_sparse_fwd over the bf16 cache pool): q (rows, H, 576) bf16; kv a bf16 pool of `context` tokens per row
+(shared 2: each row its own sequence) or of one sequence (shared 1); indices (rows, 1, k): k distinct positions of the
+row's sequence; the pool rotated through copies past the L2 (cold); kernel `fmla_sparse_fwd_rows`.
+
 CSV: DIR/flashmla_sparse_<device>_<date>_<tag>.csv.
 """
 from __future__ import annotations
@@ -43,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 5
+SCRIPT_VERSION = 6
 PAGE = 64
 BYTES_PER_TOKEN = 656
 L2_BYTES = 50 * (1 << 20)
@@ -192,10 +198,13 @@ def main():
     ap.add_argument("--tag", default="grid1")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--prefill", action="store_true")
+    ap.add_argument("--prefill-rows", action="store_true", help="the sparse prefill kernel over independent rows")
     ap.add_argument("--spans", action="store_true", help="also time each decode shape's kernels one by one")
     args = ap.parse_args()
     if args.prefill:
         return prefill_main(args)
+    if args.prefill_rows:
+        return prefill_rows_main(args)
     torch.ops.load_library(str(args.so))
     op = torch.ops.flash_mla_legacy.sparse_decode_fwd
     shapes = shapes_of(args.shapes)[: 2 if args.smoke else None]
@@ -297,6 +306,58 @@ def prefill_main(args) -> None:
         except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
             print(f"prefill H {H} P {P}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"prefill H {H} P {P}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    f.close()
+    notes.close()
+    print(f"wrote {path}", flush=True)
+
+
+def prefill_rows_main(args) -> None:
+    """The --prefill-rows campaign (module docstring)."""
+    torch.ops.load_library(str(args.so))
+    op = torch.ops.flash_mla_legacy.sparse_prefill_fwd
+    keys = ("heads", "rows", "topk", "context", "shared")
+    shapes = list(dict.fromkeys(tuple(int(float(r[c])) for c in keys) for r in csv.DictReader(open(args.shapes))))
+    shapes = shapes[: 2 if args.smoke else None]
+    dev, date, path, f, w, notes = open_outputs(args, ["kernel", *keys, "median_us", "p20_us", "p80_us", "calls",
+                                                       "copies", "note", "device", "date"])
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    scale = 1.0 / math.sqrt(576)
+    for H, R, k, N, shared in shapes:
+        try:
+            seqs = R if shared == 2 else 1
+            pool_bytes = seqs * N * 576 * 2
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
+            kvs = [torch.randn(seqs * N, 1, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
+                   for _ in range(copies)]
+            q = torch.randn(R, H, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
+            kk = min(k, N)
+            idx = torch.full((R, k), -1, dtype=torch.int32, device="cuda")
+            for i in range(0, R, 64):
+                n = min(64, R - i)
+                pos = torch.argsort(torch.rand(n, N, device="cuda", generator=gen), dim=1)[:, :kk]
+                base = (torch.arange(i, i + n, device="cuda")[:, None] * N) if shared == 2 else 0
+                idx[i:i + n, :kk] = (pos + base).to(torch.int32)
+            idx = idx.view(R, 1, k)
+            op(q, kvs[0], idx, scale, 512, None, None, False, True)
+            torch.cuda.synchronize()
+
+            def fn(j, q=q, kvs=kvs, idx=idx, n_kv=copies):
+                op(q, kvs[j % n_kv], idx, scale, 512, None, None, False, True)
+            st = T.time_graph(fn)
+            w.writerow({"kernel": "fmla_sparse_fwd_rows", "heads": H, "rows": R, "topk": k, "context": N,
+                        "shared": shared, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                        "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": copies, "note": "",
+                        "device": dev, "date": date})
+            f.flush()
+            names = launched_kernels(lambda fn=fn: fn(0))
+            notes.write(f"rows H {H} R {R} k {k} N {N} shared {shared}: {' | '.join(names)[:500]}\n")
+            print(f"rows H {H:3d} R {R:5d} N {N:6d} shared {shared}: done", flush=True)
+            del kvs, q, idx
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"rows H {H} R {R} N {N}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"rows H {H} R {R} N {N}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
     f.close()
     notes.close()

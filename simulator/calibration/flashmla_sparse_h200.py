@@ -636,3 +636,44 @@ def measured6(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR, replicat
               ) -> pd.DataFrame | None:
     """Grid 6's committed prediction joined to its H200 measurement of `kernel` (None before it exists)."""
     return measured_grid(PREDICTION6, "grid6", kernel, data_dir, replicate)
+
+
+#: TensorRT-LLM's DSA generation on Hopper: every generation row a row of FlashMLA's sparse PREFILL kernel over the bf16
+#: cache (dsa sparse_kernel prefill_kernel, read from tensorrt_llm/_torch/modules/attention.py @ 00547a25). The rows
+#: grid: (tp, rows, context), each row its own sequence (shared 2: distinct requests' decode rows), the kernel at the
+#: padded heads (TP8 -> 64, TP1 128). Priced as the product prices it today (the sparse prefill's op over the rows, the
+#: generic attention kind's terms), no candidate: the FIRST LOOK of that path, committed before the call
+ROWS_SHAPES = ([(8, r, n) for r, n in ((1, 32768), (3, 8192), (8, 65536), (24, 16384), (64, 12288), (100, 24576),
+                                      (132, 8192), (133, 16384), (200, 8192), (264, 4096), (400, 8192), (700, 4096))]
+               + [(1, r, n) for r, n in ((1, 16384), (5, 40960), (30, 8192), (66, 12288), (67, 8192), (132, 4096),
+                                         (250, 8192))])
+ROWS_PREDICTION = "flashmla_sparse_fwd_rows_h200_prediction_2026-11-29.csv"
+
+
+def rows_regime(tp, rows) -> np.ndarray:
+    """The rows grid's regimes: the kernel's heads x one wave of CTAs (rows x heads / 64 <= 132) or more."""
+    tp, rows = np.asarray(tp), np.asarray(rows)
+    one = rows * np.where(tp == 1, 2, 1) <= 132
+    h = np.where(tp == 1, "128 heads (TP1)", "heads padded to 64 (TP8)")
+    return np.array([f"{a}, {'one wave' if o else 'several waves'}" for a, o in zip(h, one)])
+
+
+def predict_rows(hw: HardwareSpec) -> pd.DataFrame:
+    """ROWS_SHAPES priced by the product as shipped with sparse_kernel prefill_kernel (`pred_us`, per layer)."""
+    t = pd.DataFrame([{"tp": tp, "heads": kernel_heads(tp), "rows": r, "topk": TOPK, "context": n, "shared": 2}
+                      for tp, r, n in ROWS_SHAPES])
+    t["regime"] = rows_regime(t["tp"], t["rows"])
+    t["pred_us"] = [product_us(hw, tp, r, 1, n, sparse_kernel="prefill_kernel")
+                    for tp, r, n in zip(t["tp"], t["rows"], t["context"])]
+    return t
+
+
+def measured_rows(tag: str = "rows1", prediction: str = ROWS_PREDICTION, data_dir: Path = F.DATA_DIR,
+                  replicate: bool = False) -> pd.DataFrame | None:
+    """A rows grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    m = pd.read_csv(files[-1])
+    key = ["heads", "rows", "topk", "context", "shared"]
+    return pd.read_csv(Path(data_dir) / prediction).merge(m[key + ["median_us", "note"]], on=key, how="inner")

@@ -193,6 +193,11 @@ SPARSE_PREFILL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py PREFILL_S
 #:   as ONE request, q.unsqueeze(0): (1, T, h, d); otherwise decode rows keep their request (reshape_query_for_spec_decode:
 #:   (requests, 1 + draft, h, d)) and prefill gathers and up-converts the fp8 cache (cp_gather_and_upconvert_fp8_kv_cache)
 #:   for flash_mla_sparse_fwd
+#:   TensorRT-LLM (tensorrt_llm/_torch/modules/attention.py @ 00547a25, forward_generation_sparse_mla /
+#:   forward_sparse_mla_kvcache_bf16; attention_backend/sparse/dsa/module.py @ 047098b7): on SM90 both generation and
+#:   context rows go through FlashMLA's sparse PREFILL kernel, flash_mla_sparse_fwd(q (tokens, heads padded to a
+#:   multiple of 64, 576), the all-layer bf16 pool, indices (tokens, 1, k)): every generation row its own row, the cache
+#:   bf16 (sparse_kernel prefill_kernel); SM100 runs trtllm-gen kernels (not modelled)
 #: The kernel at those layouts, priced before measuring (FlashMLA sparse grid 5, 1 x H200, blind): flattened decode rows
 #: 2.5 / 3.4 %; rows of one shared sequence +30 % until the L2 re-reads were priced (flashmla_sparse.SHARED_ROWS_L2, grid
 #: 6: 3 of 3 regimes, 4.0 / 6.6 %; one request of distinct sequences' rows 4.6 / 6.2 %)
@@ -241,9 +246,11 @@ class DSAAttention(AttentionStrategy):
         "sparse_kernel": Param("flashmla", "decode's sparse MLA: `flashmla` (FlashMLA's sparse decode as its "
                                "scheduler's busiest part: simulator/kernels/flashmla_sparse.py, kinds "
                                "attn_flashmla_sparse[_pair], fitted on the H200, judged blind on its fourth grid: "
-                               "SPARSE_KERNEL_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
-                               "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla"),
-                               "generic or flashmla"),
+                               "SPARSE_KERNEL_SOURCE), `prefill_kernel` (every decode row a row of FlashMLA's sparse "
+                               "PREFILL kernel over the bf16 cache, as TensorRT-LLM runs DSA's generation on Hopper: "
+                               "ROW_LAYOUT_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
+                               "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla", "prefill_kernel"),
+                               "generic, flashmla or prefill_kernel"),
         "sparse_prefill": Param("flashmla", "prefill's sparse MLA: `flashmla` (FlashMLA's sparse prefill: every row's "
                                 "k entries at the padded heads, a CTA per (64 heads, row); judged blind on the second "
                                 "FlashMLA sparse prefill grid: SPARSE_PREFILL_SOURCE), `decode_kernel` (the prompt's "
@@ -279,7 +286,7 @@ class DSAAttention(AttentionStrategy):
         if self.sparse_prefill == "decode_kernel" and not combo.flashmla_sparse_priced:
             return ("attention 'dsa' with sparse_prefill 'decode_kernel' needs FlashMLA sparse decode's fitted terms on "
                     "this device; use sparse_prefill: flashmla or generic")
-        if self.decode_rows != "per_request" and self.sparse_kernel != "flashmla":
+        if self.decode_rows != "per_request" and self.sparse_kernel == "generic":
             return (f"attention 'dsa': decode_rows '{self.decode_rows}' lays a step's rows out for FlashMLA's sparse "
                     "decode kernel; it needs sparse_kernel: flashmla (the generic kind has no rows to lay out)")
         return None
@@ -329,6 +336,9 @@ class DSAAttention(AttentionStrategy):
         T = np.minimum(N, float(k))
         lat = a.kv_lora_rank + a.qk_rope_head_dim
         H = decode_heads(combo.heads_dev, self.pad_heads)
+        if self.sparse_kernel == "prefill_kernel":   # every decode row a row of flash_mla_sparse_fwd (TensorRT-LLM, SM90)
+            self._sparse_fwd(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
+            return
         if self.sparse_kernel == "flashmla":   # every index tile walked, -1 entries too (the kernel skips none)
             from simulator.kernels import flashmla_sparse
             kb, kq = kernel_rows(B * np.ones(np.shape(N)), q * np.ones(np.shape(N)), self.decode_rows)
@@ -386,16 +396,22 @@ class DSAAttention(AttentionStrategy):
                                     ACT_BYTES, ACT_DTYPE, count, combo.target.sm_count, unique_tokens=B * P)
             return
         if self.sparse_prefill == "flashmla":
-            # FlashMLA's sparse prefill (flash_mla_sparse_fwd, sm90 sparse_attn_fwd_kernel: grid (h / 64) x the
-            # prompt's rows, not persistent): every row walks all ceil(k / 64) index tiles, the -1 entries of its first
-            # k rows masked, not skipped (engines pass no topk_length for V3.2); query heads padded to 64 (pad_heads)
-            H = decode_heads(combo.heads_dev, self.pad_heads)
-            io = B * P * (lat * ACT_BYTES + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
-            b.add("attention", "attention", flops=2.0 * B * H * P * k * (lat + a.kv_lora_rank),
-                  bytes_read=io * 0.6, bytes_written=io * 0.4,
-                  parallel_units=B * P * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
+            self._sparse_fwd(b, combo, B * P, k, count)
             return
         self._prefill_generic(b, combo, B, P, k, lat, count)
+
+    def _sparse_fwd(self, b, combo, rows, k, count) -> None:
+        """FlashMLA's sparse prefill kernel (flash_mla_sparse_fwd, sm90 sparse_attn_fwd_kernel: grid (h / 64) x the
+        rows, not persistent) over `rows` query rows: every row walks all ceil(k / 64) index tiles, the -1 entries of
+        a prompt's first k rows masked, not skipped (engines pass no topk_length for V3.2); query heads padded to 64
+        (pad_heads); priced with the generic attention kind's terms."""
+        a = combo.model.mla
+        lat = a.kv_lora_rank + a.qk_rope_head_dim
+        H = decode_heads(combo.heads_dev, self.pad_heads)
+        io = rows * (lat * ACT_BYTES + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
+        b.add("attention", "attention", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
+              bytes_read=io * 0.6, bytes_written=io * 0.4,
+              parallel_units=rows * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
 
     def _prefill_generic(self, b, combo, B, P, k, lat, count) -> None:
         """The generic attention kind over sum_{i=1..P} min(i, k) causal pairs at the heads a device holds."""
