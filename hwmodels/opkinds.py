@@ -83,7 +83,10 @@ KIND_MEANING: dict[str, str] = {
     "attn_flashmla_sparse": "FlashMLA's sm_90 sparse decode (DSA), 64-head CTAs walking the scheduler's 64-token index "
                             "tiles (simulator/kernels/flashmla_sparse.py)",
     "attn_flashmla_sparse_pair": "FlashMLA's sm_90 sparse decode at 128 heads: 2-CTA clusters sharing each tile's "
-                                 "gather (simulator/kernels/flashmla_sparse.py)",}
+                                 "gather (simulator/kernels/flashmla_sparse.py)",
+    "attn_flashmla_sparse_fwd": "FlashMLA's sm_90 sparse prefill kernel over independent rows (TensorRT-LLM's DSA "
+                                "generation on Hopper): a CTA per (64 heads, row) streaming the row's k bf16 tokens "
+                                "(simulator/strategies/dsa.py sparse_kernel prefill_kernel)",}
 KINDS: tuple[str, ...] = tuple(KIND_MEANING)
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 

@@ -541,7 +541,12 @@ LOCKSTEP_SHARE = 1.91
 #: than at the per-SM rate) +3..+9 points; the bf16 fit rows' rms log error 0.0517 -> 0.0594 with the fitted terms
 #: kept (they are NOT refitted with the ceiling: that refit, e4c53d3, moved the tenth grid 2 of 7 -> 1 of 7 regimes)
 SM_STREAM_CEILING_CANDIDATE: dict = {"attn_xqa": 49.51e9}
-SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
+SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9, "attn_flashmla_sparse_fwd": 0.0}
+#: kinds whose per-SM stream (SM_STREAM_CEILING) carries every byte a CTA reads, its L2 hits too: FlashMLA's sparse
+#: prefill kernel at 128 heads runs two CTAs a row (one per 64 heads, not a cluster: sparse_attn_fwd_kernel's grid is
+#: (h / 64) x rows), each gathering the row's k tokens through its own SM, the second mostly from the L2; the DRAM
+#: serves the row once. () = the ceiling on the bytes from HBM alone
+SM_STREAM_THROUGH_L2: tuple = (KIND_CODE["attn_flashmla_sparse_fwd"],)
 #: kinds whose per-SM stream ceiling (SM_STREAM_CEILING) binds wave by wave, not over the launch: a CTA_ALONE kind's
 #: CTA (one per SM, TensorRT-LLM's XQA mha.cu) of a later wave starts only when one of the earlier wave exits, so its
 #: stream cannot overlap the earlier waves'. Each of the launch's ceil(n / U) waves streams its CTAs' bytes at the
@@ -559,7 +564,7 @@ SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
 #: 5.7 / 15.8 %. SM_STREAM_TAIL_CANDIDATE = the kinds it prices; () = the model before (the xqa fits run without it:
 #: fit_production_attention._xqa_ceiling_off takes the xqa kinds' ceiling away, and the rule with it)
 SM_STREAM_TAIL_CANDIDATE = (KIND_CODE["attn_xqa"],)
-SM_STREAM_TAIL: tuple = SM_STREAM_TAIL_CANDIDATE
+SM_STREAM_TAIL: tuple = SM_STREAM_TAIL_CANDIDATE + (KIND_CODE["attn_flashmla_sparse_fwd"],)
 SM_STREAM_TAIL_MIN_TILES = 2.0
 #: the share of the last full wave's stream the last wave's CTAs start ahead of its end: the first CTAs of a wave to
 #: finish free their SMs before the wave's mean (the lock-step spread, CTA_LOCKSTEP); 0 = the waves strictly one after
@@ -588,7 +593,7 @@ SM_STREAM_TAIL_HEAD = 0.14
 #: SM_STREAM_SOFT_CANDIDATE = the kinds it prices; SM_STREAM_SOFT = () is the model before (with
 #: simulator.kernels.xqa.XQA_LATE_LOADS_HARD; the xqa fits run without it: fit_production_attention._xqa_ceiling_off)
 SM_STREAM_SOFT_CANDIDATE = (KIND_CODE["attn_xqa"],)
-SM_STREAM_SOFT: tuple = SM_STREAM_SOFT_CANDIDATE
+SM_STREAM_SOFT: tuple = SM_STREAM_SOFT_CANDIDATE + (KIND_CODE["attn_flashmla_sparse_fwd"],)
 SM_STREAM_SOFT_P = 4.0
 
 
@@ -846,14 +851,17 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if eff.l2_bw_bytes_s:
         memory_s = np.maximum(memory_s, l2_bytes / eff.l2_bw_bytes_s)
     if SM_STREAM_CEILING:   # the busiest SM's CTAs at the kind's per-SM stream rate (SM_STREAM_CEILING)
-        rate = np.array([SM_STREAM_CEILING.get(k, 0.0) for k in KINDS])[ops.kind]
+        rate = np.array([(eff.stream_per_sm_bytes_s or {}).get(k, SM_STREAM_CEILING.get(k, 0.0))
+                         for k in KINDS])[ops.kind]
         nn = np.maximum(n, 1.0)
-        memory_s = np.where(rate > 0.0, np.maximum(memory_s, np.ceil(nn / U) * hbm_bytes / nn
+        # the bytes a CTA streams through its SM: from HBM, or every byte it reads (SM_STREAM_THROUGH_L2)
+        sm_bytes = np.where(np.isin(ops.kind, SM_STREAM_THROUGH_L2), l2_bytes, hbm_bytes)
+        memory_s = np.where(rate > 0.0, np.maximum(memory_s, np.ceil(nn / U) * sm_bytes / nn
                                                    / np.maximum(rate, 1e-30)), memory_s)
         if SM_STREAM_TAIL:   # the ceiling wave by wave, the waves one after another (SM_STREAM_TAIL)
             its = getattr(ops, "serial_iters", None)
             b = hbm_bytes / nn
-            per = b / np.maximum(rate, 1e-30)
+            per = sm_bytes / nn / np.maximum(rate, 1e-30)
             hbm = b / (hw.hbm_bw_bytes_s * eff_m)
             r = nn - (waves - 1.0) * slots
             full = np.maximum(slots * hbm, per)
@@ -865,7 +873,7 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
             its_s = np.asarray(getattr(ops, "serial_iters", None) if getattr(ops, "serial_iters", None) is not None
                                else 0.0)
             a = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
-            c = np.ceil(nn / U) * hbm_bytes / nn / np.maximum(rate, 1e-30)
+            c = np.ceil(nn / U) * sm_bytes / nn / np.maximum(rate, 1e-30)
             hi = np.maximum(np.maximum(a, c), 1e-30)
             pp = float(SM_STREAM_SOFT_P)
             soft = hi * ((a / hi) ** pp + (c / hi) ** pp) ** (1.0 / pp)

@@ -233,6 +233,9 @@ class Efficiency:
     cta_serial_s: dict[str, float] = field(default_factory=dict)
     iter_l1_s: dict[str, float] = field(default_factory=dict)
     chain_queue: dict[str, float] = field(default_factory=dict)
+    #: bytes / s one CTA streams through its SM at most, by kind (stream_per_sm_gbs: GB/s; hwmodels.roofline
+    #: SM_STREAM_CEILING, whose module table it replaces for the kinds it names)
+    stream_per_sm_bytes_s: dict[str, float] = field(default_factory=dict)
     l2_sweep_hit: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     l2_bw_bytes_s: float | None = None
     engine_ar: dict[str, float] = field(default_factory=dict)
@@ -500,7 +503,7 @@ def load_efficiency(device_name: str, spec: HardwareSpec | None = None) -> Effic
 #: measured on that device, and `unmeasured_kinds_from` fills it from the named sibling
 PER_KIND_SECTIONS = ("compute", "memory", "saturation", "fixed_us", "sync_us", "link_ceiling", "cta_slots",
                      "cta_fixed_us", "wave_fixed_us", "iter_us", "iter_l2_us", "cta_serial_us", "iter_l1_us",
-                     "chain_queue")
+                     "chain_queue", "stream_per_sm_gbs")
 
 
 def _fitted_doc(device_name: str, seen: tuple[str, ...]) -> tuple[dict, tuple[str, ...], str | None]:
@@ -651,6 +654,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
     cta_serial = _keyed(doc, "cta_serial_us", file, {}, KINDS, -1e-12, 1e3, "microseconds in [0, 1e3)", 1e-6)
     iters_l1 = _keyed(doc, "iter_l1_us", file, {}, KINDS, 0.0, 1e3, "microseconds in (0, 1e3)", 1e-6)
     queue = _keyed(doc, "chain_queue", file, {}, KINDS, -1e-12, 1.0, "a share in [0, 1]")
+    stream = _keyed(doc, "stream_per_sm_gbs", file, {}, KINDS, 0.0, 1e4, "GB/s in (0, 1e4)", 1e9)
     sweep_hit = _sweep_hit(doc.get("l2_sweep_hit"), file)
     l2bw = doc.get("l2_bw_tbs")
     if l2bw is not None and (isinstance(l2bw, bool) or not isinstance(l2bw, (int, float)) or not 0 < l2bw <= 100):
@@ -691,7 +695,7 @@ def efficiency_from_dict(doc: Any, file: str) -> Efficiency:
                       l2_latency_s=lat_s["l2_us"], cta_slots=slots, iter_s=iters, cta_fixed_s=cta_fixed,
                       wave_fixed_s=wave_fixed,
                       iter_l2_s=iters_l2, cta_serial_s=cta_serial, iter_l1_s=iters_l1, chain_queue=queue,
-                      l2_sweep_hit=sweep_hit,
+                      stream_per_sm_bytes_s=stream, l2_sweep_hit=sweep_hit,
                       l2_bw_bytes_s=None if l2bw is None else float(l2bw) * 1e12,
                       broadcast_copy={k: float(v) for k, v in bcast.items()},
                       engine_ar={f"{k}_s": float(v) * 1e-6 for k, v in eng.items()},

@@ -677,3 +677,79 @@ def measured_rows(tag: str = "rows1", prediction: str = ROWS_PREDICTION, data_di
     m = pd.read_csv(files[-1])
     key = ["heads", "rows", "topk", "context", "shared"]
     return pd.read_csv(Path(data_dir) / prediction).merge(m[key + ["median_us", "note"]], on=key, how="inner")
+
+
+ROWS_KIND = "attn_flashmla_sparse_fwd"
+
+
+def rows_eff(hw: HardwareSpec, compute: float, memory: float, rate_gbs: float):
+    """hw's efficiency with the rows kind's terms: one resident CTA an SM (the kernel's ~200 KB of shared memory),
+    its compute and memory efficiencies and its per-SM stream ceiling (GB/s)."""
+    from dataclasses import replace
+
+    e = hw.efficiency
+    return replace(e, cta_slots={**e.cta_slots, ROWS_KIND: 1.0}, memory={**e.memory, ROWS_KIND: float(memory)},
+                   compute={**e.compute, ROWS_KIND: float(compute)},
+                   stream_per_sm_bytes_s={**e.stream_per_sm_bytes_s, ROWS_KIND: float(rate_gbs) * 1e9})
+
+
+def fit_rows(hw: HardwareSpec) -> dict:
+    """The rows kind's compute and memory efficiencies and per-SM stream rate by least squares on log time over the
+    rows grid's 19 decode rows (LOOKED-AT: the first look had been seen), priced through the product (sparse_kernel
+    prefill_kernel with dsa.SPARSE_FWD_ROWS_KIND)."""
+    from scipy.optimize import least_squares
+
+    from simulator.strategies import dsa
+
+    m = measured_rows()
+    y = np.log(m["median_us"].to_numpy(float))
+    old = dsa.SPARSE_FWD_ROWS_KIND
+    dsa.SPARSE_FWD_ROWS_KIND = True
+    try:
+        def resid(x):
+            h2 = hw.with_efficiency(rows_eff(hw, x[0], x[1], x[2]))
+            p = [product_us(h2, tp, r, 1, n, sparse_kernel="prefill_kernel")
+                 for tp, r, n in zip(m["tp"], m["rows"], m["context"])]
+            return np.log(np.maximum(p, 1e-3)) - y
+        r = least_squares(resid, [0.6, 0.7, 45.0], bounds=([0.05, 0.05, 5.0], [1.5, 1.0, 2000.0]))
+    finally:
+        dsa.SPARSE_FWD_ROWS_KIND = old
+    return {"compute": round(float(r.x[0]), 4), "memory": round(float(r.x[1]), 4),
+            "stream_per_sm_gbs": round(float(r.x[2]), 3), "rows": len(m),
+            "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
+
+
+#: the second rows grid (new (heads, rows) at TP 1 / 2 / 4 / 8): main = the first look's op (the sparse prefill's
+#: generic op over the rows, as shipped), cand = dsa.SPARSE_FWD_ROWS_KIND on fit_rows' terms (fitted on the first rows
+#: grid, LOOKED-AT there: 4 of 4 regimes, rms log error 0.041); declared before the call: the candidate ships if it
+#: meets more regimes, a tie by the lower pooled median; the grid holds the path's STANDING
+ROWS_SHAPES2 = ([(8, r, n) for r, n in ((2, 24576), (12, 8192), (40, 32768), (90, 16384), (120, 4096), (140, 12288),
+                                       (180, 24576), (300, 8192), (520, 4096), (1000, 4096))]
+                + [(4, r, n) for r, n in ((6, 49152), (77, 8192), (240, 12288))] + [(2, r, n) for r, n in ((50, 16384),
+                                                                                                         (1500, 2560))]
+                + [(1, r, n) for r, n in ((2, 65536), (20, 16384), (50, 8192), (80, 12288), (100, 4096), (180, 8192),
+                                          (400, 4096))])
+ROWS_PREDICTION2 = "flashmla_sparse_fwd_rows_h200_grid2_prediction_2026-11-29.csv"
+
+
+def predict_rows2(hw: HardwareSpec) -> pd.DataFrame:
+    """ROWS_SHAPES2 priced by main (`pred_main_us`: the first look's op) and the candidate (`pred_us`:
+    SPARSE_FWD_ROWS_KIND on fit_rows' terms, recorded in `terms`)."""
+    from simulator.strategies import dsa
+
+    x = fit_rows(hw)
+    h2 = hw.with_efficiency(rows_eff(hw, x["compute"], x["memory"], x["stream_per_sm_gbs"]))
+    t = pd.DataFrame([{"tp": tp, "heads": kernel_heads(tp), "rows": r, "topk": TOPK, "context": n, "shared": 2}
+                      for tp, r, n in ROWS_SHAPES2])
+    t["regime"] = rows_regime(t["tp"], t["rows"])
+    t["pred_main_us"] = [product_us(hw, tp, r, 1, n, sparse_kernel="prefill_kernel")
+                         for tp, r, n in zip(t["tp"], t["rows"], t["context"])]
+    old = dsa.SPARSE_FWD_ROWS_KIND
+    dsa.SPARSE_FWD_ROWS_KIND = True
+    try:
+        t["pred_us"] = [product_us(h2, tp, r, 1, n, sparse_kernel="prefill_kernel")
+                        for tp, r, n in zip(t["tp"], t["rows"], t["context"])]
+    finally:
+        dsa.SPARSE_FWD_ROWS_KIND = old
+    t["terms"] = str(x)
+    return t

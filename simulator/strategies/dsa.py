@@ -202,6 +202,12 @@ SPARSE_PREFILL_SOURCE = "simulator/calibration/flashmla_sparse_h200.py PREFILL_S
 #: 2.5 / 3.4 %; rows of one shared sequence +30 % until the L2 re-reads were priced (flashmla_sparse.SHARED_ROWS_L2, grid
 #: 6: 3 of 3 regimes, 4.0 / 6.6 %; one request of distinct sequences' rows 4.6 / 6.2 %)
 ROW_LAYOUT_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES5, SHAPES6"
+
+#: TensorRT-LLM's decode rows through the sparse prefill kernel priced as their own kind (attn_flashmla_sparse_fwd:
+#: the per-SM stream ceiling and the HBM share, hwmodels.roofline SM_STREAM_CEILING / TAIL / SOFT), its terms fitted on
+#: the rows grid (simulator/calibration/flashmla_sparse_h200.py fit_rows, LOOKED-AT: the first look, the generic kind's
+#: op over the rows, was 1 of 4 regimes); False = the sparse prefill's generic op (the first look)
+SPARSE_FWD_ROWS_KIND = False
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
 
@@ -337,7 +343,10 @@ class DSAAttention(AttentionStrategy):
         lat = a.kv_lora_rank + a.qk_rope_head_dim
         H = decode_heads(combo.heads_dev, self.pad_heads)
         if self.sparse_kernel == "prefill_kernel":   # every decode row a row of flash_mla_sparse_fwd (TensorRT-LLM, SM90)
-            self._sparse_fwd(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
+            if SPARSE_FWD_ROWS_KIND:
+                self._sparse_fwd_rows(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
+            else:
+                self._sparse_fwd(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
             return
         if self.sparse_kernel == "flashmla":   # every index tile walked, -1 entries too (the kernel skips none)
             from simulator.kernels import flashmla_sparse
@@ -412,6 +421,24 @@ class DSAAttention(AttentionStrategy):
         b.add("attention", "attention", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
               bytes_read=io * 0.6, bytes_written=io * 0.4,
               parallel_units=rows * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
+
+    def _sparse_fwd_rows(self, b, combo, rows, k, count) -> None:
+        """FlashMLA's sparse prefill kernel over `rows` decode rows of distinct sequences (SPARSE_FWD_ROWS_KIND): a CTA
+        per (64 heads, row), one resident per SM, each streaming its row's k bf16 tokens through its SM (the kind's
+        per-SM stream ceiling) while the launch shares the HBM (the kind's memory efficiency); at 128 heads the row's
+        second CTA re-reads the same tokens from the L2 (the DRAM serves a row once); every row's ceil(k / 64) tiles as
+        the CTA's serial chain."""
+        a = combo.model.mla
+        lat = a.kv_lora_rank + a.qk_rope_head_dim
+        H = decode_heads(combo.heads_dev, self.pad_heads)
+        per_cta = np.ceil(H / FLASHMLA_HEAD_TILE)
+        gathered = rows * k * lat * ACT_BYTES
+        b.add("attention", "attn_flashmla_sparse_fwd", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
+              bytes_read=per_cta * gathered + rows * H * lat * ACT_BYTES, reread_bytes=(per_cta - 1.0) * gathered,
+              working_set=np.minimum(rows * per_cta, combo.target.sm_count) * 2.0 * FLASHMLA_HEAD_TILE * lat * ACT_BYTES,
+              bytes_written=rows * H * a.kv_lora_rank * ACT_BYTES, parallel_units=rows * per_cta,
+              serial_iters=np.ceil(k / FLASHMLA_HEAD_TILE) * np.ones_like(rows), resident_ctas=1.0, dtype=ACT_DTYPE,
+              count=count)
 
     def _prefill_generic(self, b, combo, B, P, k, lat, count) -> None:
         """The generic attention kind over sum_{i=1..P} min(i, k) causal pairs at the heads a device holds."""
