@@ -81,8 +81,8 @@ def test_engine_profiles_lay_dsa_out_as_their_sources_do(engine, tp, rows, prefi
     prof = load_profile(engine)
     c, _ = prof.apply_attention(_combo(tp=tp))
     assert (c.attention.decode_rows, c.attention.sparse_prefill) == (rows, prefill)
-    assert prof.dsa_layout(_combo(tp=tp)) == {"decode_rows": rows, "sparse_prefill": prefill,
-                                              "short_prompt_dense": engine == "sglang"}
+    assert prof.dsa_layout(_combo(tp=tp)) == {"sparse_kernel": "flashmla", "decode_rows": rows,
+                                              "sparse_prefill": prefill, "short_prompt_dense": engine == "sglang"}
 
 
 def test_an_engine_never_overrides_a_layout_the_scenario_set():
@@ -143,3 +143,24 @@ def test_sglang_prefills_short_prompts_densely_and_a_bf16_cache_with_the_prefill
     # at 1,024 tokens (<= k) the dense causal pairs are a quarter of every row's k entries
     assert _prefill_attention_ms(dense, 1024) < 0.5 * _prefill_attention_ms(sparse, 1024)
     assert np.isclose(_prefill_attention_ms(dense, 8192), _prefill_attention_ms(sparse, 8192))
+
+
+def test_tensorrt_llm_runs_decode_rows_through_the_sparse_prefill_kernel_on_hopper():
+    c, _ = load_profile("trtllm").apply_attention(_combo(kv="bf16"))
+    assert c.attention.sparse_kernel == "prefill_kernel"
+    assert combo_refusal(c) is None
+    # a lone row is one CTA's compute; 133 rows of 64 heads take a second wave; the first 132 share the HBM
+    one, full, more = (_attention_us(_combo(kv="bf16", sparse_kernel="prefill_kernel"), b, 16384) for b in (1, 132, 133))
+    assert 40 < one < 80 and full > one and more > 1.3 * full
+    # the flashmla decode kernel's split rows are far faster at one row
+    assert _attention_us(_combo(), 1, 16384) < 0.5 * one
+
+
+def test_the_rows_kind_is_refused_where_its_terms_are_missing():
+    from dataclasses import replace as rp
+
+    c = _combo(kv="bf16", sparse_kernel="prefill_kernel")
+    e = c.hardware.efficiency
+    slots = {k: v for k, v in e.cta_slots.items() if k != "attn_flashmla_sparse_fwd"}
+    bare = rp(c, hardware=c.hardware.with_efficiency(rp(e, cta_slots=slots)))
+    assert "attn_flashmla_sparse_fwd" in combo_refusal(bare)

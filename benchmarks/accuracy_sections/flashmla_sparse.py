@@ -23,6 +23,7 @@ FAMILY = "flashmla sparse decode (DSA attention), H200"
 FAMILY_PREFILL = "flashmla sparse prefill (DSA attention), H200"
 FAMILY_FLAT = "flashmla sparse decode kernel, SGLang's flattened decode rows, H200"
 FAMILY_LAYOUTS = "flashmla sparse decode kernel, rows sharing a sequence / one request, H200"
+FAMILY_ROWS = "flashmla sparse prefill kernel over decode rows (TensorRT-LLM's DSA generation), H200"
 
 
 def flashmla_sparse(fmt: dict | None = None) -> None:
@@ -171,6 +172,47 @@ def _layouts(fmt: dict) -> None:
         ("  still off: rows of one sequence past the L2 -5 % (the roofline's hit share min(1, L2 / working set) a little "
          "generous for random gathers); one request of distinct sequences' rows +4.6 % (the shipped cold tile)",),
         FAMILY_LAYOUTS, ("grid 6, main (every gather from HBM)", "grid 6, SHARED_ROWS_L2 (shipped)"))
+    _rows(fmt)
+
+
+def _rows(fmt: dict) -> None:
+    """TensorRT-LLM's DSA generation on Hopper: decode rows through the sparse prefill kernel (first look, grid 2)."""
+    m = S.measured_rows()
+    if m is None:
+        print(f"\nFlashMLA sparse rows grid: not measured yet ({S.ROWS_PREDICTION} holds the prices)")
+        return
+    rr = replicate_pct(m, S.measured_rows(replicate=True))
+    m["first_err_pct"] = (m["pred_us"] / m["median_us"] - 1.0) * 100.0
+    t = models_table(m, ("regime",), ("first",), ("first",))
+    met = int((t["first_goal"] == "met").sum())
+    print(f"\n== TENSORRT-LLM'S DSA GENERATION ON THE H200, ROWS GRID 1 ({len(m)} shapes: every decode row a row of "
+          "FlashMLA's sparse PREFILL kernel over a bf16 cache, as tensorrt_llm/_torch/modules/attention.py runs it on "
+          "SM90; 1-700 rows of distinct sequences at 64 and 128 heads; "
+          f"{S.ROWS_PREDICTION}, commit {str(m['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+          f"{rr:.2f} %), the FIRST LOOK (the product's sparse prefill op over the rows: the generic attention kind); "
+          "|model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    print(f"  {pooled(m['first_err_pct'])}; regimes met {met} of {len(t)}; a lone row takes ~55 us (one CTA's "
+          "tensor work at ~5 TFLOP/s an SM), 132 rows of 64 heads 99.5 us (the HBM shared: ~3.1 TB/s of 1,152-byte "
+          "gathers); the generic op gave every wave 70 us")
+    BOARD.add(FAMILY_ROWS, "first look", "rows grid 1, the sparse prefill's generic op over the rows", m["first_err_pct"],
+              met, len(t))
+    g = S.measured_rows("rows2", S.ROWS_PREDICTION2)
+    if g is None:
+        print(f"\nFlashMLA sparse rows grid 2: not measured yet ({S.ROWS_PREDICTION2} holds the prices)")
+        return
+    rr2 = replicate_pct(g, S.measured_rows("rows2", S.ROWS_PREDICTION2, replicate=True))
+    _main_vs_cand(
+        g, fmt, f"\n== TENSORRT-LLM'S DSA GENERATION ON THE H200, ROWS GRID 2 ({len(g)} new shapes at TP 1 / 2 / 4 / 8, "
+        f"2-1,500 rows; {S.ROWS_PREDICTION2}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate "
+        f"run to run {rr2:.2f} %): main = the first look's op, cand = the rows kind attn_flashmla_sparse_fwd (a CTA per "
+        "(64 heads, row), one an SM, its compute, its share of the HBM and a per-SM stream ceiling, the pair's second "
+        f"CTA re-reading from the L2; fitted on rows grid 1, LOOKED-AT: {g['terms'].iloc[0]}); declared before the "
+        "call: the candidate ships if it meets more regimes, a tie by the lower pooled median; the grid holds the "
+        "path's STANDING; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED (dsa.SPARSE_FWD_ROWS_KIND; the kind's terms in H200.yaml and, as the H200's, H100-SXM.yaml)",
+        ("  still off: 1,000-1,500 rows of short contexts +15 % (many waves stream faster than the fitted share)",),
+        FAMILY_ROWS, ("rows grid 2, main (the first look's op)", "rows grid 2, the rows kind (shipped)"))
 
 
 def _grid4_notes() -> tuple:

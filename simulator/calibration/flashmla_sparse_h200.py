@@ -753,3 +753,30 @@ def predict_rows2(hw: HardwareSpec) -> pd.DataFrame:
         dsa.SPARSE_FWD_ROWS_KIND = old
     t["terms"] = str(x)
     return t
+
+
+def write_rows(device: str = "H200", out_dir: Path | None = None) -> tuple[Path, dict]:
+    """fit_rows' terms for the rows kind (attn_flashmla_sparse_fwd: cta_slots 1, compute, memory, stream_per_sm_gbs)
+    merged into out_dir/<device>.yaml (default: the shipped fitted files), with the fit's record under
+    production_kernels.flashmla_sparse_fwd_rows; for a device other than the H200 the same terms, marked as the
+    H200's (ASSUMPTION: the same GH100 SM; the H100's HBM3 rate is lower, its memory share not measured)."""
+    from hwmodels.spec import fitted_dirs, load_hardware
+    from hwmodels.yamlio import load_yaml
+    from simulator.calibration import checks as C
+
+    x = fit_rows(load_hardware("H200"))
+    rec = dict(x) | {
+        "data": sorted(Path(F.DATA_DIR).glob("flashmla_sparse_nvidia-h200_*_rows1.csv"))[-1].name,
+        "judged": ("the second rows grid (flashmla_sparse_fwd_rows_h200_grid2_prediction_2026-11-29.csv, 22 new "
+                   "shapes, blind): 4 of 4 regimes, 3.8 / 9.9 %, against the first look's op 1 of 4, 16.9 / 26.7 %")}
+    if device != "H200":
+        rec["source"] = ("the H200's fit (ASSUMPTION: the same GH100 SM and clocks; the sparse prefill kernel's decode "
+                         f"rows were not measured on the {device})")
+    p = Path(out_dir or fitted_dirs()[0]) / f"{device}.yaml"
+    old = (load_yaml(p, "fitted efficiency file") or {}).get("production_kernels", {}) if p.exists() else {}
+    own = {"cta_slots": {ROWS_KIND: 1.0}, "compute": {ROWS_KIND: x["compute"]}, "memory": {ROWS_KIND: x["memory"]},
+           "stream_per_sm_gbs": {ROWS_KIND: x["stream_per_sm_gbs"]},
+           "production_kernels": dict(old) | {"flashmla_sparse_fwd_rows": rec}}
+    doc = C.merge_into(p, own, {"cta_slots": (ROWS_KIND,), "compute": (ROWS_KIND,), "memory": (ROWS_KIND,),
+                                "stream_per_sm_gbs": (ROWS_KIND,), "production_kernels": None})
+    return C.write_checked(p, doc, ""), rec

@@ -150,13 +150,13 @@ def runtime_notes(config: ServingConfig) -> list[str]:
     if fams:
         out.append(f"engine {config.engine}: dense attention priced as its default kernel family {', '.join(fams)} "
                    "(runtime.attention_defaults; set strategies.attention dense.kernel to choose another)")
-    lays = sorted({f"decode rows {d['decode_rows']}, prefill {d['sparse_prefill']}"
+    lays = sorted({f"decode kernel {d['sparse_kernel']}, rows {d['decode_rows']}, prefill {d['sparse_prefill']}"
                    + (", prompts <= k dense" if d["short_prompt_dense"] else "") for g in config.groups
                    for d in [prof.dsa_layout(g.combo)] if d})
     if lays:
         out.append(f"engine {config.engine}: DSA's sparse MLA laid out as the engine does ({'; '.join(lays)}: "
-                   "runtime.attention_defaults; set strategies.attention dsa.decode_rows / sparse_prefill / short_prompt_dense to "
-                   "choose)")
+                   "runtime.attention_defaults; set strategies.attention dsa.sparse_kernel / decode_rows / sparse_prefill / "
+                   "short_prompt_dense to choose)")
     if prof.kernels is not None and any(g.combo.kernels != prof.kernels for g in config.groups):
         out.append(f"engine {config.engine}: its steps are priced with the {prof.kernels} kernel set (the scenario's "
                    "runtime.kernels is replaced)")

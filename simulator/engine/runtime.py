@@ -352,7 +352,7 @@ class RuntimeProfile:
         c = self._apply_dsa(combo, engine_defaults())
         if c is combo:
             return None
-        return {k: c.attention.values[k] for k in ("decode_rows", "sparse_prefill", "short_prompt_dense")}
+        return {k: c.attention.values[k] for k in ("sparse_kernel", "decode_rows", "sparse_prefill", "short_prompt_dense")}
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)

@@ -206,8 +206,10 @@ ROW_LAYOUT_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES5, SHAP
 #: TensorRT-LLM's decode rows through the sparse prefill kernel priced as their own kind (attn_flashmla_sparse_fwd:
 #: the per-SM stream ceiling and the HBM share, hwmodels.roofline SM_STREAM_CEILING / TAIL / SOFT), its terms fitted on
 #: the rows grid (simulator/calibration/flashmla_sparse_h200.py fit_rows, LOOKED-AT: the first look, the generic kind's
-#: op over the rows, was 1 of 4 regimes); False = the sparse prefill's generic op (the first look)
-SPARSE_FWD_ROWS_KIND = False
+#: op over the rows, was 1 of 4 regimes: 19 rows, one wave +19..+27 %, several waves -18 %). Judged on the second rows
+#: grid (22 new shapes, blind, prices committed 2b8e91b): 3.8 / 9.9 %, 4 of 4 regimes, against the first look's op
+#: 16.9 / 26.7 %, 1 of 4. SHIPPED; False = the sparse prefill's generic op (the first look)
+SPARSE_FWD_ROWS_KIND = True
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
 
@@ -292,6 +294,11 @@ class DSAAttention(AttentionStrategy):
         if self.sparse_prefill == "decode_kernel" and not combo.flashmla_sparse_priced:
             return ("attention 'dsa' with sparse_prefill 'decode_kernel' needs FlashMLA sparse decode's fitted terms on "
                     "this device; use sparse_prefill: flashmla or generic")
+        if self.sparse_kernel == "prefill_kernel" and SPARSE_FWD_ROWS_KIND and \
+                "attn_flashmla_sparse_fwd" not in combo.hardware.efficiency.cta_slots:
+            return ("attention 'dsa' with sparse_kernel 'prefill_kernel' needs the sparse prefill kernel's decode-row "
+                    "terms (kind attn_flashmla_sparse_fwd) on this device (the H200's and the H100-SXM's have them); "
+                    "use sparse_kernel: flashmla or generic")
         if self.decode_rows != "per_request" and self.sparse_kernel == "generic":
             return (f"attention 'dsa': decode_rows '{self.decode_rows}' lays a step's rows out for FlashMLA's sparse "
                     "decode kernel; it needs sparse_kernel: flashmla (the generic kind has no rows to lay out)")
