@@ -541,7 +541,10 @@ LOCKSTEP_SHARE = 1.91
 #: than at the per-SM rate) +3..+9 points; the bf16 fit rows' rms log error 0.0517 -> 0.0594 with the fitted terms
 #: kept (they are NOT refitted with the ceiling: that refit, e4c53d3, moved the tenth grid 2 of 7 -> 1 of 7 regimes)
 SM_STREAM_CEILING_CANDIDATE: dict = {"attn_xqa": 49.51e9}
-SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9, "attn_flashmla_sparse_fwd": 0.0}
+SM_STREAM_CEILING: dict = {"attn_xqa": 50.58e9}
+#: a device's fitted file may set a kind's per-SM rate (stream_per_sm_gbs, hwmodels.spec.Efficiency
+#: stream_per_sm_bytes_s): it replaces this table's for that kind (FlashMLA's sparse prefill kernel over decode rows,
+#: attn_flashmla_sparse_fwd, fitted on the H200: simulator/calibration/flashmla_sparse_h200.py fit_rows)
 #: kinds whose per-SM stream (SM_STREAM_CEILING) carries every byte a CTA reads, its L2 hits too: FlashMLA's sparse
 #: prefill kernel at 128 heads runs two CTAs a row (one per 64 heads, not a cluster: sparse_attn_fwd_kernel's grid is
 #: (h / 64) x rows), each gathering the row's k tokens through its own SM, the second mostly from the L2; the DRAM
@@ -564,6 +567,8 @@ SM_STREAM_THROUGH_L2: tuple = (KIND_CODE["attn_flashmla_sparse_fwd"],)
 #: 5.7 / 15.8 %. SM_STREAM_TAIL_CANDIDATE = the kinds it prices; () = the model before (the xqa fits run without it:
 #: fit_production_attention._xqa_ceiling_off takes the xqa kinds' ceiling away, and the rule with it)
 SM_STREAM_TAIL_CANDIDATE = (KIND_CODE["attn_xqa"],)
+#: + FlashMLA's sparse prefill kernel over decode rows (one CTA an SM streaming its row; rows grid 2, blind, with the
+#: kind's fitted terms: simulator/strategies/dsa.py SPARSE_FWD_ROWS_KIND)
 SM_STREAM_TAIL: tuple = SM_STREAM_TAIL_CANDIDATE + (KIND_CODE["attn_flashmla_sparse_fwd"],)
 SM_STREAM_TAIL_MIN_TILES = 2.0
 #: the share of the last full wave's stream the last wave's CTAs start ahead of its end: the first CTAs of a wave to
@@ -593,6 +598,7 @@ SM_STREAM_TAIL_HEAD = 0.14
 #: SM_STREAM_SOFT_CANDIDATE = the kinds it prices; SM_STREAM_SOFT = () is the model before (with
 #: simulator.kernels.xqa.XQA_LATE_LOADS_HARD; the xqa fits run without it: fit_production_attention._xqa_ceiling_off)
 SM_STREAM_SOFT_CANDIDATE = (KIND_CODE["attn_xqa"],)
+#: + FlashMLA's sparse prefill kernel over decode rows (as SM_STREAM_TAIL)
 SM_STREAM_SOFT: tuple = SM_STREAM_SOFT_CANDIDATE + (KIND_CODE["attn_flashmla_sparse_fwd"],)
 SM_STREAM_SOFT_P = 4.0
 

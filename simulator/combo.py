@@ -138,6 +138,12 @@ class Combo:
         return priced_on(self.hardware)
 
     @functools.cached_property
+    def flashmla_sparse_rows_priced(self) -> bool:
+        """Whether the device's fitted terms carry the sparse prefill kernel's decode rows (kind
+        attn_flashmla_sparse_fwd): DSA's `sparse_kernel: prefill_kernel` is refused elsewhere."""
+        return "attn_flashmla_sparse_fwd" in self.hardware.efficiency.cta_slots
+
+    @functools.cached_property
     def attn_layout(self) -> AttentionLayout:
         """What attention kernels read about this tuple's attention (see AttentionLayout)."""
         return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,

@@ -27,7 +27,9 @@ def _price(rows, soft, dtype="bf16"):
 
 
 def test_soft_knee_shipped_for_mha_cu_with_the_joint_loads():
-    assert RF.SM_STREAM_SOFT == RF.SM_STREAM_SOFT_CANDIDATE == (RF.KIND_CODE["attn_xqa"],)
+    assert RF.SM_STREAM_SOFT_CANDIDATE == (RF.KIND_CODE["attn_xqa"],)
+    # shipped for mha.cu and, with its own fitted terms, FlashMLA's sparse prefill kernel over decode rows
+    assert RF.SM_STREAM_SOFT == RF.SM_STREAM_SOFT_CANDIDATE + (RF.KIND_CODE["attn_flashmla_sparse_fwd"],)
     assert RF.SM_STREAM_SOFT_P == 4.0
     assert XQ.XQA_LATE_LOADS == XQ.XQA_LATE_LOADS_SOFT == 15.86 and XQ.XQA_LATE_LOADS_HARD == 18.01
 

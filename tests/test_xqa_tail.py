@@ -25,8 +25,10 @@ def _price(rows, tail):
         RF.SM_STREAM_TAIL = keep
 
 
-def test_tail_is_shipped_for_mha_cu_only():
-    assert RF.SM_STREAM_TAIL == RF.SM_STREAM_TAIL_CANDIDATE == (RF.KIND_CODE["attn_xqa"],)
+def test_tail_is_shipped_for_mha_cu_and_the_sparse_prefill_rows():
+    assert RF.SM_STREAM_TAIL_CANDIDATE == (RF.KIND_CODE["attn_xqa"],)
+    # shipped for mha.cu and, with its own fitted terms, FlashMLA's sparse prefill kernel over decode rows
+    assert RF.SM_STREAM_TAIL == RF.SM_STREAM_TAIL_CANDIDATE + (RF.KIND_CODE["attn_flashmla_sparse_fwd"],)
     assert 0.0 < RF.SM_STREAM_TAIL_HEAD < 0.5 and RF.SM_STREAM_TAIL_MIN_TILES == 2.0
 
 

@@ -294,8 +294,7 @@ class DSAAttention(AttentionStrategy):
         if self.sparse_prefill == "decode_kernel" and not combo.flashmla_sparse_priced:
             return ("attention 'dsa' with sparse_prefill 'decode_kernel' needs FlashMLA sparse decode's fitted terms on "
                     "this device; use sparse_prefill: flashmla or generic")
-        if self.sparse_kernel == "prefill_kernel" and SPARSE_FWD_ROWS_KIND and \
-                "attn_flashmla_sparse_fwd" not in combo.hardware.efficiency.cta_slots:
+        if self.sparse_kernel == "prefill_kernel" and SPARSE_FWD_ROWS_KIND and not combo.flashmla_sparse_rows_priced:
             return ("attention 'dsa' with sparse_kernel 'prefill_kernel' needs the sparse prefill kernel's decode-row "
                     "terms (kind attn_flashmla_sparse_fwd) on this device (the H200's and the H100-SXM's have them); "
                     "use sparse_kernel: flashmla or generic")
