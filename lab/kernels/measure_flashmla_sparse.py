@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 6
+SCRIPT_VERSION = 7
 PAGE = 64
 BYTES_PER_TOKEN = 656
 L2_BYTES = 50 * (1 << 20)
@@ -65,7 +65,8 @@ def shapes_of(path: Path) -> list[dict]:
         if key not in seen:
             seen.add(key)
             shared = int(float(r.get("shared") or 0))
-            out.append(dict(zip(("batch", "s_q", "heads", "topk", "context"), key)) | {"shared": shared})
+            out.append(dict(zip(("batch", "s_q", "heads", "topk", "context"), key))
+                       | {"shared": shared, "overlap": float(r.get("overlap") or 0.0)})
     return out
 
 
@@ -84,11 +85,13 @@ def pool_pages(B: int, s_q: int, N: int, shared: int) -> int:
     return P * (1 if shared == 1 else (B * s_q if shared == 2 else B))
 
 
-def indices_for(B: int, s_q: int, k: int, N: int, gen, shared: int = 0) -> torch.Tensor:
+def indices_for(B: int, s_q: int, k: int, N: int, gen, shared: int = 0, overlap: float = 0.0) -> torch.Tensor:
     """(B, s_q, k) int32: k distinct positions of each sequence's N tokens as pool indices, -1 past N; `shared` 1: every
     row's positions drawn from one sequence of N tokens (a pool of ceil(N / 64) pages), rows drawn in blocks of 64 at a
     time (argsort of random keys, the rows independent); 2: every row from its own sequence of N tokens (rows of
-    distinct requests passed as one request); 0: a request's rows from its sequence."""
+    distinct requests passed as one request); 0: a request's rows from its sequence, row s + 1 keeping round(overlap x
+    k) of row s's positions (a random subset) and drawing the rest from the positions row s left out (consecutive
+    query rows of one request, an MTP verification's, pick mostly the same keys)."""
     P = -(-N // PAGE)
     kk = min(k, N)
     out = torch.full((B, s_q, k), -1, dtype=torch.int32, device="cuda")
@@ -108,10 +111,21 @@ def indices_for(B: int, s_q: int, k: int, N: int, gen, shared: int = 0) -> torch
             flat[i:i + n, :kk] = (perm[pos // PAGE] * PAGE + pos % PAGE).to(torch.int32)
         return out
     perm = torch.randperm(B * P, device="cuda", generator=gen).view(B, P)
+    keep = int(round(overlap * kk))
     for b in range(B):
+        prev = None
         for s in range(s_q):
-            pos = torch.randperm(N, device="cuda", generator=gen)[:kk]
+            if prev is None or keep == 0:
+                pos = torch.randperm(N, device="cuda", generator=gen)[:kk]
+            else:
+                kept = prev[torch.randperm(kk, device="cuda", generator=gen)[:keep]]
+                free = torch.ones(N, dtype=torch.bool, device="cuda")
+                free[prev] = False
+                cand = free.nonzero().squeeze(1)
+                new = cand[torch.randperm(cand.numel(), device="cuda", generator=gen)[:kk - keep]]
+                pos = torch.cat([kept, new])[torch.randperm(kk, device="cuda", generator=gen)]
             out[b, s, :kk] = (perm[b, pos // PAGE] * PAGE + pos % PAGE).to(torch.int32)
+            prev = pos
     return out
 
 
@@ -227,7 +241,7 @@ def main():
         copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
         try:
             kvs = [kv_pool(pages, gen) for _ in range(copies)]
-            idx = indices_for(B, sq, k, N, gen, s["shared"])
+            idx = indices_for(B, sq, k, N, gen, s["shared"], s["overlap"])
             q = torch.randn(B, sq, H, 576, device="cuda", dtype=torch.bfloat16, generator=gen)
             scale = 1.0 / math.sqrt(576)
             out, lse, meta, splits = op(q, kvs[0], idx, None, None, None, None, None, None, None, 512, scale, None)

@@ -4,7 +4,7 @@ H200, per layer. Declared before the call: this is the first look of the product
 sparse decode; regimes as flashmla_sparse_h200.regime. Writes
 hwmodels/calibration/data/production_kernels/flashmla_sparse_h200_prediction_2026-11-28.csv.
 
-    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --grid4 | --grid5 | --grid6 | --rows | --rows2 | --prefill | --prefill2 | --spans]
+    python lab/kernels/predict_flashmla_sparse.py [--grid2 | --grid3 | --grid4 | --grid5 | --grid6 | --rows | --rows2 | --mtp | --prefill | --prefill2 | --spans]
 
 --grid2: the second grid (flashmla_sparse_h200.SHAPES2, 24 new shapes), main (pad_heads 0) against the candidate
 (dsa.PAD_HEADS_CANDIDATE: the kernel's 64-head CTAs); declared before its call: the candidate ships if it meets more
@@ -39,6 +39,10 @@ production_kernels/flashmla_sparse_fwd_rows_h200_prediction_2026-11-29.csv (meas
 on fit_rows' terms, fitted on the first rows grid); declared before its call: the candidate ships if it meets more
 regimes, a tie by the lower pooled median. Writes production_kernels/flashmla_sparse_fwd_rows_h200_grid2_prediction_2026-11-29.csv.
 
+--mtp: the MTP rows grid (MTP_SHAPES: a request's consecutive rows keeping a share of the previous row's keys), main
+against dsa row_overlap at the grid's overlap; declared before its call: the candidate ships if it meets more
+regimes, a tie by the lower pooled median. Writes production_kernels/flashmla_sparse_h200_mtp_prediction_2026-11-29.csv.
+
 --prefill: FlashMLA's sparse prefill over one causal prompt (flashmla_sparse_h200.PREFILL_SHAPES: TP 1 / 2 / 8, P 2K-32K)
 priced as the product prices DSA prefill attention today; no candidate: the FIRST LOOK. Writes
 production_kernels/flashmla_sparse_prefill_h200_prediction_2026-11-28.csv.
@@ -67,7 +71,7 @@ from simulator.calibration import fit_production_topk_gemm as F  # noqa: E402
 from simulator.calibration import flashmla_sparse_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--rows2": (S.predict_rows2, S.ROWS_PREDICTION2), "--rows": (S.predict_rows, S.ROWS_PREDICTION), "--grid6": (S.predict6, S.PREDICTION6), "--grid5": (S.predict5, S.PREDICTION5), "--grid4": (S.predict4, S.PREDICTION4), "--spans": (S.predict_spans, S.SPANS_PREDICTION), "--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
+MODES = {"--mtp": (S.predict_mtp, S.MTP_PREDICTION), "--rows2": (S.predict_rows2, S.ROWS_PREDICTION2), "--rows": (S.predict_rows, S.ROWS_PREDICTION), "--grid6": (S.predict6, S.PREDICTION6), "--grid5": (S.predict5, S.PREDICTION5), "--grid4": (S.predict4, S.PREDICTION4), "--spans": (S.predict_spans, S.SPANS_PREDICTION), "--prefill2": (S.predict_prefill2, S.PREFILL_PREDICTION2), "--prefill": (S.predict_prefill, S.PREFILL_PREDICTION),
          "--grid3": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2), "": (S.predict, S.PREDICTION)}
 
 

@@ -780,3 +780,37 @@ def write_rows(device: str = "H200", out_dir: Path | None = None) -> tuple[Path,
     doc = C.merge_into(p, own, {"cta_slots": (ROWS_KIND,), "compute": (ROWS_KIND,), "memory": (ROWS_KIND,),
                                 "stream_per_sm_gbs": (ROWS_KIND,), "production_kernels": None})
     return C.write_checked(p, doc, ""), rec
+
+
+#: the MTP rows grid: a request's consecutive query rows keep a share `overlap` of the previous row's selected keys
+#: (the harness's indices_for overlap); (tp, batch, s_q, context, overlap), new (heads, batch, s_q). main = the product
+#: as shipped (every row's gathers from HBM), cand = dsa row_overlap at the grid's overlap (the rows' re-reads priced by
+#: SHARED_ROWS_L2 and grid 5's iter_l2, no term fitted); declared before the call: the candidate ships if it meets more
+#: regimes, a tie by the lower pooled median
+MTP_SHAPES = ([(8, b, 2, n, o) for b, n, o in ((18, 32768, 0.44), (36, 16384, 0.8), (60, 65536, 0.0), (88, 24576, 0.44))]
+              + [(8, b, 3, n, o) for b, n, o in ((5, 49152, 0.8), (13, 16384, 0.44), (40, 32768, 0.8))]
+              + [(8, b, 4, n, o) for b, n, o in ((7, 24576, 0.0), (20, 16384, 0.44), (33, 8192, 0.8))]
+              + [(1, b, 2, n, o) for b, n, o in ((6, 32768, 0.8), (20, 16384, 0.44), (50, 8192, 0.0))]
+              + [(1, b, 3, n, o) for b, n, o in ((5, 65536, 0.44), (26, 16384, 0.8))]
+              + [(1, b, 4, n, o) for b, n, o in ((3, 32768, 0.8), (16, 12288, 0.44))])
+MTP_PREDICTION = "flashmla_sparse_h200_mtp_prediction_2026-11-29.csv"
+
+
+def predict_mtp(hw: HardwareSpec) -> pd.DataFrame:
+    """MTP_SHAPES priced by main (`pred_main_us`) and the candidate (`pred_us`: row_overlap at each shape's overlap)."""
+    from simulator.strategies.dsa import row_unique_tokens
+
+    rows = []
+    for tp, b, sq, n, o in MTP_SHAPES:
+        h = kernel_heads(tp)
+        u = row_unique_tokens(b, sq, n, TOPK, o)
+        rows.append({"tp": tp, "batch": b, "s_q": sq, "heads": h, "topk": TOPK, "context": n, "overlap": o,
+                     "regime": "no overlap (controls)" if o == 0 else f"rows keeping {o:.2f} of the previous row's keys",
+                     "pred_main_us": sum(kernel_us(hw, h, b, sq).values()),
+                     "pred_us": sum(kernel_us(hw, h, b, sq, unique_tokens=None if u is None else float(u)).values())})
+    return pd.DataFrame(rows)
+
+
+def measured_mtp(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The MTP rows grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return measured_grid(MTP_PREDICTION, "mtp1", "fmla_sparse", data_dir, replicate)

@@ -213,6 +213,16 @@ SPARSE_FWD_ROWS_KIND = True
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
 
+def row_unique_tokens(batch, q_rows, context, k, overlap: float):
+    """The distinct cached tokens a decode step's rows gather: per request min(N, k) for its first row and (1 - overlap)
+    of that for each later row (row_overlap); None where no row re-reads another's (one row a request, or no overlap)."""
+    q = np.asarray(q_rows, float)
+    if overlap <= 0.0 or not np.any(q > 1):
+        return None
+    T = np.minimum(np.asarray(context, float), float(k))
+    return np.asarray(batch, float) * T * (1.0 + (q - 1.0) * (1.0 - overlap)) * np.ones(np.shape(context))
+
+
 def kernel_rows(batch, q_rows, layout: str):
     """(requests, rows a request) FlashMLA's sparse decode sees for `batch` sequences of `q_rows` query rows each under
     an engine's row `layout` (ROW_LAYOUT_SOURCE)."""
@@ -274,6 +284,11 @@ class DSAAttention(AttentionStrategy):
                                     "(FA3's varlen 192 / 128 forward on the decompressed heads; the layer's GEMMs "
                                     "stay the absorbed path's: an ASSUMPTION); false = the sparse_prefill kernel for "
                                     "every prompt", lambda v: isinstance(v, bool), "true or false"),
+        "row_overlap": Param(0.0, "the share of a query row's k selected keys the next row of the same request keeps "
+                             "(an MTP verification's consecutive rows): their gathers re-read those keys from the L2 "
+                             "(flashmla_sparse.SHARED_ROWS_L2, sparse_kernel flashmla); 0 = every row's keys its own",
+                             lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0,
+                             "a share in [0, 1]"),
         "decode_rows": Param("per_request", "how the engine hands a step's query rows to FlashMLA's sparse decode: "
                              "`per_request` (a request's 1 + draft rows as its s_q: vLLM at >= 32 heads a device), "
                              "`flattened` (every row its own request of one row: SGLang) or `one_request` (every row of "
@@ -358,7 +373,8 @@ class DSAAttention(AttentionStrategy):
             from simulator.kernels import flashmla_sparse
             kb, kq = kernel_rows(B * np.ones(np.shape(N)), q * np.ones(np.shape(N)), self.decode_rows)
             flashmla_sparse.add_ops(b, kb, kq, H * np.ones(np.shape(N)), float(k), lat, a.kv_lora_rank, combo.kvbytes,
-                                    ACT_BYTES, ACT_DTYPE, count, combo.target.sm_count)
+                                    ACT_BYTES, ACT_DTYPE, count, combo.target.sm_count,
+                                    unique_tokens=row_unique_tokens(B, q, N, k, self.row_overlap))
             return
         splits = np.maximum(1.0, T / self.split_tokens)
         split = T > self.split_tokens
