@@ -164,3 +164,14 @@ def test_the_rows_kind_is_refused_where_its_terms_are_missing():
     slots = {k: v for k, v in e.cta_slots.items() if k != "attn_flashmla_sparse_fwd"}
     bare = rp(c, hardware=c.hardware.with_efficiency(rp(e, cta_slots=slots)))
     assert "attn_flashmla_sparse_fwd" in combo_refusal(bare)
+
+
+def test_mtp_rows_re_read_the_previous_rows_keys_by_the_overlap():
+    from simulator.strategies.dsa import ROW_OVERLAP_DEFAULT, row_unique_tokens
+
+    assert row_unique_tokens(8, 1, 32768.0, 2048, 0.43) is None      # one row a request: nothing re-read
+    assert float(row_unique_tokens(8, 3, 32768.0, 2048, 0.5)) == 8 * 2048 * 2.0
+    assert 0.0 < ROW_OVERLAP_DEFAULT < 0.5
+    a, b, c = (_attention_us(_combo(mtp=1, row_overlap=o), 32) for o in (0.0, ROW_OVERLAP_DEFAULT, 0.8))
+    assert a > b > c and c > 0.85 * a
+    assert np.isclose(_attention_us(_combo(row_overlap=0.0), 32), _attention_us(_combo(row_overlap=0.8), 32))

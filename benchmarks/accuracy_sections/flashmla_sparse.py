@@ -24,6 +24,7 @@ FAMILY_PREFILL = "flashmla sparse prefill (DSA attention), H200"
 FAMILY_FLAT = "flashmla sparse decode kernel, SGLang's flattened decode rows, H200"
 FAMILY_LAYOUTS = "flashmla sparse decode kernel, rows sharing a sequence / one request, H200"
 FAMILY_ROWS = "flashmla sparse prefill kernel over decode rows (TensorRT-LLM's DSA generation), H200"
+FAMILY_MTP = "flashmla sparse decode kernel, MTP rows re-reading the previous row's keys, H200"
 
 
 def flashmla_sparse(fmt: dict | None = None) -> None:
@@ -213,6 +214,29 @@ def _rows(fmt: dict) -> None:
         "SHIPPED (dsa.SPARSE_FWD_ROWS_KIND; the kind's terms in H200.yaml and, as the H200's, H100-SXM.yaml)",
         ("  still off: 1,000-1,500 rows of short contexts +15 % (many waves stream faster than the fitted share)",),
         FAMILY_ROWS, ("rows grid 2, main (the first look's op)", "rows grid 2, the rows kind (shipped)"))
+    _mtp(fmt)
+
+
+def _mtp(fmt: dict) -> None:
+    """The MTP rows grid: a request's consecutive rows keep a share of the previous row's keys (blind)."""
+    g = S.measured_mtp()
+    if g is None:
+        print(f"\nFlashMLA sparse MTP rows grid: not measured yet ({S.MTP_PREDICTION} holds the prices)")
+        return
+    rr = replicate_pct(g, S.measured_mtp(replicate=True))
+    _main_vs_cand(
+        g, fmt, f"\n== FLASHMLA'S SPARSE DECODE KERNEL, THE MTP ROWS GRID ({len(g)} new (heads, batch, s_q), s_q 2-4, each "
+        "row after a request's first keeping 0.44 or 0.80 of the previous row's keys, controls at 0; "
+        f"{S.MTP_PREDICTION}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+        f"{rr:.2f} %): main = the product as shipped (every row's gathers from HBM), cand = dsa row_overlap at the "
+        "grid's overlap (the rows' re-reads priced by SHARED_ROWS_L2 and grid 5's iter_l2, no term fitted); declared "
+        "before the call: the candidate ships if it meets more regimes, a tie by the lower pooled median; the grid holds "
+        "the MTP rows' STANDING; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED by the tie rule (dsa row_overlap, default ROW_OVERLAP_DEFAULT 0.43: the GVR document's recorded "
+        "adjacent-step overlap, layer-weighted, an ASSUMPTION)",
+        ("  still off: rows keeping 0.80 of the keys -3.5 % (the roofline's hit share a little generous), a lone "
+         "64-head request of 3 rows +5 %",), FAMILY_MTP,
+        ("MTP rows grid, main (no re-reads)", "MTP rows grid, row_overlap (shipped)"))
 
 
 def _grid4_notes() -> tuple:

@@ -212,6 +212,17 @@ ROW_LAYOUT_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES5, SHAP
 SPARSE_FWD_ROWS_KIND = True
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
+#: row_overlap's default: adjacent query rows of one request select mostly the same keys. The GVR document (seeds/001,
+#: Fig. 2 and its ablation; simulator/traces/published.yaml) records the raw overlap of consecutive decode steps' top-k
+#: (the same adjacency): ~1.5 % in layers 0-1, ~44 % in layers 20-60; layers 2-19 are not quoted (ASSUMPTION: like
+#: 20-60, as the gvr top-k strategy assumes). Layer-weighted over DeepSeek-V3.2's 61: (2 x 0.015 + 59 x 0.44) / 61 =
+#: 0.43 (one share for every layer: the attention op is one row per step). The mechanism (the rows' re-reads priced by
+#: SHARED_ROWS_L2 at a given overlap) was judged on the MTP rows grid (17 new shapes at overlaps 0 / 0.44 / 0.8, blind,
+#: prices committed 32f44385): 2.8 / 5.1 %, 3 of 3 regimes, against every row's keys its own, 3.0 / 9.7 %, 3 of 3
+#: (shipped by the tie rule). Sensitivity (DeepSeek-V3.2, TP8, H200, 32K, the sparse MLA of an MTP-1 step at batch 32):
+#: see docs/KNOWN_GAPS.md (0 / 0.43 / 0.8)
+ROW_OVERLAP_DEFAULT = 0.43
+
 
 def row_unique_tokens(batch, q_rows, context, k, overlap: float):
     """The distinct cached tokens a decode step's rows gather: per request min(N, k) for its first row and (1 - overlap)
@@ -284,9 +295,11 @@ class DSAAttention(AttentionStrategy):
                                     "(FA3's varlen 192 / 128 forward on the decompressed heads; the layer's GEMMs "
                                     "stay the absorbed path's: an ASSUMPTION); false = the sparse_prefill kernel for "
                                     "every prompt", lambda v: isinstance(v, bool), "true or false"),
-        "row_overlap": Param(0.0, "the share of a query row's k selected keys the next row of the same request keeps "
-                             "(an MTP verification's consecutive rows): their gathers re-read those keys from the L2 "
-                             "(flashmla_sparse.SHARED_ROWS_L2, sparse_kernel flashmla); 0 = every row's keys its own",
+        "row_overlap": Param(ROW_OVERLAP_DEFAULT, "the share of a query row's k selected keys the next row of the "
+                             "same request keeps (an MTP verification's consecutive rows): their gathers re-read those "
+                             "keys from the L2 (flashmla_sparse.SHARED_ROWS_L2, sparse_kernel flashmla); default "
+                             "ROW_OVERLAP_DEFAULT (an ASSUMPTION from the GVR document's recorded overlap); 0 = every "
+                             "row's keys its own",
                              lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0,
                              "a share in [0, 1]"),
         "decode_rows": Param("per_request", "how the engine hands a step's query rows to FlashMLA's sparse decode: "
