@@ -83,6 +83,8 @@ def test_engine_profiles_lay_dsa_out_as_their_sources_do(engine, tp, rows, prefi
     assert (c.attention.decode_rows, c.attention.sparse_prefill) == (rows, prefill)
     assert prof.dsa_layout(_combo(tp=tp)) == {"sparse_kernel": "flashmla", "decode_rows": rows,
                                               "sparse_prefill": prefill, "short_prompt_dense": engine == "sglang"}
+    bf16 = prof.dsa_layout(_combo(tp=tp, kv="bf16"))
+    assert ("unmodelled" in bf16) == (engine == "sglang")   # SGLang's FA3 decode over a bf16 cache is named
 
 
 def test_an_engine_never_overrides_a_layout_the_scenario_set():

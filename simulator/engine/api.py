@@ -153,6 +153,9 @@ def runtime_notes(config: ServingConfig) -> list[str]:
     lays = sorted({f"decode kernel {d['sparse_kernel']}, rows {d['decode_rows']}, prefill {d['sparse_prefill']}"
                    + (", prompts <= k dense" if d["short_prompt_dense"] else "") for g in config.groups
                    for d in [prof.dsa_layout(g.combo)] if d})
+    for um in sorted({d["unmodelled"] for g in config.groups for d in [prof.dsa_layout(g.combo)] if d and
+                      d.get("unmodelled")}):
+        out.append(f"engine {config.engine}: {um}")
     if lays:
         out.append(f"engine {config.engine}: DSA's sparse MLA laid out as the engine does ({'; '.join(lays)}: "
                    "runtime.attention_defaults; set strategies.attention dsa.sparse_kernel / decode_rows / sparse_prefill / "
