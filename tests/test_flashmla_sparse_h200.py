@@ -122,3 +122,16 @@ def test_the_spans_campaign_prices_both_ops_of_every_shape():
     assert len(t) == len(dict.fromkeys(S.SPANS_SHAPES))
     assert np.allclose(t["pred_us"], t["pred_attention_us"] + t["pred_combine_us"])
     assert (t.loc[t["batch"] <= 3, "pred_combine_us"] > 0).all()
+
+
+def test_the_shipped_model_reproduces_grid_4s_committed_prices():
+    """The STANDING grid's candidate prices are the shipped product's (the harness's rows priced with row_overlap 0)."""
+    import pandas as pd
+
+    from simulator.calibration import fit_production_topk_gemm as F
+
+    hw = load_hardware("H200")
+    p = pd.read_csv(F.DATA_DIR / S.PREDICTION4).iloc[::4]
+    now = np.array([S.product_us(hw, r.tp, r.batch, r.s_q, r.context) for r in p.itertuples()])
+    assert np.allclose(now, p["pred_us"].to_numpy(), rtol=1e-4)
+    assert (p["s_q"] > 1).any()

@@ -14,6 +14,7 @@ and 2 (one MTP draft), context 8K and 64K, k 2048.
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,18 @@ import pandas as pd
 from hwmodels.roofline import price
 from hwmodels.spec import HardwareSpec
 from simulator.calibration import fit_production_topk_gemm as F
+
+
+@contextlib.contextmanager
+def rule(module, name: str, value):
+    """A module-level rule switch (e.g. flashmla_sparse.COMBINE_CHAIN) set to `value` for the block, restored after."""
+    old = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, old)
+
 
 MODEL = "DeepSeek-V3.2-Exp"
 TOPK = 2048
@@ -58,10 +71,10 @@ def product_parts_us(hw: HardwareSpec, tp: int, batch: int, s_q: int, context: i
 
     c = make_combo(hw.name, MODEL, kv_dtype="fp8", tp=int(tp), launch="graph", attention="dense")
     spec = "none" if s_q == 1 else {"mtp": {"k": int(s_q) - 1}}
-    par = ({} if pad_heads is None else {"pad_heads": int(pad_heads)}) | (
+    # the harness draws every query row's indices independently: no row re-reads another's keys (row_overlap 0)
+    par = {"row_overlap": 0.0} | ({} if pad_heads is None else {"pad_heads": int(pad_heads)}) | (
         {} if sparse_kernel is None else {"sparse_kernel": sparse_kernel})
-    att = {"dsa": par} if par else "dsa"
-    c = replace(c, attention=parse_axis("attention", [att])[0], topk=parse_axis("topk", ["radix"])[0],
+    c = replace(c, attention=parse_axis("attention", [{"dsa": par}])[0], topk=parse_axis("topk", ["radix"])[0],
                 speculation=parse_axis("speculation", [spec])[0])
     ops, _ = decode_ops(c, np.array([float(batch)]), np.array([float(context)]))
     names = np.asarray(ops.names, dtype=object)[ops.name_id]
@@ -407,9 +420,7 @@ def fit_span_tiles(hw: HardwareSpec) -> dict:
 
     m = measured_spans()
     out = {}
-    old = K.COMBINE_CHAIN
-    K.COMBINE_CHAIN = True
-    try:
+    with rule(K, "COMBINE_CHAIN", True):
         for kd, heads, tp in (("attn_flashmla_sparse", 64, 8), ("attn_flashmla_sparse_pair", 128, 1)):
             sub = m[m["heads"] == heads].reset_index(drop=True)
             y = np.log(sub["sparse_us"].to_numpy(float))
@@ -423,8 +434,6 @@ def fit_span_tiles(hw: HardwareSpec) -> dict:
             out[kd] = {"iter_us": round(float(r.x[0]), 4), "fixed_us": round(float(r.x[1]), 4),
                        "sync_us": round(float(r.x[2]), 4), "rows": len(sub),
                        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
-    finally:
-        K.COMBINE_CHAIN = old
     return out
 
 
@@ -459,12 +468,8 @@ def predict4(hw: HardwareSpec) -> pd.DataFrame:
     rows = []
     for tp, b, sq, n in SHAPES4:
         main = product_parts_us(hw, tp, b, sq, n)
-        old = K.COMBINE_CHAIN
-        K.COMBINE_CHAIN = True
-        try:
+        with rule(K, "COMBINE_CHAIN", True):
             cand = product_parts_us(h2, tp, b, sq, n, sparse_kernel="flashmla")
-        finally:
-            K.COMBINE_CHAIN = old
         rows.append({"tp": tp, "batch": b, "s_q": sq, "heads": kernel_heads(tp), "heads_dev": 128 // tp, "topk": TOPK,
                      "context": n, "regime": regime2(tp, b).item(), "pred_main_us": sum(main.values()),
                      "pred_us": sum(cand.values()), "main_attention_us": main.get("attention", 0.0),
@@ -562,9 +567,7 @@ def fit_iter_l2(hw: HardwareSpec) -> dict:
     m = measured5_spans()
     m = m[m["shared"] == 1].reset_index(drop=True)
     out = {}
-    old = K.SHARED_ROWS_L2
-    K.SHARED_ROWS_L2 = True
-    try:
+    with rule(K, "SHARED_ROWS_L2", True):
         for kd, heads in (("attn_flashmla_sparse", 64), ("attn_flashmla_sparse_pair", 128)):
             sub = m[m["heads"] == heads].reset_index(drop=True)
             y = np.log(sub["sparse_us"].to_numpy(float))
@@ -577,8 +580,6 @@ def fit_iter_l2(hw: HardwareSpec) -> dict:
             r = least_squares(resid, [2.5], bounds=([0.1], [20.0]))
             out[kd] = {"iter_l2_us": round(float(r.x[0]), 4), "rows": len(sub),
                        "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
-    finally:
-        K.SHARED_ROWS_L2 = old
     return out
 
 
@@ -618,12 +619,8 @@ def predict6(hw: HardwareSpec) -> pd.DataFrame:
     rows = []
     for lay, h, b, sq, n, sh in SHAPES6:
         main = kernel_us(hw, h, b, sq, unique_tokens=_unique_tokens(n, sh))
-        old = K.SHARED_ROWS_L2
-        K.SHARED_ROWS_L2 = True
-        try:
+        with rule(K, "SHARED_ROWS_L2", True):
             cand = kernel_us(h2, h, b, sq, unique_tokens=_unique_tokens(n, sh))
-        finally:
-            K.SHARED_ROWS_L2 = old
         rows.append({"regime": lay, "heads": h, "batch": b, "s_q": sq, "topk": TOPK, "context": n, "shared": sh,
                      "pred_main_us": sum(main.values()), "pred_us": sum(cand.values()),
                      "cand_attention_us": cand.get("attention", 0.0), "cand_combine_us": cand.get("attention_combine", 0.0)})
@@ -703,17 +700,13 @@ def fit_rows(hw: HardwareSpec) -> dict:
 
     m = measured_rows()
     y = np.log(m["median_us"].to_numpy(float))
-    old = dsa.SPARSE_FWD_ROWS_KIND
-    dsa.SPARSE_FWD_ROWS_KIND = True
-    try:
+    with rule(dsa, "SPARSE_FWD_ROWS_KIND", True):
         def resid(x):
             h2 = hw.with_efficiency(rows_eff(hw, x[0], x[1], x[2]))
             p = [product_us(h2, tp, r, 1, n, sparse_kernel="prefill_kernel")
                  for tp, r, n in zip(m["tp"], m["rows"], m["context"])]
             return np.log(np.maximum(p, 1e-3)) - y
         r = least_squares(resid, [0.6, 0.7, 45.0], bounds=([0.05, 0.05, 5.0], [1.5, 1.0, 2000.0]))
-    finally:
-        dsa.SPARSE_FWD_ROWS_KIND = old
     return {"compute": round(float(r.x[0]), 4), "memory": round(float(r.x[1]), 4),
             "stream_per_sm_gbs": round(float(r.x[2]), 3), "rows": len(m),
             "rms_log_error": round(float(np.sqrt(np.mean(r.fun ** 2))), 4)}
@@ -744,13 +737,9 @@ def predict_rows2(hw: HardwareSpec) -> pd.DataFrame:
     t["regime"] = rows_regime(t["tp"], t["rows"])
     t["pred_main_us"] = [product_us(hw, tp, r, 1, n, sparse_kernel="prefill_kernel")
                          for tp, r, n in zip(t["tp"], t["rows"], t["context"])]
-    old = dsa.SPARSE_FWD_ROWS_KIND
-    dsa.SPARSE_FWD_ROWS_KIND = True
-    try:
+    with rule(dsa, "SPARSE_FWD_ROWS_KIND", True):
         t["pred_us"] = [product_us(h2, tp, r, 1, n, sparse_kernel="prefill_kernel")
                         for tp, r, n in zip(t["tp"], t["rows"], t["context"])]
-    finally:
-        dsa.SPARSE_FWD_ROWS_KIND = old
     t["terms"] = str(x)
     return t
 
