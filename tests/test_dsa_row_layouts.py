@@ -82,7 +82,8 @@ def test_engine_profiles_lay_dsa_out_as_their_sources_do(engine, tp, rows, prefi
     c, _ = prof.apply_attention(_combo(tp=tp))
     assert (c.attention.decode_rows, c.attention.sparse_prefill) == (rows, prefill)
     assert prof.dsa_layout(_combo(tp=tp)) == {"sparse_kernel": "flashmla", "decode_rows": rows,
-                                              "sparse_prefill": prefill, "short_prompt_dense": engine == "sglang"}
+                                              "sparse_prefill": prefill, "short_prompt_dense": engine == "sglang",
+                                              "indexer_rows": "flattened" if engine == "sglang" else "auto"}
     bf16 = prof.dsa_layout(_combo(tp=tp, kv="bf16"))
     assert ("unmodelled" in bf16) == (engine == "sglang")   # SGLang's FA3 decode over a bf16 cache is named
 
@@ -177,3 +178,22 @@ def test_mtp_rows_re_read_the_previous_rows_keys_by_the_overlap():
     a, b, c = (_attention_us(_combo(mtp=1, row_overlap=o), 32) for o in (0.0, ROW_OVERLAP_DEFAULT, 0.8))
     assert a > b > c and c > 0.85 * a
     assert np.isclose(_attention_us(_combo(row_overlap=0.0), 32), _attention_us(_combo(row_overlap=0.8), 32))
+
+
+def test_the_indexer_flattens_mtp_rows_where_deepgemm_sm90_takes_no_such_next_n():
+    from simulator.strategies.dsa import indexer_rows_flattened
+
+    assert list(indexer_rows_flattened("auto", "hopper", np.array([1, 2, 3, 4]))) == [False, False, True, True]
+    assert not indexer_rows_flattened("auto", "blackwell", np.array([4])).any()
+    assert list(indexer_rows_flattened("flattened", "blackwell", np.array([1, 2]))) == [False, True]
+
+    def idx_us(mode, mtp):
+        c = _combo(mtp=mtp, indexer_rows=mode)
+        ops, _ = decode_ops(c, np.array([32.0]), np.array([32768.0]))
+        names = np.asarray(ops.names, dtype=object)[ops.name_id]
+        sec = price(ops, c.hardware, "graph")
+        m = (names == "indexer_logits") & (ops.count > 1)
+        return float((sec[m] / ops.count[m]).sum() * 1e6)
+    # the flattened rows are next_n 1 sequences: a 4-row step walks ~4x the items of one row
+    assert idx_us("flattened", 3) > 2.0 * idx_us("native", 3)
+    assert np.isclose(idx_us("auto", 1), idx_us("native", 1)) and np.isclose(idx_us("auto", 3), idx_us("flattened", 3))

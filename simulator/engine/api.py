@@ -151,7 +151,8 @@ def runtime_notes(config: ServingConfig) -> list[str]:
         out.append(f"engine {config.engine}: dense attention priced as its default kernel family {', '.join(fams)} "
                    "(runtime.attention_defaults; set strategies.attention dense.kernel to choose another)")
     lays = sorted({f"decode kernel {d['sparse_kernel']}, rows {d['decode_rows']}, prefill {d['sparse_prefill']}"
-                   + (", prompts <= k dense" if d["short_prompt_dense"] else "") for g in config.groups
+                   + (", prompts <= k dense" if d["short_prompt_dense"] else "")
+                   + f", indexer rows {d['indexer_rows']}" for g in config.groups
                    for d in [prof.dsa_layout(g.combo)] if d})
     for um in sorted({d["unmodelled"] for g in config.groups for d in [prof.dsa_layout(g.combo)] if d and
                       d.get("unmodelled")}):

@@ -352,7 +352,8 @@ class RuntimeProfile:
         c = self._apply_dsa(combo, engine_defaults())
         if c is combo:
             return None
-        out = {k: c.attention.values[k] for k in ("sparse_kernel", "decode_rows", "sparse_prefill", "short_prompt_dense")}
+        out = {k: c.attention.values[k] for k in ("sparse_kernel", "decode_rows", "sparse_prefill", "short_prompt_dense",
+                                                  "indexer_rows")}
         arch = (engine_defaults().get(self.attention_engine) or {}).get(combo.hardware.architecture) or {}
         if combo.kv_dtype != "fp8" and arch.get("dsa_bf16_unmodelled"):
             out["unmodelled"] = arch["dsa_bf16_unmodelled"]

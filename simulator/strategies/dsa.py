@@ -223,6 +223,29 @@ ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 #: see docs/KNOWN_GAPS.md (0 / 0.43 / 0.8)
 ROW_OVERLAP_DEFAULT = 0.43
 
+#: the paged indexer's MTP rows (read, not measured: the flattened rows are the measured next_n 1 kernel at batch x rows;
+#: the L2 re-reads of a request's keys by its later rows are not counted, an ASSUMPTION on the slow side):
+#:   DeepGEMM 54e2261 csrc/jit_kernels/impls/sm90_fp8_mqa_logits.hpp sm90_fp8_paged_mqa_logits:
+#:   DG_HOST_ASSERT(next_n == 1 or next_n == 2); SM100 any next_n (csrc/apis/attention.hpp: next_n >= 1)
+#:   SGLang dsa_backend.py @ 0034a380 _build_paged_mqa_schedule_2d_ctx_lens: DG-native next_n only on SM100 ("for now
+#:   DG-native is SM100+ only"); on SM90 every verification row its own sequence (q_fp8.unsqueeze(1), the block table
+#:   repeat_interleave'd)
+#:   TensorRT-LLM attention_backend/sparse/dsa.py @ 00e3c1a5 use_expanded_buffers_for_mtp: SM90 and max_draft_tokens > 1
+#:   -> q_decode.view(-1, 1, ...), kv_lens and the block table expanded per row
+#:   vLLM v1/attention/backends/mla/indexer.py @ 0023368d _use_flattening: SM90 flattens unless next_n is natively
+#:   supported (DeepGEMM main: 1, 2)
+INDEXER_ROWS_SOURCE = "simulator/strategies/dsa.py INDEXER_ROWS_SOURCE's comment"
+
+
+def indexer_rows_flattened(mode: str, architecture: str, q_rows) -> np.ndarray:
+    """Where the paged indexer runs a step's rows as sequences of one row (indexer_rows, INDEXER_ROWS_SOURCE)."""
+    q = np.asarray(q_rows, float)
+    if mode == "flattened":
+        return q > 1
+    if mode == "native":
+        return np.zeros(q.shape, bool)
+    return (q > 2) & (architecture == "hopper")
+
 
 def row_unique_tokens(batch, q_rows, context, k, overlap: float):
     """The distinct cached tokens a decode step's rows gather: per request min(N, k) for its first row and (1 - overlap)
@@ -295,6 +318,12 @@ class DSAAttention(AttentionStrategy):
                                     "(FA3's varlen 192 / 128 forward on the decompressed heads; the layer's GEMMs "
                                     "stay the absorbed path's: an ASSUMPTION); false = the sparse_prefill kernel for "
                                     "every prompt", lambda v: isinstance(v, bool), "true or false"),
+        "indexer_rows": Param("auto", "how the paged indexer takes an MTP step's 1 + draft rows: `native` (a request's "
+                              "rows as DeepGEMM's next_n), `flattened` (every row a sequence of next_n 1 re-walking its "
+                              "request's keys: SGLang on SM90, TensorRT-LLM / vLLM where next_n is unsupported) or "
+                              "`auto` (flattened on Hopper above next_n 2, whose fp8_paged_mqa_logits asserts next_n "
+                              "1 or 2; native elsewhere); INDEXER_ROWS_SOURCE",
+                              lambda v: v in ("auto", "native", "flattened"), "auto, native or flattened"),
         "row_overlap": Param(ROW_OVERLAP_DEFAULT, "the share of a query row's k selected keys the next row of the "
                              "same request keeps (an MTP verification's consecutive rows): their gathers re-read those "
                              "keys from the L2 (flashmla_sparse.SHARED_ROWS_L2, sparse_kernel flashmla); default "
@@ -364,9 +393,16 @@ class DSAAttention(AttentionStrategy):
         k = self.k(combo)
         self._indexer_proj(b, combo, R, count)
         if self.indexer_kernel == "deepgemm":
-            add_deepgemm_paged_logits(b, B, q, N, ix.heads, ix.head_dim, count, combo.target.sm_count,
-                                      "indexer_dg_cold" if self.indexer_keys == "cold" else "indexer_dg")
-            add_paged_logits_metadata(b, B, combo.target.sm_count)
+            kind = "indexer_dg_cold" if self.indexer_keys == "cold" else "indexer_dg"
+            flat = np.broadcast_to(indexer_rows_flattened(self.indexer_rows, combo.target.architecture, q), np.shape(N))
+            one = np.ones(np.shape(N))
+            if flat.any():   # every row a sequence of next_n 1 (indexer_rows)
+                add_deepgemm_paged_logits(MaskedBuilder(b, flat), B * q * one, one, N, ix.heads, ix.head_dim, count,
+                                          combo.target.sm_count, kind)
+            if not flat.all():
+                add_deepgemm_paged_logits(MaskedBuilder(b, ~flat), B * one, q * one, N, ix.heads, ix.head_dim, count,
+                                          combo.target.sm_count, kind)
+            add_paged_logits_metadata(b, np.where(flat, B * q, B), combo.target.sm_count)
         else:
             add_indexer_logits(b, R, B, N, ix.heads, ix.head_dim, ix.dtype, count)
         select = N > k  # a row no longer than k keeps everything (indexerTopK.cu rowLen <= topK shortcut)
