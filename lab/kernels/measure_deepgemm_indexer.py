@@ -106,14 +106,19 @@ def cold_tables(b, nblk, pool_blocks, g) -> list:
     return list(flat.view(n_t, b, nblk).unbind(0))
 
 
-def decode_case(dg, b, ctx, n, sms, pool, rotation="warm8"):
+def decode_case(dg, b, ctx, n, sms, pool, rotation="warm8", expand=1):
+    """One decode shape; `expand` > 1 (next_n 1): `b` sequences as b / expand requests' rows, each request's block table
+    repeated for its `expand` rows (an engine's flattened MTP rows: every row re-walks its request's keys)."""
     nblk = math.ceil(ctx / PAGE)
     g = torch.Generator(device="cuda").manual_seed(b * 7 + ctx + n)
+    reqs = b // expand
     if rotation == "cold":
-        tables = cold_tables(b, nblk, pool.shape[0], g)
+        tables = cold_tables(reqs, nblk, pool.shape[0], g)
     else:
-        tables = [torch.randint(0, pool.shape[0], (b, nblk), device="cuda", dtype=torch.int32, generator=g)
+        tables = [torch.randint(0, pool.shape[0], (reqs, nblk), device="cuda", dtype=torch.int32, generator=g)
                   for _ in range(N_TABLES)]
+    if expand > 1:
+        tables = [t.repeat_interleave(expand, dim=0).contiguous() for t in tables]
     n_t = len(tables)
     q = torch.randn(b, n, H, D, device="cuda", dtype=torch.bfloat16).to(torch.float8_e4m3fn)
     w = torch.randn(b * n, H, device="cuda", dtype=torch.float32)
@@ -196,12 +201,12 @@ def _decode_priority(case):
 
 
 def read_grid(path: str) -> tuple[list, list]:
-    """(decode (batch, context, next_n, rotation), prefill (rows, keys)) shapes of a grid CSV, in file order
-    (rotation "warm8" where the grid has no such column)."""
+    """(decode (batch, context, next_n, rotation, expand), prefill (rows, keys)) shapes of a grid CSV, in file order
+    (rotation "warm8", expand 1 where the grid has no such column)."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    dec = [(int(r["batch"]), int(r["context"]), int(r["next_n"]), r.get("rotation") or "warm8")
-           for r in rows if r["part"] == "decode"]
+    dec = [(int(r["batch"]), int(r["context"]), int(r["next_n"]), r.get("rotation") or "warm8",
+            int(r.get("expand") or 1)) for r in rows if r["part"] == "decode"]
     pre = [(int(r["rows"]), int(r["keys"])) for r in rows if r["part"] == "prefill"]
     return dec, pre
 
@@ -227,14 +232,14 @@ def main() -> None:
     if not ERRS or not all(e <= MAX_REL_ERR for e in ERRS):   # a NaN fails too   # nothing is timed unless every kernel matches the reference
         raise SystemExit(f"CHECK FAILED: rel errors {ERRS} (allowed {MAX_REL_ERR})")
     # prefill first, then decode by batch 16 (the fit's), 1, 128, 64, 4: a run cut short keeps the rows that matter most
-    grid_d = [(1, 8192, 1, "warm8"), (16, 32768, 2, "warm8"), (1, 1024, 1, "cold")] if args.smoke else \
-        [(b, c, n, "warm8") for b, c, n in sorted(GRID_DECODE, key=_decode_priority)]
+    grid_d = [(1, 8192, 1, "warm8", 1), (16, 32768, 2, "warm8", 1), (1, 1024, 1, "cold", 1)] if args.smoke else \
+        [(b, c, n, "warm8", 1) for b, c, n in sorted(GRID_DECODE, key=_decode_priority)]
     grid_p = [(1024, 8192)] if args.smoke else GRID_PREFILL
     if args.grid:
         grid_d, grid_p = read_grid(args.grid)
     os.makedirs(args.out, exist_ok=True)
     cols = ["part", "batch", "context", "next_n", "rows", "keys", "median_us", "p20_us", "p80_us", "calls",
-            "meta_us", "context_lens", "rotation", "tables", "device", "torch", "cuda", "driver", "deep_gemm", "date"]
+            "meta_us", "context_lens", "rotation", "tables", "expand", "device", "torch", "cuda", "driver", "deep_gemm", "date"]
     path = os.path.join(args.out, "deepgemm_indexer.csv")
     with open(path, "w", newline="") as fh:
         wr = csv.DictWriter(fh, fieldnames=cols)
@@ -251,28 +256,28 @@ def main() -> None:
                 wr.writerow({**base, "part": "prefill", "batch": 1, "context": k, "next_n": 0, "rows": s, "keys": k,
                              "median_us": round(st["median"], 3), "p20_us": round(st["p20"], 3),
                              "p80_us": round(st["p80"], 3), "calls": st["calls"], "meta_us": "",
-                             "context_lens": "ragged", "rotation": "", "tables": ""})
+                             "context_lens": "ragged", "rotation": "", "tables": "", "expand": ""})
                 fh.flush()
                 print(f"prefill S={s:5d} K={k:6d} {st['median']:10.2f} us t={time.time() - t0:.0f}s", flush=True)
                 torch.cuda.empty_cache()
         if args.part in ("decode", "all"):
-            need = max(b * math.ceil(c / PAGE) for b, c, _, _ in grid_d)
+            need = max(b * math.ceil(c / PAGE) for b, c, _, _, _ in grid_d)
             nb = max(need, POOL_BYTES // (PAGE * (D + 4)))
             pool = kv_cache_fp8(torch.randn(nb, PAGE, 1, D, device="cuda", dtype=torch.bfloat16))
             cold_pool = None
-            if any(r == "cold" for _, _, _, r in grid_d):
+            if any(r == "cold" for _, _, _, r, _ in grid_d):
                 ncold = max(need, COLD_POOL_BYTES // (PAGE * (D + 4)))
                 cold_pool = kv_cache_fp8(torch.randn(ncold, PAGE, 1, D, device="cuda", dtype=torch.bfloat16))
-            for b, c, n, rot in grid_d:
+            for b, c, n, rot, ex in grid_d:
                 try:
-                    st, mt, form, n_t = decode_case(dg, b, c, n, sms, cold_pool if rot == "cold" else pool, rot)
+                    st, mt, form, n_t = decode_case(dg, b, c, n, sms, cold_pool if rot == "cold" else pool, rot, ex)
                 except Exception as e:   # noqa: BLE001 - report and go on
                     print("decode fail", b, c, n, repr(e)[:300], flush=True)
                     continue
                 wr.writerow({**base, "part": "decode", "batch": b, "context": c, "next_n": n, "rows": b * n,
                              "keys": c, "median_us": round(st["median"], 3), "p20_us": round(st["p20"], 3),
                              "p80_us": round(st["p80"], 3), "calls": st["calls"], "meta_us": round(mt["median"], 3),
-                             "context_lens": form, "rotation": rot, "tables": n_t})
+                             "context_lens": form, "rotation": rot, "tables": n_t, "expand": ex})
                 fh.flush()
                 print(f"decode B={b:4d} ctx={c:6d} n={n} {rot:5s} x{n_t:<4d} calls {st['calls']:4d} "
                       f"{st['median']:9.2f} us  meta {mt['median']:6.2f} us "

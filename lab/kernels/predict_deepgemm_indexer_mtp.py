@@ -1,0 +1,48 @@
+"""Price the indexer's MTP rows grid BEFORE it is measured (lab/kernels/deepgemm_indexer_mtp_grid.csv): DeepGEMM's
+paged fp8_paged_mqa_logits with an MTP step's rows flattened into sequences of next_n 1 (`expand` rows of a request
+sharing its block table: SGLang on SM90 at any draft count, TensorRT-LLM and vLLM above next_n 2; simulator/strategies/
+dsa.py INDEXER_ROWS_SOURCE), cold keys, on the H200. The product prices a flattened step as the next_n 1 kernel at
+batch x rows (dsa indexer_rows), its rows' re-reads of their request's keys not counted: `pred_us` (simulator.
+calibration.fit_deepgemm_indexer predict_us at the kernel's batch and next_n). Declared before the call: the flattened
+rows' two regimes are the indexer_rows path's H200 STANDING; the controls (distinct sequences) and the native next_n 2
+rows are shown beside them, not judged.
+
+    python lab/kernels/predict_deepgemm_indexer_mtp.py     # writes deepgemm_indexer_mtp_prediction_2026-11-29.csv
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from hwmodels.spec import load_hardware  # noqa: E402
+from simulator.calibration import fit_deepgemm_indexer as FI  # noqa: E402
+
+DATA = ROOT / "hwmodels/calibration/data/production_kernels"
+GRID = ROOT / "lab/kernels/deepgemm_indexer_mtp_grid.csv"
+OUT = DATA / "deepgemm_indexer_mtp_prediction_2026-11-29.csv"
+
+
+def main() -> None:
+    status = subprocess.run(["git", "status", "--porcelain", "simulator", "hwmodels", "lab"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    if status:
+        raise SystemExit("uncommitted changes under simulator/ hwmodels/ lab/: commit the model first")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    h200 = load_hardware("H200")
+    s = pd.read_csv(GRID, keep_default_na=False)
+    s["pred_us"] = np.round(FI.predict_us(s, h200, h200.efficiency), 3)
+    s["model_commit"] = commit
+    s.to_csv(OUT, index=False)
+    print(f"{len(s)} rows priced at {commit[:10]} -> {OUT.relative_to(ROOT)}")
+    print(s.groupby("set")["pred_us"].median().round(1).to_string())
+
+
+if __name__ == "__main__":
+    main()
