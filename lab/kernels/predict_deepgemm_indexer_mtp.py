@@ -8,6 +8,12 @@ rows' two regimes are the indexer_rows path's H200 STANDING; the controls (disti
 rows are shown beside them, not judged.
 
     python lab/kernels/predict_deepgemm_indexer_mtp.py     # writes deepgemm_indexer_mtp_prediction_2026-11-29.csv
+
+--grid2: the second grid (lab/kernels/deepgemm_indexer_mtp2_grid.csv, new shapes), main (every row's keys from HBM)
+against dsa.FLATTENED_ROWS_L2 (a later row's walk re-reading its request's keys as far as the schedule's reuse
+distance lets it, simulator/strategies/dsa.py flattened_rows_hit; built after grid 1 was seen: LOOKED-AT there, both
+flattened regimes met, main missed both); declared before the call: the candidate ships if it meets more regimes, a
+tie by the lower pooled median (controls aside). Writes deepgemm_indexer_mtp2_prediction_2026-11-29.csv.
 """
 from __future__ import annotations
 
@@ -36,6 +42,15 @@ def main() -> None:
         raise SystemExit("uncommitted changes under simulator/ hwmodels/ lab/: commit the model first")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     h200 = load_hardware("H200")
+    if "--grid2" in sys.argv[1:]:
+        from simulator.calibration import indexer_mtp_h200 as M
+        s = M.predict2(h200)
+        s["model_commit"] = commit
+        out = DATA / M.PREDICTION2
+        s.to_csv(out, index=False, float_format="%.4f")
+        print(f"{len(s)} rows priced at {commit[:10]} -> {out.relative_to(ROOT)}")
+        print(s.groupby("set")[["pred_main_us", "pred_us"]].median().round(1).to_string())
+        return
     s = pd.read_csv(GRID, keep_default_na=False)
     s["pred_us"] = np.round(FI.predict_us(s, h200, h200.efficiency), 3)
     s["model_commit"] = commit

@@ -100,7 +100,26 @@ def add_indexer_logits(b, R, B, N, heads, head_dim, dtype, count, key_bytes=None
 
 
 
-def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind: str = "indexer_dg") -> None:
+def flattened_rows_hit(B, N, sms: int, l2_bytes: float, key_bytes: float):
+    """The share of a flattened request's later rows' key walks that hit in the L2 (FLATTENED_ROWS_L2): the schedule
+    metadata deals the launch's B x T items (T = ceil(N / 256) a sequence) evenly, P = B T / SMs to an SM in order, so
+    item i of row j + 1 is T positions after row j's: on an SM r = T mod P steps later ((P - r) / P of the items) or
+    P - r steps earlier (r / P); between the two walks the other SMs read that many steps of items, a reuse distance of
+    steps x SMs x 256 keys' bytes, and the re-read hits by the roofline's own rule, min(1, L2 / distance)."""
+    from simulator.kernels import indexer as X
+
+    T = np.maximum(np.ceil(np.asarray(N, float) / X.SPLIT_KV), 1.0)
+    P = np.maximum(np.asarray(B, float) * T / float(sms), 1.0)
+    r = np.mod(T, P)
+    item = X.SPLIT_KV * key_bytes * float(sms)
+
+    def hit(steps):
+        return np.minimum(1.0, float(l2_bytes) / np.maximum(steps * item, 1.0))
+    return (P - r) / P * hit(np.maximum(r, 1.0)) + r / P * hit(np.maximum(P - r, 1.0))
+
+
+def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind: str = "indexer_dg",
+                              rows_sharing_keys=1, l2_bytes: float = 0.0) -> None:
     """DeepGEMM fp8_paged_mqa_logits for B sequences of q query rows (next_n) over N cached keys (simulator/kernels/
     indexer.py): min(items, SMs) persistent CTAs, each walking ceil(items / SMs) 256-key items (serial_iters), kind
     indexer_dg (terms borrowed until measured: simulator/kernels/indexer.py). Flops of whole 256-key items (a
@@ -114,10 +133,25 @@ def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind
     ctas, chain = X.paged_chain(B, N, sms, q)
     keys = np.ceil(np.asarray(N, float) / X.SPLIT_KV) * X.SPLIT_KV
     key_bytes = head_dim + 4.0 * head_dim / 128
+    g = np.asarray(rows_sharing_keys, float)
+    # sequences that are rows of one request walk its keys again: the later rows' walks re-read them from the L2 as far
+    # as the schedule's reuse distance lets them (flattened_rows_hit; FLATTENED_ROWS_L2); the share is priced as hits
+    reread = 0.0
+    if FLATTENED_ROWS_L2 and l2_bytes > 0:
+        reread = B * N * key_bytes * (g - 1.0) / g * flattened_rows_hit(B, N, sms, l2_bytes, key_bytes)
     b.add("indexer_logits", kind, flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
           bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * 4.0,
+          reread_bytes=reread, working_set=1.0,
           bytes_written=R * N * LOGIT_BYTES, parallel_units=ctas, serial_iters=chain,
           sync_steps=np.asarray(q, float) - 1.0, dtype="fp8", count=count)
+
+
+#: the indexer's flattened MTP rows re-read their request's keys from the L2 (add_deepgemm_paged_logits
+#: rows_sharing_keys). The MTP rows grid (lab/kernels/deepgemm_indexer_mtp_grid.csv, 1 x H200, blind) priced them
+#: without it: distinct-sequence controls 0.6 / 1.8 %, flattened rows of 2 8.3 / 34.9 % (+42 % at 32 x 32K), of 3-4
+#: +41.6 %: the re-reads hit (32 rows of 16 requests x 32K keys took 27.8 us, 36 distinct 43.7). Judged on the second MTP
+#: rows grid; False = every row's keys from HBM (the rule before)
+FLATTENED_ROWS_L2 = False
 
 
 def add_paged_logits_metadata(b, B, sms: int, count=1.0) -> None:
@@ -396,9 +430,10 @@ class DSAAttention(AttentionStrategy):
             kind = "indexer_dg_cold" if self.indexer_keys == "cold" else "indexer_dg"
             flat = np.broadcast_to(indexer_rows_flattened(self.indexer_rows, combo.target.architecture, q), np.shape(N))
             one = np.ones(np.shape(N))
-            if flat.any():   # every row a sequence of next_n 1 (indexer_rows)
+            if flat.any():   # every row a sequence of next_n 1 (indexer_rows), the rows of a request sharing its keys
                 add_deepgemm_paged_logits(MaskedBuilder(b, flat), B * q * one, one, N, ix.heads, ix.head_dim, count,
-                                          combo.target.sm_count, kind)
+                                          combo.target.sm_count, kind, rows_sharing_keys=q * one,
+                                          l2_bytes=combo.target.l2_bytes)
             if not flat.all():
                 add_deepgemm_paged_logits(MaskedBuilder(b, ~flat), B * one, q * one, N, ix.heads, ix.head_dim, count,
                                           combo.target.sm_count, kind)

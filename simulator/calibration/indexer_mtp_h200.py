@@ -1,0 +1,72 @@
+"""The DSA indexer's MTP rows on the H200: DeepGEMM's fp8_paged_mqa_logits with an MTP step's rows flattened into
+sequences of next_n 1 that share their request's block table (SGLang on SM90, TensorRT-LLM and vLLM above next_n 2:
+simulator/strategies/dsa.py INDEXER_ROWS_SOURCE), timed by lab/kernels/measure_deepgemm_indexer.py --grid (its `expand`
+column) on cold keys. Grid 1 (lab/kernels/deepgemm_indexer_mtp_grid.csv) was priced by the product as it then was
+(every row's keys from HBM); grid 2 (deepgemm_indexer_mtp2_grid.csv) prices main against dsa.FLATTENED_ROWS_L2 (the
+later rows' walks re-reading the keys from the L2), both before its call."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwmodels.roofline import price
+from hwmodels.spec import HardwareSpec
+from simulator.calibration import fit_production_topk_gemm as F
+
+KEYS = ["part", "batch", "context", "next_n", "rows", "keys", "rotation", "expand"]
+PREDICTION = "deepgemm_indexer_mtp_prediction_2026-11-29.csv"
+PREDICTION2 = "deepgemm_indexer_mtp2_prediction_2026-11-29.csv"
+GRID2 = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp2_grid.csv"
+
+
+def kernel_us(hw: HardwareSpec, batch: int, context: int, next_n: int, expand: int) -> float:
+    """The product's price of one fp8_paged_mqa_logits call on cold keys (dsa add_deepgemm_paged_logits: `batch`
+    sequences of `next_n` rows, groups of `expand` sequences sharing a request's keys), us, the graph node cost left
+    out as the harness's calls back to back leave it."""
+    from simulator.ops import OpBuilder
+    from simulator.strategies.dsa import add_deepgemm_paged_logits
+
+    b = OpBuilder(1)
+    add_deepgemm_paged_logits(b, np.array([float(batch)]), np.array([float(next_n)]), np.array([float(context)]), 64,
+                              128, 1.0, hw.units, "indexer_dg_cold", rows_sharing_keys=np.array([float(expand)]),
+                              l2_bytes=hw.l2_bytes)
+    return float((price(b.build(), hw, "graph").sum() - hw.launch_graph_s) * 1e6)
+
+
+def _measured(prediction: str, tag: str, data_dir: Path, replicate: bool) -> pd.DataFrame | None:
+    files = sorted(Path(data_dir).glob(f"deepgemm_indexer_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
+    if not files:
+        return None
+    m = pd.read_csv(files[-1], keep_default_na=False)
+    m["expand"] = m["expand"].astype(int)
+    p = pd.read_csv(Path(data_dir) / prediction, keep_default_na=False)
+    return p.merge(m[KEYS + ["median_us"]], on=KEYS, how="inner")
+
+
+def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """Grid 1's committed prices joined to its H200 measurement (None before it exists)."""
+    return _measured(PREDICTION, "mtp1", data_dir, replicate)
+
+
+def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """Grid 2's committed prices joined to its H200 measurement (None before it exists)."""
+    return _measured(PREDICTION2, "mtp2", data_dir, replicate)
+
+
+def predict2(hw: HardwareSpec) -> pd.DataFrame:
+    """Grid 2's shapes priced by main (`pred_main_us`: every row's keys from HBM) and the candidate (`pred_us`:
+    dsa.FLATTENED_ROWS_L2)."""
+    from simulator.strategies import dsa
+
+    s = pd.read_csv(GRID2, keep_default_na=False)
+    old = dsa.FLATTENED_ROWS_L2
+    try:
+        dsa.FLATTENED_ROWS_L2 = False
+        s["pred_main_us"] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
+        dsa.FLATTENED_ROWS_L2 = True
+        s["pred_us"] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
+    finally:
+        dsa.FLATTENED_ROWS_L2 = old
+    return s
