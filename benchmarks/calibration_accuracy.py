@@ -53,6 +53,7 @@ from accuracy_sections import (
     h200_transfer_f,
     h200_transfer_g,
     indexer,
+    indexer_mtp,
     mla,
     mla_h200,
     mla_prefill,
@@ -122,6 +123,7 @@ def main() -> None:
     h200_gemm.h200_gemm()
     attention.first_look()
     indexer.indexer()
+    indexer_mtp.indexer_mtp()
     BOARD.print()
 
 

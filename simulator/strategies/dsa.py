@@ -149,9 +149,12 @@ def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind
 #: the indexer's flattened MTP rows re-read their request's keys from the L2 (add_deepgemm_paged_logits
 #: rows_sharing_keys). The MTP rows grid (lab/kernels/deepgemm_indexer_mtp_grid.csv, 1 x H200, blind) priced them
 #: without it: distinct-sequence controls 0.6 / 1.8 %, flattened rows of 2 8.3 / 34.9 % (+42 % at 32 x 32K), of 3-4
-#: +41.6 %: the re-reads hit (32 rows of 16 requests x 32K keys took 27.8 us, 36 distinct 43.7). Judged on the second MTP
-#: rows grid; False = every row's keys from HBM (the rule before)
-FLATTENED_ROWS_L2 = False
+#: +41.6 %: the re-reads hit (32 rows of 16 requests x 32K keys took 27.8 us, 36 distinct 43.7), as far as the
+#: schedule's reuse distance lets them (96 rows of 16K gained nothing: flattened_rows_hit, built after grid 1, LOOKED-AT
+#: there). Judged on the second MTP rows grid (12 new shapes, blind, prices committed 7e42f005): 6.2 / 16.7 %, 1 of 2
+#: regimes (rows of 3-4 3.2 / 13.5 %; rows of 2 11.6 / 15.2 %, missed), against every row's keys from HBM 37.0 / 62.8 %,
+#: 0 of 2. SHIPPED; False = every row's keys from HBM (the rule before)
+FLATTENED_ROWS_L2 = True
 
 
 def add_paged_logits_metadata(b, B, sms: int, count=1.0) -> None:
