@@ -36,7 +36,7 @@ def kernel_us(hw: HardwareSpec, batch: int, context: int, next_n: int, expand: i
 
 
 def _measured(prediction: str, tag: str, data_dir: Path, replicate: bool) -> pd.DataFrame | None:
-    files = sorted(Path(data_dir).glob(f"deepgemm_indexer_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
+    files = sorted(Path(data_dir).glob(f"deepgemm_indexer_mtprows_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
     if not files:
         return None
     m = pd.read_csv(files[-1], keep_default_na=False)
