@@ -112,18 +112,32 @@ def predict(hw: HardwareSpec) -> pd.DataFrame:
     return t
 
 
+def newest(tag: str, data_dir: Path = F.DATA_DIR, replicate: bool = False, suffix: str = "") -> Path | None:
+    """The newest H200 measurement file of a campaign `tag` (flashmla_sparse_nvidia-h200_<date>_<tag>[_replicate]
+    <suffix>.csv), None before one exists."""
+    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}"
+                                       f"{suffix}.csv"))
+    return files[-1] if files else None
+
+
+def joined(prediction: str, path: Path | None, key: list, kernel: str | None = None,
+           data_dir: Path = F.DATA_DIR) -> pd.DataFrame | None:
+    """A committed `prediction` joined on `key` to the measurement at `path` (its rows of `kernel` where given):
+    median_us and note beside the prices; None where nothing is measured yet."""
+    if path is None:
+        return None
+    m = pd.read_csv(path)
+    if kernel is not None:
+        m = m[m["kernel"] == kernel]
+    return pd.read_csv(Path(data_dir) / prediction).merge(m[key + ["median_us", "note"]], on=key, how="inner")
+
+
 def measured_grid(prediction: str, tag: str, kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR,
                   replicate: bool = False) -> pd.DataFrame | None:
     """A grid's committed `prediction` joined to the newest H200 measurement of `kernel` tagged `tag` (None before it
     exists)."""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / prediction)
-    m = pd.read_csv(files[-1])
-    m = m[m["kernel"] == kernel]
-    return p.merge(m[["batch", "s_q", "heads", "topk", "context", "median_us", "note"]],
-                   on=["batch", "s_q", "heads", "topk", "context"], how="inner")
+    return joined(prediction, newest(tag, data_dir, replicate), ["batch", "s_q", "heads", "topk", "context"], kernel,
+                  data_dir)
 
 
 def measured(kernel: str = "fmla_sparse", data_dir: Path = F.DATA_DIR) -> pd.DataFrame | None:
@@ -325,12 +339,7 @@ def predict_prefill(hw: HardwareSpec) -> pd.DataFrame:
 
 def measured_prefill(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The prefill grid's committed prediction joined to its H200 measurement (None before it exists)."""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_prefill1{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / PREFILL_PREDICTION)
-    m = pd.read_csv(files[-1])
-    return p.merge(m[["heads", "prompt", "topk", "median_us", "note"]], on=["heads", "prompt", "topk"], how="inner")
+    return joined(PREFILL_PREDICTION, newest("prefill1", data_dir, replicate), ["heads", "prompt", "topk"], data_dir=data_dir)
 
 
 #: the second prefill grid (new prompts, TP 4 joins): main = the DSA strategy as shipped (sparse_prefill generic), cand
@@ -361,12 +370,7 @@ def predict_prefill2(hw: HardwareSpec) -> pd.DataFrame:
 
 def measured_prefill2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The second prefill grid's committed prediction joined to its H200 measurement (None before it exists)."""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_prefill2{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    p = pd.read_csv(Path(data_dir) / PREFILL_PREDICTION2)
-    m = pd.read_csv(files[-1])
-    return p.merge(m[["heads", "prompt", "topk", "median_us", "note"]], on=["heads", "prompt", "topk"], how="inner")
+    return joined(PREFILL_PREDICTION2, newest("prefill2", data_dir, replicate), ["heads", "prompt", "topk"], data_dir=data_dir)
 
 
 #: the SPANS campaign (diagnostic, LOOKED-AT once measured): each kernel of the sparse decode call timed on its own
@@ -398,16 +402,13 @@ def measured_spans(data_dir: Path = F.DATA_DIR, replicate: bool = False, tag: st
                    prediction: str = SPANS_PREDICTION) -> pd.DataFrame | None:
     """A spans campaign's kernel spans (sparse_us, combine_tail_us, call_us, combine_lag_us; eager calls) joined to its
     committed per-op prices and its graph-timed call (median_us) (None before it exists)."""
-    sfx = "_replicate" if replicate else ""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{sfx}_spans.csv"))
-    calls = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{sfx}.csv"))
-    if not files or not calls:
+    spans = newest(tag, data_dir, replicate, "_spans")
+    calls = measured_grid(prediction, tag, "fmla_sparse", data_dir, replicate)
+    if spans is None or calls is None:
         return None
     key = ["batch", "s_q", "heads", "topk", "context"]
-    g = pd.read_csv(calls[-1])
-    g = g[g["kernel"] == "fmla_sparse"]
-    sp = pd.read_csv(files[-1])[key + ["sparse_us", "combine_tail_us", "call_us", "combine_lag_us"]]
-    return pd.read_csv(Path(data_dir) / prediction).merge(sp, on=key).merge(g[key + ["median_us", "note"]], on=key)
+    sp = pd.read_csv(spans)[key + ["sparse_us", "combine_tail_us", "call_us", "combine_lag_us"]]
+    return calls.merge(sp, on=key)
 
 
 def fit_span_tiles(hw: HardwareSpec) -> dict:
@@ -668,12 +669,8 @@ def predict_rows(hw: HardwareSpec) -> pd.DataFrame:
 def measured_rows(tag: str = "rows1", prediction: str = ROWS_PREDICTION, data_dir: Path = F.DATA_DIR,
                   replicate: bool = False) -> pd.DataFrame | None:
     """A rows grid's committed prediction joined to its H200 measurement (None before it exists)."""
-    files = sorted(Path(data_dir).glob(f"flashmla_sparse_nvidia-h200_*_{tag}{'_replicate' if replicate else ''}.csv"))
-    if not files:
-        return None
-    m = pd.read_csv(files[-1])
-    key = ["heads", "rows", "topk", "context", "shared"]
-    return pd.read_csv(Path(data_dir) / prediction).merge(m[key + ["median_us", "note"]], on=key, how="inner")
+    return joined(prediction, newest(tag, data_dir, replicate), ["heads", "rows", "topk", "context", "shared"],
+                  data_dir=data_dir)
 
 
 ROWS_KIND = "attn_flashmla_sparse_fwd"

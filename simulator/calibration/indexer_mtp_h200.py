@@ -58,15 +58,11 @@ def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFr
 def predict2(hw: HardwareSpec) -> pd.DataFrame:
     """Grid 2's shapes priced by main (`pred_main_us`: every row's keys from HBM) and the candidate (`pred_us`:
     dsa.FLATTENED_ROWS_L2)."""
+    from simulator.calibration.flashmla_sparse_h200 import rule
     from simulator.strategies import dsa
 
     s = pd.read_csv(GRID2, keep_default_na=False)
-    old = dsa.FLATTENED_ROWS_L2
-    try:
-        dsa.FLATTENED_ROWS_L2 = False
-        s["pred_main_us"] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
-        dsa.FLATTENED_ROWS_L2 = True
-        s["pred_us"] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
-    finally:
-        dsa.FLATTENED_ROWS_L2 = old
+    for col, on in (("pred_main_us", False), ("pred_us", True)):
+        with rule(dsa, "FLATTENED_ROWS_L2", on):
+            s[col] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
     return s
