@@ -5,9 +5,12 @@ combine + prepare-scheduler kernels, no backward/softcap/local/fp16/cluster/othe
 Flags follow flash-attention hopper/setup.py @ 0251105a (nvcc_flags, feature_args, sources rule
 `not (packgqa and (paged or split))`, flash_api_stable.cpp for torch >= 2.9). Compiles every file in parallel with
 plain nvcc / g++ and links one shared library pkg/flash_attn_3/_C.abi3.so.
-usage: build_fa3.py SRC_DIR OUT_PKG_DIR [--jobs N] [--only FILE] [--mla]  (--only: compile one file, no link: a smoke
-test; --mla: also the bf16 hdim 192 x 128 forward instantiations, MLA's non-absorbed prefill, with flash_api.cpp's
-192 x 192 and e4m3 192 dispatches cut out of the copy it compiles, so that no other hdim 192 instantiation is needed)
+usage: build_fa3.py SRC_DIR OUT_PKG_DIR [--jobs N] [--only FILE] [--mla | --mla-decode]  (--only: compile one file, no
+link: a smoke test; --mla: also the bf16 hdim 192 x 128 forward instantiations, MLA's non-absorbed prefill, with
+flash_api.cpp's 192 x 192 and e4m3 192 dispatches cut out of the copy it compiles, so that no other hdim 192
+instantiation is needed; --mla-decode: ONLY the bf16 hdim 64 x 512 forward instantiations (MLA's absorbed decode with
+qv, the path SGLang's DSA backend takes over a bf16 cache: prepare_fa3_source.sh SET=mla_decode), every other head dim
+disabled and flash_api.cpp's hdim 64 x 64 / 64 x 256 / fp16 / e4m3 hdim 64 dispatches cut out of the copy it compiles)
 """
 import argparse
 import os
@@ -35,14 +38,36 @@ def feature_args():
 MLA_VARIANTS = ("", "_packgqa", "_split", "_paged", "_paged_split")
 
 
-def sources(src, mla=False):
+def sources(src, mla=False, mla_decode=False):
     h = os.path.join(src, "hopper")
+    if mla_decode:
+        inst = [f"instantiations/flash_fwd_hdim64_512_bf16{v}_sm90.cu" for v in MLA_DECODE_VARIANTS]
+        return [os.path.join(h, s) for s in inst + ["flash_fwd_combine.cu", "flash_prepare_scheduler.cu",
+                                                     "flash_api_stable_mla_decode.cpp"]]
     inst = [f"instantiations/flash_fwd_hdim128_{dt}{v}_sm90.cu" for dt in ("bf16", "e4m3")
             for v in ("", "_packgqa", "_split", "_paged", "_paged_split")]
     if mla:
         inst += [f"instantiations/flash_fwd_hdim192_128_bf16{v}_sm90.cu" for v in MLA_VARIANTS]
     api = "flash_api_stable_mla.cpp" if mla else "flash_api_stable.cpp"
     return [os.path.join(h, s) for s in inst + ["flash_fwd_combine.cu", "flash_prepare_scheduler.cu", api]]
+
+
+MLA_DECODE_VARIANTS = ("", "_packgqa", "_split", "_paged", "_paged_split")
+
+
+def mla_decode_api(src):
+    """hopper/flash_api_stable_mla_decode.cpp: flash_api_stable.cpp with every hdim 64 dispatch but bf16 64 x 512 replaced
+    by an error (the build compiles only the bf16 hdim 64 x 512 instantiations)."""
+    import re
+    h = os.path.join(src, "hopper")
+    text = open(os.path.join(h, "flash_api_stable.cpp")).read()
+    n0 = text.count("run_mha_fwd_<")
+    text = re.sub(r"return run_mha_fwd_<([^;]*?)(cutlass::half_t|cutlass::float_e4m3_t), 64, (64|256|512), ([^;]*?)>"
+                  r"\(params, stream\);", 'STD_TORCH_CHECK(false, "hdim 64 fp16 / e4m3: not in this build");', text)
+    text = re.sub(r"return run_mha_fwd_<([^;]*?)cutlass::bfloat16_t, 64, (64|256), ([^;]*?)>\(params, stream\);",
+                  'STD_TORCH_CHECK(false, "hdim 64 x 64 / 64 x 256: not in this build");', text)
+    assert "bfloat16_t, 64, 512" in text and text.count("run_mha_fwd_<") < n0, "flash_api_stable.cpp changed"
+    open(os.path.join(h, "flash_api_stable_mla_decode.cpp"), "w").write(text)
 
 
 def mla_api(src):
@@ -68,7 +93,13 @@ def main():
     ap.add_argument("--only", default=None)
     ap.add_argument("--torch-include", default=None, help="override torch include dirs (CPU smoke test)")
     ap.add_argument("--mla", action="store_true", help="also the bf16 hdim 192 x 128 forward (module docstring)")
+    ap.add_argument("--mla-decode", action="store_true", help="only the bf16 hdim 64 x 512 forward (module docstring)")
     a = ap.parse_args()
+    if a.mla_decode:
+        for f in ("HDIM64", "HDIMDIFF64"):
+            DISABLE.remove(f)
+        DISABLE.extend(["HDIM128", "FP8"])
+        mla_decode_api(a.src)
     if a.mla:
         DISABLE.remove("HDIM192")
         DISABLE.remove("HDIMDIFF192")
@@ -96,7 +127,7 @@ def main():
            "-DTORCH_API_INCLUDE_EXTENSION_H"] + feature_args()
     objdir = os.path.join(a.pkg, "obj")
     os.makedirs(objdir, exist_ok=True)
-    srcs = sources(a.src, a.mla)
+    srcs = sources(a.src, a.mla, a.mla_decode)
     if a.only:
         srcs = [s for s in srcs if s.endswith(a.only)]
 
@@ -137,7 +168,7 @@ def main():
         f.write('__version__ = "3.0.0+0251105a.trim"\n')
     with open(os.path.join(a.pkg, "flash_attn_config.py"), "w") as f:
         flags = {f"FLASHATTENTION_DISABLE_{k}": (k in DISABLE) for k in ALL_FLAGS}
-        flags.update({"FLASH_ATTENTION_DISABLE_HDIMDIFF64": True,
+        flags.update({"FLASH_ATTENTION_DISABLE_HDIMDIFF64": "HDIMDIFF64" in DISABLE,
                       "FLASH_ATTENTION_DISABLE_HDIMDIFF192": "HDIMDIFF192" in DISABLE})
         f.write(f"CONFIG = {{'build_flags': {flags!r}}}\n")
     import shutil

@@ -61,13 +61,17 @@ FA3_PROLOGUE_LOADS = 3.0
 COMBINE_ROWS = 8.0
 
 
-def fa3_tile(d, paged_no_tma=True, causal=False):
-    """(kBlockM, kBlockN) of tile_size_fwd_sm90 for bf16."""
+def fa3_tile(d, paged_no_tma=True, causal=False, dv=None):
+    """(kBlockM, kBlockN) of tile_size_fwd_sm90 for bf16; dv: V's head dim where it is not d (d <= 64 with dv 512:
+    MLA's absorbed decode, 64 x 64; with dv 256: 128 x 96)."""
     d = np.asarray(d, dtype=np.float64)
+    dv = d if dv is None else np.asarray(dv, dtype=np.float64)
     n128 = np.where(paged_no_tma | causal, 128.0, 176.0)
-    return (np.where(d <= 64, 192.0, 128.0),
-            np.where(d <= 64, np.where(paged_no_tma | causal, 128.0, 192.0),
-                     np.where(d <= 128, n128, np.where(d <= 192, np.where(paged_no_tma, 96.0, 128.0), 80.0))))
+    bm = np.where(d <= 64, np.where(dv > 256, 64.0, np.where(dv > 64, 128.0, 192.0)), 128.0)
+    bn = np.where(d <= 64, np.where(dv > 256, 64.0, np.where(dv > 64, 96.0, np.where(paged_no_tma | causal, 128.0,
+                                                                                           192.0))),
+                  np.where(d <= 128, n128, np.where(d <= 192, np.where(paged_no_tma, 96.0, 128.0), 80.0)))
+    return bm, bn
 
 
 #: dependent loads of the persistent scheduler per tile (hopper/tile_scheduler.hpp VarlenDynamicPersistentTileScheduler @
@@ -131,6 +135,26 @@ FA3_MLA_BLOCK = 1.106
 FA3_PREFILL_LPT = True
 
 
+#: a block's time in the hdim 64 x 512 kernels with qv (MLA's absorbed decode), as a multiple of the measured d = 128
+#: block (128 x 128 keys x rows, QK^T and PV over 128 each, two MMA warpgroups of 64 rows). Read from hopper/ @ 0251105a
+#: before the kernel was measured (mainloop_fwd_sm90_tma_gmma_ws.hpp, LargeHeadDimV = kHeadDimV > 256: kBlockM 64, PV
+#: split over kHeadDimV / 256 = 2 MMA warpgroups, warpgroup 0 alone computing S = Q K^T + Qv V^T and the softmax, then
+#: both the P V of their 256 V columns). "work": the block's MMA work, kBlockM x kBlockN x (d + qv + dv) over the
+#: d = 128 block's 128 x 128 x 256 (1.0625 at 64 x 64 x 1088; the family's FA3_BLOCK_WORK_SCALE reading); "wg_chain":
+#: the busiest warpgroup's MMA work, warpgroup 0's 64 x 64 x (d + qv) + 64 x 256 x 64 over a d = 128 warpgroup's
+#: 64 x 128 x 256 (1.625). ASSUMPTION either way (no hdim 64 x 512 block was measured when it was chosen): "work" is
+#: the family's standing rule; the first look prices both
+FA3_QV_BLOCK = "work"
+
+
+def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
+    """A qv block's time over the measured d = 128 block's (FA3_QV_BLOCK)."""
+    rule = FA3_QV_BLOCK if rule is None else rule
+    if rule == "wg_chain":
+        return (64.0 * bn * (d + qv) + 64.0 * 256.0 * bn) / (64.0 * 128.0 * 256.0)
+    return bm * bn * (d + qv + dv) / (128.0 * 128.0 * 256.0)
+
+
 def scheduler_loads(B, tiles_per_request, sms):
     """Dependent loads the persistent scheduler adds to each tile (FA3_SCHED_LOADS), plus the groups of 31 requests
     it walks past (tile_idx_to_work_tile's `while (group_end_tile <= next_tile_idx)`: each a further load): a CTA's
@@ -169,7 +193,7 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
 
 
 def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0,
-        causal=None, dv=None, paged: bool = True):
+        causal=None, dv=None, paged: bool = True, qv=0.0, T_bound=None):
     """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring). num_splits: the
     caller's argument as flash_attn_with_kvcache takes it: 0 = hopper/'s heuristic (engines), n >= 1 = the split bound
     (params.num_splits; 1 = no split and no combine kernel). causal: None / False = every m-block walks every key
@@ -179,27 +203,40 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     contiguous K/V (flash_attn_varlen_func: loaded by TMA, tile_size_fwd_sm90's non-paged tile), True = the paged cache
     through cp.async (the measured path). A d != 128 call's per-block time is the measured d = 128 block's scaled by the
     MMA work per block, (d + dv) / 256 (FA3_BLOCK_WORK_SCALE; the first look's reading of the source: a block's QK^T
-    and PV are kBlockM x kBlockN x d and x dv, the tile being the same 128 x 128)."""
+    and PV are kBlockM x kBlockN x d and x dv, the tile being the same 128 x 128). qv: the width of Q's second part
+    multiplied with V (flash_attn_with_kvcache's qv: MLA's absorbed decode, d = 64 RoPE dims for Q / K, qv = dv = 512
+    latent dims; hopper/'s hdim 64 x 512 kernels with HasQv): the QK^T GEMM's inner width is d + qv, the tile
+    64 x 64, and the block's time the FA3_QV_BLOCK rule's. T_bound: the seqlen_k the split heuristic sees where it is
+    not T (flash_api.cpp get_num_splits: params.seqlen_k = the page table's width x page_size with a page table; SGLang's
+    DSA page table is index_topk wide whatever the rows' cache_seqlens)."""
     dv = d if dv is None else dv
     B, q, T, Hq, Hkv, d, kvb, page, dv = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                                for x in (B, q, T, Hq, Hkv, d, kvb, page, dv)))
     G = Hq / Hkv
     persist = kind == "attn_fa3"   # FA3's own hopper/ binary (measured); attn_fa4 keeps the stand-in's terms
     causal_any = causal is not None and bool(np.any(causal))
-    bm, bn = fa3_tile(d, paged_no_tma=paged, causal=causal_any)
+    bm, bn = fa3_tile(d, paged_no_tma=paged, causal=causal_any, dv=dv)
+    qv = np.broadcast_to(np.asarray(qv, dtype=np.float64), B.shape)
+    has_qv = qv > 0
     if persist and PERSIST_TILE_WAVES:   # the fp8 forward's own key tile (FA3_FP8_PAGED_TILE_N)
         bn = np.where((kvb <= 1.0) & (d > 64) & (d <= 128), FA3_FP8_PAGED_TILE_N, bn)
     mblocks = ceil_div(q * G, bm)
     nblocks = ceil_div(T, bn)
     ns = np.broadcast_to(np.asarray(num_splits, dtype=np.float64), B.shape)
-    bound = np.where(ns > 0, ns, num_splits_heuristic(np.where(varlen, 1.0, B) * Hkv * mblocks, sms, nblocks))
+    nb_bound = nblocks if T_bound is None else ceil_div(np.broadcast_to(np.asarray(T_bound, float), B.shape), bn)
+    bound = np.where(ns > 0, ns, num_splits_heuristic(np.where(varlen, 1.0, B) * Hkv * mblocks, sms, nb_bound))
     per_sm = ceil_div(B * mblocks * nblocks * 1.1 * Hkv, sms)
-    S = np.where(varlen & (B <= 992), np.clip(ceil_div(nblocks, per_sm), 1.0, bound), bound)
+    # prepare_varlen_num_blocks runs one CTA per 992 requests; with more than one CTA (B > 992) every request takes
+    # one split (flash_prepare_scheduler.cu @ 0251105a: `if (int(gridDim.x) > 1 || num_splits_static == 1)
+    # num_splits_dynamic = 1`; the split bound's rule before this reading, no measured row above 992 with a bound > 1)
+    S = np.where(varlen, np.where(B <= 992, np.clip(ceil_div(nblocks, per_sm), 1.0, bound), 1.0), bound)
     tiles = B * Hkv * mblocks * S
     per_cta_tiles = ceil_div(tiles, sms)
     flops, kv, qb, ob = attention_io(B, q, T, Hq, Hkv, d, dv, kvb)
+    flops = flops + 2.0 * B * q * Hq * T * qv    # Qv x V^T (qv > 0): V read once for both GEMMs
+    qb = qb + B * q * Hq * qv * 2.0
     split = S > 1
-    dd = (d + dv) / 2.0                # the mean of the two GEMMs' inner widths: 4 x bm x bn x dd FLOP a block
+    dd = (d + qv + dv) / 2.0           # the mean of the two GEMMs' inner widths: 4 x bm x bn x dd FLOP a block
     main_kind = "attn_fa3_persist" if persist else kind
     tile_loads = FA3_PROLOGUE_LOADS + (scheduler_loads(B, Hkv * mblocks * S, sms) if persist else 0.0)
     fl = np.maximum(flops, tiles * ceil_div(nblocks, S) * 4.0 * bm * bn * dd)
@@ -221,10 +258,11 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
             pb = pb * scale + FA3_PREFILL_TILE_EXTRA_BLOCKS * np.minimum(q * G, bm) / bm
         blocks = np.where(cz, pb, blocks)
         fl = np.where(cz, np.maximum(causal_flops(B, q, T, Hq, dd), B * Hkv * total * 4.0 * bm * bn * dd), fl)
-    if FA3_BLOCK_WORK_SCALE:   # a d != 128 block's time (FA3_BLOCK_WORK_SCALE, FA3_MLA_BLOCK)
+    if FA3_BLOCK_WORK_SCALE:   # a d != 128 block's time (FA3_BLOCK_WORK_SCALE, FA3_MLA_BLOCK, FA3_QV_BLOCK)
         ratio = (d + dv) / 256.0
         mla = (d == 192.0) & (dv == 128.0) & (FA3_MLA_BLOCK is not None)
-        blocks = blocks * np.where(d == 128.0, 1.0, np.where(mla, FA3_MLA_BLOCK or 1.0, ratio))
+        blocks = blocks * np.where(has_qv, qv_block_scale(bm, bn, d, qv, dv),
+                                   np.where(d == 128.0, 1.0, np.where(mla, FA3_MLA_BLOCK or 1.0, ratio)))
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
     # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile
@@ -264,8 +302,11 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     # (grid (ceil(q Hq / 8), 1, B): kBlockM = 8 rows at head dim 128, flash_fwd_combine_launch_template.h) exits
     # after reading its request's num_splits (flash_fwd_combine_kernel.h `if (num_splits <= 1) return`): idle CTAs
     launched = (bound > 1) | split
-    idle = np.where(split, 0.0, B * ceil_div(q * Hq, COMBINE_ROWS))
-    k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, 4.0), 0.0), 8.0,
+    # the combine's grid spans V's head dim in kBlockK = 128 columns (flash_fwd_combine_launch_template.h: dv > 64 runs
+    # the kBlockK 128 instantiation; the scheduler's grid y = ceil(dv / kBlockK)): 4 x the CTAs at dv 512
+    kcols = ceil_div(dv, 128.0)
+    idle = np.where(split, 0.0, B * ceil_div(q * Hq, COMBINE_ROWS) * kcols)
+    k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, 4.0) * kcols, 0.0), 8.0,
                 np.where(split, S, 0.0), np.where(split, 2.0, 0.0), np.where(split, 3.0 * B * q * Hq * dv * S, 0.0),
                 np.where(split, rd, 0.0), np.where(split, wr, 0.0), dtype="fp32", idle=idle, where=launched)
     # prepare_varlen_num_blocks (flash_prepare_scheduler.cu), launched before the main kernel on every varlen call

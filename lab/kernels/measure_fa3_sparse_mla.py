@@ -1,0 +1,202 @@
+"""FlashAttention-3's MLA-absorbed decode over top-k pages of one token: the kernel SGLang runs for DeepSeek-V3.2's
+DSA attention over a bf16 KV cache on Hopper (its default there: server_args _set_default_nsa_kv_cache_dtype gives
+bfloat16 on SM90, _set_default_nsa_backends nsa_decode_backend "fa3"; nsa_backend.py _forward_fa3 @ sglang
+0.5.10.post1, dsa_backend.py in later versions):
+
+    flash_attn_with_kvcache(q=q_rope (N, H, 64), k_cache=pool[:, :, 512:] viewed (slots, 1, 1, 64),
+        v_cache=pool[:, :, :512] viewed (slots, 1, 1, 512), qv=q_nope (N, H, 512), page_table (N, 2048) int32 slot
+        indices, cache_seqlens = min(seq_len, 2048), cu_seqlens_q = arange(N + 1), max_seqlen_q = 1,
+        softmax_scale, causal=True (FA3 drops it at one query row), num_splits=0)
+
+every decode / verify / draft-extend row its own request of one row (N rows), the pool one layer's tokens of 576 bf16
+values (512 latent + 64 RoPE; K and V strided views of it, no copy). page_table: a row whose sequence has at most 2048
+tokens lists its slots in order (fast_topk_transform_fused: `i < length ? src_page_table[i] : -1`); a longer one 2048 of
+its slots in no order (the indexer's picks). The FA3 build is flash-attention hopper/ @ 0251105a (lab/kernels/
+build_fa3_binary.py --mla-decode: the bf16 hdim 64 x 512 instantiations; SGLang's sgl-kernel compiles the same
+instantiations from its fork sgl-project/sgl-attn).
+
+Per shape (the prediction CSV's rows `rows`, `heads`, `topk`, `context`, `num_splits`): each row its own sequence of
+`context` tokens on pages of 64 slots dealt out over the pool in a random order (SGLang's pool page size is 64); the
+pool rotated through copies past the L2 (`fa3_sparse_mla`: a layer's cache not read since its last step) and one pool
+(`fa3_sparse_mla_warm`). Timed in CUDA graphs (_timing.time_graph). --spans: each shape's kernels one by one (24 eager
+calls under torch.profiler: medians of each kernel's duration and of the call's span). Output checked against a dense
+reference on the first shapes.
+
+    python3 measure_fa3_sparse_mla.py --pkg FA3_PKG --out DIR --shapes PREDICTION.csv [--tag TAG] [--smoke] [--spans]
+
+CSV: DIR/fa3_sparse_mla_<device>_<date>_<tag>.csv (+ _spans.csv, _notes.txt).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import math
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _timing as T  # noqa: E402
+from measure_production_kernels import launched_kernels  # noqa: E402
+
+SCRIPT_VERSION = 1
+PAGE = 64
+DIM, DV, DR = 576, 512, 64
+L2_BYTES = 50 * (1 << 20)
+SPAN_CALLS = 24
+
+
+def shapes_of(path: Path) -> list[dict]:
+    """The distinct (rows, heads, topk, context, num_splits) of a prediction CSV, in its order."""
+    keys = ("rows", "heads", "topk", "context", "num_splits")
+    out = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in keys) for r in csv.DictReader(open(path))))
+    return [dict(zip(keys, k)) for k in out]
+
+
+def page_table_for(N: int, k: int, ctx: int, gen) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """(page_table (N, k) int32, cache_seqlens (N,) int32, pool slots): row r's sequence of ctx tokens on its own
+    ceil(ctx / 64) pages, dealt out over the pool in a random order; ctx <= k: its slots in order then -1; else k
+    distinct random positions of its sequence, in no order."""
+    P = -(-ctx // PAGE)
+    perm = torch.randperm(N * P, device="cuda", generator=gen).view(N, P)
+    pt = torch.full((N, k), -1, dtype=torch.int32, device="cuda")
+    if ctx <= k:
+        pos = torch.arange(ctx, device="cuda")[None, :].expand(N, ctx)
+    else:
+        pos = torch.cat([torch.argsort(torch.rand(min(64, N - i), ctx, device="cuda", generator=gen), dim=1)[:, :k]
+                         for i in range(0, N, 64)])
+    pt[:, :min(ctx, k)] = (torch.gather(perm, 1, pos // PAGE) * PAGE + pos % PAGE).to(torch.int32)
+    seqlens = torch.full((N,), min(ctx, k), dtype=torch.int32, device="cuda")
+    return pt, seqlens, N * P * PAGE
+
+
+def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
+    """Medians over `calls` eager fn(j) calls of each launched kernel's duration (keyed by a short name) and of the
+    call's span (first kernel's start to last kernel's end), us."""
+    from torch.profiler import ProfilerActivity, profile
+    fn(0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for j in range(calls):
+            fn(j)
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        ev = [e for e in json.load(open(tf.name)).get("traceEvents", []) if e.get("cat") == "kernel"]
+    ev.sort(key=lambda e: float(e["ts"]))
+    per = max(len(ev) // calls, 1)
+
+    def short(n):
+        return ("prepare" if "prepare" in n else "combine" if "ombine" in n else "main" if "Flash" in n or "flash" in n
+                else n[:24])
+    names = [short(e["name"]) for e in ev[:per]]
+    durs = {n: [] for n in names}
+    span = []
+    for c in range(calls):
+        grp = ev[c * per:(c + 1) * per]
+        for e, n in zip(grp, names):
+            durs[n].append(float(e["dur"]))
+        if grp:
+            span.append(float(grp[-1]["ts"]) + float(grp[-1]["dur"]) - float(grp[0]["ts"]))
+    out = {f"{n}_us": round(statistics.median(v), 3) for n, v in durs.items() if v}
+    return out | {"span_us": round(statistics.median(span), 3) if span else float("nan"), "kernels": "+".join(names)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pkg", required=True, type=Path, help="folder holding flash_attn_interface.py, flash_attn_3/")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--shapes", required=True, type=Path)
+    ap.add_argument("--tag", default="grid1")
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--spans", action="store_true")
+    args = ap.parse_args()
+    sys.path.insert(0, str(args.pkg))
+    from flash_attn_interface import flash_attn_with_kvcache
+
+    shapes = shapes_of(args.shapes)[: 3 if args.smoke else None]
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"fa3_sparse_mla_{slug}_{date}_{args.tag}"
+    f = open(args.out / f"{stem}.csv", "w", newline="")
+    w = csv.DictWriter(f, fieldnames=["kernel", "rows", "heads", "topk", "context", "num_splits", "median_us",
+                                      "p20_us", "p80_us", "calls", "copies", "note", "device", "date"])
+    w.writeheader()
+    notes = open(args.out / f"{stem}_notes.txt", "w")
+    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; pkg {args.pkg}\n")
+    sw = None
+    if args.spans:
+        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
+        sw = csv.DictWriter(sf, fieldnames=["rows", "heads", "topk", "context", "num_splits", "prepare_us", "main_us",
+                                            "combine_us", "span_us", "kernels", "device", "date"],
+                            extrasaction="ignore")
+        sw.writeheader()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
+    for i, s in enumerate(shapes):
+        N, H, k, ctx, ns = s["rows"], s["heads"], s["topk"], s["context"], s["num_splits"]
+        try:
+            pt, seqlens, slots = page_table_for(N, k, ctx, gen)
+            pool_bytes = slots * DIM * 2
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
+            pools = [torch.randn(slots, 1, DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
+                     for _ in range(copies)]
+            kc = [p[:, :, DV:].view(-1, 1, 1, DR) for p in pools]
+            vc = [p[:, :, :DV].view(-1, 1, 1, DV) for p in pools]
+            q = torch.randn(N, H, DR, device="cuda", dtype=torch.bfloat16, generator=gen)
+            qv = torch.randn(N, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
+            cu = torch.arange(N + 1, dtype=torch.int32, device="cuda")
+            scale = 1.0 / math.sqrt(192.0)
+
+            def call(j, n_kv=copies, q=q, kc=kc, vc=vc, qv=qv, pt=pt, seqlens=seqlens, cu=cu, ns=ns):
+                return flash_attn_with_kvcache(q=q, k_cache=kc[j % n_kv], v_cache=vc[j % n_kv], qv=qv, page_table=pt,
+                                               cache_seqlens=seqlens, cu_seqlens_q=cu, max_seqlen_q=1,
+                                               softmax_scale=scale, causal=True, num_splits=ns)
+            out = call(0)
+            torch.cuda.synchronize()
+            note = ""
+            if i < 3:
+                ix = pt[0][pt[0] >= 0].long()
+                rows = pools[0].view(-1, DIM)[ix].float()
+                logits = (q[0].float() @ rows[:, DV:].T + qv[0].float() @ rows[:, :DV].T) * scale
+                ref = torch.softmax(logits, dim=-1) @ rows[:, :DV]
+                o = out[0] if isinstance(out, tuple) else out
+                err = float((o[0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
+                note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
+            for kern, n_kv in (("fa3_sparse_mla", copies), ("fa3_sparse_mla_warm", 1)):
+                st = T.time_graph(lambda j, n_kv=n_kv, call=call: call(j, n_kv))
+                w.writerow({"kernel": kern, "rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns,
+                            "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                            "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
+                            "device": dev, "date": date})
+                f.flush()
+            if sw is not None:
+                sw.writerow({"rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns,
+                             **kernel_spans(lambda j, call=call: call(j)), "device": dev, "date": date})
+                sf.flush()
+            if i < 40 or i % 5 == 0:
+                names = launched_kernels(lambda call=call: call(0))
+                notes.write(f"N {N} H {H} k {k} ctx {ctx} ns {ns}: {' | '.join(names)[:700]}\n")
+            print(f"N {N:5d} H {H:3d} k {k} ctx {ctx:6d} ns {ns}: done {note}", flush=True)
+            del pools, kc, vc, q, qv, pt
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"N {N} H {H} ctx {ctx}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"N {N} H {H} ctx {ctx} ns {ns}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    f.close()
+    notes.close()
+    if sw is not None:
+        sf.close()
+    print(f"wrote {stem}.csv", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Price FA3's MLA-absorbed decode over top-k pages of one (SGLang's DSA decode over a bf16 cache on Hopper;
+simulator/calibration/fa3_sparse_mla_h200.py) BEFORE it is measured: grid 1 is the FIRST LOOK of the family from
+source (pred_us: FA3_QV_BLOCK "work"; pred_chain_us: "wg_chain"; pred_main_us: the product's price before the family,
+FlashMLA's sparse decode over the bf16 cache). Writes hwmodels/calibration/data/production_kernels/
+fa3_sparse_mla_h200_prediction_2026-11-29.csv with the model's commit.
+
+    python lab/kernels/predict_fa3_sparse_mla.py
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _committed import head_or_exit  # noqa: E402
+
+from hwmodels.spec import load_hardware  # noqa: E402
+from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
+
+#: flag -> (the pricer, the prediction file); no flag: grid 1
+MODES = {"": (S.predict1, S.PREDICTION1)}
+
+
+def main() -> None:
+    commit = head_or_exit(ROOT)
+    flag = next((f for f in MODES if f and f in sys.argv[1:]), "")
+    pricer, name = MODES[flag]
+    res = pricer(load_hardware("H200"))
+    res["model_commit"] = commit
+    res.to_csv(S.DATA_DIR / name, index=False, float_format="%.4f")
+    print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / name}")
+    cols = [c for c in res.columns if c.startswith("pred_")]
+    print(res.groupby("regime")[cols].median().round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()

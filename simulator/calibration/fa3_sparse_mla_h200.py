@@ -1,0 +1,129 @@
+"""DSA's sparse MLA decode through FlashAttention-3 (SGLang's default on Hopper with its default bf16 cache: nsa_decode_
+backend "fa3", flash_attn_with_kvcache with qv over the top-k tokens as pages of one; lab/kernels/
+measure_fa3_sparse_mla.py's docstring quotes the call), measured on the lent H200 with FA3's own hopper/ binary built
+with its hdim 64 x 512 forward (build_fa3_binary.py --mla-decode, run_fa3_sparse_mla_device.sh).
+
+  grid 1 (the FIRST LOOK, SHAPES1): priced before the call (lab/kernels/predict_fa3_sparse_mla.py) three ways:
+         pred_us        the family from source (simulator/kernels/fa3.py fa3 with qv: hopper/'s 64 x 64 tile, PackGQA
+                        m-blocks of the rows' heads, the varlen split plan over the index_topk-wide page table, the
+                        combine over dv 512; a block's time the measured d = 128 block's x FA3_QV_BLOCK "work")
+         pred_chain_us  the same with FA3_QV_BLOCK "wg_chain" (the busiest warpgroup's MMA work), the alternative read
+         pred_main_us   the product before this family: FlashMLA's sparse decode kernel over the bf16 cache at the heads
+                        padded to 64, every row its own request (what the `dsa_bf16` engine default priced)
+
+Regimes (declared with grid 1): heads a device (16-32: TP8 / TP4; 64-128: TP2 / DP attention) x rows (<= 16: the
+split plan; 17-256; >= 257), and rows whose sequences are no longer than index_topk (the page table's slots in order,
+cache_seqlens = the sequence). num_splits 1 rows are a diagnostic (not an engine's call), no regime.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simulator.calibration import fit_production_topk_gemm as F
+
+DATA_DIR = F.DATA_DIR
+TOPK = 2048
+MLA_D, MLA_DV = 64.0, 512.0
+KEYS = ["rows", "heads", "topk", "context", "num_splits"]
+PREDICTION1 = "fa3_sparse_mla_h200_prediction_2026-11-29.csv"
+
+#: grid 1: (rows, heads, context, num_splits); rows x context <= 16 Mi tokens (the pool, 18 GiB in bf16)
+SHAPES1 = ([(n, 16, 32768, 0) for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)] + [(1024, 16, 16384, 0)]
+           + [(n, 16, 1024, 0) for n in (1, 8, 64, 512)] + [(n, 16, 4096, 0) for n in (4, 32, 256)]
+           + [(n, 16, 131072, 0) for n in (1, 2, 32)]
+           + [(n, 128, 32768, 0) for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)]
+           + [(n, 128, 1024, 0) for n in (1, 16, 256)] + [(n, 128, 4096, 0) for n in (8, 128)]
+           + [(n, 64, 16384, 0) for n in (1, 4, 16, 64, 256)] + [(n, 32, 8192, 0) for n in (2, 8, 32, 128, 512)]
+           + [(n, 16, 32768, 1) for n in (1, 8, 64)] + [(n, 128, 32768, 1) for n in (1, 16)])
+
+
+def regime(rows, heads, context, num_splits) -> np.ndarray:
+    """The grids' regimes (module docstring; declared before grid 1's call)."""
+    out = []
+    for n, h, c, s in zip(*(np.asarray(x) for x in (rows, heads, context, num_splits))):
+        if s == 1:
+            out.append("diagnostic: num_splits 1")
+        elif c <= TOPK:
+            out.append("sequences <= index_topk (slots in order)")
+        else:
+            hs = "16-32 heads" if h <= 32 else "64-128 heads"
+            rs = "rows <= 16" if n <= 16 else ("rows 17-256" if n <= 256 else "rows >= 257")
+            out.append(f"{hs}, {rs}")
+    return np.array(out)
+
+
+def frame(shapes) -> pd.DataFrame:
+    t = pd.DataFrame([{"rows": n, "heads": h, "topk": TOPK, "context": c, "num_splits": s} for n, h, c, s in shapes])
+    t["regime"] = regime(t["rows"], t["heads"], t["context"], t["num_splits"])
+    return t
+
+
+def family_us(df: pd.DataFrame, hw, block: str | None = None) -> np.ndarray:
+    """FA3's qv decode price of every row (us a call, the harness's CUDA-graph timing as the FA3 family's terms were
+    fitted: fit_production_attention.predict_us), FA3_QV_BLOCK = `block` (None: as committed)."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import fa3 as K
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    a = {c: df[c].to_numpy(float) for c in KEYS}
+    before = K.FA3_QV_BLOCK
+    if block is not None:
+        K.FA3_QV_BLOCK = block
+    try:
+        b = OpBuilder(len(df))
+        launches, _ = K.fa3(a["rows"], 1.0, np.minimum(a["context"], a["topk"]), a["heads"], 1.0, MLA_D, 2.0, 1.0,
+                            hw.units, num_splits=a["num_splits"], dv=MLA_DV, qv=MLA_DV, T_bound=a["topk"])
+        emit(b, launches, hw.units)
+        return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+    finally:
+        K.FA3_QV_BLOCK = before
+
+
+def main_us(df: pd.DataFrame, hw) -> np.ndarray:
+    """The product's price before this family (module docstring: pred_main_us): FlashMLA's sparse decode over the
+    bf16 cache (kvbytes 2), each row its own request, the heads padded to 64, every index tile walked; the node cost
+    left out as that family's terms were fitted (flashmla_sparse_h200.kernel_us)."""
+    from hwmodels.roofline import price
+    from simulator.kernels import flashmla_sparse as K
+    from simulator.ops import OpBuilder
+
+    n = len(df)
+    b = OpBuilder(n)
+    heads = np.ceil(df["heads"].to_numpy(float) / 64.0) * 64.0
+    K.add_ops(b, df["rows"].to_numpy(float), np.ones(n), heads, float(TOPK), MLA_D + MLA_DV, MLA_DV, 2.0, 2.0, "bf16",
+              1.0, hw.units)
+    ops = b.build()
+    sec = price(ops, hw, "graph") - hw.launch_graph_s * ops.count
+    return np.bincount(ops.setting, weights=sec, minlength=n) * 1e6
+
+
+def predict1(hw) -> pd.DataFrame:
+    """Grid 1 priced three ways (module docstring)."""
+    t = frame(SHAPES1)
+    t["pred_us"] = family_us(t, hw, "work")
+    t["pred_chain_us"] = family_us(t, hw, "wg_chain")
+    t["pred_main_us"] = main_us(t, hw)
+    return t
+
+
+def measured_grid(prediction: str, tag: str, kernel: str = "fa3_sparse_mla", data_dir: Path = DATA_DIR,
+                  replicate: bool = False) -> pd.DataFrame | None:
+    """A grid's committed prediction joined to its newest H200 measurement of `kernel` (None before it exists), with
+    <label>_err_pct for every pred_<label>_us (signed, + = the model too slow)."""
+    suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
+    fs = sorted(Path(data_dir).glob(f"fa3_sparse_mla_nvidia-h200_*{suffix}"))
+    pf = Path(data_dir) / prediction
+    if not fs or not pf.is_file():
+        return None
+    m = pd.read_csv(fs[-1])
+    m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
+    p = pd.read_csv(pf, dtype={"model_commit": str})
+    b = p.merge(m[KEYS + ["median_us", "note"]], on=KEYS, how="inner")
+    for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
+        b[c[5:-3] + "_err_pct"] = (b[c] / b["median_us"] - 1.0) * 100.0
+    b.attrs["file"] = fs[-1].name
+    return b
