@@ -4,7 +4,10 @@ source (pred_us: FA3_QV_BLOCK "work"; pred_chain_us: "wg_chain"; pred_main_us: t
 FlashMLA's sparse decode over the bf16 cache). Writes hwmodels/calibration/data/production_kernels/
 fa3_sparse_mla_h200_prediction_2026-11-29.csv with the model's commit.
 
-    python lab/kernels/predict_fa3_sparse_mla.py
+--grid2: grid 2 (SHAPES2, blind), main (the first look's model) against the candidate (the combine's batch scan from
+source + the qv tile terms fitted on grid 1), ship rule in the file. Writes fa3_sparse_mla_h200_grid2_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fa3_sparse_mla.py [--grid2]
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"": (S.predict1, S.PREDICTION1)}
+MODES = {"--grid2": (S.predict2, S.PREDICTION2), "": (S.predict1, S.PREDICTION1)}
 
 
 def main() -> None:

@@ -147,12 +147,48 @@ FA3_PREFILL_LPT = True
 FA3_QV_BLOCK = "work"
 
 
+#: a qv tile's fixed work beyond the d = 128 tile's (the Q + Qv rows' cp.async load, PackGQA's row gather, the 512-wide
+#: output through shared memory, an fp32 partial for a split tile), in block times on its CTA's chain: {"split": ...,
+#: "whole": ...}; 0 = none (the first look's)
+FA3_QV_TILE_EXTRA_BLOCKS = {"split": 0.0, "whole": 0.0}
+#: the share of a request's gathered K/V each m-block past its first reads again from HBM (128 heads: two 64-row
+#: m-blocks walk the same 2048 tokens); 0 = read once (the first look's)
+FA3_QV_MBLOCK_REREAD = 0.0
+
+
 def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
     """A qv block's time over the measured d = 128 block's (FA3_QV_BLOCK)."""
     rule = FA3_QV_BLOCK if rule is None else rule
     if rule == "wg_chain":
         return (64.0 * bn * (d + qv) + 64.0 * 256.0 * bn) / (64.0 * 128.0 * 256.0)
     return bm * bn * (d + qv + dv) / (128.0 * 128.0 * 256.0)
+
+
+#: True = the combine kernel's varlen grid as hopper/ @ 0251105a builds it (combine_scan); False = a STANDARD grid of
+#: b x ceil(q x Hq / 8) CTAs whose idle CTAs make one load (the rule before). Read from the source after FA3's MLA
+#: decode grid 1 (simulator/calibration/fa3_sparse_mla_h200.py) showed its combine kernel at 47-192 us where every
+#: request was unsplit (512-1024 rows): looked-at, no constant fitted; a candidate of grid 2 (blind) with the qv terms
+FA3_COMBINE_SCAN = False
+#: the combine's kBlockM rows a CTA at kBlockK 128 and its batch groups (flash_fwd_combine_kernel.h: one warp's 32)
+COMBINE_GROUP = 32.0
+
+
+def combine_scan(B, q, Hq, varlen=True):
+    """The combine kernel's varlen grid (hopper/flash_fwd_combine_kernel.h @ 0251105a, StaticVarlenTileScheduler):
+    choose_scheduling_algo takes LINEARIZE_M_AND_BATCH when 2 x ceil(total_q / 8) < b x ceil(max_seqlen_q / 8) (a
+    decode step of one or a few rows a request), a grid of ceil(total_q x Hq / 8) + b CTAs along m (x ceil(dv / 128)
+    along V), and each CTA's first warp finds its request by scanning the batches in groups of 32
+    (get_block_coord_linearized_m_and_batch's do-while): a CTA in group g makes g + 1 passes, the grid's b spare CTAs
+    (past the real tiles) all ceil(b / 32); each pass two dependent loads (varlen_batch_idx_ptr[bidb], then that
+    request's cu_seqlens_q), then the request's num_splits (one load; an unsplit request's CTAs exit there). Returns
+    (linearized, the grid's m CTAs, the mean dependent loads a CTA, the spare CTAs' loads)."""
+    B, q, Hq = (np.asarray(x, dtype=np.float64) for x in (B, q, Hq))
+    lin = np.asarray(varlen, bool) & (2.0 * ceil_div(B * q, COMBINE_ROWS) < B * ceil_div(q, COMBINE_ROWS))
+    real = B * ceil_div(q * Hq, COMBINE_ROWS)
+    grid_m = ceil_div(B * q * Hq, COMBINE_ROWS) + B
+    G = ceil_div(B, COMBINE_GROUP)
+    passes = (real * (G + 1.0) / 2.0 + B * G) / np.maximum(real + B, 1.0)
+    return lin, grid_m, 2.0 * passes + 1.0, 2.0 * G + 1.0
 
 
 def scheduler_loads(B, tiles_per_request, sms):
@@ -263,6 +299,10 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         mla = (d == 192.0) & (dv == 128.0) & (FA3_MLA_BLOCK is not None)
         blocks = blocks * np.where(has_qv, qv_block_scale(bm, bn, d, qv, dv),
                                    np.where(d == 128.0, 1.0, np.where(mla, FA3_MLA_BLOCK or 1.0, ratio)))
+    if np.any(has_qv):   # the qv tile's own fixed work (FA3_QV_TILE_EXTRA_BLOCKS) and its m-blocks' K/V (FA3_QV_MBLOCK_REREAD)
+        blocks = blocks + np.where(has_qv, np.where(split, FA3_QV_TILE_EXTRA_BLOCKS["split"],
+                                                    FA3_QV_TILE_EXTRA_BLOCKS["whole"]), 0.0)
+        kv = kv * np.where(has_qv, 1.0 + FA3_QV_MBLOCK_REREAD * (mblocks - 1.0), 1.0)
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
     # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile
@@ -306,9 +346,16 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     # the kBlockK 128 instantiation; the scheduler's grid y = ceil(dv / kBlockK)): 4 x the CTAs at dv 512
     kcols = ceil_div(dv, 128.0)
     idle = np.where(split, 0.0, B * ceil_div(q * Hq, COMBINE_ROWS) * kcols)
+    idle_share, scan = np.ones_like(B), np.zeros_like(B)
+    if FA3_COMBINE_SCAN:   # the varlen grid's batch scan (combine_scan)
+        lin, grid_m, mean_loads, extra_loads = combine_scan(B, q, Hq, varlen)
+        idle = np.where(lin, np.where(split, B, grid_m) * kcols, idle)
+        idle_share = np.where(lin, np.where(split, extra_loads, mean_loads), 1.0)
+        scan = np.where(lin & split, mean_loads - 1.0, 0.0)
     k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, 4.0) * kcols, 0.0), 8.0,
-                np.where(split, S, 0.0), np.where(split, 2.0, 0.0), np.where(split, 3.0 * B * q * Hq * dv * S, 0.0),
-                np.where(split, rd, 0.0), np.where(split, wr, 0.0), dtype="fp32", idle=idle, where=launched)
+                np.where(split, S, 0.0), np.where(split, 2.0 + scan, 0.0),
+                np.where(split, 3.0 * B * q * Hq * dv * S, 0.0), np.where(split, rd, 0.0), np.where(split, wr, 0.0),
+                dtype="fp32", idle=idle, idle_share=idle_share, where=launched)
     # prepare_varlen_num_blocks (flash_prepare_scheduler.cu), launched before the main kernel on every varlen call
     # (flash_fwd_launch_template.h: `if (Varlen && !skip_scheduler_metadata_computation)`): one CTA for B <= 992
     # (PREPARE_VARLEN_MAX_BATCHES_1CTA) reads each request's seqused_k and writes its split count and m-blocks.
