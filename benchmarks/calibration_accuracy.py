@@ -40,6 +40,7 @@ from accuracy_sections import (
     attention_cold,
     device_campaigns,
     fa3,
+    fa3_sparse_mla,
     fi_dec_blind9,
     fi_sm90_prefill,
     fi_tc_h200,
@@ -124,6 +125,7 @@ def main() -> None:
     attention.first_look()
     indexer.indexer()
     indexer_mtp.indexer_mtp()
+    fa3_sparse_mla.fa3_sparse_mla()
     BOARD.print()
 
 

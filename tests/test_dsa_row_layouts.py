@@ -85,7 +85,9 @@ def test_engine_profiles_lay_dsa_out_as_their_sources_do(engine, tp, rows, prefi
                                               "sparse_prefill": prefill, "short_prompt_dense": engine == "sglang",
                                               "indexer_rows": "flattened" if engine == "sglang" else "auto"}
     bf16 = prof.dsa_layout(_combo(tp=tp, kv="bf16"))
-    assert ("unmodelled" in bf16) == (engine == "sglang")   # SGLang's FA3 decode over a bf16 cache is named
+    # SGLang decodes over a bf16 cache with FA3's qv kernel and prefills with the sparse prefill kernel
+    assert bf16["sparse_kernel"] == ("fa3" if engine == "sglang" else "flashmla")
+    assert bf16["sparse_prefill"] == "flashmla"
 
 
 def test_an_engine_never_overrides_a_layout_the_scenario_set():

@@ -154,9 +154,6 @@ def runtime_notes(config: ServingConfig) -> list[str]:
                    + (", prompts <= k dense" if d["short_prompt_dense"] else "")
                    + f", indexer rows {d['indexer_rows']}" for g in config.groups
                    for d in [prof.dsa_layout(g.combo)] if d})
-    for um in sorted({d["unmodelled"] for g in config.groups for d in [prof.dsa_layout(g.combo)] if d and
-                      d.get("unmodelled")}):
-        out.append(f"engine {config.engine}: {um}")
     if lays:
         out.append(f"engine {config.engine}: DSA's sparse MLA laid out as the engine does ({'; '.join(lays)}: "
                    "runtime.attention_defaults; set strategies.attention dsa.sparse_kernel / decode_rows / sparse_prefill / "

@@ -354,9 +354,6 @@ class RuntimeProfile:
             return None
         out = {k: c.attention.values[k] for k in ("sparse_kernel", "decode_rows", "sparse_prefill", "short_prompt_dense",
                                                   "indexer_rows")}
-        arch = (engine_defaults().get(self.attention_engine) or {}).get(combo.hardware.architecture) or {}
-        if combo.kv_dtype != "fp8" and arch.get("dsa_bf16_unmodelled"):
-            out["unmodelled"] = arch["dsa_bf16_unmodelled"]
         return out
 
     def with_overrides(self, **kw) -> "RuntimeProfile":

@@ -149,11 +149,13 @@ FA3_QV_BLOCK = "work"
 
 #: a qv tile's fixed work beyond the d = 128 tile's (the Q + Qv rows' cp.async load, PackGQA's row gather, the 512-wide
 #: output through shared memory, an fp32 partial for a split tile), in block times on its CTA's chain: {"split": ...,
-#: "whole": ...}; 0 = none (the first look's)
-FA3_QV_TILE_EXTRA_BLOCKS = {"split": 0.0, "whole": 0.0}
+#: "whole": ...}; 0 = none (the first look's). FITTED (simulator/calibration/fa3_sparse_mla_h200.py fit_qv_terms, least
+#: squares on log time over the MLA decode grid 1's 51 calls, 1 x H200, LOOKED-AT: the first look had missed them by
+#: 15.9 / 25.6 %): split 2.0475 (~3.2 us a tile), whole 1.4358 (~2.2 us); judged blind on grid 2 (FA3_COMBINE_SCAN)
+FA3_QV_TILE_EXTRA_BLOCKS = {"split": 2.0475, "whole": 1.4358}
 #: the share of a request's gathered K/V each m-block past its first reads again from HBM (128 heads: two 64-row
-#: m-blocks walk the same 2048 tokens); 0 = read once (the first look's)
-FA3_QV_MBLOCK_REREAD = 0.0
+#: m-blocks walk the same 2048 tokens); 0 = read once (the first look's). FITTED with FA3_QV_TILE_EXTRA_BLOCKS: 0.6328
+FA3_QV_MBLOCK_REREAD = 0.6328
 
 
 def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
@@ -167,8 +169,12 @@ def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
 #: True = the combine kernel's varlen grid as hopper/ @ 0251105a builds it (combine_scan); False = a STANDARD grid of
 #: b x ceil(q x Hq / 8) CTAs whose idle CTAs make one load (the rule before). Read from the source after FA3's MLA
 #: decode grid 1 (simulator/calibration/fa3_sparse_mla_h200.py) showed its combine kernel at 47-192 us where every
-#: request was unsplit (512-1024 rows): looked-at, no constant fitted; a candidate of grid 2 (blind) with the qv terms
-FA3_COMBINE_SCAN = False
+#: request was unsplit (512-1024 rows): looked-at, no constant fitted. SHIPPED with the qv tile terms below after the
+#: MLA decode grid 2 (38 new shapes, 1 x H200, prices committed c82fb1f before the call): the candidate 2.9 / 7.5 %,
+#: 7 of 7 regimes, against the first look's 16.5 / 25.0 %, 0 of 7 (the scan alone, no fitted term: 6.8 / 14.5 %,
+#: 5 of 7). On the GQA binary's looked-at first-look grid (num_splits 0, 91 rows) it moves 3.1 / 8.8 % to 3.8 / 7.5 %;
+#: no blind GQA grid row changes
+FA3_COMBINE_SCAN = True
 #: the combine's kBlockM rows a CTA at kBlockK 128 and its batch groups (flash_fwd_combine_kernel.h: one warp's 32)
 COMBINE_GROUP = 32.0
 

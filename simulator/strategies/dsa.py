@@ -247,6 +247,19 @@ ROW_LAYOUT_SOURCE = "simulator/calibration/flashmla_sparse_h200.py SHAPES5, SHAP
 #: grid (22 new shapes, blind, prices committed 2b8e91b): 3.8 / 9.9 %, 4 of 4 regimes, against the first look's op
 #: 16.9 / 26.7 %, 1 of 4. SHIPPED; False = the sparse prefill's generic op (the first look)
 SPARSE_FWD_ROWS_KIND = True
+
+#: SGLang's DSA decode over a bf16 cache on Hopper (its default there: server_args _set_default_nsa_kv_cache_dtype ->
+#: bfloat16 on SM90, _set_default_nsa_backends -> nsa_decode_backend "fa3"; nsa_backend.py _forward_fa3 @ v0.5.10.post1,
+#: dsa_backend.py later): flash_attn_with_kvcache(q = q_rope (rows, h, 64), k_cache / v_cache = the layer's pool's RoPE
+#: and latent columns as pages of one token, qv = q_nope (rows, h, 512), page_table (rows, index_topk) of slot indices,
+#: cache_seqlens = min(seq_len, index_topk), cu_seqlens_q = arange(rows + 1), max_seqlen_q 1, num_splits 0): every
+#: decode / verification / draft-extend row its own request, FA3's hdim 64 x 512 kernel with qv
+#: (simulator/kernels/fa3.py; sgl-kernel compiles it from its fork sgl-project/sgl-attn, modelled from upstream hopper/
+#: @ 0251105a and measured there). Judged on the MLA decode grid 2 (38 shapes, 1 x H200, blind): 2.9 / 7.5 %, 7 of 7
+#: regimes; the first look from source 15.9 / 25.6 %, 0 of 7 (simulator/calibration/fa3_sparse_mla_h200.py). A row's
+#: gathers all from HBM: a verification's rows re-reading their request's keys through the L2 (row_overlap) are not
+#: priced on this path (ASSUMPTION, on the slow side)
+FA3_DECODE_SOURCE = "simulator/calibration/fa3_sparse_mla_h200.py SHAPES2"
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
 #: row_overlap's default: adjacent query rows of one request select mostly the same keys. The GVR document (seeds/001,
@@ -337,9 +350,12 @@ class DSAAttention(AttentionStrategy):
                                "attn_flashmla_sparse[_pair], fitted on the H200, judged blind on its fourth grid: "
                                "SPARSE_KERNEL_SOURCE), `prefill_kernel` (every decode row a row of FlashMLA's sparse "
                                "PREFILL kernel over the bf16 cache, as TensorRT-LLM runs DSA's generation on Hopper: "
-                               "ROW_LAYOUT_SOURCE) or `generic` (the attention kind over min(N, k) entries, split by "
-                               "split_tokens: the rule before)", lambda v: v in ("generic", "flashmla", "prefill_kernel"),
-                               "generic, flashmla or prefill_kernel"),
+                               "ROW_LAYOUT_SOURCE), `fa3` (every row its own request of FlashAttention-3's hdim 64 x "
+                               "512 kernel with qv over the top-k tokens as pages of one, over a bf16 cache: SGLang's "
+                               "default on Hopper, FA3_DECODE_SOURCE) or `generic` (the attention kind over min(N, k) "
+                               "entries, split by split_tokens: the rule before)",
+                               lambda v: v in ("generic", "flashmla", "prefill_kernel", "fa3"),
+                               "generic, flashmla, prefill_kernel or fa3"),
         "sparse_prefill": Param("flashmla", "prefill's sparse MLA: `flashmla` (FlashMLA's sparse prefill: every row's "
                                 "k entries at the padded heads, a CTA per (64 heads, row); judged blind on the second "
                                 "FlashMLA sparse prefill grid: SPARSE_PREFILL_SOURCE), `decode_kernel` (the prompt's "
@@ -381,6 +397,11 @@ class DSAAttention(AttentionStrategy):
     }
 
     def refuse(self, combo):
+        if combo.attn_dp > 1:
+            return ("attention 'dsa' does not model attention data parallelism yet (each rank's share of the batch at "
+                    "the heads of its attention TP group, as SGLang's --enable-dp-attention runs DeepSeek-V3.2): its "
+                    f"indexer, top-k and sparse MLA would be priced for the whole batch at heads / tp; attn_dp is "
+                    f"{combo.attn_dp}: use attn_dp 1 (docs/KNOWN_GAPS.md)")
         if self.sparse_kernel == "flashmla" and not combo.flashmla_sparse_priced:
             return ("attention 'dsa' with sparse_kernel 'flashmla' needs FlashMLA sparse decode's fitted terms on this "
                     "device (the H200's, the H100-SXM's and the devices that borrow them have them); use attention: "
@@ -392,6 +413,15 @@ class DSAAttention(AttentionStrategy):
             return ("attention 'dsa' with sparse_kernel 'prefill_kernel' needs the sparse prefill kernel's decode-row "
                     "terms (kind attn_flashmla_sparse_fwd) on this device (the H200's and the H100-SXM's have them); "
                     "use sparse_kernel: flashmla or generic")
+        if self.sparse_kernel == "fa3":
+            if combo.target.architecture != "hopper":
+                return (f"attention 'dsa' with sparse_kernel 'fa3': FlashAttention-3's hdim 64 x 512 qv kernels are "
+                        f"Hopper's (sm_90a; SGLang decodes DSA with trtllm on SM100); this device is "
+                        f"{combo.target.architecture}: use sparse_kernel: flashmla or generic")
+            if combo.kv_dtype not in ("bf16", "fp16"):
+                return (f"attention 'dsa' with sparse_kernel 'fa3' reads a bf16 cache (FlashAttention-3's qv kernels "
+                        f"are bf16 / fp16 only: hopper/ HasQv needs !Is_FP8); kv_dtype is {combo.kv_dtype}: set "
+                        "kv_dtype: bf16, or sparse_kernel: flashmla for an fp8 cache (SGLang's flashmla_kv)")
         if self.decode_rows != "per_request" and self.sparse_kernel == "generic":
             return (f"attention 'dsa': decode_rows '{self.decode_rows}' lays a step's rows out for FlashMLA's sparse "
                     "decode kernel; it needs sparse_kernel: flashmla (the generic kind has no rows to lay out)")
@@ -455,6 +485,15 @@ class DSAAttention(AttentionStrategy):
                 self._sparse_fwd_rows(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
             else:
                 self._sparse_fwd(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
+            return
+        if self.sparse_kernel == "fa3":   # every row its own request of FA3's qv kernel (FA3_DECODE_SOURCE)
+            from simulator.kernels import fa3 as FA3
+            from simulator.kernels.production import emit
+            one = np.ones(np.shape(N))
+            launches, _ = FA3.fa3(B * q * one, one, T * one, combo.heads_dev * one, one,
+                                  float(a.qk_rope_head_dim), 2.0, 1.0, combo.target.sm_count,
+                                  dv=float(a.kv_lora_rank), qv=float(a.kv_lora_rank), T_bound=float(k) * one)
+            emit(b, launches, combo.target.sm_count, count=count)
             return
         if self.sparse_kernel == "flashmla":   # every index tile walked, -1 entries too (the kernel skips none)
             from simulator.kernels import flashmla_sparse

@@ -1,0 +1,87 @@
+"""FlashAttention-3's MLA-absorbed decode (qv, hdim 64 x 512) as SGLang runs DSA over a bf16 cache on Hopper: the
+kernel's rules read from hopper/ @ 0251105a (simulator/kernels/fa3.py), its committed grid prices, and the DSA
+strategy's `sparse_kernel: fa3`."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from simulator.combo import make_combo
+from simulator.kernels import fa3 as K
+from simulator.strategies.base import parse_axis
+
+
+def test_tile_sizes_follow_tile_size_fwd_sm90():
+    assert tuple(map(float, K.fa3_tile(64, True, False, 512))) == (64.0, 64.0)      # LargeHeadDimV
+    assert tuple(map(float, K.fa3_tile(64, True, False, 256))) == (128.0, 96.0)
+    assert tuple(map(float, K.fa3_tile(64, True, False))) == (192.0, 128.0)         # same-dim d 64, paged
+    assert tuple(map(float, K.fa3_tile(128, True, False))) == (128.0, 128.0)
+    assert tuple(map(float, K.fa3_tile(192, False, True, 128))) == (128.0, 128.0)
+
+
+def test_the_combine_grid_linearizes_decode_steps_and_scans_batch_groups():
+    lin, grid_m, mean_loads, spare = K.combine_scan(np.array([2.0, 3.0, 512.0, 512.0]), np.array([1.0, 1.0, 1.0, 4.0]),
+                                                    np.array([128.0, 128.0, 128.0, 128.0]))
+    # choose_scheduling_algo: 2 x ceil(total_q / 8) < b x ceil(max_seqlen_q / 8)
+    assert lin.tolist() == [False, True, True, False]
+    assert grid_m[2] == 512 * 128 / 8 + 512
+    assert spare[2] == 2 * 16 + 1                       # the spare CTAs scan all ceil(512 / 32) groups, then num_splits
+    assert 2 * 1 + 1 < mean_loads[2] < spare[2]         # real tiles scan up to their own group
+
+
+def test_more_than_992_requests_take_one_split():
+    _, m1 = K.fa3(992.0, 1.0, 2048.0, 16.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0, T_bound=2048.0)
+    _, m2 = K.fa3(993.0, 1.0, 2048.0, 16.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0, T_bound=2048.0)
+    assert float(m2["splits"]) == 1.0 and float(m2["split_bound"]) > 1.0   # prepare's second CTA: num_splits_dynamic 1
+    assert float(m1["split_bound"]) == float(m2["split_bound"])
+
+
+def test_the_split_bound_reads_the_page_table_width():
+    _, short = K.fa3(1.0, 1.0, 256.0, 16.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0)
+    _, wide = K.fa3(1.0, 1.0, 256.0, 16.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0, T_bound=2048.0)
+    assert float(short["split_bound"]) == 1.0           # 4 key blocks: num_splits_heuristic never splits
+    assert float(wide["split_bound"]) > 1.0             # the 2048-wide page table's 32 blocks
+
+
+def test_grid_2s_committed_prices_reproduce_under_the_shipped_model():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    p = pd.read_csv(S.DATA_DIR / S.PREDICTION2)
+    now = S.family_us(p, load_hardware("H200"))
+    assert np.allclose(now, p["pred_us"].to_numpy(float), rtol=1e-4)
+    first = S.terms_us(p, load_hardware("H200"), S.FIRST_LOOK)
+    assert np.allclose(first, p["pred_main_us"].to_numpy(float), rtol=1e-4)
+
+
+def _dsa(hw="H200", kv="bf16", **par):
+    c = make_combo(hw, "DeepSeek-V3.2-Exp", kv_dtype=kv, tp=8, launch="graph", attention="dense")
+    return replace(c, attention=parse_axis("attention", [{"dsa": {"sparse_kernel": "fa3", **par}}])[0],
+                   topk=parse_axis("topk", ["radix"])[0])
+
+
+def test_the_fa3_decode_prices_fa3s_launches():
+    from simulator.pricing import decode_ops
+    c = _dsa()
+    assert c.attention.refuse(c) is None
+    ops, _ = decode_ops(c, np.array([1.0, 256.0]), np.array([32768.0, 32768.0]))
+    from hwmodels.opkinds import KINDS
+    names = set(np.asarray(ops.names, dtype=object)[ops.name_id])
+    assert {"attention_prepare", "attention", "attention_combine"} <= names
+    kinds = {KINDS[k] for k in np.unique(ops.kind)}
+    assert {"attn_fa3_persist", "attn_prepare_fa3", "attn_combine_fa3"} <= kinds
+    assert "attn_flashmla_sparse" not in kinds
+
+
+@pytest.mark.parametrize("hw,kv,why", [("H200", "fp8", "bf16 cache"), ("B200", "bf16", "Hopper")])
+def test_the_fa3_decode_is_refused_where_the_kernel_does_not_run(hw, kv, why):
+    c = _dsa(hw, kv)
+    assert why in (c.attention.refuse(c) or "")
+
+
+def test_dsa_refuses_attention_data_parallelism():
+    c = replace(_dsa(), attn_dp=2)
+    assert "data parallelism" in (c.attention.refuse(c) or "")
