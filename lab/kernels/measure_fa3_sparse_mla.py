@@ -15,8 +15,10 @@ its slots in no order (the indexer's picks). The FA3 build is flash-attention ho
 build_fa3_binary.py --mla-decode: the bf16 hdim 64 x 512 instantiations; SGLang's sgl-kernel compiles the same
 instantiations from its fork sgl-project/sgl-attn).
 
-Per shape (the prediction CSV's rows `rows`, `heads`, `topk`, `context`, `num_splits`): each row its own sequence of
-`context` tokens on pages of 64 slots dealt out over the pool in a random order (SGLang's pool page size is 64); the
+Per shape (the prediction CSV's rows `rows`, `heads`, `topk`, `context`, `num_splits`, and `s_q`, `overlap` where
+present): rows / s_q sequences of `context` tokens on pages of 64 slots dealt out over the pool in a random order
+(SGLang's pool page size is 64), s_q consecutive rows a sequence (page_table_for: an MTP verification's rows, each
+keeping `overlap` of the previous row's keys); the
 pool rotated through copies past the L2 (`fa3_sparse_mla`: a layer's cache not read since its last step) and one pool
 (`fa3_sparse_mla_warm`). Timed in CUDA graphs (_timing.time_graph). --spans: each shape's kernels one by one (24 eager
 calls under torch.profiler: medians of each kernel's duration and of the call's span). Output checked against a dense
@@ -44,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: s_q / overlap (an MTP verification's flattened rows)
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
@@ -52,27 +54,57 @@ SPAN_CALLS = 24
 
 
 def shapes_of(path: Path) -> list[dict]:
-    """The distinct (rows, heads, topk, context, num_splits) of a prediction CSV, in its order."""
+    """The distinct (rows, heads, topk, context, num_splits, s_q, overlap) of a prediction CSV, in its order (s_q 1 and
+    overlap 0 where the CSV has no such column)."""
     keys = ("rows", "heads", "topk", "context", "num_splits")
-    out = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in keys) for r in csv.DictReader(open(path))))
-    return [dict(zip(keys, k)) for k in out]
+    out = []
+    for r in csv.DictReader(open(path)):
+        k = tuple(int(float(r.get(c) or 0)) for c in keys) + (int(float(r.get("s_q") or 1)),
+                                                               float(r.get("overlap") or 0.0))
+        if k not in out:
+            out.append(k)
+    return [dict(zip(keys + ("s_q", "overlap"), k)) for k in out]
 
 
-def page_table_for(N: int, k: int, ctx: int, gen) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """(page_table (N, k) int32, cache_seqlens (N,) int32, pool slots): row r's sequence of ctx tokens on its own
-    ceil(ctx / 64) pages, dealt out over the pool in a random order; ctx <= k: its slots in order then -1; else k
-    distinct random positions of its sequence, in no order."""
+def page_table_for(N: int, k: int, ctx: int, gen, s_q: int = 1, overlap: float = 0.0
+                   ) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """(page_table (N, k) int32, cache_seqlens (N,) int32, pool slots): N / s_q requests, each a sequence of ctx tokens
+    on its own ceil(ctx / 64) pages, dealt out over the pool in a random order, and s_q consecutive rows (an MTP
+    verification's rows, flattened as SGLang passes them); ctx <= k: the sequence's slots in order then -1; else k
+    distinct random positions of the sequence, in no order, each row after a request's first keeping round(overlap x k)
+    of the previous row's positions (a random subset) and drawing the rest from those it left out."""
+    R = N // s_q
     P = -(-ctx // PAGE)
-    perm = torch.randperm(N * P, device="cuda", generator=gen).view(N, P)
+    perm = torch.randperm(R * P, device="cuda", generator=gen).view(R, P)
     pt = torch.full((N, k), -1, dtype=torch.int32, device="cuda")
+    req = torch.arange(N, device="cuda") // s_q
     if ctx <= k:
         pos = torch.arange(ctx, device="cuda")[None, :].expand(N, ctx)
-    else:
+    elif s_q == 1 or overlap <= 0.0:
         pos = torch.cat([torch.argsort(torch.rand(min(64, N - i), ctx, device="cuda", generator=gen), dim=1)[:, :k]
                          for i in range(0, N, 64)])
-    pt[:, :min(ctx, k)] = (torch.gather(perm, 1, pos // PAGE) * PAGE + pos % PAGE).to(torch.int32)
+    else:
+        keep = int(round(overlap * k))
+        rows = []
+        for _ in range(R):
+            prev = None
+            for _s in range(s_q):
+                if prev is None:
+                    cur = torch.randperm(ctx, device="cuda", generator=gen)[:k]
+                else:
+                    kept = prev[torch.randperm(k, device="cuda", generator=gen)[:keep]]
+                    free = torch.ones(ctx, dtype=torch.bool, device="cuda")
+                    free[prev] = False
+                    cand = free.nonzero().squeeze(1)
+                    new = cand[torch.randperm(cand.numel(), device="cuda", generator=gen)[:k - keep]]
+                    cur = torch.cat([kept, new])[torch.randperm(k, device="cuda", generator=gen)]
+                rows.append(cur)
+                prev = cur
+        pos = torch.stack(rows)
+    pt[:, :min(ctx, k)] = (perm[req][torch.arange(N, device="cuda")[:, None], pos // PAGE] * PAGE
+                           + pos % PAGE).to(torch.int32)
     seqlens = torch.full((N,), min(ctx, k), dtype=torch.int32, device="cuda")
-    return pt, seqlens, N * P * PAGE
+    return pt, seqlens, R * P * PAGE
 
 
 def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
@@ -126,7 +158,8 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     stem = f"fa3_sparse_mla_{slug}_{date}_{args.tag}"
     f = open(args.out / f"{stem}.csv", "w", newline="")
-    w = csv.DictWriter(f, fieldnames=["kernel", "rows", "heads", "topk", "context", "num_splits", "median_us",
+    w = csv.DictWriter(f, fieldnames=["kernel", "rows", "heads", "topk", "context", "num_splits", "s_q", "overlap",
+                                      "median_us",
                                       "p20_us", "p80_us", "calls", "copies", "note", "device", "date"])
     w.writeheader()
     notes = open(args.out / f"{stem}_notes.txt", "w")
@@ -134,7 +167,8 @@ def main():
     sw = None
     if args.spans:
         sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
-        sw = csv.DictWriter(sf, fieldnames=["rows", "heads", "topk", "context", "num_splits", "prepare_us", "main_us",
+        sw = csv.DictWriter(sf, fieldnames=["rows", "heads", "topk", "context", "num_splits", "s_q", "overlap",
+                                            "prepare_us", "main_us",
                                             "combine_us", "span_us", "kernels", "device", "date"],
                             extrasaction="ignore")
         sw.writeheader()
@@ -143,8 +177,9 @@ def main():
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
     for i, s in enumerate(shapes):
         N, H, k, ctx, ns = s["rows"], s["heads"], s["topk"], s["context"], s["num_splits"]
+        sq, ov = s["s_q"], s["overlap"]
         try:
-            pt, seqlens, slots = page_table_for(N, k, ctx, gen)
+            pt, seqlens, slots = page_table_for(N, k, ctx, gen, sq, ov)
             pool_bytes = slots * DIM * 2
             copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / pool_bytes)))
             pools = [torch.randn(slots, 1, DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
@@ -174,18 +209,18 @@ def main():
             for kern, n_kv in (("fa3_sparse_mla", copies), ("fa3_sparse_mla_warm", 1)):
                 st = T.time_graph(lambda j, n_kv=n_kv, call=call: call(j, n_kv))
                 w.writerow({"kernel": kern, "rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns,
-                            "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                            "s_q": sq, "overlap": ov, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
                             "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
                             "device": dev, "date": date})
                 f.flush()
             if sw is not None:
-                sw.writerow({"rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns,
-                             **kernel_spans(lambda j, call=call: call(j)), "device": dev, "date": date})
+                sw.writerow({"rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns, "s_q": sq,
+                             "overlap": ov, **kernel_spans(lambda j, call=call: call(j)), "device": dev, "date": date})
                 sf.flush()
             if i < 40 or i % 5 == 0:
                 names = launched_kernels(lambda call=call: call(0))
                 notes.write(f"N {N} H {H} k {k} ctx {ctx} ns {ns}: {' | '.join(names)[:700]}\n")
-            print(f"N {N:5d} H {H:3d} k {k} ctx {ctx:6d} ns {ns}: done {note}", flush=True)
+            print(f"N {N:5d} H {H:3d} k {k} ctx {ctx:6d} ns {ns} s_q {sq} overlap {ov}: done {note}", flush=True)
             del pools, kc, vc, q, qv, pt
         except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
             print(f"N {N} H {H} ctx {ctx}: {type(e).__name__}: {str(e)[:300]}", flush=True)

@@ -7,7 +7,11 @@ fa3_sparse_mla_h200_prediction_2026-11-29.csv with the model's commit.
 --grid2: grid 2 (SHAPES2, blind), main (the first look's model) against the candidate (the combine's batch scan from
 source + the qv tile terms fitted on grid 1), ship rule in the file. Writes fa3_sparse_mla_h200_grid2_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fa3_sparse_mla.py [--grid2]
+--mtp: grid 3 (SHAPES3: an MTP verification's flattened rows keeping 0 / 0.44 / 0.8 of the previous row's keys, blind),
+main (every gather from HBM) against dsa.FA3_ROW_OVERLAP (the rows' distinct tokens from HBM). Writes
+fa3_sparse_mla_h200_mtp_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp]
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--grid2": (S.predict2, S.PREDICTION2), "": (S.predict1, S.PREDICTION1)}
+MODES = {"--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+         "": (S.predict1, S.PREDICTION1)}
 
 
 def main() -> None:

@@ -61,9 +61,11 @@ def frame(shapes) -> pd.DataFrame:
     return t
 
 
-def family_us(df: pd.DataFrame, hw, block: str | None = None) -> np.ndarray:
+def family_us(df: pd.DataFrame, hw, block: str | None = None, overlap_rows: bool = False) -> np.ndarray:
     """FA3's qv decode price of every row (us a call, the harness's CUDA-graph timing as the FA3 family's terms were
-    fitted: fit_production_attention.predict_us), FA3_QV_BLOCK = `block` (None: as committed)."""
+    fitted: fit_production_attention.predict_us), FA3_QV_BLOCK = `block` (None: as committed); overlap_rows: the rows'
+    HBM bytes their distinct tokens' where the frame has `s_q` / `overlap` (dsa.FA3_ROW_OVERLAP's share:
+    (1 + (s_q - 1)(1 - overlap)) / s_q, dsa.row_unique_tokens)."""
     from simulator.calibration import fit_production_attention as FP
     from simulator.kernels import fa3 as K
     from simulator.kernels.production import emit
@@ -75,8 +77,13 @@ def family_us(df: pd.DataFrame, hw, block: str | None = None) -> np.ndarray:
         K.FA3_QV_BLOCK = block
     try:
         b = OpBuilder(len(df))
+        share = 1.0
+        if overlap_rows and "s_q" in df:
+            sq, ov = df["s_q"].to_numpy(float), df["overlap"].to_numpy(float)
+            share = (1.0 + (sq - 1.0) * (1.0 - ov)) / sq
         launches, _ = K.fa3(a["rows"], 1.0, np.minimum(a["context"], a["topk"]), a["heads"], 1.0, MLA_D, 2.0, 1.0,
-                            hw.units, num_splits=a["num_splits"], dv=MLA_DV, qv=MLA_DV, T_bound=a["topk"])
+                            hw.units, num_splits=a["num_splits"], dv=MLA_DV, qv=MLA_DV, T_bound=a["topk"],
+                            kv_hbm_share=share)
         emit(b, launches, hw.units)
         return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
     finally:
@@ -122,7 +129,8 @@ def measured_grid(prediction: str, tag: str, kernel: str = "fa3_sparse_mla", dat
     m = pd.read_csv(fs[-1])
     m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
     p = pd.read_csv(pf, dtype={"model_commit": str})
-    b = p.merge(m[KEYS + ["median_us", "note"]], on=KEYS, how="inner")
+    keys = KEYS3 if "s_q" in p.columns else KEYS
+    b = p.merge(m[keys + ["median_us", "note"]], on=keys, how="inner")
     for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
         b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
     b.attrs["file"] = fs[-1].name
@@ -206,5 +214,37 @@ def predict2(hw) -> pd.DataFrame:
     t["pred_main_us"] = terms_us(t, hw, FIRST_LOOK)
     t["pred_us"] = terms_us(t, hw, CANDIDATE2)
     t["pred_scan_us"] = terms_us(t, hw, {"split": 0.0, "whole": 0.0, "reread": 0.0, "combine_scan": True})
+    t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
+    return t
+
+
+#: grid 3, an MTP verification's rows as SGLang flattens them (blind): (requests, s_q, heads, context, overlap), every
+#: request's s_q consecutive rows keeping `overlap` of the previous row's keys; rows = requests x s_q
+SHAPES3 = ([(b, sq, 16, c, ov) for b, sq, c, ov in ((8, 2, 32768, 0.44), (32, 2, 16384, 0.44), (128, 2, 32768, 0.44),
+                                                     (256, 2, 16384, 0.0), (64, 4, 32768, 0.44), (96, 2, 24576, 0.8),
+                                                     (200, 2, 16384, 0.8), (48, 4, 32768, 0.8), (16, 4, 65536, 0.0))]
+           + [(b, sq, 128, c, ov) for b, sq, c, ov in ((4, 2, 32768, 0.44), (24, 2, 16384, 0.44), (96, 2, 32768, 0.44),
+                                                       (40, 4, 16384, 0.8), (128, 2, 24576, 0.8), (64, 2, 32768, 0.0))]
+           + [(16, 2, 64, 16384, 0.44), (100, 2, 64, 24576, 0.8)])
+PREDICTION3 = "fa3_sparse_mla_h200_mtp_prediction_2026-11-29.csv"
+KEYS3 = KEYS + ["s_q", "overlap"]
+
+
+def regime3(overlap) -> np.ndarray:
+    """Grid 3's regimes (declared before its call): the rows' overlap."""
+    ov = np.asarray(overlap, float)
+    return np.where(ov <= 0.0, "MTP rows, overlap 0 (a request's rows drawn independently)",
+                    np.where(ov < 0.6, "MTP rows, overlap 0.44", "MTP rows, overlap 0.8"))
+
+
+def predict3(hw) -> pd.DataFrame:
+    """Grid 3 priced before its call: pred_main_us (as committed: every row's gathers from HBM) and pred_us (the
+    candidate dsa.FA3_ROW_OVERLAP: the rows' distinct tokens from HBM, nothing fitted). Ship rule (declared here): the
+    candidate ships if it meets more regimes than main, a tie by the lower pooled median |error|."""
+    t = pd.DataFrame([{"rows": b * sq, "heads": h, "topk": TOPK, "context": c, "num_splits": 0, "s_q": sq, "overlap": ov}
+                      for b, sq, h, c, ov in SHAPES3])
+    t["regime"] = regime3(t["overlap"])
+    t["pred_main_us"] = family_us(t, hw)
+    t["pred_us"] = family_us(t, hw, overlap_rows=True)
     t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
     return t

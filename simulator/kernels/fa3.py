@@ -235,7 +235,7 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
 
 
 def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0,
-        causal=None, dv=None, paged: bool = True, qv=0.0, T_bound=None):
+        causal=None, dv=None, paged: bool = True, qv=0.0, T_bound=None, kv_hbm_share=1.0):
     """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring). num_splits: the
     caller's argument as flash_attn_with_kvcache takes it: 0 = hopper/'s heuristic (engines), n >= 1 = the split bound
     (params.num_splits; 1 = no split and no combine kernel). causal: None / False = every m-block walks every key
@@ -250,7 +250,9 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     latent dims; hopper/'s hdim 64 x 512 kernels with HasQv): the QK^T GEMM's inner width is d + qv, the tile
     64 x 64, and the block's time the FA3_QV_BLOCK rule's. T_bound: the seqlen_k the split heuristic sees where it is
     not T (flash_api.cpp get_num_splits: params.seqlen_k = the page table's width x page_size with a page table; SGLang's
-    DSA page table is index_topk wide whatever the rows' cache_seqlens)."""
+    DSA page table is index_topk wide whatever the rows' cache_seqlens). kv_hbm_share: the share of the gathered K/V
+    bytes that come from HBM (rows re-reading keys another row of the call gathered: an MTP verification's flattened
+    rows, simulator/strategies/dsa.py FA3_ROW_OVERLAP); 1 = every gather from HBM."""
     dv = d if dv is None else dv
     B, q, T, Hq, Hkv, d, kvb, page, dv = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                                for x in (B, q, T, Hq, Hkv, d, kvb, page, dv)))
@@ -309,6 +311,7 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         blocks = blocks + np.where(has_qv, np.where(split, FA3_QV_TILE_EXTRA_BLOCKS["split"],
                                                     FA3_QV_TILE_EXTRA_BLOCKS["whole"]), 0.0)
         kv = kv * np.where(has_qv, 1.0 + FA3_QV_MBLOCK_REREAD * (mblocks - 1.0), 1.0)
+    kv = kv * np.asarray(kv_hbm_share, dtype=np.float64)
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
     # `last` over, the SMs stream the full rounds together and the `last` CTAs that finish first then walk one tile

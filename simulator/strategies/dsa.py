@@ -260,6 +260,11 @@ SPARSE_FWD_ROWS_KIND = True
 #: gathers all from HBM: a verification's rows re-reading their request's keys through the L2 (row_overlap) are not
 #: priced on this path (ASSUMPTION, on the slow side)
 FA3_DECODE_SOURCE = "simulator/calibration/fa3_sparse_mla_h200.py SHAPES2"
+#: True = an MTP verification's flattened rows on the fa3 path gather their request's re-selected keys (row_overlap)
+#: from the L2: the call's HBM bytes are the rows' distinct tokens' (row_unique_tokens); False = every row's gathers
+#: from HBM (the rule judged on grid 2). A candidate of the FA3 MTP rows grid (simulator/calibration/
+#: fa3_sparse_mla_h200.py SHAPES3), priced with main before its call
+FA3_ROW_OVERLAP = False
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
 #: row_overlap's default: adjacent query rows of one request select mostly the same keys. The GVR document (seeds/001,
@@ -490,9 +495,14 @@ class DSAAttention(AttentionStrategy):
             from simulator.kernels import fa3 as FA3
             from simulator.kernels.production import emit
             one = np.ones(np.shape(N))
+            share = 1.0
+            uniq = row_unique_tokens(B, q, N, k, self.row_overlap) if FA3_ROW_OVERLAP else None
+            if uniq is not None:   # FA3_ROW_OVERLAP: the rows' distinct tokens from HBM
+                share = uniq / np.maximum(B * q * T * one, 1.0)
             launches, _ = FA3.fa3(B * q * one, one, T * one, combo.heads_dev * one, one,
                                   float(a.qk_rope_head_dim), 2.0, 1.0, combo.target.sm_count,
-                                  dv=float(a.kv_lora_rank), qv=float(a.kv_lora_rank), T_bound=float(k) * one)
+                                  dv=float(a.kv_lora_rank), qv=float(a.kv_lora_rank), T_bound=float(k) * one,
+                                  kv_hbm_share=share)
             emit(b, launches, combo.target.sm_count, count=count)
             return
         if self.sparse_kernel == "flashmla":   # every index tile walked, -1 entries too (the kernel skips none)
