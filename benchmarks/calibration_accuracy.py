@@ -126,6 +126,7 @@ def main() -> None:
     indexer.indexer()
     indexer_mtp.indexer_mtp()
     fa3_sparse_mla.fa3_sparse_mla()
+    fa3_sparse_mla.fa3_sparse_mla_mtp()
     BOARD.print()
 
 

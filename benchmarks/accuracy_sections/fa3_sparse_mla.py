@@ -67,3 +67,31 @@ def fa3_sparse_mla(fmt: dict | None = None) -> None:
     rows = g[g["rows"] >= 257]
     print(f"  rows >= 257 (the combine's scan at 26-28 % of the call): {pooled(rows['cand_err_pct'])}; "
           f"max |error| {np.abs(g['cand_err_pct']).max():.1f} %")
+
+
+def fa3_sparse_mla_mtp(fmt: dict | None = None) -> None:
+    """Grid 3: an MTP verification's flattened rows (main against dsa.FA3_ROW_OVERLAP, both blind); main stays."""
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    g = S.measured_grid(S.PREDICTION3, "mtp")
+    if g is None:
+        print(f"\nFA3 MLA decode over top-k pages, MTP rows: not measured yet ({S.PREDICTION3} holds the prices)")
+        return
+    rr = replicate_pct(g, S.measured_grid(S.PREDICTION3, "mtp", replicate=True))
+    g["cand_err_pct"] = g["err_pct"]
+    t = models_table(g, ("regime",), ("main", "cand"), ("main", "cand"))
+    print(f"\n== FA3'S MLA DECODE OVER TOP-K PAGES ON THE H200, MTP ROWS ({len(g)} shapes: requests of s_q 2-4 flattened "
+          "rows, each row keeping 0 / 0.44 / 0.8 of the previous row's keys, 16 / 64 / 128 heads; "
+          f"{S.PREDICTION3}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+          f"{rr:.2f} %): main = every row's gathers from HBM (as shipped), cand = dsa.FA3_ROW_OVERLAP (the rows' "
+          "distinct tokens from HBM, nothing fitted); declared before the call: the candidate ships if it meets more "
+          "regimes, a tie by the lower pooled median; |model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
+    print(f"  main: {pooled(g['main_err_pct'])}, {mm} of {len(t)}; cand: {pooled(g['cand_err_pct'])}, {mc} of "
+          f"{len(t)}: NOT SHIPPED, main stays (FA3's re-read gathers cost what fresh ones do: its per-block chain, not "
+          "the HBM, sets the time); overlap-0 rows of one request (drawn independently from one 16K-64K sequence) "
+          "-9..-11 %")
+    fam = FAMILY + ", MTP rows"
+    BOARD.add(fam, "blind", "MTP rows grid, main (every gather from HBM, shipped)", g["main_err_pct"], mm, len(t),
+              standing=True)
+    BOARD.add(fam, "blind", "MTP rows grid, FA3_ROW_OVERLAP (not shipped)", g["cand_err_pct"], mc, len(t))

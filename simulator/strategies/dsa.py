@@ -262,8 +262,11 @@ SPARSE_FWD_ROWS_KIND = True
 FA3_DECODE_SOURCE = "simulator/calibration/fa3_sparse_mla_h200.py SHAPES2"
 #: True = an MTP verification's flattened rows on the fa3 path gather their request's re-selected keys (row_overlap)
 #: from the L2: the call's HBM bytes are the rows' distinct tokens' (row_unique_tokens); False = every row's gathers
-#: from HBM (the rule judged on grid 2). A candidate of the FA3 MTP rows grid (simulator/calibration/
-#: fa3_sparse_mla_h200.py SHAPES3), priced with main before its call
+#: from HBM (the rule judged on grid 2). Judged on the FA3 MTP rows grid (simulator/calibration/fa3_sparse_mla_h200.py
+#: SHAPES3: 17 shapes of s_q 2-4 at overlaps 0 / 0.44 / 0.8, 1 x H200, prices committed 4a50143 before the call): main
+#: 2.1 / 6.9 %, 3 of 3 regimes, the candidate 11.1 / 18.8 %, 1 of 3 (-10..-26 % at overlaps 0.44 / 0.8): NOT SHIPPED.
+#: FA3's gathers of a request's re-selected keys cost what fresh ones do (its per-block chain, not the HBM, sets the
+#: time), where FlashMLA's sparse decode gains from them (SHARED_ROWS_L2)
 FA3_ROW_OVERLAP = False
 ROW_LAYOUTS = ("per_request", "flattened", "one_request")
 
