@@ -24,7 +24,17 @@ pool rotated through copies past the L2 (`fa3_sparse_mla`: a layer's cache not r
 calls under torch.profiler: medians of each kernel's duration and of the call's span). Output checked against a dense
 reference on the first shapes.
 
+--dense: the same kernel over a DENSE MLA cache, as SGLang's fa3 backend (its default for DeepSeek-V3 / R1 on Hopper:
+page_size 1, num_splits 0) and vLLM's FLASH_ATTN_MLA (its default on SM90 with a bf16 cache: block 16, num_splits 32
+under CUDA graphs, scheduler metadata computed once a step) call it for decode and verification: the prediction's
+`batch`, `s_q`, `heads`, `context`, `page`, `num_splits`, `sched` (1: get_scheduler_metadata once, outside the timed
+call, so the call launches no prepare kernel); each request's `context` tokens on runs of max(page, 64) consecutive
+slots dealt out over the pool in a random order, the page table its pages in order (slot // page), cache_seqlens the
+context, q of s_q rows a request (cu_seqlens_q, max_seqlen_q = s_q, causal: the verification's rows). Kernels
+`fa3_mla_dense` (pool rotated past the L2) and `fa3_mla_dense_warm`.
+
     python3 measure_fa3_sparse_mla.py --pkg FA3_PKG --out DIR --shapes PREDICTION.csv [--tag TAG] [--smoke] [--spans]
+        [--dense]
 
 CSV: DIR/fa3_sparse_mla_<device>_<date>_<tag>.csv (+ _spans.csv, _notes.txt).
 """
@@ -46,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 2   # 2: s_q / overlap (an MTP verification's flattened rows)
+SCRIPT_VERSION = 3   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
@@ -147,8 +157,11 @@ def main():
     ap.add_argument("--tag", default="grid1")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--spans", action="store_true")
+    ap.add_argument("--dense", action="store_true", help="a dense MLA cache (module docstring)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.pkg))
+    if args.dense:
+        return dense_main(args)
     from flash_attn_interface import flash_attn_with_kvcache
 
     shapes = shapes_of(args.shapes)[: 3 if args.smoke else None]
@@ -225,6 +238,108 @@ def main():
         except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
             print(f"N {N} H {H} ctx {ctx}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"N {N} H {H} ctx {ctx} ns {ns}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    f.close()
+    notes.close()
+    if sw is not None:
+        sf.close()
+    print(f"wrote {stem}.csv", flush=True)
+
+
+DENSE_KEYS = ("batch", "s_q", "heads", "context", "page", "num_splits", "sched")
+
+
+def dense_pages(B: int, ctx: int, page: int, gen) -> tuple[torch.Tensor, int]:
+    """(page_table (B, ceil(ctx / page)) int32 of page indices, pool slots): each request's ctx tokens on runs of
+    max(page, 64) consecutive slots dealt out over the pool in a random order."""
+    run = max(page, 64)
+    R = -(-ctx // run)
+    perm = torch.randperm(B * R, device="cuda", generator=gen).view(B, R)
+    pos = torch.arange(0, ctx, page, device="cuda")
+    slots = perm[:, pos // run] * run + (pos % run)[None, :]
+    return (slots // page).to(torch.int32), B * R * run
+
+
+def dense_main(args) -> None:
+    """The --dense campaign (module docstring)."""
+    from flash_attn_interface import flash_attn_with_kvcache, get_scheduler_metadata
+
+    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in DENSE_KEYS)
+                                for r in csv.DictReader(open(args.shapes))))[: 3 if args.smoke else None]
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"fa3_mla_dense_{slug}_{date}_{args.tag}"
+    f = open(args.out / f"{stem}.csv", "w", newline="")
+    w = csv.DictWriter(f, fieldnames=["kernel", *DENSE_KEYS, "median_us", "p20_us", "p80_us", "calls", "copies",
+                                      "note", "device", "date"])
+    w.writeheader()
+    notes = open(args.out / f"{stem}_notes.txt", "w")
+    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; pkg {args.pkg}\n")
+    sw = None
+    if args.spans:
+        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
+        sw = csv.DictWriter(sf, fieldnames=[*DENSE_KEYS, "prepare_us", "main_us", "combine_us", "span_us", "kernels",
+                                            "device", "date"], extrasaction="ignore")
+        sw.writeheader()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    print(f"{len(shapes)} dense shapes from {args.shapes.name}", flush=True)
+    scale = 1.0 / math.sqrt(192.0)
+    for i, key in enumerate(shapes):
+        B, sq, H, ctx, page, ns, sched = key
+        try:
+            pt, slots = dense_pages(B, ctx, page, gen)
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (slots * DIM * 2))))
+            pools = [torch.randn(slots, 1, DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
+                     for _ in range(copies)]
+            kc = [p[:, :, DV:].view(-1, page, 1, DR) for p in pools]
+            vc = [p[:, :, :DV].view(-1, page, 1, DV) for p in pools]
+            q = torch.randn(B * sq, H, DR, device="cuda", dtype=torch.bfloat16, generator=gen)
+            qv = torch.randn(B * sq, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
+            cu = torch.arange(0, B * sq + 1, sq, dtype=torch.int32, device="cuda")
+            seqlens = torch.full((B,), ctx, dtype=torch.int32, device="cuda")
+            meta = None
+            if sched:
+                meta = get_scheduler_metadata(B, sq, ctx, H, 1, DR, seqlens, torch.bfloat16, headdim_v=DV,
+                                              cu_seqlens_q=cu, page_size=page, causal=True, num_splits=ns)
+
+            def call(j, n_kv=copies, q=q, kc=kc, vc=vc, qv=qv, pt=pt, seqlens=seqlens, cu=cu, ns=ns, meta=meta, sq=sq):
+                return flash_attn_with_kvcache(q=q, k_cache=kc[j % n_kv], v_cache=vc[j % n_kv], qv=qv, page_table=pt,
+                                               cache_seqlens=seqlens, cu_seqlens_q=cu, max_seqlen_q=sq,
+                                               softmax_scale=scale, causal=True, num_splits=ns,
+                                               scheduler_metadata=meta)
+            out = call(0)
+            torch.cuda.synchronize()
+            note = ""
+            if i < 3:   # request 0's last row against a dense reference over its whole context
+                slot = (pt[0].long()[:, None] * page + torch.arange(page, device="cuda")[None, :]).reshape(-1)[:ctx]
+                rows = pools[0].view(-1, DIM)[slot].float()
+                r = sq - 1
+                logits = (q[r].float() @ rows[:, DV:].T + qv[r].float() @ rows[:, :DV].T) * scale
+                ref = torch.softmax(logits, dim=-1) @ rows[:, :DV]
+                o = out[0] if isinstance(out, tuple) else out
+                err = float((o[r].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
+                note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
+            for kern, n_kv in (("fa3_mla_dense", copies), ("fa3_mla_dense_warm", 1)):
+                st = T.time_graph(lambda j, n_kv=n_kv, call=call: call(j, n_kv))
+                w.writerow(dict(zip(DENSE_KEYS, key)) | {
+                    "kernel": kern, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                    "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note, "device": dev,
+                    "date": date})
+                f.flush()
+            if sw is not None:
+                sw.writerow(dict(zip(DENSE_KEYS, key)) | kernel_spans(lambda j, call=call: call(j))
+                            | {"device": dev, "date": date})
+                sf.flush()
+            names = launched_kernels(lambda call=call: call(0))
+            notes.write(f"{dict(zip(DENSE_KEYS, key))}: {' | '.join(names)[:700]}\n")
+            print(f"B {B:4d} s_q {sq} H {H:3d} ctx {ctx:6d} page {page} ns {ns} sched {sched}: done {note}", flush=True)
+            del pools, kc, vc, q, qv, pt
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"{key}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
     f.close()
     notes.close()

@@ -11,7 +11,11 @@ source + the qv tile terms fitted on grid 1), ship rule in the file. Writes fa3_
 main (every gather from HBM) against dsa.FA3_ROW_OVERLAP (the rows' distinct tokens from HBM). Writes
 fa3_sparse_mla_h200_mtp_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp]
+--dense: the dense grid (SHAPES4: SGLang's fa3 backend and vLLM's FLASH_ATTN_MLA over a dense latent cache), the FIRST
+LOOK of families fa3_mla / fa3_mla_vllm (the kernel's terms as judged on the sparse grids) beside FlashMLA's dense
+decode (what the engine profiles priced before). Writes fa3_mla_dense_h200_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense]
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+MODES = {"--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
          "": (S.predict1, S.PREDICTION1)}
 
 

@@ -6,7 +6,7 @@
 # env.txt), return the library gzipped, then measure the prediction's shapes (measure_fa3_sparse_mla.py, with --spans)
 # and at once again (TAG_replicate) on the warm machine. A prebuilt library (W/fa3mla_C.abi3.so.gz) skips the build.
 # From the repository root of the device copy:
-#   W=.dev/fa3mla P=hwmodels/calibration/data/production_kernels/<prediction>.csv TAG=grid1 bash lab/kernels/run_fa3_sparse_mla_device.sh
+#   W=.dev/fa3mla P=hwmodels/calibration/data/production_kernels/<prediction>.csv TAG=grid1 [EXTRA=--dense] bash lab/kernels/run_fa3_sparse_mla_device.sh
 T0=$(date +%s)
 W=$(realpath ${W:-.dev/fa3mla}); TAG=${TAG:-grid1}; PKG=/tmp/fa3pkg; O=/tmp/ofa3
 mkdir -p $O
@@ -29,10 +29,11 @@ else
 fi
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/${TAG}_clocks.csv 2>/dev/null &
 SMI=$!
-python3 lab/kernels/measure_fa3_sparse_mla.py --pkg $PKG --out $O --shapes $P --tag $TAG --spans > $O/${TAG}_log.txt 2>&1
+python3 lab/kernels/measure_fa3_sparse_mla.py --pkg $PKG --out $O --shapes $P --tag $TAG --spans $EXTRA > $O/${TAG}_log.txt 2>&1
 echo "first run rc $? at $(( $(date +%s) - T0 )) s"; tail -4 $O/${TAG}_log.txt
-python3 lab/kernels/measure_fa3_sparse_mla.py --pkg $PKG --out $O --shapes $P --tag ${TAG}_replicate > $O/${TAG}_replicate_log.txt 2>&1
+python3 lab/kernels/measure_fa3_sparse_mla.py --pkg $PKG --out $O --shapes $P --tag ${TAG}_replicate $EXTRA > $O/${TAG}_replicate_log.txt 2>&1
 echo "replicate rc $? at $(( $(date +%s) - T0 )) s"; tail -3 $O/${TAG}_replicate_log.txt
 kill $SMI 2>/dev/null
 gzip -n -9 $O/*_clocks.csv
 tar -czf $OUT/fa3_sparse_mla_$TAG.tgz -C $O .
+rm -rf $O

@@ -248,3 +248,85 @@ def predict3(hw) -> pd.DataFrame:
     t["pred_us"] = family_us(t, hw, overlap_rows=True)
     t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
     return t
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the same kernel over a DENSE MLA cache: SGLang's fa3 backend and vLLM's FLASH_ATTN_MLA (families fa3_mla / fa3_mla_vllm)
+# ---------------------------------------------------------------------------------------------------------------------
+DENSE_KEYS = ["batch", "s_q", "heads", "context", "page", "num_splits", "sched"]
+PREDICTION4 = "fa3_mla_dense_h200_prediction_2026-11-29.csv"
+#: the dense grid (the FIRST LOOK of fa3_mla / fa3_mla_vllm): (engine, batch, s_q, heads, context)
+SHAPES4 = ([("sglang", b, sq, 16, c) for b, sq, c in ((1, 1, 4096), (1, 1, 65536), (1, 1, 131072), (4, 1, 16384),
+                                                      (16, 1, 32768), (32, 1, 8192), (64, 1, 4096), (128, 1, 16384),
+                                                      (256, 1, 2048), (256, 1, 8192), (8, 2, 32768), (64, 2, 8192),
+                                                      (32, 4, 16384))]
+           + [("sglang", b, sq, 128, c) for b, sq, c in ((1, 1, 8192), (1, 1, 65536), (4, 1, 32768), (16, 1, 16384),
+                                                         (64, 1, 4096), (128, 1, 8192), (8, 2, 16384), (32, 2, 32768))]
+           + [("vllm", b, sq, 16, c) for b, sq, c in ((1, 1, 131072), (2, 1, 32768), (16, 1, 16384), (64, 1, 8192),
+                                                      (256, 1, 4096), (16, 2, 16384))]
+           + [("vllm", b, sq, 128, c) for b, sq, c in ((1, 1, 65536), (8, 1, 16384), (64, 1, 8192), (16, 2, 8192))])
+#: each engine's call: (family, page size, num_splits, scheduler metadata precomputed)
+DENSE_CALL = {"sglang": ("fa3_mla", 1, 0, 0), "vllm": ("fa3_mla_vllm", 16, 32, 1)}
+
+
+def regime4(engine, s_q, heads) -> np.ndarray:
+    """The dense grid's regimes (declared before its call)."""
+    out = []
+    for e, sq, h in zip(engine, s_q, heads):
+        if e == "vllm":
+            out.append("vLLM's call (block 16, <= 32 splits, no prepare)")
+        elif sq > 1:
+            out.append("SGLang's verification rows (s_q 2-4, causal)")
+        else:
+            out.append(f"SGLang's decode (page 1), {'16' if h <= 32 else '128'} heads")
+    return np.array(out)
+
+
+def dense_family_us(df: pd.DataFrame, hw, family: str | None = None) -> np.ndarray:
+    """The price of every dense row (us a call, the harness's CUDA-graph timing) by `family` (None: each row's engine's
+    FA3 family, DENSE_CALL), the families' MLA launches (simulator/kernels/families.py mla_launches)."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels.families import mla_launches
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    out = np.zeros(len(df))
+    fams = df["engine"].map(lambda e: DENSE_CALL[e][0]).to_numpy() if family is None else np.full(len(df), family)
+    for fam in np.unique(fams):
+        sub = df[fams == fam]
+        b = OpBuilder(len(sub))
+        a = {c: sub[c].to_numpy(float) for c in ("batch", "s_q", "heads", "context", "page")}
+        emit(b, mla_launches(fam, a["batch"], a["s_q"], a["context"], a["heads"], MLA_DV, MLA_D, 2.0, a["page"],
+                             hw.units), hw.units)
+        out[np.flatnonzero(fams == fam)] = FP.predict_us(b.build(), hw, hw.efficiency, len(sub))
+    return out
+
+
+def predict4(hw) -> pd.DataFrame:
+    """The dense grid priced before its call: pred_us (the engine's FA3 family, as committed: its terms judged on the
+    sparse grids) and pred_main_us (FlashMLA's dense decode, the MLA family the engine profiles priced before)."""
+    t = pd.DataFrame([{"engine": e, "batch": b, "s_q": sq, "heads": h, "context": c, "page": DENSE_CALL[e][1],
+                       "num_splits": DENSE_CALL[e][2], "sched": DENSE_CALL[e][3]} for e, b, sq, h, c in SHAPES4])
+    t["regime"] = regime4(t["engine"], t["s_q"], t["heads"])
+    t["pred_us"] = dense_family_us(t, hw)
+    t["pred_main_us"] = dense_family_us(t, hw, "flashmla")
+    return t
+
+
+def measured_dense(prediction: str = PREDICTION4, tag: str = "dense1", kernel: str = "fa3_mla_dense",
+                   data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The dense grid's committed prediction joined to its newest H200 measurement of `kernel` (None before it
+    exists), with <label>_err_pct for every pred_<label>_us."""
+    suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
+    fs = sorted(Path(data_dir).glob(f"fa3_mla_dense_nvidia-h200_*{suffix}"))
+    pf = Path(data_dir) / prediction
+    if not fs or not pf.is_file():
+        return None
+    m = pd.read_csv(fs[-1])
+    m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
+    p = pd.read_csv(pf, dtype={"model_commit": str})
+    b = p.merge(m[DENSE_KEYS + ["median_us", "note"]], on=DENSE_KEYS, how="inner")
+    for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
+        b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
+    b.attrs["file"] = fs[-1].name
+    return b

@@ -235,7 +235,7 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
 
 
 def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str = "attn_fa3", num_splits=0.0,
-        causal=None, dv=None, paged: bool = True, qv=0.0, T_bound=None, kv_hbm_share=1.0):
+        causal=None, dv=None, paged: bool = True, qv=0.0, T_bound=None, kv_hbm_share=1.0, prepare: bool = True):
     """Launches of one FA3 (or FA4: kind attn_fa4) paged call with PackGQA (module docstring). num_splits: the
     caller's argument as flash_attn_with_kvcache takes it: 0 = hopper/'s heuristic (engines), n >= 1 = the split bound
     (params.num_splits; 1 = no split and no combine kernel). causal: None / False = every m-block walks every key
@@ -252,7 +252,9 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     not T (flash_api.cpp get_num_splits: params.seqlen_k = the page table's width x page_size with a page table; SGLang's
     DSA page table is index_topk wide whatever the rows' cache_seqlens). kv_hbm_share: the share of the gathered K/V
     bytes that come from HBM (rows re-reading keys another row of the call gathered: an MTP verification's flattened
-    rows, simulator/strategies/dsa.py FA3_ROW_OVERLAP); 1 = every gather from HBM."""
+    rows, simulator/strategies/dsa.py FA3_ROW_OVERLAP); 1 = every gather from HBM. prepare: False = the caller passes
+    scheduler_metadata computed once a step (vLLM's FLASH_ATTN_MLA: get_scheduler_metadata before the layers), so the
+    call launches no prepare kernel (flash_fwd_launch_template.h skip_scheduler_metadata_computation)."""
     dv = d if dv is None else dv
     B, q, T, Hq, Hkv, d, kvb, page, dv = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                                for x in (B, q, T, Hq, Hkv, d, kvb, page, dv)))
@@ -371,7 +373,8 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     # FA3's binary: its own kind attn_prepare_fa3 (fitted on the kernel's own records), one dependent load and the
     # merge sort's passes (prepare_steps); attn_fa4 (not measured): attn_combine_fa3's terms (ASSUMPTION)
     k0 = Launch("attention_prepare", "attn_prepare_fa3" if persist else "attn_combine_fa3", 1.0, 1.0, 1.0,
-                prepare_steps(B) if persist else 1.0, 0.0, 4.0 * B, 8.0 * B, where=np.asarray(varlen) & (B > 0))
+                prepare_steps(B) if persist else 1.0, 0.0, 4.0 * B, 8.0 * B,
+                where=np.asarray(varlen) & (B > 0) & bool(prepare))
     return [k0, *mains, k2], {"splits": S, "kBlockN": bn, "mblocks": mblocks, "split_bound": bound,
                                "last_round": np.where(tail, last, 0.0)}
 

@@ -31,7 +31,18 @@ from simulator.kernels import xqa as XQ
 
 DATA = Path(__file__).parent / "data"
 GQA_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fa3", "fa4", "xqa", "triton_sgl", "triton_vllm")
-MLA_FAMILIES = ("fi_mla", "flashmla")
+MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm")
+#: FlashAttention-3's MLA decode: its hdim 64 x 512 kernel with qv (the RoPE part as q, the latent as qv and V) over the
+#: paged latent cache (simulator/kernels/fa3.py; its terms judged on DSA's decode over top-k pages, simulator/
+#: calibration/fa3_sparse_mla_h200.py). fa3_mla: SGLang's fa3 backend, its default for DeepSeek-V3 / R1 on Hopper
+#: (server_args _get_default_attn_backend: "fa3" for MLA on SM90 with CUDA >= 12.3; page_size 1; flashattention_
+#: backend.py forward_decode: flash_attn_with_kvcache(q_rope, k_rope / c_kv pages, qv = q_nope, page_table = req_to_token,
+#: cache_seqlens, cu_seqlens_q, max_seqlen_q = 1 or 1 + drafts, causal, num_splits 0), v0.5.10.post1 / v0.5.23);
+#: fa3_mla_vllm: vLLM's FLASH_ATTN_MLA, first in its SM90 MLA priorities with a bf16 cache (platforms/cuda.py
+#: _get_backend_priorities @ 0.33.0; flashattn_mla.py forward_mqa: flash_attn_varlen_func with q_v, block 16, the
+#: scheduler metadata computed once a step, num_splits <= 32 under CUDA graphs: flash_attn_max_num_splits_for_cuda_graph)
+FA3_MLA_FAMILIES = {"fa3_mla": {"num_splits": 0.0, "prepare": True},
+                    "fa3_mla_vllm": {"num_splits": 32.0, "prepare": False}}
 FAMILIES = GQA_FAMILIES + MLA_FAMILIES
 #: shared memory per SM when the target does not report it: 228 KiB (H100 / H200 / B200: CUDA's
 #: cudaDevAttrMaxSharedMemoryPerMultiprocessor on sm_90 / sm_100)
@@ -248,7 +259,7 @@ def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, 
 #: head_dim_vo 128 (backend "auto": FlashInfer's own sm_90 kernel, simulator/kernels/fi_sm90.py) and an extend with a
 #: cached prefix through its paged MLA wrapper (not modelled at prefill rows: those chunks keep the dense strategy's
 #: generic op, mla_prefill_covered)
-MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90"}
+MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90", "fa3_mla": "fa3", "fa3_mla_vllm": "fa3"}
 
 
 def mla_prefill_covered(family: str, T, P) -> np.ndarray:
@@ -282,4 +293,10 @@ def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
         return FI.fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms)[0]
     if family == "flashmla":
         return FM.flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms)[0]
+    if family in FA3_MLA_FAMILIES:   # FA3's qv kernel over the paged latent (FA3_MLA_FAMILIES); the page table as wide
+        # as the step's longest context (each setting one context: T)
+        c = FA3_MLA_FAMILIES[family]
+        one = np.ones(np.broadcast(B, q, T, H).shape)
+        return FA3.fa3(B * one, q * one, T * one, H * one, one, float(d_kpe), kvb, page, sms, dv=float(d_ckv),
+                       qv=float(d_ckv), T_bound=T * one, num_splits=c["num_splits"], prepare=c["prepare"])[0]
     raise ValueError(f"unknown MLA family {family!r}")

@@ -45,8 +45,8 @@ from simulator.strategies.base import AttentionStrategy, Param, StepShape, regis
 PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block sizes); also FA3's default
 #: production kernel families (simulator/kernels/families.py): FlashInfer, FlashAttention-3/4, FlashMLA, XQA, the
 #: engines' Triton kernels, each priced from its plan rules and launch structure
-PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa4", "flashmla", "xqa", "triton_sgl",
-                       "triton_vllm")
+PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa4", "flashmla", "fa3_mla", "fa3_mla_vllm",
+                       "xqa", "triton_sgl", "triton_vllm")
 
 
 @register
@@ -92,6 +92,8 @@ class DenseAttention(AttentionStrategy):
                        "plan rules read from each source, data/attention_families.yaml): fi_decode / fi_tc = FlashInfer "
                        "0.6.4 CUDA-core / tensor-core paged decode (fi_tc also prices verification rows), flashinfer = "
                        "SGLang's choice between them, fi_mla = FlashInfer's MLA kernel, flashmla = FlashMLA (MLA), "
+                       "fa3_mla / fa3_mla_vllm = FlashAttention-3's hdim 64 x 512 qv kernel over the paged latent "
+                       "as SGLang's fa3 backend / vLLM's FLASH_ATTN_MLA call it (MLA on Hopper with a bf16 cache), "
                        "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
                        "measure_production_attention.py); xqa = TensorRT-LLM XQA (its kernels MEASURED through "
                        "FlashInfer's port, TensorRT-LLM's multi-block split read from its source); fa3 / fa4 = "
@@ -165,6 +167,13 @@ class DenseAttention(AttentionStrategy):
         return None
 
     def refuse(self, combo: Combo) -> str | None:
+        if self.kernel in ("fa3_mla", "fa3_mla_vllm"):   # FlashAttention-3's qv kernels: Hopper, bf16 / fp16 only
+            if combo.target.architecture != "hopper":
+                return (f"kernel={self.kernel}: FlashAttention-3's hdim 64 x 512 qv kernels are Hopper's (sm_90a); this "
+                        f"device is {combo.target.architecture}: use kernel flashmla or fi_mla")
+            if combo.kv_dtype not in ("bf16", "fp16"):
+                return (f"kernel={self.kernel} reads a bf16 cache (hopper/ HasQv needs !Is_FP8; vLLM's FLASH_ATTN_MLA "
+                        f"refuses an fp8 cache and falls to FLASHMLA); kv_dtype is {combo.kv_dtype}: use kernel flashmla")
         if self.kernel in PRODUCTION_FAMILIES and not combo.model.mla:
             # the group size a device's kernel sees (KV heads replicate when TP exceeds them)
             from simulator.kernels.families import refuse
