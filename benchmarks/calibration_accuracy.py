@@ -127,6 +127,7 @@ def main() -> None:
     indexer_mtp.indexer_mtp()
     fa3_sparse_mla.fa3_sparse_mla()
     fa3_sparse_mla.fa3_sparse_mla_mtp()
+    fa3_sparse_mla.fa3_mla_dense()
     BOARD.print()
 
 

@@ -295,7 +295,7 @@ class RuntimeProfile:
         where that file names the architecture and the family can run the model; a FlashInfer GQA family (set or
         defaulted) whose `flashinfer_prefill` the scenario did not set takes the engine's (the same file); unchanged
         otherwise."""
-        from simulator.kernels.families import engine_defaults, refuse
+        from simulator.kernels.families import engine_default_kernel, engine_defaults, refuse
 
         att = combo.attention
         if self.attention_engine is not None and getattr(att, "name", "") == "dsa":
@@ -310,7 +310,7 @@ class RuntimeProfile:
         fam = None
         if "kernel" not in att.given:
             mla = combo.model.mla is not None
-            fam = arch["mla" if mla else "gqa"]
+            fam = engine_default_kernel(self.attention_engine, combo.hardware.architecture, mla, combo.kv_dtype)
             lay = combo.attn_layout
             if refuse(fam, np.asarray(lay.attn_heads_dev) / np.maximum(np.asarray(lay.attn_kv_heads_dev), 1), mla=mla):
                 return combo, None

@@ -60,10 +60,13 @@ def engine_defaults() -> dict:
     return load_yaml(DATA / "engine_attention_defaults.yaml", "engine attention defaults")["engines"]
 
 
-def engine_default_kernel(engine: str, architecture: str, mla: bool) -> str:
-    """The family an engine runs by default (data/engine_attention_defaults.yaml)."""
+def engine_default_kernel(engine: str, architecture: str, mla: bool, kv_dtype: str = "bf16") -> str:
+    """The family an engine runs by default (data/engine_attention_defaults.yaml): its `mla` or `gqa` family for the
+    architecture, `mla_fp8` for an MLA model over an fp8 cache where the file names one."""
     e = engine_defaults()[engine]
     arch = e.get(architecture) or e["hopper"]
+    if mla and kv_dtype == "fp8" and arch.get("mla_fp8"):
+        return arch["mla_fp8"]
     return arch["mla" if mla else "gqa"]
 
 
