@@ -30,7 +30,23 @@ from simulator.kernels import triton_engines as TE
 from simulator.kernels import xqa as XQ
 
 DATA = Path(__file__).parent / "data"
-GQA_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fa3", "fa4", "xqa", "triton_sgl", "triton_vllm")
+GQA_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fa3", "fa3_vllm", "fa4", "xqa", "triton_sgl", "triton_vllm")
+#: vLLM's FLASH_ATTN (FA3 on SM90) calls FlashAttention-3 with the scheduler metadata computed once a step
+#: (FlashAttentionMetadataBuilder aot_schedule, get_scheduler_metadata in build(); every layer's
+#: flash_attn_varlen_func passes it, so FA3 launches no prepare kernel a layer) and, under its default FULL_AND_PIECEWISE
+#: CUDA graphs, num_splits = flash_attn_max_num_splits_for_cuda_graph (32) for batches of <= max_cudagraph_capture_size
+#: tokens (512 on SM90 with max_num_seqs 1024), 0 (FA3's heuristic) above (vllm 0.33.0 v1/attention/backends/
+#: flash_attn.py build(), config/attention.py, config/compilation.py); FLASH_ATTN_MLA likewise (flashattn_mla.py
+#: _build_decode). Read, not measured for GQA (the MLA rows of the same call: the FA3 MLA dense grid's vLLM rows). The
+#: step's one prepare kernel is not priced
+VLLM_FA3_SPLITS = 32.0
+VLLM_FULL_GRAPH_TOKENS = 512.0
+
+
+def vllm_fa3_splits(B, q) -> np.ndarray:
+    """num_splits vLLM passes FA3: VLLM_FA3_SPLITS for a step of at most VLLM_FULL_GRAPH_TOKENS query rows, else 0."""
+    rows = np.asarray(B, dtype=np.float64) * np.asarray(q, dtype=np.float64)
+    return np.where(rows <= VLLM_FULL_GRAPH_TOKENS, VLLM_FA3_SPLITS, 0.0)
 MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm")
 #: FlashAttention-3's MLA decode: its hdim 64 x 512 kernel with qv (the RoPE part as q, the latent as qv and V) over the
 #: paged latent cache (simulator/kernels/fa3.py; its terms judged on DSA's decode over top-k pages, simulator/
@@ -40,9 +56,9 @@ MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm")
 #: cache_seqlens, cu_seqlens_q, max_seqlen_q = 1 or 1 + drafts, causal, num_splits 0), v0.5.10.post1 / v0.5.23);
 #: fa3_mla_vllm: vLLM's FLASH_ATTN_MLA, first in its SM90 MLA priorities with a bf16 cache (platforms/cuda.py
 #: _get_backend_priorities @ 0.33.0; flashattn_mla.py forward_mqa: flash_attn_varlen_func with q_v, block 16, the
-#: scheduler metadata computed once a step, num_splits <= 32 under CUDA graphs: flash_attn_max_num_splits_for_cuda_graph)
+#: scheduler metadata computed once a step, num_splits as vllm_fa3_splits)
 FA3_MLA_FAMILIES = {"fa3_mla": {"num_splits": 0.0, "prepare": True},
-                    "fa3_mla_vllm": {"num_splits": 32.0, "prepare": False}}
+                    "fa3_mla_vllm": {"num_splits": "vllm", "prepare": False}}
 FAMILIES = GQA_FAMILIES + MLA_FAMILIES
 #: shared memory per SM when the target does not report it: 228 KiB (H100 / H200 / B200: CUDA's
 #: cudaDevAttrMaxSharedMemoryPerMultiprocessor on sm_90 / sm_100)
@@ -107,6 +123,9 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
         return FI.fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms, smem)[0]
     if family in ("fa3", "fa4"):
         return FA3.fa3(B, q, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa4" if family == "fa4" else "attn_fa3")[0]
+    if family == "fa3_vllm":   # vLLM's call of the same kernel (VLLM_FA3_SPLITS)
+        return FA3.fa3(B, q, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa3", num_splits=vllm_fa3_splits(B, q),
+                       prepare=False)[0]
     if family == "xqa":
         return XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page)[0]
     if family == "triton_sgl":
@@ -121,7 +140,8 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
 #: structure on attn_fa4's borrowed terms) and FlashInfer (its prefill wrappers, as the engine's backend calls them:
 #: FI_PREFILL_MODES). The other families' engines prefill with kernels not modelled here (TensorRT-LLM's context FMHA,
 #: the Triton backends' extend kernels): the dense strategy's generic prefill op prices them
-PREFILL_FAMILY = {"fa3": "fa3", "fa4": "fa4", "fi_tc": "fi_tc", "fi_decode": "fi_tc", "flashinfer": "fi_tc"}
+PREFILL_FAMILY = {"fa3": "fa3", "fa3_vllm": "fa3", "fa4": "fa4", "fi_tc": "fi_tc", "fi_decode": "fi_tc",
+                  "flashinfer": "fi_tc"}
 #: how an engine's FlashInfer backend runs a prefill chunk (DenseAttention's `flashinfer_prefill`; the kernels:
 #: simulator/kernels/fi_sm90.py for FlashInfer's own sm_90 kernel, simulator/kernels/flashinfer.py fi_tc for its FA2 one):
 #:   paged   BatchPrefillWithPagedKVCacheWrapper with the default backend "auto" (vLLM's FLASHINFER backend,
@@ -300,6 +320,7 @@ def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
         # as the step's longest context (each setting one context: T)
         c = FA3_MLA_FAMILIES[family]
         one = np.ones(np.broadcast(B, q, T, H).shape)
+        ns = vllm_fa3_splits(B * one, q * one) if c["num_splits"] == "vllm" else c["num_splits"]
         return FA3.fa3(B * one, q * one, T * one, H * one, one, float(d_kpe), kvb, page, sms, dv=float(d_ckv),
-                       qv=float(d_ckv), T_bound=T * one, num_splits=c["num_splits"], prepare=c["prepare"])[0]
+                       qv=float(d_ckv), T_bound=T * one, num_splits=ns, prepare=c["prepare"])[0]
     raise ValueError(f"unknown MLA family {family!r}")
