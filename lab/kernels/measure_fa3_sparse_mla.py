@@ -33,8 +33,12 @@ slots dealt out over the pool in a random order, the page table its pages in ord
 context, q of s_q rows a request (cu_seqlens_q, max_seqlen_q = s_q, causal: the verification's rows). Kernels
 `fa3_mla_dense` (pool rotated past the L2) and `fa3_mla_dense_warm`.
 
+--gqa (with --dense): the GQA decode / verification call vLLM's FLASH_ATTN makes (FA3's hdim 128 build,
+build_fa3_binary.py without --mla*): q (batch x s_q, heads, 128), separate K and V pools of (pages, page, kv_heads, 128),
+the same page tables and timing; the prediction adds `kv_heads`. Kernels `fa3_gqa_call` and `fa3_gqa_call_warm`.
+
     python3 measure_fa3_sparse_mla.py --pkg FA3_PKG --out DIR --shapes PREDICTION.csv [--tag TAG] [--smoke] [--spans]
-        [--dense]
+        [--dense [--gqa]]
 
 CSV: DIR/fa3_sparse_mla_<device>_<date>_<tag>.csv (+ _spans.csv, _notes.txt).
 """
@@ -56,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 3   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense
+SCRIPT_VERSION = 4   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
@@ -158,6 +162,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--spans", action="store_true")
     ap.add_argument("--dense", action="store_true", help="a dense MLA cache (module docstring)")
+    ap.add_argument("--gqa", action="store_true", help="with --dense: vLLM's GQA call (module docstring)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.pkg))
     if args.dense:
@@ -264,15 +269,18 @@ def dense_main(args) -> None:
     """The --dense campaign (module docstring)."""
     from flash_attn_interface import flash_attn_with_kvcache, get_scheduler_metadata
 
-    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in DENSE_KEYS)
+    keys = DENSE_KEYS + (("kv_heads",) if args.gqa else ())
+    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in keys)
                                 for r in csv.DictReader(open(args.shapes))))[: 3 if args.smoke else None]
+    gqa = bool(args.gqa)
+    d_qk, d_v = (128, 128) if gqa else (DR, DV)
     dev = torch.cuda.get_device_name(0)
     date = dt.date.today().isoformat()
     slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"fa3_mla_dense_{slug}_{date}_{args.tag}"
+    stem = f"{'fa3_gqa_call' if gqa else 'fa3_mla_dense'}_{slug}_{date}_{args.tag}"
     f = open(args.out / f"{stem}.csv", "w", newline="")
-    w = csv.DictWriter(f, fieldnames=["kernel", *DENSE_KEYS, "median_us", "p20_us", "p80_us", "calls", "copies",
+    w = csv.DictWriter(f, fieldnames=["kernel", *keys, "median_us", "p20_us", "p80_us", "calls", "copies",
                                       "note", "device", "date"])
     w.writeheader()
     notes = open(args.out / f"{stem}_notes.txt", "w")
@@ -280,7 +288,7 @@ def dense_main(args) -> None:
     sw = None
     if args.spans:
         sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
-        sw = csv.DictWriter(sf, fieldnames=[*DENSE_KEYS, "prepare_us", "main_us", "combine_us", "span_us", "kernels",
+        sw = csv.DictWriter(sf, fieldnames=[*keys, "prepare_us", "main_us", "combine_us", "span_us", "kernels",
                                             "device", "date"], extrasaction="ignore")
         sw.writeheader()
     gen = torch.Generator(device="cuda")
@@ -288,21 +296,30 @@ def dense_main(args) -> None:
     print(f"{len(shapes)} dense shapes from {args.shapes.name}", flush=True)
     scale = 1.0 / math.sqrt(192.0)
     for i, key in enumerate(shapes):
-        B, sq, H, ctx, page, ns, sched = key
+        B, sq, H, ctx, page, ns, sched = key[:7]
+        Hk = key[7] if gqa else 1
         try:
             pt, slots = dense_pages(B, ctx, page, gen)
-            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (slots * DIM * 2))))
-            pools = [torch.randn(slots, 1, DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
-                     for _ in range(copies)]
-            kc = [p[:, :, DV:].view(-1, page, 1, DR) for p in pools]
-            vc = [p[:, :, :DV].view(-1, page, 1, DV) for p in pools]
-            q = torch.randn(B * sq, H, DR, device="cuda", dtype=torch.bfloat16, generator=gen)
-            qv = torch.randn(B * sq, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
+            row = Hk * (d_qk + d_v) if gqa else DIM
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (slots * row * 2))))
+            if gqa:   # separate K and V pools, as vLLM's cache holds them
+                pools = [torch.randn(2, slots, Hk, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen)
+                         for _ in range(copies)]
+                kc = [p[0].view(-1, page, Hk, d_qk) for p in pools]
+                vc = [p[1].view(-1, page, Hk, d_v) for p in pools]
+                qv = None
+            else:
+                pools = [torch.randn(slots, 1, DIM, device="cuda", dtype=torch.bfloat16, generator=gen)
+                         for _ in range(copies)]
+                kc = [p[:, :, DV:].view(-1, page, 1, DR) for p in pools]
+                vc = [p[:, :, :DV].view(-1, page, 1, DV) for p in pools]
+                qv = torch.randn(B * sq, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
+            q = torch.randn(B * sq, H, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen)
             cu = torch.arange(0, B * sq + 1, sq, dtype=torch.int32, device="cuda")
             seqlens = torch.full((B,), ctx, dtype=torch.int32, device="cuda")
             meta = None
             if sched:
-                meta = get_scheduler_metadata(B, sq, ctx, H, 1, DR, seqlens, torch.bfloat16, headdim_v=DV,
+                meta = get_scheduler_metadata(B, sq, ctx, H, Hk, d_qk, seqlens, torch.bfloat16, headdim_v=d_v,
                                               cu_seqlens_q=cu, page_size=page, causal=True, num_splits=ns)
 
             def call(j, n_kv=copies, q=q, kc=kc, vc=vc, qv=qv, pt=pt, seqlens=seqlens, cu=cu, ns=ns, meta=meta, sq=sq):
@@ -315,27 +332,35 @@ def dense_main(args) -> None:
             note = ""
             if i < 3:   # request 0's last row against a dense reference over its whole context
                 slot = (pt[0].long()[:, None] * page + torch.arange(page, device="cuda")[None, :]).reshape(-1)[:ctx]
-                rows = pools[0].view(-1, DIM)[slot].float()
                 r = sq - 1
-                logits = (q[r].float() @ rows[:, DV:].T + qv[r].float() @ rows[:, :DV].T) * scale
-                ref = torch.softmax(logits, dim=-1) @ rows[:, :DV]
                 o = out[0] if isinstance(out, tuple) else out
-                err = float((o[r].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
+                if gqa:   # query head 0 against KV head 0
+                    kk, vv = pools[0][0][slot, 0].float(), pools[0][1][slot, 0].float()
+                    ref = torch.softmax((q[r, 0].float() @ kk.T) * scale, dim=-1) @ vv
+                    got = o[r, 0].float()
+                else:
+                    rows = pools[0].view(-1, DIM)[slot].float()
+                    logits = (q[r].float() @ rows[:, DV:].T + qv[r].float() @ rows[:, :DV].T) * scale
+                    ref = torch.softmax(logits, dim=-1) @ rows[:, :DV]
+                    got = o[r].float()
+                err = float((got - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
                 note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
-            for kern, n_kv in (("fa3_mla_dense", copies), ("fa3_mla_dense_warm", 1)):
+            name = "fa3_gqa_call" if gqa else "fa3_mla_dense"
+            for kern, n_kv in ((name, copies), (name + "_warm", 1)):
                 st = T.time_graph(lambda j, n_kv=n_kv, call=call: call(j, n_kv))
-                w.writerow(dict(zip(DENSE_KEYS, key)) | {
+                w.writerow(dict(zip(keys, key)) | {
                     "kernel": kern, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
                     "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note, "device": dev,
                     "date": date})
                 f.flush()
             if sw is not None:
-                sw.writerow(dict(zip(DENSE_KEYS, key)) | kernel_spans(lambda j, call=call: call(j))
+                sw.writerow(dict(zip(keys, key)) | kernel_spans(lambda j, call=call: call(j))
                             | {"device": dev, "date": date})
                 sf.flush()
             names = launched_kernels(lambda call=call: call(0))
-            notes.write(f"{dict(zip(DENSE_KEYS, key))}: {' | '.join(names)[:700]}\n")
-            print(f"B {B:4d} s_q {sq} H {H:3d} ctx {ctx:6d} page {page} ns {ns} sched {sched}: done {note}", flush=True)
+            notes.write(f"{dict(zip(keys, key))}: {' | '.join(names)[:700]}\n")
+            print(f"B {B:4d} s_q {sq} H {H:3d}/{Hk} ctx {ctx:6d} page {page} ns {ns} sched {sched}: done {note}",
+                  flush=True)
             del pools, kc, vc, q, qv, pt
         except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
             print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)

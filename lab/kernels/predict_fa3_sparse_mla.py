@@ -15,7 +15,11 @@ fa3_sparse_mla_h200_mtp_prediction_2026-11-29.csv.
 LOOK of families fa3_mla / fa3_mla_vllm (the kernel's terms as judged on the sparse grids) beside FlashMLA's dense
 decode (what the engine profiles priced before). Writes fa3_mla_dense_h200_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense]
+--gqa: vLLM's GQA call of FA3 (SHAPES5: its scheduler metadata once a step, <= 32 splits; hdim 128, page 16), the FIRST
+LOOK of family fa3_vllm beside fa3 (the per-call prepare and FA3's heuristic: what the vLLM profile priced before).
+Writes fa3_gqa_call_h200_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense | --gqa]
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+MODES = {"--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
          "": (S.predict1, S.PREDICTION1)}
 
 

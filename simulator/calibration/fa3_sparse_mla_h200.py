@@ -330,3 +330,73 @@ def measured_dense(prediction: str = PREDICTION4, tag: str = "dense1", kernel: s
         b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
     b.attrs["file"] = fs[-1].name
     return b
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# vLLM's GQA call of FA3 (family fa3_vllm): the scheduler metadata once a step, <= 32 splits under its CUDA graphs
+# ---------------------------------------------------------------------------------------------------------------------
+GQA_KEYS = DENSE_KEYS + ["kv_heads"]
+PREDICTION5 = "fa3_gqa_call_h200_prediction_2026-11-29.csv"
+#: (model heads, batch, s_q, context): Llama-3.1-8B (32 / 8), Qwen2.5-7B (28 / 4), Llama-3.1-70B at TP8 (8 / 1)
+SHAPES5 = ([((32, 8), b, sq, c) for b, sq, c in ((1, 1, 131072), (1, 1, 8192), (2, 1, 32768), (4, 1, 65536),
+                                                 (8, 1, 16384), (32, 1, 8192), (128, 1, 4096), (256, 1, 2048),
+                                                 (512, 1, 1024), (600, 1, 1024), (4, 2, 32768), (64, 2, 4096),
+                                                 (16, 4, 8192), (200, 4, 1024))]
+           + [((28, 4), b, sq, c) for b, sq, c in ((1, 1, 65536), (3, 1, 16384), (48, 1, 8192), (384, 1, 2048),
+                                                   (8, 2, 16384))]
+           + [((8, 1), b, sq, c) for b, sq, c in ((1, 1, 131072), (6, 1, 32768), (64, 1, 8192), (256, 1, 4096),
+                                                  (700, 1, 2048), (32, 2, 8192))])
+
+
+def regime5(batch, s_q) -> np.ndarray:
+    """The GQA call grid's regimes (declared before its call)."""
+    rows = np.asarray(batch) * np.asarray(s_q)
+    return np.where(np.asarray(s_q) > 1, "verification rows (s_q 2-4)",
+                    np.where(rows > 512, "decode, > 512 rows (FA3's heuristic)",
+                             np.where(np.asarray(batch) <= 8, "decode, <= 8 requests (the split cap)",
+                                      "decode, 9-512 requests")))
+
+
+def gqa_family_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
+    """`family`'s price of every GQA row (us a call, the harness's CUDA-graph timing)."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels.families import gqa_launches
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "heads", "kv_heads", "context", "page")}
+    b = OpBuilder(len(df))
+    emit(b, gqa_launches(family, a["batch"], a["s_q"], a["context"], a["heads"], a["kv_heads"], 128.0, 2.0, a["page"],
+                         hw.units), hw.units)
+    return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+
+
+def predict5(hw) -> pd.DataFrame:
+    """The GQA call grid priced before its call: pred_us (fa3_vllm, the family of vLLM's call, from source: FIRST
+    LOOK) and pred_main_us (fa3, what the vLLM profile priced before: the per-call prepare and FA3's heuristic)."""
+    from simulator.kernels.families import vllm_fa3_splits
+
+    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
+                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1} for h, b, sq, c in SHAPES5])
+    t["regime"] = regime5(t["batch"], t["s_q"])
+    t["pred_us"] = gqa_family_us(t, hw, "fa3_vllm")
+    t["pred_main_us"] = gqa_family_us(t, hw, "fa3")
+    return t
+
+
+def measured_gqa(tag: str = "gqa1", kernel: str = "fa3_gqa_call", data_dir: Path = DATA_DIR,
+                 replicate: bool = False) -> pd.DataFrame | None:
+    """The GQA call grid's committed prediction joined to its newest H200 measurement (None before it exists)."""
+    suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
+    fs = sorted(Path(data_dir).glob(f"fa3_gqa_call_nvidia-h200_*{suffix}"))
+    pf = Path(data_dir) / PREDICTION5
+    if not fs or not pf.is_file():
+        return None
+    m = pd.read_csv(fs[-1])
+    m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
+    p = pd.read_csv(pf, dtype={"model_commit": str})
+    b = p.merge(m[GQA_KEYS + ["median_us", "note"]], on=GQA_KEYS, how="inner")
+    for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
+        b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
+    b.attrs["file"] = fs[-1].name
+    return b
