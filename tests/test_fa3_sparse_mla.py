@@ -87,13 +87,10 @@ def test_dsa_refuses_attention_data_parallelism():
     assert "data parallelism" in (c.attention.refuse(c) or "")
 
 
-def test_vllm_calls_fa3_with_its_step_metadata_and_a_split_cap():
+def test_vllms_split_cap_for_its_fa3_calls():
     from simulator.kernels import families as FAM
-    sgl = FAM.gqa_launches("fa3", np.array([1.0, 600.0]), 1.0, np.array([131072.0, 4096.0]), 32.0, 8.0, 128.0, 2.0,
-                           16.0, 132)
-    vll = FAM.gqa_launches("fa3_vllm", np.array([1.0, 600.0]), 1.0, np.array([131072.0, 4096.0]), 32.0, 8.0, 128.0,
-                           2.0, 16.0, 132)
-    assert bool(np.all(sgl[0].where)) and not bool(np.any(vll[0].where))   # no prepare kernel a call
     np.testing.assert_array_equal(FAM.vllm_fa3_splits(np.array([1.0, 512.0, 600.0]), 1.0), [32.0, 32.0, 0.0])
     _, m = K.fa3(1.0, 1.0, 131072.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, num_splits=32.0)
     assert float(m["split_bound"]) == 32.0
+    launches = FAM.mla_launches("fa3_mla_vllm", 1.0, 1.0, 65536.0, 128.0, 512.0, 64.0, 2.0, 16.0, 132)
+    assert not bool(np.any(launches[0].where))   # the scheduler metadata once a step: no prepare kernel a call

@@ -230,7 +230,7 @@ def test_committed_prefill_blind_grids_are_whole(grid, rows):
 
 def test_engine_profiles_fill_the_attention_family_the_scenario_left():
     """runtime.attention_defaults: vLLM's and SGLang's profiles price a dense attention left at kernel generic with
-    FA3 on Hopper (vLLM's call of it: fa3_vllm), TensorRT-LLM's with xqa; a kernel the scenario set, a device whose
+    fa3 on Hopper, TensorRT-LLM's with xqa; a kernel the scenario set, a device whose
     architecture the defaults do not name, and a profile without the key keep the scenario's."""
     from dataclasses import replace
 
@@ -240,7 +240,7 @@ def test_engine_profiles_fill_the_attention_family_the_scenario_left():
 
     c = make_combo("H100-SXM", "Llama-3.1-8B")
     assert "kernel" not in c.attention.given
-    for engine, fam in (("vllm-v1", "fa3_vllm"), ("sglang", "fa3"), ("trtllm", "xqa")):
+    for engine, fam in (("vllm-v1", "fa3"), ("sglang", "fa3"), ("trtllm", "xqa")):
         c2, got = load_profile(engine).apply_attention(c)
         assert got == fam and c2.attention.kernel == fam
     assert load_profile("own").apply_attention(c) == (c, None)

@@ -118,7 +118,7 @@ def test_emit_counts_idle_ctas_and_prologue_waves():
 
 
 def test_engine_defaults_and_family_table():
-    assert FAM.engine_default_kernel("vllm", "hopper", mla=False) == "fa3_vllm"   # FA3 as vLLM calls it
+    assert FAM.engine_default_kernel("vllm", "hopper", mla=False) == "fa3"
     assert FAM.engine_default_kernel("tensorrt-llm", "hopper", mla=False) == "xqa"
     # MLA on Hopper: FA3's qv kernel with a bf16 cache (SGLang's fa3 backend, vLLM's FLASH_ATTN_MLA), FlashMLA with fp8
     assert FAM.engine_default_kernel("sglang", "hopper", mla=True) == "fa3_mla"

@@ -128,3 +128,36 @@ def fa3_mla_dense(fmt: dict | None = None) -> None:
               len(t), standing=True)
     BOARD.add(FAMILY_DENSE, "blind", "dense grid, FlashMLA's dense price (the profiles' MLA family before)",
               m["before_err_pct"], mb, len(t))
+
+
+FAMILY_GQA_CALL = "fa3, vLLM's GQA call (scheduler metadata once a step, <= 32 splits), H200"
+
+
+def fa3_gqa_call(fmt: dict | None = None) -> None:
+    """vLLM's GQA call of FA3, measured: priced as fa3 (shipped) against the withdrawn family of that call."""
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    m = S.measured_gqa()
+    if m is None:
+        print(f"\nvLLM's GQA call of FA3: not measured yet ({S.PREDICTION5} holds the prices)")
+        return
+    rr = replicate_pct(m, S.measured_gqa(replicate=True))
+    m = m.rename(columns={"err_pct": "vllmcall_err_pct", "main_err_pct": "fa3_err_pct"})
+    t = models_table(m, ("regime",), ("fa3", "vllmcall"), ("fa3", "vllmcall"))
+    mf, mv = int((t["fa3_goal"] == "met").sum()), int((t["vllmcall_goal"] == "met").sum())
+    print(f"\n== VLLM'S GQA CALL OF FA3 ON THE H200 ({len(m)} calls as vLLM 0.33's FLASH_ATTN makes them: the scheduler "
+          "metadata computed once (get_scheduler_metadata, outside the timed call), <= 32 splits at <= 512 rows, "
+          "page 16; Llama-3.1-8B / Qwen2.5-7B / Llama-3.1-70B at TP8 heads, 1-700 requests of 1K-128K, verification s_q "
+          f"2-4; FA3 hopper/ @ 0251105a's hdim 128 build; {S.PREDICTION5}, commit "
+          f"{str(m['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr:.2f} %), BLIND: fa3 = the "
+          "fa3 family (SGLang's call's model: a prepare kernel a call, FA3's heuristic bound), vllmcall = the family "
+          "of vLLM's call from source (no prepare kernel, the cap); |model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    print(f"  fa3: {pooled(m['fa3_err_pct'])}, {mf} of {len(t)} (SHIPPED: the vLLM profile's GQA family); vllmcall: "
+          f"{pooled(m['vllmcall_err_pct'])}, {mv} of {len(t)}: WITHDRAWN. The call launches no prepare kernel (its "
+          "spans), but its main kernel runs ~5 us longer: the prologue the prepare's PDL launch hides where the fa3 "
+          "terms were fitted. FA3's MLA call by vLLM (fa3_mla_vllm, shipped on the dense grid's blind 4.7 / 11.9 % "
+          "without the prepare) would price its vLLM rows 3.3 / 6.7 % with it: LOOKED-AT, not changed")
+    BOARD.add(FAMILY_GQA_CALL, "first look", "the GQA call grid, the family of vLLM's call from source (withdrawn)",
+              m["vllmcall_err_pct"], mv, len(t))
+    BOARD.add(FAMILY_GQA_CALL, "blind", "the GQA call grid, priced as fa3 (shipped)", m["fa3_err_pct"], mf, len(t),
+              standing=True)

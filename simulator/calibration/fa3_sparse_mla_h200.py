@@ -358,7 +358,21 @@ def regime5(batch, s_q) -> np.ndarray:
 
 
 def gqa_family_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
-    """`family`'s price of every GQA row (us a call, the harness's CUDA-graph timing)."""
+    """`family`'s price of every GQA row (us a call, the harness's CUDA-graph timing); "fa3_vllm": the withdrawn family
+    of vLLM's call from source (fa3 with vLLM's split cap, no prepare kernel; simulator/kernels/families.py
+    VLLM_FA3_SPLITS' comment), reproduced here for its committed first look."""
+    if family == "fa3_vllm":
+        from simulator.calibration import fit_production_attention as FP
+        from simulator.kernels import fa3 as K
+        from simulator.kernels.families import vllm_fa3_splits
+        from simulator.kernels.production import emit
+        from simulator.ops import OpBuilder
+
+        a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "heads", "kv_heads", "context", "page")}
+        b = OpBuilder(len(df))
+        emit(b, K.fa3(a["batch"], a["s_q"], a["context"], a["heads"], a["kv_heads"], 128.0, 2.0, a["page"], hw.units,
+                      num_splits=vllm_fa3_splits(a["batch"], a["s_q"]), prepare=False)[0], hw.units)
+        return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
     from simulator.calibration import fit_production_attention as FP
     from simulator.kernels.families import gqa_launches
     from simulator.kernels.production import emit

@@ -30,15 +30,18 @@ from simulator.kernels import triton_engines as TE
 from simulator.kernels import xqa as XQ
 
 DATA = Path(__file__).parent / "data"
-GQA_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fa3", "fa3_vllm", "fa4", "xqa", "triton_sgl", "triton_vllm")
+GQA_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fa3", "fa4", "xqa", "triton_sgl", "triton_vllm")
 #: vLLM's FLASH_ATTN (FA3 on SM90) calls FlashAttention-3 with the scheduler metadata computed once a step
 #: (FlashAttentionMetadataBuilder aot_schedule, get_scheduler_metadata in build(); every layer's
 #: flash_attn_varlen_func passes it, so FA3 launches no prepare kernel a layer) and, under its default FULL_AND_PIECEWISE
 #: CUDA graphs, num_splits = flash_attn_max_num_splits_for_cuda_graph (32) for batches of <= max_cudagraph_capture_size
 #: tokens (512 on SM90 with max_num_seqs 1024), 0 (FA3's heuristic) above (vllm 0.33.0 v1/attention/backends/
 #: flash_attn.py build(), config/attention.py, config/compilation.py); FLASH_ATTN_MLA likewise (flashattn_mla.py
-#: _build_decode). Read, not measured for GQA (the MLA rows of the same call: the FA3 MLA dense grid's vLLM rows). The
-#: step's one prepare kernel is not priced
+#: _build_decode). Measured for GQA (simulator/calibration/fa3_sparse_mla_h200.py SHAPES5, 25 calls as vLLM makes them,
+#: 1 x H200, blind): the fa3 family as SGLang's call prices it, 3.2 / 6.5 %, 4 of 4 regimes; a family of vLLM's call
+#: from source (no prepare kernel, the cap) 5.4 / 14.4 %, 3 of 4 (one to eight requests -12.5 %): the call launches no
+#: prepare kernel (its spans), but its main kernel runs ~5 us longer, the prologue that the prepare's programmatic
+#: dependent launch hid where the fa3 terms were fitted. That family was withdrawn: vLLM's GQA decode is priced as fa3
 VLLM_FA3_SPLITS = 32.0
 VLLM_FULL_GRAPH_TOKENS = 512.0
 
@@ -123,9 +126,6 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
         return FI.fi_tc(B, q, T, Hq, Hkv, d, kvb, page, sms, smem)[0]
     if family in ("fa3", "fa4"):
         return FA3.fa3(B, q, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa4" if family == "fa4" else "attn_fa3")[0]
-    if family == "fa3_vllm":   # vLLM's call of the same kernel (VLLM_FA3_SPLITS)
-        return FA3.fa3(B, q, T, Hq, Hkv, d, kvb, page, sms, kind="attn_fa3", num_splits=vllm_fa3_splits(B, q),
-                       prepare=False)[0]
     if family == "xqa":
         return XQ.xqa(B, q, T, Hq, Hkv, d, kvb, sms, page)[0]
     if family == "triton_sgl":
@@ -140,8 +140,7 @@ def gqa_launches(family: str, B, q, T, Hq, Hkv, d, kvb, page, sms: int, smem_per
 #: structure on attn_fa4's borrowed terms) and FlashInfer (its prefill wrappers, as the engine's backend calls them:
 #: FI_PREFILL_MODES). The other families' engines prefill with kernels not modelled here (TensorRT-LLM's context FMHA,
 #: the Triton backends' extend kernels): the dense strategy's generic prefill op prices them
-PREFILL_FAMILY = {"fa3": "fa3", "fa3_vllm": "fa3", "fa4": "fa4", "fi_tc": "fi_tc", "fi_decode": "fi_tc",
-                  "flashinfer": "fi_tc"}
+PREFILL_FAMILY = {"fa3": "fa3", "fa4": "fa4", "fi_tc": "fi_tc", "fi_decode": "fi_tc", "flashinfer": "fi_tc"}
 #: how an engine's FlashInfer backend runs a prefill chunk (DenseAttention's `flashinfer_prefill`; the kernels:
 #: simulator/kernels/fi_sm90.py for FlashInfer's own sm_90 kernel, simulator/kernels/flashinfer.py fi_tc for its FA2 one):
 #:   paged   BatchPrefillWithPagedKVCacheWrapper with the default backend "auto" (vLLM's FLASHINFER backend,

@@ -45,8 +45,8 @@ from simulator.strategies.base import AttentionStrategy, Param, StepShape, regis
 PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block sizes); also FA3's default
 #: production kernel families (simulator/kernels/families.py): FlashInfer, FlashAttention-3/4, FlashMLA, XQA, the
 #: engines' Triton kernels, each priced from its plan rules and launch structure
-PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa3_vllm", "fa4", "flashmla", "fa3_mla",
-                       "fa3_mla_vllm", "xqa", "triton_sgl", "triton_vllm")
+PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa4", "flashmla", "fa3_mla", "fa3_mla_vllm",
+                       "xqa", "triton_sgl", "triton_vllm")
 
 
 @register
@@ -97,8 +97,7 @@ class DenseAttention(AttentionStrategy):
                        "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
                        "measure_production_attention.py); xqa = TensorRT-LLM XQA (its kernels MEASURED through "
                        "FlashInfer's port, TensorRT-LLM's multi-block split read from its source); fa3 / fa4 = "
-                       "FlashAttention-3 / -4 (vLLM, SGLang; fa3_vllm = FA3 as vLLM calls it: scheduler metadata "
-                       "once a step, <= 32 splits under CUDA graphs), triton_vllm = vLLM's Triton unified attention (its "
+                       "FlashAttention-3 / -4 (vLLM, SGLang), triton_vllm = vLLM's Triton unified attention (its "
                        "kernel file MEASURED, run from a copy of its source)",
             lambda v: v in ("generic", "fa2", "triton_splitkv", "flex", "cudnn", "memeff") + PRODUCTION_FAMILIES,
             "generic | fa2 | triton_splitkv | flex | cudnn | memeff | " + " | ".join(PRODUCTION_FAMILIES)),
