@@ -19,7 +19,10 @@ decode (what the engine profiles priced before). Writes fa3_mla_dense_h200_predi
 LOOK of family fa3_vllm beside fa3 (the per-call prepare and FA3's heuristic: what the vLLM profile priced before).
 Writes fa3_gqa_call_h200_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense | --gqa]
+--vllm-mla: vLLM's MLA call grid (SHAPES6, blind), fa3_mla_vllm as shipped against families.VLLM_CALL_PROLOGUE.
+Writes fa3_mla_vllm_h200_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense | --gqa | --vllm-mla]
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+MODES = {"--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
          "": (S.predict1, S.PREDICTION1)}
 
 

@@ -414,3 +414,42 @@ def measured_gqa(tag: str = "gqa1", kernel: str = "fa3_gqa_call", data_dir: Path
         b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
     b.attrs["file"] = fs[-1].name
     return b
+
+
+#: the vLLM MLA call grid (blind, no dense-grid shape): (batch, s_q, heads, context) as vLLM's FLASH_ATTN_MLA calls
+#: FA3 (block 16, scheduler metadata once a step, the split cap)
+SHAPES6 = [(b, sq, h, c) for h, rows in ((16, ((1, 1, 16384), (1, 1, 98304), (3, 1, 49152), (12, 1, 24576),
+                                               (40, 1, 12288), (96, 1, 6144), (320, 1, 3072), (24, 2, 8192),
+                                               (8, 3, 32768))),
+                                          (128, ((1, 1, 24576), (2, 1, 131072), (6, 1, 16384), (24, 1, 12288),
+                                                 (100, 1, 4096), (12, 2, 16384), (48, 2, 4096))))
+           for b, sq, c in rows]
+PREDICTION6 = "fa3_mla_vllm_h200_prediction_2026-11-29.csv"
+
+
+def regime6(s_q, heads) -> np.ndarray:
+    """The vLLM MLA call grid's regimes (declared before its call)."""
+    return np.where(np.asarray(s_q) > 1, "vLLM's verification rows (s_q 2-3)",
+                    np.where(np.asarray(heads) <= 32, "vLLM's decode, 16 heads", "vLLM's decode, 128 heads"))
+
+
+def predict6(hw) -> pd.DataFrame:
+    """The vLLM MLA call grid priced before its call: pred_main_us (fa3_mla_vllm as shipped: no prepare kernel) and
+    pred_us (the candidate families.VLLM_CALL_PROLOGUE: the prepare's price kept as the main kernel's exposed
+    prologue). Ship rule (declared here): the candidate ships if it meets more regimes, a tie by the lower pooled
+    median |error|."""
+    from simulator.kernels import families as FAM
+
+    t = pd.DataFrame([{"engine": "vllm", "batch": b, "s_q": sq, "heads": h, "context": c, "page": 16,
+                       "num_splits": int(FAM.vllm_fa3_splits(b, sq)), "sched": 1} for b, sq, h, c in SHAPES6])
+    t["regime"] = regime6(t["s_q"], t["heads"])
+    before = FAM.VLLM_CALL_PROLOGUE
+    try:
+        FAM.VLLM_CALL_PROLOGUE = False
+        t["pred_main_us"] = dense_family_us(t, hw)
+        FAM.VLLM_CALL_PROLOGUE = True
+        t["pred_us"] = dense_family_us(t, hw)
+    finally:
+        FAM.VLLM_CALL_PROLOGUE = before
+    t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
+    return t

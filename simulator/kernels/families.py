@@ -62,6 +62,11 @@ MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm")
 #: scheduler metadata computed once a step, num_splits as vllm_fa3_splits)
 FA3_MLA_FAMILIES = {"fa3_mla": {"num_splits": 0.0, "prepare": True},
                     "fa3_mla_vllm": {"num_splits": "vllm", "prepare": False}}
+#: True = vLLM's MLA call (fa3_mla_vllm) keeps the prepare kernel's price: the main kernel's prologue, which runs
+#: exposed when the scheduler metadata comes from the step (VLLM_FA3_SPLITS' comment: measured so on vLLM's GQA call);
+#: False = no prepare kernel, nothing in its place (as fa3_mla_vllm was judged on the dense grid). A candidate of the
+#: vLLM MLA call grid (simulator/calibration/fa3_sparse_mla_h200.py SHAPES6), priced with main before its call
+VLLM_CALL_PROLOGUE = False
 FAMILIES = GQA_FAMILIES + MLA_FAMILIES
 #: shared memory per SM when the target does not report it: 228 KiB (H100 / H200 / B200: CUDA's
 #: cudaDevAttrMaxSharedMemoryPerMultiprocessor on sm_90 / sm_100)
@@ -321,5 +326,6 @@ def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
         one = np.ones(np.broadcast(B, q, T, H).shape)
         ns = vllm_fa3_splits(B * one, q * one) if c["num_splits"] == "vllm" else c["num_splits"]
         return FA3.fa3(B * one, q * one, T * one, H * one, one, float(d_kpe), kvb, page, sms, dv=float(d_ckv),
-                       qv=float(d_ckv), T_bound=T * one, num_splits=ns, prepare=c["prepare"])[0]
+                       qv=float(d_ckv), T_bound=T * one, num_splits=ns,
+                       prepare=c["prepare"] or (family == "fa3_mla_vllm" and VLLM_CALL_PROLOGUE))[0]
     raise ValueError(f"unknown MLA family {family!r}")
