@@ -92,5 +92,14 @@ def test_vllms_split_cap_for_its_fa3_calls():
     np.testing.assert_array_equal(FAM.vllm_fa3_splits(np.array([1.0, 512.0, 600.0]), 1.0), [32.0, 32.0, 0.0])
     _, m = K.fa3(1.0, 1.0, 131072.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132, num_splits=32.0)
     assert float(m["split_bound"]) == 32.0
+    # the scheduler metadata once a step: no prepare kernel a call, its price kept as the main kernel's exposed
+    # prologue (VLLM_CALL_PROLOGUE); without it, no launch in its place
     launches = FAM.mla_launches("fa3_mla_vllm", 1.0, 1.0, 65536.0, 128.0, 512.0, 64.0, 2.0, 16.0, 132)
-    assert not bool(np.any(launches[0].where))   # the scheduler metadata once a step: no prepare kernel a call
+    assert bool(np.all(launches[0].where)) == FAM.VLLM_CALL_PROLOGUE
+    before = FAM.VLLM_CALL_PROLOGUE
+    try:
+        FAM.VLLM_CALL_PROLOGUE = False
+        launches = FAM.mla_launches("fa3_mla_vllm", 1.0, 1.0, 65536.0, 128.0, 512.0, 64.0, 2.0, 16.0, 132)
+        assert not bool(np.any(launches[0].where))
+    finally:
+        FAM.VLLM_CALL_PROLOGUE = before

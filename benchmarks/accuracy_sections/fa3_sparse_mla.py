@@ -155,9 +155,34 @@ def fa3_gqa_call(fmt: dict | None = None) -> None:
     print(f"  fa3: {pooled(m['fa3_err_pct'])}, {mf} of {len(t)} (SHIPPED: the vLLM profile's GQA family); vllmcall: "
           f"{pooled(m['vllmcall_err_pct'])}, {mv} of {len(t)}: WITHDRAWN. The call launches no prepare kernel (its "
           "spans), but its main kernel runs ~5 us longer: the prologue the prepare's PDL launch hides where the fa3 "
-          "terms were fitted. FA3's MLA call by vLLM (fa3_mla_vllm, shipped on the dense grid's blind 4.7 / 11.9 % "
-          "without the prepare) would price its vLLM rows 3.3 / 6.7 % with it: LOOKED-AT, not changed")
+          "terms were fitted. FA3's MLA call by vLLM (fa3_mla_vllm, judged on the dense grid without the prepare: "
+          "4.7 / 11.9 %) would price those rows 3.3 / 6.7 % with it (looked-at): judged blind in the next section")
     BOARD.add(FAMILY_GQA_CALL, "first look", "the GQA call grid, the family of vLLM's call from source (withdrawn)",
               m["vllmcall_err_pct"], mv, len(t))
     BOARD.add(FAMILY_GQA_CALL, "blind", "the GQA call grid, priced as fa3 (shipped)", m["fa3_err_pct"], mf, len(t),
               standing=True)
+
+
+FAMILY_VLLM_MLA = "fa3_mla_vllm: vLLM's MLA call of FA3 (FLASH_ATTN_MLA), H200"
+
+
+def fa3_mla_vllm(fmt: dict | None = None) -> None:
+    """vLLM's MLA call grid: fa3_mla_vllm as judged on the dense grid against VLLM_CALL_PROLOGUE, both blind."""
+    from accuracy_sections.topk_trt_h200 import _main_vs_cand
+
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    g = S.measured_dense(S.PREDICTION6, "vllm1")
+    if g is None:
+        print(f"\nvLLM's MLA call of FA3: not measured yet ({S.PREDICTION6} holds the prices)")
+        return
+    rr = replicate_pct(g, S.measured_dense(S.PREDICTION6, "vllm1", replicate=True))
+    _main_vs_cand(
+        g, fmt, f"\n== VLLM'S MLA CALL OF FA3 ON THE H200 ({len(g)} new calls as FLASH_ATTN_MLA makes them: block 16, the "
+        "scheduler metadata once a step, <= 32 splits; 1-320 requests of 3K-128K, 16 / 128 heads, verification s_q "
+        f"2-3; {S.PREDICTION6}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+        f"{rr:.2f} %): main = fa3_mla_vllm as the dense grid judged it (no prepare kernel, nothing in its place), cand "
+        "= families.VLLM_CALL_PROLOGUE (the prepare's price kept as the main kernel's exposed prologue, as vLLM's GQA "
+        "call measured); declared before the call: the candidate ships if it meets more regimes, a tie by the lower "
+        "pooled median; |model/measured - 1| median / p90, signed median, %",
+        "SHIPPED by the tie rule (families.VLLM_CALL_PROLOGUE)", (), FAMILY_VLLM_MLA,
+        ("vLLM MLA call grid, main (no prepare's price)", "vLLM MLA call grid, VLLM_CALL_PROLOGUE (shipped)"))

@@ -64,9 +64,10 @@ FA3_MLA_FAMILIES = {"fa3_mla": {"num_splits": 0.0, "prepare": True},
                     "fa3_mla_vllm": {"num_splits": "vllm", "prepare": False}}
 #: True = vLLM's MLA call (fa3_mla_vllm) keeps the prepare kernel's price: the main kernel's prologue, which runs
 #: exposed when the scheduler metadata comes from the step (VLLM_FA3_SPLITS' comment: measured so on vLLM's GQA call);
-#: False = no prepare kernel, nothing in its place (as fa3_mla_vllm was judged on the dense grid). A candidate of the
-#: vLLM MLA call grid (simulator/calibration/fa3_sparse_mla_h200.py SHAPES6), priced with main before its call
-VLLM_CALL_PROLOGUE = False
+#: False = no prepare kernel, nothing in its place (as fa3_mla_vllm was judged on the dense grid). Judged on the vLLM
+#: MLA call grid (simulator/calibration/fa3_sparse_mla_h200.py SHAPES6: 16 new calls, 1 x H200, prices committed
+#: 38fad8f before the call): 2.5 / 4.8 %, 3 of 3 regimes, against 4.6 / 13.5 %, 3 of 3: SHIPPED by the tie rule
+VLLM_CALL_PROLOGUE = True
 FAMILIES = GQA_FAMILIES + MLA_FAMILIES
 #: shared memory per SM when the target does not report it: 228 KiB (H100 / H200 / B200: CUDA's
 #: cudaDevAttrMaxSharedMemoryPerMultiprocessor on sm_90 / sm_100)
