@@ -82,9 +82,24 @@ def test_the_fa3_decode_is_refused_where_the_kernel_does_not_run(hw, kv, why):
     assert why in (c.attention.refuse(c) or "")
 
 
-def test_dsa_refuses_attention_data_parallelism():
-    c = replace(_dsa(), attn_dp=2)
-    assert "data parallelism" in (c.attention.refuse(c) or "")
+def test_dsa_under_attention_data_parallelism_prices_a_devices_share():
+    """attn_dp 8 at TP8: a device runs the DSA kernels for 1 / 8 of the sequences at all 128 heads (attn_heads_dev)."""
+    from hwmodels.roofline import price
+    from hwmodels.spec import load_hardware
+    from simulator.pricing import decode_ops
+    hw = load_hardware("H200")
+
+    def kernels_us(c, batch):
+        ops, _ = decode_ops(c, np.array([float(batch)]), np.array([32768.0]))
+        names = np.asarray(ops.names, dtype=object)[ops.name_id]
+        keep = np.isin(names, ["attention", "attention_combine", "attention_prepare", "attention_last_round"])
+        return float((price(ops, hw, "graph") * keep).sum())
+    dp = replace(_dsa(), attn_dp=8)
+    assert dp.attention.refuse(dp) is None and dp.attn_heads_dev == 128
+    tp1 = replace(make_combo("H200", "DeepSeek-V3.2-Exp", kv_dtype="bf16", tp=1, launch="graph", attention="dense"),
+                  attention=dp.attention, topk=dp.topk)
+    # the same kernels as one device of TP1 running batch / 8
+    assert abs(kernels_us(dp, 64) / kernels_us(tp1, 8) - 1.0) < 1e-9
 
 
 def test_vllms_split_cap_for_its_fa3_calls():

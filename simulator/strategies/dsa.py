@@ -405,11 +405,6 @@ class DSAAttention(AttentionStrategy):
     }
 
     def refuse(self, combo):
-        if combo.attn_dp > 1:
-            return ("attention 'dsa' does not model attention data parallelism yet (each rank's share of the batch at "
-                    "the heads of its attention TP group, as SGLang's --enable-dp-attention runs DeepSeek-V3.2): its "
-                    f"indexer, top-k and sparse MLA would be priced for the whole batch at heads / tp; attn_dp is "
-                    f"{combo.attn_dp}: use attn_dp 1 (docs/KNOWN_GAPS.md)")
         if self.sparse_kernel == "flashmla" and not combo.flashmla_sparse_priced:
             return ("attention 'dsa' with sparse_kernel 'flashmla' needs FlashMLA sparse decode's fitted terms on this "
                     "device (the H200's, the H100-SXM's and the devices that borrow them have them); use attention: "
@@ -460,9 +455,13 @@ class DSAAttention(AttentionStrategy):
               bytes_written=rows * (ix.heads * ix.head_dim + key_bytes), dtype="fp32", count=count)
 
     def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
+        """One decode step's DSA ops on a device. Under attention data parallelism (attn_dp > 1: SGLang's
+        --enable-dp-attention) a device runs the indexer (its replicated projections too), the top-k and the sparse MLA
+        for its 1 / attn_dp share of the sequences, at the heads of its attention TP group (attn_heads_dev: 128 at DP8
+        for DeepSeek-V3.2); the reshards between the layouts are the body's (simulator/layers.py body_ops)."""
         m = combo.model
         ix, a = m.dsa_indexer, m.mla
-        B, q, N = shape.batch, shape.query_rows, shape.context
+        B, q, N = np.asarray(shape.batch, float) / combo.attn_dp, shape.query_rows, shape.context
         R = B * q
         count = shape.layers
         k = self.k(combo)
@@ -487,12 +486,12 @@ class DSAAttention(AttentionStrategy):
         # sparse MLA over T = min(N, k) gathered latent entries per row
         T = np.minimum(N, float(k))
         lat = a.kv_lora_rank + a.qk_rope_head_dim
-        H = decode_heads(combo.heads_dev, self.pad_heads)
+        H = decode_heads(combo.attn_heads_dev, self.pad_heads)
         if self.sparse_kernel == "prefill_kernel":   # every decode row a row of flash_mla_sparse_fwd (TensorRT-LLM, SM90)
             if SPARSE_FWD_ROWS_KIND:
-                self._sparse_fwd_rows(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
+                self._sparse_fwd_rows(b, combo, B * q * np.ones(np.shape(N)), float(k), count, combo.attn_heads_dev)
             else:
-                self._sparse_fwd(b, combo, B * q * np.ones(np.shape(N)), float(k), count)
+                self._sparse_fwd(b, combo, B * q * np.ones(np.shape(N)), float(k), count, combo.attn_heads_dev)
             return
         if self.sparse_kernel == "fa3":   # every row its own request of FA3's qv kernel (FA3_DECODE_SOURCE)
             from simulator.kernels import fa3 as FA3
@@ -502,7 +501,7 @@ class DSAAttention(AttentionStrategy):
             uniq = row_unique_tokens(B, q, N, k, self.row_overlap) if FA3_ROW_OVERLAP else None
             if uniq is not None:   # FA3_ROW_OVERLAP: the rows' distinct tokens from HBM
                 share = uniq / np.maximum(B * q * T * one, 1.0)
-            launches, _ = FA3.fa3(B * q * one, one, T * one, combo.heads_dev * one, one,
+            launches, _ = FA3.fa3(B * q * one, one, T * one, combo.attn_heads_dev * one, one,
                                   float(a.qk_rope_head_dim), 2.0, 1.0, combo.target.sm_count,
                                   dv=float(a.kv_lora_rank), qv=float(a.kv_lora_rank), T_bound=float(k) * one,
                                   kv_hbm_share=share)
@@ -570,28 +569,28 @@ class DSAAttention(AttentionStrategy):
             return
         self._prefill_generic(b, combo, B, P, k, lat, count)
 
-    def _sparse_fwd(self, b, combo, rows, k, count) -> None:
+    def _sparse_fwd(self, b, combo, rows, k, count, heads=None) -> None:
         """FlashMLA's sparse prefill kernel (flash_mla_sparse_fwd, sm90 sparse_attn_fwd_kernel: grid (h / 64) x the
         rows, not persistent) over `rows` query rows: every row walks all ceil(k / 64) index tiles, the -1 entries of
         a prompt's first k rows masked, not skipped (engines pass no topk_length for V3.2); query heads padded to 64
-        (pad_heads); priced with the generic attention kind's terms."""
+        (pad_heads); priced with the generic attention kind's terms. heads: a device's (None: heads_dev)."""
         a = combo.model.mla
         lat = a.kv_lora_rank + a.qk_rope_head_dim
-        H = decode_heads(combo.heads_dev, self.pad_heads)
+        H = decode_heads(combo.heads_dev if heads is None else heads, self.pad_heads)
         io = rows * (lat * ACT_BYTES + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
         b.add("attention", "attention", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
               bytes_read=io * 0.6, bytes_written=io * 0.4,
               parallel_units=rows * np.ceil(H / FLASHMLA_HEAD_TILE), dtype=ACT_DTYPE, count=count)
 
-    def _sparse_fwd_rows(self, b, combo, rows, k, count) -> None:
+    def _sparse_fwd_rows(self, b, combo, rows, k, count, heads=None) -> None:
         """FlashMLA's sparse prefill kernel over `rows` decode rows of distinct sequences (SPARSE_FWD_ROWS_KIND): a CTA
         per (64 heads, row), one resident per SM, each streaming its row's k bf16 tokens through its SM (the kind's
         per-SM stream ceiling) while the launch shares the HBM (the kind's memory efficiency); at 128 heads the row's
         second CTA re-reads the same tokens from the L2 (the DRAM serves a row once); every row's ceil(k / 64) tiles as
-        the CTA's serial chain."""
+        the CTA's serial chain. heads: a device's (None: heads_dev)."""
         a = combo.model.mla
         lat = a.kv_lora_rank + a.qk_rope_head_dim
-        H = decode_heads(combo.heads_dev, self.pad_heads)
+        H = decode_heads(combo.heads_dev if heads is None else heads, self.pad_heads)
         per_cta = np.ceil(H / FLASHMLA_HEAD_TILE)
         gathered = rows * k * lat * ACT_BYTES
         b.add("attention", "attn_flashmla_sparse_fwd", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
