@@ -453,3 +453,54 @@ def predict6(hw) -> pd.DataFrame:
         FAM.VLLM_CALL_PROLOGUE = before
     t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
     return t
+
+
+#: SGLang's MLA prefill grid (blind): (batch, new tokens P, cached prefix, heads), the extend batch as SGLang's fa3
+#: backend runs it inside its prefill CUDA graph (families.SGLANG_ABSORBED_PREFILL): FA3's qv kernel with P causal query
+#: rows a request over prefix + P tokens (page 1, num_splits 0)
+SHAPES7 = ([(b, p, o, 16) for b, p, o in ((1, 512, 0), (1, 2048, 0), (2, 2048, 0), (1, 8192, 0), (4, 1024, 0),
+                                          (1, 2048, 6144), (1, 1024, 31744), (2, 4096, 4096))]
+           + [(b, p, o, 128) for b, p, o in ((1, 512, 0), (1, 2048, 0), (1, 4096, 0), (2, 1024, 0), (1, 1024, 7168),
+                                             (1, 2048, 14336))])
+PREDICTION7 = "fa3_mla_prefill_h200_prediction_2026-11-29.csv"
+
+
+def regime7(heads, prefix) -> np.ndarray:
+    """The SGLang MLA prefill grid's regimes (declared before its call)."""
+    h = np.where(np.asarray(heads) <= 32, "16 heads", "128 heads")
+    p = np.where(np.asarray(prefix) > 0, "with a cached prefix", "fresh prompts")
+    return np.array([f"{a}, {c}" for a, c in zip(h, p)])
+
+
+def prefill7_us(df: pd.DataFrame, hw, absorbed: bool) -> np.ndarray:
+    """fa3_mla's prefill price of every row (families.mla_prefill_launches with SGLANG_ABSORBED_PREFILL = `absorbed`),
+    us a call."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import families as FAM
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    before = FAM.SGLANG_ABSORBED_PREFILL
+    try:
+        FAM.SGLANG_ABSORBED_PREFILL = absorbed
+        a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "context", "heads")}
+        b = OpBuilder(len(df))
+        emit(b, FAM.mla_prefill_launches("fa3_mla", a["batch"], a["s_q"], a["context"], a["heads"], 192.0, 128.0,
+                                         hw.units, MLA_DV, MLA_D), hw.units)
+        return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+    finally:
+        FAM.SGLANG_ABSORBED_PREFILL = before
+
+
+def predict7(hw) -> pd.DataFrame:
+    """The SGLang MLA prefill grid priced before its call (the kernel measured: FA3's qv kernel at prefill rows):
+    pred_main_us (fa3_mla's prefill as the product priced it: FA3's varlen 192 x 128 forward, MHA) and pred_us (the
+    candidate families.SGLANG_ABSORBED_PREFILL: the qv kernel with causal rows, the family's terms). Ship rule (declared
+    here): the candidate ships if it meets more regimes, a tie by the lower pooled median |error|."""
+    t = pd.DataFrame([{"engine": "sglang", "batch": b, "s_q": p, "heads": h, "context": o + p, "page": 1,
+                       "num_splits": 0, "sched": 0, "prefix": o} for b, p, o, h in SHAPES7])
+    t["regime"] = regime7(t["heads"], t["prefix"])
+    t["pred_main_us"] = prefill7_us(t, hw, False)
+    t["pred_us"] = prefill7_us(t, hw, True)
+    t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
+    return t

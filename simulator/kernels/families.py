@@ -299,7 +299,20 @@ def mla_prefill_covered(family: str, T, P) -> np.ndarray:
     return np.ones(T.shape, dtype=bool)
 
 
-def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int):
+#: SGLang's fa3 backend runs a DeepSeek-V3 / R1 extend batch through the ABSORBED MLA path (FA3's qv kernel over the
+#: latent cache, flash_attn_with_kvcache with cu_seqlens_q, causal) whenever its prefill CUDA graph replays it, which
+#: is on by default: v0.5.23's breakable prefill graph up to min(8192, chunked_prefill_size = 8192 on H100 / H200)
+#: tokens (v0.5.10.post1's piecewise graph up to 2048), its handler pinning AttnForwardMethod.MLA inside the graph
+#: (models/deepseek_common/attention_backend_handler.py _handle_attention_backend); larger batches run MHA_ONE_SHOT /
+#: MHA_CHUNKED_KV (FA3's varlen 192 x 128 forward). True = fa3_mla's prefill chunks of <= SGLANG_ABSORBED_PREFILL_TOKENS
+#: priced as the qv kernel at prefill rows (fa3 with causal rows: the family's prefill tile terms, the qv block rule);
+#: False = every chunk as the varlen 192 x 128 forward (the rule before). A candidate of the SGLang MLA prefill grid
+#: (simulator/calibration/fa3_sparse_mla_h200.py SHAPES7), priced with main before its call
+SGLANG_ABSORBED_PREFILL = False
+SGLANG_ABSORBED_PREFILL_TOKENS = 8192.0
+
+
+def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: float = 512.0, d_kpe: float = 64.0):
     """Launches of one causal MLA prefill call (MLA_PREFILL_FAMILY): B requests of P new query rows after T - P cached
     tokens, every head its own K (d_qk) and V (d_v), bf16 and contiguous (the up-projected K / V, loaded by TMA). FA3:
     the prefix's keys walked by the same causal call (bottom-right aligned), as one chunk; num_splits = 1, the varlen
@@ -311,8 +324,20 @@ def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int):
         return SM90.fi_sm90_prefill(B, P, P, H, H, d_qk, d_v, sms, paged=False)[0]
     if kind != "fa3":
         raise ValueError(f"no MLA prefill kernel modelled for {family!r}")
-    return FA3.fa3(B, P, T, H, H, d_qk, 2.0, 0.0, sms, causal=np.ones(np.broadcast(B, P, T).shape, dtype=bool),
-                   dv=d_v, paged=False, num_splits=1.0)[0]
+    causal = np.ones(np.broadcast(B, P, T, H).shape, dtype=bool)
+    mha = FA3.fa3(B, P, T, H, H, d_qk, 2.0, 0.0, sms, causal=causal, dv=d_v, paged=False, num_splits=1.0)[0]
+    if family != "fa3_mla" or not SGLANG_ABSORBED_PREFILL:
+        return mha
+    absorbed = np.asarray(B, dtype=np.float64) * np.asarray(P, dtype=np.float64) <= SGLANG_ABSORBED_PREFILL_TOKENS
+    absorbed = np.broadcast_to(absorbed, causal.shape)
+    one = np.ones(causal.shape)
+    qv = FA3.fa3(B * one, P * one, T * one, H * one, one, float(d_kpe), 2.0, 1.0, sms, causal=causal,
+                 dv=float(d_ckv), qv=float(d_ckv), T_bound=T * one)[0]
+    for ln in qv:
+        ln.where = absorbed if ln.where is None else (np.asarray(ln.where) & absorbed)
+    for ln in mha:
+        ln.where = ~absorbed if ln.where is None else (np.asarray(ln.where) & ~absorbed)
+    return qv + mha
 
 
 def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
