@@ -186,3 +186,32 @@ def fa3_mla_vllm(fmt: dict | None = None) -> None:
         "pooled median; |model/measured - 1| median / p90, signed median, %",
         "SHIPPED by the tie rule (families.VLLM_CALL_PROLOGUE)", (), FAMILY_VLLM_MLA,
         ("vLLM MLA call grid, main (no prepare's price)", "vLLM MLA call grid, VLLM_CALL_PROLOGUE (shipped)"))
+
+
+FAMILY_SGL_PREFILL = "fa3_mla prefill: SGLang's extend through FA3's qv kernel (absorbed, in its prefill graph), H200"
+
+
+def fa3_mla_prefill(fmt: dict | None = None) -> None:
+    """SGLang's MLA prefill grid: the MHA price against the absorbed qv kernel's (SGLANG_ABSORBED_PREFILL), blind."""
+    from accuracy_sections.topk_trt_h200 import _main_vs_cand
+
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    g = S.measured_dense(S.PREDICTION7, "prefill1")
+    if g is None:
+        print(f"\nSGLang's MLA prefill through FA3's qv kernel: not measured yet ({S.PREDICTION7} holds the prices)")
+        return
+    rr = replicate_pct(g, S.measured_dense(S.PREDICTION7, "prefill1", replicate=True))
+    _main_vs_cand(
+        g, fmt, f"\n== SGLANG'S MLA PREFILL THROUGH FA3'S QV KERNEL ON THE H200 ({len(g)} extend calls as SGLang's fa3 "
+        "backend runs them inside its prefill CUDA graph: the absorbed path, P causal query rows a request over the "
+        "latent of prefix + P tokens; 1-4 requests of 512-8192 new tokens, prefixes 0-31744, 16 / 128 heads; "
+        f"{S.PREDICTION7}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+        f"{rr:.2f} %): main = fa3_mla's prefill as priced before (FA3's varlen 192 x 128 MHA forward), cand = "
+        "families.SGLANG_ABSORBED_PREFILL (the qv kernel at prefill rows, the family's terms, nothing fitted); declared "
+        "before the call: the candidate ships if it meets more regimes, a tie by the lower pooled median; "
+        "|model/measured - 1| median / p90, signed median, %",
+        "SHIPPED (families.SGLANG_ABSORBED_PREFILL)",
+        ("  fresh prompts +42..+47 %: the qv tiles at prefill rows cost less a tile than the decode-fitted and GQA-prefill "
+         "terms give (a 2048-token prompt's causal m-blocks walk ~16 blocks each, a prefix's ~100)",),
+        FAMILY_SGL_PREFILL, ("SGLang MLA prefill grid, main (the MHA varlen price)",
+                             "SGLang MLA prefill grid, the absorbed qv kernel (shipped)"))

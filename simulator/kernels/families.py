@@ -307,8 +307,10 @@ def mla_prefill_covered(family: str, T, P) -> np.ndarray:
 #: MHA_CHUNKED_KV (FA3's varlen 192 x 128 forward). True = fa3_mla's prefill chunks of <= SGLANG_ABSORBED_PREFILL_TOKENS
 #: priced as the qv kernel at prefill rows (fa3 with causal rows: the family's prefill tile terms, the qv block rule);
 #: False = every chunk as the varlen 192 x 128 forward (the rule before). A candidate of the SGLang MLA prefill grid
-#: (simulator/calibration/fa3_sparse_mla_h200.py SHAPES7), priced with main before its call
-SGLANG_ABSORBED_PREFILL = False
+#: (simulator/calibration/fa3_sparse_mla_h200.py SHAPES7), priced with main before its call: 20.0 / 56.2 %, 1 of 4
+#: regimes (a cached prefix 4-11 %, fresh prompts +42..+47 %) against the MHA price's 70.5 / 72.0 %, 0 of 4 (-70 %: the
+#: engine runs ~3.4x the MMA work a pair): SHIPPED by the rule (more regimes)
+SGLANG_ABSORBED_PREFILL = True
 SGLANG_ABSORBED_PREFILL_TOKENS = 8192.0
 
 
