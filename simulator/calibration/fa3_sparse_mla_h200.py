@@ -504,3 +504,34 @@ def predict7(hw) -> pd.DataFrame:
     t["pred_us"] = prefill7_us(t, hw, True)
     t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
     return t
+
+
+#: the second SGLang MLA prefill grid (blind, no SHAPES7 shape): (batch, P, prefix, heads)
+SHAPES8 = ([(b, p, o, 16) for b, p, o in ((1, 1024, 0), (1, 4096, 0), (3, 1536, 0), (8, 512, 0), (1, 3072, 12288),
+                                          (2, 1536, 20480), (1, 512, 65536))]
+           + [(b, p, o, 128) for b, p, o in ((1, 1024, 0), (1, 3072, 0), (4, 512, 0), (1, 512, 24576),
+                                             (2, 1024, 3072))]
+           + [(b, p, o, 64) for b, p, o in ((1, 2048, 0), (1, 1024, 12288))])
+PREDICTION8 = "fa3_mla_prefill_h200_grid2_prediction_2026-11-29.csv"
+
+
+def predict8(hw) -> pd.DataFrame:
+    """The second SGLang MLA prefill grid priced before its call: pred_main_us (as shipped: the absorbed qv kernel with
+    the decode m-block re-read on causal calls too, FA3_QV_MBLOCK_REREAD_CAUSAL) and pred_us (the candidate: a causal
+    call's K/V read once). Ship rule (declared here): the candidate ships if it meets more regimes, a tie by the lower
+    pooled median |error|."""
+    from simulator.kernels import fa3 as K
+
+    t = pd.DataFrame([{"engine": "sglang", "batch": b, "s_q": p, "heads": h, "context": o + p, "page": 1,
+                       "num_splits": 0, "sched": 0, "prefix": o} for b, p, o, h in SHAPES8])
+    t["regime"] = [r.replace("128 heads", "64-128 heads") for r in regime7(t["heads"], t["prefix"])]
+    before = K.FA3_QV_MBLOCK_REREAD_CAUSAL
+    try:
+        K.FA3_QV_MBLOCK_REREAD_CAUSAL = True
+        t["pred_main_us"] = prefill7_us(t, hw, True)
+        K.FA3_QV_MBLOCK_REREAD_CAUSAL = False
+        t["pred_us"] = prefill7_us(t, hw, True)
+    finally:
+        K.FA3_QV_MBLOCK_REREAD_CAUSAL = before
+    t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
+    return t

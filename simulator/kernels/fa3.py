@@ -156,6 +156,10 @@ FA3_QV_TILE_EXTRA_BLOCKS = {"split": 2.0475, "whole": 1.4358}
 #: the share of a request's gathered K/V each m-block past its first reads again from HBM (128 heads: two 64-row
 #: m-blocks walk the same 2048 tokens); 0 = read once (the first look's). FITTED with FA3_QV_TILE_EXTRA_BLOCKS: 0.6328
 FA3_QV_MBLOCK_REREAD = 0.6328
+#: True = a causal (prefill) call's m-blocks re-read its K/V by FA3_QV_MBLOCK_REREAD too (the rule the SGLang MLA prefill
+#: grid was priced with: a 8K prompt's 2,048 m-blocks x 0.63 of its latent from HBM, ~12 GB); False = once (read from
+#: the kernel's structure after that grid was seen: LOOKED-AT; judged on the second SGLang MLA prefill grid)
+FA3_QV_MBLOCK_REREAD_CAUSAL = True
 
 
 def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
@@ -312,7 +316,12 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     if np.any(has_qv):   # the qv tile's own fixed work (FA3_QV_TILE_EXTRA_BLOCKS) and its m-blocks' K/V (FA3_QV_MBLOCK_REREAD)
         blocks = blocks + np.where(has_qv, np.where(split, FA3_QV_TILE_EXTRA_BLOCKS["split"],
                                                     FA3_QV_TILE_EXTRA_BLOCKS["whole"]), 0.0)
-        kv = kv * np.where(has_qv, 1.0 + FA3_QV_MBLOCK_REREAD * (mblocks - 1.0), 1.0)
+        # the m-block re-read is a decode call's (a row's 128 heads in two m-blocks over its own gathered keys); a causal
+        # prefill call's m-blocks walk one prompt's contiguous latent, read from the HBM once and from the L2 after
+        # (FA3_QV_MBLOCK_REREAD_CAUSAL)
+        causal_rows = np.asarray(causal, dtype=bool) & np.ones(B.shape, dtype=bool) if causal_any else np.zeros(B.shape, bool)
+        reread = np.where(causal_rows & ~FA3_QV_MBLOCK_REREAD_CAUSAL, 0.0, FA3_QV_MBLOCK_REREAD)
+        kv = kv * np.where(has_qv, 1.0 + reread * (mblocks - 1.0), 1.0)
     kv = kv * np.asarray(kv_hbm_share, dtype=np.float64)
     rd1, wr1 = kv + S * qb, np.where(split, S * B * q * Hq * (dv + 1.0) * 4.0, ob)
     # the binary's dynamic scheduler hands tiles out in order: where the tiles fill `full` rounds of every SM and leave
