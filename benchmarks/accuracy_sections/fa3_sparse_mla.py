@@ -211,7 +211,24 @@ def fa3_mla_prefill(fmt: dict | None = None) -> None:
         "before the call: the candidate ships if it meets more regimes, a tie by the lower pooled median; "
         "|model/measured - 1| median / p90, signed median, %",
         "SHIPPED (families.SGLANG_ABSORBED_PREFILL)",
-        ("  fresh prompts +42..+47 %: the qv tiles at prefill rows cost less a tile than the decode-fitted and GQA-prefill "
-         "terms give (a 2048-token prompt's causal m-blocks walk ~16 blocks each, a prefix's ~100)",),
+        ("  fresh prompts +42..+47 %, growing with the prompt: the decode rule that a row's second m-block re-reads its "
+         "keys (FA3_QV_MBLOCK_REREAD) was applied to a prompt's 512-2,048 causal m-blocks (~12 GB from HBM for 8K)",),
         FAMILY_SGL_PREFILL, ("SGLang MLA prefill grid, main (the MHA varlen price)",
-                             "SGLang MLA prefill grid, the absorbed qv kernel (shipped)"))
+                             "SGLang MLA prefill grid, the absorbed qv kernel (shipped)"), standing=False)
+    g2 = S.measured_dense(S.PREDICTION8, "prefill2")
+    if g2 is None:
+        print(f"\nSGLang's MLA prefill grid 2: not measured yet ({S.PREDICTION8} holds the prices)")
+        return
+    rr2 = replicate_pct(g2, S.measured_dense(S.PREDICTION8, "prefill2", replicate=True))
+    _main_vs_cand(
+        g2, fmt, f"\n== SGLANG'S MLA PREFILL THROUGH FA3'S QV KERNEL ON THE H200, GRID 2 ({len(g2)} new extend calls: 1-8 "
+        "requests of 512-4096 new tokens, prefixes 0-65536, 16 / 64 / 128 heads; "
+        f"{S.PREDICTION8}, commit {str(g2['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
+        f"{rr2:.2f} %): main = the absorbed price as shipped (the decode m-block re-read on causal calls too), cand = "
+        "fa3.FA3_QV_MBLOCK_REREAD_CAUSAL off (a causal call's m-blocks read the prompt's latent once: read from the "
+        "kernel's structure after grid 1, looked-at there 5.8 / 10.8 %, nothing fitted); declared before the call: the "
+        "candidate ships if it meets more regimes, a tie by the lower pooled median; |model/measured - 1| median / "
+        "p90, signed median, %",
+        "SHIPPED (fa3.FA3_QV_MBLOCK_REREAD_CAUSAL = False)", (), FAMILY_SGL_PREFILL,
+        ("SGLang MLA prefill grid 2, main (the decode re-read on causal calls)",
+         "SGLang MLA prefill grid 2, a causal call's K/V read once (shipped)"))

@@ -158,8 +158,10 @@ FA3_QV_TILE_EXTRA_BLOCKS = {"split": 2.0475, "whole": 1.4358}
 FA3_QV_MBLOCK_REREAD = 0.6328
 #: True = a causal (prefill) call's m-blocks re-read its K/V by FA3_QV_MBLOCK_REREAD too (the rule the SGLang MLA prefill
 #: grid was priced with: a 8K prompt's 2,048 m-blocks x 0.63 of its latent from HBM, ~12 GB); False = once (read from
-#: the kernel's structure after that grid was seen: LOOKED-AT; judged on the second SGLang MLA prefill grid)
-FA3_QV_MBLOCK_REREAD_CAUSAL = True
+#: the kernel's structure after that grid was seen: LOOKED-AT, 5.8 / 10.8 %, 4 of 4 there, nothing fitted). Judged on the
+#: second SGLang MLA prefill grid (simulator/calibration/fa3_sparse_mla_h200.py SHAPES8: 14 new extend calls, 1 x H200,
+#: prices committed 793107b before the call): 6.3 / 12.2 %, 4 of 4 regimes, against 14.1 / 54.3 %, 2 of 4: SHIPPED
+FA3_QV_MBLOCK_REREAD_CAUSAL = False
 
 
 def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
