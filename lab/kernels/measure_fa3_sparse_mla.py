@@ -153,6 +153,30 @@ def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
     return out | {"span_us": round(statistics.median(span), 3) if span else float("nan"), "kernels": "+".join(names)}
 
 
+def open_outputs(args, prefix: str, keys: list):
+    """(device, date, stem, CSV file, its writer, notes file, spans file or None, its writer or None) of a campaign:
+    DIR/<prefix>_<device>_<date>_<tag>.csv with `keys` and the timing columns, _notes.txt opened with the script and
+    library, and with --spans _spans.csv (the keys and each kernel's median duration)."""
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"{prefix}_{slug}_{date}_{args.tag}"
+    f = open(args.out / f"{stem}.csv", "w", newline="")
+    w = csv.DictWriter(f, fieldnames=["kernel", *keys, "median_us", "p20_us", "p80_us", "calls", "copies", "note",
+                                      "device", "date"])
+    w.writeheader()
+    notes = open(args.out / f"{stem}_notes.txt", "w")
+    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; pkg {args.pkg}\n")
+    sf = sw = None
+    if args.spans:
+        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
+        sw = csv.DictWriter(sf, fieldnames=[*keys, "prepare_us", "main_us", "combine_us", "span_us", "kernels",
+                                            "device", "date"], extrasaction="ignore")
+        sw.writeheader()
+    return dev, date, stem, f, w, notes, sf, sw
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pkg", required=True, type=Path, help="folder holding flash_attn_interface.py, flash_attn_3/")
@@ -170,26 +194,8 @@ def main():
     from flash_attn_interface import flash_attn_with_kvcache
 
     shapes = shapes_of(args.shapes)[: 3 if args.smoke else None]
-    dev = torch.cuda.get_device_name(0)
-    date = dt.date.today().isoformat()
-    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"fa3_sparse_mla_{slug}_{date}_{args.tag}"
-    f = open(args.out / f"{stem}.csv", "w", newline="")
-    w = csv.DictWriter(f, fieldnames=["kernel", "rows", "heads", "topk", "context", "num_splits", "s_q", "overlap",
-                                      "median_us",
-                                      "p20_us", "p80_us", "calls", "copies", "note", "device", "date"])
-    w.writeheader()
-    notes = open(args.out / f"{stem}_notes.txt", "w")
-    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; pkg {args.pkg}\n")
-    sw = None
-    if args.spans:
-        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
-        sw = csv.DictWriter(sf, fieldnames=["rows", "heads", "topk", "context", "num_splits", "s_q", "overlap",
-                                            "prepare_us", "main_us",
-                                            "combine_us", "span_us", "kernels", "device", "date"],
-                            extrasaction="ignore")
-        sw.writeheader()
+    keys = ["rows", "heads", "topk", "context", "num_splits", "s_q", "overlap"]
+    dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "fa3_sparse_mla", keys)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
@@ -274,23 +280,7 @@ def dense_main(args) -> None:
                                 for r in csv.DictReader(open(args.shapes))))[: 3 if args.smoke else None]
     gqa = bool(args.gqa)
     d_qk, d_v = (128, 128) if gqa else (DR, DV)
-    dev = torch.cuda.get_device_name(0)
-    date = dt.date.today().isoformat()
-    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{'fa3_gqa_call' if gqa else 'fa3_mla_dense'}_{slug}_{date}_{args.tag}"
-    f = open(args.out / f"{stem}.csv", "w", newline="")
-    w = csv.DictWriter(f, fieldnames=["kernel", *keys, "median_us", "p20_us", "p80_us", "calls", "copies",
-                                      "note", "device", "date"])
-    w.writeheader()
-    notes = open(args.out / f"{stem}_notes.txt", "w")
-    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; pkg {args.pkg}\n")
-    sw = None
-    if args.spans:
-        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
-        sw = csv.DictWriter(sf, fieldnames=[*keys, "prepare_us", "main_us", "combine_us", "span_us", "kernels",
-                                            "device", "date"], extrasaction="ignore")
-        sw.writeheader()
+    dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "fa3_gqa_call" if gqa else "fa3_mla_dense", list(keys))
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     print(f"{len(shapes)} dense shapes from {args.shapes.name}", flush=True)

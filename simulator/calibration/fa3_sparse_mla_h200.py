@@ -117,24 +117,34 @@ def predict1(hw) -> pd.DataFrame:
     return t
 
 
-def measured_grid(prediction: str, tag: str, kernel: str = "fa3_sparse_mla", data_dir: Path = DATA_DIR,
-                  replicate: bool = False) -> pd.DataFrame | None:
-    """A grid's committed prediction joined to its newest H200 measurement of `kernel` (None before it exists), with
-    <label>_err_pct for every pred_<label>_us (signed, + = the model too slow)."""
+def joined(prediction: str, prefix: str, tag: str, kernel: str, keys: list, data_dir: Path = DATA_DIR,
+           replicate: bool = False) -> pd.DataFrame | None:
+    """A grid's committed prediction (`prediction`) joined on `keys` to its newest H200 measurement of `kernel`
+    (<prefix>_nvidia-h200_*_<tag>[_replicate].csv; None before either exists), with <label>_err_pct for every
+    pred_<label>_us (signed, + = the model too slow)."""
     suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
-    fs = sorted(Path(data_dir).glob(f"fa3_sparse_mla_nvidia-h200_*{suffix}"))
+    fs = sorted(Path(data_dir).glob(f"{prefix}_nvidia-h200_*{suffix}"))
     pf = Path(data_dir) / prediction
     if not fs or not pf.is_file():
         return None
     m = pd.read_csv(fs[-1])
     m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
     p = pd.read_csv(pf, dtype={"model_commit": str})
-    keys = KEYS3 if "s_q" in p.columns else KEYS
     b = p.merge(m[keys + ["median_us", "note"]], on=keys, how="inner")
     for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
         b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
     b.attrs["file"] = fs[-1].name
     return b
+
+
+def measured_grid(prediction: str, tag: str, kernel: str = "fa3_sparse_mla", data_dir: Path = DATA_DIR,
+                  replicate: bool = False) -> pd.DataFrame | None:
+    """A top-k grid's committed prediction joined to its newest H200 measurement of `kernel` (joined)."""
+    pf = Path(data_dir) / prediction
+    if not pf.is_file():
+        return None
+    keys = KEYS3 if "s_q" in pd.read_csv(pf, nrows=0).columns else KEYS
+    return joined(prediction, "fa3_sparse_mla", tag, kernel, keys, data_dir, replicate)
 
 
 def _with_terms(terms: dict | None):
@@ -315,21 +325,8 @@ def predict4(hw) -> pd.DataFrame:
 
 def measured_dense(prediction: str = PREDICTION4, tag: str = "dense1", kernel: str = "fa3_mla_dense",
                    data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """The dense grid's committed prediction joined to its newest H200 measurement of `kernel` (None before it
-    exists), with <label>_err_pct for every pred_<label>_us."""
-    suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
-    fs = sorted(Path(data_dir).glob(f"fa3_mla_dense_nvidia-h200_*{suffix}"))
-    pf = Path(data_dir) / prediction
-    if not fs or not pf.is_file():
-        return None
-    m = pd.read_csv(fs[-1])
-    m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
-    p = pd.read_csv(pf, dtype={"model_commit": str})
-    b = p.merge(m[DENSE_KEYS + ["median_us", "note"]], on=DENSE_KEYS, how="inner")
-    for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
-        b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
-    b.attrs["file"] = fs[-1].name
-    return b
+    """A dense-cache grid's committed prediction joined to its newest H200 measurement of `kernel` (joined)."""
+    return joined(prediction, "fa3_mla_dense", tag, kernel, DENSE_KEYS, data_dir, replicate)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -400,20 +397,8 @@ def predict5(hw) -> pd.DataFrame:
 
 def measured_gqa(tag: str = "gqa1", kernel: str = "fa3_gqa_call", data_dir: Path = DATA_DIR,
                  replicate: bool = False) -> pd.DataFrame | None:
-    """The GQA call grid's committed prediction joined to its newest H200 measurement (None before it exists)."""
-    suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
-    fs = sorted(Path(data_dir).glob(f"fa3_gqa_call_nvidia-h200_*{suffix}"))
-    pf = Path(data_dir) / PREDICTION5
-    if not fs or not pf.is_file():
-        return None
-    m = pd.read_csv(fs[-1])
-    m = m[(m["kernel"] == kernel) & np.isfinite(pd.to_numeric(m["median_us"], errors="coerce"))]
-    p = pd.read_csv(pf, dtype={"model_commit": str})
-    b = p.merge(m[GQA_KEYS + ["median_us", "note"]], on=GQA_KEYS, how="inner")
-    for c in [c for c in p.columns if c.startswith("pred_") and c.endswith("_us")]:
-        b[(c[5:-3] + "_err_pct").lstrip("_")] = (b[c] / b["median_us"] - 1.0) * 100.0
-    b.attrs["file"] = fs[-1].name
-    return b
+    """The GQA call grid's committed prediction joined to its newest H200 measurement (joined)."""
+    return joined(PREDICTION5, "fa3_gqa_call", tag, kernel, GQA_KEYS, data_dir, replicate)
 
 
 #: the vLLM MLA call grid (blind, no dense-grid shape): (batch, s_q, heads, context) as vLLM's FLASH_ATTN_MLA calls
