@@ -177,6 +177,14 @@ def open_outputs(args, prefix: str, keys: list):
     return dev, date, stem, f, w, notes, sf, sw
 
 
+def close_outputs(f, notes, sf, stem: str) -> None:
+    """Close a campaign's files (open_outputs) and say where its CSV went."""
+    for x in (f, notes, sf):
+        if x is not None:
+            x.close()
+    print(f"wrote {stem}.csv", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pkg", required=True, type=Path, help="folder holding flash_attn_interface.py, flash_attn_3/")
@@ -250,11 +258,7 @@ def main():
             print(f"N {N} H {H} ctx {ctx}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"N {N} H {H} ctx {ctx} ns {ns}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
-    f.close()
-    notes.close()
-    if sw is not None:
-        sf.close()
-    print(f"wrote {stem}.csv", flush=True)
+    close_outputs(f, notes, sf, stem)
 
 
 DENSE_KEYS = ("batch", "s_q", "heads", "context", "page", "num_splits", "sched")
@@ -356,11 +360,7 @@ def dense_main(args) -> None:
             print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"{key}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
-    f.close()
-    notes.close()
-    if sw is not None:
-        sf.close()
-    print(f"wrote {stem}.csv", flush=True)
+    close_outputs(f, notes, sf, stem)
 
 
 if __name__ == "__main__":
