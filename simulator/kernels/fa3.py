@@ -175,7 +175,7 @@ def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
 #: True = the combine kernel's varlen grid as hopper/ @ 0251105a builds it (combine_scan); False = a STANDARD grid of
 #: b x ceil(q x Hq / 8) CTAs whose idle CTAs make one load (the rule before). Read from the source after FA3's MLA
 #: decode grid 1 (simulator/calibration/fa3_sparse_mla_h200.py) showed its combine kernel at 47-192 us where every
-#: request was unsplit (512-1024 rows): looked-at, no constant fitted. SHIPPED with the qv tile terms below after the
+#: request was unsplit (512-1024 rows): looked-at, no constant fitted. SHIPPED with the qv tile terms above after the
 #: MLA decode grid 2 (38 new shapes, 1 x H200, prices committed c82fb1f before the call): the candidate 2.9 / 7.5 %,
 #: 7 of 7 regimes, against the first look's 16.5 / 25.0 %, 0 of 7 (the scan alone, no fitted term: 6.8 / 14.5 %,
 #: 5 of 7). On the GQA binary's looked-at first-look grid (num_splits 0, 91 rows) it moves 3.1 / 8.8 % to 3.8 / 7.5 %;
