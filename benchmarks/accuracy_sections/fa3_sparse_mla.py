@@ -17,6 +17,13 @@ from simulator.calibration.scoreboard import BOARD, models_table
 FAMILY = "fa3 MLA decode over top-k pages (SGLang's DSA, bf16 cache), H200"
 
 
+def _judged(m, labels: tuple):
+    """The per-regime table of `m`'s <label>_err_pct columns (models_table, every label with its goal) and the regimes
+    each label meets, in the labels' order."""
+    t = models_table(m, ("regime",), labels, labels)
+    return t, [int((t[f"{lab}_goal"] == "met").sum()) for lab in labels]
+
+
 def fa3_sparse_mla(fmt: dict | None = None) -> None:
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
     m = S.measured_grid(S.PREDICTION1, "grid1")
@@ -27,8 +34,7 @@ def fa3_sparse_mla(fmt: dict | None = None) -> None:
     judged = m[m["num_splits"] == 0].copy()
     judged = judged.rename(columns={"err_pct": "first_err_pct", "chain_err_pct": "wgchain_err_pct",
                                     "main_err_pct": "before_err_pct"})
-    t = models_table(judged, ("regime",), ("first", "wgchain", "before"), ("first", "wgchain", "before"))
-    met = int((t["first_goal"] == "met").sum())
+    t, (met, mw, mb) = _judged(judged, ("first", "wgchain", "before"))
     print(f"\n== FA3'S MLA DECODE OVER TOP-K PAGES ON THE H200 (SGLang's DSA over a bf16 cache), GRID 1 ({len(judged)} "
           f"engine calls + {len(m) - len(judged)} num_splits-1 diagnostics: 1-1024 rows of 16 / 32 / 64 / 128 heads, "
           f"k 2048, sequences of 1K-128K; {S.PREDICTION1}, commit {str(m['model_commit'].iloc[0])[:7]}, before the "
@@ -39,8 +45,8 @@ def fa3_sparse_mla(fmt: dict | None = None) -> None:
     print(t.to_string(**fmt))
     d = m[m["num_splits"] == 1]
     print(f"  first look: {pooled(judged['first_err_pct'])}, {met} of {len(t)}; wgchain "
-          f"{pooled(judged['wgchain_err_pct'])}, {int((t['wgchain_goal'] == 'met').sum())} of {len(t)}; before "
-          f"{pooled(judged['before_err_pct'])}, {int((t['before_goal'] == 'met').sum())} of {len(t)}")
+          f"{pooled(judged['wgchain_err_pct'])}, {mw} of {len(t)}; before "
+          f"{pooled(judged['before_err_pct'])}, {mb} of {len(t)}")
     print(f"  num_splits 1 (one tile of 32 blocks a row, not an engine's call): first {pooled(d['err_pct'])}, wgchain "
           f"{pooled(d['chain_err_pct'])}: the work rule's block time holds on lone tiles; the spans put the misses in "
           "split tiles of 1-2 blocks (7-10 us where the model had ~5), 128 heads' second m-block (-17..-20 % on the main "
@@ -78,7 +84,7 @@ def fa3_sparse_mla_mtp(fmt: dict | None = None) -> None:
         return
     rr = replicate_pct(g, S.measured_grid(S.PREDICTION3, "mtp", replicate=True))
     g["cand_err_pct"] = g["err_pct"]
-    t = models_table(g, ("regime",), ("main", "cand"), ("main", "cand"))
+    t, (mm, mc) = _judged(g, ("main", "cand"))
     print(f"\n== FA3'S MLA DECODE OVER TOP-K PAGES ON THE H200, MTP ROWS ({len(g)} shapes: requests of s_q 2-4 flattened "
           "rows, each row keeping 0 / 0.44 / 0.8 of the previous row's keys, 16 / 64 / 128 heads; "
           f"{S.PREDICTION3}, commit {str(g['model_commit'].iloc[0])[:7]}, before the call; replicate run to run "
@@ -86,7 +92,6 @@ def fa3_sparse_mla_mtp(fmt: dict | None = None) -> None:
           "distinct tokens from HBM, nothing fitted); declared before the call: the candidate ships if it meets more "
           "regimes, a tie by the lower pooled median; |model/measured - 1| median / p90, signed median, %")
     print(t.to_string(**fmt))
-    mm, mc = int((t["main_goal"] == "met").sum()), int((t["cand_goal"] == "met").sum())
     print(f"  main: {pooled(g['main_err_pct'])}, {mm} of {len(t)}; cand: {pooled(g['cand_err_pct'])}, {mc} of "
           f"{len(t)}: NOT SHIPPED, main stays (FA3's re-read gathers cost what fresh ones do: its per-block chain, not "
           "the HBM, sets the time); overlap-0 rows of one request (drawn independently from one 16K-64K sequence) "
@@ -109,8 +114,7 @@ def fa3_mla_dense(fmt: dict | None = None) -> None:
         return
     rr = replicate_pct(m, S.measured_dense(replicate=True))
     m = m.rename(columns={"err_pct": "first_err_pct", "main_err_pct": "before_err_pct"})
-    t = models_table(m, ("regime",), ("first", "before"), ("first", "before"))
-    met, mb = int((t["first_goal"] == "met").sum()), int((t["before_goal"] == "met").sum())
+    t, (met, mb) = _judged(m, ("first", "before"))
     print(f"\n== FA3'S MLA DECODE OVER A DENSE CACHE ON THE H200 ({len(m)} calls: SGLang's fa3 backend, its default for "
           "DeepSeek-V3 / R1 on Hopper (page 1, num_splits 0), and vLLM's FLASH_ATTN_MLA, its SM90 default with a bf16 "
           "cache (block 16, <= 32 splits, scheduler metadata once a step); 1-256 requests of 2K-128K, 16 / 128 heads, "
@@ -142,8 +146,7 @@ def fa3_gqa_call(fmt: dict | None = None) -> None:
         return
     rr = replicate_pct(m, S.measured_gqa(replicate=True))
     m = m.rename(columns={"err_pct": "vllmcall_err_pct", "main_err_pct": "fa3_err_pct"})
-    t = models_table(m, ("regime",), ("fa3", "vllmcall"), ("fa3", "vllmcall"))
-    mf, mv = int((t["fa3_goal"] == "met").sum()), int((t["vllmcall_goal"] == "met").sum())
+    t, (mf, mv) = _judged(m, ("fa3", "vllmcall"))
     print(f"\n== VLLM'S GQA CALL OF FA3 ON THE H200 ({len(m)} calls as vLLM 0.33's FLASH_ATTN makes them: the scheduler "
           "metadata computed once (get_scheduler_metadata, outside the timed call), <= 32 splits at <= 512 rows, "
           "page 16; Llama-3.1-8B / Qwen2.5-7B / Llama-3.1-70B at TP8 heads, 1-700 requests of 1K-128K, verification s_q "

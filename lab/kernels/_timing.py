@@ -38,6 +38,25 @@ def time_graph(fn, target_us: float = 300.0, reps: int = 5, max_calls: int = 200
     return harness.time_graph(_env(), fn, target_us=target_us, reps=reps, max_calls=max_calls, error_mode="relaxed")
 
 
+def profiled_kernels(fn, calls: int) -> list:
+    """The CUDA kernel events (torch.profiler's chrome trace: name, ts, dur in us) of `calls` eager fn(j) calls after
+    one untimed fn(0), in start order."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+    fn(0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for j in range(calls):
+            fn(j)
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        ev = [e for e in json.load(open(tf.name)).get("traceEvents", []) if e.get("cat") == "kernel"]
+    return sorted(ev, key=lambda e: float(e["ts"]))
+
+
 def versions() -> dict:
     v = {"torch": torch.__version__, "cuda": str(torch.version.cuda)}
     if cuda():

@@ -47,11 +47,9 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
-import json
 import math
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
@@ -124,17 +122,7 @@ def page_table_for(N: int, k: int, ctx: int, gen, s_q: int = 1, overlap: float =
 def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
     """Medians over `calls` eager fn(j) calls of each launched kernel's duration (keyed by a short name) and of the
     call's span (first kernel's start to last kernel's end), us."""
-    from torch.profiler import ProfilerActivity, profile
-    fn(0)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for j in range(calls):
-            fn(j)
-        torch.cuda.synchronize()
-    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
-        prof.export_chrome_trace(tf.name)
-        ev = [e for e in json.load(open(tf.name)).get("traceEvents", []) if e.get("cat") == "kernel"]
-    ev.sort(key=lambda e: float(e["ts"]))
+    ev = T.profiled_kernels(fn, calls)
     per = max(len(ev) // calls, 1)
 
     def short(n):
@@ -175,6 +163,22 @@ def open_outputs(args, prefix: str, keys: list):
                                             "device", "date"], extrasaction="ignore")
         sw.writeheader()
     return dev, date, stem, f, w, notes, sf, sw
+
+
+def record(files, kernel: str, row: dict, call, copies: int, note: str, dev: str, date: str) -> None:
+    """Time one shape's call(j, n_kv) in CUDA graphs over its `copies` rotated pools (`kernel`) and over one pool
+    (`kernel`_warm), a CSV row each with the shape's `row` columns; with --spans (the spans writer in `files`) its
+    kernels one by one too. files: (CSV file, its writer, spans file, its writer) from open_outputs."""
+    f, w, sf, sw = files
+    for kern, n_kv in ((kernel, copies), (kernel + "_warm", 1)):
+        st = T.time_graph(lambda j, n_kv=n_kv: call(j, n_kv))
+        w.writerow(row | {"kernel": kern, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
+                          "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
+                          "device": dev, "date": date})
+        f.flush()
+    if sw is not None:
+        sw.writerow(row | kernel_spans(lambda j: call(j)) | {"device": dev, "date": date})
+        sf.flush()
 
 
 def close_outputs(f, notes, sf, stem: str) -> None:
@@ -238,17 +242,9 @@ def main():
                 o = out[0] if isinstance(out, tuple) else out
                 err = float((o[0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
                 note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
-            for kern, n_kv in (("fa3_sparse_mla", copies), ("fa3_sparse_mla_warm", 1)):
-                st = T.time_graph(lambda j, n_kv=n_kv, call=call: call(j, n_kv))
-                w.writerow({"kernel": kern, "rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns,
-                            "s_q": sq, "overlap": ov, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
-                            "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
-                            "device": dev, "date": date})
-                f.flush()
-            if sw is not None:
-                sw.writerow({"rows": N, "heads": H, "topk": k, "context": ctx, "num_splits": ns, "s_q": sq,
-                             "overlap": ov, **kernel_spans(lambda j, call=call: call(j)), "device": dev, "date": date})
-                sf.flush()
+            record((f, w, sf, sw), "fa3_sparse_mla", {"rows": N, "heads": H, "topk": k, "context": ctx,
+                                                      "num_splits": ns, "s_q": sq, "overlap": ov},
+                   call, copies, note, dev, date)
             if i < 40 or i % 5 == 0:
                 names = launched_kernels(lambda call=call: call(0))
                 notes.write(f"N {N} H {H} k {k} ctx {ctx} ns {ns}: {' | '.join(names)[:700]}\n")
@@ -339,18 +335,8 @@ def dense_main(args) -> None:
                     got = o[r].float()
                 err = float((got - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
                 note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
-            name = "fa3_gqa_call" if gqa else "fa3_mla_dense"
-            for kern, n_kv in ((name, copies), (name + "_warm", 1)):
-                st = T.time_graph(lambda j, n_kv=n_kv, call=call: call(j, n_kv))
-                w.writerow(dict(zip(keys, key)) | {
-                    "kernel": kern, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
-                    "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note, "device": dev,
-                    "date": date})
-                f.flush()
-            if sw is not None:
-                sw.writerow(dict(zip(keys, key)) | kernel_spans(lambda j, call=call: call(j))
-                            | {"device": dev, "date": date})
-                sf.flush()
+            record((f, w, sf, sw), "fa3_gqa_call" if gqa else "fa3_mla_dense", dict(zip(keys, key)), call, copies,
+                   note, dev, date)
             names = launched_kernels(lambda call=call: call(0))
             notes.write(f"{dict(zip(keys, key))}: {' | '.join(names)[:700]}\n")
             print(f"B {B:4d} s_q {sq} H {H:3d}/{Hk} ctx {ctx:6d} page {page} ns {ns} sched {sched}: done {note}",

@@ -150,21 +150,9 @@ def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
     minus the sparse kernel's end), the call (combine end - sparse start) and the combine's start lag (its start minus
     the sparse kernel's start), us, from torch.profiler's kernel events (module docstring, --spans); the kernels one call
     launches and their short names."""
-    import json
     import statistics
-    import tempfile
 
-    from torch.profiler import ProfilerActivity, profile
-    fn(0)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for j in range(calls):
-            fn(j)
-        torch.cuda.synchronize()
-    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
-        prof.export_chrome_trace(tf.name)
-        ev = [e for e in json.load(open(tf.name)).get("traceEvents", []) if e.get("cat") == "kernel"]
-    ev.sort(key=lambda e: float(e["ts"]))
+    ev = T.profiled_kernels(fn, calls)
     per = len(ev) // calls
     names = [("combine" if "combine" in e["name"] else ("sparse" if "sparse" in e["name"] else e["name"][:40]))
              for e in ev[:per]]
