@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 4   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa
+SCRIPT_VERSION = 5   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa; 5: spans' tail_us
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
@@ -120,8 +120,9 @@ def page_table_for(N: int, k: int, ctx: int, gen, s_q: int = 1, overlap: float =
 
 
 def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
-    """Medians over `calls` eager fn(j) calls of each launched kernel's duration (keyed by a short name) and of the
-    call's span (first kernel's start to last kernel's end), us."""
+    """Medians over `calls` eager fn(j) calls of each launched kernel's duration (keyed by a short name), of the call's
+    span (first kernel's start to last kernel's end) and of its tail (the last kernel's end past the main kernel's end:
+    what of a PDL-launched combine the main kernel does not hide), us."""
     ev = T.profiled_kernels(fn, calls)
     per = max(len(ev) // calls, 1)
 
@@ -130,15 +131,20 @@ def kernel_spans(fn, calls: int = SPAN_CALLS) -> dict:
                 else n[:24])
     names = [short(e["name"]) for e in ev[:per]]
     durs = {n: [] for n in names}
-    span = []
+    span, tail = [], []
     for c in range(calls):
         grp = ev[c * per:(c + 1) * per]
         for e, n in zip(grp, names):
             durs[n].append(float(e["dur"]))
         if grp:
-            span.append(float(grp[-1]["ts"]) + float(grp[-1]["dur"]) - float(grp[0]["ts"]))
+            end = max(float(e["ts"]) + float(e["dur"]) for e in grp)
+            span.append(end - float(grp[0]["ts"]))
+            mains = [float(e["ts"]) + float(e["dur"]) for e, n in zip(grp, names) if n == "main"]
+            if mains:   # the call's time past its main kernel's end: the combine's exposed tail under PDL
+                tail.append(end - max(mains))
     out = {f"{n}_us": round(statistics.median(v), 3) for n, v in durs.items() if v}
-    return out | {"span_us": round(statistics.median(span), 3) if span else float("nan"), "kernels": "+".join(names)}
+    med = (lambda v: round(statistics.median(v), 3) if v else float("nan"))
+    return out | {"span_us": med(span), "tail_us": med(tail), "kernels": "+".join(names)}
 
 
 def open_outputs(args, prefix: str, keys: list):
@@ -159,7 +165,7 @@ def open_outputs(args, prefix: str, keys: list):
     sf = sw = None
     if args.spans:
         sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
-        sw = csv.DictWriter(sf, fieldnames=[*keys, "prepare_us", "main_us", "combine_us", "span_us", "kernels",
+        sw = csv.DictWriter(sf, fieldnames=[*keys, "prepare_us", "main_us", "combine_us", "span_us", "tail_us", "kernels",
                                             "device", "date"], extrasaction="ignore")
         sw.writeheader()
     return dev, date, stem, f, w, notes, sf, sw

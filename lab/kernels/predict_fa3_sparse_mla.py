@@ -29,8 +29,12 @@ families.SGLANG_ABSORBED_PREFILL. Writes fa3_mla_prefill_h200_prediction_2026-11
 --sglang-prefill2: the second SGLang MLA prefill grid (SHAPES8, blind), the absorbed price as shipped against a causal
 call's K/V read once (fa3.FA3_QV_MBLOCK_REREAD_CAUSAL False). Writes fa3_mla_prefill_h200_grid2_prediction_2026-11-29.csv.
 
+--split-scan: the split scan (SHAPES9: SGLang's dense call at small batch and long context with the split bound forced),
+a fit set priced by the committed model before its call (pred_us and each launch alone). Writes
+fa3_mla_split_scan_h200_prediction_2026-11-29.csv.
+
     python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense | --gqa | --vllm-mla | --sglang-prefill |
-                                                  --sglang-prefill2]
+                                                  --sglang-prefill2 | --split-scan]
 """
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--sglang-prefill2": (S.predict8, S.PREDICTION8), "--sglang-prefill": (S.predict7, S.PREDICTION7), "--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+MODES = {"--split-scan": (S.predict9, S.PREDICTION9), "--sglang-prefill2": (S.predict8, S.PREDICTION8), "--sglang-prefill": (S.predict7, S.PREDICTION7), "--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
          "": (S.predict1, S.PREDICTION1)}
 
 

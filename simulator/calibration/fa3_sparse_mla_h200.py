@@ -520,3 +520,60 @@ def predict8(hw) -> pd.DataFrame:
         K.FA3_QV_MBLOCK_REREAD_CAUSAL = before
     t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
     return t
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the split scan: the qv kernel's split tiles and its combine at dv 512 as the split bound varies
+# ---------------------------------------------------------------------------------------------------------------------
+#: the split scan (LOOKED-AT: a fit set, not a blind grid): SGLang's dense call (page 1, its prepare kernel) at small
+#: batch and long context with the split bound forced (num_splits n >= 1; 0 = FA3's heuristic, the engines' call):
+#: (batch, heads, context, num_splits). Aimed at the dense grid's one-request misses at 64K-128K (-11..-22 %: its spans
+#: put the main kernel 15-17 % and the combine's tail 2-3 x over their prices)
+SHAPES9 = ([(1, 16, 32768, s) for s in (1, 4, 16, 32, 64, 96, 0)]
+           + [(1, 16, 131072, s) for s in (1, 8, 32, 64, 128, 0)]
+           + [(1, 128, 16384, s) for s in (1, 4, 16, 32, 48, 0)]
+           + [(1, 128, 65536, s) for s in (8, 32, 48, 0)]
+           + [(1, 64, 65536, s) for s in (16, 64, 0)]
+           + [(4, 16, 32768, s) for s in (8, 32, 0)]
+           + [(2, 128, 32768, s) for s in (16, 0)])
+PREDICTION9 = "fa3_mla_split_scan_h200_prediction_2026-11-29.csv"
+
+
+def split_scan_parts(df: pd.DataFrame, hw) -> dict:
+    """{"pred_us": the call, "pred_prepare_us" / "pred_main_kernel_us" / "pred_combine_us": each launch priced alone
+    (its in-graph price, the graph node's cost included)} of every split-scan row: FA3's qv kernel over the dense latent
+    on pages of `page` slots at the row's split bound (simulator/kernels/fa3.py fa3, num_splits as the call passes it)."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import fa3 as K
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "heads", "context", "page", "num_splits", "sched")}
+    one = np.ones(len(df))
+    launches = K.fa3(a["batch"], a["s_q"], a["context"], a["heads"], one, MLA_D, 2.0, a["page"], hw.units, dv=MLA_DV,
+                     qv=MLA_DV, T_bound=a["context"], num_splits=a["num_splits"], prepare=not bool(a["sched"].max()))[0]
+
+    def priced(sel):
+        b = OpBuilder(len(df))
+        emit(b, sel, hw.units)
+        return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+    return {"pred_us": priced(launches), "pred_prepare_us": priced([ln for ln in launches if ln.name == "attention_prepare"]),
+            "pred_main_kernel_us": priced([ln for ln in launches if ln.name.startswith("attention") and
+                                           ln.name not in ("attention_prepare", "attention_combine")]),
+            "pred_combine_us": priced([ln for ln in launches if ln.name == "attention_combine"])}
+
+
+def regime9(heads, num_splits) -> np.ndarray:
+    """The split scan's groups (declared before its call)."""
+    return np.array([("heuristic (engine call)" if s == 0 else "no split" if s == 1 else "forced split")
+                     + (", 16 heads" if h <= 16 else ", 64-128 heads") for h, s in zip(heads, num_splits)])
+
+
+def predict9(hw) -> pd.DataFrame:
+    """The split scan priced by the model as committed before its call (its error there is a look, not a judgement)."""
+    t = pd.DataFrame([{"engine": "sglang", "batch": b, "s_q": 1, "heads": h, "context": c, "page": 1, "num_splits": s,
+                       "sched": 0} for b, h, c, s in SHAPES9])
+    t["regime"] = regime9(t["heads"], t["num_splits"])
+    for k, v in split_scan_parts(t, hw).items():
+        t[k] = v
+    return t
