@@ -31,10 +31,11 @@ call's K/V read once (fa3.FA3_QV_MBLOCK_REREAD_CAUSAL False). Writes fa3_mla_pre
 
 --split-scan: the split scan (SHAPES9: SGLang's dense call at small batch and long context with the split bound forced),
 a fit set priced by the committed model before its call (pred_us and each launch alone). Writes
-fa3_mla_split_scan_h200_prediction_2026-11-29.csv.
+fa3_mla_split_scan_h200_prediction_2026-11-29.csv. --split-scan2: the second (SHAPES10: the combine's tail against its
+partials' bytes, split bound and CTAs), fa3_mla_split_scan2_h200_prediction_2026-11-29.csv.
 
     python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense | --gqa | --vllm-mla | --sglang-prefill |
-                                                  --sglang-prefill2 | --split-scan]
+                                                  --sglang-prefill2 | --split-scan | --split-scan2]
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--split-scan": (S.predict9, S.PREDICTION9), "--sglang-prefill2": (S.predict8, S.PREDICTION8), "--sglang-prefill": (S.predict7, S.PREDICTION7), "--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+MODES = {"--split-scan2": (S.predict10, S.PREDICTION10), "--split-scan": (S.predict9, S.PREDICTION9), "--sglang-prefill2": (S.predict8, S.PREDICTION8), "--sglang-prefill": (S.predict7, S.PREDICTION7), "--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
          "": (S.predict1, S.PREDICTION1)}
 
 

@@ -537,6 +537,13 @@ SHAPES9 = ([(1, 16, 32768, s) for s in (1, 4, 16, 32, 64, 96, 0)]
            + [(4, 16, 32768, s) for s in (8, 32, 0)]
            + [(2, 128, 32768, s) for s in (16, 0)])
 PREDICTION9 = "fa3_mla_split_scan_h200_prediction_2026-11-29.csv"
+#: the second split scan (LOOKED-AT, after the first): the combine's tail against its partials' bytes, its split bound
+#: and its CTAs: (batch, heads, context, num_splits)
+SHAPES10 = ([(1, 128, 65536, s) for s in (40, 44, 50, 53, 55)] + [(1, 128, 16384, s) for s in (52, 57)]
+            + [(2, 128, 32768, s) for s in (24, 29)] + [(1, 64, 65536, s) for s in (80, 96, 104)]
+            + [(1, 96, 65536, 0), (1, 96, 16384, 0), (1, 32, 131072, 0), (1, 48, 131072, 0), (8, 16, 65536, 0),
+               (1, 128, 131072, 0), (3, 128, 16384, 0), (2, 64, 32768, 0)])
+PREDICTION10 = "fa3_mla_split_scan2_h200_prediction_2026-11-29.csv"
 
 
 def split_scan_parts(df: pd.DataFrame, hw) -> dict:
@@ -569,11 +576,17 @@ def regime9(heads, num_splits) -> np.ndarray:
                      + (", 16 heads" if h <= 16 else ", 64-128 heads") for h, s in zip(heads, num_splits)])
 
 
-def predict9(hw) -> pd.DataFrame:
-    """The split scan priced by the model as committed before its call (its error there is a look, not a judgement)."""
+def predict9(hw, shapes=None) -> pd.DataFrame:
+    """The split scan (`shapes`: SHAPES9) priced by the model as committed before its call (its error there is a look,
+    not a judgement)."""
     t = pd.DataFrame([{"engine": "sglang", "batch": b, "s_q": 1, "heads": h, "context": c, "page": 1, "num_splits": s,
-                       "sched": 0} for b, h, c, s in SHAPES9])
+                       "sched": 0} for b, h, c, s in (SHAPES9 if shapes is None else shapes)])
     t["regime"] = regime9(t["heads"], t["num_splits"])
     for k, v in split_scan_parts(t, hw).items():
         t[k] = v
     return t
+
+
+def predict10(hw) -> pd.DataFrame:
+    """The second split scan (SHAPES10) priced as predict9."""
+    return predict9(hw, SHAPES10)
