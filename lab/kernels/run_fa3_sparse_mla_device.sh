@@ -4,7 +4,8 @@
 # --mla-decode; the trimmed source W/fa3mla_src.tar.xz, never committed, made by `SET=mla_decode
 # lab/kernels/prepare_fa3_source.sh FLASH_ATTENTION_GIT CUTLASS_GIT DEST` and `tar -cJf` of DEST/src; its md5 in
 # env.txt), return the library gzipped, then measure the prediction's shapes (measure_fa3_sparse_mla.py, with --spans)
-# and at once again (TAG_replicate) on the warm machine. A prebuilt library (W/fa3mla_C.abi3.so.gz) skips the build.
+# and at once again (TAG_replicate) on the warm machine. A prebuilt library (W/fa3mla_C.abi3.so.xz, or .gz as earlier runs returned it) skips the build; a build returns it
+# xz-compressed (0.6 MB against gzip's 1.4 MB: the travelling tree's limit).
 # LIB=fa3gqa BUILD=" " with W holding fa3gqa_src.tar.xz (prepare_fa3_source.sh's default set: hdim 128, bf16 + e4m3)
 # builds FA3's hdim 128 forward instead (the GQA call grid: EXTRA="--dense --gqa").
 # From the repository root of the device copy:
@@ -19,8 +20,10 @@ export PYTHONUNBUFFERED=1
   md5sum lab/kernels/measure_fa3_sparse_mla.py lab/kernels/build_fa3_binary.py lab/kernels/_timing.py lab/harness.py $W/* $P
   cat $0; } > $O/${TAG}_env.txt 2>&1
 if [ -f $PKG/flash_attn_3/_C.abi3.so ]; then echo "library already built"
-elif [ -f $W/${LIB}_C.abi3.so.gz ]; then
-  mkdir -p $PKG/flash_attn_3; gunzip -c $W/${LIB}_C.abi3.so.gz > $PKG/flash_attn_3/_C.abi3.so
+elif [ -f $W/${LIB}_C.abi3.so.xz ] || [ -f $W/${LIB}_C.abi3.so.gz ]; then
+  mkdir -p $PKG/flash_attn_3
+  if [ -f $W/${LIB}_C.abi3.so.xz ]; then xz -dc $W/${LIB}_C.abi3.so.xz > $PKG/flash_attn_3/_C.abi3.so
+  else gunzip -c $W/${LIB}_C.abi3.so.gz > $PKG/flash_attn_3/_C.abi3.so; fi
   cp $W/flash_attn_interface.py $W/flash_attn_config.py $PKG/; echo '__version__ = "3.0.0+0251105a.trim"' > $PKG/flash_attn_3/__init__.py
 else
   rm -rf /tmp/fa3b && mkdir -p /tmp/fa3b && tar -xJf $W/${LIB}_src.tar.xz -C /tmp/fa3b
@@ -28,7 +31,7 @@ else
   grep -v "ptxas\|bytes stack frame\|Used [0-9]* registers\|Compiling entry\|Function properties" $O/build.log | tail -20
   grep -v "ptxas\|bytes stack frame\|Used [0-9]* registers\|Compiling entry\|Function properties" $O/build.log > $O/${TAG}_build.txt
   echo "build rc $rc after $(( $(date +%s) - T0 )) s"; [ $rc -ne 0 ] && { cp $O/build.log $OUT/; exit 2; }
-  gzip -9 -c $PKG/flash_attn_3/_C.abi3.so > $OUT/${LIB}_C.abi3.so.gz; cp $PKG/flash_attn_interface.py $PKG/flash_attn_config.py $OUT/
+  xz -9e -c $PKG/flash_attn_3/_C.abi3.so > $OUT/${LIB}_C.abi3.so.xz; cp $PKG/flash_attn_interface.py $PKG/flash_attn_config.py $OUT/
   ls -la $OUT/
 fi
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/${TAG}_clocks.csv 2>/dev/null &
