@@ -164,6 +164,17 @@ FA3_QV_MBLOCK_REREAD = 0.6328
 FA3_QV_MBLOCK_REREAD_CAUSAL = False
 
 
+#: True = a one-round qv call's tile I/O as exposed phases at the device's HBM rate (Launch.lone_tile_bytes, hwmodels.
+#: roofline LONE_TILE_LOAD): every CTA loads its m-block's Q + Qv rows (576 bf16 values a real row) before its first
+#: key block and stores its O (512 bf16 a row; a split tile: the fp32 partial and its LSE, 512 x 4 + 4 B) after its
+#: last, all CTAs of the one round at once (flash_fwd_kernel_sm90.h @ 0251105a: the producer's Q / Qv load waits for
+#: nothing but the tile's coordinates, the epilogue's store follows the last PV), so those bytes do not overlap the K/V
+#: stream the main op's bytes sit in. Read from the source after the split scans' spans showed the main kernel's
+#: shortfall growing with the m-block's real rows and the CTAs (16 heads +3-7 us, 64-128 heads +5-9 us at ~110 CTAs);
+#: no constant of its own. False = those bytes inside the main op's stream (the model shipped after grid 2). CANDIDATE
+FA3_QV_TILE_IO_EXPOSED = False
+
+
 def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
     """A qv block's time over the measured d = 128 block's (FA3_QV_BLOCK)."""
     rule = FA3_QV_BLOCK if rule is None else rule
@@ -183,6 +194,20 @@ def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
 FA3_COMBINE_SCAN = True
 #: the combine's kBlockM rows a CTA at kBlockK 128 and its batch groups (flash_fwd_combine_kernel.h: one warp's 32)
 COMBINE_GROUP = 32.0
+#: True = the combine's working CTAs as its source grid has them: kBlockM = 8 rows a CTA at kBlockK 128
+#: (flash_fwd_combine_launch_template.h run_mha_fwd_combine_: COMBINE_ROWS) x ceil(dv / 128); False = ceil(rows / 4)
+#: x ceil(dv / 128), the count the family's first version took (ab56c0d0, from no source) and its terms were fitted
+#: under. CANDIDATE
+FA3_COMBINE_ROWS_FROM_SOURCE = False
+#: True = a qv call's combine CTAs find their request (the varlen grid's batch scan, combine_scan) before they wait on
+#: the main kernel (flash_fwd_combine_kernel.h @ 0251105a: tile_scheduler.get_block_coord precedes
+#: cutlass::arch::wait_on_dependent_grids; the kernel is launched with PDL, flash_fwd_combine_launch_template.h), so the
+#: scan's loads run under the main kernel (Launch.hidden_loads); False = on the combine's chain. CANDIDATE
+FA3_COMBINE_SCAN_HIDDEN = False
+#: True = a qv call's combine reads its fp32 partials (and LSEs) as re-reads of what the main kernel has just written
+#: (Launch.reread_bytes over a working set of those bytes: hwmodels.roofline's L2 hit share and rate); False = from HBM.
+#: CANDIDATE
+FA3_COMBINE_PARTIALS_L2 = False
 
 
 def combine_scan(B, q, Hq, varlen=True):
@@ -338,6 +363,11 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
     head_share = np.where(tail, full * sms / tiles, 1.0)
     rounds = np.where(tail, full, per_cta_tiles)
     mains = []
+    tile_io = 0.0
+    if FA3_QV_TILE_IO_EXPOSED and np.any(has_qv):   # a one-round call's Q / O phases (FA3_QV_TILE_IO_EXPOSED), per CTA
+        real = q * G / np.maximum(mblocks, 1.0)      # an m-block's mean real rows
+        per_tile = real * ((d + qv) * 2.0 + np.where(split, dv * 4.0 + 4.0, dv * 2.0))
+        tile_io = np.where(has_qv & (tiles <= sms), per_tile * tiles / float(sms), 0.0)
     if persist and PERSIST_TILE_WAVES:   # a CTA's tiles as waves of one tile (PERSIST_TILE_WAVES): `rounds` x the SMs
         # CTAs of one resident slot, each walking one tile's blocks; emit counts the prologue's loads once per wave, so
         # a wave's share (the first tile's loads / rounds) makes them one tile's. The fp8 build is its own kind
@@ -345,7 +375,7 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         for k_, on in ((main_kind, ~fp8), (main_kind + "_fp8kv", fp8)):
             mains.append(Launch("attention", k_, float(sms) * rounds, 1.0, blocks,
                                 tile_loads / np.maximum(rounds, 1.0), fl * head_share, rd1 * head_share,
-                                wr1 * head_share, where=on))
+                                wr1 * head_share, where=on, lone_tile_bytes=tile_io))
             # its CTAs' chains bound each of them (per-block latency); their bytes are priced at the device's full rate
             # (ctas = the SMs: no linear-in-CTAs bandwidth share, which would double-count what the chain holds)
             mains.append(Launch("attention_last_round", k_, np.full(B.shape, float(sms)), 1.0, blocks,
@@ -374,10 +404,14 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         idle = np.where(lin, np.where(split, B, grid_m) * kcols, idle)
         idle_share = np.where(lin, np.where(split, extra_loads, mean_loads), 1.0)
         scan = np.where(lin & split, mean_loads - 1.0, 0.0)
-    k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, 4.0) * kcols, 0.0), 8.0,
+    rows_cta = np.where(has_qv, COMBINE_ROWS, 4.0) if FA3_COMBINE_ROWS_FROM_SOURCE else 4.0
+    k2 = Launch("attention_combine", "attn_combine_fa3", np.where(split, ceil_div(B * q * Hq, rows_cta) * kcols, 0.0), 8.0,
                 np.where(split, S, 0.0), np.where(split, 2.0 + scan, 0.0),
                 np.where(split, 3.0 * B * q * Hq * dv * S, 0.0), np.where(split, rd, 0.0), np.where(split, wr, 0.0),
-                dtype="fp32", idle=idle, idle_share=idle_share, where=launched)
+                dtype="fp32", idle=idle, idle_share=idle_share, where=launched,
+                hidden_loads=np.where(has_qv & split, scan, 0.0) if FA3_COMBINE_SCAN_HIDDEN else 0.0,
+                reread_bytes=np.where(has_qv & split, rd, 0.0) if FA3_COMBINE_PARTIALS_L2 else 0.0,
+                working_set=np.where(has_qv & split, rd, 0.0) if FA3_COMBINE_PARTIALS_L2 else 0.0)
     # prepare_varlen_num_blocks (flash_prepare_scheduler.cu), launched before the main kernel on every varlen call
     # (flash_fwd_launch_template.h: `if (Varlen && !skip_scheduler_metadata_computation)`): one CTA for B <= 992
     # (PREPARE_VARLEN_MAX_BATCHES_1CTA) reads each request's seqused_k and writes its split count and m-blocks.
