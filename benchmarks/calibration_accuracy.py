@@ -131,6 +131,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_gqa_call()
     fa3_sparse_mla.fa3_mla_vllm()
     fa3_sparse_mla.fa3_mla_prefill()
+    fa3_sparse_mla.fa3_mla_split()
     BOARD.print()
 
 

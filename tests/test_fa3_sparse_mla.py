@@ -45,16 +45,54 @@ def test_the_split_bound_reads_the_page_table_width():
     assert float(wide["split_bound"]) > 1.0             # the 2048-wide page table's 32 blocks
 
 
-def test_grid_2s_committed_prices_reproduce_under_the_shipped_model():
+def test_grid_2s_committed_prices_reproduce_under_their_terms():
     import pandas as pd
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import fa3_sparse_mla_h200 as S
     p = pd.read_csv(S.DATA_DIR / S.PREDICTION2)
-    now = S.family_us(p, load_hardware("H200"))
-    assert np.allclose(now, p["pred_us"].to_numpy(float), rtol=1e-4)
+    cand = S.terms_us(p, load_hardware("H200"), S.CANDIDATE2)
+    assert np.allclose(cand, p["pred_us"].to_numpy(float), rtol=1e-4)
     first = S.terms_us(p, load_hardware("H200"), S.FIRST_LOOK)
     assert np.allclose(first, p["pred_main_us"].to_numpy(float), rtol=1e-4)
+
+
+def test_grid_3s_committed_prices_reproduce_the_shipped_model_and_the_one_before():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    hw = load_hardware("H200")
+    for pred, price in ((S.PREDICTION11, S.dense_family_us), (S.PREDICTION12, S.family_us)):
+        p = pd.read_csv(S.DATA_DIR / pred)
+        assert np.allclose(price(p, hw), p["pred_us"].to_numpy(float), rtol=1e-4)      # shipped after grid 3
+        with S._with_qv(S.QV_SHIPPED):
+            assert np.allclose(price(p, hw), p["pred_main_us"].to_numpy(float), rtol=1e-4)
+
+
+def test_the_qv_combine_takes_its_source_grid_and_reads_its_partials_from_the_l2():
+    # flash_fwd_combine_launch_template.h: kBlockM 8 rows a CTA at kBlockK 128, x ceil(512 / 128) along V
+    launches, m = K.fa3(8.0, 1.0, 2048.0, 128.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0, T_bound=2048.0)
+    comb = next(ln for ln in launches if ln.name == "attention_combine")
+    assert float(m["splits"]) > 1.0
+    assert float(comb.ctas) == np.ceil(8 * 128 / 8) * 4
+    assert float(comb.reread_bytes) == float(comb.bytes_read) > 0.0          # the partials the main kernel just wrote
+    assert float(comb.hidden_loads) > 0.0                                      # its batch scan precedes the PDL wait
+    gqa, _ = K.fa3(8.0, 1.0, 65536.0, 32.0, 8.0, 128.0, 2.0, 16.0, 132)
+    g = next(ln for ln in gqa if ln.name == "attention_combine")
+    assert float(g.reread_bytes) == 0.0 and float(g.hidden_loads) == 0.0     # the GQA calls keep their fitted terms
+
+
+def test_a_one_round_qv_call_exposes_its_tile_io():
+    one, m1 = K.fa3(1.0, 1.0, 65536.0, 128.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0)
+    many, m2 = K.fa3(512.0, 1.0, 2048.0, 128.0, 1.0, 64.0, 2.0, 1.0, 132, dv=512.0, qv=512.0, T_bound=2048.0)
+    main1 = next(ln for ln in one if ln.name == "attention")
+    main2 = next(ln for ln in many if ln.name == "attention")
+    tiles = 2.0 * float(m1["splits"])                    # two 64-row m-blocks of 128 heads
+    assert tiles <= 132
+    per_tile = 64.0 * ((64 + 512) * 2.0 + 512 * 4.0 + 4.0)   # Q + Qv in, the fp32 partial and its LSE out
+    assert np.isclose(float(main1.lone_tile_bytes), per_tile * tiles / 132)
+    assert float(np.max(main2.lone_tile_bytes)) == 0.0       # several rounds: the phases overlap other CTAs' streams
 
 
 def _dsa(hw="H200", kv="bf16", **par):

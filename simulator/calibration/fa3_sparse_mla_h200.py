@@ -157,14 +157,15 @@ def _with_terms(terms: dict | None):
     @contextmanager
     def cm():
         before = (dict(K.FA3_QV_TILE_EXTRA_BLOCKS), K.FA3_QV_MBLOCK_REREAD, K.FA3_COMBINE_SCAN)
-        if terms is not None:
-            K.FA3_QV_TILE_EXTRA_BLOCKS = {"split": terms["split"], "whole": terms["whole"]}
-            K.FA3_QV_MBLOCK_REREAD = terms["reread"]
-            K.FA3_COMBINE_SCAN = terms.get("combine_scan", True)
-        try:
-            yield
-        finally:
-            K.FA3_QV_TILE_EXTRA_BLOCKS, K.FA3_QV_MBLOCK_REREAD, K.FA3_COMBINE_SCAN = before
+        with _with_qv(QV_SHIPPED if terms is not None else None):   # grids 1-2's models had none of grid 3's pieces
+            if terms is not None:
+                K.FA3_QV_TILE_EXTRA_BLOCKS = {"split": terms["split"], "whole": terms["whole"]}
+                K.FA3_QV_MBLOCK_REREAD = terms["reread"]
+                K.FA3_COMBINE_SCAN = terms.get("combine_scan", True)
+            try:
+                yield
+            finally:
+                K.FA3_QV_TILE_EXTRA_BLOCKS, K.FA3_QV_MBLOCK_REREAD, K.FA3_COMBINE_SCAN = before
     return cm()
 
 
@@ -649,13 +650,14 @@ def candidate_fit_rows() -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(dense, ignore_index=True), pd.concat(sparse, ignore_index=True)
 
 
-#: the split candidate (committed before the MLA decode grid 3's call): the qv call's pieces read from hopper/ after the
+#: the split candidate (committed before the MLA decode grid 3's call; SHIPPED after it: simulator/kernels/fa3.py's
+#: values): the qv call's pieces read from hopper/ after the
 #: split scans and the tail reruns (fa3.FA3_QV_TILE_IO_EXPOSED, FA3_COMBINE_ROWS_FROM_SOURCE, FA3_COMBINE_SCAN_HIDDEN,
 #: FA3_COMBINE_PARTIALS_L2: no constant of their own) and the qv tile's extra block times refitted under them on the
 #: call totals (fit_qv_candidate: split, whole)
 QV_CANDIDATE = {"tile_io": True, "combine_rows": True, "scan_hidden": True, "partials_l2": True,
                 "split": 1.7023, "whole": 1.9546}
-#: the model as shipped after grid 2 (every candidate piece off, the qv terms as fitted on grid 1)
+#: the model as shipped after grid 2 (every candidate piece off, the qv terms as fitted on grid 1): grid 3's main
 QV_SHIPPED = {"tile_io": False, "combine_rows": False, "scan_hidden": False, "partials_l2": False,
               "split": 2.0475, "whole": 1.4358}
 

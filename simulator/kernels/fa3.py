@@ -151,8 +151,16 @@ FA3_QV_BLOCK = "work"
 #: output through shared memory, an fp32 partial for a split tile), in block times on its CTA's chain: {"split": ...,
 #: "whole": ...}; 0 = none (the first look's). FITTED (simulator/calibration/fa3_sparse_mla_h200.py fit_qv_terms, least
 #: squares on log time over the MLA decode grid 1's 51 calls, 1 x H200, LOOKED-AT: the first look had missed them by
-#: 15.9 / 25.6 %): split 2.0475 (~3.2 us a tile), whole 1.4358 (~2.2 us); judged blind on grid 2 (FA3_COMBINE_SCAN)
-FA3_QV_TILE_EXTRA_BLOCKS = {"split": 2.0475, "whole": 1.4358}
+#: 15.9 / 25.6 %): split 2.0475 (~3.2 us a tile), whole 1.4358 (~2.2 us); judged blind on grid 2 (FA3_COMBINE_SCAN).
+#: REFITTED with the split candidate's pieces (FA3_QV_TILE_IO_EXPOSED, FA3_COMBINE_ROWS_FROM_SOURCE,
+#: FA3_COMBINE_SCAN_HIDDEN, FA3_COMBINE_PARTIALS_L2) by fit_qv_candidate: least squares on log time over 140 call
+#: totals (the two split scans: SGLang's dense call at 1-8 requests with the split bound forced; the sparse grids 1
+#: and 2 re-timed with the harness's tail spans), 1 x H200, LOOKED-AT: split 1.7023, whole 1.9546. SHIPPED with them
+#: after the MLA decode grid 3 (43 calls in no earlier grid, both prices committed 9129f81 / 4a9381c before the call):
+#: 4.7 / 9.1 %, 8 of 8 regimes, against the grid-2 model's 3.8 / 12.6 %, 6 of 8 (dense 64-128 heads at 1-8 requests
+#: 12.3 / 16.7 -> 5.1 / 9.2 %; dense verification rows 11.4 / 14.7 -> 7.0 / 8.9 %; sparse rows <= 256 2.4-4.1 ->
+#: 4.8-7.2 % median)
+FA3_QV_TILE_EXTRA_BLOCKS = {"split": 1.7023, "whole": 1.9546}
 #: the share of a request's gathered K/V each m-block past its first reads again from HBM (128 heads: two 64-row
 #: m-blocks walk the same 2048 tokens); 0 = read once (the first look's). FITTED with FA3_QV_TILE_EXTRA_BLOCKS: 0.6328
 FA3_QV_MBLOCK_REREAD = 0.6328
@@ -171,8 +179,9 @@ FA3_QV_MBLOCK_REREAD_CAUSAL = False
 #: nothing but the tile's coordinates, the epilogue's store follows the last PV), so those bytes do not overlap the K/V
 #: stream the main op's bytes sit in. Read from the source after the split scans' spans showed the main kernel's
 #: shortfall growing with the m-block's real rows and the CTAs (16 heads +3-7 us, 64-128 heads +5-9 us at ~110 CTAs);
-#: no constant of its own. False = those bytes inside the main op's stream (the model shipped after grid 2). CANDIDATE
-FA3_QV_TILE_IO_EXPOSED = False
+#: no constant of its own. False = those bytes inside the main op's stream (the model shipped after grid 2). SHIPPED
+#: after the MLA decode grid 3 (FA3_QV_TILE_EXTRA_BLOCKS' comment)
+FA3_QV_TILE_IO_EXPOSED = True
 
 
 def qv_block_scale(bm, bn, d, qv, dv, rule: str | None = None):
@@ -197,17 +206,21 @@ COMBINE_GROUP = 32.0
 #: True = the combine's working CTAs as its source grid has them: kBlockM = 8 rows a CTA at kBlockK 128
 #: (flash_fwd_combine_launch_template.h run_mha_fwd_combine_: COMBINE_ROWS) x ceil(dv / 128); False = ceil(rows / 4)
 #: x ceil(dv / 128), the count the family's first version took (ab56c0d0, from no source) and its terms were fitted
-#: under. CANDIDATE
-FA3_COMBINE_ROWS_FROM_SOURCE = False
+#: under. qv calls only (the GQA calls keep the count their terms were fitted under). SHIPPED after the MLA decode
+#: grid 3 (FA3_QV_TILE_EXTRA_BLOCKS' comment)
+FA3_COMBINE_ROWS_FROM_SOURCE = True
 #: True = a qv call's combine CTAs find their request (the varlen grid's batch scan, combine_scan) before they wait on
 #: the main kernel (flash_fwd_combine_kernel.h @ 0251105a: tile_scheduler.get_block_coord precedes
 #: cutlass::arch::wait_on_dependent_grids; the kernel is launched with PDL, flash_fwd_combine_launch_template.h), so the
-#: scan's loads run under the main kernel (Launch.hidden_loads); False = on the combine's chain. CANDIDATE
-FA3_COMBINE_SCAN_HIDDEN = False
+#: scan's loads run under the main kernel (Launch.hidden_loads); False = on the combine's chain. SHIPPED after the MLA
+#: decode grid 3 (FA3_QV_TILE_EXTRA_BLOCKS' comment)
+FA3_COMBINE_SCAN_HIDDEN = True
 #: True = a qv call's combine reads its fp32 partials (and LSEs) as re-reads of what the main kernel has just written
 #: (Launch.reread_bytes over a working set of those bytes: hwmodels.roofline's L2 hit share and rate); False = from HBM.
-#: CANDIDATE
-FA3_COMBINE_PARTIALS_L2 = False
+#: SHIPPED after the MLA decode grid 3 (FA3_QV_TILE_EXTRA_BLOCKS' comment). Not expressed: the combine's chain where
+#: the partials exceed ~13 MB at 64-128 heads and 40-57 splits (the split scans: its tail +2 to +9 us over the L2 chain,
+#: as if they came from HBM, a step in the splits rather than in their bytes; docs/KNOWN_GAPS.md)
+FA3_COMBINE_PARTIALS_L2 = True
 
 
 def combine_scan(B, q, Hq, varlen=True):
