@@ -66,6 +66,17 @@ def max_batch(combo: Combo, cached_tokens: np.ndarray) -> np.ndarray:
     return np.maximum(0, np.floor(free / per_seq)).astype(np.int64)
 
 
+def kv_pool_tokens(combo: Combo):
+    """Tokens one device's KV pool holds: the memory left after weights and workspace over the KV bytes of one token
+    stored on it (an engine sizes its pool so: SGLang's max_total_num_tokens, vLLM's KV blocks; the same
+    MEMORY_UTILIZATION here for both, an ASSUMPTION: SGLang's mem_fraction_static varies with the GPU and TP)."""
+    hw = combo.hardware
+    free = hw.hbm_capacity_bytes * MEMORY_UTILIZATION - weight_bytes(combo) - workspace_bytes(combo)
+    per_token = combo.model.kv_bytes_per_token(combo.kv_dtype) * combo.attn_kv_fraction_dev
+    per_token = per_token + sum(s.extra_kv_bytes_per_token(combo) for s in combo.strategies())
+    return np.maximum(0.0, np.floor(free / per_token))
+
+
 def memory_summary(combo: Combo) -> dict[str, float]:
     """The fixed parts of the footprint, in bytes per device (for reports)."""
     hw = combo.hardware

@@ -33,12 +33,17 @@ slots dealt out over the pool in a random order, the page table its pages in ord
 context, q of s_q rows a request (cu_seqlens_q, max_seqlen_q = s_q, causal: the verification's rows). Kernels
 `fa3_mla_dense` (pool rotated past the L2) and `fa3_mla_dense_warm`.
 
+--fp8pool: SGLang's fa3 backend over an fp8 (e4m3) MLA cache (forward_decode: `get_key_buffer(layer_id).to(q.dtype)`,
+the layer's WHOLE pool cast to bf16, then the bf16 qv call over the cast copy; page 1, num_splits 0): the prediction's
+`batch`, `heads`, `context`, `pool` (tokens of the pool, (pool, 1, 576) e4m3); batch 0 = the cast alone. Kernels
+`fa3_mla_fp8cast` (pools rotated past the L2 where small) and `fa3_mla_fp8cast_warm`.
+
 --gqa (with --dense): the GQA decode / verification call vLLM's FLASH_ATTN makes (FA3's hdim 128 build,
 build_fa3_binary.py without --mla*): q (batch x s_q, heads, 128), separate K and V pools of (pages, page, kv_heads, 128),
 the same page tables and timing; the prediction adds `kv_heads`. Kernels `fa3_gqa_call` and `fa3_gqa_call_warm`.
 
     python3 measure_fa3_sparse_mla.py --pkg FA3_PKG --out DIR --shapes PREDICTION.csv [--tag TAG] [--smoke] [--spans]
-        [--dense [--gqa]]
+        [--dense [--gqa] | --fp8pool]
 
 CSV: DIR/fa3_sparse_mla_<device>_<date>_<tag>.csv (+ _spans.csv, _notes.txt).
 """
@@ -58,7 +63,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 5   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa; 5: spans' tail_us
+SCRIPT_VERSION = 6   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa; 5: spans' tail_us;
+#                      6: --fp8pool
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
@@ -205,8 +211,12 @@ def main():
     ap.add_argument("--spans", action="store_true")
     ap.add_argument("--dense", action="store_true", help="a dense MLA cache (module docstring)")
     ap.add_argument("--gqa", action="store_true", help="with --dense: vLLM's GQA call (module docstring)")
+    ap.add_argument("--fp8pool", action="store_true", help="SGLang's call over an fp8 pool (module docstring)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.pkg))
+    if args.fp8pool:
+        fp8pool_main(args)
+        return
     if args.dense:
         return dense_main(args)
     from flash_attn_interface import flash_attn_with_kvcache
@@ -275,6 +285,65 @@ def dense_pages(B: int, ctx: int, page: int, gen) -> tuple[torch.Tensor, int]:
     pos = torch.arange(0, ctx, page, device="cuda")
     slots = perm[:, pos // run] * run + (pos % run)[None, :]
     return (slots // page).to(torch.int32), B * R * run
+
+
+POOL_KEYS = ("batch", "heads", "context", "pool")
+
+
+def fp8pool_main(args) -> None:
+    """The --fp8pool campaign (module docstring)."""
+    from flash_attn_interface import flash_attn_with_kvcache
+
+    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in POOL_KEYS)
+                                for r in csv.DictReader(open(args.shapes))))[: 3 if args.smoke else None]
+    dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "fa3_mla_fp8cast", list(POOL_KEYS))
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    print(f"{len(shapes)} fp8-pool shapes from {args.shapes.name}", flush=True)
+    scale = 1.0 / math.sqrt(192.0)
+    for i, key in enumerate(shapes):
+        B, H, ctx, pool = key
+        try:
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (pool * DIM))))
+            pools = [torch.randn(pool, 1, DIM, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+                     for _ in range(copies)]
+            note = ""
+            if B == 0:
+                def call(j, n_kv=copies, pools=pools):
+                    return pools[j % n_kv].to(torch.bfloat16)
+            else:
+                pt, slots = dense_pages(B, ctx, 1, gen)
+                assert slots <= pool, f"{B} x {ctx} tokens do not fit a pool of {pool}"
+                q = torch.randn(B, H, DR, device="cuda", dtype=torch.bfloat16, generator=gen)
+                qv = torch.randn(B, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
+                cu = torch.arange(0, B + 1, dtype=torch.int32, device="cuda")
+                seqlens = torch.full((B,), ctx, dtype=torch.int32, device="cuda")
+
+                def call(j, n_kv=copies, pools=pools, q=q, qv=qv, pt=pt, seqlens=seqlens, cu=cu):
+                    kv = pools[j % n_kv].to(torch.bfloat16)          # SGLang: get_key_buffer(layer_id).to(q.dtype)
+                    return flash_attn_with_kvcache(q=q, k_cache=kv[:, :, DV:].view(-1, 1, 1, DR),
+                                                   v_cache=kv[:, :, :DV].view(-1, 1, 1, DV), qv=qv, page_table=pt,
+                                                   cache_seqlens=seqlens, cu_seqlens_q=cu, max_seqlen_q=1,
+                                                   softmax_scale=scale, causal=True, num_splits=0)
+                if i < 3:   # request 0 against a reference over the dequantized pool
+                    out = call(0)
+                    o = out[0] if isinstance(out, tuple) else out
+                    slot = pt[0].long()[:ctx]
+                    rows = pools[0].view(-1, DIM)[slot].float()
+                    logits = (q[0].float() @ rows[:, DV:].T + qv[0].float() @ rows[:, :DV].T) * scale
+                    ref = torch.softmax(logits, dim=-1) @ rows[:, :DV]
+                    err = float((o[0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
+                    note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
+            record((f, w, sf, sw), "fa3_mla_fp8cast", dict(zip(POOL_KEYS, key)), call, copies, note, dev, date)
+            names = launched_kernels(lambda call=call: call(0))
+            notes.write(f"{dict(zip(POOL_KEYS, key))}: {' | '.join(names)[:700]}\n")
+            print(f"B {B:4d} H {H:3d} ctx {ctx:6d} pool {pool:8d}: done {note}", flush=True)
+            del pools
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"{key}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    close_outputs(f, notes, sf, stem)
 
 
 def dense_main(args) -> None:

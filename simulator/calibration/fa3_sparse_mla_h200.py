@@ -777,3 +777,59 @@ def predict12(hw) -> pd.DataFrame:
         t["pred_us"] = family_us(t, hw)
     t["ship_rule"] = GRID3_RULE
     return t
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# SGLang over an fp8 MLA cache on Hopper (family fa3_mla_fp8cast): the layer's whole pool cast to bf16, then the qv call
+# ---------------------------------------------------------------------------------------------------------------------
+POOL_KEYS = ["batch", "heads", "context", "pool"]
+PREDICTION13 = "fa3_mla_fp8cast_h200_prediction_2026-11-29.csv"
+#: (batch, heads, context, pool tokens); batch 0 = the cast alone. 1.47M tokens: DeepSeek-V3's fp8 pool a device at TP8
+#: on the H200 by simulator/memory.py kv_pool_tokens
+SHAPES13 = ([(0, 0, 0, p) for p in (32768, 131072, 524288, 1048576, 1473200, 2097152)]
+            + [(1, 16, 32768, 1048576), (8, 16, 16384, 1473200), (32, 16, 8192, 524288), (64, 128, 4096, 1048576),
+               (4, 128, 32768, 262144), (128, 16, 4096, 1473200), (16, 64, 16384, 524288), (2, 128, 65536, 131072)])
+
+
+def regime13(batch, pool) -> np.ndarray:
+    """The fp8 pool grid's regimes (declared before its call)."""
+    return np.where(np.asarray(batch) == 0, "the cast alone",
+                    np.where(np.asarray(pool) <= 524288, "decode, pool <= 512K tokens", "decode, pool >= 1M tokens"))
+
+
+def fp8cast_us(df: pd.DataFrame, hw, family: str = "fa3_mla_fp8cast") -> np.ndarray:
+    """`family`'s price of every fp8-pool row (us a call, the harness's CUDA-graph timing): SGLang's call
+    (fa3_mla_fp8cast: the pool's cast + the bf16 qv call) or the product's price before it (flashmla at an fp8 cache);
+    a batch-0 row the cast alone (families.pool_cast_launch)."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels.families import mla_launches, pool_cast_launch
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    a = {c: df[c].to_numpy(float) for c in POOL_KEYS}
+    n = len(df)
+    alone = a["batch"] == 0
+    b = OpBuilder(n)
+    launches = mla_launches(family, np.maximum(a["batch"], 1.0), np.ones(n), np.maximum(a["context"], 1.0),
+                            np.maximum(a["heads"], 16.0), MLA_DV, MLA_D, 1.0, 1.0, hw.units, pool_tokens=a["pool"])
+    for ln in launches:
+        ln.where = ~alone if ln.where is None else (np.asarray(ln.where) & ~alone)
+    emit(b, launches + [pool_cast_launch(a["pool"], MLA_DV, MLA_D, (n,), where=alone)], hw.units)
+    return FP.predict_us(b.build(), hw, hw.efficiency, n)
+
+
+def predict13(hw) -> pd.DataFrame:
+    """The fp8 pool grid priced before its call: pred_us (fa3_mla_fp8cast, from sglang's source) and pred_main_us (the
+    product's price before: FlashMLA's dense decode at an fp8 cache, the SGLang profile's mla_fp8 until then; the cast
+    rows have none)."""
+    t = pd.DataFrame([dict(zip(POOL_KEYS, s)) for s in SHAPES13])
+    t["regime"] = regime13(t["batch"], t["pool"])
+    t["pred_us"] = fp8cast_us(t, hw)
+    main = fp8cast_us(t, hw, "flashmla")
+    t["pred_main_us"] = np.where(t["batch"] == 0, np.nan, main)
+    return t
+
+
+def measured_fp8cast(tag: str = "pool1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The fp8 pool grid's committed prices joined to its newest H200 measurement (joined)."""
+    return joined(PREDICTION13, "fa3_mla_fp8cast", tag, "fa3_mla_fp8cast", POOL_KEYS, data_dir, replicate)

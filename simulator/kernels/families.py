@@ -50,7 +50,7 @@ def vllm_fa3_splits(B, q) -> np.ndarray:
     """num_splits vLLM passes FA3: VLLM_FA3_SPLITS for a step of at most VLLM_FULL_GRAPH_TOKENS query rows, else 0."""
     rows = np.asarray(B, dtype=np.float64) * np.asarray(q, dtype=np.float64)
     return np.where(rows <= VLLM_FULL_GRAPH_TOKENS, VLLM_FA3_SPLITS, 0.0)
-MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm")
+MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm", "fa3_mla_fp8cast")
 #: FlashAttention-3's MLA decode: its hdim 64 x 512 kernel with qv (the RoPE part as q, the latent as qv and V) over the
 #: paged latent cache (simulator/kernels/fa3.py; its terms judged on DSA's decode over top-k pages, simulator/
 #: calibration/fa3_sparse_mla_h200.py). fa3_mla: SGLang's fa3 backend, its default for DeepSeek-V3 / R1 on Hopper
@@ -61,7 +61,17 @@ MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm")
 #: _get_backend_priorities @ 0.33.0; flashattn_mla.py forward_mqa: flash_attn_varlen_func with q_v, block 16, the
 #: scheduler metadata computed once a step, num_splits as vllm_fa3_splits)
 FA3_MLA_FAMILIES = {"fa3_mla": {"num_splits": 0.0, "prepare": True},
-                    "fa3_mla_vllm": {"num_splits": "vllm", "prepare": False}}
+                    "fa3_mla_vllm": {"num_splits": "vllm", "prepare": False},
+                    "fa3_mla_fp8cast": {"num_splits": 0.0, "prepare": True, "cast_pool": True}}
+#: SGLang's fa3 backend over an fp8 (e4m3) MLA cache on Hopper (fa3_mla_fp8cast): its absorbed decode (and the absorbed
+#: extend inside its prefill graph) reads the layer's key buffer as `token_to_kv_pool.get_key_buffer(layer_id).to(q.dtype)`
+#: (sglang srt/layers/attention/flashattention_backend.py forward_decode @ v0.5.10.post1 lines 1103-1105, @ v0.5.23 line
+#: 2350; the fp8 query path is gated on head_dim <= 256 and MLA's is 576, so q stays bf16): a cast of the WHOLE pool
+#: buffer of that layer, (max_total_num_tokens + page_size) x 576 fp8 values to bf16, on every layer of every step,
+#: before FA3's bf16 qv kernel runs over the cast copy. Priced as PyTorch's copy kernel (op kind `copy`) over the
+#: device's KV pool (AttentionLayout.kv_pool_tokens: simulator/memory.py kv_pool_tokens); read from source, the cast's
+#: bytes measured on the H200 (simulator/calibration/fa3_sparse_mla_h200.py, the fp8 pool grid)
+FP8_POOL_CAST_ELEMS_PER_CTA = 512.0   # PyTorch's unrolled elementwise copy: 128 threads x 4 elements a block
 #: True = vLLM's MLA call (fa3_mla_vllm) keeps the prepare kernel's price: the main kernel's prologue, which runs
 #: exposed when the scheduler metadata comes from the step (VLLM_FA3_SPLITS' comment: measured so on vLLM's GQA call);
 #: False = no prepare kernel, nothing in its place (as fa3_mla_vllm was judged on the dense grid). Judged on the vLLM
@@ -287,7 +297,8 @@ def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, 
 #: head_dim_vo 128 (backend "auto": FlashInfer's own sm_90 kernel, simulator/kernels/fi_sm90.py) and an extend with a
 #: cached prefix through its paged MLA wrapper (not modelled at prefill rows: those chunks keep the dense strategy's
 #: generic op, mla_prefill_covered)
-MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90", "fa3_mla": "fa3", "fa3_mla_vllm": "fa3"}
+MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90", "fa3_mla": "fa3", "fa3_mla_vllm": "fa3",
+                      "fa3_mla_fp8cast": "fa3"}
 
 
 def mla_prefill_covered(family: str, T, P) -> np.ndarray:
@@ -314,7 +325,18 @@ SGLANG_ABSORBED_PREFILL = True
 SGLANG_ABSORBED_PREFILL_TOKENS = 8192.0
 
 
-def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: float = 512.0, d_kpe: float = 64.0):
+def pool_cast_launch(pool_tokens, d_ckv: float, d_kpe: float, shape, where=None):
+    """The cast of a layer's whole fp8 MLA pool to bf16 that SGLang's fa3 backend makes before its qv kernel
+    (FA3_MLA_FAMILIES fa3_mla_fp8cast's comment): pool_tokens x (d_ckv + d_kpe) fp8 values read, twice the bytes
+    written, PyTorch's copy kernel (FP8_POOL_CAST_ELEMS_PER_CTA a block)."""
+    from simulator.kernels.production import Launch
+    e = np.broadcast_to(np.asarray(pool_tokens, dtype=np.float64) * (d_ckv + d_kpe), shape)
+    return Launch("kv_pool_cast", "copy", np.maximum(np.ceil(e / FP8_POOL_CAST_ELEMS_PER_CTA), 1.0), 1.0, 1.0, 0.0,
+                  e, e, 2.0 * e, where=(e > 0.0) if where is None else (np.asarray(where) & (e > 0.0)))
+
+
+def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: float = 512.0, d_kpe: float = 64.0,
+                         pool_tokens=0.0):
     """Launches of one causal MLA prefill call (MLA_PREFILL_FAMILY): B requests of P new query rows after T - P cached
     tokens, every head its own K (d_qk) and V (d_v), bf16 and contiguous (the up-projected K / V, loaded by TMA). FA3:
     the prefix's keys walked by the same causal call (bottom-right aligned), as one chunk; num_splits = 1, the varlen
@@ -328,7 +350,7 @@ def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: fl
         raise ValueError(f"no MLA prefill kernel modelled for {family!r}")
     causal = np.ones(np.broadcast(B, P, T, H).shape, dtype=bool)
     mha = FA3.fa3(B, P, T, H, H, d_qk, 2.0, 0.0, sms, causal=causal, dv=d_v, paged=False, num_splits=1.0)[0]
-    if family != "fa3_mla" or not SGLANG_ABSORBED_PREFILL:
+    if family not in ("fa3_mla", "fa3_mla_fp8cast") or not SGLANG_ABSORBED_PREFILL:
         return mha
     absorbed = np.asarray(B, dtype=np.float64) * np.asarray(P, dtype=np.float64) <= SGLANG_ABSORBED_PREFILL_TOKENS
     absorbed = np.broadcast_to(absorbed, causal.shape)
@@ -339,11 +361,14 @@ def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: fl
         ln.where = absorbed if ln.where is None else (np.asarray(ln.where) & absorbed)
     for ln in mha:
         ln.where = ~absorbed if ln.where is None else (np.asarray(ln.where) & ~absorbed)
+    if FA3_MLA_FAMILIES[family].get("cast_pool"):   # the absorbed extend reads the pool's bf16 cast too
+        qv.append(pool_cast_launch(pool_tokens, d_ckv, d_kpe, causal.shape, where=absorbed))
     return qv + mha
 
 
-def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
-    """Launches of one MLA decode / verification call (absorbed: one latent of d_ckv + d_kpe per token)."""
+def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int, pool_tokens=0.0):
+    """Launches of one MLA decode / verification call (absorbed: one latent of d_ckv + d_kpe per token); pool_tokens:
+    the device's KV pool in tokens, what fa3_mla_fp8cast casts whole a layer (FA3_MLA_FAMILIES' comment)."""
     if family == "fi_mla":
         return FI.fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms)[0]
     if family == "flashmla":
@@ -353,7 +378,9 @@ def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
         c = FA3_MLA_FAMILIES[family]
         one = np.ones(np.broadcast(B, q, T, H).shape)
         ns = vllm_fa3_splits(B * one, q * one) if c["num_splits"] == "vllm" else c["num_splits"]
-        return FA3.fa3(B * one, q * one, T * one, H * one, one, float(d_kpe), kvb, page, sms, dv=float(d_ckv),
-                       qv=float(d_ckv), T_bound=T * one, num_splits=ns,
-                       prepare=c["prepare"] or (family == "fa3_mla_vllm" and VLLM_CALL_PROLOGUE))[0]
+        cast = bool(c.get("cast_pool"))
+        out = FA3.fa3(B * one, q * one, T * one, H * one, one, float(d_kpe), 2.0 if cast else kvb, page, sms,
+                      dv=float(d_ckv), qv=float(d_ckv), T_bound=T * one, num_splits=ns,
+                      prepare=c["prepare"] or (family == "fa3_mla_vllm" and VLLM_CALL_PROLOGUE))[0]
+        return [pool_cast_launch(pool_tokens, d_ckv, d_kpe, one.shape), *out] if cast else out
     raise ValueError(f"unknown MLA family {family!r}")

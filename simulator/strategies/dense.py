@@ -46,6 +46,7 @@ PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block si
 #: production kernel families (simulator/kernels/families.py): FlashInfer, FlashAttention-3/4, FlashMLA, XQA, the
 #: engines' Triton kernels, each priced from its plan rules and launch structure
 PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa4", "flashmla", "fa3_mla", "fa3_mla_vllm",
+                       "fa3_mla_fp8cast",
                        "xqa", "triton_sgl", "triton_vllm")
 
 
@@ -286,7 +287,8 @@ class DenseAttention(AttentionStrategy):
         if lay.mla:
             a = lay.mla
             launches = mla_launches(self.kernel, B * one, q * one, T * one, lay.attn_heads_dev * one,
-                                    float(a.kv_lora_rank), float(a.qk_rope_head_dim), kvb, float(self.page_size), sms)
+                                    float(a.kv_lora_rank), float(a.qk_rope_head_dim), kvb, float(self.page_size), sms,
+                                    pool_tokens=lay.kv_pool_tokens)
         else:
             launches = gqa_launches(self.kernel, B * one, q * one, T * one, lay.attn_heads_dev * one,
                                     lay.attn_kv_heads_dev * one, float(lay.head_dim), kvb * one, float(self.page_size),
@@ -330,7 +332,8 @@ class DenseAttention(AttentionStrategy):
             return
         launches = mla_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
                                         lay.heads_dev * one, float(a.qk_nope_head_dim + a.qk_rope_head_dim),
-                                        float(a.v_head_dim), sms, float(a.kv_lora_rank), float(a.qk_rope_head_dim))
+                                        float(a.v_head_dim), sms, float(a.kv_lora_rank), float(a.qk_rope_head_dim),
+                                        pool_tokens=lay.kv_pool_tokens)
         if np.all(covered):
             emit(b, launches, sms, count=shape.layers)
             return
