@@ -830,6 +830,33 @@ def predict13(hw) -> pd.DataFrame:
     return t
 
 
-def measured_fp8cast(tag: str = "pool1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """The fp8 pool grid's committed prices joined to its newest H200 measurement (joined)."""
-    return joined(PREDICTION13, "fa3_mla_fp8cast", tag, "fa3_mla_fp8cast", POOL_KEYS, data_dir, replicate)
+def measured_fp8cast(tag: str = "pool1", data_dir: Path = DATA_DIR, replicate: bool = False,
+                     prediction: str = PREDICTION13) -> pd.DataFrame | None:
+    """An fp8 pool grid's committed prices joined to its newest H200 measurement (joined)."""
+    return joined(prediction, "fa3_mla_fp8cast", tag, "fa3_mla_fp8cast", POOL_KEYS, data_dir, replicate)
+
+
+#: the fp8 pool grid 2 (blind, after the cast's op kind was corrected on grid 1): new pools and calls
+SHAPES14 = ([(0, 0, 0, p) for p in (65536, 262144, 786432, 1800000)]
+            + [(2, 16, 65536, 786432), (24, 16, 8192, 262144), (1, 128, 131072, 1800000), (48, 128, 2048, 786432),
+               (10, 64, 32768, 600000), (256, 16, 2048, 1048576), (6, 32, 49152, 393216)])
+PREDICTION14 = "fa3_mla_fp8cast_h200_grid2_prediction_2026-11-29.csv"
+
+
+def predict14(hw) -> pd.DataFrame:
+    """The fp8 pool grid 2 priced before its call: pred_us (fa3_mla_fp8cast as shipped: the cast as op kind `cast`),
+    pred_main_us (its first look: the cast as `copy`), pred_flashmla_us (the product's price before the family)."""
+    from simulator.kernels import families as FAM
+
+    t = pd.DataFrame([dict(zip(POOL_KEYS, s)) for s in SHAPES14])
+    t["regime"] = np.where(t["batch"] == 0, "the cast alone",
+                           np.where(t["pool"] <= 524288, "decode, pool <= 512K tokens", "decode, pool > 512K tokens"))
+    t["pred_us"] = fp8cast_us(t, hw)
+    before = FAM.POOL_CAST_KIND
+    try:
+        FAM.POOL_CAST_KIND = "copy"
+        t["pred_main_us"] = fp8cast_us(t, hw)
+    finally:
+        FAM.POOL_CAST_KIND = before
+    t["pred_flashmla_us"] = np.where(t["batch"] == 0, np.nan, fp8cast_us(t, hw, "flashmla"))
+    return t
