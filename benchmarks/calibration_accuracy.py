@@ -132,6 +132,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_mla_vllm()
     fa3_sparse_mla.fa3_mla_prefill()
     fa3_sparse_mla.fa3_mla_split()
+    fa3_sparse_mla.fa3_mla_fp8cast()
     BOARD.print()
 
 

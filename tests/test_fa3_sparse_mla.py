@@ -156,3 +156,54 @@ def test_vllms_split_cap_for_its_fa3_calls():
         assert not bool(np.any(launches[0].where))
     finally:
         FAM.VLLM_CALL_PROLOGUE = before
+
+
+def test_sglangs_fp8_mla_call_casts_the_whole_pool_then_runs_the_bf16_qv_kernel():
+    from simulator.kernels.families import mla_launches
+    pool = 131072.0
+    ls = mla_launches("fa3_mla_fp8cast", 8.0, 1.0, 16384.0, 16.0, 512.0, 64.0, 1.0, 1.0, 132, pool_tokens=pool)
+    cast = next(ln for ln in ls if ln.name == "kv_pool_cast")
+    e = pool * 576
+    assert cast.kind == "cast" and float(cast.flops) == e          # PyTorch's up-casting copy, by its element rate
+    assert float(cast.bytes_read) == e and float(cast.bytes_written) == 2 * e   # fp8 in, bf16 out
+    bf16 = mla_launches("fa3_mla", 8.0, 1.0, 16384.0, 16.0, 512.0, 64.0, 2.0, 1.0, 132)
+    mains = [ln for ln in ls if ln.name != "kv_pool_cast"]
+    assert [ln.kind for ln in mains] == [ln.kind for ln in bf16]   # the bf16 kernel over the cast copy
+    assert np.allclose([float(np.max(ln.bytes_read)) for ln in mains], [float(np.max(ln.bytes_read)) for ln in bf16])
+
+
+def test_the_pool_is_the_memory_left_over_a_tokens_kv_bytes_and_a_scenario_can_pin_it():
+    from simulator.memory import MEMORY_UTILIZATION, kv_pool_tokens, weight_bytes, workspace_bytes
+    from simulator.pricing import decode_ops
+    c = make_combo("H200", "DeepSeek-V3", kv_dtype="fp8", tp=8, launch="graph", attention="dense", weight_dtype="fp8")
+    free = c.hardware.hbm_capacity_bytes * MEMORY_UTILIZATION - weight_bytes(c) - workspace_bytes(c)
+    n = float(kv_pool_tokens(c))
+    assert n > 0 and np.isclose(n, np.floor(free / c.model.kv_bytes_per_token("fp8")))
+    assert c.attn_layout.kv_pool_tokens == n
+
+    def cast_bytes(pool):
+        cc = replace(c, attention=parse_axis("attention", [{"dense": {"kernel": "fa3_mla_fp8cast", "page_size": 1,
+                                                                      "pool_tokens": pool}}])[0])
+        ops, _ = decode_ops(cc, np.array([8.0]), np.array([8192.0]))
+        cast = np.asarray(ops.names, dtype=object)[ops.name_id] == "kv_pool_cast"
+        return float((ops.bytes_read * ops.count)[cast].sum())
+    pinned, default = cast_bytes(131072), cast_bytes(0)
+    assert pinned > 0 and default / pinned == pytest.approx(n / 131072, rel=1e-6)
+
+
+def test_the_fp8_pool_grids_committed_prices_reproduce():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    from simulator.kernels import families as FAM
+    hw = load_hardware("H200")
+    g2 = pd.read_csv(S.DATA_DIR / S.PREDICTION14)
+    assert np.allclose(S.fp8cast_us(g2, hw), g2["pred_us"].to_numpy(float), rtol=1e-4)
+    g1 = pd.read_csv(S.DATA_DIR / S.PREDICTION13)
+    before = FAM.POOL_CAST_KIND
+    try:
+        FAM.POOL_CAST_KIND = "copy"                       # the first look's kind
+        assert np.allclose(S.fp8cast_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)
+    finally:
+        FAM.POOL_CAST_KIND = before

@@ -124,6 +124,8 @@ def test_engine_defaults_and_family_table():
     assert FAM.engine_default_kernel("sglang", "hopper", mla=True) == "fa3_mla"
     assert FAM.engine_default_kernel("vllm", "hopper", mla=True) == "fa3_mla_vllm"
     assert FAM.engine_default_kernel("vllm", "hopper", mla=True, kv_dtype="fp8") == "flashmla"
+    # SGLang keeps its fa3 backend over an fp8 MLA cache and casts the layer's pool to bf16 first (forward_decode)
+    assert FAM.engine_default_kernel("sglang", "hopper", mla=True, kv_dtype="fp8") == "fa3_mla_fp8cast"
     table = FAM.family_table()
     assert set(FAM.FAMILIES) - {"flashinfer"} <= set(table)
     for fam in table.values():

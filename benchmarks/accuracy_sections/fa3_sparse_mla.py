@@ -379,3 +379,75 @@ def _earlier_grids(hw):
            ("SGLang MLA prefill grid 2", S.measured_dense(S.PREDICTION8, "prefill2"),
             lambda g: S.prefill7_us(g, hw, True))]
     return [(n, g, p) for n, g, p in out if g is not None]
+
+
+FAMILY_FP8CAST = "fa3_mla_fp8cast: SGLang's fa3 backend over an fp8 MLA cache (the pool's bf16 cast + the qv call), H200"
+#: sgl-project/sglang issue #35291 (third-party, read after the fp8 pool grid 1 and the cast's kind were settled; never
+#: fitted): DeepSeek-R1 on 8 x H200, SGLang's fa3 backend, fp8 KV, max_total_tokens 131072: the whole-pool casts cost
+#: 13.77 ms of a 31.52 ms decode step (61 layers), against 17.68 ms with --attention-backend flashmla
+ISSUE_35291 = {"pool": 131072, "cast_ms_per_step": 13.77, "layers": 61, "step_fa3_ms": 31.52, "step_flashmla_ms": 17.68}
+
+
+def fa3_mla_fp8cast(fmt: dict | None = None) -> None:
+    """The fp8 pool grids: SGLang's call over an fp8 MLA cache (fa3_mla_fp8cast, from source), its first look, the cast's
+    op kind corrected on grid 1 (looked-at), grid 2 (blind), and the third-party step figure beside it."""
+    from hwmodels.spec import load_hardware
+    from simulator.kernels import families as FAM
+
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    g1 = S.measured_fp8cast()
+    if g1 is None:
+        print(f"\nSGLang over an fp8 MLA cache: not measured yet ({S.PREDICTION13} holds the prices)")
+        return
+    hw = load_hardware("H200")
+    rr = replicate_pct(g1, S.measured_fp8cast(replicate=True))
+    g1 = g1.rename(columns={"err_pct": "first_err_pct", "main_err_pct": "before_err_pct"})
+    g1["shipped_err_pct"] = (S.fp8cast_us(g1, hw) / g1["median_us"] - 1.0) * 100.0
+    t = models_table(g1, ("regime",), ("first", "shipped", "before"), ("first", "shipped", "before"))
+    print(f"\n== SGLANG OVER AN FP8 MLA CACHE ON THE H200, THE FP8 POOL GRID 1 ({len(g1)} calls: its fa3 backend's decode "
+          "as its source runs it with --kv-cache-dtype fp8_e4m3 (forward_decode: the layer's WHOLE pool cast to bf16, "
+          "get_key_buffer(layer_id).to(q.dtype), then FA3's bf16 qv call over the copy), pools of 32K-2.1M tokens, "
+          f"the cast alone at batch 0; {S.PREDICTION13}, commit {str(g1['model_commit'].iloc[0])[:7]}, before the "
+          f"call; replicate run to run {rr:.2f} %): first = fa3_mla_fp8cast's FIRST LOOK (the cast priced as a "
+          "vectorized copy, op kind copy), shipped = the cast as op kind cast (PyTorch's up-casting copy, "
+          "unrolled_elementwise_kernel, on the H100's terms; chosen after this grid: LOOKED-AT, nothing fitted), "
+          "before = FlashMLA's dense decode at an fp8 cache (the SGLang profile's mla_fp8 until now, an assumption); "
+          "|model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    cast = g1[g1["batch"] == 0]
+    rate = float(np.median(cast["pool"] * (S.MLA_DV + S.MLA_D) / cast["median_us"])) / 1e6
+    print(f"  the cast runs at {rate:.2f} T elements/s ({rate * 3:.2f} TB/s of fp8 read + bf16 written): the first "
+          "look's copy rate 4x too fast; FlashMLA at fp8 priced an attention call of 35-100 us where the step's layer "
+          "spends 0.3-2.7 ms")
+    BOARD.add(FAMILY_FP8CAST, "first look", "fp8 pool grid 1, the cast as a vectorized copy", g1["first_err_pct"],
+              int((t["first_goal"] == "met").sum()), len(t))
+    g2 = S.measured_fp8cast("pool2", prediction=S.PREDICTION14)
+    if g2 is None:
+        print(f"\nThe fp8 pool grid 2: not measured yet ({S.PREDICTION14} holds the prices)")
+        return
+    rr2 = replicate_pct(g2, S.measured_fp8cast("pool2", prediction=S.PREDICTION14, replicate=True))
+    g2 = g2.rename(columns={"err_pct": "shipped_err_pct", "main_err_pct": "first_err_pct"})
+    g2["before_err_pct"] = (g2["pred_flashmla_us"] / g2["median_us"] - 1.0) * 100.0
+    t2 = models_table(g2, ("regime",), ("shipped", "first", "before"), ("shipped", "first", "before"))
+    ms, mf = int((t2["shipped_goal"] == "met").sum()), int((t2["first_goal"] == "met").sum())
+    print(f"\n== SGLANG OVER AN FP8 MLA CACHE, THE FP8 POOL GRID 2 ({len(g2)} new calls: pools of 64K-1.8M tokens, "
+          f"1-256 requests, 16-128 heads; {S.PREDICTION14}, commit {str(g2['model_commit'].iloc[0])[:7]}, before the "
+          f"call; replicate run to run {rr2:.2f} %), BLIND: shipped = the cast as op kind cast, first = as a copy, "
+          "before = FlashMLA at an fp8 cache; |model/measured - 1| median / p90, signed median, %")
+    print(t2.to_string(**fmt))
+    print(f"  shipped: {pooled(g2['shipped_err_pct'])}, {ms} of {len(t2)} (the H200's cast 7 % slower than the H100's "
+          f"terms); first look: {pooled(g2['first_err_pct'])}, {mf} of {len(t2)}; before: "
+          f"{pooled(g2['before_err_pct'].dropna())}")
+    BOARD.add(FAMILY_FP8CAST, "blind", "fp8 pool grid 2, the cast as op kind cast (shipped)", g2["shipped_err_pct"], ms,
+              len(t2), standing=True)
+    BOARD.add(FAMILY_FP8CAST, "blind", "fp8 pool grid 2, FlashMLA at fp8 (the profile's price before)",
+              g2["before_err_pct"].dropna(), int((t2["before_goal"] == "met").sum()), len(t2) - 1)
+    one = S.pd.DataFrame([{"batch": 0, "heads": 0, "context": 0, "pool": ISSUE_35291["pool"] + 1}])
+    per_layer = float(S.fp8cast_us(one, hw)[0]) - hw.launch_graph_s * 1e6
+    theirs = ISSUE_35291["cast_ms_per_step"] / ISSUE_35291["layers"] * 1e3
+    ours = g1[(g1["batch"] == 0) & (g1["pool"] == ISSUE_35291["pool"])]["median_us"]
+    print(f"  a third party's step (sgl-project/sglang#35291, DeepSeek-R1 on 8 x H200, a {ISSUE_35291['pool']}-token "
+          f"pool, read after these grids, never fitted): the casts {ISSUE_35291['cast_ms_per_step']} ms of a "
+          f"{ISSUE_35291['step_fa3_ms']} ms decode step, {theirs:.0f} us a layer; measured here "
+          f"{float(ours.iloc[0]) if len(ours) else float('nan'):.0f} us; priced {per_layer:.0f} us "
+          f"({(per_layer / theirs - 1) * 100:+.1f} %); kernel {FAM.POOL_CAST_KIND}")

@@ -109,6 +109,13 @@ class DenseAttention(AttentionStrategy):
                 "SGLang's token-level pool is 1, FlashMLA's 64; it sets FlashInfer's smallest KV chunk (128 / page pages) "
                 "and so its split count",
             lambda v: isinstance(v, int) and 1 <= v <= 4096, "an integer in [1, 4096]"),
+        # --- the KV pool a family that touches its whole pool each step reads (kernel: fa3_mla_fp8cast) ---
+        "pool_tokens": Param(
+            0, "tokens of a device's KV pool, as the engine sizes it: SGLang's max_total_num_tokens (--max-total-tokens), "
+               "what kernel fa3_mla_fp8cast (SGLang's fa3 backend over an fp8 MLA cache) casts to bf16 whole on every "
+               "layer of every step; 0 = the memory model's pool (simulator/memory.py kv_pool_tokens: the memory left "
+               "after weights and workspace over a token's KV bytes)",
+            lambda v: isinstance(v, int) and v >= 0, "an integer >= 0"),
         # --- how an engine's FlashInfer backend runs a prefill chunk (simulator/kernels/families.py FI_PREFILL_MODES) ---
         "flashinfer_prefill": Param(
             "paged", "how the FlashInfer GQA families (kernel: fi_decode, fi_tc, flashinfer) prefill a chunk, as the "
@@ -288,7 +295,7 @@ class DenseAttention(AttentionStrategy):
             a = lay.mla
             launches = mla_launches(self.kernel, B * one, q * one, T * one, lay.attn_heads_dev * one,
                                     float(a.kv_lora_rank), float(a.qk_rope_head_dim), kvb, float(self.page_size), sms,
-                                    pool_tokens=lay.kv_pool_tokens)
+                                    pool_tokens=self.pool_tokens or lay.kv_pool_tokens)
         else:
             launches = gqa_launches(self.kernel, B * one, q * one, T * one, lay.attn_heads_dev * one,
                                     lay.attn_kv_heads_dev * one, float(lay.head_dim), kvb * one, float(self.page_size),
@@ -333,7 +340,7 @@ class DenseAttention(AttentionStrategy):
         launches = mla_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
                                         lay.heads_dev * one, float(a.qk_nope_head_dim + a.qk_rope_head_dim),
                                         float(a.v_head_dim), sms, float(a.kv_lora_rank), float(a.qk_rope_head_dim),
-                                        pool_tokens=lay.kv_pool_tokens)
+                                        pool_tokens=self.pool_tokens or lay.kv_pool_tokens)
         if np.all(covered):
             emit(b, launches, sms, count=shape.layers)
             return
