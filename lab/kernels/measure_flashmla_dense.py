@@ -1,0 +1,127 @@
+"""FlashMLA's DENSE MLA decode on one Hopper GPU over an fp8 cache, the kernel vLLM runs for DeepSeek-V3 / R1 with
+kv_cache_dtype fp8 on SM90 (its FLASHMLA backend: vllm/v1/attention/backends/mla/flashmla.py @ 0.33.0 calls
+flash_mla_with_kvcache_fp8 -> vllm-project/FlashMLA's csrc/extension/sm90/dense_fp8, the fp8 kernel of deepseek-ai/
+FlashMLA PR #54: fp8 e4m3 q and cache, a per-tensor descale each, pages of 64, its own split scheduler
+get_mla_decoding_metadata_dense_fp8), and over a bf16 cache (the legacy dense_decode_fwd: what the `flashmla` family's
+terms were fitted on) as the control. Both from sgl_flash_mla 1.0.0's _C_legacy extension alone (torch.ops.
+flash_mla_legacy.fwd_kvcache_mla_fp8 / dense_decode_fwd; its dense fp8 kernel is the same PR #54 kernel: the wheel's
+flash_mla_interface.py routes SGLang's fp8 dense calls there).
+
+Per shape (the prediction's `batch`, `s_q`, `heads`, `context`, `kv`: fp8 | bf16): q (B, s_q, H, 576) of the cache's
+dtype; each sequence's N tokens on its own pages of 64 in a pool of B x ceil(N / 64) pages dealt out in a random order
+(block_table (B, pages)); the scheduler metadata made once (as an engine makes it once a step) and reused; timed in CUDA
+graphs (_timing.time_graph): `fmla_dense` with the pool rotated through copies past the L2 (the engine's state),
+`fmla_dense_warm` on one pool. Output checked against a reference on the first shapes.
+
+    python3 measure_flashmla_dense.py --out DIR --so LEGACY_SO --shapes PREDICTION.csv [--tag TAG] [--smoke]
+
+CSV: DIR/flashmla_dense_<device>_<date>_<tag>.csv (+ _notes.txt).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _timing as T  # noqa: E402
+from measure_production_kernels import launched_kernels  # noqa: E402
+
+SCRIPT_VERSION = 1
+PAGE = 64
+DIM, DV = 576, 512
+L2_BYTES = 50 * (1 << 20)
+KEYS = ("batch", "s_q", "heads", "context", "kv")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--so", required=True, type=Path, help="sgl_flash_mla 1.0.0's _C_legacy.abi3.so")
+    ap.add_argument("--shapes", required=True, type=Path)
+    ap.add_argument("--tag", default="fp8")
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args()
+    torch.ops.load_library(str(args.so))
+    ops = torch.ops.flash_mla_legacy
+    rows = list(csv.DictReader(open(args.shapes)))
+    shapes = list(dict.fromkeys((int(float(r["batch"])), int(float(r["s_q"])), int(float(r["heads"])),
+                                 int(float(r["context"])), r["kv"]) for r in rows))[: 3 if args.smoke else None]
+    dev = torch.cuda.get_device_name(0)
+    date = dt.date.today().isoformat()
+    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"flashmla_dense_{slug}_{date}_{args.tag}"
+    f = open(args.out / f"{stem}.csv", "w", newline="")
+    w = csv.DictWriter(f, fieldnames=["kernel", *KEYS, "median_us", "p20_us", "p80_us", "calls", "copies", "note",
+                                      "device", "date"])
+    w.writeheader()
+    notes = open(args.out / f"{stem}_notes.txt", "w")
+    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; so {args.so}\n")
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    scale = 1.0 / math.sqrt(192.0)
+    one = torch.ones(1, dtype=torch.float32, device="cuda")
+    print(f"{len(shapes)} shapes from {args.shapes.name}", flush=True)
+    for i, key in enumerate(shapes):
+        B, sq, H, N, kv = key
+        try:
+            fp8 = kv == "fp8"
+            dt_ = torch.float8_e4m3fn if fp8 else torch.bfloat16
+            P = -(-N // PAGE)
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (B * P * PAGE * DIM * (1 if fp8 else 2)))))
+            pools = [torch.randn(B * P, PAGE, 1, DIM, device="cuda", generator=gen).mul(0.5).to(dt_)
+                     for _ in range(copies)]
+            bt = torch.randperm(B * P, device="cuda", generator=gen).view(B, P).to(torch.int32)
+            seqlens = torch.full((B,), N, dtype=torch.int32, device="cuda")
+            q = torch.randn(B, sq, H, DIM, device="cuda", generator=gen).mul(0.5).to(dt_)
+            if fp8:
+                meta, splits = ops.get_mla_decoding_metadata_dense_fp8(seqlens, sq * H, 1)
+
+                def call(j, n_kv=copies, pools=pools, q=q, bt=bt, seqlens=seqlens, meta=meta, splits=splits):
+                    return ops.fwd_kvcache_mla_fp8(q, pools[j % n_kv], DV, seqlens, bt, scale, sq > 1, meta, splits,
+                                                   one, one)
+            else:
+                out0 = ops.dense_decode_fwd(q, pools[0], DV, seqlens, bt, scale, sq > 1, None, None)
+                meta, splits = out0[2], out0[3]
+
+                def call(j, n_kv=copies, pools=pools, q=q, bt=bt, seqlens=seqlens, meta=meta, splits=splits):
+                    return ops.dense_decode_fwd(q, pools[j % n_kv], DV, seqlens, bt, scale, sq > 1, meta, splits)
+            out = call(0)
+            torch.cuda.synchronize()
+            note = ""
+            if i < 3:   # sequence 0's last query row, head 0, against a reference over its pages
+                o = out[0]
+                pages = bt[0].long()
+                rws = pools[0][pages].reshape(-1, DIM)[:N].float()
+                qq = q[0, sq - 1, 0].float()
+                ref = torch.softmax((qq @ rws.T) * scale, dim=-1) @ rws[:, :DV]
+                err = float((o[0, sq - 1, 0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
+                note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.1 else "")
+            for kern, n_kv in (("fmla_dense", copies), ("fmla_dense_warm", 1)):
+                st = T.time_graph(lambda j, n_kv=n_kv: call(j, n_kv))
+                w.writerow(dict(zip(KEYS, key)) | {"kernel": kern, "median_us": round(st["median"], 4),
+                                                    "p20_us": round(st["p20"], 4), "p80_us": round(st["p80"], 4),
+                                                    "calls": st["calls"], "copies": n_kv, "note": note,
+                                                    "device": dev, "date": date})
+                f.flush()
+            names = launched_kernels(lambda call=call: call(0))
+            notes.write(f"{dict(zip(KEYS, key))}: splits {splits.tolist()[:4]}... {' | '.join(names)[:600]}\n")
+            print(f"B {B:4d} s_q {sq} H {H:3d} N {N:6d} {kv}: done {note}", flush=True)
+            del pools, q, bt
+        except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
+            print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            notes.write(f"{key}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
+        torch.cuda.empty_cache()
+    f.close()
+    notes.close()
+    print(f"wrote {stem}.csv", flush=True)
+
+
+if __name__ == "__main__":
+    main()
