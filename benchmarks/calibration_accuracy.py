@@ -133,6 +133,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_mla_prefill()
     fa3_sparse_mla.fa3_mla_split()
     fa3_sparse_mla.fa3_mla_fp8cast()
+    fa3_sparse_mla.flashmla_dense_fp8()
     BOARD.print()
 
 

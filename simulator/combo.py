@@ -66,9 +66,9 @@ class AttentionLayout:
                                         1 / attn_dp of the batch
     kvbytes                             bytes per cached K / V element
     target                              the device facts a kernel's launch reads (TargetFacts)
-    kv_pool_tokens                      tokens the device's KV pool holds (simulator/memory.py kv_pool_tokens): what a
-                                        kernel that touches its whole pool each step reads (fa3_mla_fp8cast); 0 where
-                                        unknown (a bare kernel in fitting)
+    kv_pool_tokens                      tokens the device's KV pool holds (simulator/memory.py kv_pool_tokens, set by
+                                        the dense strategy for a family that touches its whole pool each step:
+                                        fa3_mla_fp8cast); 0 where unknown (a bare kernel in fitting)
     """
 
     mla: MLA | None
@@ -153,15 +153,7 @@ class Combo:
         return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,
                                kv_heads_dev=self.kv_heads_dev, attn_heads_dev=self.attn_heads_dev,
                                attn_kv_heads_dev=self.attn_kv_heads_dev, attn_dp=self.attn_dp, kvbytes=self.kvbytes,
-                               target=self.target, kv_pool_tokens=self._kv_pool_tokens())
-
-    def _kv_pool_tokens(self):
-        """The device's KV pool in tokens (simulator/memory.py kv_pool_tokens), 0 where it cannot be computed."""
-        from simulator.memory import kv_pool_tokens
-        try:
-            return kv_pool_tokens(self)
-        except (AttributeError, TypeError, ValueError, ZeroDivisionError):   # a bare or partial combo: unknown
-            return 0.0
+                               target=self.target)
 
     # ---- per-device shapes under tensor parallelism ----------------------------------------------------
     @property

@@ -179,7 +179,11 @@ def test_the_pool_is_the_memory_left_over_a_tokens_kv_bytes_and_a_scenario_can_p
     free = c.hardware.hbm_capacity_bytes * MEMORY_UTILIZATION - weight_bytes(c) - workspace_bytes(c)
     n = float(kv_pool_tokens(c))
     assert n > 0 and np.isclose(n, np.floor(free / c.model.kv_bytes_per_token("fp8")))
-    assert c.attn_layout.kv_pool_tokens == n
+
+    def layout(pool):
+        a = parse_axis("attention", [{"dense": {"kernel": "fa3_mla_fp8cast", "page_size": 1, "pool_tokens": pool}}])[0]
+        return a._layout(replace(c, attention=a)).kv_pool_tokens
+    assert layout(0) == n and layout(131072) == 0.0   # a pinned pool is the strategy's, not the layout's
 
     def cast_bytes(pool):
         cc = replace(c, attention=parse_axis("attention", [{"dense": {"kernel": "fa3_mla_fp8cast", "page_size": 1,

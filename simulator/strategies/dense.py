@@ -220,10 +220,22 @@ class DenseAttention(AttentionStrategy):
         return True
 
     def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
-        self.layout_decode_ops(b, combo.attn_layout, shape)
+        self.layout_decode_ops(b, self._layout(combo), shape)
 
     def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
-        self.layout_prefill_ops(b, combo.attn_layout, shape)
+        self.layout_prefill_ops(b, self._layout(combo), shape)
+
+    def _layout(self, combo: Combo) -> AttentionLayout:
+        """The tuple's attention layout, with the device's KV pool (simulator/memory.py kv_pool_tokens) where the kernel
+        family touches its whole pool each step (FA3_MLA_FAMILIES' cast_pool: fa3_mla_fp8cast)."""
+        from dataclasses import replace
+
+        from simulator.kernels.families import FA3_MLA_FAMILIES
+        from simulator.memory import kv_pool_tokens
+        lay = combo.attn_layout
+        if FA3_MLA_FAMILIES.get(self.kernel, {}).get("cast_pool") and not self.pool_tokens:
+            lay = replace(lay, kv_pool_tokens=kv_pool_tokens(combo))
+        return lay
 
     def layout_decode_ops(self, b: OpBuilder, lay: AttentionLayout, shape: StepShape) -> None:
         """decode_ops for an attention layout (a tuple's, or a bare kernel's in fitting)."""
