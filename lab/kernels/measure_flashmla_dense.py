@@ -13,7 +13,11 @@ dtype; each sequence's N tokens on its own pages of 64 in a pool of B x ceil(N /
 graphs (_timing.time_graph): `fmla_dense` with the pool rotated through copies past the L2 (the engine's state),
 `fmla_dense_warm` on one pool. Output checked against a reference on the first shapes.
 
-    python3 measure_flashmla_dense.py --out DIR --so LEGACY_SO --shapes PREDICTION.csv [--tag TAG] [--smoke]
+    python3 measure_flashmla_dense.py --out DIR --so LEGACY_SO --shapes PREDICTION.csv [--tag TAG] [--smoke] [--spans]
+
+--spans: each shape's kernels one by one too (measure_fa3_sparse_mla.kernel_spans: 24 eager calls over the rotated
+pools under torch.profiler; medians of the split kernel's and the combine's durations, the call's span and its tail past
+the split kernel's end), DIR/flashmla_dense_<device>_<date>_<tag>_spans.csv.
 
 CSV: DIR/flashmla_dense_<device>_<date>_<tag>.csv (+ _notes.txt).
 """
@@ -30,9 +34,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
+from measure_fa3_sparse_mla import kernel_spans  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2   # 2: --spans
 PAGE = 64
 DIM, DV = 576, 512
 L2_BYTES = 50 * (1 << 20)
@@ -46,6 +51,7 @@ def main() -> None:
     ap.add_argument("--shapes", required=True, type=Path)
     ap.add_argument("--tag", default="fp8")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--spans", action="store_true")
     args = ap.parse_args()
     torch.ops.load_library(str(args.so))
     ops = torch.ops.flash_mla_legacy
@@ -62,6 +68,12 @@ def main() -> None:
                                       "device", "date"])
     w.writeheader()
     notes = open(args.out / f"{stem}_notes.txt", "w")
+    sf = sw = None
+    if args.spans:
+        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
+        sw = csv.DictWriter(sf, fieldnames=[*KEYS, "main_us", "combine_us", "span_us", "tail_us", "kernels", "device",
+                                            "date"], extrasaction="ignore")
+        sw.writeheader()
     notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; so {args.so}\n")
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
@@ -110,6 +122,10 @@ def main() -> None:
                                                     "calls": st["calls"], "copies": n_kv, "note": note,
                                                     "device": dev, "date": date})
                 f.flush()
+            if sw is not None:
+                sw.writerow(dict(zip(KEYS, key)) | kernel_spans(lambda j, call=call: call(j)) | {"device": dev,
+                                                                                                  "date": date})
+                sf.flush()
             names = launched_kernels(lambda call=call: call(0))
             notes.write(f"{dict(zip(KEYS, key))}: splits {splits.tolist()[:4]}... {' | '.join(names)[:600]}\n")
             print(f"B {B:4d} s_q {sq} H {H:3d} N {N:6d} {kv}: done {note}", flush=True)
@@ -118,8 +134,9 @@ def main() -> None:
             print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"{key}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
-    f.close()
-    notes.close()
+    for x in (f, notes, sf):
+        if x is not None:
+            x.close()
     print(f"wrote {stem}.csv", flush=True)
 
 

@@ -3,7 +3,10 @@
 Writes hwmodels/calibration/data/production_kernels/flashmla_dense_fp8_h200_prediction_2026-11-29.csv with the model's
 commit.
 
-    python lab/kernels/predict_flashmla_dense.py
+--scan: the spans scan (SHAPES2: fp8 and bf16 at the same shapes, a fit set), flashmla_dense_fp8_h200_scan_prediction_
+2026-11-29.csv.
+
+    python lab/kernels/predict_flashmla_dense.py [--scan]
 """
 from __future__ import annotations
 
@@ -22,10 +25,12 @@ from simulator.calibration import flashmla_dense_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    res = S.predict(load_hardware("H200"))
+    scan = "--scan" in sys.argv[1:]
+    res = (S.predict2 if scan else S.predict)(load_hardware("H200"))
+    name = S.PREDICTION2 if scan else S.PREDICTION
     res["model_commit"] = commit
-    res.to_csv(S.DATA_DIR / S.PREDICTION, index=False, float_format="%.4f")
-    print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / S.PREDICTION}")
+    res.to_csv(S.DATA_DIR / name, index=False, float_format="%.4f")
+    print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / name}")
     print(res.groupby("regime")["pred_us"].median().round(2).to_string())
 
 

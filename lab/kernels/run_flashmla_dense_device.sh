@@ -4,9 +4,10 @@
 # The kernel: sgl_flash_mla 1.0.0's _C_legacy.abi3.so from the package index, stripped (strip --strip-unneeded) and
 # xz-compressed, carried in parts over earlier calls of the warm machine into /tmp/fmla/part.* (the travelling tree's
 # size limit): S=/tmp/fmla/_C_legacy.abi3.so is assembled here once; its md5 in env.txt. From the repository root:
-#   bash lab/kernels/run_flashmla_dense_device.sh
+#   [P=<prediction in production_kernels/> TAG=<tag>] bash lab/kernels/run_flashmla_dense_device.sh  (with --spans since
+#   the spans scan)
 T0=$(date +%s)
-P=hwmodels/calibration/data/production_kernels/flashmla_dense_fp8_h200_prediction_2026-11-29.csv
+P=hwmodels/calibration/data/production_kernels/${P:-flashmla_dense_fp8_h200_prediction_2026-11-29.csv}
 S=/tmp/fmla/_C_legacy.abi3.so; O=/tmp/ofmd; TAG=${TAG:-fp8}
 mkdir -p $O
 [ -f $S ] || { cat /tmp/fmla/part.* | xz -dc > $S; }
@@ -15,7 +16,7 @@ mkdir -p $O
   md5sum lab/kernels/measure_flashmla_dense.py $P $S; cat $0; } > $O/${TAG}_env.txt 2>&1
 cd lab/kernels
 export PYTHONUNBUFFERED=1
-python3 measure_flashmla_dense.py --out $O --so $S --shapes ../../$P --tag $TAG > $O/${TAG}_log.txt 2>&1
+python3 measure_flashmla_dense.py --out $O --so $S --shapes ../../$P --tag $TAG --spans > $O/${TAG}_log.txt 2>&1
 echo "first run rc $? at $(( $(date +%s) - T0 )) s"; tail -5 $O/${TAG}_log.txt
 python3 measure_flashmla_dense.py --out $O --so $S --shapes ../../$P --tag ${TAG}_replicate > $O/${TAG}_replicate_log.txt 2>&1
 echo "replicate rc $? at $(( $(date +%s) - T0 )) s"

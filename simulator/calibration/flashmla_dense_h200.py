@@ -76,3 +76,18 @@ def measured(tag: str = "fp8", data_dir: Path = DATA_DIR, replicate: bool = Fals
     t = pd.read_csv(pf).merge(m[KEYS + ["median_us", "note"]], on=KEYS)
     t["err_pct"] = (t["pred_us"] / t["median_us"] - 1.0) * 100.0
     return t
+
+
+#: the spans scan (LOOKED-AT: a fit set): fp8 and bf16 at the same shapes, every kernel of the call timed on its own
+PREDICTION2 = "flashmla_dense_fp8_h200_scan_prediction_2026-11-29.csv"
+SHAPES2 = [(b, 1, h, c, kv) for b, h, c in ((1, 16, 131072), (2, 16, 32768), (4, 16, 65536), (1, 128, 16384),
+                                             (16, 16, 8192), (96, 128, 2048), (160, 16, 4096))
+           for kv in ("fp8", "bf16")]
+
+
+def predict2(hw) -> pd.DataFrame:
+    """The spans scan priced as the first grid (predict)."""
+    t = pd.DataFrame([dict(zip(KEYS, s)) for s in SHAPES2])
+    t["regime"] = regime(t["kv"], t["heads"])
+    t["pred_us"] = family_us(t, hw)
+    return t
