@@ -6,7 +6,10 @@ commit.
 --scan: the spans scan (SHAPES2: fp8 and bf16 at the same shapes, a fit set), flashmla_dense_fp8_h200_scan_prediction_
 2026-11-29.csv.
 
-    python lab/kernels/predict_flashmla_dense.py [--scan]
+--grid2: grid 2 (SHAPES3, blind): the product's fp8 price against the fp8 candidate (the fp8 extension's combine + the
+fitted terms), flashmla_dense_fp8_h200_grid2_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_flashmla_dense.py [--scan | --grid2]
 """
 from __future__ import annotations
 
@@ -25,9 +28,10 @@ from simulator.calibration import flashmla_dense_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    scan = "--scan" in sys.argv[1:]
-    res = (S.predict2 if scan else S.predict)(load_hardware("H200"))
-    name = S.PREDICTION2 if scan else S.PREDICTION
+    flag = next((a for a in sys.argv[1:] if a in ("--scan", "--grid2")), "")
+    pricer, name = {"--scan": (S.predict2, S.PREDICTION2), "--grid2": (S.predict3, S.PREDICTION3),
+                    "": (S.predict, S.PREDICTION)}[flag]
+    res = pricer(load_hardware("H200"))
     res["model_commit"] = commit
     res.to_csv(S.DATA_DIR / name, index=False, float_format="%.4f")
     print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / name}")

@@ -91,3 +91,81 @@ def predict2(hw) -> pd.DataFrame:
     t["regime"] = regime(t["kv"], t["heads"])
     t["pred_us"] = family_us(t, hw)
     return t
+
+
+def measured_scan(data_dir: Path = DATA_DIR) -> pd.DataFrame | None:
+    """The spans scan's committed prices joined to its measurement and spans (main_us, tail_us)."""
+    fs = sorted(Path(data_dir).glob("flashmla_dense_nvidia-h200_*_scan.csv"))
+    sp = sorted(Path(data_dir).glob("flashmla_dense_nvidia-h200_*_scan_spans.csv"))
+    pf = Path(data_dir) / PREDICTION2
+    if not fs or not sp or not pf.is_file():
+        return None
+    m = pd.read_csv(fs[-1])
+    m = m[m["kernel"] == "fmla_dense"]
+    return (pd.read_csv(pf).merge(m[KEYS + ["median_us"]], on=KEYS)
+            .merge(pd.read_csv(sp[-1])[KEYS + ["main_us", "tail_us"]], on=KEYS))
+
+
+def _with_fp8(terms: dict | None):
+    """A context manager setting flashmla's fp8 candidate (FM_FP8_DENSE_COMBINE, FM_FP8_COMBINE_SPLIT_ITERS,
+    FM_FP8_MMA_SCALE) from `terms` ({"combine": bool, "split_iters": x, "mma": y}; None: as committed)."""
+    from contextlib import contextmanager
+
+    from simulator.kernels import flashmla as FM
+
+    @contextmanager
+    def cm():
+        before = (FM.FM_FP8_DENSE_COMBINE, FM.FM_FP8_COMBINE_SPLIT_ITERS, FM.FM_FP8_MMA_SCALE)
+        if terms is not None:
+            FM.FM_FP8_DENSE_COMBINE = bool(terms["combine"])
+            FM.FM_FP8_COMBINE_SPLIT_ITERS, FM.FM_FP8_MMA_SCALE = float(terms["split_iters"]), float(terms["mma"])
+        try:
+            yield
+        finally:
+            FM.FM_FP8_DENSE_COMBINE, FM.FM_FP8_COMBINE_SPLIT_ITERS, FM.FM_FP8_MMA_SCALE = before
+    return cm()
+
+
+def fit_fp8_terms(hw=None) -> dict:
+    """FM_FP8_COMBINE_SPLIT_ITERS and FM_FP8_MMA_SCALE under the fp8 combine's structure, by least squares on log time
+    over the fp8 calls of the spans scan and of the first grid (LOOKED-AT: both measured and seen)."""
+    from scipy.optimize import least_squares
+
+    from hwmodels.spec import load_hardware
+
+    hw = hw or load_hardware("H200")
+    rows = pd.concat([measured_scan(), measured()], ignore_index=True)
+    rows = rows[rows["kv"] == "fp8"].reset_index(drop=True)
+    y = np.log(rows["median_us"].to_numpy(float))
+
+    def res(v):
+        with _with_fp8({"combine": True, "split_iters": v[0], "mma": v[1]}):
+            return np.log(family_us(rows, hw)) - y
+    r = least_squares(res, x0=[0.08, 1.0], bounds=([0.0, 0.3], [2.0, 3.0]))
+    return {"split_iters": round(float(r.x[0]), 4), "mma": round(float(r.x[1]), 4),
+            "rms_log": round(float(np.sqrt(np.mean(r.fun ** 2))), 4), "n": int(len(y))}
+
+
+#: the fp8 candidate (committed before grid 2): the fp8 extension's combine (source) + fit_fp8_terms' constants
+FP8_CANDIDATE = {"combine": True, "split_iters": 0.0821, "mma": 1.2172}
+FP8_MAIN = {"combine": False, "split_iters": 0.0821, "mma": 1.2172}
+PREDICTION3 = "flashmla_dense_fp8_h200_grid2_prediction_2026-11-29.csv"
+#: grid 2 (blind: no earlier shape): fp8 calls at 16 / 128 heads, 1-200 requests, MTP rows
+SHAPES3 = ([(b, sq, 16, c, "fp8") for b, sq, c in ((1, 1, 65536), (3, 1, 24576), (12, 1, 12288), (64, 1, 4096),
+                                                   (200, 1, 3072), (6, 2, 32768))]
+           + [(b, sq, 128, c, "fp8") for b, sq, c in ((1, 1, 32768), (2, 1, 65536), (24, 1, 8192), (48, 1, 2048),
+                                                      (3, 2, 16384))])
+
+
+def predict3(hw) -> pd.DataFrame:
+    """Grid 2 priced before its call: pred_main_us (FP8_MAIN: the bf16 kernel at fp8 bytes, as the product prices vLLM's
+    fp8 calls) and pred_us (FP8_CANDIDATE). Ship rule (declared here): the candidate ships if it meets more regimes,
+    a tie by the lower pooled median."""
+    t = pd.DataFrame([dict(zip(KEYS, s)) for s in SHAPES3])
+    t["regime"] = regime(t["kv"], t["heads"])
+    with _with_fp8(FP8_MAIN):
+        t["pred_main_us"] = family_us(t, hw)
+    with _with_fp8(FP8_CANDIDATE):
+        t["pred_us"] = family_us(t, hw)
+    t["ship_rule"] = "candidate (pred_us) ships if it meets more regimes than main (pred_main_us); a tie by the lower pooled median"
+    return t

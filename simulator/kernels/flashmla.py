@@ -146,6 +146,27 @@ def flashmla_schedule(B: int, blocks: int, parts: int):
     return best[1], best[2], used, max(span), len(split), sum(split)
 
 
+#: an fp8 cache's call (vLLM's FLASHMLA backend with kv_cache_dtype fp8: vllm-project/FlashMLA @ 46d64a8
+#: csrc/extension/sm90/dense_fp8, deepseek-ai/FlashMLA PR #54's kernel) merges its splits in its own combine kernel,
+#: flash_fwd_splitkv_mla_combine_kernel (flash_fwd_mla_kernel.h 591-700): a 128-thread CTA per (request, query row,
+#: head), grid b x h_k x q_seq_per_hk; a CTA of an unsplit request exits after reading num_splits; a split one loads its
+#: splits' LSEs (one warp), then walks its splits one 2 KB fp32 partial row at a time. True = that kernel
+#: (FM_FP8_COMBINE_SPLIT_ITERS a split); False = the bf16 build's combine.cu for every call. CANDIDATE
+FM_FP8_DENSE_COMBINE = False
+#: the fp8 combine's time a split on its CTA's chain, in iterations of the combine kind (iter_us[attn_combine_flashmla]:
+#: the bf16 combine's four-split step). FITTED on the FlashMLA dense spans scan's fp8 calls (simulator/calibration/
+#: flashmla_dense_h200.py fit_fp8_terms over its 7 fp8 calls and the first grid's 10, LOOKED-AT): 0.0821 (~0.071 us a
+#: split), rms log error 0.051 with FM_FP8_MMA_SCALE
+FM_FP8_COMBINE_SPLIT_ITERS = 0.0821
+#: the fp8 split kernel's MMA work over the bf16 kernel's terms (its V transposed in shared memory for the fp8 PV MMA:
+#: fp8_transpose_v.h); 1 = the bf16 kernel's. FITTED with FM_FP8_COMBINE_SPLIT_ITERS: 1.2172. Applies where
+#: FM_FP8_DENSE_COMBINE is on (the fp8 candidate); off, an fp8 call is the bf16 kernel at fp8 bytes
+FM_FP8_MMA_SCALE = 1.2172
+#: the fp8 combine's CTAs a SM holds: 16 (128 threads, 42 registers, 640 B shared memory: the profiler's launch records of
+#: the FlashMLA dense spans scan, lab/kernels/measure_flashmla_dense.py; 2048 threads an SM)
+FM_FP8_COMBINE_RESIDENT = 16.0
+
+
 def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     """Launches of one flash_mla_with_kvcache call (module docstring)."""
     B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
@@ -186,8 +207,11 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
     ws = np.where(mblocks > 1, mblocks * used * 2.0 * BLOCK_N * lat * kvb, 0.0)
     if FM_Q_L2:   # Q as an L2 re-read too (FM_Q_L2)
         reread, ws = reread + qb, ws + qb
-    k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, loads, flops,
-                kv + qb, written, idle=mblocks * (parts - used), reread_bytes=reread, working_set=ws)
+    fp8 = np.asarray(kvb, dtype=np.float64) <= 1.0
+    k1 = Launch("attention", "attn_flashmla", mblocks * used, 1.0, iters, loads,
+                flops * np.where(fp8 & FM_FP8_DENSE_COMBINE, FM_FP8_MMA_SCALE, 1.0), kv + qb, written,
+                idle=mblocks * (parts - used),
+                reread_bytes=reread, working_set=ws)
     # the combine kernel (combine.cu run_flash_mla_combine_kernel), launched on every call: grid (B x q, 1,
     # ceil(Hq / 8)) of 256 threads (8 heads per CTA, one warp each); a CTA whose request is not split exits after
     # loading num_splits (idle); a split request's CTAs load its partial outputs and log-sum-exps and merge them
@@ -200,5 +224,13 @@ def flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms: int):
                 idle=B * q * ceil_div(H, COMBINE_HEADS) - act,
                 hidden_loads=1.0 if FM_COMBINE_PDL else 0.0, idle_share=0.0 if FM_COMBINE_PDL else 1.0,
                 where=split if FM_COMBINE_PDL else None)
+    if FM_FP8_DENSE_COMBINE and np.any(fp8):   # the fp8 extension's own combine (FM_FP8_DENSE_COMBINE)
+        k2.where = (split if FM_COMBINE_PDL else np.ones(B.shape, dtype=bool)) & ~fp8
+        # a CTA per split request's (row, head): its LSEs (one dependent load after num_splits), then its splits
+        k3 = Launch("attention_combine", "attn_combine_flashmla", rows, 1.0, Sm * FM_FP8_COMBINE_SPLIT_ITERS, 2.0,
+                    3.0 * rows * d_ckv * Sm, rd, wr, dtype="fp32", idle=B * q * H - rows, where=split & fp8,
+                    resident=FM_FP8_COMBINE_RESIDENT)
+        return [k1, k2, k3], {"parts": parts, "used_parts": used, "requests_per_part": reqs, "blocks_per_part": nblk,
+                              "splits": S, "split_requests": nsplit}
     return [k1, k2], {"parts": parts, "used_parts": used, "requests_per_part": reqs, "blocks_per_part": nblk,
                       "splits": S, "split_requests": nsplit}
