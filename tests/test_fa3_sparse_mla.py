@@ -211,3 +211,34 @@ def test_the_fp8_pool_grids_committed_prices_reproduce():
         assert np.allclose(S.fp8cast_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)
     finally:
         FAM.POOL_CAST_KIND = before
+
+
+def test_flashmlas_fp8_calls_merge_in_the_fp8_extensions_combine():
+    from simulator.kernels import flashmla as FM
+    fp8, m8 = FM.flashmla(np.array([1.0]), np.array([1.0]), np.array([131072.0]), np.array([16.0]), 512.0, 64.0, 1.0,
+                          132)
+    comb = [ln for ln in fp8 if ln.name == "attention_combine"]
+    live = [ln for ln in comb if bool(np.all(ln.where))]
+    assert float(m8["splits"][0]) > 1 and len(live) == 1
+    c = live[0]
+    assert float(np.ravel(c.ctas)[0]) == 16.0        # a 128-thread CTA per (request, row, head)
+    assert float(c.resident) == FM.FM_FP8_COMBINE_RESIDENT
+    assert np.isclose(float(np.ravel(c.serial_iters)[0]), float(m8["splits"][0]) * FM.FM_FP8_COMBINE_SPLIT_ITERS)
+    bf16, _ = FM.flashmla(np.array([1.0]), np.array([1.0]), np.array([131072.0]), np.array([16.0]), 512.0, 64.0, 2.0,
+                          132)
+    assert len(bf16) == 2                            # the bf16 call keeps combine.cu's chain
+
+
+def test_flashmla_dense_fp8_grid_2s_committed_prices_reproduce():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import flashmla_dense_h200 as FD
+    hw = load_hardware("H200")
+    p = pd.read_csv(FD.DATA_DIR / FD.PREDICTION3)
+    assert np.allclose(FD.family_us(p, hw), p["pred_us"].to_numpy(float), rtol=1e-4)        # shipped
+    with FD._with_fp8(FD.FP8_MAIN):
+        assert np.allclose(FD.family_us(p, hw), p["pred_main_us"].to_numpy(float), rtol=1e-4)
+    g1 = pd.read_csv(FD.DATA_DIR / FD.PREDICTION)
+    with FD._with_fp8(FD.FP8_MAIN):                                                           # the first look
+        assert np.allclose(FD.family_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)

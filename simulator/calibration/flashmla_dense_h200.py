@@ -64,11 +64,13 @@ def predict(hw) -> pd.DataFrame:
     return t
 
 
-def measured(tag: str = "fp8", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """The committed prediction joined to its newest H200 measurement (cold pools: kernel fmla_dense), err_pct signed."""
+def measured(tag: str = "fp8", data_dir: Path = DATA_DIR, replicate: bool = False,
+             prediction: str = PREDICTION) -> pd.DataFrame | None:
+    """A committed prediction (`prediction`) joined to its newest H200 measurement (cold pools: kernel fmla_dense),
+    err_pct signed."""
     suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
     fs = sorted(Path(data_dir).glob(f"flashmla_dense_nvidia-h200_*{suffix}"))
-    pf = Path(data_dir) / PREDICTION
+    pf = Path(data_dir) / prediction
     if not fs or not pf.is_file():
         return None
     m = pd.read_csv(fs[-1])

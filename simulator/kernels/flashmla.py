@@ -151,8 +151,11 @@ def flashmla_schedule(B: int, blocks: int, parts: int):
 #: flash_fwd_splitkv_mla_combine_kernel (flash_fwd_mla_kernel.h 591-700): a 128-thread CTA per (request, query row,
 #: head), grid b x h_k x q_seq_per_hk; a CTA of an unsplit request exits after reading num_splits; a split one loads its
 #: splits' LSEs (one warp), then walks its splits one 2 KB fp32 partial row at a time. True = that kernel
-#: (FM_FP8_COMBINE_SPLIT_ITERS a split); False = the bf16 build's combine.cu for every call. CANDIDATE
-FM_FP8_DENSE_COMBINE = False
+#: (FM_FP8_COMBINE_SPLIT_ITERS a split), its split kernel's MMA work at FM_FP8_MMA_SCALE; False = the bf16 build's kernels
+#: at fp8 bytes for every call (the first look: 10.7 / 26.0 %, 0 of 2 regimes on the FlashMLA dense fp8 grid 1, one
+#: request over 128 splits +83 %). SHIPPED after the FlashMLA dense fp8 grid 2 (11 new fp8 calls, 1 x H200, prices
+#: committed 46762e3 before the call): 3.2 / 5.6 %, 2 of 2 regimes, against 10.2 / 16.7 %, 0 of 2
+FM_FP8_DENSE_COMBINE = True
 #: the fp8 combine's time a split on its CTA's chain, in iterations of the combine kind (iter_us[attn_combine_flashmla]:
 #: the bf16 combine's four-split step). FITTED on the FlashMLA dense spans scan's fp8 calls (simulator/calibration/
 #: flashmla_dense_h200.py fit_fp8_terms over its 7 fp8 calls and the first grid's 10, LOOKED-AT): 0.0821 (~0.071 us a
