@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import math
 import sys
 from pathlib import Path
@@ -33,11 +32,10 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _timing as T  # noqa: E402
-from measure_fa3_sparse_mla import kernel_spans  # noqa: E402
+from measure_fa3_sparse_mla import close_outputs, open_outputs, record  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 2   # 2: --spans
+SCRIPT_VERSION = 3   # 2: --spans; 3: the FA3 campaign's output helpers (same columns)
 PAGE = 64
 DIM, DV = 576, 512
 L2_BYTES = 50 * (1 << 20)
@@ -58,23 +56,8 @@ def main() -> None:
     rows = list(csv.DictReader(open(args.shapes)))
     shapes = list(dict.fromkeys((int(float(r["batch"])), int(float(r["s_q"])), int(float(r["heads"])),
                                  int(float(r["context"])), r["kv"]) for r in rows))[: 3 if args.smoke else None]
-    dev = torch.cuda.get_device_name(0)
-    date = dt.date.today().isoformat()
-    slug = dev.lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"flashmla_dense_{slug}_{date}_{args.tag}"
-    f = open(args.out / f"{stem}.csv", "w", newline="")
-    w = csv.DictWriter(f, fieldnames=["kernel", *KEYS, "median_us", "p20_us", "p80_us", "calls", "copies", "note",
-                                      "device", "date"])
-    w.writeheader()
-    notes = open(args.out / f"{stem}_notes.txt", "w")
-    sf = sw = None
-    if args.spans:
-        sf = open(args.out / f"{stem}_spans.csv", "w", newline="")
-        sw = csv.DictWriter(sf, fieldnames=[*KEYS, "main_us", "combine_us", "span_us", "tail_us", "kernels", "device",
-                                            "date"], extrasaction="ignore")
-        sw.writeheader()
-    notes.write(f"script {SCRIPT_VERSION}; torch {torch.__version__} cuda {torch.version.cuda}; {dev}; so {args.so}\n")
+    args.pkg = args.so   # open_outputs names the library it was given in the notes
+    dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "flashmla_dense", list(KEYS))
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     scale = 1.0 / math.sqrt(192.0)
@@ -115,17 +98,7 @@ def main() -> None:
                 ref = torch.softmax((qq @ rws.T) * scale, dim=-1) @ rws[:, :DV]
                 err = float((o[0, sq - 1, 0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
                 note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.1 else "")
-            for kern, n_kv in (("fmla_dense", copies), ("fmla_dense_warm", 1)):
-                st = T.time_graph(lambda j, n_kv=n_kv: call(j, n_kv))
-                w.writerow(dict(zip(KEYS, key)) | {"kernel": kern, "median_us": round(st["median"], 4),
-                                                    "p20_us": round(st["p20"], 4), "p80_us": round(st["p80"], 4),
-                                                    "calls": st["calls"], "copies": n_kv, "note": note,
-                                                    "device": dev, "date": date})
-                f.flush()
-            if sw is not None:
-                sw.writerow(dict(zip(KEYS, key)) | kernel_spans(lambda j, call=call: call(j)) | {"device": dev,
-                                                                                                  "date": date})
-                sf.flush()
+            record((f, w, sf, sw), "fmla_dense", dict(zip(KEYS, key)), call, copies, note, dev, date)
             names = launched_kernels(lambda call=call: call(0))
             notes.write(f"{dict(zip(KEYS, key))}: splits {splits.tolist()[:4]}... {' | '.join(names)[:600]}\n")
             print(f"B {B:4d} s_q {sq} H {H:3d} N {N:6d} {kv}: done {note}", flush=True)
@@ -134,10 +107,7 @@ def main() -> None:
             print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             notes.write(f"{key}: FAILED {type(e).__name__}: {str(e)[:300]}\n")
         torch.cuda.empty_cache()
-    for x in (f, notes, sf):
-        if x is not None:
-            x.close()
-    print(f"wrote {stem}.csv", flush=True)
+    close_outputs(f, notes, sf, stem)
 
 
 if __name__ == "__main__":

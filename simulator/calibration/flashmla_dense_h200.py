@@ -66,18 +66,10 @@ def predict(hw) -> pd.DataFrame:
 
 def measured(tag: str = "fp8", data_dir: Path = DATA_DIR, replicate: bool = False,
              prediction: str = PREDICTION) -> pd.DataFrame | None:
-    """A committed prediction (`prediction`) joined to its newest H200 measurement (cold pools: kernel fmla_dense),
-    err_pct signed."""
-    suffix = f"_{tag}_replicate.csv" if replicate else f"_{tag}.csv"
-    fs = sorted(Path(data_dir).glob(f"flashmla_dense_nvidia-h200_*{suffix}"))
-    pf = Path(data_dir) / prediction
-    if not fs or not pf.is_file():
-        return None
-    m = pd.read_csv(fs[-1])
-    m = m[m["kernel"] == "fmla_dense"]
-    t = pd.read_csv(pf).merge(m[KEYS + ["median_us", "note"]], on=KEYS)
-    t["err_pct"] = (t["pred_us"] / t["median_us"] - 1.0) * 100.0
-    return t
+    """A committed prediction (`prediction`) joined to its newest H200 measurement of the cold pools (kernel fmla_dense;
+    fa3_sparse_mla_h200.joined: err_pct / main_err_pct signed)."""
+    from simulator.calibration.fa3_sparse_mla_h200 import joined
+    return joined(prediction, "flashmla_dense", tag, "fmla_dense", KEYS, data_dir, replicate)
 
 
 #: the spans scan (LOOKED-AT: a fit set): fp8 and bf16 at the same shapes, every kernel of the call timed on its own
@@ -96,16 +88,12 @@ def predict2(hw) -> pd.DataFrame:
 
 
 def measured_scan(data_dir: Path = DATA_DIR) -> pd.DataFrame | None:
-    """The spans scan's committed prices joined to its measurement and spans (main_us, tail_us)."""
-    fs = sorted(Path(data_dir).glob("flashmla_dense_nvidia-h200_*_scan.csv"))
+    """The spans scan's committed prices joined to its measurement (measured) and spans (main_us, tail_us)."""
+    t = measured("scan", data_dir, prediction=PREDICTION2)
     sp = sorted(Path(data_dir).glob("flashmla_dense_nvidia-h200_*_scan_spans.csv"))
-    pf = Path(data_dir) / PREDICTION2
-    if not fs or not sp or not pf.is_file():
+    if t is None or not sp:
         return None
-    m = pd.read_csv(fs[-1])
-    m = m[m["kernel"] == "fmla_dense"]
-    return (pd.read_csv(pf).merge(m[KEYS + ["median_us"]], on=KEYS)
-            .merge(pd.read_csv(sp[-1])[KEYS + ["main_us", "tail_us"]], on=KEYS))
+    return t.merge(pd.read_csv(sp[-1])[KEYS + ["main_us", "tail_us"]], on=KEYS)
 
 
 def _with_fp8(terms: dict | None):
