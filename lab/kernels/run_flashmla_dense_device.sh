@@ -2,8 +2,10 @@
 # FLASHMLA'S DENSE DECODE OVER AN FP8 CACHE (vLLM's FLASHMLA backend with kv_cache_dtype fp8 on SM90) and bf16 controls
 # on one H200: lab/kernels/measure_flashmla_dense.py at the committed prediction's shapes, then again (TAG_replicate).
 # The kernel: sgl_flash_mla 1.0.0's _C_legacy.abi3.so from the package index, stripped (strip --strip-unneeded) and
-# xz-compressed, carried in parts over earlier calls of the warm machine into /tmp/fmla/part.* (the travelling tree's
-# size limit): S=/tmp/fmla/_C_legacy.abi3.so is assembled here once; its md5 in env.txt. From the repository root:
+# xz-compressed (3.8 MB), carried into /tmp/fmla/part.* of the warm machine: whole as part.00 (`cp .dev/fm/cl.so.xz
+# /tmp/fmla/part.00` in the same call) since the traces' LZMA recompression left the travelling tree room for it, or in
+# parts over earlier calls as before; S=/tmp/fmla/_C_legacy.abi3.so is assembled here once; its md5 in env.txt (4077cca0,
+# smoke-run with the harness's script 3, 2026-11-29). From the repository root:
 #   [P=<prediction in production_kernels/> TAG=<tag>] bash lab/kernels/run_flashmla_dense_device.sh  (with --spans since
 #   the spans scan)
 T0=$(date +%s)
