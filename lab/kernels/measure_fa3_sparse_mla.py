@@ -36,7 +36,9 @@ context, q of s_q rows a request (cu_seqlens_q, max_seqlen_q = s_q, causal: the 
 --fp8pool: SGLang's fa3 backend over an fp8 (e4m3) MLA cache (forward_decode: `get_key_buffer(layer_id).to(q.dtype)`,
 the layer's WHOLE pool cast to bf16, then the bf16 qv call over the cast copy; page 1, num_splits 0): the prediction's
 `batch`, `heads`, `context`, `pool` (tokens of the pool, (pool, 1, 576) e4m3); batch 0 = the cast alone. Kernels
-`fa3_mla_fp8cast` (pools rotated past the L2 where small) and `fa3_mla_fp8cast_warm`.
+`fa3_mla_fp8cast` (pools rotated past the L2 where small) and `fa3_mla_fp8cast_warm`. A prediction with an `s_q` column
+prices prompt rows too: s_q new tokens a request after context - s_q cached ones, causal (SGLang's absorbed extend inside
+its prefill CUDA graph, which reads the same whole-pool cast).
 
 --gqa (with --dense): the GQA decode / verification call vLLM's FLASH_ATTN makes (FA3's hdim 128 build,
 build_fa3_binary.py without --mla*): q (batch x s_q, heads, 128), separate K and V pools of (pages, page, kv_heads, 128),
@@ -63,8 +65,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _timing as T  # noqa: E402
 from measure_production_kernels import launched_kernels  # noqa: E402
 
-SCRIPT_VERSION = 6   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa; 5: spans' tail_us;
-#                      6: --fp8pool
+SCRIPT_VERSION = 7   # 2: s_q / overlap (an MTP verification's flattened rows); 3: --dense; 4: --gqa; 5: spans' tail_us;
+#                      6: --fp8pool; 7: its prompt rows (s_q)
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
@@ -288,21 +290,27 @@ def dense_pages(B: int, ctx: int, page: int, gen) -> tuple[torch.Tensor, int]:
 
 
 POOL_KEYS = ("batch", "heads", "context", "pool")
+#: an fp8-pool prediction's extra key: s_q query rows a request (absent or 1: decode; above: SGLang's absorbed extend of
+#: s_q new tokens after context - s_q cached ones, causal, as its prefill CUDA graph runs it)
+POOL_ROWS = "s_q"
 
 
 def fp8pool_main(args) -> None:
     """The --fp8pool campaign (module docstring)."""
     from flash_attn_interface import flash_attn_with_kvcache
 
-    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in POOL_KEYS)
-                                for r in csv.DictReader(open(args.shapes))))[: 3 if args.smoke else None]
-    dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "fa3_mla_fp8cast", list(POOL_KEYS))
+    rows_ = list(csv.DictReader(open(args.shapes)))
+    keys = POOL_KEYS + ((POOL_ROWS,) if rows_ and POOL_ROWS in rows_[0] else ())
+    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in keys) for r in rows_))[
+        : 3 if args.smoke else None]
+    dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "fa3_mla_fp8cast", list(keys))
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     print(f"{len(shapes)} fp8-pool shapes from {args.shapes.name}", flush=True)
     scale = 1.0 / math.sqrt(192.0)
     for i, key in enumerate(shapes):
-        B, H, ctx, pool = key
+        B, H, ctx, pool = key[:4]
+        sq = max(key[4], 1) if len(key) > 4 else 1
         try:
             copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (pool * DIM))))
             pools = [torch.randn(pool, 1, DIM, device="cuda", generator=gen).to(torch.float8_e4m3fn)
@@ -314,18 +322,18 @@ def fp8pool_main(args) -> None:
             else:
                 pt, slots = dense_pages(B, ctx, 1, gen)
                 assert slots <= pool, f"{B} x {ctx} tokens do not fit a pool of {pool}"
-                q = torch.randn(B, H, DR, device="cuda", dtype=torch.bfloat16, generator=gen)
-                qv = torch.randn(B, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
-                cu = torch.arange(0, B + 1, dtype=torch.int32, device="cuda")
+                q = torch.randn(B * sq, H, DR, device="cuda", dtype=torch.bfloat16, generator=gen)
+                qv = torch.randn(B * sq, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
+                cu = torch.arange(0, B * sq + 1, sq, dtype=torch.int32, device="cuda")
                 seqlens = torch.full((B,), ctx, dtype=torch.int32, device="cuda")
 
-                def call(j, n_kv=copies, pools=pools, q=q, qv=qv, pt=pt, seqlens=seqlens, cu=cu):
+                def call(j, n_kv=copies, pools=pools, q=q, qv=qv, pt=pt, seqlens=seqlens, cu=cu, sq=sq):
                     kv = pools[j % n_kv].to(torch.bfloat16)          # SGLang: get_key_buffer(layer_id).to(q.dtype)
                     return flash_attn_with_kvcache(q=q, k_cache=kv[:, :, DV:].view(-1, 1, 1, DR),
                                                    v_cache=kv[:, :, :DV].view(-1, 1, 1, DV), qv=qv, page_table=pt,
-                                                   cache_seqlens=seqlens, cu_seqlens_q=cu, max_seqlen_q=1,
+                                                   cache_seqlens=seqlens, cu_seqlens_q=cu, max_seqlen_q=sq,
                                                    softmax_scale=scale, causal=True, num_splits=0)
-                if i < 3:   # request 0 against a reference over the dequantized pool
+                if i < 3 and sq == 1:   # request 0 against a reference over the dequantized pool
                     out = call(0)
                     o = out[0] if isinstance(out, tuple) else out
                     slot = pt[0].long()[:ctx]
@@ -334,10 +342,10 @@ def fp8pool_main(args) -> None:
                     ref = torch.softmax(logits, dim=-1) @ rows[:, :DV]
                     err = float((o[0].float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
                     note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
-            record((f, w, sf, sw), "fa3_mla_fp8cast", dict(zip(POOL_KEYS, key)), call, copies, note, dev, date)
+            record((f, w, sf, sw), "fa3_mla_fp8cast", dict(zip(keys, key)), call, copies, note, dev, date)
             names = launched_kernels(lambda call=call: call(0))
-            notes.write(f"{dict(zip(POOL_KEYS, key))}: {' | '.join(names)[:700]}\n")
-            print(f"B {B:4d} H {H:3d} ctx {ctx:6d} pool {pool:8d}: done {note}", flush=True)
+            notes.write(f"{dict(zip(keys, key))}: {' | '.join(names)[:700]}\n")
+            print(f"B {B:4d} s_q {sq} H {H:3d} ctx {ctx:6d} pool {pool:8d}: done {note}", flush=True)
             del pools
         except Exception as e:  # noqa: BLE001 - recorded, the campaign goes on
             print(f"{key}: {type(e).__name__}: {str(e)[:300]}", flush=True)

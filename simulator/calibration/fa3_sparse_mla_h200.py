@@ -860,3 +860,38 @@ def predict14(hw) -> pd.DataFrame:
         FAM.POOL_CAST_KIND = before
     t["pred_flashmla_us"] = np.where(t["batch"] == 0, np.nan, fp8cast_us(t, hw, "flashmla"))
     return t
+
+
+#: the fp8 pool's prefill grid (blind): SGLang's absorbed extend over an fp8 MLA cache inside its prefill graph (the
+#: whole pool's cast, then FA3's qv kernel with causal prompt rows): (batch, s_q new tokens, prefix, heads, pool)
+SHAPES15 = [(1, 2048, 0, 128, 524288), (2, 1024, 8192, 16, 1048576), (1, 4096, 16384, 64, 262144),
+            (4, 512, 0, 16, 1473200), (1, 8192, 0, 16, 131072), (3, 1536, 4096, 128, 786432)]
+PREDICTION15 = "fa3_mla_fp8cast_h200_prefill_prediction_2026-11-29.csv"
+
+
+def fp8cast_prefill_us(df: pd.DataFrame, hw, family: str = "fa3_mla_fp8cast") -> np.ndarray:
+    """`family`'s MLA prefill price of every prompt row (families.mla_prefill_launches: fa3_mla_fp8cast's absorbed
+    extend = the pool's cast + the qv kernel's causal rows; flashmla = FA3's varlen MHA forward, what the SGLang profile
+    priced an fp8 prefill chunk with before), us a call."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels import families as FAM
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "context", "heads", "pool")}
+    b = OpBuilder(len(df))
+    emit(b, FAM.mla_prefill_launches(family, a["batch"], a["s_q"], a["context"], a["heads"], 192.0, 128.0, hw.units,
+                                     MLA_DV, MLA_D, pool_tokens=a["pool"]), hw.units)
+    return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
+
+
+def predict15(hw) -> pd.DataFrame:
+    """The fp8 pool's prefill grid priced before its call: pred_us (fa3_mla_fp8cast as shipped) and pred_main_us (the
+    SGLang profile's fp8 prefill before this session: FlashMLA's family, FA3's varlen MHA). No candidate: the shipped
+    family's prefill judged blind."""
+    t = pd.DataFrame([{"batch": b, "heads": h, "context": o + p, "pool": pool, "s_q": p, "prefix": o}
+                      for b, p, o, h, pool in SHAPES15])
+    t["regime"] = np.where(t["pool"] <= 524288, "prefill, pool <= 512K tokens", "prefill, pool > 512K tokens")
+    t["pred_us"] = fp8cast_prefill_us(t, hw)
+    t["pred_main_us"] = fp8cast_prefill_us(t, hw, "flashmla")
+    return t
