@@ -242,3 +242,15 @@ def test_flashmla_dense_fp8_grid_2s_committed_prices_reproduce():
     g1 = pd.read_csv(FD.DATA_DIR / FD.PREDICTION)
     with FD._with_fp8(FD.FP8_MAIN):                                                           # the first look
         assert np.allclose(FD.family_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)
+
+
+def test_the_fp8_pool_prefill_grids_committed_prices_reproduce():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    hw = load_hardware("H200")
+    p = pd.read_csv(S.DATA_DIR / S.PREDICTION15)
+    assert np.allclose(S.fp8cast_prefill_us(p, hw), p["pred_us"].to_numpy(float), rtol=1e-4)
+    # the absorbed extend (<= 8192 tokens in the prefill graph) pays the whole pool's cast; FlashMLA's family does not
+    assert (p["pred_us"] > p["pred_main_us"]).all()

@@ -382,6 +382,7 @@ def _earlier_grids(hw):
 
 
 FAMILY_FP8CAST = "fa3_mla_fp8cast: SGLang's fa3 backend over an fp8 MLA cache (the pool's bf16 cast + the qv call), H200"
+FAMILY_FP8CAST_PREFILL = "fa3_mla_fp8cast prefill: SGLang's absorbed extend over an fp8 MLA cache (its prefill graph), H200"
 #: sgl-project/sglang issue #35291 (third-party, read after the fp8 pool grid 1 and the cast's kind were settled; never
 #: fitted): DeepSeek-R1 on 8 x H200, SGLang's fa3 backend, fp8 KV, max_total_tokens 131072: the whole-pool casts cost
 #: 13.77 ms of a 31.52 ms decode step (61 layers), against 17.68 ms with --attention-backend flashmla
@@ -442,6 +443,26 @@ def fa3_mla_fp8cast(fmt: dict | None = None) -> None:
               len(t2), standing=True)
     BOARD.add(FAMILY_FP8CAST, "blind", "fp8 pool grid 2, FlashMLA at fp8 (the profile's price before)",
               g2["before_err_pct"].dropna(), int((t2["before_goal"] == "met").sum()), len(t2) - 1)
+    pf = S.joined(S.PREDICTION15, "fa3_mla_fp8cast", "prefill1", "fa3_mla_fp8cast", S.POOL_KEYS + ["s_q"])
+    if pf is not None:
+        rrp = replicate_pct(pf, S.joined(S.PREDICTION15, "fa3_mla_fp8cast", "prefill1", "fa3_mla_fp8cast",
+                                         S.POOL_KEYS + ["s_q"], replicate=True))
+        pf = pf.rename(columns={"err_pct": "shipped_err_pct", "main_err_pct": "before_err_pct"})
+        tp = models_table(pf, ("regime",), ("shipped", "before"), ("shipped", "before"))
+        mp = int((tp["shipped_goal"] == "met").sum())
+        print(f"\n== SGLANG OVER AN FP8 MLA CACHE, ITS PREFILL ({len(pf)} prompts: the absorbed extend its prefill CUDA "
+              "graph runs, the whole pool cast then FA3's qv kernel with causal rows; 1-4 requests of 512-8192 new "
+              f"tokens after 0-16K cached, 16-128 heads, pools of 131K-1.47M; {S.PREDICTION15}, commit "
+              f"{str(pf['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rrp:.2f} %), BLIND: "
+              "shipped = fa3_mla_fp8cast's prefill (families.mla_prefill_launches: the same cast launch), before = "
+              "the profile's fp8 prefill until this session (FlashMLA's family: FA3's varlen MHA); |model/measured - 1| "
+              "median / p90, signed median, %")
+        print(tp.to_string(**fmt))
+        print(f"  shipped: {pooled(pf['shipped_err_pct'])}, {mp} of {len(tp)}; before: {pooled(pf['before_err_pct'])}")
+        BOARD.add(FAMILY_FP8CAST_PREFILL, "blind", "fp8 pool prefill grid, the shipped family's prefill",
+                  pf["shipped_err_pct"], mp, len(tp), standing=True)
+        BOARD.add(FAMILY_FP8CAST_PREFILL, "blind", "fp8 pool prefill grid, FA3's varlen MHA (the price before)",
+                  pf["before_err_pct"], int((tp["before_goal"] == "met").sum()), len(tp))
     one = S.pd.DataFrame([{"batch": 0, "heads": 0, "context": 0, "pool": ISSUE_35291["pool"] + 1}])
     per_layer = float(S.fp8cast_us(one, hw)[0]) - hw.launch_graph_s * 1e6
     theirs = ISSUE_35291["cast_ms_per_step"] / ISSUE_35291["layers"] * 1e3
