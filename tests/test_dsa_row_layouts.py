@@ -210,3 +210,32 @@ def test_a_flattened_requests_later_rows_hit_the_l2_as_the_schedules_reuse_dista
     assert float(flattened_rows_hit(32, 32768, 132, l2, 132.0)) > 0.85
     # 96 rows x 64 items: 17.5 or 29 steps apart (~78 / 129 MB): mostly misses by min(1, L2 / distance)
     assert float(flattened_rows_hit(96, 16384, 132, l2, 132.0)) < 0.7
+
+
+def _hit_by_enumeration(B, N, g, sms, l2, key_bytes, share):
+    """Every item of the launch placed by the metadata's even deal, each re-read's gap to the nearest earlier read of
+    the same keys counted item by item (the brute force flattened_rows_hit_schedule samples)."""
+    T = int(np.ceil(N / 256))
+    p = np.arange(B * T)
+    P = B * T / sms
+    step = p - np.floor(np.floor(p / P) * P)
+    key = ((p // T) // g) * T + p % T
+    order = np.lexsort((step, key))
+    k, s = key[order], step[order]
+    later = np.r_[False, k[1:] == k[:-1]]
+    gap = np.r_[0.0, np.diff(s)]
+    dist = np.maximum(gap, 1.0) * 256 * key_bytes * sms / l2
+    return float((later & (dist <= share)).sum() / later.sum())
+
+
+def test_the_schedule_rule_counts_each_rows_nearest_earlier_read_of_its_requests_keys():
+    from simulator.strategies.dsa import FLATTENED_L2_REUSE_SHARE, flattened_rows_hit_schedule
+
+    l2 = 50 * 2**20
+    for B, N, g in ((96, 16384, 2), (64, 49152, 2), (24, 65536, 3), (80, 24576, 4), (128, 16384, 4)):
+        got = float(flattened_rows_hit_schedule(B, N, g, 132, l2, 132.0))
+        want = _hit_by_enumeration(B, N, g, 132, l2, 132.0, FLATTENED_L2_REUSE_SHARE)
+        assert abs(got - want) < 0.06, (B, N, g, got, want)
+    # vectorized over shapes, one call
+    v = flattened_rows_hit_schedule(np.array([96, 128]), np.array([16384, 16384]), np.array([2, 4]), 132, l2, 132.0)
+    assert v.shape == (2,) and v[0] < 0.1 and v[1] > 0.9

@@ -14,6 +14,14 @@ against dsa.FLATTENED_ROWS_L2 (a later row's walk re-reading its request's keys 
 distance lets it, simulator/strategies/dsa.py flattened_rows_hit; built after grid 1 was seen: LOOKED-AT there, both
 flattened regimes met, main missed both); declared before the call: the candidate ships if it meets more regimes, a
 tie by the lower pooled median (controls aside). Writes deepgemm_indexer_mtp2_prediction_2026-11-29.csv.
+
+--grid3: the third grid (lab/kernels/deepgemm_indexer_mtp3_grid.csv, 18 new shapes drawn by a seeded rule, and
+deepgemm_indexer_mtp3_diag_grid.csv's 8 diagnostic rows, not judged), main (dsa.FLATTENED_ROWS_HIT "soft", shipped)
+against "schedule" (simulator/strategies/dsa.py flattened_rows_hit_schedule: every row's place in the metadata's deal,
+the nearest earlier read of the same keys, a hit within the measured re-sweep curve's midpoint; built after grids 1-2:
+LOOKED-AT there, pooled 5.9 against 6.1 % median, rows of 2 on grid 2 11.6 % under both); declared before the call:
+grid 3 holds the flattened rows' STANDING; the candidate ships if it meets more regimes, a tie by the lower pooled
+median. Writes deepgemm_indexer_mtp3_prediction_2026-11-29.csv.
 """
 from __future__ import annotations
 
@@ -42,11 +50,12 @@ def main() -> None:
         raise SystemExit("uncommitted changes under simulator/ hwmodels/ lab/: commit the model first")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     h200 = load_hardware("H200")
-    if "--grid2" in sys.argv[1:]:
+    if "--grid2" in sys.argv[1:] or "--grid3" in sys.argv[1:]:
         from simulator.calibration import indexer_mtp_h200 as M
-        s = M.predict2(h200)
+        three = "--grid3" in sys.argv[1:]
+        s = M.predict3(h200) if three else M.predict2(h200)
         s["model_commit"] = commit
-        out = DATA / M.PREDICTION2
+        out = DATA / (M.PREDICTION3 if three else M.PREDICTION2)
         s.to_csv(out, index=False, float_format="%.4f")
         print(f"{len(s)} rows priced at {commit[:10]} -> {out.relative_to(ROOT)}")
         print(s.groupby("set")[["pred_main_us", "pred_us"]].median().round(1).to_string())

@@ -18,7 +18,13 @@ from simulator.calibration import fit_production_topk_gemm as F
 KEYS = ["part", "batch", "context", "next_n", "rows", "keys", "rotation", "expand"]
 PREDICTION = "deepgemm_indexer_mtp_prediction_2026-11-29.csv"
 PREDICTION2 = "deepgemm_indexer_mtp2_prediction_2026-11-29.csv"
+PREDICTION3 = "deepgemm_indexer_mtp3_prediction_2026-11-29.csv"
 GRID2 = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp2_grid.csv"
+#: grid 3: 16 flattened shapes and 2 controls drawn by a seeded rule (numpy default_rng(29): rows of 2, then of 3-4,
+#: requests log-uniform in 2-128, contexts a multiple of 4096 up to 96K, kept where 2 <= items an SM <= 120 and rows
+#: <= 512), written before any price was made; its diagnostic rows (every row one request's keys) beside it
+GRID3 = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp3_grid.csv"
+GRID3_DIAG = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp3_diag_grid.csv"
 
 
 def kernel_us(hw: HardwareSpec, batch: int, context: int, next_n: int, expand: int) -> float:
@@ -53,6 +59,26 @@ def measured(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFra
 def measured2(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """Grid 2's committed prices joined to its H200 measurement (None before it exists)."""
     return _measured(PREDICTION2, "mtp2", data_dir, replicate)
+
+
+def measured3(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """Grid 3's committed prices joined to its H200 measurement (None before it exists)."""
+    return _measured(PREDICTION3, "mtp3", data_dir, replicate)
+
+
+def predict3(hw: HardwareSpec) -> pd.DataFrame:
+    """Grid 3's shapes (and its diagnostic rows) priced by main (`pred_main_us`: dsa.FLATTENED_ROWS_HIT "soft", the
+    shipped rule) and the candidate (`pred_us`: "schedule", every row's place in the schedule and the L2's measured
+    step, dsa.flattened_rows_hit_schedule; built after grids 1-2: LOOKED-AT there)."""
+    from simulator.calibration.flashmla_sparse_h200 import rule
+    from simulator.strategies import dsa
+
+    s = pd.concat([pd.read_csv(GRID3, keep_default_na=False), pd.read_csv(GRID3_DIAG, keep_default_na=False)],
+                  ignore_index=True)
+    for col, how in (("pred_main_us", "soft"), ("pred_us", "schedule")):
+        with rule(dsa, "FLATTENED_ROWS_HIT", how):
+            s[col] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
+    return s
 
 
 def predict2(hw: HardwareSpec) -> pd.DataFrame:

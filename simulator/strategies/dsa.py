@@ -118,6 +118,50 @@ def flattened_rows_hit(B, N, sms: int, l2_bytes: float, key_bytes: float):
     return (P - r) / P * hit(np.maximum(r, 1.0)) + r / P * hit(np.maximum(P - r, 1.0))
 
 
+#: the share of the L2 within whose reuse distance a flattened row's re-read hits (flattened_rows_hit_schedule): the
+#: midpoint of the measured re-sweep curve (hwmodels/calibration/fitted/H100-SXM.yaml l2_sweep_hit.again, 132 CTAs
+#: re-sweeping their own rows, lab/kernels/measure_l2_sweep.py, 2026-11-27: hit 0.826 at 0.76 L2, 0.696 at 0.80, 0.535
+#: at 0.84, 0.127 at 0.88, 0.04 at 0.96; the H200, the same 50 MiB L2 of the GH100 die, borrows that curve): a step
+#: where the curve falls through one half
+FLATTENED_L2_REUSE_SHARE = 0.845
+#: how a flattened row's re-reads hit (add_deepgemm_paged_logits): "soft" = flattened_rows_hit (the first and second
+#: rows' two reuse distances, min(1, L2 / distance)); "schedule" = flattened_rows_hit_schedule (every row's position in
+#: the schedule, the nearest earlier read of the same keys, the L2's measured step)
+FLATTENED_ROWS_HIT = "soft"
+#: positions over an SM's range at which flattened_rows_hit_schedule samples where an item of a request's first row
+#: falls (evenly spaced; the share is their mean)
+SCHEDULE_SAMPLES = 64
+
+
+def flattened_rows_hit_schedule(B, N, g, sms: int, l2_bytes: float, key_bytes: float):
+    """The share of a flattened request's later rows' key walks that hit in the L2, from the schedule's positions
+    (FLATTENED_ROWS_HIT = "schedule"): the metadata deals the launch's B x T items (T = ceil(N / 256) a sequence) in
+    order, P = B T / SMs to an SM, so a request's g rows read item i at positions x, x + T, ..., x + (g - 1) T, each at
+    step (position mod P) of its SM. Sorted by step, the first read misses and each later one re-reads after the gap to
+    the one before it, a reuse distance of gap x SMs x 256 keys' bytes; it hits where that distance is within
+    FLATTENED_L2_REUSE_SHARE of the L2 (an LRU-like cache: the device's measured re-sweep curve is a step there), and
+    misses beyond. Averaged over SCHEDULE_SAMPLES offsets x of the first row's item on its SM; vectorized over shapes."""
+    from simulator.kernels import indexer as X
+
+    B, N, g = np.broadcast_arrays(np.asarray(B, float), np.asarray(N, float), np.asarray(g, float))
+    shape = B.shape
+    B, N, g = B.ravel(), N.ravel(), g.ravel()
+    T = np.maximum(np.ceil(N / X.SPLIT_KV), 1.0)
+    P = np.maximum(B * T / float(sms), 1.0)
+    item = X.SPLIT_KV * key_bytes * float(sms)
+    G = max(int(np.max(g, initial=1.0)), 2)
+    x = (np.arange(SCHEDULE_SAMPLES) + 0.5) / SCHEDULE_SAMPLES
+    k = np.arange(G)
+    step = np.mod(x[None, :, None] * P[:, None, None] + k[None, None, :] * T[:, None, None], P[:, None, None])
+    # a shape's rows past its g sort last (the SM range's length P beyond any step) and their gaps are not counted
+    step = np.sort(np.where(k[None, None, :] < g[:, None, None], step, 2.0 * P[:, None, None]), axis=2)
+    gap = np.diff(step, axis=2)
+    live = (k[None, None, 1:] < g[:, None, None])
+    dist = np.maximum(gap, 1.0) * item / float(l2_bytes)
+    h = np.where(live & (dist <= FLATTENED_L2_REUSE_SHARE), 1.0, 0.0)
+    return (h.sum(axis=2).mean(axis=1) / np.maximum(g - 1.0, 1.0)).reshape(shape)
+
+
 def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind: str = "indexer_dg",
                               rows_sharing_keys=1, l2_bytes: float = 0.0) -> None:
     """DeepGEMM fp8_paged_mqa_logits for B sequences of q query rows (next_n) over N cached keys (simulator/kernels/
@@ -137,8 +181,12 @@ def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind
     # sequences that are rows of one request walk its keys again: the later rows' walks re-read them from the L2 as far
     # as the schedule's reuse distance lets them (flattened_rows_hit; FLATTENED_ROWS_L2); the share is priced as hits
     reread = 0.0
-    if FLATTENED_ROWS_L2 and l2_bytes > 0:
-        reread = B * N * key_bytes * (g - 1.0) / g * flattened_rows_hit(B, N, sms, l2_bytes, key_bytes)
+    if FLATTENED_ROWS_L2 and l2_bytes > 0 and np.any(g > 1.0):
+        if FLATTENED_ROWS_HIT == "schedule":
+            hit = flattened_rows_hit_schedule(B, N, g, sms, l2_bytes, key_bytes)
+        else:
+            hit = flattened_rows_hit(B, N, sms, l2_bytes, key_bytes)
+        reread = B * N * key_bytes * (g - 1.0) / g * hit
     b.add("indexer_logits", kind, flops=2.0 * R * keys * heads * head_dim + 3.0 * R * keys * heads,
           bytes_read=B * N * key_bytes + R * heads * head_dim + R * heads * 4.0,
           reread_bytes=reread, working_set=1.0,
