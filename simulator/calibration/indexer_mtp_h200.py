@@ -66,6 +66,11 @@ def measured3(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFr
     return _measured(PREDICTION3, "mtp3", data_dir, replicate)
 
 
+def measured3_diag(data_dir: Path = F.DATA_DIR) -> pd.DataFrame | None:
+    """Grid 3's diagnostic rows (every row one request's keys) joined to their committed prices (None before)."""
+    return _measured(PREDICTION3, "mtp3diag", data_dir, False)
+
+
 def predict3(hw: HardwareSpec) -> pd.DataFrame:
     """Grid 3's shapes (and its diagnostic rows) priced by main (`pred_main_us`: dsa.FLATTENED_ROWS_HIT "soft", the
     shipped rule) and the candidate (`pred_us`: "schedule", every row's place in the schedule and the L2's measured

@@ -125,9 +125,14 @@ def flattened_rows_hit(B, N, sms: int, l2_bytes: float, key_bytes: float):
 #: where the curve falls through one half
 FLATTENED_L2_REUSE_SHARE = 0.845
 #: how a flattened row's re-reads hit (add_deepgemm_paged_logits): "soft" = flattened_rows_hit (the first and second
-#: rows' two reuse distances, min(1, L2 / distance)); "schedule" = flattened_rows_hit_schedule (every row's position in
-#: the schedule, the nearest earlier read of the same keys, the L2's measured step)
-FLATTENED_ROWS_HIT = "soft"
+#: rows' two reuse distances, min(1, L2 / distance); shipped on the MTP rows grid 2); "schedule" =
+#: flattened_rows_hit_schedule (every row's position in the schedule, the nearest earlier read of the same keys, the
+#: L2's measured step; built after grids 1-2, LOOKED-AT there: pooled 5.9 against 6.1 % median). Judged on the MTP rows
+#: grid 3 (18 new shapes drawn by a seeded rule, 1 x H200, prices committed 54fcd72 before the call,
+#: simulator/calibration/indexer_mtp_h200.py GRID3): schedule 8.6 / 13.6 %, 2 of 2 regimes (rows of 2 9.8 / 15.4 %,
+#: rows of 3-4 7.7 / 11.9 %) against soft 12.0 / 20.2 %, 1 of 2 (rows of 2 15.7 / 22.6 %: hits priced where the
+#: schedule puts a request's rows more than an L2 apart). SHIPPED by the declared rule (more regimes)
+FLATTENED_ROWS_HIT = "schedule"
 #: positions over an SM's range at which flattened_rows_hit_schedule samples where an item of a request's first row
 #: falls (evenly spaced; the share is their mean)
 SCHEDULE_SAMPLES = 64
