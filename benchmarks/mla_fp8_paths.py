@@ -2,8 +2,9 @@
 (simulator/kernels/families.py, flashmla.py; measured on the H200: docs/KERNEL_FAMILIES.md):
 
   sglang fa3 (its default)   fa3_mla_fp8cast: the layer's WHOLE fp8 pool cast to bf16 every layer of every step, then
-                             FA3's bf16 qv kernel (sglang flashattention_backend.py forward_decode); the pool is the
-                             memory model's (simulator/memory.py kv_pool_tokens) unless pinned (--max-total-tokens)
+                             FA3's bf16 qv kernel (sglang flashattention_backend.py forward_decode); the pool is
+                             SGLang's own (simulator/memory.py kv_pool_tokens under its kv_budget rule, the SGLang
+                             profile's) unless pinned (--max-total-tokens)
   sglang / vllm flashmla     FlashMLA's dense fp8 build (vLLM's FLASHMLA backend; SGLang's --attention-backend flashmla)
   bf16 cache                 fa3_mla over a bf16 cache (SGLang's and vLLM's default kernel; half the pool's tokens)
 
@@ -30,7 +31,7 @@ from simulator.pricing import decode_ops
 from simulator.strategies.base import parse_axis
 
 #: (label, kernel, page size, kv dtype, pinned pool tokens: 0 = the memory model's)
-PATHS = (("sglang fa3 (default), pool from memory", "fa3_mla_fp8cast", 1, "fp8", 0),
+PATHS = (("sglang fa3 (default), SGLang's pool", "fa3_mla_fp8cast", 1, "fp8", 0),
          ("sglang fa3, --max-total-tokens 131072", "fa3_mla_fp8cast", 1, "fp8", 131072),
          ("flashmla fp8 (vLLM; sglang --attention-backend flashmla)", "flashmla", 64, "fp8", 0),
          ("fa3_mla over a bf16 cache", "fa3_mla", 1, "bf16", 0))
@@ -39,7 +40,10 @@ CONTEXTS = (8192, 32768)
 
 
 def combo(kernel: str, page: int, kv: str, pool: int):
+    """The path's combo; SGLang's fa3 path sizes its pool by SGLang's rule (the SGLang profile's runtime.kv_budget)."""
     c = make_combo("H200", "DeepSeek-V3", kv_dtype=kv, tp=8, launch="graph", attention="dense", weight_dtype="fp8")
+    if kernel == "fa3_mla_fp8cast":
+        c = replace(c, kv_budget="sglang")
     return replace(c, attention=parse_axis("attention", [{"dense": {"kernel": kernel, "page_size": page,
                                                                     "pool_tokens": pool}}])[0])
 
@@ -61,8 +65,11 @@ def main() -> None:
             for t in CONTEXTS:
                 rows.append({"path": label, "batch": b, "context": t, "step_ms": step_ms(c, b, t)})
     tab = pd.DataFrame(rows).pivot_table(index="path", columns=["batch", "context"], values="step_ms", sort=False)
-    print(f"DeepSeek-V3 (fp8 weights) on 8 x H200, TP8: the decode step (ms) by path; the memory model's fp8 pool "
-          f"{pool:,.0f} tokens a device (bf16: half)")
+    vpool = float(kv_pool_tokens(make_combo("H200", "DeepSeek-V3", kv_dtype="fp8", tp=8, launch="graph",
+                                            attention="dense", weight_dtype="fp8")))
+    print(f"DeepSeek-V3 (fp8 weights) on 8 x H200, TP8: the decode step (ms) by path; SGLang's fp8 pool {pool:,.0f} "
+          f"tokens a device (simulator/memory.py kv_budget_bytes, its mem_fraction_static rule; vLLM's rule would hold "
+          f"{vpool:,.0f}; bf16: half)")
     print(tab.round(1).to_string())
     pools = np.array([16384, 32768, 65536, 131072, 262144, 524288, 1048576, pool])
     curve = {("sglang fa3 (its default), the pool pinned" if k == "fa3_mla_fp8cast" else label):
@@ -79,7 +86,7 @@ def main() -> None:
         ax.plot(pools[order], np.asarray(ys)[order], marker="o", label=label)
     top = max(max(ys) for ys in curve.values())
     ax.axvline(pool, color="grey", ls=":", lw=1)
-    ax.text(pool, top, "memory model's pool ", fontsize=8, va="top", ha="right", color="grey")
+    ax.text(pool, top, "SGLang's default pool ", fontsize=8, va="top", ha="right", color="grey")
     ax.axvline(131072, color="grey", ls="--", lw=0.8)
     ax.text(131072, top, " sglang#35291's pool", fontsize=8, va="top", color="grey")
     ax.set_xscale("log")

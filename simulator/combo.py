@@ -112,6 +112,9 @@ class Combo:
                        # attn_dp groups of tp / attn_dp devices; projections and FFN stay TP
     kernels: str = "fused"  # fused: an inference engine's fused norm/RoPE/activation kernels;
                             # unfused: plain eager PyTorch ops (simulator.layers.UNFUSED_TORCH_KERNELS)
+    kv_budget: str = "vllm"  # how a device's KV pool is sized (simulator.memory kv_budget_bytes): vllm = capacity x 0.9 -
+                             # weights - workspace; sglang = SGLang's mem_fraction_static rule (an engine profile's
+                             # runtime.kv_budget: RuntimeProfile.apply_collectives)
     allreduce: str = "nccl"  # the tensor-parallel all-reduce as the serving engine runs it (simulator.kernels.
                              # allreduce.ENGINES): nccl = NCCL's ring for every message; vllm / sglang / trtllm = that
                              # engine's custom one-shot / two-shot peer-memory kernel below its size cap, NCCL above

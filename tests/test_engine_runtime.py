@@ -424,3 +424,42 @@ def test_profile_async_admission_applies_unless_the_user_overrides_it():
     assert not async_admission(cfg_of(engine="vllm-v1", step_cost={"async_admission": False}))
     assert not async_admission(cfg_of())
     assert async_admission(cfg_of(step_cost={"async_admission": True}))
+
+
+def test_sglangs_mem_fraction_static_follows_its_reserve_rule():
+    """memory_hook.py's rule by hand: an H200 at TP 8 with MLA reserves 512 + 1.5 x 8192 + 1024 + 2 x 512 + 1536 =
+    16384 MiB of its 144384 (0.887); an 80 GiB H100 at TP 1 without MLA 512 + 12288 + 128 + 512 + 8 x 58 = 13904 MiB
+    (0.830); a 40 GiB GPU keeps its own smaller reserve (no 10 GiB floor below 60 GiB)."""
+    from simulator.memory import sglang_mem_fraction_static, sglang_prefill_capture_sizes
+
+    gib = 2.0**30
+    assert sglang_prefill_capture_sizes(8192) == 58 and sglang_prefill_capture_sizes(2048) == 42
+    assert sglang_mem_fraction_static(141 * gib, 8, True) == round((144384 - 16384) / 144384, 3)
+    assert sglang_mem_fraction_static(80 * gib, 1, False) == round((81920 - 13904) / 81920, 3)
+    small = 512 + 1.5 * 4096 + 128 + 2 * 32 + 8 * sglang_prefill_capture_sizes(4096)
+    assert sglang_mem_fraction_static(40 * gib, 1, False) == round((40960 - small) / 40960, 3)
+
+
+def test_the_sglang_profile_sizes_the_pool_by_its_rule_unless_the_scenario_sets_the_utilization():
+    """The SGLang profile's runtime.kv_budget: its replica's KV blocks follow SGLang's pool rule (fewer than vLLM's
+    0.9 on this H100 at TP 1), the combo carries the rule for the kernels that read the pool; a scenario's own
+    gpu_memory_utilization restores vLLM's rule at that value."""
+    from simulator import memory
+    from simulator.engine.sim import resolve_runtime, setup_group
+
+    doc = dict(DOC, runtime={"launch": "graph"})
+    sched = {k: v for k, v in SCHED.items() if k != "num_blocks"}
+    blocks = {}
+    for engine, extra in (("vllm-v1", {}), ("sglang", {}), ("sglang", {"gpu_memory_utilization": 0.9})):
+        cfg = parse_serving_section(section(engine=engine, scheduler=dict(sched, **extra)), "<test>", ROOT, doc)
+        g = setup_group(0, cfg.groups[0], cfg, 16)
+        blocks[(engine, bool(extra))] = g.sched_cfg.num_blocks
+        if engine == "sglang" and not extra:
+            assert g.combo.kv_budget == "sglang"
+            rs = resolve_runtime(cfg, cfg.groups[0].combo, 2048, 64, 0, {"mixed_launch": "eager"})
+            assert rs.combo.kv_budget == "sglang"
+            free = memory.kv_budget_bytes(g.combo)
+            per = float(memory.kv_bytes_per_sequence(g.combo, np.ones(1))[0])
+            assert g.sched_cfg.num_blocks == int(free // (per * 16))
+    assert blocks[("sglang", False)] < blocks[("vllm-v1", False)]
+    assert blocks[("sglang", True)] == blocks[("vllm-v1", False)]

@@ -460,6 +460,8 @@ def _scheduler(v: Any, file: str) -> dict:
                                                integer=True)
     out["gpu_memory_utilization"] = _num(d.get("gpu_memory_utilization", 0.9), file, f"{fld}.gpu_memory_utilization",
                                          0.0, 1.0)
+    # an engine profile's own pool rule (runtime.kv_budget) applies where the scenario left the utilization unset
+    out["gpu_memory_utilization_given"] = "gpu_memory_utilization" in d
     pc = d.get("enable_prefix_caching", True)
     if not isinstance(pc, bool):
         raise _err(f"must be true or false, got {pc!r}", file, f"{fld}.enable_prefix_caching")

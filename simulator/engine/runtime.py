@@ -281,6 +281,9 @@ class RuntimeProfile:
     #: runtime.async_admission: a request arriving while step N runs joins step N+2 (step N+1 was scheduled when N
     #: was launched); serving.step_cost.async_admission overrides it
     async_admission: bool = False
+    #: runtime.kv_budget: how the engine sizes a device's KV pool (simulator.memory kv_budget_bytes: sglang | vllm),
+    #: None: the scenario's (vLLM's rule)
+    kv_budget: str | None = None
     allreduce: str | None = None          # the engine's tensor-parallel all-reduce (runtime.allreduce: nccl | vllm | sglang |
                                           # trtllm, simulator.kernels.allreduce), None: the scenario's (NCCL)
     #: the engine whose default attention kernel family fills a dense attention left at kernel: generic
@@ -358,6 +361,12 @@ class RuntimeProfile:
 
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)
+
+    def apply_memory(self, combo):
+        """`combo` with this engine's KV pool rule (runtime.kv_budget); unchanged when the profile names none."""
+        if self.kv_budget is None or getattr(combo, "kv_budget", "vllm") == self.kv_budget:
+            return combo
+        return replace(combo, kv_budget=self.kv_budget)
 
     def apply_collectives(self, combo):
         """`combo` with this engine's tensor-parallel all-reduce (runtime.allreduce); unchanged when the profile names
@@ -524,6 +533,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
         api.append(float(x) * 1e-3)
     kern = rv("kernels", allowed=("fused", "unfused", "hf"), default=None)
     ar = rv("allreduce", allowed=AR_ENGINES, default=None)
+    kvb = rv("kv_budget", allowed=("vllm", "sglang"), default=None)
     from simulator.kernels.families import engine_defaults
     ae = rv("attention_defaults", allowed=tuple(engine_defaults()), default=None)
     le = rv("launch_eager_us", default=None)
@@ -541,7 +551,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                           graphs=GraphRules(decode=decode, mixed=mixed, capture=cap, pad_decode=bool(pad),
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
-                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar,
+                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar, kv_budget=kvb,
                           attention_engine=ae,
                           async_launch=bool(al), async_admission=bool(adm), sources=tuple(sources),
                           notes=tuple(notes))

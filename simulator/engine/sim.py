@@ -130,7 +130,10 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.rand
                               "serving.scheduler.cache_unit_tokens", file=cfg.file, field="serving.scheduler")
     spec = int(combo.speculation.draft_tokens)
     if knobs["num_blocks"] == "auto":
-        nblocks = kv_cache_blocks(combo, bs, mnbt, knobs["gpu_memory_utilization"])
+        # the engine's own pool rule (an engine profile's runtime.kv_budget) unless the scenario set the utilization
+        kc = cfg.runtime.apply_memory(combo) if cfg.runtime is not None else combo
+        util = knobs["gpu_memory_utilization"] if knobs.get("gpu_memory_utilization_given", True) else None
+        nblocks = kv_cache_blocks(kc, bs, mnbt, util)
         ratio = attention_kv_ratio(combo)
         if 0 < ratio < 1:
             nblocks = int(nblocks / ratio)
@@ -214,6 +217,7 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
         combo = replace(combo, kernels=prof.kernels)
     combo = prof.apply_collectives(combo)   # the engine's tensor-parallel all-reduce (runtime profile `allreduce`)
+    combo = prof.apply_memory(combo)        # the engine's KV pool rule (runtime profile `kv_budget`)
     combo, _ = prof.apply_attention(combo)  # the engine's default attention kernel family (runtime.attention_defaults)
     mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
     sizes = (cfg.graph_sizes if "graph_sizes" in given else

@@ -146,14 +146,19 @@ def refine_grid_info(grid: np.ndarray, f, tol: float = 1e-4, min_width: float = 
 
 
 def kv_cache_blocks(combo: Combo, block_size: int, max_num_batched_tokens: int,
-                    gpu_memory_utilization: float = memory.MEMORY_UTILIZATION) -> int:
+                    gpu_memory_utilization: float | None = memory.MEMORY_UTILIZATION) -> int:
     """KV blocks of `block_size` tokens that fit on each device of the replica beside the weights and
     the activation workspace (simulator.memory.workspace_bytes, scaled from its 8192-token step to
     max_num_batched_tokens). Under attention DP a device holds 1/attn_dp of the sequences, which
-    kv_fraction_dev already accounts for, so the count is the replica's."""
+    kv_fraction_dev already accounts for, so the count is the replica's. gpu_memory_utilization None: the combo's
+    own pool rule (simulator.memory.kv_budget_bytes: SGLang's under kv_budget sglang), vLLM's at 0.9 otherwise."""
     hw = combo.hardware
-    free = (hw.hbm_capacity_bytes * gpu_memory_utilization - memory.weight_bytes(combo)
-            - memory.workspace_bytes(combo) * max_num_batched_tokens / memory.PREFILL_CHUNK_TOKENS)
+    if gpu_memory_utilization is None and getattr(combo, "kv_budget", "vllm") == "sglang":
+        free = memory.kv_budget_bytes(combo)
+    else:
+        util = memory.MEMORY_UTILIZATION if gpu_memory_utilization is None else gpu_memory_utilization
+        free = (hw.hbm_capacity_bytes * util - memory.weight_bytes(combo)
+                - memory.workspace_bytes(combo) * max_num_batched_tokens / memory.PREFILL_CHUNK_TOKENS)
     per_token = float(memory.kv_bytes_per_sequence(combo, np.ones(1))[0])
     if free <= 0 or per_token <= 0:
         return 0
