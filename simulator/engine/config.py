@@ -33,7 +33,7 @@
         block_size: 16
         enable_prefix_caching: true
         long_prefill_token_threshold: 0
-        gpu_memory_utilization: 0.9
+        gpu_memory_utilization: 0.9      #  unset: the engine profile's own pool rule where it has one (sglang)
         num_blocks: auto                 #  KV blocks per replica (auto: from memory)
         cache_unit_tokens: auto          #  prefix-cache unit: the trace's hash-block size, else 512
         mixed_launch: eager              #  launch mode of steps holding a prefill chunk (eager | graph)
