@@ -463,3 +463,28 @@ def test_the_sglang_profile_sizes_the_pool_by_its_rule_unless_the_scenario_sets_
             assert g.sched_cfg.num_blocks == int(free // (per * 16))
     assert blocks[("sglang", False)] < blocks[("vllm-v1", False)]
     assert blocks[("sglang", True)] == blocks[("vllm-v1", False)]
+
+
+def test_a_whole_pool_cast_names_the_pool_it_prices_and_the_rule_that_sized_it():
+    """SGLang's fa3 backend over an fp8 MLA cache (fa3_mla_fp8cast) casts the device's whole pool every layer: the
+    run's notes name that pool (SGLang's rule under its profile, with vLLM's beside it) or the pinned one."""
+    from simulator import memory
+    from simulator.engine.api import _pool_cast_notes
+
+    doc = {"hardware": ["H200"], "model": "DeepSeek-V3", "strategies": {"attention": "dense"},
+           "runtime": {"launch": "graph"}}
+    rep = {"count": 1, "parallelism": {"tp": 8}, "strategies": {"attention": "dense", "kv_dtype": "fp8"}}
+    cfg = parse_serving_section(section(engine="sglang", replicas=[rep]), "<test>", ROOT, doc)
+    (line,) = _pool_cast_notes(cfg, cfg.runtime)
+    c = replace(cfg.groups[0].combo, kv_budget="sglang")
+    assert "fa3_mla_fp8cast" in line and f"{float(memory.kv_pool_tokens(c)):,.0f} tokens" in line
+    assert "mem_fraction_static 0.887" in line
+    pinned = dict(rep, strategies={"attention": {"dense": {"kernel": "fa3_mla_fp8cast", "pool_tokens": 131072}},
+                                   "kv_dtype": "fp8"})
+    cfg = parse_serving_section(section(engine="vllm-v1", replicas=[pinned]), "<test>", ROOT, doc)
+    (line,) = _pool_cast_notes(cfg, cfg.runtime)
+    assert "131,072 tokens" in line
+    cfg = parse_serving_section(section(engine="vllm-v1", replicas=[dict(rep, strategies={"attention": "dense",
+                                                                                         "kv_dtype": "bf16"})]),
+                                "<test>", ROOT, doc)
+    assert _pool_cast_notes(cfg, cfg.runtime) == []

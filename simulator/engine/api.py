@@ -150,6 +150,7 @@ def runtime_notes(config: ServingConfig) -> list[str]:
     if fams:
         out.append(f"engine {config.engine}: dense attention priced as its default kernel family {', '.join(fams)} "
                    "(runtime.attention_defaults; set strategies.attention dense.kernel to choose another)")
+    out.extend(_pool_cast_notes(config, prof))
     lays = sorted({f"decode kernel {d['sparse_kernel']}, rows {d['decode_rows']}, prefill {d['sparse_prefill']}"
                    + (", prompts <= k dense" if d["short_prompt_dense"] else "")
                    + f", indexer rows {d['indexer_rows']}" for g in config.groups
@@ -194,3 +195,34 @@ def check_finished(df: pd.DataFrame, config: ServingConfig) -> None:
 def with_overrides(config: ServingConfig, **changes) -> ServingConfig:
     """A copy of `config` with top-level fields replaced (e.g. router=..., decode_run_steps=0)."""
     return replace(config, **changes)
+
+
+def _pool_cast_notes(config, prof) -> list[str]:
+    """A line per replica group whose attention family casts the device's whole KV pool every layer
+    (fa3_mla_fp8cast): the pool it prices, and the rule that sized it, since that pool sets the step's time."""
+    from dataclasses import replace
+
+    from simulator import memory
+    from simulator.kernels.families import FA3_MLA_FAMILIES
+
+    out = []
+    for g in config.groups:
+        c = prof.apply_memory(g.combo)
+        c, fam = prof.apply_attention(c)
+        att = c.attention
+        fam = fam or (att.values.get("kernel") if getattr(att, "name", "") == "dense" else None)
+        if not fam or not FA3_MLA_FAMILIES.get(fam, {}).get("cast_pool"):
+            continue
+        pinned = float(att.values.get("pool_tokens") or 0.0)
+        if pinned:
+            out.append(f"{g.label}: {fam} casts the layer's whole fp8 KV pool to bf16 every layer of every step: "
+                       f"{pinned:,.0f} tokens a device (strategies.attention dense.pool_tokens)")
+            continue
+        pool = float(memory.kv_pool_tokens(c))
+        rule = (f"SGLang's mem_fraction_static {memory.sglang_mem_fraction_static(c.hardware.hbm_capacity_bytes, c.tp, True)}"
+                if c.kv_budget == "sglang" else f"capacity x {memory.MEMORY_UTILIZATION} - weights - workspace")
+        other = float(memory.kv_pool_tokens(replace(c, kv_budget="vllm" if c.kv_budget == "sglang" else "sglang")))
+        out.append(f"{g.label}: {fam} casts the layer's whole fp8 KV pool to bf16 every layer of every step: "
+                   f"{pool:,.0f} tokens a device ({rule}; the other engine's rule {other:,.0f}); pin SGLang's "
+                   "--max-total-tokens with strategies.attention dense.pool_tokens")
+    return out
