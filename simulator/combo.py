@@ -58,8 +58,9 @@ class AttentionLayout:
 
     mla                                 the model's MLA dimensions, or None (GQA / MHA)
     head_dim                            per-head dimension (GQA / MHA)
-    heads_dev, kv_heads_dev             query / KV heads on one device of the TP group (prefill runs one prompt on
-                                        the whole group)
+    heads_dev, kv_heads_dev             query / KV heads on one device where one prompt's prefill attention runs
+                                        (Combo.prefill_heads_dev: the whole TP group, or under prefill_attn "dp" the
+                                        prompt's attention-DP group)
     attn_heads_dev, attn_kv_heads_dev   the same inside the decode kernel (under attention DP its sequences' heads
                                         split over tp / attn_dp devices)
     attn_dp                             attention data-parallel groups: a device runs the decode kernel for
@@ -112,6 +113,10 @@ class Combo:
                        # attn_dp groups of tp / attn_dp devices; projections and FFN stay TP
     kernels: str = "fused"  # fused: an inference engine's fused norm/RoPE/activation kernels;
                             # unfused: plain eager PyTorch ops (simulator.layers.UNFUSED_TORCH_KERNELS)
+    prefill_attn: str = "tp"  # where one prompt's prefill attention runs under attention DP (attn_dp > 1): tp = over
+                              # the whole TP group (a separate prefill mapping: SnapStream's TP16 prefill on SN40L);
+                              # dp = on the prompt's attention-DP group at attn_heads_dev (SGLang's DP attention: each
+                              # DP group schedules its own requests; an engine profile's runtime.prefill_attention)
     kv_budget: str = "vllm"  # how a device's KV pool is sized (simulator.memory kv_budget_bytes): vllm = capacity x 0.9 -
                              # weights - workspace; sglang = SGLang's mem_fraction_static rule (an engine profile's
                              # runtime.kv_budget: RuntimeProfile.apply_collectives)
@@ -153,8 +158,8 @@ class Combo:
     @functools.cached_property
     def attn_layout(self) -> AttentionLayout:
         """What attention kernels read about this tuple's attention (see AttentionLayout)."""
-        return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.heads_dev,
-                               kv_heads_dev=self.kv_heads_dev, attn_heads_dev=self.attn_heads_dev,
+        return AttentionLayout(mla=self.model.mla, head_dim=self.model.head_dim, heads_dev=self.prefill_heads_dev,
+                               kv_heads_dev=self.prefill_kv_heads_dev, attn_heads_dev=self.attn_heads_dev,
                                attn_kv_heads_dev=self.attn_kv_heads_dev, attn_dp=self.attn_dp, kvbytes=self.kvbytes,
                                target=self.target)
 
@@ -177,6 +182,23 @@ class Combo:
         """Share of one token's KV bytes that one device stores, averaged over the batch (under attention
         DP a device holds 1/attn_dp of the sequences)."""
         return self.attn_kv_fraction_dev / self.attn_dp
+
+    # ---- the prefill attention's layout (prefill_attn) ---------------------------------------------------------
+    @property
+    def prefill_dp(self) -> bool:
+        """Whether one prompt's prefill attention runs on its attention-DP group (prefill_attn "dp", attn_dp > 1)."""
+        return getattr(self, "prefill_attn", "tp") == "dp" and bool(np.any(np.asarray(self.attn_dp) > 1))
+
+    @property
+    def prefill_heads_dev(self):
+        """Query heads one prompt's prefill attention runs at on a device: the TP group's split, or under
+        prefill_attn "dp" its attention-DP group's (attn_heads_dev)."""
+        return self.attn_heads_dev if self.prefill_dp else self.heads_dev
+
+    @property
+    def prefill_kv_heads_dev(self):
+        """KV heads of one prompt's prefill attention on a device (prefill_heads_dev's layout)."""
+        return self.attn_kv_heads_dev if self.prefill_dp else self.kv_heads_dev
 
     # ---- the attention kernel's layout (differs from the projections' under attention DP) -------------
     @property
@@ -219,6 +241,8 @@ class Combo:
             s += f" EP{self.ep}"
         if self.attn_dp > 1:
             s += f" attnDP{self.attn_dp}"
+            if getattr(self, "prefill_attn", "tp") == "dp":
+                s += " (prefill on DP)"
         return s
 
     def strategies(self) -> tuple:
@@ -254,7 +278,7 @@ def make_combo(hardware, model, *, kv_dtype: str = "bf16", weight_dtype: str | N
 
 
 def combo_of(hardware: HardwareSpec, model: ModelSpec, kv_dtype: str, weight_dtype: str | None, tp, ep: int,
-             attn_dp: int, launch: str, kernels: str, trace: Any, axes: dict) -> Combo:
+             attn_dp: int, launch: str, kernels: str, trace: Any, axes: dict, prefill_attn: str = "tp") -> Combo:
     """A Combo from values already parsed (specs, Strategy instances on every axis): what make_combo ends in, and
     what the sweep calls once per enumerated tuple (simulator.planner), so it skips the dataclass __init__'s
     per-field setattr. weight_dtype None or 'native' = the model's released dtype."""
@@ -262,6 +286,8 @@ def combo_of(hardware: HardwareSpec, model: ModelSpec, kv_dtype: str, weight_dty
     combo.__dict__.update(hardware=hardware, model=model, kv_dtype=kv_dtype,
                           weight_dtype=model.dtype if weight_dtype in (None, "native") else weight_dtype, tp=tp,
                           ep=ep, attn_dp=attn_dp, launch=launch, kernels=kernels, trace=trace, **axes)
+    if prefill_attn != "tp":
+        combo.__dict__["prefill_attn"] = prefill_attn
     return combo
 
 

@@ -558,7 +558,9 @@ def body_ops(b: OpBuilder, combo: Combo, rows, logit_rows, phase: str, attention
     # layers 1 .. L-1 take their input norm from the previous layer's MLP all-reduce where that fuses it
     mlp_fuses = norm_in_allreduce(combo, rows, "mlp")
     attention_in_ops(b, combo, rows, m.layers, phase, norm_count=m.layers - np.where(mlp_fuses, m.layers - 1.0, 0.0))
-    dp = combo.attn_dp > 1 and phase == "decode"
+    # the all-to-all between the projections' TP layout and the attention's DP layout: every decode step under
+    # attention DP, and a prefill whose prompt's attention runs on its DP group (Combo.prefill_dp)
+    dp = bool(np.any(np.asarray(combo.attn_dp) > 1)) and (phase == "decode" or combo.prefill_dp)
     if dp:
         q_width = combo.heads_dev * ((m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) if m.mla else m.head_dim)
         attention_dp_reshard(b, combo, rows, m.layers, "attn_dp_reshard_in", q_width)

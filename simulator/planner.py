@@ -84,7 +84,8 @@ def n_tuples(sc: Scenario) -> int:
 
 def _make_combo(sc: Scenario, values) -> Combo:
     hw, m, kv, wd, (tp, ep, dp), *axes = values
-    return combo_of(hw, m, kv, wd, tp, ep, dp, sc.launch, sc.kernels, sc.trace, dict(zip(AXES, axes)))
+    return combo_of(hw, m, kv, wd, tp, ep, dp, sc.launch, sc.kernels, sc.trace, dict(zip(AXES, axes)),
+                    sc.prefill_attention)
 
 
 def combos(sc: Scenario, start: int = 0, stop: int | None = None):
@@ -130,7 +131,7 @@ def _structure_key(combo: Combo, cache: dict | None = None) -> tuple:  # noqa: A
     strats = combo.strategies()
     vec = all(type(s).array_combo for s in strats)
     return (id(combo.hardware), id(combo.model), combo.kv_dtype, combo.weight_dtype, combo.ep, combo.attn_dp,
-            combo.launch, combo.kernels, id(combo.trace), None if vec else combo.tp,
+            combo.launch, combo.kernels, combo.prefill_attn, id(combo.trace), None if vec else combo.tp,
             tuple(_frozen_params(s) for s in strats))
 
 
@@ -235,7 +236,8 @@ def price_chunk(sc: Scenario, start: int, stop: int, breakdown: bool = False) ->
     groups: dict[int, list[int]] = {}
     per_axis = [[lst[d] for d in dig.tolist()] for lst, dig in zip(lists, digits)]
     for i, (hw, m, kv, wd, (tp, ep, dp), *axes) in enumerate(zip(*per_axis)):
-        combo = combo_of(hw, m, kv, wd, tp, ep, dp, sc.launch, sc.kernels, sc.trace, dict(zip(AXES, axes)))
+        combo = combo_of(hw, m, kv, wd, tp, ep, dp, sc.launch, sc.kernels, sc.trace, dict(zip(AXES, axes)),
+                         sc.prefill_attention)
         reason = combo_refusal(combo)
         if reason:
             skipped[reason] += len(B)
@@ -413,7 +415,8 @@ def _label_columns(sc: Scenario, tuple_index: np.ndarray) -> dict:
     par = lists[4]
     for j, c in enumerate(INT_LABELS):
         out[c] = np.array([p[j] for p in par], dtype=np.int64)[d[4]]
-    out["parallel"] = cat([Combo.parallel_label(SimpleNamespace(tp=t, ep=e, attn_dp=a)) for t, e, a in par], d[4])
+    out["parallel"] = cat([Combo.parallel_label(SimpleNamespace(tp=t, ep=e, attn_dp=a, prefill_attn=sc.prefill_attention))
+                           for t, e, a in par], d[4])
     out["launch"] = (np.zeros(len(tuple_index), dtype=np.int32), [sc.launch])
     return out
 

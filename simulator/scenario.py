@@ -24,6 +24,8 @@
     runtime:
       launch: graph                    # graph (CUDA graph / static dataflow graph) | eager
       kernels: fused                   # fused (an inference engine's fused kernels) | unfused (plain PyTorch)
+      prefill_attention: tp            # under attn_dp: one prompt's prefill attention over the whole TP group (tp) or
+                                       #  on its attention-DP group (dp: SGLang's DP attention)
     objective:                         # used by `sparsesim sweep` to rank
       rank_by: tokens_per_s            # tokens_per_s | tpot_ms | ttft_ms
       slo: {tpot_ms: 50, ttft_ms: 2000}   # optional limits; settings over them are not ranked
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,7 @@ class Scenario:
     parallel: list[tuple[int, int, int]]  # (tp, ep, attn_dp)
     launch: str = "graph"
     kernels: str = "fused"
+    prefill_attention: str = "tp"   # runtime.prefill_attention (Combo.prefill_attn)
     rank_by: str = "tokens_per_s"
     slo: dict[str, float] = field(default_factory=dict)
     top: int = 10
@@ -127,7 +130,8 @@ class Scenario:
                 axes[k] = v
             else:
                 raise ValueError(f"unknown combo setting {k!r}; settings: {sorted(settings)}, axes: {AXES}")
-        return make_combo(**settings, **axes)
+        c = make_combo(**settings, **axes)
+        return replace(c, prefill_attn=self.prefill_attention) if self.prefill_attention != "tp" else c
 
     @property
     def trace(self):
@@ -268,16 +272,20 @@ def _strategy_space(doc: dict, file: str, base: Path, models: list[ModelSpec]):
     return axes, kv, wd, parallel
 
 
-def _runtime(doc: dict, file: str) -> tuple[str, str]:
-    """runtime: (launch, kernels)."""
-    rt = _mapping(doc, "runtime", file, {"launch", "kernels"})
+def _runtime(doc: dict, file: str) -> tuple[str, str, str]:
+    """runtime: (launch, kernels, prefill_attention)."""
+    rt = _mapping(doc, "runtime", file, {"launch", "kernels", "prefill_attention"})
     launch = rt.get("launch", "graph")
     if launch not in LAUNCH:
         raise ScenarioError(f"is {launch!r}; allowed: {', '.join(LAUNCH)}", file=file, field="runtime.launch")
     kernels = rt.get("kernels", "fused")
     if kernels not in ("fused", "unfused", "hf"):
         raise ScenarioError(f"is {kernels!r}; allowed: fused, unfused, hf", file=file, field="runtime.kernels")
-    return launch, kernels
+    pa = rt.get("prefill_attention", "tp")
+    if pa not in ("tp", "dp"):
+        raise ScenarioError(f"is {pa!r}; allowed: tp (one prompt's prefill attention over the whole TP group), dp "
+                            "(on its attention-DP group)", file=file, field="runtime.prefill_attention")
+    return launch, kernels, pa
 
 
 def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = None) -> Scenario:
@@ -304,7 +312,7 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     batch, context, out_tokens = _workload(doc, file, models)
     axes, kv, wd, parallel = _strategy_space(doc, file, base, models)
     check_sizes(hardware, models, batch, context, out_tokens, axes, kv, wd, parallel, file)
-    launch, kernels = _runtime(doc, file)
+    launch, kernels, prefill_attention = _runtime(doc, file)
 
     obj = _mapping(doc, "objective", file, {"rank_by", "slo", "top"})
     rank_by = obj.get("rank_by", "tokens_per_s")
@@ -343,7 +351,7 @@ def scenario_from_dict(doc: Any, file: str = "<scenario>", base: Path | None = N
     sc = Scenario(name=name, file=file, description=desc.strip(), hardware=hardware, models=models,
                   batch=batch, context=context, output_tokens=out_tokens, axes=axes, kv_dtype=kv,
                   weight_dtype=wd, parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels,
-                  rank_by=rank_by, slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
+                  prefill_attention=prefill_attention, rank_by=rank_by, slo={k: float(v) for k, v in slo.items()}, top=top, outputs=outputs,
                   targets=targets, doc=doc, sections={}, base=base)
     _parse_sections(sc, doc)
     return sc
@@ -362,10 +370,11 @@ def scenario_setup(doc: Any, file: str = "<scenario>", base: Path | None = None)
             raise ScenarioError("is missing", file=file, field=k)
     hardware, models = _specs(doc, file, base)
     axes, kv, wd, parallel = _strategy_space(doc, file, base, models)
-    launch, kernels = _runtime(doc, file)
+    launch, kernels, prefill_attention = _runtime(doc, file)
     sc = Scenario(name=str(doc.get("name") or Path(file).stem), file=file, description="", hardware=hardware,
                   models=models, batch=[], context=[], output_tokens=[], axes=axes, kv_dtype=kv, weight_dtype=wd,
-                  parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels, doc=doc, base=base)
+                  parallel=list(dict.fromkeys(parallel)), launch=launch, kernels=kernels,
+                  prefill_attention=prefill_attention, doc=doc, base=base)
     _parse_sections(sc, {k: v for k, v in doc.items() if k == "trace"})
     return sc
 

@@ -488,3 +488,46 @@ def test_a_whole_pool_cast_names_the_pool_it_prices_and_the_rule_that_sized_it()
                                                                                          "kv_dtype": "bf16"})]),
                                 "<test>", ROOT, doc)
     assert _pool_cast_notes(cfg, cfg.runtime) == []
+
+
+def test_a_prompts_prefill_attention_runs_on_its_dp_group_where_the_engine_does():
+    """Under attention DP, SGLang (runtime.prefill_attention: dp) runs one prompt's attention on its attention-DP
+    group at heads / (tp / attn_dp) a device: the prefill's attention at DP8 is ~8x the TP-split one (the causal
+    pairs' work scales with the heads), the projections unchanged; without attention DP the rule changes nothing; the
+    default (tp) is the separate TP prefill mapping SnapStream describes."""
+    from hwmodels.roofline import price
+    from simulator.combo import make_combo
+    from simulator.engine.runtime import load_profile
+    from simulator.pricing import prefill_ops
+
+    def attention_s(c):
+        ops = prefill_ops(c, np.array([32768.0]))
+        t = price(ops, c.hardware, "eager")
+        names = np.asarray(ops.names, dtype=object)[ops.name_id]
+        return float(t[names == "attention"].sum()), float(t[names == "q_b_proj"].sum())
+
+    c = make_combo("H200", "DeepSeek-V3", kv_dtype="bf16", tp=8, attn_dp=8, launch="graph", attention="dense")
+    assert c.prefill_attn == "tp" and c.prefill_heads_dev == c.heads_dev == 16
+    dp = load_profile("sglang").apply_layout(c)
+    assert dp.prefill_attn == "dp" and dp.prefill_heads_dev == 128 and dp.attn_layout.heads_dev == 128
+    (a_tp, p_tp), (a_dp, p_dp) = attention_s(c), attention_s(dp)
+    assert 6.0 < a_dp / a_tp < 9.0 and p_dp == p_tp
+    one = make_combo("H200", "DeepSeek-V3", kv_dtype="bf16", tp=8, launch="graph", attention="dense")
+    assert attention_s(replace(one, prefill_attn="dp")) == attention_s(one)
+
+
+def test_the_scenarios_runtime_names_where_a_prompts_prefill_attention_runs():
+    """runtime.prefill_attention in a scenario reaches every combo it builds (sweeps and serving alike), and a wrong
+    value is a named error."""
+    from simulator.planner import combos
+    from simulator.scenario import scenario_from_dict
+
+    doc = {"name": "pfa", "hardware": "H200", "model": "DeepSeek-V3",
+           "workload": {"batch": [1], "context": [8192], "output_tokens": 16},
+           "strategies": {"attention": "dense", "parallelism": [{"tp": 8, "attn_dp": 8}]},
+           "runtime": {"launch": "graph", "prefill_attention": "dp"}}
+    sc = scenario_from_dict(doc)
+    assert sc.prefill_attention == "dp" and sc.combo().prefill_dp
+    assert all(c.prefill_attn == "dp" for c in combos(sc))
+    with pytest.raises(ScenarioError, match="prefill_attention"):
+        scenario_from_dict(dict(doc, runtime={"prefill_attention": "ep"}))

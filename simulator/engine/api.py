@@ -207,7 +207,7 @@ def _pool_cast_notes(config, prof) -> list[str]:
 
     out = []
     for g in config.groups:
-        c = prof.apply_memory(g.combo)
+        c = prof.apply_layout(g.combo)
         c, fam = prof.apply_attention(c)
         att = c.attention
         fam = fam or (att.values.get("kernel") if getattr(att, "name", "") == "dense" else None)

@@ -284,6 +284,9 @@ class RuntimeProfile:
     #: runtime.kv_budget: how the engine sizes a device's KV pool (simulator.memory kv_budget_bytes: sglang | vllm),
     #: None: the scenario's (vLLM's rule)
     kv_budget: str | None = None
+    #: runtime.prefill_attention: where one prompt's prefill attention runs under attention DP (Combo.prefill_attn: tp |
+    #: dp), None: the scenario's (tp)
+    prefill_attn: str | None = None
     allreduce: str | None = None          # the engine's tensor-parallel all-reduce (runtime.allreduce: nccl | vllm | sglang |
                                           # trtllm, simulator.kernels.allreduce), None: the scenario's (NCCL)
     #: the engine whose default attention kernel family fills a dense attention left at kernel: generic
@@ -362,11 +365,15 @@ class RuntimeProfile:
     def with_overrides(self, **kw) -> "RuntimeProfile":
         return replace(self, **kw)
 
-    def apply_memory(self, combo):
-        """`combo` with this engine's KV pool rule (runtime.kv_budget); unchanged when the profile names none."""
-        if self.kv_budget is None or getattr(combo, "kv_budget", "vllm") == self.kv_budget:
-            return combo
-        return replace(combo, kv_budget=self.kv_budget)
+    def apply_layout(self, combo):
+        """`combo` with this engine's KV pool rule (runtime.kv_budget) and its prefill attention's layout under
+        attention DP (runtime.prefill_attention); unchanged where the profile names neither."""
+        kw = {}
+        if self.kv_budget is not None and getattr(combo, "kv_budget", "vllm") != self.kv_budget:
+            kw["kv_budget"] = self.kv_budget
+        if self.prefill_attn is not None and getattr(combo, "prefill_attn", "tp") != self.prefill_attn:
+            kw["prefill_attn"] = self.prefill_attn
+        return replace(combo, **kw) if kw else combo
 
     def apply_collectives(self, combo):
         """`combo` with this engine's tensor-parallel all-reduce (runtime.allreduce); unchanged when the profile names
@@ -534,6 +541,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
     kern = rv("kernels", allowed=("fused", "unfused", "hf"), default=None)
     ar = rv("allreduce", allowed=AR_ENGINES, default=None)
     kvb = rv("kv_budget", allowed=("vllm", "sglang"), default=None)
+    pfa = rv("prefill_attention", allowed=("tp", "dp"), default=None)
     from simulator.kernels.families import engine_defaults
     ae = rv("attention_defaults", allowed=tuple(engine_defaults()), default=None)
     le = rv("launch_eager_us", default=None)
@@ -551,7 +559,7 @@ def parse_profile(doc: Any, file: str) -> RuntimeProfile:
                           graphs=GraphRules(decode=decode, mixed=mixed, capture=cap, pad_decode=bool(pad),
                                             eager_above=bool(above), eager_overlap=eo),
                           mask=mask, api_per_request_s=api[0], api_per_token_s=api[1],
-                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar, kv_budget=kvb,
+                          launch_eager_s=None if le is None else float(le) * 1e-6, kernels=kern, allreduce=ar, kv_budget=kvb, prefill_attn=pfa,
                           attention_engine=ae,
                           async_launch=bool(al), async_admission=bool(adm), sources=tuple(sources),
                           notes=tuple(notes))

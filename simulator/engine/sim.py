@@ -131,7 +131,7 @@ def setup_group(i: int, group, cfg: ServingConfig, cache_unit: int, rng: np.rand
     spec = int(combo.speculation.draft_tokens)
     if knobs["num_blocks"] == "auto":
         # the engine's own pool rule (an engine profile's runtime.kv_budget) unless the scenario set the utilization
-        kc = cfg.runtime.apply_memory(combo) if cfg.runtime is not None else combo
+        kc = cfg.runtime.apply_layout(combo) if cfg.runtime is not None else combo
         util = knobs["gpu_memory_utilization"] if knobs.get("gpu_memory_utilization_given", True) else None
         nblocks = kv_cache_blocks(kc, bs, mnbt, util)
         ratio = attention_kv_ratio(combo)
@@ -217,7 +217,7 @@ def resolve_runtime(cfg: ServingConfig, combo, mnbt: int, seqs: int, spec: int, 
     if prof.kernels is not None and combo.kernels != prof.kernels:   # the engine's own kernel set
         combo = replace(combo, kernels=prof.kernels)
     combo = prof.apply_collectives(combo)   # the engine's tensor-parallel all-reduce (runtime profile `allreduce`)
-    combo = prof.apply_memory(combo)        # the engine's KV pool rule (runtime profile `kv_budget`)
+    combo = prof.apply_layout(combo)        # the engine's KV pool rule and prefill layout (kv_budget, prefill_attention)
     combo, _ = prof.apply_attention(combo)  # the engine's default attention kernel family (runtime.attention_defaults)
     mixed = knobs["mixed_launch"] if knobs.get("mixed_launch_given") else _DEVICE_LAUNCH[g.mixed]
     sizes = (cfg.graph_sizes if "graph_sizes" in given else
@@ -293,6 +293,7 @@ def _cost_model(combo, mnbt: int, seqs: int, mixed_launch: str, graph_sizes=None
            tuple(sorted((a, repr(s.values)) for a, s in zip(("att", "topk", "spec", "verify", "sched", "kvp"),
                                                               combo.strategies()))),
            combo.kv_dtype, combo.weight_dtype, combo.tp, combo.ep, combo.attn_dp, combo.launch, combo.kernels, combo.allreduce,
+           combo.kv_budget, combo.prefill_attn,
            id(combo.trace) if combo.trace is not None else None, mnbt, seqs, mixed_launch,
            hw.launch_eager_s, hw.launch_graph_s, tuple(graph_sizes) if graph_sizes else None,
            getattr(hw.efficiency, "source", None), eager_overlap, budget_bytes)

@@ -358,7 +358,7 @@ class _UnifiedBlockSparse(AttentionStrategy):
     def prefill_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         m = combo.model
         B, Pn = shape.batch, shape.context
-        H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+        H, Hkv, d = combo.prefill_heads_dev, combo.prefill_kv_heads_dev, m.head_dim
         f = self.stream_frac
         window = self.prefill_window
         pairs = (1.0 - f) * Pn * (Pn + 1) / 2.0 + f * Pn * np.minimum(Pn, window)

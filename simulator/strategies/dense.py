@@ -412,7 +412,7 @@ class DenseAttention(AttentionStrategy):
     def _generic_prefill_ops(self, b, lay: AttentionLayout, shape: StepShape) -> None:
         """The calibrated generic prefill op: one 'attention' op of the chunk's causal pairs (fitted on cuDNN's
         prefill, simulator/calibration/fit_prefill.py)."""
-        B, P = shape.batch, shape.context  # prefill runs one prompt on the whole TP group (no attention DP)
+        B, P = shape.batch, shape.context  # one prompt's heads: the layout's heads_dev (Combo.prefill_heads_dev)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
         O = shape.kv_prefix
         P = P - O

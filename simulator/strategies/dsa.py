@@ -611,7 +611,7 @@ class DSAAttention(AttentionStrategy):
             # of one row (SGLang) or one request of every row (vLLM below 32 heads), every row's k / 64 tiles, the
             # prompts' caches re-read from the L2 (flashmla_sparse.SHARED_ROWS_L2: the distinct tokens are the prompts')
             from simulator.kernels import flashmla_sparse
-            H = decode_heads(combo.heads_dev, self.pad_heads)
+            H = decode_heads(combo.prefill_heads_dev, self.pad_heads)
             lay = "one_request" if self.decode_rows == "one_request" else "flattened"
             kb, kq = kernel_rows(B * P, 1.0, lay)
             flashmla_sparse.add_ops(b, kb, kq, H * np.ones(np.shape(kb)), k, lat, a.kv_lora_rank, combo.kvbytes,
@@ -626,10 +626,10 @@ class DSAAttention(AttentionStrategy):
         """FlashMLA's sparse prefill kernel (flash_mla_sparse_fwd, sm90 sparse_attn_fwd_kernel: grid (h / 64) x the
         rows, not persistent) over `rows` query rows: every row walks all ceil(k / 64) index tiles, the -1 entries of
         a prompt's first k rows masked, not skipped (engines pass no topk_length for V3.2); query heads padded to 64
-        (pad_heads); priced with the generic attention kind's terms. heads: a device's (None: heads_dev)."""
+        (pad_heads); priced with the generic attention kind's terms. heads: a device's (None: a prompt's, prefill_heads_dev)."""
         a = combo.model.mla
         lat = a.kv_lora_rank + a.qk_rope_head_dim
-        H = decode_heads(combo.heads_dev if heads is None else heads, self.pad_heads)
+        H = decode_heads(combo.prefill_heads_dev if heads is None else heads, self.pad_heads)
         io = rows * (lat * ACT_BYTES + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
         b.add("attention", "attention", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
               bytes_read=io * 0.6, bytes_written=io * 0.4,
@@ -640,10 +640,10 @@ class DSAAttention(AttentionStrategy):
         per (64 heads, row), one resident per SM, each streaming its row's k bf16 tokens through its SM (the kind's
         per-SM stream ceiling) while the launch shares the HBM (the kind's memory efficiency); at 128 heads the row's
         second CTA re-reads the same tokens from the L2 (the DRAM serves a row once); every row's ceil(k / 64) tiles as
-        the CTA's serial chain. heads: a device's (None: heads_dev)."""
+        the CTA's serial chain. heads: a device's (None: a prompt's, prefill_heads_dev)."""
         a = combo.model.mla
         lat = a.kv_lora_rank + a.qk_rope_head_dim
-        H = decode_heads(combo.heads_dev if heads is None else heads, self.pad_heads)
+        H = decode_heads(combo.prefill_heads_dev if heads is None else heads, self.pad_heads)
         per_cta = np.ceil(H / FLASHMLA_HEAD_TILE)
         gathered = rows * k * lat * ACT_BYTES
         b.add("attention", "attn_flashmla_sparse_fwd", flops=2.0 * H * rows * k * (lat + a.kv_lora_rank),
@@ -658,7 +658,7 @@ class DSAAttention(AttentionStrategy):
         a = combo.model.mla
         pairs = P * (P + 1) / 2.0
         sparse_pairs = np.where(P <= k, pairs, k * (k + 1) / 2.0 + (P - k) * k)
-        H = combo.heads_dev
+        H = combo.prefill_heads_dev
         io = B * P * (lat * combo.kvbytes + H * lat * ACT_BYTES + H * a.kv_lora_rank * ACT_BYTES)
         b.add("attention", "attention", flops=2.0 * B * H * sparse_pairs * (lat + a.kv_lora_rank),
               bytes_read=io * 0.6, bytes_written=io * 0.4,

@@ -110,10 +110,10 @@ class _FixedBudget(KVPolicyStrategy):
     # ---- shapes --------------------------------------------------------------------------------------
     @staticmethod
     def _kv_tok_prefill(combo) -> float:
-        """Cached bytes of one token of one layer on one device in the prefill (TP) layout; an MLA cache kept
-        as separate key and value latents (attention dense mla_cache=separate_kv) moves both."""
+        """Cached bytes of one token of one layer on one device in the prefill layout (prefill_kv_heads_dev); an MLA
+        cache kept as separate key and value latents (attention dense mla_cache=separate_kv) moves both."""
         m = combo.model
-        frac = 1.0 if m.mla else combo.kv_heads_dev / m.kv_heads
+        frac = 1.0 if m.mla else combo.prefill_kv_heads_dev / m.kv_heads
         base = m.kv_elements_per_token_layer() * frac * combo.kvbytes
         if m.mla:
             # the attention's extra cache bytes per token (all layers, this device's share) -> per layer, per sequence
@@ -163,7 +163,7 @@ class _FixedBudget(KVPolicyStrategy):
     def _snapkv_ops(self, b, combo, shape, evict: np.ndarray, topk: int, window: int, kernel: int) -> None:
         m = combo.model
         B, layers = shape.batch, shape.layers
-        H = combo.heads_dev
+        H = combo.prefill_heads_dev
         E = np.maximum(np.asarray(evict, dtype=np.float64), 0.0)
         K = np.minimum(E, float(topk))
         on = E > 0
@@ -173,8 +173,8 @@ class _FixedBudget(KVPolicyStrategy):
             sel_heads = 1.0                          # one index set for the shared latent
         else:
             dk = m.head_dim
-            key_bytes_tok = combo.kv_heads_dev * dk * combo.kvbytes
-            sel_heads = float(combo.kv_heads_dev)
+            key_bytes_tok = combo.prefill_kv_heads_dev * dk * combo.kvbytes
+            sel_heads = float(combo.prefill_kv_heads_dev)
         W = float(window)
         b.add("snapkv_scores", "attention", flops=2.0 * B * H * W * E * dk + 5.0 * B * H * W * E,
               bytes_read=B * E * key_bytes_tok + B * W * H * dk * ACT_BYTES, bytes_written=B * H * E * 4.0,

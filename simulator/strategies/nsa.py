@@ -265,7 +265,7 @@ class NativeSparseAttention(AttentionStrategy):
         m = combo.model
         B, P = shape.batch, shape.context
         L = shape.layers
-        H, Hkv, d = combo.heads_dev, combo.kv_heads_dev, m.head_dim
+        H, Hkv, d = combo.prefill_heads_dev, combo.prefill_kv_heads_dev, m.head_dim
         e = 2 * d
 
         def mean_min(a):  # mean of min(a, t) for t uniform on [0, P]
