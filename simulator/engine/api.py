@@ -151,6 +151,10 @@ def runtime_notes(config: ServingConfig) -> list[str]:
         out.append(f"engine {config.engine}: dense attention priced as its default kernel family {', '.join(fams)} "
                    "(runtime.attention_defaults; set strategies.attention dense.kernel to choose another)")
     out.extend(_pool_cast_notes(config, prof))
+    if prof.prefill_attn == "dp" and any(np.any(np.asarray(g.combo.attn_dp) > 1) for g in config.groups):
+        out.append(f"engine {config.engine}: under attention DP a prompt's prefill attention runs on its DP group at "
+                   "heads / (tp / attn_dp) a device (runtime.prefill_attention dp; the scenario's runtime "
+                   "prefill_attention does not override the profile)")
     lays = sorted({f"decode kernel {d['sparse_kernel']}, rows {d['decode_rows']}, prefill {d['sparse_prefill']}"
                    + (", prompts <= k dense" if d["short_prompt_dense"] else "")
                    + f", indexer rows {d['indexer_rows']}" for g in config.groups
