@@ -243,15 +243,16 @@ def test_the_schedule_rule_counts_each_rows_nearest_earlier_read_of_its_requests
 
 def test_the_mtp_rows_grid3_verdict_holds_on_its_committed_prices_and_measurements():
     """Grid 3 (priced before its call) as the report judges it: the shipped schedule rule meets both flattened
-    regimes, the soft rule only the rows of 3-4; and the shipped model reproduces the committed candidate prices."""
+    regimes, the soft rule only the rows of 3-4; and the shipped model reproduces the committed candidate prices (the
+    rule's exact form against the 64 sampled offsets it was priced with: within 0.25 %)."""
     from hwmodels.spec import load_hardware
     from simulator.calibration import indexer_mtp_h200 as M
 
     g = M.measured3()
     assert g is not None and len(g) == 18
     hw = load_hardware("H200")
-    for r in g.sample(4, random_state=0).itertuples():
-        assert abs(M.kernel_us(hw, r.batch, r.context, r.next_n, r.expand) / r.pred_us - 1.0) < 1e-3
+    for r in g.itertuples():
+        assert abs(M.kernel_us(hw, r.batch, r.context, r.next_n, r.expand) / r.pred_us - 1.0) < 2.5e-3
     f = g[g["set"].str.startswith("flattened")]
 
     def met(col):

@@ -133,19 +133,17 @@ FLATTENED_L2_REUSE_SHARE = 0.845
 #: rows of 3-4 7.7 / 11.9 %) against soft 12.0 / 20.2 %, 1 of 2 (rows of 2 15.7 / 22.6 %: hits priced where the
 #: schedule puts a request's rows more than an L2 apart). SHIPPED by the declared rule (more regimes)
 FLATTENED_ROWS_HIT = "schedule"
-#: positions over an SM's range at which flattened_rows_hit_schedule samples where an item of a request's first row
-#: falls (evenly spaced; the share is their mean)
-SCHEDULE_SAMPLES = 64
-
-
 def flattened_rows_hit_schedule(B, N, g, sms: int, l2_bytes: float, key_bytes: float):
     """The share of a flattened request's later rows' key walks that hit in the L2, from the schedule's positions
     (FLATTENED_ROWS_HIT = "schedule"): the metadata deals the launch's B x T items (T = ceil(N / 256) a sequence) in
     order, P = B T / SMs to an SM, so a request's g rows read item i at positions x, x + T, ..., x + (g - 1) T, each at
     step (position mod P) of its SM. Sorted by step, the first read misses and each later one re-reads after the gap to
-    the one before it, a reuse distance of gap x SMs x 256 keys' bytes; it hits where that distance is within
-    FLATTENED_L2_REUSE_SHARE of the L2 (an LRU-like cache: the device's measured re-sweep curve is a step there), and
-    misses beyond. Averaged over SCHEDULE_SAMPLES offsets x of the first row's item on its SM; vectorized over shapes."""
+    the one before it, a reuse distance of gap x SMs x 256 keys' bytes (at least one step's); it hits where that
+    distance is within FLATTENED_L2_REUSE_SHARE of the L2 (an LRU-like cache: the device's measured re-sweep curve is a
+    step there), and misses beyond. Exact over the offset x of the first row's item on its SM (uniform on [0, P)): the
+    reads are the points k T mod P of a circle of length P turned by x, their sorted gaps the circle's gaps but the one
+    the SM's start cuts, which is gap j with probability gap_j / P; so the expected hits are sum_j hit(gap_j) (1 -
+    gap_j / P), over g - 1 later reads. Vectorized over shapes."""
     from simulator.kernels import indexer as X
 
     B, N, g = np.broadcast_arrays(np.asarray(B, float), np.asarray(N, float), np.asarray(g, float))
@@ -155,16 +153,17 @@ def flattened_rows_hit_schedule(B, N, g, sms: int, l2_bytes: float, key_bytes: f
     P = np.maximum(B * T / float(sms), 1.0)
     item = X.SPLIT_KV * key_bytes * float(sms)
     G = max(int(np.max(g, initial=1.0)), 2)
-    x = (np.arange(SCHEDULE_SAMPLES) + 0.5) / SCHEDULE_SAMPLES
     k = np.arange(G)
-    step = np.mod(x[None, :, None] * P[:, None, None] + k[None, None, :] * T[:, None, None], P[:, None, None])
-    # a shape's rows past its g sort last (the SM range's length P beyond any step) and their gaps are not counted
-    step = np.sort(np.where(k[None, None, :] < g[:, None, None], step, 2.0 * P[:, None, None]), axis=2)
-    gap = np.diff(step, axis=2)
-    live = (k[None, None, 1:] < g[:, None, None])
-    dist = np.maximum(gap, 1.0) * item / float(l2_bytes)
-    h = np.where(live & (dist <= FLATTENED_L2_REUSE_SHARE), 1.0, 0.0)
-    return (h.sum(axis=2).mean(axis=1) / np.maximum(g - 1.0, 1.0)).reshape(shape)
+    live = k[None, :] < g[:, None]
+    # a shape's rows past its g sort last (the circle's length P beyond any point) and their gaps are not counted
+    pts = np.sort(np.where(live, np.mod(k[None, :] * T[:, None], P[:, None]), 2.0 * P[:, None]), axis=1)
+    inner = np.diff(pts, axis=1)                                   # gap j between the j-th and (j+1)-th points
+    wrap = P - pts[np.arange(len(P)), np.maximum(g, 1.0).astype(int) - 1] + pts[:, 0]
+    gaps = np.concatenate([np.where(live[:, 1:], inner, 0.0), wrap[:, None]], axis=1)
+    counted = np.concatenate([live[:, 1:], (g > 1.0)[:, None]], axis=1)
+    dist = np.maximum(gaps, 1.0) * item / float(l2_bytes)
+    h = np.where(counted & (dist <= FLATTENED_L2_REUSE_SHARE), 1.0 - gaps / P[:, None], 0.0)
+    return (h.sum(axis=1) / np.maximum(g - 1.0, 1.0)).reshape(shape)
 
 
 def add_deepgemm_paged_logits(b, B, q, N, heads, head_dim, count, sms: int, kind: str = "indexer_dg",
