@@ -38,13 +38,10 @@ def indexer_mtp(fmt: dict | None = None) -> None:
           "its keys from the L2 where the schedule puts them close (32 rows of 16 requests x 32K: 27.8 us against 36 "
           "distinct sequences' 43.7), and not where it does not (96 rows of 16K: no gain)")
     BOARD.add(FAMILY, "blind", "MTP rows grid 1, every row's keys from HBM", judged["shipped_err_pct"], met, len(tj))
-    g = M.measured2()
-    if g is None:
-        print(f"\nThe DSA indexer's MTP rows grid 2: not measured yet ({M.PREDICTION2} holds the prices)")
+    got = _flattened_grid(M.measured2, 2, M.PREDICTION2)
+    if got is None:
         return
-    rr2 = replicate_pct(g, M.measured2(replicate=True))
-    g["regime"] = g["set"]
-    judged = g[g["regime"].str.startswith("flattened")].copy()
+    g, rr2, judged = got
     _main_vs_cand(
         judged, fmt, f"\n== THE DSA INDEXER'S MTP ROWS ON THE H200, GRID 2 ({len(judged)} new flattened shapes, "
         f"{len(g) - len(judged)} controls beside them; {M.PREDICTION2}, commit {str(g['model_commit'].iloc[0])[:7]}, "
@@ -64,6 +61,18 @@ def indexer_mtp(fmt: dict | None = None) -> None:
     _grid3(fmt)
 
 
+def _flattened_grid(measured, n: int, prediction: str):
+    """(the grid joined to its prices, its replicate's run to run %, its flattened rows with their regimes), or None
+    (printed) before it is measured."""
+    g = measured()
+    if g is None:
+        print(f"\nThe DSA indexer's MTP rows grid {n}: not measured yet ({prediction} holds the prices)")
+        return None
+    rr = replicate_pct(g, measured(replicate=True))
+    g["regime"] = g["set"]
+    return g, rr, g[g["regime"].str.startswith("flattened")].copy()
+
+
 def _now_on(m, hw) -> None:
     """The shipped model's price of each row of an earlier grid (`now_us`, LOOKED-AT)."""
     m["now_us"] = [M.kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in m.itertuples()]
@@ -73,13 +82,10 @@ def _now_on(m, hw) -> None:
 def _grid3(fmt: dict) -> None:
     from hwmodels.spec import load_hardware
 
-    g = M.measured3()
-    if g is None:
-        print(f"\nThe DSA indexer's MTP rows grid 3: not measured yet ({M.PREDICTION3} holds the prices)")
+    got = _flattened_grid(M.measured3, 3, M.PREDICTION3)
+    if got is None:
         return
-    rr = replicate_pct(g, M.measured3(replicate=True))
-    g["regime"] = g["set"]
-    judged = g[g["regime"].str.startswith("flattened")].copy()
+    g, rr, judged = got
     _main_vs_cand(
         judged, fmt, f"\n== THE DSA INDEXER'S MTP ROWS ON THE H200, GRID 3 ({len(judged)} new flattened shapes drawn by a "
         f"seeded rule (indexer_mtp_h200.GRID3), {len(g) - len(judged)} controls beside them; {M.PREDICTION3}, commit "
