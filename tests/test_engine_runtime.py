@@ -440,12 +440,19 @@ def test_sglangs_mem_fraction_static_follows_its_reserve_rule():
     assert sglang_mem_fraction_static(40 * gib, 1, False) == round((40960 - small) / 40960, 3)
 
 
-def test_the_sglang_profile_sizes_the_pool_by_its_rule_unless_the_scenario_sets_the_utilization():
+def test_the_sglang_profile_sizes_the_pool_by_its_rule_unless_the_scenario_sets_the_utilization(monkeypatch):
     """The SGLang profile's runtime.kv_budget: its replica's KV blocks follow SGLang's pool rule (fewer than vLLM's
     0.9 on this H100 at TP 1), the combo carries the rule for the kernels that read the pool; a scenario's own
-    gpu_memory_utilization restores vLLM's rule at that value."""
+    gpu_memory_utilization restores vLLM's rule at that value. (The step-cost tables are stubbed: not under test.)"""
+    from types import SimpleNamespace
+
     from simulator import memory
+    from simulator.engine import sim as S
     from simulator.engine.sim import resolve_runtime, setup_group
+
+    stub = SimpleNamespace(for_serving=lambda *a, **k: stub)
+    monkeypatch.setattr(S, "_cost_model", lambda *a, **k: stub)
+    monkeypatch.setattr(S, "group_replay", lambda *a, **k: None)
 
     doc = dict(DOC, runtime={"launch": "graph"})
     sched = {k: v for k, v in SCHED.items() if k != "num_blocks"}
