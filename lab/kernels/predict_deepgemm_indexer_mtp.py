@@ -22,6 +22,10 @@ the nearest earlier read of the same keys, a hit within the measured re-sweep cu
 LOOKED-AT there, pooled 5.9 against 6.1 % median, rows of 2 on grid 2 11.6 % under both); declared before the call:
 grid 3 holds the flattened rows' STANDING; the candidate ships if it meets more regimes, a tie by the lower pooled
 median. Writes deepgemm_indexer_mtp3_prediction_2026-11-29.csv.
+
+--grid4: a second draw of grid 3's rule (lab/kernels/deepgemm_indexer_mtp4_grid.csv, default_rng(30)), priced by the
+shipped schedule rule (the soft rule beside it, for reference); declared before the call: grids 3 and 4 pooled hold
+the flattened rows' STANDING. Writes deepgemm_indexer_mtp4_prediction_2026-11-29.csv.
 """
 from __future__ import annotations
 
@@ -50,12 +54,14 @@ def main() -> None:
         raise SystemExit("uncommitted changes under simulator/ hwmodels/ lab/: commit the model first")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     h200 = load_hardware("H200")
-    if "--grid2" in sys.argv[1:] or "--grid3" in sys.argv[1:]:
+    grid = next((a for a in ("--grid2", "--grid3", "--grid4") if a in sys.argv[1:]), None)
+    if grid is not None:
         from simulator.calibration import indexer_mtp_h200 as M
-        three = "--grid3" in sys.argv[1:]
-        s = M.predict3(h200) if three else M.predict2(h200)
+        which = {"--grid2": (M.predict2, M.PREDICTION2), "--grid3": (M.predict3, M.PREDICTION3),
+                 "--grid4": (M.predict4, M.PREDICTION4)}[grid]
+        s = which[0](h200)
         s["model_commit"] = commit
-        out = DATA / (M.PREDICTION3 if three else M.PREDICTION2)
+        out = DATA / which[1]
         s.to_csv(out, index=False, float_format="%.4f")
         print(f"{len(s)} rows priced at {commit[:10]} -> {out.relative_to(ROOT)}")
         print(s.groupby("set")[["pred_main_us", "pred_us"]].median().round(1).to_string())

@@ -15,7 +15,7 @@ O=/tmp/oMTP; D=/tmp/dgw/kernels; mkdir -p $O $D
 cp lab/kernels/measure_deepgemm_indexer.py lab/kernels/dg_upstream.py lab/kernels/_timing.py \
    lab/kernels/run_deepgemm_indexer_device.sh lab/kernels/deepgemm_indexer_mtp_grid.csv \
    lab/kernels/deepgemm_indexer_mtp2_grid.csv lab/kernels/deepgemm_indexer_mtp3_grid.csv \
-   lab/kernels/deepgemm_indexer_mtp3_diag_grid.csv $D/
+   lab/kernels/deepgemm_indexer_mtp3_diag_grid.csv lab/kernels/deepgemm_indexer_mtp4_grid.csv $D/
 cp lab/harness.py /tmp/dgw/
 [ -f $D/dgsrc.tar.xz ] || cp $W/dgsrc.tar.xz $D/
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv

@@ -25,6 +25,11 @@ GRID2 = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp2
 #: <= 512), written before any price was made; its diagnostic rows (every row one request's keys) beside it
 GRID3 = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp3_grid.csv"
 GRID3_DIAG = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp3_diag_grid.csv"
+#: grid 4: a second draw of grid 3's rule (default_rng(30): 10 rows of 2, 8 of 3-4, 2 controls), priced by the shipped
+#: schedule rule (and the soft rule beside it) after grid 3 shipped it with rows of 2 at 9.8 %, right at the goal;
+#: declared before the call: grids 3 and 4 pooled hold the flattened rows' STANDING
+GRID4 = Path(__file__).resolve().parents[2] / "lab/kernels/deepgemm_indexer_mtp4_grid.csv"
+PREDICTION4 = "deepgemm_indexer_mtp4_prediction_2026-11-29.csv"
 
 
 def kernel_us(hw: HardwareSpec, batch: int, context: int, next_n: int, expand: int) -> float:
@@ -80,6 +85,24 @@ def predict3(hw: HardwareSpec) -> pd.DataFrame:
 
     s = pd.concat([pd.read_csv(GRID3, keep_default_na=False), pd.read_csv(GRID3_DIAG, keep_default_na=False)],
                   ignore_index=True)
+    for col, how in (("pred_main_us", "soft"), ("pred_us", "schedule")):
+        with rule(dsa, "FLATTENED_ROWS_HIT", how):
+            s[col] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
+    return s
+
+
+def measured4(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """Grid 4's committed prices joined to its H200 measurement (None before it exists)."""
+    return _measured(PREDICTION4, "mtp4", data_dir, replicate)
+
+
+def predict4(hw: HardwareSpec) -> pd.DataFrame:
+    """Grid 4's shapes priced by the shipped model (`pred_us`: FLATTENED_ROWS_HIT "schedule") and by the soft rule
+    before it (`pred_main_us`, for reference)."""
+    from simulator.calibration.flashmla_sparse_h200 import rule
+    from simulator.strategies import dsa
+
+    s = pd.read_csv(GRID4, keep_default_na=False)
     for col, how in (("pred_main_us", "soft"), ("pred_us", "schedule")):
         with rule(dsa, "FLATTENED_ROWS_HIT", how):
             s[col] = [kernel_us(hw, r.batch, r.context, r.next_n, r.expand) for r in s.itertuples()]
