@@ -260,3 +260,23 @@ def test_the_mtp_rows_grid3_verdict_holds_on_its_committed_prices_and_measuremen
         by = e.groupby(f["set"])
         return int(((by.median() <= 10.0) & (by.quantile(0.9) <= 25.0)).sum())
     assert met("pred_us") == 2 and met("pred_main_us") == 1
+
+
+def test_the_mtp_rows_grid4_re_judges_the_shipped_rule_and_grids_3_and_4_pooled_hold_it():
+    """Grid 4 (a second draw of grid 3's rule, priced before its call by the shipped rule): its prices are the model's,
+    and the pooled 34 flattened rows of grids 3 and 4 meet both regimes under the shipped rule."""
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import indexer_mtp_h200 as M
+
+    g4 = M.measured4()
+    assert g4 is not None and len(g4) == 20
+    hw = load_hardware("H200")
+    for r in g4.itertuples():
+        assert abs(M.kernel_us(hw, r.batch, r.context, r.next_n, r.expand) / r.pred_us - 1.0) < 2.5e-3
+    f = pd.concat([M.measured3(), g4])
+    f = f[f["set"].str.startswith("flattened")]
+    e = (f["pred_us"] / f["median_us"] - 1.0).abs() * 100.0
+    by = e.groupby(f["set"])
+    assert len(f) == 34 and bool(((by.median() <= 10.0) & (by.quantile(0.9) <= 25.0)).all())
