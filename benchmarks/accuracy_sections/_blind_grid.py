@@ -19,6 +19,16 @@ def replicate_pct(m, rep) -> float:
     return float(np.median(np.abs(rep["median_us"].to_numpy() / m["median_us"].to_numpy() - 1.0)) * 100.0)
 
 
+def measured_twice(fetch, missing: str):
+    """(a grid's first run, its replicate's run to run %) from `fetch(replicate)` (a measured grid joined to its
+    committed prices, None before it is measured), or None after printing `missing` on a line of its own."""
+    m = fetch(False)
+    if m is None:
+        print(f"\n{missing}")
+        return None
+    return m, replicate_pct(m, fetch(True))
+
+
 def blind_grid(m, rep, fmt: dict, header, family: str, label: str, standing: bool = True, notes=()) -> int:
     """Print grid `m` (committed `pred_us`, measured `median_us`, `regime`): header(replicate %) first, then its
     regimes' table, the pooled figures and each line of `notes`; add it to the board as `family` / `label`. Returns the

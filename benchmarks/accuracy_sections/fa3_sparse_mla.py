@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from accuracy_sections._blind_grid import pooled, replicate_pct
+from accuracy_sections._blind_grid import measured_twice, pooled, replicate_pct
 from accuracy_sections.topk_trt_h200 import _main_vs_cand
 from simulator.calibration import fa3_sparse_mla_h200 as S
 from simulator.calibration.scoreboard import BOARD, models_table
@@ -28,11 +28,11 @@ def _judged(m, labels: tuple):
 
 def fa3_sparse_mla(fmt: dict | None = None) -> None:
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    m = S.measured_grid(S.PREDICTION1, "grid1")
-    if m is None:
-        print(f"\nFA3 MLA decode over top-k pages, grid 1: not measured yet ({S.PREDICTION1} holds the prices)")
+    got = measured_twice(lambda r: S.measured_grid(S.PREDICTION1, "grid1", replicate=r),
+                         f"FA3 MLA decode over top-k pages, grid 1: not measured yet ({S.PREDICTION1} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(m, S.measured_grid(S.PREDICTION1, "grid1", replicate=True))
+    m, rr = got
     judged = m[m["num_splits"] == 0].copy()
     judged = judged.rename(columns={"err_pct": "first_err_pct", "chain_err_pct": "wgchain_err_pct",
                                     "main_err_pct": "before_err_pct"})
@@ -54,11 +54,11 @@ def fa3_sparse_mla(fmt: dict | None = None) -> None:
           "split tiles of 1-2 blocks (7-10 us where the model had ~5), 128 heads' second m-block (-17..-20 % on the main "
           "kernel) and the combine kernel (47-192 us at 512-1024 unsplit rows: its varlen grid's batch scan)")
     BOARD.add(FAMILY, "first look", "grid 1, from source (FA3_QV_BLOCK work)", judged["first_err_pct"], met, len(t))
-    g = S.measured_grid(S.PREDICTION2, "grid2")
-    if g is None:
-        print(f"\nFA3 MLA decode over top-k pages, grid 2: not measured yet ({S.PREDICTION2} holds the prices)")
+    got = measured_twice(lambda r: S.measured_grid(S.PREDICTION2, "grid2", replicate=r),
+                         f"FA3 MLA decode over top-k pages, grid 2: not measured yet ({S.PREDICTION2} holds the prices)")
+    if got is None:
         return
-    rr2 = replicate_pct(g, S.measured_grid(S.PREDICTION2, "grid2", replicate=True))
+    g, rr2 = got
     scan = (g["pred_scan_us"] / g["median_us"] - 1.0) * 100.0
     _main_vs_cand(
         g, fmt, f"\n== FA3'S MLA DECODE OVER TOP-K PAGES ON THE H200, GRID 2 ({len(g)} new shapes: 1-1200 rows, 16 / 32 / "
@@ -81,11 +81,11 @@ def fa3_sparse_mla(fmt: dict | None = None) -> None:
 def fa3_sparse_mla_mtp(fmt: dict | None = None) -> None:
     """Grid 3: an MTP verification's flattened rows (main against dsa.FA3_ROW_OVERLAP, both blind); main stays."""
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    g = S.measured_grid(S.PREDICTION3, "mtp")
-    if g is None:
-        print(f"\nFA3 MLA decode over top-k pages, MTP rows: not measured yet ({S.PREDICTION3} holds the prices)")
+    got = measured_twice(lambda r: S.measured_grid(S.PREDICTION3, "mtp", replicate=r),
+                         f"FA3 MLA decode over top-k pages, MTP rows: not measured yet ({S.PREDICTION3} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(g, S.measured_grid(S.PREDICTION3, "mtp", replicate=True))
+    g, rr = got
     g["cand_err_pct"] = g["err_pct"]
     t, (mm, mc) = _judged(g, ("main", "cand"))
     print(f"\n== FA3'S MLA DECODE OVER TOP-K PAGES ON THE H200, MTP ROWS ({len(g)} shapes: requests of s_q 2-4 flattened "
@@ -111,11 +111,11 @@ FAMILY_DENSE = "fa3_mla / fa3_mla_vllm: FA3's qv decode over a dense MLA cache (
 def fa3_mla_dense(fmt: dict | None = None) -> None:
     """The dense grid: the first look of fa3_mla / fa3_mla_vllm (blind), FlashMLA's dense price beside."""
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    m = S.measured_dense()
-    if m is None:
-        print(f"\nFA3 MLA decode over a dense cache: not measured yet ({S.PREDICTION4} holds the prices)")
+    got = measured_twice(lambda r: S.measured_dense(replicate=r),
+                         f"FA3 MLA decode over a dense cache: not measured yet ({S.PREDICTION4} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(m, S.measured_dense(replicate=True))
+    m, rr = got
     m = m.rename(columns={"err_pct": "first_err_pct", "main_err_pct": "before_err_pct"})
     t, (met, mb) = _judged(m, ("first", "before"))
     print(f"\n== FA3'S MLA DECODE OVER A DENSE CACHE ON THE H200 ({len(m)} calls: SGLang's fa3 backend, its default for "
@@ -143,11 +143,11 @@ FAMILY_GQA_CALL = "fa3, vLLM's GQA call (scheduler metadata once a step, <= 32 s
 def fa3_gqa_call(fmt: dict | None = None) -> None:
     """vLLM's GQA call of FA3, measured: priced as fa3 (shipped) against the withdrawn family of that call."""
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    m = S.measured_gqa()
-    if m is None:
-        print(f"\nvLLM's GQA call of FA3: not measured yet ({S.PREDICTION5} holds the prices)")
+    got = measured_twice(lambda r: S.measured_gqa(replicate=r),
+                         f"vLLM's GQA call of FA3: not measured yet ({S.PREDICTION5} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(m, S.measured_gqa(replicate=True))
+    m, rr = got
     m = m.rename(columns={"err_pct": "vllmcall_err_pct", "main_err_pct": "fa3_err_pct"})
     t, (mf, mv) = _judged(m, ("fa3", "vllmcall"))
     print(f"\n== VLLM'S GQA CALL OF FA3 ON THE H200 ({len(m)} calls as vLLM 0.33's FLASH_ATTN makes them: the scheduler "
@@ -177,11 +177,11 @@ def fa3_mla_vllm(fmt: dict | None = None) -> None:
     from accuracy_sections.topk_trt_h200 import _main_vs_cand
 
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    g = S.measured_dense(S.PREDICTION6, "vllm1")
-    if g is None:
-        print(f"\nvLLM's MLA call of FA3: not measured yet ({S.PREDICTION6} holds the prices)")
+    got = measured_twice(lambda r: S.measured_dense(S.PREDICTION6, "vllm1", replicate=r),
+                         f"vLLM's MLA call of FA3: not measured yet ({S.PREDICTION6} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(g, S.measured_dense(S.PREDICTION6, "vllm1", replicate=True))
+    g, rr = got
     _main_vs_cand(
         g, fmt, f"\n== VLLM'S MLA CALL OF FA3 ON THE H200 ({len(g)} new calls as FLASH_ATTN_MLA makes them: block 16, the "
         "scheduler metadata once a step, <= 32 splits; 1-320 requests of 3K-128K, 16 / 128 heads, verification s_q "
@@ -203,11 +203,11 @@ def fa3_mla_prefill(fmt: dict | None = None) -> None:
     from accuracy_sections.topk_trt_h200 import _main_vs_cand
 
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    g = S.measured_dense(S.PREDICTION7, "prefill1")
-    if g is None:
-        print(f"\nSGLang's MLA prefill through FA3's qv kernel: not measured yet ({S.PREDICTION7} holds the prices)")
+    got = measured_twice(lambda r: S.measured_dense(S.PREDICTION7, "prefill1", replicate=r),
+                         f"SGLang's MLA prefill through FA3's qv kernel: not measured yet ({S.PREDICTION7} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(g, S.measured_dense(S.PREDICTION7, "prefill1", replicate=True))
+    g, rr = got
     _main_vs_cand(
         g, fmt, f"\n== SGLANG'S MLA PREFILL THROUGH FA3'S QV KERNEL ON THE H200 ({len(g)} extend calls as SGLang's fa3 "
         "backend runs them inside its prefill CUDA graph: the absorbed path, P causal query rows a request over the "
@@ -222,11 +222,11 @@ def fa3_mla_prefill(fmt: dict | None = None) -> None:
          "keys (FA3_QV_MBLOCK_REREAD) was applied to a prompt's 512-2,048 causal m-blocks (~12 GB from HBM for 8K)",),
         FAMILY_SGL_PREFILL, ("SGLang MLA prefill grid, main (the MHA varlen price)",
                              "SGLang MLA prefill grid, the absorbed qv kernel (shipped)"), standing=False)
-    g2 = S.measured_dense(S.PREDICTION8, "prefill2")
-    if g2 is None:
-        print(f"\nSGLang's MLA prefill grid 2: not measured yet ({S.PREDICTION8} holds the prices)")
+    got = measured_twice(lambda r: S.measured_dense(S.PREDICTION8, "prefill2", replicate=r),
+                         f"SGLang's MLA prefill grid 2: not measured yet ({S.PREDICTION8} holds the prices)")
+    if got is None:
         return
-    rr2 = replicate_pct(g2, S.measured_dense(S.PREDICTION8, "prefill2", replicate=True))
+    g2, rr2 = got
     _main_vs_cand(
         g2, fmt, f"\n== SGLANG'S MLA PREFILL THROUGH FA3'S QV KERNEL ON THE H200, GRID 2 ({len(g2)} new extend calls: 1-8 "
         "requests of 512-4096 new tokens, prefixes 0-65536, 16 / 64 / 128 heads; "
@@ -422,11 +422,11 @@ def fa3_mla_fp8cast(fmt: dict | None = None) -> None:
           "spends 0.3-2.7 ms")
     BOARD.add(FAMILY_FP8CAST, "first look", "fp8 pool grid 1, the cast as a vectorized copy", g1["first_err_pct"],
               int((t["first_goal"] == "met").sum()), len(t))
-    g2 = S.measured_fp8cast("pool2", prediction=S.PREDICTION14)
-    if g2 is None:
-        print(f"\nThe fp8 pool grid 2: not measured yet ({S.PREDICTION14} holds the prices)")
+    got = measured_twice(lambda r: S.measured_fp8cast("pool2", prediction=S.PREDICTION14, replicate=r),
+                         f"The fp8 pool grid 2: not measured yet ({S.PREDICTION14} holds the prices)")
+    if got is None:
         return
-    rr2 = replicate_pct(g2, S.measured_fp8cast("pool2", prediction=S.PREDICTION14, replicate=True))
+    g2, rr2 = got
     g2 = g2.rename(columns={"err_pct": "shipped_err_pct", "main_err_pct": "first_err_pct"})
     g2["before_err_pct"] = (g2["pred_flashmla_us"] / g2["median_us"] - 1.0) * 100.0
     t2 = models_table(g2, ("regime",), ("shipped", "first", "before"), ("shipped", "first", "before"))
@@ -483,11 +483,11 @@ def flashmla_dense_fp8(fmt: dict | None = None) -> None:
     from simulator.calibration import flashmla_dense_h200 as FD
 
     fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
-    m = FD.measured()
-    if m is None:
-        print(f"\nFlashMLA's dense fp8 decode: not measured yet ({FD.PREDICTION} holds the prices)")
+    got = measured_twice(lambda r: FD.measured(replicate=r),
+                         f"FlashMLA's dense fp8 decode: not measured yet ({FD.PREDICTION} holds the prices)")
+    if got is None:
         return
-    rr = replicate_pct(m, FD.measured(replicate=True))
+    m, rr = got
     m["first_err_pct"] = m["err_pct"]
     t, (mf,) = _judged(m, ("first",))
     print(f"\n== FLASHMLA'S DENSE DECODE OVER AN FP8 CACHE ON THE H200 ({len(m)} calls: the kernel vLLM 0.33 runs for "
@@ -529,11 +529,11 @@ def flashmla_dense_fp8(fmt: dict | None = None) -> None:
           f"{fit['split_iters']} combine iterations, MMA x {fit['mma']}, rms log {fit['rms_log']}): the scan's fp8 "
           f"calls {pooled((now[f8s] / sc['median_us'][f8s] - 1) * 100)} against "
           f"{pooled((main[f8s] / sc['median_us'][f8s] - 1) * 100)}")
-    g2 = FD.measured(tag="grid2", prediction=FD.PREDICTION3)
-    if g2 is None:
-        print(f"\nFlashMLA dense fp8 grid 2: not measured yet ({FD.PREDICTION3} holds the prices)")
+    got = measured_twice(lambda r: FD.measured(tag="grid2", prediction=FD.PREDICTION3, replicate=r),
+                         f"FlashMLA dense fp8 grid 2: not measured yet ({FD.PREDICTION3} holds the prices)")
+    if got is None:
         return
-    rr2 = replicate_pct(g2, FD.measured(tag="grid2", prediction=FD.PREDICTION3, replicate=True))
+    g2, rr2 = got
     _main_vs_cand(
         g2, fmt, f"\n== FLASHMLA'S DENSE DECODE OVER AN FP8 CACHE, GRID 2 ({len(g2)} new fp8 calls: 16 / 128 heads, 1-200 "
         f"requests of 2K-64K, MTP rows s_q 2; {FD.PREDICTION3}, commit {str(g2['model_commit'].iloc[0])[:7]}, before the "

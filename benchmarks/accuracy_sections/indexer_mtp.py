@@ -8,7 +8,7 @@ before its call; grid 3 holds the STANDING. Its diagnostic rows (every row one r
 """
 from __future__ import annotations
 
-from accuracy_sections._blind_grid import pooled, replicate_pct
+from accuracy_sections._blind_grid import measured_twice, pooled, replicate_pct
 from accuracy_sections.topk_trt_h200 import _main_vs_cand
 from simulator.calibration import indexer_mtp_h200 as M
 from simulator.calibration.scoreboard import BOARD, models_table
@@ -65,11 +65,11 @@ def indexer_mtp(fmt: dict | None = None) -> None:
 def _flattened_grid(measured, n: int, prediction: str):
     """(the grid joined to its prices, its replicate's run to run %, its flattened rows with their regimes), or None
     (printed) before it is measured."""
-    g = measured()
-    if g is None:
-        print(f"\nThe DSA indexer's MTP rows grid {n}: not measured yet ({prediction} holds the prices)")
+    got = measured_twice(lambda r: measured(replicate=r),
+                         f"The DSA indexer's MTP rows grid {n}: not measured yet ({prediction} holds the prices)")
+    if got is None:
         return None
-    rr = replicate_pct(g, measured(replicate=True))
+    g, rr = got
     g["regime"] = g["set"]
     return g, rr, g[g["regime"].str.startswith("flattened")].copy()
 
