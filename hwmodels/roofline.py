@@ -773,6 +773,34 @@ FAR_MAX = 0.64
 _BROADCAST = KIND_CODE["copy_broadcast"]
 
 
+def _in(kind, members) -> np.ndarray:
+    """np.isin(kind, members) for op-kind codes, as one gather through a lookup table over KINDS (the same booleans;
+    np.isin compares every row with every member)."""
+    lut = np.zeros(len(KINDS), dtype=bool)
+    lut[np.asarray(list(members), dtype=np.intp)] = True
+    return lut[kind]
+
+
+def _pnorm_on(mask, a, b, p) -> np.ndarray:
+    """hi * ((a / hi)^p + (b / hi)^p)^(1 / p), hi = max(a, b, 1e-30): the soft maximum the wave model's knees use,
+    evaluated only on the rows where `mask` holds (0 elsewhere; every caller selects with the same mask). The values
+    are those of the whole-table expression: the powers dominate the wave model's time, and most knees apply to one
+    or two kinds."""
+    mask = np.asarray(mask, dtype=bool)
+    out = np.zeros(mask.shape)
+    idx = np.flatnonzero(mask)
+    if not len(idx):
+        return out
+
+    def pick(x):   # a scalar stays the scalar the whole-table expression used
+        return np.broadcast_to(np.asarray(x, dtype=np.float64), mask.shape)[idx] if np.ndim(x) else x
+
+    a_, b_, p_ = pick(a), pick(b), pick(p)
+    hi = np.maximum(np.maximum(a_, b_), 1e-30)
+    out[idx] = hi * ((a_ / hi) ** p_ + (b_ / hi) ** p_) ** (1.0 / p_)
+    return out
+
+
 def sweep_hit(eff, pattern: str, set_over_l2):
     """Share of a re-scanned set's re-reads that come from the L2, for sets of `set_over_l2` times the usable L2
     (array): the device's measured curve for `pattern` (Efficiency.l2_sweep_hit, linear between its points, held at
@@ -861,7 +889,7 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                          for k in KINDS])[ops.kind]
         nn = np.maximum(n, 1.0)
         # the bytes a CTA streams through its SM: from HBM, or every byte it reads (SM_STREAM_THROUGH_L2)
-        sm_bytes = np.where(np.isin(ops.kind, SM_STREAM_THROUGH_L2), l2_bytes, hbm_bytes)
+        sm_bytes = np.where(_in(ops.kind, SM_STREAM_THROUGH_L2), l2_bytes, hbm_bytes)
         memory_s = np.where(rate > 0.0, np.maximum(memory_s, np.ceil(nn / U) * sm_bytes / nn
                                                    / np.maximum(rate, 1e-30)), memory_s)
         if SM_STREAM_TAIL:   # the ceiling wave by wave, the waves one after another (SM_STREAM_TAIL)
@@ -872,7 +900,7 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
             r = nn - (waves - 1.0) * slots
             full = np.maximum(slots * hbm, per)
             seq = (np.maximum(waves - 1.0 - SM_STREAM_TAIL_HEAD, 0.0) * full + np.maximum(r * hbm, per))
-            on = (np.isin(ops.kind, SM_STREAM_TAIL) & (rate > 0.0) & (waves > 1.0)
+            on = (_in(ops.kind, SM_STREAM_TAIL) & (rate > 0.0) & (waves > 1.0)
                   & (np.asarray(its if its is not None else 0.0) >= SM_STREAM_TAIL_MIN_TILES))
             memory_s = np.where(on, np.maximum(memory_s, seq), memory_s)
         if SM_STREAM_SOFT:   # one wave: the soft knee between the per-SM and the HBM rate (SM_STREAM_SOFT)
@@ -880,14 +908,12 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                                else 0.0)
             a = hbm_bytes / (hw.hbm_bw_bytes_s * eff_m)
             c = np.ceil(nn / U) * sm_bytes / nn / np.maximum(rate, 1e-30)
-            hi = np.maximum(np.maximum(a, c), 1e-30)
             pp = float(SM_STREAM_SOFT_P)
-            soft = hi * ((a / hi) ** pp + (c / hi) ** pp) ** (1.0 / pp)
-            on = (np.isin(ops.kind, SM_STREAM_SOFT) & (rate > 0.0) & (waves <= 1.0)
+            on = (_in(ops.kind, SM_STREAM_SOFT) & (rate > 0.0) & (waves <= 1.0)
                   & (its_s >= SM_STREAM_TAIL_MIN_TILES))
-            memory_s = np.where(on, np.maximum(memory_s, soft), memory_s)
+            memory_s = np.where(on, np.maximum(memory_s, _pnorm_on(on, a, c, pp)), memory_s)
     if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
-        compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
+        compute_s = np.where(_in(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:
         p = eff.overlap_p
         hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)
@@ -913,9 +939,9 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     # kernel of one wave of one-tile CTAs pays body + chain, a long chain or many waves max(body, chain)
     fill = np.minimum(body, chain) / np.maximum(waves * n_it, 1.0)
     if CHAIN_PREFETCHED:   # loads in flight ahead of the compute: no fill of their own (CHAIN_PREFETCHED)
-        fill = np.where(np.isin(ops.kind, CHAIN_PREFETCHED), 0.0, fill)
+        fill = np.where(_in(ops.kind, CHAIN_PREFETCHED), 0.0, fill)
     if CHAIN_COLD_HEAD:   # cold keys: the stream starts after the first item's dependent loads (CHAIN_COLD_HEAD)
-        body = np.where(np.isin(ops.kind, CHAIN_COLD_HEAD) & (np.asarray(n_it) > 0), body + it, body)
+        body = np.where(_in(ops.kind, CHAIN_COLD_HEAD) & (np.asarray(n_it) > 0), body + it, body)
     if eff.wave_fixed_s:   # the wave-priced kernels' own fixed time where the kind has one (Efficiency.wave_fixed_s)
         own = np.array([k in eff.wave_fixed_s for k in KINDS])[ops.kind]
         fixed = np.where(own, np.array([eff.wave_fixed_s.get(k, 0.0) for k in KINDS])[ops.kind], fixed)
@@ -924,7 +950,7 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     if eff.cta_serial_s:   # CTA time co-resident CTAs do not overlap: ceil(CTAs / SMs) per SM (Efficiency.cta_serial_s)
         per_sm = np.ceil(n / U)
         if CTA_SERIAL_AFTER_FIRST:   # the first CTA per SM is the lone path (CTA_SERIAL_AFTER_FIRST)
-            after = np.isin(ops.kind, CTA_SERIAL_AFTER_FIRST)
+            after = _in(ops.kind, CTA_SERIAL_AFTER_FIRST)
             extra = getattr(ops, "cta_extra", None)
             on_sm = per_sm
             per_sm = np.where(after, np.maximum(per_sm - 1.0, 0.0), per_sm)
@@ -938,17 +964,17 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
         if st is not None:   # the later waves' prologue loads: on the SM's serial path too
             sync_k = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
             later = st * sync_k * (waves - 1.0) / np.maximum(waves, 1.0)
-        wave_s = np.where(np.isin(ops.kind, CTA_SERIAL_AFTER_FIRST),
+        wave_s = np.where(_in(ops.kind, CTA_SERIAL_AFTER_FIRST),
                           np.maximum(body, chain + per_cta + later) + fill + fixed - later + waves * cta_fixed, wave_s)
     steps = getattr(ops, "sync_steps", None)
     if steps is not None and steps.any():   # per-CTA barrier phases recur in every wave (CTA_SYNC_PER_WAVE)
         sync = np.array([eff.sync_s.get(k, 0.0) for k in KINDS])[ops.kind]
-        wave_s = wave_s + np.where(np.isin(ops.kind, CTA_SYNC_PER_WAVE), (waves - 1.0) * steps * sync, 0.0)
+        wave_s = wave_s + np.where(_in(ops.kind, CTA_SYNC_PER_WAVE), (waves - 1.0) * steps * sync, 0.0)
     if CHAIN_OVERLAP and eff.overlap_p:   # latency chain and shared issue compound, HBM a ceiling (CHAIN_OVERLAP)
         p = eff.overlap_p
         issue = compute_s if CHAIN_OVERLAP_BW_CEILING else body
-        top = np.maximum(np.maximum(issue, chain), 1e-30)
-        both = top * ((issue / top) ** p + (chain / top) ** p) ** (1.0 / p)
+        over = _in(ops.kind, CHAIN_OVERLAP)
+        both = _pnorm_on(over, issue, chain, p)
         if CHAIN_OVERLAP_STAGGERED:   # only the first wave's CTAs start in phase (CHAIN_OVERLAP_STAGGERED)
             w = np.maximum(waves, 1.0)
             # a later wave's CTAs each wait for their first tile before they issue (CHAIN_OVERLAP_WAVE_FILL)
@@ -957,18 +983,17 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                     + (w - 1.0) / w * np.maximum(np.maximum(issue + wfill, chain), memory_s))
         elif CHAIN_OVERLAP_BW_CEILING:
             both = np.maximum(memory_s, both)
-        wave_s = np.where(np.isin(ops.kind, CHAIN_OVERLAP), wave_s - np.maximum(body, chain) + both, wave_s)
+        wave_s = np.where(over, wave_s - np.maximum(body, chain) + both, wave_s)
     if CHAIN_ISSUE:   # latency chain plus the SM's shared issue, bandwidth a ceiling (CHAIN_ISSUE)
         q = np.array([eff.chain_queue.get(k, 0.0) for k in KINDS])[ops.kind]
-        wave_s = np.where(np.isin(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
+        wave_s = np.where(_in(ops.kind, CHAIN_ISSUE), wave_s - np.maximum(body, chain)
                           + np.maximum(memory_s, chain + compute_s + q * memory_s), wave_s)
         if CHAIN_ISSUE_HIDDEN_P:   # co-resident programs' issue in the lone chain's waits (CHAIN_ISSUE_HIDDEN_P)
             hp = np.array([CHAIN_ISSUE_HIDDEN_P.get(c, 0.0) for c in range(len(KINDS))])[ops.kind]
             k = np.maximum(np.ceil(n / U) / np.maximum(waves, 1.0), 1.0)
             a = chain + compute_s / k + q * memory_s
             hpp = np.maximum(hp, 1.0)
-            top = np.maximum(np.maximum(a, memory_s), 1e-30)
-            knee = top * ((a / top) ** hpp + (memory_s / top) ** hpp) ** (1.0 / hpp)
+            knee = _pnorm_on(hp > 0.0, a, memory_s, hpp)
             wave_s = np.where(hp > 0.0, wave_s - np.maximum(memory_s, chain + compute_s + q * memory_s) + knee, wave_s)
     if CHAIN_QUEUED:   # a closed loop of loads: the HBM queue and the chain meet at a knee (CHAIN_QUEUED)
         qp = CHAIN_QUEUED_P
@@ -979,25 +1004,27 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
                 occ_q = np.where(own_q > 0, own_q, occ_q)
             per_sm = np.minimum(np.ceil(np.maximum(n, 1.0) / U), np.maximum(occ_q, 1.0))
             qp = np.where(per_sm >= 2.0, CHAIN_QUEUED_P_SHARED, CHAIN_QUEUED_P)
-        top = np.maximum(np.maximum(body, chain), 1e-30)
-        both = top * ((body / top) ** qp + (chain / top) ** qp) ** (1.0 / qp)
-        wave_s = np.where(np.isin(ops.kind, CHAIN_QUEUED), wave_s - np.maximum(body, chain) - fill + both, wave_s)
+        queued = _in(ops.kind, CHAIN_QUEUED)
+        both = _pnorm_on(queued, body, chain, qp)
+        wave_s = np.where(queued, wave_s - np.maximum(body, chain) - fill + both, wave_s)
     if CTA_ALONE:   # one CTA per SM: every wave pays its fill, every wave but the first one turnover, on one SM's
         # serial path while the others stream (CTA_ALONE)
         c_tile, fill_a = 0.0, fill
         if CTA_TILE_EXPOSED:   # the last tile's MMAs after its load, on one SM's serial path (CTA_TILE_EXPOSED)
-            exposed = np.isin(ops.kind, list(CTA_TILE_EXPOSED))
+            exposed = _in(ops.kind, list(CTA_TILE_EXPOSED))
             per = np.maximum(waves * n_it, 1.0)
             phases = np.array([CTA_TILE_EXPOSED.get(i, 0.0) for i in range(len(KINDS))])[ops.kind]
             c_tile = phases * compute_s / per
             fill_a = np.where(exposed, np.minimum(memory_s, chain) / per, fill)
         lock = 0.0
         if CTA_LOCKSTEP:   # the later waves' loads partly exposed while the SMs run in step (CTA_LOCKSTEP)
-            lock = np.where(np.isin(ops.kind, CTA_LOCKSTEP),
-                            memory_s / np.maximum(waves, 1.0) * lockstep_exposure(waves), 0.0)
+            stepped = _in(ops.kind, CTA_LOCKSTEP)
+            lock = np.zeros(stepped.shape)
+            if stepped.any():
+                lock = np.where(stepped, memory_s / np.maximum(waves, 1.0) * lockstep_exposure(waves), 0.0)
         alone = (np.maximum(body + fill_a, chain + waves * (fill_a + c_tile) + (waves - 1.0) * cta_fixed + lock)
                  + fixed + per_cta)
-        wave_s = np.where(np.isin(ops.kind, CTA_ALONE), alone, wave_s)
+        wave_s = np.where(_in(ops.kind, CTA_ALONE), alone, wave_s)
     if CTA_FIXED_HIDDEN:   # all waves' CTA time but the last's overlaps the body (CTA_FIXED_HIDDEN)
         later_fixed, chain_h = cta_fixed, chain
         if CTA_FIXED_HIDDEN_SHARE:   # a later tile's turnover share and K-step factor (CTA_FIXED_HIDDEN_SHARE)
@@ -1006,16 +1033,16 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
             chain_h = chain * (1.0 + (sh[..., 1] - 1.0) * (waves - 1.0) / np.maximum(waves, 1.0))
         hidden = np.maximum(body, chain_h + (waves - 1.0) * later_fixed) + cta_fixed + fill + fixed + per_cta
         if TAIL_ROUND_KINDS:   # the last partial round streams on its own SMs (TAIL_ROUND_KINDS)
-            tail = np.isin(ops.kind, [KIND_CODE[k] for k in TAIL_ROUND_KINDS]) & (waves > 1.0)
+            tail = _in(ops.kind, [KIND_CODE[k] for k in TAIL_ROUND_KINDS]) & (waves > 1.0)
             r = n - (waves - 1.0) * slots
             share = np.clip(r / np.maximum(n, 1.0), 0.0, 1.0)
             w1 = np.maximum(waves, 1.0)
             two = (np.maximum(body * (1.0 - share), chain * (w1 - 1.0) / w1 + (waves - 1.0) * later_fixed)
                    + np.maximum(body * share, chain / w1) + cta_fixed + fill + fixed + per_cta)
             hidden = np.where(tail & (r < slots), two, hidden)
-        wave_s = np.where(np.isin(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)
+        wave_s = np.where(_in(ops.kind, CTA_FIXED_HIDDEN), hidden, wave_s)
     if CHAIN_LOADED and it_add is None and iters is not None:   # loaded latency (CHAIN_LOADED)
-        loaded = np.isin(ops.kind, CHAIN_LOADED) & wave & (np.asarray(n_it) > 0)
+        loaded = _in(ops.kind, CHAIN_LOADED) & wave & (np.asarray(n_it) > 0)
         if loaded.any():
             # u is the traffic at the LOADED time (what the probe measured): u = bytes / (bw T(u)), T rising with u, so
             # the root lies between 0 and the unloaded u; bisection (CHAIN_LOADED_STEPS halvings)
@@ -1068,7 +1095,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     eff = hw.efficiency
     eff_c = np.array([eff.compute[k] for k in KINDS])[ops.kind]
     tkind = ops.kind
-    if np.isin(ops.kind, list(AR_TERMS_FROM)).any():
+    if _in(ops.kind, list(AR_TERMS_FROM)).any():
         tkind = np.array([AR_TERMS_FROM.get(i, i) for i in range(len(KINDS))])[ops.kind]
     eff_m = np.array([eff.memory[k] for k in KINDS])[tkind]
     fixed = np.array([eff.fixed_s.get(k, 0.0) for k in KINDS])[tkind]
@@ -1094,11 +1121,11 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         hit = np.minimum(1.0, cap / np.maximum(ops.working_set, 1.0))
         # a plain-PyTorch streaming kernel re-reads what the kernel before it wrote, in the same address order: a
         # working set larger than the L2 has had every line evicted before it is re-read (LRU scan), so it hits nothing
-        stream = np.isin(ops.kind, STREAM_REREAD)
+        stream = _in(ops.kind, STREAM_REREAD)
         if stream.any():
             hit = np.where(stream, np.where(ops.working_set <= cap, 1.0, 0.0), hit)
         hit_bytes = rr * hit
-        sweep = np.isin(ops.kind, SWEEP_REREAD)
+        sweep = _in(ops.kind, SWEEP_REREAD)
         if sweep.any():   # multi-sweep top-k (SWEEP_REREAD): first sweep and re-sweeps, each on its reuse distance
             occ = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
             own = getattr(ops, "resident_ctas", None)
@@ -1236,7 +1263,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
     else:
         launch_row = np.full(ops.kind.shape, launch_one)
     if CHAIN_TENSOR:   # tensor work on the per-tile chain: the body is the bytes alone (CHAIN_TENSOR)
-        compute_s = np.where(np.isin(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
+        compute_s = np.where(_in(ops.kind, CHAIN_TENSOR), 0.0, compute_s)
     if eff.overlap_p:
         p = eff.overlap_p
         hi = np.maximum(np.maximum(compute_s, memory_s), 1e-30)
@@ -1259,7 +1286,7 @@ def price(ops, hw: HardwareSpec, launch: str = "graph", detail: bool = False):
         occ_e = np.array([eff.cta_slots.get(k, 0.0) for k in KINDS])[ops.kind]
         slots_e = U * np.maximum(occ_e, 1.0)
         last = n_safe - (np.ceil(n_safe / slots_e) - 1.0) * slots_e
-        on = np.isin(ops.kind, [KIND_CODE[k] for k in EPILOGUE_EXPOSED]) & (ep > 0.0) & has_n
+        on = _in(ops.kind, [KIND_CODE[k] for k in EPILOGUE_EXPOSED]) & (ep > 0.0) & has_n
         device_s = device_s + np.where(on, last * ep / eff.l2_bw_bytes_s, 0.0)
     if graph:
         kernel_s = device_s + launch_row
