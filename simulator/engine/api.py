@@ -203,11 +203,12 @@ def with_overrides(config: ServingConfig, **changes) -> ServingConfig:
 
 def _pool_cast_notes(config, prof) -> list[str]:
     """A line per replica group whose attention family casts the device's whole KV pool every layer
-    (fa3_mla_fp8cast): the pool it prices, and the rule that sized it, since that pool sets the step's time."""
+    (families.POOL_CAST_FAMILIES: fa3_mla_fp8cast, fi_mla_fp8cast): the pool it prices, and the rule that sized it,
+    since that pool sets the step's time."""
     from dataclasses import replace
 
     from simulator import memory
-    from simulator.kernels.families import FA3_MLA_FAMILIES
+    from simulator.kernels.families import casts_pool
 
     out = []
     for g in config.groups:
@@ -215,7 +216,7 @@ def _pool_cast_notes(config, prof) -> list[str]:
         c, fam = prof.apply_attention(c)
         att = c.attention
         fam = fam or (att.values.get("kernel") if getattr(att, "name", "") == "dense" else None)
-        if not fam or not FA3_MLA_FAMILIES.get(fam, {}).get("cast_pool"):
+        if not fam or not casts_pool(fam):
             continue
         pinned = float(att.values.get("pool_tokens") or 0.0)
         if pinned:

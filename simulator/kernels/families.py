@@ -50,7 +50,7 @@ def vllm_fa3_splits(B, q) -> np.ndarray:
     """num_splits vLLM passes FA3: VLLM_FA3_SPLITS for a step of at most VLLM_FULL_GRAPH_TOKENS query rows, else 0."""
     rows = np.asarray(B, dtype=np.float64) * np.asarray(q, dtype=np.float64)
     return np.where(rows <= VLLM_FULL_GRAPH_TOKENS, VLLM_FA3_SPLITS, 0.0)
-MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm", "fa3_mla_fp8cast")
+MLA_FAMILIES = ("fi_mla", "flashmla", "fa3_mla", "fa3_mla_vllm", "fa3_mla_fp8cast", "fi_mla_fp8cast")
 #: FlashAttention-3's MLA decode: its hdim 64 x 512 kernel with qv (the RoPE part as q, the latent as qv and V) over the
 #: paged latent cache (simulator/kernels/fa3.py; its terms judged on DSA's decode over top-k pages, simulator/
 #: calibration/fa3_sparse_mla_h200.py). fa3_mla: SGLang's fa3 backend, its default for DeepSeek-V3 / R1 on Hopper
@@ -78,6 +78,22 @@ FP8_POOL_CAST_ELEMS_PER_CTA = 512.0   # PyTorch's unrolled elementwise copy: 128
 #: on the grid's cast rows (0.34 T elements/s measured, 1.02 TB/s); the kind the project's own vocabulary names for
 #: this kernel was chosen after that grid was seen (LOOKED-AT there), then judged on the fp8 pool grid 2 (blind)
 POOL_CAST_KIND = "cast"
+#: SGLang's flashinfer_mla backend (--attention-backend flashinfer on an MLA model) over an fp8 (e4m3) cache
+#: (fi_mla_fp8cast): the same whole-pool cast, read from the engine, not from a kernel: its forward_decode, and the paged
+#: branch of its forward_extend (an extend over a cached prefix), run FlashInfer's BatchMLAPagedAttentionWrapper on
+#: `token_to_kv_pool.get_key_buffer(layer_id).to(q.dtype)`, both of the wrapper's dtypes planned as the model's bf16, on
+#: every layer of every step and inside the decode CUDA graph (sgl-project/sglang#35322's description of
+#: flashinfer_mla_backend.py, 2026-08-18, and #35291, which names both backends; the index's copies of that file,
+#: 877bd661 and 004d79c, predate the cast: there the wrapper was planned at the cache's dtype). Priced as fi_mla over a
+#: bf16 cache after pool_cast_launch; a prefix-free extend (the ragged wrapper over the new tokens' own K / V) casts
+#: nothing. fi_mla at an fp8 cache stays FlashInfer's own fp8 MLA kernel (what #35322 would have SGLang call)
+POOL_CAST_FAMILIES = ("fa3_mla_fp8cast", "fi_mla_fp8cast")
+
+
+def casts_pool(family: str) -> bool:
+    """Whether the family casts the layer's whole fp8 pool to bf16 before its kernel (POOL_CAST_FAMILIES)."""
+    return family in POOL_CAST_FAMILIES
+
 #: True = vLLM's MLA call (fa3_mla_vllm) keeps the prepare kernel's price: the main kernel's prologue, which runs
 #: exposed when the scheduler metadata comes from the step (VLLM_FA3_SPLITS' comment: measured so on vLLM's GQA call);
 #: False = no prepare kernel, nothing in its place (as fa3_mla_vllm was judged on the dense grid). Judged on the vLLM
@@ -304,7 +320,7 @@ def gqa_prefill_launches(family: str, B, P, T, Hq, Hkv, d, kvb, page, sms: int, 
 #: cached prefix through its paged MLA wrapper (not modelled at prefill rows: those chunks keep the dense strategy's
 #: generic op, mla_prefill_covered)
 MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90", "fa3_mla": "fa3", "fa3_mla_vllm": "fa3",
-                      "fa3_mla_fp8cast": "fa3"}
+                      "fa3_mla_fp8cast": "fa3", "fi_mla_fp8cast": "fi_sm90"}
 
 
 def mla_prefill_covered(family: str, T, P) -> np.ndarray:
@@ -374,9 +390,13 @@ def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: fl
 
 def mla_launches(family: str, B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int, pool_tokens=0.0):
     """Launches of one MLA decode / verification call (absorbed: one latent of d_ckv + d_kpe per token); pool_tokens:
-    the device's KV pool in tokens, what fa3_mla_fp8cast casts whole a layer (FA3_MLA_FAMILIES' comment)."""
-    if family == "fi_mla":
-        return FI.fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms)[0]
+    the device's KV pool in tokens, what the POOL_CAST_FAMILIES cast whole a layer (FA3_MLA_FAMILIES' comment)."""
+    if family in ("fi_mla", "fi_mla_fp8cast"):
+        if not casts_pool(family):
+            return FI.fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms)[0]
+        one = np.ones(np.broadcast(B, q, T, H).shape)   # FlashInfer's MLA kernel over the bf16 cast (POOL_CAST_FAMILIES)
+        return [pool_cast_launch(pool_tokens, d_ckv, d_kpe, one.shape),
+                *FI.fi_mla(B * one, q * one, T * one, H * one, d_ckv, d_kpe, 2.0, page, sms)[0]]
     if family == "flashmla":
         return FM.flashmla(B, q, T, H, d_ckv, d_kpe, kvb, sms)[0]
     if family in FA3_MLA_FAMILIES:   # FA3's qv kernel over the paged latent (FA3_MLA_FAMILIES); the page table as wide

@@ -46,7 +46,7 @@ PREFILL_Q_TILE = 128  # FlashAttention-2 query tile (Dao 2023, sec. 3.1 block si
 #: production kernel families (simulator/kernels/families.py): FlashInfer, FlashAttention-3/4, FlashMLA, XQA, the
 #: engines' Triton kernels, each priced from its plan rules and launch structure
 PRODUCTION_FAMILIES = ("fi_decode", "fi_tc", "flashinfer", "fi_mla", "fa3", "fa4", "flashmla", "fa3_mla", "fa3_mla_vllm",
-                       "fa3_mla_fp8cast",
+                       "fa3_mla_fp8cast", "fi_mla_fp8cast",
                        "xqa", "triton_sgl", "triton_vllm")
 
 
@@ -97,7 +97,9 @@ class DenseAttention(AttentionStrategy):
                        "fa3_mla / fa3_mla_vllm = FlashAttention-3's hdim 64 x 512 qv kernel over the paged latent "
                        "as SGLang's fa3 backend / vLLM's FLASH_ATTN_MLA call it (MLA on Hopper with a bf16 cache), "
                        "fa3_mla_fp8cast = SGLang's fa3 backend over an fp8 MLA cache (the layer's whole pool cast to "
-                       "bf16 every step, then fa3_mla: pool_tokens below; measured on the H200), "
+                       "bf16 every step, then fa3_mla: pool_tokens below; measured on the H200), fi_mla_fp8cast = "
+                       "SGLang's flashinfer_mla backend over an fp8 MLA cache (the same cast, then fi_mla over the bf16 "
+                       "copy; read from the engine), "
                        "triton_sgl = SGLang's Triton decode (all MEASURED on the H100: lab/kernels/"
                        "measure_production_attention.py); xqa = TensorRT-LLM XQA (its kernels MEASURED through "
                        "FlashInfer's port, TensorRT-LLM's multi-block split read from its source); fa3 / fa4 = "
@@ -115,7 +117,8 @@ class DenseAttention(AttentionStrategy):
         # --- the KV pool a family that touches its whole pool each step reads (kernel: fa3_mla_fp8cast) ---
         "pool_tokens": Param(
             0, "tokens of a device's KV pool, as the engine sizes it: SGLang's max_total_num_tokens (--max-total-tokens), "
-               "what kernel fa3_mla_fp8cast (SGLang's fa3 backend over an fp8 MLA cache) casts to bf16 whole on every "
+               "what kernels fa3_mla_fp8cast and fi_mla_fp8cast (SGLang's fa3 and flashinfer_mla backends over an fp8 "
+               "MLA cache) cast to bf16 whole on every "
                "layer of every step; 0 = the memory model's pool (simulator/memory.py kv_pool_tokens: the memory left "
                "after weights and workspace over a token's KV bytes)",
             lambda v: isinstance(v, int) and v >= 0, "an integer >= 0"),
@@ -230,13 +233,13 @@ class DenseAttention(AttentionStrategy):
 
     def _layout(self, combo: Combo) -> AttentionLayout:
         """The tuple's attention layout, with the device's KV pool (simulator/memory.py kv_pool_tokens) where the kernel
-        family touches its whole pool each step (FA3_MLA_FAMILIES' cast_pool: fa3_mla_fp8cast)."""
+        family touches its whole pool each step (families.POOL_CAST_FAMILIES: fa3_mla_fp8cast, fi_mla_fp8cast)."""
         from dataclasses import replace
 
-        from simulator.kernels.families import FA3_MLA_FAMILIES
+        from simulator.kernels.families import casts_pool
         from simulator.memory import kv_pool_tokens
         lay = combo.attn_layout
-        if FA3_MLA_FAMILIES.get(self.kernel, {}).get("cast_pool") and not self.pool_tokens:
+        if casts_pool(self.kernel) and not self.pool_tokens:
             lay = replace(lay, kv_pool_tokens=kv_pool_tokens(combo))
         return lay
 
@@ -339,8 +342,15 @@ class DenseAttention(AttentionStrategy):
         """An MLA prefill chunk as the engines behind an MLA decode family prefill it on Hopper (simulator/kernels/
         families.py MLA_PREFILL_FAMILY: FlashAttention-3's varlen forward over the expanded heads, d_qk / d_v; FlashInfer's
         ragged sm_90 kernel for a prefix-free chunk); the chunks no modelled kernel covers (mla_prefill_covered) keep the
-        generic op."""
-        from simulator.kernels.families import mla_prefill_covered, mla_prefill_launches
+        generic op, after the whole pool's bf16 cast where the family makes one there (fi_mla_fp8cast: SGLang's paged
+        extend over a cached prefix reads the cast pool)."""
+        from simulator.kernels.families import (
+            MLA_PREFILL_FAMILY,
+            casts_pool,
+            mla_prefill_covered,
+            mla_prefill_launches,
+            pool_cast_launch,
+        )
         from simulator.kernels.production import emit
         from simulator.ops import MaskedBuilder
 
@@ -349,6 +359,9 @@ class DenseAttention(AttentionStrategy):
         T = np.asarray(shape.context, dtype=np.float64) * one
         P = np.maximum(T - np.asarray(shape.kv_prefix, dtype=np.float64) * one, 1.0)
         covered = mla_prefill_covered(self.kernel, T, P)
+        if casts_pool(self.kernel) and MLA_PREFILL_FAMILY.get(self.kernel) == "fi_sm90" and not np.all(covered):
+            emit(b, [pool_cast_launch(self.pool_tokens or lay.kv_pool_tokens, float(a.kv_lora_rank),
+                                      float(a.qk_rope_head_dim), one.shape, where=~covered)], sms, count=shape.layers)
         if not np.any(covered):
             self._generic_prefill_ops(b, lay, shape)
             return

@@ -1,0 +1,34 @@
+"""Price SGLang's flashinfer_mla backend over an fp8 MLA cache (family fi_mla_fp8cast; simulator/calibration/
+fi_mla_fp8cast_h200.py) BEFORE it is measured: the family's FIRST LOOK from its engine's source (pred_us) beside what
+the product priced `kernel: fi_mla` over an fp8 cache at before (pred_main_us: FlashInfer's own fp8 MLA kernel), with
+the bf16-pool controls. Writes hwmodels/calibration/data/production_kernels/fi_mla_fp8cast_h200_prediction_2026-11-29.csv
+with the model's commit.
+
+    python lab/kernels/predict_fi_mla_fp8cast.py
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _committed import head_or_exit  # noqa: E402
+
+from hwmodels.spec import load_hardware  # noqa: E402
+from simulator.calibration import fi_mla_fp8cast_h200 as S  # noqa: E402
+
+
+def main() -> None:
+    commit = head_or_exit(ROOT)
+    res = S.predict(load_hardware("H200"))
+    res["model_commit"] = commit
+    res.to_csv(S.DATA_DIR / S.PREDICTION, index=False, float_format="%.4f")
+    print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / S.PREDICTION}")
+    print(res[["batch", "heads", "context", "pool", "cast", "regime", "pred_us", "pred_main_us"]].round(1).to_string())
+
+
+if __name__ == "__main__":
+    main()

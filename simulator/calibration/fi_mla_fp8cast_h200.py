@@ -1,0 +1,81 @@
+"""SGLang's flashinfer_mla backend over an fp8 MLA cache on the H200 (family fi_mla_fp8cast, simulator/kernels/
+families.py POOL_CAST_FAMILIES): its grid, priced before the call, and the join of the prices to the measurement
+(lab/kernels/measure_fi_mla_fp8cast.py; run by lab/kernels/run_fi_mla_fp8cast_device.sh).
+
+The family was read from the engine (sgl-project/sglang#35322's description of flashinfer_mla_backend.py: the layer's
+whole pool cast to bf16 every layer of every step, then FlashInfer's MLA wrapper over the copy) and priced from its
+parts, each judged before on its own: the cast (op kind cast, the fp8 pool grids of fa3_mla_fp8cast, 7.2 / 7.4 % blind)
+and FlashInfer's MLA kernel on the H200 (the H100's terms, the H200 transfer grid: 3.9 / 8.5 %). Nothing is fitted
+here. The grid's prices are its FIRST LOOK: pred_us = fi_mla_fp8cast; pred_main_us = what the product priced a user's
+`kernel: fi_mla` over an fp8 cache at before the family (FlashInfer's own fp8 MLA kernel, no cast); the controls (cast 0:
+the same call over a bf16 pool) price fi_mla over bf16 in both columns.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simulator.calibration.fa3_sparse_mla_h200 import DATA_DIR, MLA_D, MLA_DV, joined
+
+KEYS = ["batch", "heads", "context", "pool", "cast"]
+PREDICTION = "fi_mla_fp8cast_h200_prediction_2026-11-29.csv"
+#: (batch, heads, context, pool tokens, cast): DeepSeek-V3's 128 MLA heads at TP1 / DP attention, 64 / 32 / 16 at TP2 /
+#: 4 / 8; pools of 131K-2.1M tokens (1.47M: DeepSeek-V3's fp8 pool a device at TP8 on the H200, simulator/memory.py);
+#: cast 0 = the controls (a bf16 pool, no cast). Chosen before any fi_mla_fp8cast row was measured
+SHAPES = ([(1, 16, 32768, 1048576, 1), (8, 16, 16384, 524288, 1), (32, 16, 4096, 1473200, 1),
+           (128, 16, 2048, 786432, 1), (4, 128, 16384, 262144, 1), (16, 64, 8192, 1800000, 1),
+           (2, 128, 65536, 131072, 1), (64, 32, 4096, 393216, 1), (1, 128, 8192, 2097152, 1),
+           (48, 16, 8192, 600000, 1)]
+          + [(8, 16, 16384, 524288, 0), (4, 128, 16384, 262144, 0), (128, 16, 2048, 786432, 0),
+             (1, 16, 32768, 1048576, 0)])
+
+
+def regime(pool, cast) -> np.ndarray:
+    """The grid's regimes (declared before its call)."""
+    return np.where(np.asarray(cast) == 0, "control: fi_mla over a bf16 pool",
+                    np.where(np.asarray(pool) <= 524288, "decode, pool <= 512K tokens", "decode, pool > 512K tokens"))
+
+
+def price_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
+    """`family`'s price of every row (us a call, the harness's CUDA-graph timing): fi_mla_fp8cast = the pool's cast +
+    FlashInfer's MLA call over the bf16 copy; fi_mla = FlashInfer's MLA kernel at the row's cache dtype (fp8 where
+    cast 1, bf16 where cast 0). Page size 1 (SGLang's token pool)."""
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.kernels.families import mla_launches
+    from simulator.kernels.production import emit
+    from simulator.ops import OpBuilder
+
+    a = {c: df[c].to_numpy(float) for c in KEYS}
+    n = len(df)
+    kvb = np.where(a["cast"] > 0, 1.0, 2.0)
+    b = OpBuilder(n)
+    fam = family if family != "fi_mla_fp8cast" else None
+    if fam is None:   # the controls (a bf16 pool) price fi_mla over bf16 in every column
+        cast = a["cast"] > 0
+        ls = mla_launches("fi_mla_fp8cast", a["batch"], np.ones(n), a["context"], a["heads"], MLA_DV, MLA_D, 1.0, 1.0,
+                          hw.units, pool_tokens=np.where(cast, a["pool"], 0.0))
+        emit(b, ls, hw.units)
+    else:
+        emit(b, mla_launches(fam, a["batch"], np.ones(n), a["context"], a["heads"], MLA_DV, MLA_D, kvb, 1.0,
+                             hw.units), hw.units)
+    return FP.predict_us(b.build(), hw, hw.efficiency, n)
+
+
+def predict(hw) -> pd.DataFrame:
+    """The grid priced before its call (module docstring)."""
+    t = pd.DataFrame([dict(zip(KEYS, s)) for s in SHAPES])
+    t["regime"] = regime(t["pool"], t["cast"])
+    t["pred_us"] = price_us(t, hw, "fi_mla_fp8cast")
+    t["pred_main_us"] = price_us(t, hw, "fi_mla")
+    return t
+
+
+def measured(tag: str = "grid1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The grid's committed prices joined to its newest H200 measurement (both kernels: the cast calls and the
+    controls), None before either exists."""
+    parts = [joined(PREDICTION, "fi_mla_fp8cast", tag, k, KEYS, data_dir, replicate)
+             for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
+    parts = [p for p in parts if p is not None and len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else None

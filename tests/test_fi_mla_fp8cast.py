@@ -1,0 +1,73 @@
+"""SGLang's flashinfer_mla backend over an fp8 MLA cache (family fi_mla_fp8cast, simulator/kernels/families.py
+POOL_CAST_FAMILIES): the layer's whole pool cast to bf16, then FlashInfer's MLA kernel over the copy; a prefix-free
+prompt casts nothing, an extend over a cached prefix does; fi_mla at an fp8 cache stays FlashInfer's own fp8 kernel."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from simulator.combo import make_combo
+from simulator.kernels import families as FAM
+from simulator.pricing import decode_ops
+from simulator.strategies.base import StepShape, parse_axis
+
+
+def _combo(kernel, kv="fp8", pool=0):
+    c = make_combo("H200", "DeepSeek-V3", kv_dtype=kv, tp=8, launch="graph", attention="dense", weight_dtype="fp8")
+    return replace(c, attention=parse_axis("attention", [{"dense": {"kernel": kernel, "page_size": 1,
+                                                                    "pool_tokens": pool}}])[0])
+
+
+def _named(ops, name):
+    return np.asarray(ops.names, dtype=object)[ops.name_id] == name
+
+
+def test_the_call_is_the_pool_cast_then_flashinfers_bf16_mla_kernel():
+    pool = 262144.0
+    ls = FAM.mla_launches("fi_mla_fp8cast", 8.0, 1.0, 16384.0, 16.0, 512.0, 64.0, 1.0, 1.0, 132, pool_tokens=pool)
+    cast = [ln for ln in ls if ln.name == "kv_pool_cast"]
+    assert len(cast) == 1 and float(cast[0].bytes_read) == pool * 576 and float(cast[0].bytes_written) == 2 * pool * 576
+    bf16 = FAM.mla_launches("fi_mla", 8.0, 1.0, 16384.0, 16.0, 512.0, 64.0, 2.0, 1.0, 132)
+    fp8 = FAM.mla_launches("fi_mla", 8.0, 1.0, 16384.0, 16.0, 512.0, 64.0, 1.0, 1.0, 132)
+    mains = [ln for ln in ls if ln.name != "kv_pool_cast"]
+    assert [ln.kind for ln in mains] == [ln.kind for ln in bf16]
+    assert np.allclose([float(np.max(ln.bytes_read)) for ln in mains], [float(np.max(ln.bytes_read)) for ln in bf16])
+    # FlashInfer's own fp8 kernel (fi_mla at an fp8 cache) reads half the cache bytes and casts nothing
+    assert float(np.max(fp8[0].bytes_read)) < float(np.max(bf16[0].bytes_read))
+    assert not [ln for ln in fp8 if ln.name == "kv_pool_cast"]
+
+
+def test_the_step_grows_with_the_pool_and_the_default_pool_is_the_memory_models():
+    from simulator.memory import kv_pool_tokens
+
+    def cast_bytes(pool):
+        c = _combo("fi_mla_fp8cast", pool=pool)
+        ops, _ = decode_ops(c, np.array([8.0]), np.array([8192.0]))
+        return float((ops.bytes_read * ops.count)[_named(ops, "kv_pool_cast")].sum())
+    n = float(kv_pool_tokens(_combo("fi_mla_fp8cast")))
+    assert cast_bytes(131072) > 0
+    assert cast_bytes(0) / cast_bytes(131072) == pytest.approx(n / 131072, rel=1e-9)
+
+
+def test_only_an_extend_over_a_cached_prefix_casts_the_pool():
+    from simulator.ops import OpBuilder
+    c = _combo("fi_mla_fp8cast", pool=524288)
+    att = c.attention
+
+    def prefill(prefix):
+        b = OpBuilder(1)
+        shape = StepShape(batch=np.ones(1), query_rows=np.array([4096.0]), context=np.array([4096.0 + prefix]),
+                          phase="prefill", layers=c.model.layers, kv_prefix=np.array([float(prefix)]))
+        att.prefill_ops(b, c, shape)
+        return b.build()
+    fresh, cached = prefill(0), prefill(8192)
+    assert not _named(fresh, "kv_pool_cast").any()
+    assert _named(cached, "kv_pool_cast").any()
+    cast = _named(cached, "kv_pool_cast")
+    assert float((cached.bytes_read * cached.count)[cast].sum()) == 524288 * 576 * c.model.layers
+
+
+def test_the_pool_note_names_the_family():
+    from simulator.kernels.families import casts_pool
+    assert casts_pool("fi_mla_fp8cast") and casts_pool("fa3_mla_fp8cast") and not casts_pool("fi_mla")
+    assert "fi_mla_fp8cast" in FAM.MLA_FAMILIES and FAM.MLA_PREFILL_FAMILY["fi_mla_fp8cast"] == "fi_sm90"
