@@ -42,6 +42,7 @@ from accuracy_sections import (
     fa3,
     fa3_sparse_mla,
     fi_dec_blind9,
+    fi_mla_fp8cast,
     fi_sm90_prefill,
     fi_tc_h200,
     flashinfer,
@@ -134,6 +135,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_mla_split()
     fa3_sparse_mla.fa3_mla_fp8cast()
     fa3_sparse_mla.flashmla_dense_fp8()
+    fi_mla_fp8cast.fi_mla_fp8cast()
     BOARD.print()
 
 

@@ -497,6 +497,30 @@ def test_a_whole_pool_cast_names_the_pool_it_prices_and_the_rule_that_sized_it()
     assert _pool_cast_notes(cfg, cfg.runtime) == []
 
 
+def test_sglangs_flashinfer_mla_backend_over_an_fp8_cache_is_priced_as_it_runs_there():
+    """A scenario's kernel fi_mla over an fp8 MLA cache under the SGLang profile takes the engine's form
+    (engine_attention_defaults.yaml mla_fp8_as: fi_mla_fp8cast, the whole pool cast every layer) and the run's notes say
+    so; under vLLM's profile, and over a bf16 cache, the kernel stays as the scenario set it."""
+    from simulator.engine.api import _pool_cast_notes
+
+    doc = {"hardware": ["H200"], "model": "DeepSeek-V3", "strategies": {"attention": "dense"},
+           "runtime": {"launch": "graph"}}
+
+    def group(engine, kv):
+        rep = {"count": 1, "parallelism": {"tp": 8},
+               "strategies": {"attention": {"dense": {"kernel": "fi_mla", "page_size": 1}}, "kv_dtype": kv}}
+        cfg = parse_serving_section(section(engine=engine, replicas=[rep]), "<test>", ROOT, doc)
+        combo, _ = cfg.runtime.apply_attention(cfg.groups[0].combo)
+        return cfg, combo.attention.values["kernel"]
+    cfg, kernel = group("sglang", "fp8")
+    assert kernel == "fi_mla_fp8cast"
+    (line,) = _pool_cast_notes(cfg, cfg.runtime)
+    assert "fi_mla_fp8cast (the scenario's kernel fi_mla, as engine sglang runs it" in line
+    for engine, kv in (("vllm-v1", "fp8"), ("sglang", "bf16")):
+        cfg, kernel = group(engine, kv)
+        assert kernel == "fi_mla" and _pool_cast_notes(cfg, cfg.runtime) == []
+
+
 def test_a_prompts_prefill_attention_runs_on_its_dp_group_where_the_engine_does():
     """Under attention DP, SGLang (runtime.prefill_attention: dp) runs one prompt's attention on its attention-DP
     group at heads / (tp / attn_dp) a device: the prefill's attention at DP8 is ~8x the TP-split one (the causal

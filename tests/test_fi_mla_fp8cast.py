@@ -71,3 +71,14 @@ def test_the_pool_note_names_the_family():
     from simulator.kernels.families import casts_pool
     assert casts_pool("fi_mla_fp8cast") and casts_pool("fa3_mla_fp8cast") and not casts_pool("fi_mla")
     assert "fi_mla_fp8cast" in FAM.MLA_FAMILIES and FAM.MLA_PREFILL_FAMILY["fi_mla_fp8cast"] == "fi_sm90"
+
+
+def test_the_grids_committed_prices_reproduce():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fi_mla_fp8cast_h200 as S
+    hw = load_hardware("H200")
+    g = pd.read_csv(S.DATA_DIR / S.PREDICTION)
+    assert np.allclose(S.price_us(g, hw, "fi_mla_fp8cast"), g["pred_us"].to_numpy(float), rtol=1e-4)
+    assert np.allclose(S.price_us(g, hw, "fi_mla"), g["pred_main_us"].to_numpy(float), rtol=1e-4)

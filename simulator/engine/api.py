@@ -218,6 +218,9 @@ def _pool_cast_notes(config, prof) -> list[str]:
         fam = fam or (att.values.get("kernel") if getattr(att, "name", "") == "dense" else None)
         if not fam or not casts_pool(fam):
             continue
+        given = g.combo.attention.values.get("kernel") if "kernel" in getattr(g.combo.attention, "given", ()) else None
+        if given and given != fam:   # the engine's form of the scenario's kernel (engine_attention_defaults.yaml mla_fp8_as)
+            fam = f"{fam} (the scenario's kernel {given}, as engine {config.engine} runs it over an fp8 MLA cache)"
         pinned = float(att.values.get("pool_tokens") or 0.0)
         if pinned:
             out.append(f"{g.label}: {fam} casts the layer's whole fp8 KV pool to bf16 every layer of every step: "

@@ -298,9 +298,10 @@ class RuntimeProfile:
     def apply_attention(self, combo):
         """(combo, the family it now prices or None): a dense attention whose `kernel` the scenario did not set takes
         this engine's default family for the device's architecture and the model (engine_attention_defaults.yaml),
-        where that file names the architecture and the family can run the model; a FlashInfer GQA family (set or
-        defaulted) whose `flashinfer_prefill` the scenario did not set takes the engine's (the same file); unchanged
-        otherwise."""
+        where that file names the architecture and the family can run the model; a family the engine runs otherwise
+        over an fp8 MLA cache (the file's `mla_fp8_as`: SGLang's fi_mla -> fi_mla_fp8cast) takes that form; a FlashInfer
+        GQA family (set or defaulted) whose `flashinfer_prefill` the scenario did not set takes the engine's (the same
+        file); unchanged otherwise."""
         from simulator.kernels.families import engine_default_kernel, engine_defaults, refuse
 
         att = combo.attention
@@ -322,11 +323,14 @@ class RuntimeProfile:
                 return combo, None
             values["kernel"] = fam
         kernel = values.get("kernel", att.values.get("kernel"))
+        remap = (arch.get("mla_fp8_as") or {}).get(kernel) if combo.kv_dtype == "fp8" and combo.model.mla else None
+        if remap:   # the family as this engine runs it over an fp8 MLA cache (engine_attention_defaults.yaml mla_fp8_as)
+            values["kernel"] = kernel = remap
         mode = arch.get("flashinfer_prefill")
         set_mode = bool(mode) and "flashinfer_prefill" not in att.given and kernel in ("fi_decode", "fi_tc", "flashinfer")
         if set_mode:
             values["flashinfer_prefill"] = mode
-        if fam is None and not set_mode:
+        if fam is None and not set_mode and not remap:
             return combo, None
         return replace(combo, attention=type(att)(**values)), fam
 
