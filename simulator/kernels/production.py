@@ -388,17 +388,24 @@ def _lpt_ratio(B, q, T, G, rows, kt, Hkv, m) -> np.ndarray:
     Wk = tk * copies / mk
     M = int(mk.max())
     g = 1 if LPT_EXACT else max(int(np.ceil(M / INORDER_GROUP_PARTS)), 1)
+    # launches with the most jobs first: a round hands out jobs only to the launches that still have some (a prefix of
+    # this order), the others' slots stay as they are (a round of no jobs would add 0 to each)
+    order = np.argsort(-nk, kind="stable")
+    ntk, copies, qk, Tk, Gk, Rk, kk, nk, mk = (x[order] for x in (ntk, copies, qk, Tk, Gk, Rk, kk, nk, mk))
     F = np.where(np.arange(M)[None, :] < mk[:, None], 0.0, np.inf)
     cols = np.arange(g, dtype=np.float64)[None, :]
     ntr, cr, qr, Tr, Gr, rr, kr, nr = (x[:, None] for x in (ntk, copies, qk, Tk, Gk, Rk, kk, nk))
     for c in range(int(np.ceil(nk.max() / g))):
+        a = int(np.count_nonzero(nk > c * g))   # the launches with a job left in this round
         k = c * g + cols
-        t = ntr - 1.0 - np.floor(k / cr)
-        L = np.minimum(Tr, Tr - qr + np.minimum(qr, np.ceil((t + 1.0) * rr / Gr)))
-        job = np.where(k < nr, np.ceil(L / kr), 0.0)
-        F.sort(axis=1)
-        F[:, :g] += job
-    span = np.where(np.isinf(F), 0.0, F).max(axis=1)
+        t = ntr[:a] - 1.0 - np.floor(k / cr[:a])
+        L = np.minimum(Tr[:a], Tr[:a] - qr[:a] + np.minimum(qr[:a], np.ceil((t + 1.0) * rr[:a] / Gr[:a])))
+        job = np.where(k < nr[:a], np.ceil(L / kr[:a]), 0.0)
+        Fa = F[:a]
+        Fa.sort(axis=1)
+        Fa[:, :g] += job
+    span = np.empty(len(nk))
+    span[order] = np.where(np.isinf(F), 0.0, F).max(axis=1)
     return (span / np.maximum(Wk, 1e-30))[inv.ravel()]
 
 
