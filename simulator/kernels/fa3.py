@@ -268,13 +268,15 @@ def num_splits_heuristic(total_mblocks, sms, n_blocks, max_splits=128.0):
     tm, nb = np.broadcast_arrays(tm, nb)
     out = np.ones(tm.size)
     need = np.flatnonzero(~((tm.ravel() >= 0.8 * sms) | (nb.ravel() <= 4)))   # the rest take 1 split at once
-    if len(need):
+    if len(need):   # each distinct (m-blocks, n-blocks) pair searched once (a table of launches repeats few pairs)
+        tn, nn = tm.ravel()[need], nb.ravel()[need]
+        _, first, inv = np.unique(tn * (nn.max() + 1.0) + nn, return_index=True, return_inverse=True)   # whole counts
         s = np.arange(1, int(max_splits) + 1, dtype=np.float64)[None, :]
-        cap = np.minimum(np.minimum(max_splits, float(sms)), nb.ravel()[need, None])
-        wv = tm.ravel()[need, None] * s / sms
+        cap = np.minimum(np.minimum(max_splits, float(sms)), nn[first, None])
+        wv = tn[first, None] * s / sms
         eff = np.where(s <= cap, wv / np.ceil(wv), 0.0)
         best = eff.max(axis=1, keepdims=True)
-        out[need] = np.argmax(eff >= 0.85 * best, axis=1) + 1.0
+        out[need] = (np.argmax(eff >= 0.85 * best, axis=1) + 1.0)[inv.ravel()]
     return out.reshape(tm.shape)
 
 
