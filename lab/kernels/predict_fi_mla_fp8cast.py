@@ -4,7 +4,11 @@ the product priced `kernel: fi_mla` over an fp8 cache at before (pred_main_us: F
 the bf16-pool controls. Writes hwmodels/calibration/data/production_kernels/fi_mla_fp8cast_h200_prediction_2026-11-29.csv
 with the model's commit.
 
-    python lab/kernels/predict_fi_mla_fp8cast.py
+--extend: SGLang's flashinfer_mla extend over a cached prefix (EXTEND_SHAPES: the wrapper planned causal at prompt
+rows, over an fp8 pool after the cast or over a bf16 one), priced by the product as committed (the dense strategy's
+generic op for the attention: no FlashInfer MLA prefill model). Writes fi_mla_extend_h200_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fi_mla_fp8cast.py [--extend]
 """
 from __future__ import annotations
 
@@ -23,11 +27,13 @@ from simulator.calibration import fi_mla_fp8cast_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    res = S.predict(load_hardware("H200"))
+    extend = "--extend" in sys.argv[1:]
+    res = (S.predict_extend if extend else S.predict)(load_hardware("H200"))
+    name = S.PREDICTION_EXTEND if extend else S.PREDICTION
     res["model_commit"] = commit
-    res.to_csv(S.DATA_DIR / S.PREDICTION, index=False, float_format="%.4f")
-    print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / S.PREDICTION}")
-    print(res[["batch", "heads", "context", "pool", "cast", "regime", "pred_us", "pred_main_us"]].round(1).to_string())
+    res.to_csv(S.DATA_DIR / name, index=False, float_format="%.4f")
+    print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / name}")
+    print(res[[c for c in res.columns if c != "model_commit"]].round(1).to_string())
 
 
 if __name__ == "__main__":

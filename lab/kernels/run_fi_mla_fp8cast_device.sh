@@ -8,22 +8,26 @@
 # module built just in time (~20 s). Files packed into $OUT/fi_mla_fp8cast.tgz. From the repository root of the device
 # copy:
 #   W=.dev/fisw bash lab/kernels/run_fi_mla_fp8cast_device.sh
+# GRID=extend: SGLang's extend over a cached prefix instead (fi_mla_extend_h200_prediction_2026-11-29.csv, tags extend1
+# and extend1_replicate, $OUT/fi_mla_extend.tgz)
 T0=$(date +%s)
 W=${W:-.dev/fisw}
+GRID=${GRID:-decode}
 el() { echo $(( $(date +%s) - T0 )); }
-P=hwmodels/calibration/data/production_kernels/fi_mla_fp8cast_h200_prediction_2026-11-29.csv
-O=/tmp/ofmc; mkdir -p $O
+P=hwmodels/calibration/data/production_kernels/fi_mla_fp8cast_h200_prediction_2026-11-29.csv; G=grid1; TGZ=fi_mla_fp8cast
+[ "$GRID" = extend ] && { P=hwmodels/calibration/data/production_kernels/fi_mla_extend_h200_prediction_2026-11-29.csv; G=extend1; TGZ=fi_mla_extend; }
+O=/tmp/ofmc_$GRID; mkdir -p $O
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
   nproc; md5sum lab/kernels/measure_fi_mla_fp8cast.py lab/kernels/measure_fa3_sparse_mla.py lab/kernels/_flashinfer_site.sh $P $W/*.xz; cat $0; } > $O/env.txt 2>&1
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $O/clocks.csv 2>/dev/null &
 SMI=$!
-pack() { kill $SMI 2>/dev/null; tar -czf $OUT/fi_mla_fp8cast.tgz -C $O . ; echo "packed at $(el) s"; }
+pack() { kill $SMI 2>/dev/null; tar -czf $OUT/$TGZ.tgz -C $O . ; echo "packed at $(el) s"; }
 . lab/kernels/_flashinfer_site.sh
 flashinfer_site $W $O/env.txt || { pack; exit 3; }
 echo "flashinfer ready $(el) s"
 cd lab/kernels
 export PYTHONPATH=$PWD:$PYTHONPATH
-for TAG in grid1 grid1_replicate; do
+for TAG in $G ${G}_replicate; do
   timeout 240 python3 measure_fi_mla_fp8cast.py --out $O --shapes ../../$P --tag $TAG 2>&1 \
     | grep -v "^\s*$" | tee $O/log_$TAG.txt | tail -18
   echo "$TAG done at $(el) s"

@@ -79,3 +79,63 @@ def measured(tag: str = "grid1", data_dir: Path = DATA_DIR, replicate: bool = Fa
              for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
     parts = [p for p in parts if p is not None and len(p)]
     return pd.concat(parts, ignore_index=True) if parts else None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the extend over a cached prefix (SGLang's paged branch of forward_extend: the MLA wrapper at causal prompt rows)
+# ---------------------------------------------------------------------------------------------------------------------
+EXTEND_KEYS = ["batch", "s_q", "context", "heads", "pool", "cast"]
+PREDICTION_EXTEND = "fi_mla_extend_h200_prediction_2026-11-29.csv"
+#: (batch, s_q new tokens, cached prefix, heads, pool tokens, cast): SGLang's flashinfer_mla extend over a radix-cache
+#: hit, the wrapper planned causal at s_q rows a request over prefix + s_q keys; cast 1 over an fp8 pool (the whole
+#: pool cast first), cast 0 over a bf16 pool. The product prices the attention of such a chunk by the dense strategy's
+#: generic op (no FlashInfer MLA prefill model): this grid is that fallback's first look, not a family's
+EXTEND_SHAPES = [(1, 1024, 8192, 16, 524288, 1), (2, 512, 16384, 16, 1048576, 1), (1, 2048, 4096, 128, 262144, 1),
+                 (4, 256, 2048, 16, 1473200, 1), (1, 4096, 32768, 16, 786432, 1),
+                 (1, 1024, 8192, 16, 524288, 0), (1, 2048, 4096, 128, 262144, 0), (2, 512, 16384, 16, 1048576, 0),
+                 (1, 4096, 32768, 16, 786432, 0)]
+
+
+def extend_us(df: pd.DataFrame, hw) -> np.ndarray:
+    """The product's price of one layer's extend (us): DeepSeek-V3 at the row's heads a device (tp = 128 / heads), the
+    dense strategy's prefill ops for s_q new tokens after context - s_q cached ones, kernel fi_mla_fp8cast over an fp8
+    pool (pinned to the row's pool) or fi_mla over a bf16 one, one layer."""
+    from dataclasses import replace as dc_replace
+
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.combo import make_combo
+    from simulator.ops import OpBuilder
+    from simulator.strategies.base import StepShape, parse_axis
+
+    out = np.zeros(len(df))
+    for i, r in enumerate(df.itertuples(index=False)):
+        kv, kernel = ("fp8", "fi_mla_fp8cast") if r.cast else ("bf16", "fi_mla")
+        c = make_combo(hw, "DeepSeek-V3", kv_dtype=kv, tp=int(128 // r.heads), launch="graph", attention="dense",
+                       weight_dtype="fp8")
+        c = dc_replace(c, attention=parse_axis("attention", [{"dense": {"kernel": kernel, "page_size": 1,
+                                                                        "pool_tokens": int(r.pool)}}])[0])
+        b = OpBuilder(1)
+        shape = StepShape(batch=np.array([float(r.batch)]), query_rows=np.array([float(r.s_q)]),
+                          context=np.array([float(r.context)]), phase="prefill", layers=1,
+                          kv_prefix=np.array([float(r.context - r.s_q)]))
+        c.attention.prefill_ops(b, c, shape)
+        out[i] = FP.predict_us(b.build(), hw, hw.efficiency, 1)[0]
+    return out
+
+
+def predict_extend(hw) -> pd.DataFrame:
+    """The extend grid priced before its call (EXTEND_SHAPES' comment): pred_us = the product as committed."""
+    t = pd.DataFrame([{"batch": b, "s_q": p, "context": o + p, "heads": h, "pool": pool, "cast": cast, "prefix": o}
+                      for b, p, o, h, pool, cast in EXTEND_SHAPES])
+    t["regime"] = np.where(t["cast"] > 0, "extend over a cached prefix, fp8 pool (cast)",
+                           "extend over a cached prefix, bf16 pool")
+    t["pred_us"] = extend_us(t, hw)
+    return t
+
+
+def measured_extend(tag: str = "extend1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The extend grid's committed prices joined to its newest H200 measurement (None before either exists)."""
+    parts = [joined(PREDICTION_EXTEND, "fi_mla_fp8cast", tag, k, EXTEND_KEYS, data_dir, replicate)
+             for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
+    parts = [p for p in parts if p is not None and len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else None
