@@ -8,7 +8,10 @@ with the model's commit.
 rows, over an fp8 pool after the cast or over a bf16 one), priced by the product as committed (the dense strategy's
 generic op for the attention: no FlashInfer MLA prefill model). Writes fi_mla_extend_h200_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fi_mla_fp8cast.py [--extend]
+--extend2: extend grid 2 (EXTEND_SHAPES2, blind): the absorbed extend (families.MLA_ABSORBED_EXTEND) against main's
+generic op. Writes fi_mla_extend_h200_grid2_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fi_mla_fp8cast.py [--extend | --extend2]
 """
 from __future__ import annotations
 
@@ -27,9 +30,10 @@ from simulator.calibration import fi_mla_fp8cast_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    extend = "--extend" in sys.argv[1:]
-    res = (S.predict_extend if extend else S.predict)(load_hardware("H200"))
-    name = S.PREDICTION_EXTEND if extend else S.PREDICTION
+    modes = {"--extend2": (S.predict_extend2, S.PREDICTION_EXTEND2), "--extend": (S.predict_extend, S.PREDICTION_EXTEND)}
+    flag = next((f for f in modes if f in sys.argv[1:]), None)
+    pricer, name = modes.get(flag, (S.predict, S.PREDICTION))
+    res = pricer(load_hardware("H200"))
     res["model_commit"] = commit
     res.to_csv(S.DATA_DIR / name, index=False, float_format="%.4f")
     print(f"{len(res)} rows priced at {commit[:10]} -> {S.DATA_DIR / name}")

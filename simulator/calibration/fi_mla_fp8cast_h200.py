@@ -139,3 +139,32 @@ def measured_extend(tag: str = "extend1", data_dir: Path = DATA_DIR, replicate: 
              for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
     parts = [p for p in parts if p is not None and len(p)]
     return pd.concat(parts, ignore_index=True) if parts else None
+
+
+#: extend grid 2 (blind): new shapes, priced by the absorbed extend (families.MLA_ABSORBED_EXTEND, built after grid 1:
+#: looked-at there) and by main's generic op (the expanded MHA form). Declared before the call: the absorbed form ships
+#: if it meets more of the grid's two regimes than main; the grid holds the STANDING of these rows
+EXTEND_SHAPES2 = [(1, 512, 4096, 16, 393216, 0), (1, 8192, 8192, 16, 1048576, 0), (2, 2048, 16384, 32, 524288, 0),
+                  (1, 1024, 65536, 64, 262144, 0), (3, 768, 6144, 128, 131072, 0),
+                  (1, 3072, 24576, 16, 600000, 1), (2, 1024, 2048, 64, 900000, 1), (1, 6144, 12288, 32, 1200000, 1),
+                  (1, 512, 49152, 128, 200000, 1)]
+PREDICTION_EXTEND2 = "fi_mla_extend_h200_grid2_prediction_2026-11-29.csv"
+
+
+def predict_extend2(hw) -> pd.DataFrame:
+    """Extend grid 2 priced before its call: pred_us = the absorbed extend (the code as committed), pred_main_us = the
+    generic op's expanded MHA form (MLA_ABSORBED_EXTEND emptied: the product before)."""
+    from simulator.kernels import families as FAM
+
+    t = pd.DataFrame([{"batch": b, "s_q": p, "context": o + p, "heads": h, "pool": pool, "cast": cast, "prefix": o}
+                      for b, p, o, h, pool, cast in EXTEND_SHAPES2])
+    t["regime"] = np.where(t["cast"] > 0, "extend over a cached prefix, fp8 pool (cast)",
+                           "extend over a cached prefix, bf16 pool")
+    t["pred_us"] = extend_us(t, hw)
+    before = FAM.MLA_ABSORBED_EXTEND
+    try:
+        FAM.MLA_ABSORBED_EXTEND = ()
+        t["pred_main_us"] = extend_us(t, hw)
+    finally:
+        FAM.MLA_ABSORBED_EXTEND = before
+    return t

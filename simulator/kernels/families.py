@@ -323,6 +323,18 @@ MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90", "fa3_mla": "fa3", 
                       "fa3_mla_fp8cast": "fa3", "fi_mla_fp8cast": "fi_sm90"}
 
 
+#: MLA decode families whose engine runs an extend over a cached prefix through its ABSORBED MLA kernel at prompt rows
+#: (the chunks mla_prefill_covered leaves to the generic op): SGLang's flashinfer_mla backend, the paged branch of
+#: forward_extend (BatchMLAPagedAttentionWrapper planned causal over the latent pool: flashinfer_mla_backend.py @
+#: 004d79c, `prefill_wrapper_paged.run(q_nope, q_rope, k_buf[:, :, :512], k_buf[:, :, 512:])`). Such a chunk does
+#: 2 x (d_ckv + d_kpe + d_ckv) = 2 x 1088 flops a (query, key) pair a head, against the expanded MHA form's
+#: 2 x (192 + 128) = 2 x 320 the generic op counts: the generic op priced its first grid (fi_mla extend grid 1, 1 x
+#: H200) -66..-70 % on a bf16 pool, measured / priced 2.96-3.30 where the work ratio is 3.4. The generic op with the
+#: absorbed pair's work and the latent's bytes (DenseAttention._generic_prefill_ops absorbed), built after that grid
+#: (LOOKED-AT there), judged on extend grid 2 (blind)
+MLA_ABSORBED_EXTEND = ("fi_mla", "fi_mla_fp8cast")
+
+
 def mla_prefill_covered(family: str, T, P) -> np.ndarray:
     """Where the family's MLA prefill kernel prices a chunk (MLA_PREFILL_FAMILY): every chunk for FA3's varlen forward,
     the prefix-free ones (T == P) for FlashInfer's ragged wrapper."""

@@ -345,6 +345,7 @@ class DenseAttention(AttentionStrategy):
         generic op, after the whole pool's bf16 cast where the family makes one there (fi_mla_fp8cast: SGLang's paged
         extend over a cached prefix reads the cast pool)."""
         from simulator.kernels.families import (
+            MLA_ABSORBED_EXTEND,
             MLA_PREFILL_FAMILY,
             casts_pool,
             mla_prefill_covered,
@@ -363,7 +364,7 @@ class DenseAttention(AttentionStrategy):
             emit(b, [pool_cast_launch(self.pool_tokens or lay.kv_pool_tokens, float(a.kv_lora_rank),
                                       float(a.qk_rope_head_dim), one.shape, where=~covered)], sms, count=shape.layers)
         if not np.any(covered):
-            self._generic_prefill_ops(b, lay, shape)
+            self._generic_prefill_ops(b, lay, shape, absorbed=self.kernel in MLA_ABSORBED_EXTEND)
             return
         launches = mla_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
                                         lay.heads_dev * one, float(a.qk_nope_head_dim + a.qk_rope_head_dim),
@@ -374,7 +375,7 @@ class DenseAttention(AttentionStrategy):
             return
         mask = np.broadcast_to(covered, (b.n,)) if covered.size in (1, b.n) else covered
         emit(MaskedBuilder(b, mask), launches, sms, count=shape.layers)
-        self._generic_prefill_ops(MaskedBuilder(b, ~mask), lay, shape)
+        self._generic_prefill_ops(MaskedBuilder(b, ~mask), lay, shape, absorbed=self.kernel in MLA_ABSORBED_EXTEND)
 
     def _family_decode_ops(self, b, lay, shape, B, q, T, Hq, Hkv, d, kvb, flops) -> None:
         """Decode attention as a named kernel family launches it (simulator/kernels/decode_attention.py): CTAs from the
@@ -422,16 +423,24 @@ class DenseAttention(AttentionStrategy):
             return
         self._generic_prefill_ops(b, lay, shape)
 
-    def _generic_prefill_ops(self, b, lay: AttentionLayout, shape: StepShape) -> None:
+    def _generic_prefill_ops(self, b, lay: AttentionLayout, shape: StepShape, absorbed: bool = False) -> None:
         """The calibrated generic prefill op: one 'attention' op of the chunk's causal pairs (fitted on cuDNN's
-        prefill, simulator/calibration/fit_prefill.py)."""
+        prefill, simulator/calibration/fit_prefill.py). MLA: the expanded MHA form (d_qk + d_v a pair a head), or with
+        `absorbed` the latent form an engine's absorbed kernel runs at prompt rows (families.MLA_ABSORBED_EXTEND:
+        d_ckv + d_kpe + d_ckv a pair a head, one bf16 latent a cached token shared by the heads)."""
         B, P = shape.batch, shape.context  # one prompt's heads: the layout's heads_dev (Combo.prefill_heads_dev)
         # a chunk of a chunked prefill: P - O new tokens after O cached ones (engine steps set kv_prefix)
         O = shape.kv_prefix
         P = P - O
         pairs = P * (P + 1) / 2.0 + P * O  # causal (query, key) pairs per head
         H = lay.heads_dev
-        if lay.mla:
+        if lay.mla and absorbed:
+            a = lay.mla
+            lat = a.kv_lora_rank + a.qk_rope_head_dim
+            flops = 2.0 * B * H * pairs * (lat + a.kv_lora_rank)
+            io = B * P * H * (lat + a.kv_lora_rank) * ACT_BYTES      # q (latent + rope) and o (latent) of every row
+            prefix = B * (O + P) * lat * ACT_BYTES                   # the latent of every key, read once
+        elif lay.mla:
             a = lay.mla
             dk, dv = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
             flops = 2.0 * B * H * pairs * (dk + dv)
