@@ -136,6 +136,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_mla_fp8cast()
     fa3_sparse_mla.flashmla_dense_fp8()
     fi_mla_fp8cast.fi_mla_fp8cast()
+    fi_mla_fp8cast.fi_mla_extend()
     BOARD.print()
 
 

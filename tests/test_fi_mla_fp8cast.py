@@ -82,3 +82,41 @@ def test_the_grids_committed_prices_reproduce():
     g = pd.read_csv(S.DATA_DIR / S.PREDICTION)
     assert np.allclose(S.price_us(g, hw, "fi_mla_fp8cast"), g["pred_us"].to_numpy(float), rtol=1e-4)
     assert np.allclose(S.price_us(g, hw, "fi_mla"), g["pred_main_us"].to_numpy(float), rtol=1e-4)
+
+
+def test_an_extend_over_a_prefix_prices_the_absorbed_pairs_work_for_flashinfers_mla_families():
+    from simulator.ops import OpBuilder
+
+    def attention_flops(kernel, absorbed):
+        before = FAM.MLA_ABSORBED_EXTEND
+        try:
+            FAM.MLA_ABSORBED_EXTEND = ("fi_mla", "fi_mla_fp8cast") if absorbed else ()
+            c = _combo(kernel, kv="bf16")
+            b = OpBuilder(1)
+            shape = StepShape(batch=np.ones(1), query_rows=np.array([1024.0]), context=np.array([9216.0]),
+                              phase="prefill", layers=1, kv_prefix=np.array([8192.0]))
+            c.attention.prefill_ops(b, c, shape)
+            ops = b.build()
+            return float((ops.flops * ops.count)[_named(ops, "attention")].sum())
+        finally:
+            FAM.MLA_ABSORBED_EXTEND = before
+    # (512 + 64 + 512) against the expanded form's (192 + 128) a (query, key) pair a head
+    assert attention_flops("fi_mla", True) / attention_flops("fi_mla", False) == pytest.approx(1088 / 320)
+    assert attention_flops("fa3_mla", True) == attention_flops("fa3_mla", False)   # FA3's families: their own kernel
+
+
+def test_the_extend_grids_committed_prices_reproduce():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fi_mla_fp8cast_h200 as S
+    hw = load_hardware("H200")
+    g2 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND2)
+    assert np.allclose(S.extend_us(g2, hw), g2["pred_us"].to_numpy(float), rtol=1e-4)
+    g1 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND)
+    before = FAM.MLA_ABSORBED_EXTEND
+    try:
+        FAM.MLA_ABSORBED_EXTEND = ()                     # grid 1 was priced by the generic op's expanded form
+        assert np.allclose(S.extend_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)
+    finally:
+        FAM.MLA_ABSORBED_EXTEND = before

@@ -51,3 +51,60 @@ def fi_mla_fp8cast(fmt: dict | None = None) -> None:
     BOARD.add(FAMILY, "blind", "fi_mla_fp8cast grid 1, FlashInfer's own fp8 kernel (the price before)",
               judged["before_err_pct"], int((t[~t["regime"].str.startswith("control")]["before_goal"] == "met").sum()),
               n_reg)
+
+
+FAMILY_EXTEND = ("fi_mla extend over a cached prefix: SGLang's flashinfer_mla paged branch (the absorbed MLA wrapper at "
+                 "causal prompt rows, bf16 or fp8 pool), H200")
+
+
+def fi_mla_extend(fmt: dict | None = None) -> None:
+    """SGLang's flashinfer_mla extend over a cached prefix: grid 1 (the generic op's first look, then the absorbed form
+    built on it: looked-at) and grid 2 (blind: the absorbed form against main's generic op)."""
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    got = measured_twice(lambda r: S.measured_extend(replicate=r),
+                         f"SGLang's flashinfer_mla extend: not measured yet ({S.PREDICTION_EXTEND} holds the prices)")
+    if got is None:
+        return
+    g1, rr = got
+    hw = load_hardware("H200")
+    g1 = g1.rename(columns={"err_pct": "first_err_pct"})
+    g1["absorbed_err_pct"] = (S.extend_us(g1, hw) / g1["median_us"] - 1.0) * 100.0
+    t1 = models_table(g1, ("regime",), ("first", "absorbed"), ("first", "absorbed"))
+    print(f"\n== SGLANG'S FLASHINFER_MLA EXTEND OVER A CACHED PREFIX ON THE H200, GRID 1 ({len(g1)} prompts: the paged "
+          "branch of forward_extend, FlashInfer 0.6.4's BatchMLAPagedAttentionWrapper planned causal at 256-4096 new "
+          "rows a request over 2K-32K cached tokens, 16-128 heads, over an fp8 pool after the whole-pool cast or over a "
+          f"bf16 pool; {S.PREDICTION_EXTEND}, commit {str(g1['model_commit'].iloc[0])[:7]}, before the call; replicate "
+          f"run to run {rr:.2f} %): first = the product's price then (the dense strategy's generic op, the expanded MHA "
+          "form: no FlashInfer MLA prefill model), absorbed = the generic op with the absorbed pair's work "
+          "(families.MLA_ABSORBED_EXTEND, built after this grid: LOOKED-AT); |model/measured - 1| median / p90, "
+          "signed median, %")
+    print(t1.to_string(**fmt))
+    bf = g1[g1["cast"] == 0]
+    ratio = (bf["median_us"] / bf["pred_us"]).to_numpy(float)
+    print(f"  the bf16 pool's calls take {ratio.min():.2f}-{ratio.max():.2f} x the generic op's price: the engine's "
+          "absorbed kernel does (512 + 64 + 512) / (192 + 128) = 3.4 x the expanded form's work a (query, key) pair")
+    BOARD.add(FAMILY_EXTEND, "first look", "fi_mla extend grid 1, the generic op (the product's price before)",
+              g1["first_err_pct"], int((t1["first_goal"] == "met").sum()), len(t1))
+    BOARD.add(FAMILY_EXTEND, "looked-at", "fi_mla extend grid 1, the absorbed extend (built on it)",
+              g1["absorbed_err_pct"], int((t1["absorbed_goal"] == "met").sum()), len(t1))
+    got = measured_twice(lambda r: S.measured_extend2(replicate=r),
+                         f"fi_mla extend grid 2: not measured yet ({S.PREDICTION_EXTEND2} holds the prices)")
+    if got is None:
+        return
+    g2, rr2 = got
+    g2 = g2.rename(columns={"err_pct": "absorbed_err_pct"})
+    t2 = models_table(g2, ("regime",), ("absorbed", "main"), ("absorbed", "main"))
+    ma, mm = int((t2["absorbed_goal"] == "met").sum()), int((t2["main_goal"] == "met").sum())
+    print(f"\n== SGLANG'S FLASHINFER_MLA EXTEND, GRID 2 ({len(g2)} new prompts: 512-8192 new rows over 2K-64K cached "
+          f"tokens, 16-128 heads, bf16 and fp8 pools; {S.PREDICTION_EXTEND2}, commit "
+          f"{str(g2['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr2:.2f} %), BLIND: absorbed "
+          "= families.MLA_ABSORBED_EXTEND, main = the generic op's expanded form; declared before the call: the absorbed "
+          "form ships if it meets more regimes; |model/measured - 1| median / p90, signed median, %")
+    print(t2.to_string(**fmt))
+    print(f"  absorbed: {pooled(g2['absorbed_err_pct'])}, {ma} of {len(t2)}; main: {pooled(g2['main_err_pct'])}, {mm} of "
+          f"{len(t2)}: {'SHIPPED' if ma > mm else 'NOT shipped'} (families.MLA_ABSORBED_EXTEND)")
+    print("  still off: a short extend (1 x 512 rows, 16 heads) +91 %: the generic op parallelizes over query tiles x "
+          "heads (64 CTAs here), while FlashInfer's MLA plan splits the prefix's keys over every SM (kv_len_limit)")
+    BOARD.add(FAMILY_EXTEND, "blind", "fi_mla extend grid 2, the absorbed extend (shipped)", g2["absorbed_err_pct"], ma,
+              len(t2), standing=True)
+    BOARD.add(FAMILY_EXTEND, "blind", "fi_mla extend grid 2, main's generic op", g2["main_err_pct"], mm, len(t2))

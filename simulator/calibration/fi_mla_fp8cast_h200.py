@@ -168,3 +168,11 @@ def predict_extend2(hw) -> pd.DataFrame:
     finally:
         FAM.MLA_ABSORBED_EXTEND = before
     return t
+
+
+def measured_extend2(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """Extend grid 2's committed prices joined to its newest H200 measurement (None before either exists)."""
+    parts = [joined(PREDICTION_EXTEND2, "fi_mla_fp8cast", "extend2", k, EXTEND_KEYS, data_dir, replicate)
+             for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
+    parts = [p for p in parts if p is not None and len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else None
