@@ -72,13 +72,18 @@ def predict(hw) -> pd.DataFrame:
     return t
 
 
-def measured(tag: str = "grid1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """The grid's committed prices joined to its newest H200 measurement (both kernels: the cast calls and the
-    controls), None before either exists."""
-    parts = [joined(PREDICTION, "fi_mla_fp8cast", tag, k, KEYS, data_dir, replicate)
+def _both_kernels(prediction: str, tag: str, keys: list, data_dir: Path, replicate: bool) -> pd.DataFrame | None:
+    """A grid's committed prices joined to its newest H200 measurement of both kernels the harness names (the calls
+    over an fp8 pool, fi_mla_fp8cast, and over a bf16 one, fi_mla_bf16pool), None before either exists."""
+    parts = [joined(prediction, "fi_mla_fp8cast", tag, k, keys, data_dir, replicate)
              for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
     parts = [p for p in parts if p is not None and len(p)]
     return pd.concat(parts, ignore_index=True) if parts else None
+
+
+def measured(tag: str = "grid1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The decode grid joined to its measurement (_both_kernels)."""
+    return _both_kernels(PREDICTION, tag, KEYS, data_dir, replicate)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -134,11 +139,8 @@ def predict_extend(hw) -> pd.DataFrame:
 
 
 def measured_extend(tag: str = "extend1", data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """The extend grid's committed prices joined to its newest H200 measurement (None before either exists)."""
-    parts = [joined(PREDICTION_EXTEND, "fi_mla_fp8cast", tag, k, EXTEND_KEYS, data_dir, replicate)
-             for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
-    parts = [p for p in parts if p is not None and len(p)]
-    return pd.concat(parts, ignore_index=True) if parts else None
+    """The extend grid joined to its measurement (_both_kernels)."""
+    return _both_kernels(PREDICTION_EXTEND, tag, EXTEND_KEYS, data_dir, replicate)
 
 
 #: extend grid 2 (blind): new shapes, priced by the absorbed extend (families.MLA_ABSORBED_EXTEND, built after grid 1:
@@ -171,8 +173,5 @@ def predict_extend2(hw) -> pd.DataFrame:
 
 
 def measured_extend2(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
-    """Extend grid 2's committed prices joined to its newest H200 measurement (None before either exists)."""
-    parts = [joined(PREDICTION_EXTEND2, "fi_mla_fp8cast", "extend2", k, EXTEND_KEYS, data_dir, replicate)
-             for k in ("fi_mla_fp8cast", "fi_mla_bf16pool")]
-    parts = [p for p in parts if p is not None and len(p)]
-    return pd.concat(parts, ignore_index=True) if parts else None
+    """Extend grid 2 joined to its measurement (_both_kernels)."""
+    return _both_kernels(PREDICTION_EXTEND2, "extend2", EXTEND_KEYS, data_dir, replicate)
