@@ -88,9 +88,9 @@ def test_an_extend_over_a_prefix_prices_the_absorbed_pairs_work_for_flashinfers_
     from simulator.ops import OpBuilder
 
     def attention_flops(kernel, absorbed):
-        before = FAM.MLA_ABSORBED_EXTEND
-        try:
-            FAM.MLA_ABSORBED_EXTEND = ("fi_mla", "fi_mla_fp8cast") if absorbed else ()
+        before, causal = FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND
+        try:   # the generic op's two forms (FlashInfer's causal plan off: the fallback it replaced)
+            FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND = ("fi_mla", "fi_mla_fp8cast") if absorbed else (), False
             c = _combo(kernel, kv="bf16")
             b = OpBuilder(1)
             shape = StepShape(batch=np.ones(1), query_rows=np.array([1024.0]), context=np.array([9216.0]),
@@ -99,7 +99,7 @@ def test_an_extend_over_a_prefix_prices_the_absorbed_pairs_work_for_flashinfers_
             ops = b.build()
             return float((ops.flops * ops.count)[_named(ops, "attention")].sum())
         finally:
-            FAM.MLA_ABSORBED_EXTEND = before
+            FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND = before, causal
     # (512 + 64 + 512) against the expanded form's (192 + 128) a (query, key) pair a head
     assert attention_flops("fi_mla", True) / attention_flops("fi_mla", False) == pytest.approx(1088 / 320)
     assert attention_flops("fa3_mla", True) == attention_flops("fa3_mla", False)   # FA3's families: their own kernel
@@ -111,12 +111,13 @@ def test_the_extend_grids_committed_prices_reproduce():
     from hwmodels.spec import load_hardware
     from simulator.calibration import fi_mla_fp8cast_h200 as S
     hw = load_hardware("H200")
-    g2 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND2)
-    assert np.allclose(S.extend_us(g2, hw), g2["pred_us"].to_numpy(float), rtol=1e-4)
     g1 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND)
-    before = FAM.MLA_ABSORBED_EXTEND
+    g2 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND2)
+    before, causal = FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND
     try:
-        FAM.MLA_ABSORBED_EXTEND = ()                     # grid 1 was priced by the generic op's expanded form
+        FAM.FI_MLA_CAUSAL_EXTEND = False                 # grids 1 and 2 were priced by the generic op
+        assert np.allclose(S.extend_us(g2, hw), g2["pred_us"].to_numpy(float), rtol=1e-4)
+        FAM.MLA_ABSORBED_EXTEND = ()                     # grid 1 by its expanded form
         assert np.allclose(S.extend_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)
     finally:
-        FAM.MLA_ABSORBED_EXTEND = before
+        FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND = before, causal

@@ -88,8 +88,9 @@ def test_the_dense_strategy_prices_flashmla_prefill_through_fa3_on_hopper_only()
     hop = _prefill_ops("flashmla", "hopper").to_frame()["kind"]
     assert (hop == "attn_fa3_persist").any()
     # fi_mla (SGLang): a prefix-free chunk through FlashInfer's ragged sm_90 kernel (FA3's kind prices it), a chunk with
-    # a cached prefix (SGLang's paged MLA wrapper, not modelled at prefill rows) by the generic op
+    # a cached prefix through SGLang's paged MLA wrapper planned causal (FlashInfer's MLA kind)
     assert (_prefill_ops("fi_mla", "hopper").to_frame()["kind"] == "attn_fa3_persist").any()
-    for kernel, arch, prefix in (("flashmla", "blackwell", 0.0), ("fi_mla", "hopper", 4096.0),
-                                 ("fi_mla", "blackwell", 0.0)):   # not modelled there: the generic op
+    assert set(_prefill_ops("fi_mla", "hopper", 4096.0).to_frame()["kind"]) == {"attn_fi_mla"}
+    for kernel, arch, prefix in (("flashmla", "blackwell", 0.0), ("fi_mla", "blackwell", 0.0)):
+        # not modelled there: the generic op
         assert set(_prefill_ops(kernel, arch, prefix).to_frame()["kind"]) == {"attention"}

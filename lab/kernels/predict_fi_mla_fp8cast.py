@@ -11,7 +11,11 @@ generic op for the attention: no FlashInfer MLA prefill model). Writes fi_mla_ex
 --extend2: extend grid 2 (EXTEND_SHAPES2, blind): the absorbed extend (families.MLA_ABSORBED_EXTEND) against main's
 generic op. Writes fi_mla_extend_h200_grid2_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fi_mla_fp8cast.py [--extend | --extend2]
+--extend3: extend grid 3 (EXTEND_SHAPES3, blind): FlashInfer's causal MLAPlan (flashinfer.py fi_mla_extend) against
+the same plan at the decode fit's stage time and main's absorbed generic op. Writes
+fi_mla_extend_h200_grid3_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fi_mla_fp8cast.py [--extend | --extend2 | --extend3]
 """
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ from simulator.calibration import fi_mla_fp8cast_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    modes = {"--extend2": (S.predict_extend2, S.PREDICTION_EXTEND2), "--extend": (S.predict_extend, S.PREDICTION_EXTEND)}
+    modes = {"--extend3": (S.predict_extend3, S.PREDICTION_EXTEND3), "--extend2": (S.predict_extend2, S.PREDICTION_EXTEND2),
+             "--extend": (S.predict_extend, S.PREDICTION_EXTEND)}
     flag = next((f for f in modes if f in sys.argv[1:]), None)
     pricer, name = modes.get(flag, (S.predict, S.PREDICTION))
     res = pricer(load_hardware("H200"))

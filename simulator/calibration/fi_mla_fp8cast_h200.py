@@ -175,3 +175,44 @@ def predict_extend2(hw) -> pd.DataFrame:
 def measured_extend2(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """Extend grid 2 joined to its measurement (_both_kernels)."""
     return _both_kernels(PREDICTION_EXTEND2, "extend2", EXTEND_KEYS, data_dir, replicate)
+
+
+#: extend grid 3 (blind): new shapes (short extends over short and long prefixes, batch 1-8, 16-128 heads), priced by
+#: FlashInfer's causal MLAPlan (simulator/kernels/flashinfer.py fi_mla_extend, its stage share FITTED on extend grids 1
+#: and 2), beside the same plan with the decode terms alone (the source's structure, share 1.0) and main's absorbed
+#: generic op (families.FI_MLA_CAUSAL_EXTEND off). Declared before the call: the causal plan ships if it meets more of
+#: the grid's two regimes than main's, or as many with a lower pooled median |error|
+EXTEND_SHAPES3 = [(1, 256, 2048, 16, 262144, 0), (1, 128, 16384, 16, 262144, 0), (4, 256, 1024, 32, 300000, 0),
+                  (1, 768, 3072, 64, 200000, 0), (8, 128, 4096, 16, 400000, 0), (1, 2048, 2048, 16, 150000, 0),
+                  (2, 4096, 8192, 16, 500000, 0), (1, 256, 32768, 128, 100000, 0), (8, 512, 2048, 32, 300000, 0),
+                  (1, 1536, 12288, 32, 700000, 1), (4, 512, 8192, 16, 500000, 1), (1, 256, 1024, 64, 131072, 1),
+                  (2, 128, 65536, 16, 262144, 1), (1, 4096, 4096, 128, 120000, 1)]
+PREDICTION_EXTEND3 = "fi_mla_extend_h200_grid3_prediction_2026-11-29.csv"
+
+
+def predict_extend3(hw) -> pd.DataFrame:
+    """Extend grid 3 priced before its call: pred_us = the causal plan (the code as committed), pred_struct_us = the
+    same plan at the decode fit's stage time (FI_MLA_EXTEND_STAGE_SHARE 1.0), pred_main_us = the absorbed generic op
+    (families.FI_MLA_CAUSAL_EXTEND off: the product before)."""
+    from simulator.kernels import families as FAM
+    from simulator.kernels import flashinfer as FI
+
+    t = pd.DataFrame([{"batch": b, "s_q": p, "context": o + p, "heads": h, "pool": pool, "cast": cast, "prefix": o}
+                      for b, p, o, h, pool, cast in EXTEND_SHAPES3])
+    t["regime"] = np.where(t["cast"] > 0, "extend over a cached prefix, fp8 pool (cast)",
+                           "extend over a cached prefix, bf16 pool")
+    t["pred_us"] = extend_us(t, hw)
+    share, causal = FI.FI_MLA_EXTEND_STAGE_SHARE, FAM.FI_MLA_CAUSAL_EXTEND
+    try:
+        FI.FI_MLA_EXTEND_STAGE_SHARE = 1.0
+        t["pred_struct_us"] = extend_us(t, hw)
+        FI.FI_MLA_EXTEND_STAGE_SHARE, FAM.FI_MLA_CAUSAL_EXTEND = share, False
+        t["pred_main_us"] = extend_us(t, hw)
+    finally:
+        FI.FI_MLA_EXTEND_STAGE_SHARE, FAM.FI_MLA_CAUSAL_EXTEND = share, causal
+    return t
+
+
+def measured_extend3(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """Extend grid 3 joined to its measurement (_both_kernels)."""
+    return _both_kernels(PREDICTION_EXTEND3, "extend3", EXTEND_KEYS, data_dir, replicate)

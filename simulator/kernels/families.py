@@ -335,11 +335,20 @@ MLA_PREFILL_FAMILY = {"flashmla": "fa3", "fi_mla": "fi_sm90", "fa3_mla": "fa3", 
 MLA_ABSORBED_EXTEND = ("fi_mla", "fi_mla_fp8cast")
 
 
+#: SGLang's flashinfer_mla extend over a cached prefix (the chunks FlashInfer's ragged wrapper does not run) priced as
+#: the paged MLA wrapper planned causal (simulator/kernels/flashinfer.py fi_mla_extend: MLAPlan's causal plan, the
+#: decode call's kernel terms). False = those chunks keep the generic op in its absorbed form (MLA_ABSORBED_EXTEND: the
+#: rule before, extend grid 2: 4.7 / 26.0 %, its short extend +91 %: the generic op spreads over q tiles x heads, MLAPlan
+#: over every SM)
+FI_MLA_CAUSAL_EXTEND = True
+
+
 def mla_prefill_covered(family: str, T, P) -> np.ndarray:
-    """Where the family's MLA prefill kernel prices a chunk (MLA_PREFILL_FAMILY): every chunk for FA3's varlen forward,
-    the prefix-free ones (T == P) for FlashInfer's ragged wrapper."""
+    """Where the family's MLA prefill kernels price a chunk (MLA_PREFILL_FAMILY): every chunk for FA3's varlen forward;
+    for FlashInfer's, the prefix-free ones (T == P, the ragged wrapper) and, with FI_MLA_CAUSAL_EXTEND, the ones over a
+    cached prefix too (the paged MLA wrapper, causal)."""
     T, P = np.broadcast_arrays(np.asarray(T, dtype=np.float64), np.asarray(P, dtype=np.float64))
-    if MLA_PREFILL_FAMILY.get(family) == "fi_sm90":
+    if MLA_PREFILL_FAMILY.get(family) == "fi_sm90" and not FI_MLA_CAUSAL_EXTEND:
         return T <= P
     return np.ones(T.shape, dtype=bool)
 
@@ -370,16 +379,30 @@ def pool_cast_launch(pool_tokens, d_ckv: float, d_kpe: float, shape, where=None)
 
 
 def mla_prefill_launches(family: str, B, P, T, H, d_qk, d_v, sms: int, d_ckv: float = 512.0, d_kpe: float = 64.0,
-                         pool_tokens=0.0):
+                         pool_tokens=0.0, kvb=2.0):
     """Launches of one causal MLA prefill call (MLA_PREFILL_FAMILY): B requests of P new query rows after T - P cached
     tokens, every head its own K (d_qk) and V (d_v), bf16 and contiguous (the up-projected K / V, loaded by TMA). FA3:
     the prefix's keys walked by the same causal call (bottom-right aligned), as one chunk; num_splits = 1, the varlen
     interface's default (hopper/flash_attn_interface.py flash_attn_varlen_func, kept by sgl-kernel's wrapper).
     FlashInfer's sm_90 ragged kernel: the new tokens alone (T = P; the caller prices a chunk with a prefix otherwise,
-    mla_prefill_covered)."""
+    mla_prefill_covered), and with FI_MLA_CAUSAL_EXTEND a chunk over a cached prefix as the paged MLA wrapper planned
+    causal over the latent (kvb its bytes; the whole pool's bf16 cast first for a POOL_CAST_FAMILIES member)."""
     kind = MLA_PREFILL_FAMILY.get(family)
     if kind == "fi_sm90":
-        return SM90.fi_sm90_prefill(B, P, P, H, H, d_qk, d_v, sms, paged=False)[0]
+        ragged = SM90.fi_sm90_prefill(B, P, P, H, H, d_qk, d_v, sms, paged=False)[0]
+        fresh = np.asarray(T, dtype=np.float64) <= np.asarray(P, dtype=np.float64)
+        if not FI_MLA_CAUSAL_EXTEND or np.all(fresh):
+            return ragged
+        one = np.ones(np.broadcast(B, P, T, H).shape)
+        fresh = np.broadcast_to(fresh, one.shape)
+        cast = casts_pool(family)
+        paged = FI.fi_mla_extend(B * one, P * one, np.maximum(T, P) * one, H * one, d_ckv, d_kpe, 2.0 if cast else kvb,
+                                 1.0, sms)[0]
+        if cast:
+            paged.insert(0, pool_cast_launch(pool_tokens, d_ckv, d_kpe, one.shape))
+        for ln, w in [(x, fresh) for x in ragged] + [(x, ~fresh) for x in paged]:
+            ln.where = w if ln.where is None else (np.asarray(ln.where) & w)
+        return ragged + paged
     if kind != "fa3":
         raise ValueError(f"no MLA prefill kernel modelled for {family!r}")
     causal = np.ones(np.broadcast(B, P, T, H).shape, dtype=bool)

@@ -838,23 +838,22 @@ def mla_kv_limit(x):
 FI_MLA_PARTIAL_STAGE_SHARE = 1.0
 
 
-@functools.lru_cache(maxsize=4096)
-def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters: int, tile_rows: float,
-              partial_share: float = 1.0):
-    """MLAPlan's least-loaded assignment (scheduler.cuh: MinHeap of clusters, cost_function = 2 x tile rows +
-    tokens) of `tiles` identical (request, q tile) KV ranges of T tokens cut into pieces of <= limit tokens:
-    (items, KV tokens, 64-token stages, stage units, first-stage tokens) of the cluster that ends with the largest cost;
-    stage units count an item's partial last stage as partial_share + (1 - partial_share) x its share of 64 tokens
-    (FI_MLA_PARTIAL_STAGE_SHARE); first-stage tokens sum min(n, 64) over its items (FI_MLA_FILL_RATE_SM)."""
+def _mla_assign(lens, limit: float, clusters: int, tile_rows: float, partial_share: float = 1.0):
+    """MLAPlan's least-loaded assignment (scheduler.cuh @ FI_COMMIT: MinHeap of clusters, cost_function = 2 x tile
+    rows + tokens) of (request, q tile) KV ranges of `lens` tokens, in plan order, each cut into pieces of <= limit
+    tokens (a range of 0 tokens still makes one item: zero_kv_len): (items, KV tokens, 64-token stages, stage units,
+    first-stage tokens) of the cluster that ends with the largest cost; stage units count an item's partial last stage
+    as partial_share + (1 - partial_share) x its share of 64 tokens (FI_MLA_PARTIAL_STAGE_SHARE); first-stage tokens
+    sum min(n, 64) over its items (FI_MLA_FILL_RATE_SM)."""
     heap = [(0.0, c) for c in range(clusters)]
     items = [0] * clusters
     stages = [0] * clusters
     units = [0.0] * clusters
     toks = [0.0] * clusters
     first = [0.0] * clusters
-    for _ in range(tiles):
+    for T in lens:
         rem = T
-        for _ in range(pieces_per_tile):
+        for _ in range(max(int(np.ceil(T / limit)), 1)):
             n = min(rem, limit)
             cost, c = heapq.heappop(heap)
             heapq.heappush(heap, (cost + 2.0 * tile_rows + n, c))
@@ -867,6 +866,12 @@ def _mla_heap(pieces_per_tile: int, tiles: int, limit: float, T: float, clusters
             rem -= n
     cost, c = max(heap)
     return items[c], toks[c], stages[c], units[c], first[c]
+
+
+@functools.lru_cache(maxsize=4096)
+def _mla_heap(tiles: int, limit: float, T: float, clusters: int, tile_rows: float, partial_share: float = 1.0):
+    """_mla_assign over `tiles` identical (request, q tile) KV ranges of T tokens (a decode / verification call)."""
+    return _mla_assign((T,) * tiles, limit, clusters, tile_rows, partial_share)
 
 
 def fi_mla_plan(B, q, T, H, sms: int):
@@ -884,7 +889,7 @@ def fi_mla_plan(B, q, T, H, sms: int):
     pieces = B * tiles_q * per_tile
     items, stages, units, first = (np.empty(B.shape) for _ in range(4))
     for i in np.ndindex(B.shape):
-        items[i], _, stages[i], units[i], first[i] = _mla_heap(int(per_tile[i]), int(B[i] * tiles_q[i]), float(limit[i]),
+        items[i], _, stages[i], units[i], first[i] = _mla_heap(int(B[i] * tiles_q[i]), float(limit[i]),
                                                      float(T[i]), int(clusters[i]), float(tile_rows[i]),
                                                      float(FI_MLA_PARTIAL_STAGE_SHARE))
     split = T > limit
@@ -898,6 +903,29 @@ def fi_mla_plan(B, q, T, H, sms: int):
     return {"cluster": cluster, "clusters": clusters, "tiles_q": tiles_q, "kv_len_limit": limit, "per_tile": per_tile,
             "pieces": pieces, "items": items, "stages": stages, "stage_units": units, "first_tokens": first, "split": split, "merge_rows": merge_rows,
             "merge_iters": merge_iters, "merge_loads": merge_loads}
+
+
+def _fi_mla_launch(pl, q, H, lat, kvb, flops, read, written, sms: int, reread=0.0, working_set=0.0):
+    """The one cooperative launch of an MLA wrapper call from its plan `pl` (fi_mla_plan or fi_mla_causal_plan): the
+    busiest cluster's items as waves of one-item CTAs (fi_mla's docstring), each wave's stage chain, prologue loads,
+    first-stage fill and its share of the merge phase's loads; (launch, waves)."""
+    split = pl["split"]
+    waves = np.maximum(pl["items"], 1.0)
+    iters = pl["stage_units"] / waves          # the busiest cluster's chain, per wave (FI_MLA_PARTIAL_STAGE_SHARE)
+    # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
+    merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
+    loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
+    # + per item: its first stage's fill, the valid tokens of that stage at one SM's share (FI_MLA_FILL_RATE_SM)
+    loads = loads + fi_mla_fill_loads(pl["first_tokens"] / waves, lat, kvb)
+    active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
+    ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
+    # the last round's share of the items prices the tail round (hwmodels/roofline.py TAIL_ROUND_KINDS) only where the
+    # items carry equal bytes: unsplit calls, whose items are whole requests of T tokens; a split call's pieces differ
+    # (kv_len_limit pieces and a remainder), so its CTAs count as whole rounds there (no tail round: max(body, chain))
+    if FI_MLA_TAIL_UNSPLIT_ONLY:
+        ctas = np.where(split, waves * sms, ctas)
+    return Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written, reread_bytes=reread,
+                  working_set=working_set), waves
 
 
 def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
@@ -934,21 +962,110 @@ def fi_mla(B, q, T, H, d_ckv, d_kpe, kvb, page, sms: int):
     final = rows * d_ckv * 2.0
     written = np.where(split, part_w + final, final)
     read = kv + rows * lat * 2.0 + np.where(split, part_w, 0.0)
-    waves = np.maximum(pl["items"], 1.0)
-    iters = pl["stage_units"] / waves          # the busiest cluster's chain, per wave (FI_MLA_PARTIAL_STAGE_SHARE)
-    # + once: the grid barrier and the merge offsets, and the merge's chain of partial-state loads (FI_MLA_MERGE_LOAD_SHARE)
-    merge = np.where(split, 2.0, 1.0) + pl["merge_loads"] * FI_MLA_MERGE_LOAD_SHARE
-    loads = FI_PROLOGUE_LOADS + fi_mla_o_loads(q, H, split) + merge / waves
-    # + per item: its first stage's fill, the valid tokens of that stage at one SM's share (FI_MLA_FILL_RATE_SM)
-    loads = loads + fi_mla_fill_loads(pl["first_tokens"] / waves, lat, kvb)
-    active = pl["pieces"] * pl["cluster"]                           # CTAs with an item in the first round
-    ctas = np.clip(active, (waves - 1.0) * sms + 1.0, waves * sms)   # -> ceil(ctas / SMs) = the busiest's items
-    # the last round's share of the items prices the tail round (hwmodels/roofline.py TAIL_ROUND_KINDS) only where the
-    # items carry equal bytes: unsplit calls, whose items are whole requests of T tokens; a split call's pieces differ
-    # (kv_len_limit pieces and a remainder), so its CTAs count as whole rounds there (no tail round: max(body, chain))
-    if FI_MLA_TAIL_UNSPLIT_ONLY:
-        ctas = np.where(split, waves * sms, ctas)
     qb = rows * lat * 2.0 if FI_MLA_Q_L2 else 0.0     # Q as an L2 re-read (FI_MLA_Q_L2)
-    ln = Launch("attention", "attn_fi_mla", ctas, 1.0, iters, loads, flops, read, written, reread_bytes=qb,
-                working_set=qb)
+    ln, waves = _fi_mla_launch(pl, q, H, lat, kvb, flops, read, written, sms, reread=qb, working_set=qb)
+    return [ln], {**pl, "ctas": np.full(B.shape, float(sms)), "waves": waves}
+
+
+def mla_causal_tile_lens(P: int, T: int, H: int, tile_rows: int) -> list[int]:
+    """The KV tokens each (request, cluster q tile) of a causal MLA call reaches, in MLAPlan's order (scheduler.cuh
+    @ FI_COMMIT: tiles from the last to the first; packed_causal_kv_end with group_size = num_heads, the packed rows
+    being (query, head) pairs, heads innermost): the last tile reaches all T; tile t < last the prefix T - P plus the
+    queries its rows cover, ceil((t + 1) x tile_rows / H), at most T. The kernel bounds each item's stages the same
+    way (mla_hopper.cuh: kv_tile_idx from min(kv_end, kv_len - q_len + (packed_qo_start + cluster_tile_q) / heads))."""
+    n = -(-P * H // tile_rows)
+    return [T if t == n - 1 else max(min(T - P + -(-(t + 1) * tile_rows // H), T), 0) for t in range(n - 1, -1, -1)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _mla_causal_heap(B: int, P: int, T: int, H: int, clusters: int, tile_rows: int, partial_share: float):
+    """MLAPlan's causal plan for B requests of P new rows after T - P cached tokens (fi_mla_causal_plan): kv_len_limit,
+    the assignment of _mla_assign, the pieces, and the merge phase's busiest merge CTA (its serial row iterations x
+    (the tile's pieces + FI_MLA_MERGE_ROW_LINKS) dependent loads)."""
+    lens = mla_causal_tile_lens(P, T, H, tile_rows)
+    total = B * sum(lens)
+    limit = float(mla_kv_limit(max(-(-total // clusters), 1)))
+    assign = _mla_assign(tuple(lens) * B, limit, clusters, float(tile_rows), partial_share)
+    pieces = B * sum(max(-(-x // int(limit)), 1) for x in lens)
+    cluster = tile_rows // int(FI_MLA_TILE_Q)
+    merge_loads = merge_iters = 0.0
+    for t, x in zip(range(len(lens) - 1, -1, -1), lens):
+        if x <= limit:
+            continue
+        rows = min(tile_rows, P * H - t * tile_rows)                 # row_tile_size
+        chunks = max(x * cluster // int(limit), 1)                   # num_qo_chunks: merge CTAs of this tile
+        iters = -(-(-(-rows // chunks)) // int(FI_MLA_MERGE_ROWS_PER_ITER))
+        loads = iters * (-(-x // int(limit)) + FI_MLA_MERGE_ROW_LINKS)
+        if loads > merge_loads:
+            merge_loads, merge_iters = loads, iters
+    return limit, assign, pieces, any(x > limit for x in lens), merge_iters, merge_loads, B * sum(lens)
+
+
+def fi_mla_causal_plan(B, P, T, H, sms: int):
+    """MLAPlan (scheduler.cuh @ FI_COMMIT) planned causal, for B requests of P new query rows after T - P cached tokens
+    each: SGLang's extend over a cached prefix (flashinfer_mla_backend.py, the paged branch of forward_extend). The
+    decode plan (fi_mla_plan) with each cluster q tile's KV bounded by its diagonal (mla_causal_tile_lens): the
+    kv_len_limit from the tiles' total bounded KV over the clusters, the same least-loaded greedy over the tiles'
+    pieces, a merge CTA per chunk of every split tile (<= SMs: the plan checks it), the busiest merge CTA priced.
+    Returns fi_mla_plan's keys, with `tokens` the KV tokens the items read in all (each tile re-reads the prefix)."""
+    B, P, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, P, T, H)))
+    cluster = np.where(P * H > FI_MLA_TILE_Q, 2.0, 1.0)
+    clusters = np.floor(sms / cluster)
+    tile_rows = FI_MLA_TILE_Q * cluster
+    keys = ("kv_len_limit", "pieces", "items", "stages", "stage_units", "first_tokens", "split", "merge_iters",
+            "merge_loads", "tokens")
+    out = {k: np.empty(B.shape) for k in keys}
+    for i in np.ndindex(B.shape):
+        limit, (items, _, stages, units, first), pieces, split, m_it, m_ld, tokens = _mla_causal_heap(
+            int(B[i]), int(P[i]), int(T[i]), int(H[i]), int(clusters[i]), int(tile_rows[i]),
+            float(FI_MLA_PARTIAL_STAGE_SHARE))
+        for k, v in zip(keys, (limit, pieces, items, stages, units, first, split, m_it, m_ld, tokens)):
+            out[k][i] = v
+    out["split"] = out["split"] > 0
+    return {"cluster": cluster, "clusters": clusters, "tiles_q": ceil_div(P * H, tile_rows), **out}
+
+
+#: the extend's K/V beyond its unique bytes (every cluster q tile of a request walks the prefix again:
+#: fi_mla_causal_plan tokens) as L2 re-reads of the batch's latent (the roofline's hit = min(1, L2 / working set)).
+#: ASSUMPTION: the tiles of a request run at about the same time (MLAPlan deals them one after another to the least
+#: loaded clusters), so the whole batch's latent is the working set. False = every tile's K/V from DRAM
+FI_MLA_EXTEND_L2_REREAD = True
+#: (sensitivity on extend grids 1-2: False moves two of the 18 rows by 0.1-0.3 points; the stages' chain, not the bytes,
+#: sets these calls' time)
+#: an extend's 64-token stage as a share of the stage time the kind's decode fit sets (iter[attn_fi_mla], fitted on
+#: decode rows whose stages stream their K/V from DRAM; an extend's cluster q tiles re-read the request's prefix, so
+#: their stages are fed mostly from L2). FITTED on the 18 rows of extend grids 1 and 2 (1 x H200, the rows the
+#: absorbed generic op was built and judged on: LOOKED-AT for this model; lab/kernels/measure_fi_mla_fp8cast.py,
+#: hwmodels/calibration/data/production_kernels/fi_mla_extend*_h200_*.csv), one constant, the minimum of a scan in steps
+#: of 0.005 (rms log error over the 18 rows: 0.1886 at 1.0 (the source's structure with the decode terms alone: 21.1 /
+#: 24.0 % median |error| on the bf16 / fp8 rows, every row too slow), 0.1007 at 0.9, 0.0406 at 0.83, 0.0301 at 0.805,
+#: 0.0303 at 0.80, 0.0393 at 0.78, 0.0656 at 0.75). Judged on extend grid 3 (blind: new shapes priced before their call)
+FI_MLA_EXTEND_STAGE_SHARE = 0.805
+
+
+def fi_mla_extend(B, P, T, H, d_ckv, d_kpe, kvb, page, sms: int):
+    """Launches of one BatchMLAPagedAttentionWrapper call planned causal (sm_90): B requests of P new rows after T - P
+    cached tokens, the absorbed MLA over the latent (d_ckv + d_kpe a key, d_ckv a value) as SGLang's flashinfer_mla
+    backend runs an extend over a cached prefix. The same kernel and the same terms as the decode call (fi_mla; the
+    per-stage chain, the per-item prologue, fill and epilogue, the in-kernel merge: all fitted at decode rows), on the
+    causal plan (fi_mla_causal_plan): a stage is the same 64-row x 64-token tile whatever rows are valid, so the kind's
+    iteration transfers; the diagonal stages' mask (logits_mask_) is not priced apart. Work = the executed tiles'
+    pairs (each item's stages x 64 tokens x its 64-row tile at 2 x 1088 flops a pair); bytes = the latent once from
+    DRAM, the tiles' re-reads of it from L2 (FI_MLA_EXTEND_L2_REREAD), Q and O, the split pieces' partial states."""
+    B, P, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, P, T, H)))
+    pl = fi_mla_causal_plan(B, P, T, H, sms)
+    lat = d_ckv + d_kpe
+    rows = B * P * H
+    flops = 2.0 * rows * (T - P + (P + 1.0) / 2.0) * (lat + d_ckv)      # the causal pairs' work
+    once = B * T * lat * kvb
+    walked = pl["tokens"] * lat * kvb
+    split = pl["split"]
+    part_w = np.where(split, pl["pieces"] * FI_MLA_TILE_Q * pl["cluster"] * (d_ckv * 2.0 + 4.0), 0.0)
+    written = rows * d_ckv * 2.0 + part_w
+    if FI_MLA_EXTEND_L2_REREAD:
+        read, reread, ws = walked + rows * lat * 2.0 + part_w, walked - once, once
+    else:
+        read, reread, ws = walked + rows * lat * 2.0 + part_w, 0.0, 0.0
+    pl = {**pl, "stage_units": pl["stage_units"] * FI_MLA_EXTEND_STAGE_SHARE}
+    ln, waves = _fi_mla_launch(pl, P, H, lat, kvb, flops, read, written, sms, reread=reread, working_set=ws)
     return [ln], {**pl, "ctas": np.full(B.shape, float(sms)), "waves": waves}

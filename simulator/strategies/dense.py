@@ -369,7 +369,7 @@ class DenseAttention(AttentionStrategy):
         launches = mla_prefill_launches(self.kernel, np.asarray(shape.batch, dtype=np.float64) * one, P, T,
                                         lay.heads_dev * one, float(a.qk_nope_head_dim + a.qk_rope_head_dim),
                                         float(a.v_head_dim), sms, float(a.kv_lora_rank), float(a.qk_rope_head_dim),
-                                        pool_tokens=self.pool_tokens or lay.kv_pool_tokens)
+                                        pool_tokens=self.pool_tokens or lay.kv_pool_tokens, kvb=lay.kvbytes)
         if np.all(covered):
             emit(b, launches, sms, count=shape.layers)
             return
