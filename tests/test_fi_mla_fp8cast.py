@@ -111,13 +111,25 @@ def test_the_extend_grids_committed_prices_reproduce():
     from hwmodels.spec import load_hardware
     from simulator.calibration import fi_mla_fp8cast_h200 as S
     hw = load_hardware("H200")
-    g1 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND)
-    g2 = pd.read_csv(S.DATA_DIR / S.PREDICTION_EXTEND2)
-    before, causal = FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND
-    try:
-        FAM.FI_MLA_CAUSAL_EXTEND = False                 # grids 1 and 2 were priced by the generic op
-        assert np.allclose(S.extend_us(g2, hw), g2["pred_us"].to_numpy(float), rtol=1e-4)
-        FAM.MLA_ABSORBED_EXTEND = ()                     # grid 1 by its expanded form
-        assert np.allclose(S.extend_us(g1, hw), g1["pred_us"].to_numpy(float), rtol=1e-4)
-    finally:
-        FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND = before, causal
+    for pricer, name in ((S.predict_extend, S.PREDICTION_EXTEND), (S.predict_extend2, S.PREDICTION_EXTEND2),
+                         (S.predict_extend3, S.PREDICTION_EXTEND3)):
+        got, committed = pricer(hw), pd.read_csv(S.DATA_DIR / name)
+        cols = [c for c in committed.columns if c.startswith("pred")]
+        assert len(cols) >= 1
+        for c in cols:
+            assert np.allclose(got[c], committed[c].to_numpy(float), rtol=1e-4), (name, c)
+
+
+def test_the_extend_models_switches_are_restored_and_an_unknown_model_is_refused():
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fi_mla_fp8cast_h200 as S
+    from simulator.kernels import flashinfer as FI
+    before = (FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND, FI.FI_MLA_EXTEND_STAGE_SHARE)
+    t = S._extend_frame(S.EXTEND_SHAPES3[:2])
+    hw = load_hardware("H200")
+    prices = {m: S.extend_model_us(t, hw, m) for m in S.EXTEND_MODELS}
+    assert (FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND, FI.FI_MLA_EXTEND_STAGE_SHARE) == before
+    assert np.all(prices["causal"] < prices["structure"])      # the fitted stage share < 1
+    assert np.all(prices["absorbed"] > prices["expanded"])     # 1088 against 320 flops a pair
+    with pytest.raises(ValueError, match="unknown extend model"):
+        S.extend_model_us(t, hw, "cudnn")

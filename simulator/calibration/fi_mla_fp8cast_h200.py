@@ -128,13 +128,45 @@ def extend_us(df: pd.DataFrame, hw) -> np.ndarray:
     return out
 
 
-def predict_extend(hw) -> pd.DataFrame:
-    """The extend grid priced before its call (EXTEND_SHAPES' comment): pred_us = the product as committed."""
+def _extend_frame(shapes) -> pd.DataFrame:
+    """An extend grid's rows from its (batch, s_q, prefix, heads, pool, cast) tuples, with their regime."""
     t = pd.DataFrame([{"batch": b, "s_q": p, "context": o + p, "heads": h, "pool": pool, "cast": cast, "prefix": o}
-                      for b, p, o, h, pool, cast in EXTEND_SHAPES])
+                      for b, p, o, h, pool, cast in shapes])
     t["regime"] = np.where(t["cast"] > 0, "extend over a cached prefix, fp8 pool (cast)",
                            "extend over a cached prefix, bf16 pool")
-    t["pred_us"] = extend_us(t, hw)
+    return t
+
+
+#: the extend's models, as each grid priced them: the generic op's expanded MHA form (grid 1's first look), its absorbed
+#: form (families.MLA_ABSORBED_EXTEND: grid 2), FlashInfer's causal MLAPlan at the decode fit's stage time (the source's
+#: structure alone) and with its fitted stage share (flashinfer.py FI_MLA_EXTEND_STAGE_SHARE: grid 3)
+EXTEND_MODELS = ("expanded", "absorbed", "structure", "causal")
+
+
+def extend_model_us(df: pd.DataFrame, hw, model: str) -> np.ndarray:
+    """extend_us under one of EXTEND_MODELS (the module switches set for the call, restored after)."""
+    from simulator.kernels import families as FAM
+    from simulator.kernels import flashinfer as FI
+
+    if model not in EXTEND_MODELS:
+        raise ValueError(f"unknown extend model {model!r}: one of {EXTEND_MODELS}")
+    before = FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND, FI.FI_MLA_EXTEND_STAGE_SHARE
+    try:
+        FAM.FI_MLA_CAUSAL_EXTEND = model in ("structure", "causal")
+        if model == "expanded":
+            FAM.MLA_ABSORBED_EXTEND = ()
+        if model == "structure":
+            FI.FI_MLA_EXTEND_STAGE_SHARE = 1.0
+        return extend_us(df, hw)
+    finally:
+        FAM.MLA_ABSORBED_EXTEND, FAM.FI_MLA_CAUSAL_EXTEND, FI.FI_MLA_EXTEND_STAGE_SHARE = before
+
+
+def predict_extend(hw) -> pd.DataFrame:
+    """The extend grid priced before its call (EXTEND_SHAPES' comment): pred_us = the product as committed then (the
+    generic op's expanded form)."""
+    t = _extend_frame(EXTEND_SHAPES)
+    t["pred_us"] = extend_model_us(t, hw, "expanded")
     return t
 
 
@@ -156,19 +188,9 @@ PREDICTION_EXTEND2 = "fi_mla_extend_h200_grid2_prediction_2026-11-29.csv"
 def predict_extend2(hw) -> pd.DataFrame:
     """Extend grid 2 priced before its call: pred_us = the absorbed extend (the code as committed), pred_main_us = the
     generic op's expanded MHA form (MLA_ABSORBED_EXTEND emptied: the product before)."""
-    from simulator.kernels import families as FAM
-
-    t = pd.DataFrame([{"batch": b, "s_q": p, "context": o + p, "heads": h, "pool": pool, "cast": cast, "prefix": o}
-                      for b, p, o, h, pool, cast in EXTEND_SHAPES2])
-    t["regime"] = np.where(t["cast"] > 0, "extend over a cached prefix, fp8 pool (cast)",
-                           "extend over a cached prefix, bf16 pool")
-    t["pred_us"] = extend_us(t, hw)
-    before = FAM.MLA_ABSORBED_EXTEND
-    try:
-        FAM.MLA_ABSORBED_EXTEND = ()
-        t["pred_main_us"] = extend_us(t, hw)
-    finally:
-        FAM.MLA_ABSORBED_EXTEND = before
+    t = _extend_frame(EXTEND_SHAPES2)
+    t["pred_us"] = extend_model_us(t, hw, "absorbed")
+    t["pred_main_us"] = extend_model_us(t, hw, "expanded")
     return t
 
 
@@ -194,22 +216,10 @@ def predict_extend3(hw) -> pd.DataFrame:
     """Extend grid 3 priced before its call: pred_us = the causal plan (the code as committed), pred_struct_us = the
     same plan at the decode fit's stage time (FI_MLA_EXTEND_STAGE_SHARE 1.0), pred_main_us = the absorbed generic op
     (families.FI_MLA_CAUSAL_EXTEND off: the product before)."""
-    from simulator.kernels import families as FAM
-    from simulator.kernels import flashinfer as FI
-
-    t = pd.DataFrame([{"batch": b, "s_q": p, "context": o + p, "heads": h, "pool": pool, "cast": cast, "prefix": o}
-                      for b, p, o, h, pool, cast in EXTEND_SHAPES3])
-    t["regime"] = np.where(t["cast"] > 0, "extend over a cached prefix, fp8 pool (cast)",
-                           "extend over a cached prefix, bf16 pool")
-    t["pred_us"] = extend_us(t, hw)
-    share, causal = FI.FI_MLA_EXTEND_STAGE_SHARE, FAM.FI_MLA_CAUSAL_EXTEND
-    try:
-        FI.FI_MLA_EXTEND_STAGE_SHARE = 1.0
-        t["pred_struct_us"] = extend_us(t, hw)
-        FI.FI_MLA_EXTEND_STAGE_SHARE, FAM.FI_MLA_CAUSAL_EXTEND = share, False
-        t["pred_main_us"] = extend_us(t, hw)
-    finally:
-        FI.FI_MLA_EXTEND_STAGE_SHARE, FAM.FI_MLA_CAUSAL_EXTEND = share, causal
+    t = _extend_frame(EXTEND_SHAPES3)
+    t["pred_us"] = extend_model_us(t, hw, "causal")
+    t["pred_struct_us"] = extend_model_us(t, hw, "structure")
+    t["pred_main_us"] = extend_model_us(t, hw, "absorbed")
     return t
 
 

@@ -16,7 +16,8 @@ into groups whose roofline prices add up (every op row is priced on its own):
                       round (RoundPlan.add_draft_ops) — pricing.decode_ops minus body and head
     chunk(c, o)       a prefill chunk of c tokens after o cached ones: the attention strategy's prefill
                       kernel (StepShape.kv_prefix = o, for an attention that declares prices_kv_prefix; any
-                      other is priced as the difference of whole-prompt costs, A(o + c) - A(o)) and the drafter's own prefill of
+                      other is priced as the difference of whole-prompt costs, A(o + c) - A(o); exact at every c,
+                      or on the grid an attention asks for, chunk_grid_ratio) and the drafter's own prefill of
                       the c tokens (its attention over the prefix is not counted: drafters are small)
     complete(P)       the KV policy's prefill ops (SnapKV / SnapStream compression) once, when a prompt
                       of P tokens finishes its prefill
@@ -87,6 +88,10 @@ from simulator.ops import OpBuilder
 from simulator.strategies.base import StepShape
 
 HEAD_OPS = ("final_norm", "lm_head", "sampling")
+#: chunk lengths priced exactly below this where the attention asks for a chunk grid (StrategyBase.chunk_grid_ratio)
+CHUNK_EXACT_BELOW = 64
+#: ... and the most chunk-length and cached-prefix points its chunk surface refines to
+CHUNK_GRID_C_POINTS, CHUNK_GRID_O_POINTS = 800, 160
 
 
 def _geom_grid(lo: float, hi: float, exact_below: int, ratio: float) -> np.ndarray:
@@ -816,10 +821,26 @@ class StepCostModel:
                 cc_, oo_ = np.meshgrid(probe_c, pts, indexing="ij")
                 return self.price_chunk_attention(cc_.ravel(), oo_.ravel()).reshape(cc_.shape)
 
-            self.o_grid = refine_grid(self.o_grid, chunk_o, integer=True)
-            cc, oo = np.meshgrid(R, self.o_grid, indexing="ij")
-            self.chunk = np.vstack([np.zeros((1, len(self.o_grid))),
-                                    self.price_chunk_attention(cc.ravel(), oo.ravel()).reshape(cc.shape)])
+            ratio = self.combo.attention.chunk_grid_ratio(self.combo)
+            # a chunk-grid attention's plan steps with the prefix too often for the refinement to converge: its prefix
+            # grid stops growing at CHUNK_GRID_O_POINTS
+            self.o_grid = refine_grid(self.o_grid, chunk_o, integer=True,
+                                      max_points=CHUNK_GRID_O_POINTS if ratio > 1.0 else None)
+            c_pts = R
+            if ratio > 1.0:   # the grid refined where the plan jumps (a wave of items more) at a few prefixes
+                probe_o = np.unique(np.array([0.0, 1000.0, 20000.0, 100000.0]).clip(0, self.max_context))
+
+                def chunk_c(pts):
+                    cc_, oo_ = np.meshgrid(probe_o, pts, indexing="ij")
+                    return self.price_chunk_attention(oo_.ravel(), cc_.ravel()).reshape(cc_.shape)
+
+                c_pts = refine_grid(_geom_grid(1, float(R[-1]), CHUNK_EXACT_BELOW, ratio), chunk_c, tol=1e-3,
+                                    integer=True, max_points=CHUNK_GRID_C_POINTS)
+            cc, oo = np.meshgrid(c_pts, self.o_grid, indexing="ij")
+            tab = self.price_chunk_attention(cc.ravel(), oo.ravel()).reshape(cc.shape)
+            if ratio > 1.0:   # linear in c between the grid's lengths (StrategyBase.chunk_grid_ratio)
+                tab = np.stack([np.interp(R, c_pts, tab[:, j]) for j in range(len(self.o_grid))], axis=1)
+            self.chunk = np.vstack([np.zeros((1, len(self.o_grid))), tab])
             self.whole = None
         else:
             # chunk(c, o) = A(o + c) - A(o) of the whole-prompt cost A, A exact at every length (a difference

@@ -66,6 +66,7 @@ import heapq
 
 import numpy as np
 
+from simulator.kernels.mla_greedy import BLOCK_SLOTS, busiest, decode_busiest
 from simulator.kernels.production import (
     Launch,
     attention_io,
@@ -868,16 +869,10 @@ def _mla_assign(lens, limit: float, clusters: int, tile_rows: float, partial_sha
     return items[c], toks[c], stages[c], units[c], first[c]
 
 
-@functools.lru_cache(maxsize=4096)
-def _mla_heap(tiles: int, limit: float, T: float, clusters: int, tile_rows: float, partial_share: float = 1.0):
-    """_mla_assign over `tiles` identical (request, q tile) KV ranges of T tokens (a decode / verification call)."""
-    return _mla_assign((T,) * tiles, limit, clusters, tile_rows, partial_share)
-
-
 def fi_mla_plan(B, q, T, H, sms: int):
     """MLAPlan (scheduler.cuh @ FI_COMMIT) for B requests of q rows and T cached tokens each (module docstring):
     cluster size, clusters, kv_len_limit, pieces per (request, row tile), and the busiest cluster's work items and
-    64-token stages (the least-loaded greedy replayed, _mla_heap), the split flag and the merge phase's serial
+    64-token stages (the least-loaded greedy replayed for every shape at once: mla_greedy.decode_busiest), the split flag and the merge phase's serial
     row iterations and dependent loads."""
     B, q, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, T, H)))
     cluster = np.where(q * H > FI_MLA_TILE_Q, 2.0, 1.0)          # avg_packed_qo_len > 64 -> two CTAs per cluster
@@ -887,11 +882,8 @@ def fi_mla_plan(B, q, T, H, sms: int):
     limit = mla_kv_limit(np.maximum(ceil_div(B * tiles_q * T, clusters), 1.0))
     per_tile = np.maximum(ceil_div(T, limit), 1.0)                # pieces of one (request, q tile)
     pieces = B * tiles_q * per_tile
-    items, stages, units, first = (np.empty(B.shape) for _ in range(4))
-    for i in np.ndindex(B.shape):
-        items[i], _, stages[i], units[i], first[i] = _mla_heap(int(B[i] * tiles_q[i]), float(limit[i]),
-                                                     float(T[i]), int(clusters[i]), float(tile_rows[i]),
-                                                     float(FI_MLA_PARTIAL_STAGE_SHARE))
+    items, _, stages, units, first = decode_busiest(B * tiles_q, limit, T, clusters, tile_rows,
+                                                    FI_MLA_PARTIAL_STAGE_SHARE)
     split = T > limit
     rows = np.minimum(q * H, tile_rows)
     chunks = np.maximum(np.floor(T * cluster / limit), 1.0)      # merge CTAs per split tile (num_qo_chunks)
@@ -977,52 +969,86 @@ def mla_causal_tile_lens(P: int, T: int, H: int, tile_rows: int) -> list[int]:
     return [T if t == n - 1 else max(min(T - P + -(-(t + 1) * tile_rows // H), T), 0) for t in range(n - 1, -1, -1)]
 
 
-@functools.lru_cache(maxsize=4096)
-def _mla_causal_heap(B: int, P: int, T: int, H: int, clusters: int, tile_rows: int, partial_share: float):
-    """MLAPlan's causal plan for B requests of P new rows after T - P cached tokens (fi_mla_causal_plan): kv_len_limit,
-    the assignment of _mla_assign, the pieces, and the merge phase's busiest merge CTA (its serial row iterations x
-    (the tile's pieces + FI_MLA_MERGE_ROW_LINKS) dependent loads)."""
-    lens = mla_causal_tile_lens(P, T, H, tile_rows)
-    total = B * sum(lens)
-    limit = float(mla_kv_limit(max(-(-total // clusters), 1)))
-    assign = _mla_assign(tuple(lens) * B, limit, clusters, float(tile_rows), partial_share)
-    pieces = B * sum(max(-(-x // int(limit)), 1) for x in lens)
-    cluster = tile_rows // int(FI_MLA_TILE_Q)
-    merge_loads = merge_iters = 0.0
-    for t, x in zip(range(len(lens) - 1, -1, -1), lens):
-        if x <= limit:
-            continue
-        rows = min(tile_rows, P * H - t * tile_rows)                 # row_tile_size
-        chunks = max(x * cluster // int(limit), 1)                   # num_qo_chunks: merge CTAs of this tile
-        iters = -(-(-(-rows // chunks)) // int(FI_MLA_MERGE_ROWS_PER_ITER))
-        loads = iters * (-(-x // int(limit)) + FI_MLA_MERGE_ROW_LINKS)
-        if loads > merge_loads:
-            merge_loads, merge_iters = loads, iters
-    return limit, assign, pieces, any(x > limit for x in lens), merge_iters, merge_loads, B * sum(lens)
-
-
 def fi_mla_causal_plan(B, P, T, H, sms: int):
     """MLAPlan (scheduler.cuh @ FI_COMMIT) planned causal, for B requests of P new query rows after T - P cached tokens
     each: SGLang's extend over a cached prefix (flashinfer_mla_backend.py, the paged branch of forward_extend). The
     decode plan (fi_mla_plan) with each cluster q tile's KV bounded by its diagonal (mla_causal_tile_lens): the
     kv_len_limit from the tiles' total bounded KV over the clusters, the same least-loaded greedy over the tiles'
-    pieces, a merge CTA per chunk of every split tile (<= SMs: the plan checks it), the busiest merge CTA priced.
-    Returns fi_mla_plan's keys, with `tokens` the KV tokens the items read in all (each tile re-reads the prefix)."""
+    pieces (replayed for every shape at once: mla_greedy.busiest), a merge CTA per chunk of every split tile (<= SMs:
+    the plan checks it), the busiest merge CTA priced (ceil(ceil(tile rows / chunks) / 4) row iterations x (the tile's
+    pieces + FI_MLA_MERGE_ROW_LINKS) loads, chunks = max(floor(tokens x cluster / limit), 1)). Returns fi_mla_plan's
+    keys, with `tokens` the KV tokens the items read in all (each tile re-reads the prefix)."""
     B, P, T, H = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, P, T, H)))
     cluster = np.where(P * H > FI_MLA_TILE_Q, 2.0, 1.0)
     clusters = np.floor(sms / cluster)
     tile_rows = FI_MLA_TILE_Q * cluster
     keys = ("kv_len_limit", "pieces", "items", "stages", "stage_units", "first_tokens", "split", "merge_iters",
             "merge_loads", "tokens")
-    out = {k: np.empty(B.shape) for k in keys}
-    for i in np.ndindex(B.shape):
-        limit, (items, _, stages, units, first), pieces, split, m_it, m_ld, tokens = _mla_causal_heap(
-            int(B[i]), int(P[i]), int(T[i]), int(H[i]), int(clusters[i]), int(tile_rows[i]),
-            float(FI_MLA_PARTIAL_STAGE_SHARE))
-        for k, v in zip(keys, (limit, pieces, items, stages, units, first, split, m_it, m_ld, tokens)):
-            out[k][i] = v
+    uniq, inv = np.unique(np.stack([x.ravel() for x in (B, P, T, H, clusters, tile_rows)], axis=1), axis=0,
+                          return_inverse=True)
+    vals = _causal_plan_rows(*uniq.T)
+    out = {k: v[inv.ravel()].reshape(B.shape) for k, v in zip(keys, vals)}
     out["split"] = out["split"] > 0
     return {"cluster": cluster, "clusters": clusters, "tiles_q": ceil_div(P * H, tile_rows), **out}
+
+
+def _causal_plan_rows(B, P, T, H, clusters, tile_rows):
+    """fi_mla_causal_plan's keys for distinct shapes (1-D arrays), in blocks of at most mla_greedy.BLOCK_SLOTS tiles."""
+    n = ceil_div(P * H, tile_rows).astype(np.int64)                  # cluster q tiles a request
+    order = np.argsort(B * n, kind="stable")
+    res = np.zeros((10, B.size))
+    start = 0
+    while start < B.size:
+        rows = [order[start]]
+        while start + len(rows) < B.size:
+            nxt = order[start + len(rows)]
+            if (len(rows) + 1) * (B[nxt] * n[nxt] + clusters[nxt]) > BLOCK_SLOTS:   # pieces < tiles + clusters
+                break
+            rows.append(nxt)
+        rows = np.asarray(rows)
+        res[:, rows] = _causal_plan_block(B[rows], P[rows], T[rows], H[rows], clusters[rows], tile_rows[rows], n[rows])
+        start += len(rows)
+    return res
+
+
+def _causal_plan_block(B, P, T, H, clusters, tile_rows, n):
+    """_causal_plan_rows for one block of shapes."""
+    S, R = B.size, tile_rows.astype(np.int64)
+    nmax = int(n.max())
+    j = np.arange(nmax)[None, :]                                     # plan order: the last tile first
+    valid = j < n[:, None]
+    t = n[:, None] - 1 - j
+    bound = (T - P)[:, None] + -(-((t + 1) * R[:, None]) // H.astype(np.int64)[:, None])
+    lens = np.where(j == 0, T[:, None], np.clip(bound, 0.0, T[:, None]))
+    lens = np.where(valid, lens, 0.0)
+    total = B * lens.sum(axis=1)
+    limit = mla_kv_limit(np.maximum(ceil_div(total, clusters), 1.0))
+    per = np.where(valid, np.maximum(np.ceil(lens / limit[:, None]), 1.0), 0.0)    # pieces a tile
+    one = per.sum(axis=1).astype(np.int64)                           # pieces a request
+    # merge: the busiest merge CTA over the split tiles (the first in plan order among equals)
+    split_t = valid & (lens > limit[:, None])
+    chunks = np.maximum(np.floor(lens * (tile_rows / FI_MLA_TILE_Q)[:, None] / limit[:, None]), 1.0)
+    rows_t = np.minimum(tile_rows[:, None], P[:, None] * H[:, None] - t * tile_rows[:, None])
+    iters = ceil_div(ceil_div(rows_t, chunks), FI_MLA_MERGE_ROWS_PER_ITER)
+    loads = np.where(split_t, iters * (per + FI_MLA_MERGE_ROW_LINKS), 0.0)
+    at = np.argmax(loads, axis=1)
+    m_loads = loads[np.arange(S), at]
+    m_iters = np.where(m_loads > 0, iters[np.arange(S), at], 0.0)
+    # one request's pieces in plan order (each tile: limit, ..., the remainder; a tile of 0 tokens one piece of 0)
+    flat = np.flatnonzero(valid.ravel())
+    rep = np.repeat(flat, per.ravel()[flat].astype(np.int64))
+    first = np.r_[0, np.cumsum(per.ravel()[flat].astype(np.int64))[:-1]]
+    k = np.arange(rep.size) - np.repeat(first, per.ravel()[flat].astype(np.int64))
+    row = rep // nmax
+    size = np.minimum(limit[row], lens.ravel()[rep] - k * limit[row])
+    col = np.arange(rep.size) - np.repeat(np.r_[0, np.cumsum(one)[:-1]], one)
+    pieces1 = np.zeros((S, int(one.max())))
+    pieces1[row, col] = size
+    counts = (B * one).astype(np.int64)                              # B identical requests, one after another
+    jj = np.arange(int(counts.max()))[None, :]
+    sizes = pieces1[np.arange(S)[:, None], jj % one[:, None]]
+    items, _, stages, units, first_tok = busiest(sizes, counts, clusters, tile_rows, FI_MLA_PARTIAL_STAGE_SHARE)
+    return np.stack([limit, counts, items, stages, units, first_tok, split_t.any(axis=1), m_iters, m_loads, total])
 
 
 #: the extend's K/V beyond its unique bytes (every cluster q tile of a request walks the prefix again:

@@ -270,6 +270,12 @@ class AttentionStrategy(Strategy):
         prices a chunk as the difference of whole-prompt costs, A(prefix + chunk) - A(prefix)."""
         return False
 
+    def chunk_grid_ratio(self, combo: Combo) -> float:  # noqa: ARG002 - hook
+        """0: the engine prices a prefill chunk at every chunk length (exact in c). A ratio > 1: at every length up to
+        simulator.engine.step_cost.CHUNK_EXACT_BELOW and on a geometric grid of that ratio above it, linear between,
+        for an attention whose chunk price replays a kernel's plan too slowly to run at every length."""
+        return 0.0
+
     def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         raise NotImplementedError
 

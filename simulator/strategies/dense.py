@@ -225,6 +225,20 @@ class DenseAttention(AttentionStrategy):
     def prices_kv_prefix(self) -> bool:
         return True
 
+    #: the chunk grid of the engine (StrategyBase.chunk_grid_ratio) for FlashInfer's MLA families on Hopper, whose
+    #: chunks over a cached prefix replay MLAPlan's causal greedy (simulator/kernels/flashinfer.py fi_mla_extend: up to
+    #: one numpy round per 66-132 pieces, thousands of pieces at 8K-token chunks): 2 % steps. Its error against the
+    #: exact price at every length: benchmarks/engine_speed.py's fi_mla chunk-grid line
+    FI_MLA_CHUNK_GRID_RATIO = 1.02
+
+    def chunk_grid_ratio(self, combo) -> float:
+        from simulator.kernels.families import FI_MLA_CAUSAL_EXTEND, MLA_ABSORBED_EXTEND
+        lay = self._layout(combo)
+        if (lay.mla and FI_MLA_CAUSAL_EXTEND and self.kernel in MLA_ABSORBED_EXTEND
+                and lay.target.architecture == "hopper"):
+            return self.FI_MLA_CHUNK_GRID_RATIO
+        return 0.0
+
     def decode_ops(self, b: OpBuilder, combo: Combo, shape: StepShape) -> None:
         self.layout_decode_ops(b, self._layout(combo), shape)
 
