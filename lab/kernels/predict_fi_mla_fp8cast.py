@@ -15,7 +15,10 @@ generic op. Writes fi_mla_extend_h200_grid2_prediction_2026-11-29.csv.
 the same plan at the decode fit's stage time and main's absorbed generic op. Writes
 fi_mla_extend_h200_grid3_prediction_2026-11-29.csv.
 
-    python lab/kernels/predict_fi_mla_fp8cast.py [--extend | --extend2 | --extend3]
+--boundary: FlashInfer's MLA decode where the plan's pieces straddle the clusters (BOUNDARY_SHAPES, bf16 pool).
+Writes fi_mla_boundary_h200_prediction_2026-11-29.csv.
+
+    python lab/kernels/predict_fi_mla_fp8cast.py [--extend | --extend2 | --extend3 | --boundary]
 """
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ from simulator.calibration import fi_mla_fp8cast_h200 as S  # noqa: E402
 
 def main() -> None:
     commit = head_or_exit(ROOT)
-    modes = {"--extend3": (S.predict_extend3, S.PREDICTION_EXTEND3), "--extend2": (S.predict_extend2, S.PREDICTION_EXTEND2),
+    modes = {"--boundary": (S.predict_boundary, S.PREDICTION_BOUNDARY),
+             "--extend3": (S.predict_extend3, S.PREDICTION_EXTEND3), "--extend2": (S.predict_extend2, S.PREDICTION_EXTEND2),
              "--extend": (S.predict_extend, S.PREDICTION_EXTEND)}
     flag = next((f for f in modes if f in sys.argv[1:]), None)
     pricer, name = modes.get(flag, (S.predict, S.PREDICTION))

@@ -10,7 +10,8 @@
 #   W=.dev/fisw bash lab/kernels/run_fi_mla_fp8cast_device.sh
 # GRID=extend: SGLang's extend over a cached prefix instead (fi_mla_extend_h200_prediction_2026-11-29.csv, tags extend1
 # and extend1_replicate, $OUT/fi_mla_extend.tgz); GRID=extend2: its grid 2 (tags extend2*, $OUT/fi_mla_extend2.tgz);
-# GRID=extend3: its grid 3 (tags extend3*, $OUT/fi_mla_extend3.tgz)
+# GRID=extend3: its grid 3 (tags extend3*, $OUT/fi_mla_extend3.tgz); GRID=boundary: FlashInfer's MLA decode where the
+# plan's pieces straddle the clusters (fi_mla_boundary_h200_prediction_2026-11-29.csv, tags boundary*)
 T0=$(date +%s)
 W=${W:-.dev/fisw}
 GRID=${GRID:-decode}
@@ -18,6 +19,7 @@ el() { echo $(( $(date +%s) - T0 )); }
 P=hwmodels/calibration/data/production_kernels/fi_mla_fp8cast_h200_prediction_2026-11-29.csv; G=grid1; TGZ=fi_mla_fp8cast
 [ "$GRID" = extend ] && { P=hwmodels/calibration/data/production_kernels/fi_mla_extend_h200_prediction_2026-11-29.csv; G=extend1; TGZ=fi_mla_extend; }
 [ "$GRID" = extend2 ] && { P=hwmodels/calibration/data/production_kernels/fi_mla_extend_h200_grid2_prediction_2026-11-29.csv; G=extend2; TGZ=fi_mla_extend2; }
+[ "$GRID" = boundary ] && { P=hwmodels/calibration/data/production_kernels/fi_mla_boundary_h200_prediction_2026-11-29.csv; G=boundary; TGZ=fi_mla_boundary; }
 [ "$GRID" = extend3 ] && { P=hwmodels/calibration/data/production_kernels/fi_mla_extend_h200_grid3_prediction_2026-11-29.csv; G=extend3; TGZ=fi_mla_extend3; }
 O=/tmp/ofmc_$GRID; mkdir -p $O
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv

@@ -226,3 +226,34 @@ def predict_extend3(hw) -> pd.DataFrame:
 def measured_extend3(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """Extend grid 3 joined to its measurement (_both_kernels)."""
     return _both_kernels(PREDICTION_EXTEND3, "extend3", EXTEND_KEYS, data_dir, replicate)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# FlashInfer's MLA decode where the plan's pieces straddle the clusters (bf16 pool: the harness's control path)
+# ---------------------------------------------------------------------------------------------------------------------
+#: (batch, heads, context, pool tokens, cast 0): 16 heads (DeepSeek-V3 at TP8), batches whose MLAPlan cuts the requests
+#: into just fewer or just more pieces than the 132 clusters (simulator/kernels/flashinfer.py fi_mla_plan: at 8K, 44
+#: requests make 132 pieces, one a cluster; 48 make 144, so 12 clusters walk two): the model prices 48 x 8K (197 us)
+#: above 64 x 8K (159 us). Chosen from those prices, before any of these calls was measured
+BOUNDARY_SHAPES = ([(b, 16, 8192, 600000, 0) for b in (16, 24, 32, 36, 40, 44, 48, 56, 64, 96)]
+                   + [(48, 16, t, 600000, 0) for t in (2048, 4096, 6144, 12288)])
+PREDICTION_BOUNDARY = "fi_mla_boundary_h200_prediction_2026-11-29.csv"
+
+
+def predict_boundary(hw) -> pd.DataFrame:
+    """The boundary grid priced before its call: pred_us = fi_mla over a bf16 pool as committed (the model's plan, the
+    H100's terms on the H200), with the plan's pieces and the busiest cluster's items beside it."""
+    from simulator.kernels import flashinfer as FI
+
+    t = pd.DataFrame(BOUNDARY_SHAPES, columns=KEYS)
+    t["regime"] = "decode, the plan's pieces straddling the clusters (bf16 pool)"
+    t["pred_us"] = price_us(t, hw, "fi_mla")
+    pl = FI.fi_mla_plan(t["batch"].to_numpy(float), 1.0, t["context"].to_numpy(float), t["heads"].to_numpy(float),
+                        hw.units)
+    t["pieces"], t["busiest_items"] = pl["pieces"], pl["items"]
+    return t
+
+
+def measured_boundary(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The boundary grid joined to its measurement (_both_kernels)."""
+    return _both_kernels(PREDICTION_BOUNDARY, "boundary", KEYS, data_dir, replicate)
