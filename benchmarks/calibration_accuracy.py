@@ -137,6 +137,7 @@ def main() -> None:
     fa3_sparse_mla.flashmla_dense_fp8()
     fi_mla_fp8cast.fi_mla_fp8cast()
     fi_mla_fp8cast.fi_mla_extend()
+    fi_mla_fp8cast.fi_mla_boundary()
     BOARD.print()
 
 

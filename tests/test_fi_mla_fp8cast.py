@@ -133,3 +133,18 @@ def test_the_extend_models_switches_are_restored_and_an_unknown_model_is_refused
     assert np.all(prices["absorbed"] > prices["expanded"])     # 1088 against 320 flops a pair
     with pytest.raises(ValueError, match="unknown extend model"):
         S.extend_model_us(t, hw, "cudnn")
+
+
+def test_the_boundary_grids_committed_prices_reproduce_and_price_the_plans_two_piece_clusters():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fi_mla_fp8cast_h200 as S
+    hw = load_hardware("H200")
+    got, committed = S.predict_boundary(hw), pd.read_csv(S.DATA_DIR / S.PREDICTION_BOUNDARY)
+    assert np.allclose(got["pred_us"], committed["pred_us"].to_numpy(float), rtol=1e-4)
+    at = got.set_index("batch")
+    # 48 x 8K: 144 pieces over 132 clusters (twelve walk two) -> priced above 64 x 8K (128 pieces, one a cluster)
+    assert at.loc[48].query("context == 8192")["busiest_items"].iloc[0] == 2
+    assert at.loc[64]["busiest_items"] == 1
+    assert at.loc[48].query("context == 8192")["pred_us"].iloc[0] > at.loc[64]["pred_us"]
