@@ -228,7 +228,7 @@ class DenseAttention(AttentionStrategy):
     #: the chunk grid of the engine (StrategyBase.chunk_grid_ratio) for FlashInfer's MLA families on Hopper, whose
     #: chunks over a cached prefix replay MLAPlan's causal greedy (simulator/kernels/flashinfer.py fi_mla_extend: up to
     #: one numpy round per 66-132 pieces, thousands of pieces at 8K-token chunks): 2 % steps. Its error against the
-    #: exact price at every length: benchmarks/engine_speed.py's fi_mla chunk-grid line
+    #: exact price at every length: benchmarks/fi_mla_chunk_grid.py
     FI_MLA_CHUNK_GRID_RATIO = 1.02
 
     def chunk_grid_ratio(self, combo) -> float:
