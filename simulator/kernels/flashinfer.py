@@ -964,7 +964,9 @@ def mla_causal_tile_lens(P: int, T: int, H: int, tile_rows: int) -> list[int]:
     @ FI_COMMIT: tiles from the last to the first; packed_causal_kv_end with group_size = num_heads, the packed rows
     being (query, head) pairs, heads innermost): the last tile reaches all T; tile t < last the prefix T - P plus the
     queries its rows cover, ceil((t + 1) x tile_rows / H), at most T. The kernel bounds each item's stages the same
-    way (mla_hopper.cuh: kv_tile_idx from min(kv_end, kv_len - q_len + (packed_qo_start + cluster_tile_q) / heads))."""
+    way (mla_hopper.cuh: kv_tile_idx from min(kv_end, kv_len - q_len + (packed_qo_start + cluster_tile_q) / heads)).
+    One shape, as the source loops: the reference the vectorized plan (_causal_plan_block) is tested against, with
+    _mla_assign for the greedy."""
     n = -(-P * H // tile_rows)
     return [T if t == n - 1 else max(min(T - P + -(-(t + 1) * tile_rows // H), T), 0) for t in range(n - 1, -1, -1)]
 
