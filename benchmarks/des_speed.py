@@ -11,7 +11,10 @@ setup (cost tables, priced by simulating the first request), the simulation's wa
               (4 x H100-SXM Llama-3.1-8B). Goal: < 1 s.
 2. million    N Poisson requests at 48 req/s with Azure-conversation lengths on 8 x H100-SXM Llama-3.1-8B
               (least-outstanding-tokens routing), ~5.8 simulated hours for 1M. Goal: 1M in < 15 s on one core.
-3. each shipped sparse serving scenario (serving_dsa_gvr_b200, serving_nsa_ssv_h100, serving_lserve_quest_a100,
+3. fa3_70b     400 Poisson requests at 2 req/s with Azure-conversation lengths on one 8 x H200 Llama-3.1-70B replica
+              (TP8) with FlashAttention-3 (vLLM's kernel on Hopper): the production prefill family's chunk surface,
+              whose set-up was ~45 s while it was priced whole. Goal: setup < 5 s.
+4. each shipped sparse serving scenario (serving_dsa_gvr_b200, serving_nsa_ssv_h100, serving_lserve_quest_a100,
    serving_specattn_a100, serving_snapkv_streaming_h100), full. Goal: < 30 s and < 2 GB each.
 
 Columns: before (DIR), after (this tree, serving.event_loop: heap, the default) and, for the Mooncake hour unless
@@ -52,6 +55,20 @@ def _config(case: str, million: int):
                          "input_tokens": {"empirical": "azure_conv", "column": "input"},
                          "output_tokens": {"empirical": "azure_conv", "column": "output"}},
             "replicas": [{"count": 8}], "router": "least_outstanding_tokens", "slo": {"ttft_ms": 1000, "tpot_ms": 50},
+        }, "<des_speed>", Path("."), doc)
+        return cfg, load_source(cfg.source, 0)
+    if case == "fa3_70b":
+        from simulator.engine.config import parse_serving_section
+
+        doc = {"hardware": "H200", "model": "Llama-3.1-70B", "runtime": {"launch": "graph"}}
+        cfg = parse_serving_section({
+            "engine": "vllm-v1",
+            "requests": {"poisson": {"rate": 2.0, "count": 400},
+                         "input_tokens": {"empirical": "azure_conv", "column": "input"},
+                         "output_tokens": {"empirical": "azure_conv", "column": "output"}},
+            "replicas": [{"count": 1, "parallelism": {"tp": 8},
+                          "strategies": {"attention": {"dense": {"kernel": "fa3"}}, "kv_dtype": "bf16"}}],
+            "slo": {"ttft_ms": 2000, "tpot_ms": 50},
         }, "<des_speed>", Path("."), doc)
         return cfg, load_source(cfg.source, 0)
     # a sparse scenario, by path (a tree from before may not ship it)
@@ -113,14 +130,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", type=Path, help="a checkout of the engine before (e.g. a git worktree of main)")
     ap.add_argument("--million", type=int, default=1_000_000, metavar="N", help="requests of the generated run")
-    ap.add_argument("--skip", nargs="*", default=[], help="cases to skip: mooncake million sparse simpy")
+    ap.add_argument("--skip", nargs="*", default=[], help="cases to skip: mooncake million fa3_70b sparse simpy")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--loop", default="heap", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.million, args.loop)))
         return
-    cases = [c for c in ("mooncake", "million") if c not in args.skip]
+    cases = [c for c in ("mooncake", "million", "fa3_70b") if c not in args.skip]
     if "sparse" not in args.skip:
         cases += SPARSE
     print(f"des_speed {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: before = {args.before}, after = {TREE}; "

@@ -37,7 +37,11 @@ wave, which no interpolation in c follows) and linear in o between prefixes a fa
 (cost is linear in o between the kinks of the roofline maximum); for a strategy priced by difference, the
 whole-prompt cost A(P) is a table exact at every length up to max_context + max_num_batched_tokens (a
 difference of interpolated values would drown in A's own wave-quantization steps); complete(P) is exact at
-every prompt length and the drafter's chunk cost exact over c. Every interpolated grid is refined
+every prompt length and the drafter's chunk cost exact over c. The chunk surface's columns (one prefix point, every
+chunk length) are priced the first time a lookup reads them (ChunkSurface: a run prices only the prefixes its chunks
+fall between; the prefill schedules' emulations are shared between columns through an emulation memo,
+simulator/kernels/emulation_memo.py), so the set-up of a FlashAttention-3 Llama-3.1-70B TP8 model on the H200 is ~2 s
+instead of ~45 s, with the same prices. Every interpolated grid is refined
 (refine_grid) until midpoints match direct pricing within 1e-4 on probe rows, which places grid points on
 both sides of each jump of the cost (split-KV combine kernels, waves). The
 interpolation error against direct pricing of the same composition is printed by
@@ -83,6 +87,7 @@ from simulator.engine.sizing import (
     ROW_BYTES_PER_POINT,
     check_surface,
 )
+from simulator.kernels import emulation_memo
 from simulator.layers import body_ops
 from simulator.ops import OpBuilder
 from simulator.strategies.base import StepShape
@@ -476,6 +481,51 @@ def _log_grid(lo: float, hi: float, steps: int) -> np.ndarray:
     return np.unique(base[(base >= lo) & (base <= hi)])
 
 
+class ChunkSurface:
+    """chunk(c, o) of a prefill chunk of every length c = 0 .. max_num_batched_tokens after a cached prefix o, linear in
+    o between the points of `o_grid`. A column (one prefix point, every chunk length) is priced the first time a
+    lookup reads it, with the other column that lookup reads in the same pricing call: a run prices only the prefixes
+    its chunks fall between (a Llama-3.1-70B FlashAttention-3 table at TP8 is 8,192 lengths x ~970 prefix points, ~40 s
+    to price whole). Lookups are those of the whole table priced at once: a column's values do not depend on when, or
+    beside which other columns, it is priced. Pricing more neighbours per call (blocks of 4-16 columns) was tried:
+    per column 1.3-2x cheaper where every column is read, but the Mooncake hour (serving_mooncake_h100) gained 8 % and
+    serving_snapkv_streaming_h100, whose chunks read every other prefix point, lost 50 % (benchmarks/des_speed.py)."""
+
+    def __init__(self, price_columns, o_grid: np.ndarray):
+        self.price_columns = price_columns   # prefixes (k,) -> values (k, max_num_batched_tokens) at c = 1 ..
+        self.o_grid = o_grid
+        self.o_list = o_grid.tolist()
+        self.cols: list = [None] * len(o_grid)
+        self.built = 0                        # columns priced
+        self.build_s = 0.0
+
+    def _build(self, js: list) -> None:
+        t0 = time.perf_counter()
+        vals = np.atleast_2d(self.price_columns(np.array([self.o_list[j] for j in js], dtype=np.float64)))
+        for j, v in zip(js, vals):
+            self.cols[j] = [0.0] + v.tolist()
+        self.built += len(js)
+        self.build_s += time.perf_counter() - t0
+
+    def column(self, j: int) -> list:
+        if self.cols[j] is None:
+            self._build([j])
+        return self.cols[j]
+
+    def at(self, c: int, o: float) -> float:
+        ol = self.o_list
+        j = bisect.bisect_right(ol, o) - 1
+        if j >= len(ol) - 1:
+            j = len(ol) - 2
+        cols = self.cols
+        if cols[j] is None or cols[j + 1] is None:   # both columns, what they lack, in one call
+            self._build([i for i in (j, j + 1) if cols[i] is None])
+        a = cols[j][c]
+        b = cols[j + 1][c]
+        o0 = ol[j]
+        return a + (b - a) * (o - o0) / (ol[j + 1] - o0)
+
+
 class DecodeSurface:
     """decode(b, T) of one launch mode on a (b_grid x t_grid) grid whose rows (one batch size, every context point)
     are priced the first time a lookup reads them: a run prices only the batch sizes it visits. Lookups are those
@@ -804,15 +854,24 @@ class StepCostModel:
         """What the decode surfaces hold: grid sizes, rows priced, bytes, seconds spent pricing rows."""
         if self.dec is None:
             return {"mode": "spread", "memo": len(self._memo), "bytes": 0, "rows_built": 0, "build_s": 0.0,
-                    "setup_s": self.setup_s}
+                    "setup_s": self.setup_s, **self.chunk_stats()}
         both = [self.dec] if self.mix is self.dec else [self.dec, self.mix]
         return {"mode": "per_row" if self.per_row else "mean", "b_points": len(self.b_grid),
                 "t_points": len(self.t_grid), "t_refine": self.t_refine, "rows_built": sum(s.built for s in both),
                 "rows_held": sum(s.rows_held for s in both), "bytes": self.memory_bytes(),
-                "budget": self.memory_budget, "build_s": sum(s.build_s for s in both), "setup_s": self.setup_s}
+                "budget": self.memory_budget, "build_s": sum(s.build_s for s in both), "setup_s": self.setup_s,
+                **self.chunk_stats()}
+
+    def chunk_stats(self) -> dict:
+        """The chunk surface's prefix points, how many of its columns were priced, and the seconds that took."""
+        ch = self.chunks
+        if ch is None:
+            return {"chunk_o_points": 0, "chunk_cols_built": 0, "chunk_build_s": 0.0}
+        return {"chunk_o_points": len(ch.o_list), "chunk_cols_built": ch.built, "chunk_build_s": ch.build_s}
 
     def _init_chunks(self, R: np.ndarray, prefix_ratio: float) -> None:
         self.chunk_prefix_native = self.combo.attention.prices_kv_prefix
+        self._emulated = emulation_memo.EmulationMemo()
         if self.chunk_prefix_native:
             self.o_grid = np.concatenate([[0.0], _geom_grid(1, self.max_context, 16, prefix_ratio)])
             probe_c = np.unique(np.array([1.0, 64.0, 1000.0, float(self.max_tokens)]).clip(1, self.max_tokens))
@@ -836,25 +895,25 @@ class StepCostModel:
 
                 c_pts = refine_grid(_geom_grid(1, float(R[-1]), CHUNK_EXACT_BELOW, ratio), chunk_c, tol=1e-3,
                                     integer=True, max_points=CHUNK_GRID_C_POINTS)
-            cc, oo = np.meshgrid(c_pts, self.o_grid, indexing="ij")
-            tab = self.price_chunk_attention(cc.ravel(), oo.ravel()).reshape(cc.shape)
-            if ratio > 1.0:   # linear in c between the grid's lengths (StrategyBase.chunk_grid_ratio)
-                tab = np.stack([np.interp(R, c_pts, tab[:, j]) for j in range(len(self.o_grid))], axis=1)
-            self.chunk = np.vstack([np.zeros((1, len(self.o_grid))), tab])
+            def columns(os_):
+                oo, cc = np.meshgrid(os_, c_pts, indexing="ij")
+                tab = self.price_chunk_attention(cc.ravel(), oo.ravel()).reshape(oo.shape)
+                if ratio > 1.0:   # linear in c between the grid's lengths (StrategyBase.chunk_grid_ratio)
+                    tab = np.stack([np.interp(R, c_pts, row) for row in tab])
+                return tab
+            self.chunks = ChunkSurface(columns, self.o_grid)
             self.whole = None
         else:
             # chunk(c, o) = A(o + c) - A(o) of the whole-prompt cost A, A exact at every length (a difference
             # of interpolated values would be swamped by A's own wave-quantization steps when c << o)
             self.whole = self._exact_table(self._attn_prefill, self.max_context + self.max_tokens)
-            self.o_grid = self.chunk = None
+            self.o_grid = self.chunks = None
 
         # --- KV policy's compression at the end of a prompt: exact at every prompt length ----------------
         probe = self.price_complete(np.array([1000.0, 50000.0]))
         self.complete_tab = self._exact_table(self.price_complete, self.max_context) if probe.any() else None
 
         # python lists for scalar lookups in the hot path
-        self._o_list = self.o_grid.tolist() if self.o_grid is not None else None
-        self._chunk = self.chunk.tolist() if self.chunk is not None else None
         self._whole = self.whole.tolist() if self.whole is not None else None
         self._complete = self.complete_tab.tolist() if self.complete_tab is not None else None
         self._body_dec = self.body_dec.tolist()
@@ -1069,10 +1128,11 @@ class StepCostModel:
         cached ones, exact (native kv_prefix support, else A(o + c) - A(o), at least 0)."""
         chunk = np.asarray(chunk, dtype=np.float64)
         prefix = np.asarray(prefix, dtype=np.float64)
-        if self.chunk_prefix_native:
-            return self._attn_prefill(chunk, prefix)
-        full = self._attn_prefill(prefix + chunk)
-        pre = np.where(prefix > 0, self._attn_prefill(np.maximum(prefix, 1.0)), 0.0)
+        with emulation_memo.active(self._emulated):   # the prefill schedules' emulations, shared between columns
+            if self.chunk_prefix_native:
+                return self._attn_prefill(chunk, prefix)
+            full = self._attn_prefill(prefix + chunk)
+            pre = np.where(prefix > 0, self._attn_prefill(np.maximum(prefix, 1.0)), 0.0)
         return np.maximum(full - pre, 0.0)
 
     def price_complete(self, prompt) -> np.ndarray:
@@ -1165,20 +1225,12 @@ class StepCostModel:
         return ctx
 
     def chunk_s(self, c: int, o: int) -> float:
-        if self._chunk is None:
+        if self.chunks is None:
             w = self._whole
             t = w[o + c] - w[o]
             t = t if t > 0.0 else 0.0
-            if self._draft is not None:
-                t += self._draft[c]
-            return t
-        row = self._chunk[c]
-        ol = self._o_list
-        j = bisect.bisect_right(ol, o) - 1
-        if j >= len(ol) - 1:
-            j = len(ol) - 2
-        o0 = ol[j]
-        t = row[j] + (row[j + 1] - row[j]) * (o - o0) / (ol[j + 1] - o0)
+        else:
+            t = self.chunks.at(c, o)
         if self._draft is not None:
             t += self._draft[c]
         return t

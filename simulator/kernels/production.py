@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simulator.kernels import emulation_memo
+
 
 @dataclass
 class Launch:
@@ -300,9 +302,18 @@ def unique_rows(keys: np.ndarray):
 
 def _inorder_ratio(B, q, T, G, rows, kt, C, Hkv, m) -> np.ndarray:
     """Makespan / mean slot work of the in-order list schedule of these launches (1-D arrays, several waves each),
-    emulated once per distinct launch: groups of slots / INORDER_GROUP_PARTS CTAs to the earliest-free slots."""
+    emulated once per distinct launch (through the caller's emulation_memo, if one is active): groups of slots /
+    INORDER_GROUP_PARTS CTAs to the earliest-free slots."""
     keys = np.stack([B, q, T, G, rows, kt, np.minimum(C, T), Hkv, m], axis=1)
     uk, inv = unique_rows(keys)
+    g = max(int(np.ceil(uk[:, 8].max() / INORDER_GROUP_PARTS)), 1)
+    ratio = emulation_memo.memoized("inorder", np.column_stack([uk, np.full(len(uk), float(g))]),
+                                    lambda k: _inorder_emulate(k[:, :9], g))
+    return ratio[inv.ravel()]
+
+
+def _inorder_emulate(uk: np.ndarray, g: int) -> np.ndarray:
+    """_inorder_ratio of distinct launches (rows B, q, T, G, rows, kt, C, Hkv, slots), g CTAs handed out at a time."""
     Bk, qk, Tk, Gk, Rk, kk, Ck, Hk, mk = uk.T
     ntk = ceil_div(qk * Gk, Rk)
     Sk = ceil_div(Tk, Ck)
@@ -311,7 +322,6 @@ def _inorder_ratio(B, q, T, G, rows, kt, C, Hkv, m) -> np.ndarray:
     tk, _ = causal_tile_blocks(qk, Tk, Gk, Rk, kk, chunk=Ck)
     Wk = tk * Bk * Hk / mk
     M = int(mk.max())
-    g = max(int(np.ceil(M / INORDER_GROUP_PARTS)), 1)
     F = np.where(np.arange(M)[None, :] < mk[:, None], 0.0, np.inf)
     cols = np.arange(g, dtype=np.float64)[None, :]
     pr, Sr, qr, Tr, Gr, rr, kr, Cr, nr = (x[:, None] for x in (perk, Sk, qk, Tk, Gk, Rk, kk, Ck, nk))
@@ -324,7 +334,7 @@ def _inorder_ratio(B, q, T, G, rows, kt, C, Hkv, m) -> np.ndarray:
         F.sort(axis=1)
         F[:, :g] += job
     span = np.where(np.isinf(F), 0.0, F).max(axis=1)
-    return (span / np.maximum(Wk, 1e-30))[inv.ravel()]
+    return span / np.maximum(Wk, 1e-30)
 
 
 def inorder_makespan(B, q, T, G, rows_per_tile, key_tile, chunk, Hkv, slots):
@@ -375,11 +385,20 @@ def inorder_makespan(B, q, T, G, rows_per_tile, key_tile, chunk, Hkv, slots):
 
 def _lpt_ratio(B, q, T, G, rows, kt, Hkv, m) -> np.ndarray:
     """Makespan / mean slot work of the longest-first list schedule of these launches (1-D arrays, integral shapes,
-    several rounds each), emulated once per distinct launch and vectorized across them as _inorder_ratio is: the
-    (request, KV head) copies of every causal tile, heaviest first (job k is tile nt - 1 - floor(k / (B Hkv))), in groups
-    of slots / INORDER_GROUP_PARTS to the earliest-free slots (LPT_EXACT: one job at a time, the greedy rule exactly)."""
+    several rounds each), emulated once per distinct launch (through the caller's emulation_memo, if one is active) and
+    vectorized across them as _inorder_ratio is: the (request, KV head) copies of every causal tile, heaviest first (job
+    k is tile nt - 1 - floor(k / (B Hkv))), in groups of slots / INORDER_GROUP_PARTS to the earliest-free slots
+    (LPT_EXACT: one job at a time, the greedy rule exactly)."""
     keys = np.stack([B, q, T, G, rows, kt, Hkv, m], axis=1)
     uk, inv = unique_rows(keys)
+    g = 1 if LPT_EXACT else max(int(np.ceil(uk[:, 7].max() / INORDER_GROUP_PARTS)), 1)
+    ratio = emulation_memo.memoized("lpt", np.column_stack([uk, np.full(len(uk), float(g))]),
+                                    lambda k: _lpt_emulate(k[:, :8], g))
+    return ratio[inv.ravel()]
+
+
+def _lpt_emulate(uk: np.ndarray, g: int) -> np.ndarray:
+    """_lpt_ratio of distinct launches (rows B, q, T, G, rows, kt, Hkv, slots), g jobs handed out at a time."""
     Bk, qk, Tk, Gk, Rk, kk, Hk, mk = uk.T
     ntk = ceil_div(qk * Gk, Rk)
     copies = Bk * Hk
@@ -387,7 +406,6 @@ def _lpt_ratio(B, q, T, G, rows, kt, Hkv, m) -> np.ndarray:
     tk, _ = causal_tile_blocks(qk, Tk, Gk, Rk, kk)
     Wk = tk * copies / mk
     M = int(mk.max())
-    g = 1 if LPT_EXACT else max(int(np.ceil(M / INORDER_GROUP_PARTS)), 1)
     # launches with the most jobs first: a round hands out jobs only to the launches that still have some (a prefix of
     # this order), the others' slots stay as they are (a round of no jobs would add 0 to each)
     order = np.argsort(-nk, kind="stable")
@@ -406,7 +424,7 @@ def _lpt_ratio(B, q, T, G, rows, kt, Hkv, m) -> np.ndarray:
         Fa[:, :g] += job
     span = np.empty(len(nk))
     span[order] = np.where(np.isinf(F), 0.0, F).max(axis=1)
-    return (span / np.maximum(Wk, 1e-30))[inv.ravel()]
+    return span / np.maximum(Wk, 1e-30)
 
 
 #: True = _lpt_ratio hands out one tile at a time (the greedy rule exactly: the emulation prefill blind grid 5 judged,

@@ -1,0 +1,99 @@
+"""The engine's chunk surface priced a prefix column at a time when first read (simulator/engine/step_cost.py
+ChunkSurface) and the prefill schedules' emulation memo it keeps (simulator/kernels/emulation_memo.py): the lookups
+are those of the whole table priced at once, and a memo never hands back a value the emulation would not."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import simulator.kernels.production as PR
+from simulator.combo import make_combo
+from simulator.engine.step_cost import StepCostModel
+from simulator.kernels import emulation_memo
+
+
+@pytest.fixture(scope="module")
+def fa3_model():
+    c = make_combo("H100-SXM", "Llama-3.1-8B", attention={"dense": {"kernel": "fa3"}})
+    return StepCostModel(c, 512, 16, max_context=32768)
+
+
+def test_columns_are_priced_only_when_a_lookup_reads_them():
+    c = make_combo("H100-SXM", "Llama-3.1-8B", attention={"dense": {"kernel": "fa3"}})
+    m = StepCostModel(c, 256, 8, max_context=16384)
+    ch = m.chunks
+    assert len(ch.o_list) > 40 and ch.built == 0
+    m.chunk_s(200, 5000)
+    j = int(np.searchsorted(ch.o_list, 5000, side="right")) - 1
+    assert [i for i, col in enumerate(ch.cols) if col is not None] == [j, j + 1]
+    assert m.chunk_stats()["chunk_cols_built"] == ch.built == 2
+    m.chunk_s(201, 5001)   # between the same two prefix points
+    assert ch.built == 2
+
+
+def test_lookups_equal_the_whole_table_priced_at_once(fa3_model):
+    m = fa3_model
+    o_grid = np.asarray(m.chunks.o_list)
+    R = np.arange(1, m.max_tokens + 1, dtype=np.float64)
+    cc, oo = np.meshgrid(R, o_grid, indexing="ij")
+    with emulation_memo.active(emulation_memo.EmulationMemo()):   # one call, its own memo: the table of before
+        whole = np.vstack([np.zeros((1, len(o_grid))),
+                           m._attn_prefill(cc.ravel(), oo.ravel()).reshape(cc.shape)])
+    rng = np.random.default_rng(3)
+    for c, o in zip(rng.integers(1, m.max_tokens + 1, 60), rng.integers(0, 32768, 60)):
+        j = min(int(np.searchsorted(o_grid, o, side="right")) - 1, len(o_grid) - 2)
+        want = whole[c, j] + (whole[c, j + 1] - whole[c, j]) * (o - o_grid[j]) / (o_grid[j + 1] - o_grid[j])
+        assert m.chunk_s(int(c), int(o)) == want
+
+
+def _launches(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.integers(600, 4000, n).astype(float)
+    return [np.ones(n), q, q + rng.integers(0, 9000, n), np.full(n, 4.0), np.full(n, 128.0), np.full(n, 128.0),
+            np.full(n, 8.0), np.full(n, 132.0)]
+
+
+def test_the_memo_returns_what_the_emulation_returns_and_is_used_only_inside_its_block():
+    a = _launches()
+    plain = PR._lpt_ratio(*a)
+    memo = emulation_memo.EmulationMemo()
+    with emulation_memo.active(memo):
+        first = PR._lpt_ratio(*a)
+        misses = memo.misses
+        again = PR._lpt_ratio(*a)
+    assert np.array_equal(plain, first) and np.array_equal(plain, again)
+    assert misses > 0 and memo.misses == misses and memo.hits >= misses
+    PR._lpt_ratio(*a)   # outside the block: no memo read or filled
+    assert memo.misses == misses
+
+
+def test_the_memo_keys_the_group_size_the_emulation_reads(monkeypatch):
+    a = _launches(seed=1)
+    memo = emulation_memo.EmulationMemo()
+    with emulation_memo.active(memo):
+        PR._lpt_ratio(*a)
+        monkeypatch.setattr(PR, "LPT_EXACT", True)   # one job at a time: another group size, another value
+        exact = PR._lpt_ratio(*a)
+    assert np.array_equal(exact, PR._lpt_ratio(*a))
+
+
+def test_the_in_order_emulation_goes_through_the_memo_too():
+    n = 30
+    rng = np.random.default_rng(2)
+    q = rng.integers(300, 3000, n).astype(float)
+    args = [np.ones(n), q, q + rng.integers(0, 5000, n), np.full(n, 4.0), np.full(n, 64.0), np.full(n, 64.0),
+            np.full(n, 1e9), np.full(n, 8.0), np.full(n, 264.0)]
+    plain = PR._inorder_ratio(*args)
+    memo = emulation_memo.EmulationMemo()
+    with emulation_memo.active(memo):
+        assert np.array_equal(PR._inorder_ratio(*args), plain)
+    assert memo.misses > 0 and "inorder" in memo.tables
+
+
+def test_a_full_memo_starts_again():
+    memo = emulation_memo.EmulationMemo(max_entries=10)
+    keys = np.arange(24, dtype=np.float64).reshape(12, 2)
+    out = memo.lookup("x", keys, lambda k: k.sum(axis=1))
+    assert np.array_equal(out, keys.sum(axis=1)) and len(memo) == 12   # emptied first, then the call's own rows kept
+    out = memo.lookup("x", keys[:3] + 100.0, lambda k: k.sum(axis=1))
+    assert len(memo) == 3 and np.array_equal(out, (keys[:3] + 100.0).sum(axis=1))
