@@ -43,9 +43,14 @@ its prefill CUDA graph, which reads the same whole-pool cast).
 --gqa (with --dense): the GQA decode / verification call vLLM's FLASH_ATTN makes (FA3's hdim 128 build,
 build_fa3_binary.py without --mla*): q (batch x s_q, heads, 128), separate K and V pools of (pages, page, kv_heads, 128),
 the same page tables and timing; the prediction adds `kv_heads`. Kernels `fa3_gqa_call` and `fa3_gqa_call_warm`.
+--cold (with --dense): the engine's state as lab/kernels/measure_attention_cold.py times it: enough K/V pool copies to
+span >= COLD_BYTES (128 MiB) with NO cap on their count (the rotation otherwise stops at 8 copies, so a short call's
+copies can stay in the 50 MB L2), and the cold kernel's graph captures a whole multiple of the copies (>= 64 calls),
+so every call reads a pool last touched >= 128 MiB of K/V earlier, from HBM, while the page table, scheduler metadata,
+Q and output stay warm, as an engine step's layers share them. The `_warm` row (one pool) is timed as before.
 
     python3 measure_fa3_sparse_mla.py --pkg FA3_PKG --out DIR --shapes PREDICTION.csv [--tag TAG] [--smoke] [--spans]
-        [--dense [--gqa] | --fp8pool]
+        [--dense [--gqa] [--cold] | --fp8pool]
 
 CSV: DIR/fa3_sparse_mla_<device>_<date>_<tag>.csv (+ _spans.csv, _notes.txt).
 """
@@ -70,6 +75,8 @@ SCRIPT_VERSION = 7   # 2: s_q / overlap (an MTP verification's flattened rows); 
 PAGE = 64
 DIM, DV, DR = 576, 512, 64
 L2_BYTES = 50 * (1 << 20)
+#: --cold: the bytes the rotated K/V pool copies span at least (measure_attention_cold.py's COLD_BYTES)
+COLD_BYTES = 128 << 20
 SPAN_CALLS = 24
 
 
@@ -179,13 +186,19 @@ def open_outputs(args, prefix: str, keys: list):
     return dev, date, stem, f, w, notes, sf, sw
 
 
-def record(files, kernel: str, row: dict, call, copies: int, note: str, dev: str, date: str) -> None:
+def record(files, kernel: str, row: dict, call, copies: int, note: str, dev: str, date: str,
+           whole_copies: bool = False) -> None:
     """Time one shape's call(j, n_kv) in CUDA graphs over its `copies` rotated pools (`kernel`) and over one pool
     (`kernel`_warm), a CSV row each with the shape's `row` columns; with --spans (the spans writer in `files`) its
-    kernels one by one too. files: (CSV file, its writer, spans file, its writer) from open_outputs."""
+    kernels one by one too. files: (CSV file, its writer, spans file, its writer) from open_outputs. whole_copies
+    (--cold): the rotated graph holds the smallest multiple of the copies that is >= 64 calls."""
     f, w, sf, sw = files
     for kern, n_kv in ((kernel, copies), (kernel + "_warm", 1)):
-        st = T.time_graph(lambda j, n_kv=n_kv: call(j, n_kv))
+        if whole_copies and n_kv > 1:
+            n = int(n_kv * max(1, math.ceil(64 / n_kv)))
+            st = T.time_graph(lambda j, n_kv=n_kv: call(j, n_kv), target_us=1e12, max_calls=n)
+        else:
+            st = T.time_graph(lambda j, n_kv=n_kv: call(j, n_kv))
         w.writerow(row | {"kernel": kern, "median_us": round(st["median"], 4), "p20_us": round(st["p20"], 4),
                           "p80_us": round(st["p80"], 4), "calls": st["calls"], "copies": n_kv, "note": note,
                           "device": dev, "date": date})
@@ -213,6 +226,7 @@ def main():
     ap.add_argument("--spans", action="store_true")
     ap.add_argument("--dense", action="store_true", help="a dense MLA cache (module docstring)")
     ap.add_argument("--gqa", action="store_true", help="with --dense: vLLM's GQA call (module docstring)")
+    ap.add_argument("--cold", action="store_true", help="with --dense: K/V copies spanning >= 128 MiB, no cap")
     ap.add_argument("--fp8pool", action="store_true", help="SGLang's call over an fp8 pool (module docstring)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.pkg))
@@ -375,6 +389,8 @@ def dense_main(args) -> None:
             pt, slots = dense_pages(B, ctx, page, gen)
             row = Hk * (d_qk + d_v) if gqa else DIM
             copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (slots * row * 2))))
+            if args.cold:   # the engine's state (module docstring, --cold)
+                copies = max(2, math.ceil(COLD_BYTES / (slots * row * 2)))
             if gqa:   # separate K and V pools, as vLLM's cache holds them
                 pools = [torch.randn(2, slots, Hk, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen)
                          for _ in range(copies)]
@@ -419,7 +435,7 @@ def dense_main(args) -> None:
                 err = float((got - ref).abs().max() / ref.abs().max().clamp(min=1e-6))
                 note = f"max rel err {err:.3g}" + (" WRONG" if err > 0.05 else "")
             record((f, w, sf, sw), "fa3_gqa_call" if gqa else "fa3_mla_dense", dict(zip(keys, key)), call, copies,
-                   note, dev, date)
+                   note, dev, date, whole_copies=bool(args.cold))
             names = launched_kernels(lambda call=call: call(0))
             notes.write(f"{dict(zip(keys, key))}: {' | '.join(names)[:700]}\n")
             print(f"B {B:4d} s_q {sq} H {H:3d}/{Hk} ctx {ctx:6d} page {page} ns {ns} sched {sched}: done {note}",

@@ -895,3 +895,58 @@ def predict15(hw) -> pd.DataFrame:
     t["pred_us"] = fp8cast_prefill_us(t, hw)
     t["pred_main_us"] = fp8cast_prefill_us(t, hw, "flashmla")
     return t
+
+
+# ---- the engine's state for vLLM's FA3 GQA call (the K/V cold, the step's metadata warm) --------------------------------
+#: (model heads, batch, s_q, context) of the cold GQA grid: short calls whose K/V the harness's rotation (at most 8
+#: pools, measure_fa3_sparse_mla.py dense_main) leaves in the 50 MB L2, plus two controls past it both ways. Llama-3.1-8B
+#: (32 / 8), Qwen2.5-7B (28 / 4), Llama-3.1-70B at TP8 (8 / 1); none of them in SHAPES5 (the GQA call grid)
+SHAPES16 = ([((32, 8), b, sq, c) for b, sq, c in ((1, 1, 256), (1, 1, 1024), (2, 1, 512), (4, 1, 256), (8, 1, 128),
+                                                 (16, 1, 64), (1, 1, 3072), (4, 1, 1024), (4, 2, 512), (2, 4, 256),
+                                                 (8, 1, 16384))]
+            + [((28, 4), b, sq, c) for b, sq, c in ((1, 1, 512), (2, 1, 1024), (8, 1, 256), (24, 1, 128), (4, 3, 512))]
+            + [((8, 1), b, sq, c) for b, sq, c in ((1, 1, 1024), (4, 1, 2048), (16, 1, 512), (32, 1, 256), (64, 1, 160),
+                                                  (128, 1, 96), (200, 1, 64), (8, 2, 1024), (12, 1, 4096),
+                                                  (64, 1, 8192))])
+PREDICTION16 = "fa3_gqa_cold_h200_prediction_2026-11-29.csv"
+#: the harness's page runs (dense_pages: runs of max(page, 64) slots) and its rotation cap without --cold
+HARNESS_RUN, HARNESS_COPIES, HARNESS_L2_SPAN = 64, 8, 2.5 * 50 * (1 << 20)
+
+
+def harness_warm_footprint(df: pd.DataFrame) -> np.ndarray:
+    """Bytes of K/V the harness's rotation cycles through without --cold (min(8, ceil(2.5 x 50 MiB / pool)) pools of
+    batch x ceil(context / 64) x 64 slots x kv_heads x (128 + 128) bf16 values): below ~50 MB the warm rows find their
+    K/V in the L2."""
+    slots = df["batch"].to_numpy(float) * np.ceil(df["context"].to_numpy(float) / HARNESS_RUN) * HARNESS_RUN
+    pool = slots * df["kv_heads"].to_numpy(float) * 256.0 * 2.0
+    return np.minimum(HARNESS_COPIES, np.ceil(HARNESS_L2_SPAN / pool)) * pool
+
+
+def regime16(df: pd.DataFrame) -> np.ndarray:
+    """The cold GQA grid's regimes (declared before its call), by the harness's warm footprint and the query rows."""
+    fp = harness_warm_footprint(df)
+    return np.where(fp >= 128 * (1 << 20), "controls: K/V >= 128 MiB both ways",
+                    np.where(df["s_q"].to_numpy(float) > 1, "cold verification rows (s_q 2-4), short",
+                             np.where(fp < 25e6, "cold decode, warm footprint < 25 MB",
+                                      "cold decode, warm footprint 25-128 MB")))
+
+
+def predict16(hw) -> pd.DataFrame:
+    """The cold GQA grid priced before its call: pred_us, the product's price of vLLM's call (family fa3, what the vLLM
+    profile prices dense attention with on Hopper), one price for the engine's state and the harness's warm rows alike.
+    No candidate: the FIRST LOOK of FA3 in the engine's state (K/V cold, metadata warm)."""
+    from simulator.kernels.families import vllm_fa3_splits
+
+    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
+                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1} for h, b, sq, c in SHAPES16])
+    t["regime"] = regime16(t)
+    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    t["pred_us"] = gqa_family_us(t, hw, "fa3")
+    return t
+
+
+def measured_gqa_cold(tag: str = "gqacold", kernel: str = "fa3_gqa_call", data_dir: Path = DATA_DIR,
+                      replicate: bool = False) -> pd.DataFrame | None:
+    """The cold GQA grid's committed prediction joined to its newest H200 measurement (joined): `kernel` the cold rows,
+    `kernel`_warm the harness's one-pool rows."""
+    return joined(PREDICTION16, "fa3_gqa_call", tag, kernel, GQA_KEYS, data_dir, replicate)
