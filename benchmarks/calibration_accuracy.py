@@ -130,6 +130,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_sparse_mla_mtp()
     fa3_sparse_mla.fa3_mla_dense()
     fa3_sparse_mla.fa3_gqa_call()
+    fa3_sparse_mla.fa3_gqa_cold()
     fa3_sparse_mla.fa3_mla_vllm()
     fa3_sparse_mla.fa3_mla_prefill()
     fa3_sparse_mla.fa3_mla_split()

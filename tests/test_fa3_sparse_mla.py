@@ -254,3 +254,17 @@ def test_the_fp8_pool_prefill_grids_committed_prices_reproduce():
     assert np.allclose(S.fp8cast_prefill_us(p, hw), p["pred_us"].to_numpy(float), rtol=1e-4)
     # the absorbed extend (<= 8192 tokens in the prefill graph) pays the whole pool's cast; FlashMLA's family does not
     assert (p["pred_us"] > p["pred_main_us"]).all()
+
+
+def test_the_cold_gqa_grids_committed_prices_reproduce_and_its_regimes_hold():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    p = pd.read_csv(S.DATA_DIR / S.PREDICTION16)
+    assert np.allclose(S.gqa_family_us(p, load_hardware("H200"), "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)
+    assert (S.regime16(p) == p["regime"]).all()
+    # the harness's warm footprint splits the regimes: the controls past 128 MiB, the short calls below
+    fp = S.harness_warm_footprint(p)
+    assert (fp[p["regime"].str.startswith("controls")] >= 128 * 2 ** 20).all()
+    assert (fp[p["regime"] == "cold decode, warm footprint < 25 MB"] < 25e6).all()

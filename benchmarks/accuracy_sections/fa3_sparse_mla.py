@@ -169,6 +169,42 @@ def fa3_gqa_call(fmt: dict | None = None) -> None:
               standing=True)
 
 
+FAMILY_GQA_COLD = "fa3, vLLM's GQA call, cold K/V (engine state), H200"
+
+
+def fa3_gqa_cold(fmt: dict | None = None) -> None:
+    """vLLM's GQA call of FA3 in the engine's state (K/V cold, metadata warm), blind: the product's price as committed."""
+    fmt = fmt or {"index": False, "float_format": lambda v: f"{v:.1f}"}
+    got = measured_twice(lambda r: S.measured_gqa_cold(replicate=r),
+                         f"vLLM's FA3 GQA call, cold K/V: not measured yet ({S.PREDICTION16} holds the prices)")
+    if got is None:
+        return
+    m, rr = got
+    warm = S.measured_gqa_cold(kernel="fa3_gqa_call_warm")
+    both = m.merge(warm, on=S.GQA_KEYS, suffixes=("", "_w"))
+    ratio = both["median_us"].to_numpy(float) / both["median_us_w"].to_numpy(float)
+    m = m.rename(columns={"err_pct": "blind_err_pct"})
+    warm = warm.rename(columns={"err_pct": "warm_err_pct"})
+    t, (mb,) = _judged(m, ("blind",))
+    print(f"\n== VLLM'S FA3 GQA CALL IN THE ENGINE'S STATE ({len(m)} new calls as vLLM 0.33's FLASH_ATTN makes them, "
+          "K/V cold: pool copies spanning >= 128 MiB with no cap on their count, the graph a whole multiple of them, "
+          "the page table, scheduler metadata, Q and output warm, as an engine step's layers share them "
+          "(measure_fa3_sparse_mla.py --dense --gqa --cold); short calls the harness's 8-pool rotation leaves in the "
+          "L2 plus 4 controls past it; Llama-3.1-8B / Qwen2.5-7B / Llama-3.1-70B TP8 heads, 1-200 requests of 64-16K; "
+          f"FA3 hopper/ @ 0251105a's hdim 128 build; {S.PREDICTION16}, commit "
+          f"{str(m['model_commit'].iloc[0])[:7]}, before the call; replicate run to run {rr:.2f} %), BLIND: the "
+          "product's price (family fa3, one price for every state), nothing changed for it: the FIRST LOOK of FA3 in "
+          "the engine's state; |model/measured - 1| median / p90, signed median, %")
+    print(t.to_string(**fmt))
+    print(f"  cold (the engine's state): {pooled(m['blind_err_pct'])}, {mb} of {len(t)}; the same price against the "
+          f"harness's warm rows (one pool): {pooled(warm['warm_err_pct'])}. Cold / warm {np.median(ratio):.3f} median "
+          f"({np.min(ratio):.2f}-{np.max(ratio):.2f}; the short calls 1.01-1.09, as FlashInfer's and XQA's prefetching "
+          "kernels, not vLLM's Triton kernel's 1.34x). Still off, both ways at short contexts: Llama-3.1-70B TP8 4 x 2K "
+          "and 16 x 512 +19..+22 %, Llama-3.1-8B 2 x 512 +26 %; 200 x 64 -17 %, Qwen2.5-7B 8 x 256 -15 %")
+    BOARD.add(FAMILY_GQA_COLD, "blind", "the cold GQA grid, the product as committed (fa3)", m["blind_err_pct"], mb,
+              len(t), standing=True)
+
+
 FAMILY_VLLM_MLA = "fa3_mla_vllm: vLLM's MLA call of FA3 (FLASH_ATTN_MLA), H200"
 
 
