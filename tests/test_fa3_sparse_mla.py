@@ -268,3 +268,16 @@ def test_the_cold_gqa_grids_committed_prices_reproduce_and_its_regimes_hold():
     fp = S.harness_warm_footprint(p)
     assert (fp[p["regime"].str.startswith("controls")] >= 128 * 2 ** 20).all()
     assert (fp[p["regime"] == "cold decode, warm footprint < 25 MB"] < 25e6).all()
+
+
+def test_the_fp8_cold_gqa_grids_committed_prices_reproduce_at_fp8_bytes():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    hw = load_hardware("H200")
+    p = pd.read_csv(S.DATA_DIR / S.PREDICTION17)
+    assert (p["kv_bytes"] == 1).all()
+    assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)
+    # the same rows at bf16 bytes price otherwise: the column reaches the family
+    assert not np.allclose(S.gqa_family_us(p.drop(columns="kv_bytes"), hw, "fa3"), p["pred_us"].to_numpy(float))

@@ -42,7 +42,9 @@ its prefill CUDA graph, which reads the same whole-pool cast).
 
 --gqa (with --dense): the GQA decode / verification call vLLM's FLASH_ATTN makes (FA3's hdim 128 build,
 build_fa3_binary.py without --mla*): q (batch x s_q, heads, 128), separate K and V pools of (pages, page, kv_heads, 128),
-the same page tables and timing; the prediction adds `kv_heads`. Kernels `fa3_gqa_call` and `fa3_gqa_call_warm`.
+the same page tables and timing; the prediction adds `kv_heads`, and may add `kv_bytes` (1: q, K and V in float8_e4m3fn,
+FA3's fp8 forward, as vLLM's FLASH_ATTN calls it over an fp8 cache; 2 or absent: bf16). Kernels `fa3_gqa_call` and
+`fa3_gqa_call_warm`.
 --cold (with --dense): the engine's state as lab/kernels/measure_attention_cold.py times it: enough K/V pool copies to
 span >= COLD_BYTES (128 MiB) with NO cap on their count (the rotation otherwise stops at 8 copies, so a short call's
 copies can stay in the 50 MB L2), and the cold kernel's graph captures a whole multiple of the copies (>= 64 calls),
@@ -372,9 +374,10 @@ def dense_main(args) -> None:
     """The --dense campaign (module docstring)."""
     from flash_attn_interface import flash_attn_with_kvcache, get_scheduler_metadata
 
-    keys = DENSE_KEYS + (("kv_heads",) if args.gqa else ())
-    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in keys)
-                                for r in csv.DictReader(open(args.shapes))))[: 3 if args.smoke else None]
+    rows_ = list(csv.DictReader(open(args.shapes)))
+    keys = DENSE_KEYS + (("kv_heads",) if args.gqa else ()) + (("kv_bytes",) if args.gqa and rows_ and "kv_bytes" in rows_[0]
+                                                               else ())
+    shapes = list(dict.fromkeys(tuple(int(float(r.get(c) or 0)) for c in keys) for r in rows_))[: 3 if args.smoke else None]
     gqa = bool(args.gqa)
     d_qk, d_v = (128, 128) if gqa else (DR, DV)
     dev, date, stem, f, w, notes, sf, sw = open_outputs(args, "fa3_gqa_call" if gqa else "fa3_mla_dense", list(keys))
@@ -385,14 +388,18 @@ def dense_main(args) -> None:
     for i, key in enumerate(shapes):
         B, sq, H, ctx, page, ns, sched = key[:7]
         Hk = key[7] if gqa else 1
+        # --gqa with a kv_bytes column: 1 = fp8 (e4m3) q, K and V, as vLLM's FA3 call over an fp8 cache takes them
+        fp8 = gqa and len(key) > 8 and key[8] == 1
+        tdt = torch.float8_e4m3fn if fp8 else torch.bfloat16
         try:
             pt, slots = dense_pages(B, ctx, page, gen)
             row = Hk * (d_qk + d_v) if gqa else DIM
-            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (slots * row * 2))))
+            eb = 1 if fp8 else 2
+            copies = max(1, min(8, math.ceil(2.5 * L2_BYTES / (slots * row * eb))))
             if args.cold:   # the engine's state (module docstring, --cold)
-                copies = max(2, math.ceil(COLD_BYTES / (slots * row * 2)))
+                copies = max(2, math.ceil(COLD_BYTES / (slots * row * eb)))
             if gqa:   # separate K and V pools, as vLLM's cache holds them
-                pools = [torch.randn(2, slots, Hk, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen)
+                pools = [torch.randn(2, slots, Hk, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen).to(tdt)
                          for _ in range(copies)]
                 kc = [p[0].view(-1, page, Hk, d_qk) for p in pools]
                 vc = [p[1].view(-1, page, Hk, d_v) for p in pools]
@@ -403,12 +410,12 @@ def dense_main(args) -> None:
                 kc = [p[:, :, DV:].view(-1, page, 1, DR) for p in pools]
                 vc = [p[:, :, :DV].view(-1, page, 1, DV) for p in pools]
                 qv = torch.randn(B * sq, H, DV, device="cuda", dtype=torch.bfloat16, generator=gen)
-            q = torch.randn(B * sq, H, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen)
+            q = torch.randn(B * sq, H, d_qk, device="cuda", dtype=torch.bfloat16, generator=gen).to(tdt)
             cu = torch.arange(0, B * sq + 1, sq, dtype=torch.int32, device="cuda")
             seqlens = torch.full((B,), ctx, dtype=torch.int32, device="cuda")
             meta = None
             if sched:
-                meta = get_scheduler_metadata(B, sq, ctx, H, Hk, d_qk, seqlens, torch.bfloat16, headdim_v=d_v,
+                meta = get_scheduler_metadata(B, sq, ctx, H, Hk, d_qk, seqlens, tdt, headdim_v=d_v,
                                               cu_seqlens_q=cu, page_size=page, causal=True, num_splits=ns)
 
             def call(j, n_kv=copies, q=q, kc=kc, vc=vc, qv=qv, pt=pt, seqlens=seqlens, cu=cu, ns=ns, meta=meta, sq=sq):

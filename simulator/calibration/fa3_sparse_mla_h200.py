@@ -377,8 +377,9 @@ def gqa_family_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
     from simulator.ops import OpBuilder
 
     a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "heads", "kv_heads", "context", "page")}
+    kvb = df["kv_bytes"].to_numpy(float) if "kv_bytes" in df else 2.0   # 1: an fp8 (e4m3) cache; absent: bf16
     b = OpBuilder(len(df))
-    emit(b, gqa_launches(family, a["batch"], a["s_q"], a["context"], a["heads"], a["kv_heads"], 128.0, 2.0, a["page"],
+    emit(b, gqa_launches(family, a["batch"], a["s_q"], a["context"], a["heads"], a["kv_heads"], 128.0, kvb, a["page"],
                          hw.units), hw.units)
     return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
 
@@ -915,10 +916,11 @@ HARNESS_RUN, HARNESS_COPIES, HARNESS_L2_SPAN = 64, 8, 2.5 * 50 * (1 << 20)
 
 def harness_warm_footprint(df: pd.DataFrame) -> np.ndarray:
     """Bytes of K/V the harness's rotation cycles through without --cold (min(8, ceil(2.5 x 50 MiB / pool)) pools of
-    batch x ceil(context / 64) x 64 slots x kv_heads x (128 + 128) bf16 values): below ~50 MB the warm rows find their
-    K/V in the L2."""
+    batch x ceil(context / 64) x 64 slots x kv_heads x (128 + 128) values of kv_bytes each, bf16 where the column is
+    absent): below ~50 MB the warm rows find their K/V in the L2."""
     slots = df["batch"].to_numpy(float) * np.ceil(df["context"].to_numpy(float) / HARNESS_RUN) * HARNESS_RUN
-    pool = slots * df["kv_heads"].to_numpy(float) * 256.0 * 2.0
+    eb = df["kv_bytes"].to_numpy(float) if "kv_bytes" in df else 2.0
+    pool = slots * df["kv_heads"].to_numpy(float) * 256.0 * eb
     return np.minimum(HARNESS_COPIES, np.ceil(HARNESS_L2_SPAN / pool)) * pool
 
 
@@ -950,3 +952,32 @@ def measured_gqa_cold(tag: str = "gqacold", kernel: str = "fa3_gqa_call", data_d
     """The cold GQA grid's committed prediction joined to its newest H200 measurement (joined): `kernel` the cold rows,
     `kernel`_warm the harness's one-pool rows."""
     return joined(PREDICTION16, "fa3_gqa_call", tag, kernel, GQA_KEYS, data_dir, replicate)
+
+
+#: the cold GQA grid at an fp8 cache (blind): vLLM's FA3 call over a float8_e4m3fn cache (q quantized to e4m3 too, FA3's
+#: fp8 forward, the attn_fa3_persist_fp8kv kind), K/V cold; new shapes, the same heads as SHAPES16, and 3 controls
+SHAPES17 = ([((32, 8), b, sq, c) for b, sq, c in ((1, 1, 512), (2, 1, 2048), (6, 1, 384), (12, 1, 160), (32, 1, 64),
+                                                 (3, 2, 1024), (1, 1, 6144), (16, 1, 24576))]
+            + [((28, 4), b, sq, c) for b, sq, c in ((1, 1, 2048), (4, 1, 768), (16, 1, 192), (2, 4, 640))]
+            + [((8, 1), b, sq, c) for b, sq, c in ((2, 1, 3072), (8, 1, 1536), (24, 1, 384), (96, 1, 128),
+                                                  (48, 1, 320), (6, 3, 1024), (16, 1, 8192), (96, 1, 6144))])
+PREDICTION17 = "fa3_gqa_cold_fp8_h200_prediction_2026-11-29.csv"
+
+
+def predict17(hw) -> pd.DataFrame:
+    """The fp8 cold GQA grid priced before its call: pred_us, the product's price (fa3 at kv_bytes 1). No candidate:
+    FA3's fp8 call in the engine's state, blind."""
+    from simulator.kernels.families import vllm_fa3_splits
+
+    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
+                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1, "kv_bytes": 1} for h, b, sq, c in SHAPES17])
+    t["regime"] = regime16(t)
+    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    t["pred_us"] = gqa_family_us(t, hw, "fa3")
+    return t
+
+
+def measured_gqa_cold_fp8(tag: str = "gqacold8", kernel: str = "fa3_gqa_call", data_dir: Path = DATA_DIR,
+                          replicate: bool = False) -> pd.DataFrame | None:
+    """The fp8 cold GQA grid's committed prediction joined to its newest H200 measurement (joined)."""
+    return joined(PREDICTION17, "fa3_gqa_call", tag, kernel, GQA_KEYS + ["kv_bytes"], data_dir, replicate)
