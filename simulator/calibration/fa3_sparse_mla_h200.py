@@ -358,8 +358,9 @@ def regime5(batch, s_q) -> np.ndarray:
 def gqa_family_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
     """`family`'s price of every GQA row (us a call, the harness's CUDA-graph timing); "fa3_vllm": the withdrawn family
     of vLLM's call from source (fa3 with vLLM's split cap, no prepare kernel; simulator/kernels/families.py
-    VLLM_FA3_SPLITS' comment), reproduced here for its committed first look."""
-    if family == "fa3_vllm":
+    VLLM_FA3_SPLITS' comment), reproduced here for its committed first look; "fa3_vllm_prologue": the same with the
+    prepare's price as the main kernel's prologue (the candidate of the vLLM GQA call's grid 3, SHAPES18)."""
+    if family in ("fa3_vllm", "fa3_vllm_prologue"):
         from simulator.calibration import fit_production_attention as FP
         from simulator.kernels import fa3 as K
         from simulator.kernels.families import vllm_fa3_splits
@@ -367,9 +368,13 @@ def gqa_family_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
         from simulator.ops import OpBuilder
 
         a = {c: df[c].to_numpy(float) for c in ("batch", "s_q", "heads", "kv_heads", "context", "page")}
+        kvb = df["kv_bytes"].to_numpy(float) if "kv_bytes" in df else 2.0
         b = OpBuilder(len(df))
-        emit(b, K.fa3(a["batch"], a["s_q"], a["context"], a["heads"], a["kv_heads"], 128.0, 2.0, a["page"], hw.units,
-                      num_splits=vllm_fa3_splits(a["batch"], a["s_q"]), prepare=False)[0], hw.units)
+        # fa3_vllm_prologue: vLLM's split bound and the prepare's price kept as the main kernel's exposed prologue (as
+        # families.VLLM_CALL_PROLOGUE prices vLLM's MLA call of the same kernel)
+        emit(b, K.fa3(a["batch"], a["s_q"], a["context"], a["heads"], a["kv_heads"], 128.0, kvb, a["page"], hw.units,
+                      num_splits=vllm_fa3_splits(a["batch"], a["s_q"]), prepare=family == "fa3_vllm_prologue")[0],
+             hw.units)
         return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
     from simulator.calibration import fit_production_attention as FP
     from simulator.kernels.families import gqa_launches
@@ -981,3 +986,56 @@ def measured_gqa_cold_fp8(tag: str = "gqacold8", kernel: str = "fa3_gqa_call", d
                           replicate: bool = False) -> pd.DataFrame | None:
     """The fp8 cold GQA grid's committed prediction joined to its newest H200 measurement (joined)."""
     return joined(PREDICTION17, "fa3_gqa_call", tag, kernel, GQA_KEYS + ["kv_bytes"], data_dir, replicate)
+
+
+#: vLLM's GQA call, grid 3 (blind, the engine's state): the candidate fa3_vllm_prologue (vLLM's own call from source:
+#: the split bound num_splits 32, so the prepare's dynamic split and a combine on every call, flash_prepare_scheduler.cu
+#: / flash_api.cpp @ 0251105a; the prepare's price as the main kernel's exposed prologue, as vLLM's MLA call ships
+#: with it) against main = fa3 (SGLang's call: FA3's heuristic bound, no combine at one split). Formed after the cold
+#: grids (SHAPES16 / SHAPES17) were seen: there, LOOKED-AT, main 7.6 / 18.0 % bf16, 8.9 / 26.9 % fp8 (5 of 8 regimes),
+#: the candidate 8.5 / 17.0 %, 8.0 / 16.7 % (6 of 8); on the GQA call grid (SHAPES5) the two price alike. New shapes,
+#: both dtypes, K/V cold: (kv_bytes, model heads, batch, s_q, context)
+SHAPES18 = ([(2, (32, 8), b, sq, c) for b, sq, c in ((1, 1, 768), (3, 1, 384), (6, 1, 192), (10, 1, 96), (2, 1, 1536),
+                                                     (1, 1, 4608), (2, 3, 768))]
+            + [(2, (8, 1), b, sq, c) for b, sq, c in ((3, 1, 1536), (10, 1, 768), (40, 1, 192), (160, 1, 80),
+                                                      (5, 2, 2048))]
+            + [(2, (28, 4), b, sq, c) for b, sq, c in ((3, 1, 640), (12, 1, 160))]
+            + [(1, (32, 8), b, sq, c) for b, sq, c in ((1, 1, 1536), (4, 1, 448), (8, 1, 224), (20, 1, 80),
+                                                      (1, 2, 2560))]
+            + [(1, (8, 1), b, sq, c) for b, sq, c in ((1, 1, 2560), (12, 1, 640), (64, 1, 224), (3, 3, 1536))]
+            + [(1, (28, 4), b, sq, c) for b, sq, c in ((2, 1, 1280), (10, 1, 320))]
+            + [(2, (32, 8), 12, 1, 12288), (2, (8, 1), 48, 1, 10240), (1, (32, 8), 10, 1, 20480),
+               (1, (8, 1), 80, 1, 7168)])
+PREDICTION18 = "fa3_vllm_gqa_grid3_h200_prediction_2026-11-29.csv"
+
+
+def regime18(df: pd.DataFrame) -> np.ndarray:
+    """Grid 3's regimes (declared before its call): the controls past 128 MiB, verification rows of both dtypes, and
+    short decode by dtype."""
+    fp = harness_warm_footprint(df)
+    fp8 = df["kv_bytes"].to_numpy(float) <= 1.0
+    return np.where(fp >= 128 * (1 << 20), "controls: K/V >= 128 MiB (both dtypes)",
+                    np.where(df["s_q"].to_numpy(float) > 1, "verification rows (s_q 2-3, both dtypes)",
+                             np.where(fp8, "fp8 decode, short (cold)", "bf16 decode, short (cold)")))
+
+
+def predict18(hw) -> pd.DataFrame:
+    """vLLM's GQA call, grid 3, priced before its call: pred_us (fa3_vllm_prologue, the candidate) and pred_main_us
+    (fa3, the vLLM profile's price). Declared before the call: the candidate ships (as the vLLM profile's GQA family on
+    Hopper) if it meets more regimes, a tie by the lower pooled median; the grid holds both cold families' STANDING."""
+    from simulator.kernels.families import vllm_fa3_splits
+
+    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
+                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1, "kv_bytes": kb}
+                      for kb, h, b, sq, c in SHAPES18])
+    t["regime"] = regime18(t)
+    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    t["pred_us"] = gqa_family_us(t, hw, "fa3_vllm_prologue")
+    t["pred_main_us"] = gqa_family_us(t, hw, "fa3")
+    return t
+
+
+def measured_vllm_gqa3(tag: str = "vgqa3", kernel: str = "fa3_gqa_call", data_dir: Path = DATA_DIR,
+                       replicate: bool = False) -> pd.DataFrame | None:
+    """Grid 3's committed prediction joined to its newest H200 measurement (joined)."""
+    return joined(PREDICTION18, "fa3_gqa_call", tag, kernel, GQA_KEYS + ["kv_bytes"], data_dir, replicate)
