@@ -281,3 +281,15 @@ def test_the_fp8_cold_gqa_grids_committed_prices_reproduce_at_fp8_bytes():
     assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)
     # the same rows at bf16 bytes price otherwise: the column reaches the family
     assert not np.allclose(S.gqa_family_us(p.drop(columns="kv_bytes"), hw, "fa3"), p["pred_us"].to_numpy(float))
+
+
+def test_the_vllm_gqa_grid3s_committed_prices_reproduce_both_models():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    hw = load_hardware("H200")
+    p = pd.read_csv(S.DATA_DIR / S.PREDICTION18)
+    assert np.allclose(S.gqa_family_us(p, hw, "fa3_vllm_prologue"), p["pred_us"].to_numpy(float), rtol=1e-4)
+    assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_main_us"].to_numpy(float), rtol=1e-4)
+    assert (S.regime18(p) == p["regime"]).all() and set(p["kv_bytes"]) == {1, 2}
