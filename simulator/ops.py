@@ -141,6 +141,21 @@ class OpTable:
         return OpTable(names=self.names, name_id=self.name_id[sel], kind=self.kind[sel], dtype=self.dtype[sel],
                        setting=new_id[self.setting[sel]], n_settings=int(keep.sum()), **cols)
 
+    def distinct_rows(self) -> tuple["OpTable", np.ndarray]:
+        """(the table's distinct op rows, every row's index among them): rows equal in every column but `setting` are
+        one row, so a price of the distinct rows, indexed by the second, is the whole table's per-row price (the
+        roofline prices each op row on its own). The rows keep their first setting (their settings are not summed
+        here). Worth it where settings repeat ops: a drafter's forward, the same at every context of a decode grid."""
+        cols = [self.name_id, self.kind, self.dtype] + [getattr(self, c) for c in _REQUIRED]
+        cols += [getattr(self, c) for c in _OPTIONAL if getattr(self, c) is not None]
+        m = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.float64) for c in cols], axis=1))
+        _, first, inv = np.unique(m.view(np.dtype((np.void, m.shape[1] * 8))).ravel(), return_index=True,
+                                  return_inverse=True)
+        sub = {c: getattr(self, c)[first] for c in _REQUIRED}
+        sub.update({c: (None if getattr(self, c) is None else getattr(self, c)[first]) for c in _OPTIONAL})
+        return OpTable(names=self.names, name_id=self.name_id[first], kind=self.kind[first], dtype=self.dtype[first],
+                       setting=self.setting[first], n_settings=self.n_settings, **sub), inv.ravel()
+
     def total(self, column: str) -> np.ndarray:
         """Per-setting sum of `column` times `count` (e.g. total bytes moved per step)."""
         col = getattr(self, column)

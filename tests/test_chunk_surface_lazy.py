@@ -97,3 +97,18 @@ def test_a_full_memo_starts_again():
     assert np.array_equal(out, keys.sum(axis=1)) and len(memo) == 12   # emptied first, then the call's own rows kept
     out = memo.lookup("x", keys[:3] + 100.0, lambda k: k.sum(axis=1))
     assert len(memo) == 3 and np.array_equal(out, (keys[:3] + 100.0).sum(axis=1))
+
+
+def test_distinct_op_rows_price_as_the_whole_table():
+    from hwmodels.roofline import price
+    from simulator.engine.step_cost import StepCostModel as M
+
+    c = make_combo("H100-SXM", "Llama-3.1-8B", speculation={"eagle3": {"k": 4}})
+    m = M.__new__(M)
+    m.combo, m._layers, m._has_draft = c, c.model.layers, True
+    b = m._decode_builder(np.repeat([1.0, 8.0, 64.0], 40), np.tile(np.geomspace(64, 60000, 40), 3))
+    ops = b.build()
+    uniq, inv = ops.distinct_rows()
+    assert len(uniq) < len(ops) / 2   # the drafter's forward repeats at every context
+    assert np.array_equal(price(uniq, c.hardware, "graph")[inv], price(ops, c.hardware, "graph"))
+    assert np.array_equal(m._price_rows(ops, "graph"), price(ops, c.hardware, "graph"))
