@@ -48,12 +48,14 @@ price, fa3, FIRST LOOK), fa3_gqa_cold_h200_prediction_2026-11-29.csv; --gqa-cold
 (SHAPES17, blind), fa3_gqa_cold_fp8_h200_prediction_2026-11-29.csv. --vllm-gqa3: vLLM's GQA call, grid 3 (SHAPES18,
 blind, both dtypes cold: the candidate fa3_vllm_prologue against fa3), fa3_vllm_gqa_grid3_h200_prediction_2026-11-29.csv.
 --fp8-probe: long calls both as vLLM and as SGLang call FA3, fp8 and bf16, cold (SHAPES19, a diagnosis),
-fa3_gqa_fp8_probe_h200_prediction_2026-11-29.csv.
+fa3_gqa_fp8_probe_h200_prediction_2026-11-29.csv. --fp8-grid2: the fp8 cold grid 2 (SHAPES20, blind: the H200's own
+fp8 iteration, FP8_ITER_SHARE_CANDIDATE, against the borrowed one), fa3_gqa_cold_fp8_grid2_h200_prediction_2026-11-29.csv.
 
     python lab/kernels/predict_fa3_sparse_mla.py [--grid2 | --mtp | --dense | --gqa | --vllm-mla | --sglang-prefill |
                                                   --sglang-prefill2 | --split-scan | --split-scan2 |
                                                   --grid3-dense | --grid3-sparse | --fp8pool | --fp8pool2 | --fp8prefill |
-                                                  --gqa-cold | --gqa-cold8 | --vllm-gqa3 | --fp8-probe]
+                                                  --gqa-cold | --gqa-cold8 | --vllm-gqa3 | --fp8-probe |
+                                                  --fp8-grid2]
 """
 from __future__ import annotations
 
@@ -70,7 +72,7 @@ from hwmodels.spec import load_hardware  # noqa: E402
 from simulator.calibration import fa3_sparse_mla_h200 as S  # noqa: E402
 
 #: flag -> (the pricer, the prediction file); no flag: grid 1
-MODES = {"--fp8-probe": (S.predict19, S.PREDICTION19), "--vllm-gqa3": (S.predict18, S.PREDICTION18), "--gqa-cold8": (S.predict17, S.PREDICTION17), "--gqa-cold": (S.predict16, S.PREDICTION16), "--fp8prefill": (S.predict15, S.PREDICTION15), "--fp8pool2": (S.predict14, S.PREDICTION14), "--fp8pool": (S.predict13, S.PREDICTION13), "--grid3-dense": (S.predict11, S.PREDICTION11), "--grid3-sparse": (S.predict12, S.PREDICTION12), "--split-scan2": (S.predict10, S.PREDICTION10), "--split-scan": (S.predict9, S.PREDICTION9), "--sglang-prefill2": (S.predict8, S.PREDICTION8), "--sglang-prefill": (S.predict7, S.PREDICTION7), "--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
+MODES = {"--fp8-grid2": (S.predict20, S.PREDICTION20), "--fp8-probe": (S.predict19, S.PREDICTION19), "--vllm-gqa3": (S.predict18, S.PREDICTION18), "--gqa-cold8": (S.predict17, S.PREDICTION17), "--gqa-cold": (S.predict16, S.PREDICTION16), "--fp8prefill": (S.predict15, S.PREDICTION15), "--fp8pool2": (S.predict14, S.PREDICTION14), "--fp8pool": (S.predict13, S.PREDICTION13), "--grid3-dense": (S.predict11, S.PREDICTION11), "--grid3-sparse": (S.predict12, S.PREDICTION12), "--split-scan2": (S.predict10, S.PREDICTION10), "--split-scan": (S.predict9, S.PREDICTION9), "--sglang-prefill2": (S.predict8, S.PREDICTION8), "--sglang-prefill": (S.predict7, S.PREDICTION7), "--vllm-mla": (S.predict6, S.PREDICTION6), "--gqa": (S.predict5, S.PREDICTION5), "--dense": (S.predict4, S.PREDICTION4), "--mtp": (S.predict3, S.PREDICTION3), "--grid2": (S.predict2, S.PREDICTION2),
          "": (S.predict1, S.PREDICTION1)}
 
 
