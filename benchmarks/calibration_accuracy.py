@@ -133,6 +133,7 @@ def main() -> None:
     fa3_sparse_mla.fa3_gqa_cold()
     fa3_sparse_mla.fa3_gqa_cold_fp8()
     fa3_sparse_mla.fa3_vllm_gqa3()
+    fa3_sparse_mla.fa3_gqa_cold_fp8_grid2()
     fa3_sparse_mla.fa3_mla_vllm()
     fa3_sparse_mla.fa3_mla_prefill()
     fa3_sparse_mla.fa3_mla_split()

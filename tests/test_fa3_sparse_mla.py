@@ -275,7 +275,7 @@ def test_the_fp8_cold_gqa_grids_committed_prices_reproduce_at_fp8_bytes():
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import fa3_sparse_mla_h200 as S
-    hw = load_hardware("H200")
+    hw = S.before_fp8_ship(load_hardware("H200"))   # priced before the H200's own fp8 iteration shipped
     p = pd.read_csv(S.DATA_DIR / S.PREDICTION17)
     assert (p["kv_bytes"] == 1).all()
     assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)
@@ -288,8 +288,23 @@ def test_the_vllm_gqa_grid3s_committed_prices_reproduce_both_models():
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import fa3_sparse_mla_h200 as S
-    hw = load_hardware("H200")
+    hw = S.before_fp8_ship(load_hardware("H200"))   # priced before the H200's own fp8 iteration shipped
     p = pd.read_csv(S.DATA_DIR / S.PREDICTION18)
     assert np.allclose(S.gqa_family_us(p, hw, "fa3_vllm_prologue"), p["pred_us"].to_numpy(float), rtol=1e-4)
     assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_main_us"].to_numpy(float), rtol=1e-4)
     assert (S.regime18(p) == p["regime"]).all() and set(p["kv_bytes"]) == {1, 2}
+
+
+def test_the_fp8_cold_grid2s_prices_reproduce_and_the_shipped_h200_is_the_candidate():
+    import pandas as pd
+
+    from hwmodels.spec import load_hardware
+    from simulator.calibration import fa3_sparse_mla_h200 as S
+    hw = load_hardware("H200")
+    p = pd.read_csv(S.DATA_DIR / S.PREDICTION20)
+    assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)   # shipped
+    before = S.before_fp8_ship(hw)
+    assert np.allclose(S.gqa_family_us(p, before, "fa3"), p["pred_main_us"].to_numpy(float), rtol=1e-4)
+    k = "attn_fa3_persist_fp8kv"
+    assert hw.efficiency.iter_s[k] == pytest.approx(S.FP8_ITER_SHARE_CANDIDATE * before.efficiency.iter_s[k], rel=1e-4)
+    assert k not in hw.efficiency.borrowed_kinds   # the H200 names the kind: its every term from its own file

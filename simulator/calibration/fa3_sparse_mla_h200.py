@@ -1120,3 +1120,16 @@ def measured_gqa_cold_fp8_grid2(tag: str = "gqacold8g2", kernel: str = "fa3_gqa_
                                 replicate: bool = False) -> pd.DataFrame | None:
     """The fp8 cold grid 2's committed prediction joined to its newest H200 measurement (joined)."""
     return joined(PREDICTION20, "fa3_gqa_call", tag, kernel, GQA_KEYS + ["kv_bytes"], data_dir, replicate)
+
+
+def before_fp8_ship(hw):
+    """`hw` (the H200) as the product priced it before its own fp8 FA3 iteration shipped (fp8 cold grid 2): the
+    H100-SXM's borrowed attn_fa3_persist_fp8kv iteration. The fp8 grids' committed prices (SHAPES17-20's pred_main_us)
+    reproduce with it."""
+    from dataclasses import replace
+
+    from hwmodels.spec import load_hardware
+
+    k = "attn_fa3_persist_fp8kv"
+    e = hw.efficiency
+    return replace(hw, efficiency=replace(e, iter_s={**e.iter_s, k: load_hardware("H100-SXM").efficiency.iter_s[k]}))
