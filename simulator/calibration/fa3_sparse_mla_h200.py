@@ -389,13 +389,25 @@ def gqa_family_us(df: pd.DataFrame, hw, family: str) -> np.ndarray:
     return FP.predict_us(b.build(), hw, hw.efficiency, len(df))
 
 
+def vllm_gqa_frame(shapes, kv_bytes=None) -> pd.DataFrame:
+    """GQA calls as vLLM's FLASH_ATTN makes them (page 16, scheduler metadata once a step, vllm_fa3_splits) from
+    `shapes` of (model heads (q, kv), batch, s_q, context), or (kv_bytes, heads, batch, s_q, context) when kv_bytes is
+    "per row"; kv_bytes 1 / 2 adds that column to every row (None: no column, bf16)."""
+    from simulator.kernels.families import vllm_fa3_splits
+
+    rows = []
+    for sh in shapes:
+        kb, (h, b, sq, c) = (sh[0], sh[1:]) if kv_bytes == "per row" else (kv_bytes, sh)
+        row = {"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
+               "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1}
+        rows.append(row if kb is None else {**row, "kv_bytes": kb})
+    return pd.DataFrame(rows)
+
+
 def predict5(hw) -> pd.DataFrame:
     """The GQA call grid priced before its call: pred_us (fa3_vllm, the family of vLLM's call, from source: FIRST
     LOOK) and pred_main_us (fa3, what the vLLM profile priced before: the per-call prepare and FA3's heuristic)."""
-    from simulator.kernels.families import vllm_fa3_splits
-
-    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
-                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1} for h, b, sq, c in SHAPES5])
+    t = vllm_gqa_frame(SHAPES5)
     t["regime"] = regime5(t["batch"], t["s_q"])
     t["pred_us"] = gqa_family_us(t, hw, "fa3_vllm")
     t["pred_main_us"] = gqa_family_us(t, hw, "fa3")
@@ -942,10 +954,7 @@ def predict16(hw) -> pd.DataFrame:
     """The cold GQA grid priced before its call: pred_us, the product's price of vLLM's call (family fa3, what the vLLM
     profile prices dense attention with on Hopper), one price for the engine's state and the harness's warm rows alike.
     No candidate: the FIRST LOOK of FA3 in the engine's state (K/V cold, metadata warm)."""
-    from simulator.kernels.families import vllm_fa3_splits
-
-    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
-                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1} for h, b, sq, c in SHAPES16])
+    t = vllm_gqa_frame(SHAPES16)
     t["regime"] = regime16(t)
     t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
     t["pred_us"] = gqa_family_us(t, hw, "fa3")
@@ -972,10 +981,7 @@ PREDICTION17 = "fa3_gqa_cold_fp8_h200_prediction_2026-11-29.csv"
 def predict17(hw) -> pd.DataFrame:
     """The fp8 cold GQA grid priced before its call: pred_us, the product's price (fa3 at kv_bytes 1). No candidate:
     FA3's fp8 call in the engine's state, blind."""
-    from simulator.kernels.families import vllm_fa3_splits
-
-    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
-                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1, "kv_bytes": 1} for h, b, sq, c in SHAPES17])
+    t = vllm_gqa_frame(SHAPES17, kv_bytes=1)
     t["regime"] = regime16(t)
     t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
     t["pred_us"] = gqa_family_us(t, hw, "fa3")
@@ -1023,11 +1029,7 @@ def predict18(hw) -> pd.DataFrame:
     """vLLM's GQA call, grid 3, priced before its call: pred_us (fa3_vllm_prologue, the candidate) and pred_main_us
     (fa3, the vLLM profile's price). Declared before the call: the candidate ships (as the vLLM profile's GQA family on
     Hopper) if it meets more regimes, a tie by the lower pooled median; the grid holds both cold families' STANDING."""
-    from simulator.kernels.families import vllm_fa3_splits
-
-    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
-                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1, "kv_bytes": kb}
-                      for kb, h, b, sq, c in SHAPES18])
+    t = vllm_gqa_frame(SHAPES18, kv_bytes="per row")
     t["regime"] = regime18(t)
     t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
     t["pred_us"] = gqa_family_us(t, hw, "fa3_vllm_prologue")
@@ -1105,10 +1107,7 @@ def predict20(hw) -> pd.DataFrame:
     FP8_ITER_SHARE_CANDIDATE) and pred_main_us (the product: the H100's fp8 terms borrowed). Declared before the call:
     the candidate ships (the H200's own attn_fa3_persist_fp8kv in its fitted file) if it meets more regimes, a tie by
     the lower pooled median; this grid holds the fp8 cold family's STANDING."""
-    from simulator.kernels.families import vllm_fa3_splits
-
-    t = pd.DataFrame([{"batch": b, "s_q": sq, "heads": h[0], "kv_heads": h[1], "context": c, "page": 16,
-                       "num_splits": int(vllm_fa3_splits(b, sq)), "sched": 1, "kv_bytes": 1} for h, b, sq, c in SHAPES20])
+    t = vllm_gqa_frame(SHAPES20, kv_bytes=1)
     t["regime"] = regime16(t)
     t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
     t["pred_us"] = gqa_family_us(t, fp8_iter_hw(hw), "fa3")
