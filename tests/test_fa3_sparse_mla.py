@@ -295,16 +295,16 @@ def test_the_vllm_gqa_grid3s_committed_prices_reproduce_both_models():
     assert (S.regime18(p) == p["regime"]).all() and set(p["kv_bytes"]) == {1, 2}
 
 
-def test_the_fp8_cold_grid2s_prices_reproduce_and_the_shipped_h200_is_the_candidate():
+def test_the_fp8_cold_grid2s_prices_reproduce_and_the_candidate_is_not_shipped():
     import pandas as pd
 
     from hwmodels.spec import load_hardware
     from simulator.calibration import fa3_sparse_mla_h200 as S
     hw = load_hardware("H200")
     p = pd.read_csv(S.DATA_DIR / S.PREDICTION20)
-    assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)   # shipped
-    before = S.before_fp8_ship(hw)
-    assert np.allclose(S.gqa_family_us(p, before, "fa3"), p["pred_main_us"].to_numpy(float), rtol=1e-4)
+    assert np.allclose(S.gqa_family_us(p, hw, "fa3"), p["pred_main_us"].to_numpy(float), rtol=1e-4)   # the product
+    assert np.allclose(S.gqa_family_us(p, S.fp8_iter_hw(hw), "fa3"), p["pred_us"].to_numpy(float), rtol=1e-4)
+    # withheld (won blind on decode; the same kind's iteration prices FA3's fp8 prefill tiles): still the H100's
     k = "attn_fa3_persist_fp8kv"
-    assert hw.efficiency.iter_s[k] == pytest.approx(S.FP8_ITER_SHARE_CANDIDATE * before.efficiency.iter_s[k], rel=1e-4)
-    assert k not in hw.efficiency.borrowed_kinds   # the H200 names the kind: its every term from its own file
+    assert k in hw.efficiency.borrowed_kinds
+    assert hw.efficiency.iter_s[k] == load_hardware("H100-SXM").efficiency.iter_s[k]
