@@ -86,7 +86,10 @@ KIND_MEANING: dict[str, str] = {
                                  "gather (simulator/kernels/flashmla_sparse.py)",
     "attn_flashmla_sparse_fwd": "FlashMLA's sm_90 sparse prefill kernel over independent rows (TensorRT-LLM's DSA "
                                 "generation on Hopper): a CTA per (64 heads, row) streaming the row's k bf16 tokens "
-                                "(simulator/strategies/dsa.py sparse_kernel prefill_kernel)",}
+                                "(simulator/strategies/dsa.py sparse_kernel prefill_kernel)",
+    "attn_fa3_prefill_fp8kv": "FlashAttention-3's persistent hopper/ forward in fp8 e4m3 at causal prefill tiles: "
+                              "attn_fa3_persist_fp8kv's terms on the device it was fitted on (a prefill tile's time is "
+                              "its tensor work; a decode block's waits on the HBM: simulator/kernels/fa3.py)",}
 KINDS: tuple[str, ...] = tuple(KIND_MEANING)
 KIND_CODE: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
 

@@ -351,9 +351,10 @@ CTA_FIXED_HIDDEN_SHARE: dict[int, tuple[float, float]] = {}
 #: cp.async loads stream, and a decode tile's m-block is padded to 128 rows (PackGQA: q x G rows), so the SM's tensor
 #: work is part of its measured per-block time (iter[kind], fitted on the binary's one-tile long chains) and runs beside
 #: the other SMs' bytes: the body is the bytes alone (compounding a padded-MMA stream with the bytes priced the
-#: many-wave calls 6-9 % too slow); its fp8 build (attn_fa3_persist_fp8kv) likewise
+#: many-wave calls 6-9 % too slow); its fp8 build (attn_fa3_persist_fp8kv, attn_fa3_prefill_fp8kv at prefill tiles)
+#: likewise
 CHAIN_TENSOR = tuple(KIND_CODE[k] for k in ("attn_fi_mla", "indexer_dg", "indexer_dg_cold", "indexer_dg_prefill",
-                                            "attn_fa3_persist", "attn_fa3_persist_fp8kv"))
+                                            "attn_fa3_persist", "attn_fa3_persist_fp8kv", "attn_fa3_prefill_fp8kv"))
 #: True = an op's `lone_tile_bytes` (the first K/V tile each CTA waits for with nothing of its own to overlap) adds
 #: to the kernel's time where the launch holds at most one CTA per SM in one wave: its CTAs' tiles at the kind's HBM
 #: rate (lone_tile_bytes x CTAs / (HBM x memory[kind])), as they all load at once and each gets its share. Declared by
@@ -440,7 +441,7 @@ CHAIN_COLD_HEAD = tuple(KIND_CODE[k] for k in ("indexer_dg_cold",))
 #: output tile, and only then can the next CTA take the SM (flashinfer-python 0.6.4 csrc/xqa/mha.cu kernel_mha_impl).
 #: The GMMA kernel (attn_xqa_fp8kv, mha_sm90.cu) keeps 3 CTAs per SM: not here
 CTA_ALONE = tuple(KIND_CODE[k] for k in ("attn_fa3", "attn_fa3_tma", "attn_fa3_persist", "attn_fa3_persist_fp8kv",
-                                         "attn_fa4", "attn_xqa"))
+                                         "attn_fa3_prefill_fp8kv", "attn_fa4", "attn_xqa"))
 #: kinds of CTA_ALONE whose CTA's last tile computes with nothing to overlap it: its MMAs need the tile the CTA has just
 #: loaded, no later tile's load runs under them and no other CTA shares the SM, so one tile's load (fill_m =
 #: min(memory_s', chain) / (waves x serial_iters), the memory share of the fill) and then one tile's tensor work on

@@ -1123,9 +1123,7 @@ def measured_gqa_cold_fp8_grid2(tag: str = "gqacold8g2", kernel: str = "fa3_gqa_
 
 def before_fp8_ship(hw):
     """`hw` (the H200) with the H100-SXM's attn_fa3_persist_fp8kv iteration: the product the fp8 grids' committed prices
-    (SHAPES17-20's pred_main_us) were priced with (the H200's own iteration, FP8_ITER_SHARE_CANDIDATE, won the fp8 cold
-    grid 2 but was withheld: the same iteration prices FA3's fp8 prefill tiles, docs/KNOWN_GAPS.md), so today `hw`
-    itself."""
+    (SHAPES17-20's pred_main_us) were priced with, before the H200's own iteration (FP8_ITER_SHARE_CANDIDATE) shipped."""
     from dataclasses import replace
 
     from hwmodels.spec import load_hardware

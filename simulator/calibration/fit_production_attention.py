@@ -859,14 +859,18 @@ def fa3_binary_ops(df: pd.DataFrame, sms: int):
 #: memory by the producer: its own per-block time)
 FA3_PERSIST_KINDS = ("attn_fa3_persist", "attn_fa3_persist_fp8kv")
 _P, _P8 = FA3_PERSIST_KINDS
+#: the fp8 build at causal prefill tiles: the fit's fp8 terms tied to it (the same numbers on the device fitted: a device
+#: that names its own attn_fa3_persist_fp8kv decode terms keeps these, hwmodels/opkinds.py)
+_PP8 = "attn_fa3_prefill_fp8kv"
 #: the binary's own terms, fitted together on fa3_binary_fit_rows [(name, start, low, high)]: the kernel's fixed time and
 #: a prologue load (both builds), the per-tile turnover of a CTA's later tiles (cta_fixed: simulator.kernels.fa3
 #: PERSIST_TILE_WAVES; both builds), the streaming rate (memory: the binary's own, no longer the stand-in's; both
 #: builds) and each build's per-block time (iter: a lone CTA's 128-key bf16 / 160-key fp8 block)
-FA3_PERSIST_PARAMS = [(f"fixed_us.{_P}|fixed_us.{_P8}", 1.0, 0.0, 20.0), (f"sync_us.{_P}|sync_us.{_P8}", 0.35, 0.05, 3.0),
-                      (f"cta_fixed_us.{_P}|cta_fixed_us.{_P8}", 1.0, 0.0, 10.0),
-                      (f"memory.{_P}|memory.{_P8}", 0.9, 0.5, 1.0), (f"iter_us.{_P}", 1.6, 0.5, 3.0),
-                      (f"iter_us.{_P8}", 1.6, 0.5, 4.0)]
+FA3_PERSIST_PARAMS = [(f"fixed_us.{_P}|fixed_us.{_P8}|fixed_us.{_PP8}", 1.0, 0.0, 20.0),
+                      (f"sync_us.{_P}|sync_us.{_P8}|sync_us.{_PP8}", 0.35, 0.05, 3.0),
+                      (f"cta_fixed_us.{_P}|cta_fixed_us.{_P8}|cta_fixed_us.{_PP8}", 1.0, 0.0, 10.0),
+                      (f"memory.{_P}|memory.{_P8}|memory.{_PP8}", 0.9, 0.5, 1.0), (f"iter_us.{_P}", 1.6, 0.5, 3.0),
+                      (f"iter_us.{_P8}|iter_us.{_PP8}", 1.6, 0.5, 4.0)]
 
 
 def fit_fa3_binary(data_dir: Path, hw: HardwareSpec, eff: Efficiency):
@@ -879,7 +883,7 @@ def fit_fa3_binary(data_dir: Path, hw: HardwareSpec, eff: Efficiency):
         return eff, {"rows": 0, "skipped": "no fa3_binary measurement"}
     meta: dict = {}
     up = {}
-    for k in FA3_PERSIST_KINDS:   # attn_fa3's terms as the starting point (and the compute rate, unused: CHAIN_TENSOR)
+    for k in FA3_PERSIST_KINDS + (_PP8,):   # attn_fa3's terms as the starting point (the compute rate unused: CHAIN_TENSOR)
         up.update({f"cta_slots.{k}": eff.cta_slots.get("attn_fa3", 1.0), f"memory.{k}": eff.memory["attn_fa3"],
                    f"compute.{k}": eff.compute["attn_fa3"]})
         for part, d_ in (("iter_us", eff.iter_s), ("cta_fixed_us", eff.cta_fixed_s), ("fixed_us", eff.fixed_s),

@@ -387,7 +387,11 @@ def fa3(B, q, T, Hq, Hkv, d, kvb, page, sms: int, varlen: bool = True, kind: str
         # CTAs of one resident slot, each walking one tile's blocks; emit counts the prologue's loads once per wave, so
         # a wave's share (the first tile's loads / rounds) makes them one tile's. The fp8 build is its own kind
         fp8 = kvb <= 1.0
-        for k_, on in ((main_kind, ~fp8), (main_kind + "_fp8kv", fp8)):
+        # the fp8 build at causal prefill tiles is its own kind (attn_fa3_prefill_fp8kv: the decode kind's terms where
+        # they were fitted; a tile's time is its tensor work, a decode block's waits on the HBM, so a device may time
+        # its decode blocks apart, hwmodels/opkinds.py)
+        pre8 = fp8 & (np.asarray(causal, dtype=bool) & np.ones(B.shape, dtype=bool) if causal_any else False)
+        for k_, on in ((main_kind, ~fp8), (main_kind + "_fp8kv", fp8 & ~pre8), ("attn_fa3_prefill_fp8kv", pre8)):
             mains.append(Launch("attention", k_, float(sms) * rounds, 1.0, blocks,
                                 tile_loads / np.maximum(rounds, 1.0), fl * head_share, rd1 * head_share,
                                 wr1 * head_share, where=on, lone_tile_bytes=tile_io))
