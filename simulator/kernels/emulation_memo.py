@@ -11,7 +11,8 @@ production.prefix_ladder_step, which many columns share): without a memo a colum
 A memo is active only inside `with active(memo):`, so every other caller (tests that switch the emulation's module
 constants, the calibration report) emulates as before. A key is the launch's whole row of the emulation's inputs plus
 the group size the emulation hands jobs out in (the only module constant it reads), so a value is the one the
-emulation would return for that launch in any call.
+emulation would return for that launch in any call. For the same reason threads that price at once (a sweep's threads)
+may read and fill each other's memos through the shared stack: every value any memo holds is exact for its key.
 """
 from __future__ import annotations
 
