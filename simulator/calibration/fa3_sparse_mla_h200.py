@@ -950,13 +950,19 @@ def regime16(df: pd.DataFrame) -> np.ndarray:
                                       "cold decode, warm footprint 25-128 MB")))
 
 
+def cold_gqa_frame(shapes, kv_bytes=None) -> pd.DataFrame:
+    """vllm_gqa_frame of a cold grid with its regimes (regime16) and the harness's warm footprint in MB."""
+    t = vllm_gqa_frame(shapes, kv_bytes)
+    t["regime"] = regime16(t)
+    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    return t
+
+
 def predict16(hw) -> pd.DataFrame:
     """The cold GQA grid priced before its call: pred_us, the product's price of vLLM's call (family fa3, what the vLLM
     profile prices dense attention with on Hopper), one price for the engine's state and the harness's warm rows alike.
     No candidate: the FIRST LOOK of FA3 in the engine's state (K/V cold, metadata warm)."""
-    t = vllm_gqa_frame(SHAPES16)
-    t["regime"] = regime16(t)
-    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    t = cold_gqa_frame(SHAPES16)
     t["pred_us"] = gqa_family_us(t, hw, "fa3")
     return t
 
@@ -981,9 +987,7 @@ PREDICTION17 = "fa3_gqa_cold_fp8_h200_prediction_2026-11-29.csv"
 def predict17(hw) -> pd.DataFrame:
     """The fp8 cold GQA grid priced before its call: pred_us, the product's price (fa3 at kv_bytes 1). No candidate:
     FA3's fp8 call in the engine's state, blind."""
-    t = vllm_gqa_frame(SHAPES17, kv_bytes=1)
-    t["regime"] = regime16(t)
-    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    t = cold_gqa_frame(SHAPES17, kv_bytes=1)
     t["pred_us"] = gqa_family_us(t, hw, "fa3")
     return t
 
@@ -1107,9 +1111,7 @@ def predict20(hw) -> pd.DataFrame:
     FP8_ITER_SHARE_CANDIDATE) and pred_main_us (the product: the H100's fp8 terms borrowed). Declared before the call:
     the candidate ships (the H200's own attn_fa3_persist_fp8kv in its fitted file) if it meets more regimes, a tie by
     the lower pooled median; this grid holds the fp8 cold family's STANDING."""
-    t = vllm_gqa_frame(SHAPES20, kv_bytes=1)
-    t["regime"] = regime16(t)
-    t["warm_footprint_mb"] = (harness_warm_footprint(t) / 1e6).round(2)
+    t = cold_gqa_frame(SHAPES20, kv_bytes=1)
     t["pred_us"] = gqa_family_us(t, fp8_iter_hw(hw), "fa3")
     t["pred_main_us"] = gqa_family_us(t, hw, "fa3")
     return t
