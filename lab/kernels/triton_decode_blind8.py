@@ -163,13 +163,15 @@ def main() -> None:
                 med, p20, p80, calls = P.time_graph(torch, fn, target_us=1e12, max_calls=P.cold_calls(R))
             else:
                 fn, R, path = B3.run_vllm_layout(torch, mod, s, P.copies_for)
-                if role == "cold":
+                if role in ("cold", "recheck_cold"):
                     def both(i, fn=fn):
                         flush(i)
                         fn(i)
                     tot, p20, p80, calls = P.time_graph(torch, both)
                     med, p20, p80 = tot - flush_us, p20 - flush_us, p80 - flush_us
                     extra = {"flush_us": f"{flush_us:.3f}"}
+                elif s.get("calls"):   # a call count fixed before the call (triton_decode_h200_calls.py)
+                    med, p20, p80, calls = P.time_graph(torch, fn, target_us=1e12, max_calls=int(s["calls"]))
                 else:
                     med, p20, p80, calls = P.time_graph(torch, fn)
             cfg = (s["model"], s["dtype"], path)

@@ -120,7 +120,9 @@ def build_ops(df: pd.DataFrame, sms: int, smem_per_sm: float, regs: dict | None 
             role = df["row_role"].astype(str).to_numpy() if "row_role" in df.columns else np.full(len(df), "")
             hot = ~np.isin(role, ("cold", "kvcold"))
             launches, _ = TE.triton_vllm(B, q, T, Hq, Hkv, d, kvb, sms, smem_per_sm,
-                                         kv_l2_hit=np.where(sel & hot, tv_harness_kv_l2_hit(B, T, Hkv, d, kvb), 0.0),
+                                         kv_l2_hit=np.where(sel & hot, tv_harness_kv_l2_hit(
+                                             B, T, Hkv, d, kvb, _col(df, "calls", sel, np.inf)
+                                             if "calls" in df.columns else None), 0.0),
                                          engine=role == "cold")
         elif f == "fa3":    # the measured stand-in: FA4-CuTe's sm_90 forward (page 0: contiguous K/V)
             launches, _ = FA3.fa4cute_sm90(B, q, T, Hq, Hkv, d, kvb, np.where(sel, df["page_size"].fillna(0)
@@ -1229,9 +1231,14 @@ TV_HARNESS_L2_BYTES = float(50 << 20)
 #: whether the harness's K/V L2 hits are priced (tv_harness_kv_l2_hit); False = every K/V load from DRAM (the model
 #: before)
 TV_HARNESS_KV_L2 = True
+#: whether the harness's K/V footprint counts only the copies its graph touches: the graph captures `calls` calls
+#: (lab/harness.py time_graph: ceil(target_us / one call's time), at least 2) and call i reads copy i mod R, so a
+#: long call captured fewer times than its R copies reads min(calls, R) of them (the measured rows' `calls` column);
+#: False = R copies whatever the calls (the rule before)
+TV_HARNESS_CALLS = False
 
 
-def tv_harness_kv_l2_hit(B, T, Hkv, d, kvb):
+def tv_harness_kv_l2_hit(B, T, Hkv, d, kvb, calls=None):
     """The share of a harness row's K/V tile loads that hit in the L2 (simulator.kernels.triton_engines
     VLLM_KV_L2_HIT): the harness replays the call over R = min(16, ceil(128 MiB / K/V bytes)) copies of the K/V (each
     call's pages: B x ceil(T / 16) blocks of 16 tokens x Hkv x d x 2 (K and V) x K/V bytes), so its footprint is R x
@@ -1245,6 +1252,8 @@ def tv_harness_kv_l2_hit(B, T, Hkv, d, kvb):
         return np.zeros(np.broadcast(B, T, Hkv, d, kvb).shape)
     kv = B * np.ceil(T / 16.0) * 16.0 * Hkv * d * 2.0 * kvb
     copies = np.clip(np.ceil(TV_HARNESS_COPY_BYTES / np.maximum(kv, 1.0)), 1.0, TV_HARNESS_MAX_COPIES)
+    if TV_HARNESS_CALLS and calls is not None:   # the graph's calls touch only the first `calls` copies
+        copies = np.minimum(copies, np.maximum(np.asarray(calls, dtype=np.float64), 1.0))
     half = TV_HARNESS_L2_BYTES / 2.0
     return np.clip((TV_HARNESS_L2_BYTES - copies * kv) / half, 0.0, 1.0)
 
