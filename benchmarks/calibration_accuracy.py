@@ -112,6 +112,7 @@ def main() -> None:
     h200_transfer_e.h200_transfer_e()
     mla_h200.mla_h200()
     triton_h200.triton_h200()
+    triton_h200.triton_h200_calls()
     h200_transfer_f.h200_transfer_f()
     h200_transfer_g.h200_transfer_g()
     h200_dg_blind.h200_dg_blind()

@@ -353,6 +353,49 @@ def test_harness_kv_l2_hit_follows_the_copies_footprint_and_engines_pay_none():
     assert steps[1] == pytest.approx(steps[0] - float(hot[0].saved_loads)) and steps[1] < 0.0
 
 
+def test_harness_footprint_counts_the_copies_the_graphs_calls_touch():
+    from simulator.calibration import fit_production_attention as FP
+    # one sequence of 2150 tokens, 8 KV heads, bf16: 8.85 MB a call, R = 16 copies (142 MB: no hit); a graph of 2 calls
+    # reads 2 copies (17.7 MB: all hit), of 4 calls 4 (35.4 MB: on the ramp), of 16 or more all 16 (the rule before)
+    args = (np.ones(5), np.full(5, 2150.0), np.full(5, 8.0), 128.0, 2.0)
+    calls = np.array([2.0, 4.0, 16.0, 32.0, np.inf])
+    h = FP.tv_harness_kv_l2_hit(*args, calls)
+    before = FP.tv_harness_kv_l2_hit(*args)
+    assert h[0] == 1.0 and 0.0 < h[1] < 1.0 and list(h[2:]) == [0.0, 0.0, 0.0]
+    kv = 2150.0 / 16.0
+    kv = np.ceil(kv) * 16.0 * 8.0 * 128.0 * 2.0 * 2.0
+    assert h[1] == pytest.approx((FP.TV_HARNESS_L2_BYTES - 4.0 * kv) / (FP.TV_HARNESS_L2_BYTES / 2.0))
+    assert list(before) == [0.0] * 5
+    # priced through build_ops: a warm row with few calls is faster, its cold twin (the engine's state) and a row
+    # without a calls column price as before
+    from hwmodels.spec import load_hardware
+    hw = load_hardware("H200")
+    row = dict(family="triton_vllm", model="llama8b", heads=32, kv_heads=8, head_dim=128, dtype="bf16", batch=1,
+               q_rows=5, context=2150, page_size=16)
+    df = pd.DataFrame([{**row, "row_role": "blind", "calls": 3.0}, {**row, "row_role": "blind", "calls": 32.0},
+                       {**row, "row_role": "cold", "calls": 3.0}])
+    t = FP.predict_us(FP.build_ops(df, hw.units, float(hw.smem_per_unit_bytes)), hw, hw.efficiency, len(df))
+    t0 = FP.predict_us(FP.build_ops(df.drop(columns="calls"), hw.units, float(hw.smem_per_unit_bytes)), hw,
+                       hw.efficiency, len(df))
+    assert t[0] < 0.9 * t[1] and t[1] == pytest.approx(t0[0]) and t[2] == pytest.approx(t0[2])
+
+
+def test_fit_keeps_the_r_copy_footprint_and_the_grid_ran_the_committed_call_counts():
+    from simulator.calibration import fit_production_attention as FP
+    from simulator.calibration import h200_transfer as HT
+    assert FP.TV_HARNESS_CALLS and not FP.TV_FIT_HARNESS_CALLS
+    b = HT.load_triton_h200_calls()
+    if not len(b):
+        pytest.skip("the second H200 grid is not measured")
+    warm = b["row_role"].isin(["blind", "blind_many", "recheck"])
+    assert (b.loc[warm, "calls"] == b.loc[warm, "calls_measured"]).all()
+    assert b.loc[~warm, "calls"].isna().all()
+    # every new shape is timed warm and cold; the lone ones at 32 calls too
+    assert (b["row_role"] == "blind").sum() == (b["row_role"] == "cold").sum() == 36
+    assert set(b.loc[b["row_role"] == "blind_many", "calls"]) == {32.0}
+    assert b.loc[b["row_role"].str.startswith("recheck"), "first_us"].notna().all()
+
+
 def test_engine_state_prices_the_first_waves_metadata_block_table_and_code_from_dram():
     # one sequence, 2D (q 2, 1450 tokens: 46 tiles of 32 keys, 91 pages = 12 block-table sectors of 8 entries), one
     # program: the engine adds the launch's cold loads, 3 metadata / first-table loads at the DRAM latency (from the

@@ -44,12 +44,12 @@ def refit_terms() -> dict:
     hw = load_hardware("H100-SXM")
     tv = FP.load_triton_vllm()
     _, tg = FP.latest_triton_vllm()
-    old = FP.TV_HARNESS_CALLS
-    FP.TV_HARNESS_CALLS = True
+    old = FP.TV_HARNESS_CALLS, FP.TV_FIT_HARNESS_CALLS
+    FP.TV_HARNESS_CALLS = FP.TV_FIT_HARNESS_CALLS = True
     try:
         _, meta = FP.fit_triton_vllm(tv, hw, hw.efficiency, pd.read_csv(tg))
     finally:
-        FP.TV_HARNESS_CALLS = old
+        FP.TV_HARNESS_CALLS, FP.TV_FIT_HARNESS_CALLS = old
     return meta["params"]
 
 

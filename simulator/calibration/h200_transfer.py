@@ -343,3 +343,32 @@ def load_triton_h200(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.D
         return b
     b["new_err_pct"] = (b["pred_us"] / b["h200_us"] - 1.0) * 100.0
     return b
+
+
+PRED_TRITON_H200_CALLS_CSV = "triton_decode_h200_calls_predictions.csv"
+#: the second grid's models: column of committed prices -> the report's name
+TRITON_CALLS_MODELS = {"pred_main_us": "main", "pred_us": "A", "pred_refit_us": "B"}
+
+
+def load_triton_h200_calls(data_dir: Path = DATA_DIR, replicate: bool = False) -> pd.DataFrame:
+    """The H200's second vLLM Triton grid (lab/kernels/triton_decode_h200_calls.py: each warm row's graph call count
+    fixed in the committed prediction) joined with its three models' committed prices: <model>_err_pct for main, A
+    (TV_HARNESS_CALLS, shipped) and B (A + the refit, not shipped), the measured call count (`calls_measured`, which
+    must equal the committed one on warm rows); empty before the measurement is committed."""
+    b = _joined(data_dir, PRED_TRITON_H200_CALLS_CSV, "triton_decode_h200_calls_nvidia-h200_*.csv", TRITON_KEYS,
+                replicate, lambda m: m["row_role"] != "probe")
+    if not len(b):
+        return b
+    fs = sorted(p for p in DF.glob(Path(data_dir), "triton_decode_h200_calls_nvidia-h200_*.csv")
+                if DF.stem(p).endswith("_replicate") == replicate)
+    m = pd.read_csv(fs[-1])
+    b = b.merge(m[TRITON_KEYS + ["calls"]].rename(columns={"calls": "calls_measured"}), on=TRITON_KEYS, how="left")
+    for col, name in TRITON_CALLS_MODELS.items():
+        b[f"{name}_err_pct"] = (b[col] / b["h200_us"] - 1.0) * 100.0
+    first = load_triton_h200(data_dir)   # the re-timed rows' committed times (first_us)
+    if len(first):
+        role = b["row_role"].map({"recheck": "blind", "recheck_cold": "cold"})
+        keys = [k for k in TRITON_KEYS if k != "row_role"]
+        f = first[TRITON_KEYS + ["h200_us"]].rename(columns={"h200_us": "first_us", "row_role": "first_role"})
+        b = b.assign(first_role=role).merge(f, on=keys + ["first_role"], how="left").drop(columns="first_role")
+    return b
