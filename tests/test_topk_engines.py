@@ -1066,3 +1066,27 @@ def test_grid22_committed_prices_are_reproduced_and_measured():
     g = E.grid22_accuracy(shipped="cand")
     met = {t: int(((g[f"{t}_med"] <= 10) & (g[f"{t}_p90"] <= 25)).sum()) for t in ("main", "cand", "noset")}
     assert met == {"main": 1, "cand": 2, "noset": 2}
+
+
+def test_harness_bases_sample_only_the_recorded_rows_a_launch_holds():
+    from simulator.calibration import fit_production_topk_gemm as F
+    from simulator.calibration import topk_engines as TE
+    rec = F._recorded_rows()
+    xs = F.sample_rows("recorded", 4000, 9, bases=3)
+    # row i resamples recorded row i mod 3 (values within the fp16 dither of that row's values)
+    for i, x in enumerate(xs):
+        base = np.sort(rec[i % 3])
+        j = np.clip(np.searchsorted(base, x), 1, len(base) - 1)
+        near = np.minimum(np.abs(x - base[j - 1]), np.abs(x - base[j]))
+        assert np.all(near <= np.abs(x) * 2.0 ** -10 + 1e-12)
+    assert all(np.array_equal(a, b) for a, b in zip(F.sample_rows("recorded", 4000, 9),
+                                                    F.sample_rows("recorded", 4000, 9, bases=None)))
+    # the rule is a diagnosis, not shipped: every launch samples all recorded rows
+    assert not TE.HARNESS_BASES and TE.harness_bases("recorded", 12) is None
+    old = TE.HARNESS_BASES
+    try:
+        TE.HARNESS_BASES = True
+        assert TE.harness_bases("recorded", 12) == 12 and TE.harness_bases("recorded", 500) == len(rec)
+        assert TE.harness_bases("gaussian", 12) is None
+    finally:
+        TE.HARNESS_BASES = old

@@ -67,8 +67,10 @@ def _recorded_rows() -> tuple[np.ndarray, ...]:
     return out
 
 
-def sample_rows(dist: str, n: int, count: int, seed: int = 0) -> list[np.ndarray]:
-    """`count` rows of length n drawn as lab/kernels/measure_production_kernels.py draws them."""
+def sample_rows(dist: str, n: int, count: int, seed: int = 0, bases: int | None = None) -> list[np.ndarray]:
+    """`count` rows of length n drawn as lab/kernels/measure_production_kernels.py draws them; recorded rows cycle
+    over the first `bases` recorded score rows (default all of them: the harness's row i of a launch resamples
+    recorded row i mod their count, so a launch of R rows holds rows 0..R-1 only)."""
     rng = np.random.default_rng(seed)
     out = []
     rec = _recorded_rows() if dist == "recorded" else None
@@ -78,7 +80,7 @@ def sample_rows(dist: str, n: int, count: int, seed: int = 0) -> list[np.ndarray
         elif dist == "uniform":
             out.append(rng.random(n).astype(np.float32))
         else:
-            base = rec[i % len(rec)]
+            base = rec[i % min(len(rec), bases or len(rec))]
             v = base[rng.integers(0, len(base), n)] * (1.0 + rng.uniform(-1.0, 1.0, n) * 2.0 ** -11)
             out.append(v.astype(np.float32))
     return out

@@ -604,13 +604,30 @@ def grid6_accuracy(by_dist: bool = False) -> pd.DataFrame:
 _JOB_SAMPLES: dict = {}
 
 
+#: whether a measured launch's recorded rows are sampled from the recorded score rows its harness drew them from
+#: (lab/kernels/measure_production_kernels.py _row_sampler: the launch's row i resamples recorded row i mod 32, so a
+#: launch of R < 32 rows holds rows 0..R-1 only): True = the samples cycle over min(R, 32) recorded rows; False = over
+#: all 32 whatever R (the rule before: a 12-row launch priced with rows it never held)
+HARNESS_BASES = False
+
+
+def harness_bases(dist: str, rows: int) -> int | None:
+    """The recorded score rows a measured launch of `rows` rows draws from (HARNESS_BASES), None = all."""
+    if not HARNESS_BASES or dist != "recorded":
+        return None
+    return int(max(1, min(int(rows), len(F._recorded_rows()))))
+
+
 def trtllm_samples(dist: str, rows: int, n: int, prefill: bool = False) -> list[dict]:
-    """topk_trtllm.launch_job_stats over the rows fit_production_topk_gemm.sample_rows draws for (dist, n), at the
-    launch of (rows, n) (the prefill entry's where `prefill`); cached."""
+    """topk_trtllm.launch_job_stats over the rows fit_production_topk_gemm.sample_rows draws for (dist, n) (recorded
+    rows from the score rows the harness's launch of `rows` rows draws from: harness_bases), at the launch of
+    (rows, n) (the prefill entry's where `prefill`); cached."""
     nb, th = int(TK.blocks_per_row(rows, n, prefill)), int(TK.block_threads(rows, n, prefill))
-    key = (dist, nb, th, int(n), bool(TK._OP["on"]))   # the torch op's split samples carry their merge apart
+    bases = harness_bases(dist, rows)
+    key = (dist, nb, th, int(n), bool(TK._OP["on"]), bases)   # the torch op's split samples carry their merge apart
     if key not in _JOB_SAMPLES:
-        _JOB_SAMPLES[key] = [TK.launch_job_stats(x, rows, nb=nb, th=th) for x in F.sample_rows(dist, n, F.sample_count(n))]
+        _JOB_SAMPLES[key] = [TK.launch_job_stats(x, rows, nb=nb, th=th)
+                             for x in F.sample_rows(dist, n, F.sample_count(n), bases=bases)]
     return _JOB_SAMPLES[key]
 
 
