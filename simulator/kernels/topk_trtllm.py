@@ -865,6 +865,11 @@ LONE_L2_ROUND_CANDIDATE = 1.3
 LONE_L2_ROUND = LONE_L2_ROUND_CANDIDATE
 
 
+#: EXPLORATION (2026-11-29, not shipped): the job's on-chip rounds (shape_terms' `job`: block scans, the final sort, the
+#: all-pairs rank) as the op's l1_iters, priced at the device's iter_l1[topk_trtllm] whatever the sweeps' L2 hit share
+ONCHIP_JOB = False
+
+
 def round_cost(threads, wide: float | None = None):
     """A sweep (or merge) round of a `threads`-thread CTA in the kind's 512-thread load rounds: 1 up to 512 threads,
     WIDE_ROUND_COST x threads / 1024 above (the docstring above; `wide` overrides WIDE_ROUND_COST)."""
@@ -919,10 +924,11 @@ def add_job_ops(b, rows, n, k, sweeps, job_extra_iters, count=1.0, where=None, m
         again = np.minimum(keep * again, keep * rd)
     # grid 21's candidate (NARROW_OUT_SET): a narrow short-row launch's L2 set holds its output indices too
     ws = rows * n * P.SCORE_BYTES + narrow_out_set(rows, n, k, prefill, out_set)
+    extra = {"l1_iters": np.asarray(job_extra_iters, float) * np.ones(np.shape(iters))} if ONCHIP_JOB else {}
     b.add("topk_trtllm", P.OP_KIND["trtllm"], flops=keep * rows * sweeps * n * 4.0, bytes_read=keep * rd,
           bytes_written=keep * rows * k * 4.0, parallel_units=rows * nb * th / THREADS, serial_iters=iters + merge_iters,
           reread_bytes=again, working_set=ws, dtype="fp32", count=count, where=where,
-          resident_ctas=res)
+          resident_ctas=res, **extra)
 
 
 def add_merge_launch(b, rows, nb, k, merge_sweeps, merge_job, count=1.0, where=None,
