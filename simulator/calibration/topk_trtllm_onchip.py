@@ -112,7 +112,7 @@ def fit_onchip(hw: HardwareSpec) -> dict:
 #: names them (trt_topk_pf_tri: a whole causal prompt, priced as DSA prefill prices it; trt_topk_op_w<W>: the torch op
 #: over a W-wide buffer)
 ONCHIP_GRID = (
-    ("causal prompts", "trt_topk_pf_tri", [("recorded", p, p) for p in (7168, 11264, 15360, 22528, 26624)]
+    ("causal prompts", "trt_topk_pf_tri", [("recorded", p, p) for p in (6656, 9728, 12800, 17408, 23552)]
      + [("gaussian", 9216, 9216)]),
     ("prefill entry, 4-12 CTAs per SM", "trt_topk_pf",
      [("recorded", 700, 9500), ("recorded", 1020, 26000), ("recorded", 1400, 4300), ("gaussian", 900, 14500),
@@ -131,7 +131,7 @@ ONCHIP_GRID = (
     ("single CTAs in a 163,840-wide buffer", "trt_topk_op_w163840",
      [("recorded", 6, 95000), ("recorded", 16, 130000), ("recorded", 36, 70000), ("gaussian", 10, 120000)]),
     ("two-launch split over live rows < 200K (a 262,144-wide buffer)", "trt_topk_op_w262144",
-     [("recorded", 3, 75000), ("recorded", 12, 150000), ("gaussian", 24, 60000), ("recorded", 9, 240000)]),
+     [("recorded", 3, 75000), ("recorded", 11, 165000), ("gaussian", 24, 60000), ("recorded", 9, 240000)]),
     ("decode single 512-thread CTAs, 4-8 CTAs per SM", "trt_topk",
      [("recorded", 480, 26000), ("recorded", 760, 15500), ("gaussian", 600, 38000), ("recorded", 950, 58000)]),
     ("narrow 256-thread CTAs, short rows, > 8 CTAs per SM", "trt_topk",
