@@ -67,6 +67,7 @@ from accuracy_sections import (
     topk_fi_h200,
     topk_sgl_h200,
     topk_trt_h200,
+    topk_trt_onchip,
     torch_rmsnorm_grid1,
     torch_rmsnorm_grid2,
     torch_rmsnorm_grid3,
@@ -121,6 +122,7 @@ def main() -> None:
     topk_fi_h200.topk_fi_h200()
     topk_fi_h200.topk_fi_h200_causal()
     topk_trt_h200.topk_trt_h200()
+    topk_trt_onchip.topk_trt_onchip()
     topk_sgl_h200.topk_sgl_h200()
     flashmla_sparse.flashmla_sparse()
     h200_gemm.h200_gemm()

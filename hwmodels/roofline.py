@@ -414,6 +414,12 @@ CHAIN_PREFETCHED = tuple(KIND_CODE[k] for k in ("indexer_dg", "indexer_dg_cold",
 #: chain). With the keys in L2 (kind indexer_dg) the pages' arrival overlaps those loads and the body is the bytes
 #: alone. The extra misses of a cold first item beyond its page (the block-table entry) are per launch: fixed[kind]
 CHAIN_COLD_HEAD = tuple(KIND_CODE[k] for k in ("indexer_dg_cold",))
+#: kinds whose `l1_iters` are on-chip rounds (shared-memory block scans and sorts between barriers, no load of their
+#: own) and that have no measured L1 iteration: those rounds cost the kind's L2 round (iter_l2[kind]) whatever the op's
+#: L2 hit share, the round their terms were fitted at (TensorRT-LLM's job model: JOB_TERMS fitted on launches whose
+#: scores stay in the L2, simulator/kernels/topk_trtllm.py ONCHIP_JOB). Judged blind on the H200's on-chip grid
+#: (simulator/calibration/topk_trtllm_onchip.py: 12 of 12 regimes against 9 of 12)
+L1_AT_L2_ROUND = tuple(KIND_CODE[k] for k in ("topk_trtllm",))
 #: kinds whose CTAs run alone on their SM, one wave after another (FlashAttention's CuTe sm_90 forward: 384 threads x 168
 #: registers and 164,864 B of shared memory per CTA, so one resident CTA per SM; SingleTileScheduler, not persistent:
 #: flash-attn-4 4.0.0b36 flash_attn/cute/flash_fwd_sm90.py). Two rules follow from that structure:
@@ -737,8 +743,11 @@ CHAIN_QUEUED_P = 1.5
 #: rule before grid 15). SHIPPED at 2.0 = simulator/kernels/topk_trtllm.py QUEUE_P_SHARED (scanned on grids 11-14's
 #: looked-at rows, topk_engines.fit_queue_p_shared; judged blind on grid 15 with the pair shares + L2 term: 6 of 7
 #: regimes, main's rule 2 of 7); the terms fitted before it keep their values (topk_engines.as_fitted prices their fits
-#: under the rule they were fitted with)
-CHAIN_QUEUED_P_SHARED: float | None = 2.0
+#: under the rule they were fitted with). WITHDRAWN after the on-chip grid (2026-11-29): with the job's on-chip rounds
+#: off the load chain (L1_AT_L2_ROUND, topk_trtllm.ONCHIP_JOB) the same scan's best exponent is 1.5, the lone CTA's
+#: knee (rms log error 0.0766 over the 133 rows; the sharper knee had stood in for the job charged at the HBM round),
+#: so None: one knee, CHAIN_QUEUED_P, everywhere (simulator/calibration/topk_trtllm_onchip.py)
+CHAIN_QUEUED_P_SHARED: float | None = None
 #: kinds whose CTAs each sweep their own row in address order, several times in one launch (the production top-k
 #: kernels, simulator/kernels/topk_production.py: SGLang's topk.cu sweeps a row twice, `for (idx = tx; idx < length;
 #: idx += BLOCK_SIZE)`, then gathers candidates of it). Their reads come in two parts with different reuse distances:
@@ -932,8 +941,11 @@ def _waves(ops, hw: HardwareSpec, eff, device_s, compute_s, hbm_bytes, fixed, n,
     n_it = iters if iters is not None else 0.0
     chain = waves * n_it * it
     l1 = getattr(ops, "l1_iters", None)
-    if eff.iter_l1_s and l1 is not None:   # iterations whose loads hit the CTA's own L1 (Efficiency.iter_l1_s)
+    if (eff.iter_l1_s or L1_AT_L2_ROUND) and l1 is not None:   # iterations off the load path (Efficiency.iter_l1_s)
         it_l1 = np.array([eff.iter_l1_s.get(k, np.nan) for k in KINDS])[ops.kind]
+        if L1_AT_L2_ROUND:   # on-chip rounds at the kind's L2 round where no L1 iteration is measured (L1_AT_L2_ROUND)
+            l2r = np.array([(eff.iter_l2_s or {}).get(k, eff.iter_s.get(k, np.nan)) for k in KINDS])[ops.kind]
+            it_l1 = np.where(np.isnan(it_l1) & _in(ops.kind, L1_AT_L2_ROUND), l2r, it_l1)
         chain = np.where(np.isnan(it_l1), chain, waves * ((n_it - l1) * it + l1 * np.nan_to_num(it_l1)))
     # pipeline fill: the first tiles are loaded before anything overlaps them, so one iteration's share of the
     # shorter of the two terms adds to the longer, once per kernel (later waves start while earlier ones stream): a

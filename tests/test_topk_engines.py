@@ -20,6 +20,14 @@ from tests.conftest import make_combo
 
 
 @pytest.fixture
+def before_onchip_rules():
+    """The TensorRT-LLM rules shipped before the on-chip grid (topk_engines.before_onchip): the tests of the grids
+    judged before it reproduce their committed prices inside it."""
+    with E.before_onchip():
+        yield
+
+
+@pytest.fixture
 def fitted_rules():
     """The TensorRT-LLM rules the terms before grid 15 were fitted and judged under (topk_engines.as_fitted: the
     assumed pair rule, one 1.5-knee); the tests of those terms run inside it."""
@@ -488,7 +496,7 @@ def test_grid14_shapes_are_new_and_priced_by_three_models_before_measuring():
     assert len(trt) == len(shapes) and trt[["pred_main_us", "pred_cand_us", "pred_us"]].notna().all().all()
 
 
-@pytest.mark.usefixtures("fitted_rules")
+@pytest.mark.usefixtures("before_onchip_rules", "fitted_rules")
 def test_trtllm_pair_l2_term():
     """pair_l2_hit: 0 without an L2, 1 where the tensor and the rows in flight fit, 0 where neither does; the L2 term
     moves only a paired single CTA whose rows hit the L2 (a 250K row and a split launch price as the pair shares alone)."""
@@ -523,6 +531,7 @@ def test_grid15_shapes_are_new_and_priced_by_three_models_before_measuring():
     assert set(p["regime"]) == set(E.regime15(p["kernel"], p["rows"], p["n"]))
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_trtllm_sharper_knee_only_where_an_sm_keeps_two_ctas():
     """CHAIN_QUEUED_P_SHARED (roofline) ships at topk_trtllm.QUEUE_P_SHARED with PAIR_SHARES = PAIR_SHARES_L2; the
     sharper knee lowers a launch that keeps >= 2 CTAs per SM (264 x 250K) and leaves a launch of one CTA per SM (132 x
@@ -543,6 +552,7 @@ def test_trtllm_sharper_knee_only_where_an_sm_keeps_two_ctas():
     assert TK.PAIR_SHARES is TK.PAIR_SHARES_L2 and R.CHAIN_QUEUED_P_SHARED == TK.QUEUE_P_SHARED
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid15_committed_prices_are_reproduced():
     """Three grid 15 rows re-priced now: pred_main_us under as_fitted (main 8c86417's rule), pred_us (the shipped
     candidate) by the product's price, as committed before measuring."""
@@ -602,6 +612,7 @@ def test_narrow_rule_moves_only_narrow_launches_and_is_restored():
     assert len(fr) == 73 and (TK.block_threads(fr["rows"], fr["n"]) == TK.NARROW).all()
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid16_committed_prices_are_reproduced():
     """Three grid 16 rows re-priced now under each rule as committed before measuring."""
     from simulator.kernels import topk_trtllm as TK
@@ -694,6 +705,7 @@ def test_grid18_shapes_are_new_narrow_and_priced_before_measuring():
     assert set(p["regime"]) == set(E.regime18(p["kernel"], p["rows"], p["n"]))
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
     """The additive rule (NARROW_ADDITIVE) changes a narrow short-row launch, leaves a 512-thread launch and a narrow
     launch past NARROW_PERCTA_MAX_N unchanged, is not shipped after grid 18, is off under as_fitted and restored on exit; its fit rows are grids 5-17's
@@ -721,6 +733,7 @@ def test_narrow_additive_moves_only_short_narrow_launches_and_is_restored():
     assert len(fr) == 115 and (TK.block_threads(fr["rows"], fr["n"]) == TK.NARROW).all()
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid18_committed_prices_are_reproduced_and_measured():
     """Three grid 18 rows re-priced now under main's rule as committed before measuring; the candidate's committed
     prices stay a record only: its op carries more L2 re-reads than bytes read, which the roofline now refuses
@@ -739,6 +752,7 @@ def test_grid18_committed_prices_are_reproduced_and_measured():
     assert len(m) == 36 and m["median_us"].notna().all() and not m["wrong"].any()
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_trtllm_grid15_committed_narrow_prices_are_reproduced(monkeypatch):
     """Grid 15's committed prices of its narrow 256-thread rows (where later rules would leak in) re-made by
     predict_grid15 under the rules it was priced with, whatever has shipped since (it pins grid 16's narrow rules off)."""
@@ -822,6 +836,7 @@ def test_grid19_shapes_are_new_narrow_and_priced_before_measuring():
     assert len(fr) == 146 and set(fr["grid"]) == set(E.NARROW_BOUNDED_FIT_GRIDS)
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid19_committed_prices_are_reproduced_and_measured():
     """Three grid 19 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
     no wrong selection, and main stays shipped (the candidate lost the tie rule)."""
@@ -896,6 +911,7 @@ def test_first_cta_rule_structure_and_fast_pricer():
     assert E.NARROW_FIRST_FIT_GRIDS == E.NARROW_BOUNDED_FIT_GRIDS + ("grid19",)
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid20_committed_prices_are_reproduced_and_measured():
     """Three grid 20 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
     no wrong selection, and the first-CTA rule is shipped (2 of 3 regimes against main's 1)."""
@@ -941,6 +957,7 @@ def test_grid21_shapes_are_new_narrow_and_priced_before_measuring():
     assert ctl.sum() == 4 and (p.loc[ctl, "pred_us"] == p.loc[ctl, "pred_main_us"]).all()
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_output_indices_in_the_narrow_l2_set():
     """narrow_out_set: 0 under the shipped rule (no out_set key) and for 512-thread / prefill launches; out_set x rows x
     k x 4 B on a narrow short-row launch; a narrow row whose scores sit at 0.75 of the L2 is dearer with it (its first
@@ -963,6 +980,7 @@ def test_output_indices_in_the_narrow_l2_set():
         assert E.predict_trtllm(t, hw) == pytest.approx(on, rel=1e-9)
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid21_committed_prices_are_reproduced_and_measured():
     """Three grid 21 rows re-priced now under each rule as committed before measuring; the measurement has every shape,
     no wrong selection; main stays shipped (1 of 3 regimes each, the candidate's pooled p90 higher)."""
@@ -1029,6 +1047,7 @@ def test_rank_work_and_hist_conflict_statistics():
     assert TK.hist_conflict(spread) == 8.0   # 16 exponents over the 4 x 32 elements: each j-th slot sees 4 bins x 8
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_rank_work_rule_structure_and_fast_pricer():
     """Grid 22's rule (SHIPPED): its first part reads rank_work and radix, not the block-scan rounds; 512-thread
     launches keep their price; narrow_price_fast equals predict_trtllm on two narrow rows."""
@@ -1049,6 +1068,7 @@ def test_rank_work_rule_structure_and_fast_pricer():
     assert E.narrow_price_fast(nar, f, hw, cand) == pytest.approx(now[:2], rel=1e-6)
 
 
+@pytest.mark.usefixtures("before_onchip_rules")
 def test_grid22_committed_prices_are_reproduced_and_measured():
     """Three grid 22 rows re-priced now under each rule as committed before measuring (the candidate is the shipped
     rule now); the measurement has every shape, no wrong selection; the candidate meets 2 of 2 regimes, main 1."""

@@ -84,20 +84,50 @@ def eff_with(hw: HardwareSpec, x) -> Efficiency:
 class as_fitted:
     """Context manager: price as the terms fitted before grid 15 were fitted (topk_trtllm.PAIR_SHARES None: the
     assumed REG_RESIDENT share rule; hwmodels/roofline.py CHAIN_QUEUED_P_SHARED None: the one 1.5-knee; NARROW_REG
-    off: eight narrow 256-thread CTAs a wave, the rule before grid 16), restored on exit; every fit of those terms runs
+    off: eight narrow 256-thread CTAs a wave, the rule before grid 16; ONCHIP_JOB off: every job round on the load
+    chain, the rule before the on-chip grid), restored on exit; every fit of those terms runs
     inside it, so shipping grid 15's and grid 16's rules refits nothing (no fit row is a narrow launch)."""
 
     def __enter__(self):
         import hwmodels.roofline as R
 
-        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA)
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA = None, None, False, None
+        self.old = (TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA, TK.ONCHIP_JOB)
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA, TK.ONCHIP_JOB = (None, None, False,
+                                                                                                 None, False)
         return self
 
     def __exit__(self, *exc):
         import hwmodels.roofline as R
 
-        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA = self.old
+        TK.PAIR_SHARES, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_REG, TK.NARROW_PERCTA, TK.ONCHIP_JOB = self.old
+        return False
+
+
+class before_onchip:
+    """Context manager: price TensorRT-LLM's top-k as shipped before the on-chip grid (2026-11-29: every job round on
+    the load chain, ONCHIP_JOB off; the pair shares and L2 term of grids 14-15, PAIR_SHARES_L2_BEFORE_ONCHIP; the
+    sharper shared-SM knee 2.0; grid 22's narrow terms), restored on exit: the committed prices of the grids judged
+    before it are reproduced inside it."""
+
+    def __enter__(self):
+        import hwmodels.roofline as R
+
+        self.old = (TK.ONCHIP_JOB, {k: dict(v) for k, v in TK.PAIR_SHARES_L2.items()}, R.CHAIN_QUEUED_P_SHARED,
+                    TK.QUEUE_P_SHARED, TK.NARROW_PERCTA)
+        TK.ONCHIP_JOB = False
+        for k, v in TK.PAIR_SHARES_L2_BEFORE_ONCHIP.items():
+            TK.PAIR_SHARES_L2[k].update(v)
+        R.CHAIN_QUEUED_P_SHARED = TK.QUEUE_P_SHARED = TK.QUEUE_P_SHARED_CANDIDATE
+        TK.NARROW_PERCTA = TK.NARROW_PERCTA_RANKW_CANDIDATE
+        return self
+
+    def __exit__(self, *exc):
+        import hwmodels.roofline as R
+
+        TK.ONCHIP_JOB, shares, R.CHAIN_QUEUED_P_SHARED, TK.QUEUE_P_SHARED, TK.NARROW_PERCTA = self.old
+        for k, v in shares.items():
+            TK.PAIR_SHARES_L2[k].clear()
+            TK.PAIR_SHARES_L2[k].update(v)
         return False
 
 

@@ -365,11 +365,19 @@ PAIR_SHARES: dict | None = None
 #: the assumed rule did (the pair shares alone 2 of 5), where shipping needed more: pooled 9.2 / 16.5 % (rms log 0.107)
 #: against main's 10.1 / 26.6 % (0.152), single CTAs at mid rows 8.4 / 23.3 -> 7.6 / 13.7 %, long rows 17.2 / 31.3 ->
 #: 12.5 / 16.8 % (missed either way), the prefill entry's mid rows 2.3 / 6.5 -> 9.2 / 13.1 % (+9 % slow, met either way)
-PAIR_L2_SHARE = 0.487
+#: REFITTED after the on-chip grid (2026-11-29, simulator/calibration/topk_trtllm_onchip.py fit_onchip, the same fit
+#: rows and order, with the job's rounds off the load chain, ONCHIP_JOB): decode 0.487 -> 0.546, prefill 0.389 -> 0.519;
+#: the single CTAs' job share 0 -> 0.202 and the split CTAs' 0.465 / 0.244 -> 0.611 / 0.621 (fit_pair_shares: rms log
+#: 0.0556 and 0.0683 on the TRT_PAIR_FIT scan). Judged blind: 12 of 12 regimes against 9 of 12
+PAIR_L2_SHARE = 0.546
 PAIR_L2_JOB = True
-PAIR_L2_SHARE_PREFILL = 0.389
-PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": PAIR_L2_SHARE, "l2_sweep_prefill": PAIR_L2_SHARE_PREFILL},
-                  "split": {"sweep": 0.465, "job": 0.244, "l2_sweep": 0.0}}
+PAIR_L2_SHARE_PREFILL = 0.519
+PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.202, "l2_sweep": PAIR_L2_SHARE,
+                             "l2_sweep_prefill": PAIR_L2_SHARE_PREFILL},
+                  "split": {"sweep": 0.611, "job": 0.621, "l2_sweep": 0.0}}
+#: the values before the on-chip refit (grids 14-15's fits): kept for the record
+PAIR_SHARES_L2_BEFORE_ONCHIP = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": 0.487, "l2_sweep_prefill": 0.389},
+                                "split": {"sweep": 0.465, "job": 0.244, "l2_sweep": 0.0}}
 
 #: the closed load loop's knee where an SM keeps two or more CTAs resident (hwmodels/roofline.py CHAIN_QUEUED_P_SHARED;
 #: the shipped CHAIN_QUEUED_P = 1.5 was chosen with one CTA per SM in the fit rows): in indexerTopK.cu @ 07339e94 a CTA
@@ -386,7 +394,9 @@ PAIR_SHARES_L2 = {"single": {"sweep": 0.0, "job": 0.0, "l2_sweep": PAIR_L2_SHARE
 #: main's rule with this knee alone 4 of 7 (8.9 / 28.4 %): SHIPPED, as hwmodels/roofline.py CHAIN_QUEUED_P_SHARED (equal
 #: to this constant; tests check) with PAIR_SHARES = PAIR_SHARES_L2 below
 QUEUE_P_SHARED_CANDIDATE = 2.0
-QUEUE_P_SHARED = QUEUE_P_SHARED_CANDIDATE
+#: WITHDRAWN after the on-chip grid (2026-11-29): refitted with the job's rounds off the load chain (ONCHIP_JOB) the
+#: scan's best is 1.5, the lone CTA's knee (hwmodels/roofline.py CHAIN_QUEUED_P): None = one knee everywhere
+QUEUE_P_SHARED = None
 #: SHIPPED after grid 15: the measured pair shares with the L2 term (PAIR_SHARES_L2; not shipped alone on grid 14, where
 #: they tied main's regimes: with the sharper knee above they met 6 of grid 15's 7 regimes, main's rule 2)
 PAIR_SHARES = PAIR_SHARES_L2
@@ -628,6 +638,12 @@ NARROW_PERCTA_RANKW_NOSET: dict = {"first": -17.6509, "first_radix": -16.4264, "
 #: (benchmarks/accuracy_sections/topk_grid22.py). Grid 20's rule: NARROW_PERCTA_FIRST_CANDIDATE (narrow_additive(False,
 #: it) reproduces main 9addb67's prices)
 NARROW_PERCTA = NARROW_PERCTA_RANKW_CANDIDATE
+#: grid 22's form refitted with the job's rounds off the load chain (ONCHIP_JOB; topk_trtllm_onchip.fit_onchip:
+#: fit_narrow_conflict("rankw", out_set 1) on the same 240 narrow rows, rms log error 0.0673 where the shipped form had
+#: 0.0861): SHIPPED with it after the on-chip grid (narrow > 8 CTAs per SM 7.7 / 10.3 % against 11.8 / 16.1 %)
+NARROW_PERCTA_ONCHIP: dict = {"first": -20.1266, "first_radix": -25.5584, "first_rankw": 0.1539, "round": 0.3673,
+                              "scan": 0.6978, "radix": 18.1708, "rank": 0.0204, "out_set": 1.0}
+NARROW_PERCTA = NARROW_PERCTA_ONCHIP
 
 
 def narrow_additive(rows, n) -> np.ndarray:
@@ -865,9 +881,16 @@ LONE_L2_ROUND_CANDIDATE = 1.3
 LONE_L2_ROUND = LONE_L2_ROUND_CANDIDATE
 
 
-#: EXPLORATION (2026-11-29, not shipped): the job's on-chip rounds (shape_terms' `job`: block scans, the final sort, the
-#: all-pairs rank) as the op's l1_iters, priced at the device's iter_l1[topk_trtllm] whatever the sweeps' L2 hit share
-ONCHIP_JOB = False
+#: the job's on-chip rounds (shape_terms' `job`: the block scans, the threshold bin's BlockRadixSort or all-pairs rank,
+#: shared-memory work between __syncthreads) as the op's `l1_iters`, priced at the kind's L2 round whatever the sweeps'
+#: L2 hit share (hwmodels/roofline.py L1_AT_L2_ROUND): JOB_TERMS were fitted on launches whose scores stay in the L2,
+#: and nothing of that work waits on the HBM. Before (False) a launch whose scores pass the L2 paid every job round at
+#: the HBM round (0.554 against 0.296 us), which the co-resident shares, the L2 term, the sharper knee and the narrow
+#: terms then made up for; with it they were refitted (PAIR_SHARES_L2, QUEUE_P_SHARED, NARROW_PERCTA_ONCHIP).
+#: SHIPPED after the on-chip grid (52 new shapes on one H200, both prices committed before the call, c480ec3): 12 of 12
+#: regimes against main's 9 of 12 (causal prompts 18.1 / 27.7 -> 7.9 / 13.9 %, the two-launch split at <= 2 CTAs per
+#: SM 12.4 / 13.8 -> 6.9 / 12.0 %, narrow launches 11.8 / 16.1 -> 7.7 / 10.3 %; simulator/calibration/topk_trtllm_onchip)
+ONCHIP_JOB = True
 
 
 def round_cost(threads, wide: float | None = None):
