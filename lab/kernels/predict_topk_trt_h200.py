@@ -7,7 +7,7 @@ The new shapes are checked against every committed top-k measurement first. Writ
 hwmodels/calibration/data/production_kernels/topk_trtllm_h200_prediction_2026-11-28.csv (the H100-SXM's prices too,
 `pred_h100_us`, for reference); lab/kernels/measure_topk_engines.py --shapes --only-listed reads it.
 
-    python lab/kernels/predict_topk_trt_h200.py [--grid2 | --grid3]
+    python lab/kernels/predict_topk_trt_h200.py [--grid2 | --grid3 | --grid4]
 
 --grid2: the second grid of the kernel's own dispatch (topk_trtllm_h200.NEW2_DECODE / NEW2_PREFILL, 28 new shapes, 4 a
 regime), priced by the product as committed after LONE_L2_ROUND and TWO_LAUNCH_LEAD_SHARE shipped; declared before its
@@ -16,6 +16,10 @@ call as the kernel dispatch's H200 STANDING. Writes production_kernels/topk_trtl
 --grid3: the third grid (topk_trtllm_h200.NEW3_DECODE / NEW3_PREFILL, 28 new shapes, 4 a regime), priced by the product
 as committed after STAGGERED_PARTNERS shipped; declared before its call as the kernel dispatch's H200 STANDING. Writes
 production_kernels/topk_trtllm_h200_grid3_prediction_2026-11-28.csv.
+
+--grid4: the fourth grid (topk_trtllm_h200.NEW4_DECODE / NEW4_PREFILL, 28 new shapes, 4 a regime), priced by the product
+as committed after the on-chip rule shipped (topk_trtllm.ONCHIP_JOB); declared before its call as the kernel dispatch's
+H200 STANDING. Writes production_kernels/topk_trtllm_h200_grid4_prediction_2026-11-29.csv.
 """
 from __future__ import annotations
 
@@ -40,7 +44,8 @@ OUT = F.DATA_DIR / H.PREDICTION
 def main() -> None:
     commit = head_or_exit(ROOT)
     for flag, new, pricer, name in (("--grid2", H.NEW2_DECODE + H.NEW2_PREFILL, H.predict2, H.PREDICTION2),
-                                    ("--grid3", H.NEW3_DECODE + H.NEW3_PREFILL, H.predict3, H.PREDICTION3)):
+                                    ("--grid3", H.NEW3_DECODE + H.NEW3_PREFILL, H.predict3, H.PREDICTION3),
+                                    ("--grid4", H.NEW4_DECODE + H.NEW4_PREFILL, H.predict4, H.PREDICTION4)):
         if flag not in sys.argv[1:]:
             continue
         again = [s for s in new if s in committed_topk()]

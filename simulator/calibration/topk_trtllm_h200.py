@@ -175,3 +175,27 @@ def predict3(hw: HardwareSpec) -> pd.DataFrame:
 def measured3(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
     """The third grid's committed prediction joined to its H200 measurement (None before it exists)."""
     return measured_grid(PREDICTION3, "trt_h200g3", data_dir, replicate)
+
+
+#: the fourth H200 grid of the kernel's own dispatch (priced by the product as committed after the on-chip rule
+#: shipped, topk_trtllm.ONCHIP_JOB): 4 new shapes in each of `regime`'s seven regimes; declared before its call as the
+#: kernel dispatch's H200 STANDING (the on-chip grid covered three of its regimes)
+NEW4_DECODE = ([("recorded", r, n) for r, n in ((1, 105000), (3, 280000), (5, 160000))] + [("gaussian", 7, 230000)]
+               + [("recorded", r, n) for r, n in ((11, 215000), (35, 335000), (95, 570000))] + [("uniform", 18, 420000)]
+               + [("recorded", r, n) for r, n in ((2, 22000), (7, 52000), (15, 9500))] + [("gaussian", 4, 14000)]
+               + [("recorded", r, n) for r, n in ((45, 27000), (150, 52000), (380, 19000))] + [("gaussian", 600, 33000)]
+               + [("recorded", r, n) for r, n in ((70, 85000), (210, 140000), (360, 240000))]
+               + [("uniform", 130, 110000)]
+               + [("recorded", r, n) for r, n in ((520, 9800), (900, 7700), (1400, 10300))] + [("gaussian", 2200, 8600)])
+NEW4_PREFILL = [("recorded", r, n) for r, n in ((800, 52000), (1300, 16800), (2400, 7400))] + [("gaussian", 1700, 26500)]
+PREDICTION4 = "topk_trtllm_h200_grid4_prediction_2026-11-29.csv"
+
+
+def predict4(hw: HardwareSpec) -> pd.DataFrame:
+    """NEW4's rows priced by the product as committed on `hw` (price_new)."""
+    return price_new(hw, NEW4_DECODE, NEW4_PREFILL)
+
+
+def measured4(data_dir: Path = F.DATA_DIR, replicate: bool = False) -> pd.DataFrame | None:
+    """The fourth grid's committed prediction joined to its H200 measurement (None before it exists)."""
+    return measured_grid(PREDICTION4, "trt_h200g4", data_dir, replicate)
