@@ -138,9 +138,22 @@ def topk_trt_h200(fmt: dict | None = None) -> None:
                         f"replicate run to run {rr:.2f} %), BLIND: the product as committed after STAGGERED_PARTNERS "
                         "shipped (the stagger grid below); the kernel dispatch's H200 STANDING (declared before the "
                         "call); |model/measured - 1| median / p90, signed median, %"),
-            FAMILY_KERNEL, "the third H200 grid, the product as committed", standing=not _onchip_measured(),
+            FAMILY_KERNEL, "the third H200 grid, the product as committed",
+            standing=not _onchip_measured() and H.measured4() is None,
             notes=("  largest: the prefill entry at 1,900 x 11.2K +14 % (19 CTAs per SM, 1.6 x the L2: the stagger "
                    "grid's scan rows show the same), narrow 400 x 11K gaussian +14 %, split 27 x 455K +12 %",))
+    g4 = H.measured4()
+    if g4 is not None:
+        blind_grid(
+            g4, H.measured4(replicate=True), fmt,
+            lambda rr: (f"\n== THE FOURTH H200 GRID OF THE KERNEL'S DISPATCH ({len(g4)} new shapes, 4 in each of the "
+                        f"seven regimes; {H.PREDICTION4}, commit {str(g4['model_commit'].iloc[0])[:7]}, before the call; "
+                        f"replicate run to run {rr:.2f} %), BLIND: the product as committed after the on-chip rule "
+                        "shipped (topk_trtllm.ONCHIP_JOB: the on-chip grid below covered three of these regimes); the "
+                        "kernel dispatch's H200 STANDING (declared before the call); |model/measured - 1| median / p90, "
+                        "signed median, %"),
+            FAMILY_KERNEL, "the fourth H200 grid, the product as committed (on-chip rule)", standing=True,
+            notes=("  largest: split 35 x 335K -11 %, narrow 520 x 9.8K +11 %, split 95 x 570K -9 %",))
 
     o = O.measured()
     if o is None:

@@ -52,11 +52,15 @@ def topk_trt_onchip(fmt: dict | None = None) -> None:
         r = _errors(r)
         tr = models_table(r, ("regime",), ("cand",), ("cand",))
         print(f"  replicate: cand {_pooled(r['cand_err_pct'])}, {int((tr['cand_goal'] == 'met').sum())} of {len(tr)}")
+    from simulator.calibration import topk_trtllm_h200 as H
+
     lab = "cand" if ships else "main"
+    kernel_later = H.measured4() is not None   # the fourth dispatch grid holds the kernel dispatch's STANDING
     for fam, x in m.groupby(m["regime"].map(OC.FAMILY_OF), sort=False):
         tf = t[t["regime"].isin(set(x["regime"]))]
         BOARD.add(fam, "blind", f"the on-chip grid, {'the on-chip candidate (shipped)' if ships else 'main'}",
-                  x[f"{lab}_err_pct"], int((tf[f"{lab}_goal"] == "met").sum()), len(tf), standing=True)
+                  x[f"{lab}_err_pct"], int((tf[f"{lab}_goal"] == "met").sum()), len(tf),
+                  standing=not (kernel_later and fam.endswith("(kernel dispatch), H200")))
         other = "main" if ships else "cand"
         BOARD.add(fam, "blind", f"the on-chip grid, {'main (the rule before)' if ships else 'the on-chip candidate'}",
                   x[f"{other}_err_pct"], int((tf[f"{other}_goal"] == "met").sum()), len(tf))
