@@ -103,22 +103,30 @@ class as_fitted:
         return False
 
 
-class before_onchip:
-    """Context manager: price TensorRT-LLM's top-k as shipped before the on-chip grid (2026-11-29: every job round on
-    the load chain, ONCHIP_JOB off; the pair shares and L2 term of grids 14-15, PAIR_SHARES_L2_BEFORE_ONCHIP; the
-    sharper shared-SM knee 2.0; grid 22's narrow terms), restored on exit: the committed prices of the grids judged
-    before it are reproduced inside it."""
+class trt_rules:
+    """Context manager: price TensorRT-LLM's top-k under the given rules, each left as shipped where not given:
+    `onchip_job` (topk_trtllm.ONCHIP_JOB), `pair_shares` (values merged into topk_trtllm.PAIR_SHARES_L2),
+    `queue_p_shared` (hwmodels/roofline.py CHAIN_QUEUED_P_SHARED and topk_trtllm.QUEUE_P_SHARED), `narrow`
+    (topk_trtllm.NARROW_PERCTA); everything restored on exit."""
+
+    _KEEP = object()
+
+    def __init__(self, onchip_job=None, pair_shares=None, queue_p_shared=_KEEP, narrow=None):
+        self.onchip_job, self.pair_shares, self.queue_p, self.narrow = onchip_job, pair_shares, queue_p_shared, narrow
 
     def __enter__(self):
         import hwmodels.roofline as R
 
         self.old = (TK.ONCHIP_JOB, {k: dict(v) for k, v in TK.PAIR_SHARES_L2.items()}, R.CHAIN_QUEUED_P_SHARED,
                     TK.QUEUE_P_SHARED, TK.NARROW_PERCTA)
-        TK.ONCHIP_JOB = False
-        for k, v in TK.PAIR_SHARES_L2_BEFORE_ONCHIP.items():
+        if self.onchip_job is not None:
+            TK.ONCHIP_JOB = self.onchip_job
+        for k, v in (self.pair_shares or {}).items():
             TK.PAIR_SHARES_L2[k].update(v)
-        R.CHAIN_QUEUED_P_SHARED = TK.QUEUE_P_SHARED = TK.QUEUE_P_SHARED_CANDIDATE
-        TK.NARROW_PERCTA = TK.NARROW_PERCTA_RANKW_CANDIDATE
+        if self.queue_p is not trt_rules._KEEP:
+            R.CHAIN_QUEUED_P_SHARED = TK.QUEUE_P_SHARED = self.queue_p
+        if self.narrow is not None:
+            TK.NARROW_PERCTA = self.narrow
         return self
 
     def __exit__(self, *exc):
@@ -129,6 +137,15 @@ class before_onchip:
             TK.PAIR_SHARES_L2[k].clear()
             TK.PAIR_SHARES_L2[k].update(v)
         return False
+
+
+def before_onchip() -> trt_rules:
+    """TensorRT-LLM's top-k as shipped before the on-chip grid (2026-11-29: every job round on the load chain,
+    ONCHIP_JOB off; the pair shares and L2 term of grids 14-15, PAIR_SHARES_L2_BEFORE_ONCHIP; the sharper shared-SM
+    knee 2.0; grid 22's narrow terms), as a trt_rules context: the committed prices of the grids judged before it are
+    reproduced inside it."""
+    return trt_rules(False, TK.PAIR_SHARES_L2_BEFORE_ONCHIP, TK.QUEUE_P_SHARED_CANDIDATE,
+                     TK.NARROW_PERCTA_RANKW_CANDIDATE)
 
 
 def _fitted_before_grid15(fit):

@@ -50,36 +50,12 @@ def onchip_hw(hw: HardwareSpec) -> HardwareSpec:
     return hw.with_efficiency(dataclasses.replace(e, iter_l1_s={**e.iter_l1_s, "topk_trtllm": it}))
 
 
-class onchip:
-    """Context manager: price TensorRT-LLM's top-k under `settings` (default ONCHIP_CANDIDATE; keys absent keep the
-    shipped value): ONCHIP_JOB on, the pair shares, the shared-SM knee (hwmodels.roofline CHAIN_QUEUED_P_SHARED) and
-    the narrow CTAs' terms; everything restored on exit. Price with onchip_hw(hw)."""
-
-    def __init__(self, settings: dict | None = None):
-        self.s = ONCHIP_CANDIDATE if settings is None else settings
-
-    def __enter__(self):
-        import hwmodels.roofline as R
-
-        self.old = (TK.ONCHIP_JOB, {k: dict(v) for k, v in TK.PAIR_SHARES_L2.items()}, R.CHAIN_QUEUED_P_SHARED,
-                    TK.NARROW_PERCTA)
-        TK.ONCHIP_JOB = True
-        for k, v in self.s.get("pair_shares", {}).items():
-            TK.PAIR_SHARES_L2[k].update(v)
-        if "queue_p_shared" in self.s:
-            R.CHAIN_QUEUED_P_SHARED = self.s["queue_p_shared"]
-        if "narrow" in self.s:
-            TK.NARROW_PERCTA = dict(self.s["narrow"])
-        return self
-
-    def __exit__(self, *exc):
-        import hwmodels.roofline as R
-
-        TK.ONCHIP_JOB, shares, R.CHAIN_QUEUED_P_SHARED, TK.NARROW_PERCTA = self.old
-        for k, v in shares.items():
-            TK.PAIR_SHARES_L2[k].clear()
-            TK.PAIR_SHARES_L2[k].update(v)
-        return False
+def onchip(settings: dict | None = None) -> TE.trt_rules:
+    """A context (topk_engines.trt_rules) pricing TensorRT-LLM's top-k under `settings` (default ONCHIP_CANDIDATE;
+    keys absent keep the shipped value): ONCHIP_JOB on, the pair shares, the shared-SM knee and the narrow CTAs'
+    terms; everything restored on exit. Price with onchip_hw(hw)."""
+    s = ONCHIP_CANDIDATE if settings is None else settings
+    return TE.trt_rules(True, s.get("pair_shares"), s.get("queue_p_shared", TE.trt_rules._KEEP), s.get("narrow"))
 
 
 def fit_onchip(hw: HardwareSpec) -> dict:
