@@ -1,21 +1,17 @@
 """The engine's chunk surface priced a prefix column at a time when first read (simulator/engine/step_cost.py
 ChunkSurface) and the prefill schedules' emulation memo it keeps (simulator/kernels/emulation_memo.py): the lookups
-are those of the whole table priced at once, and a memo never hands back a value the emulation would not."""
+are those of the whole table priced at once (at every chunk length with CHUNK_ALIGN 0; within CHUNK_ALIGN_TOL at the
+tile-aligned lengths), and a memo never hands back a value the emulation would not."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import simulator.engine.step_cost as SC
 import simulator.kernels.production as PR
 from simulator.combo import make_combo
 from simulator.engine.step_cost import StepCostModel
 from simulator.kernels import emulation_memo
-
-
-@pytest.fixture(scope="module")
-def fa3_model():
-    c = make_combo("H100-SXM", "Llama-3.1-8B", attention={"dense": {"kernel": "fa3"}})
-    return StepCostModel(c, 512, 16, max_context=32768)
 
 
 def test_columns_are_priced_only_when_a_lookup_reads_them():
@@ -31,19 +27,49 @@ def test_columns_are_priced_only_when_a_lookup_reads_them():
     assert ch.built == 2
 
 
-def test_lookups_equal_the_whole_table_priced_at_once(fa3_model):
-    m = fa3_model
+def _whole_table_lookups(m, n=60, seed=3):
+    """(lookup, the whole table at every length priced at once, interpolated in o as the surface is) at n pairs."""
     o_grid = np.asarray(m.chunks.o_list)
     R = np.arange(1, m.max_tokens + 1, dtype=np.float64)
     cc, oo = np.meshgrid(R, o_grid, indexing="ij")
     with emulation_memo.active(emulation_memo.EmulationMemo()):   # one call, its own memo: the table of before
         whole = np.vstack([np.zeros((1, len(o_grid))),
                            m._attn_prefill(cc.ravel(), oo.ravel()).reshape(cc.shape)])
-    rng = np.random.default_rng(3)
-    for c, o in zip(rng.integers(1, m.max_tokens + 1, 60), rng.integers(0, 32768, 60)):
+    rng = np.random.default_rng(seed)
+    out = []
+    for c, o in zip(rng.integers(1, m.max_tokens + 1, n), rng.integers(0, 32768, n)):
         j = min(int(np.searchsorted(o_grid, o, side="right")) - 1, len(o_grid) - 2)
         want = whole[c, j] + (whole[c, j + 1] - whole[c, j]) * (o - o_grid[j]) / (o_grid[j + 1] - o_grid[j])
-        assert m.chunk_s(int(c), int(o)) == want
+        out.append((m.chunk_s(int(c), int(o)), want))
+    return np.array(out)
+
+
+def test_lookups_equal_the_whole_table_priced_at_once_at_every_length(monkeypatch):
+    monkeypatch.setattr(SC, "CHUNK_ALIGN", 0)   # every chunk length priced: the lookups are the table's exactly
+    c = make_combo("H100-SXM", "Llama-3.1-8B", attention={"dense": {"kernel": "fa3"}})
+    got = _whole_table_lookups(StepCostModel(c, 512, 16, max_context=32768))
+    assert np.array_equal(got[:, 0], got[:, 1])
+
+
+@pytest.mark.parametrize("model", ["Llama-3.1-8B", "Minitron-4B"])   # Minitron: 3 query heads a KV head, tiles of 128 / 3
+def test_aligned_lengths_price_as_every_length_within_the_tolerance(model):
+    assert SC.CHUNK_ALIGN == 16
+    c = make_combo("H100-SXM", model, attention={"dense": {"kernel": "fa3"}})
+    got = _whole_table_lookups(StepCostModel(c, 512, 16, max_context=32768), n=150, seed=4)
+    assert np.all(np.abs(got[:, 0] / got[:, 1] - 1.0) <= 2e-4)
+
+
+def test_a_jump_off_the_multiples_of_16_is_flagged_and_a_straight_line_is_not():
+    c_pts = SC._aligned_grid(256, 64, 16)
+    assert {64.0, 65.0, 80.0, 81.0, 256.0} <= set(c_pts) and 70.0 not in c_pts
+    lin = 3.0 + 0.5 * c_pts
+    step = lin + 40.0 * (c_pts >= 171)   # a tile of 128 / 3 rows ends at 170.7: inside the segment 161 .. 176
+    curve = lin + 1e-6 * c_pts ** 2      # smooth: within the tolerance
+    tab = np.vstack([lin, step, curve])
+    rows, segs = SC._unaligned_jumps(c_pts, tab, SC.CHUNK_ALIGN_TOL)
+    assert list(rows) == [1] and [(c_pts[s], c_pts[s + 1]) for s in segs] == [(161.0, 176.0)]
+    aligned = lin + 40.0 * (c_pts >= 129)   # a step between 128 and 129: a priced pair, nothing to flag
+    assert len(SC._unaligned_jumps(c_pts, aligned[None, :], SC.CHUNK_ALIGN_TOL)[0]) == 0
 
 
 def _launches(n=40, seed=0):

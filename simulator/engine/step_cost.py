@@ -32,8 +32,10 @@ projections and the DP reshard are not split out): an approximation for mixed st
 
 Speed: body and head are exact tables over every R, L = 1 .. max_num_batched_tokens; decode(b, T) is a
 bilinear interpolation on a grid (integers up to `exact_below`, then geometric with ratio `grid_ratio`);
-chunk(c, o) is exact in c (every chunk length: a prefill kernel's cost jumps where its CTAs start another
-wave, which no interpolation in c follows) and linear in o between prefixes a factor `prefix_ratio` apart
+chunk(c, o) is priced at every chunk length up to CHUNK_EXACT_BELOW and at each multiple of CHUNK_ALIGN (16) and the
+length after it, linear between (a prefill kernel's cost jumps where its CTAs start another query tile or wave, at
+multiples of its tile rows, which fall between such a pair; CHUNK_ALIGN 0 prices every length), and linear in o
+between prefixes a factor `prefix_ratio` apart
 (cost is linear in o between the kinks of the roofline maximum); for a strategy priced by difference, the
 whole-prompt cost A(P) is a table exact at every length up to max_context + max_num_batched_tokens (a
 difference of interpolated values would drown in A's own wave-quantization steps); complete(P) is exact at
@@ -41,7 +43,7 @@ every prompt length and the drafter's chunk cost exact over c. The chunk surface
 chunk length) are priced the first time a lookup reads them (ChunkSurface: a run prices only the prefixes its chunks
 fall between; the prefill schedules' emulations are shared between columns through an emulation memo,
 simulator/kernels/emulation_memo.py), so the set-up of a FlashAttention-3 Llama-3.1-70B TP8 model on the H200 is ~2 s
-instead of ~45 s, with the same prices. Every interpolated grid is refined
+instead of ~45 s, with the same prices; the aligned lengths make each column ~4x cheaper again. Every interpolated grid is refined
 (refine_grid) until midpoints match direct pricing within 1e-4 on probe rows, which places grid points on
 both sides of each jump of the cost (split-KV combine kernels, waves). The
 interpolation error against direct pricing of the same composition is printed by
@@ -97,6 +99,22 @@ HEAD_OPS = ("final_norm", "lm_head", "sampling")
 CHUNK_EXACT_BELOW = 64
 #: ... and the most chunk-length and cached-prefix points its chunk surface refines to
 CHUNK_GRID_C_POINTS, CHUNK_GRID_O_POINTS = 800, 160
+#: An attention priced exactly in c (chunk_grid_ratio 0) has its chunk surface's columns priced at every length up to
+#: CHUNK_EXACT_BELOW, then at every multiple of CHUNK_ALIGN and the length after it, linear in c between. Why: a prefill
+#: kernel's CTAs are its query tiles (FlashAttention-3's 128 rows, FlashInfer's 16 / 64 / 128, the op model's 64 / 128),
+#: so its waves, tiles and causal blocks mostly step at multiples of 16 tokens, between a priced pair (16k, 16k + 1);
+#: what is left between them is the bytes and FLOPs, linear in c. Where a price jumps inside a segment all the same (a
+#: packed query tile of 128 / 3 rows, MLA's heads packed into the tile, a split chosen by the chunk, a key tile's edge
+#: at o + c) the segment's slope matches neither unit step beside it, and its lengths are priced too (CHUNK_ALIGN_TOL).
+#: Against every length priced (benchmarks/results_chunk_surface_aligned.txt, 2026-11-29): max |error| 0.03 % at
+#: 1,500-3,000 (c, o) pairs on each of nine models and kernels; the Mooncake hour's summary identical; its columns 3.4x faster
+#: to price (7.7 -> 2.3 s). 16 was chosen after 64 and 128 were run: as exact, but slower (more segments flagged).
+#: 0 prices every length.
+CHUNK_ALIGN = 16
+#: ... and every length inside a segment whose slope matches neither unit step beside it (a jump off the multiples of 16:
+#: a packed query tile of 128 / 3 rows, a split chosen by the chunk) is priced too (_unaligned_jumps), so the rest is
+#: linear within this share of the price
+CHUNK_ALIGN_TOL = 1e-4
 
 
 def _geom_grid(lo: float, hi: float, exact_below: int, ratio: float) -> np.ndarray:
@@ -107,6 +125,32 @@ def _geom_grid(lo: float, hi: float, exact_below: int, ratio: float) -> np.ndarr
         x = max(x + 1.0, math.floor(x * ratio))
         pts.append(min(x, hi))
     return np.unique(np.asarray(pts, dtype=np.float64))
+
+
+def _aligned_grid(top: int, exact_below: int, align: int) -> np.ndarray:
+    """Lengths 1..exact_below, then every multiple of `align` and the length after it, and `top` (CHUNK_ALIGN)."""
+    k = np.arange(align, top + 1, align, dtype=np.float64)
+    pts = np.concatenate([np.arange(1, min(exact_below, top) + 1, dtype=np.float64), k, k + 1.0, [float(top)]])
+    return np.unique(pts[pts <= top])
+
+
+def _unaligned_jumps(c_pts: np.ndarray, tab: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """(row, segment) of the aligned grid's segments that a price may jump inside (CHUNK_ALIGN): a segment between
+    priced lengths more than 1 apart whose slope matches neither unit step beside it (16k -> 16k + 1 before it, the
+    one after it) within `tol` of its value over its width. tab: (rows, len(c_pts)) prices at c_pts."""
+    gaps = np.diff(c_pts)
+    seg = np.nonzero(gaps > 1)[0]
+    if not len(seg):
+        return np.zeros(0, dtype=np.int64), seg
+    last = len(c_pts) - 1
+    s_seg = (tab[:, seg + 1] - tab[:, seg]) / gaps[seg]
+    has_l = (seg >= 1) & (gaps[np.maximum(seg - 1, 0)] == 1)
+    has_r = (seg + 2 <= last) & (gaps[np.minimum(seg + 1, len(gaps) - 1)] == 1)
+    s_l = np.where(has_l, tab[:, seg] - tab[:, np.maximum(seg - 1, 0)], np.nan)
+    s_r = np.where(has_r, tab[:, np.minimum(seg + 2, last)] - tab[:, seg + 1], np.nan)
+    dev = np.fmin(np.abs(s_seg - s_l), np.abs(s_seg - s_r)) * gaps[seg]
+    rows, cols = np.nonzero(~(dev <= tol * np.abs(tab[:, seg + 1])))
+    return rows, seg[cols]
 
 
 def refine_grid(grid: np.ndarray, f, tol: float = 1e-4, min_width: float = 1e-6, integer: bool = False,
@@ -483,7 +527,7 @@ def _log_grid(lo: float, hi: float, steps: int) -> np.ndarray:
 
 class ChunkSurface:
     """chunk(c, o) of a prefill chunk of every length c = 0 .. max_num_batched_tokens after a cached prefix o, linear in
-    o between the points of `o_grid`. A column (one prefix point, every chunk length) is priced the first time a
+    o between the points of `o_grid` (a column's lengths priced on the grid StepCostModel gives it, CHUNK_ALIGN). A column (one prefix point, every chunk length) is priced the first time a
     lookup reads it, with the other column that lookup reads in the same pricing call: a run prices only the prefixes
     its chunks fall between (a Llama-3.1-70B FlashAttention-3 table at TP8 is 8,192 lengths x ~970 prefix points, ~40 s
     to price whole). Lookups are those of the whole table priced at once: a column's values do not depend on when, or
@@ -895,12 +939,28 @@ class StepCostModel:
 
                 c_pts = refine_grid(_geom_grid(1, float(R[-1]), CHUNK_EXACT_BELOW, ratio), chunk_c, tol=1e-3,
                                     integer=True, max_points=CHUNK_GRID_C_POINTS)
+            elif CHUNK_ALIGN and len(R) > 4 * CHUNK_ALIGN:   # the tile-aligned lengths (CHUNK_ALIGN)
+                c_pts = _aligned_grid(int(R[-1]), CHUNK_EXACT_BELOW, CHUNK_ALIGN)
+            interp = len(c_pts) != len(R)
+
+            aligned = interp and not ratio > 1.0
+
             def columns(os_):
                 oo, cc = np.meshgrid(os_, c_pts, indexing="ij")
                 tab = self.price_chunk_attention(cc.ravel(), oo.ravel()).reshape(oo.shape)
-                if ratio > 1.0:   # linear in c between the grid's lengths (StrategyBase.chunk_grid_ratio)
-                    tab = np.stack([np.interp(R, c_pts, row) for row in tab])
-                return tab
+                if not interp:
+                    return tab
+                full = np.stack([np.interp(R, c_pts, row) for row in tab])   # linear in c between the grid's lengths
+                if aligned:   # every length inside a segment the price may jump in, priced (CHUNK_ALIGN_TOL)
+                    rows, segs = _unaligned_jumps(c_pts, tab, CHUNK_ALIGN_TOL)
+                    if len(rows):
+                        lo, hi = c_pts[segs].astype(np.int64) + 1, c_pts[segs + 1].astype(np.int64)
+                        n = hi - lo
+                        r_in = np.repeat(rows, n)
+                        c_in = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
+                        full[r_in, c_in - 1] = self.price_chunk_attention(c_in.astype(np.float64),
+                                                                          np.asarray(os_, dtype=np.float64)[r_in])
+                return full
             self.chunks = ChunkSurface(columns, self.o_grid)
             self.whole = None
         else:
