@@ -148,9 +148,16 @@ class OpTable:
         here). Worth it where settings repeat ops: a drafter's forward, the same at every context of a decode grid."""
         cols = [self.name_id, self.kind, self.dtype] + [getattr(self, c) for c in _REQUIRED]
         cols += [getattr(self, c) for c in _OPTIONAL if getattr(self, c) is not None]
-        m = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.float64) for c in cols], axis=1))
-        _, first, inv = np.unique(m.view(np.dtype((np.void, m.shape[1] * 8))).ravel(), return_index=True,
-                                  return_inverse=True)
+        bits = [np.ascontiguousarray(c, dtype=np.float64).view(np.uint64) for c in cols]
+        h = np.zeros(len(self.kind), dtype=np.uint64)
+        for b in bits:   # one 64-bit hash a row (wrapping arithmetic), then the rows grouped by it
+            h = h * _ROW_HASH_MUL + (b ^ (b >> np.uint64(29)))
+        _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        inv = inv.ravel()
+        if not all(np.array_equal(b[first][inv], b) for b in bits):   # a collision merged unequal rows: group by bytes
+            m = np.ascontiguousarray(np.stack(bits, axis=1))
+            _, first, inv = np.unique(m.view(np.dtype((np.void, m.shape[1] * 8))).ravel(), return_index=True,
+                                      return_inverse=True)
         sub = {c: getattr(self, c)[first] for c in _REQUIRED}
         sub.update({c: (None if getattr(self, c) is None else getattr(self, c)[first]) for c in _OPTIONAL})
         return OpTable(names=self.names, name_id=self.name_id[first], kind=self.kind[first], dtype=self.dtype[first],
@@ -165,6 +172,9 @@ class OpTable:
         return np.bincount(self.setting, weights=v, minlength=self.n_settings)
 
 
+#: the odd 64-bit multiplier of distinct_rows' row hash (2^64 / the golden ratio): any odd constant groups the same
+#: rows, since every group is checked against its first row
+_ROW_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
 _REQUIRED = ("flops", "bytes_read", "bytes_written", "parallel_units", "count", "devices")
 _OPTIONAL = ("onchip_bytes", "spill_bytes", "reread_bytes", "working_set", "sync_steps", "serial_iters", "l1_iters",
              "resident_ctas", "cta_extra", "cluster_ctas", "after_gemm", "lone_tile_bytes", "epilogue_bytes")

@@ -138,3 +138,20 @@ def test_distinct_op_rows_price_as_the_whole_table():
     assert len(uniq) < len(ops) / 2   # the drafter's forward repeats at every context
     assert np.array_equal(price(uniq, c.hardware, "graph")[inv], price(ops, c.hardware, "graph"))
     assert np.array_equal(m._price_rows(ops, "graph"), price(ops, c.hardware, "graph"))
+
+
+def test_distinct_rows_survive_a_hash_that_merges_unequal_rows(monkeypatch):
+    import simulator.ops as OPS
+    from simulator.engine.step_cost import StepCostModel as M
+
+    c = make_combo("H100-SXM", "Llama-3.1-8B", speculation={"eagle3": {"k": 4}})
+    m = M.__new__(M)
+    m.combo, m._layers, m._has_draft = c, c.model.layers, True
+    ops = m._decode_builder(np.repeat([1.0, 8.0], 30), np.tile(np.geomspace(64, 60000, 30), 2)).build()
+    want, want_inv = ops.distinct_rows()
+    monkeypatch.setattr(OPS, "_ROW_HASH_MUL", np.uint64(0))   # the hash is then the last column's alone: collisions
+    got, inv = ops.distinct_rows()
+    assert len(got) == len(want)
+    for col in ("flops", "bytes_read", "kind", "name_id"):
+        assert np.array_equal(getattr(got, col)[inv], getattr(ops, col))
+        assert np.array_equal(getattr(want, col)[want_inv], getattr(ops, col))
