@@ -43,7 +43,7 @@ every prompt length and the drafter's chunk cost exact over c. The chunk surface
 chunk length) are priced the first time a lookup reads them (ChunkSurface: a run prices only the prefixes its chunks
 fall between; the prefill schedules' emulations are shared between columns through an emulation memo,
 simulator/kernels/emulation_memo.py), so the set-up of a FlashAttention-3 Llama-3.1-70B TP8 model on the H200 is ~2 s
-instead of ~45 s, with the same prices; the aligned lengths make each column ~4x cheaper again. Every interpolated grid is refined
+instead of ~45 s, with the same prices; the aligned lengths make each column ~3x cheaper again. Every interpolated grid is refined
 (refine_grid) until midpoints match direct pricing within 1e-4 on probe rows, which places grid points on
 both sides of each jump of the cost (split-KV combine kernels, waves). The
 interpolation error against direct pricing of the same composition is printed by
@@ -111,9 +111,8 @@ CHUNK_GRID_C_POINTS, CHUNK_GRID_O_POINTS = 800, 160
 #: to price (7.7 -> 2.3 s). 16 was chosen after 64 and 128 were run: as exact, but slower (more segments flagged).
 #: 0 prices every length.
 CHUNK_ALIGN = 16
-#: ... and every length inside a segment whose slope matches neither unit step beside it (a jump off the multiples of 16:
-#: a packed query tile of 128 / 3 rows, a split chosen by the chunk) is priced too (_unaligned_jumps), so the rest is
-#: linear within this share of the price
+#: ... a segment is priced at every length unless its slope matches a unit step beside it within this share of the
+#: price (_unaligned_jumps)
 CHUNK_ALIGN_TOL = 1e-4
 
 
@@ -527,9 +526,9 @@ def _log_grid(lo: float, hi: float, steps: int) -> np.ndarray:
 
 class ChunkSurface:
     """chunk(c, o) of a prefill chunk of every length c = 0 .. max_num_batched_tokens after a cached prefix o, linear in
-    o between the points of `o_grid` (a column's lengths priced on the grid StepCostModel gives it, CHUNK_ALIGN). A column (one prefix point, every chunk length) is priced the first time a
-    lookup reads it, with the other column that lookup reads in the same pricing call: a run prices only the prefixes
-    its chunks fall between (a Llama-3.1-70B FlashAttention-3 table at TP8 is 8,192 lengths x ~970 prefix points, ~40 s
+    o between the points of `o_grid` (a column's lengths priced on the grid StepCostModel gives it, CHUNK_ALIGN). A
+    column (one prefix point, every chunk length) is priced the first time a lookup reads it, with the other column
+    that lookup reads in the same pricing call: a run prices only the prefixes its chunks fall between (a Llama-3.1-70B FlashAttention-3 table at TP8 is 8,192 lengths x ~970 prefix points, ~40 s
     to price whole). Lookups are those of the whole table priced at once: a column's values do not depend on when, or
     beside which other columns, it is priced. Pricing more neighbours per call (blocks of 4-16 columns) was tried:
     per column 1.3-2x cheaper where every column is read, but the Mooncake hour (serving_mooncake_h100) gained 8 % and
@@ -942,7 +941,6 @@ class StepCostModel:
             elif CHUNK_ALIGN and len(R) > 4 * CHUNK_ALIGN:   # the tile-aligned lengths (CHUNK_ALIGN)
                 c_pts = _aligned_grid(int(R[-1]), CHUNK_EXACT_BELOW, CHUNK_ALIGN)
             interp = len(c_pts) != len(R)
-
             aligned = interp and not ratio > 1.0
 
             def columns(os_):
